@@ -1,0 +1,907 @@
+"""Result frames computed from the tidy tables (spec §9): vectorised, one grain each.
+
+Every function takes an :class:`~agenticlens_frames.frames.ExperimentRun` (or frames
+derived from one) and returns a tidy :class:`pandas.DataFrame`. :func:`analyze` runs them
+all and returns an :class:`ExperimentAnalysis`, which the JSON, CSV, HTML and console
+renderers read; they never compute a statistic of their own.
+
+Where AgenticLens computes a number in a particular float order (plain left-to-right sums
+per trial, exactly rounded ``fsum`` means across trials and cases), so do we, so that the
+reports agree to the last bit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from . import stats
+from .errors import InputError
+from .frames import ExperimentRun, factor_column
+
+__all__ = [
+    "SUMMARY_METRICS",
+    "ExperimentAnalysis",
+    "analyze",
+    "case_matrix",
+    "compare_to_baseline",
+    "factor_levels",
+    "pareto_frontier",
+    "pass_at_k",
+    "report_warnings",
+    "trial_summary",
+    "variant_summary",
+]
+
+#: The four per-trial series summarised per variant (spec §9.2), and whether each is
+#: bounded to [0, 1] (its normal interval is clipped).
+SUMMARY_METRICS: dict[str, bool] = {
+    "pass_rate": True,
+    "average_score": True,
+    "average_latency_ms": False,
+    "total_cost_usd": False,
+}
+SUMMARY_STATS = (
+    "count",
+    "mean",
+    "median",
+    "p95",
+    "standard_deviation",
+    "coefficient_of_variation",
+    "ci_low",
+    "ci_high",
+)
+UNSET_FACTOR = "(unset)"
+
+#: Columns of :func:`compare_to_baseline`, in order.
+COMPARISON_COLUMNS = [
+    "baseline_variant_id",
+    "candidate_variant_id",
+    *(
+        f"{metric}{suffix}"
+        for metric in SUMMARY_METRICS
+        for suffix in ("_delta", "_delta_relative", "_regressed")
+    ),
+    "changed_factors",
+    "case_pass_rate_delta",
+    "case_pass_rate_p_value",
+    "statistically_significant",
+    "regressed_case_ids",
+    "improved_case_ids",
+    "warnings",
+]
+
+LatencyPolicy = Literal["exclude", "zero"]
+
+
+def _check_confidence(confidence_level: float) -> None:
+    if not 0 < confidence_level < 1:
+        raise InputError(
+            f"confidence level must be between 0 and 1 (exclusive), got {confidence_level}",
+            location="confidence_level",
+        )
+
+
+def _effective_pass_k(run: ExperimentRun, pass_k: Sequence[int] | None) -> tuple[int, ...]:
+    if pass_k is None:
+        return run.manifest.effective_pass_k
+    ks = tuple(sorted({int(k) for k in pass_k}))
+    if not ks or ks[0] < 1:
+        raise InputError(f"pass_k values must be positive integers, got {list(pass_k)}")
+    return ks
+
+
+def _segments(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end offsets of runs of equal keys in already-sorted key arrays."""
+    n = len(keys[0])
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    change = np.zeros(n, dtype=bool)
+    change[0] = True
+    for key in keys:
+        change[1:] |= key[1:] != key[:-1]
+    starts = np.flatnonzero(change)
+    ends = np.append(starts[1:], n)
+    return starts, ends
+
+
+def _sequential_sums(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[float]:
+    # Plain left-to-right float sums per segment, as the package's per-trial ``sum()``;
+    # numpy's pairwise summation could differ in the last bit. One Python sum per trial.
+    flat = values.tolist()
+    return [sum(flat[s:e]) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+
+
+# --------------------------------------------------------------------------- trials
+
+
+def trial_summary(run: ExperimentRun, *, latency_missing: LatencyPolicy = "exclude") -> pd.DataFrame:
+    """One row per (variant, trial): the trial report's summary numbers (spec §6).
+
+    Parameters
+    ----------
+    run
+        The experiment.
+    latency_missing
+        ``"exclude"`` (default): cases without a sample have unknown latency and are left
+        out of ``average_latency_ms`` (deliberate fix B3). ``"zero"``: count them as 0 ms,
+        as AgenticLens 0.10 does. ``average_latency_ms_package`` always holds the latter.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``variant_id, trial, status, execution_position, total_cases, passed_cases,
+        failed_cases, pass_rate, average_score, average_latency_ms,
+        average_latency_ms_package, total_cost_usd, priced_cases, successful``; metric
+        columns are NaN for failed trials.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> ts = trial_summary(run)
+    >>> bool((ts["passed_cases"] + ts["failed_cases"] == ts["total_cases"]).all())
+    True
+    """
+    if latency_missing not in ("exclude", "zero"):
+        raise InputError(f"latency_missing must be 'exclude' or 'zero', got {latency_missing!r}")
+    att = run.attempts
+    variant = att["variant_id"].cat.codes.to_numpy()
+    trial = att["trial"].to_numpy()
+    starts, ends = _segments(variant, trial)
+    n = (ends - starts).astype(np.int64)
+
+    passed = np.add.reduceat(att["passed"].to_numpy(np.int64), starts) if len(starts) else n
+    status = att["status"].to_numpy()
+    ok = status == "ok"
+    latency = att["latency_ms"].to_numpy(float)
+    known = np.where(ok, latency, 0.0)
+    # Compat: every non-scored case of a completed trial contributes 0 ms.
+    lat_package = [s / k for s, k in zip(_sequential_sums(known, starts, ends), n, strict=True)]
+    lat_known_sum = _sequential_sums(np.where(ok, latency, 0.0)[ok], *_masked_segments(ok, starts, ends))
+    n_known = np.add.reduceat(ok.astype(np.int64), starts) if len(starts) else n
+    lat_exclude = [
+        s / k if k else math.nan for s, k in zip(lat_known_sum, n_known.tolist(), strict=True)
+    ]
+
+    cost = att["cost_usd"].to_numpy(float)
+    has_cost = ~np.isnan(cost)
+    priced = np.add.reduceat(has_cost.astype(np.int64), starts) if len(starts) else n
+    cost_sums = _sequential_sums(np.where(has_cost, cost, 0.0), starts, ends)
+
+    # Pooled check values per trial (score-weighted mean, spec §6 "average_score").
+    chk = run.checks
+    k_variant = chk["variant_id"].cat.codes.to_numpy()
+    k_trial = chk["trial"].to_numpy()
+    k_live = ~chk["skipped"].to_numpy(bool)
+    k_values = chk["value"].to_numpy(float)
+    kst, ken = _segments(k_variant[k_live], k_trial[k_live])
+    k_sums = _sequential_sums(k_values[k_live], kst, ken)
+    k_counts = (ken - kst).tolist()
+    k_key = {
+        (int(k_variant[k_live][s]), int(k_trial[k_live][s])): (total / count if count else 0.0)
+        for s, total, count in zip(kst.tolist(), k_sums, k_counts, strict=True)
+    }
+
+    tri = run.trials.set_index(["variant_id", "trial"], drop=False)
+    rows = []
+    for i, (s, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+        vcode, t = int(variant[s]), int(trial[s])
+        vid = att["variant_id"].cat.categories[vcode]
+        info = tri.loc[(vid, t)]
+        succeeded = info["status"] == "succeeded"
+        total = int(n[i])
+        p = int(passed[i])
+        row: dict[str, Any] = {
+            "variant_id": vid,
+            "trial": t,
+            "status": info["status"],
+            "execution_position": int(info["execution_position"]),
+            "total_cases": total,
+            "passed_cases": p if succeeded else 0,
+            "failed_cases": total - p if succeeded else total,
+        }
+        if succeeded:
+            row["pass_rate"] = p / total
+            row["average_score"] = k_key.get((vcode, t), 0.0)
+            row["average_latency_ms_package"] = lat_package[i]
+            row["average_latency_ms"] = (
+                lat_package[i] if latency_missing == "zero" else lat_exclude[i]
+            )
+            row["total_cost_usd"] = cost_sums[i] if int(priced[i]) == total else math.nan
+            row["priced_cases"] = int(priced[i])
+            row["successful"] = p == total
+        else:
+            row.update(
+                pass_rate=math.nan,
+                average_score=math.nan,
+                average_latency_ms_package=math.nan,
+                average_latency_ms=math.nan,
+                total_cost_usd=math.nan,
+                priced_cases=0,
+                successful=False,
+            )
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    out["variant_id"] = pd.Categorical(out["variant_id"], categories=run.manifest.variant_ids)
+    out["status"] = pd.Categorical(out["status"], categories=["succeeded", "failed"])
+    cols = [
+        "variant_id",
+        "trial",
+        "status",
+        "execution_position",
+        "total_cases",
+        "passed_cases",
+        "failed_cases",
+        "pass_rate",
+        "average_score",
+        "average_latency_ms",
+        "average_latency_ms_package",
+        "total_cost_usd",
+        "priced_cases",
+        "successful",
+    ]
+    return out[cols]
+
+
+def _masked_segments(
+    mask: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Segment offsets of ``values[mask]`` given the segments of ``values``."""
+    before = np.concatenate([[0], np.cumsum(mask)])
+    return before[starts], before[ends]
+
+
+# --------------------------------------------------------------------------- cases
+
+
+def case_matrix(run: ExperimentRun, pass_k: Sequence[int] | None = None) -> pd.DataFrame:
+    """One row per (variant, case), always complete: every variant × every case.
+
+    Columns follow spec §9.1: ``attempts`` (trials, failed ones included), ``passes``,
+    ``pass_rate``, ``mean_score`` and ``score_standard_deviation`` (over completed trials,
+    exactly as ``statistics.fmean`` / ``stdev``), ``consistent``, then ``pass_at_<k>`` and
+    ``pass_hat_<k>`` per k (NaN where k > attempts), plus ``case_name``, ``case_index``,
+    ``scored`` (completed trials), ``mean_latency_ms`` and ``mean_cost_usd`` over attempts
+    whose value is known.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> cm = case_matrix(run)
+    >>> len(cm) == len(run.variants) * len(run.cases)
+    True
+    """
+    ks = _effective_pass_k(run, pass_k)
+    att = run.attempts
+    variant_ids = list(run.manifest.variant_ids)
+    case_ids = list(run.suite.case_ids)
+    n_var, n_case = len(variant_ids), len(case_ids)
+    size = n_var * n_case
+    g = att["variant_id"].cat.codes.to_numpy(np.int64) * n_case + att["case_index"].to_numpy(
+        np.int64
+    )
+    attempts = np.bincount(g, minlength=size)
+    passes = np.bincount(g, weights=att["passed"].to_numpy(float), minlength=size).astype(np.int64)
+
+    completed = (att["status"] != "trial_failed").to_numpy()
+    width = int(att["trial"].max()) if len(att) else 0
+    scores = np.full((size, max(width, 1)), np.nan)
+    scores[g[completed], att["trial"].to_numpy()[completed] - 1] = att["score"].to_numpy(float)[
+        completed
+    ]
+    scored, mean_score, sd = stats.row_fmean_stdev(scores)
+
+    latency = att["latency_ms"].to_numpy(float)
+    cost = att["cost_usd"].to_numpy(float)
+
+    def known_mean(values: np.ndarray) -> np.ndarray:
+        ok = ~np.isnan(values)
+        total = np.bincount(g[ok], weights=values[ok], minlength=size)
+        count = np.bincount(g[ok], minlength=size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pass_rate = np.where(attempts > 0, passes / np.maximum(attempts, 1), 0.0)
+    frame = pd.DataFrame(
+        {
+            "variant_id": pd.Categorical.from_codes(
+                np.repeat(np.arange(n_var), n_case), categories=variant_ids
+            ),
+            "case_id": pd.Categorical.from_codes(
+                np.tile(np.arange(n_case), n_var), categories=case_ids
+            ),
+            "case_name": np.tile(run.cases["case_name"].to_numpy(), n_var),
+            "case_index": np.tile(np.arange(n_case, dtype=np.int32), n_var),
+            "attempts": attempts,
+            "passes": passes,
+            "pass_rate": pass_rate,
+            "mean_score": mean_score,
+            "score_standard_deviation": sd,
+            "consistent": (passes == 0) | (passes == attempts),
+            "scored": scored,
+            "mean_latency_ms": known_mean(latency),
+            "mean_cost_usd": known_mean(cost),
+        }
+    )
+    for k in ks:
+        frame[f"pass_at_{k}"] = stats.pass_at_k(attempts, passes, k)
+        frame[f"pass_hat_{k}"] = stats.pass_hat_k(attempts, passes, k)
+    frame.attrs["pass_k"] = ks
+    return frame
+
+
+def pass_at_k(
+    run: ExperimentRun, ks: Sequence[int] | None = None, *, level: str = "variant"
+) -> pd.DataFrame:
+    """pass@k and pass^k in long form, for any list of k.
+
+    Parameters
+    ----------
+    run
+        The experiment.
+    ks
+        The k values (default: the manifest's effective ``pass_k``).
+    level
+        ``"variant"``: the unweighted mean over cases (spec §9.3); ``"case"``: per case.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``variant_id, [case_id,] k, pass_at_k, pass_hat_k``.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> pk = pass_at_k(run, [1, 2, 5])
+    >>> bool((pk["pass_hat_k"] <= pk["pass_at_k"]).all())
+    True
+    """
+    ks = _effective_pass_k(run, ks)
+    cm = case_matrix(run, ks)
+    long = pd.concat(
+        [
+            cm[["variant_id", "case_id"]].assign(
+                k=k, pass_at_k=cm[f"pass_at_{k}"], pass_hat_k=cm[f"pass_hat_{k}"]
+            )
+            for k in ks
+        ],
+        ignore_index=True,
+    )
+    if level == "case":
+        return long
+    if level != "variant":
+        raise InputError(f"level must be 'variant' or 'case', got {level!r}")
+    rows = []
+    for (vid, k), grp in long.groupby(["variant_id", "k"], observed=False, sort=True):
+        rows.append(
+            {
+                "variant_id": vid,
+                "k": k,
+                "pass_at_k": _fmean_all(grp["pass_at_k"].to_numpy()),
+                "pass_hat_k": _fmean_all(grp["pass_hat_k"].to_numpy()),
+            }
+        )
+    out = pd.DataFrame(rows)
+    out["variant_id"] = pd.Categorical(out["variant_id"], categories=run.manifest.variant_ids)
+    return out
+
+
+def _fmean_all(values: np.ndarray) -> float:
+    """Exact mean if every value is present (the package drops a k otherwise)."""
+    if len(values) == 0 or np.isnan(values).any():
+        return math.nan
+    return math.fsum(values.tolist()) / len(values)
+
+
+# --------------------------------------------------------------------------- variants
+
+
+def variant_summary(
+    run: ExperimentRun,
+    *,
+    confidence_level: float = 0.95,
+    pass_k: Sequence[int] | None = None,
+    latency_missing: LatencyPolicy = "exclude",
+    trials: pd.DataFrame | None = None,
+    cases: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """One row per variant with every field of spec §9.2–§9.3.
+
+    The four metric summaries are flattened to ``<metric>_<stat>`` columns
+    (``pass_rate_mean``, ``average_latency_ms_ci_low``, …; ``count`` is 0 and the rest NaN
+    when the variant has no value for that metric). The pooled case pass rate comes with its
+    Wilson interval (``case_pass_rate_ci_low`` / ``_ci_high``).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> vs = variant_summary(run)
+    >>> bool(((vs["case_pass_rate_ci_low"] <= vs["case_pass_rate"])
+    ...       & (vs["case_pass_rate"] <= vs["case_pass_rate_ci_high"])).all())
+    True
+    """
+    _check_confidence(confidence_level)
+    ks = _effective_pass_k(run, pass_k)
+    ts = trials if trials is not None else trial_summary(run, latency_missing=latency_missing)
+    cm = cases if cases is not None else case_matrix(run, ks)
+    rows = []
+    for vid in run.manifest.variant_ids:
+        t = ts[ts["variant_id"] == vid]
+        done = t[t["status"] == "succeeded"]
+        successful = int(done["successful"].sum())
+        spec = run.manifest.variant(vid)
+        row: dict[str, Any] = {
+            "variant_id": vid,
+            "variant_name": spec.name,
+            "target_kind": spec.target_kind,
+            "factors": dict(spec.factors),
+            "is_baseline": vid == run.manifest.baseline_variant_id,
+            "attempted_trials": len(t),
+            "completed_trials": len(done),
+            "failed_trials": len(t) - len(done),
+            "successful_trials": successful,
+            "trial_success_rate": successful / len(t) if len(t) else 0.0,
+        }
+        for metric, bounded in SUMMARY_METRICS.items():
+            values = done[metric].to_numpy(float)
+            values = values[~np.isnan(values)]
+            summary = stats.metric_summary(
+                values.tolist(), confidence_level=confidence_level, bounded=bounded
+            )
+            row.update(_flatten_summary(metric, summary))
+        c = cm[cm["variant_id"] == vid]
+        attempts = int(c["attempts"].sum())
+        passes = int(c["passes"].sum())
+        row["case_attempts"] = attempts
+        row["case_passes"] = passes
+        row["case_pass_rate"] = passes / attempts if attempts else math.nan
+        if attempts:
+            low, high = stats.wilson_interval(passes, attempts, confidence_level)
+            row["case_pass_rate_ci_low"], row["case_pass_rate_ci_high"] = float(low), float(high)
+        else:
+            row["case_pass_rate_ci_low"] = row["case_pass_rate_ci_high"] = math.nan
+        for k in ks:
+            row[f"pass_at_{k}"] = _fmean_all(c[f"pass_at_{k}"].to_numpy(float))
+            row[f"pass_hat_{k}"] = _fmean_all(c[f"pass_hat_{k}"].to_numpy(float))
+        consistent = c["consistent"].to_numpy(bool)
+        row["consistency_rate"] = int(consistent.sum()) / len(c) if len(c) else math.nan
+        row["flaky_case_ids"] = tuple(c.loc[~consistent, "case_id"].astype(str))
+        row["n_flaky_cases"] = int((~consistent).sum())
+        row["priced_trials"] = row["total_cost_usd_count"]
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    out["variant_id"] = pd.Categorical(out["variant_id"], categories=run.manifest.variant_ids)
+    front = pareto_frontier(out)
+    out["pareto_optimal"] = out["variant_id"].isin(front)
+    out.attrs.update(confidence_level=confidence_level, pass_k=ks, latency_missing=latency_missing)
+    return out
+
+
+def _flatten_summary(metric: str, summary: dict[str, Any] | None) -> dict[str, Any]:
+    if summary is None:
+        return {f"{metric}_count": 0} | {f"{metric}_{s}": math.nan for s in SUMMARY_STATS[1:]}
+    ci = summary["confidence_interval"]
+    cv = summary["coefficient_of_variation"]
+    return {
+        f"{metric}_count": summary["count"],
+        f"{metric}_mean": summary["mean"],
+        f"{metric}_median": summary["median"],
+        f"{metric}_p95": summary["p95"],
+        f"{metric}_standard_deviation": summary["standard_deviation"],
+        f"{metric}_coefficient_of_variation": math.nan if cv is None else cv,
+        f"{metric}_ci_low": ci["lower"],
+        f"{metric}_ci_high": ci["upper"],
+    }
+
+
+def pareto_frontier(summary: pd.DataFrame) -> list[str]:
+    """Variant ids on the Pareto frontier, in manifest order (spec §9.4).
+
+    Objectives: trial success rate ↑, completed-trial pass rate ↑, score ↑, latency ↓,
+    cost ↓; a variant needs ≥ 1 completed trial to be eligible, and an unknown cost neither
+    blocks nor creates dominance.
+    """
+    eligible = (
+        (summary["pass_rate_count"] > 0)
+        & (summary["average_score_count"] > 0)
+        & (summary["average_latency_ms_count"] > 0)
+    ).to_numpy()
+    if not eligible.any():
+        return []
+    sub = summary[eligible]
+    objectives = sub[
+        [
+            "trial_success_rate",
+            "pass_rate_mean",
+            "average_score_mean",
+            "average_latency_ms_mean",
+            "total_cost_usd_mean",
+        ]
+    ].to_numpy(float)
+    unknown = np.zeros_like(objectives, dtype=bool)
+    unknown[:, 4] = (sub["total_cost_usd_count"] == 0).to_numpy()
+    front = stats.pareto_front(objectives, [True, True, True, False, False], unknown)
+    return [str(v) for v in sub["variant_id"].to_numpy()[front]]
+
+
+# --------------------------------------------------------------------------- comparisons
+
+
+def changed_factors(base: dict[str, str], cand: dict[str, str]) -> dict[str, list[str | None]]:
+    """Factors whose value differs, sorted by name: ``{name: [baseline, candidate]}``.
+
+    Examples
+    --------
+    >>> changed_factors({"model": "a", "prompt": "v1"}, {"model": "b", "prompt": "v1"})
+    {'model': ['a', 'b']}
+    """
+    names = sorted(set(base) | set(cand))
+    return {n: [base.get(n), cand.get(n)] for n in names if base.get(n) != cand.get(n)}
+
+
+def compare_to_baseline(
+    run: ExperimentRun,
+    summary: pd.DataFrame,
+    cases: pd.DataFrame,
+    *,
+    confidence_level: float = 0.95,
+    regression_threshold: float = 0.05,
+) -> pd.DataFrame:
+    """One row per non-baseline variant with a comparison (spec §9.5).
+
+    Columns: ``baseline_variant_id, candidate_variant_id``; for each of ``pass_rate``,
+    ``average_score``, ``average_latency_ms``, ``total_cost_usd``: ``<m>_delta``,
+    ``<m>_delta_relative`` and ``<m>_regressed`` (NA for cost when either side is
+    unpriced); ``changed_factors`` (dict), ``case_pass_rate_delta``,
+    ``case_pass_rate_p_value`` (pooled two-proportion z-test), ``statistically_significant``,
+    ``regressed_case_ids``, ``improved_case_ids`` and ``warnings`` (tuples).
+
+    Variants that cannot be compared (no completed trial on either side) get no row; see
+    :func:`report_warnings`.
+    """
+    _check_confidence(confidence_level)
+    m = run.manifest
+    by_id = summary.set_index(summary["variant_id"].astype(str))
+    base_id = m.baseline_variant_id
+    base = by_id.loc[base_id]
+    base_spec = m.variant(base_id)
+    base_cases = cases[cases["variant_id"] == base_id].set_index(
+        cases.loc[cases["variant_id"] == base_id, "case_id"].astype(str)
+    )["pass_rate"]
+
+    def comparable(row: pd.Series) -> bool:
+        return bool(
+            row["pass_rate_count"] > 0
+            and row["average_score_count"] > 0
+            and row["average_latency_ms_count"] > 0
+        )
+
+    rows = []
+    for spec in m.variants:
+        if spec.id == base_id:
+            continue
+        cand = by_id.loc[spec.id]
+        if not (comparable(base) and comparable(cand)):
+            continue
+        row: dict[str, Any] = {"baseline_variant_id": base_id, "candidate_variant_id": spec.id}
+        pairs = {
+            "pass_rate": (base["case_pass_rate"], cand["case_pass_rate"], True),
+            "average_score": (base["average_score_mean"], cand["average_score_mean"], True),
+            "average_latency_ms": (
+                base["average_latency_ms_mean"],
+                cand["average_latency_ms_mean"],
+                False,
+            ),
+        }
+        if base["total_cost_usd_count"] > 0 and cand["total_cost_usd_count"] > 0:
+            pairs["total_cost_usd"] = (base["total_cost_usd_mean"], cand["total_cost_usd_mean"], False)
+        for metric in SUMMARY_METRICS:
+            if metric in pairs:
+                b, c, higher = pairs[metric]
+                d = stats.metric_delta(
+                    float(b), float(c), higher_is_better=higher, threshold=regression_threshold
+                )
+                row[f"{metric}_delta"] = d["absolute"]
+                row[f"{metric}_delta_relative"] = d["relative"]
+                row[f"{metric}_regressed"] = d["regressed"]
+            else:
+                row[f"{metric}_delta"] = math.nan
+                row[f"{metric}_delta_relative"] = math.nan
+                row[f"{metric}_regressed"] = pd.NA
+        changed = changed_factors(base_spec.factors, spec.factors)
+        row["changed_factors"] = changed
+        row["case_pass_rate_delta"] = float(cand["case_pass_rate"]) - float(base["case_pass_rate"])
+        p = stats.two_proportion_z_test(
+            int(base["case_passes"]),
+            int(base["case_attempts"]),
+            int(cand["case_passes"]),
+            int(cand["case_attempts"]),
+        )
+        row["case_pass_rate_p_value"] = math.nan if p is None else p
+        row["statistically_significant"] = pd.NA if p is None else p < 1 - confidence_level
+        cand_cases = cases[cases["variant_id"] == spec.id]
+        change = cand_cases["pass_rate"].to_numpy() - base_cases.reindex(
+            cand_cases["case_id"].astype(str)
+        ).to_numpy(float)
+        ids = cand_cases["case_id"].astype(str).to_numpy()
+        row["regressed_case_ids"] = tuple(ids[change < -regression_threshold])
+        row["improved_case_ids"] = tuple(ids[change > regression_threshold])
+        warnings = [
+            f"Variant {vid!r} completed {int(s['completed_trials'])} trial(s), fewer than the "
+            f"minimum of {m.minimum_trials}; treat this delta as exploratory."
+            for vid, s in ((base_id, base), (spec.id, cand))
+            if s["completed_trials"] < m.minimum_trials
+        ]
+        if len(changed) > 1:
+            warnings.append(
+                f"{len(changed)} factors changed at once ({', '.join(changed)}); "
+                "the delta cannot be attributed to one of them."
+            )
+        row["warnings"] = tuple(warnings)
+        rows.append(row)
+    out = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+    for metric in SUMMARY_METRICS:
+        out[f"{metric}_regressed"] = out[f"{metric}_regressed"].astype("boolean")
+    out["statistically_significant"] = out["statistically_significant"].astype("boolean")
+    out.attrs.update(confidence_level=confidence_level, regression_threshold=regression_threshold)
+    return out
+
+
+# --------------------------------------------------------------------------- factors
+
+
+def factor_levels(run: ExperimentRun, summary: pd.DataFrame) -> pd.DataFrame:
+    """Per factor and level, unweighted means over the member variants (spec §9.7).
+
+    Factors with fewer than two distinct values are omitted; a variant without the factor
+    is grouped under ``"(unset)"``. A level's mean is NaN if any member lacks the summary.
+    These are raw averages over variants: confounded unless the design is factorial.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> fl = factor_levels(run, variant_summary(run))
+    >>> sorted(fl["factor"].unique()) == sorted(fl["factor"].unique())
+    True
+    """
+    by_id = summary.set_index(summary["variant_id"].astype(str))
+    variants = run.variants
+    rows = []
+    for name in sorted(run.factor_names):
+        values = variants[factor_column(name)].fillna(UNSET_FACTOR).astype(str)
+        groups: dict[str, list[str]] = {}
+        for vid, value in zip(variants["variant_id"].astype(str), values, strict=True):
+            groups.setdefault(value, []).append(vid)
+        if len(groups) < 2:
+            continue
+        for value in sorted(groups):
+            members = by_id.loc[groups[value]]
+
+            def mean_of(column: str, count: str, members: pd.DataFrame = members) -> float:
+                if (members[count] == 0).any():
+                    return math.nan
+                return math.fsum(members[column].tolist()) / len(members)
+
+            rows.append(
+                {
+                    "factor": name,
+                    "value": value,
+                    "variant_ids": tuple(groups[value]),
+                    "n_variants": len(groups[value]),
+                    "mean_pass_rate": mean_of("pass_rate_mean", "pass_rate_count"),
+                    "mean_average_score": mean_of("average_score_mean", "average_score_count"),
+                    "mean_latency_ms": mean_of(
+                        "average_latency_ms_mean", "average_latency_ms_count"
+                    ),
+                    "mean_cost_usd": mean_of("total_cost_usd_mean", "total_cost_usd_count"),
+                    "mean_trial_success_rate": math.fsum(members["trial_success_rate"].tolist())
+                    / len(members),
+                }
+            )
+    columns = [
+        "factor",
+        "value",
+        "variant_ids",
+        "n_variants",
+        "mean_pass_rate",
+        "mean_average_score",
+        "mean_latency_ms",
+        "mean_cost_usd",
+        "mean_trial_success_rate",
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+# --------------------------------------------------------------------------- warnings
+
+
+def report_warnings(
+    run: ExperimentRun, summary: pd.DataFrame, comparisons: pd.DataFrame
+) -> list[str]:
+    """Report-level warnings in the package's order and wording (spec §9.6)."""
+    m = run.manifest
+    compared = set(comparisons["candidate_variant_id"].astype(str))
+    out = [
+        f"Variant {vid!r} was not compared with the baseline: one of them has no completed "
+        "trials."
+        for vid in m.variant_ids
+        if vid != m.baseline_variant_id and vid not in compared
+    ]
+    completed = dict(zip(summary["variant_id"].astype(str), summary["completed_trials"], strict=True))
+    under = [vid for vid in m.variant_ids if completed[vid] < m.minimum_trials]
+    if under:
+        out.append(
+            f"{len(under)} variant(s) completed fewer than {m.minimum_trials} trials "
+            f"({', '.join(under)}); intervals and deltas are exploratory."
+        )
+    if m.trial_count > 1:
+        out.append(
+            "Case-level pass-rate intervals and p-values treat each case attempt as "
+            "independent; attempts on the same case are correlated, so read them as "
+            "approximate."
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- everything
+
+
+@dataclass
+class ExperimentAnalysis:
+    """Every result frame of one experiment, computed once; renderers read these.
+
+    Attributes
+    ----------
+    run
+        The experiment's tidy tables.
+    trials, cases, variants, comparisons, factor_levels
+        Result frames (:func:`trial_summary`, :func:`case_matrix`, :func:`variant_summary`,
+        :func:`compare_to_baseline`, :func:`factor_levels`).
+    pareto_frontier
+        Variant ids on the frontier, manifest order.
+    warnings
+        Report-level warnings.
+    """
+
+    run: ExperimentRun | None
+    confidence_level: float
+    regression_threshold: float
+    pass_k: tuple[int, ...]
+    latency_missing: LatencyPolicy
+    trials: pd.DataFrame
+    cases: pd.DataFrame
+    variants: pd.DataFrame
+    comparisons: pd.DataFrame
+    factor_levels: pd.DataFrame
+    pareto_frontier: list[str]
+    warnings: list[str]
+    #: Experiment-level facts the renderers need (names, versions, baseline, seed,
+    #: execution order, case ids); kept here so a saved report can be re-rendered
+    #: without the tables.
+    info: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def execution_order(self) -> list[tuple[str, int]]:
+        """(variant id, trial) pairs in the order they ran."""
+        return [tuple(item) for item in self.info["execution_order"]]  # type: ignore[misc]
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """The result frames by name (for parquet export and notebooks)."""
+        return {
+            "trial_summary": self.trials,
+            "case_matrix": self.cases,
+            "variant_summary": self.variants,
+            "comparisons": self.comparisons,
+            "factor_levels": self.factor_levels,
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"ExperimentAnalysis({self.run.experiment_id!r}, variants={len(self.variants)}, "
+            f"frontier={self.pareto_frontier}, warnings={len(self.warnings)})"
+        )
+
+
+def analyze(
+    run: ExperimentRun,
+    *,
+    confidence_level: float = 0.95,
+    regression_threshold: float = 0.05,
+    pass_k: Sequence[int] | None = None,
+    latency_missing: LatencyPolicy = "exclude",
+) -> ExperimentAnalysis:
+    """Compute every result frame of an experiment (spec §9).
+
+    Parameters
+    ----------
+    run
+        From :func:`~agenticlens_frames.load_experiment` or a live run.
+    confidence_level
+        For the normal and Wilson intervals and the significance flag.
+    regression_threshold
+        Relative for the four metric deltas, absolute for per-case regressions (as the
+        package does).
+    pass_k
+        The k values (default: the manifest's effective list).
+    latency_missing
+        ``"exclude"`` (default, fix B3) or ``"zero"`` (the package's numbers).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> result = analyze(load_experiment("data/support/manifest.yaml",
+    ...                                  "data/support/suite.yaml"))
+    >>> set(result.pareto_frontier) <= set(result.variants["variant_id"].astype(str))
+    True
+    """
+    _check_confidence(confidence_level)
+    if not regression_threshold >= 0:
+        raise InputError(
+            f"regression threshold must be ≥ 0, got {regression_threshold}",
+            location="regression_threshold",
+        )
+    ks = _effective_pass_k(run, pass_k)
+    ts = trial_summary(run, latency_missing=latency_missing)
+    cm = case_matrix(run, ks)
+    vs = variant_summary(
+        run,
+        confidence_level=confidence_level,
+        pass_k=ks,
+        latency_missing=latency_missing,
+        trials=ts,
+        cases=cm,
+    )
+    comps = compare_to_baseline(
+        run,
+        vs,
+        cm,
+        confidence_level=confidence_level,
+        regression_threshold=regression_threshold,
+    )
+    return ExperimentAnalysis(
+        run=run,
+        confidence_level=confidence_level,
+        regression_threshold=regression_threshold,
+        pass_k=ks,
+        latency_missing=latency_missing,
+        trials=ts,
+        cases=cm,
+        variants=vs,
+        comparisons=comps,
+        factor_levels=factor_levels(run, vs),
+        pareto_frontier=[str(v) for v in vs.loc[vs["pareto_optimal"], "variant_id"]],
+        warnings=report_warnings(run, vs, comps),
+        info=run_info(run),
+    )
+
+
+def run_info(run: ExperimentRun) -> dict[str, Any]:
+    """The experiment-level facts renderers need, from the run's specs and trials."""
+    m, s = run.manifest, run.suite
+    t = run.trials.sort_values("execution_position")
+    return {
+        "experiment_name": m.name,
+        "experiment_version": m.version,
+        "suite_name": s.name,
+        "suite_version": s.version,
+        "baseline_variant_id": m.baseline_variant_id,
+        "trial_count": m.trial_count,
+        "random_seed": m.random_seed,
+        "minimum_trials": m.minimum_trials,
+        "execution_order": list(
+            zip(t["variant_id"].astype(str), t["trial"].astype(int).tolist(), strict=True)
+        ),
+        "case_ids": list(s.case_ids),
+    }

@@ -1,0 +1,206 @@
+"""The ``agenticlens-frames`` command line.
+
+Exit codes
+----------
+0  success
+1  invalid input (a one-paragraph message, no traceback)
+3  some variant completed no trial (the run is incomplete)
+4  ``--fail-on-regression`` and a candidate regressed against the baseline
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from .errors import InputError
+
+EXIT_OK = 0
+EXIT_INVALID_INPUT = 1
+EXIT_INCOMPLETE = 3
+EXIT_REGRESSION = 4
+
+app = typer.Typer(
+    name="agenticlens-frames",
+    help="Run and analyse AI-agent experiments (AgenticLens 0.10 compatible) as tidy tables.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+experiment_app = typer.Typer(
+    help="Run an experiment, or re-render a saved report.", no_args_is_help=True
+)
+app.add_typer(experiment_app, name="experiment")
+
+
+class LatencyPolicy(str, Enum):
+    exclude = "exclude"
+    zero = "zero"
+
+
+def _console(quiet: bool = False) -> Console:
+    return Console(quiet=quiet, highlight=False)
+
+
+def _fail(console: Console, prefix: str, error: Exception) -> typer.Exit:
+    # Print to stderr as plain text: the message may contain user text with brackets.
+    err = Console(stderr=True, highlight=False)
+    err.print(Text(f"{prefix}: ", style="bold red") + Text(str(error)))
+    return typer.Exit(code=EXIT_INVALID_INPUT)
+
+
+def _write_outputs(
+    console: Console,
+    analysis: object,
+    *,
+    html: Path | None,
+    csv_path: Path | None,
+    cases_csv: Path | None,
+) -> None:
+    from .report.csv_report import render_cases_csv, render_variants_csv, write_csv
+    from .report.html import write_html_report
+
+    if html is not None:
+        write_html_report(analysis, html)  # type: ignore[arg-type]
+        console.print(Text(f"Saved HTML experiment report to {html}"))
+    if csv_path is not None:
+        write_csv(render_variants_csv(analysis), csv_path)  # type: ignore[arg-type]
+        console.print(Text(f"Saved variant summary CSV to {csv_path}"))
+    if cases_csv is not None:
+        write_csv(render_cases_csv(analysis), cases_csv)  # type: ignore[arg-type]
+        console.print(Text(f"Saved per-case matrix CSV to {cases_csv}"))
+
+
+@experiment_app.command("run")
+def experiment_run(
+    manifest_file: Path = typer.Argument(..., help="Experiment manifest (YAML, or JSON by extension)."),
+    suite_file: Path = typer.Argument(..., help="Evaluation suite (YAML, or JSON by extension)."),
+    save: Path = typer.Option(
+        Path("agenticlens-experiment.json"), "--save", help="Where to write the JSON report."
+    ),
+    html: Path | None = typer.Option(None, "--html", help="Also write the offline HTML report."),
+    csv_path: Path | None = typer.Option(None, "--csv", help="Also write the per-variant CSV."),
+    cases_csv: Path | None = typer.Option(
+        None, "--cases-csv", help="Also write the per-variant, per-case CSV."
+    ),
+    parquet: Path | None = typer.Option(
+        None, "--parquet", help="Also write the tidy tables and result frames as parquet here."
+    ),
+    confidence_level: float = typer.Option(
+        0.95, "--confidence-level", min=0.5, max=0.999, help="For intervals and significance."
+    ),
+    regression_threshold: float = typer.Option(
+        0.05,
+        "--regression-threshold",
+        min=0.0,
+        help="Relative degradation that counts as a regression (absolute for per-case rates).",
+    ),
+    evaluators: str | None = typer.Option(
+        None, "--evaluators", help="module:attr naming an EvaluatorRegistry the suite may use."
+    ),
+    lean: bool = typer.Option(
+        False, "--lean", help="Leave per-case records out of trial reports (every statistic stays)."
+    ),
+    latency_missing: LatencyPolicy = typer.Option(
+        LatencyPolicy.exclude,
+        "--latency-missing",
+        help="Missing samples: 'exclude' from latency means (fix B3) or count as 'zero' ms "
+        "(AgenticLens 0.10's numbers).",
+    ),
+    fail_on_regression: bool = typer.Option(
+        False,
+        "--fail-on-regression",
+        help="Exit with status 4 if any candidate's case pass rate or score regressed.",
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary or progress."),
+) -> None:
+    """Run every (variant, trial) of an experiment, score it, and write the reports."""
+    console = _console(quiet)
+    from .analysis import analyze
+    from .evaluators import load_registry
+    from .loading import load_experiment
+    from .report.console import print_summary
+    from .report.json_report import write_json_report
+
+    try:
+        registry = load_registry(evaluators) if evaluators else None
+        run = load_experiment(manifest_file, suite_file, evaluators=registry, progress=not quiet)
+        analysis = analyze(
+            run,
+            confidence_level=confidence_level,
+            regression_threshold=regression_threshold,
+            latency_missing=latency_missing.value,  # type: ignore[arg-type]
+        )
+    except InputError as exc:
+        raise _fail(console, "Unable to run experiment", exc) from None
+    print_summary(analysis, console)
+    write_json_report(analysis, save, lean=lean)
+    console.print(Text(f"Saved experiment report to {save}"))
+    _write_outputs(console, analysis, html=html, csv_path=csv_path, cases_csv=cases_csv)
+    if parquet is not None:
+        from .report.tables import write_parquet_outputs
+
+        write_parquet_outputs(analysis, parquet)
+        console.print(Text(f"Saved tidy tables and result frames to {parquet}"))
+    raise typer.Exit(code=_exit_code(analysis, fail_on_regression, console))
+
+
+def _exit_code(analysis: object, fail_on_regression: bool, console: Console) -> int:
+    variants = analysis.variants  # type: ignore[attr-defined]
+    empty = variants.loc[variants["completed_trials"] == 0, "variant_id"].astype(str).tolist()
+    if empty:
+        Console(stderr=True).print(
+            Text(f"Incomplete: variant(s) with no completed trial: {', '.join(empty)}", style="red")
+        )
+        return EXIT_INCOMPLETE
+    if fail_on_regression:
+        comps = analysis.comparisons  # type: ignore[attr-defined]
+        hit = comps.loc[
+            comps["pass_rate_regressed"].fillna(False) | comps["average_score_regressed"].fillna(False),
+            "candidate_variant_id",
+        ].tolist()
+        if hit:
+            Console(stderr=True).print(
+                Text(f"Regression against the baseline: {', '.join(map(str, hit))}", style="red")
+            )
+            return EXIT_REGRESSION
+    return EXIT_OK
+
+
+@experiment_app.command("report")
+def experiment_report(
+    report_file: Path = typer.Argument(..., help="A saved experiment report (JSON)."),
+    html: Path | None = typer.Option(None, "--html", help="Write the HTML report."),
+    csv_path: Path | None = typer.Option(None, "--csv", help="Write the per-variant CSV."),
+    cases_csv: Path | None = typer.Option(None, "--cases-csv", help="Write the per-case CSV."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary."),
+) -> None:
+    """Re-render a saved report (ours or AgenticLens 0.10's) without running anything."""
+    console = _console(quiet)
+    from .report.console import print_summary
+    from .report.saved import load_report
+
+    try:
+        analysis = load_report(report_file)
+    except InputError as exc:
+        raise _fail(console, "Unable to read experiment report", exc) from None
+    print_summary(analysis, console)
+    _write_outputs(console, analysis, html=html, csv_path=csv_path, cases_csv=cases_csv)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        Console(stderr=True).print("Interrupted.")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

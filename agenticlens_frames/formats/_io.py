@@ -1,0 +1,559 @@
+"""Reading documents, and the small value checks the loaders share.
+
+The converters here (``to_str``, ``to_int``, ...) follow the coercions pydantic 2 applies in
+its default lax mode, which is what AgenticLens 0.10 validates its files with, minus a few
+inputs that are obviously mistakes (a boolean where a number belongs, a non-finite number).
+They raise :class:`Invalid`, which knows what is wrong but not where; :class:`Source` turns it
+into an :class:`~agenticlens_frames.errors.InputError` naming the file and the place.
+"""
+
+from __future__ import annotations
+
+import difflib
+import gc
+import json
+import math
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import contextmanager
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+import yaml
+
+from agenticlens_frames.errors import InputError
+
+__all__ = [
+    "REQUIRED",
+    "Invalid",
+    "Source",
+    "close_match",
+    "describe",
+    "gc_paused",
+    "is_json_path",
+    "read_document",
+    "to_bool",
+    "to_float",
+    "to_int",
+    "to_list",
+    "to_mapping",
+    "to_str",
+    "to_str_list",
+    "to_str_map",
+]
+
+# libyaml's loader is about ten times faster than the pure-Python one, which matters for
+# suites of tens of thousands of cases; both build the same Python objects.
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+#: Marks a field without a default in :meth:`Source.take`.
+REQUIRED: Any = object()
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many small acyclic objects.
+
+    Parsing and validating a large document allocates millions of containers; each
+    allocation burst triggers full collections that find nothing to free, which roughly
+    doubles the time spent. Reference counting still frees everything as usual.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def is_json_path(path: str | Path) -> bool:
+    """Whether ``path`` is read as JSON (extension ``.json``, any case) rather than YAML."""
+    return Path(path).suffix.lower() == ".json"
+
+
+def read_document(path: str | Path) -> Any:
+    """Read a JSON or YAML document.
+
+    A ``.json`` extension (any case) selects JSON; anything else is read as YAML, as
+    AgenticLens does.
+
+    Parameters
+    ----------
+    path
+        The file to read.
+
+    Returns
+    -------
+    Any
+        The parsed document (never ``None``).
+
+    Raises
+    ------
+    InputError
+        If the file is missing or unreadable, is not UTF-8 (naming the byte offset), has a
+        syntax error (naming the line and column), or holds no document.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "doc.yaml").write_text("name: demo\\nversion: '1'\\n")
+    >>> read_document(folder / "doc.yaml")
+    {'name': 'demo', 'version': '1'}
+    >>> _ = (folder / "bad.json").write_text('{"name": }')
+    >>> read_document(folder / "bad.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: .../bad.json: line 1, column 10: invalid JSON: ...
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found", file=path, hint="check the path") from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a file", file=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", file=path) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"not valid UTF-8 (byte 0x{data[exc.start]:02x})",
+            file=path,
+            location=f"byte offset {exc.start} (line {line})",
+            hint="save the file as UTF-8",
+        ) from None
+    # Editors on Windows like to prepend a byte-order mark; it carries no content.
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        raise InputError("the document is empty", file=path)
+    document = _parse_json(text, path) if is_json_path(path) else _parse_yaml(text, path)
+    if document is None:
+        raise InputError("the document is empty (it holds only null)", file=path)
+    return document
+
+
+def _parse_json(text: str, path: Path) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"invalid JSON: {exc.msg}", file=path, location=f"line {exc.lineno}, column {exc.colno}"
+        ) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", file=path) from None
+
+
+def _parse_yaml(text: str, path: Path) -> Any:
+    try:
+        return yaml.load(text, Loader=_YAML_LOADER)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        location = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+        problem = exc.problem or exc.context or "syntax error"
+        if exc.context and exc.problem:
+            # PyYAML words some errors as "<context> but <problem>".
+            if exc.problem.startswith("but "):
+                problem = f"{exc.context}, {exc.problem}"
+            else:
+                problem = f"{problem} ({exc.context})"
+        raise InputError(f"invalid YAML: {problem}", file=path, location=location) from None
+    except yaml.YAMLError as exc:
+        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"invalid YAML: {first_line}", file=path) from None
+    except RecursionError:
+        raise InputError("invalid YAML: nested too deeply", file=path) from None
+
+
+# --------------------------------------------------------------------------- value checks
+
+
+class Invalid(Exception):
+    """A value failed a check.
+
+    ``at`` is the place of the offending part *inside* the value (a list index, a key);
+    ``quote`` marks a scalar that should have been written as a string.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        at: tuple[str | int, ...] = (),
+        quote: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.at = at
+        self.quote = quote
+
+    def inside(self, *parts: str | int) -> Invalid:
+        """The same problem, one level further out (``parts`` prepended to ``at``)."""
+        self.at = (*parts, *self.at)
+        return self
+
+
+def describe(value: Any) -> str:
+    """Name a parsed value the way a user would recognise it in the file.
+
+    Examples
+    --------
+    >>> describe(2), describe(2026.1), describe(True), describe(None), describe([1])
+    ('2', '2026.1', 'true', 'null', 'a list')
+    >>> describe("x"), describe({"a": 1})
+    ("'x'", 'a mapping')
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        shown = value if len(value) <= 60 else value[:57] + "..."
+        return repr(shown)
+    if isinstance(value, datetime):
+        return f"the timestamp {value.isoformat()}"
+    if isinstance(value, date):
+        return f"the date {value.isoformat()}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (bool, int, float, date))
+
+
+def to_str(value: Any, *, nonempty: bool = False) -> str:
+    """A string, as written (pydantic does not turn numbers into strings either)."""
+    if type(value) is str or isinstance(value, str):
+        if nonempty and not value:
+            raise Invalid("must not be empty")
+        return value
+    raise Invalid(f"expected a string, got {describe(value)}", quote=_is_scalar(value))
+
+
+_INT_TEXT = re.compile(r"\s*[+-]?\d+(?:_\d+)*(?:\.0+)?\s*")
+
+
+def _bound_text(minimum: float | None, gt: float | None, ge: float | None, le: float | None) -> str:
+    parts = []
+    if minimum is not None:
+        parts.append(f">= {minimum:g}")
+    if gt is not None:
+        parts.append(f"> {gt:g}")
+    if ge is not None:
+        parts.append(f">= {ge:g}")
+    if le is not None:
+        parts.append(f"<= {le:g}")
+    return " and ".join(parts)
+
+
+def to_int(value: Any, *, minimum: int | None = None) -> int:
+    """An integer; also accepts integral floats (``5.0``) and integer strings (``"5"``).
+
+    Booleans are refused although pydantic reads ``true`` as 1: it is never what was meant.
+    """
+    what = "an integer" + (f" >= {minimum}" if minimum is not None else "")
+    if type(value) is int:
+        number = value
+    elif isinstance(value, bool):
+        raise Invalid(f"expected {what}, got {describe(value)}")
+    elif isinstance(value, int) or (
+        # pydantic takes integral floats only within the 64-bit range.
+        isinstance(value, float) and value.is_integer() and -(2.0**63) <= value < 2.0**63
+    ):
+        number = int(value)
+    elif isinstance(value, str) and _INT_TEXT.fullmatch(value):
+        number = int(value.strip().split(".")[0])
+    else:
+        raise Invalid(f"expected {what}, got {describe(value)}")
+    if minimum is not None and number < minimum:
+        raise Invalid(f"expected {what}, got {describe(value)}")
+    return number
+
+
+def to_float(
+    value: Any,
+    *,
+    gt: float | None = None,
+    ge: float | None = None,
+    le: float | None = None,
+) -> float:
+    """A finite number as a float; also accepts numeric strings (``"1.5"``), like pydantic.
+
+    Booleans and non-finite numbers (``.inf``, ``NaN``) are refused.
+    """
+    bounds = _bound_text(None, gt, ge, le)
+    what = "a number" + (f" {bounds}" if bounds else "")
+    if type(value) is float:
+        number = value
+    elif isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise Invalid(f"expected {what}, got {describe(value)}")
+    elif isinstance(value, str):
+        number = _float_from_text(value, what)
+    else:
+        try:
+            number = float(value)
+        except OverflowError:
+            raise Invalid(f"expected {what}, got a number too large for a float") from None
+    if not math.isfinite(number):
+        raise Invalid(f"expected {what}, got {describe(value)}", hint="use a finite number")
+    if (
+        (gt is not None and not number > gt)
+        or (ge is not None and not number >= ge)
+        or (le is not None and not number <= le)
+    ):
+        raise Invalid(f"expected {what}, got {describe(value)}")
+    return number
+
+
+def _float_from_text(text: str, what: str) -> float:
+    # float() also reads non-ASCII digits, which pydantic refuses; stay with ASCII.
+    if text.isascii():
+        try:
+            return float(text)
+        except ValueError:
+            pass
+    raise Invalid(f"expected {what}, got {describe(text)}")
+
+
+_TRUE_TEXT = frozenset({"1", "on", "t", "true", "y", "yes"})
+_FALSE_TEXT = frozenset({"0", "off", "f", "false", "n", "no"})
+
+
+def to_bool(value: Any) -> bool:
+    """A boolean; also accepts 0/1 and the strings pydantic reads as booleans (``"yes"``)."""
+    if value is True or value is False:
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        lowered = value.lower()
+        if lowered in _TRUE_TEXT:
+            return True
+        if lowered in _FALSE_TEXT:
+            return False
+    raise Invalid(f"expected true or false, got {describe(value)}")
+
+
+def to_list(value: Any) -> list[Any]:
+    """A list (not converted element-wise)."""
+    if isinstance(value, list):
+        return value
+    raise Invalid(f"expected a list, got {describe(value)}")
+
+
+def to_str_list(value: Any, *, nonempty_items: bool = False) -> tuple[str, ...]:
+    """A list of strings, as a tuple."""
+    items = to_list(value)
+    for index, item in enumerate(items):
+        if type(item) is not str:
+            try:
+                to_str(item)
+            except Invalid as exc:
+                raise exc.inside(index) from None
+        elif nonempty_items and not item:
+            raise Invalid("must not be empty", at=(index,))
+    return tuple(items)
+
+
+def to_mapping(value: Any) -> dict[str, Any]:
+    """A mapping with string keys (values unchecked)."""
+    if not isinstance(value, dict):
+        raise Invalid(f"expected a mapping, got {describe(value)}")
+    for key in value:
+        if not isinstance(key, str):
+            raise Invalid(
+                f"keys must be strings, got the key {describe(key)}",
+                hint=f'quote the key: "{key}"',
+            )
+    return value
+
+
+def to_str_map(value: Any) -> dict[str, str]:
+    """A mapping of strings to strings, in insertion order."""
+    mapping = to_mapping(value)
+    for key, item in mapping.items():
+        if type(item) is not str:
+            try:
+                to_str(item)
+            except Invalid as exc:
+                raise exc.inside(key) from None
+    return dict(mapping)
+
+
+# Likely names for a field that string similarity ranks badly (``trials`` is closer to
+# ``minimum_trials`` than to ``trial_count``). Used only when the target is a valid choice.
+_ALIASES = {
+    "trials": "trial_count",
+    "trial": "trial_count",
+    "n_trials": "trial_count",
+    "num_trials": "trial_count",
+    "seed": "random_seed",
+    "baseline": "baseline_variant_id",
+    "baseline_id": "baseline_variant_id",
+    "workers": "max_workers",
+    "timeout": "timeout_seconds",
+    "kind": "target_kind",
+    "type": "target_kind",
+    "k": "pass_k",
+    "expected": "expected_output",
+    "contains": "expected_contains",
+    "tools": "required_tools",
+    "schema": "output_json_schema",
+    "json_schema": "output_json_schema",
+}
+
+
+def close_match(word: Any, choices: Iterable[str]) -> str | None:
+    """The choice ``word`` was most likely meant to be, if any is close enough.
+
+    Examples
+    --------
+    >>> close_match("trials", ["trial_count", "random_seed"])
+    'trial_count'
+    >>> close_match("seed", ["trial_count", "random_seed"])
+    'random_seed'
+    >>> close_match("colour", ["trial_count"]) is None
+    True
+    """
+    text = str(word).lower()
+    choices = list(choices)
+    alias = _ALIASES.get(text)
+    if alias in choices:
+        return alias
+    # A cutoff below difflib's 0.6 still rejects unrelated words but catches shortened
+    # names such as ``trials`` -> ``trial_count`` and ``seed`` -> ``random_seed``.
+    matches = difflib.get_close_matches(text, choices, n=1, cutoff=0.5)
+    if matches:
+        return matches[0]
+    prefixed = [c for c in choices if len(text) >= 3 and (c.startswith(text) or c.endswith(text))]
+    return prefixed[0] if len(prefixed) == 1 else None
+
+
+# --------------------------------------------------------------------------- errors in place
+
+
+class Source:
+    """A document being validated: turns problems into errors that name the file and place.
+
+    Parameters
+    ----------
+    path
+        The file, as it should be shown to the user.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._composed: Any = None
+
+    def error(
+        self, location: tuple[str | int, ...], message: str, hint: str | None = None
+    ) -> InputError:
+        """An error at ``location``."""
+        return InputError(message, file=self.path, location=location, hint=hint)
+
+    def fail(
+        self, location: tuple[str | int, ...], message: str, hint: str | None = None
+    ) -> NoReturn:
+        """Raise :meth:`error`."""
+        raise self.error(location, message, hint)
+
+    def invalid(self, location: tuple[str | int, ...], problem: Invalid) -> InputError:
+        """The error for ``problem`` found in the value at ``location``."""
+        where = (*location, *problem.at)
+        hint = problem.hint
+        if problem.quote and hint is None:
+            hint = self._quote_hint(where)
+        return InputError(problem.message, file=self.path, location=where, hint=hint)
+
+    def take(
+        self,
+        mapping: dict[Any, Any],
+        key: str,
+        location: tuple[str | int, ...],
+        convert: Callable[[Any], Any],
+        default: Any = REQUIRED,
+    ) -> Any:
+        """``convert(mapping[key])``, or ``default`` when the key is absent.
+
+        A key that is present with a null value is *not* absent: it goes through
+        ``convert``, which refuses it unless the field is nullable (as pydantic does).
+        """
+        if key not in mapping:
+            if default is REQUIRED:
+                self.fail(location, f"missing required key {key!r}")
+            return default
+        value = mapping[key]
+        try:
+            return convert(value)
+        except Invalid as exc:
+            if value is None and default is not REQUIRED and exc.hint is None:
+                exc.hint = "remove the key to use the default"
+            raise self.invalid((*location, key), exc) from None
+
+    def check_keys(
+        self, mapping: dict[Any, Any], allowed: Collection[str], location: tuple[str | int, ...]
+    ) -> None:
+        """Refuse keys outside ``allowed``, suggesting the closest allowed one."""
+        if len(mapping) <= len(allowed) and all(key in allowed for key in mapping):
+            return
+        for key in mapping:
+            if key not in allowed:
+                match = close_match(key, allowed)
+                hint = (
+                    f"did you mean {match!r}?"
+                    if match
+                    else "remove it; the known keys are " + ", ".join(allowed)
+                )
+                self.fail(location, f"unknown key {key!r}", hint)
+
+    def _quote_hint(self, where: tuple[str | int, ...]) -> str:
+        key = next((part for part in reversed(where) if isinstance(part, str)), None)
+        raw = self._raw_scalar(where)
+        if is_json_path(self.path):
+            return f'write it as a JSON string: "{raw}"' if raw else "write it as a JSON string"
+        if raw is None:
+            return "quote it so that YAML reads it as text"
+        prefix = f"{key}: " if isinstance(where[-1], str) and key else ""
+        return f'quote it: {prefix}"{raw}"'
+
+    def _raw_scalar(self, where: tuple[str | int, ...]) -> str | None:
+        """The scalar at ``where`` as written in the file (``2026.10``, not ``2026.1``)."""
+        try:
+            if is_json_path(self.path):
+                node: Any = json.loads(self.path.read_text(encoding="utf-8-sig"))
+                for part in where:
+                    node = node[part]
+                return json.dumps(node) if not isinstance(node, (dict, list)) else None
+            if self._composed is None:
+                text = self.path.read_text(encoding="utf-8-sig")
+                self._composed = yaml.compose(text, Loader=_YAML_LOADER)
+            node = self._composed
+            for part in where:
+                node = _yaml_child(node, part)
+            return node.value if isinstance(node, yaml.ScalarNode) else None
+        except Exception:
+            # Only used to word a hint; the error itself is already known.
+            return None
+
+
+def _yaml_child(node: Any, part: str | int) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == str(part):
+                return value_node
+        raise KeyError(part)
+    if isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+        return node.value[part]
+    raise KeyError(part)

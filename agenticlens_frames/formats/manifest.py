@@ -1,0 +1,289 @@
+"""Experiment manifests: load and validate an AgenticLens 0.10 manifest (spec §3).
+
+Same fields, defaults, coercions and rules as AgenticLens, in the same order, with these
+deliberate differences:
+
+* unknown keys are refused with a suggestion (B5: AgenticLens silently ignores a typo such
+  as ``trials: 2`` and runs five trials);
+* two keys of ours are accepted: ``comparisons`` (paired-comparison settings, kept as
+  written) and, on http variants, ``headers``;
+* the file part of a python target ``dir/file.py:function`` is resolved against the
+  manifest's folder like recorded targets are (B10), not against the working directory;
+* targets that can never work (a python target without ``:``, an http target that is not
+  an http(s) URL) are refused here instead of failing every trial.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from agenticlens_frames.formats._io import (
+    Invalid,
+    Source,
+    close_match,
+    describe,
+    read_document,
+    to_float,
+    to_int,
+    to_list,
+    to_mapping,
+    to_str,
+    to_str_map,
+)
+from agenticlens_frames.formats.model import TARGET_KINDS, ManifestSpec, VariantSpec
+
+__all__ = ["load_manifest"]
+
+_MANIFEST_KEYS = dict.fromkeys(
+    (
+        "schema_version",
+        "name",
+        "version",
+        "baseline_variant_id",
+        "trial_count",
+        "random_seed",
+        "pass_k",
+        "minimum_trials",
+        "max_workers",
+        "variants",
+        "metadata",
+        "comparisons",
+    )
+)
+_VARIANT_KEYS = dict.fromkeys(
+    (
+        "id",
+        "name",
+        "target_kind",
+        "target",
+        "timeout_seconds",
+        "description",
+        "factors",
+        "metadata",
+        "headers",
+    )
+)
+# An HTTP header name is an RFC 9110 token.
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+_nonempty = partial(to_str, nonempty=True)
+
+
+def _optional(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def optional(value: Any) -> Any:
+        return None if value is None else convert(value)
+
+    return optional
+
+
+def _int_list(value: Any) -> tuple[int, ...]:
+    items = to_list(value)
+    result = []
+    for index, item in enumerate(items):
+        try:
+            result.append(to_int(item))
+        except Invalid as exc:
+            raise exc.inside(index) from None
+    return tuple(result)
+
+
+def _target_kind(value: Any) -> str:
+    text = to_str(value)
+    if text not in TARGET_KINDS:
+        match = close_match(text, TARGET_KINDS)
+        raise Invalid(
+            f"expected one of 'python', 'http', 'recorded', got {describe(text)}",
+            hint=f"did you mean {match!r}?" if match else None,
+        )
+    return text
+
+
+def load_manifest(path: str | Path) -> ManifestSpec:
+    """Load and validate an experiment manifest.
+
+    Parameters
+    ----------
+    path
+        The manifest: JSON if its extension is ``.json`` (any case), else YAML.
+
+    Returns
+    -------
+    ManifestSpec
+        Every field with its default applied; ``VariantSpec.resolved_target`` holds
+        recorded files (and python ``file.py`` targets) resolved against the manifest's
+        folder.
+
+    Raises
+    ------
+    InputError
+        Naming the file, the place and a fix: unknown keys (with a did-you-mean), wrong
+        types (``version: 2026.10`` is a YAML number: quote it), fewer than three variants,
+        duplicate variant ids, an unknown baseline, pass_k outside 1..trial_count.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "manifest.yaml").write_text(
+    ...     'name: demo\\nversion: "1"\\nbaseline_variant_id: a\\ntrial_count: 3\\nvariants:\\n'
+    ...     + "".join(f"  - {{id: {v}, name: {v}, target_kind: recorded, target: {v}.json}}\\n"
+    ...               for v in "abc")
+    ... )
+    >>> manifest = load_manifest(folder / "manifest.yaml")
+    >>> manifest.variant_ids, manifest.effective_pass_k
+    (('a', 'b', 'c'), (1, 3))
+    >>> manifest.variant("b").resolved_target == str(folder / "b.json")
+    True
+    >>> _ = (folder / "typo.yaml").write_text("trials: 3\\n")
+    >>> load_manifest(folder / "typo.yaml")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: .../typo.yaml: unknown key 'trials' (did you mean \
+'trial_count'?)
+    """
+    path = Path(path)
+    source = Source(path)
+    document = read_document(path)
+    if not isinstance(document, dict):
+        source.fail(
+            (), f"expected a mapping of manifest fields at the top level, got {describe(document)}"
+        )
+    source.check_keys(document, _MANIFEST_KEYS, ())
+    take = partial(source.take, document, location=())
+    schema_version = take("schema_version", convert=to_str, default="1.1")
+    name = take("name", convert=_nonempty)
+    version = take("version", convert=_nonempty)
+    baseline = take("baseline_variant_id", convert=_nonempty)
+    trial_count = take("trial_count", convert=partial(to_int, minimum=1), default=5)
+    random_seed = take("random_seed", convert=_optional(to_int), default=None)
+    pass_k = take("pass_k", convert=_int_list, default=())
+    minimum_trials = take("minimum_trials", convert=partial(to_int, minimum=1), default=5)
+    max_workers = take("max_workers", convert=partial(to_int, minimum=1), default=1)
+    raw_variants = take("variants", convert=to_list)
+    variants = tuple(
+        _variant(source, raw, index, path.parent) for index, raw in enumerate(raw_variants)
+    )
+    metadata = take("metadata", convert=to_str_map, default={})
+    comparisons = take("comparisons", convert=_optional(to_mapping), default=None)
+
+    # AgenticLens' model-level rules, in its order.
+    if len(variants) < 3:
+        source.fail(
+            ("variants",),
+            "experiment manifests require at least three variants",
+            f"found {len(variants)}; add variants so that a baseline and at least two "
+            "candidates are compared",
+        )
+    first_index: dict[str, int] = {}
+    for index, variant in enumerate(variants):
+        if variant.id in first_index:
+            source.fail(
+                ("variants", index, "id"),
+                "experiment variant IDs must be unique",
+                f"{variant.id!r} is also the id of variants[{first_index[variant.id]}]",
+            )
+        first_index[variant.id] = index
+    if baseline not in first_index:
+        match = close_match(baseline, first_index)
+        source.fail(
+            ("baseline_variant_id",),
+            "baseline_variant_id must reference a defined variant",
+            (f"did you mean {match!r}? " if match else "")
+            + f"{baseline!r} is not one of the variant ids "
+            + ", ".join(repr(v) for v in first_index),
+        )
+    for index, k in enumerate(pass_k):
+        if not 1 <= k <= trial_count:
+            source.fail(
+                ("pass_k", index),
+                "pass_k values must be between 1 and trial_count",
+                f"got {k} with trial_count {trial_count}",
+            )
+    return ManifestSpec(
+        path=path,
+        name=name,
+        version=version,
+        baseline_variant_id=baseline,
+        variants=variants,
+        schema_version=schema_version,
+        trial_count=trial_count,
+        random_seed=random_seed,
+        pass_k=pass_k,
+        minimum_trials=minimum_trials,
+        max_workers=max_workers,
+        metadata=metadata,
+        comparisons=comparisons,
+    )
+
+
+def _variant(source: Source, raw: Any, index: int, folder: Path) -> VariantSpec:
+    location: tuple[str | int, ...] = ("variants", index)
+    if not isinstance(raw, dict):
+        source.fail(location, f"expected a variant mapping, got {describe(raw)}")
+    source.check_keys(raw, _VARIANT_KEYS, location)
+    take = partial(source.take, raw, location=location)
+    variant_id = take("id", convert=_nonempty)
+    name = take("name", convert=_nonempty)
+    kind = take("target_kind", convert=_target_kind)
+    target = take("target", convert=_nonempty)
+    timeout = take("timeout_seconds", convert=partial(to_float, gt=0), default=30.0)
+    description = take("description", convert=to_str, default="")
+    factors = take("factors", convert=to_str_map, default={})
+    metadata = take("metadata", convert=to_str_map, default={})
+    headers = take("headers", convert=to_str_map, default={})
+    if headers and kind != "http":
+        source.fail(
+            (*location, "headers"),
+            f"headers apply only to http targets; variant {variant_id!r} is {kind}",
+            "remove the headers or set target_kind: http",
+        )
+    for header in headers:
+        if not _HEADER_NAME.fullmatch(header):
+            source.fail(
+                (*location, "headers"),
+                f"{header!r} is not a valid HTTP header name",
+                "use letters, digits and - only, e.g. Authorization or X-Api-Key",
+            )
+    return VariantSpec(
+        id=variant_id,
+        name=name,
+        target_kind=kind,
+        target=target,
+        resolved_target=_resolve(source, location, kind, target, folder),
+        timeout_seconds=timeout,
+        description=description,
+        factors=factors,
+        metadata=metadata,
+        headers=headers,
+    )
+
+
+def _resolve(
+    source: Source, location: tuple[str | int, ...], kind: str, target: str, folder: Path
+) -> str:
+    """Where the runner finds the target; relative files are taken from ``folder``."""
+    if kind == "recorded":
+        return target if Path(target).is_absolute() else str(folder / target)
+    if kind == "python":
+        module, _, attribute = target.rpartition(":")
+        if not module or not attribute:
+            source.fail(
+                (*location, "target"),
+                f"python targets are 'module:function' or 'path/to/file.py:function', "
+                f"got {target!r}",
+            )
+        if module.endswith(".py") and not Path(module).is_absolute():
+            return f"{folder / module}:{attribute}"
+        return target
+    parts = urlsplit(target)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        source.fail(
+            (*location, "target"),
+            f"http targets must be http:// or https:// URLs, got {target!r}",
+        )
+    return target

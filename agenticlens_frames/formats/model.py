@@ -1,0 +1,147 @@
+"""Validated, immutable descriptions of a manifest, a suite and their parts.
+
+These are plain frozen dataclasses built once per file by the loaders in this package;
+the scoring and table builders read them. They hold configuration only (a handful of
+objects per experiment), never per-sample data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CaseSpec",
+    "EvaluatorRef",
+    "ManifestSpec",
+    "RecordedTrials",
+    "SuiteSpec",
+    "VariantSpec",
+]
+
+#: The target kinds AgenticLens 0.10 accepts (case-sensitive).
+TARGET_KINDS = ("python", "http", "recorded")
+
+
+@dataclass(frozen=True)
+class VariantSpec:
+    """One variant of a manifest (spec §3, "Variant")."""
+
+    id: str
+    name: str
+    target_kind: str
+    #: As written in the manifest.
+    target: str
+    #: For recorded targets: the file, resolved against the manifest's folder. For python
+    #: file targets (``dir/file.py:fn``) the file part resolved the same way; else ``target``.
+    resolved_target: str
+    timeout_seconds: float = 30.0
+    description: str = ""
+    #: Factor name -> value, in manifest insertion order.
+    factors: dict[str, str] = field(default_factory=dict)
+    metadata: dict[str, str] = field(default_factory=dict)
+    #: HTTP headers (values may hold ``${ENV}`` references, expanded only when sending).
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ManifestSpec:
+    """A validated experiment manifest (spec §3)."""
+
+    path: Path
+    name: str
+    version: str
+    baseline_variant_id: str
+    variants: tuple[VariantSpec, ...]
+    schema_version: str = "1.1"
+    trial_count: int = 5
+    random_seed: int | None = None
+    #: As written (may be empty); see :attr:`effective_pass_k`.
+    pass_k: tuple[int, ...] = ()
+    minimum_trials: int = 5
+    max_workers: int = 1
+    metadata: dict[str, str] = field(default_factory=dict)
+    #: Paired-comparison settings as written under ``comparisons:`` (None when absent).
+    comparisons: dict[str, Any] | None = None
+
+    @property
+    def effective_pass_k(self) -> tuple[int, ...]:
+        """sorted(set(pass_k)), or sorted({1, trial_count}) when pass_k is empty."""
+        if self.pass_k:
+            return tuple(sorted(set(self.pass_k)))
+        return tuple(sorted({1, self.trial_count}))
+
+    @property
+    def variant_ids(self) -> tuple[str, ...]:
+        return tuple(v.id for v in self.variants)
+
+    def variant(self, variant_id: str) -> VariantSpec:
+        for v in self.variants:
+            if v.id == variant_id:
+                return v
+        raise KeyError(variant_id)
+
+
+@dataclass(frozen=True)
+class EvaluatorRef:
+    """A registry evaluator named by a case (spec §5, ``evaluators``)."""
+
+    name: str
+    threshold: float = 1.0
+    required: bool = True
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """One suite case (spec §5). ``None`` / empty means "no such expectation"."""
+
+    id: str
+    name: str
+    index: int
+    input: Any = None
+    expected_output: str | None = None
+    expected_contains: tuple[str, ...] = ()
+    output_json_schema: dict[str, Any] | None = None
+    required_output_fields: tuple[str, ...] = ()
+    required_tools: tuple[str, ...] = ()
+    forbidden_tools: tuple[str, ...] = ()
+    required_tool_arguments: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    expected_tool_arguments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    required_tool_order: tuple[str, ...] = ()
+    max_latency_ms: float | None = None
+    max_cost_usd: float | None = None
+    max_turns: int | None = None
+    evaluators: tuple[EvaluatorRef, ...] = ()
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SuiteSpec:
+    """A validated evaluation suite (spec §5)."""
+
+    path: Path
+    name: str
+    version: str
+    cases: tuple[CaseSpec, ...]
+    description: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def case_ids(self) -> tuple[str, ...]:
+        return tuple(c.id for c in self.cases)
+
+
+@dataclass(frozen=True)
+class RecordedTrials:
+    """A parsed recorded-trials file (spec §7.1).
+
+    ``trials[i]`` holds the samples of entry *i* (trial *i + 1*) as parsed dicts with keys
+    ``case_id`` (str), ``output`` (str) and ``trace`` (dict, ``{}`` when absent), already
+    validated against the suite (known, unique case ids; ``output`` a string).
+    """
+
+    path: Path
+    trials: tuple[tuple[dict[str, Any], ...], ...]

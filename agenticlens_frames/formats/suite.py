@@ -1,0 +1,381 @@
+"""Evaluation suites: load and validate an agentic-evals ``TestSuite`` file (spec §5).
+
+Same fields, defaults and rules as agentic-evals 0.9, plus checks it makes only while
+running (or never): unknown keys are refused with a suggestion, a case naming an evaluator
+that is not registered is refused, and ``output_json_schema`` is checked here (deliberate
+fix B8) instead of failing every trial.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin
+
+from jsonschema import Draft202012Validator, SchemaError
+from referencing import Registry
+from referencing.jsonschema import DRAFT202012
+
+from agenticlens_frames.formats._io import (
+    Invalid,
+    Source,
+    close_match,
+    describe,
+    gc_paused,
+    read_document,
+    to_bool,
+    to_float,
+    to_int,
+    to_list,
+    to_mapping,
+    to_str,
+    to_str_list,
+)
+from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef, SuiteSpec
+
+__all__ = ["JSON_SCHEMA_DIALECT", "load_suite"]
+
+#: The only JSON Schema dialect ``output_json_schema`` may declare (a trailing ``#`` is
+#: accepted too).
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+_SUITE_KEYS = dict.fromkeys(("name", "version", "description", "cases", "metadata"))
+_EVALUATOR_KEYS = dict.fromkeys(("name", "threshold", "required", "config"))
+_NO_EVALUATORS: tuple[EvaluatorRef, ...] = ()
+
+
+def _optional(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def optional(value: Any) -> Any:
+        return None if value is None else convert(value)
+
+    return optional
+
+
+def _keep(value: Any) -> Any:
+    return value
+
+
+def _tool_argument_names(value: Any) -> dict[str, tuple[str, ...]]:
+    mapping = to_mapping(value)
+    result = {}
+    for tool, names in mapping.items():
+        try:
+            result[tool] = to_str_list(names)
+        except Invalid as exc:
+            raise exc.inside(tool) from None
+    return result
+
+
+def _tool_argument_values(value: Any) -> dict[str, dict[str, Any]]:
+    mapping = to_mapping(value)
+    for tool, arguments in mapping.items():
+        try:
+            to_mapping(arguments)
+        except Invalid as exc:
+            raise exc.inside(tool) from None
+    return dict(mapping)
+
+
+# Case fields in agentic-evals' declaration order (the order errors are looked for), each
+# with its converter. ``evaluators`` is handled apart: it needs the place of each entry.
+_CASE_FIELDS: tuple[tuple[str, Callable[[Any], Any]], ...] = (
+    ("id", partial(to_str, nonempty=True)),
+    ("name", to_str),
+    ("input", _keep),
+    ("expected_output", _optional(to_str)),
+    ("expected_contains", to_str_list),
+    ("output_json_schema", _optional(to_mapping)),
+    ("required_output_fields", to_str_list),
+    ("required_tools", to_str_list),
+    ("forbidden_tools", to_str_list),
+    ("required_tool_arguments", _tool_argument_names),
+    ("expected_tool_arguments", _tool_argument_values),
+    ("required_tool_order", to_str_list),
+    ("max_latency_ms", _optional(partial(to_float, gt=0))),
+    ("max_cost_usd", _optional(partial(to_float, ge=0))),
+    ("max_turns", _optional(partial(to_int, minimum=1))),
+    ("evaluators", _keep),
+    ("tags", to_str_list),
+    ("metadata", to_mapping),
+)
+_CASE_KEYS = dict.fromkeys(name for name, _ in _CASE_FIELDS)
+# The fields of which a case needs at least one (agentic-evals' rule). None/empty = unset.
+_EXPECTATIONS = (
+    "expected_output",
+    "expected_contains",
+    "output_json_schema",
+    "required_output_fields",
+    "required_tools",
+    "forbidden_tools",
+    "required_tool_arguments",
+    "expected_tool_arguments",
+    "required_tool_order",
+    "max_latency_ms",
+    "max_cost_usd",
+    "max_turns",
+    "evaluators",
+)
+# These count when not None (so "" and {} count); the others when non-empty.
+_SET_WHEN_NOT_NONE = frozenset(
+    {"expected_output", "output_json_schema", "max_latency_ms", "max_cost_usd", "max_turns"}
+)
+
+
+def load_suite(path: str | Path, *, known_evaluators: Collection[str] = ()) -> SuiteSpec:
+    """Load and validate an evaluation suite.
+
+    Parameters
+    ----------
+    path
+        The suite file: JSON if its extension is ``.json`` (any case), else YAML.
+    known_evaluators
+        Names of the registered evaluators a case may list under ``evaluators``. A case
+        naming any other evaluator is refused.
+
+    Returns
+    -------
+    SuiteSpec
+        With one :class:`~agenticlens_frames.formats.model.CaseSpec` per case, in file
+        order (``CaseSpec.index`` is the position).
+
+    Raises
+    ------
+    InputError
+        Naming the file, the place (``cases[3].max_turns``) and, where useful, a fix: for
+        unknown keys, wrong types, a case without expectations, duplicate case ids, an
+        unregistered evaluator, or an ``output_json_schema`` that is not a valid Draft
+        2020-12 schema or refers outside itself.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "suite.yaml").write_text(
+    ...     'name: demo\\nversion: "1"\\n'
+    ...     "cases:\\n  - {id: c1, name: Greets, expected_contains: [hello]}\\n"
+    ... )
+    >>> suite = load_suite(folder / "suite.yaml")
+    >>> suite.case_ids, suite.cases[0].expected_contains
+    (('c1',), ('hello',))
+    >>> _ = (folder / "typo.yaml").write_text(
+    ...     'name: demo\\nversion: "1"\\ncases:\\n  - {id: c1, name: x, required_tool: [a]}\\n'
+    ... )
+    >>> load_suite(folder / "typo.yaml")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: .../typo.yaml: cases[0]: unknown key \
+'required_tool' (did you mean 'required_tools'?)
+    """
+    path = Path(path)
+    with gc_paused():
+        return _load(path, known_evaluators)
+
+
+def _load(path: Path, known_evaluators: Collection[str]) -> SuiteSpec:
+    source = Source(path)
+    document = read_document(path)
+    if not isinstance(document, dict):
+        source.fail(
+            (), f"expected a mapping of suite fields at the top level, got {describe(document)}"
+        )
+    source.check_keys(document, _SUITE_KEYS, ())
+    name = source.take(document, "name", (), to_str)
+    version = source.take(document, "version", (), to_str)
+    description = source.take(document, "description", (), to_str, "")
+    raw_cases = source.take(document, "cases", (), to_list)
+    cases = tuple(_case(source, raw, index) for index, raw in enumerate(raw_cases))
+    metadata = source.take(document, "metadata", (), to_mapping, {})
+
+    first_index: dict[str, int] = {}
+    for case in cases:
+        if case.id in first_index:
+            source.fail(
+                ("cases", case.index, "id"),
+                "test case IDs must be unique",
+                f"{case.id!r} is also the id of cases[{first_index[case.id]}]",
+            )
+        first_index[case.id] = case.index
+    if not cases:
+        source.fail(("cases",), "test suite must contain at least one case")
+
+    known = frozenset(known_evaluators)
+    checked_schemas: set[str] = set()
+    for case in cases:
+        for position, evaluator in enumerate(case.evaluators):
+            if evaluator.name not in known:
+                _unknown_evaluator(source, case, position, evaluator.name, known)
+        if case.output_json_schema is not None:
+            _check_schema(source, case, checked_schemas)
+    return SuiteSpec(
+        path=path,
+        name=name,
+        version=version,
+        cases=cases,
+        description=description,
+        metadata=metadata,
+    )
+
+
+def _case(source: Source, raw: Any, index: int) -> CaseSpec:
+    location: tuple[str | int, ...] = ("cases", index)
+    if not isinstance(raw, dict):
+        source.fail(location, f"expected a case mapping, got {describe(raw)}")
+    source.check_keys(raw, _CASE_KEYS, location)
+    for key in ("id", "name"):
+        if key not in raw:
+            source.fail(location, f"missing required key {key!r}")
+    values: dict[str, Any] = {}
+    for key, convert in _CASE_FIELDS:
+        if key in raw:
+            value = raw[key]
+            try:
+                values[key] = convert(value)
+            except Invalid as exc:
+                if value is None and exc.hint is None:
+                    exc.hint = "remove the key if the case has no such expectation"
+                raise source.invalid((*location, key), exc) from None
+    if "evaluators" in values:
+        values["evaluators"] = _evaluators(source, values["evaluators"], location)
+    if not any(
+        (values.get(key) is not None) if key in _SET_WHEN_NOT_NONE else bool(values.get(key))
+        for key in _EXPECTATIONS
+    ):
+        source.fail(
+            location,
+            "test case must define at least one expectation",
+            f"case {values['id']!r}: add e.g. expected_output, expected_contains, "
+            "required_tools or max_latency_ms",
+        )
+    return CaseSpec(index=index, **values)
+
+
+def _evaluators(
+    source: Source, value: Any, location: tuple[str | int, ...]
+) -> tuple[EvaluatorRef, ...]:
+    where = (*location, "evaluators")
+    try:
+        entries = to_list(value)
+    except Invalid as exc:
+        raise source.invalid(where, exc) from None
+    if not entries:
+        return _NO_EVALUATORS
+    refs = []
+    for position, entry in enumerate(entries):
+        at = (*where, position)
+        if not isinstance(entry, dict):
+            source.fail(at, f"expected an evaluator mapping, got {describe(entry)}")
+        source.check_keys(entry, _EVALUATOR_KEYS, at)
+        refs.append(
+            EvaluatorRef(
+                name=source.take(entry, "name", at, partial(to_str, nonempty=True)),
+                threshold=source.take(entry, "threshold", at, partial(to_float, ge=0, le=1), 1.0),
+                required=source.take(entry, "required", at, to_bool, True),
+                config=source.take(entry, "config", at, to_mapping, {}),
+            )
+        )
+    return tuple(refs)
+
+
+def _unknown_evaluator(
+    source: Source, case: CaseSpec, position: int, name: str, known: frozenset[str]
+) -> None:
+    if known:
+        match = close_match(name, sorted(known))
+        hint = (f"did you mean {match!r}? " if match else "") + (
+            "register it before loading the suite, or use one of: " + ", ".join(sorted(known))
+        )
+    else:
+        hint = "no evaluators are registered; register it before loading the suite"
+    source.fail(
+        ("cases", case.index, "evaluators", position, "name"),
+        f"case {case.id!r} names evaluator {name!r}, which is not registered",
+        hint,
+    )
+
+
+# --------------------------------------------------------------------------- JSON Schema
+
+# Keywords whose values are data, not subschemas: a "$ref" key inside them is not a reference.
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+# Keywords whose values map names to subschemas (the names themselves are not keywords).
+_SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
+
+
+def _check_schema(source: Source, case: CaseSpec, checked: set[str]) -> None:
+    schema = case.output_json_schema
+    assert schema is not None
+    try:
+        # Large suites tend to repeat one schema; checking a schema is slow (~ms).
+        key = json.dumps(schema, sort_keys=True, default=repr)
+    except (TypeError, ValueError):
+        key = None
+    if key is not None and key in checked:
+        return
+    where: tuple[str | int, ...] = ("cases", case.index, "output_json_schema")
+    dialect = schema.get("$schema", JSON_SCHEMA_DIALECT)
+    if dialect not in (JSON_SCHEMA_DIALECT, JSON_SCHEMA_DIALECT + "#"):
+        source.fail(
+            (*where, "$schema"),
+            f"case {case.id!r} declares the JSON Schema dialect {describe(dialect)}; only "
+            "Draft 2020-12 is supported",
+            f'set "$schema" to "{JSON_SCHEMA_DIALECT}" (and update the keywords) or remove it',
+        )
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        source.fail(
+            (*where, *exc.absolute_path),
+            f"case {case.id!r} has an invalid JSON Schema: {exc.message}",
+        )
+    resolver = Registry().resolver_with_root(DRAFT202012.create_resource(schema))
+    for place, ref, base in _references(schema, (), ""):
+        target = urljoin(base, ref) if base else ref
+        try:
+            resolver.lookup(target)
+        except Exception:
+            inside = ref.startswith("#")
+            source.fail(
+                (*where, *place),
+                f"case {case.id!r}: $ref {ref!r} "
+                + (
+                    "does not resolve inside the schema"
+                    if inside
+                    else "points outside the schema; remote references are not supported"
+                ),
+                None
+                if inside
+                else "copy the referenced schema under $defs and refer to it as '#/$defs/<name>'",
+            )
+    if key is not None:
+        checked.add(key)
+
+
+def _references(
+    node: Any, place: tuple[str | int, ...], base: str
+) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
+    """Every ``$ref`` in a schema: its place, its value and the base URI it resolves against."""
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _references(item, (*place, index), base)
+        return
+    if not isinstance(node, dict):
+        return
+    node_id = node.get("$id")
+    if isinstance(node_id, str):
+        base = urljoin(base, node_id) if base else node_id
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        yield (*place, "$ref"), ref, base
+    for key, value in node.items():
+        if key in _DATA_KEYWORDS or key == "$ref":
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            for name, subschema in value.items():
+                yield from _references(subschema, (*place, key, name), base)
+        else:
+            yield from _references(value, (*place, key), base)

@@ -1,0 +1,685 @@
+"""The tidy tables: one Arrow schema per table, and the object that holds them.
+
+Five tables describe an experiment run (docs/data-model.md documents every column):
+
+``attempts``  one row per (variant, trial, case)
+``checks``    one row per (attempt, check)
+``trials``    one row per (variant, trial)
+``variants``  one row per variant, one ``factor_<name>`` column per factor
+``cases``     one row per suite case
+
+Keys are pandas categoricals whose categories are in manifest / suite order, so every
+groupby can be made complete (every variant × every case) and ordered the way the
+reports are, whatever pandas' ``observed`` default is.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .errors import InputError
+from .formats.model import CaseSpec, EvaluatorRef, ManifestSpec, SuiteSpec, VariantSpec
+
+__all__ = [
+    "ATTEMPTS_SCHEMA",
+    "ATTEMPT_STATUSES",
+    "CASES_SCHEMA",
+    "CHECKS_SCHEMA",
+    "SCHEMAS",
+    "TRIALS_SCHEMA",
+    "TRIAL_STATUSES",
+    "ExperimentRun",
+    "read_parquet",
+]
+
+#: Outcome of one attempt. ``ok``: a sample was scored; ``missing_sample``: the recorded
+#: trial had no sample for the case; ``target_error`` / ``timed_out``: a live call failed;
+#: ``trial_failed``: the whole trial failed (e.g. the recorded file lacks that trial).
+ATTEMPT_STATUSES = ("ok", "missing_sample", "target_error", "timed_out", "trial_failed")
+TRIAL_STATUSES = ("succeeded", "failed")
+TRACE_SHAPES = ("eval", "run")
+
+_KEY = pa.dictionary(pa.int32(), pa.string())
+
+ATTEMPTS_SCHEMA = pa.schema(
+    [
+        ("experiment_id", _KEY),
+        ("variant_id", _KEY),
+        ("trial", pa.int32()),
+        ("case_id", _KEY),
+        ("case_index", pa.int32()),
+        ("status", _KEY),
+        ("passed", pa.bool_()),
+        ("score", pa.float64()),
+        ("n_checks", pa.int32()),
+        ("n_checks_passed", pa.int32()),
+        ("score_sum", pa.float64()),
+        ("latency_ms", pa.float64()),
+        ("cost_usd", pa.float64()),
+        ("cost_source", _KEY),
+        ("output", pa.large_string()),
+        ("trace_id", pa.large_string()),
+        ("trace_shape", _KEY),
+        ("tools", pa.large_string()),
+        ("n_tool_calls", pa.int32()),
+        ("turns", pa.int32()),
+        ("target_attempts", pa.int32()),
+        ("error", pa.large_string()),
+        ("run_order", pa.int32()),
+    ]
+)
+
+CHECKS_SCHEMA = pa.schema(
+    [
+        ("variant_id", _KEY),
+        ("trial", pa.int32()),
+        ("case_id", _KEY),
+        ("check_index", pa.int32()),
+        ("name", pa.large_string()),
+        ("metric", _KEY),
+        ("value", pa.float64()),
+        ("passed", pa.bool_()),
+        ("required", pa.bool_()),
+        ("skipped", pa.bool_()),
+        ("explanation", pa.large_string()),
+        ("evaluator", _KEY),
+        ("evaluator_version", _KEY),
+        ("evaluator_type", _KEY),
+    ]
+)
+
+TRIALS_SCHEMA = pa.schema(
+    [
+        ("variant_id", _KEY),
+        ("trial", pa.int32()),
+        ("status", _KEY),
+        ("error_message", pa.large_string()),
+        ("execution_position", pa.int32()),
+    ]
+)
+
+#: The fixed columns of ``variants``; one ``factor_<name>`` string column follows per factor.
+VARIANTS_SCHEMA = pa.schema(
+    [
+        ("variant_id", _KEY),
+        ("variant_name", pa.large_string()),
+        ("position", pa.int32()),
+        ("target_kind", _KEY),
+        ("target", pa.large_string()),
+        ("timeout_seconds", pa.float64()),
+        ("is_baseline", pa.bool_()),
+        ("description", pa.large_string()),
+    ]
+)
+
+CASES_SCHEMA = pa.schema(
+    [
+        ("case_id", _KEY),
+        ("case_index", pa.int32()),
+        ("case_name", pa.large_string()),
+        ("tags", pa.large_string()),
+        ("n_expectations", pa.int32()),
+        ("input", pa.large_string()),
+        ("metadata", pa.large_string()),
+    ]
+)
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "attempts": ATTEMPTS_SCHEMA,
+    "checks": CHECKS_SCHEMA,
+    "trials": TRIALS_SCHEMA,
+    "variants": VARIANTS_SCHEMA,
+    "cases": CASES_SCHEMA,
+}
+
+#: Categorical columns whose categories are fixed vocabularies (not data-dependent).
+_FIXED_CATEGORIES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("attempts", "status"): ATTEMPT_STATUSES,
+    ("attempts", "trace_shape"): TRACE_SHAPES,
+    ("attempts", "cost_source"): ("measured", "estimated"),
+    ("trials", "status"): TRIAL_STATUSES,
+    ("variants", "target_kind"): ("python", "http", "recorded"),
+}
+
+_METADATA_KEY = b"agenticlens_frames"
+FACTOR_PREFIX = "factor_"
+
+
+def factor_column(name: str) -> str:
+    """Name of the ``variants`` column holding factor ``name``.
+
+    Examples
+    --------
+    >>> factor_column("model")
+    'factor_model'
+    """
+    return FACTOR_PREFIX + name
+
+
+def variants_schema(factor_names: list[str] | tuple[str, ...]) -> pa.Schema:
+    """The ``variants`` schema for an experiment with these factors."""
+    fields = list(VARIANTS_SCHEMA)
+    fields += [pa.field(factor_column(n), pa.large_string()) for n in factor_names]
+    return pa.schema(fields)
+
+
+def _categories_for(run: ExperimentRun, table: str, column: str) -> tuple[str, ...] | None:
+    if (table, column) in _FIXED_CATEGORIES:
+        return _FIXED_CATEGORIES[(table, column)]
+    if column == "variant_id":
+        return run.manifest.variant_ids
+    if column == "case_id":
+        return run.suite.case_ids
+    if column == "experiment_id":
+        return (run.experiment_id,)
+    return None
+
+
+def _to_arrow(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
+    return pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+
+
+def _spec_to_json(manifest: ManifestSpec, suite: SuiteSpec) -> dict[str, Any]:
+    def clean(value: Any) -> Any:
+        if isinstance(value, Path):
+            return str(value)
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [clean(v) for v in value]
+        return value
+
+    return {"manifest": clean(asdict(manifest)), "suite": clean(asdict(suite))}
+
+
+def _spec_from_json(data: dict[str, Any]) -> tuple[ManifestSpec, SuiteSpec]:
+    m = dict(data["manifest"])
+    m["path"] = Path(m["path"])
+    m["variants"] = tuple(VariantSpec(**v) for v in m["variants"])
+    m["pass_k"] = tuple(m["pass_k"])
+    manifest = ManifestSpec(**m)
+    s = dict(data["suite"])
+    s["path"] = Path(s["path"])
+    cases = []
+    for c in s["cases"]:
+        c = dict(c)
+        for key in (
+            "expected_contains",
+            "required_output_fields",
+            "required_tools",
+            "forbidden_tools",
+            "required_tool_order",
+            "tags",
+        ):
+            c[key] = tuple(c[key])
+        c["required_tool_arguments"] = {
+            k: tuple(v) for k, v in c["required_tool_arguments"].items()
+        }
+        c["evaluators"] = tuple(EvaluatorRef(**e) for e in c["evaluators"])
+        cases.append(CaseSpec(**c))
+    s["cases"] = tuple(cases)
+    return manifest, SuiteSpec(**s)
+
+
+@dataclass
+class ExperimentRun:
+    """An experiment's tidy tables plus the manifest and suite they came from.
+
+    Build one with :func:`agenticlens_frames.load_experiment` (recorded targets) or the
+    runner (live targets); save and restore it with :meth:`to_parquet` /
+    :func:`read_parquet`.
+
+    Attributes
+    ----------
+    manifest, suite
+        The validated specifications.
+    attempts, checks, trials, variants, cases
+        The tidy tables (see docs/data-model.md).
+    evaluator_versions
+        Name → version of every registered evaluator the suite used.
+    """
+
+    manifest: ManifestSpec
+    suite: SuiteSpec
+    attempts: pd.DataFrame
+    checks: pd.DataFrame
+    trials: pd.DataFrame
+    variants: pd.DataFrame
+    cases: pd.DataFrame
+    evaluator_versions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def experiment_id(self) -> str:
+        """``<name>@<version>`` of the manifest."""
+        return f"{self.manifest.name}@{self.manifest.version}"
+
+    @property
+    def factor_names(self) -> list[str]:
+        """Factor names in first-seen manifest order."""
+        names: dict[str, None] = {}
+        for v in self.manifest.variants:
+            names.update(dict.fromkeys(v.factors))
+        return list(names)
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {
+            "attempts": self.attempts,
+            "checks": self.checks,
+            "trials": self.trials,
+            "variants": self.variants,
+            "cases": self.cases,
+        }
+
+    def schema(self, table: str) -> pa.Schema:
+        """The Arrow schema of ``table`` for this experiment."""
+        if table == "variants":
+            return variants_schema(self.factor_names)
+        return SCHEMAS[table]
+
+    def to_arrow(self, table: str) -> pa.Table:
+        """Convert one table to Arrow with its declared schema."""
+        return _to_arrow(self.tables[table], self.schema(table))
+
+    def to_parquet(self, folder: str | Path) -> Path:
+        """Write the five tables as ``<table>.parquet`` files in ``folder``.
+
+        The manifest and suite travel in each file's metadata, so :func:`read_parquet`
+        restores an identical :class:`ExperimentRun`.
+        """
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        spec = json.dumps(
+            {**_spec_to_json(self.manifest, self.suite), "evaluators": self.evaluator_versions}
+        ).encode()
+        for name in self.tables:
+            table = self.to_arrow(name)
+            meta = dict(table.schema.metadata or {})
+            meta[_METADATA_KEY] = spec
+            tmp = out / f".{name}.parquet.tmp"
+            pq.write_table(table.replace_schema_metadata(meta), tmp)
+            tmp.replace(out / f"{name}.parquet")  # atomic publish
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"ExperimentRun({self.experiment_id!r}, variants={len(self.variants)}, "
+            f"cases={len(self.cases)}, trials={self.manifest.trial_count}, "
+            f"attempts={len(self.attempts)}, checks={len(self.checks)})"
+        )
+
+
+def read_parquet(folder: str | Path) -> ExperimentRun:
+    """Read an :class:`ExperimentRun` written by :meth:`ExperimentRun.to_parquet`.
+
+    Examples
+    --------
+    >>> read_parquet("/nonexistent")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: /nonexistent/attempts.parquet: file not found ...
+    """
+    base = Path(folder)
+    frames: dict[str, pd.DataFrame] = {}
+    spec: dict[str, Any] | None = None
+    for name in SCHEMAS:
+        path = base / f"{name}.parquet"
+        if not path.exists():
+            raise InputError(
+                "file not found", file=path, hint="write it with ExperimentRun.to_parquet()"
+            )
+        try:
+            table = pq.read_table(path)
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(f"not a readable parquet file ({exc})", file=path) from exc
+        meta = table.schema.metadata or {}
+        if _METADATA_KEY not in meta:
+            raise InputError(
+                "parquet file has no agenticlens_frames metadata",
+                file=path,
+                hint="it was not written by ExperimentRun.to_parquet()",
+            )
+        spec = json.loads(meta[_METADATA_KEY])
+        frames[name] = table.to_pandas()
+    assert spec is not None
+    manifest, suite = _spec_from_json(spec)
+    run = ExperimentRun(manifest, suite, **frames, evaluator_versions=spec.get("evaluators", {}))
+    for name, df in run.tables.items():
+        for column in df.columns:
+            cats = _categories_for(run, name, column)
+            if cats is not None:
+                df[column] = pd.Categorical(df[column].astype("object"), categories=list(cats))
+            elif isinstance(df[column].dtype, pd.CategoricalDtype):
+                df[column] = pd.Categorical(
+                    df[column].astype("object"),
+                    categories=list(df[column].cat.categories),
+                )
+    return run
+
+
+def categorical(values: Any, categories: tuple[str, ...] | list[str]) -> pd.Categorical:
+    """A categorical over fixed ``categories`` (values outside them would be a bug)."""
+    return pd.Categorical(values, categories=list(categories))
+
+
+def codes_categorical(codes: np.ndarray, categories: tuple[str, ...] | list[str]) -> pd.Categorical:
+    """A categorical from integer codes, the cheap way to build key columns."""
+    return pd.Categorical.from_codes(codes, categories=list(categories))
+
+
+class TableBuilder:
+    """Collects attempts and checks as column lists, then builds the tidy tables.
+
+    Rows may arrive in any order (live runs finish out of order); :meth:`build` sorts
+    them into (variant, trial, case) order and renumbers the checks to match.
+    """
+
+    def __init__(self, manifest: ManifestSpec, suite: SuiteSpec) -> None:
+        from .scoring import CheckColumns  # scoring imports nothing from here
+
+        self.manifest = manifest
+        self.suite = suite
+        self.checks = CheckColumns()
+        self._variant_pos = {v.id: i for i, v in enumerate(manifest.variants)}
+        self._cols: dict[str, list[Any]] = {
+            name: []
+            for name in (
+                "variant",
+                "trial",
+                "case_index",
+                "status",
+                "passed",
+                "score",
+                "n_checks",
+                "n_checks_passed",
+                "score_sum",
+                "latency_ms",
+                "cost_usd",
+                "cost_source",
+                "output",
+                "trace_id",
+                "trace_shape",
+                "tools",
+                "n_tool_calls",
+                "turns",
+                "target_attempts",
+                "error",
+            )
+        }
+        self._trials: dict[tuple[int, int], tuple[str, str | None, int]] = {}
+
+    @property
+    def next_attempt(self) -> int:
+        """Row number the next attempt will get (pass it to the scoring functions)."""
+        return len(self._cols["variant"])
+
+    def add_trial(
+        self, variant_id: str, trial: int, status: str, position: int, error: str | None = None
+    ) -> None:
+        """Record a (variant, trial) with its status and execution position (0-based)."""
+        self._trials[(self._variant_pos[variant_id], trial)] = (status, error, position)
+
+    def add_attempt(
+        self,
+        variant_id: str,
+        trial: int,
+        case: CaseSpec,
+        status: str,
+        score: Any,
+        *,
+        output: str | None = None,
+        trace: Any = None,
+        target_attempts: int | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Append one attempt; ``score`` is the :class:`~.scoring.AttemptScore` (or None
+        for a failed trial), ``trace`` the normalised trace when a sample was scored."""
+        c = self._cols
+        c["variant"].append(self._variant_pos[variant_id])
+        c["trial"].append(trial)
+        c["case_index"].append(case.index)
+        c["status"].append(status)
+        c["passed"].append(bool(score.passed) if score is not None else False)
+        c["score"].append(score.score if score is not None else None)
+        c["n_checks"].append(score.n_checks if score is not None else 0)
+        c["n_checks_passed"].append(score.n_checks_passed if score is not None else 0)
+        c["score_sum"].append(score.score_sum if score is not None else None)
+        c["turns"].append(score.turns if score is not None else None)
+        c["target_attempts"].append(target_attempts)
+        if trace is not None:
+            cost = trace.estimated_cost_usd
+            c["latency_ms"].append(trace.total_latency_ms)
+            c["cost_usd"].append(cost)
+            c["cost_source"].append(trace.cost_source if cost is not None else None)
+            c["trace_id"].append(trace.trace_id)
+            c["trace_shape"].append(trace.shape)
+            c["tools"].append(",".join(trace.tool_names))
+            c["n_tool_calls"].append(len(trace.tool_names))
+        else:
+            # Unknown, not zero: a missing sample has no latency or cost (fix B3).
+            c["latency_ms"].append(None)
+            c["cost_usd"].append(None)
+            c["cost_source"].append(None)
+            c["trace_id"].append(None)
+            c["trace_shape"].append(None)
+            c["tools"].append(None)
+            c["n_tool_calls"].append(0)
+        c["output"].append(output)
+        c["error"].append(error if error is not None else getattr(score, "evaluator_error", None))
+
+    def add_failed_trial(self, variant_id: str, trial: int, position: int, error: str) -> None:
+        """A trial that produced no report: every case is a failed attempt, no checks."""
+        self.add_trial(variant_id, trial, "failed", position, error)
+        for case in self.suite.cases:
+            self.add_attempt(variant_id, trial, case, "trial_failed", None, error=error)
+
+    def build(self, evaluator_versions: dict[str, str] | None = None) -> ExperimentRun:
+        """Sort, type and assemble the five tables."""
+        m, s = self.manifest, self.suite
+        c = self._cols
+        variant = np.asarray(c["variant"], dtype=np.int32)
+        trial = np.asarray(c["trial"], dtype=np.int32)
+        case_index = np.asarray(c["case_index"], dtype=np.int32)
+        order = np.lexsort((case_index, trial, variant))
+        n = len(order)
+
+        trial_keys = sorted(self._trials)
+        position_of = {key: self._trials[key][2] for key in trial_keys}
+        run_order = np.fromiter(
+            (position_of[(int(v), int(t))] for v, t in zip(variant, trial, strict=True)),
+            dtype=np.int32,
+            count=n,
+        )
+
+        def col(name: str, dtype: str | None = None) -> Any:
+            values = c[name]
+            if dtype is None:
+                return [values[i] for i in order]
+            return pd.array([values[i] for i in order], dtype=dtype)
+
+        attempts = pd.DataFrame(
+            {
+                "experiment_id": codes_categorical(
+                    np.zeros(n, dtype=np.int32), [f"{m.name}@{m.version}"]
+                ),
+                "variant_id": codes_categorical(variant[order], m.variant_ids),
+                "trial": trial[order],
+                "case_id": codes_categorical(case_index[order], s.case_ids),
+                "case_index": case_index[order],
+                "status": categorical(col("status"), ATTEMPT_STATUSES),
+                "passed": np.asarray(col("passed"), dtype=bool),
+                "score": np.asarray(col("score", "Float64").to_numpy(float, na_value=np.nan)),
+                "n_checks": np.asarray(col("n_checks"), dtype=np.int32),
+                "n_checks_passed": np.asarray(col("n_checks_passed"), dtype=np.int32),
+                "score_sum": col("score_sum", "Float64").to_numpy(float, na_value=np.nan),
+                "latency_ms": col("latency_ms", "Float64").to_numpy(float, na_value=np.nan),
+                "cost_usd": col("cost_usd", "Float64").to_numpy(float, na_value=np.nan),
+                "cost_source": categorical(col("cost_source"), ("measured", "estimated")),
+                "output": pd.array(col("output"), dtype="str"),
+                "trace_id": pd.array(col("trace_id"), dtype="str"),
+                "trace_shape": categorical(col("trace_shape"), TRACE_SHAPES),
+                "tools": pd.array(col("tools"), dtype="str"),
+                "n_tool_calls": np.asarray(col("n_tool_calls"), dtype=np.int32),
+                "turns": col("turns", "Int32"),
+                "target_attempts": col("target_attempts", "Int32"),
+                "error": pd.array(col("error"), dtype="str"),
+                "run_order": run_order[order],
+            }
+        )
+
+        # Checks follow their attempts' new order; within an attempt, emission order.
+        k = self.checks
+        new_row = np.empty(n, dtype=np.int64)
+        new_row[order] = np.arange(n)
+        check_attempt = new_row[np.asarray(k.attempt, dtype=np.int64)]
+        corder = np.argsort(check_attempt, kind="stable")
+        sorted_attempt = check_attempt[corder]
+        starts = np.searchsorted(sorted_attempt, sorted_attempt, side="left")
+        check_index = (np.arange(len(corder)) - starts).astype(np.int32)
+
+        def kcol(values: list[Any]) -> list[Any]:
+            return [values[i] for i in corder]
+
+        versions = [v if v is not None else None for v in kcol(k.evaluator_version)]
+        checks = pd.DataFrame(
+            {
+                "variant_id": attempts["variant_id"].to_numpy()[sorted_attempt],
+                "trial": attempts["trial"].to_numpy()[sorted_attempt],
+                "case_id": attempts["case_id"].to_numpy()[sorted_attempt],
+                "check_index": check_index,
+                "name": pd.array(kcol(k.name), dtype="str"),
+                "metric": pd.Categorical(kcol(k.metric)),
+                "value": np.asarray(kcol(k.value), dtype=float),
+                "passed": np.asarray(kcol(k.passed), dtype=bool),
+                "required": np.asarray(kcol(k.required), dtype=bool),
+                "skipped": np.asarray(kcol(k.skipped), dtype=bool),
+                "explanation": pd.array(kcol(k.explanation), dtype="str"),
+                "evaluator": pd.Categorical(kcol(k.evaluator)),
+                "evaluator_version": pd.Categorical(versions),
+                "evaluator_type": pd.Categorical(kcol(k.evaluator_type)),
+            }
+        )
+        checks["variant_id"] = codes_categorical(
+            variant[order][sorted_attempt], m.variant_ids
+        )
+        checks["case_id"] = codes_categorical(case_index[order][sorted_attempt], s.case_ids)
+
+        trials = pd.DataFrame(
+            {
+                "variant_id": codes_categorical(
+                    np.asarray([v for v, _ in trial_keys], dtype=np.int32), m.variant_ids
+                ),
+                "trial": np.asarray([t for _, t in trial_keys], dtype=np.int32),
+                "status": categorical([self._trials[key][0] for key in trial_keys], TRIAL_STATUSES),
+                "error_message": pd.array(
+                    [self._trials[key][1] for key in trial_keys], dtype="str"
+                ),
+                "execution_position": np.asarray(
+                    [self._trials[key][2] for key in trial_keys], dtype=np.int32
+                ),
+            }
+        )
+        return ExperimentRun(
+            manifest=m,
+            suite=s,
+            attempts=attempts,
+            checks=checks,
+            trials=trials,
+            variants=variants_frame(m),
+            cases=cases_frame(s),
+            evaluator_versions=dict(evaluator_versions or {}),
+        )
+
+
+def variants_frame(manifest: ManifestSpec) -> pd.DataFrame:
+    """The ``variants`` table of a manifest.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats.model import ManifestSpec, VariantSpec
+    >>> vs = tuple(VariantSpec(id=i, name=i.upper(), target_kind="recorded", target=f"{i}.json",
+    ...                        resolved_target=f"{i}.json", factors={"model": m})
+    ...            for i, m in [("a", "big"), ("b", "small"), ("c", "big")])
+    >>> m = ManifestSpec(path=Path("m.yaml"), name="x", version="1", baseline_variant_id="a",
+    ...                  variants=vs)
+    >>> variants_frame(m)[["variant_id", "is_baseline", "factor_model"]]
+      variant_id  is_baseline factor_model
+    0          a         True          big
+    1          b        False        small
+    2          c        False          big
+    """
+    ids = manifest.variant_ids
+    factor_names: dict[str, None] = {}
+    for v in manifest.variants:
+        factor_names.update(dict.fromkeys(v.factors))
+    data: dict[str, Any] = {
+        "variant_id": codes_categorical(np.arange(len(ids), dtype=np.int32), ids),
+        "variant_name": pd.array([v.name for v in manifest.variants], dtype="str"),
+        "position": np.arange(len(ids), dtype=np.int32),
+        "target_kind": categorical(
+            [v.target_kind for v in manifest.variants], ("python", "http", "recorded")
+        ),
+        "target": pd.array([v.target for v in manifest.variants], dtype="str"),
+        "timeout_seconds": np.asarray(
+            [v.timeout_seconds for v in manifest.variants], dtype=float
+        ),
+        "is_baseline": np.asarray(
+            [v.id == manifest.baseline_variant_id for v in manifest.variants], dtype=bool
+        ),
+        "description": pd.array([v.description for v in manifest.variants], dtype="str"),
+    }
+    for name in factor_names:
+        data[factor_column(name)] = pd.array(
+            [v.factors.get(name) for v in manifest.variants], dtype="str"
+        )
+    return pd.DataFrame(data)
+
+
+def cases_frame(suite: SuiteSpec) -> pd.DataFrame:
+    """The ``cases`` table of a suite (inputs and metadata as JSON text)."""
+    ids = suite.case_ids
+
+    def n_expectations(c: CaseSpec) -> int:
+        return (
+            (c.expected_output is not None)
+            + len(c.expected_contains)
+            + (c.output_json_schema is not None)
+            + len(c.required_output_fields)
+            + len(c.required_tools)
+            + len(c.forbidden_tools)
+            + len(c.required_tool_arguments)
+            + len(c.expected_tool_arguments)
+            + bool(c.required_tool_order)
+            + (c.max_latency_ms is not None)
+            + (c.max_cost_usd is not None)
+            + (c.max_turns is not None)
+            + len(c.evaluators)
+        )
+
+    return pd.DataFrame(
+        {
+            "case_id": codes_categorical(np.arange(len(ids), dtype=np.int32), ids),
+            "case_index": np.arange(len(ids), dtype=np.int32),
+            "case_name": pd.array([c.name for c in suite.cases], dtype="str"),
+            "tags": pd.array([",".join(c.tags) for c in suite.cases], dtype="str"),
+            "n_expectations": np.asarray(
+                [n_expectations(c) for c in suite.cases], dtype=np.int32
+            ),
+            "input": pd.array(
+                [json.dumps(c.input, ensure_ascii=False, default=str) for c in suite.cases],
+                dtype="str",
+            ),
+            "metadata": pd.array(
+                [json.dumps(c.metadata, ensure_ascii=False, default=str) for c in suite.cases],
+                dtype="str",
+            ),
+        }
+    )

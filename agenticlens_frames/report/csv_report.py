@@ -1,0 +1,168 @@
+"""The two CSVs of AgenticLens 0.10 (spec §10.2, §10.3), byte for byte, from result frames.
+
+Numbers are Python ``str()`` of the value (shortest round-trip repr), booleans
+``True``/``False``, null empty; user text that starts with ``= + - @ \\t \\r`` gets a
+leading ``'`` so spreadsheets do not run it as a formula.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..analysis import ExperimentAnalysis
+
+__all__ = ["guard_formula", "render_cases_csv", "render_variants_csv", "write_csv"]
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def guard_formula(text: str) -> str:
+    """Prefix ``'`` to text a spreadsheet would run as a formula (OWASP CSV injection).
+
+    Examples
+    --------
+    >>> guard_formula("=HYPERLINK(1)"), guard_formula("plain")
+    ("'=HYPERLINK(1)", 'plain')
+    """
+    return f"'{text}" if text.startswith(_FORMULA_START) else text
+
+
+def _cell(value: Any) -> str:
+    if value is None or value is pd.NA:
+        return ""
+    if isinstance(value, float) and math.isnan(value):
+        return ""
+    return str(value)
+
+
+def _k_headers(pass_k: tuple[int, ...]) -> list[str]:
+    return [f"{name}{k}" for k in pass_k for name in ("pass_at_", "pass_hat_")]
+
+
+def render_variants_csv(analysis: ExperimentAnalysis) -> str:
+    """One row per variant, manifest order (the package's ``--csv``)."""
+    ks = analysis.pass_k
+    comps = {
+        c["candidate_variant_id"]: c for c in analysis.comparisons.to_dict("records")
+    }
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(
+        [
+            "variant_id",
+            "variant_name",
+            "target_kind",
+            "factors",
+            "is_baseline",
+            "pareto_optimal",
+            "attempted_trials",
+            "completed_trials",
+            "trial_success_rate",
+            "case_pass_rate",
+            "case_pass_rate_lower",
+            "case_pass_rate_upper",
+            "mean_score",
+            "mean_latency_ms",
+            "mean_cost_usd",
+            "priced_trials",
+            "consistency_rate",
+            "flaky_case_ids",
+            *_k_headers(ks),
+            "case_pass_rate_delta",
+            "case_pass_rate_p_value",
+            "statistically_significant",
+            "changed_factors",
+        ]
+    )
+    for row in analysis.variants.to_dict("records"):
+        vid = str(row["variant_id"])
+        comp = comps.get(vid)
+        changed = comp["changed_factors"] if comp else {}
+        writer.writerow(
+            [
+                guard_formula(vid),
+                guard_formula(row["variant_name"]),
+                row["target_kind"],
+                guard_formula(";".join(f"{k}={v}" for k, v in row["factors"].items())),
+                bool(row["is_baseline"]),
+                bool(row["pareto_optimal"]),
+                int(row["attempted_trials"]),
+                int(row["completed_trials"]),
+                row["trial_success_rate"],
+                _cell(row["case_pass_rate"]),
+                _cell(row["case_pass_rate_ci_low"]),
+                _cell(row["case_pass_rate_ci_high"]),
+                _cell(row["average_score_mean"]),
+                _cell(row["average_latency_ms_mean"]),
+                _cell(row["total_cost_usd_mean"]),
+                int(row["priced_trials"]),
+                _cell(row["consistency_rate"]),
+                guard_formula(";".join(row["flaky_case_ids"])),
+                *[_cell(row[f"{name}_{k}"]) for k in ks for name in ("pass_at", "pass_hat")],
+                _cell(comp["case_pass_rate_delta"] if comp else None),
+                _cell(comp["case_pass_rate_p_value"] if comp else None),
+                _cell(comp["statistically_significant"] if comp else None),
+                guard_formula(";".join(f"{n}={v[0]}->{v[1]}" for n, v in changed.items())),
+            ]
+        )
+    return buffer.getvalue()
+
+
+def render_cases_csv(analysis: ExperimentAnalysis) -> str:
+    """One row per (variant, case), variant then suite order (the package's ``--cases-csv``)."""
+    ks = analysis.pass_k
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(
+        [
+            "variant_id",
+            "case_id",
+            "case_name",
+            "attempts",
+            "passes",
+            "pass_rate",
+            "mean_score",
+            "score_standard_deviation",
+            "consistent",
+            *_k_headers(ks),
+        ]
+    )
+    cm = analysis.cases
+    columns = {c: cm[c].tolist() for c in cm.columns}
+    variant_ids = [str(v) for v in columns["variant_id"]]
+    case_ids = [str(c) for c in columns["case_id"]]
+    k_cols = [columns[f"{name}_{k}"] for k in ks for name in ("pass_at", "pass_hat")]
+    rows = []
+    for i in range(len(cm)):
+        attempts = columns["attempts"][i]
+        rows.append(
+            [
+                guard_formula(variant_ids[i]),
+                guard_formula(case_ids[i]),
+                guard_formula(columns["case_name"][i]),
+                attempts,
+                columns["passes"][i],
+                columns["pass_rate"][i],
+                _cell(columns["mean_score"][i]),
+                _cell(columns["score_standard_deviation"][i]),
+                bool(columns["consistent"][i]),
+                *[_cell(col[i]) for col in k_cols],
+            ]
+        )
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def write_csv(text: str, path: str | Path) -> Path:
+    """Write CSV text as UTF-8 with ``\\n`` line ends (parents created)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
+    return target

@@ -1,0 +1,253 @@
+"""Read a saved JSON report (ours or the package's) back into result frames.
+
+``experiment report REPORT.json`` re-renders the console summary, HTML and CSVs from
+these frames without running anything, exactly as from a fresh analysis.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..analysis import COMPARISON_COLUMNS, SUMMARY_METRICS, SUMMARY_STATS, ExperimentAnalysis
+from ..errors import InputError
+
+__all__ = ["load_report"]
+
+_REQUIRED_TOP = (
+    "experiment_name",
+    "experiment_version",
+    "suite_name",
+    "suite_version",
+    "baseline_variant_id",
+    "trial_count",
+    "confidence_level",
+    "regression_threshold",
+    "pass_k",
+    "minimum_trials",
+    "randomization",
+    "variants",
+    "comparisons",
+    "pareto_frontier_variant_ids",
+    "factor_levels",
+    "case_ids",
+    "warnings",
+)
+
+
+def _nan(value: Any) -> float:
+    return math.nan if value is None else float(value)
+
+
+def _get(data: dict, key: str, file: Path, where: list[str | int]) -> Any:
+    if not isinstance(data, dict) or key not in data:
+        raise InputError(
+            f"missing key {key!r}",
+            file=file,
+            location=[*where] or None,
+            hint="is this an experiment report written by `experiment run --save`?",
+        )
+    return data[key]
+
+
+def load_report(path: str | Path) -> ExperimentAnalysis:
+    """Load a schema-1.1 experiment report into an :class:`ExperimentAnalysis`.
+
+    The result has ``run=None`` (the tidy tables are not in a report); every result
+    frame a renderer needs is rebuilt from the report's own numbers.
+    """
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise InputError("file not found", file=file) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", file=file) from exc
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not valid JSON: {exc.msg}", file=file, location=f"line {exc.lineno}, column {exc.colno}"
+        ) from exc
+    if not isinstance(data, dict):
+        raise InputError("a report must be a JSON object", file=file)
+    for key in _REQUIRED_TOP:
+        _get(data, key, file, [])
+    if str(data.get("schema_version", "1.1")) != "1.1":
+        raise InputError(
+            f"report schema_version {data.get('schema_version')!r} is not supported (need '1.1')",
+            file=file,
+            location="schema_version",
+        )
+    ks = tuple(int(k) for k in data["pass_k"])
+    cl = float(data["confidence_level"])
+    baseline = data["baseline_variant_id"]
+    frontier = list(data["pareto_frontier_variant_ids"])
+
+    variant_rows, case_rows, trial_rows = [], [], []
+    variant_ids = []
+    for i, v in enumerate(data["variants"]):
+        where: list[str | int] = ["variants", i]
+        vid = _get(v, "variant_id", file, where)
+        variant_ids.append(vid)
+        s = _get(v, "summary", file, where)
+        row: dict[str, Any] = {
+            "variant_id": vid,
+            "variant_name": _get(v, "variant_name", file, where),
+            "target_kind": _get(v, "target_kind", file, where),
+            "factors": dict(v.get("factors") or {}),
+            "is_baseline": vid == baseline,
+        }
+        for key in ("attempted_trials", "completed_trials", "failed_trials", "successful_trials"):
+            row[key] = int(_get(s, key, file, [*where, "summary"]))
+        row["trial_success_rate"] = float(s["trial_success_rate"])
+        for metric in SUMMARY_METRICS:
+            block = s.get(metric)
+            if block is None:
+                row[f"{metric}_count"] = 0
+                row.update({f"{metric}_{stat}": math.nan for stat in SUMMARY_STATS[1:]})
+                continue
+            row[f"{metric}_count"] = int(block["count"])
+            for stat in ("mean", "median", "p95", "standard_deviation", "coefficient_of_variation"):
+                row[f"{metric}_{stat}"] = _nan(block.get(stat))
+            ci = block.get("confidence_interval") or {}
+            row[f"{metric}_ci_low"] = _nan(ci.get("lower"))
+            row[f"{metric}_ci_high"] = _nan(ci.get("upper"))
+        row["case_attempts"] = int(s["case_attempts"])
+        row["case_passes"] = int(s["case_passes"])
+        row["case_pass_rate"] = _nan(s.get("case_pass_rate"))
+        interval = s.get("case_pass_rate_interval") or {}
+        row["case_pass_rate_ci_low"] = _nan(interval.get("lower"))
+        row["case_pass_rate_ci_high"] = _nan(interval.get("upper"))
+        for k in ks:
+            row[f"pass_at_{k}"] = _nan(s.get("pass_at_k", {}).get(str(k)))
+            row[f"pass_hat_{k}"] = _nan(s.get("pass_hat_k", {}).get(str(k)))
+        row["consistency_rate"] = _nan(s.get("consistency_rate"))
+        row["flaky_case_ids"] = tuple(s.get("flaky_case_ids") or ())
+        row["n_flaky_cases"] = len(row["flaky_case_ids"])
+        row["priced_trials"] = int(s.get("priced_trials", 0))
+        row["pareto_optimal"] = bool(v.get("pareto_optimal", vid in frontier))
+        variant_rows.append(row)
+        for j, c in enumerate(_get(v, "cases", file, where)):
+            cw: list[str | int] = [*where, "cases", j]
+            crow: dict[str, Any] = {
+                "variant_id": vid,
+                "case_id": _get(c, "case_id", file, cw),
+                "case_name": c.get("case_name", ""),
+                "case_index": j,
+                "attempts": int(_get(c, "attempts", file, cw)),
+                "passes": int(_get(c, "passes", file, cw)),
+                "pass_rate": float(_get(c, "pass_rate", file, cw)),
+                "mean_score": _nan(c.get("mean_score")),
+                "score_standard_deviation": _nan(c.get("score_standard_deviation")),
+                "consistent": bool(c.get("consistent")),
+            }
+            for k in ks:
+                crow[f"pass_at_{k}"] = _nan(c.get("pass_at_k", {}).get(str(k)))
+                crow[f"pass_hat_{k}"] = _nan(c.get("pass_hat_k", {}).get(str(k)))
+            case_rows.append(crow)
+        for t in v.get("trials") or []:
+            report = t.get("report") or {}
+            summary = report.get("summary") or {}
+            trial_rows.append(
+                {
+                    "variant_id": vid,
+                    "trial": int(t.get("trial_index", 0)),
+                    "status": t.get("status"),
+                    "pass_rate": _nan(summary.get("pass_rate")),
+                    "average_score": _nan(summary.get("average_score")),
+                    "average_latency_ms": _nan(summary.get("average_latency_ms")),
+                    "total_cost_usd": _nan(summary.get("total_cost_usd")),
+                    "error_message": t.get("error_message"),
+                }
+            )
+    variants = pd.DataFrame(variant_rows)
+    variants["variant_id"] = pd.Categorical(variants["variant_id"], categories=variant_ids)
+    cases = pd.DataFrame(case_rows)
+    if len(cases):
+        cases["variant_id"] = pd.Categorical(cases["variant_id"], categories=variant_ids)
+    comparison_rows = []
+    for c in data["comparisons"]:
+        row = {
+            "baseline_variant_id": c["baseline_variant_id"],
+            "candidate_variant_id": c["candidate_variant_id"],
+        }
+        for metric in SUMMARY_METRICS:
+            d = c.get(f"{metric}_delta")
+            row[f"{metric}_delta"] = _nan(d["absolute"]) if d else math.nan
+            relative = d.get("relative") if d else None
+            if d and relative is None:  # the package writes ±inf as null
+                relative = math.copysign(math.inf, d["absolute"]) if d["absolute"] else math.nan
+            row[f"{metric}_delta_relative"] = _nan(relative)
+            row[f"{metric}_regressed"] = bool(d["regressed"]) if d else pd.NA
+        row["changed_factors"] = dict(c.get("changed_factors") or {})
+        row["case_pass_rate_delta"] = _nan(c.get("case_pass_rate_delta"))
+        row["case_pass_rate_p_value"] = _nan(c.get("case_pass_rate_p_value"))
+        significant = c.get("statistically_significant")
+        row["statistically_significant"] = pd.NA if significant is None else bool(significant)
+        row["regressed_case_ids"] = tuple(c.get("regressed_case_ids") or ())
+        row["improved_case_ids"] = tuple(c.get("improved_case_ids") or ())
+        row["warnings"] = tuple(c.get("warnings") or ())
+        comparison_rows.append(row)
+    comparisons = pd.DataFrame(comparison_rows)
+    if comparisons.empty:
+        comparisons = pd.DataFrame(columns=COMPARISON_COLUMNS)
+    factor_levels = pd.DataFrame(
+        [
+            {
+                "factor": f["factor"],
+                "value": f["value"],
+                "variant_ids": tuple(f["variant_ids"]),
+                "n_variants": len(f["variant_ids"]),
+                "mean_pass_rate": _nan(f.get("mean_pass_rate")),
+                "mean_average_score": _nan(f.get("mean_average_score")),
+                "mean_latency_ms": _nan(f.get("mean_latency_ms")),
+                "mean_cost_usd": _nan(f.get("mean_cost_usd")),
+                "mean_trial_success_rate": _nan(f.get("mean_trial_success_rate")),
+            }
+            for f in data["factor_levels"]
+        ],
+        columns=[
+            "factor",
+            "value",
+            "variant_ids",
+            "n_variants",
+            "mean_pass_rate",
+            "mean_average_score",
+            "mean_latency_ms",
+            "mean_cost_usd",
+            "mean_trial_success_rate",
+        ],
+    )
+    randomization = data["randomization"]
+    info = {
+        "experiment_name": data["experiment_name"],
+        "experiment_version": data["experiment_version"],
+        "suite_name": data["suite_name"],
+        "suite_version": data["suite_version"],
+        "baseline_variant_id": baseline,
+        "trial_count": int(data["trial_count"]),
+        "random_seed": data.get("random_seed"),
+        "minimum_trials": int(data["minimum_trials"]),
+        "execution_order": [tuple(x) for x in randomization.get("execution_order", [])],
+        "case_ids": list(data["case_ids"]),
+        "created_at": data.get("created_at"),
+    }
+    extras = data.get("agenticlens_frames") or {}
+    return ExperimentAnalysis(
+        run=None,
+        confidence_level=cl,
+        regression_threshold=float(data["regression_threshold"]),
+        pass_k=ks,
+        latency_missing=extras.get("latency_missing", "zero"),
+        trials=pd.DataFrame(trial_rows),
+        cases=cases,
+        variants=variants,
+        comparisons=comparisons,
+        factor_levels=factor_levels,
+        pareto_frontier=frontier,
+        warnings=list(data["warnings"]),
+        info=info,
+    )

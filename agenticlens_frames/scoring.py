@@ -1,0 +1,466 @@
+"""Score one sample against one case: the built-in checks of AgenticLens 0.10 (spec §6).
+
+Scores are not objects: each check appends one value to the columns of a
+:class:`CheckColumns` sink, which becomes the ``checks`` table. The pass rule, name,
+metric, order and explanation of every check follow the package exactly, so our
+``checks`` table and the package's trial reports agree score for score.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from jsonschema import Draft202012Validator
+from referencing import Registry
+from referencing.exceptions import Unresolvable
+
+from .evaluators import REFERENCE_SCORER_NAMES, EvaluatorRegistry
+
+if TYPE_CHECKING:
+    from .formats.model import CaseSpec
+    from .formats.traces import Trace
+
+__all__ = [
+    "BUILTIN_EVALUATOR",
+    "BUILTIN_VERSION",
+    "AttemptScore",
+    "CheckColumns",
+    "score_sample",
+    "score_unavailable",
+]
+
+#: What the package stamps on its built-in checks (``Score.evaluator`` / version).
+BUILTIN_EVALUATOR = "agentic_evals.builtin"
+BUILTIN_VERSION = "0.9.0"
+
+
+@dataclass(slots=True)
+class CheckColumns:
+    """Column lists of the ``checks`` table, filled one check at a time.
+
+    ``attempt`` is the row number of the attempt (in the ``attempts`` table) the check
+    belongs to; the table builder turns it into the (variant, trial, case) key.
+    """
+
+    attempt: list[int] = field(default_factory=list)
+    name: list[str] = field(default_factory=list)
+    metric: list[str] = field(default_factory=list)
+    value: list[float] = field(default_factory=list)
+    passed: list[bool] = field(default_factory=list)
+    required: list[bool] = field(default_factory=list)
+    skipped: list[bool] = field(default_factory=list)
+    explanation: list[str] = field(default_factory=list)
+    evaluator: list[str] = field(default_factory=list)
+    evaluator_version: list[str | None] = field(default_factory=list)
+    evaluator_type: list[str] = field(default_factory=list)
+
+    def add(
+        self,
+        attempt: int,
+        name: str,
+        metric: str,
+        passed: bool,
+        explanation: str,
+        *,
+        value: float | None = None,
+        required: bool = True,
+        evaluator: str = BUILTIN_EVALUATOR,
+        evaluator_version: str | None = BUILTIN_VERSION,
+        evaluator_type: str = "deterministic",
+    ) -> None:
+        self.attempt.append(attempt)
+        self.name.append(name)
+        self.metric.append(metric)
+        self.value.append(float(passed) if value is None else value)
+        self.passed.append(passed)
+        self.required.append(required)
+        self.skipped.append(False)
+        self.explanation.append(explanation)
+        self.evaluator.append(evaluator)
+        self.evaluator_version.append(evaluator_version)
+        self.evaluator_type.append(evaluator_type)
+
+    def __len__(self) -> int:
+        return len(self.attempt)
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptScore:
+    """What one scored sample contributes to the ``attempts`` table."""
+
+    passed: bool
+    #: Mean of the values of the non-skipped scores (``statistics.fmean``), the case score.
+    score: float | None
+    n_checks: int
+    n_checks_passed: int
+    #: Sum of the check values in emission order (plain left-to-right float sum).
+    score_sum: float
+    #: ``metadata.turn_count`` when it is a positive ``int`` (the package's rule), else None.
+    turns: int | None
+    evaluator_error: str | None = None
+
+
+def _reject_constant(value: str) -> Any:
+    raise ValueError(f"Non-finite JSON constant {value} is not allowed")
+
+
+@lru_cache(maxsize=4096)
+def _validator_for(schema_json: str) -> Draft202012Validator:
+    # Built once per distinct schema; an empty registry means remote $refs never load.
+    return Draft202012Validator(json.loads(schema_json), registry=Registry())
+
+
+def _schema_check(payload: Any, schema: dict[str, Any]) -> tuple[bool, str]:
+    validator = _validator_for(json.dumps(schema, sort_keys=True))
+    try:
+        error = next(validator.iter_errors(payload), None)
+    except Unresolvable as exc:
+        # The suite loader refuses unresolvable references; this is a last line of defence.
+        return False, f"Unresolvable output_json_schema reference: {exc}"
+    if error is not None:
+        return False, f"Output violates JSON Schema at {error.json_path}: {error.message}"
+    return True, "Output matches the configured JSON Schema Draft 2020-12."
+
+
+def _lookup(payload: Any, dotted: str) -> bool:
+    current = payload
+    for part in dotted.split("."):
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            return False
+    return True
+
+
+def positive_turns(trace: Trace) -> int | None:
+    """``metadata.turn_count`` if it is a Python ``int`` > 0 (``True`` counts as 1), else None.
+
+    This is the package's rule (bug B7 kept for compatibility: ``2.0`` is "missing").
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> positive_turns(SimpleNamespace(metadata={"turn_count": 3}))
+    3
+    >>> positive_turns(SimpleNamespace(metadata={"turn_count": 2.0})) is None
+    True
+    """
+    turns = trace.metadata.get("turn_count")
+    if isinstance(turns, int) and turns > 0:
+        return turns
+    return None
+
+
+def _exact_match_applies(case: CaseSpec) -> bool:
+    if case.expected_output is None:
+        return False
+    return not any(
+        ref.name in REFERENCE_SCORER_NAMES and not ref.config.get("reference")
+        for ref in case.evaluators
+    )
+
+
+def score_sample(
+    case: CaseSpec,
+    output: str,
+    trace: Trace,
+    sink: CheckColumns,
+    attempt: int,
+    registry: EvaluatorRegistry | None = None,
+) -> AttemptScore:
+    """Run every check of ``case`` on one sample, appending them to ``sink``.
+
+    Parameters
+    ----------
+    case
+        The suite case.
+    output
+        The agent's output as recorded (stripped of surrounding whitespace before checks).
+    trace
+        The normalised trace (:func:`agenticlens_frames.formats.normalize_trace`).
+    sink
+        Where the checks go, one row each.
+    attempt
+        The attempt's row number, stored with each check.
+    registry
+        Evaluators named by the case; the suite loader has checked they are registered.
+
+    Returns
+    -------
+    AttemptScore
+        Case pass, case score and counts.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats.model import CaseSpec
+    >>> from agenticlens_frames.formats.traces import normalize_trace
+    >>> case = CaseSpec(id="c1", name="refund", index=0, expected_contains=("refund",),
+    ...                 max_turns=3)
+    >>> sink = CheckColumns()
+    >>> result = score_sample(case, "Your refund is on its way",
+    ...                       normalize_trace({"metadata": {"turn_count": 4}}), sink, 0)
+    >>> result.passed, result.score, sink.name
+    (False, 0.5, ['contains:refund', 'turn_count_threshold'])
+    """
+    start = len(sink)
+    text = output.strip()
+    add = sink.add
+
+    if _exact_match_applies(case):
+        ok = text == case.expected_output.strip()  # type: ignore[union-attr]
+        add(
+            attempt,
+            "exact_match",
+            "exact_match",
+            ok,
+            "Output exactly matches the reference."
+            if ok
+            else "Output does not exactly match the reference.",
+        )
+
+    if case.expected_contains:
+        folded = text.casefold()
+        for expected in case.expected_contains:
+            ok = expected.casefold() in folded
+            add(
+                attempt,
+                f"contains:{expected}",
+                "contains",
+                ok,
+                f"Output contains required text: {expected!r}."
+                if ok
+                else f"Output is missing required text: {expected!r}.",
+            )
+
+    if case.output_json_schema is not None or case.required_output_fields:
+        parsed: Any = None
+        json_error: str | None = None
+        try:
+            parsed = json.loads(text, parse_constant=_reject_constant)
+        except ValueError as exc:
+            json_error = str(exc)
+        if case.output_json_schema is not None:
+            if json_error is not None:
+                add(
+                    attempt,
+                    "json_schema",
+                    "json_schema",
+                    False,
+                    f"Output is not valid JSON: {json_error}.",
+                )
+            else:
+                ok, why = _schema_check(parsed, case.output_json_schema)
+                add(attempt, "json_schema", "json_schema", ok, why)
+        for path in case.required_output_fields:
+            ok = json_error is None and parsed is not None and _lookup(parsed, path)
+            if ok:
+                why = f"Output contains required field {path!r}."
+            elif json_error is not None:
+                why = f"Output is not valid JSON, so required field {path!r} could not be checked."
+            else:
+                why = f"Output is missing required field {path!r}."
+            add(attempt, f"required_field:{path}", "required_field", ok, why)
+
+    if case.required_tools or case.forbidden_tools:
+        called = set(trace.tool_names)
+        for tool in case.required_tools:
+            ok = tool in called
+            add(
+                attempt,
+                f"required_tool:{tool}",
+                "required_tool",
+                ok,
+                f"Required tool {tool!r} was called."
+                if ok
+                else f"Required tool {tool!r} was not called.",
+            )
+        for tool in case.forbidden_tools:
+            ok = tool not in called
+            add(
+                attempt,
+                f"forbidden_tool:{tool}",
+                "forbidden_tool",
+                ok,
+                f"Forbidden tool {tool!r} was not called."
+                if ok
+                else f"Forbidden tool {tool!r} was called.",
+            )
+
+    for tool, needed in case.required_tool_arguments.items():
+        needed_list = list(needed)
+        ok = any(
+            isinstance(args := attrs.get("tool_args"), dict) and all(a in args for a in needed)
+            for name, attrs in trace.spans
+            if name == tool
+        )
+        add(
+            attempt,
+            f"tool_args:{tool}",
+            "tool_args",
+            ok,
+            f"Tool {tool!r} included required arguments {needed_list}."
+            if ok
+            else f"Tool {tool!r} did not include required arguments {needed_list}.",
+        )
+
+    for tool, expected_args in case.expected_tool_arguments.items():
+        calls = [attrs.get("tool_args") for name, attrs in trace.spans if name == tool]
+        ok = any(
+            isinstance(args, dict)
+            and all(a in args and args[a] == v for a, v in expected_args.items())
+            for args in calls
+        )
+        if ok:
+            why = f"Tool {tool!r} was called with {expected_args}."
+        elif calls:
+            why = f"Tool {tool!r} was called with {calls}, not {expected_args}."
+        else:
+            why = f"Tool {tool!r} was not called, so {expected_args} was not passed."
+        add(attempt, f"tool_arg_values:{tool}", "tool_arg_values", ok, why)
+
+    if case.required_tool_order:
+        order = list(case.required_tool_order)
+        names = trace.tool_names
+        first: dict[str, int] = {}
+        for position, name in enumerate(names):
+            first.setdefault(name, position)
+        missing = [t for t in order if t not in first]
+        swapped = [
+            (a, b)
+            for a, b in zip(order, order[1:], strict=False)
+            if a in first and b in first and first[a] > first[b]
+        ]
+        ok = not missing and not swapped
+        if ok:
+            why = f"Tools were first called in the required order {order}."
+        elif missing:
+            why = f"Required order {order} not met: {missing} never called."
+        else:
+            a, b = swapped[0]
+            why = f"Required order {order} not met: {b!r} was called before {a!r}."
+        add(attempt, "tool_order", "tool_order", ok, why)
+
+    if case.max_latency_ms is not None:
+        latency = trace.total_latency_ms
+        ok = latency <= case.max_latency_ms
+        add(
+            attempt,
+            "latency_threshold",
+            "latency_threshold",
+            ok,
+            f"Latency {latency:.1f} ms {'meets' if ok else 'exceeds'} the "
+            f"{case.max_latency_ms:.1f} ms limit.",
+        )
+
+    if case.max_cost_usd is not None:
+        cost = trace.estimated_cost_usd
+        ok = cost is not None and cost <= case.max_cost_usd
+        add(
+            attempt,
+            "cost_threshold",
+            "cost_threshold",
+            ok,
+            f"Cost ${cost:.6f} meets the ${case.max_cost_usd:.6f} limit."
+            if ok and cost is not None
+            else "Cost is unavailable or exceeds the configured limit.",
+        )
+
+    turns = positive_turns(trace)
+    if case.max_turns is not None:
+        ok = turns is not None and turns <= case.max_turns
+        add(
+            attempt,
+            "turn_count_threshold",
+            "turn_count_threshold",
+            ok,
+            f"Turn count {turns} {'meets' if ok else 'exceeds'} the {case.max_turns} turn limit."
+            if turns is not None
+            else "Trace metadata is missing a positive integer turn_count, "
+            "so the max_turns check could not be evaluated.",
+        )
+
+    evaluator_error: str | None = None
+    for ref in case.evaluators:
+        evaluator = registry[ref.name] if registry is not None else None
+        if evaluator is None:  # the suite loader prevents this; keep the row honest anyway
+            add(attempt, ref.name, ref.name, False, "Evaluator is not registered.", value=0.0)
+            continue
+        try:
+            value, why = evaluator(text, case, trace, ref.config)
+        except Exception as exc:  # a trusted evaluator's bug fails its check, loudly
+            evaluator_error = f"{type(exc).__name__}: {exc}"
+            value, why = 0.0, f"Evaluator {ref.name!r} raised {evaluator_error}"
+        add(
+            attempt,
+            ref.name,
+            ref.name,
+            value >= ref.threshold and evaluator_error is None,
+            why,
+            value=value,
+            required=ref.required,
+            evaluator=ref.name,
+            evaluator_version=evaluator.version,
+            evaluator_type=evaluator.evaluator_type,
+        )
+
+    values = sink.value[start:]
+    passed_flags = sink.passed[start:]
+    required_flags = sink.required[start:]
+    n = len(values)
+    return AttemptScore(
+        passed=all(p or not r for p, r in zip(passed_flags, required_flags, strict=True)),
+        score=math.fsum(values) / n if n else None,
+        n_checks=n,
+        n_checks_passed=sum(passed_flags),
+        score_sum=sum(values),
+        turns=turns,
+        evaluator_error=evaluator_error,
+    )
+
+
+def score_unavailable(
+    sink: CheckColumns,
+    attempt: int,
+    *,
+    status: str = "missing_sample",
+    error: str | None = None,
+    target_attempts: int | None = None,
+) -> AttemptScore:
+    """Record the single failing score of a case that has nothing to score.
+
+    A missing recorded sample gets ``sample_available`` = 0; a live target that raised or
+    timed out gets ``target_call`` = 0 (spec §6, §8).
+    """
+    if status == "missing_sample":
+        sink.add(
+            attempt,
+            "sample_available",
+            "sample_available",
+            False,
+            "No evaluation sample was supplied for this test case.",
+            value=0.0,
+        )
+    else:
+        outcome = "timed out" if status == "timed_out" else "failed"
+        sink.add(
+            attempt,
+            "target_call",
+            "target_call",
+            False,
+            f"Live target {outcome} after {target_attempts} attempt(s): {error}",
+            value=0.0,
+        )
+    return AttemptScore(
+        passed=False,
+        score=0.0,
+        n_checks=1,
+        n_checks_passed=0,
+        score_sum=0.0,
+        turns=None,
+    )

@@ -1,0 +1,114 @@
+"""Shared fixtures: generated experiments and the real agenticlens package as a reference."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "data"
+EXAMPLE = DATA / "support"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+#: The generator shipped beside the project (shared/tools), in AgenticLens formats.
+MAKE_SYNTHETIC = REPO.parent / "shared" / "tools" / "make_synthetic.py"
+
+
+def _require(condition: bool, reason: str) -> None:
+    """Skip locally, but fail in CI, where every prerequisite must be installed."""
+    if condition:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI must provide it)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def make_synthetic(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
+    """Generate (once per argument set) an experiment with shared/tools/make_synthetic.py."""
+    _require(MAKE_SYNTHETIC.exists(), f"{MAKE_SYNTHETIC} not found")
+    cache: dict[tuple, Path] = {}
+    root = tmp_path_factory.mktemp("synthetic")
+
+    def make(
+        *,
+        variants: int = 4,
+        trials: int = 5,
+        cases: int = 20,
+        seed: int = 1,
+        shape: str = "mixed",
+        pass_k: str | None = None,
+    ) -> Path:
+        key = (variants, trials, cases, seed, shape, pass_k)
+        if key not in cache:
+            out = root / "-".join(str(k) for k in key)
+            args = [sys.executable, str(MAKE_SYNTHETIC), str(out), "--variants", str(variants)]
+            args += ["--trials", str(trials), "--cases", str(cases), "--seed", str(seed)]
+            args += ["--shape", shape]
+            if pass_k:
+                args += ["--pass-k", pass_k]
+            subprocess.run(args, check=True, capture_output=True)
+            cache[key] = out
+        return cache[key]
+
+    return make
+
+
+class Reference:
+    """Outputs of the real ``agenticlens experiment run`` on one experiment folder."""
+
+    def __init__(self, folder: Path, out: Path, completed: subprocess.CompletedProcess) -> None:
+        self.folder = folder
+        self.out = out
+        self.returncode = completed.returncode
+        self.stdout = completed.stdout
+        self.stderr = completed.stderr
+
+    @property
+    def report(self) -> dict:
+        return json.loads((self.out / "report.json").read_text(encoding="utf-8"))
+
+    @property
+    def variants_csv(self) -> bytes:
+        return (self.out / "variants.csv").read_bytes()
+
+    @property
+    def cases_csv(self) -> bytes:
+        return (self.out / "cases.csv").read_bytes()
+
+
+@pytest.fixture(scope="session")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Reference]:
+    """Run the real agenticlens 0.10.0 CLI (installed by ./dev test) on an experiment."""
+    exe = Path(sys.executable).parent / "agenticlens"
+    _require(exe.exists() or shutil.which("agenticlens") is not None, "agenticlens not installed")
+    command = str(exe) if exe.exists() else "agenticlens"
+    cache: dict[tuple, Reference] = {}
+    root = tmp_path_factory.mktemp("reference")
+
+    def run(
+        folder: Path,
+        manifest: str = "manifest.yaml",
+        suite: str = "suite.yaml",
+        *extra: str,
+    ) -> Reference:
+        key = (str(folder), manifest, suite, extra)
+        if key not in cache:
+            out = root / f"r{len(cache)}"
+            out.mkdir()
+            args = [command, "experiment", "run", manifest, suite, "--save", str(out / "report.json")]
+            args += ["--csv", str(out / "variants.csv"), "--cases-csv", str(out / "cases.csv")]
+            args += list(extra)
+            completed = subprocess.run(
+                args, cwd=folder, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"}
+            )
+            cache[key] = Reference(folder, out, completed)
+        return cache[key]
+
+    return run
