@@ -2,6 +2,8 @@
 
 Reads and runs AgenticLens 0.10 experiments (manifest, suite, recorded targets) and keeps
 every trial as tidy tables: ``attempts``, ``checks``, ``trials``, ``variants``, ``cases``.
+Result frames (case matrix, variant summary, comparisons, factor levels, Pareto frontier)
+are vectorised functions of those tables; the JSON, CSV and HTML reports render them.
 
 Examples
 --------
@@ -9,13 +11,32 @@ Examples
 >>> run = alf.load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
 >>> sorted(run.tables)
 ['attempts', 'cases', 'checks', 'trials', 'variants']
+>>> result = alf.analyze(run)
+>>> list(result.variants["variant_id"].astype(str))[:2]
+['baseline', 'model-large']
 """
 
+from .analysis import (
+    ExperimentAnalysis,
+    analyze,
+    case_matrix,
+    compare_to_baseline,
+    factor_levels,
+    pareto_frontier,
+    pass_at_k,
+    report_warnings,
+    trial_summary,
+    variant_summary,
+)
 from .errors import InputError
 from .evaluators import Evaluator, EvaluatorRegistry, load_registry
 from .formats import load_manifest, load_recorded, load_suite, normalize_trace
 from .frames import ExperimentRun, read_parquet
 from .loading import load_experiment
+from .report.csv_report import render_cases_csv, render_variants_csv
+from .report.html import write_html_report
+from .report.json_report import build_report, write_json_report
+from .report.saved import load_report
 from .runner.order import execution_order
 
 __version__ = "0.1.0"
@@ -23,15 +44,31 @@ __version__ = "0.1.0"
 __all__ = [
     "Evaluator",
     "EvaluatorRegistry",
+    "ExperimentAnalysis",
     "ExperimentRun",
     "InputError",
     "__version__",
+    "analyze",
+    "build_report",
+    "case_matrix",
+    "compare_to_baseline",
     "execution_order",
+    "factor_levels",
     "load_experiment",
     "load_manifest",
     "load_recorded",
     "load_registry",
+    "load_report",
     "load_suite",
     "normalize_trace",
+    "pareto_frontier",
+    "pass_at_k",
     "read_parquet",
+    "render_cases_csv",
+    "render_variants_csv",
+    "report_warnings",
+    "trial_summary",
+    "variant_summary",
+    "write_html_report",
+    "write_json_report",
 ]

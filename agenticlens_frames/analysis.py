@@ -120,7 +120,9 @@ def _sequential_sums(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -
 # --------------------------------------------------------------------------- trials
 
 
-def trial_summary(run: ExperimentRun, *, latency_missing: LatencyPolicy = "exclude") -> pd.DataFrame:
+def trial_summary(
+    run: ExperimentRun, *, latency_missing: LatencyPolicy = "exclude"
+) -> pd.DataFrame:
     """One row per (variant, trial): the trial report's summary numbers (spec §6).
 
     Parameters
@@ -163,7 +165,9 @@ def trial_summary(run: ExperimentRun, *, latency_missing: LatencyPolicy = "exclu
     known = np.where(ok, latency, 0.0)
     # Compat: every non-scored case of a completed trial contributes 0 ms.
     lat_package = [s / k for s, k in zip(_sequential_sums(known, starts, ends), n, strict=True)]
-    lat_known_sum = _sequential_sums(np.where(ok, latency, 0.0)[ok], *_masked_segments(ok, starts, ends))
+    lat_known_sum = _sequential_sums(
+        np.where(ok, latency, 0.0)[ok], *_masked_segments(ok, starts, ends)
+    )
     n_known = np.add.reduceat(ok.astype(np.int64), starts) if len(starts) else n
     lat_exclude = [
         s / k if k else math.nan for s, k in zip(lat_known_sum, n_known.tolist(), strict=True)
@@ -604,7 +608,11 @@ def compare_to_baseline(
             ),
         }
         if base["total_cost_usd_count"] > 0 and cand["total_cost_usd_count"] > 0:
-            pairs["total_cost_usd"] = (base["total_cost_usd_mean"], cand["total_cost_usd_mean"], False)
+            pairs["total_cost_usd"] = (
+                base["total_cost_usd_mean"],
+                cand["total_cost_usd_mean"],
+                False,
+            )
         for metric in SUMMARY_METRICS:
             if metric in pairs:
                 b, c, higher = pairs[metric]
@@ -733,12 +741,13 @@ def report_warnings(
     m = run.manifest
     compared = set(comparisons["candidate_variant_id"].astype(str))
     out = [
-        f"Variant {vid!r} was not compared with the baseline: one of them has no completed "
-        "trials."
+        f"Variant {vid!r} was not compared with the baseline: one of them has no completed trials."
         for vid in m.variant_ids
         if vid != m.baseline_variant_id and vid not in compared
     ]
-    completed = dict(zip(summary["variant_id"].astype(str), summary["completed_trials"], strict=True))
+    completed = dict(
+        zip(summary["variant_id"].astype(str), summary["completed_trials"], strict=True)
+    )
     under = [vid for vid in m.variant_ids if completed[vid] < m.minimum_trials]
     if under:
         out.append(

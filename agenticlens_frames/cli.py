@@ -78,7 +78,9 @@ def _write_outputs(
 
 @experiment_app.command("run")
 def experiment_run(
-    manifest_file: Path = typer.Argument(..., help="Experiment manifest (YAML, or JSON by extension)."),
+    manifest_file: Path = typer.Argument(
+        ..., help="Experiment manifest (YAML, or JSON by extension)."
+    ),
     suite_file: Path = typer.Argument(..., help="Evaluation suite (YAML, or JSON by extension)."),
     save: Path = typer.Option(
         Path("agenticlens-experiment.json"), "--save", help="Where to write the JSON report."
@@ -161,7 +163,8 @@ def _exit_code(analysis: object, fail_on_regression: bool, console: Console) -> 
     if fail_on_regression:
         comps = analysis.comparisons  # type: ignore[attr-defined]
         hit = comps.loc[
-            comps["pass_rate_regressed"].fillna(False) | comps["average_score_regressed"].fillna(False),
+            comps["pass_rate_regressed"].fillna(False)
+            | comps["average_score_regressed"].fillna(False),
             "candidate_variant_id",
         ].tolist()
         if hit:

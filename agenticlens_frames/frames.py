@@ -365,6 +365,11 @@ def read_parquet(folder: str | Path) -> ExperimentRun:
     return run
 
 
+def _str_series(values: pa.Array) -> pd.Series:
+    """A pandas ``str`` column from an Arrow string array (no per-value Python work)."""
+    return pd.Series(values.to_pandas(), dtype="str")
+
+
 def categorical(values: Any, categories: tuple[str, ...] | list[str]) -> pd.Categorical:
     """A categorical over fixed ``categories`` (values outside them would be a bug)."""
     return pd.Categorical(values, categories=list(categories))
@@ -490,20 +495,24 @@ class TableBuilder:
         case_index = np.asarray(c["case_index"], dtype=np.int32)
         order = np.lexsort((case_index, trial, variant))
         n = len(order)
+        take = pa.array(order, type=pa.int64())
 
         trial_keys = sorted(self._trials)
-        position_of = {key: self._trials[key][2] for key in trial_keys}
-        run_order = np.fromiter(
-            (position_of[(int(v), int(t))] for v, t in zip(variant, trial, strict=True)),
-            dtype=np.int32,
-            count=n,
-        )
+        position = np.full((len(m.variants), max(trial.max(initial=0), 1) + 1), -1, np.int32)
+        for (v, t), info in self._trials.items():
+            position[v, t] = info[2]
 
-        def col(name: str, dtype: str | None = None) -> Any:
-            values = c[name]
-            if dtype is None:
-                return [values[i] for i in order]
-            return pd.array([values[i] for i in order], dtype=dtype)
+        def num(name: str, dtype: Any) -> np.ndarray:
+            return np.asarray(c[name], dtype=dtype)[order]
+
+        def opt_float(name: str) -> np.ndarray:
+            return pa.array(c[name], type=pa.float64()).take(take).to_numpy(zero_copy_only=False)
+
+        def text(values: list[Any]) -> pd.Series:
+            return _str_series(pa.array(values, type=pa.large_string()).take(take))
+
+        def fixed(name: str, categories: tuple[str, ...]) -> pd.Categorical:
+            return categorical(pa.array(c[name]).take(take).to_pandas(), categories)
 
         attempts = pd.DataFrame(
             {
@@ -514,63 +523,71 @@ class TableBuilder:
                 "trial": trial[order],
                 "case_id": codes_categorical(case_index[order], s.case_ids),
                 "case_index": case_index[order],
-                "status": categorical(col("status"), ATTEMPT_STATUSES),
-                "passed": np.asarray(col("passed"), dtype=bool),
-                "score": np.asarray(col("score", "Float64").to_numpy(float, na_value=np.nan)),
-                "n_checks": np.asarray(col("n_checks"), dtype=np.int32),
-                "n_checks_passed": np.asarray(col("n_checks_passed"), dtype=np.int32),
-                "score_sum": col("score_sum", "Float64").to_numpy(float, na_value=np.nan),
-                "latency_ms": col("latency_ms", "Float64").to_numpy(float, na_value=np.nan),
-                "cost_usd": col("cost_usd", "Float64").to_numpy(float, na_value=np.nan),
-                "cost_source": categorical(col("cost_source"), ("measured", "estimated")),
-                "output": pd.array(col("output"), dtype="str"),
-                "trace_id": pd.array(col("trace_id"), dtype="str"),
-                "trace_shape": categorical(col("trace_shape"), TRACE_SHAPES),
-                "tools": pd.array(col("tools"), dtype="str"),
-                "n_tool_calls": np.asarray(col("n_tool_calls"), dtype=np.int32),
-                "turns": col("turns", "Int32"),
-                "target_attempts": col("target_attempts", "Int32"),
-                "error": pd.array(col("error"), dtype="str"),
-                "run_order": run_order[order],
+                "status": fixed("status", ATTEMPT_STATUSES),
+                "passed": num("passed", bool),
+                "score": opt_float("score"),
+                "n_checks": num("n_checks", np.int32),
+                "n_checks_passed": num("n_checks_passed", np.int32),
+                "score_sum": opt_float("score_sum"),
+                "latency_ms": opt_float("latency_ms"),
+                "cost_usd": opt_float("cost_usd"),
+                "cost_source": fixed("cost_source", ("measured", "estimated")),
+                "output": text(c["output"]),
+                "trace_id": text(c["trace_id"]),
+                "trace_shape": fixed("trace_shape", TRACE_SHAPES),
+                "tools": text(c["tools"]),
+                "n_tool_calls": num("n_tool_calls", np.int32),
+                "turns": pd.array(
+                    pa.array(c["turns"], type=pa.int32()).take(take).to_pandas(), dtype="Int32"
+                ),
+                "target_attempts": pd.array(
+                    pa.array(c["target_attempts"], type=pa.int32()).take(take).to_pandas(),
+                    dtype="Int32",
+                ),
+                "error": text(c["error"]),
+                "run_order": position[variant, trial][order],
             }
         )
 
         # Checks follow their attempts' new order; within an attempt, emission order.
-        k = self.checks
+        k = self.checks.columns()
         new_row = np.empty(n, dtype=np.int64)
         new_row[order] = np.arange(n)
-        check_attempt = new_row[np.asarray(k.attempt, dtype=np.int64)]
+        check_attempt = new_row[np.asarray(k["attempt"], dtype=np.int64)]
         corder = np.argsort(check_attempt, kind="stable")
+        ctake = pa.array(corder, type=pa.int64())
         sorted_attempt = check_attempt[corder]
         starts = np.searchsorted(sorted_attempt, sorted_attempt, side="left")
         check_index = (np.arange(len(corder)) - starts).astype(np.int32)
 
-        def kcol(values: list[Any]) -> list[Any]:
-            return [values[i] for i in corder]
+        def ktext(name: str) -> pd.Series:
+            return _str_series(pa.array(k[name], type=pa.large_string()).take(ctake))
 
-        versions = [v if v is not None else None for v in kcol(k.evaluator_version)]
+        def kcat(name: str) -> pd.Categorical:
+            return pa.array(k[name], type=pa.string()).take(ctake).dictionary_encode().to_pandas()
+
+        def knum(name: str, dtype: Any) -> np.ndarray:
+            return np.asarray(k[name], dtype=dtype)[corder]
+
+        sorted_rows = order[sorted_attempt] if n else sorted_attempt
         checks = pd.DataFrame(
             {
-                "variant_id": attempts["variant_id"].to_numpy()[sorted_attempt],
-                "trial": attempts["trial"].to_numpy()[sorted_attempt],
-                "case_id": attempts["case_id"].to_numpy()[sorted_attempt],
+                "variant_id": codes_categorical(variant[sorted_rows], m.variant_ids),
+                "trial": trial[sorted_rows],
+                "case_id": codes_categorical(case_index[sorted_rows], s.case_ids),
                 "check_index": check_index,
-                "name": pd.array(kcol(k.name), dtype="str"),
-                "metric": pd.Categorical(kcol(k.metric)),
-                "value": np.asarray(kcol(k.value), dtype=float),
-                "passed": np.asarray(kcol(k.passed), dtype=bool),
-                "required": np.asarray(kcol(k.required), dtype=bool),
-                "skipped": np.asarray(kcol(k.skipped), dtype=bool),
-                "explanation": pd.array(kcol(k.explanation), dtype="str"),
-                "evaluator": pd.Categorical(kcol(k.evaluator)),
-                "evaluator_version": pd.Categorical(versions),
-                "evaluator_type": pd.Categorical(kcol(k.evaluator_type)),
+                "name": ktext("name"),
+                "metric": kcat("metric"),
+                "value": knum("value", float),
+                "passed": knum("passed", bool),
+                "required": knum("required", bool),
+                "skipped": knum("skipped", bool),
+                "explanation": ktext("explanation"),
+                "evaluator": kcat("evaluator"),
+                "evaluator_version": kcat("evaluator_version"),
+                "evaluator_type": kcat("evaluator_type"),
             }
         )
-        checks["variant_id"] = codes_categorical(
-            variant[order][sorted_attempt], m.variant_ids
-        )
-        checks["case_id"] = codes_categorical(case_index[order][sorted_attempt], s.case_ids)
 
         trials = pd.DataFrame(
             {
@@ -628,9 +645,7 @@ def variants_frame(manifest: ManifestSpec) -> pd.DataFrame:
             [v.target_kind for v in manifest.variants], ("python", "http", "recorded")
         ),
         "target": pd.array([v.target for v in manifest.variants], dtype="str"),
-        "timeout_seconds": np.asarray(
-            [v.timeout_seconds for v in manifest.variants], dtype=float
-        ),
+        "timeout_seconds": np.asarray([v.timeout_seconds for v in manifest.variants], dtype=float),
         "is_baseline": np.asarray(
             [v.id == manifest.baseline_variant_id for v in manifest.variants], dtype=bool
         ),
@@ -670,9 +685,7 @@ def cases_frame(suite: SuiteSpec) -> pd.DataFrame:
             "case_index": np.arange(len(ids), dtype=np.int32),
             "case_name": pd.array([c.name for c in suite.cases], dtype="str"),
             "tags": pd.array([",".join(c.tags) for c in suite.cases], dtype="str"),
-            "n_expectations": np.asarray(
-                [n_expectations(c) for c in suite.cases], dtype=np.int32
-            ),
+            "n_expectations": np.asarray([n_expectations(c) for c in suite.cases], dtype=np.int32),
             "input": pd.array(
                 [json.dumps(c.input, ensure_ascii=False, default=str) for c in suite.cases],
                 dtype="str",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._gc import paused_gc
 from .errors import InputError
 from .evaluators import EvaluatorRegistry
 from .formats import load_manifest, load_suite
@@ -62,6 +63,7 @@ def load_experiment(
         )
     builder = TableBuilder(manifest, suite)
     order = execution_order(manifest.variant_ids, manifest.trial_count, manifest.random_seed)
-    replay_recorded(builder, manifest, suite, order, registry, progress=progress)
     used = {ref.name for case in suite.cases for ref in case.evaluators}
-    return builder.build({name: registry[name].version for name in sorted(used)})
+    with paused_gc():
+        replay_recorded(builder, manifest, suite, order, registry, progress=progress)
+        return builder.build({name: registry[name].version for name in sorted(used)})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -38,25 +38,26 @@ BUILTIN_EVALUATOR = "agentic_evals.builtin"
 BUILTIN_VERSION = "0.9.0"
 
 
-@dataclass(slots=True)
 class CheckColumns:
-    """Column lists of the ``checks`` table, filled one check at a time.
+    """Columns of the ``checks`` table, filled one check at a time.
 
-    ``attempt`` is the row number of the attempt (in the ``attempts`` table) the check
-    belongs to; the table builder turns it into the (variant, trial, case) key.
+    Built-in checks all share the same ``required`` / ``skipped`` / evaluator fields, so
+    only six columns are appended per check; the few rows from registered evaluators keep
+    their own fields in :attr:`custom`. ``attempt`` is the attempt's row number in the
+    ``attempts`` table.
     """
 
-    attempt: list[int] = field(default_factory=list)
-    name: list[str] = field(default_factory=list)
-    metric: list[str] = field(default_factory=list)
-    value: list[float] = field(default_factory=list)
-    passed: list[bool] = field(default_factory=list)
-    required: list[bool] = field(default_factory=list)
-    skipped: list[bool] = field(default_factory=list)
-    explanation: list[str] = field(default_factory=list)
-    evaluator: list[str] = field(default_factory=list)
-    evaluator_version: list[str | None] = field(default_factory=list)
-    evaluator_type: list[str] = field(default_factory=list)
+    __slots__ = ("attempt", "custom", "explanation", "metric", "name", "passed", "value")
+
+    def __init__(self) -> None:
+        self.attempt: list[int] = []
+        self.name: list[str] = []
+        self.metric: list[str] = []
+        self.value: list[float] = []
+        self.passed: list[bool] = []
+        self.explanation: list[str] = []
+        #: row number -> (required, evaluator, evaluator_version, evaluator_type)
+        self.custom: dict[int, tuple[bool, str, str | None, str]] = {}
 
     def add(
         self,
@@ -65,24 +66,59 @@ class CheckColumns:
         metric: str,
         passed: bool,
         explanation: str,
-        *,
         value: float | None = None,
-        required: bool = True,
-        evaluator: str = BUILTIN_EVALUATOR,
-        evaluator_version: str | None = BUILTIN_VERSION,
-        evaluator_type: str = "deterministic",
     ) -> None:
+        """Append a built-in check (value 1.0/0.0 from ``passed`` unless given)."""
         self.attempt.append(attempt)
         self.name.append(name)
         self.metric.append(metric)
-        self.value.append(float(passed) if value is None else value)
+        self.value.append((1.0 if passed else 0.0) if value is None else value)
         self.passed.append(passed)
-        self.required.append(required)
-        self.skipped.append(False)
         self.explanation.append(explanation)
-        self.evaluator.append(evaluator)
-        self.evaluator_version.append(evaluator_version)
-        self.evaluator_type.append(evaluator_type)
+
+    def add_custom(
+        self,
+        attempt: int,
+        name: str,
+        value: float,
+        passed: bool,
+        explanation: str,
+        *,
+        required: bool,
+        evaluator: str,
+        evaluator_version: str | None,
+        evaluator_type: str,
+    ) -> None:
+        """Append a check from a registered evaluator."""
+        self.custom[len(self.attempt)] = (required, evaluator, evaluator_version, evaluator_type)
+        self.add(attempt, name, name, passed, explanation, value)
+
+    def columns(self) -> dict[str, list[Any]]:
+        """All columns by name (defaults filled in for built-in checks)."""
+        n = len(self.attempt)
+        required = [True] * n
+        evaluator = [BUILTIN_EVALUATOR] * n
+        version: list[str | None] = [BUILTIN_VERSION] * n
+        kind = ["deterministic"] * n
+        for row, (req, ev, ver, typ) in self.custom.items():
+            required[row], evaluator[row], version[row], kind[row] = req, ev, ver, typ
+        return {
+            "attempt": self.attempt,
+            "name": self.name,
+            "metric": self.metric,
+            "value": self.value,
+            "passed": self.passed,
+            "required": required,
+            "skipped": [False] * n,
+            "explanation": self.explanation,
+            "evaluator": evaluator,
+            "evaluator_version": version,
+            "evaluator_type": kind,
+        }
+
+    def required(self, row: int) -> bool:
+        custom = self.custom.get(row)
+        return True if custom is None else custom[0]
 
     def __len__(self) -> int:
         return len(self.attempt)
@@ -389,20 +425,19 @@ def score_sample(
     for ref in case.evaluators:
         evaluator = registry[ref.name] if registry is not None else None
         if evaluator is None:  # the suite loader prevents this; keep the row honest anyway
-            add(attempt, ref.name, ref.name, False, "Evaluator is not registered.", value=0.0)
+            add(attempt, ref.name, ref.name, False, "Evaluator is not registered.", 0.0)
             continue
         try:
             value, why = evaluator(text, case, trace, ref.config)
         except Exception as exc:  # a trusted evaluator's bug fails its check, loudly
             evaluator_error = f"{type(exc).__name__}: {exc}"
             value, why = 0.0, f"Evaluator {ref.name!r} raised {evaluator_error}"
-        add(
+        sink.add_custom(
             attempt,
             ref.name,
-            ref.name,
+            value,
             value >= ref.threshold and evaluator_error is None,
             why,
-            value=value,
             required=ref.required,
             evaluator=ref.name,
             evaluator_version=evaluator.version,
@@ -410,14 +445,18 @@ def score_sample(
         )
 
     values = sink.value[start:]
-    passed_flags = sink.passed[start:]
-    required_flags = sink.required[start:]
+    flags = sink.passed[start:]
     n = len(values)
+    n_passed = sum(flags)
+    if sink.custom:
+        passed = all(ok or not sink.required(start + i) for i, ok in enumerate(flags))
+    else:
+        passed = n_passed == n
     return AttemptScore(
-        passed=all(p or not r for p, r in zip(passed_flags, required_flags, strict=True)),
+        passed=passed,
         score=math.fsum(values) / n if n else None,
         n_checks=n,
-        n_checks_passed=sum(passed_flags),
+        n_checks_passed=n_passed,
         score_sum=sum(values),
         turns=turns,
         evaluator_error=evaluator_error,
@@ -444,7 +483,7 @@ def score_unavailable(
             "sample_available",
             False,
             "No evaluation sample was supplied for this test case.",
-            value=0.0,
+            0.0,
         )
     else:
         outcome = "timed out" if status == "timed_out" else "failed"
@@ -454,7 +493,7 @@ def score_unavailable(
             "target_call",
             False,
             f"Live target {outcome} after {target_attempts} attempt(s): {error}",
-            value=0.0,
+            0.0,
         )
     return AttemptScore(
         passed=False,

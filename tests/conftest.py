@@ -102,11 +102,23 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Referen
         if key not in cache:
             out = root / f"r{len(cache)}"
             out.mkdir()
-            args = [command, "experiment", "run", manifest, suite, "--save", str(out / "report.json")]
+            args = [
+                command,
+                "experiment",
+                "run",
+                manifest,
+                suite,
+                "--save",
+                str(out / "report.json"),
+            ]
             args += ["--csv", str(out / "variants.csv"), "--cases-csv", str(out / "cases.csv")]
             args += list(extra)
             completed = subprocess.run(
-                args, cwd=folder, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"}
+                args,
+                cwd=folder,
+                capture_output=True,
+                text=True,
+                env={**os.environ, "COLUMNS": "200"},
             )
             cache[key] = Reference(folder, out, completed)
         return cache[key]

@@ -131,7 +131,8 @@ def read_document(path: str | Path) -> Any:
     text = text.removeprefix("\ufeff")
     if not text.strip():
         raise InputError("the document is empty", file=path)
-    document = _parse_json(text, path) if is_json_path(path) else _parse_yaml(text, path)
+    with gc_paused():
+        document = _parse_json(text, path) if is_json_path(path) else _parse_yaml(text, path)
     if document is None:
         raise InputError("the document is empty (it holds only null)", file=path)
     return document
@@ -162,6 +163,17 @@ def _parse_yaml(text: str, path: Path) -> Any:
             else:
                 problem = f"{problem} ({exc.context})"
         raise InputError(f"invalid YAML: {problem}", file=path, location=location) from None
+    except yaml.reader.ReaderError as exc:
+        # Raised for characters YAML forbids; it knows a character offset, not a line.
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        raise InputError(
+            f"invalid YAML: unacceptable character #x{exc.character:04x}: {exc.reason}"
+            if isinstance(exc.character, int)
+            else f"invalid YAML: {exc.reason}",
+            file=path,
+            location=f"line {line}, column {column}",
+        ) from None
     except yaml.YAMLError as exc:
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"invalid YAML: {first_line}", file=path) from None

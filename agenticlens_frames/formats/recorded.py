@@ -174,5 +174,5 @@ def _bad_output(source: Source, location: tuple[str | int, ...], item: dict[str,
     source.fail(
         (*location, "output"),
         f"expected a string, got {describe(output)}",
-        "record the agent's answer as text (serialise structured output as a JSON string)",
+        "record the agent's answer as text; serialise structured output as a JSON string",
     )

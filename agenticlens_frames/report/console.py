@@ -68,7 +68,9 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
             _t(row["variant_id"]),
             rate,
             f"{row['average_score_mean']:.3f}" if row["average_score_count"] else "n/a",
-            f"{row['average_latency_ms_mean']:.0f} ms" if row["average_latency_ms_count"] else "n/a",
+            f"{row['average_latency_ms_mean']:.0f} ms"
+            if row["average_latency_ms_count"]
+            else "n/a",
             f"${row['total_cost_usd_mean']:.4f}" if row["total_cost_usd_count"] else "n/a",
             f"{row['trial_success_rate']:.0%} ({row['completed_trials']}/{row['attempted_trials']})",
             _pct(row["consistency_rate"], 0),
@@ -76,14 +78,28 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
         )
         k_table.add_row(
             _t(row["variant_id"]),
-            *[_pct(row[f"{name}_{k}"]) for k in analysis.pass_k for name in ("pass_at", "pass_hat")],
+            *[
+                _pct(row[f"{name}_{k}"])
+                for k in analysis.pass_k
+                for name in ("pass_at", "pass_hat")
+            ],
         )
     console.print(table)
     console.print(k_table)
 
     deltas = Table(title=Text(f"Baseline Deltas · {strip_control(info['baseline_variant_id'])}"))
-    for name in ("Variant", "Changed factors", "Case pass rate", "p-value", "Score", "Latency", "Cost"):
-        deltas.add_column(name, justify="left" if name in ("Variant", "Changed factors") else "right")
+    for name in (
+        "Variant",
+        "Changed factors",
+        "Case pass rate",
+        "p-value",
+        "Score",
+        "Latency",
+        "Cost",
+    ):
+        deltas.add_column(
+            name, justify="left" if name in ("Variant", "Changed factors") else "right"
+        )
     for c in analysis.comparisons.to_dict("records"):
         p = c["case_pass_rate_p_value"]
         significant = c["statistically_significant"] is True

@@ -48,9 +48,7 @@ def _k_headers(pass_k: tuple[int, ...]) -> list[str]:
 def render_variants_csv(analysis: ExperimentAnalysis) -> str:
     """One row per variant, manifest order (the package's ``--csv``)."""
     ks = analysis.pass_k
-    comps = {
-        c["candidate_variant_id"]: c for c in analysis.comparisons.to_dict("records")
-    }
+    comps = {c["candidate_variant_id"]: c for c in analysis.comparisons.to_dict("records")}
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(

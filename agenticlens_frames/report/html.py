@@ -103,7 +103,10 @@ def _pass_k_table(a: ExperimentAnalysis) -> str:
     head = "".join(f"<th>pass@{k}</th><th>pass^{k}</th>" for k in a.pass_k)
     rows = "".join(
         f"<tr><td>{_e(v['variant_name'])}</td>"
-        + "".join(f"<td>{_pct(v[f'pass_at_{k}'])}</td><td>{_pct(v[f'pass_hat_{k}'])}</td>" for k in a.pass_k)
+        + "".join(
+            f"<td>{_pct(v[f'pass_at_{k}'])}</td><td>{_pct(v[f'pass_hat_{k}'])}</td>"
+            for k in a.pass_k
+        )
         + "</tr>"
         for v in a.variants.to_dict("records")
     )

@@ -20,6 +20,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from .._gc import paused_gc
 from ..analysis import SUMMARY_METRICS, ExperimentAnalysis
 
 __all__ = ["build_report", "created_at", "write_json_report"]
@@ -101,7 +102,9 @@ def _variant_summary(row: pd.Series, analysis: ExperimentAnalysis) -> dict[str, 
         case_passes=int(row["case_passes"]),
         case_pass_rate=_num(row["case_pass_rate"]),
         case_pass_rate_interval=interval,
-        pass_at_k={str(k): _num(row[f"pass_at_{k}"]) for k in ks if _num(row[f"pass_at_{k}"]) is not None},
+        pass_at_k={
+            str(k): _num(row[f"pass_at_{k}"]) for k in ks if _num(row[f"pass_at_{k}"]) is not None
+        },
         pass_hat_k={
             str(k): _num(row[f"pass_hat_{k}"]) for k in ks if _num(row[f"pass_hat_{k}"]) is not None
         },
@@ -135,57 +138,130 @@ def _case_results(cases: pd.DataFrame, ks: tuple[int, ...]) -> list[dict[str, An
 
 
 class _TrialReports:
-    """Builds the per-trial EvaluationReport dicts from the attempts and checks tables."""
+    """Builds the per-trial EvaluationReport dicts from the attempts and checks tables.
+
+    Score and case records are made in bulk (one comprehension over the columns), then
+    sliced per trial; per-metric sums use ``np.bincount``, which adds in row order like the
+    package's ``sum()``.
+    """
 
     def __init__(self, analysis: ExperimentAnalysis, stamp: str, *, lean: bool) -> None:
         run = analysis.run
+        assert run is not None
         self.stamp = stamp
         self.lean = lean
         self.suite = run.suite
         self.trials = analysis.trials.set_index(["variant_id", "trial"])
-        att = run.attempts
-        self.att = {
-            c: att[c].tolist()
-            for c in (
-                "passed",
-                "status",
-                "output",
-                "trace_id",
-                "latency_ms",
-                "cost_usd",
-                "cost_source",
-                "target_attempts",
-                "error",
-                "case_index",
-            )
-        }
-        self.att["variant"] = att["variant_id"].cat.codes.tolist()
-        self.att["trial"] = att["trial"].tolist()
-        self.att_start = self._starts(att["variant_id"].cat.codes.to_numpy(), att["trial"].to_numpy())
-        chk = run.checks
-        self.chk = {
-            c: chk[c].tolist()
-            for c in (
-                "name",
-                "metric",
-                "value",
-                "passed",
-                "required",
-                "skipped",
-                "explanation",
-                "evaluator_type",
-                "evaluator",
-                "evaluator_version",
-            )
-        }
-        # Checks are sorted like attempts; n_checks gives each attempt's slice.
-        n_checks = att["n_checks"].to_numpy()
-        self.chk_start = np.concatenate([[0], np.cumsum(n_checks)]).tolist()
         self.live = any(v.target_kind != "recorded" for v in run.manifest.variants)
-        self.case_tags = [list(c.tags) for c in run.suite.cases]
-        self.case_meta = [c.metadata for c in run.suite.cases]
-        self.case_names = [c.name for c in run.suite.cases]
+        att = run.attempts
+        chk = run.checks
+        self.n_checks_start = np.concatenate([[0], np.cumsum(att["n_checks"].to_numpy())])
+        self.att_start = self._starts(
+            att["variant_id"].cat.codes.to_numpy(), att["trial"].to_numpy()
+        )
+        self.att_passed = att["passed"].to_numpy(bool)
+        self.att_status = att["status"].astype(str).tolist()
+        self.att_case = att["case_index"].to_numpy()
+        self.att_cost = att["cost_usd"].to_numpy(float)
+        self.att_source = (
+            att["cost_source"].astype(object).where(att["cost_source"].notna(), None).tolist()
+        )
+        self.att_tries = (
+            att["target_attempts"]
+            .astype(object)
+            .where(att["target_attempts"].notna(), None)
+            .tolist()
+        )
+        self.chk_metric = chk["metric"].cat.codes.to_numpy()
+        self.metric_names = list(chk["metric"].cat.categories)
+        self.chk_value = chk["value"].to_numpy(float)
+        self.chk_passed = chk["passed"].to_numpy(bool)
+        self.chk_skipped = chk["skipped"].to_numpy(bool)
+        self.case_tags = [list(dict.fromkeys(c.tags)) for c in run.suite.cases]
         self.case_ids = list(run.suite.case_ids)
+        self.scores = [] if lean else self._score_records(att, chk)
+        self.cases = [] if lean else self._case_records(att)
+
+    def _score_records(self, att: pd.DataFrame, chk: pd.DataFrame) -> list[dict[str, Any]]:
+        versions = (
+            chk["evaluator_version"].astype(object).where(chk["evaluator_version"].notna(), None)
+        )
+        records = [
+            {
+                "name": name,
+                "metric": metric,
+                "value": value,
+                "passed": passed,
+                "required": required,
+                "skipped": skipped,
+                "explanation": why,
+                "evaluator_type": kind,
+                "evaluator": evaluator,
+                "evaluator_version": version,
+                "metadata": {},
+            }
+            for name, metric, value, passed, required, skipped, why, kind, evaluator, version in zip(
+                chk["name"].tolist(),
+                chk["metric"].astype(str).tolist(),
+                chk["value"].tolist(),
+                chk["passed"].tolist(),
+                chk["required"].tolist(),
+                chk["skipped"].tolist(),
+                chk["explanation"].tolist(),
+                chk["evaluator_type"].astype(str).tolist(),
+                chk["evaluator"].astype(str).tolist(),
+                versions.tolist(),
+                strict=True,
+            )
+        ]
+        # A failed live call's single score carries the call's status in its metadata.
+        failed = np.flatnonzero(att["status"].isin(["target_error", "timed_out"]).to_numpy())
+        for row in failed.tolist():
+            record = records[int(self.n_checks_start[row])]
+            record["metadata"] = {
+                "status": "error" if self.att_status[row] == "target_error" else "timed_out",
+                "attempts": self.att_tries[row],
+                "error": att["error"].iloc[row],
+            }
+        return records
+
+    def _case_records(self, att: pd.DataFrame) -> list[dict[str, Any]]:
+        cases = self.suite.cases
+        starts = self.n_checks_start.tolist()
+        ok = [s == "ok" for s in self.att_status]
+        outputs = att["output"].fillna("").tolist()
+        trace_ids = att["trace_id"].fillna("").tolist()
+        latency = att["latency_ms"].fillna(0.0).tolist()
+        errors = att["error"].astype(object).where(att["error"].notna(), None).tolist()
+        costs = [None if math.isnan(x) else x for x in self.att_cost.tolist()]
+        records = []
+        for i, (ci, passed, cost) in enumerate(
+            zip(self.att_case.tolist(), self.att_passed.tolist(), costs, strict=True)
+        ):
+            case = cases[ci]
+            status = self.att_status[i]
+            records.append(
+                {
+                    "case_id": case.id,
+                    "case_name": case.name,
+                    "passed": passed,
+                    "scores": self.scores[starts[i] : starts[i + 1]],
+                    "output": outputs[i],
+                    "trace_id": trace_ids[i] if ok[i] else "",
+                    "latency_ms": latency[i] if ok[i] else 0.0,
+                    "cost_usd": cost,
+                    "cost_source": self.att_source[i] if cost is not None else None,
+                    "sample_available": ok[i],
+                    "target_status": ("error" if status == "target_error" else status)
+                    if self.live
+                    else None,
+                    "target_attempts": self.att_tries[i] if self.live else None,
+                    "target_error": None if ok[i] else errors[i],
+                    "tags": list(case.tags),
+                    "metadata": case.metadata,
+                }
+            )
+        return records
 
     @staticmethod
     def _starts(variant: np.ndarray, trial: np.ndarray) -> dict[tuple[int, int], tuple[int, int]]:
@@ -201,133 +277,82 @@ class _TrialReports:
             for s, e in zip(starts, ends, strict=True)
         }
 
-    def _scores(self, attempt: int) -> list[dict[str, Any]]:
-        c = self.chk
-        out = []
-        for j in range(self.chk_start[attempt], self.chk_start[attempt + 1]):
-            name = c["name"][j]
-            metadata: dict[str, Any] = {}
-            if name == "target_call" and c["evaluator"][j] == "agentic_evals.builtin":
-                metadata = {
-                    "status": self.att["status"][attempt] if self.att["status"][attempt] != "target_error" else "error",
-                    "attempts": _num(self.att["target_attempts"][attempt]),
-                    "error": self.att["error"][attempt],
-                }
-            version = c["evaluator_version"][j]
-            out.append(
-                {
-                    "name": name,
-                    "metric": c["metric"][j],
-                    "value": c["value"][j],
-                    "passed": c["passed"][j],
-                    "required": c["required"][j],
-                    "skipped": c["skipped"][j],
-                    "explanation": c["explanation"][j],
-                    "evaluator_type": c["evaluator_type"][j],
-                    "evaluator": c["evaluator"][j],
-                    "evaluator_version": None if _is_missing(version) else version,
-                    "metadata": metadata,
-                }
-            )
+    def _metrics(self, c0: int, c1: int) -> dict[str, Any]:
+        codes = self.chk_metric[c0:c1]
+        live = ~self.chk_skipped[c0:c1]
+        size = len(self.metric_names)
+        seen = np.bincount(codes, minlength=size)
+        total = np.bincount(codes[live], minlength=size)
+        passed = np.bincount(codes[live], weights=self.chk_passed[c0:c1][live], minlength=size)
+        sums = np.bincount(codes[live], weights=self.chk_value[c0:c1][live], minlength=size)
+        out = {}
+        for code in sorted(np.flatnonzero(seen).tolist(), key=lambda i: self.metric_names[i]):
+            n = int(total[code])
+            p = int(passed[code])
+            out[self.metric_names[code]] = {
+                "total": n,
+                "passed": p,
+                "failed": n - p,
+                "skipped": int(seen[code]) - n,
+                "pass_rate": p / n if n else None,
+                "average_score": float(sums[code]) / n if n else None,
+            }
         return out
 
-    def report(self, variant_code: int, variant_id: str, trial: int) -> dict[str, Any]:
-        a = self.att
-        start, end = self.att_start[(variant_code, trial)]
-        row = self.trials.loc[(variant_id, trial)]
-        cases = []
-        tag_rows: dict[str, list[int]] = {}
-        metric_scores: dict[str, list[tuple[float, bool, bool]]] = {}
-        cost_sources: Counter[str] = Counter()
+    def _tags(self, start: int, end: int) -> dict[str, Any]:
+        rows: dict[str, list[int]] = {}
         for i in range(start, end):
-            ci = a["case_index"][i]
-            status = a["status"][i]
-            ok = status == "ok"
-            cost = _num(a["cost_usd"][i])
-            if cost is not None:
-                source = a["cost_source"][i]
-                cost_sources["unspecified" if _is_missing(source) else source] += 1
-            scores = self._scores(i)
-            for s in scores:
-                metric_scores.setdefault(s["metric"], []).append(
-                    (s["value"], s["passed"], s["skipped"])
-                )
-            for tag in dict.fromkeys(self.case_tags[ci]):
-                tag_rows.setdefault(tag, []).append(i)
-            if self.lean:
-                continue
-            target_status = None
-            if self.live:
-                target_status = {"target_error": "error"}.get(status, status)
-            cases.append(
-                {
-                    "case_id": self.case_ids[ci],
-                    "case_name": self.case_names[ci],
-                    "passed": a["passed"][i],
-                    "scores": scores,
-                    "output": a["output"][i] if not _is_missing(a["output"][i]) else "",
-                    "trace_id": a["trace_id"][i] if ok else "",
-                    "latency_ms": a["latency_ms"][i] if ok else 0.0,
-                    "cost_usd": cost,
-                    "cost_source": (None if _is_missing(a["cost_source"][i]) else a["cost_source"][i])
-                    if cost is not None
-                    else None,
-                    "sample_available": ok,
-                    "target_status": target_status,
-                    "target_attempts": _num(a["target_attempts"][i]) if self.live else None,
-                    "target_error": None if _is_missing(a["error"][i]) or ok else a["error"][i],
-                    "tags": list(self.case_tags[ci]),
-                    "metadata": self.case_meta[ci],
-                }
-            )
-        metrics = {}
-        for metric in sorted(metric_scores):
-            entries = metric_scores[metric]
-            live_entries = [e for e in entries if not e[2]]
-            passed = sum(e[1] for e in live_entries)
-            values = [e[0] for e in live_entries]
-            metrics[metric] = {
-                "total": len(live_entries),
-                "passed": passed,
-                "failed": len(live_entries) - passed,
-                "skipped": len(entries) - len(live_entries),
-                "pass_rate": passed / len(live_entries) if live_entries else None,
-                "average_score": sum(values) / len(values) if values else None,
-            }
-        tags = {}
-        for tag in sorted(tag_rows):
-            rows = tag_rows[tag]
-            passed = sum(a["passed"][i] for i in rows)
+            for tag in self.case_tags[self.att_case[i]]:
+                rows.setdefault(tag, []).append(i)
+        out = {}
+        for tag in sorted(rows):
+            members = rows[tag]
+            passed = int(self.att_passed[members].sum())
             values = [
-                self.chk["value"][j]
-                for i in rows
-                for j in range(self.chk_start[i], self.chk_start[i + 1])
-                if not self.chk["skipped"][j]
+                v
+                for i in members
+                for v, skip in zip(
+                    self.chk_value[self.n_checks_start[i] : self.n_checks_start[i + 1]].tolist(),
+                    self.chk_skipped[self.n_checks_start[i] : self.n_checks_start[i + 1]].tolist(),
+                    strict=True,
+                )
+                if not skip
             ]
-            tags[tag] = {
-                "total_cases": len(rows),
+            out[tag] = {
+                "total_cases": len(members),
                 "passed_cases": passed,
-                "failed_cases": len(rows) - passed,
-                "pass_rate": passed / len(rows),
+                "failed_cases": len(members) - passed,
+                "pass_rate": passed / len(members),
                 "average_score": sum(values) / len(values) if values else None,
             }
-        live_block = None
-        if self.live:
-            statuses = [a["status"][i] for i in range(start, end)]
-            ids = [self.case_ids[a["case_index"][i]] for i in range(start, end)]
-            timed = [cid for cid, s in zip(ids, statuses, strict=True) if s == "timed_out"]
-            errored = [cid for cid, s in zip(ids, statuses, strict=True) if s == "target_error"]
-            live_block = {
-                "total_cases": end - start,
-                "ok_cases": statuses.count("ok"),
-                "retried_cases": sum(
-                    (_num(a["target_attempts"][i]) or 1) > 1 for i in range(start, end)
-                ),
-                "timed_out_cases": len(timed),
-                "error_cases": len(errored),
-                "timed_out_case_ids": timed,
-                "error_case_ids": errored,
-            }
+        return out
+
+    def _live(self, start: int, end: int) -> dict[str, Any] | None:
+        if not self.live:
+            return None
+        statuses = self.att_status[start:end]
+        ids = [self.case_ids[ci] for ci in self.att_case[start:end].tolist()]
+        timed = [cid for cid, s in zip(ids, statuses, strict=True) if s == "timed_out"]
+        errored = [cid for cid, s in zip(ids, statuses, strict=True) if s == "target_error"]
+        return {
+            "total_cases": end - start,
+            "ok_cases": statuses.count("ok"),
+            "retried_cases": sum((t or 1) > 1 for t in self.att_tries[start:end]),
+            "timed_out_cases": len(timed),
+            "error_cases": len(errored),
+            "timed_out_case_ids": timed,
+            "error_case_ids": errored,
+        }
+
+    def report(self, variant_code: int, variant_id: str, trial: int) -> dict[str, Any]:
+        start, end = self.att_start[(variant_code, trial)]
+        c0, c1 = int(self.n_checks_start[start]), int(self.n_checks_start[end])
+        row = self.trials.loc[(variant_id, trial)]
+        sources: Counter[str] = Counter(
+            "unspecified" if self.att_source[i] is None else self.att_source[i]
+            for i in range(start, end)
+            if not math.isnan(self.att_cost[i])
+        )
         latency = row["average_latency_ms"]
         if not math.isfinite(latency):  # no case had a known latency: keep the schema valid
             latency = row["average_latency_ms_package"]
@@ -344,14 +369,14 @@ class _TrialReports:
                 "average_score": _num(row["average_score"]),
                 "total_cost_usd": _num(row["total_cost_usd"]),
                 "priced_cases": int(row["priced_cases"]),
-                "cost_sources": dict(sorted(cost_sources.items())),
+                "cost_sources": dict(sorted(sources.items())),
                 "average_latency_ms": _num(latency),
-                "metrics": metrics,
-                "tags": tags,
+                "metrics": self._metrics(c0, c1),
+                "tags": self._tags(start, end),
                 "judge": None,
-                "live": live_block,
+                "live": self._live(start, end),
             },
-            "cases": cases,
+            "cases": self.cases[start:end],
         }
 
 
@@ -418,6 +443,7 @@ def build_report(analysis: ExperimentAnalysis, *, lean: bool = False) -> dict[st
         )
     comparisons = []
     for c in analysis.comparisons.to_dict("records"):
+
         def delta(metric: str, c: dict[str, Any] = c) -> dict[str, Any] | None:
             if _is_missing(c[f"{metric}_regressed"]):
                 return None
@@ -518,7 +544,8 @@ def write_json_report(
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    data = orjson.dumps(build_report(analysis, lean=lean), option=orjson.OPT_INDENT_2)
+    with paused_gc():
+        data = orjson.dumps(build_report(analysis, lean=lean), option=orjson.OPT_INDENT_2)
     tmp = target.with_name(f".{target.name}.tmp")
     tmp.write_bytes(data)
     tmp.replace(target)

@@ -69,7 +69,9 @@ def load_report(path: str | Path) -> ExperimentAnalysis:
         raise InputError(f"not UTF-8 text (byte {exc.start})", file=file) from exc
     except json.JSONDecodeError as exc:
         raise InputError(
-            f"not valid JSON: {exc.msg}", file=file, location=f"line {exc.lineno}, column {exc.colno}"
+            f"not valid JSON: {exc.msg}",
+            file=file,
+            location=f"line {exc.lineno}, column {exc.colno}",
         ) from exc
     if not isinstance(data, dict):
         raise InputError("a report must be a JSON object", file=file)

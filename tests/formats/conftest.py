@@ -59,8 +59,19 @@ def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("make_synthetic.py not found (set AGENTICLENS_MAKE_SYNTHETIC)")
     out = tmp_path_factory.mktemp("synthetic")
     subprocess.run(
-        [sys.executable, str(script), str(out), "--variants", "4", "--trials", "3",
-         "--cases", "40", "--seed", "3"],
+        [
+            sys.executable,
+            str(script),
+            str(out),
+            "--variants",
+            "4",
+            "--trials",
+            "3",
+            "--cases",
+            "40",
+            "--seed",
+            "3",
+        ],
         check=True,
         capture_output=True,
     )

@@ -66,9 +66,23 @@ def test_json_syntax_error_has_line_and_column(write):
     assert str(info.value) == f"{path}: line 4, column 1: invalid JSON: Expecting value"
 
 
+def test_yaml_control_character_has_line_and_column(write):
+    path = write("doc.yaml", "a: 1\nb: x\x07\n")
+    with pytest.raises(InputError) as info:
+        read_document(path)
+    assert str(info.value) == (
+        f"{path}: line 2, column 5: invalid YAML: unacceptable character #x0007: "
+        "control characters are not allowed"
+    )
+
+
 def test_multiple_yaml_documents_are_refused(write):
-    with pytest.raises(InputError, match="invalid YAML: expected a single document"):
+    with pytest.raises(InputError) as info:
         read_document(write("doc.yaml", "a: 1\n---\nb: 2\n"))
+    assert info.value.location == "line 2, column 1"
+    assert info.value.message == (
+        "invalid YAML: expected a single document in the stream, but found another document"
+    )
 
 
 @pytest.mark.parametrize("content", ["", "  \n\n", "# only a comment\n", "null\n", "---\n"])
@@ -131,7 +145,7 @@ def test_to_float_bounds():
     assert to_float(0, ge=0) == 0.0
     with pytest.raises(Invalid, match="expected a number > 0, got 0"):
         to_float(0, gt=0)
-    with pytest.raises(Invalid, match="expected a number >= 0 and <= 1, got 1.5"):
+    with pytest.raises(Invalid, match=r"expected a number >= 0 and <= 1, got 1\.5"):
         to_float(1.5, ge=0, le=1)
 
 
