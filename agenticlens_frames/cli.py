@@ -50,7 +50,8 @@ def _console(quiet: bool = False) -> Console:
 def _fail(console: Console, prefix: str, error: Exception) -> typer.Exit:
     # Print to stderr as plain text: the message may contain user text with brackets.
     err = Console(stderr=True, highlight=False)
-    err.print(Text(f"{prefix}: ", style="bold red") + Text(str(error)))
+    # soft_wrap: one unbroken paragraph, so logs and grep see the whole message.
+    err.print(Text(f"{prefix}: ", style="bold red") + Text(str(error)), soft_wrap=True)
     return typer.Exit(code=EXIT_INVALID_INPUT)
 
 

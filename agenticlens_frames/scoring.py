@@ -47,7 +47,7 @@ class CheckColumns:
     ``attempts`` table.
     """
 
-    __slots__ = ("attempt", "custom", "explanation", "metric", "name", "passed", "value")
+    __slots__ = ("_text", "attempt", "custom", "explanation", "metric", "name", "passed", "value")
 
     def __init__(self) -> None:
         self.attempt: list[int] = []
@@ -58,6 +58,9 @@ class CheckColumns:
         self.explanation: list[str] = []
         #: row number -> (required, evaluator, evaluator_version, evaluator_type)
         self.custom: dict[int, tuple[bool, str, str | None, str]] = {}
+        # One object per distinct name / explanation: the same case yields the same
+        # strings in every trial, so this keeps memory proportional to the suite.
+        self._text: dict[str, str] = {}
 
     def add(
         self,
@@ -69,12 +72,13 @@ class CheckColumns:
         value: float | None = None,
     ) -> None:
         """Append a built-in check (value 1.0/0.0 from ``passed`` unless given)."""
+        text = self._text
         self.attempt.append(attempt)
-        self.name.append(name)
+        self.name.append(text.setdefault(name, name))
         self.metric.append(metric)
         self.value.append((1.0 if passed else 0.0) if value is None else value)
         self.passed.append(passed)
-        self.explanation.append(explanation)
+        self.explanation.append(text.setdefault(explanation, explanation))
 
     def add_custom(
         self,

@@ -625,7 +625,7 @@ def row_fmean_stdev(matrix: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarr
     Examples
     --------
     >>> n, m, s = row_fmean_stdev([[1.0, 0.5, np.nan], [0.5, 1.0, np.nan], [np.nan] * 3])
-    >>> n.tolist(), m.tolist(), [round(x, 6) for x in s[:2]]
+    >>> n.tolist(), m.tolist(), [round(float(x), 6) for x in s[:2]]
     ([2, 2, 0], [0.75, 0.75, nan], [0.353553, 0.353553])
     """
     values = np.asarray(matrix, dtype=np.float64)

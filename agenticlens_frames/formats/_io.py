@@ -10,18 +10,18 @@ into an :class:`~agenticlens_frames.errors.InputError` naming the file and the p
 from __future__ import annotations
 
 import difflib
-import gc
 import json
 import math
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Iterable
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
+import orjson
 import yaml
 
+from agenticlens_frames._gc import paused_gc as gc_paused
 from agenticlens_frames.errors import InputError
 
 __all__ = [
@@ -30,7 +30,6 @@ __all__ = [
     "Source",
     "close_match",
     "describe",
-    "gc_paused",
     "is_json_path",
     "read_document",
     "to_bool",
@@ -49,23 +48,6 @@ _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: Marks a field without a default in :meth:`Source.take`.
 REQUIRED: Any = object()
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many small acyclic objects.
-
-    Parsing and validating a large document allocates millions of containers; each
-    allocation burst triggers full collections that find nothing to free, which roughly
-    doubles the time spent. Reference counting still frees everything as usual.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def is_json_path(path: str | Path) -> bool:
@@ -139,6 +121,13 @@ def read_document(path: str | Path) -> Any:
 
 
 def _parse_json(text: str, path: Path) -> Any:
+    # orjson parses recorded-trial files 2-3x faster; anything it refuses (NaN constants,
+    # integers beyond 64 bits, bad syntax) goes through the standard parser, whose values
+    # and error messages are the reference.
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

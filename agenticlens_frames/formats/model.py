@@ -138,8 +138,9 @@ class SuiteSpec:
 class RecordedTrials:
     """A parsed recorded-trials file (spec §7.1).
 
-    ``trials[i]`` holds the samples of entry *i* (trial *i + 1*) as parsed dicts with keys
-    ``case_id`` (str), ``output`` (str) and ``trace`` (dict, ``{}`` when absent), already
+    ``trials[i]`` holds the samples of entry *i* (trial *i + 1*) as dicts with keys
+    ``case_id`` (str), ``output`` (str) and ``trace`` (the normalised
+    :class:`~agenticlens_frames.formats.traces.Trace`; an absent trace is ``{}``), already
     validated against the suite (known, unique case ids; ``output`` a string).
     """
 

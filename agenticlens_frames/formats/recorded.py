@@ -18,7 +18,7 @@ from agenticlens_frames.formats.traces import Trace, normalize_trace
 __all__ = ["load_recorded"]
 
 
-def load_recorded(path: str | Path, suite: SuiteSpec) -> RecordedTrials:
+def load_recorded(path: str | Path, suite: SuiteSpec, *, enrich: bool = False) -> RecordedTrials:
     """Load and validate a recorded-trials file against a suite.
 
     The file is JSON (``.json``) or YAML: a mapping with a non-empty ``trials`` list whose
@@ -33,6 +33,9 @@ def load_recorded(path: str | Path, suite: SuiteSpec) -> RecordedTrials:
         The recorded-trials file (usually a variant's ``resolved_target``).
     suite
         The suite the samples answer.
+    enrich
+        Passed to :func:`~agenticlens_frames.formats.traces.normalize_trace`: also build the
+        namespaced ``agenticlens.*`` span attributes of Run-shaped traces.
 
     Returns
     -------
@@ -63,10 +66,10 @@ def load_recorded(path: str | Path, suite: SuiteSpec) -> RecordedTrials:
     """
     path = Path(path)
     with gc_paused():
-        return _load(path, suite)
+        return _load(path, suite, enrich)
 
 
-def _load(path: Path, suite: SuiteSpec) -> RecordedTrials:
+def _load(path: Path, suite: SuiteSpec, enrich: bool) -> RecordedTrials:
     source = Source(path)
     document = read_document(path)
     trials = document.get("trials") if isinstance(document, dict) else None
@@ -80,7 +83,7 @@ def _load(path: Path, suite: SuiteSpec) -> RecordedTrials:
         )
     case_ids = frozenset(suite.case_ids)
     loaded = tuple(
-        _trial(source, entry, index, case_ids, suite) for index, entry in enumerate(trials)
+        _trial(source, entry, index, case_ids, suite, enrich) for index, entry in enumerate(trials)
     )
     return RecordedTrials(path=path, trials=loaded)
 
@@ -91,6 +94,7 @@ def _trial(
     index: int,
     case_ids: frozenset[str],
     suite: SuiteSpec,
+    enrich: bool,
 ) -> tuple[dict[str, Any], ...]:
     if isinstance(entry, dict):
         items = entry.get("samples")
@@ -127,7 +131,9 @@ def _trial(
                 "remove the key when there is no trace",
             )
         else:
-            trace = normalize_trace(raw_trace, file=file, location=(*where, position, "trace"))
+            trace = normalize_trace(
+                raw_trace, file=file, location=(*where, position, "trace"), enrich=enrich
+            )
         samples.append({"case_id": case_id, "output": output, "trace": trace})
     return tuple(samples)
 

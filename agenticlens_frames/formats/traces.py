@@ -126,6 +126,7 @@ def normalize_trace(
     *,
     file: str | Path | None = None,
     location: tuple[str | int, ...] = (),
+    enrich: bool = False,
 ) -> Trace:
     """Validate a trace payload of either shape and return it as a :class:`Trace`.
 
@@ -142,6 +143,10 @@ def normalize_trace(
     file, location
         Where the trace is, for error messages: e.g. ``"trials/v01.json"`` and
         ``("trials", 3, "samples", 17, "trace")``.
+    enrich
+        For Run-shaped traces, also add AgenticLens' namespaced ``agenticlens.*`` copies
+        of each span's fields and its input fingerprint to the span attributes. No check
+        reads them, so loading skips this work (it was half the cost of a Run trace).
 
     Returns
     -------
@@ -179,7 +184,7 @@ def normalize_trace(
         if not isinstance(raw, dict):
             raise Invalid(f"expected a trace mapping, got {describe(raw)}")
         if is_run_shaped(raw):
-            return _from_run(raw)
+            return _from_run(raw, enrich)
         return _from_eval(raw)
     except Invalid as exc:
         raise InputError(
@@ -240,7 +245,7 @@ def _from_eval(raw: dict[str, Any]) -> Trace:
 # --------------------------------------------------------------------------- Run shape
 
 
-def _from_run(raw: dict[str, Any]) -> Trace:
+def _from_run(raw: dict[str, Any], enrich: bool = False) -> Trace:
     trace_id = raw.get("trace_id", "")
     if type(trace_id) is not str:
         trace_id = _text(trace_id, "trace_id")
@@ -270,7 +275,9 @@ def _from_run(raw: dict[str, Any]) -> Trace:
                 name = _text(name, "spans", index, "tool_name", nullable=True)
             if name:
                 tools.append(name)
-        spans.append((name, _lens_attributes(span, index)))
+        spans.append(
+            (name, _lens_attributes(span, index) if enrich else _own_attributes(span, index))
+        )
     cost = float(total) if priced else None
 
     latency = 0.0
@@ -307,6 +314,15 @@ def _from_run(raw: dict[str, Any]) -> Trace:
     if task_success is not None:
         enriched.setdefault(_LENS + "task_success", task_success)
     return Trace(trace_id, tuple(spans), tuple(tools), latency, cost, source, enriched, "run")
+
+
+def _own_attributes(span: dict[str, Any], index: int) -> dict[str, Any]:
+    """The span's own attributes, validated (shared, not copied: traces are read-only)."""
+    own = span.get("attributes")
+    if own is None:
+        return {}
+    _check_mapping(own, "spans", index, "attributes")
+    return own
 
 
 def _lens_attributes(span: dict[str, Any], index: int) -> dict[str, Any]:

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import uuid
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -179,10 +182,13 @@ class _TrialReports:
         self.chk_skipped = chk["skipped"].to_numpy(bool)
         self.case_tags = [list(dict.fromkeys(c.tags)) for c in run.suite.cases]
         self.case_ids = list(run.suite.case_ids)
-        self.scores = [] if lean else self._score_records(att, chk)
-        self.cases = [] if lean else self._case_records(att)
+        self.att = att
+        self.chk = chk
 
-    def _score_records(self, att: pd.DataFrame, chk: pd.DataFrame) -> list[dict[str, Any]]:
+    def _score_records(self, start: int, end: int) -> list[dict[str, Any]]:
+        """Score records of attempts ``start:end`` (one trial), in check order."""
+        c0, c1 = int(self.n_checks_start[start]), int(self.n_checks_start[end])
+        chk = self.chk.iloc[c0:c1]
         versions = (
             chk["evaluator_version"].astype(object).where(chk["evaluator_version"].notna(), None)
         )
@@ -215,47 +221,58 @@ class _TrialReports:
             )
         ]
         # A failed live call's single score carries the call's status in its metadata.
-        failed = np.flatnonzero(att["status"].isin(["target_error", "timed_out"]).to_numpy())
-        for row in failed.tolist():
-            record = records[int(self.n_checks_start[row])]
-            record["metadata"] = {
-                "status": "error" if self.att_status[row] == "target_error" else "timed_out",
-                "attempts": self.att_tries[row],
-                "error": att["error"].iloc[row],
-            }
+        for row in range(start, end):
+            if self.att_status[row] in ("target_error", "timed_out"):
+                record = records[int(self.n_checks_start[row]) - c0]
+                record["metadata"] = {
+                    "status": "error" if self.att_status[row] == "target_error" else "timed_out",
+                    "attempts": self.att_tries[row],
+                    "error": self.att["error"].iloc[row],
+                }
         return records
 
-    def _case_records(self, att: pd.DataFrame) -> list[dict[str, Any]]:
+    def _case_records(self, start: int, end: int) -> list[dict[str, Any]]:
+        """Case records of attempts ``start:end`` (one trial), in suite order."""
+        att = self.att.iloc[start:end]
+        scores = self._score_records(start, end)
         cases = self.suite.cases
-        starts = self.n_checks_start.tolist()
-        ok = [s == "ok" for s in self.att_status]
+        c0 = int(self.n_checks_start[start])
+        starts = [int(x) - c0 for x in self.n_checks_start[start : end + 1]]
+        ok = [s == "ok" for s in self.att_status[start:end]]
         outputs = att["output"].fillna("").tolist()
         trace_ids = att["trace_id"].fillna("").tolist()
         latency = att["latency_ms"].fillna(0.0).tolist()
         errors = att["error"].astype(object).where(att["error"].notna(), None).tolist()
-        costs = [None if math.isnan(x) else x for x in self.att_cost.tolist()]
+        costs = [None if math.isnan(x) else x for x in self.att_cost[start:end].tolist()]
+        sources = self.att_source[start:end]
+        tries = self.att_tries[start:end]
         records = []
         for i, (ci, passed, cost) in enumerate(
-            zip(self.att_case.tolist(), self.att_passed.tolist(), costs, strict=True)
+            zip(
+                self.att_case[start:end].tolist(),
+                self.att_passed[start:end].tolist(),
+                costs,
+                strict=True,
+            )
         ):
             case = cases[ci]
-            status = self.att_status[i]
+            status = self.att_status[start + i]
             records.append(
                 {
                     "case_id": case.id,
                     "case_name": case.name,
                     "passed": passed,
-                    "scores": self.scores[starts[i] : starts[i + 1]],
+                    "scores": scores[starts[i] : starts[i + 1]],
                     "output": outputs[i],
                     "trace_id": trace_ids[i] if ok[i] else "",
                     "latency_ms": latency[i] if ok[i] else 0.0,
                     "cost_usd": cost,
-                    "cost_source": self.att_source[i] if cost is not None else None,
+                    "cost_source": sources[i] if cost is not None else None,
                     "sample_available": ok[i],
                     "target_status": ("error" if status == "target_error" else status)
                     if self.live
                     else None,
-                    "target_attempts": self.att_tries[i] if self.live else None,
+                    "target_attempts": tries[i] if self.live else None,
                     "target_error": None if ok[i] else errors[i],
                     "tags": list(case.tags),
                     "metadata": case.metadata,
@@ -376,7 +393,7 @@ class _TrialReports:
                 "judge": None,
                 "live": self._live(start, end),
             },
-            "cases": self.cases[start:end],
+            "cases": [] if self.lean else self._case_records(start, end),
         }
 
 
@@ -384,7 +401,12 @@ def _is_missing(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
-def build_report(analysis: ExperimentAnalysis, *, lean: bool = False) -> dict[str, Any]:
+def build_report(
+    analysis: ExperimentAnalysis,
+    *,
+    lean: bool = False,
+    trial_report: Callable[[int, str, int], Any] | None = None,
+) -> dict[str, Any]:
     """The report as a dict in the package's key order (plus our added keys).
 
     Parameters
@@ -395,11 +417,17 @@ def build_report(analysis: ExperimentAnalysis, *, lean: bool = False) -> dict[st
         Leave out the per-case records of each trial report (``cases: []``); every
         statistic, summary and trial summary stays. A 5 000-case report shrinks from
         hundreds of MB to a few MB.
+    trial_report
+        Called as ``trial_report(variant_position, variant_id, trial)`` for each completed
+        trial instead of building its report (the streaming writer passes a placeholder).
     """
     run = analysis.run
+    if run is None:
+        raise ValueError("a report loaded from JSON has no tables to rebuild trial reports from")
     m = run.manifest
     stamp = created_at()
     trials = _TrialReports(analysis, stamp, lean=lean)
+    make_trial = trial_report or trials.report
     vs = analysis.variants.set_index(analysis.variants["variant_id"].astype(str))
     cm = analysis.cases
     tri = run.trials
@@ -419,7 +447,7 @@ def build_report(analysis: ExperimentAnalysis, *, lean: bool = False) -> dict[st
                 {
                     "trial_index": t,
                     "status": status,
-                    "report": trials.report(code, spec.id, t) if succeeded else None,
+                    "report": make_trial(code, spec.id, t) if succeeded else None,
                     "error_message": None if _is_missing(error) else error,
                 }
             )
@@ -532,6 +560,9 @@ def write_json_report(
 ) -> Path:
     """Write the report to ``path`` (parents created), atomically.
 
+    Trial reports are serialised one at a time into the file, so memory stays bounded by
+    one trial's records however large the suite (the package holds the whole report).
+
     Examples
     --------
     >>> import tempfile, json
@@ -544,9 +575,31 @@ def write_json_report(
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with paused_gc():
-        data = orjson.dumps(build_report(analysis, lean=lean), option=orjson.OPT_INDENT_2)
     tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_bytes(data)
+    token = uuid.uuid4().hex
+    pending: list[tuple[int, str, int]] = []
+
+    def placeholder(code: int, variant_id: str, trial: int) -> str:
+        pending.append((code, variant_id, trial))
+        return f"@@trial-report-{len(pending) - 1}-{token}@@"
+
+    with paused_gc():
+        skeleton = build_report(analysis, lean=lean, trial_report=placeholder)
+        text = orjson.dumps(skeleton, option=orjson.OPT_INDENT_2)
+        trials = _TrialReports(analysis, skeleton["created_at"], lean=lean)
+        marker = re.compile(rb'"@@trial-report-(\d+)-' + token.encode() + rb'@@"')
+        with open(tmp, "wb") as out:
+            done = 0
+            for match in marker.finditer(text):
+                out.write(text[done : match.start()])
+                line_start = text.rfind(b"\n", 0, match.start()) + 1
+                indent = len(text[line_start:]) - len(text[line_start:].lstrip(b" "))
+                chunk = orjson.dumps(
+                    trials.report(*pending[int(match.group(1))]), option=orjson.OPT_INDENT_2
+                )
+                # JSON strings never hold a raw newline, so re-indenting lines is safe.
+                out.write(chunk.replace(b"\n", b"\n" + b" " * indent))
+                done = match.end()
+            out.write(text[done:])
     tmp.replace(target)
     return target

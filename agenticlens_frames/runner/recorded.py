@@ -62,17 +62,22 @@ def replay_recorded(
 ) -> None:
     """Replay every recorded (variant, trial) of ``order`` into ``builder``.
 
-    Each variant's file is read once (and validated against the suite before any trial is
-    scored, by :func:`agenticlens_frames.formats.load_recorded`).
+    Each variant's file is read once and validated against the suite before any of its
+    trials is scored (:func:`agenticlens_frames.formats.load_recorded`); each trial keeps
+    its position in ``order`` as its execution position.
     """
     from tqdm.auto import tqdm
 
-    files: dict[str, RecordedTrials] = {}
-    for variant in manifest.variants:
-        if variant.target_kind == "recorded":
-            files[variant.id] = load_recorded(variant.resolved_target, suite)
     items = list(order)
-    for position, (variant_id, trial) in enumerate(
-        tqdm(items, desc="replaying trials", unit="trial", disable=not progress)
-    ):
-        replay_trial(builder, suite, variant_id, trial, position, files[variant_id], registry)
+    positions = {item: position for position, item in enumerate(items)}
+    with tqdm(total=len(items), desc="replaying trials", unit="trial", disable=not progress) as bar:
+        # Variant by variant, so only one recorded file is in memory at a time; the
+        # execution order only interleaves trials, which does not change any number.
+        for variant in manifest.variants:
+            if variant.target_kind != "recorded":
+                continue
+            recorded = load_recorded(variant.resolved_target, suite)
+            for key in sorted(k for k in positions if k[0] == variant.id):
+                replay_trial(builder, suite, variant.id, key[1], positions[key], recorded, registry)
+                bar.update()
+            del recorded

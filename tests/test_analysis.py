@@ -1,0 +1,142 @@
+"""Result frames against naive per-row loops written from the spec (not from our code)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from math import comb
+
+import pytest
+
+from agenticlens_frames import (
+    InputError,
+    analyze,
+    case_matrix,
+    load_experiment,
+    pass_at_k,
+    trial_summary,
+    variant_summary,
+)
+
+from .conftest import EXAMPLE
+
+
+@pytest.fixture(scope="module")
+def run():
+    return load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+
+
+def _rows(run):
+    return run.attempts.astype({"variant_id": str, "case_id": str}).to_dict("records")
+
+
+def test_case_matrix_against_a_naive_loop(run) -> None:
+    outcomes: dict[tuple, list[bool]] = defaultdict(list)
+    scores: dict[tuple, list[float]] = defaultdict(list)
+    for r in _rows(run):
+        key = (r["variant_id"], r["case_id"])
+        outcomes[key].append(r["passed"])
+        if r["status"] != "trial_failed":
+            scores[key].append(r["score"])
+    cm = case_matrix(run, [1, 2, 5]).astype({"variant_id": str, "case_id": str})
+    assert len(cm) == len(outcomes)
+    for row in cm.to_dict("records"):
+        key = (row["variant_id"], row["case_id"])
+        n, c = len(outcomes[key]), sum(outcomes[key])
+        assert (row["attempts"], row["passes"]) == (n, c)
+        assert row["consistent"] == (len(set(outcomes[key])) == 1)
+        assert row["mean_score"] == statistics.fmean(scores[key])
+        if len(scores[key]) > 1:
+            assert row["score_standard_deviation"] == statistics.stdev(scores[key])
+        for k in (1, 2, 5):
+            at = 1.0 if n - c < k else 1 - comb(n - c, k) / comb(n, k)
+            assert row[f"pass_at_{k}"] == at
+            assert row[f"pass_hat_{k}"] == comb(c, k) / comb(n, k)
+
+
+def test_case_matrix_is_complete_even_for_unobserved_pairs(run) -> None:
+    # Drop every attempt of one variant: the matrix must still list it, with 0 attempts.
+    from dataclasses import replace
+
+    att = run.attempts[run.attempts["variant_id"] != "large-v2"].reset_index(drop=True)
+    partial = replace(run, attempts=att)
+    cm = case_matrix(partial)
+    assert len(cm) == len(run.variants) * len(run.cases)
+    missing = cm[cm["variant_id"] == "large-v2"]
+    assert (missing["attempts"] == 0).all() and missing["mean_score"].isna().all()
+
+
+def test_trial_summary_latency_policies(run) -> None:
+    per_trial: dict[tuple, list] = defaultdict(list)
+    for r in _rows(run):
+        per_trial[(r["variant_id"], r["trial"])].append(r)
+    excl = trial_summary(run).astype({"variant_id": str}).set_index(["variant_id", "trial"])
+    zero = trial_summary(run, latency_missing="zero").astype({"variant_id": str})
+    zero = zero.set_index(["variant_id", "trial"])
+    for key, rows in per_trial.items():
+        if rows[0]["status"] == "trial_failed":
+            assert math.isnan(excl.loc[key, "average_latency_ms"])
+            continue
+        known = [r["latency_ms"] for r in rows if r["status"] == "ok"]
+        assert excl.loc[key, "average_latency_ms"] == pytest.approx(sum(known) / len(known))
+        assert zero.loc[key, "average_latency_ms"] == pytest.approx(sum(known) / len(rows))
+        passed = sum(r["passed"] for r in rows)
+        assert excl.loc[key, "pass_rate"] == passed / len(rows)
+        costs = [r["cost_usd"] for r in rows]
+        if any(math.isnan(c) for c in costs):
+            assert math.isnan(excl.loc[key, "total_cost_usd"])
+        else:
+            assert excl.loc[key, "total_cost_usd"] == pytest.approx(sum(costs))
+
+
+def test_variant_summary_pooled_rate_and_wilson(run) -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    vs = variant_summary(run).astype({"variant_id": str}).set_index("variant_id")
+    for vid, grp in run.attempts.groupby("variant_id", observed=True):
+        n, s = len(grp), int(grp["passed"].sum())
+        row = vs.loc[str(vid)]
+        assert row["case_pass_rate"] == s / n
+        low, high = proportion_confint(s, n, alpha=0.05, method="wilson")
+        assert row["case_pass_rate_ci_low"] == pytest.approx(low, rel=1e-9)
+        assert row["case_pass_rate_ci_high"] == pytest.approx(high, rel=1e-9)
+    # the missing-trial variant: completed-trial mean differs from the pooled rate
+    dense = vs.loc["retrieval-dense"]
+    assert dense["completed_trials"] == 4 and dense["failed_trials"] == 1
+    assert dense["pass_rate_mean"] > dense["case_pass_rate"]
+
+
+def test_pass_at_k_long_form_for_any_k(run) -> None:
+    pk = pass_at_k(run, [1, 2, 3, 4, 5])
+    assert list(pk.columns) == ["variant_id", "k", "pass_at_k", "pass_hat_k"]
+    assert (pk["pass_hat_k"] <= pk["pass_at_k"]).all()
+    per_case = pass_at_k(run, [2], level="case")
+    means = per_case.groupby("variant_id", observed=True)["pass_at_k"].mean()
+    two = pk[pk["k"] == 2].set_index("variant_id")["pass_at_k"]
+    assert two.tolist() == pytest.approx(means.reindex(two.index).tolist(), rel=1e-12)
+    with pytest.raises(InputError):
+        pass_at_k(run, [0])
+
+
+def test_analyze_validates_its_settings(run) -> None:
+    with pytest.raises(InputError, match="confidence level"):
+        analyze(run, confidence_level=1.0)
+    with pytest.raises(InputError, match="regression threshold"):
+        analyze(run, regression_threshold=-0.1)
+
+
+def test_pareto_and_comparisons_are_consistent(run) -> None:
+    result = analyze(run)
+    assert result.pareto_frontier == [
+        str(v) for v in result.variants.loc[result.variants["pareto_optimal"], "variant_id"]
+    ]
+    comps = result.comparisons
+    assert set(comps["candidate_variant_id"]) == set(run.manifest.variant_ids) - {"baseline"}
+    vs = result.variants.astype({"variant_id": str}).set_index("variant_id")
+    for c in comps.to_dict("records"):
+        delta = vs.loc[c["candidate_variant_id"], "case_pass_rate"] - vs.loc["baseline", "case_pass_rate"]
+        assert c["case_pass_rate_delta"] == delta
+        assert c["pass_rate_delta"] == delta
+    two_factor = comps.set_index("candidate_variant_id").loc["large-v2", "warnings"]
+    assert any("2 factors changed at once" in w for w in two_factor)

@@ -1,0 +1,109 @@
+"""The command line: outputs, exit codes, and errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import EXAMPLE
+
+EXE = Path(sys.executable).parent / "agenticlens-frames"
+
+
+def _cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    command = [str(EXE)] if EXE.exists() else [sys.executable, "-m", "agenticlens_frames.cli"]
+    return subprocess.run(
+        [*command, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "120", **(env or {})},
+    )
+
+
+def test_run_writes_every_output(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = _cli(
+        "experiment", "run", str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml"),
+        "--save", str(out / "r.json"), "--html", str(out / "r.html"), "--csv", str(out / "v.csv"),
+        "--cases-csv", str(out / "c.csv"), "--parquet", str(out / "pq"),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Pareto frontier:" in done.stdout
+    for name in ("r.json", "r.html", "v.csv", "c.csv", "pq/tables/attempts.parquet",
+                 "pq/results/variant_summary.parquet"):
+        assert (out / name).exists(), name
+    report = json.loads((out / "r.json").read_text())
+    assert report["agenticlens_frames"]["latency_missing"] == "exclude"
+    assert report["variants"][0]["target"] == "trials/baseline.json"
+
+
+def test_reports_are_reproducible_with_source_date_epoch(tmp_path: Path) -> None:
+    env = {"SOURCE_DATE_EPOCH": "1767225600"}
+    paths = []
+    for name in ("a.json", "b.json"):
+        done = _cli("experiment", "run", str(EXAMPLE / "manifest.yaml"),
+                    str(EXAMPLE / "suite.yaml"), "--save", str(tmp_path / name), "-q", env=env)
+        assert done.returncode == 0, done.stderr
+        paths.append(tmp_path / name)
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    assert json.loads(paths[0].read_text())["created_at"] == "2026-01-01T00:00:00Z"
+
+
+def test_invalid_input_exits_1_with_one_paragraph_and_no_traceback(tmp_path: Path) -> None:
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text((EXAMPLE / "manifest.yaml").read_text().replace("trial_count", "trials"))
+    done = _cli("experiment", "run", str(manifest), str(EXAMPLE / "suite.yaml"), "-q")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr + done.stdout
+    assert "unknown key 'trials' (did you mean 'trial_count'?)" in done.stderr
+    done = _cli("experiment", "report", str(tmp_path / "missing.json"))
+    assert done.returncode == 1 and "file not found" in done.stderr
+
+
+def test_a_variant_without_completed_trials_gives_exit_3() -> None:
+    # A recorded file must hold at least one trial, so a recorded run cannot end with a
+    # variant that completed none; live runs can (issue 5). Drive the decision directly.
+    from rich.console import Console
+
+    from agenticlens_frames import analyze, load_experiment
+    from agenticlens_frames.cli import EXIT_INCOMPLETE, EXIT_OK, _exit_code
+
+    analysis = analyze(load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml"))
+    quiet = Console(quiet=True)
+    assert _exit_code(analysis, False, quiet) == EXIT_OK
+    analysis.variants.loc[analysis.variants["variant_id"] == "large-v2", "completed_trials"] = 0
+    assert _exit_code(analysis, False, quiet) == EXIT_INCOMPLETE
+
+
+def test_fail_on_regression_gate(tmp_path: Path) -> None:
+    args = ["experiment", "run", str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml"),
+            "--save", str(tmp_path / "r.json"), "-q"]
+    assert _cli(*args).returncode == 0
+    # retrieval-dense's case pass rate falls by more than 5 % of the baseline's
+    gated = _cli(*args, "--fail-on-regression")
+    assert gated.returncode == 4
+    assert "retrieval-dense" in gated.stderr
+
+
+def test_report_rerenders_a_saved_report(tmp_path: Path) -> None:
+    assert _cli("experiment", "run", str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml"),
+                "--save", str(tmp_path / "r.json"), "--csv", str(tmp_path / "v1.csv"),
+                "-q").returncode == 0
+    done = _cli("experiment", "report", str(tmp_path / "r.json"), "--csv", str(tmp_path / "v2.csv"),
+                "--html", str(tmp_path / "r.html"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "v1.csv").read_bytes() == (tmp_path / "v2.csv").read_bytes()
+
+
+@pytest.mark.parametrize("args", [[], ["experiment"], ["experiment", "run", "--help"],
+                                  ["experiment", "report", "--help"]])
+def test_help_everywhere(args: list[str]) -> None:
+    done = _cli(*args, "--help") if args[-1:] != ["--help"] else _cli(*args)
+    assert done.returncode == 0
+    assert "Usage" in done.stdout

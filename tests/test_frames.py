@@ -1,0 +1,105 @@
+"""The tidy tables: grains, schemas, completeness and the parquet round trip."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from agenticlens_frames import InputError, load_experiment, read_parquet
+from agenticlens_frames.frames import SCHEMAS
+
+from .conftest import EXAMPLE
+
+
+@pytest.fixture(scope="module")
+def run():
+    return load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+
+
+def test_grains_are_complete(run) -> None:
+    m, s = run.manifest, run.suite
+    assert len(run.attempts) == len(m.variants) * m.trial_count * len(s.cases)
+    keys = run.attempts[["variant_id", "trial", "case_id"]].astype(str)
+    assert not keys.duplicated().any()
+    assert len(run.trials) == len(m.variants) * m.trial_count
+    assert list(run.variants["variant_id"].astype(str)) == list(m.variant_ids)
+    assert list(run.cases["case_id"].astype(str)) == list(s.case_ids)
+    # every check belongs to an attempt and n_checks counts them
+    per_attempt = run.checks.groupby(["variant_id", "trial", "case_id"], observed=True).size()
+    scored = run.attempts.set_index(["variant_id", "trial", "case_id"])["n_checks"]
+    assert per_attempt.reindex(scored.index, fill_value=0).tolist() == scored.tolist()
+
+
+def test_data_situations_of_the_example_are_visible(run) -> None:
+    att = run.attempts
+    # README of data/: retrieval-dense lacks trial 5; prompt-v2 trial 3 lacks warranty-question
+    failed = run.trials[run.trials["status"] == "failed"]
+    assert failed[["variant_id", "trial"]].astype(str).values.tolist() == [["retrieval-dense", "5"]]
+    assert failed["error_message"].iloc[0] == "recorded target has 4 trial(s); trial 5 is missing"
+    missing = att[att["status"] == "missing_sample"]
+    assert missing[["variant_id", "trial", "case_id"]].astype(str).values.tolist() == [
+        ["prompt-v2", "3", "warranty-question"]
+    ]
+    assert missing["latency_ms"].isna().all() and missing["cost_usd"].isna().all()
+    assert (att.loc[att["status"] == "trial_failed", "score"].isna()).all()
+
+
+def test_scores_equal_the_mean_of_their_checks(run) -> None:
+    sums = run.checks.groupby(["variant_id", "trial", "case_id"], observed=True)["value"].mean()
+    att = run.attempts.set_index(["variant_id", "trial", "case_id"])
+    scored = att[att["status"] != "trial_failed"]["score"]
+    assert scored.tolist() == pytest.approx(sums.reindex(scored.index).tolist(), rel=1e-15)
+
+
+def test_execution_order_is_recorded(run) -> None:
+    from agenticlens_frames import execution_order
+
+    order = execution_order(run.manifest.variant_ids, run.manifest.trial_count, 2611)
+    trials = run.trials.sort_values("execution_position")
+    assert list(zip(trials["variant_id"].astype(str), trials["trial"], strict=True)) == order
+    first = run.attempts.drop_duplicates(["variant_id", "trial"]).set_index(["variant_id", "trial"])
+    positions = run.trials.set_index(["variant_id", "trial"])["execution_position"]
+    assert first["run_order"].tolist() == positions.reindex(first.index).tolist()
+
+
+def test_tables_conform_to_their_arrow_schemas(run) -> None:
+    for name in SCHEMAS:
+        table = run.to_arrow(name)
+        schema = run.schema(name)
+        assert table.schema.remove_metadata().equals(schema), name
+    factor_cols = [c for c in run.variants.columns if c.startswith("factor_")]
+    assert factor_cols == ["factor_model", "factor_prompt", "factor_retrieval"]
+
+
+def test_parquet_round_trip_is_exact(run, tmp_path: Path) -> None:
+    run.to_parquet(tmp_path)
+    back = read_parquet(tmp_path)
+    assert back.manifest == run.manifest
+    assert back.suite == run.suite
+    for name, frame in run.tables.items():
+        pd.testing.assert_frame_equal(back.tables[name], frame, check_exact=True, obj=name)
+
+
+def test_read_parquet_errors_name_the_file(tmp_path: Path, run) -> None:
+    with pytest.raises(InputError, match="attempts.parquet: file not found"):
+        read_parquet(tmp_path)
+    run.to_parquet(tmp_path)
+    (tmp_path / "checks.parquet").write_bytes(b"PAR1 this is not parquet")
+    with pytest.raises(InputError, match="checks.parquet: not a readable parquet file"):
+        read_parquet(tmp_path)
+    pa_table = pa.table({"x": [1]})
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa_table, tmp_path / "checks.parquet")
+    with pytest.raises(InputError, match="no agenticlens_frames metadata"):
+        read_parquet(tmp_path)
+
+
+def test_suite_inputs_and_metadata_are_kept_as_json(run) -> None:
+    first = run.cases.iloc[0]
+    assert json.loads(first["input"]) == run.suite.cases[0].input
+    assert json.loads(first["metadata"]) == run.suite.cases[0].metadata

@@ -1,0 +1,184 @@
+"""Built-in checks: pass rules, names, order and explanations (spec §6).
+
+Expected values are written out by hand from the spec's rules; the differential tests
+additionally compare every score of every trial report with the real package.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from agenticlens_frames.evaluators import EvaluatorRegistry
+from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef
+from agenticlens_frames.formats.traces import normalize_trace
+from agenticlens_frames.scoring import CheckColumns, score_sample, score_unavailable
+
+
+def _score(case: CaseSpec, output: str, trace: dict | None = None, registry=None):
+    sink = CheckColumns()
+    result = score_sample(case, output, normalize_trace(trace or {}), sink, 0, registry)
+    return result, sink
+
+
+def _case(**fields) -> CaseSpec:
+    return CaseSpec(id="c1", name="case one", index=0, **fields)
+
+
+def test_exact_match_strips_whitespace_but_keeps_case() -> None:
+    result, sink = _score(_case(expected_output="  Hello "), "Hello\n")
+    assert (result.passed, sink.name) == (True, ["exact_match"])
+    result, sink = _score(_case(expected_output="Hello"), "hello")
+    assert result.passed is False
+    assert sink.explanation == ["Output does not exactly match the reference."]
+
+
+def test_exact_match_skipped_for_reference_scorers_without_reference() -> None:
+    registry = EvaluatorRegistry()
+    registry.register("starts_with", lambda o, c, t, cfg: 1.0, version="1")
+    case = _case(expected_output="x", evaluators=(EvaluatorRef(name="starts_with"),))
+    _, sink = _score(case, "y", registry=registry)
+    assert sink.name == ["starts_with"]
+    case = _case(
+        expected_output="x",
+        evaluators=(EvaluatorRef(name="starts_with", config={"reference": "y"}),),
+    )
+    _, sink = _score(case, "y", registry=registry)
+    assert sink.name == ["exact_match", "starts_with"]
+
+
+def test_contains_is_casefolded_and_empty_string_passes() -> None:
+    result, sink = _score(_case(expected_contains=("STRASSE", "")), "Die straße ist gesperrt")
+    assert sink.passed == [True, True]
+    assert sink.name == ["contains:STRASSE", "contains:"]
+    assert sink.metric == ["contains", "contains"]
+    assert result.score == 1.0
+
+
+def test_json_checks_and_required_fields() -> None:
+    schema = {"type": "object", "required": ["ticket"]}
+    case = _case(output_json_schema=schema, required_output_fields=("ticket.id", "items.1", "n"))
+    output = '{"ticket": {"id": null}, "items": [1], "n": 0}'
+    result, sink = _score(case, output)
+    # present-but-null counts as present; items.1 is out of range
+    assert sink.passed == [True, True, False, True]
+    assert result.score == 0.75
+    _, sink = _score(case, "NaN")
+    assert sink.explanation[0] == (
+        "Output is not valid JSON: Non-finite JSON constant NaN is not allowed."
+    )
+    assert sink.explanation[1].startswith("Output is not valid JSON, so required field")
+    _, sink = _score(case, "null")  # valid JSON, but the value is null
+    assert sink.passed == [False, False, False, False]
+    assert sink.explanation[0].startswith("Output violates JSON Schema at $:")
+
+
+def test_tool_checks_follow_the_spans() -> None:
+    trace = {
+        "spans": [
+            {"tool_name": "lookup", "attributes": {"tool_args": {"id": 1, "x": True}}},
+            {"tool_name": "refund", "attributes": {"tool_args": {"amount": 10}}},
+            {"tool_name": "lookup", "attributes": {"tool_args": {"id": 2}}},
+            {"tool_name": None, "attributes": {}},
+        ]
+    }
+    case = _case(
+        required_tools=("lookup", "escalate"),
+        forbidden_tools=("delete",),
+        required_tool_arguments={"refund": ("amount",), "lookup": ("id", "x", "y")},
+        expected_tool_arguments={"lookup": {"id": 2}, "refund": {"amount": 10.0}},
+        required_tool_order=("lookup", "refund"),
+    )
+    _, sink = _score(case, "ok", trace)
+    assert sink.name == [
+        "required_tool:lookup",
+        "required_tool:escalate",
+        "forbidden_tool:delete",
+        "tool_args:refund",
+        "tool_args:lookup",
+        "tool_arg_values:lookup",
+        "tool_arg_values:refund",
+        "tool_order",
+    ]
+    # 10 == 10.0 in Python, so the value check passes (the package's rule)
+    assert sink.passed == [True, False, True, True, False, True, True, True]
+    assert sink.explanation[4] == (
+        "Tool 'lookup' did not include required arguments ['id', 'x', 'y']."
+    )
+
+
+def test_tool_order_reports_the_first_swap() -> None:
+    trace = {"spans": [{"tool_name": "b"}, {"tool_name": "a"}, {"tool_name": "b"}]}
+    _, sink = _score(_case(required_tool_order=("a", "b")), "", trace)
+    assert sink.passed == [False]
+    assert sink.explanation == ["Required order ['a', 'b'] not met: 'b' was called before 'a'."]
+    _, sink = _score(_case(required_tool_order=("a", "c")), "", trace)
+    assert sink.explanation == ["Required order ['a', 'c'] not met: ['c'] never called."]
+
+
+@pytest.mark.parametrize(
+    ("turns", "passed", "explanation"),
+    [
+        (3, True, "Turn count 3 meets the 3 turn limit."),
+        (4, False, "Turn count 4 exceeds the 3 turn limit."),
+        (True, True, "Turn count True meets the 3 turn limit."),  # B7: True counts as 1
+        (2.0, False, "Trace metadata is missing a positive integer turn_count"),  # B7
+        (None, False, "Trace metadata is missing a positive integer turn_count"),
+    ],
+)
+def test_turn_count_rule(turns: object, passed: bool, explanation: str) -> None:
+    metadata = {} if turns is None else {"turn_count": turns}
+    _, sink = _score(_case(max_turns=3), "", {"metadata": metadata})
+    assert sink.passed == [passed]
+    assert sink.explanation[0].startswith(explanation)
+
+
+def test_latency_and_cost_thresholds() -> None:
+    case = _case(max_latency_ms=100.0, max_cost_usd=0.01)
+    _, sink = _score(case, "", {"total_latency_ms": 100.0, "estimated_cost_usd": 0.01})
+    assert sink.passed == [True, True]
+    assert sink.explanation == [
+        "Latency 100.0 ms meets the 100.0 ms limit.",
+        "Cost $0.010000 meets the $0.010000 limit.",
+    ]
+    _, sink = _score(case, "", {"total_latency_ms": 100.5})
+    assert sink.passed == [False, False]  # unknown cost fails
+    assert sink.explanation[1] == "Cost is unavailable or exceeds the configured limit."
+
+
+def test_case_score_is_the_mean_of_check_values_and_pass_needs_all_required() -> None:
+    registry = EvaluatorRegistry()
+    registry.register("tone", lambda o, c, t, cfg: (0.25, "a bit curt"), version="2")
+    case = _case(
+        expected_contains=("hi",),
+        evaluators=(EvaluatorRef(name="tone", threshold=0.5, required=False),),
+    )
+    result, sink = _score(case, "hi", registry=registry)
+    assert result.passed is True  # the failing evaluator is not required
+    assert result.score == pytest.approx((1.0 + 0.25) / 2)
+    columns = sink.columns()
+    assert columns["evaluator"] == ["agentic_evals.builtin", "tone"]
+    assert columns["evaluator_version"] == ["0.9.0", "2"]
+    assert columns["required"] == [True, False]
+    assert columns["passed"] == [True, False]
+
+
+def test_evaluator_errors_fail_the_check_and_are_reported() -> None:
+    registry = EvaluatorRegistry()
+
+    def broken(output, case, trace, config):
+        raise RuntimeError("model unavailable")
+
+    registry.register("judge", broken, version="1")
+    result, sink = _score(_case(evaluators=(EvaluatorRef(name="judge"),)), "x", registry=registry)
+    assert result.passed is False
+    assert result.evaluator_error == "RuntimeError: model unavailable"
+    assert "raised RuntimeError" in sink.explanation[0]
+
+
+def test_unavailable_samples_and_failed_calls() -> None:
+    sink = CheckColumns()
+    result = score_unavailable(sink, 0)
+    assert (result.passed, result.score, sink.name) == (False, 0.0, ["sample_available"])
+    result = score_unavailable(sink, 1, status="timed_out", error="TimeoutError: slow", target_attempts=2)
+    assert sink.name[1] == "target_call"
+    assert sink.explanation[1] == "Live target timed out after 2 attempt(s): TimeoutError: slow"
