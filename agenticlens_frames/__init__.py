@@ -38,6 +38,15 @@ from .report.html import write_html_report
 from .report.json_report import build_report, write_json_report
 from .report.saved import load_report
 from .runner.order import execution_order
+from . import viz  # noqa: E402,I001  (plotly is a core dependency)
+
+
+def __getattr__(name: str):  # the notebook explorer imports ipywidgets: load it on use
+    if name in ("explore", "Explorer"):
+        from . import widgets
+
+        return getattr(widgets, name)
+    raise AttributeError(f"module 'agenticlens_frames' has no attribute {name!r}")
 
 __version__ = "0.1.0"
 
@@ -53,6 +62,7 @@ __all__ = [
     "case_matrix",
     "compare_to_baseline",
     "execution_order",
+    "explore",
     "factor_levels",
     "load_experiment",
     "load_manifest",
@@ -69,6 +79,7 @@ __all__ = [
     "report_warnings",
     "trial_summary",
     "variant_summary",
+    "viz",
     "write_html_report",
     "write_json_report",
 ]

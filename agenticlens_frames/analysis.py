@@ -817,10 +817,14 @@ class ExperimentAnalysis:
         }
 
     def __repr__(self) -> str:
-        return (
-            f"ExperimentAnalysis({self.run.experiment_id!r}, variants={len(self.variants)}, "
-            f"frontier={self.pareto_frontier}, warnings={len(self.warnings)})"
-        )
+        from ._repr import analysis_repr
+
+        return analysis_repr(self)
+
+    def _repr_html_(self) -> str:
+        from ._repr import analysis_repr_html
+
+        return analysis_repr_html(self)
 
 
 def analyze(

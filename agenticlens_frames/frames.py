@@ -309,6 +309,11 @@ class ExperimentRun:
             tmp.replace(out / f"{name}.parquet")  # atomic publish
         return out
 
+    def _repr_html_(self) -> str:
+        from ._repr import run_repr_html
+
+        return run_repr_html(self)
+
     def __repr__(self) -> str:
         return (
             f"ExperimentRun({self.experiment_id!r}, variants={len(self.variants)}, "

@@ -1,68 +1,120 @@
 """The offline HTML report: one self-contained page rendered from the result frames.
 
-Shows what AgenticLens 0.10's page shows (spec §10.4): the variant table, pass@k / pass^k,
-baseline deltas, the variant × case heatmap, factor levels, warnings and the execution
-order. Every user-supplied string is escaped; the page makes no network request and
-follows the system's light/dark preference.
+Shows what AgenticLens 0.10's page shows (spec §10.4: variant table, pass@k / pass^k,
+baseline deltas, the variant × case heatmap, factor levels, warnings, execution order)
+plus the interactive figures of :mod:`agenticlens_frames.viz`.
+
+Offline and safe by construction:
+
+* plotly.js is inlined once; the figures travel as JSON in a non-executable
+  ``<script type="application/json">`` block (with ``<``, ``>`` and ``&`` written as
+  ``\\u`` escapes, so no string can close the block);
+* a Content-Security-Policy allows exactly two scripts, by their SHA-256 hashes (plotly.js
+  and the page's own ``assets/report.js``): an injected ``<script>`` or ``onerror=``
+  handler would not run even if some string escaped escaping; ``default-src 'none'``
+  forbids every network request;
+* every user string is HTML-escaped in the page and in plotly labels, and attempt
+  details are inserted with ``textContent``.
+
+Wide suites: the heatmap shows one page of cases at a time (50 by default), the cases that
+need attention first (regressed against the baseline, then flaky, then hardest); the page
+says so, and offers other orders, factor filters, a case search and paging. A bar chart of
+how many cases pass 0..T of T attempts, and a table of every case (cases as rows, so it
+grows downwards), summarise the whole suite.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import math
+from functools import cache
 from html import escape
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import plotly.graph_objects as go
 
+from .. import viz
 from ..analysis import ExperimentAnalysis
 
 __all__ = ["render_html", "write_html_report"]
 
-_CSS = """
-:root { color-scheme: light dark; --bg:#f7f7f8; --card:#ffffff; --fg:#1d1d22; --muted:#5f6470;
-  --line:#e2e3e8; --accent:#3451b2; --good:#1d7f4e; --bad:#b42318; --grey:#9aa0a6; }
-@media (prefers-color-scheme: dark) { :root { --bg:#15161a; --card:#1e2026; --fg:#e8e9ee;
-  --muted:#a3a8b4; --line:#30333c; --accent:#8ea2ff; --good:#5dd39e; --bad:#ff8a80; --grey:#5f6470; } }
-* { box-sizing: border-box }
-body { margin:0; font:14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif;
-  background:var(--bg); color:var(--fg) }
-main { max-width:1200px; margin:0 auto; padding:24px }
-.eyebrow { letter-spacing:.12em; font-size:11px; color:var(--muted); font-weight:600 }
-h1 { margin:4px 0 2px; font-size:26px } h2 { font-size:18px; margin:0 0 12px }
-.sub { color:var(--muted); margin-bottom:16px }
-.tiles { display:grid; grid-template-columns:repeat(auto-fit,minmax(150px,1fr)); gap:10px; margin:16px 0 }
-.tile { background:var(--card); border:1px solid var(--line); border-radius:10px; padding:10px 12px }
-.tile b { display:block; font-size:16px } .tile span { color:var(--muted); font-size:12px }
-section { background:var(--card); border:1px solid var(--line); border-radius:12px; padding:16px;
-  margin:16px 0 }
-table { border-collapse:collapse; width:100% } th, td { text-align:left; padding:6px 8px;
-  border-bottom:1px solid var(--line); vertical-align:top } th { font-size:12px; color:var(--muted) }
-small { color:var(--muted) } .scroll { overflow-x:auto }
-.tag { display:inline-block; font-size:11px; padding:1px 6px; border-radius:999px; margin-left:4px;
-  border:1px solid var(--line) } .tag.base { color:var(--accent) } .tag.pareto { color:var(--good) }
-.good { color:var(--good) } .bad { color:var(--bad) }
-.warn li { margin:4px 0 } .heat td { text-align:center; color:#fff; font-size:12px; min-width:56px }
-.heat td.flaky { outline:2px dashed var(--fg); outline-offset:-3px } .heat td.none { background:var(--grey) }
-.heat th.case { writing-mode:vertical-rl; transform:rotate(180deg); white-space:nowrap; max-height:180px }
-.note { color:var(--muted); font-size:12px }
-"""
+#: Cases per heatmap page, and how many cases carry attempt-level details in the page.
+PAGE_SIZE = 50
+DETAIL_CASES = 100
+OUTPUT_CHARS = 1000
+EXPLANATION_CHARS = 300
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+@cache
+def _asset(name: str) -> str:
+    return resources.files("agenticlens_frames.report").joinpath("assets", name).read_text("utf-8")
+
+
+@cache
+def _plotly_js() -> str:
+    from plotly.offline import get_plotlyjs
+
+    return get_plotlyjs()
+
+
+def _sha256(text: str) -> str:
+    return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
 def _pct(value: Any, digits: int = 1) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{value:.{digits}%}"
+    return "n/a" if _missing(value) else f"{value:.{digits}%}"
 
 
 def _num(value: Any, digits: int = 3, prefix: str = "") -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{prefix}{value:.{digits}f}"
+    return "n/a" if _missing(value) else f"{prefix}{value:.{digits}f}"
 
 
 def _e(value: Any) -> str:
     return escape(str(value), quote=True)
+
+
+def _json_for_script(payload: Any) -> str:
+    """JSON that cannot end its ``<script>`` block nor open a comment in it."""
+    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+def _figure_json(fig: go.Figure) -> dict[str, Any]:
+    # plotly's encoder writes NaN as null and numpy arrays as typed-array specs.
+    return json.loads(fig.to_json(validate=False))
+
+
+def _plain(values: Any, digits: int | None = None) -> Any:
+    """Nested lists with NaN → None (for JSON), floats optionally rounded."""
+    if isinstance(values, (list, tuple)) or hasattr(values, "tolist"):
+        items = values.tolist() if hasattr(values, "tolist") else values
+        return [_plain(v, digits) for v in items]
+    if isinstance(values, float):
+        if math.isnan(values):
+            return None
+        return round(values, digits) if digits is not None else values
+    return values
+
+
+# --------------------------------------------------------------------------- tables
 
 
 def _variant_table(a: ExperimentAnalysis) -> str:
@@ -73,9 +125,10 @@ def _variant_table(a: ExperimentAnalysis) -> str:
             '<span class="tag pareto">pareto</span>' if v["pareto_optimal"] else ""
         )
         interval = (
-            f"<small>{_pct(v['case_pass_rate_ci_low'])}–{_pct(v['case_pass_rate_ci_high'])}</small>"
-            if not math.isnan(v["case_pass_rate_ci_low"])
-            else ""
+            ""
+            if _missing(v["case_pass_rate_ci_low"])
+            else f"<small>{_pct(v['case_pass_rate_ci_low'])}–"
+            f"{_pct(v['case_pass_rate_ci_high'])}</small>"
         )
         rows.append(
             f"<tr><td><strong>{_e(v['variant_name'])}</strong> {badges}<br><small>"
@@ -87,11 +140,12 @@ def _variant_table(a: ExperimentAnalysis) -> str:
             f"{int(v['completed_trials'])} trials priced</small></td>"
             f"<td>{_pct(v['trial_success_rate'])}<br><small>{int(v['completed_trials'])}/"
             f"{int(v['attempted_trials'])} completed</small></td>"
-            f"<td>{_pct(v['consistency_rate'])}<br><small>{int(v['n_flaky_cases'])} flaky</small></td>"
-            "</tr>"
+            f"<td>{_pct(v['consistency_rate'])}<br><small>{int(v['n_flaky_cases'])} flaky"
+            "</small></td></tr>"
         )
     return (
-        "<section><h2>Quality, cost, latency, and reliability</h2><div class='scroll'><table>"
+        "<section id='variants'><h2>Quality, cost, latency, and reliability</h2>"
+        "<div class='scroll'><table>"
         "<tr><th>Variant</th><th>Case pass rate</th><th>Mean score</th><th>Mean latency</th>"
         "<th>Mean cost / trial</th><th>Reliability</th><th>Consistency</th></tr>"
         + "".join(rows)
@@ -99,7 +153,7 @@ def _variant_table(a: ExperimentAnalysis) -> str:
     )
 
 
-def _pass_k_table(a: ExperimentAnalysis) -> str:
+def _pass_k_section(a: ExperimentAnalysis) -> str:
     head = "".join(f"<th>pass@{k}</th><th>pass^{k}</th>" for k in a.pass_k)
     rows = "".join(
         f"<tr><td>{_e(v['variant_name'])}</td>"
@@ -111,8 +165,11 @@ def _pass_k_table(a: ExperimentAnalysis) -> str:
         for v in a.variants.to_dict("records")
     )
     return (
-        "<section><h2>pass@k and pass^k</h2><div class='scroll'><table><tr><th>Variant</th>"
-        f"{head}</tr>{rows}</table></div></section>"
+        "<section id='pass-k'><h2>pass@k and pass^k</h2><div class='scroll'><table>"
+        f"<tr><th>Variant</th>{head}</tr>{rows}</table></div>"
+        "<div id='fig-pass_k' class='fig'></div>"
+        "<p class='note'>pass@k: chance that at least one of k attempts passes; pass^k: that "
+        "all k pass (unbiased estimators, mean over cases).</p></section>"
     )
 
 
@@ -125,7 +182,7 @@ def _comparisons(a: ExperimentAnalysis) -> str:
         significant = c["statistically_significant"]
         sig = (
             "n/a"
-            if significant is pd.NA or significant is None
+            if _missing(significant)
             else ("significant" if significant else "not significant")
         )
         p = c["case_pass_rate_p_value"]
@@ -141,53 +198,74 @@ def _comparisons(a: ExperimentAnalysis) -> str:
         ]
         warnings = "".join(f"<li>{_e(w)}</li>" for w in c["warnings"])
         cost_delta = c["total_cost_usd_delta"]
-        cost = "n/a" if math.isnan(cost_delta) else f"{cost_delta:+.4f}"
+        cost = "n/a" if _missing(cost_delta) else f"{cost_delta:+.4f}"
         delta = c["case_pass_rate_delta"]
         rows.append(
             f"<tr><td><strong>{_e(c['candidate_variant_id'])}</strong><br><small>"
             f"{changed or 'no factor changes recorded'}</small></td>"
-            f"<td>{'n/a' if math.isnan(delta) else f'{delta:+.1%}'}"
-            f"<br><small>{sig}{'' if math.isnan(p) else f' (p={p:.3f})'}</small></td>"
-            f"<td>{c['average_score_delta']:+.3f}</td><td>{c['average_latency_ms_delta']:+.1f} ms</td>"
-            f"<td>{cost}</td>"
+            f"<td>{'n/a' if _missing(delta) else f'{delta:+.1%}'}"
+            f"<br><small>{sig}{'' if _missing(p) else f' (p={p:.3f})'}</small></td>"
+            f"<td>{_num(c['average_score_delta'], 3, '+' if c['average_score_delta'] >= 0 else '')}"
+            f"</td><td>{c['average_latency_ms_delta']:+.1f} ms</td><td>{cost}</td>"
             f"<td class='{'bad' if regressions else 'good'}'>{_e(', '.join(regressions)) or 'none'}"
             f"<br><small>{len(c['regressed_case_ids'])} case(s) regressed · "
             f"{len(c['improved_case_ids'])} improved</small>"
             f"{f'<ul>{warnings}</ul>' if warnings else ''}</td></tr>"
         )
     body = "".join(rows) or "<tr><td colspan='6'>No comparisons.</td></tr>"
+    figure = "<div id='fig-deltas' class='fig'></div>" if rows else ""
     return (
-        f"<section><h2>Against the baseline ({_e(a.info['baseline_variant_id'])})</h2>"
-        "<div class='scroll'><table><tr><th>Candidate</th><th>Case pass rate Δ</th><th>Score Δ</th>"
-        f"<th>Latency Δ</th><th>Cost Δ</th><th>Regressions</th></tr>{body}</table></div></section>"
+        f"<section id='baseline'><h2>Against the baseline ({_e(a.info['baseline_variant_id'])})"
+        "</h2><div class='scroll'><table><tr><th>Candidate</th><th>Case pass rate Δ</th>"
+        "<th>Score Δ</th><th>Latency Δ</th><th>Cost Δ</th><th>Regressions</th></tr>"
+        f"{body}</table></div>{figure}</section>"
     )
 
 
-def _heatmap(a: ExperimentAnalysis) -> str:
+def _cell_style(score: float) -> str:
+    return f"background:hsl({round(score * 130)} 62% 38%)"
+
+
+def _cases_table(a: ExperimentAnalysis, order: list[str]) -> str:
+    """Every case as a row, every variant as a column (§10.4's heatmap, transposed so a
+    wide suite grows downwards)."""
     cm = a.cases
-    case_ids = a.info["case_ids"]
-    names = dict(zip(cm["case_id"].astype(str), cm["case_name"], strict=False))
-    head = "".join(f"<th class='case' title='{_e(names.get(c, c))}'>{_e(c)}</th>" for c in case_ids)
+    variant_ids = [str(v) for v in a.variants["variant_id"]]
+    by_key = {
+        (str(r["variant_id"]), str(r["case_id"])): r
+        for r in cm[["variant_id", "case_id", "passes", "attempts", "mean_score", "consistent"]]
+        .assign(variant_id=cm["variant_id"].astype(str), case_id=cm["case_id"].astype(str))
+        .to_dict("records")
+    }
+    names = dict(zip(cm["case_id"].astype(str), cm["case_name"].astype(str), strict=False))
     rows = []
-    for vid, grp in cm.groupby("variant_id", observed=False, sort=True):
+    for cid in order:
         cells = []
-        for r in grp.to_dict("records"):
-            score = r["mean_score"]
-            label = f"{int(r['passes'])}/{int(r['attempts'])}"
-            cls = "" if r["consistent"] else "flaky"
-            if isinstance(score, float) and math.isnan(score):
-                cells.append(f"<td class='none {cls}'>{label}</td>")
+        for vid in variant_ids:
+            r = by_key.get((vid, cid))
+            if r is None:
+                cells.append("<td class='c none'>–</td>")
                 continue
-            hue = round(score * 130)
-            cells.append(
-                f"<td class='{cls}' style='background:hsl({hue} 62% 38%)' "
-                f"title='{_e(r['case_name'])}'>{label}<br>{score:.2f}</td>"
-            )
-        rows.append(f"<tr><th>{_e(vid)}</th>{''.join(cells)}</tr>")
+            label = f"{int(r['passes'])}/{int(r['attempts'])}"
+            cls = "c" if r["consistent"] else "c flaky"
+            score = r["mean_score"]
+            if _missing(score):
+                cells.append(f"<td class='{cls} none'>{label}</td>")
+            else:
+                cells.append(
+                    f"<td class='{cls}' style='{_cell_style(score)}'>{label} · {score:.2f}</td>"
+                )
+        rows.append(
+            f"<tr><th title='{_e(names.get(cid, cid))}'>{_e(cid)}<br><small>"
+            f"{_e(names.get(cid, ''))}</small></th>{''.join(cells)}</tr>"
+        )
+    head = "".join(f"<th>{_e(v)}</th>" for v in variant_ids)
+    is_open = " open" if len(order) <= 60 else ""
     return (
-        "<section><h2>Test-level heatmap</h2><p class='note'>Cell: passes/attempts and mean "
-        "score; dashed outline: inconsistent (flaky) case.</p><div class='scroll'>"
-        f"<table class='heat'><tr><th></th>{head}</tr>{''.join(rows)}</table></div></section>"
+        f"<details{is_open}><summary>All {len(order)} cases as a table (needs-attention "
+        "order; cell: passes/attempts · mean score; dashed: flaky)</summary><div class='scroll'>"
+        f"<table class='cases'><tr><th>Case</th>{head}</tr>{''.join(rows)}</table></div>"
+        "</details>"
     )
 
 
@@ -199,44 +277,353 @@ def _factor_levels(a: ExperimentAnalysis) -> str:
         f"<tr><td>{_e(f['factor'])}</td><td>{_e(f['value'])}</td>"
         f"<td>{_e(', '.join(f['variant_ids']))}</td><td>{_pct(f['mean_pass_rate'])}</td>"
         f"<td>{_num(f['mean_average_score'])}</td><td>{_num(f['mean_latency_ms'], 1)} ms</td>"
-        f"<td>{_num(f['mean_cost_usd'], 4, '$')}</td><td>{_pct(f['mean_trial_success_rate'])}</td></tr>"
+        f"<td>{_num(f['mean_cost_usd'], 4, '$')}</td><td>{_pct(f['mean_trial_success_rate'])}"
+        "</td></tr>"
         for f in fl.to_dict("records")
     )
     return (
-        "<section><h2>Factor levels</h2><p class='note'>Unweighted means over the variants "
-        "at each level; confounded unless the design is factorial.</p><div class='scroll'><table>"
-        "<tr><th>Factor</th><th>Value</th><th>Variants</th><th>Pass rate</th><th>Score</th>"
-        f"<th>Latency</th><th>Cost</th><th>Reliability</th></tr>{rows}</table></div></section>"
+        "<section id='factors'><h2>Factor levels</h2><p class='note'>Unweighted means over the "
+        "variants at each level; confounded unless the design is factorial.</p>"
+        "<div class='scroll'><table><tr><th>Factor</th><th>Value</th><th>Variants</th>"
+        "<th>Pass rate</th><th>Score</th><th>Latency</th><th>Cost</th><th>Reliability</th></tr>"
+        f"{rows}</table></div><div id='fig-factors' class='fig'></div></section>"
     )
 
 
-def render_html(a: ExperimentAnalysis, *, extra_sections: str = "", head_extra: str = "") -> str:
-    """The whole page as a string."""
+def _failed_trials(a: ExperimentAnalysis) -> str:
+    if a.run is not None:
+        frame = a.run.trials
+    elif "error_message" in a.trials:
+        frame = a.trials
+    else:
+        return ""
+    failed = frame[frame["status"].astype(str) == "failed"]
+    if failed.empty:
+        return ""
+    items = "".join(
+        f"<li>{_e(r['variant_id'])} trial {int(r['trial'])}: "
+        f"{_e(r['error_message'] if not _missing(r['error_message']) else 'no message')}</li>"
+        for r in failed.to_dict("records")
+    )
+    return (
+        f"<section class='warn' id='failed-trials'><h2>Failed trials</h2><ul>{items}</ul></section>"
+    )
+
+
+# --------------------------------------------------------------------------- heatmap data
+
+
+def _factor_names(a: ExperimentAnalysis) -> list[str]:
+    names: dict[str, None] = {}
+    for f in a.variants["factors"]:
+        names.update(dict.fromkeys(f or {}))
+    return list(names)
+
+
+def _attempt_details(
+    a: ExperimentAnalysis, rows: list[str], cols: list[str], wanted: list[str]
+) -> dict[str, list[dict[str, Any]]] | None:
+    if a.run is None:
+        return None
+    keep = set(wanted)
+    att = a.run.attempts
+    att = att[att["case_id"].astype(str).isin(keep)]
+    chk = a.run.checks
+    chk = chk[chk["case_id"].astype(str).isin(keep)]
+    row_of = {v: i for i, v in enumerate(rows)}
+    col_of = {c: j for j, c in enumerate(cols)}
+    checks: dict[tuple[str, int, str], list[list[Any]]] = {}
+    for k in chk[
+        ["variant_id", "trial", "case_id", "name", "passed", "value", "explanation"]
+    ].itertuples(index=False):
+        explanation = "" if _missing(k.explanation) else str(k.explanation)[:EXPLANATION_CHARS]
+        value = "n/a" if _missing(k.value) else f"{k.value:.3g}"
+        checks.setdefault((str(k.variant_id), int(k.trial), str(k.case_id)), []).append(
+            [str(k.name), bool(k.passed), value, explanation]
+        )
+    out: dict[str, list[dict[str, Any]]] = {}
+    columns = [
+        "variant_id", "trial", "case_id", "status", "passed", "score", "latency_ms",
+        "cost_usd", "tools", "turns", "error", "output",
+    ]  # fmt: skip
+    for r in att[columns].itertuples(index=False):
+        vid, cid = str(r.variant_id), str(r.case_id)
+        if vid not in row_of or cid not in col_of:
+            continue
+        output = "" if _missing(r.output) else str(r.output)
+        if len(output) > OUTPUT_CHARS:
+            output = output[:OUTPUT_CHARS] + f"… ({len(output) - OUTPUT_CHARS} more characters)"
+        out.setdefault(f"{row_of[vid]}:{col_of[cid]}", []).append(
+            {
+                "trial": int(r.trial),
+                "status": str(r.status),
+                "passed": bool(r.passed),
+                "score": _num(r.score),
+                "latency": "latency n/a" if _missing(r.latency_ms) else f"{r.latency_ms:.0f} ms",
+                "cost": "cost n/a" if _missing(r.cost_usd) else f"${r.cost_usd:.4f}",
+                "tools": "" if _missing(r.tools) else str(r.tools),
+                "turns": "n/a" if _missing(r.turns) else int(r.turns),
+                "error": "" if _missing(r.error) else str(r.error),
+                "output": output,
+                "checks": checks.get((vid, int(r.trial), cid), []),
+            }
+        )
+    return out
+
+
+def _heat_payload(a: ExperimentAnalysis) -> tuple[dict[str, Any], list[str]]:
+    cm, vs = a.cases, a.variants
+    base = a.info.get("baseline_variant_id")
+    full = viz.case_heatmap(cm, vs, case_order="suite", outline_flaky=False, baseline=base)
+    trace = full.data[0]
+    rows = [str(v) for v in vs["variant_id"] if str(v) in set(cm["variant_id"].astype(str))]
+    cols = viz.order_cases(cm, "suite")
+    col_of = {c: j for j, c in enumerate(cols)}
+    row_of = {v: i for i, v in enumerate(rows)}
+    orders = {
+        key: [col_of[c] for c in viz.order_cases(cm, key, baseline=base)] for key in viz.CASE_ORDERS
+    }
+    variant_orders = {
+        "manifest": list(range(len(rows))),
+        "pass_rate": [row_of[v] for v in viz.order_variants(vs, "pass_rate") if v in row_of],
+        "regression": [
+            row_of[v]
+            for v in viz.order_variants(vs, "regression", cases=cm, baseline=base)
+            if v in row_of
+        ],
+    }
+    factors: dict[str, list[str]] = {}
+    spec = dict(zip(vs["variant_id"].astype(str), vs["factors"], strict=True))
+    for name in _factor_names(a):
+        variant_orders[f"factor:{name}"] = [
+            row_of[v] for v in viz.order_variants(vs, f"factor:{name}") if v in row_of
+        ]
+        factors[name] = [str((spec[v] or {}).get(name, "(unset)")) for v in rows]
+    flaky = (
+        cm.assign(_f=(~cm["consistent"].astype(bool)).astype(float))
+        .pipe(lambda f: viz._grid(f, "_f", rows, cols))
+        .astype(int)
+        .tolist()
+    )
+    names = dict(zip(cm["case_id"].astype(str), cm["case_name"].astype(str), strict=False))
+    attention = viz.order_cases(cm, "attention", baseline=base)
+    detail_cases = attention[:DETAIL_CASES]
+    details = _attempt_details(a, rows, cols, detail_cases)
+    if details is None:
+        note = (
+            "Attempt-level details (outputs, checks) are not in this report: it was rendered "
+            "from a saved JSON report. Re-run the experiment, or use explore() in a notebook."
+        )
+    elif len(cols) > DETAIL_CASES:
+        note = (
+            f"Attempt details are embedded for the first {DETAIL_CASES} cases in "
+            "needs-attention order only (to keep the page small); use explore() in a "
+            "notebook for the others."
+        )
+    else:
+        note = "No attempts recorded for this cell."
+    style = trace.to_plotly_json()
+    for key in ("z", "x", "y", "text", "hovertext"):
+        style.pop(key, None)
+    layout = full.layout.to_plotly_json()
+    layout.pop("shapes", None)
+    layout.pop("template", None)
+    payload = {
+        "trace": json.loads(json.dumps(style, default=_plain)),
+        "layout": layout,
+        "x": list(trace.x),
+        "y": list(trace.y),
+        "ids": cols,
+        "names": [names.get(c, c) for c in cols],
+        "variants": rows,
+        "factors": factors,
+        "z": _plain(trace.z, 4),
+        "text": _plain(trace.text),
+        "hover": _plain(trace.hovertext),
+        "flaky": flaky,
+        "orders": orders,
+        "orderLabels": viz.CASE_ORDERS,
+        "defaultOrder": "attention",
+        "variantOrders": variant_orders,
+        "pageSize": PAGE_SIZE,
+        "shapeLine": {"dash": "dot", "width": 2, "color": "rgba(255,255,255,0.9)"},
+        "details": details,
+        "detailsNote": note,
+    }
+    return payload, attention
+
+
+def _heatmap_section(a: ExperimentAnalysis, heat: dict[str, Any], attention: list[str]) -> str:
+    n_cases = len(heat["ids"])
+    order_opts = "".join(
+        f"<option value='{key}'{' selected' if key == 'attention' else ''}>{_e(label)}</option>"
+        for key, label in viz.CASE_ORDERS.items()
+    )
+    vorder_opts = "<option value='manifest'>manifest order</option>"
+    vorder_opts += "<option value='pass_rate'>case pass rate (best first)</option>"
+    vorder_opts += "<option value='regression'>most regressed cases first</option>"
+    vorder_opts += "".join(
+        f"<option value='factor:{_e(n)}'>factor {_e(n)}</option>" for n in heat["factors"]
+    )
+    filters = "".join(
+        f"<label>{_e(name)}<select data-factor='{_e(name)}'><option value=''>all</option>"
+        + "".join(f"<option value='{_e(v)}'>{_e(v)}</option>" for v in dict.fromkeys(values))
+        + "</select></label>"
+        for name, values in heat["factors"].items()
+    )
+    sizes = (
+        "".join(
+            f"<option value='{n}'{' selected' if n == PAGE_SIZE else ''}>{n}</option>"
+            for n in (25, 50, 100, 200)
+        )
+        + "<option value='0'>all</option>"
+    )
+    wide = (
+        f"This suite has {n_cases} cases, too many to read at once: the heatmap shows "
+        f"{PAGE_SIZE} per page, the cases that need attention first (regressed against the "
+        "baseline, then flaky, then hardest). Change the order, filter variants by factor, "
+        "search a case or page through; the bar chart below and the table of all cases "
+        "summarise the whole suite."
+        if n_cases > PAGE_SIZE
+        else f"All {n_cases} cases, those that need attention first (regressed against the "
+        "baseline, then flaky, then hardest)."
+    )
+    return (
+        "<section id='heatmap'><h2>Test-level heatmap</h2>"
+        f"<p class='note'>{_e(wide)} Cell colour: mean score (red 0 → green 1, grey: no "
+        "score); label: passes/attempts; dotted outline: inconsistent (flaky) case. Click a "
+        "cell for its attempts.</p>"
+        "<div class='controls'>"
+        f"<label>cases<select id='heat-order'>{order_opts}</select></label>"
+        f"<label>variants<select id='heat-vorder'>{vorder_opts}</select></label>"
+        f"{filters}"
+        "<label>search case<input id='heat-search' type='search' placeholder='id or name'>"
+        "</label>"
+        f"<label>per page<select id='heat-size'>{sizes}</select></label>"
+        "<button id='heat-prev' type='button'>◀ prev</button>"
+        "<button id='heat-next' type='button'>next ▶</button>"
+        "<span id='heat-page' class='note'></span></div>"
+        "<div id='fig-heatmap' class='fig'></div>"
+        "<p id='heat-empty' class='note' hidden>No variant or case matches the filters.</p>"
+        "<div id='attempts'><p class='note'>Click a heatmap cell to see that case's attempts."
+        "</p></div>"
+        "<div id='fig-case_outcomes' class='fig'></div>"
+        f"{_cases_table(a, attention)}</section>"
+    )
+
+
+def _pareto_section(a: ExperimentAnalysis) -> tuple[str, dict[str, Any]]:
+    figures = {}
+    for x in viz.OBJECTIVES:
+        for y in viz.OBJECTIVES:
+            if x != y:
+                fig = viz.pareto_chart(a.variants, x=x, y=y)
+                figures[f"{x}|{y}"] = _figure_json(fig)
+
+    def options(selected: str) -> str:
+        return "".join(
+            f"<option value='{key}'{' selected' if key == selected else ''}>{_e(o.label)}</option>"
+            for key, o in viz.OBJECTIVES.items()
+        )
+
+    frontier = ", ".join(_e(v) for v in a.pareto_frontier) or "none"
+    html = (
+        "<section id='pareto'><h2>Pareto frontier</h2>"
+        f"<p>Frontier: {frontier}. <span class='note'>Computed on all five objectives "
+        "(reliability, pass rate, score, latency, cost); a frontier variant that looks "
+        "dominated in two dimensions wins on an objective not on the axes.</span></p>"
+        "<div class='controls'>"
+        f"<label>x axis<select id='pareto-x'>{options('latency')}</select></label>"
+        f"<label>y axis<select id='pareto-y'>{options('pass_rate')}</select></label>"
+        "<span id='pareto-note' class='note' hidden>Choose two different objectives.</span>"
+        "</div><div id='fig-pareto' class='fig'></div></section>"
+    )
+    return html, {"figures": figures}
+
+
+# --------------------------------------------------------------------------- page
+
+
+def _paired_section(paired: pd.DataFrame | None) -> str:
+    if paired is None or paired.empty:
+        return ""
+    settings = ""
+    if "correction" in paired and "confidence_level" in paired:
+        first = paired.iloc[0]
+        method = _e(first.get("ci_method", ""))
+        settings = (
+            f" {float(first['confidence_level']):.0%} intervals ({method}); "
+            f"significance after the declared {_e(first['correction'])} correction."
+        )
+    return (
+        "<section id='paired'><h2>Paired comparisons</h2><p class='note'>Each candidate "
+        "against the baseline case by case on the same suite." + settings + "</p>"
+        "<div id='fig-paired' class='fig'></div></section>"
+    )
+
+
+def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) -> str:
+    """The whole self-contained page as a string.
+
+    Works for a fresh analysis and for one loaded from a saved JSON report
+    (``run=None``), where attempt-level details are simply absent. ``paired``: the frame
+    of :func:`agenticlens_frames.paired.paired_comparisons`, drawn as a forest plot.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> page = render_html(a)
+    >>> page.startswith("<!DOCTYPE html>"), "cdn.plot.ly" in page.split("<script>")[0]
+    (True, False)
+    """
     info = a.info
     seed = info["random_seed"]
+    figs = viz.figures(a, max_cases=PAGE_SIZE)
+    heat, attention = _heat_payload(a)
+    pareto_html, pareto = _pareto_section(a)
+    static = {"pass_k": figs["pass_k"], "case_outcomes": figs["case_outcomes"]}
+    if len(a.comparisons):
+        static["deltas"] = figs["deltas"]
+    if not a.factor_levels.empty:
+        static["factors"] = figs["factors"]
+    if paired is not None and not paired.empty:
+        static["paired"] = viz.paired_forest(paired)
+    payload = {
+        "figures": {name: _figure_json(fig) for name, fig in static.items()},
+        "heat": heat,
+        "pareto": pareto,
+    }
     tiles = [
-        (str(info["trial_count"]), "trials per variant"),
+        (_e(info["trial_count"]), "trials per variant"),
         (_e(info["baseline_variant_id"]), "baseline"),
         (f"{a.confidence_level:.0%}", "confidence level"),
         (f"{a.regression_threshold:.0%}", "regression threshold"),
         ("none (fixed order)" if seed is None else _e(seed), "random seed"),
-        (str(info["minimum_trials"]), "minimum trials"),
+        (_e(info["minimum_trials"]), "minimum trials"),
     ]
     warnings = (
-        "<section class='warn'><h2>Warnings</h2><ul>"
+        "<section class='warn' id='warnings'><h2>Warnings</h2><ul>"
         + "".join(f"<li>{_e(w)}</li>" for w in a.warnings)
         + "</ul></section>"
         if a.warnings
         else ""
     )
-    order = ", ".join(f"{_e(v)}#{t}" for v, t in a.execution_order)
+    order = ", ".join(f"{_e(v)}#{_e(t)}" for v, t in a.execution_order)
     title = f"Experiment Report — {_e(info['experiment_name'])}"
+    plotly_js, page_js = _plotly_js(), _asset("report.js")
+    csp = (
+        "default-src 'none'; "
+        f"script-src 'sha256-{_sha256(plotly_js)}' 'sha256-{_sha256(page_js)}'; "
+        "style-src 'unsafe-inline'; img-src data: blob:; font-src data:; "
+        "base-uri 'none'; form-action 'none'"
+    )
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
-        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; font-src data:\">"
-        f"<title>{title}</title><style>{_CSS}</style>{head_extra}</head><body><main>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{csp}\">"
+        "<meta name='color-scheme' content='light dark'>"
+        f"<title>{title}</title><style>{_asset('report.css')}</style></head><body><main>"
         "<div class='eyebrow'>AGENTICLENS · EXPERIMENT REPORT</div>"
         f"<h1>{title}</h1><div class='sub'>Experiment {_e(info['experiment_version'])} · suite "
         f"{_e(info['suite_name'])} {_e(info['suite_version'])}</div>"
@@ -244,21 +631,27 @@ def render_html(a: ExperimentAnalysis, *, extra_sections: str = "", head_extra: 
         + "".join(f"<div class='tile'><b>{v}</b><span>{k}</span></div>" for v, k in tiles)
         + "</div>"
         + warnings
+        + _failed_trials(a)
         + _variant_table(a)
-        + _pass_k_table(a)
+        + _pass_k_section(a)
         + _comparisons(a)
-        + extra_sections
-        + _heatmap(a)
+        + _paired_section(paired)
+        + _heatmap_section(a, heat, attention)
+        + pareto_html
         + _factor_levels(a)
-        + f"<section><h2>Randomization</h2><p>Execution order: {order or 'n/a'}</p>"
-        f"<p class='note'>Generated {_e(info.get('created_at') or '')}</p></section>"
-        "</main></body></html>"
+        + f"<section id='randomization'><h2>Randomization</h2><p>Execution order: "
+        f"{order or 'n/a'}</p><p class='note'>Generated {_e(info.get('created_at') or '')}"
+        "</p></section></main>"
+        f"<script type='application/json' id='alf-data'>{_json_for_script(payload)}</script>"
+        f"<script>{plotly_js}</script><script>{page_js}</script></body></html>"
     )
 
 
-def write_html_report(a: ExperimentAnalysis, path: str | Path) -> Path:
-    """Write the page to ``path`` (parents created)."""
+def write_html_report(
+    a: ExperimentAnalysis, path: str | Path, *, paired: pd.DataFrame | None = None
+) -> Path:
+    """Write the page to ``path`` (parents created); see :func:`render_html`."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_html(a), encoding="utf-8")
+    target.write_text(render_html(a, paired=paired), encoding="utf-8")
     return target

@@ -140,6 +140,22 @@ def _case_results(cases: pd.DataFrame, ks: tuple[int, ...]) -> list[dict[str, An
     return out
 
 
+_SCORE_KEYS = (
+    "name",
+    "metric",
+    "value",
+    "passed",
+    "required",
+    "skipped",
+    "explanation",
+    "evaluator_type",
+    "evaluator",
+    "evaluator_version",
+    "metadata",
+)
+_EMPTY: dict[str, Any] = {}  # shared, never mutated
+
+
 class _TrialReports:
     """Builds the per-trial EvaluationReport dicts from the attempts and checks tables.
 
@@ -184,50 +200,53 @@ class _TrialReports:
         self.case_ids = list(run.suite.case_ids)
         self.att = att
         self.chk = chk
+        self._score_cache: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def _score_records(self, start: int, end: int) -> list[dict[str, Any]]:
-        """Score records of attempts ``start:end`` (one trial), in check order."""
+        """Score records of attempts ``start:end`` (one trial), in check order.
+
+        Equal scores share one dict (a case's checks read the same in most trials), which
+        makes building a large report several times cheaper; orjson writes each
+        occurrence in full, and nothing mutates a shared record.
+        """
         c0, c1 = int(self.n_checks_start[start]), int(self.n_checks_start[end])
         chk = self.chk.iloc[c0:c1]
         versions = (
             chk["evaluator_version"].astype(object).where(chk["evaluator_version"].notna(), None)
         )
-        records = [
-            {
-                "name": name,
-                "metric": metric,
-                "value": value,
-                "passed": passed,
-                "required": required,
-                "skipped": skipped,
-                "explanation": why,
-                "evaluator_type": kind,
-                "evaluator": evaluator,
-                "evaluator_version": version,
-                "metadata": {},
-            }
-            for name, metric, value, passed, required, skipped, why, kind, evaluator, version in zip(
-                chk["name"].tolist(),
-                chk["metric"].astype(str).tolist(),
-                chk["value"].tolist(),
-                chk["passed"].tolist(),
-                chk["required"].tolist(),
-                chk["skipped"].tolist(),
-                chk["explanation"].tolist(),
-                chk["evaluator_type"].astype(str).tolist(),
-                chk["evaluator"].astype(str).tolist(),
-                versions.tolist(),
-                strict=True,
-            )
-        ]
+        cache = self._score_cache
+        keys = zip(
+            chk["name"].tolist(),
+            chk["metric"].astype(str).tolist(),
+            chk["value"].tolist(),
+            chk["passed"].tolist(),
+            chk["required"].tolist(),
+            chk["skipped"].tolist(),
+            chk["explanation"].tolist(),
+            chk["evaluator_type"].astype(str).tolist(),
+            chk["evaluator"].astype(str).tolist(),
+            versions.tolist(),
+            strict=True,
+        )
+        records = []
+        for key in keys:
+            record = cache.get(key)
+            if record is None:
+                record = cache[key] = dict(zip(_SCORE_KEYS, (*key, _EMPTY), strict=True))
+            records.append(record)
         # A failed live call's single score carries the call's status in its metadata.
         for row in range(start, end):
             if self.att_status[row] in ("target_error", "timed_out"):
-                record = records[int(self.n_checks_start[row]) - c0]
-                record["metadata"] = {
-                    "status": "error" if self.att_status[row] == "target_error" else "timed_out",
-                    "attempts": self.att_tries[row],
-                    "error": self.att["error"].iloc[row],
+                index = int(self.n_checks_start[row]) - c0
+                records[index] = {
+                    **records[index],
+                    "metadata": {
+                        "status": "error"
+                        if self.att_status[row] == "target_error"
+                        else "timed_out",
+                        "attempts": self.att_tries[row],
+                        "error": self.att["error"].iloc[row],
+                    },
                 }
         return records
 

@@ -1,0 +1,167 @@
+"""Rich (``_repr_html_``) and plain (``__repr__``) displays of runs and analyses.
+
+Self-contained HTML fragments in the great_tables manner: a ``<div>`` with a random id,
+its own scoped ``<style>``, no script and no external asset; every user string escaped.
+:class:`~agenticlens_frames.frames.ExperimentRun` and
+:class:`~agenticlens_frames.analysis.ExperimentAnalysis` delegate to these functions.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from .analysis import ExperimentAnalysis
+    from .frames import ExperimentRun
+
+__all__ = ["analysis_repr", "analysis_repr_html", "run_repr_html"]
+
+_STYLE = """
+#{id} {{ font: 13px/1.4 system-ui, sans-serif; }}
+#{id} table {{ border-collapse: collapse; margin: 4px 0 8px; }}
+#{id} th, #{id} td {{ padding: 3px 8px; border-bottom: 1px solid rgba(128,128,128,.3);
+  text-align: left; vertical-align: top; }}
+#{id} th {{ font-size: 11px; opacity: .75; }}
+#{id} .muted {{ opacity: .7; font-size: 12px; }}
+#{id} .bad {{ color: #c0392b; }} #{id} .good {{ color: #1d7f4e; }}
+"""
+
+
+def _e(value: Any) -> str:
+    return escape(str(value), quote=True)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def _pct(value: Any) -> str:
+    return "n/a" if _missing(value) else f"{value:.1%}"
+
+
+def _num(value: Any, spec: str) -> str:
+    return "n/a" if _missing(value) else format(value, spec)
+
+
+def _wrap(body: str) -> str:
+    fid = f"alf-{uuid.uuid4().hex[:10]}"
+    return f"<div id='{fid}'><style>{_STYLE.format(id=fid)}</style>{body}</div>"
+
+
+def run_repr_html(run: ExperimentRun) -> str:
+    """HTML summary of an :class:`~agenticlens_frames.frames.ExperimentRun`: sizes,
+    attempt statuses and the variants with their factors.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> "support-agent-upgrade" in run_repr_html(run)
+    True
+    """
+    m = run.manifest
+    status = run.attempts["status"].astype(str).value_counts()
+    statuses = ", ".join(f"{_e(k)}: {int(v)}" for k, v in status.items())
+    factor_cols = [c for c in run.variants.columns if c.startswith("factor_")]
+    head = "".join(f"<th>{_e(c.removeprefix('factor_'))}</th>" for c in factor_cols)
+    rows = "".join(
+        f"<tr><td><b>{_e(v['variant_id'])}</b>{' (baseline)' if v['is_baseline'] else ''}</td>"
+        f"<td>{_e(v['variant_name'])}</td><td>{_e(v['target_kind'])}</td>"
+        + "".join(f"<td>{'' if _missing(v[c]) else _e(v[c])}</td>" for c in factor_cols)
+        + "</tr>"
+        for v in run.variants.to_dict("records")
+    )
+    return _wrap(
+        f"<b>ExperimentRun</b> {_e(run.experiment_id)} · suite {_e(run.suite.name)} "
+        f"{_e(run.suite.version)}<div class='muted'>{len(run.variants)} variants × "
+        f"{m.trial_count} trials × {len(run.cases)} cases = {len(run.attempts)} attempts, "
+        f"{len(run.checks)} checks · {statuses}</div>"
+        f"<table><tr><th>variant</th><th>name</th><th>target</th>{head}</tr>{rows}</table>"
+        "<div class='muted'>Tables: attempts, checks, trials, variants, cases · "
+        "<code>analyze(run)</code> for the result frames.</div>"
+    )
+
+
+def analysis_repr_html(a: ExperimentAnalysis) -> str:
+    """HTML summary of an :class:`~agenticlens_frames.analysis.ExperimentAnalysis`:
+    the variant table, the comparisons with the baseline and the warnings.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> "Pareto" in analysis_repr_html(a)
+    True
+    """
+    info = a.info
+    rows = "".join(
+        f"<tr><td><b>{_e(v['variant_id'])}</b>{' (baseline)' if v['is_baseline'] else ''}"
+        f"{' · Pareto' if v['pareto_optimal'] else ''}</td>"
+        f"<td>{_pct(v['case_pass_rate'])} <span class='muted'>"
+        f"[{_pct(v['case_pass_rate_ci_low'])}, {_pct(v['case_pass_rate_ci_high'])}]</span></td>"
+        f"<td>{_num(v['average_score_mean'], '.3f')}</td>"
+        f"<td>{_num(v['average_latency_ms_mean'], ',.1f')} ms</td>"
+        f"<td>{_num(v['total_cost_usd_mean'], '.4f')}</td>"
+        f"<td>{_pct(v['trial_success_rate'])}</td><td>{int(v['n_flaky_cases'])}</td></tr>"
+        for v in a.variants.to_dict("records")
+    )
+    comps = ""
+    if len(a.comparisons):
+        items = []
+        for c in a.comparisons.to_dict("records"):
+            regressed = [
+                name
+                for name, key in (
+                    ("pass rate", "pass_rate_regressed"),
+                    ("score", "average_score_regressed"),
+                    ("latency", "average_latency_ms_regressed"),
+                    ("cost", "total_cost_usd_regressed"),
+                )
+                if c[key] is True
+            ]
+            cls = "bad" if regressed else "good"
+            items.append(
+                f"<tr><td>{_e(c['candidate_variant_id'])}</td>"
+                f"<td>{_num(c['case_pass_rate_delta'], '+.1%')}</td>"
+                f"<td>{_num(c['case_pass_rate_p_value'], '.3f')}</td>"
+                f"<td class='{cls}'>{_e(', '.join(regressed)) or 'none'}</td></tr>"
+            )
+        comps = (
+            f"<table><tr><th>vs {_e(info.get('baseline_variant_id'))}</th><th>Δ case pass rate"
+            "</th><th>p</th><th>regressions</th></tr>" + "".join(items) + "</table>"
+        )
+    warnings = "".join(f"<li>{_e(w)}</li>" for w in a.warnings)
+    source = "saved report" if a.run is None else "tidy tables"
+    return _wrap(
+        f"<b>ExperimentAnalysis</b> {_e(info.get('experiment_name'))} "
+        f"{_e(info.get('experiment_version'))} · suite {_e(info.get('suite_name'))} "
+        f"{_e(info.get('suite_version'))}<div class='muted'>{info.get('trial_count')} trials "
+        f"per variant · confidence {a.confidence_level:.0%} · from {source}</div>"
+        "<table><tr><th>variant</th><th>case pass rate</th><th>score</th><th>latency</th>"
+        f"<th>cost / trial</th><th>reliability</th><th>flaky</th></tr>{rows}</table>"
+        f"{comps}" + (f"<ul class='muted'>{warnings}</ul>" if warnings else "")
+    )
+
+
+def analysis_repr(a: ExperimentAnalysis) -> str:
+    """Plain one-line repr; works for analyses loaded from a saved report (``run=None``).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> analysis_repr(a)  # doctest: +NORMALIZE_WHITESPACE
+    "ExperimentAnalysis('support-agent-upgrade@1', variants=5,
+     frontier=['baseline', 'prompt-v2', 'large-v2'], warnings=2)"
+    """
+    info = a.info
+    name = f"{info.get('experiment_name')}@{info.get('experiment_version')}"
+    return (
+        f"ExperimentAnalysis({name!r}, variants={len(a.variants)}, "
+        f"frontier={a.pareto_frontier}, warnings={len(a.warnings)})"
+    )

@@ -1,0 +1,187 @@
+/* agenticlens_frames offline report: draws the figures embedded as JSON in #alf-data.
+ * No network access: plotly.js is inlined in the page, the data sit in the page, and
+ * every user string is either pre-escaped for plotly (labels, hover) or set with
+ * textContent (attempt details, controls), never as HTML. */
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("alf-data").textContent);
+  var config = { displaylogo: false, responsive: true };
+  var plots = [];
+  var dark = window.matchMedia("(prefers-color-scheme: dark)");
+
+  function css(name) {
+    return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  }
+  function clone(value) { return JSON.parse(JSON.stringify(value)); }
+
+  // Colours follow the page's CSS variables, so light/dark switches both together.
+  function themed(layout) {
+    var out = clone(layout || {});
+    var fg = css("--fg"), line = css("--line");
+    out.paper_bgcolor = "rgba(0,0,0,0)";
+    out.plot_bgcolor = "rgba(0,0,0,0)";
+    out.font = Object.assign(out.font || {}, { color: fg });
+    out.legend = Object.assign(out.legend || {}, { bgcolor: "rgba(0,0,0,0)" });
+    out.template = null;
+    var axes = Object.keys(out).filter(function (k) { return /^[xy]axis\d*$/.test(k); });
+    if (axes.indexOf("xaxis") < 0) { axes.push("xaxis"); }
+    if (axes.indexOf("yaxis") < 0) { axes.push("yaxis"); }
+    axes.forEach(function (k) {
+      out[k] = Object.assign(out[k] || {}, { gridcolor: line, zerolinecolor: line, linecolor: line });
+    });
+    (out.annotations || []).forEach(function (a) { a.font = Object.assign(a.font || {}, { color: fg }); });
+    return out;
+  }
+
+  function draw(id, figure) {
+    var gd = document.getElementById(id);
+    if (!gd || !figure) { return Promise.resolve(null); }
+    plots.push(gd);
+    return Plotly.newPlot(gd, figure.data, themed(figure.layout), config);
+  }
+
+  function retheme() {
+    plots.forEach(function (gd) {
+      if (gd.layout) { Plotly.relayout(gd, themed(gd.layout)); }
+    });
+  }
+  if (dark.addEventListener) { dark.addEventListener("change", retheme); }
+
+  // ------------------------------------------------------------------ heatmap
+  var H = data.heat;
+  var state = { order: H.defaultOrder, vorder: "manifest", page: 0, size: H.pageSize,
+                filters: {}, search: "" };
+
+  function rowsNow() {
+    return H.variantOrders[state.vorder].filter(function (r) {
+      return Object.keys(state.filters).every(function (f) {
+        return state.filters[f] === "" || H.factors[f][r] === state.filters[f];
+      });
+    });
+  }
+  function colsNow() {
+    var cols = H.orders[state.order];
+    var q = state.search.trim().toLowerCase();
+    if (!q) { return cols; }
+    return cols.filter(function (c) {
+      return H.ids[c].toLowerCase().indexOf(q) >= 0 || H.names[c].toLowerCase().indexOf(q) >= 0;
+    });
+  }
+
+  function drawHeat() {
+    var gd = document.getElementById("fig-heatmap");
+    var rows = rowsNow(), all = colsNow();
+    var size = state.size > 0 ? state.size : Math.max(all.length, 1);
+    var pages = Math.max(1, Math.ceil(all.length / size));
+    state.page = Math.max(0, Math.min(state.page, pages - 1));
+    var cols = all.slice(state.page * size, state.page * size + size);
+    var pick = function (m) { return rows.map(function (r) { return cols.map(function (c) { return m[r][c]; }); }); };
+    var trace = Object.assign(clone(H.trace), {
+      z: pick(H.z), text: pick(H.text), hovertext: pick(H.hover),
+      x: cols.map(function (c) { return H.x[c]; }), y: rows.map(function (r) { return H.y[r]; }),
+      customdata: rows.map(function (r) { return cols.map(function (c) { return [r, c]; }); })
+    });
+    var layout = clone(H.layout);
+    var first = all.length ? state.page * size + 1 : 0;
+    layout.title = { text: "Cases " + first + "–" + (state.page * size + cols.length) + " of " +
+                     all.length + " · " + H.orderLabels[state.order] };
+    layout.height = Math.max(260, 110 + 46 * rows.length);
+    layout.shapes = [];
+    rows.forEach(function (r, i) {
+      cols.forEach(function (c, j) {
+        if (H.flaky[r][c]) {
+          layout.shapes.push({ type: "rect", xref: "x", yref: "y", x0: j - 0.5, x1: j + 0.5,
+                               y0: i - 0.5, y1: i + 0.5, line: H.shapeLine, layer: "above" });
+        }
+      });
+    });
+    document.getElementById("heat-page").textContent = "page " + (state.page + 1) + " of " + pages;
+    document.getElementById("heat-empty").hidden = rows.length > 0 && cols.length > 0;
+    return Plotly.react(gd, rows.length && cols.length ? [trace] : [], themed(layout), config);
+  }
+
+  function showAttempts(point) {
+    var panel = document.getElementById("attempts");
+    if (!panel || !point || !point.customdata) { return; }
+    var r = point.customdata[0], c = point.customdata[1];
+    panel.replaceChildren();
+    var head = document.createElement("h3");
+    head.textContent = H.variants[r] + " · " + H.names[c] + " (" + H.ids[c] + ")";
+    panel.appendChild(head);
+    var items = H.details ? H.details[r + ":" + c] : null;
+    if (!items) {
+      var p = document.createElement("p");
+      p.className = "note";
+      p.textContent = H.detailsNote;
+      panel.appendChild(p);
+      return;
+    }
+    items.forEach(function (a) {
+      var box = document.createElement("div");
+      box.className = "att";
+      var line = document.createElement("div");
+      line.textContent = "trial " + a.trial + " · " + a.status + " · " + (a.passed ? "passed" : "failed") +
+        " · score " + a.score + " · " + a.latency + " · " + a.cost + " · tools: " + (a.tools || "none") +
+        " · turns: " + a.turns + (a.error ? " · error: " + a.error : "");
+      box.appendChild(line);
+      var out = document.createElement("pre");
+      out.textContent = a.output;
+      box.appendChild(out);
+      var list = document.createElement("ul");
+      a.checks.forEach(function (k) {
+        var li = document.createElement("li");
+        li.className = k[1] ? "pass" : "fail";
+        li.textContent = (k[1] ? "✓ " : "✗ ") + k[0] + " = " + k[2] + (k[3] ? " — " + k[3] : "");
+        list.appendChild(li);
+      });
+      box.appendChild(list);
+      panel.appendChild(box);
+    });
+  }
+
+  function bindHeatControls() {
+    var on = function (id, ev, fn) { var el = document.getElementById(id); if (el) { el.addEventListener(ev, fn); } };
+    on("heat-order", "change", function (e) { state.order = e.target.value; state.page = 0; drawHeat(); });
+    on("heat-vorder", "change", function (e) { state.vorder = e.target.value; drawHeat(); });
+    on("heat-size", "change", function (e) { state.size = parseInt(e.target.value, 10); state.page = 0; drawHeat(); });
+    on("heat-search", "input", function (e) { state.search = e.target.value; state.page = 0; drawHeat(); });
+    on("heat-prev", "click", function () { state.page -= 1; drawHeat(); });
+    on("heat-next", "click", function () { state.page += 1; drawHeat(); });
+    document.querySelectorAll("select[data-factor]").forEach(function (el) {
+      el.addEventListener("change", function () { state.filters[el.dataset.factor] = el.value; drawHeat(); });
+    });
+  }
+
+  // ------------------------------------------------------------------ pareto
+  function drawPareto() {
+    var x = document.getElementById("pareto-x").value, y = document.getElementById("pareto-y").value;
+    var fig = data.pareto.figures[x + "|" + y];
+    var note = document.getElementById("pareto-note");
+    note.hidden = !!fig;
+    if (fig) { return Plotly.react(document.getElementById("fig-pareto"), fig.data, themed(fig.layout), config); }
+    return Promise.resolve(null);
+  }
+
+  // ------------------------------------------------------------------ start
+  function start() {
+    if (typeof Plotly === "undefined") {
+      document.querySelectorAll(".fig").forEach(function (el) { el.textContent = "plotly.js did not load."; });
+      return;
+    }
+    var jobs = [];
+    Object.keys(data.figures).forEach(function (name) { jobs.push(draw("fig-" + name, data.figures[name])); });
+    var gd = document.getElementById("fig-heatmap");
+    plots.push(gd);
+    jobs.push(drawHeat().then(function () { gd.on("plotly_click", function (ev) { showAttempts(ev.points[0]); }); }));
+    plots.push(document.getElementById("fig-pareto"));
+    jobs.push(drawPareto());
+    document.getElementById("pareto-x").addEventListener("change", drawPareto);
+    document.getElementById("pareto-y").addEventListener("change", drawPareto);
+    bindHeatControls();
+    Promise.all(jobs).then(function () {
+      window.alfDrawnMs = performance.now();
+      document.body.dataset.ready = "true";
+    });
+  }
+  start();
+})();

@@ -1,0 +1,1047 @@
+"""Plotly figures of the result frames: pure functions, frame in, ``go.Figure`` out.
+
+Every function here reads a result frame of :mod:`agenticlens_frames.analysis` (or of a
+saved report loaded by :func:`~agenticlens_frames.load_report`) and returns a
+:class:`plotly.graph_objects.Figure`; none calls ``.show()`` and none computes a statistic
+of its own. The only arithmetic is presentation: ordering rows and columns, and choosing
+which cases to show when a suite is too wide to read.
+
+User-supplied strings (case and variant ids and names, factor values) are HTML-escaped
+before they reach a figure, because plotly renders a subset of HTML in every label, tick
+and hover text: a case called ``<b>x`` shows as ``<b>x``, not as bold ``x``.
+
+==========================  =================================================
+:func:`case_heatmap`        variant × case: colour = mean score, label = passes/attempts
+:func:`pass_k_curves`       pass@k and pass^k for k = 1..T, optional uncertainty bands
+:func:`pareto_chart`        any two objectives, frontier joined, dominated dimmed
+:func:`delta_forest`        candidate − baseline per metric, with intervals when present
+:func:`paired_forest`       paired differences per dimension with their intervals
+:func:`factor_levels_chart` per factor and level, one metric
+:func:`case_outcomes_chart` how many cases pass 0..T of T attempts (wide suites)
+:func:`figures`             all of the above for one analysis
+==========================  =================================================
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .errors import InputError
+
+if TYPE_CHECKING:
+    from .analysis import ExperimentAnalysis
+
+__all__ = [
+    "CASE_ORDERS",
+    "OBJECTIVES",
+    "case_heatmap",
+    "case_outcomes_chart",
+    "delta_forest",
+    "factor_levels_chart",
+    "figures",
+    "order_cases",
+    "order_variants",
+    "paired_forest",
+    "pareto_chart",
+    "pass_k_curves",
+    "pass_k_frame",
+]
+
+#: Case orderings of :func:`order_cases`, most useful for wide suites first.
+CASE_ORDERS: dict[str, str] = {
+    "attention": "regressed against the baseline, then flaky, then hardest",
+    "regression": "largest pass-rate drop against the baseline first",
+    "flaky": "inconsistent in the most variants first",
+    "pass_rate": "lowest mean pass rate across variants first",
+    "suite": "suite order",
+}
+
+#: Red → green for scores in [0, 1]; the same hues as AgenticLens' HTML heatmap
+#: (``hsl(round(score·130) 62% 38%)``), so both pages read alike.
+SCORE_COLORSCALE = [[i / 4, f"hsl({round(i * 130 / 4)},62%,38%)"] for i in range(5)]
+#: A colour per variant, stable across figures (plotly's default qualitative palette).
+PALETTE = (
+    "#636efa",
+    "#ef553b",
+    "#00cc96",
+    "#ab63fa",
+    "#ffa15a",
+    "#19d3f3",
+    "#ff6692",
+    "#b6e880",
+    "#ff97ff",
+    "#fecb52",
+)
+
+
+@dataclass(frozen=True)
+class Objective:
+    """One axis a Pareto chart can show: a column of the variant summary."""
+
+    column: str
+    label: str
+    higher_is_better: bool
+    hover_format: str
+
+
+#: Objectives by short name (spec §9.4 plus the pooled case pass rate).
+OBJECTIVES: dict[str, Objective] = {
+    "pass_rate": Objective("pass_rate_mean", "Pass rate (mean over trials)", True, ".1%"),
+    "case_pass_rate": Objective("case_pass_rate", "Case pass rate (pooled)", True, ".1%"),
+    "score": Objective("average_score_mean", "Mean score", True, ".3f"),
+    "latency": Objective("average_latency_ms_mean", "Mean latency (ms)", False, ",.1f"),
+    "cost": Objective("total_cost_usd_mean", "Mean cost per trial (USD)", False, "$.4f"),
+    "reliability": Objective("trial_success_rate", "Reliability (trial success rate)", True, ".1%"),
+}
+
+#: Delta metrics of :func:`delta_forest`: comparison column stem, label, higher is better.
+DELTA_METRICS: dict[str, tuple[str, str, bool]] = {
+    "case_pass_rate": ("case_pass_rate_delta", "Δ case pass rate", True),
+    "score": ("average_score_delta", "Δ mean score", True),
+    "latency": ("average_latency_ms_delta", "Δ latency (ms)", False),
+    "cost": ("total_cost_usd_delta", "Δ cost per trial (USD)", False),
+}
+
+FACTOR_METRICS: dict[str, str] = {
+    "mean_pass_rate": "Pass rate",
+    "mean_average_score": "Mean score",
+    "mean_latency_ms": "Latency (ms)",
+    "mean_cost_usd": "Cost per trial (USD)",
+    "mean_trial_success_rate": "Reliability",
+}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def esc(value: Any) -> str:
+    """Escape a user string for a plotly label (plotly renders a subset of HTML).
+
+    Examples
+    --------
+    >>> esc("<script>alert(1)</script>")
+    '&lt;script&gt;alert(1)&lt;/script&gt;'
+    """
+    return html.escape(str(value), quote=False)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def _fmt(value: Any, spec: str, suffix: str = "") -> str:
+    if _missing(value):
+        return "n/a"
+    if spec.startswith("$"):
+        return f"${value:{spec[1:]}}{suffix}"
+    return f"{value:{spec}}{suffix}"
+
+
+def _finish(fig: go.Figure) -> go.Figure:
+    # Tick labels (long case ids, percentages) must never be clipped by tight margins.
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
+    return fig
+
+
+def _require_columns(frame: pd.DataFrame, columns: Iterable[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"{what} lacks column(s) {', '.join(missing)}",
+            hint="pass the matching result frame of analyze() or load_report()",
+        )
+
+
+def _variant_ids(cases: pd.DataFrame) -> list[str]:
+    col = cases["variant_id"]
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        present = set(col.astype(str))
+        return [str(v) for v in col.cat.categories if str(v) in present]
+    return list(dict.fromkeys(col.astype(str)))
+
+
+def _case_ids(cases: pd.DataFrame) -> list[str]:
+    ordered = cases.sort_values("case_index", kind="stable") if "case_index" in cases else cases
+    return list(dict.fromkeys(ordered["case_id"].astype(str)))
+
+
+def _grid(cases: pd.DataFrame, column: str, variants: list[str], case_ids: list[str]) -> np.ndarray:
+    """A (variant, case) matrix of one column of the case matrix (NaN where absent)."""
+    wide = cases.assign(
+        _v=cases["variant_id"].astype(str), _c=cases["case_id"].astype(str)
+    ).pivot_table(index="_v", columns="_c", values=column, aggfunc="first", dropna=False)
+    return wide.reindex(index=variants, columns=case_ids).to_numpy(dtype=float)
+
+
+def _baseline_of(variants: pd.DataFrame | None, baseline: str | None) -> str | None:
+    if baseline is not None:
+        return baseline
+    if variants is not None and "is_baseline" in variants:
+        hit = variants.loc[variants["is_baseline"].astype(bool), "variant_id"]
+        if len(hit):
+            return str(hit.iloc[0])
+    return None
+
+
+# --------------------------------------------------------------------------- ordering
+
+
+def order_cases(
+    cases: pd.DataFrame, by: str = "attention", *, baseline: str | None = None
+) -> list[str]:
+    """Case ids of a case matrix in a reading order (see :data:`CASE_ORDERS`).
+
+    ``"regression"`` and ``"attention"`` need the baseline's id; without one they fall
+    back to ``"flaky"`` then ``"pass_rate"`` ordering. Ties keep suite order.
+
+    Examples
+    --------
+    >>> cm = pd.DataFrame({"variant_id": ["b", "b", "c", "c"], "case_id": ["x", "y"] * 2,
+    ...                    "case_index": [0, 1, 0, 1], "pass_rate": [1.0, 0.6, 1.0, 0.2],
+    ...                    "consistent": [True, False, True, False]})
+    >>> order_cases(cm, "regression", baseline="b")
+    ['y', 'x']
+    >>> order_cases(cm, "suite")
+    ['x', 'y']
+    """
+    if by not in CASE_ORDERS:
+        raise InputError(f"unknown case order {by!r}; choose one of {', '.join(CASE_ORDERS)}")
+    case_ids = _case_ids(cases)
+    if by == "suite" or not case_ids:
+        return case_ids
+    variants = _variant_ids(cases)
+    rate = _grid(cases, "pass_rate", variants, case_ids)
+    flaky = (~cases["consistent"].astype(bool)).astype(float)
+    flaky_count = np.nansum(
+        _grid(cases.assign(_flaky=flaky.to_numpy()), "_flaky", variants, case_ids), axis=0
+    )
+    with np.errstate(all="ignore"):
+        mean_rate = np.nanmean(rate, axis=0) if len(variants) else np.zeros(len(case_ids))
+    drop = np.zeros(len(case_ids))
+    if baseline is not None and baseline in variants and len(variants) > 1:
+        base = rate[variants.index(baseline)]
+        others = np.delete(rate, variants.index(baseline), axis=0)
+        with np.errstate(all="ignore"):
+            drop = np.nan_to_num(np.nanmax(base[None, :] - others, axis=0), nan=0.0)
+    suite = np.arange(len(case_ids))
+    mean_rate = np.nan_to_num(mean_rate, nan=1.0)
+    if by == "regression":
+        keys = (suite, mean_rate, -drop)
+    elif by == "flaky":
+        keys = (suite, mean_rate, -flaky_count)
+    elif by == "pass_rate":
+        keys = (suite, mean_rate)
+    else:  # attention: any regression first (largest first), then flaky, then hardest
+        keys = (suite, mean_rate, -flaky_count, -np.maximum(drop, 0.0))
+    order = np.lexsort(keys)
+    return [case_ids[i] for i in order]
+
+
+def order_variants(
+    variants: pd.DataFrame,
+    by: str = "manifest",
+    *,
+    cases: pd.DataFrame | None = None,
+    baseline: str | None = None,
+) -> list[str]:
+    """Variant ids in a reading order: ``"manifest"``, ``"pass_rate"`` (best first),
+    ``"regression"`` (baseline first, then most regressed cases first; needs ``cases``)
+    or ``"factor:<name>"`` (by that factor's value, then manifest order).
+
+    Examples
+    --------
+    >>> vs = pd.DataFrame({"variant_id": ["a", "b", "c"], "case_pass_rate": [0.5, 0.9, 0.7],
+    ...                    "factors": [{"m": "y"}, {"m": "x"}, {"m": "y"}]})
+    >>> order_variants(vs, "pass_rate")
+    ['b', 'c', 'a']
+    >>> order_variants(vs, "factor:m")
+    ['b', 'a', 'c']
+    """
+    ids = [str(v) for v in variants["variant_id"]]
+    if by == "manifest":
+        return ids
+    if by == "pass_rate":
+        _require_columns(variants, ["case_pass_rate"], "the variant summary")
+        rate = variants["case_pass_rate"].to_numpy(float)
+        order = np.lexsort((np.arange(len(ids)), -np.nan_to_num(rate, nan=-1.0)))
+        return [ids[i] for i in order]
+    if by.startswith("factor:"):
+        name = by.split(":", 1)[1]
+        values = [
+            str((f or {}).get(name, "(unset)")) for f in variants.get("factors", [{}] * len(ids))
+        ]
+        order = sorted(range(len(ids)), key=lambda i: (values[i], i))
+        return [ids[i] for i in order]
+    if by == "regression":
+        if cases is None:
+            raise InputError("ordering variants by regression needs the case matrix (cases=)")
+        base = _baseline_of(variants, baseline)
+        if base is None:
+            return ids
+        case_ids = _case_ids(cases)
+        rate = _grid(cases, "pass_rate", ids, case_ids)
+        b = rate[ids.index(base)]
+        regressed = np.nansum(rate < b[None, :], axis=1).astype(float)
+        regressed[ids.index(base)] = math.inf
+        order = np.lexsort((np.arange(len(ids)), -regressed))
+        return [ids[i] for i in order]
+    raise InputError(
+        f"unknown variant order {by!r}; use 'manifest', 'pass_rate', 'regression' or "
+        "'factor:<name>'"
+    )
+
+
+# --------------------------------------------------------------------------- heatmap
+
+
+def case_heatmap(
+    cases: pd.DataFrame,
+    variants: pd.DataFrame | None = None,
+    *,
+    color: str = "mean_score",
+    case_order: str = "suite",
+    variant_order: str = "manifest",
+    baseline: str | None = None,
+    max_cases: int | None = None,
+    outline_flaky: bool = True,
+) -> go.Figure:
+    """Variant × case heatmap of a case matrix (spec §10.4, interactive).
+
+    Parameters
+    ----------
+    cases
+        :func:`~agenticlens_frames.case_matrix` (or ``analysis.cases``).
+    variants
+        The variant summary; needed to sort rows by pass rate or factor and to find the
+        baseline. Rows are limited to the variants present in ``cases``.
+    color
+        The cell colour: ``"mean_score"`` (AgenticLens' choice) or ``"pass_rate"``.
+    case_order, variant_order
+        See :func:`order_cases` and :func:`order_variants`.
+    baseline
+        Baseline id for the regression orders (default: ``variants``' ``is_baseline``).
+    max_cases
+        Show only the first ``max_cases`` cases of the chosen order (wide suites).
+    outline_flaky
+        Dashed outline around inconsistent (flaky) cells.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One heatmap trace: ``z`` (variants × cases) the colour metric, ``text`` the
+        ``passes/attempts`` labels, ``hovertext`` the case name, pass rate, mean score and
+        latency; one dashed rectangle per flaky cell in ``layout.shapes``.
+
+    Examples
+    --------
+    >>> cm = pd.DataFrame({"variant_id": ["b", "b"], "case_id": ["x", "y"],
+    ...                    "case_name": ["X", "Y"], "case_index": [0, 1], "attempts": [5, 5],
+    ...                    "passes": [5, 2], "pass_rate": [1.0, 0.4],
+    ...                    "mean_score": [1.0, 0.5], "consistent": [True, False]})
+    >>> fig = case_heatmap(cm)
+    >>> fig.data[0].text.tolist(), len(fig.layout.shapes)
+    ([['5/5', '2/5']], 1)
+    """
+    _require_columns(
+        cases,
+        ["variant_id", "case_id", "attempts", "passes", "pass_rate", "consistent", color],
+        "the case matrix",
+    )
+    base = _baseline_of(variants, baseline)
+    present = _variant_ids(cases)
+    if variants is not None:
+        order = order_variants(variants, variant_order, cases=cases, baseline=base)
+        row_ids = [v for v in order if v in present]
+    elif variant_order == "manifest":
+        row_ids = present
+    else:
+        raise InputError(f"ordering variants by {variant_order!r} needs the variant summary")
+    col_ids = order_cases(cases, case_order, baseline=base)
+    if max_cases is not None:
+        col_ids = col_ids[: max(int(max_cases), 0)]
+
+    z = _grid(cases, color, row_ids, col_ids)
+    passes = _grid(cases, "passes", row_ids, col_ids)
+    attempts = _grid(cases, "attempts", row_ids, col_ids)
+    rate = _grid(cases, "pass_rate", row_ids, col_ids)
+    score = _grid(cases, "mean_score", row_ids, col_ids) if "mean_score" in cases else z * np.nan
+    latency = (
+        _grid(cases, "mean_latency_ms", row_ids, col_ids)
+        if "mean_latency_ms" in cases
+        else np.full(z.shape, np.nan)
+    )
+    flaky = _grid(
+        cases.assign(_f=(~cases["consistent"].astype(bool)).astype(float)), "_f", row_ids, col_ids
+    )
+    names = (
+        dict(zip(cases["case_id"].astype(str), cases["case_name"].astype(str), strict=False))
+        if "case_name" in cases
+        else {}
+    )
+    vnames = (
+        dict(zip(variants["variant_id"].astype(str), variants["variant_name"], strict=False))
+        if variants is not None and "variant_name" in variants
+        else {}
+    )
+    text = np.empty(z.shape, dtype=object)
+    hover = np.empty(z.shape, dtype=object)
+    for i, vid in enumerate(row_ids):
+        for j, cid in enumerate(col_ids):
+            if math.isnan(attempts[i, j]):
+                text[i, j] = ""
+                hover[i, j] = f"{esc(cid)}<br>variant {esc(vid)}: no data"
+                continue
+            label = f"{int(passes[i, j])}/{int(attempts[i, j])}"
+            text[i, j] = label
+            hover[i, j] = (
+                f"<b>{esc(names.get(cid, cid))}</b><br>case {esc(cid)}"
+                f"<br>variant {esc(vnames.get(vid, vid))}"
+                f"<br>passes {label} ({_fmt(rate[i, j], '.0%')})"
+                f"<br>mean score {_fmt(score[i, j], '.3f')}"
+                f"<br>mean latency {_fmt(latency[i, j], ',.0f', ' ms')}"
+                + ("<br><i>flaky: outcomes differ between trials</i>" if flaky[i, j] == 1 else "")
+            )
+    label = "Mean score" if color == "mean_score" else color.replace("_", " ").capitalize()
+    trace = go.Heatmap(
+        z=z,
+        x=[esc(c) for c in col_ids],
+        y=[esc(v) for v in row_ids],
+        text=text,
+        texttemplate="%{text}",
+        textfont={"color": "white", "size": 11},
+        hovertext=hover,
+        hovertemplate="%{hovertext}<extra></extra>",
+        colorscale=SCORE_COLORSCALE,
+        zmin=0.0,
+        zmax=1.0,
+        xgap=2,
+        ygap=2,
+        colorbar={"title": {"text": label}, "thickness": 12},
+        name="cases",
+    )
+    fig = go.Figure(trace)
+    if outline_flaky:
+        fig.layout.shapes = [
+            {
+                "type": "rect",
+                "xref": "x",
+                "yref": "y",
+                "x0": j - 0.5,
+                "x1": j + 0.5,
+                "y0": i - 0.5,
+                "y1": i + 0.5,
+                "line": {"dash": "dot", "width": 2, "color": "rgba(255,255,255,0.9)"},
+                "layer": "above",
+            }
+            for i, j in zip(*np.nonzero(flaky == 1), strict=True)
+        ]
+    shown = f"{len(col_ids)} of {len(_case_ids(cases))} cases" if max_cases else "all cases"
+    fig.update_layout(
+        title={"text": f"Cases by variant ({shown}, {CASE_ORDERS[case_order]})"},
+        xaxis={"type": "category", "tickangle": -45, "automargin": True, "title": "case"},
+        yaxis={"type": "category", "autorange": "reversed", "automargin": True},
+        height=max(260, 90 + 46 * len(row_ids)),
+        margin={"t": 60, "l": 10, "r": 10, "b": 10},
+    )
+    return _finish(fig)
+
+
+# --------------------------------------------------------------------------- pass@k
+
+
+def pass_k_frame(analysis: ExperimentAnalysis, ks: Sequence[int] | None = None) -> pd.DataFrame:
+    """pass@k and pass^k per variant in long form, for k = 1..trial_count when the tidy
+    tables are at hand, else for the k values the (saved) report holds.
+
+    Returns ``variant_id, k, pass_at_k, pass_hat_k`` (plus any ``*_ci_low`` /
+    ``*_ci_high`` band columns the analysis provides).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> sorted(pass_k_frame(a)["k"].unique().tolist())
+    [1, 2, 3, 4, 5]
+    """
+    if analysis.run is not None:
+        from .analysis import pass_at_k
+
+        if ks is None:
+            ks = range(1, int(analysis.info.get("trial_count") or max(analysis.pass_k)) + 1)
+        return pass_at_k(analysis.run, list(ks))
+    vs = analysis.variants
+    use = [k for k in (ks or analysis.pass_k) if f"pass_at_{k}" in vs]
+    rows = [
+        {
+            "variant_id": str(v["variant_id"]),
+            "k": k,
+            "pass_at_k": v[f"pass_at_{k}"],
+            "pass_hat_k": v[f"pass_hat_{k}"],
+        }
+        for v in vs.to_dict("records")
+        for k in use
+    ]
+    return pd.DataFrame(rows, columns=["variant_id", "k", "pass_at_k", "pass_hat_k"])
+
+
+def pass_k_curves(
+    frame: pd.DataFrame,
+    *,
+    measures: Sequence[str] = ("pass_at_k", "pass_hat_k"),
+    bands: bool | None = None,
+    variant_names: dict[str, str] | None = None,
+) -> go.Figure:
+    """pass@k (solid) and pass^k (dashed) against k, one colour per variant.
+
+    Parameters
+    ----------
+    frame
+        Long frame ``variant_id, k, pass_at_k, pass_hat_k`` (see :func:`pass_k_frame` and
+        :func:`~agenticlens_frames.pass_at_k`).
+    measures
+        Which curves to draw.
+    bands
+        Draw uncertainty bands from ``<measure>_ci_low`` / ``<measure>_ci_high`` columns.
+        ``None`` (default): draw them exactly when those columns are present.
+    variant_names
+        Legend names by variant id (default: the ids).
+
+    Examples
+    --------
+    >>> pk = pd.DataFrame({"variant_id": ["a", "a"], "k": [1, 2], "pass_at_k": [0.5, 0.8],
+    ...                    "pass_hat_k": [0.5, 0.2]})
+    >>> fig = pass_k_curves(pk)
+    >>> [t.name for t in fig.data], fig.data[1].y.tolist()
+    (['a pass@k', 'a pass^k'], [0.5, 0.2])
+    """
+    _require_columns(frame, ["variant_id", "k", *measures], "the pass@k frame")
+    fig = go.Figure()
+    names = variant_names or {}
+    dash = {"pass_at_k": "solid", "pass_hat_k": "dash"}
+    symbol = {"pass_at_k": "circle", "pass_hat_k": "diamond"}
+    label = {"pass_at_k": "pass@k", "pass_hat_k": "pass^k"}
+    ids = _variant_ids(frame)
+    for n, vid in enumerate(ids):
+        colour = PALETTE[n % len(PALETTE)]
+        sub = frame[frame["variant_id"].astype(str) == vid].sort_values("k")
+        k = sub["k"].to_numpy(int)
+        for measure in measures:
+            low, high = f"{measure}_ci_low", f"{measure}_ci_high"
+            has_band = low in sub and high in sub
+            if bands or (bands is None and has_band):
+                if not has_band:
+                    raise InputError(f"bands=True but the frame has no {low} / {high} columns")
+                fig.add_trace(
+                    go.Scatter(
+                        x=np.concatenate([k, k[::-1]]),
+                        y=np.concatenate(
+                            [sub[high].to_numpy(float), sub[low].to_numpy(float)[::-1]]
+                        ),
+                        fill="toself",
+                        fillcolor=colour,
+                        opacity=0.15,
+                        line={"width": 0},
+                        hoverinfo="skip",
+                        legendgroup=vid,
+                        showlegend=False,
+                        name=f"{esc(vid)} {label[measure]} band",
+                    )
+                )
+            fig.add_trace(
+                go.Scatter(
+                    x=k,
+                    y=sub[measure].to_numpy(float),
+                    mode="lines+markers",
+                    line={"color": colour, "dash": dash.get(measure, "dot")},
+                    marker={"symbol": symbol.get(measure, "square")},
+                    legendgroup=vid,
+                    name=f"{esc(names.get(vid, vid))} {label.get(measure, measure)}",
+                    hovertemplate=f"{esc(names.get(vid, vid))}<br>{label.get(measure, measure)}"
+                    " at k=%{x}: %{y:.1%}<extra></extra>",
+                )
+            )
+    fig.update_layout(
+        title={"text": "pass@k (solid: at least one of k passes) and pass^k (dashed: all k)"},
+        xaxis={"title": "k (attempts)", "dtick": 1},
+        yaxis={"title": "probability", "range": [0, 1.02], "tickformat": ".0%"},
+        height=380,
+        margin={"t": 60, "l": 10, "r": 10, "b": 10},
+        legend={"groupclick": "togglegroup"},
+    )
+    return _finish(fig)
+
+
+# --------------------------------------------------------------------------- pareto
+
+
+def _objective(name: str) -> Objective:
+    if name not in OBJECTIVES:
+        raise InputError(f"unknown objective {name!r}; choose one of {', '.join(OBJECTIVES)}")
+    return OBJECTIVES[name]
+
+
+def pareto_chart(
+    variants: pd.DataFrame,
+    *,
+    x: str = "latency",
+    y: str = "pass_rate",
+    frontier: Sequence[str] | None = None,
+) -> go.Figure:
+    """Two objectives of the variant summary, the Pareto frontier joined and highlighted.
+
+    The frontier is the five-objective one of spec §9.4 (``pareto_optimal`` column, or
+    ``frontier``); in any two-dimensional view a frontier variant may therefore look
+    dominated — its advantage is on an objective not on the axes, listed in the hover.
+
+    Parameters
+    ----------
+    variants
+        :func:`~agenticlens_frames.variant_summary` (or ``analysis.variants``).
+    x, y
+        Objective names, keys of :data:`OBJECTIVES`: ``pass_rate``, ``case_pass_rate``,
+        ``score``, ``latency``, ``cost``, ``reliability``.
+    frontier
+        Frontier variant ids (default: the ``pareto_optimal`` column).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Trace 0: dominated variants (dimmed); trace 1: the frontier, sorted by ``x`` and
+        joined by a line.
+
+    Examples
+    --------
+    >>> vs = pd.DataFrame({"variant_id": ["a", "b"], "pass_rate_mean": [0.9, 0.8],
+    ...                    "average_latency_ms_mean": [900.0, 1000.0],
+    ...                    "pareto_optimal": [True, False]})
+    >>> fig = pareto_chart(vs)
+    >>> list(fig.data[1].text), list(fig.data[0].text)
+    (['a'], ['b'])
+    """
+    ox, oy = _objective(x), _objective(y)
+    _require_columns(variants, ["variant_id", ox.column, oy.column], "the variant summary")
+    ids = [str(v) for v in variants["variant_id"]]
+    if frontier is None:
+        _require_columns(variants, ["pareto_optimal"], "the variant summary")
+        on = variants["pareto_optimal"].astype(bool).to_numpy()
+    else:
+        keep = set(frontier)
+        on = np.array([v in keep for v in ids], dtype=bool)
+    hover = []
+    for v in variants.to_dict("records"):
+        lines = [f"<b>{esc(v.get('variant_name', v['variant_id']))}</b> ({esc(v['variant_id'])})"]
+        for name, obj in OBJECTIVES.items():
+            on_axis = obj.column in (ox.column, oy.column)
+            # The pooled case pass rate only when asked for: it repeats the pass rate.
+            if on_axis or (obj.column in v and name != "case_pass_rate"):
+                lines.append(f"{obj.label}: {_fmt(v.get(obj.column), obj.hover_format)}")
+        factors = v.get("factors") or {}
+        if factors:
+            lines.append(", ".join(f"{esc(k)}={esc(val)}" for k, val in factors.items()))
+        hover.append("<br>".join(lines))
+    xs = variants[ox.column].to_numpy(float)
+    ys = variants[oy.column].to_numpy(float)
+    hover_arr = np.array(hover, dtype=object)
+    labels = np.array([esc(v) for v in ids], dtype=object)
+    front_order = np.flatnonzero(on)[np.argsort(xs[on], kind="stable")]
+    fig = go.Figure(
+        [
+            go.Scatter(
+                x=xs[~on],
+                y=ys[~on],
+                text=labels[~on],
+                hovertext=hover_arr[~on],
+                hovertemplate="%{hovertext}<extra>dominated</extra>",
+                mode="markers+text",
+                textposition="top center",
+                marker={"size": 11, "color": "#9aa0a6", "opacity": 0.45},
+                textfont={"color": "#9aa0a6"},
+                name="dominated",
+            ),
+            go.Scatter(
+                x=xs[front_order],
+                y=ys[front_order],
+                text=labels[front_order],
+                hovertext=hover_arr[front_order],
+                hovertemplate="%{hovertext}<extra>Pareto frontier</extra>",
+                mode="lines+markers+text",
+                textposition="top center",
+                line={"color": "#1d7f4e", "width": 2},
+                marker={"size": 14, "color": "#1d7f4e", "line": {"width": 1, "color": "white"}},
+                name="Pareto frontier",
+            ),
+        ]
+    )
+    better = {True: "higher is better", False: "lower is better"}
+    fig.update_layout(
+        title={"text": "Pareto frontier (all five objectives; two on the axes)"},
+        xaxis={"title": f"{ox.label} — {better[ox.higher_is_better]}"},
+        yaxis={"title": f"{oy.label} — {better[oy.higher_is_better]}"},
+        height=420,
+        margin={"t": 60, "l": 10, "r": 10, "b": 10},
+    )
+    if "%" in oy.hover_format:
+        fig.update_yaxes(tickformat=".0%")
+    if "%" in ox.hover_format:
+        fig.update_xaxes(tickformat=".0%")
+    return _finish(fig)
+
+
+# --------------------------------------------------------------------------- deltas
+
+
+def delta_forest(
+    comparisons: pd.DataFrame,
+    *,
+    metrics: Sequence[str] = ("case_pass_rate", "score", "latency", "cost"),
+) -> go.Figure:
+    """Candidate − baseline deltas as a forest plot, one panel per metric.
+
+    Intervals are drawn from ``<metric>_delta_ci_low`` / ``<metric>_delta_ci_high``
+    columns (``case_pass_rate_delta_ci_low`` …) when the comparisons frame has them; the
+    pooled comparisons of AgenticLens carry a p-value but no interval, and the panel title
+    says so. Red marks a regression (spec §9.5), green a significant improvement.
+
+    Examples
+    --------
+    >>> comps = pd.DataFrame({"candidate_variant_id": ["c"], "case_pass_rate_delta": [0.1],
+    ...                       "case_pass_rate_delta_ci_low": [0.02],
+    ...                       "case_pass_rate_delta_ci_high": [0.18]})
+    >>> fig = delta_forest(comps, metrics=["case_pass_rate"])
+    >>> fig.data[0].x.tolist(), fig.data[0].error_x.array.round(3).tolist()
+    ([0.1], [0.08])
+    """
+    unknown = [m for m in metrics if m not in DELTA_METRICS]
+    if unknown:
+        raise InputError(f"unknown delta metric(s) {unknown}; choose from {list(DELTA_METRICS)}")
+    _require_columns(comparisons, ["candidate_variant_id"], "the comparisons frame")
+    cands = [str(c) for c in comparisons["candidate_variant_id"]]
+    titles = []
+    for m in metrics:
+        col, label, _ = DELTA_METRICS[m]
+        has_ci = f"{col}_ci_low" in comparisons and f"{col}_ci_high" in comparisons
+        titles.append(label + ("" if has_ci else " (no interval)"))
+    fig = make_subplots(rows=1, cols=len(metrics), shared_yaxes=True, subplot_titles=titles)
+    regressed_col = {
+        "case_pass_rate": "pass_rate_regressed",
+        "score": "average_score_regressed",
+        "latency": "average_latency_ms_regressed",
+        "cost": "total_cost_usd_regressed",
+    }
+    for n, m in enumerate(metrics, start=1):
+        col, label, _ = DELTA_METRICS[m]
+        if col not in comparisons:
+            continue
+        x = comparisons[col].to_numpy(float)
+        low = comparisons.get(f"{col}_ci_low")
+        high = comparisons.get(f"{col}_ci_high")
+        regressed = (
+            comparisons[regressed_col[m]].fillna(False).astype(bool).to_numpy()
+            if regressed_col[m] in comparisons
+            else np.zeros(len(x), dtype=bool)
+        )
+        significant = (
+            comparisons["statistically_significant"].fillna(False).astype(bool).to_numpy()
+            if m == "case_pass_rate" and "statistically_significant" in comparisons
+            else np.zeros(len(x), dtype=bool)
+        )
+        colours = [
+            "#b42318" if r else ("#1d7f4e" if s else "#5f6470")
+            for r, s in zip(regressed, significant, strict=True)
+        ]
+        error = None
+        if low is not None and high is not None:
+            error = {
+                "type": "data",
+                "symmetric": False,
+                "array": high.to_numpy(float) - x,
+                "arrayminus": x - low.to_numpy(float),
+                "thickness": 2,
+                "width": 6,
+                "color": "#7f8590",
+            }
+        fmt = {"case_pass_rate": "+.1%", "score": "+.3f", "latency": "+,.1f", "cost": "+.4f"}[m]
+        hover = []
+        for i, c in enumerate(cands):
+            line = f"{esc(c)}: {label} {_fmt(x[i], fmt)}"
+            if low is not None and high is not None:
+                line += f" [{_fmt(low.iloc[i], fmt)}, {_fmt(high.iloc[i], fmt)}]"
+            if m == "case_pass_rate" and "case_pass_rate_p_value" in comparisons:
+                line += f"<br>p = {_fmt(comparisons['case_pass_rate_p_value'].iloc[i], '.3f')}"
+            if regressed[i]:
+                line += "<br>regressed"
+            hover.append(line)
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=[esc(c) for c in cands],
+                error_x=error,
+                mode="markers",
+                marker={"size": 11, "color": colours, "symbol": "diamond"},
+                hovertext=hover,
+                hovertemplate="%{hovertext}<extra></extra>",
+                name=label,
+                showlegend=False,
+            ),
+            row=1,
+            col=n,
+        )
+        fig.add_vline(x=0, line={"color": "#9aa0a6", "dash": "dash"}, row=1, col=n)
+        if m == "case_pass_rate":
+            fig.update_xaxes(tickformat="+.0%", row=1, col=n)
+    fig.update_yaxes(autorange="reversed", type="category", row=1, col=1)
+    fig.update_layout(
+        title={"text": "Against the baseline (red: regressed; green: significant gain)"},
+        height=max(240, 110 + 36 * len(cands)),
+        margin={"t": 80, "l": 10, "r": 10, "b": 10},
+    )
+    return _finish(fig)
+
+
+def paired_forest(paired: pd.DataFrame) -> go.Figure:
+    """Paired candidate − baseline differences with their intervals, one panel per
+    dimension (quality, safety, reliability, latency, cost …).
+
+    Reads the frame of :func:`agenticlens_frames.paired.paired_comparisons` (one row per
+    candidate and evaluator: ``mean_difference``, ``ci_low``, ``ci_high``,
+    ``significant`` after the declared correction, ``higher_is_better``). Green: a
+    significant improvement; red: a significant degradation; grey: neither.
+
+    Examples
+    --------
+    >>> pc = pd.DataFrame({"candidate_variant_id": ["c", "c"], "dimension": ["q", "lat"],
+    ...                    "evaluator": ["passed", "latency_ms"], "mean_difference": [0.1, 50.0],
+    ...                    "ci_low": [0.02, 10.0], "ci_high": [0.18, 90.0],
+    ...                    "significant": [True, True], "higher_is_better": [True, False]})
+    >>> fig = paired_forest(pc)
+    >>> [t.name for t in fig.data], list(fig.data[1].marker.color)
+    (['q', 'lat'], ['#b42318'])
+    """
+    _require_columns(
+        paired,
+        ["candidate_variant_id", "dimension", "mean_difference", "ci_low", "ci_high"],
+        "the paired comparisons frame",
+    )
+    dims = list(dict.fromkeys(paired["dimension"].astype(str)))
+    if not dims:
+        fig = go.Figure()
+        fig.update_layout(title={"text": "No paired comparisons"}, height=200)
+        return fig
+    evaluators = (
+        dict(zip(paired["dimension"].astype(str), paired["evaluator"].astype(str), strict=False))
+        if "evaluator" in paired
+        else {}
+    )
+    titles = [esc(f"{d} ({evaluators[d]})" if d in evaluators else d) for d in dims]
+    fig = make_subplots(rows=1, cols=len(dims), shared_yaxes=True, subplot_titles=titles)
+    for n, dim in enumerate(dims, start=1):
+        sub = paired[paired["dimension"].astype(str) == dim]
+        x = sub["mean_difference"].to_numpy(float)
+        low, high = sub["ci_low"].to_numpy(float), sub["ci_high"].to_numpy(float)
+        significant = (
+            sub["significant"].fillna(False).astype(bool).to_numpy()
+            if "significant" in sub
+            else np.zeros(len(sub), dtype=bool)
+        )
+        higher = (
+            sub["higher_is_better"].fillna(True).astype(bool).to_numpy()
+            if "higher_is_better" in sub
+            else np.ones(len(sub), dtype=bool)
+        )
+        better = np.where(higher, x > 0, x < 0)
+        colours = [
+            ("#1d7f4e" if b else "#b42318") if s else "#5f6470"
+            for s, b in zip(significant, better, strict=True)
+        ]
+        hover = []
+        for i, row in enumerate(sub.to_dict("records")):
+            line = (
+                f"{esc(row['candidate_variant_id'])} − baseline: {x[i]:+.4g} "
+                f"[{_fmt(low[i], '+.4g')}, {_fmt(high[i], '+.4g')}]"
+            )
+            if "adjusted_p_value" in row:
+                line += f"<br>adjusted p = {_fmt(row['adjusted_p_value'], '.3g')}"
+            if "ci_method" in row and "correction" in row:
+                line += f"<br>{esc(row['ci_method'])} interval, {esc(row['correction'])}"
+            hover.append(line)
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=[esc(c) for c in sub["candidate_variant_id"]],
+                error_x={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": high - x,
+                    "arrayminus": x - low,
+                    "thickness": 2,
+                    "width": 6,
+                    "color": "#7f8590",
+                },
+                mode="markers",
+                marker={"size": 11, "color": colours, "symbol": "diamond"},
+                hovertext=hover,
+                hovertemplate="%{hovertext}<extra></extra>",
+                name=esc(dim),
+                showlegend=False,
+            ),
+            row=1,
+            col=n,
+        )
+        fig.add_vline(x=0, line={"color": "#9aa0a6", "dash": "dash"}, row=1, col=n)
+    fig.update_yaxes(autorange="reversed", type="category", row=1, col=1)
+    fig.update_layout(
+        title={"text": "Paired differences against the baseline, with intervals"},
+        height=max(240, 110 + 36 * paired["candidate_variant_id"].nunique()),
+        margin={"t": 80, "l": 10, "r": 10, "b": 10},
+    )
+    return _finish(fig)
+
+
+# --------------------------------------------------------------------------- factors
+
+
+def factor_levels_chart(
+    factor_levels: pd.DataFrame, *, metric: str = "mean_pass_rate"
+) -> go.Figure:
+    """Per factor, one bar per level: the unweighted mean of ``metric`` over the level's
+    variants (spec §9.7; confounded unless the design is factorial).
+
+    Examples
+    --------
+    >>> fl = pd.DataFrame({"factor": ["model", "model"], "value": ["a", "b"],
+    ...                    "variant_ids": [("x",), ("y", "z")], "mean_pass_rate": [0.7, 0.9]})
+    >>> fig = factor_levels_chart(fl)
+    >>> list(fig.data[0].x), fig.data[0].y.tolist()
+    (['a', 'b'], [0.7, 0.9])
+    """
+    if metric not in FACTOR_METRICS:
+        raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(FACTOR_METRICS)}")
+    _require_columns(factor_levels, ["factor", "value", metric], "the factor-levels frame")
+    factors = list(dict.fromkeys(factor_levels["factor"].astype(str)))
+    if not factors:
+        fig = go.Figure()
+        fig.update_layout(
+            title={"text": "Factor levels: no factor takes two or more values"}, height=200
+        )
+        return fig
+    fig = make_subplots(
+        rows=1, cols=len(factors), shared_yaxes=True, subplot_titles=[esc(f) for f in factors]
+    )
+    for n, name in enumerate(factors, start=1):
+        sub = factor_levels[factor_levels["factor"].astype(str) == name]
+        members = [
+            ", ".join(esc(v) for v in ids) for ids in sub.get("variant_ids", [()] * len(sub))
+        ]
+        fig.add_trace(
+            go.Bar(
+                x=[esc(v) for v in sub["value"]],
+                y=sub[metric].to_numpy(float),
+                marker={"color": PALETTE[(n - 1) % len(PALETTE)]},
+                hovertext=[
+                    f"{esc(name)} = {esc(v)}<br>variants: {m}"
+                    for v, m in zip(sub["value"], members, strict=True)
+                ],
+                hovertemplate="%{hovertext}<br>"
+                + FACTOR_METRICS[metric]
+                + ": %{y:.3~f}<extra></extra>",
+                name=esc(name),
+                showlegend=False,
+            ),
+            row=1,
+            col=n,
+        )
+    if metric in ("mean_pass_rate", "mean_trial_success_rate"):
+        fig.update_yaxes(tickformat=".0%", range=[0, 1])
+    fig.update_layout(
+        title={"text": f"Factor levels: {FACTOR_METRICS[metric]} (mean over member variants)"},
+        height=340,
+        margin={"t": 80, "l": 10, "r": 10, "b": 10},
+    )
+    return _finish(fig)
+
+
+# --------------------------------------------------------------------------- aggregate
+
+
+def case_outcomes_chart(cases: pd.DataFrame) -> go.Figure:
+    """How many cases each variant passes 0, 1, …, T times out of T: the aggregate view
+    of a suite too wide for a heatmap.
+
+    Examples
+    --------
+    >>> cm = pd.DataFrame({"variant_id": ["a", "a", "a"], "case_id": ["x", "y", "z"],
+    ...                    "attempts": [2, 2, 2], "passes": [2, 0, 2]})
+    >>> fig = case_outcomes_chart(cm)
+    >>> list(fig.data[0].x), fig.data[0].y.tolist()
+    (['0/2', '1/2', '2/2'], [1, 0, 2])
+    """
+    _require_columns(cases, ["variant_id", "attempts", "passes"], "the case matrix")
+    top = int(cases["attempts"].max()) if len(cases) else 0
+    labels = [f"{p}/{top}" for p in range(top + 1)]
+    fig = go.Figure()
+    for n, vid in enumerate(_variant_ids(cases)):
+        sub = cases[cases["variant_id"].astype(str) == vid]
+        counts = np.bincount(sub["passes"].to_numpy(int), minlength=top + 1)[: top + 1]
+        fig.add_trace(
+            go.Bar(
+                x=labels,
+                y=counts,
+                name=esc(vid),
+                marker={"color": PALETTE[n % len(PALETTE)]},
+                hovertemplate=f"{esc(vid)}: %{{y}} case(s) passed %{{x}}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        barmode="group",
+        title={"text": "Cases by number of passing attempts (consistent cases sit at the ends)"},
+        xaxis={"title": "passes / attempts", "type": "category"},
+        yaxis={"title": "cases"},
+        height=340,
+        margin={"t": 60, "l": 10, "r": 10, "b": 10},
+    )
+    return _finish(fig)
+
+
+# --------------------------------------------------------------------------- all
+
+
+def figures(
+    analysis: ExperimentAnalysis,
+    *,
+    case_order: str = "attention",
+    max_cases: int | None = 50,
+    pareto_x: str = "latency",
+    pareto_y: str = "pass_rate",
+    factor_metric: str = "mean_pass_rate",
+) -> dict[str, go.Figure]:
+    """Every standard figure of one analysis, by name: ``heatmap``, ``pass_k``,
+    ``pareto``, ``deltas``, ``factors``, ``case_outcomes``.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> sorted(figures(a))
+    ['case_outcomes', 'deltas', 'factors', 'heatmap', 'pareto', 'pass_k']
+    """
+    names = {str(v["variant_id"]): str(v["variant_name"]) for _, v in analysis.variants.iterrows()}
+    return {
+        "heatmap": case_heatmap(
+            analysis.cases, analysis.variants, case_order=case_order, max_cases=max_cases
+        ),
+        "pass_k": pass_k_curves(pass_k_frame(analysis), variant_names=names),
+        "pareto": pareto_chart(analysis.variants, x=pareto_x, y=pareto_y),
+        "deltas": delta_forest(analysis.comparisons),
+        "factors": factor_levels_chart(analysis.factor_levels, metric=factor_metric),
+        "case_outcomes": case_outcomes_chart(analysis.cases),
+    }

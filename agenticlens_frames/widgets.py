@@ -1,0 +1,311 @@
+"""Notebook explorer: ipywidgets controls wired to plotly ``FigureWidget`` s.
+
+:func:`explore` lays out factor filters, a metric selector and case-ordering controls
+above three figures (case heatmap, pass@k / pass^k curves, Pareto frontier) and a panel
+that shows a case's attempts when a heatmap cell is clicked. Every change calls the same
+pure functions as the HTML report (:mod:`agenticlens_frames.viz`) on the filtered result
+frames; the widgets themselves hold no logic worth testing apart from that wiring.
+
+Needs a Jupyter front end with ipywidgets 8 and anywidget (plotly ≥ 6 builds
+``FigureWidget`` on it); in a plain Python session the objects work but draw nothing.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import ipywidgets as widgets
+import pandas as pd
+import plotly.graph_objects as go
+
+from . import viz
+from .analysis import ExperimentAnalysis, analyze, pareto_frontier
+from .errors import InputError
+from .frames import ExperimentRun
+
+__all__ = ["Explorer", "attempt_details", "explore", "select_variants"]
+
+#: Metric selector: label → (Pareto y objective, heatmap colour column).
+METRICS: dict[str, tuple[str, str]] = {
+    "pass rate (mean over trials)": ("pass_rate", "pass_rate"),
+    "case pass rate (pooled)": ("case_pass_rate", "pass_rate"),
+    "mean score": ("score", "mean_score"),
+    "reliability (trial success)": ("reliability", "pass_rate"),
+}
+
+
+def select_variants(variants: pd.DataFrame, filters: Mapping[str, Collection[str]]) -> list[str]:
+    """Variant ids (in the frame's order) whose factor values are all among ``filters``.
+
+    An empty selection for a factor means "no filter on that factor"; a variant without
+    the factor has the value ``"(unset)"``.
+
+    Examples
+    --------
+    >>> vs = pd.DataFrame({"variant_id": ["a", "b", "c"],
+    ...                    "factors": [{"m": "x"}, {"m": "y"}, {}]})
+    >>> select_variants(vs, {"m": ["y", "(unset)"]})
+    ['b', 'c']
+    >>> select_variants(vs, {"m": []})
+    ['a', 'b', 'c']
+    """
+    keep = []
+    for vid, factors in zip(variants["variant_id"].astype(str), variants["factors"], strict=True):
+        values = factors or {}
+        if all(
+            not chosen or str(values.get(name, "(unset)")) in set(chosen)
+            for name, chosen in filters.items()
+        ):
+            keep.append(vid)
+    return keep
+
+
+def attempt_details(run: ExperimentRun, variant_id: str, case_id: str) -> pd.DataFrame:
+    """One row per check of each attempt of one (variant, case): the attempt's status,
+    outcome, score, latency, cost, tools, turns and output next to each check's name,
+    value, pass flag and explanation (attempts without checks keep one row).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> d = attempt_details(run, "baseline", "track-order")
+    >>> sorted(d["trial"].unique().tolist())
+    [1, 2, 3, 4, 5]
+    """
+    att = run.attempts
+    att = att[(att["variant_id"] == variant_id) & (att["case_id"] == case_id)]
+    cols = [
+        "variant_id", "trial", "case_id", "status", "passed", "score", "latency_ms",
+        "cost_usd", "tools", "turns", "error", "output",
+    ]  # fmt: skip
+    chk = run.checks
+    chk = chk[(chk["variant_id"] == variant_id) & (chk["case_id"] == case_id)]
+    chk = chk[["trial", "check_index", "name", "value", "passed", "required", "explanation"]]
+    chk = chk.rename(columns={"name": "check", "value": "check_value", "passed": "check_passed"})
+    out = att[cols].merge(chk, on="trial", how="left")
+    return out.sort_values(["trial", "check_index"], kind="stable").reset_index(drop=True)
+
+
+def _attempts_html(run: ExperimentRun | None, variant_id: str, case_id: str) -> str:
+    e = html.escape
+    if run is None:
+        return (
+            f"<b>{e(variant_id)} · {e(case_id)}</b><p>No attempt-level data: this analysis was "
+            "loaded from a saved report.</p>"
+        )
+    details = attempt_details(run, variant_id, case_id)
+    parts = [f"<h4>{e(variant_id)} · {e(case_id)}</h4>"]
+    for trial, rows in details.groupby("trial", sort=True):
+        first = rows.iloc[0]
+        score = "n/a" if pd.isna(first["score"]) else f"{first['score']:.3f}"
+        latency = "n/a" if pd.isna(first["latency_ms"]) else f"{first['latency_ms']:.0f} ms"
+        cost = "n/a" if pd.isna(first["cost_usd"]) else f"${first['cost_usd']:.4f}"
+        output = "" if pd.isna(first["output"]) else str(first["output"])
+        error = "" if pd.isna(first["error"]) else f" · error: {e(str(first['error']))}"
+        checks = "".join(
+            f"<li style='color:{'#1d7f4e' if bool(r['check_passed']) else '#b42318'}'>"
+            f"{'✓' if bool(r['check_passed']) else '✗'} {e(str(r['check']))} = "
+            f"{r['check_value']:.3g} — {e(str(r['explanation']))}</li>"
+            for _, r in rows.iterrows()
+            if not pd.isna(r["check"])
+        )
+        parts.append(
+            f"<div><b>trial {int(trial)}</b> · {e(str(first['status']))} · "
+            f"{'passed' if bool(first['passed']) else 'failed'} · score {score} · {latency} · "
+            f"{cost} · tools: {e(str(first['tools'] or 'none'))}{error}"
+            f"<pre style='white-space:pre-wrap'>{e(output)}</pre><ul>{checks}</ul></div>"
+        )
+    return "".join(parts)
+
+
+def _replace(fw: go.FigureWidget, fig: go.Figure) -> None:
+    """Show ``fig`` in an existing FigureWidget (traces and layout replaced)."""
+    with fw.batch_update():
+        fw.data = ()
+        fw.add_traces(list(fig.data))
+        fw.layout = fig.layout
+
+
+class Explorer(widgets.VBox):
+    """The explorer layout; build it with :func:`explore`.
+
+    Attributes
+    ----------
+    analysis
+        The analysis being explored.
+    factor_filters
+        One ``SelectMultiple`` per factor (nothing selected = no filter).
+    metric, cost_axis, case_order, max_cases
+        Metric selector (Pareto y axis and heatmap colour), Pareto x axis, heatmap case
+        order and number of cases shown.
+    heatmap, curves, frontier
+        The ``FigureWidget`` s.
+    details
+        ``HTML`` widget showing the attempts of the last clicked heatmap cell.
+    """
+
+    def __init__(self, analysis: ExperimentAnalysis, *, max_cases: int = 50) -> None:
+        self.analysis = analysis
+        vs = analysis.variants
+        names: dict[str, None] = {}
+        for f in vs["factors"]:
+            names.update(dict.fromkeys(f or {}))
+        self.factor_filters: dict[str, widgets.SelectMultiple] = {}
+        for name in names:
+            levels = sorted({str((f or {}).get(name, "(unset)")) for f in vs["factors"]})
+            self.factor_filters[name] = widgets.SelectMultiple(
+                options=levels, value=(), description=name, rows=min(len(levels), 4)
+            )
+        self.metric = widgets.Dropdown(options=list(METRICS), description="metric")
+        self.cost_axis = widgets.Dropdown(
+            options=[("latency", "latency"), ("cost", "cost")], description="x axis"
+        )
+        self.case_order = widgets.Dropdown(
+            options=[(label, key) for key, label in viz.CASE_ORDERS.items()],
+            value="attention",
+            description="cases",
+        )
+        n_cases = len(analysis.info.get("case_ids") or analysis.cases["case_id"].unique())
+        self.max_cases = widgets.IntSlider(
+            value=min(max_cases, n_cases), min=1, max=max(n_cases, 1), description="show"
+        )
+        self.heatmap = go.FigureWidget()
+        self.curves = go.FigureWidget()
+        self.frontier = go.FigureWidget()
+        self.details = widgets.HTML("<i>Click a heatmap cell to see that case's attempts.</i>")
+        self.status = widgets.HTML()
+        self._labels: dict[tuple[str, str], tuple[str, str]] = {}
+        self._pass_k = viz.pass_k_frame(analysis)
+        controls = [self.metric, self.cost_axis, self.case_order, self.max_cases]
+        for control in [*controls, *self.factor_filters.values()]:
+            control.observe(self._on_change, names="value")
+        super().__init__(
+            [
+                widgets.HBox(list(self.factor_filters.values())),
+                widgets.HBox(controls),
+                self.status,
+                self.heatmap,
+                self.details,
+                widgets.HBox([self.curves, self.frontier]),
+            ]
+        )
+        self.refresh()
+
+    # The observers pass a change dict; refresh takes none.
+    def _on_change(self, _change: Any = None) -> None:
+        self.refresh()
+
+    @property
+    def selected_variants(self) -> list[str]:
+        """Variant ids passing the factor filters, manifest order."""
+        filters = {name: w.value for name, w in self.factor_filters.items()}
+        return select_variants(self.analysis.variants, filters)
+
+    def refresh(self) -> None:
+        """Redraw every figure from the current control values."""
+        a = self.analysis
+        keep = self.selected_variants
+        vs = a.variants[a.variants["variant_id"].astype(str).isin(keep)].copy()
+        cm = a.cases[a.cases["variant_id"].astype(str).isin(keep)]
+        pk = self._pass_k[self._pass_k["variant_id"].astype(str).isin(keep)]
+        objective, colour = METRICS[self.metric.value]
+        self.status.value = f"{len(keep)} of {len(a.variants)} variants match the filters" + (
+            "" if keep else ": choose other levels"
+        )
+        if keep:
+            # The frontier among the variants shown, not among all of them.
+            front = pareto_frontier(vs)
+            vs["pareto_optimal"] = vs["variant_id"].astype(str).isin(front)
+        if not keep:
+            for fw in (self.heatmap, self.curves, self.frontier):
+                _replace(fw, go.Figure(layout={"title": {"text": "no variant selected"}}))
+            self._labels = {}
+            return
+        baseline = a.info.get("baseline_variant_id")
+        heat = viz.case_heatmap(
+            cm,
+            vs,
+            color=colour,
+            case_order=self.case_order.value,
+            baseline=baseline if baseline in keep else None,
+            max_cases=self.max_cases.value,
+        )
+        if len(heat.data):
+            self._labels = {
+                (x, y): (cid, vid)
+                for x, cid in zip(heat.data[0].x, _case_ids_of(heat, cm), strict=True)
+                for y, vid in zip(heat.data[0].y, _variant_ids_of(heat, vs), strict=True)
+            }
+        names = dict(zip(vs["variant_id"].astype(str), vs["variant_name"], strict=True))
+        _replace(self.heatmap, heat)
+        _replace(self.curves, viz.pass_k_curves(pk, variant_names=names))
+        _replace(self.frontier, viz.pareto_chart(vs, x=self.cost_axis.value, y=objective))
+        if len(self.heatmap.data):
+            self.heatmap.data[0].on_click(self._on_click)
+
+    def _on_click(self, _trace: Any, points: Any, _state: Any) -> None:
+        if not points.xs:
+            return
+        self.show_attempts_at(points.xs[0], points.ys[0])
+
+    def show_attempts_at(self, x: str, y: str) -> None:
+        """Show the attempts of the heatmap cell with these axis labels."""
+        hit = self._labels.get((x, y))
+        if hit is None:
+            raise InputError(f"no heatmap cell at case {x!r}, variant {y!r}")
+        case_id, variant_id = hit
+        self.details.value = _attempts_html(self.analysis.run, variant_id, case_id)
+
+
+def _case_ids_of(fig: go.Figure, cases: pd.DataFrame) -> list[str]:
+    # Axis labels are escaped ids; map them back through the frame's own ids.
+    by_label = {viz.esc(c): c for c in cases["case_id"].astype(str).unique()}
+    return [by_label[x] for x in fig.data[0].x]
+
+
+def _variant_ids_of(fig: go.Figure, variants: pd.DataFrame) -> list[str]:
+    by_label = {viz.esc(v): v for v in variants["variant_id"].astype(str)}
+    return [by_label[y] for y in fig.data[0].y]
+
+
+def explore(
+    experiment: ExperimentRun | ExperimentAnalysis, *, max_cases: int = 50, **analyze_options: Any
+) -> Explorer:
+    """An interactive explorer of one experiment for Jupyter.
+
+    Parameters
+    ----------
+    experiment
+        A run (analysed with :func:`~agenticlens_frames.analyze` and ``analyze_options``)
+        or an analysis (fresh, or loaded from a saved report: then clicking a cell says
+        that attempt details are not available).
+    max_cases
+        Cases shown in the heatmap at first (the slider changes it).
+
+    Returns
+    -------
+    Explorer
+        An ``ipywidgets.VBox``; display it as the last expression of a cell.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> ex = explore(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> ex.factor_filters["prompt"].value = ("v2",)
+    >>> ex.selected_variants
+    ['prompt-v2', 'large-v2']
+    """
+    if isinstance(experiment, ExperimentRun):
+        analysis = analyze(experiment, **analyze_options)
+    elif isinstance(experiment, ExperimentAnalysis):
+        if analyze_options:
+            raise InputError("analyze options apply to a run, not to an analysis")
+        analysis = experiment
+    else:
+        raise InputError(
+            f"explore() needs an ExperimentRun or ExperimentAnalysis, got {type(experiment)!r}"
+        )
+    return Explorer(analysis, max_cases=max_cases)

@@ -1,0 +1,165 @@
+"""HTML report: file size and time until every figure is drawn, in headless chromium.
+
+Experiment: 4 variants × 5 trials × 1000 cases (``make_synthetic.py --seed 1``), or
+``--experiment DIR`` with ``manifest.yaml`` and ``suite.yaml``. Goals (issue 4): at most
+10 MB, every figure drawn within 3 s.
+
+Compared in the same run with two named baselines:
+
+* ``agenticlens-0.10``: the real package's ``--html`` page (static, no figures), time to
+  its ``load`` event;
+* ``plotly-write_html``: plotly's own ``Figure.to_html`` of the same six figures in one
+  page (plotly.js inlined once, the heatmap with every case), time until every plot has
+  been laid out.
+
+Run: ``./dev bench`` or ``python benchmarks/bench_html.py [--cases N] [--repeat R]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+MAKE_SYNTHETIC = REPO.parent / "shared" / "tools" / "make_synthetic.py"
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PLOTLY_READY = (
+    "Array.from(document.querySelectorAll('.plotly-graph-div'))"
+    ".every(gd => gd._fullLayout && gd.querySelector('.main-svg'))"
+)
+
+
+def _experiment(args: argparse.Namespace, work: Path) -> Path:
+    if args.experiment:
+        return Path(args.experiment)
+    out = work / "experiment"
+    command = [sys.executable, str(MAKE_SYNTHETIC), str(out), "--variants", "4", "--trials", "5"]
+    command += ["--cases", str(args.cases), "--seed", "1"]
+    subprocess.run(
+        command,
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+def _plotly_page(analysis: object, path: Path) -> None:
+    from agenticlens_frames import viz
+
+    figs = viz.figures(analysis, max_cases=None)  # type: ignore[arg-type]
+    parts = [
+        fig.to_html(full_html=False, include_plotlyjs=(i == 0), div_id=f"fig-{name}")
+        for i, (name, fig) in enumerate(figs.items())
+    ]
+    path.write_text(
+        "<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>"
+        + "".join(parts)
+        + "</body></html>",
+        encoding="utf-8",
+    )
+
+
+def _reference_page(folder: Path, path: Path) -> bool:
+    exe = Path(sys.executable).parent / "agenticlens"
+    if not exe.exists():
+        return False
+    command = [str(exe), "experiment", "run", "manifest.yaml", "suite.yaml"]
+    command += ["--save", str(path.with_suffix(".json")), "--html", str(path)]
+    done = subprocess.run(
+        command,
+        cwd=folder,
+        capture_output=True,
+    )
+    return path.exists() and done.returncode in (0, 1, 2, 3)
+
+
+def _time_to_draw(pages: dict[str, Path], repeat: int) -> dict[str, float]:
+    from playwright.sync_api import sync_playwright
+
+    out: dict[str, list[float]] = {name: [] for name in pages}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+        for _ in range(repeat):
+            for name, path in pages.items():
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                # Times are from navigation start, in the page's own clock.
+                if name == "ours":
+                    # The page's CSP forbids playwright's eval-based polling: wait on the
+                    # DOM flag its script sets once every figure is drawn.
+                    page.goto(path.as_uri(), wait_until="commit")
+                    page.wait_for_selector("body[data-ready='true']", timeout=120_000)
+                    seconds = page.evaluate("window.alfDrawnMs") / 1000
+                elif name == "plotly-write_html":
+                    page.goto(path.as_uri(), wait_until="commit")
+                    page.wait_for_function(PLOTLY_READY, timeout=120_000)
+                    seconds = page.evaluate("performance.now()") / 1000
+                else:  # a static page: drawn when loaded
+                    page.goto(path.as_uri(), wait_until="load")
+                    seconds = (
+                        page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
+                        / 1000
+                    )
+                out[name].append(seconds)
+                page.close()
+        browser.close()
+    return {name: statistics.median(values) for name, values in out.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--experiment", help="folder with manifest.yaml and suite.yaml")
+    args = parser.parse_args()
+
+    from agenticlens_frames import analyze, load_experiment
+    from agenticlens_frames.report.html import render_html
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        folder = _experiment(args, work)
+        analysis = analyze(load_experiment(folder / "manifest.yaml", folder / "suite.yaml"))
+        start = time.perf_counter()
+        ours = work / "ours.html"
+        ours.write_text(render_html(analysis), encoding="utf-8")
+        render_s = time.perf_counter() - start
+        pages = {"ours": ours}
+        _plotly_page(analysis, work / "plotly.html")
+        pages["plotly-write_html"] = work / "plotly.html"
+        if _reference_page(folder, work / "agenticlens.html"):
+            pages["agenticlens-0.10"] = work / "agenticlens.html"
+        drawn = _time_to_draw(pages, args.repeat)
+
+        shape = f"{len(analysis.variants)}×{analysis.info['trial_count']}×{args.cases}"
+        print(f"HTML report, {shape} (variants × trials × cases), median of {args.repeat} loads")
+        print(f"render_html in Python: {render_s:.2f} s")
+        print(f"{'page':<20}{'size MB':>10}{'drawn s':>10}{'size ×':>9}{'time ×':>9}")
+        base_size, base_time = ours.stat().st_size, drawn["ours"]
+        for name, path in pages.items():
+            size = path.stat().st_size
+            print(
+                f"{name:<20}{size / 1e6:>10.2f}{drawn[name]:>10.2f}"
+                f"{size / base_size:>9.2f}{drawn[name] / base_time:>9.2f}"
+            )
+        ok_size = base_size <= 10e6
+        ok_time = base_time <= 3.0
+        print(
+            f"goals: size ≤ 10 MB {'met' if ok_size else 'MISSED'}, "
+            f"every figure drawn ≤ 3 s {'met' if ok_time else 'MISSED'}"
+        )
+
+
+if __name__ == "__main__":
+    main()

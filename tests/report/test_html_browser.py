@@ -1,0 +1,351 @@
+"""The offline HTML report, opened in Debian's headless chromium through playwright.
+
+Never ``playwright install``: the browser is ``/usr/bin/chromium`` (``.ci/run`` installs
+it); without it these tests skip locally and fail in CI. The static checks at the top need
+no browser.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from agenticlens_frames import analyze, load_experiment, load_report, viz, write_json_report
+from agenticlens_frames.report.html import render_html, write_html_report
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "support"
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+]
+#: A payload that runs script if it ever reaches the DOM as HTML.
+PAYLOAD = "<script>alert('{w}')</script><img src=x onerror=alert('{w}')>"
+FIGURES = ["pass_k", "deltas", "paired", "heatmap", "case_outcomes", "pareto", "factors"]
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+def _hostile_copy(folder: Path) -> Path:
+    """data/support with the payload in an output, a case name and id, a variant name and
+    id, a factor value and the experiment name."""
+    shutil.copytree(EXAMPLE, folder)
+    manifest = yaml.safe_load((folder / "manifest.yaml").read_text(encoding="utf-8"))
+    manifest["name"] = "exp" + PAYLOAD.format(w="experiment")
+    manifest["variants"][0]["name"] = PAYLOAD.format(w="variant-name")
+    manifest["variants"][1]["id"] = "ml" + PAYLOAD.format(w="variant-id")
+    manifest["variants"][2]["factors"]["prompt"] = PAYLOAD.format(w="factor")
+    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest), encoding="utf-8")
+    suite = yaml.safe_load((folder / "suite.yaml").read_text(encoding="utf-8"))
+    suite["cases"][0]["name"] = PAYLOAD.format(w="case-name")
+    new_id = "track" + PAYLOAD.format(w="case-id")
+    old_id, suite["cases"][1]["id"] = suite["cases"][1]["id"], new_id
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite), encoding="utf-8")
+    for path in (folder / "trials").glob("*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data.pop("variant_id", None)
+        for trial in data["trials"]:
+            for sample in trial["samples"]:
+                if sample["case_id"] == old_id:
+                    sample["case_id"] = new_id
+                sample["output"] = PAYLOAD.format(w="output") + sample["output"]
+        path.write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def analysis():
+    return analyze(load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml"))
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory, analysis) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("html")
+    hostile_dir = _hostile_copy(root / "hostile")
+    hostile = analyze(load_experiment(hostile_dir / "manifest.yaml", hostile_dir / "suite.yaml"))
+    write_json_report(analysis, root / "saved.json")
+    from tests.test_viz import _paired_frame
+
+    paired = _paired_frame().replace({"b": "model-large", "c": "prompt-v2"})
+    return {
+        "example": write_html_report(analysis, root / "example.html", paired=paired),
+        "hostile": write_html_report(hostile, root / "hostile.html"),
+        "saved": write_html_report(load_report(root / "saved.json"), root / "saved.html"),
+    }
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} not found (CI must install Debian's chromium)")
+        pytest.skip(f"{CHROMIUM} not found")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+        yield b
+        b.close()
+
+
+class Watched:
+    """A page with every console error, page error, dialog and non-file request logged."""
+
+    def __init__(self, browser: object, path: Path, scheme: str = "light") -> None:
+        self.page = browser.new_page(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        self.external: list[str] = []
+        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        self.page.on(
+            "console",
+            lambda m: (
+                self.errors.append(f"console {m.type}: {m.text}")
+                if m.type in ("error", "warning")
+                else None
+            ),
+        )
+        self.page.set_default_timeout(10_000)
+        self.page.on("dialog", self._dialog)
+        self.page.route("**/*", self._route)
+        self.page.goto(path.as_uri())
+        # Not wait_for_function: its polling evaluates strings, which the page's CSP forbids.
+        self.page.wait_for_selector("body[data-ready='true']", timeout=30_000)
+
+    def _dialog(self, dialog: object) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def _route(self, route: object) -> None:
+        url = route.request.url
+        if url.startswith("file:"):
+            route.continue_()
+        else:
+            self.external.append(url)
+            route.abort()
+
+    def js(self, expression: str) -> object:
+        return self.page.evaluate(expression)
+
+    def close(self) -> None:
+        self.page.close()
+
+
+@pytest.fixture
+def open_page(browser: object) -> Iterator[object]:
+    opened: list[Watched] = []
+
+    def open_(path: Path, scheme: str = "light") -> Watched:
+        w = Watched(browser, path, scheme)
+        opened.append(w)
+        return w
+
+    yield open_
+    for w in opened:
+        w.close()
+
+
+def _click_cell(w: Watched, row: int, col: int) -> None:
+    """Click the centre of heatmap cell (row, col) as plotly lays it out."""
+    box = w.js(
+        """(() => { const gd = document.getElementById('fig-heatmap');
+        gd.scrollIntoView({block: 'center'});
+        const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+        const r = gd.querySelector('.nsewdrag').getBoundingClientRect();
+        return [r.left, r.top, xa._length, ya._length,
+                gd.data[0].x.length, gd.data[0].y.length]; })()"""
+    )
+    left, top, width, height, n_x, n_y = box
+    x = left + (col + 0.5) * width / n_x
+    y = top + (row + 0.5) * height / n_y
+    w.page.mouse.move(x, y)
+    w.page.mouse.click(x, y)
+
+
+# --------------------------------------------------------------------------- static
+
+
+def _sha(text: str) -> str:
+    return base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+
+
+def test_csp_allows_exactly_the_inline_scripts_by_hash(analysis) -> None:
+    page = render_html(analysis)
+    csp = re.search(r"Content-Security-Policy' content=\"([^\"]+)\"", page).group(1)
+    assert "default-src 'none'" in csp
+    assert "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
+    scripts = re.findall(r"<script>(.*?)</script>", page, flags=re.S)
+    assert len(scripts) == 2  # plotly.js once, then the page's own script
+    allowed = set(re.findall(r"'sha256-([^']+)'", csp))
+    assert {_sha(s) for s in scripts} == allowed
+    assert page.count("<script type='application/json'") == 1
+
+
+def test_hostile_strings_are_escaped_in_markup(pages) -> None:
+    page = pages["hostile"].read_text(encoding="utf-8")
+    markup = page.split("<script type='application/json'")[0]
+    data = page.split("<script type='application/json' id='alf-data'>")[1].split("</script>")[0]
+    assert "<script>alert(" not in markup and "<img" not in markup
+    assert "&lt;script&gt;alert(&#x27;case-name&#x27;)" in markup
+    assert "&lt;script&gt;alert(&#x27;variant-name&#x27;)" in markup
+    # The JSON block cannot be closed from inside: no raw '<' at all.
+    assert "<" not in data
+    assert json.loads(data)["heat"]["variants"][1].startswith("ml<script>")
+
+
+def test_saved_report_renders_without_the_tables(pages) -> None:
+    page = pages["saved"].read_text(encoding="utf-8")
+    assert "rendered from a saved JSON report" in page
+    assert "Test-level heatmap" in page and "Randomization" in page
+
+
+# --------------------------------------------------------------------------- browser
+
+
+@pytest.mark.browser
+def test_every_figure_renders_offline(open_page, pages, analysis) -> None:
+    w = open_page(pages["example"])
+    for name in FIGURES:
+        drawn = w.js(
+            f"""(() => {{ const gd = document.getElementById('fig-{name}');
+            return [gd.querySelectorAll('.main-svg').length, (gd.data || []).length]; }})()"""
+        )
+        assert drawn[0] > 0 and drawn[1] > 0, name
+    assert w.js("typeof Plotly") == "object"
+    # The page's heatmap starts as the Python figure for the same options.
+    expected = viz.case_heatmap(
+        analysis.cases, analysis.variants, case_order="attention", max_cases=50
+    )
+    got = w.js(
+        "(() => { const t = document.getElementById('fig-heatmap').data[0];"
+        " return [t.x, t.y, t.text, t.z]; })()"
+    )
+    assert got[0] == list(expected.data[0].x)
+    assert got[1] == list(expected.data[0].y)
+    assert got[2] == expected.data[0].text.tolist()
+    np.testing.assert_allclose(np.array(got[3], dtype=float), expected.data[0].z, atol=1e-4)
+    flaky_shapes = w.js("document.getElementById('fig-heatmap').layout.shapes.length")
+    assert flaky_shapes == len(expected.layout.shapes)
+    assert w.errors == [] and w.external == [] and w.dialogs == []
+
+
+@pytest.mark.browser
+def test_factor_filter_search_and_paging(open_page, pages, analysis) -> None:
+    w = open_page(pages["example"])
+    w.page.select_option("select[data-factor='model']", "gpt-large")
+    rows = w.js("document.getElementById('fig-heatmap').data[0].y")
+    run = analysis.run
+    expected = run.variants.loc[run.variants["factor_model"] == "gpt-large", "variant_id"]
+    assert rows == [str(v) for v in expected]
+    w.page.select_option("select[data-factor='model']", "")
+    w.page.select_option("#heat-size", "25")
+    w.page.fill("#heat-search", "order")
+    cols = w.js("document.getElementById('fig-heatmap').data[0].x")
+    names = dict(zip(run.cases["case_id"].astype(str), run.cases["case_name"], strict=True))
+    assert cols and all("order" in c or "order" in names[c].lower() for c in cols)
+    w.page.fill("#heat-search", "")
+    w.page.select_option("#heat-order", "suite")
+    assert w.js("document.getElementById('fig-heatmap').data[0].x") == [
+        str(c) for c in run.cases["case_id"]
+    ]
+    w.page.select_option("#pareto-x", "cost")
+    title = w.js("document.getElementById('fig-pareto').layout.xaxis.title.text")
+    assert title.startswith("Mean cost")
+    assert w.errors == []
+
+
+@pytest.mark.browser
+def test_click_shows_attempts(open_page, pages, analysis) -> None:
+    w = open_page(pages["example"])
+    w.page.select_option("#heat-order", "suite")
+    _click_cell(w, 0, 0)
+    w.page.wait_for_selector("#attempts .att")
+    text = w.page.text_content("#attempts")
+    first = analysis.run.attempts.query("variant_id == 'baseline' and trial == 1").iloc[0]
+    assert str(first["output"])[:60] in text
+    assert w.page.locator("#attempts .att").count() == 5  # trials
+    assert w.errors == []
+
+
+@pytest.mark.browser
+def test_saved_report_in_browser(open_page, pages) -> None:
+    w = open_page(pages["saved"])
+    assert w.js("document.getElementById('fig-heatmap').data[0].type") == "heatmap"
+    _click_cell(w, 0, 0)
+    assert "saved JSON report" in w.page.text_content("#attempts")
+    assert w.errors == [] and w.external == []
+
+
+@pytest.mark.browser
+def test_injected_markup_never_executes(open_page, pages) -> None:
+    w = open_page(pages["hostile"])
+    # Open every place a payload can be shown: hover, a clicked cell, the case table.
+    w.page.select_option("#heat-order", "suite")
+    _click_cell(w, 0, 0)
+    w.page.wait_for_selector("#attempts .att")
+    _click_cell(w, 1, 1)
+    w.page.wait_for_selector("#attempts .att")
+    w.page.wait_for_timeout(200)
+    assert "<script>alert('output')</script>" in w.page.text_content("#attempts")
+    assert w.page.locator("img").count() == 0
+    assert w.js("document.querySelectorAll('script').length") == 3
+    hover = w.js("document.getElementById('fig-heatmap').data[0].hovertext[0][0]")
+    assert "&lt;script&gt;" in hover
+    assert w.dialogs == [] and w.errors == [] and w.external == []
+
+
+@pytest.mark.browser
+def test_dark_scheme_switches_the_palette(open_page, pages) -> None:
+    probe = (
+        "[getComputedStyle(document.body).backgroundColor,"
+        " document.getElementById('fig-pareto')._fullLayout.font.color,"
+        " document.getElementById('fig-heatmap')._fullLayout.font.color]"
+    )
+    w = open_page(pages["example"], "light")
+    light = w.js(probe)
+    w.page.emulate_media(color_scheme="dark")
+    dark = light
+    for _ in range(50):  # the relayout is asynchronous; poll from Python (CSP: no eval)
+        w.page.wait_for_timeout(100)
+        dark = w.js(probe)
+        if dark[1] != light[1] and dark[2] != light[2]:
+            break
+    assert dark[0] != light[0] and dark[1] != light[1] and dark[2] != light[2]
+    assert dark[0] == "rgb(21, 22, 26)"  # --bg of the dark palette
+    assert w.errors == []
+
+
+@pytest.mark.browser
+def test_the_watchers_do_catch_a_script(browser, tmp_path: Path) -> None:
+    # Control for the test above: an unescaped payload is caught by the same listeners.
+    page = tmp_path / "bad.html"
+    page.write_text(
+        "<!DOCTYPE html><html><body>" + PAYLOAD.format(w="control") + "<script>"
+        "document.body.dataset.ready='true'; undefinedFunction();</script></body></html>",
+        encoding="utf-8",
+    )
+    w = Watched(browser, page)
+    try:
+        w.page.wait_for_timeout(100)
+        assert "control" in w.dialogs
+        assert any("undefinedFunction" in e for e in w.errors)
+    finally:
+        w.close()

@@ -1,0 +1,53 @@
+"""notebooks/*.ipynb execute offline against data/ (nbclient, the venv's ``python3``
+kernel from ipykernel: no ``ipykernel install`` step), and are committed without outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
+
+
+def test_there_are_notebooks() -> None:
+    assert {p.name for p in PATHS} >= {"quickstart.ipynb", "factor_slicing.ipynb"}
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.stem)
+def test_outputs_are_stripped(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None, path.name
+    assert "widgets" not in nb.metadata
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.stem)
+def test_notebook_executes(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOKS)}},
+    )
+    client.execute()  # raises CellExecutionError, naming the cell, if any cell fails
+    errors = [
+        out
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.outputs
+        if out.output_type == "error"
+    ]
+    assert errors == []
+    mimes = {
+        key for cell in nb.cells for out in cell.get("outputs", []) for key in out.get("data", {})
+    }
+    assert "application/vnd.plotly.v1+json" in mimes  # the figures were produced

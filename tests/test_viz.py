@@ -1,0 +1,377 @@
+"""Figures: their data checked against the result frames and the tidy tables, each number
+recomputed here independently (plain loops over rows, pandas on ``attempts``)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+
+from agenticlens_frames import analyze, load_experiment, load_report, viz, write_json_report
+from agenticlens_frames.errors import InputError
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "support"
+
+
+@pytest.fixture(scope="module")
+def analysis():
+    return analyze(load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml"))
+
+
+@pytest.fixture(scope="module")
+def saved(analysis, tmp_path_factory: pytest.TempPathFactory):
+    path = tmp_path_factory.mktemp("saved") / "report.json"
+    write_json_report(analysis, path)
+    return load_report(path)
+
+
+def _rows(frame: pd.DataFrame) -> list[dict]:
+    return frame.to_dict("records")
+
+
+# --------------------------------------------------------------------------- heatmap
+
+
+def test_heatmap_cells_match_the_case_matrix(analysis) -> None:
+    fig = viz.case_heatmap(analysis.cases, analysis.variants)
+    trace = fig.data[0]
+    assert trace.type == "heatmap"
+    x, y = list(trace.x), list(trace.y)
+    assert y == [str(v) for v in analysis.variants["variant_id"]]
+    assert x == list(analysis.info["case_ids"])
+    flaky_cells = set()
+    for row in _rows(analysis.cases):
+        i, j = y.index(str(row["variant_id"])), x.index(str(row["case_id"]))
+        assert trace.z[i][j] == pytest.approx(row["mean_score"], nan_ok=True)
+        assert trace.text[i][j] == f"{row['passes']}/{row['attempts']}"
+        assert row["case_name"] in trace.hovertext[i][j]
+        assert f"{row['pass_rate']:.0%}" in trace.hovertext[i][j]
+        assert f"{row['mean_latency_ms']:,.0f} ms" in trace.hovertext[i][j]
+        if not row["consistent"]:
+            flaky_cells.add((i, j))
+    outlined = {(round(s.y0 + 0.5), round(s.x0 + 0.5)) for s in fig.layout.shapes}
+    assert outlined == flaky_cells
+
+
+def test_heatmap_colour_by_pass_rate_from_the_tables(analysis) -> None:
+    fig = viz.case_heatmap(analysis.cases, analysis.variants, color="pass_rate")
+    att = analysis.run.attempts
+    for i, vid in enumerate(fig.data[0].y):
+        for j, cid in enumerate(fig.data[0].x):
+            mine = att[(att["variant_id"] == vid) & (att["case_id"] == cid)]
+            assert fig.data[0].z[i][j] == pytest.approx(mine["passed"].mean())
+
+
+def _naive_regression_order(cases: pd.DataFrame, baseline: str) -> list[str]:
+    rate = {(str(r["variant_id"]), str(r["case_id"])): r["pass_rate"] for r in _rows(cases)}
+    case_ids = list(dict.fromkeys(cases.sort_values("case_index")["case_id"].astype(str)))
+    variants = list(dict.fromkeys(cases["variant_id"].astype(str)))
+    keys = {}
+    for n, c in enumerate(case_ids):
+        drops = [rate[(baseline, c)] - rate[(v, c)] for v in variants if v != baseline]
+        mean = sum(rate[(v, c)] for v in variants) / len(variants)
+        keys[c] = (-max(drops), mean, n)
+    return sorted(case_ids, key=keys.__getitem__)
+
+
+def test_case_orders_and_truncation(analysis) -> None:
+    cm = analysis.cases
+    expected = _naive_regression_order(cm, "baseline")
+    assert viz.order_cases(cm, "regression", baseline="baseline") == expected
+    fig = viz.case_heatmap(cm, analysis.variants, case_order="regression", max_cases=4)
+    assert list(fig.data[0].x) == expected[:4]
+    assert np.asarray(fig.data[0].z).shape == (len(analysis.variants), 4)
+    # Hardest first: mean pass rate over variants never decreases along the order.
+    order = viz.order_cases(cm, "pass_rate")
+    means = cm.assign(c=cm["case_id"].astype(str)).groupby("c")["pass_rate"].mean()
+    assert list(means[order]) == sorted(means[order])
+    # Flaky first: the count of inconsistent variants never increases.
+    flaky = (~cm["consistent"]).groupby(cm["case_id"].astype(str)).sum()
+    assert list(flaky[viz.order_cases(cm, "flaky")]) == sorted(flaky, reverse=True)
+    # Attention: every case with a regression comes before every case without one.
+    attention = viz.order_cases(cm, "attention", baseline="baseline")
+    regressed = {c for c in expected if _naive_drop(cm, c) > 0}
+    assert set(attention[: len(regressed)]) == regressed
+
+
+def _naive_drop(cases: pd.DataFrame, case_id: str) -> float:
+    sub = cases[cases["case_id"].astype(str) == case_id]
+    base = float(sub.loc[sub["variant_id"] == "baseline", "pass_rate"].iloc[0])
+    return max(base - float(r) for r in sub.loc[sub["variant_id"] != "baseline", "pass_rate"])
+
+
+def test_variant_orders(analysis) -> None:
+    vs = analysis.variants
+    by_rate = viz.case_heatmap(analysis.cases, vs, variant_order="pass_rate").data[0].y
+    rates = dict(zip(vs["variant_id"].astype(str), vs["case_pass_rate"], strict=True))
+    assert [rates[v] for v in by_rate] == sorted(rates.values(), reverse=True)
+    by_model = viz.order_variants(vs, "factor:model")
+    models = [analysis.run.manifest.variant(v).factors["model"] for v in by_model]
+    assert models == sorted(models)
+    by_regression = viz.order_variants(vs, "regression", cases=analysis.cases)
+    assert by_regression[0] == "baseline"
+    with pytest.raises(InputError):
+        viz.order_variants(vs, "colour")
+    with pytest.raises(InputError):
+        viz.order_cases(analysis.cases, "alphabet")
+
+
+def test_heatmap_escapes_user_strings() -> None:
+    cm = pd.DataFrame(
+        {
+            "variant_id": ["<b>v</b>"],
+            "case_id": ["<i>c"],
+            "case_name": ["<script>x</script>"],
+            "case_index": [0],
+            "attempts": [2],
+            "passes": [1],
+            "pass_rate": [0.5],
+            "mean_score": [0.5],
+            "consistent": [False],
+        }
+    )
+    trace = viz.case_heatmap(cm).data[0]
+    assert list(trace.x) == ["&lt;i&gt;c"] and list(trace.y) == ["&lt;b&gt;v&lt;/b&gt;"]
+    assert "&lt;script&gt;x&lt;/script&gt;" in trace.hovertext[0][0]
+    assert "<script>" not in trace.hovertext[0][0]
+
+
+def test_heatmap_of_a_saved_report(saved) -> None:
+    fig = viz.case_heatmap(saved.cases, saved.variants)
+    assert "mean latency n/a" in fig.data[0].hovertext[0][0]
+
+
+# --------------------------------------------------------------------------- pass@k
+
+
+def test_pass_k_curves_from_the_attempts(analysis) -> None:
+    frame = viz.pass_k_frame(analysis)
+    fig = viz.pass_k_curves(frame)
+    att = analysis.run.attempts
+    trials = analysis.run.manifest.trial_count
+    per_case = att.groupby(["variant_id", "case_id"], observed=True)["passed"].agg(["sum", "count"])
+    for vid in analysis.run.manifest.variant_ids:
+        at = next(t for t in fig.data if t.name.startswith(vid) and t.name.endswith("pass@k"))
+        hat = next(t for t in fig.data if t.name.startswith(vid) and t.name.endswith("pass^k"))
+        assert list(at.x) == list(range(1, trials + 1))
+        c, n = per_case.loc[vid, "sum"].to_numpy(), per_case.loc[vid, "count"].to_numpy()
+        # pass@1 = mean of c/n; pass^T = share of cases passing every attempt;
+        # pass@T = share of cases passing at least once (unbiased estimators at the ends).
+        assert at.y[0] == pytest.approx(np.mean(c / n))
+        assert hat.y[-1] == pytest.approx(np.mean(c == n))
+        assert at.y[-1] == pytest.approx(np.mean(c > 0))
+        for k in range(1, trials + 1):
+            naive = np.mean(
+                [math.comb(int(ci), k) / math.comb(int(ni), k) for ci, ni in zip(c, n, strict=True)]
+            )
+            assert hat.y[k - 1] == pytest.approx(naive)
+
+
+def test_pass_k_bands_are_optional() -> None:
+    frame = pd.DataFrame(
+        {
+            "variant_id": ["a"] * 3,
+            "k": [1, 2, 3],
+            "pass_at_k": [0.5, 0.7, 0.8],
+            "pass_hat_k": [0.5, 0.3, 0.2],
+        }
+    )
+    assert [t.fill for t in viz.pass_k_curves(frame).data] == [None, None]
+    with pytest.raises(InputError, match="ci_low"):
+        viz.pass_k_curves(frame, bands=True)
+    banded = frame.assign(pass_at_k_ci_low=frame["pass_at_k"] - 0.1)
+    banded = banded.assign(pass_at_k_ci_high=frame["pass_at_k"] + 0.1)
+    fig = viz.pass_k_curves(banded)
+    band = next(t for t in fig.data if t.fill == "toself")
+    assert band.y.tolist() == pytest.approx([0.6, 0.8, 0.9, 0.7, 0.6, 0.4])
+    assert band.x.tolist() == [1, 2, 3, 3, 2, 1]
+    assert len(viz.pass_k_curves(banded, bands=False).data) == 2
+
+
+def test_pass_k_frame_of_a_saved_report(saved) -> None:
+    frame = viz.pass_k_frame(saved)
+    assert sorted(frame["k"].unique()) == list(saved.pass_k)
+    row = frame[(frame["variant_id"] == "baseline") & (frame["k"] == 1)].iloc[0]
+    base = saved.variants[saved.variants["variant_id"] == "baseline"].iloc[0]
+    assert row["pass_at_k"] == base["pass_at_1"]
+
+
+# --------------------------------------------------------------------------- pareto
+
+
+def _naive_frontier(vs: pd.DataFrame) -> set[str]:
+    cols = [
+        ("trial_success_rate", 1),
+        ("pass_rate_mean", 1),
+        ("average_score_mean", 1),
+        ("average_latency_ms_mean", -1),
+        ("total_cost_usd_mean", -1),
+    ]
+    rows = _rows(vs)
+    front = set()
+    for a in rows:
+        dominated = False
+        for b in rows:
+            if a is b:
+                continue
+            ge = all(s * b[c] >= s * a[c] for c, s in cols)
+            gt = any(s * b[c] > s * a[c] for c, s in cols)
+            dominated |= ge and gt
+        if not dominated:
+            front.add(str(a["variant_id"]))
+    return front
+
+
+def test_pareto_frontier_joined_and_dominated_dimmed(analysis) -> None:
+    vs = analysis.variants
+    fig = viz.pareto_chart(vs, x="cost", y="score")
+    dominated, frontier = fig.data
+    assert set(frontier.text) == _naive_frontier(vs)
+    assert set(dominated.text) == set(vs["variant_id"].astype(str)) - _naive_frontier(vs)
+    assert list(frontier.x) == sorted(frontier.x)  # joined left to right
+    assert "lines" in frontier.mode and "lines" not in dominated.mode
+    assert dominated.marker.opacity < 1
+    cost = dict(zip(vs["variant_id"].astype(str), vs["total_cost_usd_mean"], strict=True))
+    score = dict(zip(vs["variant_id"].astype(str), vs["average_score_mean"], strict=True))
+    for trace in fig.data:
+        for label, xv, yv in zip(trace.text, trace.x, trace.y, strict=True):
+            assert (xv, yv) == (cost[label], score[label])
+    # The other objectives are in the hover.
+    assert "Mean latency" in frontier.hovertext[0] and "Reliability" in frontier.hovertext[0]
+
+
+def test_pareto_any_two_objectives(analysis) -> None:
+    for x, y in itertools.permutations(viz.OBJECTIVES, 2):
+        fig = viz.pareto_chart(analysis.variants, x=x, y=y)
+        assert fig.layout.xaxis.title.text.startswith(viz.OBJECTIVES[x].label)
+    with pytest.raises(InputError):
+        viz.pareto_chart(analysis.variants, x="speed")
+    explicit = viz.pareto_chart(analysis.variants, frontier=["model-large"])
+    assert list(explicit.data[1].text) == ["model-large"]
+
+
+# --------------------------------------------------------------------------- deltas
+
+
+def test_delta_forest_matches_the_comparisons(analysis) -> None:
+    comps = analysis.comparisons
+    fig = viz.delta_forest(comps)
+    assert len(fig.data) == 4
+    assert all(t.error_x.array is None for t in fig.data)
+    assert "(no interval)" in fig.layout.annotations[0].text
+    cpr = fig.data[0]
+    assert list(cpr.y) == [str(c) for c in comps["candidate_variant_id"]]
+    assert cpr.x.tolist() == pytest.approx(comps["case_pass_rate_delta"].tolist())
+    for colour, reg, sig in zip(
+        cpr.marker.color,
+        comps["pass_rate_regressed"],
+        comps["statistically_significant"],
+        strict=True,
+    ):
+        assert colour == ("#b42318" if reg else "#1d7f4e" if sig else "#5f6470")
+    lat = fig.data[2]
+    assert lat.x.tolist() == pytest.approx(comps["average_latency_ms_delta"].tolist())
+
+
+def test_delta_forest_draws_intervals_when_present(analysis) -> None:
+    comps = analysis.comparisons.assign(
+        average_score_delta_ci_low=lambda f: f["average_score_delta"] - 0.01,
+        average_score_delta_ci_high=lambda f: f["average_score_delta"] + 0.03,
+    )
+    fig = viz.delta_forest(comps, metrics=["score"])
+    assert fig.data[0].error_x.array.tolist() == pytest.approx([0.03] * len(comps))
+    assert fig.data[0].error_x.arrayminus.tolist() == pytest.approx([0.01] * len(comps))
+    with pytest.raises(InputError):
+        viz.delta_forest(comps, metrics=["speed"])
+
+
+# --------------------------------------------------------------------------- factors
+
+
+def test_factor_levels_chart_from_the_variants(analysis) -> None:
+    fig = viz.factor_levels_chart(analysis.factor_levels)
+    run, vs = analysis.run, analysis.variants
+    means = dict(zip(vs["variant_id"].astype(str), vs["pass_rate_mean"], strict=True))
+    factors = sorted(run.factor_names)
+    assert [t.name for t in fig.data] == factors
+    for trace, name in zip(fig.data, factors, strict=True):
+        column = run.variants[f"factor_{name}"]
+        for value, y in zip(trace.x, trace.y, strict=True):
+            members = run.variants.loc[column == value, "variant_id"].astype(str)
+            assert y == pytest.approx(sum(means[m] for m in members) / len(members))
+    cost = viz.factor_levels_chart(analysis.factor_levels, metric="mean_cost_usd")
+    assert cost.data[0].y.tolist() == pytest.approx(
+        analysis.factor_levels.loc[
+            analysis.factor_levels["factor"] == factors[0], "mean_cost_usd"
+        ].tolist()
+    )
+    empty = viz.factor_levels_chart(analysis.factor_levels.iloc[0:0])
+    assert len(empty.data) == 0
+
+
+def test_case_outcomes_counts(analysis) -> None:
+    fig = viz.case_outcomes_chart(analysis.cases)
+    att = analysis.run.attempts
+    passes = att.groupby(["variant_id", "case_id"], observed=True)["passed"].sum()
+    for trace in fig.data:
+        counts = passes.loc[trace.name].value_counts()
+        for label, y in zip(trace.x, trace.y, strict=True):
+            assert y == counts.get(int(label.split("/")[0]), 0)
+
+
+# --------------------------------------------------------------------------- contract
+
+
+def test_figures_never_show(analysis, saved, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("a figure function called .show()")
+
+    monkeypatch.setattr(go.Figure, "show", refuse)
+    for a in (analysis, saved):
+        figs = viz.figures(a)
+        assert all(isinstance(f, go.Figure) for f in figs.values())
+        assert len(figs["heatmap"].data[0].x) == len(a.info["case_ids"])  # 14 < 50
+
+
+def _paired_frame() -> pd.DataFrame:
+    # The columns of paired.paired_comparisons that the figure reads, by hand.
+    return pd.DataFrame(
+        {
+            "candidate_variant_id": ["b", "c", "b", "c"],
+            "dimension": ["quality", "quality", "latency", "latency"],
+            "evaluator": ["passed", "passed", "latency_ms", "latency_ms"],
+            "higher_is_better": [True, True, False, False],
+            "mean_difference": [0.10, -0.05, 120.0, -30.0],
+            "ci_low": [0.02, -0.20, 40.0, -80.0],
+            "ci_high": [0.18, 0.10, 200.0, 20.0],
+            "significant": [True, False, True, False],
+            "adjusted_p_value": [0.01, 0.6, 0.002, 0.4],
+            "ci_method": ["t"] * 4,
+            "correction": ["holm"] * 4,
+            "confidence_level": [0.95] * 4,
+        }
+    )
+
+
+def test_paired_forest_intervals_and_colours() -> None:
+    frame = _paired_frame()
+    fig = viz.paired_forest(frame)
+    assert [t.name for t in fig.data] == ["quality", "latency"]
+    for trace in fig.data:
+        sub = frame[frame["dimension"] == trace.name]
+        assert list(trace.y) == list(sub["candidate_variant_id"])
+        assert trace.x.tolist() == sub["mean_difference"].tolist()
+        assert (trace.x + trace.error_x.array).tolist() == pytest.approx(sub["ci_high"].tolist())
+        assert (trace.x - trace.error_x.arrayminus).tolist() == pytest.approx(
+            sub["ci_low"].tolist()
+        )
+    # quality b: significant gain (green); latency b: +120 ms, significant loss (red).
+    assert list(fig.data[0].marker.color) == ["#1d7f4e", "#5f6470"]
+    assert list(fig.data[1].marker.color) == ["#b42318", "#5f6470"]
+    assert "holm" in fig.data[0].hovertext[0]
+    assert "quality (passed)" in fig.layout.annotations[0].text

@@ -1,0 +1,203 @@
+"""The notebook explorer, driven from pytest (no kernel, no browser): set a control, then
+check the FigureWidgets' data against an independent computation; and the rich reprs."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import ipywidgets
+import plotly.graph_objects as go
+import pytest
+from plotly.callbacks import InputDeviceState, Points
+
+from agenticlens_frames import analyze, load_experiment, load_report, viz, write_json_report
+from agenticlens_frames._repr import analysis_repr, analysis_repr_html, run_repr_html
+from agenticlens_frames.errors import InputError
+from agenticlens_frames.widgets import Explorer, explore, select_variants
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "support"
+
+
+@pytest.fixture(scope="module")
+def run():
+    return load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+
+
+@pytest.fixture(scope="module")
+def analysis(run):
+    return analyze(run)
+
+
+@pytest.fixture(scope="module")
+def saved(analysis, tmp_path_factory: pytest.TempPathFactory):
+    path = tmp_path_factory.mktemp("saved") / "report.json"
+    write_json_report(analysis, path)
+    return load_report(path)
+
+
+@pytest.fixture
+def explorer(analysis) -> Explorer:
+    return explore(analysis)
+
+
+def _dominance_front(rows: list[dict]) -> set[str]:
+    cols = [
+        ("trial_success_rate", 1),
+        ("pass_rate_mean", 1),
+        ("average_score_mean", 1),
+        ("average_latency_ms_mean", -1),
+        ("total_cost_usd_mean", -1),
+    ]
+    front = set()
+    for a in rows:
+        beaten = any(
+            all(s * b[c] >= s * a[c] for c, s in cols) and any(s * b[c] > s * a[c] for c, s in cols)
+            for b in rows
+            if b is not a
+        )
+        if not beaten:
+            front.add(str(a["variant_id"]))
+    return front
+
+
+def test_layout_is_widgets_and_figure_widgets(explorer: Explorer) -> None:
+    assert isinstance(explorer, ipywidgets.VBox)
+    for fw in (explorer.heatmap, explorer.curves, explorer.frontier):
+        assert isinstance(fw, go.FigureWidget)
+    assert set(explorer.factor_filters) == {"model", "prompt", "retrieval"}
+    assert explorer.heatmap.data[0].type == "heatmap"
+
+
+def test_factor_filter_updates_every_figure(explorer: Explorer, run, analysis) -> None:
+    explorer.factor_filters["model"].value = ("gpt-small",)
+    explorer.factor_filters["retrieval"].value = ("bm25",)
+    v = run.variants
+    expected = v.loc[
+        (v["factor_model"] == "gpt-small") & (v["factor_retrieval"] == "bm25"), "variant_id"
+    ].astype(str)
+    assert list(explorer.heatmap.data[0].y) == list(expected)
+    curve_variants = {t.legendgroup for t in explorer.curves.data}
+    assert curve_variants == set(expected)
+    # The frontier is recomputed among the variants shown.
+    rows = [r for r in analysis.variants.to_dict("records") if r["variant_id"] in set(expected)]
+    assert set(explorer.frontier.data[1].text) == _dominance_front(rows)
+    assert set(explorer.frontier.data[0].text) | set(explorer.frontier.data[1].text) == set(
+        expected
+    )
+
+
+def test_nothing_matches(explorer: Explorer) -> None:
+    explorer.factor_filters["model"].value = ("gpt-large",)
+    explorer.factor_filters["retrieval"].value = ("dense",)
+    assert "0 of 5 variants" in explorer.status.value
+    assert len(explorer.heatmap.data) == 0 and len(explorer.frontier.data) == 0
+    explorer.factor_filters["retrieval"].value = ()
+    assert list(explorer.heatmap.data[0].y) == ["model-large", "large-v2"]
+
+
+def test_metric_selector(explorer: Explorer, run, analysis) -> None:
+    explorer.metric.value = "pass rate (mean over trials)"
+    att = run.attempts
+    trace = explorer.heatmap.data[0]
+    for i, vid in enumerate(trace.y):
+        for j, cid in enumerate(trace.x):
+            cell = att[(att["variant_id"] == vid) & (att["case_id"] == cid)]
+            assert trace.z[i][j] == pytest.approx(cell["passed"].mean())
+    explorer.metric.value = "mean score"
+    explorer.cost_axis.value = "cost"
+    vs = analysis.variants.set_index(analysis.variants["variant_id"].astype(str))
+    for t in explorer.frontier.data:
+        for label, x, y in zip(t.text, t.x, t.y, strict=True):
+            assert (x, y) == (
+                vs.loc[label, "total_cost_usd_mean"],
+                vs.loc[label, "average_score_mean"],
+            )
+    assert explorer.frontier.layout.yaxis.title.text.startswith("Mean score")
+
+
+def test_case_order_and_count(explorer: Explorer, analysis) -> None:
+    explorer.case_order.value = "suite"
+    explorer.max_cases.value = 3
+    assert list(explorer.heatmap.data[0].x) == list(analysis.info["case_ids"][:3])
+    explorer.case_order.value = "regression"
+    expected = viz.order_cases(analysis.cases, "regression", baseline="baseline")[:3]
+    assert list(explorer.heatmap.data[0].x) == expected
+
+
+def _click(trace, row: int, col: int) -> None:
+    points = Points(
+        point_inds=[[row, col]],
+        xs=[trace.x[col]],
+        ys=[trace.y[row]],
+        trace_name=trace.name,
+        trace_index=0,
+    )
+    state = InputDeviceState(ctrl=False, alt=False, shift=False, meta=False, button=0, buttons=1)
+    trace._dispatch_on_click(points, state)  # the message the front end would send
+
+
+def test_click_shows_the_cells_attempts(explorer: Explorer, run) -> None:
+    explorer.factor_filters["prompt"].value = ("v2",)  # the callback survives a redraw
+    trace = explorer.heatmap.data[0]
+    _click(trace, 1, 2)
+    vid, cid = trace.y[1], trace.x[2]
+    shown = explorer.details.value
+    att = run.attempts[(run.attempts["variant_id"] == vid) & (run.attempts["case_id"] == cid)]
+    assert len(re.findall(r"<b>trial \d+</b>", shown)) == len(att) == 5
+    for output in att["output"].dropna():
+        assert html.escape(output) in shown
+    names = run.checks[(run.checks["variant_id"] == vid) & (run.checks["case_id"] == cid)]
+    for name in names["name"].unique():
+        assert html.escape(name) in shown
+    with pytest.raises(InputError):
+        explorer.show_attempts_at("no-such-case", "baseline")
+
+
+def test_saved_report_explorer(saved) -> None:
+    ex = explore(saved)
+    assert list(ex.curves.data[0].x) == list(saved.pass_k)
+    ex.show_attempts_at(ex.heatmap.data[0].x[0], ex.heatmap.data[0].y[0])
+    assert "saved report" in ex.details.value
+
+
+def test_explore_takes_a_run_or_an_analysis(run) -> None:
+    ex = explore(run, confidence_level=0.9)
+    assert ex.analysis.confidence_level == 0.9
+    with pytest.raises(InputError):
+        explore("data/support")
+    with pytest.raises(InputError):
+        explore(ex.analysis, confidence_level=0.9)
+
+
+def test_select_variants(analysis) -> None:
+    vs = analysis.variants
+    assert select_variants(vs, {}) == [str(v) for v in vs["variant_id"]]
+    assert select_variants(vs, {"prompt": ["v2"], "model": ["gpt-large"]}) == ["large-v2"]
+
+
+# --------------------------------------------------------------------------- reprs
+
+
+def test_reprs(run, analysis, saved) -> None:
+    html_run = run_repr_html(run)
+    assert "<script" not in html_run and "support-agent-upgrade" in html_run
+    assert str(len(run.attempts)) in html_run
+    html_a = analysis_repr_html(analysis)
+    assert "Pareto" in html_a and "prompt-v2" in html_a and "<script" not in html_a
+    assert "saved report" in analysis_repr_html(saved)
+    ids = re.findall(r"id='(alf-[0-9a-f]+)'", html_a)
+    assert len(ids) == 1 and f"#{ids[0]}" in html_a  # scoped style
+    assert analysis_repr(saved) == analysis_repr(analysis)
+    assert analysis_repr(saved).startswith("ExperimentAnalysis('support-agent-upgrade@1'")
+
+
+def test_repr_escapes(analysis) -> None:
+    hostile = analysis.variants.copy()
+    hostile["variant_id"] = hostile["variant_id"].astype(str)
+    hostile.loc[0, "variant_id"] = "<script>alert(1)</script>"
+    from dataclasses import replace
+
+    page = analysis_repr_html(replace(analysis, variants=hostile))
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)" in page
