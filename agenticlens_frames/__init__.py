@@ -16,6 +16,7 @@ Examples
 ['baseline', 'model-large']
 """
 
+from . import viz
 from .analysis import (
     ExperimentAnalysis,
     analyze,
@@ -38,7 +39,6 @@ from .report.html import write_html_report
 from .report.json_report import build_report, write_json_report
 from .report.saved import load_report
 from .runner.order import execution_order
-from . import viz  # noqa: E402,I001  (plotly is a core dependency)
 
 
 def __getattr__(name: str):  # the notebook explorer imports ipywidgets: load it on use
@@ -47,6 +47,7 @@ def __getattr__(name: str):  # the notebook explorer imports ipywidgets: load it
 
         return getattr(widgets, name)
     raise AttributeError(f"module 'agenticlens_frames' has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 

@@ -194,7 +194,7 @@ def trial_summary(
 
     tri = run.trials.set_index(["variant_id", "trial"], drop=False)
     rows = []
-    for i, (s, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+    for i, s in enumerate(starts.tolist()):
         vcode, t = int(variant[s]), int(trial[s])
         vid = att["variant_id"].cat.categories[vcode]
         info = tri.loc[(vid, t)]

@@ -11,7 +11,7 @@ Exit codes
 from __future__ import annotations
 
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 import typer
@@ -38,7 +38,7 @@ experiment_app = typer.Typer(
 app.add_typer(experiment_app, name="experiment")
 
 
-class LatencyPolicy(str, Enum):
+class LatencyPolicy(StrEnum):
     exclude = "exclude"
     zero = "zero"
 

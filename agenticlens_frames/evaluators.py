@@ -156,7 +156,7 @@ def load_registry(spec: str) -> EvaluatorRegistry:
     >>> load_registry("nonexistent_module_xyz:registry")
     Traceback (most recent call last):
     ...
-    agenticlens_frames.errors.InputError: --evaluators: cannot import module 'nonexistent_module_xyz' (...)
+    agenticlens_frames.errors.InputError: --evaluators: cannot import module ...
     """
     module_name, sep, attr = spec.rpartition(":")
     if not sep or not module_name or not attr:

@@ -12,6 +12,7 @@ import json
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
@@ -372,9 +373,7 @@ def score_sample(
             first.setdefault(name, position)
         missing = [t for t in order if t not in first]
         swapped = [
-            (a, b)
-            for a, b in zip(order, order[1:], strict=False)
-            if a in first and b in first and first[a] > first[b]
+            (a, b) for a, b in pairwise(order) if a in first and b in first and first[a] > first[b]
         ]
         ok = not missing and not swapped
         if ok:

@@ -56,8 +56,19 @@ assert reports
 
 
 def _cli_body(command: list[str], out: str) -> str:
-    args = [*command, "manifest.yaml", "suite.yaml", "--save", f"{out}/r.json", "--html",
-            f"{out}/r.html", "--csv", f"{out}/v.csv", "--cases-csv", f"{out}/c.csv"]
+    args = [
+        *command,
+        "manifest.yaml",
+        "suite.yaml",
+        "--save",
+        f"{out}/r.json",
+        "--html",
+        f"{out}/r.html",
+        "--csv",
+        f"{out}/v.csv",
+        "--cases-csv",
+        f"{out}/c.csv",
+    ]
     return f"""
 import os, subprocess
 os.chdir(folder)
@@ -72,7 +83,9 @@ def _measure(body: str, folder: Path, timeout: float, *, child: bool = False) ->
         code = code.replace("RUSAGE_SELF", "RUSAGE_CHILDREN")
     try:
         done = subprocess.run(
-            [sys.executable, "-c", code, str(folder)], capture_output=True, text=True,
+            [sys.executable, "-c", code, str(folder)],
+            capture_output=True,
+            text=True,
             timeout=timeout,
         )
     except subprocess.TimeoutExpired:
@@ -102,32 +115,53 @@ def main() -> None:
         for n in args.cases:
             folder = Path(tmp) / f"n{n}"
             subprocess.run(
-                [sys.executable, str(MAKE_SYNTHETIC), str(folder), "--variants", "4",
-                 "--trials", "5", "--cases", str(n), "--seed", "42"],
-                check=True, capture_output=True,
+                [
+                    sys.executable,
+                    str(MAKE_SYNTHETIC),
+                    str(folder),
+                    "--variants",
+                    "4",
+                    "--trials",
+                    "5",
+                    "--cases",
+                    str(n),
+                    "--seed",
+                    "42",
+                ],
+                check=True,
+                capture_output=True,
             )
             out = Path(tmp) / f"out{n}"
             run_package = n <= args.package_max_cases
             ours_load = _measure(OURS_LOAD, folder, args.timeout)
             pkg_load = _measure(PACKAGE_LOAD, folder, args.timeout) if run_package else None
-            ours_e2e = _measure(_cli_body(ours_cli, f"{out}/ours"), folder, args.timeout, child=True)
+            ours_e2e = _measure(
+                _cli_body(ours_cli, f"{out}/ours"), folder, args.timeout, child=True
+            )
             pkg_e2e = (
                 _measure(_cli_body(package_cli, f"{out}/pkg"), folder, args.timeout, child=True)
                 if run_package
                 else None
             )
             rows.append((n, ours_load, pkg_load, ours_e2e, pkg_e2e))
-            print(f"N={n}: load+score ours {_fmt(ours_load)} | package {_fmt(pkg_load)} || "
-                  f"experiment run ours {_fmt(ours_e2e)} | package {_fmt(pkg_e2e)}", flush=True)
-    print("\n| N | load+score ours | package | speed-up | run (all outputs) ours | package | "
-          "speed-up |")
+            print(
+                f"N={n}: load+score ours {_fmt(ours_load)} | package {_fmt(pkg_load)} || "
+                f"experiment run ours {_fmt(ours_e2e)} | package {_fmt(pkg_e2e)}",
+                flush=True,
+            )
+    print(
+        "\n| N | load+score ours | package | speed-up | run (all outputs) ours | package | "
+        "speed-up |"
+    )
     print("|---:|---|---|---:|---|---|---:|")
     for n, ol, pl, oe, pe in rows:
         up1 = f"{pl['seconds'] / ol['seconds']:.0f}×" if pl and ol else "—"
         up2 = f"{pe['seconds'] / oe['seconds']:.0f}×" if pe and oe else "—"
-        print(f"| {n} | {_fmt(ol)} | {_fmt(pl) if n <= args.package_max_cases else 'not run'} | "
-              f"{up1} | {_fmt(oe)} | {_fmt(pe) if n <= args.package_max_cases else 'not run'} | "
-              f"{up2} |")
+        print(
+            f"| {n} | {_fmt(ol)} | {_fmt(pl) if n <= args.package_max_cases else 'not run'} | "
+            f"{up1} | {_fmt(oe)} | {_fmt(pe) if n <= args.package_max_cases else 'not run'} | "
+            f"{up2} |"
+        )
 
 
 if __name__ == "__main__":

@@ -135,7 +135,10 @@ def test_pareto_and_comparisons_are_consistent(run) -> None:
     assert set(comps["candidate_variant_id"]) == set(run.manifest.variant_ids) - {"baseline"}
     vs = result.variants.astype({"variant_id": str}).set_index("variant_id")
     for c in comps.to_dict("records"):
-        delta = vs.loc[c["candidate_variant_id"], "case_pass_rate"] - vs.loc["baseline", "case_pass_rate"]
+        delta = (
+            vs.loc[c["candidate_variant_id"], "case_pass_rate"]
+            - vs.loc["baseline", "case_pass_rate"]
+        )
         assert c["case_pass_rate_delta"] == delta
         assert c["pass_rate_delta"] == delta
     two_factor = comps.set_index("candidate_variant_id").loc["large-v2", "warnings"]

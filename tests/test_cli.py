@@ -15,7 +15,9 @@ from .conftest import EXAMPLE
 EXE = Path(sys.executable).parent / "agenticlens-frames"
 
 
-def _cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+def _cli(
+    *args: str, cwd: Path | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess:
     command = [str(EXE)] if EXE.exists() else [sys.executable, "-m", "agenticlens_frames.cli"]
     return subprocess.run(
         [*command, *args],
@@ -29,14 +31,31 @@ def _cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subpro
 def test_run_writes_every_output(tmp_path: Path) -> None:
     out = tmp_path / "out"
     done = _cli(
-        "experiment", "run", str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml"),
-        "--save", str(out / "r.json"), "--html", str(out / "r.html"), "--csv", str(out / "v.csv"),
-        "--cases-csv", str(out / "c.csv"), "--parquet", str(out / "pq"),
+        "experiment",
+        "run",
+        str(EXAMPLE / "manifest.yaml"),
+        str(EXAMPLE / "suite.yaml"),
+        "--save",
+        str(out / "r.json"),
+        "--html",
+        str(out / "r.html"),
+        "--csv",
+        str(out / "v.csv"),
+        "--cases-csv",
+        str(out / "c.csv"),
+        "--parquet",
+        str(out / "pq"),
     )
     assert done.returncode == 0, done.stderr
     assert "Pareto frontier:" in done.stdout
-    for name in ("r.json", "r.html", "v.csv", "c.csv", "pq/tables/attempts.parquet",
-                 "pq/results/variant_summary.parquet"):
+    for name in (
+        "r.json",
+        "r.html",
+        "v.csv",
+        "c.csv",
+        "pq/tables/attempts.parquet",
+        "pq/results/variant_summary.parquet",
+    ):
         assert (out / name).exists(), name
     report = json.loads((out / "r.json").read_text())
     assert report["agenticlens_frames"]["latency_missing"] == "exclude"
@@ -47,8 +66,16 @@ def test_reports_are_reproducible_with_source_date_epoch(tmp_path: Path) -> None
     env = {"SOURCE_DATE_EPOCH": "1767225600"}
     paths = []
     for name in ("a.json", "b.json"):
-        done = _cli("experiment", "run", str(EXAMPLE / "manifest.yaml"),
-                    str(EXAMPLE / "suite.yaml"), "--save", str(tmp_path / name), "-q", env=env)
+        done = _cli(
+            "experiment",
+            "run",
+            str(EXAMPLE / "manifest.yaml"),
+            str(EXAMPLE / "suite.yaml"),
+            "--save",
+            str(tmp_path / name),
+            "-q",
+            env=env,
+        )
         assert done.returncode == 0, done.stderr
         paths.append(tmp_path / name)
     assert paths[0].read_bytes() == paths[1].read_bytes()
@@ -82,8 +109,15 @@ def test_a_variant_without_completed_trials_gives_exit_3() -> None:
 
 
 def test_fail_on_regression_gate(tmp_path: Path) -> None:
-    args = ["experiment", "run", str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml"),
-            "--save", str(tmp_path / "r.json"), "-q"]
+    args = [
+        "experiment",
+        "run",
+        str(EXAMPLE / "manifest.yaml"),
+        str(EXAMPLE / "suite.yaml"),
+        "--save",
+        str(tmp_path / "r.json"),
+        "-q",
+    ]
     assert _cli(*args).returncode == 0
     # retrieval-dense's case pass rate falls by more than 5 % of the baseline's
     gated = _cli(*args, "--fail-on-regression")
@@ -92,17 +126,37 @@ def test_fail_on_regression_gate(tmp_path: Path) -> None:
 
 
 def test_report_rerenders_a_saved_report(tmp_path: Path) -> None:
-    assert _cli("experiment", "run", str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml"),
-                "--save", str(tmp_path / "r.json"), "--csv", str(tmp_path / "v1.csv"),
-                "-q").returncode == 0
-    done = _cli("experiment", "report", str(tmp_path / "r.json"), "--csv", str(tmp_path / "v2.csv"),
-                "--html", str(tmp_path / "r.html"))
+    assert (
+        _cli(
+            "experiment",
+            "run",
+            str(EXAMPLE / "manifest.yaml"),
+            str(EXAMPLE / "suite.yaml"),
+            "--save",
+            str(tmp_path / "r.json"),
+            "--csv",
+            str(tmp_path / "v1.csv"),
+            "-q",
+        ).returncode
+        == 0
+    )
+    done = _cli(
+        "experiment",
+        "report",
+        str(tmp_path / "r.json"),
+        "--csv",
+        str(tmp_path / "v2.csv"),
+        "--html",
+        str(tmp_path / "r.html"),
+    )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "v1.csv").read_bytes() == (tmp_path / "v2.csv").read_bytes()
 
 
-@pytest.mark.parametrize("args", [[], ["experiment"], ["experiment", "run", "--help"],
-                                  ["experiment", "report", "--help"]])
+@pytest.mark.parametrize(
+    "args",
+    [[], ["experiment"], ["experiment", "run", "--help"], ["experiment", "report", "--help"]],
+)
 def test_help_everywhere(args: list[str]) -> None:
     done = _cli(*args, "--help") if args[-1:] != ["--help"] else _cli(*args)
     assert done.returncode == 0

@@ -93,8 +93,8 @@ def test_fix_b3_changes_only_latency_fields(reference: Callable[..., Reference])
     assert all(any(key in d for key in latency_paths) for d in diffs), diffs
     ours = {v["variant_id"]: v for v in report["variants"]}["prompt-v2"]
     theirs = {v["variant_id"]: v for v in ref.report["variants"]}["prompt-v2"]
-    trial3 = [t for t in ours["trials"] if t["trial_index"] == 3][0]["report"]
-    ref_trial3 = [t for t in theirs["trials"] if t["trial_index"] == 3][0]["report"]
+    trial3 = next(t for t in ours["trials"] if t["trial_index"] == 3)["report"]
+    ref_trial3 = next(t for t in theirs["trials"] if t["trial_index"] == 3)["report"]
     n = ref_trial3["summary"]["total_cases"]
     # package: sum/n with a 0 for the missing case; ours: the same sum over n − 1 cases
     assert trial3["summary"]["average_latency_ms"] == pytest.approx(

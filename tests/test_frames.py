@@ -85,11 +85,11 @@ def test_parquet_round_trip_is_exact(run, tmp_path: Path) -> None:
 
 
 def test_read_parquet_errors_name_the_file(tmp_path: Path, run) -> None:
-    with pytest.raises(InputError, match="attempts.parquet: file not found"):
+    with pytest.raises(InputError, match=r"attempts\.parquet: file not found"):
         read_parquet(tmp_path)
     run.to_parquet(tmp_path)
     (tmp_path / "checks.parquet").write_bytes(b"PAR1 this is not parquet")
-    with pytest.raises(InputError, match="checks.parquet: not a readable parquet file"):
+    with pytest.raises(InputError, match=r"checks\.parquet: not a readable parquet file"):
         read_parquet(tmp_path)
     pa_table = pa.table({"x": [1]})
     import pyarrow.parquet as pq

@@ -179,6 +179,8 @@ def test_unavailable_samples_and_failed_calls() -> None:
     sink = CheckColumns()
     result = score_unavailable(sink, 0)
     assert (result.passed, result.score, sink.name) == (False, 0.0, ["sample_available"])
-    result = score_unavailable(sink, 1, status="timed_out", error="TimeoutError: slow", target_attempts=2)
+    result = score_unavailable(
+        sink, 1, status="timed_out", error="TimeoutError: slow", target_attempts=2
+    )
     assert sink.name[1] == "target_call"
     assert sink.explanation[1] == "Live target timed out after 2 attempt(s): TimeoutError: slow"

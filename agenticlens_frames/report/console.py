@@ -72,7 +72,8 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
             if row["average_latency_ms_count"]
             else "n/a",
             f"${row['total_cost_usd_mean']:.4f}" if row["total_cost_usd_count"] else "n/a",
-            f"{row['trial_success_rate']:.0%} ({row['completed_trials']}/{row['attempted_trials']})",
+            f"{row['trial_success_rate']:.0%} "
+            f"({row['completed_trials']}/{row['attempted_trials']})",
             _pct(row["consistency_rate"], 0),
             "yes" if row["pareto_optimal"] else "no",
         )

@@ -24,16 +24,29 @@ def test_default_conversion_skips_only_the_namespaced_span_attributes() -> None:
         "run_id": "r",
         "status": "succeeded",
         "spans": [
-            {"span_id": "s1", "tool_name": "search", "estimated_cost_usd": 0.1,
-             "attributes": {"tool_args": {"q": "x"}}, "input_data": {"q": "x"}},
+            {
+                "span_id": "s1",
+                "tool_name": "search",
+                "estimated_cost_usd": 0.1,
+                "attributes": {"tool_args": {"q": "x"}},
+                "input_data": {"q": "x"},
+            },
         ],
     }
     full, lean = normalize_trace(raw), _normalize_trace(raw)
     assert lean.spans == (("search", {"tool_args": {"q": "x"}}),)
     assert full.spans[0][1]["agenticlens.span_id"] == "s1"
-    for field in ("trace_id", "tool_names", "total_latency_ms", "estimated_cost_usd",
-                  "cost_source", "metadata", "shape"):
+    for field in (
+        "trace_id",
+        "tool_names",
+        "total_latency_ms",
+        "estimated_cost_usd",
+        "cost_source",
+        "metadata",
+        "shape",
+    ):
         assert getattr(lean, field) == getattr(full, field), field
+
 
 # --------------------------------------------------------------------------- EvalTrace shape
 
