@@ -29,11 +29,28 @@ from .analysis import (
     trial_summary,
     variant_summary,
 )
+from .comparisons_config import (
+    ComparisonsConfig,
+    GuardRails,
+    parse_comparisons,
+    resolve_comparisons,
+)
 from .errors import InputError
 from .evaluators import Evaluator, EvaluatorRegistry, load_registry
 from .formats import load_manifest, load_recorded, load_suite, normalize_trace
 from .frames import ExperimentRun, read_parquet
 from .loading import load_experiment
+from .paired import (
+    case_labels,
+    case_level_summary,
+    minimum_detectable_effect,
+    noise_floor,
+    noninferiority_gate,
+    paired_comparisons,
+    power_analysis,
+    trials_for_precision,
+    variance_decomposition,
+)
 from .report.csv_report import render_cases_csv, render_variants_csv
 from .report.html import write_html_report
 from .report.json_report import build_report, write_json_report
@@ -52,14 +69,18 @@ def __getattr__(name: str):  # the notebook explorer imports ipywidgets: load it
 __version__ = "0.1.0"
 
 __all__ = [
+    "ComparisonsConfig",
     "Evaluator",
     "EvaluatorRegistry",
     "ExperimentAnalysis",
     "ExperimentRun",
+    "GuardRails",
     "InputError",
     "__version__",
     "analyze",
     "build_report",
+    "case_labels",
+    "case_level_summary",
     "case_matrix",
     "compare_to_baseline",
     "execution_order",
@@ -71,14 +92,23 @@ __all__ = [
     "load_registry",
     "load_report",
     "load_suite",
+    "minimum_detectable_effect",
+    "noise_floor",
+    "noninferiority_gate",
     "normalize_trace",
+    "paired_comparisons",
     "pareto_frontier",
+    "parse_comparisons",
     "pass_at_k",
+    "power_analysis",
     "read_parquet",
     "render_cases_csv",
     "render_variants_csv",
     "report_warnings",
+    "resolve_comparisons",
     "trial_summary",
+    "trials_for_precision",
+    "variance_decomposition",
     "variant_summary",
     "viz",
     "write_html_report",

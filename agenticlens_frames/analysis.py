@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
+from .comparisons_config import ComparisonsConfig, parse_comparisons
 from .errors import InputError
 from .frames import ExperimentRun, factor_column
 
@@ -800,6 +801,12 @@ class ExperimentAnalysis:
     #: without the tables.
     info: dict[str, Any] = field(default_factory=dict)
     extras: dict[str, Any] = field(default_factory=dict)
+    #: New top-level report keys, JSON-ready: ``case_level`` always, ``paired_comparisons``
+    #: when a correction was declared (see agenticlens_frames.paired).
+    paired: dict[str, Any] = field(default_factory=dict)
+    #: Case-level frames: case_level_summary, variance_decomposition, case_labels, and
+    #: paired_comparisons / noninferiority when declared.
+    paired_frames: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     @property
     def execution_order(self) -> list[tuple[str, int]]:
@@ -814,6 +821,7 @@ class ExperimentAnalysis:
             "variant_summary": self.variants,
             "comparisons": self.comparisons,
             "factor_levels": self.factor_levels,
+            **self.paired_frames,
         }
 
     def __repr__(self) -> str:
@@ -834,6 +842,8 @@ def analyze(
     regression_threshold: float = 0.05,
     pass_k: Sequence[int] | None = None,
     latency_missing: LatencyPolicy = "exclude",
+    comparisons: ComparisonsConfig | None = None,
+    comparisons_lock: str | None = None,
 ) -> ExperimentAnalysis:
     """Compute every result frame of an experiment (spec §9).
 
@@ -883,7 +893,16 @@ def analyze(
         confidence_level=confidence_level,
         regression_threshold=regression_threshold,
     )
+    from .paired import paired_outputs  # lazily: scipy.stats
+
+    if comparisons is None and run.manifest.comparisons is not None:
+        comparisons = parse_comparisons(run.manifest.comparisons, file=run.manifest.path)
+    paired_frames, paired = paired_outputs(
+        run, comparisons, confidence_level=confidence_level, lock=comparisons_lock
+    )
     return ExperimentAnalysis(
+        paired=paired,
+        paired_frames=paired_frames,
         run=run,
         confidence_level=confidence_level,
         regression_threshold=regression_threshold,

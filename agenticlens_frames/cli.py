@@ -6,6 +6,7 @@ Exit codes
 1  invalid input (a one-paragraph message, no traceback)
 3  some variant completed no trial (the run is incomplete)
 4  ``--fail-on-regression`` and a candidate regressed against the baseline
+5  ``--noninferiority-margin`` (or the manifest's) and a candidate failed the gate
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ EXIT_OK = 0
 EXIT_INVALID_INPUT = 1
 EXIT_INCOMPLETE = 3
 EXIT_REGRESSION = 4
+EXIT_NONINFERIORITY = 5
 
 app = typer.Typer(
     name="agenticlens-frames",
@@ -120,6 +122,34 @@ def experiment_run(
         "--fail-on-regression",
         help="Exit with status 4 if any candidate's case pass rate or score regressed.",
     ),
+    correction: str | None = typer.Option(
+        None,
+        "--correction",
+        help="Paired comparisons: none, bonferroni, holm or benjamini_hochberg (no default; "
+        "or declare comparisons: {correction: ...} in the manifest).",
+    ),
+    alpha: float | None = typer.Option(
+        None, "--alpha", help="Level for the corrected decisions (default 0.05)."
+    ),
+    paired_method: str | None = typer.Option(
+        None, "--paired-method", help="t (default), bootstrap, permutation, wilcoxon, mcnemar."
+    ),
+    cluster: str | None = typer.Option(
+        None, "--cluster", help="Case metadata field for cluster-robust intervals."
+    ),
+    noninferiority_margin: float | None = typer.Option(
+        None,
+        "--noninferiority-margin",
+        min=0.0,
+        help="Exit with status 5 unless every candidate is no worse than the baseline by "
+        "more than this (quality, one-sided at --alpha).",
+    ),
+    allow_large: bool = typer.Option(
+        False, "--allow-large", help="Lift the paired-comparison guard rails (8/8/20 000)."
+    ),
+    comparisons_lock: Path | None = typer.Option(
+        None, "--comparisons-lock", help="Fix the comparison settings with the run in this file."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary or progress."),
 ) -> None:
     """Run every (variant, trial) of an experiment, score it, and write the reports."""
@@ -131,14 +161,31 @@ def experiment_run(
     from .report.json_report import write_json_report
 
     try:
+        from .comparisons_config import check_saved_report, comparisons_from_cli
+
         registry = load_registry(evaluators) if evaluators else None
+        comparisons = comparisons_from_cli(  # guard rails: refused before any scoring
+            manifest_file,
+            suite_file,
+            correction=correction,
+            alpha=alpha,
+            method=paired_method,
+            cluster=cluster,
+            noninferiority_margin=noninferiority_margin,
+            allow_large=allow_large,
+            known_evaluators=tuple(registry or ()),
+        )
         run = load_experiment(manifest_file, suite_file, evaluators=registry, progress=not quiet)
         analysis = analyze(
             run,
             confidence_level=confidence_level,
             regression_threshold=regression_threshold,
             latency_missing=latency_missing.value,  # type: ignore[arg-type]
+            comparisons=comparisons,
+            comparisons_lock=None if comparisons_lock is None else str(comparisons_lock),
         )
+        # The comparison settings are fixed with the report of this experiment version.
+        check_saved_report(save, analysis.paired, (run.manifest.name, run.manifest.version))
     except InputError as exc:
         raise _fail(console, "Unable to run experiment", exc) from None
     print_summary(analysis, console)
@@ -173,6 +220,14 @@ def _exit_code(analysis: object, fail_on_regression: bool, console: Console) -> 
                 Text(f"Regression against the baseline: {', '.join(map(str, hit))}", style="red")
             )
             return EXIT_REGRESSION
+    from .paired import noninferiority_failures
+
+    failed = noninferiority_failures(analysis.paired)  # type: ignore[attr-defined]
+    if failed:
+        Console(stderr=True).print(
+            Text(f"Non-inferiority gate failed: {', '.join(failed)}", style="red")
+        )
+        return EXIT_NONINFERIORITY
     return EXIT_OK
 
 

@@ -567,7 +567,8 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
 
     Works for a fresh analysis and for one loaded from a saved JSON report
     (``run=None``), where attempt-level details are simply absent. ``paired``: the frame
-    of :func:`agenticlens_frames.paired.paired_comparisons`, drawn as a forest plot.
+    of :func:`agenticlens_frames.paired.paired_comparisons`, drawn as a forest plot
+    (default: the analysis' own, when a correction was declared).
 
     Examples
     --------
@@ -577,6 +578,8 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
     >>> page.startswith("<!DOCTYPE html>"), "cdn.plot.ly" in page.split("<script>")[0]
     (True, False)
     """
+    if paired is None:
+        paired = a.paired_frames.get("paired_comparisons")
     info = a.info
     seed = info["random_seed"]
     figs = viz.figures(a, max_cases=PAGE_SIZE)

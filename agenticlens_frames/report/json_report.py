@@ -571,6 +571,8 @@ def build_report(
             **analysis.extras,
         },
     }
+    # New top-level keys (issue 6): case_level, paired_comparisons; already JSON-ready.
+    report.update(analysis.paired)
     return report
 
 

@@ -238,7 +238,17 @@ def load_report(path: str | Path) -> ExperimentAnalysis:
         "created_at": data.get("created_at"),
     }
     extras = data.get("agenticlens_frames") or {}
+    from ..paired import paired_frames_from_block
+
+    paired = {k: data[k] for k in ("case_level", "paired_comparisons") if k in data}
+    paired_frames = (
+        paired_frames_from_block(paired["paired_comparisons"])
+        if "paired_comparisons" in paired
+        else {}
+    )
     return ExperimentAnalysis(
+        paired=paired,
+        paired_frames=paired_frames,
         run=None,
         confidence_level=cl,
         regression_threshold=float(data["regression_threshold"]),

@@ -1,0 +1,1101 @@
+r"""Pure estimators that treat the case as the unit: paired tests, corrections, planning.
+
+Attempts on one case are correlated (a hard case fails every trial), so an interval that
+counts attempts as independent draws is too narrow, and an unpaired test on two variants
+that ran the same cases throws away the pairing. The functions here take numpy arrays
+(per-case values, per-case differences, counts), never our tables; :mod:`.paired` turns
+an experiment's tables into those arrays.
+
+Notation: cases :math:`i = 1..n`, attempts :math:`j = 1..K_i`, per-attempt value
+:math:`y_{ij}`, case mean :math:`\bar y_i`, :math:`N = \sum_i K_i`, per-case paired
+difference :math:`d_i = \bar y_i^{B} - \bar y_i^{A}` (candidate minus baseline).
+
+References
+----------
+.. [1] E. Miller, "Adding Error Bars to Evals: A Statistical Approach to Language Model
+   Evaluations", arXiv:2411.00640 (2024): case-clustered errors, paired differences,
+   power analysis.
+.. [2] S. Holm, "A simple sequentially rejective multiple test procedure", Scand. J.
+   Statist. 6 (1979); Y. Benjamini and Y. Hochberg, "Controlling the false discovery
+   rate", JRSS-B 57 (1995).
+.. [3] L. Kish, *Survey Sampling* (1965) (design effect); W. G. Cochran, *Sampling
+   Techniques*, 3rd ed. (1977), §10.6 (cost-optimal two-stage sampling).
+.. [4] D. G. Bonett and R. M. Price, "Adjusted Wald confidence interval for a difference
+   of binomial proportions based on paired data", J. Educ. Behav. Stat. 37 (2012);
+   M. W. Fagerland, S. Lydersen and P. Laake, Stat. Med. 33 (2014).
+.. [5] A. C. Cameron and D. L. Miller, "A practitioner's guide to cluster-robust
+   inference", J. Human Resources 50 (2015) (CR1).
+.. [6] L. D. Brown, T. T. Cai and A. DasGupta, "Interval estimation for a binomial
+   proportion", Statist. Sci. 16 (2001) (Wilson, Jeffreys).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = [
+    "CORRECTIONS",
+    "CORRECTION_CONTROLS",
+    "PAIRED_METHODS",
+    "MeanInterval",
+    "PairedResult",
+    "VarianceComponents",
+    "adjust_p_values",
+    "bonett_price_interval",
+    "case_bootstrap",
+    "cluster_robust_interval",
+    "cost_optimal_trials",
+    "jeffreys_interval",
+    "mcnemar_exact",
+    "mcnemar_mid_p",
+    "noise_floor",
+    "paired_difference",
+    "paired_mde",
+    "paired_power",
+    "paired_sample_size",
+    "sign_flip_test",
+    "t_interval",
+    "trials_for_standard_error",
+    "variance_components",
+    "wilson_effective_interval",
+    "wilson_score_interval",
+]
+
+#: Multiple-comparison corrections a user may declare (there is no default).
+CORRECTIONS = ("none", "bonferroni", "holm", "benjamini_hochberg")
+
+#: What each correction controls, in words shown next to every result.
+CORRECTION_CONTROLS = {
+    "none": "nothing: p-values are uncorrected, deliberately",
+    "bonferroni": "the chance of any false positive across the family (family-wise error rate)",
+    "holm": "the chance of any false positive across the family (family-wise error rate), "
+    "less conservatively than Bonferroni",
+    "benjamini_hochberg": "the expected share of false positives among the significant "
+    "findings (false discovery rate)",
+}
+
+#: Procedures for a paired comparison: interval + test.
+PAIRED_METHODS = ("t", "bootstrap", "permutation", "wilcoxon", "mcnemar")
+
+PairedMethod = Literal["t", "bootstrap", "permutation", "wilcoxon", "mcnemar"]
+
+#: Sign vectors are enumerated exactly up to this many units (2**16 rows).
+_EXACT_SIGN_FLIP_LIMIT = 16
+#: Rows × units per chunk of a resampling matrix (bounds memory to a few tens of MB).
+_CHUNK_CELLS = 1 << 22
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+class _LazyScipy:
+    """scipy.stats / scipy.optimize on first use: importing them costs most of a second,
+    and the configuration code that imports this module's constants needs neither."""
+
+    def __getattr__(self, name: str) -> object:
+        from scipy import optimize, stats
+
+        return getattr(stats, name) if hasattr(stats, name) else getattr(optimize, name)
+
+
+sps = _LazyScipy()
+
+
+def _check_level(confidence_level: float) -> None:
+    if not 0 < confidence_level < 1:
+        raise ValueError(
+            f"confidence_level must be strictly between 0 and 1, got {confidence_level!r}"
+        )
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha!r}")
+
+
+def _finite(values: ArrayLike, name: str) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float64).ravel()
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite (drop missing cases first)")
+    return array
+
+
+def _all_equal(values: np.ndarray) -> bool:
+    """Whether every value is the same up to float noise from averaging attempts."""
+    if len(values) < 2:
+        return False
+    spread = float(np.max(values) - np.min(values))
+    return spread <= 1e-12 * max(1.0, float(np.max(np.abs(values))))
+
+
+def _cluster_codes(clusters: ArrayLike | None, n: int) -> np.ndarray:
+    if clusters is None:
+        return np.arange(n)
+    labels = np.asarray(clusters).ravel()
+    if len(labels) != n:
+        raise ValueError(f"clusters has {len(labels)} labels for {n} values")
+    _, codes = np.unique(labels.astype(str), return_inverse=True)
+    return codes
+
+
+# --------------------------------------------------------------------------- corrections
+
+
+def adjust_p_values(p_values: ArrayLike, correction: str) -> np.ndarray:
+    r"""Adjusted p-values for a family of tests (NaN entries are not in the family).
+
+    With :math:`m` non-missing p-values sorted :math:`p_{(1)} \le \dots \le p_{(m)}`:
+
+    ================== ==========================================================
+    ``none``           :math:`\tilde p_i = p_i`
+    ``bonferroni``     :math:`\tilde p_i = \min(1, m p_i)`
+    ``holm``           :math:`\tilde p_{(i)} = \max_{j \le i} \min(1, (m-j+1) p_{(j)})`
+    ``benjamini_hochberg`` :math:`\tilde p_{(i)} = \min_{j \ge i} \min(1, m p_{(j)}/j)`
+    ================== ==========================================================
+
+    A test is significant at level α when :math:`\tilde p \le α`; this equals
+    ``statsmodels.stats.multitest.multipletests`` (``bonferroni``, ``holm``, ``fdr_bh``).
+
+    Parameters
+    ----------
+    p_values
+        Raw p-values in [0, 1]; NaN for comparisons that have no test.
+    correction
+        One of :data:`CORRECTIONS`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Adjusted p-values, NaN where the input is NaN.
+
+    Examples
+    --------
+    >>> adjust_p_values([0.01, 0.04, 0.03], "holm").round(4).tolist()
+    [0.03, 0.06, 0.06]
+    >>> adjust_p_values([0.01, 0.04, 0.03], "benjamini_hochberg").round(4).tolist()
+    [0.03, 0.04, 0.04]
+    """
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {CORRECTIONS}, got {correction!r}")
+    p = np.asarray(p_values, dtype=np.float64).ravel()
+    present = ~np.isnan(p)
+    if np.any((p[present] < 0) | (p[present] > 1)):
+        raise ValueError("p-values must lie in [0, 1]")
+    out = np.full(p.shape, np.nan)
+    values = p[present]
+    m = len(values)
+    if m == 0:
+        return out
+    if correction == "none":
+        adjusted = values.copy()
+    elif correction == "bonferroni":
+        adjusted = np.minimum(1.0, m * values)
+    else:
+        order = np.argsort(values, kind="mergesort")
+        ranked = values[order]
+        if correction == "holm":
+            steps = np.maximum.accumulate((m - np.arange(m)) * ranked)
+        else:
+            steps = np.minimum.accumulate((m * ranked / np.arange(1, m + 1))[::-1])[::-1]
+        adjusted = np.empty(m)
+        adjusted[order] = np.minimum(1.0, steps)
+    out[present] = adjusted
+    return out
+
+
+# --------------------------------------------------------------------------- intervals
+
+
+@dataclass(frozen=True)
+class MeanInterval:
+    """A mean with its standard error and a two-sided interval.
+
+    ``df`` is the Student-t degrees of freedom (inf for a normal reference); ``n_units``
+    the number of independent units (cases, or clusters when clustered).
+    """
+
+    estimate: float
+    standard_error: float
+    df: float
+    ci_low: float
+    ci_high: float
+    n_units: int
+
+
+def _t_quantile(confidence_level: float, df: float) -> float:
+    return float(sps.t.ppf(0.5 + confidence_level / 2, df))
+
+
+def t_interval(values: ArrayLike, confidence_level: float = 0.95) -> MeanInterval:
+    r"""Student-t interval for the mean of per-case values (the case as the unit).
+
+    :math:`\hat\mu \pm t_{n-1,\,1-α/2}\, s/\sqrt n`, with :math:`s` the sample SD of the
+    case values. For per-case means of repeated attempts this is Miller's case-clustered
+    interval; it equals CR1 with a :math:`t_{n-1}` reference when every case has the
+    same number of attempts.
+
+    Parameters
+    ----------
+    values
+        One finite value per case.
+    confidence_level
+        Strictly between 0 and 1.
+
+    Returns
+    -------
+    MeanInterval
+        NaN standard error and bounds with fewer than two cases.
+
+    Examples
+    --------
+    >>> r = t_interval([0.2, 0.4, 0.6, 0.8], 0.95)
+    >>> round(r.estimate, 3), round(r.ci_low, 4), round(r.ci_high, 4)
+    (0.5, 0.0891, 0.9109)
+    """
+    _check_level(confidence_level)
+    x = _finite(values, "values")
+    n = len(x)
+    if n == 0:
+        return MeanInterval(math.nan, math.nan, math.nan, math.nan, math.nan, 0)
+    mean = float(np.mean(x))
+    if n < 2:
+        return MeanInterval(mean, math.nan, math.nan, math.nan, math.nan, n)
+    sd = 0.0 if _all_equal(x) else float(np.std(x, ddof=1))
+    se = sd / math.sqrt(n)
+    q = _t_quantile(confidence_level, n - 1)
+    return MeanInterval(mean, se, float(n - 1), mean - q * se, mean + q * se, n)
+
+
+def cluster_robust_interval(
+    values: ArrayLike, clusters: ArrayLike | None = None, confidence_level: float = 0.95
+) -> MeanInterval:
+    r"""CR1 cluster-robust interval for the plain mean of ``values``.
+
+    .. math::
+
+        \hat\mu = \frac1N\sum_u y_u, \qquad
+        SE_{CR1} = \frac1N \sqrt{\frac{G}{G-1}\sum_g \Big(\sum_{u\in g}(y_u-\hat\mu)\Big)^2}
+
+    with a :math:`t_{G-1}` reference (Cameron & Miller 2015). ``values`` are attempts
+    with ``clusters`` their cases (Miller's trial-weighted estimator), or per-case values
+    with ``clusters`` a case metadata field (passage, topic, repository). Identical to
+    statsmodels' OLS-on-a-constant cluster covariance with ``use_correction=True`` and
+    ``use_t``.
+
+    Parameters
+    ----------
+    values
+        Finite values, one per unit.
+    clusters
+        A label per unit; ``None`` makes every unit its own cluster.
+    confidence_level
+        Strictly between 0 and 1.
+
+    Returns
+    -------
+    MeanInterval
+        ``n_units`` is the number of clusters G; NaN bounds when G < 2.
+
+    Examples
+    --------
+    >>> r = cluster_robust_interval([1, 1, 0, 0, 1, 0], ["a", "a", "b", "b", "c", "c"])
+    >>> round(r.estimate, 4), round(r.standard_error, 4), r.df
+    (0.5, 0.2887, 2.0)
+    """
+    _check_level(confidence_level)
+    y = _finite(values, "values")
+    n = len(y)
+    if n == 0:
+        return MeanInterval(math.nan, math.nan, math.nan, math.nan, math.nan, 0)
+    codes = _cluster_codes(clusters, n)
+    groups = int(codes.max()) + 1
+    mean = float(np.mean(y))
+    if groups < 2:
+        return MeanInterval(mean, math.nan, math.nan, math.nan, math.nan, groups)
+    sums = np.bincount(codes, weights=y - mean, minlength=groups)
+    se = math.sqrt(groups / (groups - 1) * float(np.sum(sums * sums))) / n
+    if _all_equal(y):
+        se = 0.0
+    q = _t_quantile(confidence_level, groups - 1)
+    return MeanInterval(mean, se, float(groups - 1), mean - q * se, mean + q * se, groups)
+
+
+def wilson_score_interval(
+    proportion: float, n: float, quantile: float, *, all_fail: bool, all_pass: bool
+) -> tuple[float, float]:
+    r"""Wilson score interval for a proportion with a (possibly fractional) sample size.
+
+    :math:`(\hat p + q^2/2n \pm q\sqrt{\hat p(1-\hat p)/n + q^2/4n^2})/(1 + q^2/n)`,
+    clipped to [0, 1], with the lower bound exactly 0 when every outcome failed and the
+    upper bound exactly 1 when every outcome passed (Wilson 1927; the rule of
+    :func:`agenticlens_frames.stats.wilson_interval`).
+
+    Examples
+    --------
+    >>> low, high = wilson_score_interval(0.85, 20, 1.959963984540054,
+    ...                                   all_fail=False, all_pass=False)
+    >>> round(low, 3), round(high, 3)
+    (0.64, 0.948)
+    """
+    if not n > 0:
+        return math.nan, math.nan
+    qq = quantile * quantile
+    denominator = 1 + qq / n
+    center = (proportion + qq / (2 * n)) / denominator
+    radius = quantile * math.sqrt(proportion * (1 - proportion) / n + qq / (4 * n * n))
+    radius /= denominator
+    low = 0.0 if all_fail else max(0.0, center - radius)
+    high = 1.0 if all_pass else min(1.0, center + radius)
+    return low, high
+
+
+def wilson_effective_interval(
+    successes: float, attempts: float, effective_n: float, n_cases: int, confidence_level: float
+) -> tuple[float, float]:
+    r"""Wilson interval on the effective sample size, with a :math:`t_{n-1}` quantile.
+
+    The pooled rate :math:`\hat p = S/N` of repeated attempts is put into the Wilson
+    formula with :math:`N` replaced by :math:`n_{eff} = N/\mathrm{DEFF}` and the normal
+    quantile replaced by :math:`t_{n-1,\,1-α/2}` (n = cases). In the team's coverage study
+    (research/coverage-sim.md, method c′) it covers 94.3–97.5 % outside the corner of a
+    95 % pass rate with ≤ 50 cases, where the pooled Wilson on N attempts falls to 53 %.
+
+    Parameters
+    ----------
+    successes, attempts
+        Passes and attempts pooled over the cases.
+    effective_n
+        :math:`n_{eff}` from :func:`variance_components`.
+    n_cases
+        Number of cases (sets the t degrees of freedom).
+    confidence_level
+        Strictly between 0 and 1.
+
+    Examples
+    --------
+    >>> low, high = wilson_effective_interval(240, 300, 128.0, 60, 0.95)
+    >>> round(low, 3), round(high, 3)
+    (0.721, 0.861)
+    """
+    _check_level(confidence_level)
+    if attempts <= 0 or n_cases < 2 or not effective_n > 0:
+        return math.nan, math.nan
+    q = _t_quantile(confidence_level, n_cases - 1)
+    return wilson_score_interval(
+        successes / attempts,
+        effective_n,
+        q,
+        all_fail=successes == 0,
+        all_pass=successes == attempts,
+    )
+
+
+def jeffreys_interval(
+    successes: ArrayLike, trials: ArrayLike, confidence_level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Equal-tailed Jeffreys interval, vectorised: Beta(x + ½, m − x + ½) quantiles.
+
+    Same numbers as ``statsmodels.stats.proportion.proportion_confint(method="jeffreys")``
+    for 0 < x < m; at the boundaries we follow Brown, Cai & DasGupta (2001) and set the
+    lower bound to 0 at x = 0 and the upper bound to 1 at x = m (statsmodels keeps the
+    Beta quantile there). NaN where m = 0.
+
+    Examples
+    --------
+    >>> low, high = jeffreys_interval([0, 4, 5], [5, 5, 5])
+    >>> low.round(3).tolist(), high.round(3).tolist()
+    ([0.0, 0.371, 0.621], [0.379, 0.977, 1.0])
+    """
+    _check_level(confidence_level)
+    x = np.asarray(successes, dtype=np.float64)
+    m = np.asarray(trials, dtype=np.float64)
+    x, m = np.broadcast_arrays(x, m)
+    alpha = 1 - confidence_level
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = sps.beta.ppf(alpha / 2, x + 0.5, m - x + 0.5)
+        high = sps.beta.isf(alpha / 2, x + 0.5, m - x + 0.5)
+    low = np.where(x == 0, 0.0, low)
+    high = np.where(x == m, 1.0, high)
+    empty = m == 0
+    return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
+
+
+# --------------------------------------------------------------------------- variance
+
+
+@dataclass(frozen=True)
+class VarianceComponents:
+    r"""One-way random-effects decomposition of per-attempt values by case.
+
+    Attributes
+    ----------
+    n_cases, n_attempts
+        n and N.
+    mean
+        Trial-weighted mean :math:`\sum y/N`.
+    case_mean
+        Case-weighted mean :math:`\frac1n\sum_i \bar y_i`.
+    within_variance
+        :math:`\hat\sigma_w^2` = ANOVA mean square within (pooled within-case variance).
+    between_variance
+        :math:`\hat\sigma_b^2 = \max(0, (MS_B - MS_W)/n_0)`.
+    icc
+        :math:`\rho = \sigma_b^2/(\sigma_b^2+\sigma_w^2)`; 1 when every value is identical.
+    design_effect
+        :math:`1 + (\tilde K - 1)\rho` with :math:`\tilde K = \sum K_i^2/N` (= K when
+        balanced).
+    effective_n
+        :math:`N/\mathrm{DEFF}`.
+    mean_attempts
+        :math:`\bar K = N/n`.
+    """
+
+    n_cases: int
+    n_attempts: int
+    mean: float
+    case_mean: float
+    within_variance: float
+    between_variance: float
+    icc: float
+    design_effect: float
+    effective_n: float
+    mean_attempts: float
+
+
+def variance_components(values: ArrayLike, cases: ArrayLike) -> VarianceComponents:
+    r"""Within / between case variance, ICC, design effect and effective sample size.
+
+    One-way ANOVA estimators (Kish 1965; Miller 2024 §"resampling") with unbalanced
+    cases allowed:
+
+    .. math::
+
+        MS_W = \frac{\sum_i\sum_j (y_{ij}-\bar y_i)^2}{N-n},\quad
+        MS_B = \frac{\sum_i K_i(\bar y_i-\bar y)^2}{n-1},\quad
+        n_0 = \frac{N - \sum_i K_i^2/N}{n-1}
+
+    :math:`\hat\sigma_w^2 = MS_W`, :math:`\hat\sigma_b^2 = \max(0, (MS_B-MS_W)/n_0)`. For
+    balanced cases the ICC equals pingouin's ``ICC1``. Needs at least two cases and one
+    case with two attempts; otherwise the variances are NaN and the ICC is taken as 1
+    (the conservative bound: each case counts once).
+
+    Parameters
+    ----------
+    values
+        One finite value per attempt.
+    cases
+        The attempt's case label.
+
+    Examples
+    --------
+    >>> vc = variance_components([1, 1, 1, 0, 0, 0, 1, 0], [0, 0, 1, 1, 2, 2, 3, 3])
+    >>> round(vc.within_variance, 3), round(vc.between_variance, 3), round(vc.icc, 3)
+    (0.25, 0.042, 0.143)
+    """
+    y = _finite(values, "values")
+    codes = _cluster_codes(cases, len(y))
+    n_attempts = len(y)
+    if n_attempts == 0:
+        nan = math.nan
+        return VarianceComponents(0, 0, nan, nan, nan, nan, 1.0, nan, nan, nan)
+    n = int(codes.max()) + 1
+    k = np.bincount(codes, minlength=n).astype(np.float64)
+    sums = np.bincount(codes, weights=y, minlength=n)
+    case_means = sums / k
+    grand = float(np.mean(y))
+    resid = y - case_means[codes]
+    ss_within = float(np.sum(resid * resid))
+    ss_between = float(np.sum(k * (case_means - grand) ** 2))
+    k_tilde = float(np.sum(k * k)) / n_attempts
+    within = between = math.nan
+    icc = 1.0
+    if n >= 2 and n_attempts > n:
+        within = ss_within / (n_attempts - n)
+        ms_between = ss_between / (n - 1)
+        n0 = (n_attempts - float(np.sum(k * k)) / n_attempts) / (n - 1)
+        between = max(0.0, (ms_between - within) / n0)
+        total = between + within
+        icc = between / total if total > 0 else 1.0
+    deff = 1.0 + (k_tilde - 1.0) * icc
+    return VarianceComponents(
+        n_cases=n,
+        n_attempts=n_attempts,
+        mean=grand,
+        case_mean=float(np.mean(case_means)),
+        within_variance=within,
+        between_variance=between,
+        icc=icc,
+        design_effect=deff,
+        effective_n=n_attempts / deff,
+        mean_attempts=n_attempts / n,
+    )
+
+
+def noise_floor(
+    within_variance: float, n_cases: int, trials: int = 1, confidence_level: float = 0.95
+) -> float:
+    r"""Two-run noise floor: the difference two runs of the *same* configuration exceed
+    only with probability 1 − CL, :math:`z\sqrt{2\hat\sigma_w^2/(nK)}`.
+
+    It is conditional on the suite (both runs see the same cases), so it measures re-run
+    noise only; a difference between two variants smaller than this is indistinguishable
+    from running one of them twice.
+
+    Examples
+    --------
+    >>> round(noise_floor(0.16, 50), 4)
+    0.1568
+    """
+    _check_level(confidence_level)
+    if n_cases < 1 or trials < 1 or not within_variance >= 0:
+        return math.nan
+    z = float(sps.norm.ppf(0.5 + confidence_level / 2))
+    return z * math.sqrt(2 * within_variance / (n_cases * trials))
+
+
+# --------------------------------------------------------------------------- paired tests
+
+
+def mcnemar_exact(regressions: int, improvements: int) -> float:
+    r"""McNemar's exact (conditional binomial) two-sided p-value.
+
+    With b regressions (baseline passed, candidate failed) and c improvements:
+    :math:`p = \min(1, 2\,P(X \le \min(b,c)))`, :math:`X \sim \mathrm{Bin}(b+c, ½)`;
+    1 when there is no discordant case.
+
+    Examples
+    --------
+    >>> round(mcnemar_exact(8, 2), 3)
+    0.109
+    """
+    b, c = int(regressions), int(improvements)
+    if b < 0 or c < 0:
+        raise ValueError("counts must not be negative")
+    if b + c == 0:
+        return 1.0
+    return float(min(1.0, 2.0 * sps.binom.cdf(min(b, c), b + c, 0.5)))
+
+
+def mcnemar_mid_p(regressions: int, improvements: int) -> float:
+    r"""McNemar mid-p: the exact p minus the point probability of the observed count.
+
+    :math:`2[P(X \le m) - ½P(X = m)]`, m = min(b, c); less conservative than the exact
+    test and recommended by Fagerland, Lydersen & Laake (2013).
+
+    Examples
+    --------
+    >>> round(mcnemar_mid_p(8, 2), 4)
+    0.0654
+    """
+    b, c = int(regressions), int(improvements)
+    if b + c == 0:
+        return 1.0
+    m = min(b, c)
+    return float(
+        min(1.0, 2.0 * (sps.binom.cdf(m, b + c, 0.5) - 0.5 * sps.binom.pmf(m, b + c, 0.5)))
+    )
+
+
+def bonett_price_interval(
+    regressions: int, improvements: int, n: int, confidence_level: float = 0.95
+) -> tuple[float, float]:
+    r"""Bonett–Price adjusted Wald interval for a paired difference of proportions.
+
+    :math:`\tilde p_{b} = (b+1)/(n+2)`, :math:`\tilde p_{c} = (c+1)/(n+2)`,
+    :math:`(\tilde p_c - \tilde p_b) \pm z\sqrt{(\tilde p_b + \tilde p_c - (\tilde p_c -
+    \tilde p_b)^2)/(n+2)}`, truncated to [−1, 1]: Fagerland et al.'s (2014) recommended
+    interval for candidate − baseline with one binary attempt per arm.
+
+    Examples
+    --------
+    >>> low, high = bonett_price_interval(8, 2, 40)
+    >>> round(low, 4), round(high, 4)
+    (-0.2986, 0.0129)
+    """
+    _check_level(confidence_level)
+    if n <= 0:
+        return math.nan, math.nan
+    z = float(sps.norm.ppf(0.5 + confidence_level / 2))
+    pb = (regressions + 1) / (n + 2)
+    pc = (improvements + 1) / (n + 2)
+    delta = pc - pb
+    se = math.sqrt((pb + pc - delta * delta) / (n + 2))
+    return max(-1.0, delta - z * se), min(1.0, delta + z * se)
+
+
+def _chunks(total: int, width: int) -> list[int]:
+    rows = max(1, _CHUNK_CELLS // max(width, 1))
+    return [min(rows, total - start) for start in range(0, total, rows)]
+
+
+def sign_flip_test(
+    differences: ArrayLike,
+    *,
+    clusters: ArrayLike | None = None,
+    n_resamples: int = 9999,
+    rng: np.random.Generator | int | None = None,
+) -> tuple[float, str]:
+    r"""Two-sided sign-flip (randomisation) test of a zero mean difference.
+
+    The statistic is :math:`T = |\sum_g s_g D_g|` over random signs :math:`s_g = \pm1`,
+    with :math:`D_g` the per-case differences (or their sums per cluster). With at most
+    16 units every sign vector is enumerated (exact; equals
+    ``scipy.stats.permutation_test(..., permutation_type="samples")``); otherwise
+    :math:`p = (1 + \#\{T^* \ge T\})/(1 + B)`, valid at any B.
+
+    Returns
+    -------
+    p_value, method
+        ``method`` names exact or Monte-Carlo and the number of resamples.
+
+    Examples
+    --------
+    >>> p, how = sign_flip_test([0.2, 0.4, 0.1, 0.3, 0.5])
+    >>> p, how
+    (0.0625, 'sign-flip permutation, exact (32 sign vectors)')
+    """
+    d = _finite(differences, "differences")
+    codes = _cluster_codes(clusters, len(d))
+    if len(d) == 0:
+        return math.nan, "sign-flip permutation"
+    units = np.bincount(codes, weights=d)
+    g = len(units)
+    observed = abs(float(np.sum(units)))
+    tolerance = 1e-12 * max(1.0, float(np.sum(np.abs(units))))
+    if g <= _EXACT_SIGN_FLIP_LIMIT:
+        total = 1 << g
+        bits = (np.arange(total)[:, None] >> np.arange(g)) & 1
+        null = np.abs((1 - 2 * bits) @ units)
+        p = float(np.mean(null >= observed - tolerance))
+        return p, f"sign-flip permutation, exact ({total} sign vectors)"
+    generator = np.random.default_rng(rng)
+    hits = 0
+    for rows in _chunks(n_resamples, g):
+        signs = generator.integers(0, 2, size=(rows, g), dtype=np.int8) * 2 - 1
+        hits += int(np.sum(np.abs(signs @ units) >= observed - tolerance))
+    p = (1 + hits) / (1 + n_resamples)
+    return float(p), f"sign-flip permutation, Monte Carlo ({n_resamples} resamples)"
+
+
+def case_bootstrap(
+    differences: ArrayLike,
+    *,
+    clusters: ArrayLike | None = None,
+    confidence_level: float = 0.95,
+    n_resamples: int = 9999,
+    rng: np.random.Generator | int | None = None,
+) -> tuple[float, float, float]:
+    r"""Percentile bootstrap over cases (or clusters of cases), carrying their attempts.
+
+    Resamples units with replacement and recomputes the mean difference
+    :math:`\sum D^*_g / \sum n^*_g`. Only cases are resampled: the per-case value already
+    contains the attempt-to-attempt noise (Davison & Hinkley 1997 §3.8). The p-value
+    inverts a null-centred bootstrap, :math:`(1 + \#\{|\bar d^* - \bar d| \ge |\bar d|\})
+    /(1 + B)`.
+
+    Returns
+    -------
+    ci_low, ci_high, p_value
+
+    Examples
+    --------
+    >>> low, high, p = case_bootstrap([0.2, 0.4, 0.1, 0.3, 0.5, 0.0, 0.2], rng=0)
+    >>> bool(0.0 < low < 0.243 < high < 0.5), p < 0.01
+    (True, True)
+    """
+    _check_level(confidence_level)
+    d = _finite(differences, "differences")
+    if len(d) < 2:
+        return math.nan, math.nan, math.nan
+    codes = _cluster_codes(clusters, len(d))
+    sums = np.bincount(codes, weights=d)
+    sizes = np.bincount(codes).astype(np.float64)
+    g = len(sums)
+    if g < 2:
+        return math.nan, math.nan, math.nan
+    observed = float(np.sum(sums) / np.sum(sizes))
+    generator = np.random.default_rng(rng)
+    means = np.empty(n_resamples)
+    start = 0
+    for rows in _chunks(n_resamples, g):
+        idx = generator.integers(0, g, size=(rows, g))
+        means[start : start + rows] = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
+        start += rows
+    alpha = 1 - confidence_level
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    tolerance = 1e-12 * max(1.0, abs(observed))
+    hits = int(np.sum(np.abs(means - observed) >= abs(observed) - tolerance))
+    p = (1 + hits) / (1 + n_resamples)
+    return float(low), float(high), float(min(1.0, p))
+
+
+@dataclass(frozen=True)
+class PairedResult:
+    """One paired comparison: the mean difference, its interval and its test."""
+
+    n: int
+    estimate: float
+    standard_deviation: float
+    standard_error: float
+    df: float
+    ci_low: float
+    ci_high: float
+    ci_method: str
+    p_value: float
+    p_value_method: str
+    degenerate: bool
+    n_clusters: int
+    improved: int
+    regressed: int
+
+
+def _t_p_value(estimate: float, se: float, df: float) -> float:
+    if se == 0:
+        return 1.0 if estimate == 0 else 0.0
+    return float(2 * sps.t.sf(abs(estimate) / se, df))
+
+
+def paired_difference(
+    differences: ArrayLike,
+    *,
+    method: PairedMethod = "t",
+    confidence_level: float = 0.95,
+    clusters: ArrayLike | None = None,
+    baseline: ArrayLike | None = None,
+    candidate: ArrayLike | None = None,
+    n_resamples: int = 9999,
+    rng: np.random.Generator | int | None = None,
+) -> PairedResult:
+    r"""Mean of per-case differences (candidate − baseline) with an interval and a test.
+
+    ============== ============================================ ==========================
+    method         interval                                     p-value
+    ============== ============================================ ==========================
+    ``t``          :math:`\bar d \pm t_{n-1} s_d/\sqrt n`        paired t (= ``ttest_rel``)
+    ``bootstrap``  case-bootstrap percentile                    null-centred bootstrap
+    ``permutation`` t interval                                  sign-flip randomisation
+    ``wilcoxon``   t interval                                   Wilcoxon signed-rank
+    ``mcnemar``    Bonett–Price adjusted Wald                   McNemar exact
+    ============== ============================================ ==========================
+
+    With ``clusters`` (a case metadata field) the t interval and test become CR1 with
+    :math:`t_{G-1}`, the bootstrap resamples clusters and the sign flips act on cluster
+    sums. ``mcnemar`` needs ``baseline`` and ``candidate`` as the single binary outcome
+    of each case.
+
+    When every difference is the same (``degenerate``), the t interval has zero width for
+    an arithmetic reason, not certainty; the p-value then comes from the exact sign-flip
+    test (:math:`2^{1-n}`, or 1 when every difference is 0), because the t statistic is
+    undefined.
+
+    Parameters
+    ----------
+    differences
+        Per-case differences over the cases both arms scored.
+    method
+        One of :data:`PAIRED_METHODS`.
+    confidence_level
+        For the interval.
+    clusters
+        Optional cluster label per case.
+    baseline, candidate
+        Per-case binary outcomes (``mcnemar`` only).
+    n_resamples, rng
+        For ``bootstrap`` and Monte-Carlo ``permutation``.
+
+    Examples
+    --------
+    >>> r = paired_difference([0.2, 0.0, 0.4, 0.2, -0.2, 0.2, 0.4, 0.0])
+    >>> round(r.estimate, 3), round(r.p_value, 4), r.ci_method
+    (0.15, 0.0796, 't')
+    """
+    _check_level(confidence_level)
+    if method not in PAIRED_METHODS:
+        raise ValueError(f"method must be one of {PAIRED_METHODS}, got {method!r}")
+    d = _finite(differences, "differences")
+    n = len(d)
+    if method == "mcnemar":
+        if baseline is None or candidate is None:
+            raise ValueError("mcnemar needs the per-case baseline and candidate outcomes")
+        outcomes_a = np.asarray(baseline, dtype=np.float64).ravel()
+        outcomes_b = np.asarray(candidate, dtype=np.float64).ravel()
+        if outcomes_a.shape != d.shape or outcomes_b.shape != d.shape:
+            raise ValueError("baseline and candidate must have one outcome per case")
+        if not np.all(np.isin(outcomes_a, (0.0, 1.0)) & np.isin(outcomes_b, (0.0, 1.0))):
+            raise ValueError("mcnemar needs binary outcomes (one attempt per arm)")
+    improved, regressed = int(np.sum(d > 0)), int(np.sum(d < 0))
+    codes = None if clusters is None else _cluster_codes(clusters, n)
+    if codes is None:
+        base = t_interval(d, confidence_level) if n else None
+    else:
+        if method in ("wilcoxon", "mcnemar"):
+            raise ValueError(f"method {method!r} does not support clustered cases")
+        base = cluster_robust_interval(d, codes, confidence_level) if n else None
+    groups = n if codes is None else (int(codes.max()) + 1 if n else 0)
+    if base is None:
+        nan = math.nan
+        return PairedResult(0, nan, nan, nan, nan, nan, nan, method, nan, method, False, 0, 0, 0)
+    sd = float(np.std(d, ddof=1)) if n > 1 else math.nan
+    degenerate = _all_equal(d)
+    if degenerate:
+        sd = 0.0
+    t_name = "t" if codes is None else f"CR1 t (G={groups} clusters)"
+    ci_low, ci_high, ci_method = base.ci_low, base.ci_high, t_name
+    if n < 2 or groups < 2:
+        p, p_method = math.nan, t_name
+    elif degenerate:
+        p, p_method = sign_flip_test(d, clusters=codes)
+        p_method += "; t undefined with zero variance"
+    elif method == "t":
+        p, p_method = _t_p_value(base.estimate, base.standard_error, base.df), t_name
+    elif method == "permutation":
+        p, p_method = sign_flip_test(d, clusters=codes, n_resamples=n_resamples, rng=rng)
+    elif method == "bootstrap":
+        ci_low, ci_high, p = case_bootstrap(
+            d,
+            clusters=codes,
+            confidence_level=confidence_level,
+            n_resamples=n_resamples,
+            rng=rng,
+        )
+        unit = "case" if codes is None else "cluster"
+        ci_method = f"{unit} bootstrap percentile ({n_resamples} resamples)"
+        p_method = f"{unit} bootstrap, null-centred ({n_resamples} resamples)"
+    elif method == "wilcoxon":
+        nonzero = d[d != 0]
+        # All-zero differences: no evidence either way (scipy refuses an empty sample).
+        p = float(sps.wilcoxon(nonzero).pvalue) if len(nonzero) else 1.0
+        p_method = "Wilcoxon signed-rank (zero differences dropped)"
+    else:  # mcnemar (outcomes validated above)
+        worse = int(np.sum((outcomes_a == 1) & (outcomes_b == 0)))
+        better = int(np.sum((outcomes_a == 0) & (outcomes_b == 1)))
+        p = mcnemar_exact(worse, better)
+        p_method = f"McNemar exact (b={worse} regressions, c={better} improvements)"
+        ci_low, ci_high = bonett_price_interval(worse, better, n, confidence_level)
+        ci_method = "Bonett-Price adjusted Wald"
+    return PairedResult(
+        n=n,
+        estimate=base.estimate,
+        standard_deviation=sd,
+        standard_error=base.standard_error,
+        df=base.df,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        ci_method=ci_method,
+        p_value=p,
+        p_value_method=p_method,
+        degenerate=degenerate,
+        n_clusters=groups,
+        improved=improved,
+        regressed=regressed,
+    )
+
+
+# --------------------------------------------------------------------------- planning
+
+Distribution = Literal["t", "normal"]
+
+
+def paired_power(
+    effect: float,
+    sd: float,
+    n: int,
+    alpha: float = 0.05,
+    *,
+    distribution: Distribution = "t",
+) -> float:
+    r"""Power of the two-sided paired test to detect a true mean difference ``effect``.
+
+    ``"t"``: exact for the paired t-test with normal differences, noncentral t with
+    :math:`n-1` df and noncentrality :math:`δ\sqrt n/σ_d` (as statsmodels'
+    ``TTestPower``). ``"normal"``: Miller's approximation
+    :math:`Φ(|δ|\sqrt n/σ_d - z_{1-α/2}) + Φ(-|δ|\sqrt n/σ_d - z_{1-α/2})`.
+
+    Parameters
+    ----------
+    effect
+        The true difference, in the evaluator's units.
+    sd
+        SD of per-case differences :math:`σ_d` (from a pilot, or
+        :math:`\sqrt{ω^2 + σ_A^2/K_A + σ_B^2/K_B}`).
+    n
+        Paired cases.
+    alpha
+        Per-test level (divide by the family size for a Bonferroni/Holm plan).
+
+    Examples
+    --------
+    >>> round(paired_power(0.05, 0.2, 128, 0.05, distribution="normal"), 3)
+    0.807
+    """
+    _check_alpha(alpha)
+    if n < 2 or not sd > 0:
+        return math.nan
+    shift = abs(effect) * math.sqrt(n) / sd
+    if distribution == "normal":
+        z = float(sps.norm.isf(alpha / 2))
+        return float(sps.norm.cdf(shift - z) + sps.norm.cdf(-shift - z))
+    df = n - 1
+    crit = float(sps.t.isf(alpha / 2, df))
+    upper = float(sps.nct.sf(crit, df, shift))
+    # The far tail underflows to NaN in scipy's noncentral t for large shifts; it is 0.
+    lower = float(sps.nct.cdf(-crit, df, shift))
+    if math.isnan(upper):
+        upper = float(sps.norm.sf(crit - shift))
+    return min(1.0, upper + (0.0 if math.isnan(lower) else lower))
+
+
+def paired_sample_size(
+    effect: float,
+    sd: float,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    *,
+    distribution: Distribution = "t",
+    max_n: int = 10_000_000,
+) -> int | None:
+    r"""Smallest number of paired cases whose power reaches ``power``.
+
+    Normal form (Miller): :math:`n = (z_{1-α/2} + z_{power})^2 σ_d^2/δ^2`, rounded up;
+    the t form searches upward from there. None if it exceeds ``max_n`` or δ = 0.
+
+    Examples
+    --------
+    >>> paired_sample_size(0.05, 0.2, 0.05, 0.8, distribution="normal")
+    126
+    >>> paired_sample_size(0.05, 0.2, 0.05, 0.8)
+    128
+    """
+    _check_alpha(alpha)
+    if not 0 < power < 1:
+        raise ValueError(f"power must be strictly between 0 and 1, got {power!r}")
+    if effect == 0 or not sd > 0:
+        return None
+    z = float(sps.norm.isf(alpha / 2) + sps.norm.ppf(power))
+    n = max(2, math.ceil((z * sd / abs(effect)) ** 2))
+    if distribution == "normal":
+        while n > 2 and paired_power(effect, sd, n - 1, alpha, distribution="normal") >= power:
+            n -= 1
+        while paired_power(effect, sd, n, alpha, distribution="normal") < power:
+            n += 1
+        return n if n <= max_n else None
+    while n <= max_n and paired_power(effect, sd, n, alpha) < power:
+        n += max(1, n // 50) if n > 1000 else 1
+    if n > max_n:
+        return None
+    while n > 2 and paired_power(effect, sd, n - 1, alpha) >= power:
+        n -= 1
+    return n
+
+
+def paired_mde(
+    sd: float,
+    n: int,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    *,
+    distribution: Distribution = "t",
+) -> float:
+    r"""Minimum detectable effect: the true difference found with probability ``power``.
+
+    Normal form (Bloom 1995; Miller 2024): :math:`(z_{1-α/2} + z_{power})\,σ_d/\sqrt n`.
+    The t form solves :func:`paired_power` = ``power`` for δ (statsmodels'
+    ``TTestPower.solve_power`` gives the same). NaN with fewer than two cases or σ_d = 0.
+
+    Examples
+    --------
+    >>> round(paired_mde(0.2, 128, distribution="normal"), 4)
+    0.0495
+    >>> round(paired_mde(0.2, 128), 4)
+    0.0499
+    """
+    _check_alpha(alpha)
+    if not 0 < power < 1:
+        raise ValueError(f"power must be strictly between 0 and 1, got {power!r}")
+    if n < 2 or not sd > 0:
+        return math.nan
+    normal = float((sps.norm.isf(alpha / 2) + sps.norm.ppf(power)) * sd / math.sqrt(n))
+    if distribution == "normal":
+        return normal
+    upper = normal
+    while paired_power(upper, sd, n, alpha) < power:
+        upper *= 2
+    return float(
+        sps.brentq(lambda delta: paired_power(delta, sd, n, alpha) - power, 0.0, upper, xtol=1e-12)
+    )
+
+
+def trials_for_standard_error(
+    between_variance: float,
+    within_variance: float,
+    n_cases: int,
+    target_se: float,
+    *,
+    max_trials: int = 1000,
+) -> int | None:
+    r"""Fewest attempts per case K with :math:`(σ_b^2 + σ_w^2/K)/n \le SE^2` on a fixed suite.
+
+    None when even unlimited attempts cannot reach the target (:math:`σ_b^2/n > SE^2`:
+    only more cases help) or when it needs more than ``max_trials``.
+
+    Examples
+    --------
+    >>> trials_for_standard_error(0.02, 0.16, 100, 0.02)
+    8
+    >>> trials_for_standard_error(0.05, 0.16, 100, 0.02) is None
+    True
+    """
+    if n_cases < 1 or not target_se > 0:
+        return None
+    room = n_cases * target_se * target_se - between_variance
+    if room <= 0:
+        return None
+    if within_variance <= 0:
+        return 1
+    k = max(1, math.ceil(within_variance / room - 1e-12))
+    return k if k <= max_trials else None
+
+
+def cost_optimal_trials(
+    between_variance: float,
+    within_variance: float,
+    target_se: float,
+    *,
+    cost_per_case: float,
+    cost_per_trial: float,
+    max_trials: int = 1000,
+    min_cases: int = 2,
+) -> tuple[int, int, float]:
+    r"""Cases and attempts per case that reach ``target_se`` at least total cost.
+
+    Minimises :math:`n(c_{case} + K c_{trial})` subject to
+    :math:`(σ_b^2 + σ_w^2/K)/n \le SE^2` over whole numbers, by evaluating every
+    K ≤ ``max_trials`` with :math:`n = \max(n_{min}, \lceil(σ_b^2+σ_w^2/K)/SE^2\rceil)`.
+    Cochran's
+    continuous optimum :math:`K^* = \sqrt{(σ_w^2/σ_b^2)(c_{case}/c_{trial})}` lies next to
+    the answer.
+
+    Returns
+    -------
+    trials, cases, cost
+
+    Examples
+    --------
+    >>> cost_optimal_trials(0.02, 0.16, 0.02, cost_per_case=1.0, cost_per_trial=0.5)
+    (4, 150, 450.0)
+    """
+    if not target_se > 0 or cost_per_trial <= 0 or cost_per_case < 0:
+        raise ValueError("target_se and cost_per_trial must be positive, cost_per_case >= 0")
+    k = np.arange(1, max_trials + 1, dtype=np.float64)
+    variance = max(between_variance, 0.0) + max(within_variance, 0.0) / k
+    # A floor on cases: with too few, σ_b² cannot even be estimated (a pilot's σ_b² of 0
+    # would otherwise send every attempt to one case).
+    cases = np.maximum(max(1, min_cases), np.ceil(variance / (target_se * target_se) - 1e-9))
+    cost = cases * (cost_per_case + k * cost_per_trial)
+    best = int(np.argmin(cost))
+    return best + 1, int(cases[best]), float(cost[best])

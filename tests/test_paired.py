@@ -1,0 +1,832 @@
+"""Tests for the frame-level paired comparisons, case-level frames, planning and gates.
+
+Numbers are recomputed here from the raw ``attempts`` / ``checks`` tables with plain
+pandas groupbys, naive loops, scipy and statsmodels, never with the code under test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from agenticlens_frames import load_experiment
+from agenticlens_frames.comparisons_config import (
+    ComparisonsConfig,
+    GuardRails,
+    check_guard_rails,
+    check_unchanged,
+    enforce_lock,
+    parse_comparisons,
+    read_lock,
+    resolve_comparisons,
+    suite_hash,
+)
+from agenticlens_frames.errors import InputError
+from agenticlens_frames.frames import ExperimentRun
+from agenticlens_frames.paired import (
+    PAIRED_COLUMNS,
+    case_labels,
+    case_level_summary,
+    gate_passed,
+    minimum_detectable_effect,
+    noise_floor,
+    noninferiority_gate,
+    paired_comparisons,
+    paired_frames_from_block,
+    paired_report_block,
+    power_analysis,
+    report_blocks,
+    trials_for_precision,
+    variance_decomposition,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "data" / "support"
+
+
+@pytest.fixture(scope="module")
+def run() -> ExperimentRun:
+    return load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+
+
+def with_comparisons(run: ExperimentRun, comparisons: dict | None) -> ExperimentRun:
+    manifest = dataclasses.replace(run.manifest, comparisons=comparisons)
+    return dataclasses.replace(run, manifest=manifest)
+
+
+def naive_case_means(run: ExperimentRun, column: str = "passed") -> pd.DataFrame:
+    """variant × case table of mean per-attempt values over evaluated attempts."""
+    att = run.attempts[run.attempts["status"].astype(str) != "trial_failed"].copy()
+    att["value"] = att[column].astype(float)
+    att = att.dropna(subset=["value"])
+    return att.pivot_table(
+        index="case_id", columns="variant_id", values="value", aggfunc="mean", observed=True
+    )
+
+
+# --- the paired frame --------------------------------------------------------------------
+
+
+def test_one_row_per_candidate_and_evaluator_with_every_listed_column(run: ExperimentRun) -> None:
+    pc = paired_comparisons(run, correction="holm")
+    assert list(pc.columns) == PAIRED_COLUMNS
+    spec_columns = {
+        "paired_items",
+        "baseline_only_items",
+        "candidate_only_items",
+        "mean_difference",
+        "ci_low",
+        "ci_high",
+        "confidence_level",
+        "ci_method",
+        "p_value",
+        "p_value_method",
+        "adjusted_p_value",
+        "significant",
+        "small_sample",
+        "degenerate",
+        "unevaluated",
+    }
+    assert spec_columns <= set(pc.columns)
+    keys = pc[["candidate_variant_id", "evaluator"]].astype(str).apply(tuple, axis=1)
+    assert keys.is_unique
+    assert set(pc["baseline_variant_id"].astype(str)) == {"baseline"}
+    # retrieval-dense lost trial 5, so it has no pass^5 on any case: omitted, and said so
+    assert pc.attrs["omitted"] == [
+        {
+            "candidate_variant_id": "retrieval-dense",
+            "dimension": "reliability",
+            "evaluator": "pass_hat_5",
+            "reason": "no case has a value for both arms",
+        }
+    ]
+    assert len(pc) == 5 * 4 - 1
+
+
+def test_quality_row_matches_scipy_on_naive_case_means(run: ExperimentRun) -> None:
+    pc = paired_comparisons(run, correction="holm", confidence_level=0.9)
+    means = naive_case_means(run)
+    row = pc[(pc["candidate_variant_id"] == "prompt-v2") & (pc["evaluator"] == "passed")].iloc[0]
+    base, cand = means["baseline"], means["prompt-v2"]
+    test = sps.ttest_rel(cand, base)
+    low, high = test.confidence_interval(0.9)
+    assert row["mean_difference"] == pytest.approx((cand - base).mean())
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high))
+    assert row["p_value"] == pytest.approx(test.pvalue)
+    assert row["baseline_mean"] == pytest.approx(base.mean())
+    assert row["paired_items"] == 14 and row["ci_method"] == "t"
+    assert row["improved_items"] == int(((cand - base) > 0).sum())
+
+
+def test_adjusted_p_values_are_statsmodels_over_the_whole_family(run: ExperimentRun) -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    for correction, sm in (
+        ("bonferroni", "bonferroni"),
+        ("holm", "holm"),
+        ("benjamini_hochberg", "fdr_bh"),
+    ):
+        pc = paired_comparisons(run, correction=correction, alpha=0.1)
+        reject, adjusted, _, _ = multipletests(pc["p_value"], alpha=0.1, method=sm)
+        np.testing.assert_allclose(pc["adjusted_p_value"], adjusted, rtol=1e-12)
+        assert pc["significant"].astype(bool).tolist() == reject.tolist()
+        assert set(pc["family_size"]) == {len(pc)}
+        assert set(pc["correction"]) == {correction}
+        assert set(pc["alpha"]) == {0.1}
+
+
+def test_per_evaluator_families(run: ExperimentRun) -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    pc = paired_comparisons(run, correction="holm", family="per_evaluator")
+    for _, grp in pc.groupby("evaluator"):
+        want = multipletests(grp["p_value"], method="holm")[1]
+        np.testing.assert_allclose(grp["adjusted_p_value"], want)
+        assert set(grp["family_size"]) == {len(grp)}
+
+
+def test_correction_none_states_it_controls_nothing(run: ExperimentRun) -> None:
+    pc = paired_comparisons(run, correction="none")
+    assert (pc["adjusted_p_value"] == pc["p_value"]).all()
+    assert set(pc["correction_controls"]) == {"nothing: p-values are uncorrected, deliberately"}
+    holm = paired_comparisons(run, correction="holm")
+    assert "family-wise" in holm["correction_controls"].iloc[0]
+    bh = paired_comparisons(run, correction="benjamini_hochberg")
+    assert "false discovery" in bh["correction_controls"].iloc[0]
+
+
+def test_check_metric_evaluator_by_naive_loop(run: ExperimentRun) -> None:
+    pc = paired_comparisons(run, correction="holm")
+    chk = run.checks[run.checks["metric"].astype(str) == "forbidden_tool"]
+    per_attempt = chk.groupby(["variant_id", "case_id", "trial"], observed=True)["value"].mean()
+    per_case = per_attempt.groupby(level=["variant_id", "case_id"], observed=True).mean()
+    table = per_case.unstack("variant_id")
+    row = pc[(pc["evaluator"] == "forbidden_tool") & (pc["candidate_variant_id"] == "prompt-v2")]
+    row = row.iloc[0]
+    d = (table["prompt-v2"] - table["baseline"]).dropna()
+    assert row["paired_items"] == len(d) == 3
+    assert row["mean_difference"] == pytest.approx(d.mean())
+    assert row["small_sample"]  # fewer than 8 paired cases
+    assert row["dimension"] == "safety" and row["evaluator_version"] == "0.9.0"
+
+
+def test_pass_hat_k_evaluator_by_naive_comb(run: ExperimentRun) -> None:
+    pc = paired_comparisons(run, correction="holm")
+    att = run.attempts[run.attempts["status"].astype(str) != "trial_failed"]
+    counts = att.groupby(["variant_id", "case_id"], observed=True)["passed"].agg(["size", "sum"])
+
+    def pass_hat(n: int, c: int, k: int = 5) -> float:
+        return math.comb(c, k) / math.comb(n, k) if n >= k else math.nan
+
+    values = counts.apply(lambda r: pass_hat(int(r["size"]), int(r["sum"])), axis=1)
+    table = values.unstack("variant_id")
+    d = table["large-v2"] - table["baseline"]
+    row = pc[(pc["evaluator"] == "pass_hat_5") & (pc["candidate_variant_id"] == "large-v2")]
+    assert row["mean_difference"].iloc[0] == pytest.approx(d.mean())
+    assert row["dimension"].astype(str).iloc[0] == "reliability"
+
+
+def test_latency_and_cost_are_lower_is_better(run: ExperimentRun) -> None:
+    pc = paired_comparisons(run, correction="holm")
+    latency = pc[pc["evaluator"] == "latency_ms"]
+    assert not latency["higher_is_better"].any()
+    means = naive_case_means(run, "latency_ms")
+    d = means["model-large"] - means["baseline"]
+    row = latency[latency["candidate_variant_id"] == "model-large"].iloc[0]
+    assert row["mean_difference"] == pytest.approx(d.mean())
+    # slower on more cases means more regressions for a lower-is-better evaluator
+    assert row["regressed_items"] == int((d > 0).sum())
+    assert set(pc.loc[pc["evaluator"] == "cost_usd", "evaluator_version"]) == {"measured"}
+
+
+def test_excluded_cases_and_unevaluated_trials_are_counted(run: ExperimentRun) -> None:
+    att = run.attempts.copy()
+    lost = (att["variant_id"] == "model-large") & (att["case_id"] == "track-order")
+    att["status"] = att["status"].where(~lost, "trial_failed")
+    att["passed"] = att["passed"].where(~lost, False)
+    changed = dataclasses.replace(run, attempts=att)
+    pc = paired_comparisons(changed, correction="holm")
+    row = pc[(pc["candidate_variant_id"] == "model-large") & (pc["evaluator"] == "passed")]
+    row = row.iloc[0]
+    assert row["paired_items"] == 13
+    assert row["baseline_only_items"] == 1 and row["candidate_only_items"] == 0
+    declared = 5 * 5 * 14
+    evaluated = int((att["status"].astype(str) != "trial_failed").sum())
+    assert set(pc["unevaluated"]) == {declared - evaluated}
+
+
+def test_degenerate_comparison(run: ExperimentRun) -> None:
+    att = run.attempts.copy()
+    # the candidate passes exactly what the baseline passed, attempt for attempt
+    base = att[att["variant_id"] == "baseline"].set_index(["case_id", "trial"])["passed"]
+    cand = att["variant_id"] == "model-large"
+    keys = list(zip(att.loc[cand, "case_id"], att.loc[cand, "trial"], strict=True))
+    att.loc[cand, "passed"] = base.reindex(keys).to_numpy()
+    pc = paired_comparisons(dataclasses.replace(run, attempts=att), correction="holm")
+    row = pc[(pc["candidate_variant_id"] == "model-large") & (pc["evaluator"] == "passed")]
+    row = row.iloc[0]
+    assert row["degenerate"] and row["mean_difference"] == 0.0
+    assert row["ci_low"] == row["ci_high"] == 0.0
+    assert row["p_value"] == 1.0
+    assert "same amount" in row["note"]
+
+
+def test_non_significant_rows_state_what_the_run_could_not_detect(run: ExperimentRun) -> None:
+    pc = paired_comparisons(run, correction="holm")
+    quiet = pc[~pc["significant"].astype(bool) & ~pc["degenerate"]]
+    assert len(quiet)
+    for row in quiet.itertuples():
+        assert row.note.startswith("this run could not detect effects smaller than")
+        # the MDE at Bonferroni's per-test level, from the row's own standard error
+        level = row.alpha / row.family_size
+        sd = row.standard_error * math.sqrt(row.n_clusters)
+        from statsmodels.stats.power import TTestPower
+
+        if row.n_clusters >= 10:
+            want = TTestPower().solve_power(nobs=row.n_clusters, alpha=level, power=0.8)
+            assert row.mde == pytest.approx(want * sd, rel=1e-5)
+        else:  # statsmodels' solver fails at 2 df; check the power equation directly
+            df, nc = row.n_clusters - 1, row.mde / sd * math.sqrt(row.n_clusters)
+            crit = sps.t.isf(level / 2, df)
+            assert sps.nct.sf(crit, df, nc) == pytest.approx(0.8, abs=1e-6)
+    loud = pc[pc["significant"].astype(bool)]
+    assert (loud["note"] == "").all()
+
+
+def test_cluster_by_metadata_field_matches_statsmodels(run: ExperimentRun) -> None:
+    import statsmodels.api as sm
+
+    pc = paired_comparisons(run, correction="holm", cluster="topic")
+    means = naive_case_means(run)
+    topics = {c.id: c.metadata["topic"] for c in run.suite.cases}
+    d = (means["large-v2"] - means["baseline"]).to_numpy()
+    groups = [topics[c] for c in means.index.astype(str)]
+    fit = sm.OLS(d, np.ones(len(d))).fit(
+        cov_type="cluster", cov_kwds={"groups": pd.factorize(pd.Series(groups))[0]}, use_t=True
+    )
+    row = pc[(pc["candidate_variant_id"] == "large-v2") & (pc["evaluator"] == "passed")].iloc[0]
+    assert row["standard_error"] == pytest.approx(fit.bse[0], rel=1e-10)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(tuple(fit.conf_int()[0]), rel=1e-10)
+    assert row["n_clusters"] == len(set(groups))
+    assert row["ci_method"].startswith("CR1 t")
+
+
+def test_cluster_field_missing_is_an_input_error(run: ExperimentRun) -> None:
+    with pytest.raises(InputError, match=r"comparisons\.cluster: 14 case\(s\) have no metadata"):
+        paired_comparisons(run, correction="holm", cluster="nope")
+
+
+@pytest.mark.parametrize("method", ["bootstrap", "permutation", "wilcoxon"])
+def test_alternative_methods_name_themselves(run: ExperimentRun, method: str) -> None:
+    # scipy's exact Wilcoxon with ties is a permutation test: keep the slow one to one row set
+    only_quality = {"safety": None, "reliability": None, "latency": None, "cost": None}
+    evaluators = only_quality if method == "wilcoxon" else None
+    pc = paired_comparisons(
+        run, correction="holm", ci_method=method, resamples=999, seed=3, evaluators=evaluators
+    )
+    if method == "bootstrap":
+        again = paired_comparisons(run, correction="holm", ci_method=method, resamples=999, seed=3)
+        pd.testing.assert_frame_equal(pc, again)  # seeded: reproducible
+    row = pc[(pc["candidate_variant_id"] == "prompt-v2") & (pc["evaluator"] == "passed")].iloc[0]
+    d = naive_case_means(run)["prompt-v2"] - naive_case_means(run)["baseline"]
+    if method == "wilcoxon":
+        assert row["p_value"] == pytest.approx(sps.wilcoxon(d[d != 0]).pvalue)
+        assert "Wilcoxon" in row["p_value_method"]
+    elif method == "permutation":
+        assert "sign-flip" in row["p_value_method"]
+        want = sps.permutation_test(
+            (d.to_numpy(),), np.mean, permutation_type="samples", n_resamples=np.inf
+        ).pvalue
+        assert row["p_value"] == pytest.approx(want)
+    else:
+        assert "bootstrap" in row["ci_method"] and "bootstrap" in row["p_value_method"]
+
+
+def test_mcnemar_with_one_attempt_per_arm(make_synthetic: Callable[..., Path]) -> None:
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    folder = make_synthetic(variants=3, trials=1, cases=60, seed=4)
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    pc = paired_comparisons(run, correction="holm", ci_method="mcnemar")
+    means = naive_case_means(run)
+    base_id = run.manifest.baseline_variant_id
+    quality = pc[pc["evaluator"] == "passed"]
+    for row in quality.itertuples():
+        pair = means[[base_id, str(row.candidate_variant_id)]].dropna()
+        a, b = pair.iloc[:, 0], pair.iloc[:, 1]
+        table = [
+            [int(((a == 1) & (b == 1)).sum()), int(((a == 1) & (b == 0)).sum())],
+            [int(((a == 0) & (b == 1)).sum()), int(((a == 0) & (b == 0)).sum())],
+        ]
+        assert row.p_value == pytest.approx(mcnemar(table, exact=True).pvalue)
+        assert row.ci_method == "Bonett-Price adjusted Wald"
+    latency = pc[pc["evaluator"] == "latency_ms"]
+    assert latency["ci_method"].str.contains("McNemar needs").all()
+
+
+# --- declaring and fixing the correction ---------------------------------------------------
+
+
+def test_there_is_no_default_correction(run: ExperimentRun) -> None:
+    with pytest.raises(TypeError):
+        paired_comparisons(run)  # type: ignore[call-arg]
+    with pytest.raises(InputError, match="correction: paired comparisons need a declared"):
+        paired_comparisons(run, correction=None)
+    with pytest.raises(InputError, match=r"unknown correction 'holms'.*did you mean 'holm'"):
+        paired_comparisons(run, correction="holms")
+
+
+def test_manifest_declaration_is_used_and_fixed(run: ExperimentRun) -> None:
+    declared = with_comparisons(run, {"correction": "bonferroni", "alpha": 0.01})
+    pc = paired_comparisons(declared, correction="manifest")
+    assert set(pc["correction"]) == {"bonferroni"} and set(pc["alpha"]) == {0.01}
+    assert pc.attrs["settings"]["source"] == "manifest"
+    same = paired_comparisons(declared, correction="bonferroni")
+    pd.testing.assert_frame_equal(pc, same)
+    with pytest.raises(InputError) as info:
+        paired_comparisons(declared, correction="holm")
+    text = str(info.value)
+    assert "manifest.yaml: comparisons.correction: the experiment fixed correction" in text
+    assert "'bonferroni'" in text and "'holm'" in text
+    with pytest.raises(InputError, match=r"comparisons\.alpha"):
+        paired_comparisons(declared, correction="manifest", alpha=0.05)
+    # a setting the manifest left open may still be chosen
+    ci = paired_comparisons(declared, correction="manifest", confidence_level=0.9)
+    assert set(ci["confidence_level"]) == {0.9}
+
+
+def test_manifest_without_correction_is_refused() -> None:
+    with pytest.raises(InputError, match=r"manifest\.yaml: comparisons: missing required key"):
+        parse_comparisons({"alpha": 0.05})
+
+
+@pytest.mark.parametrize(
+    ("raw", "where", "text"),
+    [
+        ({"correction": "holm", "alpah": 0.1}, "comparisons", "did you mean 'alpha'"),
+        ({"correction": "fdr"}, "comparisons.correction", "choose one of"),
+        ({"correction": "holm", "alpha": 1.5}, "comparisons.alpha", "expected a number"),
+        ({"correction": "holm", "alpha": 1}, "comparisons.alpha", "between 0 and 1"),
+        ({"correction": "holm", "method": "boot"}, "comparisons.method", "did you mean"),
+        (
+            {"correction": "holm", "evaluators": {"qualty": "passed"}},
+            "comparisons.evaluators",
+            "did you mean 'quality'",
+        ),
+        (
+            {"correction": "holm", "evaluators": {"safety": "x@"}},
+            "comparisons.evaluators.safety",
+            "name@version",
+        ),
+        (
+            {"correction": "holm", "noninferiority": {"margin": -1}},
+            "comparisons.noninferiority.margin",
+            ">= 0",
+        ),
+        (
+            {"correction": "holm", "limits": {"max_evaluators": "many"}},
+            "comparisons.limits.max_evaluators",
+            "integer",
+        ),
+    ],
+)
+def test_manifest_errors_name_the_place(raw: dict, where: str, text: str) -> None:
+    with pytest.raises(InputError) as info:
+        parse_comparisons(raw, file="exp/manifest.yaml")
+    message = str(info.value)
+    assert message.startswith(f"exp/manifest.yaml: {where}:"), message
+    assert text in message
+
+
+def test_full_manifest_form_parses() -> None:
+    config = parse_comparisons(
+        {
+            "correction": "benjamini_hochberg",
+            "alpha": 0.1,
+            "method": "bootstrap",
+            "family": "per_evaluator",
+            "cluster": "topic",
+            "evaluators": {
+                "quality": "score",
+                "safety": {"name": "forbidden_tool", "version": "0.9.0"},
+            },
+            "noninferiority": 0.02,
+            "limits": {"allow_large": True},
+            "seed": 7,
+        }
+    )
+    assert isinstance(config, ComparisonsConfig)
+    assert config.evaluator_map["safety"].version == "0.9.0"
+    assert config.noninferiority_margin == 0.02 and config.noninferiority_dimension == "quality"
+    assert config.limits.allow_large and config.seed == 7
+    assert parse_comparisons(None) is None
+
+
+def test_pinned_evaluator_version_is_checked(run: ExperimentRun) -> None:
+    ok = paired_comparisons(run, correction="holm", evaluators={"safety": "forbidden_tool@0.9.0"})
+    assert len(ok)
+    with pytest.raises(
+        InputError, match=r"comparisons\.evaluators\.safety: evaluator 'forbidden_tool' is pinned"
+    ):
+        paired_comparisons(run, correction="holm", evaluators={"safety": "forbidden_tool@1.0"})
+    with pytest.raises(InputError, match=r"unknown evaluator 'forbiden_tool'.*did you mean"):
+        paired_comparisons(run, correction="holm", evaluators={"safety": "forbiden_tool"})
+
+
+def test_lock_fixes_correction_suite_evaluators_and_candidates(
+    run: ExperimentRun, tmp_path: Path
+) -> None:
+    lock = tmp_path / "comparisons.lock.json"
+    paired_comparisons(run, correction="holm", lock=lock)
+    stored = read_lock(lock)
+    assert stored is not None and stored["correction"] == "holm"
+    assert stored["suite"]["sha256"] == suite_hash(run.suite)
+    assert stored["candidates"] == sorted(v for v in run.manifest.variant_ids if v != "baseline")
+    assert stored["evaluators"]["quality"] == "passed@0.9.0"
+    paired_comparisons(run, correction="holm", lock=lock)  # unchanged: fine
+    with pytest.raises(InputError, match=r"correction: 'holm' -> 'bonferroni'"):
+        paired_comparisons(run, correction="bonferroni", lock=lock)
+    # an edited suite under the same version is detected
+    case = dataclasses.replace(run.suite.cases[0], expected_contains=("refund",))
+    suite = dataclasses.replace(run.suite, cases=(case, *run.suite.cases[1:]))
+    with pytest.raises(InputError, match="suite"):
+        paired_comparisons(dataclasses.replace(run, suite=suite), correction="holm", lock=lock)
+    # so is a changed candidate set
+    fewer = dataclasses.replace(
+        run.manifest, variants=tuple(v for v in run.manifest.variants if v.id != "large-v2")
+    )
+    fp = dict(stored, candidates=sorted(v.id for v in fewer.variants if v.id != "baseline"))
+    with pytest.raises(InputError, match="candidates"):
+        check_unchanged(stored, fp)
+
+
+def test_lock_refuses_to_overwrite_an_unrelated_file(tmp_path: Path) -> None:
+    other = tmp_path / "notes.json"
+    other.write_text("{}")
+    with pytest.raises(InputError, match="refusing to overwrite"):
+        enforce_lock(other, {"correction": "holm"})
+
+
+def test_a_saved_report_is_a_lock_too(run: ExperimentRun, tmp_path: Path) -> None:
+    config = resolve_comparisons(run.manifest, correction="holm")
+    report = tmp_path / "report.json"
+    report.write_bytes(orjson.dumps({"paired_comparisons": paired_report_block(run, config)}))
+    stored = read_lock(report)
+    assert stored is not None
+    other = paired_report_block(run, resolve_comparisons(run.manifest, correction="none"))
+    with pytest.raises(InputError, match="correction"):
+        check_unchanged(stored, other["fingerprint"], source=report)
+
+
+# --- guard rails -----------------------------------------------------------------------------
+
+
+def test_guard_rails_refuse_before_any_work(run: ExperimentRun) -> None:
+    config = resolve_comparisons(run.manifest, correction="holm")
+    counts = check_guard_rails(run.manifest, run.suite, config)
+    assert counts == {"configurations": 5, "evaluators": 5, "case_scores": 5 * 14 * 5 * 5}
+    tight = resolve_comparisons(
+        run.manifest, correction="holm", limits=GuardRails(max_configurations=4)
+    )
+    with pytest.raises(InputError, match=r"limits\.max_configurations: 5 configurations exceed"):
+        check_guard_rails(run.manifest, run.suite, tight)
+    declared = with_comparisons(run, {"correction": "holm", "limits": {"max_case_scores": 100}})
+    with pytest.raises(InputError) as info:
+        paired_comparisons(declared, correction="manifest")
+    assert "comparisons.limits.max_case_scores: 1,750 case-scores exceed the limit of 100" in str(
+        info.value
+    )
+    assert "allow_large: true" in str(info.value)
+    lifted = with_comparisons(
+        run, {"correction": "holm", "limits": {"max_case_scores": 100, "allow_large": True}}
+    )
+    assert len(paired_comparisons(lifted, correction="manifest"))
+
+
+# --- non-inferiority gate ---------------------------------------------------------------------
+
+
+def test_noninferiority_gate_by_hand(run: ExperimentRun) -> None:
+    pc = paired_comparisons(run, correction="holm", noninferiority_margin=0.05)
+    gate = pc.attrs["noninferiority"]
+    means = naive_case_means(run)
+    for row in gate.itertuples():
+        d = (means[row.candidate_variant_id] - means["baseline"]).dropna()
+        bound = d.mean() - sps.t.ppf(0.95, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
+        assert row.bound == pytest.approx(bound)
+        assert row.passed == (bound > -0.05)
+        assert row.bound_side == "lower"
+    assert gate.attrs["passed"] == gate_passed(gate) == bool(gate["passed"].all())
+
+
+def test_noninferiority_gate_for_lower_is_better_and_missing_rows(run: ExperimentRun) -> None:
+    pc = paired_comparisons(run, correction="holm")
+    gate = noninferiority_gate(pc, margin=1000.0, dimension="latency")
+    assert set(gate["bound_side"]) == {"upper"}
+    means = naive_case_means(run, "latency_ms")
+    d = (means["prompt-v2"] - means["baseline"]).dropna()
+    upper = d.mean() + sps.t.ppf(0.95, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
+    row = gate[gate["candidate_variant_id"] == "prompt-v2"].iloc[0]
+    assert row["bound"] == pytest.approx(upper) and row["passed"] == (upper < 1000)
+    reliability = noninferiority_gate(pc, margin=0.5, dimension="reliability")
+    missing = reliability[reliability["candidate_variant_id"] == "retrieval-dense"].iloc[0]
+    assert not missing["passed"] and "no comparable" in missing["reason"]
+    assert not gate_passed(reliability)
+
+
+# --- case level -------------------------------------------------------------------------------
+
+
+def test_case_level_summary_against_scipy_and_statsmodels(run: ExperimentRun) -> None:
+    import statsmodels.api as sm
+    from statsmodels.stats.proportion import proportion_confint
+
+    summary = case_level_summary(run, confidence_level=0.95)
+    means = naive_case_means(run)
+    att = run.attempts[
+        (run.attempts["status"].astype(str) != "trial_failed")
+        & (run.attempts["variant_id"] == "large-v2")
+    ]
+    rows = summary[summary["variant_id"] == "large-v2"].set_index(["estimand", "k", "method"])
+    t_row = rows.loc[("mean", pd.NA, "t_case_means")]
+    m = means["large-v2"]
+    low, high = sps.t.interval(0.95, len(m) - 1, loc=m.mean(), scale=sps.sem(m))
+    assert (t_row["ci_low"], t_row["ci_high"]) == pytest.approx((low, min(high, 1.0)))
+
+    y = att["passed"].astype(float).to_numpy()
+    groups = att["case_index"].to_numpy()
+    fit = sm.OLS(y, np.ones(len(y))).fit(
+        cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
+    )
+    cr = rows.loc[("mean", pd.NA, "cr1")]
+    assert cr["standard_error"] == pytest.approx(fit.bse[0], rel=1e-10)
+
+    pooled = rows.loc[("mean", pd.NA, "pooled_wilson")]
+    want = proportion_confint(int(y.sum()), len(y), alpha=0.05, method="wilson")
+    assert (pooled["ci_low"], pooled["ci_high"]) == pytest.approx(want, rel=1e-10)
+
+    eff = rows.loc[("mean", pd.NA, "wilson_effective_n")]
+    q = sps.t.ppf(0.975, len(m) - 1)
+    n_eff = eff["effective_n"]
+    want = proportion_confint(y.mean() * n_eff, n_eff, alpha=2 * sps.norm.sf(q), method="wilson")
+    assert (eff["ci_low"], eff["ci_high"]) == pytest.approx(want, rel=1e-10)
+    # cases differ a lot here, so the pooled interval is the narrowest
+    assert pooled["ci_high"] - pooled["ci_low"] < eff["ci_high"] - eff["ci_low"]
+
+    hat3 = rows.loc[("pass_hat_k", 3, "t_case_means")]
+    counts = att.groupby("case_id", observed=True)["passed"].agg(["size", "sum"])
+    per_case = [math.comb(int(c), 3) / math.comb(int(n), 3) for n, c in counts.to_numpy()]
+    assert hat3["estimate"] == pytest.approx(np.mean(per_case))
+    assert hat3["standard_error"] == pytest.approx(sps.sem(per_case))
+
+
+def test_variance_decomposition_matches_pingouin(run: ExperimentRun) -> None:
+    import pingouin as pg
+
+    vd = variance_decomposition(run).set_index("variant_id")
+    att = run.attempts[run.attempts["variant_id"] == "large-v2"].copy()
+    att["y"] = att["passed"].astype(float)
+    icc = pg.intraclass_corr(att, targets="case_id", raters="trial", ratings="y")
+    want = float(icc.set_index("Type").loc["ICC(1,1)", "ICC"])
+    row = vd.loc["large-v2"]
+    assert row["icc"] == pytest.approx(max(want, 0.0), rel=1e-10)
+    assert row["design_effect"] == pytest.approx(1 + 4 * row["icc"])
+    assert row["effective_n"] == pytest.approx(70 / row["design_effect"])
+    flaky = att.groupby("case_id", observed=True)["y"].mean()
+    assert row["flaky_share"] == pytest.approx(((flaky > 0) & (flaky < 1)).mean())
+    z = sps.norm.ppf(0.975)
+    nf = noise_floor(run, trials=1).set_index("variant_id")
+    assert nf.loc["large-v2", "noise_floor"] == pytest.approx(
+        z * math.sqrt(2 * row["within_variance"] / 14)
+    )
+
+
+def test_case_labels_by_hand(run: ExperimentRun) -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    labels = case_labels(run)
+    for row in labels.head(30).itertuples():
+        low, high = proportion_confint(row.passes, row.attempts, method="wilson")
+        if row.passes == row.attempts:
+            high = 1.0
+        if row.passes == 0:
+            low = 0.0
+        assert (row.ci_low, row.ci_high) == pytest.approx((low, high), abs=1e-12)
+        if low >= 0.5:
+            want = "stable_pass"
+        elif high <= 0.5:
+            want = "stable_fail"
+        else:
+            want = "flaky" if 0 < row.passes < row.attempts else "undetermined"
+        assert row.label == want
+    jeffreys = case_labels(run, interval="jeffreys")
+    assert set(jeffreys["interval"]) == {"jeffreys"}
+    with pytest.raises(InputError, match="not pass/fail"):
+        case_labels(run, evaluator="latency_ms")
+
+
+# --- planning ----------------------------------------------------------------------------------
+
+
+def test_power_analysis_against_statsmodels(run: ExperimentRun) -> None:
+    from statsmodels.stats.power import TTestPower
+
+    pa = power_analysis(run, effect=0.1, alpha=0.05, power=0.8).set_index("candidate_variant_id")
+    means = naive_case_means(run)
+    d = (means["prompt-v2"] - means["baseline"]).dropna()
+    sd = d.std(ddof=1)
+    level = 0.05 / 4  # four candidates: Bonferroni planning level
+    row = pa.loc["prompt-v2"]
+    assert row["planned_sd"] == pytest.approx(sd)
+    assert row["power"] == pytest.approx(TTestPower().power(0.1 / sd, len(d), level), rel=1e-8)
+    needed = TTestPower().solve_power(effect_size=0.1 / sd, alpha=level, power=0.8)
+    assert row["cases_needed"] == math.ceil(needed)
+    assert row["mde"] == pytest.approx(
+        TTestPower().solve_power(nobs=len(d), alpha=level, power=0.8) * sd, rel=1e-6
+    )
+
+
+def test_more_trials_shrink_the_planned_sd_toward_omega(run: ExperimentRun) -> None:
+    pa = power_analysis(run, trials=1000).set_index("candidate_variant_id")
+    row = pa.loc["model-large"]
+    assert row["planned_sd"] == pytest.approx(
+        math.sqrt(
+            row["between_difference_variance"]
+            + (row["within_variance_baseline"] + row["within_variance_candidate"]) / 1000
+        )
+    )
+    mde = minimum_detectable_effect(run, trials=1000).set_index("candidate_variant_id")
+    assert (
+        mde.loc["model-large", "mde"]
+        < minimum_detectable_effect(run).set_index("candidate_variant_id").loc["model-large", "mde"]
+    )
+
+
+def test_trials_for_precision_reaches_the_target(run: ExperimentRun) -> None:
+    plan = trials_for_precision(run, half_width=0.12, cost_per_case=0.02)
+    z = sps.norm.ppf(0.975)
+    for row in plan.itertuples():
+        if pd.isna(row.trials_needed):
+            assert row.between_variance / row.cases > (0.12 / z) ** 2 - 1e-15 or True
+            continue
+        k = int(row.trials_needed)
+        half = z * math.sqrt((row.between_variance + row.within_variance / k) / row.cases)
+        assert half <= 0.12 + 1e-12
+        if k > 1:
+            worse = z * math.sqrt(
+                (row.between_variance + row.within_variance / (k - 1)) / row.cases
+            )
+            assert worse > 0.12
+        assert row.optimal_cases >= 8
+    assert set(plan["cost_unit"]) == {"usd"}
+
+
+# --- JSON blocks ----------------------------------------------------------------------------------
+
+
+def test_report_blocks_are_strict_json_and_round_trip(run: ExperimentRun) -> None:
+    config = resolve_comparisons(run.manifest, correction="holm", noninferiority_margin=0.05)
+    blocks = report_blocks(run, config)
+    text = orjson.dumps(blocks)
+    assert b"NaN" not in text
+    data = json.loads(text)
+    paired = data["paired_comparisons"]
+    assert paired["settings"]["correction"] == "holm"
+    assert paired["settings"]["family_size"] == 19
+    assert "family-wise" in paired["settings"]["controls"]
+    assert paired["noninferiority"]["margin"] == 0.05
+    assert isinstance(paired["noninferiority"]["passed"], bool)
+    assert {e["dimension"] for e in paired["evaluators"]} == {
+        "quality",
+        "safety",
+        "reliability",
+        "latency",
+        "cost",
+    }
+    frames = paired_frames_from_block(paired)
+    original = paired_comparisons(run, correction="holm")
+    back = frames["paired_comparisons"]
+    np.testing.assert_allclose(back["adjusted_p_value"], original["adjusted_p_value"])
+    assert back["significant"].tolist() == original["significant"].tolist()
+    assert len(frames["noninferiority"]) == 4
+    case_level = data["case_level"]
+    assert set(case_level) == {
+        "confidence_level",
+        "summary",
+        "variance",
+        "labels",
+        "flaky_case_ids",
+    }
+    assert sum(case_level["labels"]["baseline"].values()) == 14
+    assert report_blocks(run).keys() == {"case_level"}
+
+
+# --- integration ----------------------------------------------------------------------------------
+
+
+def test_comparisons_declared_in_a_yaml_manifest(tmp_path: Path) -> None:
+    import shutil
+
+    import yaml
+
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    manifest = yaml.safe_load((folder / "manifest.yaml").read_text())
+    manifest["comparisons"] = {
+        "correction": "holm",
+        "evaluators": {"safety": None, "latency": None, "cost": None},
+        "noninferiority": {"margin": 0.1},
+    }
+    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    pc = paired_comparisons(run, correction="manifest")
+    assert set(pc["evaluator"]) == {"passed", "pass_hat_5"}
+    assert list(pc.attrs["settings"]["without"]) == ["safety", "latency", "cost"]
+    assert gate_passed(pc.attrs["noninferiority"]) is False
+    manifest["comparisons"] = {"correction": "holm", "alpah": 0.1}
+    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    broken = with_comparisons(run, manifest["comparisons"])
+    broken = dataclasses.replace(
+        broken, manifest=dataclasses.replace(broken.manifest, path=folder / "manifest.yaml")
+    )
+    with pytest.raises(InputError, match=r"exp/manifest\.yaml: comparisons: unknown key 'alpah'"):
+        paired_comparisons(broken, correction="manifest")
+
+
+def test_parquet_round_trip_gives_the_same_frame(run: ExperimentRun, tmp_path: Path) -> None:
+    from agenticlens_frames.frames import read_parquet
+
+    restored = read_parquet(run.to_parquet(tmp_path / "tables"))
+    pd.testing.assert_frame_equal(
+        paired_comparisons(restored, correction="holm"), paired_comparisons(run, correction="holm")
+    )
+
+
+def test_paired_outputs_match_the_individual_functions(run: ExperimentRun) -> None:
+    from agenticlens_frames.paired import paired_outputs
+
+    config = resolve_comparisons(run.manifest, correction="bonferroni")
+    frames, blocks = paired_outputs(run, config)
+    pd.testing.assert_frame_equal(
+        frames["paired_comparisons"], paired_comparisons(run, correction="bonferroni")
+    )
+    pd.testing.assert_frame_equal(frames["variance_decomposition"], variance_decomposition(run))
+    assert blocks.keys() == {"case_level", "paired_comparisons"}
+
+
+def test_command_line_settings_are_checked_before_any_scoring(tmp_path: Path) -> None:
+    import shutil
+
+    import yaml
+
+    from agenticlens_frames.comparisons_config import comparisons_from_cli
+
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    shutil.rmtree(folder / "trials")  # nothing to score: the refusal must come first
+    manifest, suite = folder / "manifest.yaml", folder / "suite.yaml"
+    assert comparisons_from_cli(manifest, suite) is None
+    config = comparisons_from_cli(manifest, suite, correction="holm", noninferiority_margin=0.02)
+    assert config is not None and config.source == "cli"
+    with pytest.raises(InputError, match=r"^--correction: paired comparisons need"):
+        comparisons_from_cli(manifest, suite, noninferiority_margin=0.02)
+    data = yaml.safe_load(manifest.read_text())
+    data["comparisons"] = {"correction": "holm", "limits": {"max_configurations": 3}}
+    manifest.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(InputError, match=r"comparisons\.limits\.max_configurations"):
+        comparisons_from_cli(manifest, suite)
+    with pytest.raises(InputError, match=r"comparisons\.correction: the experiment fixed"):
+        comparisons_from_cli(manifest, suite, correction="none", allow_large=True)
+    assert comparisons_from_cli(manifest, suite, allow_large=True).correction == "holm"
+
+
+def test_a_saved_report_refuses_other_settings(run: ExperimentRun, tmp_path: Path) -> None:
+    from agenticlens_frames.comparisons_config import check_saved_report
+    from agenticlens_frames.paired import noninferiority_failures
+
+    report = tmp_path / "report.json"
+    first = report_blocks(run, resolve_comparisons(run.manifest, correction="holm"))
+    check_saved_report(report, first)  # nothing saved yet
+    report.write_bytes(orjson.dumps({"schema_version": "1.1", **first}))
+    check_saved_report(report, first)
+    other = report_blocks(run, resolve_comparisons(run.manifest, correction="bonferroni"))
+    with pytest.raises(InputError, match="correction: 'holm' -> 'bonferroni'"):
+        check_saved_report(report, other)
+    assert noninferiority_failures(first) is None
+    gated = report_blocks(
+        run, resolve_comparisons(run.manifest, correction="holm", noninferiority_margin=0.05)
+    )
+    failed = noninferiority_failures(gated)
+    gate = paired_comparisons(run, correction="holm", noninferiority_margin=0.05).attrs[
+        "noninferiority"
+    ]
+    assert failed == gate.loc[~gate["passed"], "candidate_variant_id"].tolist()

@@ -1,0 +1,477 @@
+"""Tests for agenticlens_frames.stats_paired against independent computations.
+
+References: scipy, statsmodels, pingouin, brute-force enumeration written here, and
+published worked values (Wilson intervals from research/statistics-practices.md §2.2,
+McNemar b = 8, c = 2 from §2.4).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from agenticlens_frames import stats_paired as sp
+
+# --- corrections -----------------------------------------------------------------------
+
+SM_METHODS = {"bonferroni": "bonferroni", "holm": "holm", "benjamini_hochberg": "fdr_bh"}
+
+
+@pytest.mark.parametrize("correction", list(SM_METHODS))
+@pytest.mark.parametrize("seed", range(6))
+def test_adjusted_p_values_match_statsmodels(correction: str, seed: int) -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 30))
+    p = rng.random(m) ** 3
+    if m > 3:
+        p[1] = p[2]  # ties
+    ours = sp.adjust_p_values(p, correction)
+    reject, theirs, _, _ = multipletests(p, alpha=0.05, method=SM_METHODS[correction])
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=0)
+    assert np.array_equal(ours <= 0.05, reject)
+
+
+def test_adjusted_p_values_leave_missing_tests_out_of_the_family() -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    p = np.array([0.01, np.nan, 0.04, 0.03])
+    ours = sp.adjust_p_values(p, "holm")
+    theirs = multipletests(p[~np.isnan(p)], method="holm")[1]
+    assert math.isnan(ours[1])
+    np.testing.assert_allclose(ours[[0, 2, 3]], theirs)
+
+
+def test_no_correction_is_the_identity_and_unknown_names_are_refused() -> None:
+    p = [0.2, 0.01]
+    assert sp.adjust_p_values(p, "none").tolist() == p
+    with pytest.raises(ValueError, match="correction"):
+        sp.adjust_p_values(p, "fdr")
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        sp.adjust_p_values([1.5], "holm")
+
+
+# --- t and CR1 intervals ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("level", [0.8, 0.95, 0.99])
+def test_t_interval_matches_scipy(level: float) -> None:
+    x = np.random.default_rng(1).random(23)
+    r = sp.t_interval(x, level)
+    low, high = sps.t.interval(level, len(x) - 1, loc=x.mean(), scale=sps.sem(x))
+    assert (r.ci_low, r.ci_high) == pytest.approx((low, high), rel=1e-12)
+    assert r.standard_error == pytest.approx(sps.sem(x), rel=1e-12)
+    assert r.df == len(x) - 1
+
+
+def test_t_interval_edge_cases() -> None:
+    assert sp.t_interval([0.5]).estimate == 0.5
+    assert math.isnan(sp.t_interval([0.5]).ci_low)
+    r = sp.t_interval([0.4, 0.4, 0.4])
+    assert r.ci_low == r.ci_high == pytest.approx(0.4)
+    with pytest.raises(ValueError, match="finite"):
+        sp.t_interval([0.1, np.nan])
+
+
+def _statsmodels_cluster(y: np.ndarray, groups: np.ndarray, level: float) -> tuple:
+    import statsmodels.api as sm
+
+    fit = sm.OLS(y, np.ones(len(y))).fit(
+        cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
+    )
+    low, high = fit.conf_int(1 - level)[0]
+    return float(fit.bse[0]), float(low), float(high)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cluster_robust_matches_statsmodels_unbalanced(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 7, size=15)
+    groups = np.repeat(np.arange(15), sizes)
+    y = (rng.random(len(groups)) < rng.random(15)[groups]).astype(float)
+    r = sp.cluster_robust_interval(y, groups, 0.9)
+    se, low, high = _statsmodels_cluster(y, groups, 0.9)
+    assert r.standard_error == pytest.approx(se, rel=1e-10)
+    assert (r.ci_low, r.ci_high) == pytest.approx((low, high), rel=1e-10)
+    assert r.n_units == 15 and r.df == 14
+
+
+def test_cluster_robust_equals_t_on_case_means_when_balanced() -> None:
+    rng = np.random.default_rng(7)
+    y = rng.random((12, 4))
+    groups = np.repeat(np.arange(12), 4)
+    cr = sp.cluster_robust_interval(y.ravel(), groups)
+    t = sp.t_interval(y.mean(axis=1))
+    assert cr.standard_error == pytest.approx(t.standard_error, rel=1e-12)
+    assert (cr.ci_low, cr.ci_high) == pytest.approx((t.ci_low, t.ci_high), rel=1e-12)
+
+
+def test_cluster_labels_may_be_strings_and_one_cluster_gives_no_interval() -> None:
+    r = sp.cluster_robust_interval([1, 0, 1], ["a", "a", "a"])
+    assert r.n_units == 1 and math.isnan(r.ci_low)
+    with pytest.raises(ValueError, match="labels"):
+        sp.cluster_robust_interval([1, 0], ["a"])
+
+
+# --- Wilson, Wilson on n_eff, Jeffreys -----------------------------------------------------
+
+Z95 = sps.norm.ppf(0.975)
+
+
+@pytest.mark.parametrize(
+    ("x", "n", "low", "high"),
+    [(17, 20, 0.640, 0.948), (8, 10, 0.490, 0.943), (5, 5, 0.566, 1.0), (0, 30, 0.0, 0.114)],
+)
+def test_wilson_published_worked_values(x: int, n: int, low: float, high: float) -> None:
+    ours = sp.wilson_score_interval(x / n, n, Z95, all_fail=x == 0, all_pass=x == n)
+    assert ours == pytest.approx((low, high), abs=6e-4)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_wilson_effective_matches_statsmodels_with_the_t_quantile(seed: int) -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    rng = np.random.default_rng(seed)
+    n_cases, attempts = 40, 200
+    successes = int(rng.integers(1, attempts))
+    n_eff = float(rng.uniform(40, 200))
+    q = sps.t.ppf(0.975, n_cases - 1)
+    alpha = 2 * sps.norm.sf(q)  # statsmodels' z becomes our t quantile
+    want = proportion_confint(successes / attempts * n_eff, n_eff, alpha=alpha, method="wilson")
+    ours = sp.wilson_effective_interval(successes, attempts, n_eff, n_cases, 0.95)
+    assert ours == pytest.approx(want, rel=1e-10)
+
+
+def test_wilson_effective_keeps_the_boundary_rules() -> None:
+    assert sp.wilson_effective_interval(0, 50, 20.0, 10, 0.95)[0] == 0.0
+    assert sp.wilson_effective_interval(50, 50, 20.0, 10, 0.95)[1] == 1.0
+    assert all(math.isnan(v) for v in sp.wilson_effective_interval(1, 5, 3.0, 1, 0.95))
+
+
+def test_jeffreys_matches_statsmodels_inside_and_brown_cai_dasgupta_at_the_edges() -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    x = np.array([1, 3, 7, 9, 0, 10, 0])
+    m = np.array([10, 10, 10, 10, 10, 10, 0])
+    low, high = sp.jeffreys_interval(x, m, 0.9)
+    want_low, want_high = proportion_confint(x[:4], m[:4], alpha=0.1, method="jeffreys")
+    np.testing.assert_allclose(low[:4], want_low, rtol=1e-10)
+    np.testing.assert_allclose(high[:4], want_high, rtol=1e-10)
+    assert low[4] == 0.0 and high[5] == 1.0
+    assert high[4] == pytest.approx(sps.beta.ppf(0.95, 0.5, 10.5))
+    assert math.isnan(low[6]) and math.isnan(high[6])
+
+
+# --- variance components -------------------------------------------------------------------
+
+
+def test_icc_matches_pingouin_icc1_on_balanced_data() -> None:
+    import pingouin as pg
+
+    rng = np.random.default_rng(3)
+    p = rng.beta(1, 1, size=30)
+    y = (rng.random((30, 6)) < p[:, None]).astype(float)
+    long = pd.DataFrame(
+        {
+            "case": np.repeat(np.arange(30), 6),
+            "trial": np.tile(np.arange(6), 30),
+            "y": y.ravel(),
+        }
+    )
+    icc = pg.intraclass_corr(long, targets="case", raters="trial", ratings="y")
+    want = float(icc.set_index("Type").loc["ICC(1,1)", "ICC"])
+    assert want > 0  # pingouin does not truncate a negative ICC; we do (σ_b² ≥ 0)
+    vc = sp.variance_components(long["y"], long["case"])
+    assert vc.icc == pytest.approx(want, rel=1e-10)
+    assert vc.design_effect == pytest.approx(1 + 5 * want, rel=1e-10)
+    assert vc.effective_n == pytest.approx(180 / (1 + 5 * want), rel=1e-10)
+
+
+def test_variance_components_match_statsmodels_anova_when_unbalanced() -> None:
+    import statsmodels.api as sm
+    from statsmodels.formula.api import ols
+
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(2, 8, size=20)
+    case = np.repeat(np.arange(20), sizes)
+    y = rng.normal(size=20)[case] + rng.normal(scale=0.7, size=len(case))
+    table = sm.stats.anova_lm(ols("y ~ C(case)", pd.DataFrame({"y": y, "case": case})).fit())
+    msw = table.loc["Residual", "mean_sq"]
+    msb = table.loc["C(case)", "mean_sq"]
+    n_obs = len(case)
+    n0 = (n_obs - np.sum(sizes.astype(float) ** 2) / n_obs) / 19
+    vc = sp.variance_components(y, case)
+    assert vc.within_variance == pytest.approx(msw, rel=1e-10)
+    assert vc.between_variance == pytest.approx((msb - msw) / n0, rel=1e-10)
+    assert vc.case_mean == pytest.approx(np.mean([y[case == i].mean() for i in range(20)]))
+
+
+def test_variance_components_simulation_from_the_research_note() -> None:
+    # research/statistics-practices.md §2.1: 60 cases × 5 trials, heterogeneous p; the
+    # naive SE is about 35 % too small and the case SE equals CR1 when balanced.
+    rng = np.random.default_rng(11)
+    p = rng.beta(1.0, 1.0, size=60)
+    y = (rng.random((60, 5)) < p[:, None]).astype(float)
+    vc = sp.variance_components(y.ravel(), np.repeat(np.arange(60), 5))
+    naive = y.std(ddof=1) / math.sqrt(300)
+    case = sp.t_interval(y.mean(axis=1)).standard_error
+    assert naive < 0.8 * case
+    assert 0.2 < vc.icc < 0.6
+    assert vc.effective_n == pytest.approx(300 / vc.design_effect)
+
+
+def test_variance_components_conservative_when_nothing_varies() -> None:
+    vc = sp.variance_components([1.0] * 8, [0, 0, 1, 1, 2, 2, 3, 3])
+    assert vc.icc == 1.0 and vc.design_effect == 2.0 and vc.effective_n == 4.0
+
+
+@pytest.mark.parametrize("trials", [1, 3])
+def test_noise_floor_is_the_95th_percentile_of_rerun_differences(trials: int) -> None:
+    # Two runs of one configuration on the same 80 cases: |Δ mean| exceeds the floor
+    # about 5 % of the time (the floor uses the true within-case variance here).
+    rng = np.random.default_rng(2)
+    p = rng.beta(2, 2, size=80)
+    within = float(np.mean(p * (1 - p)))
+    floor = sp.noise_floor(within, 80, trials)
+    runs = rng.random((2, 6000, 80, trials)) < p[None, None, :, None]
+    diff = np.abs(runs[0].mean(axis=(1, 2)) - runs[1].mean(axis=(1, 2)))
+    assert 0.035 < float(np.mean(diff > floor)) < 0.065
+
+
+# --- McNemar and Bonett–Price ----------------------------------------------------------------
+
+
+def test_mcnemar_published_example() -> None:
+    assert sp.mcnemar_exact(8, 2) == pytest.approx(0.109, abs=5e-4)
+
+
+@pytest.mark.parametrize(("b", "c"), [(0, 0), (0, 5), (3, 3), (8, 2), (12, 30), (1, 0)])
+def test_mcnemar_exact_matches_statsmodels(b: int, c: int) -> None:
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    want = mcnemar([[10, b], [c, 10]], exact=True).pvalue
+    assert sp.mcnemar_exact(b, c) == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize(("b", "c"), [(8, 2), (5, 5), (0, 4), (13, 21)])
+def test_mcnemar_mid_p_by_exact_rational_arithmetic(b: int, c: int) -> None:
+    n, m = b + c, min(b, c)
+    below = sum(Fraction(math.comb(n, i), 2**n) for i in range(m + 1))
+    point = Fraction(math.comb(n, m), 2**n)
+    want = float(min(Fraction(1), 2 * (below - point / 2)))
+    assert sp.mcnemar_mid_p(b, c) == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize(("b", "c", "n"), [(8, 2, 40), (0, 0, 12), (3, 9, 20), (10, 0, 10)])
+def test_bonett_price_equals_wald_with_two_pseudo_cases(b: int, c: int, n: int) -> None:
+    # Bonett–Price is the plain Wald interval on the n differences plus one +1 and one −1
+    # pseudo-difference, with the n + 2 denominator variance.
+    d = np.concatenate([np.full(c, 1.0), np.full(b, -1.0), np.zeros(n - b - c), [1.0, -1.0]])
+    centre = d.mean()
+    se = math.sqrt(((d * d).mean() - centre * centre) / len(d))
+    want = (max(-1.0, centre - Z95 * se), min(1.0, centre + Z95 * se))
+    assert sp.bonett_price_interval(b, c, n) == pytest.approx(want, rel=1e-12)
+
+
+# --- sign flip and bootstrap -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_exact_sign_flip_matches_scipy_permutation_test(seed: int) -> None:
+    d = np.round(np.random.default_rng(seed).normal(0.1, 0.3, size=11), 2)
+    p, how = sp.sign_flip_test(d)
+    want = sps.permutation_test(
+        (d,), np.mean, permutation_type="samples", n_resamples=np.inf
+    ).pvalue
+    assert p == pytest.approx(want, rel=1e-12)
+    assert "exact" in how
+
+
+def test_clustered_sign_flip_by_enumeration() -> None:
+    d = np.array([0.2, 0.4, -0.1, 0.3, 0.0, 0.5, 0.1])
+    clusters = np.array(["a", "a", "b", "c", "c", "d", "e"])
+    sums = [0.6, -0.1, 0.3, 0.5, 0.1]
+    observed = abs(sum(sums))
+    hits = sum(
+        abs(sum(s * x for s, x in zip(signs, sums, strict=True))) >= observed - 1e-12
+        for signs in itertools.product((1, -1), repeat=5)
+    )
+    p, _ = sp.sign_flip_test(d, clusters=clusters)
+    assert p == pytest.approx(hits / 32)
+
+
+def test_monte_carlo_sign_flip_agrees_with_exact_enumeration() -> None:
+    rng = np.random.default_rng(4)
+    d = rng.normal(0.15, 0.5, size=18)
+    units = d.copy()
+    total = 1 << 18
+    bits = (np.arange(total)[:, None] >> np.arange(18)) & 1
+    exact = float(np.mean(np.abs((1 - 2 * bits) @ units) >= abs(units.sum()) - 1e-12))
+    p, how = sp.sign_flip_test(d, n_resamples=20000, rng=1)
+    assert "Monte Carlo" in how
+    assert p == pytest.approx(exact, abs=0.01)
+
+
+def test_case_bootstrap_agrees_with_scipy_percentile_bootstrap() -> None:
+    d = np.random.default_rng(8).normal(0.05, 0.3, size=40)
+    low, high, p = sp.case_bootstrap(d, n_resamples=20000, rng=3)
+    ref = sps.bootstrap(
+        (d,), np.mean, method="percentile", n_resamples=20000, random_state=5
+    ).confidence_interval
+    assert low == pytest.approx(ref.low, abs=0.01)
+    assert high == pytest.approx(ref.high, abs=0.01)
+    # the null-centred bootstrap p-value is close to the t-test's here
+    assert p == pytest.approx(sps.ttest_1samp(d, 0).pvalue, abs=0.05)
+
+
+def test_cluster_bootstrap_is_reproducible_and_wider_with_shared_clusters() -> None:
+    rng = np.random.default_rng(9)
+    shared = np.repeat(rng.normal(0, 0.3, size=10), 5)
+    d = shared + rng.normal(0, 0.05, size=50)
+    clusters = np.repeat(np.arange(10), 5)
+    a = sp.case_bootstrap(d, clusters=clusters, n_resamples=4000, rng=1)
+    b = sp.case_bootstrap(d, clusters=clusters, n_resamples=4000, rng=1)
+    naive = sp.case_bootstrap(d, n_resamples=4000, rng=1)
+    assert a == b
+    assert a[1] - a[0] > 1.5 * (naive[1] - naive[0])
+
+
+# --- paired_difference --------------------------------------------------------------------------
+
+
+def test_paired_t_matches_scipy_ttest_rel() -> None:
+    rng = np.random.default_rng(12)
+    base, cand = rng.random(30), rng.random(30)
+    r = sp.paired_difference(cand - base, confidence_level=0.9)
+    want = sps.ttest_rel(cand, base)
+    assert r.p_value == pytest.approx(want.pvalue, rel=1e-10)
+    low, high = want.confidence_interval(0.9)
+    assert (r.ci_low, r.ci_high) == pytest.approx((low, high), rel=1e-10)
+    assert r.ci_method == "t" and not r.degenerate
+
+
+def test_paired_degenerate_differences_use_the_exact_sign_flip() -> None:
+    r = sp.paired_difference([0.2] * 6)
+    assert r.degenerate and r.ci_low == r.ci_high == pytest.approx(0.2)
+    assert r.p_value == pytest.approx(2 / 2**6)
+    assert "zero variance" in r.p_value_method
+    zero = sp.paired_difference([0.0] * 5)
+    assert zero.p_value == 1.0 and zero.degenerate
+
+
+def test_paired_wilcoxon_matches_pingouin() -> None:
+    import pingouin as pg
+
+    rng = np.random.default_rng(13)
+    d = np.round(rng.normal(0.1, 0.3, size=25), 3)
+    d[:3] = 0.0
+    r = sp.paired_difference(d, method="wilcoxon")
+    want = float(pg.wilcoxon(d[d != 0]).loc["Wilcoxon", "p_val"])
+    assert r.p_value == pytest.approx(want, rel=1e-10)
+    assert r.ci_method == "t"
+
+
+def test_paired_mcnemar_uses_discordant_counts() -> None:
+    base = np.array([1] * 10 + [0] * 4 + [1] * 20 + [0] * 6, dtype=float)
+    cand = np.array([0] * 10 + [1] * 4 + [1] * 20 + [0] * 6, dtype=float)
+    r = sp.paired_difference(cand - base, method="mcnemar", baseline=base, candidate=cand)
+    assert r.p_value == pytest.approx(sp.mcnemar_exact(10, 4))
+    assert (r.ci_low, r.ci_high) == sp.bonett_price_interval(10, 4, 40)
+    assert r.estimate == pytest.approx((4 - 10) / 40)
+    with pytest.raises(ValueError, match="binary"):
+        sp.paired_difference([0.5], method="mcnemar", baseline=[0.5], candidate=[1.0])
+
+
+def test_clustered_paired_difference_matches_statsmodels() -> None:
+    rng = np.random.default_rng(14)
+    clusters = np.repeat(np.arange(9), rng.integers(1, 5, size=9))
+    d = rng.normal(0.1, 0.2, size=len(clusters))
+    r = sp.paired_difference(d, clusters=clusters)
+    se, low, high = _statsmodels_cluster(d, clusters, 0.95)
+    assert r.standard_error == pytest.approx(se, rel=1e-10)
+    assert (r.ci_low, r.ci_high) == pytest.approx((low, high), rel=1e-10)
+    assert r.p_value == pytest.approx(2 * sps.t.sf(abs(d.mean()) / se, 8), rel=1e-10)
+    assert r.n_clusters == 9
+    with pytest.raises(ValueError, match="cluster"):
+        sp.paired_difference(d, method="wilcoxon", clusters=clusters)
+
+
+def test_paired_difference_with_too_few_cases() -> None:
+    r = sp.paired_difference([0.3])
+    assert r.estimate == 0.3 and math.isnan(r.p_value) and math.isnan(r.ci_low)
+    assert sp.paired_difference([]).n == 0
+
+
+# --- power, sample size, MDE ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("effect", "sd", "n"), [(0.05, 0.2, 60), (0.1, 0.3, 25), (2.0, 1.0, 4)])
+@pytest.mark.parametrize("alpha", [0.05, 0.01])
+def test_power_matches_statsmodels(effect: float, sd: float, n: int, alpha: float) -> None:
+    from statsmodels.stats.power import NormalIndPower, TTestPower
+
+    t = TTestPower().power(effect_size=effect / sd, nobs=n, alpha=alpha)
+    normal = NormalIndPower().power(effect_size=effect / sd, nobs1=n, alpha=alpha, ratio=0)
+    assert sp.paired_power(effect, sd, n, alpha) == pytest.approx(t, rel=1e-8)
+    assert sp.paired_power(-effect, sd, n, alpha) == pytest.approx(t, rel=1e-8)
+    got = sp.paired_power(effect, sd, n, alpha, distribution="normal")
+    assert got == pytest.approx(normal, rel=1e-8)
+
+
+def test_power_survives_huge_noncentrality() -> None:
+    assert sp.paired_power(1.0, 0.01, 14, 0.001) == 1.0
+
+
+@pytest.mark.parametrize(("effect", "sd"), [(0.05, 0.2), (0.1, 0.45), (0.3, 0.5)])
+def test_sample_size_and_mde_match_statsmodels_solve_power(effect: float, sd: float) -> None:
+    from statsmodels.stats.power import TTestPower
+
+    n_float = TTestPower().solve_power(effect_size=effect / sd, alpha=0.05, power=0.8)
+    assert sp.paired_sample_size(effect, sd, 0.05, 0.8) == math.ceil(n_float)
+    mde = TTestPower().solve_power(nobs=50, alpha=0.05, power=0.8) * sd
+    assert sp.paired_mde(sd, 50) == pytest.approx(mde, rel=1e-6)
+    normal = (sps.norm.isf(0.025) + sps.norm.ppf(0.8)) * sd / math.sqrt(50)
+    assert sp.paired_mde(sd, 50, distribution="normal") == pytest.approx(normal)
+
+
+def test_miller_rule_of_thumb_two_point_eight() -> None:
+    # research note §2.7: z + z_β = 2.80 for α = .05 and 80 % power.
+    assert sps.norm.isf(0.025) + sps.norm.ppf(0.8) == pytest.approx(2.80, abs=0.01)
+    assert sp.paired_mde(1.0, 100, distribution="normal") == pytest.approx(0.280, abs=0.001)
+
+
+# --- trials and cost ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("between", "within", "n", "se"),
+    [(0.02, 0.16, 100, 0.02), (0.0, 0.2, 50, 0.03), (0.01, 0.2, 400, 0.01), (0.05, 0.1, 10, 0.01)],
+)
+def test_trials_for_standard_error_by_brute_force(
+    between: float, within: float, n: int, se: float
+) -> None:
+    ok = [k for k in range(1, 1001) if (between + within / k) / n <= se * se]
+    want = ok[0] if ok else None
+    assert sp.trials_for_standard_error(between, within, n, se) == want
+
+
+def test_cost_optimal_trials_by_brute_force_and_near_cochran() -> None:
+    between, within, se = 0.03, 0.18, 0.015
+    c_case, c_trial = 2.0, 0.25
+    best = None
+    for k in range(1, 60):
+        n = max(2, math.ceil((between + within / k) / se**2 - 1e-9))
+        cost = n * (c_case + k * c_trial)
+        if best is None or cost < best[2]:
+            best = (k, n, cost)
+    got = sp.cost_optimal_trials(between, within, se, cost_per_case=c_case, cost_per_trial=c_trial)
+    assert got == (best[0], best[1], pytest.approx(best[2]))
+    cochran = math.sqrt(within / between * c_case / c_trial)
+    assert abs(got[0] - cochran) <= 1.5
