@@ -1,0 +1,57 @@
+"""The JSON writer: streaming output, lean mode, reproducibility and additions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+
+from agenticlens_frames import analyze, load_experiment
+from agenticlens_frames.report.json_report import build_report, write_json_report
+
+from ..conftest import EXAMPLE
+
+
+@pytest.fixture(scope="module")
+def analysis():
+    return analyze(load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml"))
+
+
+def test_streamed_file_equals_a_whole_document_dump(analysis, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    streamed = write_json_report(analysis, tmp_path / "r.json").read_bytes()
+    whole = orjson.dumps(build_report(analysis), option=orjson.OPT_INDENT_2)
+    assert streamed == whole
+
+
+def test_lean_report_keeps_every_statistic(analysis, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    full = json.loads(write_json_report(analysis, tmp_path / "full.json").read_text())
+    lean = json.loads(write_json_report(analysis, tmp_path / "lean.json", lean=True).read_text())
+    assert lean["agenticlens_frames"]["lean"] is True
+    for v_full, v_lean in zip(full["variants"], lean["variants"], strict=True):
+        assert v_lean["summary"] == v_full["summary"]
+        assert v_lean["cases"] == v_full["cases"]
+        for t_full, t_lean in zip(v_full["trials"], v_lean["trials"], strict=True):
+            if t_full["report"] is None:
+                assert t_lean["report"] is None
+                continue
+            assert t_lean["report"]["cases"] == []
+            assert t_lean["report"]["summary"] == t_full["report"]["summary"]
+    for key in ("comparisons", "pareto_frontier_variant_ids", "factor_levels", "warnings"):
+        assert lean[key] == full[key]
+
+
+def test_report_records_what_ran(analysis) -> None:
+    report = build_report(analysis)
+    variant = report["variants"][0]
+    spec = analysis.run.manifest.variants[0]
+    assert (variant["target"], variant["timeout_seconds"]) == (spec.target, spec.timeout_seconds)
+    assert report["agenticlens_frames"]["experiment_id"] == "support-agent-upgrade@1"
+    # the trial summaries are consistent with the variant summary built from them
+    summary = variant["summary"]["pass_rate"]
+    rates = [t["report"]["summary"]["pass_rate"] for t in variant["trials"] if t["report"]]
+    assert summary["count"] == len(rates)
+    assert summary["mean"] == pytest.approx(sum(rates) / len(rates), rel=1e-15)
