@@ -29,6 +29,7 @@ from .analysis import (
     trial_summary,
     variant_summary,
 )
+from .api import AgentContext, Comparator, Experiment, ExperimentResult, Tracker, Variant
 from .comparisons_config import (
     ComparisonsConfig,
     GuardRails,
@@ -55,6 +56,7 @@ from .report.csv_report import render_cases_csv, render_variants_csv
 from .report.html import write_html_report
 from .report.json_report import build_report, write_json_report
 from .report.saved import load_report
+from .runner import LiveRunResult, RetryPolicy, run_experiment
 from .runner.order import execution_order
 
 
@@ -69,13 +71,21 @@ def __getattr__(name: str):  # the notebook explorer imports ipywidgets: load it
 __version__ = "0.1.0"
 
 __all__ = [
+    "AgentContext",
+    "Comparator",
     "ComparisonsConfig",
     "Evaluator",
     "EvaluatorRegistry",
+    "Experiment",
     "ExperimentAnalysis",
+    "ExperimentResult",
     "ExperimentRun",
     "GuardRails",
     "InputError",
+    "LiveRunResult",
+    "RetryPolicy",
+    "Tracker",
+    "Variant",
     "__version__",
     "analyze",
     "build_report",
@@ -106,6 +116,7 @@ __all__ = [
     "render_variants_csv",
     "report_warnings",
     "resolve_comparisons",
+    "run_experiment",
     "trial_summary",
     "trials_for_precision",
     "variance_decomposition",

@@ -870,6 +870,11 @@ def analyze(
     True
     """
     _check_confidence(confidence_level)
+    if run.attempts.empty:
+        raise InputError(
+            "the run has no finished trial to analyse",
+            hint="finish the run first (experiment run --run-dir DIR resumes it)",
+        )
     if not regression_threshold >= 0:
         raise InputError(
             f"regression threshold must be ≥ 0, got {regression_threshold}",

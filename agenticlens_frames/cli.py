@@ -7,6 +7,8 @@ Exit codes
 3  some variant completed no trial (the run is incomplete)
 4  ``--fail-on-regression`` and a candidate regressed against the baseline
 5  ``--noninferiority-margin`` (or the manifest's) and a candidate failed the gate
+6  ``--max-attempts`` stopped the run with attempts left: run again with ``--run-dir``
+130  interrupted (Ctrl-C); what finished is kept in ``--run-dir``
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ EXIT_INVALID_INPUT = 1
 EXIT_INCOMPLETE = 3
 EXIT_REGRESSION = 4
 EXIT_NONINFERIORITY = 5
+EXIT_STOPPED = 6
+EXIT_INTERRUPTED = 130
 
 app = typer.Typer(
     name="agenticlens-frames",
@@ -43,6 +47,11 @@ app.add_typer(experiment_app, name="experiment")
 class LatencyPolicy(StrEnum):
     exclude = "exclude"
     zero = "zero"
+
+
+class InvalidPayloadPolicy(StrEnum):
+    trial = "trial"
+    case = "case"
 
 
 def _console(quiet: bool = False) -> Console:
@@ -150,15 +159,46 @@ def experiment_run(
     comparisons_lock: Path | None = typer.Option(
         None, "--comparisons-lock", help="Fix the comparison settings with the run in this file."
     ),
+    run_dir: Path | None = typer.Option(
+        None,
+        "--run-dir",
+        help="Journal every finished attempt here; run again with the same folder to resume.",
+    ),
+    concurrency: int | None = typer.Option(
+        None,
+        "--concurrency",
+        min=1,
+        help="Most live target calls in flight (per-variant limits: max_workers / concurrency).",
+    ),
+    max_attempts: int | None = typer.Option(
+        None,
+        "--max-attempts",
+        min=0,
+        help="Start at most N live attempts, then stop and report how many remain.",
+    ),
+    rerun_failed: bool = typer.Option(
+        False,
+        "--rerun-failed",
+        help="When resuming, call again the attempts that ended in an error or timeout.",
+    ),
+    invalid_payload: InvalidPayloadPolicy = typer.Option(
+        InvalidPayloadPolicy.trial,
+        "--invalid-payload",
+        help="An invalid live payload fails its whole 'trial' (AgenticLens) or only its 'case'.",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary or progress."),
 ) -> None:
-    """Run every (variant, trial) of an experiment, score it, and write the reports."""
+    """Run every (variant, trial) of an experiment, score it, and write the reports.
+
+    Recorded targets are replayed; python and http targets are called, concurrently and
+    resumably with --run-dir.
+    """
     console = _console(quiet)
     from .analysis import analyze
     from .evaluators import load_registry
-    from .loading import load_experiment
     from .report.console import print_summary
     from .report.json_report import write_json_report
+    from .runner.live import run_experiment as run_live_experiment
 
     try:
         from .comparisons_config import check_saved_report, comparisons_from_cli
@@ -175,7 +215,29 @@ def experiment_run(
             allow_large=allow_large,
             known_evaluators=tuple(registry or ()),
         )
-        run = load_experiment(manifest_file, suite_file, evaluators=registry, progress=not quiet)
+        live = run_live_experiment(
+            manifest_file,
+            suite_file,
+            evaluators=registry,
+            run_dir=run_dir,
+            concurrency=concurrency,
+            max_attempts=max_attempts,
+            progress=not quiet,
+            rerun_failed=rerun_failed,
+            invalid_payload=invalid_payload.value,
+        )
+        if not live.complete:
+            how = f"resume with --run-dir {run_dir}" if run_dir else "use --run-dir to resume"
+            Console(stderr=True).print(
+                Text(
+                    f"{'Interrupted' if live.interrupted else 'Stopped'}: {live.remaining} "
+                    f"attempt(s) remain; {how}",
+                    style="yellow",
+                ),
+                soft_wrap=True,
+            )
+            raise typer.Exit(code=EXIT_INTERRUPTED if live.interrupted else EXIT_STOPPED)
+        run = live.run
         analysis = analyze(
             run,
             confidence_level=confidence_level,

@@ -66,6 +66,8 @@ _VARIANT_KEYS = dict.fromkeys(
         "factors",
         "metadata",
         "headers",
+        "retry",
+        "concurrency",
     )
 )
 # An HTTP header name is an RFC 9110 token.
@@ -236,6 +238,15 @@ def _variant(source: Source, raw: Any, index: int, folder: Path) -> VariantSpec:
     factors = take("factors", convert=to_str_map, default={})
     metadata = take("metadata", convert=to_str_map, default={})
     headers = take("headers", convert=to_str_map, default={})
+    retry = take("retry", convert=to_mapping, default={})
+    concurrency = take("concurrency", convert=_optional(partial(to_int, minimum=1)), default=None)
+    for key, given in (("retry", retry), ("concurrency", concurrency is not None)):
+        if given and kind == "recorded":
+            source.fail(
+                (*location, key),
+                f"{key} applies only to live targets; variant {variant_id!r} is recorded",
+                f"remove {key} or use target_kind python or http",
+            )
     if headers and kind != "http":
         source.fail(
             (*location, "headers"),
@@ -260,6 +271,8 @@ def _variant(source: Source, raw: Any, index: int, folder: Path) -> VariantSpec:
         factors=factors,
         metadata=metadata,
         headers=headers,
+        retry=retry,
+        concurrency=concurrency,
     )
 
 

@@ -43,6 +43,10 @@ class VariantSpec:
     metadata: dict[str, str] = field(default_factory=dict)
     #: HTTP headers (values may hold ``${ENV}`` references, expanded only when sending).
     headers: dict[str, str] = field(default_factory=dict)
+    #: Retry policy for live targets, as written (validated by ``runner.retry.parse_retry``).
+    retry: dict[str, Any] = field(default_factory=dict)
+    #: Most calls in flight to this live target (default: the manifest's ``max_workers``).
+    concurrency: int | None = None
 
 
 @dataclass(frozen=True)

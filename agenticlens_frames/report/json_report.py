@@ -171,13 +171,17 @@ class _TrialReports:
         self.lean = lean
         self.suite = run.suite
         self.trials = analysis.trials.set_index(["variant_id", "trial"])
-        self.live = any(v.target_kind != "recorded" for v in run.manifest.variants)
+        # Live-run fields (target_status, summary.live) belong to live variants only.
+        self.live_codes = {
+            i for i, v in enumerate(run.manifest.variants) if v.target_kind != "recorded"
+        }
         att = run.attempts
         chk = run.checks
         self.n_checks_start = np.concatenate([[0], np.cumsum(att["n_checks"].to_numpy())])
         self.att_start = self._starts(
             att["variant_id"].cat.codes.to_numpy(), att["trial"].to_numpy()
         )
+        self.att_variant = att["variant_id"].cat.codes.to_numpy()
         self.att_passed = att["passed"].to_numpy(bool)
         self.att_status = att["status"].astype(str).tolist()
         self.att_case = att["case_index"].to_numpy()
@@ -265,6 +269,7 @@ class _TrialReports:
         costs = [None if math.isnan(x) else x for x in self.att_cost[start:end].tolist()]
         sources = self.att_source[start:end]
         tries = self.att_tries[start:end]
+        live = self._is_live(start)
         records = []
         for i, (ci, passed, cost) in enumerate(
             zip(
@@ -289,9 +294,9 @@ class _TrialReports:
                     "cost_source": sources[i] if cost is not None else None,
                     "sample_available": ok[i],
                     "target_status": ("error" if status == "target_error" else status)
-                    if self.live
+                    if live
                     else None,
-                    "target_attempts": tries[i] if self.live else None,
+                    "target_attempts": tries[i] if live else None,
                     "target_error": None if ok[i] else errors[i],
                     "tags": list(case.tags),
                     "metadata": case.metadata,
@@ -363,8 +368,11 @@ class _TrialReports:
             }
         return out
 
+    def _is_live(self, start: int) -> bool:
+        return int(self.att_variant[start]) in self.live_codes
+
     def _live(self, start: int, end: int) -> dict[str, Any] | None:
-        if not self.live:
+        if not self._is_live(start):
             return None
         statuses = self.att_status[start:end]
         ids = [self.case_ids[ci] for ci in self.att_case[start:end].tolist()]

@@ -166,8 +166,31 @@ def test_unknown_key_without_a_close_match_lists_the_keys(write):
     error = _error(write, _manifest(_variant("a", colour="red"), _variant("b"), _variant("c")))
     assert error.hint == (
         "remove it; the known keys are id, name, target_kind, target, timeout_seconds, "
-        "description, factors, metadata, headers"
+        "description, factors, metadata, headers, retry, concurrency"
     )
+
+
+def test_retry_and_concurrency_only_on_live_variants(write):
+    live = dict(target_kind="python", target="agent:run")
+    manifest = load_manifest(
+        write(
+            "manifest.yaml",
+            _manifest(
+                _variant("a", **live, retry={"attempts": 3}, concurrency=4),
+                _variant("b"),
+                _variant("c"),
+            ),
+        )
+    )
+    assert manifest.variants[0].retry == {"attempts": 3}
+    assert manifest.variants[0].concurrency == 4
+    assert manifest.variants[1].retry == {} and manifest.variants[1].concurrency is None
+    error = _error(write, _manifest(_variant("a", concurrency=2), _variant("b"), _variant("c")))
+    assert "concurrency applies only to live targets" in str(error)
+    error = _error(
+        write, _manifest(_variant("a", **live, concurrency=0), _variant("b"), _variant("c"))
+    )
+    assert "variants[0].concurrency" in str(error)
 
 
 # --------------------------------------------------------------------------- types

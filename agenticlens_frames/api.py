@@ -1,0 +1,858 @@
+"""Experiments in code: ``Experiment``, ``Variant``, a runner, a tracker and a comparator.
+
+The workflow of spec/experiment-api.md (an agent framework's A/B module), on the same
+tidy tables as the manifest path: an :class:`Experiment` becomes a manifest and a suite,
+each agent becomes a live python target, and :func:`run` goes through the live runner —
+so calls are concurrent, timed out for real, retried by policy, journaled and resumable,
+and the result is an :class:`~agenticlens_frames.ExperimentRun` that
+:func:`~agenticlens_frames.analyze` and every report accept.
+
+Examples
+--------
+>>> experiment = Experiment(
+...     name="shouting",
+...     variants=[Variant(name="quiet", parameters={"style": "lower"}),
+...               Variant(name="loud", parameters={"style": "upper"})],
+...     dataset=["hello there", {"input": "refund please", "expected_output": "REFUND PLEASE"}],
+... )
+>>> class Agent:
+...     def __init__(self, variant):
+...         self.style = variant.parameters["style"]
+...     def run(self, text):
+...         return text.upper() if self.style == "upper" else text.lower()
+>>> result = run(experiment, Agent, progress=False)
+>>> result.attempts[["variant_id", "case_id", "output", "passed"]]
+  variant_id   case_id         output  passed
+0      quiet  input-01    hello there    True
+1      quiet  input-02  refund please   False
+2       loud  input-01    HELLO THERE    True
+3       loud  input-02  REFUND PLEASE    True
+>>> Comparator().compare(result)[["variant", "runs", "mean_output_length", "pass_rate"]]
+  variant  runs  mean_output_length  pass_rate
+0   quiet     2                12.0        0.0
+1    loud     2                12.0        1.0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+from .evaluators import EvaluatorRegistry
+from .formats import load_suite
+from .formats.model import CaseSpec, ManifestSpec, SuiteSpec, VariantSpec
+from .frames import ExperimentRun, read_parquet
+from .runner.live import LiveRunResult, arun_live, run_coroutine
+from .runner.python_target import SPARE_THREADS, PythonTarget, accepts_keyword
+from .runner.retry import RetryPolicy
+from .stats import wilson_interval
+
+__all__ = [
+    "AgentContext",
+    "Comparator",
+    "Experiment",
+    "ExperimentResult",
+    "Tracker",
+    "Variant",
+    "VariantResult",
+    "arun",
+    "run",
+]
+
+# Keys of a dataset entry that make it a suite case rather than a plain input.
+_EXPECTATIONS = (
+    "expected_output",
+    "expected_contains",
+    "output_json_schema",
+    "required_output_fields",
+    "required_tools",
+    "forbidden_tools",
+    "required_tool_arguments",
+    "expected_tool_arguments",
+    "required_tool_order",
+    "max_latency_ms",
+    "max_cost_usd",
+    "max_turns",
+    "evaluators",
+)
+_CASE_KEYS = ("id", "name", "input", "tags", "metadata", *_EXPECTATIONS)
+
+
+# --------------------------------------------------------------------------- definitions
+
+
+@dataclass
+class Variant:
+    """One configuration of the agent under test.
+
+    ``model``, ``temperature`` and ``prompt_template`` are top-level fields (as in the
+    guide), ``parameters`` holds anything else; all of them become the variant's factors
+    (``factor_model``, ``factor_temperature`` ... in the ``variants`` table).
+
+    Examples
+    --------
+    >>> Variant(name="gpt", model="openai:gpt-4o", temperature=0.2,
+    ...         parameters={"retrieval": "dense"}).factors
+    {'model': 'openai:gpt-4o', 'temperature': '0.2', 'retrieval': 'dense'}
+    """
+
+    name: str
+    model: str | None = None
+    temperature: float | None = None
+    prompt_template: str | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+    @property
+    def factors(self) -> dict[str, str]:
+        """Configuration as factor name → string value (unset fields left out)."""
+        out = {
+            name: str(value)
+            for name, value in (
+                ("model", self.model),
+                ("temperature", self.temperature),
+                ("prompt_template", self.prompt_template),
+            )
+            if value is not None
+        }
+        for name, value in self.parameters.items():
+            out[str(name)] = value if isinstance(value, str) else json.dumps(value, default=str)
+        return out
+
+
+@dataclass
+class Experiment:
+    """Variants to compare on a dataset.
+
+    Parameters
+    ----------
+    name
+        The experiment's name (its id is ``<name>@<version>``).
+    hypothesis
+        What the experiment should show, in words (kept in the manifest metadata).
+    variants
+        At least two, with unique names; the first is the baseline unless ``baseline``
+        names another.
+    dataset
+        Plain inputs (anything an agent accepts), or suite cases: mappings with an
+        ``input`` and expectations in the suite format (``expected_contains``,
+        ``required_tools``, ``max_latency_ms`` ...; optional ``id``, ``name``, ``tags``,
+        ``metadata``), or :class:`~agenticlens_frames.formats.CaseSpec` objects. Only
+        cases with expectations have a pass/fail; the others compare latency, cost and
+        output shape.
+    metadata, tags
+        Kept with the experiment (manifest metadata).
+    """
+
+    name: str
+    hypothesis: str | None = None
+    variants: list[Variant] = field(default_factory=list)
+    dataset: list[Any] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    version: str = "1"
+    baseline: str | None = None
+
+    @property
+    def experiment_id(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def add_variant(self, variant: Variant) -> Experiment:
+        """Append a variant (returns the experiment, for chaining)."""
+        self.variants.append(variant)
+        return self
+
+    def add_inputs(self, inputs: Iterable[Any]) -> Experiment:
+        """Append inputs or cases to the dataset (returns the experiment)."""
+        self.dataset.extend(inputs)
+        return self
+
+    @classmethod
+    def from_suite(cls, name: str, suite: str | Path | SuiteSpec, **kwargs: Any) -> Experiment:
+        """An experiment whose dataset is a suite file's cases (with their expectations)."""
+        spec = suite if isinstance(suite, SuiteSpec) else load_suite(suite)
+        return cls(name=name, dataset=list(spec.cases), **kwargs)
+
+    # ------------------------------------------------------------------ as specs
+
+    def to_suite(self, *, known_evaluators: Iterable[str] = ()) -> SuiteSpec:
+        """The dataset as a validated suite (plain inputs become cases without checks)."""
+        if not self.dataset:
+            raise InputError(
+                f"experiment {self.name!r} has an empty dataset",
+                hint="add inputs with add_inputs([...])",
+            )
+        width = max(2, len(str(len(self.dataset))))
+        cases = []
+        for index, item in enumerate(self.dataset):
+            if isinstance(item, CaseSpec):
+                cases.append(dataclasses.replace(item, index=index))
+            elif isinstance(item, Mapping) and "input" in item and set(item) <= set(_CASE_KEYS):
+                cases.append(self._case(item, index, width, tuple(known_evaluators)))
+            else:
+                cases.append(
+                    CaseSpec(
+                        id=f"input-{index + 1:0{width}d}",
+                        name=_label(item),
+                        index=index,
+                        input=item,
+                    )
+                )
+        seen: dict[str, int] = {}
+        for case in cases:
+            if case.id in seen:
+                raise InputError(
+                    f"case id {case.id!r} is used twice (dataset[{seen[case.id]}] and "
+                    f"dataset[{case.index}])",
+                    file=f"experiment {self.name!r}",
+                    hint="give every case a unique id",
+                )
+            seen[case.id] = case.index
+        return SuiteSpec(
+            path=Path(f"{self.name}.dataset"),
+            name=self.name,
+            version=self.version,
+            cases=tuple(cases),
+        )
+
+    def _case(
+        self, item: Mapping[str, Any], index: int, width: int, evaluators: tuple[str, ...]
+    ) -> CaseSpec:
+        entry = {k: v for k, v in item.items() if k != "input"}
+        entry.setdefault("id", f"input-{index + 1:0{width}d}")
+        entry.setdefault("name", _label(item["input"]))
+        if not any(k in entry for k in _EXPECTATIONS):
+            return CaseSpec(
+                id=str(entry["id"]),
+                name=str(entry["name"]),
+                index=index,
+                input=item["input"],
+                tags=tuple(entry.get("tags", ())),
+                metadata=dict(entry.get("metadata", {})),
+            )
+        # The suite loader is the one validator of case fields: give it a one-case suite.
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "dataset.json"
+            document = {"name": self.name, "version": self.version, "cases": [entry]}
+            path.write_text(json.dumps(document, default=str), encoding="utf-8")
+            try:
+                suite = load_suite(path, known_evaluators=evaluators)
+            except InputError as exc:
+                location = (exc.location or "").replace("cases[0]", f"dataset[{index}]", 1)
+                raise InputError(
+                    exc.message,
+                    file=f"experiment {self.name!r}",
+                    location=location or f"dataset[{index}]",
+                    hint=exc.hint,
+                ) from None
+        return dataclasses.replace(suite.cases[0], index=index, input=item["input"])
+
+    def to_manifest(
+        self,
+        *,
+        trials: int = 1,
+        random_seed: int | None = None,
+        timeout_seconds: float = 30.0,
+        concurrency: int = 1,
+        target: str = "agent",
+    ) -> ManifestSpec:
+        """The experiment as a manifest of python targets (one per variant)."""
+        if len(self.variants) < 2:
+            raise InputError(
+                f"experiment {self.name!r} has {len(self.variants)} variant(s); "
+                "a comparison needs at least two",
+                hint="add variants with add_variant(Variant(...))",
+            )
+        names = [v.name for v in self.variants]
+        duplicated = sorted({n for n in names if names.count(n) > 1})
+        if duplicated:
+            raise InputError(f"variant names must be unique: {', '.join(duplicated)} repeats")
+        if any(not n for n in names):
+            raise InputError("every variant needs a non-empty name")
+        baseline = self.baseline or names[0]
+        if baseline not in names:
+            raise InputError(f"baseline {baseline!r} is not one of the variants {names}")
+        if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+            raise InputError(f"trials must be a positive integer, got {trials!r}")
+        metadata = {str(k): str(v) for k, v in self.metadata.items()}
+        if self.hypothesis:
+            metadata["hypothesis"] = self.hypothesis
+        if self.tags:
+            metadata["tags"] = ",".join(self.tags)
+        variants = tuple(
+            VariantSpec(
+                id=v.name,
+                name=v.name,
+                target_kind="python",
+                target=f"{target}({v.name})",
+                resolved_target=f"{target}({v.name})",
+                timeout_seconds=float(timeout_seconds),
+                description=v.description,
+                factors=v.factors,
+            )
+            for v in self.variants
+        )
+        return ManifestSpec(
+            path=Path(f"{self.name}.experiment"),
+            name=self.name,
+            version=self.version,
+            baseline_variant_id=baseline,
+            variants=variants,
+            trial_count=trials,
+            random_seed=random_seed,
+            max_workers=concurrency,
+            metadata=metadata,
+        )
+
+
+def _label(value: Any, width: int = 60) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@dataclass
+class AgentContext:
+    """The context handed to agents whose ``run`` accepts ``context`` (when none is given).
+
+    The runner sets ``experiment_id`` on it, whichever context object is used, so an
+    agent's telemetry can be correlated with the experiment.
+    """
+
+    experiment_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- agents
+
+
+def _as_payload(result: Any, elapsed_ms: float) -> dict[str, Any]:
+    """An agent's return value as a live payload; the measured time is its latency."""
+    if isinstance(result, Mapping) and "output" in result:
+        payload = dict(result)
+        if not isinstance(payload["output"], str):
+            payload["output"] = _as_text(payload["output"])
+        payload.setdefault("trace", {"total_latency_ms": elapsed_ms})
+        return payload
+    if not isinstance(result, (str, Mapping, list)) and hasattr(result, "output"):
+        result = result.output  # e.g. an agent framework's run result object
+    return {"output": _as_text(result), "trace": {"total_latency_ms": elapsed_ms}}
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (Mapping, list, tuple)):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+def _agent_function(agent: Any, context: Any) -> Callable[[Any], Any]:
+    """``input -> payload`` for an agent with ``run`` (sync or async), or a callable."""
+    method = getattr(agent, "run", None)
+    if method is None:
+        if not callable(agent):
+            raise InputError(
+                f"the agent factory returned a {type(agent).__name__}, which has no run() "
+                "method and is not callable"
+            )
+        method = agent
+    pass_context = accepts_keyword(method, "context") and not isinstance(method, type)
+
+    def invoke(value: Any) -> Any:
+        start = time.perf_counter()
+        result = method(value, context=context) if pass_context else method(value)
+        if inspect.isawaitable(result):
+            return _finish(result, start)
+        return _as_payload(result, (time.perf_counter() - start) * 1000.0)
+
+    async def ainvoke(value: Any) -> Any:
+        start = time.perf_counter()
+        result = method(value, context=context) if pass_context else method(value)
+        result = await result
+        return _as_payload(result, (time.perf_counter() - start) * 1000.0)
+
+    is_async = inspect.iscoroutinefunction(method) or inspect.iscoroutinefunction(
+        getattr(method, "__call__", None)  # noqa: B004
+    )
+    return ainvoke if is_async else invoke
+
+
+async def _finish(awaitable: Any, start: float) -> dict[str, Any]:
+    result = await awaitable
+    return _as_payload(result, (time.perf_counter() - start) * 1000.0)
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class VariantResult:
+    """One variant's outcome in one run (the guide's ``VariantResult``, plus pass rate).
+
+    ``outputs`` are the agent's outputs of the calls that succeeded, in (trial, case)
+    order; ``avg_latency_ms`` is their mean latency; ``total_runs`` counts every
+    (trial, case) attempt, failed calls included (``errors``).
+    """
+
+    experiment_name: str
+    variant_name: str
+    outputs: list[str]
+    avg_latency_ms: float | None
+    total_runs: int
+    timestamp: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    errors: int = 0
+    #: Over cases with expectations; None when the dataset has none.
+    pass_rate: float | None = None
+    passes: int = 0
+    scored_runs: int = 0
+
+
+def variant_results(run: ExperimentRun, *, timestamp: str | None = None) -> list[VariantResult]:
+    """The per-variant results of a run, in variant order."""
+    stamp = timestamp or _now()
+    att = run.attempts
+    checked = run.cases.set_index("case_id")["n_expectations"].to_dict()
+    out = []
+    for v in run.manifest.variants:
+        rows = att[att["variant_id"] == v.id]
+        ok = rows["status"] == "ok"
+        latency = rows.loc[ok, "latency_ms"].dropna()
+        scored = rows[[checked.get(c, 0) > 0 for c in rows["case_id"].astype(str)]]
+        passes = int(scored["passed"].sum())
+        out.append(
+            VariantResult(
+                experiment_name=run.manifest.name,
+                variant_name=v.id,
+                outputs=rows.loc[ok, "output"].astype(str).tolist(),
+                avg_latency_ms=float(latency.mean()) if len(latency) else None,
+                total_runs=len(rows),
+                timestamp=stamp,
+                metadata={"factors": dict(v.factors), "experiment_id": run.experiment_id},
+                errors=int((~ok).sum()),
+                pass_rate=passes / len(scored) if len(scored) else None,
+                passes=passes,
+                scored_runs=len(scored),
+            )
+        )
+    return out
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """What :func:`run` returns: the tidy tables, per-variant results, and run state."""
+
+    experiment: Experiment
+    live: LiveRunResult
+    run_id: str | None = None
+    timestamp: str = field(default_factory=_now)
+
+    @property
+    def run(self) -> ExperimentRun:
+        """The tidy tables (an :class:`~agenticlens_frames.ExperimentRun`)."""
+        return self.live.run
+
+    @property
+    def attempts(self) -> pd.DataFrame:
+        """One row per (variant, trial, input)."""
+        return self.live.run.attempts
+
+    @property
+    def variant_results(self) -> list[VariantResult]:
+        return variant_results(self.live.run, timestamp=self.timestamp)
+
+    @property
+    def remaining(self) -> int:
+        return self.live.remaining
+
+    @property
+    def complete(self) -> bool:
+        return self.live.complete
+
+    def analyze(self, **options: Any) -> Any:
+        """:func:`~agenticlens_frames.analyze` on the run (every statistic and report)."""
+        from .analysis import analyze
+
+        return analyze(self.live.run, **options)
+
+
+# --------------------------------------------------------------------------- runner
+
+
+def run(
+    experiment: Experiment,
+    agent_factory: Callable[[Variant], Any],
+    *,
+    trials: int = 1,
+    context: Any = None,
+    concurrency: int | None = None,
+    timeout_seconds: float = 30.0,
+    retry: RetryPolicy | None = None,
+    random_seed: int | None = None,
+    evaluators: EvaluatorRegistry | None = None,
+    tracker: Tracker | None = None,
+    run_dir: str | Path | None = None,
+    run_id: str | None = None,
+    max_attempts: int | None = None,
+    progress: bool = True,
+) -> ExperimentResult:
+    """Run every variant's agent on every dataset entry, ``trials`` times.
+
+    Parameters
+    ----------
+    experiment
+        What to run.
+    agent_factory
+        ``agent_factory(variant) -> agent``, called once per variant (it may be async).
+        The agent is called as ``agent.run(input, context=context)`` when ``run`` takes a
+        ``context`` keyword, else ``agent.run(input)``; sync and ``async`` ``run`` both
+        work, and an agent without ``run`` is called directly. It may return a string,
+        any object (``str()``-ed; mappings and lists as JSON; an object with an ``output``
+        attribute gives that), or a payload ``{"output": ..., "trace": {...}}``. Without
+        a trace, the measured call time is the latency.
+    trials
+        Times each (variant, input) is run.
+    context
+        Passed to agents that accept it; ``experiment_id`` is set on it. Default: a new
+        :class:`AgentContext`.
+    concurrency
+        Most agent calls in flight (overall and per variant). Default 1.
+    timeout_seconds, retry
+        Per call; a :class:`~agenticlens_frames.runner.RetryPolicy` (default one call).
+    random_seed
+        Shuffles the (variant, trial) order as AgenticLens does.
+    evaluators
+        Registered evaluators the dataset's cases may name.
+    tracker
+        Persists the run (and lets a crashed run resume under the same ``run_id``).
+    run_dir
+        Journal folder when there is no tracker (resumable, as for manifests).
+    run_id
+        The run's id in the tracker (default: a timestamp). Reuse it to resume.
+    max_attempts
+        Do at most this many attempts now; ``result.remaining`` says what is left.
+    progress
+        tqdm bars (terminal or notebook).
+
+    Returns
+    -------
+    ExperimentResult
+    """
+    return run_coroutine(
+        lambda: arun(
+            experiment,
+            agent_factory,
+            trials=trials,
+            context=context,
+            concurrency=concurrency,
+            timeout_seconds=timeout_seconds,
+            retry=retry,
+            random_seed=random_seed,
+            evaluators=evaluators,
+            tracker=tracker,
+            run_dir=run_dir,
+            run_id=run_id,
+            max_attempts=max_attempts,
+            progress=progress,
+        )
+    )
+
+
+async def arun(
+    experiment: Experiment,
+    agent_factory: Callable[[Variant], Any],
+    *,
+    trials: int = 1,
+    context: Any = None,
+    concurrency: int | None = None,
+    timeout_seconds: float = 30.0,
+    retry: RetryPolicy | None = None,
+    random_seed: int | None = None,
+    evaluators: EvaluatorRegistry | None = None,
+    tracker: Tracker | None = None,
+    run_dir: str | Path | None = None,
+    run_id: str | None = None,
+    max_attempts: int | None = None,
+    progress: bool = True,
+) -> ExperimentResult:
+    """:func:`run` as a coroutine (for code already inside an event loop)."""
+    limit = concurrency or 1
+    registry = evaluators or EvaluatorRegistry()
+    factory_name = getattr(agent_factory, "__qualname__", type(agent_factory).__name__)
+    manifest = experiment.to_manifest(
+        trials=trials,
+        random_seed=random_seed,
+        timeout_seconds=timeout_seconds,
+        concurrency=limit,
+        target=str(factory_name),
+    )
+    suite = experiment.to_suite(known_evaluators=tuple(registry))
+    if context is None:
+        context = AgentContext()
+    try:
+        context.experiment_id = experiment.name
+    except (AttributeError, TypeError) as exc:
+        raise InputError(
+            f"cannot set experiment_id on the context ({exc})",
+            hint="pass a context object with a writable experiment_id attribute",
+        ) from None
+    if tracker is not None:
+        if run_dir is not None:
+            raise InputError("give either a tracker or a run_dir, not both")
+        run_id = run_id or _now().replace(":", "").replace("-", "")
+        folder: Path | None = tracker.run_dir(experiment.name, run_id)
+    else:
+        folder = Path(run_dir) if run_dir is not None else None
+
+    targets = {}
+    for variant in experiment.variants:
+        agent = agent_factory(variant)
+        if inspect.isawaitable(agent):
+            agent = await agent
+        targets[variant.name] = PythonTarget(
+            _agent_function(agent, context),
+            timeout_seconds=timeout_seconds,
+            threads=limit + SPARE_THREADS,
+            pass_case=False,
+            name=f"agent-{variant.name}",
+        )
+    live = await arun_live(
+        manifest,
+        suite,
+        registry=registry,
+        targets=targets,
+        run_dir=folder,
+        concurrency=limit,
+        max_attempts=max_attempts,
+        progress=progress,
+        retry=retry,
+    )
+    result = ExperimentResult(experiment=experiment, live=live, run_id=run_id)
+    if tracker is not None:
+        tracker.record(result)
+    return result
+
+
+# --------------------------------------------------------------------------- tracker
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "experiment"
+
+
+class Tracker:
+    """Keeps every run's results; with a folder, as parquet run folders on disk.
+
+    Each run lives in ``<storage_path>/<experiment>/<run_id>/``: the live journal (written
+    as each call finishes, so a crashed run resumes with the same ``run_id``) and the
+    tidy tables under ``tables/`` (readable with
+    :func:`~agenticlens_frames.read_parquet`). Nothing is one rewritten JSON file. Without
+    a folder, results are kept in memory.
+
+    Examples
+    --------
+    >>> tracker = Tracker()
+    >>> len(tracker), tracker.results
+    (0, [])
+    """
+
+    def __init__(self, storage_path: str | Path | None = None) -> None:
+        self.storage_path = Path(storage_path) if storage_path is not None else None
+        self._memory: list[tuple[str | None, ExperimentRun, str]] = []
+
+    def run_dir(self, experiment_name: str, run_id: str) -> Path | None:
+        """Where a run is persisted (None for an in-memory tracker)."""
+        if self.storage_path is None:
+            return None
+        return self.storage_path / _slug(experiment_name) / _slug(run_id)
+
+    def record(self, result: ExperimentResult) -> None:
+        """Keep a run's results (the runner calls this; on disk it is already there)."""
+        if self.storage_path is None:
+            self._memory.append((result.run_id, result.run, result.timestamp))
+
+    def _runs(self) -> list[tuple[str | None, ExperimentRun, str]]:
+        if self.storage_path is None:
+            return list(self._memory)
+        out = []
+        for tables in sorted(self.storage_path.glob("*/*/tables")):
+            if not (tables / "attempts.parquet").exists():
+                continue
+            stamp = datetime.fromtimestamp((tables / "attempts.parquet").stat().st_mtime, UTC)
+            iso = stamp.isoformat(timespec="seconds").replace("+00:00", "Z")
+            out.append((tables.parent.name, read_parquet(tables), iso))
+        return out
+
+    def runs(self) -> list[ExperimentRun]:
+        """Every recorded run's tidy tables."""
+        return [r for _, r, _ in self._runs()]
+
+    @property
+    def results(self) -> list[VariantResult]:
+        """Every recorded variant result, run by run."""
+        out = []
+        for run_id, experiment_run, stamp in self._runs():
+            for result in variant_results(experiment_run, timestamp=stamp):
+                result.metadata["run_id"] = run_id
+                out.append(result)
+        return out
+
+    def get_by_experiment(self, name: str) -> list[VariantResult]:
+        """The variant results of one experiment (by name)."""
+        return [r for r in self.results if r.experiment_name == name]
+
+    @property
+    def attempts(self) -> pd.DataFrame:
+        """Every recorded attempt, with ``run_id`` (keys as plain strings)."""
+        frames = []
+        for run_id, experiment_run, _ in self._runs():
+            frame = experiment_run.attempts.copy()
+            for column in frame.columns:
+                if isinstance(frame[column].dtype, pd.CategoricalDtype):
+                    frame[column] = frame[column].astype("str")
+            frame.insert(0, "run_id", run_id)
+            frames.append(frame)
+        if not frames:
+            return pd.DataFrame(columns=["run_id"])
+        return pd.concat(frames, ignore_index=True)
+
+    def export_json(self) -> str:
+        """Every variant result as a JSON array."""
+        return json.dumps([dataclasses.asdict(r) for r in self.results], indent=2, default=str)
+
+    def clear(self) -> None:
+        """Forget every result (and delete the run folders of a folder tracker)."""
+        self._memory.clear()
+        if self.storage_path is not None and self.storage_path.exists():
+            for child in self.storage_path.iterdir():
+                if child.is_dir():
+                    shutil.rmtree(child)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+
+# --------------------------------------------------------------------------- comparator
+
+
+class Comparator:
+    """Per-variant metrics as a frame, and a readable summary.
+
+    Parameters
+    ----------
+    confidence_level
+        For the Wilson interval on pass rates.
+    """
+
+    def __init__(self, confidence_level: float = 0.95) -> None:
+        self.confidence_level = confidence_level
+
+    def compare(
+        self, results: ExperimentResult | ExperimentRun | LiveRunResult | Iterable[VariantResult]
+    ) -> pd.DataFrame:
+        """One row per variant: ``variant, runs, errors, mean_latency_ms,
+        mean_output_length, pass_rate, pass_rate_ci_low, pass_rate_ci_high``.
+
+        Pass rates are over the cases that have expectations (NaN when none do), with a
+        Wilson interval that, like AgenticLens', treats attempts as independent.
+        """
+        items = self._variant_results(results)
+        passes = np.array([r.passes for r in items], dtype=float)
+        scored = np.array([r.scored_runs for r in items], dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            low, high = wilson_interval(passes, scored, self.confidence_level)
+        frame = pd.DataFrame(
+            {
+                "variant": [r.variant_name for r in items],
+                "runs": [r.total_runs for r in items],
+                "errors": [r.errors for r in items],
+                "mean_latency_ms": [
+                    np.nan if r.avg_latency_ms is None else r.avg_latency_ms for r in items
+                ],
+                "mean_output_length": [
+                    float(np.mean([len(o) for o in r.outputs])) if r.outputs else np.nan
+                    for r in items
+                ],
+                "pass_rate": [np.nan if r.pass_rate is None else r.pass_rate for r in items],
+                "pass_rate_ci_low": np.where(scored > 0, low, np.nan),
+                "pass_rate_ci_high": np.where(scored > 0, high, np.nan),
+            }
+        )
+        frame.attrs["confidence_level"] = self.confidence_level
+        return frame
+
+    def summary(
+        self, results: ExperimentResult | ExperimentRun | LiveRunResult | Iterable[VariantResult]
+    ) -> str:
+        """A human-readable block per variant, for side-by-side reading."""
+        frame = self.compare(results)
+        title = self._title(results)
+        lines = [title, "=" * len(title)] if title else []
+        if isinstance(results, ExperimentResult) and results.experiment.hypothesis:
+            lines.append(f"Hypothesis: {results.experiment.hypothesis}")
+        baseline = self._baseline(results)
+        level = f"{self.confidence_level:.0%}"
+        for row in frame.itertuples(index=False):
+            mark = " (baseline)" if row.variant == baseline else ""
+            lines.append("")
+            lines.append(f"{row.variant}{mark}")
+            lines.append(f"  runs: {row.runs}  ·  errors: {row.errors}")
+            lines.append(f"  mean latency: {_fmt(row.mean_latency_ms, '{:.1f} ms')}")
+            lines.append(f"  mean output length: {_fmt(row.mean_output_length, '{:.1f} chars')}")
+            if not np.isnan(row.pass_rate):
+                lines.append(
+                    f"  pass rate: {row.pass_rate:.1%} ({level} CI "
+                    f"{row.pass_rate_ci_low:.1%}–{row.pass_rate_ci_high:.1%})"
+                )
+        return "\n".join(lines)
+
+    @staticmethod
+    def _run_of(results: Any) -> ExperimentRun | None:
+        if isinstance(results, ExperimentResult):
+            return results.run
+        if isinstance(results, LiveRunResult):
+            return results.run
+        if isinstance(results, ExperimentRun):
+            return results
+        return None
+
+    def _variant_results(self, results: Any) -> list[VariantResult]:
+        run_ = self._run_of(results)
+        return variant_results(run_) if run_ is not None else list(results)
+
+    def _title(self, results: Any) -> str:
+        run_ = self._run_of(results)
+        if run_ is None:
+            return "Variant comparison"
+        m = run_.manifest
+        return (
+            f"Experiment {m.name} — {len(m.variants)} variants, {len(run_.cases)} inputs × "
+            f"{m.trial_count} trial(s)"
+        )
+
+    def _baseline(self, results: Any) -> str | None:
+        run_ = self._run_of(results)
+        return run_.manifest.baseline_variant_id if run_ is not None else None
+
+
+def _fmt(value: float, template: str) -> str:
+    return "n/a" if value is None or np.isnan(value) else template.format(value)

@@ -1,0 +1,426 @@
+"""The crash-safe journal of a live run: every finished attempt, as it finishes.
+
+A run folder holds::
+
+    run.json                 what this folder belongs to (manifest, suite and recorded-file
+                             hashes); written once, tmp file + fsync + atomic rename
+    lock                     held (``flock``) while a process runs in the folder
+    journal/000001.jsonl     one append-only JSON-lines segment per session
+    journal/000002.jsonl     ...
+
+Each line is one record, appended and ``fsync``-ed before the next batch (group commit:
+the records that finished while the disk was busy go in one write). A crash can only
+tear the *last* line of the segment being written; readers ignore a torn last line, and
+the attempt it described is simply run again. A new session never appends to an old
+segment: it starts the next one, so what is on disk is never rewritten.
+
+Records (``"type"``):
+
+``call``     one call of a target (one try): outcome (``ok``, a failure kind or
+             ``invalid_payload``), error, elapsed time — every try is kept.
+``attempt``  the final outcome of one (variant, trial, case): status, the canonical
+             payload (output and raw trace), the error, the number of calls, and the
+             scores and checks, so a resumed run rebuilds the tables without calling the
+             target or scoring again.
+
+Scoring happens here, on the journal's thread, so a slow registered evaluator never
+stalls the event loop that times the calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, is_dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..evaluators import EvaluatorRegistry
+from ..formats.model import CaseSpec
+from ..formats.traces import Trace
+from ..scoring import AttemptScore, CheckColumns, score_sample
+
+__all__ = [
+    "FORMAT",
+    "JournalWriter",
+    "RunFolder",
+    "digest",
+    "read_segments",
+    "replay_checks",
+]
+
+#: Written into run.json; a folder of another format is refused.
+FORMAT = "agenticlens-frames/live-run/1"
+
+
+def now_iso() -> str:
+    """UTC now, ISO-8601 with ``Z``."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def digest(value: Any) -> str:
+    """SHA-256 of a value's canonical JSON (dataclasses and paths included).
+
+    Examples
+    --------
+    >>> digest({"b": 1, "a": [1, 2]}) == digest({"a": [1, 2], "b": 1})
+    True
+    """
+
+    def clean(v: Any) -> Any:
+        if is_dataclass(v) and not isinstance(v, type):
+            return clean(asdict(v))
+        if isinstance(v, Path):
+            return str(v)
+        if isinstance(v, dict):
+            return {str(k): clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        return v
+
+    text = json.dumps(clean(value), sort_keys=True, ensure_ascii=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # not possible on every platform; the data itself is fsync-ed
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
+    _fsync_dir(path.parent)
+
+
+class RunFolder:
+    """A run folder, opened for one session: identity checked, lock held.
+
+    Parameters
+    ----------
+    path
+        The folder (created if missing).
+    identity
+        What the run is: ``experiment_id`` and the hashes of the manifest, suite and
+        recorded files. A folder started for a different identity is refused.
+
+    Raises
+    ------
+    InputError
+        The folder belongs to another experiment, manifest or suite; or another process
+        is running in it.
+    """
+
+    def __init__(self, path: str | Path, identity: dict[str, Any]) -> None:
+        self.path = Path(path)
+        self.journal = self.path / "journal"
+        self.journal.mkdir(parents=True, exist_ok=True)
+        self._lock_file = self._lock()
+        meta = self.path / "run.json"
+        if meta.exists():
+            try:
+                stored = json.loads(meta.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                self.close()
+                raise InputError(f"unreadable run description ({exc})", file=meta) from None
+            self._check(stored, identity, meta)
+            self.created_at = stored.get("created_at")
+        else:
+            self.created_at = now_iso()
+            _write_atomic(
+                meta,
+                json.dumps({"format": FORMAT, **identity, "created_at": self.created_at}, indent=2),
+            )
+
+    def _lock(self) -> Any:
+        handle = open(self.path / "lock", "a+")  # noqa: SIM115 - held for the session
+        try:
+            import fcntl
+        except ImportError:  # no advisory locks on this platform
+            return handle
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            raise InputError(
+                "another process is running this experiment in the folder",
+                file=self.path,
+                hint="wait for it to finish, or use another --run-dir",
+            ) from None
+        return handle
+
+    def _check(self, stored: dict[str, Any], identity: dict[str, Any], meta: Path) -> None:
+        if stored.get("format") != FORMAT:
+            self.close()
+            raise InputError(
+                f"not a live-run folder of this version (format {stored.get('format')!r})",
+                file=meta,
+                hint="use an empty folder for --run-dir",
+            )
+        labels = {
+            "experiment_id": "experiment",
+            "manifest_sha256": "manifest",
+            "suite_sha256": "suite",
+            "recorded_sha256": "recorded trials files",
+        }
+        for key, label in labels.items():
+            if stored.get(key) != identity.get(key):
+                self.close()
+                raise InputError(
+                    f"this run folder was started with a different {label} "
+                    f"(stored {_short(stored.get(key))}, now {_short(identity.get(key))}); "
+                    "resuming would mix results of two experiments",
+                    file=meta,
+                    hint="resume with the files the run was started with, or use a new --run-dir",
+                )
+
+    def segments(self) -> list[Path]:
+        """The journal segments, oldest first."""
+        return sorted(p for p in self.journal.glob("*.jsonl") if p.stem.isdigit())
+
+    def new_segment(self) -> Path:
+        """Create the next segment (empty) and make its directory entry durable."""
+        existing = self.segments()
+        number = int(existing[-1].stem) + 1 if existing else 1
+        path = self.journal / f"{number:06d}.jsonl"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        os.close(fd)
+        _fsync_dir(self.journal)
+        return path
+
+    def close(self) -> None:
+        """Release the lock."""
+        if self._lock_file is not None:
+            self._lock_file.close()
+            self._lock_file = None
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, str):
+        return value[:12] if len(value) == 64 else repr(value)
+    if isinstance(value, dict):
+        return digest(value)[:12]
+    return repr(value)
+
+
+def read_segments(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
+    """Every record of the segments, in order; a torn last line of a segment is skipped.
+
+    Raises
+    ------
+    InputError
+        A line other than the last does not parse: the journal was edited or damaged.
+    """
+    for path in paths:
+        with open(path, "rb") as f:
+            lines = f.read().split(b"\n")
+        # A complete file ends with "\n", so the last element is b"" (or the torn tail).
+        for number, line in enumerate(lines, start=1):
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                if number == len(lines):
+                    break  # torn by a crash mid-write: that attempt runs again
+                raise InputError(
+                    "damaged journal record (not JSON)",
+                    file=path,
+                    location=f"line {number}",
+                    hint="the journal is append-only; do not edit it",
+                ) from None
+            if isinstance(record, dict):
+                yield record
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def checks_to_json(sink: CheckColumns, start: int = 0) -> list[list[Any]]:
+    """The checks appended to ``sink`` from row ``start`` on, as JSON-able rows."""
+    rows = []
+    for i in range(start, len(sink)):
+        custom = sink.custom.get(i)
+        rows.append(
+            [
+                sink.name[i],
+                sink.metric[i],
+                sink.value[i],
+                sink.passed[i],
+                sink.explanation[i],
+                list(custom) if custom is not None else None,
+            ]
+        )
+    return rows
+
+
+def score_to_json(score: AttemptScore) -> list[Any]:
+    return [
+        score.passed,
+        score.score,
+        score.n_checks,
+        score.n_checks_passed,
+        score.score_sum,
+        score.turns,
+        score.evaluator_error,
+    ]
+
+
+def replay_checks(sink: CheckColumns, attempt: int, record: dict[str, Any]) -> AttemptScore:
+    """Append a journaled attempt's checks to ``sink`` and return its score (no re-scoring).
+
+    Examples
+    --------
+    >>> sink = CheckColumns()
+    >>> record = {"checks": [["exact_match", "exact_match", 1.0, True, "ok", None]],
+    ...           "score": [True, 1.0, 1, 1, 1.0, None, None]}
+    >>> replay_checks(sink, 0, record).passed, sink.name
+    (True, ['exact_match'])
+    """
+    for name, metric, value, passed, explanation, custom in record["checks"]:
+        if custom is None:
+            sink.add(attempt, name, metric, passed, explanation, value)
+        else:
+            required, evaluator, version, kind = custom
+            sink.add_custom(
+                attempt,
+                name,
+                value,
+                passed,
+                explanation,
+                required=required,
+                evaluator=evaluator,
+                evaluator_version=version,
+                evaluator_type=kind,
+            )
+    passed, score, n, n_passed, score_sum, turns, evaluator_error = record["score"]
+    return AttemptScore(
+        passed=passed,
+        score=score,
+        n_checks=n,
+        n_checks_passed=n_passed,
+        score_sum=score_sum,
+        turns=turns,
+        evaluator_error=evaluator_error,
+    )
+
+
+# --------------------------------------------------------------------------- writer
+
+_STOP = object()
+
+
+class JournalWriter:
+    """Scores finished attempts and appends their records, on one background thread.
+
+    Parameters
+    ----------
+    segment
+        The file to append to, or None to keep records in memory only (a run without a
+        run folder).
+    registry
+        For scoring.
+    on_record
+        Called (on the writer thread) with each record once it is durable.
+    """
+
+    def __init__(
+        self,
+        segment: Path | None,
+        registry: EvaluatorRegistry | None = None,
+        on_record: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.segment = segment
+        self.registry = registry
+        self.on_record = on_record
+        self.records: list[dict[str, Any]] = []
+        self.error: BaseException | None = None
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._file = open(segment, "ab") if segment is not None else None  # noqa: SIM115
+        self._thread = threading.Thread(target=self._run, name="journal", daemon=True)
+        self._thread.start()
+
+    def append(
+        self, record: dict[str, Any], scoring: tuple[CaseSpec, str, Trace] | None = None
+    ) -> None:
+        """Queue a record; with ``scoring`` = (case, output, trace) it is scored first."""
+        self._queue.put((record, scoring))
+
+    def _score(self, record: dict[str, Any], scoring: tuple[CaseSpec, str, Trace]) -> None:
+        case, output, trace = scoring
+        sink = CheckColumns()
+        score = score_sample(case, output, trace, sink, 0, self.registry)
+        record["score"] = score_to_json(score)
+        record["checks"] = checks_to_json(sink)
+
+    def _run(self) -> None:
+        stop = False
+        while not stop:
+            batch = [self._queue.get()]
+            while True:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            done = []
+            for item in batch:
+                if item is _STOP:
+                    stop = True
+                    continue
+                record, scoring = item
+                if self.error is not None:
+                    continue  # keep draining so close() returns; nothing more is written
+                try:
+                    if scoring is not None:
+                        self._score(record, scoring)
+                    done.append(record)
+                except BaseException as exc:  # re-raised by close()
+                    self.error = exc
+            if done and self.error is None:
+                try:
+                    self._write(done)
+                except BaseException as exc:  # re-raised by close()
+                    self.error = exc
+                    continue
+                self.records.extend(done)
+                if self.on_record is not None:
+                    for record in done:
+                        self.on_record(record)
+
+    def _write(self, records: list[dict[str, Any]]) -> None:
+        if self._file is None:
+            return
+        data = "".join(
+            json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records
+        )
+        self._file.write(data.encode("utf-8"))
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        """Write everything queued, stop the thread, close the file; re-raise its error."""
+        self._queue.put(_STOP)
+        self._thread.join()
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if self.error is not None:
+            raise self.error

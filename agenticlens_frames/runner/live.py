@@ -1,0 +1,753 @@
+"""Run an experiment with live targets: concurrent, crash-safe and resumable.
+
+:func:`run_experiment` runs every (variant, trial, case) of a manifest whose variants are
+``python``, ``http`` or ``recorded`` (mixed freely) and returns the same tidy tables as
+:func:`~agenticlens_frames.load_experiment` does for recorded ones:
+
+1. everything is checked before the first call: manifest, suite, recorded files, python
+   targets imported (once per run, fix B10), ``${ENV}`` header references set;
+2. with a run folder, its journal is read back: attempts already done are neither called
+   nor scored again (:mod:`.journal`);
+3. the rest is called concurrently in AgenticLens' order (:mod:`.scheduler`), each
+   finished attempt scored and journaled as it completes;
+4. the tables are built from the journal (plus recorded replays) by the one code path
+   used for fresh and resumed runs alike, so a resumed run reports exactly what an
+   uninterrupted one would (for deterministic targets).
+
+Failure semantics follow AgenticLens 0.10 (spec §4.4, §8): a target that raises, times
+out or returns an HTTP error fails that case (``target_error`` / ``timed_out``); a payload
+that is not a sample fails the whole trial (``invalid_payload="trial"``, the default) or,
+with ``invalid_payload="case"``, only that case.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import os
+import threading
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from .._gc import paused_gc
+from ..errors import InputError
+from ..evaluators import EvaluatorRegistry
+from ..formats import load_manifest, load_recorded, load_suite
+from ..formats.model import CaseSpec, ManifestSpec, SuiteSpec
+from ..frames import ExperimentRun, TableBuilder
+from ..scoring import score_unavailable
+from .http_target import DEFAULT_MAX_REPLY_BYTES, HttpTarget, check_headers
+from .journal import JournalWriter, RunFolder, digest, now_iso, read_segments, replay_checks
+from .order import execution_order
+from .payload import validate_payload
+from .python_target import SPARE_THREADS, PythonTarget, load_callable
+from .recorded import replay_trial
+from .retry import RetryPolicy, parse_retry
+from .scheduler import Scheduler, Target, VariantPlan, WorkItem
+
+__all__ = ["LiveRunResult", "arun_live", "run_experiment", "run_live"]
+
+InvalidPayloadMode = Literal["trial", "case"]
+
+#: Columns of :attr:`LiveRunResult.calls`.
+CALL_COLUMNS = (
+    "variant_id",
+    "trial",
+    "case_id",
+    "call",
+    "outcome",
+    "error",
+    "elapsed_ms",
+    "started_at",
+    "session",
+)
+
+
+@dataclass(frozen=True)
+class LiveRunResult:
+    """What a (possibly partial) live run produced.
+
+    Attributes
+    ----------
+    run
+        The tidy tables of every *finished* trial: all recorded trials, and each live
+        trial whose cases are all done (or that failed). Trials still in progress are left
+        out until they finish, so every table keeps its grain.
+    remaining
+        Live (variant, trial, case) attempts still to run; 0 when the run is complete.
+    attempted
+        Attempts finished by this call (not counting earlier sessions).
+    interrupted
+        Stopped by Ctrl-C (what finished is kept).
+    run_dir
+        The run folder, if any.
+    calls
+        One row per target call (every retry included): ``variant_id, trial, case_id,
+        call, outcome, error, elapsed_ms, started_at, session``.
+    """
+
+    run: ExperimentRun
+    remaining: int
+    attempted: int
+    interrupted: bool
+    run_dir: Path | None
+    calls: pd.DataFrame
+
+    @property
+    def complete(self) -> bool:
+        """Every attempt is done."""
+        return self.remaining == 0
+
+
+# --------------------------------------------------------------------------- ledger
+
+
+class Ledger:
+    """The journal's records, indexed: what is done, what failed, what is left."""
+
+    def __init__(self, suite: SuiteSpec, mode: InvalidPayloadMode) -> None:
+        self.suite = suite
+        self.mode = mode
+        self.case_index = {c.id: c.index for c in suite.cases}
+        self.final: dict[tuple[str, int, str], dict[str, Any]] = {}
+        self.failures: dict[tuple[str, int, str], list[tuple[str, str]]] = {}
+        self.invalid_at: dict[tuple[str, int], int] = {}
+        self.calls: list[dict[str, Any]] = []
+
+    def add(self, record: dict[str, Any]) -> None:
+        key = (record["variant"], int(record["trial"]), record["case"])
+        if record.get("type") == "call":
+            self.calls.append(record)
+            if record["outcome"] not in ("ok", "invalid_payload") and key not in self.final:
+                self.failures.setdefault(key, []).append((record["outcome"], record["error"]))
+        elif record.get("type") == "attempt":
+            # The last outcome wins: a later session may re-run a failed attempt
+            # (``rerun_failed``); otherwise an attempt is journaled once.
+            self.final[key] = record
+            self.failures.pop(key, None)
+            if record["status"] == "invalid_payload" and self.mode == "trial":
+                index = self.case_index[key[2]]
+                first = self.invalid_at.get(key[:2], index)
+                self.invalid_at[key[:2]] = min(first, index)
+
+    def reopen_failed(self) -> int:
+        """Forget target errors and timeouts so they are called again; returns how many."""
+        failed = [k for k, r in self.final.items() if r["status"] in ("target_error", "timed_out")]
+        for key in failed:
+            del self.final[key]
+            self.failures.pop(key, None)
+        return len(failed)
+
+    def pending(self, variant_id: str, trial: int) -> list[CaseSpec]:
+        """Cases of a live trial still to run (none after a decided trial failure)."""
+        limit = self.invalid_at.get((variant_id, trial))
+        return [
+            c
+            for c in self.suite.cases
+            if (limit is None or c.index < limit) and (variant_id, trial, c.id) not in self.final
+        ]
+
+    def trial_error(self, variant_id: str, trial: int) -> str | None:
+        limit = self.invalid_at.get((variant_id, trial))
+        if limit is None:
+            return None
+        return self.final[(variant_id, trial, self.suite.cases[limit].id)]["error"]
+
+    def calls_frame(self) -> pd.DataFrame:
+        rows = [
+            (
+                r["variant"],
+                int(r["trial"]),
+                r["case"],
+                int(r["call"]),
+                r["outcome"],
+                r.get("error"),
+                float(r.get("elapsed_ms", float("nan"))),
+                r.get("started_at"),
+                r.get("session"),
+            )
+            for r in self.calls
+        ]
+        frame = pd.DataFrame(rows, columns=list(CALL_COLUMNS))
+        for column in ("error", "started_at", "session", "outcome"):
+            frame[column] = frame[column].astype("str")
+        frame["trial"] = frame["trial"].astype("int32")
+        frame["call"] = frame["call"].astype("int32")
+        frame["elapsed_ms"] = frame["elapsed_ms"].astype(float)
+        return frame
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _add_live_attempt(
+    builder: TableBuilder,
+    variant_id: str,
+    trial: int,
+    case: CaseSpec,
+    record: dict[str, Any],
+) -> None:
+    status = record["status"]
+    calls = int(record["calls"])
+    row = builder.next_attempt
+    if status == "ok":
+        output, trace = validate_payload(record["payload"], case.id)
+        score = replay_checks(builder.checks, row, record)
+        builder.add_attempt(
+            variant_id, trial, case, "ok", score, output=output, trace=trace, target_attempts=calls
+        )
+        return
+    # A failed call (or, in "case" mode, an invalid payload): the package's target_call row.
+    status = "target_error" if status == "invalid_payload" else status
+    error = record["error"]
+    result = score_unavailable(
+        builder.checks, row, status=status, error=error, target_attempts=calls
+    )
+    builder.add_attempt(
+        variant_id, trial, case, status, result, output="", target_attempts=calls, error=error
+    )
+
+
+def _redacted(manifest: ManifestSpec) -> ManifestSpec:
+    # Header values may be secrets (or name them): nothing downstream — tables, parquet
+    # metadata, reports — gets them.
+    variants = tuple(
+        dataclasses.replace(v, headers=dict.fromkeys(v.headers, "<redacted>")) if v.headers else v
+        for v in manifest.variants
+    )
+    return dataclasses.replace(manifest, variants=variants)
+
+
+def build_run(
+    manifest: ManifestSpec,
+    suite: SuiteSpec,
+    ledger: Ledger,
+    registry: EvaluatorRegistry | None = None,
+) -> tuple[ExperimentRun, int]:
+    """The tables of every finished trial, and the number of attempts still to run.
+
+    Recorded variants are replayed one file at a time (memory follows one file, as in
+    :func:`~agenticlens_frames.load_experiment`); rows may arrive in any order, the
+    builder sorts them and each trial keeps its execution position.
+    """
+    builder = TableBuilder(_redacted(manifest), suite)
+    order = execution_order(manifest.variant_ids, manifest.trial_count, manifest.random_seed)
+    kinds = {v.id: v.target_kind for v in manifest.variants}
+    positions = {item: position for position, item in enumerate(order)}
+    remaining = 0
+    with paused_gc():
+        for position, (variant_id, trial) in enumerate(order):
+            if kinds[variant_id] == "recorded":
+                continue
+            pending = ledger.pending(variant_id, trial)
+            if pending:
+                remaining += len(pending)
+                continue
+            error = ledger.trial_error(variant_id, trial)
+            if error is not None:
+                builder.add_failed_trial(variant_id, trial, position, error)
+                continue
+            builder.add_trial(variant_id, trial, "succeeded", position)
+            for case in suite.cases:
+                record = ledger.final[(variant_id, trial, case.id)]
+                _add_live_attempt(builder, variant_id, trial, case, record)
+        for v in manifest.variants:
+            if v.target_kind != "recorded":
+                continue
+            recorded = load_recorded(v.resolved_target, suite)
+            for trial in range(1, manifest.trial_count + 1):
+                position = positions[(v.id, trial)]
+                replay_trial(builder, suite, v.id, trial, position, recorded, registry)
+            del recorded
+        used = sorted({ref.name for case in suite.cases for ref in case.evaluators})
+        versions = {name: registry[name].version for name in used} if registry else {}
+        return builder.build(versions), remaining
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def _file_sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def run_identity(
+    manifest: ManifestSpec, suite: SuiteSpec, recorded_paths: Mapping[str, str]
+) -> dict[str, Any]:
+    """What a run folder belongs to: hashes of everything that decides the results.
+
+    Paths are left out (a moved folder still resumes), and so are the knobs that only
+    change speed (``max_workers``, per-variant ``concurrency``).
+    """
+    m = dataclasses.asdict(manifest)
+    m.pop("path")
+    m.pop("max_workers")
+    for v in m["variants"]:
+        v.pop("resolved_target")
+        v.pop("concurrency", None)
+    s = dataclasses.asdict(suite)
+    s.pop("path")
+    return {
+        "experiment_id": f"{manifest.name}@{manifest.version}",
+        "manifest_sha256": digest(m),
+        "suite_sha256": digest(s),
+        "recorded_sha256": {v: _file_sha256(p) for v, p in sorted(recorded_paths.items())},
+    }
+
+
+def _policies(
+    manifest: ManifestSpec, retry: RetryPolicy | Mapping[str, Any] | None
+) -> dict[str, RetryPolicy]:
+    live = [v for v in manifest.variants if v.target_kind != "recorded"]
+    if isinstance(retry, Mapping):
+        unknown = set(retry) - {v.id for v in live}
+        if unknown:
+            raise InputError(
+                f"retry names unknown or recorded variant(s): {', '.join(sorted(unknown))}",
+                hint="key the mapping by live variant ids, or pass one RetryPolicy for all",
+            )
+    out = {}
+    for index, v in enumerate(manifest.variants):
+        if v.target_kind == "recorded":
+            continue
+        if isinstance(retry, RetryPolicy):
+            out[v.id] = retry
+        elif isinstance(retry, Mapping) and v.id in retry:
+            out[v.id] = parse_retry(retry[v.id], location=("retry", v.id))
+        else:
+            raw = getattr(v, "retry", None) or None  # the manifest key, once the loader has it
+            out[v.id] = parse_retry(raw, file=manifest.path, location=("variants", index, "retry"))
+    return out
+
+
+def _limits(manifest: ManifestSpec, overrides: Mapping[str, int] | None) -> dict[str, int]:
+    overrides = dict(overrides or {})
+    out = {}
+    for v in manifest.variants:
+        if v.target_kind == "recorded":
+            continue
+        limit = overrides.pop(v.id, None) or getattr(v, "concurrency", None) or manifest.max_workers
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InputError(f"concurrency of variant {v.id!r} must be a positive integer")
+        out[v.id] = limit
+    if overrides:
+        raise InputError(
+            f"variant_concurrency names unknown or recorded variant(s): "
+            f"{', '.join(sorted(overrides))}"
+        )
+    return out
+
+
+class _Progress:
+    """tqdm.auto bars: one for the experiment, one per live variant (terminal or notebook)."""
+
+    def __init__(self, enabled: bool, title: str, totals: dict[str, int], *, overall: int) -> None:
+        from tqdm.auto import tqdm
+
+        self.bars: dict[str, Any] = {}
+        self.overall = tqdm(
+            total=overall,
+            desc=title,
+            unit="attempt",
+            disable=not enabled,
+            dynamic_ncols=True,
+        )
+        if len(totals) > 1:
+            width = max(len(v) for v in totals)
+            for variant_id, total in totals.items():
+                self.bars[variant_id] = tqdm(
+                    total=total,
+                    desc=f"  {variant_id:<{width}}",
+                    unit="attempt",
+                    disable=not enabled,
+                    dynamic_ncols=True,
+                )
+
+    def update(self, variant_id: str) -> None:
+        self.overall.update()
+        bar = self.bars.get(variant_id)
+        if bar is not None:
+            bar.update()
+
+    def close(self) -> None:
+        for bar in self.bars.values():
+            bar.close()
+        self.overall.close()
+
+
+# --------------------------------------------------------------------------- running
+
+
+def run_experiment(
+    manifest_path: str | Path,
+    suite_path: str | Path,
+    *,
+    evaluators: EvaluatorRegistry | None = None,
+    run_dir: str | Path | None = None,
+    concurrency: int | None = None,
+    max_attempts: int | None = None,
+    progress: bool = True,
+    retry: RetryPolicy | Mapping[str, Any] | None = None,
+    variant_concurrency: Mapping[str, int] | None = None,
+    invalid_payload: InvalidPayloadMode = "trial",
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+    environ: Mapping[str, str] | None = None,
+    rerun_failed: bool = False,
+) -> LiveRunResult:
+    """Run an experiment whose variants may be python, http or recorded targets.
+
+    Parameters
+    ----------
+    manifest_path, suite_path
+        The experiment manifest and the suite (YAML, or JSON by extension).
+    evaluators
+        Registered Python evaluators the suite may name.
+    run_dir
+        A folder for the journal (and, at the end, the parquet tables under
+        ``tables/``). If it holds an earlier run of the same experiment, that run is
+        resumed: finished attempts are neither called nor scored again. Without it,
+        nothing is persisted.
+    concurrency
+        Most target calls in flight overall. Default: the largest per-variant limit (so a
+        manifest with the default ``max_workers: 1`` calls one case at a time, like
+        AgenticLens).
+    max_attempts
+        Start at most this many (variant, trial, case) attempts, then stop; the result's
+        ``remaining`` says how many are left. Resume with the same ``run_dir``.
+    progress
+        Show tqdm progress bars (terminal or notebook).
+    retry
+        A :class:`~.retry.RetryPolicy` for every live variant, or a mapping variant id →
+        policy (or ``retry`` mapping); overrides the manifest. Default: one call.
+    variant_concurrency
+        Variant id → most calls in flight to its target; overrides the manifest (variant
+        ``concurrency``, else ``max_workers``).
+    invalid_payload
+        ``"trial"`` (AgenticLens): a payload that is not a sample fails its whole trial.
+        ``"case"``: it fails only its case, as a ``target_error``.
+    max_reply_bytes
+        Largest HTTP reply read (bigger replies fail the case).
+    environ
+        Where ``${NAME}`` in http headers comes from; default ``os.environ``.
+    rerun_failed
+        When resuming, call again the attempts that ended in a target error or timeout
+        (e.g. after restarting a server that died); their new outcome replaces the old
+        one. Invalid payloads are not re-run: they are target bugs.
+
+    Returns
+    -------
+    LiveRunResult
+
+    Raises
+    ------
+    InputError
+        Before any call: invalid files, an unimportable python target, a header naming an
+        unset variable, a run folder of another experiment.
+
+    Examples
+    --------
+    >>> result = run_experiment("data/support/manifest.yaml", "data/support/suite.yaml",
+    ...                         progress=False)
+    >>> result.complete, len(result.run.trials) == 5 * result.run.manifest.trial_count
+    (True, True)
+    """
+    manifest = load_manifest(manifest_path)
+    registry = evaluators or EvaluatorRegistry()
+    suite = load_suite(suite_path, known_evaluators=tuple(registry))
+    return run_live(
+        manifest,
+        suite,
+        registry=registry,
+        run_dir=run_dir,
+        concurrency=concurrency,
+        max_attempts=max_attempts,
+        progress=progress,
+        retry=retry,
+        variant_concurrency=variant_concurrency,
+        invalid_payload=invalid_payload,
+        max_reply_bytes=max_reply_bytes,
+        environ=environ,
+        rerun_failed=rerun_failed,
+    )
+
+
+def run_live(
+    manifest: ManifestSpec,
+    suite: SuiteSpec,
+    *,
+    registry: EvaluatorRegistry | None = None,
+    targets: Mapping[str, Target] | None = None,
+    **options: Any,
+) -> LiveRunResult:
+    """:func:`run_experiment` on loaded specs, from synchronous code.
+
+    ``targets`` supplies ready-made targets by variant id (the Python API's agents);
+    other live variants are built from the manifest. Works in a notebook too: inside a
+    running event loop the run gets a thread and a loop of its own.
+    """
+    return run_coroutine(
+        lambda: arun_live(manifest, suite, registry=registry, targets=targets, **options)
+    )
+
+
+def run_coroutine(factory: Callable[[], Awaitable[Any]]) -> Any:
+    """Run a coroutine to completion from sync code, with or without a running loop.
+
+    Ctrl-C cancels it; the coroutine decides what cancellation means (the live runner
+    stops, keeps what is done and returns).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        with asyncio.Runner() as runner:
+            return runner.run(factory())  # type: ignore[arg-type]
+    holder: dict[str, Any] = {}
+    started = threading.Event()
+
+    async def main() -> Any:
+        holder["loop"] = asyncio.get_running_loop()
+        holder["task"] = asyncio.current_task()
+        started.set()
+        return await factory()
+
+    def work() -> None:
+        try:
+            holder["value"] = asyncio.run(main())
+        except BaseException as exc:  # re-raised in the caller's thread
+            holder["error"] = exc
+        finally:
+            started.set()
+
+    thread = threading.Thread(target=work, name="agenticlens-frames-run", daemon=True)
+    thread.start()
+    started.wait()
+    while thread.is_alive():
+        try:
+            thread.join(0.1)
+        except KeyboardInterrupt:
+            loop, task = holder.get("loop"), holder.get("task")
+            if loop is not None and task is not None:
+                loop.call_soon_threadsafe(task.cancel)
+    if "error" in holder:
+        raise holder["error"]
+    return holder.get("value")
+
+
+async def arun_live(
+    manifest: ManifestSpec,
+    suite: SuiteSpec,
+    *,
+    registry: EvaluatorRegistry | None = None,
+    targets: Mapping[str, Target] | None = None,
+    run_dir: str | Path | None = None,
+    concurrency: int | None = None,
+    max_attempts: int | None = None,
+    progress: bool = True,
+    retry: RetryPolicy | Mapping[str, Any] | None = None,
+    variant_concurrency: Mapping[str, int] | None = None,
+    invalid_payload: InvalidPayloadMode = "trial",
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+    environ: Mapping[str, str] | None = None,
+    rerun_failed: bool = False,
+) -> LiveRunResult:
+    """The live runner as a coroutine (see :func:`run_experiment` for the parameters)."""
+    import httpx
+
+    if invalid_payload not in ("trial", "case"):
+        raise InputError(f"invalid_payload must be 'trial' or 'case', got {invalid_payload!r}")
+    if concurrency is not None and (isinstance(concurrency, bool) or concurrency < 1):
+        raise InputError(f"concurrency must be at least 1, got {concurrency}")
+    if max_attempts is not None and max_attempts < 0:
+        raise InputError(f"max_attempts must not be negative, got {max_attempts}")
+    env: Mapping[str, str] = os.environ if environ is None else environ
+    targets = dict(targets or {})
+
+    # 1. Everything that can be checked before the first call.
+    limits = _limits(manifest, variant_concurrency)
+    policies = _policies(manifest, retry)
+    recorded_paths = {
+        v.id: v.resolved_target for v in manifest.variants if v.target_kind == "recorded"
+    }
+    if len(recorded_paths) < len(manifest.variants):
+        # Live calls cost time and money: a broken recorded file must stop the run first.
+        # (Checked one file at a time, then dropped; the replay reads them again.)
+        for path in recorded_paths.values():
+            load_recorded(path, suite)
+    functions = _load_functions(manifest, targets, env)
+    global_limit = concurrency or max(limits.values(), default=1)
+
+    # 2. The run folder: identity, lock, what is already done.
+    ledger = Ledger(suite, invalid_payload)
+    folder: RunFolder | None = None
+    if run_dir is not None:
+        folder = RunFolder(run_dir, run_identity(manifest, suite, recorded_paths))
+    try:
+        if folder is not None:
+            for record in read_segments(folder.segments()):
+                ledger.add(record)
+        if rerun_failed:
+            ledger.reopen_failed()
+        items = _work_items(manifest, suite, ledger)
+        totals: dict[str, int] = {v: 0 for v in limits}
+        for item in items:
+            totals[item.variant_id] += 1
+
+        # 3. Call what is left.
+        session = f"{now_iso()}-{os.getpid()}"
+        bars = _Progress(
+            progress and bool(items),
+            manifest.name,
+            totals,
+            overall=len(items) if max_attempts is None else min(max_attempts, len(items)),
+        )
+        writer = JournalWriter(
+            folder.new_segment() if folder is not None and items else None,
+            registry,
+        )
+        clients: list[httpx.AsyncClient] = []
+        plans: dict[str, VariantPlan] = {}
+        try:
+            plans = _plans(
+                manifest, limits, policies, functions, targets, env, max_reply_bytes, clients
+            )
+            scheduler = Scheduler(
+                plans,
+                items,
+                concurrency=global_limit,
+                journal=writer,
+                session=session,
+                budget=max_attempts,
+                stop_trial_on_invalid=invalid_payload == "trial",
+                invalid_at=dict(ledger.invalid_at),
+                on_done=bars.update,
+            )
+            await scheduler.run()
+        finally:
+            bars.close()
+            for plan in plans.values():
+                plan.target.close()
+            for client in clients:
+                await client.aclose()
+            writer.close()
+
+        # 4. The tables, from everything journaled (this session's records included).
+        for record in writer.records:
+            ledger.add(record)
+        run, remaining = build_run(manifest, suite, ledger, registry)
+        if folder is not None:
+            run.to_parquet(folder.path / "tables")
+        return LiveRunResult(
+            run=run,
+            remaining=remaining,
+            attempted=scheduler.finished,
+            interrupted=scheduler.interrupted,
+            run_dir=folder.path if folder is not None else None,
+            calls=ledger.calls_frame(),
+        )
+    finally:
+        if folder is not None:
+            folder.close()
+
+
+def _load_functions(
+    manifest: ManifestSpec, targets: Mapping[str, Target], env: Mapping[str, str]
+) -> dict[str, Callable[..., Any]]:
+    """Import every python target and check every http header, before any call."""
+    functions: dict[str, Callable[..., Any]] = {}
+    for index, v in enumerate(manifest.variants):
+        if v.id in targets or v.target_kind == "recorded":
+            continue
+        try:
+            if v.target_kind == "python":
+                # As written: load_callable resolves a relative file against the folder.
+                functions[v.id] = load_callable(v.target, base_dir=manifest.path.parent)
+            else:
+                check_headers(
+                    v.headers,
+                    env,
+                    variant_id=v.id,
+                    file=manifest.path,
+                    location=("variants", index),
+                )
+        except InputError as exc:
+            raise InputError(
+                exc.message,
+                file=exc.file or manifest.path,
+                location=exc.location or ("variants", index, "target"),
+                hint=exc.hint,
+            ) from None
+    return functions
+
+
+def _plans(
+    manifest: ManifestSpec,
+    limits: dict[str, int],
+    policies: dict[str, RetryPolicy],
+    functions: dict[str, Callable[..., Any]],
+    targets: Mapping[str, Target],
+    env: Mapping[str, str],
+    max_reply_bytes: int,
+    clients: list[Any],
+) -> dict[str, VariantPlan]:
+    """How to call each live variant; http clients are appended to ``clients`` to close."""
+    import httpx
+
+    plans: dict[str, VariantPlan] = {}
+    for v in manifest.variants:
+        if v.id not in limits:
+            continue
+        target: Target
+        if v.id in targets:
+            target = targets[v.id]
+        elif v.target_kind == "python":
+            target = PythonTarget(
+                functions[v.id],
+                timeout_seconds=v.timeout_seconds,
+                threads=limits[v.id] + SPARE_THREADS,
+                name=f"target-{v.id}",
+            )
+        else:
+            # One client (connection pool) per variant, sized to its limit: httpcore scans
+            # its pool's connections on every request, so one big pool costs ~3x the CPU.
+            pool = httpx.Limits(
+                max_connections=limits[v.id], max_keepalive_connections=limits[v.id]
+            )
+            clients.append(httpx.AsyncClient(limits=pool, follow_redirects=False))
+            target = HttpTarget(
+                v.resolved_target,
+                client=clients[-1],
+                timeout_seconds=v.timeout_seconds,
+                headers=v.headers,
+                environ=env,
+                max_reply_bytes=max_reply_bytes,
+            )
+        plans[v.id] = VariantPlan(
+            target=target,
+            limit=limits[v.id],
+            retry=policies[v.id],
+            canonicalize=v.target_kind != "http",
+        )
+    return plans
+
+
+def _work_items(manifest: ManifestSpec, suite: SuiteSpec, ledger: Ledger) -> list[WorkItem]:
+    order = execution_order(manifest.variant_ids, manifest.trial_count, manifest.random_seed)
+    kinds = {v.id: v.target_kind for v in manifest.variants}
+    n = len(suite.cases)
+    items = []
+    for position, (variant_id, trial) in enumerate(order):
+        if kinds[variant_id] == "recorded":
+            continue
+        for case in ledger.pending(variant_id, trial):
+            prior = tuple(ledger.failures.get((variant_id, trial, case.id), ()))
+            items.append(WorkItem(position * n + case.index, variant_id, trial, case, prior))
+    return items

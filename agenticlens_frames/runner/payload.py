@@ -1,0 +1,102 @@
+"""What a live target must answer: ``{"output": str, "trace": {...}}`` (spec §4.2, §4.3).
+
+Rules, as AgenticLens 0.10 except where marked:
+
+* the payload is an object; ``case_id`` in it is ignored (the case is known);
+* ``output`` is a string;
+* ``trace`` is an ``EvalTrace``- or ``Run``-shaped object (§7), validated and normalised
+  by :func:`~agenticlens_frames.formats.normalize_trace`. A payload **without** ``trace``
+  is scored with an empty trace, as recorded samples are (fix B11: AgenticLens refuses
+  it, failing the whole trial); ``trace: null`` is still refused, as in recorded files.
+
+Python targets may return any Python objects; the payload is first passed through JSON
+(:func:`canonical_payload`) so that a Python target and an HTTP target returning the same
+thing are scored the same, and so the journal can replay it exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import InputError
+from ..formats.traces import Trace, normalize_trace
+
+__all__ = ["InvalidPayload", "canonical_payload", "validate_payload"]
+
+
+class InvalidPayload(Exception):
+    """A target answered with something that is not a sample (a target bug, not retried)."""
+
+
+def canonical_payload(value: Any) -> Any:
+    """``value`` as JSON would carry it: tuples become lists, other objects ``str()``.
+
+    Examples
+    --------
+    >>> canonical_payload({"output": "x", "trace": {"spans": ({"tool_name": "a"},)}})
+    {'output': 'x', 'trace': {'spans': [{'tool_name': 'a'}]}}
+    """
+    return json.loads(json.dumps(value, default=str))
+
+
+def validate_payload(
+    payload: Any, case_id: str, *, raw_type: str | None = None
+) -> tuple[str, Trace]:
+    """Check one payload and return its output and normalised trace.
+
+    Parameters
+    ----------
+    payload
+        The canonical payload.
+    case_id
+        For messages.
+    raw_type
+        The Python type name of the payload before canonicalisation, for the message
+        AgenticLens gives when it is not an object.
+
+    Raises
+    ------
+    InvalidPayload
+        With the message the trial (or, in ``invalid_payload="case"`` mode, the case)
+        records.
+
+    Examples
+    --------
+    >>> output, trace = validate_payload({"output": "hi"}, "c1")
+    >>> output, trace.total_latency_ms
+    ('hi', 0.0)
+    >>> validate_payload([1], "c1")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.runner.payload.InvalidPayload: live target returned list for case \
+'c1'; expected an object with output and trace
+    """
+    if not isinstance(payload, dict):
+        kind = raw_type or type(payload).__name__
+        # AgenticLens' wording, so a failed trial reads the same.
+        raise InvalidPayload(
+            f"live target returned {kind} for case {case_id!r}; "
+            "expected an object with output and trace"
+        )
+    if "output" not in payload:
+        raise InvalidPayload(f"live target payload for case {case_id!r} has no 'output'")
+    output = payload["output"]
+    if not isinstance(output, str):
+        got = "null" if output is None else type(output).__name__
+        raise InvalidPayload(
+            f"live target payload for case {case_id!r}: 'output' must be a string, got {got}"
+        )
+    if "trace" not in payload:
+        return output, normalize_trace({})
+    raw = payload["trace"]
+    if raw is None:
+        raise InvalidPayload(
+            f"live target payload for case {case_id!r}: 'trace' is null "
+            "(leave the key out when there is no trace)"
+        )
+    try:
+        trace = normalize_trace(raw, location=("trace",))
+    except InputError as exc:
+        raise InvalidPayload(f"live target payload for case {case_id!r}: {exc}") from None
+    return output, trace

@@ -1,0 +1,359 @@
+"""Python live targets: load ``module:function`` or ``path/to/file.py:function`` once, call it
+per case with a real timeout.
+
+The call convention is AgenticLens' — ``fn(case.input, case=case)`` — except that a
+function without a ``case`` parameter is called as ``fn(case.input)`` instead of failing
+every case (fix B10). ``case`` is the suite case (:class:`~agenticlens_frames.formats.
+CaseSpec`: ``id``, ``name``, ``input``, ``tags``, ``metadata`` and the expectations).
+
+Timeouts:
+
+* ``async def`` targets run on the run's event loop under :func:`asyncio.wait_for`, so a
+  timeout really cancels them.
+* Plain functions run on a :class:`DaemonPool` of the variant. Python cannot kill a
+  thread, so a timed-out call keeps its thread until it returns. The pool has the
+  variant's concurrency limit plus :data:`SPARE_THREADS` threads: up to that many
+  timed-out calls may linger while new calls still start at once. Beyond that, threads
+  never pile up: new calls wait in the pool's queue and, if no thread frees up within
+  their timeout, time out there without ever starting (their error says so). The
+  threads are daemons, so a call that never returns does not keep the process alive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import copy
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import queue
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..formats.model import CaseSpec
+from .retry import TargetFailure, describe_error
+
+__all__ = ["SPARE_THREADS", "DaemonPool", "PythonTarget", "accepts_keyword", "load_callable"]
+
+#: Threads a sync target's pool has beyond its concurrency limit, for calls that timed out
+#: but have not returned yet.
+SPARE_THREADS = 8
+
+
+class DaemonPool:
+    """A fixed-size pool of daemon threads returning :class:`concurrent.futures.Future`.
+
+    Unlike :class:`~concurrent.futures.ThreadPoolExecutor`, whose workers are joined at
+    interpreter exit, a daemon worker stuck in a call that never returns cannot hang the
+    process. Threads start lazily, up to ``size``; a future cancelled before a worker picks
+    it up never runs.
+
+    Examples
+    --------
+    >>> pool = DaemonPool(2, name="demo")
+    >>> pool.submit(sum, [1, 2, 3]).result()
+    6
+    >>> pool.shutdown()
+    """
+
+    def __init__(self, size: int, *, name: str = "target") -> None:
+        if size < 1:
+            raise ValueError("a pool needs at least one thread")
+        self.size = size
+        self.name = name
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._idle = 0
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def threads(self) -> int:
+        """Worker threads started so far (never more than ``size``)."""
+        return len(self._threads)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
+        """Schedule ``fn(*args)``; the future is cancellable until a worker starts it."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("pool is shut down")
+            self._queue.put((future, fn, args))
+            if self._idle == 0 and len(self._threads) < self.size:
+                thread = threading.Thread(
+                    target=self._work, name=f"{self.name}-{len(self._threads)}", daemon=True
+                )
+                self._threads.append(thread)
+                thread.start()
+            else:
+                self._idle -= 1 if self._idle else 0
+        return future
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            future, fn, args = item
+            if not future.set_running_or_notify_cancel():
+                self._ready()
+                continue
+            try:
+                result = fn(*args)
+            except BaseException as exc:  # delivered through the future
+                self._ready()  # idle before the caller hears back, so it is reused
+                future.set_exception(exc)
+            else:
+                self._ready()
+                future.set_result(result)
+
+    def _ready(self) -> None:
+        with self._lock:
+            self._idle += 1
+
+    def shutdown(self) -> None:
+        """Let idle workers exit; busy ones exit when their call returns."""
+        with self._lock:
+            self._closed = True
+            for _ in self._threads:
+                self._queue.put(None)
+
+
+def accepts_keyword(fn: Callable[..., Any], name: str) -> bool:
+    """Whether ``fn`` can be called with keyword argument ``name``.
+
+    Callables whose signature cannot be read (some builtins) are assumed to accept it,
+    which is what AgenticLens assumes of every target.
+
+    Examples
+    --------
+    >>> accepts_keyword(lambda text, case=None: text, "case")
+    True
+    >>> accepts_keyword(lambda text: text, "case")
+    False
+    >>> accepts_keyword(lambda text, **kw: text, "case")
+    True
+    """
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(
+        p.kind is inspect.Parameter.VAR_KEYWORD
+        or (
+            p.name == name
+            and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        )
+        for p in parameters
+    )
+
+
+def _failure(exc: BaseException) -> TargetFailure:
+    # A target's own TimeoutError counts as timed out, as in AgenticLens; SystemExit and
+    # friends raised by a target must not stop the run.
+    kind = "timeout" if isinstance(exc, TimeoutError) else "error"
+    return TargetFailure(kind, describe_error(exc))
+
+
+async def _awaited(awaitable: Any) -> Any:
+    try:
+        return await awaitable
+    except Exception as exc:
+        raise _failure(exc) from None
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+def load_callable(target: str, *, base_dir: str | Path | None = None) -> Callable[..., Any]:
+    """Import the function a python target names.
+
+    ``target`` is split at its last ``:`` into a module and a dotted attribute path. A
+    module ending in ``.py`` is a file, resolved against ``base_dir`` (the manifest's
+    folder) when relative, and executed once under a private module name. Otherwise it is
+    imported; if it is not on ``sys.path``, ``base_dir`` and then the working directory are
+    tried (the console script does not put the working directory on ``sys.path``).
+
+    Raises
+    ------
+    InputError
+        When the module cannot be found or imported, or the attribute is missing or not
+        callable: every call would fail, so the run is refused before it starts.
+
+    Examples
+    --------
+    >>> load_callable("json:dumps")([1])
+    '[1]'
+    >>> load_callable("json:nope")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: python target 'json:nope': module 'json' has no \
+attribute 'nope'
+    """
+    module_name, _, attr_path = target.rpartition(":")
+    if not module_name or not attr_path:
+        raise InputError(
+            f"python target {target!r} must be 'module:function' or 'path/to/file.py:function'"
+        )
+    base = Path(base_dir) if base_dir is not None else None
+    try:
+        if module_name.endswith(".py"):
+            obj: Any = _load_file(module_name, base)
+        else:
+            obj = _import(module_name, base)
+        for part in attr_path.split("."):
+            obj = getattr(obj, part)
+    except InputError:
+        raise
+    except Exception as exc:  # import-time errors of the target module, missing attributes
+        raise InputError(f"python target {target!r}: {exc}") from exc
+    if not callable(obj):
+        raise InputError(f"python target {target!r} is a {type(obj).__name__}, not a callable")
+    return obj
+
+
+def _load_file(name: str, base: Path | None) -> Any:
+    path = Path(name)
+    if not path.is_absolute() and base is not None:
+        path = base / path
+    path = path.resolve()
+    if not path.is_file():
+        raise InputError(f"python target file {str(path)!r} does not exist")
+    # A private name per file, so two targets called bot.py in different folders differ.
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    module_name = f"_agenticlens_frames_target_{path.stem}_{digest}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise InputError(f"python target file {str(path)!r} cannot be loaded as a module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
+    return module
+
+
+def _import(name: str, base: Path | None) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not name.startswith(exc.name):
+            raise  # the target imports something that is missing: report that
+    for folder in (base, Path.cwd()):
+        if folder is None:
+            continue
+        sys.path.insert(0, str(folder))
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not name.startswith(exc.name):
+                raise
+        finally:
+            sys.path.remove(str(folder))
+    raise InputError(
+        f"python target module {name!r} was not found on sys.path, in the manifest's folder "
+        "or in the working directory"
+    )
+
+
+class PythonTarget:
+    """Calls one Python callable per case, enforcing the variant's timeout.
+
+    Parameters
+    ----------
+    fn
+        The target (sync or async).
+    timeout_seconds
+        Per call.
+    threads
+        Size of the thread pool for sync targets (unused for async ones).
+    pass_case
+        Call ``fn(input, case=case)``; by default when ``fn`` accepts a ``case`` keyword.
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> from agenticlens_frames.formats.model import CaseSpec
+    >>> target = PythonTarget(lambda text: {"output": text.upper()}, timeout_seconds=1)
+    >>> asyncio.run(target.call(CaseSpec(id="c1", name="c1", index=0, input="hi")))
+    {'output': 'HI'}
+    >>> target.close()
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        timeout_seconds: float,
+        threads: int = 1,
+        pass_case: bool | None = None,
+        name: str = "python-target",
+    ) -> None:
+        self.fn = fn
+        self.timeout = float(timeout_seconds)
+        self.pass_case = accepts_keyword(fn, "case") if pass_case is None else pass_case
+        self.is_async = _is_async(fn)
+        self.pool = None if self.is_async else DaemonPool(threads, name=name)
+
+    def _invoke(self, case: CaseSpec) -> Any:
+        # A copy per call: concurrent calls must not see each other's mutations of input.
+        value = copy.deepcopy(case.input)
+        try:
+            return self.fn(value, case=case) if self.pass_case else self.fn(value)
+        except BaseException as exc:  # the target's failure, not ours
+            raise _failure(exc) from None
+
+    async def _ainvoke(self, case: CaseSpec) -> Any:
+        try:
+            result = self._invoke(case)
+            return await result if inspect.isawaitable(result) else result
+        except TargetFailure:
+            raise
+        except Exception as exc:
+            raise _failure(exc) from None
+
+    async def call(self, case: CaseSpec) -> Any:
+        """The raw payload of one call, or :class:`TargetFailure`."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        submitted: concurrent.futures.Future[Any] | None = None
+        try:
+            if self.pool is None:
+                return await asyncio.wait_for(self._ainvoke(case), self.timeout)
+            submitted = self.pool.submit(self._invoke, case)
+            # On timeout wait_for cancels the wrapper, which cancels the pool's future if no
+            # thread has started it yet.
+            result = await asyncio.wait_for(asyncio.wrap_future(submitted), self.timeout)
+            if inspect.isawaitable(result):  # a plain function that returned a coroutine
+                result = await asyncio.wait_for(_awaited(result), max(deadline - loop.time(), 0.0))
+            return result
+        except TimeoutError:  # our deadline: the target's own TimeoutErrors arrive wrapped
+            message = (
+                f"TimeoutError: Python target timed out after {self.timeout:g} s for case "
+                f"{case.id!r}"
+            )
+            if submitted is not None and submitted.cancelled():
+                message += (
+                    f" (never started: all {self.pool.size} threads were busy with earlier "
+                    "calls that timed out and have not returned)"
+                )
+            raise TargetFailure("timeout", message) from None
+
+    def close(self) -> None:
+        """Release the thread pool (threads still in a timed-out call exit when it returns)."""
+        if self.pool is not None:
+            self.pool.shutdown()

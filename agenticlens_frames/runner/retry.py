@@ -1,0 +1,172 @@
+"""Retry policies for live targets, and the failure kinds a target call can end in.
+
+A live call either returns a payload or fails with a :class:`TargetFailure` of one *kind*:
+
+``timeout``     the call did not finish within the variant's ``timeout_seconds``
+``connection``  an HTTP target could not be reached, or dropped the connection
+``http_5xx``    an HTTP target answered 500-599
+``http_429``    an HTTP target answered 429 Too Many Requests
+``error``       anything else: the Python target raised, another HTTP status, a reply
+                larger than the size cap
+
+A :class:`RetryPolicy` says how many times one (variant, trial, case) may be called and
+which kinds are worth another try. The default is one attempt, as in AgenticLens 0.10.
+An invalid payload is never retried: it is a target bug, not a transient failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+
+__all__ = ["FAILURE_KINDS", "RetryPolicy", "TargetFailure", "describe_error", "parse_retry"]
+
+#: Every way a target call can fail (see the module docstring).
+FAILURE_KINDS = ("timeout", "connection", "http_5xx", "http_429", "error")
+
+_RETRY_KEYS = ("attempts", "backoff_seconds", "backoff_multiplier", "max_backoff_seconds")
+
+
+def describe_error(error: BaseException) -> str:
+    """``Type: message``, the form AgenticLens records for a failed call.
+
+    Examples
+    --------
+    >>> describe_error(ValueError("boom"))
+    'ValueError: boom'
+    >>> describe_error(TimeoutError())
+    'TimeoutError'
+    """
+    message = str(error)
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+class TargetFailure(Exception):
+    """A target call that failed in a way the run records (never a bug of ours).
+
+    Parameters
+    ----------
+    kind
+        One of :data:`FAILURE_KINDS`.
+    message
+        What the attempt's ``error`` column will say (``Type: message``).
+
+    Examples
+    --------
+    >>> failure = TargetFailure("timeout", "TimeoutError: Python target timed out after 2 s")
+    >>> failure.kind, str(failure)
+    ('timeout', 'TimeoutError: Python target timed out after 2 s')
+    """
+
+    def __init__(self, kind: str, message: str) -> None:
+        if kind not in FAILURE_KINDS:
+            raise ValueError(f"unknown failure kind {kind!r}")
+        self.kind = kind
+        self.message = message
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """At most ``attempts`` calls per (variant, trial, case), with exponential backoff.
+
+    The wait before retry *n* (1 for the second call) is
+    ``backoff_seconds * backoff_multiplier ** (n - 1)``, capped at
+    ``max_backoff_seconds`` (the rule and defaults of agentic-evals' ``RetryPolicy``).
+    Only failures whose kind is in ``retry_on`` are retried.
+
+    Examples
+    --------
+    >>> policy = RetryPolicy(attempts=3, backoff_seconds=0.5)
+    >>> [policy.delay(n) for n in (1, 2)]
+    [0.5, 1.0]
+    >>> policy.retries("timeout", 1), policy.retries("timeout", 3)
+    (True, False)
+    >>> RetryPolicy(attempts=3, retry_on=frozenset({"http_5xx"})).retries("error", 1)
+    False
+    """
+
+    attempts: int = 1
+    backoff_seconds: float = 0.0
+    backoff_multiplier: float = 2.0
+    max_backoff_seconds: float = 30.0
+    retry_on: frozenset[str] = frozenset(FAILURE_KINDS)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.attempts, bool) or not isinstance(self.attempts, int):
+            raise InputError(f"retry attempts must be an integer, got {self.attempts!r}")
+        if self.attempts < 1:
+            raise InputError(f"retry attempts must be at least 1, got {self.attempts}")
+        if self.backoff_seconds < 0 or self.max_backoff_seconds < 0:
+            raise InputError("retry backoff seconds must not be negative")
+        if self.backoff_multiplier < 1:
+            raise InputError("retry backoff_multiplier must be at least 1")
+        unknown = set(self.retry_on) - set(FAILURE_KINDS)
+        if unknown:
+            raise InputError(
+                f"unknown failure kind(s) in retry_on: {', '.join(sorted(unknown))}",
+                hint="use " + ", ".join(FAILURE_KINDS),
+            )
+
+    def delay(self, retry: int) -> float:
+        """Seconds to wait before retry number ``retry`` (1 for the second call)."""
+        wait = self.backoff_seconds * self.backoff_multiplier ** (retry - 1)
+        return float(min(wait, self.max_backoff_seconds))
+
+    def retries(self, kind: str, calls_made: int) -> bool:
+        """Whether a failure of ``kind`` after ``calls_made`` calls earns another call."""
+        return kind in self.retry_on and calls_made < self.attempts
+
+
+def parse_retry(
+    raw: Mapping[str, Any] | RetryPolicy | None,
+    *,
+    file: str | Path | None = None,
+    location: tuple[str | int, ...] = (),
+) -> RetryPolicy:
+    """Validate a manifest's ``retry`` mapping into a :class:`RetryPolicy`.
+
+    The mapping takes ``attempts``, ``backoff_seconds``, ``backoff_multiplier``,
+    ``max_backoff_seconds`` and ``retry_on`` (a list of failure kinds; default: all).
+
+    Examples
+    --------
+    >>> parse_retry({"attempts": 3, "backoff_seconds": 0.2, "retry_on": ["timeout"]})
+    RetryPolicy(attempts=3, backoff_seconds=0.2, backoff_multiplier=2.0, \
+max_backoff_seconds=30.0, retry_on=frozenset({'timeout'}))
+    >>> parse_retry({"attempts": 0}, file="m.yaml", location=("variants", 1, "retry"))
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: m.yaml: variants[1].retry: retry attempts must be \
+at least 1, got 0
+    """
+    if raw is None:
+        return RetryPolicy()
+    if isinstance(raw, RetryPolicy):
+        return raw
+    try:
+        if not isinstance(raw, Mapping):
+            raise InputError(f"expected a mapping, got {type(raw).__name__}")
+        unknown = set(raw) - {*_RETRY_KEYS, "retry_on"}
+        if unknown:
+            raise InputError(
+                f"unknown retry key(s): {', '.join(sorted(map(str, unknown)))}",
+                hint="use " + ", ".join((*_RETRY_KEYS, "retry_on")),
+            )
+        numbers: dict[str, Any] = {}
+        for key in _RETRY_KEYS:
+            if key in raw:
+                value = raw[key]
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise InputError(f"{key} must be a number, got {value!r}")
+                numbers[key] = value
+        kinds = raw.get("retry_on", FAILURE_KINDS)
+        if isinstance(kinds, str) or not isinstance(kinds, Iterable):
+            raise InputError(f"retry_on must be a list of failure kinds, got {kinds!r}")
+        return RetryPolicy(**numbers, retry_on=frozenset(str(k) for k in kinds))
+    except InputError as exc:
+        raise InputError(exc.message, file=file, location=location, hint=exc.hint) from None

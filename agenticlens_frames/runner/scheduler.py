@@ -1,0 +1,338 @@
+"""Calling live targets concurrently, in the experiment's order, within limits.
+
+Every (variant, trial, case) still to do is one :class:`WorkItem`. Items are started in
+the order AgenticLens would call them — the (variant, trial) execution order of the
+manifest's ``random_seed``, cases in suite order — as fast as two limits allow: a global
+one (``concurrency``) and one per variant (its ``concurrency``, else the manifest's
+``max_workers``). When a variant is at its limit, the next item of another variant goes
+first, so one slow target never idles the others. With both limits at 1 the calls are
+made exactly in AgenticLens' order, one at a time.
+
+Unlike AgenticLens, which runs one trial at a time, the limits apply across cases *and*
+trials: trial 2 of a variant can start while trial 1 is still running.
+
+Each item is tried under its variant's :class:`~.retry.RetryPolicy`; every call and the
+final outcome go to the :class:`~.journal.JournalWriter` as they finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..formats.model import CaseSpec
+from .journal import JournalWriter, now_iso
+from .payload import InvalidPayload, canonical_payload, validate_payload
+from .retry import RetryPolicy, TargetFailure, describe_error
+
+__all__ = ["Scheduler", "Target", "VariantPlan", "WorkItem", "final_status"]
+
+
+class Target(Protocol):
+    """What the scheduler calls: one raw payload per case, or a TargetFailure."""
+
+    async def call(self, case: CaseSpec) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class VariantPlan:
+    """How to call one live variant."""
+
+    target: Target
+    limit: int
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    #: Pass payloads through JSON first (Python targets; HTTP replies already are JSON).
+    canonicalize: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class WorkItem:
+    """One (variant, trial, case) to run."""
+
+    seq: int
+    variant_id: str
+    trial: int
+    case: CaseSpec
+    #: Failed calls already journaled by an earlier session: (kind, error) each.
+    prior_failures: tuple[tuple[str, str], ...] = ()
+
+
+def final_status(failures: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -> str:
+    """``timed_out`` if every call timed out (AgenticLens' rule), else ``target_error``.
+
+    Examples
+    --------
+    >>> final_status([("timeout", "a"), ("timeout", "b")])
+    'timed_out'
+    >>> final_status([("timeout", "a"), ("http_5xx", "b")])
+    'target_error'
+    """
+    return "timed_out" if all(kind == "timeout" for kind, _ in failures) else "target_error"
+
+
+class Scheduler:
+    """Runs work items under global and per-variant limits.
+
+    Parameters
+    ----------
+    plans
+        Variant id → how to call it.
+    items
+        What to run, any order (they are started by ``seq``).
+    concurrency
+        Most calls in flight overall.
+    journal
+        Where every call and outcome goes.
+    budget
+        Most items to start (``--max-attempts``); None for all.
+    stop_trial_on_invalid
+        AgenticLens' rule: an invalid payload fails the whole trial, so the trial's later
+        cases (suite order) that have not started are not called.
+    invalid_at
+        (variant, trial) → lowest case index with an invalid payload so far (updated).
+    on_done
+        Called with the variant id each time an item finishes (for progress bars).
+    """
+
+    def __init__(
+        self,
+        plans: dict[str, VariantPlan],
+        items: list[WorkItem],
+        *,
+        concurrency: int,
+        journal: JournalWriter,
+        session: str,
+        budget: int | None = None,
+        stop_trial_on_invalid: bool = True,
+        invalid_at: dict[tuple[str, int], int] | None = None,
+        on_done: Callable[[str], None] | None = None,
+    ) -> None:
+        self.plans = plans
+        self.queues: dict[str, deque[WorkItem]] = {v: deque() for v in plans}
+        for item in sorted(items, key=lambda i: i.seq):
+            self.queues[item.variant_id].append(item)
+        self.concurrency = max(1, concurrency)
+        self.journal = journal
+        self.session = session
+        self.budget = budget
+        self.stop_trial_on_invalid = stop_trial_on_invalid
+        self.invalid_at = invalid_at if invalid_at is not None else {}
+        self.on_done = on_done
+        self.running: dict[str, int] = dict.fromkeys(plans, 0)
+        self.in_flight = 0
+        self.started = 0
+        self.finished = 0
+        self.skipped = 0
+        self.interrupted = False
+        self.error: Exception | None = None
+        self._wake = asyncio.Event()
+
+    # ------------------------------------------------------------------ picking
+
+    def _skip(self, item: WorkItem) -> bool:
+        if not self.stop_trial_on_invalid:
+            return False
+        first_invalid = self.invalid_at.get((item.variant_id, item.trial))
+        return first_invalid is not None and item.case.index > first_invalid
+
+    def _pick(self) -> WorkItem | None:
+        if self.in_flight >= self.concurrency:
+            return None
+        if self.budget is not None and self.started >= self.budget:
+            return None
+        best: WorkItem | None = None
+        for variant_id, pending in self.queues.items():
+            while pending and self._skip(pending[0]):
+                pending.popleft()
+                self.skipped += 1
+                if self.on_done is not None:  # resolved without a call: progress moves on
+                    self.on_done(variant_id)
+            if not pending or self.running[variant_id] >= self.plans[variant_id].limit:
+                continue
+            if best is None or pending[0].seq < best.seq:
+                best = pending[0]
+        if best is not None:
+            self.queues[best.variant_id].popleft()
+        return best
+
+    # ------------------------------------------------------------------ running
+
+    async def run(self) -> None:
+        """Run until every item is done, the budget is spent, or the task is cancelled."""
+        tasks: set[asyncio.Task[None]] = set()
+        try:
+            while True:
+                if self.error is not None:
+                    for task in tasks:
+                        task.cancel()
+                    await asyncio.gather(*tasks, return_exceptions=True)
+                    raise self.error
+                item = self._pick()
+                if item is None:
+                    # in_flight, not ``tasks``: a finished task leaves ``tasks`` one loop
+                    # iteration after it wakes us.
+                    if self.in_flight == 0:
+                        return
+                    self._wake.clear()
+                    await self._wake.wait()
+                    continue
+                self.started += 1
+                self.in_flight += 1
+                self.running[item.variant_id] += 1
+                task = asyncio.create_task(self._attempt(item))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+        except asyncio.CancelledError:
+            # Ctrl-C: stop starting work, cancel what is running, keep what is done.
+            self.interrupted = True
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _release(self, item: WorkItem) -> None:
+        self.in_flight -= 1
+        self.running[item.variant_id] -= 1
+        self._wake.set()
+
+    async def _attempt(self, item: WorkItem) -> None:
+        try:
+            await self._run_item(item)
+        except Exception as exc:  # a bug of ours: stop the run and show it
+            self.error = exc
+            return
+        finally:
+            self._release(item)
+        self.finished += 1
+        if self.on_done is not None:
+            self.on_done(item.variant_id)
+
+    def _base(self, item: WorkItem) -> dict[str, Any]:
+        return {
+            "variant": item.variant_id,
+            "trial": item.trial,
+            "case": item.case.id,
+            "session": self.session,
+        }
+
+    async def _run_item(self, item: WorkItem) -> None:
+        plan = self.plans[item.variant_id]
+        policy = plan.retry
+        failures = list(item.prior_failures)
+        started_at = now_iso()
+        # A resumed item whose last journaled call ended it (no retry left) is finished
+        # without calling again.
+        if failures and not policy.retries(failures[-1][0], len(failures)):
+            self._finish_failed(item, failures, started_at, 0.0)
+            return
+        total_ms = 0.0
+        while True:
+            call_no = len(failures) + 1
+            call_started = now_iso()
+            t0 = time.perf_counter()
+            outcome: str
+            error: str | None = None
+            payload: Any = None
+            try:
+                raw = await plan.target.call(item.case)
+                raw_type = type(raw).__name__
+                payload = canonical_payload(raw) if plan.canonicalize else raw
+                output, trace = validate_payload(payload, item.case.id, raw_type=raw_type)
+                outcome = "ok"
+            except TargetFailure as failure:
+                outcome, error = failure.kind, failure.message
+            except InvalidPayload as exc:
+                outcome, error = "invalid_payload", str(exc)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a target wrapper's own bug: record it, keep running
+                outcome, error = "error", describe_error(exc)
+            elapsed = (time.perf_counter() - t0) * 1000.0
+            total_ms += elapsed
+            self.journal.append(
+                {
+                    "type": "call",
+                    **self._base(item),
+                    "call": call_no,
+                    "outcome": outcome,
+                    "error": error,
+                    "elapsed_ms": elapsed,
+                    "started_at": call_started,
+                }
+            )
+            if outcome == "ok":
+                self.journal.append(
+                    {
+                        "type": "attempt",
+                        **self._base(item),
+                        "status": "ok",
+                        "calls": call_no,
+                        "error": None,
+                        "payload": payload,
+                        "elapsed_ms": total_ms,
+                        "started_at": started_at,
+                    },
+                    scoring=(item.case, output, trace),
+                )
+                return
+            assert error is not None
+            if outcome == "invalid_payload":
+                key = (item.variant_id, item.trial)
+                if self.stop_trial_on_invalid:
+                    first = self.invalid_at.get(key, item.case.index)
+                    self.invalid_at[key] = min(first, item.case.index)
+                self.journal.append(
+                    {
+                        "type": "attempt",
+                        **self._base(item),
+                        "status": "invalid_payload",
+                        "calls": call_no,
+                        "error": error,
+                        "payload": _jsonable(payload),
+                        "elapsed_ms": total_ms,
+                        "started_at": started_at,
+                    }
+                )
+                return
+            failures.append((outcome, error))
+            if not policy.retries(outcome, call_no):
+                self._finish_failed(item, failures, started_at, total_ms)
+                return
+            delay = policy.delay(call_no)
+            if delay > 0:
+                await asyncio.sleep(delay)
+
+    def _finish_failed(
+        self,
+        item: WorkItem,
+        failures: list[tuple[str, str]],
+        started_at: str,
+        total_ms: float,
+    ) -> None:
+        self.journal.append(
+            {
+                "type": "attempt",
+                **self._base(item),
+                "status": final_status(failures),
+                "calls": len(failures),
+                "error": failures[-1][1],
+                "payload": None,
+                "elapsed_ms": total_ms,
+                "started_at": started_at,
+            }
+        )
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        return canonical_payload(value)
+    except (TypeError, ValueError):
+        return repr(value)

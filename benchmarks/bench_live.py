@@ -1,0 +1,283 @@
+"""Live targets: concurrency across cases *and* trials against the real agenticlens 0.10.0.
+
+Issue 5 asks for: 4 variants x 5 trials x 50 cases (1 000 calls) against targets that take
+50 ms per call, python and http. Run the way the package runs it (trials one after
+another, cases one at a time) that is at least 1 000 x 50 ms = 50 s; the goal is <= 3 s
+at concurrency 32, and the overhead per attempt in ms.
+
+Measured, each in a fresh subprocess that times only the run (not the imports):
+
+* ours at ``--concurrency`` (default 32: 8 per variant) for a sync python target
+  (``time.sleep``), an async python target (``asyncio.sleep``) and an http target (a
+  small asyncio HTTP/1.1 server in another process that sleeps 50 ms per request), with
+  the journal on disk (``--run-dir``);
+* the same 1 000 requests sent by bare ``httpx`` at the same concurrency (one client per
+  variant, as the runner does): what this machine (two cores shared by client and
+  server) allows without any of our work;
+* ours at concurrency 1 with 0 ms targets: the runner's own cost per attempt (dispatch,
+  payload validation, scoring, journal write + fsync), with and without a run folder;
+* with ``--package``: the real package on the same manifests, ``max_workers`` 1 (its
+  default: everything sequential) and 8 (cases concurrent within a trial, trials still
+  sequential). That takes about 2 x 60 s.
+
+    python benchmarks/bench_live.py [--concurrency 32] [--package]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+VARIANTS, TRIALS, CASES, DELAY = 4, 5, 50, 0.05
+
+TARGETS = """
+import asyncio, os, time
+
+DELAY = float(os.environ.get("BENCH_DELAY", "0.05"))
+
+def _payload(text):
+    return {"output": f"answer {text}: refund", "trace": {"total_latency_ms": 50.0,
+            "estimated_cost_usd": 0.001, "spans": [{"tool_name": "lookup"}]}}
+
+def sleep_sync(text, case=None):
+    if DELAY:
+        time.sleep(DELAY)
+    return _payload(text)
+
+async def sleep_async(text, case=None):
+    if DELAY:
+        await asyncio.sleep(DELAY)
+    return _payload(text)
+"""
+
+OURS = """
+import json, sys, time
+from agenticlens_frames.runner import run_experiment
+manifest, suite, concurrency, run_dir = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+limits = {{f"v{{i}}": max(1, concurrency // {variants}) for i in range({variants})}}
+start = time.perf_counter()
+result = run_experiment(manifest, suite, concurrency=concurrency, variant_concurrency=limits,
+                        run_dir=run_dir or None, progress=False)
+seconds = time.perf_counter() - start
+ok = int((result.run.attempts["status"] == "ok").sum())
+print(json.dumps({{"seconds": seconds, "attempts": len(result.run.attempts), "ok": ok}}))
+"""
+
+PACKAGE = """
+import json, sys, time
+from pathlib import Path
+from agenticlens.experiments.runner import load_manifest, load_experiment_suite, run_experiment
+manifest = load_manifest(Path(sys.argv[1]))
+suite = load_experiment_suite(Path(sys.argv[2]))
+start = time.perf_counter()
+report = run_experiment(manifest, suite)
+seconds = time.perf_counter() - start
+ok = sum(c.target_status == "ok" for v in report.variants for t in v.trials if t.report
+         for c in t.report.cases)
+print(json.dumps({"seconds": seconds, "attempts": 1000, "ok": ok}))
+"""
+
+
+# A minimal keep-alive HTTP/1.1 server on asyncio: the benchmark measures the client.
+SERVER = """
+import asyncio, json, sys
+
+async def handle(reader, writer):
+    try:
+        while True:
+            head = await reader.readuntil(b"\\r\\n\\r\\n")
+            length = 0
+            for line in head.split(b"\\r\\n"):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            body = json.loads(await reader.readexactly(length))
+            await asyncio.sleep(float(sys.argv[1]))
+            reply = json.dumps({"output": f"answer {body['input']}: refund",
+                                "trace": {"total_latency_ms": 50.0, "estimated_cost_usd": 0.001,
+                                          "spans": [{"tool_name": "lookup"}]}}).encode()
+            writer.write(b"HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\n"
+                         b"Content-Length: " + str(len(reply)).encode() + b"\\r\\n\\r\\n" + reply)
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+async def main():
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=256)
+    print("PORT", server.sockets[0].getsockname()[1], flush=True)
+    async with server:
+        await server.serve_forever()
+
+asyncio.run(main())
+"""
+
+HTTPX = """
+import asyncio, json, sys, time
+import httpx
+
+async def main(url, concurrency, n, pools):
+    # As the runner does: one client per variant, each with its share of the connections.
+    per = max(1, concurrency // pools)
+    limits = httpx.Limits(max_connections=per, max_keepalive_connections=per)
+    clients = [httpx.AsyncClient(limits=limits) for _ in range(pools)]
+    gates = [asyncio.Semaphore(per) for _ in range(pools)]
+
+    async def one(i):
+        async with gates[i % pools]:
+            body = json.dumps({"input": i, "case_id": str(i)})
+            r = await clients[i % pools].post(url, content=body)
+            return r.json()
+
+    start = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(n)))
+    seconds = time.perf_counter() - start
+    for client in clients:
+        await client.aclose()
+    return seconds
+
+seconds = asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])))
+print(json.dumps({"seconds": seconds}))
+"""
+
+
+def _write_experiment(folder: Path, port: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "targets.py").write_text(TARGETS)
+    cases = [
+        {
+            "id": f"c{i}",
+            "name": f"case {i}",
+            "input": f"question {i}",
+            "expected_contains": ["refund"],
+        }
+        for i in range(CASES)
+    ]
+    (folder / "suite.json").write_text(
+        json.dumps({"name": "bench", "version": "1", "cases": cases})
+    )
+    targets = {
+        "python-sync": ("python", "targets.py:sleep_sync"),
+        "python-async": ("python", "targets.py:sleep_async"),
+        "http": ("http", f"http://127.0.0.1:{port}/agent"),
+    }
+    for name, (kind, target) in targets.items():
+        for workers in (1, 8):
+            manifest = {
+                "name": f"bench-{name}",
+                "version": "1",
+                "baseline_variant_id": "v0",
+                "trial_count": TRIALS,
+                "random_seed": 1,
+                "max_workers": workers,
+                "variants": [
+                    {"id": f"v{i}", "name": f"v{i}", "target_kind": kind, "target": target}
+                    for i in range(VARIANTS)
+                ],
+            }
+            (folder / f"{name}-w{workers}.json").write_text(json.dumps(manifest))
+
+
+def _measure(code: str, args: list[str], cwd: Path, env: dict | None = None) -> dict:
+    import os
+
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=900,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-3000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--package", action="store_true", help="also run agenticlens 0.10.0")
+    args = parser.parse_args()
+    attempts = VARIANTS * TRIALS * CASES
+    sequential = attempts * DELAY
+    ideal = math.ceil(attempts / args.concurrency) * DELAY
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(DELAY)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        port = int(server.stdout.readline().split()[1])
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            _write_experiment(folder, port)
+            ours = OURS.format(variants=VARIANTS)
+            print(
+                f"{VARIANTS} variants x {TRIALS} trials x {CASES} cases = {attempts} calls of "
+                f"{DELAY * 1000:.0f} ms; sequential lower bound {sequential:.0f} s, ideal at "
+                f"concurrency {args.concurrency}: {ideal:.2f} s"
+            )
+            print()
+            print(f"{'run':<44} {'seconds':>8} {'vs 50 s':>8} {'overhead ms/attempt':>20}")
+            for name in ("python-sync", "python-async", "http"):
+                run_dir = str(folder / f"run-{name}")
+                r = _measure(
+                    ours,
+                    [f"{name}-w8.json", "suite.json", str(args.concurrency), run_dir],
+                    folder,
+                )
+                assert r["ok"] == attempts, r
+                overhead = (r["seconds"] - ideal) / attempts * 1000 * args.concurrency
+                print(
+                    f"{'ours ' + name + f', concurrency {args.concurrency}':<44} "
+                    f"{r['seconds']:>8.2f} {sequential / r['seconds']:>7.1f}x {overhead:>20.2f}"
+                )
+            r = _measure(
+                HTTPX,
+                [
+                    f"http://127.0.0.1:{port}/agent",
+                    str(args.concurrency),
+                    str(attempts),
+                    str(VARIANTS),
+                ],
+                folder,
+            )
+            overhead = (r["seconds"] - ideal) / attempts * 1000 * args.concurrency
+            label = f"bare httpx, concurrency {args.concurrency}"
+            print(
+                f"{label:<44} {r['seconds']:>8.2f} {sequential / r['seconds']:>7.1f}x "
+                f"{overhead:>20.2f}"
+            )
+            for journal in (False, True):
+                run_dir = str(folder / f"run-zero-{journal}") if journal else ""
+                r = _measure(
+                    ours,
+                    ["python-sync-w1.json", "suite.json", "1", run_dir],
+                    folder,
+                    env={"BENCH_DELAY": "0"},
+                )
+                label = f"ours 0 ms target, sequential, journal {'on' if journal else 'off'}"
+                print(
+                    f"{label:<44} {r['seconds']:>8.2f} {'':>8} "
+                    f"{r['seconds'] / attempts * 1000:>20.3f}"
+                )
+            if args.package:
+                for name in ("python-sync", "http"):
+                    for workers in (1, 8):
+                        r = _measure(PACKAGE, [f"{name}-w{workers}.json", "suite.json"], folder)
+                        print(
+                            f"{'agenticlens 0.10.0 ' + name + f', max_workers {workers}':<44} "
+                            f"{r['seconds']:>8.2f} {sequential / r['seconds']:>7.1f}x"
+                        )
+    finally:
+        server.kill()
+        server.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,246 @@
+"""Live runs against a local HTTP agent (127.0.0.1, a separate process).
+
+Every failure mode is classified per attempt, the run always completes, nothing leaks
+(sockets, threads, header secrets), and a later session finishes or re-runs the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from agenticlens_frames import analyze
+from agenticlens_frames.errors import InputError
+from agenticlens_frames.report.csv_report import render_cases_csv, render_variants_csv
+from agenticlens_frames.report.json_report import build_report
+from agenticlens_frames.runner import RetryPolicy, run_experiment
+
+from .conftest import open_sockets, simple_cases, variant
+
+SECRET = "s3cr3t-token-4f9a1c"
+
+
+def _http(variant_id: str, url: str, **extra) -> dict:
+    return variant(variant_id, url, kind="http", **extra)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _status(result, variant_id):
+    att = result.run.attempts
+    return att[att["variant_id"] == variant_id]
+
+
+def test_every_failure_is_classified_and_the_run_completes(agent_server, write_experiment):
+    url = agent_server.url
+    variants = [
+        _http("ok", url("/ok")),
+        _http("slow", url("/slow?s=2"), timeout_seconds=0.2),
+        _http("e500", url("/error500")),
+        _http("busy", url("/busy")),
+        _http("notjson", url("/notjson")),
+        _http("big", url("/big")),
+        _http("bigstream", url("/big-stream")),
+        _http("refused", f"http://127.0.0.1:{_free_port()}/agent"),
+    ]
+    cases = simple_cases(["where is my parcel", "parcel 2"])
+    manifest, suite = write_experiment(variants, cases=cases, trial_count=1)
+    result = run_experiment(manifest, suite, progress=False, concurrency=8)
+    assert result.complete
+    statuses = {v["id"]: set(_status(result, v["id"])["status"].astype(str)) for v in variants}
+    assert statuses == {
+        "ok": {"ok"},
+        "slow": {"timed_out"},
+        "e500": {"target_error"},
+        "busy": {"target_error"},
+        "notjson": {"trial_failed"},
+        "big": {"target_error"},
+        "bigstream": {"target_error"},
+        "refused": {"target_error"},
+    }
+    outcomes = result.calls.groupby("variant_id")["outcome"].agg(lambda s: set(s)).to_dict()
+    assert outcomes["slow"] == {"timeout"}
+    assert outcomes["e500"] == {"http_5xx"}
+    assert outcomes["busy"] == {"http_429"}
+    assert outcomes["notjson"] == {"invalid_payload"}
+    assert outcomes["refused"] == {"connection"}
+    errors = {v: _status(result, v)["error"].iloc[0] for v in ("slow", "busy", "big", "bigstream")}
+    assert errors["slow"] == "TimeoutError: HTTP target timed out after 0.2 s for case 'c1'"
+    assert errors["busy"].startswith(
+        "ValueError: HTTP target request failed for case 'c1': HTTP 429 Too Many Requests"
+    )
+    assert "exceeds the limit of 16777216 bytes (Content-Length 52428800)" in errors["big"]
+    assert errors["bigstream"].endswith("reply body exceeds the limit of 16777216 bytes")
+    (message,) = result.run.trials.query("variant_id == 'notjson'")["error_message"]
+    assert message.startswith("HTTP target returned a body that is not JSON for case 'c1'")
+    # The good variant's numbers come from the server's payloads.
+    ok = _status(result, "ok")
+    assert ok["output"].tolist() == [
+        "HTTP answer about where is my parcel: refund parcel ok",
+        "HTTP answer about parcel 2: refund parcel ok",
+    ]
+    assert ok["latency_ms"].tolist() == [50.0 + 18, 50.0 + 8]
+
+
+def test_timeouts_leave_no_socket_or_thread_behind(agent_server, write_experiment):
+    url = agent_server.url
+    variants = [
+        _http("slow", url("/slow?s=1"), timeout_seconds=0.1),
+        _http("ok", url("/ok")),
+        _http("stream", url("/big-stream")),
+    ]
+    cases = simple_cases([f"parcel {i}" for i in range(6)])
+    manifest, suite = write_experiment(variants, cases=cases, trial_count=2)
+    sockets, threads = open_sockets(), threading.active_count()
+    result = run_experiment(
+        manifest, suite, progress=False, concurrency=6, variant_concurrency={"slow": 4}
+    )
+    assert (_status(result, "slow")["status"] == "timed_out").all()
+    assert (_status(result, "ok")["status"] == "ok").all()
+    if sockets is not None:
+        assert open_sockets() == sockets
+    assert threading.active_count() <= threads
+
+
+def test_retry_policy_retries_only_the_kinds_it_names(agent_server, write_experiment):
+    url = agent_server.url
+    variants = [
+        _http("twice", url("/flaky?fail=2&v=twice")),
+        _http("short", url("/flaky?fail=2&v=short")),
+        _http("never", url("/flaky?fail=2&v=never")),
+    ]
+    cases = simple_cases(["parcel a", "parcel b"])
+    manifest, suite = write_experiment(variants, cases=cases, trial_count=1)
+    retry = {
+        "twice": RetryPolicy(attempts=3, retry_on=frozenset({"http_5xx"})),
+        "short": RetryPolicy(attempts=2),
+        "never": RetryPolicy(attempts=5, retry_on=frozenset({"timeout"})),
+    }
+    result = run_experiment(manifest, suite, progress=False, retry=retry, concurrency=1)
+    twice, short, never = (_status(result, v) for v in ("twice", "short", "never"))
+    assert (twice["status"] == "ok").all() and (twice["target_attempts"] == 3).all()
+    assert (short["status"] == "target_error").all() and (short["target_attempts"] == 2).all()
+    assert (never["status"] == "target_error").all() and (never["target_attempts"] == 1).all()
+    assert short["error"].str.contains("HTTP 503 Service Unavailable").all()
+    # Every call is recorded, and matches what the server received.
+    calls = result.calls.groupby("variant_id").size().to_dict()
+    assert calls == {"twice": 6, "short": 4, "never": 2}
+    assert len(agent_server.requests("/flaky")) == 12
+    seen = result.calls[result.calls["variant_id"] == "twice"]
+    assert seen[seen["case_id"] == "c1"]["outcome"].tolist() == ["http_5xx", "http_5xx", "ok"]
+
+
+def test_headers_are_expanded_at_send_time_and_never_recorded(
+    agent_server, write_experiment, tmp_path
+):
+    url = agent_server.url
+    headers = {"Authorization": "Bearer ${AGENT_TOKEN}", "X-Team": "evals"}
+    variants = [
+        _http("ok", url("/ok"), headers=headers),
+        _http("e500", url("/error500"), headers=headers),
+        _http("slow", url("/slow?s=1"), headers=headers, timeout_seconds=0.1),
+    ]
+    manifest, suite = write_experiment(variants, cases=simple_cases(["parcel"]), trial_count=1)
+    run_dir = tmp_path / "run"
+    result = run_experiment(
+        manifest,
+        suite,
+        progress=False,
+        run_dir=run_dir,
+        environ={"AGENT_TOKEN": SECRET},
+    )
+    assert set(agent_server.stats()["authorization"]) == {f"Bearer {SECRET}"}
+    (error,) = _status(result, "e500")["error"]
+    assert error == (
+        "ValueError: HTTP target request failed for case 'c1': HTTP 500 Internal Server "
+        "Error: internal error; you sent ***"
+    )
+    analysis = analyze(result.run)
+    rendered = [
+        json.dumps(build_report(analysis)),
+        render_variants_csv(analysis),
+        render_cases_csv(analysis),
+        result.calls.to_csv(),
+        repr(result.run.manifest),
+        *(frame.to_csv() for frame in result.run.tables.values()),
+    ]
+    for text in rendered:
+        assert SECRET not in text
+    for path in run_dir.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_unset_header_variable_is_refused_before_any_request(agent_server, write_experiment):
+    headers = {"Authorization": "Bearer ${NOT_SET_TOKEN}"}
+    manifest, suite = write_experiment([_http("ok", agent_server.url("/ok"), headers=headers)])
+    with pytest.raises(InputError) as info:
+        run_experiment(manifest, suite, progress=False, environ={"OTHER": SECRET})
+    message = str(info.value)
+    assert "'Authorization'" in message and "${NOT_SET_TOKEN}" in message
+    assert SECRET not in message
+    assert agent_server.requests() == []
+
+
+def test_server_dying_mid_run_then_rerunning_the_failures(start_server, write_experiment, tmp_path):
+    dying = start_server(die_after=5)
+    port = dying.port
+    cases = simple_cases([f"parcel {i}" for i in range(6)])
+    manifest, suite = write_experiment(
+        [_http("h", f"http://127.0.0.1:{port}/ok")], cases=cases, trial_count=2
+    )
+    run_dir = tmp_path / "run"
+    first = run_experiment(manifest, suite, progress=False, run_dir=run_dir)
+    dying.wait_dead()
+    rows = _status(first, "h")
+    counts = Counter(rows["status"].astype(str))
+    assert first.complete and counts["ok"] == 5 and counts["target_error"] == 7
+    assert set(first.calls.query("outcome != 'ok'")["outcome"]) == {"connection"}
+
+    # A plain resume has nothing left to do; --rerun-failed calls the 7 failures again.
+    revived = start_server(port=port)
+    again = run_experiment(manifest, suite, progress=False, run_dir=run_dir)
+    assert again.attempted == 0 and revived.requests() == []
+    fixed = run_experiment(manifest, suite, progress=False, run_dir=run_dir, rerun_failed=True)
+    assert fixed.attempted == 7 and len(revived.requests()) == 7
+    assert (_status(fixed, "h")["status"] == "ok").all()
+    assert (_status(fixed, "h")["output"].str.startswith("HTTP answer about parcel")).all()
+
+
+def test_http_concurrency_limits_hold_on_the_server(agent_server, write_experiment):
+    url = agent_server.url
+    variants = [
+        _http("a", url("/track/a")),
+        _http("b", url("/track/b")),
+        _http("c", url("/track/c")),
+    ]
+    manifest, suite = write_experiment(variants, trial_count=2)
+    run_experiment(
+        manifest, suite, progress=False, concurrency=8, variant_concurrency={"a": 1, "b": 3, "c": 6}
+    )
+    peak = agent_server.stats()["peak"]
+    assert peak["a"] == 1 and peak["b"] <= 3 and peak["c"] <= 6
+    assert peak["b"] + peak["c"] >= 4  # calls really overlapped
+
+
+@pytest.mark.parametrize("path", ["/ok"])
+def test_run_folder_holds_journal_and_tables(agent_server, write_experiment, tmp_path, path):
+    manifest, suite = write_experiment([_http("h", agent_server.url(path))], trial_count=1)
+    run_dir = tmp_path / "run"
+    result = run_experiment(manifest, suite, progress=False, run_dir=run_dir)
+    names = sorted(p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file())
+    assert "run.json" in names and "journal/000001.jsonl" in names
+    assert {f"tables/{t}.parquet" for t in result.run.tables} <= set(names)
+    lines = Path(run_dir / "journal" / "000001.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    attempts = [r for r in records if r["type"] == "attempt"]
+    assert len(attempts) == 3 * 8  # three variants (two fillers), eight cases

@@ -1,0 +1,91 @@
+"""The journal: torn last lines are skipped, damage elsewhere is refused, folders guarded."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agenticlens_frames.errors import InputError
+from agenticlens_frames.formats.model import CaseSpec
+from agenticlens_frames.formats.traces import normalize_trace
+from agenticlens_frames.runner.journal import (
+    FORMAT,
+    JournalWriter,
+    RunFolder,
+    digest,
+    read_segments,
+    replay_checks,
+)
+from agenticlens_frames.scoring import CheckColumns, score_sample
+
+IDENTITY = {
+    "experiment_id": "x@1",
+    "manifest_sha256": "a" * 64,
+    "suite_sha256": "b" * 64,
+    "recorded_sha256": {},
+}
+
+
+def test_a_torn_last_line_is_skipped(tmp_path):
+    segment = tmp_path / "000001.jsonl"
+    segment.write_bytes(b'{"type":"call","n":1}\n{"type":"attempt","n":2}\n{"type":"att')
+    assert [r["n"] for r in read_segments([segment])] == [1, 2]
+
+
+def test_a_damaged_line_before_the_end_is_refused(tmp_path):
+    segment = tmp_path / "000001.jsonl"
+    segment.write_bytes(b'{"n":1}\nnot json\n{"n":3}\n')
+    with pytest.raises(InputError, match="damaged journal record") as info:
+        list(read_segments([segment]))
+    assert info.value.location == "line 2"
+
+
+def test_run_folder_is_created_once_and_checked_on_reopen(tmp_path):
+    folder = RunFolder(tmp_path / "run", IDENTITY)
+    stored = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert stored["format"] == FORMAT and stored["suite_sha256"] == "b" * 64
+    assert folder.new_segment().name == "000001.jsonl"
+    assert folder.new_segment().name == "000002.jsonl"
+    folder.close()
+    with pytest.raises(InputError, match="different suite"):
+        RunFolder(tmp_path / "run", {**IDENTITY, "suite_sha256": "c" * 64})
+    RunFolder(tmp_path / "run", IDENTITY).close()  # the lock was released
+
+
+def test_a_folder_of_another_format_is_refused(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "run.json").write_text('{"format": "something-else"}')
+    with pytest.raises(InputError, match="not a live-run folder"):
+        RunFolder(tmp_path / "run", IDENTITY)
+
+
+def test_digest_ignores_key_order_but_not_values():
+    assert digest({"a": 1, "b": [1, 2]}) == digest({"b": [1, 2], "a": 1})
+    assert digest({"a": 1}) != digest({"a": 2})
+
+
+def test_writer_scores_appends_and_replays_identically(tmp_path):
+    case = CaseSpec(id="c1", name="c", index=0, expected_contains=("refund",), max_turns=2)
+    trace = normalize_trace({"metadata": {"turn_count": 3}, "total_latency_ms": 4.0})
+    segment = tmp_path / "000001.jsonl"
+    segment.touch()
+    writer = JournalWriter(segment)
+    writer.append({"type": "attempt", "case": "c1"}, scoring=(case, "A refund.", trace))
+    writer.close()
+    (record,) = read_segments([segment])
+    # Scored on the writer thread, exactly as scoring the sample directly.
+    direct = CheckColumns()
+    expected = score_sample(case, "A refund.", trace, direct, 0)
+    replayed = CheckColumns()
+    assert replay_checks(replayed, 7, record) == expected
+    assert replayed.name == direct.name and replayed.value == direct.value
+    assert replayed.explanation == direct.explanation and replayed.attempt == [7, 7]
+
+
+def test_writer_error_is_raised_on_close(tmp_path):
+    case = CaseSpec(id="c1", name="c", index=0, expected_contains=("x",))
+    writer = JournalWriter(None)
+    writer.append({"type": "attempt"}, scoring=(case, None, None))  # type: ignore[arg-type]
+    with pytest.raises(AttributeError):
+        writer.close()

@@ -1,0 +1,405 @@
+"""Live runs with python targets: statuses, fixes B10/B11, timeouts, order, limits, resume."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from agenticlens_frames import load_experiment
+from agenticlens_frames.errors import InputError
+from agenticlens_frames.runner import RetryPolicy, run_experiment
+from agenticlens_frames.runner.journal import RunFolder
+from agenticlens_frames.runner.python_target import SPARE_THREADS, load_callable
+
+from .conftest import SUITE, TARGETS, simple_cases, variant
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "support"
+
+
+def _reference_targets():
+    """The fixture module loaded on its own, to compute expected payloads independently."""
+    spec = importlib.util.spec_from_file_location("live_targets_reference", TARGETS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _rows(result, variant_id):
+    att = result.run.attempts
+    return att[att["variant_id"] == variant_id].reset_index(drop=True)
+
+
+def test_outputs_latency_cost_come_from_the_payloads(write_experiment):
+    manifest, suite = write_experiment(
+        [
+            variant("sync", "answer"),
+            variant("async", "answer_async"),
+            variant("run", "answer_run_shape"),
+        ]
+    )
+    result = run_experiment(manifest, suite, progress=False, concurrency=3)
+    ref = _reference_targets()
+    inputs = {c["id"]: c["input"] for c in __import__("yaml").safe_load(SUITE.read_text())["cases"]}
+    rows = _rows(result, "sync")
+    assert result.complete and (rows["status"] == "ok").all()
+    for row in rows.itertuples():
+        expected = ref._answer(inputs[row.case_id])
+        assert row.output == expected["output"]
+        assert row.latency_ms == expected["trace"]["total_latency_ms"]
+        assert row.cost_usd == expected["trace"]["estimated_cost_usd"]
+        assert row.target_attempts == 1
+    async_rows = _rows(result, "async")
+    assert async_rows["output"].str.endswith("(async): refund parcel ok").all()
+    assert set(async_rows["tools"]) == {"search,reply"}
+    # Run-shaped traces: latency from the timestamps, cost = sum of span costs.
+    run_rows = _rows(result, "run")
+    text = inputs["c8"]  # "short": 5 characters -> completed 08:00:00.005
+    row = run_rows[(run_rows["case_id"] == "c8") & (run_rows["trial"] == 1)].iloc[0]
+    assert row.latency_ms == pytest.approx(5.0)
+    assert row.cost_usd == pytest.approx(0.0003 * len(text) + 0.001)
+    assert row.trace_shape == "run"
+
+
+def test_function_without_case_parameter_is_called_with_the_input_alone(write_experiment):
+    # B10: AgenticLens calls fn(input, case=...) and fails every case with a TypeError.
+    manifest, suite = write_experiment([variant("plain", "no_case"), variant("full", "answer")])
+    result = run_experiment(manifest, suite, progress=False)
+    plain, full = _rows(result, "plain"), _rows(result, "full")
+    assert (plain["status"] == "ok").all()
+    assert plain["output"].tolist() == full["output"].tolist()
+    assert plain["passed"].tolist() == full["passed"].tolist()
+
+
+def test_payload_without_trace_is_scored_with_an_empty_trace(write_experiment):
+    # B11: AgenticLens fails the whole trial when a live payload has no trace.
+    manifest, suite = write_experiment([variant("notrace", "no_trace")])
+    result = run_experiment(manifest, suite, progress=False)
+    rows = _rows(result, "notrace")
+    assert (result.run.trials.query("variant_id == 'notrace'")["status"] == "succeeded").all()
+    assert (rows["status"] == "ok").all()
+    assert (rows["latency_ms"] == 0.0).all() and rows["cost_usd"].isna().all()
+    checks = result.run.checks
+    c1 = checks[(checks["variant_id"] == "notrace") & (checks["case_id"] == "c1")]
+    # c1: "refund" is in the output, but no tool was called in an empty trace.
+    assert dict(zip(c1["name"], c1["passed"], strict=True)) == {
+        "contains:refund": True,
+        "required_tool:lookup_order": False,
+    }
+
+
+def test_file_targets_resolve_against_the_manifest_folder(tmp_path, monkeypatch):
+    # B10: AgenticLens resolves `dir/file.py:fn` against the working directory.
+    folder = tmp_path / "experiment"
+    (folder / "agents").mkdir(parents=True)
+    (folder / "agents" / "bot.py").write_text(TARGETS.read_text())
+    manifest = folder / "manifest.yaml"
+    manifest.write_text(
+        __import__("yaml").safe_dump(
+            {
+                "name": "rel",
+                "version": "1",
+                "baseline_variant_id": "a",
+                "trial_count": 1,
+                "variants": [
+                    {"id": v, "name": v, "target_kind": "python", "target": "agents/bot.py:answer"}
+                    for v in "abc"
+                ],
+            }
+        )
+    )
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    result = run_experiment(Path("../experiment/manifest.yaml"), SUITE, progress=False)
+    assert result.complete and (result.run.attempts["status"] == "ok").all()
+
+
+def test_a_raising_target_fails_only_its_case(write_experiment):
+    manifest, suite = write_experiment([variant("raising", "raises_on_boom")])
+    result = run_experiment(manifest, suite, progress=False)
+    rows = _rows(result, "raising")
+    failed = rows[rows["case_id"] == "c5"]
+    assert (failed["status"] == "target_error").all()
+    assert (failed["error"] == "ValueError: cannot answer case c5").all()
+    assert (rows[rows["case_id"] != "c5"]["status"] == "ok").all()
+    checks = result.run.checks
+    c5 = checks[(checks["variant_id"] == "raising") & (checks["case_id"] == "c5")]
+    # The package's single target_call score (spec §6, "live failure" template).
+    assert c5["name"].unique().tolist() == ["target_call"]
+    assert (
+        c5["explanation"]
+        == "Live target failed after 1 attempt(s): ValueError: cannot answer case c5"
+    ).all()
+
+
+def test_invalid_payload_fails_the_trial_and_later_cases_are_not_called(
+    write_experiment, tmp_path, monkeypatch
+):
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("LIVE_CALL_LOG", str(log))
+    manifest, suite = write_experiment([variant("listy", "list_on_list")], trial_count=2)
+    result = run_experiment(manifest, suite, progress=False)
+    trials = result.run.trials.query("variant_id == 'listy'")
+    assert (trials["status"] == "failed").all()
+    assert (
+        trials["error_message"]
+        == "live target returned list for case 'c6'; expected an object with output and trace"
+    ).all()
+    assert (_rows(result, "listy")["status"] == "trial_failed").all()
+    called = Counter(line.split()[1] for line in log.read_text().splitlines())
+    # c6 is invalid: c7 and c8 are never called, as in AgenticLens (max_workers 1).
+    assert called == {f"c{i}": 2 for i in range(1, 7)}
+
+
+def test_invalid_payload_can_fail_only_its_case(write_experiment):
+    manifest, suite = write_experiment([variant("listy", "list_on_list")])
+    result = run_experiment(manifest, suite, progress=False, invalid_payload="case")
+    rows = _rows(result, "listy")
+    assert (result.run.trials.query("variant_id == 'listy'")["status"] == "succeeded").all()
+    c6 = rows[rows["case_id"] == "c6"]
+    assert (c6["status"] == "target_error").all()
+    assert c6["error"].str.startswith("live target returned list for case 'c6'").all()
+    assert (rows[rows["case_id"] != "c6"]["status"] == "ok").all()
+
+
+def test_non_string_output_is_an_invalid_payload(write_experiment):
+    manifest, suite = write_experiment([variant("null", "null_output")], trial_count=1)
+    result = run_experiment(manifest, suite, progress=False)
+    (message,) = result.run.trials.query("variant_id == 'null'")["error_message"]
+    assert message == "live target payload for case 'c1': 'output' must be a string, got null"
+
+
+def test_unimportable_target_is_refused_before_any_call(write_experiment):
+    manifest, suite = write_experiment([variant("bad", "no_such_function")])
+    with pytest.raises(InputError, match="no attribute 'no_such_function'") as info:
+        run_experiment(manifest, suite, progress=False)
+    assert info.value.location == "variants[0].target"
+
+
+def _target_threads(prefix: str) -> int:
+    return sum(1 for t in threading.enumerate() if t.name.startswith(prefix))
+
+
+def test_sync_timeouts_never_accumulate_threads(write_experiment, monkeypatch):
+    monkeypatch.setenv("LIVE_SLOW_SECONDS", "0.6")
+    cases = simple_cases([f"slow {i}" for i in range(4)])
+    manifest, suite = write_experiment(
+        [variant("sleepy", "sleepy", timeout_seconds=0.1)], cases=cases, trial_count=2
+    )
+    result = run_experiment(manifest, suite, progress=False)
+    rows = _rows(result, "sleepy")
+    assert (rows["status"] == "timed_out").all()
+    assert (
+        rows["error"].iloc[0] == "TimeoutError: Python target timed out after 0.1 s for case 'c1'"
+    )
+    # 8 timed-out calls, never more threads than the pool's size (max_workers + spares).
+    assert _target_threads("target-sleepy") <= 1 + SPARE_THREADS
+    deadline = time.monotonic() + 5
+    while _target_threads("target-sleepy") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _target_threads("target-sleepy") == 0
+
+
+def test_async_timeouts_cancel_the_coroutine(write_experiment, monkeypatch):
+    monkeypatch.setenv("LIVE_SLOW_SECONDS", "5")
+    state = load_callable(f"{TARGETS}:sleepy_async").__globals__["STATE"]
+    before = dict(state)
+    cases = simple_cases(["slow a", "fast b", "slow c"])
+    manifest, suite = write_experiment(
+        [variant("asleep", "sleepy_async", timeout_seconds=0.1)], cases=cases, trial_count=2
+    )
+    result = run_experiment(manifest, suite, progress=False, concurrency=4)
+    rows = _rows(result, "asleep")
+    assert rows.groupby("case_id", observed=True)["status"].first().to_dict() == {
+        "c1": "timed_out",
+        "c2": "ok",
+        "c3": "timed_out",
+    }
+    # The four slow calls were cancelled, not left running.
+    assert state["cancelled"] - before["cancelled"] == 4
+    assert state["finished"] - before["finished"] == 6
+
+
+def test_calls_follow_the_package_order_at_concurrency_one(write_experiment, tmp_path, monkeypatch):
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("LIVE_CALL_LOG", str(log))
+    variants = [variant("a", "logged"), variant("b", "logged_async"), variant("c", "logged_plain")]
+    manifest, suite = write_experiment(variants, trial_count=3, random_seed=5)
+    run_experiment(manifest, suite, progress=False)
+    # Independently: the package shuffles [(a,1),(a,2),(a,3),(b,1),...] with Random(seed).
+    work = [(v, t) for v in "abc" for t in (1, 2, 3)]
+    random.Random(5).shuffle(work)
+    tags = {"a": "logged", "b": "logged_async", "c": "logged_plain"}
+    cases = [f"c{i}" for i in range(1, 9)]
+    expected = [f"{tags[v]} {c}" for v, _ in work for c in cases]
+    assert log.read_text().splitlines() == expected
+
+
+def test_global_and_per_variant_limits_across_cases_and_trials(write_experiment):
+    tracker = load_callable(f"{TARGETS}:answer").__globals__["TRACKER"]
+    tracker.reset()
+    variants = [variant("a", "tracked_a"), variant("b", "tracked_b"), variant("c", "tracked_c")]
+    manifest, suite = write_experiment(variants, trial_count=2)
+    result = run_experiment(
+        manifest,
+        suite,
+        progress=False,
+        concurrency=15,
+        variant_concurrency={"a": 2, "b": 12, "c": 1},
+    )
+    assert result.complete
+    assert tracker.peak["a"] == 2
+    assert tracker.peak["c"] == 1
+    # 12 > 8 cases: variant b ran its two trials at the same time (the package never does).
+    assert tracker.peak["b"] == 12
+    assert tracker.total_peak == 15
+
+
+def test_max_workers_is_the_default_limit(write_experiment):
+    tracker = load_callable(f"{TARGETS}:answer").__globals__["TRACKER"]
+    tracker.reset()
+    variants = [variant("a", "tracked_a"), variant("b", "tracked_b"), variant("c", "tracked_c")]
+    manifest, suite = write_experiment(variants, trial_count=2, max_workers=2)
+    run_experiment(manifest, suite, progress=False)
+    assert max(tracker.peak.values()) == 2
+    assert tracker.total_peak == 2
+
+
+def test_bounded_runs_resume_without_calling_done_attempts_again(
+    write_experiment, tmp_path, monkeypatch
+):
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("LIVE_CALL_LOG", str(log))
+    variants = [variant("a", "logged"), variant("b", "logged_async"), variant("c", "logged_plain")]
+    manifest, suite = write_experiment(variants, trial_count=2, random_seed=3)
+    total = 3 * 2 * 8
+    run_dir = tmp_path / "run"
+
+    first = run_experiment(
+        manifest, suite, progress=False, run_dir=run_dir, max_attempts=5, concurrency=2
+    )
+    assert (first.remaining, first.attempted) == (total - 5, 5)
+    assert len(log.read_text().splitlines()) == 5
+    second = run_experiment(manifest, suite, progress=False, run_dir=run_dir, max_attempts=20)
+    assert second.remaining == total - 25
+    last = run_experiment(manifest, suite, progress=False, run_dir=run_dir, concurrency=4)
+    assert last.complete and last.attempted == total - 25
+    # Every (variant, trial, case) was called exactly once over the three sessions.
+    assert Counter(log.read_text().splitlines()) == {
+        f"{tag} c{i}": 2 for tag in ("logged", "logged_async", "logged_plain") for i in range(1, 9)
+    }
+    assert (last.calls.groupby(["variant_id", "trial", "case_id"]).size() == 1).all()
+
+    log.write_text("")
+    fresh = run_experiment(manifest, suite, progress=False)
+    for table in ("attempts", "checks", "trials", "variants", "cases"):
+        pd.testing.assert_frame_equal(getattr(last.run, table), getattr(fresh.run, table))
+    # Partial runs hold only finished trials: every trial listed is complete.
+    assert len(first.run.attempts) == 8 * len(first.run.trials)
+
+
+def test_run_folder_refuses_another_manifest_or_suite(write_experiment, tmp_path):
+    manifest, suite = write_experiment([variant("a", "answer")])
+    run_dir = tmp_path / "run"
+    run_experiment(manifest, suite, progress=False, run_dir=run_dir, max_attempts=3)
+    other_suite = tmp_path / "other-suite.yaml"
+    other_suite.write_text(SUITE.read_text().replace("refund order 17", "refund order 18"))
+    with pytest.raises(InputError, match="different suite"):
+        run_experiment(manifest, other_suite, progress=False, run_dir=run_dir)
+    slower, _ = write_experiment(
+        [variant("a", "answer", timeout_seconds=5)], name="manifest-timeout.yaml"
+    )
+    with pytest.raises(InputError, match="different manifest"):
+        run_experiment(slower, suite, progress=False, run_dir=run_dir)
+    # Speed knobs are not part of the identity: resuming with more workers is fine.
+    faster, _ = write_experiment([variant("a", "answer")], name="manifest-fast.yaml", max_workers=4)
+    assert run_experiment(faster, suite, progress=False, run_dir=run_dir).complete
+
+
+def test_run_folder_in_use_is_refused(write_experiment, tmp_path):
+    manifest, suite = write_experiment([variant("a", "answer")])
+    run_dir = tmp_path / "run"
+    run_experiment(manifest, suite, progress=False, run_dir=run_dir, max_attempts=1)
+    import json
+
+    identity = json.loads((run_dir / "run.json").read_text())
+    identity.pop("format"), identity.pop("created_at")
+    holder = RunFolder(run_dir, identity)
+    try:
+        with pytest.raises(InputError, match="another process is running"):
+            run_experiment(manifest, suite, progress=False, run_dir=run_dir)
+    finally:
+        holder.close()
+
+
+def test_retry_policy_from_python(write_experiment, tmp_path, monkeypatch):
+    monkeypatch.setenv("LIVE_SLOW_SECONDS", "0.3")
+    cases = simple_cases(["slow one", "fast two"])
+    manifest, suite = write_experiment(
+        [variant("s", "sleepy", timeout_seconds=0.05)], cases=cases, trial_count=1
+    )
+    policy = RetryPolicy(attempts=3, backoff_seconds=0.01, retry_on=frozenset({"timeout"}))
+    result = run_experiment(manifest, suite, progress=False, retry={"s": policy}, concurrency=2)
+    rows = _rows(result, "s")
+    assert rows.set_index("case_id")["target_attempts"].to_dict() == {"c1": 3, "c2": 1}
+    calls = result.calls[result.calls["variant_id"] == "s"]
+    assert calls[calls["case_id"] == "c1"]["outcome"].tolist() == ["timeout"] * 3
+    checks = result.run.checks
+    why = checks[(checks["variant_id"] == "s") & (checks["case_id"] == "c1")]["explanation"]
+    assert why.iloc[0].startswith("Live target timed out after 3 attempt(s): TimeoutError")
+
+
+def test_unknown_variant_in_overrides_is_refused(write_experiment):
+    manifest, suite = write_experiment([variant("a", "answer")])
+    with pytest.raises(InputError, match="unknown or recorded variant"):
+        run_experiment(manifest, suite, progress=False, retry={"zzz": RetryPolicy()})
+    with pytest.raises(InputError, match="unknown or recorded variant"):
+        run_experiment(manifest, suite, progress=False, variant_concurrency={"zzz": 2})
+
+
+def test_recorded_and_live_variants_mix(tmp_path):
+    text = (EXAMPLE / "manifest.yaml").read_text()
+    import yaml
+
+    doc = yaml.safe_load(text)
+    for v in doc["variants"]:
+        v["target"] = str(EXAMPLE / v["target"])
+    live_id = doc["variants"][-1]["id"]
+    doc["variants"][-1].update(target_kind="python", target=f"{TARGETS}:answer")
+    manifest = tmp_path / "mixed.yaml"
+    manifest.write_text(yaml.safe_dump(doc, sort_keys=False))
+    result = run_experiment(manifest, EXAMPLE / "suite.yaml", progress=False, concurrency=2)
+    reference = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    recorded_ids = [v["id"] for v in doc["variants"][:-1]]
+    ours = result.run.attempts[result.run.attempts["variant_id"].isin(recorded_ids)]
+    theirs = reference.attempts[reference.attempts["variant_id"].isin(recorded_ids)]
+    pd.testing.assert_frame_equal(ours.reset_index(drop=True), theirs.reset_index(drop=True))
+    live = _rows(result, live_id)
+    assert len(live) == len(result.run.cases) * doc["trial_count"]
+    assert (live["status"] == "ok").all()
+
+
+def test_a_recorded_only_manifest_gives_the_same_tables_as_load_experiment(tmp_path):
+    result = run_experiment(
+        EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml", progress=False, run_dir=tmp_path / "r"
+    )
+    reference = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    assert result.complete and result.attempted == 0 and result.calls.empty
+    for table in ("attempts", "checks", "trials", "variants", "cases"):
+        pd.testing.assert_frame_equal(getattr(result.run, table), getattr(reference, table))
+
+
+def test_progress_bars_per_experiment_and_variant(write_experiment, capsys):
+    manifest, suite = write_experiment([variant("a", "answer"), variant("b", "answer_async")])
+    run_experiment(manifest, suite, progress=True, concurrency=2)
+    err = capsys.readouterr().err
+    # One bar for the experiment (3 variants x 2 trials x 8 cases), one per variant.
+    assert "live-test: 100%" in err and "48/48" in err
+    assert all(f"  {v:<7}: 100%" in err for v in ("a", "b", "filler2"))
+    assert "attempt/s" in err

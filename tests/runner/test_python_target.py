@@ -1,0 +1,160 @@
+"""Python targets: loading forms, call conventions, timeouts, and the bounded thread pool."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from agenticlens_frames.errors import InputError
+from agenticlens_frames.formats.model import CaseSpec
+from agenticlens_frames.runner.python_target import (
+    DaemonPool,
+    PythonTarget,
+    accepts_keyword,
+    load_callable,
+)
+from agenticlens_frames.runner.retry import TargetFailure
+
+CASE = CaseSpec(id="c1", name="one", index=0, input={"q": "hi"})
+
+
+def _call(target: PythonTarget, case: CaseSpec = CASE):
+    return asyncio.run(target.call(case))
+
+
+def test_file_targets_resolve_against_the_base_folder_and_load_once(tmp_path, monkeypatch):
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "bot.py").write_text(
+        "LOADS = [0]\nLOADS[0] += 1\n\nclass Agent:\n    def answer(self, text):\n"
+        "        return text\n\nagent = Agent()\n"
+    )
+    monkeypatch.chdir("/")  # not the base folder: AgenticLens would look here
+    fn = load_callable("agents/bot.py:agent.answer", base_dir=tmp_path)
+    assert fn("x") == "x"
+    again = load_callable("agents/bot.py:agent.answer", base_dir=tmp_path)
+    assert again.__self__ is fn.__self__  # same module object: executed once
+    assert fn.__globals__["LOADS"] == [1]
+
+
+def test_module_targets_are_found_in_the_base_folder(tmp_path):
+    (tmp_path / "my_agent_mod_xyz.py").write_text("def run(text, case=None):\n    return text\n")
+    fn = load_callable("my_agent_mod_xyz:run", base_dir=tmp_path)
+    assert fn("y") == "y"
+    assert str(tmp_path) not in __import__("sys").path  # sys.path restored
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("no_such_module_qq:run", "was not found"),
+        ("json:loads.nope", "has no attribute 'nope'"),
+        ("json:__doc__", "not a callable"),
+        ("missing.py:run", "does not exist"),
+        ("json", "must be 'module:function'"),
+    ],
+)
+def test_targets_that_cannot_work_are_refused(target, message, tmp_path):
+    with pytest.raises(InputError, match=message):
+        load_callable(target, base_dir=tmp_path)
+
+
+def test_an_import_error_inside_the_target_module_is_reported(tmp_path):
+    (tmp_path / "broken_qq.py").write_text("import definitely_missing_dependency_qq\n")
+    with pytest.raises(InputError, match="definitely_missing_dependency_qq"):
+        load_callable("broken_qq.py:run", base_dir=tmp_path)
+
+
+def test_case_keyword_is_passed_only_when_accepted():
+    seen = {}
+
+    def with_case(text, case):
+        seen["case"] = case
+        return text
+
+    assert _call(PythonTarget(with_case, timeout_seconds=1)) == {"q": "hi"}
+    assert seen["case"] is CASE
+    assert _call(PythonTarget(lambda text: text["q"], timeout_seconds=1)) == "hi"
+    assert accepts_keyword(lambda text, **kw: 0, "case")
+    assert not accepts_keyword(lambda text, *, other=1: 0, "case")
+
+
+def test_each_call_gets_its_own_copy_of_the_input():
+    def mutate(text):
+        text["q"] += "!"
+        return text["q"]
+
+    target = PythonTarget(mutate, timeout_seconds=1)
+    assert [_call(target), _call(target)] == ["hi!", "hi!"]
+    assert CASE.input == {"q": "hi"}
+
+
+def test_failures_are_classified():
+    def boom(text):
+        raise KeyError("k")
+
+    def own_timeout(text):
+        raise TimeoutError("upstream model timed out")
+
+    def exits(text):
+        raise SystemExit(3)
+
+    with pytest.raises(TargetFailure) as info:
+        _call(PythonTarget(boom, timeout_seconds=1))
+    assert (info.value.kind, info.value.message) == ("error", "KeyError: 'k'")
+    with pytest.raises(TargetFailure) as info:
+        _call(PythonTarget(own_timeout, timeout_seconds=1))
+    # A target's own TimeoutError counts as timed out (AgenticLens' rule), with its message.
+    assert (info.value.kind, info.value.message) == (
+        "timeout",
+        "TimeoutError: upstream model timed out",
+    )
+    with pytest.raises(TargetFailure) as info:  # SystemExit must not end the run
+        _call(PythonTarget(exits, timeout_seconds=1))
+    assert info.value.message == "SystemExit: 3"
+
+
+def test_sync_function_returning_a_coroutine_is_awaited():
+    async def inner(text):
+        return "async " + text["q"]
+
+    assert _call(PythonTarget(lambda text: inner(text), timeout_seconds=1)) == "async hi"
+
+
+def test_a_full_pool_times_calls_out_in_the_queue_without_new_threads():
+    release = threading.Event()
+
+    def stuck(text):
+        release.wait(5)
+        return "late"
+
+    target = PythonTarget(stuck, timeout_seconds=0.05, threads=2, name="stuck-qq")
+
+    async def many():
+        return await asyncio.gather(*(target.call(CASE) for _ in range(5)), return_exceptions=True)
+
+    try:
+        outcomes = asyncio.run(many())
+        assert all(isinstance(o, TargetFailure) and o.kind == "timeout" for o in outcomes)
+        never_started = [o for o in outcomes if "never started" in o.message]
+        assert len(never_started) == 3  # two ran on the two threads; three never started
+        assert target.pool.threads == 2
+    finally:
+        release.set()
+        target.close()
+    deadline = time.monotonic() + 5
+    while any(t.name.startswith("stuck-qq") for t in threading.enumerate()):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def test_daemon_pool_reuses_idle_threads():
+    pool = DaemonPool(4, name="reuse-qq")
+    for i in range(20):
+        assert pool.submit(lambda x: x * 2, i).result(timeout=5) == 2 * i
+    assert pool.threads == 1
+    pool.shutdown()
+    with pytest.raises(RuntimeError):
+        pool.submit(print)

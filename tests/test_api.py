@@ -1,0 +1,260 @@
+"""The programmatic API: Experiment, Variant, run / arun, Tracker, Comparator."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from typing import ClassVar
+
+import numpy as np
+import pytest
+from statsmodels.stats.proportion import proportion_confint
+
+from agenticlens_frames import analyze, read_parquet
+from agenticlens_frames.api import (
+    AgentContext,
+    Comparator,
+    Experiment,
+    Tracker,
+    Variant,
+    arun,
+    run,
+)
+from agenticlens_frames.errors import InputError
+from agenticlens_frames.runner import RetryPolicy
+
+DATASET = [
+    "Where is my parcel?",
+    {"input": "Refund order 17", "id": "refund", "expected_contains": ["refund"]},
+    {"input": {"order": 17, "plan": "pro"}, "expected_output": "PLAN PRO"},
+]
+
+
+def _experiment(**kwargs) -> Experiment:
+    return Experiment(
+        name="api-demo",
+        hypothesis="Shouting helps nobody.",
+        variants=[
+            Variant(name="quiet", model="small", temperature=0.0),
+            Variant(name="loud", model="small", temperature=0.7, parameters={"style": "upper"}),
+        ],
+        dataset=list(DATASET),
+        **kwargs,
+    )
+
+
+class Agent:
+    """Sync agent whose run takes a context; remembers what it was given."""
+
+    calls: ClassVar[list[tuple[str, object]]] = []
+    lock = threading.Lock()
+
+    def __init__(self, variant: Variant) -> None:
+        self.upper = variant.parameters.get("style") == "upper"
+
+    def run(self, text, context=None):
+        with self.lock:
+            Agent.calls.append((json.dumps(text, sort_keys=True, default=str), context))
+        if isinstance(text, dict):
+            return f"plan {text['plan']}".upper() if self.upper else f"plan {text['plan']}"
+        return text.upper() if self.upper else text.lower()
+
+
+@pytest.fixture(autouse=True)
+def _clear_calls():
+    Agent.calls.clear()
+
+
+def test_variants_become_factors_and_the_dataset_a_suite():
+    experiment = _experiment()
+    suite = experiment.to_suite()
+    assert [c.id for c in suite.cases] == ["input-01", "refund", "input-03"]
+    assert suite.cases[0].expected_contains == () and suite.cases[0].input == DATASET[0]
+    assert suite.cases[1].expected_contains == ("refund",)
+    assert suite.cases[2].input == {"order": 17, "plan": "pro"}
+    manifest = experiment.to_manifest(trials=2)
+    assert manifest.variant("loud").factors == {
+        "model": "small",
+        "temperature": "0.7",
+        "style": "upper",
+    }
+    assert manifest.baseline_variant_id == "quiet"
+    assert manifest.metadata["hypothesis"] == "Shouting helps nobody."
+
+
+def test_incremental_building_and_validation():
+    experiment = Experiment(name="inc")
+    experiment.add_variant(Variant(name="a")).add_inputs(["x", "y"])
+    with pytest.raises(InputError, match="at least two"):
+        experiment.to_manifest()
+    experiment.add_variant(Variant(name="a"))
+    with pytest.raises(InputError, match="must be unique"):
+        experiment.to_manifest()
+    bad = Experiment(name="bad", dataset=[{"input": "x", "max_turns": 0}])
+    with pytest.raises(InputError) as info:
+        bad.to_suite()
+    assert info.value.location.startswith("dataset[0].max_turns")
+    twice = Experiment(name="twice", dataset=[{"input": 1, "id": "a"}, {"input": 2, "id": "a"}])
+    with pytest.raises(InputError, match="used twice"):
+        twice.to_suite()
+
+
+def test_run_calls_every_agent_on_every_input_with_the_context():
+    context = AgentContext(metadata={"team": "evals"})
+    result = run(_experiment(), Agent, trials=2, context=context, progress=False)
+    assert result.complete and context.experiment_id == "api-demo"
+    att = result.attempts
+    assert len(att) == 2 * 2 * 3 and (att["status"] == "ok").all()
+    assert len(Agent.calls) == 12 and all(ctx is context for _, ctx in Agent.calls)
+    loud = att[(att["variant_id"] == "loud") & (att["trial"] == 1)]
+    assert loud["output"].tolist() == ["WHERE IS MY PARCEL?", "REFUND ORDER 17", "PLAN PRO"]
+    # No trace: the latency is the measured call time, so it is known and positive.
+    assert (att["latency_ms"] > 0).all()
+    # Cases without expectations have no checks; the others are scored.
+    assert att.groupby("case_id", observed=True)["n_checks"].max().to_dict() == {
+        "input-01": 0,
+        "refund": 1,
+        "input-03": 1,
+    }
+    analysis = result.analyze()
+    assert list(analysis.variants["variant_id"].astype(str)) == ["quiet", "loud"]
+
+
+def test_async_agents_callables_payloads_and_async_factories():
+    class AsyncAgent:
+        async def run(self, text):
+            await asyncio.sleep(0.001)
+            return {"output": str(text), "trace": {"total_latency_ms": 12.5, "spans": []}}
+
+    class Result:
+        output = "from an object"
+
+    async def factory(variant):
+        if variant.name == "quiet":
+            return AsyncAgent()
+        return lambda text: Result()
+
+    result = run(_experiment(), factory, progress=False, concurrency=3)
+    att = result.attempts
+    quiet = att[att["variant_id"] == "quiet"]
+    assert (quiet["latency_ms"] == 12.5).all()
+    assert quiet["output"].iloc[2] == str({"order": 17, "plan": "pro"})
+    assert (att[att["variant_id"] == "loud"]["output"] == "from an object").all()
+
+
+def test_timeouts_and_retries_apply_to_agents():
+    tries: list[str] = []
+
+    class Slow:
+        def run(self, text):
+            tries.append(text)
+            if "parcel" in str(text):
+                time.sleep(0.3)
+            return "done"
+
+    experiment = _experiment()
+    result = run(
+        experiment,
+        lambda v: Slow(),
+        timeout_seconds=0.05,
+        retry=RetryPolicy(attempts=2, retry_on=frozenset({"timeout"})),
+        progress=False,
+    )
+    att = result.attempts
+    slow = att[att["case_id"] == "input-01"]
+    assert (slow["status"] == "timed_out").all() and (slow["target_attempts"] == 2).all()
+    assert (att[att["case_id"] != "input-01"]["status"] == "ok").all()
+    assert tries.count("Where is my parcel?") == 4  # two variants, two calls each
+
+
+def test_run_inside_a_running_event_loop_and_arun():
+    async def notebook_cell():
+        sync_result = run(_experiment(), Agent, progress=False)  # a loop is running here
+        async_result = await arun(_experiment(), Agent, progress=False)
+        return sync_result, async_result
+
+    first, second = asyncio.run(notebook_cell())
+    assert first.attempts["output"].tolist() == second.attempts["output"].tolist()
+
+
+def test_tracker_persists_runs_as_parquet_and_resumes_by_run_id(tmp_path):
+    tracker = Tracker(tmp_path / "results")
+    partial = run(
+        _experiment(),
+        Agent,
+        trials=2,
+        tracker=tracker,
+        run_id="r1",
+        max_attempts=5,
+        progress=False,
+    )
+    assert partial.remaining == 12 - 5 and len(Agent.calls) == 5
+    done = run(_experiment(), Agent, trials=2, tracker=tracker, run_id="r1", progress=False)
+    assert done.complete and len(Agent.calls) == 12  # nothing called twice
+    run(_experiment(), Agent, tracker=tracker, run_id="r2", progress=False)
+
+    reopened = Tracker(tmp_path / "results")
+    assert len(reopened) == 4  # two runs x two variants
+    folder = tmp_path / "results" / "api-demo" / "r1" / "tables"
+    assert read_parquet(folder).attempts["output"].tolist() == done.attempts["output"].tolist()
+    mine = reopened.get_by_experiment("api-demo")
+    assert {r.metadata["run_id"] for r in mine} == {"r1", "r2"}
+    assert reopened.get_by_experiment("other") == []
+    exported = json.loads(reopened.export_json())
+    assert {e["variant_name"] for e in exported} == {"quiet", "loud"}
+    assert set(reopened.attempts.groupby("run_id").size().to_dict().items()) == {
+        ("r1", 12),
+        ("r2", 6),
+    }
+    reopened.clear()
+    assert len(Tracker(tmp_path / "results")) == 0
+
+
+def test_in_memory_tracker():
+    tracker = Tracker()
+    run(_experiment(), Agent, tracker=tracker, progress=False)
+    assert len(tracker) == 2
+    assert [r.total_runs for r in tracker.results] == [3, 3]
+
+
+def test_comparator_frame_and_summary():
+    result = run(_experiment(), Agent, trials=3, progress=False)
+    frame = Comparator().compare(result)
+    # quiet: "refund order 17" contains "refund" (passes), "plan pro" != "PLAN PRO" (fails)
+    # loud:  "REFUND ORDER 17" contains "refund" (casefold), "PLAN PRO" matches: passes both
+    expected_len = np.mean([len(s) for s in ("where is my parcel?", "refund order 17", "plan pro")])
+    quiet = frame.set_index("variant").loc["quiet"]
+    assert quiet["runs"] == 9 and quiet["errors"] == 0
+    assert quiet["mean_output_length"] == pytest.approx(expected_len)
+    assert quiet["pass_rate"] == 0.5
+    low, high = proportion_confint(3, 6, alpha=0.05, method="wilson")
+    assert (quiet["pass_rate_ci_low"], quiet["pass_rate_ci_high"]) == pytest.approx((low, high))
+    assert frame.set_index("variant").loc["loud", "pass_rate"] == 1.0
+    text = Comparator().summary(result)
+    assert "quiet (baseline)" in text and "Hypothesis: Shouting helps nobody." in text
+    assert "pass rate: 50.0% (95% CI" in text
+    # The same frame from the per-variant results alone.
+    again = Comparator().compare(result.variant_results)
+    assert again["pass_rate"].tolist() == frame["pass_rate"].tolist()
+
+
+def test_comparator_without_expectations_has_no_pass_rate():
+    experiment = Experiment(
+        name="plain", variants=[Variant(name="a"), Variant(name="b")], dataset=["x", "yy"]
+    )
+    result = run(experiment, lambda v: lambda text: text * 2, progress=False)
+    frame = Comparator().compare(result)
+    assert frame["pass_rate"].isna().all()
+    assert frame["mean_output_length"].tolist() == [3.0, 3.0]
+    assert "pass rate" not in Comparator().summary(result)
+
+
+def test_analysis_of_an_api_run_uses_the_same_tables():
+    result = run(_experiment(), Agent, trials=2, progress=False)
+    analysis = analyze(result.run)
+    summary = analysis.variants.set_index(analysis.variants["variant_id"].astype(str))
+    # Pooled case pass rate over all attempts (expectation-free cases pass by definition).
+    assert summary.loc["loud", "case_pass_rate"] == 1.0
+    assert summary.loc["quiet", "case_pass_rate"] == pytest.approx(4 / 6)
