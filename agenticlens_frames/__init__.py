@@ -30,6 +30,7 @@ from .analysis import (
     variant_summary,
 )
 from .api import AgentContext, Comparator, Experiment, ExperimentResult, Tracker, Variant
+from .archive import Archive, ArchiveAnalysis, ArchiveSlice
 from .comparisons_config import (
     ComparisonsConfig,
     GuardRails,
@@ -72,6 +73,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AgentContext",
+    "Archive",
+    "ArchiveAnalysis",
+    "ArchiveSlice",
     "Comparator",
     "ComparisonsConfig",
     "Evaluator",

@@ -44,6 +44,15 @@ experiment_app = typer.Typer(
 app.add_typer(experiment_app, name="experiment")
 
 
+def _mount_archive() -> None:
+    from .archive.cli import archive_app
+
+    app.add_typer(archive_app, name="archive")
+
+
+_mount_archive()
+
+
 class LatencyPolicy(StrEnum):
     exclude = "exclude"
     zero = "zero"

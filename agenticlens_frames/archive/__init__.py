@@ -1,0 +1,30 @@
+"""Trial archives: many experiment runs as partitioned parquet, sliced and analysed at scale.
+
+>>> from agenticlens_frames.archive import Archive          # doctest: +SKIP
+>>> archive = Archive("runs/")                              # doctest: +SKIP
+>>> archive.add(run, run_at="2026-11-04")                   # doctest: +SKIP
+>>> dense = archive.slice(retrieval="dense", tags="refund", since="2026-10-01")  # doctest: +SKIP
+>>> dense.analyze().variant_summary                         # doctest: +SKIP
+
+See docs/archives.md.
+"""
+
+from .engines import ENGINES, RunLayout, SufficientStats, sufficient_stats
+from .query import ArchiveSlice, SliceFilter
+from .results import ArchiveAnalysis, analyze_stats
+from .store import AddResult, Archive, RunRecord, run_content_id
+
+__all__ = [
+    "ENGINES",
+    "AddResult",
+    "Archive",
+    "ArchiveAnalysis",
+    "ArchiveSlice",
+    "RunLayout",
+    "RunRecord",
+    "SliceFilter",
+    "SufficientStats",
+    "analyze_stats",
+    "run_content_id",
+    "sufficient_stats",
+]

@@ -1,0 +1,555 @@
+"""The numpy kernel: one run's sufficient statistics from its attempts.
+
+A run this toolkit writes is a complete (variant, trial, case) grid stored in that order,
+so its columns *are* a 3-D array: viewed without copying, every statistic becomes one
+contiguous sum along an axis (cases sum over trials, trials over cases) — SIMD
+reductions, no hashing, no scattered accumulators. Runs with missing or shuffled rows
+are scattered into such a cube first; anything else (repeated cells, very sparse keys)
+goes through ``np.bincount`` over dense integer codes, the method of
+research/perf-limits.md. All three give the same numbers (tested).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import InputError
+from ._scan import RunScan
+
+__all__ = [
+    "CASE_STATS",
+    "KERNEL_METHODS",
+    "NEEDED_COLUMNS",
+    "TRIAL_STATS",
+    "RunPartial",
+    "run_partial",
+    "split_runs",
+]
+
+#: The attempts columns the engines read (everything else stays on disk).
+NEEDED_COLUMNS = (
+    "run_id",
+    "experiment_id",
+    "variant_id",
+    "case_id",
+    "case_index",
+    "trial",
+    "status",
+    "passed",
+    "score",
+    "latency_ms",
+    "cost_usd",
+    "score_sum",
+    "n_checks",
+    "run_order",
+)
+CASE_STATS = (
+    "attempts",
+    "passes",
+    "scored",
+    "score_sum",
+    "score_m2",
+    "latency_sum",
+    "latency_count",
+    "cost_sum",
+    "cost_count",
+)
+TRIAL_STATS = (
+    "attempts",
+    "passes",
+    "failed_attempts",
+    "latency_ok_sum",
+    "latency_ok_count",
+    "cost_sum",
+    "cost_count",
+    "check_value_sum",
+    "check_count",
+    "execution_position",
+)
+_COUNT_STATS = {
+    "attempts",
+    "passes",
+    "scored",
+    "latency_count",
+    "cost_count",
+    "failed_attempts",
+    "latency_ok_count",
+    "check_count",
+}
+
+
+def stat_dtype(name: str, values: np.ndarray) -> np.ndarray:
+    if name == "execution_position":
+        return np.asarray(values).astype(np.int32, copy=False)
+    if name in _COUNT_STATS:
+        return np.asarray(values).astype(np.int64, copy=False)
+    return np.asarray(values, dtype=np.float64)
+
+
+@dataclass
+class RunPartial:
+    """One run's statistics with run-local keys (what a block task returns)."""
+
+    run_id: str
+    case_variant: np.ndarray
+    case_index: np.ndarray
+    case_labels: np.ndarray
+    case_stats: dict[str, np.ndarray]
+    trial_variant: np.ndarray
+    trial: np.ndarray
+    trial_stats: dict[str, np.ndarray]
+
+
+def _dictionary_chunks(column: pa.ChunkedArray) -> Iterator[pa.DictionaryArray]:
+    for chunk in column.chunks:
+        yield chunk if pa.types.is_dictionary(chunk.type) else chunk.dictionary_encode()
+
+
+def _positions(column: pa.ChunkedArray, positions: Mapping[str, int]) -> np.ndarray:
+    """Each row's variant position; the dictionary codes themselves when the dictionary is
+    already in manifest order (how the archive writes it), else one gather."""
+    parts = []
+    for chunk in _dictionary_chunks(column):
+        table = np.array([positions.get(n, -1) for n in chunk.dictionary.to_pylist()], np.int64)
+        codes = chunk.indices.to_numpy(zero_copy_only=False)
+        parts.append(codes if np.array_equal(table, np.arange(len(table))) else table[codes])
+    if not parts:
+        return np.zeros(0, dtype=np.int64)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _flag(column: pa.ChunkedArray, value: str) -> np.ndarray:
+    """Rows equal to ``value``, compared on dictionary codes."""
+    parts = []
+    for chunk in _dictionary_chunks(column):
+        names = chunk.dictionary.to_pylist()
+        codes = chunk.indices.to_numpy(zero_copy_only=False)
+        parts.append(codes == names.index(value) if value in names else np.zeros(len(codes), bool))
+    if not parts:
+        return np.zeros(0, dtype=bool)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _floats(column: pa.ChunkedArray) -> np.ndarray:
+    return column.to_numpy().astype(np.float64, copy=False)
+
+
+def _case_labels(column: pa.ChunkedArray, case_index: np.ndarray, n_cases: int) -> np.ndarray:
+    """Case id per case index (None where the run has no row for that case)."""
+    labels = np.full(n_cases, None, dtype=object)
+    start = 0
+    for chunk in _dictionary_chunks(column):
+        stop = start + len(chunk)
+        # Scatter the dictionary code of each row onto its case index (ids and indices
+        # are 1:1 within a run), then look the few distinct codes up once.
+        slot = np.full(n_cases, -1, dtype=np.int64)
+        slot[case_index[start:stop]] = chunk.indices.to_numpy(zero_copy_only=False)
+        seen = slot >= 0
+        labels[seen] = np.asarray(chunk.dictionary.to_pylist(), dtype=object)[slot[seen]]
+        start = stop
+    return labels
+
+
+@dataclass
+class _RunColumns:
+    """One run's attempts as numpy arrays (keys as integers, flags as booleans)."""
+
+    vpos: np.ndarray
+    case_index: np.ndarray
+    trial: np.ndarray
+    failed: np.ndarray
+    ok: np.ndarray
+    passed: np.ndarray
+    score: np.ndarray
+    latency: np.ndarray
+    cost: np.ndarray
+    check_sum: np.ndarray
+    n_checks: np.ndarray
+    run_order: np.ndarray
+    n_variants: int
+
+    def __len__(self) -> int:
+        return len(self.vpos)
+
+
+def _run_columns(table: pa.Table, run_id: str, variant_ids: Sequence[str]) -> _RunColumns:
+    vpos = _positions(table.column("variant_id"), {v: i for i, v in enumerate(variant_ids)})
+    if len(vpos) and vpos.min() < 0:
+        raise InputError(f"run {run_id}: attempts name a variant its manifest does not have")
+    status = table.column("status")
+    return _RunColumns(
+        vpos=vpos,
+        case_index=table.column("case_index").to_numpy(),
+        trial=table.column("trial").to_numpy(),
+        failed=_flag(status, "trial_failed"),
+        ok=_flag(status, "ok"),
+        passed=table.column("passed").to_numpy(),
+        score=_floats(table.column("score")),
+        latency=_floats(table.column("latency_ms")),
+        cost=_floats(table.column("cost_usd")),
+        check_sum=_floats(table.column("score_sum")),
+        n_checks=table.column("n_checks").to_numpy(),
+        run_order=table.column("run_order").to_numpy(),
+        n_variants=len(variant_ids),
+    )
+
+
+@dataclass
+class _Grid:
+    """A run laid out as a (variant, trial, case) cube: which keys each axis holds, how
+    to turn a per-row array into the cube, and which cells hold a row (None = all)."""
+
+    v_seen: np.ndarray
+    t_seen: np.ndarray
+    c_seen: np.ndarray
+    to_cube: Callable[[np.ndarray], np.ndarray]
+    filled: np.ndarray | None
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (len(self.v_seen), len(self.t_seen), len(self.c_seen))
+
+
+def _first_break(values: np.ndarray) -> int:
+    """Length of the leading strictly increasing run of ``values``."""
+    if len(values) < 2:
+        return len(values)
+    stop = values[1:] <= values[:-1]
+    k = int(np.argmax(stop))
+    return k + 1 if stop[k] else len(values)
+
+
+def _complete_grid(cols: _RunColumns) -> _Grid | None:
+    """The zero-copy cube of a run stored as a complete grid in (variant, trial, case)
+    order — what every run written by this toolkit is: each (variant, trial, case) has
+    exactly one attempt row, sorted. Checked in a few vectorised passes; None if not."""
+    ci, tr, vp = cols.case_index, cols.trial, cols.vpos
+    n = len(ci)
+    n_case = _first_break(ci)
+    if n % n_case:
+        return None
+    blocks = n // n_case
+    tb, vb = tr[::n_case], vp[::n_case]
+    same_variant = np.concatenate([[True], vb[1:] == vb[:-1]])
+    n_trial = _first_break(np.where(same_variant, tb, -1)) if blocks > 1 else 1
+    if blocks % n_trial:
+        return None
+    n_var = blocks // n_trial
+    v_seen, t_seen, c_seen = vb[::n_trial], tb[:n_trial], ci[:n_case]
+    if not (
+        np.array_equal(tb.reshape(n_var, n_trial), np.broadcast_to(t_seen, (n_var, n_trial)))
+        and np.all(vb.reshape(n_var, n_trial) == v_seen[:, None])
+        and _first_break(v_seen) == n_var
+        and _first_break(t_seen) == n_trial
+        and np.all(ci.reshape(blocks, n_case) == c_seen)
+        and np.all(tr.reshape(blocks, n_case) == tb[:, None])
+        and np.all(vp.reshape(blocks, n_case) == vb[:, None])
+    ):
+        return None
+    shape = (n_var, n_trial, n_case)
+    return _Grid(v_seen, t_seen, c_seen, lambda a: a.reshape(shape), None)
+
+
+def _ranks(values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Dense ranks of small non-negative integers (bitmap + cumsum, no sorting) and the
+    values present, ascending."""
+    present = np.zeros(size, dtype=bool)
+    present[values] = True
+    rank = np.cumsum(present) - 1
+    return rank[values], np.flatnonzero(present)
+
+
+def _scattered_grid(cols: _RunColumns) -> _Grid | None:
+    """A cube filled by scattering each column (rows in any order, some cells empty);
+    None when it would be more than about twice the rows or rows repeat a cell."""
+    n = len(cols)
+    v_rank, v_seen = _ranks(cols.vpos, cols.n_variants)
+    t_rank, t_seen = _ranks(cols.trial, int(cols.trial.max()) + 1)
+    c_rank, c_seen = _ranks(cols.case_index, int(cols.case_index.max()) + 1)
+    shape = (len(v_seen), len(t_seen), len(c_seen))
+    size = shape[0] * shape[1] * shape[2]
+    if size > 2 * n + 1024:
+        return None
+    cell = (v_rank * shape[1] + t_rank) * shape[2] + c_rank
+    filled = np.zeros(size, dtype=bool)
+    filled[cell] = True
+    if np.count_nonzero(filled) != n:
+        return None
+
+    def to_cube(values: np.ndarray) -> np.ndarray:
+        out = np.zeros(size, dtype=values.dtype)
+        out[cell] = values
+        return out.reshape(shape)
+
+    return _Grid(v_seen, t_seen, c_seen, to_cube, filled.reshape(shape))
+
+
+def _count(mask: np.ndarray, axis: int) -> np.ndarray:
+    # Summing a bool array goes through a slow casting loop; adding its bytes as int32
+    # is several times faster and exact.
+    return np.add.reduce(mask.view(np.uint8), axis=axis, dtype=np.int32)
+
+
+def _grid_stats(cols: _RunColumns, grid: _Grid) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every statistic as a contiguous sum over one cube axis: cases sum over trials,
+    trials over cases (SIMD reductions, no scattered accumulators)."""
+    n_var, n_trial, n_case = grid.shape
+    cube = grid.to_cube
+    scored_mask = ~np.isnan(cols.score)
+    scored_mask &= ~cols.failed
+    lat_known = ~np.isnan(cols.latency)
+    cost_known = ~np.isnan(cols.cost)
+    passed3 = cube(cols.passed)
+    scored3 = cube(scored_mask)
+    score3 = cube(np.where(scored_mask, cols.score, 0.0))
+    latency3 = cube(np.where(lat_known, cols.latency, 0.0))
+    cost3 = cube(np.where(cost_known, cols.cost, 0.0))
+    cost_known3 = cube(cost_known)
+
+    scored = _count(scored3, 1)
+    score_sum = score3.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = score_sum / np.maximum(scored, 1)
+    deviation = score3 - mean[:, None, :]
+    deviation *= scored3
+    if grid.filled is None:
+        counts = np.full((n_var, n_case), n_trial, dtype=np.int64)
+        tcounts = np.full((n_var, n_trial), n_case, dtype=np.int64)
+        run_order = cube(cols.run_order)[:, :, 0]
+    else:
+        counts = _count(grid.filled, 1)
+        tcounts = _count(grid.filled, 2)
+        # Constant within a trial (empty cells hold 0), so the maximum is that value.
+        run_order = cube(cols.run_order).max(axis=2)
+    case_obs = counts.ravel() > 0
+    trial_obs = tcounts.ravel() > 0
+
+    def per_case(values: np.ndarray) -> np.ndarray:
+        return values.ravel()[case_obs]
+
+    def per_trial(values: np.ndarray) -> np.ndarray:
+        if values.dtype == bool:
+            return _count(values, 2).ravel()[trial_obs]
+        return values.sum(axis=2).ravel()[trial_obs]
+
+    case = {
+        "variant": np.repeat(grid.v_seen, n_case)[case_obs],
+        "case_index": np.tile(grid.c_seen, n_var)[case_obs],
+        "attempts": per_case(counts),
+        "passes": per_case(_count(passed3, 1)),
+        "scored": per_case(scored),
+        "score_sum": per_case(score_sum),
+        "score_m2": per_case(np.einsum("vtc,vtc->vc", deviation, deviation)),
+        "latency_sum": per_case(latency3.sum(axis=1)),
+        "latency_count": per_case(_count(cube(lat_known), 1)),
+        "cost_sum": per_case(cost3.sum(axis=1)),
+        "cost_count": per_case(_count(cost_known3, 1)),
+    }
+    ok_latency3 = cube(cols.ok & lat_known)
+    check_sum = cols.check_sum
+    check3 = cube(np.where(np.isnan(check_sum), 0.0, check_sum))
+    trial = {
+        "variant": np.repeat(grid.v_seen, n_trial)[trial_obs],
+        "trial": np.tile(grid.t_seen, n_var)[trial_obs],
+        "attempts": tcounts.ravel()[trial_obs],
+        "passes": per_trial(passed3),
+        "failed_attempts": per_trial(cube(cols.failed)),
+        "latency_ok_sum": per_trial(latency3 * ok_latency3),
+        "latency_ok_count": per_trial(ok_latency3),
+        "cost_sum": per_trial(cost3),
+        "cost_count": per_trial(cost_known3),
+        "check_value_sum": per_trial(check3),
+        "check_count": cube(cols.n_checks).sum(axis=2, dtype=np.int64).ravel()[trial_obs],
+        "execution_position": run_order.ravel()[trial_obs],
+    }
+    return case, trial
+
+
+def _bincount_stats(cols: _RunColumns) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Statistics with one ``np.bincount`` per sum over dense integer group codes
+    (``position × n_cases + case_index``): the general path (sparse or repeated rows)."""
+    n_var = cols.n_variants
+    case_index = cols.case_index.astype(np.int64)
+    trial_no = cols.trial.astype(np.int64)
+    n_case = int(case_index.max()) + 1
+    n_trial = int(trial_no.max()) + 1
+    passed = cols.passed.astype(np.float64)
+    g = cols.vpos * n_case + case_index
+    size = n_var * n_case
+    counts = np.bincount(g, minlength=size)
+    obs = np.flatnonzero(counts)
+
+    def total(weights: np.ndarray) -> np.ndarray:
+        return np.bincount(g, weights=weights, minlength=size)
+
+    scored_mask = ~cols.failed & ~np.isnan(cols.score)
+    scored = total(scored_mask)
+    score_sum = total(np.where(scored_mask, cols.score, 0.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = score_sum / np.maximum(scored, 1.0)
+    deviation = np.where(scored_mask, cols.score - mean[g], 0.0)
+    lat_known = ~np.isnan(cols.latency)
+    cost_known = ~np.isnan(cols.cost)
+    cost0 = np.where(cost_known, cols.cost, 0.0)
+    case = {
+        "variant": obs // n_case,
+        "case_index": obs % n_case,
+        "attempts": counts[obs],
+        "passes": total(passed)[obs],
+        "scored": scored[obs],
+        "score_sum": score_sum[obs],
+        "score_m2": total(deviation * deviation)[obs],
+        "latency_sum": total(np.where(lat_known, cols.latency, 0.0))[obs],
+        "latency_count": total(lat_known)[obs],
+        "cost_sum": total(cost0)[obs],
+        "cost_count": total(cost_known)[obs],
+    }
+    gt = cols.vpos * n_trial + trial_no
+    tsize = n_var * n_trial
+    tcounts = np.bincount(gt, minlength=tsize)
+    tobs = np.flatnonzero(tcounts)
+
+    def ttotal(weights: np.ndarray) -> np.ndarray:
+        return np.bincount(gt, weights=weights, minlength=tsize)[tobs]
+
+    ok_latency = cols.ok & lat_known
+    trial = {
+        "variant": tobs // n_trial,
+        "trial": tobs % n_trial,
+        "attempts": tcounts[tobs],
+        "passes": ttotal(passed),
+        "failed_attempts": ttotal(cols.failed),
+        "latency_ok_sum": ttotal(np.where(ok_latency, cols.latency, 0.0)),
+        "latency_ok_count": ttotal(ok_latency),
+        "cost_sum": ttotal(cost0),
+        "cost_count": ttotal(cost_known),
+        "check_value_sum": ttotal(np.where(np.isnan(cols.check_sum), 0.0, cols.check_sum)),
+        "check_count": ttotal(cols.n_checks.astype(np.float64)),
+        # Constant within a trial, so sum / count is exact.
+        "execution_position": ttotal(cols.run_order.astype(np.float64)) / tcounts[tobs],
+    }
+    return case, trial
+
+
+#: Kernel methods: "grid" (zero-copy cube of a complete sorted run), "cube" (scattered
+#: cube), "bincount" (general); "auto" tries them in that order.
+KERNEL_METHODS = ("auto", "grid", "cube", "bincount")
+
+
+def run_partial(
+    table: pa.Table, run_id: str, variant_ids: Sequence[str], *, method: str = "auto"
+) -> RunPartial:
+    """The numpy kernel: one run's sufficient statistics from its attempts.
+
+    Three methods give the same numbers: ``"grid"`` views a run stored as a complete,
+    sorted (variant, trial, case) grid — every run this toolkit writes — as a cube
+    without copying and sums along its axes; ``"cube"`` scatters rows into such a cube
+    (rows in any order, some missing); ``"bincount"`` accumulates with ``np.bincount``
+    over integer group codes (any input, the fallback). ``"auto"`` takes the first that
+    applies.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> table = pa.Table.from_pandas(run.attempts.assign(run_id="r"), preserve_index=False)
+    >>> part = run_partial(table, "r", run.manifest.variant_ids)
+    >>> int(part.case_stats["attempts"].sum()), len(part.trial)
+    (350, 25)
+    """
+    if method not in KERNEL_METHODS:
+        raise InputError(f"unknown kernel method {method!r}", hint=f"one of {KERNEL_METHODS}")
+    cols = _run_columns(table, run_id, variant_ids)
+    if len(cols) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return RunPartial(
+            run_id,
+            empty,
+            empty,
+            np.zeros(0, dtype=object),
+            {n: empty for n in CASE_STATS},
+            empty,
+            empty,
+            {n: empty for n in TRIAL_STATS},
+        )
+    grid = None
+    if method in ("auto", "grid"):
+        grid = _complete_grid(cols)
+    if grid is None and method in ("auto", "cube"):
+        grid = _scattered_grid(cols)
+    if grid is None and method in ("grid", "cube"):
+        raise InputError(f"run {run_id}: its attempts do not form a {method}")
+    case, trial = _grid_stats(cols, grid) if grid is not None else _bincount_stats(cols)
+    case_index = cols.case_index
+    n_labels = int(case_index.max()) + 1
+    column = table.column("case_id")
+    if grid is not None and grid.filled is None and column.num_chunks == 1:
+        # A complete grid's first (variant, trial) block lists every case once.
+        first = next(_dictionary_chunks(column)).slice(0, len(grid.c_seen))
+        labels = np.full(n_labels, None, dtype=object)
+        labels[grid.c_seen] = np.asarray(first.dictionary.to_pylist(), dtype=object)[
+            first.indices.to_numpy(zero_copy_only=False)
+        ]
+    else:
+        labels = _case_labels(column, case_index, n_labels)
+    return RunPartial(
+        run_id=run_id,
+        case_variant=np.asarray(case.pop("variant")).astype(np.int32),
+        case_index=np.asarray(case.pop("case_index")).astype(np.int32),
+        case_labels=labels,
+        case_stats={k: stat_dtype(k, v) for k, v in case.items()},
+        trial_variant=np.asarray(trial.pop("variant")).astype(np.int32),
+        trial=np.asarray(trial.pop("trial")).astype(np.int32),
+        trial_stats={k: stat_dtype(k, v) for k, v in trial.items()},
+    )
+
+
+def split_batch_by_run(batch: pa.RecordBatch) -> Iterator[tuple[str, pa.RecordBatch]]:
+    """Pieces of a batch holding one run each (one piece when the batch is one run)."""
+    column = batch.column(batch.schema.get_field_index("run_id"))
+    if not pa.types.is_dictionary(column.type):
+        column = column.dictionary_encode()
+    codes = column.indices.to_numpy(zero_copy_only=False)
+    names = column.dictionary.to_pylist()
+    if len(codes) == 0:
+        return
+    if (codes == codes[0]).all():
+        yield names[codes[0]], batch
+        return
+    order = np.argsort(codes, kind="stable")
+    ordered = batch.take(pa.array(order))
+    sorted_codes = codes[order]
+    edges = np.flatnonzero(np.diff(sorted_codes)) + 1
+    bounds = [0, *edges.tolist(), len(order)]
+    for start, stop in itertools.pairwise(bounds):
+        yield names[sorted_codes[start]], ordered.slice(start, stop - start)
+
+
+def split_runs(table: pa.Table) -> dict[str, pa.Table]:
+    """An attempts table cut into one table per run (zero-copy when runs are chunked).
+
+    Examples
+    --------
+    >>> t = pa.table({"run_id": ["a", "b", "a"], "x": [1, 2, 3]})
+    >>> {k: v.column("x").to_pylist() for k, v in split_runs(t).items()}
+    {'a': [1, 3], 'b': [2]}
+    """
+    pieces: dict[str, list[pa.RecordBatch]] = {}
+    for batch in table.to_batches():
+        for run_id, piece in split_batch_by_run(batch):
+            pieces.setdefault(run_id, []).append(piece)
+    return {run: pa.Table.from_batches(batches) for run, batches in pieces.items()}
+
+
+def partials_for_scans(scans: Sequence[RunScan]) -> list[RunPartial]:
+    """A block task: read whole runs and run the kernel (module-level, so it pickles)."""
+    return [
+        run_partial(scan.read("attempts", NEEDED_COLUMNS), scan.run_id, scan.variant_ids)
+        for scan in scans
+    ]

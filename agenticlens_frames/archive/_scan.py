@@ -1,0 +1,152 @@
+"""Reading one archived run's tables with the slice's row filters applied.
+
+Kept apart from the slice and the engines so that Dask workers can import it (and
+pickle :class:`RunScan`) without the rest of the package's machinery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import InputError
+
+__all__ = ["RunScan", "tag_mask", "value_mask"]
+
+
+def value_mask(column: pa.ChunkedArray | pa.Array, wanted: Sequence[str]) -> np.ndarray:
+    """Rows whose value is one of ``wanted``, evaluated per distinct value.
+
+    Examples
+    --------
+    >>> value_mask(pa.array(["a", "b", "a", None]), ["a"]).tolist()
+    [True, False, True, False]
+    """
+    want = set(wanted)
+    return _per_value(column, lambda v: v is not None and v in want)
+
+
+def _per_value(column: pa.ChunkedArray | pa.Array, test: Any) -> np.ndarray:
+    """Apply ``test`` to each distinct value of a (dictionary) column, then gather."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    parts = []
+    for chunk in chunks:
+        if not pa.types.is_dictionary(chunk.type):
+            chunk = chunk.dictionary_encode()
+        # One test per distinct value, then a gather: no per-row Python. The extra
+        # trailing slot answers for nulls.
+        hit = np.array([bool(test(v)) for v in chunk.dictionary.to_pylist()] + [False])
+        codes = chunk.indices.fill_null(len(hit) - 1).to_numpy(zero_copy_only=False)
+        parts.append(hit[codes])
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+
+
+def tag_mask(column: pa.ChunkedArray | pa.Array, wanted: Sequence[str]) -> np.ndarray:
+    """Rows whose comma-joined tags hold any of ``wanted``, evaluated per distinct value.
+
+    Examples
+    --------
+    >>> tag_mask(pa.array(["refund,billing", "shipping", "refund"]).dictionary_encode(),
+    ...          ["refund"]).tolist()
+    [True, False, True]
+    """
+    want = set(wanted)
+    return _per_value(column, lambda v: v is not None and not want.isdisjoint(v.split(",")))
+
+
+@dataclass(frozen=True)
+class RunScan:
+    """One run of a slice: where its files are and which of its rows the slice keeps.
+
+    Attributes
+    ----------
+    run_id, experiment_id
+        The run.
+    folder
+        Its published directory.
+    variant_ids
+        All its variants, manifest order (fixes the variant positions).
+    selected
+        The variants the slice keeps, or None for all.
+    tags
+        Keep cases carrying one tag of every group, or None for all cases.
+    n_attempts
+        Rows in its ``attempts`` file (before row filters): for block sizing.
+    factor_names
+        Its factor names.
+    """
+
+    run_id: str
+    experiment_id: str
+    folder: str
+    variant_ids: tuple[str, ...]
+    selected: tuple[str, ...] | None
+    tags: tuple[tuple[str, ...], ...] | None
+    n_attempts: int
+    factor_names: tuple[str, ...] = ()
+
+    def file(self, table: str) -> Path:
+        return Path(self.folder) / f"{table}.parquet"
+
+    def tag_mask(self, column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+        """Rows the tag filter keeps, given their ``tags`` column."""
+        mask = np.ones(len(column), dtype=bool)
+        for group in self.tags or ():
+            mask &= tag_mask(column, group)
+        return mask
+
+    def read(
+        self,
+        table: str = "attempts",
+        columns: Sequence[str] | None = None,
+        *,
+        metadata: bool = False,
+    ) -> pa.Table:
+        """Read one table of the run with the slice's filters applied.
+
+        ``columns`` missing from the file (a factor the run does not have) are skipped;
+        the caller unifies schemas across runs. ``metadata`` keeps the pandas metadata
+        (exact pandas dtypes on ``to_pandas()``).
+
+        The variant and tag predicates are evaluated once per distinct dictionary value
+        and applied as one mask after a plain columnar read: a run is one row group, so
+        statistics could not skip anything inside it (whole runs are skipped earlier, by
+        the catalog), and this is faster than the dataset scanner's row filter (0.65 vs
+        0.81 s for 94 runs of 100k rows).
+        """
+        path = self.file(table)
+        try:
+            names = pq.read_schema(path).names
+        except (OSError, pa.ArrowException) as exc:
+            raise InputError(f"unreadable archive file ({exc})", file=path) from exc
+        wanted = list(names if columns is None else [c for c in columns if c in names])
+        needed = []
+        if self.selected is not None and "variant_id" in names:
+            needed.append("variant_id")
+        if self.tags is not None and table in ("attempts", "cases"):
+            needed.append("tags")
+        elif self.tags is not None and table == "checks":
+            needed.append("case_id")
+        extra = [c for c in needed if c not in wanted]
+        data = pq.read_table(path, columns=[*wanted, *extra])
+        if not metadata:
+            data = data.replace_schema_metadata(None)
+        mask = np.ones(data.num_rows, dtype=bool)
+        if "variant_id" in needed:
+            mask &= value_mask(data.column("variant_id"), self.selected or ())
+        if "tags" in needed:
+            mask &= self.tag_mask(data.column("tags"))
+        elif "case_id" in needed:
+            cases = pq.read_table(self.file("cases"), columns=["case_id", "tags"])
+            keep = cases.column("case_id").to_pylist()
+            kept = np.asarray(keep, dtype=object)[self.tag_mask(cases.column("tags"))]
+            mask &= value_mask(data.column("case_id"), kept.tolist())
+        if needed and not mask.all():
+            data = data.filter(pa.array(mask))
+        return data.drop_columns(extra) if extra else data

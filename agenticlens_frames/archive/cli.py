@@ -1,0 +1,409 @@
+"""``agenticlens-frames archive add|ls|summarize|slice``: archives from the command line.
+
+Mounted by the main CLI with ``app.add_typer(archive_app, name="archive")``. Exit codes
+follow the main CLI: 0 success, 1 invalid input (including a slice that matches
+nothing), 2 usage errors (typer).
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..errors import InputError
+
+__all__ = ["archive_app"]
+
+EXIT_INVALID_INPUT = 1
+
+archive_app = typer.Typer(
+    help="Keep experiment runs in a partitioned parquet archive; slice and summarise them.",
+    no_args_is_help=True,
+)
+
+
+class EngineChoice(StrEnum):
+    auto = "auto"
+    numpy = "numpy"
+    pandas = "pandas"
+    duckdb = "duckdb"
+    dask = "dask"
+
+
+class SliceFormat(StrEnum):
+    parquet = "parquet"
+    csv = "csv"
+
+
+def _fail(prefix: str, error: Exception) -> typer.Exit:
+    # Plain text on stderr: messages may hold user text with rich markup characters.
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        Text(f"{prefix}: ", style="bold red") + Text(str(error))
+    )
+    return typer.Exit(code=EXIT_INVALID_INPUT)
+
+
+# Shared filter options (typer has no option groups; the same names everywhere).
+ExperimentOpt = typer.Option(
+    None, "--experiment", "-e", help="Experiment id or name (shell patterns allowed); repeat."
+)
+RunOpt = typer.Option(None, "--run", help="Run id or unique prefix; repeat.")
+VariantOpt = typer.Option(None, "--variant", help="Variant id; repeat.")
+SinceOpt = typer.Option(None, "--since", help="Runs at or after this time (ISO 8601, UTC).")
+UntilOpt = typer.Option(None, "--until", help="Runs before this time (ISO 8601, UTC).")
+TagOpt = typer.Option(None, "--tag", "-t", help="Cases carrying this tag; repeat for any-of.")
+FactorOpt = typer.Option(
+    None,
+    "--factor",
+    "-f",
+    help="name=value (or name=v1,v2): keep variants with that factor value; repeat for AND.",
+)
+BaselineOpt = typer.Option(
+    False, "--include-baseline", help="Keep each run's baseline too (for comparisons)."
+)
+
+
+def _parse_factors(items: list[str] | None) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise InputError(
+                f"--factor {item!r} is not name=value",
+                hint="e.g. --factor retrieval=dense or --factor model=gpt-large,gpt-small",
+            )
+        out.setdefault(name.strip(), []).extend(v.strip() for v in value.split(",") if v.strip())
+    return out
+
+
+def _slice(
+    archive: Path,
+    experiment: list[str] | None,
+    run: list[str] | None,
+    variant: list[str] | None,
+    since: str | None,
+    until: str | None,
+    tag: list[str] | None,
+    factor: list[str] | None,
+    include_baseline: bool,
+) -> Any:
+    from .store import Archive
+
+    store = Archive(archive)
+    store._check_exists()
+    return store.slice(
+        experiments=experiment or None,
+        runs=run or None,
+        variants=variant or None,
+        since=since,
+        until=until,
+        tags=tag or None,
+        factors=_parse_factors(factor),
+        include_baseline=include_baseline,
+    )
+
+
+def _require_runs(sl: Any) -> None:
+    if sl.n_runs == 0:
+        raise InputError(
+            f"no archived run matches ({sl.filter.describe() or 'no filters'})",
+            hint="list what the archive holds with `agenticlens-frames archive ls`",
+        )
+
+
+# --------------------------------------------------------------------------- add
+
+
+@archive_app.command("add")
+def archive_add(
+    archive: Path = typer.Argument(..., help="The archive folder (created if missing)."),
+    sources: list[Path] = typer.Argument(
+        ...,
+        help="MANIFEST SUITE of an experiment with recorded targets, or a folder of tidy "
+        "tables written by `experiment run --parquet` (its tables/ folder).",
+    ),
+    run_at: str | None = typer.Option(
+        None, "--run-at", help="When the run happened (ISO 8601; default: now)."
+    ),
+    evaluators: str | None = typer.Option(
+        None, "--evaluators", help="module:attr naming an EvaluatorRegistry the suite may use."
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Fail (exit 1) if the run is already archived."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
+) -> None:
+    """Append one experiment run to the archive (atomic; re-adding the same run is a no-op)."""
+    from ..frames import read_parquet
+    from .store import Archive
+
+    try:
+        if len(sources) == 1:
+            folder = sources[0]
+            if (folder / "tables" / "attempts.parquet").exists():
+                folder = folder / "tables"
+            run = read_parquet(folder)
+        elif len(sources) == 2:
+            from ..evaluators import load_registry
+            from ..loading import load_experiment
+
+            registry = load_registry(evaluators) if evaluators else None
+            run = load_experiment(sources[0], sources[1], evaluators=registry)
+        else:
+            raise InputError(
+                f"expected MANIFEST SUITE or one tables folder, got {len(sources)} paths"
+            )
+        result = Archive(archive).add(run, run_at=run_at, exist_ok=not strict)
+    except InputError as exc:
+        raise _fail("Unable to add run", exc) from None
+    if not quiet:
+        r = result.record
+        verb = "Added" if result.added else "Already archived:"
+        Console(highlight=False).print(
+            Text(
+                f"{verb} run {r.run_id} of {r.experiment_id} ({r.n_attempts} attempts, "
+                f"run at {r.run_at:%Y-%m-%d %H:%M} UTC) in {archive}"
+            )
+        )
+
+
+# --------------------------------------------------------------------------- ls
+
+
+@archive_app.command("ls")
+def archive_ls(
+    archive: Path = typer.Argument(..., help="The archive folder."),
+    experiment: list[str] | None = ExperimentOpt,
+    run: list[str] | None = RunOpt,
+    variant: list[str] | None = VariantOpt,
+    since: str | None = SinceOpt,
+    until: str | None = UntilOpt,
+    tag: list[str] | None = TagOpt,
+    factor: list[str] | None = FactorOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print the catalog as JSON lines."),
+) -> None:
+    """List the archived runs (optionally only those a filter touches)."""
+    try:
+        sl = _slice(archive, experiment, run, variant, since, until, tag, factor, False)
+        records = sl.records()
+    except InputError as exc:
+        raise _fail("Unable to list archive", exc) from None
+    console = Console(highlight=False, soft_wrap=True)
+    if as_json:
+        for r in records:
+            data = r.to_json()
+            data["path"] = str(r.path)
+            console.print(Text(json.dumps(data, default=str)))
+        return
+    table = Table(title=f"{len(records)} run(s) in {archive}", title_justify="left")
+    for name in ("run", "experiment", "run at (UTC)", "variants", "cases", "attempts"):
+        table.add_column(
+            name, justify="right" if name in ("variants", "cases", "attempts") else "left"
+        )
+    table.add_column("factors")
+    for r in records:
+        table.add_row(
+            r.run_id,
+            r.experiment_id,
+            f"{r.run_at:%Y-%m-%d %H:%M}",
+            str(len(r.variants)),
+            str(r.counts["cases"]),
+            str(r.n_attempts),
+            ", ".join(r.factor_names),
+        )
+    console.print(table)
+
+
+# --------------------------------------------------------------------------- summarize
+
+
+def _pass_k(text: str | None) -> list[int] | None:
+    if not text:
+        return None
+    try:
+        return [int(k) for k in text.split(",") if k.strip()]
+    except ValueError:
+        raise InputError(f"--pass-k {text!r} is not a comma list of integers") from None
+
+
+def _fmt(value: Any, kind: str = "f") -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "–"
+    if kind == "%":
+        return f"{value:.1%}"
+    if kind == "ms":
+        return f"{value:,.0f}"
+    if kind == "$":
+        return f"{value:.4f}"
+    return f"{value:.3f}"
+
+
+def _write_frames(frames: dict[str, pd.DataFrame], folder: Path, fmt: str) -> None:
+    from ..report.tables import frame_for_parquet
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, frame in frames.items():
+        clean = frame_for_parquet(frame)
+        if fmt == "csv":
+            clean.to_csv(folder / f"{name}.csv", index=False)
+        else:
+            clean.to_parquet(folder / f"{name}.parquet", index=False)
+
+
+@archive_app.command("summarize")
+def archive_summarize(
+    archive: Path = typer.Argument(..., help="The archive folder."),
+    experiment: list[str] | None = ExperimentOpt,
+    run: list[str] | None = RunOpt,
+    variant: list[str] | None = VariantOpt,
+    since: str | None = SinceOpt,
+    until: str | None = UntilOpt,
+    tag: list[str] | None = TagOpt,
+    factor: list[str] | None = FactorOpt,
+    include_baseline: bool = BaselineOpt,
+    engine: EngineChoice = typer.Option(EngineChoice.auto, "--engine", help="Aggregation engine."),
+    memory_limit: str | None = typer.Option(
+        None, "--memory-limit", help="DuckDB memory limit, e.g. 2GB (it spills beyond)."
+    ),
+    pass_k: str | None = typer.Option(None, "--pass-k", help="k values, e.g. 1,5,10."),
+    confidence_level: float = typer.Option(0.95, "--confidence-level", min=0.5, max=0.999),
+    out: Path | None = typer.Option(
+        None, "--out", help="Write every result frame here (parquet, or CSV with --format csv)."
+    ),
+    fmt: SliceFormat = typer.Option(SliceFormat.parquet, "--format", help="For --out."),
+    limit: int = typer.Option(40, "--limit", help="Rows of the variant table to print."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No console tables."),
+) -> None:
+    """Variant summaries and factor levels across the matching runs."""
+    try:
+        sl = _slice(archive, experiment, run, variant, since, until, tag, factor, include_baseline)
+        _require_runs(sl)
+        result = sl.analyze(
+            engine.value,
+            pass_k=_pass_k(pass_k),
+            confidence_level=confidence_level,
+            memory_limit=memory_limit,
+        )
+    except (InputError, ImportError) as exc:
+        raise _fail("Unable to summarize archive", exc) from None
+    if out is not None:
+        _write_frames({**result.frames(), "runs": result.runs}, out, fmt.value)
+    if quiet:
+        return
+    console = Console(highlight=False)
+    vs = result.variant_summary
+    ks = list(result.pass_k)
+    table = Table(
+        title=f"{len(vs)} variant(s) in {sl.n_runs} run(s) — {sl.filter.describe() or 'all'}",
+        title_justify="left",
+    )
+    for name in ("experiment", "run", "variant", "factors", "case pass rate", "95% CI"):
+        table.add_column(name)
+    for k in ks:
+        table.add_column(f"pass@{k}", justify="right")
+    for name in ("latency ms", "cost $", "trials ok"):
+        table.add_column(name, justify="right")
+    factors = [c for c in vs.columns if c.startswith("factor_")]
+    for row in vs.head(limit).itertuples(index=False):
+        data = row._asdict()
+        shown = ", ".join(
+            f"{c.removeprefix('factor_')}={data[c]}" for c in factors if pd.notna(data[c])
+        )
+        table.add_row(
+            str(data["experiment_id"]),
+            str(data["run_id"])[:8],
+            str(data["variant_id"]) + (" *" if data["is_baseline"] else ""),
+            shown,
+            _fmt(data["case_pass_rate"], "%"),
+            _fmt(data["case_pass_rate_ci_low"], "%")
+            + "–"
+            + _fmt(data["case_pass_rate_ci_high"], "%"),
+            *(_fmt(data[f"pass_at_{k}"]) for k in ks),
+            _fmt(data["average_latency_ms_mean"], "ms"),
+            _fmt(data["total_cost_usd_mean"], "$"),
+            f"{data['completed_trials']}/{data['attempted_trials']}",
+        )
+    console.print(table)
+    if len(vs) > limit:
+        console.print(Text(f"… {len(vs) - limit} more (write them all with --out)"))
+    fl = result.factor_levels
+    if len(fl):
+        levels = Table(title="Factor levels (raw means over variants)", title_justify="left")
+        for name in ("factor", "value", "variants", "runs", "pass rate", "pooled case pass rate"):
+            levels.add_column(name)
+        for row in fl.itertuples(index=False):
+            levels.add_row(
+                row.factor,
+                str(row.value),
+                str(row.n_variants),
+                str(row.n_runs),
+                _fmt(row.mean_pass_rate, "%"),
+                f"{_fmt(row.case_pass_rate, '%')} "
+                f"({_fmt(row.case_pass_rate_ci_low, '%')}–{_fmt(row.case_pass_rate_ci_high, '%')})",
+            )
+        console.print(levels)
+
+
+# --------------------------------------------------------------------------- slice
+
+
+@archive_app.command("slice")
+def archive_slice(
+    archive: Path = typer.Argument(..., help="The archive folder."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder to write the slice into."),
+    experiment: list[str] | None = ExperimentOpt,
+    run: list[str] | None = RunOpt,
+    variant: list[str] | None = VariantOpt,
+    since: str | None = SinceOpt,
+    until: str | None = UntilOpt,
+    tag: list[str] | None = TagOpt,
+    factor: list[str] | None = FactorOpt,
+    include_baseline: bool = BaselineOpt,
+    tables: str = typer.Option(
+        "attempts", "--tables", help="Comma list of tables to write, or 'all'."
+    ),
+    fmt: SliceFormat = typer.Option(SliceFormat.parquet, "--format", help="File format."),
+    analysis: bool = typer.Option(
+        False, "--analysis", help="Also write the result frames under <out>/results."
+    ),
+    engine: EngineChoice = typer.Option(EngineChoice.auto, "--engine", help="For --analysis."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
+) -> None:
+    """Write the matching rows (unified schema across runs) for other tools or CI."""
+    from ..frames import SCHEMAS
+
+    try:
+        names = (
+            list(SCHEMAS)
+            if tables.strip() == "all"
+            else [t.strip() for t in tables.split(",") if t.strip()]
+        )
+        sl = _slice(archive, experiment, run, variant, since, until, tag, factor, include_baseline)
+        _require_runs(sl)
+        out.mkdir(parents=True, exist_ok=True)
+        written = {}
+        for name in names:
+            table = sl.table(name)
+            written[name] = table.num_rows
+            if fmt == SliceFormat.csv:
+                table.to_pandas().to_csv(out / f"{name}.csv", index=False)
+            else:
+                import pyarrow.parquet as pq
+
+                pq.write_table(table, out / f"{name}.parquet", compression="zstd")
+        if analysis:
+            result = sl.analyze(engine.value)
+            _write_frames({**result.frames(), "runs": result.runs}, out / "results", fmt.value)
+    except (InputError, ImportError) as exc:
+        raise _fail("Unable to slice archive", exc) from None
+    if not quiet:
+        counts = ", ".join(f"{n} {name}" for name, n in written.items())
+        Console(highlight=False).print(Text(f"Wrote {counts} from {sl.n_runs} run(s) to {out}"))

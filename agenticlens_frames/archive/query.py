@@ -1,0 +1,557 @@
+"""Lazy slices of an archive: filter by experiment, run, time, variant, case tag, factor.
+
+A slice is a description, not data. Filters resolve first against the catalog (the small
+``_run.json`` records): runs that cannot match are never opened, and each remaining run
+gets the list of variants to keep. Reading a run then fetches only the needed columns and
+applies the variant and tag predicates as masks computed once per distinct dictionary
+value (DuckDB gets the same predicates as a semi-join and a ``WHERE``). Then the slice
+feeds
+
+* the engines (:meth:`ArchiveSlice.stats`, :meth:`ArchiveSlice.analyze`) — result frames
+  across experiments, in memory, out of core or on a Dask cluster;
+* the single-experiment analysis (:meth:`ArchiveSlice.to_runs`) — each run rebuilt as an
+  :class:`~agenticlens_frames.frames.ExperimentRun`, so ``analyze()``, the reports and
+  the figures work on a slice exactly as on a freshly loaded experiment;
+* plain tables (:meth:`ArchiveSlice.table`, :meth:`ArchiveSlice.frame`) read through one
+  unified schema: a factor that older runs lack comes back as nulls for them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ..errors import InputError
+from ..frames import (
+    FACTOR_PREFIX,
+    SCHEMAS,
+    ExperimentRun,
+    _categories_for,
+    _spec_from_json,
+    cases_frame,
+    variants_frame,
+)
+from ._scan import RunScan
+from .store import SPEC_FILE, RunRecord, parse_time, records_frame
+
+if TYPE_CHECKING:
+    from .engines import SufficientStats
+    from .results import ArchiveAnalysis
+    from .store import Archive
+
+__all__ = ["ArchiveSlice", "SliceFilter"]
+
+_KEY = pa.dictionary(pa.int32(), pa.string())
+
+
+def _names(value: str | Iterable[str] | None, what: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return (value,)
+    try:
+        values = tuple(str(v) for v in value)
+    except TypeError as exc:
+        raise InputError(f"{what} must be a string or a list of strings, got {value!r}") from exc
+    if not values:
+        raise InputError(f"{what} is an empty list; leave it out to keep everything")
+    return values
+
+
+Groups = tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class SliceFilter:
+    """The filters of a slice (empty = no restriction).
+
+    Multi-valued filters are conjunctions of groups: a value matches a group when it
+    matches any entry of the group, and it must match every group (each
+    :meth:`ArchiveSlice.where` adds a group, narrowing the slice).
+
+    Attributes
+    ----------
+    experiments
+        Experiment ids (``name@version``) or names, shell patterns allowed
+        (``"support-*"``).
+    runs
+        Run ids or unique prefixes.
+    variants
+        Variant ids.
+    since, until
+        ``run_at`` ≥ since and < until (UTC).
+    tags
+        Keep cases carrying one of the tags (of every group).
+    factors
+        ``(name, values)`` pairs: a variant is kept when, for every named factor, its
+        value is one of the values (a variant without the factor never matches).
+    include_baseline
+        Also keep each run's baseline variant when any of its variants matched, so
+        comparisons against the baseline stay available.
+    """
+
+    experiments: Groups = ()
+    runs: Groups = ()
+    variants: Groups = ()
+    since: datetime | None = None
+    until: datetime | None = None
+    tags: Groups = ()
+    factors: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    include_baseline: bool = False
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        experiments: str | Iterable[str] | None = None,
+        runs: str | Iterable[str] | None = None,
+        variants: str | Iterable[str] | None = None,
+        since: str | date | datetime | None = None,
+        until: str | date | datetime | None = None,
+        tags: str | Iterable[str] | None = None,
+        factors: Mapping[str, str | Iterable[str]] | None = None,
+        include_baseline: bool = False,
+    ) -> SliceFilter:
+        """Normalise user values (a string or a list for every multi-valued filter)."""
+        pairs: dict[str, tuple[str, ...]] = {}
+        for name, values in (factors or {}).items():
+            name = name.removeprefix(FACTOR_PREFIX)
+            pairs[name] = _names(values, f"factor {name!r}") or ()
+        start = parse_time(since, name="since")
+        end = parse_time(until, name="until")
+        if start is not None and end is not None and end <= start:
+            raise InputError(
+                f"until ({end:%Y-%m-%d %H:%M}) must be after since ({start:%Y-%m-%d %H:%M})",
+                location="until",
+            )
+
+        def group(value: str | Iterable[str] | None, what: str) -> Groups:
+            names = _names(value, what)
+            return () if names is None else (names,)
+
+        return cls(
+            experiments=group(experiments, "experiments"),
+            runs=group(runs, "runs"),
+            variants=group(variants, "variants"),
+            since=start,
+            until=end,
+            tags=group(tags, "tags"),
+            factors=tuple(sorted(pairs.items())),
+            include_baseline=include_baseline,
+        )
+
+    def merge(self, other: SliceFilter) -> SliceFilter:
+        """Both filters at once (the intersection)."""
+        later = [s for s in (self.since, other.since) if s is not None]
+        earlier = [u for u in (self.until, other.until) if u is not None]
+        factors = dict(self.factors)
+        for name, values in other.factors:
+            factors[name] = (
+                tuple(v for v in factors[name] if v in values) if name in factors else values
+            )
+        return SliceFilter(
+            experiments=self.experiments + other.experiments,
+            runs=self.runs + other.runs,
+            variants=self.variants + other.variants,
+            since=max(later) if later else None,
+            until=min(earlier) if earlier else None,
+            tags=self.tags + other.tags,
+            factors=tuple(sorted(factors.items())),
+            include_baseline=self.include_baseline or other.include_baseline,
+        )
+
+    def describe(self) -> str:
+        """The filter as keyword arguments (for reprs and CLI output)."""
+
+        def show(values: tuple[str, ...]) -> str:
+            return repr(values[0]) if len(values) == 1 else repr(list(values))
+
+        parts = []
+        for name in ("experiments", "runs", "variants", "tags"):
+            parts += [f"{name}={show(g)}" for g in getattr(self, name)]
+        parts += [f"{name}={show(values)}" for name, values in self.factors]
+        for name in ("since", "until"):
+            value = getattr(self, name)
+            if value is not None:
+                parts.append(f"{name}={value:%Y-%m-%dT%H:%M:%SZ}")
+        if self.include_baseline:
+            parts.append("include_baseline=True")
+        return ", ".join(parts)
+
+    # -------------------------------------------------------------- resolution
+
+    def _record_ok(self, record: RunRecord) -> bool:
+        for group in self.experiments:
+            if not any(
+                fnmatch.fnmatchcase(record.experiment_id, p)
+                or fnmatch.fnmatchcase(record.experiment_name, p)
+                for p in group
+            ):
+                return False
+        for group in self.runs:
+            if not any(record.run_id.startswith(p) for p in group):
+                return False
+        for group in self.tags:
+            if set(group).isdisjoint(record.tags):
+                return False
+        if self.since is not None and record.run_at < self.since:
+            return False
+        return not (self.until is not None and record.run_at >= self.until)
+
+    def _variant_ok(self, variant: Mapping[str, Any]) -> bool:
+        if not all(variant["variant_id"] in group for group in self.variants):
+            return False
+        factors = variant["factors"]
+        return all(factors.get(name) in values for name, values in self.factors)
+
+    def scan(self, record: RunRecord) -> RunScan | None:
+        """How to read ``record`` under this filter, or None when nothing of it stays."""
+        if not self._record_ok(record):
+            return None
+        keep = [v["variant_id"] for v in record.variants if self._variant_ok(v)]
+        if not keep:
+            return None
+        if self.include_baseline and record.baseline_variant_id not in keep:
+            keep = [v for v in record.variant_ids if v in keep or v == record.baseline_variant_id]
+        selected = None if len(keep) == len(record.variants) else tuple(keep)
+        return RunScan(
+            run_id=record.run_id,
+            experiment_id=record.experiment_id,
+            folder=str(record.path),
+            variant_ids=record.variant_ids,
+            selected=selected,
+            tags=self.tags or None,
+            n_attempts=record.n_attempts,
+            factor_names=record.factor_names,
+        )
+
+
+@dataclass(frozen=True)
+class ArchiveSlice:
+    """A lazy, filtered view of an :class:`~agenticlens_frames.archive.store.Archive`.
+
+    Make one with :meth:`Archive.slice`; narrow it with :meth:`where`. The catalog is read
+    on first use and then kept, so a slice is a snapshot of the runs present at that time.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from agenticlens_frames import load_experiment
+    >>> from agenticlens_frames.archive import Archive
+    >>> archive = Archive(tempfile.mkdtemp())
+    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
+    ...                                 "data/support/suite.yaml"), run_at="2026-11-04")
+    >>> dense = archive.slice(retrieval="dense", tags="refund", since="2026-10-01")
+    >>> result = dense.analyze(engine="numpy")
+    >>> result.variant_summary["variant_id"].astype(str).tolist()
+    ['retrieval-dense']
+    >>> sorted(set(dense.frame("attempts")["factor_retrieval"]))
+    ['dense']
+    """
+
+    archive: Archive
+    filter: SliceFilter = field(default_factory=SliceFilter)
+
+    def __repr__(self) -> str:
+        return f"ArchiveSlice({self.filter.describe()})"
+
+    def where(self, **filters: Any) -> ArchiveSlice:
+        """A narrower slice: the same keywords as :meth:`Archive.slice`, combined (AND)."""
+        known = {"experiments", "runs", "variants", "since", "until", "tags", "include_baseline"}
+        factors = dict(filters.pop("factors", None) or {})
+        factors.update({k: v for k, v in filters.items() if k not in known})
+        extra = SliceFilter.build(
+            **{k: v for k, v in filters.items() if k in known}, factors=factors
+        )
+        return replace(self, filter=self.filter.merge(extra))
+
+    # -------------------------------------------------------------- catalog
+
+    @cached_property
+    def _plan(self) -> tuple[tuple[RunRecord, RunScan], ...]:
+        out = []
+        for record in self.archive.records():
+            scan = self.filter.scan(record)
+            if scan is not None:
+                out.append((record, scan))
+        return tuple(out)
+
+    def records(self) -> list[RunRecord]:
+        """Catalog records of the runs the slice touches, in archive order."""
+        return [record for record, _ in self._plan]
+
+    def scans(self) -> list[RunScan]:
+        """Per-run read instructions (what the engines consume)."""
+        return [scan for _, scan in self._plan]
+
+    def runs(self) -> pd.DataFrame:
+        """The catalog rows of the runs the slice touches."""
+        return records_frame(self.records())
+
+    def files(self, table: str = "attempts") -> list[str]:
+        """The parquet files the slice reads for ``table`` (after catalog pruning)."""
+        _check_table(table)
+        return [str(scan.file(table)) for scan in self.scans()]
+
+    @property
+    def n_runs(self) -> int:
+        return len(self._plan)
+
+    def __len__(self) -> int:
+        """Attempts in the touched runs before row filters (an upper bound, from the catalog)."""
+        return sum(scan.n_attempts for scan in self.scans())
+
+    # -------------------------------------------------------------- tables
+
+    def table(self, name: str = "attempts", columns: Sequence[str] | None = None) -> pa.Table:
+        """Read one table of every run in the slice, through a unified schema.
+
+        Columns a run lacks (a factor added later) are null for its rows. Key columns
+        stay dictionary-encoded, one chunk per run.
+        """
+        _check_table(name)
+        scans = self.scans()
+        parts = [scan.read(name, columns) for scan in scans]
+        schema = _unified_schema(parts, scans, name, columns)
+        return pa.Table.from_batches(
+            [b for part in parts for b in _conform(part, schema).to_batches()], schema=schema
+        )
+
+    def frame(self, name: str = "attempts", columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """:meth:`table` as pandas (dictionary columns become categoricals)."""
+        return self.table(name, columns).to_pandas()
+
+    def relation(self, connection: Any = None) -> Any:
+        """The slice's attempts as a lazy DuckDB relation, for ad hoc SQL (extra ``duckdb``).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from agenticlens_frames import load_experiment
+        >>> from agenticlens_frames.archive import Archive
+        >>> archive = Archive(tempfile.mkdtemp())
+        >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
+        ...                                 "data/support/suite.yaml"))
+        >>> rel = archive.slice(tags="refund").relation()
+        >>> rel.aggregate("factor_retrieval, round(avg(passed::INT), 3) AS pass_rate",
+        ...               "factor_retrieval").order("factor_retrieval").fetchall()
+        [('bm25', 0.8), ('dense', 0.733)]
+        """
+        from ._duckdb import duckdb_connection, duckdb_source
+
+        scans = self.scans()
+        if not scans:
+            raise InputError("the slice holds no run", hint="loosen its filters")
+        con = connection or duckdb_connection()
+        return con.sql(f"SELECT * FROM {duckdb_source(con, scans)}")
+
+    # -------------------------------------------------------------- analysis
+
+    def stats(self, engine: str = "auto", **options: Any) -> SufficientStats:
+        """Sufficient statistics of the slice (see
+        :func:`~agenticlens_frames.archive.engines.sufficient_stats`)."""
+        from .engines import sufficient_stats
+
+        return sufficient_stats(self, engine=engine, **options)
+
+    def analyze(
+        self,
+        engine: str = "auto",
+        *,
+        pass_k: Sequence[int] | None = None,
+        confidence_level: float = 0.95,
+        regression_threshold: float = 0.05,
+        latency_missing: str = "exclude",
+        **options: Any,
+    ) -> ArchiveAnalysis:
+        """Every result frame across the slice's runs (see
+        :func:`~agenticlens_frames.archive.results.analyze_stats`).
+
+        ``pass_k`` defaults to the union of the runs' effective pass@k lists.
+        """
+        from .results import analyze_stats
+
+        records = self.records()
+        ks = pass_k
+        if ks is None:
+            ks = sorted({k for r in records for k in r.pass_k}) or [1]
+        return analyze_stats(
+            self.stats(engine, **options),
+            self.variant_info(),
+            pass_k=ks,
+            confidence_level=confidence_level,
+            regression_threshold=regression_threshold,
+            latency_missing=latency_missing,  # type: ignore[arg-type]
+            runs=self.runs(),
+        )
+
+    def variant_info(self) -> pd.DataFrame:
+        """One row per (run, variant) kept: ids, name, position, baseline flag, run time,
+        and one ``factor_<name>`` column per factor in the slice (null where unset)."""
+        rows = []
+        names: dict[str, None] = {}
+        for record, scan in self._plan:
+            names.update(dict.fromkeys(record.factor_names))
+            for v in record.variants:
+                if scan.selected is not None and v["variant_id"] not in scan.selected:
+                    continue
+                rows.append(
+                    {
+                        "experiment_id": record.experiment_id,
+                        "run_id": record.run_id,
+                        "run_at": pd.Timestamp(record.run_at),
+                        "variant_id": v["variant_id"],
+                        "variant_name": v["variant_name"],
+                        "variant_position": v["position"],
+                        "is_baseline": v["is_baseline"],
+                        **{FACTOR_PREFIX + k: val for k, val in v["factors"].items()},
+                    }
+                )
+        columns = [
+            "experiment_id",
+            "run_id",
+            "run_at",
+            "variant_id",
+            "variant_name",
+            "variant_position",
+            "is_baseline",
+            *(FACTOR_PREFIX + n for n in names),
+        ]
+        frame = pd.DataFrame(rows, columns=columns)
+        frame["run_at"] = pd.to_datetime(frame["run_at"], utc=True)
+        for column in columns[7:]:
+            frame[column] = frame[column].astype("str")
+            frame.loc[frame[column].isin(["nan", "None"]), column] = None
+        return frame
+
+    def to_runs(self) -> list[ExperimentRun]:
+        """Each run of the slice as an :class:`ExperimentRun` restricted to the slice.
+
+        The manifest keeps the selected variants plus the baseline (comparisons need it)
+        and the suite keeps the selected cases, renumbered; everything else is exactly
+        what was archived, so :func:`~agenticlens_frames.analyze` and the renderers give
+        the same numbers as on the original run restricted the same way.
+        """
+        return [_rebuild_run(record, scan) for record, scan in self._plan]
+
+    def to_run(self) -> ExperimentRun:
+        """The slice's single run (InputError when it holds zero or several)."""
+        runs = self._plan
+        if len(runs) != 1:
+            raise InputError(
+                f"the slice holds {len(runs)} runs, not exactly one",
+                hint="narrow it with .where(runs=...) or use to_runs()",
+            )
+        return _rebuild_run(*runs[0])
+
+    def analyze_runs(self, **options: Any) -> dict[str, Any]:
+        """``analyze()`` of every run in the slice, keyed by run id (single-run reports)."""
+        from ..analysis import analyze
+
+        return {
+            run_id: analyze(run, **options)
+            for run_id, run in zip((r.run_id for r in self.records()), self.to_runs(), strict=True)
+        }
+
+
+def _check_table(name: str) -> None:
+    if name not in SCHEMAS:
+        raise InputError(f"unknown table {name!r}", hint=f"choose one of {', '.join(SCHEMAS)}")
+
+
+def _unified_schema(
+    parts: Sequence[pa.Table], scans: Sequence[RunScan], name: str, columns: Sequence[str] | None
+) -> pa.Schema:
+    """Every column of every part, in first-seen order, with each factor as a dictionary
+    column — the schema discovery from one file would silently drop later factors."""
+    fields: dict[str, pa.Field] = {}
+    for part in parts:
+        for f in part.schema:
+            if f.name not in fields:
+                fields[f.name] = f
+    if name == "attempts" and columns is None:
+        for scan in scans:
+            for factor in scan.factor_names:
+                fields.setdefault(FACTOR_PREFIX + factor, pa.field(FACTOR_PREFIX + factor, _KEY))
+    if columns is not None:
+        missing = [c for c in columns if c not in fields]
+        for column in missing:
+            if not column.startswith(FACTOR_PREFIX):
+                raise InputError(f"no column {column!r} in archived {name}")
+            fields[column] = pa.field(column, _KEY)
+        return pa.schema([fields[c] for c in columns])
+    # Factor columns last, in first-seen order, after the fixed columns.
+    fixed = [f for n, f in fields.items() if not n.startswith(FACTOR_PREFIX)]
+    factors = [f for n, f in fields.items() if n.startswith(FACTOR_PREFIX)]
+    return pa.schema(fixed + factors)
+
+
+def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    columns = []
+    for f in schema:
+        if f.name in table.column_names:
+            column = table.column(f.name)
+            columns.append(column if column.type == f.type else column.cast(f.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, type=f.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
+    """Read one run back as an ExperimentRun restricted to the slice's variants and cases."""
+    path = record.path / SPEC_FILE
+    try:
+        spec = json.loads(path.read_text(encoding="utf-8"))
+        manifest, suite = _spec_from_json(spec)
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise InputError(f"unreadable run specification ({exc})", file=path) from None
+    keep = set(scan.selected or manifest.variant_ids) | {manifest.baseline_variant_id}
+    variants = tuple(v for v in manifest.variants if v.id in keep)
+    manifest = replace(manifest, variants=variants)
+    selected = None if len(variants) == len(record.variants) else tuple(v.id for v in variants)
+    widened = replace(scan, selected=selected)
+    chosen = [
+        c
+        for c in suite.cases
+        if all(not set(group).isdisjoint(c.tags) for group in scan.tags or ())
+    ]
+    # Restricted suites are renumbered: analysis indexes cases by position.
+    remap = np.full(len(suite.cases), -1, dtype=np.int64)
+    remap[[c.index for c in chosen]] = np.arange(len(chosen))
+    suite = replace(suite, cases=tuple(replace(c, index=i) for i, c in enumerate(chosen)))
+    archive_only = {"run_id", "run_at", "tags"}
+    tables: dict[str, pd.DataFrame] = {}
+    for name in ("attempts", "checks", "trials"):
+        table = widened.read(name, metadata=True)
+        drop = [c for c in table.column_names if c not in SCHEMAS[name].names or c in archive_only]
+        tables[name] = table.drop_columns(drop).to_pandas()
+    attempts = tables["attempts"]
+    attempts["case_index"] = remap[attempts["case_index"].to_numpy(np.int64)].astype(np.int32)
+    run = ExperimentRun(
+        manifest=manifest,
+        suite=suite,
+        attempts=attempts.reset_index(drop=True),
+        checks=tables["checks"].reset_index(drop=True),
+        trials=tables["trials"].reset_index(drop=True),
+        variants=variants_frame(manifest),
+        cases=cases_frame(suite),
+        evaluator_versions=dict(spec.get("evaluators", {})),
+    )
+    for name, df in run.tables.items():
+        for column in df.columns:
+            cats = _categories_for(run, name, column)
+            if cats is not None:
+                df[column] = pd.Categorical(df[column].astype("object"), categories=list(cats))
+    return run

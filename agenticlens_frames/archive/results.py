@@ -1,0 +1,858 @@
+"""Result frames across archived runs, derived from sufficient statistics.
+
+The same estimands as the single-experiment :mod:`agenticlens_frames.analysis` (spec §9),
+keyed by (run, variant[, case | trial]) and computed with whole-array numpy operations
+from :class:`~agenticlens_frames.archive.engines.SufficientStats`, so they cost the same
+whatever engine produced the sums. On one run they agree with ``analyze()`` to 1e-9
+(tested); they are not bit-identical, because sums come from the engines rather than
+exactly rounded ``fsum``.
+
+Differences from the single-experiment frames, on purpose:
+
+* factors are ``factor_<name>`` columns (not a dict), and the variant summary carries
+  ``experiment_id``, ``run_id`` and ``run_at``;
+* the case matrix has no ``case_name`` (names live in the ``cases`` table);
+* comparisons count regressed / improved cases (``n_regressed_cases``) rather than
+  listing their ids, and ``changed_factors`` is text (``"model: a → b"``);
+* factor levels keep single-level factors (a slice filtered on a factor has one) and
+  average over whatever variants of the slice carry the level, across experiments,
+  skipping missing values; they also pool attempts for a Wilson interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from .. import stats
+from ..errors import InputError
+from ..frames import FACTOR_PREFIX
+from .engines import RunLayout, SufficientStats
+
+__all__ = [
+    "ArchiveAnalysis",
+    "analyze_stats",
+    "case_matrix",
+    "compare_to_baseline",
+    "factor_levels",
+    "trial_summary",
+    "variant_summary",
+]
+
+LatencyPolicy = Literal["exclude", "zero"]
+UNSET_FACTOR = "(unset)"
+#: Per-trial series summarised per variant; True = bounded to [0, 1] (clipped CI).
+SUMMARY_METRICS: dict[str, bool] = {
+    "pass_rate": True,
+    "average_score": True,
+    "average_latency_ms": False,
+    "total_cost_usd": False,
+}
+_KEYS = ["experiment_id", "run_id", "variant_id"]
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator, NaN where the denominator is 0."""
+    den = np.asarray(denominator, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        quotient = np.asarray(numerator, dtype=np.float64) / np.where(den > 0, den, 1.0)
+    return np.where(den > 0, quotient, np.nan)
+
+
+def _check_ks(pass_k: Sequence[int]) -> tuple[int, ...]:
+    ks = tuple(sorted({int(k) for k in pass_k}))
+    if not ks or ks[0] < 1:
+        raise InputError(f"pass_k values must be positive integers, got {list(pass_k)}")
+    return ks
+
+
+# --------------------------------------------------------------------------- cases
+
+
+def _pass_k_columns(n: np.ndarray, c: np.ndarray, ks: Sequence[int]) -> dict[str, np.ndarray]:
+    """pass@k and pass^k per case through a table over the distinct (n, c) pairs.
+
+    Cases share a handful of (attempts, passes) pairs, so the estimators (exact integer
+    arithmetic in :mod:`~agenticlens_frames.stats`) run once per pair and each column is
+    one gather.
+    """
+    n = np.asarray(n, dtype=np.int64)
+    c = np.asarray(c, dtype=np.int64)
+    width = int(n.max()) + 1 if len(n) else 1
+    if width * width > max(4 * len(n), 1 << 16):
+        return {
+            name: func(n, c, k)
+            for k in ks
+            for name, func in (
+                (f"pass_at_{k}", stats.pass_at_k),
+                (f"pass_hat_{k}", stats.pass_hat_k),
+            )
+        }
+    code = n * width + c
+    present = np.flatnonzero(np.bincount(code, minlength=width * width))
+    pn, pc = present // width, present % width
+    out = {}
+    for k in ks:
+        for name, func in ((f"pass_at_{k}", stats.pass_at_k), (f"pass_hat_{k}", stats.pass_hat_k)):
+            table = np.full(width * width, np.nan)
+            table[present] = func(pn, pc, k)
+            out[name] = table[code]
+    return out
+
+
+def case_matrix(st: SufficientStats, pass_k: Sequence[int] = (1,)) -> pd.DataFrame:
+    """One row per (run, variant, case): spec §9.1's case statistics.
+
+    Columns: the keys, ``case_index, attempts, passes, pass_rate, mean_score,
+    score_standard_deviation, consistent, scored, mean_latency_ms, mean_cost_usd``, then
+    ``pass_at_<k>`` and ``pass_hat_<k>`` per k (NaN where attempts < k).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from agenticlens_frames import load_experiment
+    >>> from agenticlens_frames.archive import Archive
+    >>> archive = Archive(tempfile.mkdtemp())
+    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
+    ...                                 "data/support/suite.yaml"))
+    >>> st = archive.all().stats("numpy")
+    >>> cm = case_matrix(st, pass_k=[1, 5])
+    >>> len(cm), int(cm["attempts"].sum()), bool((cm["pass_hat_5"] <= cm["pass_at_5"]).all())
+    (70, 350, True)
+    """
+    ks = _check_ks(pass_k)
+    c = st.cases
+    n = c["attempts"].to_numpy()
+    p = c["passes"].to_numpy()
+    scored = c["scored"].to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pass_rate = np.where(n > 0, p / np.maximum(n, 1), 0.0)
+        variance = np.where(
+            scored > 1, c["score_m2"].to_numpy() / np.maximum(scored - 1, 1), np.nan
+        )
+    frame: dict[str, Any] = {
+        name: c[name].array for name in (*_KEYS, "variant_position", "case_id", "case_index")
+    }
+    frame.update(
+        attempts=n,
+        passes=p,
+        pass_rate=pass_rate,
+        mean_score=_ratio(c["score_sum"].to_numpy(), scored),
+        score_standard_deviation=np.sqrt(np.maximum(variance, 0.0)),
+        consistent=(p == 0) | (p == n),
+        scored=scored,
+        mean_latency_ms=_ratio(c["latency_sum"].to_numpy(), c["latency_count"].to_numpy()),
+        mean_cost_usd=_ratio(c["cost_sum"].to_numpy(), c["cost_count"].to_numpy()),
+    )
+    frame.update(_pass_k_columns(n, p, ks))
+    frame = pd.DataFrame(frame, copy=False)
+    frame.attrs["pass_k"] = ks
+    return frame
+
+
+# --------------------------------------------------------------------------- trials
+
+
+def trial_summary(
+    st: SufficientStats, *, latency_missing: LatencyPolicy = "exclude"
+) -> pd.DataFrame:
+    """One row per (run, variant, trial): the trial report's summary numbers (spec §6).
+
+    A trial is ``failed`` when its attempts have status ``trial_failed`` (how the runner
+    records a trial that produced no report); its metric columns are NaN.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from agenticlens_frames import load_experiment
+    >>> from agenticlens_frames.archive import Archive
+    >>> archive = Archive(tempfile.mkdtemp())
+    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
+    ...                                 "data/support/suite.yaml"))
+    >>> st = archive.all().stats("numpy")
+    >>> ts = trial_summary(st)
+    >>> ts["status"].value_counts().to_dict()
+    {'succeeded': 24, 'failed': 1}
+    """
+    if latency_missing not in ("exclude", "zero"):
+        raise InputError(f"latency_missing must be 'exclude' or 'zero', got {latency_missing!r}")
+    t = st.trials
+    total = t["attempts"].to_numpy()
+    passes = t["passes"].to_numpy()
+    failed = t["failed_attempts"].to_numpy() > 0
+    lat_sum = t["latency_ok_sum"].to_numpy()
+    package = np.where(failed, np.nan, _ratio(lat_sum, total))
+    exclude = np.where(failed, np.nan, _ratio(lat_sum, t["latency_ok_count"].to_numpy()))
+    cost_count = t["cost_count"].to_numpy()
+    check_count = t["check_count"].to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        average_score = np.where(
+            check_count > 0, t["check_value_sum"].to_numpy() / np.maximum(check_count, 1), 0.0
+        )
+    passed_cases = np.where(failed, 0, passes)
+    frame: dict[str, Any] = {name: t[name].array for name in (*_KEYS, "variant_position", "trial")}
+    frame.update(
+        status=pd.Categorical.from_codes(failed.astype(np.int8), ["succeeded", "failed"]),
+        execution_position=t["execution_position"].to_numpy(),
+        total_cases=total,
+        passed_cases=passed_cases,
+        failed_cases=total - passed_cases,
+        pass_rate=np.where(failed, np.nan, _ratio(passes, total)),
+        average_score=np.where(failed, np.nan, average_score),
+        average_latency_ms=package if latency_missing == "zero" else exclude,
+        average_latency_ms_package=package,
+        total_cost_usd=np.where(~failed & (cost_count == total), t["cost_sum"].to_numpy(), np.nan),
+        priced_cases=np.where(failed, 0, cost_count),
+        successful=~failed & (passes == total),
+    )
+    return pd.DataFrame(frame, copy=False)
+
+
+# --------------------------------------------------------------------------- variants
+
+
+def _slots(layout: RunLayout) -> tuple[np.ndarray, int]:
+    """Offset of each run's first variant in the dense (run, variant position) space."""
+    sizes = [len(v) for v in layout.variant_ids]
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return offsets, int(offsets[-1])
+
+
+def _slot_of(frame: pd.DataFrame, offsets: np.ndarray) -> np.ndarray:
+    return offsets[frame["run_id"].cat.codes.to_numpy(np.int64)] + frame[
+        "variant_position"
+    ].to_numpy(np.int64)
+
+
+def _segments(slot: np.ndarray, size: int) -> Callable[[np.ndarray], np.ndarray]:
+    """Per-slot sums: contiguous ``reduceat`` segments when ``slot`` is sorted (the case
+    matrix is), else ``bincount``. Integer inputs give exact integer sums."""
+    if len(slot) and np.all(slot[1:] >= slot[:-1]):
+        starts = np.flatnonzero(np.concatenate([[True], slot[1:] != slot[:-1]]))
+        owner = slot[starts]
+
+        def total(values: np.ndarray) -> np.ndarray:
+            out = np.zeros(size, dtype=values.dtype)
+            out[owner] = np.add.reduceat(values, starts)
+            return out
+
+        return total
+
+    def counted(values: np.ndarray) -> np.ndarray:
+        summed = np.bincount(slot, weights=values, minlength=size)
+        return summed.astype(values.dtype) if values.dtype.kind in "iub" else summed
+
+    return counted
+
+
+def _group_summary(
+    slot: np.ndarray, values: np.ndarray, size: int, z: float, bounded: bool
+) -> dict[str, np.ndarray]:
+    """metric_summary (spec §9.2) for every group at once; groups with no value get
+    count 0 and NaN elsewhere."""
+    keep = ~np.isnan(values)
+    slot, values = slot[keep], values[keep]
+    order = np.lexsort((values, slot))
+    s, v = slot[order], values[order]
+    count = np.bincount(s, minlength=size)
+    start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
+    has = count > 0
+    mean = _ratio(np.bincount(s, weights=v, minlength=size), count)
+    deviation = v - mean[s] if len(s) else v
+    m2 = np.bincount(s, weights=deviation * deviation, minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sd = np.where(count > 1, np.sqrt(m2 / np.maximum(count - 1, 1)), np.where(has, 0.0, np.nan))
+
+    def at(offset: np.ndarray) -> np.ndarray:
+        index = np.where(has, start + offset, 0)
+        return np.where(has, v[index] if len(v) else np.nan, np.nan)
+
+    half = count // 2
+    median = np.where(count % 2 == 1, at(half), (at(np.maximum(half - 1, 0)) + at(half)) / 2)
+    position = (count - 1) * 0.95
+    below = np.floor(position).astype(np.int64)
+    above = np.ceil(position).astype(np.int64)
+    low_v, high_v = at(np.maximum(below, 0)), at(np.maximum(above, 0))
+    p95 = np.where(below == above, low_v, low_v + (high_v - low_v) * (position - below))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        margin = np.where(count > 1, z * sd / np.sqrt(np.maximum(count, 1)), 0.0)
+        cv = np.where(has & (mean != 0), sd / np.where(mean != 0, mean, 1.0), np.nan)
+    low, high = mean - margin, mean + margin
+    if bounded:
+        low, high = np.where(low > 0.0, low, 0.0), np.where(high < 1.0, high, 1.0)
+    return {
+        "count": count.astype(np.int64),
+        "mean": mean,
+        "median": median,
+        "p95": p95,
+        "standard_deviation": sd,
+        "coefficient_of_variation": cv,
+        "ci_low": np.where(has, low, np.nan),
+        "ci_high": np.where(has, high, np.nan),
+    }
+
+
+def variant_summary(
+    st: SufficientStats,
+    cases: pd.DataFrame,
+    trials: pd.DataFrame,
+    variant_info: pd.DataFrame,
+    *,
+    confidence_level: float = 0.95,
+) -> pd.DataFrame:
+    """One row per (run, variant) of ``variant_info``: spec §9.2–§9.3 per variant.
+
+    ``cases`` and ``trials`` are :func:`case_matrix` and :func:`trial_summary` of the
+    same statistics. Columns follow ``analysis.variant_summary`` (``<metric>_<stat>``
+    for the four per-trial metrics, ``case_pass_rate`` with its Wilson interval,
+    ``pass_at_<k>`` / ``pass_hat_<k>`` means over cases, NaN unless every case has k
+    attempts, ``consistency_rate``, ``pareto_optimal`` within each run) plus the run
+    keys, ``run_at`` and the ``factor_<name>`` columns.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from agenticlens_frames import load_experiment
+    >>> from agenticlens_frames.archive import Archive
+    >>> archive = Archive(tempfile.mkdtemp())
+    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
+    ...                                 "data/support/suite.yaml"))
+    >>> st = archive.all().stats("numpy")
+    >>> cm, ts = case_matrix(st, pass_k=[1]), trial_summary(st)
+    >>> vs = variant_summary(st, cm, ts, archive.all().variant_info())
+    >>> vs[["variant_id", "case_pass_rate"]].round(3).values.tolist()[:2]
+    [['baseline', 0.714], ['model-large', 0.743]]
+    """
+    if not 0 < confidence_level < 1:
+        raise InputError(
+            f"confidence level must be between 0 and 1 (exclusive), got {confidence_level}",
+            location="confidence_level",
+        )
+    z = stats.z_value(confidence_level)
+    offsets, size = _slots(st.layout)
+    run_index = {r: i for i, r in enumerate(st.layout.run_ids)}
+    info = variant_info.reset_index(drop=True)
+    info_slot = (
+        offsets[[run_index[r] for r in info["run_id"].astype(str)]]
+        + info["variant_position"].to_numpy(np.int64)
+        if len(info)
+        else np.zeros(0, np.int64)
+    )
+
+    out: dict[str, Any] = {}
+    # ---- trials
+    tslot = _slot_of(trials, offsets)
+    done = trials["status"].to_numpy() == "succeeded"
+    attempted = np.bincount(tslot, minlength=size)
+    completed = np.bincount(tslot, weights=done, minlength=size).astype(np.int64)
+    successful = np.bincount(tslot, weights=trials["successful"].to_numpy(), minlength=size)
+    out["attempted_trials"] = attempted[info_slot]
+    out["completed_trials"] = completed[info_slot]
+    out["failed_trials"] = (attempted - completed)[info_slot]
+    out["successful_trials"] = successful.astype(np.int64)[info_slot]
+    out["trial_success_rate"] = np.where(attempted > 0, successful / np.maximum(attempted, 1), 0.0)[
+        info_slot
+    ]
+    for metric, bounded in SUMMARY_METRICS.items():
+        values = np.where(done, trials[metric].to_numpy(np.float64), np.nan)
+        summary = _group_summary(tslot, values, size, z, bounded)
+        for name, column in summary.items():
+            out[f"{metric}_{name}"] = column[info_slot]
+    # ---- cases (rows come in slot order, so per-variant sums are contiguous segments)
+    cslot = _slot_of(cases, offsets)
+    segment = _segments(cslot, size)
+    n_cases = segment(np.ones(len(cslot), dtype=np.int64))
+    attempts = segment(cases["attempts"].to_numpy(np.int64))
+    passes = segment(cases["passes"].to_numpy(np.int64))
+    out["case_attempts"] = attempts[info_slot]
+    out["case_passes"] = passes[info_slot]
+    out["case_pass_rate"] = _ratio(passes, attempts)[info_slot]
+    low, high = stats.wilson_interval(passes[info_slot], attempts[info_slot], confidence_level)
+    out["case_pass_rate_ci_low"] = low
+    out["case_pass_rate_ci_high"] = high
+    for k in cases.attrs.get("pass_k", ()):
+        for name in (f"pass_at_{k}", f"pass_hat_{k}"):
+            values = cases[name].to_numpy()
+            undefined = np.isnan(values)
+            missing = segment(undefined.astype(np.int64))
+            total = segment(np.where(undefined, 0.0, values))
+            mean = np.where((missing == 0) & (n_cases > 0), _ratio(total, n_cases), np.nan)
+            out[name] = mean[info_slot]
+    consistent = segment(cases["consistent"].to_numpy().astype(np.int64))
+    out["consistency_rate"] = _ratio(consistent, n_cases)[info_slot]
+    out["n_cases"] = n_cases[info_slot]
+    out["n_flaky_cases"] = (n_cases - consistent)[info_slot]
+    out["priced_trials"] = out["total_cost_usd_count"]
+    keys = {
+        column: pd.Categorical(
+            info[column].astype(str).to_numpy(dtype=object), categories=_categories(st, column)
+        )
+        for column in _KEYS
+    }
+    frame = pd.concat([info.assign(**keys), pd.DataFrame(out, copy=False)], axis=1)
+    frame["pareto_optimal"] = _pareto_by_run(frame)
+    frame.attrs.update(confidence_level=confidence_level, pass_k=cases.attrs.get("pass_k", ()))
+    return frame
+
+
+def _categories(st: SufficientStats, column: str) -> list[str]:
+    if column == "experiment_id":
+        return st.layout.experiment_categories
+    if column == "run_id":
+        return list(st.layout.run_ids)
+    return st.layout.variant_categories
+
+
+def _pareto_by_run(summary: pd.DataFrame) -> np.ndarray:
+    """Pareto membership within each run (spec §9.4), objectives rounded to 12
+    significant digits so that last-bit differences between engines never break a tie."""
+    eligible = (
+        (summary["pass_rate_count"] > 0)
+        & (summary["average_score_count"] > 0)
+        & (summary["average_latency_ms_count"] > 0)
+    ).to_numpy()
+    columns = [
+        "trial_success_rate",
+        "pass_rate_mean",
+        "average_score_mean",
+        "average_latency_ms_mean",
+        "total_cost_usd_mean",
+    ]
+    values = summary[columns].to_numpy(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.where(values != 0, 10.0 ** np.floor(np.log10(np.abs(values))), 1.0)
+        values = np.where(np.isfinite(values), np.round(values / scale, 11) * scale, values)
+    unknown = np.zeros_like(values, dtype=bool)
+    unknown[:, 4] = (summary["total_cost_usd_count"] == 0).to_numpy()
+    out = np.zeros(len(summary), dtype=bool)
+    runs = summary["run_id"].astype(str).to_numpy()
+    for run in pd.unique(runs):
+        rows = np.flatnonzero((runs == run) & eligible)
+        if len(rows):
+            front = stats.pareto_front(
+                values[rows], [True, True, True, False, False], unknown[rows]
+            )
+            out[rows[front]] = True
+    return out
+
+
+# --------------------------------------------------------------------------- comparisons
+
+
+def _delta(
+    base: np.ndarray, cand: np.ndarray, higher_is_better: bool, threshold: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """stats.metric_delta, vectorised."""
+    absolute = cand - base
+    with np.errstate(invalid="ignore", divide="ignore"):
+        relative = np.where(
+            base != 0,
+            absolute / np.abs(np.where(base != 0, base, 1.0)),
+            np.where(cand == 0, 0.0, np.copysign(np.inf, absolute)),
+        )
+    degradation = -relative if higher_is_better else relative
+    return absolute, relative, degradation > threshold
+
+
+def compare_to_baseline(
+    summary: pd.DataFrame,
+    cases: pd.DataFrame,
+    *,
+    confidence_level: float = 0.95,
+    regression_threshold: float = 0.05,
+) -> pd.DataFrame:
+    """Each kept non-baseline variant against its run's baseline (spec §9.5).
+
+    Needs the baseline in the slice (``include_baseline=True``); variants whose baseline
+    is absent, or that cannot be compared (no completed trial on either side), get no
+    row. Columns: ``experiment_id, run_id, baseline_variant_id, candidate_variant_id``;
+    ``<metric>_delta / _delta_relative / _regressed`` for ``pass_rate`` (pooled case
+    pass rate, as the package), ``average_score``, ``average_latency_ms`` and
+    ``total_cost_usd``; ``changed_factors`` (text), ``n_changed_factors``,
+    ``case_pass_rate_delta``, ``case_pass_rate_p_value`` (pooled two-proportion
+    z-test), ``statistically_significant``, ``n_compared_cases``,
+    ``n_regressed_cases``, ``n_improved_cases``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from agenticlens_frames import load_experiment
+    >>> from agenticlens_frames.archive import Archive
+    >>> archive = Archive(tempfile.mkdtemp())
+    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
+    ...                                 "data/support/suite.yaml"))
+    >>> st = archive.all().stats("numpy")
+    >>> cm, ts = case_matrix(st), trial_summary(st)
+    >>> vs = variant_summary(st, cm, ts, archive.all().variant_info())
+    >>> compare_to_baseline(vs, cm)["candidate_variant_id"].tolist()
+    ['model-large', 'prompt-v2', 'retrieval-dense', 'large-v2']
+    """
+    s = summary.reset_index(drop=True)
+    runs = s["run_id"].astype(str).to_numpy()
+    is_base = s["is_baseline"].to_numpy(bool)
+    base_row = pd.Series(np.flatnonzero(is_base), index=runs[is_base])
+    base_row = base_row[~base_row.index.duplicated()]
+    cand = np.flatnonzero(~is_base & pd.Series(runs).isin(base_row.index).to_numpy())
+    base = base_row.reindex(runs[cand]).to_numpy(np.int64)
+
+    def comparable(rows: np.ndarray) -> np.ndarray:
+        return (
+            (s["pass_rate_count"].to_numpy()[rows] > 0)
+            & (s["average_score_count"].to_numpy()[rows] > 0)
+            & (s["average_latency_ms_count"].to_numpy()[rows] > 0)
+        )
+
+    ok = comparable(cand) & comparable(base)
+    cand, base = cand[ok], base[ok]
+    variant = s["variant_id"].astype(str).to_numpy(dtype=object)
+    out: dict[str, Any] = {
+        "experiment_id": s["experiment_id"].array[cand],
+        "run_id": s["run_id"].array[cand],
+        "baseline_variant_id": variant[base],
+        "candidate_variant_id": variant[cand],
+    }
+    pairs = {
+        "pass_rate": ("case_pass_rate", True),
+        "average_score": ("average_score_mean", True),
+        "average_latency_ms": ("average_latency_ms_mean", False),
+        "total_cost_usd": ("total_cost_usd_mean", False),
+    }
+    for metric, (column, higher) in pairs.items():
+        values = s[column].to_numpy(np.float64)
+        absolute, relative, regressed = _delta(
+            values[base], values[cand], higher, regression_threshold
+        )
+        regressed_col = pd.array(regressed, dtype="boolean")
+        if metric == "total_cost_usd":
+            priced = (s["total_cost_usd_count"].to_numpy()[base] > 0) & (
+                s["total_cost_usd_count"].to_numpy()[cand] > 0
+            )
+            absolute = np.where(priced, absolute, np.nan)
+            relative = np.where(priced, relative, np.nan)
+            regressed_col[~priced] = pd.NA
+        out[f"{metric}_delta"] = absolute
+        out[f"{metric}_delta_relative"] = relative
+        out[f"{metric}_regressed"] = regressed_col
+    changed, n_changed = _changed_factors(s, base, cand)
+    out["changed_factors"] = changed
+    out["n_changed_factors"] = n_changed
+    rate = s["case_pass_rate"].to_numpy(np.float64)
+    out["case_pass_rate_delta"] = rate[cand] - rate[base]
+    attempts = s["case_attempts"].to_numpy(np.int64)
+    passes = s["case_passes"].to_numpy(np.int64)
+    p_value = stats.two_proportion_z_test_array(
+        passes[base], attempts[base], passes[cand], attempts[cand]
+    )
+    out["case_pass_rate_p_value"] = p_value
+    significant = pd.array(p_value < 1 - confidence_level, dtype="boolean")
+    significant[np.isnan(p_value)] = pd.NA
+    out["statistically_significant"] = significant
+    compared, regressed, improved = _case_changes(s, cases, base, cand, regression_threshold)
+    out["n_compared_cases"] = compared
+    out["n_regressed_cases"] = regressed
+    out["n_improved_cases"] = improved
+    frame = pd.DataFrame(out, copy=False)
+    frame.attrs.update(confidence_level=confidence_level, regression_threshold=regression_threshold)
+    return frame
+
+
+def _changed_factors(
+    s: pd.DataFrame, base: np.ndarray, cand: np.ndarray
+) -> tuple[list[str], np.ndarray]:
+    """``"name: base → candidate"`` for each differing factor, sorted by name."""
+    names = sorted(c for c in s.columns if c.startswith(FACTOR_PREFIX))
+    texts: list[list[str]] = [[] for _ in range(len(cand))]
+    count = np.zeros(len(cand), dtype=np.int64)
+    for column in names:
+        values = s[column].to_numpy(dtype=object, na_value=None)
+        b, c = values[base], values[cand]
+        differ = np.array([x != y for x, y in zip(b, c, strict=True)], dtype=bool)
+        count += differ
+        label = column.removeprefix(FACTOR_PREFIX)
+        for i in np.flatnonzero(differ):
+            texts[i].append(f"{label}: {b[i]} → {c[i]}")
+    return ["; ".join(t) for t in texts], count
+
+
+def _case_changes(
+    s: pd.DataFrame, cases: pd.DataFrame, base: np.ndarray, cand: np.ndarray, threshold: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per comparison: cases present on both sides, and how many moved by > threshold
+    (absolute change of the case pass rate, as the package)."""
+    size = len(cand)
+    run = cases["run_id"].cat.codes.to_numpy(np.int64)
+    vpos = cases["variant_position"].to_numpy(np.int64)
+    case_index = cases["case_index"].to_numpy(np.int64)
+    if not size or not len(run):
+        empty = np.zeros(size, dtype=np.int64)
+        return empty, empty, empty
+    # Dense keys: (run, variant position) slots and (run, case index) cells.
+    width = int(max(vpos.max(), s["variant_position"].max())) + 1
+    n_runs = len(cases["run_id"].cat.categories)
+    s_run = pd.Categorical(
+        s["run_id"].astype(str), categories=cases["run_id"].cat.categories
+    ).codes.astype(np.int64)
+    s_slot = s_run * width + s["variant_position"].to_numpy(np.int64)
+    row_slot = run * width + vpos
+    owner_of = np.full(n_runs * width, -1, dtype=np.int64)
+    owner_of[s_slot[cand]] = np.arange(size)
+    is_base = np.zeros(n_runs * width, dtype=bool)
+    is_base[s_slot[base]] = True
+    cells = np.zeros(n_runs, dtype=np.int64)
+    if np.all(run[1:] >= run[:-1]):  # the case matrix is in run order
+        starts = np.flatnonzero(np.concatenate([[True], run[1:] != run[:-1]]))
+        cells[run[starts]] = np.maximum.reduceat(case_index + 1, starts)
+    else:
+        np.maximum.at(cells, run, case_index + 1)
+    cell_offset = np.concatenate([[0], np.cumsum(cells)])
+    cell = cell_offset[run] + case_index
+    rate = cases["pass_rate"].to_numpy(np.float64)
+    base_rows = is_base[row_slot]
+    base_rate = np.full(int(cell_offset[-1]), np.nan)
+    base_rate[cell[base_rows]] = rate[base_rows]
+    owner = owner_of[row_slot]
+    mine = owner >= 0
+    delta = rate[mine] - base_rate[cell[mine]]
+    owner = owner[mine]
+    known = ~np.isnan(delta)
+    compared = np.bincount(owner, weights=known, minlength=size)
+    regressed = np.bincount(owner, weights=known & (delta < -threshold), minlength=size)
+    improved = np.bincount(owner, weights=known & (delta > threshold), minlength=size)
+    return compared.astype(np.int64), regressed.astype(np.int64), improved.astype(np.int64)
+
+
+# --------------------------------------------------------------------------- factors
+
+
+def factor_levels(
+    summary: pd.DataFrame, *, by: Sequence[str] = (), pass_k: Sequence[int] | None = None
+) -> pd.DataFrame:
+    """Per factor and level, across runs: means over the variants carrying the level.
+
+    Parameters
+    ----------
+    summary
+        :func:`variant_summary` output.
+    by
+        Extra grouping keys, e.g. ``("experiment_id",)`` for one row per experiment and
+        level.
+    pass_k
+        Which ``pass_at_<k>`` / ``pass_hat_<k>`` means to include (default: all present).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``factor, value, [by...], n_variants, n_runs, n_experiments, mean_pass_rate,
+        mean_average_score, mean_latency_ms, mean_cost_usd, mean_trial_success_rate,
+        mean_pass_at_<k>, mean_pass_hat_<k>, case_attempts, case_passes,
+        case_pass_rate, case_pass_rate_ci_low, case_pass_rate_ci_high``, sorted by
+        factor, then value. Means skip variants without the metric (NaN when none has
+        it); a variant without the factor is ``"(unset)"``. Raw averages over variants:
+        confounded unless the design is factorial.
+
+    Examples
+    --------
+    >>> vs = pd.DataFrame({"experiment_id": ["e", "e", "e"], "run_id": ["r", "r", "r"],
+    ...                    "factor_model": ["a", "b", "a"], "pass_rate_mean": [0.5, 0.9, 0.7],
+    ...                    "case_attempts": [10, 10, 10], "case_passes": [5, 9, 7]})
+    >>> fl = factor_levels(vs)
+    >>> fl[["value", "n_variants", "mean_pass_rate", "case_pass_rate"]].round(3).values.tolist()
+    [['a', 2, 0.6, 0.6], ['b', 1, 0.9, 0.9]]
+    """
+    factors = sorted(c for c in summary.columns if c.startswith(FACTOR_PREFIX))
+    if pass_k is None:
+        pass_k = sorted(
+            int(c.removeprefix("pass_at_")) for c in summary.columns if c.startswith("pass_at_")
+        )
+    means = {
+        "mean_pass_rate": "pass_rate_mean",
+        "mean_average_score": "average_score_mean",
+        "mean_latency_ms": "average_latency_ms_mean",
+        "mean_cost_usd": "total_cost_usd_mean",
+        "mean_trial_success_rate": "trial_success_rate",
+    }
+    for k in pass_k:
+        means[f"mean_pass_at_{k}"] = f"pass_at_{k}"
+        means[f"mean_pass_hat_{k}"] = f"pass_hat_{k}"
+    means = {name: source for name, source in means.items() if source in summary.columns}
+    confidence = summary.attrs.get("confidence_level", 0.95)
+    by_values = [summary[b].astype(str).to_numpy(dtype=object) for b in by]
+    runs = pd.factorize(summary["run_id"].astype(str).to_numpy(dtype=object))[0]
+    experiments = pd.factorize(summary["experiment_id"].astype(str).to_numpy(dtype=object))[0]
+    columns: dict[str, list[Any]] = {
+        name: [] for name in ("factor", "value", *by, "n_variants", "n_runs", "n_experiments")
+    }
+    sums: dict[str, list[np.ndarray]] = {
+        name: [] for name in (*means, "case_attempts", "case_passes")
+    }
+    for column in factors:
+        level = summary[column].to_numpy(dtype=object, na_value=UNSET_FACTOR)
+        key = pd.MultiIndex.from_arrays([level, *by_values]) if by else pd.Index(level)
+        codes, groups = pd.factorize(key, sort=True)
+        size = len(groups)
+
+        def distinct(values: np.ndarray, codes: np.ndarray = codes, size: int = size) -> list[int]:
+            pairs = np.unique(codes.astype(np.int64) * (int(values.max(initial=0)) + 1) + values)
+            width = int(values.max(initial=0)) + 1
+            return np.bincount(pairs // width, minlength=size).tolist()
+
+        columns["factor"] += [column.removeprefix(FACTOR_PREFIX)] * size
+        if by:
+            for i, name in enumerate(("value", *by)):
+                columns[name] += list(groups.get_level_values(i))
+        else:
+            columns["value"] += list(groups)
+        columns["n_variants"] += np.bincount(codes, minlength=size).tolist()
+        columns["n_runs"] += distinct(runs)
+        columns["n_experiments"] += distinct(experiments)
+        for name, source in means.items():
+            values = summary[source].to_numpy(np.float64)
+            known = ~np.isnan(values)
+            total = np.bincount(codes[known], weights=values[known], minlength=size)
+            sums[name].append(_ratio(total, np.bincount(codes[known], minlength=size)))
+        for name in ("case_attempts", "case_passes"):
+            weights = summary[name].to_numpy(np.float64)
+            sums[name].append(np.bincount(codes, weights=weights, minlength=size))
+    frame: dict[str, Any] = dict(columns)
+    for name, parts in sums.items():
+        values = np.concatenate(parts) if parts else np.zeros(0)
+        frame[name] = values.astype(np.int64) if name.startswith("case_") else values
+    attempts, passes = frame["case_attempts"], frame["case_passes"]
+    frame["case_pass_rate"] = _ratio(passes, attempts)
+    low, high = stats.wilson_interval(passes, attempts, confidence)
+    frame["case_pass_rate_ci_low"] = np.asarray(low, dtype=np.float64).reshape(-1)
+    frame["case_pass_rate_ci_high"] = np.asarray(high, dtype=np.float64).reshape(-1)
+    return pd.DataFrame(frame, copy=False)
+
+
+# --------------------------------------------------------------------------- everything
+
+
+@dataclass
+class ArchiveAnalysis:
+    """Every result frame of an archive slice, computed once from its statistics.
+
+    Attributes
+    ----------
+    stats
+        The engine's sufficient statistics.
+    runs
+        The catalog rows of the runs involved.
+    case_matrix, trial_summary, variant_summary, comparisons, factor_levels
+        Result frames (see the functions of the same names in this module).
+    """
+
+    stats: SufficientStats
+    runs: pd.DataFrame
+    case_matrix: pd.DataFrame
+    trial_summary: pd.DataFrame
+    variant_summary: pd.DataFrame
+    comparisons: pd.DataFrame
+    factor_levels: pd.DataFrame
+    pass_k: tuple[int, ...]
+    confidence_level: float
+    regression_threshold: float
+    latency_missing: LatencyPolicy
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """The result frames by name."""
+        return {
+            "case_matrix": self.case_matrix,
+            "trial_summary": self.trial_summary,
+            "variant_summary": self.variant_summary,
+            "comparisons": self.comparisons,
+            "factor_levels": self.factor_levels,
+        }
+
+    def to_parquet(self, folder: str | Path) -> Path:
+        """Write ``<frame>.parquet`` for every result frame (and ``runs.parquet``)."""
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        for name, frame in {**self.frames(), "runs": self.runs}.items():
+            clean = frame.copy()
+            clean.attrs = {}
+            for column in clean.columns:
+                if clean[column].dtype == object:
+                    clean[column] = clean[column].map(
+                        lambda v: list(v) if isinstance(v, tuple) else v
+                    )
+            clean.to_parquet(out / f"{name}.parquet", index=False)
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"ArchiveAnalysis(engine={self.stats.engine!r}, runs={len(self.stats.layout.run_ids)}, "
+            f"variants={len(self.variant_summary)}, case_rows={len(self.case_matrix)}, "
+            f"pass_k={list(self.pass_k)})"
+        )
+
+
+def analyze_stats(
+    st: SufficientStats,
+    variant_info: pd.DataFrame,
+    *,
+    pass_k: Sequence[int] = (1,),
+    confidence_level: float = 0.95,
+    regression_threshold: float = 0.05,
+    latency_missing: LatencyPolicy = "exclude",
+    runs: pd.DataFrame | None = None,
+) -> ArchiveAnalysis:
+    """Every result frame from sufficient statistics (no pass over the attempts).
+
+    Parameters
+    ----------
+    st
+        From :func:`~agenticlens_frames.archive.engines.sufficient_stats`.
+    variant_info
+        One row per kept (run, variant), from
+        :meth:`~agenticlens_frames.archive.query.ArchiveSlice.variant_info`.
+    pass_k, confidence_level, regression_threshold, latency_missing
+        As for :func:`agenticlens_frames.analyze`.
+    runs
+        Catalog rows to carry along.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from agenticlens_frames import load_experiment
+    >>> from agenticlens_frames.archive import Archive
+    >>> archive = Archive(tempfile.mkdtemp())
+    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
+    ...                                 "data/support/suite.yaml"))
+    >>> st = archive.all().stats("numpy")
+    >>> result = analyze_stats(st, archive.all().variant_info(), pass_k=[1, 3])
+    >>> sorted(result.frames())
+    ['case_matrix', 'comparisons', 'factor_levels', 'trial_summary', 'variant_summary']
+    """
+    if not regression_threshold >= 0:
+        raise InputError(
+            f"regression threshold must be ≥ 0, got {regression_threshold}",
+            location="regression_threshold",
+        )
+    ks = _check_ks(pass_k)
+    cm = case_matrix(st, ks)
+    ts = trial_summary(st, latency_missing=latency_missing)
+    vs = variant_summary(st, cm, ts, variant_info, confidence_level=confidence_level)
+    comps = compare_to_baseline(
+        vs, cm, confidence_level=confidence_level, regression_threshold=regression_threshold
+    )
+    return ArchiveAnalysis(
+        stats=st,
+        runs=runs if runs is not None else pd.DataFrame(),
+        case_matrix=cm,
+        trial_summary=ts,
+        variant_summary=vs,
+        comparisons=comps,
+        factor_levels=factor_levels(vs, pass_k=ks),
+        pass_k=ks,
+        confidence_level=confidence_level,
+        regression_threshold=regression_threshold,
+        latency_missing=latency_missing,
+        info={"engine": st.engine},
+    )

@@ -1,0 +1,691 @@
+"""The on-disk archive: experiment runs as hive-partitioned parquet, published atomically.
+
+Layout (one directory per run, partitioned by experiment)::
+
+    <root>/_archive.json                                  format marker
+    <root>/experiment=<experiment_id>/run=<run_id>/
+        attempts.parquet  checks.parquet  trials.parquet  variants.parquet  cases.parquet
+        _run.json                                         catalog record (small)
+        _spec.json                                        manifest + suite (to rebuild runs)
+    <root>/_staging/<uuid>/                               writers in progress (ignored)
+
+A run is written into ``_staging/<uuid>`` and published with one ``os.rename`` onto its
+final directory: readers see all of it or nothing, and a crashed writer leaves only a
+staging folder that no reader looks at (:meth:`Archive.clean_staging` removes it). The
+run id is a content hash, so the final directory name is decided by the data: two
+processes adding the same run race for one rename (one wins, the other finds it there),
+and two processes adding different runs never touch the same directory.
+
+Why partition by experiment and not by (experiment, variant): a variant holds ~12k rows
+in a typical experiment, and one file per variant makes full scans slower for no gain —
+the catalog already knows which variants (and factor values) each run holds, so a variant
+or factor filter skips whole files before any is opened. A run is one zstd row group in
+(variant, trial, case) order (per-variant row groups were measured: 1.6× slower full
+reads, no faster factor slices). Each file carries only its own run's dictionaries (case
+ids of its suite), which avoids the "global dictionary copied into every partition" trap
+measured in research/perf-limits.md.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import InputError
+from ..frames import FACTOR_PREFIX, ExperimentRun, _spec_to_json
+
+if TYPE_CHECKING:
+    from .query import ArchiveSlice
+
+__all__ = [
+    "ARCHIVE_TABLES",
+    "Archive",
+    "RunRecord",
+    "parse_time",
+    "run_content_id",
+]
+
+FORMAT_NAME = "agenticlens-frames-archive"
+FORMAT_VERSION = 1
+#: The tables stored per run, in the order they are written.
+ARCHIVE_TABLES = ("attempts", "checks", "trials", "variants", "cases")
+RUN_FILE = "_run.json"
+SPEC_FILE = "_spec.json"
+MARKER_FILE = "_archive.json"
+STAGING_DIR = "_staging"
+_KEY = pa.dictionary(pa.int32(), pa.string())
+_TIME = pa.timestamp("us", tz="UTC")
+#: Row groups of at most this many rows: whole experiments at the recommended block size.
+ROW_GROUP_ROWS = 1 << 20
+
+
+def parse_time(value: str | date | datetime | pd.Timestamp | None, *, name: str) -> datetime | None:
+    """A timezone-aware UTC datetime from an ISO string, date or datetime (naive = UTC).
+
+    Examples
+    --------
+    >>> parse_time("2026-10-01", name="since").isoformat()
+    '2026-10-01T00:00:00+00:00'
+    >>> parse_time("2026-10-01T12:30:00+02:00", name="since").isoformat()
+    '2026-10-01T10:30:00+00:00'
+    """
+    if value is None:
+        return None
+    try:
+        stamp = pd.Timestamp(value)
+    except (ValueError, TypeError) as exc:
+        raise InputError(
+            f"cannot read {value!r} as a date or time",
+            location=name,
+            hint="use ISO 8601, e.g. 2026-10-01 or 2026-10-01T12:00:00Z",
+        ) from exc
+    if pd.isna(stamp):
+        raise InputError(f"cannot read {value!r} as a date or time", location=name)
+    stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+    return stamp.to_pydatetime()
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _spec_without_paths(run: ExperimentRun) -> dict[str, Any]:
+    """The run's specification minus where its files happened to live on disk."""
+    spec = _spec_to_json(run.manifest, run.suite)
+    spec["manifest"].pop("path", None)
+    spec["suite"].pop("path", None)
+    for variant in spec["manifest"]["variants"]:
+        variant.pop("resolved_target", None)
+    return spec
+
+
+def run_content_id(run: ExperimentRun) -> str:
+    """The content hash that identifies a run in an archive (16 hex digits).
+
+    SHA-256 over the manifest and suite (without file locations) and the values of the
+    ``attempts``, ``checks`` and ``trials`` tables. The same run loaded twice, from any
+    folder, gets the same id; any changed outcome, score, latency or setting changes it.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> run_content_id(run) == run_content_id(run), len(run_content_id(run))
+    (True, 16)
+    """
+    digest = hashlib.sha256()
+    digest.update(json.dumps(_spec_without_paths(run), sort_keys=True, default=str).encode())
+    digest.update(json.dumps(run.evaluator_versions, sort_keys=True).encode())
+    for name in ("attempts", "checks", "trials"):
+        frame = run.tables[name]
+        digest.update(f"{name}:{len(frame)}:{','.join(map(str, frame.columns))}".encode())
+        if len(frame):
+            hashed = pd.util.hash_pandas_object(frame, index=False, categorize=True)
+            digest.update(np.ascontiguousarray(hashed.to_numpy()).tobytes())
+    return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """The catalog entry of one archived run (``_run.json``).
+
+    Attributes
+    ----------
+    run_id
+        Content hash (:func:`run_content_id`).
+    experiment_id
+        ``<name>@<version>`` of the manifest.
+    run_at
+        When the run happened (given to :meth:`Archive.add`; defaults to ``added_at``).
+    added_at
+        When it was added to the archive.
+    variants
+        One dict per variant, manifest order: ``variant_id``, ``variant_name``,
+        ``position``, ``is_baseline``, ``factors``.
+    factor_names
+        Factor names in first-seen manifest order.
+    tags
+        Sorted distinct case tags of the suite.
+    counts
+        Rows per table.
+    """
+
+    run_id: str
+    experiment_id: str
+    experiment_name: str
+    experiment_version: str
+    suite_name: str
+    suite_version: str
+    run_at: datetime
+    added_at: datetime
+    baseline_variant_id: str
+    trial_count: int
+    pass_k: tuple[int, ...]
+    variants: tuple[dict[str, Any], ...]
+    factor_names: tuple[str, ...]
+    tags: tuple[str, ...]
+    counts: dict[str, int]
+    path: Path = field(compare=False)
+
+    @property
+    def n_attempts(self) -> int:
+        return self.counts["attempts"]
+
+    @property
+    def variant_ids(self) -> tuple[str, ...]:
+        return tuple(v["variant_id"] for v in self.variants)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT_NAME,
+            "format_version": FORMAT_VERSION,
+            "run_id": self.run_id,
+            "experiment_id": self.experiment_id,
+            "experiment_name": self.experiment_name,
+            "experiment_version": self.experiment_version,
+            "suite_name": self.suite_name,
+            "suite_version": self.suite_version,
+            "run_at": _iso(self.run_at),
+            "added_at": _iso(self.added_at),
+            "baseline_variant_id": self.baseline_variant_id,
+            "trial_count": self.trial_count,
+            "pass_k": list(self.pass_k),
+            "variants": list(self.variants),
+            "factor_names": list(self.factor_names),
+            "tags": list(self.tags),
+            "counts": dict(self.counts),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], path: Path) -> RunRecord:
+        if data.get("format") != FORMAT_NAME:
+            raise InputError("not an archive run record", file=path / RUN_FILE)
+        return cls(
+            run_id=data["run_id"],
+            experiment_id=data["experiment_id"],
+            experiment_name=data["experiment_name"],
+            experiment_version=data["experiment_version"],
+            suite_name=data["suite_name"],
+            suite_version=data["suite_version"],
+            run_at=parse_time(data["run_at"], name="run_at"),  # type: ignore[arg-type]
+            added_at=parse_time(data["added_at"], name="added_at"),  # type: ignore[arg-type]
+            baseline_variant_id=data["baseline_variant_id"],
+            trial_count=int(data["trial_count"]),
+            pass_k=tuple(int(k) for k in data["pass_k"]),
+            variants=tuple(data["variants"]),
+            factor_names=tuple(data["factor_names"]),
+            tags=tuple(data["tags"]),
+            counts={k: int(v) for k, v in data["counts"].items()},
+            path=path,
+        )
+
+    def file(self, table: str) -> Path:
+        """Path of one of the run's parquet files."""
+        return self.path / f"{table}.parquet"
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """What :meth:`Archive.add` did: ``added`` is False when the run was already there."""
+
+    record: RunRecord
+    added: bool
+
+    @property
+    def run_id(self) -> str:
+        return self.record.run_id
+
+
+def _dict_array(codes: np.ndarray, values: Sequence[Any]) -> pa.DictionaryArray:
+    """A dictionary column from codes (-1 = null) and distinct values."""
+    codes = np.asarray(codes, dtype=np.int32)
+    mask = codes < 0
+    indices = pa.array(codes, type=pa.int32(), mask=mask if mask.any() else None)
+    return pa.DictionaryArray.from_arrays(indices, pa.array(list(values), type=pa.string()))
+
+
+def _constant_dict(value: str, n: int) -> pa.DictionaryArray:
+    return _dict_array(np.zeros(n, dtype=np.int32), [value])
+
+
+def _with_run_columns(table: pa.Table, run_id: str, experiment_id: str) -> pa.Table:
+    """Prefix ``run_id`` (and ``experiment_id`` if missing) to a per-run table."""
+    n = table.num_rows
+    if "experiment_id" not in table.column_names:
+        table = table.add_column(
+            0, pa.field("experiment_id", _KEY), _constant_dict(experiment_id, n)
+        )
+    return table.add_column(0, pa.field("run_id", _KEY), _constant_dict(run_id, n))
+
+
+def _archive_attempts(run: ExperimentRun, run_id: str, run_at: datetime) -> pa.Table:
+    """``attempts`` plus the per-row columns queries need: run id and time, case tags and
+    every factor (so one file answers a factor or tag filter without a join)."""
+    table = _with_run_columns(run.to_arrow("attempts"), run_id, run.experiment_id)
+    n = table.num_rows
+    stamp = pa.scalar(run_at, type=_TIME)
+    table = table.add_column(2, pa.field("run_at", _TIME), pa.array(np.full(n, stamp.value), _TIME))
+    case_index = run.attempts["case_index"].to_numpy(np.int64)
+    tag_codes, tag_values = pd.factorize(run.cases["tags"].astype(object).to_numpy())
+    table = table.append_column(
+        pa.field("tags", _KEY), _dict_array(tag_codes[case_index] if n else [], list(tag_values))
+    )
+    variant_pos = run.attempts["variant_id"].cat.codes.to_numpy(np.int64)
+    for name in run.factor_names:
+        per_variant = [v.factors.get(name) for v in run.manifest.variants]
+        codes, values = pd.factorize(np.asarray(per_variant, dtype=object), use_na_sentinel=True)
+        table = table.append_column(
+            pa.field(FACTOR_PREFIX + name, _KEY),
+            _dict_array(codes[variant_pos] if n else [], list(values)),
+        )
+    return table
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
+
+
+class Archive:
+    """A folder of experiment runs that grows by atomic appends.
+
+    Parameters
+    ----------
+    path
+        The archive folder (created by the first :meth:`add`).
+    durable
+        fsync every file and directory before and after publishing, so a power loss
+        cannot leave a published run with missing bytes. Turn off only for throw-away
+        archives (benchmarks).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> archive = Archive(tempfile.mkdtemp())
+    >>> first, again = archive.add(run), archive.add(run)
+    >>> first.added, again.added, first.run_id == again.run_id
+    (True, False, True)
+    >>> len(archive.runs())
+    1
+    """
+
+    def __init__(self, path: str | Path, *, durable: bool = True) -> None:
+        self.path = Path(path)
+        self.durable = durable
+
+    def __repr__(self) -> str:
+        return f"Archive({str(self.path)!r})"
+
+    # ------------------------------------------------------------------ writing
+
+    def add(
+        self,
+        run: ExperimentRun,
+        *,
+        run_at: str | date | datetime | None = None,
+        exist_ok: bool = True,
+    ) -> AddResult:
+        """Append one experiment run; idempotent for a run that is already archived.
+
+        Parameters
+        ----------
+        run
+            The run's tidy tables (from :func:`~agenticlens_frames.load_experiment`,
+            :func:`~agenticlens_frames.read_parquet` or the runner).
+        run_at
+            When the run happened, for time-range queries (default: now).
+        exist_ok
+            Re-adding a run with the same content id returns the stored record with
+            ``added=False`` (the default). With ``exist_ok=False`` it raises
+            :class:`~agenticlens_frames.errors.InputError` instead.
+
+        Returns
+        -------
+        AddResult
+            The catalog record and whether this call wrote it.
+        """
+        if not isinstance(run, ExperimentRun):
+            raise InputError(
+                f"Archive.add needs an ExperimentRun, got {type(run).__name__}",
+                hint="load one with load_experiment(manifest, suite) or read_parquet(folder)",
+            )
+        run_id = run_content_id(run)
+        target = self._run_dir(run.experiment_id, run_id)
+        if (target / RUN_FILE).exists():
+            return self._existing(target, exist_ok)
+        added_at = datetime.now(UTC)
+        when = parse_time(run_at, name="run_at") or added_at
+        self._ensure_root()
+        staging = self.path / STAGING_DIR / uuid.uuid4().hex
+        staging.mkdir(parents=True)
+        try:
+            record = self._write_run(run, run_id, when, added_at, staging)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.rename(staging, target)
+            except OSError as exc:
+                # Someone else published the same content first: theirs is complete.
+                if exc.errno in (errno.EEXIST, errno.ENOTEMPTY) and (target / RUN_FILE).exists():
+                    shutil.rmtree(staging, ignore_errors=True)
+                    return self._existing(target, exist_ok)
+                raise
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        if self.durable:
+            _fsync(target.parent)
+        return AddResult(record=_replace_path(record, target), added=True)
+
+    def _existing(self, target: Path, exist_ok: bool) -> AddResult:
+        record = self._read_record(target)
+        if not exist_ok:
+            raise InputError(
+                f"run {record.run_id} of {record.experiment_id} is already in the archive",
+                file=target,
+                hint="it holds this exact content already; adding it again changes nothing",
+            )
+        return AddResult(record=record, added=False)
+
+    def _write_run(
+        self, run: ExperimentRun, run_id: str, run_at: datetime, added_at: datetime, folder: Path
+    ) -> RunRecord:
+        tables = {
+            "attempts": _archive_attempts(run, run_id, run_at),
+            **{
+                name: _with_run_columns(run.to_arrow(name), run_id, run.experiment_id)
+                for name in ARCHIVE_TABLES[1:]
+            },
+        }
+        for name, table in tables.items():
+            path = folder / f"{name}.parquet"
+            pq.write_table(
+                table,
+                path,
+                compression="zstd",
+                row_group_size=ROW_GROUP_ROWS,
+                use_dictionary=True,
+                write_statistics=True,
+            )
+            if self.durable:
+                _fsync(path)
+        spec = {**_spec_to_json(run.manifest, run.suite), "evaluators": run.evaluator_versions}
+        _write_json(folder / SPEC_FILE, spec)
+        m, s = run.manifest, run.suite
+        tags = sorted({tag for case in s.cases for tag in case.tags})
+        record = RunRecord(
+            run_id=run_id,
+            experiment_id=run.experiment_id,
+            experiment_name=m.name,
+            experiment_version=m.version,
+            suite_name=s.name,
+            suite_version=s.version,
+            run_at=run_at,
+            added_at=added_at,
+            baseline_variant_id=m.baseline_variant_id,
+            trial_count=m.trial_count,
+            pass_k=m.effective_pass_k,
+            variants=tuple(
+                {
+                    "variant_id": v.id,
+                    "variant_name": v.name,
+                    "position": i,
+                    "is_baseline": v.id == m.baseline_variant_id,
+                    "factors": dict(v.factors),
+                }
+                for i, v in enumerate(m.variants)
+            ),
+            factor_names=tuple(run.factor_names),
+            tags=tuple(tags),
+            counts={name: table.num_rows for name, table in tables.items()},
+            path=folder,
+        )
+        # The record goes last: a run directory without it is never read.
+        _write_json(folder / RUN_FILE, record.to_json())
+        if self.durable:
+            for name in (SPEC_FILE, RUN_FILE):
+                _fsync(folder / name)
+            _fsync(folder)
+        return record
+
+    def _ensure_root(self) -> None:
+        marker = self.path / MARKER_FILE
+        if marker.exists():
+            return
+        # Refuse to sprinkle runs into an unrelated, non-empty folder. What a concurrent
+        # first writer may have created already (marker, staging, runs) is not foreign.
+        ours = ("experiment=", STAGING_DIR, MARKER_FILE, f".{MARKER_FILE}")
+        entries = list(self.path.iterdir()) if self.path.exists() else []
+        if any(not p.name.startswith(ours) for p in entries):
+            raise InputError(
+                "folder exists, is not empty and is not an archive",
+                file=self.path,
+                hint="pick a new or empty folder for the archive",
+            )
+        self.path.mkdir(parents=True, exist_ok=True)
+        tmp = self.path / f".{MARKER_FILE}.{uuid.uuid4().hex}"
+        _write_json(tmp, {"format": FORMAT_NAME, "format_version": FORMAT_VERSION})
+        os.replace(tmp, marker)
+
+    def remove(self, run_id: str) -> RunRecord:
+        """Delete one run (atomically hidden by a rename, then removed).
+
+        Raises
+        ------
+        InputError
+            If no run has that id (or the prefix is ambiguous).
+        """
+        record = self.record(run_id)
+        trash = self.path / STAGING_DIR / f"removed-{uuid.uuid4().hex}"
+        trash.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(record.path, trash)
+        shutil.rmtree(trash, ignore_errors=True)
+        return record
+
+    def clean_staging(self, older_than: float = 3600.0) -> list[Path]:
+        """Remove staging folders left by writers that crashed ``older_than`` seconds ago.
+
+        Live writers use staging folders too, so keep the default unless no writer runs.
+        """
+        staging = self.path / STAGING_DIR
+        removed: list[Path] = []
+        if not staging.exists():
+            return removed
+        cutoff = time.time() - older_than
+        for entry in staging.iterdir():
+            if entry.stat().st_mtime <= cutoff:
+                shutil.rmtree(entry, ignore_errors=True)
+                removed.append(entry)
+        return removed
+
+    # ------------------------------------------------------------------ reading
+
+    def _run_dir(self, experiment_id: str, run_id: str) -> Path:
+        # Percent-encoding keeps any experiment name a single, hive-readable path segment.
+        return self.path / experiment_dir_name(experiment_id) / f"run={run_id}"
+
+    def _read_record(self, folder: Path) -> RunRecord:
+        try:
+            data = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"unreadable run record ({exc})", file=folder / RUN_FILE) from exc
+        return RunRecord.from_json(data, folder)
+
+    def _check_exists(self) -> None:
+        if not self.path.is_dir():
+            raise InputError(
+                "no archive here",
+                file=self.path,
+                hint="create one with `agenticlens-frames archive add` or Archive(path).add(run)",
+            )
+
+    def records(self) -> list[RunRecord]:
+        """Every published run, ordered by ``run_at``, then ``added_at``, then id."""
+        self._check_exists()
+        out = []
+        with os.scandir(self.path) as experiments:
+            for exp in experiments:
+                if not (exp.is_dir() and exp.name.startswith("experiment=")):
+                    continue
+                with os.scandir(exp.path) as runs:
+                    for entry in runs:
+                        folder = Path(entry.path)
+                        if entry.name.startswith("run=") and (folder / RUN_FILE).exists():
+                            out.append(self._read_record(folder))
+        out.sort(key=lambda r: (r.run_at, r.added_at, r.run_id))
+        return out
+
+    def record(self, run_id: str) -> RunRecord:
+        """The record of one run, by id or unique id prefix."""
+        hits = [r for r in self.records() if r.run_id.startswith(run_id)]
+        if len(hits) != 1:
+            problem = "no run" if not hits else f"{len(hits)} runs"
+            raise InputError(
+                f"{problem} with id {run_id!r} in the archive",
+                file=self.path,
+                hint="list run ids with `agenticlens-frames archive ls`",
+            )
+        return hits[0]
+
+    def runs(self) -> pd.DataFrame:
+        """The catalog as a frame: one row per run.
+
+        Columns: ``run_id, experiment_id, experiment_name, experiment_version, suite_name,
+        suite_version, run_at, added_at, n_variants, n_cases, n_attempts, trial_count,
+        factor_names, tags, path``.
+        """
+        return records_frame(self.records())
+
+    def slice(
+        self,
+        *,
+        experiments: str | Iterable[str] | None = None,
+        runs: str | Iterable[str] | None = None,
+        variants: str | Iterable[str] | None = None,
+        since: str | date | datetime | None = None,
+        until: str | date | datetime | None = None,
+        tags: str | Iterable[str] | None = None,
+        factors: Mapping[str, str | Iterable[str]] | None = None,
+        include_baseline: bool = False,
+        **factor_values: str | Iterable[str],
+    ) -> ArchiveSlice:
+        """A lazy selection of the archive; nothing is read until it is used.
+
+        See :class:`~agenticlens_frames.archive.query.ArchiveSlice` for the filters.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> Archive(tempfile.mkdtemp()).slice(retrieval="dense", since="2026-10-01")
+        ArchiveSlice(retrieval='dense', since=2026-10-01T00:00:00Z)
+        """
+        from .query import ArchiveSlice, SliceFilter
+
+        merged = dict(factors or {})
+        merged.update(factor_values)
+        spec = SliceFilter.build(
+            experiments=experiments,
+            runs=runs,
+            variants=variants,
+            since=since,
+            until=until,
+            tags=tags,
+            factors=merged,
+            include_baseline=include_baseline,
+        )
+        return ArchiveSlice(self, spec)
+
+    def all(self) -> ArchiveSlice:
+        """The whole archive as a slice."""
+        return self.slice()
+
+
+def _replace_path(record: RunRecord, path: Path) -> RunRecord:
+    from dataclasses import replace
+
+    return replace(record, path=path)
+
+
+def records_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
+    """Catalog records as a tidy frame (one row per run)."""
+    columns = [
+        "run_id",
+        "experiment_id",
+        "experiment_name",
+        "experiment_version",
+        "suite_name",
+        "suite_version",
+        "run_at",
+        "added_at",
+        "n_variants",
+        "n_cases",
+        "n_attempts",
+        "trial_count",
+        "factor_names",
+        "tags",
+        "path",
+    ]
+    rows = [
+        {
+            "run_id": r.run_id,
+            "experiment_id": r.experiment_id,
+            "experiment_name": r.experiment_name,
+            "experiment_version": r.experiment_version,
+            "suite_name": r.suite_name,
+            "suite_version": r.suite_version,
+            "run_at": pd.Timestamp(r.run_at),
+            "added_at": pd.Timestamp(r.added_at),
+            "n_variants": len(r.variants),
+            "n_cases": r.counts["cases"],
+            "n_attempts": r.counts["attempts"],
+            "trial_count": r.trial_count,
+            "factor_names": r.factor_names,
+            "tags": r.tags,
+            "path": str(r.path),
+        }
+        for r in records
+    ]
+    frame = pd.DataFrame(rows, columns=columns)
+    for column in ("run_at", "added_at"):
+        frame[column] = pd.to_datetime(frame[column], utc=True)
+    return frame
+
+
+def experiment_dir_name(experiment_id: str) -> str:
+    """The partition directory name of an experiment id (percent-encoded).
+
+    Examples
+    --------
+    >>> experiment_dir_name("support agent@2026/11")
+    'experiment=support%20agent@2026%2F11'
+    """
+    return f"experiment={quote(experiment_id, safe='@+-_.~')}"
+
+
+def experiment_from_dir_name(name: str) -> str:
+    """Inverse of :func:`experiment_dir_name`."""
+    return unquote(name.removeprefix("experiment="))

@@ -1,0 +1,418 @@
+#!/usr/bin/env python3
+"""Archive analysis at scale: every engine against a floor and two baselines, same run.
+
+    python benchmarks/bench_archive.py                      # 1M attempts (about a minute)
+    python benchmarks/bench_archive.py --sizes 1M,10M,50M   # the full report
+    python benchmarks/bench_archive.py --json out.json      # also write the numbers
+
+For each size an archive of 100k-attempt experiments is generated once (numpy-made tidy
+tables written through ``Archive.add``; see benchmarks/make_archive.py) and cached under
+``--data``. Then, in this process:
+
+* **floor** — one ``np.sum`` pass over the per-row columns the analysis reads (the
+  limit research/perf-limits.md measures every approach against);
+* **in memory** — the full analysis (sufficient statistics, case matrix, per-trial
+  summaries, variant summary with pass@k / pass^k for k = 1, 5, 10, comparisons, factor
+  levels) from the attempts already loaded as an Arrow table, per engine: ``numpy``
+  (the default), ``duckdb`` (SQL over the Arrow table in place), ``dask`` (the numpy
+  kernel on a 2-worker LocalCluster, threads) and ``pandas`` — the *idiomatic pandas
+  groupby* baseline (categorical keys, ``observed=True``) feeding the same derivation;
+* **pure Python** — the object-loop baseline (dicts of lists, ``math.comb``,
+  ``statistics``) on one experiment, as rows/s;
+* **from disk** — the same analysis straight from the parquet archive, whole and for a
+  factor-filtered slice (``retrieval="dense"``), per engine; DuckDB also under a memory
+  limit smaller than the data.
+
+Times are medians of ``--repeat`` runs after one warm-up; "peak" is the extra resident
+memory during one run (``VmHWM`` after a reset, minus the resident size before).
+The machine is shared: compare ratios from the same run, not absolute seconds.
+Unknown arguments are ignored (``./dev bench`` passes its arguments to every script).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from make_archive import build
+
+from agenticlens_frames.archive import Archive
+from agenticlens_frames.archive.engines import (
+    NEEDED_COLUMNS,
+    RunLayout,
+    sufficient_stats,
+)
+from agenticlens_frames.archive.results import analyze_stats
+
+ROWS_PER_EXPERIMENT = 100_000
+PASS_K = (1, 5, 10)
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def _reset_peak() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as handle:
+            handle.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _cpu_busy() -> float:
+    """Cores in use by everything on the machine over the last minute (load average)."""
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return math.nan
+
+
+def measure(fn: Callable[[], Any], repeat: int) -> dict[str, float]:
+    """Warm-up, then ``repeat`` timed runs; the peak extra memory of one run."""
+    gc.collect()
+    began = time.perf_counter()
+    fn()
+    first = time.perf_counter() - began
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        began = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - began)
+    gc.collect()
+    before = _status_kib("VmRSS")
+    peak = math.nan
+    if _reset_peak():
+        fn()
+        peak = (_status_kib("VmHWM") - before) / 1024
+    return {
+        "median_s": statistics.median(times),
+        "min_s": min(times),
+        "max_s": max(times),
+        "first_s": first,
+        "peak_mib": peak,
+        "load": _cpu_busy(),
+    }
+
+
+# --------------------------------------------------------------------------- baselines
+
+
+def floor_arrays(table: pa.Table) -> list[np.ndarray]:
+    """The per-row columns the analysis reads, as the numpy arrays it sums over."""
+    out = []
+    for name in NEEDED_COLUMNS:
+        column = table.column(name).combine_chunks()
+        if pa.types.is_dictionary(column.type):
+            out.append(column.indices.to_numpy())
+        elif pa.types.is_boolean(column.type):
+            out.append(column.to_numpy(zero_copy_only=False).view(np.uint8))
+        else:
+            out.append(column.to_numpy(zero_copy_only=False))
+    return out
+
+
+def floor(arrays: list[np.ndarray]) -> float:
+    return float(sum(float(np.sum(a)) for a in arrays))
+
+
+class Attempt:
+    """One attempt as a plain Python object (the object model the baseline stands for)."""
+
+    def __init__(self, *values: Any) -> None:
+        (
+            self.run_id,
+            self.variant_id,
+            self.case_id,
+            self.trial,
+            self.status,
+            self.passed,
+            self.score,
+            self.latency_ms,
+            self.cost_usd,
+            self.score_sum,
+            self.n_checks,
+            self.run_order,
+        ) = values
+
+
+def python_attempts(table: pa.Table) -> list[Attempt]:
+    names = ["run_id", "variant_id", "case_id", "trial", "status", "passed", "score"]
+    names += ["latency_ms", "cost_usd", "score_sum", "n_checks", "run_order"]
+    columns = [table.column(n).to_pylist() for n in names]
+    return [Attempt(*row) for row in zip(*columns, strict=True)]
+
+
+def _summary(values: list[float]) -> tuple[float, ...]:
+    if not values:
+        return (math.nan,) * 4
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * 0.95
+    low, high = math.floor(position), math.ceil(position)
+    p95 = ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return statistics.fmean(values), statistics.median(values), p95, sd
+
+
+def python_loop(attempts: list[Attempt], ks: tuple[int, ...] = PASS_K) -> dict[str, Any]:
+    """The pure-Python baseline: group Attempt objects in dicts of lists, then the same
+    statistics with ``math.comb`` and :mod:`statistics` (case matrix, pass@k, trial
+    summaries, variant summaries)."""
+    by_case: dict[tuple[Any, ...], list[Attempt]] = {}
+    by_trial: dict[tuple[Any, ...], list[Attempt]] = {}
+    for a in attempts:
+        by_case.setdefault((a.run_id, a.variant_id, a.case_id), []).append(a)
+        by_trial.setdefault((a.run_id, a.variant_id, a.trial), []).append(a)
+    variants: dict[tuple[Any, ...], dict[str, list[float]]] = {}
+    for (run, variant, _case), group in by_case.items():
+        n = len(group)
+        c = sum(a.passed for a in group)
+        scores = [a.score for a in group if a.status != "trial_failed" and a.score is not None]
+        if scores:
+            statistics.fmean(scores)
+        if len(scores) > 1:
+            statistics.stdev(scores)
+        latencies = [a.latency_ms for a in group if a.latency_ms is not None]
+        if latencies:
+            statistics.fmean(latencies)
+        entry = variants.setdefault((run, variant), {"cases": []})
+        for k in ks:
+            at = math.nan if n < k else 1.0 - math.comb(n - c, k) / math.comb(n, k)
+            hat = math.nan if n < k else math.comb(c, k) / math.comb(n, k)
+            entry.setdefault(f"at{k}", []).append(at)
+            entry.setdefault(f"hat{k}", []).append(hat)
+        entry["cases"].append(c / n)
+    for (run, variant, _trial), group in by_trial.items():
+        if any(a.status == "trial_failed" for a in group):
+            continue
+        entry = variants[(run, variant)]
+        ok = [a.latency_ms for a in group if a.status == "ok" and a.latency_ms is not None]
+        checks = sum(a.n_checks for a in group)
+        entry.setdefault("pass_rate", []).append(sum(a.passed for a in group) / len(group))
+        entry.setdefault("score", []).append(
+            sum(a.score_sum for a in group if a.score_sum is not None) / checks if checks else 0.0
+        )
+        entry.setdefault("latency", []).append(statistics.fmean(ok) if ok else math.nan)
+    return {
+        key: {name: _summary(values) for name, values in entry.items()}
+        for key, entry in variants.items()
+    }
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def ensure_archive(data: Path, rows: int) -> Archive:
+    experiments = max(1, rows // ROWS_PER_EXPERIMENT)
+    folder = data / f"archive-{experiments}x100k"
+    archive = Archive(folder, durable=False)
+    have = len(archive.records()) if folder.exists() else 0
+    if have < experiments:
+        print(f"generating {experiments} experiments into {folder} ...", file=sys.stderr)
+        began = time.perf_counter()
+        build(folder, experiments, quiet=False)
+        print(f"  done in {time.perf_counter() - began:.0f} s", file=sys.stderr)
+    return archive
+
+
+def parse_size(text: str) -> int:
+    text = text.strip().upper()
+    scale = {"K": 1_000, "M": 1_000_000}.get(text[-1], 1)
+    return int(float(text[:-1] if text[-1] in "KM" else text) * scale)
+
+
+def run_size(archive: Archive, args: argparse.Namespace, client: Any) -> dict[str, Any]:
+    whole = archive.all()
+    info = whole.variant_info()
+    layout = RunLayout.from_scans(whole.scans())
+    began = time.perf_counter()
+    table = whole.table("attempts", NEEDED_COLUMNS)
+    load_s = time.perf_counter() - began
+    rows = table.num_rows
+    # Fewer repeats for the big sizes: each run already averages over many experiments.
+    repeat = args.repeat if rows <= 2_000_000 else 3 if rows <= 20_000_000 else 2
+    result: dict[str, Any] = {
+        "rows": rows,
+        "runs": len(layout.run_ids),
+        "table_mib": table.nbytes / 2**20,
+        "disk_mib": sum(f.stat().st_size for f in archive.path.rglob("*.parquet")) / 2**20,
+        "load_needed_columns_s": load_s,
+    }
+    arrays = floor_arrays(table)
+    result["floor_bytes_per_row"] = sum(a.itemsize for a in arrays)
+    result["floor"] = measure(lambda: floor(arrays), max(repeat, 5))
+    arrays.clear()
+
+    def full(engine: str, source: Any, **options: Any) -> Callable[[], Any]:
+        def go() -> Any:
+            st = sufficient_stats(source, engine=engine, layout=layout, **options)
+            return analyze_stats(st, info, pass_k=PASS_K)
+
+        return go
+
+    memory: dict[str, Any] = {}
+    for engine in args.engines:
+        if engine == "dask" and client is None:
+            continue
+        options = {"client": client} if engine == "dask" else {}
+        print(f"  in memory: {engine}", file=sys.stderr)
+        memory[engine] = measure(full(engine, table, **options), repeat)
+    result["in_memory"] = memory
+
+    one_run = whole.where(runs=layout.run_ids[0]).table("attempts", NEEDED_COLUMNS)
+    objects = python_attempts(one_run)
+    py = measure(lambda: python_loop(objects), 1)
+    result["pure_python"] = {
+        **py,
+        "rows": len(objects),
+        "rows_per_s": len(objects) / py["median_s"],
+    }
+    objects.clear()
+
+    disk: dict[str, Any] = {}
+    dense = archive.slice(retrieval="dense")
+    for engine in args.engines:
+        if engine == "pandas" or (engine == "dask" and client is None):
+            continue
+        options = {"client": client} if engine == "dask" else {}
+        print(f"  from disk: {engine}", file=sys.stderr)
+        disk[engine] = measure(full(engine, whole, **options), max(1, repeat // 2))
+
+        def sliced(engine: str = engine, options: dict[str, Any] = options) -> Any:
+            st = sufficient_stats(dense, engine=engine, **options)
+            return analyze_stats(st, dense.variant_info(), pass_k=PASS_K)
+
+        disk[f"{engine}_slice_retrieval_dense"] = measure(sliced, max(1, repeat // 2))
+    if "duckdb" in args.engines:
+        limit_mib = max(64, int(result["table_mib"] / 4))
+        spill = tempfile.mkdtemp(prefix="alf-duckdb-spill-")
+        print(f"  from disk: duckdb under memory_limit={limit_mib}MB", file=sys.stderr)
+        disk["duckdb_memory_limited"] = {
+            **measure(
+                full(
+                    "duckdb", whole, memory_limit=f"{limit_mib}MB", threads=2, temp_directory=spill
+                ),
+                1,
+            ),
+            "memory_limit_mib": limit_mib,
+        }
+    result["slice_retrieval_dense_rows"] = dense.table("attempts", ["run_id"]).num_rows
+    result["from_disk"] = disk
+    return result
+
+
+def ratios(result: dict[str, Any]) -> dict[str, float]:
+    floor_s = result["floor"]["median_s"]
+    memory = result["in_memory"]
+    out = {}
+    for engine, m in memory.items():
+        out[f"{engine}_x_floor"] = m["median_s"] / floor_s
+        out[f"{engine}_peak_over_table"] = m["peak_mib"] / result["table_mib"]
+    if "numpy" in memory and "pandas" in memory:
+        out["pandas_over_numpy"] = memory["pandas"]["median_s"] / memory["numpy"]["median_s"]
+    py_rate = result["pure_python"]["rows_per_s"]
+    for engine, m in memory.items():
+        out[f"{engine}_x_python"] = result["rows"] / m["median_s"] / py_rate
+    return out
+
+
+def report(results: dict[str, Any]) -> str:
+    lines = [
+        "| size | engine | where | median s | first s | peak MiB | × floor | × pure Python |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for size, r in results.items():
+        floor_s = r["floor"]["median_s"]
+        py_rate = r["pure_python"]["rows_per_s"]
+        lines.append(
+            f"| {size} | np.sum floor ({r['floor_bytes_per_row']} B/row) | memory | "
+            f"{floor_s:.4f} | | | 1 | |"
+        )
+        for where, group in (("memory", r["in_memory"]), ("disk", r["from_disk"])):
+            for engine, m in group.items():
+                speed = r["rows"] / m["median_s"] / py_rate
+                lines.append(
+                    f"| {size} | {engine} | {where} | {m['median_s']:.3f} | {m['first_s']:.3f} | "
+                    f"{m['peak_mib']:.0f} | {m['median_s'] / floor_s:.0f} | {speed:.0f} |"
+                )
+        lines.append(
+            f"| {size} | pure Python loop ({r['pure_python']['rows']} rows) | memory | "
+            f"{r['rows'] / py_rate:.1f} (extrapolated) | | | "
+            f"{r['rows'] / py_rate / floor_s:.0f} | 1 |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1M", help="comma list, e.g. 1M,10M,50M")
+    parser.add_argument("--engines", default="numpy,duckdb,dask,pandas")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--data", type=Path, default=Path(tempfile.gettempdir()) / "alf-bench-archives"
+    )
+    parser.add_argument("--json", type=Path, default=None, help="write the numbers here")
+    args, _unknown = parser.parse_known_args()
+    args.engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    args.data.mkdir(parents=True, exist_ok=True)
+
+    client = cluster = None
+    if "dask" in args.engines:
+        from dask.distributed import Client, LocalCluster
+
+        cluster = LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        )
+        client = Client(cluster)
+    results: dict[str, Any] = {}
+    try:
+        for size in args.sizes.split(","):
+            print(f"size {size}", file=sys.stderr)
+            archive = ensure_archive(args.data, parse_size(size))
+            results[size] = run_size(archive, args, client)
+            results[size]["ratios"] = ratios(results[size])
+    finally:
+        if client is not None:
+            client.close()
+            cluster.close()
+    meta = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "pyarrow": pa.__version__,
+        "cpus": os.cpu_count(),
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+    }
+    print(report(results))
+    for size, r in results.items():
+        print(f"\n{size}: " + ", ".join(f"{k}={v:.2f}" for k, v in r["ratios"].items()))
+    if args.json:
+        args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

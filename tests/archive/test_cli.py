@@ -1,0 +1,128 @@
+"""``archive add|ls|summarize|slice`` through typer's runner (mounted as the main CLI will)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from agenticlens_frames.archive import Archive
+from agenticlens_frames.archive.cli import archive_app
+from agenticlens_frames.frames import ExperimentRun
+
+from ..conftest import EXAMPLE
+
+app = typer.Typer()
+app.add_typer(archive_app, name="archive")
+runner = CliRunner()
+
+
+def invoke(*args: str) -> object:
+    return runner.invoke(app, ["archive", *args], env={"COLUMNS": "200"})
+
+
+@pytest.fixture
+def cli_archive(tmp_path: Path, synthetic_run: ExperimentRun) -> Path:
+    path = tmp_path / "arc"
+    result = invoke(
+        "add",
+        str(path),
+        str(EXAMPLE / "manifest.yaml"),
+        str(EXAMPLE / "suite.yaml"),
+        "--run-at",
+        "2026-10-20",
+    )
+    assert result.exit_code == 0, result.output
+    assert "Added run" in result.output
+    saved = synthetic_run.to_parquet(tmp_path / "saved" / "tables")
+    result = invoke("add", str(path), str(saved.parent), "--run-at", "2026-09-01", "-q")
+    assert result.exit_code == 0 and result.output == ""
+    return path
+
+
+def test_add_twice_reports_and_strict_refuses(cli_archive: Path):
+    args = ["add", str(cli_archive), str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml")]
+    again = invoke(*args)
+    assert again.exit_code == 0 and "Already archived" in again.output
+    strict = invoke(*args, "--strict")
+    assert strict.exit_code == 1 and "already in the archive" in strict.output
+    assert len(Archive(cli_archive).records()) == 2
+
+
+def test_ls_prints_the_catalog_and_json(cli_archive: Path):
+    table = invoke("ls", str(cli_archive))
+    assert table.exit_code == 0
+    assert "2 run(s)" in table.output and "support-agent-upgrade@1" in table.output
+    lines = invoke("ls", str(cli_archive), "--json", "--since", "2026-10-01").output.splitlines()
+    assert [json.loads(line)["experiment_id"] for line in lines] == ["support-agent-upgrade@1"]
+
+
+def test_summarize_writes_every_frame(cli_archive: Path, tmp_path: Path):
+    out = tmp_path / "summary"
+    result = invoke(
+        "summarize",
+        str(cli_archive),
+        "--factor",
+        "retrieval=dense",
+        "--tag",
+        "refund",
+        "--include-baseline",
+        "--pass-k",
+        "1,2",
+        "--engine",
+        "numpy",
+        "--out",
+        str(out),
+        "--format",
+        "csv",
+    )
+    assert result.exit_code == 0, result.output
+    assert "retrieval-dense" in result.output and "Factor levels" in result.output
+    vs = pd.read_csv(out / "variant_summary.csv")
+    assert set(vs["variant_id"]) == {"baseline", "retrieval-dense"}
+    assert {"pass_at_2", "case_pass_rate_ci_low"} <= set(vs.columns)
+    assert (out / "comparisons.csv").exists() and (out / "runs.csv").exists()
+
+
+def test_slice_writes_rows_for_ci(cli_archive: Path, tmp_path: Path):
+    out = tmp_path / "slice"
+    result = invoke(
+        "slice",
+        str(cli_archive),
+        "--out",
+        str(out),
+        "--factor",
+        "model=gpt-large,small",
+        "--tables",
+        "attempts,variants",
+        "--analysis",
+    )
+    assert result.exit_code == 0, result.output
+    attempts = pd.read_parquet(out / "attempts.parquet")
+    assert set(attempts["factor_model"].astype(str)) == {"gpt-large", "small"}
+    assert set(pd.read_parquet(out / "variants.parquet")["factor_model"]) == {"gpt-large", "small"}
+    assert (out / "results" / "case_matrix.parquet").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["summarize", "{arc}", "--factor", "retrieval"], "not name=value"),
+        (["summarize", "{arc}", "--factor", "retrieval=nope"], "no archived run matches"),
+        (["summarize", "{arc}", "--since", "yesterday-ish"], "cannot read"),
+        (["summarize", "{arc}", "--pass-k", "1,x"], "comma list"),
+        (["ls", "{missing}"], "no archive here"),
+        (["add", "{arc}", "a", "b", "c"], "expected MANIFEST SUITE"),
+        (["add", "{arc}", "{missing}"], "file not found"),
+    ],
+)
+def test_bad_input_exits_1_with_a_message(cli_archive: Path, tmp_path: Path, args, message):
+    filled = [a.format(arc=cli_archive, missing=tmp_path / "missing") for a in args]
+    result = invoke(*filled)
+    assert result.exit_code == 1
+    assert message in result.output
+    assert "Traceback" not in result.output

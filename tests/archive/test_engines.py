@@ -1,0 +1,183 @@
+"""Engines: each against an independent loop, against each other, and their options."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from agenticlens_frames.archive import Archive, sufficient_stats
+from agenticlens_frames.archive.engines import (
+    NEEDED_COLUMNS,
+    RunLayout,
+    assemble,
+    choose_engine,
+    run_partial,
+    split_runs,
+)
+from agenticlens_frames.errors import InputError
+from agenticlens_frames.frames import ExperimentRun
+
+from .conftest import assert_matches_oracle
+
+LOCAL_ENGINES = ["numpy", "pandas", "duckdb"]
+
+
+def assert_same_stats(a, b) -> None:
+    for name in ("cases", "trials"):
+        pd.testing.assert_frame_equal(
+            getattr(a, name), getattr(b, name), check_exact=False, rtol=1e-9, atol=1e-12
+        )
+
+
+@pytest.mark.parametrize("engine", LOCAL_ENGINES)
+def test_engine_matches_a_plain_loop(shared_archive: Archive, engine: str):
+    sl = shared_archive.all()
+    assert_matches_oracle(sl.stats(engine), sl.frame("attempts"))
+
+
+@pytest.mark.parametrize("engine", LOCAL_ENGINES)
+def test_engine_matches_a_plain_loop_on_a_filtered_slice(shared_archive: Archive, engine: str):
+    sl = shared_archive.slice(tags=["refund", "shipping"], model=["gpt-small", "small"])
+    attempts = sl.frame("attempts")
+    assert 0 < len(attempts) < len(shared_archive.all().frame("attempts"))
+    assert_matches_oracle(sl.stats(engine), attempts)
+
+
+def test_engines_return_identical_frames(shared_archive: Archive):
+    for sl in (shared_archive.all(), shared_archive.slice(tags="refund", since="2026-10-01")):
+        reference = sl.stats("numpy")
+        for engine in ("pandas", "duckdb"):
+            assert_same_stats(sl.stats(engine), reference)
+        # Same frames from the attempts already in memory (Arrow or pandas).
+        layout = RunLayout.from_scans(sl.scans())
+        table = sl.table("attempts")
+        for engine in LOCAL_ENGINES:
+            assert_same_stats(sufficient_stats(table, engine=engine, layout=layout), reference)
+        assert_same_stats(
+            sufficient_stats(table.to_pandas(), engine="numpy", layout=layout), reference
+        )
+
+
+def _sparse(run: ExperimentRun, seed: int) -> pa.Table:
+    """Attempts with rows dropped and shuffled: neither a complete nor a sorted grid."""
+    rng = np.random.default_rng(seed)
+    frame = run.attempts.assign(run_id=pd.Categorical(["r"] * len(run.attempts)))
+    keep = rng.random(len(frame)) > 0.1
+    frame = frame[keep].sample(frac=1.0, random_state=seed)
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+@pytest.mark.parametrize("method", ["grid", "cube", "bincount"])
+def test_kernel_methods_agree_with_the_loop(support_run: ExperimentRun, method: str):
+    complete = pa.Table.from_pandas(
+        support_run.attempts.assign(run_id=pd.Categorical(["r"] * len(support_run.attempts))),
+        preserve_index=False,
+    )
+    sparse = _sparse(support_run, seed=3)
+    for table in (complete, sparse):
+        if method == "grid" and table is sparse:
+            with pytest.raises(InputError, match="grid"):
+                run_partial(table, "r", support_run.manifest.variant_ids, method=method)
+            continue
+        layout = RunLayout(
+            ("r",), ("support-agent-upgrade@1",), (support_run.manifest.variant_ids,)
+        )
+        partial = run_partial(table, "r", support_run.manifest.variant_ids, method=method)
+        stats = assemble([partial], layout, "numpy")
+        assert_matches_oracle(stats, table.to_pandas())
+
+
+def test_rows_repeating_a_cell_fall_back_to_bincount(support_run: ExperimentRun):
+    frame = support_run.attempts.assign(run_id=pd.Categorical(["r"] * len(support_run.attempts)))
+    doubled = pa.Table.from_pandas(pd.concat([frame, frame.iloc[:7]]), preserve_index=False)
+    stats = sufficient_stats(doubled, engine="numpy")
+    assert_matches_oracle(stats, doubled.to_pandas())
+
+
+def test_runs_split_from_one_mixed_table(shared_archive: Archive):
+    table = shared_archive.all().table("attempts", NEEDED_COLUMNS)
+    shuffled = table.take(np.random.default_rng(0).permutation(table.num_rows))
+    pieces = split_runs(shuffled)
+    assert sorted(pieces) == sorted(r.run_id for r in shared_archive.records())
+    assert sum(t.num_rows for t in pieces.values()) == table.num_rows
+    layout = RunLayout.from_scans(shared_archive.all().scans())
+    assert_same_stats(
+        sufficient_stats(shuffled, engine="numpy", layout=layout),
+        sufficient_stats(table, engine="numpy", layout=layout),
+    )
+
+
+def test_duckdb_finishes_under_a_small_memory_limit(shared_archive: Archive, tmp_path: Path):
+    sl = shared_archive.all()
+    limited = sl.stats("duckdb", memory_limit="32MB", threads=1, temp_directory=str(tmp_path))
+    assert_same_stats(limited, sl.stats("numpy"))
+
+
+def test_missing_extra_names_what_to_install(monkeypatch, shared_archive: Archive):
+    # None in sys.modules makes every import of the package fail, as if not installed.
+    monkeypatch.setitem(sys.modules, "duckdb", None)
+    with pytest.raises(ImportError, match=r"agenticlens-frames\[duckdb\]"):
+        shared_archive.all().stats("duckdb")
+    monkeypatch.setitem(sys.modules, "dask", None)
+    with pytest.raises(ImportError, match=r"agenticlens-frames\[dask\]"):
+        shared_archive.all().stats("dask")
+    # Without DuckDB, "auto" stays in memory even for a huge slice.
+    assert choose_engine(10**12, available=10**9) == "numpy"
+
+
+def test_auto_engine_picks_duckdb_beyond_memory():
+    assert choose_engine(1_000, available=10**9) == "numpy"
+    assert choose_engine(10**9, available=10**9) == "duckdb"
+
+
+def test_unknown_engine_and_bad_sources_are_input_errors(shared_archive: Archive):
+    with pytest.raises(InputError, match="unknown engine"):
+        shared_archive.all().stats("spark")
+    with pytest.raises(InputError, match="cannot compute"):
+        sufficient_stats([1, 2, 3])
+    with pytest.raises(InputError, match="lacks column"):
+        sufficient_stats(pa.table({"run_id": ["a"]}), engine="numpy")
+
+
+@pytest.mark.distributed
+def test_dask_on_a_two_worker_cluster_matches_numpy(shared_archive: Archive):
+    from dask.distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        for sl in (shared_archive.all(), shared_archive.slice(tags="refund", retrieval="dense")):
+            reference = sl.stats("numpy")
+            assert_same_stats(sl.stats("dask", client=client, block_rows=400), reference)
+            table = sl.table("attempts")
+            layout = RunLayout.from_scans(sl.scans())
+            assert_same_stats(
+                sufficient_stats(table, engine="dask", client=client, layout=layout), reference
+            )
+        assert_matches_oracle(
+            shared_archive.all().stats("dask", client=client),
+            shared_archive.all().frame("attempts"),
+        )
+
+
+@pytest.mark.distributed
+@pytest.mark.slow
+def test_dask_worker_processes_pickle_the_block_tasks(shared_archive: Archive):
+    from dask.distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        sl = shared_archive.slice(since="2026-10-01")
+        assert_same_stats(sl.stats("dask", client=client, block_rows=1), sl.stats("numpy"))

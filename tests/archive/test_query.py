@@ -1,0 +1,195 @@
+"""Slices: every filter against a pandas filter of the whole archive, pruning, and the
+round trip back to single-experiment analysis."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from agenticlens_frames import analyze
+from agenticlens_frames.archive import Archive, run_content_id
+from agenticlens_frames.errors import InputError
+from agenticlens_frames.frames import ExperimentRun
+
+
+@pytest.fixture(scope="module")
+def everything(shared_archive: Archive) -> pd.DataFrame:
+    frame = shared_archive.all().frame("attempts")
+    for column in ("run_id", "experiment_id", "variant_id", "case_id", "tags"):
+        frame[column] = frame[column].astype(str)
+    return frame
+
+
+def _has_tag(tags: pd.Series, wanted: set[str]) -> pd.Series:
+    return tags.map(lambda t: bool(wanted & set(t.split(","))))
+
+
+def _keys(frame: pd.DataFrame) -> list[tuple]:
+    cols = ["run_id", "variant_id", "trial", "case_id"]
+    return sorted(map(tuple, frame[cols].astype(str).to_numpy().tolist()))
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        (
+            {"experiments": "support-agent-upgrade@1"},
+            lambda f: f.experiment_id == "support-agent-upgrade@1",
+        ),
+        (
+            {"experiments": "support-agent-upgrade"},
+            lambda f: f.experiment_id.str.startswith("support"),
+        ),
+        ({"experiments": "synthetic-*"}, lambda f: f.experiment_id.str.startswith("synthetic")),
+        ({"since": "2026-10-01"}, lambda f: f.run_at >= pd.Timestamp("2026-10-01", tz="UTC")),
+        ({"until": "2026-10-20"}, lambda f: f.run_at < pd.Timestamp("2026-10-20", tz="UTC")),
+        (
+            {"since": "2026-10-20", "until": "2026-10-21"},
+            lambda f: f.experiment_id == "support-agent-upgrade@1",
+        ),
+        ({"variants": ["baseline", "v01"]}, lambda f: f.variant_id.isin(["baseline", "v01"])),
+        ({"retrieval": "dense"}, lambda f: f.factor_retrieval == "dense"),
+        (
+            {"factors": {"factor_model": ["gpt-large", "small"]}},
+            lambda f: f.factor_model.isin(["gpt-large", "small"]),
+        ),
+        (
+            {"retrieval": "bm25", "model": "gpt-large"},
+            lambda f: (f.factor_retrieval == "bm25") & (f.factor_model == "gpt-large"),
+        ),
+        ({"memory": "none"}, lambda f: f.factor_memory == "none"),
+        ({"tags": "refund"}, lambda f: _has_tag(f.tags, {"refund"})),
+        ({"tags": ["refund", "shipping"]}, lambda f: _has_tag(f.tags, {"refund", "shipping"})),
+        (
+            {"tags": "refund", "retrieval": "dense", "since": "2026-10-01"},
+            lambda f: _has_tag(f.tags, {"refund"}) & (f.factor_retrieval == "dense"),
+        ),
+    ],
+)
+def test_filters_keep_exactly_the_matching_rows(
+    shared_archive: Archive, everything: pd.DataFrame, filters: dict, expected
+):
+    sl = shared_archive.slice(**filters)
+    got = sl.frame("attempts")
+    want = everything[expected(everything).fillna(False).to_numpy(bool)]
+    assert len(want) > 0
+    assert _keys(got) == _keys(want)
+
+
+def test_where_narrows_like_one_combined_filter(shared_archive: Archive):
+    narrowed = (
+        shared_archive.slice(since="2026-10-01").where(tags="refund").where(retrieval="dense")
+    )
+    combined = shared_archive.slice(since="2026-10-01", tags="refund", retrieval="dense")
+    assert _keys(narrowed.frame("attempts")) == _keys(combined.frame("attempts"))
+    # Two tag groups mean both: a case must carry one tag of each group.
+    both = shared_archive.slice(tags="refund").where(tags="billing").frame("attempts")
+    tags = both["tags"].astype(str).map(lambda t: set(t.split(",")))
+    assert len(both) and all({"refund", "billing"} <= t for t in tags)
+
+
+def test_catalog_prunes_runs_and_the_reader_prunes_variants(shared_archive: Archive):
+    sl = shared_archive.slice(retrieval="dense", since="2026-10-01")
+    assert sl.n_runs == 2  # the synthetic run is dated before October
+    assert all("support-agent-upgrade" in f for f in sl.files())
+    for scan in sl.scans():
+        assert scan.selected == ("retrieval-dense",)
+    # Reading a run applies its variant selection.
+    table = sl.scans()[0].read("attempts", ["variant_id"])
+    assert set(table.column("variant_id").to_pylist()) == {"retrieval-dense"}
+    assert len(sl) == sum(r.n_attempts for r in sl.records())
+    assert shared_archive.slice(retrieval="nope").n_runs == 0
+    assert shared_archive.slice(tags="no-such-tag").n_runs == 0
+
+
+def test_include_baseline_keeps_the_reference_variant(shared_archive: Archive):
+    sl = shared_archive.slice(retrieval="dense", include_baseline=True)
+    for scan in sl.scans():
+        assert "baseline" in scan.selected and "retrieval-dense" in scan.selected
+    comparisons = sl.analyze("numpy").comparisons
+    assert set(comparisons["candidate_variant_id"]) == {"retrieval-dense"}
+    assert len(comparisons) == 2  # one per support run
+    assert shared_archive.slice(retrieval="dense").analyze("numpy").comparisons.empty
+
+
+def test_stray_files_and_staging_folders_are_invisible(tmp_path: Path, runs):
+    archive = Archive(tmp_path / "arc", durable=False)
+    archive.add(runs["support"], run_at="2026-10-20")
+    source = archive.records()[0].file("attempts")
+    # A staging folder and a run directory without its record (never published).
+    for folder in (
+        tmp_path / "arc" / "_staging" / "abc",
+        tmp_path / "arc" / "experiment=x" / "run=y",
+    ):
+        folder.mkdir(parents=True)
+        pq.write_table(pq.read_table(source), folder / "attempts.parquet")
+    assert archive.all().n_runs == 1
+    for engine in ("numpy", "duckdb"):
+        assert int(archive.all().stats(engine).cases["attempts"].sum()) == len(
+            runs["support"].attempts
+        )
+
+
+def test_to_runs_restricts_the_suite_and_feeds_analyze(
+    shared_archive: Archive, support_run: ExperimentRun
+):
+    sl = shared_archive.slice(
+        experiments="support-agent-upgrade@1", tags="refund", retrieval="dense"
+    )
+    run = sl.to_run()
+    refund = [c.id for c in support_run.suite.cases if "refund" in c.tags]
+    assert list(run.suite.case_ids) == refund
+    assert [c.index for c in run.suite.cases] == list(range(len(refund)))
+    assert list(run.manifest.variant_ids) == ["baseline", "retrieval-dense"]  # + baseline
+    result = analyze(run)
+    full = analyze(support_run).cases
+    full = full[full["case_id"].astype(str).isin(refund)]
+    for vid in ("baseline", "retrieval-dense"):
+        mine = result.cases[result.cases["variant_id"] == vid]
+        theirs = full[full["variant_id"] == vid]
+        np.testing.assert_array_equal(mine["pass_rate"].to_numpy(), theirs["pass_rate"].to_numpy())
+        np.testing.assert_array_equal(mine["attempts"].to_numpy(), theirs["attempts"].to_numpy())
+    by_run = sl.analyze_runs()
+    assert list(by_run) == [run_content_id(support_run)]
+
+
+def test_variant_info_lists_kept_variants_with_factors(shared_archive: Archive):
+    info = shared_archive.slice(model="gpt-large").variant_info()
+    assert set(info["variant_id"]) == {"model-large", "large-v2"}
+    assert (info["factor_model"] == "gpt-large").all()
+    assert list(info["variant_position"]) == [1, 4, 1, 4]
+
+
+def test_bad_filters_are_input_errors(shared_archive: Archive):
+    with pytest.raises(InputError, match="since"):
+        shared_archive.slice(since="not a date")
+    with pytest.raises(InputError, match="must be after"):
+        shared_archive.slice(since="2026-10-02", until="2026-10-01")
+    with pytest.raises(InputError, match="empty list"):
+        shared_archive.slice(tags=[])
+    with pytest.raises(InputError, match="unknown table"):
+        shared_archive.all().table("nope")
+    with pytest.raises(InputError, match="2 runs"):
+        shared_archive.slice(experiments="support-*").to_run()
+    assert "retrieval='dense'" in repr(shared_archive.slice(retrieval="dense"))
+
+
+def test_duckdb_relation_is_the_slice(shared_archive: Archive):
+    sl = shared_archive.slice(tags="refund", retrieval="bm25")
+    rel = sl.relation()
+    got = rel.aggregate("run_id, count(*) AS n, sum(passed::INT) AS p", "run_id").fetchall()
+    frame = sl.frame("attempts")
+    want = frame.groupby(frame["run_id"].astype(str))["passed"].agg(["size", "sum"])
+    assert sorted(got) == sorted((r, int(n), int(p)) for r, (n, p) in want.iterrows())
+
+
+def test_an_empty_slice_gives_empty_frames(shared_archive: Archive):
+    sl = shared_archive.slice(retrieval="nope")
+    assert (sl.n_runs, len(sl)) == (0, 0)
+    for engine in ("numpy", "duckdb"):
+        result = sl.analyze(engine)
+        assert result.variant_summary.empty and result.case_matrix.empty

@@ -1,0 +1,158 @@
+"""Result frames from sufficient statistics, checked against the single-experiment
+analysis (itself checked against AgenticLens 0.10) and against pandas by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agenticlens_frames import analyze
+from agenticlens_frames.archive import Archive
+from agenticlens_frames.archive.results import factor_levels
+from agenticlens_frames.frames import ExperimentRun
+
+
+def _by(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    out = frame.copy()
+    for key in keys:
+        out[key] = out[key].astype(str)
+    return out.set_index(keys).sort_index()
+
+
+def _assert_close(mine: pd.DataFrame, theirs: pd.DataFrame, columns: list[str]) -> None:
+    assert list(mine.index) == list(theirs.index)
+    for column in columns:
+        a, b = mine[column], theirs[column]
+        numeric = pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b)
+        if not numeric or pd.api.types.is_bool_dtype(a) or pd.api.types.is_bool_dtype(b):
+            assert a.astype(object).tolist() == b.astype(object).tolist(), column
+        else:
+            np.testing.assert_allclose(
+                a.to_numpy(float), b.to_numpy(float), rtol=1e-9, atol=1e-12, err_msg=column
+            )
+
+
+@pytest.mark.parametrize("name", ["support", "synthetic"])
+@pytest.mark.parametrize("latency_missing", ["exclude", "zero"])
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_one_run_matches_the_single_experiment_analysis(
+    shared_archive: Archive,
+    runs: dict[str, ExperimentRun],
+    name: str,
+    latency_missing: str,
+    engine: str,
+):
+    run = runs[name]
+    expected = analyze(run, latency_missing=latency_missing)
+    got = shared_archive.slice(experiments=run.experiment_id).analyze(
+        engine, pass_k=expected.pass_k, latency_missing=latency_missing
+    )
+    shared = [
+        c
+        for c in expected.cases.columns
+        if c in got.case_matrix.columns and c not in ("variant_id", "case_id")
+    ]
+    _assert_close(
+        _by(got.case_matrix, ["variant_id", "case_id"]),
+        _by(expected.cases, ["variant_id", "case_id"]),
+        shared,
+    )
+    shared = [
+        c
+        for c in expected.trials.columns
+        if c in got.trial_summary.columns and c not in ("variant_id", "trial")
+    ]
+    _assert_close(
+        _by(got.trial_summary, ["variant_id", "trial"]),
+        _by(expected.trials, ["variant_id", "trial"]),
+        shared,
+    )
+    shared = [
+        c
+        for c in expected.variants.columns
+        if c in got.variant_summary.columns and c not in ("variant_id", "factors")
+    ]
+    assert len(shared) > 50
+    _assert_close(
+        _by(got.variant_summary, ["variant_id"]), _by(expected.variants, ["variant_id"]), shared
+    )
+
+    mine = _by(got.comparisons, ["candidate_variant_id"])
+    theirs = _by(expected.comparisons, ["candidate_variant_id"])
+    numeric = [c for c in theirs.columns if c.endswith(("_delta", "_relative", "_p_value"))]
+    flags = [c for c in theirs.columns if c.endswith(("_regressed", "significant"))]
+    _assert_close(mine, theirs, numeric + flags)
+    assert mine["n_regressed_cases"].tolist() == theirs["regressed_case_ids"].map(len).tolist()
+    assert mine["n_improved_cases"].tolist() == theirs["improved_case_ids"].map(len).tolist()
+    assert mine["n_changed_factors"].tolist() == theirs["changed_factors"].map(len).tolist()
+
+    # Factor levels: the single-experiment frame drops one-level factors; ours keeps them.
+    fl = got.factor_levels.set_index(["factor", "value"])
+    ref = expected.factor_levels.set_index(["factor", "value"])
+    fl = fl.loc[ref.index]
+    pairs = {
+        "mean_pass_rate": "mean_pass_rate",
+        "mean_average_score": "mean_average_score",
+        "mean_latency_ms": "mean_latency_ms",
+        "mean_trial_success_rate": "mean_trial_success_rate",
+    }
+    for mine_col, ref_col in pairs.items():
+        np.testing.assert_allclose(fl[mine_col], ref[ref_col], rtol=1e-9, equal_nan=True)
+    assert fl["n_variants"].tolist() == ref["n_variants"].tolist()
+
+
+def test_factor_levels_across_runs_match_a_pandas_groupby(shared_archive: Archive):
+    vs = shared_archive.all().analyze("numpy").variant_summary
+    fl = factor_levels(vs).set_index(["factor", "value"])
+    for factor in ("model", "retrieval", "memory"):
+        column = (
+            vs[f"factor_{factor}"].astype(object).where(vs[f"factor_{factor}"].notna(), "(unset)")
+        )
+        grouped = vs.assign(level=column).groupby("level")
+        for level, group in grouped:
+            row = fl.loc[(factor, level)]
+            assert row["n_variants"] == len(group)
+            assert row["n_runs"] == group["run_id"].astype(str).nunique()
+            assert row["n_experiments"] == group["experiment_id"].astype(str).nunique()
+            assert row["mean_pass_rate"] == pytest.approx(group["pass_rate_mean"].mean(), rel=1e-12)
+            assert row["mean_pass_at_1"] == pytest.approx(group["pass_at_1"].mean(), rel=1e-12)
+            attempts, passes = group["case_attempts"].sum(), group["case_passes"].sum()
+            assert row["case_pass_rate"] == pytest.approx(passes / attempts)
+            # Wilson interval by its textbook formula.
+            z, p, n = 1.959963984540054, passes / attempts, attempts
+            centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+            half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+            assert row["case_pass_rate_ci_low"] == pytest.approx(max(0.0, centre - half), rel=1e-9)
+            assert row["case_pass_rate_ci_high"] == pytest.approx(min(1.0, centre + half), rel=1e-9)
+    by_experiment = factor_levels(vs, by=("experiment_id",))
+    assert set(by_experiment.columns) >= {"factor", "value", "experiment_id", "n_variants"}
+    assert by_experiment["n_experiments"].eq(1).all()
+
+
+def test_variant_summary_spans_runs_with_run_keys(shared_archive: Archive):
+    result = shared_archive.all().analyze("numpy", pass_k=[1, 2, 4])
+    vs = result.variant_summary
+    assert len(vs) == sum(len(r.variants) for r in shared_archive.records())
+    assert vs.groupby("run_id", observed=True)["pareto_optimal"].any().all()
+    assert {"pass_at_4", "pass_hat_4", "run_at", "factor_memory"} <= set(vs.columns)
+    # pass@k with k above some cases' attempts is NaN for that variant, as the package does.
+    assert vs.loc[vs["attempted_trials"] < 4, "pass_at_4"].isna().all()
+    assert list(result.frames()) == [
+        "case_matrix",
+        "trial_summary",
+        "variant_summary",
+        "comparisons",
+        "factor_levels",
+    ]
+    assert "ArchiveAnalysis(engine='numpy'" in repr(result)
+
+
+def test_analysis_frames_write_to_parquet(shared_archive: Archive, tmp_path):
+    result = shared_archive.slice(tags="refund").analyze("numpy")
+    out = result.to_parquet(tmp_path / "frames")
+    back = pd.read_parquet(out / "variant_summary.parquet")
+    assert len(back) == len(result.variant_summary)
+    assert (out / "runs.parquet").exists()

@@ -1,0 +1,218 @@
+"""Archive writes: layout, catalog, idempotence, crash safety, concurrency, schema evolution."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from agenticlens_frames import analyze, load_experiment
+from agenticlens_frames.archive import Archive, run_content_id
+from agenticlens_frames.errors import InputError
+from agenticlens_frames.frames import ExperimentRun
+
+from ..conftest import EXAMPLE
+from . import _workers
+from .conftest import RUN_AT
+
+
+def test_add_publishes_one_hive_partition_per_run(tmp_path: Path, support_run: ExperimentRun):
+    archive = Archive(tmp_path / "arc")
+    result = archive.add(support_run, run_at="2026-10-20T10:00:00+02:00")
+    assert result.added
+    folder = tmp_path / "arc" / "experiment=support-agent-upgrade@1" / f"run={result.run_id}"
+    assert result.record.path == folder
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == sorted(
+        ["_run.json", "_spec.json"]
+        + [f"{t}.parquet" for t in ("attempts", "checks", "trials", "variants", "cases")]
+    )
+    record = archive.records()[0]
+    assert record.run_at.isoformat() == "2026-10-20T08:00:00+00:00"
+    assert record.counts["attempts"] == len(support_run.attempts) == 350
+    assert record.variant_ids == support_run.manifest.variant_ids
+    assert record.tags == tuple(sorted({t for c in support_run.suite.cases for t in c.tags}))
+    assert not (tmp_path / "arc" / "_staging").exists() or not any(
+        (tmp_path / "arc" / "_staging").iterdir()
+    )
+
+
+def test_attempts_carry_query_columns_with_their_own_dictionaries(
+    tmp_path: Path, support_run: ExperimentRun
+):
+    record = Archive(tmp_path / "arc").add(support_run, run_at="2026-10-20").record
+    table = pq.read_table(record.file("attempts"))
+    for column in ("run_id", "run_at", "tags", "factor_model", "factor_retrieval"):
+        assert column in table.column_names
+    frame = table.to_pandas()
+    # Joined values equal the source tables, row by row.
+    tags = support_run.cases.set_index("case_id")["tags"]
+    assert (
+        frame["tags"].astype(str).to_numpy() == tags.loc[frame["case_id"].astype(str)].to_numpy()
+    ).all()
+    factor = {v.id: v.factors["retrieval"] for v in support_run.manifest.variants}
+    assert (
+        frame["factor_retrieval"].astype(str) == frame["variant_id"].astype(str).map(factor)
+    ).all()
+    # Only this run's case ids in the file's dictionary (no archive-wide dictionary).
+    assert len(table.column("case_id").chunk(0).dictionary) == len(support_run.cases)
+
+
+def test_same_run_twice_is_a_no_op_or_refused(tmp_path: Path, support_run: ExperimentRun):
+    archive = Archive(tmp_path / "arc")
+    first = archive.add(support_run, run_at="2026-10-20")
+    again = archive.add(support_run, run_at="2026-12-01")
+    assert (first.added, again.added) == (True, False)
+    assert again.record.run_at == first.record.run_at  # the stored record wins
+    with pytest.raises(InputError, match="already in the archive"):
+        archive.add(support_run, exist_ok=False)
+    assert len(archive.records()) == 1
+
+
+def test_run_id_ignores_location_and_follows_content(tmp_path: Path, support_run: ExperimentRun):
+    shutil.copytree(EXAMPLE, tmp_path / "copy")
+    moved = load_experiment(tmp_path / "copy" / "manifest.yaml", tmp_path / "copy" / "suite.yaml")
+    assert run_content_id(moved) == run_content_id(support_run)
+    changed = ExperimentRun(
+        support_run.manifest,
+        support_run.suite,
+        support_run.attempts.assign(latency_ms=support_run.attempts["latency_ms"] + 1.0),
+        support_run.checks,
+        support_run.trials,
+        support_run.variants,
+        support_run.cases,
+        support_run.evaluator_versions,
+    )
+    assert run_content_id(changed) != run_content_id(support_run)
+
+
+def _spawn() -> multiprocessing.context.BaseContext:
+    return multiprocessing.get_context("spawn")
+
+
+@pytest.mark.parametrize("when", ["mid_write", "before_publish"])
+def test_a_crashed_writer_leaves_nothing_visible(
+    tmp_path: Path, support_run: ExperimentRun, synthetic_run: ExperimentRun, when: str
+):
+    archive = Archive(tmp_path / "arc")
+    archive.add(synthetic_run, run_at=RUN_AT["synthetic"])
+    before = archive.runs()
+    saved = support_run.to_parquet(tmp_path / "saved")
+    child = _spawn().Process(
+        target=_workers.crash_while_adding, args=(str(archive.path), str(saved), when)
+    )
+    child.start()
+    child.join(120)
+    assert child.exitcode == 17
+    # The half-written run exists only as a staging folder ...
+    staging = list((archive.path / "_staging").iterdir())
+    assert len(staging) == 1 and any(staging[0].iterdir())
+    # ... which no reader sees: the catalog, the tables and every engine are unchanged.
+    pd.testing.assert_frame_equal(archive.runs(), before)
+    assert len(archive.all().table("attempts")) == len(synthetic_run.attempts)
+    for engine in ("numpy", "duckdb"):
+        stats = archive.all().stats(engine)
+        assert int(stats.cases["attempts"].sum()) == len(synthetic_run.attempts)
+    assert archive.clean_staging(older_than=0) == staging
+    # The run can be added afterwards as if nothing happened.
+    assert archive.add(support_run).added
+
+
+def test_concurrent_writers_lose_and_duplicate_nothing(
+    tmp_path: Path, runs: dict[str, ExperimentRun]
+):
+    saved = {name: str(run.to_parquet(tmp_path / name)) for name, run in runs.items()}
+    archive = Archive(tmp_path / "arc")
+    ctx = _spawn()
+    barrier = ctx.Barrier(2)
+    results = ctx.Queue()
+    # Both writers add "synthetic" at the same moment; each adds one run of its own.
+    jobs = [
+        [saved["synthetic"], saved["support"]],
+        [saved["synthetic"], saved["support_v2"]],
+    ]
+    children = [
+        ctx.Process(target=_workers.add_runs, args=(str(archive.path), job, barrier, results))
+        for job in jobs
+    ]
+    for child in children:
+        child.start()
+    outcomes = [results.get(timeout=120) for _ in range(4)]
+    for child in children:
+        child.join(60)
+        assert child.exitcode == 0
+    records = archive.records()
+    assert sorted(r.run_id for r in records) == sorted(run_content_id(r) for r in runs.values())
+    added = [o for o in outcomes if o[0] == "synthetic"]
+    assert sorted(a for _, _, a in added) == [False, True]  # exactly one published it
+    total = sum(len(r.attempts) for r in runs.values())
+    assert int(archive.all().stats("numpy").cases["attempts"].sum()) == total
+    assert not any((archive.path / "_staging").iterdir())
+
+
+def test_new_factor_reads_with_older_runs_through_one_schema(archive: Archive):
+    attempts = archive.all().frame("attempts")
+    assert "factor_memory" in attempts.columns
+    old = attempts["experiment_id"].astype(str) != "support-agent-upgrade@2"
+    assert attempts.loc[old, "factor_memory"].isna().all()
+    new = attempts.loc[~old]
+    assert set(new["factor_memory"].astype(str)) == {"none", "summary"}
+    assert (
+        new.loc[new["variant_id"].astype(str) == "retrieval-dense", "factor_memory"] == "summary"
+    ).all()
+    # The same through a factor filter: only the new run has the factor.
+    assert archive.slice(memory="summary").n_runs == 1
+    info = archive.all().variant_info()
+    assert (
+        info.loc[info["experiment_id"] == "support-agent-upgrade@1", "factor_memory"].isna().all()
+    )
+
+
+def test_remove_hides_a_run_atomically(archive: Archive, support_run: ExperimentRun):
+    run_id = run_content_id(support_run)
+    removed = archive.remove(run_id[:6])
+    assert removed.run_id == run_id
+    assert run_id not in set(archive.runs()["run_id"])
+    assert not removed.path.exists()
+    with pytest.raises(InputError, match="no run"):
+        archive.remove(run_id)
+
+
+def test_bad_places_and_inputs_are_input_errors(tmp_path: Path, support_run: ExperimentRun):
+    with pytest.raises(InputError, match="no archive here"):
+        Archive(tmp_path / "missing").runs()
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "notes.txt").write_text("x")
+    with pytest.raises(InputError, match="not an archive"):
+        Archive(tmp_path / "busy").add(support_run)
+    with pytest.raises(InputError, match="needs an ExperimentRun"):
+        Archive(tmp_path / "arc").add("manifest.yaml")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="run_at"):
+        Archive(tmp_path / "arc").add(support_run, run_at="last tuesday")
+
+
+def test_catalog_record_is_plain_json(archive: Archive):
+    record = archive.records()[0]
+    data = json.loads((record.path / "_run.json").read_text())
+    assert data["run_id"] == record.run_id
+    assert data["format"] == "agenticlens-frames-archive"
+
+
+def test_a_slice_rebuilds_runs_that_analyze_identically(
+    shared_archive: Archive, runs: dict[str, ExperimentRun]
+):
+    rebuilt = {r.experiment_id: r for r in shared_archive.all().to_runs()}
+    for run in runs.values():
+        again = rebuilt[run.experiment_id]
+        for name in ("attempts", "checks", "trials", "variants", "cases"):
+            pd.testing.assert_frame_equal(again.tables[name], run.tables[name], check_exact=True)
+        expected, got = analyze(run), analyze(again)
+        for name, frame in expected.frames().items():
+            pd.testing.assert_frame_equal(got.frames()[name], frame, check_exact=True)
+        assert got.pareto_frontier == expected.pareto_frontier
+        assert got.warnings == expected.warnings
