@@ -179,14 +179,22 @@ def _check_versions(run: ExperimentRun, mask: np.ndarray | None) -> list[str | N
     chk = run.checks
     n_var = len(run.manifest.variants)
     codes = chk["variant_id"].cat.codes.to_numpy()
-    evaluator = chk["evaluator"].astype(str).to_numpy()
-    version = chk["evaluator_version"].astype(str).to_numpy()
+    # Work on category codes: the distinct (evaluator, version) pairs are few, the rows many.
+    ev_codes = chk["evaluator"].cat.codes.to_numpy().astype(np.int64)
+    ver_codes = chk["evaluator_version"].cat.codes.to_numpy().astype(np.int64)
+    ev_names = [str(x) for x in chk["evaluator"].cat.categories]
+    ver_names = [str(x) for x in chk["evaluator_version"].cat.categories]
+    width = len(ver_names) + 1
     from .scoring import BUILTIN_EVALUATOR
 
     out: list[str | None] = []
     for v in range(n_var):
         sel = codes == v if mask is None else (codes == v) & mask
-        pairs = sorted(set(zip(evaluator[sel].tolist(), version[sel].tolist(), strict=True)))
+        keys = np.unique(ev_codes[sel] * width + (ver_codes[sel] + 1))
+        pairs = sorted(
+            (ev_names[int(k) // width], "nan" if k % width == 0 else ver_names[int(k) % width - 1])
+            for k in keys
+        )
         if not pairs:
             out.append(None)
             continue

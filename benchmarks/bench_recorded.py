@@ -97,7 +97,7 @@ def _measure(body: str, folder: Path, timeout: float, *, child: bool = False) ->
 
 def _fmt(result: dict | None) -> str:
     if result is None:
-        return "timed out"
+        return "not run or timed out"
     return f"{result['seconds']:.2f} s, {result['max_rss_mib']:.0f} MiB"
 
 
