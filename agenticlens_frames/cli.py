@@ -71,7 +71,10 @@ def _fail(console: Console, prefix: str, error: Exception) -> typer.Exit:
     # Print to stderr as plain text: the message may contain user text with brackets.
     err = Console(stderr=True, highlight=False)
     # soft_wrap: one unbroken paragraph, so logs and grep see the whole message.
-    err.print(Text(f"{prefix}: ", style="bold red") + Text(str(error)), soft_wrap=True)
+    from .report.console import strip_control
+
+    # A file name or value from a hostile file must not drive the terminal.
+    err.print(Text(f"{prefix}: ", style="bold red") + Text(strip_control(error)), soft_wrap=True)
     return typer.Exit(code=EXIT_INVALID_INPUT)
 
 
@@ -195,6 +198,12 @@ def experiment_run(
         "--invalid-payload",
         help="An invalid live payload fails its whole 'trial' (AgenticLens) or only its 'case'.",
     ),
+    max_output_chars: int | None = typer.Option(
+        None,
+        "--max-output-chars",
+        min=1,
+        help="Longest output accepted from one live attempt (default 4 000 000 characters).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary or progress."),
 ) -> None:
     """Run every (variant, trial) of an experiment, score it, and write the reports.
@@ -224,6 +233,7 @@ def experiment_run(
             allow_large=allow_large,
             known_evaluators=tuple(registry or ()),
         )
+        _note_outside_targets(manifest_file)
         live = run_live_experiment(
             manifest_file,
             suite_file,
@@ -234,6 +244,7 @@ def experiment_run(
             progress=not quiet,
             rerun_failed=rerun_failed,
             invalid_payload=invalid_payload.value,
+            **({} if max_output_chars is None else {"max_output_chars": max_output_chars}),
         )
         if not live.complete:
             how = f"resume with --run-dir {run_dir}" if run_dir else "use --run-dir to resume"
@@ -269,6 +280,24 @@ def experiment_run(
         write_parquet_outputs(analysis, parquet)
         console.print(Text(f"Saved tidy tables and result frames to {parquet}"))
     raise typer.Exit(code=_exit_code(analysis, fail_on_regression, console))
+
+
+def _note_outside_targets(manifest_file: Path) -> None:
+    # Allowed (AgenticLens reads them too) but said: a shared manifest must not read files
+    # elsewhere on this machine without the user seeing which.
+    from .formats import load_manifest
+    from .formats.manifest import targets_outside_folder
+    from .report.console import strip_control
+
+    for variant_id, path in targets_outside_folder(load_manifest(manifest_file)):
+        Console(stderr=True).print(
+            Text(
+                f"Note: variant {strip_control(variant_id)!r} reads {strip_control(path)}, "
+                f"outside the manifest's folder",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
 
 
 def _exit_code(analysis: object, fail_on_regression: bool, console: Console) -> int:

@@ -171,7 +171,7 @@ def variants_schema(factor_names: list[str] | tuple[str, ...]) -> pa.Schema:
     return pa.schema(fields)
 
 
-def _categories_for(run: ExperimentRun, table: str, column: str) -> tuple[str, ...] | None:
+def categories_for(run: ExperimentRun, table: str, column: str) -> tuple[str, ...] | None:
     if (table, column) in _FIXED_CATEGORIES:
         return _FIXED_CATEGORIES[(table, column)]
     if column == "variant_id":
@@ -187,7 +187,7 @@ def _to_arrow(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_pandas(df, schema=schema, preserve_index=False)
 
 
-def _spec_to_json(manifest: ManifestSpec, suite: SuiteSpec) -> dict[str, Any]:
+def spec_to_json(manifest: ManifestSpec, suite: SuiteSpec) -> dict[str, Any]:
     def clean(value: Any) -> Any:
         if isinstance(value, Path):
             return str(value)
@@ -200,7 +200,7 @@ def _spec_to_json(manifest: ManifestSpec, suite: SuiteSpec) -> dict[str, Any]:
     return {"manifest": clean(asdict(manifest)), "suite": clean(asdict(suite))}
 
 
-def _spec_from_json(data: dict[str, Any]) -> tuple[ManifestSpec, SuiteSpec]:
+def spec_from_json(data: dict[str, Any]) -> tuple[ManifestSpec, SuiteSpec]:
     m = dict(data["manifest"])
     m["path"] = Path(m["path"])
     m["variants"] = tuple(VariantSpec(**v) for v in m["variants"])
@@ -229,6 +229,23 @@ def _spec_from_json(data: dict[str, Any]) -> tuple[ManifestSpec, SuiteSpec]:
     return manifest, SuiteSpec(**s)
 
 
+_GRAIN_ORDER: dict[str, tuple[str, ...]] = {
+    "attempts": ("variant_id", "trial", "case_id"),
+    "checks": ("variant_id", "trial", "case_id", "check_index"),
+}
+
+
+def _is_sorted(columns: list[np.ndarray]) -> bool:
+    """Whether rows are in non-decreasing lexicographic order of ``columns``."""
+    tied = np.ones(len(columns[0]) - 1, dtype=bool)
+    for column in columns:
+        before, after = column[:-1], column[1:]
+        if (tied & (after < before)).any():
+            return False
+        tied &= after == before
+    return True
+
+
 @dataclass
 class ExperimentRun:
     """An experiment's tidy tables plus the manifest and suite they came from.
@@ -255,6 +272,24 @@ class ExperimentRun:
     variants: pd.DataFrame
     cases: pd.DataFrame
     evaluator_versions: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # The analysis reads attempts and checks as contiguous (variant, trial) runs; a
+        # table reordered by the user (sort_values, a shuffled parquet) is put back in the
+        # grain order so the numbers never depend on row order.
+        for name, keys in _GRAIN_ORDER.items():
+            frame = getattr(self, name)
+            if len(frame) < 2 or not all(k in frame.columns for k in keys):
+                continue
+            columns = [
+                frame[k].cat.codes.to_numpy()
+                if isinstance(frame[k].dtype, pd.CategoricalDtype)
+                else frame[k].to_numpy()
+                for k in keys
+            ]
+            if not _is_sorted(columns):  # O(n) check; the sort is only paid when needed
+                order = np.lexsort(columns[::-1])
+                object.__setattr__(self, name, frame.iloc[order].reset_index(drop=True))
 
     @property
     def experiment_id(self) -> str:
@@ -298,7 +333,7 @@ class ExperimentRun:
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
         spec = json.dumps(
-            {**_spec_to_json(self.manifest, self.suite), "evaluators": self.evaluator_versions}
+            {**spec_to_json(self.manifest, self.suite), "evaluators": self.evaluator_versions}
         ).encode()
         for name in self.tables:
             table = self.to_arrow(name)
@@ -335,6 +370,7 @@ def read_parquet(folder: str | Path) -> ExperimentRun:
     base = Path(folder)
     frames: dict[str, pd.DataFrame] = {}
     spec: dict[str, Any] | None = None
+    first_meta: bytes | None = None
     for name in SCHEMAS:
         path = base / f"{name}.parquet"
         if not path.exists():
@@ -352,14 +388,41 @@ def read_parquet(folder: str | Path) -> ExperimentRun:
                 file=path,
                 hint="it was not written by ExperimentRun.to_parquet()",
             )
-        spec = json.loads(meta[_METADATA_KEY])
+        if first_meta is None:
+            first_meta = meta[_METADATA_KEY]
+        elif meta[_METADATA_KEY] != first_meta:
+            raise InputError(
+                "its run metadata differs from attempts.parquet's (files from different runs?)",
+                file=path,
+            )
+        try:
+            spec = json.loads(meta[_METADATA_KEY])
+        except ValueError as exc:
+            raise InputError(f"damaged agenticlens_frames metadata ({exc})", file=path) from None
+        # A damaged or swapped file must not become a run with missing or retyped columns.
+        expected = SCHEMAS[name]
+        for column in expected:
+            index = table.schema.get_field_index(column.name)
+            if index < 0:
+                raise InputError(f"column {column.name!r} is missing", file=path)
+            got = table.schema.field(index).type
+            if not _same_kind(got, column.type):
+                raise InputError(
+                    f"column {column.name!r} has type {got}, expected {column.type}", file=path
+                )
         frames[name] = table.to_pandas()
     assert spec is not None
-    manifest, suite = _spec_from_json(spec)
+    try:
+        manifest, suite = spec_from_json(spec)
+    except (TypeError, KeyError, ValueError, AttributeError) as exc:
+        raise InputError(
+            f"damaged agenticlens_frames metadata ({type(exc).__name__}: {exc})",
+            file=base / "attempts.parquet",
+        ) from None
     run = ExperimentRun(manifest, suite, **frames, evaluator_versions=spec.get("evaluators", {}))
     for name, df in run.tables.items():
         for column in df.columns:
-            cats = _categories_for(run, name, column)
+            cats = categories_for(run, name, column)
             if cats is not None:
                 df[column] = pd.Categorical(df[column].astype("object"), categories=list(cats))
             elif isinstance(df[column].dtype, pd.CategoricalDtype):
@@ -368,6 +431,17 @@ def read_parquet(folder: str | Path) -> ExperimentRun:
                     categories=list(df[column].cat.categories),
                 )
     return run
+
+
+def _same_kind(got: pa.DataType, expected: pa.DataType) -> bool:
+    """Whether a stored column type can stand for the schema's (dictionary-encoded or not)."""
+    if pa.types.is_dictionary(got):
+        got = got.value_type
+    if pa.types.is_dictionary(expected):
+        expected = expected.value_type
+    if pa.types.is_string(expected) or pa.types.is_large_string(expected):
+        return pa.types.is_string(got) or pa.types.is_large_string(got) or pa.types.is_null(got)
+    return got == expected or pa.types.is_null(got)
 
 
 def _str_series(values: pa.Array) -> pd.Series:
@@ -462,7 +536,9 @@ class TableBuilder:
         c["n_checks"].append(score.n_checks if score is not None else 0)
         c["n_checks_passed"].append(score.n_checks_passed if score is not None else 0)
         c["score_sum"].append(score.score_sum if score is not None else None)
-        c["turns"].append(score.turns if score is not None else None)
+        # int(): ``turn_count: true`` counts as one turn (B7) but must reach the int32
+        # column as 1, not as a bool.
+        c["turns"].append(int(score.turns) if score is not None and score.turns else None)
         c["target_attempts"].append(target_attempts)
         if trace is not None:
             cost = trace.estimated_cost_usd

@@ -35,9 +35,9 @@ from ..frames import (
     FACTOR_PREFIX,
     SCHEMAS,
     ExperimentRun,
-    _categories_for,
-    _spec_from_json,
     cases_frame,
+    categories_for,
+    spec_from_json,
     variants_frame,
 )
 from ._scan import RunScan
@@ -514,7 +514,7 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
     path = record.path / SPEC_FILE
     try:
         spec = json.loads(path.read_text(encoding="utf-8"))
-        manifest, suite = _spec_from_json(spec)
+        manifest, suite = spec_from_json(spec)
     except (OSError, ValueError, TypeError, KeyError) as exc:
         raise InputError(f"unreadable run specification ({exc})", file=path) from None
     keep = set(scan.selected or manifest.variant_ids) | {manifest.baseline_variant_id}
@@ -551,7 +551,7 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
     )
     for name, df in run.tables.items():
         for column in df.columns:
-            cats = _categories_for(run, name, column)
+            cats = categories_for(run, name, column)
             if cats is not None:
                 df[column] = pd.Categorical(df[column].astype("object"), categories=list(cats))
     return run

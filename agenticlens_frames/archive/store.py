@@ -48,7 +48,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ..frames import FACTOR_PREFIX, ExperimentRun, _spec_to_json
+from ..frames import FACTOR_PREFIX, ExperimentRun, spec_to_json
 
 if TYPE_CHECKING:
     from .query import ArchiveSlice
@@ -107,7 +107,7 @@ def _iso(moment: datetime) -> str:
 
 def _spec_without_paths(run: ExperimentRun) -> dict[str, Any]:
     """The run's specification minus where its files happened to live on disk."""
-    spec = _spec_to_json(run.manifest, run.suite)
+    spec = spec_to_json(run.manifest, run.suite)
     spec["manifest"].pop("path", None)
     spec["suite"].pop("path", None)
     for variant in spec["manifest"]["variants"]:
@@ -433,7 +433,7 @@ class Archive:
             )
             if self.durable:
                 _fsync(path)
-        spec = {**_spec_to_json(run.manifest, run.suite), "evaluators": run.evaluator_versions}
+        spec = {**spec_to_json(run.manifest, run.suite), "evaluators": run.evaluator_versions}
         _write_json(folder / SPEC_FILE, spec)
         m, s = run.manifest, run.suite
         tags = sorted({tag for case in s.cases for tag in case.tags})

@@ -11,6 +11,11 @@ deliberate differences:
   manifest's folder like recorded targets are (B10), not against the working directory;
 * targets that can never work (a python target without ``:``, an http target that is not
   an http(s) URL) are refused here instead of failing every trial.
+
+Target files outside the manifest's folder (``../other/trials.json``, an absolute path, a
+symbolic link leading out) are allowed, as in AgenticLens, but never silently:
+:func:`targets_outside_folder` lists them and ``experiment run`` prints them before
+running.
 """
 
 from __future__ import annotations
@@ -300,3 +305,39 @@ def _resolve(
             f"http targets must be http:// or https:// URLs, got {target!r}",
         )
     return target
+
+
+def targets_outside_folder(manifest: ManifestSpec) -> list[tuple[str, str]]:
+    """Recorded and python-file targets that resolve outside the manifest's folder.
+
+    Symbolic links are followed, so a link inside the folder that leads out is listed.
+
+    Returns
+    -------
+    list of (variant id, resolved path)
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "m.yaml").write_text(
+    ...     "name: e\\nversion: '1'\\nbaseline_variant_id: a\\nvariants:\\n"
+    ...     "  - {id: a, name: A, target_kind: recorded, target: a.json}\\n"
+    ...     "  - {id: b, name: B, target_kind: recorded, target: ../b.json}\\n"
+    ...     "  - {id: c, name: C, target_kind: http, target: 'http://127.0.0.1:9/x'}\\n")
+    >>> [variant for variant, _ in targets_outside_folder(load_manifest(folder / "m.yaml"))]
+    ['b']
+    """
+    folder = Path(manifest.path).resolve().parent
+    outside = []
+    for variant in manifest.variants:
+        if variant.target_kind == "recorded":
+            file = variant.resolved_target
+        elif variant.target_kind == "python" and ".py:" in variant.resolved_target:
+            file = variant.resolved_target.rpartition(":")[0]
+        else:
+            continue
+        resolved = Path(file).resolve()
+        if not resolved.is_relative_to(folder):
+            outside.append((variant.id, str(resolved)))
+    return outside

@@ -15,7 +15,9 @@ from ..analysis import ExperimentAnalysis
 __all__ = ["print_summary", "strip_control"]
 
 # C0/C1 control characters (ESC starts terminal escape sequences) except tab and newline.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0/C1 controls (terminal escapes), plus the invisible and bidirectional format
+# characters that let a name show text other than it holds ("Trojan source").
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def strip_control(text: Any) -> str:

@@ -54,6 +54,15 @@ def _get(data: dict, key: str, file: Path, where: list[str | int]) -> Any:
     return data[key]
 
 
+def _text(value: Any, file: Path, where: list[str | int]) -> str:
+    # Names are rendered (console, CSV, HTML): anything but a string is a damaged report.
+    if not isinstance(value, str):
+        raise InputError(
+            f"expected a string, got {type(value).__name__}", file=file, location=where
+        )
+    return value
+
+
 def load_report(path: str | Path) -> ExperimentAnalysis:
     """Load a schema-1.1 experiment report into an :class:`ExperimentAnalysis`.
 
@@ -83,23 +92,53 @@ def load_report(path: str | Path) -> ExperimentAnalysis:
             file=file,
             location="schema_version",
         )
+    # A hand-edited or truncated report can hold any JSON where a number or list belongs;
+    # ``place`` follows the reading so such a value is reported where it is, not as a crash.
+    place: list[str | int] = []
+    try:
+        return _parse(data, file, place)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        detail = f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise InputError(
+            f"unexpected value ({detail})",
+            file=file,
+            location=list(place) or None,
+            hint="is this an experiment report written by `experiment run --save`?",
+        ) from None
+
+
+def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis:
+    place[:] = ["pass_k"]
     ks = tuple(int(k) for k in data["pass_k"])
+    place[:] = ["confidence_level"]
     cl = float(data["confidence_level"])
     baseline = data["baseline_variant_id"]
+    place[:] = ["pareto_frontier_variant_ids"]
     frontier = list(data["pareto_frontier_variant_ids"])
+    for n, name in enumerate(frontier):
+        _text(name, file, ["pareto_frontier_variant_ids", n])
 
+    place[:] = ["variants"]
     variant_rows, case_rows, trial_rows = [], [], []
     variant_ids = []
     for i, v in enumerate(data["variants"]):
         where: list[str | int] = ["variants", i]
-        vid = _get(v, "variant_id", file, where)
+        place[:] = where
+        vid = _text(_get(v, "variant_id", file, where), file, [*where, "variant_id"])
         variant_ids.append(vid)
         s = _get(v, "summary", file, where)
+        place[:] = [*where, "factors"]
+        factors = dict(v.get("factors") or {})
+        place[:] = [*where, "summary"]
         row: dict[str, Any] = {
             "variant_id": vid,
-            "variant_name": _get(v, "variant_name", file, where),
+            "variant_name": _text(
+                _get(v, "variant_name", file, where), file, [*where, "variant_name"]
+            ),
             "target_kind": _get(v, "target_kind", file, where),
-            "factors": dict(v.get("factors") or {}),
+            "factors": factors,
             "is_baseline": vid == baseline,
         }
         for key in ("attempted_trials", "completed_trials", "failed_trials", "successful_trials"):
@@ -127,13 +166,19 @@ def load_report(path: str | Path) -> ExperimentAnalysis:
             row[f"pass_at_{k}"] = _nan(s.get("pass_at_k", {}).get(str(k)))
             row[f"pass_hat_{k}"] = _nan(s.get("pass_hat_k", {}).get(str(k)))
         row["consistency_rate"] = _nan(s.get("consistency_rate"))
-        row["flaky_case_ids"] = tuple(s.get("flaky_case_ids") or ())
+        row["flaky_case_ids"] = tuple(
+            _text(x, file, [*where, "summary", "flaky_case_ids", n])
+            for n, x in enumerate(s.get("flaky_case_ids") or ())
+        )
         row["n_flaky_cases"] = len(row["flaky_case_ids"])
         row["priced_trials"] = int(s.get("priced_trials", 0))
+        place[:] = where
         row["pareto_optimal"] = bool(v.get("pareto_optimal", vid in frontier))
         variant_rows.append(row)
+        place[:] = [*where, "cases"]
         for j, c in enumerate(_get(v, "cases", file, where)):
             cw: list[str | int] = [*where, "cases", j]
+            place[:] = cw
             crow: dict[str, Any] = {
                 "variant_id": vid,
                 "case_id": _get(c, "case_id", file, cw),
@@ -150,7 +195,9 @@ def load_report(path: str | Path) -> ExperimentAnalysis:
                 crow[f"pass_at_{k}"] = _nan(c.get("pass_at_k", {}).get(str(k)))
                 crow[f"pass_hat_{k}"] = _nan(c.get("pass_hat_k", {}).get(str(k)))
             case_rows.append(crow)
-        for t in v.get("trials") or []:
+        place[:] = [*where, "trials"]
+        for n, t in enumerate(v.get("trials") or []):
+            place[:] = [*where, "trials", n]
             report = t.get("report") or {}
             summary = report.get("summary") or {}
             trial_rows.append(
@@ -165,13 +212,21 @@ def load_report(path: str | Path) -> ExperimentAnalysis:
                     "error_message": t.get("error_message"),
                 }
             )
+    if not isinstance(baseline, str) or baseline not in variant_ids:
+        raise InputError(
+            f"the baseline {baseline!r} is not one of the report's variants",
+            file=file,
+            location="baseline_variant_id",
+        )
+    place[:] = ["variants"]
     variants = pd.DataFrame(variant_rows)
     variants["variant_id"] = pd.Categorical(variants["variant_id"], categories=variant_ids)
     cases = pd.DataFrame(case_rows)
     if len(cases):
         cases["variant_id"] = pd.Categorical(cases["variant_id"], categories=variant_ids)
     comparison_rows = []
-    for c in data["comparisons"]:
+    for n, c in enumerate(data["comparisons"]):
+        place[:] = ["comparisons", n]
         row = {
             "baseline_variant_id": c["baseline_variant_id"],
             "candidate_variant_id": c["candidate_variant_id"],
@@ -196,6 +251,7 @@ def load_report(path: str | Path) -> ExperimentAnalysis:
     comparisons = pd.DataFrame(comparison_rows)
     if comparisons.empty:
         comparisons = pd.DataFrame(columns=COMPARISON_COLUMNS)
+    place[:] = ["factor_levels"]
     factor_levels = pd.DataFrame(
         [
             {
@@ -223,6 +279,11 @@ def load_report(path: str | Path) -> ExperimentAnalysis:
             "mean_trial_success_rate",
         ],
     )
+    place[:] = ["trial_count"]
+    trial_count = int(data["trial_count"])
+    place[:] = ["minimum_trials"]
+    minimum_trials = int(data["minimum_trials"])
+    place[:] = ["randomization"]
     randomization = data["randomization"]
     info = {
         "experiment_name": data["experiment_name"],
@@ -230,22 +291,25 @@ def load_report(path: str | Path) -> ExperimentAnalysis:
         "suite_name": data["suite_name"],
         "suite_version": data["suite_version"],
         "baseline_variant_id": baseline,
-        "trial_count": int(data["trial_count"]),
+        "trial_count": trial_count,
         "random_seed": data.get("random_seed"),
-        "minimum_trials": int(data["minimum_trials"]),
+        "minimum_trials": minimum_trials,
         "execution_order": [tuple(x) for x in randomization.get("execution_order", [])],
         "case_ids": list(data["case_ids"]),
         "created_at": data.get("created_at"),
     }
+    place[:] = []
     extras = data.get("agenticlens_frames") or {}
     from ..paired import paired_frames_from_block
 
     paired = {k: data[k] for k in ("case_level", "paired_comparisons") if k in data}
+    place[:] = ["paired_comparisons"]
     paired_frames = (
         paired_frames_from_block(paired["paired_comparisons"])
         if "paired_comparisons" in paired
         else {}
     )
+    place[:] = []
     return ExperimentAnalysis(
         paired=paired,
         paired_frames=paired_frames,

@@ -411,9 +411,18 @@ class JournalWriter:
         data = "".join(
             json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records
         )
-        self._file.write(data.encode("utf-8"))
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        try:
+            self._file.write(data.encode("utf-8"))
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        except OSError as exc:
+            # Disk full, quota, removed folder: the run stops with a message, not a
+            # traceback; every record written before stays (a torn last line is skipped).
+            raise InputError(
+                f"cannot write the run journal: {exc.strerror or exc}",
+                file=self.segment,
+                hint="free space, then run again with the same --run-dir to resume",
+            ) from None
 
     def close(self) -> None:
         """Write everything queued, stop the thread, close the file; re-raise its error."""

@@ -44,7 +44,7 @@ from ..scoring import score_unavailable
 from .http_target import DEFAULT_MAX_REPLY_BYTES, HttpTarget, check_headers
 from .journal import JournalWriter, RunFolder, digest, now_iso, read_segments, replay_checks
 from .order import execution_order
-from .payload import validate_payload
+from .payload import DEFAULT_MAX_OUTPUT_CHARS, validate_payload
 from .python_target import SPARE_THREADS, PythonTarget, load_callable
 from .recorded import replay_trial
 from .retry import RetryPolicy, parse_retry
@@ -400,6 +400,7 @@ def run_experiment(
     variant_concurrency: Mapping[str, int] | None = None,
     invalid_payload: InvalidPayloadMode = "trial",
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+    max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
     environ: Mapping[str, str] | None = None,
     rerun_failed: bool = False,
 ) -> LiveRunResult:
@@ -436,6 +437,9 @@ def run_experiment(
         ``"case"``: it fails only its case, as a ``target_error``.
     max_reply_bytes
         Largest HTTP reply read (bigger replies fail the case).
+    max_output_chars
+        Longest ``output`` accepted from one attempt (default 4 000 000 characters; None:
+        no limit). A longer one is an invalid payload whose error names the limit.
     environ
         Where ``${NAME}`` in http headers comes from; default ``os.environ``.
     rerun_failed
@@ -475,6 +479,7 @@ def run_experiment(
         variant_concurrency=variant_concurrency,
         invalid_payload=invalid_payload,
         max_reply_bytes=max_reply_bytes,
+        max_output_chars=max_output_chars,
         environ=environ,
         rerun_failed=rerun_failed,
     )
@@ -556,6 +561,7 @@ async def arun_live(
     variant_concurrency: Mapping[str, int] | None = None,
     invalid_payload: InvalidPayloadMode = "trial",
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+    max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
     environ: Mapping[str, str] | None = None,
     rerun_failed: bool = False,
 ) -> LiveRunResult:
@@ -617,7 +623,15 @@ async def arun_live(
         plans: dict[str, VariantPlan] = {}
         try:
             plans = _plans(
-                manifest, limits, policies, functions, targets, env, max_reply_bytes, clients
+                manifest,
+                limits,
+                policies,
+                functions,
+                targets,
+                env,
+                max_reply_bytes,
+                clients,
+                max_output_chars=max_output_chars,
             )
             scheduler = Scheduler(
                 plans,
@@ -697,6 +711,8 @@ def _plans(
     env: Mapping[str, str],
     max_reply_bytes: int,
     clients: list[Any],
+    *,
+    max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
 ) -> dict[str, VariantPlan]:
     """How to call each live variant; http clients are appended to ``clients`` to close."""
     import httpx
@@ -735,6 +751,7 @@ def _plans(
             limit=limits[v.id],
             retry=policies[v.id],
             canonicalize=v.target_kind != "http",
+            max_output_chars=max_output_chars,
         )
     return plans
 

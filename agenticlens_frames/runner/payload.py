@@ -22,7 +22,12 @@ from typing import Any
 from ..errors import InputError
 from ..formats.traces import Trace, normalize_trace
 
-__all__ = ["InvalidPayload", "canonical_payload", "validate_payload"]
+__all__ = ["DEFAULT_MAX_OUTPUT_CHARS", "InvalidPayload", "canonical_payload", "validate_payload"]
+
+#: Longest ``output`` accepted from one live attempt (characters); longer ones are refused
+#: as invalid payloads, naming the limit, so one runaway target cannot fill memory or the
+#: reports. ``run_experiment(max_output_chars=...)`` changes it.
+DEFAULT_MAX_OUTPUT_CHARS = 4_000_000
 
 
 class InvalidPayload(Exception):
@@ -41,7 +46,11 @@ def canonical_payload(value: Any) -> Any:
 
 
 def validate_payload(
-    payload: Any, case_id: str, *, raw_type: str | None = None
+    payload: Any,
+    case_id: str,
+    *,
+    raw_type: str | None = None,
+    max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
 ) -> tuple[str, Trace]:
     """Check one payload and return its output and normalised trace.
 
@@ -54,6 +63,8 @@ def validate_payload(
     raw_type
         The Python type name of the payload before canonicalisation, for the message
         AgenticLens gives when it is not an object.
+    max_output_chars
+        Refuse longer outputs (None: no limit).
 
     Raises
     ------
@@ -86,6 +97,11 @@ def validate_payload(
         got = "null" if output is None else type(output).__name__
         raise InvalidPayload(
             f"live target payload for case {case_id!r}: 'output' must be a string, got {got}"
+        )
+    if max_output_chars is not None and len(output) > max_output_chars:
+        raise InvalidPayload(
+            f"live target payload for case {case_id!r}: 'output' has {len(output)} characters, "
+            f"over the limit of {max_output_chars} (max_output_chars)"
         )
     if "trace" not in payload:
         return output, normalize_trace({})

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from ..formats.model import CaseSpec
 from .journal import JournalWriter, now_iso
-from .payload import InvalidPayload, canonical_payload, validate_payload
+from .payload import DEFAULT_MAX_OUTPUT_CHARS, InvalidPayload, canonical_payload, validate_payload
 from .retry import RetryPolicy, TargetFailure, describe_error
 
 __all__ = ["Scheduler", "Target", "VariantPlan", "WorkItem", "final_status"]
@@ -49,6 +49,8 @@ class VariantPlan:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     #: Pass payloads through JSON first (Python targets; HTTP replies already are JSON).
     canonicalize: bool = True
+    #: Longest accepted ``output``; longer ones are recorded as invalid payloads.
+    max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +247,12 @@ class Scheduler:
                 raw = await plan.target.call(item.case)
                 raw_type = type(raw).__name__
                 payload = canonical_payload(raw) if plan.canonicalize else raw
-                output, trace = validate_payload(payload, item.case.id, raw_type=raw_type)
+                output, trace = validate_payload(
+                    payload,
+                    item.case.id,
+                    raw_type=raw_type,
+                    max_output_chars=plan.max_output_chars,
+                )
                 outcome = "ok"
             except TargetFailure as failure:
                 outcome, error = failure.kind, failure.message
