@@ -143,6 +143,9 @@ class Explorer(widgets.VBox):
         order and number of cases shown.
     heatmap, curves, frontier
         The ``FigureWidget`` s.
+    paired
+        A ``FigureWidget`` of the paired forest plot (adjusted p in the hover), or None
+        when the analysis declared no correction; filtered with the variants.
     details
         ``HTML`` widget showing the attempts of the last clicked heatmap cell.
     """
@@ -175,6 +178,9 @@ class Explorer(widgets.VBox):
         self.heatmap = go.FigureWidget()
         self.curves = go.FigureWidget()
         self.frontier = go.FigureWidget()
+        paired = analysis.paired_frames.get("paired_comparisons")
+        self._paired = paired if paired is not None and len(paired) else None
+        self.paired = go.FigureWidget() if self._paired is not None else None
         self.details = widgets.HTML("<i>Click a heatmap cell to see that case's attempts.</i>")
         self.status = widgets.HTML()
         self._labels: dict[tuple[str, str], tuple[str, str]] = {}
@@ -190,6 +196,7 @@ class Explorer(widgets.VBox):
                 self.heatmap,
                 self.details,
                 widgets.HBox([self.curves, self.frontier]),
+                *([self.paired] if self.paired is not None else []),
             ]
         )
         self.refresh()
@@ -243,6 +250,14 @@ class Explorer(widgets.VBox):
         _replace(self.heatmap, heat)
         _replace(self.curves, viz.pass_k_curves(pk, variant_names=names))
         _replace(self.frontier, viz.pareto_chart(vs, x=self.cost_axis.value, y=objective))
+        if self.paired is not None and self._paired is not None:
+            shown = self._paired[self._paired["candidate_variant_id"].astype(str).isin(keep)]
+            _replace(
+                self.paired,
+                viz.paired_forest(shown)
+                if len(shown)
+                else go.Figure(layout={"title": {"text": "no candidate selected"}}),
+            )
         if len(self.heatmap.data):
             self.heatmap.data[0].on_click(self._on_click)
 

@@ -201,3 +201,25 @@ def test_repr_escapes(analysis) -> None:
 
     page = analysis_repr_html(replace(analysis, variants=hostile))
     assert "<script>alert" not in page and "&lt;script&gt;alert(1)" in page
+
+
+def test_explorer_shows_the_paired_forest_and_filters_it() -> None:
+    from agenticlens_frames import analyze, load_experiment, parse_comparisons
+    from agenticlens_frames.widgets import explore
+
+    run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    analysis = analyze(run, comparisons=parse_comparisons({"correction": "holm"}))
+    paired = analysis.paired_frames["paired_comparisons"]
+    explorer = explore(analysis)
+    assert explorer.paired is not None
+    shown = {str(v) for trace in explorer.paired.data for v in (trace.customdata or [])} | {
+        str(v) for trace in explorer.paired.data for v in (trace.y or [])
+    }
+    assert any("prompt-v2" in s for s in shown)
+    # keep only the prompt=v2 variants: model-large (prompt v1) leaves the forest
+    explorer.factor_filters["prompt"].value = ("v2",)
+    shown = {str(v) for trace in explorer.paired.data for v in (trace.y or [])}
+    assert not any("model-large" in s for s in shown)
+    assert len(paired) > 0
+    # without a declared correction there is no paired figure
+    assert explore(analyze(run)).paired is None
