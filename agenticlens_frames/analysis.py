@@ -59,6 +59,19 @@ SUMMARY_STATS = (
 )
 UNSET_FACTOR = "(unset)"
 
+#: Columns of :func:`factor_levels`, in order.
+FACTOR_LEVEL_COLUMNS = [
+    "factor",
+    "value",
+    "variant_ids",
+    "n_variants",
+    "mean_pass_rate",
+    "mean_average_score",
+    "mean_latency_ms",
+    "mean_cost_usd",
+    "mean_trial_success_rate",
+]
+
 #: Columns of :func:`compare_to_baseline`, in order.
 COMPARISON_COLUMNS = [
     "baseline_variant_id",
@@ -718,18 +731,7 @@ def factor_levels(run: ExperimentRun, summary: pd.DataFrame) -> pd.DataFrame:
                     / len(members),
                 }
             )
-    columns = [
-        "factor",
-        "value",
-        "variant_ids",
-        "n_variants",
-        "mean_pass_rate",
-        "mean_average_score",
-        "mean_latency_ms",
-        "mean_cost_usd",
-        "mean_trial_success_rate",
-    ]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=FACTOR_LEVEL_COLUMNS)
 
 
 # --------------------------------------------------------------------------- warnings

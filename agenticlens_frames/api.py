@@ -55,6 +55,7 @@ from .errors import InputError
 from .evaluators import EvaluatorRegistry
 from .formats import load_suite
 from .formats.model import CaseSpec, ManifestSpec, SuiteSpec, VariantSpec
+from .formats.suite import EXPECTATION_KEYS as _EXPECTATIONS
 from .frames import ExperimentRun, read_parquet
 from .runner.live import LiveRunResult, arun_live, run_coroutine
 from .runner.python_target import SPARE_THREADS, PythonTarget, accepts_keyword
@@ -74,21 +75,6 @@ __all__ = [
 ]
 
 # Keys of a dataset entry that make it a suite case rather than a plain input.
-_EXPECTATIONS = (
-    "expected_output",
-    "expected_contains",
-    "output_json_schema",
-    "required_output_fields",
-    "required_tools",
-    "forbidden_tools",
-    "required_tool_arguments",
-    "expected_tool_arguments",
-    "required_tool_order",
-    "max_latency_ms",
-    "max_cost_usd",
-    "max_turns",
-    "evaluators",
-)
 _CASE_KEYS = ("id", "name", "input", "tags", "metadata", *_EXPECTATIONS)
 
 

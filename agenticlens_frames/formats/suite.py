@@ -103,7 +103,8 @@ _CASE_FIELDS: tuple[tuple[str, Callable[[Any], Any]], ...] = (
 )
 _CASE_KEYS = dict.fromkeys(name for name, _ in _CASE_FIELDS)
 # The fields of which a case needs at least one (agentic-evals' rule). None/empty = unset.
-_EXPECTATIONS = (
+#: The case fields that count as an expectation (a case needs at least one).
+EXPECTATION_KEYS = _EXPECTATIONS = (
     "expected_output",
     "expected_contains",
     "output_json_schema",

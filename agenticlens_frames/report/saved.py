@@ -13,7 +13,13 @@ from typing import Any
 
 import pandas as pd
 
-from ..analysis import COMPARISON_COLUMNS, SUMMARY_METRICS, SUMMARY_STATS, ExperimentAnalysis
+from ..analysis import (
+    COMPARISON_COLUMNS,
+    FACTOR_LEVEL_COLUMNS,
+    SUMMARY_METRICS,
+    SUMMARY_STATS,
+    ExperimentAnalysis,
+)
 from ..errors import InputError
 
 __all__ = ["load_report"]
@@ -267,17 +273,7 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
             }
             for f in data["factor_levels"]
         ],
-        columns=[
-            "factor",
-            "value",
-            "variant_ids",
-            "n_variants",
-            "mean_pass_rate",
-            "mean_average_score",
-            "mean_latency_ms",
-            "mean_cost_usd",
-            "mean_trial_success_rate",
-        ],
+        columns=FACTOR_LEVEL_COLUMNS,
     )
     place[:] = ["trial_count"]
     trial_count = int(data["trial_count"])
