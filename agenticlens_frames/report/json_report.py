@@ -154,6 +154,7 @@ _SCORE_KEYS = (
     "metadata",
 )
 _EMPTY: dict[str, Any] = {}  # shared, never mutated
+_LEADING_SPACES = re.compile(rb" *")
 
 
 class _TrialReports:
@@ -622,7 +623,9 @@ def write_json_report(
             for match in marker.finditer(text):
                 out.write(text[done : match.start()])
                 line_start = text.rfind(b"\n", 0, match.start()) + 1
-                indent = len(text[line_start:]) - len(text[line_start:].lstrip(b" "))
+                # Measure the line's indentation in place: slicing the rest of a large
+                # skeleton for every trial made this quadratic.
+                indent = _LEADING_SPACES.match(text, line_start).end() - line_start
                 chunk = orjson.dumps(
                     trials.report(*pending[int(match.group(1))]), option=orjson.OPT_INDENT_2
                 )
