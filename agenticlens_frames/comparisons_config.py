@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
@@ -931,6 +932,40 @@ no default)
     return config
 
 
+#: Saved reports larger than this are not parsed whole (a full report at 20 000 cases is
+#: 1 GB): the experiment's name and version are read from the head, the paired block (the
+#: last top-level key) from the tail.
+FULL_PARSE_LIMIT = 16 * 1024 * 1024
+_TAIL_BYTES = 16 * 1024 * 1024  # far more than any paired block
+_NAME = re.compile(rb'"experiment_name": ("(?:[^"\\]|\\.)*")')
+_VERSION = re.compile(rb'"experiment_version": ("(?:[^"\\]|\\.)*")')
+_PAIRED_KEY = b'\n  "paired_comparisons": '
+
+
+def _saved_identity_and_lock(path: Path) -> tuple[tuple[Any, Any] | None, Any]:
+    """``((name, version), paired block)`` of a saved report, reading a large one in part."""
+    size = path.stat().st_size
+    if size <= FULL_PARSE_LIMIT:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            return None, None
+        identity = (data.get("experiment_name"), data.get("experiment_version"))
+        return identity, data.get("paired_comparisons")
+    with open(path, "rb") as handle:
+        head = handle.read(64 * 1024)
+        handle.seek(max(0, size - _TAIL_BYTES))
+        tail = handle.read()
+    name, version = _NAME.search(head), _VERSION.search(head)
+    if name is None or version is None:
+        return None, None
+    identity = (json.loads(name.group(1)), json.loads(version.group(1)))
+    at = tail.rfind(_PAIRED_KEY)
+    if at < 0:
+        return identity, None
+    block, _ = json.JSONDecoder().raw_decode(tail[at + len(_PAIRED_KEY) :].decode("utf-8"))
+    return identity, block
+
+
 def check_saved_report(
     path: str | Path, blocks: Mapping[str, Any], experiment: tuple[str, str] | None = None
 ) -> None:
@@ -942,21 +977,15 @@ def check_saved_report(
     ``(name, version)``): a new experiment version is how settings legitimately change.
     """
     new = blocks.get("paired_comparisons")
-    if not isinstance(new, Mapping) or not Path(path).exists():
+    target = Path(path)
+    if not isinstance(new, Mapping) or not target.exists():
         return
-    if experiment is not None:
-        try:
-            saved = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return  # not a JSON report of ours; the writer will replace it as before
-        if not isinstance(saved, dict) or (
-            saved.get("experiment_name"),
-            saved.get("experiment_version"),
-        ) != tuple(experiment):
-            return
     try:
-        stored = read_lock(path)
-    except InputError:
+        identity, stored = _saved_identity_and_lock(target)
+    except (OSError, ValueError, UnicodeDecodeError):
         return  # not a JSON report of ours; the writer will replace it as before
-    if stored is not None:
-        check_unchanged(stored, new["fingerprint"], source=path)
+    if experiment is not None and identity != tuple(experiment):
+        return
+    fingerprint = stored.get("fingerprint") if isinstance(stored, dict) else None
+    if isinstance(fingerprint, dict):
+        check_unchanged(fingerprint, new["fingerprint"], source=path)

@@ -830,3 +830,28 @@ def test_a_saved_report_refuses_other_settings(run: ExperimentRun, tmp_path: Pat
         "noninferiority"
     ]
     assert failed == gate.loc[~gate["passed"], "candidate_variant_id"].tolist()
+
+
+def test_a_large_saved_report_is_checked_from_its_head_and_tail(
+    run: ExperimentRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agenticlens_frames import comparisons_config
+    from agenticlens_frames.comparisons_config import check_saved_report
+
+    first = report_blocks(run, resolve_comparisons(run.manifest, correction="holm"))
+    other = report_blocks(run, resolve_comparisons(run.manifest, correction="bonferroni"))
+    report = tmp_path / "report.json"
+    body = {
+        "schema_version": "1.1",
+        "experiment_name": run.manifest.name,
+        "experiment_version": run.manifest.version,
+        "variants": [{"output": '"paired_comparisons": {"fingerprint": 1}' * 50}] * 200,
+        **first,
+    }
+    report.write_bytes(orjson.dumps(body, option=orjson.OPT_INDENT_2))
+    monkeypatch.setattr(comparisons_config, "FULL_PARSE_LIMIT", 4096)
+    identity = (run.manifest.name, run.manifest.version)
+    check_saved_report(report, first, identity)
+    with pytest.raises(InputError, match="correction: 'holm' -> 'bonferroni'"):
+        check_saved_report(report, other, identity)
+    check_saved_report(report, other, ("another-experiment", "1"))  # not this experiment
