@@ -7,7 +7,6 @@ analysis does not depend on the order of the attempt rows or on what variants ar
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import shutil
@@ -28,6 +27,7 @@ from agenticlens_frames.frames import ExperimentRun
 from agenticlens_frames.stats import metric_summary, pass_at_k, pass_hat_k, wilson_interval
 
 from ._corpus import BASE
+from .make_corpus import _set as _replace  # one copy of the "edit at a path" helper
 
 FAST = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -61,15 +61,6 @@ def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         for index, value in enumerate(doc):
             found += _paths(value, (*prefix, index))
     return found
-
-
-def _replace(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
-    doc = copy.deepcopy(doc)
-    target = doc
-    for part in path[:-1]:
-        target = target[part]
-    target[path[-1]] = value
-    return doc
 
 
 def _write(folder: Path, name: str, doc: Any) -> Path:
