@@ -85,19 +85,54 @@ def _write_outputs(
     html: Path | None,
     csv_path: Path | None,
     cases_csv: Path | None,
+    save: Path | None = None,
+    lean: bool = False,
+    parquet: Path | None = None,
 ) -> None:
+    """Write the requested files, the JSON report beside the others in a second process
+    when the run is large (they take similar time), then say what was written."""
+    from ._fork import run_tasks, worker_count
     from .report.csv_report import render_cases_csv, render_variants_csv, write_csv
     from .report.html import write_html_report
+    from .report.json_report import write_json_report
+    from .report.tables import write_parquet_outputs
+    from .runner.recorded import PARALLEL_ATTEMPTS
 
-    if html is not None:
-        write_html_report(analysis, html)  # type: ignore[arg-type]
-        console.print(Text(f"Saved HTML experiment report to {html}"))
-    if csv_path is not None:
-        write_csv(render_variants_csv(analysis), csv_path)  # type: ignore[arg-type]
-        console.print(Text(f"Saved variant summary CSV to {csv_path}"))
-    if cases_csv is not None:
-        write_csv(render_cases_csv(analysis), cases_csv)  # type: ignore[arg-type]
-        console.print(Text(f"Saved per-case matrix CSV to {cases_csv}"))
+    def report() -> None:
+        if save is not None:
+            write_json_report(analysis, save, lean=lean)  # type: ignore[arg-type]
+
+    def others() -> None:
+        if html is not None:
+            write_html_report(analysis, html)  # type: ignore[arg-type]
+        if csv_path is not None:
+            write_csv(render_variants_csv(analysis), csv_path)  # type: ignore[arg-type]
+        if cases_csv is not None:
+            write_csv(render_cases_csv(analysis), cases_csv)  # type: ignore[arg-type]
+        if parquet is not None:
+            write_parquet_outputs(analysis, parquet)  # type: ignore[arg-type]
+
+    run = getattr(analysis, "run", None)
+    size = 0 if run is None else len(run.attempts)
+    try:
+        run_tasks([report, others], worker_count(2, size=size, threshold=PARALLEL_ATTEMPTS))
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        Console(stderr=True, highlight=False).print(
+            Text("Unable to write the outputs: ", style="bold red")
+            + Text(f"{exc.strerror or exc}{where}"),
+            soft_wrap=True,
+        )
+        raise typer.Exit(code=EXIT_INVALID_INPUT) from None
+    for path, what in (
+        (save, "experiment report"),
+        (html, "HTML experiment report"),
+        (csv_path, "variant summary CSV"),
+        (cases_csv, "per-case matrix CSV"),
+        (parquet, "tidy tables and result frames"),
+    ):
+        if path is not None:
+            console.print(Text(f"Saved {what} to {path}"))
 
 
 @experiment_app.command("run")
@@ -215,7 +250,6 @@ def experiment_run(
     from .analysis import analyze
     from .evaluators import load_registry
     from .report.console import print_summary
-    from .report.json_report import write_json_report
     from .runner.live import run_experiment as run_live_experiment
 
     try:
@@ -271,14 +305,16 @@ def experiment_run(
     except InputError as exc:
         raise _fail(console, "Unable to run experiment", exc) from None
     print_summary(analysis, console)
-    write_json_report(analysis, save, lean=lean)
-    console.print(Text(f"Saved experiment report to {save}"))
-    _write_outputs(console, analysis, html=html, csv_path=csv_path, cases_csv=cases_csv)
-    if parquet is not None:
-        from .report.tables import write_parquet_outputs
-
-        write_parquet_outputs(analysis, parquet)
-        console.print(Text(f"Saved tidy tables and result frames to {parquet}"))
+    _write_outputs(
+        console,
+        analysis,
+        save=save,
+        lean=lean,
+        html=html,
+        csv_path=csv_path,
+        cases_csv=cases_csv,
+        parquet=parquet,
+    )
     raise typer.Exit(code=_exit_code(analysis, fail_on_regression, console))
 
 

@@ -8,6 +8,7 @@ never shows a traceback for these.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 __all__ = ["InputError", "format_location"]
 
@@ -76,8 +77,16 @@ class InputError(ValueError):
             text += f" ({self.hint})"
         return text
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keep file, place and hint across pickling (errors from worker processes).
+        return (_rebuild, (self.message, self.file, self.location, self.hint))
+
     def with_file(self, file: str | Path) -> InputError:
         """Return a copy that names ``file`` if this error does not name one yet."""
         if self.file is not None:
             return self
         return InputError(self.message, file=file, location=self.location, hint=self.hint)
+
+
+def _rebuild(message: str, file: str | None, location: str | None, hint: str | None) -> InputError:
+    return InputError(message, file=file, location=location, hint=hint)

@@ -561,6 +561,54 @@ class TableBuilder:
         c["output"].append(output)
         c["error"].append(error if error is not None else getattr(score, "evaluator_error", None))
 
+    def state(self) -> dict[str, Any]:
+        """Everything added so far, as plain lists and dicts (picklable); see :meth:`absorb`."""
+        k = self.checks
+        checks = (k.attempt, k.name, k.metric, k.value, k.passed, k.explanation, k.custom)
+        return {"attempts": self._cols, "checks": checks, "trials": self._trials}
+
+    def absorb(self, state: dict[str, Any]) -> None:
+        """Append the rows of another builder's :meth:`state` (for the same manifest and
+        suite), renumbering its checks' attempt rows and custom-check rows.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.formats.model import ManifestSpec, VariantSpec, SuiteSpec
+        >>> from agenticlens_frames.formats.model import CaseSpec
+        >>> from agenticlens_frames.scoring import score_unavailable
+        >>> suite = SuiteSpec(Path("s.yaml"), "s", "1", (CaseSpec("c1", "C1", 0),))
+        >>> v = VariantSpec(id="a", name="A", target_kind="recorded", target="a.json",
+        ...                 resolved_target="a.json")
+        >>> m = ManifestSpec(path=Path("m.yaml"), name="x", version="1",
+        ...                  baseline_variant_id="a", variants=(v,), trial_count=2)
+        >>> parts = []
+        >>> for trial in (1, 2):
+        ...     part = TableBuilder(m, suite)
+        ...     part.add_trial("a", trial, "succeeded", trial - 1)
+        ...     score = score_unavailable(part.checks, part.next_attempt)
+        ...     part.add_attempt("a", trial, suite.cases[0], "missing_sample", score)
+        ...     parts.append(part.state())
+        >>> whole = TableBuilder(m, suite)
+        >>> for part in parts:
+        ...     whole.absorb(part)
+        >>> whole.checks.attempt, len(whole.build().attempts)
+        ([0, 1], 2)
+        """
+        offset = self.next_attempt
+        check_offset = len(self.checks)
+        for name, values in state["attempts"].items():
+            self._cols[name].extend(values)
+        attempt, name, metric, value, passed, explanation, custom = state["checks"]
+        k = self.checks
+        k.attempt.extend([row + offset for row in attempt] if offset else attempt)
+        k.name.extend(name)
+        k.metric.extend(metric)
+        k.value.extend(value)
+        k.passed.extend(passed)
+        k.explanation.extend(explanation)
+        k.custom.update({row + check_offset: fields for row, fields in custom.items()})
+        self._trials.update(state["trials"])
+
     def add_failed_trial(self, variant_id: str, trial: int, position: int, error: str) -> None:
         """A trial that produced no report: every case is a failed attempt, no checks."""
         self.add_trial(variant_id, trial, "failed", position, error)

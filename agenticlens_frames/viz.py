@@ -165,22 +165,54 @@ def _require_columns(frame: pd.DataFrame, columns: Iterable[str], what: str) -> 
 def _variant_ids(cases: pd.DataFrame) -> list[str]:
     col = cases["variant_id"]
     if isinstance(col.dtype, pd.CategoricalDtype):
-        present = set(col.astype(str))
-        return [str(v) for v in col.cat.categories if str(v) in present]
+        present = np.unique(col.cat.codes.to_numpy())
+        categories = col.cat.categories.astype(str).tolist()
+        return [categories[code] for code in present.tolist() if code >= 0]
     return list(dict.fromkeys(col.astype(str)))
 
 
 def _case_ids(cases: pd.DataFrame) -> list[str]:
-    ordered = cases.sort_values("case_index", kind="stable") if "case_index" in cases else cases
-    return list(dict.fromkeys(ordered["case_id"].astype(str)))
+    column = cases["case_id"]
+    if "case_index" in cases:
+        column = column.iloc[np.argsort(cases["case_index"].to_numpy(), kind="stable")]
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        # First appearance of each code, then one string per case (not per row).
+        codes = pd.unique(column.cat.codes.to_numpy())
+        names = column.cat.categories.astype(str).tolist()
+        return [names[c] for c in codes.tolist() if c >= 0]
+    return list(dict.fromkeys(column.astype(str)))
+
+
+def _positions(column: pd.Series, ids: list[str]) -> np.ndarray:
+    """Position of each value of ``column`` in ``ids`` (-1 when absent)."""
+    index = pd.Index(ids, dtype=object)
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        # Look up each category once, then spread by code: no per-row string work.
+        per_category = index.get_indexer(column.cat.categories.astype(str))
+        codes = column.cat.codes.to_numpy()
+        return np.where(codes >= 0, per_category[codes], -1)
+    return index.get_indexer(column.astype(str))
 
 
 def _grid(cases: pd.DataFrame, column: str, variants: list[str], case_ids: list[str]) -> np.ndarray:
-    """A (variant, case) matrix of one column of the case matrix (NaN where absent)."""
-    wide = cases.assign(
-        _v=cases["variant_id"].astype(str), _c=cases["case_id"].astype(str)
-    ).pivot_table(index="_v", columns="_c", values=column, aggfunc="first", dropna=False)
-    return wide.reindex(index=variants, columns=case_ids).to_numpy(dtype=float)
+    """A (variant, case) matrix of one column of the case matrix (NaN where absent).
+
+    Where a (variant, case) pair occurs more than once, its first row wins.
+
+    Examples
+    --------
+    >>> cm = pd.DataFrame({"variant_id": ["a", "a", "b"], "case_id": ["x", "y", "x"],
+    ...                    "pass_rate": [1.0, 0.5, 0.0]})
+    >>> _grid(cm, "pass_rate", ["b", "a"], ["y", "x", "z"]).tolist()
+    [[nan, 0.0, nan], [0.5, 1.0, nan]]
+    """
+    out = np.full((len(variants), len(case_ids)), np.nan)
+    rows = _positions(cases["variant_id"], variants)
+    cols = _positions(cases["case_id"], case_ids)
+    values = pd.to_numeric(cases[column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    keep = np.flatnonzero((rows >= 0) & (cols >= 0))[::-1]  # reversed: the first row wins
+    out[rows[keep], cols[keep]] = values[keep]
+    return out
 
 
 def _baseline_of(variants: pd.DataFrame | None, baseline: str | None) -> str | None:
@@ -654,8 +686,17 @@ def pareto_chart(
     hover_arr = np.array(hover, dtype=object)
     labels = np.array([esc(v) for v in ids], dtype=object)
     front_order = np.flatnonzero(on)[np.argsort(xs[on], kind="stable")]
-    fig = go.Figure(
-        [
+    better = {True: "higher is better", False: "lower is better"}
+    # One constructor call with the whole layout: plotly validates once, not per update
+    # (the report page draws 30 of these).
+    xaxis: dict[str, Any] = {"title": f"{ox.label} — {better[ox.higher_is_better]}"}
+    yaxis: dict[str, Any] = {"title": f"{oy.label} — {better[oy.higher_is_better]}"}
+    for axis, objective in ((xaxis, ox), (yaxis, oy)):
+        axis["automargin"] = True  # what _finish sets on every figure
+        if "%" in objective.hover_format:
+            axis["tickformat"] = ".0%"
+    return go.Figure(
+        data=[
             go.Scatter(
                 x=xs[~on],
                 y=ys[~on],
@@ -680,21 +721,15 @@ def pareto_chart(
                 marker={"size": 14, "color": "#1d7f4e", "line": {"width": 1, "color": "white"}},
                 name="Pareto frontier",
             ),
-        ]
+        ],
+        layout={
+            "title": {"text": "Pareto frontier (all five objectives; two on the axes)"},
+            "xaxis": xaxis,
+            "yaxis": yaxis,
+            "height": 420,
+            "margin": {"t": 60, "l": 10, "r": 10, "b": 10},
+        },
     )
-    better = {True: "higher is better", False: "lower is better"}
-    fig.update_layout(
-        title={"text": "Pareto frontier (all five objectives; two on the axes)"},
-        xaxis={"title": f"{ox.label} — {better[ox.higher_is_better]}"},
-        yaxis={"title": f"{oy.label} — {better[oy.higher_is_better]}"},
-        height=420,
-        margin={"t": 60, "l": 10, "r": 10, "b": 10},
-    )
-    if "%" in oy.hover_format:
-        fig.update_yaxes(tickformat=".0%")
-    if "%" in ox.hover_format:
-        fig.update_xaxes(tickformat=".0%")
-    return _finish(fig)
 
 
 # --------------------------------------------------------------------------- deltas

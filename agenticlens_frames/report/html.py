@@ -327,9 +327,9 @@ def _attempt_details(
         return None
     keep = set(wanted)
     att = a.run.attempts
-    att = att[att["case_id"].astype(str).isin(keep)]
+    att = att[att["case_id"].isin(keep)]
     chk = a.run.checks
-    chk = chk[chk["case_id"].astype(str).isin(keep)]
+    chk = chk[chk["case_id"].isin(keep)]
     row_of = {v: i for i, v in enumerate(rows)}
     col_of = {c: j for j, c in enumerate(cols)}
     checks: dict[tuple[str, int, str], list[list[Any]]] = {}
@@ -376,7 +376,8 @@ def _heat_payload(a: ExperimentAnalysis) -> tuple[dict[str, Any], list[str]]:
     base = a.info.get("baseline_variant_id")
     full = viz.case_heatmap(cm, vs, case_order="suite", outline_flaky=False, baseline=base)
     trace = full.data[0]
-    rows = [str(v) for v in vs["variant_id"] if str(v) in set(cm["variant_id"].astype(str))]
+    present = set(viz._variant_ids(cm))
+    rows = [str(v) for v in vs["variant_id"] if str(v) in present]
     cols = viz.order_cases(cm, "suite")
     col_of = {c: j for j, c in enumerate(cols)}
     row_of = {v: i for i, v in enumerate(rows)}
@@ -514,10 +515,14 @@ def _heatmap_section(a: ExperimentAnalysis, heat: dict[str, Any], attention: lis
 
 def _pareto_section(a: ExperimentAnalysis) -> tuple[str, dict[str, Any]]:
     figures = {}
+    # The chart reads these columns only; a slim frame keeps 30 charts cheap.
+    wanted = ["variant_id", "variant_name", "factors", "pareto_optimal"]
+    wanted += [o.column for o in viz.OBJECTIVES.values()]
+    variants = a.variants[[c for c in dict.fromkeys(wanted) if c in a.variants]]
     for x in viz.OBJECTIVES:
         for y in viz.OBJECTIVES:
             if x != y:
-                fig = viz.pareto_chart(a.variants, x=x, y=y)
+                fig = viz.pareto_chart(variants, x=x, y=y)
                 figures[f"{x}|{y}"] = _figure_json(fig)
 
     def options(selected: str) -> str:
@@ -582,14 +587,20 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         paired = a.paired_frames.get("paired_comparisons")
     info = a.info
     seed = info["random_seed"]
-    figs = viz.figures(a, max_cases=PAGE_SIZE)
     heat, attention = _heat_payload(a)
     pareto_html, pareto = _pareto_section(a)
-    static = {"pass_k": figs["pass_k"], "case_outcomes": figs["case_outcomes"]}
+    # Only the figures the page draws as they are (the heatmap and Pareto views are built
+    # above from their own payloads).
+    vs = a.variants
+    names = dict(zip(vs["variant_id"].astype(str), vs["variant_name"].astype(str), strict=True))
+    static = {
+        "pass_k": viz.pass_k_curves(viz.pass_k_frame(a), variant_names=names),
+        "case_outcomes": viz.case_outcomes_chart(a.cases),
+    }
     if len(a.comparisons):
-        static["deltas"] = figs["deltas"]
+        static["deltas"] = viz.delta_forest(a.comparisons)
     if not a.factor_levels.empty:
-        static["factors"] = figs["factors"]
+        static["factors"] = viz.factor_levels_chart(a.factor_levels, metric="mean_pass_rate")
     if paired is not None and not paired.empty:
         static["paired"] = viz.paired_forest(paired)
     payload = {

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 import os
+import queue
 import re
+import threading
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -157,6 +159,40 @@ _EMPTY: dict[str, Any] = {}  # shared, never mutated
 _LEADING_SPACES = re.compile(rb" *")
 
 
+def _unique_scores(chk: pd.DataFrame) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """An id per check row (equal ids: equal score records) and the record of each id.
+
+    The id is built by factorising the record's fields one at a time (each step's codes
+    fit an int64 with the next field's), so it costs a few hash passes over the table.
+    """
+    n = len(chk)
+    ids = np.zeros(n, dtype=np.int64)
+    size = 1
+    for column in _SCORE_KEYS[:-1]:
+        values = chk[column]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            codes = values.cat.codes.to_numpy().astype(np.int64) + 1  # NA -> 0
+            count = len(values.cat.categories) + 1
+        else:
+            codes, uniques = pd.factorize(values, use_na_sentinel=False)
+            codes = codes.astype(np.int64)
+            count = len(uniques)
+        ids, uniques = pd.factorize(ids * max(count, 1) + codes)
+        size = len(uniques)
+    first = np.zeros(size, dtype=np.int64)
+    first[ids[::-1]] = np.arange(n - 1, -1, -1)  # the first row of each id wins
+    sample = chk.iloc[first]
+    columns = [
+        sample[c].astype(object).where(sample[c].notna(), None).tolist()
+        if isinstance(sample[c].dtype, pd.CategoricalDtype) or c == "evaluator_version"
+        else sample[c].tolist()
+        for c in _SCORE_KEYS[:-1]
+    ]
+    rows = zip(*columns, strict=True)
+    records = [dict(zip(_SCORE_KEYS, (*row, _EMPTY), strict=True)) for row in rows]
+    return ids, records
+
+
 class _TrialReports:
     """Builds the per-trial EvaluationReport dicts from the attempts and checks tables.
 
@@ -203,9 +239,11 @@ class _TrialReports:
         self.chk_skipped = chk["skipped"].to_numpy(bool)
         self.case_tags = [list(dict.fromkeys(c.tags)) for c in run.suite.cases]
         self.case_ids = list(run.suite.case_ids)
+        # What every record of a case repeats, built once (shared, never mutated).
+        self.case_fields = [(c.id, c.name, list(c.tags), c.metadata) for c in run.suite.cases]
         self.att = att
         self.chk = chk
-        self._score_cache: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.score_ids, self.unique_scores = _unique_scores(chk)
 
     def _score_records(self, start: int, end: int) -> list[dict[str, Any]]:
         """Score records of attempts ``start:end`` (one trial), in check order.
@@ -215,30 +253,7 @@ class _TrialReports:
         occurrence in full, and nothing mutates a shared record.
         """
         c0, c1 = int(self.n_checks_start[start]), int(self.n_checks_start[end])
-        chk = self.chk.iloc[c0:c1]
-        versions = (
-            chk["evaluator_version"].astype(object).where(chk["evaluator_version"].notna(), None)
-        )
-        cache = self._score_cache
-        keys = zip(
-            chk["name"].tolist(),
-            chk["metric"].astype(str).tolist(),
-            chk["value"].tolist(),
-            chk["passed"].tolist(),
-            chk["required"].tolist(),
-            chk["skipped"].tolist(),
-            chk["explanation"].tolist(),
-            chk["evaluator_type"].astype(str).tolist(),
-            chk["evaluator"].astype(str).tolist(),
-            versions.tolist(),
-            strict=True,
-        )
-        records = []
-        for key in keys:
-            record = cache.get(key)
-            if record is None:
-                record = cache[key] = dict(zip(_SCORE_KEYS, (*key, _EMPTY), strict=True))
-            records.append(record)
+        records = list(map(self.unique_scores.__getitem__, self.score_ids[c0:c1].tolist()))
         # A failed live call's single score carries the call's status in its metadata.
         for row in range(start, end):
             if self.att_status[row] in ("target_error", "timed_out"):
@@ -259,48 +274,49 @@ class _TrialReports:
         """Case records of attempts ``start:end`` (one trial), in suite order."""
         att = self.att.iloc[start:end]
         scores = self._score_records(start, end)
-        cases = self.suite.cases
         c0 = int(self.n_checks_start[start])
-        starts = [int(x) - c0 for x in self.n_checks_start[start : end + 1]]
-        ok = [s == "ok" for s in self.att_status[start:end]]
-        outputs = att["output"].fillna("").tolist()
-        trace_ids = att["trace_id"].fillna("").tolist()
-        latency = att["latency_ms"].fillna(0.0).tolist()
-        errors = att["error"].astype(object).where(att["error"].notna(), None).tolist()
-        costs = [None if math.isnan(x) else x for x in self.att_cost[start:end].tolist()]
-        sources = self.att_source[start:end]
-        tries = self.att_tries[start:end]
+        bounds = (self.n_checks_start[start : end + 1] - c0).tolist()
         live = self._is_live(start)
+        rows = zip(
+            self.att_case[start:end].tolist(),
+            self.att_passed[start:end].tolist(),
+            self.att_status[start:end],
+            att["output"].fillna("").tolist(),
+            att["trace_id"].fillna("").tolist(),
+            att["latency_ms"].fillna(0.0).tolist(),
+            self.att_cost[start:end].tolist(),
+            self.att_source[start:end],
+            self.att_tries[start:end],
+            att["error"].astype(object).where(att["error"].notna(), None).tolist(),
+            bounds[:-1],
+            bounds[1:],
+            strict=True,
+        )
+        fields = self.case_fields
         records = []
-        for i, (ci, passed, cost) in enumerate(
-            zip(
-                self.att_case[start:end].tolist(),
-                self.att_passed[start:end].tolist(),
-                costs,
-                strict=True,
-            )
-        ):
-            case = cases[ci]
-            status = self.att_status[start + i]
+        for ci, passed, status, output, trace_id, latency, cost, source, tries, error, *at in rows:
+            case_id, case_name, tags, metadata = fields[ci]
+            ok = status == "ok"
+            priced = cost == cost  # not NaN
             records.append(
                 {
-                    "case_id": case.id,
-                    "case_name": case.name,
+                    "case_id": case_id,
+                    "case_name": case_name,
                     "passed": passed,
-                    "scores": scores[starts[i] : starts[i + 1]],
-                    "output": outputs[i],
-                    "trace_id": trace_ids[i] if ok[i] else "",
-                    "latency_ms": latency[i] if ok[i] else 0.0,
-                    "cost_usd": cost,
-                    "cost_source": sources[i] if cost is not None else None,
-                    "sample_available": ok[i],
+                    "scores": scores[at[0] : at[1]],
+                    "output": output,
+                    "trace_id": trace_id if ok else "",
+                    "latency_ms": latency if ok else 0.0,
+                    "cost_usd": cost if priced else None,
+                    "cost_source": source if priced else None,
+                    "sample_available": ok,
                     "target_status": ("error" if status == "target_error" else status)
                     if live
                     else None,
-                    "target_attempts": tries[i] if live else None,
-                    "target_error": None if ok[i] else errors[i],
-                    "tags": list(case.tags),
-                    "metadata": case.metadata,
+                    "target_attempts": tries if live else None,
+                    "target_error": None if ok else error,
+                    "tags": tags,
+                    "metadata": metadata,
                 }
             )
         return records
@@ -585,6 +601,64 @@ def build_report(
     return report
 
 
+def _indented_dump(value: Any, depth: int) -> memoryview:
+    r"""``value`` as indent-2 JSON whose inner lines sit ``depth`` levels deep.
+
+    orjson cannot start at an indentation, so the value is dumped inside ``depth``
+    one-item lists and the brackets are sliced off: the bytes equal those of the whole
+    document dumped at once, without a second pass to re-indent every line.
+
+    Examples
+    --------
+    >>> bytes(_indented_dump({"a": [1]}, 2)).decode()
+    '{\n      "a": [\n        1\n      ]\n    }'
+    """
+    wrapped = value
+    for _ in range(depth):
+        wrapped = [wrapped]
+    data = orjson.dumps(wrapped, option=orjson.OPT_INDENT_2)
+    head = sum(2 * level + 2 for level in range(depth)) + 2 * depth  # "[\n" lines + indent
+    tail = sum(2 * level + 2 for level in range(depth))  # "\n" + indent + "]" per level
+    return memoryview(data)[head : len(data) - tail]
+
+
+class _BackgroundWriter:
+    """Write byte chunks to a file from a second thread, so that disk writes (which
+    release the GIL) overlap with building the next chunk; at most two chunks wait.
+
+    The first write error is raised in the caller, at its next write or at exit.
+    """
+
+    def __init__(self, out: Any) -> None:
+        self._out = out
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=2)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._drain, name="json-report-writer")
+
+    def _drain(self) -> None:
+        while (chunk := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    self._out.write(chunk)
+                except BaseException as exc:  # re-raised in the caller's thread
+                    self._error = exc
+
+    def __enter__(self) -> Callable[[Any], None]:
+        self._thread.start()
+        return self._write
+
+    def _write(self, chunk: Any) -> None:
+        if self._error is not None:
+            raise self._error
+        self._queue.put(chunk)
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._queue.put(None)
+        self._thread.join()
+        if self._error is not None and exc_info[0] is None:
+            raise self._error
+
+
 def write_json_report(
     analysis: ExperimentAnalysis, path: str | Path, *, lean: bool = False
 ) -> Path:
@@ -618,20 +692,17 @@ def write_json_report(
         text = orjson.dumps(skeleton, option=orjson.OPT_INDENT_2)
         trials = _TrialReports(analysis, skeleton["created_at"], lean=lean)
         marker = re.compile(rb'"@@trial-report-(\d+)-' + token.encode() + rb'@@"')
-        with open(tmp, "wb") as out:
+        with open(tmp, "wb") as out, _BackgroundWriter(out) as write:
             done = 0
             for match in marker.finditer(text):
-                out.write(text[done : match.start()])
+                write(memoryview(text)[done : match.start()])
                 line_start = text.rfind(b"\n", 0, match.start()) + 1
                 # Measure the line's indentation in place: slicing the rest of a large
                 # skeleton for every trial made this quadratic.
                 indent = _LEADING_SPACES.match(text, line_start).end() - line_start
-                chunk = orjson.dumps(
-                    trials.report(*pending[int(match.group(1))]), option=orjson.OPT_INDENT_2
-                )
-                # JSON strings never hold a raw newline, so re-indenting lines is safe.
-                out.write(chunk.replace(b"\n", b"\n" + b" " * indent))
+                report = trials.report(*pending[int(match.group(1))])
+                write(_indented_dump(report, indent // 2))
                 done = match.end()
-            out.write(text[done:])
+            write(memoryview(text)[done:])
     tmp.replace(target)
     return target

@@ -35,6 +35,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from .._gc import paused_gc
+from .._progress import progress_bar
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
 from ..formats import load_manifest, load_recorded, load_suite
@@ -46,7 +47,7 @@ from .journal import JournalWriter, RunFolder, digest, now_iso, read_segments, r
 from .order import execution_order
 from .payload import DEFAULT_MAX_OUTPUT_CHARS, validate_payload
 from .python_target import SPARE_THREADS, PythonTarget, load_callable
-from .recorded import replay_trial
+from .recorded import replay_recorded
 from .retry import RetryPolicy, parse_retry
 from .scheduler import Scheduler, Target, VariantPlan, WorkItem
 
@@ -238,7 +239,6 @@ def build_run(
     builder = TableBuilder(_redacted(manifest), suite)
     order = execution_order(manifest.variant_ids, manifest.trial_count, manifest.random_seed)
     kinds = {v.id: v.target_kind for v in manifest.variants}
-    positions = {item: position for position, item in enumerate(order)}
     remaining = 0
     with paused_gc():
         for position, (variant_id, trial) in enumerate(order):
@@ -256,14 +256,7 @@ def build_run(
             for case in suite.cases:
                 record = ledger.final[(variant_id, trial, case.id)]
                 _add_live_attempt(builder, variant_id, trial, case, record)
-        for v in manifest.variants:
-            if v.target_kind != "recorded":
-                continue
-            recorded = load_recorded(v.resolved_target, suite)
-            for trial in range(1, manifest.trial_count + 1):
-                position = positions[(v.id, trial)]
-                replay_trial(builder, suite, v.id, trial, position, recorded, registry)
-            del recorded
+        replay_recorded(builder, manifest, suite, order, registry)
         used = sorted({ref.name for case in suite.cases for ref in case.evaluators})
         versions = {name: registry[name].version for name in used} if registry else {}
         return builder.build(versions), remaining
@@ -351,10 +344,8 @@ class _Progress:
     """tqdm.auto bars: one for the experiment, one per live variant (terminal or notebook)."""
 
     def __init__(self, enabled: bool, title: str, totals: dict[str, int], *, overall: int) -> None:
-        from tqdm.auto import tqdm
-
         self.bars: dict[str, Any] = {}
-        self.overall = tqdm(
+        self.overall = progress_bar(
             total=overall,
             desc=title,
             unit="attempt",
@@ -364,7 +355,7 @@ class _Progress:
         if len(totals) > 1:
             width = max(len(v) for v in totals)
             for variant_id, total in totals.items():
-                self.bars[variant_id] = tqdm(
+                self.bars[variant_id] = progress_bar(
                     total=total,
                     desc=f"  {variant_id:<{width}}",
                     unit="attempt",

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from typing import Any
 
+from .._fork import run_tasks, worker_count
+from .._progress import progress_bar
 from ..evaluators import EvaluatorRegistry
 from ..formats import load_recorded, normalize_trace
-from ..formats.model import ManifestSpec, RecordedTrials, SuiteSpec
+from ..formats.model import ManifestSpec, RecordedTrials, SuiteSpec, VariantSpec
 from ..formats.traces import Trace
 from ..frames import TableBuilder
 from ..scoring import score_sample, score_unavailable
@@ -51,6 +55,10 @@ def replay_trial(
         builder.add_attempt(variant_id, trial, case, "ok", result, output=output, trace=trace)
 
 
+#: Below this many recorded attempts one process replays everything (forking costs more).
+PARALLEL_ATTEMPTS = 10_000
+
+
 def replay_recorded(
     builder: TableBuilder,
     manifest: ManifestSpec,
@@ -64,20 +72,53 @@ def replay_recorded(
 
     Each variant's file is read once and validated against the suite before any of its
     trials is scored (:func:`agenticlens_frames.formats.load_recorded`); each trial keeps
-    its position in ``order`` as its execution position.
+    its position in ``order`` as its execution position; live variants in ``order`` are
+    skipped. Large experiments replay their variants in several processes on Linux (see
+    :mod:`agenticlens_frames._fork`); the tables are the same either way, and an invalid
+    file raises the same error as it would one variant after the other.
     """
-    from tqdm.auto import tqdm
+    positions = {item: position for position, item in enumerate(order)}
+    variants = [v for v in manifest.variants if v.target_kind == "recorded"]
+    trials = {v.id: sorted(k[1] for k in positions if k[0] == v.id) for v in variants}
+    total = sum(map(len, trials.values()))
+    workers = worker_count(
+        len(variants), size=total * len(suite.cases), threshold=PARALLEL_ATTEMPTS
+    )
+    parent = os.getpid()
+    bar: list[Any] = []  # made by the first task that runs here: after any fork
 
-    items = list(order)
-    positions = {item: position for position, item in enumerate(items)}
-    with tqdm(total=len(items), desc="replaying trials", unit="trial", disable=not progress) as bar:
-        # Variant by variant, so only one recorded file is in memory at a time; the
-        # execution order only interleaves trials, which does not change any number.
-        for variant in manifest.variants:
-            if variant.target_kind != "recorded":
-                continue
-            recorded = load_recorded(variant.resolved_target, suite)
-            for key in sorted(k for k in positions if k[0] == variant.id):
-                replay_trial(builder, suite, variant.id, key[1], positions[key], recorded, registry)
-                bar.update()
-            del recorded
+    def advance() -> None:
+        if os.getpid() != parent:
+            return  # a worker process: only the parent draws
+        if not bar:
+            bar.append(
+                progress_bar(
+                    total=total, desc="replaying trials", unit="trial", disable=not progress
+                )
+            )
+        bar[0].update()
+
+    def replay_variant(variant: VariantSpec, into: TableBuilder) -> TableBuilder:
+        # One variant at a time, so only one recorded file is in memory per process.
+        recorded = load_recorded(variant.resolved_target, suite)
+        for trial in trials[variant.id]:
+            position = positions[(variant.id, trial)]
+            replay_trial(into, suite, variant.id, trial, position, recorded, registry)
+            advance()
+        return into
+
+    try:
+        if workers == 1:
+            for variant in variants:
+                replay_variant(variant, builder)
+            return
+        tasks = [
+            (lambda v=v: replay_variant(v, TableBuilder(builder.manifest, suite)).state())
+            for v in variants
+        ]
+        for part in run_tasks(tasks, workers):
+            builder.absorb(part)
+    finally:
+        if bar:
+            bar[0].update(total - bar[0].n)
+            bar[0].close()

@@ -1,0 +1,195 @@
+"""Run independent pieces of work in forked processes, results back by pickle.
+
+Replaying recorded files and writing the reports are pure Python work that holds the GIL,
+so on a machine with several cores the only way to overlap them is more processes. A
+forked child starts with the parent's memory (the loaded suite, the analysis), so nothing
+but the result crosses a process boundary.
+
+Forking is only done where it is safe and worth it: on Linux, when this process runs no
+other Python thread (a thread holding a lock at the fork would leave the child stuck),
+and when the work is large. ``AGENTICLENS_FRAMES_WORKERS`` sets the number of processes
+(``1`` turns forking off).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+__all__ = ["WORKERS_ENV", "run_tasks", "worker_count"]
+
+T = TypeVar("T")
+
+#: Environment variable that sets the number of worker processes (1: no forking).
+WORKERS_ENV = "AGENTICLENS_FRAMES_WORKERS"
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def worker_count(tasks: int, *, size: int, threshold: int) -> int:
+    """How many processes to run ``tasks`` pieces of work in (this one included).
+
+    Parameters
+    ----------
+    tasks
+        Number of independent pieces of work.
+    size
+        How big the whole job is (e.g. attempts to score).
+    threshold
+        Below this size forking costs more than it saves: one process.
+
+    Returns
+    -------
+    int
+        ``AGENTICLENS_FRAMES_WORKERS`` when set (capped at ``tasks``), else the usable
+        CPUs capped at ``tasks``, or 1 where forking is unsafe or not worth it.
+
+    Examples
+    --------
+    >>> worker_count(4, size=10, threshold=1000)
+    1
+    """
+    if tasks <= 1 or not _can_fork():
+        return 1
+    wanted = os.environ.get(WORKERS_ENV, "").strip()
+    if wanted:
+        try:
+            return max(1, min(int(wanted), tasks))
+        except ValueError:
+            warnings.warn(
+                f"{WORKERS_ENV}={wanted!r} is not a whole number; using one process",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            return 1
+    if size < threshold:
+        return 1
+    return max(1, min(_cpus(), tasks))
+
+
+def _can_fork() -> bool:
+    return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+def run_tasks(tasks: Sequence[Callable[[], T]], workers: int) -> list[T]:
+    """Run ``tasks`` across ``workers`` processes and return their results in order.
+
+    Task *i* runs in process ``i % workers``; process 0 is this one, the others are
+    forked children that send their results back pickled. If tasks fail, the exception of
+    the first failing task (in task order) is raised, as a sequential run would.
+
+    Parameters
+    ----------
+    tasks
+        Callables without arguments; their results must pickle.
+    workers
+        Number of processes, this one included (see :func:`worker_count`); 1 runs the
+        tasks here, one after the other.
+
+    Examples
+    --------
+    >>> run_tasks([lambda: 1, lambda: 2, lambda: 3], workers=1)
+    [1, 2, 3]
+    """
+    if workers <= 1 or len(tasks) <= 1:
+        return [task() for task in tasks]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    children: list[tuple[int, int, list[int]]] = []
+    outcomes: dict[int, tuple[bool, Any]] = {}
+    try:
+        for worker in range(1, min(workers, len(tasks))):
+            mine = list(range(worker, len(tasks), workers))
+            children.append(_fork_child(tasks, mine))
+        for index in range(0, len(tasks), workers):
+            try:
+                outcomes[index] = (True, tasks[index]())
+            except Exception as exc:
+                outcomes[index] = (False, exc)
+                break
+        for pid, fd, mine in children:
+            outcomes.update(_collect(pid, fd, mine))
+        children.clear()
+    finally:
+        for pid, fd, _ in children:  # interrupted: stop and reap what still runs
+            os.close(fd)
+            _stop(pid)
+    results = []
+    for index in range(len(tasks)):
+        ok, value = outcomes.get(index, (False, None))
+        if not ok:
+            if value is None:  # its worker stopped after an earlier failure of its own
+                continue
+            raise value
+        results.append(value)
+    return results
+
+
+def _fork_child(tasks: Sequence[Callable[[], Any]], mine: list[int]) -> tuple[int, int, list[int]]:
+    read_fd, write_fd = os.pipe()
+    with warnings.catch_warnings():
+        # Python >= 3.12 warns about forking with native threads (Arrow's, BLAS'): their
+        # libraries re-create their pools in the child; no Python thread runs (checked).
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child: run its tasks, send the outcomes, leave without cleanup
+        code = 0
+        try:
+            os.close(read_fd)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)  # the parent decides what Ctrl-C means
+            out: list[tuple[int, bool, Any]] = []
+            for index in mine:
+                try:
+                    out.append((index, True, tasks[index]()))
+                except Exception as exc:
+                    out.append((index, False, exc))
+                    break
+            try:
+                data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception as exc:  # an unpicklable result or exception
+                error = RuntimeError(f"a worker process could not send its result back: {exc}")
+                data = pickle.dumps([(mine[0], False, error)])
+            with os.fdopen(write_fd, "wb") as pipe:
+                pipe.write(data)
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)  # never return into the parent's code (atexit, buffers, tests)
+    os.close(write_fd)
+    return pid, read_fd, mine
+
+
+def _collect(pid: int, fd: int, mine: list[int]) -> dict[int, tuple[bool, Any]]:
+    with os.fdopen(fd, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if data:
+        return {index: (ok, value) for index, ok, value in pickle.loads(data)}
+    if os.WIFSIGNALED(status):
+        how = f"was killed by signal {os.WTERMSIG(status)}"
+    else:
+        how = f"exited with status {os.waitstatus_to_exitcode(status)}"
+    error = RuntimeError(
+        f"a worker process {how} before sending its result (out of memory?); "
+        f"set {WORKERS_ENV}=1 to work in one process"
+    )
+    return {mine[0]: (False, error)}
+
+
+def _stop(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
