@@ -16,57 +16,133 @@ Examples
 ['baseline', 'model-large']
 """
 
-from . import viz
-from .analysis import (
-    ExperimentAnalysis,
-    analyze,
-    case_matrix,
-    compare_to_baseline,
-    factor_levels,
-    pareto_frontier,
-    pass_at_k,
-    report_warnings,
-    trial_summary,
-    variant_summary,
-)
-from .api import AgentContext, Comparator, Experiment, ExperimentResult, Tracker, Variant
-from .archive import Archive, ArchiveAnalysis, ArchiveSlice
-from .comparisons_config import (
-    ComparisonsConfig,
-    GuardRails,
-    parse_comparisons,
-    resolve_comparisons,
-)
-from .errors import InputError
-from .evaluators import Evaluator, EvaluatorRegistry, load_registry
-from .formats import load_manifest, load_recorded, load_suite, normalize_trace
-from .frames import ExperimentRun, read_parquet
-from .loading import load_experiment
-from .paired import (
-    case_labels,
-    case_level_summary,
-    minimum_detectable_effect,
-    noise_floor,
-    noninferiority_gate,
-    paired_comparisons,
-    power_analysis,
-    trials_for_precision,
-    variance_decomposition,
-)
-from .report.csv_report import render_cases_csv, render_variants_csv
-from .report.html import write_html_report
-from .report.json_report import build_report, write_json_report
-from .report.saved import load_report
-from .runner import LiveRunResult, RetryPolicy, run_experiment
-from .runner.order import execution_order
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and IDEs
+    from . import viz
+    from .analysis import (
+        ExperimentAnalysis,
+        analyze,
+        case_matrix,
+        compare_to_baseline,
+        factor_levels,
+        pareto_frontier,
+        pass_at_k,
+        report_warnings,
+        trial_summary,
+        variant_summary,
+    )
+    from .api import AgentContext, Comparator, Experiment, ExperimentResult, Tracker, Variant
+    from .archive import Archive, ArchiveAnalysis, ArchiveSlice
+    from .comparisons_config import (
+        ComparisonsConfig,
+        GuardRails,
+        parse_comparisons,
+        resolve_comparisons,
+    )
+    from .errors import InputError
+    from .evaluators import Evaluator, EvaluatorRegistry, load_registry
+    from .formats import load_manifest, load_recorded, load_suite, normalize_trace
+    from .frames import ExperimentRun, read_parquet
+    from .loading import load_experiment
+    from .paired import (
+        case_labels,
+        case_level_summary,
+        minimum_detectable_effect,
+        noise_floor,
+        noninferiority_gate,
+        paired_comparisons,
+        power_analysis,
+        trials_for_precision,
+        variance_decomposition,
+    )
+    from .report.csv_report import render_cases_csv, render_variants_csv
+    from .report.html import write_html_report
+    from .report.json_report import build_report, write_json_report
+    from .report.saved import load_report
+    from .runner import LiveRunResult, RetryPolicy, run_experiment
+    from .runner.order import execution_order
+    from .widgets import Explorer, explore  # noqa: F401  (Explorer: not in __all__)
+
+# Public names and the module each lives in. They are imported on first use, so the
+# command line (and anything importing one submodule) does not pay for plotly, the
+# live targets' HTTP stack or the archive engines it does not need.
+_LAZY: dict[str, str] = {
+    "viz": ".viz",
+    "ExperimentAnalysis": ".analysis",
+    "analyze": ".analysis",
+    "case_matrix": ".analysis",
+    "compare_to_baseline": ".analysis",
+    "factor_levels": ".analysis",
+    "pareto_frontier": ".analysis",
+    "pass_at_k": ".analysis",
+    "report_warnings": ".analysis",
+    "trial_summary": ".analysis",
+    "variant_summary": ".analysis",
+    "AgentContext": ".api",
+    "Comparator": ".api",
+    "Experiment": ".api",
+    "ExperimentResult": ".api",
+    "Tracker": ".api",
+    "Variant": ".api",
+    "Archive": ".archive",
+    "ArchiveAnalysis": ".archive",
+    "ArchiveSlice": ".archive",
+    "ComparisonsConfig": ".comparisons_config",
+    "GuardRails": ".comparisons_config",
+    "parse_comparisons": ".comparisons_config",
+    "resolve_comparisons": ".comparisons_config",
+    "InputError": ".errors",
+    "Evaluator": ".evaluators",
+    "EvaluatorRegistry": ".evaluators",
+    "load_registry": ".evaluators",
+    "load_manifest": ".formats",
+    "load_recorded": ".formats",
+    "load_suite": ".formats",
+    "normalize_trace": ".formats",
+    "ExperimentRun": ".frames",
+    "read_parquet": ".frames",
+    "load_experiment": ".loading",
+    "case_labels": ".paired",
+    "case_level_summary": ".paired",
+    "minimum_detectable_effect": ".paired",
+    "noise_floor": ".paired",
+    "noninferiority_gate": ".paired",
+    "paired_comparisons": ".paired",
+    "power_analysis": ".paired",
+    "trials_for_precision": ".paired",
+    "variance_decomposition": ".paired",
+    "render_cases_csv": ".report.csv_report",
+    "render_variants_csv": ".report.csv_report",
+    "write_html_report": ".report.html",
+    "build_report": ".report.json_report",
+    "write_json_report": ".report.json_report",
+    "load_report": ".report.saved",
+    "LiveRunResult": ".runner",
+    "RetryPolicy": ".runner",
+    "run_experiment": ".runner",
+    "execution_order": ".runner.order",
+    "explore": ".widgets",
+    "Explorer": ".widgets",
+}
 
 
-def __getattr__(name: str):  # the notebook explorer imports ipywidgets: load it on use
-    if name in ("explore", "Explorer"):
-        from . import widgets
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agenticlens_frames' has no attribute {name!r}")
+    from importlib import import_module
 
-        return getattr(widgets, name)
-    raise AttributeError(f"module 'agenticlens_frames' has no attribute {name!r}")
+    if module.count(".") == 1 and module[1:] == name:  # a submodule (viz)
+        value = import_module(module, __name__)
+    else:
+        value = getattr(import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 __version__ = "0.1.0"

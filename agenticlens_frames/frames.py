@@ -459,6 +459,31 @@ def codes_categorical(codes: np.ndarray, categories: tuple[str, ...] | list[str]
     return pd.Categorical.from_codes(codes, categories=list(categories))
 
 
+#: Arrow types of the attempt columns a builder collects (before sorting).
+_ATTEMPT_TYPES: dict[str, pa.DataType] = {
+    "variant": pa.int32(),
+    "trial": pa.int32(),
+    "case_index": pa.int32(),
+    "status": pa.string(),
+    "passed": pa.bool_(),
+    "score": pa.float64(),
+    "n_checks": pa.int32(),
+    "n_checks_passed": pa.int32(),
+    "score_sum": pa.float64(),
+    "latency_ms": pa.float64(),
+    "cost_usd": pa.float64(),
+    "cost_source": pa.string(),
+    "output": pa.large_string(),
+    "trace_id": pa.large_string(),
+    "trace_shape": pa.string(),
+    "tools": pa.large_string(),
+    "n_tool_calls": pa.int32(),
+    "turns": pa.int32(),
+    "target_attempts": pa.int32(),
+    "error": pa.large_string(),
+}
+
+
 class TableBuilder:
     """Collects attempts and checks as column lists, then builds the tidy tables.
 
@@ -473,32 +498,10 @@ class TableBuilder:
         self.suite = suite
         self.checks = CheckColumns()
         self._variant_pos = {v.id: i for i, v in enumerate(manifest.variants)}
-        self._cols: dict[str, list[Any]] = {
-            name: []
-            for name in (
-                "variant",
-                "trial",
-                "case_index",
-                "status",
-                "passed",
-                "score",
-                "n_checks",
-                "n_checks_passed",
-                "score_sum",
-                "latency_ms",
-                "cost_usd",
-                "cost_source",
-                "output",
-                "trace_id",
-                "trace_shape",
-                "tools",
-                "n_tool_calls",
-                "turns",
-                "target_attempts",
-                "error",
-            )
-        }
+        self._cols: dict[str, list[Any]] = {name: [] for name in _ATTEMPT_TYPES}
         self._trials: dict[tuple[int, int], tuple[str, str | None, int]] = {}
+        #: States absorbed from other builders (worker processes), joined at build time.
+        self._parts: list[dict[str, Any]] = []
 
     @property
     def next_attempt(self) -> int:
@@ -562,14 +565,28 @@ class TableBuilder:
         c["error"].append(error if error is not None else getattr(score, "evaluator_error", None))
 
     def state(self) -> dict[str, Any]:
-        """Everything added so far, as plain lists and dicts (picklable); see :meth:`absorb`."""
+        """Everything added so far as typed Arrow columns (cheap to pickle); see
+        :meth:`absorb`. Worker processes send this instead of their Python lists."""
+        c = self._cols
         k = self.checks
-        checks = (k.attempt, k.name, k.metric, k.value, k.passed, k.explanation, k.custom)
-        return {"attempts": self._cols, "checks": checks, "trials": self._trials}
+        attempts = {name: pa.array(c[name], type=kind) for name, kind in _ATTEMPT_TYPES.items()}
+        checks = {
+            "attempt": pa.array(k.attempt, type=pa.int64()),
+            "name": pa.array(k.name, type=pa.large_string()),
+            "metric": pa.array(k.metric, type=pa.string()),
+            "value": pa.array(k.value, type=pa.float64()),
+            "passed": pa.array(k.passed, type=pa.bool_()),
+            "explanation": pa.array(k.explanation, type=pa.large_string()),
+        }
+        return {
+            "attempts": attempts,
+            "checks": checks,
+            "custom": dict(k.custom),
+            "trials": dict(self._trials),
+        }
 
     def absorb(self, state: dict[str, Any]) -> None:
-        """Append the rows of another builder's :meth:`state` (for the same manifest and
-        suite), renumbering its checks' attempt rows and custom-check rows.
+        """Add the rows of another builder's :meth:`state` (same manifest and suite).
 
         Examples
         --------
@@ -581,33 +598,42 @@ class TableBuilder:
         ...                 resolved_target="a.json")
         >>> m = ManifestSpec(path=Path("m.yaml"), name="x", version="1",
         ...                  baseline_variant_id="a", variants=(v,), trial_count=2)
-        >>> parts = []
-        >>> for trial in (1, 2):
+        >>> whole = TableBuilder(m, suite)
+        >>> for trial in (2, 1):
         ...     part = TableBuilder(m, suite)
         ...     part.add_trial("a", trial, "succeeded", trial - 1)
         ...     score = score_unavailable(part.checks, part.next_attempt)
         ...     part.add_attempt("a", trial, suite.cases[0], "missing_sample", score)
-        ...     parts.append(part.state())
-        >>> whole = TableBuilder(m, suite)
-        >>> for part in parts:
-        ...     whole.absorb(part)
-        >>> whole.checks.attempt, len(whole.build().attempts)
-        ([0, 1], 2)
+        ...     whole.absorb(part.state())
+        >>> run = whole.build()
+        >>> run.attempts["trial"].tolist(), run.checks["trial"].tolist()
+        ([1, 2], [1, 2])
         """
-        offset = self.next_attempt
-        check_offset = len(self.checks)
-        for name, values in state["attempts"].items():
-            self._cols[name].extend(values)
-        attempt, name, metric, value, passed, explanation, custom = state["checks"]
-        k = self.checks
-        k.attempt.extend([row + offset for row in attempt] if offset else attempt)
-        k.name.extend(name)
-        k.metric.extend(metric)
-        k.value.extend(value)
-        k.passed.extend(passed)
-        k.explanation.extend(explanation)
-        k.custom.update({row + check_offset: fields for row, fields in custom.items()})
+        self._parts.append(state)
         self._trials.update(state["trials"])
+
+    def _columns(self) -> tuple[dict[str, pa.Array], dict[str, pa.Array], dict[int, Any]]:
+        """Attempt columns, check columns and custom-check fields of every part, joined;
+        check rows point at attempt rows of the joined table."""
+        parts = [*self._parts, self.state()]
+        attempts = {
+            name: pa.concat_arrays([p["attempts"][name] for p in parts]) for name in _ATTEMPT_TYPES
+        }
+        custom: dict[int, Any] = {}
+        rows = checks_seen = 0
+        attempt_refs = []
+        for p in parts:
+            ref = p["checks"]["attempt"].to_numpy()
+            attempt_refs.append(ref + rows if rows else ref)
+            custom.update({row + checks_seen: f for row, f in p["custom"].items()})
+            rows += len(p["attempts"]["variant"])
+            checks_seen += len(ref)
+        checks = {
+            name: pa.concat_arrays([p["checks"][name] for p in parts])
+            for name in ("name", "metric", "value", "passed", "explanation")
+        }
+        checks["attempt"] = pa.array(np.concatenate(attempt_refs), type=pa.int64())
+        return attempts, checks, custom
 
     def add_failed_trial(self, variant_id: str, trial: int, position: int, error: str) -> None:
         """A trial that produced no report: every case is a failed attempt, no checks."""
@@ -617,11 +643,13 @@ class TableBuilder:
 
     def build(self, evaluator_versions: dict[str, str] | None = None) -> ExperimentRun:
         """Sort, type and assemble the five tables."""
+        from .scoring import CheckColumns
+
         m, s = self.manifest, self.suite
-        c = self._cols
-        variant = np.asarray(c["variant"], dtype=np.int32)
-        trial = np.asarray(c["trial"], dtype=np.int32)
-        case_index = np.asarray(c["case_index"], dtype=np.int32)
+        c, k, custom = self._columns()
+        variant = c["variant"].to_numpy()
+        trial = c["trial"].to_numpy()
+        case_index = c["case_index"].to_numpy()
         order = np.lexsort((case_index, trial, variant))
         n = len(order)
         take = pa.array(order, type=pa.int64())
@@ -631,17 +659,20 @@ class TableBuilder:
         for (v, t), info in self._trials.items():
             position[v, t] = info[2]
 
-        def num(name: str, dtype: Any) -> np.ndarray:
-            return np.asarray(c[name], dtype=dtype)[order]
+        def num(name: str) -> np.ndarray:
+            return c[name].to_numpy(zero_copy_only=False)[order]
 
         def opt_float(name: str) -> np.ndarray:
-            return pa.array(c[name], type=pa.float64()).take(take).to_numpy(zero_copy_only=False)
+            return c[name].take(take).to_numpy(zero_copy_only=False)
 
-        def text(values: list[Any]) -> pd.Series:
-            return _str_series(pa.array(values, type=pa.large_string()).take(take))
+        def text(name: str) -> pd.Series:
+            return _str_series(c[name].take(take))
 
         def fixed(name: str, categories: tuple[str, ...]) -> pd.Categorical:
-            return categorical(pa.array(c[name]).take(take).to_pandas(), categories)
+            return categorical(c[name].take(take).to_pandas(), categories)
+
+        def opt_int(name: str) -> Any:
+            return pd.array(c[name].take(take).to_pandas(), dtype="Int32")
 
         attempts = pd.DataFrame(
             {
@@ -653,50 +684,47 @@ class TableBuilder:
                 "case_id": codes_categorical(case_index[order], s.case_ids),
                 "case_index": case_index[order],
                 "status": fixed("status", ATTEMPT_STATUSES),
-                "passed": num("passed", bool),
+                "passed": num("passed"),
                 "score": opt_float("score"),
-                "n_checks": num("n_checks", np.int32),
-                "n_checks_passed": num("n_checks_passed", np.int32),
+                "n_checks": num("n_checks"),
+                "n_checks_passed": num("n_checks_passed"),
                 "score_sum": opt_float("score_sum"),
                 "latency_ms": opt_float("latency_ms"),
                 "cost_usd": opt_float("cost_usd"),
                 "cost_source": fixed("cost_source", ("measured", "estimated")),
-                "output": text(c["output"]),
-                "trace_id": text(c["trace_id"]),
+                "output": text("output"),
+                "trace_id": text("trace_id"),
                 "trace_shape": fixed("trace_shape", TRACE_SHAPES),
-                "tools": text(c["tools"]),
-                "n_tool_calls": num("n_tool_calls", np.int32),
-                "turns": pd.array(
-                    pa.array(c["turns"], type=pa.int32()).take(take).to_pandas(), dtype="Int32"
-                ),
-                "target_attempts": pd.array(
-                    pa.array(c["target_attempts"], type=pa.int32()).take(take).to_pandas(),
-                    dtype="Int32",
-                ),
-                "error": text(c["error"]),
+                "tools": text("tools"),
+                "n_tool_calls": num("n_tool_calls"),
+                "turns": opt_int("turns"),
+                "target_attempts": opt_int("target_attempts"),
+                "error": text("error"),
                 "run_order": position[variant, trial][order],
             }
         )
 
         # Checks follow their attempts' new order; within an attempt, emission order.
-        k = self.checks.columns()
+        n_checks = len(k["attempt"])
         new_row = np.empty(n, dtype=np.int64)
         new_row[order] = np.arange(n)
-        check_attempt = new_row[np.asarray(k["attempt"], dtype=np.int64)]
+        check_attempt = new_row[k["attempt"].to_numpy()]
         corder = np.argsort(check_attempt, kind="stable")
         ctake = pa.array(corder, type=pa.int64())
         sorted_attempt = check_attempt[corder]
         starts = np.searchsorted(sorted_attempt, sorted_attempt, side="left")
-        check_index = (np.arange(len(corder)) - starts).astype(np.int32)
+        check_index = (np.arange(n_checks) - starts).astype(np.int32)
+
+        required, evaluator, version, kind = CheckColumns.evaluator_fields(n_checks, custom)
 
         def ktext(name: str) -> pd.Series:
-            return _str_series(pa.array(k[name], type=pa.large_string()).take(ctake))
+            return _str_series(k[name].take(ctake))
 
-        def kcat(name: str) -> pd.Categorical:
-            return pa.array(k[name], type=pa.string()).take(ctake).dictionary_encode().to_pandas()
+        def kcat(values: pa.Array) -> pd.Categorical:
+            return values.take(ctake).dictionary_encode().to_pandas()
 
-        def knum(name: str, dtype: Any) -> np.ndarray:
-            return np.asarray(k[name], dtype=dtype)[corder]
+        def knum(values: np.ndarray) -> np.ndarray:
+            return values[corder]
 
         sorted_rows = order[sorted_attempt] if n else sorted_attempt
         checks = pd.DataFrame(
@@ -706,15 +734,15 @@ class TableBuilder:
                 "case_id": codes_categorical(case_index[sorted_rows], s.case_ids),
                 "check_index": check_index,
                 "name": ktext("name"),
-                "metric": kcat("metric"),
-                "value": knum("value", float),
-                "passed": knum("passed", bool),
-                "required": knum("required", bool),
-                "skipped": knum("skipped", bool),
+                "metric": kcat(k["metric"]),
+                "value": knum(k["value"].to_numpy()),
+                "passed": knum(k["passed"].to_numpy(zero_copy_only=False)),
+                "required": knum(np.asarray(required, dtype=bool)),
+                "skipped": np.zeros(n_checks, dtype=bool),
                 "explanation": ktext("explanation"),
-                "evaluator": kcat("evaluator"),
-                "evaluator_version": kcat("evaluator_version"),
-                "evaluator_type": kcat("evaluator_type"),
+                "evaluator": kcat(pa.array(evaluator, type=pa.string())),
+                "evaluator_version": kcat(pa.array(version, type=pa.string())),
+                "evaluator_type": kcat(pa.array(kind, type=pa.string())),
             }
         )
 

@@ -98,15 +98,24 @@ class CheckColumns:
         self.custom[len(self.attempt)] = (required, evaluator, evaluator_version, evaluator_type)
         self.add(attempt, name, name, passed, explanation, value)
 
-    def columns(self) -> dict[str, list[Any]]:
-        """All columns by name (defaults filled in for built-in checks)."""
-        n = len(self.attempt)
+    @staticmethod
+    def evaluator_fields(
+        n: int, custom: dict[int, tuple[bool, str, str | None, str]]
+    ) -> tuple[list[bool], list[str], list[str | None], list[str]]:
+        """``required``, ``evaluator``, ``evaluator_version`` and ``evaluator_type`` of
+        ``n`` checks: the built-in values, except the ``custom`` rows."""
         required = [True] * n
         evaluator = [BUILTIN_EVALUATOR] * n
         version: list[str | None] = [BUILTIN_VERSION] * n
         kind = ["deterministic"] * n
-        for row, (req, ev, ver, typ) in self.custom.items():
+        for row, (req, ev, ver, typ) in custom.items():
             required[row], evaluator[row], version[row], kind[row] = req, ev, ver, typ
+        return required, evaluator, version, kind
+
+    def columns(self) -> dict[str, list[Any]]:
+        """All columns by name (defaults filled in for built-in checks)."""
+        n = len(self.attempt)
+        required, evaluator, version, kind = self.evaluator_fields(n, self.custom)
         return {
             "attempt": self.attempt,
             "name": self.name,

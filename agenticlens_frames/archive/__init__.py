@@ -9,10 +9,45 @@
 See docs/archives.md.
 """
 
-from .engines import ENGINES, RunLayout, SufficientStats, sufficient_stats
-from .query import ArchiveSlice, SliceFilter
-from .results import ArchiveAnalysis, analyze_stats
-from .store import AddResult, Archive, RunRecord, run_content_id
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .engines import ENGINES, RunLayout, SufficientStats, sufficient_stats
+    from .query import ArchiveSlice, SliceFilter
+    from .results import ArchiveAnalysis, analyze_stats
+    from .store import AddResult, Archive, RunRecord, run_content_id
+
+# Imported on first use: the command line mounts ``archive`` without loading its engines.
+_LAZY = {
+    "ENGINES": ".engines",
+    "RunLayout": ".engines",
+    "SufficientStats": ".engines",
+    "sufficient_stats": ".engines",
+    "ArchiveSlice": ".query",
+    "SliceFilter": ".query",
+    "ArchiveAnalysis": ".results",
+    "analyze_stats": ".results",
+    "AddResult": ".store",
+    "Archive": ".store",
+    "RunRecord": ".store",
+    "run_content_id": ".store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "ENGINES",

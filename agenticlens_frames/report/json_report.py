@@ -15,7 +15,6 @@ import queue
 import re
 import threading
 import uuid
-from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -226,6 +225,9 @@ class _TrialReports:
         self.att_source = (
             att["cost_source"].astype(object).where(att["cost_source"].notna(), None).tolist()
         )
+        # Cost sources as codes: 0 is "unspecified" (no source), then the categories.
+        self.att_source_code = att["cost_source"].cat.codes.to_numpy().astype(np.int64) + 1
+        self.source_names = ["unspecified", *map(str, att["cost_source"].cat.categories)]
         self.att_tries = (
             att["target_attempts"]
             .astype(object)
@@ -409,11 +411,10 @@ class _TrialReports:
         start, end = self.att_start[(variant_code, trial)]
         c0, c1 = int(self.n_checks_start[start]), int(self.n_checks_start[end])
         row = self.trials.loc[(variant_id, trial)]
-        sources: Counter[str] = Counter(
-            "unspecified" if self.att_source[i] is None else self.att_source[i]
-            for i in range(start, end)
-            if not math.isnan(self.att_cost[i])
-        )
+        priced = ~np.isnan(self.att_cost[start:end])
+        names = self.source_names
+        counts = np.bincount(self.att_source_code[start:end][priced], minlength=len(names))
+        sources = {name: int(count) for name, count in zip(names, counts, strict=True) if count}
         latency = row["average_latency_ms"]
         if not math.isfinite(latency):  # no case had a known latency: keep the schema valid
             latency = row["average_latency_ms_package"]
@@ -470,8 +471,7 @@ def build_report(
         raise ValueError("a report loaded from JSON has no tables to rebuild trial reports from")
     m = run.manifest
     stamp = created_at()
-    trials = _TrialReports(analysis, stamp, lean=lean)
-    make_trial = trial_report or trials.report
+    make_trial = trial_report or _TrialReports(analysis, stamp, lean=lean).report
     vs = analysis.variants.set_index(analysis.variants["variant_id"].astype(str))
     cm = analysis.cases
     tri = run.trials

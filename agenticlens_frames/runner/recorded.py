@@ -112,12 +112,16 @@ def replay_recorded(
             for variant in variants:
                 replay_variant(variant, builder)
             return
-        tasks = [
-            (lambda v=v: replay_variant(v, TableBuilder(builder.manifest, suite)).state())
-            for v in variants
-        ]
-        for part in run_tasks(tasks, workers):
-            builder.absorb(part)
+
+        def task(variant: VariantSpec) -> dict[str, Any] | None:
+            if os.getpid() == parent:  # this process: straight into the tables
+                replay_variant(variant, builder)
+                return None
+            return replay_variant(variant, TableBuilder(builder.manifest, suite)).state()
+
+        for part in run_tasks([lambda v=v: task(v) for v in variants], workers):
+            if part is not None:
+                builder.absorb(part)
     finally:
         if bar:
             bar[0].update(total - bar[0].n)
