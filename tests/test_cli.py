@@ -161,3 +161,56 @@ def test_help_everywhere(args: list[str]) -> None:
     done = _cli(*args, "--help") if args[-1:] != ["--help"] else _cli(*args)
     assert done.returncode == 0
     assert "Usage" in done.stdout
+
+
+def test_large_runs_split_across_processes_give_the_same_files(tmp_path: Path, make_synthetic):
+    """AGENTICLENS_FRAMES_WORKERS=2 replays variants and writes the JSON report in
+    separate processes; every file must equal the one-process run's byte for byte."""
+    folder = make_synthetic(cases=60, seed=7)
+    outputs = {}
+    for workers in ("1", "2"):
+        out = tmp_path / workers
+        done = _cli(
+            "experiment",
+            "run",
+            str(folder / "manifest.yaml"),
+            str(folder / "suite.yaml"),
+            "--save",
+            str(out / "r.json"),
+            "--html",
+            str(out / "r.html"),
+            "--csv",
+            str(out / "v.csv"),
+            "--cases-csv",
+            str(out / "c.csv"),
+            "--parquet",
+            str(out / "pq"),
+            env={"AGENTICLENS_FRAMES_WORKERS": workers, "SOURCE_DATE_EPOCH": "1767225600"},
+        )
+        assert done.returncode == 0, done.stderr
+        assert "Saved tidy tables and result frames" in done.stdout
+        outputs[workers] = {
+            p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()
+        }
+    assert outputs["1"].keys() == outputs["2"].keys()
+    for name in outputs["1"]:
+        if name.suffix == ".parquet":
+            continue  # compared as tables in tests/runner/test_recorded.py
+        assert outputs["1"][name] == outputs["2"][name], name
+
+
+def test_an_output_that_cannot_be_written_exits_1_without_traceback(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where a folder is expected")
+    done = _cli(
+        "experiment",
+        "run",
+        str(EXAMPLE / "manifest.yaml"),
+        str(EXAMPLE / "suite.yaml"),
+        "--save",
+        str(blocker / "r.json"),
+        "-q",
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "Unable to write the outputs" in done.stderr and str(blocker) in done.stderr

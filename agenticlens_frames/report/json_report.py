@@ -692,17 +692,34 @@ def write_json_report(
         text = orjson.dumps(skeleton, option=orjson.OPT_INDENT_2)
         trials = _TrialReports(analysis, skeleton["created_at"], lean=lean)
         marker = re.compile(rb'"@@trial-report-(\d+)-' + token.encode() + rb'@@"')
-        with open(tmp, "wb") as out, _BackgroundWriter(out) as write:
-            done = 0
-            for match in marker.finditer(text):
-                write(memoryview(text)[done : match.start()])
-                line_start = text.rfind(b"\n", 0, match.start()) + 1
-                # Measure the line's indentation in place: slicing the rest of a large
-                # skeleton for every trial made this quadratic.
-                indent = _LEADING_SPACES.match(text, line_start).end() - line_start
-                report = trials.report(*pending[int(match.group(1))])
-                write(_indented_dump(report, indent // 2))
-                done = match.end()
-            write(memoryview(text)[done:])
+        try:
+            _stream(text, marker, pending, trials, tmp)
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # a failed write leaves any earlier report as it was
+            raise
     tmp.replace(target)
     return target
+
+
+def _stream(
+    text: bytes,
+    marker: re.Pattern[bytes],
+    pending: list[tuple[int, str, int]],
+    trials: _TrialReports,
+    tmp: Path,
+) -> None:
+    """Write the skeleton ``text`` to ``tmp``, each placeholder replaced by its trial's
+    report, built and serialised one at a time."""
+    with open(tmp, "wb") as out, _BackgroundWriter(out) as write:
+        done = 0
+        for match in marker.finditer(text):
+            write(memoryview(text)[done : match.start()])
+            line_start = text.rfind(b"\n", 0, match.start()) + 1
+            # Measure the line's indentation in place: slicing the rest of a large
+            # skeleton for every trial made this quadratic.
+            indent = _LEADING_SPACES.match(text, line_start).end() - line_start
+            report = trials.report(*pending[int(match.group(1))])
+            write(_indented_dump(report, indent // 2))
+            done = match.end()
+        write(memoryview(text)[done:])
+

@@ -55,3 +55,38 @@ def test_report_records_what_ran(analysis) -> None:
     rates = [t["report"]["summary"]["pass_rate"] for t in variant["trials"] if t["report"]]
     assert summary["count"] == len(rates)
     assert summary["mean"] == pytest.approx(sum(rates) / len(rates), rel=1e-15)
+
+
+def test_a_failed_write_keeps_the_previous_report(analysis, tmp_path: Path, monkeypatch) -> None:
+    """Disk full half way: the error reaches the caller (it happened in the writer
+    thread), no temporary file is left, and the report already there is untouched."""
+    import errno
+
+    from agenticlens_frames.report import json_report
+
+    target = tmp_path / "r.json"
+    write_json_report(analysis, target, lean=True)
+    before = target.read_bytes()
+    written = []
+
+    class FullDisk:
+        def __init__(self, out):
+            self.out = out
+
+        def write(self, chunk):
+            if written:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            written.append(len(chunk))
+            return self.out.write(chunk)
+
+    original = json_report._BackgroundWriter.__init__
+    monkeypatch.setattr(
+        json_report._BackgroundWriter,
+        "__init__",
+        lambda self, out: original(self, FullDisk(out)),
+    )
+    with pytest.raises(OSError, match="No space left"):
+        write_json_report(analysis, target)
+    assert written  # the first chunk went through, the second failed
+    assert target.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
