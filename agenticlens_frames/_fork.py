@@ -82,7 +82,12 @@ def _can_fork() -> bool:
     return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
-def run_tasks(tasks: Sequence[Callable[[], T]], workers: int) -> list[T]:
+def run_tasks(
+    tasks: Sequence[Callable[[], T]],
+    workers: int,
+    *,
+    while_waiting: Callable[[], None] | None = None,
+) -> list[T]:
     """Run ``tasks`` across ``workers`` processes and return their results in order.
 
     Task *i* runs in process ``i % workers``; process 0 is this one, the others are
@@ -96,6 +101,9 @@ def run_tasks(tasks: Sequence[Callable[[], T]], workers: int) -> list[T]:
     workers
         Number of processes, this one included (see :func:`worker_count`); 1 runs the
         tasks here, one after the other.
+    while_waiting
+        Called in this process after its own tasks, before waiting for the workers'
+        results (work that would otherwise wait for them); not called with one worker.
 
     Examples
     --------
@@ -118,6 +126,8 @@ def run_tasks(tasks: Sequence[Callable[[], T]], workers: int) -> list[T]:
             except Exception as exc:
                 outcomes[index] = (False, exc)
                 break
+        if while_waiting is not None:
+            while_waiting()
         for pid, fd, mine in children:
             outcomes.update(_collect(pid, fd, mine))
         children.clear()

@@ -612,12 +612,25 @@ class TableBuilder:
         self._parts.append(state)
         self._trials.update(state["trials"])
 
-    def _columns(self) -> tuple[dict[str, pa.Array], dict[str, pa.Array], dict[int, Any]]:
-        """Attempt columns, check columns and custom-check fields of every part, joined;
-        check rows point at attempt rows of the joined table."""
+    def seal(self) -> None:
+        """Turn the rows added so far into typed columns now, instead of in :meth:`build`
+        (a process waiting for its workers does it while it would otherwise idle)."""
+        if self.next_attempt or self._trials:
+            self._parts.append(self.state())
+        self._cols = {name: [] for name in _ATTEMPT_TYPES}
+        from .scoring import CheckColumns
+
+        self.checks = CheckColumns()
+
+    def _columns(
+        self,
+    ) -> tuple[dict[str, pa.ChunkedArray], dict[str, pa.ChunkedArray], dict[int, Any]]:
+        """Attempt columns, check columns and custom-check fields of every part, joined
+        (as chunks, not copied); check rows point at attempt rows of the joined table."""
         parts = [*self._parts, self.state()]
         attempts = {
-            name: pa.concat_arrays([p["attempts"][name] for p in parts]) for name in _ATTEMPT_TYPES
+            name: pa.chunked_array([p["attempts"][name] for p in parts], type=kind)
+            for name, kind in _ATTEMPT_TYPES.items()
         }
         custom: dict[int, Any] = {}
         rows = checks_seen = 0
@@ -629,10 +642,10 @@ class TableBuilder:
             rows += len(p["attempts"]["variant"])
             checks_seen += len(ref)
         checks = {
-            name: pa.concat_arrays([p["checks"][name] for p in parts])
+            name: pa.chunked_array([p["checks"][name] for p in parts])
             for name in ("name", "metric", "value", "passed", "explanation")
         }
-        checks["attempt"] = pa.array(np.concatenate(attempt_refs), type=pa.int64())
+        checks["attempt"] = pa.chunked_array([np.concatenate(attempt_refs)], type=pa.int64())
         return attempts, checks, custom
 
     def add_failed_trial(self, variant_id: str, trial: int, position: int, error: str) -> None:
@@ -720,8 +733,11 @@ class TableBuilder:
         def ktext(name: str) -> pd.Series:
             return _str_series(k[name].take(ctake))
 
-        def kcat(values: pa.Array) -> pd.Categorical:
-            return values.take(ctake).dictionary_encode().to_pandas()
+        def kcat(values: pa.Array | pa.ChunkedArray) -> pd.Categorical:
+            taken = values.take(ctake)
+            if isinstance(taken, pa.ChunkedArray):  # one dictionary, in first-seen order
+                taken = taken.combine_chunks()
+            return taken.dictionary_encode().to_pandas()
 
         def knum(values: np.ndarray) -> np.ndarray:
             return values[corder]

@@ -722,4 +722,3 @@ def _stream(
             write(_indented_dump(report, indent // 2))
             done = match.end()
         write(memoryview(text)[done:])
-

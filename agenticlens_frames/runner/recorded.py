@@ -119,7 +119,8 @@ def replay_recorded(
                 return None
             return replay_variant(variant, TableBuilder(builder.manifest, suite)).state()
 
-        for part in run_tasks([lambda v=v: task(v) for v in variants], workers):
+        tasks = [lambda v=v: task(v) for v in variants]
+        for part in run_tasks(tasks, workers, while_waiting=builder.seal):
             if part is not None:
                 builder.absorb(part)
     finally:
