@@ -30,6 +30,26 @@ def _require(condition: bool, reason: str) -> None:
 
 
 @pytest.fixture(scope="session")
+def isolated() -> Callable[..., object]:
+    """Run a module-level function in a fresh interpreter (spawned), return its result.
+
+    Code that forks only does so when no other Python thread runs; earlier tests leave
+    daemon threads behind (abandoned python-target calls), so such tests run alone.
+    Exceptions come back and are raised here.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")
+
+    def run(function: Callable[..., object], *args: object) -> object:
+        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+            return pool.submit(function, *args).result(timeout=600)
+
+    return run
+
+
+@pytest.fixture(scope="session")
 def make_synthetic(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
     """Generate (once per argument set) an experiment with shared/tools/make_synthetic.py."""
     _require(MAKE_SYNTHETIC.exists(), f"{MAKE_SYNTHETIC} not found")

@@ -1,10 +1,15 @@
-"""Work split across forked processes: order, errors, dead workers, when to fork."""
+"""Work split across forked processes: order, errors, dead workers, when to fork.
+
+Each check runs in a fresh interpreter (the ``isolated`` fixture): forking needs a
+process without other Python threads, which earlier tests do not leave.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 import threading
+import warnings
 
 import pytest
 
@@ -15,79 +20,111 @@ from agenticlens_frames.errors import InputError
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux")
 
 
-def _no_other_threads() -> None:
-    # The tests below must really fork; a thread left by another test would stop that.
-    assert threading.active_count() == 1, threading.enumerate()
+def _order() -> list[tuple[int, int]]:
+    assert threading.active_count() == 1
+    waited = []
+    results = run_tasks(
+        [lambda i=i: (i, os.getpid()) for i in range(7)],
+        workers=3,
+        while_waiting=lambda: waited.append(os.getpid()),
+    )
+    assert waited == [os.getpid()]
+    return [(i, int(pid == os.getpid())) for i, pid in results] + [
+        (-1, len({pid for _, pid in results}))
+    ]
 
 
-def test_results_come_back_in_task_order_from_several_processes() -> None:
-    _no_other_threads()
-    tasks = [lambda i=i: (i, os.getpid()) for i in range(7)]
-    results = run_tasks(tasks, workers=3)
-    assert [i for i, _ in results] == list(range(7))
-    pids = {pid for _, pid in results}
-    assert len(pids) == 3 and os.getpid() in pids
-    # task i ran in process i % 3
-    assert [pid for _, pid in results][0::3] == [os.getpid()] * 3
+def test_results_come_back_in_task_order_from_several_processes(isolated) -> None:
+    out = isolated(_order)
+    assert [i for i, _ in out[:-1]] == list(range(7))
+    assert out[-1] == (-1, 3)  # three processes took part
+    assert [here for _, here in out[:-1]] == [1, 0, 0, 1, 0, 0, 1]  # task i in process i % 3
 
 
-def test_the_first_failing_task_in_order_raises_with_its_details() -> None:
-    _no_other_threads()
+def _fail(i: int) -> None:
+    raise InputError(f"bad {i}", file=f"v{i}.json", location=("trials", i), hint="fix it")
 
-    def fail(i: int) -> None:
-        raise InputError(f"bad {i}", file=f"v{i}.json", location=("trials", i), hint="fix it")
 
+def _first_error() -> tuple[str | None, ...]:
     # task 1 (a child) and task 2 (this process) fail: task 1's error is the one raised
-    tasks = [lambda: 0, lambda: fail(1), lambda: fail(2), lambda: 3]
-    with pytest.raises(InputError) as caught:
+    tasks = [lambda: 0, lambda: _fail(1), lambda: _fail(2), lambda: 3]
+    try:
         run_tasks(tasks, workers=2)
-    assert (caught.value.file, caught.value.location, caught.value.hint) == (
+    except InputError as exc:
+        return exc.file, exc.location, exc.hint, str(exc)
+    raise AssertionError("no error raised")
+
+
+def test_the_first_failing_task_in_order_raises_with_its_details(isolated) -> None:
+    assert isolated(_first_error) == (
         "v1.json",
         "trials[1]",
         "fix it",
+        "v1.json: trials[1]: bad 1 (fix it)",
     )
-    assert str(caught.value) == "v1.json: trials[1]: bad 1 (fix it)"
 
 
-def test_a_worker_that_dies_is_reported_not_waited_for() -> None:
-    _no_other_threads()
-    tasks = [lambda: "here", lambda: os._exit(3)]
-    with pytest.raises(RuntimeError, match=r"exited with status 3 .*AGENTICLENS_FRAMES_WORKERS=1"):
-        run_tasks(tasks, workers=2)
+def _dead_worker() -> str:
+    try:
+        run_tasks([lambda: "here", lambda: os._exit(3)], workers=2)
+    except RuntimeError as exc:
+        return str(exc)
+    raise AssertionError("no error raised")
 
 
-def test_a_result_that_cannot_be_pickled_is_an_error() -> None:
-    _no_other_threads()
-    tasks = [lambda: 1, lambda: threading.Lock()]
-    with pytest.raises(RuntimeError, match="could not send its result back"):
-        run_tasks(tasks, workers=2)
+def test_a_worker_that_dies_is_reported_not_waited_for(isolated) -> None:
+    message = isolated(_dead_worker)
+    assert "exited with status 3" in message and "AGENTICLENS_FRAMES_WORKERS=1" in message
+
+
+def _unpicklable() -> str:
+    try:
+        run_tasks([lambda: 1, lambda: threading.Lock()], workers=2)
+    except RuntimeError as exc:
+        return str(exc)
+    raise AssertionError("no error raised")
+
+
+def test_a_result_that_cannot_be_pickled_is_an_error(isolated) -> None:
+    assert "could not send its result back" in isolated(_unpicklable)
 
 
 def test_one_worker_runs_everything_here() -> None:
     assert run_tasks([os.getpid, os.getpid], workers=1) == [os.getpid()] * 2
 
 
-def test_worker_count_follows_size_environment_and_threads(monkeypatch) -> None:
-    _no_other_threads()
-    monkeypatch.delenv(WORKERS_ENV, raising=False)
-    monkeypatch.setattr(_fork, "_cpus", lambda: 8)
-    assert worker_count(4, size=10, threshold=100) == 1  # too small to be worth it
-    assert worker_count(4, size=1000, threshold=100) == 4  # capped at the tasks
-    assert worker_count(1, size=1000, threshold=100) == 1
-    monkeypatch.setenv(WORKERS_ENV, "2")
-    assert worker_count(4, size=10, threshold=100) == 2  # the variable wins over size
-    monkeypatch.setenv(WORKERS_ENV, "1")
-    assert worker_count(4, size=1000, threshold=100) == 1
-    monkeypatch.setenv(WORKERS_ENV, "many")
-    with pytest.warns(RuntimeWarning, match="not a whole number"):
-        assert worker_count(4, size=1000, threshold=100) == 1
+def _counts() -> list[object]:
+    os.environ.pop(WORKERS_ENV, None)
+    _fork._cpus = lambda: 8
+    out: list[object] = [
+        worker_count(4, size=10, threshold=100),  # too small to be worth it
+        worker_count(4, size=1000, threshold=100),  # capped at the tasks
+        worker_count(1, size=1000, threshold=100),
+    ]
+    os.environ[WORKERS_ENV] = "2"
+    out.append(worker_count(4, size=10, threshold=100))  # the variable wins over size
+    os.environ[WORKERS_ENV] = "1"
+    out.append(worker_count(4, size=1000, threshold=100))
+    os.environ[WORKERS_ENV] = "many"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out.append(worker_count(4, size=1000, threshold=100))
+    out.append(str(caught[0].message))
     # another Python thread could hold a lock across the fork: never fork then
-    monkeypatch.setenv(WORKERS_ENV, "2")
+    os.environ[WORKERS_ENV] = "2"
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
-        assert worker_count(4, size=1000, threshold=100) == 1
+        out.append(worker_count(4, size=1000, threshold=100))
     finally:
         stop.set()
         thread.join()
+    return out
+
+
+def test_worker_count_follows_size_environment_and_threads(isolated) -> None:
+    out = isolated(_counts)
+    assert out[:6] == [1, 4, 1, 2, 1, 1]
+    assert "not a whole number" in out[6]
+    assert out[7] == 1

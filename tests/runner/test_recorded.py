@@ -1,10 +1,15 @@
-"""Recorded replay in several processes: the same tables and errors as in one."""
+"""Recorded replay in several processes: the same tables and errors as in one.
+
+The checks run in a fresh interpreter (``isolated``): replay only forks in a process
+without other Python threads, which earlier tests do not leave.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
-import threading
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -15,36 +20,47 @@ from agenticlens_frames.errors import InputError
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux")
 
 
-@pytest.fixture
-def forks(monkeypatch) -> list[int]:
-    """Counts the worker processes forked, so a test knows the split really happened."""
-    assert threading.active_count() == 1, threading.enumerate()
-    made: list[int] = []
+def _load(folder: Path, workers: str) -> tuple[object, int]:
+    """Load with ``workers`` processes; also say how many were forked."""
+    os.environ[_fork.WORKERS_ENV] = workers
+    made = []
     original = _fork._fork_child
 
     def counting(*args, **kwargs):
         made.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(_fork, "_fork_child", counting)
-    return made
+    _fork._fork_child = counting
+    try:
+        return load_experiment(folder / "manifest.yaml", folder / "suite.yaml"), len(made)
+    except InputError as exc:
+        return exc, len(made)
+    finally:
+        _fork._fork_child = original
 
 
-def test_split_replay_builds_the_same_tables(make_synthetic, monkeypatch, forks) -> None:
+def _tables(folder: Path, workers: str) -> tuple[dict[str, pd.DataFrame], int]:
+    run, forks = _load(folder, workers)
+    return run.tables, forks
+
+
+def test_split_replay_builds_the_same_tables(make_synthetic, isolated) -> None:
     folder = make_synthetic(cases=40, seed=3, shape="mixed")
-    args = (folder / "manifest.yaml", folder / "suite.yaml")
-    monkeypatch.setenv(_fork.WORKERS_ENV, "1")
-    one = load_experiment(*args)
-    assert not forks
-    monkeypatch.setenv(_fork.WORKERS_ENV, "3")
-    split = load_experiment(*args)
-    assert len(forks) == 2
-    for name, table in one.tables.items():
-        pd.testing.assert_frame_equal(split.tables[name], table, obj=name)
+    one, no_forks = isolated(_tables, folder, "1")
+    split, forks = isolated(_tables, folder, "3")
+    assert (no_forks, forks) == (0, 2)
+    for name, table in one.items():
+        pd.testing.assert_frame_equal(split[name], table, obj=name)
+
+
+def _error(folder: Path, workers: str) -> tuple[str, int]:
+    error, forks = _load(folder, workers)
+    assert isinstance(error, InputError), error
+    return str(error), forks
 
 
 def test_split_replay_raises_the_error_of_the_first_bad_file(
-    make_synthetic, monkeypatch, forks, tmp_path
+    make_synthetic, isolated, tmp_path
 ) -> None:
     source = make_synthetic(cases=10, seed=5)
     folder = tmp_path / "exp"
@@ -53,17 +69,11 @@ def test_split_replay_raises_the_error_of_the_first_bad_file(
         (folder / name).write_text((source / name).read_text())
     for path in (source / "trials").iterdir():
         data = json.loads(path.read_text())
-        if path.stem in ("v01", "v03"):  # both in worker processes with 2 workers
+        if path.stem in ("v01", "v03"):  # both in the worker process with 2 workers
             data["trials"][1]["samples"][0]["case_id"] = f"no-such-case-{path.stem}"
         (folder / "trials" / path.name).write_text(json.dumps(data))
-    args = (folder / "manifest.yaml", folder / "suite.yaml")
-    messages = []
-    for workers in ("1", "2"):
-        monkeypatch.setenv(_fork.WORKERS_ENV, workers)
-        with pytest.raises(InputError) as caught:
-            load_experiment(*args)
-        messages.append(str(caught.value))
-    assert len(forks) == 1
-    assert messages[0] == messages[1]
-    assert "v01.json: trials[1].samples[0].case_id" in messages[0]
-    assert "'no-such-case-v01'" in messages[0]
+    one, no_forks = isolated(_error, folder, "1")
+    split, forks = isolated(_error, folder, "2")
+    assert (no_forks, forks) == (0, 1)
+    assert one == split
+    assert "v01.json: trials[1].samples[0].case_id" in one and "'no-such-case-v01'" in one
