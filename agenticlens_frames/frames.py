@@ -444,8 +444,14 @@ def _same_kind(got: pa.DataType, expected: pa.DataType) -> bool:
     return got == expected or pa.types.is_null(got)
 
 
-def _str_series(values: pa.Array) -> pd.Series:
-    """A pandas ``str`` column from an Arrow string array (no per-value Python work)."""
+def _str_series(values: pa.Array | pa.ChunkedArray) -> pd.Series:
+    """A pandas ``str`` column from an Arrow string array (no per-value Python work).
+
+    Chunks are joined first: one buffer makes later slicing and factorising of the
+    column several times cheaper than walking chunks.
+    """
+    if isinstance(values, pa.ChunkedArray) and values.num_chunks > 1:
+        values = values.combine_chunks()
     return pd.Series(values.to_pandas(), dtype="str")
 
 
@@ -482,6 +488,12 @@ _ATTEMPT_TYPES: dict[str, pa.DataType] = {
     "target_attempts": pa.int32(),
     "error": pa.large_string(),
 }
+
+
+def _first_row(part: dict[str, Any]) -> tuple[int, int, int]:
+    """The (variant, trial, case) key of a builder part's first row."""
+    attempts = part["attempts"]
+    return tuple(attempts[name][0].as_py() for name in ("variant", "trial", "case_index"))
 
 
 class TableBuilder:
@@ -627,7 +639,12 @@ class TableBuilder:
     ) -> tuple[dict[str, pa.ChunkedArray], dict[str, pa.ChunkedArray], dict[int, Any]]:
         """Attempt columns, check columns and custom-check fields of every part, joined
         (as chunks, not copied); check rows point at attempt rows of the joined table."""
-        parts = [*self._parts, self.state()]
+        # Parts in row order (a part holds one variant's trials, or any rows), so that
+        # joining them usually gives sorted rows.
+        parts = sorted(
+            (p for p in [*self._parts, self.state()] if len(p["attempts"]["variant"])),
+            key=_first_row,
+        ) or [self.state()]
         attempts = {
             name: pa.chunked_array([p["attempts"][name] for p in parts], type=kind)
             for name, kind in _ATTEMPT_TYPES.items()
@@ -665,7 +682,12 @@ class TableBuilder:
         case_index = c["case_index"].to_numpy()
         order = np.lexsort((case_index, trial, variant))
         n = len(order)
-        take = pa.array(order, type=pa.int64())
+        # Replayed rows usually arrive in order already (one part per variant, parts
+        # sorted): then nothing needs to be gathered.
+        in_order = bool(np.array_equal(order, np.arange(n)))
+
+        def take(values: pa.ChunkedArray) -> pa.ChunkedArray:
+            return values if in_order else values.take(order)
 
         trial_keys = sorted(self._trials)
         position = np.full((len(m.variants), max(trial.max(initial=0), 1) + 1), -1, np.int32)
@@ -676,16 +698,16 @@ class TableBuilder:
             return c[name].to_numpy(zero_copy_only=False)[order]
 
         def opt_float(name: str) -> np.ndarray:
-            return c[name].take(take).to_numpy(zero_copy_only=False)
+            return take(c[name]).to_numpy(zero_copy_only=False)
 
         def text(name: str) -> pd.Series:
-            return _str_series(c[name].take(take))
+            return _str_series(take(c[name]))
 
         def fixed(name: str, categories: tuple[str, ...]) -> pd.Categorical:
-            return categorical(c[name].take(take).to_pandas(), categories)
+            return categorical(take(c[name]).to_pandas(), categories)
 
         def opt_int(name: str) -> Any:
-            return pd.array(c[name].take(take).to_pandas(), dtype="Int32")
+            return pd.array(take(c[name]).to_pandas(), dtype="Int32")
 
         attempts = pd.DataFrame(
             {
@@ -723,7 +745,11 @@ class TableBuilder:
         new_row[order] = np.arange(n)
         check_attempt = new_row[k["attempt"].to_numpy()]
         corder = np.argsort(check_attempt, kind="stable")
-        ctake = pa.array(corder, type=pa.int64())
+        checks_in_order = bool(np.array_equal(corder, np.arange(n_checks)))
+
+        def ctake(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+            return values if checks_in_order else values.take(corder)
+
         sorted_attempt = check_attempt[corder]
         starts = np.searchsorted(sorted_attempt, sorted_attempt, side="left")
         check_index = (np.arange(n_checks) - starts).astype(np.int32)
@@ -731,10 +757,10 @@ class TableBuilder:
         required, evaluator, version, kind = CheckColumns.evaluator_fields(n_checks, custom)
 
         def ktext(name: str) -> pd.Series:
-            return _str_series(k[name].take(ctake))
+            return _str_series(ctake(k[name]))
 
         def kcat(values: pa.Array | pa.ChunkedArray) -> pd.Categorical:
-            taken = values.take(ctake)
+            taken = ctake(values)
             if isinstance(taken, pa.ChunkedArray):  # one dictionary, in first-seen order
                 taken = taken.combine_chunks()
             return taken.dictionary_encode().to_pandas()

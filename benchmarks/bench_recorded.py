@@ -15,16 +15,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 MAKE_SYNTHETIC = HERE.parent.parent / "shared" / "tools" / "make_synthetic.py"
 
-# Each probe prints {"seconds": ..., "max_rss_mib": ...} as its last line.
+# Each probe prints {"seconds": ..., "max_rss_mib": ...} as its last line: the largest
+# peak RSS of one process (the probe, or any process it waited for). Our runs fork worker
+# processes, so the benchmark also samples the whole process tree (see _tree_pss_mib).
 _PROBE = textwrap.dedent(
     """
     import json, resource, sys, time
@@ -32,10 +36,48 @@ _PROBE = textwrap.dedent(
     start = time.perf_counter()
     {body}
     seconds = time.perf_counter() - start
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = max(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+    ) / 1024
     print(json.dumps({{"seconds": seconds, "max_rss_mib": rss}}))
     """
 )
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(parent, []).append(int(entry.name))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(children.get(pid, []))
+    return out
+
+
+def _tree_pss_mib(root: int) -> float:
+    """Proportional set size of a process and all its descendants: pages shared after a
+    fork count once in total, so this is the memory the whole run really holds."""
+    total = 0
+    for pid in _descendants(root):
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+                    break
+        except OSError:
+            continue
+    return total / 1024
+
 
 OURS_LOAD = """
 import agenticlens_frames as alf
@@ -77,28 +119,47 @@ assert done.returncode == 0, done.stderr[-2000:]
 """
 
 
-def _measure(body: str, folder: Path, timeout: float, *, child: bool = False) -> dict | None:
+def _measure(
+    body: str, folder: Path, timeout: float, *, child: bool = False, env: dict | None = None
+) -> dict | None:
     code = _PROBE.format(body=textwrap.dedent(body).strip())
     if child:  # CLI runs: report the command's peak RSS, not the probe's
         code = code.replace("RUSAGE_SELF", "RUSAGE_CHILDREN")
-    try:
-        done = subprocess.run(
+    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+        probe = subprocess.Popen(
             [sys.executable, "-c", code, str(folder)],
-            capture_output=True,
+            stdout=stdout,
+            stderr=stderr,
             text=True,
-            timeout=timeout,
+            env={**os.environ, **(env or {})},
         )
-    except subprocess.TimeoutExpired:
-        return None
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr[-3000:])
-    return json.loads(done.stdout.strip().splitlines()[-1])
+        deadline = time.monotonic() + timeout
+        peak = 0.0
+        sample = Path("/proc/self/smaps_rollup").exists()
+        while probe.poll() is None:
+            if time.monotonic() > deadline:
+                probe.kill()
+                probe.wait()
+                return None
+            if sample:
+                peak = max(peak, _tree_pss_mib(probe.pid))
+            time.sleep(0.05)
+        stdout.seek(0)
+        stderr.seek(0)
+        if probe.returncode != 0:
+            raise RuntimeError(stderr.read()[-3000:])
+        result = json.loads(stdout.read().strip().splitlines()[-1])
+    result["tree_pss_mib"] = peak if sample else None
+    return result
 
 
 def _fmt(result: dict | None) -> str:
     if result is None:
         return "not run or timed out"
-    return f"{result['seconds']:.2f} s, {result['max_rss_mib']:.0f} MiB"
+    text = f"{result['seconds']:.2f} s, {result['max_rss_mib']:.0f} MiB"
+    if result.get("tree_pss_mib"):
+        text += f" ({result['tree_pss_mib']:.0f} MiB all processes)"
+    return text
 
 
 def main() -> None:
@@ -138,6 +199,14 @@ def main() -> None:
             ours_e2e = _measure(
                 _cli_body(ours_cli, f"{out}/ours"), folder, args.timeout, child=True
             )
+            # The same run in one process: what the forked workers add (or cost).
+            ours_one = _measure(
+                _cli_body(ours_cli, f"{out}/ours1"),
+                folder,
+                args.timeout,
+                child=True,
+                env={"AGENTICLENS_FRAMES_WORKERS": "1"},
+            )
             pkg_e2e = (
                 _measure(_cli_body(package_cli, f"{out}/pkg"), folder, args.timeout, child=True)
                 if run_package
@@ -146,7 +215,8 @@ def main() -> None:
             rows.append((n, ours_load, pkg_load, ours_e2e, pkg_e2e))
             print(
                 f"N={n}: load+score ours {_fmt(ours_load)} | package {_fmt(pkg_load)} || "
-                f"experiment run ours {_fmt(ours_e2e)} | package {_fmt(pkg_e2e)}",
+                f"experiment run ours {_fmt(ours_e2e)} (one process: {_fmt(ours_one)}) | "
+                f"package {_fmt(pkg_e2e)}",
                 flush=True,
             )
     print(

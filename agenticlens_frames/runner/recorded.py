@@ -116,11 +116,12 @@ def replay_recorded(
         def task(variant: VariantSpec) -> dict[str, Any] | None:
             if os.getpid() == parent:  # this process: straight into the tables
                 replay_variant(variant, builder)
+                builder.seal()  # typed now, and one variant per part (see build)
                 return None
             return replay_variant(variant, TableBuilder(builder.manifest, suite)).state()
 
         tasks = [lambda v=v: task(v) for v in variants]
-        for part in run_tasks(tasks, workers, while_waiting=builder.seal):
+        for part in run_tasks(tasks, workers):
             if part is not None:
                 builder.absorb(part)
     finally:
