@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 
 __all__ = [
@@ -140,8 +141,11 @@ def _cluster_codes(clusters: ArrayLike | None, n: int) -> np.ndarray:
     labels = np.asarray(clusters).ravel()
     if len(labels) != n:
         raise ValueError(f"clusters has {len(labels)} labels for {n} values")
-    _, codes = np.unique(labels.astype(str), return_inverse=True)
-    return codes
+    # Codes of the labels' text in sorted order (as np.unique(labels.astype(str)) gives),
+    # hashing the labels first so only the distinct ones are turned into text and sorted.
+    first, distinct = pd.factorize(labels, use_na_sentinel=False)
+    _, rank = np.unique(np.asarray([str(v) for v in distinct], dtype=str), return_inverse=True)
+    return rank.ravel()[first]
 
 
 # --------------------------------------------------------------------------- corrections

@@ -475,3 +475,19 @@ def test_cost_optimal_trials_by_brute_force_and_near_cochran() -> None:
     assert got == (best[0], best[1], pytest.approx(best[2]))
     cochran = math.sqrt(within / between * c_case / c_trial)
     assert abs(got[0] - cochran) <= 1.5
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        np.random.default_rng(0).integers(0, 50, 1000),
+        np.array(["case-2", "case-10", "case-1"] * 3),
+        np.array([1.0, np.nan, 0.5, 1.0]),
+        np.array([1, "1", 2], dtype=object),  # same text: one cluster, as before
+    ],
+)
+def test_cluster_codes_rank_labels_by_their_text(labels) -> None:
+    from agenticlens_frames.stats_paired import _cluster_codes
+
+    _, expected = np.unique(labels.astype(str), return_inverse=True)
+    assert _cluster_codes(labels, len(labels)).tolist() == expected.ravel().tolist()

@@ -119,23 +119,47 @@ def _variant_summary(row: pd.Series, analysis: ExperimentAnalysis) -> dict[str, 
     return summary
 
 
+def _json_list(column: pd.Series) -> list[Any]:
+    """Column values for JSON: NaN and ±inf as None (as :func:`_num` does per value)."""
+    values = column.to_numpy(dtype=float, na_value=np.nan)
+    out = values.tolist()
+    for i in np.flatnonzero(~np.isfinite(values)).tolist():
+        out[i] = None
+    return out
+
+
 def _case_results(cases: pd.DataFrame, ks: tuple[int, ...]) -> list[dict[str, Any]]:
-    cols = {c: cases[c].tolist() for c in cases.columns if c not in ("variant_id",)}
+    attempts = cases["attempts"].tolist()
+    keys = [str(k) for k in ks]
+    at = [cases[f"pass_at_{k}"].tolist() for k in ks]
+    hat = [cases[f"pass_hat_{k}"].tolist() for k in ks]
+    rows = zip(
+        cases["case_id"].astype(str).tolist(),
+        cases["case_name"].tolist(),
+        attempts,
+        cases["passes"].tolist(),
+        cases["pass_rate"].tolist(),
+        _json_list(cases["mean_score"]),
+        _json_list(cases["score_standard_deviation"]),
+        cases["consistent"].astype(bool).tolist(),
+        strict=True,
+    )
     out = []
-    for i in range(len(cases)):
-        attempts = cols["attempts"][i]
+    for i, (case_id, name, n, passes, rate, mean, sd, consistent) in enumerate(rows):
+        # pass@k is defined for k up to the attempts made (the package omits the rest)
+        present = [j for j, k in enumerate(ks) if k <= n]
         out.append(
             {
-                "case_id": str(cols["case_id"][i]),
-                "case_name": cols["case_name"][i],
-                "attempts": attempts,
-                "passes": cols["passes"][i],
-                "pass_rate": cols["pass_rate"][i],
-                "pass_at_k": {str(k): cols[f"pass_at_{k}"][i] for k in ks if k <= attempts},
-                "pass_hat_k": {str(k): cols[f"pass_hat_{k}"][i] for k in ks if k <= attempts},
-                "mean_score": _num(cols["mean_score"][i]),
-                "score_standard_deviation": _num(cols["score_standard_deviation"][i]),
-                "consistent": bool(cols["consistent"][i]),
+                "case_id": case_id,
+                "case_name": name,
+                "attempts": n,
+                "passes": passes,
+                "pass_rate": rate,
+                "pass_at_k": {keys[j]: at[j][i] for j in present},
+                "pass_hat_k": {keys[j]: hat[j][i] for j in present},
+                "mean_score": mean,
+                "score_standard_deviation": sd,
+                "consistent": consistent,
             }
         )
     return out
