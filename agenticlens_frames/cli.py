@@ -412,8 +412,11 @@ def main() -> None:
         if _finished and (done.code is None or isinstance(done.code, int)):
             # Freeing a large run's objects one by one at interpreter exit takes a
             # quarter of a second and serves nothing once every file is closed.
-            sys.stdout.flush()
-            sys.stderr.flush()
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except OSError:  # a closed pipe (e.g. `| head`): nothing left to say
+                pass
             os._exit(done.code or 0)
         raise
 
