@@ -15,13 +15,11 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from referencing import Registry
-from referencing.exceptions import Unresolvable
-
 from .evaluators import REFERENCE_SCORER_NAMES, EvaluatorRegistry
 
 if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+
     from .formats.model import CaseSpec
     from .formats.traces import Trace
 
@@ -162,10 +160,16 @@ def _reject_constant(value: str) -> Any:
 @lru_cache(maxsize=4096)
 def _validator_for(schema_json: str) -> Draft202012Validator:
     # Built once per distinct schema; an empty registry means remote $refs never load.
+    # (Imported here: only suites with output_json_schema need jsonschema.)
+    from jsonschema import Draft202012Validator
+    from referencing import Registry
+
     return Draft202012Validator(json.loads(schema_json), registry=Registry())
 
 
 def _schema_check(payload: Any, schema: dict[str, Any]) -> tuple[bool, str]:
+    from referencing.exceptions import Unresolvable
+
     validator = _validator_for(json.dumps(schema, sort_keys=True))
     try:
         error = next(validator.iter_errors(payload), None)

@@ -143,7 +143,7 @@ def _measure(
                 return None
             if sample:
                 peak = max(peak, _tree_pss_mib(probe.pid))
-            time.sleep(0.05)
+            time.sleep(0.25)  # reading smaps_rollup is not free: sample gently
         stdout.seek(0)
         stderr.seek(0)
         if probe.returncode != 0:

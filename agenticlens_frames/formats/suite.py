@@ -15,10 +15,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
-from jsonschema import Draft202012Validator, SchemaError
-from referencing import Registry
-from referencing.jsonschema import DRAFT202012
-
 from agenticlens_frames.formats._io import (
     Invalid,
     Source,
@@ -326,6 +322,11 @@ def _check_schema(source: Source, case: CaseSpec, checked: set[str]) -> None:
             "Draft 2020-12 is supported",
             f'set "$schema" to "{JSON_SCHEMA_DIALECT}" (and update the keywords) or remove it',
         )
+    # jsonschema is imported only for suites that use it (it adds to every start-up).
+    from jsonschema import Draft202012Validator, SchemaError
+    from referencing import Registry
+    from referencing.jsonschema import DRAFT202012
+
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:

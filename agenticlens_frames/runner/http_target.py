@@ -21,14 +21,15 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..formats.model import CaseSpec
 from .payload import InvalidPayload
 from .retry import TargetFailure
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "DEFAULT_MAX_REPLY_BYTES",
@@ -172,6 +173,8 @@ class HttpTarget:
 
     async def call(self, case: CaseSpec) -> Any:
         """The parsed JSON reply, or :class:`TargetFailure` / :class:`InvalidPayload`."""
+        import httpx  # loaded with the first http target, not by every run
+
         expanded = expand_headers(self.headers, self.environ)
         secrets = self._secrets(expanded)
         body = json.dumps({"input": case.input, "case_id": case.id}).encode("utf-8")

@@ -288,12 +288,12 @@ def test_unusable_references(write, schema, location, message):
 
 
 def test_repeated_schemas_are_checked_once(write, monkeypatch):
-    from agenticlens_frames.formats import suite as suite_module
+    from jsonschema import Draft202012Validator
 
     calls = []
-    original = suite_module.Draft202012Validator.check_schema
+    original = Draft202012Validator.check_schema
     monkeypatch.setattr(
-        suite_module.Draft202012Validator,
+        Draft202012Validator,
         "check_schema",
         lambda schema: calls.append(1) or original(schema),
     )
