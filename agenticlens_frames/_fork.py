@@ -185,7 +185,10 @@ def _collect(pid: int, fd: int, mine: list[int]) -> dict[int, tuple[bool, Any]]:
         data = pipe.read()
     _, status = os.waitpid(pid, 0)
     if data:
-        return {index: (ok, value) for index, ok, value in pickle.loads(data)}
+        try:
+            return {index: (ok, value) for index, ok, value in pickle.loads(data)}
+        except Exception:  # cut short: the worker died while sending
+            pass
     if os.WIFSIGNALED(status):
         how = f"was killed by signal {os.WTERMSIG(status)}"
     else:
