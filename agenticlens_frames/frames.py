@@ -627,7 +627,7 @@ class TableBuilder:
     def seal(self) -> None:
         """Turn the rows added so far into typed columns now, instead of in :meth:`build`
         (a process waiting for its workers does it while it would otherwise idle)."""
-        if self.next_attempt or self._trials:
+        if self.next_attempt:  # (trials stay in self._trials either way)
             self._parts.append(self.state())
         self._cols = {name: [] for name in _ATTEMPT_TYPES}
         from .scoring import CheckColumns
