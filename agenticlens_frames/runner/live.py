@@ -229,6 +229,8 @@ def build_run(
     suite: SuiteSpec,
     ledger: Ledger,
     registry: EvaluatorRegistry | None = None,
+    *,
+    progress: bool = False,
 ) -> tuple[ExperimentRun, int]:
     """The tables of every finished trial, and the number of attempts still to run.
 
@@ -256,7 +258,7 @@ def build_run(
             for case in suite.cases:
                 record = ledger.final[(variant_id, trial, case.id)]
                 _add_live_attempt(builder, variant_id, trial, case, record)
-        replay_recorded(builder, manifest, suite, order, registry)
+        replay_recorded(builder, manifest, suite, order, registry, progress=progress)
         used = sorted({ref.name for case in suite.cases for ref in case.evaluators})
         versions = {name: registry[name].version for name in used} if registry else {}
         return builder.build(versions), remaining
@@ -647,7 +649,7 @@ async def arun_live(
         # 4. The tables, from everything journaled (this session's records included).
         for record in writer.records:
             ledger.add(record)
-        run, remaining = build_run(manifest, suite, ledger, registry)
+        run, remaining = build_run(manifest, suite, ledger, registry, progress=progress)
         if folder is not None:
             run.to_parquet(folder.path / "tables")
         return LiveRunResult(

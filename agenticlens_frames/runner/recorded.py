@@ -92,8 +92,12 @@ def replay_recorded(
             return  # a worker process: only the parent draws
         if not bar:
             bar.append(
+                # disable=None: drawn on a terminal only (no carriage returns in CI logs)
                 progress_bar(
-                    total=total, desc="replaying trials", unit="trial", disable=not progress
+                    total=total,
+                    desc="replaying trials",
+                    unit="trial",
+                    disable=None if progress else True,
                 )
             )
         bar[0].update()
@@ -107,24 +111,23 @@ def replay_recorded(
             advance()
         return into
 
+    def task(variant: VariantSpec) -> dict[str, Any] | None:
+        if os.getpid() == parent:  # this process: straight into the tables
+            replay_variant(variant, builder)
+            builder.seal()  # typed now, and one variant per part (see build)
+            return None
+        return replay_variant(variant, TableBuilder(builder.manifest, suite)).state()
+
     try:
         if workers == 1:
             for variant in variants:
                 replay_variant(variant, builder)
-            return
-
-        def task(variant: VariantSpec) -> dict[str, Any] | None:
-            if os.getpid() == parent:  # this process: straight into the tables
-                replay_variant(variant, builder)
-                builder.seal()  # typed now, and one variant per part (see build)
-                return None
-            return replay_variant(variant, TableBuilder(builder.manifest, suite)).state()
-
-        tasks = [lambda v=v: task(v) for v in variants]
-        for part in run_tasks(tasks, workers):
-            if part is not None:
-                builder.absorb(part)
+        else:
+            for part in run_tasks([lambda v=v: task(v) for v in variants], workers):
+                if part is not None:
+                    builder.absorb(part)
+            if bar:  # the workers' trials are done too
+                bar[0].update(total - bar[0].n)
     finally:
         if bar:
-            bar[0].update(total - bar[0].n)
             bar[0].close()
