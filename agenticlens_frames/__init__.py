@@ -16,7 +16,9 @@ Examples
 ['baseline', 'model-large']
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_exports
 
 if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and IDEs
     from . import viz
@@ -127,23 +129,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agenticlens_frames' has no attribute {name!r}")
-    from importlib import import_module
-
-    if module.count(".") == 1 and module[1:] == name:  # a submodule (viz)
-        value = import_module(module, __name__)
-    else:
-        value = getattr(import_module(module, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 __version__ = "0.1.0"
 

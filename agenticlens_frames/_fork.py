@@ -22,12 +22,14 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["WORKERS_ENV", "run_tasks", "worker_count"]
+__all__ = ["LARGE_RUN_ATTEMPTS", "WORKERS_ENV", "run_tasks", "worker_count"]
 
 T = TypeVar("T")
 
 #: Environment variable that sets the number of worker processes (1: no forking).
 WORKERS_ENV = "AGENTICLENS_FRAMES_WORKERS"
+#: Below this many attempts one process does the work (forking costs more than it saves).
+LARGE_RUN_ATTEMPTS = 10_000
 
 
 def _cpus() -> int:
@@ -37,7 +39,7 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
-def worker_count(tasks: int, *, size: int, threshold: int) -> int:
+def worker_count(tasks: int, *, size: int, threshold: int = LARGE_RUN_ATTEMPTS) -> int:
     """How many processes to run ``tasks`` pieces of work in (this one included).
 
     Parameters
@@ -45,7 +47,7 @@ def worker_count(tasks: int, *, size: int, threshold: int) -> int:
     tasks
         Number of independent pieces of work.
     size
-        How big the whole job is (e.g. attempts to score).
+        How big the whole job is, in attempts (scored or reported).
     threshold
         Below this size forking costs more than it saves: one process.
 

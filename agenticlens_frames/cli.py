@@ -97,7 +97,6 @@ def _write_outputs(
     from .report.html import write_html_report
     from .report.json_report import write_json_report
     from .report.tables import write_parquet_outputs
-    from .runner.recorded import PARALLEL_ATTEMPTS
 
     def report() -> None:
         if save is not None:
@@ -116,7 +115,7 @@ def _write_outputs(
     run = getattr(analysis, "run", None)
     size = 0 if run is None else len(run.attempts)
     try:
-        run_tasks([report, others], worker_count(2, size=size, threshold=PARALLEL_ATTEMPTS))
+        run_tasks([report, others], worker_count(2, size=size))
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         Console(stderr=True, highlight=False).print(

@@ -28,13 +28,13 @@ def _cli(
     )
 
 
-def test_run_writes_every_output(tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    done = _cli(
+def _run_with_every_output(folder: Path, out: Path) -> list[str]:
+    """``experiment run`` on ``folder``'s experiment writing every output into ``out``."""
+    return [
         "experiment",
         "run",
-        str(EXAMPLE / "manifest.yaml"),
-        str(EXAMPLE / "suite.yaml"),
+        str(folder / "manifest.yaml"),
+        str(folder / "suite.yaml"),
         "--save",
         str(out / "r.json"),
         "--html",
@@ -45,7 +45,12 @@ def test_run_writes_every_output(tmp_path: Path) -> None:
         str(out / "c.csv"),
         "--parquet",
         str(out / "pq"),
-    )
+    ]
+
+
+def test_run_writes_every_output(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = _cli(*_run_with_every_output(EXAMPLE, out))
     assert done.returncode == 0, done.stderr
     assert "Pareto frontier:" in done.stdout
     for name in (
@@ -171,20 +176,7 @@ def test_large_runs_split_across_processes_give_the_same_files(tmp_path: Path, m
     for workers in ("1", "2"):
         out = tmp_path / workers
         done = _cli(
-            "experiment",
-            "run",
-            str(folder / "manifest.yaml"),
-            str(folder / "suite.yaml"),
-            "--save",
-            str(out / "r.json"),
-            "--html",
-            str(out / "r.html"),
-            "--csv",
-            str(out / "v.csv"),
-            "--cases-csv",
-            str(out / "c.csv"),
-            "--parquet",
-            str(out / "pq"),
+            *_run_with_every_output(folder, out),
             env={"AGENTICLENS_FRAMES_WORKERS": workers, "SOURCE_DATE_EPOCH": "1767225600"},
         )
         assert done.returncode == 0, done.stderr

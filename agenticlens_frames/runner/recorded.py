@@ -55,10 +55,6 @@ def replay_trial(
         builder.add_attempt(variant_id, trial, case, "ok", result, output=output, trace=trace)
 
 
-#: Below this many recorded attempts one process replays everything (forking costs more).
-PARALLEL_ATTEMPTS = 10_000
-
-
 def replay_recorded(
     builder: TableBuilder,
     manifest: ManifestSpec,
@@ -81,9 +77,7 @@ def replay_recorded(
     variants = [v for v in manifest.variants if v.target_kind == "recorded"]
     trials = {v.id: sorted(k[1] for k in positions if k[0] == v.id) for v in variants}
     total = sum(map(len, trials.values()))
-    workers = worker_count(
-        len(variants), size=total * len(suite.cases), threshold=PARALLEL_ATTEMPTS
-    )
+    workers = worker_count(len(variants), size=total * len(suite.cases))
     parent = os.getpid()
     bar: list[Any] = []  # made by the first task that runs here: after any fork
 
