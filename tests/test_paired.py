@@ -17,6 +17,7 @@ import orjson
 import pandas as pd
 import pytest
 from scipy import stats as sps
+from scipy.optimize import brentq
 
 from agenticlens_frames import load_experiment
 from agenticlens_frames.comparisons_config import (
@@ -219,9 +220,16 @@ def test_excluded_cases_and_unevaluated_trials_are_counted(run: ExperimentRun) -
     row = row.iloc[0]
     assert row["paired_items"] == 13
     assert row["baseline_only_items"] == 1 and row["candidate_only_items"] == 0
-    declared = 5 * 5 * 14
-    evaluated = int((att["status"].astype(str) != "trial_failed").sum())
-    assert set(pc["unevaluated"]) == {declared - evaluated}
+    # per comparison row: the declared attempts of its two variants that have no score
+    failed = att["status"].astype(str) == "trial_failed"
+    for r in pc.itertuples(index=False):
+        pair = (
+            att["variant_id"]
+            .astype(str)
+            .isin([str(r.baseline_variant_id), str(r.candidate_variant_id)])
+        )
+        assert r.unevaluated == int((failed & pair).sum()) + (5 * 14 * 2 - int(pair.sum()))
+    assert len(set(pc["unevaluated"])) > 1  # not one experiment-wide count on every row
 
 
 def test_degenerate_comparison(run: ExperimentRun) -> None:
@@ -244,20 +252,33 @@ def test_non_significant_rows_state_what_the_run_could_not_detect(run: Experimen
     pc = paired_comparisons(run, correction="holm")
     quiet = pc[~pc["significant"].astype(bool) & ~pc["degenerate"]]
     assert len(quiet)
+    beyond = 0
     for row in quiet.itertuples():
-        assert row.note.startswith("this run could not detect effects smaller than")
         # the MDE at Bonferroni's per-test level, from the row's own standard error
         level = row.alpha / row.family_size
         sd = row.standard_error * math.sqrt(row.n_clusters)
         from statsmodels.stats.power import TTestPower
 
         if row.n_clusters >= 10:
-            want = TTestPower().solve_power(nobs=row.n_clusters, alpha=level, power=0.8)
-            assert row.mde == pytest.approx(want * sd, rel=1e-5)
-        else:  # statsmodels' solver fails at 2 df; check the power equation directly
-            df, nc = row.n_clusters - 1, row.mde / sd * math.sqrt(row.n_clusters)
-            crit = sps.t.isf(level / 2, df)
-            assert sps.nct.sf(crit, df, nc) == pytest.approx(0.8, abs=1e-6)
+            want = TTestPower().solve_power(nobs=row.n_clusters, alpha=level, power=0.8) * sd
+        else:  # statsmodels' solver fails at 2 df; solve the power equation directly
+            units = row.n_clusters
+            crit = sps.t.isf(level / 2, units - 1)
+
+            def gap(e: float, crit=crit, units=units, sd=sd) -> float:
+                return sps.nct.sf(crit, units - 1, e / sd * math.sqrt(units)) - 0.8
+
+            want = brentq(gap, 0.0, 1e6 * sd)
+        if row.unit in ("proportion", "score") and want > 1:
+            # no difference of [0, 1] values is that large: no MDE exists
+            beyond += 1
+            assert row.mde == math.inf
+            assert row.note.startswith("not detectable with this design")
+            assert "pp" not in row.note.split("(")[0]
+        else:
+            assert row.note.startswith("this run could not detect effects smaller than")
+            assert row.mde == pytest.approx(want, rel=1e-5)
+    assert beyond  # the bundled run has such rows (with 19 tests, α = 0.0026)
     loud = pc[pc["significant"].astype(bool)]
     assert (loud["note"] == "").all()
 
@@ -520,11 +541,17 @@ def test_noninferiority_gate_by_hand(run: ExperimentRun) -> None:
     gate = pc.attrs["noninferiority"]
     means = naive_case_means(run)
     for row in gate.itertuples():
-        d = (means[row.candidate_variant_id] - means["baseline"]).dropna()
-        bound = d.mean() - sps.t.ppf(0.95, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
-        assert row.bound == pytest.approx(bound)
+        d = (means[row.candidate_variant_id] - means["baseline"]).dropna().to_numpy()
+        # by hand: two pseudo-cases at +1 and -1, never shrinking towards passing
+        augmented = np.concatenate([d, [1.0, -1.0]])
+        m = len(augmented)
+        spread = math.sqrt(sum((x - augmented.mean()) ** 2 for x in augmented) / m)
+        centre = min(augmented.mean(), d.mean())
+        bound = centre - sps.t.ppf(0.95, len(d) + 1) * spread / math.sqrt(m)
+        assert row.bound == pytest.approx(bound, rel=1e-12)
         assert row.passed == (bound > -0.05)
         assert row.bound_side == "lower"
+        assert "pseudo-cases" in row.bound_method
     assert gate.attrs["passed"] == gate_passed(gate) == bool(gate["passed"].all())
 
 
