@@ -888,10 +888,10 @@ def test_a_large_saved_report_is_checked_from_its_head_and_tail(
 
 
 def _independent_beta_binomial_bounds(passes, attempts, level=0.95):
-    """Posterior bounds of μ by a different quadrature: ρ = U^(1/0.3) with U uniform
-    (the Beta(0.3, 1) prior's inverse CDF), midpoint grids, scipy's betabinom."""
+    """Posterior bounds of μ by a different quadrature: ρ by the inverse CDF of its
+    Beta(0.3, 0.8) prior at uniform midpoints, a midpoint μ grid, scipy's betabinom."""
     mu = (np.arange(4000) + 0.5) / 4000
-    rho = ((np.arange(400) + 0.5) / 400) ** (1 / 0.3)
+    rho = sps.beta.ppf((np.arange(400) + 0.5) / 400, 0.3, 0.8)
     kappa = 1 / rho - 1
     a = mu[:, None] * kappa[None, :]
     b = (1 - mu)[:, None] * kappa[None, :]
