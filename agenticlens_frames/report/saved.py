@@ -298,17 +298,26 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
     extras = data.get("agenticlens_frames") or {}
     from ..paired import paired_frames_from_block
 
-    paired = {k: data[k] for k in ("case_level", "paired_comparisons") if k in data}
+    from ..verdicts import empty_verdicts, verdicts_from_block
+
+    paired = {k: data[k] for k in ("case_level", "verdicts", "paired_comparisons") if k in data}
     place[:] = ["paired_comparisons"]
     paired_frames = (
         paired_frames_from_block(paired["paired_comparisons"])
         if "paired_comparisons" in paired
         else {}
     )
+    place[:] = ["case_level"]
+    summary = (paired.get("case_level") or {}).get("summary")
+    if summary:
+        paired_frames["case_level_summary"] = pd.DataFrame(summary)
+    place[:] = ["verdicts"]
+    verdicts = verdicts_from_block(paired["verdicts"]) if "verdicts" in paired else empty_verdicts()
     place[:] = []
     return ExperimentAnalysis(
         paired=paired,
         paired_frames=paired_frames,
+        verdicts=verdicts,
         run=None,
         confidence_level=cl,
         regression_threshold=float(data["regression_threshold"]),
