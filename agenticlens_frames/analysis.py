@@ -920,7 +920,11 @@ def analyze(
         paired=paired_frames.get("paired_comparisons"),
     )
     # Report order: case_level, verdicts, then the paired block (read from a report's tail).
-    paired = {"case_level": paired.pop("case_level"), "verdicts": verdicts_block(verdicts), **paired}
+    paired = {
+        "case_level": paired.pop("case_level"),
+        "verdicts": verdicts_block(verdicts),
+        **paired,
+    }
     return ExperimentAnalysis(
         paired=paired,
         paired_frames=paired_frames,

@@ -40,10 +40,15 @@ from .comparisons_config import (
 from .frames import ExperimentRun
 
 __all__ = [
+    "CORRECTION_NAMES",
     "HOW_TO_DECLARE",
     "REGRESSION_DIMENSIONS",
     "VERDICT_COLUMNS",
     "case_verdicts",
+    "empty_verdicts",
+    "format_difference",
+    "format_interval",
+    "format_p",
     "headline_pass_rates",
     "regressions",
     "verdicts_block",
@@ -104,12 +109,34 @@ def _signed(value: float, unit: str) -> str:
     if unit == "ms":
         return f"{value:+.0f}"
     if unit == "usd":
-        return f"{value:+.4g}"
+        return f"{value:+.5f}"
     return f"{value:+.3f}"
 
 
 def _unit_suffix(unit: str) -> str:
     return {"proportion": " pp", "ms": " ms", "usd": " USD"}.get(unit, "")
+
+
+#: How a correction is named in words.
+CORRECTION_NAMES = {
+    "none": "no",
+    "bonferroni": "Bonferroni",
+    "holm": "Holm",
+    "benjamini_hochberg": "Benjamini-Hochberg",
+}
+
+
+def format_p(value: float) -> str:
+    """A p-value for a table: three decimals, or scientific below 0.001.
+
+    Examples
+    --------
+    >>> format_p(0.6347), format_p(1.1e-4), format_p(float("nan"))
+    ('0.635', '1.1e-04', 'n/a')
+    """
+    if not math.isfinite(value):
+        return "n/a"
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
 
 
 def format_difference(value: float, unit: str) -> str:
@@ -125,16 +152,16 @@ def format_difference(value: float, unit: str) -> str:
 
 
 def format_interval(low: float, high: float, unit: str) -> str:
-    """``[low, high] unit`` with signs, as the verdict tables print it.
+    """``[low, high]`` with signs, in the unit of :func:`format_difference` (not repeated).
 
     Examples
     --------
     >>> format_interval(-0.001, 0.315, "proportion")
-    '[-0.1, +31.5] pp'
+    '[-0.1, +31.5]'
     """
     if not (math.isfinite(low) and math.isfinite(high)):
-        return "n/a"
-    return f"[{_signed(low, unit)}, {_signed(high, unit)}]{_unit_suffix(unit)}"
+        return "[n/a]"
+    return f"[{_signed(low, unit)}, {_signed(high, unit)}]"
 
 
 def _magnitude(value: float, unit: str) -> str:
@@ -148,7 +175,10 @@ def _detectable(mde: float, unit: str, degenerate: bool) -> str:
         return "the smallest detectable change could not be estimated"
     if unit in _BOUNDED and mde > 1.0:
         # A difference of two rates or scores in [0, 1] cannot exceed 1 (100 pp).
-        return "not detectable with this design (the smallest detectable change exceeds the scale)"
+        return (
+            "not detectable with this design (the smallest detectable change, "
+            f"{_magnitude(mde, unit)}, exceeds the scale)"
+        )
     return f"this run could not detect changes smaller than {_magnitude(mde, unit)}"
 
 
@@ -162,14 +192,6 @@ def _verdict(declared: bool, significant: Any, difference: float, higher: bool) 
     return "better" if (difference > 0) == bool(higher) else "worse"
 
 
-_CORRECTION_NAMES = {
-    "none": "unadjusted",
-    "bonferroni": "Bonferroni",
-    "holm": "Holm",
-    "benjamini_hochberg": "Benjamini-Hochberg",
-}
-
-
 def _statement(row: Mapping[str, Any]) -> str:
     unit = str(row["unit"])
     head = (
@@ -180,10 +202,12 @@ def _statement(row: Mapping[str, Any]) -> str:
     level = row["confidence_level"]
     if not row["declared"]:
         return f"{head} ({level:.0%} per-comparison interval); not judged: no correction declared"
-    p = row["adjusted_p_value"]
-    p_text = "n/a" if not math.isfinite(p) else f"{p:.3g}"
-    name = _CORRECTION_NAMES.get(str(row["correction"]), str(row["correction"]))
-    text = f"{head} ({level:.0%} CI), {name}-adjusted p = {p_text}: {row['verdict']}"
+    p = format_p(row["adjusted_p_value"])
+    if row["correction"] == "none":
+        text = f"{head} ({level:.0%} CI), p = {p} (no correction, as declared): {row['verdict']}"
+    else:
+        name = CORRECTION_NAMES.get(str(row["correction"]), str(row["correction"]))
+        text = f"{head} ({level:.0%} CI), {name}-adjusted p = {p}: {row['verdict']}"
     return f"{text}; {row['detectable']}" if row["detectable"] else text
 
 
@@ -233,9 +257,7 @@ def verdicts_from_paired(paired: pd.DataFrame, *, declared: bool) -> pd.DataFram
         frame["correction"] = None
         frame["family_size"] = 0
         frame["significant"] = pd.array([pd.NA] * len(paired), dtype="boolean")
-    significant = (
-        frame["significant"].tolist() if "significant" in frame else [pd.NA] * len(paired)
-    )
+    significant = frame["significant"].tolist() if "significant" in frame else [pd.NA] * len(paired)
     frame["verdict"] = [
         _verdict(declared, s, float(d), bool(h))
         for s, d, h in zip(

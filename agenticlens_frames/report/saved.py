@@ -297,7 +297,6 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
     place[:] = []
     extras = data.get("agenticlens_frames") or {}
     from ..paired import paired_frames_from_block
-
     from ..verdicts import empty_verdicts, verdicts_from_block
 
     paired = {k: data[k] for k in ("case_level", "verdicts", "paired_comparisons") if k in data}
