@@ -417,10 +417,19 @@ def verdicts_block(frame: pd.DataFrame) -> dict[str, Any]:
 
 def verdicts_from_block(block: Mapping[str, Any]) -> pd.DataFrame:
     """The verdict frame back from a saved report's ``verdicts`` block."""
-    frame = pd.DataFrame(list(block.get("rows", [])), columns=VERDICT_COLUMNS)
-    for column in ("mean_difference", "ci_low", "ci_high", "p_value", "adjusted_p_value", "mde"):
+    rows = [r for r in block.get("rows", []) if isinstance(r, Mapping)]
+    frame = pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+    numeric = ("mean_difference", "ci_low", "ci_high", "p_value", "adjusted_p_value", "mde")
+    for column in (*numeric, "confidence_level", "alpha", "baseline_mean", "candidate_mean"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(np.float64)
-    frame["significant"] = pd.array(frame["significant"].tolist(), dtype="boolean")
+    for column in ("paired_items", "family_size"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").fillna(0).astype(np.int64)
+    for column in ("verdict", "detectable", "statement", "unit", "dimension", "evaluator"):
+        frame[column] = frame[column].fillna("").astype(str)
+    # A hand-edited report may hold anything here; only true booleans count.
+    frame["significant"] = pd.array(
+        [v if isinstance(v, bool) else None for v in frame["significant"]], dtype="boolean"
+    )
     frame.attrs["declared"] = bool(block.get("declared", False))
     if block.get("correction"):
         frame.attrs["correction"] = block["correction"]
@@ -471,7 +480,8 @@ def headline_pass_rates(summary: pd.DataFrame | None) -> pd.DataFrame:
         "n_cases",
         "n_attempts",
     ]
-    if summary is None or len(summary) == 0:
+    needed = {"variant_id", "estimand", "method", "estimate", "ci_low", "ci_high"}
+    if summary is None or len(summary) == 0 or not needed <= set(summary.columns):
         return pd.DataFrame(columns=columns)
     rows = summary[summary["estimand"].astype(str) == "mean"]
     if "evaluator" in rows:

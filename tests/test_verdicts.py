@@ -230,3 +230,30 @@ def test_headline_is_the_case_level_mean_with_its_recommended_interval(
     assert headline.loc["retrieval-dense", "estimate"] == pytest.approx(23 / 28)
     compat = analysis.variants.set_index(analysis.variants["variant_id"].astype(str))
     assert compat.loc["retrieval-dense", "case_pass_rate"] == pytest.approx(46 / 70)
+
+
+def test_a_hand_edited_verdicts_block_renders_without_a_crash(
+    run: ExperimentRun, tmp_path: Path
+) -> None:
+    from rich.console import Console
+
+    from agenticlens_frames.report.console import print_summary
+    from agenticlens_frames.report.html import render_html
+
+    path = write_json_report(analyze(run), tmp_path / "r.json")
+    report = json.loads(Path(path).read_text())
+    report["verdicts"]["rows"][0].update(
+        {"family_size": "many", "confidence_level": None, "significant": "yes", "unit": None}
+    )
+    report["verdicts"]["rows"].append("not a row")
+    report["case_level"]["summary"] = [{"variant_id": "baseline"}]
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(report))
+    loaded = load_report(edited)
+    assert loaded.verdicts["significant"].isna().iloc[0]
+    assert len(loaded.verdicts) == len(report["verdicts"]["rows"]) - 1
+    page = render_html(loaded)
+    assert "id='verdicts'" in page and "Pass rate</b> †" in page  # falls back, says so
+    console = Console(record=True, width=300, color_system=None)
+    print_summary(loaded, console)
+    assert "Verdicts against baseline" in console.export_text()
