@@ -98,12 +98,31 @@ def analysis_repr_html(a: ExperimentAnalysis) -> str:
     >>> "Pareto" in analysis_repr_html(a)
     True
     """
+    from .report.html import verdicts_table_html
+    from .verdicts import headline_pass_rates
+
     info = a.info
+    # The verdicts first; the headline pass rate is the case-level one.
+    headline = {
+        str(h["variant_id"]): h
+        for h in headline_pass_rates(a.paired_frames.get("case_level_summary")).to_dict("records")
+    }
+
+    def rate(v: dict[str, Any]) -> str:
+        h = headline.get(str(v["variant_id"]))
+        low, high = (
+            (v["case_pass_rate_ci_low"], v["case_pass_rate_ci_high"])
+            if h is None
+            else (h["ci_low"], h["ci_high"])
+        )
+        value = v["case_pass_rate"] if h is None else h["estimate"]
+        mark = " †" if h is None else ""
+        return f"{_pct(value)}{mark} <span class='muted'>[{_pct(low)}, {_pct(high)}]</span>"
+
     rows = "".join(
         f"<tr><td><b>{_e(v['variant_id'])}</b>{' (baseline)' if v['is_baseline'] else ''}"
         f"{' · Pareto' if v['pareto_optimal'] else ''}</td>"
-        f"<td>{_pct(v['case_pass_rate'])} <span class='muted'>"
-        f"[{_pct(v['case_pass_rate_ci_low'])}, {_pct(v['case_pass_rate_ci_high'])}]</span></td>"
+        f"<td>{rate(v)}</td>"
         f"<td>{_num(v['average_score_mean'], '.3f')}</td>"
         f"<td>{_num(v['average_latency_ms_mean'], ',.1f')} ms</td>"
         f"<td>{_num(v['total_cost_usd_mean'], '.4f')}</td>"
@@ -124,16 +143,17 @@ def analysis_repr_html(a: ExperimentAnalysis) -> str:
                 )
                 if c[key] is True
             ]
-            cls = "bad" if regressed else "good"
             items.append(
                 f"<tr><td>{_e(c['candidate_variant_id'])}</td>"
                 f"<td>{_num(c['case_pass_rate_delta'], '+.1%')}</td>"
                 f"<td>{_num(c['case_pass_rate_p_value'], '.3f')}</td>"
-                f"<td class='{cls}'>{_e(', '.join(regressed)) or 'none'}</td></tr>"
+                f"<td>{_e(', '.join(regressed)) or 'none'}</td></tr>"
             )
         comps = (
+            "<div class='muted'>AgenticLens-compatible numbers (attempts treated as "
+            "independent; not a verdict)</div>"
             f"<table><tr><th>vs {_e(info.get('baseline_variant_id'))}</th><th>Δ case pass rate"
-            "</th><th>p</th><th>regressions</th></tr>" + "".join(items) + "</table>"
+            "</th><th>z-test p</th><th>flagged by its rule</th></tr>" + "".join(items) + "</table>"
         )
     warnings = "".join(f"<li>{_e(w)}</li>" for w in a.warnings)
     source = "saved report" if a.run is None else "tidy tables"
@@ -142,8 +162,10 @@ def analysis_repr_html(a: ExperimentAnalysis) -> str:
         f"{_e(info.get('experiment_version'))} · suite {_e(info.get('suite_name'))} "
         f"{_e(info.get('suite_version'))}<div class='muted'>{info.get('trial_count')} trials "
         f"per variant · confidence {a.confidence_level:.0%} · from {source}</div>"
-        "<table><tr><th>variant</th><th>case pass rate</th><th>score</th><th>latency</th>"
-        f"<th>cost / trial</th><th>reliability</th><th>flaky</th></tr>{rows}</table>"
+        + verdicts_table_html(a.verdicts)
+        + "<table><tr><th>variant</th><th>pass rate (case-level CI)</th><th>score</th>"
+        "<th>latency</th><th>cost / trial</th><th>reliability<br>(trials with every case "
+        f"passed)</th><th>flaky</th></tr>{rows}</table>"
         f"{comps}" + (f"<ul class='muted'>{warnings}</ul>" if warnings else "")
     )
 

@@ -257,3 +257,38 @@ def test_a_hand_edited_verdicts_block_renders_without_a_crash(
     console = Console(record=True, width=300, color_system=None)
     print_summary(loaded, console)
     assert "Verdicts against baseline" in console.export_text()
+
+
+def test_the_notebook_display_leads_with_the_verdicts(run: ExperimentRun) -> None:
+    page = analyze(run)._repr_html_()
+    verdicts = page.index("table class='verdicts'")
+    compat = page.index("AgenticLens-compatible numbers")
+    assert verdicts < page.index("pass rate (case-level CI)") < compat
+    assert "class='good'" not in page[compat:] and "class='bad'" not in page[compat:]
+
+
+def test_parquet_results_include_the_verdicts(run: ExperimentRun, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+
+    out = tmp_path / "pq"
+    done = CliRunner().invoke(
+        app,
+        [
+            "experiment",
+            "run",
+            str(EXAMPLE / "manifest.yaml"),
+            str(EXAMPLE / "suite.yaml"),
+            "--save",
+            str(tmp_path / "r.json"),
+            "--parquet",
+            str(out),
+            "-q",
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    frame = pd.read_parquet(out / "results" / "verdicts.parquet")
+    expected = analyze(run).verdicts
+    assert frame["verdict"].tolist() == expected["verdict"].tolist()
+    np.testing.assert_allclose(frame["ci_high"], expected["ci_high"].astype(float))
