@@ -348,7 +348,7 @@ def case_verdicts(
     declared = config is not None
     if paired is None:
         used = config if config is not None else _undeclared_config(confidence_level)
-        paired = paired_analysis(run, used).comparisons
+        paired = paired_analysis(run, used, fingerprint=declared).comparisons
     frame = verdicts_from_paired(paired, declared=declared)
     if declared:
         frame.attrs["correction"] = config.correction  # type: ignore[union-attr]
