@@ -42,6 +42,7 @@ from .frames import ExperimentRun
 __all__ = [
     "CORRECTION_NAMES",
     "HOW_TO_DECLARE",
+    "NOT_IN_REPORT",
     "REGRESSION_DIMENSIONS",
     "VERDICT_COLUMNS",
     "case_verdicts",
@@ -438,10 +439,20 @@ def verdicts_from_block(block: Mapping[str, Any]) -> pd.DataFrame:
     return frame
 
 
-def empty_verdicts() -> pd.DataFrame:
-    """An empty verdict frame (an analysis rebuilt from a report that has none)."""
+#: Shown instead of the verdicts for a saved report that has none (AgenticLens's own).
+NOT_IN_REPORT = (
+    "This report has no case-level verdicts (it was not written by agenticlens_frames, or "
+    "by an older version): run the experiment with `agenticlens-frames experiment run` to "
+    "get them. The numbers below treat attempts as independent."
+)
+
+
+def empty_verdicts(*, missing: bool = False) -> pd.DataFrame:
+    """An empty verdict frame; ``missing``: rebuilt from a report that has none."""
     frame = pd.DataFrame(columns=VERDICT_COLUMNS)
     frame.attrs["declared"] = False
+    if missing:
+        frame.attrs["missing"] = NOT_IN_REPORT
     return frame
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,7 @@ from agenticlens_frames.verdicts import (
     verdicts_from_paired,
 )
 
-from .conftest import EXAMPLE
+from .conftest import EXAMPLE, Reference
 
 #: Quality and latency only: a two-dimension family small enough to recompute by hand.
 QUALITY_AND_LATENCY = {
@@ -292,3 +293,27 @@ def test_parquet_results_include_the_verdicts(run: ExperimentRun, tmp_path: Path
     expected = analyze(run).verdicts
     assert frame["verdict"].tolist() == expected["verdict"].tolist()
     np.testing.assert_allclose(frame["ci_high"], expected["ci_high"].astype(float))
+
+
+def test_a_report_written_by_agenticlens_says_it_has_no_verdicts(
+    reference: Callable[..., Reference], tmp_path: Path
+) -> None:
+    from rich.console import Console
+
+    from agenticlens_frames.report.console import print_summary
+    from agenticlens_frames.report.html import render_html
+    from agenticlens_frames.verdicts import NOT_IN_REPORT
+
+    ref = reference(EXAMPLE)
+    assert ref.returncode == 0, ref.stderr
+    path = tmp_path / "theirs.json"
+    path.write_text(json.dumps(ref.report))
+    loaded = load_report(path)
+    assert loaded.verdicts.empty and loaded.verdicts.attrs["missing"] == NOT_IN_REPORT
+    console = Console(record=True, width=400, color_system=None)
+    print_summary(loaded, console)
+    text = console.export_text()
+    assert NOT_IN_REPORT in text and "*" not in text
+    assert "65.7% [54%–76%] †" in text  # the package's pooled interval, marked as such
+    assert "(no correction declared)" not in text
+    assert "has no case-level verdicts" in render_html(loaded)

@@ -55,6 +55,10 @@ def _verdict_table(analysis: ExperimentAnalysis, console: Console) -> None:
 
     v = analysis.verdicts
     name = strip_control(analysis.info["experiment_name"])
+    if v.attrs.get("missing"):
+        console.print(Text(f"Experiment · {name}", style="bold"))
+        console.print(Text(f"! {v.attrs['missing']}", style="yellow"))
+        return
     base = strip_control(analysis.info["baseline_variant_id"])
     declared = bool(v.attrs.get("declared", False))
     level = float(v["confidence_level"].iloc[0]) if len(v) else analysis.confidence_level

@@ -638,6 +638,8 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
     )
 
     declared = bool(verdicts.attrs.get("declared", False))
+    if verdicts.attrs.get("missing"):
+        return f"<p class='declare'>{_e(verdicts.attrs['missing'])}</p>"
     if not len(verdicts):
         body = "<p class='note'>No candidate could be compared with the baseline.</p>"
         return body if declared else body + f"<p class='declare'>{_e(HOW_TO_DECLARE)}</p>"

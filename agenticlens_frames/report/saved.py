@@ -311,7 +311,11 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
     if summary:
         paired_frames["case_level_summary"] = pd.DataFrame(summary)
     place[:] = ["verdicts"]
-    verdicts = verdicts_from_block(paired["verdicts"]) if "verdicts" in paired else empty_verdicts()
+    verdicts = (
+        verdicts_from_block(paired["verdicts"])
+        if "verdicts" in paired
+        else empty_verdicts(missing=True)
+    )
     place[:] = []
     return ExperimentAnalysis(
         paired=paired,
