@@ -566,7 +566,14 @@ def _heatmap_section(a: ExperimentAnalysis, heat: dict[str, Any], attention: lis
         "<section id='heatmap'><h2>Test-level heatmap</h2>"
         f"<p class='note'>{_e(wide)} Cell colour: mean score (red 0 → green 1, grey: no "
         "score); label: passes/attempts; dotted outline: inconsistent (flaky) case. Click a "
-        "cell for its attempts.</p>"
+        "cell for its attempts."
+        + (
+            " A failed trial counts in the label as a failed attempt (as AgenticLens counts "
+            "it) and is left out of the colour."
+            if (a.variants["attempted_trials"] > a.variants["completed_trials"]).any()
+            else ""
+        )
+        + "</p>"
         "<div class='controls'>"
         f"<label>cases<select id='heat-order'>{order_opts}</select></label>"
         f"<label>variants<select id='heat-vorder'>{vorder_opts}</select></label>"
