@@ -398,6 +398,16 @@ def verdicts_block(frame: pd.DataFrame) -> dict[str, Any]:
     Keys: ``declared``, ``correction`` (null when not declared), ``how_to_declare``
     (null when declared), ``regression_dimensions`` and ``rows`` (one record per row of
     :func:`case_verdicts`).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> block = verdicts_block(case_verdicts(run))
+    >>> block["declared"], block["correction"], block["rows"][1]["verdict"]
+    (True, 'holm', 'no detectable difference')
+    >>> verdicts_from_block(block)["verdict"].iloc[1]
+    'no detectable difference'
     """
     declared = bool(frame.attrs.get("declared", False))
     rows = [
@@ -417,7 +427,8 @@ def verdicts_block(frame: pd.DataFrame) -> dict[str, Any]:
 
 
 def verdicts_from_block(block: Mapping[str, Any]) -> pd.DataFrame:
-    """The verdict frame back from a saved report's ``verdicts`` block."""
+    """The verdict frame back from a saved report's ``verdicts`` block (see
+    :func:`verdicts_block`); malformed rows are skipped, malformed values become missing."""
     rows = [r for r in block.get("rows", []) if isinstance(r, Mapping)]
     frame = pd.DataFrame(rows, columns=VERDICT_COLUMNS)
     numeric = ("mean_difference", "ci_low", "ci_high", "p_value", "adjusted_p_value", "mde")
