@@ -911,7 +911,7 @@ def analyze(
     paired_frames, paired = paired_outputs(
         run, comparisons, confidence_level=confidence_level, lock=comparisons_lock
     )
-    from .verdicts import case_verdicts, verdicts_block
+    from .verdicts import case_verdicts
 
     verdicts = case_verdicts(
         run,
@@ -919,12 +919,6 @@ def analyze(
         confidence_level=confidence_level,
         paired=paired_frames.get("paired_comparisons"),
     )
-    # Report order: case_level, verdicts, then the paired block (read from a report's tail).
-    paired = {
-        "case_level": paired.pop("case_level"),
-        "verdicts": verdicts_block(verdicts),
-        **paired,
-    }
     return ExperimentAnalysis(
         paired=paired,
         paired_frames=paired_frames,

@@ -52,8 +52,6 @@ __all__ = [
     "format_p",
     "headline_pass_rates",
     "regressions",
-    "verdicts_block",
-    "verdicts_from_block",
     "verdicts_from_paired",
 ]
 
@@ -375,79 +373,6 @@ def regressions(verdicts: pd.DataFrame) -> pd.DataFrame:
         & verdicts["dimension"].astype(str).isin(REGRESSION_DIMENSIONS)
     )
     return verdicts[mask]
-
-
-# --------------------------------------------------------------------------- report
-
-
-def _json(value: Any) -> Any:
-    if value is None or value is pd.NA:
-        return None
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    return value
-
-
-def verdicts_block(frame: pd.DataFrame) -> dict[str, Any]:
-    """The JSON-ready ``verdicts`` block of the report (NaN → null).
-
-    Keys: ``declared``, ``correction`` (null when not declared), ``how_to_declare``
-    (null when declared), ``regression_dimensions`` and ``rows`` (one record per row of
-    :func:`case_verdicts`).
-
-    Examples
-    --------
-    >>> from agenticlens_frames import load_experiment
-    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
-    >>> block = verdicts_block(case_verdicts(run))
-    >>> block["declared"], block["correction"], block["rows"][1]["verdict"]
-    (True, 'holm', 'no detectable difference')
-    >>> verdicts_from_block(block)["verdict"].iloc[1]
-    'no detectable difference'
-    """
-    declared = bool(frame.attrs.get("declared", False))
-    rows = [
-        {str(k): _json(v) for k, v in record.items()}
-        for record in frame.astype(object).to_dict("records")
-    ]
-    correction = frame.attrs.get("correction")
-    if correction is None and declared and len(frame):
-        correction = str(frame["correction"].iloc[0])
-    return {
-        "declared": declared,
-        "correction": correction if declared else None,
-        "how_to_declare": None if declared else HOW_TO_DECLARE,
-        "regression_dimensions": list(REGRESSION_DIMENSIONS),
-        "rows": rows,
-    }
-
-
-def verdicts_from_block(block: Mapping[str, Any]) -> pd.DataFrame:
-    """The verdict frame back from a saved report's ``verdicts`` block (see
-    :func:`verdicts_block`); malformed rows are skipped, malformed values become missing."""
-    rows = [r for r in block.get("rows", []) if isinstance(r, Mapping)]
-    frame = pd.DataFrame(rows, columns=VERDICT_COLUMNS)
-    numeric = ("mean_difference", "ci_low", "ci_high", "p_value", "adjusted_p_value", "mde")
-    for column in (*numeric, "confidence_level", "alpha", "baseline_mean", "candidate_mean"):
-        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(np.float64)
-    for column in ("paired_items", "family_size"):
-        frame[column] = pd.to_numeric(frame[column], errors="coerce").fillna(0).astype(np.int64)
-    for column in ("verdict", "detectable", "statement", "unit", "dimension", "evaluator"):
-        frame[column] = frame[column].fillna("").astype(str)
-    # A hand-edited report may hold anything here; only true booleans count.
-    frame["significant"] = pd.array(
-        [v if isinstance(v, bool) else None for v in frame["significant"]], dtype="boolean"
-    )
-    frame.attrs["declared"] = bool(block.get("declared", False))
-    if block.get("correction"):
-        frame.attrs["correction"] = block["correction"]
-    if not frame.attrs["declared"]:
-        frame.attrs["how_to_declare"] = block.get("how_to_declare") or HOW_TO_DECLARE
-    return frame
 
 
 #: Shown instead of the verdicts for a saved report that has none (AgenticLens's own).

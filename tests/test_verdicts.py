@@ -14,7 +14,13 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from agenticlens_frames import analyze, load_experiment, load_report, write_json_report
+from agenticlens_frames import (
+    analyze,
+    build_report,
+    load_experiment,
+    load_report,
+    write_json_report,
+)
 from agenticlens_frames.frames import ExperimentRun
 from agenticlens_frames.verdicts import (
     HOW_TO_DECLARE,
@@ -195,9 +201,9 @@ def test_analysis_report_and_saved_report_carry_the_verdicts(
     restored = load_report(path).verdicts
     assert restored["verdict"].tolist() == analysis.verdicts["verdict"].tolist()
     np.testing.assert_allclose(restored["ci_low"], analysis.verdicts["ci_low"].astype(float))
-    plain = analyze(_undeclared(run))
-    assert plain.paired["verdicts"]["declared"] is False
-    assert all(r["significant"] is None for r in plain.paired["verdicts"]["rows"])
+    plain = build_report(analyze(_undeclared(run)))["verdicts"]
+    assert plain["declared"] is False and plain["how_to_declare"] == HOW_TO_DECLARE
+    assert plain["rows"] and all(r["significant"] is None for r in plain["rows"])
 
 
 def test_the_regression_gate_reads_declared_worse_outcome_rows() -> None:

@@ -297,9 +297,10 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
     place[:] = []
     extras = data.get("agenticlens_frames") or {}
     from ..paired import paired_frames_from_block
-    from ..verdicts import empty_verdicts, verdicts_from_block
+    from ..verdicts import empty_verdicts
+    from .verdicts_json import verdicts_from_block
 
-    paired = {k: data[k] for k in ("case_level", "verdicts", "paired_comparisons") if k in data}
+    paired = {k: data[k] for k in ("case_level", "paired_comparisons") if k in data}
     place[:] = ["paired_comparisons"]
     paired_frames = (
         paired_frames_from_block(paired["paired_comparisons"])
@@ -312,8 +313,8 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
         paired_frames["case_level_summary"] = pd.DataFrame(summary)
     place[:] = ["verdicts"]
     verdicts = (
-        verdicts_from_block(paired["verdicts"])
-        if "verdicts" in paired
+        verdicts_from_block(data["verdicts"])
+        if "verdicts" in data
         else empty_verdicts(missing=True)
     )
     place[:] = []
