@@ -98,31 +98,32 @@ def analysis_repr_html(a: ExperimentAnalysis) -> str:
     >>> "Pareto" in analysis_repr_html(a)
     True
     """
-    from .report.html import verdicts_table_html
-    from .verdicts import headline_pass_rates
-
     info = a.info
-    # The verdicts first; the headline pass rate is the case-level one.
-    headline = {
-        str(h["variant_id"]): h
-        for h in headline_pass_rates(a.paired_frames.get("case_level_summary")).to_dict("records")
-    }
-
-    def rate(v: dict[str, Any]) -> str:
-        h = headline.get(str(v["variant_id"]))
-        low, high = (
-            (v["case_pass_rate_ci_low"], v["case_pass_rate_ci_high"])
-            if h is None
-            else (h["ci_low"], h["ci_high"])
+    # The verdicts first (case-level, paired, under the declared correction), as rows of
+    # the verdict frame; this module imports nothing of ours, so it reads them as written.
+    verdicts = getattr(a, "verdicts", None)
+    lead = ""
+    if verdicts is not None and len(verdicts):
+        style = {"better": "good", "worse": "bad"}
+        lead = (
+            "<table class='verdicts'><tr><th>verdict</th><th>candidate − baseline, case by "
+            "case</th></tr>"
+            + "".join(
+                f"<tr><td class='{style.get(str(r['verdict']), '')}'>{_e(r['verdict'])}</td>"
+                f"<td>{_e(r['statement'])}</td></tr>"
+                for r in verdicts.to_dict("records")
+            )
+            + "</table>"
         )
-        value = v["case_pass_rate"] if h is None else h["estimate"]
-        mark = " †" if h is None else ""
-        return f"{_pct(value)}{mark} <span class='muted'>[{_pct(low)}, {_pct(high)}]</span>"
-
+    if verdicts is not None:
+        note = verdicts.attrs.get("missing") or verdicts.attrs.get("how_to_declare")
+        if note:
+            lead += f"<div class='muted'>{_e(note)}</div>"
     rows = "".join(
         f"<tr><td><b>{_e(v['variant_id'])}</b>{' (baseline)' if v['is_baseline'] else ''}"
         f"{' · Pareto' if v['pareto_optimal'] else ''}</td>"
-        f"<td>{rate(v)}</td>"
+        f"<td>{_pct(v['case_pass_rate'])} <span class='muted'>"
+        f"[{_pct(v['case_pass_rate_ci_low'])}, {_pct(v['case_pass_rate_ci_high'])}]</span></td>"
         f"<td>{_num(v['average_score_mean'], '.3f')}</td>"
         f"<td>{_num(v['average_latency_ms_mean'], ',.1f')} ms</td>"
         f"<td>{_num(v['total_cost_usd_mean'], '.4f')}</td>"
@@ -150,8 +151,6 @@ def analysis_repr_html(a: ExperimentAnalysis) -> str:
                 f"<td>{_e(', '.join(regressed)) or 'none'}</td></tr>"
             )
         comps = (
-            "<div class='muted'>AgenticLens-compatible numbers (attempts treated as "
-            "independent; not a verdict)</div>"
             f"<table><tr><th>vs {_e(info.get('baseline_variant_id'))}</th><th>Δ case pass rate"
             "</th><th>z-test p</th><th>flagged by its rule</th></tr>" + "".join(items) + "</table>"
         )
@@ -162,10 +161,12 @@ def analysis_repr_html(a: ExperimentAnalysis) -> str:
         f"{_e(info.get('experiment_version'))} · suite {_e(info.get('suite_name'))} "
         f"{_e(info.get('suite_version'))}<div class='muted'>{info.get('trial_count')} trials "
         f"per variant · confidence {a.confidence_level:.0%} · from {source}</div>"
-        + verdicts_table_html(a.verdicts)
-        + "<table><tr><th>variant</th><th>pass rate (case-level CI)</th><th>score</th>"
-        "<th>latency</th><th>cost / trial</th><th>reliability<br>(trials with every case "
-        f"passed)</th><th>flaky</th></tr>{rows}</table>"
+        f"{lead}<div class='muted'>AgenticLens-compatible numbers (attempts treated as "
+        "independent; not a verdict). Reliability: share of trials in which every case "
+        "passed.</div>"
+        "<table><tr><th>variant</th><th>case pass rate [pooled Wilson]</th><th>score</th>"
+        "<th>latency</th><th>cost / trial</th><th>reliability</th><th>flaky</th></tr>"
+        f"{rows}</table>"
         f"{comps}" + (f"<ul class='muted'>{warnings}</ul>" if warnings else "")
     )
 
