@@ -253,7 +253,7 @@ def verdicts_from_paired(paired: pd.DataFrame, *, declared: bool) -> pd.DataFram
     )
     if not declared:
         frame["adjusted_p_value"] = np.nan
-        frame["correction"] = None
+        frame["correction"] = "not declared"
         frame["family_size"] = 0
         frame["significant"] = pd.array([pd.NA] * len(paired), dtype="boolean")
     significant = frame["significant"].tolist() if "significant" in frame else [pd.NA] * len(paired)
