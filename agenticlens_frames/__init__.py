@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     from .report.saved import load_report
     from .runner import LiveRunResult, RetryPolicy, run_experiment
     from .runner.order import execution_order
+    from .verdicts import case_verdicts
     from .widgets import Explorer, explore  # noqa: F401  (Explorer: not in __all__)
 
 # Public names and the module each lives in. They are imported on first use, so the
@@ -124,6 +125,7 @@ _LAZY: dict[str, str] = {
     "RetryPolicy": ".runner",
     "run_experiment": ".runner",
     "execution_order": ".runner.order",
+    "case_verdicts": ".verdicts",
     "explore": ".widgets",
     "Explorer": ".widgets",
 }
@@ -158,6 +160,7 @@ __all__ = [
     "case_labels",
     "case_level_summary",
     "case_matrix",
+    "case_verdicts",
     "compare_to_baseline",
     "execution_order",
     "explore",

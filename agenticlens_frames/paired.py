@@ -404,7 +404,11 @@ def _mde_alpha(config: ComparisonsConfig, family_size: int) -> float:
 
 
 def paired_analysis(
-    run: ExperimentRun, config: ComparisonsConfig, *, lock: str | Path | None = None
+    run: ExperimentRun,
+    config: ComparisonsConfig,
+    *,
+    lock: str | Path | None = None,
+    fingerprint: bool = True,
 ) -> PairedAnalysis:
     """Paired comparisons of every candidate with the baseline, per evaluator.
 
@@ -418,6 +422,10 @@ def paired_analysis(
     lock
         Optional lock file: created on first use, and any later change of correction,
         alpha, suite, evaluator versions or candidates is refused.
+    fingerprint
+        False skips the fingerprint (hashing the suite costs seconds on large suites) for
+        a per-comparison look that fixes nothing (:func:`~agenticlens_frames.case_verdicts`
+        without a declared correction); it cannot be combined with ``lock``.
 
     Returns
     -------
@@ -445,15 +453,21 @@ def paired_analysis(
     for ev in evaluations:
         seen = sorted({v for v in ev.versions if v is not None})
         versions[ev.dimension] = (ev.name, "+".join(seen) if len(seen) == 1 else "|".join(seen))
-    fingerprint = comparison_fingerprint(
-        config,
-        suite=run.suite,
-        baseline=ids[base],
-        candidates=[ids[c] for c in candidates],
-        evaluators=versions,
+    if not fingerprint and lock is not None:
+        raise InputError("a lock needs the fingerprint", hint="drop fingerprint=False")
+    fixed = (
+        comparison_fingerprint(
+            config,
+            suite=run.suite,
+            baseline=ids[base],
+            candidates=[ids[c] for c in candidates],
+            evaluators=versions,
+        )
+        if fingerprint
+        else {}
     )
     if lock is not None:
-        enforce_lock(lock, fingerprint)
+        enforce_lock(lock, fixed)
     clusters = _cluster_labels(run, config.cluster)
     per_variant = _unevaluated_per_variant(run)
     unevaluated = int(per_variant.sum())
@@ -522,7 +536,7 @@ def paired_analysis(
     frame.attrs.update(
         {
             "settings": config.settings(),
-            "fingerprint": fingerprint,
+            "fingerprint": fixed,
             "omitted": omitted,
             "candidates": [ids[c] for c in candidates],
         }
@@ -553,7 +567,7 @@ def paired_analysis(
     result = PairedAnalysis(
         comparisons=frame,
         config=config,
-        fingerprint=fingerprint,
+        fingerprint=fixed,
         evaluators=evaluators,
         omitted=omitted,
         guard_rails=counts,

@@ -54,14 +54,27 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "data" / "support"
 
 
-@pytest.fixture(scope="module")
-def run() -> ExperimentRun:
-    return load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
-
-
 def with_comparisons(run: ExperimentRun, comparisons: dict | None) -> ExperimentRun:
     manifest = dataclasses.replace(run.manifest, comparisons=comparisons)
     return dataclasses.replace(run, manifest=manifest)
+
+
+@pytest.fixture(scope="module")
+def run() -> ExperimentRun:
+    # The example declares comparisons: {correction: holm}; these tests choose their own.
+    loaded = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    return with_comparisons(loaded, None)
+
+
+def _undeclared_copy(folder: Path) -> Path:
+    """A copy of the example whose manifest declares no comparisons."""
+    import shutil
+
+    shutil.copytree(EXAMPLE, folder)
+    manifest = folder / "manifest.yaml"
+    lines = manifest.read_text().splitlines()
+    manifest.write_text("\n".join(x for x in lines if not x.startswith("comparisons:")) + "\n")
+    return folder
 
 
 def naive_case_means(run: ExperimentRun, column: str = "passed") -> pd.DataFrame:
@@ -817,8 +830,7 @@ def test_command_line_settings_are_checked_before_any_scoring(tmp_path: Path) ->
 
     from agenticlens_frames.comparisons_config import comparisons_from_cli
 
-    folder = tmp_path / "exp"
-    shutil.copytree(EXAMPLE, folder)
+    folder = _undeclared_copy(tmp_path / "exp")
     shutil.rmtree(folder / "trials")  # nothing to score: the refusal must come first
     manifest, suite = folder / "manifest.yaml", folder / "suite.yaml"
     assert comparisons_from_cli(manifest, suite) is None

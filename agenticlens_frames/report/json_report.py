@@ -621,7 +621,15 @@ def build_report(
         },
     }
     # New top-level keys (issue 6): case_level, paired_comparisons; already JSON-ready.
-    report.update(analysis.paired)
+    # The verdicts (issue 14) go between them: the paired block stays last, where a large
+    # saved report's tail is read.
+    from .verdicts_json import verdicts_block
+
+    blocks = dict(analysis.paired)
+    if "case_level" in blocks:
+        report["case_level"] = blocks.pop("case_level")
+    report["verdicts"] = verdicts_block(analysis.verdicts)
+    report.update(blocks)
     return report
 
 

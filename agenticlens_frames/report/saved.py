@@ -297,6 +297,8 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
     place[:] = []
     extras = data.get("agenticlens_frames") or {}
     from ..paired import paired_frames_from_block
+    from ..verdicts import empty_verdicts
+    from .verdicts_json import verdicts_from_block
 
     paired = {k: data[k] for k in ("case_level", "paired_comparisons") if k in data}
     place[:] = ["paired_comparisons"]
@@ -305,10 +307,21 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
         if "paired_comparisons" in paired
         else {}
     )
+    place[:] = ["case_level"]
+    summary = (paired.get("case_level") or {}).get("summary")
+    if summary:
+        paired_frames["case_level_summary"] = pd.DataFrame(summary)
+    place[:] = ["verdicts"]
+    verdicts = (
+        verdicts_from_block(data["verdicts"])
+        if "verdicts" in data
+        else empty_verdicts(missing=True)
+    )
     place[:] = []
     return ExperimentAnalysis(
         paired=paired,
         paired_frames=paired_frames,
+        verdicts=verdicts,
         run=None,
         confidence_level=cl,
         regression_threshold=float(data["regression_threshold"]),
