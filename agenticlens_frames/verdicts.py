@@ -170,6 +170,9 @@ def _magnitude(value: float, unit: str) -> str:
 def _detectable(mde: float, unit: str, degenerate: bool) -> str:
     if degenerate:
         return "every case differed by the same amount; no detectable-change bound"
+    if mde == math.inf:
+        # Planning reports an MDE beyond the scale as infinite.
+        return "not detectable with this design (the smallest detectable change exceeds the scale)"
     if not math.isfinite(mde):
         return "the smallest detectable change could not be estimated"
     if unit in _BOUNDED and mde > 1.0:

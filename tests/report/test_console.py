@@ -9,7 +9,7 @@ import re
 import pytest
 from rich.console import Console
 
-from agenticlens_frames import analyze, load_experiment
+from agenticlens_frames import analyze, case_level_summary, load_experiment
 from agenticlens_frames.report.console import print_summary
 from agenticlens_frames.verdicts import HOW_TO_DECLARE
 
@@ -53,7 +53,11 @@ def test_the_bundled_example_leads_with_the_verdicts(run) -> None:
     # What the numbers are, where they are shown.
     assert "Reliability: share of trials in which every case passed" in text
     assert "retrieval-dense: 1 of 5 trials failed" in text
-    assert "82.1% [69%–91%]" in text  # the case-level headline interval
+    # The headline is the recommended case-level row (the beta-binomial interval here).
+    levels = case_level_summary(run)
+    rec = levels[levels["recommended"] & (levels["variant_id"] == "retrieval-dense")].iloc[0]
+    assert rec["estimate"] == pytest.approx(23 / 28)  # completed trials only
+    assert f"82.1% [{100 * rec['ci_low']:.0f}%–{100 * rec['ci_high']:.0f}%]" in text
     assert "65.7% [54%–76%]" in text  # AgenticLens's, in its labelled section
 
 
