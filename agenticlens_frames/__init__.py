@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     from .evaluators import Evaluator, EvaluatorRegistry, load_registry
     from .formats import load_manifest, load_recorded, load_suite, normalize_trace
     from .frames import ExperimentRun, read_parquet
+    from .frontier import frontier_uncertainty
     from .loading import load_experiment
     from .paired import (
         case_labels,
@@ -104,6 +105,7 @@ _LAZY: dict[str, str] = {
     "normalize_trace": ".formats",
     "ExperimentRun": ".frames",
     "read_parquet": ".frames",
+    "frontier_uncertainty": ".frontier",
     "load_experiment": ".loading",
     "case_labels": ".paired",
     "case_level_summary": ".paired",
@@ -162,6 +164,7 @@ __all__ = [
     "execution_order",
     "explore",
     "factor_levels",
+    "frontier_uncertainty",
     "load_experiment",
     "load_manifest",
     "load_recorded",

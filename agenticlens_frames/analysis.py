@@ -846,6 +846,8 @@ def analyze(
     latency_missing: LatencyPolicy = "exclude",
     comparisons: ComparisonsConfig | None = None,
     comparisons_lock: str | None = None,
+    frontier_resamples: int = 2000,
+    frontier_seed: int | None = 0,
 ) -> ExperimentAnalysis:
     """Compute every result frame of an experiment (spec §9).
 
@@ -862,6 +864,10 @@ def analyze(
         The k values (default: the manifest's effective list).
     latency_missing
         ``"exclude"`` (default, fix B3) or ``"zero"`` (the package's numbers).
+    frontier_resamples, frontier_seed
+        Case-bootstrap resamples and seed of the frontier probabilities (``p_frontier``,
+        ``p_best_*`` in ``variants``; see :func:`~agenticlens_frames.frontier_uncertainty`);
+        0 resamples leaves them out.
 
     Examples
     --------
@@ -893,6 +899,17 @@ def analyze(
         trials=ts,
         cases=cm,
     )
+    if frontier_resamples:
+        from .frontier import attach_frontier_uncertainty
+
+        vs = attach_frontier_uncertainty(
+            vs,
+            run,
+            n_resamples=frontier_resamples,
+            seed=frontier_seed,
+            confidence_level=confidence_level,
+            latency_missing=latency_missing,
+        )
     comps = compare_to_baseline(
         run,
         vs,

@@ -622,6 +622,36 @@ def _objective(name: str) -> Objective:
     return OBJECTIVES[name]
 
 
+def _whiskers(variants: pd.DataFrame, column: str, centre: np.ndarray) -> np.ndarray | None:
+    """(2, n) distances from the point to the bootstrap interval's ends, or None."""
+    low, high = f"{column}_boot_ci_low", f"{column}_boot_ci_high"
+    if low not in variants or high not in variants:
+        return None
+    lo = variants[low].to_numpy(float)
+    hi = variants[high].to_numpy(float)
+    # An interval from another estimator need not contain the point: never negative.
+    return np.stack([np.clip(centre - lo, 0, None), np.clip(hi - centre, 0, None)])
+
+
+def _error_bars(
+    whiskers: dict[str, np.ndarray | None], pick: np.ndarray, color: str
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for axis, w in whiskers.items():
+        if w is None:
+            continue
+        out[f"error_{axis}"] = {
+            "type": "data",
+            "symmetric": False,
+            "array": np.nan_to_num(w[1][pick]),
+            "arrayminus": np.nan_to_num(w[0][pick]),
+            "color": color,
+            "thickness": 1,
+            "width": 3,
+        }
+    return out
+
+
 def pareto_chart(
     variants: pd.DataFrame,
     *,
@@ -634,6 +664,11 @@ def pareto_chart(
     The frontier is the five-objective one of spec §9.4 (``pareto_optimal`` column, or
     ``frontier``); in any two-dimensional view a frontier variant may therefore look
     dominated — its advantage is on an objective not on the axes, listed in the hover.
+
+    When the summary carries the case-bootstrap columns of
+    :func:`~agenticlens_frames.frontier_uncertainty`, each label adds the probability of
+    being on the frontier (``p_frontier``, also in the hover), the marker grows with it,
+    and whiskers on both axes show each objective's bootstrap interval.
 
     Parameters
     ----------
@@ -659,6 +694,9 @@ def pareto_chart(
     >>> fig = pareto_chart(vs)
     >>> list(fig.data[1].text), list(fig.data[0].text)
     (['a'], ['b'])
+    >>> fig = pareto_chart(vs.assign(p_frontier=[0.97, 0.03]))
+    >>> list(fig.data[1].customdata), list(fig.data[0].customdata)
+    (['a · 97%'], ['b · 3%'])
     """
     ox, oy = _objective(x), _objective(y)
     _require_columns(variants, ["variant_id", ox.column, oy.column], "the variant summary")
@@ -683,8 +721,26 @@ def pareto_chart(
         hover.append("<br>".join(lines))
     xs = variants[ox.column].to_numpy(float)
     ys = variants[oy.column].to_numpy(float)
+    p_front = (
+        variants["p_frontier"].to_numpy(float)
+        if "p_frontier" in variants
+        else np.full(len(ids), np.nan)
+    )
+    for i, p in enumerate(p_front):
+        if not math.isnan(p):
+            hover[i] += f"<br>P(on the frontier) = {p:.0%} (case bootstrap)"
     hover_arr = np.array(hover, dtype=object)
     labels = np.array([esc(v) for v in ids], dtype=object)
+    shown = np.array(
+        [
+            esc(v) + ("" if math.isnan(p) else f" · {p:.0%}")
+            for v, p in zip(ids, p_front, strict=True)
+        ],
+        dtype=object,
+    )
+    whiskers = {"x": _whiskers(variants, ox.column, xs), "y": _whiskers(variants, oy.column, ys)}
+    # Marker area grows with P(on the frontier): a sure member is large, a long shot small.
+    size = np.where(np.isnan(p_front), np.nan, 7 + 11 * np.nan_to_num(p_front))
     front_order = np.flatnonzero(on)[np.argsort(xs[on], kind="stable")]
     better = {True: "higher is better", False: "lower is better"}
     # One constructor call with the whole layout: plotly validates once, not per update
@@ -705,9 +761,16 @@ def pareto_chart(
                 hovertemplate="%{hovertext}<extra>dominated</extra>",
                 mode="markers+text",
                 textposition="top center",
-                marker={"size": 11, "color": "#9aa0a6", "opacity": 0.45},
+                texttemplate="%{customdata}",
+                customdata=shown[~on],
+                marker={
+                    "size": np.nan_to_num(size[~on], nan=11.0),
+                    "color": "#9aa0a6",
+                    "opacity": 0.45,
+                },
                 textfont={"color": "#9aa0a6"},
                 name="dominated",
+                **_error_bars(whiskers, ~on, "#9aa0a6"),
             ),
             go.Scatter(
                 x=xs[front_order],
@@ -718,12 +781,22 @@ def pareto_chart(
                 mode="lines+markers+text",
                 textposition="top center",
                 line={"color": "#1d7f4e", "width": 2},
-                marker={"size": 14, "color": "#1d7f4e", "line": {"width": 1, "color": "white"}},
+                texttemplate="%{customdata}",
+                customdata=shown[front_order],
+                marker={
+                    "size": np.nan_to_num(size[front_order], nan=14.0),
+                    "color": "#1d7f4e",
+                    "line": {"width": 1, "color": "white"},
+                },
                 name="Pareto frontier",
+                **_error_bars(whiskers, front_order, "#1d7f4e"),
             ),
         ],
         layout={
-            "title": {"text": "Pareto frontier (all five objectives; two on the axes)"},
+            "title": {
+                "text": "Pareto frontier (all five objectives; two on the axes)"
+                + (" · label: P(on the frontier)" if not np.isnan(p_front).all() else "")
+            },
             "xaxis": xaxis,
             "yaxis": yaxis,
             "height": 420,

@@ -226,6 +226,9 @@ class Explorer(widgets.VBox):
             # The frontier among the variants shown, not among all of them.
             front = pareto_frontier(vs)
             vs["pareto_optimal"] = vs["variant_id"].astype(str).isin(front)
+            if len(keep) < len(a.variants) and "p_frontier" in vs:
+                # P(on the frontier) was computed among all variants: not for this subset.
+                vs = vs.drop(columns="p_frontier")
         if not keep:
             for fw in (self.heatmap, self.curves, self.frontier):
                 _replace(fw, go.Figure(layout={"title": {"text": "no variant selected"}}))

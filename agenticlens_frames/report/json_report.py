@@ -622,7 +622,19 @@ def build_report(
     }
     # New top-level keys (issue 6): case_level, paired_comparisons; already JSON-ready.
     report.update(analysis.paired)
+    report.update(beyond_blocks(analysis))
     return report
+
+
+def beyond_blocks(analysis: ExperimentAnalysis) -> dict[str, Any]:
+    """New top-level keys of issue 17 (AgenticLens' loader ignores unknown keys)."""
+    from ..frontier import frontier_block
+
+    out: dict[str, Any] = {}
+    frontier = frontier_block(analysis.variants, analysis.variants.attrs.get("frontier", {}))
+    if frontier is not None:
+        out["pareto_uncertainty"] = frontier
+    return out
 
 
 def _indented_dump(value: Any, depth: int) -> memoryview:

@@ -305,6 +305,16 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
         if "paired_comparisons" in paired
         else {}
     )
+    if isinstance(data.get("pareto_uncertainty"), dict):
+        from ..frontier import frontier_frame_from_block, merge_frontier_columns
+
+        place[:] = ["pareto_uncertainty"]
+        block = data["pareto_uncertainty"]
+        variants = merge_frontier_columns(
+            variants,
+            frontier_frame_from_block(block),
+            {k: block.get(k) for k in ("method", "n_resamples", "seed", "confidence_level")},
+        )
     place[:] = []
     return ExperimentAnalysis(
         paired=paired,
