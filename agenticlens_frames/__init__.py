@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     )
     from .errors import InputError
     from .evaluators import Evaluator, EvaluatorRegistry, load_registry
+    from .factorial import factor_effects
     from .formats import load_manifest, load_recorded, load_suite, normalize_trace
     from .frames import ExperimentRun, read_parquet
     from .frontier import frontier_uncertainty
@@ -105,6 +106,7 @@ _LAZY: dict[str, str] = {
     "normalize_trace": ".formats",
     "ExperimentRun": ".frames",
     "read_parquet": ".frames",
+    "factor_effects": ".factorial",
     "frontier_uncertainty": ".frontier",
     "load_experiment": ".loading",
     "case_labels": ".paired",
@@ -163,6 +165,7 @@ __all__ = [
     "compare_to_baseline",
     "execution_order",
     "explore",
+    "factor_effects",
     "factor_levels",
     "frontier_uncertainty",
     "load_experiment",

@@ -809,6 +809,9 @@ class ExperimentAnalysis:
     #: Case-level frames: case_level_summary, variance_decomposition, case_labels, and
     #: paired_comparisons / noninferiority when declared.
     paired_frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: Main effects and two-factor interactions of the variants' factors, the case as the
+    #: unit (:func:`agenticlens_frames.factor_effects`); empty without two-level factors.
+    factor_effects: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def execution_order(self) -> list[tuple[str, int]]:
@@ -824,6 +827,7 @@ class ExperimentAnalysis:
             "comparisons": self.comparisons,
             "factor_levels": self.factor_levels,
             **self.paired_frames,
+            **({"factor_effects": self.factor_effects} if not self.factor_effects.empty else {}),
         }
 
     def __repr__(self) -> str:
@@ -924,7 +928,16 @@ def analyze(
     paired_frames, paired = paired_outputs(
         run, comparisons, confidence_level=confidence_level, lock=comparisons_lock
     )
+    from .factorial import factor_effects
+
+    effects = factor_effects(
+        run,
+        cm,
+        correction=comparisons.correction if comparisons is not None else None,
+        confidence_level=confidence_level,
+    )
     return ExperimentAnalysis(
+        factor_effects=effects,
         paired=paired,
         paired_frames=paired_frames,
         run=run,

@@ -18,6 +18,8 @@ and hover text: a case called ``<b>x`` shows as ``<b>x``, not as bold ``x``.
 :func:`paired_forest`       paired differences per dimension with their intervals
 :func:`factor_levels_chart` per factor and level, one metric
 :func:`case_outcomes_chart` how many cases pass 0..T of T attempts (wide suites)
+:func:`factor_effects_forest` main effects and interactions with intervals (issue 17)
+:func:`factor_interaction_chart` a two-factor interaction plot (parallel = additive)
 :func:`figures`             all of the above for one analysis
 ==========================  =================================================
 """
@@ -46,6 +48,8 @@ __all__ = [
     "case_heatmap",
     "case_outcomes_chart",
     "delta_forest",
+    "factor_effects_forest",
+    "factor_interaction_chart",
     "factor_levels_chart",
     "figures",
     "order_cases",
@@ -1118,6 +1122,220 @@ def case_outcomes_chart(cases: pd.DataFrame) -> go.Figure:
         margin={"t": 60, "l": 10, "r": 10, "b": 10},
     )
     return _finish(fig)
+
+
+# --------------------------------------------------------------------------- factor effects
+
+#: Metrics of the factor-effect figures: label, variant-summary column of the level means.
+EFFECT_METRICS: dict[str, tuple[str, str]] = {
+    "pass_rate": ("case pass rate", "case_pass_rate"),
+    "score": ("mean score", "average_score_mean"),
+}
+
+
+def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -> go.Figure:
+    """Forest plot of :func:`~agenticlens_frames.factor_effects`: one row per term.
+
+    Main effects and interactions in two colours, each with its interval; hover shows
+    the p-value, the adjusted p-value and the contrast of variants behind the estimate.
+    Terms the design cannot estimate are named in a note under the plot.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> fig = factor_effects_forest(a.factor_effects)
+    >>> [t.name for t in fig.data]
+    ['main effect', 'interaction']
+    """
+    if metric not in EFFECT_METRICS:
+        raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(EFFECT_METRICS)}")
+    _require_columns(
+        effects, ["metric", "term", "kind", "estimate", "ci_low", "ci_high"], "the factor effects"
+    )
+    rows = effects[(effects["metric"] == metric) & effects["estimable"].astype(bool)]
+    missing = effects[(effects["metric"] == metric) & ~effects["estimable"].astype(bool)]
+    label, _ = EFFECT_METRICS[metric]
+    percent = metric == "pass_rate"
+    fmt = "+.1%" if percent else "+.3f"
+    traces = []
+    for kind, name, colour in (
+        ("main", "main effect", "#1f6feb"),
+        ("interaction", "interaction", "#b35900"),
+    ):
+        sub = rows[rows["kind"] == kind]
+        hover = [
+            f"<b>{esc(r['term'])}</b><br>{_fmt(r['estimate'], fmt)} "
+            f"[{_fmt(r['ci_low'], fmt)}, {_fmt(r['ci_high'], fmt)}]"
+            f"<br>p = {_fmt(r['p_value'], '.3g')}, adjusted {_fmt(r.get('p_adjusted'), '.3g')}"
+            f"<br>{esc(r.get('contrast') or '')}"
+            for r in sub.to_dict("records")
+        ]
+        est = sub["estimate"].to_numpy(float)
+        traces.append(
+            go.Scatter(
+                x=est,
+                y=[esc(t) for t in sub["term"]],
+                mode="markers",
+                name=name,
+                marker={"size": 10, "color": colour},
+                error_x={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": sub["ci_high"].to_numpy(float) - est,
+                    "arrayminus": est - sub["ci_low"].to_numpy(float),
+                    "color": colour,
+                },
+                hovertext=hover,
+                hovertemplate="%{hovertext}<extra></extra>",
+            )
+        )
+    note = "not estimable: " + ", ".join(esc(t) for t in missing["term"]) if len(missing) else ""
+    level = effects.attrs.get("confidence_level")
+    title = f"Factor effects on the {label} (case as the unit"
+    title += f", {level:.0%} intervals)" if level else ")"
+    return go.Figure(
+        data=traces,
+        layout={
+            "title": {"text": title},
+            "xaxis": {
+                "title": f"effect on the {label} against the baseline's level",
+                "zeroline": True,
+                "zerolinewidth": 2,
+                "tickformat": "+.0%" if percent else None,
+                "automargin": True,
+            },
+            "yaxis": {"autorange": "reversed", "automargin": True},
+            "height": 120 + 34 * max(len(rows), 1),
+            "margin": {"t": 60, "l": 10, "r": 10, "b": 60 if note else 10},
+            "annotations": [
+                {
+                    "text": note,
+                    "xref": "paper",
+                    "yref": "paper",
+                    "x": 0,
+                    "y": -0.12,
+                    "showarrow": False,
+                    "xanchor": "left",
+                    "yanchor": "top",
+                    "font": {"size": 11, "color": "#666"},
+                }
+            ]
+            if note
+            else [],
+        },
+    )
+
+
+def factor_interaction_chart(
+    variants: pd.DataFrame,
+    effects: pd.DataFrame,
+    *,
+    metric: str = "pass_rate",
+    pair: tuple[str, str] | None = None,
+) -> go.Figure | None:
+    """Interaction plot of two factors: level means, one line per level of the second.
+
+    Points are the variants that differ from the baseline only in these two factors; y is
+    the variant's pooled case pass rate (or mean score), with the case-bootstrap interval
+    when the summary has it. Parallel lines mean the effects add up; crossing or
+    diverging lines are an interaction. Returns None when no interaction is estimable.
+
+    Parameters
+    ----------
+    variants
+        The variant summary (``factors`` column).
+    effects
+        :func:`~agenticlens_frames.factor_effects` (to find the estimable pairs and the
+        baseline's levels).
+    metric
+        ``pass_rate`` or ``score``.
+    pair
+        The two factors (default: the first estimable interaction).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> fig = factor_interaction_chart(a.variants, a.factor_effects)
+    >>> [t.name for t in fig.data]
+    ['prompt = v1', 'prompt = v2']
+    """
+    if metric not in EFFECT_METRICS:
+        raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(EFFECT_METRICS)}")
+    est = effects[
+        (effects["kind"] == "interaction")
+        & effects["estimable"].astype(bool)
+        & (effects["metric"] == metric)
+    ]
+    if pair is None:
+        if est.empty:
+            return None
+        pair = (str(est.iloc[0]["factor"]), str(est.iloc[0]["factor_b"]))
+    f, g = pair
+    mains = effects[effects["kind"] == "main"]
+    base = dict(zip(mains["factor"], mains["baseline_level"], strict=False))
+    others = {k: v for k, v in base.items() if k not in pair}
+    label, column = EFFECT_METRICS[metric]
+    _require_columns(variants, ["variant_id", "factors", column], "the variant summary")
+    points: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for v in variants.to_dict("records"):
+        fac = v.get("factors") or {}
+        if any(str(fac.get(k, "(unset)")) != lv for k, lv in others.items()):
+            continue
+        points.setdefault(str(fac.get(g, "(unset)")), []).append((str(fac.get(f, "(unset)")), v))
+    x_levels = sorted(
+        {x for pts in points.values() for x, _ in pts}, key=lambda x: (x != base.get(f), x)
+    )
+    traces = []
+    for i, level in enumerate(sorted(points, key=lambda x: (x != base.get(g), x))):
+        pts = sorted(points[level], key=lambda p: x_levels.index(p[0]))
+        ys = np.array([float(v[column]) for _, v in pts])
+        low = np.array([float(v.get(f"{column}_boot_ci_low", np.nan)) for _, v in pts])
+        high = np.array([float(v.get(f"{column}_boot_ci_high", np.nan)) for _, v in pts])
+        colour = PALETTE[i % len(PALETTE)]
+        traces.append(
+            go.Scatter(
+                x=[esc(x) for x, _ in pts],
+                y=ys,
+                mode="lines+markers+text",
+                text=[esc(v["variant_id"]) for _, v in pts],
+                textposition="top center",
+                name=f"{esc(g)} = {esc(level)}",
+                line={"color": colour},
+                marker={"size": 10, "color": colour},
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": np.nan_to_num(high - ys),
+                    "arrayminus": np.nan_to_num(ys - low),
+                    "color": colour,
+                    "visible": bool(np.isfinite(low).any()),
+                },
+            )
+        )
+    return go.Figure(
+        data=traces,
+        layout={
+            "title": {
+                "text": f"{esc(f)} × {esc(g)}: {label} by level (parallel lines = no interaction)"
+            },
+            "xaxis": {
+                "title": esc(f),
+                "type": "category",
+                "categoryorder": "array",
+                "categoryarray": [esc(x) for x in x_levels],
+                "automargin": True,
+            },
+            "yaxis": {
+                "title": label,
+                "tickformat": ".0%" if metric == "pass_rate" else None,
+                "automargin": True,
+            },
+            "height": 380,
+            "margin": {"t": 60, "l": 10, "r": 10, "b": 10},
+        },
+    )
 
 
 # --------------------------------------------------------------------------- all

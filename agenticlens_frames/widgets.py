@@ -197,6 +197,7 @@ class Explorer(widgets.VBox):
                 self.details,
                 widgets.HBox([self.curves, self.frontier]),
                 *([self.paired] if self.paired is not None else []),
+                *_beyond_widgets(analysis),
             ]
         )
         self.refresh()
@@ -327,3 +328,16 @@ def explore(
             f"explore() needs an ExperimentRun or ExperimentAnalysis, got {type(experiment)!r}"
         )
     return Explorer(analysis, max_cases=max_cases)
+
+
+def _beyond_widgets(analysis: ExperimentAnalysis) -> list[go.FigureWidget]:
+    """Issue 17: the factor-effects forest and interaction plot (all variants; the
+    estimates need the whole design, so the factor filters do not apply to them)."""
+    fe = getattr(analysis, "factor_effects", None)
+    if fe is None or fe.empty or not fe["estimable"].any():
+        return []
+    out = [go.FigureWidget(viz.factor_effects_forest(fe))]
+    interaction = viz.factor_interaction_chart(analysis.variants, fe)
+    if interaction is not None:
+        out.append(go.FigureWidget(interaction))
+    return out

@@ -74,7 +74,7 @@ def beyond_figures(a: ExperimentAnalysis) -> dict[str, go.Figure]:
     if fe is None or fe.empty:
         return {}
     out = {"factor_effects": viz.factor_effects_forest(fe)}
-    interaction = viz.factor_interaction_chart(a.cases, a.variants, fe)
+    interaction = viz.factor_interaction_chart(a.variants, fe)
     if interaction is not None:
         out["factor_interaction"] = interaction
     return out

@@ -628,12 +628,16 @@ def build_report(
 
 def beyond_blocks(analysis: ExperimentAnalysis) -> dict[str, Any]:
     """New top-level keys of issue 17 (AgenticLens' loader ignores unknown keys)."""
+    from ..factorial import factor_effects_block
     from ..frontier import frontier_block
 
     out: dict[str, Any] = {}
     frontier = frontier_block(analysis.variants, analysis.variants.attrs.get("frontier", {}))
     if frontier is not None:
         out["pareto_uncertainty"] = frontier
+    effects = factor_effects_block(analysis.factor_effects)
+    if effects is not None:
+        out["factor_effects"] = effects
     return out
 
 
