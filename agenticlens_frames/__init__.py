@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     from .report.saved import load_report
     from .runner import LiveRunResult, RetryPolicy, run_experiment
     from .runner.order import execution_order
+    from .runner.stopping import StopRule
     from .widgets import Explorer, explore  # noqa: F401  (Explorer: not in __all__)
 
 # Public names and the module each lives in. They are imported on first use, so the
@@ -128,6 +129,7 @@ _LAZY: dict[str, str] = {
     "RetryPolicy": ".runner",
     "run_experiment": ".runner",
     "execution_order": ".runner.order",
+    "StopRule": ".runner.stopping",
     "explore": ".widgets",
     "Explorer": ".widgets",
 }
@@ -154,6 +156,7 @@ __all__ = [
     "InputError",
     "LiveRunResult",
     "RetryPolicy",
+    "StopRule",
     "Tracker",
     "Variant",
     "__version__",
