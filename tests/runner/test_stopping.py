@@ -140,3 +140,42 @@ def test_analysis_of_a_stopped_run_and_rules(tmp_path) -> None:
         run_experiment(manifest, suite, progress=False, stop_when="decided")
     with pytest.raises(InputError, match="stop_when"):
         run_experiment(manifest, suite, progress=False, stop_when="soon")
+
+
+def test_command_line_stop_when_decided(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+
+    manifest, suite = _experiment(tmp_path)
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "experiment",
+            "run",
+            str(manifest),
+            str(suite),
+            "--save",
+            str(out),
+            "--correction",
+            "holm",
+            "--stop-when",
+            "decided",
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--html",
+            str(tmp_path / "report.html"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "Early stopping: every candidate decided after" in result.output
+    stop = json.loads(out.read_text())["agenticlens_frames"]["early_stopping"]
+    assert stop["stopped_early"] and stop["correction"] == "holm"
+    assert stop["attempts_saved"] > 0
+    page = (tmp_path / "report.html").read_text()
+    assert "id='early-stopping'" in page and "every candidate decided after" in page
+    bad = CliRunner().invoke(
+        app, ["experiment", "run", str(manifest), str(suite), "--stop-margin", "0.05"]
+    )
+    assert bad.exit_code == 1 and "--stop-margin needs --stop-when" in bad.output
