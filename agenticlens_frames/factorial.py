@@ -12,6 +12,7 @@ design cannot estimate. The estimators live in :mod:`agenticlens_frames.stats_fa
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -110,7 +111,17 @@ def _anova(y: np.ndarray, table: np.ndarray, design: sfac.FactorDesign) -> dict[
         # Averaging over the other factors first gives the same F as the full-design ANOVA
         # for these effects (each effect's error term is its own effect × case interaction).
         cell = long.groupby(["case", *group], as_index=False)["y"].mean()
-        table_ = pingouin.rm_anova(data=cell, dv="y", within=list(group), subject="case")
+        # A term with no variation across cases gives 0/0: NaN F, not a warning.
+        # Only F and the uncorrected p are used: no sphericity test (it divides by zero
+        # with few cases), and a degenerate table leaves the ANOVA columns NaN.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            try:
+                table_ = pingouin.rm_anova(
+                    data=cell, dv="y", within=list(group), subject="case", correction=False
+                )
+            except (ValueError, ZeroDivisionError, np.linalg.LinAlgError):
+                continue
         for _, row in table_.iterrows():
             source = str(row["Source"])
             key = tuple(s.strip() for s in source.split("*"))
