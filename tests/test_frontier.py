@@ -155,3 +155,15 @@ def test_chart_whiskers_and_labels(run) -> None:
 def test_bad_resample_count_is_a_clear_error(run) -> None:
     with pytest.raises(InputError, match="n_resamples"):
         frontier_uncertainty(run, n_resamples=0)
+
+
+def test_explorer_shows_p_frontier_only_for_all_variants(run) -> None:
+    from agenticlens_frames.widgets import Explorer
+
+    explorer = Explorer(analyze(run, frontier_resamples=50))
+    labels = [c for t in explorer.frontier.data if t.customdata is not None for c in t.customdata]
+    assert labels and all(" · " in c for c in labels)
+    # Filtered: the probabilities were computed among all variants, so they are dropped.
+    explorer.factor_filters["model"].value = ("gpt-small",)
+    labels = [c for t in explorer.frontier.data if t.customdata is not None for c in t.customdata]
+    assert labels and not any(" · " in c for c in labels)
