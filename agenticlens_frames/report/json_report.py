@@ -629,8 +629,24 @@ def build_report(
     if "case_level" in blocks:
         report["case_level"] = blocks.pop("case_level")
     report["verdicts"] = verdicts_block(analysis.verdicts)
+    report.update(beyond_blocks(analysis))
     report.update(blocks)
     return report
+
+
+def beyond_blocks(analysis: ExperimentAnalysis) -> dict[str, Any]:
+    """New top-level keys of issue 17 (AgenticLens' loader ignores unknown keys)."""
+    from ..factorial import factor_effects_block
+    from ..frontier import frontier_block
+
+    out: dict[str, Any] = {}
+    frontier = frontier_block(analysis.variants, analysis.variants.attrs.get("frontier", {}))
+    if frontier is not None:
+        out["pareto_uncertainty"] = frontier
+    effects = factor_effects_block(analysis.factor_effects)
+    if effects is not None:
+        out["factor_effects"] = effects
+    return out
 
 
 def _indented_dump(value: Any, depth: int) -> memoryview:
