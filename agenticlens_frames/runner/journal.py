@@ -299,7 +299,9 @@ def replay_checks(sink: CheckColumns, attempt: int, record: dict[str, Any]) -> A
         if custom is None:
             sink.add(attempt, name, metric, passed, explanation, value)
         else:
-            required, evaluator, version, kind = custom
+            required, evaluator, version, kind = custom[:4]
+            # journals written before judges hold four fields (never skipped, no metadata)
+            skipped, metadata = custom[4:6] if len(custom) > 4 else (False, None)
             sink.add_custom(
                 attempt,
                 name,
@@ -310,6 +312,9 @@ def replay_checks(sink: CheckColumns, attempt: int, record: dict[str, Any]) -> A
                 evaluator=evaluator,
                 evaluator_version=version,
                 evaluator_type=kind,
+                metric=metric,
+                skipped=skipped,
+                metadata=metadata,
             )
     passed, score, n, n_passed, score_sum, turns, evaluator_error = record["score"]
     return AttemptScore(

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, describe_error
 
 __all__ = ["FAILURE_KINDS", "RetryPolicy", "TargetFailure", "describe_error", "parse_retry"]
 
@@ -29,20 +29,6 @@ __all__ = ["FAILURE_KINDS", "RetryPolicy", "TargetFailure", "describe_error", "p
 FAILURE_KINDS = ("timeout", "connection", "http_5xx", "http_429", "error")
 
 _RETRY_KEYS = ("attempts", "backoff_seconds", "backoff_multiplier", "max_backoff_seconds")
-
-
-def describe_error(error: BaseException) -> str:
-    """``Type: message``, the form AgenticLens records for a failed call.
-
-    Examples
-    --------
-    >>> describe_error(ValueError("boom"))
-    'ValueError: boom'
-    >>> describe_error(TimeoutError())
-    'TimeoutError'
-    """
-    message = str(error)
-    return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
 class TargetFailure(Exception):
