@@ -43,7 +43,13 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
         resolve_comparisons,
     )
     from .errors import InputError
-    from .evaluators import Evaluator, EvaluatorRegistry, load_registry
+    from .evaluators import (
+        Evaluator,
+        EvaluatorRegistry,
+        JudgeRetryPolicy,
+        default_registry,
+        load_registry,
+    )
     from .formats import load_manifest, load_recorded, load_suite, normalize_trace
     from .frames import ExperimentRun, read_parquet
     from .loading import load_experiment
@@ -98,6 +104,8 @@ _LAZY: dict[str, str] = {
     "Evaluator": ".evaluators",
     "EvaluatorRegistry": ".evaluators",
     "load_registry": ".evaluators",
+    "JudgeRetryPolicy": ".evaluators",
+    "default_registry": ".evaluators",
     "load_manifest": ".formats",
     "load_recorded": ".formats",
     "load_suite": ".formats",
@@ -148,6 +156,7 @@ __all__ = [
     "ExperimentRun",
     "GuardRails",
     "InputError",
+    "JudgeRetryPolicy",
     "LiveRunResult",
     "RetryPolicy",
     "Tracker",
@@ -159,6 +168,7 @@ __all__ = [
     "case_level_summary",
     "case_matrix",
     "compare_to_baseline",
+    "default_registry",
     "execution_order",
     "explore",
     "factor_levels",

@@ -276,7 +276,7 @@ class ExperimentRun:
     trials: pd.DataFrame
     variants: pd.DataFrame
     cases: pd.DataFrame
-    evaluator_versions: dict[str, str] = field(default_factory=dict)
+    evaluator_versions: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # The analysis reads attempts and checks as contiguous (variant, trial) runs; a
@@ -680,7 +680,7 @@ class TableBuilder:
         for case in self.suite.cases:
             self.add_attempt(variant_id, trial, case, "trial_failed", None, error=error)
 
-    def build(self, evaluator_versions: dict[str, str] | None = None) -> ExperimentRun:
+    def build(self, evaluator_versions: dict[str, str | None] | None = None) -> ExperimentRun:
         """Sort, type and assemble the five tables."""
         from .scoring import CheckColumns
 
