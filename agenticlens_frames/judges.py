@@ -191,6 +191,13 @@ def _number(value: Any) -> float | None:
     return None
 
 
+def _usage(value: Any) -> float | None:
+    """A usable usage figure: a finite number >= 0. A negative or non-finite cost in an
+    exception's ``usage`` is ignored (the package would fail to build its summary, J5)."""
+    number = _number(value)
+    return number if number is not None and math.isfinite(number) and number >= 0 else None
+
+
 _JUDGEMENT_KEYS = frozenset(
     {"value", "name", "metric", "explanation", "metadata", "skipped", "passed", "required"}
 )
@@ -283,7 +290,7 @@ def _failed_usage(outcomes: list[_Attempted]) -> dict[str, Any]:
             if not isinstance(usage, dict):
                 continue
             for key in _USAGE_TOTALS:
-                value = _number(usage.get(key))
+                value = _usage(usage.get(key))
                 if value is not None:
                     totals[key] = totals.get(key, 0) + value
             if "judge_cost_usd" in usage:
@@ -319,8 +326,8 @@ def _summed(metas: list[Mapping[str, Any]], key: str) -> float | None:
 
 
 def _reported(metas: list[Mapping[str, Any]], key: str) -> float | None:
-    """Sum of ``key`` over the mappings that report it; None when none does."""
-    values = [v for meta in metas if (v := _number(meta.get(key))) is not None]
+    """Sum of ``key`` over the mappings that report it usably; None when none does."""
+    values = [v for meta in metas if (v := _usage(meta.get(key))) is not None]
     return sum(values) if values else None
 
 

@@ -66,6 +66,8 @@ CALL_COLUMNS = (
     "elapsed_ms",
     "started_at",
     "session",
+    # more than the package records: an HTTP error reply's first bytes, the exception type
+    "detail",
 )
 
 
@@ -171,11 +173,12 @@ class Ledger:
                 float(r.get("elapsed_ms", float("nan"))),
                 r.get("started_at"),
                 r.get("session"),
+                r.get("detail"),
             )
             for r in self.calls
         ]
         frame = pd.DataFrame(rows, columns=list(CALL_COLUMNS))
-        for column in ("error", "started_at", "session", "outcome"):
+        for column in ("error", "started_at", "session", "outcome", "detail"):
             frame[column] = frame[column].astype("str")
         frame["trial"] = frame["trial"].astype("int32")
         frame["call"] = frame["call"].astype("int32")

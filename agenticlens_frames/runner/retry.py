@@ -39,7 +39,11 @@ class TargetFailure(Exception):
     kind
         One of :data:`FAILURE_KINDS`.
     message
-        What the attempt's ``error`` column will say (``Type: message``).
+        What the attempt's ``error`` column will say (``Type: message``), in AgenticLens'
+        wording.
+    detail
+        More than the package records (an HTTP error reply's first bytes); kept in the
+        call's journal record and the ``calls`` table's ``detail`` column only.
 
     Examples
     --------
@@ -48,12 +52,16 @@ class TargetFailure(Exception):
     ('timeout', 'TimeoutError: Python target timed out after 2 s')
     """
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, detail: str | None = None) -> None:
         if kind not in FAILURE_KINDS:
             raise ValueError(f"unknown failure kind {kind!r}")
         self.kind = kind
         self.message = message
+        self.detail = detail
         super().__init__(message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (TargetFailure, (self.kind, self.message, self.detail))
 
 
 @dataclass(frozen=True)
