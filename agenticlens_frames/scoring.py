@@ -15,6 +15,7 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
+from ._compat import AGENTIC_EVALS_VERSION
 from .evaluators import REFERENCE_SCORER_NAMES, EvaluatorRegistry
 from .judges import Judged
 
@@ -33,9 +34,10 @@ __all__ = [
     "score_unavailable",
 ]
 
-#: What the package stamps on its built-in checks (``Score.evaluator`` / version).
+#: What the package stamps on its built-in checks (``Score.evaluator`` / version): the
+#: version is agentic-evals' own, the release whose check rules we implement.
 BUILTIN_EVALUATOR = "agentic_evals.builtin"
-BUILTIN_VERSION = "0.9.0"
+BUILTIN_VERSION = AGENTIC_EVALS_VERSION
 
 
 #: Fields a registered evaluator's check keeps apart from the shared columns:

@@ -25,6 +25,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from .._compat import IMPLEMENTS
 from .._gc import paused_gc
 from ..analysis import SUMMARY_METRICS, ExperimentAnalysis
 from ..judges import JUDGE_EVALUATOR_TYPES, summarize_judges
@@ -644,6 +645,7 @@ def build_report(
         "warnings": list(analysis.warnings),
         "agenticlens_frames": {
             "version": __version__,
+            "implements": dict(IMPLEMENTS),
             "experiment_id": run.experiment_id,
             "lean": lean,
             "latency_missing": analysis.latency_missing,

@@ -668,6 +668,50 @@ async def arun_live(
             folder.close()
 
 
+def load_run_folder(
+    manifest: ManifestSpec,
+    suite: SuiteSpec,
+    run_dir: str | Path,
+    registry: EvaluatorRegistry | None = None,
+    *,
+    invalid_payload: InvalidPayloadMode = "trial",
+    progress: bool = False,
+) -> ExperimentRun:
+    """The results a live run journaled in ``run_dir``, without calling any target.
+
+    Raises
+    ------
+    InputError
+        No run was recorded there, the folder belongs to another experiment, or some
+        attempts have not run yet (the message says how to resume).
+    """
+    path = Path(run_dir)
+    how = (
+        f"run it with `agenticlens-frames experiment run {manifest.path} {suite.path} "
+        f"--run-dir {path}`"
+    )
+    if not (path / "run.json").is_file():
+        raise InputError("no live run was recorded in this folder", file=path, hint=how)
+    recorded_paths = {
+        v.id: v.resolved_target for v in manifest.variants if v.target_kind == "recorded"
+    }
+    ledger = Ledger(suite, invalid_payload)
+    folder = RunFolder(path, run_identity(manifest, suite, recorded_paths))
+    try:
+        for record in read_segments(folder.segments()):
+            ledger.add(record)
+    finally:
+        folder.close()
+    run, remaining = build_run(manifest, suite, ledger, registry, progress=progress)
+    if remaining:
+        raise InputError(
+            f"{remaining} attempt(s) of the live variants have not run yet",
+            file=path,
+            hint=f"resume: {how.removeprefix('run it with ')}",
+        )
+    return run
+
+
 def _load_functions(
     manifest: ManifestSpec, targets: Mapping[str, Target], env: Mapping[str, str]
 ) -> dict[str, Callable[..., Any]]:
