@@ -229,8 +229,8 @@ def test_we_implement_the_installed_reference_versions() -> None:
     from agenticlens_frames._compat import IMPLEMENTS
     from agenticlens_frames.scoring import BUILTIN_VERSION
 
-    assert IMPLEMENTS == {
+    assert {
         "agenticlens": agenticlens.__version__,
         "agentic-evals": agentic_evals.__version__,
-    }
-    assert BUILTIN_VERSION == agentic_evals.__version__
+    } == IMPLEMENTS
+    assert agentic_evals.__version__ == BUILTIN_VERSION
