@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
         resolve_comparisons,
     )
     from .errors import InputError
+    from .judge_client import ChatJudge
     from .evaluators import (
         Evaluator,
         EvaluatorRegistry,
@@ -105,6 +106,7 @@ _LAZY: dict[str, str] = {
     "EvaluatorRegistry": ".evaluators",
     "load_registry": ".evaluators",
     "JudgeRetryPolicy": ".evaluators",
+    "ChatJudge": ".judge_client",
     "default_registry": ".evaluators",
     "load_manifest": ".formats",
     "load_recorded": ".formats",
@@ -146,6 +148,7 @@ __all__ = [
     "Archive",
     "ArchiveAnalysis",
     "ArchiveSlice",
+    "ChatJudge",
     "Comparator",
     "ComparisonsConfig",
     "Evaluator",
