@@ -43,7 +43,6 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
         resolve_comparisons,
     )
     from .errors import InputError
-    from .judge_client import ChatJudge
     from .evaluators import (
         Evaluator,
         EvaluatorRegistry,
@@ -53,6 +52,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     )
     from .formats import load_manifest, load_recorded, load_suite, normalize_trace
     from .frames import ExperimentRun, read_parquet
+    from .judge_client import ChatJudge
     from .loading import load_experiment
     from .paired import (
         case_labels,

@@ -907,6 +907,12 @@ def analyze(
     paired_frames, paired = paired_outputs(
         run, comparisons, confidence_level=confidence_level, lock=comparisons_lock
     )
+    # Judge noise (new frames and report key, only when the run has judge scores).
+    from .judge_noise import judge_noise_outputs
+
+    noise_frames, noise_block = judge_noise_outputs(run, confidence_level=confidence_level)
+    paired_frames = {**paired_frames, **noise_frames}
+    paired = {**paired, **noise_block}
     return ExperimentAnalysis(
         paired=paired,
         paired_frames=paired_frames,
