@@ -291,7 +291,7 @@ def load_registry(spec: str) -> EvaluatorRegistry:
     return value
 
 
-def default_registry() -> EvaluatorRegistry:
+def default_registry(*, embed_fn: Callable[[str], Any] | None = None) -> EvaluatorRegistry:
     """A fresh registry holding the package's default scorers (spec §16).
 
     The reference scorers (``levenshtein_similarity``, ``embedding_similarity``,
@@ -300,6 +300,10 @@ def default_registry() -> EvaluatorRegistry:
     ``numeric_range``), with AgenticLens' formulas and explanations; ``evaluator_type``
     "builtin" and no version, as the package records them. Add your own evaluators and
     judges to it, and name it with ``--evaluators module:attr``.
+
+    ``embed_fn`` (text → vector) makes ``embedding_similarity`` usable from suite files:
+    the package only takes it from a case's config, which YAML cannot hold (J12). A case's
+    own ``config.embed_fn`` still wins.
 
     Examples
     --------
@@ -311,5 +315,11 @@ def default_registry() -> EvaluatorRegistry:
 
     registry = EvaluatorRegistry()
     for name, scorer in SCORERS.items():
-        registry._add(name, scorer, None, scorer.__doc__ or "", False, "builtin", None)
+        function = scorer
+        if name == "embedding_similarity" and embed_fn is not None:
+
+            def function(output, case, trace, config, _scorer=scorer):  # type: ignore[no-untyped-def]
+                return _scorer(output, case, trace, {"embed_fn": embed_fn, **config})
+
+        registry._add(name, function, None, scorer.__doc__ or "", False, "builtin", None)
     return registry

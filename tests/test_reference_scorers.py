@@ -210,3 +210,18 @@ def test_regex_and_numeric_range_match_the_package() -> None:
             output, case, normalize_trace({}), EvaluatorRef(name, config=config)
         )
         assert (ours.value, ours.explanation) == (theirs.value, theirs.explanation), (name, output)
+
+
+def test_a_registry_level_embed_fn_makes_embedding_similarity_usable_from_suites() -> None:
+    from agenticlens_frames.evaluators import default_registry
+
+    vectors = {"a": [1.0, 0.0], "b": [1.0, 1.0]}
+    registry = default_registry(embed_fn=vectors.__getitem__)
+    case = CaseSpec(id="c", name="c", index=0, expected_output="b")
+    ref = EvaluatorRef("embedding_similarity", threshold=0.8)
+    (judged,) = registry["embedding_similarity"].evaluate("a", case, normalize_trace({}), ref)
+    cosine = 1.0 / math.sqrt(2.0)
+    assert judged.value == pytest.approx((cosine + 1) / 2)
+    assert (
+        judged.explanation == f"Cosine similarity {cosine:.3f} (scaled to {(cosine + 1) / 2:.3f})."
+    )
