@@ -56,6 +56,9 @@ def _verdict(verdict: str, explanation: str, **meta: Any) -> dict[str, Any]:
 def helpfulness(output: str, case_id: str, trace_id: str, config: dict, call: int) -> Any:
     """Three samples, a retry policy of 2; the first call of a third of the evaluations
     is rate limited (billed, measured) and retried; verdicts drift between samples."""
+    if _h("dead", case_id, trace_id) % 11 == 0:
+        # never answers: unavailable, named after the registered judge (J6), with usage
+        raise RateLimited("503 overloaded", {"judge_input_tokens": 150, "judge_latency_ms": 2.0})
     if call == 0 and _h("rate", case_id, trace_id) % 3 == 0:
         raise RateLimited(
             "429 slow down",

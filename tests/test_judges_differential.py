@@ -192,6 +192,8 @@ def test_judged_experiment_matches_the_package(our_outputs: Path, package_output
     )
     assert any(s["evaluator_type"] == "llm_rubric" for s in judged)
     assert any(s["name"] == "multi:tone" for s in judged)
+    unavailable = {s["name"] for s in judged if s["metadata"]["judge_status"] == "unavailable"}
+    assert {"helpfulness_judge", "strict_panel", "context_window"} <= unavailable
     _drop_wall_clock(ours, theirs)
     assert json_differences(ours, theirs) == []
     assert (our_outputs / "variants.csv").read_bytes() == (
