@@ -231,8 +231,8 @@ def judge_noise_comparisons(
                 )
                 note = (
                     f"Judge noise, not agent noise, limits what this run can detect on "
-                    f"{metric!r} ({candidate} vs {baseline}): the judge's samples add "
-                    f"{share:.0%} to the interval's width; {more}."
+                    f"{metric!r} ({candidate} vs {baseline}): the judge's sampling noise "
+                    f"accounts for {share:.0%} of the interval's width; {more}."
                 )
             records.append(
                 {

@@ -179,3 +179,15 @@ def test_runs_without_judges_get_no_judge_noise_key() -> None:
     analysis = analyze(load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml"))
     assert "judge_noise" not in build_report(analysis)
     assert "judge_noise" not in analysis.paired_frames
+
+
+def test_the_console_summary_prints_the_notes(analysis) -> None:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    from agenticlens_frames.report.console import print_summary
+
+    console = Console(record=True, width=400)
+    print_summary(analysis, console)
+    text = console.export_text()
+    notes = analysis.paired["judge_noise"]["notes"]
+    assert notes and all(f"! {note}" in text for note in notes)

@@ -129,3 +129,6 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
     )
     for warning in analysis.warnings:
         console.print(Text(f"! {strip_control(warning)}", style="yellow"))
+    # Judge noise (docs/judges.md): where the judge, not the agent, limits detection.
+    for note in analysis.paired.get("judge_noise", {}).get("notes", []):
+        console.print(Text(f"! {strip_control(note)}", style="yellow"))
