@@ -37,6 +37,7 @@ from .errors import describe_error
 
 __all__ = [
     "ADDED_JUDGE_KEYS",
+    "ADDED_SUMMARY_KEYS",
     "JUDGE_EVALUATOR_TYPES",
     "JudgeRetryPolicy",
     "JudgeRunner",

@@ -357,3 +357,12 @@ def test_total_cost_needs_every_active_score_priced() -> None:
     )
     assert block is not None and math.isclose(block["total_cost_usd"], 0.1 + 0.2)
     assert block["total_cost_usd"] == 0.1 + 0.2  # the plain left-to-right sum
+
+
+def test_summary_keys_are_the_packages_in_its_order_then_ours() -> None:
+    models = pytest.importorskip("agentic_evals.models", reason="the real agentic-evals is needed")
+    from agenticlens_frames.judges import ADDED_SUMMARY_KEYS
+
+    block = summarize_judges([("a", False, {"judge_status": "ok"})])
+    assert block is not None
+    assert list(block) == [*models.JudgeSummary.model_fields, *ADDED_SUMMARY_KEYS]
