@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .judges import JUDGE_EVALUATOR_TYPES
+from .judges import JUDGE_EVALUATOR_TYPES, summarize_judges
 from .stats_judge import nested_variance_components
 
 if TYPE_CHECKING:
@@ -36,6 +36,7 @@ __all__ = [
     "judge_noise_comparisons",
     "judge_noise_outputs",
     "judge_samples",
+    "judge_totals",
 ]
 
 #: The judge's share of a comparison's interval width that "enough samples" aims under.
@@ -85,6 +86,64 @@ def judge_samples(run: ExperimentRun) -> pd.DataFrame:
     for column in ("variant_id", "case_id", "evaluator", "metric"):
         frame[column] = frame[column].astype(str)
     return frame
+
+
+def judge_totals(run: ExperimentRun) -> pd.DataFrame:
+    """Per variant: what its judges did and cost, over every completed trial.
+
+    Columns: ``variant_id``, ``judge_scores`` (not skipped), ``unavailable_scores``,
+    ``retried_scores``, ``priced_scores``, ``cost_usd`` (the package's per-score costs,
+    summed over priced scores), ``spent_cost_usd`` (every answered call counted once,
+    see docs/judges.md), ``input_tokens``, ``output_tokens``, ``latency_ms``. Judge cost
+    is never part of the agent's cost.
+    """
+    chk = run.checks
+    columns = [
+        "variant_id",
+        "judge_scores",
+        "unavailable_scores",
+        "retried_scores",
+        "priced_scores",
+        "cost_usd",
+        "spent_cost_usd",
+        "input_tokens",
+        "output_tokens",
+        "latency_ms",
+    ]
+    if "metadata" not in chk or not len(chk):
+        return pd.DataFrame(columns=columns)
+    mask = chk["evaluator_type"].isin(JUDGE_EVALUATOR_TYPES).to_numpy(bool)
+    judged = chk.loc[mask, ["variant_id", "trial", "case_id", "skipped", "metadata"]]
+    records = []
+    for variant, group in judged.groupby("variant_id", observed=True, sort=False):
+        scores = [
+            (str(case), bool(skipped), json.loads(text) if isinstance(text, str) else {})
+            for case, skipped, text in zip(
+                group["case_id"], group["skipped"], group["metadata"], strict=True
+            )
+        ]
+        block = summarize_judges(scores)
+        assert block is not None
+        costs = [
+            m["judge_cost_usd"]
+            for _, skipped, m in scores
+            if not skipped and isinstance(m.get("judge_cost_usd"), (int, float))
+        ]
+        records.append(
+            {
+                "variant_id": str(variant),
+                "judge_scores": block["judge_scores"],
+                "unavailable_scores": block["unavailable_scores"],
+                "retried_scores": block["retried_scores"],
+                "priced_scores": block["priced_scores"],
+                "cost_usd": float(sum(costs)) if costs else math.nan,
+                "spent_cost_usd": _nan(block["spent_cost_usd"]),
+                "input_tokens": block["input_tokens"],
+                "output_tokens": block["output_tokens"],
+                "latency_ms": block["total_latency_ms"],
+            }
+        )
+    return pd.DataFrame(records, columns=columns)
 
 
 def judge_noise(run: ExperimentRun, samples: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -309,15 +368,17 @@ def judge_noise_outputs(
     Both are empty when the run has no judge scores, so reports of runs without judges
     do not change.
     """
-    data = judge_samples(run)
-    if data.empty:
+    totals = judge_totals(run)
+    if totals.empty:
         return {}, {}
+    data = judge_samples(run)
     noise = judge_noise(run, data)
     comparisons = judge_noise_comparisons(
         run, confidence_level=confidence_level, noise=noise, samples=data
     )
     block = {
         "judge_noise": {
+            "totals": _records(totals),
             "confidence_level": confidence_level,
             "target_judge_share": TARGET_JUDGE_SHARE,
             "decomposition": _records(noise),
@@ -325,7 +386,12 @@ def judge_noise_outputs(
             "notes": [n for n in comparisons["note"].tolist() if isinstance(n, str)],
         }
     }
-    return {"judge_noise": noise, "judge_noise_comparisons": comparisons}, block
+    frames = {
+        "judge_totals": totals,
+        "judge_noise": noise,
+        "judge_noise_comparisons": comparisons,
+    }
+    return frames, block
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:

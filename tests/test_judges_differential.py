@@ -240,3 +240,23 @@ def test_the_package_loads_our_report_and_renders_the_same_csvs(
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "v.csv").read_bytes() == (package_outputs / "variants.csv").read_bytes()
     assert (tmp_path / "c.csv").read_bytes() == (package_outputs / "cases.csv").read_bytes()
+
+
+def test_judge_totals_add_up_the_trial_reports(our_outputs: Path) -> None:
+    ours = json.loads((our_outputs / "report.json").read_text())
+    totals = {row["variant_id"]: row for row in ours["judge_noise"]["totals"]}
+    for variant in ours["variants"]:
+        trials = [t["report"] for t in variant["trials"] if t["report"] is not None]
+        row = totals[variant["variant_id"]]
+        for key in ("judge_scores", "unavailable_scores", "retried_scores", "priced_scores"):
+            assert row[key] == sum(t["summary"]["judge"][key] for t in trials), key
+        assert row["input_tokens"] == sum(t["summary"]["judge"]["input_tokens"] for t in trials)
+        costs = [
+            s["metadata"]["judge_cost_usd"]
+            for t in trials
+            for s in _judge_scores(t)
+            if not s["skipped"] and "judge_cost_usd" in s["metadata"]
+        ]
+        assert row["cost_usd"] == pytest.approx(sum(costs), rel=1e-12)
+        spent = sum(t["summary"]["judge"]["spent_cost_usd"] or 0.0 for t in trials)
+        assert row["spent_cost_usd"] == pytest.approx(spent, rel=1e-12)
