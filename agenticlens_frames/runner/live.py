@@ -611,9 +611,12 @@ async def arun_live(
             totals,
             overall=len(items) if max_attempts is None else min(max_attempts, len(items)),
         )
+        # Judge calls (slow, remote) are scored under the run's concurrency limit.
+        judged = registry is not None and any(e.runner is not None for e in registry.values())
         writer = JournalWriter(
             folder.new_segment() if folder is not None and items else None,
             registry,
+            scoring_workers=global_limit if judged else 1,
         )
         clients: list[httpx.AsyncClient] = []
         plans: dict[str, VariantPlan] = {}

@@ -74,3 +74,41 @@ def test_live_judges_are_journaled_and_never_judged_twice(write_experiment, tmp_
     )
     assert len(calls) == 2 * attempts
     pd.testing.assert_frame_equal(again.run.checks, done.run.checks)
+
+
+def test_judge_calls_overlap_under_the_runs_concurrency_limit(write_experiment):
+    import threading
+
+    cases = simple_cases([f"parcel {i}" for i in range(4)])
+    for case in cases:
+        case["evaluators"] = [{"name": "slow_judge", "threshold": 0.5}]
+    manifest, suite = write_experiment([variant("sync", "answer")], cases=cases, trial_count=1)
+    # Passes only if two judge calls are in flight at once (waits on a condition, not a
+    # clock: judged one at a time, the barrier breaks and the score is unavailable).
+    barrier = threading.Barrier(2, timeout=30)
+    active, peak, lock = [0], [0], threading.Lock()
+    waited: set[str] = set()
+
+    registry = EvaluatorRegistry()
+
+    @registry.register_judge("slow_judge")
+    def slow_judge(output, case, trace, config):  # type: ignore[no-untyped-def]
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        try:
+            with lock:
+                first = case.id in ("c1", "c2") and case.id not in waited
+                waited.add(case.id)
+            if first:  # the first calls for c1 and c2 must meet
+                barrier.wait()
+            return 1.0
+        finally:
+            with lock:
+                active[0] -= 1
+
+    result = run_experiment(manifest, suite, evaluators=registry, progress=False, concurrency=4)
+    checks = result.run.checks
+    judged = checks[checks["evaluator"] == "slow_judge"]
+    assert len(judged) == 3 * 4 and judged["passed"].all(), judged["explanation"].tolist()
+    assert 2 <= peak[0] <= 4
