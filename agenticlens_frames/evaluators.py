@@ -126,6 +126,14 @@ class EvaluatorRegistry(Mapping[str, Evaluator]):
 
     def __init__(self) -> None:
         self._items: dict[str, Evaluator] = {}
+        #: Cases of one recorded trial scored at once when the registry has judges (their
+        #: calls overlap); live runs use the run's concurrency limit instead.
+        self.judge_concurrency = 8
+
+    @property
+    def has_judges(self) -> bool:
+        """Whether any registered evaluator is a judge (see :meth:`register_judge`)."""
+        return any(e.runner is not None for e in self._items.values())
 
     def register(
         self,

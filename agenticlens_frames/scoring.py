@@ -173,6 +173,18 @@ class CheckColumns:
             "metadata": metadata,
         }
 
+    def extend(self, other: CheckColumns) -> None:
+        """Append every check of ``other`` (scored apart, e.g. on another thread)."""
+        offset = len(self.attempt)
+        text = self._text
+        self.attempt.extend(other.attempt)
+        self.name.extend(text.setdefault(n, n) for n in other.name)
+        self.metric.extend(other.metric)
+        self.value.extend(other.value)
+        self.passed.extend(other.passed)
+        self.explanation.extend(text.setdefault(e, e) for e in other.explanation)
+        self.custom.update({offset + row: fields for row, fields in other.custom.items()})
+
     def required(self, row: int) -> bool:
         custom = self.custom.get(row)
         return True if custom is None else custom[0]

@@ -612,7 +612,7 @@ async def arun_live(
             overall=len(items) if max_attempts is None else min(max_attempts, len(items)),
         )
         # Judge calls (slow, remote) are scored under the run's concurrency limit.
-        judged = registry is not None and any(e.runner is not None for e in registry.values())
+        judged = registry is not None and registry.has_judges
         writer = JournalWriter(
             folder.new_segment() if folder is not None and items else None,
             registry,
