@@ -52,6 +52,13 @@ def judge_samples(run: ExperimentRun) -> pd.DataFrame:
     ``sample`` (0-based), ``value``, ``samples`` (of that score) and ``agreement`` (the
     score's ``judge_agreement``; NaN for single-sample scores). Unavailable scores are left
     out (they carry no judgement).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> list(judge_samples(run).columns)[:4]
+    ['variant_id', 'trial', 'case_id', 'evaluator']
     """
     chk = run.checks
     columns = ["variant_id", "trial", "case_id", "evaluator", "metric", "sample", "value"]
@@ -96,6 +103,13 @@ def judge_totals(run: ExperimentRun) -> pd.DataFrame:
     summed over priced scores), ``spent_cost_usd`` (every answered call counted once,
     see docs/judges.md), ``input_tokens``, ``output_tokens``, ``latency_ms``. Judge cost
     is never part of the agent's cost.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> judge_totals(run).empty  # no judges in the example
+    True
     """
     chk = run.checks
     columns = [
@@ -234,6 +248,13 @@ def judge_noise_comparisons(
     (J), ``agent_variance_part`` (A), ``judge_limits_detection`` (J > A: the judge, not
     the agent, is the larger noise), ``samples`` (now, per evaluation),
     ``samples_needed`` (to bring the share under :data:`TARGET_JUDGE_SHARE`) and ``note``.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> judge_noise_comparisons(run).empty  # no judges in the example
+    True
     """
     from scipy import stats as scipy_stats
 

@@ -389,7 +389,7 @@ class JudgeRunner:
     # ----------------------------------------------------------------- one call
 
     def _parse(self, result: Any, case_id: str) -> list[Judged]:
-        """The judges's reply as scores; raises (a failed attempt) when unusable."""
+        """The judge's reply as scores; raises (a failed attempt) when unusable."""
         label = dict(evaluator=self.name, case_id=case_id)
         if self.samples > 1:
             if isinstance(result, list):
