@@ -43,11 +43,18 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
         resolve_comparisons,
     )
     from .errors import InputError
-    from .evaluators import Evaluator, EvaluatorRegistry, load_registry
+    from .evaluators import (
+        Evaluator,
+        EvaluatorRegistry,
+        JudgeRetryPolicy,
+        default_registry,
+        load_registry,
+    )
     from .factorial import factor_effects
     from .formats import load_manifest, load_recorded, load_suite, normalize_trace
     from .frames import ExperimentRun, read_parquet
     from .frontier import frontier_uncertainty
+    from .judge_client import ChatJudge
     from .loading import load_experiment
     from .paired import (
         case_labels,
@@ -102,6 +109,9 @@ _LAZY: dict[str, str] = {
     "Evaluator": ".evaluators",
     "EvaluatorRegistry": ".evaluators",
     "load_registry": ".evaluators",
+    "JudgeRetryPolicy": ".evaluators",
+    "ChatJudge": ".judge_client",
+    "default_registry": ".evaluators",
     "load_manifest": ".formats",
     "load_recorded": ".formats",
     "load_suite": ".formats",
@@ -146,6 +156,7 @@ __all__ = [
     "Archive",
     "ArchiveAnalysis",
     "ArchiveSlice",
+    "ChatJudge",
     "Comparator",
     "ComparisonsConfig",
     "Evaluator",
@@ -156,6 +167,7 @@ __all__ = [
     "ExperimentRun",
     "GuardRails",
     "InputError",
+    "JudgeRetryPolicy",
     "LiveRunResult",
     "RetryPolicy",
     "StopRule",
@@ -169,6 +181,7 @@ __all__ = [
     "case_matrix",
     "case_verdicts",
     "compare_to_baseline",
+    "default_registry",
     "execution_order",
     "explore",
     "factor_effects",

@@ -948,6 +948,12 @@ def analyze(
         correction=comparisons.correction if comparisons is not None else None,
         confidence_level=confidence_level,
     )
+    # Judge noise (new frames and report key, only when the run has judge scores).
+    from .judge_noise import judge_noise_outputs
+
+    noise_frames, noise_block = judge_noise_outputs(run, confidence_level=confidence_level)
+    paired_frames = {**paired_frames, **noise_frames}
+    paired = {**paired, **noise_block}
     return ExperimentAnalysis(
         factor_effects=effects,
         paired=paired,

@@ -67,6 +67,8 @@ CALL_COLUMNS = (
     "elapsed_ms",
     "started_at",
     "session",
+    # more than the package records: an HTTP error reply's first bytes, the exception type
+    "detail",
 )
 
 
@@ -179,11 +181,12 @@ class Ledger:
                 float(r.get("elapsed_ms", float("nan"))),
                 r.get("started_at"),
                 r.get("session"),
+                r.get("detail"),
             )
             for r in self.calls
         ]
         frame = pd.DataFrame(rows, columns=list(CALL_COLUMNS))
-        for column in ("error", "started_at", "session", "outcome"):
+        for column in ("error", "started_at", "session", "outcome", "detail"):
             frame[column] = frame[column].astype("str")
         frame["trial"] = frame["trial"].astype("int32")
         frame["call"] = frame["call"].astype("int32")
@@ -642,10 +645,13 @@ async def arun_live(
             totals,
             overall=len(items) if max_attempts is None else min(max_attempts, len(items)),
         )
+        # Judge calls (slow, remote) are scored under the run's concurrency limit.
+        judged = registry is not None and registry.has_judges
         writer = JournalWriter(
             folder.new_segment() if folder is not None and items else None,
             registry,
             on_record=monitor.add if monitor is not None else None,
+            scoring_workers=global_limit if judged else 1,
         )
         clients: list[httpx.AsyncClient] = []
         plans: dict[str, VariantPlan] = {}
@@ -718,6 +724,50 @@ async def arun_live(
     finally:
         if folder is not None:
             folder.close()
+
+
+def load_run_folder(
+    manifest: ManifestSpec,
+    suite: SuiteSpec,
+    run_dir: str | Path,
+    registry: EvaluatorRegistry | None = None,
+    *,
+    invalid_payload: InvalidPayloadMode = "trial",
+    progress: bool = False,
+) -> ExperimentRun:
+    """The results a live run journaled in ``run_dir``, without calling any target.
+
+    Raises
+    ------
+    InputError
+        No run was recorded there, the folder belongs to another experiment, or some
+        attempts have not run yet (the message says how to resume).
+    """
+    path = Path(run_dir)
+    how = (
+        f"run it with `agenticlens-frames experiment run {manifest.path} {suite.path} "
+        f"--run-dir {path}`"
+    )
+    if not (path / "run.json").is_file():
+        raise InputError("no live run was recorded in this folder", file=path, hint=how)
+    recorded_paths = {
+        v.id: v.resolved_target for v in manifest.variants if v.target_kind == "recorded"
+    }
+    ledger = Ledger(suite, invalid_payload)
+    folder = RunFolder(path, run_identity(manifest, suite, recorded_paths))
+    try:
+        for record in read_segments(folder.segments()):
+            ledger.add(record)
+    finally:
+        folder.close()
+    run, remaining = build_run(manifest, suite, ledger, registry, progress=progress)
+    if remaining:
+        raise InputError(
+            f"{remaining} attempt(s) of the live variants have not run yet",
+            file=path,
+            hint=f"resume: {how.removeprefix('run it with ')}",
+        )
+    return run
 
 
 def _load_functions(

@@ -269,6 +269,7 @@ class Scheduler:
             t0 = time.perf_counter()
             outcome: str
             error: str | None = None
+            detail: str | None = None
             payload: Any = None
             try:
                 raw = await plan.target.call(item.case)
@@ -282,7 +283,7 @@ class Scheduler:
                 )
                 outcome = "ok"
             except TargetFailure as failure:
-                outcome, error = failure.kind, failure.message
+                outcome, error, detail = failure.kind, failure.message, failure.detail
             except InvalidPayload as exc:
                 outcome, error = "invalid_payload", str(exc)
             except asyncio.CancelledError:
@@ -300,6 +301,7 @@ class Scheduler:
                     "error": error,
                     "elapsed_ms": elapsed,
                     "started_at": call_started,
+                    **({"detail": detail} if detail is not None else {}),
                 }
             )
             if outcome == "ok":
