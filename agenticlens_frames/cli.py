@@ -92,30 +92,36 @@ def _write_outputs(
 ) -> None:
     """Write the requested files, the JSON report beside the others in a second process
     when the run is large (they take similar time), then say what was written."""
+    from ._files import StagedOutputs
     from ._fork import run_tasks, worker_count
     from .report.csv_report import render_cases_csv, render_variants_csv, write_csv
     from .report.html import write_html_report
     from .report.json_report import write_json_report
     from .report.tables import write_parquet_outputs
 
+    # Each file goes to a unique temporary file beside it; all are renamed into place
+    # only when every output was written, so a failure leaves every earlier file as it was.
+    staged = StagedOutputs({"save": save, "html": html, "csv": csv_path, "cases": cases_csv})
+
     def report() -> None:
-        if save is not None:
-            write_json_report(analysis, save, lean=lean)  # type: ignore[arg-type]
+        if staged["save"] is not None:
+            write_json_report(analysis, staged["save"], lean=lean)  # type: ignore[arg-type]
 
     def others() -> None:
-        if html is not None:
-            write_html_report(analysis, html)  # type: ignore[arg-type]
-        if csv_path is not None:
-            write_csv(render_variants_csv(analysis), csv_path)  # type: ignore[arg-type]
-        if cases_csv is not None:
-            write_csv(render_cases_csv(analysis), cases_csv)  # type: ignore[arg-type]
+        if staged["html"] is not None:
+            write_html_report(analysis, staged["html"])  # type: ignore[arg-type]
+        if staged["csv"] is not None:
+            write_csv(render_variants_csv(analysis), staged["csv"])  # type: ignore[arg-type]
+        if staged["cases"] is not None:
+            write_csv(render_cases_csv(analysis), staged["cases"])  # type: ignore[arg-type]
         if parquet is not None:
             write_parquet_outputs(analysis, parquet)  # type: ignore[arg-type]
 
     run = getattr(analysis, "run", None)
     size = 0 if run is None else len(run.attempts)
     try:
-        run_tasks([report, others], worker_count(2, size=size))
+        with staged:
+            run_tasks([report, others], worker_count(2, size=size))
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         Console(stderr=True, highlight=False).print(
@@ -255,6 +261,19 @@ def experiment_run(
     try:
         from .comparisons_config import check_saved_report, comparisons_from_cli
 
+        _refuse_clobbering_run(
+            manifest_file,
+            suite_file,
+            run_dir,
+            {
+                "--save": save,
+                "--html": html,
+                "--csv": csv_path,
+                "--cases-csv": cases_csv,
+                "--parquet": parquet,
+                "--comparisons-lock": comparisons_lock,
+            },
+        )
         registry = load_registry(evaluators) if evaluators else None
         comparisons = comparisons_from_cli(  # guard rails: refused before any scoring
             manifest_file,
@@ -320,6 +339,36 @@ def experiment_run(
     raise typer.Exit(code=code)
 
 
+def _refuse_clobbering_run(
+    manifest_file: Path, suite_file: Path, run_dir: Path | None, outputs: dict[str, Path | None]
+) -> None:
+    """Before any work: no output may name an input, the run folder or another output."""
+    from ._files import check_outputs
+    from .formats import load_manifest
+
+    inputs: list[Path] = [manifest_file, suite_file]
+    try:
+        manifest = load_manifest(manifest_file)
+    except InputError:
+        manifest = None  # reported, with its place, by the run itself
+    for variant in manifest.variants if manifest is not None else ():
+        if variant.target_kind == "recorded":
+            inputs.append(Path(variant.resolved_target))
+        elif variant.target_kind == "python" and ".py:" in variant.resolved_target:
+            inputs.append(Path(variant.resolved_target.rpartition(":")[0]))
+    folders: list[Path] = []
+    if run_dir is not None:
+        if run_dir.exists() and not run_dir.is_dir():
+            raise InputError(
+                "--run-dir names an existing file, not a folder",
+                file=run_dir,
+                hint="give a folder (it is created if missing)",
+            )
+        inputs += [run_dir / "run.json", run_dir / "lock"]
+        folders += [run_dir / "journal", run_dir / "tables"]
+    check_outputs(outputs, inputs, folders=("--parquet",), input_folders=folders)
+
+
 def _note_outside_targets(manifest_file: Path) -> None:
     # Allowed (AgenticLens reads them too) but said: a shared manifest must not read files
     # elsewhere on this machine without the user seeing which.
@@ -383,6 +432,9 @@ def experiment_report(
     from .report.saved import load_report
 
     try:
+        from ._files import check_outputs
+
+        check_outputs({"--html": html, "--csv": csv_path, "--cases-csv": cases_csv}, [report_file])
         analysis = load_report(report_file)
     except InputError as exc:
         raise _fail(console, "Unable to read experiment report", exc) from None

@@ -42,6 +42,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ._files import write_atomic
 from .errors import InputError
 from .formats._io import (
     Invalid,
@@ -836,15 +837,9 @@ def read_lock(path: str | Path) -> dict[str, Any] | None:
 
 def write_lock(path: str | Path, fingerprint: Mapping[str, Any]) -> Path:
     """Write ``{"fingerprint": ...}`` atomically to ``path``."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(
-        json.dumps({"fingerprint": dict(fingerprint)}, indent=2, sort_keys=True) + "\n",
-        encoding="utf-8",
+    return write_atomic(
+        path, json.dumps({"fingerprint": dict(fingerprint)}, indent=2, sort_keys=True) + "\n"
     )
-    tmp.replace(target)
-    return target
 
 
 def enforce_lock(path: str | Path, fingerprint: Mapping[str, Any]) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._files import write_atomic
 from ..analysis import ExperimentAnalysis
 
 __all__ = ["guard_formula", "render_cases_csv", "render_variants_csv", "write_csv"]
@@ -159,8 +160,4 @@ def render_cases_csv(analysis: ExperimentAnalysis) -> str:
 
 def write_csv(text: str, path: str | Path) -> Path:
     """Write CSV text as UTF-8 with ``\\n`` line ends (parents created)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
-    return target
+    return write_atomic(path, text)

@@ -18,12 +18,13 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import orjson
 import pandas as pd
 
+from .._files import atomic_write
 from .._gc import paused_gc
 from ..analysis import SUMMARY_METRICS, ExperimentAnalysis
 
@@ -702,8 +703,6 @@ def write_json_report(
     '1.1'
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
     token = uuid.uuid4().hex
     pending: list[tuple[int, str, int]] = []
 
@@ -716,12 +715,9 @@ def write_json_report(
         text = orjson.dumps(skeleton, option=orjson.OPT_INDENT_2)
         trials = _TrialReports(analysis, skeleton["created_at"], lean=lean)
         marker = re.compile(rb'"@@trial-report-(\d+)-' + token.encode() + rb'@@"')
-        try:
-            _stream(text, marker, pending, trials, tmp)
-        except BaseException:
-            tmp.unlink(missing_ok=True)  # a failed write leaves any earlier report as it was
-            raise
-    tmp.replace(target)
+        # A failed write leaves any earlier report as it was (see _files.atomic_write).
+        with atomic_write(target) as out:
+            _stream(text, marker, pending, trials, out)
     return target
 
 
@@ -730,11 +726,11 @@ def _stream(
     marker: re.Pattern[bytes],
     pending: list[tuple[int, str, int]],
     trials: _TrialReports,
-    tmp: Path,
+    out: BinaryIO,
 ) -> None:
-    """Write the skeleton ``text`` to ``tmp``, each placeholder replaced by its trial's
+    """Write the skeleton ``text`` to ``out``, each placeholder replaced by its trial's
     report, built and serialised one at a time."""
-    with open(tmp, "wb") as out, _BackgroundWriter(out) as write:
+    with _BackgroundWriter(out) as write:
         done = 0
         for match in marker.finditer(text):
             write(memoryview(text)[done : match.start()])

@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .._files import write_atomic
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
 from ..formats.model import CaseSpec
@@ -102,13 +103,7 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
-    _fsync_dir(path.parent)
+    write_atomic(path, text)
 
 
 class RunFolder:
