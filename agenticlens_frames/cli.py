@@ -8,6 +8,8 @@ Exit codes
 4  ``--fail-on-regression`` and a candidate regressed against the baseline
 5  ``--noninferiority-margin`` (or the manifest's) and a candidate failed the gate
 6  ``--max-attempts`` stopped the run with attempts left: run again with ``--run-dir``
+7  the run's process ended without finishing (a target or evaluator called ``os._exit``,
+   or it was killed) and could not be resumed; what finished is kept in ``--run-dir``
 130  interrupted (Ctrl-C); what finished is kept in ``--run-dir``
 """
 
@@ -452,14 +454,32 @@ def _outputs_done() -> None:
     _finished = True
 
 
+def _supervised() -> None:
+    """``experiment run`` runs in a watched child process (see ``_supervise.py``): a target
+    or evaluator that ends the process cannot end the run silently."""
+    from . import _supervise
+
+    if _supervise.wanted(sys.argv[1:]):
+        sys.exit(_supervise.supervise(sys.argv[1:]))
+
+
+def _mark_done(code: object) -> None:
+    from ._supervise import mark_done
+
+    mark_done(code if isinstance(code, int) else (0 if code is None else EXIT_INVALID_INPUT))
+
+
 def main() -> None:
     """Console-script entry point."""
+    _supervised()
     try:
         app()
     except KeyboardInterrupt:
         Console(stderr=True).print("Interrupted.")
+        _mark_done(EXIT_INTERRUPTED)
         sys.exit(130)
     except SystemExit as done:
+        _mark_done(done.code)
         if _finished and (done.code is None or isinstance(done.code, int)):
             # Freeing a large run's objects one by one at interpreter exit takes a
             # quarter of a second and serves nothing once every file is closed.

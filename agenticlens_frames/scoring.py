@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -151,6 +152,10 @@ class AttemptScore:
     #: ``metadata.turn_count`` when it is a positive ``int`` (the package's rule), else None.
     turns: int | None
     evaluator_error: str | None = None
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
 
 
 def _reject_constant(value: str) -> Any:
@@ -446,7 +451,10 @@ def score_sample(
             continue
         try:
             value, why = evaluator(text, case, trace, ref.config)
-        except Exception as exc:  # a trusted evaluator's bug fails its check, loudly
+        except BaseException as exc:  # a trusted evaluator's bug fails its check, loudly
+            if isinstance(exc, KeyboardInterrupt) and _in_main_thread():
+                raise  # Ctrl-C lands in the main thread: the user's, not the evaluator's
+            # SystemExit, GeneratorExit, CancelledError from an evaluator end nothing.
             evaluator_error = f"{type(exc).__name__}: {exc}"
             value, why = 0.0, f"Evaluator {ref.name!r} raised {evaluator_error}"
         sink.add_custom(

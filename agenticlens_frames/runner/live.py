@@ -43,6 +43,7 @@ from ..formats.model import CaseSpec, ManifestSpec, SuiteSpec
 from ..frames import ExperimentRun, TableBuilder
 from ..scoring import score_unavailable
 from .http_target import DEFAULT_MAX_REPLY_BYTES, HttpTarget, check_headers
+from .inflight import InflightLog
 from .journal import JournalWriter, RunFolder, digest, now_iso, read_segments, replay_checks
 from .order import execution_order
 from .payload import DEFAULT_MAX_OUTPUT_CHARS, validate_payload
@@ -608,9 +609,11 @@ async def arun_live(
             totals,
             overall=len(items) if max_attempts is None else min(max_attempts, len(items)),
         )
+        inflight = InflightLog.from_env() if folder is not None else None
         writer = JournalWriter(
             folder.new_segment() if folder is not None and items else None,
             registry,
+            on_record=None if inflight is None else inflight.ended,
         )
         clients: list[httpx.AsyncClient] = []
         plans: dict[str, VariantPlan] = {}
@@ -637,6 +640,7 @@ async def arun_live(
                 invalid_at=dict(ledger.invalid_at),
                 on_done=bars.update,
             )
+            scheduler.inflight = inflight
             await scheduler.run()
         finally:
             bars.close()
@@ -644,7 +648,11 @@ async def arun_live(
                 plan.target.close()
             for client in clients:
                 await client.aclose()
-            writer.close()
+            try:
+                writer.close()
+            finally:
+                if inflight is not None:
+                    inflight.close()
 
         # 4. The tables, from everything journaled (this session's records included).
         for record in writer.records:

@@ -1,0 +1,75 @@
+"""Targets and evaluators that try to end the run (issue 15, "the run must not end
+silently"). The behaviour is chosen by name; case c2 is the one that misbehaves."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+
+from agenticlens_frames.evaluators import EvaluatorRegistry
+
+
+class Custom(BaseException):
+    """Not an Exception: a careless agent's control-flow signal."""
+
+
+RAISES = {
+    "sysexit0": lambda: SystemExit(0),
+    "sysexit3": lambda: SystemExit(3),
+    "sysexit_text": lambda: SystemExit("bye"),
+    "keyboard": lambda: KeyboardInterrupt(),
+    "generator_exit": lambda: GeneratorExit(),
+    "cancelled": lambda: asyncio.CancelledError(),
+    "custom_base": lambda: Custom("custom"),
+}
+
+ENDS = {
+    "os_exit0": lambda: os._exit(0),
+    "os_exit3": lambda: os._exit(3),
+    "sigkill_self": lambda: os.kill(os.getpid(), signal.SIGKILL),
+    "sigterm_self": lambda: os.kill(os.getpid(), signal.SIGTERM),
+    "abort": lambda: os.abort(),
+}
+
+
+def _ok() -> dict:
+    return {"output": "refund issued", "trace": {"spans": [{"tool_name": "lookup_order"}]}}
+
+
+def _misbehave(name: str) -> None:
+    if name in RAISES:
+        raise RAISES[name]()
+    ENDS[name]()
+
+
+def plain_target(text, case=None):
+    return _ok()
+
+
+def sync_target(text, case=None):
+    if case is not None and case.id == "c2":
+        _misbehave(os.environ["EXIT_KIND"])
+    return _ok()
+
+
+async def async_target(text, case=None):
+    await asyncio.sleep(0)
+    if case is not None and case.id == "c2":
+        _misbehave(os.environ["EXIT_KIND"])
+    return _ok()
+
+
+def _evaluate(output, case, trace, config):
+    if case.id == "c2":
+        _misbehave(os.environ["EXIT_KIND"])
+    return 1.0, "fine"
+
+
+registry = EvaluatorRegistry()
+registry.register("judge", _evaluate, version="1")
+
+if os.environ.get("EXIT_AT_IMPORT"):
+    _misbehave(os.environ["EXIT_AT_IMPORT"])
+    sys.exit(0)  # not reached
