@@ -74,11 +74,18 @@ def _fail(console: Console, prefix: str, error: Exception) -> typer.Exit:
     # Print to stderr as plain text: the message may contain user text with brackets.
     err = Console(stderr=True, highlight=False)
     # soft_wrap: one unbroken paragraph, so logs and grep see the whole message.
-    from .report.console import strip_control
 
     # A file name or value from a hostile file must not drive the terminal.
-    err.print(Text(f"{prefix}: ", style="bold red") + Text(strip_control(error)), soft_wrap=True)
+    err.print(Text(f"{prefix}: ", style="bold red") + Text(_masked(error)), soft_wrap=True)
     return typer.Exit(code=EXIT_INVALID_INPUT)
+
+
+def _masked(error: object) -> str:
+    """An error message as printed: no terminal control, no secret the run knows of."""
+    from ._secrets import mask
+    from .report.console import strip_control
+
+    return mask(strip_control(error))
 
 
 def _write_outputs(
@@ -128,7 +135,7 @@ def _write_outputs(
         where = f": {exc.filename}" if exc.filename else ""
         Console(stderr=True, highlight=False).print(
             Text("Unable to write the outputs: ", style="bold red")
-            + Text(f"{exc.strerror or exc}{where}"),
+            + Text(_masked(f"{exc.strerror or exc}{where}")),
             soft_wrap=True,
         )
         raise typer.Exit(code=EXIT_INVALID_INPUT) from None

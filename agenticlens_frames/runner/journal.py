@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from .._files import write_atomic
+from .._secrets import mask_value
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
 from ..formats.model import CaseSpec
@@ -386,7 +387,8 @@ class JournalWriter:
                 try:
                     if scoring is not None:
                         self._score(record, scoring)
-                    done.append(record)
+                    # The journal is the boundary every table and report is built from.
+                    done.append(mask_value(record))
                 except BaseException as exc:  # re-raised by close()
                     self.error = exc
             if done and self.error is None:

@@ -36,13 +36,20 @@ import pandas as pd
 
 from .._gc import paused_gc
 from .._progress import progress_bar
+from .._secrets import remember, remember_environment
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
 from ..formats import load_manifest, load_recorded, load_suite
 from ..formats.model import CaseSpec, ManifestSpec, SuiteSpec
 from ..frames import ExperimentRun, TableBuilder
 from ..scoring import score_unavailable
-from .http_target import DEFAULT_MAX_REPLY_BYTES, HttpTarget, check_headers
+from .http_target import (
+    DEFAULT_MAX_REPLY_BYTES,
+    HttpTarget,
+    check_headers,
+    expand_headers,
+    header_variables,
+)
 from .inflight import InflightLog
 from .journal import JournalWriter, RunFolder, digest, now_iso, read_segments, replay_checks
 from .order import execution_order
@@ -570,6 +577,7 @@ async def arun_live(
         raise InputError(f"max_attempts must not be negative, got {max_attempts}")
     env: Mapping[str, str] = os.environ if environ is None else environ
     targets = dict(targets or {})
+    _remember_secrets(manifest, env)
 
     # 1. Everything that can be checked before the first call.
     limits = _limits(manifest, variant_concurrency)
@@ -671,6 +679,18 @@ async def arun_live(
     finally:
         if folder is not None:
             folder.close()
+
+
+def _remember_secrets(manifest: ManifestSpec, env: Mapping[str, str]) -> None:
+    """Register every secret this run knows of, so that no record or message shows it."""
+    values: list[str] = []
+    for variant in manifest.variants:
+        expanded = expand_headers(variant.headers, env)
+        values += expanded.values()
+        for template in variant.headers.values():
+            values += [env.get(name, "") for name in header_variables(template)]
+    remember(values)
+    remember_environment(env, [manifest.path.parent])
 
 
 def _load_functions(

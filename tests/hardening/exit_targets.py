@@ -73,3 +73,20 @@ registry.register("judge", _evaluate, version="1")
 if os.environ.get("EXIT_AT_IMPORT"):
     _misbehave(os.environ["EXIT_AT_IMPORT"])
     sys.exit(0)  # not reached
+
+
+def leaky_target(text, case=None):
+    """Puts the secrets it can find into its output or its error, in various encodings."""
+    import json as _json
+    import urllib.parse as _parse
+    from pathlib import Path as _Path
+
+    key = os.environ.get("LEAK_API_KEY", "")
+    dotenv = (_Path(os.environ.get("LEAK_DOTENV_DIR", ".")) / ".env").read_text()
+    line = dotenv.splitlines()[0]
+    which = case.id if case is not None else "c1"
+    if which == "c1":
+        raise RuntimeError(f"auth failed with key {key!r} (from {line})")
+    if which == "c2":
+        return {"output": f"echo {_parse.quote(key, safe='')} {_json.dumps(key)} {key.strip()}"}
+    return {"output": "refund", "trace": {"metadata": {"echo": key, "line": line}}}
