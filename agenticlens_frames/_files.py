@@ -58,7 +58,9 @@ def reserve_temp(target: Path) -> Path:
     (a planted symbolic link included) is never opened, another is drawn.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name[:80]}.", suffix=".tmp", dir=target.parent)
+    # A long non-ASCII name must not push the temporary name past 255 bytes.
+    stem = target.name.encode("utf-8", "replace")[:80].decode("utf-8", "ignore")
+    fd, name = tempfile.mkstemp(prefix=f".{stem}.", suffix=".tmp", dir=target.parent)
     try:
         # mkstemp makes the file private (0600); an output gets the usual permissions.
         os.fchmod(fd, 0o666 & ~_umask())

@@ -83,9 +83,10 @@ def _fail(console: Console, prefix: str, error: Exception) -> typer.Exit:
 def _masked(error: object) -> str:
     """An error message as printed: no terminal control, no secret the run knows of."""
     from ._secrets import mask
+    from .formats._io import scrub_surrogates
     from .report.console import strip_control
 
-    return mask(strip_control(error))
+    return scrub_surrogates(mask(strip_control(error)))  # type: ignore[no-any-return]
 
 
 def _write_outputs(

@@ -32,6 +32,7 @@ __all__ = [
     "describe",
     "is_json_path",
     "read_document",
+    "scrub_surrogates",
     "to_bool",
     "to_float",
     "to_int",
@@ -129,13 +130,37 @@ def _parse_json(text: str, path: Path) -> Any:
     except orjson.JSONDecodeError:
         pass
     try:
-        return json.loads(text)
+        # The standard parser accepts lone surrogate escapes ("\ud800"), which no UTF-8
+        # output (report, parquet, journal) can hold: they become U+FFFD here.
+        return scrub_surrogates(json.loads(text))
     except json.JSONDecodeError as exc:
         raise InputError(
             f"invalid JSON: {exc.msg}", file=path, location=f"line {exc.lineno}, column {exc.colno}"
         ) from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", file=path) from None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (and keys) replaced by U+FFFD.
+
+    Examples
+    --------
+    >>> scrub_surrogates({"a" + chr(0xD800): ["x" + chr(0xDFFF), 1]}) == {"a\ufffd": ["x\ufffd", 1]}
+    True
+    """
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_surrogates(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(scrub_surrogates(v) for v in value)
+    return value
 
 
 def _parse_yaml(text: str, path: Path) -> Any:

@@ -44,6 +44,7 @@ from .._files import write_atomic
 from .._secrets import mask_value
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
+from ..formats._io import scrub_surrogates
 from ..formats.model import CaseSpec
 from ..formats.traces import Trace
 from ..scoring import AttemptScore, CheckColumns, score_sample
@@ -319,6 +320,15 @@ def replay_checks(sink: CheckColumns, attempt: int, record: dict[str, Any]) -> A
     )
 
 
+def _storable(record: dict[str, Any]) -> dict[str, Any]:
+    """The record, with lone surrogates (text no UTF-8 file can hold) made U+FFFD."""
+    try:
+        json.dumps(record, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return scrub_surrogates(record)  # type: ignore[no-any-return]
+    return record
+
+
 # --------------------------------------------------------------------------- writer
 
 _STOP = object()
@@ -388,7 +398,7 @@ class JournalWriter:
                     if scoring is not None:
                         self._score(record, scoring)
                     # The journal is the boundary every table and report is built from.
-                    done.append(mask_value(record))
+                    done.append(_storable(mask_value(record)))
                 except BaseException as exc:  # re-raised by close()
                     self.error = exc
             if done and self.error is None:

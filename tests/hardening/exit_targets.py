@@ -90,3 +90,29 @@ def leaky_target(text, case=None):
     if which == "c2":
         return {"output": f"echo {_parse.quote(key, safe='')} {_json.dumps(key)} {key.strip()}"}
     return {"output": "refund", "trace": {"metadata": {"echo": key, "line": line}}}
+
+
+ODD_TEXT = {
+    "lone_high": "refund \ud800 x",
+    "lone_low": "refund \udfff x",
+    "reversed_pair": "refund \udc00\ud800",
+    "nul": "refund \x00 x",
+    "bidi": "refund \u202e evil \u2066",
+    "zero_width": "refund \u200b\u200d\ufeff",
+    "nonchar": "refund \uffff \U0010ffff",
+    "combining": "refund " + "e\u0301" * 500,
+    "astral": "refund 😀" * 100,
+    "long_cjk": "refund " + "漢" * 20000,
+}
+
+
+def odd_text_target(text, case=None):
+    """Returns odd text in the output, the trace and an error, chosen by ODD_KIND."""
+    odd = ODD_TEXT[os.environ["ODD_KIND"]]
+    which = case.id if case is not None else "c1"
+    if which == "c1":
+        raise ValueError(f"failed on {odd}")
+    return {
+        "output": odd,
+        "trace": {"spans": [{"tool_name": odd[:50]}], "metadata": {odd[:20]: odd}},
+    }
