@@ -49,6 +49,7 @@ from .formats._io import (
     Source,
     close_match,
     describe,
+    read_input,
     to_bool,
     to_float,
     to_int,
@@ -824,8 +825,8 @@ def read_lock(path: str | Path) -> dict[str, Any] | None:
     if not target.exists():
         return None
     try:
-        data = json.loads(target.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = json.loads(read_input(target).decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
         raise InputError(f"cannot read the comparison lock ({exc})", file=target) from exc
     if isinstance(data, dict) and isinstance(data.get("paired_comparisons"), dict):
         data = data["paired_comparisons"]
@@ -973,11 +974,11 @@ def check_saved_report(
     """
     new = blocks.get("paired_comparisons")
     target = Path(path)
-    if not isinstance(new, Mapping) or not target.exists():
-        return
+    if not isinstance(new, Mapping) or not target.is_file():
+        return  # (a FIFO or device at the --save path is never read)
     try:
         identity, stored = _saved_identity_and_lock(target)
-    except (OSError, ValueError, UnicodeDecodeError):
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         return  # not a JSON report of ours; the writer will replace it as before
     if experiment is not None and identity != tuple(experiment):
         return

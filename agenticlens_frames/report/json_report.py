@@ -9,6 +9,7 @@ block (settings, provenance, fixes applied). Nothing here computes a statistic.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import queue
@@ -641,7 +642,7 @@ def _indented_dump(value: Any, depth: int) -> memoryview:
     wrapped = value
     for _ in range(depth):
         wrapped = [wrapped]
-    data = orjson.dumps(wrapped, option=orjson.OPT_INDENT_2)
+    data = _dumps_indented(wrapped)
     head = sum(2 * level + 2 for level in range(depth)) + 2 * depth  # "[\n" lines + indent
     tail = sum(2 * level + 2 for level in range(depth))  # "\n" + indent + "]" per level
     return memoryview(data)[head : len(data) - tail]
@@ -684,6 +685,20 @@ class _BackgroundWriter:
             raise self._error
 
 
+def _dumps_indented(value: Any) -> bytes:
+    """``value`` as indented JSON, like the package's ``model_dump_json(indent=2)``.
+
+    orjson refuses integers beyond 64 bits (a ``random_seed`` of 2**64, case metadata);
+    the package writes them exactly, and so does the standard encoder used for them here.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except TypeError as exc:
+        if "64-bit" not in str(exc):
+            raise
+        return json.dumps(value, indent=2, ensure_ascii=False).encode("utf-8")
+
+
 def write_json_report(
     analysis: ExperimentAnalysis, path: str | Path, *, lean: bool = False
 ) -> Path:
@@ -712,7 +727,7 @@ def write_json_report(
 
     with paused_gc():
         skeleton = build_report(analysis, lean=lean, trial_report=placeholder)
-        text = orjson.dumps(skeleton, option=orjson.OPT_INDENT_2)
+        text = _dumps_indented(skeleton)
         trials = _TrialReports(analysis, skeleton["created_at"], lean=lean)
         marker = re.compile(rb'"@@trial-report-(\d+)-' + token.encode() + rb'@@"')
         # A failed write leaves any earlier report as it was (see _files.atomic_write).

@@ -31,6 +31,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import os
 import queue
 import sys
 import threading
@@ -216,9 +217,17 @@ class _LoopThread:
             if tasks:
                 await asyncio.wait(tasks, timeout=grace)
 
+        async def stop_when_idle() -> None:
+            # Calls that ignore cancellation keep the loop (a daemon thread) until they end;
+            # the loop is closed only then, so no task is destroyed while pending.
+            while [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]:
+                await asyncio.sleep(0.1)
+            asyncio.get_running_loop().stop()
+
         with contextlib.suppress(concurrent.futures.TimeoutError, RuntimeError):
             asyncio.run_coroutine_threadsafe(drain(), self.loop).result(grace + 0.5)
-        self.loop.call_soon_threadsafe(self.loop.stop)
+        with contextlib.suppress(RuntimeError):  # the loop is already closed
+            asyncio.run_coroutine_threadsafe(stop_when_idle(), self.loop)
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -283,7 +292,7 @@ def _load_file(name: str, base: Path | None) -> Any:
     path = Path(name)
     if not path.is_absolute() and base is not None:
         path = base / path
-    path = path.resolve()
+    path = Path(os.path.realpath(path))  # (resolve() raises on link loops)
     if not path.is_file():
         raise InputError(f"python target file {str(path)!r} does not exist")
     # A private name per file, so two targets called bot.py in different folders differ.

@@ -116,3 +116,31 @@ def odd_text_target(text, case=None):
         "output": odd,
         "trace": {"spans": [{"tool_name": odd[:50]}], "metadata": {odd[:20]: odd}},
     }
+
+
+async def ignores_cancellation(text, case=None):
+    """Swallows every cancellation and keeps going (for a while)."""
+    import time as _time
+
+    end = _time.monotonic() + float(os.environ.get("STUBBORN_SECONDS", "20"))
+    while _time.monotonic() < end:
+        try:
+            await asyncio.sleep(0.05)
+        except asyncio.CancelledError:
+            continue
+    return _ok()
+
+
+async def blocks_its_loop(text, case=None):
+    """An async target that calls time.sleep: blocks whatever loop runs it."""
+    import time as _time
+
+    _time.sleep(float(os.environ.get("STUBBORN_SECONDS", "20")))
+    return _ok()
+
+
+def sleeps(text, case=None):
+    import time as _time
+
+    _time.sleep(float(os.environ.get("STUBBORN_SECONDS", "20")))
+    return _ok()

@@ -92,10 +92,8 @@ def test_odd_unicode_in_files_loads_or_is_refused_clearly(tmp_path, odd, place):
         "experiment", "run", manifest, suite, "-q", "--save", tmp_path / "r.json",
         *_outputs(tmp_path),
     )  # fmt: skip
-    assert (
-        ("Traceback" not in result.output
-        and result.exception is None)
-        or isinstance(result.exception, SystemExit)
+    assert ("Traceback" not in result.output and result.exception is None) or isinstance(
+        result.exception, SystemExit
     ), (repr(result.exception), result.output)
     assert result.exit_code in (0, 1), result.output
     if result.exit_code == 1:
