@@ -355,6 +355,9 @@ def _refuse_clobbering_run(
     """Before any work: no output may name an input, the run folder or another output."""
     from ._files import check_outputs
     from .formats import load_manifest
+    from .report.json_report import created_at
+
+    created_at()  # a SOURCE_DATE_EPOCH no report can use is refused now, not after the run
 
     inputs: list[Path] = [manifest_file, suite_file]
     try:
@@ -445,6 +448,9 @@ def experiment_report(
         from ._files import check_outputs
 
         check_outputs({"--html": html, "--csv": csv_path, "--cases-csv": cases_csv}, [report_file])
+        from .report.json_report import created_at
+
+        created_at()  # a SOURCE_DATE_EPOCH no report can use
         analysis = load_report(report_file)
     except InputError as exc:
         raise _fail(console, "Unable to read experiment report", exc) from None

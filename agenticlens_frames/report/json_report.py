@@ -28,6 +28,7 @@ import pandas as pd
 from .._files import atomic_write
 from .._gc import paused_gc
 from ..analysis import SUMMARY_METRICS, ExperimentAnalysis
+from ..errors import InputError
 
 __all__ = ["build_report", "created_at", "write_json_report"]
 
@@ -48,7 +49,14 @@ def created_at() -> str:
     """
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch is not None and epoch.strip().isdigit():
-        return datetime.fromtimestamp(int(epoch), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        try:
+            return datetime.fromtimestamp(int(epoch), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except (OverflowError, ValueError, OSError):
+            raise InputError(
+                f"{epoch.strip()[:40]!r} is beyond the dates a report can hold (years 1-9999)",
+                location="SOURCE_DATE_EPOCH",
+                hint="set it to a Unix time in seconds, e.g. 1767225600, or unset it",
+            ) from None
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 

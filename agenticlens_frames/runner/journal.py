@@ -129,9 +129,26 @@ class RunFolder:
     def __init__(self, path: str | Path, identity: dict[str, Any]) -> None:
         self.path = Path(path)
         self.journal = self.path / "journal"
-        self.journal.mkdir(parents=True, exist_ok=True)
-        self._lock_file = self._lock()
+        try:
+            self.journal.mkdir(parents=True, exist_ok=True)
+            self._lock_file = self._lock()
+        except OSError as exc:  # the folder (or journal/) is a file, unwritable, ...
+            raise InputError(
+                f"cannot use this run folder: {exc.strerror or exc}",
+                file=self.path,
+                hint="give a folder (it is created if missing)",
+            ) from None
         meta = self.path / "run.json"
+        if not meta.exists() and self.segments():
+            # A journal whose run description is gone cannot be tied to this experiment:
+            # reusing it could mix the results of two runs.
+            self.close()
+            raise InputError(
+                "the folder holds a journal but no run.json, so it cannot be tied to this "
+                "experiment",
+                file=self.path,
+                hint="restore run.json, or use a new --run-dir",
+            )
         if meta.exists():
             try:
                 stored = json.loads(meta.read_text(encoding="utf-8"))
