@@ -48,6 +48,7 @@ def _fail(prefix: str, error: Exception) -> typer.Exit:
     Console(stderr=True, highlight=False, soft_wrap=True).print(
         Text(f"{prefix}: ", style="bold red") + Text(_safe(error))
     )
+    return typer.Exit(code=EXIT_INVALID_INPUT)
 
 
 def _safe(value: object) -> str:
@@ -76,7 +77,6 @@ def _to_csv(frame: pd.DataFrame, path: Path) -> None:
     out.columns = [guard_formula(str(c)) for c in out.columns]
     with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
         out.to_csv(handle, index=False)
-    return typer.Exit(code=EXIT_INVALID_INPUT)
 
 
 # Shared filter options (typer has no option groups; the same names everywhere).
