@@ -115,6 +115,12 @@ def atomic_write(path: str | Path, mode: str = "wb", **kwargs: Any) -> Iterator[
     ('complete', ['out.txt'])
     """
     target = Path(path)
+    if is_stream(target):
+        # /dev/null, /dev/stdout, a named pipe: written in place (renaming a temporary
+        # file over a device would replace the device).
+        with open(target, mode, **kwargs) as handle:
+            yield handle
+        return
     tmp = reserve_temp(target)
     try:
         with _open_reserved(tmp, mode, **kwargs) as handle:
@@ -127,6 +133,15 @@ def atomic_write(path: str | Path, mode: str = "wb", **kwargs: Any) -> Iterator[
             tmp.unlink()
         raise
     _fsync_dir(target.parent)
+
+
+def is_stream(path: Path) -> bool:
+    """Whether ``path`` is an existing character device, named pipe or socket."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 def write_atomic(path: str | Path, data: bytes | str) -> Path:
@@ -158,11 +173,14 @@ class StagedOutputs:
     """
 
     def __init__(self, outputs: Mapping[str, str | Path | None]) -> None:
-        self.targets = {k: Path(v) for k, v in outputs.items() if v is not None}
+        targets = {k: Path(v) for k, v in outputs.items() if v is not None}
+        # A device or pipe (``--save /dev/null``) is written in place, never replaced.
+        self.streams = {k: v for k, v in targets.items() if is_stream(v)}
+        self.targets = {k: v for k, v in targets.items() if k not in self.streams}
         self.temps: dict[str, Path] = {}
 
     def __getitem__(self, key: str) -> Path | None:
-        return self.temps.get(key)
+        return self.streams.get(key) or self.temps.get(key)
 
     def __enter__(self) -> StagedOutputs:
         try:
@@ -278,6 +296,8 @@ def check_outputs(
                 hint="give a folder (it is created if missing)",
             )
         for other, other_path in given[:index]:
+            if is_stream(path):
+                break  # /dev/null may take several outputs
             if same_file(path, other_path) or (
                 other in folder_options and _inside(path, other_path)
             ):

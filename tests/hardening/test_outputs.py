@@ -208,3 +208,34 @@ def test_three_processes_saving_one_report_leave_a_valid_one(tmp_path):
         assert proc.returncode == 0 and "Traceback" not in err, err
     assert json.loads(out.read_text())["schema_version"] == "1.1"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".r.json")] == []
+
+
+@pytest.mark.parametrize("options", [["--save"], ["--save", "--csv", "--html", "--cases-csv"]])
+def test_outputs_to_dev_null_leave_the_device_alone(tmp_path, options):
+    manifest, suite = stage(tmp_path)
+    before = os.stat("/dev/null")
+    args = [*_run_args(manifest, suite)]
+    for option in options:
+        args += [option, "/dev/null"]
+    result = cli(*args)
+    assert result.exit_code == 0, result.output
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino
+    assert not [p for p in Path("/dev").glob(".null.*")]
+
+
+@pytest.mark.parametrize("what", ["save_link_loop", "save_dangling_link", "run_dir_link_loop"])
+def test_odd_output_paths(tmp_path, what):
+    manifest, suite = stage(tmp_path)
+    loop = tmp_path / "loop"
+    if what == "save_dangling_link":
+        loop.symlink_to(tmp_path / "nowhere" / "r.json")
+    else:
+        loop.symlink_to(loop)
+    option = "--run-dir" if what.startswith("run_dir") else "--save"
+    result = cli(*_run_args(manifest, suite), option, loop)
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.exit_code in (0, 1), result.output
+    if result.exit_code == 1:
+        assert "loop" in result.output
