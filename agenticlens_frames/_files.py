@@ -153,7 +153,9 @@ def write_atomic(path: str | Path, data: bytes | str) -> Path:
     >>> write_atomic(pathlib.Path(tempfile.mkdtemp()) / "a.json", "{}").read_text()
     '{}'
     """
-    payload = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    # A lone surrogate has no UTF-8 form: written as "?" rather than failing the output
+    # (the readers turn them into U+FFFD before they get this far).
+    payload = data.encode("utf-8", "replace") if isinstance(data, str) else data
     with atomic_write(path, "wb") as handle:
         handle.write(payload)
     return Path(path)

@@ -21,7 +21,7 @@ from ..analysis import (
     ExperimentAnalysis,
 )
 from ..errors import InputError
-from ..formats._io import read_input
+from ..formats._io import read_input, scrub_surrogates
 
 __all__ = ["load_report"]
 
@@ -80,7 +80,7 @@ def load_report(path: str | Path) -> ExperimentAnalysis:
     try:
         # Regular files within the size limit only (a FIFO, /dev/zero, a directory, a
         # link loop are refused by read_input, naming the file).
-        data = json.loads(read_input(file).decode("utf-8"))
+        data = scrub_surrogates(json.loads(read_input(file).decode("utf-8")))
     except RecursionError:
         raise InputError("not valid JSON: nested too deeply", file=file) from None
     except UnicodeDecodeError as exc:

@@ -134,3 +134,25 @@ def test_very_long_non_ascii_names(tmp_path, length, alphabet):
     )  # fmt: skip
     assert result.exit_code == 0, (repr(result.exception), result.output[-2000:])
     assert (out / (alphabet * 60 + ".json")).exists()
+
+
+@pytest.mark.parametrize("place", ["experiment_name", "variant_name", "case_id_list"])
+def test_lone_surrogates_in_a_saved_report(tmp_path, place):
+    manifest, suite = stage(tmp_path)
+    saved = tmp_path / "r.json"
+    assert cli("experiment", "run", manifest, suite, "-q", "--save", saved).exit_code == 0
+    data = json.loads(saved.read_text())
+    if place == "experiment_name":
+        data["experiment_name"] = "e\ud800"
+    elif place == "variant_name":
+        data["variants"][0]["variant_name"] = "v\udfff"
+    else:
+        data["case_ids"] = [*data["case_ids"][:-1], "c\ud800"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))  # ASCII-escaped: "\\ud800" in the file
+    result = cli("experiment", "report", bad, "-q", *_outputs(tmp_path)[:6])
+    assert "Traceback" not in result.output
+    assert result.exit_code in (0, 1), result.output
+    for name in ("r.html", "v.csv", "c.csv"):
+        if (tmp_path / name).exists():
+            (tmp_path / name).read_bytes().decode("utf-8")
