@@ -213,7 +213,8 @@ def supervise(argv: list[str]) -> int:
             returncode = child.wait()
             if done.exists():
                 code = int(done.read_text() or returncode)
-                keep_run = injected and code not in (0, 1, 3, 4, 5)
+                # Kept only when the child's message points the user at it.
+                keep_run = injected and code in (6, 130)
                 return code
             what = _describe(returncode)
             suspects = in_flight(inflight)
@@ -237,7 +238,7 @@ def supervise(argv: list[str]) -> int:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        if keep_run:
+        if keep_run and (work / "run").is_dir():
             for item in work.iterdir():
                 if item.name != "run":
                     item.unlink(missing_ok=True)
