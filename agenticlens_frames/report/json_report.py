@@ -631,8 +631,32 @@ def build_report(
         },
     }
     # New top-level keys (issue 6): case_level, paired_comparisons; already JSON-ready.
-    report.update(analysis.paired)
+    # The verdicts (issue 14) go between them: the paired block stays last, where a large
+    # saved report's tail is read.
+    from .verdicts_json import verdicts_block
+
+    blocks = dict(analysis.paired)
+    if "case_level" in blocks:
+        report["case_level"] = blocks.pop("case_level")
+    report["verdicts"] = verdicts_block(analysis.verdicts)
+    report.update(beyond_blocks(analysis))
+    report.update(blocks)
     return report
+
+
+def beyond_blocks(analysis: ExperimentAnalysis) -> dict[str, Any]:
+    """New top-level keys of issue 17 (AgenticLens' loader ignores unknown keys)."""
+    from ..factorial import factor_effects_block
+    from ..frontier import frontier_block
+
+    out: dict[str, Any] = {}
+    frontier = frontier_block(analysis.variants, analysis.variants.attrs.get("frontier", {}))
+    if frontier is not None:
+        out["pareto_uncertainty"] = frontier
+    effects = factor_effects_block(analysis.factor_effects)
+    if effects is not None:
+        out["factor_effects"] = effects
+    return out
 
 
 def _indented_dump(value: Any, depth: int) -> memoryview:
