@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from .errors import InputError
+from .stats_paired import CORRECTIONS, PAIRED_METHODS
 
 EXIT_OK = 0
 EXIT_INVALID_INPUT = 1
@@ -36,9 +37,33 @@ app = typer.Typer(
     name="agenticlens-frames",
     help="Run and analyse AI-agent experiments (AgenticLens 0.10 compatible) as tidy tables.",
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion / --show-completion for bash, zsh, fish and PowerShell.
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"agenticlens-frames {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_version,
+        is_eager=True,
+        help="Print the version and exit.",
+    ),
+) -> None:
+    """Run and analyse AI-agent experiments (AgenticLens 0.10 compatible) as tidy tables."""
+
+
 experiment_app = typer.Typer(
     help="Run an experiment, or re-render a saved report.", no_args_is_help=True
 )
@@ -64,8 +89,21 @@ class InvalidPayloadPolicy(StrEnum):
     case = "case"
 
 
+# The choices of --correction and --paired-method, from the one list each of the
+# statistics module (so --help lists them and click refuses anything else by option name).
+Correction = StrEnum("Correction", {name: name for name in CORRECTIONS})  # type: ignore[misc]
+PairedMethod = StrEnum("PairedMethod", {name: name for name in PAIRED_METHODS})  # type: ignore[misc]
+
+#: Console width when stdout is not a terminal (CI logs, pipes) and COLUMNS is unset:
+#: rich would assume 80 columns and cut table cells; a log has no right edge.
+PIPE_WIDTH = 1000
+
+
 def _console(quiet: bool = False) -> Console:
-    return Console(quiet=quiet, highlight=False)
+    console = Console(quiet=quiet, highlight=False)
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console.width = PIPE_WIDTH
+    return console
 
 
 def _fail(console: Console, prefix: str, error: Exception) -> typer.Exit:
@@ -178,17 +216,21 @@ def experiment_run(
         "--fail-on-regression",
         help="Exit with status 4 if any candidate's case pass rate or score regressed.",
     ),
-    correction: str | None = typer.Option(
+    correction: Correction | None = typer.Option(
         None,
         "--correction",
-        help="Paired comparisons: none, bonferroni, holm or benjamini_hochberg (no default; "
-        "or declare comparisons: {correction: ...} in the manifest).",
+        help="Multiple-comparison correction of the paired comparisons (no default; or "
+        "declare comparisons: {correction: ...} in the manifest).",
+        case_sensitive=False,
     ),
     alpha: float | None = typer.Option(
         None, "--alpha", help="Level for the corrected decisions (default 0.05)."
     ),
-    paired_method: str | None = typer.Option(
-        None, "--paired-method", help="t (default), bootstrap, permutation, wilcoxon, mcnemar."
+    paired_method: PairedMethod | None = typer.Option(
+        None,
+        "--paired-method",
+        help="Interval and test of the paired comparisons (default t).",
+        case_sensitive=False,
     ),
     cluster: str | None = typer.Option(
         None, "--cluster", help="Case metadata field for cluster-robust intervals."
@@ -259,9 +301,9 @@ def experiment_run(
         comparisons = comparisons_from_cli(  # guard rails: refused before any scoring
             manifest_file,
             suite_file,
-            correction=correction,
+            correction=None if correction is None else str(correction.value),
             alpha=alpha,
-            method=paired_method,
+            method=None if paired_method is None else str(paired_method.value),
             cluster=cluster,
             noninferiority_margin=noninferiority_margin,
             allow_large=allow_large,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import logging
 import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping
@@ -54,6 +55,8 @@ from .scheduler import Scheduler, Target, VariantPlan, WorkItem
 __all__ = ["LiveRunResult", "arun_live", "run_experiment", "run_live"]
 
 InvalidPayloadMode = Literal["trial", "case"]
+
+_LOG = logging.getLogger(__name__)
 
 #: Columns of :attr:`LiveRunResult.calls`.
 CALL_COLUMNS = (
@@ -342,6 +345,46 @@ def _limits(manifest: ManifestSpec, overrides: Mapping[str, int] | None) -> dict
     return out
 
 
+def concurrency_plan(
+    manifest: ManifestSpec,
+    concurrency: int | None,
+    limits: Mapping[str, int],
+) -> tuple[int, str | None]:
+    """The most live calls that can really be in flight, and a note when ``concurrency``
+    asks for more than the per-variant limits allow.
+
+    Each variant calls at most its own limit at once (``concurrency`` on the variant, else
+    the manifest's ``max_workers``, default 1), so the overall limit is capped by their sum.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest
+    >>> m = load_manifest("data/support/manifest.yaml")
+    >>> concurrency_plan(m, None, {"a": 1, "b": 1})
+    (1, None)
+    >>> effective, note = concurrency_plan(m, 32, {"a": 1, "b": 1})
+    >>> effective, note.split(":")[0]
+    (2, 'concurrency 32 is capped at 2 calls in flight')
+    """
+    ceiling = sum(limits.values())
+    if concurrency is None:
+        return max(limits.values(), default=1), None
+    if not limits or concurrency <= ceiling:
+        return concurrency, None
+    per_variant = sorted(set(limits.values()))
+    each = (
+        f"{per_variant[0]} call(s) per variant"
+        if len(per_variant) == 1
+        else "the per-variant limits " + ", ".join(f"{v}={n}" for v, n in limits.items())
+    )
+    return ceiling, (
+        f"concurrency {concurrency} is capped at {ceiling} calls in flight: {len(limits)} live "
+        f"variant(s) at {each} (max_workers: {manifest.max_workers} in {manifest.path}). "
+        f"To use {concurrency}, set max_workers: {-(-concurrency // len(limits))} in the "
+        "manifest, or concurrency: N on each variant"
+    )
+
+
 class _Progress:
     """tqdm.auto bars: one for the experiment, one per live variant (terminal or notebook)."""
 
@@ -582,7 +625,11 @@ async def arun_live(
         for path in recorded_paths.values():
             load_recorded(path, suite)
     functions = _load_functions(manifest, targets, env)
-    global_limit = concurrency or max(limits.values(), default=1)
+    global_limit, capped = concurrency_plan(manifest, concurrency, limits)
+    if capped and any(v.target_kind != "recorded" for v in manifest.variants):
+        # Said once per run (logging's last-resort handler prints it on stderr when the
+        # caller configured nothing, e.g. the command line).
+        _LOG.warning("Note: %s", capped)
 
     # 2. The run folder: identity, lock, what is already done.
     ledger = Ledger(suite, invalid_payload)
@@ -604,7 +651,7 @@ async def arun_live(
         session = f"{now_iso()}-{os.getpid()}"
         bars = _Progress(
             progress and bool(items),
-            manifest.name,
+            f"{manifest.name} · {global_limit} in flight",
             totals,
             overall=len(items) if max_attempts is None else min(max_attempts, len(items)),
         )
