@@ -36,9 +36,11 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .errors import InputError
+from .formats._io import require_known
 
 if TYPE_CHECKING:
     from .analysis import ExperimentAnalysis
+    from .frames import ExperimentRun
 
 __all__ = [
     "CASE_ORDERS",
@@ -151,6 +153,23 @@ def _finish(fig: go.Figure) -> go.Figure:
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
     return fig
+
+
+def _analysis_of(data: Any, options: dict[str, Any]) -> ExperimentAnalysis | None:
+    """None for a result frame (used as is); else the analysis of a run, a result or an
+    analysis, computed with the statistics ``options`` (see :func:`~agenticlens_frames.
+    coerce.as_analysis`)."""
+    if isinstance(data, pd.DataFrame):
+        if options:
+            raise InputError(
+                f"statistics option(s) {', '.join(sorted(options))} apply to a run or an "
+                "analysis, not to a result frame",
+                hint="pass the run (or the analysis) instead of the frame",
+            )
+        return None
+    from .coerce import as_analysis
+
+    return as_analysis(data, **options)
 
 
 def _require_columns(frame: pd.DataFrame, columns: Iterable[str], what: str) -> None:
@@ -309,6 +328,10 @@ def order_variants(
         return [ids[i] for i in order]
     if by.startswith("factor:"):
         name = by.split(":", 1)[1]
+        known: dict[str, None] = {}
+        for f in variants.get("factors", []):
+            known.update(dict.fromkeys(f or {}))
+        require_known("factor", [name], known, location="variant_order")
         values = [
             str((f or {}).get(name, "(unset)")) for f in variants.get("factors", [{}] * len(ids))
         ]
@@ -337,7 +360,7 @@ def order_variants(
 
 
 def case_heatmap(
-    cases: pd.DataFrame,
+    cases: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
     variants: pd.DataFrame | None = None,
     *,
     color: str = "mean_score",
@@ -346,13 +369,15 @@ def case_heatmap(
     baseline: str | None = None,
     max_cases: int | None = None,
     outline_flaky: bool = True,
+    **statistics: Any,
 ) -> go.Figure:
     """Variant × case heatmap of a case matrix (spec §10.4, interactive).
 
     Parameters
     ----------
     cases
-        :func:`~agenticlens_frames.case_matrix` (or ``analysis.cases``).
+        :func:`~agenticlens_frames.case_matrix` (or ``analysis.cases``), or the run, the
+        result or the analysis itself (then ``variants`` defaults to its summary).
     variants
         The variant summary; needed to sort rows by pass rate or factor and to find the
         baseline. Rows are limited to the variants present in ``cases``.
@@ -366,6 +391,9 @@ def case_heatmap(
         Show only the first ``max_cases`` cases of the chosen order (wide suites).
     outline_flaky
         Dashed outline around inconsistent (flaky) cells.
+    **statistics
+        With a run or an analysis: options of :func:`~agenticlens_frames.coerce.as_analysis`
+        (``confidence_level``, ``correction`` ...).
 
     Returns
     -------
@@ -384,6 +412,10 @@ def case_heatmap(
     >>> fig.data[0].text.tolist(), len(fig.layout.shapes)
     ([['5/5', '2/5']], 1)
     """
+    analysis = _analysis_of(cases, statistics)
+    if analysis is not None:
+        cases = analysis.cases
+        variants = analysis.variants if variants is None else variants
     _require_columns(
         cases,
         ["variant_id", "case_id", "attempts", "passes", "pass_rate", "consistent", color],
@@ -391,6 +423,8 @@ def case_heatmap(
     )
     base = _baseline_of(variants, baseline)
     present = _variant_ids(cases)
+    if baseline is not None:
+        require_known("baseline variant id", [baseline], present, location="baseline")
     if variants is not None:
         order = order_variants(variants, variant_order, cases=cases, baseline=base)
         row_ids = [v for v in order if v in present]
@@ -491,6 +525,11 @@ def case_heatmap(
 # --------------------------------------------------------------------------- pass@k
 
 
+def _variant_names(analysis: ExperimentAnalysis) -> dict[str, str]:
+    vs = analysis.variants
+    return dict(zip(vs["variant_id"].astype(str), vs["variant_name"].astype(str), strict=True))
+
+
 def pass_k_frame(analysis: ExperimentAnalysis, ks: Sequence[int] | None = None) -> pd.DataFrame:
     """pass@k and pass^k per variant in long form, for k = 1..trial_count when the tidy
     tables are at hand, else for the k values the (saved) report holds.
@@ -527,11 +566,12 @@ def pass_k_frame(analysis: ExperimentAnalysis, ks: Sequence[int] | None = None) 
 
 
 def pass_k_curves(
-    frame: pd.DataFrame,
+    frame: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
     *,
     measures: Sequence[str] = ("pass_at_k", "pass_hat_k"),
     bands: bool | None = None,
     variant_names: dict[str, str] | None = None,
+    **statistics: Any,
 ) -> go.Figure:
     """pass@k (solid) and pass^k (dashed) against k, one colour per variant.
 
@@ -539,7 +579,8 @@ def pass_k_curves(
     ----------
     frame
         Long frame ``variant_id, k, pass_at_k, pass_hat_k`` (see :func:`pass_k_frame` and
-        :func:`~agenticlens_frames.pass_at_k`).
+        :func:`~agenticlens_frames.pass_at_k`), or a run, result or analysis (with
+        ``**statistics`` as for :func:`case_heatmap`).
     measures
         Which curves to draw.
     bands
@@ -556,6 +597,11 @@ def pass_k_curves(
     >>> [t.name for t in fig.data], fig.data[1].y.tolist()
     (['a pass@k', 'a pass^k'], [0.5, 0.2])
     """
+    analysis = _analysis_of(frame, statistics)
+    if analysis is not None:
+        frame = pass_k_frame(analysis)
+        if variant_names is None:
+            variant_names = _variant_names(analysis)
     _require_columns(frame, ["variant_id", "k", *measures], "the pass@k frame")
     fig = go.Figure()
     names = variant_names or {}
@@ -623,11 +669,12 @@ def _objective(name: str) -> Objective:
 
 
 def pareto_chart(
-    variants: pd.DataFrame,
+    variants: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
     *,
     x: str = "latency",
     y: str = "pass_rate",
     frontier: Sequence[str] | None = None,
+    **statistics: Any,
 ) -> go.Figure:
     """Two objectives of the variant summary, the Pareto frontier joined and highlighted.
 
@@ -638,7 +685,8 @@ def pareto_chart(
     Parameters
     ----------
     variants
-        :func:`~agenticlens_frames.variant_summary` (or ``analysis.variants``).
+        :func:`~agenticlens_frames.variant_summary` (or ``analysis.variants``), or a run,
+        result or analysis (with ``**statistics`` as for :func:`case_heatmap`).
     x, y
         Objective names, keys of :data:`OBJECTIVES`: ``pass_rate``, ``case_pass_rate``,
         ``score``, ``latency``, ``cost``, ``reliability``.
@@ -660,6 +708,9 @@ def pareto_chart(
     >>> list(fig.data[1].text), list(fig.data[0].text)
     (['a'], ['b'])
     """
+    analysis = _analysis_of(variants, statistics)
+    if analysis is not None:
+        variants = analysis.variants
     ox, oy = _objective(x), _objective(y)
     _require_columns(variants, ["variant_id", ox.column, oy.column], "the variant summary")
     ids = [str(v) for v in variants["variant_id"]]
@@ -736,9 +787,10 @@ def pareto_chart(
 
 
 def delta_forest(
-    comparisons: pd.DataFrame,
+    comparisons: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
     *,
     metrics: Sequence[str] = ("case_pass_rate", "score", "latency", "cost"),
+    **statistics: Any,
 ) -> go.Figure:
     """Candidate − baseline deltas as a forest plot, one panel per metric.
 
@@ -756,6 +808,9 @@ def delta_forest(
     >>> fig.data[0].x.tolist(), fig.data[0].error_x.array.round(3).tolist()
     ([0.1], [0.08])
     """
+    analysis = _analysis_of(comparisons, statistics)
+    if analysis is not None:
+        comparisons = analysis.comparisons
     unknown = [m for m in metrics if m not in DELTA_METRICS]
     if unknown:
         raise InputError(f"unknown delta metric(s) {unknown}; choose from {list(DELTA_METRICS)}")
@@ -843,7 +898,9 @@ def delta_forest(
     return _finish(fig)
 
 
-def paired_forest(paired: pd.DataFrame) -> go.Figure:
+def paired_forest(
+    paired: pd.DataFrame | ExperimentAnalysis | ExperimentRun, **statistics: Any
+) -> go.Figure:
     """Paired candidate − baseline differences with their intervals, one panel per
     dimension (quality, safety, reliability, latency, cost …).
 
@@ -862,6 +919,15 @@ def paired_forest(paired: pd.DataFrame) -> go.Figure:
     >>> [t.name for t in fig.data], list(fig.data[1].marker.color)
     (['q', 'lat'], ['#b42318'])
     """
+    analysis = _analysis_of(paired, statistics)
+    if analysis is not None:
+        frame = analysis.paired_frames.get("paired_comparisons")
+        if frame is None:
+            raise InputError(
+                "this analysis has no paired comparisons: no correction was declared",
+                hint="pass one, e.g. paired_forest(run, correction='holm')",
+            )
+        paired = frame
     _require_columns(
         paired,
         ["candidate_variant_id", "dimension", "mean_difference", "ci_low", "ci_high"],
@@ -946,7 +1012,10 @@ def paired_forest(paired: pd.DataFrame) -> go.Figure:
 
 
 def factor_levels_chart(
-    factor_levels: pd.DataFrame, *, metric: str = "mean_pass_rate"
+    factor_levels: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
+    *,
+    metric: str = "mean_pass_rate",
+    **statistics: Any,
 ) -> go.Figure:
     """Per factor, one bar per level: the unweighted mean of ``metric`` over the level's
     variants (spec §9.7; confounded unless the design is factorial).
@@ -959,6 +1028,9 @@ def factor_levels_chart(
     >>> list(fig.data[0].x), fig.data[0].y.tolist()
     (['a', 'b'], [0.7, 0.9])
     """
+    analysis = _analysis_of(factor_levels, statistics)
+    if analysis is not None:
+        factor_levels = analysis.factor_levels
     if metric not in FACTOR_METRICS:
         raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(FACTOR_METRICS)}")
     _require_columns(factor_levels, ["factor", "value", metric], "the factor-levels frame")
@@ -1008,7 +1080,9 @@ def factor_levels_chart(
 # --------------------------------------------------------------------------- aggregate
 
 
-def case_outcomes_chart(cases: pd.DataFrame) -> go.Figure:
+def case_outcomes_chart(
+    cases: pd.DataFrame | ExperimentAnalysis | ExperimentRun, **statistics: Any
+) -> go.Figure:
     """How many cases each variant passes 0, 1, …, T times out of T: the aggregate view
     of a suite too wide for a heatmap.
 
@@ -1020,6 +1094,9 @@ def case_outcomes_chart(cases: pd.DataFrame) -> go.Figure:
     >>> list(fig.data[0].x), fig.data[0].y.tolist()
     (['0/2', '1/2', '2/2'], [1, 0, 2])
     """
+    analysis = _analysis_of(cases, statistics)
+    if analysis is not None:
+        cases = analysis.cases
     _require_columns(cases, ["variant_id", "attempts", "passes"], "the case matrix")
     top = int(cases["attempts"].max()) if len(cases) else 0
     labels = [f"{p}/{top}" for p in range(top + 1)]
@@ -1051,13 +1128,14 @@ def case_outcomes_chart(cases: pd.DataFrame) -> go.Figure:
 
 
 def figures(
-    analysis: ExperimentAnalysis,
+    analysis: ExperimentAnalysis | ExperimentRun,
     *,
     case_order: str = "attention",
     max_cases: int | None = 50,
     pareto_x: str = "latency",
     pareto_y: str = "pass_rate",
     factor_metric: str = "mean_pass_rate",
+    **statistics: Any,
 ) -> dict[str, go.Figure]:
     """Every standard figure of one analysis, by name: ``heatmap``, ``pass_k``,
     ``pareto``, ``deltas``, ``factors``, ``case_outcomes``.
@@ -1069,7 +1147,10 @@ def figures(
     >>> sorted(figures(a))
     ['case_outcomes', 'deltas', 'factors', 'heatmap', 'pareto', 'pass_k']
     """
-    names = {str(v["variant_id"]): str(v["variant_name"]) for _, v in analysis.variants.iterrows()}
+    from .coerce import as_analysis
+
+    analysis = as_analysis(analysis, **statistics)
+    names = _variant_names(analysis)
     return {
         "heatmap": case_heatmap(
             analysis.cases, analysis.variants, case_order=case_order, max_cases=max_cases

@@ -16,14 +16,20 @@ import html
 from collections.abc import Collection, Mapping
 from typing import Any
 
-import ipywidgets as widgets
 import pandas as pd
 import plotly.graph_objects as go
 
 from . import viz
-from .analysis import ExperimentAnalysis, analyze, pareto_frontier
-from .errors import InputError
+from .analysis import ExperimentAnalysis, pareto_frontier
+from .errors import InputError, missing_extra
+from .formats._io import require_known
 from .frames import ExperimentRun
+
+try:  # the notebook extra: a plain install has no Jupyter widget stack
+    import anywidget  # noqa: F401  (plotly's FigureWidget is built on it)
+    import ipywidgets as widgets
+except ImportError as _exc:
+    raise missing_extra(_exc.name or "ipywidgets", "notebook", "the notebook explorer") from None
 
 __all__ = ["Explorer", "attempt_details", "explore", "select_variants"]
 
@@ -40,7 +46,8 @@ def select_variants(variants: pd.DataFrame, filters: Mapping[str, Collection[str
     """Variant ids (in the frame's order) whose factor values are all among ``filters``.
 
     An empty selection for a factor means "no filter on that factor"; a variant without
-    the factor has the value ``"(unset)"``.
+    the factor has the value ``"(unset)"``. A factor name or level that no variant has is
+    refused, with the closest existing one.
 
     Examples
     --------
@@ -50,7 +57,18 @@ def select_variants(variants: pd.DataFrame, filters: Mapping[str, Collection[str
     ['b', 'c']
     >>> select_variants(vs, {"m": []})
     ['a', 'b', 'c']
+    >>> select_variants(vs, {"m": ["z"]})
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: filters.m: unknown level of factor 'm' 'z' (known: (unset), x, y)
     """
+    names: dict[str, None] = {}
+    for factors in variants["factors"]:
+        names.update(dict.fromkeys(factors or {}))
+    require_known("factor", filters, names, location="filters")
+    for name, chosen in filters.items():
+        levels = sorted({str((f or {}).get(name, "(unset)")) for f in variants["factors"]})
+        require_known(f"level of factor {name!r}", chosen, levels, location=f"filters.{name}")
     keep = []
     for vid, factors in zip(variants["variant_id"].astype(str), variants["factors"], strict=True):
         values = factors or {}
@@ -75,6 +93,8 @@ def attempt_details(run: ExperimentRun, variant_id: str, case_id: str) -> pd.Dat
     >>> sorted(d["trial"].unique().tolist())
     [1, 2, 3, 4, 5]
     """
+    require_known("variant id", [variant_id], [v.id for v in run.manifest.variants])
+    require_known("case id", [case_id], run.suite.case_ids)
     att = run.attempts
     att = att[(att["variant_id"] == variant_id) & (att["case_id"] == case_id)]
     cols = [
@@ -287,18 +307,25 @@ def _variant_ids_of(fig: go.Figure, variants: pd.DataFrame) -> list[str]:
 
 
 def explore(
-    experiment: ExperimentRun | ExperimentAnalysis, *, max_cases: int = 50, **analyze_options: Any
+    experiment: ExperimentRun | ExperimentAnalysis | Any,
+    *,
+    max_cases: int = 50,
+    **statistics: Any,
 ) -> Explorer:
     """An interactive explorer of one experiment for Jupyter.
 
     Parameters
     ----------
     experiment
-        A run (analysed with :func:`~agenticlens_frames.analyze` and ``analyze_options``)
-        or an analysis (fresh, or loaded from a saved report: then clicking a cell says
-        that attempt details are not available).
+        A run, the result of :func:`~agenticlens_frames.run` or of the live runner, or an
+        analysis (fresh, or loaded from a saved report: then clicking a cell says that
+        attempt details are not available).
     max_cases
         Cases shown in the heatmap at first (the slider changes it).
+    **statistics
+        Passed through :func:`~agenticlens_frames.coerce.as_analysis`: options of
+        :func:`~agenticlens_frames.analyze` and paired-comparison settings
+        (``correction="holm"``, ``alpha`` ...).
 
     Returns
     -------
@@ -308,19 +335,14 @@ def explore(
     Examples
     --------
     >>> from agenticlens_frames import load_experiment
-    >>> ex = explore(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> ex = explore(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"),
+    ...              correction="holm")
     >>> ex.factor_filters["prompt"].value = ("v2",)
     >>> ex.selected_variants
     ['prompt-v2', 'large-v2']
+    >>> ex.paired is not None
+    True
     """
-    if isinstance(experiment, ExperimentRun):
-        analysis = analyze(experiment, **analyze_options)
-    elif isinstance(experiment, ExperimentAnalysis):
-        if analyze_options:
-            raise InputError("analyze options apply to a run, not to an analysis")
-        analysis = experiment
-    else:
-        raise InputError(
-            f"explore() needs an ExperimentRun or ExperimentAnalysis, got {type(experiment)!r}"
-        )
-    return Explorer(analysis, max_cases=max_cases)
+    from .coerce import as_analysis
+
+    return Explorer(as_analysis(experiment, **statistics), max_cases=max_cases)

@@ -167,8 +167,9 @@ def test_explore_takes_a_run_or_an_analysis(run) -> None:
     assert ex.analysis.confidence_level == 0.9
     with pytest.raises(InputError):
         explore("data/support")
-    with pytest.raises(InputError):
-        explore(ex.analysis, confidence_level=0.9)
+    # Options with an analysis recompute it from its run (its own settings kept).
+    again = explore(ex.analysis, confidence_level=0.8)
+    assert again.analysis.confidence_level == 0.8 and again.analysis is not ex.analysis
 
 
 def test_select_variants(analysis) -> None:
