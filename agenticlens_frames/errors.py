@@ -97,8 +97,8 @@ def missing_extra(module: str, extra: str, what: str) -> ImportError:
 
     Examples
     --------
-    >>> str(missing_extra("polars", "polars", "to_polars()"))
-    "to_polars() needs the optional package 'polars'; install it with: pip install 'agenticlens-frames[polars]'"
+    >>> print(missing_extra("polars", "polars", "to_polars()"))
+    to_polars() needs the optional package 'polars'; install it with: pip install ...[polars]'
     """
     return ImportError(
         f"{what} needs the optional package {module!r}; install it with: "

@@ -60,7 +60,8 @@ def select_variants(variants: pd.DataFrame, filters: Mapping[str, Collection[str
     >>> select_variants(vs, {"m": ["z"]})
     Traceback (most recent call last):
     ...
-    agenticlens_frames.errors.InputError: filters.m: unknown level of factor 'm' 'z' (known: (unset), x, y)
+    agenticlens_frames.errors.InputError: filters.m: unknown level of factor 'm' 'z'
+    (known: (unset), x, y)
     """
     names: dict[str, None] = {}
     for factors in variants["factors"]:

@@ -429,7 +429,8 @@ def require_known(
     >>> require_known("variant id", ["promt-v2"], ["baseline", "prompt-v2"])
     Traceback (most recent call last):
     ...
-    agenticlens_frames.errors.InputError: unknown variant id 'promt-v2' (did you mean 'prompt-v2'? known: baseline, prompt-v2)
+    agenticlens_frames.errors.InputError: unknown variant id 'promt-v2' (did you mean
+    'prompt-v2'? known: baseline, prompt-v2)
     """
     choices = [str(k) for k in known]
     present = set(choices)
