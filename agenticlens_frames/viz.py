@@ -148,6 +148,58 @@ def _fmt(value: Any, spec: str, suffix: str = "") -> str:
     return f"{value:{spec}}{suffix}"
 
 
+#: Longest case id shown on an axis; longer ones are shortened (the hover has them whole).
+MAX_TICK_CHARS = 24
+#: Percent axes: one decimal where needed (``.0%`` repeats labels on a narrow range, e.g.
+#: 71%, 71%, 72% for ticks half a point apart), none where not (70%, 80%).
+PERCENT_TICKS = ".1~%"
+
+
+def _title(main: str, detail: str | None = None) -> dict[str, Any]:
+    """A short title that fits a phone-wide figure; the detail as its subtitle, a second,
+    smaller line (plotly never wraps a title, so a long one is cut by narrow areas)."""
+    title: dict[str, Any] = {
+        "text": main,
+        "x": 0,
+        "xref": "paper",
+        "xanchor": "left",
+        # At the figure's top, clear of panel titles and the plot, whatever the margin.
+        "y": 1,
+        "yref": "container",
+        "yanchor": "top",
+        "pad": {"t": 10},
+    }
+    if detail is not None:
+        title["subtitle"] = {"text": detail}
+    return title
+
+
+def short_label(text: str, limit: int = MAX_TICK_CHARS) -> str:
+    """``text`` cut in the middle to at most ``limit`` characters (both ends kept, where
+    long ids differ).
+
+    Examples
+    --------
+    >>> short_label("customer-escalation-refund-request-track-order", 20)
+    'customer-e…ack-order'
+    >>> short_label("short")
+    'short'
+    """
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) // 2 + (limit - 1) % 2
+    tail = limit - 1 - head
+    return text[:head] + "…" + (text[-tail:] if tail else "")
+
+
+def _short_labels(ids: list[str], limit: int = MAX_TICK_CHARS) -> list[str]:
+    """Shortened labels that stay distinct (the tail grows until they are)."""
+    labels = [short_label(i, limit) for i in ids]
+    if len(set(labels)) == len(labels) or limit >= max(map(len, ids), default=0):
+        return labels
+    return _short_labels(ids, limit + 4)
+
+
 def _finish(fig: go.Figure) -> go.Figure:
     # Tick labels (long case ids, percentages) must never be clipped by tight margins.
     fig.update_xaxes(automargin=True)
@@ -512,12 +564,23 @@ def case_heatmap(
             for i, j in zip(*np.nonzero(flaky == 1), strict=True)
         ]
     shown = f"{len(col_ids)} of {len(_case_ids(cases))} cases" if max_cases else "all cases"
+    x_labels = [esc(c) for c in col_ids]
     fig.update_layout(
-        title={"text": f"Cases by variant ({shown}, {CASE_ORDERS[case_order]})"},
-        xaxis={"type": "category", "tickangle": -45, "automargin": True, "title": "case"},
+        title=_title("Cases by variant", f"{shown}, {CASE_ORDERS[case_order]}"),
+        xaxis={
+            "type": "category",
+            "tickangle": -45,
+            "automargin": True,
+            "title": "case",
+            # Long ids shortened on the axis only: the cells keep the full id (hover,
+            # clicks), and every case gets one tick whatever the width.
+            "tickmode": "array",
+            "tickvals": x_labels,
+            "ticktext": [esc(t) for t in _short_labels(col_ids)],
+        },
         yaxis={"type": "category", "autorange": "reversed", "automargin": True},
         height=max(260, 90 + 46 * len(row_ids)),
-        margin={"t": 60, "l": 10, "r": 10, "b": 10},
+        margin={"t": 70, "l": 10, "r": 10, "b": 10},
     )
     return _finish(fig)
 
@@ -649,11 +712,11 @@ def pass_k_curves(
                 )
             )
     fig.update_layout(
-        title={"text": "pass@k (solid: at least one of k passes) and pass^k (dashed: all k)"},
+        title=_title("pass@k and pass^k", "solid: at least one of k passes; dashed: all k pass"),
         xaxis={"title": "k (attempts)", "dtick": 1},
         yaxis={"title": "probability", "range": [0, 1.02], "tickformat": ".0%"},
         height=380,
-        margin={"t": 60, "l": 10, "r": 10, "b": 10},
+        margin={"t": 70, "l": 10, "r": 10, "b": 10},
         legend={"groupclick": "togglegroup"},
     )
     return _finish(fig)
@@ -745,7 +808,7 @@ def pareto_chart(
     for axis, objective in ((xaxis, ox), (yaxis, oy)):
         axis["automargin"] = True  # what _finish sets on every figure
         if "%" in objective.hover_format:
-            axis["tickformat"] = ".0%"
+            axis["tickformat"] = PERCENT_TICKS
     return go.Figure(
         data=[
             go.Scatter(
@@ -774,11 +837,11 @@ def pareto_chart(
             ),
         ],
         layout={
-            "title": {"text": "Pareto frontier (all five objectives; two on the axes)"},
+            "title": _title("Pareto frontier", "all five objectives; two on the axes"),
             "xaxis": xaxis,
             "yaxis": yaxis,
             "height": 420,
-            "margin": {"t": 60, "l": 10, "r": 10, "b": 10},
+            "margin": {"t": 70, "l": 10, "r": 10, "b": 10},
         },
     )
 
@@ -820,7 +883,7 @@ def delta_forest(
     for m in metrics:
         col, label, _ = DELTA_METRICS[m]
         has_ci = f"{col}_ci_low" in comparisons and f"{col}_ci_high" in comparisons
-        titles.append(label + ("" if has_ci else " (no interval)"))
+        titles.append(label + ("" if has_ci else "<br><sup>no interval</sup>"))
     fig = make_subplots(rows=1, cols=len(metrics), shared_yaxes=True, subplot_titles=titles)
     regressed_col = {
         "case_pass_rate": "pass_rate_regressed",
@@ -888,12 +951,12 @@ def delta_forest(
         )
         fig.add_vline(x=0, line={"color": "#9aa0a6", "dash": "dash"}, row=1, col=n)
         if m == "case_pass_rate":
-            fig.update_xaxes(tickformat="+.0%", row=1, col=n)
+            fig.update_xaxes(tickformat="+" + PERCENT_TICKS, row=1, col=n)
     fig.update_yaxes(autorange="reversed", type="category", row=1, col=1)
     fig.update_layout(
-        title={"text": "Against the baseline (red: regressed; green: significant gain)"},
+        title=_title("Against the baseline", "red: regressed; green: significant gain"),
         height=max(240, 110 + 36 * len(cands)),
-        margin={"t": 80, "l": 10, "r": 10, "b": 10},
+        margin={"t": 100, "l": 10, "r": 10, "b": 10},
     )
     return _finish(fig)
 
@@ -1001,9 +1064,9 @@ def paired_forest(
         fig.add_vline(x=0, line={"color": "#9aa0a6", "dash": "dash"}, row=1, col=n)
     fig.update_yaxes(autorange="reversed", type="category", row=1, col=1)
     fig.update_layout(
-        title={"text": "Paired differences against the baseline, with intervals"},
+        title=_title("Paired differences against the baseline", "with intervals"),
         height=max(240, 110 + 36 * paired["candidate_variant_id"].nunique()),
-        margin={"t": 80, "l": 10, "r": 10, "b": 10},
+        margin={"t": 100, "l": 10, "r": 10, "b": 10},
     )
     return _finish(fig)
 
@@ -1070,9 +1133,9 @@ def factor_levels_chart(
     if metric in ("mean_pass_rate", "mean_trial_success_rate"):
         fig.update_yaxes(tickformat=".0%", range=[0, 1])
     fig.update_layout(
-        title={"text": f"Factor levels: {FACTOR_METRICS[metric]} (mean over member variants)"},
+        title=_title(f"Factor levels: {FACTOR_METRICS[metric]}", "mean over member variants"),
         height=340,
-        margin={"t": 80, "l": 10, "r": 10, "b": 10},
+        margin={"t": 100, "l": 10, "r": 10, "b": 10},
     )
     return _finish(fig)
 
@@ -1115,11 +1178,11 @@ def case_outcomes_chart(
         )
     fig.update_layout(
         barmode="group",
-        title={"text": "Cases by number of passing attempts (consistent cases sit at the ends)"},
+        title=_title("Cases by passing attempts", "consistent cases sit at the ends"),
         xaxis={"title": "passes / attempts", "type": "category"},
         yaxis={"title": "cases"},
         height=340,
-        margin={"t": 60, "l": 10, "r": 10, "b": 10},
+        margin={"t": 70, "l": 10, "r": 10, "b": 10},
     )
     return _finish(fig)
 

@@ -150,6 +150,9 @@ def _replace(fw: go.FigureWidget, fig: go.Figure) -> None:
         fw.layout = fig.layout
 
 
+_WRAP = widgets.Layout(flex_flow="row wrap")
+
+
 class Explorer(widgets.VBox):
     """The explorer layout; build it with :func:`explore`.
 
@@ -211,12 +214,16 @@ class Explorer(widgets.VBox):
             control.observe(self._on_change, names="value")
         super().__init__(
             [
-                widgets.HBox(list(self.factor_filters.values())),
-                widgets.HBox(controls),
+                # Controls wrap onto more lines in a narrow output area.
+                widgets.HBox(list(self.factor_filters.values()), layout=_WRAP),
+                widgets.HBox(controls, layout=_WRAP),
                 self.status,
                 self.heatmap,
                 self.details,
-                widgets.HBox([self.curves, self.frontier]),
+                # Stacked, not side by side: two figures in one row overflow an output
+                # area narrower than twice a figure's natural width.
+                self.curves,
+                self.frontier,
                 *([self.paired] if self.paired is not None else []),
             ]
         )
