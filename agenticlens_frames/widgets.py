@@ -1,4 +1,4 @@
-"""Notebook explorer: ipywidgets controls wired to plotly ``FigureWidget`` s.
+"""Notebook explorer: ipywidgets controls wired to plotly figures.
 
 :func:`explore` lays out factor filters, a metric selector and case-ordering controls
 above three figures (case heatmap, pass@k / pass^k curves, Pareto frontier) and a panel
@@ -6,18 +6,27 @@ that shows a case's attempts when a heatmap cell is clicked. Every change calls 
 pure functions as the HTML report (:mod:`agenticlens_frames.viz`) on the filtered result
 frames; the widgets themselves hold no logic worth testing apart from that wiring.
 
-Needs a Jupyter front end with ipywidgets 8 and anywidget (plotly ≥ 6 builds
-``FigureWidget`` on it); in a plain Python session the objects work but draw nothing.
+The figures are shown through the notebook's own plotly renderer (``Output`` widgets
+holding ``go.Figure`` s), not as ``FigureWidget`` s: each of those carries the whole of
+plotly.js (5 MB) in the notebook's saved widget state, so three of them made an executed
+notebook 15 MB. A heatmap click reaches Python through :class:`ClickBridge`, a widget of
+a few lines of JavaScript that listens to the rendered heatmap.
+
+Needs a Jupyter front end with ipywidgets 8 and anywidget (``pip install
+'agenticlens-frames[notebook]'``); in a plain Python session the objects work but draw
+nothing.
 """
 
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Collection, Mapping
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from . import viz
 from .analysis import ExperimentAnalysis, pareto_frontier
@@ -26,8 +35,9 @@ from .formats._io import require_known
 from .frames import ExperimentRun
 
 try:  # the notebook extra: a plain install has no Jupyter widget stack
-    import anywidget  # noqa: F401  (plotly's FigureWidget is built on it)
+    import anywidget
     import ipywidgets as widgets
+    import traitlets
 except ImportError as _exc:
     raise missing_extra(_exc.name or "ipywidgets", "notebook", "the notebook explorer") from None
 
@@ -142,12 +152,61 @@ def _attempts_html(run: ExperimentRun | None, variant_id: str, case_id: str) -> 
     return "".join(parts)
 
 
-def _replace(fw: go.FigureWidget, fig: go.Figure) -> None:
-    """Show ``fig`` in an existing FigureWidget (traces and layout replaced)."""
-    with fw.batch_update():
-        fw.data = ()
-        fw.add_traces(list(fig.data))
-        fw.layout = fig.layout
+class ClickBridge(anywidget.AnyWidget):  # type: ignore[misc]
+    """Reports clicks on the rendered plotly figure whose ``layout.meta`` is ``key``.
+
+    The figure is drawn by the notebook's plotly renderer; this widget (nothing visible)
+    finds it in the page and sets ``clicked`` to ``[x, y, stamp]`` on each click, which
+    Python observes. Its JavaScript is a few hundred bytes, so it costs nothing in the
+    saved notebook.
+    """
+
+    _esm = """
+export default {
+  render({ model, el }) {
+    const key = model.get("key");
+    const hook = (gd) => {
+      if (gd.__alfHooked === gd._fullLayout || typeof gd.on !== "function") return;
+      gd.__alfHooked = gd._fullLayout;  // once per drawing (a redraw replaces it)
+      gd.on("plotly_click", (event) => {
+        const point = event.points[0];
+        model.set("clicked", [String(point.x), String(point.y), Date.now()]);
+        model.save_changes();
+      });
+    };
+    const scan = () => {
+      for (const gd of document.querySelectorAll(".js-plotly-plot")) {
+        if (gd.layout && gd.layout.meta === key) hook(gd);
+      }
+    };
+    scan();
+    const watcher = new MutationObserver(scan);
+    watcher.observe(document.body, { childList: true, subtree: true });
+    el.style.display = "none";
+    return () => watcher.disconnect();
+  },
+};
+"""
+    key = traitlets.Unicode("").tag(sync=True)
+    clicked = traitlets.List([]).tag(sync=True)
+
+
+def _show(view: widgets.Output, fig: go.Figure) -> None:
+    """Draw ``fig`` in ``view`` with the notebook's plotly renderer, replacing what was
+    there. The output is set directly (not through ``display``), so outside a kernel
+    nothing is printed and no browser is opened."""
+    spec = json.loads(pio.to_json(fig, validate=False))
+    spec["config"] = {"responsive": True}
+    view.outputs = (
+        {
+            "output_type": "display_data",
+            "data": {
+                "application/vnd.plotly.v1+json": spec,
+                "text/plain": f"<plotly figure: {html.escape(str(fig.layout.title.text))}>",
+            },
+            "metadata": {},
+        },
+    )
 
 
 _WRAP = widgets.Layout(flex_flow="row wrap")
@@ -166,10 +225,14 @@ class Explorer(widgets.VBox):
         Metric selector (Pareto y axis and heatmap colour), Pareto x axis, heatmap case
         order and number of cases shown.
     heatmap, curves, frontier
-        The ``FigureWidget`` s.
+        The figures shown (``go.Figure``), redrawn on every change.
     paired
-        A ``FigureWidget`` of the paired forest plot (adjusted p in the hover), or None
-        when the analysis declared no correction; filtered with the variants.
+        The paired forest plot (adjusted p in the hover), or None when the analysis
+        declared no correction; filtered with the variants.
+    views
+        The ``Output`` widgets the figures are drawn in, by figure name.
+    clicks
+        The :class:`ClickBridge` reporting heatmap clicks.
     details
         ``HTML`` widget showing the attempts of the last clicked heatmap cell.
     """
@@ -199,12 +262,16 @@ class Explorer(widgets.VBox):
         self.max_cases = widgets.IntSlider(
             value=min(max_cases, n_cases), min=1, max=max(n_cases, 1), description="show"
         )
-        self.heatmap = go.FigureWidget()
-        self.curves = go.FigureWidget()
-        self.frontier = go.FigureWidget()
+        self.heatmap = go.Figure()
+        self.curves = go.Figure()
+        self.frontier = go.Figure()
         paired = analysis.paired_frames.get("paired_comparisons")
         self._paired = paired if paired is not None and len(paired) else None
-        self.paired = go.FigureWidget() if self._paired is not None else None
+        self.paired: go.Figure | None = go.Figure() if self._paired is not None else None
+        names = ["heatmap", "curves", "frontier", *(["paired"] if self._paired is not None else [])]
+        self.views = {name: widgets.Output() for name in names}
+        self.clicks = ClickBridge(key=f"agenticlens-heatmap-{id(self)}")
+        self.clicks.observe(self._on_bridge_click, names="clicked")
         self.details = widgets.HTML("<i>Click a heatmap cell to see that case's attempts.</i>")
         self.status = widgets.HTML()
         self._labels: dict[tuple[str, str], tuple[str, str]] = {}
@@ -218,13 +285,14 @@ class Explorer(widgets.VBox):
                 widgets.HBox(list(self.factor_filters.values()), layout=_WRAP),
                 widgets.HBox(controls, layout=_WRAP),
                 self.status,
-                self.heatmap,
+                self.views["heatmap"],
+                self.clicks,
                 self.details,
                 # Stacked, not side by side: two figures in one row overflow an output
                 # area narrower than twice a figure's natural width.
-                self.curves,
-                self.frontier,
-                *([self.paired] if self.paired is not None else []),
+                self.views["curves"],
+                self.views["frontier"],
+                *([self.views["paired"]] if "paired" in self.views else []),
             ]
         )
         self.refresh()
@@ -255,8 +323,10 @@ class Explorer(widgets.VBox):
             front = pareto_frontier(vs)
             vs["pareto_optimal"] = vs["variant_id"].astype(str).isin(front)
         if not keep:
-            for fw in (self.heatmap, self.curves, self.frontier):
-                _replace(fw, go.Figure(layout={"title": {"text": "no variant selected"}}))
+            empty = go.Figure(layout={"title": {"text": "no variant selected"}})
+            self.heatmap = self.curves = self.frontier = empty
+            for name in ("heatmap", "curves", "frontier"):
+                _show(self.views[name], empty)
             self._labels = {}
             return
         baseline = a.info.get("baseline_variant_id")
@@ -275,24 +345,25 @@ class Explorer(widgets.VBox):
                 for y, vid in zip(heat.data[0].y, _variant_ids_of(heat, vs), strict=True)
             }
         names = dict(zip(vs["variant_id"].astype(str), vs["variant_name"], strict=True))
-        _replace(self.heatmap, heat)
-        _replace(self.curves, viz.pass_k_curves(pk, variant_names=names))
-        _replace(self.frontier, viz.pareto_chart(vs, x=self.cost_axis.value, y=objective))
+        heat.update_layout(meta=self.clicks.key)  # how the click bridge finds it
+        self.heatmap = heat
+        self.curves = viz.pass_k_curves(pk, variant_names=names)
+        self.frontier = viz.pareto_chart(vs, x=self.cost_axis.value, y=objective)
+        for name in ("heatmap", "curves", "frontier"):
+            _show(self.views[name], getattr(self, name))
         if self.paired is not None and self._paired is not None:
             shown = self._paired[self._paired["candidate_variant_id"].astype(str).isin(keep)]
-            _replace(
-                self.paired,
+            self.paired = (
                 viz.paired_forest(shown)
                 if len(shown)
-                else go.Figure(layout={"title": {"text": "no candidate selected"}}),
+                else go.Figure(layout={"title": {"text": "no candidate selected"}})
             )
-        if len(self.heatmap.data):
-            self.heatmap.data[0].on_click(self._on_click)
+            _show(self.views["paired"], self.paired)
 
-    def _on_click(self, _trace: Any, points: Any, _state: Any) -> None:
-        if not points.xs:
-            return
-        self.show_attempts_at(points.xs[0], points.ys[0])
+    def _on_bridge_click(self, change: Any) -> None:
+        clicked = change["new"]
+        if len(clicked) >= 2 and (clicked[0], clicked[1]) in self._labels:
+            self.show_attempts_at(clicked[0], clicked[1])
 
     def show_attempts_at(self, x: str, y: str) -> None:
         """Show the attempts of the heatmap cell with these axis labels."""
