@@ -342,6 +342,7 @@ def experiment_run(
             comparisons=comparisons,
             comparisons_lock=None if comparisons_lock is None else str(comparisons_lock),
         )
+        analysis.info["generated"] = _provenance(manifest_file, suite_file, run.manifest)
         # The comparison settings are fixed with the report of this experiment version.
         check_saved_report(save, analysis.paired, (run.manifest.name, run.manifest.version))
     except InputError as exc:
@@ -360,6 +361,17 @@ def experiment_run(
     code = _exit_code(analysis, fail_on_regression, console)
     _outputs_done()
     raise typer.Exit(code=code)
+
+
+def _provenance(manifest_file: Path, suite_file: Path, manifest: object) -> dict:
+    """Tool, time and the command's inputs by name and SHA-256 (for the page's footer)."""
+    from .report.provenance import provenance
+
+    inputs: dict[str, str | Path] = {"manifest": manifest_file, "suite": suite_file}
+    for variant in manifest.variants:  # type: ignore[attr-defined]
+        if variant.target_kind == "recorded":
+            inputs[f"recorded trials of {variant.id}"] = variant.resolved_target
+    return provenance(inputs)
 
 
 def _note_outside_targets(manifest_file: Path) -> None:

@@ -79,3 +79,50 @@ def test_page_is_readable_at_every_width(browser, page_file, width) -> None:  # 
         assert errors == []
     finally:
         page.close()
+
+
+FILTERED = """() => {
+  const visible = (sel) => [...document.querySelectorAll(sel)]
+      .filter(e => !e.hidden).map(e => e.dataset.variant);
+  const fig = (id) => document.getElementById(id).data;
+  const shown = (t) => t.visible === undefined || t.visible === true;
+  return {
+    variants: visible('#variants tr[data-variant]'),
+    passK: visible('#pass-k tr[data-variant]'),
+    baseline: visible('#baseline tr[data-variant]'),
+    caseColumns: visible('.cases th[data-variant]'),
+    curves: [...new Set(fig('fig-pass_k').filter(shown).map(t => t.legendgroup))],
+    outcomes: fig('fig-case_outcomes').filter(shown).map(t => t.name),
+    deltas: [...new Set(fig('fig-deltas').flatMap(t => [...t.y]))],
+    paired: [...new Set(fig('fig-paired').flatMap(t => [...t.y]))],
+    pareto: fig('fig-pareto').flatMap(t => [...t.text]),
+    heat: [...fig('fig-heatmap')[0].y],
+    levels: [...document.querySelectorAll('#factors tr[data-factor-row]')]
+        .filter(e => !e.hidden).map(e => e.dataset.factorRow + '=' + e.dataset.level),
+  };
+}"""
+
+
+def test_factor_filters_filter_every_view(browser, page_file, analysis) -> None:  # noqa: F811
+    page, errors = _open(browser, page_file, 1280)
+    try:
+        page.select_option("select[data-factor='model']", "gpt-large")
+        page.wait_for_function(
+            "() => document.getElementById('filter-status').textContent.startsWith('2 of')"
+        )
+        got = page.evaluate(FILTERED)
+    finally:
+        page.close()
+    v = analysis.run.variants
+    keep = [str(x) for x in v.loc[v["factor_model"] == "gpt-large", "variant_id"]]
+    base = analysis.info["baseline_variant_id"]
+    candidates = [x for x in keep if x != base]
+    for key in ("variants", "passK", "caseColumns", "curves", "outcomes", "heat"):
+        assert got[key] == keep, key
+    assert got["baseline"] == candidates and got["deltas"] == candidates
+    assert got["paired"] == candidates
+    assert sorted(got["pareto"]) == sorted(keep)
+    levels = {x for x in got["levels"] if x.startswith("model=")}
+    assert levels == {"model=gpt-large"}
+    assert {x for x in got["levels"] if x.startswith("prompt=")} == {"prompt=v1", "prompt=v2"}
+    assert errors == []
