@@ -4,6 +4,7 @@ Exit codes
 ----------
 0  success
 1  invalid input (a one-paragraph message, no traceback)
+2  usage error: an unknown option, or a value outside an option's choices
 3  some variant completed no trial (the run is incomplete)
 4  ``--fail-on-regression`` and a candidate regressed against the baseline
 5  ``--noninferiority-margin`` (or the manifest's) and a candidate failed the gate
