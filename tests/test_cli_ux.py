@@ -196,3 +196,42 @@ def test_the_page_footer_names_tool_time_and_inputs(tmp_path: Path) -> None:
     for name, path in files.items():
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         assert f"{name}: " in footer and digest in footer, name
+
+
+# Imported as a core install has it: none of the optional packages can be imported.
+_CORE_ONLY = """
+import sys
+for name in ("ipywidgets", "anywidget", "polars", "duckdb", "dask", "jupyterlab"):
+    sys.modules[name] = None  # import -> ImportError, as if not installed
+from agenticlens_frames.cli import main
+sys.argv = ["agenticlens-frames", *sys.argv[1:]]
+main()
+"""
+
+
+def test_every_output_needs_only_the_core_install(tmp_path: Path) -> None:
+    # What `./dev example` runs, with the optional packages made unimportable.
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-c", _CORE_ONLY, "experiment", "run",
+         str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml"),
+         "--save", str(out / "report.json"), "--html", str(out / "report.html"),
+         "--csv", str(out / "variants.csv"), "--cases-csv", str(out / "cases.csv"),
+         "--parquet", str(out / "parquet")],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "120"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for name in ("report.json", "report.html", "variants.csv", "cases.csv"):
+        assert (out / name).stat().st_size > 0
+    assert (out / "parquet" / "tables" / "attempts.parquet").exists()
+
+
+def test_the_explorer_without_its_extra_names_it() -> None:
+    code = (
+        "import sys; sys.modules['ipywidgets'] = None\n"
+        "import agenticlens_frames as alf\n"
+        "try:\n    alf.explore\nexcept ImportError as e:\n    print(e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "pip install 'agenticlens-frames[notebook]'" in done.stdout, done.stderr
+    assert "the notebook explorer" in done.stdout
