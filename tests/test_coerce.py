@@ -118,3 +118,37 @@ def test_misspelt_variant_factor_and_level_name_what_exists(run, analysis) -> No
         viz.case_heatmap(analysis, baseline="prompt_v2")
     with pytest.raises(InputError, match="did you mean 'model'"):
         viz.case_heatmap(analysis, variant_order="factor:modle")
+
+
+def test_misspelt_baseline_and_variant_limits_suggest_the_variant(tmp_path: Path) -> None:
+    from agenticlens_frames import Experiment, Variant
+    from agenticlens_frames.runner import run_experiment
+
+    experiment = Experiment(
+        name="e",
+        variants=[Variant(name="quiet"), Variant(name="loud")],
+        dataset=["hi"],
+        baseline="lowd",
+    )
+    with pytest.raises(InputError, match="did you mean 'loud'"):
+        experiment.to_manifest()
+    import yaml
+
+    from .runner.conftest import TARGETS
+
+    manifest = {
+        "name": "m", "version": "1", "baseline_variant_id": "alpha", "trial_count": 1,
+        "variants": [
+            {"id": v, "name": v, "target_kind": "python", "target": f"{TARGETS}:answer"}
+            for v in ("alpha", "beta", "gamma")
+        ],
+    }  # fmt: skip
+    case = {"id": "c", "name": "c", "input": "x", "expected_contains": ["x"]}
+    suite = {"name": "s", "version": "1", "cases": [case]}
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump(manifest), encoding="utf-8")
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(suite), encoding="utf-8")
+    with pytest.raises(InputError, match="did you mean 'gamma'"):
+        run_experiment(
+            tmp_path / "m.yaml", tmp_path / "s.yaml", progress=False,
+            variant_concurrency={"gama": 2},
+        )  # fmt: skip

@@ -40,6 +40,7 @@ from .._progress import progress_bar
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
 from ..formats import load_manifest, load_recorded, load_suite
+from ..formats._io import require_known
 from ..formats.model import CaseSpec, ManifestSpec, SuiteSpec
 from ..frames import ExperimentRun, TableBuilder
 from ..scoring import score_unavailable
@@ -338,9 +339,8 @@ def _limits(manifest: ManifestSpec, overrides: Mapping[str, int] | None) -> dict
             raise InputError(f"concurrency of variant {v.id!r} must be a positive integer")
         out[v.id] = limit
     if overrides:
-        raise InputError(
-            f"variant_concurrency names unknown or recorded variant(s): "
-            f"{', '.join(sorted(overrides))}"
+        require_known(
+            "live variant id", sorted(overrides), list(out), location="variant_concurrency"
         )
     return out
 
