@@ -308,12 +308,8 @@ def _policies(
 ) -> dict[str, RetryPolicy]:
     live = [v for v in manifest.variants if v.target_kind != "recorded"]
     if isinstance(retry, Mapping):
-        unknown = set(retry) - {v.id for v in live}
-        if unknown:
-            raise InputError(
-                f"retry names unknown or recorded variant(s): {', '.join(sorted(unknown))}",
-                hint="key the mapping by live variant ids, or pass one RetryPolicy for all",
-            )
+        # Keyed by live variant ids (or pass one RetryPolicy for all).
+        require_known("live variant id", sorted(retry), [v.id for v in live], location="retry")
     out = {}
     for index, v in enumerate(manifest.variants):
         if v.target_kind == "recorded":
