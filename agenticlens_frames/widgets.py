@@ -226,9 +226,13 @@ class Explorer(widgets.VBox):
         order and number of cases shown.
     heatmap, curves, frontier
         The figures shown (``go.Figure``), redrawn on every change.
+    verdicts
+        ``HTML`` widget with the case-level verdicts (shown first, filtered with the
+        variants); without a declared correction, the paired differences with
+        per-comparison intervals and how to declare one.
     paired
-        The paired forest plot (adjusted p in the hover), or None when the analysis
-        declared no correction; filtered with the variants.
+        The paired forest plot of the verdict rows (adjusted p in the hover), or None
+        when there is no candidate; filtered with the variants.
     views
         The ``Output`` widgets the figures are drawn in, by figure name.
     clicks
@@ -265,8 +269,9 @@ class Explorer(widgets.VBox):
         self.heatmap = go.Figure()
         self.curves = go.Figure()
         self.frontier = go.Figure()
-        paired = analysis.paired_frames.get("paired_comparisons")
+        paired = analysis.verdicts
         self._paired = paired if paired is not None and len(paired) else None
+        self.verdicts = widgets.HTML()
         self.paired: go.Figure | None = go.Figure() if self._paired is not None else None
         names = ["heatmap", "curves", "frontier", *(["paired"] if self._paired is not None else [])]
         self.views = {name: widgets.Output() for name in names}
@@ -281,6 +286,7 @@ class Explorer(widgets.VBox):
             control.observe(self._on_change, names="value")
         super().__init__(
             [
+                self.verdicts,
                 # Controls wrap onto more lines in a narrow output area.
                 widgets.HBox(list(self.factor_filters.values()), layout=_WRAP),
                 widgets.HBox(controls, layout=_WRAP),
@@ -293,6 +299,7 @@ class Explorer(widgets.VBox):
                 self.views["curves"],
                 self.views["frontier"],
                 *([self.views["paired"]] if "paired" in self.views else []),
+                *_beyond_views(analysis),
             ]
         )
         self.refresh()
@@ -322,6 +329,10 @@ class Explorer(widgets.VBox):
             # The frontier among the variants shown, not among all of them.
             front = pareto_frontier(vs)
             vs["pareto_optimal"] = vs["variant_id"].astype(str).isin(front)
+            if len(keep) < len(a.variants) and "p_frontier" in vs:
+                # P(on the frontier) was computed among all variants: not for this subset.
+                vs = vs.drop(columns="p_frontier")
+        self.verdicts.value = self._verdicts_html(keep)
         if not keep:
             empty = go.Figure(layout={"title": {"text": "no variant selected"}})
             self.heatmap = self.curves = self.frontier = empty
@@ -364,6 +375,16 @@ class Explorer(widgets.VBox):
         clicked = change["new"]
         if len(clicked) >= 2 and (clicked[0], clicked[1]) in self._labels:
             self.show_attempts_at(clicked[0], clicked[1])
+
+    def _verdicts_html(self, keep: list[str]) -> str:
+        from .report.html import verdicts_table_html
+
+        v = self.analysis.verdicts
+        shown = v[v["candidate_variant_id"].astype(str).isin(keep)]
+        shown.attrs = dict(v.attrs)
+        declared = bool(v.attrs.get("declared", False))
+        title = "Verdicts against the baseline" if declared else "Paired differences"
+        return f"<h3>{title} (case-level)</h3>" + verdicts_table_html(shown)
 
     def show_attempts_at(self, x: str, y: str) -> None:
         """Show the attempts of the heatmap cell with these axis labels."""
@@ -425,3 +446,21 @@ def explore(
     from .coerce import as_analysis
 
     return Explorer(as_analysis(experiment, **statistics), max_cases=max_cases)
+
+
+def _beyond_views(analysis: ExperimentAnalysis) -> list[widgets.Output]:
+    """The factor-effects forest and interaction plot (all variants: the estimates need
+    the whole design, so the factor filters do not apply to them), drawn once."""
+    fe = getattr(analysis, "factor_effects", None)
+    if fe is None or fe.empty or not fe["estimable"].any():
+        return []
+    figures = [viz.factor_effects_forest(fe)]
+    interaction = viz.factor_interaction_chart(analysis.variants, fe)
+    if interaction is not None:
+        figures.append(interaction)
+    views = []
+    for fig in figures:
+        view = widgets.Output()
+        _show(view, fig)
+        views.append(view)
+    return views

@@ -89,7 +89,9 @@ FILTERED = """() => {
   return {
     variants: visible('#variants tr[data-variant]'),
     passK: visible('#pass-k tr[data-variant]'),
-    baseline: visible('#baseline tr[data-variant]'),
+    baseline: visible('#compat tr[data-variant]'),
+    verdicts: [...new Set(visible('#verdicts tr[data-variant]'))],
+    frontier: visible('#frontier-probabilities tr[data-variant]'),
     caseColumns: visible('.cases th[data-variant]'),
     curves: [...new Set(fig('fig-pass_k').filter(shown).map(t => t.legendgroup))],
     outcomes: fig('fig-case_outcomes').filter(shown).map(t => t.name),
@@ -120,7 +122,8 @@ def test_factor_filters_filter_every_view(browser, page_file, analysis) -> None:
     for key in ("variants", "passK", "caseColumns", "curves", "outcomes", "heat"):
         assert got[key] == keep, key
     assert got["baseline"] == candidates and got["deltas"] == candidates
-    assert got["paired"] == candidates
+    assert got["paired"] == candidates and got["verdicts"] == candidates
+    assert got["frontier"] == keep
     assert sorted(got["pareto"]) == sorted(keep)
     levels = {x for x in got["levels"] if x.startswith("model=")}
     assert levels == {"model=gpt-large"}
