@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     )
     from .api import AgentContext, Comparator, Experiment, ExperimentResult, Tracker, Variant
     from .archive import Archive, ArchiveAnalysis, ArchiveSlice
+    from .coerce import as_analysis
     from .comparisons_config import (
         ComparisonsConfig,
         GuardRails,
@@ -101,6 +102,7 @@ _LAZY: dict[str, str] = {
     "Archive": ".archive",
     "ArchiveAnalysis": ".archive",
     "ArchiveSlice": ".archive",
+    "as_analysis": ".coerce",
     "ComparisonsConfig": ".comparisons_config",
     "GuardRails": ".comparisons_config",
     "parse_comparisons": ".comparisons_config",
@@ -175,6 +177,7 @@ __all__ = [
     "Variant",
     "__version__",
     "analyze",
+    "as_analysis",
     "build_report",
     "case_labels",
     "case_level_summary",

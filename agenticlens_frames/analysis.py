@@ -834,6 +834,32 @@ class ExperimentAnalysis:
             **({"factor_effects": self.factor_effects} if not self.factor_effects.empty else {}),
         }
 
+    def to_pandas(self, name: str) -> pd.DataFrame:
+        """One result frame by name (a key of :meth:`frames`)."""
+        from .formats._io import require_known
+
+        frames = self.frames()
+        require_known("result frame", [name], frames, location="name")
+        return frames[name]
+
+    def to_polars(self, name: str) -> Any:
+        """One result frame as a polars DataFrame, through Arrow (``pip install
+        'agenticlens-frames[polars]'``).
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_experiment
+        >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+        >>> a.to_polars("variant_summary").height  # doctest: +SKIP
+        5
+        """
+        import pyarrow as pa
+
+        from .frames import arrow_to_polars
+
+        frame = self.to_pandas(name)
+        return arrow_to_polars(pa.Table.from_pandas(frame, preserve_index=False))
+
     def __repr__(self) -> str:
         from ._repr import analysis_repr
 

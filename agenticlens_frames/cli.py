@@ -4,6 +4,7 @@ Exit codes
 ----------
 0  success
 1  invalid input (a one-paragraph message, no traceback)
+2  usage error: an unknown option, or a value outside an option's choices
 3  some variant completed no trial (the run is incomplete)
 4  ``--fail-on-regression`` and a candidate regressed against the baseline: by default,
    significantly worse on quality, safety or reliability in the case-level paired
@@ -28,6 +29,7 @@ from rich.console import Console
 from rich.text import Text
 
 from .errors import InputError
+from .stats_paired import CORRECTIONS, PAIRED_METHODS
 
 EXIT_OK = 0
 EXIT_INVALID_INPUT = 1
@@ -41,9 +43,33 @@ app = typer.Typer(
     name="agenticlens-frames",
     help="Run and analyse AI-agent experiments (AgenticLens 0.10 compatible) as tidy tables.",
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion / --show-completion for bash, zsh, fish and PowerShell.
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"agenticlens-frames {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_version,
+        is_eager=True,
+        help="Print the version and exit.",
+    ),
+) -> None:
+    """Run and analyse AI-agent experiments (AgenticLens 0.10 compatible) as tidy tables."""
+
+
 experiment_app = typer.Typer(
     help="Run an experiment, or re-render a saved report.", no_args_is_help=True
 )
@@ -74,12 +100,25 @@ class InvalidPayloadPolicy(StrEnum):
     case = "case"
 
 
+# The choices of --correction and --paired-method, from the one list each of the
+# statistics module (so --help lists them and click refuses anything else by option name).
+Correction = StrEnum("Correction", {name: name for name in CORRECTIONS})  # type: ignore[misc]
+PairedMethod = StrEnum("PairedMethod", {name: name for name in PAIRED_METHODS})  # type: ignore[misc]
+
+#: Console width when stdout is not a terminal (CI logs, pipes) and COLUMNS is unset:
+#: rich would assume 80 columns and cut table cells; a log has no right edge.
+PIPE_WIDTH = 1000
+
+
 class StopWhen(StrEnum):
     decided = "decided"
 
 
 def _console(quiet: bool = False) -> Console:
-    return Console(quiet=quiet, highlight=False)
+    console = Console(quiet=quiet, highlight=False)
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console.width = PIPE_WIDTH
+    return console
 
 
 def _fail(console: Console, prefix: str, error: Exception) -> typer.Exit:
@@ -214,17 +253,21 @@ def experiment_run(
         "'compat': AgenticLens's rule, case pass rate or score down by more than "
         "--regression-threshold, uncertainty ignored.",
     ),
-    correction: str | None = typer.Option(
+    correction: Correction | None = typer.Option(
         None,
         "--correction",
-        help="Paired comparisons: none, bonferroni, holm or benjamini_hochberg (no default; "
-        "or declare comparisons: {correction: ...} in the manifest).",
+        help="Multiple-comparison correction of the paired comparisons (no default; or "
+        "declare comparisons: {correction: ...} in the manifest).",
+        case_sensitive=False,
     ),
     alpha: float | None = typer.Option(
         None, "--alpha", help="Level for the corrected decisions (default 0.05)."
     ),
-    paired_method: str | None = typer.Option(
-        None, "--paired-method", help="t (default), bootstrap, permutation, wilcoxon, mcnemar."
+    paired_method: PairedMethod | None = typer.Option(
+        None,
+        "--paired-method",
+        help="Interval and test of the paired comparisons (default t).",
+        case_sensitive=False,
     ),
     cluster: str | None = typer.Option(
         None, "--cluster", help="Case metadata field for cluster-robust intervals."
@@ -323,9 +366,9 @@ def experiment_run(
         comparisons = comparisons_from_cli(  # guard rails: refused before any scoring
             manifest_file,
             suite_file,
-            correction=correction,
+            correction=None if correction is None else str(correction.value),
             alpha=alpha,
-            method=paired_method,
+            method=None if paired_method is None else str(paired_method.value),
             cluster=cluster,
             noninferiority_margin=noninferiority_margin,
             allow_large=allow_large,
@@ -375,6 +418,7 @@ def experiment_run(
             comparisons=comparisons,
             comparisons_lock=None if comparisons_lock is None else str(comparisons_lock),
         )
+        analysis.info["generated"] = _provenance(manifest_file, suite_file, run.manifest)
         if live.stopping is not None:
             # The report records when and why the run stopped (the journal does too).
             analysis.extras["early_stopping"] = live.stopping
@@ -436,6 +480,17 @@ def _refuse_clobbering_run(
         inputs += [run_dir / "run.json", run_dir / "lock"]
         folders += [run_dir / "journal", run_dir / "tables"]
     check_outputs(outputs, inputs, folders=("--parquet",), input_folders=folders)
+
+
+def _provenance(manifest_file: Path, suite_file: Path, manifest: object) -> dict:
+    """Tool, time and the command's inputs by name and SHA-256 (for the page's footer)."""
+    from .report.provenance import provenance
+
+    inputs: dict[str, str | Path] = {"manifest": manifest_file, "suite": suite_file}
+    for variant in manifest.variants:  # type: ignore[attr-defined]
+        if variant.target_kind == "recorded":
+            inputs[f"recorded trials of {variant.id}"] = variant.resolved_target
+    return provenance(inputs)
 
 
 def _stop_options(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["InputError", "describe_error", "format_location"]
+__all__ = ["InputError", "describe_error", "format_location", "missing_extra"]
 
 
 def describe_error(error: BaseException) -> str:
@@ -105,3 +105,17 @@ class InputError(ValueError):
 
 def _rebuild(message: str, file: str | None, location: str | None, hint: str | None) -> InputError:
     return InputError(message, file=file, location=location, hint=hint)
+
+
+def missing_extra(module: str, extra: str, what: str) -> ImportError:
+    """The error for an optional package that is not installed: names the extra.
+
+    Examples
+    --------
+    >>> print(missing_extra("polars", "polars", "to_polars()"))
+    to_polars() needs the optional package 'polars'; install it with: pip install ...[polars]'
+    """
+    return ImportError(
+        f"{what} needs the optional package {module!r}; install it with: "
+        f"pip install 'agenticlens-frames[{extra}]'"
+    )

@@ -263,7 +263,7 @@ def test_delta_forest_matches_the_comparisons(analysis) -> None:
     fig = viz.delta_forest(comps)
     assert len(fig.data) == 4
     assert all(t.error_x.array is None for t in fig.data)
-    assert "(no interval)" in fig.layout.annotations[0].text
+    assert "no interval" in fig.layout.annotations[0].text
     cpr = fig.data[0]
     assert list(cpr.y) == [str(c) for c in comps["candidate_variant_id"]]
     assert cpr.x.tolist() == pytest.approx(comps["case_pass_rate_delta"].tolist())

@@ -43,6 +43,7 @@ from .._files import write_atomic
 from ..analysis import ExperimentAnalysis
 from ..frontier import frontier_columns
 from .beyond_html import beyond_figures, beyond_sections, frontier_table
+from .provenance import footer_html
 
 __all__ = ["render_html", "verdicts_table_html", "write_html_report"]
 
@@ -171,7 +172,8 @@ def _variant_table(a: ExperimentAnalysis) -> str:
         )
         interval = "" if _missing(low) else f"<small>{_pct(low)}–{_pct(high)}</small>"
         rows.append(
-            f"<tr><td><strong>{_e(v['variant_name'])}</strong> {badges}<br><small>"
+            f"<tr data-variant='{_e(v['variant_id'])}'><td><strong>{_e(v['variant_name'])}"
+            f"</strong> {badges}<br><small>"
             f"{_e(v['variant_id'])}{' · ' + factors if factors else ''}</small></td>"
             f"<td>{_pct(rate)}{mark} {interval}</td>"
             f"<td>{_num(v['average_score_mean'])}</td>"
@@ -200,7 +202,7 @@ def _variant_table(a: ExperimentAnalysis) -> str:
 def _pass_k_section(a: ExperimentAnalysis) -> str:
     head = "".join(f"<th>pass@{k}</th><th>pass^{k}</th>" for k in a.pass_k)
     rows = "".join(
-        f"<tr><td>{_e(v['variant_name'])}</td>"
+        f"<tr data-variant='{_e(v['variant_id'])}'><td>{_e(v['variant_name'])}</td>"
         + "".join(
             f"<td>{_pct(v[f'pass_at_{k}'])}</td><td>{_pct(v[f'pass_hat_{k}'])}</td>"
             for k in a.pass_k
@@ -265,7 +267,8 @@ def _comparisons(a: ExperimentAnalysis) -> str:
         delta = c["case_pass_rate_delta"]
         score = c["average_score_delta"]
         rows.append(
-            f"<tr><td><strong>{_e(c['candidate_variant_id'])}</strong><br><small>"
+            f"<tr data-variant='{_e(c['candidate_variant_id'])}'><td><strong>"
+            f"{_e(c['candidate_variant_id'])}</strong><br><small>"
             f"{changed or 'no factor changes recorded'}</small></td><td>{rate}</td>"
             f"<td>{'n/a' if _missing(delta) else f'{delta:+.1%}'}<br><small>z-test p = "
             f"{'n/a' if _missing(p) else f'{p:.3f}'}</small></td>"
@@ -317,22 +320,23 @@ def _cases_table(a: ExperimentAnalysis, order: list[str]) -> str:
         for vid in variant_ids:
             r = by_key.get((vid, cid))
             if r is None:
-                cells.append("<td class='c none'>–</td>")
+                cells.append(f"<td class='c none' data-variant='{_e(vid)}'>–</td>")
                 continue
             label = f"{int(r['passes'])}/{int(r['attempts'])}"
             cls = "c" if r["consistent"] else "c flaky"
             score = r["mean_score"]
             if _missing(score):
-                cells.append(f"<td class='{cls} none'>{label}</td>")
+                cells.append(f"<td class='{cls} none' data-variant='{_e(vid)}'>{label}</td>")
             else:
                 cells.append(
-                    f"<td class='{cls}' style='{_cell_style(score)}'>{label} · {score:.2f}</td>"
+                    f"<td class='{cls}' data-variant='{_e(vid)}' style='{_cell_style(score)}'>"
+                    f"{label} · {score:.2f}</td>"
                 )
         rows.append(
             f"<tr><th title='{_e(names.get(cid, cid))}'>{_e(cid)}<br><small>"
             f"{_e(names.get(cid, ''))}</small></th>{''.join(cells)}</tr>"
         )
-    head = "".join(f"<th>{_e(v)}</th>" for v in variant_ids)
+    head = "".join(f"<th data-variant='{_e(v)}'>{_e(v)}</th>" for v in variant_ids)
     is_open = " open" if len(order) <= 60 else ""
     return (
         f"<details{is_open}><summary>All {len(order)} cases as a table (needs-attention "
@@ -347,7 +351,8 @@ def _factor_levels(a: ExperimentAnalysis) -> str:
     if fl.empty:
         return ""
     rows = "".join(
-        f"<tr><td>{_e(f['factor'])}</td><td>{_e(f['value'])}</td>"
+        f"<tr data-factor-row='{_e(f['factor'])}' data-level='{_e(f['value'])}'>"
+        f"<td>{_e(f['factor'])}</td><td>{_e(f['value'])}</td>"
         f"<td>{_e(', '.join(f['variant_ids']))}</td><td>{_pct(f['mean_pass_rate'])}</td>"
         f"<td>{_num(f['mean_average_score'])}</td><td>{_num(f['mean_latency_ms'], 1)} ms</td>"
         f"<td>{_num(f['mean_cost_usd'], 4, '$')}</td><td>{_pct(f['mean_trial_success_rate'])}"
@@ -514,6 +519,8 @@ def _heat_payload(a: ExperimentAnalysis) -> tuple[dict[str, Any], list[str]]:
         "names": [names.get(c, c) for c in cols],
         "variants": rows,
         "factors": factors,
+        # Factor names as figures label them (escaped), for the page's filters.
+        "factorLabels": {viz.esc(name): name for name in factors},
         "z": _plain(trace.z, 4),
         "text": _plain(trace.text),
         "hover": _plain(trace.hovertext),
@@ -542,12 +549,6 @@ def _heatmap_section(a: ExperimentAnalysis, heat: dict[str, Any], attention: lis
     vorder_opts += "".join(
         f"<option value='factor:{_e(n)}'>factor {_e(n)}</option>" for n in heat["factors"]
     )
-    filters = "".join(
-        f"<label>{_e(name)}<select data-factor='{_e(name)}'><option value=''>all</option>"
-        + "".join(f"<option value='{_e(v)}'>{_e(v)}</option>" for v in dict.fromkeys(values))
-        + "</select></label>"
-        for name, values in heat["factors"].items()
-    )
     sizes = (
         "".join(
             f"<option value='{n}'{' selected' if n == PAGE_SIZE else ''}>{n}</option>"
@@ -558,7 +559,8 @@ def _heatmap_section(a: ExperimentAnalysis, heat: dict[str, Any], attention: lis
     wide = (
         f"This suite has {n_cases} cases, too many to read at once: the heatmap shows "
         f"{PAGE_SIZE} per page, the cases that need attention first (regressed against the "
-        "baseline, then flaky, then hardest). Change the order, filter variants by factor, "
+        "baseline, then flaky, then hardest). Change the order, filter variants by factor "
+        "(at the top of the page), "
         "search a case or page through; the bar chart below and the table of all cases "
         "summarise the whole suite."
         if n_cases > PAGE_SIZE
@@ -580,7 +582,6 @@ def _heatmap_section(a: ExperimentAnalysis, heat: dict[str, Any], attention: lis
         "<div class='controls'>"
         f"<label>cases<select id='heat-order'>{order_opts}</select></label>"
         f"<label>variants<select id='heat-vorder'>{vorder_opts}</select></label>"
-        f"{filters}"
         "<label>search case<input id='heat-search' type='search' placeholder='id or name'>"
         "</label>"
         f"<label>per page<select id='heat-size'>{sizes}</select></label>"
@@ -593,6 +594,26 @@ def _heatmap_section(a: ExperimentAnalysis, heat: dict[str, Any], attention: lis
         "</p></div>"
         "<div id='fig-case_outcomes' class='fig'></div>"
         f"{_cases_table(a, attention)}</section>"
+    )
+
+
+def _filters_section(heat: dict[str, Any]) -> str:
+    """One factor filter bar for the whole page: every table and figure follows it."""
+    if not heat["factors"]:
+        return ""
+    filters = "".join(
+        f"<label>{_e(name)}<select data-factor='{_e(name)}'><option value=''>all</option>"
+        + "".join(f"<option value='{_e(v)}'>{_e(v)}</option>" for v in dict.fromkeys(values))
+        + "</select></label>"
+        for name, values in heat["factors"].items()
+    )
+    return (
+        "<section id='filters'><div class='controls'>"
+        f"<span class='note'>Show variants with</span>{filters}"
+        "<span id='filter-status' class='note'></span></div>"
+        "<p class='note'>Tables and figures show the matching variants; the baseline's own "
+        "numbers, the comparisons and the Pareto frontier are those of the whole "
+        "experiment.</p></section>"
     )
 
 
@@ -677,7 +698,8 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
             )
         else:
             cells += f"<td><small>{_e(r['detectable'])}</small></td>"
-        rows.append(f"<tr>{cells}</tr>")
+        # data-variant: the page's factor filters hide the rows of filtered-out candidates
+        rows.append(f"<tr data-variant='{_e(r['candidate_variant_id'])}'>{cells}</tr>")
     if declared:
         correction = str(first["correction"])
         how = (
@@ -799,6 +821,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         "<div class='tiles'>"
         + "".join(f"<div class='tile'><b>{v}</b><span>{k}</span></div>" for v, k in tiles)
         + "</div>"
+        + _filters_section(heat)
         + warnings
         + _failed_trials(a)
         + _verdicts_section(a, forest="paired" in static)
@@ -810,8 +833,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         + _comparisons(a)
         + beyond_sections(a)
         + f"<section id='randomization'><h2>Randomization</h2><p>Execution order: "
-        f"{order or 'n/a'}</p><p class='note'>Generated {_e(info.get('created_at') or '')}"
-        "</p></section></main>"
+        f"{order or 'n/a'}</p></section>" + footer_html(info) + "</main>"
         f"<script type='application/json' id='alf-data'>{_json_for_script(payload)}</script>"
         f"<script>{plotly_js}</script><script>{page_js}</script></body></html>"
     )

@@ -257,7 +257,7 @@ def test_every_figure_renders_offline(open_page, pages, analysis) -> None:
 def test_verdicts_lead_and_compatible_numbers_are_never_marked(open_page, pages, analysis) -> None:
     w = open_page(pages["example"])
     ids = w.js("[...document.querySelectorAll('main > section')].map(s => s.id)")
-    results = [i for i in ids if i not in ("warnings", "failed-trials")]
+    results = [i for i in ids if i not in ("filters", "warnings", "failed-trials")]
     assert results[0] == "verdicts", ids
     assert ids.index("verdicts") < ids.index("variants") < ids.index("compat")
     rows = w.js("document.querySelectorAll('#verdicts table.verdicts tr').length")
@@ -284,7 +284,7 @@ def test_verdicts_lead_and_compatible_numbers_are_never_marked(open_page, pages,
 def test_without_a_correction_the_page_marks_nothing_and_says_how(open_page, pages) -> None:
     w = open_page(pages["undeclared"])
     ids = w.js("[...document.querySelectorAll('main > section')].map(s => s.id)")
-    assert next(i for i in ids if i not in ("warnings", "failed-trials")) == "verdicts"
+    assert next(i for i in ids if i not in ("filters", "warnings", "failed-trials")) == "verdicts"
     section = w.page.text_content("#verdicts")
     assert "comparisons: {correction: holm}" in section
     assert "Adjusted p" not in section and "per-comparison interval" in section
