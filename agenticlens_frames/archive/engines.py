@@ -30,7 +30,6 @@ plain loop):
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +40,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from .._optional import available as installed
+from .._optional import require
 from ..errors import InputError
 from ._kernel import (
     CASE_STATS,
@@ -74,25 +75,16 @@ ENGINES: tuple[str, ...] = ("auto", "numpy", "pandas", "duckdb", "dask")
 #: 1M-row blocks keep group tables in cache; single-experiment blocks pay overheads).
 BLOCK_ROWS = 1_000_000
 
-EXTRAS = {"duckdb": "duckdb", "dask": "dask", "distributed": "dask"}
-
 
 def require_extra(module: str) -> ModuleType:
-    """Import an optional dependency, or raise ImportError naming the extra to install.
+    """Import an archive engine's optional dependency (see :func:`.._optional.require`).
 
     Examples
     --------
     >>> require_extra("numpy").__name__
     'numpy'
     """
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        extra = EXTRAS.get(module.split(".")[0], module)
-        raise ImportError(
-            f"this engine needs the optional package {module.split('.')[0]!r}; install it "
-            f"with: pip install 'agenticlens-frames[{extra}]'"
-        ) from exc
+    return require(module, f"the {module.split('.')[0]} engine")
 
 
 # --------------------------------------------------------------------------- layout
@@ -585,11 +577,8 @@ def choose_engine(n_rows: int, *, available: int | None = None) -> str:
     free = _available_memory() if available is None else available
     if n_rows * _BYTES_PER_ROW <= free // 2:
         return "numpy"
-    try:
-        importlib.import_module("duckdb")
-    except ImportError:
-        return "numpy"  # numpy streams one run at a time; only its outputs grow
-    return "duckdb"
+    # numpy streams one run at a time; only its outputs grow
+    return "duckdb" if installed("duckdb") else "numpy"
 
 
 def sufficient_stats(

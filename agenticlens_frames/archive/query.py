@@ -50,6 +50,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ArchiveSlice", "SliceFilter"]
 
+#: Doctests that need an optional extra (the repository's conftest.py skips them, saying
+#: so, when it is not installed).
+__doctest_requires__ = {"ArchiveSlice.relation": ("duckdb",)}
+
 _KEY = pa.dictionary(pa.int32(), pa.string())
 
 
