@@ -40,6 +40,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from .stats import wilson_score
+
 __all__ = [
     "CORRECTIONS",
     "CORRECTION_CONTROLS",
@@ -353,14 +355,8 @@ def wilson_score_interval(
     """
     if not n > 0:
         return math.nan, math.nan
-    qq = quantile * quantile
-    denominator = 1 + qq / n
-    center = (proportion + qq / (2 * n)) / denominator
-    radius = quantile * math.sqrt(proportion * (1 - proportion) / n + qq / (4 * n * n))
-    radius /= denominator
-    low = 0.0 if all_fail else max(0.0, center - radius)
-    high = 1.0 if all_pass else min(1.0, center + radius)
-    return low, high
+    low, high = wilson_score(proportion, n, quantile, all_fail=all_fail, all_pass=all_pass)
+    return float(low), float(high)
 
 
 def wilson_effective_interval(

@@ -35,6 +35,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ._values import is_missing
 from .errors import InputError
 
 if TYPE_CHECKING:
@@ -134,12 +135,8 @@ def esc(value: Any) -> str:
     return html.escape(str(value), quote=False)
 
 
-def _missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-
-
 def _fmt(value: Any, spec: str, suffix: str = "") -> str:
-    if _missing(value):
+    if is_missing(value):
         return "n/a"
     if spec.startswith("$"):
         return f"${value:{spec[1:]}}{suffix}"

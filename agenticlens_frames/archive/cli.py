@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .._values import is_missing
 from ..errors import InputError
 
 __all__ = ["archive_app"]
@@ -235,7 +236,7 @@ def _pass_k(text: str | None) -> list[int] | None:
 
 
 def _fmt(value: Any, kind: str = "f") -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
+    if is_missing(value):
         return "–"
     if kind == "%":
         return f"{value:.1%}"

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
+from .._values import is_missing
 from ..analysis import ExperimentAnalysis
 
 __all__ = ["guard_formula", "render_cases_csv", "render_variants_csv", "write_csv"]
@@ -34,11 +32,7 @@ def guard_formula(text: str) -> str:
 
 
 def _cell(value: Any) -> str:
-    if value is None or value is pd.NA:
-        return ""
-    if isinstance(value, float) and math.isnan(value):
-        return ""
-    return str(value)
+    return "" if is_missing(value) else str(value)
 
 
 def _k_headers(pass_k: tuple[int, ...]) -> list[str]:

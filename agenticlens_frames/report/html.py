@@ -39,6 +39,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .. import viz
+from .._values import is_missing
 from ..analysis import ExperimentAnalysis
 
 __all__ = ["render_html", "write_html_report"]
@@ -69,16 +70,12 @@ def _sha256(text: str) -> str:
     return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
 
 
-def _missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-
-
 def _pct(value: Any, digits: int = 1) -> str:
-    return "n/a" if _missing(value) else f"{value:.{digits}%}"
+    return "n/a" if is_missing(value) else f"{value:.{digits}%}"
 
 
 def _num(value: Any, digits: int = 3, prefix: str = "") -> str:
-    return "n/a" if _missing(value) else f"{prefix}{value:.{digits}f}"
+    return "n/a" if is_missing(value) else f"{prefix}{value:.{digits}f}"
 
 
 def _e(value: Any) -> str:
@@ -126,7 +123,7 @@ def _variant_table(a: ExperimentAnalysis) -> str:
         )
         interval = (
             ""
-            if _missing(v["case_pass_rate_ci_low"])
+            if is_missing(v["case_pass_rate_ci_low"])
             else f"<small>{_pct(v['case_pass_rate_ci_low'])}–"
             f"{_pct(v['case_pass_rate_ci_high'])}</small>"
         )
@@ -182,7 +179,7 @@ def _comparisons(a: ExperimentAnalysis) -> str:
         significant = c["statistically_significant"]
         sig = (
             "n/a"
-            if _missing(significant)
+            if is_missing(significant)
             else ("significant" if significant else "not significant")
         )
         p = c["case_pass_rate_p_value"]
@@ -198,13 +195,13 @@ def _comparisons(a: ExperimentAnalysis) -> str:
         ]
         warnings = "".join(f"<li>{_e(w)}</li>" for w in c["warnings"])
         cost_delta = c["total_cost_usd_delta"]
-        cost = "n/a" if _missing(cost_delta) else f"{cost_delta:+.4f}"
+        cost = "n/a" if is_missing(cost_delta) else f"{cost_delta:+.4f}"
         delta = c["case_pass_rate_delta"]
         rows.append(
             f"<tr><td><strong>{_e(c['candidate_variant_id'])}</strong><br><small>"
             f"{changed or 'no factor changes recorded'}</small></td>"
-            f"<td>{'n/a' if _missing(delta) else f'{delta:+.1%}'}"
-            f"<br><small>{sig}{'' if _missing(p) else f' (p={p:.3f})'}</small></td>"
+            f"<td>{'n/a' if is_missing(delta) else f'{delta:+.1%}'}"
+            f"<br><small>{sig}{'' if is_missing(p) else f' (p={p:.3f})'}</small></td>"
             f"<td>{_num(c['average_score_delta'], 3, '+' if c['average_score_delta'] >= 0 else '')}"
             f"</td><td>{c['average_latency_ms_delta']:+.1f} ms</td><td>{cost}</td>"
             f"<td class='{'bad' if regressions else 'good'}'>{_e(', '.join(regressions)) or 'none'}"
@@ -249,7 +246,7 @@ def _cases_table(a: ExperimentAnalysis, order: list[str]) -> str:
             label = f"{int(r['passes'])}/{int(r['attempts'])}"
             cls = "c" if r["consistent"] else "c flaky"
             score = r["mean_score"]
-            if _missing(score):
+            if is_missing(score):
                 cells.append(f"<td class='{cls} none'>{label}</td>")
             else:
                 cells.append(
@@ -302,7 +299,7 @@ def _failed_trials(a: ExperimentAnalysis) -> str:
         return ""
     items = "".join(
         f"<li>{_e(r['variant_id'])} trial {int(r['trial'])}: "
-        f"{_e(r['error_message'] if not _missing(r['error_message']) else 'no message')}</li>"
+        f"{_e(r['error_message'] if not is_missing(r['error_message']) else 'no message')}</li>"
         for r in failed.to_dict("records")
     )
     return (
@@ -336,8 +333,8 @@ def _attempt_details(
     for k in chk[
         ["variant_id", "trial", "case_id", "name", "passed", "value", "explanation"]
     ].itertuples(index=False):
-        explanation = "" if _missing(k.explanation) else str(k.explanation)[:EXPLANATION_CHARS]
-        value = "n/a" if _missing(k.value) else f"{k.value:.3g}"
+        explanation = "" if is_missing(k.explanation) else str(k.explanation)[:EXPLANATION_CHARS]
+        value = "n/a" if is_missing(k.value) else f"{k.value:.3g}"
         checks.setdefault((str(k.variant_id), int(k.trial), str(k.case_id)), []).append(
             [str(k.name), bool(k.passed), value, explanation]
         )
@@ -350,7 +347,7 @@ def _attempt_details(
         vid, cid = str(r.variant_id), str(r.case_id)
         if vid not in row_of or cid not in col_of:
             continue
-        output = "" if _missing(r.output) else str(r.output)
+        output = "" if is_missing(r.output) else str(r.output)
         if len(output) > OUTPUT_CHARS:
             output = output[:OUTPUT_CHARS] + f"… ({len(output) - OUTPUT_CHARS} more characters)"
         out.setdefault(f"{row_of[vid]}:{col_of[cid]}", []).append(
@@ -359,11 +356,11 @@ def _attempt_details(
                 "status": str(r.status),
                 "passed": bool(r.passed),
                 "score": _num(r.score),
-                "latency": "latency n/a" if _missing(r.latency_ms) else f"{r.latency_ms:.0f} ms",
-                "cost": "cost n/a" if _missing(r.cost_usd) else f"${r.cost_usd:.4f}",
-                "tools": "" if _missing(r.tools) else str(r.tools),
-                "turns": "n/a" if _missing(r.turns) else int(r.turns),
-                "error": "" if _missing(r.error) else str(r.error),
+                "latency": "latency n/a" if is_missing(r.latency_ms) else f"{r.latency_ms:.0f} ms",
+                "cost": "cost n/a" if is_missing(r.cost_usd) else f"${r.cost_usd:.4f}",
+                "tools": "" if is_missing(r.tools) else str(r.tools),
+                "turns": "n/a" if is_missing(r.turns) else int(r.turns),
+                "error": "" if is_missing(r.error) else str(r.error),
                 "output": output,
                 "checks": checks.get((vid, int(r.trial), cid), []),
             }

@@ -25,6 +25,7 @@ import orjson
 import pandas as pd
 
 from .._gc import paused_gc
+from .._values import is_missing
 from ..analysis import SUMMARY_METRICS, ExperimentAnalysis
 
 __all__ = ["build_report", "created_at", "write_json_report"]
@@ -466,10 +467,6 @@ class _TrialReports:
         }
 
 
-def _is_missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-
-
 def build_report(
     analysis: ExperimentAnalysis,
     *,
@@ -516,7 +513,7 @@ def build_report(
                     "trial_index": t,
                     "status": status,
                     "report": make_trial(code, spec.id, t) if succeeded else None,
-                    "error_message": None if _is_missing(error) else error,
+                    "error_message": None if is_missing(error) else error,
                 }
             )
         summary = _variant_summary(row, analysis)
@@ -541,7 +538,7 @@ def build_report(
     for c in analysis.comparisons.to_dict("records"):
 
         def delta(metric: str, c: dict[str, Any] = c) -> dict[str, Any] | None:
-            if _is_missing(c[f"{metric}_regressed"]):
+            if is_missing(c[f"{metric}_regressed"]):
                 return None
             return {
                 "absolute": _num(c[f"{metric}_delta"]),
@@ -561,7 +558,7 @@ def build_report(
                 "case_pass_rate_delta": _num(c["case_pass_rate_delta"]),
                 "case_pass_rate_p_value": _num(c["case_pass_rate_p_value"]),
                 "statistically_significant": None
-                if _is_missing(c["statistically_significant"])
+                if is_missing(c["statistically_significant"])
                 else bool(c["statistically_significant"]),
                 "regressed_case_ids": list(c["regressed_case_ids"]),
                 "improved_case_ids": list(c["improved_case_ids"]),
