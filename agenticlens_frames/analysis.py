@@ -22,7 +22,7 @@ import pandas as pd
 
 from . import stats
 from .comparisons_config import ComparisonsConfig, parse_comparisons
-from .errors import InputError
+from .errors import InputError, check_pass_k, check_proportion
 from .frames import ExperimentRun, factor_column
 
 __all__ = [
@@ -94,20 +94,13 @@ LatencyPolicy = Literal["exclude", "zero"]
 
 
 def _check_confidence(confidence_level: float) -> None:
-    if not 0 < confidence_level < 1:
-        raise InputError(
-            f"confidence level must be between 0 and 1 (exclusive), got {confidence_level}",
-            location="confidence_level",
-        )
+    check_proportion(confidence_level, "confidence level", location="confidence_level")
 
 
 def _effective_pass_k(run: ExperimentRun, pass_k: Sequence[int] | None) -> tuple[int, ...]:
     if pass_k is None:
         return run.manifest.effective_pass_k
-    ks = tuple(sorted({int(k) for k in pass_k}))
-    if not ks or ks[0] < 1:
-        raise InputError(f"pass_k values must be positive integers, got {list(pass_k)}")
-    return ks
+    return check_pass_k(pass_k)
 
 
 def _segments(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -22,10 +22,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from ._cli_errors import EXIT_INVALID_INPUT, fail
 from .errors import InputError
 
 EXIT_OK = 0
-EXIT_INVALID_INPUT = 1
 EXIT_INCOMPLETE = 3
 EXIT_REGRESSION = 4
 EXIT_NONINFERIORITY = 5
@@ -66,17 +66,6 @@ class InvalidPayloadPolicy(StrEnum):
 
 def _console(quiet: bool = False) -> Console:
     return Console(quiet=quiet, highlight=False)
-
-
-def _fail(console: Console, prefix: str, error: Exception) -> typer.Exit:
-    # Print to stderr as plain text: the message may contain user text with brackets.
-    err = Console(stderr=True, highlight=False)
-    # soft_wrap: one unbroken paragraph, so logs and grep see the whole message.
-    from .report.console import strip_control
-
-    # A file name or value from a hostile file must not drive the terminal.
-    err.print(Text(f"{prefix}: ", style="bold red") + Text(strip_control(error)), soft_wrap=True)
-    return typer.Exit(code=EXIT_INVALID_INPUT)
 
 
 def _write_outputs(
@@ -303,7 +292,7 @@ def experiment_run(
         # The comparison settings are fixed with the report of this experiment version.
         check_saved_report(save, analysis.paired, (run.manifest.name, run.manifest.version))
     except InputError as exc:
-        raise _fail(console, "Unable to run experiment", exc) from None
+        raise fail("Unable to run experiment", exc) from None
     print_summary(analysis, console)
     _write_outputs(
         console,
@@ -385,7 +374,7 @@ def experiment_report(
     try:
         analysis = load_report(report_file)
     except InputError as exc:
-        raise _fail(console, "Unable to read experiment report", exc) from None
+        raise fail("Unable to read experiment report", exc) from None
     print_summary(analysis, console)
     _write_outputs(console, analysis, html=html, csv_path=csv_path, cases_csv=cases_csv)
     _outputs_done()

@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .errors import check_proportion
+
 __all__ = [
     "fmean",
     "median",
@@ -74,10 +76,7 @@ def z_value(confidence_level: float) -> float:
     >>> z_value(0.95)
     1.9599639845400536
     """
-    if not 0 < confidence_level < 1:
-        raise ValueError(
-            f"confidence_level must be strictly between 0 and 1, got {confidence_level!r}"
-        )
+    check_proportion(confidence_level, "confidence_level")
     return statistics.NormalDist().inv_cdf(0.5 + confidence_level / 2)
 
 

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from .errors import check_proportion
 from .stats import wilson_score
 
 __all__ = [
@@ -111,15 +112,11 @@ sps = _LazyScipy()
 
 
 def _check_level(confidence_level: float) -> None:
-    if not 0 < confidence_level < 1:
-        raise ValueError(
-            f"confidence_level must be strictly between 0 and 1, got {confidence_level!r}"
-        )
+    check_proportion(confidence_level, "confidence_level")
 
 
 def _check_alpha(alpha: float) -> None:
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha!r}")
+    check_proportion(alpha, "alpha")
 
 
 def _finite(values: ArrayLike, name: str) -> np.ndarray:

@@ -18,12 +18,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .._cli_errors import fail
 from .._values import is_missing
 from ..errors import InputError
 
 __all__ = ["archive_app"]
 
-EXIT_INVALID_INPUT = 1
 
 archive_app = typer.Typer(
     help="Keep experiment runs in a partitioned parquet archive; slice and summarise them.",
@@ -42,14 +42,6 @@ class EngineChoice(StrEnum):
 class SliceFormat(StrEnum):
     parquet = "parquet"
     csv = "csv"
-
-
-def _fail(prefix: str, error: Exception) -> typer.Exit:
-    # Plain text on stderr: messages may hold user text with rich markup characters.
-    Console(stderr=True, highlight=False, soft_wrap=True).print(
-        Text(f"{prefix}: ", style="bold red") + Text(str(error))
-    )
-    return typer.Exit(code=EXIT_INVALID_INPUT)
 
 
 # Shared filter options (typer has no option groups; the same names everywhere).
@@ -164,7 +156,7 @@ def archive_add(
             )
         result = Archive(archive).add(run, run_at=run_at, exist_ok=not strict)
     except InputError as exc:
-        raise _fail("Unable to add run", exc) from None
+        raise fail("Unable to add run", exc) from None
     if not quiet:
         r = result.record
         verb = "Added" if result.added else "Already archived:"
@@ -196,7 +188,7 @@ def archive_ls(
         sl = _slice(archive, experiment, run, variant, since, until, tag, factor, False)
         records = sl.records()
     except InputError as exc:
-        raise _fail("Unable to list archive", exc) from None
+        raise fail("Unable to list archive", exc) from None
     console = Console(highlight=False, soft_wrap=True)
     if as_json:
         for r in records:
@@ -294,7 +286,7 @@ def archive_summarize(
             memory_limit=memory_limit,
         )
     except (InputError, ImportError) as exc:
-        raise _fail("Unable to summarize archive", exc) from None
+        raise fail("Unable to summarize archive", exc) from None
     if out is not None:
         _write_frames({**result.frames(), "runs": result.runs}, out, fmt.value)
     if quiet:
@@ -404,7 +396,7 @@ def archive_slice(
             result = sl.analyze(engine.value)
             _write_frames({**result.frames(), "runs": result.runs}, out / "results", fmt.value)
     except (InputError, ImportError) as exc:
-        raise _fail("Unable to slice archive", exc) from None
+        raise fail("Unable to slice archive", exc) from None
     if not quiet:
         counts = ", ".join(f"{n} {name}" for name, n in written.items())
         Console(highlight=False).print(Text(f"Wrote {counts} from {sl.n_runs} run(s) to {out}"))

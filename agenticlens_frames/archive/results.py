@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..errors import InputError
+from ..errors import InputError, check_pass_k
 from ..frames import FACTOR_PREFIX
 from .engines import RunLayout, SufficientStats
 
@@ -62,13 +62,6 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         quotient = np.asarray(numerator, dtype=np.float64) / np.where(den > 0, den, 1.0)
     return np.where(den > 0, quotient, np.nan)
-
-
-def _check_ks(pass_k: Sequence[int]) -> tuple[int, ...]:
-    ks = tuple(sorted({int(k) for k in pass_k}))
-    if not ks or ks[0] < 1:
-        raise InputError(f"pass_k values must be positive integers, got {list(pass_k)}")
-    return ks
 
 
 # --------------------------------------------------------------------------- cases
@@ -125,7 +118,7 @@ def case_matrix(st: SufficientStats, pass_k: Sequence[int] = (1,)) -> pd.DataFra
     >>> len(cm), int(cm["attempts"].sum()), bool((cm["pass_hat_5"] <= cm["pass_at_5"]).all())
     (70, 350, True)
     """
-    ks = _check_ks(pass_k)
+    ks = check_pass_k(pass_k)
     c = st.cases
     n = c["attempts"].to_numpy()
     p = c["passes"].to_numpy()
@@ -835,7 +828,7 @@ def analyze_stats(
             f"regression threshold must be ≥ 0, got {regression_threshold}",
             location="regression_threshold",
         )
-    ks = _check_ks(pass_k)
+    ks = check_pass_k(pass_k)
     cm = case_matrix(st, ks)
     ts = trial_summary(st, latency_missing=latency_missing)
     vs = variant_summary(st, cm, ts, variant_info, confidence_level=confidence_level)
