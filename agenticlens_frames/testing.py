@@ -29,40 +29,29 @@ import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-__all__ = ["SHAPES", "make_synthetic"]
+if TYPE_CHECKING:
+    from .archive import Archive
+
+__all__ = ["SHAPES", "example_archive", "make_synthetic"]
 
 #: Trace shapes a variant's recorded samples can take (see ``shape`` below).
 SHAPES: tuple[str, ...] = ("mixed", "eval", "run")
 
-_TOOLS = (
-    "search_kb",
-    "lookup_order",
-    "track_shipment",
-    "create_ticket",
-    "update_address",
-    "send_reset_email",
-    "escalate_to_human",
+# Words, not code: kept as text so the lists read as the data they are.
+_TOOL_NAMES = (
+    "search_kb lookup_order track_shipment create_ticket update_address send_reset_email "
+    "escalate_to_human"
 )
-_TOPICS = (
-    "refund",
-    "invoice",
-    "shipping",
-    "password",
-    "warranty",
-    "discount",
-    "delivery",
-    "exchange",
-    "receipt",
-    "account",
-    "voucher",
-    "tracking",
-    "billing",
-    "upgrade",
+_TOPIC_WORDS = (
+    "refund invoice shipping password warranty discount delivery exchange receipt account "
+    "voucher tracking billing upgrade"
 )
+_TOOLS = tuple(_TOOL_NAMES.split())
+_TOPICS = tuple(_TOPIC_WORDS.split())
 _MODELS = ("large", "small", "medium", "tiny")
 _PROMPTS = ("v1", "v2")
 _RETRIEVAL = ("bm25", "dense", "hybrid")
@@ -173,6 +162,35 @@ def make_synthetic(
         )
         (root / "trials" / f"{profile['id']}.json").write_text(text + "\n", encoding="utf-8")
     return root
+
+
+def example_archive(
+    experiment: str | Path = "data/support",
+    *,
+    folder: str | Path | None = None,
+    run_at: str | None = None,
+) -> Archive:
+    """An archive (in a new temporary folder unless given) holding one recorded experiment.
+
+    For examples and tests of the archive: ``experiment`` is a folder with
+    ``manifest.yaml`` and ``suite.yaml`` (default: the repository's bundled example).
+
+    Examples
+    --------
+    >>> archive = example_archive(run_at="2026-11-04")
+    >>> [r.experiment_id for r in archive.records()]
+    ['support-agent-upgrade@1']
+    """
+    import tempfile
+
+    from .archive import Archive
+    from .loading import load_experiment
+
+    source = Path(experiment)
+    archive = Archive(folder if folder is not None else tempfile.mkdtemp(prefix="alf-archive-"))
+    run = load_experiment(source / "manifest.yaml", source / "suite.yaml")
+    archive.add(run, run_at=run_at)
+    return archive
 
 
 def _pass_k(pass_k: Sequence[int] | str | None, trials: int) -> list[int]:

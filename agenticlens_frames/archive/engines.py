@@ -619,12 +619,8 @@ def sufficient_stats(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from agenticlens_frames import load_experiment
-    >>> from agenticlens_frames.archive import Archive
-    >>> archive = Archive(tempfile.mkdtemp())
-    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
-    ...                                 "data/support/suite.yaml"))
+    >>> from agenticlens_frames.testing import example_archive
+    >>> archive = example_archive()
     >>> st = sufficient_stats(archive.all(), engine="numpy")
     >>> int(st.cases["attempts"].sum()) == archive.records()[0].n_attempts
     True

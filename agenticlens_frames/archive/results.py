@@ -107,12 +107,8 @@ def case_matrix(st: SufficientStats, pass_k: Sequence[int] = (1,)) -> pd.DataFra
 
     Examples
     --------
-    >>> import tempfile
-    >>> from agenticlens_frames import load_experiment
-    >>> from agenticlens_frames.archive import Archive
-    >>> archive = Archive(tempfile.mkdtemp())
-    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
-    ...                                 "data/support/suite.yaml"))
+    >>> from agenticlens_frames.testing import example_archive
+    >>> archive = example_archive()
     >>> st = archive.all().stats("numpy")
     >>> cm = case_matrix(st, pass_k=[1, 5])
     >>> len(cm), int(cm["attempts"].sum()), bool((cm["pass_hat_5"] <= cm["pass_at_5"]).all())
@@ -161,12 +157,8 @@ def trial_summary(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from agenticlens_frames import load_experiment
-    >>> from agenticlens_frames.archive import Archive
-    >>> archive = Archive(tempfile.mkdtemp())
-    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
-    ...                                 "data/support/suite.yaml"))
+    >>> from agenticlens_frames.testing import example_archive
+    >>> archive = example_archive()
     >>> st = archive.all().stats("numpy")
     >>> ts = trial_summary(st)
     >>> ts["status"].value_counts().to_dict()
@@ -309,12 +301,8 @@ def variant_summary(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from agenticlens_frames import load_experiment
-    >>> from agenticlens_frames.archive import Archive
-    >>> archive = Archive(tempfile.mkdtemp())
-    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
-    ...                                 "data/support/suite.yaml"))
+    >>> from agenticlens_frames.testing import example_archive
+    >>> archive = example_archive()
     >>> st = archive.all().stats("numpy")
     >>> cm, ts = case_matrix(st, pass_k=[1]), trial_summary(st)
     >>> vs = variant_summary(st, cm, ts, archive.all().variant_info())
@@ -473,12 +461,8 @@ def compare_to_baseline(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from agenticlens_frames import load_experiment
-    >>> from agenticlens_frames.archive import Archive
-    >>> archive = Archive(tempfile.mkdtemp())
-    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
-    ...                                 "data/support/suite.yaml"))
+    >>> from agenticlens_frames.testing import example_archive
+    >>> archive = example_archive()
     >>> st = archive.all().stats("numpy")
     >>> cm, ts = case_matrix(st), trial_summary(st)
     >>> vs = variant_summary(st, cm, ts, archive.all().variant_info())
@@ -812,12 +796,8 @@ def analyze_stats(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from agenticlens_frames import load_experiment
-    >>> from agenticlens_frames.archive import Archive
-    >>> archive = Archive(tempfile.mkdtemp())
-    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
-    ...                                 "data/support/suite.yaml"))
+    >>> from agenticlens_frames.testing import example_archive
+    >>> archive = example_archive()
     >>> st = archive.all().stats("numpy")
     >>> result = analyze_stats(st, archive.all().variant_info(), pass_k=[1, 3])
     >>> sorted(result.frames())
