@@ -21,6 +21,7 @@ from rich.text import Text
 from .._cli_errors import fail
 from .._values import is_missing
 from ..errors import InputError
+from .engine_registry import ENGINES
 
 __all__ = ["archive_app"]
 
@@ -31,12 +32,8 @@ archive_app = typer.Typer(
 )
 
 
-class EngineChoice(StrEnum):
-    auto = "auto"
-    numpy = "numpy"
-    pandas = "pandas"
-    duckdb = "duckdb"
-    dask = "dask"
+#: The --engine choices, from the one list of engines.
+EngineChoice = StrEnum("EngineChoice", {name: name for name in ENGINES})  # type: ignore[misc]
 
 
 class SliceFormat(StrEnum):
