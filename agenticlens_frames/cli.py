@@ -13,10 +13,14 @@ Exit codes
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -69,42 +73,19 @@ def _console(quiet: bool = False) -> Console:
 
 
 def _write_outputs(
-    console: Console,
-    analysis: object,
-    *,
-    html: Path | None,
-    csv_path: Path | None,
-    cases_csv: Path | None,
-    save: Path | None = None,
-    lean: bool = False,
-    parquet: Path | None = None,
+    console: Console, analysis: object, paths: dict[str, Path | None], **options: Any
 ) -> None:
-    """Write the requested files, the JSON report beside the others in a second process
-    when the run is large (they take similar time), then say what was written."""
+    """Write the requested files (report/writers.py: the JSON report beside the others in
+    a second process when the run is large), then say what was written."""
     from ._fork import run_tasks, worker_count
-    from .report.csv_report import render_cases_csv, render_variants_csv, write_csv
-    from .report.html import write_html_report
-    from .report.json_report import write_json_report
-    from .report.tables import write_parquet_outputs
-
-    def report() -> None:
-        if save is not None:
-            write_json_report(analysis, save, lean=lean)  # type: ignore[arg-type]
-
-    def others() -> None:
-        if html is not None:
-            write_html_report(analysis, html)  # type: ignore[arg-type]
-        if csv_path is not None:
-            write_csv(render_variants_csv(analysis), csv_path)  # type: ignore[arg-type]
-        if cases_csv is not None:
-            write_csv(render_cases_csv(analysis), cases_csv)  # type: ignore[arg-type]
-        if parquet is not None:
-            write_parquet_outputs(analysis, parquet)  # type: ignore[arg-type]
+    from .report.writers import write_outputs
 
     run = getattr(analysis, "run", None)
     size = 0 if run is None else len(run.attempts)
     try:
-        run_tasks([report, others], worker_count(2, size=size))
+        written = write_outputs(
+            analysis, paths, run_tasks=run_tasks, workers=worker_count(2, size=size), **options
+        )
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         Console(stderr=True, highlight=False).print(
@@ -113,34 +94,51 @@ def _write_outputs(
             soft_wrap=True,
         )
         raise typer.Exit(code=EXIT_INVALID_INPUT) from None
-    for path, what in (
-        (save, "experiment report"),
-        (html, "HTML experiment report"),
-        (csv_path, "variant summary CSV"),
-        (cases_csv, "per-case matrix CSV"),
-        (parquet, "tidy tables and result frames"),
-    ):
-        if path is not None:
-            console.print(Text(f"Saved {what} to {path}"))
+    for writer, path in written:
+        console.print(Text(f"Saved {writer.what} to {path}"))
+
+
+def _output_options(command: str, after: str) -> Callable[[Callable[..., None]], Any]:
+    """Give a command one option per writer of report/writers.py (after parameter
+    ``after``); the command receives their paths as ``outputs: dict[str, Path | None]``."""
+    from .report.writers import writers_for
+
+    writers = writers_for(command)
+
+    def decorate(function: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(function)
+        params = [p for p in signature.parameters.values() if p.name != "outputs"]
+        at = [p.name for p in params].index(after) + 1
+        added = [
+            inspect.Parameter(
+                w.name,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                default=typer.Option(w.default(command), w.option, help=w.help_for(command)),
+                annotation=Path if w.default(command) is not None else Path | None,
+            )
+            for w in writers
+        ]
+
+        @functools.wraps(function)
+        def command_with_outputs(**kwargs: Any) -> None:
+            outputs = {w.name: kwargs.pop(w.name) for w in writers}
+            function(**kwargs, outputs=outputs)
+
+        command_with_outputs.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*params[:at], *added, *params[at:]]
+        )
+        return command_with_outputs
+
+    return decorate
 
 
 @experiment_app.command("run")
+@_output_options("run", after="suite_file")
 def experiment_run(
     manifest_file: Path = typer.Argument(
         ..., help="Experiment manifest (YAML, or JSON by extension)."
     ),
     suite_file: Path = typer.Argument(..., help="Evaluation suite (YAML, or JSON by extension)."),
-    save: Path = typer.Option(
-        Path("agenticlens-experiment.json"), "--save", help="Where to write the JSON report."
-    ),
-    html: Path | None = typer.Option(None, "--html", help="Also write the offline HTML report."),
-    csv_path: Path | None = typer.Option(None, "--csv", help="Also write the per-variant CSV."),
-    cases_csv: Path | None = typer.Option(
-        None, "--cases-csv", help="Also write the per-variant, per-case CSV."
-    ),
-    parquet: Path | None = typer.Option(
-        None, "--parquet", help="Also write the tidy tables and result frames as parquet here."
-    ),
     confidence_level: float = typer.Option(
         0.95, "--confidence-level", min=0.5, max=0.999, help="For intervals and significance."
     ),
@@ -229,6 +227,8 @@ def experiment_run(
         help="Longest output accepted from one live attempt (default 4 000 000 characters).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary or progress."),
+    *,
+    outputs: dict[str, Path | None],
 ) -> None:
     """Run every (variant, trial) of an experiment, score it, and write the reports.
 
@@ -290,20 +290,13 @@ def experiment_run(
             comparisons_lock=None if comparisons_lock is None else str(comparisons_lock),
         )
         # The comparison settings are fixed with the report of this experiment version.
-        check_saved_report(save, analysis.paired, (run.manifest.name, run.manifest.version))
+        check_saved_report(
+            outputs["save"], analysis.paired, (run.manifest.name, run.manifest.version)
+        )
     except InputError as exc:
         raise fail("Unable to run experiment", exc) from None
     print_summary(analysis, console)
-    _write_outputs(
-        console,
-        analysis,
-        save=save,
-        lean=lean,
-        html=html,
-        csv_path=csv_path,
-        cases_csv=cases_csv,
-        parquet=parquet,
-    )
+    _write_outputs(console, analysis, outputs, lean=lean)
     code = _exit_code(analysis, fail_on_regression, console)
     _outputs_done()
     raise typer.Exit(code=code)
@@ -359,12 +352,12 @@ def _exit_code(analysis: object, fail_on_regression: bool, console: Console) -> 
 
 
 @experiment_app.command("report")
+@_output_options("report", after="report_file")
 def experiment_report(
     report_file: Path = typer.Argument(..., help="A saved experiment report (JSON)."),
-    html: Path | None = typer.Option(None, "--html", help="Write the HTML report."),
-    csv_path: Path | None = typer.Option(None, "--csv", help="Write the per-variant CSV."),
-    cases_csv: Path | None = typer.Option(None, "--cases-csv", help="Write the per-case CSV."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary."),
+    *,
+    outputs: dict[str, Path | None],
 ) -> None:
     """Re-render a saved report (ours or AgenticLens 0.10's) without running anything."""
     console = _console(quiet)
@@ -376,7 +369,7 @@ def experiment_report(
     except InputError as exc:
         raise fail("Unable to read experiment report", exc) from None
     print_summary(analysis, console)
-    _write_outputs(console, analysis, html=html, csv_path=csv_path, cases_csv=cases_csv)
+    _write_outputs(console, analysis, outputs)
     _outputs_done()
 
 

@@ -15,7 +15,14 @@ from typing import Any
 from .._values import is_missing
 from ..analysis import ExperimentAnalysis
 
-__all__ = ["guard_formula", "render_cases_csv", "render_variants_csv", "write_csv"]
+__all__ = [
+    "guard_formula",
+    "render_cases_csv",
+    "render_variants_csv",
+    "write_cases_csv",
+    "write_csv",
+    "write_variants_csv",
+]
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -158,3 +165,13 @@ def write_csv(text: str, path: str | Path) -> Path:
     with open(target, "w", encoding="utf-8", newline="") as handle:
         handle.write(text)
     return target
+
+
+def write_variants_csv(analysis: ExperimentAnalysis, path: str | Path) -> Path:
+    """Write :func:`render_variants_csv` to ``path`` (the CLI's ``--csv``)."""
+    return write_csv(render_variants_csv(analysis), path)
+
+
+def write_cases_csv(analysis: ExperimentAnalysis, path: str | Path) -> Path:
+    """Write :func:`render_cases_csv` to ``path`` (the CLI's ``--cases-csv``)."""
+    return write_csv(render_cases_csv(analysis), path)
