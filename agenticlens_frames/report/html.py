@@ -588,18 +588,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
     pareto_html, pareto = _pareto_section(a)
     # Only the figures the page draws as they are (the heatmap and Pareto views are built
     # above from their own payloads).
-    vs = a.variants
-    names = dict(zip(vs["variant_id"].astype(str), vs["variant_name"].astype(str), strict=True))
-    static = {
-        "pass_k": viz.pass_k_curves(viz.pass_k_frame(a), variant_names=names),
-        "case_outcomes": viz.case_outcomes_chart(a.cases),
-    }
-    if len(a.comparisons):
-        static["deltas"] = viz.delta_forest(a.comparisons)
-    if not a.factor_levels.empty:
-        static["factors"] = viz.factor_levels_chart(a.factor_levels, metric="mean_pass_rate")
-    if paired is not None and not paired.empty:
-        static["paired"] = viz.paired_forest(paired)
+    static = viz.draw_figures(a, in_page=True, paired=paired)
     payload = {
         "figures": {name: _figure_json(fig) for name, fig in static.items()},
         "heat": heat,
