@@ -24,6 +24,7 @@ from . import stats
 from .comparisons_config import ComparisonsConfig, parse_comparisons
 from .errors import InputError, check_pass_k, check_proportion
 from .frames import ExperimentRun, factor_column
+from .schema import COMPARISONS, FACTOR_LEVELS, SUMMARY_METRICS
 
 __all__ = [
     "SUMMARY_METRICS",
@@ -39,14 +40,6 @@ __all__ = [
     "variant_summary",
 ]
 
-#: The four per-trial series summarised per variant (spec §9.2), and whether each is
-#: bounded to [0, 1] (its normal interval is clipped).
-SUMMARY_METRICS: dict[str, bool] = {
-    "pass_rate": True,
-    "average_score": True,
-    "average_latency_ms": False,
-    "total_cost_usd": False,
-}
 SUMMARY_STATS = (
     "count",
     "mean",
@@ -59,36 +52,10 @@ SUMMARY_STATS = (
 )
 UNSET_FACTOR = "(unset)"
 
-#: Columns of :func:`factor_levels`, in order.
-FACTOR_LEVEL_COLUMNS = [
-    "factor",
-    "value",
-    "variant_ids",
-    "n_variants",
-    "mean_pass_rate",
-    "mean_average_score",
-    "mean_latency_ms",
-    "mean_cost_usd",
-    "mean_trial_success_rate",
-]
-
-#: Columns of :func:`compare_to_baseline`, in order.
-COMPARISON_COLUMNS = [
-    "baseline_variant_id",
-    "candidate_variant_id",
-    *(
-        f"{metric}{suffix}"
-        for metric in SUMMARY_METRICS
-        for suffix in ("_delta", "_delta_relative", "_regressed")
-    ),
-    "changed_factors",
-    "case_pass_rate_delta",
-    "case_pass_rate_p_value",
-    "statistically_significant",
-    "regressed_case_ids",
-    "improved_case_ids",
-    "warnings",
-]
+#: Columns of :func:`factor_levels` and :func:`compare_to_baseline`, in order (declared
+#: in :mod:`.schema`).
+FACTOR_LEVEL_COLUMNS = FACTOR_LEVELS.columns
+COMPARISON_COLUMNS = COMPARISONS.columns
 
 LatencyPolicy = Literal["exclude", "zero"]
 

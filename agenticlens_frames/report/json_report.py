@@ -27,6 +27,8 @@ import pandas as pd
 from .._gc import paused_gc
 from .._values import is_missing
 from ..analysis import SUMMARY_METRICS, ExperimentAnalysis
+from ..schema import COMPARISONS, FACTOR_LEVELS
+from ..schema import number_to_json as _num
 
 __all__ = ["build_report", "created_at", "write_json_report"]
 
@@ -49,18 +51,6 @@ def created_at() -> str:
     if epoch is not None and epoch.strip().isdigit():
         return datetime.fromtimestamp(int(epoch), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _num(value: Any) -> Any:
-    """A JSON-ready number: NaN and ±inf become null (the package's serialiser does so)."""
-    if value is None or value is pd.NA:
-        return None
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    return value
 
 
 def _summary_block(row: pd.Series, metric: str, confidence_level: float) -> dict | None:
@@ -534,50 +524,8 @@ def build_report(
                 "metadata": dict(spec.metadata),
             }
         )
-    comparisons = []
-    for c in analysis.comparisons.to_dict("records"):
-
-        def delta(metric: str, c: dict[str, Any] = c) -> dict[str, Any] | None:
-            if is_missing(c[f"{metric}_regressed"]):
-                return None
-            return {
-                "absolute": _num(c[f"{metric}_delta"]),
-                "relative": _num(c[f"{metric}_delta_relative"]),
-                "regressed": bool(c[f"{metric}_regressed"]),
-            }
-
-        comparisons.append(
-            {
-                "baseline_variant_id": c["baseline_variant_id"],
-                "candidate_variant_id": c["candidate_variant_id"],
-                "pass_rate_delta": delta("pass_rate"),
-                "average_score_delta": delta("average_score"),
-                "average_latency_ms_delta": delta("average_latency_ms"),
-                "total_cost_usd_delta": delta("total_cost_usd"),
-                "changed_factors": c["changed_factors"],
-                "case_pass_rate_delta": _num(c["case_pass_rate_delta"]),
-                "case_pass_rate_p_value": _num(c["case_pass_rate_p_value"]),
-                "statistically_significant": None
-                if is_missing(c["statistically_significant"])
-                else bool(c["statistically_significant"]),
-                "regressed_case_ids": list(c["regressed_case_ids"]),
-                "improved_case_ids": list(c["improved_case_ids"]),
-                "warnings": list(c["warnings"]),
-            }
-        )
-    factor_levels = [
-        {
-            "factor": f["factor"],
-            "value": f["value"],
-            "variant_ids": list(f["variant_ids"]),
-            "mean_pass_rate": _num(f["mean_pass_rate"]),
-            "mean_average_score": _num(f["mean_average_score"]),
-            "mean_latency_ms": _num(f["mean_latency_ms"]),
-            "mean_cost_usd": _num(f["mean_cost_usd"]),
-            "mean_trial_success_rate": _num(f["mean_trial_success_rate"]),
-        }
-        for f in analysis.factor_levels.to_dict("records")
-    ]
+    comparisons = COMPARISONS.to_json(analysis.comparisons)
+    factor_levels = FACTOR_LEVELS.to_json(analysis.factor_levels)
     from .. import __version__
 
     report: dict[str, Any] = {
