@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._docs import markdown_table
 from ._values import is_missing
 
 __all__ = ["COMPARISONS", "FACTOR_LEVELS", "SUMMARY_METRICS", "Column", "FrameSchema"]
@@ -211,13 +212,13 @@ class FrameSchema:
 
     def docs_table(self) -> str:
         """The frame's columns as a Markdown table (docs/data-model.md)."""
-        rows = ["| column | dtype | JSON | meaning |", "|---|---|---|---|"]
+        rows = []
         for c in self.columns_:
             where = "—" if c.key is None else f"`{c.key}`"
             if c.block is not None:
                 where = f"`{c.block}.{c.key}`"
-            rows.append(f"| `{c.name}` | {CODECS[c.codec].dtype} | {where} | {c.doc} |")
-        return "\n".join(rows)
+            rows.append([f"`{c.name}`", CODECS[c.codec].dtype, where, c.doc])
+        return markdown_table(["column", "dtype", "JSON", "meaning"], rows)
 
 
 FACTOR_LEVELS = FrameSchema(

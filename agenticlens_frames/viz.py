@@ -38,6 +38,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ._docs import markdown_table
 from ._values import is_missing
 from .errors import InputError
 
@@ -1187,6 +1188,4 @@ def figures_table() -> str:
     >>> figures_table().splitlines()[2]
     '| `heatmap` | variant × case: colour = mean score, label = passes/attempts |'
     """
-    rows = ["| figure | shows |", "|---|---|"]
-    rows += [f"| `{e.name}` | {e.describes} |" for e in FIGURES]
-    return "\n".join(rows)
+    return markdown_table(["figure", "shows"], [[f"`{e.name}`", e.describes] for e in FIGURES])

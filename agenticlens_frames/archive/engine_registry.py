@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
 
+from .._docs import markdown_table
+
 __all__ = ["AUTO", "ENGINES", "ENGINE_ENTRIES", "EngineEntry", "engine_function", "engines_table"]
 
 #: Picks ``duckdb`` when the slice would not fit in memory, else ``numpy``.
@@ -95,6 +97,6 @@ def engines_table() -> str:
     >>> engines_table().splitlines()[0]
     '| engine | how | when |'
     """
-    rows = ["| engine | how | when |", "|---|---|---|"]
-    rows += [f"| `{e.name}` | {e.how} | {e.when} |" for e in ENGINE_ENTRIES]
-    return "\n".join(rows)
+    return markdown_table(
+        ["engine", "how", "when"], [[f"`{e.name}`", e.how, e.when] for e in ENGINE_ENTRIES]
+    )

@@ -15,6 +15,8 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+from .._docs import markdown_table
+
 __all__ = ["WRITERS", "OutputWriter", "write_outputs", "writers_for", "writers_table"]
 
 
@@ -145,6 +147,7 @@ def writers_table() -> str:
     >>> writers_table().splitlines()[2]
     '| `--save` | experiment report | run |'
     """
-    rows = ["| option | writes | commands |", "|---|---|---|"]
-    rows += [f"| `{w.option}` | {w.what} | {', '.join(w.commands)} |" for w in WRITERS]
-    return "\n".join(rows)
+    return markdown_table(
+        ["option", "writes", "commands"],
+        [[f"`{w.option}`", w.what, ", ".join(w.commands)] for w in WRITERS],
+    )
