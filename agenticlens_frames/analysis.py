@@ -762,7 +762,6 @@ class ExperimentAnalysis:
     #: execution order, case ids); kept here so a saved report can be re-rendered
     #: without the tables.
     info: dict[str, Any] = field(default_factory=dict)
-    extras: dict[str, Any] = field(default_factory=dict)
     #: New top-level report keys, JSON-ready: ``case_level`` always, ``paired_comparisons``
     #: when a correction was declared (see agenticlens_frames.paired).
     paired: dict[str, Any] = field(default_factory=dict)

@@ -562,7 +562,6 @@ def build_report(
             "max_workers": m.max_workers,
             "evaluators": dict(run.evaluator_versions),
             "deliberate_fixes": ["B1", "B2", "B3", "B4", "B5", "B8", "B13"],
-            **analysis.extras,
         },
     }
     # New top-level keys (issue 6): case_level, paired_comparisons; already JSON-ready.
