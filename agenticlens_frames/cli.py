@@ -5,7 +5,10 @@ Exit codes
 0  success
 1  invalid input (a one-paragraph message, no traceback)
 3  some variant completed no trial (the run is incomplete)
-4  ``--fail-on-regression`` and a candidate regressed against the baseline
+4  ``--fail-on-regression`` and a candidate regressed against the baseline: by default,
+   significantly worse on quality, safety or reliability in the case-level paired
+   comparison under the declared correction; with ``--regression-rule compat``,
+   AgenticLens's rule (case pass rate or score down by more than the threshold)
 5  ``--noninferiority-margin`` (or the manifest's) and a candidate failed the gate
 6  ``--max-attempts`` stopped the run with attempts left: run again with ``--run-dir``
 130  interrupted (Ctrl-C); what finished is kept in ``--run-dir``
@@ -63,9 +66,18 @@ class LatencyPolicy(StrEnum):
     zero = "zero"
 
 
+class RegressionRule(StrEnum):
+    case = "case"
+    compat = "compat"
+
+
 class InvalidPayloadPolicy(StrEnum):
     trial = "trial"
     case = "case"
+
+
+class StopWhen(StrEnum):
+    decided = "decided"
 
 
 def _console(quiet: bool = False) -> Console:
@@ -163,7 +175,15 @@ def experiment_run(
     fail_on_regression: bool = typer.Option(
         False,
         "--fail-on-regression",
-        help="Exit with status 4 if any candidate's case pass rate or score regressed.",
+        help="Exit with status 4 if a candidate regressed (see --regression-rule).",
+    ),
+    regression_rule: RegressionRule = typer.Option(
+        RegressionRule.case,
+        "--regression-rule",
+        help="'case' (default): significantly worse on quality, safety or reliability in "
+        "the case-level paired comparison under the declared correction (needs one); "
+        "'compat': AgenticLens's rule, case pass rate or score down by more than "
+        "--regression-threshold, uncertainty ignored.",
     ),
     correction: str | None = typer.Option(
         None,
@@ -226,6 +246,21 @@ def experiment_run(
         min=1,
         help="Longest output accepted from one live attempt (default 4 000 000 characters).",
     ),
+    stop_when: StopWhen | None = typer.Option(
+        None,
+        "--stop-when",
+        help="'decided': run cases one at a time (seeded order) and stop once every "
+        "candidate's anytime-valid interval against the baseline excludes 0 (or lies "
+        "within ±--stop-margin); uses the declared correction and --alpha. Live variants only.",
+    ),
+    stop_margin: float | None = typer.Option(
+        None,
+        "--stop-margin",
+        min=0.0,
+        max=1.0,
+        help="With --stop-when: a candidate whose interval lies within ±margin is decided "
+        "too (no difference that large).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary or progress."),
     *,
     outputs: dict[str, Path | None],
@@ -256,7 +291,17 @@ def experiment_run(
             allow_large=allow_large,
             known_evaluators=tuple(registry or ()),
         )
+        if fail_on_regression and regression_rule == RegressionRule.case and comparisons is None:
+            # Refused before any work: the verdict the gate follows needs a correction.
+            raise InputError(
+                "--fail-on-regression follows the case-level paired verdict, which needs a "
+                "declared multiple-comparison correction, and none is declared",
+                location="--fail-on-regression",
+                hint="declare comparisons: {correction: holm} in the manifest, pass "
+                "--correction holm, or pass --regression-rule compat for AgenticLens's rule",
+            )
         _note_outside_targets(manifest_file)
+        stop_options = _stop_options(stop_when, stop_margin, comparisons, alpha)
         live = run_live_experiment(
             manifest_file,
             suite_file,
@@ -268,6 +313,7 @@ def experiment_run(
             rerun_failed=rerun_failed,
             invalid_payload=invalid_payload.value,
             **({} if max_output_chars is None else {"max_output_chars": max_output_chars}),
+            **stop_options,
         )
         if not live.complete:
             how = f"resume with --run-dir {run_dir}" if run_dir else "use --run-dir to resume"
@@ -289,6 +335,16 @@ def experiment_run(
             comparisons=comparisons,
             comparisons_lock=None if comparisons_lock is None else str(comparisons_lock),
         )
+        if live.stopping is not None:
+            # The report records when and why the run stopped (the journal does too).
+            analysis.extras["early_stopping"] = live.stopping
+            if not quiet:
+                s = live.stopping
+                console.print(
+                    f"Early stopping: {s['reason']}; {s['attempts_saved']} of "
+                    f"{s['attempts_planned']} planned attempts saved.",
+                    soft_wrap=True,
+                )
         # The comparison settings are fixed with the report of this experiment version.
         check_saved_report(
             outputs["save"], analysis.paired, (run.manifest.name, run.manifest.version)
@@ -297,9 +353,27 @@ def experiment_run(
         raise fail("Unable to run experiment", exc) from None
     print_summary(analysis, console)
     _write_outputs(console, analysis, outputs, lean=lean)
-    code = _exit_code(analysis, fail_on_regression, console)
+    code = _exit_code(analysis, fail_on_regression, console, rule=regression_rule.value)
     _outputs_done()
     raise typer.Exit(code=code)
+
+
+def _stop_options(
+    stop_when: StopWhen | None, margin: float | None, comparisons: object, alpha: float | None
+) -> dict[str, object]:
+    """run_experiment's early-stopping keywords from the command line."""
+    if stop_when is None:
+        if margin is not None:
+            raise InputError("--stop-margin needs --stop-when decided")
+        return {}
+    from .runner.stopping import StopRule
+
+    declared = getattr(comparisons, "correction", None)
+    level = getattr(comparisons, "alpha", None) or alpha or 0.05
+    return {
+        "stop_when": stop_when.value,
+        "stop_rule": StopRule(alpha=level, correction=declared, margin=margin),
+    }
 
 
 def _note_outside_targets(manifest_file: Path) -> None:
@@ -320,7 +394,9 @@ def _note_outside_targets(manifest_file: Path) -> None:
         )
 
 
-def _exit_code(analysis: object, fail_on_regression: bool, console: Console) -> int:
+def _exit_code(
+    analysis: object, fail_on_regression: bool, console: Console, *, rule: str = "case"
+) -> int:
     variants = analysis.variants  # type: ignore[attr-defined]
     empty = variants.loc[variants["completed_trials"] == 0, "variant_id"].astype(str).tolist()
     if empty:
@@ -328,7 +404,24 @@ def _exit_code(analysis: object, fail_on_regression: bool, console: Console) -> 
             Text(f"Incomplete: variant(s) with no completed trial: {', '.join(empty)}", style="red")
         )
         return EXIT_INCOMPLETE
-    if fail_on_regression:
+    if fail_on_regression and rule == "case":
+        from .report.console import strip_control
+        from .verdicts import regressions
+
+        worse = regressions(analysis.verdicts)  # type: ignore[attr-defined]
+        if len(worse):
+            lines = "\n".join(f"  {strip_control(s)}" for s in worse["statement"])
+            Console(stderr=True).print(
+                Text(
+                    "Regression against the baseline (case-level paired verdict): "
+                    f"{', '.join(dict.fromkeys(map(str, worse['candidate_variant_id'])))}\n"
+                    + lines,
+                    style="red",
+                ),
+                soft_wrap=True,
+            )
+            return EXIT_REGRESSION
+    elif fail_on_regression:
         comps = analysis.comparisons  # type: ignore[attr-defined]
         hit = comps.loc[
             comps["pass_rate_regressed"].fillna(False)
@@ -337,7 +430,11 @@ def _exit_code(analysis: object, fail_on_regression: bool, console: Console) -> 
         ].tolist()
         if hit:
             Console(stderr=True).print(
-                Text(f"Regression against the baseline: {', '.join(map(str, hit))}", style="red")
+                Text(
+                    "Regression against the baseline (AgenticLens rule, uncertainty ignored): "
+                    f"{', '.join(map(str, hit))}",
+                    style="red",
+                )
             )
             return EXIT_REGRESSION
     from .paired import noninferiority_failures

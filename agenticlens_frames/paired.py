@@ -122,6 +122,8 @@ _ATTEMPT_EVALUATORS: dict[str, tuple[str, bool, bool, str]] = {
     "cost_usd": ("cost_usd", False, False, "usd"),
 }
 _MEASURED = "measured"
+#: Units whose values lie in [0, 1], so a paired difference lies in [-1, 1].
+_BOUNDED_UNITS = ("proportion", "score")
 
 
 # --------------------------------------------------------------------------- evaluators
@@ -331,9 +333,18 @@ def _cluster_labels(run: ExperimentRun, field_name: str | None) -> np.ndarray | 
 
 
 def _unevaluated(run: ExperimentRun) -> int:
-    declared = len(run.manifest.variants) * run.manifest.trial_count * len(run.suite.cases)
-    evaluated = int((run.attempts["status"] != "trial_failed").sum())
-    return max(0, declared - evaluated)
+    return int(_unevaluated_per_variant(run).sum())
+
+
+def _unevaluated_per_variant(run: ExperimentRun) -> np.ndarray:
+    """Per variant: declared attempts (trials × cases) without a score (failed trials)."""
+    declared = run.manifest.trial_count * len(run.suite.cases)
+    att = run.attempts
+    codes = att["variant_id"].cat.codes.to_numpy(np.int64)
+    evaluated = np.bincount(
+        codes[(att["status"] != "trial_failed").to_numpy()], minlength=len(run.manifest.variants)
+    )
+    return np.maximum(0, declared - evaluated)
 
 
 # --------------------------------------------------------------------------- paired
@@ -389,13 +400,15 @@ def _format_effect(value: float, unit: str) -> str:
 def _mde_alpha(config: ComparisonsConfig, family_size: int) -> float:
     # Bonferroni's per-test level: what Holm and BH require of the smallest p-value, so the
     # MDE is what this run was guaranteed to be able to detect under the declared correction.
-    if config.correction == "none" or family_size < 1:
-        return config.alpha
-    return config.alpha / family_size
+    return stats_paired.per_test_alpha(config.alpha, config.correction, family_size)
 
 
 def paired_analysis(
-    run: ExperimentRun, config: ComparisonsConfig, *, lock: str | Path | None = None
+    run: ExperimentRun,
+    config: ComparisonsConfig,
+    *,
+    lock: str | Path | None = None,
+    fingerprint: bool = True,
 ) -> PairedAnalysis:
     """Paired comparisons of every candidate with the baseline, per evaluator.
 
@@ -409,6 +422,10 @@ def paired_analysis(
     lock
         Optional lock file: created on first use, and any later change of correction,
         alpha, suite, evaluator versions or candidates is refused.
+    fingerprint
+        False skips the fingerprint (hashing the suite costs seconds on large suites) for
+        a per-comparison look that fixes nothing (:func:`~agenticlens_frames.case_verdicts`
+        without a declared correction); it cannot be combined with ``lock``.
 
     Returns
     -------
@@ -436,24 +453,44 @@ def paired_analysis(
     for ev in evaluations:
         seen = sorted({v for v in ev.versions if v is not None})
         versions[ev.dimension] = (ev.name, "+".join(seen) if len(seen) == 1 else "|".join(seen))
-    fingerprint = comparison_fingerprint(
-        config,
-        suite=run.suite,
-        baseline=ids[base],
-        candidates=[ids[c] for c in candidates],
-        evaluators=versions,
+    if not fingerprint and lock is not None:
+        raise InputError("a lock needs the fingerprint", hint="drop fingerprint=False")
+    fixed = (
+        comparison_fingerprint(
+            config,
+            suite=run.suite,
+            baseline=ids[base],
+            candidates=[ids[c] for c in candidates],
+            evaluators=versions,
+        )
+        if fingerprint
+        else {}
     )
     if lock is not None:
-        enforce_lock(lock, fingerprint)
+        enforce_lock(lock, fixed)
     clusters = _cluster_labels(run, config.cluster)
-    unevaluated = _unevaluated(run)
+    per_variant = _unevaluated_per_variant(run)
+    unevaluated = int(per_variant.sum())
+    # pass^1 and pass@1 are the pass rate itself: testing them beside `passed` would count
+    # one comparison twice in the family (with one trial they are the reliability default).
+    duplicate = {
+        ev.dimension
+        for ev in evaluations
+        if ev.kind in ("pass_hat", "pass_at") and ev.k == 1
+        and any(o.name == "passed" for o in evaluations)
+    }  # fmt: skip
 
     rows: list[dict[str, Any]] = []
     omitted: list[dict[str, Any]] = []
     for dim_pos, ev in enumerate(evaluations):
         for cand in candidates:
             reason = None
-            if ev.versions[base] != ev.versions[cand] and None not in (
+            if ev.dimension in duplicate:
+                reason = (
+                    f"{ev.name} equals the pass rate (k = 1), already compared as `passed`; "
+                    "not tested twice"
+                )
+            elif ev.versions[base] != ev.versions[cand] and None not in (
                 ev.versions[base],
                 ev.versions[cand],
             ):
@@ -475,21 +512,20 @@ def paired_analysis(
                     }
                 )
                 continue
-            rows.append(
-                _paired_row(
-                    ev,
-                    base,
-                    cand,
-                    ids,
-                    both,
-                    config,
-                    clusters,
-                    rng=np.random.default_rng([config.seed, cand, dim_pos]),
-                )
+            row = _paired_row(
+                ev,
+                base,
+                cand,
+                ids,
+                both,
+                config,
+                clusters,
+                rng=np.random.default_rng([config.seed, cand, dim_pos]),
             )
+            row["unevaluated"] = int(per_variant[base] + per_variant[cand])
+            rows.append(row)
     frame = pd.DataFrame(rows, columns=PAIRED_COLUMNS)
     _apply_correction(frame, config)
-    frame["unevaluated"] = unevaluated
     for column in ("baseline_variant_id", "candidate_variant_id"):
         frame[column] = pd.Categorical(frame[column], categories=ids)
     frame["dimension"] = pd.Categorical(frame["dimension"], categories=list(DIMENSIONS))
@@ -500,7 +536,7 @@ def paired_analysis(
     frame.attrs.update(
         {
             "settings": config.settings(),
-            "fingerprint": fingerprint,
+            "fingerprint": fixed,
             "omitted": omitted,
             "candidates": [ids[c] for c in candidates],
         }
@@ -531,7 +567,7 @@ def paired_analysis(
     result = PairedAnalysis(
         comparisons=frame,
         config=config,
-        fingerprint=fingerprint,
+        fingerprint=fixed,
         evaluators=evaluators,
         omitted=omitted,
         guard_rails=counts,
@@ -580,6 +616,10 @@ def _paired_row(
         n_resamples=config.resamples,
         rng=rng,
     )
+    ci_low, ci_high = result.ci_low, result.ci_high
+    if ev.unit in _BOUNDED_UNITS:
+        # a difference of two values in [0, 1] lies in [-1, 1]
+        ci_low, ci_high = _clip_to(ci_low, -1.0, 1.0), _clip_to(ci_high, -1.0, 1.0)
     return {
         "baseline_variant_id": ids[base],
         "candidate_variant_id": ids[cand],
@@ -597,8 +637,8 @@ def _paired_row(
         "standard_deviation": result.standard_deviation,
         "standard_error": result.standard_error,
         "df": result.df,
-        "ci_low": result.ci_low,
-        "ci_high": result.ci_high,
+        "ci_low": ci_low,
+        "ci_high": ci_high,
         "confidence_level": config.confidence_level,
         "ci_method": result.ci_method + fallback,
         "p_value": result.p_value,
@@ -649,18 +689,34 @@ def _apply_correction(frame: pd.DataFrame, config: ComparisonsConfig) -> None:
             mde = stats_paired.paired_mde(
                 row.standard_error * math.sqrt(units), units, level, config.power
             )
-        mdes.append(mde)
+        # No difference of values in [0, 1] exceeds 1: an MDE beyond that means no
+        # possible effect is detectable (the MDE does not exist; inf, null in JSON).
+        beyond = row.unit in _BOUNDED_UNITS and math.isfinite(mde) and mde > 1.0
+        mdes.append(math.inf if beyond else mde)
+        zero_width = math.isfinite(row.ci_low) and row.ci_low == row.ci_high and not row.degenerate
         if sig is pd.NA:
-            notes.append("no test: fewer than two paired cases (or clusters)")
+            note = "no test: fewer than two paired cases (or clusters)"
         elif sig:
-            notes.append("")
+            note = ""
         elif row.degenerate:
-            notes.append("every case differed by the same amount; no detectable-effect bound")
+            note = "every case differed by the same amount; no detectable-effect bound"
+        elif beyond:
+            note = (
+                "not detectable with this design: even the largest possible change "
+                f"({_format_effect(1.0, row.unit)}) has less than {config.power:.0%} power "
+                f"at α = {level:.3g}"
+            )
         else:
-            notes.append(
+            note = (
                 f"this run could not detect effects smaller than "
                 f"{_format_effect(mde, row.unit)} ({config.power:.0%} power at α = {level:.3g})"
             )
+        if zero_width:
+            note = "; ".join(
+                x for x in ("zero-width interval (every cluster sum equal): not certainty", note)
+                if x
+            )  # fmt: skip
+        notes.append(note)
     frame["mde"] = mdes
     frame["note"] = notes
 
@@ -787,10 +843,17 @@ def noninferiority_gate(
     r"""Non-inferiority gate for CI: is each candidate no worse than the baseline by δ?
 
     For a higher-is-better evaluator the gate passes when the one-sided lower
-    :math:`1-α` confidence bound of candidate − baseline, :math:`\bar d - t_{df,1-α}SE`,
-    is above −δ (the TOST form: the lower end of a :math:`1-2α` two-sided interval). For
-    lower-is-better evaluators (latency, cost) the upper bound must be below +δ. A
-    candidate with no comparable row fails. Each candidate is its own decision; requiring
+    :math:`1-α` confidence bound of candidate − baseline is above −δ (the TOST form: the
+    lower end of a :math:`1-2α` two-sided interval). For pass rates and scores the bound
+    adds two pseudo-cases, one at +1 and one at −1
+    (:func:`~agenticlens_frames.stats_paired.noninferiority_bound_from_summary`), so a row
+    where every case differed by the same amount (often: every attempt of both variants
+    passed) keeps a positive width instead of passing on a zero-width interval; in the
+    coverage grid it passes a candidate truly worse by δ = 0.05 at most 5 % of the time in
+    every cell, where the plain t bound passed up to 28 %. For lower-is-better
+    evaluators (latency, cost) the one-sided t upper bound must be below +δ, and a
+    zero-width interval fails. ``bound_method`` names the bound. A candidate with no
+    comparable row fails. Each candidate is its own decision; requiring
     all of them to pass (:func:`gate_passed`) is an intersection-union test and needs no
     multiplicity correction.
 
@@ -815,11 +878,12 @@ def noninferiority_gate(
     Examples
     --------
     >>> frame = pd.DataFrame({"candidate_variant_id": ["b"], "dimension": ["quality"],
-    ...     "evaluator": ["passed"], "higher_is_better": [True], "mean_difference": [0.01],
-    ...     "standard_error": [0.01], "df": [99.0]})
+    ...     "evaluator": ["passed"], "higher_is_better": [True], "unit": ["proportion"],
+    ...     "paired_items": [100], "n_clusters": [100], "mean_difference": [0.01],
+    ...     "standard_deviation": [0.1], "standard_error": [0.01], "df": [99.0]})
     >>> gate = noninferiority_gate(frame, margin=0.02)
     >>> round(float(gate.loc[0, "bound"]), 4), bool(gate.loc[0, "passed"])
-    (-0.0066, True)
+    (-0.0183, True)
     """
     if not margin >= 0:
         raise InputError(f"the margin must be >= 0, got {margin!r}", location="margin")
@@ -851,13 +915,12 @@ def noninferiority_gate(
             continue
         row = match.iloc[0]
         higher = bool(row["higher_is_better"])
-        se, df, est = float(row["standard_error"]), float(row["df"]), float(row["mean_difference"])
+        est = float(row["mean_difference"])
         threshold = -margin if higher else margin
-        if not (math.isfinite(se) and math.isfinite(df)):
-            bound, passed, reason = math.nan, False, "no interval: fewer than two paired cases"
+        bound, method, problem = _gate_bound(row, alpha, higher)
+        if problem:
+            passed, reason = False, problem
         else:
-            q = float(sps.t.ppf(1 - alpha, df))
-            bound = est - q * se if higher else est + q * se
             passed = bound > threshold if higher else bound < threshold
             side = "lower" if higher else "upper"
             relations = {(True, True): ">", (True, False): "<=", (False, True): "<"}
@@ -874,7 +937,7 @@ def noninferiority_gate(
                 "threshold": threshold,
                 "margin": margin,
                 "alpha": alpha,
-                "bound_method": f"one-sided t (df={df:g})" if math.isfinite(df) else None,
+                "bound_method": method,
                 "passed": bool(passed),
                 "reason": reason,
             }
@@ -882,6 +945,45 @@ def noninferiority_gate(
     gate = pd.DataFrame(out, columns=GATE_COLUMNS)
     gate.attrs["passed"] = bool(len(gate)) and bool(gate["passed"].all())
     return gate
+
+
+def _gate_bound(row: pd.Series, alpha: float, higher: bool) -> tuple[float, str | None, str]:
+    """The gate's one-sided bound for one comparison row: (bound, method, problem).
+
+    Bounded evaluators (pass rates, scores): the pseudo-case bound of
+    :func:`~agenticlens_frames.stats_paired.noninferiority_bound_from_summary`, which keeps
+    a positive width when every case differed by the same amount; with clustered cases
+    the more cautious of it and the CR1 t bound. Unbounded ones (latency, cost): the
+    one-sided t bound, refused when its interval has zero width.
+    """
+    se, df, est = float(row["standard_error"]), float(row["df"]), float(row["mean_difference"])
+    n = int(row["paired_items"]) if "paired_items" in row and pd.notna(row["paired_items"]) else 0
+    sign = 1.0 if higher else -1.0
+    t_bound = math.nan
+    if math.isfinite(se) and math.isfinite(df) and se > 0:
+        t_bound = est - sign * float(sps.t.ppf(1 - alpha, df)) * se
+    if row.get("unit") in _BOUNDED_UNITS and n >= 1:
+        sd = float(row["standard_deviation"])
+        # for a lower-is-better evaluator bound −d from below, then flip back
+        pseudo = sign * float(
+            stats_paired.noninferiority_bound_from_summary(n, sign * est, sd, alpha)
+        )
+        method = f"two pseudo-cases (+1, -1), one-sided t (df={n + 1}) (Bonett-Price type)"
+        clusters = int(row["n_clusters"]) if "n_clusters" in row else n
+        if clusters < n and math.isfinite(t_bound):
+            pseudo = min(pseudo, t_bound) if higher else max(pseudo, t_bound)
+            method += f"; with CR1 t (df={df:g}) when more cautious"
+        return pseudo, method, ""
+    if not (math.isfinite(se) and math.isfinite(df)):
+        return math.nan, None, "no interval: fewer than two paired cases"
+    if se == 0:
+        return (
+            math.nan,
+            None,
+            "no bound: every case differed by the same amount (a zero-width interval is "
+            "not certainty)",
+        )
+    return t_bound, f"one-sided t (df={df:g})", ""
 
 
 def gate_passed(gate: pd.DataFrame) -> bool:
@@ -928,20 +1030,31 @@ def case_level_summary(
 ) -> pd.DataFrame:
     """Per variant: the mean and pass@k / pass^k with intervals that treat cases as units.
 
-    Methods (one row each, ``method`` column):
+    Methods (one row each, ``method`` column; ``recommended`` marks the one to lead with):
 
-    ``t_case_means``         mean of case means ± t_{n−1}·SE (Miller)
+    ``beta_binomial``        binary evaluators, no ``cluster``: the posterior interval of a
+                             beta-binomial model with a weak prior (the recommended
+                             pass-rate interval; see
+                             :func:`~agenticlens_frames.stats_paired.beta_binomial_interval`)
+    ``t_case_means``         mean of case means ± t_{n−1}·SE (Miller); with ``cluster``,
+                             CR1 of the case means clustered by that field (t_{G−1})
     ``cr1``                  trial-weighted mean with CR1 errors clustered by case, or by
-                             the ``cluster`` metadata field (t_{G−1})
-    ``wilson_effective_n``   binary evaluators: Wilson on n_eff = N/DEFF with t_{n−1}
-                             (the recommended pass-rate interval)
+                             the ``cluster`` metadata field (t_{G−1}); recommended when
+                             ``cluster`` is given, and for non-binary evaluators
+    ``wilson_effective_n``   binary evaluators, no ``cluster``: Wilson on n_eff = N/DEFF
+                             with t_{n−1} (the previous recommendation; under-covers at
+                             high pass rates with few cases)
     ``pooled_wilson``        binary evaluators: Wilson on all N attempts, as AgenticLens
                              does; assumes independent attempts and is too narrow when
                              cases differ (kept for comparison only)
 
-    pass@k and pass^k rows (``estimand`` ``pass_at_k`` / ``pass_hat_k``) use the
-    unbiased per-case estimators over evaluated attempts and a t interval over the cases
-    that have at least k attempts, clipped to [0, 1].
+    With ``cluster`` every interval but the labelled AgenticLens one uses the clusters;
+    the beta-binomial and n_eff intervals cannot, so they are left out. pass@k and pass^k
+    rows (``estimand`` ``pass_at_k`` / ``pass_hat_k``) use the unbiased per-case
+    estimators over evaluated attempts and a t interval over the cases that have at least
+    k attempts (CR1 by cluster with ``cluster``), clipped to [0, 1]. ``zero_width`` flags
+    a t/CR1 interval of zero width (every case, or cluster, had the same value): an
+    arithmetic artefact, not certainty.
 
     Examples
     --------
@@ -949,7 +1062,9 @@ def case_level_summary(
     >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
     >>> s = case_level_summary(run)
     >>> sorted(set(s["method"]))
-    ['cr1', 'pooled_wilson', 't_case_means', 'wilson_effective_n']
+    ['beta_binomial', 'cr1', 'pooled_wilson', 't_case_means', 'wilson_effective_n']
+    >>> s.loc[s["recommended"], "method"].unique().tolist()
+    ['beta_binomial']
     """
     ev = _evaluation(run, evaluator)
     ids = list(run.manifest.variant_ids)
@@ -957,9 +1072,17 @@ def case_level_summary(
     clusters = _cluster_labels(run, cluster)
     ks = tuple(sorted({int(k) for k in ks})) if ks is not None else run.manifest.effective_pass_k
     rows: list[dict[str, Any]] = []
-    bounded = ev.unit in ("proportion", "score")
+    bounded = ev.unit in _BOUNDED_UNITS
+    recommended = "beta_binomial" if ev.binary and cluster is None else "cr1"
+    by = "case" if cluster is None else f"metadata field {cluster!r}"
 
     def add(variant: str, estimand: str, k: int | None, method: str, **values: Any) -> None:
+        zero_width = method in ("t_case_means", "cr1") and (
+            math.isfinite(values["ci_low"]) and values["ci_low"] == values["ci_high"]
+        )
+        note = values.pop("note")
+        if zero_width:
+            note += "; zero-width interval: every unit had the same value (not certainty)"
         rows.append(
             {
                 "variant_id": variant,
@@ -969,8 +1092,17 @@ def case_level_summary(
                 "method": method,
                 "confidence_level": confidence_level,
                 **values,
+                "note": note,
+                "recommended": estimand == "mean" and method == recommended,
+                "zero_width": zero_width,
             }
         )
+
+    def case_interval(values: np.ndarray, present: np.ndarray) -> stats_paired.MeanInterval:
+        # per-case values: a t interval over cases, or CR1 over the declared clusters
+        if clusters is None:
+            return stats_paired.t_interval(values, confidence_level)
+        return stats_paired.cluster_robust_interval(values, clusters[present], confidence_level)
 
     for v, vid in enumerate(ids):
         sel = (ev.groups // n_case) == v
@@ -986,7 +1118,7 @@ def case_level_summary(
             "design_effect": vc.design_effect if vc else math.nan,
             "effective_n": vc.effective_n if vc else math.nan,
         }
-        t = stats_paired.t_interval(case_values, confidence_level)
+        t = case_interval(case_values, present)
         add(
             vid,
             "mean",
@@ -997,8 +1129,9 @@ def case_level_summary(
             ci_low=_clip(t.ci_low, bounded, low=True),
             ci_high=_clip(t.ci_high, bounded, low=False),
             df=t.df,
-            n_clusters=n_cases,
-            note="case-weighted mean; cases are the units",
+            n_clusters=t.n_units,
+            note="case-weighted mean; "
+            + ("cases are the units" if cluster is None else f"CR1 clustered by {by}"),
             **common,
         )
         labels = cases if clusters is None else clusters[cases]
@@ -1014,29 +1147,50 @@ def case_level_summary(
             ci_high=_clip(cr.ci_high, bounded, low=False),
             df=cr.df,
             n_clusters=cr.n_units,
-            note="trial-weighted mean; CR1 clustered by "
-            + ("case" if cluster is None else f"metadata field {cluster!r}"),
+            note=f"trial-weighted mean; CR1 clustered by {by}"
+            + (" (recommended)" if recommended == "cr1" else ""),
             **common,
         )
         if ev.binary and vc is not None:
             successes, total = float(np.sum(y)), float(len(y))
-            low, high = stats_paired.wilson_effective_interval(
-                successes, total, vc.effective_n, n_cases, confidence_level
-            )
-            add(
-                vid,
-                "mean",
-                None,
-                "wilson_effective_n",
-                estimate=successes / total,
-                standard_error=math.nan,
-                ci_low=low,
-                ci_high=high,
-                df=float(n_cases - 1),
-                n_clusters=n_cases,
-                note="Wilson on n_eff = N/DEFF with a t quantile (recommended)",
-                **common,
-            )
+            if cluster is None:
+                passes = np.rint(ev.sums[v][present]).astype(np.int64)
+                bb = stats_paired.beta_binomial_interval(
+                    passes, ev.counts[v][present], confidence_level
+                )
+                add(
+                    vid,
+                    "mean",
+                    None,
+                    "beta_binomial",
+                    estimate=bb.estimate,
+                    standard_error=bb.standard_error,
+                    ci_low=bb.ci_low,
+                    ci_high=bb.ci_high,
+                    df=math.nan,
+                    n_clusters=n_cases,
+                    note="beta-binomial posterior interval, weak prior; cases are the units "
+                    "(recommended)",
+                    **common,
+                )
+                low, high = stats_paired.wilson_effective_interval(
+                    successes, total, vc.effective_n, n_cases, confidence_level
+                )
+                add(
+                    vid,
+                    "mean",
+                    None,
+                    "wilson_effective_n",
+                    estimate=successes / total,
+                    standard_error=math.nan,
+                    ci_low=low,
+                    ci_high=high,
+                    df=float(n_cases - 1),
+                    n_clusters=n_cases,
+                    note="Wilson on n_eff = N/DEFF with a t quantile; too narrow at high "
+                    "pass rates with few cases",
+                    **common,
+                )
             plow, phigh = stats.wilson_interval(int(successes), int(total), confidence_level)
             add(
                 vid,
@@ -1049,7 +1203,8 @@ def case_level_summary(
                 ci_high=float(phigh),
                 df=math.inf,
                 n_clusters=n_cases,
-                note="assumes independent attempts: too narrow when cases differ",
+                note="AgenticLens-compatible: assumes independent attempts (ignores cases "
+                "and clusters); too narrow when cases differ",
                 **common,
             )
         if ev.kind == "attempt" and ev.name == "passed":
@@ -1061,8 +1216,8 @@ def case_level_summary(
                     ("pass_hat_k", stats.pass_hat_k),
                 ):
                     values = fn(n, c, k)
-                    values = values[~np.isnan(values)]
-                    t = stats_paired.t_interval(values, confidence_level)
+                    has = ~np.isnan(values)
+                    t = case_interval(values[has], has)
                     add(
                         vid,
                         estimand,
@@ -1073,9 +1228,10 @@ def case_level_summary(
                         ci_low=_clip(t.ci_low, True, low=True),
                         ci_high=_clip(t.ci_high, True, low=False),
                         df=t.df,
-                        n_clusters=len(values),
-                        note=f"unbiased per-case estimator over cases with >= {k} attempts",
-                        n_cases=len(values),
+                        n_clusters=t.n_units,
+                        note=f"unbiased per-case estimator over cases with >= {k} attempts"
+                        + ("" if cluster is None else f"; CR1 clustered by {by}"),
+                        n_cases=int(has.sum()),
                         n_attempts=int(n[n >= k].sum()),
                         design_effect=math.nan,
                         effective_n=math.nan,
@@ -1098,11 +1254,19 @@ def case_level_summary(
         "design_effect",
         "effective_n",
         "note",
+        "recommended",
+        "zero_width",
     ]
     frame = pd.DataFrame(rows, columns=columns)
     frame["variant_id"] = pd.Categorical(frame["variant_id"], categories=ids)
     frame["k"] = frame["k"].astype("Int64")
+    frame["recommended"] = frame["recommended"].astype(bool)
+    frame["zero_width"] = frame["zero_width"].astype(bool)
     return frame
+
+
+def _clip_to(value: float, low: float, high: float) -> float:
+    return value if not math.isfinite(value) else min(high, max(low, value))
 
 
 def _clip(value: float, bounded: bool, *, low: bool) -> float:
@@ -1116,9 +1280,11 @@ def variance_decomposition(
 ) -> pd.DataFrame:
     """Per variant: within / between case variance, ICC, design effect, effective n.
 
-    Also the naive standard error (attempts as independent), the case-level one, their
-    ratio, the instability (mean within-case SD), the share of flaky cases (binary
-    evaluators: some attempts passed and some failed), and the two-run noise floors.
+    The ICC is NaN where it is not estimable, and ``note`` says why (the design effect
+    then uses the conservative bound ICC = 1). Also the naive standard error (attempts as
+    independent), the case-level one, their ratio, the instability (mean within-case SD),
+    the share of flaky cases (binary evaluators: some attempts passed and some failed),
+    and the two-run noise floors.
 
     Examples
     --------
@@ -1175,6 +1341,7 @@ def variance_decomposition(
                     vc.within_variance, n, trials, confidence_level
                 ),
                 "noise_floor_trials": trials,
+                "note": vc.note,
             }
         )
     frame = pd.DataFrame(rows)
@@ -1338,13 +1505,14 @@ def power_analysis(
     run: ExperimentRun,
     *,
     effect: float | None = None,
-    alpha: float = 0.05,
+    alpha: float | None = None,
     power: float = 0.8,
     evaluator: str = "passed",
     trials: int | None = None,
     n_cases: int | None = None,
     family_size: int | None = None,
     distribution: str = "t",
+    correction: str | None = None,
 ) -> pd.DataFrame:
     r"""Power, cases needed and minimum detectable effect for a paired design, from a pilot.
 
@@ -1352,8 +1520,14 @@ def power_analysis(
     its parts (Miller 2024): :math:`ω^2` (between cases) and the within-case variances
     :math:`σ_A^2, σ_B^2`. With K planned attempts per case and arm,
     :math:`σ_d^2 = ω^2 + σ_A^2/K + σ_B^2/K` (the pilot's own :math:`\operatorname{Var}(d)`
-    when K is the pilot's). Tests are planned at α / ``family_size`` (Bonferroni; what
-    Holm needs of its first step); ``family_size`` defaults to the number of candidates.
+    when K is the pilot's).
+
+    Tests are planned at the per-test level the analysis will use
+    (:func:`~agenticlens_frames.stats_paired.per_test_alpha`: α / family size for
+    Bonferroni, Holm and Benjamini–Hochberg, α for ``none``). When the manifest declares
+    ``comparisons:``, α, the correction and the family size default to exactly what
+    :func:`paired_comparisons` uses for this run, so a planned MDE is the one the
+    analysis reports; otherwise α = 0.05 over a family of the candidates (Bonferroni).
 
     Returns
     -------
@@ -1372,16 +1546,16 @@ def power_analysis(
     """
     if distribution not in ("t", "normal"):
         raise InputError("distribution must be 't' or 'normal'", location="distribution")
-    if not 0 < alpha < 1 or not 0 < power < 1:
-        raise InputError("alpha and power must be between 0 and 1", location="alpha")
     ev = _evaluation(run, evaluator)
     ids = list(run.manifest.variant_ids)
     base = ids.index(run.manifest.baseline_variant_id)
     candidates = [i for i in range(len(ids)) if i != base]
-    m = family_size if family_size is not None else len(candidates)
+    alpha, correction, m = _planned_family(run, ev.name, alpha, correction, family_size)
+    if not 0 < alpha < 1 or not 0 < power < 1:
+        raise InputError("alpha and power must be between 0 and 1", location="alpha")
     if m < 1:
         raise InputError(f"family_size must be >= 1, got {m}", location="family_size")
-    level = alpha / m
+    level = stats_paired.per_test_alpha(alpha, correction, m)
     rows = []
     for cand in candidates:
         parts = _pair_parts(ev, base, cand)
@@ -1407,6 +1581,7 @@ def power_analysis(
             "planned_cases": n,
             "planned_sd": sd,
             "alpha": alpha,
+            "correction": correction,
             "family_size": m,
             "alpha_per_test": level,
             "target_power": power,
@@ -1432,10 +1607,39 @@ def power_analysis(
     return frame
 
 
+def _planned_family(
+    run: ExperimentRun,
+    evaluator: str,
+    alpha: float | None,
+    correction: str | None,
+    family_size: int | None,
+) -> tuple[float, str, int]:
+    """α, correction and family size for planning: the analysis's own when declared."""
+    from .comparisons_config import parse_comparisons
+
+    manifest = run.manifest
+    if family_size is None and parse_comparisons(manifest.comparisons, file=manifest.path):
+        # an α or correction that contradicts the manifest is refused, as in the analysis
+        config = resolve_comparisons(
+            manifest, correction="manifest" if correction is None else correction, alpha=alpha
+        )
+        frame = paired_analysis(run, config).comparisons
+        if config.family == "per_evaluator":
+            frame = frame[frame["evaluator"] == evaluator]
+        size = int(frame["family_size"].max()) if len(frame) else 1
+        return config.alpha, config.correction, max(size, 1)
+    candidates = len(run.manifest.variants) - 1
+    return (
+        0.05 if alpha is None else alpha,
+        "bonferroni" if correction is None else correction,
+        candidates if family_size is None else family_size,
+    )
+
+
 def minimum_detectable_effect(
     run: ExperimentRun,
     *,
-    alpha: float = 0.05,
+    alpha: float | None = None,
     power: float = 0.8,
     evaluator: str = "passed",
     trials: int | None = None,

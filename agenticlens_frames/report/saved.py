@@ -251,6 +251,8 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
     place[:] = []
     extras = data.get("agenticlens_frames") or {}
     from ..paired import paired_frames_from_block
+    from ..verdicts import empty_verdicts
+    from .verdicts_json import verdicts_from_block
 
     paired = {k: data[k] for k in ("case_level", "paired_comparisons") if k in data}
     place[:] = ["paired_comparisons"]
@@ -259,10 +261,38 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
         if "paired_comparisons" in paired
         else {}
     )
+    place[:] = ["case_level"]
+    summary = (paired.get("case_level") or {}).get("summary")
+    if summary:
+        paired_frames["case_level_summary"] = pd.DataFrame(summary)
+    place[:] = ["verdicts"]
+    verdicts = (
+        verdicts_from_block(data["verdicts"])
+        if "verdicts" in data
+        else empty_verdicts(missing=True)
+    )
+    if isinstance(data.get("pareto_uncertainty"), dict):
+        from ..frontier import frontier_frame_from_block, merge_frontier_columns
+
+        place[:] = ["pareto_uncertainty"]
+        block = data["pareto_uncertainty"]
+        variants = merge_frontier_columns(
+            variants,
+            frontier_frame_from_block(block),
+            {k: block.get(k) for k in ("method", "n_resamples", "seed", "confidence_level")},
+        )
+    effects = pd.DataFrame()
+    if isinstance(data.get("factor_effects"), dict):
+        from ..factorial import factor_effects_from_block
+
+        place[:] = ["factor_effects"]
+        effects = factor_effects_from_block(data["factor_effects"])
     place[:] = []
     return ExperimentAnalysis(
+        factor_effects=effects,
         paired=paired,
         paired_frames=paired_frames,
+        verdicts=verdicts,
         run=None,
         confidence_level=cl,
         regression_threshold=float(data["regression_threshold"]),
