@@ -11,6 +11,8 @@ Exit codes
    AgenticLens's rule (case pass rate or score down by more than the threshold)
 5  ``--noninferiority-margin`` (or the manifest's) and a candidate failed the gate
 6  ``--max-attempts`` stopped the run with attempts left: run again with ``--run-dir``
+7  the run's process ended without finishing (a target or evaluator called ``os._exit``,
+   or it was killed) and could not be resumed; what finished is kept in ``--run-dir``
 130  interrupted (Ctrl-C); what finished is kept in ``--run-dir``
 """
 
@@ -29,7 +31,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from ._cli_errors import EXIT_INVALID_INPUT, fail
+from ._cli_errors import EXIT_INVALID_INPUT, fail, masked
 from .errors import InputError
 
 EXIT_OK = 0
@@ -84,6 +86,13 @@ def _console(quiet: bool = False) -> Console:
     return Console(quiet=quiet, highlight=False)
 
 
+def _by_option(outputs: dict[str, Path | None]) -> dict[str, Path | None]:
+    """The output paths by command-line option (``--html`` …), for messages."""
+    from .report.writers import WRITERS
+
+    return {w.option: outputs[w.name] for w in WRITERS if w.name in outputs}
+
+
 def _write_outputs(
     console: Console, analysis: object, paths: dict[str, Path | None], **options: Any
 ) -> None:
@@ -102,7 +111,7 @@ def _write_outputs(
         where = f": {exc.filename}" if exc.filename else ""
         Console(stderr=True, highlight=False).print(
             Text("Unable to write the outputs: ", style="bold red")
-            + Text(f"{exc.strerror or exc}{where}"),
+            + Text(masked(f"{exc.strerror or exc}{where}")),
             soft_wrap=True,
         )
         raise typer.Exit(code=EXIT_INVALID_INPUT) from None
@@ -279,6 +288,12 @@ def experiment_run(
     try:
         from .comparisons_config import check_saved_report, comparisons_from_cli
 
+        _refuse_clobbering_run(
+            manifest_file,
+            suite_file,
+            run_dir,
+            {**_by_option(outputs), "--comparisons-lock": comparisons_lock},
+        )
         registry = load_registry(evaluators) if evaluators else None
         comparisons = comparisons_from_cli(  # guard rails: refused before any scoring
             manifest_file,
@@ -356,6 +371,39 @@ def experiment_run(
     code = _exit_code(analysis, fail_on_regression, console, rule=regression_rule.value)
     _outputs_done()
     raise typer.Exit(code=code)
+
+
+def _refuse_clobbering_run(
+    manifest_file: Path, suite_file: Path, run_dir: Path | None, outputs: dict[str, Path | None]
+) -> None:
+    """Before any work: no output may name an input, the run folder or another output."""
+    from ._files import check_outputs
+    from .formats import load_manifest
+    from .report.json_report import created_at
+
+    created_at()  # a SOURCE_DATE_EPOCH no report can use is refused now, not after the run
+
+    inputs: list[Path] = [manifest_file, suite_file]
+    try:
+        manifest = load_manifest(manifest_file)
+    except InputError:
+        manifest = None  # reported, with its place, by the run itself
+    for variant in manifest.variants if manifest is not None else ():
+        if variant.target_kind == "recorded":
+            inputs.append(Path(variant.resolved_target))
+        elif variant.target_kind == "python" and ".py:" in variant.resolved_target:
+            inputs.append(Path(variant.resolved_target.rpartition(":")[0]))
+    folders: list[Path] = []
+    if run_dir is not None:
+        if run_dir.exists() and not run_dir.is_dir():
+            raise InputError(
+                "--run-dir names an existing file, not a folder",
+                file=run_dir,
+                hint="give a folder (it is created if missing)",
+            )
+        inputs += [run_dir / "run.json", run_dir / "lock"]
+        folders += [run_dir / "journal", run_dir / "tables"]
+    check_outputs(outputs, inputs, folders=("--parquet",), input_folders=folders)
 
 
 def _stop_options(
@@ -462,6 +510,12 @@ def experiment_report(
     from .report.saved import load_report
 
     try:
+        from ._files import check_outputs
+
+        check_outputs(_by_option(outputs), [report_file])
+        from .report.json_report import created_at
+
+        created_at()  # a SOURCE_DATE_EPOCH no report can use
         analysis = load_report(report_file)
     except InputError as exc:
         raise fail("Unable to read experiment report", exc) from None
@@ -479,14 +533,32 @@ def _outputs_done() -> None:
     _finished = True
 
 
+def _supervised() -> None:
+    """``experiment run`` runs in a watched child process (see ``_supervise.py``): a target
+    or evaluator that ends the process cannot end the run silently."""
+    from . import _supervise
+
+    if _supervise.wanted(sys.argv[1:]):
+        sys.exit(_supervise.supervise(sys.argv[1:]))
+
+
+def _mark_done(code: object) -> None:
+    from ._supervise import mark_done
+
+    mark_done(code if isinstance(code, int) else (0 if code is None else EXIT_INVALID_INPUT))
+
+
 def main() -> None:
     """Console-script entry point."""
+    _supervised()
     try:
         app()
     except KeyboardInterrupt:
         Console(stderr=True).print("Interrupted.")
+        _mark_done(EXIT_INTERRUPTED)
         sys.exit(130)
     except SystemExit as done:
+        _mark_done(done.code)
         if _finished and (done.code is None or isinstance(done.code, int)):
             # Freeing a large run's objects one by one at interpreter exit takes a
             # quarter of a second and serves nothing once every file is closed.

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..analysis import SUMMARY_METRICS, SUMMARY_STATS, ExperimentAnalysis
 from ..errors import InputError
+from ..formats._io import read_input, scrub_surrogates
 from ..schema import COMPARISONS, FACTOR_LEVELS
 
 __all__ = ["load_report"]
@@ -72,9 +73,11 @@ def load_report(path: str | Path) -> ExperimentAnalysis:
     """
     file = Path(path)
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise InputError("file not found", file=file) from exc
+        # Regular files within the size limit only (a FIFO, /dev/zero, a directory, a
+        # link loop are refused by read_input, naming the file).
+        data = scrub_surrogates(json.loads(read_input(file).decode("utf-8")))
+    except RecursionError:
+        raise InputError("not valid JSON: nested too deeply", file=file) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", file=file) from exc
     except json.JSONDecodeError as exc:

@@ -43,6 +43,9 @@ class OutputWriter:
     options: tuple[str, ...] = ()
     #: Written in a process of its own when the run is large (it takes as long as the rest).
     own_process: bool = False
+    #: Written to a temporary file beside the target and renamed into place with the other
+    #: staged outputs once every output succeeded (a folder output is written in place).
+    staged: bool = True
 
     def default(self, command: str) -> Path | None:
         value = dict(self.defaults).get(command)
@@ -97,6 +100,7 @@ WRITERS: tuple[OutputWriter, ...] = (
         ".tables:write_parquet_outputs",
         commands=("run",),
         help="Also write the tidy tables and result frames as parquet here.",
+        staged=False,
     ),
 )
 
@@ -123,19 +127,26 @@ def write_outputs(
     """Write every output whose path is given; return (writer, path) in option order.
 
     The writers marked ``own_process`` form one task, the others a second, so a large
-    run's JSON report is written beside the rest (``run_tasks`` decides how).
+    run's JSON report is written beside the rest (``run_tasks`` decides how). Each staged
+    output goes to a unique temporary file beside its target; all are renamed into place
+    only when every output was written, so a failure leaves every earlier file as it was.
     """
+    from .._files import StagedOutputs
+
     chosen = [(w, Path(paths[w.name])) for w in WRITERS if paths.get(w.name) is not None]
+    staged = StagedOutputs({w.name: path for w, path in chosen if w.staged})
 
     def task(own: bool) -> Callable[[], None]:
         def write() -> None:
             for writer, path in chosen:
                 if writer.own_process == own:
-                    writer.write(analysis, path, **options)
+                    target = staged[writer.name] if writer.staged else path
+                    writer.write(analysis, target, **options)
 
         return write
 
-    run_tasks([task(True), task(False)], workers)
+    with staged:
+        run_tasks([task(True), task(False)], workers)
     return chosen
 
 
