@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ._lazy import lazy_exports
 
 if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and IDEs
-    from . import viz
+    from . import testing, viz
     from .analysis import (
         ExperimentAnalysis,
         analyze,
@@ -83,6 +83,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
 # live targets' HTTP stack or the archive engines it does not need.
 _LAZY: dict[str, str] = {
     "viz": ".viz",
+    "testing": ".testing",
     "ExperimentAnalysis": ".analysis",
     "analyze": ".analysis",
     "case_matrix": ".analysis",
@@ -211,6 +212,7 @@ __all__ = [
     "report_warnings",
     "resolve_comparisons",
     "run_experiment",
+    "testing",
     "trial_summary",
     "trials_for_precision",
     "variance_decomposition",

@@ -19,20 +19,24 @@ Exit codes
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
+from ._cli_errors import EXIT_INVALID_INPUT, fail, masked
 from .errors import InputError
 from .stats_paired import CORRECTIONS, PAIRED_METHODS
 
 EXIT_OK = 0
-EXIT_INVALID_INPUT = 1
 EXIT_INCOMPLETE = 3
 EXIT_REGRESSION = 4
 EXIT_NONINFERIORITY = 5
@@ -121,104 +125,80 @@ def _console(quiet: bool = False) -> Console:
     return console
 
 
-def _fail(console: Console, prefix: str, error: Exception) -> typer.Exit:
-    # Print to stderr as plain text: the message may contain user text with brackets.
-    err = Console(stderr=True, highlight=False)
-    # soft_wrap: one unbroken paragraph, so logs and grep see the whole message.
+def _by_option(outputs: dict[str, Path | None]) -> dict[str, Path | None]:
+    """The output paths by command-line option (``--html`` …), for messages."""
+    from .report.writers import WRITERS
 
-    # A file name or value from a hostile file must not drive the terminal.
-    err.print(Text(f"{prefix}: ", style="bold red") + Text(_masked(error)), soft_wrap=True)
-    return typer.Exit(code=EXIT_INVALID_INPUT)
-
-
-def _masked(error: object) -> str:
-    """An error message as printed: no terminal control, no secret the run knows of."""
-    from ._secrets import mask
-    from .formats._io import scrub_surrogates
-    from .report.console import strip_control
-
-    return scrub_surrogates(mask(strip_control(error)))  # type: ignore[no-any-return]
+    return {w.option: outputs[w.name] for w in WRITERS if w.name in outputs}
 
 
 def _write_outputs(
-    console: Console,
-    analysis: object,
-    *,
-    html: Path | None,
-    csv_path: Path | None,
-    cases_csv: Path | None,
-    save: Path | None = None,
-    lean: bool = False,
-    parquet: Path | None = None,
+    console: Console, analysis: object, paths: dict[str, Path | None], **options: Any
 ) -> None:
-    """Write the requested files, the JSON report beside the others in a second process
-    when the run is large (they take similar time), then say what was written."""
-    from ._files import StagedOutputs
+    """Write the requested files (report/writers.py: the JSON report beside the others in
+    a second process when the run is large), then say what was written."""
     from ._fork import run_tasks, worker_count
-    from .report.csv_report import render_cases_csv, render_variants_csv, write_csv
-    from .report.html import write_html_report
-    from .report.json_report import write_json_report
-    from .report.tables import write_parquet_outputs
-
-    # Each file goes to a unique temporary file beside it; all are renamed into place
-    # only when every output was written, so a failure leaves every earlier file as it was.
-    staged = StagedOutputs({"save": save, "html": html, "csv": csv_path, "cases": cases_csv})
-
-    def report() -> None:
-        if staged["save"] is not None:
-            write_json_report(analysis, staged["save"], lean=lean)  # type: ignore[arg-type]
-
-    def others() -> None:
-        if staged["html"] is not None:
-            write_html_report(analysis, staged["html"])  # type: ignore[arg-type]
-        if staged["csv"] is not None:
-            write_csv(render_variants_csv(analysis), staged["csv"])  # type: ignore[arg-type]
-        if staged["cases"] is not None:
-            write_csv(render_cases_csv(analysis), staged["cases"])  # type: ignore[arg-type]
-        if parquet is not None:
-            write_parquet_outputs(analysis, parquet)  # type: ignore[arg-type]
+    from .report.writers import write_outputs
 
     run = getattr(analysis, "run", None)
     size = 0 if run is None else len(run.attempts)
     try:
-        with staged:
-            run_tasks([report, others], worker_count(2, size=size))
+        written = write_outputs(
+            analysis, paths, run_tasks=run_tasks, workers=worker_count(2, size=size), **options
+        )
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         Console(stderr=True, highlight=False).print(
             Text("Unable to write the outputs: ", style="bold red")
-            + Text(_masked(f"{exc.strerror or exc}{where}")),
+            + Text(masked(f"{exc.strerror or exc}{where}")),
             soft_wrap=True,
         )
         raise typer.Exit(code=EXIT_INVALID_INPUT) from None
-    for path, what in (
-        (save, "experiment report"),
-        (html, "HTML experiment report"),
-        (csv_path, "variant summary CSV"),
-        (cases_csv, "per-case matrix CSV"),
-        (parquet, "tidy tables and result frames"),
-    ):
-        if path is not None:
-            console.print(Text(f"Saved {what} to {path}"))
+    for writer, path in written:
+        console.print(Text(f"Saved {writer.what} to {path}"))
+
+
+def _output_options(command: str, after: str) -> Callable[[Callable[..., None]], Any]:
+    """Give a command one option per writer of report/writers.py (after parameter
+    ``after``); the command receives their paths as ``outputs: dict[str, Path | None]``."""
+    from .report.writers import writers_for
+
+    writers = writers_for(command)
+
+    def decorate(function: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(function)
+        params = [p for p in signature.parameters.values() if p.name != "outputs"]
+        at = [p.name for p in params].index(after) + 1
+        added = [
+            inspect.Parameter(
+                w.name,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                default=typer.Option(w.default(command), w.option, help=w.help_for(command)),
+                annotation=Path if w.default(command) is not None else Path | None,
+            )
+            for w in writers
+        ]
+
+        @functools.wraps(function)
+        def command_with_outputs(**kwargs: Any) -> None:
+            outputs = {w.name: kwargs.pop(w.name) for w in writers}
+            function(**kwargs, outputs=outputs)
+
+        command_with_outputs.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*params[:at], *added, *params[at:]]
+        )
+        return command_with_outputs
+
+    return decorate
 
 
 @experiment_app.command("run")
+@_output_options("run", after="suite_file")
 def experiment_run(
     manifest_file: Path = typer.Argument(
         ..., help="Experiment manifest (YAML, or JSON by extension)."
     ),
     suite_file: Path = typer.Argument(..., help="Evaluation suite (YAML, or JSON by extension)."),
-    save: Path = typer.Option(
-        Path("agenticlens-experiment.json"), "--save", help="Where to write the JSON report."
-    ),
-    html: Path | None = typer.Option(None, "--html", help="Also write the offline HTML report."),
-    csv_path: Path | None = typer.Option(None, "--csv", help="Also write the per-variant CSV."),
-    cases_csv: Path | None = typer.Option(
-        None, "--cases-csv", help="Also write the per-variant, per-case CSV."
-    ),
-    parquet: Path | None = typer.Option(
-        None, "--parquet", help="Also write the tidy tables and result frames as parquet here."
-    ),
     confidence_level: float = typer.Option(
         0.95, "--confidence-level", min=0.5, max=0.999, help="For intervals and significance."
     ),
@@ -334,6 +314,8 @@ def experiment_run(
         "too (no difference that large).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary or progress."),
+    *,
+    outputs: dict[str, Path | None],
 ) -> None:
     """Run every (variant, trial) of an experiment, score it, and write the reports.
 
@@ -353,14 +335,7 @@ def experiment_run(
             manifest_file,
             suite_file,
             run_dir,
-            {
-                "--save": save,
-                "--html": html,
-                "--csv": csv_path,
-                "--cases-csv": cases_csv,
-                "--parquet": parquet,
-                "--comparisons-lock": comparisons_lock,
-            },
+            {**_by_option(outputs), "--comparisons-lock": comparisons_lock},
         )
         registry = load_registry(evaluators) if evaluators else None
         comparisons = comparisons_from_cli(  # guard rails: refused before any scoring
@@ -430,20 +405,13 @@ def experiment_run(
                     soft_wrap=True,
                 )
         # The comparison settings are fixed with the report of this experiment version.
-        check_saved_report(save, analysis.paired, (run.manifest.name, run.manifest.version))
+        check_saved_report(
+            outputs["save"], analysis.paired, (run.manifest.name, run.manifest.version)
+        )
     except InputError as exc:
-        raise _fail(console, "Unable to run experiment", exc) from None
+        raise fail("Unable to run experiment", exc) from None
     print_summary(analysis, console)
-    _write_outputs(
-        console,
-        analysis,
-        save=save,
-        lean=lean,
-        html=html,
-        csv_path=csv_path,
-        cases_csv=cases_csv,
-        parquet=parquet,
-    )
+    _write_outputs(console, analysis, outputs, lean=lean)
     code = _exit_code(analysis, fail_on_regression, console, rule=regression_rule.value)
     _outputs_done()
     raise typer.Exit(code=code)
@@ -584,12 +552,12 @@ def _exit_code(
 
 
 @experiment_app.command("report")
+@_output_options("report", after="report_file")
 def experiment_report(
     report_file: Path = typer.Argument(..., help="A saved experiment report (JSON)."),
-    html: Path | None = typer.Option(None, "--html", help="Write the HTML report."),
-    csv_path: Path | None = typer.Option(None, "--csv", help="Write the per-variant CSV."),
-    cases_csv: Path | None = typer.Option(None, "--cases-csv", help="Write the per-case CSV."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary."),
+    *,
+    outputs: dict[str, Path | None],
 ) -> None:
     """Re-render a saved report (ours or AgenticLens 0.10's) without running anything."""
     console = _console(quiet)
@@ -599,15 +567,15 @@ def experiment_report(
     try:
         from ._files import check_outputs
 
-        check_outputs({"--html": html, "--csv": csv_path, "--cases-csv": cases_csv}, [report_file])
+        check_outputs(_by_option(outputs), [report_file])
         from .report.json_report import created_at
 
         created_at()  # a SOURCE_DATE_EPOCH no report can use
         analysis = load_report(report_file)
     except InputError as exc:
-        raise _fail(console, "Unable to read experiment report", exc) from None
+        raise fail("Unable to read experiment report", exc) from None
     print_summary(analysis, console)
-    _write_outputs(console, analysis, html=html, csv_path=csv_path, cases_csv=cases_csv)
+    _write_outputs(console, analysis, outputs)
     _outputs_done()
 
 

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ._files import atomic_write
-from .errors import InputError, missing_extra
+from .errors import InputError
 from .formats._io import require_known
 from .formats.model import CaseSpec, EvaluatorRef, ManifestSpec, SuiteSpec, VariantSpec
 
@@ -535,11 +535,9 @@ def set_categories(run: ExperimentRun) -> None:
 def arrow_to_polars(table: pa.Table) -> Any:
     """An Arrow table as a polars DataFrame; the error names the extra when polars is
     not installed."""
-    try:
-        import polars as pl
-    except ImportError:
-        raise missing_extra("polars", "polars", "to_polars()") from None
-    return pl.from_arrow(table)
+    from ._optional import require
+
+    return require("polars", "to_polars()").from_arrow(table)
 
 
 def _same_kind(got: pa.DataType, expected: pa.DataType) -> bool:

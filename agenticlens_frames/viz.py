@@ -20,15 +20,18 @@ and hover text: a case called ``<b>x`` shows as ``<b>x``, not as bold ``x``.
 :func:`case_outcomes_chart` how many cases pass 0..T of T attempts (wide suites)
 :func:`factor_effects_forest` main effects and interactions with intervals (issue 17)
 :func:`factor_interaction_chart` a two-factor interaction plot (parallel = additive)
-:func:`figures`             all of the above for one analysis
+:func:`figures`             all of the above for one analysis (:data:`FIGURES`)
 ==========================  =================================================
+
+:data:`FIGURES` is the one list of standard figures: :func:`figures`, the HTML report and
+the figures table of docs/data-model.md read it.
 """
 
 from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +40,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ._docs import markdown_table
+from ._values import is_missing
 from .errors import InputError
 from .formats._io import require_known
 
@@ -46,14 +51,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CASE_ORDERS",
+    "FIGURES",
     "OBJECTIVES",
+    "FigureEntry",
     "case_heatmap",
     "case_outcomes_chart",
     "delta_forest",
+    "draw_figures",
     "factor_effects_forest",
     "factor_interaction_chart",
     "factor_levels_chart",
     "figures",
+    "figures_table",
     "order_cases",
     "order_variants",
     "paired_forest",
@@ -140,12 +149,8 @@ def esc(value: Any) -> str:
     return html.escape(str(value), quote=False)
 
 
-def _missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-
-
 def _fmt(value: Any, spec: str, suffix: str = "") -> str:
-    if _missing(value):
+    if is_missing(value):
         return "n/a"
     if spec.startswith("$"):
         return f"${value:{spec[1:]}}{suffix}"
@@ -1489,6 +1494,95 @@ def factor_interaction_chart(
 # --------------------------------------------------------------------------- all
 
 
+@dataclass(frozen=True)
+class FigureEntry:
+    """One standard figure of an analysis: how to draw it, and whether there is anything
+    to draw (a figure with no data is left out)."""
+
+    name: str
+    #: One line for the docs.
+    describes: str
+    draw: Callable[[ExperimentAnalysis, dict[str, Any]], go.Figure]
+    has_data: Callable[[ExperimentAnalysis, dict[str, Any]], bool] = lambda _a, _o: True
+    #: The HTML page embeds it as drawn (the heatmap and the Pareto chart it rebuilds
+    #: interactively from their own payloads).
+    in_page: bool = True
+
+
+def _paired_frame_of(analysis: ExperimentAnalysis, options: dict[str, Any]) -> Any:
+    paired = options.get("paired")
+    return analysis.paired_frames.get("paired_comparisons") if paired is None else paired
+
+
+#: The standard figures, in the order :func:`figures` returns them. Adding a figure is
+#: one entry here (and its function): :func:`figures`, the HTML page and the docs table
+#: (:func:`figures_table`) follow.
+FIGURES: tuple[FigureEntry, ...] = (
+    FigureEntry(
+        "heatmap",
+        "variant × case: colour = mean score, label = passes/attempts",
+        lambda a, o: case_heatmap(
+            a.cases,
+            a.variants,
+            case_order=o.get("case_order", "attention"),
+            max_cases=o.get("max_cases", 50),
+        ),
+        in_page=False,
+    ),
+    FigureEntry(
+        "pass_k",
+        "pass@k and pass^k for k = 1..T",
+        lambda a, o: pass_k_curves(pass_k_frame(a), variant_names=_variant_names(a)),
+    ),
+    FigureEntry(
+        "case_outcomes",
+        "how many cases pass 0..T of T attempts",
+        lambda a, o: case_outcomes_chart(a.cases),
+    ),
+    FigureEntry(
+        "pareto",
+        "two objectives, frontier joined, dominated dimmed",
+        lambda a, o: pareto_chart(
+            a.variants, x=o.get("pareto_x", "latency"), y=o.get("pareto_y", "pass_rate")
+        ),
+        in_page=False,
+    ),
+    FigureEntry(
+        "deltas",
+        "candidate − baseline per metric",
+        # AgenticLens's numbers: attempts treated as independent, so never marked significant
+        lambda a, o: delta_forest(a.comparisons, mark_significant=False),
+        has_data=lambda a, o: len(a.comparisons) > 0,
+    ),
+    FigureEntry(
+        "factors",
+        "per factor and level, one metric",
+        lambda a, o: factor_levels_chart(
+            a.factor_levels, metric=o.get("factor_metric", "mean_pass_rate")
+        ),
+        has_data=lambda a, o: not a.factor_levels.empty,
+    ),
+    FigureEntry(
+        "paired",
+        "paired differences per dimension with their intervals",
+        lambda a, o: paired_forest(_paired_frame_of(a, o)),
+        has_data=lambda a, o: (p := _paired_frame_of(a, o)) is not None and not p.empty,
+    ),
+)
+
+
+def draw_figures(
+    analysis: ExperimentAnalysis, *, in_page: bool | None = None, **options: Any
+) -> dict[str, go.Figure]:
+    """The figures of :data:`FIGURES` that have data, by name (``in_page``: only those the
+    HTML page embeds as drawn, or only the others; None: all)."""
+    return {
+        entry.name: entry.draw(analysis, options)
+        for entry in FIGURES
+        if (in_page is None or entry.in_page == in_page) and entry.has_data(analysis, options)
+    }
+
+
 def figures(
     analysis: ExperimentAnalysis | ExperimentRun,
     *,
@@ -1499,27 +1593,37 @@ def figures(
     factor_metric: str = "mean_pass_rate",
     **statistics: Any,
 ) -> dict[str, go.Figure]:
-    """Every standard figure of one analysis, by name: ``heatmap``, ``pass_k``,
-    ``pareto``, ``deltas``, ``factors``, ``case_outcomes``.
+    """Every standard figure of one analysis that has data, by name (:data:`FIGURES`):
+    ``heatmap``, ``pass_k``, ``case_outcomes``, ``pareto``, ``deltas``, ``factors`` and
+    ``paired`` (the paired comparisons' forest, when the analysis has them).
 
     Examples
     --------
-    >>> from agenticlens_frames import analyze, load_experiment
-    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
-    >>> sorted(figures(a))
-    ['case_outcomes', 'deltas', 'factors', 'heatmap', 'pareto', 'pass_k']
+    >>> from agenticlens_frames import analyze, load_experiment, parse_comparisons
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> list(figures(analyze(run)))
+    ['heatmap', 'pass_k', 'case_outcomes', 'pareto', 'deltas', 'factors']
+    >>> "paired" in figures(analyze(run, comparisons=parse_comparisons({"correction": "holm"})))
+    True
     """
     from .coerce import as_analysis
 
-    analysis = as_analysis(analysis, **statistics)
-    names = _variant_names(analysis)
-    return {
-        "heatmap": case_heatmap(
-            analysis.cases, analysis.variants, case_order=case_order, max_cases=max_cases
-        ),
-        "pass_k": pass_k_curves(pass_k_frame(analysis), variant_names=names),
-        "pareto": pareto_chart(analysis.variants, x=pareto_x, y=pareto_y),
-        "deltas": delta_forest(analysis.comparisons),
-        "factors": factor_levels_chart(analysis.factor_levels, metric=factor_metric),
-        "case_outcomes": case_outcomes_chart(analysis.cases),
-    }
+    return draw_figures(
+        as_analysis(analysis, **statistics),
+        case_order=case_order,
+        max_cases=max_cases,
+        pareto_x=pareto_x,
+        pareto_y=pareto_y,
+        factor_metric=factor_metric,
+    )
+
+
+def figures_table() -> str:
+    """The standard figures as a Markdown table (docs/data-model.md).
+
+    Examples
+    --------
+    >>> figures_table().splitlines()[2]
+    '| `heatmap` | variant × case: colour = mean score, label = passes/attempts |'
+    """
+    return markdown_table(["figure", "shows"], [[f"`{e.name}`", e.describes] for e in FIGURES])

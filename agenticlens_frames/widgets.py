@@ -29,17 +29,16 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from . import viz
+from ._optional import require
 from .analysis import ExperimentAnalysis, pareto_frontier
-from .errors import InputError, missing_extra
+from .errors import InputError
 from .formats._io import require_known
 from .frames import ExperimentRun
 
-try:  # the notebook extra: a plain install has no Jupyter widget stack
-    import anywidget
-    import ipywidgets as widgets
-    import traitlets
-except ImportError as _exc:
-    raise missing_extra(_exc.name or "ipywidgets", "notebook", "the notebook explorer") from None
+# The notebook extra: a plain install has no Jupyter widget stack.
+anywidget = require("anywidget", "the notebook explorer")
+widgets = require("ipywidgets", "the notebook explorer")
+traitlets = require("traitlets", "the notebook explorer")
 
 __all__ = ["Explorer", "attempt_details", "explore", "select_variants"]
 

@@ -36,7 +36,10 @@ def test_notebook_executes(path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
         nb,
-        timeout=120,
+        # Safety nets only (a stuck cell, a kernel that never starts): generous enough
+        # that a loaded machine cannot trip them.
+        timeout=1800,
+        startup_timeout=600,
         kernel_name="python3",
         resources={"metadata": {"path": str(NOTEBOOKS)}},
     )

@@ -40,7 +40,8 @@ import plotly.graph_objects as go
 
 from .. import viz
 from .._files import write_atomic
-from ..analysis import ExperimentAnalysis
+from .._values import is_missing
+from ..analysis import ExperimentAnalysis, headline_warnings
 from ..frontier import frontier_columns
 from .beyond_html import beyond_figures, beyond_sections, frontier_table
 from .provenance import footer_html
@@ -73,16 +74,12 @@ def _sha256(text: str) -> str:
     return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
 
 
-def _missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-
-
 def _pct(value: Any, digits: int = 1) -> str:
-    return "n/a" if _missing(value) else f"{value:.{digits}%}"
+    return "n/a" if is_missing(value) else f"{value:.{digits}%}"
 
 
 def _num(value: Any, digits: int = 3, prefix: str = "") -> str:
-    return "n/a" if _missing(value) else f"{prefix}{value:.{digits}f}"
+    return "n/a" if is_missing(value) else f"{prefix}{value:.{digits}f}"
 
 
 def _e(value: Any) -> str:
@@ -170,7 +167,7 @@ def _variant_table(a: ExperimentAnalysis) -> str:
             if h is None
             else (h["estimate"], h["ci_low"], h["ci_high"], "")
         )
-        interval = "" if _missing(low) else f"<small>{_pct(low)}–{_pct(high)}</small>"
+        interval = "" if is_missing(low) else f"<small>{_pct(low)}–{_pct(high)}</small>"
         rows.append(
             f"<tr data-variant='{_e(v['variant_id'])}'><td><strong>{_e(v['variant_name'])}"
             f"</strong> {badges}<br><small>"
@@ -263,16 +260,16 @@ def _comparisons(a: ExperimentAnalysis) -> str:
         ]
         warnings = "".join(f"<li>{_e(w)}</li>" for w in c["warnings"])
         cost_delta = c["total_cost_usd_delta"]
-        cost = "n/a" if _missing(cost_delta) else f"{cost_delta:+.4f}"
+        cost = "n/a" if is_missing(cost_delta) else f"{cost_delta:+.4f}"
         delta = c["case_pass_rate_delta"]
         score = c["average_score_delta"]
         rows.append(
             f"<tr data-variant='{_e(c['candidate_variant_id'])}'><td><strong>"
             f"{_e(c['candidate_variant_id'])}</strong><br><small>"
             f"{changed or 'no factor changes recorded'}</small></td><td>{rate}</td>"
-            f"<td>{'n/a' if _missing(delta) else f'{delta:+.1%}'}<br><small>z-test p = "
-            f"{'n/a' if _missing(p) else f'{p:.3f}'}</small></td>"
-            f"<td>{_num(score, 3, '+' if not _missing(score) and score >= 0 else '')}"
+            f"<td>{'n/a' if is_missing(delta) else f'{delta:+.1%}'}<br><small>z-test p = "
+            f"{'n/a' if is_missing(p) else f'{p:.3f}'}</small></td>"
+            f"<td>{_num(score, 3, '+' if not is_missing(score) and score >= 0 else '')}"
             f"</td><td>{c['average_latency_ms_delta']:+.1f} ms</td><td>{cost}</td>"
             f"<td>{_e(', '.join(flagged)) or 'none'}"
             f"<br><small>{len(c['regressed_case_ids'])} case(s) regressed · "
@@ -325,7 +322,7 @@ def _cases_table(a: ExperimentAnalysis, order: list[str]) -> str:
             label = f"{int(r['passes'])}/{int(r['attempts'])}"
             cls = "c" if r["consistent"] else "c flaky"
             score = r["mean_score"]
-            if _missing(score):
+            if is_missing(score):
                 cells.append(f"<td class='{cls} none' data-variant='{_e(vid)}'>{label}</td>")
             else:
                 cells.append(
@@ -383,7 +380,7 @@ def _failed_trials(a: ExperimentAnalysis) -> str:
         return ""
     items = "".join(
         f"<li>{_e(r['variant_id'])} trial {int(r['trial'])}: "
-        f"{_e(r['error_message'] if not _missing(r['error_message']) else 'no message')}</li>"
+        f"{_e(r['error_message'] if not is_missing(r['error_message']) else 'no message')}</li>"
         for r in failed.to_dict("records")
     )
     return (
@@ -417,8 +414,8 @@ def _attempt_details(
     for k in chk[
         ["variant_id", "trial", "case_id", "name", "passed", "value", "explanation"]
     ].itertuples(index=False):
-        explanation = "" if _missing(k.explanation) else str(k.explanation)[:EXPLANATION_CHARS]
-        value = "n/a" if _missing(k.value) else f"{k.value:.3g}"
+        explanation = "" if is_missing(k.explanation) else str(k.explanation)[:EXPLANATION_CHARS]
+        value = "n/a" if is_missing(k.value) else f"{k.value:.3g}"
         checks.setdefault((str(k.variant_id), int(k.trial), str(k.case_id)), []).append(
             [str(k.name), bool(k.passed), value, explanation]
         )
@@ -431,7 +428,7 @@ def _attempt_details(
         vid, cid = str(r.variant_id), str(r.case_id)
         if vid not in row_of or cid not in col_of:
             continue
-        output = "" if _missing(r.output) else str(r.output)
+        output = "" if is_missing(r.output) else str(r.output)
         if len(output) > OUTPUT_CHARS:
             output = output[:OUTPUT_CHARS] + f"… ({len(output) - OUTPUT_CHARS} more characters)"
         out.setdefault(f"{row_of[vid]}:{col_of[cid]}", []).append(
@@ -440,11 +437,11 @@ def _attempt_details(
                 "status": str(r.status),
                 "passed": bool(r.passed),
                 "score": _num(r.score),
-                "latency": "latency n/a" if _missing(r.latency_ms) else f"{r.latency_ms:.0f} ms",
-                "cost": "cost n/a" if _missing(r.cost_usd) else f"${r.cost_usd:.4f}",
-                "tools": "" if _missing(r.tools) else str(r.tools),
-                "turns": "n/a" if _missing(r.turns) else int(r.turns),
-                "error": "" if _missing(r.error) else str(r.error),
+                "latency": "latency n/a" if is_missing(r.latency_ms) else f"{r.latency_ms:.0f} ms",
+                "cost": "cost n/a" if is_missing(r.cost_usd) else f"${r.cost_usd:.4f}",
+                "tools": "" if is_missing(r.tools) else str(r.tools),
+                "turns": "n/a" if is_missing(r.turns) else int(r.turns),
+                "error": "" if is_missing(r.error) else str(r.error),
                 "output": output,
                 "checks": checks.get((vid, int(r.trial), cid), []),
             }
@@ -767,18 +764,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
     pareto_html, pareto = _pareto_section(a)
     # Only the figures the page draws as they are (the heatmap and Pareto views are built
     # above from their own payloads).
-    vs = a.variants
-    names = dict(zip(vs["variant_id"].astype(str), vs["variant_name"].astype(str), strict=True))
-    static = {
-        "pass_k": viz.pass_k_curves(viz.pass_k_frame(a), variant_names=names),
-        "case_outcomes": viz.case_outcomes_chart(a.cases),
-    }
-    if len(a.comparisons):
-        static["deltas"] = viz.delta_forest(a.comparisons, mark_significant=False)
-    if not a.factor_levels.empty:
-        static["factors"] = viz.factor_levels_chart(a.factor_levels, metric="mean_pass_rate")
-    if paired is not None and not paired.empty:
-        static["paired"] = viz.paired_forest(paired)
+    static = viz.draw_figures(a, in_page=True, paired=paired)
     static.update(beyond_figures(a))
     payload = {
         "figures": {name: _figure_json(fig) for name, fig in static.items()},
@@ -793,11 +779,12 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         ("none (fixed order)" if seed is None else _e(seed), "random seed"),
         (_e(info["minimum_trials"]), "minimum trials"),
     ]
+    shown = headline_warnings(a.warnings)
     warnings = (
         "<section class='warn' id='warnings'><h2>Warnings</h2><ul>"
-        + "".join(f"<li>{_e(w)}</li>" for w in a.warnings)
+        + "".join(f"<li>{_e(w)}</li>" for w in shown)
         + "</ul></section>"
-        if a.warnings
+        if shown
         else ""
     )
     order = ", ".join(f"{_e(v)}#{_e(t)}" for v, t in a.execution_order)
