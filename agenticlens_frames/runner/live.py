@@ -463,7 +463,9 @@ def _note_changed_judges(samples: JudgeSamples, registry: EvaluatorRegistry | No
 
 
 class _Progress:
-    """tqdm.auto bars: one for the experiment, one per live variant (terminal or notebook)."""
+    """tqdm.auto bars: one for the experiment, one per live variant (terminal or notebook);
+    with judges, the experiment's bar also shows the judge calls made (:func:`judge_postfix`).
+    """
 
     def __init__(self, enabled: bool, title: str, totals: dict[str, int], *, overall: int) -> None:
         self.bars: dict[str, Any] = {}
@@ -836,7 +838,6 @@ async def arun_live(
                 done = len(ledger.final) + scheduler.finished
                 writer.append({"type": "stop", "session": session, **monitor.summary(done)})
         finally:
-            bars.close()
             for plan in plans.values():
                 plan.target.close()
             for client in clients:
@@ -846,6 +847,8 @@ async def arun_live(
             finally:
                 if inflight is not None:
                     inflight.close()
+                # After the writer: the last attempts' judge calls are still counted.
+                bars.close()
 
         # 4. The tables, from everything journaled (this session's records included).
         for record in writer.records:

@@ -181,7 +181,7 @@ def _summary_text(run) -> list[str]:
 
 
 def test_killed_mid_judging_resumes_from_the_missing_samples(
-    judged_experiment, tmp_path, monkeypatch
+    judged_experiment, tmp_path, monkeypatch, capsys
 ):
     manifest, suite = judged_experiment
     run_dir, log = tmp_path / "run", tmp_path / "calls.log"
@@ -201,13 +201,20 @@ def test_killed_mid_judging_resumes_from_the_missing_samples(
     import judges_mod
 
     monkeypatch.setenv("JUDGE_LOG", str(log))
+    capsys.readouterr()
     resumed = run_experiment(
-        manifest, suite, evaluators=judges_mod.registry(), progress=False, run_dir=run_dir
+        manifest, suite, evaluators=judges_mod.registry(), progress=True, run_dir=run_dir
     )
     assert resumed.complete
-    # The judge is called only for the samples never journaled.
+    # The judge is called only for the samples never journaled...
     calls_after_resume = _lines(log) - len(journaled)
     assert calls_after_resume == TOTAL_CALLS - len(journaled)
+    # ...and the progress line says so.
+    err = capsys.readouterr().err.replace("\r", "\n").splitlines()
+    overall = [line for line in err if line.startswith("live-test") and "100%" in line]
+    assert overall[-1].endswith(
+        f"judge calls {calls_after_resume} ({len(open_samples)} reused)]"
+    ), overall[-1]
     assert len(_records(run_dir, "judge_sample")) == TOTAL_CALLS
 
     monkeypatch.setenv("JUDGE_LOG", str(tmp_path / "fresh.log"))

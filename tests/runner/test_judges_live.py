@@ -112,3 +112,32 @@ def test_judge_calls_overlap_under_the_runs_concurrency_limit(write_experiment):
     judged = checks[checks["evaluator"] == "slow_judge"]
     assert len(judged) == 3 * 4 and judged["passed"].all(), judged["explanation"].tolist()
     assert 2 <= peak[0] <= 4
+
+
+def test_the_progress_line_counts_judge_calls_and_unavailable_samples(write_experiment, capsys):
+    from agenticlens_frames.evaluators import RetryPolicy
+
+    cases = simple_cases(["parcel a", "parcel b"])
+    for case in cases:
+        case["evaluators"] = [{"name": "picky", "threshold": 0.5}]
+    manifest, suite = write_experiment([variant("sync", "answer")], cases=cases, trial_count=2)
+    registry = EvaluatorRegistry()
+
+    @registry.register_judge("picky", samples=2, retry=RetryPolicy(max_attempts=3))
+    def picky(output, case, trace, config):  # type: ignore[no-untyped-def]
+        if case.id == "c2":
+            raise TimeoutError("judge model overloaded")
+        return 1.0
+
+    result = run_experiment(manifest, suite, evaluators=registry, progress=True)
+    err = capsys.readouterr().err
+    attempts = 3 * 2  # variants (with the fillers) x trials, per case
+    # c1: two samples of one call each; c2: its first sample fails after three calls and
+    # ends the evaluation unavailable.
+    calls, unavailable = attempts * 2 + attempts * 3, attempts
+    final = [line for line in err.replace("\r", "\n").splitlines() if "100%" in line]
+    overall = [line for line in final if line.startswith("live-test")]
+    assert overall and overall[-1].endswith(f"judge calls {calls} ({unavailable} unavailable)]")
+    checks = result.run.checks
+    meta = checks.loc[checks["evaluator"] == "picky", "metadata"].map(json.loads)
+    assert (meta.map(lambda m: m["judge_status"]) == "unavailable").sum() == unavailable
