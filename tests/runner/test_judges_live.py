@@ -141,3 +141,65 @@ def test_the_progress_line_counts_judge_calls_and_unavailable_samples(write_expe
     checks = result.run.checks
     meta = checks.loc[checks["evaluator"] == "picky", "metadata"].map(json.loads)
     assert (meta.map(lambda m: m["judge_status"]) == "unavailable").sum() == unavailable
+
+
+def test_pooled_judging_journals_every_sample_and_a_lost_attempt_reuses_them(
+    write_experiment, tmp_path
+):
+    """Judge samples written from several scoring threads are whole lines; an attempt
+    whose record was lost (the crash came after its samples) is re-run and re-scored
+    from its journaled samples without calling the judge."""
+    cases = simple_cases(["parcel a", "parcel b", "parcel c"])
+    for case in cases:
+        case["evaluators"] = [{"name": "tone", "threshold": 0.6}, {"name": "n_a"}]
+    manifest, suite = write_experiment(
+        [variant("sync", "answer"), variant("async", "answer_async")], cases=cases, trial_count=2
+    )
+    calls: list[str] = []
+    run_dir = tmp_path / "run"
+    first = run_experiment(
+        manifest,
+        suite,
+        evaluators=_registry(calls),
+        progress=False,
+        run_dir=run_dir,
+        concurrency=3,
+    )
+    attempts = 3 * 2 * 3
+    assert first.complete and len(calls) == attempts * 2  # tone: two samples each
+    (segment,) = (run_dir / "journal").glob("*.jsonl")
+    records = [json.loads(line) for line in segment.read_text().splitlines()]
+    samples = [r for r in records if r["type"] == "judge_sample"]
+    # two tone samples and the n_a judge's one call per attempt, each journaled once
+    keys = {(r["variant"], r["trial"], r["case"], r["entry"], r["sample"]) for r in samples}
+    assert len(samples) == len(keys) == attempts * 3
+    # Lose four attempt records, as a crash after their samples but before them would.
+    lost = [r for r in records if r["type"] == "attempt"][-4:]
+    lost_keys = {(r["variant"], r["trial"], r["case"]) for r in lost}
+    segment.write_text(
+        "".join(json.dumps(r) + "\n" for r in records if r not in lost), encoding="utf-8"
+    )
+    calls.clear()
+    resumed = run_experiment(
+        manifest,
+        suite,
+        evaluators=_registry(calls),
+        progress=False,
+        run_dir=run_dir,
+        concurrency=3,
+    )
+    assert resumed.complete and resumed.attempted == 4
+    assert calls == []  # every sample of the lost attempts came from the journal
+    again = {
+        (r["variant"], r["trial"], r["case"])
+        for r in read_journal(run_dir)
+        if r["type"] == "attempt" and r["session"] != lost[0]["session"]
+    }
+    assert again == lost_keys
+    pd.testing.assert_frame_equal(resumed.run.checks, first.run.checks)
+    pd.testing.assert_frame_equal(resumed.run.attempts, first.run.attempts)
+
+
+def read_journal(run_dir):  # type: ignore[no-untyped-def]
+    for segment in sorted((run_dir / "journal").glob("*.jsonl")):
+        yield from (json.loads(line) for line in segment.read_text().splitlines())
