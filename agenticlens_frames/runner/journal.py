@@ -474,13 +474,20 @@ class JournalWriter:
     def _book(self, record: dict[str, Any]) -> SampleBook:
         """The judge samples of this attempt: journaled ones to reuse, new ones journaled."""
         key = (record["variant"], int(record["trial"]), record["case"])
-        # Samples graded another output (the target answered differently when called
-        # again after a crash) do not apply.
-        graded = digest(record.get("payload"))
+        found: list[str] = []
+
+        def graded() -> str:
+            # The payload's digest binds a sample to the output it graded (a target called
+            # again after a crash may answer differently). Computed only when needed.
+            if not found:
+                found.append(digest(record.get("payload")))
+            return found[0]
+
+        earlier = self.samples.get(key, {})
         recalled = {
             at: (judge, version, outcome)
-            for at, (judge, version, sha, outcome) in self.samples.get(key, {}).items()
-            if sha == graded
+            for at, (judge, version, sha, outcome) in earlier.items()
+            if sha == graded()
         }
 
         def journal(
@@ -496,7 +503,7 @@ class JournalWriter:
                     "sample": sample,
                     "judge": judge,
                     "version": version,
-                    "payload_sha256": graded,
+                    "payload_sha256": graded(),
                     "outcome": outcome,
                 }
             )

@@ -176,6 +176,11 @@ def test_pooled_judging_journals_every_sample_and_a_lost_attempt_reuses_them(
     # Lose four attempt records, as a crash after their samples but before them would.
     lost = [r for r in records if r["type"] == "attempt"][-4:]
     lost_keys = {(r["variant"], r["trial"], r["case"]) for r in lost}
+    # One of them as if its samples had graded another answer: those are judged again.
+    regraded = (lost[0]["variant"], lost[0]["trial"], lost[0]["case"])
+    for r in samples:
+        if (r["variant"], r["trial"], r["case"]) == regraded:
+            r["payload_sha256"] = "0" * 64
     segment.write_text(
         "".join(json.dumps(r) + "\n" for r in records if r not in lost), encoding="utf-8"
     )
@@ -189,15 +194,26 @@ def test_pooled_judging_journals_every_sample_and_a_lost_attempt_reuses_them(
         concurrency=3,
     )
     assert resumed.complete and resumed.attempted == 4
-    assert calls == []  # every sample of the lost attempts came from the journal
+    # every other sample of the lost attempts came from the journal
+    assert calls == [regraded[2]] * 2
     again = {
         (r["variant"], r["trial"], r["case"])
         for r in read_journal(run_dir)
         if r["type"] == "attempt" and r["session"] != lost[0]["session"]
     }
     assert again == lost_keys
-    pd.testing.assert_frame_equal(resumed.run.checks, first.run.checks)
     pd.testing.assert_frame_equal(resumed.run.attempts, first.run.attempts)
+    # The same checks; the re-judged attempt's unsampled judge measured its own time.
+    checks, before = resumed.run.checks, first.run.checks
+    judged_again = (
+        (checks["variant_id"] == regraded[0])
+        & (checks["trial"] == regraded[1])
+        & (checks["case_id"] == regraded[2])
+    ).to_numpy()
+    pd.testing.assert_frame_equal(checks[~judged_again], before[~judged_again])
+    assert len(checks) == len(before)
+    same = ["name", "value", "passed", "skipped", "explanation"]
+    pd.testing.assert_frame_equal(checks.loc[judged_again, same], before.loc[judged_again, same])
 
 
 def read_journal(run_dir):  # type: ignore[no-untyped-def]
