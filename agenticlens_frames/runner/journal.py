@@ -512,8 +512,8 @@ class JournalWriter:
 
     def _write_now(self, record: dict[str, Any]) -> None:
         """Write one record at once (a judge sample: a crash must not lose it)."""
-        if self.error is not None:
-            return
+        if self.error is not None or self._file is None:
+            return  # failed already, or a run without a folder: nothing to resume from
         try:
             self._write([_storable(mask_value(record))])
         except BaseException as exc:  # re-raised by close()
