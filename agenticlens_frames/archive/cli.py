@@ -130,7 +130,13 @@ def _slice(
 
 
 def _require_runs(sl: Any) -> None:
-    if sl.n_runs == 0:
+    import warnings
+
+    with warnings.catch_warnings():
+        # The slice's warning about a level no run has: the error below says it here.
+        warnings.simplefilter("ignore", UserWarning)
+        empty = sl.n_runs == 0
+    if empty:
         from .query import check_factor_filter
 
         # Nothing matched: a misspelt level is the likely cause; say which levels exist.
