@@ -10,15 +10,17 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from ..errors import InputError
+
+if TYPE_CHECKING:  # pandas loads with the first command that needs it, not with --help
+    import pandas as pd
 
 __all__ = ["archive_app"]
 
@@ -235,7 +237,7 @@ def _pass_k(text: str | None) -> list[int] | None:
 
 
 def _fmt(value: Any, kind: str = "f") -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
+    if value is None or (isinstance(value, float) and value != value):  # None or NaN
         return "–"
     if kind == "%":
         return f"{value:.1%}"
@@ -244,6 +246,12 @@ def _fmt(value: Any, kind: str = "f") -> str:
     if kind == "$":
         return f"{value:.4f}"
     return f"{value:.3f}"
+
+
+def _present(value: Any) -> bool:
+    import pandas as pd
+
+    return bool(pd.notna(value))
 
 
 def _write_frames(frames: dict[str, pd.DataFrame], folder: Path, fmt: str) -> None:
@@ -315,7 +323,7 @@ def archive_summarize(
     for row in vs.head(limit).itertuples(index=False):
         data = row._asdict()
         shown = ", ".join(
-            f"{c.removeprefix('factor_')}={data[c]}" for c in factors if pd.notna(data[c])
+            f"{c.removeprefix('factor_')}={data[c]}" for c in factors if _present(data[c])
         )
         table.add_row(
             str(data["experiment_id"]),
