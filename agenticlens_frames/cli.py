@@ -102,7 +102,6 @@ def _write_outputs(
     when the run is large (they take similar time), then say what was written."""
     from ._fork import run_tasks, worker_count
     from .report.csv_report import render_cases_csv, render_variants_csv, write_csv
-    from .report.html import write_html_report
     from .report.json_report import write_json_report
     from .report.tables import write_parquet_outputs
 
@@ -112,6 +111,8 @@ def _write_outputs(
 
     def others() -> None:
         if html is not None:
+            from .report.html import write_html_report  # plotly: only when a page is asked for
+
             write_html_report(analysis, html)  # type: ignore[arg-type]
         if csv_path is not None:
             write_csv(render_variants_csv(analysis), csv_path)  # type: ignore[arg-type]

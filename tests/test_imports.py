@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +75,25 @@ def test_loading_and_analysis_names_load_no_plotting_or_engines() -> None:
     )
     assert "pandas" in loaded  # the names really were resolved
     assert sorted(loaded.intersection(NOT_FOR_ANALYSIS)) == []
+
+
+def test_recorded_run_without_html_loads_no_plotting_or_http(tmp_path: Path) -> None:
+    """``experiment run`` of recorded variants writing JSON and CSVs needs neither plotly
+    (the HTML page) nor httpx (http targets) nor the archive engines."""
+    data = Path(__file__).resolve().parents[1] / "data" / "support"
+    loaded = _modules_after(
+        f"""
+        from agenticlens_frames.cli import app
+        try:
+            app(["experiment", "run", "-q", {str(data / "manifest.yaml")!r},
+                 {str(data / "suite.yaml")!r}, "--save", {str(tmp_path / "r.json")!r},
+                 "--csv", {str(tmp_path / "v.csv")!r}, "--cases-csv",
+                 {str(tmp_path / "c.csv")!r}], standalone_mode=False)
+        except SystemExit as exc:
+            assert exc.code in (0, None), exc.code
+        """
+    )
+    assert (tmp_path / "r.json").stat().st_size > 0  # the run really happened
+    # (scipy.stats is needed: the paired case-level statistics are part of every run)
+    unneeded = ("plotly", "httpx", "duckdb", "dask", "statsmodels", "pyarrow.dataset")
+    assert sorted(loaded.intersection(unneeded)) == []
