@@ -43,9 +43,18 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
         resolve_comparisons,
     )
     from .errors import InputError
-    from .evaluators import Evaluator, EvaluatorRegistry, load_registry
+    from .evaluators import (
+        Evaluator,
+        EvaluatorRegistry,
+        JudgeRetryPolicy,
+        default_registry,
+        load_registry,
+    )
+    from .factorial import factor_effects
     from .formats import load_manifest, load_recorded, load_suite, normalize_trace
     from .frames import ExperimentRun, read_parquet
+    from .frontier import frontier_uncertainty
+    from .judge_client import ChatJudge
     from .loading import load_experiment
     from .paired import (
         case_labels,
@@ -64,6 +73,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     from .report.saved import load_report
     from .runner import LiveRunResult, RetryPolicy, run_experiment
     from .runner.order import execution_order
+    from .runner.stopping import StopRule
     from .verdicts import case_verdicts
     from .widgets import Explorer, explore  # noqa: F401  (Explorer: not in __all__)
 
@@ -99,12 +109,17 @@ _LAZY: dict[str, str] = {
     "Evaluator": ".evaluators",
     "EvaluatorRegistry": ".evaluators",
     "load_registry": ".evaluators",
+    "JudgeRetryPolicy": ".evaluators",
+    "ChatJudge": ".judge_client",
+    "default_registry": ".evaluators",
     "load_manifest": ".formats",
     "load_recorded": ".formats",
     "load_suite": ".formats",
     "normalize_trace": ".formats",
     "ExperimentRun": ".frames",
     "read_parquet": ".frames",
+    "factor_effects": ".factorial",
+    "frontier_uncertainty": ".frontier",
     "load_experiment": ".loading",
     "case_labels": ".paired",
     "case_level_summary": ".paired",
@@ -126,6 +141,7 @@ _LAZY: dict[str, str] = {
     "run_experiment": ".runner",
     "execution_order": ".runner.order",
     "case_verdicts": ".verdicts",
+    "StopRule": ".runner.stopping",
     "explore": ".widgets",
     "Explorer": ".widgets",
 }
@@ -140,6 +156,7 @@ __all__ = [
     "Archive",
     "ArchiveAnalysis",
     "ArchiveSlice",
+    "ChatJudge",
     "Comparator",
     "ComparisonsConfig",
     "Evaluator",
@@ -150,8 +167,10 @@ __all__ = [
     "ExperimentRun",
     "GuardRails",
     "InputError",
+    "JudgeRetryPolicy",
     "LiveRunResult",
     "RetryPolicy",
+    "StopRule",
     "Tracker",
     "Variant",
     "__version__",
@@ -162,9 +181,12 @@ __all__ = [
     "case_matrix",
     "case_verdicts",
     "compare_to_baseline",
+    "default_registry",
     "execution_order",
     "explore",
+    "factor_effects",
     "factor_levels",
+    "frontier_uncertainty",
     "load_experiment",
     "load_manifest",
     "load_recorded",

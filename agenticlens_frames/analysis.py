@@ -812,6 +812,9 @@ class ExperimentAnalysis:
     #: One verdict per candidate and dimension (:func:`~agenticlens_frames.case_verdicts`):
     #: what the console, the page and the explorer lead with.
     verdicts: pd.DataFrame = field(default_factory=lambda: _empty_verdicts())
+    #: Main effects and two-factor interactions of the variants' factors, the case as the
+    #: unit (:func:`agenticlens_frames.factor_effects`); empty without two-level factors.
+    factor_effects: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def execution_order(self) -> list[tuple[str, int]]:
@@ -828,6 +831,7 @@ class ExperimentAnalysis:
             "factor_levels": self.factor_levels,
             **self.paired_frames,
             "verdicts": self.verdicts,
+            **({"factor_effects": self.factor_effects} if not self.factor_effects.empty else {}),
         }
 
     def __repr__(self) -> str:
@@ -850,6 +854,8 @@ def analyze(
     latency_missing: LatencyPolicy = "exclude",
     comparisons: ComparisonsConfig | None = None,
     comparisons_lock: str | None = None,
+    frontier_resamples: int = 2000,
+    frontier_seed: int | None = 0,
 ) -> ExperimentAnalysis:
     """Compute every result frame of an experiment (spec §9).
 
@@ -866,6 +872,10 @@ def analyze(
         The k values (default: the manifest's effective list).
     latency_missing
         ``"exclude"`` (default, fix B3) or ``"zero"`` (the package's numbers).
+    frontier_resamples, frontier_seed
+        Case-bootstrap resamples and seed of the frontier probabilities (``p_frontier``,
+        ``p_best_*`` in ``variants``; see :func:`~agenticlens_frames.frontier_uncertainty`);
+        0 resamples leaves them out.
 
     Examples
     --------
@@ -897,6 +907,17 @@ def analyze(
         trials=ts,
         cases=cm,
     )
+    if frontier_resamples:
+        from .frontier import attach_frontier_uncertainty
+
+        vs = attach_frontier_uncertainty(
+            vs,
+            run,
+            n_resamples=frontier_resamples,
+            seed=frontier_seed,
+            confidence_level=confidence_level,
+            latency_missing=latency_missing,
+        )
     comps = compare_to_baseline(
         run,
         vs,
@@ -919,7 +940,22 @@ def analyze(
         confidence_level=confidence_level,
         paired=paired_frames.get("paired_comparisons"),
     )
+    from .factorial import factor_effects
+
+    effects = factor_effects(
+        run,
+        cm,
+        correction=comparisons.correction if comparisons is not None else None,
+        confidence_level=confidence_level,
+    )
+    # Judge noise (new frames and report key, only when the run has judge scores).
+    from .judge_noise import judge_noise_outputs
+
+    noise_frames, noise_block = judge_noise_outputs(run, confidence_level=confidence_level)
+    paired_frames = {**paired_frames, **noise_frames}
+    paired = {**paired, **noise_block}
     return ExperimentAnalysis(
+        factor_effects=effects,
         paired=paired,
         paired_frames=paired_frames,
         verdicts=verdicts,

@@ -93,6 +93,8 @@ CHECKS_SCHEMA = pa.schema(
         ("evaluator", _KEY),
         ("evaluator_version", _KEY),
         ("evaluator_type", _KEY),
+        # The score's metadata as JSON text (judges' ``judge_*`` keys); null when empty.
+        ("metadata", pa.large_string()),
     ]
 )
 
@@ -148,6 +150,9 @@ _FIXED_CATEGORIES: dict[tuple[str, str], tuple[str, ...]] = {
     ("trials", "status"): TRIAL_STATUSES,
     ("variants", "target_kind"): ("python", "http", "recorded"),
 }
+
+#: Columns added after runs were first saved; older files read with them null.
+_ADDED_COLUMNS = frozenset({("checks", "metadata")})
 
 _METADATA_KEY = b"agenticlens_frames"
 FACTOR_PREFIX = "factor_"
@@ -271,7 +276,7 @@ class ExperimentRun:
     trials: pd.DataFrame
     variants: pd.DataFrame
     cases: pd.DataFrame
-    evaluator_versions: dict[str, str] = field(default_factory=dict)
+    evaluator_versions: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # The analysis reads attempts and checks as contiguous (variant, trial) runs; a
@@ -403,6 +408,10 @@ def read_parquet(folder: str | Path) -> ExperimentRun:
         expected = SCHEMAS[name]
         for column in expected:
             index = table.schema.get_field_index(column.name)
+            if index < 0 and (name, column.name) in _ADDED_COLUMNS:
+                # written before the column existed: nothing was recorded there
+                table = table.append_column(column, pa.nulls(len(table), column.type))
+                continue
             if index < 0:
                 raise InputError(f"column {column.name!r} is missing", file=path)
             got = table.schema.field(index).type
@@ -671,7 +680,7 @@ class TableBuilder:
         for case in self.suite.cases:
             self.add_attempt(variant_id, trial, case, "trial_failed", None, error=error)
 
-    def build(self, evaluator_versions: dict[str, str] | None = None) -> ExperimentRun:
+    def build(self, evaluator_versions: dict[str, str | None] | None = None) -> ExperimentRun:
         """Sort, type and assemble the five tables."""
         from .scoring import CheckColumns
 
@@ -754,7 +763,9 @@ class TableBuilder:
         starts = np.searchsorted(sorted_attempt, sorted_attempt, side="left")
         check_index = (np.arange(n_checks) - starts).astype(np.int32)
 
-        required, evaluator, version, kind = CheckColumns.evaluator_fields(n_checks, custom)
+        required, evaluator, version, kind, skipped, metadata = CheckColumns.evaluator_fields(
+            n_checks, custom
+        )
 
         def ktext(name: str) -> pd.Series:
             return _str_series(ctake(k[name]))
@@ -780,11 +791,12 @@ class TableBuilder:
                 "value": knum(k["value"].to_numpy()),
                 "passed": knum(k["passed"].to_numpy(zero_copy_only=False)),
                 "required": knum(np.asarray(required, dtype=bool)),
-                "skipped": np.zeros(n_checks, dtype=bool),
+                "skipped": knum(np.asarray(skipped, dtype=bool)),
                 "explanation": ktext("explanation"),
                 "evaluator": kcat(pa.array(evaluator, type=pa.string())),
                 "evaluator_version": kcat(pa.array(version, type=pa.string())),
                 "evaluator_type": kcat(pa.array(kind, type=pa.string())),
+                "metadata": _str_series(ctake(pa.array(metadata, type=pa.large_string()))),
             }
         )
 

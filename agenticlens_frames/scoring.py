@@ -15,7 +15,9 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
+from ._compat import AGENTIC_EVALS_VERSION
 from .evaluators import REFERENCE_SCORER_NAMES, EvaluatorRegistry
+from .judges import Judged
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -32,9 +34,34 @@ __all__ = [
     "score_unavailable",
 ]
 
-#: What the package stamps on its built-in checks (``Score.evaluator`` / version).
+#: What the package stamps on its built-in checks (``Score.evaluator`` / version): the
+#: version is agentic-evals' own, the release whose check rules we implement.
 BUILTIN_EVALUATOR = "agentic_evals.builtin"
-BUILTIN_VERSION = "0.9.0"
+BUILTIN_VERSION = AGENTIC_EVALS_VERSION
+
+
+#: Fields a registered evaluator's check keeps apart from the shared columns:
+#: (required, evaluator, evaluator_version, evaluator_type, skipped, metadata as JSON text
+#: or None).
+CustomFields = tuple[bool, str, "str | None", str, bool, "str | None"]
+
+
+def metadata_json(metadata: dict[str, Any]) -> str | None:
+    """A score's metadata as JSON text (None when empty); key order kept.
+
+    Values JSON cannot hold are written with ``str()``, as a report must never fail to be
+    written because a judge put an odd object in its metadata.
+
+    Examples
+    --------
+    >>> metadata_json({"verdict": "good", "judge_latency_ms": 12.5})
+    '{"verdict": "good", "judge_latency_ms": 12.5}'
+    >>> metadata_json({}) is None
+    True
+    """
+    if not metadata:
+        return None
+    return json.dumps(metadata, default=str, ensure_ascii=False)
 
 
 class CheckColumns:
@@ -55,8 +82,8 @@ class CheckColumns:
         self.value: list[float] = []
         self.passed: list[bool] = []
         self.explanation: list[str] = []
-        #: row number -> (required, evaluator, evaluator_version, evaluator_type)
-        self.custom: dict[int, tuple[bool, str, str | None, str]] = {}
+        #: row number -> :data:`CustomFields`
+        self.custom: dict[int, CustomFields] = {}
         # One object per distinct name / explanation: the same case yields the same
         # strings in every trial, so this keeps memory proportional to the suite.
         self._text: dict[str, str] = {}
@@ -91,29 +118,46 @@ class CheckColumns:
         evaluator: str,
         evaluator_version: str | None,
         evaluator_type: str,
+        metric: str | None = None,
+        skipped: bool = False,
+        metadata: str | None = None,
     ) -> None:
-        """Append a check from a registered evaluator."""
-        self.custom[len(self.attempt)] = (required, evaluator, evaluator_version, evaluator_type)
-        self.add(attempt, name, name, passed, explanation, value)
+        """Append a check from a registered evaluator (``metadata`` as JSON text)."""
+        self.custom[len(self.attempt)] = (
+            required,
+            evaluator,
+            evaluator_version,
+            evaluator_type,
+            skipped,
+            metadata,
+        )
+        self.add(attempt, name, metric or name, passed, explanation, value)
 
     @staticmethod
     def evaluator_fields(
-        n: int, custom: dict[int, tuple[bool, str, str | None, str]]
-    ) -> tuple[list[bool], list[str], list[str | None], list[str]]:
-        """``required``, ``evaluator``, ``evaluator_version`` and ``evaluator_type`` of
-        ``n`` checks: the built-in values, except the ``custom`` rows."""
+        n: int, custom: dict[int, Any]
+    ) -> tuple[list[bool], list[str], list[str | None], list[str], list[bool], list[str | None]]:
+        """``required``, ``evaluator``, ``evaluator_version``, ``evaluator_type``,
+        ``skipped`` and ``metadata`` of ``n`` checks: the built-in values, except the
+        ``custom`` rows (journals written before judges hold four fields)."""
         required = [True] * n
         evaluator = [BUILTIN_EVALUATOR] * n
         version: list[str | None] = [BUILTIN_VERSION] * n
         kind = ["deterministic"] * n
-        for row, (req, ev, ver, typ) in custom.items():
-            required[row], evaluator[row], version[row], kind[row] = req, ev, ver, typ
-        return required, evaluator, version, kind
+        skipped = [False] * n
+        metadata: list[str | None] = [None] * n
+        for row, fields in custom.items():
+            required[row], evaluator[row], version[row], kind[row] = fields[:4]
+            if len(fields) > 4:
+                skipped[row], metadata[row] = fields[4], fields[5]
+        return required, evaluator, version, kind, skipped, metadata
 
     def columns(self) -> dict[str, list[Any]]:
         """All columns by name (defaults filled in for built-in checks)."""
         n = len(self.attempt)
-        required, evaluator, version, kind = self.evaluator_fields(n, self.custom)
+        required, evaluator, version, kind, skipped, metadata = self.evaluator_fields(
+            n, self.custom
+        )
         return {
             "attempt": self.attempt,
             "name": self.name,
@@ -121,16 +165,33 @@ class CheckColumns:
             "value": self.value,
             "passed": self.passed,
             "required": required,
-            "skipped": [False] * n,
+            "skipped": skipped,
             "explanation": self.explanation,
             "evaluator": evaluator,
             "evaluator_version": version,
             "evaluator_type": kind,
+            "metadata": metadata,
         }
+
+    def extend(self, other: CheckColumns) -> None:
+        """Append every check of ``other`` (scored apart, e.g. on another thread)."""
+        offset = len(self.attempt)
+        text = self._text
+        self.attempt.extend(other.attempt)
+        self.name.extend(text.setdefault(n, n) for n in other.name)
+        self.metric.extend(other.metric)
+        self.value.extend(other.value)
+        self.passed.extend(other.passed)
+        self.explanation.extend(text.setdefault(e, e) for e in other.explanation)
+        self.custom.update({offset + row: fields for row, fields in other.custom.items()})
 
     def required(self, row: int) -> bool:
         custom = self.custom.get(row)
         return True if custom is None else custom[0]
+
+    def skipped(self, row: int) -> bool:
+        custom = self.custom.get(row)
+        return custom is not None and len(custom) > 4 and bool(custom[4])
 
     def __len__(self) -> int:
         return len(self.attempt)
@@ -444,37 +505,60 @@ def score_sample(
         if evaluator is None:  # the suite loader prevents this; keep the row honest anyway
             add(attempt, ref.name, ref.name, False, "Evaluator is not registered.", 0.0)
             continue
+        raised = False
         try:
-            value, why = evaluator(text, case, trace, ref.config)
+            # Evaluators get the raw output, as in the package (built-in checks strip it).
+            scores = evaluator.evaluate(output, case, trace, ref)
         except Exception as exc:  # a trusted evaluator's bug fails its check, loudly
+            raised = True
             evaluator_error = f"{type(exc).__name__}: {exc}"
-            value, why = 0.0, f"Evaluator {ref.name!r} raised {evaluator_error}"
-        sink.add_custom(
-            attempt,
-            ref.name,
-            value,
-            value >= ref.threshold and evaluator_error is None,
-            why,
-            required=ref.required,
-            evaluator=ref.name,
-            evaluator_version=evaluator.version,
-            evaluator_type=evaluator.evaluator_type,
-        )
+            why = f"Evaluator {ref.name!r} raised {evaluator_error}"
+            scores = [Judged(name=ref.name, metric=ref.name, value=0.0, explanation=why)]
+        for judged in scores:
+            if judged.skipped:  # a skipped score keeps its own pass / required flags
+                passed, required = judged.passed, judged.required
+            else:
+                passed = (
+                    judged.value >= ref.threshold
+                    and judged.metadata.get("judge_status") != "unavailable"
+                    and not raised
+                )
+                required = ref.required
+            sink.add_custom(
+                attempt,
+                judged.name,
+                judged.value,
+                passed,
+                judged.explanation,
+                required=required,
+                evaluator=ref.name,
+                evaluator_version=evaluator.version,
+                evaluator_type=evaluator.evaluator_type,
+                metric=judged.metric,
+                skipped=judged.skipped,
+                metadata=metadata_json(judged.metadata),
+            )
 
     values = sink.value[start:]
     flags = sink.passed[start:]
     n = len(values)
     n_passed = sum(flags)
     if sink.custom:
-        passed = all(ok or not sink.required(start + i) for i, ok in enumerate(flags))
+        live = [v for i, v in enumerate(values) if not sink.skipped(start + i)]
+        passed = all(
+            ok or not sink.required(start + i) or sink.skipped(start + i)
+            for i, ok in enumerate(flags)
+        )
     else:
+        live = values
         passed = n_passed == n
     return AttemptScore(
         passed=passed,
-        score=math.fsum(values) / n if n else None,
+        # statistics.fmean of the non-skipped values; none at all -> no case score
+        score=math.fsum(live) / len(live) if live else None,
         n_checks=n,
         n_checks_passed=n_passed,
-        score_sum=sum(values),
+        score_sum=sum(live),
         turns=turns,
         evaluator_error=evaluator_error,
     )
