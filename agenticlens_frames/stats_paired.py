@@ -40,6 +40,17 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from ._distributions import (
+    nct_cdf,
+    nct_sf,
+    norm_cdf,
+    norm_isf,
+    norm_ppf,
+    norm_sf,
+    t_isf,
+    t_sf,
+)
+
 __all__ = [
     "BETA_BINOMIAL_ICC_PRIOR",
     "CORRECTIONS",
@@ -107,9 +118,16 @@ class _LazyScipy:
     and the configuration code that imports this module's constants needs neither."""
 
     def __getattr__(self, name: str) -> object:
+        if name in _OPTIMIZE:  # scipy.optimize alone costs half of scipy.stats
+            from scipy import optimize
+
+            return getattr(optimize, name)
         from scipy import optimize, stats
 
         return getattr(stats, name) if hasattr(stats, name) else getattr(optimize, name)
+
+
+_OPTIMIZE = frozenset({"brentq", "brenth", "bisect", "root_scalar", "minimize_scalar"})
 
 
 sps = _LazyScipy()
@@ -1055,7 +1073,7 @@ class PairedResult:
 def _t_p_value(estimate: float, se: float, df: float) -> float:
     if se == 0:
         return 1.0 if estimate == 0 else 0.0
-    return float(2 * sps.t.sf(abs(estimate) / se, df))
+    return 2 * t_sf(abs(estimate) / se, df)
 
 
 def paired_difference(
@@ -1313,15 +1331,15 @@ def paired_power(
         return math.nan
     shift = abs(effect) * math.sqrt(n) / sd
     if distribution == "normal":
-        z = float(sps.norm.isf(alpha / 2))
-        return float(sps.norm.cdf(shift - z) + sps.norm.cdf(-shift - z))
+        z = norm_isf(alpha / 2)
+        return norm_cdf(shift - z) + norm_cdf(-shift - z)
     df = n - 1
-    crit = float(sps.t.isf(alpha / 2, df))
-    upper = float(sps.nct.sf(crit, df, shift))
+    crit = t_isf(alpha / 2, df)
+    upper = nct_sf(crit, df, shift)
     # The far tail underflows to NaN in scipy's noncentral t for large shifts; it is 0.
-    lower = float(sps.nct.cdf(-crit, df, shift))
+    lower = nct_cdf(-crit, df, shift)
     if math.isnan(upper):
-        upper = float(sps.norm.sf(crit - shift))
+        upper = norm_sf(crit - shift)
     return min(1.0, upper + (0.0 if math.isnan(lower) else lower))
 
 
@@ -1394,7 +1412,7 @@ def paired_mde(
         raise ValueError(f"power must be strictly between 0 and 1, got {power!r}")
     if n < 2 or not sd > 0:
         return math.nan
-    normal = float((sps.norm.isf(alpha / 2) + sps.norm.ppf(power)) * sd / math.sqrt(n))
+    normal = (norm_isf(alpha / 2) + norm_ppf(power)) * sd / math.sqrt(n)
     if distribution == "normal":
         return normal
     upper = normal
