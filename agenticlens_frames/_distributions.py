@@ -21,11 +21,14 @@ True
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 __all__ = [
+    "brentq",
     "nct_cdf",
     "nct_sf",
     "norm_cdf",
@@ -143,3 +146,74 @@ def norm_isf(q: Any) -> Any:
 
         return _out(np.negative(ndtri(q)))
     return _out(_stats().norm.isf(q))
+
+
+_RTOL = 4 * np.finfo(float).eps  # scipy.optimize.brentq's default (and smallest) rtol
+
+
+def brentq(
+    f: Callable[[float], float], a: float, b: float, *, xtol: float = 2e-12, maxiter: int = 100
+) -> float:
+    """``scipy.optimize.brentq(f, a, b, xtol=xtol)``: the same root, to the last bit.
+
+    A detectable effect inverts a power curve; scipy.optimize would cost a few tenths of
+    a second to import for that. This is Brent's method step for step as scipy runs it
+    (the same interpolation, extrapolation and bisection choices in the same floating
+    point operations), so it returns the same float. A bracket without a sign change, a
+    NaN value of ``f`` or no convergence within ``maxiter`` steps is handed to scipy,
+    which raises its own error.
+
+    Examples
+    --------
+    >>> import scipy.optimize
+    >>> f = lambda x: x**3 - 2 * x - 5
+    >>> brentq(f, 2.0, 3.0) == scipy.optimize.brentq(f, 2.0, 3.0)
+    True
+    """
+
+    def scipy_brentq() -> float:
+        from scipy.optimize import brentq as reference
+
+        return float(reference(f, a, b, xtol=xtol, maxiter=maxiter))
+
+    xpre, xcur = float(a), float(b)
+    fpre, fcur = float(f(xpre)), float(f(xcur))
+    if math.isnan(fpre) or math.isnan(fcur):
+        return scipy_brentq()
+    if fpre == 0:
+        return xpre
+    if fcur == 0:
+        return xcur
+    if math.copysign(1.0, fpre) == math.copysign(1.0, fcur):
+        return scipy_brentq()
+    xblk = fblk = spre = scur = 0.0
+    for _ in range(maxiter):
+        if fpre != 0 and fcur != 0 and math.copysign(1.0, fpre) != math.copysign(1.0, fcur):
+            xblk, fblk = xpre, fpre
+            spre = scur = xcur - xpre
+        if abs(fblk) < abs(fcur):
+            xpre, xcur, xblk = xcur, xblk, xcur
+            fpre, fcur, fblk = fcur, fblk, fcur
+        delta = (xtol + _RTOL * abs(xcur)) / 2
+        sbis = (xblk - xcur) / 2
+        if fcur == 0 or abs(sbis) < delta:
+            return xcur
+        if abs(spre) > delta and abs(fcur) < abs(fpre):
+            if xpre == xblk:  # interpolate
+                stry = -fcur * (xcur - xpre) / (fcur - fpre)
+            else:  # extrapolate
+                dpre = (fpre - fcur) / (xpre - xcur)
+                dblk = (fblk - fcur) / (xblk - xcur)
+                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre))
+            if 2 * abs(stry) < min(abs(spre), 3 * abs(sbis) - delta):  # a good short step
+                spre, scur = scur, stry
+            else:
+                spre = scur = sbis
+        else:
+            spre = scur = sbis
+        xpre, fpre = xcur, fcur
+        xcur += scur if abs(scur) > delta else (delta if sbis > 0 else -delta)
+        fcur = float(f(xcur))
+        if math.isnan(fcur):
+            return scipy_brentq()
+    return scipy_brentq()

@@ -41,6 +41,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from ._distributions import (
+    brentq,
     nct_cdf,
     nct_sf,
     norm_cdf,
@@ -1419,7 +1420,7 @@ def paired_mde(
     while paired_power(upper, sd, n, alpha) < power:
         upper *= 2
     return float(
-        sps.brentq(lambda delta: paired_power(delta, sd, n, alpha) - power, 0.0, upper, xtol=1e-12)
+        brentq(lambda delta: paired_power(delta, sd, n, alpha) - power, 0.0, upper, xtol=1e-12)
     )
 
 

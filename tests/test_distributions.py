@@ -67,3 +67,43 @@ def test_probability_edges_follow_scipy_stats(q: float) -> None:
     assert _same(d.t_isf(q, 7.0), st.t.isf(q, 7.0))
     assert _same(d.norm_ppf(q), st.norm.ppf(q))
     assert _same(d.norm_isf(q), st.norm.isf(q))
+
+
+def _power_gap(sd: float, n: int, alpha: float, power: float):
+    from agenticlens_frames.stats_paired import paired_power
+
+    return lambda delta: paired_power(delta, sd, n, alpha) - power
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_brentq_finds_scipys_root_exactly(seed: int) -> None:
+    from scipy.optimize import brentq
+
+    rng = np.random.default_rng(seed)
+    for _ in range(50):
+        # the power curves a detectable effect inverts ...
+        sd, n = float(rng.uniform(0.01, 1.0)), int(rng.integers(2, 5000))
+        alpha, power = float(rng.choice([0.05, 0.01, 0.1 / 7])), float(rng.uniform(0.5, 0.99))
+        f = _power_gap(sd, n, alpha, power)
+        upper = 0.01
+        while f(upper) < 0:
+            upper *= 2
+        assert d.brentq(f, 0.0, upper, xtol=1e-12) == brentq(f, 0.0, upper, xtol=1e-12)
+        # ... and cubics with up to three roots in the bracket
+        c = rng.normal(size=4)
+
+        def cubic(x: float, c: np.ndarray = c) -> float:
+            return float(((c[0] * x + c[1]) * x + c[2]) * x + c[3])
+
+        if np.sign(cubic(-10.0)) != np.sign(cubic(10.0)):
+            for xtol in (2e-12, 1e-5):
+                assert d.brentq(cubic, -10.0, 10.0, xtol=xtol) == brentq(
+                    cubic, -10.0, 10.0, xtol=xtol
+                )
+
+
+def test_brentq_leaves_bad_brackets_to_scipy() -> None:
+    with pytest.raises(ValueError, match="different signs"):
+        d.brentq(lambda x: x * x + 1, -1.0, 1.0)
+    with pytest.raises(ValueError):
+        d.brentq(lambda x: math.nan, -1.0, 1.0)
