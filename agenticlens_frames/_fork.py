@@ -14,6 +14,7 @@ and when the work is large. ``AGENTICLENS_FRAMES_WORKERS`` sets the number of pr
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import pickle
 import signal
@@ -161,6 +162,10 @@ def _fork_child(tasks: Sequence[Callable[[], Any]], mine: list[int]) -> tuple[in
         try:
             os.close(read_fd)
             signal.signal(signal.SIGINT, signal.SIG_DFL)  # the parent decides what Ctrl-C means
+            # The parent's objects are read, never freed, here: out of the collector's
+            # reach, a collection does not write to each one and so copy every page
+            # that holds Python objects (copy-on-write) into this process.
+            gc.freeze()
             out: list[tuple[int, bool, Any]] = []
             for index in mine:
                 try:
