@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ._lazy import lazy_exports
 
 if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and IDEs
-    from . import viz
+    from . import testing, viz
     from .analysis import (
         ExperimentAnalysis,
         analyze,
@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     )
     from .api import AgentContext, Comparator, Experiment, ExperimentResult, Tracker, Variant
     from .archive import Archive, ArchiveAnalysis, ArchiveSlice
+    from .coerce import as_analysis
     from .comparisons_config import (
         ComparisonsConfig,
         GuardRails,
@@ -82,6 +83,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
 # live targets' HTTP stack or the archive engines it does not need.
 _LAZY: dict[str, str] = {
     "viz": ".viz",
+    "testing": ".testing",
     "ExperimentAnalysis": ".analysis",
     "analyze": ".analysis",
     "case_matrix": ".analysis",
@@ -101,6 +103,7 @@ _LAZY: dict[str, str] = {
     "Archive": ".archive",
     "ArchiveAnalysis": ".archive",
     "ArchiveSlice": ".archive",
+    "as_analysis": ".coerce",
     "ComparisonsConfig": ".comparisons_config",
     "GuardRails": ".comparisons_config",
     "parse_comparisons": ".comparisons_config",
@@ -175,6 +178,7 @@ __all__ = [
     "Variant",
     "__version__",
     "analyze",
+    "as_analysis",
     "build_report",
     "case_labels",
     "case_level_summary",
@@ -208,6 +212,7 @@ __all__ = [
     "report_warnings",
     "resolve_comparisons",
     "run_experiment",
+    "testing",
     "trial_summary",
     "trials_for_precision",
     "variance_decomposition",

@@ -4,6 +4,7 @@ Exit codes
 ----------
 0  success
 1  invalid input (a one-paragraph message, no traceback)
+2  usage error: an unknown option, or a value outside an option's choices
 3  some variant completed no trial (the run is incomplete)
 4  ``--fail-on-regression`` and a candidate regressed against the baseline: by default,
    significantly worse on quality, safety or reliability in the case-level paired
@@ -11,24 +12,31 @@ Exit codes
    AgenticLens's rule (case pass rate or score down by more than the threshold)
 5  ``--noninferiority-margin`` (or the manifest's) and a candidate failed the gate
 6  ``--max-attempts`` stopped the run with attempts left: run again with ``--run-dir``
+7  the run's process ended without finishing (a target or evaluator called ``os._exit``,
+   or it was killed) and could not be resumed; what finished is kept in ``--run-dir``
 130  interrupted (Ctrl-C); what finished is kept in ``--run-dir``
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
+from ._choices import CORRECTIONS, PAIRED_METHODS  # not stats_paired: --help needs no numpy
+from ._cli_errors import EXIT_INVALID_INPUT, fail, masked
 from .errors import InputError
 
 EXIT_OK = 0
-EXIT_INVALID_INPUT = 1
 EXIT_INCOMPLETE = 3
 EXIT_REGRESSION = 4
 EXIT_NONINFERIORITY = 5
@@ -39,9 +47,33 @@ app = typer.Typer(
     name="agenticlens-frames",
     help="Run and analyse AI-agent experiments (AgenticLens 0.10 compatible) as tidy tables.",
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion / --show-completion for bash, zsh, fish and PowerShell.
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"agenticlens-frames {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_version,
+        is_eager=True,
+        help="Print the version and exit.",
+    ),
+) -> None:
+    """Run and analyse AI-agent experiments (AgenticLens 0.10 compatible) as tidy tables."""
+
+
 experiment_app = typer.Typer(
     help="Run an experiment, or re-render a saved report.", no_args_is_help=True
 )
@@ -72,99 +104,101 @@ class InvalidPayloadPolicy(StrEnum):
     case = "case"
 
 
+# The choices of --correction and --paired-method, from the one list each of the
+# statistics module (so --help lists them and click refuses anything else by option name).
+Correction = StrEnum("Correction", {name: name for name in CORRECTIONS})  # type: ignore[misc]
+PairedMethod = StrEnum("PairedMethod", {name: name for name in PAIRED_METHODS})  # type: ignore[misc]
+
+#: Console width when stdout is not a terminal (CI logs, pipes) and COLUMNS is unset:
+#: rich would assume 80 columns and cut table cells; a log has no right edge.
+PIPE_WIDTH = 1000
+
+
 class StopWhen(StrEnum):
     decided = "decided"
 
 
 def _console(quiet: bool = False) -> Console:
-    return Console(quiet=quiet, highlight=False)
+    console = Console(quiet=quiet, highlight=False)
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console.width = PIPE_WIDTH
+    return console
 
 
-def _fail(console: Console, prefix: str, error: Exception) -> typer.Exit:
-    # Print to stderr as plain text: the message may contain user text with brackets.
-    err = Console(stderr=True, highlight=False)
-    # soft_wrap: one unbroken paragraph, so logs and grep see the whole message.
-    from .report.console import strip_control
+def _by_option(outputs: dict[str, Path | None]) -> dict[str, Path | None]:
+    """The output paths by command-line option (``--html`` …), for messages."""
+    from .report.writers import WRITERS
 
-    # A file name or value from a hostile file must not drive the terminal.
-    err.print(Text(f"{prefix}: ", style="bold red") + Text(strip_control(error)), soft_wrap=True)
-    return typer.Exit(code=EXIT_INVALID_INPUT)
+    return {w.option: outputs[w.name] for w in WRITERS if w.name in outputs}
 
 
 def _write_outputs(
-    console: Console,
-    analysis: object,
-    *,
-    html: Path | None,
-    csv_path: Path | None,
-    cases_csv: Path | None,
-    save: Path | None = None,
-    lean: bool = False,
-    parquet: Path | None = None,
+    console: Console, analysis: object, paths: dict[str, Path | None], **options: Any
 ) -> None:
-    """Write the requested files, the JSON report beside the others in a second process
-    when the run is large (they take similar time), then say what was written."""
+    """Write the requested files (report/writers.py: the JSON report beside the others in
+    a second process when the run is large), then say what was written."""
     from ._fork import run_tasks, worker_count
-    from .report.csv_report import render_cases_csv, render_variants_csv, write_csv
-    from .report.json_report import write_json_report
-    from .report.tables import write_parquet_outputs
-
-    def report() -> None:
-        if save is not None:
-            write_json_report(analysis, save, lean=lean)  # type: ignore[arg-type]
-
-    def others() -> None:
-        if html is not None:
-            from .report.html import write_html_report  # plotly: only when a page is asked for
-
-            write_html_report(analysis, html)  # type: ignore[arg-type]
-        if csv_path is not None:
-            write_csv(render_variants_csv(analysis), csv_path)  # type: ignore[arg-type]
-        if cases_csv is not None:
-            write_csv(render_cases_csv(analysis), cases_csv)  # type: ignore[arg-type]
-        if parquet is not None:
-            write_parquet_outputs(analysis, parquet)  # type: ignore[arg-type]
+    from .report.writers import write_outputs
 
     run = getattr(analysis, "run", None)
     size = 0 if run is None else len(run.attempts)
     try:
-        run_tasks([report, others], worker_count(2, size=size))
+        written = write_outputs(
+            analysis, paths, run_tasks=run_tasks, workers=worker_count(2, size=size), **options
+        )
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         Console(stderr=True, highlight=False).print(
             Text("Unable to write the outputs: ", style="bold red")
-            + Text(f"{exc.strerror or exc}{where}"),
+            + Text(masked(f"{exc.strerror or exc}{where}")),
             soft_wrap=True,
         )
         raise typer.Exit(code=EXIT_INVALID_INPUT) from None
-    for path, what in (
-        (save, "experiment report"),
-        (html, "HTML experiment report"),
-        (csv_path, "variant summary CSV"),
-        (cases_csv, "per-case matrix CSV"),
-        (parquet, "tidy tables and result frames"),
-    ):
-        if path is not None:
-            console.print(Text(f"Saved {what} to {path}"))
+    for writer, path in written:
+        console.print(Text(f"Saved {writer.what} to {path}"))
+
+
+def _output_options(command: str, after: str) -> Callable[[Callable[..., None]], Any]:
+    """Give a command one option per writer of report/writers.py (after parameter
+    ``after``); the command receives their paths as ``outputs: dict[str, Path | None]``."""
+    from .report.writers import writers_for
+
+    writers = writers_for(command)
+
+    def decorate(function: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(function)
+        params = [p for p in signature.parameters.values() if p.name != "outputs"]
+        at = [p.name for p in params].index(after) + 1
+        added = [
+            inspect.Parameter(
+                w.name,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                default=typer.Option(w.default(command), w.option, help=w.help_for(command)),
+                annotation=Path if w.default(command) is not None else Path | None,
+            )
+            for w in writers
+        ]
+
+        @functools.wraps(function)
+        def command_with_outputs(**kwargs: Any) -> None:
+            outputs = {w.name: kwargs.pop(w.name) for w in writers}
+            function(**kwargs, outputs=outputs)
+
+        command_with_outputs.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*params[:at], *added, *params[at:]]
+        )
+        return command_with_outputs
+
+    return decorate
 
 
 @experiment_app.command("run")
+@_output_options("run", after="suite_file")
 def experiment_run(
     manifest_file: Path = typer.Argument(
         ..., help="Experiment manifest (YAML, or JSON by extension)."
     ),
     suite_file: Path = typer.Argument(..., help="Evaluation suite (YAML, or JSON by extension)."),
-    save: Path = typer.Option(
-        Path("agenticlens-experiment.json"), "--save", help="Where to write the JSON report."
-    ),
-    html: Path | None = typer.Option(None, "--html", help="Also write the offline HTML report."),
-    csv_path: Path | None = typer.Option(None, "--csv", help="Also write the per-variant CSV."),
-    cases_csv: Path | None = typer.Option(
-        None, "--cases-csv", help="Also write the per-variant, per-case CSV."
-    ),
-    parquet: Path | None = typer.Option(
-        None, "--parquet", help="Also write the tidy tables and result frames as parquet here."
-    ),
     confidence_level: float = typer.Option(
         0.95, "--confidence-level", min=0.5, max=0.999, help="For intervals and significance."
     ),
@@ -199,17 +233,21 @@ def experiment_run(
         "'compat': AgenticLens's rule, case pass rate or score down by more than "
         "--regression-threshold, uncertainty ignored.",
     ),
-    correction: str | None = typer.Option(
+    correction: Correction | None = typer.Option(
         None,
         "--correction",
-        help="Paired comparisons: none, bonferroni, holm or benjamini_hochberg (no default; "
-        "or declare comparisons: {correction: ...} in the manifest).",
+        help="Multiple-comparison correction of the paired comparisons (no default; or "
+        "declare comparisons: {correction: ...} in the manifest).",
+        case_sensitive=False,
     ),
     alpha: float | None = typer.Option(
         None, "--alpha", help="Level for the corrected decisions (default 0.05)."
     ),
-    paired_method: str | None = typer.Option(
-        None, "--paired-method", help="t (default), bootstrap, permutation, wilcoxon, mcnemar."
+    paired_method: PairedMethod | None = typer.Option(
+        None,
+        "--paired-method",
+        help="Interval and test of the paired comparisons (default t).",
+        case_sensitive=False,
     ),
     cluster: str | None = typer.Option(
         None, "--cluster", help="Case metadata field for cluster-robust intervals."
@@ -276,6 +314,8 @@ def experiment_run(
         "too (no difference that large).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary or progress."),
+    *,
+    outputs: dict[str, Path | None],
 ) -> None:
     """Run every (variant, trial) of an experiment, score it, and write the reports.
 
@@ -291,13 +331,19 @@ def experiment_run(
     try:
         from .comparisons_config import check_saved_report, comparisons_from_cli
 
+        _refuse_clobbering_run(
+            manifest_file,
+            suite_file,
+            run_dir,
+            {**_by_option(outputs), "--comparisons-lock": comparisons_lock},
+        )
         registry = load_registry(evaluators) if evaluators else None
         comparisons = comparisons_from_cli(  # guard rails: refused before any scoring
             manifest_file,
             suite_file,
-            correction=correction,
+            correction=None if correction is None else str(correction.value),
             alpha=alpha,
-            method=paired_method,
+            method=None if paired_method is None else str(paired_method.value),
             cluster=cluster,
             noninferiority_margin=noninferiority_margin,
             allow_large=allow_large,
@@ -347,6 +393,7 @@ def experiment_run(
             comparisons=comparisons,
             comparisons_lock=None if comparisons_lock is None else str(comparisons_lock),
         )
+        analysis.info["generated"] = _provenance(manifest_file, suite_file, run.manifest)
         if live.stopping is not None:
             # The report records when and why the run stopped (the journal does too).
             analysis.extras["early_stopping"] = live.stopping
@@ -358,23 +405,60 @@ def experiment_run(
                     soft_wrap=True,
                 )
         # The comparison settings are fixed with the report of this experiment version.
-        check_saved_report(save, analysis.paired, (run.manifest.name, run.manifest.version))
+        check_saved_report(
+            outputs["save"], analysis.paired, (run.manifest.name, run.manifest.version)
+        )
     except InputError as exc:
-        raise _fail(console, "Unable to run experiment", exc) from None
+        raise fail("Unable to run experiment", exc) from None
     print_summary(analysis, console)
-    _write_outputs(
-        console,
-        analysis,
-        save=save,
-        lean=lean,
-        html=html,
-        csv_path=csv_path,
-        cases_csv=cases_csv,
-        parquet=parquet,
-    )
+    _write_outputs(console, analysis, outputs, lean=lean)
     code = _exit_code(analysis, fail_on_regression, console, rule=regression_rule.value)
     _outputs_done()
     raise typer.Exit(code=code)
+
+
+def _refuse_clobbering_run(
+    manifest_file: Path, suite_file: Path, run_dir: Path | None, outputs: dict[str, Path | None]
+) -> None:
+    """Before any work: no output may name an input, the run folder or another output."""
+    from ._files import check_outputs
+    from .formats import load_manifest
+    from .report.json_report import created_at
+
+    created_at()  # a SOURCE_DATE_EPOCH no report can use is refused now, not after the run
+
+    inputs: list[Path] = [manifest_file, suite_file]
+    try:
+        manifest = load_manifest(manifest_file)
+    except InputError:
+        manifest = None  # reported, with its place, by the run itself
+    for variant in manifest.variants if manifest is not None else ():
+        if variant.target_kind == "recorded":
+            inputs.append(Path(variant.resolved_target))
+        elif variant.target_kind == "python" and ".py:" in variant.resolved_target:
+            inputs.append(Path(variant.resolved_target.rpartition(":")[0]))
+    folders: list[Path] = []
+    if run_dir is not None:
+        if run_dir.exists() and not run_dir.is_dir():
+            raise InputError(
+                "--run-dir names an existing file, not a folder",
+                file=run_dir,
+                hint="give a folder (it is created if missing)",
+            )
+        inputs += [run_dir / "run.json", run_dir / "lock"]
+        folders += [run_dir / "journal", run_dir / "tables"]
+    check_outputs(outputs, inputs, folders=("--parquet",), input_folders=folders)
+
+
+def _provenance(manifest_file: Path, suite_file: Path, manifest: object) -> dict:
+    """Tool, time and the command's inputs by name and SHA-256 (for the page's footer)."""
+    from .report.provenance import provenance
+
+    inputs: dict[str, str | Path] = {"manifest": manifest_file, "suite": suite_file}
+    for variant in manifest.variants:  # type: ignore[attr-defined]
+        if variant.target_kind == "recorded":
+            inputs[f"recorded trials of {variant.id}"] = variant.resolved_target
+    return provenance(inputs)
 
 
 def _stop_options(
@@ -468,12 +552,12 @@ def _exit_code(
 
 
 @experiment_app.command("report")
+@_output_options("report", after="report_file")
 def experiment_report(
     report_file: Path = typer.Argument(..., help="A saved experiment report (JSON)."),
-    html: Path | None = typer.Option(None, "--html", help="Write the HTML report."),
-    csv_path: Path | None = typer.Option(None, "--csv", help="Write the per-variant CSV."),
-    cases_csv: Path | None = typer.Option(None, "--cases-csv", help="Write the per-case CSV."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary."),
+    *,
+    outputs: dict[str, Path | None],
 ) -> None:
     """Re-render a saved report (ours or AgenticLens 0.10's) without running anything."""
     console = _console(quiet)
@@ -481,11 +565,17 @@ def experiment_report(
     from .report.saved import load_report
 
     try:
+        from ._files import check_outputs
+
+        check_outputs(_by_option(outputs), [report_file])
+        from .report.json_report import created_at
+
+        created_at()  # a SOURCE_DATE_EPOCH no report can use
         analysis = load_report(report_file)
     except InputError as exc:
-        raise _fail(console, "Unable to read experiment report", exc) from None
+        raise fail("Unable to read experiment report", exc) from None
     print_summary(analysis, console)
-    _write_outputs(console, analysis, html=html, csv_path=csv_path, cases_csv=cases_csv)
+    _write_outputs(console, analysis, outputs)
     _outputs_done()
 
 
@@ -498,14 +588,32 @@ def _outputs_done() -> None:
     _finished = True
 
 
+def _supervised() -> None:
+    """``experiment run`` runs in a watched child process (see ``_supervise.py``): a target
+    or evaluator that ends the process cannot end the run silently."""
+    from . import _supervise
+
+    if _supervise.wanted(sys.argv[1:]):
+        sys.exit(_supervise.supervise(sys.argv[1:]))
+
+
+def _mark_done(code: object) -> None:
+    from ._supervise import mark_done
+
+    mark_done(code if isinstance(code, int) else (0 if code is None else EXIT_INVALID_INPUT))
+
+
 def main() -> None:
     """Console-script entry point."""
+    _supervised()
     try:
         app()
     except KeyboardInterrupt:
         Console(stderr=True).print("Interrupted.")
+        _mark_done(EXIT_INTERRUPTED)
         sys.exit(130)
     except SystemExit as done:
+        _mark_done(done.code)
         if _finished and (done.code is None or isinstance(done.code, int)):
             # Freeing a large run's objects one by one at interpreter exit takes a
             # quarter of a second and serves nothing once every file is closed.

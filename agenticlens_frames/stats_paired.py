@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from ._choices import CORRECTION_CONTROLS, CORRECTIONS, PAIRED_METHODS
 from ._distributions import (
     brentq,
     nct_cdf,
@@ -51,6 +52,8 @@ from ._distributions import (
     t_isf,
     t_sf,
 )
+from .errors import check_proportion
+from .stats import wilson_score
 
 __all__ = [
     "BETA_BINOMIAL_ICC_PRIOR",
@@ -87,21 +90,8 @@ __all__ = [
     "wilson_score_interval",
 ]
 
-#: Multiple-comparison corrections a user may declare (there is no default).
-CORRECTIONS = ("none", "bonferroni", "holm", "benjamini_hochberg")
-
-#: What each correction controls, in words shown next to every result.
-CORRECTION_CONTROLS = {
-    "none": "nothing: p-values are uncorrected, deliberately",
-    "bonferroni": "the chance of any false positive across the family (family-wise error rate)",
-    "holm": "the chance of any false positive across the family (family-wise error rate), "
-    "less conservatively than Bonferroni",
-    "benjamini_hochberg": "the expected share of false positives among the significant "
-    "findings (false discovery rate)",
-}
-
-#: Procedures for a paired comparison: interval + test.
-PAIRED_METHODS = ("t", "bootstrap", "permutation", "wilcoxon", "mcnemar")
+# CORRECTIONS, CORRECTION_CONTROLS and PAIRED_METHODS live in _choices (imported above):
+# the command line reads them without loading numpy and pandas.
 
 PairedMethod = Literal["t", "bootstrap", "permutation", "wilcoxon", "mcnemar"]
 
@@ -135,15 +125,11 @@ sps = _LazyScipy()
 
 
 def _check_level(confidence_level: float) -> None:
-    if not 0 < confidence_level < 1:
-        raise ValueError(
-            f"confidence_level must be strictly between 0 and 1, got {confidence_level!r}"
-        )
+    check_proportion(confidence_level, "confidence_level")
 
 
 def _check_alpha(alpha: float) -> None:
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha!r}")
+    check_proportion(alpha, "alpha")
 
 
 def _finite(values: ArrayLike, name: str) -> np.ndarray:
@@ -399,14 +385,8 @@ def wilson_score_interval(
     """
     if not n > 0:
         return math.nan, math.nan
-    qq = quantile * quantile
-    denominator = 1 + qq / n
-    center = (proportion + qq / (2 * n)) / denominator
-    radius = quantile * math.sqrt(proportion * (1 - proportion) / n + qq / (4 * n * n))
-    radius /= denominator
-    low = 0.0 if all_fail else max(0.0, center - radius)
-    high = 1.0 if all_pass else min(1.0, center + radius)
-    return low, high
+    low, high = wilson_score(proportion, n, quantile, all_fail=all_fail, all_pass=all_pass)
+    return float(low), float(high)
 
 
 def wilson_effective_interval(

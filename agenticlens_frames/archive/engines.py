@@ -14,33 +14,25 @@ it is what a two-pass or Welford variance produces, it merges across partitions 
 Chan et al.'s formula, and it does not cancel catastrophically for the near-constant
 scores agent cases have (Σx² − (Σx)²/n would give a spurious SD of ~1e-8).
 
-Engines, all returning identical frames (to 1e-9; tested against each other and a
-plain loop):
-
-``numpy``   (default in memory) one run at a time: the run's columns viewed as a
-            (variant, trial, case) cube and summed along its axes (see ``_kernel``);
-``pandas``  idiomatic ``groupby(observed=True)`` on categoricals (a baseline);
-``duckdb``  SQL ``GROUP BY`` over the parquet files or an Arrow table, out of core
-            under a memory limit (extra ``duckdb``);
-``dask``    the numpy kernel mapped over blocks of whole runs on a ``dask.distributed``
-            cluster (extra ``dask``); runs never straddle blocks, so the partial
-            results concatenate without merging;
-``auto``    ``duckdb`` when the slice would not fit in memory, else ``numpy``.
+The engines (numpy, pandas, duckdb, dask, and ``auto``: duckdb when the slice would not
+fit in memory, else numpy) all return identical frames (to 1e-9; tested against each
+other and a plain loop). They are declared once, in :mod:`.engine_registry`.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from .._optional import available as installed
+from .._optional import require
 from ..errors import InputError
 from ._kernel import (
     CASE_STATS,
@@ -54,6 +46,7 @@ from ._kernel import (
     stat_dtype,
 )
 from ._scan import RunScan
+from .engine_registry import AUTO, ENGINES, engine_function
 
 __all__ = [
     "CASE_STATS",
@@ -67,32 +60,23 @@ __all__ = [
     "sufficient_stats",
 ]
 
-Engine = Literal["auto", "numpy", "pandas", "duckdb", "dask"]
-ENGINES: tuple[str, ...] = ("auto", "numpy", "pandas", "duckdb", "dask")
+#: An engine name: one of :data:`ENGINES` (declared in :mod:`.engine_registry`).
+Engine = str
 
 #: Rows per Dask task: whole runs adding up to about this many attempts (perf-limits.md:
 #: 1M-row blocks keep group tables in cache; single-experiment blocks pay overheads).
 BLOCK_ROWS = 1_000_000
 
-EXTRAS = {"duckdb": "duckdb", "dask": "dask", "distributed": "dask"}
-
 
 def require_extra(module: str) -> ModuleType:
-    """Import an optional dependency, or raise ImportError naming the extra to install.
+    """Import an archive engine's optional dependency (see :func:`.._optional.require`).
 
     Examples
     --------
     >>> require_extra("numpy").__name__
     'numpy'
     """
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        extra = EXTRAS.get(module.split(".")[0], module)
-        raise ImportError(
-            f"this engine needs the optional package {module.split('.')[0]!r}; install it "
-            f"with: pip install 'agenticlens-frames[{extra}]'"
-        ) from exc
+    return require(module, f"the {module.split('.')[0]} engine")
 
 
 # --------------------------------------------------------------------------- layout
@@ -545,19 +529,6 @@ def from_keyed_frames(
     return SufficientStats(cases=case_frame, trials=trial_frame, layout=layout, engine=engine)
 
 
-def _duckdb_engine(*args: Any, **kwargs: Any) -> SufficientStats:
-    from ._duckdb import duckdb_engine  # the module needs this one; import on use
-
-    return duckdb_engine(*args, **kwargs)
-
-
-_ENGINE_FUNCS: dict[str, Callable[..., SufficientStats]] = {
-    "numpy": _numpy_engine,
-    "pandas": _pandas_engine,
-    "duckdb": _duckdb_engine,
-    "dask": _dask_engine,
-}
-
 #: Bytes per attempt the in-memory engines hold: the needed columns plus temporaries.
 _BYTES_PER_ROW = 160
 
@@ -585,11 +556,8 @@ def choose_engine(n_rows: int, *, available: int | None = None) -> str:
     free = _available_memory() if available is None else available
     if n_rows * _BYTES_PER_ROW <= free // 2:
         return "numpy"
-    try:
-        importlib.import_module("duckdb")
-    except ImportError:
-        return "numpy"  # numpy streams one run at a time; only its outputs grow
-    return "duckdb"
+    # numpy streams one run at a time; only its outputs grow
+    return "duckdb" if installed("duckdb") else "numpy"
 
 
 def sufficient_stats(
@@ -612,7 +580,7 @@ def sufficient_stats(
         attempts table in memory (``pyarrow.Table`` / ``pandas.DataFrame`` with the
         archive's columns, :data:`NEEDED_COLUMNS`).
     engine
-        ``"numpy"``, ``"pandas"``, ``"duckdb"``, ``"dask"`` or ``"auto"``.
+        One of :data:`ENGINES` (see :mod:`.engine_registry`), ``"auto"`` by default.
     client
         A ``dask.distributed.Client`` for ``engine="dask"`` (default: the current one).
     memory_limit, threads, temp_directory
@@ -630,12 +598,8 @@ def sufficient_stats(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from agenticlens_frames import load_experiment
-    >>> from agenticlens_frames.archive import Archive
-    >>> archive = Archive(tempfile.mkdtemp())
-    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
-    ...                                 "data/support/suite.yaml"))
+    >>> from agenticlens_frames.testing import example_archive
+    >>> archive = example_archive()
     >>> st = sufficient_stats(archive.all(), engine="numpy")
     >>> int(st.cases["attempts"].sum()) == archive.records()[0].n_attempts
     True
@@ -644,9 +608,9 @@ def sufficient_stats(
         raise InputError(f"unknown engine {engine!r}", hint=f"choose one of {', '.join(ENGINES)}")
     src = _as_source(source)
     layout = layout or src.layout()
-    if engine == "auto":
+    if engine == AUTO:
         engine = choose_engine(src.n_rows)
-    return _ENGINE_FUNCS[engine](
+    return engine_function(engine)(
         src,
         layout,
         client=client,

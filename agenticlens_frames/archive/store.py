@@ -49,6 +49,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..frames import FACTOR_PREFIX, ExperimentRun, spec_to_json
+from ._scan import file_sha256
 
 if TYPE_CHECKING:
     from .query import ArchiveSlice
@@ -182,6 +183,9 @@ class RunRecord:
     tags: tuple[str, ...]
     counts: dict[str, int]
     path: Path = field(compare=False)
+    #: SHA-256 of each table's parquet file, checked when a slice reads it (older
+    #: archives have none).
+    sha256: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property
     def n_attempts(self) -> int:
@@ -210,6 +214,7 @@ class RunRecord:
             "factor_names": list(self.factor_names),
             "tags": list(self.tags),
             "counts": dict(self.counts),
+            "sha256": dict(self.sha256),
         }
 
     @classmethod
@@ -233,6 +238,7 @@ class RunRecord:
             tags=tuple(data["tags"]),
             counts={k: int(v) for k, v in data["counts"].items()},
             path=path,
+            sha256={str(k): str(v) for k, v in dict(data.get("sha256") or {}).items()},
         )
 
     def file(self, table: str) -> Path:
@@ -374,6 +380,12 @@ class Archive:
                 f"Archive.add needs an ExperimentRun, got {type(run).__name__}",
                 hint="load one with load_experiment(manifest, suite) or read_parquet(folder)",
             )
+        if self.path.exists() and not self.path.is_dir():
+            raise InputError(
+                "is a file, not an archive folder",
+                file=self.path,
+                hint="give a new or empty folder for the archive",
+            )
         run_id = run_content_id(run)
         target = self._run_dir(run.experiment_id, run_id)
         if (target / RUN_FILE).exists():
@@ -463,6 +475,7 @@ class Archive:
             tags=tuple(tags),
             counts={name: table.num_rows for name, table in tables.items()},
             path=folder,
+            sha256={name: file_sha256(folder / f"{name}.parquet") for name in tables},
         )
         # The record goes last: a run directory without it is never read.
         _write_json(folder / RUN_FILE, record.to_json())
@@ -536,6 +549,10 @@ class Archive:
         return RunRecord.from_json(data, folder)
 
     def _check_exists(self) -> None:
+        if self.path.exists() and not self.path.is_dir():
+            raise InputError(
+                "is a file, not an archive folder", file=self.path, hint="give the archive folder"
+            )
         if not self.path.is_dir():
             raise InputError(
                 "no archive here",

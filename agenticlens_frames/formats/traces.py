@@ -26,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from agenticlens_frames._limits import MAX_MAGNITUDE
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.formats._io import Invalid, describe, to_float
 
@@ -209,12 +210,7 @@ def _from_eval(raw: dict[str, Any]) -> Trace:
         for index, span in enumerate(raw_spans):
             if not isinstance(span, dict):
                 raise Invalid(f"expected a span mapping, got {describe(span)}", at=("spans", index))
-            name = span.get("tool_name")
-            if name is not None:
-                if type(name) is not str:
-                    name = _text(name, "spans", index, "tool_name", nullable=True)
-                if name:
-                    tools.append(name)
+            name = _add_tool(tools, span, index)
             attributes = span.get("attributes", _ABSENT)
             if attributes is _ABSENT:
                 attributes = {}
@@ -223,10 +219,12 @@ def _from_eval(raw: dict[str, Any]) -> Trace:
             spans.append((name, attributes))
 
     latency = raw.get("total_latency_ms", 0.0)
-    if type(latency) is not float or not math.isfinite(latency):
+    if type(latency) is not float or not -MAX_MAGNITUDE <= latency <= MAX_MAGNITUDE:
         latency = _number(latency, "total_latency_ms")
     cost = raw.get("estimated_cost_usd")
-    if cost is not None and (type(cost) is not float or not math.isfinite(cost)):
+    if cost is not None and (
+        type(cost) is not float or not -MAX_MAGNITUDE <= cost <= MAX_MAGNITUDE
+    ):
         cost = _number(cost, "estimated_cost_usd")
     source = raw.get("cost_source")
     if source is not None and source not in COST_SOURCES:
@@ -266,15 +264,10 @@ def _from_run(raw: dict[str, Any], enrich: bool = False) -> Trace:
         if span_cost is None:
             priced = False
         else:
-            if type(span_cost) is not float or not math.isfinite(span_cost):
+            if type(span_cost) is not float or not -MAX_MAGNITUDE <= span_cost <= MAX_MAGNITUDE:
                 span_cost = _span_cost(span_cost, index)
             total = total + span_cost
-        name = span.get("tool_name")
-        if name is not None:
-            if type(name) is not str:
-                name = _text(name, "spans", index, "tool_name", nullable=True)
-            if name:
-                tools.append(name)
+        name = _add_tool(tools, span, index)
         spans.append(
             (name, _lens_attributes(span, index) if enrich else _own_attributes(span, index))
         )
@@ -392,19 +385,42 @@ def _text(value: Any, *at: str | int, nullable: bool = False) -> str:
 
 def _number(value: Any, *at: str | int) -> float:
     try:
-        return to_float(value)
+        number = to_float(value)
     except Invalid as exc:
         raise exc.inside(*at) from None
+    if abs(number) > MAX_MAGNITUDE:
+        # Sums and means of such values overflow to infinity.
+        raise Invalid(
+            f"expected a number between -{MAX_MAGNITUDE:g} and {MAX_MAGNITUDE:g}, got {number:g}",
+            at=at,
+        )
+    return number
 
 
 def _span_cost(value: Any, index: int) -> float:
     # Span costs are summed as written, so only real numbers qualify (not numeric strings).
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+    if (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and abs(value) <= MAX_MAGNITUDE
+    ):
         return value
     raise Invalid(
         f"expected a finite number or null, got {describe(value)}",
         at=("spans", index, "estimated_cost_usd"),
     )
+
+
+def _add_tool(tools: list[str], span: dict[str, Any], index: int) -> str | None:
+    """The span's tool name (validated), appended to ``tools`` when not empty."""
+    name = span.get("tool_name")
+    if name is not None:
+        if type(name) is not str:
+            name = _text(name, "spans", index, "tool_name", nullable=True)
+        if name:
+            tools.append(name)
+    return name
 
 
 def _check_mapping(value: Any, *at: str | int) -> None:

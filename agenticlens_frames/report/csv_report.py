@@ -9,36 +9,47 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
+from .._files import write_atomic
+from .._values import is_missing
 from ..analysis import ExperimentAnalysis
 
-__all__ = ["guard_formula", "render_cases_csv", "render_variants_csv", "write_csv"]
+__all__ = [
+    "guard_formula",
+    "render_cases_csv",
+    "render_variants_csv",
+    "write_cases_csv",
+    "write_csv",
+    "write_variants_csv",
+]
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "|", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+# Leading characters a spreadsheet skips before deciding that a cell is a formula.
+_SKIPPED = " \t\r\n\u3000\u00a0\ufeff"
 
 
 def guard_formula(text: str) -> str:
     """Prefix ``'`` to text a spreadsheet would run as a formula (OWASP CSV injection).
 
+    Besides ``= + - @``: a leading tab or carriage return, ``|`` (DDE), the full-width
+    forms ``＝ ＋ － ＠``, and any of these after leading spaces, tabs or line breaks.
+
     Examples
     --------
     >>> guard_formula("=HYPERLINK(1)"), guard_formula("plain")
     ("'=HYPERLINK(1)", 'plain')
+    >>> guard_formula(" =1+1"), guard_formula("\\n=cmd"), guard_formula("\uff1dSUM(A1)")[0]
+    ("' =1+1", "'\\n=cmd", "'")
     """
-    return f"'{text}" if text.startswith(_FORMULA_START) else text
+    if text.startswith(_FORMULA_START) or text.lstrip(_SKIPPED).startswith(_FORMULA_START):
+        return f"'{text}"
+    return text
 
 
 def _cell(value: Any) -> str:
-    if value is None or value is pd.NA:
-        return ""
-    if isinstance(value, float) and math.isnan(value):
-        return ""
-    return str(value)
+    return "" if is_missing(value) else str(value)
 
 
 def _k_headers(pass_k: tuple[int, ...]) -> list[str]:
@@ -159,8 +170,14 @@ def render_cases_csv(analysis: ExperimentAnalysis) -> str:
 
 def write_csv(text: str, path: str | Path) -> Path:
     """Write CSV text as UTF-8 with ``\\n`` line ends (parents created)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
-    return target
+    return write_atomic(path, text)
+
+
+def write_variants_csv(analysis: ExperimentAnalysis, path: str | Path) -> Path:
+    """Write :func:`render_variants_csv` to ``path`` (the CLI's ``--csv``)."""
+    return write_csv(render_variants_csv(analysis), path)
+
+
+def write_cases_csv(analysis: ExperimentAnalysis, path: str | Path) -> Path:
+    """Write :func:`render_cases_csv` to ``path`` (the CLI's ``--cases-csv``)."""
+    return write_csv(render_cases_csv(analysis), path)

@@ -19,16 +19,21 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import orjson
 import pandas as pd
 
 from .._compat import IMPLEMENTS
+from .._files import atomic_write
 from .._gc import paused_gc
+from .._values import is_missing
 from ..analysis import SUMMARY_METRICS, ExperimentAnalysis
+from ..errors import InputError
 from ..judges import JUDGE_EVALUATOR_TYPES, summarize_judges
+from ..schema import COMPARISONS, FACTOR_LEVELS
+from ..schema import number_to_json as _num
 
 __all__ = ["build_report", "created_at", "write_json_report"]
 
@@ -47,22 +52,26 @@ def created_at() -> str:
     '2026-01-01T00:00:00Z'
     >>> del os.environ["SOURCE_DATE_EPOCH"]
     """
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch is not None and epoch.strip().isdigit():
-        return datetime.fromtimestamp(int(epoch), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    epoch = (os.environ.get("SOURCE_DATE_EPOCH") or "").strip()
+    if epoch:  # unset or empty: the current time
+        if not (epoch.isascii() and epoch.isdigit()):
+            # The reproducible-builds definition: a malformed value is an error, not the
+            # current time (which would silently make "reproducible" outputs differ).
+            raise InputError(
+                f"{epoch[:40]!r} is not a Unix time (a whole number of seconds since "
+                "1970-01-01 UTC)",
+                location="SOURCE_DATE_EPOCH",
+                hint="set it to a Unix time in seconds, e.g. 1767225600, or unset it",
+            )
+        try:
+            return datetime.fromtimestamp(int(epoch), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except (OverflowError, ValueError, OSError):
+            raise InputError(
+                f"{epoch[:40]!r} is beyond the dates a report can hold (years 1-9999)",
+                location="SOURCE_DATE_EPOCH",
+                hint="set it to a Unix time in seconds, e.g. 1767225600, or unset it",
+            ) from None
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _num(value: Any) -> Any:
-    """A JSON-ready number: NaN and ±inf become null (the package's serialiser does so)."""
-    if value is None or value is pd.NA:
-        return None
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    return value
 
 
 def _summary_block(row: pd.Series, metric: str, confidence_level: float) -> dict | None:
@@ -501,10 +510,6 @@ class _TrialReports:
         }
 
 
-def _is_missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-
-
 def build_report(
     analysis: ExperimentAnalysis,
     *,
@@ -551,7 +556,7 @@ def build_report(
                     "trial_index": t,
                     "status": status,
                     "report": make_trial(code, spec.id, t) if succeeded else None,
-                    "error_message": None if _is_missing(error) else error,
+                    "error_message": None if is_missing(error) else error,
                 }
             )
         summary = _variant_summary(row, analysis)
@@ -572,50 +577,8 @@ def build_report(
                 "metadata": dict(spec.metadata),
             }
         )
-    comparisons = []
-    for c in analysis.comparisons.to_dict("records"):
-
-        def delta(metric: str, c: dict[str, Any] = c) -> dict[str, Any] | None:
-            if _is_missing(c[f"{metric}_regressed"]):
-                return None
-            return {
-                "absolute": _num(c[f"{metric}_delta"]),
-                "relative": _num(c[f"{metric}_delta_relative"]),
-                "regressed": bool(c[f"{metric}_regressed"]),
-            }
-
-        comparisons.append(
-            {
-                "baseline_variant_id": c["baseline_variant_id"],
-                "candidate_variant_id": c["candidate_variant_id"],
-                "pass_rate_delta": delta("pass_rate"),
-                "average_score_delta": delta("average_score"),
-                "average_latency_ms_delta": delta("average_latency_ms"),
-                "total_cost_usd_delta": delta("total_cost_usd"),
-                "changed_factors": c["changed_factors"],
-                "case_pass_rate_delta": _num(c["case_pass_rate_delta"]),
-                "case_pass_rate_p_value": _num(c["case_pass_rate_p_value"]),
-                "statistically_significant": None
-                if _is_missing(c["statistically_significant"])
-                else bool(c["statistically_significant"]),
-                "regressed_case_ids": list(c["regressed_case_ids"]),
-                "improved_case_ids": list(c["improved_case_ids"]),
-                "warnings": list(c["warnings"]),
-            }
-        )
-    factor_levels = [
-        {
-            "factor": f["factor"],
-            "value": f["value"],
-            "variant_ids": list(f["variant_ids"]),
-            "mean_pass_rate": _num(f["mean_pass_rate"]),
-            "mean_average_score": _num(f["mean_average_score"]),
-            "mean_latency_ms": _num(f["mean_latency_ms"]),
-            "mean_cost_usd": _num(f["mean_cost_usd"]),
-            "mean_trial_success_rate": _num(f["mean_trial_success_rate"]),
-        }
-        for f in analysis.factor_levels.to_dict("records")
-    ]
+    comparisons = COMPARISONS.to_json(analysis.comparisons)
+    factor_levels = FACTOR_LEVELS.to_json(analysis.factor_levels)
     from .. import __version__
 
     report: dict[str, Any] = {
@@ -700,7 +663,7 @@ def _indented_dump(value: Any, depth: int) -> memoryview:
     wrapped = value
     for _ in range(depth):
         wrapped = [wrapped]
-    data = orjson.dumps(wrapped, option=orjson.OPT_INDENT_2)
+    data = _dumps_indented(wrapped)
     head = sum(2 * level + 2 for level in range(depth)) + 2 * depth  # "[\n" lines + indent
     tail = sum(2 * level + 2 for level in range(depth))  # "\n" + indent + "]" per level
     return memoryview(data)[head : len(data) - tail]
@@ -743,6 +706,20 @@ class _BackgroundWriter:
             raise self._error
 
 
+def _dumps_indented(value: Any) -> bytes:
+    """``value`` as indented JSON, like the package's ``model_dump_json(indent=2)``.
+
+    orjson refuses integers beyond 64 bits (a ``random_seed`` of 2**64, case metadata);
+    the package writes them exactly, and so does the standard encoder used for them here.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except TypeError as exc:
+        if "64-bit" not in str(exc):
+            raise
+        return json.dumps(value, indent=2, ensure_ascii=False).encode("utf-8")
+
+
 def write_json_report(
     analysis: ExperimentAnalysis, path: str | Path, *, lean: bool = False
 ) -> Path:
@@ -762,8 +739,6 @@ def write_json_report(
     '1.1'
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
     token = uuid.uuid4().hex
     pending: list[tuple[int, str, int]] = []
 
@@ -773,15 +748,12 @@ def write_json_report(
 
     with paused_gc():
         skeleton = build_report(analysis, lean=lean, trial_report=placeholder)
-        text = orjson.dumps(skeleton, option=orjson.OPT_INDENT_2)
+        text = _dumps_indented(skeleton)
         trials = _TrialReports(analysis, skeleton["created_at"], lean=lean)
         marker = re.compile(rb'"@@trial-report-(\d+)-' + token.encode() + rb'@@"')
-        try:
-            _stream(text, marker, pending, trials, tmp)
-        except BaseException:
-            tmp.unlink(missing_ok=True)  # a failed write leaves any earlier report as it was
-            raise
-    tmp.replace(target)
+        # A failed write leaves any earlier report as it was (see _files.atomic_write).
+        with atomic_write(target) as out:
+            _stream(text, marker, pending, trials, out)
     return target
 
 
@@ -790,11 +762,11 @@ def _stream(
     marker: re.Pattern[bytes],
     pending: list[tuple[int, str, int]],
     trials: _TrialReports,
-    tmp: Path,
+    out: BinaryIO,
 ) -> None:
-    """Write the skeleton ``text`` to ``tmp``, each placeholder replaced by its trial's
+    """Write the skeleton ``text`` to ``out``, each placeholder replaced by its trial's
     report, built and serialised one at a time."""
-    with open(tmp, "wb") as out, _BackgroundWriter(out) as write:
+    with _BackgroundWriter(out) as write:
         done = 0
         for match in marker.finditer(text):
             write(memoryview(text)[done : match.start()])

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import logging
 import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping
@@ -36,13 +37,22 @@ import pandas as pd
 
 from .._gc import paused_gc
 from .._progress import progress_bar
+from .._secrets import remember, remember_environment
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
 from ..formats import load_manifest, load_recorded, load_suite
+from ..formats._io import require_known
 from ..formats.model import CaseSpec, ManifestSpec, SuiteSpec
 from ..frames import ExperimentRun, TableBuilder
 from ..scoring import score_unavailable
-from .http_target import DEFAULT_MAX_REPLY_BYTES, HttpTarget, check_headers
+from .http_target import (
+    DEFAULT_MAX_REPLY_BYTES,
+    HttpTarget,
+    check_headers,
+    expand_headers,
+    header_variables,
+)
+from .inflight import InflightLog
 from .journal import JournalWriter, RunFolder, digest, now_iso, read_segments, replay_checks
 from .order import execution_order
 from .payload import DEFAULT_MAX_OUTPUT_CHARS, validate_payload
@@ -58,6 +68,8 @@ if TYPE_CHECKING:  # httpx loads with the first http target (_plans), not for re
 __all__ = ["LiveRunResult", "arun_live", "run_experiment", "run_live"]
 
 InvalidPayloadMode = Literal["trial", "case"]
+
+_LOG = logging.getLogger(__name__)
 
 #: Columns of :attr:`LiveRunResult.calls`.
 CALL_COLUMNS = (
@@ -318,12 +330,8 @@ def _policies(
 ) -> dict[str, RetryPolicy]:
     live = [v for v in manifest.variants if v.target_kind != "recorded"]
     if isinstance(retry, Mapping):
-        unknown = set(retry) - {v.id for v in live}
-        if unknown:
-            raise InputError(
-                f"retry names unknown or recorded variant(s): {', '.join(sorted(unknown))}",
-                hint="key the mapping by live variant ids, or pass one RetryPolicy for all",
-            )
+        # Keyed by live variant ids (or pass one RetryPolicy for all).
+        require_known("live variant id", sorted(retry), [v.id for v in live], location="retry")
     out = {}
     for index, v in enumerate(manifest.variants):
         if v.target_kind == "recorded":
@@ -349,11 +357,50 @@ def _limits(manifest: ManifestSpec, overrides: Mapping[str, int] | None) -> dict
             raise InputError(f"concurrency of variant {v.id!r} must be a positive integer")
         out[v.id] = limit
     if overrides:
-        raise InputError(
-            f"variant_concurrency names unknown or recorded variant(s): "
-            f"{', '.join(sorted(overrides))}"
+        require_known(
+            "live variant id", sorted(overrides), list(out), location="variant_concurrency"
         )
     return out
+
+
+def concurrency_plan(
+    manifest: ManifestSpec,
+    concurrency: int | None,
+    limits: Mapping[str, int],
+) -> tuple[int, str | None]:
+    """The most live calls that can really be in flight, and a note when ``concurrency``
+    asks for more than the per-variant limits allow.
+
+    Each variant calls at most its own limit at once (``concurrency`` on the variant, else
+    the manifest's ``max_workers``, default 1), so the overall limit is capped by their sum.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest
+    >>> m = load_manifest("data/support/manifest.yaml")
+    >>> concurrency_plan(m, None, {"a": 1, "b": 1})
+    (1, None)
+    >>> effective, note = concurrency_plan(m, 32, {"a": 1, "b": 1})
+    >>> effective, note.split(":")[0]
+    (2, 'concurrency 32 is capped at 2 calls in flight')
+    """
+    ceiling = sum(limits.values())
+    if concurrency is None:
+        return max(limits.values(), default=1), None
+    if not limits or concurrency <= ceiling:
+        return concurrency, None
+    per_variant = sorted(set(limits.values()))
+    each = (
+        f"{per_variant[0]} call(s) per variant"
+        if len(per_variant) == 1
+        else "the per-variant limits " + ", ".join(f"{v}={n}" for v, n in limits.items())
+    )
+    return ceiling, (
+        f"concurrency {concurrency} is capped at {ceiling} calls in flight: {len(limits)} live "
+        f"variant(s) at {each} (max_workers: {manifest.max_workers} in {manifest.path}). "
+        f"To use {concurrency}, set max_workers: {-(-concurrency // len(limits))} in the "
+        "manifest, or concurrency: N on each variant"
+    )
 
 
 class _Progress:
@@ -566,6 +613,21 @@ def run_coroutine(factory: Callable[[], Awaitable[Any]]) -> Any:
     return holder.get("value")
 
 
+def _each(
+    *callbacks: Callable[[dict[str, Any]], None] | None,
+) -> Callable[[dict[str, Any]], None] | None:
+    """One journal callback calling every given one in turn (None when none is given)."""
+    given = [c for c in callbacks if c is not None]
+    if len(given) <= 1:
+        return given[0] if given else None
+
+    def call(record: dict[str, Any]) -> None:
+        for callback in given:
+            callback(record)
+
+    return call
+
+
 async def arun_live(
     manifest: ManifestSpec,
     suite: SuiteSpec,
@@ -595,6 +657,7 @@ async def arun_live(
         raise InputError(f"max_attempts must not be negative, got {max_attempts}")
     env: Mapping[str, str] = os.environ if environ is None else environ
     targets = dict(targets or {})
+    _remember_secrets(manifest, env)
     monitor = _stop_monitor(manifest, suite, stop_when, stop_rule, invalid_payload)
 
     # 1. Everything that can be checked before the first call.
@@ -609,7 +672,11 @@ async def arun_live(
         for path in recorded_paths.values():
             load_recorded(path, suite)
     functions = _load_functions(manifest, targets, env)
-    global_limit = concurrency or max(limits.values(), default=1)
+    global_limit, capped = concurrency_plan(manifest, concurrency, limits)
+    if capped and any(v.target_kind != "recorded" for v in manifest.variants):
+        # Said once per run (logging's last-resort handler prints it on stderr when the
+        # caller configured nothing, e.g. the command line).
+        _LOG.warning("Note: %s", capped)
 
     # 2. The run folder: identity, lock, what is already done.
     ledger = Ledger(suite, invalid_payload)
@@ -642,16 +709,20 @@ async def arun_live(
         session = f"{now_iso()}-{os.getpid()}"
         bars = _Progress(
             progress and bool(items),
-            manifest.name,
+            f"{manifest.name} · {global_limit} in flight",
             totals,
             overall=len(items) if max_attempts is None else min(max_attempts, len(items)),
         )
         # Judge calls (slow, remote) are scored under the run's concurrency limit.
         judged = registry is not None and registry.has_judges
+        inflight = InflightLog.from_env() if folder is not None else None
         writer = JournalWriter(
             folder.new_segment() if folder is not None and items else None,
             registry,
-            on_record=monitor.add if monitor is not None else None,
+            on_record=_each(
+                None if inflight is None else inflight.ended,
+                monitor.add if monitor is not None else None,
+            ),
             scoring_workers=global_limit if judged else 1,
         )
         clients: list[httpx.AsyncClient] = []
@@ -681,6 +752,7 @@ async def arun_live(
                 should_stop=(lambda: monitor.should_stop) if monitor is not None else None,
                 admit=monitor.admits(global_limit) if monitor is not None else None,
             )
+            scheduler.inflight = inflight
             if monitor is not None:
                 monitor.on_advance = scheduler.wake_threadsafe
             await scheduler.run()
@@ -693,7 +765,11 @@ async def arun_live(
                 plan.target.close()
             for client in clients:
                 await client.aclose()
-            writer.close()
+            try:
+                writer.close()
+            finally:
+                if inflight is not None:
+                    inflight.close()
 
         # 4. The tables, from everything journaled (this session's records included).
         for record in writer.records:
@@ -769,6 +845,18 @@ def load_run_folder(
             hint=f"resume: {how.removeprefix('run it with ')}",
         )
     return run
+
+
+def _remember_secrets(manifest: ManifestSpec, env: Mapping[str, str]) -> None:
+    """Register every secret this run knows of, so that no record or message shows it."""
+    values: list[str] = []
+    for variant in manifest.variants:
+        expanded = expand_headers(variant.headers, env)
+        values += expanded.values()
+        for template in variant.headers.values():
+            values += [env.get(name, "") for name in header_variables(template)]
+    remember(values)
+    remember_environment(env, [manifest.path.parent])
 
 
 def _load_functions(
