@@ -52,16 +52,35 @@ def test_import_package_loads_no_heavy_library() -> None:
 
 @pytest.mark.parametrize("argv", [["--help"], ["experiment", "--help"], ["archive", "--help"]])
 def test_cli_help_loads_no_heavy_library(argv: list[str]) -> None:
+    # main(), as the console script runs it (it first decides whether to supervise).
     loaded = _modules_after(
         f"""
-        from agenticlens_frames.cli import app
+        import sys
+        from agenticlens_frames.cli import main
+        sys.argv = ["agenticlens-frames", *{argv!r}]
         try:
-            app({argv!r}, standalone_mode=False)
+            main()
         except SystemExit as exc:
             assert exc.code in (0, None), exc.code
         """
     )
     assert "typer" in loaded  # the probe did reach the command line
+    assert sorted(loaded.intersection(HEAVY)) == []
+
+
+def test_supervisor_decides_without_heavy_libraries() -> None:
+    """``experiment run`` runs in a watched child: the watching parent reads the manifest
+    (live targets or not) and waits, so it must not pay for pandas and the runner."""
+    data = Path(__file__).resolve().parents[1] / "data" / "support"
+    loaded = _modules_after(
+        f"""
+        from agenticlens_frames import _supervise
+        assert _supervise.wanted(["experiment", "run", "m.yaml", "s.yaml"])
+        assert not _supervise._has_live_targets(
+            ["experiment", "run", {str(data / "manifest.yaml")!r}])
+        """
+    )
+    assert "agenticlens_frames.formats.manifest" in loaded  # the manifest was read
     assert sorted(loaded.intersection(HEAVY)) == []
 
 
