@@ -32,9 +32,9 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from ._choices import CORRECTIONS, PAIRED_METHODS  # not stats_paired: --help needs no numpy
 from ._cli_errors import EXIT_INVALID_INPUT, fail, masked
 from .errors import InputError
-from .stats_paired import CORRECTIONS, PAIRED_METHODS
 
 EXIT_OK = 0
 EXIT_INCOMPLETE = 3
