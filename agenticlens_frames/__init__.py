@@ -36,25 +36,23 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     )
     from .api import AgentContext, Comparator, Experiment, ExperimentResult, Tracker, Variant
     from .archive import Archive, ArchiveAnalysis, ArchiveSlice
-    from .comparisons_config import (
-        ComparisonsConfig,
-        GuardRails,
-        parse_comparisons,
-        resolve_comparisons,
-    )
     from .errors import InputError
     from .evaluators import Evaluator, EvaluatorRegistry, load_registry
     from .formats import load_manifest, load_recorded, load_suite, normalize_trace
     from .frames import ExperimentRun, read_parquet
     from .loading import load_experiment
     from .paired import (
+        ComparisonsConfig,
+        GuardRails,
         case_labels,
         case_level_summary,
         minimum_detectable_effect,
         noise_floor,
         noninferiority_gate,
         paired_comparisons,
+        parse_comparisons,
         power_analysis,
+        resolve_comparisons,
         trials_for_precision,
         variance_decomposition,
     )
@@ -90,10 +88,10 @@ _LAZY: dict[str, str] = {
     "Archive": ".archive",
     "ArchiveAnalysis": ".archive",
     "ArchiveSlice": ".archive",
-    "ComparisonsConfig": ".comparisons_config",
-    "GuardRails": ".comparisons_config",
-    "parse_comparisons": ".comparisons_config",
-    "resolve_comparisons": ".comparisons_config",
+    "ComparisonsConfig": ".paired",
+    "GuardRails": ".paired",
+    "parse_comparisons": ".paired",
+    "resolve_comparisons": ".paired",
     "InputError": ".errors",
     "Evaluator": ".evaluators",
     "EvaluatorRegistry": ".evaluators",

@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 
 from . import stats
-from .comparisons_config import ComparisonsConfig, parse_comparisons
 from .errors import InputError
 from .frames import ExperimentRun, factor_column
+from .paired import ComparisonsConfig, PairedAnalysis, paired_outputs, parse_comparisons
 
 __all__ = [
     "SUMMARY_METRICS",
@@ -802,10 +802,9 @@ class ExperimentAnalysis:
     #: execution order, case ids); kept here so a saved report can be re-rendered
     #: without the tables.
     info: dict[str, Any] = field(default_factory=dict)
-    extras: dict[str, Any] = field(default_factory=dict)
-    #: New top-level report keys, JSON-ready: ``case_level`` always, ``paired_comparisons``
-    #: when a correction was declared (see agenticlens_frames.paired).
-    paired: dict[str, Any] = field(default_factory=dict)
+    #: The paired comparisons when a correction was declared (None otherwise, and for an
+    #: analysis loaded from a saved report, whose frames are in ``paired_frames``).
+    paired: PairedAnalysis | None = None
     #: Case-level frames: case_level_summary, variance_decomposition, case_labels, and
     #: paired_comparisons / noninferiority when declared.
     paired_frames: dict[str, pd.DataFrame] = field(default_factory=dict)
@@ -900,8 +899,6 @@ def analyze(
         confidence_level=confidence_level,
         regression_threshold=regression_threshold,
     )
-    from .paired import paired_outputs  # lazily: scipy.stats
-
     if comparisons is None and run.manifest.comparisons is not None:
         comparisons = parse_comparisons(run.manifest.comparisons, file=run.manifest.path)
     paired_frames, paired = paired_outputs(

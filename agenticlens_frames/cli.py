@@ -253,7 +253,7 @@ def experiment_run(
     from .runner.live import run_experiment as run_live_experiment
 
     try:
-        from .comparisons_config import check_saved_report, comparisons_from_cli
+        from .paired import check_saved_report, comparisons_from_cli
 
         registry = load_registry(evaluators) if evaluators else None
         comparisons = comparisons_from_cli(  # guard rails: refused before any scoring
@@ -301,7 +301,11 @@ def experiment_run(
             comparisons_lock=None if comparisons_lock is None else str(comparisons_lock),
         )
         # The comparison settings are fixed with the report of this experiment version.
-        check_saved_report(save, analysis.paired, (run.manifest.name, run.manifest.version))
+        check_saved_report(
+            save,
+            None if analysis.paired is None else analysis.paired.fingerprint,
+            (run.manifest.name, run.manifest.version),
+        )
     except InputError as exc:
         raise _fail(console, "Unable to run experiment", exc) from None
     print_summary(analysis, console)
@@ -360,7 +364,7 @@ def _exit_code(analysis: object, fail_on_regression: bool, console: Console) -> 
             return EXIT_REGRESSION
     from .paired import noninferiority_failures
 
-    failed = noninferiority_failures(analysis.paired)  # type: ignore[attr-defined]
+    failed = noninferiority_failures(analysis.paired_frames.get("noninferiority"))  # type: ignore[attr-defined]
     if failed:
         Console(stderr=True).print(
             Text(f"Non-inferiority gate failed: {', '.join(failed)}", style="red")

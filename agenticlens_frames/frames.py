@@ -31,11 +31,14 @@ from .formats.model import CaseSpec, EvaluatorRef, ManifestSpec, SuiteSpec, Vari
 __all__ = [
     "ATTEMPTS_SCHEMA",
     "ATTEMPT_STATUSES",
+    "BUILTIN_EVALUATOR",
+    "BUILTIN_VERSION",
     "CASES_SCHEMA",
     "CHECKS_SCHEMA",
     "SCHEMAS",
     "TRIALS_SCHEMA",
     "TRIAL_STATUSES",
+    "CheckColumns",
     "ExperimentRun",
     "read_parquet",
 ]
@@ -496,6 +499,110 @@ def _first_row(part: dict[str, Any]) -> tuple[int, int, int]:
     return tuple(attempts[name][0].as_py() for name in ("variant", "trial", "case_index"))
 
 
+#: What the package stamps on its built-in checks (``Score.evaluator`` / version).
+BUILTIN_EVALUATOR = "agentic_evals.builtin"
+BUILTIN_VERSION = "0.9.0"
+
+
+class CheckColumns:
+    """Columns of the ``checks`` table, filled one check at a time.
+
+    Built-in checks all share the same ``required`` / ``skipped`` / evaluator fields, so
+    only six columns are appended per check; the few rows from registered evaluators keep
+    their own fields in :attr:`custom`. ``attempt`` is the attempt's row number in the
+    ``attempts`` table.
+    """
+
+    __slots__ = ("_text", "attempt", "custom", "explanation", "metric", "name", "passed", "value")
+
+    def __init__(self) -> None:
+        self.attempt: list[int] = []
+        self.name: list[str] = []
+        self.metric: list[str] = []
+        self.value: list[float] = []
+        self.passed: list[bool] = []
+        self.explanation: list[str] = []
+        #: row number -> (required, evaluator, evaluator_version, evaluator_type)
+        self.custom: dict[int, tuple[bool, str, str | None, str]] = {}
+        # One object per distinct name / explanation: the same case yields the same
+        # strings in every trial, so this keeps memory proportional to the suite.
+        self._text: dict[str, str] = {}
+
+    def add(
+        self,
+        attempt: int,
+        name: str,
+        metric: str,
+        passed: bool,
+        explanation: str,
+        value: float | None = None,
+    ) -> None:
+        """Append a built-in check (value 1.0/0.0 from ``passed`` unless given)."""
+        text = self._text
+        self.attempt.append(attempt)
+        self.name.append(text.setdefault(name, name))
+        self.metric.append(metric)
+        self.value.append((1.0 if passed else 0.0) if value is None else value)
+        self.passed.append(passed)
+        self.explanation.append(text.setdefault(explanation, explanation))
+
+    def add_custom(
+        self,
+        attempt: int,
+        name: str,
+        value: float,
+        passed: bool,
+        explanation: str,
+        *,
+        required: bool,
+        evaluator: str,
+        evaluator_version: str | None,
+        evaluator_type: str,
+    ) -> None:
+        """Append a check from a registered evaluator."""
+        self.custom[len(self.attempt)] = (required, evaluator, evaluator_version, evaluator_type)
+        self.add(attempt, name, name, passed, explanation, value)
+
+    @staticmethod
+    def evaluator_fields(
+        n: int, custom: dict[int, tuple[bool, str, str | None, str]]
+    ) -> tuple[list[bool], list[str], list[str | None], list[str]]:
+        """``required``, ``evaluator``, ``evaluator_version`` and ``evaluator_type`` of
+        ``n`` checks: the built-in values, except the ``custom`` rows."""
+        required = [True] * n
+        evaluator = [BUILTIN_EVALUATOR] * n
+        version: list[str | None] = [BUILTIN_VERSION] * n
+        kind = ["deterministic"] * n
+        for row, (req, ev, ver, typ) in custom.items():
+            required[row], evaluator[row], version[row], kind[row] = req, ev, ver, typ
+        return required, evaluator, version, kind
+
+    def columns(self) -> dict[str, list[Any]]:
+        """All columns by name (defaults filled in for built-in checks)."""
+        n = len(self.attempt)
+        required, evaluator, version, kind = self.evaluator_fields(n, self.custom)
+        return {
+            "attempt": self.attempt,
+            "name": self.name,
+            "metric": self.metric,
+            "value": self.value,
+            "passed": self.passed,
+            "required": required,
+            "skipped": [False] * n,
+            "explanation": self.explanation,
+            "evaluator": evaluator,
+            "evaluator_version": version,
+            "evaluator_type": kind,
+        }
+
+    def required(self, row: int) -> bool:
+        custom = self.custom.get(row)
+        return True if custom is None else custom[0]
+
+    def __len__(self) -> int:
+        return len(self.attempt)
+
+
 class TableBuilder:
     """Collects attempts and checks as column lists, then builds the tidy tables.
 
@@ -504,8 +611,6 @@ class TableBuilder:
     """
 
     def __init__(self, manifest: ManifestSpec, suite: SuiteSpec) -> None:
-        from .scoring import CheckColumns  # scoring imports nothing from here
-
         self.manifest = manifest
         self.suite = suite
         self.checks = CheckColumns()
@@ -630,8 +735,6 @@ class TableBuilder:
         if self.next_attempt:  # (trials stay in self._trials either way)
             self._parts.append(self.state())
         self._cols = {name: [] for name in _ATTEMPT_TYPES}
-        from .scoring import CheckColumns
-
         self.checks = CheckColumns()
 
     def _columns(
@@ -673,8 +776,6 @@ class TableBuilder:
 
     def build(self, evaluator_versions: dict[str, str] | None = None) -> ExperimentRun:
         """Sort, type and assemble the five tables."""
-        from .scoring import CheckColumns
-
         m, s = self.manifest, self.suite
         c, k, custom = self._columns()
         variant = c["variant"].to_numpy()

@@ -1,9 +1,9 @@
 """Score one sample against one case: the built-in checks of AgenticLens 0.10 (spec §6).
 
 Scores are not objects: each check appends one value to the columns of a
-:class:`CheckColumns` sink, which becomes the ``checks`` table. The pass rule, name,
-metric, order and explanation of every check follow the package exactly, so our
-``checks`` table and the package's trial reports agree score for score.
+:class:`~agenticlens_frames.frames.CheckColumns` sink (the ``checks`` table's builder).
+The pass rule, name, metric, order and explanation of every check follow the package
+exactly, so our ``checks`` table and the package's trial reports agree score for score.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from .evaluators import REFERENCE_SCORER_NAMES, EvaluatorRegistry
+from .frames import CheckColumns
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -24,116 +25,10 @@ if TYPE_CHECKING:
     from .formats.traces import Trace
 
 __all__ = [
-    "BUILTIN_EVALUATOR",
-    "BUILTIN_VERSION",
     "AttemptScore",
-    "CheckColumns",
     "score_sample",
     "score_unavailable",
 ]
-
-#: What the package stamps on its built-in checks (``Score.evaluator`` / version).
-BUILTIN_EVALUATOR = "agentic_evals.builtin"
-BUILTIN_VERSION = "0.9.0"
-
-
-class CheckColumns:
-    """Columns of the ``checks`` table, filled one check at a time.
-
-    Built-in checks all share the same ``required`` / ``skipped`` / evaluator fields, so
-    only six columns are appended per check; the few rows from registered evaluators keep
-    their own fields in :attr:`custom`. ``attempt`` is the attempt's row number in the
-    ``attempts`` table.
-    """
-
-    __slots__ = ("_text", "attempt", "custom", "explanation", "metric", "name", "passed", "value")
-
-    def __init__(self) -> None:
-        self.attempt: list[int] = []
-        self.name: list[str] = []
-        self.metric: list[str] = []
-        self.value: list[float] = []
-        self.passed: list[bool] = []
-        self.explanation: list[str] = []
-        #: row number -> (required, evaluator, evaluator_version, evaluator_type)
-        self.custom: dict[int, tuple[bool, str, str | None, str]] = {}
-        # One object per distinct name / explanation: the same case yields the same
-        # strings in every trial, so this keeps memory proportional to the suite.
-        self._text: dict[str, str] = {}
-
-    def add(
-        self,
-        attempt: int,
-        name: str,
-        metric: str,
-        passed: bool,
-        explanation: str,
-        value: float | None = None,
-    ) -> None:
-        """Append a built-in check (value 1.0/0.0 from ``passed`` unless given)."""
-        text = self._text
-        self.attempt.append(attempt)
-        self.name.append(text.setdefault(name, name))
-        self.metric.append(metric)
-        self.value.append((1.0 if passed else 0.0) if value is None else value)
-        self.passed.append(passed)
-        self.explanation.append(text.setdefault(explanation, explanation))
-
-    def add_custom(
-        self,
-        attempt: int,
-        name: str,
-        value: float,
-        passed: bool,
-        explanation: str,
-        *,
-        required: bool,
-        evaluator: str,
-        evaluator_version: str | None,
-        evaluator_type: str,
-    ) -> None:
-        """Append a check from a registered evaluator."""
-        self.custom[len(self.attempt)] = (required, evaluator, evaluator_version, evaluator_type)
-        self.add(attempt, name, name, passed, explanation, value)
-
-    @staticmethod
-    def evaluator_fields(
-        n: int, custom: dict[int, tuple[bool, str, str | None, str]]
-    ) -> tuple[list[bool], list[str], list[str | None], list[str]]:
-        """``required``, ``evaluator``, ``evaluator_version`` and ``evaluator_type`` of
-        ``n`` checks: the built-in values, except the ``custom`` rows."""
-        required = [True] * n
-        evaluator = [BUILTIN_EVALUATOR] * n
-        version: list[str | None] = [BUILTIN_VERSION] * n
-        kind = ["deterministic"] * n
-        for row, (req, ev, ver, typ) in custom.items():
-            required[row], evaluator[row], version[row], kind[row] = req, ev, ver, typ
-        return required, evaluator, version, kind
-
-    def columns(self) -> dict[str, list[Any]]:
-        """All columns by name (defaults filled in for built-in checks)."""
-        n = len(self.attempt)
-        required, evaluator, version, kind = self.evaluator_fields(n, self.custom)
-        return {
-            "attempt": self.attempt,
-            "name": self.name,
-            "metric": self.metric,
-            "value": self.value,
-            "passed": self.passed,
-            "required": required,
-            "skipped": [False] * n,
-            "explanation": self.explanation,
-            "evaluator": evaluator,
-            "evaluator_version": version,
-            "evaluator_type": kind,
-        }
-
-    def required(self, row: int) -> bool:
-        custom = self.custom.get(row)
-        return True if custom is None else custom[0]
-
-    def __len__(self) -> int:
-        return len(self.attempt)
 
 
 @dataclass(slots=True)

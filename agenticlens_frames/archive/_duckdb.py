@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from ._kernel import NEEDED_COLUMNS
 from ._scan import RunScan
-from .engines import (
+from .sufficient import (
     RunLayout,
     Source,
     SufficientStats,

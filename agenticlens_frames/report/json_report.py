@@ -26,6 +26,7 @@ import pandas as pd
 
 from .._gc import paused_gc
 from ..analysis import SUMMARY_METRICS, ExperimentAnalysis
+from .paired_json import report_blocks
 
 __all__ = ["build_report", "created_at", "write_json_report"]
 
@@ -617,11 +618,10 @@ def build_report(
             "max_workers": m.max_workers,
             "evaluators": dict(run.evaluator_versions),
             "deliberate_fixes": ["B1", "B2", "B3", "B4", "B5", "B8", "B13"],
-            **analysis.extras,
         },
     }
-    # New top-level keys (issue 6): case_level, paired_comparisons; already JSON-ready.
-    report.update(analysis.paired)
+    # New top-level keys (issue 6): case_level, paired_comparisons.
+    report.update(report_blocks(analysis))
     return report
 
 

@@ -21,6 +21,7 @@ from ..analysis import (
     ExperimentAnalysis,
 )
 from ..errors import InputError
+from .paired_json import paired_frames_from_block
 
 __all__ = ["load_report"]
 
@@ -296,18 +297,12 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
     }
     place[:] = []
     extras = data.get("agenticlens_frames") or {}
-    from ..paired import paired_frames_from_block
-
-    paired = {k: data[k] for k in ("case_level", "paired_comparisons") if k in data}
     place[:] = ["paired_comparisons"]
     paired_frames = (
-        paired_frames_from_block(paired["paired_comparisons"])
-        if "paired_comparisons" in paired
-        else {}
+        paired_frames_from_block(data["paired_comparisons"]) if "paired_comparisons" in data else {}
     )
     place[:] = []
     return ExperimentAnalysis(
-        paired=paired,
         paired_frames=paired_frames,
         run=None,
         confidence_level=cl,

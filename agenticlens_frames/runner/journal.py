@@ -44,7 +44,8 @@ from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
 from ..formats.model import CaseSpec
 from ..formats.traces import Trace
-from ..scoring import AttemptScore, CheckColumns, score_sample
+from ..frames import CheckColumns
+from ..scoring import AttemptScore, score_sample
 
 __all__ = [
     "FORMAT",
