@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from .errors import InputError
+from .paired.methods import method_choices
 
 EXIT_OK = 0
 EXIT_INVALID_INPUT = 1
@@ -187,9 +188,7 @@ def experiment_run(
     alpha: float | None = typer.Option(
         None, "--alpha", help="Level for the corrected decisions (default 0.05)."
     ),
-    paired_method: str | None = typer.Option(
-        None, "--paired-method", help="t (default), bootstrap, permutation, wilcoxon, mcnemar."
-    ),
+    paired_method: str | None = typer.Option(None, "--paired-method", help=f"{method_choices()}."),
     cluster: str | None = typer.Option(
         None, "--cluster", help="Case metadata field for cluster-robust intervals."
     ),

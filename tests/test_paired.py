@@ -472,6 +472,16 @@ def test_the_method_registry_names_what_the_estimators_compute() -> None:
     ]
 
 
+def test_the_statistics_page_lists_every_registered_method_in_order() -> None:
+    from agenticlens_frames.paired import method_names
+
+    text = (REPO / "docs" / "statistics.md").read_text(encoding="utf-8")
+    section = text.split("### Interval and test", 1)[1].split("\n###", 1)[0]
+    lines = section.split("| `ci_method=`", 1)[1].splitlines()[2:]  # past head and rule
+    rows = [line for line in lines[: lines.index("")] if line.startswith("| `")]
+    assert [row.split("`")[1] for row in rows] == list(method_names())
+
+
 def test_a_method_without_clusters_is_refused_with_a_cluster(run: ExperimentRun) -> None:
     with pytest.raises(InputError, match=r"use method t, bootstrap or permutation with a cluster"):
         paired_comparisons(run, correction="holm", ci_method="wilcoxon", cluster="topic")

@@ -16,42 +16,94 @@ estimand; the JSON blocks of the report are built from them in
 ``outputs``      every paired frame of one run in one pass, for ``analyze``
 """
 
-from .case_level import case_labels, case_level_summary, noise_floor, variance_decomposition
-from .comparisons import (
-    PAIRED_COLUMNS,
-    SMALL_SAMPLE,
-    PairedAnalysis,
-    paired_analysis,
-    paired_comparisons,
-)
-from .gate import GATE_COLUMNS, gate_passed, noninferiority_failures, noninferiority_gate
-from .lock import (
-    check_saved_report,
-    check_unchanged,
-    comparison_fingerprint,
-    enforce_lock,
-    read_lock,
-    suite_hash,
-    write_lock,
-)
-from .methods import METHODS, PairedMethodInfo, method_names
-from .outputs import paired_outputs
-from .planning import minimum_detectable_effect, power_analysis, trials_for_precision
-from .settings import (
-    DIMENSIONS,
-    FAMILIES,
-    FIXED_FIELDS,
-    ComparisonsConfig,
-    EvaluatorChoice,
-    GuardRails,
-    check_guard_rails,
-    check_setting,
-    comparisons_from_cli,
-    default_evaluators,
-    evaluator_plan,
-    parse_comparisons,
-    resolve_comparisons,
-)
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and IDEs
+    from .case_level import case_labels, case_level_summary, noise_floor, variance_decomposition
+    from .comparisons import (
+        PAIRED_COLUMNS,
+        SMALL_SAMPLE,
+        PairedAnalysis,
+        paired_analysis,
+        paired_comparisons,
+    )
+    from .gate import GATE_COLUMNS, gate_passed, noninferiority_failures, noninferiority_gate
+    from .lock import (
+        check_saved_report,
+        check_unchanged,
+        comparison_fingerprint,
+        enforce_lock,
+        read_lock,
+        suite_hash,
+        write_lock,
+    )
+    from .methods import METHODS, PairedMethodInfo, method_names
+    from .outputs import paired_outputs
+    from .planning import minimum_detectable_effect, power_analysis, trials_for_precision
+    from .settings import (
+        DIMENSIONS,
+        FAMILIES,
+        FIXED_FIELDS,
+        ComparisonsConfig,
+        EvaluatorChoice,
+        GuardRails,
+        check_guard_rails,
+        check_setting,
+        comparisons_from_cli,
+        default_evaluators,
+        evaluator_plan,
+        parse_comparisons,
+        resolve_comparisons,
+    )
+
+# Imported on first use: the command line reads the method names without loading the
+# statistics.
+_LAZY = {
+    "DIMENSIONS": ".settings",
+    "FAMILIES": ".settings",
+    "FIXED_FIELDS": ".settings",
+    "GATE_COLUMNS": ".gate",
+    "METHODS": ".methods",
+    "PAIRED_COLUMNS": ".comparisons",
+    "SMALL_SAMPLE": ".comparisons",
+    "ComparisonsConfig": ".settings",
+    "EvaluatorChoice": ".settings",
+    "GuardRails": ".settings",
+    "PairedAnalysis": ".comparisons",
+    "PairedMethodInfo": ".methods",
+    "case_labels": ".case_level",
+    "case_level_summary": ".case_level",
+    "check_guard_rails": ".settings",
+    "check_saved_report": ".lock",
+    "check_setting": ".settings",
+    "check_unchanged": ".lock",
+    "comparison_fingerprint": ".lock",
+    "comparisons_from_cli": ".settings",
+    "default_evaluators": ".settings",
+    "enforce_lock": ".lock",
+    "evaluator_plan": ".settings",
+    "gate_passed": ".gate",
+    "method_names": ".methods",
+    "minimum_detectable_effect": ".planning",
+    "noise_floor": ".case_level",
+    "noninferiority_failures": ".gate",
+    "noninferiority_gate": ".gate",
+    "paired_analysis": ".comparisons",
+    "paired_comparisons": ".comparisons",
+    "paired_outputs": ".outputs",
+    "parse_comparisons": ".settings",
+    "power_analysis": ".planning",
+    "read_lock": ".lock",
+    "resolve_comparisons": ".settings",
+    "suite_hash": ".lock",
+    "trials_for_precision": ".planning",
+    "variance_decomposition": ".case_level",
+    "write_lock": ".lock",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 __all__ = [
     "DIMENSIONS",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["METHODS", "PairedMethodInfo", "method_names"]
+__all__ = ["METHODS", "PairedMethodInfo", "method_choices", "method_names"]
 
 
 @dataclass(frozen=True)
@@ -77,3 +77,15 @@ def method_names() -> tuple[str, ...]:
     ('t', 'bootstrap', 'permutation', 'wilcoxon', 'mcnemar')
     """
     return tuple(METHODS)
+
+
+def method_choices() -> str:
+    """The methods as the command line's help lists them, the default marked.
+
+    Examples
+    --------
+    >>> method_choices()
+    't (default), bootstrap, permutation, wilcoxon, mcnemar'
+    """
+    first, *rest = method_names()
+    return ", ".join([f"{first} (default)", *rest])
