@@ -96,7 +96,7 @@ class PairedAnalysis:
     config
         The effective settings.
     fingerprint
-        What the comparison is fixed to (see :mod:`.comparisons_config`).
+        What the comparison is fixed to (see :mod:`.lock`).
     evaluators
         One row per dimension: name, version, direction, unit.
     omitted
@@ -150,8 +150,8 @@ def paired_analysis(
     run
         The experiment.
     config
-        From :func:`~agenticlens_frames.comparisons_config.resolve_comparisons` or
-        :func:`~agenticlens_frames.comparisons_config.parse_comparisons`.
+        From :func:`~agenticlens_frames.paired.settings.resolve_comparisons` or
+        :func:`~agenticlens_frames.paired.settings.parse_comparisons`.
     lock
         Optional lock file: created on first use, and any later change of correction,
         alpha, suite, evaluator versions or candidates is refused.
