@@ -246,14 +246,11 @@ def check_setting(key: str, value: Any) -> Any:
 def parse_comparisons(
     raw: Mapping[str, Any] | None, *, file: str | Path = "manifest.yaml"
 ) -> ComparisonsConfig | None:
-    """Validate the manifest's ``comparisons:`` mapping.
+    """Validate the manifest's ``comparisons:`` mapping (``ManifestSpec.comparisons``).
 
-    Parameters
-    ----------
-    raw
-        ``ManifestSpec.comparisons`` (the mapping as written), or None.
-    file
-        The manifest, for error messages.
+    ``raw`` and ``file`` are read by
+    :func:`~agenticlens_frames.formats.comparisons.read_comparisons`, every value checked
+    by :func:`check_setting`.
 
     Returns
     -------
