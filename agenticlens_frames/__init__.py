@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
         GuardRails,
         case_labels,
         case_level_summary,
+        case_verdicts,
         minimum_detectable_effect,
         noise_floor,
         noninferiority_gate,
@@ -122,6 +123,7 @@ _LAZY: dict[str, str] = {
     "RetryPolicy": ".runner",
     "run_experiment": ".runner",
     "execution_order": ".runner.order",
+    "case_verdicts": ".paired",
     "explore": ".widgets",
     "Explorer": ".widgets",
 }
@@ -156,6 +158,7 @@ __all__ = [
     "case_labels",
     "case_level_summary",
     "case_matrix",
+    "case_verdicts",
     "compare_to_baseline",
     "execution_order",
     "explore",

@@ -136,6 +136,26 @@ def analysis_repr_html(a: ExperimentAnalysis) -> str:
     True
     """
     info = a.info
+    # The verdicts first (case-level, paired, under the declared correction), as rows of
+    # the verdict frame; this module imports nothing of ours, so it reads them as written.
+    verdicts = getattr(a, "verdicts", None)
+    lead = ""
+    if verdicts is not None and len(verdicts):
+        style = {"better": "good", "worse": "bad"}
+        lead = (
+            "<table class='verdicts'><tr><th>verdict</th><th>candidate − baseline, case by "
+            "case</th></tr>"
+            + "".join(
+                f"<tr><td class='{style.get(str(r['verdict']), '')}'>{_e(r['verdict'])}</td>"
+                f"<td>{_e(r['statement'])}</td></tr>"
+                for r in verdicts.to_dict("records")
+            )
+            + "</table>"
+        )
+    if verdicts is not None:
+        note = verdicts.attrs.get("missing") or verdicts.attrs.get("how_to_declare")
+        if note:
+            lead += f"<div class='muted'>{_e(note)}</div>"
     rows = "".join(
         f"<tr><td><b>{_e(v['variant_id'])}</b>{' (baseline)' if v['is_baseline'] else ''}"
         f"{' · Pareto' if v['pareto_optimal'] else ''}</td>"
@@ -161,16 +181,15 @@ def analysis_repr_html(a: ExperimentAnalysis) -> str:
                 )
                 if c[key] is True
             ]
-            cls = "bad" if regressed else "good"
             items.append(
                 f"<tr><td>{_e(c['candidate_variant_id'])}</td>"
                 f"<td>{_num(c['case_pass_rate_delta'], '+.1%')}</td>"
                 f"<td>{_num(c['case_pass_rate_p_value'], '.3f')}</td>"
-                f"<td class='{cls}'>{_e(', '.join(regressed)) or 'none'}</td></tr>"
+                f"<td>{_e(', '.join(regressed)) or 'none'}</td></tr>"
             )
         comps = (
             f"<table><tr><th>vs {_e(info.get('baseline_variant_id'))}</th><th>Δ case pass rate"
-            "</th><th>p</th><th>regressions</th></tr>" + "".join(items) + "</table>"
+            "</th><th>z-test p</th><th>flagged by its rule</th></tr>" + "".join(items) + "</table>"
         )
     warnings = "".join(f"<li>{_e(w)}</li>" for w in a.warnings)
     source = "saved report" if a.run is None else "tidy tables"
@@ -179,8 +198,12 @@ def analysis_repr_html(a: ExperimentAnalysis) -> str:
         f"{_e(info.get('experiment_version'))} · suite {_e(info.get('suite_name'))} "
         f"{_e(info.get('suite_version'))}<div class='muted'>{info.get('trial_count')} trials "
         f"per variant · confidence {a.confidence_level:.0%} · from {source}</div>"
-        "<table><tr><th>variant</th><th>case pass rate</th><th>score</th><th>latency</th>"
-        f"<th>cost / trial</th><th>reliability</th><th>flaky</th></tr>{rows}</table>"
+        f"{lead}<div class='muted'>AgenticLens-compatible numbers (attempts treated as "
+        "independent; not a verdict). Reliability: share of trials in which every case "
+        "passed.</div>"
+        "<table><tr><th>variant</th><th>case pass rate [pooled Wilson]</th><th>score</th>"
+        "<th>latency</th><th>cost / trial</th><th>reliability</th><th>flaky</th></tr>"
+        f"{rows}</table>"
         f"{comps}" + (f"<ul class='muted'>{warnings}</ul>" if warnings else "")
     )
 

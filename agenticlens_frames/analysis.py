@@ -808,6 +808,9 @@ class ExperimentAnalysis:
     #: Case-level frames: case_level_summary, variance_decomposition, case_labels, and
     #: paired_comparisons / noninferiority when declared.
     paired_frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: One verdict per candidate and dimension (:func:`~agenticlens_frames.case_verdicts`):
+    #: what the console, the page and the explorer lead with.
+    verdicts: pd.DataFrame = field(default_factory=lambda: _empty_verdicts())
 
     @property
     def execution_order(self) -> list[tuple[str, int]]:
@@ -823,6 +826,7 @@ class ExperimentAnalysis:
             "comparisons": self.comparisons,
             "factor_levels": self.factor_levels,
             **self.paired_frames,
+            "verdicts": self.verdicts,
         }
 
     def __repr__(self) -> str:
@@ -904,9 +908,18 @@ def analyze(
     paired_frames, paired = paired_outputs(
         run, comparisons, confidence_level=confidence_level, lock=comparisons_lock
     )
+    from .paired.verdicts import case_verdicts
+
+    verdicts = case_verdicts(
+        run,
+        comparisons,
+        confidence_level=confidence_level,
+        paired=paired_frames.get("paired_comparisons"),
+    )
     return ExperimentAnalysis(
         paired=paired,
         paired_frames=paired_frames,
+        verdicts=verdicts,
         run=run,
         confidence_level=confidence_level,
         regression_threshold=regression_threshold,
@@ -921,6 +934,12 @@ def analyze(
         warnings=report_warnings(run, vs, comps),
         info=run_info(run),
     )
+
+
+def _empty_verdicts() -> pd.DataFrame:
+    from .paired.verdicts import empty_verdicts
+
+    return empty_verdicts()
 
 
 def run_info(run: ExperimentRun) -> dict[str, Any]:

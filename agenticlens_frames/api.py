@@ -29,7 +29,7 @@ Examples
 3       loud  input-02  REFUND PLEASE    True
 >>> Comparator().compare(result)[["variant", "runs", "mean_output_length", "pass_rate"]]
   variant  runs  mean_output_length  pass_rate
-0   quiet     2                12.0        0.0
+0   quiet     2                12.0        0.5
 1    loud     2                12.0        1.0
 """
 
@@ -403,7 +403,8 @@ class VariantResult:
     timestamp: str
     metadata: dict[str, Any] = field(default_factory=dict)
     errors: int = 0
-    #: Over cases with expectations; None when the dataset has none.
+    #: Over evaluated attempts, as :func:`~agenticlens_frames.analyze` counts them (an
+    #: input without checks passes vacuously); None when nothing was evaluated.
     pass_rate: float | None = None
     passes: int = 0
     scored_runs: int = 0
@@ -411,16 +412,20 @@ class VariantResult:
 
 def variant_results(run: ExperimentRun, *, timestamp: str | None = None) -> list[VariantResult]:
     """The per-variant results of a run, in variant order."""
+    from .analysis import variant_summary
+
     stamp = timestamp or _now()
     att = run.attempts
-    checked = run.cases.set_index("case_id")["n_expectations"].to_dict()
+    # Pass counts exactly as analyze() counts them (AgenticLens's rule: every evaluated
+    # attempt, an input without checks passing vacuously), so the two never disagree.
+    summary = variant_summary(run).set_index("variant_id")
     out = []
     for v in run.manifest.variants:
         rows = att[att["variant_id"] == v.id]
         ok = rows["status"] == "ok"
         latency = rows.loc[ok, "latency_ms"].dropna()
-        scored = rows[[checked.get(c, 0) > 0 for c in rows["case_id"].astype(str)]]
-        passes = int(scored["passed"].sum())
+        passes = int(summary.loc[v.id, "case_passes"])
+        scored = int(summary.loc[v.id, "case_attempts"])
         out.append(
             VariantResult(
                 experiment_name=run.manifest.name,
@@ -431,9 +436,9 @@ def variant_results(run: ExperimentRun, *, timestamp: str | None = None) -> list
                 timestamp=stamp,
                 metadata={"factors": dict(v.factors), "experiment_id": run.experiment_id},
                 errors=int((~ok).sum()),
-                pass_rate=passes / len(scored) if len(scored) else None,
+                pass_rate=passes / scored if scored else None,
                 passes=passes,
-                scored_runs=len(scored),
+                scored_runs=scored,
             )
         )
     return out
@@ -758,7 +763,9 @@ class Comparator:
         """One row per variant: ``variant, runs, errors, mean_latency_ms,
         mean_output_length, pass_rate, pass_rate_ci_low, pass_rate_ci_high``.
 
-        Pass rates are over the cases that have expectations (NaN when none do), with a
+        Pass rates are over every evaluated attempt, exactly as
+        :func:`~agenticlens_frames.analyze` counts them (an input without checks passes
+        vacuously, AgenticLens's rule; :meth:`summary` says how many there are), with a
         Wilson interval that, like AgenticLens', treats attempts as independent.
         """
         items = self._variant_results(results)
@@ -797,6 +804,14 @@ class Comparator:
             lines.append(f"Hypothesis: {results.experiment.hypothesis}")
         baseline = self._baseline(results)
         level = f"{self.confidence_level:.0%}"
+        run_ = self._run_of(results)
+        if run_ is not None:
+            unchecked = int((run_.cases["n_expectations"] == 0).sum())
+            if unchecked:
+                lines.append(
+                    f"Note: {unchecked} of {len(run_.cases)} input(s) have no checks; their "
+                    "attempts count as passed (AgenticLens's rule, as in analyze())."
+                )
         for row in frame.itertuples(index=False):
             mark = " (baseline)" if row.variant == baseline else ""
             lines.append("")

@@ -5,7 +5,10 @@ Exit codes
 0  success
 1  invalid input (a one-paragraph message, no traceback)
 3  some variant completed no trial (the run is incomplete)
-4  ``--fail-on-regression`` and a candidate regressed against the baseline
+4  ``--fail-on-regression`` and a candidate regressed against the baseline: by default,
+   significantly worse on quality, safety or reliability in the case-level paired
+   comparison under the declared correction; with ``--regression-rule compat``,
+   AgenticLens's rule (case pass rate or score down by more than the threshold)
 5  ``--noninferiority-margin`` (or the manifest's) and a candidate failed the gate
 6  ``--max-attempts`` stopped the run with attempts left: run again with ``--run-dir``
 130  interrupted (Ctrl-C); what finished is kept in ``--run-dir``
@@ -58,6 +61,11 @@ _mount_archive()
 class LatencyPolicy(StrEnum):
     exclude = "exclude"
     zero = "zero"
+
+
+class RegressionRule(StrEnum):
+    case = "case"
+    compat = "compat"
 
 
 class InvalidPayloadPolicy(StrEnum):
@@ -177,7 +185,15 @@ def experiment_run(
     fail_on_regression: bool = typer.Option(
         False,
         "--fail-on-regression",
-        help="Exit with status 4 if any candidate's case pass rate or score regressed.",
+        help="Exit with status 4 if a candidate regressed (see --regression-rule).",
+    ),
+    regression_rule: RegressionRule = typer.Option(
+        RegressionRule.case,
+        "--regression-rule",
+        help="'case' (default): significantly worse on quality, safety or reliability in "
+        "the case-level paired comparison under the declared correction (needs one); "
+        "'compat': AgenticLens's rule, case pass rate or score down by more than "
+        "--regression-threshold, uncertainty ignored.",
     ),
     correction: str | None = typer.Option(
         None,
@@ -266,6 +282,15 @@ def experiment_run(
             allow_large=allow_large,
             known_evaluators=tuple(registry or ()),
         )
+        if fail_on_regression and regression_rule == RegressionRule.case and comparisons is None:
+            # Refused before any work: the verdict the gate follows needs a correction.
+            raise InputError(
+                "--fail-on-regression follows the case-level paired verdict, which needs a "
+                "declared multiple-comparison correction, and none is declared",
+                location="--fail-on-regression",
+                hint="declare comparisons: {correction: holm} in the manifest, pass "
+                "--correction holm, or pass --regression-rule compat for AgenticLens's rule",
+            )
         _note_outside_targets(manifest_file)
         live = run_live_experiment(
             manifest_file,
@@ -318,7 +343,7 @@ def experiment_run(
         cases_csv=cases_csv,
         parquet=parquet,
     )
-    code = _exit_code(analysis, fail_on_regression, console)
+    code = _exit_code(analysis, fail_on_regression, console, rule=regression_rule.value)
     _outputs_done()
     raise typer.Exit(code=code)
 
@@ -341,7 +366,9 @@ def _note_outside_targets(manifest_file: Path) -> None:
         )
 
 
-def _exit_code(analysis: object, fail_on_regression: bool, console: Console) -> int:
+def _exit_code(
+    analysis: object, fail_on_regression: bool, console: Console, *, rule: str = "case"
+) -> int:
     variants = analysis.variants  # type: ignore[attr-defined]
     empty = variants.loc[variants["completed_trials"] == 0, "variant_id"].astype(str).tolist()
     if empty:
@@ -349,7 +376,24 @@ def _exit_code(analysis: object, fail_on_regression: bool, console: Console) -> 
             Text(f"Incomplete: variant(s) with no completed trial: {', '.join(empty)}", style="red")
         )
         return EXIT_INCOMPLETE
-    if fail_on_regression:
+    if fail_on_regression and rule == "case":
+        from .paired.verdicts import regressions
+        from .report.console import strip_control
+
+        worse = regressions(analysis.verdicts)  # type: ignore[attr-defined]
+        if len(worse):
+            lines = "\n".join(f"  {strip_control(s)}" for s in worse["statement"])
+            Console(stderr=True).print(
+                Text(
+                    "Regression against the baseline (case-level paired verdict): "
+                    f"{', '.join(dict.fromkeys(map(str, worse['candidate_variant_id'])))}\n"
+                    + lines,
+                    style="red",
+                ),
+                soft_wrap=True,
+            )
+            return EXIT_REGRESSION
+    elif fail_on_regression:
         comps = analysis.comparisons  # type: ignore[attr-defined]
         hit = comps.loc[
             comps["pass_rate_regressed"].fillna(False)
@@ -358,7 +402,11 @@ def _exit_code(analysis: object, fail_on_regression: bool, console: Console) -> 
         ].tolist()
         if hit:
             Console(stderr=True).print(
-                Text(f"Regression against the baseline: {', '.join(map(str, hit))}", style="red")
+                Text(
+                    "Regression against the baseline (AgenticLens rule, uncertainty ignored): "
+                    f"{', '.join(map(str, hit))}",
+                    style="red",
+                )
             )
             return EXIT_REGRESSION
     from .paired import noninferiority_failures

@@ -739,13 +739,16 @@ def delta_forest(
     comparisons: pd.DataFrame,
     *,
     metrics: Sequence[str] = ("case_pass_rate", "score", "latency", "cost"),
+    mark_significant: bool = True,
 ) -> go.Figure:
     """Candidate − baseline deltas as a forest plot, one panel per metric.
 
     Intervals are drawn from ``<metric>_delta_ci_low`` / ``<metric>_delta_ci_high``
     columns (``case_pass_rate_delta_ci_low`` …) when the comparisons frame has them; the
     pooled comparisons of AgenticLens carry a p-value but no interval, and the panel title
-    says so. Red marks a regression (spec §9.5), green a significant improvement.
+    says so. Red marks a regression (spec §9.5), green a significant improvement; with
+    ``mark_significant=False`` (the HTML page's AgenticLens-compatible section, whose
+    z test treats attempts as independent) nothing is marked significant.
 
     Examples
     --------
@@ -787,7 +790,9 @@ def delta_forest(
         )
         significant = (
             comparisons["statistically_significant"].fillna(False).astype(bool).to_numpy()
-            if m == "case_pass_rate" and "statistically_significant" in comparisons
+            if m == "case_pass_rate"
+            and mark_significant
+            and "statistically_significant" in comparisons
             else np.zeros(len(x), dtype=bool)
         )
         colours = [
@@ -836,7 +841,11 @@ def delta_forest(
             fig.update_xaxes(tickformat="+.0%", row=1, col=n)
     fig.update_yaxes(autorange="reversed", type="category", row=1, col=1)
     fig.update_layout(
-        title={"text": "Against the baseline (red: regressed; green: significant gain)"},
+        title={
+            "text": "Against the baseline (red: regressed; green: significant gain)"
+            if mark_significant
+            else "Against the baseline, AgenticLens's numbers (red: regressed by its rule)"
+        },
         height=max(240, 110 + 36 * len(cands)),
         margin={"t": 80, "l": 10, "r": 10, "b": 10},
     )

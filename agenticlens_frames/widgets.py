@@ -143,9 +143,13 @@ class Explorer(widgets.VBox):
         order and number of cases shown.
     heatmap, curves, frontier
         The ``FigureWidget`` s.
+    verdicts
+        ``HTML`` widget with the case-level verdicts (shown first, filtered with the
+        variants); without a declared correction, the paired differences with
+        per-comparison intervals and how to declare one.
     paired
-        A ``FigureWidget`` of the paired forest plot (adjusted p in the hover), or None
-        when the analysis declared no correction; filtered with the variants.
+        A ``FigureWidget`` of the paired forest plot of the verdict rows (adjusted p in
+        the hover), or None when there is no candidate; filtered with the variants.
     details
         ``HTML`` widget showing the attempts of the last clicked heatmap cell.
     """
@@ -178,8 +182,9 @@ class Explorer(widgets.VBox):
         self.heatmap = go.FigureWidget()
         self.curves = go.FigureWidget()
         self.frontier = go.FigureWidget()
-        paired = analysis.paired_frames.get("paired_comparisons")
+        paired = analysis.verdicts
         self._paired = paired if paired is not None and len(paired) else None
+        self.verdicts = widgets.HTML()
         self.paired = go.FigureWidget() if self._paired is not None else None
         self.details = widgets.HTML("<i>Click a heatmap cell to see that case's attempts.</i>")
         self.status = widgets.HTML()
@@ -190,6 +195,7 @@ class Explorer(widgets.VBox):
             control.observe(self._on_change, names="value")
         super().__init__(
             [
+                self.verdicts,
                 widgets.HBox(list(self.factor_filters.values())),
                 widgets.HBox(controls),
                 self.status,
@@ -226,6 +232,7 @@ class Explorer(widgets.VBox):
             # The frontier among the variants shown, not among all of them.
             front = pareto_frontier(vs)
             vs["pareto_optimal"] = vs["variant_id"].astype(str).isin(front)
+        self.verdicts.value = self._verdicts_html(keep)
         if not keep:
             for fw in (self.heatmap, self.curves, self.frontier):
                 _replace(fw, go.Figure(layout={"title": {"text": "no variant selected"}}))
@@ -260,6 +267,16 @@ class Explorer(widgets.VBox):
             )
         if len(self.heatmap.data):
             self.heatmap.data[0].on_click(self._on_click)
+
+    def _verdicts_html(self, keep: list[str]) -> str:
+        from .report.html import verdicts_table_html
+
+        v = self.analysis.verdicts
+        shown = v[v["candidate_variant_id"].astype(str).isin(keep)]
+        shown.attrs = dict(v.attrs)
+        declared = bool(v.attrs.get("declared", False))
+        title = "Verdicts against the baseline" if declared else "Paired differences"
+        return f"<h3>{title} (case-level)</h3>" + verdicts_table_html(shown)
 
     def _on_click(self, _trace: Any, points: Any, _state: Any) -> None:
         if not points.xs:

@@ -1013,6 +1013,9 @@ def manifest() -> dict[str, Any]:
         "random_seed": 2611,
         "pass_k": [1, 3, 5],
         "minimum_trials": 5,
+        # Ours, not AgenticLens's (which ignores the key): the multiple-comparison
+        # correction for the case-level paired verdicts, declared before the numbers are in.
+        "comparisons": {"correction": "holm"},
         "metadata": {
             "owner": "support-ai",
             "question": "Which upgrade of the support agent is worth shipping?",

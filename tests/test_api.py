@@ -228,27 +228,42 @@ def test_comparator_frame_and_summary():
     quiet = frame.set_index("variant").loc["quiet"]
     assert quiet["runs"] == 9 and quiet["errors"] == 0
     assert quiet["mean_output_length"] == pytest.approx(expected_len)
-    assert quiet["pass_rate"] == 0.5
-    low, high = proportion_confint(3, 6, alpha=0.05, method="wilson")
+    # every evaluated attempt counts, the input without checks passing (as analyze counts)
+    assert quiet["pass_rate"] == pytest.approx(6 / 9)
+    low, high = proportion_confint(6, 9, alpha=0.05, method="wilson")
     assert (quiet["pass_rate_ci_low"], quiet["pass_rate_ci_high"]) == pytest.approx((low, high))
     assert frame.set_index("variant").loc["loud", "pass_rate"] == 1.0
     text = Comparator().summary(result)
     assert "quiet (baseline)" in text and "Hypothesis: Shouting helps nobody." in text
-    assert "pass rate: 50.0% (95% CI" in text
+    assert "pass rate: 66.7% (95% CI" in text
+    assert "1 of 3 input(s) have no checks" in text
     # The same frame from the per-variant results alone.
     again = Comparator().compare(result.variant_results)
     assert again["pass_rate"].tolist() == frame["pass_rate"].tolist()
 
 
-def test_comparator_without_expectations_has_no_pass_rate():
+def test_comparator_without_expectations_says_what_its_pass_rate_counts():
     experiment = Experiment(
         name="plain", variants=[Variant(name="a"), Variant(name="b")], dataset=["x", "yy"]
     )
     result = run(experiment, lambda v: lambda text: text * 2, progress=False)
     frame = Comparator().compare(result)
-    assert frame["pass_rate"].isna().all()
+    # AgenticLens's rule, as analyze() applies it: an input without checks passes
+    assert frame["pass_rate"].tolist() == [1.0, 1.0]
     assert frame["mean_output_length"].tolist() == [3.0, 3.0]
-    assert "pass rate" not in Comparator().summary(result)
+    assert "2 of 2 input(s) have no checks" in Comparator().summary(result)
+
+
+def test_comparator_and_analyze_agree_on_the_same_data():
+    result = run(_experiment(), Agent, trials=2, progress=False)
+    frame = Comparator().compare(result).set_index("variant")
+    att = result.run.attempts
+    summary = analyze(result.run).variants.set_index("variant_id")
+    for variant in ("quiet", "loud"):
+        mine = att[(att["variant_id"] == variant) & (att["status"].astype(str) != "trial_failed")]
+        naive = sum(bool(x) for x in mine["passed"]) / len(mine)  # a plain count
+        assert frame.loc[variant, "pass_rate"] == pytest.approx(naive)
+        assert frame.loc[variant, "pass_rate"] == summary.loc[variant, "case_pass_rate"]
 
 
 def test_analysis_of_an_api_run_uses_the_same_tables():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -113,21 +114,94 @@ def test_a_variant_without_completed_trials_gives_exit_3() -> None:
     assert _exit_code(analysis, False, quiet) == EXIT_INCOMPLETE
 
 
-def test_fail_on_regression_gate(tmp_path: Path) -> None:
-    args = [
+def _run_args(folder: Path, out: Path) -> list[str]:
+    return [
         "experiment",
         "run",
-        str(EXAMPLE / "manifest.yaml"),
-        str(EXAMPLE / "suite.yaml"),
+        str(folder / "manifest.yaml"),
+        str(folder / "suite.yaml"),
         "--save",
-        str(tmp_path / "r.json"),
+        str(out / "r.json"),
         "-q",
     ]
+
+
+def test_fail_on_regression_follows_the_case_level_verdict(tmp_path: Path) -> None:
+    args = _run_args(EXAMPLE, tmp_path)
     assert _cli(*args).returncode == 0
-    # retrieval-dense's case pass rate falls by more than 5 % of the baseline's
+    # No candidate is significantly worse case by case under the declared Holm
+    # correction, so the gate passes ...
     gated = _cli(*args, "--fail-on-regression")
-    assert gated.returncode == 4
-    assert "retrieval-dense" in gated.stderr
+    assert gated.returncode == 0, gated.stderr
+    # ... while AgenticLens's rule, kept behind an option, flags retrieval-dense: its case
+    # pass rate falls by more than 5 % of the baseline's because a trial is missing.
+    compat = _cli(*args, "--fail-on-regression", "--regression-rule", "compat")
+    assert compat.returncode == 4
+    assert "retrieval-dense" in compat.stderr and "AgenticLens rule" in compat.stderr
+
+
+def _broken_copy(tmp_path: Path) -> Path:
+    """The example with every model-large answer empty and untraced: it fails every case."""
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    path = folder / "trials" / "model-large.json"
+    data = json.loads(path.read_text())
+    for trial in data["trials"]:
+        for sample in trial["samples"]:
+            sample["output"] = ""
+            sample["trace"]["spans"] = []
+    path.write_text(json.dumps(data))
+    return folder
+
+
+def test_a_significantly_worse_candidate_fails_the_gate(tmp_path: Path) -> None:
+    import numpy as np
+    from scipy import stats
+
+    from agenticlens_frames import analyze, load_experiment
+
+    folder = _broken_copy(tmp_path)
+    # Independently: a paired t-test on per-case pass rates, Bonferroni over the family
+    # (Holm never adjusts the smallest p-value more), is far below 0.05.
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    a = run.attempts
+    means = (
+        a[a["status"] != "trial_failed"]
+        .groupby(["variant_id", "case_id"], observed=True)["passed"]
+        .mean()
+    )
+    base, cand = means["baseline"], means["model-large"]
+    p = stats.ttest_rel(cand.to_numpy(float), base[cand.index].to_numpy(float)).pvalue
+    family = len(analyze(run).verdicts)
+    assert cand.mean() < base.mean() and min(1.0, p * family) < 0.05
+    out = tmp_path / "out"
+    out.mkdir()
+    gated = _cli(*_run_args(folder, out), "--fail-on-regression")
+    assert gated.returncode == 4, gated.stderr
+    assert "case-level paired verdict" in gated.stderr and "model-large" in gated.stderr
+    assert "worse" in gated.stderr
+    assert _cli(*_run_args(folder, out)).returncode == 0  # no gate asked: exit 0
+    np.testing.assert_array_less(cand.to_numpy(float), 1e-12)  # every case failed
+
+
+def test_the_case_level_gate_needs_a_declared_correction(tmp_path: Path) -> None:
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    manifest = folder / "manifest.yaml"
+    text = manifest.read_text()
+    assert "comparisons: {correction: " in text
+    manifest.write_text(
+        "\n".join(line for line in text.splitlines() if not line.startswith("comparisons:"))
+    )
+    args = _run_args(folder, tmp_path)
+    refused = _cli(*args, "--fail-on-regression")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "declare comparisons: {correction: holm}" in refused.stderr
+    assert "--regression-rule compat" in refused.stderr
+    assert not (tmp_path / "r.json").exists()  # refused before any work
+    compat = _cli(*args, "--fail-on-regression", "--regression-rule", "compat")
+    assert compat.returncode == 4 and "retrieval-dense" in compat.stderr
+    assert _cli(*args, "--fail-on-regression", "--correction", "holm").returncode == 0
 
 
 def test_report_rerenders_a_saved_report(tmp_path: Path) -> None:

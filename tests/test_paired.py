@@ -17,6 +17,7 @@ import orjson
 import pandas as pd
 import pytest
 from scipy import stats as sps
+from scipy.optimize import brentq
 
 from agenticlens_frames import analyze, load_experiment
 from agenticlens_frames.errors import InputError
@@ -55,11 +56,6 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "data" / "support"
 
 
-@pytest.fixture(scope="module")
-def run() -> ExperimentRun:
-    return load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
-
-
 def blocks_of(run: ExperimentRun, config: ComparisonsConfig | None = None) -> dict:
     """The report's new top-level keys, as the JSON report writes them."""
     return report_blocks(analyze(run, comparisons=config))
@@ -68,6 +64,24 @@ def blocks_of(run: ExperimentRun, config: ComparisonsConfig | None = None) -> di
 def with_comparisons(run: ExperimentRun, comparisons: dict | None) -> ExperimentRun:
     manifest = dataclasses.replace(run.manifest, comparisons=comparisons)
     return dataclasses.replace(run, manifest=manifest)
+
+
+@pytest.fixture(scope="module")
+def run() -> ExperimentRun:
+    # The example declares comparisons: {correction: holm}; these tests choose their own.
+    loaded = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    return with_comparisons(loaded, None)
+
+
+def _undeclared_copy(folder: Path) -> Path:
+    """A copy of the example whose manifest declares no comparisons."""
+    import shutil
+
+    shutil.copytree(EXAMPLE, folder)
+    manifest = folder / "manifest.yaml"
+    lines = manifest.read_text().splitlines()
+    manifest.write_text("\n".join(x for x in lines if not x.startswith("comparisons:")) + "\n")
+    return folder
 
 
 def naive_case_means(run: ExperimentRun, column: str = "passed") -> pd.DataFrame:
@@ -226,9 +240,16 @@ def test_excluded_cases_and_unevaluated_trials_are_counted(run: ExperimentRun) -
     row = row.iloc[0]
     assert row["paired_items"] == 13
     assert row["baseline_only_items"] == 1 and row["candidate_only_items"] == 0
-    declared = 5 * 5 * 14
-    evaluated = int((att["status"].astype(str) != "trial_failed").sum())
-    assert set(pc["unevaluated"]) == {declared - evaluated}
+    # per comparison row: the declared attempts of its two variants that have no score
+    failed = att["status"].astype(str) == "trial_failed"
+    for r in pc.itertuples(index=False):
+        pair = (
+            att["variant_id"]
+            .astype(str)
+            .isin([str(r.baseline_variant_id), str(r.candidate_variant_id)])
+        )
+        assert r.unevaluated == int((failed & pair).sum()) + (5 * 14 * 2 - int(pair.sum()))
+    assert len(set(pc["unevaluated"])) > 1  # not one experiment-wide count on every row
 
 
 def test_degenerate_comparison(run: ExperimentRun) -> None:
@@ -251,20 +272,33 @@ def test_non_significant_rows_state_what_the_run_could_not_detect(run: Experimen
     pc = paired_comparisons(run, correction="holm")
     quiet = pc[~pc["significant"].astype(bool) & ~pc["degenerate"]]
     assert len(quiet)
+    beyond = 0
     for row in quiet.itertuples():
-        assert row.note.startswith("this run could not detect effects smaller than")
         # the MDE at Bonferroni's per-test level, from the row's own standard error
         level = row.alpha / row.family_size
         sd = row.standard_error * math.sqrt(row.n_clusters)
         from statsmodels.stats.power import TTestPower
 
         if row.n_clusters >= 10:
-            want = TTestPower().solve_power(nobs=row.n_clusters, alpha=level, power=0.8)
-            assert row.mde == pytest.approx(want * sd, rel=1e-5)
-        else:  # statsmodels' solver fails at 2 df; check the power equation directly
-            df, nc = row.n_clusters - 1, row.mde / sd * math.sqrt(row.n_clusters)
-            crit = sps.t.isf(level / 2, df)
-            assert sps.nct.sf(crit, df, nc) == pytest.approx(0.8, abs=1e-6)
+            want = TTestPower().solve_power(nobs=row.n_clusters, alpha=level, power=0.8) * sd
+        else:  # statsmodels' solver fails at 2 df; solve the power equation directly
+            units = row.n_clusters
+            crit = sps.t.isf(level / 2, units - 1)
+
+            def gap(e: float, crit=crit, units=units, sd=sd) -> float:
+                return sps.nct.sf(crit, units - 1, e / sd * math.sqrt(units)) - 0.8
+
+            want = brentq(gap, 0.0, 1e6 * sd)
+        if row.unit in ("proportion", "score") and want > 1:
+            # no difference of [0, 1] values is that large: no MDE exists
+            beyond += 1
+            assert row.mde == math.inf
+            assert row.note.startswith("not detectable with this design")
+            assert "pp" not in row.note.split("(")[0]
+        else:
+            assert row.note.startswith("this run could not detect effects smaller than")
+            assert row.mde == pytest.approx(want, rel=1e-5)
+    assert beyond  # the bundled run has such rows (with 19 tests, α = 0.0026)
     loud = pc[pc["significant"].astype(bool)]
     assert (loud["note"] == "").all()
 
@@ -602,11 +636,17 @@ def test_noninferiority_gate_by_hand(run: ExperimentRun) -> None:
     gate = pc.attrs["noninferiority"]
     means = naive_case_means(run)
     for row in gate.itertuples():
-        d = (means[row.candidate_variant_id] - means["baseline"]).dropna()
-        bound = d.mean() - sps.t.ppf(0.95, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
-        assert row.bound == pytest.approx(bound)
+        d = (means[row.candidate_variant_id] - means["baseline"]).dropna().to_numpy()
+        # by hand: two pseudo-cases at +1 and -1, never shrinking towards passing
+        augmented = np.concatenate([d, [1.0, -1.0]])
+        m = len(augmented)
+        spread = math.sqrt(sum((x - augmented.mean()) ** 2 for x in augmented) / m)
+        centre = min(augmented.mean(), d.mean())
+        bound = centre - sps.t.ppf(0.95, len(d) + 1) * spread / math.sqrt(m)
+        assert row.bound == pytest.approx(bound, rel=1e-12)
         assert row.passed == (bound > -0.05)
         assert row.bound_side == "lower"
+        assert "pseudo-cases" in row.bound_method
     assert gate.attrs["passed"] == gate_passed(gate) == bool(gate["passed"].all())
 
 
@@ -874,8 +914,7 @@ def test_command_line_settings_are_checked_before_any_scoring(tmp_path: Path) ->
 
     from agenticlens_frames.paired import comparisons_from_cli
 
-    folder = tmp_path / "exp"
-    shutil.copytree(EXAMPLE, folder)
+    folder = _undeclared_copy(tmp_path / "exp")
     shutil.rmtree(folder / "trials")  # nothing to score: the refusal must come first
     manifest, suite = folder / "manifest.yaml", folder / "suite.yaml"
     assert comparisons_from_cli(manifest, suite) is None
@@ -948,3 +987,171 @@ def test_a_large_saved_report_is_checked_from_its_head_and_tail(
     with pytest.raises(InputError, match="correction: 'holm' -> 'bonferroni'"):
         check_saved_report(report, changed, identity)
     check_saved_report(report, changed, ("another-experiment", "1"))  # not this experiment
+
+
+# --- issue 14: corners and smaller defects ----------------------------------------------------
+
+
+def _independent_beta_binomial_bounds(passes, attempts, level=0.95):
+    """Posterior bounds of μ by a different quadrature: ρ by the inverse CDF of its
+    Beta(0.3, 0.8) prior at uniform midpoints, a midpoint μ grid, scipy's betabinom."""
+    mu = (np.arange(4000) + 0.5) / 4000
+    rho = sps.beta.ppf((np.arange(400) + 0.5) / 400, 0.3, 0.8)
+    kappa = 1 / rho - 1
+    a = mu[:, None] * kappa[None, :]
+    b = (1 - mu)[:, None] * kappa[None, :]
+    log_lik = sum(sps.betabinom.logpmf(c, k, a, b) for c, k in zip(passes, attempts, strict=True))
+    post = np.exp(log_lik - log_lik.max()).sum(axis=1)
+    cdf = np.concatenate([[0.0], np.cumsum(post) / post.sum()])
+    edges = np.arange(4001) / 4000
+    tail = (1 - level) / 2
+    return float(np.interp(tail, cdf, edges)), float(np.interp(1 - tail, cdf, edges))
+
+
+@pytest.mark.parametrize(
+    ("passes", "attempts"),
+    [
+        ([3, 3, 3, 3, 3, 0, 2, 2, 1, 3], [3] * 10),
+        ([5, 5, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5], [5] * 12),  # near-perfect, one flaky case
+        ([1, 0, 2, 4, 4, 3, 0, 1], [4, 4, 4, 4, 5, 5, 5, 5]),  # unbalanced attempts
+    ],
+)
+def test_beta_binomial_interval_against_an_independent_quadrature(passes, attempts) -> None:
+    from agenticlens_frames import stats_paired
+
+    got = stats_paired.beta_binomial_interval(passes, attempts)
+    low, high = _independent_beta_binomial_bounds(passes, attempts)
+    estimate = sum(passes) / sum(attempts)
+    assert got.estimate == estimate
+    assert got.ci_low == pytest.approx(min(low, estimate), abs=2e-3)
+    assert got.ci_high == pytest.approx(max(high, estimate), abs=2e-3)
+
+
+def test_case_level_summary_marks_the_recommended_row(run: ExperimentRun) -> None:
+    summary = case_level_summary(run)
+    rec = summary[summary["recommended"]]
+    # exactly one recommended row per variant: the beta-binomial mean
+    assert rec["variant_id"].astype(str).tolist() == list(run.manifest.variant_ids)
+    assert set(rec["method"]) == {"beta_binomial"} and set(rec["estimand"]) == {"mean"}
+    assert (rec["ci_low"] <= rec["estimate"]).all() and (rec["estimate"] <= rec["ci_high"]).all()
+    means = naive_case_means(run)
+    att = run.attempts[run.attempts["status"].astype(str) != "trial_failed"]
+    for row in rec.itertuples():
+        sub = att[att["variant_id"] == row.variant_id]
+        passes = sub.groupby("case_id", observed=True)["passed"].sum().to_numpy()
+        counts = sub.groupby("case_id", observed=True)["passed"].count().to_numpy()
+        low, high = _independent_beta_binomial_bounds(passes, counts)
+        assert row.ci_low == pytest.approx(min(low, row.estimate), abs=2e-3)
+        assert row.ci_high == pytest.approx(max(high, row.estimate), abs=2e-3)
+        assert row.n_cases == means[row.variant_id].notna().sum()
+
+
+def test_case_level_summary_uses_the_cluster_in_every_row(run: ExperimentRun) -> None:
+    import statsmodels.api as sm
+
+    summary = case_level_summary(run, cluster="topic")
+    # the intervals that cannot use clusters are not offered; the recommended one is CR1
+    assert not summary["method"].isin(["beta_binomial", "wilson_effective_n"]).any()
+    rec = summary[summary["recommended"]]
+    assert set(rec["method"]) == {"cr1"} and len(rec) == len(run.manifest.variant_ids)
+    topics = {c.id: c.metadata["topic"] for c in run.suite.cases}
+    means = naive_case_means(run)
+    m = means["large-v2"].dropna()
+    fit = sm.OLS(m.to_numpy(), np.ones(len(m))).fit(
+        cov_type="cluster",
+        cov_kwds={"groups": pd.factorize(pd.Series([topics[c] for c in m.index.astype(str)]))[0]},
+        use_t=True,
+    )
+    rows = summary[summary["variant_id"] == "large-v2"].set_index(["estimand", "method"])
+    t_row = rows.loc[("mean", "t_case_means")]
+    assert t_row["standard_error"] == pytest.approx(fit.bse[0], rel=1e-10)
+    assert t_row["n_clusters"] == len(set(topics.values()))
+    for estimand in ("pass_at_k", "pass_hat_k"):
+        assert (rows.loc[estimand]["n_clusters"] <= len(set(topics.values()))).all()
+
+
+def _all_pass(run: ExperimentRun, variant: str) -> ExperimentRun:
+    att = run.attempts.copy()
+    mine = att["variant_id"].astype(str) == variant
+    att["passed"] = att["passed"].where(~mine, True)
+    return dataclasses.replace(run, attempts=att)
+
+
+def test_zero_width_intervals_are_flagged(run: ExperimentRun) -> None:
+    summary = case_level_summary(_all_pass(run, "large-v2"))
+    rows = summary[(summary["variant_id"] == "large-v2") & (summary["estimand"] == "mean")]
+    rows = rows.set_index("method")
+    for method in ("t_case_means", "cr1"):
+        assert rows.loc[method, "ci_low"] == rows.loc[method, "ci_high"] == 1.0
+        assert rows.loc[method, "zero_width"] and "not certainty" in rows.loc[method, "note"]
+    # the recommended interval keeps its width
+    assert not rows.loc["beta_binomial", "zero_width"]
+    assert rows.loc["beta_binomial", "ci_low"] < 1.0 == rows.loc["beta_binomial", "ci_high"]
+    t_like = summary[summary["method"].isin(["t_case_means", "cr1"])]
+    assert t_like["zero_width"].equals(t_like["ci_low"] == t_like["ci_high"])
+    assert not summary.loc[~summary["method"].isin(["t_case_means", "cr1"]), "zero_width"].any()
+
+
+def test_paired_intervals_are_clipped_to_the_parameter_range(run: ExperimentRun) -> None:
+    att = run.attempts.copy()
+    cases = list(run.suite.case_ids)
+    variant = att["variant_id"].astype(str)
+    odd = att["case_id"].astype(str) == cases[0]
+    # baseline fails every case but one, the candidate passes every case but that one
+    att.loc[variant == "baseline", "passed"] = odd[variant == "baseline"]
+    att.loc[variant == "prompt-v2", "passed"] = ~odd[variant == "prompt-v2"]
+    changed = dataclasses.replace(run, attempts=att)
+    pc = paired_comparisons(changed, correction="holm")
+    row = pc[(pc["candidate_variant_id"] == "prompt-v2") & (pc["evaluator"] == "passed")].iloc[0]
+    d = (naive_case_means(changed)["prompt-v2"] - naive_case_means(changed)["baseline"]).dropna()
+    low, high = sps.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=sps.sem(d))
+    assert high > 1  # the unclipped t interval leaves the range of a difference
+    assert row["ci_low"] == pytest.approx(low) and row["ci_high"] == 1.0
+    bounded = pc[pc["unit"].isin(["proportion", "score"])]
+    assert ((bounded["ci_low"] >= -1) & (bounded["ci_high"] <= 1)).all()
+
+
+def test_one_trial_does_not_count_pass_hat_1_twice(run: ExperimentRun) -> None:
+    att = run.attempts[run.attempts["trial"] == 1].reset_index(drop=True)
+    checks = run.checks[run.checks["trial"] == 1].reset_index(drop=True)
+    manifest = dataclasses.replace(run.manifest, trial_count=1)
+    one = dataclasses.replace(run, attempts=att, checks=checks, manifest=manifest)
+    pc = paired_comparisons(one, correction="holm")
+    assert not pc["evaluator"].isin(["pass_hat_1", "pass_at_1"]).any()
+    omitted = [o for o in pc.attrs["omitted"] if o["evaluator"] == "pass_hat_1"]
+    assert len(omitted) == 4 and all("not tested twice" in o["reason"] for o in omitted)
+    # the family is the tests actually made: one per (candidate, remaining evaluator)
+    assert set(pc["family_size"]) == {len(pc)}
+    assert int(pc["p_value"].notna().sum()) == len(pc)
+
+
+def test_degenerate_row_p_value_is_exact_and_repeatable(run: ExperimentRun) -> None:
+    changed = _all_pass(_all_pass(run, "baseline"), "prompt-v2")
+    first = paired_comparisons(changed, correction="holm")
+    again = paired_comparisons(changed, correction="holm")
+    row = first[(first["candidate_variant_id"] == "prompt-v2") & (first["evaluator"] == "passed")]
+    assert bool(row["degenerate"].iloc[0]) and row["p_value"].iloc[0] == 1.0
+    assert first["p_value"].equals(again["p_value"])
+
+
+def test_planning_uses_the_analysis_alpha_per_test(run: ExperimentRun) -> None:
+    declared = with_comparisons(run, {"correction": "holm"})
+    plan = power_analysis(declared)
+    pc = paired_comparisons(declared, correction="manifest")
+    quality = pc[pc["evaluator"] == "passed"].set_index("candidate_variant_id")
+    tests = int(pc["p_value"].notna().sum())
+    assert plan["alpha_per_test"].to_numpy() == pytest.approx(0.05 / tests)
+    for row in plan.itertuples():
+        # same α, same σ_d, same n: the planned MDE is the one the analysis reports
+        assert row.mde == pytest.approx(quality.loc[row.candidate_variant_id, "mde"], rel=1e-9)
+    # an undeclared run plans over the candidates (Bonferroni), and says so
+    bare = power_analysis(run)
+    assert bare["alpha_per_test"].to_numpy() == pytest.approx(0.05 / 4)
+    assert set(bare["correction"]) == {"bonferroni"}
+
+
+def test_icc_not_estimable_is_nan_with_a_note(run: ExperimentRun) -> None:
+    vd = variance_decomposition(_all_pass(run, "large-v2")).set_index("variant_id")
+    assert math.isnan(vd.loc["large-v2", "icc"]) and "not estimable" in vd.loc["large-v2", "note"]
+    others = vd.drop(index="large-v2")
+    assert others["icc"].notna().all() and (others["note"] == "").all()

@@ -122,3 +122,131 @@ def test_holm_keeps_the_family_wise_error_with_seven_candidates() -> None:
     assert fwer_holm <= 0.05 + 2 * mcse(0.05, replicates), fwer_holm
     # under the complete null Holm rejects exactly when Bonferroni does
     assert fwer_holm == fwer_bonferroni
+
+
+# --------------------------------------------------------------------------- the corners
+# The full 135-cell grid is benchmarks/coverage.py; these are its hardest cells, small.
+
+
+def _counts(rng: np.random.Generator, reps: int, n: int, trials: int, mu: float, icc: float):
+    kappa = 1 / icc - 1
+    p = rng.beta(mu * kappa, (1 - mu) * kappa, size=(reps, n))
+    return p, rng.binomial(trials, p)
+
+
+def _beta_binomial_coverage(counts: np.ndarray, trials: int, mu: float) -> tuple[float, ...]:
+    """Coverage and misses below / above μ of the recommended interval, one call."""
+    hist = np.stack([(counts == c).sum(axis=1) for c in range(trials + 1)], axis=1)
+    low, high, _ = stats_paired.beta_binomial_bounds(
+        hist, np.arange(trials + 1), np.full(trials + 1, trials)
+    )
+    s, total = counts.sum(axis=1), counts.shape[1] * trials
+    low = np.where(s == 0, 0.0, np.minimum(low, s / total))
+    high = np.where(s == total, 1.0, np.maximum(high, s / total))
+    below, above = float(np.mean(high < mu)), float(np.mean(low > mu))
+    return 1 - below - above, below, above
+
+
+def test_vectorised_beta_binomial_matches_the_per_variant_interval() -> None:
+    rng = np.random.default_rng(5)
+    _, counts = _counts(rng, 6, 20, 5, 0.8, 0.33)
+    hist = np.stack([(counts == c).sum(axis=1) for c in range(6)], axis=1)
+    low, high, _ = stats_paired.beta_binomial_bounds(hist, np.arange(6), np.full(6, 5))
+    for r in range(6):
+        one = stats_paired.beta_binomial_interval(counts[r], np.full(20, 5))
+        estimate = counts[r].sum() / 100
+        assert one.ci_low == pytest.approx(min(low[r], estimate), abs=1e-12)
+        assert one.ci_high == pytest.approx(max(high[r], estimate), abs=1e-12)
+
+
+def test_recommended_interval_holds_in_the_corner_where_the_neff_wilson_does_not() -> None:
+    # μ = 0.95, 20 cases, 10 attempts, ICC 0.67: Wilson on n_eff covers about 89 %
+    rng = np.random.default_rng(20261203)
+    reps, n, trials, mu = 3000, 20, 10, 0.95
+    _, counts = _counts(rng, reps, n, trials, mu, 0.67)
+    coverage, _, _ = _beta_binomial_coverage(counts, trials, mu)
+    neff = 0
+    for row in counts:
+        y, cases = attempts_from_counts(row, trials)
+        vc = stats_paired.variance_components(y, cases)
+        low, high = stats_paired.wilson_effective_interval(
+            row.sum(), n * trials, vc.effective_n, n, 0.95
+        )
+        neff += low <= mu <= high
+    assert coverage >= 0.92, coverage
+    assert neff / reps < 0.92 - 2 * mcse(0.92, reps), neff / reps
+
+
+@pytest.mark.parametrize(("n", "trials", "mu", "icc"), [(50, 5, 0.8, 0.33), (20, 10, 0.5, 0.02)])
+def test_recommended_interval_is_nominal_with_balanced_misses(
+    n: int, trials: int, mu: float, icc: float
+) -> None:
+    rng = np.random.default_rng(11)
+    reps = 3000
+    _, counts = _counts(rng, reps, n, trials, mu, icc)
+    coverage, below, above = _beta_binomial_coverage(counts, trials, mu)
+    slack = 3 * mcse(0.95, reps)
+    assert 0.93 - slack <= coverage <= 0.97 + slack, coverage
+    # neither side takes much more than half of the misses
+    assert abs(below - above) <= 0.02, (below, above)
+
+
+def test_cluster_robust_interval_covers_with_a_topic_effect_the_case_intervals_do_not() -> None:
+    # five topics whose mean pass rate varies: cases within a topic are not independent
+    rng = np.random.default_rng(23)
+    reps, n, topics, trials, mu = 1000, 200, 5, 5, 0.8
+    topic_mu = rng.beta(mu * 10, (1 - mu) * 10, size=(reps, topics))
+    labels = np.arange(n) % topics
+    p = rng.beta(topic_mu[:, labels] * 2, (1 - topic_mu[:, labels]) * 2)
+    counts = rng.binomial(trials, p)
+    by_topic = by_case = 0
+    for row in counts:
+        cr = stats_paired.cluster_robust_interval(row / trials, labels)
+        by_topic += cr.ci_low <= mu <= cr.ci_high
+        t = stats_paired.t_interval(row / trials)
+        by_case += t.ci_low <= mu <= t.ci_high
+    assert by_topic / reps >= 0.92, by_topic / reps
+    assert by_case / reps < 0.75, by_case / reps  # ignoring the topics: far too narrow
+
+
+def _boundary_differences(rng, reps, n, trials, mu, icc, margin=0.05):
+    """Per-case differences when the candidate is worse by exactly ``margin`` in μ."""
+    from scipy.optimize import brentq
+    from scipy.special import expit, logit
+
+    kappa = 1 / icc - 1
+    u = (np.arange(100_000) + 0.5) / 100_000
+    with np.errstate(divide="ignore"):
+        lp = logit(sps.beta.ppf(u, mu * kappa, (1 - mu) * kappa))
+    shift = brentq(lambda s: np.mean(expit(lp + s)) - (mu - margin), -40, 40, xtol=1e-10)
+    p, base = _counts(rng, reps, n, trials, mu, icc)
+    with np.errstate(divide="ignore"):
+        cand = rng.binomial(trials, expit(logit(p) + shift))
+    return (cand - base) / trials
+
+
+@pytest.mark.parametrize(("n", "trials"), [(20, 10), (200, 5)])
+def test_noninferiority_gate_holds_its_error_rate_at_the_boundary(n: int, trials: int) -> None:
+    # μ = 0.95, ICC 0.67: the one-sided t passed a candidate worse by δ 20-28 % (n = 20)
+    # and 8 % (n = 200) of the time
+    rng = np.random.default_rng(41)
+    reps = 4000
+    d = _boundary_differences(rng, reps, n, trials, 0.95, 0.67)
+    passed = float(np.mean(stats_paired.noninferiority_bound(d, 0.05) > -0.05))
+    assert passed <= 0.05 + 2 * mcse(0.05, reps), passed
+    sd = d.std(axis=1, ddof=1)
+    t_bound = d.mean(axis=1) - sps.t.ppf(0.95, n - 1) * sd / math.sqrt(n)
+    assert float(np.mean(t_bound > -0.05)) > 0.07  # the old bound, for contrast
+
+
+def test_zero_variance_row_never_passes_on_a_zero_width_interval() -> None:
+    # every attempt of both variants passed: the t interval is [0, 0]
+    for n in (5, 20, 50, 200):
+        bound = float(stats_paired.noninferiority_bound(np.zeros(n), 0.05))
+        # Bonett-Price by hand with no discordant case: p_b = p_c = 1/(n + 2)
+        want = -sps.t.ppf(0.95, n + 1) * math.sqrt((2 / (n + 2)) / (n + 2))
+        assert bound == pytest.approx(want, rel=1e-12)
+        assert bound < 0  # the bound keeps a positive width
+    # 20 such cases cannot rule out a 5-point loss; 200 can
+    assert float(stats_paired.noninferiority_bound(np.zeros(20), 0.05)) < -0.05
+    assert float(stats_paired.noninferiority_bound(np.zeros(200), 0.05)) > -0.05

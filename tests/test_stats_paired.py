@@ -229,7 +229,9 @@ def test_variance_components_simulation_from_the_research_note() -> None:
 
 def test_variance_components_conservative_when_nothing_varies() -> None:
     vc = sp.variance_components([1.0] * 8, [0, 0, 1, 1, 2, 2, 3, 3])
-    assert vc.icc == 1.0 and vc.design_effect == 2.0 and vc.effective_n == 4.0
+    # 0/0: not estimable, said so; the design effect takes the conservative bound ICC = 1
+    assert math.isnan(vc.icc) and "not estimable" in vc.note
+    assert vc.design_effect == 2.0 and vc.effective_n == 4.0
 
 
 @pytest.mark.parametrize("trials", [1, 3])
@@ -491,3 +493,45 @@ def test_cluster_codes_rank_labels_by_their_text(labels) -> None:
 
     _, expected = np.unique(labels.astype(str), return_inverse=True)
     assert _cluster_codes(labels, len(labels)).tolist() == expected.ravel().tolist()
+
+
+def test_degenerate_sign_flip_p_is_the_exact_enumeration() -> None:
+    import itertools
+
+    for units in (3, 8, 11):
+        d = np.full(units, 0.4)
+        hits = sum(
+            abs(sum(s * x for s, x in zip(signs, d, strict=True))) >= abs(sum(d)) - 1e-12
+            for signs in itertools.product((-1, 1), repeat=units)
+        )
+        assert sp.degenerate_sign_flip_p(d, units)[0] == hits / 2**units
+    # beyond the enumeration limit too, and never Monte Carlo: the same every call
+    big = sp.paired_difference(np.full(40, -0.2))
+    assert big.degenerate and big.p_value == 2.0**-39
+    assert "exact" in big.p_value_method and sp.paired_difference(np.full(40, -0.2)) == big
+    clustered = sp.paired_difference(np.full(40, 0.2), clusters=np.arange(40) % 25)
+    assert clustered.p_value == 2.0**-24  # G = 25 clusters
+    assert sp.paired_difference(np.zeros(30)).p_value == 1.0
+
+
+def test_noninferiority_bound_is_bonett_price_for_one_binary_attempt() -> None:
+    # b regressions, c improvements among n cases: Bonett & Price's (2012) lower bound
+    for b, c, n in ((8, 2, 40), (0, 0, 25), (3, 9, 60)):
+        d = np.array([-1.0] * b + [1.0] * c + [0.0] * (n - b - c))
+        pb, pc = (b + 1) / (n + 2), (c + 1) / (n + 2)
+        delta = pc - pb
+        se = math.sqrt((pb + pc - delta * delta) / (n + 2))
+        want = min(delta, d.mean()) - sps.t.ppf(0.95, n + 1) * se
+        assert float(sp.noninferiority_bound(d, 0.05)) == pytest.approx(want, rel=1e-12)
+
+
+def test_per_test_alpha_is_what_the_correction_requires_of_the_smallest_p() -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    for correction, name in (("holm", "holm"), ("bonferroni", "bonferroni")):
+        level = sp.per_test_alpha(0.05, correction, 6)
+        p = np.array([level * 0.999, 0.5, 0.6, 0.7, 0.8, 0.9])
+        assert multipletests(p, 0.05, name)[0][0]
+        p[0] = level * 1.001
+        assert not multipletests(p, 0.05, name)[0][0]
+    assert sp.per_test_alpha(0.05, "none", 6) == 0.05

@@ -221,5 +221,17 @@ def test_explorer_shows_the_paired_forest_and_filters_it() -> None:
     shown = {str(v) for trace in explorer.paired.data for v in (trace.y or [])}
     assert not any("model-large" in s for s in shown)
     assert len(paired) > 0
-    # without a declared correction there is no paired figure
-    assert explore(analyze(run)).paired is None
+    # The verdicts lead the explorer, filtered with the variants.
+    assert explorer.children[0] is explorer.verdicts
+    assert "prompt-v2" in explorer.verdicts.value
+    assert "model-large" not in explorer.verdicts.value
+    # Without a declared correction: per-comparison differences, nothing marked
+    # significant (every marker grey), and how to declare one.
+    from dataclasses import replace
+
+    undeclared = replace(run, manifest=replace(run.manifest, comparisons=None))
+    plain = explore(analyze(undeclared))
+    assert "comparisons: {correction: holm}" in plain.verdicts.value
+    assert "Adjusted p" not in plain.verdicts.value and "worse" not in plain.verdicts.value
+    colours = {c for trace in plain.paired.data for c in trace.marker.color}
+    assert colours == {"#5f6470"}

@@ -14,6 +14,7 @@ estimand; the JSON blocks of the report are built from them in
 ``planning``     power, minimum detectable effect, trials for a precision
 ``lock``         what the comparison is fixed to with the run
 ``outputs``      every paired frame of one run in one pass, for ``analyze``
+``verdicts``     the case-level verdict per candidate and dimension, in words
 """
 
 from typing import TYPE_CHECKING
@@ -57,6 +58,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
         parse_comparisons,
         resolve_comparisons,
     )
+    from .verdicts import VERDICT_COLUMNS, case_verdicts
 
 # Imported on first use: the command line reads the method names without loading the
 # statistics.
@@ -68,6 +70,7 @@ _LAZY = {
     "METHODS": ".methods",
     "PAIRED_COLUMNS": ".comparisons",
     "SMALL_SAMPLE": ".comparisons",
+    "VERDICT_COLUMNS": ".verdicts",
     "ComparisonsConfig": ".settings",
     "EvaluatorChoice": ".settings",
     "GuardRails": ".settings",
@@ -75,6 +78,7 @@ _LAZY = {
     "PairedMethodInfo": ".methods",
     "case_labels": ".case_level",
     "case_level_summary": ".case_level",
+    "case_verdicts": ".verdicts",
     "check_guard_rails": ".settings",
     "check_saved_report": ".lock",
     "check_setting": ".settings",
@@ -113,6 +117,7 @@ __all__ = [
     "METHODS",
     "PAIRED_COLUMNS",
     "SMALL_SAMPLE",
+    "VERDICT_COLUMNS",
     "ComparisonsConfig",
     "EvaluatorChoice",
     "GuardRails",
@@ -120,6 +125,7 @@ __all__ = [
     "PairedMethodInfo",
     "case_labels",
     "case_level_summary",
+    "case_verdicts",
     "check_guard_rails",
     "check_saved_report",
     "check_setting",

@@ -16,7 +16,7 @@ import pandas as pd
 from .. import stats, stats_paired
 from ..errors import InputError
 from ..frames import ExperimentRun
-from .dimensions import cluster_labels, evaluation
+from .dimensions import BOUNDED_UNITS, cluster_labels, evaluation
 
 __all__ = ["case_labels", "case_level_summary", "noise_floor", "variance_decomposition"]
 
@@ -31,20 +31,31 @@ def case_level_summary(
 ) -> pd.DataFrame:
     """Per variant: the mean and pass@k / pass^k with intervals that treat cases as units.
 
-    Methods (one row each, ``method`` column):
+    Methods (one row each, ``method`` column; ``recommended`` marks the one to lead with):
 
-    ``t_case_means``         mean of case means ± t_{n−1}·SE (Miller)
+    ``beta_binomial``        binary evaluators, no ``cluster``: the posterior interval of a
+                             beta-binomial model with a weak prior (the recommended
+                             pass-rate interval; see
+                             :func:`~agenticlens_frames.stats_paired.beta_binomial_interval`)
+    ``t_case_means``         mean of case means ± t_{n−1}·SE (Miller); with ``cluster``,
+                             CR1 of the case means clustered by that field (t_{G−1})
     ``cr1``                  trial-weighted mean with CR1 errors clustered by case, or by
-                             the ``cluster`` metadata field (t_{G−1})
-    ``wilson_effective_n``   binary evaluators: Wilson on n_eff = N/DEFF with t_{n−1}
-                             (the recommended pass-rate interval)
+                             the ``cluster`` metadata field (t_{G−1}); recommended when
+                             ``cluster`` is given, and for non-binary evaluators
+    ``wilson_effective_n``   binary evaluators, no ``cluster``: Wilson on n_eff = N/DEFF
+                             with t_{n−1} (the previous recommendation; under-covers at
+                             high pass rates with few cases)
     ``pooled_wilson``        binary evaluators: Wilson on all N attempts, as AgenticLens
                              does; assumes independent attempts and is too narrow when
                              cases differ (kept for comparison only)
 
-    pass@k and pass^k rows (``estimand`` ``pass_at_k`` / ``pass_hat_k``) use the
-    unbiased per-case estimators over evaluated attempts and a t interval over the cases
-    that have at least k attempts, clipped to [0, 1].
+    With ``cluster`` every interval but the labelled AgenticLens one uses the clusters;
+    the beta-binomial and n_eff intervals cannot, so they are left out. pass@k and pass^k
+    rows (``estimand`` ``pass_at_k`` / ``pass_hat_k``) use the unbiased per-case
+    estimators over evaluated attempts and a t interval over the cases that have at least
+    k attempts (CR1 by cluster with ``cluster``), clipped to [0, 1]. ``zero_width`` flags
+    a t/CR1 interval of zero width (every case, or cluster, had the same value): an
+    arithmetic artefact, not certainty.
 
     Examples
     --------
@@ -52,7 +63,9 @@ def case_level_summary(
     >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
     >>> s = case_level_summary(run)
     >>> sorted(set(s["method"]))
-    ['cr1', 'pooled_wilson', 't_case_means', 'wilson_effective_n']
+    ['beta_binomial', 'cr1', 'pooled_wilson', 't_case_means', 'wilson_effective_n']
+    >>> s.loc[s["recommended"], "method"].unique().tolist()
+    ['beta_binomial']
     """
     ev = evaluation(run, evaluator)
     ids = list(run.manifest.variant_ids)
@@ -60,9 +73,17 @@ def case_level_summary(
     clusters = cluster_labels(run, cluster)
     ks = tuple(sorted({int(k) for k in ks})) if ks is not None else run.manifest.effective_pass_k
     rows: list[dict[str, Any]] = []
-    bounded = ev.unit in ("proportion", "score")
+    bounded = ev.unit in BOUNDED_UNITS
+    recommended = "beta_binomial" if ev.binary and cluster is None else "cr1"
+    by = "case" if cluster is None else f"metadata field {cluster!r}"
 
     def add(variant: str, estimand: str, k: int | None, method: str, **values: Any) -> None:
+        zero_width = method in ("t_case_means", "cr1") and (
+            math.isfinite(values["ci_low"]) and values["ci_low"] == values["ci_high"]
+        )
+        note = values.pop("note")
+        if zero_width:
+            note += "; zero-width interval: every unit had the same value (not certainty)"
         rows.append(
             {
                 "variant_id": variant,
@@ -72,8 +93,17 @@ def case_level_summary(
                 "method": method,
                 "confidence_level": confidence_level,
                 **values,
+                "note": note,
+                "recommended": estimand == "mean" and method == recommended,
+                "zero_width": zero_width,
             }
         )
+
+    def case_interval(values: np.ndarray, present: np.ndarray) -> stats_paired.MeanInterval:
+        # per-case values: a t interval over cases, or CR1 over the declared clusters
+        if clusters is None:
+            return stats_paired.t_interval(values, confidence_level)
+        return stats_paired.cluster_robust_interval(values, clusters[present], confidence_level)
 
     for v, vid in enumerate(ids):
         sel = (ev.groups // n_case) == v
@@ -89,7 +119,7 @@ def case_level_summary(
             "design_effect": vc.design_effect if vc else math.nan,
             "effective_n": vc.effective_n if vc else math.nan,
         }
-        t = stats_paired.t_interval(case_values, confidence_level)
+        t = case_interval(case_values, present)
         add(
             vid,
             "mean",
@@ -100,8 +130,9 @@ def case_level_summary(
             ci_low=_clip(t.ci_low, bounded, low=True),
             ci_high=_clip(t.ci_high, bounded, low=False),
             df=t.df,
-            n_clusters=n_cases,
-            note="case-weighted mean; cases are the units",
+            n_clusters=t.n_units,
+            note="case-weighted mean; "
+            + ("cases are the units" if cluster is None else f"CR1 clustered by {by}"),
             **common,
         )
         labels = cases if clusters is None else clusters[cases]
@@ -117,29 +148,50 @@ def case_level_summary(
             ci_high=_clip(cr.ci_high, bounded, low=False),
             df=cr.df,
             n_clusters=cr.n_units,
-            note="trial-weighted mean; CR1 clustered by "
-            + ("case" if cluster is None else f"metadata field {cluster!r}"),
+            note=f"trial-weighted mean; CR1 clustered by {by}"
+            + (" (recommended)" if recommended == "cr1" else ""),
             **common,
         )
         if ev.binary and vc is not None:
             successes, total = float(np.sum(y)), float(len(y))
-            low, high = stats_paired.wilson_effective_interval(
-                successes, total, vc.effective_n, n_cases, confidence_level
-            )
-            add(
-                vid,
-                "mean",
-                None,
-                "wilson_effective_n",
-                estimate=successes / total,
-                standard_error=math.nan,
-                ci_low=low,
-                ci_high=high,
-                df=float(n_cases - 1),
-                n_clusters=n_cases,
-                note="Wilson on n_eff = N/DEFF with a t quantile (recommended)",
-                **common,
-            )
+            if cluster is None:
+                passes = np.rint(ev.sums[v][present]).astype(np.int64)
+                bb = stats_paired.beta_binomial_interval(
+                    passes, ev.counts[v][present], confidence_level
+                )
+                add(
+                    vid,
+                    "mean",
+                    None,
+                    "beta_binomial",
+                    estimate=bb.estimate,
+                    standard_error=bb.standard_error,
+                    ci_low=bb.ci_low,
+                    ci_high=bb.ci_high,
+                    df=math.nan,
+                    n_clusters=n_cases,
+                    note="beta-binomial posterior interval, weak prior; cases are the units "
+                    "(recommended)",
+                    **common,
+                )
+                low, high = stats_paired.wilson_effective_interval(
+                    successes, total, vc.effective_n, n_cases, confidence_level
+                )
+                add(
+                    vid,
+                    "mean",
+                    None,
+                    "wilson_effective_n",
+                    estimate=successes / total,
+                    standard_error=math.nan,
+                    ci_low=low,
+                    ci_high=high,
+                    df=float(n_cases - 1),
+                    n_clusters=n_cases,
+                    note="Wilson on n_eff = N/DEFF with a t quantile; too narrow at high "
+                    "pass rates with few cases",
+                    **common,
+                )
             plow, phigh = stats.wilson_interval(int(successes), int(total), confidence_level)
             add(
                 vid,
@@ -152,7 +204,8 @@ def case_level_summary(
                 ci_high=float(phigh),
                 df=math.inf,
                 n_clusters=n_cases,
-                note="assumes independent attempts: too narrow when cases differ",
+                note="AgenticLens-compatible: assumes independent attempts (ignores cases "
+                "and clusters); too narrow when cases differ",
                 **common,
             )
         if ev.kind == "attempt" and ev.name == "passed":
@@ -164,8 +217,8 @@ def case_level_summary(
                     ("pass_hat_k", stats.pass_hat_k),
                 ):
                     values = fn(n, c, k)
-                    values = values[~np.isnan(values)]
-                    t = stats_paired.t_interval(values, confidence_level)
+                    has = ~np.isnan(values)
+                    t = case_interval(values[has], has)
                     add(
                         vid,
                         estimand,
@@ -176,9 +229,10 @@ def case_level_summary(
                         ci_low=_clip(t.ci_low, True, low=True),
                         ci_high=_clip(t.ci_high, True, low=False),
                         df=t.df,
-                        n_clusters=len(values),
-                        note=f"unbiased per-case estimator over cases with >= {k} attempts",
-                        n_cases=len(values),
+                        n_clusters=t.n_units,
+                        note=f"unbiased per-case estimator over cases with >= {k} attempts"
+                        + ("" if cluster is None else f"; CR1 clustered by {by}"),
+                        n_cases=int(has.sum()),
                         n_attempts=int(n[n >= k].sum()),
                         design_effect=math.nan,
                         effective_n=math.nan,
@@ -201,10 +255,14 @@ def case_level_summary(
         "design_effect",
         "effective_n",
         "note",
+        "recommended",
+        "zero_width",
     ]
     frame = pd.DataFrame(rows, columns=columns)
     frame["variant_id"] = pd.Categorical(frame["variant_id"], categories=ids)
     frame["k"] = frame["k"].astype("Int64")
+    frame["recommended"] = frame["recommended"].astype(bool)
+    frame["zero_width"] = frame["zero_width"].astype(bool)
     return frame
 
 
@@ -219,9 +277,11 @@ def variance_decomposition(
 ) -> pd.DataFrame:
     """Per variant: within / between case variance, ICC, design effect, effective n.
 
-    Also the naive standard error (attempts as independent), the case-level one, their
-    ratio, the instability (mean within-case SD), the share of flaky cases (binary
-    evaluators: some attempts passed and some failed), and the two-run noise floors.
+    The ICC is NaN where it is not estimable, and ``note`` says why (the design effect
+    then uses the conservative bound ICC = 1). Also the naive standard error (attempts as
+    independent), the case-level one, their ratio, the instability (mean within-case SD),
+    the share of flaky cases (binary evaluators: some attempts passed and some failed),
+    and the two-run noise floors.
 
     Examples
     --------
@@ -278,6 +338,7 @@ def variance_decomposition(
                     vc.within_variance, n, trials, confidence_level
                 ),
                 "noise_floor_trials": trials,
+                "note": vc.note,
             }
         )
     frame = pd.DataFrame(rows)

@@ -18,7 +18,13 @@ import pandas as pd
 from .. import stats_paired
 from ..errors import InputError
 from ..frames import ExperimentRun
-from .dimensions import Evaluation, cluster_labels, evaluate, unevaluated_attempts
+from .dimensions import (
+    BOUNDED_UNITS,
+    Evaluation,
+    cluster_labels,
+    evaluate,
+    unevaluated_per_variant,
+)
 from .gate import noninferiority_gate
 from .lock import comparison_fingerprint, enforce_lock
 from .methods import METHODS
@@ -135,13 +141,15 @@ def _format_effect(value: float, unit: str) -> str:
 def _mde_alpha(config: ComparisonsConfig, family_size: int) -> float:
     # Bonferroni's per-test level: what Holm and BH require of the smallest p-value, so the
     # MDE is what this run was guaranteed to be able to detect under the declared correction.
-    if config.correction == "none" or family_size < 1:
-        return config.alpha
-    return config.alpha / family_size
+    return stats_paired.per_test_alpha(config.alpha, config.correction, family_size)
 
 
 def paired_analysis(
-    run: ExperimentRun, config: ComparisonsConfig, *, lock: str | Path | None = None
+    run: ExperimentRun,
+    config: ComparisonsConfig,
+    *,
+    lock: str | Path | None = None,
+    fingerprint: bool = True,
 ) -> PairedAnalysis:
     """Paired comparisons of every candidate with the baseline, per evaluator.
 
@@ -155,6 +163,10 @@ def paired_analysis(
     lock
         Optional lock file: created on first use, and any later change of correction,
         alpha, suite, evaluator versions or candidates is refused.
+    fingerprint
+        False skips the fingerprint (hashing the suite costs seconds on large suites) for
+        a per-comparison look that fixes nothing (:func:`~agenticlens_frames.case_verdicts`
+        without a declared correction); it cannot be combined with ``lock``.
 
     Returns
     -------
@@ -183,24 +195,44 @@ def paired_analysis(
     for ev in evaluations:
         seen = sorted({v for v in ev.versions if v is not None})
         versions[ev.dimension] = (ev.name, "+".join(seen) if len(seen) == 1 else "|".join(seen))
-    fingerprint = comparison_fingerprint(
-        config,
-        suite=run.suite,
-        baseline=ids[base],
-        candidates=[ids[c] for c in candidates],
-        evaluators=versions,
+    if not fingerprint and lock is not None:
+        raise InputError("a lock needs the fingerprint", hint="drop fingerprint=False")
+    fixed = (
+        comparison_fingerprint(
+            config,
+            suite=run.suite,
+            baseline=ids[base],
+            candidates=[ids[c] for c in candidates],
+            evaluators=versions,
+        )
+        if fingerprint
+        else {}
     )
     if lock is not None:
-        enforce_lock(lock, fingerprint)
+        enforce_lock(lock, fixed)
     clusters = cluster_labels(run, config.cluster)
-    unevaluated = unevaluated_attempts(run)
+    per_variant = unevaluated_per_variant(run)
+    unevaluated = int(per_variant.sum())
+    # pass^1 and pass@1 are the pass rate itself: testing them beside `passed` would count
+    # one comparison twice in the family (with one trial they are the reliability default).
+    duplicate = {
+        ev.dimension
+        for ev in evaluations
+        if ev.kind in ("pass_hat", "pass_at") and ev.k == 1
+        and any(o.name == "passed" for o in evaluations)
+    }  # fmt: skip
 
     rows: list[dict[str, Any]] = []
     omitted: list[dict[str, Any]] = []
     for dim_pos, ev in enumerate(evaluations):
         for cand in candidates:
             reason = None
-            if ev.versions[base] != ev.versions[cand] and None not in (
+            if ev.dimension in duplicate:
+                reason = (
+                    f"{ev.name} equals the pass rate (k = 1), already compared as `passed`; "
+                    "not tested twice"
+                )
+            elif ev.versions[base] != ev.versions[cand] and None not in (
                 ev.versions[base],
                 ev.versions[cand],
             ):
@@ -222,21 +254,20 @@ def paired_analysis(
                     }
                 )
                 continue
-            rows.append(
-                _paired_row(
-                    ev,
-                    base,
-                    cand,
-                    ids,
-                    both,
-                    config,
-                    clusters,
-                    rng=np.random.default_rng([config.seed, cand, dim_pos]),
-                )
+            row = _paired_row(
+                ev,
+                base,
+                cand,
+                ids,
+                both,
+                config,
+                clusters,
+                rng=np.random.default_rng([config.seed, cand, dim_pos]),
             )
+            row["unevaluated"] = int(per_variant[base] + per_variant[cand])
+            rows.append(row)
     frame = pd.DataFrame(rows, columns=PAIRED_COLUMNS)
     _apply_correction(frame, config)
-    frame["unevaluated"] = unevaluated
     for column in ("baseline_variant_id", "candidate_variant_id"):
         frame[column] = pd.Categorical(frame[column], categories=ids)
     frame["dimension"] = pd.Categorical(frame["dimension"], categories=list(DIMENSIONS))
@@ -247,7 +278,7 @@ def paired_analysis(
     frame.attrs.update(
         {
             "settings": config.settings(),
-            "fingerprint": fingerprint,
+            "fingerprint": fixed,
             "omitted": omitted,
             "candidates": [ids[c] for c in candidates],
         }
@@ -278,7 +309,7 @@ def paired_analysis(
     result = PairedAnalysis(
         comparisons=frame,
         config=config,
-        fingerprint=fingerprint,
+        fingerprint=fixed,
         evaluators=evaluators,
         omitted=omitted,
         guard_rails=counts,
@@ -326,6 +357,10 @@ def _paired_row(
         n_resamples=config.resamples,
         rng=rng,
     )
+    ci_low, ci_high = result.ci_low, result.ci_high
+    if ev.unit in BOUNDED_UNITS:
+        # a difference of two values in [0, 1] lies in [-1, 1]
+        ci_low, ci_high = _clip_to(ci_low, -1.0, 1.0), _clip_to(ci_high, -1.0, 1.0)
     return {
         "baseline_variant_id": ids[base],
         "candidate_variant_id": ids[cand],
@@ -343,8 +378,8 @@ def _paired_row(
         "standard_deviation": result.standard_deviation,
         "standard_error": result.standard_error,
         "df": result.df,
-        "ci_low": result.ci_low,
-        "ci_high": result.ci_high,
+        "ci_low": ci_low,
+        "ci_high": ci_high,
         "confidence_level": config.confidence_level,
         "ci_method": result.ci_method + fallback,
         "p_value": result.p_value,
@@ -366,6 +401,10 @@ def _paired_row(
         "note": "",
         "unevaluated": 0,
     }
+
+
+def _clip_to(value: float, low: float, high: float) -> float:
+    return value if not math.isfinite(value) else min(high, max(low, value))
 
 
 def _apply_correction(frame: pd.DataFrame, config: ComparisonsConfig) -> None:
@@ -395,18 +434,34 @@ def _apply_correction(frame: pd.DataFrame, config: ComparisonsConfig) -> None:
             mde = stats_paired.paired_mde(
                 row.standard_error * math.sqrt(units), units, level, config.power
             )
-        mdes.append(mde)
+        # No difference of values in [0, 1] exceeds 1: an MDE beyond that means no
+        # possible effect is detectable (the MDE does not exist; inf, null in JSON).
+        beyond = row.unit in BOUNDED_UNITS and math.isfinite(mde) and mde > 1.0
+        mdes.append(math.inf if beyond else mde)
+        zero_width = math.isfinite(row.ci_low) and row.ci_low == row.ci_high and not row.degenerate
         if sig is pd.NA:
-            notes.append("no test: fewer than two paired cases (or clusters)")
+            note = "no test: fewer than two paired cases (or clusters)"
         elif sig:
-            notes.append("")
+            note = ""
         elif row.degenerate:
-            notes.append("every case differed by the same amount; no detectable-effect bound")
+            note = "every case differed by the same amount; no detectable-effect bound"
+        elif beyond:
+            note = (
+                "not detectable with this design: even the largest possible change "
+                f"({_format_effect(1.0, row.unit)}) has less than {config.power:.0%} power "
+                f"at α = {level:.3g}"
+            )
         else:
-            notes.append(
+            note = (
                 f"this run could not detect effects smaller than "
                 f"{_format_effect(mde, row.unit)} ({config.power:.0%} power at α = {level:.3g})"
             )
+        if zero_width:
+            note = "; ".join(
+                x for x in ("zero-width interval (every cluster sum equal): not certainty", note)
+                if x
+            )  # fmt: skip
+        notes.append(note)
     frame["mde"] = mdes
     frame["note"] = notes
 

@@ -29,7 +29,15 @@ from ..formats._io import close_match
 from ..frames import BUILTIN_EVALUATOR, ExperimentRun
 from .settings import EvaluatorChoice
 
-__all__ = ["Evaluation", "cluster_labels", "evaluate", "evaluation", "unevaluated_attempts"]
+__all__ = [
+    "BOUNDED_UNITS",
+    "Evaluation",
+    "cluster_labels",
+    "evaluate",
+    "evaluation",
+    "unevaluated_attempts",
+    "unevaluated_per_variant",
+]
 
 _ATTEMPT_EVALUATORS: dict[str, tuple[str, bool, bool, str]] = {
     # name: (attempts column, higher is better, binary, unit)
@@ -40,6 +48,8 @@ _ATTEMPT_EVALUATORS: dict[str, tuple[str, bool, bool, str]] = {
 }
 
 _MEASURED = "measured"
+#: Units whose values lie in [0, 1], so a paired difference lies in [-1, 1].
+BOUNDED_UNITS = ("proportion", "score")
 
 
 @dataclass(frozen=True)
@@ -251,6 +261,15 @@ def cluster_labels(run: ExperimentRun, field_name: str | None) -> np.ndarray | N
 
 def unevaluated_attempts(run: ExperimentRun) -> int:
     """Declared attempts without a score (their trial failed)."""
-    declared = len(run.manifest.variants) * run.manifest.trial_count * len(run.suite.cases)
-    evaluated = int((run.attempts["status"] != "trial_failed").sum())
-    return max(0, declared - evaluated)
+    return int(unevaluated_per_variant(run).sum())
+
+
+def unevaluated_per_variant(run: ExperimentRun) -> np.ndarray:
+    """Per variant: declared attempts (trials × cases) without a score (failed trials)."""
+    declared = run.manifest.trial_count * len(run.suite.cases)
+    att = run.attempts
+    codes = att["variant_id"].cat.codes.to_numpy(np.int64)
+    evaluated = np.bincount(
+        codes[(att["status"] != "trial_failed").to_numpy()], minlength=len(run.manifest.variants)
+    )
+    return np.maximum(0, declared - evaluated)

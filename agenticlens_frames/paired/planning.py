@@ -11,8 +11,9 @@ from .. import stats_paired
 from ..errors import InputError
 from ..frames import ExperimentRun
 from ..stats_paired import sps  # scipy.stats, imported on first use
-from .comparisons import SMALL_SAMPLE
+from .comparisons import SMALL_SAMPLE, paired_analysis
 from .dimensions import Evaluation, evaluation
+from .settings import parse_comparisons, resolve_comparisons
 
 __all__ = ["minimum_detectable_effect", "power_analysis", "trials_for_precision"]
 
@@ -47,13 +48,14 @@ def power_analysis(
     run: ExperimentRun,
     *,
     effect: float | None = None,
-    alpha: float = 0.05,
+    alpha: float | None = None,
     power: float = 0.8,
     evaluator: str = "passed",
     trials: int | None = None,
     n_cases: int | None = None,
     family_size: int | None = None,
     distribution: str = "t",
+    correction: str | None = None,
 ) -> pd.DataFrame:
     r"""Power, cases needed and minimum detectable effect for a paired design, from a pilot.
 
@@ -61,8 +63,14 @@ def power_analysis(
     its parts (Miller 2024): :math:`ω^2` (between cases) and the within-case variances
     :math:`σ_A^2, σ_B^2`. With K planned attempts per case and arm,
     :math:`σ_d^2 = ω^2 + σ_A^2/K + σ_B^2/K` (the pilot's own :math:`\operatorname{Var}(d)`
-    when K is the pilot's). Tests are planned at α / ``family_size`` (Bonferroni; what
-    Holm needs of its first step); ``family_size`` defaults to the number of candidates.
+    when K is the pilot's).
+
+    Tests are planned at the per-test level the analysis will use
+    (:func:`~agenticlens_frames.stats_paired.per_test_alpha`: α / family size for
+    Bonferroni, Holm and Benjamini–Hochberg, α for ``none``). When the manifest declares
+    ``comparisons:``, α, the correction and the family size default to exactly what
+    :func:`paired_comparisons` uses for this run, so a planned MDE is the one the
+    analysis reports; otherwise α = 0.05 over a family of the candidates (Bonferroni).
 
     Returns
     -------
@@ -81,16 +89,16 @@ def power_analysis(
     """
     if distribution not in ("t", "normal"):
         raise InputError("distribution must be 't' or 'normal'", location="distribution")
-    if not 0 < alpha < 1 or not 0 < power < 1:
-        raise InputError("alpha and power must be between 0 and 1", location="alpha")
     ev = evaluation(run, evaluator)
     ids = list(run.manifest.variant_ids)
     base = ids.index(run.manifest.baseline_variant_id)
     candidates = [i for i in range(len(ids)) if i != base]
-    m = family_size if family_size is not None else len(candidates)
+    alpha, correction, m = _planned_family(run, ev.name, alpha, correction, family_size)
+    if not 0 < alpha < 1 or not 0 < power < 1:
+        raise InputError("alpha and power must be between 0 and 1", location="alpha")
     if m < 1:
         raise InputError(f"family_size must be >= 1, got {m}", location="family_size")
-    level = alpha / m
+    level = stats_paired.per_test_alpha(alpha, correction, m)
     rows = []
     for cand in candidates:
         parts = _pair_parts(ev, base, cand)
@@ -116,6 +124,7 @@ def power_analysis(
             "planned_cases": n,
             "planned_sd": sd,
             "alpha": alpha,
+            "correction": correction,
             "family_size": m,
             "alpha_per_test": level,
             "target_power": power,
@@ -141,10 +150,37 @@ def power_analysis(
     return frame
 
 
+def _planned_family(
+    run: ExperimentRun,
+    evaluator: str,
+    alpha: float | None,
+    correction: str | None,
+    family_size: int | None,
+) -> tuple[float, str, int]:
+    """α, correction and family size for planning: the analysis's own when declared."""
+    manifest = run.manifest
+    if family_size is None and parse_comparisons(manifest.comparisons, file=manifest.path):
+        # an α or correction that contradicts the manifest is refused, as in the analysis
+        config = resolve_comparisons(
+            manifest, correction="manifest" if correction is None else correction, alpha=alpha
+        )
+        frame = paired_analysis(run, config).comparisons
+        if config.family == "per_evaluator":
+            frame = frame[frame["evaluator"] == evaluator]
+        size = int(frame["family_size"].max()) if len(frame) else 1
+        return config.alpha, config.correction, max(size, 1)
+    candidates = len(run.manifest.variants) - 1
+    return (
+        0.05 if alpha is None else alpha,
+        "bonferroni" if correction is None else correction,
+        candidates if family_size is None else family_size,
+    )
+
+
 def minimum_detectable_effect(
     run: ExperimentRun,
     *,
-    alpha: float = 0.05,
+    alpha: float | None = None,
     power: float = 0.8,
     evaluator: str = "passed",
     trials: int | None = None,

@@ -321,11 +321,12 @@ def resolve_comparisons(
 
     Examples
     --------
+    >>> from dataclasses import replace
     >>> from agenticlens_frames.formats import load_manifest
-    >>> m = load_manifest("data/support/manifest.yaml")
-    >>> resolve_comparisons(m, correction="holm", alpha=0.01).alpha
+    >>> m = load_manifest("data/support/manifest.yaml")  # declares correction: holm
+    >>> resolve_comparisons(m, correction="manifest", alpha=0.01).alpha
     0.01
-    >>> resolve_comparisons(m, correction=None)
+    >>> resolve_comparisons(replace(m, comparisons=None), correction=None)
     Traceback (most recent call last):
     ...
     agenticlens_frames.errors.InputError: correction: paired comparisons need a declared \
@@ -597,16 +598,14 @@ def comparisons_from_cli(
 
     Examples
     --------
-    >>> comparisons_from_cli("data/support/manifest.yaml", "data/support/suite.yaml") is None
-    True
+    >>> comparisons_from_cli("data/support/manifest.yaml", "data/support/suite.yaml").correction
+    'holm'
     >>> comparisons_from_cli("data/support/manifest.yaml", "data/support/suite.yaml",
-    ...                      alpha=0.1)
+    ...                      correction="bonferroni")
     Traceback (most recent call last):
     ...
-    agenticlens_frames.errors.InputError: --correction: paired comparisons need a declared \
-correction and none was given (pass --correction holm (or none, bonferroni, \
-benjamini_hochberg), or declare comparisons: {correction: ...} in the manifest; there is \
-no default)
+    agenticlens_frames.errors.InputError: ...manifest.yaml: comparisons.correction: the \
+experiment fixed correction = 'holm' in its manifest; 'bonferroni' was requested (...)
     """
     from ..formats import load_manifest, load_suite
 

@@ -40,15 +40,138 @@ def _pct(value: float, digits: int = 1) -> str:
     return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}%}"
 
 
+_VERDICT_STYLE = {"better": "green", "worse": "red"}
+
+
+def _verdict_table(analysis: ExperimentAnalysis, console: Console) -> None:
+    """The case-level verdicts, first: what a person decides on."""
+    from ..paired.verdicts import (
+        CORRECTION_NAMES,
+        HOW_TO_DECLARE,
+        format_difference,
+        format_interval,
+        format_p,
+    )
+
+    v = analysis.verdicts
+    name = strip_control(analysis.info["experiment_name"])
+    if v.attrs.get("missing"):
+        console.print(Text(f"Experiment · {name}", style="bold"))
+        console.print(Text(f"! {v.attrs['missing']}", style="yellow"))
+        return
+    base = strip_control(analysis.info["baseline_variant_id"])
+    declared = bool(v.attrs.get("declared", False))
+    level = float(v["confidence_level"].iloc[0]) if len(v) else analysis.confidence_level
+    if declared:
+        correction = str(v.attrs.get("correction") or (v["correction"].iloc[0] if len(v) else ""))
+        correction = CORRECTION_NAMES.get(correction, correction)
+        alpha = float(v["alpha"].iloc[0]) if len(v) else math.nan
+        title = (
+            f"Experiment · {name}\nVerdicts against {base}: case-level paired comparisons, "
+            f"{correction} correction over the family (α = {alpha:g})"
+        )
+    else:
+        title = (
+            f"Experiment · {name}\nPaired differences against {base}: case-level, "
+            f"{level:.0%} per-comparison intervals (no correction declared)"
+        )
+    table = Table(title=Text(title), caption_justify="left")
+    table.add_column("Candidate")
+    table.add_column("Dimension")
+    table.add_column(f"Difference [{level:.0%} CI]", justify="right", no_wrap=True)
+    if declared:
+        table.add_column("Adj. p", justify="right", no_wrap=True)
+    table.add_column("Verdict" if declared else "Smallest detectable change", ratio=1)
+    evaluators: dict[str, str] = {}
+    for r in v.to_dict("records"):
+        unit = str(r["unit"])
+        evaluators.setdefault(str(r["dimension"]), str(r["evaluator"]))
+        cells: list[Any] = [
+            _t(r["candidate_variant_id"]),
+            _t(r["dimension"]),
+            f"{format_difference(r['mean_difference'], unit)} "
+            f"{format_interval(r['ci_low'], r['ci_high'], unit)}",
+        ]
+        verdict = Text(str(r["verdict"]), style=_VERDICT_STYLE.get(str(r["verdict"]), ""))
+        if declared:
+            cells.append(format_p(r["adjusted_p_value"]))
+            if r["detectable"]:
+                verdict.append(f"; {strip_control(r['detectable'])}")
+            cells.append(verdict)
+        else:
+            cells.append(_t(r["detectable"] or "-"))
+        table.add_row(*cells)
+    if not len(v):
+        table.add_row(*(["-"] * len(table.columns)))
+    if evaluators:
+        table.caption = Text(
+            "Each candidate minus the baseline, case by case over the cases both scored; "
+            "evaluators: " + ", ".join(f"{d} = {e}" for d, e in evaluators.items()) + "."
+        )
+    console.print(table)
+    if not declared:
+        console.print(Text(f"! {HOW_TO_DECLARE}", style="yellow"))
+
+
+def _pass_rate_cell(row: dict[str, Any], headline: dict[str, dict[str, Any]]) -> str:
+    h = headline.get(str(row["variant_id"]))
+    if h is None:  # an AgenticLens report: no case-level numbers to lead with
+        rate = _pct(row["case_pass_rate"])
+        if not math.isnan(row["case_pass_rate_ci_low"]):
+            rate += f" [{row['case_pass_rate_ci_low']:.0%}–{row['case_pass_rate_ci_high']:.0%}]"
+        return rate + " †"
+    rate = _pct(h["estimate"])
+    if not math.isnan(h["ci_low"]):
+        rate += f" [{h['ci_low']:.0%}–{h['ci_high']:.0%}]"
+    return rate
+
+
+def _variant_notes(analysis: ExperimentAnalysis, case_level: bool) -> list[str]:
+    """What each number of the variant table is, said where it is shown."""
+    level = f"{analysis.confidence_level:.0%}"
+    notes = [
+        f"Pass rate: mean over the evaluated attempts, {level} interval with cases as the unit "
+        "(the case-level interval); the same mean the factor levels and the Pareto view use."
+        if case_level
+        else "† Pass rate: AgenticLens's case pass rate with a pooled Wilson interval that "
+        "treats attempts as independent (this report has no case-level numbers).",
+        "Reliability: share of trials in which every case passed (AgenticLens's trial "
+        "success rate); it falls towards 0% as a suite grows, so 0% does not mean nothing "
+        "passed — pass^k below is the per-case reliability.",
+        "Consistency: share of cases with the same outcome in every trial; a failed trial "
+        "makes every case inconsistent.",
+    ]
+    for row in analysis.variants.to_dict("records"):
+        failed = int(row["attempted_trials"]) - int(row["completed_trials"])
+        if failed and case_level:
+            notes.append(
+                f"{row['variant_id']}: {failed} of {int(row['attempted_trials'])} trials failed; "
+                f"the pass rate above leaves {'it' if failed == 1 else 'them'} out, while the "
+                f"AgenticLens case pass rate ({_pct(row['case_pass_rate'])}, below) counts "
+                f"{'it' if failed == 1 else 'them'} as failing every case."
+            )
+    return notes
+
+
 def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) -> None:
-    """Print the variant, pass@k and baseline-delta tables, the frontier and warnings."""
+    """Print the verdicts first, then the variant and pass@k tables, the
+    AgenticLens-compatible numbers (labelled as such), the frontier and warnings."""
+    from ..paired.verdicts import headline_pass_rates
+
     console = console or Console()
     info = analysis.info
     vs = analysis.variants
-    table = Table(title=Text(f"Experiment · {strip_control(info['experiment_name'])}"))
+    _verdict_table(analysis, console)
+    headline = {
+        str(r["variant_id"]): r
+        for r in headline_pass_rates(analysis.paired_frames.get("case_level_summary")).to_dict(
+            "records"
+        )
+    }
+    table = Table(title=Text("Variants"), caption_justify="left")
     for name, justify in [
         ("Variant", "left"),
-        ("Case pass rate", "right"),
+        ("Pass rate", "right"),
         ("Score", "right"),
         ("Latency", "right"),
         ("Cost", "right"),
@@ -63,19 +186,16 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
         k_table.add_column(f"pass@{k}", justify="right")
         k_table.add_column(f"pass^{k}", justify="right")
     for row in vs.to_dict("records"):
-        rate = _pct(row["case_pass_rate"])
-        if not math.isnan(row["case_pass_rate_ci_low"]):
-            rate += f" [{row['case_pass_rate_ci_low']:.0%}–{row['case_pass_rate_ci_high']:.0%}]"
         table.add_row(
             _t(row["variant_id"]),
-            rate,
+            _pass_rate_cell(row, headline),
             f"{row['average_score_mean']:.3f}" if row["average_score_count"] else "n/a",
             f"{row['average_latency_ms_mean']:.0f} ms"
             if row["average_latency_ms_count"]
             else "n/a",
             f"${row['total_cost_usd_mean']:.4f}" if row["total_cost_usd_count"] else "n/a",
             f"{row['trial_success_rate']:.0%} "
-            f"({row['completed_trials']}/{row['attempted_trials']})",
+            f"({row['completed_trials']}/{row['attempted_trials']} completed)",
             _pct(row["consistency_rate"], 0),
             "yes" if row["pareto_optimal"] else "no",
         )
@@ -87,36 +207,16 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
                 for name in ("pass_at", "pass_hat")
             ],
         )
+    table.caption = Text(strip_control("\n".join(_variant_notes(analysis, bool(headline)))))
+    if (vs["attempted_trials"] > vs["completed_trials"]).any():
+        k_table.caption = Text(
+            "A failed trial counts as failed attempts here (as in AgenticLens), so pass@1 is "
+            "the AgenticLens case pass rate, not the pass rate of the variant table."
+        )
+        k_table.caption_justify = "left"
     console.print(table)
     console.print(k_table)
-
-    deltas = Table(title=Text(f"Baseline Deltas · {strip_control(info['baseline_variant_id'])}"))
-    for name in (
-        "Variant",
-        "Changed factors",
-        "Case pass rate",
-        "p-value",
-        "Score",
-        "Latency",
-        "Cost",
-    ):
-        deltas.add_column(
-            name, justify="left" if name in ("Variant", "Changed factors") else "right"
-        )
-    for c in analysis.comparisons.to_dict("records"):
-        p = c["case_pass_rate_p_value"]
-        significant = c["statistically_significant"] is True
-        factors = ", ".join(f"{n}: {v[0]} → {v[1]}" for n, v in c["changed_factors"].items())
-        deltas.add_row(
-            _t(c["candidate_variant_id"]),
-            _t(factors or "-"),
-            f"{c['case_pass_rate_delta']:+.1%}",
-            "n/a" if math.isnan(p) else f"{p:.3f}{' *' if significant else ''}",
-            f"{c['average_score_delta']:+.3f}",
-            f"{c['average_latency_ms_delta']:+.1f} ms",
-            "n/a" if math.isnan(c["total_cost_usd_delta"]) else f"{c['total_cost_usd_delta']:+.4f}",
-        )
-    console.print(deltas)
+    _compat_table(analysis, console)
     frontier = ", ".join(analysis.pareto_frontier) or "none"
     seed = "none" if info["random_seed"] is None else str(info["random_seed"])
     console.print(
@@ -129,3 +229,60 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
     )
     for warning in analysis.warnings:
         console.print(Text(f"! {strip_control(warning)}", style="yellow"))
+
+
+def _compat_table(analysis: ExperimentAnalysis, console: Console) -> None:
+    """AgenticLens's own numbers, unchanged, in a section that says what they assume.
+
+    They pool every attempt as independent (Wilson interval, z test), so they are never
+    marked significant here: the verdicts above are the significance statement.
+    """
+    info = analysis.info
+    title = Text(
+        "AgenticLens-compatible numbers (attempts treated as independent; not a verdict) · "
+        f"baseline: {strip_control(info['baseline_variant_id'])}"
+    )
+    deltas = Table(title=title, caption_justify="left")
+    for name in (
+        "Variant",
+        "Case pass rate [pooled Wilson]",
+        "Δ pass rate",
+        "z-test p",
+        "Δ score",
+        "Δ latency",
+        "Δ cost",
+        "Changed factors",
+    ):
+        deltas.add_column(
+            name, justify="left" if name in ("Variant", "Changed factors") else "right"
+        )
+    by_candidate = {
+        str(c["candidate_variant_id"]): c for c in analysis.comparisons.to_dict("records")
+    }
+    for row in analysis.variants.to_dict("records"):
+        rate = _pct(row["case_pass_rate"])
+        if not math.isnan(row["case_pass_rate_ci_low"]):
+            rate += f" [{row['case_pass_rate_ci_low']:.0%}–{row['case_pass_rate_ci_high']:.0%}]"
+        c = by_candidate.get(str(row["variant_id"]))
+        if c is None:
+            deltas.add_row(_t(row["variant_id"]), rate, *(["-"] * 6))
+            continue
+        p = c["case_pass_rate_p_value"]
+        factors = ", ".join(f"{n}: {v[0]} → {v[1]}" for n, v in c["changed_factors"].items())
+        deltas.add_row(
+            _t(c["candidate_variant_id"]),
+            rate,
+            f"{c['case_pass_rate_delta']:+.1%}",
+            "n/a" if math.isnan(p) else f"{p:.3f}",
+            f"{c['average_score_delta']:+.3f}",
+            f"{c['average_latency_ms_delta']:+.1f} ms",
+            "n/a" if math.isnan(c["total_cost_usd_delta"]) else f"{c['total_cost_usd_delta']:+.4f}",
+            _t(factors or "-"),
+        )
+    deltas.caption = Text(
+        "Case pass rate counts a failed trial as failing every case. The interval and the "
+        "z-test pool all attempts as if independent; attempts on one case are correlated, "
+        "so they are too narrow and too small. They match AgenticLens 0.10 and the JSON/CSV "
+        "reports; read the verdicts above for significance."
+    )
+    console.print(deltas)

@@ -41,7 +41,7 @@ import plotly.graph_objects as go
 from .. import viz
 from ..analysis import ExperimentAnalysis
 
-__all__ = ["render_html", "write_html_report"]
+__all__ = ["render_html", "verdicts_table_html", "write_html_report"]
 
 #: Cases per heatmap page, and how many cases carry attempt-level details in the page.
 PAGE_SIZE = 50
@@ -117,39 +117,80 @@ def _plain(values: Any, digits: int | None = None) -> Any:
 # --------------------------------------------------------------------------- tables
 
 
+def _variant_notes(a: ExperimentAnalysis, case_level: bool) -> str:
+    """What each number of the variant table is, said where it is shown."""
+    level = f"{a.confidence_level:.0%}"
+    notes = [
+        f"<b>Pass rate</b>: mean over the evaluated attempts with a {level} interval that "
+        "treats cases as the unit (the case-level interval); the factor levels and the Pareto "
+        "view use the same mean."
+        if case_level
+        else "<b>Pass rate</b> †: AgenticLens's case pass rate with a pooled Wilson interval "
+        "that treats attempts as independent (this report has no case-level numbers).",
+        "<b>Reliability</b>: share of trials in which every case passed (AgenticLens's trial "
+        "success rate); it falls towards 0% as a suite grows, so 0% does not mean nothing "
+        "passed. pass^k below is the per-case reliability.",
+        "<b>Consistency</b>: share of cases with the same outcome in every trial; a failed "
+        "trial makes every case inconsistent.",
+    ]
+    if case_level:
+        for v in a.variants.to_dict("records"):
+            failed = int(v["attempted_trials"]) - int(v["completed_trials"])
+            if failed:
+                them = "it" if failed == 1 else "them"
+                notes.append(
+                    f"<b>{_e(v['variant_id'])}</b>: {failed} of {int(v['attempted_trials'])} "
+                    f"trials failed; the pass rate here leaves {them} out, while the "
+                    f"AgenticLens case pass rate ({_pct(v['case_pass_rate'])}, in the "
+                    f"compatible numbers below) counts {them} as failing every case."
+                )
+    return "".join(f"<p class='note'>{n}</p>" for n in notes)
+
+
 def _variant_table(a: ExperimentAnalysis) -> str:
+    from ..paired.verdicts import headline_pass_rates
+
+    headline = {
+        str(r["variant_id"]): r
+        for r in headline_pass_rates(a.paired_frames.get("case_level_summary")).to_dict("records")
+    }
     rows = []
     for v in a.variants.to_dict("records"):
         factors = ", ".join(f"{_e(k)}={_e(val)}" for k, val in v["factors"].items())
         badges = ('<span class="tag base">baseline</span>' if v["is_baseline"] else "") + (
             '<span class="tag pareto">pareto</span>' if v["pareto_optimal"] else ""
         )
-        interval = (
-            ""
-            if _missing(v["case_pass_rate_ci_low"])
-            else f"<small>{_pct(v['case_pass_rate_ci_low'])}–"
-            f"{_pct(v['case_pass_rate_ci_high'])}</small>"
+        h = headline.get(str(v["variant_id"]))
+        rate, low, high, mark = (
+            (v["case_pass_rate"], v["case_pass_rate_ci_low"], v["case_pass_rate_ci_high"], " †")
+            if h is None
+            else (h["estimate"], h["ci_low"], h["ci_high"], "")
         )
+        interval = "" if _missing(low) else f"<small>{_pct(low)}–{_pct(high)}</small>"
         rows.append(
             f"<tr><td><strong>{_e(v['variant_name'])}</strong> {badges}<br><small>"
             f"{_e(v['variant_id'])}{' · ' + factors if factors else ''}</small></td>"
-            f"<td>{_pct(v['case_pass_rate'])} {interval}</td>"
+            f"<td>{_pct(rate)}{mark} {interval}</td>"
             f"<td>{_num(v['average_score_mean'])}</td>"
             f"<td>{_num(v['average_latency_ms_mean'], 1)} ms</td>"
             f"<td>{_num(v['total_cost_usd_mean'], 4, '$')}<br><small>{int(v['priced_trials'])}/"
             f"{int(v['completed_trials'])} trials priced</small></td>"
-            f"<td>{_pct(v['trial_success_rate'])}<br><small>{int(v['completed_trials'])}/"
-            f"{int(v['attempted_trials'])} completed</small></td>"
+            f"<td>{_pct(v['trial_success_rate'])}<br><small>of trials passed every case · "
+            f"{int(v['completed_trials'])}/{int(v['attempted_trials'])} completed</small></td>"
             f"<td>{_pct(v['consistency_rate'])}<br><small>{int(v['n_flaky_cases'])} flaky"
             "</small></td></tr>"
         )
+    level = f"{a.confidence_level:.0%}"
     return (
         "<section id='variants'><h2>Quality, cost, latency, and reliability</h2>"
         "<div class='scroll'><table>"
-        "<tr><th>Variant</th><th>Case pass rate</th><th>Mean score</th><th>Mean latency</th>"
+        f"<tr><th>Variant</th><th>Pass rate<br><small>case-level {level} CI</small></th>"
+        "<th>Mean score</th><th>Mean latency</th>"
         "<th>Mean cost / trial</th><th>Reliability</th><th>Consistency</th></tr>"
         + "".join(rows)
-        + "</table></div></section>"
+        + "</table></div>"
+        + _variant_notes(a, bool(headline))
+        + "</section>"
     )
 
 
@@ -169,24 +210,43 @@ def _pass_k_section(a: ExperimentAnalysis) -> str:
         f"<tr><th>Variant</th>{head}</tr>{rows}</table></div>"
         "<div id='fig-pass_k' class='fig'></div>"
         "<p class='note'>pass@k: chance that at least one of k attempts passes; pass^k: that "
-        "all k pass (unbiased estimators, mean over cases).</p></section>"
+        "all k pass (unbiased estimators, mean over cases)."
+        + (
+            " A failed trial counts as failed attempts here (as in AgenticLens), so pass@1 is "
+            "the AgenticLens case pass rate, not the pass rate of the table above."
+            if (a.variants["attempted_trials"] > a.variants["completed_trials"]).any()
+            else ""
+        )
+        + "</p></section>"
     )
 
 
 def _comparisons(a: ExperimentAnalysis) -> str:
+    """AgenticLens's numbers, unchanged, in a section that says what they assume.
+
+    They pool every attempt as independent (Wilson interval, z test), so nothing here is
+    styled or worded as significant: the verdicts section is the significance statement.
+    """
+    by_candidate = {str(c["candidate_variant_id"]): c for c in a.comparisons.to_dict("records")}
     rows = []
-    for c in a.comparisons.to_dict("records"):
-        changed = ", ".join(
-            f"{_e(n)}: {_e(v[0])} → {_e(v[1])}" for n, v in c["changed_factors"].items()
+    for v in a.variants.to_dict("records"):
+        rate = (
+            f"{_pct(v['case_pass_rate'])}<br><small>{_pct(v['case_pass_rate_ci_low'])}–"
+            f"{_pct(v['case_pass_rate_ci_high'])}</small>"
         )
-        significant = c["statistically_significant"]
-        sig = (
-            "n/a"
-            if _missing(significant)
-            else ("significant" if significant else "not significant")
+        c = by_candidate.get(str(v["variant_id"]))
+        if c is None:
+            rows.append(
+                f"<tr><td><strong>{_e(v['variant_id'])}</strong><br><small>"
+                f"{'baseline' if v['is_baseline'] else 'not compared'}</small></td>"
+                f"<td>{rate}</td><td>–</td><td>–</td><td>–</td><td>–</td><td>–</td></tr>"
+            )
+            continue
+        changed = ", ".join(
+            f"{_e(n)}: {_e(val[0])} → {_e(val[1])}" for n, val in c["changed_factors"].items()
         )
         p = c["case_pass_rate_p_value"]
-        regressions = [
+        flagged = [
             label
             for label, key in (
                 ("pass rate", "pass_rate_regressed"),
@@ -200,25 +260,35 @@ def _comparisons(a: ExperimentAnalysis) -> str:
         cost_delta = c["total_cost_usd_delta"]
         cost = "n/a" if _missing(cost_delta) else f"{cost_delta:+.4f}"
         delta = c["case_pass_rate_delta"]
+        score = c["average_score_delta"]
         rows.append(
             f"<tr><td><strong>{_e(c['candidate_variant_id'])}</strong><br><small>"
-            f"{changed or 'no factor changes recorded'}</small></td>"
-            f"<td>{'n/a' if _missing(delta) else f'{delta:+.1%}'}"
-            f"<br><small>{sig}{'' if _missing(p) else f' (p={p:.3f})'}</small></td>"
-            f"<td>{_num(c['average_score_delta'], 3, '+' if c['average_score_delta'] >= 0 else '')}"
+            f"{changed or 'no factor changes recorded'}</small></td><td>{rate}</td>"
+            f"<td>{'n/a' if _missing(delta) else f'{delta:+.1%}'}<br><small>z-test p = "
+            f"{'n/a' if _missing(p) else f'{p:.3f}'}</small></td>"
+            f"<td>{_num(score, 3, '+' if not _missing(score) and score >= 0 else '')}"
             f"</td><td>{c['average_latency_ms_delta']:+.1f} ms</td><td>{cost}</td>"
-            f"<td class='{'bad' if regressions else 'good'}'>{_e(', '.join(regressions)) or 'none'}"
+            f"<td>{_e(', '.join(flagged)) or 'none'}"
             f"<br><small>{len(c['regressed_case_ids'])} case(s) regressed · "
             f"{len(c['improved_case_ids'])} improved</small>"
             f"{f'<ul>{warnings}</ul>' if warnings else ''}</td></tr>"
         )
-    body = "".join(rows) or "<tr><td colspan='6'>No comparisons.</td></tr>"
-    figure = "<div id='fig-deltas' class='fig'></div>" if rows else ""
+    figure = "<div id='fig-deltas' class='fig'></div>" if len(a.comparisons) else ""
     return (
-        f"<section id='baseline'><h2>Against the baseline ({_e(a.info['baseline_variant_id'])})"
-        "</h2><div class='scroll'><table><tr><th>Candidate</th><th>Case pass rate Δ</th>"
-        "<th>Score Δ</th><th>Latency Δ</th><th>Cost Δ</th><th>Regressions</th></tr>"
-        f"{body}</table></div>{figure}</section>"
+        "<section id='compat'><h2>AgenticLens-compatible numbers (attempts treated as "
+        f"independent) · baseline {_e(a.info['baseline_variant_id'])}</h2>"
+        "<p class='note'>The numbers AgenticLens 0.10 reports, unchanged (they are the "
+        "JSON and CSV reports' numbers). The case pass rate counts a failed trial as failing "
+        "every case; its Wilson interval and the z-test pool every attempt as if independent, "
+        "but attempts on one case are correlated, so these intervals are too narrow and the "
+        "p-values too small. They are not a significance verdict: read the verdicts at the "
+        "top. Flags follow AgenticLens's rule (a relative change beyond the regression "
+        "threshold, uncertainty ignored).</p>"
+        "<div class='scroll'><table><tr><th>Variant</th>"
+        "<th>Case pass rate<br><small>pooled Wilson interval</small></th>"
+        "<th>Case pass rate Δ</th><th>Score Δ</th><th>Latency Δ</th><th>Cost Δ</th>"
+        f"<th>Flagged by AgenticLens's rule</th></tr>{''.join(rows)}</table></div>"
+        f"{figure}</section>"
     )
 
 
@@ -283,7 +353,10 @@ def _factor_levels(a: ExperimentAnalysis) -> str:
     )
     return (
         "<section id='factors'><h2>Factor levels</h2><p class='note'>Unweighted means over the "
-        "variants at each level; confounded unless the design is factorial.</p>"
+        "variants at each level; confounded unless the design is factorial. Pass rate: each "
+        "variant's mean over its completed trials (the pass rate of the variant table, not "
+        "the AgenticLens case pass rate, which counts a failed trial as failing every case); "
+        "reliability: share of trials in which every case passed.</p>"
         "<div class='scroll'><table><tr><th>Factor</th><th>Value</th><th>Variants</th>"
         "<th>Pass rate</th><th>Score</th><th>Latency</th><th>Cost</th><th>Reliability</th></tr>"
         f"{rows}</table></div><div id='fig-factors' class='fig'></div></section>"
@@ -493,7 +566,14 @@ def _heatmap_section(a: ExperimentAnalysis, heat: dict[str, Any], attention: lis
         "<section id='heatmap'><h2>Test-level heatmap</h2>"
         f"<p class='note'>{_e(wide)} Cell colour: mean score (red 0 → green 1, grey: no "
         "score); label: passes/attempts; dotted outline: inconsistent (flaky) case. Click a "
-        "cell for its attempts.</p>"
+        "cell for its attempts."
+        + (
+            " A failed trial counts in the label as a failed attempt (as AgenticLens counts "
+            "it) and is left out of the colour."
+            if (a.variants["attempted_trials"] > a.variants["completed_trials"]).any()
+            else ""
+        )
+        + "</p>"
         "<div class='controls'>"
         f"<label>cases<select id='heat-order'>{order_opts}</select></label>"
         f"<label>variants<select id='heat-vorder'>{vorder_opts}</select></label>"
@@ -535,7 +615,8 @@ def _pareto_section(a: ExperimentAnalysis) -> tuple[str, dict[str, Any]]:
     html = (
         "<section id='pareto'><h2>Pareto frontier</h2>"
         f"<p>Frontier: {frontier}. <span class='note'>Computed on all five objectives "
-        "(reliability, pass rate, score, latency, cost); a frontier variant that looks "
+        "(reliability, pass rate, score, latency, cost) as point estimates, pass rate over "
+        "completed trials as in the variant table; a frontier variant that looks "
         "dominated in two dimensions wins on an objective not on the axes.</span></p>"
         "<div class='controls'>"
         f"<label>x axis<select id='pareto-x'>{options('latency')}</select></label>"
@@ -549,21 +630,88 @@ def _pareto_section(a: ExperimentAnalysis) -> tuple[str, dict[str, Any]]:
 # --------------------------------------------------------------------------- page
 
 
-def _paired_section(paired: pd.DataFrame | None) -> str:
-    if paired is None or paired.empty:
-        return ""
-    settings = ""
-    if "correction" in paired and "confidence_level" in paired:
-        first = paired.iloc[0]
-        method = _e(first.get("ci_method", ""))
-        settings = (
-            f" {float(first['confidence_level']):.0%} intervals ({method}); "
-            f"significance after the declared {_e(first['correction'])} correction."
+def verdicts_table_html(verdicts: pd.DataFrame) -> str:
+    """The verdict table as HTML (the page's first results table, and the explorer's).
+
+    When no correction is declared it shows the paired differences with per-comparison
+    intervals, no p-value and no verdict, and says how to declare one.
+    """
+    from ..paired.verdicts import (
+        CORRECTION_NAMES,
+        HOW_TO_DECLARE,
+        format_difference,
+        format_interval,
+        format_p,
+    )
+
+    declared = bool(verdicts.attrs.get("declared", False))
+    if verdicts.attrs.get("missing"):
+        return f"<p class='declare'>{_e(verdicts.attrs['missing'])}</p>"
+    if not len(verdicts):
+        body = "<p class='note'>No candidate could be compared with the baseline.</p>"
+        return body if declared else body + f"<p class='declare'>{_e(HOW_TO_DECLARE)}</p>"
+    first = verdicts.iloc[0]
+    level = f"{float(first['confidence_level']):.0%}"
+    rows = []
+    for r in verdicts.to_dict("records"):
+        unit = str(r["unit"])
+        cells = (
+            f"<td><strong>{_e(r['candidate_variant_id'])}</strong></td>"
+            f"<td>{_e(r['dimension'])}<br><small>{_e(r['evaluator'])}</small></td>"
+            f"<td>{_e(format_difference(r['mean_difference'], unit))} "
+            f"<small>{_e(format_interval(r['ci_low'], r['ci_high'], unit))}</small></td>"
         )
+        if declared:
+            verdict = str(r["verdict"])
+            cls = {"better": "good", "worse": "bad"}.get(verdict, "")
+            cells += (
+                f"<td>{_e(format_p(r['adjusted_p_value']))}</td>"
+                f"<td class='verdict {cls}'><strong>{_e(verdict)}</strong>"
+                + (f"<br><small>{_e(r['detectable'])}</small>" if r["detectable"] else "")
+                + "</td>"
+            )
+        else:
+            cells += f"<td><small>{_e(r['detectable'])}</small></td>"
+        rows.append(f"<tr>{cells}</tr>")
+    if declared:
+        correction = str(first["correction"])
+        how = (
+            f"{_e(CORRECTION_NAMES.get(correction, correction))} correction over the family "
+            f"of {int(first['family_size'])} comparisons, α = {float(first['alpha']):g}"
+            if correction != "none"
+            else f"no correction (declared), α = {float(first['alpha']):g} per comparison"
+        )
+        head = (
+            f"<tr><th>Candidate</th><th>Dimension</th><th>Difference<br><small>{level} CI"
+            "</small></th><th>Adjusted p</th><th>Verdict</th></tr>"
+        )
+        note = (
+            "<p class='note'>Each candidate minus the baseline, case by case over the cases "
+            f"both scored (cases are the unit); {how}. Next to every result that is not "
+            "significant: the smallest change this run could have detected.</p>"
+        )
+    else:
+        head = (
+            f"<tr><th>Candidate</th><th>Dimension</th><th>Difference<br><small>{level} "
+            "per-comparison interval</small></th><th>Smallest detectable change</th></tr>"
+        )
+        note = (
+            f"<p class='declare'>{_e(HOW_TO_DECLARE)}</p><p class='note'>Each candidate minus "
+            "the baseline on quality, case by case over the cases both scored; intervals are "
+            "per comparison, not adjusted for the number of candidates.</p>"
+        )
+    return f"{note}<div class='scroll'><table class='verdicts'>{head}{''.join(rows)}</table></div>"
+
+
+def _verdicts_section(a: ExperimentAnalysis, forest: bool) -> str:
+    declared = bool(a.verdicts.attrs.get("declared", False))
+    title = "Verdicts against" if declared else "Paired differences against"
     return (
-        "<section id='paired'><h2>Paired comparisons</h2><p class='note'>Each candidate "
-        "against the baseline case by case on the same suite." + settings + "</p>"
-        "<div id='fig-paired' class='fig'></div></section>"
+        f"<section id='verdicts'><h2>{title} the baseline "
+        f"({_e(a.info['baseline_variant_id'])})</h2>"
+        + verdicts_table_html(a.verdicts)
+        + ("<div id='fig-paired' class='fig'></div>" if forest else "")
+        + "</section>"
     )
 
 
@@ -584,7 +732,8 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
     (True, False)
     """
     if paired is None:
-        paired = a.paired_frames.get("paired_comparisons")
+        # The verdict rows carry what the forest reads (per-comparison when undeclared).
+        paired = a.verdicts if len(a.verdicts) else a.paired_frames.get("paired_comparisons")
     info = a.info
     seed = info["random_seed"]
     heat, attention = _heat_payload(a)
@@ -598,7 +747,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         "case_outcomes": viz.case_outcomes_chart(a.cases),
     }
     if len(a.comparisons):
-        static["deltas"] = viz.delta_forest(a.comparisons)
+        static["deltas"] = viz.delta_forest(a.comparisons, mark_significant=False)
     if not a.factor_levels.empty:
         static["factors"] = viz.factor_levels_chart(a.factor_levels, metric="mean_pass_rate")
     if paired is not None and not paired.empty:
@@ -646,13 +795,13 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         + "</div>"
         + warnings
         + _failed_trials(a)
+        + _verdicts_section(a, forest="paired" in static)
         + _variant_table(a)
         + _pass_k_section(a)
-        + _comparisons(a)
-        + _paired_section(paired)
         + _heatmap_section(a, heat, attention)
         + pareto_html
         + _factor_levels(a)
+        + _comparisons(a)
         + f"<section id='randomization'><h2>Randomization</h2><p>Execution order: "
         f"{order or 'n/a'}</p><p class='note'>Generated {_e(info.get('created_at') or '')}"
         "</p></section></main>"

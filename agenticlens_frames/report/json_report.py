@@ -27,6 +27,7 @@ import pandas as pd
 from .._gc import paused_gc
 from ..analysis import SUMMARY_METRICS, ExperimentAnalysis
 from .paired_json import report_blocks
+from .verdicts_json import verdicts_block
 
 __all__ = ["build_report", "created_at", "write_json_report"]
 
@@ -620,8 +621,12 @@ def build_report(
             "deliberate_fixes": ["B1", "B2", "B3", "B4", "B5", "B8", "B13"],
         },
     }
-    # New top-level keys (issue 6): case_level, paired_comparisons.
-    report.update(report_blocks(analysis))
+    # New top-level keys (issue 6): case_level, paired_comparisons. The verdicts (issue 14)
+    # go between them: the paired block stays last, where a large saved report's tail is read.
+    blocks = report_blocks(analysis)
+    report["case_level"] = blocks.pop("case_level")
+    report["verdicts"] = verdicts_block(analysis.verdicts)
+    report.update(blocks)
     return report
 
 

@@ -125,8 +125,8 @@ def report_blocks(analysis: ExperimentAnalysis) -> dict[str, Any]:
     --------
     >>> from agenticlens_frames import analyze, load_experiment
     >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
-    >>> sorted(report_blocks(a))
-    ['case_level']
+    >>> sorted(report_blocks(a))  # the example declares correction: holm
+    ['case_level', 'paired_comparisons']
     """
     frames = analysis.paired_frames
     out: dict[str, Any] = {

@@ -21,7 +21,9 @@ from ..analysis import (
     ExperimentAnalysis,
 )
 from ..errors import InputError
+from ..paired.verdicts import empty_verdicts
 from .paired_json import paired_frames_from_block
+from .verdicts_json import verdicts_from_block
 
 __all__ = ["load_report"]
 
@@ -301,9 +303,20 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
     paired_frames = (
         paired_frames_from_block(data["paired_comparisons"]) if "paired_comparisons" in data else {}
     )
+    place[:] = ["case_level"]
+    summary = (data.get("case_level") or {}).get("summary")
+    if summary:
+        paired_frames["case_level_summary"] = pd.DataFrame(summary)
+    place[:] = ["verdicts"]
+    verdicts = (
+        verdicts_from_block(data["verdicts"])
+        if "verdicts" in data
+        else empty_verdicts(missing=True)
+    )
     place[:] = []
     return ExperimentAnalysis(
         paired_frames=paired_frames,
+        verdicts=verdicts,
         run=None,
         confidence_level=cl,
         regression_threshold=float(data["regression_threshold"]),

@@ -8,6 +8,7 @@ no browser.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import os
@@ -85,7 +86,11 @@ def pages(tmp_path_factory: pytest.TempPathFactory, analysis) -> dict[str, Path]
     from tests.test_viz import _paired_frame
 
     paired = _paired_frame().replace({"b": "model-large", "c": "prompt-v2"})
+    undeclared = dataclasses.replace(
+        analysis.run, manifest=dataclasses.replace(analysis.run.manifest, comparisons=None)
+    )
     return {
+        "undeclared": write_html_report(analyze(undeclared), root / "undeclared.html"),
         "example": write_html_report(analysis, root / "example.html", paired=paired),
         "hostile": write_html_report(hostile, root / "hostile.html"),
         "saved": write_html_report(load_report(root / "saved.json"), root / "saved.html"),
@@ -245,6 +250,49 @@ def test_every_figure_renders_offline(open_page, pages, analysis) -> None:
     flaky_shapes = w.js("document.getElementById('fig-heatmap').layout.shapes.length")
     assert flaky_shapes == len(expected.layout.shapes)
     assert w.errors == [] and w.external == [] and w.dialogs == []
+
+
+@pytest.mark.browser
+def test_verdicts_lead_and_compatible_numbers_are_never_marked(open_page, pages, analysis) -> None:
+    w = open_page(pages["example"])
+    ids = w.js("[...document.querySelectorAll('main > section')].map(s => s.id)")
+    results = [i for i in ids if i not in ("warnings", "failed-trials")]
+    assert results[0] == "verdicts", ids
+    assert ids.index("verdicts") < ids.index("variants") < ids.index("compat")
+    rows = w.js("document.querySelectorAll('#verdicts table.verdicts tr').length")
+    assert rows == len(analysis.verdicts) + 1  # + the header
+    styled = """(sel) => [...document.querySelectorAll(sel)].filter(td => {
+        const c = getComputedStyle(td), body = getComputedStyle(document.body);
+        return c.color !== body.color || c.backgroundColor !== 'rgba(0, 0, 0, 0)'; }).length"""
+    # The check can see a styled cell: the verdict table colours its 'worse' rows ...
+    worse = int((analysis.verdicts["verdict"] == "worse").sum())
+    assert worse > 0 and w.page.evaluate(styled, "#verdicts td.verdict") == worse
+    # ... and no cell of the AgenticLens-compatible section is styled or called significant.
+    assert w.page.evaluate(styled, "#compat td") == 0
+    assert w.js("document.querySelectorAll('#compat .good, #compat .bad').length") == 0
+    cells = w.js("[...document.querySelectorAll('#compat td')].map(td => td.textContent)")
+    assert not any("significant" in c for c in cells)
+    assert any("z-test p = 0.022" in c for c in cells)  # shown as it is, unmarked
+    colours = w.js("document.getElementById('fig-deltas').data.map(t => t.marker.color)")
+    assert colours and not any("#1d7f4e" in c for c in colours)
+    assert "AgenticLens-compatible numbers" in w.page.text_content("#compat h2")
+    assert w.errors == [] and w.external == []
+
+
+@pytest.mark.browser
+def test_without_a_correction_the_page_marks_nothing_and_says_how(open_page, pages) -> None:
+    w = open_page(pages["undeclared"])
+    ids = w.js("[...document.querySelectorAll('main > section')].map(s => s.id)")
+    assert next(i for i in ids if i not in ("warnings", "failed-trials")) == "verdicts"
+    section = w.page.text_content("#verdicts")
+    assert "comparisons: {correction: holm}" in section
+    assert "Adjusted p" not in section and "per-comparison interval" in section
+    for word in ("better", "worse", "no detectable difference"):
+        assert word not in w.page.text_content("#verdicts table")
+    assert w.js("document.querySelectorAll('.good:not(.tag), .bad, td.verdict').length") == 0
+    colours = w.js("document.getElementById('fig-paired').data.map(t => t.marker.color)")
+    assert colours and all(set(c) == {"#5f6470"} for c in colours)
+    assert w.errors == [] and w.external == []
 
 
 @pytest.mark.browser

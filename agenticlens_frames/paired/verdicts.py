@@ -1,0 +1,447 @@
+"""Case-level verdicts: the one line per candidate a person decides on.
+
+Every candidate is compared with the baseline case by case (the paired comparisons of
+:mod:`agenticlens_frames.paired.comparisons`), and each (candidate, dimension) row becomes
+a verdict in words:
+
+``better`` / ``worse``        significant after the declared multiple-comparison
+                              correction, in the direction that is better / worse for
+                              the dimension (lower latency and cost are better)
+``no detectable difference``  not significant; ``detectable`` says the smallest change
+                              this run could have detected (the minimum detectable effect
+                              at the run's α and power), or that no change is detectable
+                              with this design when that exceeds the scale
+``no test``                   fewer than two paired cases (or clusters)
+``not judged``                no correction was declared: the paired differences are
+                              shown with per-comparison intervals and nothing is called
+                              significant (``how_to_declare`` says how to declare one)
+
+A correction chosen after seeing the numbers is not a correction, so none is assumed: an
+experiment that declares none gets the quality dimension only, as per-comparison
+estimates, and no verdict. The AgenticLens-compatible comparisons (pooled attempts, z
+test) are not used here; they treat correlated attempts as independent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..frames import ExperimentRun
+from .settings import (
+    DIMENSIONS,
+    ComparisonsConfig,
+    GuardRails,
+    parse_comparisons,
+)
+
+__all__ = [
+    "CORRECTION_NAMES",
+    "HOW_TO_DECLARE",
+    "NOT_IN_REPORT",
+    "REGRESSION_DIMENSIONS",
+    "VERDICT_COLUMNS",
+    "case_verdicts",
+    "empty_verdicts",
+    "format_difference",
+    "format_interval",
+    "format_p",
+    "headline_pass_rates",
+    "regressions",
+    "verdicts_from_paired",
+]
+
+#: Columns of :func:`case_verdicts`, in order.
+VERDICT_COLUMNS = [
+    "baseline_variant_id",
+    "candidate_variant_id",
+    "dimension",
+    "evaluator",
+    "unit",
+    "higher_is_better",
+    "paired_items",
+    "baseline_mean",
+    "candidate_mean",
+    "mean_difference",
+    "ci_low",
+    "ci_high",
+    "confidence_level",
+    "ci_method",
+    "p_value",
+    "adjusted_p_value",
+    "correction",
+    "alpha",
+    "family_size",
+    "declared",
+    "significant",
+    "verdict",
+    "mde",
+    "mde_power",
+    "detectable",
+    "statement",
+]
+
+#: What to do when no correction is declared (shown wherever the verdicts would be).
+HOW_TO_DECLARE = (
+    "No multiple-comparison correction is declared, so no difference is called "
+    "significant. Declare one before looking at the numbers: add "
+    "`comparisons: {correction: holm}` to the manifest, pass `--correction holm` to "
+    "`experiment run`, or call analyze(run, comparisons=ComparisonsConfig(correction='holm'))."
+)
+
+#: Dimensions on which a significantly worse candidate is a regression for
+#: ``--fail-on-regression``; latency and cost are trade-offs, reported but not gated.
+REGRESSION_DIMENSIONS = ("quality", "safety", "reliability")
+
+_BOUNDED = ("proportion", "score")
+
+
+def _signed(value: float, unit: str) -> str:
+    if not math.isfinite(value):
+        return "n/a"
+    if unit == "proportion":
+        return f"{100 * value:+.1f}"
+    if unit == "ms":
+        return f"{value:+.0f}"
+    if unit == "usd":
+        return f"{value:+.5f}"
+    return f"{value:+.3f}"
+
+
+def _unit_suffix(unit: str) -> str:
+    return {"proportion": " pp", "ms": " ms", "usd": " USD"}.get(unit, "")
+
+
+#: How a correction is named in words.
+CORRECTION_NAMES = {
+    "none": "no",
+    "bonferroni": "Bonferroni",
+    "holm": "Holm",
+    "benjamini_hochberg": "Benjamini-Hochberg",
+}
+
+
+def format_p(value: float) -> str:
+    """A p-value for a table: three decimals, or scientific below 0.001.
+
+    Examples
+    --------
+    >>> format_p(0.6347), format_p(1.1e-4), format_p(float("nan"))
+    ('0.635', '1.1e-04', 'n/a')
+    """
+    if not math.isfinite(value):
+        return "n/a"
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
+def format_difference(value: float, unit: str) -> str:
+    """A paired difference in the evaluator's unit (proportions in percentage points).
+
+    Examples
+    --------
+    >>> format_difference(0.157, "proportion"), format_difference(-12.4, "ms")
+    ('+15.7 pp', '-12 ms')
+    """
+    text = _signed(value, unit)
+    return text if text == "n/a" else text + _unit_suffix(unit)
+
+
+def format_interval(low: float, high: float, unit: str) -> str:
+    """``[low, high]`` with signs, in the unit of :func:`format_difference` (not repeated).
+
+    Examples
+    --------
+    >>> format_interval(-0.001, 0.315, "proportion")
+    '[-0.1, +31.5]'
+    """
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "[n/a]"
+    return f"[{_signed(low, unit)}, {_signed(high, unit)}]"
+
+
+def _magnitude(value: float, unit: str) -> str:
+    return format_difference(value, unit).lstrip("+")
+
+
+def _detectable(mde: float, unit: str, degenerate: bool) -> str:
+    if degenerate:
+        return "every case differed by the same amount; no detectable-change bound"
+    if mde == math.inf:
+        # Planning reports an MDE beyond the scale as infinite.
+        return "not detectable with this design (the smallest detectable change exceeds the scale)"
+    if not math.isfinite(mde):
+        return "the smallest detectable change could not be estimated"
+    if unit in _BOUNDED and mde > 1.0:
+        # A difference of two rates or scores in [0, 1] cannot exceed 1 (100 pp).
+        return (
+            "not detectable with this design (the smallest detectable change, "
+            f"{_magnitude(mde, unit)}, exceeds the scale)"
+        )
+    return f"this run could not detect changes smaller than {_magnitude(mde, unit)}"
+
+
+def _verdict(declared: bool, significant: Any, difference: float, higher: bool) -> str:
+    if not declared:
+        return "not judged"
+    if significant is None or significant is pd.NA:
+        return "no test"
+    if not bool(significant):
+        return "no detectable difference"
+    return "better" if (difference > 0) == bool(higher) else "worse"
+
+
+def _statement(row: Mapping[str, Any]) -> str:
+    unit = str(row["unit"])
+    head = (
+        f"{row['candidate_variant_id']} vs {row['baseline_variant_id']}, {row['dimension']} "
+        f"({row['evaluator']}): {format_difference(row['mean_difference'], unit)} "
+        f"{format_interval(row['ci_low'], row['ci_high'], unit)}"
+    )
+    level = row["confidence_level"]
+    if not row["declared"]:
+        return f"{head} ({level:.0%} per-comparison interval); not judged: no correction declared"
+    p = format_p(row["adjusted_p_value"])
+    if row["correction"] == "none":
+        text = f"{head} ({level:.0%} CI), p = {p} (no correction, as declared): {row['verdict']}"
+    else:
+        name = CORRECTION_NAMES.get(str(row["correction"]), str(row["correction"]))
+        text = f"{head} ({level:.0%} CI), {name}-adjusted p = {p}: {row['verdict']}"
+    return f"{text}; {row['detectable']}" if row["detectable"] else text
+
+
+def verdicts_from_paired(paired: pd.DataFrame, *, declared: bool) -> pd.DataFrame:
+    """Verdict rows from a :func:`~agenticlens_frames.paired_comparisons` frame.
+
+    Parameters
+    ----------
+    paired
+        One row per (candidate, evaluator), as :func:`paired_comparisons` returns it.
+    declared
+        Whether its correction was declared by the user. When False the rows are
+        per-comparison estimates: ``significant`` is NA and ``verdict`` is ``not judged``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`VERDICT_COLUMNS`; ``attrs["declared"]`` and, when not declared,
+        ``attrs["how_to_declare"]``.
+
+    Examples
+    --------
+    >>> row = {"baseline_variant_id": "b", "candidate_variant_id": "c",
+    ...        "dimension": "quality", "evaluator": "passed", "unit": "proportion",
+    ...        "higher_is_better": True, "paired_items": 14, "baseline_mean": 0.7,
+    ...        "candidate_mean": 0.5, "mean_difference": -0.2, "ci_low": -0.3,
+    ...        "ci_high": -0.1, "confidence_level": 0.95, "ci_method": "t",
+    ...        "p_value": 0.001, "adjusted_p_value": 0.004, "correction": "holm",
+    ...        "alpha": 0.05, "family_size": 4, "significant": True, "mde": 0.1,
+    ...        "mde_power": 0.8, "degenerate": False}
+    >>> v = verdicts_from_paired(pd.DataFrame([row]), declared=True)
+    >>> v.loc[0, "verdict"], v.loc[0, "detectable"]
+    ('worse', '')
+    """
+    frame = pd.DataFrame(index=paired.index)
+    for column in VERDICT_COLUMNS:
+        if column in paired:
+            frame[column] = paired[column]
+    frame["declared"] = bool(declared)
+    degenerate = (
+        paired["degenerate"].fillna(False).astype(bool).to_numpy()
+        if "degenerate" in paired
+        else np.zeros(len(paired), dtype=bool)
+    )
+    if not declared:
+        frame["adjusted_p_value"] = np.nan
+        frame["correction"] = "not declared"
+        frame["family_size"] = 0
+        frame["significant"] = pd.array([pd.NA] * len(paired), dtype="boolean")
+    significant = frame["significant"].tolist() if "significant" in frame else [pd.NA] * len(paired)
+    frame["verdict"] = [
+        _verdict(declared, s, float(d), bool(h))
+        for s, d, h in zip(
+            significant, frame["mean_difference"], frame["higher_is_better"], strict=True
+        )
+    ]
+    frame["detectable"] = [
+        ""
+        if verdict in ("better", "worse")
+        else (
+            "fewer than two paired cases (or clusters): no test"
+            if verdict == "no test"
+            else _detectable(float(m), str(u), bool(g))
+        )
+        for verdict, m, u, g in zip(
+            frame["verdict"], frame["mde"], frame["unit"], degenerate, strict=True
+        )
+    ]
+    frame = frame.reindex(columns=VERDICT_COLUMNS[:-1]).reset_index(drop=True)
+    frame["statement"] = [_statement(r) for r in frame.to_dict("records")]
+    frame["significant"] = pd.array(frame["significant"].tolist(), dtype="boolean")
+    for column in ("paired_items", "family_size"):
+        frame[column] = pd.to_numeric(frame[column]).fillna(0).astype(np.int64)
+    frame.attrs["declared"] = bool(declared)
+    if not declared:
+        frame.attrs["how_to_declare"] = HOW_TO_DECLARE
+    return frame
+
+
+def _undeclared_config(confidence_level: float) -> ComparisonsConfig:
+    # Quality only, unadjusted, never limited: a per-comparison look, not a decision.
+    return ComparisonsConfig(
+        correction="none",
+        alpha=round(1.0 - confidence_level, 12),
+        confidence_level=confidence_level,
+        without=tuple(d for d in DIMENSIONS if d != "quality"),
+        limits=GuardRails(allow_large=True),
+    )
+
+
+def case_verdicts(
+    run: ExperimentRun,
+    comparisons: ComparisonsConfig | Mapping[str, Any] | None = None,
+    *,
+    confidence_level: float = 0.95,
+    paired: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """One verdict per candidate and dimension: the case-level paired comparison in words.
+
+    Parameters
+    ----------
+    run
+        The experiment.
+    comparisons
+        The declared settings (a :class:`ComparisonsConfig` or a manifest-style mapping
+        such as ``{"correction": "holm"}``); None takes the manifest's ``comparisons:``.
+        When neither declares a correction, the quality dimension is shown with
+        per-comparison intervals and ``verdict`` is ``not judged``.
+    confidence_level
+        For the per-comparison intervals when nothing is declared.
+    paired
+        The paired comparisons already computed with ``comparisons`` (skips recomputing).
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`VERDICT_COLUMNS`, one row per (candidate, dimension), quality first.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> v = case_verdicts(run)
+    >>> v.loc[v["candidate_variant_id"] == "prompt-v2", "verdict"].iloc[0]
+    'no detectable difference'
+    >>> case_verdicts(run, {"correction": "holm"}).attrs["declared"]
+    True
+    """
+    from .comparisons import paired_analysis  # lazily: scipy.stats
+
+    config: ComparisonsConfig | None
+    if isinstance(comparisons, Mapping):
+        config = parse_comparisons(dict(comparisons))
+    elif comparisons is None and run.manifest.comparisons is not None:
+        config = parse_comparisons(run.manifest.comparisons, file=run.manifest.path)
+    else:
+        config = comparisons
+    declared = config is not None
+    if paired is None:
+        used = config if config is not None else _undeclared_config(confidence_level)
+        paired = paired_analysis(run, used, fingerprint=declared).comparisons
+    frame = verdicts_from_paired(paired, declared=declared)
+    if declared:
+        frame.attrs["correction"] = config.correction  # type: ignore[union-attr]
+    return frame
+
+
+def regressions(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The rows that make ``--fail-on-regression`` fail: declared, significantly worse, on
+    a dimension in :data:`REGRESSION_DIMENSIONS`.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"declared": [True, True], "verdict": ["worse", "worse"],
+    ...                       "dimension": ["quality", "cost"]})
+    >>> regressions(frame)["dimension"].tolist()
+    ['quality']
+    """
+    if verdicts.empty:
+        return verdicts
+    mask = (
+        verdicts["declared"].astype(bool)
+        & (verdicts["verdict"] == "worse")
+        & verdicts["dimension"].astype(str).isin(REGRESSION_DIMENSIONS)
+    )
+    return verdicts[mask]
+
+
+#: Shown instead of the verdicts for a saved report that has none (AgenticLens's own).
+NOT_IN_REPORT = (
+    "This report has no case-level verdicts (it was not written by agenticlens_frames, or "
+    "by an older version): run the experiment with `agenticlens-frames experiment run` to "
+    "get them. The numbers below treat attempts as independent."
+)
+
+
+def empty_verdicts(*, missing: bool = False) -> pd.DataFrame:
+    """An empty verdict frame; ``missing``: rebuilt from a report that has none."""
+    frame = pd.DataFrame(columns=VERDICT_COLUMNS)
+    frame.attrs["declared"] = False
+    if missing:
+        frame.attrs["missing"] = NOT_IN_REPORT
+    return frame
+
+
+# --------------------------------------------------------------------------- headline
+
+
+def headline_pass_rates(summary: pd.DataFrame | None) -> pd.DataFrame:
+    """Per variant, the recommended case-level interval for the mean pass rate.
+
+    Reads :func:`~agenticlens_frames.case_level_summary` (or its saved records) and keeps
+    the row marked recommended: a ``recommended`` column when the frame has one, else the
+    ``wilson_effective_n`` method. The estimate is over evaluated attempts (a failed
+    trial is left out, not counted as failing every case), with cases as the unit.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``variant_id``, ``estimate``, ``ci_low``, ``ci_high``, ``confidence_level``,
+        ``method``, ``n_cases``, ``n_attempts``; empty when ``summary`` is None or empty.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import case_level_summary, load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> h = headline_pass_rates(case_level_summary(run))
+    >>> round(float(h.loc[h["variant_id"] == "retrieval-dense", "estimate"].iloc[0]), 3)
+    0.821
+    """
+    columns = [
+        "variant_id",
+        "estimate",
+        "ci_low",
+        "ci_high",
+        "confidence_level",
+        "method",
+        "n_cases",
+        "n_attempts",
+    ]
+    needed = {"variant_id", "estimand", "method", "estimate", "ci_low", "ci_high"}
+    if summary is None or len(summary) == 0 or not needed <= set(summary.columns):
+        return pd.DataFrame(columns=columns)
+    rows = summary[summary["estimand"].astype(str) == "mean"]
+    if "evaluator" in rows:
+        rows = rows[rows["evaluator"].astype(str) == "passed"]
+    if "recommended" in rows:
+        rows = rows[rows["recommended"].fillna(False).astype(bool)]
+    else:
+        rows = rows[rows["method"].astype(str) == "wilson_effective_n"]
+    out = rows.reindex(columns=columns).copy()
+    out["variant_id"] = out["variant_id"].astype(str)
+    for column in ("estimate", "ci_low", "ci_high"):
+        out[column] = pd.to_numeric(out[column], errors="coerce").astype(np.float64)
+    return out.reset_index(drop=True)

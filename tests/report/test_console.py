@@ -1,0 +1,76 @@
+"""The console summary leads with the case-level verdicts; AgenticLens's numbers are
+labelled and never marked significant."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+from rich.console import Console
+
+from agenticlens_frames import analyze, case_level_summary, load_experiment
+from agenticlens_frames.paired.verdicts import HOW_TO_DECLARE
+from agenticlens_frames.report.console import print_summary
+
+from ..conftest import EXAMPLE
+
+
+@pytest.fixture(scope="module")
+def run():
+    return load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+
+
+def _printed(analysis) -> str:
+    console = Console(record=True, width=400, color_system=None)  # no wrapping
+    print_summary(analysis, console)
+    return console.export_text()
+
+
+def test_the_bundled_example_leads_with_the_verdicts(run) -> None:
+    analysis = analyze(run)
+    text = _printed(analysis)
+    # The first table is the verdict table, before the variants and the compatible numbers.
+    verdicts = text.index("Verdicts against baseline")
+    assert verdicts < text.index("Variants") < text.index("AgenticLens-compatible numbers")
+    assert "Holm correction" in text[: text.index("Variants")]
+    # AgenticLens's z-test p for prompt-v2, shown as it is, with no star anywhere.
+    z = analysis.comparisons.set_index(analysis.comparisons["candidate_variant_id"].astype(str))
+    p = z.loc["prompt-v2", "case_pass_rate_p_value"]
+    assert f"{p:.3f}" == "0.022" and z.loc["prompt-v2", "statistically_significant"]
+    assert "*" not in text
+    line = next(x for x in text.splitlines() if "prompt-v2" in x and "0.022" in x)
+    assert text.index(line) > text.index("AgenticLens-compatible numbers")
+    # Every non-significant verdict says what the run could not detect, in place.
+    for r in analysis.verdicts.to_dict("records"):
+        if r["verdict"] == "no detectable difference":
+            line = next(
+                x
+                for x in text.splitlines()
+                if str(r["candidate_variant_id"]) in x and f" {r['dimension']} " in x
+            )
+            assert r["detectable"] in line
+    # What the numbers are, where they are shown.
+    assert "Reliability: share of trials in which every case passed" in text
+    assert "retrieval-dense: 1 of 5 trials failed" in text
+    # The headline is the recommended case-level row (the beta-binomial interval here).
+    levels = case_level_summary(run)
+    rec = levels[levels["recommended"] & (levels["variant_id"] == "retrieval-dense")].iloc[0]
+    assert rec["estimate"] == pytest.approx(23 / 28)  # completed trials only
+    assert f"82.1% [{100 * rec['ci_low']:.0f}%–{100 * rec['ci_high']:.0f}%]" in text
+    assert "65.7% [54%–76%]" in text  # AgenticLens's, in its labelled section
+
+
+def test_without_a_correction_nothing_is_marked_and_the_output_says_how(run) -> None:
+    undeclared = dataclasses.replace(
+        run, manifest=dataclasses.replace(run.manifest, comparisons=None)
+    )
+    text = _printed(analyze(undeclared))
+    head = text[: text.index("Variants")]
+    assert "per-comparison intervals (no correction declared)" in head
+    assert "Adj. p" not in head and "Verdict" not in head
+    for word in ("better", "worse", "no detectable difference"):
+        assert word not in head
+    assert "*" not in text
+    assert "comparisons: {correction: holm}" in re.sub(r"\s+", " ", text)
+    assert re.sub(r"\s+", " ", HOW_TO_DECLARE) in re.sub(r"\s+", " ", text)

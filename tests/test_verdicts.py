@@ -1,0 +1,327 @@
+"""The case-level verdicts, against scipy's paired t-test and statsmodels' Holm correction."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from agenticlens_frames import (
+    analyze,
+    build_report,
+    load_experiment,
+    load_report,
+    write_json_report,
+)
+from agenticlens_frames.frames import ExperimentRun
+from agenticlens_frames.paired.verdicts import (
+    HOW_TO_DECLARE,
+    VERDICT_COLUMNS,
+    case_verdicts,
+    headline_pass_rates,
+    regressions,
+    verdicts_from_paired,
+)
+
+from .conftest import EXAMPLE, Reference
+
+#: Quality and latency only: a two-dimension family small enough to recompute by hand.
+QUALITY_AND_LATENCY = {
+    "correction": "holm",
+    "evaluators": {"safety": None, "reliability": None, "cost": None},
+}
+
+
+@pytest.fixture(scope="module")
+def run() -> ExperimentRun:
+    return load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+
+
+def _undeclared(run: ExperimentRun) -> ExperimentRun:
+    return dataclasses.replace(run, manifest=dataclasses.replace(run.manifest, comparisons=None))
+
+
+def _case_means(run: ExperimentRun, column: str) -> pd.DataFrame:
+    """case × variant: the mean of ``column`` over each case's evaluated attempts."""
+    att = run.attempts[run.attempts["status"].astype(str) != "trial_failed"].copy()
+    att["value"] = att[column].astype(float)
+    att = att.dropna(subset=["value"])
+    return att.pivot_table(
+        index="case_id", columns="variant_id", values="value", aggfunc="mean", observed=True
+    )
+
+
+def _by_hand(run: ExperimentRun, level: float = 0.95) -> pd.DataFrame:
+    rows = []
+    for dimension, column, higher in (
+        ("quality", "passed", True),
+        ("latency", "latency_ms", False),
+    ):
+        means = _case_means(run, column)
+        for cand in [v for v in run.manifest.variant_ids if v != "baseline"]:
+            both = means[["baseline", cand]].dropna()
+            d = (both[cand] - both["baseline"]).to_numpy()
+            test = stats.ttest_rel(both[cand], both["baseline"])
+            low, high = test.confidence_interval(level)
+            rows.append(
+                {
+                    "candidate_variant_id": cand,
+                    "dimension": dimension,
+                    "higher": higher,
+                    "difference": d.mean(),
+                    "low": low,
+                    "high": high,
+                    "p": test.pvalue,
+                }
+            )
+    frame = pd.DataFrame(rows)
+    reject, adjusted, _, _ = multipletests(frame["p"], alpha=1 - level, method="holm")
+    frame["adjusted"], frame["reject"] = adjusted, reject
+    return frame
+
+
+def test_verdicts_match_scipy_paired_t_and_statsmodels_holm(run: ExperimentRun) -> None:
+    verdicts = case_verdicts(run, QUALITY_AND_LATENCY)
+    assert list(verdicts.columns) == VERDICT_COLUMNS
+    expected = _by_hand(run)
+    assert len(verdicts) == len(expected) == 8
+    merged = verdicts.assign(
+        candidate_variant_id=verdicts["candidate_variant_id"].astype(str),
+        dimension=verdicts["dimension"].astype(str),
+    ).merge(expected, on=["candidate_variant_id", "dimension"], validate="1:1")
+    np.testing.assert_allclose(merged["mean_difference"], merged["difference"], rtol=1e-12)
+    np.testing.assert_allclose(merged["ci_low"], merged["low"], rtol=1e-9)
+    np.testing.assert_allclose(merged["ci_high"], merged["high"], rtol=1e-9)
+    np.testing.assert_allclose(merged["p_value"], merged["p"], rtol=1e-9)
+    np.testing.assert_allclose(merged["adjusted_p_value"], merged["adjusted"], rtol=1e-9)
+    for r in merged.to_dict("records"):
+        if r["reject"]:
+            better = (r["difference"] > 0) == r["higher"]
+            assert r["verdict"] == ("better" if better else "worse"), r
+            assert r["detectable"] == ""
+        else:
+            assert r["verdict"] == "no detectable difference", r
+            assert r["detectable"]  # never a bare "not significant"
+    # The example's known answer: slower on latency, nothing detectable on quality.
+    quality = merged[merged["dimension"] == "quality"]
+    assert set(quality["verdict"]) == {"no detectable difference"}
+    latency = merged.set_index("candidate_variant_id")
+    assert latency.loc["model-large"].query("dimension == 'latency'")["verdict"].item() == "worse"
+    # prompt-v2, starred by AgenticLens's z-test (p = 0.022), is not significant here.
+    assert quality.set_index("candidate_variant_id").loc["prompt-v2", "adjusted"] > 0.05
+
+
+def test_every_non_significant_row_says_what_could_not_be_detected(run: ExperimentRun) -> None:
+    verdicts = case_verdicts(run)  # the manifest's Holm over all five dimensions
+    quiet = verdicts[verdicts["verdict"] == "no detectable difference"]
+    assert len(quiet) > 0
+    for r in quiet.to_dict("records"):
+        scale = r["unit"] in ("proportion", "score")
+        if scale and r["mde"] > 1:
+            assert r["detectable"].startswith("not detectable with this design"), r
+        elif r["unit"] == "proportion":
+            assert r["detectable"] == (
+                f"this run could not detect changes smaller than {100 * r['mde']:.1f} pp"
+            )
+        else:
+            assert r["detectable"].startswith("this run could not detect changes smaller than")
+        assert r["detectable"] in r["statement"]
+
+
+def test_an_mde_beyond_the_scale_is_not_detectable_with_this_design() -> None:
+    row = {
+        "baseline_variant_id": "b",
+        "candidate_variant_id": "c",
+        "dimension": "quality",
+        "evaluator": "passed",
+        "unit": "proportion",
+        "higher_is_better": True,
+        "mean_difference": 0.05,
+        "ci_low": -0.6,
+        "ci_high": 0.7,
+        "confidence_level": 0.95,
+        "p_value": 0.8,
+        "adjusted_p_value": 1.0,
+        "correction": "holm",
+        "alpha": 0.05,
+        "family_size": 3,
+        "significant": False,
+        "mde": 1.648,
+        "degenerate": False,
+    }
+    frame = verdicts_from_paired(pd.DataFrame([row, {**row, "mde": 0.3}]), declared=True)
+    assert frame.loc[0, "detectable"].startswith("not detectable with this design")
+    assert frame.loc[1, "detectable"] == "this run could not detect changes smaller than 30.0 pp"
+
+
+def test_without_a_declared_correction_nothing_is_judged(run: ExperimentRun) -> None:
+    plain = case_verdicts(_undeclared(run))
+    assert plain.attrs["declared"] is False
+    assert plain.attrs["how_to_declare"] == HOW_TO_DECLARE
+    assert "comparisons: {correction: holm}" in HOW_TO_DECLARE
+    assert set(plain["dimension"].astype(str)) == {"quality"}
+    assert set(plain["verdict"]) == {"not judged"}
+    assert plain["significant"].isna().all() and plain["adjusted_p_value"].isna().all()
+    # The intervals are per comparison: scipy's paired t, unadjusted.
+    expected = _by_hand(run).query("dimension == 'quality'").set_index("candidate_variant_id")
+    for r in plain.to_dict("records"):
+        e = expected.loc[str(r["candidate_variant_id"])]
+        assert r["ci_low"] == pytest.approx(e["low"], rel=1e-9)
+        assert r["ci_high"] == pytest.approx(e["high"], rel=1e-9)
+        assert "per-comparison interval" in r["statement"]
+        assert "worse" not in r["statement"] and "better" not in r["statement"]
+
+
+def test_analysis_report_and_saved_report_carry_the_verdicts(
+    run: ExperimentRun, tmp_path: Path
+) -> None:
+    analysis = analyze(run)
+    assert analysis.verdicts.attrs["declared"] is True
+    assert "verdicts" in analysis.frames()
+    path = write_json_report(analysis, tmp_path / "r.json")
+    report = json.loads(Path(path).read_text())
+    keys = list(report)
+    assert keys.index("case_level") < keys.index("verdicts") < keys.index("paired_comparisons")
+    block = report["verdicts"]
+    assert block["declared"] is True and block["correction"] == "holm"
+    assert len(block["rows"]) == len(analysis.verdicts)
+    first = block["rows"][0]
+    assert first["verdict"] == analysis.verdicts["verdict"].iloc[0]
+    assert all(
+        r["adjusted_p_value"] is None or math.isfinite(r["adjusted_p_value"]) for r in block["rows"]
+    )
+    restored = load_report(path).verdicts
+    assert restored["verdict"].tolist() == analysis.verdicts["verdict"].tolist()
+    np.testing.assert_allclose(restored["ci_low"], analysis.verdicts["ci_low"].astype(float))
+    plain = build_report(analyze(_undeclared(run)))["verdicts"]
+    assert plain["declared"] is False and plain["how_to_declare"] == HOW_TO_DECLARE
+    assert plain["rows"] and all(r["significant"] is None for r in plain["rows"])
+
+
+def test_the_regression_gate_reads_declared_worse_outcome_rows() -> None:
+    frame = pd.DataFrame(
+        {
+            "declared": [True, True, True, False],
+            "verdict": ["worse", "worse", "better", "not judged"],
+            "dimension": ["safety", "latency", "quality", "quality"],
+        }
+    )
+    assert regressions(frame)["dimension"].tolist() == ["safety"]
+
+
+def test_headline_is_the_case_level_mean_with_its_recommended_interval(
+    run: ExperimentRun,
+) -> None:
+    analysis = analyze(run)
+    headline = headline_pass_rates(analysis.paired_frames["case_level_summary"]).set_index(
+        "variant_id"
+    )
+    means = _case_means(run, "passed")
+    att = run.attempts[run.attempts["status"].astype(str) != "trial_failed"]
+    pooled = att.groupby("variant_id", observed=True)["passed"].mean()
+    for vid in run.manifest.variant_ids:
+        # Over evaluated attempts: retrieval-dense's lost trial is left out (82.1 %), not
+        # counted as failing every case as AgenticLens's case pass rate does (65.7 %).
+        assert headline.loc[vid, "estimate"] == pytest.approx(pooled[vid])
+        assert headline.loc[vid, "ci_low"] < headline.loc[vid, "estimate"]
+        assert headline.loc[vid, "ci_high"] > headline.loc[vid, "estimate"]
+        assert headline.loc[vid, "n_cases"] == means[vid].notna().sum()
+    assert headline.loc["retrieval-dense", "estimate"] == pytest.approx(23 / 28)
+    compat = analysis.variants.set_index(analysis.variants["variant_id"].astype(str))
+    assert compat.loc["retrieval-dense", "case_pass_rate"] == pytest.approx(46 / 70)
+
+
+def test_a_hand_edited_verdicts_block_renders_without_a_crash(
+    run: ExperimentRun, tmp_path: Path
+) -> None:
+    from rich.console import Console
+
+    from agenticlens_frames.report.console import print_summary
+    from agenticlens_frames.report.html import render_html
+
+    path = write_json_report(analyze(run), tmp_path / "r.json")
+    report = json.loads(Path(path).read_text())
+    report["verdicts"]["rows"][0].update(
+        {"family_size": "many", "confidence_level": None, "significant": "yes", "unit": None}
+    )
+    report["verdicts"]["rows"].append("not a row")
+    report["case_level"]["summary"] = [{"variant_id": "baseline"}]
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(report))
+    loaded = load_report(edited)
+    assert loaded.verdicts["significant"].isna().iloc[0]
+    assert len(loaded.verdicts) == len(report["verdicts"]["rows"]) - 1
+    page = render_html(loaded)
+    assert "id='verdicts'" in page and "Pass rate</b> †" in page  # falls back, says so
+    console = Console(record=True, width=300, color_system=None)
+    print_summary(loaded, console)
+    assert "Verdicts against baseline" in console.export_text()
+
+
+def test_the_notebook_display_leads_with_the_verdicts(run: ExperimentRun) -> None:
+    analysis = analyze(run)
+    page = analysis._repr_html_()
+    verdicts = page.index("table class='verdicts'")
+    compat = page.index("AgenticLens-compatible numbers")
+    assert verdicts < compat
+    assert analysis.verdicts["statement"].iloc[1].replace("'", "&#x27;") in page[:compat]
+    assert "class='good'" not in page[compat:] and "class='bad'" not in page[compat:]
+
+
+def test_parquet_results_include_the_verdicts(run: ExperimentRun, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+
+    out = tmp_path / "pq"
+    done = CliRunner().invoke(
+        app,
+        [
+            "experiment",
+            "run",
+            str(EXAMPLE / "manifest.yaml"),
+            str(EXAMPLE / "suite.yaml"),
+            "--save",
+            str(tmp_path / "r.json"),
+            "--parquet",
+            str(out),
+            "-q",
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    frame = pd.read_parquet(out / "results" / "verdicts.parquet")
+    expected = analyze(run).verdicts
+    assert frame["verdict"].tolist() == expected["verdict"].tolist()
+    np.testing.assert_allclose(frame["ci_high"], expected["ci_high"].astype(float))
+
+
+def test_a_report_written_by_agenticlens_says_it_has_no_verdicts(
+    reference: Callable[..., Reference], tmp_path: Path
+) -> None:
+    from rich.console import Console
+
+    from agenticlens_frames.paired.verdicts import NOT_IN_REPORT
+    from agenticlens_frames.report.console import print_summary
+    from agenticlens_frames.report.html import render_html
+
+    ref = reference(EXAMPLE)
+    assert ref.returncode == 0, ref.stderr
+    path = tmp_path / "theirs.json"
+    path.write_text(json.dumps(ref.report))
+    loaded = load_report(path)
+    assert loaded.verdicts.empty and loaded.verdicts.attrs["missing"] == NOT_IN_REPORT
+    console = Console(record=True, width=400, color_system=None)
+    print_summary(loaded, console)
+    text = console.export_text()
+    assert NOT_IN_REPORT in text and "*" not in text
+    assert "65.7% [54%–76%] †" in text  # the package's pooled interval, marked as such
+    assert "(no correction declared)" not in text
+    assert "has no case-level verdicts" in render_html(loaded)
