@@ -37,9 +37,18 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     from .api import AgentContext, Comparator, Experiment, ExperimentResult, Tracker, Variant
     from .archive import Archive, ArchiveAnalysis, ArchiveSlice
     from .errors import InputError
-    from .evaluators import Evaluator, EvaluatorRegistry, load_registry
+    from .evaluators import (
+        Evaluator,
+        EvaluatorRegistry,
+        JudgeRetryPolicy,
+        default_registry,
+        load_registry,
+    )
+    from .factorial import factor_effects
     from .formats import load_manifest, load_recorded, load_suite, normalize_trace
     from .frames import ExperimentRun, read_parquet
+    from .frontier import frontier_uncertainty
+    from .judge_client import ChatJudge
     from .loading import load_experiment
     from .paired import (
         ComparisonsConfig,
@@ -63,6 +72,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     from .report.saved import load_report
     from .runner import LiveRunResult, RetryPolicy, run_experiment
     from .runner.order import execution_order
+    from .runner.stopping import StopRule
     from .widgets import Explorer, explore  # noqa: F401  (Explorer: not in __all__)
 
 # Public names and the module each lives in. They are imported on first use, so the
@@ -97,12 +107,17 @@ _LAZY: dict[str, str] = {
     "Evaluator": ".evaluators",
     "EvaluatorRegistry": ".evaluators",
     "load_registry": ".evaluators",
+    "JudgeRetryPolicy": ".evaluators",
+    "ChatJudge": ".judge_client",
+    "default_registry": ".evaluators",
     "load_manifest": ".formats",
     "load_recorded": ".formats",
     "load_suite": ".formats",
     "normalize_trace": ".formats",
     "ExperimentRun": ".frames",
     "read_parquet": ".frames",
+    "factor_effects": ".factorial",
+    "frontier_uncertainty": ".frontier",
     "load_experiment": ".loading",
     "case_labels": ".paired",
     "case_level_summary": ".paired",
@@ -124,6 +139,7 @@ _LAZY: dict[str, str] = {
     "run_experiment": ".runner",
     "execution_order": ".runner.order",
     "case_verdicts": ".paired",
+    "StopRule": ".runner.stopping",
     "explore": ".widgets",
     "Explorer": ".widgets",
 }
@@ -138,6 +154,7 @@ __all__ = [
     "Archive",
     "ArchiveAnalysis",
     "ArchiveSlice",
+    "ChatJudge",
     "Comparator",
     "ComparisonsConfig",
     "Evaluator",
@@ -148,8 +165,10 @@ __all__ = [
     "ExperimentRun",
     "GuardRails",
     "InputError",
+    "JudgeRetryPolicy",
     "LiveRunResult",
     "RetryPolicy",
+    "StopRule",
     "Tracker",
     "Variant",
     "__version__",
@@ -160,9 +179,12 @@ __all__ = [
     "case_matrix",
     "case_verdicts",
     "compare_to_baseline",
+    "default_registry",
     "execution_order",
     "explore",
+    "factor_effects",
     "factor_levels",
+    "frontier_uncertainty",
     "load_experiment",
     "load_manifest",
     "load_recorded",

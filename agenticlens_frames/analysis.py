@@ -802,6 +802,9 @@ class ExperimentAnalysis:
     #: execution order, case ids); kept here so a saved report can be re-rendered
     #: without the tables.
     info: dict[str, Any] = field(default_factory=dict)
+    #: More keys for the report's ``agenticlens_frames`` block (a live run's
+    #: ``early_stopping``).
+    extras: dict[str, Any] = field(default_factory=dict)
     #: The paired comparisons when a correction was declared (None otherwise, and for an
     #: analysis loaded from a saved report, whose frames are in ``paired_frames``).
     paired: PairedAnalysis | None = None
@@ -811,6 +814,12 @@ class ExperimentAnalysis:
     #: One verdict per candidate and dimension (:func:`~agenticlens_frames.case_verdicts`):
     #: what the console, the page and the explorer lead with.
     verdicts: pd.DataFrame = field(default_factory=lambda: _empty_verdicts())
+    #: The report's ``judge_noise`` block, JSON-ready, when the run has judge scores
+    #: (:func:`~agenticlens_frames.judge_noise.judge_noise_outputs`); empty otherwise.
+    judge_noise: dict[str, Any] = field(default_factory=dict)
+    #: Main effects and two-factor interactions of the variants' factors, the case as the
+    #: unit (:func:`agenticlens_frames.factor_effects`); empty without two-level factors.
+    factor_effects: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def execution_order(self) -> list[tuple[str, int]]:
@@ -827,6 +836,7 @@ class ExperimentAnalysis:
             "factor_levels": self.factor_levels,
             **self.paired_frames,
             "verdicts": self.verdicts,
+            **({"factor_effects": self.factor_effects} if not self.factor_effects.empty else {}),
         }
 
     def __repr__(self) -> str:
@@ -849,6 +859,8 @@ def analyze(
     latency_missing: LatencyPolicy = "exclude",
     comparisons: ComparisonsConfig | None = None,
     comparisons_lock: str | None = None,
+    frontier_resamples: int = 2000,
+    frontier_seed: int | None = 0,
 ) -> ExperimentAnalysis:
     """Compute every result frame of an experiment (spec §9).
 
@@ -865,6 +877,10 @@ def analyze(
         The k values (default: the manifest's effective list).
     latency_missing
         ``"exclude"`` (default, fix B3) or ``"zero"`` (the package's numbers).
+    frontier_resamples, frontier_seed
+        Case-bootstrap resamples and seed of the frontier probabilities (``p_frontier``,
+        ``p_best_*`` in ``variants``; see :func:`~agenticlens_frames.frontier_uncertainty`);
+        0 resamples leaves them out.
 
     Examples
     --------
@@ -896,6 +912,17 @@ def analyze(
         trials=ts,
         cases=cm,
     )
+    if frontier_resamples:
+        from .frontier import attach_frontier_uncertainty
+
+        vs = attach_frontier_uncertainty(
+            vs,
+            run,
+            n_resamples=frontier_resamples,
+            seed=frontier_seed,
+            confidence_level=confidence_level,
+            latency_missing=latency_missing,
+        )
     comps = compare_to_baseline(
         run,
         vs,
@@ -916,7 +943,22 @@ def analyze(
         confidence_level=confidence_level,
         paired=paired_frames.get("paired_comparisons"),
     )
+    from .factorial import factor_effects
+
+    effects = factor_effects(
+        run,
+        cm,
+        correction=comparisons.correction if comparisons is not None else None,
+        confidence_level=confidence_level,
+    )
+    # Judge noise (new frames and report key, only when the run has judge scores).
+    from .judge_noise import judge_noise_outputs
+
+    noise_frames, noise_block = judge_noise_outputs(run, confidence_level=confidence_level)
+    paired_frames = {**paired_frames, **noise_frames}
     return ExperimentAnalysis(
+        factor_effects=effects,
+        judge_noise=noise_block.get("judge_noise", {}),
         paired=paired,
         paired_frames=paired_frames,
         verdicts=verdicts,

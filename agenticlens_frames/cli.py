@@ -73,6 +73,10 @@ class InvalidPayloadPolicy(StrEnum):
     case = "case"
 
 
+class StopWhen(StrEnum):
+    decided = "decided"
+
+
 def _console(quiet: bool = False) -> Console:
     return Console(quiet=quiet, highlight=False)
 
@@ -254,6 +258,21 @@ def experiment_run(
         min=1,
         help="Longest output accepted from one live attempt (default 4 000 000 characters).",
     ),
+    stop_when: StopWhen | None = typer.Option(
+        None,
+        "--stop-when",
+        help="'decided': run cases one at a time (seeded order) and stop once every "
+        "candidate's anytime-valid interval against the baseline excludes 0 (or lies "
+        "within ±--stop-margin); uses the declared correction and --alpha. Live variants only.",
+    ),
+    stop_margin: float | None = typer.Option(
+        None,
+        "--stop-margin",
+        min=0.0,
+        max=1.0,
+        help="With --stop-when: a candidate whose interval lies within ±margin is decided "
+        "too (no difference that large).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary or progress."),
 ) -> None:
     """Run every (variant, trial) of an experiment, score it, and write the reports.
@@ -292,6 +311,7 @@ def experiment_run(
                 "--correction holm, or pass --regression-rule compat for AgenticLens's rule",
             )
         _note_outside_targets(manifest_file)
+        stop_options = _stop_options(stop_when, stop_margin, comparisons, alpha)
         live = run_live_experiment(
             manifest_file,
             suite_file,
@@ -303,6 +323,7 @@ def experiment_run(
             rerun_failed=rerun_failed,
             invalid_payload=invalid_payload.value,
             **({} if max_output_chars is None else {"max_output_chars": max_output_chars}),
+            **stop_options,
         )
         if not live.complete:
             how = f"resume with --run-dir {run_dir}" if run_dir else "use --run-dir to resume"
@@ -324,6 +345,16 @@ def experiment_run(
             comparisons=comparisons,
             comparisons_lock=None if comparisons_lock is None else str(comparisons_lock),
         )
+        if live.stopping is not None:
+            # The report records when and why the run stopped (the journal does too).
+            analysis.extras["early_stopping"] = live.stopping
+            if not quiet:
+                s = live.stopping
+                console.print(
+                    f"Early stopping: {s['reason']}; {s['attempts_saved']} of "
+                    f"{s['attempts_planned']} planned attempts saved.",
+                    soft_wrap=True,
+                )
         # The comparison settings are fixed with the report of this experiment version.
         check_saved_report(
             save,
@@ -346,6 +377,24 @@ def experiment_run(
     code = _exit_code(analysis, fail_on_regression, console, rule=regression_rule.value)
     _outputs_done()
     raise typer.Exit(code=code)
+
+
+def _stop_options(
+    stop_when: StopWhen | None, margin: float | None, comparisons: object, alpha: float | None
+) -> dict[str, object]:
+    """run_experiment's early-stopping keywords from the command line."""
+    if stop_when is None:
+        if margin is not None:
+            raise InputError("--stop-margin needs --stop-when decided")
+        return {}
+    from .runner.stopping import StopRule
+
+    declared = getattr(comparisons, "correction", None)
+    level = getattr(comparisons, "alpha", None) or alpha or 0.05
+    return {
+        "stop_when": stop_when.value,
+        "stop_rule": StopRule(alpha=level, correction=declared, margin=margin),
+    }
 
 
 def _note_outside_targets(manifest_file: Path) -> None:

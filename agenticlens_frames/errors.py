@@ -10,7 +10,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["InputError", "format_location"]
+__all__ = ["InputError", "describe_error", "format_location"]
+
+
+def describe_error(error: BaseException) -> str:
+    """``Type: message``, the form AgenticLens records for a failed call (a live target's
+    or a judge's); just the type when the message is empty.
+
+    Examples
+    --------
+    >>> describe_error(ValueError("boom"))
+    'ValueError: boom'
+    >>> describe_error(TimeoutError())
+    'TimeoutError'
+    """
+    message = str(error)
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
 def format_location(parts: tuple[str | int, ...] | list[str | int]) -> str:

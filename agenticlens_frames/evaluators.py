@@ -23,15 +23,28 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
+from .judges import Judged, JudgeRetryPolicy, JudgeRunner, normalize_judgement
 
 if TYPE_CHECKING:
-    from .formats.model import CaseSpec
+    from .formats.model import CaseSpec, EvaluatorRef
     from .formats.traces import Trace
 
-__all__ = ["Evaluator", "EvaluatorFunction", "EvaluatorRegistry", "load_registry"]
+__all__ = [
+    "Evaluator",
+    "EvaluatorFunction",
+    "EvaluatorRegistry",
+    "JudgeRetryPolicy",
+    "RetryPolicy",
+    "default_registry",
+    "load_registry",
+]
+
+#: The judges' retry policy under the name the package (and spec §19) uses.
+RetryPolicy = JudgeRetryPolicy
 
 #: ``fn(output, case, trace, config) -> value`` or ``(value, explanation)``; value in [0, 1].
 EvaluatorFunction = Callable[["str", "CaseSpec", "Trace", Mapping[str, Any]], Any]
@@ -52,36 +65,60 @@ REFERENCE_SCORER_NAMES = frozenset(
 
 @dataclass(frozen=True)
 class Evaluator:
-    """A registered evaluator: a name, a version of its logic, and the function."""
+    """A registered evaluator: a name, a version of its logic, and the function.
+
+    Plain evaluators get ``fn(output, case, trace, config)`` with the entry's inner
+    ``config`` mapping; judges (``runner`` set, see :meth:`EvaluatorRegistry.register_judge`)
+    get the case's whole evaluator entry (``name``, ``threshold``, ``required``,
+    ``config``) and run under their retry policy and sample count.
+    """
 
     name: str
-    version: str
+    version: str | None
     function: EvaluatorFunction
     description: str = ""
     evaluator_type: str = "custom"
+    runner: JudgeRunner | None = None
 
     def __call__(
         self, output: str, case: CaseSpec, trace: Trace, config: Mapping[str, Any]
     ) -> tuple[float, str]:
-        """Run the evaluator and normalise its result to ``(value, explanation)``."""
+        """Run a plain evaluator and normalise its result to ``(value, explanation)``."""
+        judged = self._plain(output, case, trace, config)
+        return judged.value, judged.explanation
+
+    def _plain(
+        self, output: str, case: CaseSpec, trace: Trace, config: Mapping[str, Any]
+    ) -> Judged:
         result = self.function(output, case, trace, config)
-        if isinstance(result, tuple):
-            if len(result) != 2:
-                raise ValueError(
-                    f"evaluator {self.name!r} returned a tuple of {len(result)} items; "
-                    "return a value or (value, explanation)"
-                )
-            value, explanation = result
-        else:
-            value, explanation = result, ""
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(result, tuple) and len(result) != 2:
             raise ValueError(
-                f"evaluator {self.name!r} returned {type(value).__name__}; expected a number"
+                f"evaluator {self.name!r} returned a tuple of {len(result)} items; "
+                "return a value or (value, explanation)"
             )
-        value = float(value)
-        if not 0.0 <= value <= 1.0:
-            raise ValueError(f"evaluator {self.name!r} returned {value}, outside [0, 1]")
-        return value, str(explanation)
+        return normalize_judgement(result, evaluator=self.name, case_id=case.id, role="evaluator")
+
+    def evaluate(
+        self, output: str, case: CaseSpec, trace: Trace, ref: EvaluatorRef
+    ) -> list[Judged]:
+        """The scores this evaluator gives one sample for one ``evaluators:`` entry.
+
+        ``output`` is the raw (unstripped) output, as the package passes it. A plain
+        evaluator's exception propagates; a judge's failed attempts become an
+        unavailable score.
+        """
+        if self.runner is None:
+            return [self._plain(output, case, trace, ref.config)]
+        entry = MappingProxyType(
+            {
+                "name": ref.name,
+                "threshold": ref.threshold,
+                "required": ref.required,
+                "config": ref.config,
+            }
+        )
+        function = self.function
+        return self.runner.run(lambda: function(output, case, trace, entry), case.id)
 
 
 class EvaluatorRegistry(Mapping[str, Evaluator]):
@@ -89,6 +126,14 @@ class EvaluatorRegistry(Mapping[str, Evaluator]):
 
     def __init__(self) -> None:
         self._items: dict[str, Evaluator] = {}
+        #: Cases of one recorded trial scored at once when the registry has judges (their
+        #: calls overlap); live runs use the run's concurrency limit instead.
+        self.judge_concurrency = 8
+
+    @property
+    def has_judges(self) -> bool:
+        """Whether any registered evaluator is a judge (see :meth:`register_judge`)."""
+        return any(e.runner is not None for e in self._items.values())
 
     def register(
         self,
@@ -106,24 +151,89 @@ class EvaluatorRegistry(Mapping[str, Evaluator]):
         name
             The name suites use (``evaluators: [{name: ...}]``).
         function
-            ``fn(output, case, trace, config)`` returning a value in [0, 1] or
-            ``(value, explanation)``. Omit it to use ``register`` as a decorator.
+            ``fn(output, case, trace, config)`` returning a value in [0, 1],
+            ``(value, explanation)`` or a judgement mapping (``value``,
+            ``explanation``, ``metadata``…). ``output`` is the raw output. Omit
+            ``function`` to use ``register`` as a decorator.
         version
             The version of the evaluator's logic; recorded with every score.
         replace
             Allow replacing an existing registration.
         """
-        if not name or not isinstance(name, str):
-            raise ValueError("evaluator name must be a non-empty string")
         if not isinstance(version, str) or not version.strip():
             raise ValueError(f"evaluator {name!r} needs a non-empty version string")
+        return self._add(name, function, version, description, replace, "custom", None)
+
+    def register_judge(
+        self,
+        name: str,
+        fn: EvaluatorFunction | None = None,
+        *,
+        version: str | None = None,
+        retry: JudgeRetryPolicy | None = None,
+        samples: int = 1,
+        evaluator_type: str = "llm_judge",
+        description: str = "",
+        replace: bool = False,
+    ) -> Any:
+        """Register an LLM judge under ``name``; usable as a decorator.
+
+        Parameters
+        ----------
+        name
+            The name suites use; also the name of the judge's *unavailable* scores.
+        fn
+            ``fn(output, case, trace, config)``, possibly ``async def``: ``output`` is the
+            raw output and ``config`` the case's whole evaluator entry (``name``,
+            ``threshold``, ``required``, ``config``). Returns a judgement mapping
+            (``value`` in [0, 1]; optionally ``name``, ``metric``, ``explanation``,
+            ``metadata`` with the ``judge_*`` keys, ``skipped``), a number, a
+            ``(value, explanation)`` pair, or a list of judgements. It raises to signal a
+            failed attempt; an exception with a ``usage`` mapping counts that call's usage.
+        version
+            The version of the judge (prompt and model); ``None`` records no version.
+        retry
+            A :class:`JudgeRetryPolicy` (also importable as ``RetryPolicy`` from this
+            module); default one attempt.
+        samples
+            Judge each evaluation this many times, one after another, and aggregate.
+        evaluator_type
+            ``"llm_judge"`` (default) or ``"llm_rubric"``: both count in ``summary.judge``.
+
+        Examples
+        --------
+        >>> registry = EvaluatorRegistry()
+        >>> @registry.register_judge("helpfulness", version="gpt-x/prompt-3", samples=3)
+        ... def helpful(output, case, trace, config):
+        ...     return {"value": 1.0, "explanation": "answers the question",
+        ...             "metadata": {"verdict": "good", "judge_latency_ms": 20.0}}
+        >>> registry["helpfulness"].evaluator_type
+        'llm_judge'
+        """
+        if version is not None and (not isinstance(version, str) or not version.strip()):
+            raise ValueError("evaluator version must not be blank")
+        runner = JudgeRunner(name, retry=retry, samples=samples)
+        return self._add(name, fn, version, description, replace, evaluator_type, runner)
+
+    def _add(
+        self,
+        name: str,
+        function: EvaluatorFunction | None,
+        version: str | None,
+        description: str,
+        replace: bool,
+        evaluator_type: str,
+        runner: JudgeRunner | None,
+    ) -> Any:
+        if not name or not isinstance(name, str):
+            raise ValueError("evaluator name must be a non-empty string")
 
         def add(fn: EvaluatorFunction) -> EvaluatorFunction:
             if not callable(fn):
                 raise TypeError(f"evaluator {name!r} must be callable")
             if name in self._items and not replace:
                 raise ValueError(f"evaluator {name!r} is already registered")
-            self._items[name] = Evaluator(name, version, fn, description)
+            self._items[name] = Evaluator(name, version, fn, description, evaluator_type, runner)
             return fn
 
         if function is None:
@@ -141,7 +251,7 @@ class EvaluatorRegistry(Mapping[str, Evaluator]):
         return len(self._items)
 
     def __repr__(self) -> str:
-        names = ", ".join(f"{n}@{self._items[n].version}" for n in self)
+        names = ", ".join(f"{n}@{self._items[n].version or 'unversioned'}" for n in self)
         return f"EvaluatorRegistry([{names}])"
 
 
@@ -187,3 +297,37 @@ def load_registry(spec: str) -> EvaluatorRegistry:
             location="--evaluators",
         )
     return value
+
+
+def default_registry(*, embed_fn: Callable[[str], Any] | None = None) -> EvaluatorRegistry:
+    """A fresh registry holding the package's default scorers (spec §16).
+
+    The reference scorers (``levenshtein_similarity``, ``embedding_similarity``,
+    ``json_diff``, ``numeric_diff``, ``starts_with``, ``ends_with``) and the text checks
+    (``exact_match``, ``contains_all``, ``contains_any``, ``valid_json``, ``regex_match``,
+    ``numeric_range``), with AgenticLens' formulas and explanations; ``evaluator_type``
+    "builtin" and no version, as the package records them. Add your own evaluators and
+    judges to it, and name it with ``--evaluators module:attr``.
+
+    ``embed_fn`` (text → vector) makes ``embedding_similarity`` usable from suite files:
+    the package only takes it from a case's config, which YAML cannot hold (J12). A case's
+    own ``config.embed_fn`` still wins.
+
+    Examples
+    --------
+    >>> registry = default_registry()
+    >>> "levenshtein_similarity" in registry, registry["json_diff"].evaluator_type
+    (True, 'builtin')
+    """
+    from .reference_scorers import SCORERS
+
+    registry = EvaluatorRegistry()
+    for name, scorer in SCORERS.items():
+        function = scorer
+        if name == "embedding_similarity" and embed_fn is not None:
+
+            def function(output, case, trace, config, _scorer=scorer):  # type: ignore[no-untyped-def]
+                return _scorer(output, case, trace, {"embed_fn": embed_fn, **config})
+
+        registry._add(name, function, None, scorer.__doc__ or "", False, "builtin", None)
+    return registry

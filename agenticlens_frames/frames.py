@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ._compat import AGENTIC_EVALS_VERSION
 from .errors import InputError
 from .formats.model import CaseSpec, EvaluatorRef, ManifestSpec, SuiteSpec, VariantSpec
 
@@ -96,6 +97,8 @@ CHECKS_SCHEMA = pa.schema(
         ("evaluator", _KEY),
         ("evaluator_version", _KEY),
         ("evaluator_type", _KEY),
+        # The score's metadata as JSON text (judges' ``judge_*`` keys); null when empty.
+        ("metadata", pa.large_string()),
     ]
 )
 
@@ -151,6 +154,9 @@ _FIXED_CATEGORIES: dict[tuple[str, str], tuple[str, ...]] = {
     ("trials", "status"): TRIAL_STATUSES,
     ("variants", "target_kind"): ("python", "http", "recorded"),
 }
+
+#: Columns added after runs were first saved; older files read with them null.
+_ADDED_COLUMNS = frozenset({("checks", "metadata")})
 
 _METADATA_KEY = b"agenticlens_frames"
 FACTOR_PREFIX = "factor_"
@@ -274,7 +280,7 @@ class ExperimentRun:
     trials: pd.DataFrame
     variants: pd.DataFrame
     cases: pd.DataFrame
-    evaluator_versions: dict[str, str] = field(default_factory=dict)
+    evaluator_versions: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # The analysis reads attempts and checks as contiguous (variant, trial) runs; a
@@ -406,6 +412,10 @@ def read_parquet(folder: str | Path) -> ExperimentRun:
         expected = SCHEMAS[name]
         for column in expected:
             index = table.schema.get_field_index(column.name)
+            if index < 0 and (name, column.name) in _ADDED_COLUMNS:
+                # written before the column existed: nothing was recorded there
+                table = table.append_column(column, pa.nulls(len(table), column.type))
+                continue
             if index < 0:
                 raise InputError(f"column {column.name!r} is missing", file=path)
             got = table.schema.field(index).type
@@ -499,9 +509,16 @@ def _first_row(part: dict[str, Any]) -> tuple[int, int, int]:
     return tuple(attempts[name][0].as_py() for name in ("variant", "trial", "case_index"))
 
 
-#: What the package stamps on its built-in checks (``Score.evaluator`` / version).
+#: What the package stamps on its built-in checks (``Score.evaluator`` / version): the
+#: version is agentic-evals' own, the release whose check rules we implement.
 BUILTIN_EVALUATOR = "agentic_evals.builtin"
-BUILTIN_VERSION = "0.9.0"
+BUILTIN_VERSION = AGENTIC_EVALS_VERSION
+
+
+#: Fields a registered evaluator's check keeps apart from the shared columns:
+#: (required, evaluator, evaluator_version, evaluator_type, skipped, metadata as JSON text
+#: or None).
+CustomFields = tuple[bool, str, "str | None", str, bool, "str | None"]
 
 
 class CheckColumns:
@@ -522,8 +539,8 @@ class CheckColumns:
         self.value: list[float] = []
         self.passed: list[bool] = []
         self.explanation: list[str] = []
-        #: row number -> (required, evaluator, evaluator_version, evaluator_type)
-        self.custom: dict[int, tuple[bool, str, str | None, str]] = {}
+        #: row number -> :data:`CustomFields`
+        self.custom: dict[int, CustomFields] = {}
         # One object per distinct name / explanation: the same case yields the same
         # strings in every trial, so this keeps memory proportional to the suite.
         self._text: dict[str, str] = {}
@@ -558,29 +575,46 @@ class CheckColumns:
         evaluator: str,
         evaluator_version: str | None,
         evaluator_type: str,
+        metric: str | None = None,
+        skipped: bool = False,
+        metadata: str | None = None,
     ) -> None:
-        """Append a check from a registered evaluator."""
-        self.custom[len(self.attempt)] = (required, evaluator, evaluator_version, evaluator_type)
-        self.add(attempt, name, name, passed, explanation, value)
+        """Append a check from a registered evaluator (``metadata`` as JSON text)."""
+        self.custom[len(self.attempt)] = (
+            required,
+            evaluator,
+            evaluator_version,
+            evaluator_type,
+            skipped,
+            metadata,
+        )
+        self.add(attempt, name, metric or name, passed, explanation, value)
 
     @staticmethod
     def evaluator_fields(
-        n: int, custom: dict[int, tuple[bool, str, str | None, str]]
-    ) -> tuple[list[bool], list[str], list[str | None], list[str]]:
-        """``required``, ``evaluator``, ``evaluator_version`` and ``evaluator_type`` of
-        ``n`` checks: the built-in values, except the ``custom`` rows."""
+        n: int, custom: dict[int, Any]
+    ) -> tuple[list[bool], list[str], list[str | None], list[str], list[bool], list[str | None]]:
+        """``required``, ``evaluator``, ``evaluator_version``, ``evaluator_type``,
+        ``skipped`` and ``metadata`` of ``n`` checks: the built-in values, except the
+        ``custom`` rows (journals written before judges hold four fields)."""
         required = [True] * n
         evaluator = [BUILTIN_EVALUATOR] * n
         version: list[str | None] = [BUILTIN_VERSION] * n
         kind = ["deterministic"] * n
-        for row, (req, ev, ver, typ) in custom.items():
-            required[row], evaluator[row], version[row], kind[row] = req, ev, ver, typ
-        return required, evaluator, version, kind
+        skipped = [False] * n
+        metadata: list[str | None] = [None] * n
+        for row, fields in custom.items():
+            required[row], evaluator[row], version[row], kind[row] = fields[:4]
+            if len(fields) > 4:
+                skipped[row], metadata[row] = fields[4], fields[5]
+        return required, evaluator, version, kind, skipped, metadata
 
     def columns(self) -> dict[str, list[Any]]:
         """All columns by name (defaults filled in for built-in checks)."""
         n = len(self.attempt)
-        required, evaluator, version, kind = self.evaluator_fields(n, self.custom)
+        required, evaluator, version, kind, skipped, metadata = self.evaluator_fields(
+            n, self.custom
+        )
         return {
             "attempt": self.attempt,
             "name": self.name,
@@ -588,16 +622,33 @@ class CheckColumns:
             "value": self.value,
             "passed": self.passed,
             "required": required,
-            "skipped": [False] * n,
+            "skipped": skipped,
             "explanation": self.explanation,
             "evaluator": evaluator,
             "evaluator_version": version,
             "evaluator_type": kind,
+            "metadata": metadata,
         }
+
+    def extend(self, other: CheckColumns) -> None:
+        """Append every check of ``other`` (scored apart, e.g. on another thread)."""
+        offset = len(self.attempt)
+        text = self._text
+        self.attempt.extend(other.attempt)
+        self.name.extend(text.setdefault(n, n) for n in other.name)
+        self.metric.extend(other.metric)
+        self.value.extend(other.value)
+        self.passed.extend(other.passed)
+        self.explanation.extend(text.setdefault(e, e) for e in other.explanation)
+        self.custom.update({offset + row: fields for row, fields in other.custom.items()})
 
     def required(self, row: int) -> bool:
         custom = self.custom.get(row)
         return True if custom is None else custom[0]
+
+    def skipped(self, row: int) -> bool:
+        custom = self.custom.get(row)
+        return custom is not None and len(custom) > 4 and bool(custom[4])
 
     def __len__(self) -> int:
         return len(self.attempt)
@@ -774,7 +825,7 @@ class TableBuilder:
         for case in self.suite.cases:
             self.add_attempt(variant_id, trial, case, "trial_failed", None, error=error)
 
-    def build(self, evaluator_versions: dict[str, str] | None = None) -> ExperimentRun:
+    def build(self, evaluator_versions: dict[str, str | None] | None = None) -> ExperimentRun:
         """Sort, type and assemble the five tables."""
         m, s = self.manifest, self.suite
         c, k, custom = self._columns()
@@ -855,7 +906,9 @@ class TableBuilder:
         starts = np.searchsorted(sorted_attempt, sorted_attempt, side="left")
         check_index = (np.arange(n_checks) - starts).astype(np.int32)
 
-        required, evaluator, version, kind = CheckColumns.evaluator_fields(n_checks, custom)
+        required, evaluator, version, kind, skipped, metadata = CheckColumns.evaluator_fields(
+            n_checks, custom
+        )
 
         def ktext(name: str) -> pd.Series:
             return _str_series(ctake(k[name]))
@@ -881,11 +934,12 @@ class TableBuilder:
                 "value": knum(k["value"].to_numpy()),
                 "passed": knum(k["passed"].to_numpy(zero_copy_only=False)),
                 "required": knum(np.asarray(required, dtype=bool)),
-                "skipped": np.zeros(n_checks, dtype=bool),
+                "skipped": knum(np.asarray(skipped, dtype=bool)),
                 "explanation": ktext("explanation"),
                 "evaluator": kcat(pa.array(evaluator, type=pa.string())),
                 "evaluator_version": kcat(pa.array(version, type=pa.string())),
                 "evaluator_type": kcat(pa.array(kind, type=pa.string())),
+                "metadata": _str_series(ctake(pa.array(metadata, type=pa.large_string()))),
             }
         )
 

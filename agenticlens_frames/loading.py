@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from ._gc import paused_gc
 from .errors import InputError
@@ -21,6 +22,8 @@ def load_experiment(
     *,
     evaluators: EvaluatorRegistry | None = None,
     progress: bool = False,
+    run_dir: str | Path | None = None,
+    invalid_payload: Literal["trial", "case"] = "trial",
 ) -> ExperimentRun:
     """Load an AgenticLens experiment with recorded targets and score every trial.
 
@@ -36,6 +39,13 @@ def load_experiment(
         Registered Python evaluators the suite may name.
     progress
         Show a progress bar while scoring.
+    run_dir
+        For experiments with live (python / http) variants: the run folder of a finished
+        ``experiment run --run-dir`` (or ``runner.run_experiment(run_dir=...)``); their
+        journaled results are loaded, no target is called. Without it such experiments
+        are refused with the command that runs them.
+    invalid_payload
+        The ``--invalid-payload`` mode the live run used.
 
     Returns
     -------
@@ -52,14 +62,26 @@ def load_experiment(
     registry = evaluators or EvaluatorRegistry()
     suite = load_suite(suite_path, known_evaluators=tuple(registry))
     live = [v for v in manifest.variants if v.target_kind != "recorded"]
+    if live and run_dir is not None:
+        from .runner.live import load_run_folder
+
+        return load_run_folder(
+            manifest,
+            suite,
+            run_dir,
+            registry,
+            invalid_payload=invalid_payload,
+            progress=progress,
+        )
     if live:
         v = live[0]
         raise InputError(
-            f"variant {v.id!r} has target_kind {v.target_kind!r}; load_experiment replays "
-            "recorded targets only",
+            f"variant {v.id!r} has target_kind {v.target_kind!r}; its results come from "
+            "calling the target, which load_experiment never does",
             file=manifest.path,
             location=("variants", manifest.variants.index(v), "target_kind"),
-            hint="run live targets with `agenticlens-frames experiment run`",
+            hint=f"run it with `agenticlens-frames experiment run {manifest.path} "
+            f"{suite.path} --run-dir DIR`, then load_experiment(..., run_dir=DIR)",
         )
     builder = TableBuilder(manifest, suite)
     order = execution_order(manifest.variant_ids, manifest.trial_count, manifest.random_seed)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .evaluators import REFERENCE_SCORER_NAMES, EvaluatorRegistry
 from .frames import CheckColumns
+from .judges import Judged
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -29,6 +30,24 @@ __all__ = [
     "score_sample",
     "score_unavailable",
 ]
+
+
+def metadata_json(metadata: dict[str, Any]) -> str | None:
+    """A score's metadata as JSON text (None when empty); key order kept.
+
+    Values JSON cannot hold are written with ``str()``, as a report must never fail to be
+    written because a judge put an odd object in its metadata.
+
+    Examples
+    --------
+    >>> metadata_json({"verdict": "good", "judge_latency_ms": 12.5})
+    '{"verdict": "good", "judge_latency_ms": 12.5}'
+    >>> metadata_json({}) is None
+    True
+    """
+    if not metadata:
+        return None
+    return json.dumps(metadata, default=str, ensure_ascii=False)
 
 
 @dataclass(slots=True)
@@ -339,37 +358,60 @@ def score_sample(
         if evaluator is None:  # the suite loader prevents this; keep the row honest anyway
             add(attempt, ref.name, ref.name, False, "Evaluator is not registered.", 0.0)
             continue
+        raised = False
         try:
-            value, why = evaluator(text, case, trace, ref.config)
+            # Evaluators get the raw output, as in the package (built-in checks strip it).
+            scores = evaluator.evaluate(output, case, trace, ref)
         except Exception as exc:  # a trusted evaluator's bug fails its check, loudly
+            raised = True
             evaluator_error = f"{type(exc).__name__}: {exc}"
-            value, why = 0.0, f"Evaluator {ref.name!r} raised {evaluator_error}"
-        sink.add_custom(
-            attempt,
-            ref.name,
-            value,
-            value >= ref.threshold and evaluator_error is None,
-            why,
-            required=ref.required,
-            evaluator=ref.name,
-            evaluator_version=evaluator.version,
-            evaluator_type=evaluator.evaluator_type,
-        )
+            why = f"Evaluator {ref.name!r} raised {evaluator_error}"
+            scores = [Judged(name=ref.name, metric=ref.name, value=0.0, explanation=why)]
+        for judged in scores:
+            if judged.skipped:  # a skipped score keeps its own pass / required flags
+                passed, required = judged.passed, judged.required
+            else:
+                passed = (
+                    judged.value >= ref.threshold
+                    and judged.metadata.get("judge_status") != "unavailable"
+                    and not raised
+                )
+                required = ref.required
+            sink.add_custom(
+                attempt,
+                judged.name,
+                judged.value,
+                passed,
+                judged.explanation,
+                required=required,
+                evaluator=ref.name,
+                evaluator_version=evaluator.version,
+                evaluator_type=evaluator.evaluator_type,
+                metric=judged.metric,
+                skipped=judged.skipped,
+                metadata=metadata_json(judged.metadata),
+            )
 
     values = sink.value[start:]
     flags = sink.passed[start:]
     n = len(values)
     n_passed = sum(flags)
     if sink.custom:
-        passed = all(ok or not sink.required(start + i) for i, ok in enumerate(flags))
+        live = [v for i, v in enumerate(values) if not sink.skipped(start + i)]
+        passed = all(
+            ok or not sink.required(start + i) or sink.skipped(start + i)
+            for i, ok in enumerate(flags)
+        )
     else:
+        live = values
         passed = n_passed == n
     return AttemptScore(
         passed=passed,
-        score=math.fsum(values) / n if n else None,
+        # statistics.fmean of the non-skipped values; none at all -> no case score
+        score=math.fsum(live) / len(live) if live else None,
         n_checks=n,
         n_checks_passed=n_passed,
-        score_sum=sum(values),
+        score_sum=sum(live),
         turns=turns,
         evaluator_error=evaluator_error,
     )

@@ -18,6 +18,8 @@ and hover text: a case called ``<b>x`` shows as ``<b>x``, not as bold ``x``.
 :func:`paired_forest`       paired differences per dimension with their intervals
 :func:`factor_levels_chart` per factor and level, one metric
 :func:`case_outcomes_chart` how many cases pass 0..T of T attempts (wide suites)
+:func:`factor_effects_forest` main effects and interactions with intervals (issue 17)
+:func:`factor_interaction_chart` a two-factor interaction plot (parallel = additive)
 :func:`figures`             all of the above for one analysis
 ==========================  =================================================
 """
@@ -46,6 +48,8 @@ __all__ = [
     "case_heatmap",
     "case_outcomes_chart",
     "delta_forest",
+    "factor_effects_forest",
+    "factor_interaction_chart",
     "factor_levels_chart",
     "figures",
     "order_cases",
@@ -622,6 +626,36 @@ def _objective(name: str) -> Objective:
     return OBJECTIVES[name]
 
 
+def _whiskers(variants: pd.DataFrame, column: str, centre: np.ndarray) -> np.ndarray | None:
+    """(2, n) distances from the point to the bootstrap interval's ends, or None."""
+    low, high = f"{column}_boot_ci_low", f"{column}_boot_ci_high"
+    if low not in variants or high not in variants:
+        return None
+    lo = variants[low].to_numpy(float)
+    hi = variants[high].to_numpy(float)
+    # An interval from another estimator need not contain the point: never negative.
+    return np.stack([np.clip(centre - lo, 0, None), np.clip(hi - centre, 0, None)])
+
+
+def _error_bars(
+    whiskers: dict[str, np.ndarray | None], pick: np.ndarray, color: str
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for axis, w in whiskers.items():
+        if w is None:
+            continue
+        out[f"error_{axis}"] = {
+            "type": "data",
+            "symmetric": False,
+            "array": np.nan_to_num(w[1][pick]),
+            "arrayminus": np.nan_to_num(w[0][pick]),
+            "color": color,
+            "thickness": 1,
+            "width": 3,
+        }
+    return out
+
+
 def pareto_chart(
     variants: pd.DataFrame,
     *,
@@ -634,6 +668,11 @@ def pareto_chart(
     The frontier is the five-objective one of spec §9.4 (``pareto_optimal`` column, or
     ``frontier``); in any two-dimensional view a frontier variant may therefore look
     dominated — its advantage is on an objective not on the axes, listed in the hover.
+
+    When the summary carries the case-bootstrap columns of
+    :func:`~agenticlens_frames.frontier_uncertainty`, each label adds the probability of
+    being on the frontier (``p_frontier``, also in the hover), the marker grows with it,
+    and whiskers on both axes show each objective's bootstrap interval.
 
     Parameters
     ----------
@@ -659,6 +698,9 @@ def pareto_chart(
     >>> fig = pareto_chart(vs)
     >>> list(fig.data[1].text), list(fig.data[0].text)
     (['a'], ['b'])
+    >>> fig = pareto_chart(vs.assign(p_frontier=[0.97, 0.03]))
+    >>> list(fig.data[1].customdata), list(fig.data[0].customdata)
+    (['a · 97%'], ['b · 3%'])
     """
     ox, oy = _objective(x), _objective(y)
     _require_columns(variants, ["variant_id", ox.column, oy.column], "the variant summary")
@@ -683,8 +725,26 @@ def pareto_chart(
         hover.append("<br>".join(lines))
     xs = variants[ox.column].to_numpy(float)
     ys = variants[oy.column].to_numpy(float)
+    p_front = (
+        variants["p_frontier"].to_numpy(float)
+        if "p_frontier" in variants
+        else np.full(len(ids), np.nan)
+    )
+    for i, p in enumerate(p_front):
+        if not math.isnan(p):
+            hover[i] += f"<br>P(on the frontier) = {p:.0%} (case bootstrap)"
     hover_arr = np.array(hover, dtype=object)
     labels = np.array([esc(v) for v in ids], dtype=object)
+    shown = np.array(
+        [
+            esc(v) + ("" if math.isnan(p) else f" · {p:.0%}")
+            for v, p in zip(ids, p_front, strict=True)
+        ],
+        dtype=object,
+    )
+    whiskers = {"x": _whiskers(variants, ox.column, xs), "y": _whiskers(variants, oy.column, ys)}
+    # Marker area grows with P(on the frontier): a sure member is large, a long shot small.
+    size = np.where(np.isnan(p_front), np.nan, 7 + 11 * np.nan_to_num(p_front))
     front_order = np.flatnonzero(on)[np.argsort(xs[on], kind="stable")]
     better = {True: "higher is better", False: "lower is better"}
     # One constructor call with the whole layout: plotly validates once, not per update
@@ -705,9 +765,16 @@ def pareto_chart(
                 hovertemplate="%{hovertext}<extra>dominated</extra>",
                 mode="markers+text",
                 textposition="top center",
-                marker={"size": 11, "color": "#9aa0a6", "opacity": 0.45},
+                texttemplate="%{customdata}",
+                customdata=shown[~on],
+                marker={
+                    "size": np.nan_to_num(size[~on], nan=11.0),
+                    "color": "#9aa0a6",
+                    "opacity": 0.45,
+                },
                 textfont={"color": "#9aa0a6"},
                 name="dominated",
+                **_error_bars(whiskers, ~on, "#9aa0a6"),
             ),
             go.Scatter(
                 x=xs[front_order],
@@ -718,12 +785,22 @@ def pareto_chart(
                 mode="lines+markers+text",
                 textposition="top center",
                 line={"color": "#1d7f4e", "width": 2},
-                marker={"size": 14, "color": "#1d7f4e", "line": {"width": 1, "color": "white"}},
+                texttemplate="%{customdata}",
+                customdata=shown[front_order],
+                marker={
+                    "size": np.nan_to_num(size[front_order], nan=14.0),
+                    "color": "#1d7f4e",
+                    "line": {"width": 1, "color": "white"},
+                },
                 name="Pareto frontier",
+                **_error_bars(whiskers, front_order, "#1d7f4e"),
             ),
         ],
         layout={
-            "title": {"text": "Pareto frontier (all five objectives; two on the axes)"},
+            "title": {
+                "text": "Pareto frontier (all five objectives; two on the axes)"
+                + (" · label: P(on the frontier)" if not np.isnan(p_front).all() else "")
+            },
             "xaxis": xaxis,
             "yaxis": yaxis,
             "height": 420,
@@ -1054,6 +1131,220 @@ def case_outcomes_chart(cases: pd.DataFrame) -> go.Figure:
         margin={"t": 60, "l": 10, "r": 10, "b": 10},
     )
     return _finish(fig)
+
+
+# --------------------------------------------------------------------------- factor effects
+
+#: Metrics of the factor-effect figures: label, variant-summary column of the level means.
+EFFECT_METRICS: dict[str, tuple[str, str]] = {
+    "pass_rate": ("case pass rate", "case_pass_rate"),
+    "score": ("mean score", "average_score_mean"),
+}
+
+
+def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -> go.Figure:
+    """Forest plot of :func:`~agenticlens_frames.factor_effects`: one row per term.
+
+    Main effects and interactions in two colours, each with its interval; hover shows
+    the p-value, the adjusted p-value and the contrast of variants behind the estimate.
+    Terms the design cannot estimate are named in a note under the plot.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> fig = factor_effects_forest(a.factor_effects)
+    >>> [t.name for t in fig.data]
+    ['main effect', 'interaction']
+    """
+    if metric not in EFFECT_METRICS:
+        raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(EFFECT_METRICS)}")
+    _require_columns(
+        effects, ["metric", "term", "kind", "estimate", "ci_low", "ci_high"], "the factor effects"
+    )
+    rows = effects[(effects["metric"] == metric) & effects["estimable"].astype(bool)]
+    missing = effects[(effects["metric"] == metric) & ~effects["estimable"].astype(bool)]
+    label, _ = EFFECT_METRICS[metric]
+    percent = metric == "pass_rate"
+    fmt = "+.1%" if percent else "+.3f"
+    traces = []
+    for kind, name, colour in (
+        ("main", "main effect", "#1f6feb"),
+        ("interaction", "interaction", "#b35900"),
+    ):
+        sub = rows[rows["kind"] == kind]
+        hover = [
+            f"<b>{esc(r['term'])}</b><br>{_fmt(r['estimate'], fmt)} "
+            f"[{_fmt(r['ci_low'], fmt)}, {_fmt(r['ci_high'], fmt)}]"
+            f"<br>p = {_fmt(r['p_value'], '.3g')}, adjusted {_fmt(r.get('p_adjusted'), '.3g')}"
+            f"<br>{esc(r.get('contrast') or '')}"
+            for r in sub.to_dict("records")
+        ]
+        est = sub["estimate"].to_numpy(float)
+        traces.append(
+            go.Scatter(
+                x=est,
+                y=[esc(t) for t in sub["term"]],
+                mode="markers",
+                name=name,
+                marker={"size": 10, "color": colour},
+                error_x={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": sub["ci_high"].to_numpy(float) - est,
+                    "arrayminus": est - sub["ci_low"].to_numpy(float),
+                    "color": colour,
+                },
+                hovertext=hover,
+                hovertemplate="%{hovertext}<extra></extra>",
+            )
+        )
+    note = "not estimable: " + ", ".join(esc(t) for t in missing["term"]) if len(missing) else ""
+    level = effects.attrs.get("confidence_level")
+    title = f"Factor effects on the {label} (case as the unit"
+    title += f", {level:.0%} intervals)" if level else ")"
+    return go.Figure(
+        data=traces,
+        layout={
+            "title": {"text": title},
+            "xaxis": {
+                "title": f"effect on the {label} against the baseline's level",
+                "zeroline": True,
+                "zerolinewidth": 2,
+                "tickformat": "+.0%" if percent else None,
+                "automargin": True,
+            },
+            "yaxis": {"autorange": "reversed", "automargin": True},
+            "height": 120 + 34 * max(len(rows), 1),
+            "margin": {"t": 60, "l": 10, "r": 10, "b": 60 if note else 10},
+            "annotations": [
+                {
+                    "text": note,
+                    "xref": "paper",
+                    "yref": "paper",
+                    "x": 0,
+                    "y": -0.12,
+                    "showarrow": False,
+                    "xanchor": "left",
+                    "yanchor": "top",
+                    "font": {"size": 11, "color": "#666"},
+                }
+            ]
+            if note
+            else [],
+        },
+    )
+
+
+def factor_interaction_chart(
+    variants: pd.DataFrame,
+    effects: pd.DataFrame,
+    *,
+    metric: str = "pass_rate",
+    pair: tuple[str, str] | None = None,
+) -> go.Figure | None:
+    """Interaction plot of two factors: level means, one line per level of the second.
+
+    Points are the variants that differ from the baseline only in these two factors; y is
+    the variant's pooled case pass rate (or mean score), with the case-bootstrap interval
+    when the summary has it. Parallel lines mean the effects add up; crossing or
+    diverging lines are an interaction. Returns None when no interaction is estimable.
+
+    Parameters
+    ----------
+    variants
+        The variant summary (``factors`` column).
+    effects
+        :func:`~agenticlens_frames.factor_effects` (to find the estimable pairs and the
+        baseline's levels).
+    metric
+        ``pass_rate`` or ``score``.
+    pair
+        The two factors (default: the first estimable interaction).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> fig = factor_interaction_chart(a.variants, a.factor_effects)
+    >>> [t.name for t in fig.data]
+    ['prompt = v1', 'prompt = v2']
+    """
+    if metric not in EFFECT_METRICS:
+        raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(EFFECT_METRICS)}")
+    est = effects[
+        (effects["kind"] == "interaction")
+        & effects["estimable"].astype(bool)
+        & (effects["metric"] == metric)
+    ]
+    if pair is None:
+        if est.empty:
+            return None
+        pair = (str(est.iloc[0]["factor"]), str(est.iloc[0]["factor_b"]))
+    f, g = pair
+    mains = effects[effects["kind"] == "main"]
+    base = dict(zip(mains["factor"], mains["baseline_level"], strict=False))
+    others = {k: v for k, v in base.items() if k not in pair}
+    label, column = EFFECT_METRICS[metric]
+    _require_columns(variants, ["variant_id", "factors", column], "the variant summary")
+    points: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for v in variants.to_dict("records"):
+        fac = v.get("factors") or {}
+        if any(str(fac.get(k, "(unset)")) != lv for k, lv in others.items()):
+            continue
+        points.setdefault(str(fac.get(g, "(unset)")), []).append((str(fac.get(f, "(unset)")), v))
+    x_levels = sorted(
+        {x for pts in points.values() for x, _ in pts}, key=lambda x: (x != base.get(f), x)
+    )
+    traces = []
+    for i, level in enumerate(sorted(points, key=lambda x: (x != base.get(g), x))):
+        pts = sorted(points[level], key=lambda p: x_levels.index(p[0]))
+        ys = np.array([float(v[column]) for _, v in pts])
+        low = np.array([float(v.get(f"{column}_boot_ci_low", np.nan)) for _, v in pts])
+        high = np.array([float(v.get(f"{column}_boot_ci_high", np.nan)) for _, v in pts])
+        colour = PALETTE[i % len(PALETTE)]
+        traces.append(
+            go.Scatter(
+                x=[esc(x) for x, _ in pts],
+                y=ys,
+                mode="lines+markers+text",
+                text=[esc(v["variant_id"]) for _, v in pts],
+                textposition="top center",
+                name=f"{esc(g)} = {esc(level)}",
+                line={"color": colour},
+                marker={"size": 10, "color": colour},
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": np.nan_to_num(high - ys),
+                    "arrayminus": np.nan_to_num(ys - low),
+                    "color": colour,
+                    "visible": bool(np.isfinite(low).any()),
+                },
+            )
+        )
+    return go.Figure(
+        data=traces,
+        layout={
+            "title": {
+                "text": f"{esc(f)} × {esc(g)}: {label} by level (parallel lines = no interaction)"
+            },
+            "xaxis": {
+                "title": esc(f),
+                "type": "category",
+                "categoryorder": "array",
+                "categoryarray": [esc(x) for x in x_levels],
+                "automargin": True,
+            },
+            "yaxis": {
+                "title": label,
+                "tickformat": ".0%" if metric == "pass_rate" else None,
+                "automargin": True,
+            },
+            "height": 380,
+            "margin": {"t": 60, "l": 10, "r": 10, "b": 10},
+        },
+    )
 
 
 # --------------------------------------------------------------------------- all

@@ -203,6 +203,7 @@ class Explorer(widgets.VBox):
                 self.details,
                 widgets.HBox([self.curves, self.frontier]),
                 *([self.paired] if self.paired is not None else []),
+                *_beyond_widgets(analysis),
             ]
         )
         self.refresh()
@@ -232,6 +233,9 @@ class Explorer(widgets.VBox):
             # The frontier among the variants shown, not among all of them.
             front = pareto_frontier(vs)
             vs["pareto_optimal"] = vs["variant_id"].astype(str).isin(front)
+            if len(keep) < len(a.variants) and "p_frontier" in vs:
+                # P(on the frontier) was computed among all variants: not for this subset.
+                vs = vs.drop(columns="p_frontier")
         self.verdicts.value = self._verdicts_html(keep)
         if not keep:
             for fw in (self.heatmap, self.curves, self.frontier):
@@ -341,3 +345,16 @@ def explore(
             f"explore() needs an ExperimentRun or ExperimentAnalysis, got {type(experiment)!r}"
         )
     return Explorer(analysis, max_cases=max_cases)
+
+
+def _beyond_widgets(analysis: ExperimentAnalysis) -> list[go.FigureWidget]:
+    """Issue 17: the factor-effects forest and interaction plot (all variants; the
+    estimates need the whole design, so the factor filters do not apply to them)."""
+    fe = getattr(analysis, "factor_effects", None)
+    if fe is None or fe.empty or not fe["estimable"].any():
+        return []
+    out = [go.FigureWidget(viz.factor_effects_forest(fe))]
+    interaction = viz.factor_interaction_chart(analysis.variants, fe)
+    if interaction is not None:
+        out.append(go.FigureWidget(interaction))
+    return out

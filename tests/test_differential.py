@@ -218,3 +218,19 @@ def test_saved_report_loads_in_the_package_and_rerenders_identically(
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "v.csv").read_bytes() == ref.variants_csv
     assert (tmp_path / "c.csv").read_bytes() == ref.cases_csv
+
+
+def test_we_implement_the_installed_reference_versions() -> None:
+    """The built-in checks' version is read from the release we implement, and that release
+    is the one installed for these tests."""
+    import agentic_evals
+    import agenticlens
+
+    from agenticlens_frames._compat import IMPLEMENTS
+    from agenticlens_frames.frames import BUILTIN_VERSION
+
+    assert {
+        "agenticlens": agenticlens.__version__,
+        "agentic-evals": agentic_evals.__version__,
+    } == IMPLEMENTS
+    assert agentic_evals.__version__ == BUILTIN_VERSION

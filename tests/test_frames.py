@@ -103,3 +103,16 @@ def test_suite_inputs_and_metadata_are_kept_as_json(run) -> None:
     first = run.cases.iloc[0]
     assert json.loads(first["input"]) == run.suite.cases[0].input
     assert json.loads(first["metadata"]) == run.suite.cases[0].metadata
+
+
+def test_parquet_written_before_the_metadata_column_reads_it_as_null(tmp_path) -> None:
+    import pyarrow.parquet as pq
+
+    run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    folder = run.to_parquet(tmp_path / "pq")
+    table = pq.read_table(folder / "checks.parquet")
+    assert "metadata" in table.column_names
+    pq.write_table(table.drop(["metadata"]), folder / "checks.parquet")
+    old = read_parquet(folder)
+    assert old.checks["metadata"].isna().all()
+    assert old.checks.drop(columns="metadata").equals(run.checks.drop(columns="metadata"))

@@ -229,6 +229,24 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
     )
     for warning in analysis.warnings:
         console.print(Text(f"! {strip_control(warning)}", style="yellow"))
+    # Judges (docs/judges.md): their cost apart from the agent's, and where their noise,
+    # not the agent's, limits detection.
+    judges = analysis.judge_noise
+    for row in judges.get("totals", []):
+        spent = row["spent_cost_usd"]
+        cost = "unpriced" if spent is None else f"${spent:.6f}"
+        console.print(
+            Text(
+                strip_control(
+                    f"Judges · {row['variant_id']}: {row['judge_scores']} score(s), "
+                    f"{row['unavailable_scores']} unavailable, cost {cost} "
+                    f"({row['priced_scores']} of {row['judge_scores']} priced), "
+                    f"{row['input_tokens']}/{row['output_tokens']} tokens"
+                )
+            )
+        )
+    for note in judges.get("notes", []):
+        console.print(Text(f"! {strip_control(note)}", style="yellow"))
 
 
 def _compat_table(analysis: ExperimentAnalysis, console: Console) -> None:

@@ -40,6 +40,8 @@ import plotly.graph_objects as go
 
 from .. import viz
 from ..analysis import ExperimentAnalysis
+from ..frontier import frontier_columns
+from .beyond_html import beyond_figures, beyond_sections, frontier_table
 
 __all__ = ["render_html", "verdicts_table_html", "write_html_report"]
 
@@ -598,6 +600,7 @@ def _pareto_section(a: ExperimentAnalysis) -> tuple[str, dict[str, Any]]:
     # The chart reads these columns only; a slim frame keeps 30 charts cheap.
     wanted = ["variant_id", "variant_name", "factors", "pareto_optimal"]
     wanted += [o.column for o in viz.OBJECTIVES.values()]
+    wanted += frontier_columns()  # p_frontier labels and bootstrap whiskers (issue 17)
     variants = a.variants[[c for c in dict.fromkeys(wanted) if c in a.variants]]
     for x in viz.OBJECTIVES:
         for y in viz.OBJECTIVES:
@@ -618,7 +621,8 @@ def _pareto_section(a: ExperimentAnalysis) -> tuple[str, dict[str, Any]]:
         "(reliability, pass rate, score, latency, cost) as point estimates, pass rate over "
         "completed trials as in the variant table; a frontier variant that looks "
         "dominated in two dimensions wins on an objective not on the axes.</span></p>"
-        "<div class='controls'>"
+        + frontier_table(a)
+        + "<div class='controls'>"
         f"<label>x axis<select id='pareto-x'>{options('latency')}</select></label>"
         f"<label>y axis<select id='pareto-y'>{options('pass_rate')}</select></label>"
         "<span id='pareto-note' class='note' hidden>Choose two different objectives.</span>"
@@ -752,6 +756,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         static["factors"] = viz.factor_levels_chart(a.factor_levels, metric="mean_pass_rate")
     if paired is not None and not paired.empty:
         static["paired"] = viz.paired_forest(paired)
+    static.update(beyond_figures(a))
     payload = {
         "figures": {name: _figure_json(fig) for name, fig in static.items()},
         "heat": heat,
@@ -802,6 +807,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         + pareto_html
         + _factor_levels(a)
         + _comparisons(a)
+        + beyond_sections(a)
         + f"<section id='randomization'><h2>Randomization</h2><p>Execution order: "
         f"{order or 'n/a'}</p><p class='note'>Generated {_e(info.get('created_at') or '')}"
         "</p></section></main>"

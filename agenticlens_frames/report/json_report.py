@@ -9,6 +9,7 @@ block (settings, provenance, fixes applied). Nothing here computes a statistic.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import queue
@@ -24,8 +25,10 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from .._compat import IMPLEMENTS
 from .._gc import paused_gc
 from ..analysis import SUMMARY_METRICS, ExperimentAnalysis
+from ..judges import JUDGE_EVALUATOR_TYPES, summarize_judges
 from .paired_json import report_blocks
 from .verdicts_json import verdicts_block
 
@@ -204,6 +207,10 @@ def _unique_scores(chk: pd.DataFrame) -> tuple[np.ndarray, list[dict[str, Any]]]
             count = len(uniques)
         ids, uniques = pd.factorize(ids * max(count, 1) + codes)
         size = len(uniques)
+    if "metadata" in chk:  # judges' metadata (JSON text); absent from older archives
+        codes, uniques = pd.factorize(chk["metadata"], use_na_sentinel=False)
+        ids, uniques = pd.factorize(ids * max(len(uniques), 1) + codes.astype(np.int64))
+        size = len(uniques)
     first = np.zeros(size, dtype=np.int64)
     first[ids[::-1]] = np.arange(n - 1, -1, -1)  # the first row of each id wins
     sample = chk.iloc[first]
@@ -213,8 +220,16 @@ def _unique_scores(chk: pd.DataFrame) -> tuple[np.ndarray, list[dict[str, Any]]]
         else sample[c].tolist()
         for c in _SCORE_KEYS[:-1]
     ]
-    rows = zip(*columns, strict=True)
-    records = [dict(zip(_SCORE_KEYS, (*row, _EMPTY), strict=True)) for row in rows]
+    if "metadata" in chk:
+        # json, not orjson: metadata may hold integers beyond 64 bits
+        metadata = [
+            json.loads(text) if isinstance(text, str) else _EMPTY
+            for text in sample["metadata"].tolist()
+        ]
+    else:
+        metadata = [_EMPTY] * len(sample)
+    rows = zip(*columns, metadata, strict=True)
+    records = [dict(zip(_SCORE_KEYS, row, strict=True)) for row in rows]
     return ids, records
 
 
@@ -272,6 +287,8 @@ class _TrialReports:
         self.att = att
         self.chk = chk
         self.score_ids, self.unique_scores = _unique_scores(chk)
+        self.chk_judge = chk["evaluator_type"].isin(JUDGE_EVALUATOR_TYPES).to_numpy(bool)
+        self.chk_case = chk["case_id"].cat.codes.to_numpy()
 
     def _score_records(self, start: int, end: int) -> list[dict[str, Any]]:
         """Score records of attempts ``start:end`` (one trial), in check order.
@@ -413,6 +430,24 @@ class _TrialReports:
             }
         return out
 
+    def _judge(self, c0: int, c1: int) -> dict[str, Any] | None:
+        """``summary.judge`` of one trial: its judge scores, in case and score order."""
+        rows = (np.flatnonzero(self.chk_judge[c0:c1]) + c0).tolist()
+        if not rows:
+            return None
+        records = self.unique_scores
+        ids = self.score_ids
+        return summarize_judges(
+            [
+                (
+                    self.case_ids[self.chk_case[row]],
+                    records[ids[row]]["skipped"],
+                    records[ids[row]]["metadata"],
+                )
+                for row in rows
+            ]
+        )
+
     def _is_live(self, start: int) -> bool:
         return int(self.att_variant[start]) in self.live_codes
 
@@ -461,7 +496,7 @@ class _TrialReports:
                 "average_latency_ms": _num(latency),
                 "metrics": self._metrics(c0, c1),
                 "tags": self._tags(start, end),
-                "judge": None,
+                "judge": self._judge(c0, c1),
                 "live": self._live(start, end),
             },
             "cases": [] if self.lean else self._case_records(start, end),
@@ -612,6 +647,7 @@ def build_report(
         "warnings": list(analysis.warnings),
         "agenticlens_frames": {
             "version": __version__,
+            "implements": dict(IMPLEMENTS),
             "experiment_id": run.experiment_id,
             "lean": lean,
             "latency_missing": analysis.latency_missing,
@@ -619,6 +655,7 @@ def build_report(
             "max_workers": m.max_workers,
             "evaluators": dict(run.evaluator_versions),
             "deliberate_fixes": ["B1", "B2", "B3", "B4", "B5", "B8", "B13"],
+            **analysis.extras,
         },
     }
     # New top-level keys (issue 6): case_level, paired_comparisons. The verdicts (issue 14)
@@ -626,8 +663,26 @@ def build_report(
     blocks = report_blocks(analysis)
     report["case_level"] = blocks.pop("case_level")
     report["verdicts"] = verdicts_block(analysis.verdicts)
+    report.update(beyond_blocks(analysis))
     report.update(blocks)
+    if analysis.judge_noise:
+        report["judge_noise"] = analysis.judge_noise
     return report
+
+
+def beyond_blocks(analysis: ExperimentAnalysis) -> dict[str, Any]:
+    """New top-level keys of issue 17 (AgenticLens' loader ignores unknown keys)."""
+    from ..factorial import factor_effects_block
+    from ..frontier import frontier_block
+
+    out: dict[str, Any] = {}
+    frontier = frontier_block(analysis.variants, analysis.variants.attrs.get("frontier", {}))
+    if frontier is not None:
+        out["pareto_uncertainty"] = frontier
+    effects = factor_effects_block(analysis.factor_effects)
+    if effects is not None:
+        out["factor_effects"] = effects
+    return out
 
 
 def _indented_dump(value: Any, depth: int) -> memoryview:

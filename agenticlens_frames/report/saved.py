@@ -313,8 +313,25 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
         if "verdicts" in data
         else empty_verdicts(missing=True)
     )
+    if isinstance(data.get("pareto_uncertainty"), dict):
+        from ..frontier import frontier_frame_from_block, merge_frontier_columns
+
+        place[:] = ["pareto_uncertainty"]
+        block = data["pareto_uncertainty"]
+        variants = merge_frontier_columns(
+            variants,
+            frontier_frame_from_block(block),
+            {k: block.get(k) for k in ("method", "n_resamples", "seed", "confidence_level")},
+        )
+    effects = pd.DataFrame()
+    if isinstance(data.get("factor_effects"), dict):
+        from ..factorial import factor_effects_from_block
+
+        place[:] = ["factor_effects"]
+        effects = factor_effects_from_block(data["factor_effects"])
     place[:] = []
     return ExperimentAnalysis(
+        factor_effects=effects,
         paired_frames=paired_frames,
         verdicts=verdicts,
         run=None,

@@ -162,13 +162,23 @@ class HttpTarget:
             text = text.replace(secret, _MASK)
         return text
 
-    def _failed(self, kind: str, case: CaseSpec, detail: str, secrets: list[str]) -> TargetFailure:
-        # AgenticLens' wording: "ValueError: HTTP target request failed for case 'c1': ...".
+    def _failed(
+        self,
+        kind: str,
+        case: CaseSpec,
+        reason: str,
+        secrets: list[str],
+        detail: str | None = None,
+    ) -> TargetFailure:
+        # AgenticLens' wording: "ValueError: HTTP target request failed for case 'c1': ..."
+        # where the reason is what urllib says ("HTTP Error 500: Internal Server Error",
+        # "<urlopen error [Errno 111] Connection refused>").
         return TargetFailure(
             kind,
             self._mask(
-                f"ValueError: HTTP target request failed for case {case.id!r}: {detail}", secrets
+                f"ValueError: HTTP target request failed for case {case.id!r}: {reason}", secrets
             ),
+            None if detail is None else self._mask(detail, secrets),
         )
 
     async def call(self, case: CaseSpec) -> Any:
@@ -187,12 +197,13 @@ class HttpTarget:
                     if not 200 <= response.status_code < 300:
                         snippet = await self._read(response, 512, truncate=True)
                         text = " ".join(snippet.decode("utf-8", "replace").split())[:200]
-                        detail = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+                        status = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
                         raise self._failed(
                             _status_kind(response.status_code),
                             case,
-                            f"{detail}: {text}" if text else detail,
+                            f"HTTP Error {response.status_code}: {response.reason_phrase}",
                             secrets,
+                            detail=f"{status}: {text}" if text else status,
                         )
                     data = await self._read(response, self.max_reply_bytes)
         except TargetFailure:
@@ -207,7 +218,13 @@ class HttpTarget:
             raise self._failed("error", case, str(exc), secrets) from None
         except (httpx.TransportError, OSError) as exc:
             kind = "error" if isinstance(exc, httpx.UnsupportedProtocol) else "connection"
-            raise self._failed(kind, case, f"{type(exc).__name__}: {exc}", secrets) from None
+            raise self._failed(
+                kind,
+                case,
+                f"<urlopen error {_socket_reason(exc)}>",
+                secrets,
+                detail=f"{type(exc).__name__}: {exc}",
+            ) from None
         except httpx.HTTPError as exc:
             raise self._failed("error", case, f"{type(exc).__name__}: {exc}", secrets) from None
         try:
@@ -244,3 +261,34 @@ class _TooLarge(Exception):
     def __init__(self, limit: int, declared: int | None) -> None:
         size = f" (Content-Length {declared})" if declared is not None else ""
         super().__init__(f"reply body exceeds the limit of {limit} bytes{size}")
+
+
+def _socket_reason(exc: BaseException) -> str:
+    """What urllib would name as the reason of a failed connection: the socket error at the
+    bottom of the exception chain (``[Errno 111] Connection refused``), else ``exc``.
+
+    Examples
+    --------
+    >>> try:
+    ...     try:
+    ...         raise ConnectionRefusedError(111, "Connect call failed")
+    ...     except OSError as inner:
+    ...         raise OSError("All connection attempts failed") from inner
+    ... except OSError as outer:
+    ...     _socket_reason(outer)
+    '[Errno 111] Connection refused'
+    """
+    import os
+    import socket
+
+    found: BaseException | None = None
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, OSError) and isinstance(cause.errno, int):
+            found = cause
+        cause = cause.__cause__ or cause.__context__
+    if found is None:
+        return str(exc)
+    if isinstance(found, socket.gaierror):  # DNS: the resolver's own message
+        return str(found)
+    return f"[Errno {found.errno}] {os.strerror(found.errno)}"

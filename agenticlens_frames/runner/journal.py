@@ -300,7 +300,9 @@ def replay_checks(sink: CheckColumns, attempt: int, record: dict[str, Any]) -> A
         if custom is None:
             sink.add(attempt, name, metric, passed, explanation, value)
         else:
-            required, evaluator, version, kind = custom
+            required, evaluator, version, kind = custom[:4]
+            # journals written before judges hold four fields (never skipped, no metadata)
+            skipped, metadata = custom[4:6] if len(custom) > 4 else (False, None)
             sink.add_custom(
                 attempt,
                 name,
@@ -311,6 +313,9 @@ def replay_checks(sink: CheckColumns, attempt: int, record: dict[str, Any]) -> A
                 evaluator=evaluator,
                 evaluator_version=version,
                 evaluator_type=kind,
+                metric=metric,
+                skipped=skipped,
+                metadata=metadata,
             )
     passed, score, n, n_passed, score_sum, turns, evaluator_error = record["score"]
     return AttemptScore(
@@ -329,6 +334,16 @@ def replay_checks(sink: CheckColumns, attempt: int, record: dict[str, Any]) -> A
 _STOP = object()
 
 
+class _Scored:
+    """A record scored on the pool (or the error scoring it raised)."""
+
+    __slots__ = ("error", "record")
+
+    def __init__(self, record: dict[str, Any], error: BaseException | None) -> None:
+        self.record = record
+        self.error = error
+
+
 class JournalWriter:
     """Scores finished attempts and appends their records, on one background thread.
 
@@ -341,6 +356,10 @@ class JournalWriter:
         For scoring.
     on_record
         Called (on the writer thread) with each record once it is durable.
+    scoring_workers
+        Attempts scored at once. Above 1 (runs with LLM judges pass the run's concurrency
+        limit) attempts are scored on a thread pool as they arrive, so slow judge calls
+        overlap, and each record is written once scored.
     """
 
     def __init__(
@@ -348,10 +367,12 @@ class JournalWriter:
         segment: Path | None,
         registry: EvaluatorRegistry | None = None,
         on_record: Callable[[dict[str, Any]], None] | None = None,
+        scoring_workers: int = 1,
     ) -> None:
         self.segment = segment
         self.registry = registry
         self.on_record = on_record
+        self.scoring_workers = max(1, int(scoring_workers))
         self.records: list[dict[str, Any]] = []
         self.error: BaseException | None = None
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -373,6 +394,9 @@ class JournalWriter:
         record["checks"] = checks_to_json(sink)
 
     def _run(self) -> None:
+        if self.scoring_workers > 1:
+            self._run_pooled()
+            return
         stop = False
         while not stop:
             batch = [self._queue.get()]
@@ -405,6 +429,57 @@ class JournalWriter:
                 if self.on_record is not None:
                     for record in done:
                         self.on_record(record)
+
+    def _run_pooled(self) -> None:
+        """As :meth:`_run`, with attempts scored on a pool as they arrive (slow judges
+        overlap); each record is written once scored, in the order scoring finishes."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        def score(record: dict[str, Any], scoring: tuple[CaseSpec, str, Trace]) -> None:
+            try:
+                self._score(record, scoring)
+            except BaseException as exc:  # handed to the writer thread
+                self._queue.put(_Scored(record, exc))
+            else:
+                self._queue.put(_Scored(record, None))
+
+        in_flight = 0
+        stopping = False
+        with ThreadPoolExecutor(self.scoring_workers, thread_name_prefix="judge") as pool:
+            while not stopping or in_flight:
+                batch = [self._queue.get()]
+                while True:
+                    try:
+                        batch.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        break
+                done = []
+                for item in batch:
+                    if item is _STOP:
+                        stopping = True
+                    elif isinstance(item, _Scored):
+                        in_flight -= 1
+                        if item.error is not None and self.error is None:
+                            self.error = item.error
+                        elif self.error is None:
+                            done.append(item.record)
+                    elif self.error is None:
+                        record, scoring = item
+                        if scoring is None:
+                            done.append(record)
+                        else:
+                            in_flight += 1
+                            pool.submit(score, record, scoring)
+                if done and self.error is None:
+                    try:
+                        self._write(done)
+                    except BaseException as exc:  # re-raised by close()
+                        self.error = exc
+                        continue
+                    self.records.extend(done)
+                    if self.on_record is not None:
+                        for record in done:
+                            self.on_record(record)
 
     def _write(self, records: list[dict[str, Any]]) -> None:
         if self._file is None:

@@ -50,6 +50,7 @@ from .python_target import SPARE_THREADS, PythonTarget, load_callable
 from .recorded import replay_recorded
 from .retry import RetryPolicy, parse_retry
 from .scheduler import Scheduler, Target, VariantPlan, WorkItem
+from .stopping import STOP_WHEN, StopMonitor, StopRule, case_rank, sub_suite
 
 __all__ = ["LiveRunResult", "arun_live", "run_experiment", "run_live"]
 
@@ -66,6 +67,8 @@ CALL_COLUMNS = (
     "elapsed_ms",
     "started_at",
     "session",
+    # more than the package records: an HTTP error reply's first bytes, the exception type
+    "detail",
 )
 
 
@@ -90,6 +93,8 @@ class LiveRunResult:
     calls
         One row per target call (every retry included): ``variant_id, trial, case_id,
         call, outcome, error, elapsed_ms, started_at, session``.
+    stopping
+        With ``stop_when="decided"``: the early-stopping record (also journaled).
     """
 
     run: ExperimentRun
@@ -98,6 +103,9 @@ class LiveRunResult:
     interrupted: bool
     run_dir: Path | None
     calls: pd.DataFrame
+    #: With ``stop_when``: when and why the run stopped, and the attempts it saved
+    #: (JSON-ready; see :mod:`.stopping`). None otherwise.
+    stopping: dict[str, Any] | None = None
 
     @property
     def complete(self) -> bool:
@@ -121,6 +129,8 @@ class Ledger:
         self.calls: list[dict[str, Any]] = []
 
     def add(self, record: dict[str, Any]) -> None:
+        if record.get("type") not in ("call", "attempt"):
+            return  # e.g. an early-stopping ``stop`` record
         key = (record["variant"], int(record["trial"]), record["case"])
         if record.get("type") == "call":
             self.calls.append(record)
@@ -171,11 +181,12 @@ class Ledger:
                 float(r.get("elapsed_ms", float("nan"))),
                 r.get("started_at"),
                 r.get("session"),
+                r.get("detail"),
             )
             for r in self.calls
         ]
         frame = pd.DataFrame(rows, columns=list(CALL_COLUMNS))
-        for column in ("error", "started_at", "session", "outcome"):
+        for column in ("error", "started_at", "session", "outcome", "detail"):
             frame[column] = frame[column].astype("str")
         frame["trial"] = frame["trial"].astype("int32")
         frame["call"] = frame["call"].astype("int32")
@@ -396,6 +407,8 @@ def run_experiment(
     max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
     environ: Mapping[str, str] | None = None,
     rerun_failed: bool = False,
+    stop_when: str | None = None,
+    stop_rule: StopRule | None = None,
 ) -> LiveRunResult:
     """Run an experiment whose variants may be python, http or recorded targets.
 
@@ -439,6 +452,14 @@ def run_experiment(
         When resuming, call again the attempts that ended in a target error or timeout
         (e.g. after restarting a server that died); their new outcome replaces the old
         one. Invalid payloads are not re-run: they are target bugs.
+    stop_when
+        ``"decided"``: run the cases one at a time in a seeded random order and stop
+        starting attempts once every candidate's anytime-valid interval against the
+        baseline is decided (:mod:`.stopping`); the tables then hold the cases used. Every
+        variant must be live. None (default): run everything.
+    stop_rule
+        Level, declared correction and optional margin for ``stop_when`` (default: α =
+        0.05, no correction — allowed only with one candidate).
 
     Returns
     -------
@@ -475,6 +496,8 @@ def run_experiment(
         max_output_chars=max_output_chars,
         environ=environ,
         rerun_failed=rerun_failed,
+        stop_when=stop_when,
+        stop_rule=stop_rule,
     )
 
 
@@ -557,6 +580,8 @@ async def arun_live(
     max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
     environ: Mapping[str, str] | None = None,
     rerun_failed: bool = False,
+    stop_when: str | None = None,
+    stop_rule: StopRule | None = None,
 ) -> LiveRunResult:
     """The live runner as a coroutine (see :func:`run_experiment` for the parameters)."""
     import httpx
@@ -569,6 +594,7 @@ async def arun_live(
         raise InputError(f"max_attempts must not be negative, got {max_attempts}")
     env: Mapping[str, str] = os.environ if environ is None else environ
     targets = dict(targets or {})
+    monitor = _stop_monitor(manifest, suite, stop_when, stop_rule, invalid_payload)
 
     # 1. Everything that can be checked before the first call.
     limits = _limits(manifest, variant_concurrency)
@@ -595,7 +621,18 @@ async def arun_live(
                 ledger.add(record)
         if rerun_failed:
             ledger.reopen_failed()
-        items = _work_items(manifest, suite, ledger)
+        if monitor is not None:
+            # A resumed run replays what is done into the same sequence, then continues.
+            for record in ledger.final.values():
+                monitor.add(record)
+        items = _work_items(
+            manifest,
+            suite,
+            ledger,
+            case_rank(suite, manifest.random_seed) if monitor is not None else None,
+        )
+        if monitor is not None and monitor.should_stop:
+            items = []
         totals: dict[str, int] = {v: 0 for v in limits}
         for item in items:
             totals[item.variant_id] += 1
@@ -608,9 +645,13 @@ async def arun_live(
             totals,
             overall=len(items) if max_attempts is None else min(max_attempts, len(items)),
         )
+        # Judge calls (slow, remote) are scored under the run's concurrency limit.
+        judged = registry is not None and registry.has_judges
         writer = JournalWriter(
             folder.new_segment() if folder is not None and items else None,
             registry,
+            on_record=monitor.add if monitor is not None else None,
+            scoring_workers=global_limit if judged else 1,
         )
         clients: list[httpx.AsyncClient] = []
         plans: dict[str, VariantPlan] = {}
@@ -636,8 +677,15 @@ async def arun_live(
                 stop_trial_on_invalid=invalid_payload == "trial",
                 invalid_at=dict(ledger.invalid_at),
                 on_done=bars.update,
+                should_stop=(lambda: monitor.should_stop) if monitor is not None else None,
+                admit=monitor.admits(global_limit) if monitor is not None else None,
             )
+            if monitor is not None:
+                monitor.on_advance = scheduler.wake_threadsafe
             await scheduler.run()
+            if monitor is not None and monitor.should_stop and items:
+                done = len(ledger.final) + scheduler.finished
+                writer.append({"type": "stop", "session": session, **monitor.summary(done)})
         finally:
             bars.close()
             for plan in plans.values():
@@ -649,7 +697,19 @@ async def arun_live(
         # 4. The tables, from everything journaled (this session's records included).
         for record in writer.records:
             ledger.add(record)
-        run, remaining = build_run(manifest, suite, ledger, registry, progress=progress)
+        stopping = None
+        if monitor is not None and (monitor.should_stop or not ledger_pending(ledger, manifest)):
+            stopping = monitor.summary(len(ledger.final))
+            # The tables hold the cases the sequence used (all of them if it never stopped).
+            used = set(monitor.used_cases()) if monitor.should_stop else set(suite.case_ids)
+            small = sub_suite(suite, used)
+            sub_ledger = Ledger(small, invalid_payload)
+            for record in [*ledger.calls, *ledger.final.values()]:
+                if record["case"] in used:
+                    sub_ledger.add(record)
+            run, remaining = build_run(manifest, small, sub_ledger, registry, progress=progress)
+        else:
+            run, remaining = build_run(manifest, suite, ledger, registry, progress=progress)
         if folder is not None:
             run.to_parquet(folder.path / "tables")
         return LiveRunResult(
@@ -659,10 +719,55 @@ async def arun_live(
             interrupted=scheduler.interrupted,
             run_dir=folder.path if folder is not None else None,
             calls=ledger.calls_frame(),
+            stopping=stopping,
         )
     finally:
         if folder is not None:
             folder.close()
+
+
+def load_run_folder(
+    manifest: ManifestSpec,
+    suite: SuiteSpec,
+    run_dir: str | Path,
+    registry: EvaluatorRegistry | None = None,
+    *,
+    invalid_payload: InvalidPayloadMode = "trial",
+    progress: bool = False,
+) -> ExperimentRun:
+    """The results a live run journaled in ``run_dir``, without calling any target.
+
+    Raises
+    ------
+    InputError
+        No run was recorded there, the folder belongs to another experiment, or some
+        attempts have not run yet (the message says how to resume).
+    """
+    path = Path(run_dir)
+    how = (
+        f"run it with `agenticlens-frames experiment run {manifest.path} {suite.path} "
+        f"--run-dir {path}`"
+    )
+    if not (path / "run.json").is_file():
+        raise InputError("no live run was recorded in this folder", file=path, hint=how)
+    recorded_paths = {
+        v.id: v.resolved_target for v in manifest.variants if v.target_kind == "recorded"
+    }
+    ledger = Ledger(suite, invalid_payload)
+    folder = RunFolder(path, run_identity(manifest, suite, recorded_paths))
+    try:
+        for record in read_segments(folder.segments()):
+            ledger.add(record)
+    finally:
+        folder.close()
+    run, remaining = build_run(manifest, suite, ledger, registry, progress=progress)
+    if remaining:
+        raise InputError(
+            f"{remaining} attempt(s) of the live variants have not run yet",
+            file=path,
+            hint=f"resume: {how.removeprefix('run it with ')}",
+        )
+    return run
 
 
 def _load_functions(
@@ -749,7 +854,13 @@ def _plans(
     return plans
 
 
-def _work_items(manifest: ManifestSpec, suite: SuiteSpec, ledger: Ledger) -> list[WorkItem]:
+def _work_items(
+    manifest: ManifestSpec,
+    suite: SuiteSpec,
+    ledger: Ledger,
+    case_rank: Mapping[str, int] | None = None,
+) -> list[WorkItem]:
+    """Items in AgenticLens' order, or case by case (``case_rank``: early stopping)."""
     order = execution_order(manifest.variant_ids, manifest.trial_count, manifest.random_seed)
     kinds = {v.id: v.target_kind for v in manifest.variants}
     n = len(suite.cases)
@@ -759,5 +870,42 @@ def _work_items(manifest: ManifestSpec, suite: SuiteSpec, ledger: Ledger) -> lis
             continue
         for case in ledger.pending(variant_id, trial):
             prior = tuple(ledger.failures.get((variant_id, trial, case.id), ()))
-            items.append(WorkItem(position * n + case.index, variant_id, trial, case, prior))
+            seq = (
+                position * n + case.index
+                if case_rank is None
+                else case_rank[case.id] * len(order) + position
+            )
+            items.append(WorkItem(seq, variant_id, trial, case, prior))
     return items
+
+
+def _stop_monitor(
+    manifest: ManifestSpec,
+    suite: SuiteSpec,
+    stop_when: str | None,
+    rule: StopRule | None,
+    invalid_payload: str,
+) -> StopMonitor | None:
+    if stop_when is None:
+        return None
+    if stop_when not in STOP_WHEN:
+        raise InputError(
+            f"stop_when must be one of {', '.join(STOP_WHEN)} (or None), got {stop_when!r}"
+        )
+    rule = rule or StopRule()
+    if rule.correction is None and len(manifest.variants) > 2:
+        raise InputError(
+            "stop_when='decided' with several candidates needs a declared "
+            "multiple-comparison correction",
+            file=manifest.path,
+            hint="declare comparisons: {correction: holm} in the manifest, or pass "
+            "--correction (none, bonferroni, holm or benjamini_hochberg)",
+        )
+    return StopMonitor(manifest, suite, rule, trial_mode=invalid_payload == "trial")
+
+
+def ledger_pending(ledger: Ledger, manifest: ManifestSpec) -> int:
+    """Live attempts still to run according to the ledger."""
+    order = execution_order(manifest.variant_ids, manifest.trial_count, manifest.random_seed)
+    kinds = {v.id: v.target_kind for v in manifest.variants}
+    return sum(len(ledger.pending(v, t)) for v, t in order if kinds[v] != "recorded")

@@ -10,9 +10,9 @@ from .._fork import run_tasks, worker_count
 from .._progress import progress_bar
 from ..evaluators import EvaluatorRegistry
 from ..formats import load_recorded, normalize_trace
-from ..formats.model import ManifestSpec, RecordedTrials, SuiteSpec, VariantSpec
+from ..formats.model import CaseSpec, ManifestSpec, RecordedTrials, SuiteSpec, VariantSpec
 from ..formats.traces import Trace
-from ..frames import TableBuilder
+from ..frames import CheckColumns, TableBuilder
 from ..scoring import score_sample, score_unavailable
 
 __all__ = ["replay_recorded", "replay_trial"]
@@ -40,6 +40,9 @@ def replay_trial(
         return
     builder.add_trial(variant_id, trial, "succeeded", position)
     by_case = {sample["case_id"]: sample for sample in recorded.trials[trial - 1]}
+    if registry is not None and registry.has_judges and len(suite.cases) > 1:
+        _replay_judged(builder, suite, variant_id, trial, recorded, by_case, registry)
+        return
     for case in suite.cases:
         sample = by_case.get(case.id)
         row = builder.next_attempt
@@ -53,6 +56,43 @@ def replay_trial(
         output = sample["output"]
         result = score_sample(case, output, trace, builder.checks, row, registry)
         builder.add_attempt(variant_id, trial, case, "ok", result, output=output, trace=trace)
+
+
+def _replay_judged(
+    builder: TableBuilder,
+    suite: SuiteSpec,
+    variant_id: str,
+    trial: int,
+    recorded: RecordedTrials,
+    by_case: dict[str, Any],
+    registry: EvaluatorRegistry,
+) -> None:
+    """:func:`replay_trial`'s loop with the cases scored on a thread pool (judge calls
+    overlap), each into its own sink, then added in suite order: the same tables."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    start = builder.next_attempt
+
+    def score(index: int, case: CaseSpec) -> tuple[CheckColumns, Any, str, Trace | None]:
+        sink = CheckColumns()
+        sample = by_case.get(case.id)
+        if sample is None:
+            return sink, score_unavailable(sink, start + index), "", None
+        trace = sample.get("trace")
+        if not isinstance(trace, Trace):
+            trace = normalize_trace(trace or {}, file=recorded.path)
+        output = sample["output"]
+        return sink, score_sample(case, output, trace, sink, start + index, registry), output, trace
+
+    workers = max(1, min(int(registry.judge_concurrency), len(suite.cases)))
+    with ThreadPoolExecutor(workers, thread_name_prefix="judge") as pool:
+        results = list(pool.map(score, range(len(suite.cases)), suite.cases))
+    for case, (sink, result, output, trace) in zip(suite.cases, results, strict=True):
+        builder.checks.extend(sink)
+        if trace is None:
+            builder.add_attempt(variant_id, trial, case, "missing_sample", result, output="")
+        else:
+            builder.add_attempt(variant_id, trial, case, "ok", result, output=output, trace=trace)
 
 
 def replay_recorded(

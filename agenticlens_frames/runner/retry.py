@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, describe_error
 
 __all__ = ["FAILURE_KINDS", "RetryPolicy", "TargetFailure", "describe_error", "parse_retry"]
 
@@ -29,20 +29,6 @@ __all__ = ["FAILURE_KINDS", "RetryPolicy", "TargetFailure", "describe_error", "p
 FAILURE_KINDS = ("timeout", "connection", "http_5xx", "http_429", "error")
 
 _RETRY_KEYS = ("attempts", "backoff_seconds", "backoff_multiplier", "max_backoff_seconds")
-
-
-def describe_error(error: BaseException) -> str:
-    """``Type: message``, the form AgenticLens records for a failed call.
-
-    Examples
-    --------
-    >>> describe_error(ValueError("boom"))
-    'ValueError: boom'
-    >>> describe_error(TimeoutError())
-    'TimeoutError'
-    """
-    message = str(error)
-    return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
 class TargetFailure(Exception):
@@ -53,7 +39,11 @@ class TargetFailure(Exception):
     kind
         One of :data:`FAILURE_KINDS`.
     message
-        What the attempt's ``error`` column will say (``Type: message``).
+        What the attempt's ``error`` column will say (``Type: message``), in AgenticLens'
+        wording.
+    detail
+        More than the package records (an HTTP error reply's first bytes); kept in the
+        call's journal record and the ``calls`` table's ``detail`` column only.
 
     Examples
     --------
@@ -62,12 +52,16 @@ class TargetFailure(Exception):
     ('timeout', 'TimeoutError: Python target timed out after 2 s')
     """
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, detail: str | None = None) -> None:
         if kind not in FAILURE_KINDS:
             raise ValueError(f"unknown failure kind {kind!r}")
         self.kind = kind
         self.message = message
+        self.detail = detail
         super().__init__(message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (TargetFailure, (self.kind, self.message, self.detail))
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,13 @@ class Scheduler:
         (variant, trial) → lowest case index with an invalid payload so far (updated).
     on_done
         Called with the variant id each time an item finishes (for progress bars).
+    should_stop
+        Asked before each start: True stops starting items (early stopping); items in
+        flight finish.
+    admit
+        Asked for the next item of each variant: False holds it back until
+        :meth:`wake_threadsafe` is called (early stopping runs only a few cases ahead of
+        the last decision).
     """
 
     def __init__(
@@ -114,8 +121,14 @@ class Scheduler:
         stop_trial_on_invalid: bool = True,
         invalid_at: dict[tuple[str, int], int] | None = None,
         on_done: Callable[[str], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        admit: Callable[[WorkItem], bool] | None = None,
     ) -> None:
         self.plans = plans
+        self.should_stop = should_stop
+        self.admit = admit
+        self._held = False
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.queues: dict[str, deque[WorkItem]] = {v: deque() for v in plans}
         for item in sorted(items, key=lambda i: i.seq):
             self.queues[item.variant_id].append(item)
@@ -148,7 +161,10 @@ class Scheduler:
             return None
         if self.budget is not None and self.started >= self.budget:
             return None
+        if self.should_stop is not None and self.should_stop():
+            return None
         best: WorkItem | None = None
+        self._held = False
         for variant_id, pending in self.queues.items():
             while pending and self._skip(pending[0]):
                 pending.popleft()
@@ -156,6 +172,9 @@ class Scheduler:
                 if self.on_done is not None:  # resolved without a call: progress moves on
                     self.on_done(variant_id)
             if not pending or self.running[variant_id] >= self.plans[variant_id].limit:
+                continue
+            if self.admit is not None and not self.admit(pending[0]):
+                self._held = True
                 continue
             if best is None or pending[0].seq < best.seq:
                 best = pending[0]
@@ -168,6 +187,7 @@ class Scheduler:
     async def run(self) -> None:
         """Run until every item is done, the budget is spent, or the task is cancelled."""
         tasks: set[asyncio.Task[None]] = set()
+        self._loop = asyncio.get_running_loop()
         try:
             while True:
                 if self.error is not None:
@@ -179,7 +199,9 @@ class Scheduler:
                 if item is None:
                     # in_flight, not ``tasks``: a finished task leaves ``tasks`` one loop
                     # iteration after it wakes us.
-                    if self.in_flight == 0:
+                    if self.in_flight == 0 and not (
+                        self._held and not (self.should_stop and self.should_stop())
+                    ):
                         return
                     self._wake.clear()
                     await self._wake.wait()
@@ -199,6 +221,11 @@ class Scheduler:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    def wake_threadsafe(self) -> None:
+        """Look at the queues again (from any thread): held items may now be admitted."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._wake.set)
 
     def _release(self, item: WorkItem) -> None:
         self.in_flight -= 1
@@ -242,6 +269,7 @@ class Scheduler:
             t0 = time.perf_counter()
             outcome: str
             error: str | None = None
+            detail: str | None = None
             payload: Any = None
             try:
                 raw = await plan.target.call(item.case)
@@ -255,7 +283,7 @@ class Scheduler:
                 )
                 outcome = "ok"
             except TargetFailure as failure:
-                outcome, error = failure.kind, failure.message
+                outcome, error, detail = failure.kind, failure.message, failure.detail
             except InvalidPayload as exc:
                 outcome, error = "invalid_payload", str(exc)
             except asyncio.CancelledError:
@@ -273,6 +301,7 @@ class Scheduler:
                     "error": error,
                     "elapsed_ms": elapsed,
                     "started_at": call_started,
+                    **({"detail": detail} if detail is not None else {}),
                 }
             )
             if outcome == "ok":

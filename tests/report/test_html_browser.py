@@ -40,6 +40,7 @@ FLAGS = [
 #: A payload that runs script if it ever reaches the DOM as HTML.
 PAYLOAD = "<script>alert('{w}')</script><img src=x onerror=alert('{w}')>"
 FIGURES = ["pass_k", "deltas", "paired", "heatmap", "case_outcomes", "pareto", "factors"]
+FIGURES += ["factor_effects", "factor_interaction"]  # issue 17
 
 
 # --------------------------------------------------------------------------- fixtures

@@ -75,8 +75,13 @@ def test_every_failure_is_classified_and_the_run_completes(agent_server, write_e
     assert outcomes["refused"] == {"connection"}
     errors = {v: _status(result, v)["error"].iloc[0] for v in ("slow", "busy", "big", "bigstream")}
     assert errors["slow"] == "TimeoutError: HTTP target timed out after 0.2 s for case 'c1'"
-    assert errors["busy"].startswith(
-        "ValueError: HTTP target request failed for case 'c1': HTTP 429 Too Many Requests"
+    # AgenticLens' (urllib's) wording; the reply's first bytes go in the calls' detail
+    assert errors["busy"] == (
+        "ValueError: HTTP target request failed for case 'c1': HTTP Error 429: Too Many Requests"
+    )
+    refused = _status(result, "refused")["error"].iloc[0]
+    assert refused.startswith(
+        "ValueError: HTTP target request failed for case 'c1': <urlopen error "
     )
     assert "exceeds the limit of 16777216 bytes (Content-Length 52428800)" in errors["big"]
     assert errors["bigstream"].endswith("reply body exceeds the limit of 16777216 bytes")
@@ -130,7 +135,7 @@ def test_retry_policy_retries_only_the_kinds_it_names(agent_server, write_experi
     assert (twice["status"] == "ok").all() and (twice["target_attempts"] == 3).all()
     assert (short["status"] == "target_error").all() and (short["target_attempts"] == 2).all()
     assert (never["status"] == "target_error").all() and (never["target_attempts"] == 1).all()
-    assert short["error"].str.contains("HTTP 503 Service Unavailable").all()
+    assert short["error"].str.endswith("HTTP Error 503: Service Unavailable").all()
     # Every call is recorded, and matches what the server received.
     calls = result.calls.groupby("variant_id").size().to_dict()
     assert calls == {"twice": 6, "short": 4, "never": 2}
@@ -161,9 +166,11 @@ def test_headers_are_expanded_at_send_time_and_never_recorded(
     assert set(agent_server.stats()["authorization"]) == {f"Bearer {SECRET}"}
     (error,) = _status(result, "e500")["error"]
     assert error == (
-        "ValueError: HTTP target request failed for case 'c1': HTTP 500 Internal Server "
-        "Error: internal error; you sent ***"
+        "ValueError: HTTP target request failed for case 'c1': HTTP Error 500: Internal "
+        "Server Error"
     )
+    (detail,) = result.calls.loc[result.calls["variant_id"] == "e500", "detail"]
+    assert detail == "HTTP 500 Internal Server Error: internal error; you sent ***"
     analysis = analyze(result.run)
     rendered = [
         json.dumps(build_report(analysis)),
@@ -244,3 +251,25 @@ def test_run_folder_holds_journal_and_tables(agent_server, write_experiment, tmp
     records = [json.loads(line) for line in lines]
     attempts = [r for r in records if r["type"] == "attempt"]
     assert len(attempts) == 3 * 8  # three variants (two fillers), eight cases
+
+
+@pytest.mark.differential
+def test_error_wording_matches_the_package(agent_server, write_experiment):
+    """The errors our HTTP targets record read as AgenticLens 0.10's (urllib's) do."""
+    live = pytest.importorskip("agentic_evals.live", reason="the real agentic-evals is needed")
+    from agentic_evals.models import HTTPTarget, TestCase
+    from agentic_evals.reliability import describe_error
+
+    url = agent_server.url
+    refused = f"http://127.0.0.1:{_free_port()}/agent"
+    paths = {"e500": url("/error500"), "busy": url("/busy"), "refused": refused}
+    manifest, suite = write_experiment(
+        [_http(v, u) for v, u in paths.items()], cases=simple_cases(["parcel"]), trial_count=1
+    )
+    result = run_experiment(manifest, suite, progress=False, concurrency=3)
+    for variant_id, target_url in paths.items():
+        case = TestCase(id="c1", name="c1", input="parcel", expected_contains=["x"])
+        with pytest.raises(ValueError) as caught:
+            live.http_payload(HTTPTarget(url=target_url, timeout_seconds=5), case)
+        (ours,) = _status(result, variant_id)["error"]
+        assert ours == describe_error(caught.value), variant_id

@@ -403,3 +403,23 @@ def test_progress_bars_per_experiment_and_variant(write_experiment, capsys):
     assert "live-test: 100%" in err and "48/48" in err
     assert all(f"  {v:<7}: 100%" in err for v in ("a", "b", "filler2"))
     assert "attempt/s" in err
+
+
+def test_load_experiment_reads_a_live_runs_folder_or_says_how_to_run_it(write_experiment, tmp_path):
+    manifest, suite = write_experiment(
+        [variant("sync", "answer"), variant("async", "answer_async")], trial_count=2
+    )
+    with pytest.raises(InputError, match=r"experiment run .*--run-dir DIR`, then load_experiment"):
+        load_experiment(manifest, suite)
+    run_dir = tmp_path / "run"
+    with pytest.raises(InputError, match="no live run was recorded in this folder"):
+        load_experiment(manifest, suite, run_dir=run_dir)
+    partial = run_experiment(manifest, suite, progress=False, run_dir=run_dir, max_attempts=2)
+    with pytest.raises(
+        InputError, match=rf"{partial.remaining} attempt\(s\) .*not run yet.*resume"
+    ):
+        load_experiment(manifest, suite, run_dir=run_dir)
+    done = run_experiment(manifest, suite, progress=False, run_dir=run_dir)
+    loaded = load_experiment(manifest, suite, run_dir=run_dir)  # no target is called
+    pd.testing.assert_frame_equal(loaded.attempts, done.run.attempts)
+    pd.testing.assert_frame_equal(loaded.checks, done.run.checks)

@@ -77,3 +77,55 @@ def test_split_replay_raises_the_error_of_the_first_bad_file(
     assert (no_forks, forks) == (0, 1)
     assert one == split
     assert "v01.json: trials[1].samples[0].case_id" in one and "'no-such-case-v01'" in one
+
+
+def test_recorded_trials_overlap_judge_calls_and_keep_the_tables(tmp_path):
+    """Cases of one recorded trial are judged on a pool: two first calls must meet at a
+    barrier (a condition, not a clock), and the tables equal a one-at-a-time replay."""
+    import shutil
+    import threading
+
+    import pandas as pd
+    import yaml
+
+    from agenticlens_frames import load_experiment
+    from agenticlens_frames.evaluators import EvaluatorRegistry
+
+    from ..conftest import EXAMPLE
+
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    suite = yaml.safe_load((folder / "suite.yaml").read_text())
+    for case in suite["cases"]:
+        case["evaluators"] = [{"name": "j", "threshold": 0.5}]
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    first_two = [c["id"] for c in suite["cases"][:2]]
+    barrier = threading.Barrier(2, timeout=30)
+    waited: set[str] = set()
+    lock = threading.Lock()
+
+    def judge(output, case, trace, config):  # type: ignore[no-untyped-def]
+        with lock:
+            first = case.id in first_two and case.id not in waited
+            waited.add(case.id)
+        if first:
+            barrier.wait()
+        return {"value": (len(output) % 7) / 6, "metadata": {"judge_latency_ms": 1.0}}
+
+    def registry(concurrency: int) -> EvaluatorRegistry:
+        reg = EvaluatorRegistry()
+        reg.register_judge("j", judge)
+        reg.judge_concurrency = concurrency
+        return reg
+
+    pooled = load_experiment(
+        folder / "manifest.yaml", folder / "suite.yaml", evaluators=registry(4)
+    )
+    statuses = pooled.checks.loc[pooled.checks["evaluator"] == "j", "metadata"]
+    assert statuses.str.contains('"judge_status": "ok"').all()
+    waited.update(first_two)  # no barrier for the serial replay
+    serial = load_experiment(
+        folder / "manifest.yaml", folder / "suite.yaml", evaluators=registry(1)
+    )
+    pd.testing.assert_frame_equal(pooled.checks, serial.checks)
+    pd.testing.assert_frame_equal(pooled.attempts, serial.attempts)

@@ -1,0 +1,416 @@
+"""Which factor did it: factor effects of an experiment's variant design, per case.
+
+:func:`factor_effects` takes the case matrix (one outcome per variant and case: the case
+pass rate over its trials, and the mean score) and the variants' factors, and returns one
+row per metric and term (main effect of each non-baseline level, two-factor interaction
+of each pair of non-baseline levels) with an interval, a p-value and the p-value adjusted
+by the declared correction. A balanced full factorial uses per-case contrasts checked
+against ``pingouin.rm_anova``; any other design uses OLS with case fixed effects and
+cluster-robust (CR1) errors by case. The frame's ``attrs`` say, in words, which terms the
+design cannot estimate. The estimators live in :mod:`agenticlens_frames.stats_factorial`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import stats_factorial as sfac
+from .errors import InputError
+from .frames import ExperimentRun, factor_column
+
+__all__ = [
+    "FACTOR_EFFECT_COLUMNS",
+    "factor_effects",
+    "factor_effects_block",
+    "factor_effects_from_block",
+]
+
+UNSET_FACTOR = "(unset)"
+#: Case-matrix column of each metric, and the column counting its data per cell.
+_METRICS = {"pass_rate": ("pass_rate", "attempts"), "score": ("mean_score", "scored")}
+
+#: Columns of :func:`factor_effects`, in order.
+FACTOR_EFFECT_COLUMNS = [
+    "metric",
+    "term",
+    "kind",
+    "factor",
+    "level",
+    "baseline_level",
+    "factor_b",
+    "level_b",
+    "baseline_level_b",
+    "estimable",
+    "estimate",
+    "se",
+    "ci_low",
+    "ci_high",
+    "df",
+    "statistic",
+    "p_value",
+    "p_adjusted",
+    "anova_f",
+    "anova_p",
+    "n_cases",
+    "contrast",
+    "through",
+    "method",
+]
+
+
+def _design(run: ExperimentRun) -> tuple[np.ndarray, list[str], list[str], int]:
+    variants = run.variants
+    names = list(run.factor_names)
+    ids = [str(v) for v in variants["variant_id"]]
+    if names:
+        table = np.column_stack(
+            [
+                variants[factor_column(n)]
+                .astype(object)
+                .where(variants[factor_column(n)].notna(), UNSET_FACTOR)
+                .astype(str)
+                .to_numpy(object)
+                for n in names
+            ]
+        )
+    else:
+        table = np.zeros((len(ids), 0), dtype=object)
+    return table, names, ids, ids.index(run.manifest.baseline_variant_id)
+
+
+def _outcomes(cases: pd.DataFrame, ids: list[str], case_ids: list[str], metric: str) -> np.ndarray:
+    column, count = _METRICS[metric]
+    v = pd.Categorical(cases["variant_id"].astype(str), categories=ids).codes
+    c = pd.Categorical(cases["case_id"].astype(str), categories=case_ids).codes
+    y = np.full((len(case_ids), len(ids)), np.nan)
+    values = cases[column].to_numpy(float)
+    has = cases[count].to_numpy() > 0
+    y[c[has], v[has]] = values[has]
+    return y
+
+
+def _anova(y: np.ndarray, table: np.ndarray, design: sfac.FactorDesign) -> dict[tuple, tuple]:
+    """pingouin's repeated-measures ANOVA F and p per effect (factor pairs, or one factor)."""
+    import pingouin  # lazily: slow to import
+
+    names = list(design.factors)
+    long = pd.DataFrame(
+        {
+            "case": np.repeat(np.arange(y.shape[0]), y.shape[1]),
+            "y": y.ravel(),
+            **{n: np.tile(table[:, j], y.shape[0]) for j, n in enumerate(names)},
+        }
+    )
+    out: dict[tuple, tuple] = {}
+    groups: list[tuple[str, ...]] = [(names[0],)] if len(names) == 1 else _pairs(names)
+    for group in groups:
+        # Averaging over the other factors first gives the same F as the full-design ANOVA
+        # for these effects (each effect's error term is its own effect × case interaction).
+        cell = long.groupby(["case", *group], as_index=False)["y"].mean()
+        # A term with no variation across cases gives 0/0: NaN F, not a warning.
+        # Only F and the uncorrected p are used: no sphericity test (it divides by zero
+        # with few cases), and a degenerate table leaves the ANOVA columns NaN.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            try:
+                table_ = pingouin.rm_anova(
+                    data=cell, dv="y", within=list(group), subject="case", correction=False
+                )
+            except (ValueError, ZeroDivisionError, np.linalg.LinAlgError):
+                continue
+        for _, row in table_.iterrows():
+            source = str(row["Source"])
+            key = tuple(s.strip() for s in source.split("*"))
+            p_column = "p_unc" if "p_unc" in table_ else "p-unc"
+            out.setdefault(key, (float(row["F"]), float(row[p_column])))
+    return out
+
+
+def _contrast_weights(
+    design: sfac.FactorDesign, levels: np.ndarray, balanced: bool
+) -> dict[str, np.ndarray]:
+    """Per estimable term: the weight of each variant's mean in the estimate."""
+    out: dict[str, np.ndarray] = {}
+    names = list(design.factors)
+    if balanced:
+        for t in design.estimable:
+            cols = [names.index(f) for f in t.factors]
+
+            def cell(want: tuple[str, ...], cols: list[int] = cols) -> np.ndarray:
+                mask = np.ones(len(levels), dtype=bool)
+                for j, level in zip(cols, want, strict=True):
+                    mask &= levels[:, j] == level
+                return mask / mask.sum()
+
+            if t.kind == "main":
+                out[t.label] = cell(t.levels) - cell(t.baseline_levels)
+            else:
+                (a, b), (a0, b0) = t.levels, t.baseline_levels
+                out[t.label] = cell((a, b)) - cell((a, b0)) - cell((a0, b)) + cell((a0, b0))
+        return out
+    d = np.column_stack([np.ones(len(levels)), design.matrix()])
+    weights = np.linalg.pinv(d)[1:]
+    for t, w in zip(design.estimable, weights, strict=True):
+        out[t.label] = np.where(np.abs(w) < 1e-9, 0.0, w)
+    return out
+
+
+def _contrast_text(weights: np.ndarray, ids: list[str]) -> str:
+    """``+model-large −baseline`` or ``+0.5·L +0.5·LP −0.5·base −0.5·P``."""
+    parts = []
+    for w, vid in sorted(zip(weights, ids, strict=True), key=lambda p: (-p[0], p[1])):
+        if w == 0:
+            continue
+        size = abs(float(w))
+        scale = "" if abs(size - 1) < 1e-9 else f"{size:.3g}·"
+        parts.append(f"{'+' if w > 0 else '−'}{scale}{vid}")
+    return " ".join(parts)
+
+
+def _pairs(names: list[str]) -> list[tuple[str, ...]]:
+    return [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+
+
+def factor_effects(
+    run: ExperimentRun,
+    cases: pd.DataFrame | None = None,
+    *,
+    correction: str | None = None,
+    confidence_level: float = 0.95,
+) -> pd.DataFrame:
+    """Main effects and two-factor interactions of the variants' factors, per case.
+
+    Parameters
+    ----------
+    run
+        The experiment (its variants' factors and baseline).
+    cases
+        The case matrix (default: :func:`~agenticlens_frames.case_matrix` of ``run``).
+    correction
+        The declared multiple-comparison correction (``none``, ``bonferroni``, ``holm``,
+        ``benjamini_hochberg``), applied across the estimable terms of each metric; None
+        (nothing declared) leaves ``p_adjusted`` NaN.
+    confidence_level
+        For the intervals.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per metric (``pass_rate``, ``score``) and term, columns
+        :data:`FACTOR_EFFECT_COLUMNS`; ``through`` lists the variants that carry the
+        term's levels. ``attrs``: ``design`` (a phrase), ``design_notes`` (what cannot
+        be estimated, in words), ``correction``, ``confidence_level``, ``method``. Empty
+        when no factor has two levels.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> fe = factor_effects(run, correction="holm")
+    >>> fe.attrs["design_notes"][0]
+    'model × prompt is estimable only through large-v2.'
+    """
+    if not 0 < confidence_level < 1:
+        raise InputError(
+            f"confidence level must be between 0 and 1 (exclusive), got {confidence_level}",
+            location="confidence_level",
+        )
+    from .stats_paired import CORRECTIONS, adjust_p_values
+
+    if correction is not None and correction not in CORRECTIONS:
+        raise InputError(
+            f"unknown correction {correction!r}",
+            hint=f"choose one of {', '.join(CORRECTIONS)}",
+            location="correction",
+        )
+    if cases is None:
+        from .analysis import case_matrix
+
+        cases = case_matrix(run)
+    table, names, ids, baseline = _design(run)
+    design = sfac.design_terms(table, names, ids, baseline)
+    frame = pd.DataFrame(columns=FACTOR_EFFECT_COLUMNS)
+    attrs: dict[str, Any] = {
+        "design": "no factor with two or more levels",
+        "design_notes": [],
+        "correction": correction,
+        "confidence_level": confidence_level,
+        "method": "",
+    }
+    if not design.terms:
+        frame.attrs.update(attrs)
+        return frame
+    kept = [names.index(f) for f in design.factors]
+    levels = table[:, kept]
+    case_ids = list(run.suite.case_ids)
+    full = sfac.is_full_factorial(levels)
+    rows = []
+    methods = set()
+    for metric in _METRICS:
+        y = _outcomes(cases, ids, case_ids, metric)
+        complete = y[~np.isnan(y).any(axis=1)]
+        balanced = full and len(complete) == len(y) and len(y) > 1
+        anova: dict[tuple, tuple] = {}
+        estimable = design.estimable
+        if balanced:
+            est = sfac.factorial_contrasts(y, levels, design, confidence_level=confidence_level)
+            anova = _anova(y, levels, design)
+        else:
+            have = ~np.isnan(y)
+            case_idx, var_idx = np.nonzero(have)
+            x = design.matrix()[var_idx]
+            est = sfac.case_fixed_effects_ols(
+                y[have], x, case_idx, confidence_level=confidence_level
+            )
+        weights = _contrast_weights(design, levels, balanced)
+        methods.add(est.method + (" (checked against pingouin.rm_anova)" if balanced else ""))
+        k = 0
+        for t in design.terms:
+            row: dict[str, Any] = {
+                "metric": metric,
+                "term": t.label,
+                "kind": t.kind,
+                "factor": t.factors[0],
+                "level": t.levels[0],
+                "baseline_level": t.baseline_levels[0],
+                "factor_b": t.factors[1] if t.kind == "interaction" else None,
+                "level_b": t.levels[1] if t.kind == "interaction" else None,
+                "baseline_level_b": t.baseline_levels[1] if t.kind == "interaction" else None,
+                "estimable": t.estimable,
+                "through": t.carriers,
+                "contrast": _contrast_text(weights[t.label], ids) if t.estimable else "",
+                "n_cases": est.n_cases,
+                "method": est.method if t.estimable else "not estimable",
+            }
+            if t.estimable:
+                i = k if not balanced else design.terms.index(t)
+                k += 1
+                row.update(
+                    estimate=est.estimate[i],
+                    se=est.se[i],
+                    ci_low=est.ci_low[i],
+                    ci_high=est.ci_high[i],
+                    df=est.df[i],
+                    statistic=est.statistic[i],
+                    p_value=est.p_value[i],
+                )
+                f_p = anova.get(t.factors, (np.nan, np.nan))
+                row["anova_f"], row["anova_p"] = f_p
+            rows.append(row)
+        del estimable
+    frame = pd.DataFrame(rows, columns=FACTOR_EFFECT_COLUMNS)
+    for c in [
+        "estimate",
+        "se",
+        "ci_low",
+        "ci_high",
+        "df",
+        "statistic",
+        "p_value",
+        "anova_f",
+        "anova_p",
+    ]:
+        frame[c] = frame[c].astype(float)
+    frame["p_adjusted"] = np.nan
+    if correction is not None:
+        for metric in _METRICS:
+            at = (frame["metric"] == metric) & frame["estimable"]
+            frame.loc[at, "p_adjusted"] = adjust_p_values(
+                frame.loc[at, "p_value"].to_numpy(float), correction
+            )
+    frame["estimable"] = frame["estimable"].astype(bool)
+    n_inter = sum(t.kind == "interaction" and t.estimable for t in design.terms)
+    if full:
+        phrase = "full factorial of " + " × ".join(
+            f"{f} ({len(set(levels[:, j]))} levels)" for j, f in enumerate(design.factors)
+        )
+    else:
+        phrase = (
+            f"incomplete design: {len(ids)} variants over {len(design.factors)} factors "
+            f"({', '.join(design.factors)}), {n_inter} interaction(s) estimable"
+        )
+    attrs.update(design=phrase, design_notes=list(design.notes), method="; ".join(sorted(methods)))
+    frame.attrs.update(attrs)
+    return frame
+
+
+def _num(value: Any) -> Any:
+    if value is None:
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return value
+    return None if np.isnan(f) else f
+
+
+def factor_effects_block(frame: pd.DataFrame) -> dict[str, Any] | None:
+    """The JSON report's ``factor_effects`` block (a new top-level key), or None if empty."""
+    if frame is None or frame.empty:
+        return None
+    terms = []
+    for r in frame.to_dict("records"):
+        terms.append(
+            {
+                k: (
+                    list(r[k])
+                    if k == "through"
+                    else _num(r[k])
+                    if k
+                    not in (
+                        "metric",
+                        "term",
+                        "kind",
+                        "factor",
+                        "level",
+                        "baseline_level",
+                        "factor_b",
+                        "level_b",
+                        "baseline_level_b",
+                        "method",
+                        "estimable",
+                    )
+                    else (bool(r[k]) if k == "estimable" else r[k])
+                )
+                for k in FACTOR_EFFECT_COLUMNS
+            }
+        )
+    a = frame.attrs
+    return {
+        "design": a.get("design"),
+        "design_notes": list(a.get("design_notes", [])),
+        "correction": a.get("correction"),
+        "confidence_level": a.get("confidence_level"),
+        "method": a.get("method"),
+        "unit": "case (case-level pass rate over trials, and mean score)",
+        "terms": terms,
+    }
+
+
+def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
+    """Inverse of :func:`factor_effects_block`, for a saved report."""
+    frame = pd.DataFrame(block.get("terms", []), columns=FACTOR_EFFECT_COLUMNS)
+    frame["through"] = [tuple(t or ()) for t in frame["through"]]
+    for c in [
+        "estimate",
+        "se",
+        "ci_low",
+        "ci_high",
+        "df",
+        "statistic",
+        "p_value",
+        "p_adjusted",
+        "anova_f",
+        "anova_p",
+    ]:
+        frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
+    frame["estimable"] = frame["estimable"].astype(bool)
+    frame.attrs.update(
+        {k: block.get(k) for k in ("design", "correction", "confidence_level", "method")},
+        design_notes=list(block.get("design_notes") or []),
+    )
+    return frame

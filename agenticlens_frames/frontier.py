@@ -1,0 +1,403 @@
+"""How sure is the Pareto frontier: per-variant frontier and best-value probabilities.
+
+:func:`frontier_uncertainty` resamples the suite's cases (jointly across variants, so the
+pairing is kept), recomputes every objective of the frontier of
+:func:`~agenticlens_frames.analysis.pareto_frontier` from the resampled cases exactly as
+the variant summary computes it, and counts how often each variant is on the frontier
+and best on each objective. The estimators live in :mod:`agenticlens_frames.stats_frontier`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import stats_frontier as sf
+from .errors import InputError
+from .frames import ExperimentRun
+
+__all__ = [
+    "FRONTIER_OBJECTIVES",
+    "attach_frontier_uncertainty",
+    "frontier_block",
+    "frontier_columns",
+    "frontier_frame_from_block",
+    "frontier_uncertainty",
+    "merge_frontier_columns",
+]
+
+#: The frontier's objectives (spec §9.4): short name → (variant-summary column, higher is
+#: better). The order is the order of :func:`~agenticlens_frames.analysis.pareto_frontier`.
+FRONTIER_OBJECTIVES: dict[str, tuple[str, bool]] = {
+    "reliability": ("trial_success_rate", True),
+    "pass_rate": ("pass_rate_mean", True),
+    "score": ("average_score_mean", True),
+    "latency": ("average_latency_ms_mean", False),
+    "cost": ("total_cost_usd_mean", False),
+}
+#: Shown with a bootstrap interval too (the chart can put it on an axis), not an objective.
+_EXTRA_INTERVALS = {"case_pass_rate": "case_pass_rate"}
+
+METHOD = (
+    "case bootstrap: cases resampled with replacement jointly across variants (pairing "
+    "kept); every frontier objective and the frontier recomputed per resample"
+)
+
+
+def _cube(
+    run: ExperimentRun, values: np.ndarray, shape: tuple[int, int, int], fill: float = 0.0
+) -> np.ndarray:
+    att = run.attempts
+    out = np.full(shape, fill, dtype=np.float64)
+    out[
+        att["variant_id"].cat.codes.to_numpy(np.int64),
+        att["trial"].to_numpy(np.int64) - 1,
+        att["case_index"].to_numpy(np.int64),
+    ] = values
+    return out
+
+
+def _chunks(n: int) -> list[tuple[int, int]]:
+    step = 256
+    return [(s, min(s + step, n)) for s in range(0, n, step)]
+
+
+@dataclass(frozen=True)
+class FrontierCubes:
+    """Per (variant, trial, case) arrays the frontier objectives are sums of.
+
+    ``attempted`` and ``completed`` are (variants, trials) masks; the rest are
+    (variants, trials, cases): ``present`` 1 where the attempt exists, ``passed``,
+    check-value sums and counts (``score_num``, ``score_den``), latency sums and counts,
+    cost sums (``cost_den`` = 1/cases, so that the ratio is a sum) and unpriced flags.
+    """
+
+    attempted: np.ndarray
+    completed: np.ndarray
+    present: np.ndarray
+    passed: np.ndarray
+    score_num: np.ndarray
+    score_den: np.ndarray
+    lat_num: np.ndarray
+    lat_den: np.ndarray
+    cost_num: np.ndarray
+    cost_den: np.ndarray
+    cost_unknown: np.ndarray
+
+    @property
+    def n_var(self) -> int:
+        return int(self.present.shape[0])
+
+    @property
+    def n_case(self) -> int:
+        return int(self.present.shape[2])
+
+
+def bootstrap_cubes(
+    cubes: FrontierCubes, n_resamples: int, seed: int | None, confidence_level: float = 0.95
+) -> tuple[sf.FrontierBootstrap, np.ndarray]:
+    """The joint case bootstrap of the frontier from :class:`FrontierCubes`.
+
+    Returns the :class:`~agenticlens_frames.stats_frontier.FrontierBootstrap` over the
+    objectives of :data:`FRONTIER_OBJECTIVES` and the (resamples, variants) pooled case
+    pass rates (for the chart's whiskers only).
+    """
+    # Pooled case pass rate (interval only): passes / attempts over every attempt.
+    case_passes = cubes.passed.sum(axis=1)  # (variants, cases)
+    case_attempts = cubes.present.sum(axis=1)
+
+    names = list(FRONTIER_OBJECTIVES)
+    maximize = [FRONTIER_OBJECTIVES[n][1] for n in names]
+    objectives = np.empty((n_resamples, cubes.n_var, len(names)))
+    counts_ok = np.empty((n_resamples, cubes.n_var, 3), dtype=bool)
+    cost_known = np.empty((n_resamples, cubes.n_var), dtype=bool)
+    pooled = np.empty((n_resamples, cubes.n_var))
+    # Every per-case quantity as one (rows, cases) matrix: one matrix product per chunk.
+    blocks = [
+        cubes.present - cubes.passed,
+        cubes.passed,
+        cubes.present,
+        cubes.score_num,
+        cubes.score_den,
+        cubes.lat_num,
+        cubes.lat_den,
+        cubes.cost_num,
+        cubes.cost_den,
+        cubes.cost_unknown,
+    ]
+    rows = np.concatenate([blk.reshape(-1, cubes.n_case) for blk in blocks])
+    rows = np.concatenate([rows, case_passes, case_attempts])
+    # Identical rows (every "present" row, say) are multiplied once.
+    unique, inverse = np.unique(rows, axis=0, return_inverse=True)
+    width = cubes.n_var * cubes.attempted.shape[1]
+    done = cubes.completed
+    for start, stop in _chunks(n_resamples):
+        w = sf.bootstrap_case_counts(cubes.n_case, n_resamples, seed, start=start, stop=stop)
+        sums = sf.case_sums(w, unique)[:, inverse.reshape(-1)]
+        fail, pas, pre, s_num, s_den, l_num, l_den, c_num, c_den, c_unk = (
+            sums[:, i * width : (i + 1) * width] for i in range(len(blocks))
+        )
+        rel = sf.all_pass_rate(fail, done, cubes.attempted)
+        pr, n_pr = sf.trial_ratio_means(pas, pre, done)
+        sc, n_sc = sf.trial_ratio_means(s_num, s_den, done)
+        la, n_la = sf.trial_ratio_means(l_num, l_den, done)
+        co, n_co = sf.trial_ratio_means(c_num, c_den, done, blocked=c_unk > 0)
+        objectives[start:stop] = np.stack([rel, pr, sc, la, co], axis=2)
+        counts_ok[start:stop] = np.stack([n_pr > 0, n_sc > 0, n_la > 0], axis=2)
+        cost_known[start:stop] = n_co > 0
+        tail_sums = sums[:, len(blocks) * width :]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pooled[start:stop] = tail_sums[:, : cubes.n_var] / tail_sums[:, cubes.n_var :]
+
+    eligible = counts_ok.all(axis=2)
+    unknown = np.zeros_like(objectives, dtype=bool)
+    unknown[:, :, names.index("cost")] = ~cost_known
+    result = sf.frontier_probabilities(
+        objectives,
+        maximize,
+        unknown=unknown,
+        eligible=eligible,
+        confidence_level=confidence_level,
+    )
+    return result, pooled
+
+
+def frontier_uncertainty(
+    run: ExperimentRun,
+    *,
+    n_resamples: int = 2000,
+    seed: int | None = 0,
+    confidence_level: float = 0.95,
+    latency_missing: str = "exclude",
+) -> pd.DataFrame:
+    """Per variant: probability of being on the Pareto frontier and of being best.
+
+    Parameters
+    ----------
+    run
+        The experiment.
+    n_resamples
+        Bootstrap resamples (default 2000).
+    seed
+        Seed of the case draws (default 0, so a report is reproducible).
+    confidence_level
+        For the percentile intervals of each objective.
+    latency_missing
+        As in :func:`~agenticlens_frames.analysis.trial_summary`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per variant (manifest order): ``variant_id, p_frontier``,
+        ``p_best_<objective>`` for ``reliability, pass_rate, score, latency, cost``, and
+        ``<column>_boot_ci_low`` / ``_boot_ci_high`` for each objective's summary column
+        (``trial_success_rate``, ``pass_rate_mean``, … and ``case_pass_rate``).
+        ``attrs`` hold ``n_resamples``, ``seed``, ``confidence_level`` and ``method``.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> fu = frontier_uncertainty(run, n_resamples=200)
+    >>> bool(fu["p_frontier"].between(0, 1).all()), round(float(fu["p_best_score"].sum()), 6)
+    (True, 1.0)
+    """
+    if n_resamples < 1:
+        raise InputError(
+            f"n_resamples must be a positive integer, got {n_resamples}",
+            location="frontier_resamples",
+        )
+    if latency_missing not in ("exclude", "zero"):
+        raise InputError(f"latency_missing must be 'exclude' or 'zero', got {latency_missing!r}")
+    variant_ids = list(run.manifest.variant_ids)
+    n_case = len(run.suite.case_ids)
+    att = run.attempts
+    n_var = len(variant_ids)
+    n_trial = int(att["trial"].max()) if len(att) else 1
+    shape = (n_var, n_trial, n_case)
+
+    tri = run.trials
+    t_var = tri["variant_id"].cat.codes.to_numpy(np.int64)
+    t_idx = tri["trial"].to_numpy(np.int64) - 1
+    attempted = np.zeros(shape[:2], dtype=bool)
+    completed = np.zeros(shape[:2], dtype=bool)
+    attempted[t_var, t_idx] = True
+    completed[t_var, t_idx] = (tri["status"] == "succeeded").to_numpy()
+
+    present = _cube(run, np.ones(len(att)), shape)
+    passed = _cube(run, att["passed"].to_numpy(float), shape)
+    ok = (att["status"] == "ok").to_numpy()
+    latency = att["latency_ms"].to_numpy(float)
+    lat_num = _cube(run, np.where(ok, latency, 0.0), shape)
+    lat_den = present if latency_missing == "zero" else _cube(run, ok.astype(float), shape)
+    cost = att["cost_usd"].to_numpy(float)
+    cost_num = _cube(run, np.where(np.isnan(cost), 0.0, cost), shape)
+    cost_unknown = _cube(run, np.isnan(cost).astype(float), shape)
+    # A trial's total cost is a sum over its cases: weights of 1/n make the ratio a sum
+    # whatever the draw (the counts of one resample add up to n).
+    cost_den = present / n_case
+
+    chk = run.checks
+    live = ~chk["skipped"].to_numpy(bool)
+    case_of = dict(zip(run.suite.case_ids, range(n_case), strict=True))
+    c_case = chk["case_id"].astype(str).map(case_of).to_numpy(np.int64)[live]
+    c_key = np.ravel_multi_index(
+        (
+            chk["variant_id"].cat.codes.to_numpy(np.int64)[live],
+            chk["trial"].to_numpy(np.int64)[live] - 1,
+            c_case,
+        ),
+        shape,
+    )
+    size = n_var * n_trial * n_case
+    score_num = np.bincount(
+        c_key, weights=chk["value"].to_numpy(float)[live], minlength=size
+    ).reshape(shape)
+    score_den = np.bincount(c_key, minlength=size).reshape(shape).astype(float)
+
+    cubes = FrontierCubes(
+        attempted=attempted,
+        completed=completed,
+        present=present,
+        passed=passed,
+        score_num=score_num,
+        score_den=score_den,
+        lat_num=lat_num,
+        lat_den=lat_den,
+        cost_num=cost_num,
+        cost_den=cost_den,
+        cost_unknown=cost_unknown,
+    )
+    result, pooled = bootstrap_cubes(cubes, n_resamples, seed, confidence_level)
+    names = list(FRONTIER_OBJECTIVES)
+    out: dict[str, Any] = {
+        "variant_id": pd.Categorical(variant_ids, categories=variant_ids),
+        "p_frontier": result.p_frontier,
+    }
+    for k, name in enumerate(names):
+        out[f"p_best_{name}"] = result.p_best[:, k]
+    for k, name in enumerate(names):
+        column = FRONTIER_OBJECTIVES[name][0]
+        out[f"{column}_boot_ci_low"] = result.ci_low[:, k]
+        out[f"{column}_boot_ci_high"] = result.ci_high[:, k]
+    tail = (1 - confidence_level) / 2
+    with np.errstate(invalid="ignore"):
+        out["case_pass_rate_boot_ci_low"] = np.nanquantile(pooled, tail, axis=0)
+        out["case_pass_rate_boot_ci_high"] = np.nanquantile(pooled, 1 - tail, axis=0)
+    frame = pd.DataFrame(out)
+    frame.attrs.update(
+        n_resamples=n_resamples, seed=seed, confidence_level=confidence_level, method=METHOD
+    )
+    return frame
+
+
+def frontier_columns() -> list[str]:
+    """The columns :func:`frontier_uncertainty` returns besides ``variant_id``."""
+    cols = ["p_frontier", *(f"p_best_{n}" for n in FRONTIER_OBJECTIVES)]
+    for column in [*(c for c, _ in FRONTIER_OBJECTIVES.values()), *_EXTRA_INTERVALS.values()]:
+        cols += [f"{column}_boot_ci_low", f"{column}_boot_ci_high"]
+    return cols
+
+
+def _num(value: Any) -> float | None:
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if np.isnan(f) else f
+
+
+def frontier_block(variants: pd.DataFrame, settings: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON report's ``pareto_uncertainty`` block from the variant summary, or None.
+
+    ``settings`` are the bootstrap's ``attrs`` (resamples, seed, confidence level,
+    method). The block is a new top-level key: AgenticLens' loader ignores it.
+    """
+    if "p_frontier" not in variants:
+        return None
+    rows = []
+    for v in variants.to_dict("records"):
+        rows.append(
+            {
+                "variant_id": str(v["variant_id"]),
+                "p_frontier": _num(v["p_frontier"]),
+                "p_best": {n: _num(v[f"p_best_{n}"]) for n in FRONTIER_OBJECTIVES},
+                "intervals": {
+                    column: {
+                        "lower": _num(v[f"{column}_boot_ci_low"]),
+                        "upper": _num(v[f"{column}_boot_ci_high"]),
+                    }
+                    for column in [
+                        *(c for c, _ in FRONTIER_OBJECTIVES.values()),
+                        *_EXTRA_INTERVALS.values(),
+                    ]
+                },
+            }
+        )
+    return {
+        "method": settings.get("method", METHOD),
+        "n_resamples": settings.get("n_resamples"),
+        "seed": settings.get("seed"),
+        "confidence_level": settings.get("confidence_level"),
+        "objectives": {
+            n: {"column": c, "higher_is_better": h} for n, (c, h) in FRONTIER_OBJECTIVES.items()
+        },
+        "variants": rows,
+    }
+
+
+def frontier_frame_from_block(block: dict[str, Any]) -> pd.DataFrame:
+    """Inverse of :func:`frontier_block`: the per-variant columns, for a saved report."""
+    rows = []
+    for v in block.get("variants", []):
+        row: dict[str, Any] = {"variant_id": v["variant_id"], "p_frontier": v.get("p_frontier")}
+        for n in FRONTIER_OBJECTIVES:
+            row[f"p_best_{n}"] = (v.get("p_best") or {}).get(n)
+        for column, iv in (v.get("intervals") or {}).items():
+            row[f"{column}_boot_ci_low"] = (iv or {}).get("lower")
+            row[f"{column}_boot_ci_high"] = (iv or {}).get("upper")
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    for c in frame.columns[1:]:
+        frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
+    return frame
+
+
+def attach_frontier_uncertainty(
+    variants: pd.DataFrame,
+    run: ExperimentRun,
+    *,
+    n_resamples: int = 2000,
+    seed: int | None = 0,
+    confidence_level: float = 0.95,
+    latency_missing: str = "exclude",
+) -> pd.DataFrame:
+    """The variant summary with the :func:`frontier_uncertainty` columns appended.
+
+    The bootstrap settings are kept in ``attrs["frontier"]``.
+    """
+    fu = frontier_uncertainty(
+        run,
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence_level=confidence_level,
+        latency_missing=latency_missing,
+    )
+    return merge_frontier_columns(variants, fu, dict(fu.attrs))
+
+
+def merge_frontier_columns(
+    variants: pd.DataFrame, frontier: pd.DataFrame, settings: dict[str, Any]
+) -> pd.DataFrame:
+    """Append the frontier columns to a variant summary, matched on ``variant_id``."""
+    by_id = frontier.set_index(frontier["variant_id"].astype(str))
+    keys = variants["variant_id"].astype(str)
+    out = variants.copy()
+    for column in frontier_columns():
+        if column in by_id:
+            out[column] = by_id[column].reindex(keys).to_numpy(float)
+    out.attrs = {**variants.attrs, "frontier": settings}
+    return out

@@ -1,0 +1,290 @@
+"""A ready-made judge: any OpenAI-compatible chat-completions endpoint, as a judge function.
+
+:class:`ChatJudge` formats a rubric prompt with the case and the output, asks the model for
+a JSON verdict, and returns a judgement with the judge's model, provider, tokens, time and
+(if prices are given) estimated cost, ready for
+:meth:`~agenticlens_frames.evaluators.EvaluatorRegistry.register_judge`. The API key is
+read from an environment variable when the judge is called and is never written anywhere:
+not in scores, not in errors, not in ``repr``.
+
+Examples
+--------
+>>> judge = ChatJudge(
+...     base_url="http://127.0.0.1:9/v1", model="grader-1",
+...     prompt_template="Question: {input}\\nAnswer: {output}\\nReply in JSON.",
+...     verdicts={"correct": 1.0, "partial": 0.5, "wrong": 0.0},
+... )
+>>> judge
+ChatJudge(model='grader-1', base_url='http://127.0.0.1:9/v1', api_key_env='OPENAI_API_KEY')
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import string
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from .errors import InputError
+
+if TYPE_CHECKING:
+    import httpx
+
+    from .formats.model import CaseSpec
+    from .formats.traces import Trace
+
+__all__ = ["ChatJudge", "ChatJudgeError"]
+
+_NO_REFERENCE = "(no reference answer provided)"
+_NO_INPUT = "(no input provided)"
+_MASK = "***"
+
+
+class ChatJudgeError(Exception):
+    """A judge call that failed. ``usage`` (when the model answered) is the call's usage,
+    so a billed but unusable reply still counts in the judge's cost and tokens."""
+
+    def __init__(self, message: str, usage: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        if usage is not None:
+            self.usage = usage
+
+
+class ChatJudge:
+    """An LLM judge backed by an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    Parameters
+    ----------
+    base_url
+        The API root, e.g. ``https://api.openai.com/v1`` or a local server's.
+    model
+        The model to ask; recorded as ``judge_model``.
+    prompt_template
+        A :meth:`str.format` template with ``{output}`` (the raw output), ``{input}``,
+        ``{expected}`` (the entry's ``config.reference`` or the case's expected output) and
+        any key of the entry's ``config.extra`` mapping.
+    verdicts
+        Verdict label → value in [0, 1]. The model replies with a JSON object holding
+        ``verdict`` (one of these labels) or ``score`` (a number in [0, 1]), and
+        optionally ``reason``.
+    api_key_env
+        The environment variable holding the API key (read at each call; an empty or
+        missing variable sends no ``Authorization`` header, for local servers).
+    system_prompt
+        An optional system message.
+    provider
+        Recorded as ``judge_provider``.
+    input_price_per_mtok, output_price_per_mtok
+        USD per million tokens; when both are given each score records an *estimated*
+        ``judge_cost_usd``.
+    timeout_seconds
+        Whole-request timeout.
+    temperature, max_tokens
+        Sent with the request (``max_tokens`` only when given).
+    json_mode
+        Ask for ``response_format: {"type": "json_object"}``.
+    transport
+        An ``httpx`` transport (tests pass a mock); default: the network.
+    environ
+        Where the key is looked up (default ``os.environ``).
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        prompt_template: str,
+        verdicts: Mapping[str, float] | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        system_prompt: str | None = None,
+        provider: str | None = None,
+        input_price_per_mtok: float | None = None,
+        output_price_per_mtok: float | None = None,
+        timeout_seconds: float = 60.0,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        json_mode: bool = True,
+        transport: httpx.BaseTransport | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise InputError(f"base_url must be an http(s) URL, got {base_url!r}")
+        if not model:
+            raise InputError("model must not be empty")
+        fields = {name for _, name, _, _ in string.Formatter().parse(prompt_template) if name}
+        if "output" not in fields:
+            raise InputError("prompt_template must contain {output}", hint="and usually {input}")
+        for label, value in (verdicts or {}).items():
+            if not 0.0 <= float(value) <= 1.0:
+                raise InputError(f"verdict {label!r} has value {value}, outside [0, 1]")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.prompt_template = prompt_template
+        self.verdicts = {str(k).casefold(): float(v) for k, v in (verdicts or {}).items()}
+        self.api_key_env = api_key_env
+        self.system_prompt = system_prompt
+        self.provider = provider
+        self.prices = (
+            (input_price_per_mtok, output_price_per_mtok)
+            if input_price_per_mtok is not None and output_price_per_mtok is not None
+            else None
+        )
+        self.timeout_seconds = float(timeout_seconds)
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.json_mode = json_mode
+        self._transport = transport
+        self._environ = environ
+
+    def __repr__(self) -> str:
+        return (
+            f"ChatJudge(model={self.model!r}, base_url={self.base_url!r}, "
+            f"api_key_env={self.api_key_env!r})"
+        )
+
+    # ----------------------------------------------------------------- the call
+
+    def prompt(self, output: str, case: CaseSpec, config: Mapping[str, Any]) -> str:
+        """The rubric prompt for one output (``config``: the case's evaluator entry)."""
+        inner = config.get("config", {}) if isinstance(config, Mapping) else {}
+        extra = inner.get("extra", {}) if isinstance(inner, Mapping) else {}
+        expected = inner.get("reference") or case.expected_output or _NO_REFERENCE
+        source = case.input
+        text_input = (
+            _NO_INPUT
+            if source is None
+            else source
+            if isinstance(source, str)
+            else json.dumps(source, ensure_ascii=False)
+        )
+        try:
+            return self.prompt_template.format(
+                **dict(extra), output=output, input=text_input, expected=expected
+            )
+        except KeyError as exc:
+            raise ChatJudgeError(
+                f"prompt_template names {{{exc.args[0]}}}, which case {case.id!r} does not "
+                f"give: add it under its evaluator entry's config.extra"
+            ) from None
+
+    def __call__(
+        self, output: str, case: CaseSpec, trace: Trace, config: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Judge one output; returns a judgement mapping or raises :class:`ChatJudgeError`."""
+        import httpx
+
+        env = os.environ if self._environ is None else self._environ
+        key = env.get(self.api_key_env, "")
+        messages = [{"role": "user", "content": self.prompt(output, case, config)}]
+        if self.system_prompt:
+            messages.insert(0, {"role": "system", "content": self.system_prompt})
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+        }
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        if self.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        headers = {"Content-Type": "application/json"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        started = time.perf_counter()
+        try:
+            with httpx.Client(transport=self._transport, timeout=self.timeout_seconds) as client:
+                response = client.post(
+                    f"{self.base_url}/chat/completions", json=body, headers=headers
+                )
+        except httpx.TimeoutException:
+            raise ChatJudgeError(
+                f"chat judge {self.model!r} timed out after {self.timeout_seconds:g} s"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise ChatJudgeError(
+                self._mask(f"chat judge {self.model!r} could not be reached: {exc}", key)
+            ) from None
+        elapsed = round((time.perf_counter() - started) * 1000, 3)
+        if response.status_code != 200:
+            snippet = " ".join(response.text.split())[:200]
+            raise ChatJudgeError(
+                self._mask(
+                    f"chat judge {self.model!r} answered HTTP {response.status_code}: {snippet}",
+                    key,
+                )
+            )
+        try:
+            reply = response.json()
+            content = reply["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise ChatJudgeError(
+                f"chat judge {self.model!r} sent a reply that is not a chat completion"
+            ) from None
+        usage = self._usage(reply.get("usage"), elapsed)
+        value, verdict, reason = self._verdict(content, usage)
+        metadata: dict[str, Any] = {}
+        if verdict is not None:
+            metadata["verdict"] = verdict
+        metadata["judge_model"] = reply.get("model") or self.model
+        if self.provider:
+            metadata["judge_provider"] = self.provider
+        metadata.update(usage)
+        return {"value": value, "explanation": reason, "metadata": metadata}
+
+    # ----------------------------------------------------------------- helpers
+
+    @staticmethod
+    def _mask(text: str, key: str) -> str:
+        return text.replace(key, _MASK) if len(key) >= 4 else text
+
+    def _usage(self, raw: Any, elapsed: float) -> dict[str, Any]:
+        usage: dict[str, Any] = {"judge_latency_ms": elapsed}
+        if not isinstance(raw, Mapping):
+            return usage
+        prompt, completion = raw.get("prompt_tokens"), raw.get("completion_tokens")
+        if isinstance(prompt, int) and not isinstance(prompt, bool):
+            usage["judge_input_tokens"] = prompt
+        if isinstance(completion, int) and not isinstance(completion, bool):
+            usage["judge_output_tokens"] = completion
+        if self.prices is not None and {"judge_input_tokens", "judge_output_tokens"} <= set(usage):
+            cost = (
+                usage["judge_input_tokens"] * self.prices[0]
+                + usage["judge_output_tokens"] * self.prices[1]
+            ) / 1_000_000
+            usage["judge_cost_usd"] = cost
+            usage["judge_cost_source"] = "estimated"
+        return usage
+
+    def _verdict(self, content: Any, usage: dict[str, Any]) -> tuple[float, str | None, str]:
+        """(value, verdict label or None, reason) from the model's JSON reply."""
+        preview = str(content)[:200]
+        try:
+            data = json.loads(content) if isinstance(content, str) else None
+        except ValueError:
+            data = None
+        if not isinstance(data, Mapping):
+            raise ChatJudgeError(
+                f"chat judge {self.model!r} replied without a JSON object: {preview!r}", usage
+            )
+        reason = str(data.get("reason", data.get("explanation", "")))
+        label = data.get("verdict")
+        if isinstance(label, str) and self.verdicts:
+            value = self.verdicts.get(label.strip().casefold())
+            if value is None:
+                raise ChatJudgeError(
+                    f"chat judge {self.model!r} gave verdict {label!r}, not one of "
+                    f"{sorted(self.verdicts)}",
+                    usage,
+                )
+            return value, label.strip(), reason
+        score = data.get("score")
+        if isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1:
+            return float(score), None, reason
+        raise ChatJudgeError(
+            f"chat judge {self.model!r} replied without a usable verdict or score in [0, 1]: "
+            f"{preview!r}",
+            usage,
+        )

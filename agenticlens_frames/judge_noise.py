@@ -1,0 +1,429 @@
+"""Judge noise: how much of a judged metric's variation is the judge's, not the agent's.
+
+With ``samples > 1`` a judge grades the same output several times, so it is itself a
+noisy instrument. Per judge, metric and variant :func:`judge_noise` puts the variance
+between judge samples of one output next to the variance between the agent's trials of
+a case and between cases (a three-level decomposition, see
+:mod:`agenticlens_frames.stats_judge`), with the judge's agreement.
+:func:`judge_noise_comparisons` says, for each candidate against the baseline, how much of
+the paired interval's width (case as the unit) the judge contributes, whether judge noise
+rather than agent noise limits what the run can detect, and how many samples per
+evaluation would bring the judge's share under 10 %.
+
+Nothing here changes an AgenticLens-compatible number: the results are new frames
+(``judge_noise``, ``judge_noise_comparisons``) and a new top-level report key
+``judge_noise``, present only when the run has judge scores.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from .judges import JUDGE_EVALUATOR_TYPES, summarize_judges
+from .stats_judge import nested_variance_components
+
+if TYPE_CHECKING:
+    from .frames import ExperimentRun
+
+__all__ = [
+    "TARGET_JUDGE_SHARE",
+    "judge_noise",
+    "judge_noise_comparisons",
+    "judge_noise_outputs",
+    "judge_samples",
+    "judge_totals",
+]
+
+#: The judge's share of a comparison's interval width that "enough samples" aims under.
+TARGET_JUDGE_SHARE = 0.10
+
+_KEYS = ["evaluator", "metric"]
+
+
+def judge_samples(run: ExperimentRun) -> pd.DataFrame:
+    """One row per judge sample of every delivered, non-skipped judge score.
+
+    Columns: ``variant_id``, ``trial``, ``case_id``, ``evaluator``, ``metric``,
+    ``sample`` (0-based), ``value``, ``samples`` (of that score) and ``agreement`` (the
+    score's ``judge_agreement``; NaN for single-sample scores). Unavailable scores are left
+    out (they carry no judgement).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> list(judge_samples(run).columns)[:4]
+    ['variant_id', 'trial', 'case_id', 'evaluator']
+    """
+    chk = run.checks
+    columns = ["variant_id", "trial", "case_id", "evaluator", "metric", "sample", "value"]
+    out: dict[str, list[Any]] = {c: [] for c in [*columns, "samples", "agreement"]}
+    if "metadata" not in chk or not len(chk):
+        return pd.DataFrame(out)
+    mask = (chk["evaluator_type"].isin(JUDGE_EVALUATOR_TYPES) & ~chk["skipped"]).to_numpy(bool)
+    rows = chk.loc[mask, ["variant_id", "trial", "case_id", "evaluator", "metric", "value"]]
+    for row, text in zip(
+        rows.itertuples(index=False), chk.loc[mask, "metadata"].tolist(), strict=True
+    ):
+        meta = json.loads(text) if isinstance(text, str) else {}
+        if meta.get("judge_status") == "unavailable":
+            continue
+        values = meta.get("judge_sample_values")
+        if not isinstance(values, list) or not values:
+            values = [row.value]
+        agreement = meta.get("judge_agreement")
+        for i, value in enumerate(values):
+            out["variant_id"].append(row.variant_id)
+            out["trial"].append(row.trial)
+            out["case_id"].append(row.case_id)
+            out["evaluator"].append(row.evaluator)
+            out["metric"].append(row.metric)
+            out["sample"].append(i)
+            out["value"].append(float(value))
+            out["samples"].append(len(values))
+            out["agreement"].append(
+                float(agreement) if isinstance(agreement, (int, float)) else math.nan
+            )
+    frame = pd.DataFrame(out)
+    for column in ("variant_id", "case_id", "evaluator", "metric"):
+        frame[column] = frame[column].astype(str)
+    return frame
+
+
+def judge_totals(run: ExperimentRun) -> pd.DataFrame:
+    """Per variant: what its judges did and cost, over every completed trial.
+
+    Columns: ``variant_id``, ``judge_scores`` (not skipped), ``unavailable_scores``,
+    ``retried_scores``, ``priced_scores``, ``cost_usd`` (the package's per-score costs,
+    summed over priced scores), ``spent_cost_usd`` (every answered call counted once,
+    see docs/judges.md), ``input_tokens``, ``output_tokens``, ``latency_ms``. Judge cost
+    is never part of the agent's cost.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> judge_totals(run).empty  # no judges in the example
+    True
+    """
+    chk = run.checks
+    columns = [
+        "variant_id",
+        "judge_scores",
+        "unavailable_scores",
+        "retried_scores",
+        "priced_scores",
+        "cost_usd",
+        "spent_cost_usd",
+        "input_tokens",
+        "output_tokens",
+        "latency_ms",
+    ]
+    if "metadata" not in chk or not len(chk):
+        return pd.DataFrame(columns=columns)
+    mask = chk["evaluator_type"].isin(JUDGE_EVALUATOR_TYPES).to_numpy(bool)
+    judged = chk.loc[mask, ["variant_id", "trial", "case_id", "skipped", "metadata"]]
+    records = []
+    for variant, group in judged.groupby("variant_id", observed=True, sort=False):
+        scores = [
+            (str(case), bool(skipped), json.loads(text) if isinstance(text, str) else {})
+            for case, skipped, text in zip(
+                group["case_id"], group["skipped"], group["metadata"], strict=True
+            )
+        ]
+        block = summarize_judges(scores)
+        assert block is not None
+        costs = [
+            m["judge_cost_usd"]
+            for _, skipped, m in scores
+            if not skipped and isinstance(m.get("judge_cost_usd"), (int, float))
+        ]
+        records.append(
+            {
+                "variant_id": str(variant),
+                "judge_scores": block["judge_scores"],
+                "unavailable_scores": block["unavailable_scores"],
+                "retried_scores": block["retried_scores"],
+                "priced_scores": block["priced_scores"],
+                "cost_usd": float(sum(costs)) if costs else math.nan,
+                "spent_cost_usd": _nan(block["spent_cost_usd"]),
+                "input_tokens": block["input_tokens"],
+                "output_tokens": block["output_tokens"],
+                "latency_ms": block["total_latency_ms"],
+            }
+        )
+    return pd.DataFrame(records, columns=columns)
+
+
+def judge_noise(run: ExperimentRun, samples: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per judge, metric and variant: the case / trial / judge-sample variance decomposition.
+
+    Columns: ``evaluator``, ``metric``, ``variant_id``, ``cases``, ``attempts``,
+    ``trials`` and ``samples`` (harmonic means per case / per attempt),
+    ``case_variance``, ``trial_variance``, ``judge_variance`` (of one judged value),
+    ``judge_share`` (judge / the three summed), ``mean_agreement``, ``min_agreement``.
+    Variances are NaN where they cannot be estimated (one sample: no judge variance).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> judge_noise(run).empty  # the example has no judges
+    True
+    """
+    data = judge_samples(run) if samples is None else samples
+    records = []
+    for (evaluator, metric, variant), group in data.groupby(
+        [*_KEYS, "variant_id"], sort=False, observed=True
+    ):
+        attempt = group["case_id"] + "\x00" + group["trial"].astype(str)
+        v = nested_variance_components(group["value"], group["case_id"], attempt)
+        parts = [v.case, v.trial, v.judge]
+        total = sum(p for p in parts if p is not None)
+        per_score = group.drop_duplicates(["case_id", "trial"])["agreement"].dropna()
+        records.append(
+            {
+                "evaluator": evaluator,
+                "metric": metric,
+                "variant_id": variant,
+                "cases": v.cases,
+                "attempts": v.attempts,
+                "trials": v.trials,
+                "samples": v.samples,
+                "case_variance": _nan(v.case),
+                "trial_variance": _nan(v.trial),
+                "judge_variance": _nan(v.judge),
+                "judge_share": (v.judge / total)
+                if v.judge is not None and None not in parts and total > 0
+                else math.nan,
+                "mean_agreement": float(per_score.mean()) if len(per_score) else math.nan,
+                "min_agreement": float(per_score.min()) if len(per_score) else math.nan,
+            }
+        )
+    return pd.DataFrame(records, columns=_NOISE_COLUMNS)
+
+
+_NOISE_COLUMNS = [
+    "evaluator",
+    "metric",
+    "variant_id",
+    "cases",
+    "attempts",
+    "trials",
+    "samples",
+    "case_variance",
+    "trial_variance",
+    "judge_variance",
+    "judge_share",
+    "mean_agreement",
+    "min_agreement",
+]
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+def judge_noise_comparisons(
+    run: ExperimentRun,
+    *,
+    confidence_level: float = 0.95,
+    noise: pd.DataFrame | None = None,
+    samples: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Per judged metric and candidate: the judge's part of the paired interval's width.
+
+    The paired difference of case means (candidate − baseline, cases judged in both) has
+    variance ``V`` across cases; the judge's samples add ``J = σ²_judge,b / (m_b T_b) +
+    σ²_judge,c / (m_c T_c)`` to it and the agent's trials ``A = σ²_trial,b / T_b +
+    σ²_trial,c / T_c``. Columns: ``evaluator``, ``metric``, ``baseline_variant_id``,
+    ``candidate_variant_id``, ``cases``, ``mean_difference``, ``ci_half_width`` (t interval
+    at ``confidence_level``), ``ci_half_width_without_judge`` (the same with ``J``
+    removed), ``judge_width_share`` (1 − the ratio of the two), ``judge_variance_part``
+    (J), ``agent_variance_part`` (A), ``judge_limits_detection`` (J > A: the judge, not
+    the agent, is the larger noise), ``samples`` (now, per evaluation),
+    ``samples_needed`` (to bring the share under :data:`TARGET_JUDGE_SHARE`) and ``note``.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> judge_noise_comparisons(run).empty  # no judges in the example
+    True
+    """
+    from scipy import stats as scipy_stats
+
+    data = judge_samples(run) if samples is None else samples
+    table = judge_noise(run, data) if noise is None else noise
+    baseline = run.manifest.baseline_variant_id
+    records = []
+    if data.empty:
+        return pd.DataFrame(records, columns=_COMPARISON_COLUMNS)
+    attempt_means = data.groupby([*_KEYS, "variant_id", "case_id", "trial"], observed=True)[
+        "value"
+    ].mean()
+    case_means = attempt_means.groupby(level=[0, 1, 2, 3], observed=True).mean()
+    info = table.set_index([*_KEYS, "variant_id"])
+    for (evaluator, metric), per_metric in case_means.groupby(level=[0, 1], observed=True):
+        by_variant = per_metric.droplevel([0, 1])
+        if baseline not in by_variant.index.get_level_values(0):
+            continue
+        base = by_variant.loc[baseline]
+        for candidate in run.manifest.variant_ids:
+            if candidate == baseline or candidate not in by_variant.index.get_level_values(0):
+                continue
+            cand = by_variant.loc[candidate]
+            shared = base.index.intersection(cand.index)
+            if len(shared) < 2:
+                continue
+            diff = (cand.loc[shared] - base.loc[shared]).to_numpy(float)
+            n = len(diff)
+            variance = float(np.var(diff, ddof=1))
+            b = info.loc[(evaluator, metric, baseline)]
+            c = info.loc[(evaluator, metric, candidate)]
+            judge_part = _part(b, c, "judge_variance", with_samples=True)
+            agent_part = _part(b, c, "trial_variance", with_samples=False)
+            t = float(scipy_stats.t.ppf(0.5 + confidence_level / 2, n - 1))
+            width = t * math.sqrt(variance / n)
+            rest = max(variance - judge_part, 0.0) if not math.isnan(judge_part) else math.nan
+            width_without = t * math.sqrt(rest / n) if not math.isnan(rest) else math.nan
+            share = 1 - width_without / width if width > 0 and not math.isnan(rest) else math.nan
+            m = float(min(b["samples"], c["samples"]))
+            needed = _samples_needed(m, judge_part, rest)
+            limits = bool(
+                not math.isnan(judge_part)
+                and not math.isnan(agent_part)
+                and judge_part > agent_part
+                and share > TARGET_JUDGE_SHARE
+            )
+            note = None
+            if limits:
+                more = (
+                    f"about {needed} samples per evaluation (now {m:g}) would bring it under "
+                    f"{TARGET_JUDGE_SHARE:.0%}"
+                    if needed is not None
+                    else "more samples per evaluation would narrow it"
+                )
+                note = (
+                    f"Judge noise, not agent noise, limits what this run can detect on "
+                    f"{metric!r} ({candidate} vs {baseline}): the judge's sampling noise "
+                    f"accounts for {share:.0%} of the interval's width; {more}."
+                )
+            records.append(
+                {
+                    "evaluator": evaluator,
+                    "metric": metric,
+                    "baseline_variant_id": baseline,
+                    "candidate_variant_id": candidate,
+                    "cases": n,
+                    "mean_difference": float(diff.mean()),
+                    "ci_half_width": width,
+                    "ci_half_width_without_judge": width_without,
+                    "judge_width_share": share,
+                    "judge_variance_part": judge_part,
+                    "agent_variance_part": agent_part,
+                    "judge_limits_detection": limits,
+                    "samples": m,
+                    "samples_needed": needed,
+                    "note": note,
+                }
+            )
+    frame = pd.DataFrame(records, columns=_COMPARISON_COLUMNS)
+    frame["samples_needed"] = frame["samples_needed"].astype("Int64")
+    return frame
+
+
+_COMPARISON_COLUMNS = [
+    "evaluator",
+    "metric",
+    "baseline_variant_id",
+    "candidate_variant_id",
+    "cases",
+    "mean_difference",
+    "ci_half_width",
+    "ci_half_width_without_judge",
+    "judge_width_share",
+    "judge_variance_part",
+    "agent_variance_part",
+    "judge_limits_detection",
+    "samples",
+    "samples_needed",
+    "note",
+]
+
+
+def _part(b: pd.Series, c: pd.Series, column: str, *, with_samples: bool) -> float:
+    """The variance ``column`` adds to a difference of case means (NaN if unknown)."""
+    total = 0.0
+    for row in (b, c):
+        value = float(row[column])
+        if math.isnan(value):
+            return math.nan
+        divisor = row["trials"] * (row["samples"] if with_samples else 1.0)
+        total += value / divisor
+    return total
+
+
+def _samples_needed(m: float, judge_part: float, rest: float) -> int | None:
+    """Samples per evaluation so that the judge adds under the target share of the width.
+
+    With m' samples the judge's part becomes ``J m / m'``; the width ratio
+    ``sqrt((rest + J m / m') / rest)`` must stay under ``1 / (1 − target)``.
+    """
+    if math.isnan(judge_part) or math.isnan(rest) or rest <= 0 or judge_part <= 0:
+        return None
+    allowed = rest * ((1 / (1 - TARGET_JUDGE_SHARE)) ** 2 - 1)
+    return max(math.ceil(m * judge_part / allowed), int(m))
+
+
+def judge_noise_outputs(
+    run: ExperimentRun, *, confidence_level: float = 0.95
+) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+    """Frames and the report block for :func:`~agenticlens_frames.analyze`.
+
+    Both are empty when the run has no judge scores, so reports of runs without judges
+    do not change.
+    """
+    totals = judge_totals(run)
+    if totals.empty:
+        return {}, {}
+    data = judge_samples(run)
+    noise = judge_noise(run, data)
+    comparisons = judge_noise_comparisons(
+        run, confidence_level=confidence_level, noise=noise, samples=data
+    )
+    block = {
+        "judge_noise": {
+            "totals": _records(totals),
+            "confidence_level": confidence_level,
+            "target_judge_share": TARGET_JUDGE_SHARE,
+            "decomposition": _records(noise),
+            "comparisons": _records(comparisons),
+            "notes": [n for n in comparisons["note"].tolist() if isinstance(n, str)],
+        }
+    }
+    frames = {
+        "judge_totals": totals,
+        "judge_noise": noise,
+        "judge_noise_comparisons": comparisons,
+    }
+    return frames, block
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    out = []
+    for record in frame.to_dict("records"):
+        clean = {}
+        for key, value in record.items():
+            if value is pd.NA or (isinstance(value, float) and not math.isfinite(value)):
+                value = None
+            elif isinstance(value, np.generic):
+                value = value.item()
+            clean[key] = value
+        out.append(clean)
+    return out

@@ -1,0 +1,145 @@
+"""HTML blocks of issue 17 for the report page: frontier probabilities, factor effects.
+
+Kept apart from :mod:`agenticlens_frames.report.html`, which calls these through small
+hooks; every number is read from the analysis' result frames, none is computed here.
+"""
+
+from __future__ import annotations
+
+import math
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+import plotly.graph_objects as go
+
+from .. import viz
+from ..frontier import FRONTIER_OBJECTIVES
+
+if TYPE_CHECKING:
+    from ..analysis import ExperimentAnalysis
+
+__all__ = ["beyond_figures", "beyond_sections", "frontier_table"]
+
+_OBJECTIVE_LABELS = {
+    "reliability": "reliability",
+    "pass_rate": "pass rate",
+    "score": "score",
+    "latency": "latency",
+    "cost": "cost",
+}
+
+
+def _e(value: Any) -> str:
+    return escape(str(value), quote=True)
+
+
+def _pct(value: Any) -> str:
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return "—"
+    return "—" if math.isnan(f) else f"{f:.0%}"
+
+
+def frontier_table(a: ExperimentAnalysis) -> str:
+    """Per variant: P(on the frontier) and P(best) per objective, or "" without them."""
+    vs = a.variants
+    if "p_frontier" not in vs:
+        return ""
+    settings = vs.attrs.get("frontier") or {}
+    head = "".join(f"<th>P(best {_e(_OBJECTIVE_LABELS[n])})</th>" for n in FRONTIER_OBJECTIVES)
+    rows = "".join(
+        f"<tr><td>{_e(v['variant_id'])}</td><td><b>{_pct(v['p_frontier'])}</b></td>"
+        + "".join(f"<td>{_pct(v[f'p_best_{n}'])}</td>" for n in FRONTIER_OBJECTIVES)
+        + "</tr>"
+        for v in vs.to_dict("records")
+    )
+    n = settings.get("n_resamples")
+    seed = settings.get("seed")
+    return (
+        "<div class='scroll'><table id='frontier-probabilities'><tr><th>variant</th>"
+        f"<th>P(on the frontier)</th>{head}</tr>{rows}</table></div>"
+        "<p class='note'>How sure the frontier is: the share of case-bootstrap resamples "
+        f"({_e(n)} resamples, seed {_e(seed)}; cases drawn jointly for every variant) in "
+        "which the variant is on the frontier, or best on one objective (ties split). "
+        "Near 100%: on the frontier whatever cases the suite happened to hold; near 0%: "
+        "dominated; in between: the suite cannot tell. Whiskers on the chart are the "
+        "bootstrap intervals of each axis; labels carry P(on the frontier).</p>"
+    )
+
+
+def beyond_figures(a: ExperimentAnalysis) -> dict[str, go.Figure]:
+    """Static figures of the issue-17 sections, drawn into ``fig-<name>`` divs."""
+    fe = getattr(a, "factor_effects", None)
+    if fe is None or fe.empty:
+        return {}
+    out = {"factor_effects": viz.factor_effects_forest(fe)}
+    interaction = viz.factor_interaction_chart(a.variants, fe)
+    if interaction is not None:
+        out["factor_interaction"] = interaction
+    return out
+
+
+def beyond_sections(a: ExperimentAnalysis) -> str:
+    """The early-stopping note and the factor-effects section."""
+    return _stopping_section(a) + _factor_section(a)
+
+
+def _stopping_section(a: ExperimentAnalysis) -> str:
+    s = (a.extras or {}).get("early_stopping")
+    if not s:
+        return ""
+    rows = "".join(
+        f"<li>{_e(c['candidate_variant_id'])}: {_e(c['decision'] or 'not decided')} "
+        f"(anytime-valid interval [{c['lower']:+.1%}, {c['upper']:+.1%}])</li>"
+        for c in s.get("candidates", [])
+    )
+    return (
+        "<section id='early-stopping'><h2>Early stopping</h2>"
+        f"<p>{_e(s['reason'])}: {_e(s['attempts_saved'])} of {_e(s['attempts_planned'])} "
+        f"planned attempts saved. α = {_e(s['alpha'])} "
+        f"({_e(s.get('correction') or 'one candidate, no correction')}; "
+        f"{_e(round(s['alpha_per_candidate'], 4))} per candidate). The tables and every "
+        "number on this page use the cases run before the decision.</p>"
+        f"<ul>{rows}</ul><p class='note'>{_e(s['method'])}.</p></section>"
+    )
+
+
+def _factor_section(a: ExperimentAnalysis) -> str:
+    fe = getattr(a, "factor_effects", None)
+    if fe is None or fe.empty:
+        return ""
+    notes = "".join(f"<li>{_e(n)}</li>" for n in fe.attrs.get("design_notes", []))
+    design = _e(fe.attrs.get("design", ""))
+    correction = fe.attrs.get("correction")
+    level = fe.attrs.get("confidence_level", a.confidence_level)
+    corr = (
+        f"p-values adjusted by the declared {_e(correction)} correction across the terms of "
+        "each metric"
+        if correction
+        else "no correction was declared, so p-values are unadjusted (declare one in the "
+        "manifest's comparisons block)"
+    )
+    rows = []
+    for r in fe.to_dict("records"):
+        if r["metric"] != "pass_rate":
+            continue
+        ci = f"[{r['ci_low']:+.1%}, {r['ci_high']:+.1%}]" if not math.isnan(r["ci_low"]) else "—"
+        p_adj = r["p_adjusted"]
+        rows.append(
+            f"<tr><td>{_e(r['term'])}</td><td>{r['estimate']:+.1%}</td><td>{ci}</td>"
+            f"<td>{r['p_value']:.3g}</td>"
+            f"<td>{'—' if math.isnan(p_adj) else f'{p_adj:.3g}'}</td>"
+            f"<td>{_e(', '.join(r['through']))}</td></tr>"
+        )
+    return (
+        "<section id='factor-effects'><h2>Which factor did it</h2>"
+        f"<p class='note'>Design: {design}. Effects on the case-level pass rate (and score, "
+        f"in the JSON report), the case as the unit; {level:.0%} intervals; {corr}.</p>"
+        f"<ul id='factor-design-notes'>{notes}</ul>"
+        "<div class='scroll'><table id='factor-effects-table'><tr><th>term</th>"
+        "<th>effect on pass rate</th><th>interval</th><th>p</th><th>p adjusted</th>"
+        f"<th>estimated from</th></tr>{''.join(rows)}</table></div>"
+        "<div id='fig-factor_effects' class='fig'></div>"
+        "<div id='fig-factor_interaction' class='fig'></div></section>"
+    )

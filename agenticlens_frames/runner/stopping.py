@@ -1,0 +1,232 @@
+"""Stop a live run when every candidate is decided (``stop_when="decided"``).
+
+With early stopping, cases are run one after another in a seeded random order (every
+variant and trial of a case before the next case). After each case is complete — its
+planned trials done for every variant, in that order — each candidate's paired difference
+against the baseline (case pass rate over trials) updates an anytime-valid confidence
+sequence (:mod:`agenticlens_frames.stats_sequential`); when every candidate's interval
+excludes 0 (or, with a margin δ, lies within ±δ), no new attempt is started. Attempts
+already in flight finish and are kept.
+
+The sequence is a function of the cases in their planned order only, so a resumed run
+(same run folder) replays the journaled cases into the same sequence and continues it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..formats.model import ManifestSpec, SuiteSpec
+from ..stats_sequential import BettingConfidenceSequence, candidate_alpha, decide
+
+__all__ = ["STOP_WHEN", "StopMonitor", "StopRule", "case_rank", "sub_suite"]
+
+#: Accepted values of ``stop_when``.
+STOP_WHEN = ("decided",)
+METHOD = (
+    "betting confidence sequence (Waudby-Smith & Ramdas 2024) on per-case paired "
+    "differences of pass rates, checked after every completed case"
+)
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """When to stop: level, declared correction, optional futility margin."""
+
+    alpha: float = 0.05
+    #: The declared correction; None (nothing declared) is allowed with one candidate.
+    correction: str | None = None
+    margin: float | None = None
+
+
+def case_rank(suite: SuiteSpec, seed: int | None) -> dict[str, int]:
+    """Planned position of each case: a permutation seeded by the manifest's seed (0 if
+    unset), so the cases seen first are a random sample of the suite.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as S
+    >>> suite = S(cases=[S(id="a"), S(id="b"), S(id="c")])
+    >>> sorted(case_rank(suite, 1).values())
+    [0, 1, 2]
+    """
+    order = np.random.default_rng(0 if seed is None else seed).permutation(len(suite.cases))
+    return {suite.cases[int(i)].id: pos for pos, i in enumerate(order)}
+
+
+def sub_suite(suite: SuiteSpec, case_ids: set[str]) -> SuiteSpec:
+    """The suite restricted to ``case_ids`` (suite order, re-indexed from 0)."""
+    kept = [c for c in suite.cases if c.id in case_ids]
+    return dataclasses.replace(
+        suite, cases=tuple(dataclasses.replace(c, index=i) for i, c in enumerate(kept))
+    )
+
+
+class StopMonitor:
+    """Feeds completed cases, in their planned order, to one sequence per candidate.
+
+    ``add`` takes journal ``attempt`` records (from any thread); ``should_stop`` tells
+    the scheduler to start nothing new.
+    """
+
+    def __init__(
+        self,
+        manifest: ManifestSpec,
+        suite: SuiteSpec,
+        rule: StopRule,
+        *,
+        trial_mode: bool = True,
+    ) -> None:
+        kinds = {v.id: v.target_kind for v in manifest.variants}
+        recorded = [v for v, k in kinds.items() if k == "recorded"]
+        if recorded:
+            raise InputError(
+                "stop_when='decided' needs every variant to be live; "
+                f"{', '.join(recorded)} {'is' if len(recorded) == 1 else 'are'} recorded",
+                file=manifest.path,
+                hint="drop --stop-when, or make every variant a python or http target",
+            )
+        self.baseline = manifest.baseline_variant_id
+        self.variants = list(manifest.variant_ids)
+        self.candidates = [v for v in self.variants if v != self.baseline]
+        self.trials = manifest.trial_count
+        self.rule = rule
+        self.alpha_each = candidate_alpha(
+            rule.alpha, len(self.candidates), rule.correction or "none"
+        )
+        self.sequence = BettingConfidenceSequence(self.alpha_each, n=max(len(self.candidates), 1))
+        rank = case_rank(suite, manifest.random_seed)
+        self.order = sorted(rank, key=rank.__getitem__)
+        self.case_index = {c.id: c.index for c in suite.cases}
+        self.trial_mode = trial_mode
+        self.outcome: dict[tuple[str, int, str], bool] = {}
+        self.invalid_at: dict[tuple[str, int], int] = {}
+        self.position = 0
+        self.decisions: list[str | None] = [None] * len(self.candidates)
+        self.lower = np.full(len(self.candidates), -1.0)
+        self.upper = np.full(len(self.candidates), 1.0)
+        self.stopped_after: int | None = None
+        self.planned_attempts = len(self.variants) * self.trials * len(suite.cases)
+        self._lock = threading.Lock()
+        self.rank = rank
+        #: Called after every journaled attempt (the scheduler's wake-up).
+        self.on_advance: Callable[[], None] | None = None
+
+    @property
+    def should_stop(self) -> bool:
+        """Every candidate is decided."""
+        return self.stopped_after is not None
+
+    def add(self, record: dict[str, Any]) -> None:
+        """Take one journal record; ``attempt`` records complete cases."""
+        if record.get("type") != "attempt":
+            return
+        key = (record["variant"], int(record["trial"]), record["case"])
+        score = record.get("score")
+        passed = record["status"] == "ok" and bool(score[0] if score else False)
+        with self._lock:
+            self.outcome[key] = passed
+            if record["status"] == "invalid_payload" and self.trial_mode:
+                index = self.case_index[key[2]]
+                self.invalid_at[key[:2]] = min(self.invalid_at.get(key[:2], index), index)
+            self._advance()
+        if self.on_advance is not None:
+            self.on_advance()
+
+    def admits(self, concurrency: int) -> Callable[[Any], bool]:
+        """The scheduler's admission rule: start a case only a few cases ahead of the
+        last one the sequence has seen, so a decision stops the run promptly even when
+        scoring lags behind fast targets."""
+        per_case = len(self.variants) * self.trials
+        ahead = max(1, -(-concurrency // per_case)) + 1
+
+        def admit(item: Any) -> bool:
+            return self.rank[item.case.id] < self.position + ahead
+
+        return admit
+
+    def _complete(self, case_id: str) -> bool:
+        index = self.case_index[case_id]
+        for v in self.variants:
+            for t in range(1, self.trials + 1):
+                failed_at = self.invalid_at.get((v, t))
+                if (v, t, case_id) not in self.outcome and not (
+                    failed_at is not None and failed_at <= index
+                ):
+                    return False
+        return True
+
+    def _rate(self, variant: str, case_id: str) -> float:
+        index = self.case_index[case_id]
+        passes = 0
+        for t in range(1, self.trials + 1):
+            failed_at = self.invalid_at.get((variant, t))
+            if failed_at is not None and failed_at <= index:
+                continue  # a failed trial's attempts count as failures (as in the tables)
+            passes += self.outcome.get((variant, t, case_id), False)
+        return passes / self.trials
+
+    def _advance(self) -> None:
+        while (
+            self.stopped_after is None
+            and self.position < len(self.order)
+            and self._complete(self.order[self.position])
+        ):
+            case_id = self.order[self.position]
+            base = self._rate(self.baseline, case_id)
+            diffs = [self._rate(c, case_id) - base for c in self.candidates]
+            self.sequence.update(diffs or [0.0])
+            self.position += 1
+            low, high = self.sequence.interval()
+            self.lower, self.upper = low[: len(self.candidates)], high[: len(self.candidates)]
+            self.decisions = [
+                decide(float(lo), float(hi), self.rule.margin)
+                for lo, hi in zip(self.lower, self.upper, strict=True)
+            ]
+            if self.candidates and all(d is not None for d in self.decisions):
+                self.stopped_after = self.position
+
+    def used_cases(self) -> list[str]:
+        """The cases the sequence has seen, planned order."""
+        return self.order[: self.position]
+
+    def summary(self, attempts_done: int) -> dict[str, Any]:
+        """JSON-ready: when and why the run stopped (or did not), and what it saved."""
+        stopped = self.stopped_after is not None
+        return {
+            "stop_when": "decided",
+            "stopped_early": stopped,
+            "cases_used": self.position,
+            "cases_planned": len(self.order),
+            "attempts_planned": self.planned_attempts,
+            "attempts_run": attempts_done,
+            "attempts_saved": max(self.planned_attempts - attempts_done, 0),
+            "reason": (
+                f"every candidate decided after {self.position} of {len(self.order)} cases"
+                if stopped
+                else "not every candidate was decided; every planned case ran"
+            ),
+            "alpha": self.rule.alpha,
+            "correction": self.rule.correction,
+            "alpha_per_candidate": self.alpha_each,
+            "margin": self.rule.margin,
+            "method": METHOD,
+            "candidates": [
+                {
+                    "candidate_variant_id": c,
+                    "decision": d,
+                    "lower": float(lo),
+                    "upper": float(hi),
+                }
+                for c, d, lo, hi in zip(
+                    self.candidates, self.decisions, self.lower, self.upper, strict=True
+                )
+            ],
+        }

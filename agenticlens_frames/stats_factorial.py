@@ -1,0 +1,445 @@
+r"""Which factor did it? Factor effects of a variant design, the case as the unit (pure).
+
+Variants carry factors (model, prompt, retrieval, …) and a baseline. Each case gives one
+outcome per variant (its pass rate over the trials, or its mean score), so the data are a
+cases × variants matrix :math:`Y` and the design is a variants × factors table of levels.
+
+Terms are coded against the baseline's levels (treatment coding): a main-effect term
+per non-baseline level of each factor, and a two-factor interaction term per pair of
+non-baseline levels of two factors. :func:`design_terms` decides which terms the design
+can estimate (a term whose column adds nothing to the span of the intercept and the
+terms before it cannot be estimated; main effects come first, then interactions), and
+says so in words.
+
+Two estimators:
+
+* **Balanced full factorial within cases** (every combination of levels is a variant and
+  every case has every variant): :func:`factorial_contrasts`. Main effects are averaged
+  over the other factors' levels (the ANOVA definition): per case, the mean of the cells
+  at level :math:`\ell` minus the mean at the baseline level, then a one-sample t-test
+  over cases (df = cases − 1). An interaction is the per-case difference of differences
+  of the two-factor cell means. For two-level factors :math:`t^2` is exactly the
+  repeated-measures ANOVA :math:`F` (Maxwell & Delaney, *Designing Experiments and
+  Analyzing Data*, ch. 12), which the frame-level code checks against
+  ``pingouin.rm_anova``.
+* **Any other design**: :func:`case_fixed_effects_ols`, the linear model
+  :math:`y_{cv} = \alpha_c + x_v^\top\beta + \varepsilon_{cv}` with case fixed effects
+  (the within transformation) and CR1 cluster-robust standard errors by case,
+  :math:`\hat V = \frac{G}{G-1}\frac{N-1}{N-K}(X^\top X)^{-1}\big(\sum_c X_c^\top e_c
+  e_c^\top X_c\big)(X^\top X)^{-1}`, t reference with :math:`G-1` df (Cameron & Miller
+  2015, *J. Human Resources* 50(2)). A main effect is then the change at the baseline's
+  levels of the other factors, and interactions the design cannot estimate are assumed 0.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = [
+    "DesignTerm",
+    "FactorDesign",
+    "TermEstimate",
+    "case_fixed_effects_ols",
+    "design_terms",
+    "factorial_contrasts",
+    "is_full_factorial",
+]
+
+_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class DesignTerm:
+    """One main-effect or two-factor interaction term, coded against the baseline.
+
+    Attributes
+    ----------
+    kind
+        ``"main"`` or ``"interaction"``.
+    factors, levels, baseline_levels
+        One entry for a main effect, two for an interaction.
+    column
+        The term's 0/1 indicator over variants.
+    estimable
+        Whether the design can estimate it.
+    carriers
+        Variants with every level of the term (for an interaction: the variants that
+        combine both non-baseline levels).
+    aliased_with
+        Labels of earlier terms it is confounded with (non-estimable terms only).
+    """
+
+    kind: str
+    factors: tuple[str, ...]
+    levels: tuple[str, ...]
+    baseline_levels: tuple[str, ...]
+    column: np.ndarray
+    estimable: bool
+    carriers: tuple[str, ...]
+    aliased_with: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """``model: gpt-large vs gpt-small`` or ``model × prompt: gpt-large & v2``."""
+        if self.kind == "main":
+            return f"{self.factors[0]}: {self.levels[0]} vs {self.baseline_levels[0]}"
+        return f"{self.factors[0]} × {self.factors[1]}: {self.levels[0]} & {self.levels[1]}"
+
+
+@dataclass(frozen=True)
+class FactorDesign:
+    """The terms of a design and what can be said about them in words."""
+
+    factors: tuple[str, ...]
+    terms: tuple[DesignTerm, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def estimable(self) -> list[DesignTerm]:
+        """The terms the design can estimate, main effects first."""
+        return [t for t in self.terms if t.estimable]
+
+    def matrix(self) -> np.ndarray:
+        """(variants, estimable terms) 0/1 design matrix, without the intercept."""
+        cols = [t.column for t in self.estimable]
+        n = len(self.terms[0].column) if self.terms else 0
+        return np.column_stack(cols) if cols else np.zeros((n, 0))
+
+
+def _rank(matrix: np.ndarray) -> int:
+    return int(np.linalg.matrix_rank(matrix, tol=1e-8)) if matrix.size else 0
+
+
+def _join(items: Sequence[str]) -> str:
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def design_terms(
+    levels: Sequence[Sequence[str]],
+    factors: Sequence[str],
+    variant_ids: Sequence[str],
+    baseline: int,
+) -> FactorDesign:
+    """Main effects and two-factor interactions of a variant design, and what is estimable.
+
+    Parameters
+    ----------
+    levels
+        ``(variants, factors)`` level names (use a placeholder such as ``"(unset)"`` for a
+        variant without the factor).
+    factors
+        Factor names, one per column of ``levels``; factors with one level are dropped.
+    variant_ids
+        Variant ids, one per row.
+    baseline
+        Row of the baseline variant: its levels are the reference levels.
+
+    Returns
+    -------
+    FactorDesign
+        Terms in order (main effects by factor, then interactions by factor pair) with
+        estimability, and notes in words about what the design cannot estimate.
+
+    Examples
+    --------
+    >>> d = design_terms([["s", "1"], ["l", "1"], ["s", "2"], ["l", "2"]],
+    ...                  ["model", "prompt"], ["base", "L", "P", "LP"], baseline=0)
+    >>> [(t.label, t.estimable) for t in d.terms]  # doctest: +NORMALIZE_WHITESPACE
+    [('model: l vs s', True), ('prompt: 2 vs 1', True), ('model × prompt: l & 2', True)]
+    >>> d.notes[0]
+    'model × prompt is estimable only through LP.'
+    """
+    table = np.asarray(levels, dtype=object)
+    ids = [str(v) for v in variant_ids]
+    if table.ndim != 2 or table.shape != (len(ids), len(factors)):
+        raise ValueError("levels must be (variants, factors), one row per variant id")
+    keep = [j for j in range(len(factors)) if len(set(table[:, j])) > 1]
+    names = tuple(str(factors[j]) for j in keep)
+    table = table[:, keep]
+    base = table[baseline]
+    n = len(ids)
+    basis = np.ones((n, 1))
+    basis_labels: list[str] = ["(intercept)"]
+    terms: list[DesignTerm] = []
+
+    def add(
+        kind: str, fs: tuple[str, ...], lv: tuple[str, ...], bl: tuple[str, ...], column: np.ndarray
+    ) -> None:
+        nonlocal basis
+        carriers = tuple(v for v, on in zip(ids, column, strict=True) if on)
+        label_term = DesignTerm(kind, fs, lv, bl, column, False, carriers)
+        if not column.any():
+            terms.append(label_term)
+            return
+        trial = np.column_stack([basis, column])
+        if _rank(trial) > _rank(basis):
+            basis = trial
+            basis_labels.append(label_term.label)
+            terms.append(DesignTerm(kind, fs, lv, bl, column, True, carriers))
+            return
+        coef, *_ = np.linalg.lstsq(basis, column, rcond=None)
+        aliased = tuple(
+            lab
+            for lab, c in zip(basis_labels, coef, strict=True)
+            if abs(c) > 1e-8 and lab != "(intercept)"
+        )
+        terms.append(DesignTerm(kind, fs, lv, bl, column, False, carriers, aliased))
+
+    for j, name in enumerate(names):
+        for level in sorted(set(table[:, j]) - {base[j]}, key=str):
+            add(
+                "main",
+                (name,),
+                (str(level),),
+                (str(base[j]),),
+                (table[:, j] == level).astype(float),
+            )
+    for j, k in itertools.combinations(range(len(names)), 2):
+        for a in sorted(set(table[:, j]) - {base[j]}, key=str):
+            for b in sorted(set(table[:, k]) - {base[k]}, key=str):
+                column = ((table[:, j] == a) & (table[:, k] == b)).astype(float)
+                add(
+                    "interaction",
+                    (names[j], names[k]),
+                    (str(a), str(b)),
+                    (str(base[j]), str(base[k])),
+                    column,
+                )
+    return FactorDesign(names, tuple(terms), tuple(_notes(names, terms)))
+
+
+def _notes(names: tuple[str, ...], terms: list[DesignTerm]) -> list[str]:
+    notes: list[str] = []
+    for t in terms:
+        if t.kind == "main" and not t.estimable:
+            notes.append(
+                f"{t.label} is not estimable: it is confounded with {_join(t.aliased_with)} "
+                "(they change together), so their effects cannot be separated."
+            )
+    blocked: dict[str, list[bool]] = {n: [] for n in names}
+    pairs: dict[tuple[str, str], list[DesignTerm]] = {}
+    for t in terms:
+        if t.kind == "interaction":
+            pairs.setdefault(t.factors, []).append(t)  # type: ignore[arg-type]
+    for (f, g), ts in pairs.items():
+        ok = [t for t in ts if t.estimable]
+        for name in (f, g):
+            blocked[name].append(bool(ok))
+        if ok:
+            through = sorted({v for t in ok for v in t.carriers})
+            some = "" if len(ok) == len(ts) else f" (for {len(ok)} of {len(ts)} level pairs)"
+            notes.append(f"{f} × {g} is estimable only through {_join(through)}{some}.")
+        elif not any(t.column.any() for t in ts):
+            notes.append(
+                f"{f} × {g} is not estimable: no variant combines a non-baseline {f} with a "
+                f"non-baseline {g}."
+            )
+        else:
+            aliased = sorted({a for t in ts for a in t.aliased_with})
+            notes.append(
+                f"{f} × {g} is not estimable: the variants that combine them are needed for "
+                f"{_join(aliased)}."
+            )
+    for name, flags in blocked.items():
+        if flags and not any(flags):
+            notes.append(f"{name}'s interactions are not estimable.")
+    if any(t.kind == "interaction" and not t.estimable for t in terms):
+        notes.append(
+            "Interactions that are not estimable are assumed to be zero in the other "
+            "estimates; each main effect is the change at the baseline's levels of the "
+            "other factors."
+        )
+    return notes
+
+
+def is_full_factorial(levels: Sequence[Sequence[str]]) -> bool:
+    """True when the variants are every combination of the factors' levels, once each.
+
+    Factors with one level are ignored.
+
+    Examples
+    --------
+    >>> is_full_factorial([["a", "x"], ["b", "x"], ["a", "y"], ["b", "y"]])
+    True
+    >>> is_full_factorial([["a", "x"], ["b", "x"], ["a", "y"]])
+    False
+    """
+    table = np.asarray(levels, dtype=object)
+    if table.ndim != 2 or len(table) < 2:
+        return False
+    keep = [j for j in range(table.shape[1]) if len(set(table[:, j])) > 1]
+    if not keep:
+        return False
+    rows = {tuple(r) for r in table[:, keep].tolist()}
+    sizes = [len(set(table[:, j])) for j in keep]
+    return len(rows) == len(table) == int(np.prod(sizes))
+
+
+@dataclass(frozen=True)
+class TermEstimate:
+    """Estimates of a list of terms: arrays aligned with the terms."""
+
+    estimate: np.ndarray
+    se: np.ndarray
+    statistic: np.ndarray
+    df: np.ndarray
+    p_value: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    n_cases: int
+    method: str
+
+
+def _t_inference(
+    estimate: np.ndarray, se: np.ndarray, df: np.ndarray, confidence_level: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    from scipy import stats as st
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = estimate / se
+        p = 2 * st.t.sf(np.abs(t), df)
+        q = st.t.ppf(0.5 + confidence_level / 2, df)
+    # A zero standard error with a zero estimate is no evidence either way.
+    p = np.where((se == 0) & (estimate == 0), 1.0, p)
+    return t, p, estimate - q * se, estimate + q * se
+
+
+def factorial_contrasts(
+    y: ArrayLike,
+    levels: Sequence[Sequence[str]],
+    design: FactorDesign,
+    *,
+    confidence_level: float = 0.95,
+) -> TermEstimate:
+    """Main effects and interactions of a balanced full factorial, per-case contrasts.
+
+    Parameters
+    ----------
+    y
+        ``(cases, variants)`` outcomes, no missing value.
+    levels
+        ``(variants, factors)`` levels, factors in the order of ``design.factors`` after
+        dropping one-level factors (pass the same table as to :func:`design_terms`).
+    design
+        From :func:`design_terms` on the same variants (every term estimable).
+    confidence_level
+        For the t intervals.
+
+    Returns
+    -------
+    TermEstimate
+        One entry per term of ``design.terms``; t-test over cases, df = cases − 1.
+
+    Examples
+    --------
+    >>> lv = [["s", "1"], ["l", "1"], ["s", "2"], ["l", "2"]]
+    >>> d = design_terms(lv, ["m", "p"], ["a", "b", "c", "e"], 0)
+    >>> y = np.array([[0.0, 1.0, 0.0, 1.0], [0.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 1.0]])
+    >>> factorial_contrasts(y, lv, d).estimate.round(3).tolist()
+    [0.667, 0.0, 0.0]
+    """
+    values = np.asarray(y, dtype=float)
+    table = np.asarray(levels, dtype=object)
+    keep = [j for j in range(table.shape[1]) if len(set(table[:, j])) > 1]
+    table = table[:, keep]
+    n_case = values.shape[0]
+    names = list(design.factors)
+
+    def marginal(cols: list[int], want: tuple[str, ...]) -> np.ndarray:
+        # Per case: the mean over variants at these levels (balanced: equal weights).
+        mask = np.ones(len(table), dtype=bool)
+        for j, level in zip(cols, want, strict=True):
+            mask &= table[:, j] == level
+        return values[:, mask].mean(axis=1)
+
+    contrasts = []
+    for t in design.terms:
+        cols = [names.index(f) for f in t.factors]
+        if t.kind == "main":
+            c = marginal(cols, t.levels) - marginal(cols, t.baseline_levels)
+        else:
+            (a, b), (a0, b0) = t.levels, t.baseline_levels
+            c = (
+                marginal(cols, (a, b))
+                - marginal(cols, (a, b0))
+                - marginal(cols, (a0, b))
+                + marginal(cols, (a0, b0))
+            )
+        contrasts.append(c)
+    d = np.column_stack(contrasts) if contrasts else np.zeros((n_case, 0))
+    estimate = d.mean(axis=0)
+    se = d.std(axis=0, ddof=1) / np.sqrt(n_case) if n_case > 1 else np.full(d.shape[1], np.nan)
+    df = np.full(d.shape[1], float(n_case - 1))
+    t, p, low, high = _t_inference(estimate, se, df, confidence_level)
+    return TermEstimate(
+        estimate, se, t, df, p, low, high, n_case, "per-case factorial contrasts, t over cases"
+    )
+
+
+def case_fixed_effects_ols(
+    y: ArrayLike,
+    x: ArrayLike,
+    cases: ArrayLike,
+    *,
+    confidence_level: float = 0.95,
+) -> TermEstimate:
+    """OLS with case fixed effects (within transformation), CR1 standard errors by case.
+
+    Parameters
+    ----------
+    y
+        ``(n,)`` outcomes, one per (case, variant) with data.
+    x
+        ``(n, k)`` term indicators of each row's variant (no intercept: the case effects
+        absorb it).
+    cases
+        ``(n,)`` case labels (the clusters and the fixed effects).
+    confidence_level
+        For the t intervals (df = cases − 1).
+
+    Returns
+    -------
+    TermEstimate
+
+    Examples
+    --------
+    >>> y = np.array([0.2, 0.5, 0.4, 0.9, 0.1, 0.3])
+    >>> est = case_fixed_effects_ols(y, [[0], [1], [0], [1], [0], [1]], [0, 0, 1, 1, 2, 2])
+    >>> round(float(est.estimate[0]), 6)  # the mean paired difference
+    0.333333
+    """
+    yv = np.asarray(y, dtype=float)
+    xm = np.asarray(x, dtype=float).reshape(len(yv), -1)
+    codes = np.unique(np.asarray(cases), return_inverse=True)[1].reshape(-1)
+    n, k = xm.shape
+    g = int(codes.max()) + 1 if n else 0
+    size = np.bincount(codes, minlength=g)
+
+    def within(a: np.ndarray) -> np.ndarray:
+        sums = np.zeros((g, *a.shape[1:]))
+        np.add.at(sums, codes, a)
+        return a - (sums / size.reshape(-1, *([1] * (a.ndim - 1))))[codes]
+
+    yd, xd = within(yv), within(xm)
+    xtx_inv = np.linalg.pinv(xd.T @ xd)
+    beta = xtx_inv @ xd.T @ yd
+    resid = yd - xd @ beta
+    scores = np.zeros((g, k))
+    np.add.at(scores, codes, xd * resid[:, None])
+    meat = scores.T @ scores
+    factor = g / (g - 1) * (n - 1) / (n - k) if g > 1 and n > k else np.nan
+    cov = factor * xtx_inv @ meat @ xtx_inv
+    se = np.sqrt(np.clip(np.diag(cov), 0, None))
+    df = np.full(k, float(g - 1))
+    t, p, low, high = _t_inference(beta, se, df, confidence_level)
+    return TermEstimate(
+        beta, se, t, df, p, low, high, g, "OLS with case fixed effects, CR1 by case"
+    )

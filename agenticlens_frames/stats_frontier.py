@@ -1,0 +1,403 @@
+r"""How sure is the Pareto frontier? A joint case bootstrap, vectorised (pure estimators).
+
+A variant is on the Pareto frontier or not; this module says how sure that is. Cases are
+resampled with replacement **jointly across variants** (one draw of case indices serves
+every variant, so the pairing of variants on the same case is kept), every frontier
+objective is recomputed from the resampled cases exactly as the point estimate computes
+it, and the frontier is recomputed in each resample. Then
+
+.. math::
+
+    p_\text{frontier}(v) = \frac{1}{B}\sum_{b=1}^{B} \mathbf 1[v \in \text{front}_b]
+
+and, per objective :math:`k`, :math:`p_\text{best}(v, k)` is the share of resamples in which
+:math:`v` has the best value (ties split equally, so the column sums to 1 over eligible
+variants).
+
+Every per-trial objective of the frontier is a ratio of case sums
+(:math:`\sum_c w_c a_{vtc} / \sum_c w_c d_{vtc}`) or an "all cases passed" indicator
+(:math:`\sum_c w_c f_{vtc} = 0`), where :math:`w_c` is how often case :math:`c` was drawn.
+So one resample is a vector of case counts and a whole batch of resamples is one matrix
+product ``counts @ values`` — no Python loop over resamples (see
+``benchmarks/bench_frontier.py`` for the measured speed against a per-resample loop).
+
+References: Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 6 (the case
+bootstrap); the joint bootstrap of a Pareto frontier follows evalstats' ``pareto`` module
+(P(non-dominated) per model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = [
+    "FrontierBootstrap",
+    "all_pass_rate",
+    "bootstrap_case_counts",
+    "case_sums",
+    "frontier_probabilities",
+    "pareto_front_batch",
+    "resampled_all_pass_rate",
+    "resampled_trial_ratio_means",
+    "trial_ratio_means",
+]
+
+#: Resamples drawn per matrix product: bounds memory at ``chunk × cases`` floats.
+_CHUNK = 256
+
+
+def bootstrap_case_counts(
+    n_cases: int, n_resamples: int, seed: int | None, *, start: int = 0, stop: int | None = None
+) -> np.ndarray:
+    """How often each case is drawn in each resample: ``(resamples, cases)`` float32 counts.
+
+    Resample ``b`` draws ``n_cases`` case indices uniformly with replacement. The draw of
+    resamples ``start:stop`` is the same whatever the chunking, because every block of 256
+    resamples is drawn from a child seed of its own (``SeedSequence(seed).spawn``).
+
+    Parameters
+    ----------
+    n_cases
+        Cases in the suite (≥ 1).
+    n_resamples
+        Total resamples of the bootstrap.
+    seed
+        Seed of the bootstrap (None: fresh entropy, not reproducible).
+    start, stop
+        The slice of resamples to return (default: all).
+
+    Examples
+    --------
+    >>> counts = bootstrap_case_counts(4, 3, seed=1)
+    >>> counts.shape, counts.sum(axis=1).tolist()
+    ((3, 4), [4.0, 4.0, 4.0])
+    """
+    if n_cases < 1:
+        raise ValueError(f"need at least one case, got {n_cases}")
+    stop = n_resamples if stop is None else stop
+    # One child generator per fixed-size block of resamples: chunked and unchunked calls
+    # give identical draws, so results do not depend on the chunk size.
+    blocks = range(start // _CHUNK, (stop - 1) // _CHUNK + 1) if stop > start else range(0)
+    children = np.random.SeedSequence(seed).spawn(-(-n_resamples // _CHUNK))
+    parts = []
+    for block in blocks:
+        rng = np.random.default_rng(children[block])
+        b0 = block * _CHUNK
+        b1 = min(b0 + _CHUNK, n_resamples)
+        draws = rng.integers(0, n_cases, size=(b1 - b0, n_cases), dtype=np.int32)
+        lo, hi = max(start, b0) - b0, min(stop, b1) - b0
+        draws = draws[lo:hi]
+        offsets = (np.arange(len(draws), dtype=np.int64) * n_cases)[:, None]
+        counts = np.bincount((draws + offsets).ravel(), minlength=len(draws) * n_cases)
+        parts.append(counts.reshape(len(draws), n_cases).astype(np.float32))
+    if not parts:
+        return np.zeros((0, n_cases), dtype=np.float32)
+    return np.concatenate(parts)
+
+
+def _as_cases_last(values: ArrayLike, name: str) -> tuple[np.ndarray, tuple[int, ...]]:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim < 1:
+        raise ValueError(f"{name} must have a case axis (last), got a scalar")
+    return arr.reshape(-1, arr.shape[-1]), arr.shape[:-1]
+
+
+def resampled_trial_ratio_means(
+    counts: np.ndarray,
+    numerator: ArrayLike,
+    denominator: ArrayLike,
+    completed: ArrayLike,
+    *,
+    blocker: ArrayLike | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Per resample and variant: the mean over trials of a per-trial ratio of case sums.
+
+    Trial :math:`t` of variant :math:`v` has value
+    :math:`r_{vt} = \sum_c w_c a_{vtc} / \sum_c w_c d_{vtc}`; it counts when the trial
+    completed, its denominator is positive and (if ``blocker`` is given) no drawn case
+    has a positive blocker (e.g. an unpriced case makes the trial's cost unknown). The
+    variant's value is the mean of the trials that count (NaN if none).
+
+    Parameters
+    ----------
+    counts
+        ``(resamples, cases)`` draw counts (:func:`bootstrap_case_counts`).
+    numerator, denominator
+        ``(variants, trials, cases)`` arrays :math:`a` and :math:`d`.
+    completed
+        ``(variants, trials)`` bool: trials that finished (padding trials are False).
+    blocker
+        Optional ``(variants, trials, cases)`` non-negative array.
+
+    Returns
+    -------
+    mean, n_trials
+        ``(resamples, variants)`` float mean and the number of trials that counted.
+
+    Examples
+    --------
+    >>> a = np.array([[[1.0, 0.0], [1.0, 1.0]]])  # one variant, two trials, two cases
+    >>> m, n = resampled_trial_ratio_means(np.ones((1, 2)), a, np.ones_like(a),
+    ...                                    np.array([[True, True]]))
+    >>> m.tolist(), n.tolist()
+    ([[0.75]], [[2]])
+    """
+    num, shape = _as_cases_last(numerator, "numerator")
+    den, _ = _as_cases_last(denominator, "denominator")
+    done = np.asarray(completed, dtype=bool)
+    if len(shape) != 2 or done.shape != shape or den.shape != num.shape:
+        raise ValueError(
+            "numerator, denominator must be (variants, trials, cases); completed (variants, trials)"
+        )
+    w = np.asarray(counts, dtype=np.float32)
+    blocked = None
+    if blocker is not None:
+        block, _ = _as_cases_last(blocker, "blocker")
+        blocked = case_sums(w, block) > 0
+    return trial_ratio_means(case_sums(w, num), case_sums(w, den), done, blocked=blocked)
+
+
+def case_sums(counts: np.ndarray, values: ArrayLike) -> np.ndarray:
+    """``counts @ values.T``: per resample, the count-weighted sum over cases of each row.
+
+    ``values`` is ``(rows, cases)``; the result ``(resamples, rows)`` float64. The product
+    runs in float32 (counts are exact there; the relative rounding, about 1e-7, is far
+    below bootstrap noise) on a contiguous copy, the fast path of the BLAS.
+
+    Examples
+    --------
+    >>> case_sums(np.array([[2.0, 0.0, 1.0]]), np.array([[1.0, 5.0, 3.0]])).tolist()
+    [[5.0]]
+    """
+    rows = np.ascontiguousarray(np.asarray(values, dtype=np.float32).T)
+    return (np.asarray(counts, dtype=np.float32) @ rows).astype(np.float64)
+
+
+def trial_ratio_means(
+    top: np.ndarray, bottom: np.ndarray, completed: ArrayLike, *, blocked: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`resampled_trial_ratio_means` from already computed :func:`case_sums`.
+
+    ``top``, ``bottom`` and ``blocked`` are ``(resamples, variants × trials)`` (trials
+    fastest); ``completed`` is ``(variants, trials)``.
+
+    Examples
+    --------
+    >>> m, n = trial_ratio_means(np.array([[1.0, 4.0]]), np.array([[2.0, 4.0]]), [[True, True]])
+    >>> m.tolist(), n.tolist()
+    ([[0.75]], [[2]])
+    """
+    done = np.asarray(completed, dtype=bool)
+    n_var, n_trial = done.shape
+    ok = (bottom > 0) & done.reshape(-1)[None, :]
+    if blocked is not None:
+        ok &= ~blocked
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(ok, top / np.where(ok, bottom, 1.0), 0.0)
+    ratio = ratio.reshape(len(top), n_var, n_trial)
+    ok = ok.reshape(len(top), n_var, n_trial)
+    n = ok.sum(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, ratio.sum(axis=2) / np.maximum(n, 1), np.nan)
+    return mean, n
+
+
+def resampled_all_pass_rate(
+    counts: np.ndarray, failed: ArrayLike, completed: ArrayLike, attempted: ArrayLike
+) -> np.ndarray:
+    r"""Per resample and variant: the share of attempted trials in which every drawn case passed.
+
+    A completed trial succeeds in a resample when no drawn case failed
+    (:math:`\sum_c w_c f_{vtc} = 0`); a trial that did not complete never succeeds.
+
+    Parameters
+    ----------
+    counts
+        ``(resamples, cases)`` draw counts.
+    failed
+        ``(variants, trials, cases)``: 1 where the attempt failed.
+    completed, attempted
+        ``(variants, trials)`` bool masks (padding trials are not attempted).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(resamples, variants)``; NaN for a variant with no attempted trial.
+
+    Examples
+    --------
+    >>> f = np.array([[[0.0, 1.0]]])
+    >>> resampled_all_pass_rate(np.array([[2.0, 0.0], [1.0, 1.0]]), f, [[True]], [[True]]).tolist()
+    [[1.0], [0.0]]
+    """
+    fail, _ = _as_cases_last(failed, "failed")
+    return all_pass_rate(case_sums(counts, fail), completed, attempted)
+
+
+def all_pass_rate(failures: np.ndarray, completed: ArrayLike, attempted: ArrayLike) -> np.ndarray:
+    """:func:`resampled_all_pass_rate` from the :func:`case_sums` of the failure flags.
+
+    Examples
+    --------
+    >>> all_pass_rate(np.array([[0.0, 2.0]]), [[True, True]], [[True, True]]).tolist()
+    [[0.5]]
+    """
+    done = np.asarray(completed, dtype=bool)
+    tried = np.asarray(attempted, dtype=bool)
+    success = (failures == 0) & done.reshape(-1)[None, :]
+    success = success.reshape(len(failures), *done.shape)
+    n = tried.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, success.sum(axis=2) / np.maximum(n, 1), np.nan)
+
+
+def pareto_front_batch(
+    objectives: ArrayLike, maximize: Sequence[bool], unknown: ArrayLike | None = None
+) -> np.ndarray:
+    """:func:`agenticlens_frames.stats.pareto_front` for a batch of candidate sets at once.
+
+    Parameters
+    ----------
+    objectives
+        ``(batch, candidates, objectives)`` floats.
+    maximize
+        One flag per objective.
+    unknown
+        Optional bool mask of the same shape: a missing value neither creates nor blocks
+        dominance, as in :func:`~agenticlens_frames.stats.pareto_front`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(batch, candidates)`` bool, True on the front.
+
+    Examples
+    --------
+    >>> pareto_front_batch([[[0.9, 100.0], [0.8, 120.0]], [[0.7, 100.0], [0.8, 90.0]]],
+    ...                    [True, False]).tolist()
+    [[True, False], [False, True]]
+    """
+    values = np.asarray(objectives, dtype=np.float64)
+    if values.ndim != 3:
+        raise ValueError(
+            f"objectives must be 3-D (batch, candidates, objectives), got {values.shape}"
+        )
+    higher = np.asarray(maximize, dtype=bool)
+    # Axis 1: the candidate that may be dominated; axis 2: the other candidate.
+    candidate = values[:, :, None, :]
+    other = values[:, None, :, :]
+    not_worse = np.where(higher, other >= candidate, other <= candidate)
+    strictly_better = np.where(higher, other > candidate, other < candidate)
+    if unknown is not None:
+        missing = np.asarray(unknown, dtype=bool)
+        either = missing[:, :, None, :] | missing[:, None, :, :]
+        not_worse |= either
+        strictly_better &= ~either
+    dominates = not_worse.all(axis=3) & strictly_better.any(axis=3)
+    n = values.shape[1]
+    dominates[:, np.arange(n), np.arange(n)] = False
+    return ~dominates.any(axis=2)
+
+
+@dataclass(frozen=True)
+class FrontierBootstrap:
+    """Result of :func:`frontier_probabilities`.
+
+    Attributes
+    ----------
+    p_frontier
+        ``(candidates,)`` share of resamples on the front (NaN for ineligible candidates).
+    p_best
+        ``(candidates, objectives)`` share of resamples with the best value, ties split.
+    ci_low, ci_high
+        ``(candidates, objectives)`` percentile interval of each objective.
+    n_resamples
+        Resamples used.
+    """
+
+    p_frontier: np.ndarray
+    p_best: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    n_resamples: int
+
+
+def frontier_probabilities(
+    objectives: ArrayLike,
+    maximize: Sequence[bool],
+    *,
+    unknown: ArrayLike | None = None,
+    eligible: ArrayLike | None = None,
+    confidence_level: float = 0.95,
+) -> FrontierBootstrap:
+    """Frontier and best-value probabilities from bootstrap objective values.
+
+    Parameters
+    ----------
+    objectives
+        ``(resamples, candidates, objectives)``: each objective recomputed per resample.
+    maximize
+        One flag per objective.
+    unknown
+        Optional mask (same shape): the value is missing in that resample (it neither
+        creates nor blocks dominance, and cannot be the best).
+    eligible
+        Optional ``(resamples, candidates)`` bool: candidates that may be on the front in
+        that resample (default all). Ineligible candidates are left out of the front.
+    confidence_level
+        For the percentile intervals.
+
+    Returns
+    -------
+    FrontierBootstrap
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> obj = rng.normal([0.9, 0.5], 0.01, size=(200, 2))[:, :, None]  # 2 candidates, 1 objective
+    >>> res = frontier_probabilities(obj, [True])
+    >>> res.p_frontier.round(2).tolist(), res.p_best[:, 0].round(2).tolist()
+    ([1.0, 0.0], [1.0, 0.0])
+    """
+    values = np.asarray(objectives, dtype=np.float64)
+    if values.ndim != 3:
+        raise ValueError(
+            f"objectives must be 3-D (resamples, candidates, objectives), got {values.shape}"
+        )
+    n_boot, n_cand, n_obj = values.shape
+    higher = np.asarray(maximize, dtype=bool)
+    if higher.shape != (n_obj,):
+        raise ValueError(f"maximize needs {n_obj} flags, got {higher.shape}")
+    missing = (
+        np.isnan(values) if unknown is None else np.asarray(unknown, dtype=bool) | np.isnan(values)
+    )
+    ok = np.ones((n_boot, n_cand), dtype=bool) if eligible is None else np.asarray(eligible, bool)
+    # Ineligible candidates: every objective unknown and never counted on the front, so
+    # they neither dominate nor are reported.
+    front = pareto_front_batch(values, higher, missing | ~ok[:, :, None]) & ok
+    # A candidate that is never eligible has no probability, not a zero one.
+    ever = ok.any(axis=0)
+    p_frontier = np.where(ever, front.sum(axis=0) / np.maximum(ok.sum(axis=0), 1), np.nan)
+
+    signed = np.where(higher, values, -values)
+    signed = np.where(missing | ~ok[:, :, None], -np.inf, signed)
+    best = signed.max(axis=1, keepdims=True)
+    at_best = (signed == best) & np.isfinite(best)
+    share = at_best / np.maximum(at_best.sum(axis=1, keepdims=True), 1)
+    p_best = share.mean(axis=0)
+    p_best = np.where(ever[:, None], p_best, np.nan)
+
+    tail = (1 - confidence_level) / 2
+    with np.errstate(invalid="ignore"):
+        masked = np.where(missing | ~ok[:, :, None], np.nan, values)
+        all_nan = np.isnan(masked).all(axis=0)
+        safe = np.where(all_nan[None], 0.0, masked)
+        low = np.nanquantile(safe, tail, axis=0)
+        high = np.nanquantile(safe, 1 - tail, axis=0)
+    low[all_nan] = np.nan
+    high[all_nan] = np.nan
+    return FrontierBootstrap(p_frontier, p_best, low, high, n_boot)

@@ -1,0 +1,180 @@
+"""Early stopping: error rate under continuous monitoring, and target calls saved.
+
+Simulated live runs: a baseline and two candidates, every case run for 3 trials per
+variant, case difficulty shared by the variants (pass probability p_i ~ Beta(2, 1), a
+candidate's p_i + Δ), the suite's cases in random order. The run is watched after every
+completed case with the betting confidence sequences of
+:mod:`agenticlens_frames.stats_sequential` (α = 0.05, Bonferroni over the two candidates,
+the rule ``stop_when="decided"`` uses) and stops once both candidates are decided.
+
+Reported, against named baselines measured in the same run:
+
+* **error rate, Δ = 0** (no true difference): share of runs in which any candidate's
+  interval ever excluded 0 — the family-wise error under continuous monitoring. Baseline:
+  the same runs watched with the fixed-sample paired t-interval (Bonferroni) from the
+  10th case on, which is what peeking at an ordinary report after every case does.
+* **calls saved, Δ = +10 pp**: target calls of the stopped run against the fixed design
+  (every planned case): 1 − (cases used / cases planned), averaged over runs; every
+  case costs variants × trials calls. Baseline: the fixed design (0 % saved).
+
+Also an end-to-end check through :func:`agenticlens_frames.run_experiment` with python
+targets (``--live-runs``, default 3): attempts actually run and saved.
+
+Run: ``python benchmarks/bench_stopping.py [--runs R] [--cases N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+from scipy import stats as st
+
+from agenticlens_frames.stats_sequential import BettingConfidenceSequence, candidate_alpha
+
+
+def simulate(runs: int, cases: int, delta: float, seed: int, trials: int = 3) -> dict:
+    rng = np.random.default_rng(seed)
+    p = rng.beta(2, 1, size=(runs, cases))
+    base = rng.binomial(trials, p) / trials
+    cands = [rng.binomial(trials, np.clip(p + delta, 0, 1)) / trials for _ in range(2)]
+    diffs = np.stack([c - base for c in cands], axis=1)  # runs × 2 × cases
+    alpha = candidate_alpha(0.05, 2, "bonferroni")
+    cs = BettingConfidenceSequence(alpha, n=runs * 2)
+    wrong = np.zeros(runs, dtype=bool)
+    naive_wrong = np.zeros(runs, dtype=bool)
+    decided = np.zeros((runs, 2), dtype=bool)
+    stopped = np.full(runs, cases)
+    done = np.zeros(runs, dtype=bool)
+    s1 = np.zeros((runs, 2))
+    s2 = np.zeros((runs, 2))
+    for i in range(cases):
+        d = diffs[:, :, i]
+        cs.update(d.reshape(-1))
+        low, high = (x.reshape(runs, 2) for x in cs.interval())
+        excl = (low > 0) | (high < 0)
+        wrong |= excl.any(axis=1) if delta == 0 else False
+        decided |= excl
+        now = ~done & decided.all(axis=1)
+        stopped[now] = i + 1
+        done |= now
+        s1 += d
+        s2 += d * d
+        n = i + 1
+        if n >= 10:  # from 10 cases on, so that a zero SD at tiny n does not count
+            mean = s1 / n
+            sd = np.sqrt(np.maximum(s2 / n - mean**2, 0) * n / (n - 1))
+            half = st.t.ppf(1 - alpha / 2, n - 1) * sd / np.sqrt(n)
+            naive = (mean - half > 0) | (mean + half < 0)
+            naive_wrong |= naive.any(axis=1) if delta == 0 else False
+    return {
+        "error": wrong.mean(),
+        "naive_error": naive_wrong.mean(),
+        "saved": 1 - stopped.mean() / cases,
+        "decided": done.mean(),
+    }
+
+
+TARGETS = """
+import hashlib
+
+
+def _u(*parts):
+    digest = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def _agent(shift, name):
+    calls = {}
+
+    def call(text, case=None):
+        calls[case.id] = calls.get(case.id, 0) + 1  # the trial, in a single session
+        p = 0.25 + 0.7 * _u("difficulty", SEED, case.id)  # shared by every variant
+        u = _u(name, SEED, case.id, calls[case.id])
+        return {"output": "yes" if u < min(p + shift, 1) else "no"}
+
+    return call
+
+
+base = _agent(0.0, "base")
+cand_a = _agent(0.10, "a")
+cand_b = _agent(0.10, "b")
+"""
+
+
+def live_runs(n_runs: int, cases: int) -> list[dict]:
+    from agenticlens_frames import StopRule, run_experiment
+
+    out = []
+    for seed in range(n_runs):
+        folder = Path(tempfile.mkdtemp())
+        (folder / "agents.py").write_text(f"SEED = {seed}\n" + TARGETS)
+        manifest = {
+            "name": "stop-bench",
+            "version": "1",
+            "baseline_variant_id": "base",
+            "trial_count": 3,
+            "random_seed": seed,
+            "variants": [
+                {"id": v, "name": v, "target_kind": "python", "target": f"agents.py:{v}"}
+                for v in ("base", "cand_a", "cand_b")
+            ],
+        }
+        suite = {
+            "name": "s",
+            "version": "1",
+            "cases": [
+                {"id": f"c{i}", "name": f"c{i}", "input": f"q{i}", "expected_contains": ["yes"]}
+                for i in range(cases)
+            ],
+        }
+        (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest))
+        (folder / "suite.yaml").write_text(yaml.safe_dump(suite))
+        result = run_experiment(
+            folder / "manifest.yaml",
+            folder / "suite.yaml",
+            progress=False,
+            stop_when="decided",
+            stop_rule=StopRule(alpha=0.05, correction="bonferroni"),
+        )
+        out.append(result.stopping)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=500)
+    parser.add_argument("--cases", type=int, default=400)
+    parser.add_argument("--live-runs", type=int, default=3)
+    args = parser.parse_args()
+    start = time.perf_counter()
+    null = simulate(args.runs, args.cases, 0.0, seed=1)
+    alt = simulate(args.runs, args.cases, 0.10, seed=2)
+    mc = np.sqrt(0.05 * 0.95 / args.runs)
+    print(f"{args.runs} simulated runs × {args.cases} cases × 3 trials, 2 candidates, α = 0.05")
+    print(
+        f"Δ = 0   : family-wise error under continuous monitoring {null['error']:.2%} "
+        f"(MC s.e. ≤ {mc:.2%}); peeking with fixed-sample t intervals: {null['naive_error']:.1%}"
+    )
+    print(
+        f"Δ = +10 pp: stopped with both candidates decided in {alt['decided']:.1%} of runs; "
+        f"target calls saved vs the fixed design: {alt['saved']:.1%} on average"
+    )
+    print(f"(simulation {time.perf_counter() - start:.1f} s)")
+    if args.live_runs:
+        stops = live_runs(args.live_runs, args.cases)
+        saved = [s["attempts_saved"] / s["attempts_planned"] for s in stops]
+        print(
+            f"live runs through run_experiment (python targets, {args.live_runs} seeds): "
+            f"cases used {[s['cases_used'] for s in stops]}, attempts saved "
+            f"{np.mean(saved):.1%} on average, decisions "
+            f"{[[c['decision'] for c in s['candidates']] for s in stops]}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,195 @@
+"""factor_effects on loaded experiments: the bundled example and a generated full factorial."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from agenticlens_frames import (
+    InputError,
+    analyze,
+    factor_effects,
+    load_experiment,
+    load_report,
+    viz,
+    write_json_report,
+)
+from agenticlens_frames.report.html import render_html
+
+from .conftest import EXAMPLE
+
+
+@pytest.fixture(scope="module")
+def run():
+    return load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+
+
+def test_bundled_example_words_and_estimates(run) -> None:
+    fe = factor_effects(run, correction="holm")
+    notes = fe.attrs["design_notes"]
+    assert notes[0] == "model × prompt is estimable only through large-v2."
+    assert "retrieval's interactions are not estimable." in notes
+    pr = fe[fe["metric"] == "pass_rate"].set_index("term")
+    assert not pr.loc["model × retrieval: gpt-large & dense", "estimable"]
+    # One factor at a time: a main effect is the paired mean difference of two variants.
+    cm = analyze(run, frontier_resamples=0).cases
+    rate = cm.pivot(index="case_id", columns="variant_id", values="pass_rate")
+    diff = rate["prompt-v2"] - rate["baseline"]
+    assert pr.loc["prompt: v2 vs v1", "estimate"] == pytest.approx(diff.mean())
+    inter = rate["large-v2"] - rate["model-large"] - rate["prompt-v2"] + rate["baseline"]
+    assert pr.loc["model × prompt: gpt-large & v2", "estimate"] == pytest.approx(inter.mean())
+    assert pr.loc["model × prompt: gpt-large & v2", "contrast"] == (
+        "+large-v2 +baseline −model-large −prompt-v2"
+    )
+    # Holm across the estimable terms of the metric, as statsmodels does it.
+    multitest = pytest.importorskip("statsmodels.stats.multitest", reason="test extra")
+    est = pr[pr["estimable"]]
+    expected = multitest.multipletests(est["p_value"], method="holm")[1]
+    np.testing.assert_allclose(est["p_adjusted"], expected)
+
+
+def _factorial_experiment(folder, effects: dict[tuple[str, str], float], n_case: int = 24):
+    """A recorded 2 × 2 (model × prompt) experiment; pass probability per cell and case."""
+    rng = np.random.default_rng(7)
+    cases = [
+        {"id": f"c{i}", "name": f"case {i}", "input": f"q{i}", "expected_contains": ["yes"]}
+        for i in range(n_case)
+    ]
+    difficulty = rng.normal(0, 0.15, n_case)
+    variants = []
+    (folder / "trials").mkdir()
+    for (model, prompt), p in effects.items():
+        vid = f"{model}-{prompt}"
+        trials = []
+        for _ in range(3):
+            ok = rng.random(n_case) < np.clip(p + difficulty, 0.02, 0.98)
+            trials.append(
+                {
+                    "samples": [
+                        {"case_id": c["id"], "output": "yes" if o else "no"}
+                        for c, o in zip(cases, ok, strict=True)
+                    ]
+                }
+            )
+        (folder / "trials" / f"{vid}.json").write_text(
+            json.dumps({"variant_id": vid, "trials": trials})
+        )
+        variants.append(
+            {
+                "id": vid,
+                "name": vid,
+                "target_kind": "recorded",
+                "target": f"trials/{vid}.json",
+                "factors": {"model": model, "prompt": prompt},
+            }
+        )
+    manifest = {
+        "name": "factorial",
+        "version": "1",
+        "baseline_variant_id": variants[0]["id"],
+        "trial_count": 3,
+        "variants": variants,
+    }
+    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    (folder / "suite.yaml").write_text(
+        yaml.safe_dump({"name": "s", "version": "1", "cases": cases}, sort_keys=False)
+    )
+    return load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+
+
+def test_full_factorial_agrees_with_pingouin_rm_anova(tmp_path) -> None:
+    pingouin = pytest.importorskip("pingouin", reason="pingouin is a core dependency")
+    run = _factorial_experiment(
+        tmp_path,
+        {("s", "1"): 0.4, ("l", "1"): 0.6, ("s", "2"): 0.5, ("l", "2"): 0.85},
+    )
+    fe = factor_effects(run, correction="bonferroni")
+    assert fe.attrs["design"].startswith("full factorial")
+    pr = fe[fe["metric"] == "pass_rate"].set_index("term")
+    cm = analyze(run, frontier_resamples=0).cases
+    levels = run.variants.set_index(run.variants["variant_id"].astype(str))
+    long = cm.assign(
+        model=cm["variant_id"].astype(str).map(levels["factor_model"]),
+        prompt=cm["variant_id"].astype(str).map(levels["factor_prompt"]),
+        case=cm["case_id"].astype(str),
+    )[["case", "model", "prompt", "pass_rate"]]
+    aov = pingouin.rm_anova(
+        data=long, dv="pass_rate", within=["model", "prompt"], subject="case"
+    ).set_index("Source")
+    p_col = "p_unc" if "p_unc" in aov else "p-unc"
+    for term, source in [
+        ("model: l vs s", "model"),
+        ("prompt: 2 vs 1", "prompt"),
+        ("model × prompt: l & 2", "model * prompt"),
+    ]:
+        assert pr.loc[term, "statistic"] ** 2 == pytest.approx(aov.loc[source, "F"], rel=1e-9)
+        assert pr.loc[term, "p_value"] == pytest.approx(aov.loc[source, p_col], rel=1e-7)
+        assert pr.loc[term, "anova_f"] == pytest.approx(aov.loc[source, "F"], rel=1e-9)
+        assert pr.loc[term, "p_adjusted"] == pytest.approx(min(1, 3 * pr.loc[term, "p_value"]))
+    # Main effects are averaged over the other factor (the ANOVA definition).
+    rate = cm.pivot(index="case_id", columns="variant_id", values="pass_rate")
+    main = (rate["l-1"] + rate["l-2"] - rate["s-1"] - rate["s-2"]) / 2
+    assert pr.loc["model: l vs s", "estimate"] == pytest.approx(main.mean())
+
+
+def test_report_blocks_page_and_saved_report(run, tmp_path) -> None:
+    a = analyze(run, frontier_resamples=50)
+    path = write_json_report(a, tmp_path / "r.json", lean=True)
+    block = json.loads(path.read_text())["factor_effects"]
+    assert block["design_notes"][0] == "model × prompt is estimable only through large-v2."
+    terms = {(t["metric"], t["term"]): t for t in block["terms"]}
+    fe = a.factor_effects.set_index(["metric", "term"])
+    got = terms[("pass_rate", "prompt: v2 vs v1")]
+    assert got["estimate"] == fe.loc[("pass_rate", "prompt: v2 vs v1"), "estimate"]
+    assert terms[("pass_rate", "model × retrieval: gpt-large & dense")]["estimate"] is None
+    saved = load_report(path)
+    pd.testing.assert_series_equal(
+        saved.factor_effects["estimate"], a.factor_effects["estimate"], check_names=False
+    )
+    page = render_html(saved)
+    assert "id='factor-effects'" in page and "estimable only through large-v2" in page
+    assert "fig-factor_effects" in page and "fig-factor_interaction" in page
+
+
+def test_figures(run) -> None:
+    a = analyze(run, frontier_resamples=50)
+    fig = viz.factor_effects_forest(a.factor_effects)
+    main, inter = fig.data
+    pr = a.factor_effects[(a.factor_effects["metric"] == "pass_rate")]
+    est = pr[pr["estimable"] & (pr["kind"] == "main")]
+    np.testing.assert_allclose(main.x, est["estimate"])
+    np.testing.assert_allclose(np.asarray(main.error_x.arrayminus), est["estimate"] - est["ci_low"])
+    inter_row = pr[pr["estimable"] & (pr["kind"] == "interaction")]
+    np.testing.assert_allclose(inter.x, inter_row["estimate"])
+    assert "model × retrieval" in fig.layout.annotations[0].text
+    chart = viz.factor_interaction_chart(a.variants, a.factor_effects)
+    lines = {t.name: dict(zip(t.x, t.y, strict=True)) for t in chart.data}
+    vs = a.variants.set_index(a.variants["variant_id"].astype(str))["case_pass_rate"]
+    assert lines["prompt = v2"]["gpt-large"] == vs["large-v2"]
+    assert lines["prompt = v1"]["gpt-small"] == vs["baseline"]
+    assert len(lines["prompt = v1"]) == 2  # retrieval-dense is not on this plot
+
+
+def test_bad_correction_is_a_clear_error(run) -> None:
+    with pytest.raises(InputError, match="correction"):
+        factor_effects(run, correction="tukey")
+    assert math.isnan(factor_effects(run)["p_adjusted"].iloc[0])
+
+
+def test_explorer_shows_the_factor_effects(run) -> None:
+    from agenticlens_frames.widgets import Explorer
+
+    a = analyze(run, frontier_resamples=50)
+    explorer = Explorer(a)
+    titles = [
+        w.layout.title.text
+        for w in explorer.children
+        if hasattr(w, "layout") and getattr(w.layout, "title", None) is not None
+    ]
+    assert any(t and t.startswith("Factor effects on the case pass rate") for t in titles)
+    assert any(t and "model × prompt" in t for t in titles)

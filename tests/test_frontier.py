@@ -1,0 +1,169 @@
+"""Frontier probabilities on the bundled experiment, against a naive per-resample loop."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agenticlens_frames import (
+    InputError,
+    analyze,
+    frontier_uncertainty,
+    load_experiment,
+    load_report,
+    stats,
+    viz,
+    write_json_report,
+)
+from agenticlens_frames import stats_frontier as sf
+
+from .conftest import EXAMPLE
+
+
+@pytest.fixture(scope="module")
+def run():
+    return load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+
+
+def _naive(run, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per resample: the five objectives per variant and the frontier, by row selection."""
+    att = run.attempts.astype({"variant_id": str})
+    live = run.checks[~run.checks["skipped"]].astype({"variant_id": str, "case_id": str})
+    checks = live.groupby(["variant_id", "trial", "case_id"])["value"].agg(["sum", "count"])
+    tri = run.trials.astype({"variant_id": str})
+    ids = list(run.manifest.variant_ids)
+    case_ids = list(run.suite.case_ids)
+    objectives = np.full((len(counts), len(ids), 5), np.nan)
+    fronts = np.zeros((len(counts), len(ids)), dtype=bool)
+    for b, w in enumerate(counts):
+        drawn = np.repeat(np.arange(len(case_ids)), w.astype(int))
+        unknown = np.zeros((len(ids), 5), dtype=bool)
+        eligible = np.ones(len(ids), dtype=bool)
+        for v, vid in enumerate(ids):
+            trials = tri[tri["variant_id"] == vid]
+            rates, scores, lats, costs, wins = [], [], [], [], 0
+            for t, status in zip(trials["trial"], trials["status"], strict=True):
+                if status != "succeeded":
+                    continue
+                rows = att[(att["variant_id"] == vid) & (att["trial"] == t)].set_index("case_index")
+                sample = rows.loc[drawn]
+                rates.append(sample["passed"].mean())
+                wins += bool(sample["passed"].all())
+                ok = sample[sample["status"] == "ok"]
+                if len(ok):
+                    lats.append(ok["latency_ms"].sum() / len(ok))
+                if sample["cost_usd"].notna().all():
+                    costs.append(sample["cost_usd"].sum())
+                keys = [(vid, t, case_ids[c]) for c in drawn]
+                s = checks.reindex(keys).fillna(0)
+                scores.append(s["sum"].sum() / s["count"].sum())
+            eligible[v] = bool(rates) and bool(lats)
+            objectives[b, v] = [
+                wins / len(trials),
+                np.mean(rates) if rates else np.nan,
+                np.mean(scores) if scores else np.nan,
+                np.mean(lats) if lats else np.nan,
+                np.mean(costs) if costs else np.nan,
+            ]
+            unknown[v, 4] = not costs
+        sub = np.flatnonzero(eligible)
+        front = stats.pareto_front(
+            objectives[b, sub], [True, True, True, False, False], unknown[sub]
+        )
+        fronts[b, sub[front]] = True
+    return objectives, fronts
+
+
+def test_bootstrap_objectives_and_frontier_match_a_naive_loop(run) -> None:
+    n = 60
+    fu = frontier_uncertainty(run, n_resamples=n, seed=5, confidence_level=0.9)
+    counts = sf.bootstrap_case_counts(len(run.suite.case_ids), n, 5)
+    objectives, fronts = _naive(run, counts)
+    np.testing.assert_allclose(fu["p_frontier"], fronts.mean(axis=0))
+    columns = [
+        "trial_success_rate",
+        "pass_rate_mean",
+        "average_score_mean",
+        "average_latency_ms_mean",
+        "total_cost_usd_mean",
+    ]
+    for k, column in enumerate(columns):
+        values = objectives[:, :, k]
+        np.testing.assert_allclose(
+            fu[f"{column}_boot_ci_low"], np.nanquantile(values, 0.05, axis=0), rtol=1e-5
+        )
+        np.testing.assert_allclose(
+            fu[f"{column}_boot_ci_high"], np.nanquantile(values, 0.95, axis=0), rtol=1e-5
+        )
+    # p_best for latency: the lowest mean latency wins (no ties among real latencies).
+    best = np.argmin(objectives[:, :, 3], axis=1)
+    np.testing.assert_allclose(fu["p_best_latency"], np.bincount(best, minlength=5) / n)
+
+
+def test_unit_weights_reproduce_the_point_estimate(run) -> None:
+    a = analyze(run, frontier_resamples=0)
+    objectives, fronts = _naive(run, np.ones((1, len(run.suite.case_ids))))
+    vs = a.variants
+    np.testing.assert_allclose(objectives[0, :, 1], vs["pass_rate_mean"], rtol=1e-12)
+    np.testing.assert_allclose(objectives[0, :, 3], vs["average_latency_ms_mean"], rtol=1e-12)
+    np.testing.assert_allclose(objectives[0, :, 4], vs["total_cost_usd_mean"], rtol=1e-12)
+    assert list(np.array(vs["variant_id"].astype(str))[fronts[0]]) == a.pareto_frontier
+
+
+def test_analysis_variants_json_page_and_saved_report(run, tmp_path) -> None:
+    a = analyze(run)
+    vs = a.variants
+    assert vs["p_frontier"].between(0, 1).all()
+    for name in ("reliability", "pass_rate", "score", "latency", "cost"):
+        assert vs[f"p_best_{name}"].sum() == pytest.approx(1.0)
+    # Reproducible: the default seed is fixed.
+    again = analyze(run).variants
+    pd.testing.assert_series_equal(vs["p_frontier"], again["p_frontier"])
+    path = write_json_report(a, tmp_path / "r.json", lean=True)
+    block = json.loads(path.read_text())["pareto_uncertainty"]
+    assert block["n_resamples"] == 2000 and block["seed"] == 0
+    got = {v["variant_id"]: v["p_frontier"] for v in block["variants"]}
+    assert got == dict(zip(vs["variant_id"].astype(str), vs["p_frontier"], strict=True))
+    saved = load_report(path)
+    np.testing.assert_allclose(saved.variants["p_frontier"], vs["p_frontier"])
+    np.testing.assert_allclose(
+        saved.variants["pass_rate_mean_boot_ci_low"], vs["pass_rate_mean_boot_ci_low"]
+    )
+
+
+def test_chart_whiskers_and_labels(run) -> None:
+    vs = analyze(run).variants
+    fig = viz.pareto_chart(vs, x="latency", y="pass_rate")
+    for trace in fig.data:
+        ids = list(trace.text)
+        sub = vs.set_index(vs["variant_id"].astype(str)).loc[ids]
+        np.testing.assert_allclose(
+            np.asarray(trace.error_y.arrayminus),
+            sub["pass_rate_mean"] - sub["pass_rate_mean_boot_ci_low"],
+        )
+        np.testing.assert_allclose(
+            np.asarray(trace.error_x.array),
+            sub["average_latency_ms_mean_boot_ci_high"] - sub["average_latency_ms_mean"],
+        )
+        for label, p in zip(trace.customdata, sub["p_frontier"], strict=True):
+            assert label.endswith(f"{p:.0%}")
+
+
+def test_bad_resample_count_is_a_clear_error(run) -> None:
+    with pytest.raises(InputError, match="n_resamples"):
+        frontier_uncertainty(run, n_resamples=0)
+
+
+def test_explorer_shows_p_frontier_only_for_all_variants(run) -> None:
+    from agenticlens_frames.widgets import Explorer
+
+    explorer = Explorer(analyze(run, frontier_resamples=50))
+    labels = [c for t in explorer.frontier.data if t.customdata is not None for c in t.customdata]
+    assert labels and all(" · " in c for c in labels)
+    # Filtered: the probabilities were computed among all variants, so they are dropped.
+    explorer.factor_filters["model"].value = ("gpt-small",)
+    labels = [c for t in explorer.frontier.data if t.customdata is not None for c in t.customdata]
+    assert labels and not any(" · " in c for c in labels)

@@ -1,0 +1,193 @@
+"""Judge noise on the bundled example graded by two simulated judges: a noisy one (its
+samples disagree a lot) and a steady one (its samples agree; the agent's trials differ).
+Numbers are recomputed here from the JSON report's scores, by hand, not through the module."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+
+import numpy as np
+import pytest
+import yaml
+from scipy import stats
+
+from agenticlens_frames import analyze, load_experiment
+from agenticlens_frames.evaluators import EvaluatorRegistry
+from agenticlens_frames.judge_noise import TARGET_JUDGE_SHARE
+from agenticlens_frames.report.json_report import build_report
+
+from .conftest import EXAMPLE
+
+
+def _u(*parts: object) -> float:
+    """A reproducible uniform number in [0, 1) from the parts."""
+    digest = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def _registry() -> EvaluatorRegistry:
+    registry = EvaluatorRegistry()
+    calls: dict[tuple, int] = {}
+
+    def judge(kind: str, spread: float, agent: float):  # type: ignore[no-untyped-def]
+        def fn(output, case, trace, config):  # type: ignore[no-untyped-def]
+            key = (kind, case.id, trace.trace_id)
+            call = calls.get(key, 0)
+            calls[key] = call + 1
+            value = (
+                0.05
+                + 0.3 * _u("case", case.id)
+                + agent * _u("agent", kind, trace.trace_id)
+                + spread * _u("judge", kind, trace.trace_id, call)
+            )
+            return {"value": min(value, 1.0), "metadata": {"judge_latency_ms": 1.0}}
+
+        return fn
+
+    registry.register_judge("noisy", judge("noisy", 0.6, 0.02), samples=4)
+    registry.register_judge("steady", judge("steady", 0.01, 0.35), samples=4)
+    return registry
+
+
+@pytest.fixture(scope="module")
+def analysis(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    folder = tmp_path_factory.mktemp("noise") / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    suite = yaml.safe_load((folder / "suite.yaml").read_text())
+    for case in suite["cases"]:
+        case["evaluators"] = [{"name": "noisy", "threshold": 0.5}, {"name": "steady"}]
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml", evaluators=_registry())
+    return analyze(run)
+
+
+def _samples_from_report(report: dict, evaluator: str) -> dict[str, dict[str, list[list[float]]]]:
+    """variant -> case -> [sample values of each trial], read from the trial reports."""
+    out: dict[str, dict[str, list[list[float]]]] = {}
+    for variant in report["variants"]:
+        per_case: dict[str, list[list[float]]] = {}
+        for trial in variant["trials"]:
+            if trial["report"] is None:  # a failed trial (the example has one)
+                continue
+            for case in trial["report"]["cases"]:
+                for score in case["scores"]:
+                    if score["evaluator"] == evaluator:
+                        values = score["metadata"]["judge_sample_values"]
+                        per_case.setdefault(case["case_id"], []).append(values)
+        out[variant["variant_id"]] = per_case
+    return out
+
+
+def _components(per_case: dict[str, list[list[float]]]) -> tuple[float, float, float, float, float]:
+    """(case, trial, judge, trials, samples) by pooled variances, plain Python."""
+    judge_ss = judge_df = 0.0
+    trial_ss = trial_df = 0.0
+    case_means = []
+    trials = []
+    samples = []
+    for runs in per_case.values():
+        means = []
+        for values in runs:
+            mean = sum(values) / len(values)
+            means.append(mean)
+            judge_ss += sum((v - mean) ** 2 for v in values)
+            judge_df += len(values) - 1
+            samples.append(len(values))
+        case_mean = sum(means) / len(means)
+        trial_ss += sum((m - case_mean) ** 2 for m in means)
+        trial_df += len(means) - 1
+        case_means.append(case_mean)
+        trials.append(len(means))
+    judge = judge_ss / judge_df
+    m = len(samples) / sum(1 / s for s in samples)
+    t = len(trials) / sum(1 / s for s in trials)
+    within = trial_ss / trial_df
+    grand = sum(case_means) / len(case_means)
+    between = sum((c - grand) ** 2 for c in case_means) / (len(case_means) - 1)
+    return max(0.0, between - within / t), max(0.0, within - judge / m), judge, t, m
+
+
+def test_decomposition_matches_a_hand_computation_from_the_report(analysis) -> None:  # type: ignore[no-untyped-def]
+    report = json.loads(json.dumps(build_report(analysis)))
+    noise = analysis.paired_frames["judge_noise"]
+    for evaluator in ("noisy", "steady"):
+        samples = _samples_from_report(report, evaluator)
+        for variant, per_case in samples.items():
+            row = noise[(noise["evaluator"] == evaluator) & (noise["variant_id"] == variant)].iloc[
+                0
+            ]
+            case, trial, judge, t, m = _components(per_case)
+            assert row["judge_variance"] == pytest.approx(judge, rel=1e-9)
+            assert row["trial_variance"] == pytest.approx(trial, rel=1e-9, abs=1e-15)
+            assert row["case_variance"] == pytest.approx(case, rel=1e-9, abs=1e-15)
+            assert (row["trials"], row["samples"]) == pytest.approx((t, m))
+    # the simulated judges: the noisy one dominates its metric, the steady one does not
+    by_judge = noise.groupby("evaluator")["judge_share"].mean()
+    assert by_judge["noisy"] > 0.5 > 0.05 > by_judge["steady"]
+    assert report["judge_noise"]["decomposition"][0]["evaluator"] == "noisy"
+
+
+def test_comparisons_say_when_the_judge_limits_detection(analysis) -> None:  # type: ignore[no-untyped-def]
+    report = json.loads(json.dumps(build_report(analysis)))
+    comps = analysis.paired_frames["judge_noise_comparisons"]
+    noise = analysis.paired_frames["judge_noise"].set_index(["evaluator", "variant_id"])
+    baseline = analysis.run.manifest.baseline_variant_id
+    for evaluator in ("noisy", "steady"):
+        samples = _samples_from_report(report, evaluator)
+
+        def case_means(variant: str, samples=samples) -> dict[str, float]:
+            return {
+                c: sum(sum(v) / len(v) for v in runs) / len(runs)
+                for c, runs in samples[variant].items()
+            }
+
+        base = case_means(baseline)
+        for _, row in comps[comps["evaluator"] == evaluator].iterrows():
+            cand = case_means(row["candidate_variant_id"])
+            diff = np.array([cand[c] - base[c] for c in base if c in cand])
+            n = len(diff)
+            t = stats.t.ppf(0.975, n - 1)
+            assert row["ci_half_width"] == pytest.approx(t * diff.std(ddof=1) / math.sqrt(n))
+            b, c = (
+                noise.loc[(evaluator, baseline)],
+                noise.loc[(evaluator, row["candidate_variant_id"])],
+            )
+            judge_part = sum(r["judge_variance"] / (r["trials"] * r["samples"]) for r in (b, c))
+            agent_part = sum(r["trial_variance"] / r["trials"] for r in (b, c))
+            rest = max(diff.var(ddof=1) - judge_part, 0.0)
+            share = 1 - math.sqrt(rest / diff.var(ddof=1))
+            assert row["judge_width_share"] == pytest.approx(share)
+            limits = judge_part > agent_part and share > TARGET_JUDGE_SHARE
+            assert row["judge_limits_detection"] == limits
+            if limits and rest > 0:
+                # with m' samples the judge's part shrinks by m / m'; check m' is enough
+                m = row["samples"]
+                needed = row["samples_needed"]
+                widened = math.sqrt((rest + judge_part * m / needed) / rest)
+                assert widened <= 1 / (1 - TARGET_JUDGE_SHARE) + 1e-12
+                assert row["note"].startswith("Judge noise, not agent noise, limits")
+                assert f"about {needed} samples per evaluation (now {m:g})" in row["note"]
+    assert comps.loc[comps["evaluator"] == "noisy", "judge_limits_detection"].any()
+    assert not comps.loc[comps["evaluator"] == "steady", "judge_limits_detection"].any()
+    assert report["judge_noise"]["notes"] == [n for n in comps["note"] if isinstance(n, str)]
+
+
+def test_runs_without_judges_get_no_judge_noise_key() -> None:
+    analysis = analyze(load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml"))
+    assert "judge_noise" not in build_report(analysis)
+    assert "judge_noise" not in analysis.paired_frames
+
+
+def test_the_console_summary_prints_the_notes(analysis) -> None:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    from agenticlens_frames.report.console import print_summary
+
+    console = Console(record=True, width=400)
+    print_summary(analysis, console)
+    text = console.export_text()
+    notes = analysis.judge_noise["notes"]
+    assert notes and all(f"! {note}" in text for note in notes)

@@ -1,0 +1,124 @@
+"""Factor-effect estimators against statsmodels, pingouin and hand-computed designs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agenticlens_frames import stats_factorial as sfac
+
+sm = pytest.importorskip("statsmodels.api", reason="statsmodels comes with the test extra")
+smf = pytest.importorskip("statsmodels.formula.api", reason="statsmodels comes with the test extra")
+
+
+def _panel(seed: int, n_case: int = 40, drop: float = 0.0):
+    rng = np.random.default_rng(seed)
+    x = np.array([[0, 0], [1, 0], [0, 1], [1, 1], [1, 0]], dtype=float)  # 5 variants
+    case = np.repeat(np.arange(n_case), len(x))
+    xv = np.tile(x, (n_case, 1))
+    y = rng.normal(0, 1, n_case)[case] + xv @ [0.3, -0.2] + rng.normal(0, 0.5, len(case))
+    keep = rng.random(len(case)) >= drop
+    return y[keep], xv[keep], case[keep]
+
+
+@pytest.mark.parametrize("drop", [0.0, 0.2])
+def test_fixed_effects_cr1_equals_statsmodels(drop: float) -> None:
+    y, x, case = _panel(1, drop=drop)
+    est = sfac.case_fixed_effects_ols(y, x, case, confidence_level=0.9)
+    # Coefficients: statsmodels with explicit case dummies (no within transformation).
+    frame = pd.DataFrame({"y": y, "a": x[:, 0], "b": x[:, 1], "case": case})
+    dummies = smf.ols("y ~ a + b + C(case)", data=frame).fit()
+    np.testing.assert_allclose(est.estimate, dummies.params[["a", "b"]], rtol=1e-9)
+    # CR1 errors: statsmodels' cluster covariance on the case-demeaned data.
+    demeaned = frame.groupby("case")[["y", "a", "b"]].transform(lambda s: s - s.mean())
+    fit = sm.OLS(demeaned["y"], demeaned[["a", "b"]]).fit(
+        cov_type="cluster", cov_kwds={"groups": frame["case"]}, use_t=True
+    )
+    np.testing.assert_allclose(est.se, fit.bse, rtol=1e-9)
+    np.testing.assert_allclose(est.p_value, fit.pvalues, rtol=1e-7)
+    ci = fit.conf_int(alpha=0.1).to_numpy()
+    np.testing.assert_allclose(est.ci_low, ci[:, 0], rtol=1e-7)
+    np.testing.assert_allclose(est.ci_high, ci[:, 1], rtol=1e-7)
+
+
+def _long(y: np.ndarray, levels: list[list[str]], names: list[str]) -> pd.DataFrame:
+    table = np.asarray(levels, dtype=object)
+    return pd.DataFrame(
+        {
+            "case": np.repeat(np.arange(y.shape[0]), y.shape[1]),
+            "y": y.ravel(),
+            **{n: np.tile(table[:, j], y.shape[0]) for j, n in enumerate(names)},
+        }
+    )
+
+
+def test_two_by_two_contrasts_equal_pingouin_rm_anova() -> None:
+    pingouin = pytest.importorskip("pingouin", reason="pingouin is a core dependency")
+    rng = np.random.default_rng(3)
+    levels = [["s", "1"], ["l", "1"], ["s", "2"], ["l", "2"]]
+    y = rng.normal(0, 1, (30, 1)) + rng.normal([0.0, 0.4, 0.1, 0.9], 0.6, (30, 4))
+    design = sfac.design_terms(levels, ["model", "prompt"], ["a", "b", "c", "d"], 0)
+    est = sfac.factorial_contrasts(y, levels, design)
+    aov = pingouin.rm_anova(
+        data=_long(y, levels, ["model", "prompt"]),
+        dv="y",
+        within=["model", "prompt"],
+        subject="case",
+    ).set_index("Source")
+    p_col = "p_unc" if "p_unc" in aov else "p-unc"
+    for i, source in enumerate(["model", "prompt", "model * prompt"]):
+        assert est.statistic[i] ** 2 == pytest.approx(aov.loc[source, "F"], rel=1e-9)
+        assert est.p_value[i] == pytest.approx(aov.loc[source, p_col], rel=1e-7)
+    # The interaction is the difference of differences, by hand.
+    dd = (y[:, 3] - y[:, 2]) - (y[:, 1] - y[:, 0])
+    assert est.estimate[2] == pytest.approx(dd.mean())
+
+
+def test_three_factor_main_effects_average_over_the_third() -> None:
+    pingouin = pytest.importorskip("pingouin", reason="pingouin is a core dependency")
+    rng = np.random.default_rng(4)
+    levels = [[a, b, c] for c in "xy" for b in "12" for a in "sl"]
+    y = rng.normal(0, 1, (25, 1)) + rng.normal(0, 1, (25, 8))
+    design = sfac.design_terms(levels, ["m", "p", "r"], [f"v{i}" for i in range(8)], 0)
+    assert all(t.estimable for t in design.terms)
+    est = sfac.factorial_contrasts(y, levels, design)
+    long = _long(y, levels, ["m", "p", "r"])
+    cell = long.groupby(["case", "m", "r"], as_index=False)["y"].mean()
+    aov = pingouin.rm_anova(data=cell, dv="y", within=["m", "r"], subject="case").set_index(
+        "Source"
+    )
+    labels = [t.label for t in design.terms]
+    assert est.statistic[labels.index("m: l vs s")] ** 2 == pytest.approx(aov.loc["m", "F"])
+    assert est.statistic[labels.index("m × r: l & y")] ** 2 == pytest.approx(aov.loc["m * r", "F"])
+
+
+def test_support_like_design_in_words() -> None:
+    levels = [
+        ["small", "v1", "bm25"],
+        ["large", "v1", "bm25"],
+        ["small", "v2", "bm25"],
+        ["small", "v1", "dense"],
+        ["large", "v2", "bm25"],
+    ]
+    ids = ["baseline", "model-large", "prompt-v2", "retrieval-dense", "large-v2"]
+    d = sfac.design_terms(levels, ["model", "prompt", "retrieval"], ids, 0)
+    assert [t.estimable for t in d.terms] == [True, True, True, True, False, False]
+    assert d.notes[:4] == (
+        "model × prompt is estimable only through large-v2.",
+        "model × retrieval is not estimable: no variant combines a non-baseline model with "
+        "a non-baseline retrieval.",
+        "prompt × retrieval is not estimable: no variant combines a non-baseline prompt with "
+        "a non-baseline retrieval.",
+        "retrieval's interactions are not estimable.",
+    )
+    assert not sfac.is_full_factorial(levels)
+
+
+def test_factors_that_always_change_together_are_confounded() -> None:
+    levels = [["s", "1"], ["l", "2"], ["l", "2"]]
+    d = sfac.design_terms(levels, ["model", "prompt"], ["a", "b", "c"], 0)
+    assert [t.estimable for t in d.terms[:2]] == [True, False]
+    assert d.notes[0].startswith(
+        "prompt: 2 vs 1 is not estimable: it is confounded with model: l vs s"
+    )

@@ -1,0 +1,114 @@
+"""Frontier bootstrap estimators against naive per-resample loops and known truths."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agenticlens_frames import stats
+from agenticlens_frames import stats_frontier as sf
+
+
+def test_counts_are_draws_of_n_cases_and_independent_of_chunking() -> None:
+    full = sf.bootstrap_case_counts(7, 600, seed=3)
+    assert full.shape == (600, 7)
+    assert (full.sum(axis=1) == 7).all()
+    parts = [
+        sf.bootstrap_case_counts(7, 600, 3, start=a, stop=b)
+        for a, b in [(0, 100), (100, 513), (513, 600)]
+    ]
+    np.testing.assert_array_equal(np.concatenate(parts), full)
+    # Uniform draws: every case is drawn once per resample on average.
+    assert abs(float(full.mean()) - 1.0) < 0.05
+    assert not np.array_equal(full, sf.bootstrap_case_counts(7, 600, seed=4))
+
+
+def test_ratio_means_match_a_loop_over_drawn_indices() -> None:
+    rng = np.random.default_rng(0)
+    n_var, n_trial, n_case = 3, 4, 9
+    num = rng.normal(size=(n_var, n_trial, n_case))
+    den = rng.integers(0, 3, size=(n_var, n_trial, n_case)).astype(float)
+    block = (rng.random((n_var, n_trial, n_case)) < 0.05).astype(float)
+    done = rng.random((n_var, n_trial)) < 0.8
+    counts = sf.bootstrap_case_counts(n_case, 40, seed=1)
+    mean, n = sf.resampled_trial_ratio_means(counts, num, den, done, blocker=block)
+    for b in range(len(counts)):
+        idx = np.repeat(np.arange(n_case), counts[b].astype(int))  # the drawn cases
+        for v in range(n_var):
+            values = []
+            for t in range(n_trial):
+                d = den[v, t, idx].sum()
+                if done[v, t] and d > 0 and block[v, t, idx].sum() == 0:
+                    values.append(num[v, t, idx].sum() / d)
+            assert n[b, v] == len(values)
+            if values:
+                assert mean[b, v] == pytest.approx(np.mean(values), rel=1e-5, abs=1e-6)
+            else:
+                assert np.isnan(mean[b, v])
+
+
+def test_all_pass_rate_matches_a_loop() -> None:
+    rng = np.random.default_rng(1)
+    failed = (rng.random((2, 5, 6)) < 0.1).astype(float)
+    done = rng.random((2, 5)) < 0.8
+    tried = np.ones((2, 5), dtype=bool)
+    counts = sf.bootstrap_case_counts(6, 30, seed=2)
+    got = sf.resampled_all_pass_rate(counts, failed, done, tried)
+    for b in range(30):
+        idx = np.repeat(np.arange(6), counts[b].astype(int))
+        for v in range(2):
+            ok = [done[v, t] and failed[v, t, idx].sum() == 0 for t in range(5)]
+            assert got[b, v] == pytest.approx(sum(ok) / 5)
+
+
+def test_batch_front_equals_the_single_front() -> None:
+    rng = np.random.default_rng(2)
+    # Few distinct values, so ties and equal rows occur.
+    values = rng.integers(0, 3, size=(200, 5, 3)).astype(float)
+    unknown = rng.random((200, 5, 3)) < 0.1
+    maximize = [True, False, True]
+    got = sf.pareto_front_batch(values, maximize, unknown)
+    for b in range(200):
+        np.testing.assert_array_equal(got[b], stats.pareto_front(values[b], maximize, unknown[b]))
+
+
+def test_p_best_splits_ties_and_intervals_are_percentiles() -> None:
+    obj = np.array([[[1.0], [1.0], [0.0]], [[2.0], [1.0], [0.0]]])  # 2 resamples
+    res = sf.frontier_probabilities(obj, [True], confidence_level=0.5)
+    np.testing.assert_allclose(res.p_best[:, 0], [0.75, 0.25, 0.0])
+    np.testing.assert_allclose(res.p_frontier, [1.0, 0.5, 0.0])
+    np.testing.assert_allclose(res.ci_low[:, 0], np.quantile(obj[:, :, 0], 0.25, axis=0))
+
+
+def _simulate(rng: np.random.Generator, n_case: int, truth: list[tuple[float, float]]) -> tuple:
+    """One trial per variant: pass ~ Bernoulli(p), latency ~ Normal(mu, 150) per case."""
+    difficulty = rng.normal(0, 0.05, n_case)  # shared case effect (paired design)
+    passed = np.stack(
+        [(rng.random(n_case) < np.clip(p + difficulty, 0, 1)).astype(float) for p, _ in truth]
+    )[:, None, :]
+    latency = np.stack([rng.normal(mu, 150, n_case) for _, mu in truth])[:, None, :]
+    return passed, latency
+
+
+def _frontier(passed: np.ndarray, latency: np.ndarray, seed: int) -> sf.FrontierBootstrap:
+    n_var, _, n_case = passed.shape
+    counts = sf.bootstrap_case_counts(n_case, 1000, seed)
+    done = np.ones((n_var, 1), dtype=bool)
+    ones = np.ones_like(passed)
+    pr, _ = sf.resampled_trial_ratio_means(counts, passed, ones, done)
+    la, _ = sf.resampled_trial_ratio_means(counts, latency, ones, done)
+    return sf.frontier_probabilities(np.stack([pr, la], axis=2), [True, False])
+
+
+def test_known_truth_far_inside_is_never_on_the_frontier_and_twins_share() -> None:
+    # a: accurate and slow; b: fast, less accurate; c: far inside (worse on both);
+    # d and e: the same true variant, between a and b.
+    truth = [(0.85, 2000.0), (0.6, 1000.0), (0.5, 2400.0), (0.72, 1500.0), (0.72, 1500.0)]
+    rng = np.random.default_rng(11)
+    p = np.array([_frontier(*_simulate(rng, 400, truth), seed=s).p_frontier for s in range(20)])
+    mean = p.mean(axis=0)
+    assert mean[2] < 0.01  # far inside: p ≈ 0
+    assert mean[0] > 0.95 and mean[1] > 0.95  # the true frontier ends
+    # The twins: equal on average (each one's p is bootstrap-noisy per data set).
+    assert abs(mean[3] - mean[4]) < 0.1
+    assert 0.2 < mean[3] < 0.95

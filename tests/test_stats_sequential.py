@@ -1,0 +1,80 @@
+"""Anytime-valid confidence sequences: a naive loop, and error rates under peeking."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from agenticlens_frames.stats_sequential import BettingConfidenceSequence, candidate_alpha, decide
+
+
+def _naive_log_capital(d: list[float], value: float, alpha: float, c: float = 0.5) -> float:
+    """Waudby-Smith & Ramdas' hedged capital at one mean, written out case by case."""
+    m = (value + 1) / 2
+    plus = minus = 1.0
+    sum_x = sum_sq = 0.0
+    var = 0.25
+    for t, di in enumerate(d, start=1):
+        x = (di + 1) / 2
+        lam = math.sqrt(2 * math.log(2 / alpha) / (var * t * math.log(1 + t)))
+        plus *= 1 + min(lam, c / m if m > 0 else math.inf) * (x - m)
+        minus *= 1 - min(lam, c / (1 - m) if m < 1 else math.inf) * (x - m)
+        sum_x += x
+        mean = (0.5 + sum_x) / (t + 1)
+        sum_sq += (x - mean) ** 2
+        var = (0.25 + sum_sq) / (t + 1)
+    return math.log(0.5 * plus + 0.5 * minus)
+
+
+def test_capital_matches_a_naive_loop() -> None:
+    rng = np.random.default_rng(0)
+    d = rng.choice([-1, -2 / 3, -1 / 3, 0, 1 / 3, 2 / 3, 1], size=60).tolist()
+    cs = BettingConfidenceSequence(0.05)
+    for x in d:
+        cs.update([x])
+    for value in (-0.5, 0.0, 0.1, 0.5):
+        assert cs.log_capital(value)[0] == pytest.approx(_naive_log_capital(d, value, 0.05))
+
+
+def _simulate(runs: int, cases: int, delta: float, seed: int, alpha: float = 0.05):
+    """Paired per-case pass rates over 3 trials; case difficulty shared by both variants."""
+    rng = np.random.default_rng(seed)
+    p = rng.beta(2, 1, size=(runs, cases))
+    base = rng.binomial(3, p) / 3
+    cand = rng.binomial(3, np.clip(p + delta, 0, 1)) / 3
+    cs = BettingConfidenceSequence(alpha, n=runs)
+    ever_wrong = np.zeros(runs, dtype=bool)
+    stopped = np.full(runs, cases)
+    decided = np.zeros(runs, dtype=bool)
+    for i in range(cases):
+        cs.update(cand[:, i] - base[:, i])
+        low, high = cs.interval()
+        # The true mean difference is 0 under the null: any exclusion of 0 is an error.
+        ever_wrong |= (low > 0) | (high < 0)
+        now = ~decided & ((low > 0) | (high < 0))
+        stopped[now] = i + 1
+        decided |= now
+    return ever_wrong, stopped, decided
+
+
+def test_error_rate_under_continuous_monitoring_stays_below_alpha() -> None:
+    # 300 runs × 150 cases, checked after every case: a fixed-sample 95 % interval
+    # checked this often would exclude the truth in far more than 5 % of runs.
+    wrong, _, _ = _simulate(300, 150, 0.0, seed=1)
+    assert wrong.mean() <= 0.05
+
+
+def test_a_true_difference_stops_early() -> None:
+    _, stopped, decided = _simulate(200, 300, 0.10, seed=2)
+    assert decided.mean() > 0.9
+    assert stopped.mean() <= 0.6 * 300  # at least 40 % of the planned cases saved
+
+
+def test_decisions_and_alpha() -> None:
+    assert candidate_alpha(0.05, 3, "bonferroni") == pytest.approx(0.05 / 3)
+    assert decide(-0.01, 0.01, margin=0.02) == "within ±δ"
+    assert decide(-0.01, 0.03, margin=0.02) is None
+    with pytest.raises(ValueError):
+        BettingConfidenceSequence(0.05).update([1.5])
