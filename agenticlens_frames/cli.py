@@ -11,6 +11,8 @@ Exit codes
    AgenticLens's rule (case pass rate or score down by more than the threshold)
 5  ``--noninferiority-margin`` (or the manifest's) and a candidate failed the gate
 6  ``--max-attempts`` stopped the run with attempts left: run again with ``--run-dir``
+7  the run's process ended without finishing (a target or evaluator called ``os._exit``,
+   or it was killed) and could not be resumed; what finished is kept in ``--run-dir``
 130  interrupted (Ctrl-C); what finished is kept in ``--run-dir``
 """
 
@@ -85,11 +87,19 @@ def _fail(console: Console, prefix: str, error: Exception) -> typer.Exit:
     # Print to stderr as plain text: the message may contain user text with brackets.
     err = Console(stderr=True, highlight=False)
     # soft_wrap: one unbroken paragraph, so logs and grep see the whole message.
-    from .report.console import strip_control
 
     # A file name or value from a hostile file must not drive the terminal.
-    err.print(Text(f"{prefix}: ", style="bold red") + Text(strip_control(error)), soft_wrap=True)
+    err.print(Text(f"{prefix}: ", style="bold red") + Text(_masked(error)), soft_wrap=True)
     return typer.Exit(code=EXIT_INVALID_INPUT)
+
+
+def _masked(error: object) -> str:
+    """An error message as printed: no terminal control, no secret the run knows of."""
+    from ._secrets import mask
+    from .formats._io import scrub_surrogates
+    from .report.console import strip_control
+
+    return scrub_surrogates(mask(strip_control(error)))  # type: ignore[no-any-return]
 
 
 def _write_outputs(
@@ -105,35 +115,41 @@ def _write_outputs(
 ) -> None:
     """Write the requested files, the JSON report beside the others in a second process
     when the run is large (they take similar time), then say what was written."""
+    from ._files import StagedOutputs
     from ._fork import run_tasks, worker_count
     from .report.csv_report import render_cases_csv, render_variants_csv, write_csv
     from .report.html import write_html_report
     from .report.json_report import write_json_report
     from .report.tables import write_parquet_outputs
 
+    # Each file goes to a unique temporary file beside it; all are renamed into place
+    # only when every output was written, so a failure leaves every earlier file as it was.
+    staged = StagedOutputs({"save": save, "html": html, "csv": csv_path, "cases": cases_csv})
+
     def report() -> None:
-        if save is not None:
-            write_json_report(analysis, save, lean=lean)  # type: ignore[arg-type]
+        if staged["save"] is not None:
+            write_json_report(analysis, staged["save"], lean=lean)  # type: ignore[arg-type]
 
     def others() -> None:
-        if html is not None:
-            write_html_report(analysis, html)  # type: ignore[arg-type]
-        if csv_path is not None:
-            write_csv(render_variants_csv(analysis), csv_path)  # type: ignore[arg-type]
-        if cases_csv is not None:
-            write_csv(render_cases_csv(analysis), cases_csv)  # type: ignore[arg-type]
+        if staged["html"] is not None:
+            write_html_report(analysis, staged["html"])  # type: ignore[arg-type]
+        if staged["csv"] is not None:
+            write_csv(render_variants_csv(analysis), staged["csv"])  # type: ignore[arg-type]
+        if staged["cases"] is not None:
+            write_csv(render_cases_csv(analysis), staged["cases"])  # type: ignore[arg-type]
         if parquet is not None:
             write_parquet_outputs(analysis, parquet)  # type: ignore[arg-type]
 
     run = getattr(analysis, "run", None)
     size = 0 if run is None else len(run.attempts)
     try:
-        run_tasks([report, others], worker_count(2, size=size))
+        with staged:
+            run_tasks([report, others], worker_count(2, size=size))
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         Console(stderr=True, highlight=False).print(
             Text("Unable to write the outputs: ", style="bold red")
-            + Text(f"{exc.strerror or exc}{where}"),
+            + Text(_masked(f"{exc.strerror or exc}{where}")),
             soft_wrap=True,
         )
         raise typer.Exit(code=EXIT_INVALID_INPUT) from None
@@ -289,6 +305,19 @@ def experiment_run(
     try:
         from .paired import check_saved_report, comparisons_from_cli
 
+        _refuse_clobbering_run(
+            manifest_file,
+            suite_file,
+            run_dir,
+            {
+                "--save": save,
+                "--html": html,
+                "--csv": csv_path,
+                "--cases-csv": cases_csv,
+                "--parquet": parquet,
+                "--comparisons-lock": comparisons_lock,
+            },
+        )
         registry = load_registry(evaluators) if evaluators else None
         comparisons = comparisons_from_cli(  # guard rails: refused before any scoring
             manifest_file,
@@ -377,6 +406,39 @@ def experiment_run(
     code = _exit_code(analysis, fail_on_regression, console, rule=regression_rule.value)
     _outputs_done()
     raise typer.Exit(code=code)
+
+
+def _refuse_clobbering_run(
+    manifest_file: Path, suite_file: Path, run_dir: Path | None, outputs: dict[str, Path | None]
+) -> None:
+    """Before any work: no output may name an input, the run folder or another output."""
+    from ._files import check_outputs
+    from .formats import load_manifest
+    from .report.json_report import created_at
+
+    created_at()  # a SOURCE_DATE_EPOCH no report can use is refused now, not after the run
+
+    inputs: list[Path] = [manifest_file, suite_file]
+    try:
+        manifest = load_manifest(manifest_file)
+    except InputError:
+        manifest = None  # reported, with its place, by the run itself
+    for variant in manifest.variants if manifest is not None else ():
+        if variant.target_kind == "recorded":
+            inputs.append(Path(variant.resolved_target))
+        elif variant.target_kind == "python" and ".py:" in variant.resolved_target:
+            inputs.append(Path(variant.resolved_target.rpartition(":")[0]))
+    folders: list[Path] = []
+    if run_dir is not None:
+        if run_dir.exists() and not run_dir.is_dir():
+            raise InputError(
+                "--run-dir names an existing file, not a folder",
+                file=run_dir,
+                hint="give a folder (it is created if missing)",
+            )
+        inputs += [run_dir / "run.json", run_dir / "lock"]
+        folders += [run_dir / "journal", run_dir / "tables"]
+    check_outputs(outputs, inputs, folders=("--parquet",), input_folders=folders)
 
 
 def _stop_options(
@@ -483,6 +545,12 @@ def experiment_report(
     from .report.saved import load_report
 
     try:
+        from ._files import check_outputs
+
+        check_outputs({"--html": html, "--csv": csv_path, "--cases-csv": cases_csv}, [report_file])
+        from .report.json_report import created_at
+
+        created_at()  # a SOURCE_DATE_EPOCH no report can use
         analysis = load_report(report_file)
     except InputError as exc:
         raise _fail(console, "Unable to read experiment report", exc) from None
@@ -500,14 +568,32 @@ def _outputs_done() -> None:
     _finished = True
 
 
+def _supervised() -> None:
+    """``experiment run`` runs in a watched child process (see ``_supervise.py``): a target
+    or evaluator that ends the process cannot end the run silently."""
+    from . import _supervise
+
+    if _supervise.wanted(sys.argv[1:]):
+        sys.exit(_supervise.supervise(sys.argv[1:]))
+
+
+def _mark_done(code: object) -> None:
+    from ._supervise import mark_done
+
+    mark_done(code if isinstance(code, int) else (0 if code is None else EXIT_INVALID_INPUT))
+
+
 def main() -> None:
     """Console-script entry point."""
+    _supervised()
     try:
         app()
     except KeyboardInterrupt:
         Console(stderr=True).print("Interrupted.")
+        _mark_done(EXIT_INTERRUPTED)
         sys.exit(130)
     except SystemExit as done:
+        _mark_done(done.code)
         if _finished and (done.code is None or isinstance(done.code, int)):
             # Freeing a large run's objects one by one at interpreter exit takes a
             # quarter of a second and serves nothing once every file is closed.

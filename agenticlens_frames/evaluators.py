@@ -21,6 +21,7 @@ True
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -283,14 +284,19 @@ def load_registry(spec: str) -> EvaluatorRegistry:
             location="--evaluators",
             hint="make sure the module is on PYTHONPATH",
         ) from exc
+    except BaseException as exc:
+        raise InputError(
+            f"importing module {module_name!r} failed: {type(exc).__name__}: {exc}",
+            location="--evaluators",
+        ) from None
     try:
         value = getattr(module, attr)
     except AttributeError as exc:
         raise InputError(
             f"module {module_name!r} has no attribute {attr!r}", location="--evaluators"
         ) from exc
-    if callable(value) and not isinstance(value, EvaluatorRegistry):
-        value = value()
+    if not isinstance(value, EvaluatorRegistry):
+        value = _call_factory(spec, value)
     if not isinstance(value, EvaluatorRegistry):
         raise InputError(
             f"{spec} is a {type(value).__name__}, not an EvaluatorRegistry",
@@ -331,3 +337,31 @@ def default_registry(*, embed_fn: Callable[[str], Any] | None = None) -> Evaluat
 
         registry._add(name, function, None, scorer.__doc__ or "", False, "builtin", None)
     return registry
+
+
+def _call_factory(spec: str, value: Any) -> Any:
+    """Call a registry factory: a Python function taking no argument, and nothing else.
+
+    ``--evaluators os:system`` must not call ``os.system()``: builtins, classes and
+    functions that need arguments are refused before being called.
+    """
+    if not inspect.isfunction(value):
+        return value  # refused by the caller as "not an EvaluatorRegistry"
+    required = [
+        p
+        for p in inspect.signature(value).parameters.values()
+        if p.default is inspect.Parameter.empty
+        and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]
+    if required:
+        raise InputError(
+            f"{spec} is a function that needs arguments, not an EvaluatorRegistry or a "
+            "function returning one",
+            location="--evaluators",
+        )
+    try:
+        return value()
+    except BaseException as exc:
+        raise InputError(
+            f"{spec}() failed: {type(exc).__name__}: {exc}", location="--evaluators"
+        ) from None

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ._compat import AGENTIC_EVALS_VERSION
+from ._files import atomic_write
 from .errors import InputError
 from .formats.model import CaseSpec, EvaluatorRef, ManifestSpec, SuiteSpec, VariantSpec
 
@@ -348,9 +349,8 @@ class ExperimentRun:
             table = self.to_arrow(name)
             meta = dict(table.schema.metadata or {})
             meta[_METADATA_KEY] = spec
-            tmp = out / f".{name}.parquet.tmp"
-            pq.write_table(table.replace_schema_metadata(meta), tmp)
-            tmp.replace(out / f"{name}.parquet")  # atomic publish
+            with atomic_write(out / f"{name}.parquet") as handle:
+                pq.write_table(table.replace_schema_metadata(meta), handle)
         return out
 
     def _repr_html_(self) -> str:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
+from ._limits import REGEX_TIMEOUT_ENV, limit
 from .evaluators import REFERENCE_SCORER_NAMES, EvaluatorRegistry
 from .frames import CheckColumns
 from .judges import Judged
@@ -67,6 +70,10 @@ class AttemptScore:
     evaluator_error: str | None = None
 
 
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
 def _reject_constant(value: str) -> Any:
     raise ValueError(f"Non-finite JSON constant {value} is not allowed")
 
@@ -75,10 +82,63 @@ def _reject_constant(value: str) -> Any:
 def _validator_for(schema_json: str) -> Draft202012Validator:
     # Built once per distinct schema; an empty registry means remote $refs never load.
     # (Imported here: only suites with output_json_schema need jsonschema.)
-    from jsonschema import Draft202012Validator
     from referencing import Registry
 
-    return Draft202012Validator(json.loads(schema_json), registry=Registry())
+    return _safe_validator_class()(json.loads(schema_json), registry=Registry())
+
+
+@lru_cache(maxsize=1)
+def _safe_validator_class() -> Any:
+    """Draft 2020-12 with ``pattern`` and ``patternProperties`` under a time limit.
+
+    Python's ``re`` backtracks without bound: ``^(a|a)*$`` on a 40-character output takes
+    hours. The ``regex`` engine takes a timeout; a pattern that runs out of time fails
+    the check with a message naming the limit and the variable that raises it.
+    """
+    from jsonschema import Draft202012Validator, validators
+    from jsonschema.exceptions import ValidationError
+
+    def search(pattern: str, text: str) -> bool:
+        import regex
+
+        seconds = limit(REGEX_TIMEOUT_ENV)
+        try:
+            return regex.search(pattern, text, timeout=seconds) is not None
+        except TimeoutError:
+            raise ValidationError(
+                f"pattern {pattern!r} took longer than {seconds:g} s on this output "
+                f"(the regular-expression time limit, {REGEX_TIMEOUT_ENV})"
+            ) from None
+        except regex.error:
+            return re.search(pattern, text) is not None
+
+    def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Any:
+        if not validator.is_type(instance, "string"):
+            return
+        try:
+            found = search(patrn, instance)
+        except ValidationError as exc:
+            yield exc
+            return
+        if not found:
+            yield ValidationError(f"{instance!r} does not match {patrn!r}")
+
+    def pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Any:
+        if not validator.is_type(instance, "object"):
+            return
+        for patrn, subschema in patterns.items():
+            for key, value in instance.items():
+                try:
+                    found = search(patrn, key)
+                except ValidationError as exc:
+                    yield exc
+                    return
+                if found:
+                    yield from validator.descend(value, subschema, path=key, schema_path=patrn)
+
+    return validators.extend(
+        Draft202012Validator, {"pattern": pattern, "patternProperties": pattern_properties}
+    )
 
 
 def _schema_check(payload: Any, schema: dict[str, Any]) -> tuple[bool, str]:
@@ -90,6 +150,8 @@ def _schema_check(payload: Any, schema: dict[str, Any]) -> tuple[bool, str]:
     except Unresolvable as exc:
         # The suite loader refuses unresolvable references; this is a last line of defence.
         return False, f"Unresolvable output_json_schema reference: {exc}"
+    except RecursionError:  # the loader refuses $ref loops; and a payload nested too deep
+        return False, "Output is nested too deeply to check against the JSON Schema."
     if error is not None:
         return False, f"Output violates JSON Schema at {error.json_path}: {error.message}"
     return True, "Output matches the configured JSON Schema Draft 2020-12."
@@ -362,7 +424,10 @@ def score_sample(
         try:
             # Evaluators get the raw output, as in the package (built-in checks strip it).
             scores = evaluator.evaluate(output, case, trace, ref)
-        except Exception as exc:  # a trusted evaluator's bug fails its check, loudly
+        except BaseException as exc:  # a trusted evaluator's bug fails its check, loudly
+            if isinstance(exc, KeyboardInterrupt) and _in_main_thread():
+                raise  # Ctrl-C lands in the main thread: the user's, not the evaluator's
+            # SystemExit, GeneratorExit, CancelledError from an evaluator end nothing.
             raised = True
             evaluator_error = f"{type(exc).__name__}: {exc}"
             why = f"Evaluator {ref.name!r} raised {evaluator_error}"

@@ -6,6 +6,8 @@ pickle :class:`RunScan`) without the rest of the package's machinery.
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +62,42 @@ def tag_mask(column: pa.ChunkedArray | pa.Array, wanted: Sequence[str]) -> np.nd
     return _per_value(column, lambda v: v is not None and not want.isdisjoint(v.split(",")))
 
 
+_VERIFIED: dict[tuple[str, int, int], str] = {}
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_file(path: Path, expected: str, run_id: str) -> None:
+    """Refuse a run's parquet file whose content is not what was archived (another run's
+    file copied over it, a damaged disk block). Checked once per process per version of
+    the file (path, size, modification time)."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise InputError(
+            f"archived file is missing or unreadable ({exc.strerror})", file=path
+        ) from None
+    key = (str(path), info.st_size, info.st_mtime_ns)
+    if _VERIFIED.get(key) == expected:
+        return
+    actual = file_sha256(path)
+    if actual != expected:
+        raise InputError(
+            f"this file is not the one archived for run {run_id} (SHA-256 {actual[:12]}, "
+            f"archived {expected[:12]}): it was replaced or damaged",
+            file=path,
+            hint="restore it from a backup, or remove the run and add it again",
+        )
+    _VERIFIED[key] = expected
+
+
 @dataclass(frozen=True)
 class RunScan:
     """One run of a slice: where its files are and which of its rows the slice keeps.
@@ -90,9 +128,16 @@ class RunScan:
     tags: tuple[tuple[str, ...], ...] | None
     n_attempts: int
     factor_names: tuple[str, ...] = ()
+    #: (table, SHA-256) of the run's files as archived.
+    sha256: tuple[tuple[str, str], ...] = ()
 
     def file(self, table: str) -> Path:
-        return Path(self.folder) / f"{table}.parquet"
+        """The table's file, after checking it is the file that was archived."""
+        path = Path(self.folder) / f"{table}.parquet"
+        expected = dict(self.sha256).get(table)
+        if expected is not None:
+            verify_file(path, expected, self.run_id)
+        return path
 
     def tag_mask(self, column: pa.ChunkedArray | pa.Array) -> np.ndarray:
         """Rows the tag filter keeps, given their ``tags`` column."""

@@ -98,6 +98,9 @@ class RunRecord:
     tags: tuple[str, ...]
     counts: dict[str, int]
     path: Path = field(compare=False)
+    #: SHA-256 of each table's parquet file, checked when a slice reads it (older
+    #: archives have none).
+    sha256: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property
     def n_attempts(self) -> int:
@@ -126,6 +129,7 @@ class RunRecord:
             "factor_names": list(self.factor_names),
             "tags": list(self.tags),
             "counts": dict(self.counts),
+            "sha256": dict(self.sha256),
         }
 
     @classmethod
@@ -149,6 +153,7 @@ class RunRecord:
             tags=tuple(data["tags"]),
             counts={k: int(v) for k, v in data["counts"].items()},
             path=path,
+            sha256={str(k): str(v) for k, v in dict(data.get("sha256") or {}).items()},
         )
 
     def file(self, table: str) -> Path:

@@ -46,9 +46,37 @@ class SliceFormat(StrEnum):
 def _fail(prefix: str, error: Exception) -> typer.Exit:
     # Plain text on stderr: messages may hold user text with rich markup characters.
     Console(stderr=True, highlight=False, soft_wrap=True).print(
-        Text(f"{prefix}: ", style="bold red") + Text(str(error))
+        Text(f"{prefix}: ", style="bold red") + Text(_safe(error))
     )
     return typer.Exit(code=EXIT_INVALID_INPUT)
+
+
+def _safe(value: object) -> str:
+    """Text from the archive as printed: no terminal control, bidi or zero-width characters
+    (a run's names and values are data, and must not drive the terminal)."""
+    from ..report.console import strip_control
+
+    return strip_control(str(value))
+
+
+def _row(*cells: object) -> list[str]:
+    return [_safe(cell) for cell in cells]
+
+
+def _to_csv(frame: pd.DataFrame, path: Path) -> None:
+    """CSV with every text cell a spreadsheet would run as a formula guarded."""
+    from .._files import atomic_write
+    from ..report.csv_report import guard_formula
+
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column].dtype):
+            out[column] = out[column].map(
+                lambda v: guard_formula(v) if isinstance(v, str) else v, na_action="ignore"
+            )
+    out.columns = [guard_formula(str(c)) for c in out.columns]
+    with atomic_write(path, "w", encoding="utf-8", newline="") as handle:
+        out.to_csv(handle, index=False)
 
 
 # Shared filter options (typer has no option groups; the same names everywhere).
@@ -113,6 +141,10 @@ def _slice(
 
 def _require_runs(sl: Any) -> None:
     if sl.n_runs == 0:
+        from .query import check_factor_filter
+
+        # Nothing matched: a misspelt level is the likely cause; say which levels exist.
+        check_factor_filter(sl.filter.factors, sl.archive.records())
         raise InputError(
             f"no archived run matches ({sl.filter.describe() or 'no filters'})",
             hint="list what the archive holds with `agenticlens-frames archive ls`",
@@ -203,7 +235,7 @@ def archive_ls(
             data["path"] = str(r.path)
             console.print(Text(json.dumps(data, default=str)))
         return
-    table = Table(title=f"{len(records)} run(s) in {archive}", title_justify="left")
+    table = Table(title=_safe(f"{len(records)} run(s) in {archive}"), title_justify="left")
     for name in ("run", "experiment", "run at (UTC)", "variants", "cases", "attempts"):
         table.add_column(
             name, justify="right" if name in ("variants", "cases", "attempts") else "left"
@@ -211,13 +243,15 @@ def archive_ls(
     table.add_column("factors")
     for r in records:
         table.add_row(
-            r.run_id,
-            r.experiment_id,
-            f"{r.run_at:%Y-%m-%d %H:%M}",
-            str(len(r.variants)),
-            str(r.counts["cases"]),
-            str(r.n_attempts),
-            ", ".join(r.factor_names),
+            *_row(
+                r.run_id,
+                r.experiment_id,
+                f"{r.run_at:%Y-%m-%d %H:%M}",
+                len(r.variants),
+                r.counts["cases"],
+                r.n_attempts,
+                ", ".join(r.factor_names),
+            )
         )
     console.print(table)
 
@@ -253,7 +287,7 @@ def _write_frames(frames: dict[str, pd.DataFrame], folder: Path, fmt: str) -> No
     for name, frame in frames.items():
         clean = frame_for_parquet(frame)
         if fmt == "csv":
-            clean.to_csv(folder / f"{name}.csv", index=False)
+            _to_csv(clean, folder / f"{name}.csv")
         else:
             clean.to_parquet(folder / f"{name}.parquet", index=False)
 
@@ -302,7 +336,9 @@ def archive_summarize(
     vs = result.variant_summary
     ks = list(result.pass_k)
     table = Table(
-        title=f"{len(vs)} variant(s) in {sl.n_runs} run(s) — {sl.filter.describe() or 'all'}",
+        title=_safe(
+            f"{len(vs)} variant(s) in {sl.n_runs} run(s) — {sl.filter.describe() or 'all'}"
+        ),
         title_justify="left",
     )
     for name in ("experiment", "run", "variant", "factors", "case pass rate", "95% CI"):
@@ -312,24 +348,27 @@ def archive_summarize(
     for name in ("latency ms", "cost $", "trials ok"):
         table.add_column(name, justify="right")
     factors = [c for c in vs.columns if c.startswith("factor_")]
-    for row in vs.head(limit).itertuples(index=False):
-        data = row._asdict()
+    # Records, not itertuples: factor columns named "factor_my-factor" or with spaces are
+    # not identifiers, and itertuples would rename them.
+    for data in vs.head(limit).to_dict("records"):
         shown = ", ".join(
             f"{c.removeprefix('factor_')}={data[c]}" for c in factors if pd.notna(data[c])
         )
         table.add_row(
-            str(data["experiment_id"]),
-            str(data["run_id"])[:8],
-            str(data["variant_id"]) + (" *" if data["is_baseline"] else ""),
-            shown,
-            _fmt(data["case_pass_rate"], "%"),
-            _fmt(data["case_pass_rate_ci_low"], "%")
-            + "–"
-            + _fmt(data["case_pass_rate_ci_high"], "%"),
-            *(_fmt(data[f"pass_at_{k}"]) for k in ks),
-            _fmt(data["average_latency_ms_mean"], "ms"),
-            _fmt(data["total_cost_usd_mean"], "$"),
-            f"{data['completed_trials']}/{data['attempted_trials']}",
+            *_row(
+                str(data["experiment_id"]),
+                str(data["run_id"])[:8],
+                str(data["variant_id"]) + (" *" if data["is_baseline"] else ""),
+                shown,
+                _fmt(data["case_pass_rate"], "%"),
+                _fmt(data["case_pass_rate_ci_low"], "%")
+                + "–"
+                + _fmt(data["case_pass_rate_ci_high"], "%"),
+                *(_fmt(data[f"pass_at_{k}"]) for k in ks),
+                _fmt(data["average_latency_ms_mean"], "ms"),
+                _fmt(data["total_cost_usd_mean"], "$"),
+                f"{data['completed_trials']}/{data['attempted_trials']}",
+            )
         )
     console.print(table)
     if len(vs) > limit:
@@ -341,13 +380,15 @@ def archive_summarize(
             levels.add_column(name)
         for row in fl.itertuples(index=False):
             levels.add_row(
-                row.factor,
-                str(row.value),
-                str(row.n_variants),
-                str(row.n_runs),
-                _fmt(row.mean_pass_rate, "%"),
-                f"{_fmt(row.case_pass_rate, '%')} "
-                f"({_fmt(row.case_pass_rate_ci_low, '%')}–{_fmt(row.case_pass_rate_ci_high, '%')})",
+                *_row(
+                    row.factor,
+                    str(row.value),
+                    str(row.n_variants),
+                    str(row.n_runs),
+                    _fmt(row.mean_pass_rate, "%"),
+                    f"{_fmt(row.case_pass_rate, '%')} ({_fmt(row.case_pass_rate_ci_low, '%')}"
+                    f"–{_fmt(row.case_pass_rate_ci_high, '%')})",
+                )
             )
         console.print(levels)
 
@@ -394,7 +435,7 @@ def archive_slice(
             table = sl.table(name)
             written[name] = table.num_rows
             if fmt == SliceFormat.csv:
-                table.to_pandas().to_csv(out / f"{name}.csv", index=False)
+                _to_csv(table.to_pandas(), out / f"{name}.csv")
             else:
                 import pyarrow.parquet as pq
 
@@ -406,4 +447,6 @@ def archive_slice(
         raise _fail("Unable to slice archive", exc) from None
     if not quiet:
         counts = ", ".join(f"{n} {name}" for name, n in written.items())
-        Console(highlight=False).print(Text(f"Wrote {counts} from {sl.n_runs} run(s) to {out}"))
+        Console(highlight=False).print(
+            Text(_safe(f"Wrote {counts} from {sl.n_runs} run(s) to {out}"))
+        )

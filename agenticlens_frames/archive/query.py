@@ -231,6 +231,7 @@ class SliceFilter:
             tags=self.tags or None,
             n_attempts=record.n_attempts,
             factor_names=record.factor_names,
+            sha256=tuple(sorted(record.sha256.items())),
         )
 
 
@@ -278,7 +279,11 @@ class ArchiveSlice:
     @cached_property
     def _plan(self) -> tuple[tuple[RunRecord, RunScan], ...]:
         out = []
-        for record in self.archive.records():
+        records = self.archive.records()
+        # A factor name no run has is a typo; an unknown level is an empty slice (the CLI
+        # says which levels exist when nothing matches).
+        check_factor_filter(self.filter.factors, records, levels=False)
+        for record in records:
             scan = self.filter.scan(record)
             if scan is not None:
                 out.append((record, scan))
@@ -554,3 +559,42 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
             if cats is not None:
                 df[column] = pd.Categorical(df[column].astype("object"), categories=list(cats))
     return run
+
+
+def check_factor_filter(
+    factors: tuple[tuple[str, tuple[str, ...]], ...],
+    records: list[RunRecord],
+    *,
+    levels: bool = True,
+) -> None:
+    """Refuse a factor name (and, with ``levels``, a level) that no archived run has,
+    saying which factors and levels exist and which is closest."""
+    if not factors or not records:
+        return
+    from ..formats._io import close_match
+
+    found: dict[str, set[str]] = {}
+    for record in records:
+        for variant in record.variants:
+            for name, value in variant["factors"].items():
+                found.setdefault(name, set()).add(str(value))
+    for name, values in factors:
+        if name not in found:
+            match = close_match(name, found)
+            known = ", ".join(repr(n) for n in sorted(found)) or "none"
+            raise InputError(
+                f"no archived run has a factor {name!r}",
+                location="--factor",
+                hint=(f"did you mean {match!r}? " if match else "")
+                + f"the archive's factors are {known}",
+            )
+        missing = [v for v in values if v not in found[name]] if levels else []
+        if missing:
+            match = close_match(missing[0], found[name])
+            shown = ", ".join(repr(v) for v in sorted(found[name])[:20])
+            raise InputError(
+                f"no archived run has {name}={missing[0]!r}",
+                location="--factor",
+                hint=(f"did you mean {match!r}? " if match else "")
+                + f"the levels of {name!r} are {shown}",
+            )

@@ -49,6 +49,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..frames import FACTOR_PREFIX, ExperimentRun, spec_to_json
+from ._scan import file_sha256
 from .catalog import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -247,6 +248,12 @@ class Archive:
                 f"Archive.add needs an ExperimentRun, got {type(run).__name__}",
                 hint="load one with load_experiment(manifest, suite) or read_parquet(folder)",
             )
+        if self.path.exists() and not self.path.is_dir():
+            raise InputError(
+                "is a file, not an archive folder",
+                file=self.path,
+                hint="give a new or empty folder for the archive",
+            )
         run_id = run_content_id(run)
         target = self._run_dir(run.experiment_id, run_id)
         if (target / RUN_FILE).exists():
@@ -336,6 +343,7 @@ class Archive:
             tags=tuple(tags),
             counts={name: table.num_rows for name, table in tables.items()},
             path=folder,
+            sha256={name: file_sha256(folder / f"{name}.parquet") for name in tables},
         )
         # The record goes last: a run directory without it is never read.
         _write_json(folder / RUN_FILE, record.to_json())
@@ -409,6 +417,10 @@ class Archive:
         return RunRecord.from_json(data, folder)
 
     def _check_exists(self) -> None:
+        if self.path.exists() and not self.path.is_dir():
+            raise InputError(
+                "is a file, not an archive folder", file=self.path, hint="give the archive folder"
+            )
         if not self.path.is_dir():
             raise InputError(
                 "no archive here",

@@ -10,9 +10,12 @@ into an :class:`~agenticlens_frames.errors.InputError` naming the file and the p
 from __future__ import annotations
 
 import difflib
+import errno
 import json
 import math
+import os
 import re
+import stat
 from collections.abc import Callable, Collection, Iterable
 from datetime import date, datetime
 from pathlib import Path
@@ -22,6 +25,7 @@ import orjson
 import yaml
 
 from agenticlens_frames._gc import paused_gc as gc_paused
+from agenticlens_frames._limits import MAX_INPUT_BYTES_ENV, MAX_YAML_NODES_ENV, limit
 from agenticlens_frames.errors import InputError
 
 __all__ = [
@@ -32,6 +36,8 @@ __all__ = [
     "describe",
     "is_json_path",
     "read_document",
+    "read_input",
+    "scrub_surrogates",
     "to_bool",
     "to_float",
     "to_int",
@@ -91,14 +97,7 @@ def read_document(path: str | Path) -> Any:
     agenticlens_frames.errors.InputError: .../bad.json: line 1, column 10: invalid JSON: ...
     """
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("file not found", file=path, hint="check the path") from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a file", file=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read the file: {exc.strerror or exc}", file=path) from None
+    data = read_input(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -120,6 +119,72 @@ def read_document(path: str | Path) -> Any:
     return document
 
 
+_FILE_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def read_input(path: str | Path) -> bytes:
+    """The bytes of an input file, which must be a regular file within the size limit.
+
+    A FIFO would block forever, ``/dev/zero`` would fill the memory, a directory or a
+    symbolic-link loop would raise deep inside; each is refused here, naming the file.
+
+    Raises
+    ------
+    InputError
+        Missing, a directory, not a regular file, a link loop, unreadable, or larger than
+        ``AGENTICLENS_FRAMES_MAX_INPUT_BYTES`` (default 2 GiB).
+
+    Examples
+    --------
+    >>> read_input("/dev/zero")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: /dev/zero: is a character device, not a regular \
+file (give the path of a file)
+    """
+    path = Path(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise InputError("file not found", file=path, hint="check the path") from None
+    except OSError as exc:
+        reason = "a loop of symbolic links" if exc.errno == errno.ELOOP else exc.strerror
+        raise InputError(f"cannot read the file: {reason or exc}", file=path) from None
+    except ValueError as exc:  # an embedded NUL in the name
+        raise InputError(f"not a usable file name ({exc})", file=path) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError("is a directory, not a file", file=path, hint="give the path of a file")
+    for test, kind in _FILE_KINDS:
+        if test(info.st_mode):
+            raise InputError(
+                f"is {kind}, not a regular file", file=path, hint="give the path of a file"
+            )
+    most = int(limit(MAX_INPUT_BYTES_ENV))
+    if info.st_size > most:
+        raise _too_large(path, info.st_size, most)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(most + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", file=path) from None
+    if len(data) > most:  # grew while we read it (or /proc-like files reporting size 0)
+        raise _too_large(path, len(data), most)
+    return data
+
+
+def _too_large(path: Path, size: int, most: int) -> InputError:
+    return InputError(
+        f"is {size:,} bytes, over the limit of {most:,} bytes for an input file",
+        file=path,
+        hint=f"set {MAX_INPUT_BYTES_ENV} to a larger number of bytes if the file is right",
+    )
+
+
 def _parse_json(text: str, path: Path) -> Any:
     # orjson parses recorded-trial files 2-3x faster; anything it refuses (NaN constants,
     # integers beyond 64 bits, bad syntax) goes through the standard parser, whose values
@@ -129,7 +194,9 @@ def _parse_json(text: str, path: Path) -> Any:
     except orjson.JSONDecodeError:
         pass
     try:
-        return json.loads(text)
+        # The standard parser accepts lone surrogate escapes ("\ud800"), which no UTF-8
+        # output (report, parquet, journal) can hold: they become U+FFFD here.
+        return scrub_surrogates(json.loads(text))
     except json.JSONDecodeError as exc:
         raise InputError(
             f"invalid JSON: {exc.msg}", file=path, location=f"line {exc.lineno}, column {exc.colno}"
@@ -138,9 +205,95 @@ def _parse_json(text: str, path: Path) -> Any:
         raise InputError("invalid JSON: nested too deeply", file=path) from None
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (and keys) replaced by U+FFFD.
+
+    Examples
+    --------
+    >>> scrub_surrogates({"a" + chr(0xD800): ["x" + chr(0xDFFF), 1]}) == {"a\ufffd": ["x\ufffd", 1]}
+    True
+    """
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_surrogates(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(scrub_surrogates(v) for v in value)
+    return value
+
+
+# An anchor (``&name``) where YAML allows one: only then can aliases expand anything.
+_ANCHOR = re.compile(r"(?:^|[\s\[{,:?-])&[^\s\[\]{},]", re.MULTILINE)
+
+
+def _load_yaml(text: str, path: Path) -> Any:
+    loader = _YAML_LOADER(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if "&" in text and _ANCHOR.search(text):
+            _check_expansion(node, path)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _check_expansion(root: Any, path: Path) -> None:
+    """Refuse a document whose aliases expand it past the node limit, or into itself.
+
+    Aliases are shared nodes in the composed graph; counting each node once per path that
+    reaches it gives the size the document stands for (a billion-laughs file: 10**9).
+    """
+    most = limit(MAX_YAML_NODES_ENV)
+    sizes: dict[int, float] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            on_path.discard(key)
+            value = node.value if isinstance(node.value, list) else []
+            total = 1.0
+            for item in value:
+                for child in item if isinstance(item, tuple) else (item,):
+                    total += sizes[id(child)]
+            sizes[key] = total
+            if total > most:
+                raise InputError(
+                    f"aliases expand this YAML document to more than {int(most):,} nodes",
+                    file=path,
+                    location=f"line {node.start_mark.line + 1}",
+                    hint=f"write the values out, or set {MAX_YAML_NODES_ENV} higher if "
+                    "the file is right",
+                )
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            raise InputError(
+                "a YAML alias refers to a node that contains it (a recursive document)",
+                file=path,
+                location=f"line {node.start_mark.line + 1}",
+            )
+        on_path.add(key)
+        stack.append((node, True))
+        if isinstance(node.value, list):
+            for item in node.value:
+                for child in item if isinstance(item, tuple) else (item,):
+                    if id(child) not in sizes:
+                        stack.append((child, False))
+
+
 def _parse_yaml(text: str, path: Path) -> Any:
     try:
-        return yaml.load(text, Loader=_YAML_LOADER)
+        return _load_yaml(text, path)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         location = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None

@@ -20,6 +20,7 @@ running.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from functools import partial
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from agenticlens_frames._limits import MAX_TRIALS_ENV, limit
 from agenticlens_frames.formats._io import (
     Invalid,
     Source,
@@ -160,6 +162,12 @@ def load_manifest(path: str | Path) -> ManifestSpec:
         source.fail(
             (), f"expected a mapping of manifest fields at the top level, got {describe(document)}"
         )
+    if "cases" in document and "variants" not in document:
+        source.fail(
+            (),
+            "this is an evaluation suite (it has 'cases'), not an experiment manifest",
+            "give the manifest first and the suite second: experiment run MANIFEST SUITE",
+        )
     source.check_keys(document, _MANIFEST_KEYS, ())
     take = partial(source.take, document, location=())
     schema_version = take("schema_version", convert=to_str, default="1.1")
@@ -211,6 +219,15 @@ def load_manifest(path: str | Path) -> ManifestSpec:
                 "pass_k values must be between 1 and trial_count",
                 f"got {k} with trial_count {trial_count}",
             )
+    planned, most = len(variants) * trial_count, int(limit(MAX_TRIALS_ENV))
+    if planned > most:
+        # Every (variant, trial) pair is planned up front: 10**8 of them exhaust memory.
+        source.fail(
+            ("trial_count",),
+            f"{len(variants)} variants x {trial_count:,} trials is {planned:,} trials, over "
+            f"the limit of {most:,}",
+            f"lower trial_count, or set {MAX_TRIALS_ENV} higher if the experiment is right",
+        )
     return ManifestSpec(
         path=path,
         name=name,
@@ -298,7 +315,11 @@ def _resolve(
         if module.endswith(".py") and not Path(module).is_absolute():
             return f"{folder / module}:{attribute}"
         return target
-    parts = urlsplit(target)
+    try:
+        parts = urlsplit(target)
+        parts.port  # noqa: B018 - raises for a port that is not a number in range
+    except ValueError as exc:  # "Invalid IPv6 URL", a bad port
+        source.fail((*location, "target"), f"not a valid URL ({exc}): {target!r}")
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         source.fail(
             (*location, "target"),
@@ -328,7 +349,7 @@ def targets_outside_folder(manifest: ManifestSpec) -> list[tuple[str, str]]:
     >>> [variant for variant, _ in targets_outside_folder(load_manifest(folder / "m.yaml"))]
     ['b']
     """
-    folder = Path(manifest.path).resolve().parent
+    folder = Path(os.path.realpath(manifest.path)).parent
     outside = []
     for variant in manifest.variants:
         if variant.target_kind == "recorded":
@@ -337,7 +358,7 @@ def targets_outside_folder(manifest: ManifestSpec) -> list[tuple[str, str]]:
             file = variant.resolved_target.rpartition(":")[0]
         else:
             continue
-        resolved = Path(file).resolve()
+        resolved = Path(os.path.realpath(file))  # (resolve() raises on link loops)
         if not resolved.is_relative_to(folder):
             outside.append((variant.id, str(resolved)))
     return outside

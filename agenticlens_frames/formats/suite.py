@@ -178,6 +178,12 @@ def _load(path: Path, known_evaluators: Collection[str]) -> SuiteSpec:
         source.fail(
             (), f"expected a mapping of suite fields at the top level, got {describe(document)}"
         )
+    if "variants" in document and "cases" not in document:
+        source.fail(
+            (),
+            "this is an experiment manifest (it has 'variants'), not an evaluation suite",
+            "give the manifest first and the suite second: experiment run MANIFEST SUITE",
+        )
     source.check_keys(document, _SUITE_KEYS, ())
     name = source.take(document, "name", (), to_str)
     version = source.take(document, "version", (), to_str)
@@ -353,8 +359,32 @@ def _check_schema(source: Source, case: CaseSpec, checked: set[str]) -> None:
                 if inside
                 else "copy the referenced schema under $defs and refer to it as '#/$defs/<name>'",
             )
+    _check_ref_loops(source, case, where, schema)
     if key is not None:
         checked.add(key)
+
+
+def _check_ref_loops(
+    source: Source, case: CaseSpec, where: tuple[str | int, ...], schema: dict[str, Any]
+) -> None:
+    """Refuse a schema whose ``$ref`` chain reaches itself without consuming the output
+    (``{"$ref": "#"}``): validating anything with it recurses without end."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry
+
+    validator = Draft202012Validator(schema, registry=Registry())
+    for probe in (None, {}, [], "", 0, {"a": {}}, [[]]):
+        try:
+            next(validator.iter_errors(probe), None)
+        except RecursionError:
+            source.fail(
+                where,
+                f"case {case.id!r}: the JSON Schema's $ref references loop back to themselves "
+                "without consuming any part of the output",
+                "make every cycle of references pass through properties or items",
+            )
+        except Exception:  # other problems surface when scoring, as failed checks
+            return
 
 
 def _references(

@@ -26,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from agenticlens_frames._limits import MAX_MAGNITUDE
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.formats._io import Invalid, describe, to_float
 
@@ -223,10 +224,12 @@ def _from_eval(raw: dict[str, Any]) -> Trace:
             spans.append((name, attributes))
 
     latency = raw.get("total_latency_ms", 0.0)
-    if type(latency) is not float or not math.isfinite(latency):
+    if type(latency) is not float or not -MAX_MAGNITUDE <= latency <= MAX_MAGNITUDE:
         latency = _number(latency, "total_latency_ms")
     cost = raw.get("estimated_cost_usd")
-    if cost is not None and (type(cost) is not float or not math.isfinite(cost)):
+    if cost is not None and (
+        type(cost) is not float or not -MAX_MAGNITUDE <= cost <= MAX_MAGNITUDE
+    ):
         cost = _number(cost, "estimated_cost_usd")
     source = raw.get("cost_source")
     if source is not None and source not in COST_SOURCES:
@@ -266,7 +269,7 @@ def _from_run(raw: dict[str, Any], enrich: bool = False) -> Trace:
         if span_cost is None:
             priced = False
         else:
-            if type(span_cost) is not float or not math.isfinite(span_cost):
+            if type(span_cost) is not float or not -MAX_MAGNITUDE <= span_cost <= MAX_MAGNITUDE:
                 span_cost = _span_cost(span_cost, index)
             total = total + span_cost
         name = span.get("tool_name")
@@ -392,14 +395,26 @@ def _text(value: Any, *at: str | int, nullable: bool = False) -> str:
 
 def _number(value: Any, *at: str | int) -> float:
     try:
-        return to_float(value)
+        number = to_float(value)
     except Invalid as exc:
         raise exc.inside(*at) from None
+    if abs(number) > MAX_MAGNITUDE:
+        # Sums and means of such values overflow to infinity.
+        raise Invalid(
+            f"expected a number between -{MAX_MAGNITUDE:g} and {MAX_MAGNITUDE:g}, got {number:g}",
+            at=at,
+        )
+    return number
 
 
 def _span_cost(value: Any, index: int) -> float:
     # Span costs are summed as written, so only real numbers qualify (not numeric strings).
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+    if (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and abs(value) <= MAX_MAGNITUDE
+    ):
         return value
     raise Invalid(
         f"expected a finite number or null, got {describe(value)}",

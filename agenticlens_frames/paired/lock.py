@@ -17,7 +17,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from .._files import write_atomic
 from ..errors import InputError
+from ..formats._io import read_input
 from ..formats.model import SuiteSpec
 from .settings import ComparisonsConfig
 
@@ -144,8 +146,8 @@ def read_lock(path: str | Path) -> dict[str, Any] | None:
     if not target.exists():
         return None
     try:
-        data = json.loads(target.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = json.loads(read_input(target).decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
         raise InputError(f"cannot read the comparison lock ({exc})", file=target) from exc
     if isinstance(data, dict) and isinstance(data.get("paired_comparisons"), dict):
         data = data["paired_comparisons"]
@@ -157,15 +159,9 @@ def read_lock(path: str | Path) -> dict[str, Any] | None:
 
 def write_lock(path: str | Path, fingerprint: Mapping[str, Any]) -> Path:
     """Write ``{"fingerprint": ...}`` atomically to ``path``."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(
-        json.dumps({"fingerprint": dict(fingerprint)}, indent=2, sort_keys=True) + "\n",
-        encoding="utf-8",
+    return write_atomic(
+        path, json.dumps({"fingerprint": dict(fingerprint)}, indent=2, sort_keys=True) + "\n"
     )
-    tmp.replace(target)
-    return target
 
 
 def enforce_lock(path: str | Path, fingerprint: Mapping[str, Any]) -> bool:
@@ -242,11 +238,11 @@ def check_saved_report(
     experiment version is how settings legitimately change.
     """
     target = Path(path)
-    if fingerprint is None or not target.exists():
-        return
+    if fingerprint is None or not target.is_file():
+        return  # (a FIFO or device at the --save path is never read)
     try:
         identity, stored = _saved_identity_and_lock(target)
-    except (OSError, ValueError, UnicodeDecodeError):
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         return  # not a JSON report of ours; the writer will replace it as before
     if experiment is not None and identity != tuple(experiment):
         return

@@ -15,22 +15,32 @@ from typing import Any
 
 import pandas as pd
 
+from .._files import write_atomic
 from ..analysis import ExperimentAnalysis
 
 __all__ = ["guard_formula", "render_cases_csv", "render_variants_csv", "write_csv"]
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "|", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+# Leading characters a spreadsheet skips before deciding that a cell is a formula.
+_SKIPPED = " \t\r\n\u3000\u00a0\ufeff"
 
 
 def guard_formula(text: str) -> str:
     """Prefix ``'`` to text a spreadsheet would run as a formula (OWASP CSV injection).
 
+    Besides ``= + - @``: a leading tab or carriage return, ``|`` (DDE), the full-width
+    forms ``＝ ＋ － ＠``, and any of these after leading spaces, tabs or line breaks.
+
     Examples
     --------
     >>> guard_formula("=HYPERLINK(1)"), guard_formula("plain")
     ("'=HYPERLINK(1)", 'plain')
+    >>> guard_formula(" =1+1"), guard_formula("\\n=cmd"), guard_formula("\uff1dSUM(A1)")[0]
+    ("' =1+1", "'\\n=cmd", "'")
     """
-    return f"'{text}" if text.startswith(_FORMULA_START) else text
+    if text.startswith(_FORMULA_START) or text.lstrip(_SKIPPED).startswith(_FORMULA_START):
+        return f"'{text}"
+    return text
 
 
 def _cell(value: Any) -> str:
@@ -159,8 +169,4 @@ def render_cases_csv(analysis: ExperimentAnalysis) -> str:
 
 def write_csv(text: str, path: str | Path) -> Path:
     """Write CSV text as UTF-8 with ``\\n`` line ends (parents created)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
-    return target
+    return write_atomic(path, text)

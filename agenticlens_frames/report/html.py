@@ -39,6 +39,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .. import viz
+from .._files import write_atomic
 from ..analysis import ExperimentAnalysis
 from ..frontier import frontier_columns
 from .beyond_html import beyond_figures, beyond_sections, frontier_table
@@ -821,6 +822,5 @@ def write_html_report(
 ) -> Path:
     """Write the page to ``path`` (parents created); see :func:`render_html`."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_html(a, paired=paired), encoding="utf-8")
+    write_atomic(target, render_html(a, paired=paired))
     return target

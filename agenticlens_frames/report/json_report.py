@@ -19,15 +19,17 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import orjson
 import pandas as pd
 
 from .._compat import IMPLEMENTS
+from .._files import atomic_write
 from .._gc import paused_gc
 from ..analysis import SUMMARY_METRICS, ExperimentAnalysis
+from ..errors import InputError
 from ..judges import JUDGE_EVALUATOR_TYPES, summarize_judges
 from .paired_json import report_blocks
 from .verdicts_json import verdicts_block
@@ -51,7 +53,14 @@ def created_at() -> str:
     """
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch is not None and epoch.strip().isdigit():
-        return datetime.fromtimestamp(int(epoch), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        try:
+            return datetime.fromtimestamp(int(epoch), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except (OverflowError, ValueError, OSError):
+            raise InputError(
+                f"{epoch.strip()[:40]!r} is beyond the dates a report can hold (years 1-9999)",
+                location="SOURCE_DATE_EPOCH",
+                hint="set it to a Unix time in seconds, e.g. 1767225600, or unset it",
+            ) from None
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
@@ -700,7 +709,7 @@ def _indented_dump(value: Any, depth: int) -> memoryview:
     wrapped = value
     for _ in range(depth):
         wrapped = [wrapped]
-    data = orjson.dumps(wrapped, option=orjson.OPT_INDENT_2)
+    data = _dumps_indented(wrapped)
     head = sum(2 * level + 2 for level in range(depth)) + 2 * depth  # "[\n" lines + indent
     tail = sum(2 * level + 2 for level in range(depth))  # "\n" + indent + "]" per level
     return memoryview(data)[head : len(data) - tail]
@@ -743,6 +752,20 @@ class _BackgroundWriter:
             raise self._error
 
 
+def _dumps_indented(value: Any) -> bytes:
+    """``value`` as indented JSON, like the package's ``model_dump_json(indent=2)``.
+
+    orjson refuses integers beyond 64 bits (a ``random_seed`` of 2**64, case metadata);
+    the package writes them exactly, and so does the standard encoder used for them here.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except TypeError as exc:
+        if "64-bit" not in str(exc):
+            raise
+        return json.dumps(value, indent=2, ensure_ascii=False).encode("utf-8")
+
+
 def write_json_report(
     analysis: ExperimentAnalysis, path: str | Path, *, lean: bool = False
 ) -> Path:
@@ -762,8 +785,6 @@ def write_json_report(
     '1.1'
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
     token = uuid.uuid4().hex
     pending: list[tuple[int, str, int]] = []
 
@@ -773,15 +794,12 @@ def write_json_report(
 
     with paused_gc():
         skeleton = build_report(analysis, lean=lean, trial_report=placeholder)
-        text = orjson.dumps(skeleton, option=orjson.OPT_INDENT_2)
+        text = _dumps_indented(skeleton)
         trials = _TrialReports(analysis, skeleton["created_at"], lean=lean)
         marker = re.compile(rb'"@@trial-report-(\d+)-' + token.encode() + rb'@@"')
-        try:
-            _stream(text, marker, pending, trials, tmp)
-        except BaseException:
-            tmp.unlink(missing_ok=True)  # a failed write leaves any earlier report as it was
-            raise
-    tmp.replace(target)
+        # A failed write leaves any earlier report as it was (see _files.atomic_write).
+        with atomic_write(target) as out:
+            _stream(text, marker, pending, trials, out)
     return target
 
 
@@ -790,11 +808,11 @@ def _stream(
     marker: re.Pattern[bytes],
     pending: list[tuple[int, str, int]],
     trials: _TrialReports,
-    tmp: Path,
+    out: BinaryIO,
 ) -> None:
-    """Write the skeleton ``text`` to ``tmp``, each placeholder replaced by its trial's
+    """Write the skeleton ``text`` to ``out``, each placeholder replaced by its trial's
     report, built and serialised one at a time."""
-    with open(tmp, "wb") as out, _BackgroundWriter(out) as write:
+    with _BackgroundWriter(out) as write:
         done = 0
         for match in marker.finditer(text):
             write(memoryview(text)[done : match.start()])

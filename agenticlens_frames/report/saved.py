@@ -21,6 +21,7 @@ from ..analysis import (
     ExperimentAnalysis,
 )
 from ..errors import InputError
+from ..formats._io import read_input, scrub_surrogates
 from ..paired.verdicts import empty_verdicts
 from .paired_json import paired_frames_from_block
 from .verdicts_json import verdicts_from_block
@@ -80,9 +81,11 @@ def load_report(path: str | Path) -> ExperimentAnalysis:
     """
     file = Path(path)
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise InputError("file not found", file=file) from exc
+        # Regular files within the size limit only (a FIFO, /dev/zero, a directory, a
+        # link loop are refused by read_input, naming the file).
+        data = scrub_surrogates(json.loads(read_input(file).decode("utf-8")))
+    except RecursionError:
+        raise InputError("not valid JSON: nested too deeply", file=file) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", file=file) from exc
     except json.JSONDecodeError as exc:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._files import atomic_write
 from ..analysis import ExperimentAnalysis
 
 __all__ = ["frame_for_parquet", "write_parquet_outputs"]
@@ -43,5 +44,6 @@ def write_parquet_outputs(analysis: ExperimentAnalysis, folder: str | Path) -> P
     results = base / "results"
     results.mkdir(parents=True, exist_ok=True)
     for name, frame in analysis.frames().items():
-        frame_for_parquet(frame).to_parquet(results / f"{name}.parquet", index=False)
+        with atomic_write(results / f"{name}.parquet") as handle:
+            frame_for_parquet(frame).to_parquet(handle, index=False)
     return base

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._secrets import mask, mask_value, remember
 from ..errors import InputError
 from ..formats.model import CaseSpec
 from .payload import InvalidPayload
@@ -158,9 +159,11 @@ class HttpTarget:
         return sorted((v for v in values if len(v) >= 4), key=len, reverse=True)
 
     def _mask(self, text: str, secrets: list[str]) -> str:
+        # Every form of each secret (stripped, without "Bearer ", repr-escaped, URL-encoded).
+        remember(secrets)
         for secret in secrets:
             text = text.replace(secret, _MASK)
-        return text
+        return mask(text)
 
     def _failed(
         self,
@@ -187,6 +190,7 @@ class HttpTarget:
 
         expanded = expand_headers(self.headers, self.environ)
         secrets = self._secrets(expanded)
+        remember(secrets)
         body = json.dumps({"input": case.input, "case_id": case.id}).encode("utf-8")
         request_headers = {"Content-Type": "application/json", **expanded}
         try:
@@ -228,7 +232,8 @@ class HttpTarget:
         except httpx.HTTPError as exc:
             raise self._failed("error", case, f"{type(exc).__name__}: {exc}", secrets) from None
         try:
-            return json.loads(data.decode("utf-8"))
+            # A server that echoes a header back must not put it into the report.
+            return mask_value(json.loads(data.decode("utf-8")))
         except ValueError as exc:
             raise InvalidPayload(
                 self._mask(

@@ -40,8 +40,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .._files import write_atomic
+from .._secrets import mask_value
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
+from ..formats._io import scrub_surrogates
 from ..formats.model import CaseSpec
 from ..formats.traces import Trace
 from ..frames import CheckColumns
@@ -103,13 +106,7 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
-    _fsync_dir(path.parent)
+    write_atomic(path, text)
 
 
 class RunFolder:
@@ -133,9 +130,26 @@ class RunFolder:
     def __init__(self, path: str | Path, identity: dict[str, Any]) -> None:
         self.path = Path(path)
         self.journal = self.path / "journal"
-        self.journal.mkdir(parents=True, exist_ok=True)
-        self._lock_file = self._lock()
+        try:
+            self.journal.mkdir(parents=True, exist_ok=True)
+            self._lock_file = self._lock()
+        except OSError as exc:  # the folder (or journal/) is a file, unwritable, ...
+            raise InputError(
+                f"cannot use this run folder: {exc.strerror or exc}",
+                file=self.path,
+                hint="give a folder (it is created if missing)",
+            ) from None
         meta = self.path / "run.json"
+        if not meta.exists() and self.segments():
+            # A journal whose run description is gone cannot be tied to this experiment:
+            # reusing it could mix the results of two runs.
+            self.close()
+            raise InputError(
+                "the folder holds a journal but no run.json, so it cannot be tied to this "
+                "experiment",
+                file=self.path,
+                hint="restore run.json, or use a new --run-dir",
+            )
         if meta.exists():
             try:
                 stored = json.loads(meta.read_text(encoding="utf-8"))
@@ -329,6 +343,15 @@ def replay_checks(sink: CheckColumns, attempt: int, record: dict[str, Any]) -> A
     )
 
 
+def _storable(record: dict[str, Any]) -> dict[str, Any]:
+    """The record, with lone surrogates (text no UTF-8 file can hold) made U+FFFD."""
+    try:
+        json.dumps(record, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return scrub_surrogates(record)  # type: ignore[no-any-return]
+    return record
+
+
 # --------------------------------------------------------------------------- writer
 
 _STOP = object()
@@ -416,7 +439,8 @@ class JournalWriter:
                 try:
                     if scoring is not None:
                         self._score(record, scoring)
-                    done.append(record)
+                    # The journal is the boundary every table and report is built from.
+                    done.append(_storable(mask_value(record)))
                 except BaseException as exc:  # re-raised by close()
                     self.error = exc
             if done and self.error is None:

@@ -36,13 +36,21 @@ import pandas as pd
 
 from .._gc import paused_gc
 from .._progress import progress_bar
+from .._secrets import remember, remember_environment
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
 from ..formats import load_manifest, load_recorded, load_suite
 from ..formats.model import CaseSpec, ManifestSpec, SuiteSpec
 from ..frames import ExperimentRun, TableBuilder
 from ..scoring import score_unavailable
-from .http_target import DEFAULT_MAX_REPLY_BYTES, HttpTarget, check_headers
+from .http_target import (
+    DEFAULT_MAX_REPLY_BYTES,
+    HttpTarget,
+    check_headers,
+    expand_headers,
+    header_variables,
+)
+from .inflight import InflightLog
 from .journal import JournalWriter, RunFolder, digest, now_iso, read_segments, replay_checks
 from .order import execution_order
 from .payload import DEFAULT_MAX_OUTPUT_CHARS, validate_payload
@@ -563,6 +571,21 @@ def run_coroutine(factory: Callable[[], Awaitable[Any]]) -> Any:
     return holder.get("value")
 
 
+def _each(
+    *callbacks: Callable[[dict[str, Any]], None] | None,
+) -> Callable[[dict[str, Any]], None] | None:
+    """One journal callback calling every given one in turn (None when none is given)."""
+    given = [c for c in callbacks if c is not None]
+    if len(given) <= 1:
+        return given[0] if given else None
+
+    def call(record: dict[str, Any]) -> None:
+        for callback in given:
+            callback(record)
+
+    return call
+
+
 async def arun_live(
     manifest: ManifestSpec,
     suite: SuiteSpec,
@@ -594,6 +617,7 @@ async def arun_live(
         raise InputError(f"max_attempts must not be negative, got {max_attempts}")
     env: Mapping[str, str] = os.environ if environ is None else environ
     targets = dict(targets or {})
+    _remember_secrets(manifest, env)
     monitor = _stop_monitor(manifest, suite, stop_when, stop_rule, invalid_payload)
 
     # 1. Everything that can be checked before the first call.
@@ -647,10 +671,14 @@ async def arun_live(
         )
         # Judge calls (slow, remote) are scored under the run's concurrency limit.
         judged = registry is not None and registry.has_judges
+        inflight = InflightLog.from_env() if folder is not None else None
         writer = JournalWriter(
             folder.new_segment() if folder is not None and items else None,
             registry,
-            on_record=monitor.add if monitor is not None else None,
+            on_record=_each(
+                None if inflight is None else inflight.ended,
+                monitor.add if monitor is not None else None,
+            ),
             scoring_workers=global_limit if judged else 1,
         )
         clients: list[httpx.AsyncClient] = []
@@ -680,6 +708,7 @@ async def arun_live(
                 should_stop=(lambda: monitor.should_stop) if monitor is not None else None,
                 admit=monitor.admits(global_limit) if monitor is not None else None,
             )
+            scheduler.inflight = inflight
             if monitor is not None:
                 monitor.on_advance = scheduler.wake_threadsafe
             await scheduler.run()
@@ -692,7 +721,11 @@ async def arun_live(
                 plan.target.close()
             for client in clients:
                 await client.aclose()
-            writer.close()
+            try:
+                writer.close()
+            finally:
+                if inflight is not None:
+                    inflight.close()
 
         # 4. The tables, from everything journaled (this session's records included).
         for record in writer.records:
@@ -768,6 +801,18 @@ def load_run_folder(
             hint=f"resume: {how.removeprefix('run it with ')}",
         )
     return run
+
+
+def _remember_secrets(manifest: ManifestSpec, env: Mapping[str, str]) -> None:
+    """Register every secret this run knows of, so that no record or message shows it."""
+    values: list[str] = []
+    for variant in manifest.variants:
+        expanded = expand_headers(variant.headers, env)
+        values += expanded.values()
+        for template in variant.headers.values():
+            values += [env.get(name, "") for name in header_variables(template)]
+    remember(values)
+    remember_environment(env, [manifest.path.parent])
 
 
 def _load_functions(

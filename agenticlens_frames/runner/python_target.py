@@ -8,8 +8,10 @@ CaseSpec`: ``id``, ``name``, ``input``, ``tags``, ``metadata`` and the expectati
 
 Timeouts:
 
-* ``async def`` targets run on the run's event loop under :func:`asyncio.wait_for`, so a
-  timeout really cancels them.
+* ``async def`` targets run on an event loop of their own, in a daemon thread (one per
+  target), and the run waits for them from its loop with the timeout. A timeout cancels
+  the call; a target that ignores the cancellation, or blocks its loop (``time.sleep``
+  in an ``async def``), cannot hold up the run: the attempt times out all the same.
 * Plain functions run on a :class:`DaemonPool` of the variant. Python cannot kill a
   thread, so a timed-out call keeps its thread until it returns. The pool has the
   variant's concurrency limit plus :data:`SPARE_THREADS` threads: up to that many
@@ -23,11 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import copy
 import hashlib
 import importlib
 import importlib.util
 import inspect
+import os
 import queue
 import sys
 import threading
@@ -161,11 +165,69 @@ def _failure(exc: BaseException) -> TargetFailure:
     return TargetFailure(kind, describe_error(exc))
 
 
+def _cancelled_by_us() -> bool:
+    """Whether the running task is being cancelled by someone else (timeout, Ctrl-C), as
+    opposed to the target raising CancelledError on its own."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 async def _awaited(awaitable: Any) -> Any:
     try:
         return await awaitable
-    except Exception as exc:
+    except TargetFailure:
+        raise
+    except asyncio.CancelledError as exc:
+        if _cancelled_by_us():
+            raise
         raise _failure(exc) from None
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit, ...
+        raise _failure(exc) from None
+
+
+class _LoopThread:
+    """An event loop running in a daemon thread, for one async target's calls."""
+
+    def __init__(self, name: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._serve, name=f"{name}-loop", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:
+            self.loop.close()
+
+    def submit(self, coroutine: Any) -> concurrent.futures.Future[Any]:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+
+    def close(self, grace: float = 2.0) -> None:
+        """Cancel the calls still running and give them ``grace`` seconds to end.
+
+        Calls that ignore their cancellation (or block the loop) are left behind: the
+        thread is a daemon and is not joined, so they cannot keep the run waiting.
+        """
+
+        async def drain() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.wait(tasks, timeout=grace)
+
+        async def stop_when_idle() -> None:
+            # Calls that ignore cancellation keep the loop (a daemon thread) until they end;
+            # the loop is closed only then, so no task is destroyed while pending.
+            while [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]:
+                await asyncio.sleep(0.1)
+            asyncio.get_running_loop().stop()
+
+        with contextlib.suppress(concurrent.futures.TimeoutError, RuntimeError):
+            asyncio.run_coroutine_threadsafe(drain(), self.loop).result(grace + 0.5)
+        with contextlib.suppress(RuntimeError):  # the loop is already closed
+            asyncio.run_coroutine_threadsafe(stop_when_idle(), self.loop)
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -217,6 +279,10 @@ attribute 'nope'
         raise
     except Exception as exc:  # import-time errors of the target module, missing attributes
         raise InputError(f"python target {target!r}: {exc}") from exc
+    except BaseException as exc:  # a module that exits on import must not end the run
+        raise InputError(
+            f"python target {target!r}: importing it raised {type(exc).__name__}: {exc}"
+        ) from None
     if not callable(obj):
         raise InputError(f"python target {target!r} is a {type(obj).__name__}, not a callable")
     return obj
@@ -226,7 +292,7 @@ def _load_file(name: str, base: Path | None) -> Any:
     path = Path(name)
     if not path.is_absolute() and base is not None:
         path = base / path
-    path = path.resolve()
+    path = Path(os.path.realpath(path))  # (resolve() raises on link loops)
     if not path.is_file():
         raise InputError(f"python target file {str(path)!r} does not exist")
     # A private name per file, so two targets called bot.py in different folders differ.
@@ -308,6 +374,7 @@ class PythonTarget:
         self.pass_case = accepts_keyword(fn, "case") if pass_case is None else pass_case
         self.is_async = _is_async(fn)
         self.pool = None if self.is_async else DaemonPool(threads, name=name)
+        self.loop_thread = _LoopThread(name) if self.is_async else None
 
     def _invoke(self, case: CaseSpec) -> Any:
         # A copy per call: concurrent calls must not see each other's mutations of input.
@@ -318,13 +385,8 @@ class PythonTarget:
             raise _failure(exc) from None
 
     async def _ainvoke(self, case: CaseSpec) -> Any:
-        try:
-            result = self._invoke(case)
-            return await result if inspect.isawaitable(result) else result
-        except TargetFailure:
-            raise
-        except Exception as exc:
-            raise _failure(exc) from None
+        result = self._invoke(case)
+        return await _awaited(result) if inspect.isawaitable(result) else result
 
     async def call(self, case: CaseSpec) -> Any:
         """The raw payload of one call, or :class:`TargetFailure`."""
@@ -332,8 +394,10 @@ class PythonTarget:
         deadline = loop.time() + self.timeout
         submitted: concurrent.futures.Future[Any] | None = None
         try:
-            if self.pool is None:
-                return await asyncio.wait_for(self._ainvoke(case), self.timeout)
+            if self.loop_thread is not None:
+                submitted = self.loop_thread.submit(self._ainvoke(case))
+                return await _outside_wait(submitted, self.timeout)
+            assert self.pool is not None
             submitted = self.pool.submit(self._invoke, case)
             # On timeout wait_for cancels the wrapper, which cancels the pool's future if no
             # thread has started it yet.
@@ -346,7 +410,7 @@ class PythonTarget:
                 f"TimeoutError: Python target timed out after {self.timeout:g} s for case "
                 f"{case.id!r}"
             )
-            if submitted is not None and submitted.cancelled():
+            if submitted is not None and submitted.cancelled() and self.pool is not None:
                 message += (
                     f" (never started: all {self.pool.size} threads were busy with earlier "
                     "calls that timed out and have not returned)"
@@ -357,3 +421,21 @@ class PythonTarget:
         """Release the thread pool (threads still in a timed-out call exit when it returns)."""
         if self.pool is not None:
             self.pool.shutdown()
+        if self.loop_thread is not None:
+            self.loop_thread.close()
+
+
+async def _outside_wait(submitted: concurrent.futures.Future[Any], timeout: float) -> Any:
+    """Wait for a call on another thread's loop; on timeout cancel it but do not wait for
+    it to honour the cancellation."""
+    wrapped = asyncio.wrap_future(submitted)
+    try:
+        done, _ = await asyncio.wait({wrapped}, timeout=timeout)
+    except asyncio.CancelledError:  # Ctrl-C: stop the call too, without waiting for it
+        submitted.cancel()
+        raise
+    if not done:
+        submitted.cancel()
+        wrapped.cancel()
+        raise TimeoutError
+    return wrapped.result()

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..formats.model import CaseSpec
+from .inflight import InflightLog
 from .journal import JournalWriter, now_iso
 from .payload import DEFAULT_MAX_OUTPUT_CHARS, InvalidPayload, canonical_payload, validate_payload
 from .retry import RetryPolicy, TargetFailure, describe_error
@@ -147,6 +148,8 @@ class Scheduler:
         self.interrupted = False
         self.error: Exception | None = None
         self._wake = asyncio.Event()
+        #: Marks for a supervising process (None when not supervised).
+        self.inflight: InflightLog | None = None
 
     # ------------------------------------------------------------------ picking
 
@@ -263,6 +266,8 @@ class Scheduler:
             self._finish_failed(item, failures, started_at, 0.0)
             return
         total_ms = 0.0
+        if self.inflight is not None:
+            self.inflight.started(item.variant_id, item.trial, item.case.id)
         while True:
             call_no = len(failures) + 1
             call_started = now_iso()

@@ -112,7 +112,7 @@ def test_slice_writes_rows_for_ci(cli_archive: Path, tmp_path: Path):
     ("args", "message"),
     [
         (["summarize", "{arc}", "--factor", "retrieval"], "not name=value"),
-        (["summarize", "{arc}", "--factor", "retrieval=nope"], "no archived run matches"),
+        (["summarize", "{arc}", "--factor", "retrieval=nope"], "run has retrieval='nope'"),
         (["summarize", "{arc}", "--since", "yesterday-ish"], "cannot read"),
         (["summarize", "{arc}", "--pass-k", "1,x"], "comma list"),
         (["ls", "{missing}"], "no archive here"),

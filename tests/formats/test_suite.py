@@ -246,11 +246,27 @@ def test_unregistered_evaluator_is_refused(write):
          "items": {"$ref": "item"}},
         {"const": {"$ref": "https://example.com/not-a-reference"}},
         {"properties": {"$ref": {"type": "string"}}},
-        {"$ref": "#"},
+        {"properties": {"child": {"$ref": "#"}}},  # a cycle through properties: fine
     ],
 )  # fmt: skip
 def test_valid_schemas(write, schema):
     load_suite(write("suite.json", _suite(_case(output_json_schema=schema))))
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"$ref": "#"},
+        {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"},
+        {"allOf": [{"$ref": "#"}]},
+        {"anyOf": [{"type": "string"}, {"$ref": "#"}]},
+    ],
+)  # fmt: skip
+def test_ref_loops_are_refused(write, schema):
+    # Validating anything against them recurses without end (RecursionError).
+    error = _error(write, _suite(_case("c1", output_json_schema=schema)))
+    assert error.location == "cases[0].output_json_schema"
+    assert "loop back to themselves" in error.message
 
 
 def test_other_dialects_are_refused(write):

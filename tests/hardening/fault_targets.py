@@ -52,3 +52,10 @@ def huge_output(text, case=None):
 
 def good(text, case=None):
     return _ok(case.id if case else "?")
+
+
+def exits_hard(text, case=None):
+    """Ends the whole process on case c2, as a careless agent might."""
+    if case is not None and case.id == "c2":
+        os._exit(int(os.environ.get("FAULT_EXIT_STATUS", "0")))
+    return _ok(case.id if case else "?")

@@ -1,0 +1,90 @@
+"""Which attempts are in flight, written where a supervising process can read it after a
+crash of the run's process (see ``agenticlens_frames/_supervise.py``).
+
+Each started attempt appends ``["start", variant, trial, case]`` and each attempt whose
+journal record is durable appends ``["end", ...]``, to a file named by the environment
+variable :data:`INFLIGHT_ENV` (set only by the supervisor). The lines go to the kernel with
+one ``write`` each and no ``fsync``: the file must survive the process, not the machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["INFLIGHT_ENV", "InflightLog", "in_flight"]
+
+#: Set by the supervising parent to the file the run's process marks its attempts in.
+INFLIGHT_ENV = "AGENTICLENS_FRAMES_INFLIGHT"
+
+
+class InflightLog:
+    """Append-only marks of started and finished attempts."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+
+    @classmethod
+    def from_env(cls) -> InflightLog | None:
+        """The log the supervisor asked for, if any."""
+        path = os.environ.get(INFLIGHT_ENV)
+        if not path:
+            return None
+        try:
+            return cls(path)
+        except OSError:
+            return None
+
+    def _mark(self, event: str, variant: str, trial: int, case: str) -> None:
+        line = json.dumps([event, variant, trial, case], ensure_ascii=True) + "\n"
+        # Best effort: the journal, not this file, is the record.
+        with contextlib.suppress(OSError):
+            os.write(self._fd, line.encode())
+
+    def started(self, variant: str, trial: int, case: str) -> None:
+        """An attempt is about to call its target."""
+        self._mark("start", variant, trial, case)
+
+    def ended(self, record: dict[str, Any]) -> None:
+        """A journal record is durable; an ``attempt`` record ends its attempt."""
+        if record.get("type") == "attempt":
+            self._mark("end", record["variant"], int(record["trial"]), record["case"])
+
+    def close(self) -> None:
+        """Close the file."""
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+
+
+def in_flight(path: str | Path) -> list[tuple[str, int, str]]:
+    """Attempts started but not durably finished, in the order they started.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "inflight"
+    >>> log = InflightLog(path)
+    >>> log.started("v", 1, "c1"); log.started("v", 1, "c2")
+    >>> log.ended({"type": "attempt", "variant": "v", "trial": 1, "case": "c1"})
+    >>> in_flight(path)
+    [('v', 1, 'c2')]
+    """
+    open_attempts: dict[tuple[str, int, str], None] = {}
+    try:
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        try:
+            event, variant, trial, case = json.loads(line)
+        except (ValueError, TypeError):
+            continue  # a line torn by the crash
+        key = (str(variant), int(trial), str(case))
+        if event == "start":
+            open_attempts[key] = None
+        else:
+            open_attempts.pop(key, None)
+    return list(open_attempts)

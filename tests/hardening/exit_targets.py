@@ -1,0 +1,146 @@
+"""Targets and evaluators that try to end the run (issue 15, "the run must not end
+silently"). The behaviour is chosen by name; case c2 is the one that misbehaves."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+
+from agenticlens_frames.evaluators import EvaluatorRegistry
+
+
+class Custom(BaseException):
+    """Not an Exception: a careless agent's control-flow signal."""
+
+
+RAISES = {
+    "sysexit0": lambda: SystemExit(0),
+    "sysexit3": lambda: SystemExit(3),
+    "sysexit_text": lambda: SystemExit("bye"),
+    "keyboard": lambda: KeyboardInterrupt(),
+    "generator_exit": lambda: GeneratorExit(),
+    "cancelled": lambda: asyncio.CancelledError(),
+    "custom_base": lambda: Custom("custom"),
+}
+
+ENDS = {
+    "os_exit0": lambda: os._exit(0),
+    "os_exit3": lambda: os._exit(3),
+    "sigkill_self": lambda: os.kill(os.getpid(), signal.SIGKILL),
+    "sigterm_self": lambda: os.kill(os.getpid(), signal.SIGTERM),
+    "abort": lambda: os.abort(),
+}
+
+
+def _ok() -> dict:
+    return {"output": "refund issued", "trace": {"spans": [{"tool_name": "lookup_order"}]}}
+
+
+def _misbehave(name: str) -> None:
+    if name in RAISES:
+        raise RAISES[name]()
+    ENDS[name]()
+
+
+def plain_target(text, case=None):
+    return _ok()
+
+
+def sync_target(text, case=None):
+    if case is not None and case.id == "c2":
+        _misbehave(os.environ["EXIT_KIND"])
+    return _ok()
+
+
+async def async_target(text, case=None):
+    await asyncio.sleep(0)
+    if case is not None and case.id == "c2":
+        _misbehave(os.environ["EXIT_KIND"])
+    return _ok()
+
+
+def _evaluate(output, case, trace, config):
+    if case.id == "c2":
+        _misbehave(os.environ["EXIT_KIND"])
+    return 1.0, "fine"
+
+
+registry = EvaluatorRegistry()
+registry.register("judge", _evaluate, version="1")
+
+if os.environ.get("EXIT_AT_IMPORT"):
+    _misbehave(os.environ["EXIT_AT_IMPORT"])
+    sys.exit(0)  # not reached
+
+
+def leaky_target(text, case=None):
+    """Puts the secrets it can find into its output or its error, in various encodings."""
+    import json as _json
+    import urllib.parse as _parse
+    from pathlib import Path as _Path
+
+    key = os.environ.get("LEAK_API_KEY", "")
+    dotenv = (_Path(os.environ.get("LEAK_DOTENV_DIR", ".")) / ".env").read_text()
+    line = dotenv.splitlines()[0]
+    which = case.id if case is not None else "c1"
+    if which == "c1":
+        raise RuntimeError(f"auth failed with key {key!r} (from {line})")
+    if which == "c2":
+        return {"output": f"echo {_parse.quote(key, safe='')} {_json.dumps(key)} {key.strip()}"}
+    return {"output": "refund", "trace": {"metadata": {"echo": key, "line": line}}}
+
+
+ODD_TEXT = {
+    "lone_high": "refund \ud800 x",
+    "lone_low": "refund \udfff x",
+    "reversed_pair": "refund \udc00\ud800",
+    "nul": "refund \x00 x",
+    "bidi": "refund \u202e evil \u2066",
+    "zero_width": "refund \u200b\u200d\ufeff",
+    "nonchar": "refund \uffff \U0010ffff",
+    "combining": "refund " + "e\u0301" * 500,
+    "astral": "refund 😀" * 100,
+    "long_cjk": "refund " + "漢" * 20000,
+}
+
+
+def odd_text_target(text, case=None):
+    """Returns odd text in the output, the trace and an error, chosen by ODD_KIND."""
+    odd = ODD_TEXT[os.environ["ODD_KIND"]]
+    which = case.id if case is not None else "c1"
+    if which == "c1":
+        raise ValueError(f"failed on {odd}")
+    return {
+        "output": odd,
+        "trace": {"spans": [{"tool_name": odd[:50]}], "metadata": {odd[:20]: odd}},
+    }
+
+
+async def ignores_cancellation(text, case=None):
+    """Swallows every cancellation and keeps going (for a while)."""
+    import time as _time
+
+    end = _time.monotonic() + float(os.environ.get("STUBBORN_SECONDS", "20"))
+    while _time.monotonic() < end:
+        try:
+            await asyncio.sleep(0.05)
+        except asyncio.CancelledError:
+            continue
+    return _ok()
+
+
+async def blocks_its_loop(text, case=None):
+    """An async target that calls time.sleep: blocks whatever loop runs it."""
+    import time as _time
+
+    _time.sleep(float(os.environ.get("STUBBORN_SECONDS", "20")))
+    return _ok()
+
+
+def sleeps(text, case=None):
+    import time as _time
+
+    _time.sleep(float(os.environ.get("STUBBORN_SECONDS", "20")))
+    return _ok()
