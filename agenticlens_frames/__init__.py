@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ._lazy import lazy_exports
 
 if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and IDEs
-    from . import viz
+    from . import testing, viz
     from .analysis import (
         ExperimentAnalysis,
         analyze,
@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     )
     from .api import AgentContext, Comparator, Experiment, ExperimentResult, Tracker, Variant
     from .archive import Archive, ArchiveAnalysis, ArchiveSlice
+    from .coerce import as_analysis
     from .errors import InputError
     from .evaluators import (
         Evaluator,
@@ -80,6 +81,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
 # live targets' HTTP stack or the archive engines it does not need.
 _LAZY: dict[str, str] = {
     "viz": ".viz",
+    "testing": ".testing",
     "ExperimentAnalysis": ".analysis",
     "analyze": ".analysis",
     "case_matrix": ".analysis",
@@ -99,6 +101,7 @@ _LAZY: dict[str, str] = {
     "Archive": ".archive",
     "ArchiveAnalysis": ".archive",
     "ArchiveSlice": ".archive",
+    "as_analysis": ".coerce",
     "ComparisonsConfig": ".paired",
     "GuardRails": ".paired",
     "parse_comparisons": ".paired",
@@ -173,6 +176,7 @@ __all__ = [
     "Variant",
     "__version__",
     "analyze",
+    "as_analysis",
     "build_report",
     "case_labels",
     "case_level_summary",
@@ -206,6 +210,7 @@ __all__ = [
     "report_warnings",
     "resolve_comparisons",
     "run_experiment",
+    "testing",
     "trial_summary",
     "trials_for_precision",
     "variance_decomposition",

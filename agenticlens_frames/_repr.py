@@ -8,12 +8,14 @@ its own scoped ``<style>``, no script and no external asset; every user string e
 
 from __future__ import annotations
 
-import math
 import uuid
 from html import escape
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import pandas as pd
+from ._values import is_missing
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["analysis_repr", "analysis_repr_html", "run_repr_html"]
 
@@ -73,16 +75,12 @@ def _e(value: Any) -> str:
     return escape(str(value), quote=True)
 
 
-def _missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-
-
 def _pct(value: Any) -> str:
-    return "n/a" if _missing(value) else f"{value:.1%}"
+    return "n/a" if is_missing(value) else f"{value:.1%}"
 
 
 def _num(value: Any, spec: str) -> str:
-    return "n/a" if _missing(value) else format(value, spec)
+    return "n/a" if is_missing(value) else format(value, spec)
 
 
 def _wrap(body: str) -> str:
@@ -109,7 +107,7 @@ def run_repr_html(run: ExperimentRun) -> str:
     rows = "".join(
         f"<tr><td><b>{_e(v['variant_id'])}</b>{' (baseline)' if v['is_baseline'] else ''}</td>"
         f"<td>{_e(v['variant_name'])}</td><td>{_e(v['target_kind'])}</td>"
-        + "".join(f"<td>{'' if _missing(v[c]) else _e(v[c])}</td>" for c in factor_cols)
+        + "".join(f"<td>{'' if is_missing(v[c]) else _e(v[c])}</td>" for c in factor_cols)
         + "</tr>"
         for v in run.variants.to_dict("records")
     )

@@ -21,9 +21,10 @@ import numpy as np
 import pandas as pd
 
 from . import stats
-from .errors import InputError
+from .errors import InputError, check_pass_k, check_proportion
 from .frames import ExperimentRun, factor_column
 from .paired import ComparisonsConfig, PairedAnalysis, paired_outputs, parse_comparisons
+from .schema import COMPARISONS, FACTOR_LEVELS, SUMMARY_METRICS
 
 __all__ = [
     "SUMMARY_METRICS",
@@ -39,14 +40,6 @@ __all__ = [
     "variant_summary",
 ]
 
-#: The four per-trial series summarised per variant (spec §9.2), and whether each is
-#: bounded to [0, 1] (its normal interval is clipped).
-SUMMARY_METRICS: dict[str, bool] = {
-    "pass_rate": True,
-    "average_score": True,
-    "average_latency_ms": False,
-    "total_cost_usd": False,
-}
 SUMMARY_STATS = (
     "count",
     "mean",
@@ -59,55 +52,22 @@ SUMMARY_STATS = (
 )
 UNSET_FACTOR = "(unset)"
 
-#: Columns of :func:`factor_levels`, in order.
-FACTOR_LEVEL_COLUMNS = [
-    "factor",
-    "value",
-    "variant_ids",
-    "n_variants",
-    "mean_pass_rate",
-    "mean_average_score",
-    "mean_latency_ms",
-    "mean_cost_usd",
-    "mean_trial_success_rate",
-]
-
-#: Columns of :func:`compare_to_baseline`, in order.
-COMPARISON_COLUMNS = [
-    "baseline_variant_id",
-    "candidate_variant_id",
-    *(
-        f"{metric}{suffix}"
-        for metric in SUMMARY_METRICS
-        for suffix in ("_delta", "_delta_relative", "_regressed")
-    ),
-    "changed_factors",
-    "case_pass_rate_delta",
-    "case_pass_rate_p_value",
-    "statistically_significant",
-    "regressed_case_ids",
-    "improved_case_ids",
-    "warnings",
-]
+#: Columns of :func:`factor_levels` and :func:`compare_to_baseline`, in order (declared
+#: in :mod:`.schema`).
+FACTOR_LEVEL_COLUMNS = FACTOR_LEVELS.columns
+COMPARISON_COLUMNS = COMPARISONS.columns
 
 LatencyPolicy = Literal["exclude", "zero"]
 
 
 def _check_confidence(confidence_level: float) -> None:
-    if not 0 < confidence_level < 1:
-        raise InputError(
-            f"confidence level must be between 0 and 1 (exclusive), got {confidence_level}",
-            location="confidence_level",
-        )
+    check_proportion(confidence_level, "confidence level", location="confidence_level")
 
 
 def _effective_pass_k(run: ExperimentRun, pass_k: Sequence[int] | None) -> tuple[int, ...]:
     if pass_k is None:
         return run.manifest.effective_pass_k
-    ks = tuple(sorted({int(k) for k in pass_k}))
-    if not ks or ks[0] < 1:
-        raise InputError(f"pass_k values must be positive integers, got {list(pass_k)}")
-    return ks
+    return check_pass_k(pass_k)
 
 
 def _segments(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -758,12 +718,30 @@ def report_warnings(
             f"({', '.join(under)}); intervals and deltas are exploratory."
         )
     if m.trial_count > 1:
-        out.append(
-            "Case-level pass-rate intervals and p-values treat each case attempt as "
-            "independent; attempts on the same case are correlated, so read them as "
-            "approximate."
-        )
+        out.append(ATTEMPTS_AS_INDEPENDENT)
     return out
+
+
+#: The package's warning about its own pooled intervals and z-test (spec §9.6). It stays in
+#: the JSON report's ``warnings``; the console and the page say it where those numbers are
+#: shown (the AgenticLens-compatible section), not beside the case-level headline numbers.
+ATTEMPTS_AS_INDEPENDENT = (
+    "Case-level pass-rate intervals and p-values treat each case attempt as "
+    "independent; attempts on the same case are correlated, so read them as "
+    "approximate."
+)
+
+
+def headline_warnings(warnings: list[str]) -> list[str]:
+    """The report warnings the console and the page list with the headline results: all
+    but :data:`ATTEMPTS_AS_INDEPENDENT`, which their compatible-numbers section states.
+
+    Examples
+    --------
+    >>> headline_warnings(["a", ATTEMPTS_AS_INDEPENDENT])
+    ['a']
+    """
+    return [w for w in warnings if w != ATTEMPTS_AS_INDEPENDENT]
 
 
 # --------------------------------------------------------------------------- everything
@@ -802,8 +780,8 @@ class ExperimentAnalysis:
     #: execution order, case ids); kept here so a saved report can be re-rendered
     #: without the tables.
     info: dict[str, Any] = field(default_factory=dict)
-    #: More keys for the report's ``agenticlens_frames`` block (a live run's
-    #: ``early_stopping``).
+    #: Run-level facts for the report's ``agenticlens_frames`` block that are not statistics
+    #: (``early_stopping``: when and why a live run stopped).
     extras: dict[str, Any] = field(default_factory=dict)
     #: The paired comparisons when a correction was declared (None otherwise, and for an
     #: analysis loaded from a saved report, whose frames are in ``paired_frames``).
@@ -838,6 +816,32 @@ class ExperimentAnalysis:
             "verdicts": self.verdicts,
             **({"factor_effects": self.factor_effects} if not self.factor_effects.empty else {}),
         }
+
+    def to_pandas(self, name: str) -> pd.DataFrame:
+        """One result frame by name (a key of :meth:`frames`)."""
+        from .formats._io import require_known
+
+        frames = self.frames()
+        require_known("result frame", [name], frames, location="name")
+        return frames[name]
+
+    def to_polars(self, name: str) -> Any:
+        """One result frame as a polars DataFrame, through Arrow (``pip install
+        'agenticlens-frames[polars]'``).
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_experiment
+        >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+        >>> a.to_polars("variant_summary").height  # doctest: +SKIP
+        5
+        """
+        import pyarrow as pa
+
+        from .frames import arrow_to_polars
+
+        frame = self.to_pandas(name)
+        return arrow_to_polars(pa.Table.from_pandas(frame, preserve_index=False))
 
     def __repr__(self) -> str:
         from ._repr import analysis_repr

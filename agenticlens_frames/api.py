@@ -54,6 +54,7 @@ import pandas as pd
 from .errors import InputError
 from .evaluators import EvaluatorRegistry
 from .formats import load_suite
+from .formats._io import require_known
 from .formats.model import CaseSpec, ManifestSpec, SuiteSpec, VariantSpec
 from .formats.suite import EXPECTATION_KEYS as _EXPECTATIONS
 from .frames import ExperimentRun, read_parquet
@@ -270,8 +271,7 @@ class Experiment:
         if any(not n for n in names):
             raise InputError("every variant needs a non-empty name")
         baseline = self.baseline or names[0]
-        if baseline not in names:
-            raise InputError(f"baseline {baseline!r} is not one of the variants {names}")
+        require_known("baseline variant", [baseline], names, location="baseline")
         if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
             raise InputError(f"trials must be a positive integer, got {trials!r}")
         metadata = {str(k): str(v) for k, v in self.metadata.items()}

@@ -4,6 +4,7 @@ Exit codes
 ----------
 0  success
 1  invalid input (a one-paragraph message, no traceback)
+2  usage error: an unknown option, or a value outside an option's choices
 3  some variant completed no trial (the run is incomplete)
 4  ``--fail-on-regression`` and a candidate regressed against the baseline: by default,
    significantly worse on quality, safety or reliability in the case-level paired
@@ -18,20 +19,25 @@ Exit codes
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
+from ._cli_errors import EXIT_INVALID_INPUT, fail, masked
 from .errors import InputError
-from .paired.methods import method_choices
+from .paired.methods import method_names
+from .stats_paired import CORRECTIONS
 
 EXIT_OK = 0
-EXIT_INVALID_INPUT = 1
 EXIT_INCOMPLETE = 3
 EXIT_REGRESSION = 4
 EXIT_NONINFERIORITY = 5
@@ -42,9 +48,33 @@ app = typer.Typer(
     name="agenticlens-frames",
     help="Run and analyse AI-agent experiments (AgenticLens 0.10 compatible) as tidy tables.",
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion / --show-completion for bash, zsh, fish and PowerShell.
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"agenticlens-frames {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_version,
+        is_eager=True,
+        help="Print the version and exit.",
+    ),
+) -> None:
+    """Run and analyse AI-agent experiments (AgenticLens 0.10 compatible) as tidy tables."""
+
+
 experiment_app = typer.Typer(
     help="Run an experiment, or re-render a saved report.", no_args_is_help=True
 )
@@ -75,112 +105,102 @@ class InvalidPayloadPolicy(StrEnum):
     case = "case"
 
 
+# The choices of --correction and --paired-method, from the one list of each: the
+# corrections of the statistics module and the paired-method registry (so --help lists
+# them and click refuses anything else by option name).
+Correction = StrEnum("Correction", {name: name for name in CORRECTIONS})  # type: ignore[misc]
+PairedMethod = StrEnum("PairedMethod", {name: name for name in method_names()})  # type: ignore[misc]
+
+#: Console width when stdout is not a terminal (CI logs, pipes) and COLUMNS is unset:
+#: rich would assume 80 columns and cut table cells; a log has no right edge.
+PIPE_WIDTH = 1000
+
+
 class StopWhen(StrEnum):
     decided = "decided"
 
 
 def _console(quiet: bool = False) -> Console:
-    return Console(quiet=quiet, highlight=False)
+    console = Console(quiet=quiet, highlight=False)
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console.width = PIPE_WIDTH
+    return console
 
 
-def _fail(console: Console, prefix: str, error: Exception) -> typer.Exit:
-    # Print to stderr as plain text: the message may contain user text with brackets.
-    err = Console(stderr=True, highlight=False)
-    # soft_wrap: one unbroken paragraph, so logs and grep see the whole message.
+def _by_option(outputs: dict[str, Path | None]) -> dict[str, Path | None]:
+    """The output paths by command-line option (``--html`` …), for messages."""
+    from .report.writers import WRITERS
 
-    # A file name or value from a hostile file must not drive the terminal.
-    err.print(Text(f"{prefix}: ", style="bold red") + Text(_masked(error)), soft_wrap=True)
-    return typer.Exit(code=EXIT_INVALID_INPUT)
-
-
-def _masked(error: object) -> str:
-    """An error message as printed: no terminal control, no secret the run knows of."""
-    from ._secrets import mask
-    from .formats._io import scrub_surrogates
-    from .report.console import strip_control
-
-    return scrub_surrogates(mask(strip_control(error)))  # type: ignore[no-any-return]
+    return {w.option: outputs[w.name] for w in WRITERS if w.name in outputs}
 
 
 def _write_outputs(
-    console: Console,
-    analysis: object,
-    *,
-    html: Path | None,
-    csv_path: Path | None,
-    cases_csv: Path | None,
-    save: Path | None = None,
-    lean: bool = False,
-    parquet: Path | None = None,
+    console: Console, analysis: object, paths: dict[str, Path | None], **options: Any
 ) -> None:
-    """Write the requested files, the JSON report beside the others in a second process
-    when the run is large (they take similar time), then say what was written."""
-    from ._files import StagedOutputs
+    """Write the requested files (report/writers.py: the JSON report beside the others in
+    a second process when the run is large), then say what was written."""
     from ._fork import run_tasks, worker_count
-    from .report.csv_report import render_cases_csv, render_variants_csv, write_csv
-    from .report.html import write_html_report
-    from .report.json_report import write_json_report
-    from .report.tables import write_parquet_outputs
-
-    # Each file goes to a unique temporary file beside it; all are renamed into place
-    # only when every output was written, so a failure leaves every earlier file as it was.
-    staged = StagedOutputs({"save": save, "html": html, "csv": csv_path, "cases": cases_csv})
-
-    def report() -> None:
-        if staged["save"] is not None:
-            write_json_report(analysis, staged["save"], lean=lean)  # type: ignore[arg-type]
-
-    def others() -> None:
-        if staged["html"] is not None:
-            write_html_report(analysis, staged["html"])  # type: ignore[arg-type]
-        if staged["csv"] is not None:
-            write_csv(render_variants_csv(analysis), staged["csv"])  # type: ignore[arg-type]
-        if staged["cases"] is not None:
-            write_csv(render_cases_csv(analysis), staged["cases"])  # type: ignore[arg-type]
-        if parquet is not None:
-            write_parquet_outputs(analysis, parquet)  # type: ignore[arg-type]
+    from .report.writers import write_outputs
 
     run = getattr(analysis, "run", None)
     size = 0 if run is None else len(run.attempts)
     try:
-        with staged:
-            run_tasks([report, others], worker_count(2, size=size))
+        written = write_outputs(
+            analysis, paths, run_tasks=run_tasks, workers=worker_count(2, size=size), **options
+        )
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         Console(stderr=True, highlight=False).print(
             Text("Unable to write the outputs: ", style="bold red")
-            + Text(_masked(f"{exc.strerror or exc}{where}")),
+            + Text(masked(f"{exc.strerror or exc}{where}")),
             soft_wrap=True,
         )
         raise typer.Exit(code=EXIT_INVALID_INPUT) from None
-    for path, what in (
-        (save, "experiment report"),
-        (html, "HTML experiment report"),
-        (csv_path, "variant summary CSV"),
-        (cases_csv, "per-case matrix CSV"),
-        (parquet, "tidy tables and result frames"),
-    ):
-        if path is not None:
-            console.print(Text(f"Saved {what} to {path}"))
+    for writer, path in written:
+        console.print(Text(f"Saved {writer.what} to {path}"))
+
+
+def _output_options(command: str, after: str) -> Callable[[Callable[..., None]], Any]:
+    """Give a command one option per writer of report/writers.py (after parameter
+    ``after``); the command receives their paths as ``outputs: dict[str, Path | None]``."""
+    from .report.writers import writers_for
+
+    writers = writers_for(command)
+
+    def decorate(function: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(function)
+        params = [p for p in signature.parameters.values() if p.name != "outputs"]
+        at = [p.name for p in params].index(after) + 1
+        added = [
+            inspect.Parameter(
+                w.name,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                default=typer.Option(w.default(command), w.option, help=w.help_for(command)),
+                annotation=Path if w.default(command) is not None else Path | None,
+            )
+            for w in writers
+        ]
+
+        @functools.wraps(function)
+        def command_with_outputs(**kwargs: Any) -> None:
+            outputs = {w.name: kwargs.pop(w.name) for w in writers}
+            function(**kwargs, outputs=outputs)
+
+        command_with_outputs.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*params[:at], *added, *params[at:]]
+        )
+        return command_with_outputs
+
+    return decorate
 
 
 @experiment_app.command("run")
+@_output_options("run", after="suite_file")
 def experiment_run(
     manifest_file: Path = typer.Argument(
         ..., help="Experiment manifest (YAML, or JSON by extension)."
     ),
     suite_file: Path = typer.Argument(..., help="Evaluation suite (YAML, or JSON by extension)."),
-    save: Path = typer.Option(
-        Path("agenticlens-experiment.json"), "--save", help="Where to write the JSON report."
-    ),
-    html: Path | None = typer.Option(None, "--html", help="Also write the offline HTML report."),
-    csv_path: Path | None = typer.Option(None, "--csv", help="Also write the per-variant CSV."),
-    cases_csv: Path | None = typer.Option(
-        None, "--cases-csv", help="Also write the per-variant, per-case CSV."
-    ),
-    parquet: Path | None = typer.Option(
-        None, "--parquet", help="Also write the tidy tables and result frames as parquet here."
-    ),
     confidence_level: float = typer.Option(
         0.95, "--confidence-level", min=0.5, max=0.999, help="For intervals and significance."
     ),
@@ -215,16 +235,22 @@ def experiment_run(
         "'compat': AgenticLens's rule, case pass rate or score down by more than "
         "--regression-threshold, uncertainty ignored.",
     ),
-    correction: str | None = typer.Option(
+    correction: Correction | None = typer.Option(
         None,
         "--correction",
-        help="Paired comparisons: none, bonferroni, holm or benjamini_hochberg (no default; "
-        "or declare comparisons: {correction: ...} in the manifest).",
+        help="Multiple-comparison correction of the paired comparisons (no default; or "
+        "declare comparisons: {correction: ...} in the manifest).",
+        case_sensitive=False,
     ),
     alpha: float | None = typer.Option(
         None, "--alpha", help="Level for the corrected decisions (default 0.05)."
     ),
-    paired_method: str | None = typer.Option(None, "--paired-method", help=f"{method_choices()}."),
+    paired_method: PairedMethod | None = typer.Option(
+        None,
+        "--paired-method",
+        help=f"Interval and test of the paired comparisons (default {method_names()[0]}).",
+        case_sensitive=False,
+    ),
     cluster: str | None = typer.Option(
         None, "--cluster", help="Case metadata field for cluster-robust intervals."
     ),
@@ -290,6 +316,8 @@ def experiment_run(
         "too (no difference that large).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary or progress."),
+    *,
+    outputs: dict[str, Path | None],
 ) -> None:
     """Run every (variant, trial) of an experiment, score it, and write the reports.
 
@@ -309,22 +337,15 @@ def experiment_run(
             manifest_file,
             suite_file,
             run_dir,
-            {
-                "--save": save,
-                "--html": html,
-                "--csv": csv_path,
-                "--cases-csv": cases_csv,
-                "--parquet": parquet,
-                "--comparisons-lock": comparisons_lock,
-            },
+            {**_by_option(outputs), "--comparisons-lock": comparisons_lock},
         )
         registry = load_registry(evaluators) if evaluators else None
         comparisons = comparisons_from_cli(  # guard rails: refused before any scoring
             manifest_file,
             suite_file,
-            correction=correction,
+            correction=None if correction is None else str(correction.value),
             alpha=alpha,
-            method=paired_method,
+            method=None if paired_method is None else str(paired_method.value),
             cluster=cluster,
             noninferiority_margin=noninferiority_margin,
             allow_large=allow_large,
@@ -374,6 +395,7 @@ def experiment_run(
             comparisons=comparisons,
             comparisons_lock=None if comparisons_lock is None else str(comparisons_lock),
         )
+        analysis.info["generated"] = _provenance(manifest_file, suite_file, run.manifest)
         if live.stopping is not None:
             # The report records when and why the run stopped (the journal does too).
             analysis.extras["early_stopping"] = live.stopping
@@ -386,23 +408,14 @@ def experiment_run(
                 )
         # The comparison settings are fixed with the report of this experiment version.
         check_saved_report(
-            save,
+            outputs["save"],
             None if analysis.paired is None else analysis.paired.fingerprint,
             (run.manifest.name, run.manifest.version),
         )
     except InputError as exc:
-        raise _fail(console, "Unable to run experiment", exc) from None
+        raise fail("Unable to run experiment", exc) from None
     print_summary(analysis, console)
-    _write_outputs(
-        console,
-        analysis,
-        save=save,
-        lean=lean,
-        html=html,
-        csv_path=csv_path,
-        cases_csv=cases_csv,
-        parquet=parquet,
-    )
+    _write_outputs(console, analysis, outputs, lean=lean)
     code = _exit_code(analysis, fail_on_regression, console, rule=regression_rule.value)
     _outputs_done()
     raise typer.Exit(code=code)
@@ -439,6 +452,17 @@ def _refuse_clobbering_run(
         inputs += [run_dir / "run.json", run_dir / "lock"]
         folders += [run_dir / "journal", run_dir / "tables"]
     check_outputs(outputs, inputs, folders=("--parquet",), input_folders=folders)
+
+
+def _provenance(manifest_file: Path, suite_file: Path, manifest: object) -> dict:
+    """Tool, time and the command's inputs by name and SHA-256 (for the page's footer)."""
+    from .report.provenance import provenance
+
+    inputs: dict[str, str | Path] = {"manifest": manifest_file, "suite": suite_file}
+    for variant in manifest.variants:  # type: ignore[attr-defined]
+        if variant.target_kind == "recorded":
+            inputs[f"recorded trials of {variant.id}"] = variant.resolved_target
+    return provenance(inputs)
 
 
 def _stop_options(
@@ -532,12 +556,12 @@ def _exit_code(
 
 
 @experiment_app.command("report")
+@_output_options("report", after="report_file")
 def experiment_report(
     report_file: Path = typer.Argument(..., help="A saved experiment report (JSON)."),
-    html: Path | None = typer.Option(None, "--html", help="Write the HTML report."),
-    csv_path: Path | None = typer.Option(None, "--csv", help="Write the per-variant CSV."),
-    cases_csv: Path | None = typer.Option(None, "--cases-csv", help="Write the per-case CSV."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary."),
+    *,
+    outputs: dict[str, Path | None],
 ) -> None:
     """Re-render a saved report (ours or AgenticLens 0.10's) without running anything."""
     console = _console(quiet)
@@ -547,15 +571,15 @@ def experiment_report(
     try:
         from ._files import check_outputs
 
-        check_outputs({"--html": html, "--csv": csv_path, "--cases-csv": cases_csv}, [report_file])
+        check_outputs(_by_option(outputs), [report_file])
         from .report.json_report import created_at
 
         created_at()  # a SOURCE_DATE_EPOCH no report can use
         analysis = load_report(report_file)
     except InputError as exc:
-        raise _fail(console, "Unable to read experiment report", exc) from None
+        raise fail("Unable to read experiment report", exc) from None
     print_summary(analysis, console)
-    _write_outputs(console, analysis, html=html, csv_path=csv_path, cases_csv=cases_csv)
+    _write_outputs(console, analysis, outputs)
     _outputs_done()
 
 

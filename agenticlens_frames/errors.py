@@ -10,7 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["InputError", "describe_error", "format_location"]
+__all__ = [
+    "InputError",
+    "check_pass_k",
+    "check_proportion",
+    "describe_error",
+    "format_location",
+    "is_recursion",
+]
 
 
 def describe_error(error: BaseException) -> str:
@@ -105,3 +112,55 @@ class InputError(ValueError):
 
 def _rebuild(message: str, file: str | None, location: str | None, hint: str | None) -> InputError:
     return InputError(message, file=file, location=location, hint=hint)
+
+
+def check_proportion(value: float, name: str, *, location: str | None = None) -> float:
+    """Return ``value`` if it lies strictly between 0 and 1, else raise :class:`InputError`.
+
+    For confidence levels, alphas and powers: one message everywhere. InputError is a
+    ValueError, so array-level code raising it keeps its documented ValueError.
+
+    Examples
+    --------
+    >>> check_proportion(0.95, "confidence level")
+    0.95
+    >>> check_proportion(95, "confidence level", location="confidence_level")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: confidence_level: confidence level must be ...got 95
+    """
+    if not 0 < value < 1:
+        raise InputError(
+            f"{name} must be strictly between 0 and 1, got {value!r}", location=location
+        )
+    return value
+
+
+def check_pass_k(pass_k: Any) -> tuple[int, ...]:
+    """The distinct k of a ``pass_k`` list, sorted; InputError unless all are at least 1.
+
+    Examples
+    --------
+    >>> check_pass_k([5, 1, 3, 1])
+    (1, 3, 5)
+    """
+    ks = tuple(sorted({int(k) for k in pass_k}))
+    if not ks or ks[0] < 1:
+        raise InputError(f"pass_k values must be positive integers, got {list(pass_k)}")
+    return ks
+
+
+def is_recursion(error: BaseException) -> bool:
+    """Whether ``error`` is Python running out of stack: a RecursionError, or the panic a
+    Rust extension (``rpds`` under ``referencing``, used by jsonschema) turns one into when
+    the limit is reached inside it (a ``pyo3_runtime.PanicException``, which derives from
+    BaseException, not Exception).
+
+    Examples
+    --------
+    >>> is_recursion(RecursionError()), is_recursion(ValueError("RecursionError"))
+    (True, False)
+    """
+    if isinstance(error, RecursionError):
+        return True
+    return type(error).__name__ == "PanicException" and "RecursionError" in str(error)

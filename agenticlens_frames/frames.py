@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from ._compat import AGENTIC_EVALS_VERSION
 from ._files import atomic_write
 from .errors import InputError
+from .formats._io import require_known
 from .formats.model import CaseSpec, EvaluatorRef, ManifestSpec, SuiteSpec, VariantSpec
 
 __all__ = [
@@ -334,6 +335,89 @@ class ExperimentRun:
         """Convert one table to Arrow with its declared schema."""
         return _to_arrow(self.tables[table], self.schema(table))
 
+    def to_pandas(self, table: str) -> pd.DataFrame:
+        """One tidy table as a pandas DataFrame (the table itself; ``tables[table]``)."""
+        require_known("table", [table], self.tables, location="table")
+        return self.tables[table]
+
+    def to_polars(self, table: str) -> Any:
+        """One tidy table as a polars DataFrame (keys as ``Categorical``), through Arrow.
+
+        Needs the optional ``polars`` package (``pip install 'agenticlens-frames[polars]'``).
+        """
+        require_known("table", [table], self.tables, location="table")
+        return arrow_to_polars(self.to_arrow(table))
+
+    @classmethod
+    def from_frames(
+        cls,
+        attempts: pd.DataFrame,
+        variants: pd.DataFrame,
+        cases: pd.DataFrame,
+        *,
+        name: str = "experiment",
+        version: str = "1",
+        baseline: str | None = None,
+        random_seed: int | None = None,
+        suite_name: str = "suite",
+    ) -> ExperimentRun:
+        """Build a run from DataFrames you already have.
+
+        Parameters
+        ----------
+        attempts
+            One row per (variant, trial, case): ``variant_id``, ``trial`` (1..T),
+            ``case_id``, ``passed`` (bool); optional ``score`` in [0, 1] (default: passed
+            as 0/1), ``latency_ms``, ``cost_usd``, ``output``, ``error`` and ``status`` (one
+            of ``ok``, ``missing_sample``, ``target_error``, ``timed_out``,
+            ``trial_failed``; default ``ok``).
+        variants
+            One row per variant, in the order to report them: ``variant_id``; optional
+            ``variant_name``, ``description``, ``is_baseline``, and one ``factor_<name>``
+            column per factor.
+        cases
+            One row per case, suite order: ``case_id``; optional ``case_name``,
+            ``input``, ``tags`` (comma-separated), ``metadata`` (dict).
+        name, version
+            The experiment's name and version.
+        baseline
+            The baseline variant id (default: the ``is_baseline`` row, else the first).
+
+        Raises
+        ------
+        InputError
+            Naming the frame and the column: a missing column, a wrong type, an unknown
+            variant or case id (with the closest known one), a repeated or missing attempt.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> att = pd.DataFrame({"variant_id": ["a", "a", "b", "b"], "trial": [1, 1, 1, 1],
+        ...                     "case_id": ["x", "y", "x", "y"],
+        ...                     "passed": [True, False, True, True]})
+        >>> run = ExperimentRun.from_frames(
+        ...     att, pd.DataFrame({"variant_id": ["a", "b"], "factor_model": ["s", "l"]}),
+        ...     pd.DataFrame({"case_id": ["x", "y"]}))
+        >>> run
+        ExperimentRun('experiment@1', variants=2, cases=2, trials=1, attempts=4, checks=0)
+        >>> ExperimentRun.from_frames(att.drop(columns="passed"), run.variants, run.cases)
+        Traceback (most recent call last):
+        ...
+        agenticlens_frames.errors.InputError: attempts frame: column(s) 'passed' missing ...
+        """
+        from .from_frames import run_from_frames
+
+        return run_from_frames(
+            attempts,
+            variants,
+            cases,
+            name=name,
+            version=version,
+            baseline=baseline,
+            random_seed=random_seed,
+            suite_name=suite_name,
+        )
+
     def to_parquet(self, folder: str | Path) -> Path:
         """Write the five tables as ``<table>.parquet`` files in ``folder``.
 
@@ -433,6 +517,13 @@ def read_parquet(folder: str | Path) -> ExperimentRun:
             file=base / "attempts.parquet",
         ) from None
     run = ExperimentRun(manifest, suite, **frames, evaluator_versions=spec.get("evaluators", {}))
+    set_categories(run)
+    return run
+
+
+def set_categories(run: ExperimentRun) -> None:
+    """Give every key column of a run read from Arrow its categories in manifest / suite
+    order (Arrow dictionaries keep only the values present)."""
     for name, df in run.tables.items():
         for column in df.columns:
             cats = categories_for(run, name, column)
@@ -443,7 +534,14 @@ def read_parquet(folder: str | Path) -> ExperimentRun:
                     df[column].astype("object"),
                     categories=list(df[column].cat.categories),
                 )
-    return run
+
+
+def arrow_to_polars(table: pa.Table) -> Any:
+    """An Arrow table as a polars DataFrame; the error names the extra when polars is
+    not installed."""
+    from ._optional import require
+
+    return require("polars", "to_polars()").from_arrow(table)
 
 
 def _same_kind(got: pa.DataType, expected: pa.DataType) -> bool:

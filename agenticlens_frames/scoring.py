@@ -18,6 +18,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from ._limits import REGEX_TIMEOUT_ENV, limit
+from .errors import is_recursion
 from .evaluators import REFERENCE_SCORER_NAMES, EvaluatorRegistry
 from .frames import CheckColumns
 from .judges import Judged
@@ -150,7 +151,9 @@ def _schema_check(payload: Any, schema: dict[str, Any]) -> tuple[bool, str]:
     except Unresolvable as exc:
         # The suite loader refuses unresolvable references; this is a last line of defence.
         return False, f"Unresolvable output_json_schema reference: {exc}"
-    except RecursionError:  # the loader refuses $ref loops; and a payload nested too deep
+    except BaseException as exc:  # the loader refuses $ref loops; a payload nested too deep
+        if not is_recursion(exc):
+            raise
         return False, "Output is nested too deeply to check against the JSON Schema."
     if error is not None:
         return False, f"Output violates JSON Schema at {error.json_path}: {error.message}"

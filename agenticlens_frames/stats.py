@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .errors import check_proportion
+
 __all__ = [
     "fmean",
     "median",
@@ -38,6 +40,7 @@ __all__ = [
     "two_proportion_z_test",
     "two_proportion_z_test_array",
     "wilson_interval",
+    "wilson_score",
     "z_value",
 ]
 
@@ -73,10 +76,7 @@ def z_value(confidence_level: float) -> float:
     >>> z_value(0.95)
     1.9599639845400536
     """
-    if not 0 < confidence_level < 1:
-        raise ValueError(
-            f"confidence_level must be strictly between 0 and 1, got {confidence_level!r}"
-        )
+    check_proportion(confidence_level, "confidence_level")
     return statistics.NormalDist().inv_cdf(0.5 + confidence_level / 2)
 
 
@@ -142,21 +142,46 @@ def wilson_interval(
     # Counts below 2**53 convert to float exactly, and 2N and 4N·N rounded once equal the
     # package's exact Python-int products converted to float, so no int64 overflow risk.
     nf = n.astype(np.float64)
-    zz = z * z
     with np.errstate(divide="ignore", invalid="ignore"):
-        proportion = s / nf
-        denominator = 1 + zz / nf
-        center = (proportion + zz / (2.0 * nf)) / denominator
-        radius = z * np.sqrt(proportion * (1 - proportion) / nf + zz / (4.0 * nf * nf))
-        radius = radius / denominator
-        low = center - radius
-        high = center + radius
-    # Python's max(0.0, x) keeps x only when x > 0.0; min(1.0, x) only when x < 1.0.
-    lower = np.where(s == 0, 0.0, np.where(low > 0.0, low, 0.0))
-    upper = np.where(s == n, 1.0, np.where(high < 1.0, high, 1.0))
+        lower, upper = wilson_score(s / nf, nf, z, all_fail=s == 0, all_pass=s == n)
     empty = n == 0
     lower = np.where(empty, np.nan, lower)
     upper = np.where(empty, np.nan, upper)
+    return lower, upper
+
+
+def wilson_score(
+    proportion: ArrayLike,
+    n: ArrayLike,
+    quantile: float,
+    *,
+    all_fail: ArrayLike,
+    all_pass: ArrayLike,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""The Wilson score bounds for observed proportions on (possibly fractional) sizes ``n``.
+
+    The arithmetic of :func:`wilson_interval` (in the package's operation order), for any
+    quantile and sample size: the lower bound is exactly 0 where ``all_fail``, the upper
+    exactly 1 where ``all_pass``, both clipped to [0, 1].
+
+    Examples
+    --------
+    >>> low, high = wilson_score(0.85, 20.0, 1.959963984540054, all_fail=False, all_pass=False)
+    >>> round(float(low), 3), round(float(high), 3)
+    (0.64, 0.948)
+    """
+    p = np.asarray(proportion, dtype=np.float64)
+    nf = np.asarray(n, dtype=np.float64)
+    zz = quantile * quantile
+    denominator = 1 + zz / nf
+    center = (p + zz / (2.0 * nf)) / denominator
+    radius = quantile * np.sqrt(p * (1 - p) / nf + zz / (4.0 * nf * nf))
+    radius = radius / denominator
+    low = center - radius
+    high = center + radius
+    # Python's max(0.0, x) keeps x only when x > 0.0; min(1.0, x) only when x < 1.0.
+    lower = np.where(all_fail, 0.0, np.where(low > 0.0, low, 0.0))
+    upper = np.where(all_pass, 1.0, np.where(high < 1.0, high, 1.0))
     return lower, upper
 
 

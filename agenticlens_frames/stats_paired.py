@@ -40,6 +40,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from .errors import check_proportion
+from .stats import wilson_score
+
 __all__ = [
     "BETA_BINOMIAL_ICC_PRIOR",
     "CORRECTIONS",
@@ -116,15 +119,11 @@ sps = _LazyScipy()
 
 
 def _check_level(confidence_level: float) -> None:
-    if not 0 < confidence_level < 1:
-        raise ValueError(
-            f"confidence_level must be strictly between 0 and 1, got {confidence_level!r}"
-        )
+    check_proportion(confidence_level, "confidence_level")
 
 
 def _check_alpha(alpha: float) -> None:
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha!r}")
+    check_proportion(alpha, "alpha")
 
 
 def _finite(values: ArrayLike, name: str) -> np.ndarray:
@@ -380,14 +379,8 @@ def wilson_score_interval(
     """
     if not n > 0:
         return math.nan, math.nan
-    qq = quantile * quantile
-    denominator = 1 + qq / n
-    center = (proportion + qq / (2 * n)) / denominator
-    radius = quantile * math.sqrt(proportion * (1 - proportion) / n + qq / (4 * n * n))
-    radius /= denominator
-    low = 0.0 if all_fail else max(0.0, center - radius)
-    high = 1.0 if all_pass else min(1.0, center + radius)
-    return low, high
+    low, high = wilson_score(proportion, n, quantile, all_fail=all_fail, all_pass=all_pass)
+    return float(low), float(high)
 
 
 def wilson_effective_interval(

@@ -20,15 +20,18 @@ and hover text: a case called ``<b>x`` shows as ``<b>x``, not as bold ``x``.
 :func:`case_outcomes_chart` how many cases pass 0..T of T attempts (wide suites)
 :func:`factor_effects_forest` main effects and interactions with intervals (issue 17)
 :func:`factor_interaction_chart` a two-factor interaction plot (parallel = additive)
-:func:`figures`             all of the above for one analysis
+:func:`figures`             all of the above for one analysis (:data:`FIGURES`)
 ==========================  =================================================
+
+:data:`FIGURES` is the one list of standard figures: :func:`figures`, the HTML report and
+the figures table of docs/data-model.md read it.
 """
 
 from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,21 +40,29 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ._docs import markdown_table
+from ._values import is_missing
 from .errors import InputError
+from .formats._io import require_known
 
 if TYPE_CHECKING:
     from .analysis import ExperimentAnalysis
+    from .frames import ExperimentRun
 
 __all__ = [
     "CASE_ORDERS",
+    "FIGURES",
     "OBJECTIVES",
+    "FigureEntry",
     "case_heatmap",
     "case_outcomes_chart",
     "delta_forest",
+    "draw_figures",
     "factor_effects_forest",
     "factor_interaction_chart",
     "factor_levels_chart",
     "figures",
+    "figures_table",
     "order_cases",
     "order_variants",
     "paired_forest",
@@ -138,16 +149,64 @@ def esc(value: Any) -> str:
     return html.escape(str(value), quote=False)
 
 
-def _missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-
-
 def _fmt(value: Any, spec: str, suffix: str = "") -> str:
-    if _missing(value):
+    if is_missing(value):
         return "n/a"
     if spec.startswith("$"):
         return f"${value:{spec[1:]}}{suffix}"
     return f"{value:{spec}}{suffix}"
+
+
+#: Longest case id shown on an axis; longer ones are shortened (the hover has them whole).
+MAX_TICK_CHARS = 24
+#: Percent axes: one decimal where needed (``.0%`` repeats labels on a narrow range, e.g.
+#: 71%, 71%, 72% for ticks half a point apart), none where not (70%, 80%).
+PERCENT_TICKS = ".1~%"
+
+
+def _title(main: str, detail: str | None = None) -> dict[str, Any]:
+    """A short title that fits a phone-wide figure; the detail as its subtitle, a second,
+    smaller line (plotly never wraps a title, so a long one is cut by narrow areas)."""
+    title: dict[str, Any] = {
+        "text": main,
+        "x": 0,
+        "xref": "paper",
+        "xanchor": "left",
+        # At the figure's top, clear of panel titles and the plot, whatever the margin.
+        "y": 1,
+        "yref": "container",
+        "yanchor": "top",
+        "pad": {"t": 10},
+    }
+    if detail is not None:
+        title["subtitle"] = {"text": detail}
+    return title
+
+
+def short_label(text: str, limit: int = MAX_TICK_CHARS) -> str:
+    """``text`` cut in the middle to at most ``limit`` characters (both ends kept, where
+    long ids differ).
+
+    Examples
+    --------
+    >>> short_label("customer-escalation-refund-request-track-order", 20)
+    'customer-e…ack-order'
+    >>> short_label("short")
+    'short'
+    """
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) // 2 + (limit - 1) % 2
+    tail = limit - 1 - head
+    return text[:head] + "…" + (text[-tail:] if tail else "")
+
+
+def _short_labels(ids: list[str], limit: int = MAX_TICK_CHARS) -> list[str]:
+    """Shortened labels that stay distinct (the tail grows until they are)."""
+    labels = [short_label(i, limit) for i in ids]
+    if len(set(labels)) == len(labels) or limit >= max(map(len, ids), default=0):
+        return labels
+    return _short_labels(ids, limit + 4)
 
 
 def _finish(fig: go.Figure) -> go.Figure:
@@ -155,6 +214,23 @@ def _finish(fig: go.Figure) -> go.Figure:
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
     return fig
+
+
+def _analysis_of(data: Any, options: dict[str, Any]) -> ExperimentAnalysis | None:
+    """None for a result frame (used as is); else the analysis of a run, a result or an
+    analysis, computed with the statistics ``options`` (see :func:`~agenticlens_frames.
+    coerce.as_analysis`)."""
+    if isinstance(data, pd.DataFrame):
+        if options:
+            raise InputError(
+                f"statistics option(s) {', '.join(sorted(options))} apply to a run or an "
+                "analysis, not to a result frame",
+                hint="pass the run (or the analysis) instead of the frame",
+            )
+        return None
+    from .coerce import as_analysis
+
+    return as_analysis(data, **options)
 
 
 def _require_columns(frame: pd.DataFrame, columns: Iterable[str], what: str) -> None:
@@ -313,6 +389,10 @@ def order_variants(
         return [ids[i] for i in order]
     if by.startswith("factor:"):
         name = by.split(":", 1)[1]
+        known: dict[str, None] = {}
+        for f in variants.get("factors", []):
+            known.update(dict.fromkeys(f or {}))
+        require_known("factor", [name], known, location="variant_order")
         values = [
             str((f or {}).get(name, "(unset)")) for f in variants.get("factors", [{}] * len(ids))
         ]
@@ -341,7 +421,7 @@ def order_variants(
 
 
 def case_heatmap(
-    cases: pd.DataFrame,
+    cases: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
     variants: pd.DataFrame | None = None,
     *,
     color: str = "mean_score",
@@ -350,13 +430,15 @@ def case_heatmap(
     baseline: str | None = None,
     max_cases: int | None = None,
     outline_flaky: bool = True,
+    **statistics: Any,
 ) -> go.Figure:
     """Variant × case heatmap of a case matrix (spec §10.4, interactive).
 
     Parameters
     ----------
     cases
-        :func:`~agenticlens_frames.case_matrix` (or ``analysis.cases``).
+        :func:`~agenticlens_frames.case_matrix` (or ``analysis.cases``), or the run, the
+        result or the analysis itself (then ``variants`` defaults to its summary).
     variants
         The variant summary; needed to sort rows by pass rate or factor and to find the
         baseline. Rows are limited to the variants present in ``cases``.
@@ -370,6 +452,9 @@ def case_heatmap(
         Show only the first ``max_cases`` cases of the chosen order (wide suites).
     outline_flaky
         Dashed outline around inconsistent (flaky) cells.
+    **statistics
+        With a run or an analysis: options of :func:`~agenticlens_frames.coerce.as_analysis`
+        (``confidence_level``, ``correction`` ...).
 
     Returns
     -------
@@ -388,6 +473,10 @@ def case_heatmap(
     >>> fig.data[0].text.tolist(), len(fig.layout.shapes)
     ([['5/5', '2/5']], 1)
     """
+    analysis = _analysis_of(cases, statistics)
+    if analysis is not None:
+        cases = analysis.cases
+        variants = analysis.variants if variants is None else variants
     _require_columns(
         cases,
         ["variant_id", "case_id", "attempts", "passes", "pass_rate", "consistent", color],
@@ -395,6 +484,8 @@ def case_heatmap(
     )
     base = _baseline_of(variants, baseline)
     present = _variant_ids(cases)
+    if baseline is not None:
+        require_known("baseline variant id", [baseline], present, location="baseline")
     if variants is not None:
         order = order_variants(variants, variant_order, cases=cases, baseline=base)
         row_ids = [v for v in order if v in present]
@@ -482,17 +573,33 @@ def case_heatmap(
             for i, j in zip(*np.nonzero(flaky == 1), strict=True)
         ]
     shown = f"{len(col_ids)} of {len(_case_ids(cases))} cases" if max_cases else "all cases"
+    x_labels = [esc(c) for c in col_ids]
     fig.update_layout(
-        title={"text": f"Cases by variant ({shown}, {CASE_ORDERS[case_order]})"},
-        xaxis={"type": "category", "tickangle": -45, "automargin": True, "title": "case"},
+        title=_title("Cases by variant", f"{shown}, {CASE_ORDERS[case_order]}"),
+        xaxis={
+            "type": "category",
+            "tickangle": -45,
+            "automargin": True,
+            "title": "case",
+            # Long ids shortened on the axis only: the cells keep the full id (hover,
+            # clicks), and every case gets one tick whatever the width.
+            "tickmode": "array",
+            "tickvals": x_labels,
+            "ticktext": [esc(t) for t in _short_labels(col_ids)],
+        },
         yaxis={"type": "category", "autorange": "reversed", "automargin": True},
         height=max(260, 90 + 46 * len(row_ids)),
-        margin={"t": 60, "l": 10, "r": 10, "b": 10},
+        margin={"t": 70, "l": 10, "r": 10, "b": 10},
     )
     return _finish(fig)
 
 
 # --------------------------------------------------------------------------- pass@k
+
+
+def _variant_names(analysis: ExperimentAnalysis) -> dict[str, str]:
+    vs = analysis.variants
+    return dict(zip(vs["variant_id"].astype(str), vs["variant_name"].astype(str), strict=True))
 
 
 def pass_k_frame(analysis: ExperimentAnalysis, ks: Sequence[int] | None = None) -> pd.DataFrame:
@@ -531,11 +638,12 @@ def pass_k_frame(analysis: ExperimentAnalysis, ks: Sequence[int] | None = None) 
 
 
 def pass_k_curves(
-    frame: pd.DataFrame,
+    frame: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
     *,
     measures: Sequence[str] = ("pass_at_k", "pass_hat_k"),
     bands: bool | None = None,
     variant_names: dict[str, str] | None = None,
+    **statistics: Any,
 ) -> go.Figure:
     """pass@k (solid) and pass^k (dashed) against k, one colour per variant.
 
@@ -543,7 +651,8 @@ def pass_k_curves(
     ----------
     frame
         Long frame ``variant_id, k, pass_at_k, pass_hat_k`` (see :func:`pass_k_frame` and
-        :func:`~agenticlens_frames.pass_at_k`).
+        :func:`~agenticlens_frames.pass_at_k`), or a run, result or analysis (with
+        ``**statistics`` as for :func:`case_heatmap`).
     measures
         Which curves to draw.
     bands
@@ -560,6 +669,11 @@ def pass_k_curves(
     >>> [t.name for t in fig.data], fig.data[1].y.tolist()
     (['a pass@k', 'a pass^k'], [0.5, 0.2])
     """
+    analysis = _analysis_of(frame, statistics)
+    if analysis is not None:
+        frame = pass_k_frame(analysis)
+        if variant_names is None:
+            variant_names = _variant_names(analysis)
     _require_columns(frame, ["variant_id", "k", *measures], "the pass@k frame")
     fig = go.Figure()
     names = variant_names or {}
@@ -607,11 +721,11 @@ def pass_k_curves(
                 )
             )
     fig.update_layout(
-        title={"text": "pass@k (solid: at least one of k passes) and pass^k (dashed: all k)"},
+        title=_title("pass@k and pass^k", "solid: at least one of k passes; dashed: all k pass"),
         xaxis={"title": "k (attempts)", "dtick": 1},
         yaxis={"title": "probability", "range": [0, 1.02], "tickformat": ".0%"},
         height=380,
-        margin={"t": 60, "l": 10, "r": 10, "b": 10},
+        margin={"t": 70, "l": 10, "r": 10, "b": 10},
         legend={"groupclick": "togglegroup"},
     )
     return _finish(fig)
@@ -657,11 +771,12 @@ def _error_bars(
 
 
 def pareto_chart(
-    variants: pd.DataFrame,
+    variants: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
     *,
     x: str = "latency",
     y: str = "pass_rate",
     frontier: Sequence[str] | None = None,
+    **statistics: Any,
 ) -> go.Figure:
     """Two objectives of the variant summary, the Pareto frontier joined and highlighted.
 
@@ -677,7 +792,8 @@ def pareto_chart(
     Parameters
     ----------
     variants
-        :func:`~agenticlens_frames.variant_summary` (or ``analysis.variants``).
+        :func:`~agenticlens_frames.variant_summary` (or ``analysis.variants``), or a run,
+        result or analysis (with ``**statistics`` as for :func:`case_heatmap`).
     x, y
         Objective names, keys of :data:`OBJECTIVES`: ``pass_rate``, ``case_pass_rate``,
         ``score``, ``latency``, ``cost``, ``reliability``.
@@ -702,6 +818,9 @@ def pareto_chart(
     >>> list(fig.data[1].customdata), list(fig.data[0].customdata)
     (['a · 97%'], ['b · 3%'])
     """
+    analysis = _analysis_of(variants, statistics)
+    if analysis is not None:
+        variants = analysis.variants
     ox, oy = _objective(x), _objective(y)
     _require_columns(variants, ["variant_id", ox.column, oy.column], "the variant summary")
     ids = [str(v) for v in variants["variant_id"]]
@@ -754,7 +873,7 @@ def pareto_chart(
     for axis, objective in ((xaxis, ox), (yaxis, oy)):
         axis["automargin"] = True  # what _finish sets on every figure
         if "%" in objective.hover_format:
-            axis["tickformat"] = ".0%"
+            axis["tickformat"] = PERCENT_TICKS
     return go.Figure(
         data=[
             go.Scatter(
@@ -797,14 +916,15 @@ def pareto_chart(
             ),
         ],
         layout={
-            "title": {
-                "text": "Pareto frontier (all five objectives; two on the axes)"
-                + (" · label: P(on the frontier)" if not np.isnan(p_front).all() else "")
-            },
+            "title": _title(
+                "Pareto frontier",
+                "all five objectives; two on the axes"
+                + (" · label: P(on the frontier)" if not np.isnan(p_front).all() else ""),
+            ),
             "xaxis": xaxis,
             "yaxis": yaxis,
             "height": 420,
-            "margin": {"t": 60, "l": 10, "r": 10, "b": 10},
+            "margin": {"t": 70, "l": 10, "r": 10, "b": 10},
         },
     )
 
@@ -813,10 +933,11 @@ def pareto_chart(
 
 
 def delta_forest(
-    comparisons: pd.DataFrame,
+    comparisons: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
     *,
     metrics: Sequence[str] = ("case_pass_rate", "score", "latency", "cost"),
     mark_significant: bool = True,
+    **statistics: Any,
 ) -> go.Figure:
     """Candidate − baseline deltas as a forest plot, one panel per metric.
 
@@ -836,6 +957,9 @@ def delta_forest(
     >>> fig.data[0].x.tolist(), fig.data[0].error_x.array.round(3).tolist()
     ([0.1], [0.08])
     """
+    analysis = _analysis_of(comparisons, statistics)
+    if analysis is not None:
+        comparisons = analysis.comparisons
     unknown = [m for m in metrics if m not in DELTA_METRICS]
     if unknown:
         raise InputError(f"unknown delta metric(s) {unknown}; choose from {list(DELTA_METRICS)}")
@@ -845,7 +969,7 @@ def delta_forest(
     for m in metrics:
         col, label, _ = DELTA_METRICS[m]
         has_ci = f"{col}_ci_low" in comparisons and f"{col}_ci_high" in comparisons
-        titles.append(label + ("" if has_ci else " (no interval)"))
+        titles.append(label + ("" if has_ci else "<br><sup>no interval</sup>"))
     fig = make_subplots(rows=1, cols=len(metrics), shared_yaxes=True, subplot_titles=titles)
     regressed_col = {
         "case_pass_rate": "pass_rate_regressed",
@@ -915,21 +1039,21 @@ def delta_forest(
         )
         fig.add_vline(x=0, line={"color": "#9aa0a6", "dash": "dash"}, row=1, col=n)
         if m == "case_pass_rate":
-            fig.update_xaxes(tickformat="+.0%", row=1, col=n)
+            fig.update_xaxes(tickformat="+" + PERCENT_TICKS, row=1, col=n)
     fig.update_yaxes(autorange="reversed", type="category", row=1, col=1)
     fig.update_layout(
-        title={
-            "text": "Against the baseline (red: regressed; green: significant gain)"
-            if mark_significant
-            else "Against the baseline, AgenticLens's numbers (red: regressed by its rule)"
-        },
+        title=_title("Against the baseline", "red: regressed; green: significant gain")
+        if mark_significant
+        else _title("Against the baseline, AgenticLens's numbers", "red: regressed by its rule"),
         height=max(240, 110 + 36 * len(cands)),
-        margin={"t": 80, "l": 10, "r": 10, "b": 10},
+        margin={"t": 100, "l": 10, "r": 10, "b": 10},
     )
     return _finish(fig)
 
 
-def paired_forest(paired: pd.DataFrame) -> go.Figure:
+def paired_forest(
+    paired: pd.DataFrame | ExperimentAnalysis | ExperimentRun, **statistics: Any
+) -> go.Figure:
     """Paired candidate − baseline differences with their intervals, one panel per
     dimension (quality, safety, reliability, latency, cost …).
 
@@ -948,6 +1072,15 @@ def paired_forest(paired: pd.DataFrame) -> go.Figure:
     >>> [t.name for t in fig.data], list(fig.data[1].marker.color)
     (['q', 'lat'], ['#b42318'])
     """
+    analysis = _analysis_of(paired, statistics)
+    if analysis is not None:
+        frame = analysis.paired_frames.get("paired_comparisons")
+        if frame is None:
+            raise InputError(
+                "this analysis has no paired comparisons: no correction was declared",
+                hint="pass one, e.g. paired_forest(run, correction='holm')",
+            )
+        paired = frame
     _require_columns(
         paired,
         ["candidate_variant_id", "dimension", "mean_difference", "ci_low", "ci_high"],
@@ -1021,9 +1154,9 @@ def paired_forest(paired: pd.DataFrame) -> go.Figure:
         fig.add_vline(x=0, line={"color": "#9aa0a6", "dash": "dash"}, row=1, col=n)
     fig.update_yaxes(autorange="reversed", type="category", row=1, col=1)
     fig.update_layout(
-        title={"text": "Paired differences against the baseline, with intervals"},
+        title=_title("Paired differences against the baseline", "with intervals"),
         height=max(240, 110 + 36 * paired["candidate_variant_id"].nunique()),
-        margin={"t": 80, "l": 10, "r": 10, "b": 10},
+        margin={"t": 100, "l": 10, "r": 10, "b": 10},
     )
     return _finish(fig)
 
@@ -1032,7 +1165,10 @@ def paired_forest(paired: pd.DataFrame) -> go.Figure:
 
 
 def factor_levels_chart(
-    factor_levels: pd.DataFrame, *, metric: str = "mean_pass_rate"
+    factor_levels: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
+    *,
+    metric: str = "mean_pass_rate",
+    **statistics: Any,
 ) -> go.Figure:
     """Per factor, one bar per level: the unweighted mean of ``metric`` over the level's
     variants (spec §9.7; confounded unless the design is factorial).
@@ -1045,6 +1181,9 @@ def factor_levels_chart(
     >>> list(fig.data[0].x), fig.data[0].y.tolist()
     (['a', 'b'], [0.7, 0.9])
     """
+    analysis = _analysis_of(factor_levels, statistics)
+    if analysis is not None:
+        factor_levels = analysis.factor_levels
     if metric not in FACTOR_METRICS:
         raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(FACTOR_METRICS)}")
     _require_columns(factor_levels, ["factor", "value", metric], "the factor-levels frame")
@@ -1084,9 +1223,9 @@ def factor_levels_chart(
     if metric in ("mean_pass_rate", "mean_trial_success_rate"):
         fig.update_yaxes(tickformat=".0%", range=[0, 1])
     fig.update_layout(
-        title={"text": f"Factor levels: {FACTOR_METRICS[metric]} (mean over member variants)"},
+        title=_title(f"Factor levels: {FACTOR_METRICS[metric]}", "mean over member variants"),
         height=340,
-        margin={"t": 80, "l": 10, "r": 10, "b": 10},
+        margin={"t": 100, "l": 10, "r": 10, "b": 10},
     )
     return _finish(fig)
 
@@ -1094,7 +1233,9 @@ def factor_levels_chart(
 # --------------------------------------------------------------------------- aggregate
 
 
-def case_outcomes_chart(cases: pd.DataFrame) -> go.Figure:
+def case_outcomes_chart(
+    cases: pd.DataFrame | ExperimentAnalysis | ExperimentRun, **statistics: Any
+) -> go.Figure:
     """How many cases each variant passes 0, 1, …, T times out of T: the aggregate view
     of a suite too wide for a heatmap.
 
@@ -1106,6 +1247,9 @@ def case_outcomes_chart(cases: pd.DataFrame) -> go.Figure:
     >>> list(fig.data[0].x), fig.data[0].y.tolist()
     (['0/2', '1/2', '2/2'], [1, 0, 2])
     """
+    analysis = _analysis_of(cases, statistics)
+    if analysis is not None:
+        cases = analysis.cases
     _require_columns(cases, ["variant_id", "attempts", "passes"], "the case matrix")
     top = int(cases["attempts"].max()) if len(cases) else 0
     labels = [f"{p}/{top}" for p in range(top + 1)]
@@ -1124,11 +1268,11 @@ def case_outcomes_chart(cases: pd.DataFrame) -> go.Figure:
         )
     fig.update_layout(
         barmode="group",
-        title={"text": "Cases by number of passing attempts (consistent cases sit at the ends)"},
+        title=_title("Cases by passing attempts", "consistent cases sit at the ends"),
         xaxis={"title": "passes / attempts", "type": "category"},
         yaxis={"title": "cases"},
         height=340,
-        margin={"t": 60, "l": 10, "r": 10, "b": 10},
+        margin={"t": 70, "l": 10, "r": 10, "b": 10},
     )
     return _finish(fig)
 
@@ -1350,33 +1494,136 @@ def factor_interaction_chart(
 # --------------------------------------------------------------------------- all
 
 
+@dataclass(frozen=True)
+class FigureEntry:
+    """One standard figure of an analysis: how to draw it, and whether there is anything
+    to draw (a figure with no data is left out)."""
+
+    name: str
+    #: One line for the docs.
+    describes: str
+    draw: Callable[[ExperimentAnalysis, dict[str, Any]], go.Figure]
+    has_data: Callable[[ExperimentAnalysis, dict[str, Any]], bool] = lambda _a, _o: True
+    #: The HTML page embeds it as drawn (the heatmap and the Pareto chart it rebuilds
+    #: interactively from their own payloads).
+    in_page: bool = True
+
+
+def _paired_frame_of(analysis: ExperimentAnalysis, options: dict[str, Any]) -> Any:
+    paired = options.get("paired")
+    return analysis.paired_frames.get("paired_comparisons") if paired is None else paired
+
+
+#: The standard figures, in the order :func:`figures` returns them. Adding a figure is
+#: one entry here (and its function): :func:`figures`, the HTML page and the docs table
+#: (:func:`figures_table`) follow.
+FIGURES: tuple[FigureEntry, ...] = (
+    FigureEntry(
+        "heatmap",
+        "variant × case: colour = mean score, label = passes/attempts",
+        lambda a, o: case_heatmap(
+            a.cases,
+            a.variants,
+            case_order=o.get("case_order", "attention"),
+            max_cases=o.get("max_cases", 50),
+        ),
+        in_page=False,
+    ),
+    FigureEntry(
+        "pass_k",
+        "pass@k and pass^k for k = 1..T",
+        lambda a, o: pass_k_curves(pass_k_frame(a), variant_names=_variant_names(a)),
+    ),
+    FigureEntry(
+        "case_outcomes",
+        "how many cases pass 0..T of T attempts",
+        lambda a, o: case_outcomes_chart(a.cases),
+    ),
+    FigureEntry(
+        "pareto",
+        "two objectives, frontier joined, dominated dimmed",
+        lambda a, o: pareto_chart(
+            a.variants, x=o.get("pareto_x", "latency"), y=o.get("pareto_y", "pass_rate")
+        ),
+        in_page=False,
+    ),
+    FigureEntry(
+        "deltas",
+        "candidate − baseline per metric",
+        # AgenticLens's numbers: attempts treated as independent, so never marked significant
+        lambda a, o: delta_forest(a.comparisons, mark_significant=False),
+        has_data=lambda a, o: len(a.comparisons) > 0,
+    ),
+    FigureEntry(
+        "factors",
+        "per factor and level, one metric",
+        lambda a, o: factor_levels_chart(
+            a.factor_levels, metric=o.get("factor_metric", "mean_pass_rate")
+        ),
+        has_data=lambda a, o: not a.factor_levels.empty,
+    ),
+    FigureEntry(
+        "paired",
+        "paired differences per dimension with their intervals",
+        lambda a, o: paired_forest(_paired_frame_of(a, o)),
+        has_data=lambda a, o: (p := _paired_frame_of(a, o)) is not None and not p.empty,
+    ),
+)
+
+
+def draw_figures(
+    analysis: ExperimentAnalysis, *, in_page: bool | None = None, **options: Any
+) -> dict[str, go.Figure]:
+    """The figures of :data:`FIGURES` that have data, by name (``in_page``: only those the
+    HTML page embeds as drawn, or only the others; None: all)."""
+    return {
+        entry.name: entry.draw(analysis, options)
+        for entry in FIGURES
+        if (in_page is None or entry.in_page == in_page) and entry.has_data(analysis, options)
+    }
+
+
 def figures(
-    analysis: ExperimentAnalysis,
+    analysis: ExperimentAnalysis | ExperimentRun,
     *,
     case_order: str = "attention",
     max_cases: int | None = 50,
     pareto_x: str = "latency",
     pareto_y: str = "pass_rate",
     factor_metric: str = "mean_pass_rate",
+    **statistics: Any,
 ) -> dict[str, go.Figure]:
-    """Every standard figure of one analysis, by name: ``heatmap``, ``pass_k``,
-    ``pareto``, ``deltas``, ``factors``, ``case_outcomes``.
+    """Every standard figure of one analysis that has data, by name (:data:`FIGURES`):
+    ``heatmap``, ``pass_k``, ``case_outcomes``, ``pareto``, ``deltas``, ``factors`` and
+    ``paired`` (the paired comparisons' forest, when the analysis has them).
 
     Examples
     --------
-    >>> from agenticlens_frames import analyze, load_experiment
-    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
-    >>> sorted(figures(a))
-    ['case_outcomes', 'deltas', 'factors', 'heatmap', 'pareto', 'pass_k']
+    >>> from agenticlens_frames import analyze, load_experiment, parse_comparisons
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> list(figures(analyze(run)))
+    ['heatmap', 'pass_k', 'case_outcomes', 'pareto', 'deltas', 'factors']
+    >>> "paired" in figures(analyze(run, comparisons=parse_comparisons({"correction": "holm"})))
+    True
     """
-    names = {str(v["variant_id"]): str(v["variant_name"]) for _, v in analysis.variants.iterrows()}
-    return {
-        "heatmap": case_heatmap(
-            analysis.cases, analysis.variants, case_order=case_order, max_cases=max_cases
-        ),
-        "pass_k": pass_k_curves(pass_k_frame(analysis), variant_names=names),
-        "pareto": pareto_chart(analysis.variants, x=pareto_x, y=pareto_y),
-        "deltas": delta_forest(analysis.comparisons),
-        "factors": factor_levels_chart(analysis.factor_levels, metric=factor_metric),
-        "case_outcomes": case_outcomes_chart(analysis.cases),
-    }
+    from .coerce import as_analysis
+
+    return draw_figures(
+        as_analysis(analysis, **statistics),
+        case_order=case_order,
+        max_cases=max_cases,
+        pareto_x=pareto_x,
+        pareto_y=pareto_y,
+        factor_metric=factor_metric,
+    )
+
+
+def figures_table() -> str:
+    """The standard figures as a Markdown table (docs/data-model.md).
+
+    Examples
+    --------
+    >>> figures_table().splitlines()[2]
+    '| `heatmap` | variant × case: colour = mean score, label = passes/attempts |'
+    """
+    return markdown_table(["figure", "shows"], [[f"`{e.name}`", e.describes] for e in FIGURES])

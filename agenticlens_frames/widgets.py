@@ -1,4 +1,4 @@
-"""Notebook explorer: ipywidgets controls wired to plotly ``FigureWidget`` s.
+"""Notebook explorer: ipywidgets controls wired to plotly figures.
 
 :func:`explore` lays out factor filters, a metric selector and case-ordering controls
 above three figures (case heatmap, pass@k / pass^k curves, Pareto frontier) and a panel
@@ -6,24 +6,39 @@ that shows a case's attempts when a heatmap cell is clicked. Every change calls 
 pure functions as the HTML report (:mod:`agenticlens_frames.viz`) on the filtered result
 frames; the widgets themselves hold no logic worth testing apart from that wiring.
 
-Needs a Jupyter front end with ipywidgets 8 and anywidget (plotly ≥ 6 builds
-``FigureWidget`` on it); in a plain Python session the objects work but draw nothing.
+The figures are shown through the notebook's own plotly renderer (``Output`` widgets
+holding ``go.Figure`` s), not as ``FigureWidget`` s: each of those carries the whole of
+plotly.js (5 MB) in the notebook's saved widget state, so three of them made an executed
+notebook 15 MB. A heatmap click reaches Python through :class:`ClickBridge`, a widget of
+a few lines of JavaScript that listens to the rendered heatmap.
+
+Needs a Jupyter front end with ipywidgets 8 and anywidget (``pip install
+'agenticlens-frames[notebook]'``); in a plain Python session the objects work but draw
+nothing.
 """
 
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Collection, Mapping
 from typing import Any
 
-import ipywidgets as widgets
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from . import viz
-from .analysis import ExperimentAnalysis, analyze, pareto_frontier
+from ._optional import require
+from .analysis import ExperimentAnalysis, pareto_frontier
 from .errors import InputError
+from .formats._io import require_known
 from .frames import ExperimentRun
+
+# The notebook extra: a plain install has no Jupyter widget stack.
+anywidget = require("anywidget", "the notebook explorer")
+widgets = require("ipywidgets", "the notebook explorer")
+traitlets = require("traitlets", "the notebook explorer")
 
 __all__ = ["Explorer", "attempt_details", "explore", "select_variants"]
 
@@ -40,7 +55,8 @@ def select_variants(variants: pd.DataFrame, filters: Mapping[str, Collection[str
     """Variant ids (in the frame's order) whose factor values are all among ``filters``.
 
     An empty selection for a factor means "no filter on that factor"; a variant without
-    the factor has the value ``"(unset)"``.
+    the factor has the value ``"(unset)"``. A factor name or level that no variant has is
+    refused, with the closest existing one.
 
     Examples
     --------
@@ -50,7 +66,19 @@ def select_variants(variants: pd.DataFrame, filters: Mapping[str, Collection[str
     ['b', 'c']
     >>> select_variants(vs, {"m": []})
     ['a', 'b', 'c']
+    >>> select_variants(vs, {"m": ["z"]})
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: filters.m: unknown level of factor 'm' 'z'
+    (known: (unset), x, y)
     """
+    names: dict[str, None] = {}
+    for factors in variants["factors"]:
+        names.update(dict.fromkeys(factors or {}))
+    require_known("factor", filters, names, location="filters")
+    for name, chosen in filters.items():
+        levels = sorted({str((f or {}).get(name, "(unset)")) for f in variants["factors"]})
+        require_known(f"level of factor {name!r}", chosen, levels, location=f"filters.{name}")
     keep = []
     for vid, factors in zip(variants["variant_id"].astype(str), variants["factors"], strict=True):
         values = factors or {}
@@ -75,6 +103,8 @@ def attempt_details(run: ExperimentRun, variant_id: str, case_id: str) -> pd.Dat
     >>> sorted(d["trial"].unique().tolist())
     [1, 2, 3, 4, 5]
     """
+    require_known("variant id", [variant_id], [v.id for v in run.manifest.variants])
+    require_known("case id", [case_id], run.suite.case_ids)
     att = run.attempts
     att = att[(att["variant_id"] == variant_id) & (att["case_id"] == case_id)]
     cols = [
@@ -121,12 +151,64 @@ def _attempts_html(run: ExperimentRun | None, variant_id: str, case_id: str) -> 
     return "".join(parts)
 
 
-def _replace(fw: go.FigureWidget, fig: go.Figure) -> None:
-    """Show ``fig`` in an existing FigureWidget (traces and layout replaced)."""
-    with fw.batch_update():
-        fw.data = ()
-        fw.add_traces(list(fig.data))
-        fw.layout = fig.layout
+class ClickBridge(anywidget.AnyWidget):  # type: ignore[misc]
+    """Reports clicks on the rendered plotly figure whose ``layout.meta`` is ``key``.
+
+    The figure is drawn by the notebook's plotly renderer; this widget (nothing visible)
+    finds it in the page and sets ``clicked`` to ``[x, y, stamp]`` on each click, which
+    Python observes. Its JavaScript is a few hundred bytes, so it costs nothing in the
+    saved notebook.
+    """
+
+    _esm = """
+export default {
+  render({ model, el }) {
+    const key = model.get("key");
+    const hook = (gd) => {
+      if (gd.__alfHooked === gd._fullLayout || typeof gd.on !== "function") return;
+      gd.__alfHooked = gd._fullLayout;  // once per drawing (a redraw replaces it)
+      gd.on("plotly_click", (event) => {
+        const point = event.points[0];
+        model.set("clicked", [String(point.x), String(point.y), Date.now()]);
+        model.save_changes();
+      });
+    };
+    const scan = () => {
+      for (const gd of document.querySelectorAll(".js-plotly-plot")) {
+        if (gd.layout && gd.layout.meta === key) hook(gd);
+      }
+    };
+    scan();
+    const watcher = new MutationObserver(scan);
+    watcher.observe(document.body, { childList: true, subtree: true });
+    el.style.display = "none";
+    return () => watcher.disconnect();
+  },
+};
+"""
+    key = traitlets.Unicode("").tag(sync=True)
+    clicked = traitlets.List([]).tag(sync=True)
+
+
+def _show(view: widgets.Output, fig: go.Figure) -> None:
+    """Draw ``fig`` in ``view`` with the notebook's plotly renderer, replacing what was
+    there. The output is set directly (not through ``display``), so outside a kernel
+    nothing is printed and no browser is opened."""
+    spec = json.loads(pio.to_json(fig, validate=False))
+    spec["config"] = {"responsive": True}
+    view.outputs = (
+        {
+            "output_type": "display_data",
+            "data": {
+                "application/vnd.plotly.v1+json": spec,
+                "text/plain": f"<plotly figure: {html.escape(str(fig.layout.title.text))}>",
+            },
+            "metadata": {},
+        },
+    )
+
+
+_WRAP = widgets.Layout(flex_flow="row wrap")
 
 
 class Explorer(widgets.VBox):
@@ -142,14 +224,18 @@ class Explorer(widgets.VBox):
         Metric selector (Pareto y axis and heatmap colour), Pareto x axis, heatmap case
         order and number of cases shown.
     heatmap, curves, frontier
-        The ``FigureWidget`` s.
+        The figures shown (``go.Figure``), redrawn on every change.
     verdicts
         ``HTML`` widget with the case-level verdicts (shown first, filtered with the
         variants); without a declared correction, the paired differences with
         per-comparison intervals and how to declare one.
     paired
-        A ``FigureWidget`` of the paired forest plot of the verdict rows (adjusted p in
-        the hover), or None when there is no candidate; filtered with the variants.
+        The paired forest plot of the verdict rows (adjusted p in the hover), or None
+        when there is no candidate; filtered with the variants.
+    views
+        The ``Output`` widgets the figures are drawn in, by figure name.
+    clicks
+        The :class:`ClickBridge` reporting heatmap clicks.
     details
         ``HTML`` widget showing the attempts of the last clicked heatmap cell.
     """
@@ -179,13 +265,17 @@ class Explorer(widgets.VBox):
         self.max_cases = widgets.IntSlider(
             value=min(max_cases, n_cases), min=1, max=max(n_cases, 1), description="show"
         )
-        self.heatmap = go.FigureWidget()
-        self.curves = go.FigureWidget()
-        self.frontier = go.FigureWidget()
+        self.heatmap = go.Figure()
+        self.curves = go.Figure()
+        self.frontier = go.Figure()
         paired = analysis.verdicts
         self._paired = paired if paired is not None and len(paired) else None
         self.verdicts = widgets.HTML()
-        self.paired = go.FigureWidget() if self._paired is not None else None
+        self.paired: go.Figure | None = go.Figure() if self._paired is not None else None
+        names = ["heatmap", "curves", "frontier", *(["paired"] if self._paired is not None else [])]
+        self.views = {name: widgets.Output() for name in names}
+        self.clicks = ClickBridge(key=f"agenticlens-heatmap-{id(self)}")
+        self.clicks.observe(self._on_bridge_click, names="clicked")
         self.details = widgets.HTML("<i>Click a heatmap cell to see that case's attempts.</i>")
         self.status = widgets.HTML()
         self._labels: dict[tuple[str, str], tuple[str, str]] = {}
@@ -196,14 +286,19 @@ class Explorer(widgets.VBox):
         super().__init__(
             [
                 self.verdicts,
-                widgets.HBox(list(self.factor_filters.values())),
-                widgets.HBox(controls),
+                # Controls wrap onto more lines in a narrow output area.
+                widgets.HBox(list(self.factor_filters.values()), layout=_WRAP),
+                widgets.HBox(controls, layout=_WRAP),
                 self.status,
-                self.heatmap,
+                self.views["heatmap"],
+                self.clicks,
                 self.details,
-                widgets.HBox([self.curves, self.frontier]),
-                *([self.paired] if self.paired is not None else []),
-                *_beyond_widgets(analysis),
+                # Stacked, not side by side: two figures in one row overflow an output
+                # area narrower than twice a figure's natural width.
+                self.views["curves"],
+                self.views["frontier"],
+                *([self.views["paired"]] if "paired" in self.views else []),
+                *_beyond_views(analysis),
             ]
         )
         self.refresh()
@@ -238,8 +333,10 @@ class Explorer(widgets.VBox):
                 vs = vs.drop(columns="p_frontier")
         self.verdicts.value = self._verdicts_html(keep)
         if not keep:
-            for fw in (self.heatmap, self.curves, self.frontier):
-                _replace(fw, go.Figure(layout={"title": {"text": "no variant selected"}}))
+            empty = go.Figure(layout={"title": {"text": "no variant selected"}})
+            self.heatmap = self.curves = self.frontier = empty
+            for name in ("heatmap", "curves", "frontier"):
+                _show(self.views[name], empty)
             self._labels = {}
             return
         baseline = a.info.get("baseline_variant_id")
@@ -258,19 +355,25 @@ class Explorer(widgets.VBox):
                 for y, vid in zip(heat.data[0].y, _variant_ids_of(heat, vs), strict=True)
             }
         names = dict(zip(vs["variant_id"].astype(str), vs["variant_name"], strict=True))
-        _replace(self.heatmap, heat)
-        _replace(self.curves, viz.pass_k_curves(pk, variant_names=names))
-        _replace(self.frontier, viz.pareto_chart(vs, x=self.cost_axis.value, y=objective))
+        heat.update_layout(meta=self.clicks.key)  # how the click bridge finds it
+        self.heatmap = heat
+        self.curves = viz.pass_k_curves(pk, variant_names=names)
+        self.frontier = viz.pareto_chart(vs, x=self.cost_axis.value, y=objective)
+        for name in ("heatmap", "curves", "frontier"):
+            _show(self.views[name], getattr(self, name))
         if self.paired is not None and self._paired is not None:
             shown = self._paired[self._paired["candidate_variant_id"].astype(str).isin(keep)]
-            _replace(
-                self.paired,
+            self.paired = (
                 viz.paired_forest(shown)
                 if len(shown)
-                else go.Figure(layout={"title": {"text": "no candidate selected"}}),
+                else go.Figure(layout={"title": {"text": "no candidate selected"}})
             )
-        if len(self.heatmap.data):
-            self.heatmap.data[0].on_click(self._on_click)
+            _show(self.views["paired"], self.paired)
+
+    def _on_bridge_click(self, change: Any) -> None:
+        clicked = change["new"]
+        if len(clicked) >= 2 and (clicked[0], clicked[1]) in self._labels:
+            self.show_attempts_at(clicked[0], clicked[1])
 
     def _verdicts_html(self, keep: list[str]) -> str:
         from .report.html import verdicts_table_html
@@ -281,11 +384,6 @@ class Explorer(widgets.VBox):
         declared = bool(v.attrs.get("declared", False))
         title = "Verdicts against the baseline" if declared else "Paired differences"
         return f"<h3>{title} (case-level)</h3>" + verdicts_table_html(shown)
-
-    def _on_click(self, _trace: Any, points: Any, _state: Any) -> None:
-        if not points.xs:
-            return
-        self.show_attempts_at(points.xs[0], points.ys[0])
 
     def show_attempts_at(self, x: str, y: str) -> None:
         """Show the attempts of the heatmap cell with these axis labels."""
@@ -308,18 +406,25 @@ def _variant_ids_of(fig: go.Figure, variants: pd.DataFrame) -> list[str]:
 
 
 def explore(
-    experiment: ExperimentRun | ExperimentAnalysis, *, max_cases: int = 50, **analyze_options: Any
+    experiment: ExperimentRun | ExperimentAnalysis | Any,
+    *,
+    max_cases: int = 50,
+    **statistics: Any,
 ) -> Explorer:
     """An interactive explorer of one experiment for Jupyter.
 
     Parameters
     ----------
     experiment
-        A run (analysed with :func:`~agenticlens_frames.analyze` and ``analyze_options``)
-        or an analysis (fresh, or loaded from a saved report: then clicking a cell says
-        that attempt details are not available).
+        A run, the result of :func:`~agenticlens_frames.run` or of the live runner, or an
+        analysis (fresh, or loaded from a saved report: then clicking a cell says that
+        attempt details are not available).
     max_cases
         Cases shown in the heatmap at first (the slider changes it).
+    **statistics
+        Passed through :func:`~agenticlens_frames.coerce.as_analysis`: options of
+        :func:`~agenticlens_frames.analyze` and paired-comparison settings
+        (``correction="holm"``, ``alpha`` ...).
 
     Returns
     -------
@@ -329,32 +434,32 @@ def explore(
     Examples
     --------
     >>> from agenticlens_frames import load_experiment
-    >>> ex = explore(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> ex = explore(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"),
+    ...              correction="holm")
     >>> ex.factor_filters["prompt"].value = ("v2",)
     >>> ex.selected_variants
     ['prompt-v2', 'large-v2']
+    >>> ex.paired is not None
+    True
     """
-    if isinstance(experiment, ExperimentRun):
-        analysis = analyze(experiment, **analyze_options)
-    elif isinstance(experiment, ExperimentAnalysis):
-        if analyze_options:
-            raise InputError("analyze options apply to a run, not to an analysis")
-        analysis = experiment
-    else:
-        raise InputError(
-            f"explore() needs an ExperimentRun or ExperimentAnalysis, got {type(experiment)!r}"
-        )
-    return Explorer(analysis, max_cases=max_cases)
+    from .coerce import as_analysis
+
+    return Explorer(as_analysis(experiment, **statistics), max_cases=max_cases)
 
 
-def _beyond_widgets(analysis: ExperimentAnalysis) -> list[go.FigureWidget]:
-    """Issue 17: the factor-effects forest and interaction plot (all variants; the
-    estimates need the whole design, so the factor filters do not apply to them)."""
+def _beyond_views(analysis: ExperimentAnalysis) -> list[widgets.Output]:
+    """The factor-effects forest and interaction plot (all variants: the estimates need
+    the whole design, so the factor filters do not apply to them), drawn once."""
     fe = getattr(analysis, "factor_effects", None)
     if fe is None or fe.empty or not fe["estimable"].any():
         return []
-    out = [go.FigureWidget(viz.factor_effects_forest(fe))]
+    figures = [viz.factor_effects_forest(fe)]
     interaction = viz.factor_interaction_chart(analysis.variants, fe)
     if interaction is not None:
-        out.append(go.FigureWidget(interaction))
-    return out
+        figures.append(interaction)
+    views = []
+    for fig in figures:
+        view = widgets.Output()
+        _show(view, fig)
+        views.append(view)
+    return views

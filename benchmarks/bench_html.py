@@ -1,6 +1,7 @@
 """HTML report: file size and time until every figure is drawn, in headless chromium.
 
-Experiment: 4 variants × 5 trials × 1000 cases (``make_synthetic.py --seed 1``), or
+Experiment: 4 variants × 5 trials × 1000 cases (``agenticlens_frames.testing.make_synthetic``,
+seed 1), or
 ``--experiment DIR`` with ``manifest.yaml`` and ``suite.yaml``. Goals (issue 4): at most
 10 MB, every figure drawn within 3 s.
 
@@ -25,8 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from agenticlens_frames.testing import make_synthetic
+
 REPO = Path(__file__).resolve().parents[1]
-MAKE_SYNTHETIC = REPO.parent / "shared" / "tools" / "make_synthetic.py"
 FLAGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -45,13 +47,7 @@ def _experiment(args: argparse.Namespace, work: Path) -> Path:
     if args.experiment:
         return Path(args.experiment)
     out = work / "experiment"
-    command = [sys.executable, str(MAKE_SYNTHETIC), str(out), "--variants", "4", "--trials", "5"]
-    command += ["--cases", str(args.cases), "--seed", "1"]
-    subprocess.run(
-        command,
-        check=True,
-        capture_output=True,
-    )
+    make_synthetic(out, variants=4, trials=5, cases=args.cases, seed=1)
     return out
 
 

@@ -1,6 +1,7 @@
 """Load + score and end-to-end `experiment run` against the real agenticlens 0.10.0.
 
-Issues 2 and 3 ask for: loading and scoring make_synthetic V=4, T=5 at N=5000 (the
+Issues 2 and 3 ask for: loading and scoring a synthetic experiment
+(``agenticlens_frames.testing.make_synthetic``) V=4, T=5 at N=5000 (the
 package: about 26 s and 1.4 GiB) and end-to-end `experiment run` with every output at
 N = 1000, 5000 and 20000 (the package: 8.7 s, 208 s, did not finish in 11 min).
 
@@ -23,8 +24,9 @@ import textwrap
 import time
 from pathlib import Path
 
+from agenticlens_frames.testing import make_synthetic
+
 HERE = Path(__file__).resolve().parent
-MAKE_SYNTHETIC = HERE.parent.parent / "shared" / "tools" / "make_synthetic.py"
 
 # Each probe prints {"seconds": ..., "max_rss_mib": ...} as its last line: the largest
 # peak RSS of one process (the probe, or any process it waited for). Our runs fork worker
@@ -175,23 +177,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.cases:
             folder = Path(tmp) / f"n{n}"
-            subprocess.run(
-                [
-                    sys.executable,
-                    str(MAKE_SYNTHETIC),
-                    str(folder),
-                    "--variants",
-                    "4",
-                    "--trials",
-                    "5",
-                    "--cases",
-                    str(n),
-                    "--seed",
-                    "42",
-                ],
-                check=True,
-                capture_output=True,
-            )
+            make_synthetic(folder, variants=4, trials=5, cases=n, seed=42)
             out = Path(tmp) / f"out{n}"
             run_package = n <= args.package_max_cases
             ours_load = _measure(OURS_LOAD, folder, args.timeout)

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from agenticlens_frames.testing import make_synthetic as generate
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
 EXAMPLE = DATA / "support"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-#: The generator shipped beside the project (shared/tools), in AgenticLens formats.
-MAKE_SYNTHETIC = REPO.parent / "shared" / "tools" / "make_synthetic.py"
 
 
 def _require(condition: bool, reason: str) -> None:
@@ -51,8 +51,7 @@ def isolated() -> Callable[..., object]:
 
 @pytest.fixture(scope="session")
 def make_synthetic(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
-    """Generate (once per argument set) an experiment with shared/tools/make_synthetic.py."""
-    _require(MAKE_SYNTHETIC.exists(), f"{MAKE_SYNTHETIC} not found")
+    """Generate (once per argument set) an experiment with agenticlens_frames.testing."""
     cache: dict[tuple, Path] = {}
     root = tmp_path_factory.mktemp("synthetic")
 
@@ -64,17 +63,20 @@ def make_synthetic(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Pa
         seed: int = 1,
         shape: str = "mixed",
         pass_k: str | None = None,
+        missing_samples: int = 0,
     ) -> Path:
-        key = (variants, trials, cases, seed, shape, pass_k)
+        key = (variants, trials, cases, seed, shape, pass_k, missing_samples)
         if key not in cache:
-            out = root / "-".join(str(k) for k in key)
-            args = [sys.executable, str(MAKE_SYNTHETIC), str(out), "--variants", str(variants)]
-            args += ["--trials", str(trials), "--cases", str(cases), "--seed", str(seed)]
-            args += ["--shape", shape]
-            if pass_k:
-                args += ["--pass-k", pass_k]
-            subprocess.run(args, check=True, capture_output=True)
-            cache[key] = out
+            cache[key] = generate(
+                root / "-".join(str(k) for k in key),
+                variants=variants,
+                trials=trials,
+                cases=cases,
+                seed=seed,
+                shape=shape,  # type: ignore[arg-type]
+                pass_k=pass_k,
+                missing_samples=missing_samples,
+            )
         return cache[key]
 
     return make

@@ -280,3 +280,15 @@ def test_an_output_that_cannot_be_written_exits_1_without_traceback(tmp_path: Pa
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert "Unable to write the outputs" in done.stderr and str(blocker) in done.stderr
+
+
+def test_output_options_come_from_the_writers_registry() -> None:
+    """One list of outputs: each command's options, the README table and the dispatch."""
+    from agenticlens_frames.report.writers import WRITERS, writers_for, writers_table
+
+    assert writers_table() in (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for command in ("run", "report"):
+        done = _cli("experiment", command, "--help", env={"COLUMNS": "200"})
+        assert done.returncode == 0
+        for writer in WRITERS:
+            assert (f"{writer.option} " in done.stdout) == (writer in writers_for(command))

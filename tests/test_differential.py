@@ -31,6 +31,7 @@ SYNTHETIC = [
     dict(variants=5, trials=3, cases=15, seed=3, shape="run", pass_k="1,2,3"),
     dict(variants=3, trials=4, cases=25, seed=4, shape="eval", pass_k="2,4"),
     dict(variants=4, trials=2, cases=200, seed=5),
+    dict(variants=4, trials=3, cases=30, seed=6, missing_samples=9),
 ]
 
 

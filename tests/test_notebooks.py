@@ -10,6 +10,8 @@ import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
+#: Largest executed notebook, outputs and widget state included.
+MAX_EXECUTED_BYTES = 3_000_000
 
 
 def test_there_are_notebooks() -> None:
@@ -27,14 +29,17 @@ def test_outputs_are_stripped(path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", PATHS, ids=lambda p: p.stem)
-def test_notebook_executes(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_notebook_executes(path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from nbclient import NotebookClient
 
     monkeypatch.setenv("MPLBACKEND", "Agg")
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
         nb,
-        timeout=120,
+        # Safety nets only (a stuck cell, a kernel that never starts): generous enough
+        # that a loaded machine cannot trip them.
+        timeout=1800,
+        startup_timeout=600,
         kernel_name="python3",
         resources={"metadata": {"path": str(NOTEBOOKS)}},
     )
@@ -51,3 +56,8 @@ def test_notebook_executes(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         key for cell in nb.cells for out in cell.get("outputs", []) for key in out.get("data", {})
     }
     assert "application/vnd.plotly.v1+json" in mimes  # the figures were produced
+    # Saved as a user's notebook is saved (nbclient keeps the widget state): plotly.js must
+    # not travel inside it once per figure widget (an executed quickstart was 15.5 MB).
+    executed = tmp_path / path.name
+    nbformat.write(nb, executed)
+    assert executed.stat().st_size <= MAX_EXECUTED_BYTES, executed.stat().st_size

@@ -263,7 +263,7 @@ def test_delta_forest_matches_the_comparisons(analysis) -> None:
     fig = viz.delta_forest(comps)
     assert len(fig.data) == 4
     assert all(t.error_x.array is None for t in fig.data)
-    assert "(no interval)" in fig.layout.annotations[0].text
+    assert "no interval" in fig.layout.annotations[0].text
     cpr = fig.data[0]
     assert list(cpr.y) == [str(c) for c in comps["candidate_variant_id"]]
     assert cpr.x.tolist() == pytest.approx(comps["case_pass_rate_delta"].tolist())
@@ -375,3 +375,24 @@ def test_paired_forest_intervals_and_colours() -> None:
     assert list(fig.data[1].marker.color) == ["#b42318", "#5f6470"]
     assert "holm" in fig.data[0].hovertext[0]
     assert "quality (passed)" in fig.layout.annotations[0].text
+
+
+def test_the_figure_registry_is_the_one_list(analysis) -> None:
+    """viz.figures, the HTML page's embedded figures and the docs table read FIGURES;
+    the paired forest is among them (it was missing from figures())."""
+    from pathlib import Path
+
+    from agenticlens_frames import parse_comparisons
+    from agenticlens_frames.report.html import render_html
+
+    declared = analyze(analysis.run, comparisons=parse_comparisons({"correction": "holm"}))
+    figs = viz.figures(declared)
+    assert list(figs) == [e.name for e in viz.FIGURES]
+    paired = declared.paired_frames["paired_comparisons"]
+    assert [t.name for t in figs["paired"].data] == list(dict.fromkeys(paired["dimension"]))
+    assert "paired" not in viz.figures(analysis)  # nothing declared: nothing to draw
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "data-model.md").read_text()
+    assert viz.figures_table() in docs
+    page = render_html(declared)
+    for entry in viz.FIGURES:
+        assert f"id='fig-{entry.name}'" in page

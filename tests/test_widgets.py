@@ -10,7 +10,6 @@ from pathlib import Path
 import ipywidgets
 import plotly.graph_objects as go
 import pytest
-from plotly.callbacks import InputDeviceState, Points
 
 from agenticlens_frames import analyze, load_experiment, load_report, viz, write_json_report
 from agenticlens_frames._repr import analysis_repr, analysis_repr_html, run_repr_html
@@ -62,10 +61,16 @@ def _dominance_front(rows: list[dict]) -> set[str]:
     return front
 
 
-def test_layout_is_widgets_and_figure_widgets(explorer: Explorer) -> None:
+def test_layout_is_widgets_and_figures(explorer: Explorer) -> None:
     assert isinstance(explorer, ipywidgets.VBox)
-    for fw in (explorer.heatmap, explorer.curves, explorer.frontier):
-        assert isinstance(fw, go.FigureWidget)
+    for name in ("heatmap", "curves", "frontier"):
+        fig = getattr(explorer, name)
+        assert isinstance(fig, go.Figure) and not isinstance(fig, go.FigureWidget)
+        # What the notebook renders is the figure shown, as plotly's own mime bundle.
+        (output,) = explorer.views[name].outputs
+        spec = output["data"]["application/vnd.plotly.v1+json"]
+        assert spec["data"][0]["type"] == fig.data[0].type
+        assert spec["config"] == {"responsive": True}
     assert set(explorer.factor_filters) == {"model", "prompt", "retrieval"}
     assert explorer.heatmap.data[0].type == "heatmap"
 
@@ -126,22 +131,15 @@ def test_case_order_and_count(explorer: Explorer, analysis) -> None:
     assert list(explorer.heatmap.data[0].x) == expected
 
 
-def _click(trace, row: int, col: int) -> None:
-    points = Points(
-        point_inds=[[row, col]],
-        xs=[trace.x[col]],
-        ys=[trace.y[row]],
-        trace_name=trace.name,
-        trace_index=0,
-    )
-    state = InputDeviceState(ctrl=False, alt=False, shift=False, meta=False, button=0, buttons=1)
-    trace._dispatch_on_click(points, state)  # the message the front end would send
+def _click(explorer: Explorer, trace, row: int, col: int) -> None:
+    # The message the click bridge's JavaScript sends for a click on that cell.
+    explorer.clicks.clicked = [str(trace.x[col]), str(trace.y[row]), 1]
 
 
 def test_click_shows_the_cells_attempts(explorer: Explorer, run) -> None:
     explorer.factor_filters["prompt"].value = ("v2",)  # the callback survives a redraw
     trace = explorer.heatmap.data[0]
-    _click(trace, 1, 2)
+    _click(explorer, trace, 1, 2)
     vid, cid = trace.y[1], trace.x[2]
     shown = explorer.details.value
     att = run.attempts[(run.attempts["variant_id"] == vid) & (run.attempts["case_id"] == cid)]
@@ -167,8 +165,9 @@ def test_explore_takes_a_run_or_an_analysis(run) -> None:
     assert ex.analysis.confidence_level == 0.9
     with pytest.raises(InputError):
         explore("data/support")
-    with pytest.raises(InputError):
-        explore(ex.analysis, confidence_level=0.9)
+    # Options with an analysis recompute it from its run (its own settings kept).
+    again = explore(ex.analysis, confidence_level=0.8)
+    assert again.analysis.confidence_level == 0.8 and again.analysis is not ex.analysis
 
 
 def test_select_variants(analysis) -> None:

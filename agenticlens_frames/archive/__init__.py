@@ -1,10 +1,15 @@
 """Trial archives: many experiment runs as partitioned parquet, sliced and analysed at scale.
 
->>> from agenticlens_frames.archive import Archive          # doctest: +SKIP
->>> archive = Archive("runs/")                              # doctest: +SKIP
->>> archive.add(run, run_at="2026-11-04")                   # doctest: +SKIP
->>> dense = archive.slice(retrieval="dense", tags="refund", since="2026-10-01")  # doctest: +SKIP
->>> dense.analyze().variant_summary                         # doctest: +SKIP
+>>> import tempfile
+>>> from agenticlens_frames import load_experiment
+>>> from agenticlens_frames.archive import Archive
+>>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+>>> archive = Archive(tempfile.mkdtemp())
+>>> archive.add(run, run_at="2026-11-04").added
+True
+>>> dense = archive.slice(retrieval="dense", tags="refund", since="2026-10-01")
+>>> dense.analyze(engine="numpy").variant_summary["variant_id"].astype(str).tolist()
+['retrieval-dense']
 
 See docs/archives.md.
 """

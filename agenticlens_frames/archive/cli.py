@@ -18,11 +18,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .._cli_errors import fail
+from .._values import is_missing
 from ..errors import InputError
+from .engine_registry import ENGINES
 
 __all__ = ["archive_app"]
 
-EXIT_INVALID_INPUT = 1
 
 archive_app = typer.Typer(
     help="Keep experiment runs in a partitioned parquet archive; slice and summarise them.",
@@ -30,25 +32,13 @@ archive_app = typer.Typer(
 )
 
 
-class EngineChoice(StrEnum):
-    auto = "auto"
-    numpy = "numpy"
-    pandas = "pandas"
-    duckdb = "duckdb"
-    dask = "dask"
+#: The --engine choices, from the one list of engines.
+EngineChoice = StrEnum("EngineChoice", {name: name for name in ENGINES})  # type: ignore[misc]
 
 
 class SliceFormat(StrEnum):
     parquet = "parquet"
     csv = "csv"
-
-
-def _fail(prefix: str, error: Exception) -> typer.Exit:
-    # Plain text on stderr: messages may hold user text with rich markup characters.
-    Console(stderr=True, highlight=False, soft_wrap=True).print(
-        Text(f"{prefix}: ", style="bold red") + Text(_safe(error))
-    )
-    return typer.Exit(code=EXIT_INVALID_INPUT)
 
 
 def _safe(value: object) -> str:
@@ -195,7 +185,7 @@ def archive_add(
             )
         result = Archive(archive).add(run, run_at=run_at, exist_ok=not strict)
     except InputError as exc:
-        raise _fail("Unable to add run", exc) from None
+        raise fail("Unable to add run", exc) from None
     if not quiet:
         r = result.record
         verb = "Added" if result.added else "Already archived:"
@@ -227,7 +217,7 @@ def archive_ls(
         sl = _slice(archive, experiment, run, variant, since, until, tag, factor, False)
         records = sl.records()
     except InputError as exc:
-        raise _fail("Unable to list archive", exc) from None
+        raise fail("Unable to list archive", exc) from None
     console = Console(highlight=False, soft_wrap=True)
     if as_json:
         for r in records:
@@ -269,7 +259,7 @@ def _pass_k(text: str | None) -> list[int] | None:
 
 
 def _fmt(value: Any, kind: str = "f") -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
+    if is_missing(value):
         return "–"
     if kind == "%":
         return f"{value:.1%}"
@@ -327,7 +317,7 @@ def archive_summarize(
             memory_limit=memory_limit,
         )
     except (InputError, ImportError) as exc:
-        raise _fail("Unable to summarize archive", exc) from None
+        raise fail("Unable to summarize archive", exc) from None
     if out is not None:
         _write_frames({**result.frames(), "runs": result.runs}, out, fmt.value)
     if quiet:
@@ -444,7 +434,7 @@ def archive_slice(
             result = sl.analyze(engine.value)
             _write_frames({**result.frames(), "runs": result.runs}, out / "results", fmt.value)
     except (InputError, ImportError) as exc:
-        raise _fail("Unable to slice archive", exc) from None
+        raise fail("Unable to slice archive", exc) from None
     if not quiet:
         counts = ", ".join(f"{n} {name}" for name, n in written.items())
         Console(highlight=False).print(

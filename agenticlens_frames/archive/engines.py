@@ -14,30 +14,22 @@ it is what a two-pass or Welford variance produces, it merges across partitions 
 Chan et al.'s formula, and it does not cancel catastrophically for the near-constant
 scores agent cases have (Σx² − (Σx)²/n would give a spurious SD of ~1e-8).
 
-Engines, all returning identical frames (to 1e-9; tested against each other and a
-plain loop):
-
-``numpy``   (default in memory) one run at a time: the run's columns viewed as a
-            (variant, trial, case) cube and summed along its axes (see ``_kernel``);
-``pandas``  idiomatic ``groupby(observed=True)`` on categoricals (a baseline);
-``duckdb``  SQL ``GROUP BY`` over the parquet files or an Arrow table, out of core
-            under a memory limit (extra ``duckdb``);
-``dask``    the numpy kernel mapped over blocks of whole runs on a ``dask.distributed``
-            cluster (extra ``dask``); runs never straddle blocks, so the partial
-            results concatenate without merging;
-``auto``    ``duckdb`` when the slice would not fit in memory, else ``numpy``.
+The engines (numpy, pandas, duckdb, dask, and ``auto``: duckdb when the slice would not
+fit in memory, else numpy) all return identical frames (to 1e-9; tested against each
+other and a plain loop). They are declared once, in :mod:`.engine_registry`.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
-from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .._optional import available as installed
+from .._optional import require
 from ..errors import InputError
 from ._kernel import (
     CASE_STATS,
@@ -49,6 +41,7 @@ from ._kernel import (
     split_runs,
 )
 from ._scan import RunScan
+from .engine_registry import AUTO, ENGINES, engine_function
 from .sufficient import (
     RunLayout,
     Source,
@@ -58,7 +51,6 @@ from .sufficient import (
     assemble,
     check_columns,
     from_keyed_frames,
-    require_extra,
 )
 
 __all__ = [
@@ -70,15 +62,12 @@ __all__ = [
     "sufficient_stats",
 ]
 
-Engine = Literal["auto", "numpy", "pandas", "duckdb", "dask"]
-ENGINES: tuple[str, ...] = ("auto", "numpy", "pandas", "duckdb", "dask")
+#: An engine name: one of :data:`ENGINES` (declared in :mod:`.engine_registry`).
+Engine = str
 
 #: Rows per Dask task: whole runs adding up to about this many attempts (perf-limits.md:
 #: 1M-row blocks keep group tables in cache; single-experiment blocks pay overheads).
 BLOCK_ROWS = 1_000_000
-
-
-# --------------------------------------------------------------------------- layout
 
 
 # --------------------------------------------------------------------------- numpy kernel
@@ -94,12 +83,6 @@ def _blocks(scans: Sequence[RunScan], block_rows: int) -> list[list[RunScan]]:
         blocks[-1].append(scan)
         rows += scan.n_attempts
     return blocks
-
-
-# --------------------------------------------------------------------------- assembly
-
-
-# --------------------------------------------------------------------------- sources
 
 
 # --------------------------------------------------------------------------- engines
@@ -122,7 +105,7 @@ def _numpy_engine(source: Source, layout: RunLayout, **_: Any) -> SufficientStat
 def _dask_engine(
     source: Source, layout: RunLayout, *, client: Any = None, block_rows: int = BLOCK_ROWS, **_: Any
 ) -> SufficientStats:
-    dask = require_extra("dask")
+    dask = require("dask", "the dask engine")
     if isinstance(source, TableSource):
         check_columns(source.table)
         runs = split_runs(source.table.select(list(NEEDED_COLUMNS)))
@@ -214,19 +197,6 @@ def _concat_frames(parts: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def _duckdb_engine(*args: Any, **kwargs: Any) -> SufficientStats:
-    from ._duckdb import duckdb_engine  # the module needs this one; import on use
-
-    return duckdb_engine(*args, **kwargs)
-
-
-_ENGINE_FUNCS: dict[str, Callable[..., SufficientStats]] = {
-    "numpy": _numpy_engine,
-    "pandas": _pandas_engine,
-    "duckdb": _duckdb_engine,
-    "dask": _dask_engine,
-}
-
 #: Bytes per attempt the in-memory engines hold: the needed columns plus temporaries.
 _BYTES_PER_ROW = 160
 
@@ -254,11 +224,8 @@ def choose_engine(n_rows: int, *, available: int | None = None) -> str:
     free = _available_memory() if available is None else available
     if n_rows * _BYTES_PER_ROW <= free // 2:
         return "numpy"
-    try:
-        importlib.import_module("duckdb")
-    except ImportError:
-        return "numpy"  # numpy streams one run at a time; only its outputs grow
-    return "duckdb"
+    # numpy streams one run at a time; only its outputs grow
+    return "duckdb" if installed("duckdb") else "numpy"
 
 
 def sufficient_stats(
@@ -281,7 +248,7 @@ def sufficient_stats(
         attempts table in memory (``pyarrow.Table`` / ``pandas.DataFrame`` with the
         archive's columns, :data:`NEEDED_COLUMNS`).
     engine
-        ``"numpy"``, ``"pandas"``, ``"duckdb"``, ``"dask"`` or ``"auto"``.
+        One of :data:`ENGINES` (see :mod:`.engine_registry`), ``"auto"`` by default.
     client
         A ``dask.distributed.Client`` for ``engine="dask"`` (default: the current one).
     memory_limit, threads, temp_directory
@@ -299,12 +266,8 @@ def sufficient_stats(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from agenticlens_frames import load_experiment
-    >>> from agenticlens_frames.archive import Archive
-    >>> archive = Archive(tempfile.mkdtemp())
-    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
-    ...                                 "data/support/suite.yaml"))
+    >>> from agenticlens_frames.testing import example_archive
+    >>> archive = example_archive()
     >>> st = sufficient_stats(archive.all(), engine="numpy")
     >>> int(st.cases["attempts"].sum()) == archive.records()[0].n_attempts
     True
@@ -313,9 +276,9 @@ def sufficient_stats(
         raise InputError(f"unknown engine {engine!r}", hint=f"choose one of {', '.join(ENGINES)}")
     src = as_source(source)
     layout = layout or src.layout()
-    if engine == "auto":
+    if engine == AUTO:
         engine = choose_engine(src.n_rows)
-    return _ENGINE_FUNCS[engine](
+    return engine_function(engine)(
         src,
         layout,
         client=client,

@@ -49,6 +49,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ArchiveSlice", "SliceFilter"]
 
+#: Doctests that need an optional extra (the repository's conftest.py skips them, saying
+#: so, when it is not installed).
+__doctest_requires__ = {"ArchiveSlice.relation": ("duckdb",)}
+
 _KEY = pa.dictionary(pa.int32(), pa.string())
 
 
@@ -244,12 +248,8 @@ class ArchiveSlice:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from agenticlens_frames import load_experiment
-    >>> from agenticlens_frames.archive import Archive
-    >>> archive = Archive(tempfile.mkdtemp())
-    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
-    ...                                 "data/support/suite.yaml"), run_at="2026-11-04")
+    >>> from agenticlens_frames.testing import example_archive
+    >>> archive = example_archive(run_at="2026-11-04")
     >>> dense = archive.slice(retrieval="dense", tags="refund", since="2026-10-01")
     >>> result = dense.analyze(engine="numpy")
     >>> result.variant_summary["variant_id"].astype(str).tolist()
@@ -339,12 +339,8 @@ class ArchiveSlice:
 
         Examples
         --------
-        >>> import tempfile
-        >>> from agenticlens_frames import load_experiment
-        >>> from agenticlens_frames.archive import Archive
-        >>> archive = Archive(tempfile.mkdtemp())
-        >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
-        ...                                 "data/support/suite.yaml"))
+        >>> from agenticlens_frames.testing import example_archive
+        >>> archive = example_archive()
         >>> rel = archive.slice(tags="refund").relation()
         >>> rel.aggregate("factor_retrieval, round(avg(passed::INT), 3) AS pass_rate",
         ...               "factor_retrieval").order("factor_retrieval").fetchall()

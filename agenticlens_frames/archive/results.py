@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..errors import InputError
+from ..errors import InputError, check_pass_k
 from ..frames import FACTOR_PREFIX
 from .sufficient import RunLayout, SufficientStats
 
@@ -62,13 +62,6 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         quotient = np.asarray(numerator, dtype=np.float64) / np.where(den > 0, den, 1.0)
     return np.where(den > 0, quotient, np.nan)
-
-
-def _check_ks(pass_k: Sequence[int]) -> tuple[int, ...]:
-    ks = tuple(sorted({int(k) for k in pass_k}))
-    if not ks or ks[0] < 1:
-        raise InputError(f"pass_k values must be positive integers, got {list(pass_k)}")
-    return ks
 
 
 # --------------------------------------------------------------------------- cases
@@ -114,18 +107,14 @@ def case_matrix(st: SufficientStats, pass_k: Sequence[int] = (1,)) -> pd.DataFra
 
     Examples
     --------
-    >>> import tempfile
-    >>> from agenticlens_frames import load_experiment
-    >>> from agenticlens_frames.archive import Archive
-    >>> archive = Archive(tempfile.mkdtemp())
-    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
-    ...                                 "data/support/suite.yaml"))
+    >>> from agenticlens_frames.testing import example_archive
+    >>> archive = example_archive()
     >>> st = archive.all().stats("numpy")
     >>> cm = case_matrix(st, pass_k=[1, 5])
     >>> len(cm), int(cm["attempts"].sum()), bool((cm["pass_hat_5"] <= cm["pass_at_5"]).all())
     (70, 350, True)
     """
-    ks = _check_ks(pass_k)
+    ks = check_pass_k(pass_k)
     c = st.cases
     n = c["attempts"].to_numpy()
     p = c["passes"].to_numpy()
@@ -168,12 +157,8 @@ def trial_summary(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from agenticlens_frames import load_experiment
-    >>> from agenticlens_frames.archive import Archive
-    >>> archive = Archive(tempfile.mkdtemp())
-    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
-    ...                                 "data/support/suite.yaml"))
+    >>> from agenticlens_frames.testing import example_archive
+    >>> archive = example_archive()
     >>> st = archive.all().stats("numpy")
     >>> ts = trial_summary(st)
     >>> ts["status"].value_counts().to_dict()
@@ -316,12 +301,8 @@ def variant_summary(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from agenticlens_frames import load_experiment
-    >>> from agenticlens_frames.archive import Archive
-    >>> archive = Archive(tempfile.mkdtemp())
-    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
-    ...                                 "data/support/suite.yaml"))
+    >>> from agenticlens_frames.testing import example_archive
+    >>> archive = example_archive()
     >>> st = archive.all().stats("numpy")
     >>> cm, ts = case_matrix(st, pass_k=[1]), trial_summary(st)
     >>> vs = variant_summary(st, cm, ts, archive.all().variant_info())
@@ -480,12 +461,8 @@ def compare_to_baseline(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from agenticlens_frames import load_experiment
-    >>> from agenticlens_frames.archive import Archive
-    >>> archive = Archive(tempfile.mkdtemp())
-    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
-    ...                                 "data/support/suite.yaml"))
+    >>> from agenticlens_frames.testing import example_archive
+    >>> archive = example_archive()
     >>> st = archive.all().stats("numpy")
     >>> cm, ts = case_matrix(st), trial_summary(st)
     >>> vs = variant_summary(st, cm, ts, archive.all().variant_info())
@@ -819,12 +796,8 @@ def analyze_stats(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from agenticlens_frames import load_experiment
-    >>> from agenticlens_frames.archive import Archive
-    >>> archive = Archive(tempfile.mkdtemp())
-    >>> _ = archive.add(load_experiment("data/support/manifest.yaml",
-    ...                                 "data/support/suite.yaml"))
+    >>> from agenticlens_frames.testing import example_archive
+    >>> archive = example_archive()
     >>> st = archive.all().stats("numpy")
     >>> result = analyze_stats(st, archive.all().variant_info(), pass_k=[1, 3])
     >>> sorted(result.frames())
@@ -835,7 +808,7 @@ def analyze_stats(
             f"regression threshold must be ≥ 0, got {regression_threshold}",
             location="regression_threshold",
         )
-    ks = _check_ks(pass_k)
+    ks = check_pass_k(pass_k)
     cm = case_matrix(st, ks)
     ts = trial_summary(st, latency_missing=latency_missing)
     vs = variant_summary(st, cm, ts, variant_info, confidence_level=confidence_level)

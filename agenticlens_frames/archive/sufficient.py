@@ -1,15 +1,14 @@
 """What every archive engine returns and reads: sufficient statistics, run layout, sources.
 
-The engines (:mod:`.engines`: numpy, pandas, dask; :mod:`._duckdb`) all build on this
-module, and the dispatch in :mod:`.engines` picks one; nothing here knows any engine.
+The engines (declared in :mod:`.engine_registry`; numpy, pandas and dask in
+:mod:`.engines`, duckdb in :mod:`._duckdb`) all build on this module; nothing here knows
+any engine.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -37,28 +36,7 @@ __all__ = [
     "assemble",
     "check_columns",
     "from_keyed_frames",
-    "require_extra",
 ]
-
-EXTRAS = {"duckdb": "duckdb", "dask": "dask", "distributed": "dask"}
-
-
-def require_extra(module: str) -> ModuleType:
-    """Import an optional dependency, or raise ImportError naming the extra to install.
-
-    Examples
-    --------
-    >>> require_extra("numpy").__name__
-    'numpy'
-    """
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        extra = EXTRAS.get(module.split(".")[0], module)
-        raise ImportError(
-            f"this engine needs the optional package {module.split('.')[0]!r}; install it "
-            f"with: pip install 'agenticlens-frames[{extra}]'"
-        ) from exc
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ __all__ = [
     "is_json_path",
     "read_document",
     "read_input",
+    "require_known",
     "scrub_surrogates",
     "to_bool",
     "to_float",
@@ -567,6 +568,37 @@ _ALIASES = {
     "schema": "output_json_schema",
     "json_schema": "output_json_schema",
 }
+
+
+def require_known(
+    what: str, given: Iterable[Any], known: Iterable[str], *, location: str | None = None
+) -> None:
+    """Refuse the first of ``given`` that is not in ``known``: the error lists what exists
+    and suggests the closest name (misspelt variant ids, factor names, levels).
+
+    Examples
+    --------
+    >>> require_known("variant id", ["prompt-v2"], ["baseline", "prompt-v2"])
+    >>> require_known("variant id", ["promt-v2"], ["baseline", "prompt-v2"])
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: unknown variant id 'promt-v2' (did you mean
+    'prompt-v2'? known: baseline, prompt-v2)
+    """
+    choices = [str(k) for k in known]
+    present = set(choices)
+    for name in given:
+        if str(name) in present:
+            continue
+        match = close_match(name, choices)
+        shown = ", ".join(choices[:30]) + (
+            f" … ({len(choices)} in all)" if len(choices) > 30 else ""
+        )
+        raise InputError(
+            f"unknown {what} {str(name)!r}",
+            location=location,
+            hint=(f"did you mean {match!r}? " if match else "") + f"known: {shown or 'none'}",
+        )
 
 
 def close_match(word: Any, choices: Iterable[str]) -> str | None:

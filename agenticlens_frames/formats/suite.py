@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
+from agenticlens_frames.errors import is_recursion
 from agenticlens_frames.formats._io import (
     Invalid,
     Source,
@@ -376,15 +377,17 @@ def _check_ref_loops(
     for probe in (None, {}, [], "", 0, {"a": {}}, [[]]):
         try:
             next(validator.iter_errors(probe), None)
-        except RecursionError:
-            source.fail(
-                where,
-                f"case {case.id!r}: the JSON Schema's $ref references loop back to themselves "
-                "without consuming any part of the output",
-                "make every cycle of references pass through properties or items",
-            )
-        except Exception:  # other problems surface when scoring, as failed checks
-            return
+        except BaseException as exc:
+            if is_recursion(exc):
+                source.fail(
+                    where,
+                    f"case {case.id!r}: the JSON Schema's $ref references loop back to "
+                    "themselves without consuming any part of the output",
+                    "make every cycle of references pass through properties or items",
+                )
+            if not isinstance(exc, Exception):
+                raise
+            return  # other problems surface when scoring, as failed checks
 
 
 def _references(

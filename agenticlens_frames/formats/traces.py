@@ -210,12 +210,7 @@ def _from_eval(raw: dict[str, Any]) -> Trace:
         for index, span in enumerate(raw_spans):
             if not isinstance(span, dict):
                 raise Invalid(f"expected a span mapping, got {describe(span)}", at=("spans", index))
-            name = span.get("tool_name")
-            if name is not None:
-                if type(name) is not str:
-                    name = _text(name, "spans", index, "tool_name", nullable=True)
-                if name:
-                    tools.append(name)
+            name = _add_tool(tools, span, index)
             attributes = span.get("attributes", _ABSENT)
             if attributes is _ABSENT:
                 attributes = {}
@@ -272,12 +267,7 @@ def _from_run(raw: dict[str, Any], enrich: bool = False) -> Trace:
             if type(span_cost) is not float or not -MAX_MAGNITUDE <= span_cost <= MAX_MAGNITUDE:
                 span_cost = _span_cost(span_cost, index)
             total = total + span_cost
-        name = span.get("tool_name")
-        if name is not None:
-            if type(name) is not str:
-                name = _text(name, "spans", index, "tool_name", nullable=True)
-            if name:
-                tools.append(name)
+        name = _add_tool(tools, span, index)
         spans.append(
             (name, _lens_attributes(span, index) if enrich else _own_attributes(span, index))
         )
@@ -420,6 +410,17 @@ def _span_cost(value: Any, index: int) -> float:
         f"expected a finite number or null, got {describe(value)}",
         at=("spans", index, "estimated_cost_usd"),
     )
+
+
+def _add_tool(tools: list[str], span: dict[str, Any], index: int) -> str | None:
+    """The span's tool name (validated), appended to ``tools`` when not empty."""
+    name = span.get("tool_name")
+    if name is not None:
+        if type(name) is not str:
+            name = _text(name, "spans", index, "tool_name", nullable=True)
+        if name:
+            tools.append(name)
+    return name
 
 
 def _check_mapping(value: Any, *at: str | int) -> None:

@@ -1,7 +1,7 @@
 """The paired methods by name: what each computes, and what it needs of the data.
 
 One entry per method. The settings' allowed values, the command line's
-``--paired-method`` help, the docs' table and the dispatch in
+``--paired-method`` choices, the docs' table and the dispatch in
 :mod:`agenticlens_frames.paired.comparisons` all read :data:`METHODS`, so a new method is
 one entry here (plus its estimator in :mod:`agenticlens_frames.stats_paired`).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["METHODS", "PairedMethodInfo", "method_choices", "method_names"]
+__all__ = ["METHODS", "PairedMethodInfo", "method_names"]
 
 
 @dataclass(frozen=True)
@@ -77,15 +77,3 @@ def method_names() -> tuple[str, ...]:
     ('t', 'bootstrap', 'permutation', 'wilcoxon', 'mcnemar')
     """
     return tuple(METHODS)
-
-
-def method_choices() -> str:
-    """The methods as the command line's help lists them, the default marked.
-
-    Examples
-    --------
-    >>> method_choices()
-    't (default), bootstrap, permutation, wilcoxon, mcnemar'
-    """
-    first, *rest = method_names()
-    return ", ".join([f"{first} (default)", *rest])

@@ -281,8 +281,12 @@ benjamini_hochberg; there is no default)
     return ComparisonsConfig(**values, source="manifest", file=str(file))
 
 
+#: Settings whose command-line option is not ``--<key>``.
+_CLI_OPTIONS = {"method": "--paired-method"}
+
+
 def _origin_error(origin: str, key: str, message: str, hint: str | None = None) -> InputError:
-    location = f"--{key.replace('_', '-')}" if origin == "cli" else key
+    location = _CLI_OPTIONS.get(key, f"--{key.replace('_', '-')}") if origin == "cli" else key
     return InputError(message, location=location, hint=hint)
 
 

@@ -49,7 +49,8 @@ def frontier_table(a: ExperimentAnalysis) -> str:
     settings = vs.attrs.get("frontier") or {}
     head = "".join(f"<th>P(best {_e(_OBJECTIVE_LABELS[n])})</th>" for n in FRONTIER_OBJECTIVES)
     rows = "".join(
-        f"<tr><td>{_e(v['variant_id'])}</td><td><b>{_pct(v['p_frontier'])}</b></td>"
+        f"<tr data-variant='{_e(v['variant_id'])}'><td>{_e(v['variant_id'])}</td>"
+        f"<td><b>{_pct(v['p_frontier'])}</b></td>"
         + "".join(f"<td>{_pct(v[f'p_best_{n}'])}</td>" for n in FRONTIER_OBJECTIVES)
         + "</tr>"
         for v in vs.to_dict("records")

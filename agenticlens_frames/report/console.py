@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..analysis import ExperimentAnalysis
+from ..analysis import ExperimentAnalysis, headline_warnings
 
 __all__ = ["print_summary", "strip_control"]
 
@@ -227,7 +227,7 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
             )
         )
     )
-    for warning in analysis.warnings:
+    for warning in headline_warnings(analysis.warnings):
         console.print(Text(f"! {strip_control(warning)}", style="yellow"))
     # Judges (docs/judges.md): their cost apart from the agent's, and where their noise,
     # not the agent's, limits detection.

@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from .._files import write_atomic
+from .._values import is_missing
 from ..analysis import ExperimentAnalysis
 
-__all__ = ["guard_formula", "render_cases_csv", "render_variants_csv", "write_csv"]
+__all__ = [
+    "guard_formula",
+    "render_cases_csv",
+    "render_variants_csv",
+    "write_cases_csv",
+    "write_csv",
+    "write_variants_csv",
+]
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "|", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 # Leading characters a spreadsheet skips before deciding that a cell is a formula.
@@ -44,11 +49,7 @@ def guard_formula(text: str) -> str:
 
 
 def _cell(value: Any) -> str:
-    if value is None or value is pd.NA:
-        return ""
-    if isinstance(value, float) and math.isnan(value):
-        return ""
-    return str(value)
+    return "" if is_missing(value) else str(value)
 
 
 def _k_headers(pass_k: tuple[int, ...]) -> list[str]:
@@ -170,3 +171,13 @@ def render_cases_csv(analysis: ExperimentAnalysis) -> str:
 def write_csv(text: str, path: str | Path) -> Path:
     """Write CSV text as UTF-8 with ``\\n`` line ends (parents created)."""
     return write_atomic(path, text)
+
+
+def write_variants_csv(analysis: ExperimentAnalysis, path: str | Path) -> Path:
+    """Write :func:`render_variants_csv` to ``path`` (the CLI's ``--csv``)."""
+    return write_csv(render_variants_csv(analysis), path)
+
+
+def write_cases_csv(analysis: ExperimentAnalysis, path: str | Path) -> Path:
+    """Write :func:`render_cases_csv` to ``path`` (the CLI's ``--cases-csv``)."""
+    return write_csv(render_cases_csv(analysis), path)

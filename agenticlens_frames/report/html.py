@@ -40,9 +40,11 @@ import plotly.graph_objects as go
 
 from .. import viz
 from .._files import write_atomic
-from ..analysis import ExperimentAnalysis
+from .._values import is_missing
+from ..analysis import ExperimentAnalysis, headline_warnings
 from ..frontier import frontier_columns
 from .beyond_html import beyond_figures, beyond_sections, frontier_table
+from .provenance import footer_html
 
 __all__ = ["render_html", "verdicts_table_html", "write_html_report"]
 
@@ -72,16 +74,12 @@ def _sha256(text: str) -> str:
     return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
 
 
-def _missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-
-
 def _pct(value: Any, digits: int = 1) -> str:
-    return "n/a" if _missing(value) else f"{value:.{digits}%}"
+    return "n/a" if is_missing(value) else f"{value:.{digits}%}"
 
 
 def _num(value: Any, digits: int = 3, prefix: str = "") -> str:
-    return "n/a" if _missing(value) else f"{prefix}{value:.{digits}f}"
+    return "n/a" if is_missing(value) else f"{prefix}{value:.{digits}f}"
 
 
 def _e(value: Any) -> str:
@@ -169,9 +167,10 @@ def _variant_table(a: ExperimentAnalysis) -> str:
             if h is None
             else (h["estimate"], h["ci_low"], h["ci_high"], "")
         )
-        interval = "" if _missing(low) else f"<small>{_pct(low)}–{_pct(high)}</small>"
+        interval = "" if is_missing(low) else f"<small>{_pct(low)}–{_pct(high)}</small>"
         rows.append(
-            f"<tr><td><strong>{_e(v['variant_name'])}</strong> {badges}<br><small>"
+            f"<tr data-variant='{_e(v['variant_id'])}'><td><strong>{_e(v['variant_name'])}"
+            f"</strong> {badges}<br><small>"
             f"{_e(v['variant_id'])}{' · ' + factors if factors else ''}</small></td>"
             f"<td>{_pct(rate)}{mark} {interval}</td>"
             f"<td>{_num(v['average_score_mean'])}</td>"
@@ -200,7 +199,7 @@ def _variant_table(a: ExperimentAnalysis) -> str:
 def _pass_k_section(a: ExperimentAnalysis) -> str:
     head = "".join(f"<th>pass@{k}</th><th>pass^{k}</th>" for k in a.pass_k)
     rows = "".join(
-        f"<tr><td>{_e(v['variant_name'])}</td>"
+        f"<tr data-variant='{_e(v['variant_id'])}'><td>{_e(v['variant_name'])}</td>"
         + "".join(
             f"<td>{_pct(v[f'pass_at_{k}'])}</td><td>{_pct(v[f'pass_hat_{k}'])}</td>"
             for k in a.pass_k
@@ -261,15 +260,16 @@ def _comparisons(a: ExperimentAnalysis) -> str:
         ]
         warnings = "".join(f"<li>{_e(w)}</li>" for w in c["warnings"])
         cost_delta = c["total_cost_usd_delta"]
-        cost = "n/a" if _missing(cost_delta) else f"{cost_delta:+.4f}"
+        cost = "n/a" if is_missing(cost_delta) else f"{cost_delta:+.4f}"
         delta = c["case_pass_rate_delta"]
         score = c["average_score_delta"]
         rows.append(
-            f"<tr><td><strong>{_e(c['candidate_variant_id'])}</strong><br><small>"
+            f"<tr data-variant='{_e(c['candidate_variant_id'])}'><td><strong>"
+            f"{_e(c['candidate_variant_id'])}</strong><br><small>"
             f"{changed or 'no factor changes recorded'}</small></td><td>{rate}</td>"
-            f"<td>{'n/a' if _missing(delta) else f'{delta:+.1%}'}<br><small>z-test p = "
-            f"{'n/a' if _missing(p) else f'{p:.3f}'}</small></td>"
-            f"<td>{_num(score, 3, '+' if not _missing(score) and score >= 0 else '')}"
+            f"<td>{'n/a' if is_missing(delta) else f'{delta:+.1%}'}<br><small>z-test p = "
+            f"{'n/a' if is_missing(p) else f'{p:.3f}'}</small></td>"
+            f"<td>{_num(score, 3, '+' if not is_missing(score) and score >= 0 else '')}"
             f"</td><td>{c['average_latency_ms_delta']:+.1f} ms</td><td>{cost}</td>"
             f"<td>{_e(', '.join(flagged)) or 'none'}"
             f"<br><small>{len(c['regressed_case_ids'])} case(s) regressed · "
@@ -317,22 +317,23 @@ def _cases_table(a: ExperimentAnalysis, order: list[str]) -> str:
         for vid in variant_ids:
             r = by_key.get((vid, cid))
             if r is None:
-                cells.append("<td class='c none'>–</td>")
+                cells.append(f"<td class='c none' data-variant='{_e(vid)}'>–</td>")
                 continue
             label = f"{int(r['passes'])}/{int(r['attempts'])}"
             cls = "c" if r["consistent"] else "c flaky"
             score = r["mean_score"]
-            if _missing(score):
-                cells.append(f"<td class='{cls} none'>{label}</td>")
+            if is_missing(score):
+                cells.append(f"<td class='{cls} none' data-variant='{_e(vid)}'>{label}</td>")
             else:
                 cells.append(
-                    f"<td class='{cls}' style='{_cell_style(score)}'>{label} · {score:.2f}</td>"
+                    f"<td class='{cls}' data-variant='{_e(vid)}' style='{_cell_style(score)}'>"
+                    f"{label} · {score:.2f}</td>"
                 )
         rows.append(
             f"<tr><th title='{_e(names.get(cid, cid))}'>{_e(cid)}<br><small>"
             f"{_e(names.get(cid, ''))}</small></th>{''.join(cells)}</tr>"
         )
-    head = "".join(f"<th>{_e(v)}</th>" for v in variant_ids)
+    head = "".join(f"<th data-variant='{_e(v)}'>{_e(v)}</th>" for v in variant_ids)
     is_open = " open" if len(order) <= 60 else ""
     return (
         f"<details{is_open}><summary>All {len(order)} cases as a table (needs-attention "
@@ -347,7 +348,8 @@ def _factor_levels(a: ExperimentAnalysis) -> str:
     if fl.empty:
         return ""
     rows = "".join(
-        f"<tr><td>{_e(f['factor'])}</td><td>{_e(f['value'])}</td>"
+        f"<tr data-factor-row='{_e(f['factor'])}' data-level='{_e(f['value'])}'>"
+        f"<td>{_e(f['factor'])}</td><td>{_e(f['value'])}</td>"
         f"<td>{_e(', '.join(f['variant_ids']))}</td><td>{_pct(f['mean_pass_rate'])}</td>"
         f"<td>{_num(f['mean_average_score'])}</td><td>{_num(f['mean_latency_ms'], 1)} ms</td>"
         f"<td>{_num(f['mean_cost_usd'], 4, '$')}</td><td>{_pct(f['mean_trial_success_rate'])}"
@@ -378,7 +380,7 @@ def _failed_trials(a: ExperimentAnalysis) -> str:
         return ""
     items = "".join(
         f"<li>{_e(r['variant_id'])} trial {int(r['trial'])}: "
-        f"{_e(r['error_message'] if not _missing(r['error_message']) else 'no message')}</li>"
+        f"{_e(r['error_message'] if not is_missing(r['error_message']) else 'no message')}</li>"
         for r in failed.to_dict("records")
     )
     return (
@@ -412,8 +414,8 @@ def _attempt_details(
     for k in chk[
         ["variant_id", "trial", "case_id", "name", "passed", "value", "explanation"]
     ].itertuples(index=False):
-        explanation = "" if _missing(k.explanation) else str(k.explanation)[:EXPLANATION_CHARS]
-        value = "n/a" if _missing(k.value) else f"{k.value:.3g}"
+        explanation = "" if is_missing(k.explanation) else str(k.explanation)[:EXPLANATION_CHARS]
+        value = "n/a" if is_missing(k.value) else f"{k.value:.3g}"
         checks.setdefault((str(k.variant_id), int(k.trial), str(k.case_id)), []).append(
             [str(k.name), bool(k.passed), value, explanation]
         )
@@ -426,7 +428,7 @@ def _attempt_details(
         vid, cid = str(r.variant_id), str(r.case_id)
         if vid not in row_of or cid not in col_of:
             continue
-        output = "" if _missing(r.output) else str(r.output)
+        output = "" if is_missing(r.output) else str(r.output)
         if len(output) > OUTPUT_CHARS:
             output = output[:OUTPUT_CHARS] + f"… ({len(output) - OUTPUT_CHARS} more characters)"
         out.setdefault(f"{row_of[vid]}:{col_of[cid]}", []).append(
@@ -435,11 +437,11 @@ def _attempt_details(
                 "status": str(r.status),
                 "passed": bool(r.passed),
                 "score": _num(r.score),
-                "latency": "latency n/a" if _missing(r.latency_ms) else f"{r.latency_ms:.0f} ms",
-                "cost": "cost n/a" if _missing(r.cost_usd) else f"${r.cost_usd:.4f}",
-                "tools": "" if _missing(r.tools) else str(r.tools),
-                "turns": "n/a" if _missing(r.turns) else int(r.turns),
-                "error": "" if _missing(r.error) else str(r.error),
+                "latency": "latency n/a" if is_missing(r.latency_ms) else f"{r.latency_ms:.0f} ms",
+                "cost": "cost n/a" if is_missing(r.cost_usd) else f"${r.cost_usd:.4f}",
+                "tools": "" if is_missing(r.tools) else str(r.tools),
+                "turns": "n/a" if is_missing(r.turns) else int(r.turns),
+                "error": "" if is_missing(r.error) else str(r.error),
                 "output": output,
                 "checks": checks.get((vid, int(r.trial), cid), []),
             }
@@ -514,6 +516,8 @@ def _heat_payload(a: ExperimentAnalysis) -> tuple[dict[str, Any], list[str]]:
         "names": [names.get(c, c) for c in cols],
         "variants": rows,
         "factors": factors,
+        # Factor names as figures label them (escaped), for the page's filters.
+        "factorLabels": {viz.esc(name): name for name in factors},
         "z": _plain(trace.z, 4),
         "text": _plain(trace.text),
         "hover": _plain(trace.hovertext),
@@ -542,12 +546,6 @@ def _heatmap_section(a: ExperimentAnalysis, heat: dict[str, Any], attention: lis
     vorder_opts += "".join(
         f"<option value='factor:{_e(n)}'>factor {_e(n)}</option>" for n in heat["factors"]
     )
-    filters = "".join(
-        f"<label>{_e(name)}<select data-factor='{_e(name)}'><option value=''>all</option>"
-        + "".join(f"<option value='{_e(v)}'>{_e(v)}</option>" for v in dict.fromkeys(values))
-        + "</select></label>"
-        for name, values in heat["factors"].items()
-    )
     sizes = (
         "".join(
             f"<option value='{n}'{' selected' if n == PAGE_SIZE else ''}>{n}</option>"
@@ -558,7 +556,8 @@ def _heatmap_section(a: ExperimentAnalysis, heat: dict[str, Any], attention: lis
     wide = (
         f"This suite has {n_cases} cases, too many to read at once: the heatmap shows "
         f"{PAGE_SIZE} per page, the cases that need attention first (regressed against the "
-        "baseline, then flaky, then hardest). Change the order, filter variants by factor, "
+        "baseline, then flaky, then hardest). Change the order, filter variants by factor "
+        "(at the top of the page), "
         "search a case or page through; the bar chart below and the table of all cases "
         "summarise the whole suite."
         if n_cases > PAGE_SIZE
@@ -580,7 +579,6 @@ def _heatmap_section(a: ExperimentAnalysis, heat: dict[str, Any], attention: lis
         "<div class='controls'>"
         f"<label>cases<select id='heat-order'>{order_opts}</select></label>"
         f"<label>variants<select id='heat-vorder'>{vorder_opts}</select></label>"
-        f"{filters}"
         "<label>search case<input id='heat-search' type='search' placeholder='id or name'>"
         "</label>"
         f"<label>per page<select id='heat-size'>{sizes}</select></label>"
@@ -593,6 +591,26 @@ def _heatmap_section(a: ExperimentAnalysis, heat: dict[str, Any], attention: lis
         "</p></div>"
         "<div id='fig-case_outcomes' class='fig'></div>"
         f"{_cases_table(a, attention)}</section>"
+    )
+
+
+def _filters_section(heat: dict[str, Any]) -> str:
+    """One factor filter bar for the whole page: every table and figure follows it."""
+    if not heat["factors"]:
+        return ""
+    filters = "".join(
+        f"<label>{_e(name)}<select data-factor='{_e(name)}'><option value=''>all</option>"
+        + "".join(f"<option value='{_e(v)}'>{_e(v)}</option>" for v in dict.fromkeys(values))
+        + "</select></label>"
+        for name, values in heat["factors"].items()
+    )
+    return (
+        "<section id='filters'><div class='controls'>"
+        f"<span class='note'>Show variants with</span>{filters}"
+        "<span id='filter-status' class='note'></span></div>"
+        "<p class='note'>Tables and figures show the matching variants; the baseline's own "
+        "numbers, the comparisons and the Pareto frontier are those of the whole "
+        "experiment.</p></section>"
     )
 
 
@@ -677,7 +695,8 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
             )
         else:
             cells += f"<td><small>{_e(r['detectable'])}</small></td>"
-        rows.append(f"<tr>{cells}</tr>")
+        # data-variant: the page's factor filters hide the rows of filtered-out candidates
+        rows.append(f"<tr data-variant='{_e(r['candidate_variant_id'])}'>{cells}</tr>")
     if declared:
         correction = str(first["correction"])
         how = (
@@ -745,18 +764,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
     pareto_html, pareto = _pareto_section(a)
     # Only the figures the page draws as they are (the heatmap and Pareto views are built
     # above from their own payloads).
-    vs = a.variants
-    names = dict(zip(vs["variant_id"].astype(str), vs["variant_name"].astype(str), strict=True))
-    static = {
-        "pass_k": viz.pass_k_curves(viz.pass_k_frame(a), variant_names=names),
-        "case_outcomes": viz.case_outcomes_chart(a.cases),
-    }
-    if len(a.comparisons):
-        static["deltas"] = viz.delta_forest(a.comparisons, mark_significant=False)
-    if not a.factor_levels.empty:
-        static["factors"] = viz.factor_levels_chart(a.factor_levels, metric="mean_pass_rate")
-    if paired is not None and not paired.empty:
-        static["paired"] = viz.paired_forest(paired)
+    static = viz.draw_figures(a, in_page=True, paired=paired)
     static.update(beyond_figures(a))
     payload = {
         "figures": {name: _figure_json(fig) for name, fig in static.items()},
@@ -771,11 +779,12 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         ("none (fixed order)" if seed is None else _e(seed), "random seed"),
         (_e(info["minimum_trials"]), "minimum trials"),
     ]
+    shown = headline_warnings(a.warnings)
     warnings = (
         "<section class='warn' id='warnings'><h2>Warnings</h2><ul>"
-        + "".join(f"<li>{_e(w)}</li>" for w in a.warnings)
+        + "".join(f"<li>{_e(w)}</li>" for w in shown)
         + "</ul></section>"
-        if a.warnings
+        if shown
         else ""
     )
     order = ", ".join(f"{_e(v)}#{_e(t)}" for v, t in a.execution_order)
@@ -799,6 +808,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         "<div class='tiles'>"
         + "".join(f"<div class='tile'><b>{v}</b><span>{k}</span></div>" for v, k in tiles)
         + "</div>"
+        + _filters_section(heat)
         + warnings
         + _failed_trials(a)
         + _verdicts_section(a, forest="paired" in static)
@@ -810,8 +820,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         + _comparisons(a)
         + beyond_sections(a)
         + f"<section id='randomization'><h2>Randomization</h2><p>Execution order: "
-        f"{order or 'n/a'}</p><p class='note'>Generated {_e(info.get('created_at') or '')}"
-        "</p></section></main>"
+        f"{order or 'n/a'}</p></section>" + footer_html(info) + "</main>"
         f"<script type='application/json' id='alf-data'>{_json_for_script(payload)}</script>"
         f"<script>{plotly_js}</script><script>{page_js}</script></body></html>"
     )

@@ -28,9 +28,12 @@ import pandas as pd
 from .._compat import IMPLEMENTS
 from .._files import atomic_write
 from .._gc import paused_gc
+from .._values import is_missing
 from ..analysis import SUMMARY_METRICS, ExperimentAnalysis
 from ..errors import InputError
 from ..judges import JUDGE_EVALUATOR_TYPES, summarize_judges
+from ..schema import COMPARISONS, FACTOR_LEVELS
+from ..schema import number_to_json as _num
 from .paired_json import report_blocks
 from .verdicts_json import verdicts_block
 
@@ -51,29 +54,26 @@ def created_at() -> str:
     '2026-01-01T00:00:00Z'
     >>> del os.environ["SOURCE_DATE_EPOCH"]
     """
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch is not None and epoch.strip().isdigit():
+    epoch = (os.environ.get("SOURCE_DATE_EPOCH") or "").strip()
+    if epoch:  # unset or empty: the current time
+        if not (epoch.isascii() and epoch.isdigit()):
+            # The reproducible-builds definition: a malformed value is an error, not the
+            # current time (which would silently make "reproducible" outputs differ).
+            raise InputError(
+                f"{epoch[:40]!r} is not a Unix time (a whole number of seconds since "
+                "1970-01-01 UTC)",
+                location="SOURCE_DATE_EPOCH",
+                hint="set it to a Unix time in seconds, e.g. 1767225600, or unset it",
+            )
         try:
             return datetime.fromtimestamp(int(epoch), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         except (OverflowError, ValueError, OSError):
             raise InputError(
-                f"{epoch.strip()[:40]!r} is beyond the dates a report can hold (years 1-9999)",
+                f"{epoch[:40]!r} is beyond the dates a report can hold (years 1-9999)",
                 location="SOURCE_DATE_EPOCH",
                 hint="set it to a Unix time in seconds, e.g. 1767225600, or unset it",
             ) from None
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _num(value: Any) -> Any:
-    """A JSON-ready number: NaN and ±inf become null (the package's serialiser does so)."""
-    if value is None or value is pd.NA:
-        return None
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    return value
 
 
 def _summary_block(row: pd.Series, metric: str, confidence_level: float) -> dict | None:
@@ -512,10 +512,6 @@ class _TrialReports:
         }
 
 
-def _is_missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-
-
 def build_report(
     analysis: ExperimentAnalysis,
     *,
@@ -562,7 +558,7 @@ def build_report(
                     "trial_index": t,
                     "status": status,
                     "report": make_trial(code, spec.id, t) if succeeded else None,
-                    "error_message": None if _is_missing(error) else error,
+                    "error_message": None if is_missing(error) else error,
                 }
             )
         summary = _variant_summary(row, analysis)
@@ -583,50 +579,8 @@ def build_report(
                 "metadata": dict(spec.metadata),
             }
         )
-    comparisons = []
-    for c in analysis.comparisons.to_dict("records"):
-
-        def delta(metric: str, c: dict[str, Any] = c) -> dict[str, Any] | None:
-            if _is_missing(c[f"{metric}_regressed"]):
-                return None
-            return {
-                "absolute": _num(c[f"{metric}_delta"]),
-                "relative": _num(c[f"{metric}_delta_relative"]),
-                "regressed": bool(c[f"{metric}_regressed"]),
-            }
-
-        comparisons.append(
-            {
-                "baseline_variant_id": c["baseline_variant_id"],
-                "candidate_variant_id": c["candidate_variant_id"],
-                "pass_rate_delta": delta("pass_rate"),
-                "average_score_delta": delta("average_score"),
-                "average_latency_ms_delta": delta("average_latency_ms"),
-                "total_cost_usd_delta": delta("total_cost_usd"),
-                "changed_factors": c["changed_factors"],
-                "case_pass_rate_delta": _num(c["case_pass_rate_delta"]),
-                "case_pass_rate_p_value": _num(c["case_pass_rate_p_value"]),
-                "statistically_significant": None
-                if _is_missing(c["statistically_significant"])
-                else bool(c["statistically_significant"]),
-                "regressed_case_ids": list(c["regressed_case_ids"]),
-                "improved_case_ids": list(c["improved_case_ids"]),
-                "warnings": list(c["warnings"]),
-            }
-        )
-    factor_levels = [
-        {
-            "factor": f["factor"],
-            "value": f["value"],
-            "variant_ids": list(f["variant_ids"]),
-            "mean_pass_rate": _num(f["mean_pass_rate"]),
-            "mean_average_score": _num(f["mean_average_score"]),
-            "mean_latency_ms": _num(f["mean_latency_ms"]),
-            "mean_cost_usd": _num(f["mean_cost_usd"]),
-            "mean_trial_success_rate": _num(f["mean_trial_success_rate"]),
-        }
-        for f in analysis.factor_levels.to_dict("records")
-    ]
+    comparisons = COMPARISONS.to_json(analysis.comparisons)
+    factor_levels = FACTOR_LEVELS.to_json(analysis.factor_levels)
     from .. import __version__
 
     report: dict[str, Any] = {

@@ -13,16 +13,11 @@ from typing import Any
 
 import pandas as pd
 
-from ..analysis import (
-    COMPARISON_COLUMNS,
-    FACTOR_LEVEL_COLUMNS,
-    SUMMARY_METRICS,
-    SUMMARY_STATS,
-    ExperimentAnalysis,
-)
+from ..analysis import SUMMARY_METRICS, SUMMARY_STATS, ExperimentAnalysis
 from ..errors import InputError
 from ..formats._io import read_input, scrub_surrogates
 from ..paired.verdicts import empty_verdicts
+from ..schema import COMPARISONS, FACTOR_LEVELS
 from .paired_json import paired_frames_from_block
 from .verdicts_json import verdicts_from_block
 
@@ -236,51 +231,10 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
     cases = pd.DataFrame(case_rows)
     if len(cases):
         cases["variant_id"] = pd.Categorical(cases["variant_id"], categories=variant_ids)
-    comparison_rows = []
-    for n, c in enumerate(data["comparisons"]):
-        place[:] = ["comparisons", n]
-        row = {
-            "baseline_variant_id": c["baseline_variant_id"],
-            "candidate_variant_id": c["candidate_variant_id"],
-        }
-        for metric in SUMMARY_METRICS:
-            d = c.get(f"{metric}_delta")
-            row[f"{metric}_delta"] = _nan(d["absolute"]) if d else math.nan
-            relative = d.get("relative") if d else None
-            if d and relative is None:  # the package writes ±inf as null
-                relative = math.copysign(math.inf, d["absolute"]) if d["absolute"] else math.nan
-            row[f"{metric}_delta_relative"] = _nan(relative)
-            row[f"{metric}_regressed"] = bool(d["regressed"]) if d else pd.NA
-        row["changed_factors"] = dict(c.get("changed_factors") or {})
-        row["case_pass_rate_delta"] = _nan(c.get("case_pass_rate_delta"))
-        row["case_pass_rate_p_value"] = _nan(c.get("case_pass_rate_p_value"))
-        significant = c.get("statistically_significant")
-        row["statistically_significant"] = pd.NA if significant is None else bool(significant)
-        row["regressed_case_ids"] = tuple(c.get("regressed_case_ids") or ())
-        row["improved_case_ids"] = tuple(c.get("improved_case_ids") or ())
-        row["warnings"] = tuple(c.get("warnings") or ())
-        comparison_rows.append(row)
-    comparisons = pd.DataFrame(comparison_rows)
-    if comparisons.empty:
-        comparisons = pd.DataFrame(columns=COMPARISON_COLUMNS)
+    place[:] = ["comparisons"]
+    comparisons = COMPARISONS.from_json(data["comparisons"], place=place)
     place[:] = ["factor_levels"]
-    factor_levels = pd.DataFrame(
-        [
-            {
-                "factor": f["factor"],
-                "value": f["value"],
-                "variant_ids": tuple(f["variant_ids"]),
-                "n_variants": len(f["variant_ids"]),
-                "mean_pass_rate": _nan(f.get("mean_pass_rate")),
-                "mean_average_score": _nan(f.get("mean_average_score")),
-                "mean_latency_ms": _nan(f.get("mean_latency_ms")),
-                "mean_cost_usd": _nan(f.get("mean_cost_usd")),
-                "mean_trial_success_rate": _nan(f.get("mean_trial_success_rate")),
-            }
-            for f in data["factor_levels"]
-        ],
-        columns=FACTOR_LEVEL_COLUMNS,
-    )
+    factor_levels = FACTOR_LEVELS.from_json(data["factor_levels"], place=place, per_item=False)
     place[:] = ["trial_count"]
     trial_count = int(data["trial_count"])
     place[:] = ["minimum_trials"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import logging
 import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping
@@ -40,6 +41,7 @@ from .._secrets import remember, remember_environment
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
 from ..formats import load_manifest, load_recorded, load_suite
+from ..formats._io import require_known
 from ..formats.model import CaseSpec, ManifestSpec, SuiteSpec
 from ..frames import ExperimentRun, TableBuilder
 from ..scoring import score_unavailable
@@ -63,6 +65,8 @@ from .stopping import STOP_WHEN, StopMonitor, StopRule, case_rank, sub_suite
 __all__ = ["LiveRunResult", "arun_live", "run_experiment", "run_live"]
 
 InvalidPayloadMode = Literal["trial", "case"]
+
+_LOG = logging.getLogger(__name__)
 
 #: Columns of :attr:`LiveRunResult.calls`.
 CALL_COLUMNS = (
@@ -323,12 +327,8 @@ def _policies(
 ) -> dict[str, RetryPolicy]:
     live = [v for v in manifest.variants if v.target_kind != "recorded"]
     if isinstance(retry, Mapping):
-        unknown = set(retry) - {v.id for v in live}
-        if unknown:
-            raise InputError(
-                f"retry names unknown or recorded variant(s): {', '.join(sorted(unknown))}",
-                hint="key the mapping by live variant ids, or pass one RetryPolicy for all",
-            )
+        # Keyed by live variant ids (or pass one RetryPolicy for all).
+        require_known("live variant id", sorted(retry), [v.id for v in live], location="retry")
     out = {}
     for index, v in enumerate(manifest.variants):
         if v.target_kind == "recorded":
@@ -354,11 +354,50 @@ def _limits(manifest: ManifestSpec, overrides: Mapping[str, int] | None) -> dict
             raise InputError(f"concurrency of variant {v.id!r} must be a positive integer")
         out[v.id] = limit
     if overrides:
-        raise InputError(
-            f"variant_concurrency names unknown or recorded variant(s): "
-            f"{', '.join(sorted(overrides))}"
+        require_known(
+            "live variant id", sorted(overrides), list(out), location="variant_concurrency"
         )
     return out
+
+
+def concurrency_plan(
+    manifest: ManifestSpec,
+    concurrency: int | None,
+    limits: Mapping[str, int],
+) -> tuple[int, str | None]:
+    """The most live calls that can really be in flight, and a note when ``concurrency``
+    asks for more than the per-variant limits allow.
+
+    Each variant calls at most its own limit at once (``concurrency`` on the variant, else
+    the manifest's ``max_workers``, default 1), so the overall limit is capped by their sum.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest
+    >>> m = load_manifest("data/support/manifest.yaml")
+    >>> concurrency_plan(m, None, {"a": 1, "b": 1})
+    (1, None)
+    >>> effective, note = concurrency_plan(m, 32, {"a": 1, "b": 1})
+    >>> effective, note.split(":")[0]
+    (2, 'concurrency 32 is capped at 2 calls in flight')
+    """
+    ceiling = sum(limits.values())
+    if concurrency is None:
+        return max(limits.values(), default=1), None
+    if not limits or concurrency <= ceiling:
+        return concurrency, None
+    per_variant = sorted(set(limits.values()))
+    each = (
+        f"{per_variant[0]} call(s) per variant"
+        if len(per_variant) == 1
+        else "the per-variant limits " + ", ".join(f"{v}={n}" for v, n in limits.items())
+    )
+    return ceiling, (
+        f"concurrency {concurrency} is capped at {ceiling} calls in flight: {len(limits)} live "
+        f"variant(s) at {each} (max_workers: {manifest.max_workers} in {manifest.path}). "
+        f"To use {concurrency}, set max_workers: {-(-concurrency // len(limits))} in the "
+        "manifest, or concurrency: N on each variant"
+    )
 
 
 class _Progress:
@@ -632,7 +671,11 @@ async def arun_live(
         for path in recorded_paths.values():
             load_recorded(path, suite)
     functions = _load_functions(manifest, targets, env)
-    global_limit = concurrency or max(limits.values(), default=1)
+    global_limit, capped = concurrency_plan(manifest, concurrency, limits)
+    if capped and any(v.target_kind != "recorded" for v in manifest.variants):
+        # Said once per run (logging's last-resort handler prints it on stderr when the
+        # caller configured nothing, e.g. the command line).
+        _LOG.warning("Note: %s", capped)
 
     # 2. The run folder: identity, lock, what is already done.
     ledger = Ledger(suite, invalid_payload)
@@ -665,7 +708,7 @@ async def arun_live(
         session = f"{now_iso()}-{os.getpid()}"
         bars = _Progress(
             progress and bool(items),
-            manifest.name,
+            f"{manifest.name} · {global_limit} in flight",
             totals,
             overall=len(items) if max_attempts is None else min(max_attempts, len(items)),
         )

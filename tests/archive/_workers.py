@@ -13,7 +13,7 @@ from agenticlens_frames.frames import read_parquet
 def add_runs(archive: str, folders: list[str], barrier: Any, results: Any) -> None:
     """Wait for the other writer, then add each saved run; report (run_id, added)."""
     runs = [read_parquet(folder) for folder in folders]
-    barrier.wait(timeout=60)
+    barrier.wait(timeout=600)
     store = Archive(archive)
     for folder, run in zip(folders, runs, strict=True):
         result = store.add(run, run_at="2026-10-01")

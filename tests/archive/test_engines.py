@@ -180,3 +180,20 @@ def test_dask_worker_processes_pickle_the_block_tasks(shared_archive: Archive):
     ):
         sl = shared_archive.slice(since="2026-10-01")
         assert_same_stats(sl.stats("dask", client=client, block_rows=1), sl.stats("numpy"))
+
+
+def test_every_registered_engine_is_offered_documented_and_runs(shared_archive: Archive):
+    """One list of engines: the CLI's choices, the docs table and the dispatch agree."""
+    from agenticlens_frames.archive.cli import EngineChoice
+    from agenticlens_frames.archive.engine_registry import ENGINE_ENTRIES, ENGINES, engines_table
+
+    assert [c.value for c in EngineChoice] == list(ENGINES) == ["auto", *LOCAL_ENGINES, "dask"]
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "archives.md").read_text()
+    assert engines_table() in docs
+    assert all(
+        e.extra is None or f"agenticlens-frames[{e.extra}]" in docs or e.extra in docs
+        for e in ENGINE_ENTRIES
+    )
+    sl = shared_archive.all()
+    for name in LOCAL_ENGINES:
+        assert sl.stats(name).engine == name

@@ -107,7 +107,7 @@ def test_a_crashed_writer_leaves_nothing_visible(
         target=_workers.crash_while_adding, args=(str(archive.path), str(saved), when)
     )
     child.start()
-    child.join(120)
+    child.join(600)
     assert child.exitcode == 17
     # The half-written run exists only as a staging folder ...
     staging = list((archive.path / "_staging").iterdir())
@@ -142,9 +142,9 @@ def test_concurrent_writers_lose_and_duplicate_nothing(
     ]
     for child in children:
         child.start()
-    outcomes = [results.get(timeout=120) for _ in range(4)]
+    outcomes = [results.get(timeout=600) for _ in range(4)]
     for child in children:
-        child.join(60)
+        child.join(600)
         assert child.exitcode == 0
     records = archive.records()
     assert sorted(r.run_id for r in records) == sorted(run_content_id(r) for r in runs.values())

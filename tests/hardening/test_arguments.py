@@ -20,10 +20,10 @@ from ._round2 import assert_refused, cli, snapshot, stage
         ("99999999999999999999", 1),
         ("253402300800", 1),  # year 10000
         ("1767225600", 0),
-        ("abc", 0),  # not a number: ignored, as before
-        ("-5", 0),
-        ("1.5", 0),
-        ("", 0),
+        ("abc", 1),  # malformed: refused (reproducible-builds.org's definition)
+        ("-5", 1),
+        ("1.5", 1),
+        ("", 0),  # empty: as if unset
         (" 42 ", 0),
     ],
 )

@@ -120,7 +120,7 @@ def test_real_cli_process(entry, tmp_path):
         args = ["experiment", "run", str(manifest), str(suite), "--save", str(tmp_path / "r.json")]
     code = "from agenticlens_frames.cli import main; main()"
     done = subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 1
     assert "Traceback" not in done.stderr + done.stdout

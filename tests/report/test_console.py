@@ -74,3 +74,21 @@ def test_without_a_correction_nothing_is_marked_and_the_output_says_how(run) -> 
     assert "*" not in text
     assert "comparisons: {correction: holm}" in re.sub(r"\s+", " ", text)
     assert re.sub(r"\s+", " ", HOW_TO_DECLARE) in re.sub(r"\s+", " ", text)
+
+
+def test_the_attempt_independence_warning_sits_with_the_numbers_it_is_about(run) -> None:
+    # The package warns that its pooled intervals and z-test treat attempts as independent.
+    # The JSON report keeps the warning (compatibility); the console does not list it as a
+    # general warning under case-level headline numbers it is not about, but says it in the
+    # caption of the AgenticLens-compatible section.
+    from agenticlens_frames.report.json_report import build_report
+
+    analysis = analyze(run)
+    package_warning = next(w for w in analysis.warnings if "treat each case attempt" in w)
+    assert package_warning in build_report(analysis)["warnings"]
+    text = _printed(analysis)
+    assert "treat each case attempt" not in text
+    compat = text[text.index("AgenticLens-compatible numbers") :]
+    assert "pool all attempts as if independent" in compat
+    # the other report warnings are still listed
+    assert "completed fewer than 5 trials" in text

@@ -14,7 +14,8 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +40,9 @@ FLAGS = [
 ]
 #: A payload that runs script if it ever reaches the DOM as HTML.
 PAYLOAD = "<script>alert('{w}')</script><img src=x onerror=alert('{w}')>"
+#: Only a safety net against a page that never gets ready: every wait below is on a
+#: condition (load event, an element, a value), and a loaded machine only makes it slower.
+PATIENCE_MS = 300_000
 FIGURES = ["pass_k", "deltas", "paired", "heatmap", "case_outcomes", "pareto", "factors"]
 FIGURES += ["factor_effects", "factor_interaction"]  # issue 17
 
@@ -103,7 +107,10 @@ def browser() -> Iterator[object]:
     if not CHROMIUM.exists():
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} not found (CI must install Debian's chromium)")
-        pytest.skip(f"{CHROMIUM} not found")
+        pytest.skip(
+            f"browser tests need Debian's chromium at {CHROMIUM}, not installed here "
+            "(apt-get install chromium; ./dev test installs it, CI fails without it)"
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -129,12 +136,12 @@ class Watched:
                 else None
             ),
         )
-        self.page.set_default_timeout(10_000)
+        self.page.set_default_timeout(PATIENCE_MS)
         self.page.on("dialog", self._dialog)
         self.page.route("**/*", self._route)
-        self.page.goto(path.as_uri())
+        self.page.goto(path.as_uri(), wait_until="load")
         # Not wait_for_function: its polling evaluates strings, which the page's CSP forbids.
-        self.page.wait_for_selector("body[data-ready='true']", timeout=30_000)
+        self.page.wait_for_selector("body[data-ready='true']")
 
     def _dialog(self, dialog: object) -> None:
         self.dialogs.append(dialog.message)
@@ -150,6 +157,16 @@ class Watched:
 
     def js(self, expression: str) -> object:
         return self.page.evaluate(expression)
+
+    def until(self, condition: Callable[[], bool]) -> None:
+        """Poll ``condition`` from Python (the CSP forbids wait_for_function) until it holds.
+
+        The steps only pace the polling; the limit is the generous safety net above.
+        """
+        deadline = time.monotonic() + PATIENCE_MS / 1000
+        while not condition():
+            assert time.monotonic() < deadline, "the page never reached the condition"
+            self.page.wait_for_timeout(50)
 
     def close(self) -> None:
         self.page.close()
@@ -257,7 +274,7 @@ def test_every_figure_renders_offline(open_page, pages, analysis) -> None:
 def test_verdicts_lead_and_compatible_numbers_are_never_marked(open_page, pages, analysis) -> None:
     w = open_page(pages["example"])
     ids = w.js("[...document.querySelectorAll('main > section')].map(s => s.id)")
-    results = [i for i in ids if i not in ("warnings", "failed-trials")]
+    results = [i for i in ids if i not in ("filters", "warnings", "failed-trials")]
     assert results[0] == "verdicts", ids
     assert ids.index("verdicts") < ids.index("variants") < ids.index("compat")
     rows = w.js("document.querySelectorAll('#verdicts table.verdicts tr').length")
@@ -284,7 +301,7 @@ def test_verdicts_lead_and_compatible_numbers_are_never_marked(open_page, pages,
 def test_without_a_correction_the_page_marks_nothing_and_says_how(open_page, pages) -> None:
     w = open_page(pages["undeclared"])
     ids = w.js("[...document.querySelectorAll('main > section')].map(s => s.id)")
-    assert next(i for i in ids if i not in ("warnings", "failed-trials")) == "verdicts"
+    assert next(i for i in ids if i not in ("filters", "warnings", "failed-trials")) == "verdicts"
     section = w.page.text_content("#verdicts")
     assert "comparisons: {correction: holm}" in section
     assert "Adjusted p" not in section and "per-comparison interval" in section
@@ -350,9 +367,10 @@ def test_injected_markup_never_executes(open_page, pages) -> None:
     w.page.select_option("#heat-order", "suite")
     _click_cell(w, 0, 0)
     w.page.wait_for_selector("#attempts .att")
+    first = w.page.text_content("#attempts h3")
     _click_cell(w, 1, 1)
+    w.until(lambda: w.page.text_content("#attempts h3") != first)
     w.page.wait_for_selector("#attempts .att")
-    w.page.wait_for_timeout(200)
     assert "<script>alert('output')</script>" in w.page.text_content("#attempts")
     assert w.page.locator("img").count() == 0
     assert w.js("document.querySelectorAll('script').length") == 3
@@ -371,12 +389,9 @@ def test_dark_scheme_switches_the_palette(open_page, pages) -> None:
     w = open_page(pages["example"], "light")
     light = w.js(probe)
     w.page.emulate_media(color_scheme="dark")
-    dark = light
-    for _ in range(50):  # the relayout is asynchronous; poll from Python (CSP: no eval)
-        w.page.wait_for_timeout(100)
-        dark = w.js(probe)
-        if dark[1] != light[1] and dark[2] != light[2]:
-            break
+    # The relayout is asynchronous: wait until both figures have been re-themed.
+    w.until(lambda: (d := w.js(probe))[1] != light[1] and d[2] != light[2])
+    dark = w.js(probe)
     assert dark[0] != light[0] and dark[1] != light[1] and dark[2] != light[2]
     assert dark[0] == "rgb(21, 22, 26)"  # --bg of the dark palette
     assert w.errors == []
@@ -393,8 +408,7 @@ def test_the_watchers_do_catch_a_script(browser, tmp_path: Path) -> None:
     )
     w = Watched(browser, page)
     try:
-        w.page.wait_for_timeout(100)
-        assert "control" in w.dialogs
-        assert any("undefinedFunction" in e for e in w.errors)
+        w.until(lambda: "control" in w.dialogs)
+        w.until(lambda: any("undefinedFunction" in e for e in w.errors))
     finally:
         w.close()

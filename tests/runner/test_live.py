@@ -357,9 +357,9 @@ def test_retry_policy_from_python(write_experiment, tmp_path, monkeypatch):
 
 def test_unknown_variant_in_overrides_is_refused(write_experiment):
     manifest, suite = write_experiment([variant("a", "answer")])
-    with pytest.raises(InputError, match="unknown or recorded variant"):
+    with pytest.raises(InputError, match="unknown live variant id"):
         run_experiment(manifest, suite, progress=False, retry={"zzz": RetryPolicy()})
-    with pytest.raises(InputError, match="unknown or recorded variant"):
+    with pytest.raises(InputError, match="unknown live variant id"):
         run_experiment(manifest, suite, progress=False, variant_concurrency={"zzz": 2})
 
 
@@ -400,7 +400,7 @@ def test_progress_bars_per_experiment_and_variant(write_experiment, capsys):
     run_experiment(manifest, suite, progress=True, concurrency=2)
     err = capsys.readouterr().err
     # One bar for the experiment (3 variants x 2 trials x 8 cases), one per variant.
-    assert "live-test: 100%" in err and "48/48" in err
+    assert "live-test · 2 in flight: 100%" in err and "48/48" in err
     assert all(f"  {v:<7}: 100%" in err for v in ("a", "b", "filler2"))
     assert "attempt/s" in err
 

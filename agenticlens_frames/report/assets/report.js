@@ -83,8 +83,9 @@
     });
     var layout = clone(H.layout);
     var first = all.length ? state.page * size + 1 : 0;
-    layout.title = { text: "Cases " + first + "–" + (state.page * size + cols.length) + " of " +
-                     all.length + " · " + H.orderLabels[state.order] };
+    layout.title = Object.assign(layout.title || {}, { text: "Cases by variant",
+      subtitle: { text: "cases " + first + "–" + (state.page * size + cols.length) + " of " +
+                        all.length + " · " + H.orderLabels[state.order] } });
     layout.height = Math.max(260, 110 + 46 * rows.length);
     layout.shapes = [];
     rows.forEach(function (r, i) {
@@ -148,8 +149,97 @@
     on("heat-prev", "click", function () { state.page -= 1; drawHeat(); });
     on("heat-next", "click", function () { state.page += 1; drawHeat(); });
     document.querySelectorAll("select[data-factor]").forEach(function (el) {
-      el.addEventListener("change", function () { state.filters[el.dataset.factor] = el.value; drawHeat(); });
+      el.addEventListener("change", function () { state.filters[el.dataset.factor] = el.value; applyFilters(); });
     });
+  }
+
+  // ------------------------------------------------------------------ filters
+  // One factor filter for the page: rows of every table carry data-variant (or
+  // data-factor-row), and each figure's traces or points are matched to variants by
+  // their legend group (raw id), name or axis labels (escaped ids, as drawn).
+  var allRaw = new Set(H.variants), allLabel = new Set(H.y);
+  var TYPED = { f8: Float64Array, f4: Float32Array, i1: Int8Array, u1: Uint8Array,
+                i2: Int16Array, u2: Uint16Array, i4: Int32Array, u4: Uint32Array };
+  function plain(v) {  // plotly's typed-array spec → a plain array
+    if (v && typeof v === "object" && v.bdata && TYPED[v.dtype]) {
+      var bytes = Uint8Array.from(atob(v.bdata), function (ch) { return ch.charCodeAt(0); });
+      return Array.from(new TYPED[v.dtype](bytes.buffer));
+    }
+    return v;
+  }
+  function kept() {
+    var rows = H.variantOrders.manifest.filter(function (r) {
+      return Object.keys(state.filters).every(function (f) {
+        return state.filters[f] === "" || H.factors[f][r] === state.filters[f];
+      });
+    });
+    return { raw: new Set(rows.map(function (r) { return H.variants[r]; })),
+             label: new Set(rows.map(function (r) { return H.y[r]; })), n: rows.length };
+  }
+  function subset(t, mask) {
+    var pick = function (arr) { return arr.filter(function (_, i) { return mask[i]; }); };
+    ["x", "y", "text", "hovertext", "customdata"].forEach(function (k) {
+      var v = plain(t[k]);
+      if (Array.isArray(v) && v.length === mask.length) { t[k] = pick(v); }
+    });
+    if (t.marker && Array.isArray(t.marker.color) && t.marker.color.length === mask.length) {
+      t.marker.color = pick(t.marker.color);
+    }
+    ["error_x", "error_y"].forEach(function (e) {
+      if (!t[e]) { return; }
+      ["array", "arrayminus"].forEach(function (k) {
+        var v = plain(t[e][k]);
+        if (Array.isArray(v) && v.length === mask.length) { t[e][k] = pick(v); }
+      });
+    });
+  }
+  function filterTraces(traces) {
+    var keep = kept();
+    return clone(traces).map(function (t) {
+      if (t.legendgroup !== undefined && allRaw.has(String(t.legendgroup))) {
+        t.visible = keep.raw.has(String(t.legendgroup));
+        return t;
+      }
+      var axis = ["y", "text"].filter(function (k) {
+        return Array.isArray(t[k]) && t[k].length && t[k].every(function (v) { return allLabel.has(String(v)); });
+      })[0];
+      if (axis) {
+        subset(t, t[axis].map(function (v) { return keep.label.has(String(v)); }));
+        return t;
+      }
+      if (t.name !== undefined && allLabel.has(String(t.name))) {
+        t.visible = keep.label.has(String(t.name));
+        return t;
+      }
+      var factor = H.factorLabels[t.name];
+      if (factor !== undefined && state.filters[factor] && Array.isArray(t.x)) {
+        var level = state.filters[factor];
+        subset(t, t.x.map(function (v) {
+          var d = document.createElement("textarea");
+          d.innerHTML = String(v);  // the bar label is escaped; compare the level itself
+          return d.value === level;
+        }));
+      }
+      return t;
+    });
+  }
+  function applyFilters() {
+    var keep = kept();
+    document.querySelectorAll("[data-variant]").forEach(function (el) {
+      el.hidden = !keep.raw.has(el.dataset.variant);
+    });
+    document.querySelectorAll("[data-factor-row]").forEach(function (el) {
+      var chosen = state.filters[el.dataset.factorRow];
+      el.hidden = !!chosen && el.dataset.level !== chosen;
+    });
+    var status = document.getElementById("filter-status");
+    if (status) { status.textContent = keep.n + " of " + H.variants.length + " variants"; }
+    var jobs = Object.keys(data.figures).map(function (name) {
+      var gd = document.getElementById("fig-" + name), fig = data.figures[name];
+      return gd ? Plotly.react(gd, filterTraces(fig.data), themed(fig.layout), config) : null;
+    });
+    jobs.push(drawHeat(), drawPareto());
+    return Promise.all(jobs);
   }
 
   // ------------------------------------------------------------------ pareto
@@ -158,7 +248,9 @@
     var fig = data.pareto.figures[x + "|" + y];
     var note = document.getElementById("pareto-note");
     note.hidden = !!fig;
-    if (fig) { return Plotly.react(document.getElementById("fig-pareto"), fig.data, themed(fig.layout), config); }
+    if (fig) {
+      return Plotly.react(document.getElementById("fig-pareto"), filterTraces(fig.data), themed(fig.layout), config);
+    }
     return Promise.resolve(null);
   }
 

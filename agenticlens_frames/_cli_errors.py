@@ -1,0 +1,35 @@
+"""How both command lines (``experiment`` and ``archive``) report bad input: one line on
+stderr, exit status 1, never a traceback."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+__all__ = ["EXIT_INVALID_INPUT", "fail", "masked"]
+
+EXIT_INVALID_INPUT = 1
+
+
+def fail(prefix: str, error: Exception) -> typer.Exit:
+    """Print ``prefix: error`` to stderr and return the Exit to raise (status 1).
+
+    Plain text, not rich markup (messages hold user text with brackets); control
+    characters and known secrets removed (a hostile file name must not drive the
+    terminal); one unbroken paragraph (soft_wrap) so logs and grep see the whole message.
+    """
+    Console(stderr=True, highlight=False).print(
+        Text(f"{prefix}: ", style="bold red") + Text(masked(error)), soft_wrap=True
+    )
+    return typer.Exit(code=EXIT_INVALID_INPUT)
+
+
+def masked(error: object) -> str:
+    """An error message as printed: no terminal control, no secret the run knows of, no
+    lone surrogate (which a terminal or log cannot encode)."""
+    from ._secrets import mask
+    from .formats._io import scrub_surrogates
+    from .report.console import strip_control
+
+    return scrub_surrogates(mask(strip_control(error)))  # type: ignore[no-any-return]

@@ -1,0 +1,102 @@
+"""The archive's aggregation engines: one entry each, read by the API, the CLI and the docs.
+
+An engine turns an archive slice (or an attempts table) into
+:class:`~agenticlens_frames.archive.sufficient.SufficientStats`. To add one, write its
+function (``(source, layout, **options) -> SufficientStats``) and add one
+:class:`EngineEntry` to :data:`ENGINE_ENTRIES`: ``sufficient_stats(engine=...)``, the
+``--engine`` choices of ``agenticlens-frames archive`` and the engines table of
+docs/archives.md (checked by the tests) all come from here. This module imports nothing
+heavy, so the command line can list the choices without loading any engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any
+
+from .._docs import markdown_table
+
+__all__ = ["AUTO", "ENGINES", "ENGINE_ENTRIES", "EngineEntry", "engine_function", "engines_table"]
+
+#: Picks ``duckdb`` when the slice would not fit in memory, else ``numpy``.
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class EngineEntry:
+    """One engine: its name, where its function lives, and what the docs say of it."""
+
+    name: str
+    #: ``"module:function"``, relative to this package; imported on first use.
+    target: str
+    how: str
+    when: str
+    #: The optional extra of agenticlens-frames it needs, if any.
+    extra: str | None = None
+
+
+ENGINE_ENTRIES: tuple[EngineEntry, ...] = (
+    EngineEntry(
+        "numpy",
+        ".engines:_numpy_engine",
+        how="one run at a time: a run written by this toolkit is a complete (variant, trial, "
+        "case) grid in sorted order, viewed as a 3-D array without copying, so every "
+        "statistic is one contiguous sum along an axis; other inputs are scattered into "
+        "that cube, or fall back to `np.bincount` over integer codes",
+        when="default in memory",
+    ),
+    EngineEntry(
+        "pandas",
+        ".engines:_pandas_engine",
+        how="idiomatic `groupby(observed=True)` on categoricals",
+        when="a baseline",
+    ),
+    EngineEntry(
+        "duckdb",
+        "._duckdb:duckdb_engine",
+        how="SQL `GROUP BY` over the parquet files, an explicit file list, never a glob; or "
+        "over an Arrow table in place; `memory_limit=`, `threads=`, `temp_directory=` (it "
+        "spills to disk)",
+        when="out of core; `auto` picks it when the slice would not fit in half the free memory",
+        extra="duckdb",
+    ),
+    EngineEntry(
+        "dask",
+        ".engines:_dask_engine",
+        how="the numpy kernel mapped over blocks of whole runs (`block_rows`, default 1M "
+        "attempts) on a `dask.distributed` cluster (`client=`, default: the current one)",
+        when="archives beyond one machine",
+        extra="dask",
+    ),
+)
+
+#: Every name ``engine=`` accepts, ``auto`` first.
+ENGINES: tuple[str, ...] = (AUTO, *(entry.name for entry in ENGINE_ENTRIES))
+
+
+def engine_function(name: str) -> Callable[..., Any]:
+    """The function of the engine called ``name`` (imported now).
+
+    Examples
+    --------
+    >>> engine_function("numpy").__name__
+    '_numpy_engine'
+    """
+    entry = next(e for e in ENGINE_ENTRIES if e.name == name)
+    module, function = entry.target.split(":")
+    return getattr(import_module(module, __package__), function)
+
+
+def engines_table() -> str:
+    """The engines table of docs/archives.md, in Markdown.
+
+    Examples
+    --------
+    >>> engines_table().splitlines()[0]
+    '| engine | how | when |'
+    """
+    return markdown_table(
+        ["engine", "how", "when"], [[f"`{e.name}`", e.how, e.when] for e in ENGINE_ENTRIES]
+    )

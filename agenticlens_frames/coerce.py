@@ -1,0 +1,136 @@
+"""One way in for every figure and the explorer: a run, a result or an analysis.
+
+Users hold different objects at different moments — the :class:`ExperimentRun` of
+:func:`~agenticlens_frames.load_experiment`, the result of :func:`~agenticlens_frames.run`
+or of the live runner, or an :class:`ExperimentAnalysis`. :func:`as_analysis` turns any of
+them into the analysis, passing statistics options through: the options of
+:func:`~agenticlens_frames.analyze`, and the paired-comparison settings of
+:func:`~agenticlens_frames.resolve_comparisons` (``correction="holm"``, ``alpha``,
+``method`` ...) by name, so ``explore(run, correction="holm")`` just works.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from .analysis import ExperimentAnalysis, analyze
+from .errors import InputError
+from .formats._io import close_match
+from .frames import ExperimentRun
+from .paired import ComparisonsConfig, resolve_comparisons
+
+__all__ = ["STATISTICS_OPTIONS", "as_analysis"]
+
+#: Options of analyze() itself.
+_ANALYZE = tuple(p for p in inspect.signature(analyze).parameters if p != "run")
+#: Paired-comparison settings (fields of ComparisonsConfig a user may set); ``paired_method``
+#: is the command line's name for ``method``.
+_PAIRED = (
+    "correction",
+    *(
+        f
+        for f in ComparisonsConfig.__dataclass_fields__
+        if f not in ("correction", "source", "file", *_ANALYZE)
+    ),
+    "paired_method",
+)
+#: Every statistics option a figure function or the explorer passes through.
+STATISTICS_OPTIONS: tuple[str, ...] = (*_ANALYZE, *_PAIRED)
+
+
+def _run_of(data: Any) -> ExperimentRun | None:
+    if isinstance(data, ExperimentRun):
+        return data
+    run = getattr(data, "run", None)  # ExperimentResult, LiveRunResult
+    return run if isinstance(run, ExperimentRun) else None
+
+
+def as_analysis(data: Any, **options: Any) -> ExperimentAnalysis:
+    """The analysis of ``data``, computed with ``options`` when they are given.
+
+    Parameters
+    ----------
+    data
+        An :class:`~agenticlens_frames.ExperimentAnalysis` (returned as is without
+        options), an :class:`~agenticlens_frames.ExperimentRun`, or anything with a
+        ``run`` attribute holding one (``ExperimentResult``, ``LiveRunResult``).
+    **options
+        :func:`~agenticlens_frames.analyze` options (``confidence_level``,
+        ``latency_missing`` ...) and paired-comparison settings (``correction``,
+        ``alpha``, ``method`` or ``paired_method``, ``cluster`` ...). Given with an
+        analysis, its run is analysed again with its own settings plus these.
+
+    Raises
+    ------
+    InputError
+        An unknown option (with the closest known name), options for an analysis loaded
+        from a saved report (it has no tables to recompute from), or an object that is
+        none of the above.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> a = as_analysis(run, correction="holm")
+    >>> a.paired_frames["paired_comparisons"]["correction"].unique().tolist()
+    ['holm']
+    >>> as_analysis(a) is a
+    True
+    >>> as_analysis(run, corection="holm")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: corection: unknown statistics option 'corection' \
+(did you mean 'correction'? ...)
+    """
+    unknown = [name for name in options if name not in STATISTICS_OPTIONS]
+    if unknown:
+        name = unknown[0]
+        match = close_match(name, STATISTICS_OPTIONS)
+        raise InputError(
+            f"unknown statistics option {name!r}",
+            location=name,
+            hint=(f"did you mean {match!r}? " if match else "")
+            + "known: "
+            + ", ".join(STATISTICS_OPTIONS),
+        )
+    if isinstance(data, ExperimentAnalysis):
+        if not options:
+            return data
+        if data.run is None:
+            raise InputError(
+                "statistics options need the experiment's tables, and this analysis was "
+                "loaded from a saved report",
+                hint="load the run (load_experiment or read_parquet) and pass it instead",
+            )
+        base = {
+            "confidence_level": data.confidence_level,
+            "regression_threshold": data.regression_threshold,
+            "pass_k": data.pass_k,
+            "latency_missing": data.latency_missing,
+        }
+        return as_analysis(data.run, **{**base, **options})
+    run = _run_of(data)
+    if run is None:
+        raise InputError(
+            f"expected an ExperimentRun, an experiment result or an ExperimentAnalysis, "
+            f"got {type(data).__name__}",
+            hint="pass load_experiment(...), the result of run(...), or analyze(...)",
+        )
+    analyze_options = {k: v for k, v in options.items() if k in _ANALYZE}
+    paired = {k: v for k, v in options.items() if k in _PAIRED}
+    if "paired_method" in paired:
+        paired["method"] = paired.pop("paired_method")
+    if paired:
+        if "comparisons" in analyze_options:
+            raise InputError(
+                "give either comparisons= or the paired settings "
+                f"({', '.join(sorted(paired))}), not both"
+            )
+        correction = paired.pop("correction", None)
+        if correction is None and run.manifest.comparisons is not None:
+            correction = "manifest"
+        analyze_options["comparisons"] = resolve_comparisons(
+            run.manifest, correction=correction, **paired
+        )
+    return analyze(run, **analyze_options)

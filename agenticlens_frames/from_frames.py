@@ -1,0 +1,308 @@
+"""An :class:`~agenticlens_frames.ExperimentRun` from DataFrames a user already has.
+
+Results gathered elsewhere (another harness, a spreadsheet, a database export) become a
+run that :func:`~agenticlens_frames.analyze`, every figure and every report accept. The
+frames are checked first: a missing column, a wrong type, an unknown variant or case, a
+repeated or missing attempt is refused with the frame, the column and the fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from .errors import InputError
+from .formats._io import require_known
+from .formats.model import CaseSpec, ManifestSpec, SuiteSpec, VariantSpec
+from .frames import (
+    ATTEMPT_STATUSES,
+    ATTEMPTS_SCHEMA,
+    CASES_SCHEMA,
+    CHECKS_SCHEMA,
+    FACTOR_PREFIX,
+    TRIALS_SCHEMA,
+    ExperimentRun,
+    cases_frame,
+    set_categories,
+    variants_frame,
+)
+
+__all__ = ["run_from_frames"]
+
+#: Columns each frame must have, and the optional ones read when present.
+REQUIRED = {
+    "attempts": ("variant_id", "trial", "case_id", "passed"),
+    "variants": ("variant_id",),
+    "cases": ("case_id",),
+}
+OPTIONAL_ATTEMPT_COLUMNS = ("score", "latency_ms", "cost_usd", "output", "status", "error")
+
+
+def _check_frame(frame: Any, what: str) -> pd.DataFrame:
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(
+            f"expected a pandas DataFrame, got {type(frame).__name__}",
+            file=f"{what} frame",
+            hint="pass polars frames as frame.to_pandas()",
+        )
+    missing = [c for c in REQUIRED[what] if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"column(s) {', '.join(map(repr, missing))} missing",
+            file=f"{what} frame",
+            hint=f"it needs {', '.join(REQUIRED[what])}; it has "
+            + (", ".join(map(str, frame.columns[:20])) or "no columns"),
+        )
+    return frame
+
+
+def _ids(frame: pd.DataFrame, column: str, what: str) -> list[str]:
+    values = frame[column]
+    if values.isna().any():
+        raise InputError(
+            f"column {column!r} has an empty value at row {int(np.flatnonzero(values.isna())[0])}",
+            file=f"{what} frame",
+        )
+    ids = values.astype(str).tolist()
+    seen: set[str] = set()
+    for value in ids:
+        if value in seen:
+            raise InputError(
+                f"{column} {value!r} appears twice", file=f"{what} frame", hint="ids are unique"
+            )
+        seen.add(value)
+    return ids
+
+
+def _numeric(frame: pd.DataFrame, column: str, *, low: float | None = None) -> np.ndarray:
+    try:
+        values = pd.to_numeric(frame[column], errors="raise").to_numpy(dtype=float, na_value=np.nan)
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            f"column {column!r} is not numeric ({exc})", file="attempts frame"
+        ) from None
+    if low is not None and (values[~np.isnan(values)] < low).any():
+        row = int(np.flatnonzero(values < low)[0])
+        raise InputError(
+            f"column {column!r} is {values[row]} at row {row}; expected ≥ {low}",
+            file="attempts frame",
+        )
+    return values
+
+
+def _passed(frame: pd.DataFrame) -> np.ndarray:
+    column = frame["passed"]
+    if column.isna().any():
+        row = int(np.flatnonzero(column.isna().to_numpy())[0])
+        raise InputError(
+            f"column 'passed' is empty at row {row}",
+            file="attempts frame",
+            hint="every attempt passed (True) or not (False); a failed call is False "
+            "with status 'target_error'",
+        )
+    values = column.to_numpy()
+    if column.dtype != bool and not np.isin(values, [0, 1, True, False]).all():
+        raise InputError(
+            f"column 'passed' must be boolean, got values such as {values[0]!r}",
+            file="attempts frame",
+        )
+    return values.astype(bool)
+
+
+def run_from_frames(
+    attempts: pd.DataFrame,
+    variants: pd.DataFrame,
+    cases: pd.DataFrame,
+    *,
+    name: str = "experiment",
+    version: str = "1",
+    baseline: str | None = None,
+    random_seed: int | None = None,
+    suite_name: str = "suite",
+) -> ExperimentRun:
+    """Build a run from an attempts, a variants and a cases frame (see
+    :meth:`ExperimentRun.from_frames`)."""
+    attempts = _check_frame(attempts, "attempts")
+    variants = _check_frame(variants, "variants")
+    cases = _check_frame(cases, "cases")
+    variant_ids = _ids(variants, "variant_id", "variants")
+    case_ids = _ids(cases, "case_id", "cases")
+    if len(variant_ids) < 2:
+        raise InputError("a comparison needs at least two variants", file="variants frame")
+    if not case_ids:
+        raise InputError("no case", file="cases frame")
+
+    # Keys of the attempts: known variants and cases, trials 1..T, each attempt once.
+    require_known(
+        "variant id", attempts["variant_id"].astype(str).unique(), variant_ids,
+        location="column 'variant_id'",
+    )  # fmt: skip
+    require_known(
+        "case id", attempts["case_id"].astype(str).unique(), case_ids,
+        location="column 'case_id'",
+    )  # fmt: skip
+    trial = _numeric(attempts, "trial", low=1)
+    if np.isnan(trial).any() or (trial != np.round(trial)).any():
+        raise InputError("column 'trial' must hold whole numbers 1, 2, …", file="attempts frame")
+    trial = trial.astype(np.int32)
+    trial_count = int(trial.max()) if len(trial) else 0
+    v_code = pd.Index(variant_ids).get_indexer(attempts["variant_id"].astype(str))
+    c_code = pd.Index(case_ids).get_indexer(attempts["case_id"].astype(str))
+    key = (v_code.astype(np.int64) * (trial_count + 1) + trial) * len(case_ids) + c_code
+    if len(np.unique(key)) != len(key):
+        _, first, counts = np.unique(key, return_index=True, return_counts=True)
+        row = int(first[counts > 1][0])
+        raise InputError(
+            f"attempt (variant {variant_ids[v_code[row]]!r}, trial {trial[row]}, case "
+            f"{case_ids[c_code[row]]!r}) appears more than once",
+            file="attempts frame",
+            hint="one row per (variant_id, trial, case_id)",
+        )
+    expected = len(variant_ids) * trial_count * len(case_ids)
+    if len(key) != expected:
+        grid = set(key.tolist())
+        for v, vid in enumerate(variant_ids):
+            for t in range(1, trial_count + 1):
+                for c, cid in enumerate(case_ids):
+                    if (v * (trial_count + 1) + t) * len(case_ids) + c not in grid:
+                        raise InputError(
+                            f"no attempt for (variant {vid!r}, trial {t}, case {cid!r}); every "
+                            f"variant runs every case in trials 1..{trial_count}",
+                            file="attempts frame",
+                            hint="add the row with status 'missing_sample' and passed False",
+                        )
+
+    # The specs: variants with their factors (factor_<name> columns), cases in order.
+    base = baseline
+    if base is None and "is_baseline" in variants:
+        flagged = [v for v, b in zip(variant_ids, variants["is_baseline"], strict=True) if b]
+        base = flagged[0] if flagged else None
+    base = base or variant_ids[0]
+    require_known("baseline variant id", [base], variant_ids, location="baseline")
+    factor_columns = [c for c in variants.columns if str(c).startswith(FACTOR_PREFIX)]
+    specs = []
+    for i, row in enumerate(variants.to_dict("records")):
+        factors = {
+            str(c)[len(FACTOR_PREFIX) :]: str(row[c]) for c in factor_columns if pd.notna(row[c])
+        }
+        label = row.get("variant_name")
+        specs.append(
+            VariantSpec(
+                id=variant_ids[i],
+                name=variant_ids[i] if label is None or pd.isna(label) else str(label),
+                target_kind="recorded",
+                target="(data frame)",
+                resolved_target="(data frame)",
+                description=str(row.get("description") or ""),
+                factors=factors,
+            )
+        )
+    manifest = ManifestSpec(
+        path=Path(f"{name}.frames"),
+        name=name,
+        version=version,
+        baseline_variant_id=base,
+        variants=tuple(specs),
+        trial_count=trial_count,
+        random_seed=random_seed,
+        minimum_trials=min(5, trial_count),
+    )
+    case_specs = []
+    for i, row in enumerate(cases.to_dict("records")):
+        label = row.get("case_name")
+        tags = row.get("tags")
+        case_specs.append(
+            CaseSpec(
+                id=case_ids[i],
+                name=case_ids[i] if label is None or pd.isna(label) else str(label),
+                index=i,
+                input=row.get("input"),
+                tags=tuple(str(tags).split(",")) if isinstance(tags, str) and tags else (),
+                metadata=dict(row["metadata"]) if isinstance(row.get("metadata"), dict) else {},
+            )
+        )
+    suite = SuiteSpec(path=Path(f"{suite_name}.frames"), name=suite_name, version=version,
+                      cases=tuple(case_specs))  # fmt: skip
+
+    # The attempts in the declared schema; absent optional columns get their neutral value.
+    passed = _passed(attempts)
+    n = len(attempts)
+    score = _numeric(attempts, "score") if "score" in attempts else passed.astype(float)
+    if ((score[~np.isnan(score)] < 0) | (score[~np.isnan(score)] > 1)).any():
+        raise InputError("column 'score' must lie in [0, 1]", file="attempts frame")
+    status = attempts["status"].astype(str).to_numpy() if "status" in attempts else np.full(n, "ok")
+    bad = sorted(set(status) - set(ATTEMPT_STATUSES))
+    if bad:
+        require_known("attempt status", bad, ATTEMPT_STATUSES, location="column 'status'")
+
+    def text(column: str) -> list[Any]:
+        if column not in attempts:
+            return [None] * n
+        return [None if pd.isna(v) else str(v) for v in attempts[column]]
+
+    order = np.lexsort((c_code, trial, v_code))
+    table = pd.DataFrame(
+        {
+            "experiment_id": [f"{name}@{version}"] * n,
+            "variant_id": np.asarray(variant_ids, dtype=object)[v_code],
+            "trial": trial,
+            "case_id": np.asarray(case_ids, dtype=object)[c_code],
+            "case_index": c_code.astype(np.int32),
+            "status": status,
+            "passed": passed,
+            "score": score,
+            "n_checks": np.ones(n, dtype=np.int32),
+            "n_checks_passed": passed.astype(np.int32),
+            "score_sum": score,
+            "latency_ms": _numeric(attempts, "latency_ms", low=0)
+            if "latency_ms" in attempts
+            else np.full(n, np.nan),
+            "cost_usd": _numeric(attempts, "cost_usd", low=0)
+            if "cost_usd" in attempts
+            else np.full(n, np.nan),
+            "cost_source": ["measured" if "cost_usd" in attempts else None] * n,
+            "output": text("output"),
+            "trace_id": [None] * n,
+            "trace_shape": [None] * n,
+            "tools": [""] * n,
+            "n_tool_calls": np.zeros(n, dtype=np.int32),
+            "turns": np.zeros(n, dtype=np.int32),
+            "target_attempts": np.ones(n, dtype=np.int32),
+            "error": text("error"),
+            "run_order": np.empty(n, dtype=np.int32),
+        }
+    ).iloc[order]
+    table["run_order"] = np.arange(n, dtype=np.int32)
+    failed = (
+        table.assign(_f=table["status"] == "trial_failed")
+        .groupby(["variant_id", "trial"], sort=False)["_f"]
+        .all()
+    )
+    trials = pd.DataFrame(
+        {
+            "variant_id": [v for v, _ in failed.index],
+            "trial": np.asarray([t for _, t in failed.index], dtype=np.int32),
+            "status": np.where(failed.to_numpy(), "failed", "succeeded"),
+            "error_message": [None] * len(failed),
+            "execution_position": np.arange(len(failed), dtype=np.int32),
+        }
+    )
+
+    def typed(frame: pd.DataFrame, schema: pa.Schema) -> pd.DataFrame:
+        return pa.Table.from_pandas(frame, schema=schema, preserve_index=False).to_pandas()
+
+    run = ExperimentRun(
+        manifest,
+        suite,
+        attempts=typed(table, ATTEMPTS_SCHEMA),
+        checks=CHECKS_SCHEMA.empty_table().to_pandas(),
+        trials=typed(trials, TRIALS_SCHEMA),
+        variants=variants_frame(manifest),
+        cases=typed(cases_frame(suite), CASES_SCHEMA),
+    )
+    set_categories(run)
+    return run

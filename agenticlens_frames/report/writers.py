@@ -1,0 +1,164 @@
+"""The output files a command line can write: one entry each, read by the CLI and the docs.
+
+Each :class:`OutputWriter` names its command-line option, what it writes and the function
+that writes it (imported on use). ``agenticlens-frames experiment run`` and ``experiment
+report`` take their output options from :data:`WRITERS` (``commands``), :func:`write_outputs`
+dispatches on it, and the outputs table of docs/data-model.md is :func:`writers_table`
+(checked by the tests). Adding an output is one entry here and its function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+from .._docs import markdown_table
+
+__all__ = ["WRITERS", "OutputWriter", "write_outputs", "writers_for", "writers_table"]
+
+
+@dataclass(frozen=True)
+class OutputWriter:
+    """One output file (or folder) of the command line."""
+
+    #: The keyword the CLI command receives the path as (``save``, ``html``, …).
+    name: str
+    #: The command-line option.
+    option: str
+    #: What it is, for "Saved <what> to <path>" and the docs.
+    what: str
+    #: ``"module:function"`` relative to this package, called as ``function(analysis, path,
+    #: **options)``; imported on first use.
+    target: str
+    #: The commands offering it.
+    commands: tuple[str, ...] = ("run", "report")
+    #: Default path per command (None: not written unless asked).
+    defaults: tuple[tuple[str, str], ...] = ()
+    #: Help text on ``experiment run``; ``experiment report`` says "Write" for "Also write".
+    help: str = ""
+    #: Keyword options of the command passed on to the writer (e.g. ``lean``).
+    options: tuple[str, ...] = ()
+    #: Written in a process of its own when the run is large (it takes as long as the rest).
+    own_process: bool = False
+    #: Written to a temporary file beside the target and renamed into place with the other
+    #: staged outputs once every output succeeded (a folder output is written in place).
+    staged: bool = True
+
+    def default(self, command: str) -> Path | None:
+        value = dict(self.defaults).get(command)
+        return None if value is None else Path(value)
+
+    def help_for(self, command: str) -> str:
+        return self.help if command == "run" else self.help.replace("Also write", "Write", 1)
+
+    def write(self, analysis: Any, path: Path, **options: Any) -> Any:
+        module, function = self.target.split(":")
+        writer: Callable[..., Any] = getattr(import_module(module, __package__), function)
+        return writer(analysis, path, **{k: options[k] for k in self.options if k in options})
+
+
+WRITERS: tuple[OutputWriter, ...] = (
+    OutputWriter(
+        "save",
+        "--save",
+        "experiment report",
+        ".json_report:write_json_report",
+        commands=("run",),
+        defaults=(("run", "agenticlens-experiment.json"),),
+        help="Where to write the JSON report.",
+        options=("lean",),
+        own_process=True,
+    ),
+    OutputWriter(
+        "html",
+        "--html",
+        "HTML experiment report",
+        ".html:write_html_report",
+        help="Also write the offline HTML report.",
+    ),
+    OutputWriter(
+        "csv_path",
+        "--csv",
+        "variant summary CSV",
+        ".csv_report:write_variants_csv",
+        help="Also write the per-variant CSV.",
+    ),
+    OutputWriter(
+        "cases_csv",
+        "--cases-csv",
+        "per-case matrix CSV",
+        ".csv_report:write_cases_csv",
+        help="Also write the per-variant, per-case CSV.",
+    ),
+    OutputWriter(
+        "parquet",
+        "--parquet",
+        "tidy tables and result frames",
+        ".tables:write_parquet_outputs",
+        commands=("run",),
+        help="Also write the tidy tables and result frames as parquet here.",
+        staged=False,
+    ),
+)
+
+
+def writers_for(command: str) -> tuple[OutputWriter, ...]:
+    """The writers ``command`` (``"run"`` or ``"report"``) offers, in option order.
+
+    Examples
+    --------
+    >>> [w.option for w in writers_for("report")]
+    ['--html', '--csv', '--cases-csv']
+    """
+    return tuple(w for w in WRITERS if command in w.commands)
+
+
+def write_outputs(
+    analysis: Any,
+    paths: Mapping[str, Path | None],
+    *,
+    run_tasks: Callable[[list[Callable[[], None]], int], Any],
+    workers: int,
+    **options: Any,
+) -> list[tuple[OutputWriter, Path]]:
+    """Write every output whose path is given; return (writer, path) in option order.
+
+    The writers marked ``own_process`` form one task, the others a second, so a large
+    run's JSON report is written beside the rest (``run_tasks`` decides how). Each staged
+    output goes to a unique temporary file beside its target; all are renamed into place
+    only when every output was written, so a failure leaves every earlier file as it was.
+    """
+    from .._files import StagedOutputs
+
+    chosen = [(w, Path(paths[w.name])) for w in WRITERS if paths.get(w.name) is not None]
+    staged = StagedOutputs({w.name: path for w, path in chosen if w.staged})
+
+    def task(own: bool) -> Callable[[], None]:
+        def write() -> None:
+            for writer, path in chosen:
+                if writer.own_process == own:
+                    target = staged[writer.name] if writer.staged else path
+                    writer.write(analysis, target, **options)
+
+        return write
+
+    with staged:
+        run_tasks([task(True), task(False)], workers)
+    return chosen
+
+
+def writers_table() -> str:
+    """The command line's outputs as a Markdown table (docs/data-model.md).
+
+    Examples
+    --------
+    >>> writers_table().splitlines()[2]
+    '| `--save` | experiment report | run |'
+    """
+    return markdown_table(
+        ["option", "writes", "commands"],
+        [[f"`{w.option}`", w.what, ", ".join(w.commands)] for w in WRITERS],
+    )

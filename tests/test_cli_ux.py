@@ -1,0 +1,239 @@
+"""The command line as a first-time user meets it: version, completion, choices in --help,
+option names in errors, the concurrency cap said once, full-width tables in logs."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from agenticlens_frames import __version__, analyze, load_experiment
+from agenticlens_frames.stats_paired import CORRECTIONS, PAIRED_METHODS
+
+from .conftest import EXAMPLE
+from .runner.conftest import TARGETS
+
+EXE = Path(sys.executable).parent / "agenticlens-frames"
+
+
+def _cli(*args: str, columns: str | None = "120", cwd: Path | None = None):
+    command = [str(EXE)] if EXE.exists() else [sys.executable, "-m", "agenticlens_frames.cli"]
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    if columns is not None:
+        env["COLUMNS"] = columns
+    return subprocess.run(
+        [*command, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
+    )
+
+
+def test_version_prints_the_package_version() -> None:
+    done = _cli("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"agenticlens-frames {__version__}"
+    # The installed distribution says the same (one version, not two).
+    from importlib.metadata import version
+
+    assert version("agenticlens-frames") == __version__
+
+
+def test_completion_script_is_offered_for_bash() -> None:
+    done = _cli("--show-completion", "bash")
+    assert done.returncode == 0, done.stderr
+    assert "_AGENTICLENS_FRAMES_COMPLETE=complete_bash" in done.stdout
+    assert "--install-completion" in _cli("--help").stdout
+
+
+def test_help_lists_the_choices_of_every_enumerated_option() -> None:
+    text = _cli("experiment", "run", "--help", columns="400").stdout
+    flat = re.sub(r"[│\s]+", " ", text)
+    assert "<" + "|".join(CORRECTIONS) + ">" in flat
+    assert "<" + "|".join(PAIRED_METHODS) + ">" in flat
+    assert "<exclude|zero>" in flat
+    engines = _cli("archive", "summarize", "--help", columns="400").stdout
+    assert "<auto|numpy|pandas|duckdb|dask>" in re.sub(r"[│\s]+", " ", engines)
+
+
+def test_a_bad_paired_method_is_refused_under_its_own_option_name() -> None:
+    done = _cli(
+        "experiment",
+        "run",
+        str(EXAMPLE / "manifest.yaml"),
+        str(EXAMPLE / "suite.yaml"),
+        "--correction",
+        "holm",
+        "--paired-method",
+        "boot",
+    )
+    assert done.returncode == 2
+    assert "--paired-method" in done.stderr and "'--method'" not in done.stderr
+    assert "bootstrap" in done.stderr
+
+
+def test_a_conflicting_paired_method_names_paired_method(tmp_path: Path) -> None:
+    from agenticlens_frames.errors import InputError
+    from agenticlens_frames.formats import load_manifest
+    from agenticlens_frames.paired import resolve_comparisons
+
+    try:
+        resolve_comparisons(
+            load_manifest(EXAMPLE / "manifest.yaml"), correction="holm", origin="cli", method="x"
+        )
+    except InputError as exc:
+        assert exc.location == "--paired-method"
+    else:  # pragma: no cover - the call must fail
+        raise AssertionError("an unknown method was accepted")
+
+
+def _numbers_of(analysis_variants: pd.DataFrame) -> list[str]:
+    """The latency column as the console prints it, computed from the frame directly."""
+    return [f"{v:.0f} ms" for v in analysis_variants["average_latency_ms_mean"]]
+
+
+def test_tables_are_not_cut_when_output_is_a_pipe(tmp_path: Path) -> None:
+    done = _cli(
+        "experiment",
+        "run",
+        str(EXAMPLE / "manifest.yaml"),
+        str(EXAMPLE / "suite.yaml"),
+        "--save",
+        str(tmp_path / "r.json"),
+        columns=None,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "…" not in done.stdout  # rich's mark of a cut cell
+    run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    a = analyze(run)
+    lines = done.stdout.splitlines()
+    for vid, latency, delta in zip(
+        a.variants["variant_id"].astype(str),
+        _numbers_of(a.variants),
+        [None, *a.comparisons["average_latency_ms_delta"]],
+        strict=True,
+    ):
+        # the verdict table comes first and has a row per candidate too: the variant
+        # table's row is the one holding the latency
+        rows = [line for line in lines if line.startswith(f"│ {vid} ")]
+        assert any(latency in row for row in rows), rows
+        if delta is not None:
+            delta_row = [line for line in lines if line.startswith(f"│ {vid} ")][-1]
+            assert f"{delta:+.1f} ms" in delta_row
+    assert max(len(line) for line in lines) > 80  # the wide delta table kept its width
+
+
+def _live_manifest(tmp_path: Path) -> tuple[Path, Path]:
+    variants = [
+        {"id": v, "name": v, "target_kind": "python", "target": f"{TARGETS}:answer"}
+        for v in ("a", "b", "c")
+    ]
+    manifest = {
+        "name": "cap",
+        "version": "1",
+        "baseline_variant_id": "a",
+        "trial_count": 1,
+        "variants": variants,
+    }
+    cases = [
+        {"id": f"c{i}", "name": f"c{i}", "input": f"parcel {i}", "expected_contains": ["parcel"]}
+        for i in range(3)
+    ]
+    m, s = tmp_path / "manifest.yaml", tmp_path / "suite.yaml"
+    m.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
+    s.write_text(yaml.safe_dump({"name": "s", "version": "1", "cases": cases}), encoding="utf-8")
+    return m, s
+
+
+def test_concurrency_beyond_the_per_variant_limits_is_said_once_with_the_fix(
+    tmp_path: Path,
+) -> None:
+    m, s = _live_manifest(tmp_path)
+    done = _cli(
+        "experiment", "run", str(m), str(s), "--save", str(tmp_path / "r.json"),
+        "--concurrency", "32",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # Three live variants at the default max_workers: 1 → at most 3 in flight.
+    assert done.stderr.count("concurrency 32 is capped at 3 calls in flight") == 1
+    assert "set max_workers: 11" in done.stderr  # ceil(32 / 3)
+    quiet = _cli(
+        "experiment", "run", str(m), str(s), "--save", str(tmp_path / "r2.json"),
+        "--concurrency", "3",
+    )  # fmt: skip
+    assert "capped" not in quiet.stderr
+
+
+def test_the_progress_line_shows_the_effective_concurrency(tmp_path: Path, capsys) -> None:
+    from agenticlens_frames.runner import run_experiment
+
+    m, s = _live_manifest(tmp_path)
+    run_experiment(m, s, concurrency=32, progress=True)
+    err = capsys.readouterr().err
+    assert "cap · 3 in flight" in err
+
+
+def test_the_page_footer_names_tool_time_and_inputs(tmp_path: Path) -> None:
+    import hashlib
+    import html
+
+    command = [str(EXE)] if EXE.exists() else [sys.executable, "-m", "agenticlens_frames.cli"]
+    env = {**os.environ, "COLUMNS": "120", "SOURCE_DATE_EPOCH": "1767225600"}
+    done = subprocess.run(
+        [*command, "experiment", "run", str(EXAMPLE / "manifest.yaml"),
+         str(EXAMPLE / "suite.yaml"), "--save", str(tmp_path / "r.json"),
+         "--html", str(tmp_path / "r.html")],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    footer = html.unescape(re.search(r"<footer[^>]*>(.*?)</footer>", page, re.S).group(1))
+    assert f"Generated by agenticlens-frames {__version__} at 2026-01-01T00:00:00Z" in footer
+    recorded = yaml.safe_load((EXAMPLE / "manifest.yaml").read_text(encoding="utf-8"))
+    files = {"manifest": EXAMPLE / "manifest.yaml", "suite": EXAMPLE / "suite.yaml"}
+    for v in recorded["variants"]:
+        files[f"recorded trials of {v['id']}"] = EXAMPLE / v["target"]
+    for name, path in files.items():
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert f"{name}: " in footer and digest in footer, name
+
+
+# Imported as a core install has it: none of the optional packages can be imported.
+_CORE_ONLY = """
+import sys
+for name in ("ipywidgets", "anywidget", "polars", "duckdb", "dask", "jupyterlab"):
+    sys.modules[name] = None  # import -> ImportError, as if not installed
+from agenticlens_frames.cli import main
+sys.argv = ["agenticlens-frames", *sys.argv[1:]]
+main()
+"""
+
+
+def test_every_output_needs_only_the_core_install(tmp_path: Path) -> None:
+    # What `./dev example` runs, with the optional packages made unimportable.
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-c", _CORE_ONLY, "experiment", "run",
+         str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml"),
+         "--save", str(out / "report.json"), "--html", str(out / "report.html"),
+         "--csv", str(out / "variants.csv"), "--cases-csv", str(out / "cases.csv"),
+         "--parquet", str(out / "parquet")],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "120"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for name in ("report.json", "report.html", "variants.csv", "cases.csv"):
+        assert (out / name).stat().st_size > 0
+    assert (out / "parquet" / "tables" / "attempts.parquet").exists()
+
+
+def test_the_explorer_without_its_extra_names_it() -> None:
+    code = (
+        "import sys; sys.modules['ipywidgets'] = None\n"
+        "import agenticlens_frames as alf\n"
+        "try:\n    alf.explore\nexcept ImportError as e:\n    print(e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "pip install 'agenticlens-frames[notebook]'" in done.stdout, done.stderr
+    assert "the notebook explorer" in done.stdout

@@ -1,0 +1,112 @@
+"""A run from DataFrames a user already has, and results as polars frames."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agenticlens_frames import ExperimentRun, analyze, load_experiment
+from agenticlens_frames.errors import InputError
+
+from .conftest import EXAMPLE
+
+
+@pytest.fixture(scope="module")
+def user_frames():
+    """The example experiment as plain frames (strings, no categoricals), as a user has."""
+    run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    att = run.attempts[
+        ["variant_id", "trial", "case_id", "passed", "score", "latency_ms", "cost_usd", "status"]
+    ].astype({"variant_id": str, "case_id": str, "status": str})
+    att = att.sample(frac=1.0, random_state=3).reset_index(drop=True)  # any row order
+    factor_cols = [c for c in run.variants.columns if c.startswith("factor_")]
+    variants = run.variants[["variant_id", "variant_name", *factor_cols]].astype(
+        {"variant_id": str}
+    )
+    cases = run.cases[["case_id", "case_name"]].astype({"case_id": str})
+    return run, att, variants, cases
+
+
+def test_from_frames_gives_the_numbers_of_a_naive_computation(user_frames) -> None:
+    original, att, variants, cases = user_frames
+    run = ExperimentRun.from_frames(att, variants, cases, name="mine", baseline="baseline")
+    a = analyze(run)
+    # Pooled case pass rate per variant: a plain mean of `passed` over the variant's rows.
+    naive = att.groupby("variant_id")["passed"].mean()
+    got = a.variants.set_index(a.variants["variant_id"].astype(str))["case_pass_rate"]
+    for vid, rate in naive.items():
+        assert got[vid] == pytest.approx(rate)
+    # Per (variant, case): passes counted by a loop over the rows.
+    counts: dict[tuple[str, str], int] = {}
+    for row in att.itertuples():
+        counts[(row.variant_id, row.case_id)] = counts.get((row.variant_id, row.case_id), 0) + bool(
+            row.passed
+        )
+    cm = a.cases
+    for row in cm.itertuples():
+        assert row.passes == counts[(str(row.variant_id), str(row.case_id))]
+    assert a.info["baseline_variant_id"] == "baseline"
+    assert run.factor_names == original.factor_names
+    # Same cases and variants in the declared order.
+    assert list(run.suite.case_ids) == list(cases["case_id"])
+    assert list(run.manifest.variant_ids) == list(variants["variant_id"])
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda a, v, c: (a.drop(columns="passed"), v, c), "attempts frame: column(s) 'passed'"),
+        (lambda a, v, c: (a, v.drop(columns="variant_id"), c), "variants frame: column(s)"),
+        (
+            lambda a, v, c: (
+                a.assign(variant_id=a["variant_id"].replace("prompt-v2", "promt-v2")),
+                v,
+                c,
+            ),
+            "did you mean 'prompt-v2'",
+        ),
+        (lambda a, v, c: (pd.concat([a, a.head(1)]), v, c), "appears more than once"),
+        (lambda a, v, c: (a.iloc[1:], v, c), "no attempt for"),
+        (
+            lambda a, v, c: (a.assign(passed=a["passed"].astype(object).where(a.index > 0)), v, c),
+            "'passed' is empty at row 0",
+        ),
+        (lambda a, v, c: (a.assign(trial=a["trial"] - 1), v, c), "expected ≥ 1"),
+        (lambda a, v, c: (a.assign(score=a["score"] * 5), v, c), "'score' must lie in [0, 1]"),
+        (lambda a, v, c: (a.to_dict(), v, c), "expected a pandas DataFrame"),
+        (lambda a, v, c: (a.assign(status="okay"), v, c), "did you mean 'ok'"),
+    ],
+)
+def test_bad_frames_are_refused_naming_frame_and_column(user_frames, change, message) -> None:
+    _, att, variants, cases = user_frames
+    with pytest.raises(InputError) as info:
+        ExperimentRun.from_frames(*change(att, variants, cases))
+    assert message in str(info.value)
+
+
+def test_to_polars_keeps_every_value(user_frames) -> None:
+    pl = pytest.importorskip("polars", reason="polars is the optional [polars] extra")
+    original = user_frames[0]
+    frame = original.to_polars("attempts")
+    assert isinstance(frame, pl.DataFrame) and frame.height == len(original.attempts)
+    np.testing.assert_array_equal(
+        frame["score"].to_numpy(), original.attempts["score"].to_numpy(float)
+    )
+    assert (
+        frame["variant_id"].cast(pl.String).to_list()
+        == original.attempts["variant_id"].astype(str).tolist()
+    )
+    a = analyze(original)
+    vs = a.to_polars("variant_summary")
+    np.testing.assert_allclose(vs["case_pass_rate"].to_numpy(), a.variants["case_pass_rate"])
+    with pytest.raises(InputError, match="did you mean 'variant_summary'"):
+        a.to_polars("variants_summary")
+
+
+def test_to_polars_without_polars_names_the_extra(user_frames, monkeypatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "polars", None)  # import polars -> ImportError
+    with pytest.raises(ImportError, match=r"pip install 'agenticlens-frames\[polars\]'"):
+        user_frames[0].to_polars("attempts")
