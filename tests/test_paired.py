@@ -793,6 +793,28 @@ def test_more_trials_shrink_the_planned_sd_toward_omega(run: ExperimentRun) -> N
     )
 
 
+@pytest.mark.parametrize(
+    ("call", "location"),
+    [
+        (lambda run: power_analysis(run, effect=0.1, power=1.0), "power"),
+        (lambda run: power_analysis(run, effect=0.1, alpha=0.0), "alpha"),
+        (
+            lambda run: noninferiority_gate(
+                paired_comparisons(run, correction="holm"), margin=0.05, alpha=1.5
+            ),
+            "alpha",
+        ),
+    ],
+)
+def test_a_level_outside_zero_and_one_names_its_argument(
+    run: ExperimentRun, call: Callable, location: str
+) -> None:
+    with pytest.raises(InputError) as caught:
+        call(run)
+    assert caught.value.location == location
+    assert "strictly between 0 and 1" in caught.value.message
+
+
 def test_trials_for_precision_reaches_the_target(run: ExperimentRun) -> None:
     plan = trials_for_precision(run, half_width=0.12, cost_per_case=0.02)
     z = sps.norm.ppf(0.975)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from .. import stats_paired
-from ..errors import InputError
+from ..errors import InputError, check_proportion
 from ..stats_paired import sps  # scipy.stats, imported on first use
 from .dimensions import BOUNDED_UNITS
 
@@ -85,8 +85,7 @@ def noninferiority_gate(
     """
     if not margin >= 0:
         raise InputError(f"the margin must be >= 0, got {margin!r}", location="margin")
-    if not 0 < alpha < 1:
-        raise InputError(f"alpha must be between 0 and 1, got {alpha!r}", location="alpha")
+    check_proportion(alpha, "alpha", location="alpha")
     rows = comparisons[comparisons["dimension"].astype(str) == dimension]
     wanted = list(candidates if candidates is not None else comparisons.attrs.get("candidates", []))
     for cand in rows["candidate_variant_id"].astype(str):

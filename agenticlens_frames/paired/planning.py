@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats_paired
-from ..errors import InputError
+from ..errors import InputError, check_proportion
 from ..frames import ExperimentRun
 from ..stats_paired import sps  # scipy.stats, imported on first use
 from .comparisons import SMALL_SAMPLE, paired_analysis
@@ -94,8 +94,8 @@ def power_analysis(
     base = ids.index(run.manifest.baseline_variant_id)
     candidates = [i for i in range(len(ids)) if i != base]
     alpha, correction, m = _planned_family(run, ev.name, alpha, correction, family_size)
-    if not 0 < alpha < 1 or not 0 < power < 1:
-        raise InputError("alpha and power must be between 0 and 1", location="alpha")
+    check_proportion(alpha, "alpha", location="alpha")
+    check_proportion(power, "power", location="power")
     if m < 1:
         raise InputError(f"family_size must be >= 1, got {m}", location="family_size")
     level = stats_paired.per_test_alpha(alpha, correction, m)
