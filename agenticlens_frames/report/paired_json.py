@@ -7,7 +7,6 @@ re-rendering a saved report.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..paired import GATE_COLUMNS, PAIRED_COLUMNS, PairedAnalysis, gate_passed
+from ..schema import number_to_json
 
 if TYPE_CHECKING:
     from ..analysis import ExperimentAnalysis
@@ -23,20 +23,15 @@ __all__ = ["case_level_block", "paired_block", "paired_frames_from_block", "repo
 
 
 def _json_value(value: Any) -> Any:
-    if value is None or value is pd.NA:
-        return None
+    """JSON-ready: numbers by :func:`~agenticlens_frames.schema.number_to_json` (NaN and
+    ±inf → null), numpy booleans as booleans, containers item by item."""
     if isinstance(value, (np.bool_, bool)):
         return bool(value)
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return value if math.isfinite(value) else None
     if isinstance(value, dict):
         return {str(k): _json_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_json_value(v) for v in value]
-    return value
+    return number_to_json(value)
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
