@@ -28,7 +28,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
-from .judges import Judged, JudgeRetryPolicy, JudgeRunner, normalize_judgement
+from .judges import Judged, JudgeRetryPolicy, JudgeRunner, SampleBook, normalize_judgement
 
 if TYPE_CHECKING:
     from .formats.model import CaseSpec, EvaluatorRef
@@ -100,17 +100,25 @@ class Evaluator:
         return normalize_judgement(result, evaluator=self.name, case_id=case.id, role="evaluator")
 
     def evaluate(
-        self, output: str, case: CaseSpec, trace: Trace, ref: EvaluatorRef
+        self,
+        output: str,
+        case: CaseSpec,
+        trace: Trace,
+        ref: EvaluatorRef,
+        *,
+        book: SampleBook | None = None,
+        entry: int = 0,
     ) -> list[Judged]:
         """The scores this evaluator gives one sample for one ``evaluators:`` entry.
 
         ``output`` is the raw (unstripped) output, as the package passes it. A plain
         evaluator's exception propagates; a judge's failed attempts become an
-        unavailable score.
+        unavailable score. ``book`` (live runs) journals a judge's samples and hands back
+        those of entry number ``entry`` judged before a crash.
         """
         if self.runner is None:
             return [self._plain(output, case, trace, ref.config)]
-        entry = MappingProxyType(
+        config = MappingProxyType(
             {
                 "name": ref.name,
                 "threshold": ref.threshold,
@@ -119,7 +127,13 @@ class Evaluator:
             }
         )
         function = self.function
-        return self.runner.run(lambda: function(output, case, trace, entry), case.id)
+        return self.runner.run(
+            lambda: function(output, case, trace, config),
+            case.id,
+            book=book,
+            entry=entry,
+            version=self.version,
+        )
 
 
 class EvaluatorRegistry(Mapping[str, Evaluator]):

@@ -24,7 +24,9 @@ docs/judges.md.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
+import json
 import math
 import time
 from collections import Counter
@@ -42,6 +44,7 @@ __all__ = [
     "JudgeRetryPolicy",
     "JudgeRunner",
     "Judged",
+    "SampleBook",
     "normalize_judgement",
     "summarize_judges",
 ]
@@ -184,6 +187,126 @@ class _Attempted:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def to_json(self) -> dict[str, Any] | None:
+        """This finished sample as JSON data, or None when JSON cannot hold it exactly
+        (then a resumed run judges it again rather than reuse an altered copy)."""
+        data: dict[str, Any] = {
+            "ok": self.ok,
+            "attempts": self.attempts,
+            "elapsed_ms": self.elapsed_ms,
+            "errors": list(self.errors),
+            # Only what the scores are built from: the usage a failed attempt reported.
+            "failure_usages": [
+                usage if isinstance(usage := getattr(f, "usage", None), dict) else None
+                for f in self.failures
+            ],
+        }
+        if self.ok:
+            data["value"] = [dataclasses.asdict(judged) for judged in self.value]
+        try:
+            same = json.loads(json.dumps(data, allow_nan=False)) == data
+        except (TypeError, ValueError):
+            return None
+        return data if same else None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> _Attempted:
+        """A sample journaled by :meth:`to_json`, as it was when it finished."""
+        failures: list[BaseException] = [_Recalled(usage) for usage in data["failure_usages"]]
+        outcome = cls(
+            attempts=int(data["attempts"]),
+            elapsed_ms=float(data["elapsed_ms"]),
+            errors=list(data["errors"]),
+            failures=failures,
+        )
+        if data["ok"]:
+            outcome.value = [Judged(**judged) for judged in data["value"]]
+        else:
+            outcome.error = failures[-1] if failures else _Recalled(None)
+        return outcome
+
+
+class _Recalled(Exception):
+    """A failed judge attempt read back from the journal: only its reported usage."""
+
+    def __init__(self, usage: dict[str, Any] | None) -> None:
+        super().__init__("journaled judge failure")
+        if usage is not None:
+            self.usage = usage
+
+
+class SampleBook:
+    """Judge samples of one attempt: those journaled earlier, and where new ones go.
+
+    A live run hands one to :func:`~agenticlens_frames.scoring.score_sample`; each judge
+    sample (one call with its retries) is journaled as it finishes, and a resumed run gets
+    back the samples of the evaluations it had not finished, so it calls the judge only
+    for the missing ones. A sample is reused only for the same evaluator entry, sample
+    index, judge name and judge version.
+
+    Parameters
+    ----------
+    recalled
+        Journaled samples: ``(entry, sample)`` → ``(judge, version, data)``.
+    journal
+        Called with ``(entry, sample, judge, version, data)`` when a sample finishes whose
+        data JSON holds exactly (others are judged again after a crash).
+
+    Examples
+    --------
+    >>> seen = []
+    >>> book = SampleBook({(0, 0): ("tone", "1", {"ok": True})},
+    ...                   lambda *args: seen.append(args))
+    >>> book.recall(0, 0, "tone", "1"), book.recall(0, 0, "tone", "2")
+    ({'ok': True}, None)
+    >>> book.record(0, 1, "tone", "1", {"ok": False}, attempts=3, ok=False)
+    >>> book.counts(), len(seen)
+    ((3, 1, 1), 1)
+    """
+
+    def __init__(
+        self,
+        recalled: Mapping[tuple[int, int], tuple[str, str | None, dict[str, Any]]],
+        journal: Callable[[int, int, str, str | None, dict[str, Any]], None],
+    ) -> None:
+        self._recalled = recalled
+        self._journal = journal
+        self.calls = 0
+        self.unavailable = 0
+        self.reused = 0
+
+    def recall(
+        self, entry: int, sample: int, judge: str, version: str | None
+    ) -> dict[str, Any] | None:
+        """The journaled sample, if this judge at this version judged it (then counted as
+        reused)."""
+        found = self._recalled.get((entry, sample))
+        if found is None or found[:2] != (judge, version):
+            return None
+        self.reused += 1
+        return found[2]
+
+    def record(
+        self,
+        entry: int,
+        sample: int,
+        judge: str,
+        version: str | None,
+        data: dict[str, Any] | None,
+        *,
+        attempts: int,
+        ok: bool,
+    ) -> None:
+        """Count a sample that just finished and journal it (unless ``data`` is None)."""
+        self.calls += attempts
+        self.unavailable += not ok
+        if data is not None:
+            self._journal(entry, sample, judge, version, data)
+
+    def counts(self) -> tuple[int, int, int]:
+        """Judge calls made, samples that ended unavailable, samples reused."""
+        return self.calls, self.unavailable, self.reused
 
 
 def _number(value: Any) -> float | None:
@@ -444,15 +567,39 @@ class JudgeRunner:
 
     # ----------------------------------------------------------------- run
 
-    def run(self, function: Callable[[], Any], case_id: str) -> list[Judged]:
+    def run(
+        self,
+        function: Callable[[], Any],
+        case_id: str,
+        *,
+        book: SampleBook | None = None,
+        entry: int = 0,
+        version: str | None = None,
+    ) -> list[Judged]:
         """Judge once (or ``samples`` times, in order) and return the stamped scores.
 
         ``function`` takes no argument (the caller binds output, case, trace, config); it
-        may return an awaitable, which is run to completion.
+        may return an awaitable, which is run to completion. With a ``book`` (live runs),
+        samples journaled earlier for evaluator entry ``entry`` and this judge ``version``
+        are reused, and each new sample is journaled as it finishes.
         """
         outcomes: list[_Attempted] = []
-        for _ in range(self.samples):
-            outcome = self._call_with_retry(lambda: self._parse(_resolve(function()), case_id))
+        for index in range(self.samples):
+            data = book.recall(entry, index, self.name, version) if book is not None else None
+            if data is not None:
+                outcome = _Attempted.from_json(data)
+            else:
+                outcome = self._call_with_retry(lambda: self._parse(_resolve(function()), case_id))
+                if book is not None:
+                    book.record(
+                        entry,
+                        index,
+                        self.name,
+                        version,
+                        outcome.to_json(),
+                        attempts=outcome.attempts,
+                        ok=outcome.ok,
+                    )
             outcomes.append(outcome)
             if not outcome.ok:  # the package's synchronous path stops here
                 break
@@ -501,8 +648,8 @@ class JudgeRunner:
         wasted: dict[str, Any],
     ) -> Judged:
         errors = [error for outcome in failed for error in outcome.errors]
-        last = failed[-1].error
-        message = describe_error(last) if last is not None else "unknown error"
+        # The last failure's description (kept as text, so a journaled sample has it too).
+        message = failed[-1].errors[-1] if failed[-1].errors else "unknown error"
         # J3: the package always measures; a time every call reported is reproducible.
         completed = [o.value[0].metadata for o in outcomes if o.ok]
         failures = _failure_usages(outcomes)

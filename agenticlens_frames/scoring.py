@@ -21,7 +21,7 @@ from ._limits import REGEX_TIMEOUT_ENV, limit
 from .errors import is_recursion
 from .evaluators import REFERENCE_SCORER_NAMES, EvaluatorRegistry
 from .frames import CheckColumns
-from .judges import Judged
+from .judges import Judged, SampleBook
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -207,6 +207,8 @@ def score_sample(
     sink: CheckColumns,
     attempt: int,
     registry: EvaluatorRegistry | None = None,
+    *,
+    judge_samples: SampleBook | None = None,
 ) -> AttemptScore:
     """Run every check of ``case`` on one sample, appending them to ``sink``.
 
@@ -224,6 +226,9 @@ def score_sample(
         The attempt's row number, stored with each check.
     registry
         Evaluators named by the case; the suite loader has checked they are registered.
+    judge_samples
+        Live runs: where judge samples are journaled, and those journaled before a crash
+        (reused instead of judging again).
 
     Returns
     -------
@@ -418,7 +423,7 @@ def score_sample(
         )
 
     evaluator_error: str | None = None
-    for ref in case.evaluators:
+    for entry, ref in enumerate(case.evaluators):
         evaluator = registry[ref.name] if registry is not None else None
         if evaluator is None:  # the suite loader prevents this; keep the row honest anyway
             add(attempt, ref.name, ref.name, False, "Evaluator is not registered.", 0.0)
@@ -426,7 +431,7 @@ def score_sample(
         raised = False
         try:
             # Evaluators get the raw output, as in the package (built-in checks strip it).
-            scores = evaluator.evaluate(output, case, trace, ref)
+            scores = evaluator.evaluate(output, case, trace, ref, book=judge_samples, entry=entry)
         except BaseException as exc:  # a trusted evaluator's bug fails its check, loudly
             if isinstance(exc, KeyboardInterrupt) and _in_main_thread():
                 raise  # Ctrl-C lands in the main thread: the user's, not the evaluator's

@@ -23,7 +23,13 @@ EXE = Path(sys.executable).parent / "agenticlens-frames"
 
 def _cli(*args: str, columns: str | None = "120", cwd: Path | None = None):
     command = [str(EXE)] if EXE.exists() else [sys.executable, "-m", "agenticlens_frames.cli"]
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    # No inherited shell-completion request: with _<PROG>_COMPLETE or _TYPER_COMPLETE_*
+    # set, the command line answers a completion query instead of running.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k != "COLUMNS" and not k.endswith("_COMPLETE") and not k.startswith("_TYPER_")
+    }
     if columns is not None:
         env["COLUMNS"] = columns
     return subprocess.run(
@@ -43,7 +49,7 @@ def test_version_prints_the_package_version() -> None:
 
 def test_completion_script_is_offered_for_bash() -> None:
     done = _cli("--show-completion", "bash")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, (done.stderr, sorted(k for k in os.environ if k.startswith("_")))
     assert "_AGENTICLENS_FRAMES_COMPLETE=complete_bash" in done.stdout
     assert "--install-completion" in _cli("--help").stdout
 

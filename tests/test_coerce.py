@@ -3,6 +3,7 @@ options passed through; misspelt names are refused with what exists."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -66,8 +67,11 @@ def test_statistics_options_reach_the_figure(run) -> None:
     expected = multipletests(pc["p_value"].to_numpy(float), method="holm")[1]
     np.testing.assert_allclose(pc["adjusted_p_value"].to_numpy(float), expected)
     assert len(fig.data) == pc["dimension"].nunique()
+    undeclared = dataclasses.replace(
+        run, manifest=dataclasses.replace(run.manifest, comparisons=None)
+    )
     with pytest.raises(InputError, match="correction='holm'"):
-        viz.paired_forest(run)
+        viz.paired_forest(undeclared)
     deltas = viz.delta_forest(run, confidence_level=0.8)
     assert (
         deltas.to_json()

@@ -186,10 +186,12 @@ def test_explorer_shows_the_factor_effects(run) -> None:
 
     a = analyze(run, frontier_resamples=50)
     explorer = Explorer(a)
+    # The figures are drawn in Output widgets as plotly mime bundles.
     titles = [
-        w.layout.title.text
+        out["data"]["application/vnd.plotly.v1+json"]["layout"].get("title", {}).get("text")
         for w in explorer.children
-        if hasattr(w, "layout") and getattr(w.layout, "title", None) is not None
+        for out in getattr(w, "outputs", ())
+        if "application/vnd.plotly.v1+json" in out.get("data", {})
     ]
     assert any(t and t.startswith("Factor effects on the case pass rate") for t in titles)
     assert any(t and "model × prompt" in t for t in titles)

@@ -367,3 +367,82 @@ def test_summary_keys_are_the_packages_in_its_order_then_ours() -> None:
     block = summarize_judges([("a", False, {"judge_status": "ok"})])
     assert block is not None
     assert list(block) == [*models.JudgeSummary.model_fields, *ADDED_SUMMARY_KEYS]
+
+
+# ----------------------------------------------------------------------- journaled samples
+
+
+def _scored_with_book(
+    replies: list[Any], recalled: dict, **register: Any
+) -> tuple[list, list, list[dict]]:
+    """Score one case with a judge replaying ``replies``, given journaled samples; returns
+    the score rows, the judge's calls and the samples it journaled (as JSON text would)."""
+    from agenticlens_frames.judges import SampleBook
+
+    registry = EvaluatorRegistry()
+    judge = _script(*replies)
+    registry.register_judge("panel", judge, version="v1", **register)
+    registry["panel"].runner.clock = lambda: 0.0  # type: ignore[union-attr]
+    journaled: list[dict] = []
+
+    def journal(entry, sample, name, version, data):  # type: ignore[no-untyped-def]
+        journaled.append(json.loads(json.dumps({"at": [entry, sample], "data": data})))
+
+    sink = CheckColumns()
+    case = _case(EvaluatorRef("panel", threshold=0.5))
+    book = SampleBook(recalled, journal)
+    score_sample(case, "out", normalize_trace({}), sink, 0, registry, judge_samples=book)
+    columns = sink.columns()
+    rows = [dict(zip(columns, v, strict=True)) for v in zip(*columns.values(), strict=True)]
+    return rows, judge.calls, journaled
+
+
+@pytest.mark.parametrize(
+    ("replies", "register"),
+    [
+        pytest.param(
+            [
+                _verdict("good", 0.9, judge_cost_usd=0.001, judge_cost_source="measured"),
+                Billed("garbled", {"judge_cost_usd": 0.0005, "judge_input_tokens": 40}),
+                _verdict("poor", 0.2, judge_cost_usd=0.001, judge_cost_source="measured"),
+                _verdict("good", 0.7, judge_cost_usd=0.001, judge_cost_source="measured"),
+            ],
+            {"samples": 3, "retry": RetryPolicy(max_attempts=2)},
+            id="sampled-with-a-retry",
+        ),
+        pytest.param(
+            [
+                _verdict("good", 1.0, judge_cost_usd=0.002, judge_cost_source="measured"),
+                Billed("refused", {"judge_cost_usd": 0.0003, "judge_latency_ms": 4.0}),
+                Billed("refused again", {"judge_cost_usd": 0.0003}),
+            ],
+            {"samples": 3, "retry": RetryPolicy(max_attempts=2)},
+            id="unavailable-after-a-completed-sample",
+        ),
+        pytest.param(
+            [
+                Billed("unparseable", {"judge_cost_usd": 0.0003, "judge_input_tokens": 9}),
+                [{"name": "tone", "value": 1.0}, {"name": "accuracy", "value": 0.25}],
+            ],
+            {"retry": RetryPolicy(max_attempts=2)},
+            id="list-reply",
+        ),
+    ],
+)
+def test_journaled_samples_resume_to_the_same_scores_calling_only_the_missing(
+    replies: list[Any], register: dict
+) -> None:
+    whole, calls, journaled = _scored_with_book(replies, {}, **register)
+    assert len(calls) == len(replies)
+    for cut in range(len(journaled) + 1):
+        # A crash after ``cut`` samples were journaled: they come back from the journal.
+        recalled = {tuple(j["at"]): ("panel", "v1", j["data"]) for j in journaled[:cut]}
+        used = sum(j["data"]["attempts"] for j in journaled[:cut])
+        rows, calls, again = _scored_with_book(replies[used:], recalled, **register)
+        assert rows == whole, cut
+        assert len(calls) == len(replies) - used
+        assert again == journaled[cut:]
+    # Another judge version reuses nothing.
+    recalled = {tuple(j["at"]): ("panel", "v0", j["data"]) for j in journaled}
+    _, calls, _ = _scored_with_book(replies, recalled, **register)
+    assert len(calls) == len(replies)

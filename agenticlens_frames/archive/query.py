@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -280,9 +281,9 @@ class ArchiveSlice:
     def _plan(self) -> tuple[tuple[RunRecord, RunScan], ...]:
         out = []
         records = self.archive.records()
-        # A factor name no run has is a typo; an unknown level is an empty slice (the CLI
-        # says which levels exist when nothing matches).
-        check_factor_filter(self.filter.factors, records, levels=False)
+        # A factor name no run has is a typo; an unknown level is an empty slice, with a
+        # warning naming the levels that exist (the CLI refuses it).
+        check_factor_filter(self.filter.factors, records, levels="warn")
         for record in records:
             scan = self.filter.scan(record)
             if scan is not None:
@@ -561,10 +562,11 @@ def check_factor_filter(
     factors: tuple[tuple[str, tuple[str, ...]], ...],
     records: list[RunRecord],
     *,
-    levels: bool = True,
+    levels: bool | Literal["warn"] = True,
 ) -> None:
     """Refuse a factor name (and, with ``levels``, a level) that no archived run has,
-    saying which factors and levels exist and which is closest."""
+    saying which factors and levels exist and which is closest; ``levels="warn"`` warns
+    about such a level instead (the slice is then empty for it)."""
     if not factors or not records:
         return
     from ..formats._io import close_match
@@ -588,9 +590,10 @@ def check_factor_filter(
         if missing:
             match = close_match(missing[0], found[name])
             shown = ", ".join(repr(v) for v in sorted(found[name])[:20])
-            raise InputError(
-                f"no archived run has {name}={missing[0]!r}",
-                location="--factor",
-                hint=(f"did you mean {match!r}? " if match else "")
-                + f"the levels of {name!r} are {shown}",
+            message = f"no archived run has {name}={missing[0]!r}"
+            hint = (f"did you mean {match!r}? " if match else "") + (
+                f"the levels of {name!r} are {shown}"
             )
+            if levels != "warn":
+                raise InputError(message, location="--factor", hint=hint)
+            warnings.warn(f"{message}: the slice is empty for it ({hint})", stacklevel=4)

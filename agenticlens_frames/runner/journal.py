@@ -22,6 +22,11 @@ Records (``"type"``):
              payload (output and raw trace), the error, the number of calls, and the
              scores and checks, so a resumed run rebuilds the tables without calling the
              target or scoring again.
+``judge_sample``  one finished judge sample (a judge call with its retries) of an
+             attempt being scored: evaluator entry, sample index, judge name and version,
+             the digest of the payload it graded, and its outcome (scores, usage, time,
+             errors). Written as each sample finishes, so an attempt interrupted
+             mid-judging is resumed from its missing samples (:func:`judge_samples`).
 
 Scoring happens here, on the journal's thread, so a slow registered evaluator never
 stalls the event loop that times the calls.
@@ -48,6 +53,7 @@ from ..formats._io import scrub_surrogates
 from ..formats.model import CaseSpec
 from ..formats.traces import Trace
 from ..frames import CheckColumns
+from ..judges import SampleBook
 from ..scoring import AttemptScore, score_sample
 
 __all__ = [
@@ -55,6 +61,7 @@ __all__ = [
     "JournalWriter",
     "RunFolder",
     "digest",
+    "judge_samples",
     "read_segments",
     "replay_checks",
 ]
@@ -343,6 +350,39 @@ def replay_checks(sink: CheckColumns, attempt: int, record: dict[str, Any]) -> A
     )
 
 
+#: (variant, trial, case) → journaled judge samples: (entry, sample) → (judge, version,
+#: payload digest, outcome).
+JudgeSamples = dict[
+    tuple[str, int, str], dict[tuple[int, int], tuple[str, str | None, str, dict[str, Any]]]
+]
+
+
+def judge_samples(records: Iterable[dict[str, Any]]) -> JudgeSamples:
+    """The ``judge_sample`` records, indexed by attempt; a later record of the same
+    sample (judged again after a judge changed version) wins.
+
+    Examples
+    --------
+    >>> book = judge_samples([{"type": "judge_sample", "variant": "a", "trial": 1,
+    ...     "case": "c1", "entry": 0, "sample": 1, "judge": "tone", "version": "1",
+    ...     "payload_sha256": "ab", "outcome": {"ok": True}}])
+    >>> book[("a", 1, "c1")][(0, 1)]
+    ('tone', '1', 'ab', {'ok': True})
+    """
+    out: JudgeSamples = {}
+    for r in records:
+        if r.get("type") != "judge_sample":
+            continue
+        key = (r["variant"], int(r["trial"]), r["case"])
+        out.setdefault(key, {})[(int(r["entry"]), int(r["sample"]))] = (
+            r["judge"],
+            r.get("version"),
+            r["payload_sha256"],
+            r["outcome"],
+        )
+    return out
+
+
 def _storable(record: dict[str, Any]) -> dict[str, Any]:
     """The record, with lone surrogates (text no UTF-8 file can hold) made U+FFFD."""
     try:
@@ -383,6 +423,13 @@ class JournalWriter:
         Attempts scored at once. Above 1 (runs with LLM judges pass the run's concurrency
         limit) attempts are scored on a thread pool as they arrive, so slow judge calls
         overlap, and each record is written once scored.
+    samples
+        Judge samples journaled by earlier sessions (:func:`judge_samples`): reused when
+        the same attempt, entry and sample are scored again with the same judge version
+        and payload, instead of calling the judge.
+    on_judge
+        Called (on a scoring thread) after each attempt is scored with its judge calls
+        made, samples ending unavailable, and samples reused.
     """
 
     def __init__(
@@ -391,11 +438,16 @@ class JournalWriter:
         registry: EvaluatorRegistry | None = None,
         on_record: Callable[[dict[str, Any]], None] | None = None,
         scoring_workers: int = 1,
+        samples: JudgeSamples | None = None,
+        on_judge: Callable[[int, int, int], None] | None = None,
     ) -> None:
         self.segment = segment
         self.registry = registry
         self.on_record = on_record
         self.scoring_workers = max(1, int(scoring_workers))
+        self.samples = samples or {}
+        self.on_judge = on_judge
+        self._write_lock = threading.Lock()
         self.records: list[dict[str, Any]] = []
         self.error: BaseException | None = None
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -412,9 +464,61 @@ class JournalWriter:
     def _score(self, record: dict[str, Any], scoring: tuple[CaseSpec, str, Trace]) -> None:
         case, output, trace = scoring
         sink = CheckColumns()
-        score = score_sample(case, output, trace, sink, 0, self.registry)
+        judged = self.registry is not None and self.registry.has_judges
+        book = self._book(record) if judged else None
+        score = score_sample(case, output, trace, sink, 0, self.registry, judge_samples=book)
         record["score"] = score_to_json(score)
         record["checks"] = checks_to_json(sink)
+        if book is not None and self.on_judge is not None:
+            self.on_judge(*book.counts())
+
+    def _book(self, record: dict[str, Any]) -> SampleBook:
+        """The judge samples of this attempt: journaled ones to reuse, new ones journaled."""
+        key = (record["variant"], int(record["trial"]), record["case"])
+        found: list[str] = []
+
+        def graded() -> str:
+            # The payload's digest binds a sample to the output it graded (a target called
+            # again after a crash may answer differently). Computed only when needed.
+            if not found:
+                found.append(digest(record.get("payload")))
+            return found[0]
+
+        earlier = self.samples.get(key, {})
+        recalled = {
+            at: (judge, version, outcome)
+            for at, (judge, version, sha, outcome) in earlier.items()
+            if sha == graded()
+        }
+
+        def journal(
+            entry: int, sample: int, judge: str, version: str | None, outcome: dict[str, Any]
+        ) -> None:
+            self._write_now(
+                {
+                    "type": "judge_sample",
+                    "variant": key[0],
+                    "trial": key[1],
+                    "case": key[2],
+                    "entry": entry,
+                    "sample": sample,
+                    "judge": judge,
+                    "version": version,
+                    "payload_sha256": graded(),
+                    "outcome": outcome,
+                }
+            )
+
+        return SampleBook(recalled, journal)
+
+    def _write_now(self, record: dict[str, Any]) -> None:
+        """Write one record at once (a judge sample: a crash must not lose it)."""
+        if self.error is not None or self._file is None:
+            return  # failed already, or a run without a folder: nothing to resume from
+        try:
+            self._write([_storable(mask_value(record))])
+        except BaseException as exc:  # re-raised by close()
+            self.error = exc
 
     def _run(self) -> None:
         if self.scoring_workers > 1:
@@ -512,9 +616,11 @@ class JournalWriter:
             json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records
         )
         try:
-            self._file.write(data.encode("utf-8"))
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            # Judge samples are written from the scoring threads, records from this one.
+            with self._write_lock:
+                self._file.write(data.encode("utf-8"))
+                self._file.flush()
+                os.fsync(self._file.fileno())
         except OSError as exc:
             # Disk full, quota, removed folder: the run stops with a message, not a
             # traceback; every record written before stays (a torn last line is skipped).

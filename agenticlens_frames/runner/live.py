@@ -53,7 +53,16 @@ from .http_target import (
     header_variables,
 )
 from .inflight import InflightLog
-from .journal import JournalWriter, RunFolder, digest, now_iso, read_segments, replay_checks
+from .journal import (
+    JournalWriter,
+    JudgeSamples,
+    RunFolder,
+    digest,
+    judge_samples,
+    now_iso,
+    read_segments,
+    replay_checks,
+)
 from .order import execution_order
 from .payload import DEFAULT_MAX_OUTPUT_CHARS, validate_payload
 from .python_target import SPARE_THREADS, PythonTarget, load_callable
@@ -139,8 +148,13 @@ class Ledger:
         self.failures: dict[tuple[str, int, str], list[tuple[str, str]]] = {}
         self.invalid_at: dict[tuple[str, int], int] = {}
         self.calls: list[dict[str, Any]] = []
+        #: ``judge_sample`` records (kept until read by :meth:`unfinished_samples`).
+        self.samples: list[dict[str, Any]] = []
 
     def add(self, record: dict[str, Any]) -> None:
+        if record.get("type") == "judge_sample":
+            self.samples.append(record)
+            return
         if record.get("type") not in ("call", "attempt"):
             return  # e.g. an early-stopping ``stop`` record
         key = (record["variant"], int(record["trial"]), record["case"])
@@ -157,6 +171,15 @@ class Ledger:
                 index = self.case_index[key[2]]
                 first = self.invalid_at.get(key[:2], index)
                 self.invalid_at[key[:2]] = min(first, index)
+
+    def unfinished_samples(self) -> JudgeSamples:
+        """Judge samples of attempts not journaled as finished (the only ones that can be
+        scored again); the records are dropped from memory."""
+        open_ = [
+            r for r in self.samples if (r["variant"], int(r["trial"]), r["case"]) not in self.final
+        ]
+        self.samples = []
+        return judge_samples(open_)
 
     def reopen_failed(self) -> int:
         """Forget target errors and timeouts so they are called again; returns how many."""
@@ -400,11 +423,55 @@ def concurrency_plan(
     )
 
 
+def judge_postfix(calls: int, unavailable: int, reused: int) -> str:
+    """The judge part of the live progress line.
+
+    Examples
+    --------
+    >>> judge_postfix(12, 1, 4)
+    'judge calls 12 (1 unavailable, 4 reused)'
+    >>> judge_postfix(3, 0, 0)
+    'judge calls 3'
+    """
+    extra = [f"{unavailable} unavailable"] if unavailable else []
+    extra += [f"{reused} reused"] if reused else []
+    return f"judge calls {calls}" + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _note_changed_judges(samples: JudgeSamples, registry: EvaluatorRegistry | None) -> None:
+    """Say when journaled judge samples are not reused because their judge changed.
+
+    Samples are bound to the judge's name and version: a changed judge (new prompt or
+    model) must not finish an evaluation begun by the old one, so those evaluations are
+    judged again from their first sample (by :class:`~agenticlens_frames.judges.SampleBook`).
+    """
+    stale: dict[tuple[str, str | None, str | None], int] = {}
+    for by_sample in samples.values():
+        for judge, version, _, _ in by_sample.values():
+            now = registry[judge].version if registry is not None and judge in registry else None
+            if registry is None or judge not in registry or now != version:
+                stale[(judge, version, now)] = stale.get((judge, version, now), 0) + 1
+    for (judge, version, now), count in stale.items():
+        _LOG.warning(
+            "Note: %d journaled sample(s) of judge %r (version %r) are not reused: the "
+            "judge is now %s; those evaluations are judged again from their first sample",
+            count,
+            judge,
+            version,
+            f"version {now!r}" if registry is not None and judge in registry else "not registered",
+        )
+
+
 class _Progress:
-    """tqdm.auto bars: one for the experiment, one per live variant (terminal or notebook)."""
+    """tqdm.auto bars: one for the experiment, one per live variant (terminal or notebook);
+    with judges, the experiment's bar also shows the judge calls made (:func:`judge_postfix`).
+    """
 
     def __init__(self, enabled: bool, title: str, totals: dict[str, int], *, overall: int) -> None:
         self.bars: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        #: Judge calls made, samples unavailable, samples reused from the journal.
+        self.judge = [0, 0, 0]
         self.overall = progress_bar(
             total=overall,
             desc=title,
@@ -422,6 +489,14 @@ class _Progress:
                     disable=not enabled,
                     dynamic_ncols=True,
                 )
+
+    def judged(self, calls: int, unavailable: int, reused: int) -> None:
+        """Add one scored attempt's judge calls to the line (called from judge threads)."""
+        with self._lock:
+            self.judge[0] += calls
+            self.judge[1] += unavailable
+            self.judge[2] += reused
+            self.overall.set_postfix_str(judge_postfix(*self.judge), refresh=False)
 
     def update(self, variant_id: str) -> None:
         self.overall.update()
@@ -688,6 +763,8 @@ async def arun_live(
                 ledger.add(record)
         if rerun_failed:
             ledger.reopen_failed()
+        samples = ledger.unfinished_samples()
+        _note_changed_judges(samples, registry)
         if monitor is not None:
             # A resumed run replays what is done into the same sequence, then continues.
             for record in ledger.final.values():
@@ -723,6 +800,8 @@ async def arun_live(
                 monitor.add if monitor is not None else None,
             ),
             scoring_workers=global_limit if judged else 1,
+            samples=samples,
+            on_judge=bars.judged if judged else None,
         )
         clients: list[httpx.AsyncClient] = []
         plans: dict[str, VariantPlan] = {}
@@ -759,7 +838,6 @@ async def arun_live(
                 done = len(ledger.final) + scheduler.finished
                 writer.append({"type": "stop", "session": session, **monitor.summary(done)})
         finally:
-            bars.close()
             for plan in plans.values():
                 plan.target.close()
             for client in clients:
@@ -769,6 +847,8 @@ async def arun_live(
             finally:
                 if inflight is not None:
                     inflight.close()
+                # After the writer: the last attempts' judge calls are still counted.
+                bars.close()
 
         # 4. The tables, from everything journaled (this session's records included).
         for record in writer.records:

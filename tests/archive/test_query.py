@@ -102,8 +102,14 @@ def test_catalog_prunes_runs_and_the_reader_prunes_variants(shared_archive: Arch
     table = sl.scans()[0].read("attempts", ["variant_id"])
     assert set(table.column("variant_id").to_pylist()) == {"retrieval-dense"}
     assert len(sl) == sum(r.n_attempts for r in sl.records())
-    assert shared_archive.slice(retrieval="nope").n_runs == 0
+    with pytest.warns(UserWarning, match=r"no archived run has retrieval='nope'.*'dense'"):
+        assert shared_archive.slice(retrieval="nope").n_runs == 0
     assert shared_archive.slice(tags="no-such-tag").n_runs == 0
+
+
+def test_a_misspelt_level_warns_with_the_closest(shared_archive: Archive) -> None:
+    with pytest.warns(UserWarning, match=r"did you mean 'dense'\?"):
+        assert shared_archive.slice(retrieval="dence").n_runs == 0
 
 
 def test_include_baseline_keeps_the_reference_variant(shared_archive: Archive):
@@ -189,7 +195,8 @@ def test_duckdb_relation_is_the_slice(shared_archive: Archive):
 
 def test_an_empty_slice_gives_empty_frames(shared_archive: Archive):
     sl = shared_archive.slice(retrieval="nope")
-    assert (sl.n_runs, len(sl)) == (0, 0)
+    with pytest.warns(UserWarning, match="no archived run has retrieval='nope'"):
+        assert (sl.n_runs, len(sl)) == (0, 0)
     for engine in ("numpy", "duckdb"):
         result = sl.analyze(engine)
         assert result.variant_summary.empty and result.case_matrix.empty

@@ -112,3 +112,110 @@ def test_judge_calls_overlap_under_the_runs_concurrency_limit(write_experiment):
     judged = checks[checks["evaluator"] == "slow_judge"]
     assert len(judged) == 3 * 4 and judged["passed"].all(), judged["explanation"].tolist()
     assert 2 <= peak[0] <= 4
+
+
+def test_the_progress_line_counts_judge_calls_and_unavailable_samples(write_experiment, capsys):
+    from agenticlens_frames.evaluators import RetryPolicy
+
+    cases = simple_cases(["parcel a", "parcel b"])
+    for case in cases:
+        case["evaluators"] = [{"name": "picky", "threshold": 0.5}]
+    manifest, suite = write_experiment([variant("sync", "answer")], cases=cases, trial_count=2)
+    registry = EvaluatorRegistry()
+
+    @registry.register_judge("picky", samples=2, retry=RetryPolicy(max_attempts=3))
+    def picky(output, case, trace, config):  # type: ignore[no-untyped-def]
+        if case.id == "c2":
+            raise TimeoutError("judge model overloaded")
+        return 1.0
+
+    result = run_experiment(manifest, suite, evaluators=registry, progress=True)
+    err = capsys.readouterr().err
+    attempts = 3 * 2  # variants (with the fillers) x trials, per case
+    # c1: two samples of one call each; c2: its first sample fails after three calls and
+    # ends the evaluation unavailable.
+    calls, unavailable = attempts * 2 + attempts * 3, attempts
+    final = [line for line in err.replace("\r", "\n").splitlines() if "100%" in line]
+    overall = [line for line in final if line.startswith("live-test")]
+    assert overall and overall[-1].endswith(f"judge calls {calls} ({unavailable} unavailable)]")
+    checks = result.run.checks
+    meta = checks.loc[checks["evaluator"] == "picky", "metadata"].map(json.loads)
+    assert (meta.map(lambda m: m["judge_status"]) == "unavailable").sum() == unavailable
+
+
+def test_pooled_judging_journals_every_sample_and_a_lost_attempt_reuses_them(
+    write_experiment, tmp_path
+):
+    """Judge samples written from several scoring threads are whole lines; an attempt
+    whose record was lost (the crash came after its samples) is re-run and re-scored
+    from its journaled samples without calling the judge."""
+    cases = simple_cases(["parcel a", "parcel b", "parcel c"])
+    for case in cases:
+        case["evaluators"] = [{"name": "tone", "threshold": 0.6}, {"name": "n_a"}]
+    manifest, suite = write_experiment(
+        [variant("sync", "answer"), variant("async", "answer_async")], cases=cases, trial_count=2
+    )
+    calls: list[str] = []
+    run_dir = tmp_path / "run"
+    first = run_experiment(
+        manifest,
+        suite,
+        evaluators=_registry(calls),
+        progress=False,
+        run_dir=run_dir,
+        concurrency=3,
+    )
+    attempts = 3 * 2 * 3
+    assert first.complete and len(calls) == attempts * 2  # tone: two samples each
+    (segment,) = (run_dir / "journal").glob("*.jsonl")
+    records = [json.loads(line) for line in segment.read_text().splitlines()]
+    samples = [r for r in records if r["type"] == "judge_sample"]
+    # two tone samples and the n_a judge's one call per attempt, each journaled once
+    keys = {(r["variant"], r["trial"], r["case"], r["entry"], r["sample"]) for r in samples}
+    assert len(samples) == len(keys) == attempts * 3
+    # Lose four attempt records, as a crash after their samples but before them would.
+    lost = [r for r in records if r["type"] == "attempt"][-4:]
+    lost_keys = {(r["variant"], r["trial"], r["case"]) for r in lost}
+    # One of them as if its samples had graded another answer: those are judged again.
+    regraded = (lost[0]["variant"], lost[0]["trial"], lost[0]["case"])
+    for r in samples:
+        if (r["variant"], r["trial"], r["case"]) == regraded:
+            r["payload_sha256"] = "0" * 64
+    segment.write_text(
+        "".join(json.dumps(r) + "\n" for r in records if r not in lost), encoding="utf-8"
+    )
+    calls.clear()
+    resumed = run_experiment(
+        manifest,
+        suite,
+        evaluators=_registry(calls),
+        progress=False,
+        run_dir=run_dir,
+        concurrency=3,
+    )
+    assert resumed.complete and resumed.attempted == 4
+    # every other sample of the lost attempts came from the journal
+    assert calls == [regraded[2]] * 2
+    again = {
+        (r["variant"], r["trial"], r["case"])
+        for r in read_journal(run_dir)
+        if r["type"] == "attempt" and r["session"] != lost[0]["session"]
+    }
+    assert again == lost_keys
+    pd.testing.assert_frame_equal(resumed.run.attempts, first.run.attempts)
+    # The same checks; the re-judged attempt's unsampled judge measured its own time.
+    checks, before = resumed.run.checks, first.run.checks
+    judged_again = (
+        (checks["variant_id"] == regraded[0])
+        & (checks["trial"] == regraded[1])
+        & (checks["case_id"] == regraded[2])
+    ).to_numpy()
+    pd.testing.assert_frame_equal(checks[~judged_again], before[~judged_again])
+    assert len(checks) == len(before)
+    same = ["name", "value", "passed", "skipped", "explanation"]
+    pd.testing.assert_frame_equal(checks.loc[judged_again, same], before.loc[judged_again, same])
+
+
+def read_journal(run_dir):  # type: ignore[no-untyped-def]
+    for segment in sorted((run_dir / "journal").glob("*.jsonl")):
+        yield from (json.loads(line) for line in segment.read_text().splitlines())

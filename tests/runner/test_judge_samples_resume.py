@@ -1,0 +1,283 @@
+"""Judge samples in the run journal: a run killed (SIGKILL) mid-judging resumes from the
+samples it had not journaled, calls the judge only for those, and reports exactly what an
+uninterrupted run reports; a judge whose version changed never reuses old samples."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from rich.console import Console
+
+from agenticlens_frames import analyze
+from agenticlens_frames.judge_noise import judge_totals
+from agenticlens_frames.report.console import print_summary
+from agenticlens_frames.runner import run_experiment
+
+from .conftest import simple_cases, variant
+from .test_crash import _report
+
+pytestmark = pytest.mark.slow
+
+# A deterministic judge whose samples differ: sample k of one (case, output) gets value
+# VALUES[(seed + k) % 7], k counted from the calls completed so far (in JUDGE_LOG, shared
+# by the killed and the resumed process). JUDGE_BLOCK_AT=n makes call n hang (the test
+# kills the process there); "tone" is the judge's version, from JUDGE_TONE_VERSION.
+JUDGES = """
+import os, time
+from agenticlens_frames.evaluators import EvaluatorRegistry
+
+VALUES = (0.1, 0.9, 0.4, 0.75, 0.3, 1.0, 0.55)
+
+
+def _done():
+    try:
+        with open(os.environ["JUDGE_LOG"]) as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def _call(key):
+    done = _done()
+    if len(done) + 1 == int(os.environ.get("JUDGE_BLOCK_AT", "0")):
+        time.sleep(3600)  # the test kills the process here
+    k = done.count(key)
+    with open(os.environ["JUDGE_LOG"], "a") as f:
+        f.write(key + "\\n")
+    return k
+
+
+def registry():
+    reg = EvaluatorRegistry()
+
+    def tone(output, case, trace, config):
+        key = f"tone|{case.id}|{output}"
+        k = _call(key)
+        value = VALUES[(sum(map(ord, key)) + k) % 7]
+        return {"value": value, "explanation": f"sample {k}",
+                "metadata": {"verdict": "good" if value >= 0.5 else "poor",
+                             "judge_cost_usd": 0.001, "judge_cost_source": "measured",
+                             "judge_input_tokens": 100, "judge_output_tokens": 10,
+                             "judge_latency_ms": 5.0}}
+
+    def brief(output, case, trace, config):
+        key = f"brief|{case.id}|{output}"
+        _call(key)
+        return {"value": 1.0 if len(output) < 60 else 0.5,
+                "metadata": {"judge_cost_usd": 0.002, "judge_cost_source": "measured",
+                             "judge_input_tokens": 50, "judge_output_tokens": 5,
+                             "judge_latency_ms": 2.5}}
+
+    reg.register_judge("tone", tone, version=os.environ.get("JUDGE_TONE_VERSION", "1"),
+                       samples=3)
+    reg.register_judge("brief", brief, version="1")
+    return reg
+"""
+
+SCRIPT = """
+import sys
+sys.path.insert(0, sys.argv[4])
+import judges_mod
+from agenticlens_frames.runner import run_experiment
+run_experiment(sys.argv[1], sys.argv[2], run_dir=sys.argv[3], evaluators=judges_mod.registry(),
+               progress=False)
+"""
+
+VARIANTS = 3  # a, b and the filler
+TRIALS = 2
+CASES = 3
+ATTEMPTS = VARIANTS * TRIALS * CASES
+CALLS_PER_ATTEMPT = 3 + 1  # tone (3 samples), brief (1)
+TOTAL_CALLS = ATTEMPTS * CALLS_PER_ATTEMPT
+# Five attempts judged, and two of the sixth attempt's three tone samples: call 23 hangs.
+BLOCK_AT = 5 * CALLS_PER_ATTEMPT + 3
+
+
+@pytest.fixture
+def judged_experiment(write_experiment, tmp_path, monkeypatch):
+    (tmp_path / "judges_mod.py").write_text(JUDGES, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("judges_mod", None)
+    cases = simple_cases(["parcel 1", "where is parcel 22", "parcel"])
+    for case in cases:
+        case["evaluators"] = [{"name": "tone", "threshold": 0.5}, {"name": "brief"}]
+    manifest, suite = write_experiment(
+        [variant("a", "answer"), variant("b", "answer_async")],
+        cases=cases,
+        trial_count=TRIALS,
+        random_seed=5,
+    )
+    yield manifest, suite
+    sys.modules.pop("judges_mod", None)
+
+
+def _records(run_dir: Path, kind: str) -> list[dict]:
+    out = []
+    for segment in sorted((run_dir / "journal").glob("*.jsonl")):
+        *whole, _torn_or_empty = segment.read_bytes().split(b"\n")
+        out += [r for line in whole if (r := json.loads(line))["type"] == kind]
+    return out
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def _kill_mid_judging(manifest: Path, suite: Path, run_dir: Path, log: Path) -> None:
+    env = {**os.environ, "JUDGE_LOG": str(log), "JUDGE_BLOCK_AT": str(BLOCK_AT)}
+    process = subprocess.Popen(
+        [sys.executable, "-c", SCRIPT, *map(str, (manifest, suite, run_dir, manifest.parent))],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    # Every completed call is journaled before the next one starts (one scoring thread).
+    while not (run_dir / "journal").exists() or len(_records(run_dir, "judge_sample")) < (
+        BLOCK_AT - 1
+    ):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the run made no progress"
+        time.sleep(0.01)
+    process.kill()  # SIGKILL while call BLOCK_AT hangs: no cleanup at all
+    process.communicate()
+
+
+def _expected_tone(run) -> dict[tuple[str, int, str], float]:
+    """The tone score of every attempt, from the judge's rule replayed naively in the
+    order an uninterrupted one-at-a-time run judges the attempts."""
+    import judges_mod
+
+    trials = run.trials.sort_values("execution_position")
+    attempts = run.attempts.set_index(["variant_id", "trial", "case_id"])
+    seen: dict[str, int] = {}
+    expected = {}
+    for v, t in zip(trials["variant_id"], trials["trial"], strict=True):
+        for c in ["c1", "c2", "c3"]:
+            key = f"tone|{c}|{attempts.loc[(v, t, c), 'output']}"
+            values = []
+            for _ in range(3):
+                k = seen.get(key, 0)
+                seen[key] = k + 1
+                values.append(judges_mod.VALUES[(sum(map(ord, key)) + k) % 7])
+            expected[(str(v), int(t), c)] = sum(values) / 3
+    return expected
+
+
+def _summary_text(run) -> list[str]:
+    out = io.StringIO()
+    print_summary(analyze(run), Console(file=out, width=200))
+    return [line for line in out.getvalue().splitlines() if line.startswith("Judges ·")]
+
+
+def test_killed_mid_judging_resumes_from_the_missing_samples(
+    judged_experiment, tmp_path, monkeypatch, capsys
+):
+    manifest, suite = judged_experiment
+    run_dir, log = tmp_path / "run", tmp_path / "calls.log"
+    _kill_mid_judging(manifest, suite, run_dir, log)
+
+    journaled = _records(run_dir, "judge_sample")
+    finished = {(r["variant"], r["trial"], r["case"]) for r in _records(run_dir, "attempt")}
+    open_samples = [r for r in journaled if (r["variant"], r["trial"], r["case"]) not in finished]
+    assert len(journaled) == BLOCK_AT - 1 == _lines(log)
+    # Attempt records are written once scored (in batches): the samples of attempts not
+    # yet journaled are the ones a resumed run reuses. Calls are judged in order, so the
+    # last attempt had two of its three tone samples.
+    assert len(open_samples) == BLOCK_AT - 1 - CALLS_PER_ATTEMPT * len(finished) >= 2
+    last = [(r["entry"], r["sample"], r["judge"], r["version"]) for r in open_samples[-2:]]
+    assert last == [(0, 0, "tone", "1"), (0, 1, "tone", "1")]
+
+    import judges_mod
+
+    monkeypatch.setenv("JUDGE_LOG", str(log))
+    capsys.readouterr()
+    resumed = run_experiment(
+        manifest, suite, evaluators=judges_mod.registry(), progress=True, run_dir=run_dir
+    )
+    assert resumed.complete
+    # The judge is called only for the samples never journaled...
+    calls_after_resume = _lines(log) - len(journaled)
+    assert calls_after_resume == TOTAL_CALLS - len(journaled)
+    # ...and the progress line says so.
+    err = capsys.readouterr().err.replace("\r", "\n").splitlines()
+    overall = [line for line in err if line.startswith("live-test") and "100%" in line]
+    assert overall[-1].endswith(
+        f"judge calls {calls_after_resume} ({len(open_samples)} reused)]"
+    ), overall[-1]
+    assert len(_records(run_dir, "judge_sample")) == TOTAL_CALLS
+
+    monkeypatch.setenv("JUDGE_LOG", str(tmp_path / "fresh.log"))
+    fresh = run_experiment(manifest, suite, evaluators=judges_mod.registry(), progress=False)
+    assert _lines(tmp_path / "fresh.log") == TOTAL_CALLS
+    for table in ("attempts", "checks", "trials"):
+        pd.testing.assert_frame_equal(getattr(resumed.run, table), getattr(fresh.run, table))
+    assert _report(resumed.run) == _report(fresh.run)
+
+    # Independently: each tone score is the mean of its three samples, in judging order...
+    checks = resumed.run.checks
+    tone = checks[checks["evaluator"] == "tone"]
+    got = {
+        (str(v), int(t), str(c)): value
+        for v, t, c, value in zip(
+            tone["variant_id"], tone["trial"], tone["case_id"], tone["value"], strict=True
+        )
+    }
+    assert got == pytest.approx(_expected_tone(resumed.run), rel=1e-12)
+    # ...and the judge cost counts each sample once: 6 attempts per variant, three tone
+    # samples at $0.001 and one brief call at $0.002 each.
+    totals = judge_totals(resumed.run).set_index("variant_id")
+    assert totals["spent_cost_usd"].tolist() == pytest.approx([6 * (3 * 0.001 + 0.002)] * 3)
+    assert totals["input_tokens"].tolist() == [6 * (3 * 100 + 50)] * 3
+    lines = _summary_text(resumed.run)
+    assert len(lines) == VARIANTS and all("cost $0.030000" in line for line in lines)
+    assert lines == _summary_text(fresh.run)
+
+
+def test_a_changed_judge_version_never_reuses_old_samples(
+    judged_experiment, tmp_path, monkeypatch, caplog
+):
+    manifest, suite = judged_experiment
+    run_dir, log = tmp_path / "run", tmp_path / "calls.log"
+    _kill_mid_judging(manifest, suite, run_dir, log)
+    finished = {(r["variant"], r["trial"], r["case"]) for r in _records(run_dir, "attempt")}
+    open_samples = [
+        r["judge"]
+        for r in _records(run_dir, "judge_sample")
+        if (r["variant"], r["trial"], r["case"]) not in finished
+    ]
+    stale = open_samples.count("tone")
+    assert stale >= 2
+
+    import judges_mod
+
+    monkeypatch.setenv("JUDGE_LOG", str(tmp_path / "after.log"))
+    monkeypatch.setenv("JUDGE_TONE_VERSION", "2")
+    with caplog.at_level(logging.WARNING, logger="agenticlens_frames.runner.live"):
+        resumed = run_experiment(
+            manifest, suite, evaluators=judges_mod.registry(), progress=False, run_dir=run_dir
+        )
+    assert resumed.complete
+    # The unfinished attempts are judged again from their first tone sample; the
+    # unchanged judge's samples are reused.
+    reused = open_samples.count("brief")
+    assert _lines(tmp_path / "after.log") == (
+        TOTAL_CALLS - len(finished) * CALLS_PER_ATTEMPT - reused
+    )
+    assert [r.getMessage() for r in caplog.records if "not reused" in r.getMessage()] == [
+        f"Note: {stale} journaled sample(s) of judge 'tone' (version '1') are not reused: "
+        "the judge is now version '2'; those evaluations are judged again from their first "
+        "sample"
+    ]
+    tone = resumed.run.checks[resumed.run.checks["evaluator"] == "tone"]
+    assert len(tone) == ATTEMPTS
