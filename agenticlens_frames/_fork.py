@@ -13,6 +13,8 @@ and when the work is large. ``AGENTICLENS_FRAMES_WORKERS`` sets the number of pr
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import pickle
 import signal
@@ -160,6 +162,10 @@ def _fork_child(tasks: Sequence[Callable[[], Any]], mine: list[int]) -> tuple[in
         try:
             os.close(read_fd)
             signal.signal(signal.SIGINT, signal.SIG_DFL)  # the parent decides what Ctrl-C means
+            # The parent's objects are read, never freed, here: out of the collector's
+            # reach, a collection does not write to each one and so copy every page
+            # that holds Python objects (copy-on-write) into this process.
+            gc.freeze()
             out: list[tuple[int, bool, Any]] = []
             for index in mine:
                 try:
@@ -169,6 +175,9 @@ def _fork_child(tasks: Sequence[Callable[[], Any]], mine: list[int]) -> tuple[in
                     break
             try:
                 data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+                # The pickled copy is what goes: holding the results too while the parent
+                # finishes its own tasks would double this process's memory.
+                out.clear()
             except Exception as exc:  # an unpicklable result or exception
                 error = RuntimeError(f"a worker process could not send its result back: {exc}")
                 data = pickle.dumps([(mine[0], False, error)])
@@ -183,14 +192,14 @@ def _fork_child(tasks: Sequence[Callable[[], Any]], mine: list[int]) -> tuple[in
 
 
 def _collect(pid: int, fd: int, mine: list[int]) -> dict[int, tuple[bool, Any]]:
-    with os.fdopen(fd, "rb") as pipe:
-        data = pipe.read()
+    # Unpickled as it arrives: the results, not the results and their pickled bytes.
+    outcomes = None
+    # (An empty or cut-short stream fails to load: the worker died while sending.)
+    with os.fdopen(fd, "rb") as pipe, contextlib.suppress(Exception):
+        outcomes = {index: (ok, value) for index, ok, value in pickle.load(pipe)}
     _, status = os.waitpid(pid, 0)
-    if data:
-        try:
-            return {index: (ok, value) for index, ok, value in pickle.loads(data)}
-        except Exception:  # cut short: the worker died while sending
-            pass
+    if outcomes is not None:
+        return outcomes
     if os.WIFSIGNALED(status):
         how = f"was killed by signal {os.WTERMSIG(status)}"
     else:

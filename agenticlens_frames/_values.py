@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
-
-import pandas as pd
 
 __all__ = ["is_missing"]
 
@@ -13,10 +12,19 @@ __all__ = ["is_missing"]
 def is_missing(value: Any) -> bool:
     """Whether a frame cell holds no value: ``None``, ``pd.NA`` or a float NaN.
 
+    pandas is not imported for this (the command line's ``--help`` does without it): a
+    value can only be ``pd.NA`` once pandas is loaded.
+
     Examples
     --------
     >>> import numpy as np
+    >>> import pandas as pd
     >>> [is_missing(v) for v in (None, pd.NA, float("nan"), np.float64("nan"), 0.0, "")]
     [True, True, True, True, False, False]
     """
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and value is pandas.NA

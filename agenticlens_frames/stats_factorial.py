@@ -301,12 +301,12 @@ class TermEstimate:
 def _t_inference(
     estimate: np.ndarray, se: np.ndarray, df: np.ndarray, confidence_level: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    from scipy import stats as st
+    from ._distributions import t_ppf, t_sf  # scipy.stats' numbers, not its import time
 
     with np.errstate(invalid="ignore", divide="ignore"):
         t = estimate / se
-        p = 2 * st.t.sf(np.abs(t), df)
-        q = st.t.ppf(0.5 + confidence_level / 2, df)
+        p = 2 * t_sf(np.abs(t), df)
+        q = t_ppf(0.5 + confidence_level / 2, df)
     # A zero standard error with a zero estimate is no evidence either way.
     p = np.where((se == 0) & (estimate == 0), 1.0, p)
     return t, p, estimate - q * se, estimate + q * se

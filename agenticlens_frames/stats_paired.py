@@ -40,6 +40,18 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from ._choices import CORRECTION_CONTROLS, CORRECTIONS, PAIRED_METHODS
+from ._distributions import (
+    brentq,
+    nct_cdf,
+    nct_sf,
+    norm_cdf,
+    norm_isf,
+    norm_ppf,
+    norm_sf,
+    t_isf,
+    t_sf,
+)
 from .errors import check_proportion
 from .stats import wilson_score
 
@@ -78,21 +90,8 @@ __all__ = [
     "wilson_score_interval",
 ]
 
-#: Multiple-comparison corrections a user may declare (there is no default).
-CORRECTIONS = ("none", "bonferroni", "holm", "benjamini_hochberg")
-
-#: What each correction controls, in words shown next to every result.
-CORRECTION_CONTROLS = {
-    "none": "nothing: p-values are uncorrected, deliberately",
-    "bonferroni": "the chance of any false positive across the family (family-wise error rate)",
-    "holm": "the chance of any false positive across the family (family-wise error rate), "
-    "less conservatively than Bonferroni",
-    "benjamini_hochberg": "the expected share of false positives among the significant "
-    "findings (false discovery rate)",
-}
-
-#: Procedures for a paired comparison: interval + test.
-PAIRED_METHODS = ("t", "bootstrap", "permutation", "wilcoxon", "mcnemar")
+# CORRECTIONS, CORRECTION_CONTROLS and PAIRED_METHODS live in _choices (imported above):
+# the command line reads them without loading numpy and pandas.
 
 PairedMethod = Literal["t", "bootstrap", "permutation", "wilcoxon", "mcnemar"]
 
@@ -110,9 +109,16 @@ class _LazyScipy:
     and the configuration code that imports this module's constants needs neither."""
 
     def __getattr__(self, name: str) -> object:
+        if name in _OPTIMIZE:  # scipy.optimize alone costs half of scipy.stats
+            from scipy import optimize
+
+            return getattr(optimize, name)
         from scipy import optimize, stats
 
         return getattr(stats, name) if hasattr(stats, name) else getattr(optimize, name)
+
+
+_OPTIMIZE = frozenset({"brentq", "brenth", "bisect", "root_scalar", "minimize_scalar"})
 
 
 sps = _LazyScipy()
@@ -1048,7 +1054,7 @@ class PairedResult:
 def _t_p_value(estimate: float, se: float, df: float) -> float:
     if se == 0:
         return 1.0 if estimate == 0 else 0.0
-    return float(2 * sps.t.sf(abs(estimate) / se, df))
+    return 2 * t_sf(abs(estimate) / se, df)
 
 
 def paired_difference(
@@ -1306,15 +1312,15 @@ def paired_power(
         return math.nan
     shift = abs(effect) * math.sqrt(n) / sd
     if distribution == "normal":
-        z = float(sps.norm.isf(alpha / 2))
-        return float(sps.norm.cdf(shift - z) + sps.norm.cdf(-shift - z))
+        z = norm_isf(alpha / 2)
+        return norm_cdf(shift - z) + norm_cdf(-shift - z)
     df = n - 1
-    crit = float(sps.t.isf(alpha / 2, df))
-    upper = float(sps.nct.sf(crit, df, shift))
+    crit = t_isf(alpha / 2, df)
+    upper = nct_sf(crit, df, shift)
     # The far tail underflows to NaN in scipy's noncentral t for large shifts; it is 0.
-    lower = float(sps.nct.cdf(-crit, df, shift))
+    lower = nct_cdf(-crit, df, shift)
     if math.isnan(upper):
-        upper = float(sps.norm.sf(crit - shift))
+        upper = norm_sf(crit - shift)
     return min(1.0, upper + (0.0 if math.isnan(lower) else lower))
 
 
@@ -1387,14 +1393,14 @@ def paired_mde(
         raise ValueError(f"power must be strictly between 0 and 1, got {power!r}")
     if n < 2 or not sd > 0:
         return math.nan
-    normal = float((sps.norm.isf(alpha / 2) + sps.norm.ppf(power)) * sd / math.sqrt(n))
+    normal = (norm_isf(alpha / 2) + norm_ppf(power)) * sd / math.sqrt(n)
     if distribution == "normal":
         return normal
     upper = normal
     while paired_power(upper, sd, n, alpha) < power:
         upper *= 2
     return float(
-        sps.brentq(lambda delta: paired_power(delta, sd, n, alpha) - power, 0.0, upper, xtol=1e-12)
+        brentq(lambda delta: paired_power(delta, sd, n, alpha) - power, 0.0, upper, xtol=1e-12)
     )
 
 

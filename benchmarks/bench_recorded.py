@@ -5,11 +5,19 @@ Issues 2 and 3 ask for: loading and scoring a synthetic experiment
 package: about 26 s and 1.4 GiB) and end-to-end `experiment run` with every output at
 N = 1000, 5000 and 20000 (the package: 8.7 s, 208 s, did not finish in 11 min).
 
+Issue 19 adds the floor: the same job reduced to its unavoidable part, in one fresh
+interpreter — parse every input JSON file with orjson and write as many bytes as our run
+wrote, to the same number of files. Ours is then reported as a ratio to the package
+(speed-up) and to the floor (how close we are to the parse-and-write limit). Ours and the
+floor run ``--repeat`` times, alternately (A B A B), and the medians are compared, so a
+drift in the shared machine's speed hits both.
+
 Every measurement runs in a fresh subprocess that reports its own wall time and peak RSS,
 so both tools are measured the same way in the same run. The package is run only up to
 ``--package-max-cases`` (its case lookup is quadratic).
 
     python benchmarks/bench_recorded.py [--cases 1000 5000 20000] [--package-max-cases 5000]
+        [--repeat 3] [--html]
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -99,15 +108,34 @@ assert reports
 """
 
 
-def _cli_body(command: list[str], out: str) -> str:
+# The floor: read and parse every input JSON file, then write the given byte counts (one
+# file each, in 1 MiB blocks, as a streaming writer would) — nothing our run could skip.
+FLOOR = """
+import orjson
+from pathlib import Path
+sizes = {sizes!r}
+parsed = 0
+for path in sorted(Path(folder).rglob("*.json")):  # one file in memory at a time, as ours
+    parsed += len(orjson.loads(path.read_bytes()))
+assert parsed
+block = b"x" * (1 << 20)
+Path({out!r}).mkdir(parents=True, exist_ok=True)
+for i, size in enumerate(sizes):
+    with open(Path({out!r}) / f"floor{{i}}.out", "wb") as handle:
+        while size > 0:
+            handle.write(block[: min(size, len(block))])
+            size -= len(block)
+"""
+
+
+def _cli_body(command: list[str], out: str, html: bool = True) -> str:
     args = [
         *command,
         "manifest.yaml",
         "suite.yaml",
         "--save",
         f"{out}/r.json",
-        "--html",
-        f"{out}/r.html",
+        *(["--html", f"{out}/r.html"] if html else []),
         "--csv",
         f"{out}/v.csv",
         "--cases-csv",
@@ -164,11 +192,30 @@ def _fmt(result: dict | None) -> str:
     return text
 
 
+def _median(results: list[dict]) -> dict:
+    """The run of median wall time (its memory figures with it)."""
+    ordered = sorted(results, key=lambda r: r["seconds"])
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def _ratio(a: dict | None, b: dict | None) -> str:
+    return f"{a['seconds'] / b['seconds']:.2f}" if a and b else "—"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, nargs="+", default=[1000, 5000, 20000])
     parser.add_argument("--package-max-cases", type=int, default=5000)
     parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs of ours and of the floor (medians)"
+    )
+    parser.add_argument(
+        "--html", action="store_true", help="also write the HTML report (issue 19: JSON + CSVs)"
+    )
+    parser.add_argument(
+        "--skip-load", action="store_true", help="skip the load+score-only measurements"
+    )
     args = parser.parse_args()
     bin_dir = Path(sys.executable).parent
     ours_cli = [str(bin_dir / "agenticlens-frames"), "experiment", "run", "-q"]
@@ -180,43 +227,66 @@ def main() -> None:
             make_synthetic(folder, variants=4, trials=5, cases=n, seed=42)
             out = Path(tmp) / f"out{n}"
             run_package = n <= args.package_max_cases
-            ours_load = _measure(OURS_LOAD, folder, args.timeout)
-            pkg_load = _measure(PACKAGE_LOAD, folder, args.timeout) if run_package else None
-            ours_e2e = _measure(
-                _cli_body(ours_cli, f"{out}/ours"), folder, args.timeout, child=True
-            )
+            ours_load = pkg_load = None
+            if not args.skip_load:
+                ours_load = _measure(OURS_LOAD, folder, args.timeout)
+                pkg_load = _measure(PACKAGE_LOAD, folder, args.timeout) if run_package else None
+            ours_runs, floor_runs = [], []
+            for _ in range(max(1, args.repeat)):
+                shutil.rmtree(out / "ours", ignore_errors=True)
+                ours_runs.append(
+                    _measure(
+                        _cli_body(ours_cli, f"{out}/ours", args.html),
+                        folder,
+                        args.timeout,
+                        child=True,
+                    )
+                )
+                sizes = [p.stat().st_size for p in sorted((out / "ours").iterdir())]
+                shutil.rmtree(out / "floor", ignore_errors=True)
+                floor_runs.append(
+                    _measure(FLOOR.format(sizes=sizes, out=f"{out}/floor"), folder, args.timeout)
+                )
+            ours_e2e, floor = _median(ours_runs), _median(floor_runs)
             # The same run in one process: what the forked workers add (or cost).
             ours_one = _measure(
-                _cli_body(ours_cli, f"{out}/ours1"),
+                _cli_body(ours_cli, f"{out}/ours1", args.html),
                 folder,
                 args.timeout,
                 child=True,
                 env={"AGENTICLENS_FRAMES_WORKERS": "1"},
             )
             pkg_e2e = (
-                _measure(_cli_body(package_cli, f"{out}/pkg"), folder, args.timeout, child=True)
+                _measure(
+                    _cli_body(package_cli, f"{out}/pkg", args.html),
+                    folder,
+                    args.timeout,
+                    child=True,
+                )
                 if run_package
                 else None
             )
-            rows.append((n, ours_load, pkg_load, ours_e2e, pkg_e2e))
+            written = sum(sizes) / 2**20
+            rows.append((n, ours_load, pkg_load, ours_e2e, pkg_e2e, floor))
             print(
                 f"N={n}: load+score ours {_fmt(ours_load)} | package {_fmt(pkg_load)} || "
                 f"experiment run ours {_fmt(ours_e2e)} (one process: {_fmt(ours_one)}) | "
-                f"package {_fmt(pkg_e2e)}",
+                f"package {_fmt(pkg_e2e)} | floor (parse + write {written:.0f} MiB) "
+                f"{_fmt(floor)} || ours/floor per run: "
+                + " ".join(_ratio(o, f) for o, f in zip(ours_runs, floor_runs, strict=True)),
                 flush=True,
             )
     print(
-        "\n| N | load+score ours | package | speed-up | run (all outputs) ours | package | "
-        "speed-up |"
+        "\n| N | load+score ours | package | speed-up | run ours | package | floor | "
+        "package/ours | ours/floor |"
     )
-    print("|---:|---|---|---:|---|---|---:|")
-    for n, ol, pl, oe, pe in rows:
+    print("|---:|---|---|---:|---|---|---|---:|---:|")
+    for n, ol, pl, oe, pe, fl in rows:
         up1 = f"{pl['seconds'] / ol['seconds']:.0f}×" if pl and ol else "—"
         up2 = f"{pe['seconds'] / oe['seconds']:.0f}×" if pe and oe else "—"
         print(
-            f"| {n} | {_fmt(ol)} | {_fmt(pl) if n <= args.package_max_cases else 'not run'} | "
-            f"{up1} | {_fmt(oe)} | {_fmt(pe) if n <= args.package_max_cases else 'not run'} | "
-            f"{up2} |"
+            f"| {n} | {_fmt(ol)} | {_fmt(pl)} | {up1} | {_fmt(oe)} | {_fmt(pe)} | {_fmt(fl)} | "
+            f"{up2} | {_ratio(oe, fl)}× |"
         )
 
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -22,6 +21,9 @@ from .._cli_errors import fail
 from .._values import is_missing
 from ..errors import InputError
 from .engine_registry import ENGINES
+
+if TYPE_CHECKING:  # pandas loads with the first command that needs it, not with --help
+    import pandas as pd
 
 __all__ = ["archive_app"]
 
@@ -55,6 +57,8 @@ def _row(*cells: object) -> list[str]:
 
 def _to_csv(frame: pd.DataFrame, path: Path) -> None:
     """CSV with every text cell a spreadsheet would run as a formula guarded."""
+    import pandas as pd
+
     from .._files import atomic_write
     from ..report.csv_report import guard_formula
 
@@ -130,7 +134,13 @@ def _slice(
 
 
 def _require_runs(sl: Any) -> None:
-    if sl.n_runs == 0:
+    import warnings
+
+    with warnings.catch_warnings():
+        # The slice's warning about a level no run has: the error below says it here.
+        warnings.simplefilter("ignore", UserWarning)
+        empty = sl.n_runs == 0
+    if empty:
         from .query import check_factor_filter
 
         # Nothing matched: a misspelt level is the likely cause; say which levels exist.
@@ -270,6 +280,12 @@ def _fmt(value: Any, kind: str = "f") -> str:
     return f"{value:.3f}"
 
 
+def _present(value: Any) -> bool:
+    import pandas as pd
+
+    return bool(pd.notna(value))
+
+
 def _write_frames(frames: dict[str, pd.DataFrame], folder: Path, fmt: str) -> None:
     from ..report.tables import frame_for_parquet
 
@@ -342,7 +358,7 @@ def archive_summarize(
     # not identifiers, and itertuples would rename them.
     for data in vs.head(limit).to_dict("records"):
         shown = ", ".join(
-            f"{c.removeprefix('factor_')}={data[c]}" for c in factors if pd.notna(data[c])
+            f"{c.removeprefix('factor_')}={data[c]}" for c in factors if _present(data[c])
         )
         table.add_row(
             *_row(

@@ -109,6 +109,7 @@ def read_document(path: str | Path) -> Any:
             location=f"byte offset {exc.start} (line {line})",
             hint="save the file as UTF-8",
         ) from None
+    del data  # the text is the document now: do not hold a large file twice while parsing
     # Editors on Windows like to prepend a byte-order mark; it carries no content.
     text = text.removeprefix("\ufeff")
     if not text.strip():

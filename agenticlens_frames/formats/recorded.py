@@ -82,10 +82,14 @@ def _load(path: Path, suite: SuiteSpec, enrich: bool) -> RecordedTrials:
             'write {"trials": [{"samples": [...]}, ...]}',
         )
     case_ids = frozenset(suite.case_ids)
-    loaded = tuple(
-        _trial(source, entry, index, case_ids, suite, enrich) for index, entry in enumerate(trials)
-    )
-    return RecordedTrials(path=path, trials=loaded)
+    del document  # ``trials`` holds all we need
+    loaded = []
+    for index, entry in enumerate(trials):
+        loaded.append(_trial(source, entry, index, case_ids, suite, enrich))
+        # The parsed entry is done with: dropping it now keeps one copy of the samples in
+        # memory (raw + normalised), not two, while a large file loads.
+        trials[index] = None
+    return RecordedTrials(path=path, trials=tuple(loaded))
 
 
 def _trial(

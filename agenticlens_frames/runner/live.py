@@ -31,7 +31,7 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
@@ -70,6 +70,9 @@ from .recorded import replay_recorded
 from .retry import RetryPolicy, parse_retry
 from .scheduler import Scheduler, Target, VariantPlan, WorkItem
 from .stopping import STOP_WHEN, StopMonitor, StopRule, case_rank, sub_suite
+
+if TYPE_CHECKING:  # httpx loads with the first http target (_plans), not for replays
+    import httpx
 
 __all__ = ["LiveRunResult", "arun_live", "run_experiment", "run_live"]
 
@@ -721,8 +724,6 @@ async def arun_live(
     stop_rule: StopRule | None = None,
 ) -> LiveRunResult:
     """The live runner as a coroutine (see :func:`run_experiment` for the parameters)."""
-    import httpx
-
     if invalid_payload not in ("trial", "case"):
         raise InputError(f"invalid_payload must be 'trial' or 'case', got {invalid_payload!r}")
     if concurrency is not None and (isinstance(concurrency, bool) or concurrency < 1):
@@ -981,8 +982,6 @@ def _plans(
     max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
 ) -> dict[str, VariantPlan]:
     """How to call each live variant; http clients are appended to ``clients`` to close."""
-    import httpx
-
     plans: dict[str, VariantPlan] = {}
     for v in manifest.variants:
         if v.id not in limits:
@@ -1000,6 +999,8 @@ def _plans(
         else:
             # One client (connection pool) per variant, sized to its limit: httpcore scans
             # its pool's connections on every request, so one big pool costs ~3x the CPU.
+            import httpx  # here: a run without http variants never loads it
+
             pool = httpx.Limits(
                 max_connections=limits[v.id], max_keepalive_connections=limits[v.id]
             )

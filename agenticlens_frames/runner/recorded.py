@@ -156,6 +156,7 @@ def replay_recorded(
         if workers == 1:
             for variant in variants:
                 replay_variant(variant, builder)
+                builder.seal()  # typed columns now: Python lists of every variant cost more
         else:
             for part in run_tasks([lambda v=v: task(v) for v in variants], workers):
                 if part is not None:

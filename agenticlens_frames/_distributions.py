@@ -1,0 +1,219 @@
+"""The distribution functions every run evaluates, without importing scipy.stats.
+
+p-values, power and detectable effects need a handful of t, noncentral-t and normal
+tail functions. scipy.stats evaluates each of them with one scipy.special function
+(``t.sf(x, df)`` is ``stdtr(df, -x)``, ``norm.ppf(q)`` is ``ndtri(q)``, ...) behind a
+generic wrapper that checks the arguments; importing scipy.stats costs most of a second
+of every ``experiment run``, scipy.special a fifth of that. These functions call the same
+special function on plain arguments — finite values, ``df > 0``, probabilities strictly
+between 0 and 1 — so the numbers are the same to the last bit; anything else goes to
+scipy.stats itself, whose edge rules (NaN, 0 or 1 at the ends of the support) then
+apply unchanged. Scalars give a float, arrays an array, as scipy.stats does.
+
+Examples
+--------
+>>> import scipy.stats
+>>> t_sf(2.0, 10) == float(scipy.stats.t.sf(2.0, 10))
+True
+>>> t_sf(float("inf"), 10), norm_ppf(0.975) == float(scipy.stats.norm.ppf(0.975))
+(0.0, True)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "brentq",
+    "nct_cdf",
+    "nct_sf",
+    "norm_cdf",
+    "norm_isf",
+    "norm_ppf",
+    "norm_sf",
+    "t_isf",
+    "t_ppf",
+    "t_sf",
+]
+
+
+def _stats() -> Any:
+    import scipy.stats
+
+    return scipy.stats
+
+
+def _plain(*values: Any, probability: Any = None, df: Any = None) -> bool:
+    """Every value finite, ``df > 0`` and ``0 < probability < 1`` where given."""
+    arrays = [np.asarray(v, dtype=float) for v in values]
+    ok = all(bool(np.isfinite(a).all()) for a in arrays)
+    if ok and df is not None:
+        ok = bool((np.asarray(df, dtype=float) > 0).all())
+    if ok and probability is not None:
+        q = np.asarray(probability, dtype=float)
+        ok = bool(((q > 0) & (q < 1)).all())
+    return ok
+
+
+def _out(value: Any) -> Any:
+    value = np.asarray(value, dtype=float)
+    return float(value) if value.ndim == 0 else value
+
+
+def t_sf(x: Any, df: Any) -> Any:
+    """``scipy.stats.t.sf(x, df)``: ``stdtr(df, -x)``."""
+    if _plain(x, df, df=df):
+        from scipy.special import stdtr
+
+        return _out(stdtr(df, np.negative(x)))
+    return _out(_stats().t.sf(x, df))
+
+
+def t_ppf(q: Any, df: Any) -> Any:
+    """``scipy.stats.t.ppf(q, df)``: ``stdtrit(df, q)``."""
+    if _plain(q, df, probability=q, df=df):
+        from scipy.special import stdtrit
+
+        return _out(stdtrit(df, q))
+    return _out(_stats().t.ppf(q, df))
+
+
+def t_isf(q: Any, df: Any) -> Any:
+    """``scipy.stats.t.isf(q, df)``: ``-stdtrit(df, q)``."""
+    if _plain(q, df, probability=q, df=df):
+        from scipy.special import stdtrit
+
+        return _out(np.negative(stdtrit(df, q)))
+    return _out(_stats().t.isf(q, df))
+
+
+def nct_sf(x: Any, df: Any, nc: Any) -> Any:
+    """``scipy.stats.nct.sf(x, df, nc)``: scipy's ``_nct_sf`` clipped to [0, 1]."""
+    if _plain(x, df, nc, df=df):
+        try:
+            from scipy.special._ufuncs import _nct_sf
+        except ImportError:  # another scipy: its own stats module decides
+            return _out(_stats().nct.sf(x, df, nc))
+        with np.errstate(over="ignore"):
+            return _out(np.clip(_nct_sf(x, df, nc), 0, 1))
+    return _out(_stats().nct.sf(x, df, nc))
+
+
+def nct_cdf(x: Any, df: Any, nc: Any) -> Any:
+    """``scipy.stats.nct.cdf(x, df, nc)``: ``nctdtr(df, nc, x)``."""
+    if _plain(x, df, nc, df=df):
+        from scipy.special import nctdtr
+
+        return _out(nctdtr(df, nc, x))
+    return _out(_stats().nct.cdf(x, df, nc))
+
+
+def norm_cdf(x: Any) -> Any:
+    """``scipy.stats.norm.cdf(x)``: ``ndtr(x)``."""
+    if _plain(x):
+        from scipy.special import ndtr
+
+        return _out(ndtr(x))
+    return _out(_stats().norm.cdf(x))
+
+
+def norm_sf(x: Any) -> Any:
+    """``scipy.stats.norm.sf(x)``: ``ndtr(-x)``."""
+    if _plain(x):
+        from scipy.special import ndtr
+
+        return _out(ndtr(np.negative(x)))
+    return _out(_stats().norm.sf(x))
+
+
+def norm_ppf(q: Any) -> Any:
+    """``scipy.stats.norm.ppf(q)``: ``ndtri(q)``."""
+    if _plain(q, probability=q):
+        from scipy.special import ndtri
+
+        return _out(ndtri(q))
+    return _out(_stats().norm.ppf(q))
+
+
+def norm_isf(q: Any) -> Any:
+    """``scipy.stats.norm.isf(q)``: ``-ndtri(q)``."""
+    if _plain(q, probability=q):
+        from scipy.special import ndtri
+
+        return _out(np.negative(ndtri(q)))
+    return _out(_stats().norm.isf(q))
+
+
+_RTOL = 4 * np.finfo(float).eps  # scipy.optimize.brentq's default (and smallest) rtol
+
+
+def brentq(
+    f: Callable[[float], float], a: float, b: float, *, xtol: float = 2e-12, maxiter: int = 100
+) -> float:
+    """``scipy.optimize.brentq(f, a, b, xtol=xtol)``: the same root, to the last bit.
+
+    A detectable effect inverts a power curve; scipy.optimize would cost a few tenths of
+    a second to import for that. This is Brent's method step for step as scipy runs it
+    (the same interpolation, extrapolation and bisection choices in the same floating
+    point operations), so it returns the same float. A bracket without a sign change, a
+    NaN value of ``f`` or no convergence within ``maxiter`` steps is handed to scipy,
+    which raises its own error.
+
+    Examples
+    --------
+    >>> import scipy.optimize
+    >>> f = lambda x: x**3 - 2 * x - 5
+    >>> brentq(f, 2.0, 3.0) == scipy.optimize.brentq(f, 2.0, 3.0)
+    True
+    """
+
+    def scipy_brentq() -> float:
+        from scipy.optimize import brentq as reference
+
+        return float(reference(f, a, b, xtol=xtol, maxiter=maxiter))
+
+    xpre, xcur = float(a), float(b)
+    fpre, fcur = float(f(xpre)), float(f(xcur))
+    if math.isnan(fpre) or math.isnan(fcur):
+        return scipy_brentq()
+    if fpre == 0:
+        return xpre
+    if fcur == 0:
+        return xcur
+    if math.copysign(1.0, fpre) == math.copysign(1.0, fcur):
+        return scipy_brentq()
+    xblk = fblk = spre = scur = 0.0
+    for _ in range(maxiter):
+        if fpre != 0 and fcur != 0 and math.copysign(1.0, fpre) != math.copysign(1.0, fcur):
+            xblk, fblk = xpre, fpre
+            spre = scur = xcur - xpre
+        if abs(fblk) < abs(fcur):
+            xpre, xcur, xblk = xcur, xblk, xcur
+            fpre, fcur, fblk = fcur, fblk, fcur
+        delta = (xtol + _RTOL * abs(xcur)) / 2
+        sbis = (xblk - xcur) / 2
+        if fcur == 0 or abs(sbis) < delta:
+            return xcur
+        if abs(spre) > delta and abs(fcur) < abs(fpre):
+            if xpre == xblk:  # interpolate
+                stry = -fcur * (xcur - xpre) / (fcur - fpre)
+            else:  # extrapolate
+                dpre = (fpre - fcur) / (xpre - xcur)
+                dblk = (fblk - fcur) / (xblk - xcur)
+                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre))
+            if 2 * abs(stry) < min(abs(spre), 3 * abs(sbis) - delta):  # a good short step
+                spre, scur = scur, stry
+            else:
+                spre = scur = sbis
+        else:
+            spre = scur = sbis
+        xpre, fpre = xcur, fcur
+        xcur += scur if abs(scur) > delta else (delta if sbis > 0 else -delta)
+        fcur = float(f(xcur))
+        if math.isnan(fcur):
+            return scipy_brentq()
+    return scipy_brentq()
