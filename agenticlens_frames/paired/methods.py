@@ -1,9 +1,10 @@
 """The paired methods by name: what each computes, and what it needs of the data.
 
-One entry per method. The settings' allowed values, the command line's
-``--paired-method`` choices, the docs' table and the dispatch in
-:mod:`agenticlens_frames.paired.comparisons` all read :data:`METHODS`, so a new method is
-one entry here (plus its estimator in :mod:`agenticlens_frames.stats_paired`).
+One entry per method. The settings' allowed values, the docs' table and the dispatch in
+:mod:`agenticlens_frames.paired.comparisons` read :data:`METHODS`, so a new method is
+one entry here, its estimator in :mod:`agenticlens_frames.stats_paired` and its name in
+:data:`agenticlens_frames._choices.PAIRED_METHODS` (which ``--paired-method`` reads without
+loading numpy; a test holds the two equal).
 """
 
 from __future__ import annotations
