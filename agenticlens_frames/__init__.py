@@ -37,12 +37,6 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     from .api import AgentContext, Comparator, Experiment, ExperimentResult, Tracker, Variant
     from .archive import Archive, ArchiveAnalysis, ArchiveSlice
     from .coerce import as_analysis
-    from .comparisons_config import (
-        ComparisonsConfig,
-        GuardRails,
-        parse_comparisons,
-        resolve_comparisons,
-    )
     from .errors import InputError
     from .evaluators import (
         Evaluator,
@@ -58,13 +52,18 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     from .judge_client import ChatJudge
     from .loading import load_experiment
     from .paired import (
+        ComparisonsConfig,
+        GuardRails,
         case_labels,
         case_level_summary,
+        case_verdicts,
         minimum_detectable_effect,
         noise_floor,
         noninferiority_gate,
         paired_comparisons,
+        parse_comparisons,
         power_analysis,
+        resolve_comparisons,
         trials_for_precision,
         variance_decomposition,
     )
@@ -75,7 +74,6 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     from .runner import LiveRunResult, RetryPolicy, run_experiment
     from .runner.order import execution_order
     from .runner.stopping import StopRule
-    from .verdicts import case_verdicts
     from .widgets import Explorer, explore  # noqa: F401  (Explorer: not in __all__)
 
 # Public names and the module each lives in. They are imported on first use, so the
@@ -104,10 +102,10 @@ _LAZY: dict[str, str] = {
     "ArchiveAnalysis": ".archive",
     "ArchiveSlice": ".archive",
     "as_analysis": ".coerce",
-    "ComparisonsConfig": ".comparisons_config",
-    "GuardRails": ".comparisons_config",
-    "parse_comparisons": ".comparisons_config",
-    "resolve_comparisons": ".comparisons_config",
+    "ComparisonsConfig": ".paired",
+    "GuardRails": ".paired",
+    "parse_comparisons": ".paired",
+    "resolve_comparisons": ".paired",
     "InputError": ".errors",
     "Evaluator": ".evaluators",
     "EvaluatorRegistry": ".evaluators",
@@ -143,7 +141,7 @@ _LAZY: dict[str, str] = {
     "RetryPolicy": ".runner",
     "run_experiment": ".runner",
     "execution_order": ".runner.order",
-    "case_verdicts": ".verdicts",
+    "case_verdicts": ".paired",
     "StopRule": ".runner.stopping",
     "explore": ".widgets",
     "Explorer": ".widgets",

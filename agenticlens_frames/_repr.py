@@ -10,15 +10,55 @@ from __future__ import annotations
 
 import uuid
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ._values import is_missing
 
 if TYPE_CHECKING:
-    from .analysis import ExperimentAnalysis
-    from .frames import ExperimentRun
+    import pandas as pd
 
 __all__ = ["analysis_repr", "analysis_repr_html", "run_repr_html"]
+
+
+# What the displays read, named here so that this module imports neither the tables nor
+# the analysis: both call into it, never the other way round.
+class ExperimentRun(Protocol):
+    """The parts of :class:`~agenticlens_frames.frames.ExperimentRun` shown."""
+
+    @property
+    def manifest(self) -> Any: ...
+    @property
+    def suite(self) -> Any: ...
+    @property
+    def experiment_id(self) -> str: ...
+    @property
+    def attempts(self) -> pd.DataFrame: ...
+    @property
+    def checks(self) -> pd.DataFrame: ...
+    @property
+    def variants(self) -> pd.DataFrame: ...
+    @property
+    def cases(self) -> pd.DataFrame: ...
+
+
+class ExperimentAnalysis(Protocol):
+    """The parts of :class:`~agenticlens_frames.analysis.ExperimentAnalysis` shown."""
+
+    @property
+    def run(self) -> object | None: ...
+    @property
+    def info(self) -> dict[str, Any]: ...
+    @property
+    def variants(self) -> pd.DataFrame: ...
+    @property
+    def comparisons(self) -> pd.DataFrame: ...
+    @property
+    def warnings(self) -> list[str]: ...
+    @property
+    def confidence_level(self) -> float: ...
+    @property
+    def pareto_frontier(self) -> list[str]: ...
+
 
 _STYLE = """
 #{id} {{ font: 13px/1.4 system-ui, sans-serif; }}

@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 
 from . import stats
-from .comparisons_config import ComparisonsConfig, parse_comparisons
 from .errors import InputError, check_pass_k, check_proportion
 from .frames import ExperimentRun, factor_column
+from .paired import ComparisonsConfig, PairedAnalysis, paired_outputs, parse_comparisons
 from .schema import COMPARISONS, FACTOR_LEVELS, SUMMARY_METRICS
 
 __all__ = [
@@ -783,15 +783,18 @@ class ExperimentAnalysis:
     #: Run-level facts for the report's ``agenticlens_frames`` block that are not statistics
     #: (``early_stopping``: when and why a live run stopped).
     extras: dict[str, Any] = field(default_factory=dict)
-    #: New top-level report keys, JSON-ready: ``case_level`` always, ``paired_comparisons``
-    #: when a correction was declared (see agenticlens_frames.paired).
-    paired: dict[str, Any] = field(default_factory=dict)
+    #: The paired comparisons when a correction was declared (None otherwise, and for an
+    #: analysis loaded from a saved report, whose frames are in ``paired_frames``).
+    paired: PairedAnalysis | None = None
     #: Case-level frames: case_level_summary, variance_decomposition, case_labels, and
     #: paired_comparisons / noninferiority when declared.
     paired_frames: dict[str, pd.DataFrame] = field(default_factory=dict)
     #: One verdict per candidate and dimension (:func:`~agenticlens_frames.case_verdicts`):
     #: what the console, the page and the explorer lead with.
     verdicts: pd.DataFrame = field(default_factory=lambda: _empty_verdicts())
+    #: The report's ``judge_noise`` block, JSON-ready, when the run has judge scores
+    #: (:func:`~agenticlens_frames.judge_noise.judge_noise_outputs`); empty otherwise.
+    judge_noise: dict[str, Any] = field(default_factory=dict)
     #: Main effects and two-factor interactions of the variants' factors, the case as the
     #: unit (:func:`agenticlens_frames.factor_effects`); empty without two-level factors.
     factor_effects: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -931,14 +934,12 @@ def analyze(
         confidence_level=confidence_level,
         regression_threshold=regression_threshold,
     )
-    from .paired import paired_outputs  # lazily: scipy.stats
-
     if comparisons is None and run.manifest.comparisons is not None:
         comparisons = parse_comparisons(run.manifest.comparisons, file=run.manifest.path)
     paired_frames, paired = paired_outputs(
         run, comparisons, confidence_level=confidence_level, lock=comparisons_lock
     )
-    from .verdicts import case_verdicts
+    from .paired.verdicts import case_verdicts
 
     verdicts = case_verdicts(
         run,
@@ -959,9 +960,9 @@ def analyze(
 
     noise_frames, noise_block = judge_noise_outputs(run, confidence_level=confidence_level)
     paired_frames = {**paired_frames, **noise_frames}
-    paired = {**paired, **noise_block}
     return ExperimentAnalysis(
         factor_effects=effects,
+        judge_noise=noise_block.get("judge_noise", {}),
         paired=paired,
         paired_frames=paired_frames,
         verdicts=verdicts,
@@ -982,7 +983,7 @@ def analyze(
 
 
 def _empty_verdicts() -> pd.DataFrame:
-    from .verdicts import empty_verdicts
+    from .paired.verdicts import empty_verdicts
 
     return empty_verdicts()
 

@@ -106,6 +106,7 @@ class InvalidPayloadPolicy(StrEnum):
 
 # The choices of --correction and --paired-method, from the one list each of the
 # statistics module (so --help lists them and click refuses anything else by option name).
+# agenticlens_frames.paired.methods describes the same methods (a test holds them equal).
 Correction = StrEnum("Correction", {name: name for name in CORRECTIONS})  # type: ignore[misc]
 PairedMethod = StrEnum("PairedMethod", {name: name for name in PAIRED_METHODS})  # type: ignore[misc]
 
@@ -329,7 +330,7 @@ def experiment_run(
     from .runner.live import run_experiment as run_live_experiment
 
     try:
-        from .comparisons_config import check_saved_report, comparisons_from_cli
+        from .paired import check_saved_report, comparisons_from_cli
 
         _refuse_clobbering_run(
             manifest_file,
@@ -406,7 +407,9 @@ def experiment_run(
                 )
         # The comparison settings are fixed with the report of this experiment version.
         check_saved_report(
-            outputs["save"], analysis.paired, (run.manifest.name, run.manifest.version)
+            outputs["save"],
+            None if analysis.paired is None else analysis.paired.fingerprint,
+            (run.manifest.name, run.manifest.version),
         )
     except InputError as exc:
         raise fail("Unable to run experiment", exc) from None
@@ -508,8 +511,8 @@ def _exit_code(
         )
         return EXIT_INCOMPLETE
     if fail_on_regression and rule == "case":
+        from .paired.verdicts import regressions
         from .report.console import strip_control
-        from .verdicts import regressions
 
         worse = regressions(analysis.verdicts)  # type: ignore[attr-defined]
         if len(worse):
@@ -542,7 +545,7 @@ def _exit_code(
             return EXIT_REGRESSION
     from .paired import noninferiority_failures
 
-    failed = noninferiority_failures(analysis.paired)  # type: ignore[attr-defined]
+    failed = noninferiority_failures(analysis.paired_frames.get("noninferiority"))  # type: ignore[attr-defined]
     if failed:
         Console(stderr=True).print(
             Text(f"Non-inferiority gate failed: {', '.join(failed)}", style="red")

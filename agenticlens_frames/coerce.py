@@ -15,10 +15,10 @@ import inspect
 from typing import Any
 
 from .analysis import ExperimentAnalysis, analyze
-from .comparisons_config import ComparisonsConfig, resolve_comparisons
 from .errors import InputError
 from .formats._io import close_match
 from .frames import ExperimentRun
+from .paired import ComparisonsConfig, resolve_comparisons
 
 __all__ = ["STATISTICS_OPTIONS", "as_analysis"]
 

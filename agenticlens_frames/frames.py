@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ._compat import AGENTIC_EVALS_VERSION
 from ._files import atomic_write
 from .errors import InputError
 from .formats._io import require_known
@@ -33,11 +34,14 @@ from .formats.model import CaseSpec, EvaluatorRef, ManifestSpec, SuiteSpec, Vari
 __all__ = [
     "ATTEMPTS_SCHEMA",
     "ATTEMPT_STATUSES",
+    "BUILTIN_EVALUATOR",
+    "BUILTIN_VERSION",
     "CASES_SCHEMA",
     "CHECKS_SCHEMA",
     "SCHEMAS",
     "TRIALS_SCHEMA",
     "TRIAL_STATUSES",
+    "CheckColumns",
     "ExperimentRun",
     "read_parquet",
 ]
@@ -603,6 +607,151 @@ def _first_row(part: dict[str, Any]) -> tuple[int, int, int]:
     return tuple(attempts[name][0].as_py() for name in ("variant", "trial", "case_index"))
 
 
+#: What the package stamps on its built-in checks (``Score.evaluator`` / version): the
+#: version is agentic-evals' own, the release whose check rules we implement.
+BUILTIN_EVALUATOR = "agentic_evals.builtin"
+BUILTIN_VERSION = AGENTIC_EVALS_VERSION
+
+
+#: Fields a registered evaluator's check keeps apart from the shared columns:
+#: (required, evaluator, evaluator_version, evaluator_type, skipped, metadata as JSON text
+#: or None).
+CustomFields = tuple[bool, str, "str | None", str, bool, "str | None"]
+
+
+class CheckColumns:
+    """Columns of the ``checks`` table, filled one check at a time.
+
+    Built-in checks all share the same ``required`` / ``skipped`` / evaluator fields, so
+    only six columns are appended per check; the few rows from registered evaluators keep
+    their own fields in :attr:`custom`. ``attempt`` is the attempt's row number in the
+    ``attempts`` table.
+    """
+
+    __slots__ = ("_text", "attempt", "custom", "explanation", "metric", "name", "passed", "value")
+
+    def __init__(self) -> None:
+        self.attempt: list[int] = []
+        self.name: list[str] = []
+        self.metric: list[str] = []
+        self.value: list[float] = []
+        self.passed: list[bool] = []
+        self.explanation: list[str] = []
+        #: row number -> :data:`CustomFields`
+        self.custom: dict[int, CustomFields] = {}
+        # One object per distinct name / explanation: the same case yields the same
+        # strings in every trial, so this keeps memory proportional to the suite.
+        self._text: dict[str, str] = {}
+
+    def add(
+        self,
+        attempt: int,
+        name: str,
+        metric: str,
+        passed: bool,
+        explanation: str,
+        value: float | None = None,
+    ) -> None:
+        """Append a built-in check (value 1.0/0.0 from ``passed`` unless given)."""
+        text = self._text
+        self.attempt.append(attempt)
+        self.name.append(text.setdefault(name, name))
+        self.metric.append(metric)
+        self.value.append((1.0 if passed else 0.0) if value is None else value)
+        self.passed.append(passed)
+        self.explanation.append(text.setdefault(explanation, explanation))
+
+    def add_custom(
+        self,
+        attempt: int,
+        name: str,
+        value: float,
+        passed: bool,
+        explanation: str,
+        *,
+        required: bool,
+        evaluator: str,
+        evaluator_version: str | None,
+        evaluator_type: str,
+        metric: str | None = None,
+        skipped: bool = False,
+        metadata: str | None = None,
+    ) -> None:
+        """Append a check from a registered evaluator (``metadata`` as JSON text)."""
+        self.custom[len(self.attempt)] = (
+            required,
+            evaluator,
+            evaluator_version,
+            evaluator_type,
+            skipped,
+            metadata,
+        )
+        self.add(attempt, name, metric or name, passed, explanation, value)
+
+    @staticmethod
+    def evaluator_fields(
+        n: int, custom: dict[int, Any]
+    ) -> tuple[list[bool], list[str], list[str | None], list[str], list[bool], list[str | None]]:
+        """``required``, ``evaluator``, ``evaluator_version``, ``evaluator_type``,
+        ``skipped`` and ``metadata`` of ``n`` checks: the built-in values, except the
+        ``custom`` rows (journals written before judges hold four fields)."""
+        required = [True] * n
+        evaluator = [BUILTIN_EVALUATOR] * n
+        version: list[str | None] = [BUILTIN_VERSION] * n
+        kind = ["deterministic"] * n
+        skipped = [False] * n
+        metadata: list[str | None] = [None] * n
+        for row, fields in custom.items():
+            required[row], evaluator[row], version[row], kind[row] = fields[:4]
+            if len(fields) > 4:
+                skipped[row], metadata[row] = fields[4], fields[5]
+        return required, evaluator, version, kind, skipped, metadata
+
+    def columns(self) -> dict[str, list[Any]]:
+        """All columns by name (defaults filled in for built-in checks)."""
+        n = len(self.attempt)
+        required, evaluator, version, kind, skipped, metadata = self.evaluator_fields(
+            n, self.custom
+        )
+        return {
+            "attempt": self.attempt,
+            "name": self.name,
+            "metric": self.metric,
+            "value": self.value,
+            "passed": self.passed,
+            "required": required,
+            "skipped": skipped,
+            "explanation": self.explanation,
+            "evaluator": evaluator,
+            "evaluator_version": version,
+            "evaluator_type": kind,
+            "metadata": metadata,
+        }
+
+    def extend(self, other: CheckColumns) -> None:
+        """Append every check of ``other`` (scored apart, e.g. on another thread)."""
+        offset = len(self.attempt)
+        text = self._text
+        self.attempt.extend(other.attempt)
+        self.name.extend(text.setdefault(n, n) for n in other.name)
+        self.metric.extend(other.metric)
+        self.value.extend(other.value)
+        self.passed.extend(other.passed)
+        self.explanation.extend(text.setdefault(e, e) for e in other.explanation)
+        self.custom.update({offset + row: fields for row, fields in other.custom.items()})
+
+    def required(self, row: int) -> bool:
+        custom = self.custom.get(row)
+        return True if custom is None else custom[0]
+
+    def skipped(self, row: int) -> bool:
+        custom = self.custom.get(row)
+        return custom is not None and len(custom) > 4 and bool(custom[4])
+
+    def __len__(self) -> int:
+        return len(self.attempt)
+
+
 class TableBuilder:
     """Collects attempts and checks as column lists, then builds the tidy tables.
 
@@ -611,8 +760,6 @@ class TableBuilder:
     """
 
     def __init__(self, manifest: ManifestSpec, suite: SuiteSpec) -> None:
-        from .scoring import CheckColumns  # scoring imports nothing from here
-
         self.manifest = manifest
         self.suite = suite
         self.checks = CheckColumns()
@@ -737,8 +884,6 @@ class TableBuilder:
         if self.next_attempt:  # (trials stay in self._trials either way)
             self._parts.append(self.state())
         self._cols = {name: [] for name in _ATTEMPT_TYPES}
-        from .scoring import CheckColumns
-
         self.checks = CheckColumns()
 
     def _columns(
@@ -780,8 +925,6 @@ class TableBuilder:
 
     def build(self, evaluator_versions: dict[str, str | None] | None = None) -> ExperimentRun:
         """Sort, type and assemble the five tables."""
-        from .scoring import CheckColumns
-
         m, s = self.manifest, self.suite
         c, k, custom = self._columns()
         variant = c["variant"].to_numpy()

@@ -53,12 +53,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from make_archive import build
 
 from agenticlens_frames.archive import Archive
-from agenticlens_frames.archive.engines import (
-    NEEDED_COLUMNS,
-    RunLayout,
-    sufficient_stats,
-)
+from agenticlens_frames.archive.engines import NEEDED_COLUMNS, sufficient_stats
 from agenticlens_frames.archive.results import analyze_stats
+from agenticlens_frames.archive.sufficient import RunLayout
 
 ROWS_PER_EXPERIMENT = 100_000
 PASS_K = (1, 5, 10)

@@ -79,9 +79,9 @@ def test_a_bad_paired_method_is_refused_under_its_own_option_name() -> None:
 
 
 def test_a_conflicting_paired_method_names_paired_method(tmp_path: Path) -> None:
-    from agenticlens_frames.comparisons_config import resolve_comparisons
     from agenticlens_frames.errors import InputError
     from agenticlens_frames.formats import load_manifest
+    from agenticlens_frames.paired import resolve_comparisons
 
     try:
         resolve_comparisons(

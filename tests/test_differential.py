@@ -228,7 +228,7 @@ def test_we_implement_the_installed_reference_versions() -> None:
     import agenticlens
 
     from agenticlens_frames._compat import IMPLEMENTS
-    from agenticlens_frames.scoring import BUILTIN_VERSION
+    from agenticlens_frames.frames import BUILTIN_VERSION
 
     assert {
         "agenticlens": agenticlens.__version__,

@@ -16,9 +16,10 @@ from agenticlens_frames.errors import InputError
 from agenticlens_frames.evaluators import EvaluatorRegistry, RetryPolicy
 from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef
 from agenticlens_frames.formats.traces import normalize_trace
+from agenticlens_frames.frames import CheckColumns
 from agenticlens_frames.judge_client import ChatJudge, ChatJudgeError
 from agenticlens_frames.judges import summarize_judges
-from agenticlens_frames.scoring import CheckColumns, score_sample
+from agenticlens_frames.scoring import score_sample
 
 KEY = "sk-test-9f8e7d6c5b4a"
 

@@ -189,5 +189,5 @@ def test_the_console_summary_prints_the_notes(analysis) -> None:  # type: ignore
     console = Console(record=True, width=400)
     print_summary(analysis, console)
     text = console.export_text()
-    notes = analysis.paired["judge_noise"]["notes"]
+    notes = analysis.judge_noise["notes"]
     assert notes and all(f"! {note}" in text for note in notes)

@@ -15,8 +15,9 @@ import pytest
 from agenticlens_frames.evaluators import EvaluatorRegistry, JudgeRetryPolicy, RetryPolicy
 from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef
 from agenticlens_frames.formats.traces import normalize_trace
+from agenticlens_frames.frames import CheckColumns
 from agenticlens_frames.judges import summarize_judges
-from agenticlens_frames.scoring import CheckColumns, score_sample
+from agenticlens_frames.scoring import score_sample
 
 
 class Billed(Exception):

@@ -19,39 +19,46 @@ import pytest
 from scipy import stats as sps
 from scipy.optimize import brentq
 
-from agenticlens_frames import load_experiment
-from agenticlens_frames.comparisons_config import (
-    ComparisonsConfig,
-    GuardRails,
-    check_guard_rails,
-    check_unchanged,
-    enforce_lock,
-    parse_comparisons,
-    read_lock,
-    resolve_comparisons,
-    suite_hash,
-)
+from agenticlens_frames import analyze, load_experiment
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.frames import ExperimentRun
 from agenticlens_frames.paired import (
     PAIRED_COLUMNS,
+    ComparisonsConfig,
+    GuardRails,
+    PairedAnalysis,
     case_labels,
     case_level_summary,
+    check_guard_rails,
+    check_unchanged,
+    enforce_lock,
     gate_passed,
     minimum_detectable_effect,
     noise_floor,
     noninferiority_gate,
+    paired_analysis,
     paired_comparisons,
-    paired_frames_from_block,
-    paired_report_block,
+    parse_comparisons,
     power_analysis,
-    report_blocks,
+    read_lock,
+    resolve_comparisons,
+    suite_hash,
     trials_for_precision,
     variance_decomposition,
+)
+from agenticlens_frames.report.paired_json import (
+    paired_block,
+    paired_frames_from_block,
+    report_blocks,
 )
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "data" / "support"
+
+
+def blocks_of(run: ExperimentRun, config: ComparisonsConfig | None = None) -> dict:
+    """The report's new top-level keys, as the JSON report writes them."""
+    return report_blocks(analyze(run, comparisons=config))
 
 
 def with_comparisons(run: ExperimentRun, comparisons: dict | None) -> ExperimentRun:
@@ -441,6 +448,79 @@ def test_manifest_errors_name_the_place(raw: dict, where: str, text: str) -> Non
     assert text in message
 
 
+@pytest.mark.parametrize(
+    ("written", "argument", "value", "message"),
+    [
+        ("power", "power", 0.9995, "expected a number > 0 and <= 0.999, got 0.9995"),
+        ("power", "power", 0.0, "expected a number > 0 and <= 0.999, got 0.0"),
+        ("alpha", "alpha", 1.0, "expected a number between 0 and 1, got 1.0"),
+        ("confidence_level", "confidence_level", 0.0, "expected a number between 0 and 1"),
+        ("resamples", "resamples", 98, "expected an integer >= 99, got 98"),
+        ("seed", "seed", -1, "expected an integer >= 0, got -1"),
+        ("noninferiority", "noninferiority_margin", -0.5, "expected a number >= 0, got -0.5"),
+        ("method", "method", "boot", "unknown method 'boot'"),
+        ("family", "family", "each", "unknown family 'each'"),
+    ],
+)
+def test_a_setting_has_one_rule_in_the_manifest_and_in_python(
+    run: ExperimentRun, written: str, argument: str, value: object, message: str
+) -> None:
+    # Power 0.9995 used to pass from Python and fail in a manifest: one rule now decides.
+    with pytest.raises(InputError) as in_manifest:
+        parse_comparisons({"correction": "holm", written: value}, file="exp/manifest.yaml")
+    with pytest.raises(InputError) as in_python:
+        resolve_comparisons(run.manifest, correction="holm", **{argument: value})
+    assert in_manifest.value.location == f"comparisons.{written}"
+    assert in_python.value.location == argument
+    assert in_manifest.value.message == in_python.value.message
+    assert in_manifest.value.message.startswith(message)
+
+
+def test_the_edges_of_each_rule_are_allowed(run: ExperimentRun) -> None:
+    edge = {"alpha": 0.5, "power": 0.999, "resamples": 99, "seed": 0, "noninferiority_margin": 0}
+    config = resolve_comparisons(run.manifest, correction="holm", **edge)
+    assert (config.power, config.resamples, config.seed) == (0.999, 99, 0)
+    assert parse_comparisons({"correction": "holm", "power": 0.999}).power == 0.999
+
+
+def test_guard_rails_from_python_follow_the_manifest_minimums(run: ExperimentRun) -> None:
+    with pytest.raises(InputError) as in_manifest:
+        parse_comparisons({"correction": "holm", "limits": {"max_configurations": 1}})
+    with pytest.raises(InputError) as in_python:
+        resolve_comparisons(
+            run.manifest, correction="holm", limits=GuardRails(max_configurations=1)
+        )
+    assert (
+        in_manifest.value.message == in_python.value.message == ("expected an integer >= 2, got 1")
+    )
+
+
+def test_the_method_registry_names_what_the_estimators_compute() -> None:
+    from agenticlens_frames.paired import METHODS, method_names
+    from agenticlens_frames.stats_paired import PAIRED_METHODS
+
+    assert method_names() == PAIRED_METHODS  # a method without an estimator is refused
+    assert [m for m in METHODS.values() if not m.clusters] == [
+        METHODS["wilcoxon"],
+        METHODS["mcnemar"],
+    ]
+
+
+def test_the_statistics_page_lists_every_registered_method_in_order() -> None:
+    from agenticlens_frames.paired import method_names
+
+    text = (REPO / "docs" / "statistics.md").read_text(encoding="utf-8")
+    section = text.split("### Interval and test", 1)[1].split("\n###", 1)[0]
+    lines = section.split("| `ci_method=`", 1)[1].splitlines()[2:]  # past head and rule
+    rows = [line for line in lines[: lines.index("")] if line.startswith("| `")]
+    assert [row.split("`")[1] for row in rows] == list(method_names())
+
+
+def test_a_method_without_clusters_is_refused_with_a_cluster(run: ExperimentRun) -> None:
+    with pytest.raises(InputError, match=r"use method t, bootstrap or permutation with a cluster"):
+        paired_comparisons(run, correction="holm", ci_method="wilcoxon", cluster="topic")
+
+
 def test_full_manifest_form_parses() -> None:
     config = parse_comparisons(
         {
@@ -513,10 +593,12 @@ def test_lock_refuses_to_overwrite_an_unrelated_file(tmp_path: Path) -> None:
 def test_a_saved_report_is_a_lock_too(run: ExperimentRun, tmp_path: Path) -> None:
     config = resolve_comparisons(run.manifest, correction="holm")
     report = tmp_path / "report.json"
-    report.write_bytes(orjson.dumps({"paired_comparisons": paired_report_block(run, config)}))
+    report.write_bytes(
+        orjson.dumps({"paired_comparisons": paired_block(paired_analysis(run, config))})
+    )
     stored = read_lock(report)
     assert stored is not None
-    other = paired_report_block(run, resolve_comparisons(run.manifest, correction="none"))
+    other = paired_block(paired_analysis(run, resolve_comparisons(run.manifest, correction="none")))
     with pytest.raises(InputError, match="correction"):
         check_unchanged(stored, other["fingerprint"], source=report)
 
@@ -711,6 +793,28 @@ def test_more_trials_shrink_the_planned_sd_toward_omega(run: ExperimentRun) -> N
     )
 
 
+@pytest.mark.parametrize(
+    ("call", "location"),
+    [
+        (lambda run: power_analysis(run, effect=0.1, power=1.0), "power"),
+        (lambda run: power_analysis(run, effect=0.1, alpha=0.0), "alpha"),
+        (
+            lambda run: noninferiority_gate(
+                paired_comparisons(run, correction="holm"), margin=0.05, alpha=1.5
+            ),
+            "alpha",
+        ),
+    ],
+)
+def test_a_level_outside_zero_and_one_names_its_argument(
+    run: ExperimentRun, call: Callable, location: str
+) -> None:
+    with pytest.raises(InputError) as caught:
+        call(run)
+    assert caught.value.location == location
+    assert "strictly between 0 and 1" in caught.value.message
+
+
 def test_trials_for_precision_reaches_the_target(run: ExperimentRun) -> None:
     plan = trials_for_precision(run, half_width=0.12, cost_per_case=0.02)
     z = sps.norm.ppf(0.975)
@@ -735,7 +839,7 @@ def test_trials_for_precision_reaches_the_target(run: ExperimentRun) -> None:
 
 def test_report_blocks_are_strict_json_and_round_trip(run: ExperimentRun) -> None:
     config = resolve_comparisons(run.manifest, correction="holm", noninferiority_margin=0.05)
-    blocks = report_blocks(run, config)
+    blocks = blocks_of(run, config)
     text = orjson.dumps(blocks)
     assert b"NaN" not in text
     data = json.loads(text)
@@ -767,7 +871,7 @@ def test_report_blocks_are_strict_json_and_round_trip(run: ExperimentRun) -> Non
         "flaky_case_ids",
     }
     assert sum(case_level["labels"]["baseline"].values()) == 14
-    assert report_blocks(run).keys() == {"case_level"}
+    assert blocks_of(run).keys() == {"case_level"}
 
 
 # --- integration ----------------------------------------------------------------------------------
@@ -815,12 +919,14 @@ def test_paired_outputs_match_the_individual_functions(run: ExperimentRun) -> No
     from agenticlens_frames.paired import paired_outputs
 
     config = resolve_comparisons(run.manifest, correction="bonferroni")
-    frames, blocks = paired_outputs(run, config)
+    frames, paired = paired_outputs(run, config)
     pd.testing.assert_frame_equal(
         frames["paired_comparisons"], paired_comparisons(run, correction="bonferroni")
     )
     pd.testing.assert_frame_equal(frames["variance_decomposition"], variance_decomposition(run))
-    assert blocks.keys() == {"case_level", "paired_comparisons"}
+    assert isinstance(paired, PairedAnalysis)
+    assert paired.comparisons is frames["paired_comparisons"]
+    assert blocks_of(run, config).keys() == {"case_level", "paired_comparisons"}
 
 
 def test_command_line_settings_are_checked_before_any_scoring(tmp_path: Path) -> None:
@@ -828,7 +934,7 @@ def test_command_line_settings_are_checked_before_any_scoring(tmp_path: Path) ->
 
     import yaml
 
-    from agenticlens_frames.comparisons_config import comparisons_from_cli
+    from agenticlens_frames.paired import comparisons_from_cli
 
     folder = _undeclared_copy(tmp_path / "exp")
     shutil.rmtree(folder / "trials")  # nothing to score: the refusal must come first
@@ -849,22 +955,31 @@ def test_command_line_settings_are_checked_before_any_scoring(tmp_path: Path) ->
 
 
 def test_a_saved_report_refuses_other_settings(run: ExperimentRun, tmp_path: Path) -> None:
-    from agenticlens_frames.comparisons_config import check_saved_report
-    from agenticlens_frames.paired import noninferiority_failures
+    from agenticlens_frames.paired import check_saved_report, noninferiority_failures
 
     report = tmp_path / "report.json"
-    first = report_blocks(run, resolve_comparisons(run.manifest, correction="holm"))
-    check_saved_report(report, first)  # nothing saved yet
+    holm = analyze(run, comparisons=resolve_comparisons(run.manifest, correction="holm"))
+    first = report_blocks(holm)
+    fingerprint = first["paired_comparisons"]["fingerprint"]
+    check_saved_report(report, fingerprint)  # nothing saved yet
     report.write_bytes(orjson.dumps({"schema_version": "1.1", **first}))
-    check_saved_report(report, first)
-    other = report_blocks(run, resolve_comparisons(run.manifest, correction="bonferroni"))
+    check_saved_report(report, fingerprint)
+    other = blocks_of(run, resolve_comparisons(run.manifest, correction="bonferroni"))
     with pytest.raises(InputError, match="correction: 'holm' -> 'bonferroni'"):
-        check_saved_report(report, other)
-    assert noninferiority_failures(first) is None
-    gated = report_blocks(
-        run, resolve_comparisons(run.manifest, correction="holm", noninferiority_margin=0.05)
+        check_saved_report(report, other["paired_comparisons"]["fingerprint"])
+    check_saved_report(report, None)  # no paired comparisons now: nothing to hold against
+    assert noninferiority_failures(holm.paired_frames.get("noninferiority")) is None
+    gated = analyze(
+        run,
+        comparisons=resolve_comparisons(
+            run.manifest, correction="holm", noninferiority_margin=0.05
+        ),
     )
-    failed = noninferiority_failures(gated)
+    gate_block = report_blocks(gated)["paired_comparisons"]["noninferiority"]
+    failed = noninferiority_failures(gated.paired_frames["noninferiority"])
+    assert failed == [
+        c["candidate_variant_id"] for c in gate_block["candidates"] if not c["passed"]
+    ]
     gate = paired_comparisons(run, correction="holm", noninferiority_margin=0.05).attrs[
         "noninferiority"
     ]
@@ -874,11 +989,10 @@ def test_a_saved_report_refuses_other_settings(run: ExperimentRun, tmp_path: Pat
 def test_a_large_saved_report_is_checked_from_its_head_and_tail(
     run: ExperimentRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agenticlens_frames import comparisons_config
-    from agenticlens_frames.comparisons_config import check_saved_report
+    from agenticlens_frames.paired import check_saved_report, lock
 
-    first = report_blocks(run, resolve_comparisons(run.manifest, correction="holm"))
-    other = report_blocks(run, resolve_comparisons(run.manifest, correction="bonferroni"))
+    first = blocks_of(run, resolve_comparisons(run.manifest, correction="holm"))
+    other = blocks_of(run, resolve_comparisons(run.manifest, correction="bonferroni"))
     report = tmp_path / "report.json"
     body = {
         "schema_version": "1.1",
@@ -888,12 +1002,13 @@ def test_a_large_saved_report_is_checked_from_its_head_and_tail(
         **first,
     }
     report.write_bytes(orjson.dumps(body, option=orjson.OPT_INDENT_2))
-    monkeypatch.setattr(comparisons_config, "FULL_PARSE_LIMIT", 4096)
+    monkeypatch.setattr(lock, "FULL_PARSE_LIMIT", 4096)
     identity = (run.manifest.name, run.manifest.version)
-    check_saved_report(report, first, identity)
+    new, changed = (b["paired_comparisons"]["fingerprint"] for b in (first, other))
+    check_saved_report(report, new, identity)
     with pytest.raises(InputError, match="correction: 'holm' -> 'bonferroni'"):
-        check_saved_report(report, other, identity)
-    check_saved_report(report, other, ("another-experiment", "1"))  # not this experiment
+        check_saved_report(report, changed, identity)
+    check_saved_report(report, changed, ("another-experiment", "1"))  # not this experiment
 
 
 # --- issue 14: corners and smaller defects ----------------------------------------------------

@@ -13,7 +13,8 @@ import pytest
 from agenticlens_frames.evaluators import REFERENCE_SCORER_NAMES, default_registry
 from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef
 from agenticlens_frames.formats.traces import normalize_trace
-from agenticlens_frames.scoring import CheckColumns, score_sample
+from agenticlens_frames.frames import CheckColumns
+from agenticlens_frames.scoring import score_sample
 
 REGISTRY = default_registry()
 

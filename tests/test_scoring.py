@@ -11,7 +11,8 @@ import pytest
 from agenticlens_frames.evaluators import EvaluatorRegistry
 from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef
 from agenticlens_frames.formats.traces import normalize_trace
-from agenticlens_frames.scoring import CheckColumns, score_sample, score_unavailable
+from agenticlens_frames.frames import CheckColumns
+from agenticlens_frames.scoring import score_sample, score_unavailable
 
 
 def _score(case: CaseSpec, output: str, trace: dict | None = None, registry=None):

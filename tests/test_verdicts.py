@@ -22,7 +22,7 @@ from agenticlens_frames import (
     write_json_report,
 )
 from agenticlens_frames.frames import ExperimentRun
-from agenticlens_frames.verdicts import (
+from agenticlens_frames.paired.verdicts import (
     HOW_TO_DECLARE,
     VERDICT_COLUMNS,
     case_verdicts,
@@ -308,9 +308,9 @@ def test_a_report_written_by_agenticlens_says_it_has_no_verdicts(
 ) -> None:
     from rich.console import Console
 
+    from agenticlens_frames.paired.verdicts import NOT_IN_REPORT
     from agenticlens_frames.report.console import print_summary
     from agenticlens_frames.report.html import render_html
-    from agenticlens_frames.verdicts import NOT_IN_REPORT
 
     ref = reference(EXAMPLE)
     assert ref.returncode == 0, ref.stderr

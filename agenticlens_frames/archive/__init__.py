@@ -19,16 +19,18 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .engines import ENGINES, RunLayout, SufficientStats, sufficient_stats
+    from .catalog import RunRecord
+    from .engines import ENGINES, sufficient_stats
     from .query import ArchiveSlice, SliceFilter
     from .results import ArchiveAnalysis, analyze_stats
-    from .store import AddResult, Archive, RunRecord, run_content_id
+    from .store import AddResult, Archive, run_content_id
+    from .sufficient import RunLayout, SufficientStats
 
 # Imported on first use: the command line mounts ``archive`` without loading its engines.
 _LAZY = {
     "ENGINES": ".engines",
-    "RunLayout": ".engines",
-    "SufficientStats": ".engines",
+    "RunLayout": ".sufficient",
+    "SufficientStats": ".sufficient",
     "sufficient_stats": ".engines",
     "ArchiveSlice": ".query",
     "SliceFilter": ".query",
@@ -36,7 +38,7 @@ _LAZY = {
     "analyze_stats": ".results",
     "AddResult": ".store",
     "Archive": ".store",
-    "RunRecord": ".store",
+    "RunRecord": ".catalog",
     "run_content_id": ".store",
 }
 

@@ -10,16 +10,16 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from .._optional import require
 from ._kernel import NEEDED_COLUMNS
 from ._scan import RunScan
-from .engines import (
+from .sufficient import (
     RunLayout,
     Source,
     SufficientStats,
     TableSource,
     check_columns,
     from_keyed_frames,
-    require_extra,
 )
 
 __all__ = [
@@ -105,7 +105,7 @@ def duckdb_connection(
     temp_directory: str | None = None,
 ) -> Any:
     """A DuckDB connection configured for out-of-core aggregation."""
-    duckdb = require_extra("duckdb")
+    duckdb = require("duckdb", "the duckdb engine")
     config: dict[str, Any] = {"preserve_insertion_order": False}
     if memory_limit:
         config["memory_limit"] = memory_limit

@@ -1,7 +1,7 @@
 """The archive's aggregation engines: one entry each, read by the API, the CLI and the docs.
 
 An engine turns an archive slice (or an attempts table) into
-:class:`~agenticlens_frames.archive.engines.SufficientStats`. To add one, write its
+:class:`~agenticlens_frames.archive.sufficient.SufficientStats`. To add one, write its
 function (``(source, layout, **options) -> SufficientStats``) and add one
 :class:`EngineEntry` to :data:`ENGINE_ENTRIES`: ``sufficient_stats(engine=...)``, the
 ``--engine`` choices of ``agenticlens-frames archive`` and the engines table of

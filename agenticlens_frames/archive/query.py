@@ -42,12 +42,11 @@ from ..frames import (
     variants_frame,
 )
 from ._scan import RunScan
-from .store import SPEC_FILE, RunRecord, parse_time, records_frame
+from .catalog import SPEC_FILE, Catalog, RunRecord, parse_time, records_frame
 
 if TYPE_CHECKING:
-    from .engines import SufficientStats
     from .results import ArchiveAnalysis
-    from .store import Archive
+    from .sufficient import SufficientStats
 
 __all__ = ["ArchiveSlice", "SliceFilter"]
 
@@ -260,7 +259,7 @@ class ArchiveSlice:
     ['dense']
     """
 
-    archive: Archive
+    archive: Catalog
     filter: SliceFilter = field(default_factory=SliceFilter)
 
     def __repr__(self) -> str:

@@ -2,7 +2,7 @@
 
 The same estimands as the single-experiment :mod:`agenticlens_frames.analysis` (spec §9),
 keyed by (run, variant[, case | trial]) and computed with whole-array numpy operations
-from :class:`~agenticlens_frames.archive.engines.SufficientStats`, so they cost the same
+from :class:`~agenticlens_frames.archive.sufficient.SufficientStats`, so they cost the same
 whatever engine produced the sums. On one run they agree with ``analyze()`` to 1e-9
 (tested); they are not bit-identical, because sums come from the engines rather than
 exactly rounded ``fsum``.
@@ -32,7 +32,7 @@ import pandas as pd
 from .. import stats
 from ..errors import InputError, check_pass_k
 from ..frames import FACTOR_PREFIX
-from .engines import RunLayout, SufficientStats
+from .sufficient import RunLayout, SufficientStats
 
 __all__ = [
     "ArchiveAnalysis",

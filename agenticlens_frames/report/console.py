@@ -45,7 +45,7 @@ _VERDICT_STYLE = {"better": "green", "worse": "red"}
 
 def _verdict_table(analysis: ExperimentAnalysis, console: Console) -> None:
     """The case-level verdicts, first: what a person decides on."""
-    from ..verdicts import (
+    from ..paired.verdicts import (
         CORRECTION_NAMES,
         HOW_TO_DECLARE,
         format_difference,
@@ -156,7 +156,7 @@ def _variant_notes(analysis: ExperimentAnalysis, case_level: bool) -> list[str]:
 def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) -> None:
     """Print the verdicts first, then the variant and pass@k tables, the
     AgenticLens-compatible numbers (labelled as such), the frontier and warnings."""
-    from ..verdicts import headline_pass_rates
+    from ..paired.verdicts import headline_pass_rates
 
     console = console or Console()
     info = analysis.info
@@ -231,7 +231,7 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
         console.print(Text(f"! {strip_control(warning)}", style="yellow"))
     # Judges (docs/judges.md): their cost apart from the agent's, and where their noise,
     # not the agent's, limits detection.
-    judges = analysis.paired.get("judge_noise", {})
+    judges = analysis.judge_noise
     for row in judges.get("totals", []):
         spent = row["spent_cost_usd"]
         cost = "unpriced" if spent is None else f"${spent:.6f}"

@@ -149,7 +149,7 @@ def _variant_notes(a: ExperimentAnalysis, case_level: bool) -> str:
 
 
 def _variant_table(a: ExperimentAnalysis) -> str:
-    from ..verdicts import headline_pass_rates
+    from ..paired.verdicts import headline_pass_rates
 
     headline = {
         str(r["variant_id"]): r
@@ -659,7 +659,7 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
     When no correction is declared it shows the paired differences with per-comparison
     intervals, no p-value and no verdict, and says how to declare one.
     """
-    from ..verdicts import (
+    from ..paired.verdicts import (
         CORRECTION_NAMES,
         HOW_TO_DECLARE,
         format_difference,

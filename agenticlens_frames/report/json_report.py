@@ -34,6 +34,8 @@ from ..errors import InputError
 from ..judges import JUDGE_EVALUATOR_TYPES, summarize_judges
 from ..schema import COMPARISONS, FACTOR_LEVELS
 from ..schema import number_to_json as _num
+from .paired_json import report_blocks
+from .verdicts_json import verdicts_block
 
 __all__ = ["build_report", "created_at", "write_json_report"]
 
@@ -619,17 +621,15 @@ def build_report(
             **analysis.extras,
         },
     }
-    # New top-level keys (issue 6): case_level, paired_comparisons; already JSON-ready.
-    # The verdicts (issue 14) go between them: the paired block stays last, where a large
-    # saved report's tail is read.
-    from .verdicts_json import verdicts_block
-
-    blocks = dict(analysis.paired)
-    if "case_level" in blocks:
-        report["case_level"] = blocks.pop("case_level")
+    # New top-level keys (issue 6): case_level, paired_comparisons. The verdicts (issue 14)
+    # go between them: the paired block stays last, where a large saved report's tail is read.
+    blocks = report_blocks(analysis)
+    report["case_level"] = blocks.pop("case_level")
     report["verdicts"] = verdicts_block(analysis.verdicts)
     report.update(beyond_blocks(analysis))
     report.update(blocks)
+    if analysis.judge_noise:
+        report["judge_noise"] = analysis.judge_noise
     return report
 
 

@@ -16,7 +16,10 @@ import pandas as pd
 from ..analysis import SUMMARY_METRICS, SUMMARY_STATS, ExperimentAnalysis
 from ..errors import InputError
 from ..formats._io import read_input, scrub_surrogates
+from ..paired.verdicts import empty_verdicts
 from ..schema import COMPARISONS, FACTOR_LEVELS
+from .paired_json import paired_frames_from_block
+from .verdicts_json import verdicts_from_block
 
 __all__ = ["load_report"]
 
@@ -253,19 +256,12 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
     }
     place[:] = []
     extras = data.get("agenticlens_frames") or {}
-    from ..paired import paired_frames_from_block
-    from ..verdicts import empty_verdicts
-    from .verdicts_json import verdicts_from_block
-
-    paired = {k: data[k] for k in ("case_level", "paired_comparisons") if k in data}
     place[:] = ["paired_comparisons"]
     paired_frames = (
-        paired_frames_from_block(paired["paired_comparisons"])
-        if "paired_comparisons" in paired
-        else {}
+        paired_frames_from_block(data["paired_comparisons"]) if "paired_comparisons" in data else {}
     )
     place[:] = ["case_level"]
-    summary = (paired.get("case_level") or {}).get("summary")
+    summary = (data.get("case_level") or {}).get("summary")
     if summary:
         paired_frames["case_level_summary"] = pd.DataFrame(summary)
     place[:] = ["verdicts"]
@@ -293,7 +289,6 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
     place[:] = []
     return ExperimentAnalysis(
         factor_effects=effects,
-        paired=paired,
         paired_frames=paired_frames,
         verdicts=verdicts,
         run=None,

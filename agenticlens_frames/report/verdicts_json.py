@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..paired import _records  # NaN → null, numpy scalars → Python: the paired blocks' rule
-from ..verdicts import HOW_TO_DECLARE, REGRESSION_DIMENSIONS, VERDICT_COLUMNS
+from ..paired.verdicts import HOW_TO_DECLARE, REGRESSION_DIMENSIONS, VERDICT_COLUMNS
+from .paired_json import _records  # NaN → null, numpy scalars → Python: the paired blocks' rule
 
 __all__ = ["verdicts_block", "verdicts_from_block"]
 

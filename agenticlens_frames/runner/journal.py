@@ -52,8 +52,9 @@ from ..evaluators import EvaluatorRegistry
 from ..formats._io import scrub_surrogates
 from ..formats.model import CaseSpec
 from ..formats.traces import Trace
+from ..frames import CheckColumns
 from ..judges import SampleBook
-from ..scoring import AttemptScore, CheckColumns, score_sample
+from ..scoring import AttemptScore, score_sample
 
 __all__ = [
     "FORMAT",

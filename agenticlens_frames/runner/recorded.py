@@ -12,8 +12,8 @@ from ..evaluators import EvaluatorRegistry
 from ..formats import load_recorded, normalize_trace
 from ..formats.model import CaseSpec, ManifestSpec, RecordedTrials, SuiteSpec, VariantSpec
 from ..formats.traces import Trace
-from ..frames import TableBuilder
-from ..scoring import CheckColumns, score_sample, score_unavailable
+from ..frames import CheckColumns, TableBuilder
+from ..scoring import score_sample, score_unavailable
 
 __all__ = ["replay_recorded", "replay_trial"]
 

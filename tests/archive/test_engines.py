@@ -13,12 +13,11 @@ import pytest
 from agenticlens_frames.archive import Archive, sufficient_stats
 from agenticlens_frames.archive.engines import (
     NEEDED_COLUMNS,
-    RunLayout,
-    assemble,
     choose_engine,
     run_partial,
     split_runs,
 )
+from agenticlens_frames.archive.sufficient import RunLayout, assemble
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.frames import ExperimentRun
 

@@ -10,8 +10,8 @@ import pytest
 from rich.console import Console
 
 from agenticlens_frames import analyze, case_level_summary, load_experiment
+from agenticlens_frames.paired.verdicts import HOW_TO_DECLARE
 from agenticlens_frames.report.console import print_summary
-from agenticlens_frames.verdicts import HOW_TO_DECLARE
 
 from ..conftest import EXAMPLE
 

@@ -9,6 +9,7 @@ import pytest
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.formats.model import CaseSpec
 from agenticlens_frames.formats.traces import normalize_trace
+from agenticlens_frames.frames import CheckColumns
 from agenticlens_frames.runner.journal import (
     FORMAT,
     JournalWriter,
@@ -17,7 +18,7 @@ from agenticlens_frames.runner.journal import (
     read_segments,
     replay_checks,
 )
-from agenticlens_frames.scoring import CheckColumns, score_sample
+from agenticlens_frames.scoring import score_sample
 
 IDENTITY = {
     "experiment_id": "x@1",

@@ -1,8 +1,8 @@
 """Case-level verdicts: the one line per candidate a person decides on.
 
 Every candidate is compared with the baseline case by case (the paired comparisons of
-:mod:`agenticlens_frames.paired`), and each (candidate, dimension) row becomes a verdict
-in words:
+:mod:`agenticlens_frames.paired.comparisons`), and each (candidate, dimension) row becomes
+a verdict in words:
 
 ``better`` / ``worse``        significant after the declared multiple-comparison
                               correction, in the direction that is better / worse for
@@ -31,13 +31,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .comparisons_config import (
+from ..frames import ExperimentRun
+from .settings import (
     DIMENSIONS,
     ComparisonsConfig,
     GuardRails,
     parse_comparisons,
 )
-from .frames import ExperimentRun
 
 __all__ = [
     "CORRECTION_NAMES",
@@ -338,7 +338,7 @@ def case_verdicts(
     >>> case_verdicts(run, {"correction": "holm"}).attrs["declared"]
     True
     """
-    from .paired import paired_analysis  # lazily: scipy.stats
+    from .comparisons import paired_analysis  # lazily: scipy.stats
 
     config: ComparisonsConfig | None
     if isinstance(comparisons, Mapping):

@@ -1,0 +1,214 @@
+"""The archive's catalog: one record per run (``_run.json``), and records as a frame.
+
+Both the store (which writes records) and the queries (which filter on them) read this
+module; neither needs the other to know what a run holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import pandas as pd
+
+from ..errors import InputError
+
+__all__ = ["Catalog", "RunRecord", "iso_time", "parse_time", "records_frame"]
+
+#: What every run record says it is, and in which version of the layout.
+FORMAT_NAME = "agenticlens-frames-archive"
+FORMAT_VERSION = 1
+#: A run's catalog record, and its manifest + suite (to rebuild the run).
+RUN_FILE = "_run.json"
+SPEC_FILE = "_spec.json"
+
+
+def parse_time(value: str | date | datetime | pd.Timestamp | None, *, name: str) -> datetime | None:
+    """A timezone-aware UTC datetime from an ISO string, date or datetime (naive = UTC).
+
+    Examples
+    --------
+    >>> parse_time("2026-10-01", name="since").isoformat()
+    '2026-10-01T00:00:00+00:00'
+    >>> parse_time("2026-10-01T12:30:00+02:00", name="since").isoformat()
+    '2026-10-01T10:30:00+00:00'
+    """
+    if value is None:
+        return None
+    try:
+        stamp = pd.Timestamp(value)
+    except (ValueError, TypeError) as exc:
+        raise InputError(
+            f"cannot read {value!r} as a date or time",
+            location=name,
+            hint="use ISO 8601, e.g. 2026-10-01 or 2026-10-01T12:00:00Z",
+        ) from exc
+    if pd.isna(stamp):
+        raise InputError(f"cannot read {value!r} as a date or time", location=name)
+    stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+    return stamp.to_pydatetime()
+
+
+def iso_time(moment: datetime) -> str:
+    """``moment`` as ISO 8601 UTC with microseconds and a ``Z``, as records store it."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """The catalog entry of one archived run (``_run.json``).
+
+    Attributes
+    ----------
+    run_id
+        Content hash (:func:`run_content_id`).
+    experiment_id
+        ``<name>@<version>`` of the manifest.
+    run_at
+        When the run happened (given to :meth:`Archive.add`; defaults to ``added_at``).
+    added_at
+        When it was added to the archive.
+    variants
+        One dict per variant, manifest order: ``variant_id``, ``variant_name``,
+        ``position``, ``is_baseline``, ``factors``.
+    factor_names
+        Factor names in first-seen manifest order.
+    tags
+        Sorted distinct case tags of the suite.
+    counts
+        Rows per table.
+    """
+
+    run_id: str
+    experiment_id: str
+    experiment_name: str
+    experiment_version: str
+    suite_name: str
+    suite_version: str
+    run_at: datetime
+    added_at: datetime
+    baseline_variant_id: str
+    trial_count: int
+    pass_k: tuple[int, ...]
+    variants: tuple[dict[str, Any], ...]
+    factor_names: tuple[str, ...]
+    tags: tuple[str, ...]
+    counts: dict[str, int]
+    path: Path = field(compare=False)
+    #: SHA-256 of each table's parquet file, checked when a slice reads it (older
+    #: archives have none).
+    sha256: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def n_attempts(self) -> int:
+        return self.counts["attempts"]
+
+    @property
+    def variant_ids(self) -> tuple[str, ...]:
+        return tuple(v["variant_id"] for v in self.variants)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT_NAME,
+            "format_version": FORMAT_VERSION,
+            "run_id": self.run_id,
+            "experiment_id": self.experiment_id,
+            "experiment_name": self.experiment_name,
+            "experiment_version": self.experiment_version,
+            "suite_name": self.suite_name,
+            "suite_version": self.suite_version,
+            "run_at": iso_time(self.run_at),
+            "added_at": iso_time(self.added_at),
+            "baseline_variant_id": self.baseline_variant_id,
+            "trial_count": self.trial_count,
+            "pass_k": list(self.pass_k),
+            "variants": list(self.variants),
+            "factor_names": list(self.factor_names),
+            "tags": list(self.tags),
+            "counts": dict(self.counts),
+            "sha256": dict(self.sha256),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], path: Path) -> RunRecord:
+        if data.get("format") != FORMAT_NAME:
+            raise InputError("not an archive run record", file=path / RUN_FILE)
+        return cls(
+            run_id=data["run_id"],
+            experiment_id=data["experiment_id"],
+            experiment_name=data["experiment_name"],
+            experiment_version=data["experiment_version"],
+            suite_name=data["suite_name"],
+            suite_version=data["suite_version"],
+            run_at=parse_time(data["run_at"], name="run_at"),  # type: ignore[arg-type]
+            added_at=parse_time(data["added_at"], name="added_at"),  # type: ignore[arg-type]
+            baseline_variant_id=data["baseline_variant_id"],
+            trial_count=int(data["trial_count"]),
+            pass_k=tuple(int(k) for k in data["pass_k"]),
+            variants=tuple(data["variants"]),
+            factor_names=tuple(data["factor_names"]),
+            tags=tuple(data["tags"]),
+            counts={k: int(v) for k, v in data["counts"].items()},
+            path=path,
+            sha256={str(k): str(v) for k, v in dict(data.get("sha256") or {}).items()},
+        )
+
+    def file(self, table: str) -> Path:
+        """Path of one of the run's parquet files."""
+        return self.path / f"{table}.parquet"
+
+
+class Catalog(Protocol):
+    """What reads an archive's records: :class:`~agenticlens_frames.archive.store.Archive`."""
+
+    def records(self) -> list[RunRecord]:
+        """Every run's record, in archive order."""
+        ...
+
+
+def records_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
+    """Catalog records as a tidy frame (one row per run)."""
+    columns = [
+        "run_id",
+        "experiment_id",
+        "experiment_name",
+        "experiment_version",
+        "suite_name",
+        "suite_version",
+        "run_at",
+        "added_at",
+        "n_variants",
+        "n_cases",
+        "n_attempts",
+        "trial_count",
+        "factor_names",
+        "tags",
+        "path",
+    ]
+    rows = [
+        {
+            "run_id": r.run_id,
+            "experiment_id": r.experiment_id,
+            "experiment_name": r.experiment_name,
+            "experiment_version": r.experiment_version,
+            "suite_name": r.suite_name,
+            "suite_version": r.suite_version,
+            "run_at": pd.Timestamp(r.run_at),
+            "added_at": pd.Timestamp(r.added_at),
+            "n_variants": len(r.variants),
+            "n_cases": r.counts["cases"],
+            "n_attempts": r.counts["attempts"],
+            "trial_count": r.trial_count,
+            "factor_names": r.factor_names,
+            "tags": r.tags,
+            "path": str(r.path),
+        }
+        for r in records
+    ]
+    frame = pd.DataFrame(rows, columns=columns)
+    for column in ("run_at", "added_at"):
+        frame[column] = pd.to_datetime(frame[column], utc=True)
+    return frame

@@ -1,0 +1,222 @@
+"""The manifest's ``comparisons:`` block as written: keys, shapes and types, read in place.
+
+This module knows the block's layout and turns text into typed values, naming the file and
+the key on bad input; what each value may be (an allowed correction, a level between 0
+and 1, …) is decided once, by the ``check`` function the caller passes in (see
+:func:`agenticlens_frames.paired.settings.check_setting`). The manifest form (every key
+but ``correction`` is optional)::
+
+    comparisons:
+      correction: holm            # none | bonferroni | holm | benjamini_hochberg
+      alpha: 0.05
+      confidence_level: 0.95
+      method: t                   # see agenticlens_frames.paired.methods
+      family: all                 # all | per_evaluator
+      cluster: topic              # a case metadata field (cluster-robust errors)
+      evaluators:                 # one per operational dimension, optionally @version
+        quality: passed
+        safety: forbidden_tool@0.9.0
+        reliability: pass_hat_3
+        latency: latency_ms
+        cost: cost_usd
+      noninferiority: {margin: 0.02, dimension: quality}
+      power: 0.8
+      resamples: 9999
+      seed: 0
+      limits: {max_configurations: 8, max_evaluators: 8, max_case_scores: 20000,
+               allow_large: false}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from ._io import Invalid, Source, describe, to_bool, to_float, to_int, to_mapping, to_str
+
+__all__ = ["DIMENSIONS", "EvaluatorChoice", "parse_evaluator", "read_comparisons"]
+
+#: The operational dimensions; each may name one evaluator.
+DIMENSIONS = ("quality", "safety", "reliability", "latency", "cost")
+
+_KEYS = (
+    "correction",
+    "alpha",
+    "confidence_level",
+    "method",
+    "family",
+    "cluster",
+    "evaluators",
+    "noninferiority",
+    "power",
+    "resamples",
+    "seed",
+    "limits",
+)
+_LIMIT_KEYS = ("max_configurations", "max_evaluators", "max_case_scores", "allow_large")
+
+_NONINFERIORITY_KEYS = ("margin", "dimension")
+
+
+@dataclass(frozen=True)
+class EvaluatorChoice:
+    """An evaluator named for a dimension, optionally pinned to an exact version."""
+
+    name: str
+    version: str | None = None
+
+    def __str__(self) -> str:
+        return self.name if self.version is None else f"{self.name}@{self.version}"
+
+    @classmethod
+    def parse(cls, text: str) -> EvaluatorChoice:
+        """``"name"`` or ``"name@version"``.
+
+        Examples
+        --------
+        >>> EvaluatorChoice.parse("forbidden_tool@0.9.0")
+        EvaluatorChoice(name='forbidden_tool', version='0.9.0')
+        """
+        name, sep, version = text.partition("@")
+        if not name.strip() or (sep and not version.strip()):
+            raise Invalid(
+                f"expected 'name' or 'name@version', got {describe(text)}",
+                hint="e.g. passed, forbidden_tool@0.9.0, polite_tone@2",
+            )
+        return cls(name.strip(), version.strip() if sep else None)
+
+
+def parse_evaluator(value: Any) -> EvaluatorChoice:
+    """An evaluator as written: ``"name"``, ``"name@version"`` or ``{name, version}``."""
+    if isinstance(value, str):
+        return EvaluatorChoice.parse(value)
+    if isinstance(value, dict):
+        unknown = [k for k in value if k not in ("name", "version")]
+        if unknown:
+            raise Invalid(f"unknown key {unknown[0]!r}", hint="use name and version")
+        if "name" not in value:
+            raise Invalid("missing required key 'name'")
+        name = to_str(value["name"], nonempty=True)
+        version = value.get("version")
+        if version is not None:
+            try:
+                version = to_str(version, nonempty=True)
+            except Invalid as exc:
+                raise exc.inside("version") from None
+        return EvaluatorChoice(name, version)
+    raise Invalid(
+        f"expected an evaluator name, got {describe(value)}",
+        hint="write name or name@version",
+        quote=isinstance(value, (int, float)),
+    )
+
+
+#: Checks one setting's value (already of its type) and returns it; raises ``Invalid``.
+Check = Callable[[str, Any], Any]
+
+
+def read_comparisons(
+    raw: Mapping[str, Any] | None, *, file: str | Path, check: Check
+) -> dict[str, Any] | None:
+    """The settings written in a manifest's ``comparisons:`` mapping, typed and checked.
+
+    Parameters
+    ----------
+    raw
+        ``ManifestSpec.comparisons`` (the mapping as written), or None.
+    file
+        The manifest, for error messages.
+    check
+        ``check(field, value)``: the rule of each setting, applied to every value read
+        (``field`` is a :class:`~agenticlens_frames.paired.settings.ComparisonsConfig`
+        field, or ``limits.<name>``).
+
+    Returns
+    -------
+    dict or None
+        The settings present, by ``ComparisonsConfig`` field (``limits`` as a mapping);
+        None when the manifest has no ``comparisons:`` key.
+
+    Raises
+    ------
+    InputError
+        Naming ``<file>: comparisons.<key>``; a missing ``correction`` is an error.
+    """
+    if raw is None:
+        return None
+    source = Source(file)
+    where: tuple[str | int, ...] = ("comparisons",)
+    if not isinstance(raw, dict):
+        source.fail(where, f"expected a mapping, got {describe(raw)}")
+    source.check_keys(raw, _KEYS, where)
+    if "correction" not in raw:
+        source.fail(
+            where,
+            "missing required key 'correction'",
+            "paired comparisons need a declared correction: none, bonferroni, holm or "
+            "benjamini_hochberg; there is no default",
+        )
+    out: dict[str, Any] = {}
+
+    def put(
+        key: str,
+        convert: Callable[[Any], Any],
+        *,
+        field: str | None = None,
+        mapping: dict[str, Any] = raw,
+        at: tuple[str | int, ...] = where,
+    ) -> None:
+        name = field or key
+        if key in mapping:
+            out[name] = source.take(mapping, key, at, lambda v: check(name, convert(v)))
+
+    text = partial(to_str, nonempty=True)
+    put("correction", lambda v: v)  # a name or not: the rule says which
+    put("alpha", to_float)
+    put("confidence_level", to_float)
+    put("method", to_str)
+    put("family", to_str)
+    put("cluster", text)
+    if "evaluators" in raw:
+        mapping = source.take(raw, "evaluators", where, to_mapping)
+        source.check_keys(mapping, DIMENSIONS, (*where, "evaluators"))
+        chosen = []
+        for dim in DIMENSIONS:
+            if dim in mapping and mapping[dim] is not None:
+                chosen.append(
+                    (dim, source.take(mapping, dim, (*where, "evaluators"), parse_evaluator))
+                )
+        out["evaluators"] = tuple(chosen)
+        without = tuple(d for d in DIMENSIONS if d in mapping and mapping[d] is None)
+        if without:
+            out["without"] = without
+    if "noninferiority" in raw:
+        value = raw["noninferiority"]
+        if isinstance(value, dict):
+            at = (*where, "noninferiority")
+            source.check_keys(value, _NONINFERIORITY_KEYS, at)
+            if "margin" not in value:
+                source.fail(at, "missing required key 'margin'")
+            put("margin", to_float, field="noninferiority_margin", mapping=value, at=at)
+            put("dimension", to_str, field="noninferiority_dimension", mapping=value, at=at)
+        elif value is not None:
+            put("noninferiority", to_float, field="noninferiority_margin")
+    if "limits" in raw:
+        mapping = source.take(raw, "limits", where, to_mapping)
+        at = (*where, "limits")
+        source.check_keys(mapping, _LIMIT_KEYS, at)
+        limits: dict[str, Any] = {}
+        for key in _LIMIT_KEYS:
+            if key in mapping:
+                convert = to_bool if key == "allow_large" else to_int
+                limits[key] = source.take(
+                    mapping, key, at, lambda v, k=key, c=convert: check(f"limits.{k}", c(v))
+                )
+        out["limits"] = limits
+    put("power", to_float)
+    put("resamples", to_int)
+    put("seed", to_int)
+    return out

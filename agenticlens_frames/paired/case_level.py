@@ -1,0 +1,469 @@
+"""Case-level summaries of each variant: intervals, variance parts, noise floor, labels.
+
+Intervals here treat the case as the unit (attempts of one case are not independent);
+the pooled Wilson interval AgenticLens reports is kept beside them for comparison only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import stats, stats_paired
+from ..errors import InputError
+from ..frames import ExperimentRun
+from .dimensions import BOUNDED_UNITS, cluster_labels, evaluation
+
+__all__ = ["case_labels", "case_level_summary", "noise_floor", "variance_decomposition"]
+
+
+def case_level_summary(
+    run: ExperimentRun,
+    *,
+    confidence_level: float = 0.95,
+    evaluator: str = "passed",
+    cluster: str | None = None,
+    ks: Sequence[int] | None = None,
+) -> pd.DataFrame:
+    """Per variant: the mean and pass@k / pass^k with intervals that treat cases as units.
+
+    Methods (one row each, ``method`` column; ``recommended`` marks the one to lead with):
+
+    ``beta_binomial``        binary evaluators, no ``cluster``: the posterior interval of a
+                             beta-binomial model with a weak prior (the recommended
+                             pass-rate interval; see
+                             :func:`~agenticlens_frames.stats_paired.beta_binomial_interval`)
+    ``t_case_means``         mean of case means ± t_{n−1}·SE (Miller); with ``cluster``,
+                             CR1 of the case means clustered by that field (t_{G−1})
+    ``cr1``                  trial-weighted mean with CR1 errors clustered by case, or by
+                             the ``cluster`` metadata field (t_{G−1}); recommended when
+                             ``cluster`` is given, and for non-binary evaluators
+    ``wilson_effective_n``   binary evaluators, no ``cluster``: Wilson on n_eff = N/DEFF
+                             with t_{n−1} (the previous recommendation; under-covers at
+                             high pass rates with few cases)
+    ``pooled_wilson``        binary evaluators: Wilson on all N attempts, as AgenticLens
+                             does; assumes independent attempts and is too narrow when
+                             cases differ (kept for comparison only)
+
+    With ``cluster`` every interval but the labelled AgenticLens one uses the clusters;
+    the beta-binomial and n_eff intervals cannot, so they are left out. pass@k and pass^k
+    rows (``estimand`` ``pass_at_k`` / ``pass_hat_k``) use the unbiased per-case
+    estimators over evaluated attempts and a t interval over the cases that have at least
+    k attempts (CR1 by cluster with ``cluster``), clipped to [0, 1]. ``zero_width`` flags
+    a t/CR1 interval of zero width (every case, or cluster, had the same value): an
+    arithmetic artefact, not certainty.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> s = case_level_summary(run)
+    >>> sorted(set(s["method"]))
+    ['beta_binomial', 'cr1', 'pooled_wilson', 't_case_means', 'wilson_effective_n']
+    >>> s.loc[s["recommended"], "method"].unique().tolist()
+    ['beta_binomial']
+    """
+    ev = evaluation(run, evaluator)
+    ids = list(run.manifest.variant_ids)
+    n_case = len(run.suite.cases)
+    clusters = cluster_labels(run, cluster)
+    ks = tuple(sorted({int(k) for k in ks})) if ks is not None else run.manifest.effective_pass_k
+    rows: list[dict[str, Any]] = []
+    bounded = ev.unit in BOUNDED_UNITS
+    recommended = "beta_binomial" if ev.binary and cluster is None else "cr1"
+    by = "case" if cluster is None else f"metadata field {cluster!r}"
+
+    def add(variant: str, estimand: str, k: int | None, method: str, **values: Any) -> None:
+        zero_width = method in ("t_case_means", "cr1") and (
+            math.isfinite(values["ci_low"]) and values["ci_low"] == values["ci_high"]
+        )
+        note = values.pop("note")
+        if zero_width:
+            note += "; zero-width interval: every unit had the same value (not certainty)"
+        rows.append(
+            {
+                "variant_id": variant,
+                "evaluator": ev.name,
+                "estimand": estimand,
+                "k": k,
+                "method": method,
+                "confidence_level": confidence_level,
+                **values,
+                "note": note,
+                "recommended": estimand == "mean" and method == recommended,
+                "zero_width": zero_width,
+            }
+        )
+
+    def case_interval(values: np.ndarray, present: np.ndarray) -> stats_paired.MeanInterval:
+        # per-case values: a t interval over cases, or CR1 over the declared clusters
+        if clusters is None:
+            return stats_paired.t_interval(values, confidence_level)
+        return stats_paired.cluster_robust_interval(values, clusters[present], confidence_level)
+
+    for v, vid in enumerate(ids):
+        sel = (ev.groups // n_case) == v
+        cases = ev.groups[sel] % n_case
+        y = ev.attempt_values[sel]
+        present = ev.counts[v] > 0
+        case_values = (ev.sums[v] / np.maximum(ev.counts[v], 1))[present]
+        n_cases = int(present.sum())
+        vc = stats_paired.variance_components(y, cases) if len(y) else None
+        common = {
+            "n_cases": n_cases,
+            "n_attempts": len(y),
+            "design_effect": vc.design_effect if vc else math.nan,
+            "effective_n": vc.effective_n if vc else math.nan,
+        }
+        t = case_interval(case_values, present)
+        add(
+            vid,
+            "mean",
+            None,
+            "t_case_means",
+            estimate=t.estimate,
+            standard_error=t.standard_error,
+            ci_low=_clip(t.ci_low, bounded, low=True),
+            ci_high=_clip(t.ci_high, bounded, low=False),
+            df=t.df,
+            n_clusters=t.n_units,
+            note="case-weighted mean; "
+            + ("cases are the units" if cluster is None else f"CR1 clustered by {by}"),
+            **common,
+        )
+        labels = cases if clusters is None else clusters[cases]
+        cr = stats_paired.cluster_robust_interval(y, labels, confidence_level)
+        add(
+            vid,
+            "mean",
+            None,
+            "cr1",
+            estimate=cr.estimate,
+            standard_error=cr.standard_error,
+            ci_low=_clip(cr.ci_low, bounded, low=True),
+            ci_high=_clip(cr.ci_high, bounded, low=False),
+            df=cr.df,
+            n_clusters=cr.n_units,
+            note=f"trial-weighted mean; CR1 clustered by {by}"
+            + (" (recommended)" if recommended == "cr1" else ""),
+            **common,
+        )
+        if ev.binary and vc is not None:
+            successes, total = float(np.sum(y)), float(len(y))
+            if cluster is None:
+                passes = np.rint(ev.sums[v][present]).astype(np.int64)
+                bb = stats_paired.beta_binomial_interval(
+                    passes, ev.counts[v][present], confidence_level
+                )
+                add(
+                    vid,
+                    "mean",
+                    None,
+                    "beta_binomial",
+                    estimate=bb.estimate,
+                    standard_error=bb.standard_error,
+                    ci_low=bb.ci_low,
+                    ci_high=bb.ci_high,
+                    df=math.nan,
+                    n_clusters=n_cases,
+                    note="beta-binomial posterior interval, weak prior; cases are the units "
+                    "(recommended)",
+                    **common,
+                )
+                low, high = stats_paired.wilson_effective_interval(
+                    successes, total, vc.effective_n, n_cases, confidence_level
+                )
+                add(
+                    vid,
+                    "mean",
+                    None,
+                    "wilson_effective_n",
+                    estimate=successes / total,
+                    standard_error=math.nan,
+                    ci_low=low,
+                    ci_high=high,
+                    df=float(n_cases - 1),
+                    n_clusters=n_cases,
+                    note="Wilson on n_eff = N/DEFF with a t quantile; too narrow at high "
+                    "pass rates with few cases",
+                    **common,
+                )
+            plow, phigh = stats.wilson_interval(int(successes), int(total), confidence_level)
+            add(
+                vid,
+                "mean",
+                None,
+                "pooled_wilson",
+                estimate=successes / total,
+                standard_error=math.nan,
+                ci_low=float(plow),
+                ci_high=float(phigh),
+                df=math.inf,
+                n_clusters=n_cases,
+                note="AgenticLens-compatible: assumes independent attempts (ignores cases "
+                "and clusters); too narrow when cases differ",
+                **common,
+            )
+        if ev.kind == "attempt" and ev.name == "passed":
+            n = ev.counts[v]
+            c = np.rint(ev.sums[v]).astype(np.int64)
+            for k in ks:
+                for estimand, fn in (
+                    ("pass_at_k", stats.pass_at_k),
+                    ("pass_hat_k", stats.pass_hat_k),
+                ):
+                    values = fn(n, c, k)
+                    has = ~np.isnan(values)
+                    t = case_interval(values[has], has)
+                    add(
+                        vid,
+                        estimand,
+                        k,
+                        "t_case_means",
+                        estimate=t.estimate,
+                        standard_error=t.standard_error,
+                        ci_low=_clip(t.ci_low, True, low=True),
+                        ci_high=_clip(t.ci_high, True, low=False),
+                        df=t.df,
+                        n_clusters=t.n_units,
+                        note=f"unbiased per-case estimator over cases with >= {k} attempts"
+                        + ("" if cluster is None else f"; CR1 clustered by {by}"),
+                        n_cases=int(has.sum()),
+                        n_attempts=int(n[n >= k].sum()),
+                        design_effect=math.nan,
+                        effective_n=math.nan,
+                    )
+    columns = [
+        "variant_id",
+        "evaluator",
+        "estimand",
+        "k",
+        "method",
+        "estimate",
+        "standard_error",
+        "ci_low",
+        "ci_high",
+        "confidence_level",
+        "df",
+        "n_cases",
+        "n_attempts",
+        "n_clusters",
+        "design_effect",
+        "effective_n",
+        "note",
+        "recommended",
+        "zero_width",
+    ]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["variant_id"] = pd.Categorical(frame["variant_id"], categories=ids)
+    frame["k"] = frame["k"].astype("Int64")
+    frame["recommended"] = frame["recommended"].astype(bool)
+    frame["zero_width"] = frame["zero_width"].astype(bool)
+    return frame
+
+
+def _clip(value: float, bounded: bool, *, low: bool) -> float:
+    if not bounded or not math.isfinite(value):
+        return value
+    return max(0.0, value) if low else min(1.0, value)
+
+
+def variance_decomposition(
+    run: ExperimentRun, *, evaluator: str = "passed", confidence_level: float = 0.95
+) -> pd.DataFrame:
+    """Per variant: within / between case variance, ICC, design effect, effective n.
+
+    The ICC is NaN where it is not estimable, and ``note`` says why (the design effect
+    then uses the conservative bound ICC = 1). Also the naive standard error (attempts as
+    independent), the case-level one, their ratio, the instability (mean within-case SD),
+    the share of flaky cases (binary evaluators: some attempts passed and some failed),
+    and the two-run noise floors.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> vd = variance_decomposition(run)
+    >>> bool((vd["design_effect"] >= 1).all())
+    True
+    """
+    ev = evaluation(run, evaluator)
+    ids = list(run.manifest.variant_ids)
+    n_case = len(run.suite.cases)
+    rows = []
+    for v, vid in enumerate(ids):
+        sel = (ev.groups // n_case) == v
+        cases = ev.groups[sel] % n_case
+        y = ev.attempt_values[sel]
+        vc = stats_paired.variance_components(y, cases)
+        present = ev.counts[v] > 0
+        means = (ev.sums[v] / np.maximum(ev.counts[v], 1))[present]
+        n = int(present.sum())
+        naive = float(np.std(y, ddof=1) / math.sqrt(len(y))) if len(y) > 1 else math.nan
+        case_se = float(np.std(means, ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+        counts = ev.counts[v][present]
+        within_sd = _within_sd(y, cases, n_case)[present]
+        flaky = math.nan
+        if ev.binary:
+            sums = ev.sums[v][present]
+            flaky = float(np.mean((sums > 0) & (sums < counts))) if n else math.nan
+        trials = max(1, round(vc.mean_attempts)) if n else 1
+        rows.append(
+            {
+                "variant_id": vid,
+                "evaluator": ev.name,
+                "n_cases": n,
+                "n_attempts": len(y),
+                "mean_attempts": vc.mean_attempts,
+                "mean": vc.mean,
+                "case_mean": vc.case_mean,
+                "within_variance": vc.within_variance,
+                "between_variance": vc.between_variance,
+                "icc": vc.icc,
+                "design_effect": vc.design_effect,
+                "effective_n": vc.effective_n,
+                "naive_standard_error": naive,
+                "case_standard_error": case_se,
+                "standard_error_ratio": case_se / naive if naive and naive > 0 else math.nan,
+                "instability": float(np.nanmean(within_sd)) if np.any(counts > 1) else math.nan,
+                "flaky_share": flaky,
+                "noise_floor_single_trial": stats_paired.noise_floor(
+                    vc.within_variance, n, 1, confidence_level
+                ),
+                "noise_floor_run": stats_paired.noise_floor(
+                    vc.within_variance, n, trials, confidence_level
+                ),
+                "noise_floor_trials": trials,
+                "note": vc.note,
+            }
+        )
+    frame = pd.DataFrame(rows)
+    frame["variant_id"] = pd.Categorical(frame["variant_id"], categories=ids)
+    return frame
+
+
+def _within_sd(y: np.ndarray, cases: np.ndarray, n_case: int) -> np.ndarray:
+    counts = np.bincount(cases, minlength=n_case)
+    sums = np.bincount(cases, weights=y, minlength=n_case)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums / counts
+        resid = y - means[cases]
+        ss = np.bincount(cases, weights=resid * resid, minlength=n_case)
+        return np.where(counts > 1, np.sqrt(ss / (counts - 1)), np.nan)
+
+
+def noise_floor(
+    run: ExperimentRun,
+    *,
+    evaluator: str = "passed",
+    confidence_level: float = 0.95,
+    trials: int | None = None,
+) -> pd.DataFrame:
+    r"""Per variant: how far two runs of the same configuration drift apart by chance.
+
+    :math:`z\sqrt{2\hat σ_w^2/(nK)}` over the same n cases with K attempts per case
+    (``trials``; default 1 and the run's own K). A difference between two variants below
+    this floor is indistinguishable from re-running one of them.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> nf = noise_floor(run, trials=1)
+    >>> list(nf.columns)[:4]
+    ['variant_id', 'evaluator', 'within_variance', 'n_cases']
+    """
+    vd = variance_decomposition(run, evaluator=evaluator, confidence_level=confidence_level)
+    out = vd[["variant_id", "evaluator", "within_variance", "n_cases"]].copy()
+    k = vd["noise_floor_trials"] if trials is None else pd.Series(trials, index=vd.index)
+    out["trials"] = k.astype(np.int64)
+    out["noise_floor"] = [
+        stats_paired.noise_floor(w, n, t, confidence_level)
+        for w, n, t in zip(out["within_variance"], out["n_cases"], out["trials"], strict=True)
+    ]
+    out["confidence_level"] = confidence_level
+    return out
+
+
+def case_labels(
+    run: ExperimentRun,
+    *,
+    evaluator: str = "passed",
+    interval: str = "wilson",
+    confidence_level: float = 0.95,
+    pass_threshold: float = 0.5,
+    fail_threshold: float = 0.5,
+) -> pd.DataFrame:
+    """Per (variant, case): the pass rate, its interval and a stability label.
+
+    ``stable_pass`` when the interval's lower bound is at least ``pass_threshold``;
+    ``stable_fail`` when its upper bound is at most ``fail_threshold``; otherwise
+    ``flaky`` when some attempts passed and some failed, and ``undetermined`` when they
+    agree but are too few to say (one attempt never decides). The interval is Wilson or
+    Jeffreys on the case's own attempts, valid when attempts are independent draws.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> labels = case_labels(run)
+    >>> sorted(set(labels["label"])) <= ["flaky", "stable_fail", "stable_pass", "undetermined"]
+    True
+    """
+    if interval not in ("wilson", "jeffreys"):
+        raise InputError(
+            f"interval must be 'wilson' or 'jeffreys', got {interval!r}", location="interval"
+        )
+    ev = evaluation(run, evaluator)
+    if not ev.binary:
+        raise InputError(
+            f"evaluator {evaluator!r} is not pass/fail; stability labels need a binary one",
+            location="evaluator",
+            hint="use passed or a pass/fail check metric",
+        )
+    ids = list(run.manifest.variant_ids)
+    cases = list(run.suite.case_ids)
+    n = ev.counts.ravel()
+    x = np.rint(ev.sums.ravel()).astype(np.int64)
+    if interval == "wilson":
+        low, high = stats.wilson_interval(x, n, confidence_level)
+    else:
+        low, high = stats_paired.jeffreys_interval(x, n, confidence_level)
+    flipped = (x > 0) & (x < n)
+    label = np.where(
+        n == 0,
+        "unscored",
+        np.where(
+            low >= pass_threshold,
+            "stable_pass",
+            np.where(
+                high <= fail_threshold, "stable_fail", np.where(flipped, "flaky", "undetermined")
+            ),
+        ),
+    )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(n > 0, x / np.maximum(n, 1), np.nan)
+    frame = pd.DataFrame(
+        {
+            "variant_id": pd.Categorical.from_codes(
+                np.repeat(np.arange(len(ids)), len(cases)), categories=ids
+            ),
+            "case_id": pd.Categorical.from_codes(
+                np.tile(np.arange(len(cases)), len(ids)), categories=cases
+            ),
+            "attempts": n,
+            "passes": x,
+            "pass_rate": rate,
+            "ci_low": low,
+            "ci_high": high,
+            "interval": interval,
+            "confidence_level": confidence_level,
+            "flipped": flipped,
+            "label": label,
+        }
+    )
+    return frame

@@ -1,0 +1,275 @@
+"""The declared dimensions evaluated on a run: per-case values of each evaluator.
+
+Evaluators (what "value" means), by name:
+
+``passed``            the attempt passed (1/0)                       quality default
+``score``             the attempt's score in [0, 1]
+``pass_hat_<k>``      unbiased per-case pass^k (k attempts all pass) reliability default
+``pass_at_<k>``       unbiased per-case pass@k
+``latency_ms``        measured latency (lower is better)             latency default
+``cost_usd``          measured cost (lower is better)                cost default
+a check metric        e.g. ``forbidden_tool`` (safety default), ``contains``, or a
+                      registered evaluator's name: the mean of that metric's check values
+                      within the attempt
+
+The case is the unit throughout: a per-case value is the mean over that case's evaluated
+attempts of an evaluator's per-attempt value.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import stats
+from ..errors import InputError
+from ..formats._io import close_match
+from ..frames import BUILTIN_EVALUATOR, ExperimentRun
+from .settings import EvaluatorChoice
+
+__all__ = [
+    "BOUNDED_UNITS",
+    "Evaluation",
+    "cluster_labels",
+    "evaluate",
+    "evaluation",
+    "unevaluated_attempts",
+    "unevaluated_per_variant",
+]
+
+_ATTEMPT_EVALUATORS: dict[str, tuple[str, bool, bool, str]] = {
+    # name: (attempts column, higher is better, binary, unit)
+    "passed": ("passed", True, True, "proportion"),
+    "score": ("score", True, False, "score"),
+    "latency_ms": ("latency_ms", False, False, "ms"),
+    "cost_usd": ("cost_usd", False, False, "usd"),
+}
+
+_MEASURED = "measured"
+#: Units whose values lie in [0, 1], so a paired difference lies in [-1, 1].
+BOUNDED_UNITS = ("proportion", "score")
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """An evaluator resolved against a run, with its per-case values.
+
+    ``values``, ``counts`` and ``sums`` have shape (variants, cases); ``values`` is NaN
+    where a case has no value. ``groups`` / ``attempt_values`` hold the per-attempt values
+    (group = variant × cases + case) for variance decompositions.
+    """
+
+    dimension: str
+    name: str
+    kind: str
+    higher_is_better: bool
+    binary: bool
+    unit: str
+    k: int | None
+    versions: tuple[str | None, ...]
+    values: np.ndarray
+    counts: np.ndarray
+    sums: np.ndarray
+    groups: np.ndarray
+    attempt_values: np.ndarray
+
+    def version(self, variant: int) -> str | None:
+        return self.versions[variant]
+
+
+def _available(run: ExperimentRun) -> list[str]:
+    metrics = sorted({str(m) for m in run.checks["metric"].dropna().unique()})
+    ks = run.manifest.effective_pass_k
+    return [
+        *_ATTEMPT_EVALUATORS,
+        *(f"pass_hat_{k}" for k in ks),
+        *(f"pass_at_{k}" for k in ks),
+        *metrics,
+    ]
+
+
+def _parse_pass_k(name: str) -> tuple[str, int] | None:
+    for prefix in ("pass_hat_", "pass_at_"):
+        if name.startswith(prefix) and name[len(prefix) :].isdigit():
+            k = int(name[len(prefix) :])
+            if k >= 1:
+                return prefix[:-1], k
+    return None
+
+
+def _check_versions(run: ExperimentRun, mask: np.ndarray | None) -> list[str | None]:
+    """Per variant: the evaluator@version set of the checks behind ``mask`` (all if None)."""
+    chk = run.checks
+    n_var = len(run.manifest.variants)
+    codes = chk["variant_id"].cat.codes.to_numpy()
+    # Work on category codes: the distinct (evaluator, version) pairs are few, the rows many.
+    ev_codes = chk["evaluator"].cat.codes.to_numpy().astype(np.int64)
+    ver_codes = chk["evaluator_version"].cat.codes.to_numpy().astype(np.int64)
+    ev_names = [str(x) for x in chk["evaluator"].cat.categories]
+    ver_names = [str(x) for x in chk["evaluator_version"].cat.categories]
+    width = len(ver_names) + 1
+    out: list[str | None] = []
+    for v in range(n_var):
+        sel = codes == v if mask is None else (codes == v) & mask
+        keys = np.unique(ev_codes[sel] * width + (ver_codes[sel] + 1))
+        pairs = sorted(
+            (ev_names[int(k) // width], "nan" if k % width == 0 else ver_names[int(k) % width - 1])
+            for k in keys
+        )
+        if not pairs:
+            out.append(None)
+            continue
+        parts = [ver for ev, ver in pairs if ev == BUILTIN_EVALUATOR]
+        parts += [f"{ev}@{ver}" for ev, ver in pairs if ev != BUILTIN_EVALUATOR]
+        out.append("+".join(parts))
+    return out
+
+
+def evaluate(
+    run: ExperimentRun, dimension: str, choice: EvaluatorChoice | str, *, declared: bool = True
+) -> Evaluation | None:
+    """Resolve ``choice`` against ``run`` and compute its per-case values.
+
+    Returns None for an undeclared (default) evaluator the run has no data for.
+    """
+    if isinstance(choice, str):
+        choice = EvaluatorChoice.parse(choice)
+    name = choice.name
+    att = run.attempts
+    n_var, n_case = len(run.manifest.variants), len(run.suite.cases)
+    size = n_var * n_case
+    evaluated = (att["status"] != "trial_failed").to_numpy()
+    group = att["variant_id"].cat.codes.to_numpy(np.int64) * n_case + att["case_index"].to_numpy(
+        np.int64
+    )
+    pass_k = _parse_pass_k(name)
+    k = None
+    if name in _ATTEMPT_EVALUATORS or pass_k is not None:
+        if pass_k is not None:
+            column, higher, binary, unit = "passed", True, False, "proportion"
+            kind, k = pass_k[0], pass_k[1]
+        else:
+            column, higher, binary, unit = _ATTEMPT_EVALUATORS[name]
+            kind = "attempt"
+        y = att[column].to_numpy(np.float64)
+        ok = evaluated & ~np.isnan(y)
+        g, y = group[ok], y[ok]
+        versions = (
+            [_MEASURED] * n_var
+            if column in ("latency_ms", "cost_usd")
+            else _check_versions(run, None)
+        )
+    else:
+        chk = run.checks
+        mask = (chk["metric"].astype(str) == name).to_numpy() & ~chk["skipped"].to_numpy(bool)
+        if not mask.any():
+            if not declared:
+                return None
+            available = _available(run)
+            match = close_match(name, available)
+            raise InputError(
+                f"unknown evaluator {name!r} for this run",
+                location=f"comparisons.evaluators.{dimension}",
+                hint=(f"did you mean {match!r}? " if match else "")
+                + "available: "
+                + ", ".join(available),
+            )
+        sub = chk.loc[mask]
+        values = sub["value"].to_numpy(np.float64)
+        kind, higher, unit = "check", True, "score"
+        binary = bool(np.all(np.isin(values, (0.0, 1.0))))
+        if binary:
+            unit = "proportion"
+        width = int(run.attempts["trial"].max()) + 1 if len(run.attempts) else 1
+        key = (
+            sub["variant_id"].cat.codes.to_numpy(np.int64) * n_case
+            + sub["case_id"].cat.codes.to_numpy(np.int64)
+        ) * width + sub["trial"].to_numpy(np.int64)
+        keys, inverse = np.unique(key, return_inverse=True)
+        per_attempt = np.bincount(inverse, weights=values) / np.bincount(inverse)
+        g, y = keys // width, per_attempt
+        versions = _check_versions(run, mask)
+    counts = np.bincount(g, minlength=size)
+    sums = np.bincount(g, weights=y, minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values_flat = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    if kind == "pass_hat":
+        values_flat = stats.pass_hat_k(counts, np.rint(sums).astype(np.int64), k)
+    elif kind == "pass_at":
+        values_flat = stats.pass_at_k(counts, np.rint(sums).astype(np.int64), k)
+    if choice.version is not None:
+        wrong = sorted(
+            {v for v, c in zip(versions, counts.reshape(n_var, n_case).sum(1), strict=True) if c}
+            - {choice.version}
+        )
+        if wrong:
+            raise InputError(
+                f"evaluator {name!r} is pinned to version {choice.version!r} but the run "
+                f"scored it with {', '.join(repr(w) for w in wrong if w)}",
+                location=f"comparisons.evaluators.{dimension}",
+                hint="re-score with the pinned version, or update the pin in a new "
+                "experiment version",
+            )
+    return Evaluation(
+        dimension=dimension,
+        name=name,
+        kind=kind,
+        higher_is_better=higher,
+        binary=binary,
+        unit=unit,
+        k=k,
+        versions=tuple(versions),
+        values=values_flat.reshape(n_var, n_case),
+        counts=counts.reshape(n_var, n_case),
+        sums=sums.reshape(n_var, n_case),
+        groups=g,
+        attempt_values=y,
+    )
+
+
+def evaluation(run: ExperimentRun, evaluator: str) -> Evaluation:
+    """``evaluator`` on ``run``, for the single-evaluator summaries."""
+    ev = evaluate(run, "quality", evaluator)
+    assert ev is not None
+    return ev
+
+
+def cluster_labels(run: ExperimentRun, field_name: str | None) -> np.ndarray | None:
+    """Per case: its value of the metadata field ``field_name`` (None: no clusters)."""
+    if field_name is None:
+        return None
+    labels: list[str] = []
+    missing: list[str] = []
+    for case_id, text in zip(run.suite.case_ids, run.cases["metadata"].tolist(), strict=True):
+        meta = json.loads(text) if isinstance(text, str) and text else {}
+        if field_name not in meta or meta[field_name] is None:
+            missing.append(case_id)
+            labels.append("")
+        else:
+            labels.append(json.dumps(meta[field_name], sort_keys=True, default=str))
+    if missing:
+        shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
+        raise InputError(
+            f"{len(missing)} case(s) have no metadata field {field_name!r}: {shown}",
+            location="comparisons.cluster",
+            hint="add the field to every case's metadata in the suite, or cluster by another field",
+        )
+    return np.asarray(labels, dtype=object)
+
+
+def unevaluated_attempts(run: ExperimentRun) -> int:
+    """Declared attempts without a score (their trial failed)."""
+    return int(unevaluated_per_variant(run).sum())
+
+
+def unevaluated_per_variant(run: ExperimentRun) -> np.ndarray:
+    """Per variant: declared attempts (trials × cases) without a score (failed trials)."""
+    declared = run.manifest.trial_count * len(run.suite.cases)
+    att = run.attempts
+    codes = att["variant_id"].cat.codes.to_numpy(np.int64)
+    evaluated = np.bincount(
+        codes[(att["status"] != "trial_failed").to_numpy()], minlength=len(run.manifest.variants)
+    )
+    return np.maximum(0, declared - evaluated)

@@ -1,0 +1,55 @@
+"""Every paired frame of one run in one pass, for :func:`~agenticlens_frames.analyze`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..frames import ExperimentRun
+from .case_level import case_labels, case_level_summary, variance_decomposition
+from .comparisons import PairedAnalysis, paired_analysis
+from .settings import ComparisonsConfig
+
+__all__ = ["paired_outputs"]
+
+
+def paired_outputs(
+    run: ExperimentRun,
+    config: ComparisonsConfig | None = None,
+    *,
+    confidence_level: float = 0.95,
+    lock: str | Path | None = None,
+) -> tuple[dict[str, pd.DataFrame], PairedAnalysis | None]:
+    """The case-level frames, and the paired comparisons when a correction was declared.
+
+    Returns
+    -------
+    frames, paired
+        ``frames``: ``case_level_summary``, ``variance_decomposition``, ``case_labels``
+        and, with a config, ``paired_comparisons`` (+ ``noninferiority`` when a margin
+        was declared). ``paired``: the :class:`PairedAnalysis` with a config, else None.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> frames, paired = paired_outputs(run)
+    >>> sorted(frames), paired
+    (['case_labels', 'case_level_summary', 'variance_decomposition'], None)
+    """
+    cluster = config.cluster if config is not None else None
+    frames: dict[str, pd.DataFrame] = {
+        "case_level_summary": case_level_summary(
+            run, confidence_level=confidence_level, cluster=cluster
+        ),
+        "variance_decomposition": variance_decomposition(run, confidence_level=confidence_level),
+        "case_labels": case_labels(run, confidence_level=confidence_level),
+    }
+    if config is None:
+        return frames, None
+    result = paired_analysis(run, config, lock=lock)
+    frames["paired_comparisons"] = result.comparisons
+    if result.noninferiority is not None:
+        frames["noninferiority"] = result.noninferiority
+    return frames, result

@@ -1,0 +1,634 @@
+"""Paired-comparison settings: the validated configuration, its one set of rules, guard rails.
+
+An experiment that asks for paired comparisons declares its multiple-comparison
+correction up front — in the manifest or as a required keyword in Python — and there is
+no default. Every setting has one rule (:func:`check_setting`), applied alike to what a
+manifest declares (read by :mod:`agenticlens_frames.formats.comparisons`), to Python
+arguments and to command-line options. :func:`resolve_comparisons` merges the manifest's
+declaration with explicit arguments and refuses a change of a setting that decides
+significance; :func:`check_guard_rails` refuses, before any scoring, a run beyond the
+limits. What the settings are fixed to with the run is :mod:`.lock`'s business.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..formats._io import Invalid, close_match, describe
+from ..formats.comparisons import DIMENSIONS, EvaluatorChoice, parse_evaluator, read_comparisons
+from ..formats.model import ManifestSpec, SuiteSpec
+from ..stats_paired import CORRECTION_CONTROLS, CORRECTIONS
+from .methods import method_names
+
+__all__ = [
+    "DIMENSIONS",
+    "FAMILIES",
+    "FIXED_FIELDS",
+    "ComparisonsConfig",
+    "EvaluatorChoice",
+    "GuardRails",
+    "check_guard_rails",
+    "check_setting",
+    "comparisons_from_cli",
+    "default_evaluators",
+    "evaluator_plan",
+    "parse_comparisons",
+    "resolve_comparisons",
+]
+
+#: Which comparisons share one correction: every row, or the rows of one evaluator.
+FAMILIES = ("all", "per_evaluator")
+
+#: Settings that decide significance; a later run may not change them.
+FIXED_FIELDS = (
+    "correction",
+    "alpha",
+    "method",
+    "family",
+    "cluster",
+    "evaluators",
+    "noninferiority_margin",
+    "noninferiority_dimension",
+    "resamples",
+    "seed",
+)
+
+
+@dataclass(frozen=True)
+class GuardRails:
+    """Limits checked before any work (the hosted platform's: 8, 8 and 20 000)."""
+
+    max_configurations: int = 8
+    max_evaluators: int = 8
+    max_case_scores: int = 20_000
+    allow_large: bool = False
+
+
+@dataclass(frozen=True)
+class ComparisonsConfig:
+    """Validated paired-comparison settings.
+
+    Attributes
+    ----------
+    correction
+        One of ``none``, ``bonferroni``, ``holm``, ``benjamini_hochberg``; never defaulted.
+    alpha
+        Significance level for the corrected decisions (and the non-inferiority bound).
+    confidence_level
+        For the intervals.
+    method
+        ``t`` (default), ``bootstrap``, ``permutation``, ``wilcoxon`` or ``mcnemar``.
+    family
+        ``all``: every (candidate, evaluator) row is one family; ``per_evaluator``: one
+        family per evaluator.
+    cluster
+        A case metadata field; cases sharing its value are one cluster (CR1 errors).
+    evaluators
+        Dimension → evaluator as declared; :func:`evaluator_plan` fills the defaults.
+    without
+        Dimensions deliberately left out (declared as null / None).
+    noninferiority_margin, noninferiority_dimension
+        The CI gate: passes when the bound for candidate − baseline clears −margin.
+    power
+        For minimum detectable effects next to non-significant results.
+    resamples, seed
+        For the bootstrap and Monte-Carlo sign-flip test.
+    limits
+        Guard rails.
+    source
+        Where the settings were declared: ``manifest``, ``python`` or ``cli``.
+    file
+        The manifest, when declared there (errors name it).
+    """
+
+    correction: str
+    alpha: float = 0.05
+    confidence_level: float = 0.95
+    method: str = "t"
+    family: str = "all"
+    cluster: str | None = None
+    evaluators: tuple[tuple[str, EvaluatorChoice], ...] = ()
+    without: tuple[str, ...] = ()
+    noninferiority_margin: float | None = None
+    noninferiority_dimension: str = "quality"
+    power: float = 0.8
+    resamples: int = 9999
+    seed: int = 0
+    limits: GuardRails = field(default_factory=GuardRails)
+    source: str = "python"
+    file: str | None = None
+
+    @property
+    def controls(self) -> str:
+        """What the correction controls, in words."""
+        return CORRECTION_CONTROLS[self.correction]
+
+    @property
+    def evaluator_map(self) -> dict[str, EvaluatorChoice]:
+        return dict(self.evaluators)
+
+    def settings(self) -> dict[str, Any]:
+        """JSON-ready settings (what the report and the lock store)."""
+        out = asdict(self)
+        out["evaluators"] = {dim: str(choice) for dim, choice in self.evaluators}
+        out["controls"] = self.controls
+        return out
+
+
+# --------------------------------------------------------------------------- the rules
+
+
+def _number(value: Any, what: str, ok: Callable[[float], bool]) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not ok(value)
+    ):
+        raise Invalid(f"expected {what}, got {describe(value)}")
+    return float(value)
+
+
+def _integer(value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise Invalid(f"expected an integer >= {minimum}, got {describe(value)}")
+    return value
+
+
+def _one_of(options: tuple[str, ...], what: str, value: Any) -> str:
+    if isinstance(value, str) and value in options:
+        return value
+    match = close_match(value, options) if isinstance(value, str) else None
+    raise Invalid(
+        f"unknown {what} {describe(value)}",
+        hint=(f"did you mean {match!r}? " if match else "") + "choose one of " + ", ".join(options),
+    )
+
+
+def _correction(value: Any) -> str:
+    if not isinstance(value, str):
+        raise Invalid(
+            f"expected a correction name, got {describe(value)}",
+            hint="choose one of " + ", ".join(CORRECTIONS),
+        )
+    return _one_of(CORRECTIONS, "correction", value)
+
+
+def _cluster(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise Invalid(f"expected a case metadata field name, got {describe(value)}")
+    return value
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise Invalid(f"expected true or false, got {describe(value)}")
+    return value
+
+
+#: The rule of every setting (``limits.<name>`` for a guard rail). Power stops at 0.999:
+#: beyond it the detectable effect is driven by the far tail of one quantile, and a
+#: claim of 99.9x % power is not one a pilot can back.
+_RULES: dict[str, Callable[[Any], Any]] = {
+    "correction": _correction,
+    "alpha": lambda v: _number(v, "a number between 0 and 1", lambda x: 0 < x < 1),
+    "confidence_level": lambda v: _number(v, "a number between 0 and 1", lambda x: 0 < x < 1),
+    "method": lambda v: _one_of(method_names(), "method", v),
+    "family": lambda v: _one_of(FAMILIES, "family", v),
+    "cluster": _cluster,
+    "noninferiority_margin": lambda v: _number(v, "a number >= 0", lambda x: x >= 0),
+    "noninferiority_dimension": lambda v: _one_of(DIMENSIONS, "dimension", v),
+    "power": lambda v: _number(v, "a number > 0 and <= 0.999", lambda x: 0 < x <= 0.999),
+    "resamples": lambda v: _integer(v, 99),
+    "seed": lambda v: _integer(v, 0),
+    "limits.max_configurations": lambda v: _integer(v, 2),
+    "limits.max_evaluators": lambda v: _integer(v, 1),
+    "limits.max_case_scores": lambda v: _integer(v, 1),
+    "limits.allow_large": _flag,
+}
+
+
+def check_setting(key: str, value: Any) -> Any:
+    """``value`` if it is allowed for the setting ``key``; the one rule for every source.
+
+    Parameters
+    ----------
+    key
+        A :class:`ComparisonsConfig` field, or ``limits.<name>`` for a guard rail.
+    value
+        Of the setting's type (a manifest's text is turned into numbers before).
+
+    Raises
+    ------
+    Invalid
+        What is wrong and, where it helps, the allowed values; the caller names the place.
+
+    Examples
+    --------
+    >>> check_setting("power", 0.9)
+    0.9
+    >>> check_setting("power", 0.9995)
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.formats._io.Invalid: expected a number > 0 and <= 0.999, got 0.9995
+    """
+    return _RULES[key](value)
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def parse_comparisons(
+    raw: Mapping[str, Any] | None, *, file: str | Path = "manifest.yaml"
+) -> ComparisonsConfig | None:
+    """Validate the manifest's ``comparisons:`` mapping (``ManifestSpec.comparisons``).
+
+    ``raw`` and ``file`` are read by
+    :func:`~agenticlens_frames.formats.comparisons.read_comparisons`, every value checked
+    by :func:`check_setting`.
+
+    Returns
+    -------
+    ComparisonsConfig or None
+        None when the manifest has no ``comparisons:`` key.
+
+    Raises
+    ------
+    InputError
+        Naming ``<file>: comparisons.<key>``; a missing ``correction`` is an error.
+
+    Examples
+    --------
+    >>> parse_comparisons({"correction": "holm", "alpha": 0.01}).alpha
+    0.01
+    >>> parse_comparisons({"alpha": 0.05})
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: manifest.yaml: comparisons: missing required key \
+'correction' (paired comparisons need a declared correction: none, bonferroni, holm or \
+benjamini_hochberg; there is no default)
+    """
+    values = read_comparisons(raw, file=file, check=check_setting)
+    if values is None:
+        return None
+    if "limits" in values:
+        values["limits"] = GuardRails(**values["limits"])
+    return ComparisonsConfig(**values, source="manifest", file=str(file))
+
+
+#: Settings whose command-line option is not ``--<key>``.
+_CLI_OPTIONS = {"method": "--paired-method"}
+
+
+def _origin_error(origin: str, key: str, message: str, hint: str | None = None) -> InputError:
+    location = _CLI_OPTIONS.get(key, f"--{key.replace('_', '-')}") if origin == "cli" else key
+    return InputError(message, location=location, hint=hint)
+
+
+def resolve_comparisons(
+    manifest: ManifestSpec,
+    *,
+    correction: str | None,
+    origin: str = "python",
+    **overrides: Any,
+) -> ComparisonsConfig:
+    """The effective settings: the manifest's declaration plus explicit arguments.
+
+    Arguments left as None take the manifest's value (or the default). An explicit value
+    that contradicts a significance-deciding setting the manifest declares (correction,
+    alpha, method, family, cluster, evaluators, non-inferiority, resamples, seed) is
+    refused: the manifest fixed it. The confidence level, power and guard rails may be
+    overridden.
+
+    Parameters
+    ----------
+    manifest
+        The experiment's manifest (``comparisons:`` may be absent).
+    correction
+        A correction name, ``"manifest"`` to take the manifest's, or None (allowed only
+        when the manifest declares one).
+    origin
+        ``"python"`` or ``"cli"``: how errors name the argument.
+    **overrides
+        Any :class:`ComparisonsConfig` field (``alpha``, ``method``, ``cluster``,
+        ``evaluators`` as a mapping of dimension to name, ``noninferiority_margin``…).
+
+    Raises
+    ------
+    InputError
+        No correction anywhere; an unknown value; or a conflict with the manifest.
+
+    Examples
+    --------
+    >>> from dataclasses import replace
+    >>> from agenticlens_frames.formats import load_manifest
+    >>> m = load_manifest("data/support/manifest.yaml")  # declares correction: holm
+    >>> resolve_comparisons(m, correction="manifest", alpha=0.01).alpha
+    0.01
+    >>> resolve_comparisons(replace(m, comparisons=None), correction=None)
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: correction: paired comparisons need a declared \
+correction and none was given (pass correction='holm' (or none, bonferroni, \
+benjamini_hochberg), or declare comparisons: {correction: ...} in the manifest; there is \
+no default)
+    """
+    declared = parse_comparisons(manifest.comparisons, file=manifest.path)
+    if correction == "manifest":
+        if declared is None:
+            raise _origin_error(
+                origin,
+                "correction",
+                "correction='manifest' but the manifest declares no comparisons",
+                f"add comparisons: {{correction: holm}} to {manifest.path}",
+            )
+        correction = None
+    if correction is None and declared is None:
+        how = "--correction holm" if origin == "cli" else "correction='holm'"
+        raise _origin_error(
+            origin,
+            "correction",
+            "paired comparisons need a declared correction and none was given",
+            f"pass {how} (or none, bonferroni, benjamini_hochberg), or declare "
+            "comparisons: {correction: ...} in the manifest; there is no default",
+        )
+    unknown = [k for k in overrides if k not in ComparisonsConfig.__dataclass_fields__]
+    if unknown or "source" in overrides or "file" in overrides:
+        bad = (unknown or ["source"])[0]
+        raise _origin_error(origin, bad, f"unknown comparison setting {bad!r}")
+    explicit = {k: v for k, v in overrides.items() if v is not None}
+    if correction is not None:
+        explicit["correction"] = correction
+    explicit = _validate_explicit(explicit, origin)
+    if declared is None:
+        return ComparisonsConfig(**explicit, source=origin)
+    source = "manifest"
+    raw = manifest.comparisons or {}
+    manifest_keys = {
+        "noninferiority_margin": "noninferiority",
+        "noninferiority_dimension": "noninferiority",
+        "without": "evaluators",
+    }
+    for key, value in explicit.items():
+        written = manifest_keys.get(key, key)
+        if getattr(declared, key) == value:
+            continue
+        if written not in raw or key not in (*FIXED_FIELDS, "without"):
+            # Open settings, and those that do not decide significance (confidence level,
+            # power, guard rails), may be set or overridden; --allow-large keeps the
+            # manifest's limits and lifts them.
+            if key == "limits" and value.allow_large and written in raw:
+                explicit[key] = replace(declared.limits, allow_large=True)
+            source = f"manifest+{origin}"
+            continue
+        if key == "evaluators":
+            ours = dict(declared.evaluators)
+            theirs = dict(value)
+            compatible = all(
+                ours.get(dim) in (None, choice) and dim not in declared.without
+                for dim, choice in theirs.items()
+            )
+            if compatible:
+                merged = {**theirs, **ours}
+                explicit[key] = tuple((d, merged[d]) for d in DIMENSIONS if d in merged)
+                source = f"manifest+{origin}"
+                continue
+        shown = _show(getattr(declared, key))
+        if key == "evaluators" and declared.without:
+            nulls = ", ".join(f"{d}: null" for d in declared.without)
+            shown = shown[:-1] + ", " + nulls + "}" if declared.evaluators else "{" + nulls + "}"
+        raise InputError(
+            f"the experiment fixed {key} = {shown} in its manifest; {_show(value)} was requested",
+            file=manifest.path,
+            location=f"comparisons.{written}",
+            hint="settings that decide significance are fixed with the run (a correction "
+            "chosen after seeing the numbers is not a correction); to change them, create "
+            "a new experiment version",
+        )
+    return replace(declared, **explicit, source=source)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, tuple) and value and isinstance(value[0], tuple):
+        return "{" + ", ".join(f"{d}: {c}" for d, c in value) + "}"
+    return repr(value)
+
+
+def _validate_explicit(values: dict[str, Any], origin: str) -> dict[str, Any]:
+    out = dict(values)
+    for key, value in values.items():
+        if key == "evaluators":
+            out.update(_explicit_evaluators(value, origin))
+            continue
+        try:
+            if key == "limits":
+                if not isinstance(value, GuardRails):
+                    raise Invalid("expected a GuardRails value")
+                for item in fields(GuardRails):
+                    check_setting(f"limits.{item.name}", getattr(value, item.name))
+            else:
+                out[key] = check_setting(key, value)
+        except Invalid as exc:
+            raise _origin_error(origin, key, exc.message, exc.hint) from None
+    return out
+
+
+def _explicit_evaluators(value: Any, origin: str) -> dict[str, Any]:
+    def fail(message: str, hint: str | None = None) -> InputError:
+        return _origin_error(origin, "evaluators", message, hint)
+
+    if isinstance(value, tuple):
+        value = dict(value)
+    if not isinstance(value, Mapping):
+        raise fail("expected a mapping of dimension to evaluator name")
+    chosen: dict[str, EvaluatorChoice] = {}
+    dropped: list[str] = []
+    for dim, choice in value.items():
+        if dim not in DIMENSIONS:
+            match = close_match(dim, DIMENSIONS)
+            raise fail(
+                f"unknown dimension {dim!r}",
+                (f"did you mean {match!r}? " if match else "")
+                + "dimensions are "
+                + ", ".join(DIMENSIONS),
+            )
+        if choice is None:
+            dropped.append(dim)
+            continue
+        try:
+            chosen[dim] = choice if isinstance(choice, EvaluatorChoice) else parse_evaluator(choice)
+        except Invalid as exc:
+            raise fail(f"{dim}: {exc.message}", exc.hint) from None
+    out: dict[str, Any] = {"evaluators": tuple((d, chosen[d]) for d in DIMENSIONS if d in chosen)}
+    if dropped:
+        out["without"] = tuple(d for d in DIMENSIONS if d in dropped)
+    return out
+
+
+# --------------------------------------------------------------------------- evaluators
+
+
+def default_evaluators(manifest: ManifestSpec, suite: SuiteSpec) -> dict[str, EvaluatorChoice]:
+    """The evaluator each dimension uses when the configuration names none.
+
+    quality: ``passed`` (the attempt's pass/fail); safety: ``forbidden_tool`` when any
+    case forbids a tool; reliability: ``pass_hat_<k>`` for the largest manifest k that is
+    at most ``trial_count``; latency: ``latency_ms``; cost: ``cost_usd``.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest, load_suite
+    >>> m = load_manifest("data/support/manifest.yaml")
+    >>> s = load_suite("data/support/suite.yaml")
+    >>> {d: str(c) for d, c in default_evaluators(m, s).items()}["reliability"]
+    'pass_hat_5'
+    """
+    out: dict[str, EvaluatorChoice] = {"quality": EvaluatorChoice("passed")}
+    if any(case.forbidden_tools for case in suite.cases):
+        out["safety"] = EvaluatorChoice("forbidden_tool")
+    ks = [k for k in manifest.effective_pass_k if k <= manifest.trial_count]
+    if ks:
+        out["reliability"] = EvaluatorChoice(f"pass_hat_{max(ks)}")
+    out["latency"] = EvaluatorChoice("latency_ms")
+    out["cost"] = EvaluatorChoice("cost_usd")
+    return out
+
+
+def evaluator_plan(
+    manifest: ManifestSpec, suite: SuiteSpec, config: ComparisonsConfig
+) -> dict[str, EvaluatorChoice]:
+    """Dimension → evaluator: the declared ones, and defaults for the dimensions left out.
+
+    Declaring ``evaluators`` replaces the defaults only for the dimensions named; to drop
+    a default dimension, map it to ``null`` in the manifest (``None`` in Python).
+    """
+    plan = {d: c for d, c in default_evaluators(manifest, suite).items() if d not in config.without}
+    plan.update(config.evaluator_map)
+    return {d: plan[d] for d in DIMENSIONS if d in plan}
+
+
+# --------------------------------------------------------------------------- guard rails
+
+
+def check_guard_rails(
+    manifest: ManifestSpec, suite: SuiteSpec, config: ComparisonsConfig
+) -> dict[str, int]:
+    """Refuse, before any scoring, an experiment beyond the configured limits.
+
+    Counts configurations (variants, baseline included), evaluators (dimensions in the
+    plan) and case-scores (variants × cases × trial_count × evaluators).
+    ``limits: {allow_large: true}`` lifts every limit for larger local runs.
+
+    Returns
+    -------
+    dict
+        The three counts (for the report).
+
+    Raises
+    ------
+    InputError
+        Naming ``comparisons.limits.<limit>`` and how to override it.
+    """
+    counts = {
+        "configurations": len(manifest.variants),
+        "evaluators": len(evaluator_plan(manifest, suite, config)),
+    }
+    counts["case_scores"] = (
+        counts["configurations"] * len(suite.cases) * manifest.trial_count * counts["evaluators"]
+    )
+    limits = config.limits
+    if limits.allow_large:
+        return counts
+    for key, limit in (
+        ("configurations", limits.max_configurations),
+        ("evaluators", limits.max_evaluators),
+        ("case_scores", limits.max_case_scores),
+    ):
+        if counts[key] > limit:
+            name = f"max_{key}"
+            message = f"{counts[key]:,} {key.replace('_', '-')} exceed the limit of {limit:,}"
+            if config.source == "manifest" or (manifest.comparisons or {}).get("limits"):
+                raise InputError(
+                    message,
+                    file=manifest.path,
+                    location=f"comparisons.limits.{name}",
+                    hint=f"raise it (comparisons: {{limits: {{{name}: {counts[key]}}}}}) or "
+                    "set comparisons: {limits: {allow_large: true}} for a larger local run",
+                )
+            if config.source.endswith("cli"):
+                raise InputError(
+                    message, location="--allow-large", hint="pass --allow-large to lift it"
+                )
+            raise InputError(
+                message,
+                location=f"limits.{name}",
+                hint=f"pass limits=GuardRails({name}={counts[key]}) or "
+                "limits=GuardRails(allow_large=True) for a larger local run",
+            )
+    return counts
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def comparisons_from_cli(
+    manifest_file: str | Path,
+    suite_file: str | Path,
+    *,
+    correction: str | None = None,
+    alpha: float | None = None,
+    method: str | None = None,
+    cluster: str | None = None,
+    noninferiority_margin: float | None = None,
+    allow_large: bool = False,
+    known_evaluators: tuple[str, ...] = (),
+) -> ComparisonsConfig | None:
+    """The paired-comparison settings of an ``experiment run`` invocation, guard-railed.
+
+    Paired comparisons are asked for when the manifest has ``comparisons:`` or any of the
+    options is given; then a correction must be declared (``--correction`` or the
+    manifest), an option that contradicts the manifest is refused, and the guard rails are
+    checked here — before any trial is scored.
+
+    Returns
+    -------
+    ComparisonsConfig or None
+        None when nothing asked for paired comparisons.
+
+    Examples
+    --------
+    >>> comparisons_from_cli("data/support/manifest.yaml", "data/support/suite.yaml").correction
+    'holm'
+    >>> comparisons_from_cli("data/support/manifest.yaml", "data/support/suite.yaml",
+    ...                      correction="bonferroni")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: ...manifest.yaml: comparisons.correction: the \
+experiment fixed correction = 'holm' in its manifest; 'bonferroni' was requested (...)
+    """
+    from ..formats import load_manifest, load_suite
+
+    manifest = load_manifest(manifest_file)
+    options = (correction, alpha, method, cluster, noninferiority_margin)
+    if manifest.comparisons is None and all(o is None for o in options) and not allow_large:
+        return None
+    if correction is None and manifest.comparisons is not None:
+        correction = "manifest"
+    config = resolve_comparisons(
+        manifest,
+        correction=correction,
+        origin="cli",
+        alpha=alpha,
+        method=method,
+        cluster=cluster,
+        noninferiority_margin=noninferiority_margin,
+        limits=GuardRails(allow_large=True) if allow_large else None,
+    )
+    suite = load_suite(suite_file, known_evaluators=known_evaluators)
+    check_guard_rails(manifest, suite, config)
+    return config

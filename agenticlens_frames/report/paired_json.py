@@ -1,0 +1,159 @@
+"""The report's ``case_level`` and ``paired_comparisons`` blocks: written and read back.
+
+The blocks render result frames and plain values of :mod:`agenticlens_frames.paired`
+(NaN → null); :func:`paired_frames_from_block` turns a saved block back into frames for
+re-rendering a saved report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ..paired import GATE_COLUMNS, PAIRED_COLUMNS, PairedAnalysis, gate_passed
+from ..schema import number_to_json
+
+if TYPE_CHECKING:
+    from ..analysis import ExperimentAnalysis
+
+__all__ = ["case_level_block", "paired_block", "paired_frames_from_block", "report_blocks"]
+
+
+def _json_value(value: Any) -> Any:
+    """JSON-ready: numbers by :func:`~agenticlens_frames.schema.number_to_json` (NaN and
+    ±inf → null), numpy booleans as booleans, containers item by item."""
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    return number_to_json(value)
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    out = []
+    for record in frame.astype(object).to_dict("records"):
+        out.append({str(k): _json_value(v) for k, v in record.items()})
+    return out
+
+
+def paired_block(result: PairedAnalysis) -> dict[str, Any]:
+    """The JSON-ready ``paired_comparisons`` block of the report (NaN → null).
+
+    Keys: ``settings`` (correction, alpha, family, method, what the correction
+    controls…), ``fingerprint``, ``guard_rails``, ``unevaluated``, ``evaluators``,
+    ``comparisons`` (one record per row of
+    :func:`~agenticlens_frames.paired.paired_comparisons`), ``omitted`` and
+    ``noninferiority`` (``{"passed": bool, "candidates": [...]}`` or null).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> from agenticlens_frames.paired import paired_analysis, resolve_comparisons
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> block = paired_block(paired_analysis(run, resolve_comparisons(run.manifest,
+    ...                                                               correction="holm")))
+    >>> block["settings"]["correction"], block["comparisons"][0]["paired_items"]
+    ('holm', 14)
+    """
+    settings = result.config.settings()
+    gate = None
+    if result.noninferiority is not None:
+        gate = {
+            "passed": gate_passed(result.noninferiority),
+            "margin": result.config.noninferiority_margin,
+            "dimension": result.config.noninferiority_dimension,
+            "alpha": result.config.alpha,
+            "candidates": _records(result.noninferiority),
+        }
+    frame = result.comparisons
+    sizes = (
+        {str(k): int(v) for k, v in frame.groupby("evaluator")["family_size"].max().items()}
+        if result.config.family == "per_evaluator" and len(frame)
+        else (int(frame["family_size"].max()) if len(frame) else 0)
+    )
+    return {
+        "settings": _json_value({**settings, "family_size": sizes}),
+        "fingerprint": _json_value(result.fingerprint),
+        "guard_rails": dict(result.guard_rails),
+        "unevaluated": result.unevaluated,
+        "evaluators": _records(result.evaluators),
+        "comparisons": _records(frame),
+        "omitted": _json_value(result.omitted),
+        "noninferiority": gate,
+    }
+
+
+def case_level_block(
+    confidence_level: float, summary: pd.DataFrame, variance: pd.DataFrame, labels: pd.DataFrame
+) -> dict[str, Any]:
+    """The JSON-ready ``case_level`` block: intervals, variance, labels, noise floor.
+
+    Keys: ``summary`` (:func:`~agenticlens_frames.paired.case_level_summary` records),
+    ``variance`` (:func:`~agenticlens_frames.paired.variance_decomposition`), ``labels``
+    (per variant, the number of cases per stability label), ``flaky_case_ids`` (per
+    variant).
+    """
+    counts: dict[str, dict[str, int]] = {}
+    flaky: dict[str, list[str]] = {}
+    for vid, grp in labels.groupby("variant_id", observed=False, sort=False):
+        counts[str(vid)] = {str(k): int(v) for k, v in grp["label"].value_counts().items()}
+        flaky[str(vid)] = grp.loc[grp["label"] == "flaky", "case_id"].astype(str).tolist()
+    return {
+        "confidence_level": confidence_level,
+        "summary": _records(summary),
+        "variance": _records(variance),
+        "labels": counts,
+        "flaky_case_ids": flaky,
+    }
+
+
+def report_blocks(analysis: ExperimentAnalysis) -> dict[str, Any]:
+    """Every new top-level report key: ``case_level`` always, ``paired_comparisons`` when
+    a correction was declared.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> sorted(report_blocks(a))  # the example declares correction: holm
+    ['case_level', 'paired_comparisons']
+    """
+    frames = analysis.paired_frames
+    out: dict[str, Any] = {
+        "case_level": case_level_block(
+            analysis.confidence_level,
+            frames["case_level_summary"],
+            frames["variance_decomposition"],
+            frames["case_labels"],
+        )
+    }
+    if analysis.paired is not None:
+        out["paired_comparisons"] = paired_block(analysis.paired)
+    return out
+
+
+def paired_frames_from_block(block: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+    """Frames back from a saved report's ``paired_comparisons`` block (for re-rendering).
+
+    Returns ``{"paired_comparisons": ..., "noninferiority": ...}`` (the latter only when
+    the block has a gate).
+    """
+    frame = pd.DataFrame(block.get("comparisons", []), columns=PAIRED_COLUMNS)
+    for column in ("ci_low", "ci_high", "p_value", "adjusted_p_value", "mde", "standard_error"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(np.float64)
+    frame["significant"] = pd.array(frame["significant"].tolist(), dtype="boolean")
+    frame.attrs["settings"] = dict(block.get("settings", {}))
+    frame.attrs["fingerprint"] = dict(block.get("fingerprint", {}))
+    frame.attrs["omitted"] = list(block.get("omitted", []))
+    out = {"paired_comparisons": frame}
+    gate = block.get("noninferiority")
+    if gate:
+        g = pd.DataFrame(gate.get("candidates", []), columns=GATE_COLUMNS)
+        g.attrs["passed"] = bool(gate.get("passed"))
+        out["noninferiority"] = g
+    return out
