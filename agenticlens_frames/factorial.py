@@ -60,6 +60,20 @@ FACTOR_EFFECT_COLUMNS = [
     "through",
     "method",
 ]
+#: The float columns among them: one list for building the frame and for reading it back
+#: from a saved report, so the two cannot drift apart.
+_FLOAT_COLUMNS = (
+    "estimate",
+    "se",
+    "ci_low",
+    "ci_high",
+    "df",
+    "statistic",
+    "p_value",
+    "p_adjusted",
+    "anova_f",
+    "anova_p",
+)
 
 
 def _design(run: ExperimentRun) -> tuple[np.ndarray, list[str], list[str], int]:
@@ -303,17 +317,7 @@ def factor_effects(
             rows.append(row)
         del estimable
     frame = pd.DataFrame(rows, columns=FACTOR_EFFECT_COLUMNS)
-    for c in [
-        "estimate",
-        "se",
-        "ci_low",
-        "ci_high",
-        "df",
-        "statistic",
-        "p_value",
-        "anova_f",
-        "anova_p",
-    ]:
+    for c in _FLOAT_COLUMNS:
         frame[c] = frame[c].astype(float)
     frame["p_adjusted"] = np.nan
     if correction is not None:
@@ -395,18 +399,7 @@ def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
     """Inverse of :func:`factor_effects_block`, for a saved report."""
     frame = pd.DataFrame(block.get("terms", []), columns=FACTOR_EFFECT_COLUMNS)
     frame["through"] = [tuple(t or ()) for t in frame["through"]]
-    for c in [
-        "estimate",
-        "se",
-        "ci_low",
-        "ci_high",
-        "df",
-        "statistic",
-        "p_value",
-        "p_adjusted",
-        "anova_f",
-        "anova_p",
-    ]:
+    for c in _FLOAT_COLUMNS:
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
     frame["estimable"] = frame["estimable"].astype(bool)
     frame.attrs.update(
