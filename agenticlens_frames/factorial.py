@@ -60,19 +60,12 @@ FACTOR_EFFECT_COLUMNS = [
     "through",
     "method",
 ]
-#: The float columns among them: one list for building the frame and for reading it back
-#: from a saved report, so the two cannot drift apart.
-_FLOAT_COLUMNS = (
-    "estimate",
-    "se",
-    "ci_low",
-    "ci_high",
-    "df",
-    "statistic",
-    "p_value",
-    "p_adjusted",
-    "anova_f",
-    "anova_p",
+#: The float columns among them (``estimate`` to ``anova_p``): one list for building the
+#: frame and for reading it back from a saved report, so the two cannot drift apart.
+_FLOAT_COLUMNS = tuple(
+    FACTOR_EFFECT_COLUMNS[
+        FACTOR_EFFECT_COLUMNS.index("estimate") : FACTOR_EFFECT_COLUMNS.index("anova_p") + 1
+    ]
 )
 
 

@@ -514,12 +514,7 @@ class JournalWriter:
             return
         stop = False
         while not stop:
-            batch = [self._queue.get()]
-            while True:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
+            batch = self._next_batch()
             done = []
             for item in batch:
                 if item is _STOP:
@@ -555,12 +550,7 @@ class JournalWriter:
         stopping = False
         with ThreadPoolExecutor(self.scoring_workers, thread_name_prefix="judge") as pool:
             while not stopping or in_flight:
-                batch = [self._queue.get()]
-                while True:
-                    try:
-                        batch.append(self._queue.get_nowait())
-                    except queue.Empty:
-                        break
+                batch = self._next_batch()
                 done = []
                 for item in batch:
                     if item is _STOP:
@@ -580,6 +570,16 @@ class JournalWriter:
                             pool.submit(score, record, scoring)
                 if done and self.error is None:
                     self._deliver(done)
+
+    def _next_batch(self) -> list[Any]:
+        """Wait for one item, then take all that is queued already: both writer loops write
+        what has piled up in one go, so a burst of attempts costs one write, not many."""
+        batch = [self._queue.get()]
+        while True:
+            try:
+                batch.append(self._queue.get_nowait())
+            except queue.Empty:
+                return batch
 
     def _deliver(self, done: list[dict[str, Any]]) -> None:
         """Write a batch, then keep and announce it; both writer loops end each turn here so
