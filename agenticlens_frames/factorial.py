@@ -60,6 +60,10 @@ FACTOR_EFFECT_COLUMNS = [
     "through",
     "method",
 ]
+#: The text columns among them (``metric`` to ``baseline_level_b``, and ``method``),
+#: written to the JSON block as they are (``through`` and ``estimable`` are converted, the
+#: rest are numbers).
+_LABEL_COLUMNS = (*FACTOR_EFFECT_COLUMNS[: FACTOR_EFFECT_COLUMNS.index("estimable")], "method")
 #: The float columns among them (``estimate`` to ``anova_p``): one list for building the
 #: frame and for reading it back from a saved report, so the two cannot drift apart.
 _FLOAT_COLUMNS = tuple(
@@ -356,22 +360,11 @@ def factor_effects_block(frame: pd.DataFrame) -> dict[str, Any] | None:
                 k: (
                     list(r[k])
                     if k == "through"
+                    else bool(r[k])
+                    if k == "estimable"
+                    else r[k]
+                    if k in _LABEL_COLUMNS
                     else _num(r[k])
-                    if k
-                    not in (
-                        "metric",
-                        "term",
-                        "kind",
-                        "factor",
-                        "level",
-                        "baseline_level",
-                        "factor_b",
-                        "level_b",
-                        "baseline_level_b",
-                        "method",
-                        "estimable",
-                    )
-                    else (bool(r[k]) if k == "estimable" else r[k])
                 )
                 for k in FACTOR_EFFECT_COLUMNS
             }
