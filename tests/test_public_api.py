@@ -1,0 +1,55 @@
+"""The public API is declared once: the lazy-export table of agenticlens_frames/__init__.py.
+``__all__`` is derived from it, and the type-checking imports must name the same things."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import agenticlens_frames
+
+INIT = Path(agenticlens_frames.__file__)
+
+
+def _type_checking_imports() -> dict[str, str]:
+    """Name -> module of every ``from .x import name`` under ``if TYPE_CHECKING:``."""
+    tree = ast.parse(INIT.read_text(encoding="utf-8"))
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
+    )
+    names: dict[str, str] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom), ast.dump(node)
+        for alias in node.names:
+            names[alias.asname or alias.name] = "." * node.level + (node.module or alias.name)
+    return names
+
+
+def test_type_checking_imports_and_the_lazy_table_agree() -> None:
+    imports = _type_checking_imports()
+    # `from . import viz, testing` name the submodules themselves
+    expected = {
+        name: (module if module != "." else f".{name}")
+        for name, module in agenticlens_frames._LAZY.items()
+    }
+    got = {name: (module if module != "." else f".{name}") for name, module in imports.items()}
+    assert got == expected
+
+
+def test_every_public_name_resolves_to_its_declared_module() -> None:
+    for name in agenticlens_frames.__all__:
+        if name == "__version__":
+            continue
+        value = getattr(agenticlens_frames, name)
+        module = importlib.import_module(agenticlens_frames._LAZY[name], "agenticlens_frames")
+        assert value is getattr(module, name, module), name
+
+
+def test_a_star_import_gives_the_api_but_not_the_explorer_class() -> None:
+    namespace: dict[str, object] = {}
+    exec("from agenticlens_frames import *", namespace)  # what a user star-import sees
+    assert {"analyze", "explore", "case_verdicts", "Archive", "__version__"} <= set(namespace)
+    assert "Explorer" not in namespace
