@@ -69,7 +69,6 @@ def case_level_summary(
     """
     ev = evaluation(run, evaluator)
     ids = list(run.manifest.variant_ids)
-    n_case = len(run.suite.cases)
     clusters = cluster_labels(run, cluster)
     ks = tuple(sorted({int(k) for k in ks})) if ks is not None else run.manifest.effective_pass_k
     rows: list[dict[str, Any]] = []
@@ -130,9 +129,7 @@ def case_level_summary(
         return stats_paired.cluster_robust_interval(values, clusters[present], confidence_level)
 
     for v, vid in enumerate(ids):
-        sel = (ev.groups // n_case) == v
-        cases = ev.groups[sel] % n_case
-        y = ev.attempt_values[sel]
+        y, cases = ev.attempts_of(v)
         present = ev.counts[v] > 0
         case_values = (ev.sums[v] / np.maximum(ev.counts[v], 1))[present]
         n_cases = int(present.sum())
@@ -304,9 +301,7 @@ def variance_decomposition(
     n_case = len(run.suite.cases)
     rows = []
     for v, vid in enumerate(ids):
-        sel = (ev.groups // n_case) == v
-        cases = ev.groups[sel] % n_case
-        y = ev.attempt_values[sel]
+        y, cases = ev.attempts_of(v)
         vc = stats_paired.variance_components(y, cases)
         present = ev.counts[v] > 0
         means = (ev.sums[v] / np.maximum(ev.counts[v], 1))[present]

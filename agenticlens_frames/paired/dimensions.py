@@ -78,6 +78,16 @@ class Evaluation:
     def version(self, variant: int) -> str | None:
         return self.versions[variant]
 
+    def attempts_of(self, variant: int) -> tuple[np.ndarray, np.ndarray]:
+        """One variant's per-attempt values and the case index of each attempt.
+
+        The summaries, the variance decomposition and the planners all split the attempts
+        this way, so the group arithmetic lives here once.
+        """
+        n_case = self.values.shape[1]
+        sel = self.groups // n_case == variant
+        return self.attempt_values[sel], self.groups[sel] % n_case
+
 
 def _available(run: ExperimentRun) -> list[str]:
     metrics = sorted({str(m) for m in run.checks["metric"].dropna().unique()})
