@@ -130,8 +130,7 @@ def case_level_summary(
 
     for v, vid in enumerate(ids):
         y, cases = ev.attempts_of(v)
-        present = ev.counts[v] > 0
-        case_values = (ev.sums[v] / np.maximum(ev.counts[v], 1))[present]
+        present, case_values = ev.attempt_means(v)
         n_cases = int(present.sum())
         vc = stats_paired.variance_components(y, cases) if len(y) else None
         common = {
@@ -303,8 +302,7 @@ def variance_decomposition(
     for v, vid in enumerate(ids):
         y, cases = ev.attempts_of(v)
         vc = stats_paired.variance_components(y, cases)
-        present = ev.counts[v] > 0
-        means = (ev.sums[v] / np.maximum(ev.counts[v], 1))[present]
+        present, means = ev.attempt_means(v)
         n = int(present.sum())
         naive = float(np.std(y, ddof=1) / math.sqrt(len(y))) if len(y) > 1 else math.nan
         case_se = float(np.std(means, ddof=1) / math.sqrt(n)) if n > 1 else math.nan

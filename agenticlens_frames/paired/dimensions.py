@@ -88,6 +88,15 @@ class Evaluation:
         sel = self.groups // n_case == variant
         return self.attempt_values[sel], self.groups[sel] % n_case
 
+    def attempt_means(self, variant: int) -> tuple[np.ndarray, np.ndarray]:
+        """Which cases of one variant have attempts, and the mean attempt value of each.
+
+        ``sums / counts`` over the attempts: the case-level intervals and the variance
+        decomposition take it this one way.
+        """
+        present = self.counts[variant] > 0
+        return present, (self.sums[variant] / np.maximum(self.counts[variant], 1))[present]
+
 
 def _available(run: ExperimentRun) -> list[str]:
     metrics = sorted({str(m) for m in run.checks["metric"].dropna().unique()})
