@@ -60,6 +60,17 @@ FACTOR_EFFECT_COLUMNS = [
     "through",
     "method",
 ]
+#: The text columns among them (``metric`` to ``baseline_level_b``, and ``method``),
+#: written to the JSON block as they are (``through`` and ``estimable`` are converted, the
+#: rest are numbers).
+_LABEL_COLUMNS = (*FACTOR_EFFECT_COLUMNS[: FACTOR_EFFECT_COLUMNS.index("estimable")], "method")
+#: The float columns among them (``estimate`` to ``anova_p``): one list for building the
+#: frame and for reading it back from a saved report, so the two cannot drift apart.
+_FLOAT_COLUMNS = tuple(
+    FACTOR_EFFECT_COLUMNS[
+        FACTOR_EFFECT_COLUMNS.index("estimate") : FACTOR_EFFECT_COLUMNS.index("anova_p") + 1
+    ]
+)
 
 
 def _design(run: ExperimentRun) -> tuple[np.ndarray, list[str], list[str], int]:
@@ -303,17 +314,7 @@ def factor_effects(
             rows.append(row)
         del estimable
     frame = pd.DataFrame(rows, columns=FACTOR_EFFECT_COLUMNS)
-    for c in [
-        "estimate",
-        "se",
-        "ci_low",
-        "ci_high",
-        "df",
-        "statistic",
-        "p_value",
-        "anova_f",
-        "anova_p",
-    ]:
+    for c in _FLOAT_COLUMNS:
         frame[c] = frame[c].astype(float)
     frame["p_adjusted"] = np.nan
     if correction is not None:
@@ -359,22 +360,11 @@ def factor_effects_block(frame: pd.DataFrame) -> dict[str, Any] | None:
                 k: (
                     list(r[k])
                     if k == "through"
+                    else bool(r[k])
+                    if k == "estimable"
+                    else r[k]
+                    if k in _LABEL_COLUMNS
                     else _num(r[k])
-                    if k
-                    not in (
-                        "metric",
-                        "term",
-                        "kind",
-                        "factor",
-                        "level",
-                        "baseline_level",
-                        "factor_b",
-                        "level_b",
-                        "baseline_level_b",
-                        "method",
-                        "estimable",
-                    )
-                    else (bool(r[k]) if k == "estimable" else r[k])
                 )
                 for k in FACTOR_EFFECT_COLUMNS
             }
@@ -395,18 +385,7 @@ def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
     """Inverse of :func:`factor_effects_block`, for a saved report."""
     frame = pd.DataFrame(block.get("terms", []), columns=FACTOR_EFFECT_COLUMNS)
     frame["through"] = [tuple(t or ()) for t in frame["through"]]
-    for c in [
-        "estimate",
-        "se",
-        "ci_low",
-        "ci_high",
-        "df",
-        "statistic",
-        "p_value",
-        "p_adjusted",
-        "anova_f",
-        "anova_p",
-    ]:
+    for c in _FLOAT_COLUMNS:
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
     frame["estimable"] = frame["estimable"].astype(bool)
     frame.attrs.update(

@@ -7,14 +7,16 @@ import ast
 import importlib
 from pathlib import Path
 
+import pytest
+
 import agenticlens_frames
 
 INIT = Path(agenticlens_frames.__file__)
 
 
-def _type_checking_imports() -> dict[str, str]:
+def _type_checking_imports(init: Path = INIT) -> dict[str, str]:
     """Name -> module of every ``from .x import name`` under ``if TYPE_CHECKING:``."""
-    tree = ast.parse(INIT.read_text(encoding="utf-8"))
+    tree = ast.parse(init.read_text(encoding="utf-8"))
     block = next(
         node
         for node in tree.body
@@ -53,3 +55,17 @@ def test_a_star_import_gives_the_api_but_not_the_explorer_class() -> None:
     exec("from agenticlens_frames import *", namespace)  # what a user star-import sees
     assert {"analyze", "explore", "case_verdicts", "Archive", "__version__"} <= set(namespace)
     assert "Explorer" not in namespace
+
+
+@pytest.mark.parametrize("package", ["archive", "paired", "report", "runner"])
+def test_subpackages_declare_their_api_once(package: str) -> None:
+    # Each subpackage's __all__ is derived from its lazy-export table too: the table, the
+    # type-checking imports and __all__ must name the same things, and each name must be
+    # the object its declared module holds.
+    module = importlib.import_module(f"agenticlens_frames.{package}")
+    imports = _type_checking_imports(Path(module.__file__))
+    assert imports == module._LAZY
+    assert module.__all__ == sorted(imports)
+    for name, where in module._LAZY.items():
+        source = importlib.import_module(where, module.__name__)
+        assert getattr(module, name) is getattr(source, name), name

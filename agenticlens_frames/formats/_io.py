@@ -37,6 +37,7 @@ __all__ = [
     "is_json_path",
     "read_document",
     "read_input",
+    "read_top_mapping",
     "require_known",
     "scrub_surrogates",
     "to_bool",
@@ -733,6 +734,32 @@ class Source:
         except Exception:
             # Only used to word a hint; the error itself is already known.
             return None
+
+
+def read_top_mapping(
+    path: Path, fields: str, kind: str, own_key: str, other_kind: str, other_key: str
+) -> tuple[Source, dict[str, Any]]:
+    """Read a manifest or a suite: the document and its :class:`Source`, refusing a top
+    level that is not a mapping, or that is the other kind of file (given in swapped order).
+
+    The manifest and the suite are opened the same way, so the two are checked in one place
+    and their messages stay alike. ``fields`` words the mapping ("manifest"), ``kind`` and
+    ``other_kind`` name the two files, ``own_key`` and ``other_key`` are the key only each
+    of them has.
+    """
+    source = Source(path)
+    document = read_document(path)
+    if not isinstance(document, dict):
+        source.fail(
+            (), f"expected a mapping of {fields} fields at the top level, got {describe(document)}"
+        )
+    if other_key in document and own_key not in document:
+        source.fail(
+            (),
+            f"this is an {other_kind} (it has {other_key!r}), not an {kind}",
+            "give the manifest first and the suite second: experiment run MANIFEST SUITE",
+        )
+    return source, document
 
 
 def _yaml_child(node: Any, part: str | int) -> Any:

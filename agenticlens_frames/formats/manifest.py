@@ -34,7 +34,7 @@ from agenticlens_frames.formats._io import (
     Source,
     close_match,
     describe,
-    read_document,
+    read_top_mapping,
     to_float,
     to_int,
     to_list,
@@ -156,18 +156,9 @@ def load_manifest(path: str | Path) -> ManifestSpec:
 'trial_count'?)
     """
     path = Path(path)
-    source = Source(path)
-    document = read_document(path)
-    if not isinstance(document, dict):
-        source.fail(
-            (), f"expected a mapping of manifest fields at the top level, got {describe(document)}"
-        )
-    if "cases" in document and "variants" not in document:
-        source.fail(
-            (),
-            "this is an evaluation suite (it has 'cases'), not an experiment manifest",
-            "give the manifest first and the suite second: experiment run MANIFEST SUITE",
-        )
+    source, document = read_top_mapping(
+        path, "manifest", "experiment manifest", "variants", "evaluation suite", "cases"
+    )
     source.check_keys(document, _MANIFEST_KEYS, ())
     take = partial(source.take, document, location=())
     schema_version = take("schema_version", convert=to_str, default="1.1")

@@ -22,7 +22,7 @@ from agenticlens_frames.formats._io import (
     close_match,
     describe,
     gc_paused,
-    read_document,
+    read_top_mapping,
     to_bool,
     to_float,
     to_int,
@@ -173,18 +173,9 @@ def load_suite(path: str | Path, *, known_evaluators: Collection[str] = ()) -> S
 
 
 def _load(path: Path, known_evaluators: Collection[str]) -> SuiteSpec:
-    source = Source(path)
-    document = read_document(path)
-    if not isinstance(document, dict):
-        source.fail(
-            (), f"expected a mapping of suite fields at the top level, got {describe(document)}"
-        )
-    if "variants" in document and "cases" not in document:
-        source.fail(
-            (),
-            "this is an experiment manifest (it has 'variants'), not an evaluation suite",
-            "give the manifest first and the suite second: experiment run MANIFEST SUITE",
-        )
+    source, document = read_top_mapping(
+        path, "suite", "evaluation suite", "cases", "experiment manifest", "variants"
+    )
     source.check_keys(document, _SUITE_KEYS, ())
     name = source.take(document, "name", (), to_str)
     version = source.take(document, "version", (), to_str)

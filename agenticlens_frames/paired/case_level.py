@@ -69,7 +69,6 @@ def case_level_summary(
     """
     ev = evaluation(run, evaluator)
     ids = list(run.manifest.variant_ids)
-    n_case = len(run.suite.cases)
     clusters = cluster_labels(run, cluster)
     ks = tuple(sorted({int(k) for k in ks})) if ks is not None else run.manifest.effective_pass_k
     rows: list[dict[str, Any]] = []
@@ -99,6 +98,30 @@ def case_level_summary(
             }
         )
 
+    def add_mean_interval(
+        variant: str,
+        method: str,
+        r: stats_paired.MeanInterval,
+        note: str,
+        common: dict[str, Any],
+    ) -> None:
+        # The t-over-cases and the CR1 rows are one shape of row (an interval clipped to
+        # the metric's bounds), so they are built in one place.
+        add(
+            variant,
+            "mean",
+            None,
+            method,
+            estimate=r.estimate,
+            standard_error=r.standard_error,
+            ci_low=_clip(r.ci_low, bounded, low=True),
+            ci_high=_clip(r.ci_high, bounded, low=False),
+            df=r.df,
+            n_clusters=r.n_units,
+            note=note,
+            **common,
+        )
+
     def case_interval(values: np.ndarray, present: np.ndarray) -> stats_paired.MeanInterval:
         # per-case values: a t interval over cases, or CR1 over the declared clusters
         if clusters is None:
@@ -106,11 +129,8 @@ def case_level_summary(
         return stats_paired.cluster_robust_interval(values, clusters[present], confidence_level)
 
     for v, vid in enumerate(ids):
-        sel = (ev.groups // n_case) == v
-        cases = ev.groups[sel] % n_case
-        y = ev.attempt_values[sel]
-        present = ev.counts[v] > 0
-        case_values = (ev.sums[v] / np.maximum(ev.counts[v], 1))[present]
+        y, cases = ev.attempts_of(v)
+        present, case_values = ev.attempt_means(v)
         n_cases = int(present.sum())
         vc = stats_paired.variance_components(y, cases) if len(y) else None
         common = {
@@ -119,38 +139,22 @@ def case_level_summary(
             "design_effect": vc.design_effect if vc else math.nan,
             "effective_n": vc.effective_n if vc else math.nan,
         }
-        t = case_interval(case_values, present)
-        add(
+        add_mean_interval(
             vid,
-            "mean",
-            None,
             "t_case_means",
-            estimate=t.estimate,
-            standard_error=t.standard_error,
-            ci_low=_clip(t.ci_low, bounded, low=True),
-            ci_high=_clip(t.ci_high, bounded, low=False),
-            df=t.df,
-            n_clusters=t.n_units,
-            note="case-weighted mean; "
+            case_interval(case_values, present),
+            "case-weighted mean; "
             + ("cases are the units" if cluster is None else f"CR1 clustered by {by}"),
-            **common,
+            common,
         )
         labels = cases if clusters is None else clusters[cases]
-        cr = stats_paired.cluster_robust_interval(y, labels, confidence_level)
-        add(
+        add_mean_interval(
             vid,
-            "mean",
-            None,
             "cr1",
-            estimate=cr.estimate,
-            standard_error=cr.standard_error,
-            ci_low=_clip(cr.ci_low, bounded, low=True),
-            ci_high=_clip(cr.ci_high, bounded, low=False),
-            df=cr.df,
-            n_clusters=cr.n_units,
-            note=f"trial-weighted mean; CR1 clustered by {by}"
+            stats_paired.cluster_robust_interval(y, labels, confidence_level),
+            f"trial-weighted mean; CR1 clustered by {by}"
             + (" (recommended)" if recommended == "cr1" else ""),
-            **common,
+            common,
         )
         if ev.binary and vc is not None:
             successes, total = float(np.sum(y)), float(len(y))
@@ -296,12 +300,9 @@ def variance_decomposition(
     n_case = len(run.suite.cases)
     rows = []
     for v, vid in enumerate(ids):
-        sel = (ev.groups // n_case) == v
-        cases = ev.groups[sel] % n_case
-        y = ev.attempt_values[sel]
+        y, cases = ev.attempts_of(v)
         vc = stats_paired.variance_components(y, cases)
-        present = ev.counts[v] > 0
-        means = (ev.sums[v] / np.maximum(ev.counts[v], 1))[present]
+        present, means = ev.attempt_means(v)
         n = int(present.sum())
         naive = float(np.std(y, ddof=1) / math.sqrt(len(y))) if len(y) > 1 else math.nan
         case_se = float(np.std(means, ddof=1) / math.sqrt(n)) if n > 1 else math.nan

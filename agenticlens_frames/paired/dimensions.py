@@ -78,6 +78,25 @@ class Evaluation:
     def version(self, variant: int) -> str | None:
         return self.versions[variant]
 
+    def attempts_of(self, variant: int) -> tuple[np.ndarray, np.ndarray]:
+        """One variant's per-attempt values and the case index of each attempt.
+
+        The summaries, the variance decomposition and the planners all split the attempts
+        this way, so the group arithmetic lives here once.
+        """
+        n_case = self.values.shape[1]
+        sel = self.groups // n_case == variant
+        return self.attempt_values[sel], self.groups[sel] % n_case
+
+    def attempt_means(self, variant: int) -> tuple[np.ndarray, np.ndarray]:
+        """Which cases of one variant have attempts, and the mean attempt value of each.
+
+        ``sums / counts`` over the attempts: the case-level intervals and the variance
+        decomposition take it this one way.
+        """
+        present = self.counts[variant] > 0
+        return present, (self.sums[variant] / np.maximum(self.counts[variant], 1))[present]
+
 
 def _available(run: ExperimentRun) -> list[str]:
     metrics = sorted({str(m) for m in run.checks["metric"].dropna().unique()})

@@ -20,16 +20,14 @@ __all__ = ["minimum_detectable_effect", "power_analysis", "trials_for_precision"
 
 def _pair_parts(ev: Evaluation, base: int, cand: int) -> dict[str, float]:
     """Pilot estimates for one candidate: Var(d), ω², σ_A², σ_B², mean attempts."""
-    n_case = ev.values.shape[1]
     both = ~np.isnan(ev.values[base]) & ~np.isnan(ev.values[cand])
     d = ev.values[cand][both] - ev.values[base][both]
     parts: dict[str, float] = {"paired_items": int(both.sum())}
     parts["sd_difference"] = float(np.std(d, ddof=1)) if len(d) > 1 else math.nan
     for label, v in (("baseline", base), ("candidate", cand)):
-        sel = ev.groups // n_case == v
-        cases = ev.groups[sel] % n_case
+        values, cases = ev.attempts_of(v)
         keep = both[cases]
-        vc = stats_paired.variance_components(ev.attempt_values[sel][keep], cases[keep])
+        vc = stats_paired.variance_components(values[keep], cases[keep])
         parts[f"within_variance_{label}"] = vc.within_variance
         parts[f"trials_{label}"] = vc.mean_attempts
     noise = 0.0
@@ -274,7 +272,6 @@ def trials_for_precision(
     z = float(sps.norm.ppf(0.5 + confidence_level / 2))
     target = half_width / z
     ids = list(run.manifest.variant_ids)
-    n_case = len(run.suite.cases)
     base = ids.index(run.manifest.baseline_variant_id)
     rows = []
 
@@ -327,8 +324,7 @@ def trials_for_precision(
         )
 
     for v, vid in enumerate(ids):
-        sel = ev.groups // n_case == v
-        vc = stats_paired.variance_components(ev.attempt_values[sel], ev.groups[sel] % n_case)
+        vc = stats_paired.variance_components(*ev.attempts_of(v))
         plan(
             vid,
             "mean",

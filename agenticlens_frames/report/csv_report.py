@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -52,48 +53,56 @@ def _cell(value: Any) -> str:
     return "" if is_missing(value) else str(value)
 
 
-def _k_headers(pass_k: tuple[int, ...]) -> list[str]:
-    return [f"{name}{k}" for k in pass_k for name in ("pass_at_", "pass_hat_")]
+def _k_columns(pass_k: tuple[int, ...]) -> list[str]:
+    # The CSV headers and the result-frame columns share these names, so one list serves
+    # both the header row and the lookups.
+    return [f"{name}_{k}" for k in pass_k for name in ("pass_at", "pass_hat")]
+
+
+def _csv_text(header: list[str], rows: Iterable[list[Any]]) -> str:
+    """The package's CSV dialect (``\\n`` line ends, minimal quoting), for both files."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue()
 
 
 def render_variants_csv(analysis: ExperimentAnalysis) -> str:
     """One row per variant, manifest order (the package's ``--csv``)."""
     ks = analysis.pass_k
     comps = {c["candidate_variant_id"]: c for c in analysis.comparisons.to_dict("records")}
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(
-        [
-            "variant_id",
-            "variant_name",
-            "target_kind",
-            "factors",
-            "is_baseline",
-            "pareto_optimal",
-            "attempted_trials",
-            "completed_trials",
-            "trial_success_rate",
-            "case_pass_rate",
-            "case_pass_rate_lower",
-            "case_pass_rate_upper",
-            "mean_score",
-            "mean_latency_ms",
-            "mean_cost_usd",
-            "priced_trials",
-            "consistency_rate",
-            "flaky_case_ids",
-            *_k_headers(ks),
-            "case_pass_rate_delta",
-            "case_pass_rate_p_value",
-            "statistically_significant",
-            "changed_factors",
-        ]
-    )
+    header = [
+        "variant_id",
+        "variant_name",
+        "target_kind",
+        "factors",
+        "is_baseline",
+        "pareto_optimal",
+        "attempted_trials",
+        "completed_trials",
+        "trial_success_rate",
+        "case_pass_rate",
+        "case_pass_rate_lower",
+        "case_pass_rate_upper",
+        "mean_score",
+        "mean_latency_ms",
+        "mean_cost_usd",
+        "priced_trials",
+        "consistency_rate",
+        "flaky_case_ids",
+        *_k_columns(ks),
+        "case_pass_rate_delta",
+        "case_pass_rate_p_value",
+        "statistically_significant",
+        "changed_factors",
+    ]
+    rows = []
     for row in analysis.variants.to_dict("records"):
         vid = str(row["variant_id"])
         comp = comps.get(vid)
         changed = comp["changed_factors"] if comp else {}
-        writer.writerow(
+        rows.append(
             [
                 guard_formula(vid),
                 guard_formula(row["variant_name"]),
@@ -113,40 +122,36 @@ def render_variants_csv(analysis: ExperimentAnalysis) -> str:
                 int(row["priced_trials"]),
                 _cell(row["consistency_rate"]),
                 guard_formula(";".join(row["flaky_case_ids"])),
-                *[_cell(row[f"{name}_{k}"]) for k in ks for name in ("pass_at", "pass_hat")],
+                *[_cell(row[c]) for c in _k_columns(ks)],
                 _cell(comp["case_pass_rate_delta"] if comp else None),
                 _cell(comp["case_pass_rate_p_value"] if comp else None),
                 _cell(comp["statistically_significant"] if comp else None),
                 guard_formula(";".join(f"{n}={v[0]}->{v[1]}" for n, v in changed.items())),
             ]
         )
-    return buffer.getvalue()
+    return _csv_text(header, rows)
 
 
 def render_cases_csv(analysis: ExperimentAnalysis) -> str:
     """One row per (variant, case), variant then suite order (the package's ``--cases-csv``)."""
     ks = analysis.pass_k
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(
-        [
-            "variant_id",
-            "case_id",
-            "case_name",
-            "attempts",
-            "passes",
-            "pass_rate",
-            "mean_score",
-            "score_standard_deviation",
-            "consistent",
-            *_k_headers(ks),
-        ]
-    )
+    header = [
+        "variant_id",
+        "case_id",
+        "case_name",
+        "attempts",
+        "passes",
+        "pass_rate",
+        "mean_score",
+        "score_standard_deviation",
+        "consistent",
+        *_k_columns(ks),
+    ]
     cm = analysis.cases
     columns = {c: cm[c].tolist() for c in cm.columns}
     variant_ids = [str(v) for v in columns["variant_id"]]
     case_ids = [str(c) for c in columns["case_id"]]
-    k_cols = [columns[f"{name}_{k}"] for k in ks for name in ("pass_at", "pass_hat")]
+    k_cols = [columns[c] for c in _k_columns(ks)]
     rows = []
     for i in range(len(cm)):
         attempts = columns["attempts"][i]
@@ -164,8 +169,7 @@ def render_cases_csv(analysis: ExperimentAnalysis) -> str:
                 *[_cell(col[i]) for col in k_cols],
             ]
         )
-    writer.writerows(rows)
-    return buffer.getvalue()
+    return _csv_text(header, rows)
 
 
 def write_csv(text: str, path: str | Path) -> Path:

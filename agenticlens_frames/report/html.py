@@ -86,6 +86,12 @@ def _e(value: Any) -> str:
     return escape(str(value), quote=True)
 
 
+def _has_failed_trials(a: ExperimentAnalysis) -> bool:
+    """Whether a trial failed anywhere: the pass@k note and the heatmap note both say how
+    such a trial is counted, and must agree on when they say it."""
+    return bool((a.variants["attempted_trials"] > a.variants["completed_trials"]).any())
+
+
 def _json_for_script(payload: Any) -> str:
     """JSON that cannot end its ``<script>`` block nor open a comment in it."""
     text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
@@ -216,7 +222,7 @@ def _pass_k_section(a: ExperimentAnalysis) -> str:
         + (
             " A failed trial counts as failed attempts here (as in AgenticLens), so pass@1 is "
             "the AgenticLens case pass rate, not the pass rate of the table above."
-            if (a.variants["attempted_trials"] > a.variants["completed_trials"]).any()
+            if _has_failed_trials(a)
             else ""
         )
         + "</p></section>"
@@ -572,7 +578,7 @@ def _heatmap_section(a: ExperimentAnalysis, heat: dict[str, Any], attention: lis
         + (
             " A failed trial counts in the label as a failed attempt (as AgenticLens counts "
             "it) and is left out of the colour."
-            if (a.variants["attempted_trials"] > a.variants["completed_trials"]).any()
+            if _has_failed_trials(a)
             else ""
         )
         + "</p>"

@@ -45,7 +45,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .._files import write_atomic
+# The directory fsync is the one write_atomic uses: one rule for when a new file is durable.
+from .._files import _fsync_dir, write_atomic
 from .._secrets import mask_value
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
@@ -97,19 +98,6 @@ def digest(value: Any) -> str:
 
     text = json.dumps(clean(value), sort_keys=True, ensure_ascii=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # not possible on every platform; the data itself is fsync-ed
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -526,12 +514,7 @@ class JournalWriter:
             return
         stop = False
         while not stop:
-            batch = [self._queue.get()]
-            while True:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
+            batch = self._next_batch()
             done = []
             for item in batch:
                 if item is _STOP:
@@ -548,15 +531,7 @@ class JournalWriter:
                 except BaseException as exc:  # re-raised by close()
                     self.error = exc
             if done and self.error is None:
-                try:
-                    self._write(done)
-                except BaseException as exc:  # re-raised by close()
-                    self.error = exc
-                    continue
-                self.records.extend(done)
-                if self.on_record is not None:
-                    for record in done:
-                        self.on_record(record)
+                self._deliver(done)
 
     def _run_pooled(self) -> None:
         """As :meth:`_run`, with attempts scored on a pool as they arrive (slow judges
@@ -575,12 +550,7 @@ class JournalWriter:
         stopping = False
         with ThreadPoolExecutor(self.scoring_workers, thread_name_prefix="judge") as pool:
             while not stopping or in_flight:
-                batch = [self._queue.get()]
-                while True:
-                    try:
-                        batch.append(self._queue.get_nowait())
-                    except queue.Empty:
-                        break
+                batch = self._next_batch()
                 done = []
                 for item in batch:
                     if item is _STOP:
@@ -599,15 +569,30 @@ class JournalWriter:
                             in_flight += 1
                             pool.submit(score, record, scoring)
                 if done and self.error is None:
-                    try:
-                        self._write(done)
-                    except BaseException as exc:  # re-raised by close()
-                        self.error = exc
-                        continue
-                    self.records.extend(done)
-                    if self.on_record is not None:
-                        for record in done:
-                            self.on_record(record)
+                    self._deliver(done)
+
+    def _next_batch(self) -> list[Any]:
+        """Wait for one item, then take all that is queued already: both writer loops write
+        what has piled up in one go, so a burst of attempts costs one write, not many."""
+        batch = [self._queue.get()]
+        while True:
+            try:
+                batch.append(self._queue.get_nowait())
+            except queue.Empty:
+                return batch
+
+    def _deliver(self, done: list[dict[str, Any]]) -> None:
+        """Write a batch, then keep and announce it; both writer loops end each turn here so
+        a record is only kept (and shown) once it is on disk."""
+        try:
+            self._write(done)
+        except BaseException as exc:  # re-raised by close()
+            self.error = exc
+            return
+        self.records.extend(done)
+        if self.on_record is not None:
+            for record in done:
+                self.on_record(record)
 
     def _write(self, records: list[dict[str, Any]]) -> None:
         if self._file is None:
