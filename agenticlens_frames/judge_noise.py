@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ._distributions import t_ppf
 from .judges import JUDGE_EVALUATOR_TYPES, summarize_judges
 from .stats_judge import nested_variance_components
 
@@ -256,8 +257,6 @@ def judge_noise_comparisons(
     >>> judge_noise_comparisons(run).empty  # no judges in the example
     True
     """
-    from scipy import stats as scipy_stats
-
     data = judge_samples(run) if samples is None else samples
     table = judge_noise(run, data) if noise is None else noise
     baseline = run.manifest.baseline_variant_id
@@ -288,7 +287,7 @@ def judge_noise_comparisons(
             c = info.loc[(evaluator, metric, candidate)]
             judge_part = _part(b, c, "judge_variance", with_samples=True)
             agent_part = _part(b, c, "trial_variance", with_samples=False)
-            t = float(scipy_stats.t.ppf(0.5 + confidence_level / 2, n - 1))
+            t = float(t_ppf(0.5 + confidence_level / 2, n - 1))
             width = t * math.sqrt(variance / n)
             rest = max(variance - judge_part, 0.0) if not math.isnan(judge_part) else math.nan
             width_without = t * math.sqrt(rest / n) if not math.isnan(rest) else math.nan

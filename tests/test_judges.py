@@ -1,7 +1,8 @@
 """Judges (agenticlens_frames.judges): retries, samples, unavailable scores, usage, the
-summary block, and the replies we refuse. Expected values are the spec's fixtures
-(../shared/spec/judges.md §5–§12) or computed here by hand; the differential test
-(tests/test_judges_differential.py) checks whole experiments against the real package.
+summary block, and the replies we refuse. Expected values are the published behaviour
+of AgenticLens 0.10's judges (documented in docs/judges.md) or computed here by hand;
+the differential test (tests/test_judges_differential.py) checks whole experiments against
+the real package.
 """
 
 from __future__ import annotations
