@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -146,3 +146,39 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Referen
         return cache[key]
 
     return run
+
+
+# --------------------------------------------------------------------------- browser
+
+#: Debian's chromium, driven through playwright (never `playwright install`).
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """A headless chromium for the browser tests of one module (as before: a browser
+    kept across modules would hold playwright's event loop while other tests run)."""
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} not found (CI must install Debian's chromium)")
+        pytest.skip(
+            f"browser tests need Debian's chromium at {CHROMIUM}, not installed here "
+            "(apt-get install chromium; ./dev test installs it, CI fails without it)"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+        yield b
+        b.close()

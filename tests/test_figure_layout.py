@@ -6,8 +6,6 @@ ids are shortened on the axis with the full id on hover."""
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import plotly.io as pio
@@ -17,7 +15,6 @@ from plotly.offline import get_plotlyjs
 from agenticlens_frames import ExperimentRun, analyze, as_analysis, load_experiment, viz
 
 from .conftest import EXAMPLE
-from .report.test_html_browser import CHROMIUM, FLAGS
 
 pytestmark = pytest.mark.browser
 WIDTHS = (1068, 800)
@@ -46,20 +43,6 @@ def _figures(a) -> dict[str, object]:
     if "paired_comparisons" in a.paired_frames:
         figs["paired"] = viz.paired_forest(a)
     return figs
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} not found (CI must install Debian's chromium)")
-        pytest.skip(f"{CHROMIUM} not found: the layout checks need a real browser")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")

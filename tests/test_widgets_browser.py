@@ -5,8 +5,6 @@ that cell's axis values, as JupyterLab would pass them to the widget model."""
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import plotly.io as pio
@@ -17,23 +15,8 @@ from agenticlens_frames import analyze, load_experiment
 from agenticlens_frames.widgets import ClickBridge, Explorer
 
 from .conftest import EXAMPLE
-from .report.test_html_browser import CHROMIUM, FLAGS
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} not found (CI must install Debian's chromium)")
-        pytest.skip(f"{CHROMIUM} not found: the bridge needs a real browser")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
-        yield b
-        b.close()
 
 
 def test_a_click_on_the_rendered_heatmap_reaches_the_model(browser, tmp_path: Path) -> None:

@@ -218,4 +218,4 @@ def test_missing_env_header_names_the_variable_only(tmp_path, monkeypatch):
     assert "HARDEN_MISSING" in result.output and SECRET not in result.output
 
 
-from tests.report.test_html_browser import browser, open_page  # noqa: E402, F401
+from tests.report.test_html_browser import open_page  # noqa: E402, F401

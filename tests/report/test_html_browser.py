@@ -11,7 +11,6 @@ import base64
 import dataclasses
 import hashlib
 import json
-import os
 import re
 import shutil
 import time
@@ -26,18 +25,6 @@ from agenticlens_frames import analyze, load_experiment, load_report, viz, write
 from agenticlens_frames.report.html import render_html, write_html_report
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "support"
-CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-default-apps",
-    "--disable-extensions",
-]
 #: A payload that runs script if it ever reaches the DOM as HTML.
 PAYLOAD = "<script>alert('{w}')</script><img src=x onerror=alert('{w}')>"
 #: Only a safety net against a page that never gets ready: every wait below is on a
@@ -100,23 +87,6 @@ def pages(tmp_path_factory: pytest.TempPathFactory, analysis) -> dict[str, Path]
         "hostile": write_html_report(hostile, root / "hostile.html"),
         "saved": write_html_report(load_report(root / "saved.json"), root / "saved.html"),
     }
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} not found (CI must install Debian's chromium)")
-        pytest.skip(
-            f"browser tests need Debian's chromium at {CHROMIUM}, not installed here "
-            "(apt-get install chromium; ./dev test installs it, CI fails without it)"
-        )
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
-        yield b
-        b.close()
 
 
 class Watched:

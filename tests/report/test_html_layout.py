@@ -11,7 +11,7 @@ import pytest
 from agenticlens_frames import as_analysis, load_experiment
 from agenticlens_frames.report.html import write_html_report
 
-from .test_html_browser import EXAMPLE, browser  # noqa: F401  (fixture)
+from .test_html_browser import EXAMPLE
 
 pytestmark = pytest.mark.browser
 
@@ -56,7 +56,7 @@ LAYOUT = """() => {
 }"""
 
 
-def _open(browser, path: Path, width: int):  # noqa: F811
+def _open(browser, path: Path, width: int):
     """The page at ``width`` px, its script errors collected, once every figure is drawn."""
     page = browser.new_page(viewport={"width": width, "height": 900})
     errors: list[str] = []
@@ -69,7 +69,7 @@ def _open(browser, path: Path, width: int):  # noqa: F811
 
 
 @pytest.mark.parametrize("width", [360, 800, 1280])
-def test_page_is_readable_at_every_width(browser, page_file, width) -> None:  # noqa: F811
+def test_page_is_readable_at_every_width(browser, page_file, width) -> None:
     page, errors = _open(browser, page_file, width)
     try:
         got = page.evaluate(LAYOUT)
@@ -105,7 +105,7 @@ FILTERED = """() => {
 }"""
 
 
-def test_factor_filters_filter_every_view(browser, page_file, analysis) -> None:  # noqa: F811
+def test_factor_filters_filter_every_view(browser, page_file, analysis) -> None:
     page, errors = _open(browser, page_file, 1280)
     try:
         page.select_option("select[data-factor='model']", "gpt-large")
