@@ -24,7 +24,7 @@ from . import stats
 from .errors import InputError, check_pass_k, check_proportion
 from .frames import ExperimentRun, factor_column
 from .paired import ComparisonsConfig, PairedAnalysis, paired_outputs, parse_comparisons
-from .schema import COMPARISONS, FACTOR_LEVELS, SUMMARY_METRICS
+from .schema import COMPARISONS, FACTOR_LEVELS, SUMMARY_METRICS, SUMMARY_STATS
 
 __all__ = [
     "SUMMARY_METRICS",
@@ -40,16 +40,6 @@ __all__ = [
     "variant_summary",
 ]
 
-SUMMARY_STATS = (
-    "count",
-    "mean",
-    "median",
-    "p95",
-    "standard_deviation",
-    "coefficient_of_variation",
-    "ci_low",
-    "ci_high",
-)
 UNSET_FACTOR = "(unset)"
 
 #: Columns of :func:`factor_levels` and :func:`compare_to_baseline`, in order (declared
