@@ -251,6 +251,14 @@ class FrameSchema:
     fixed: Mapping[str, Callable[[Mapping[str, Any]], Any]] = field(default_factory=dict)
     keep_key: Mapping[str, Callable[[pd.DataFrame, Column], Any]] = field(default_factory=dict)
     required_blocks: frozenset[str] = frozenset()
+    #: The frame's name in ``ExperimentAnalysis.frames()`` and its parquet file, when it
+    #: is not the attribute's (``variants`` is ``variant_summary``).
+    exported: str = ""
+
+    @property
+    def file_name(self) -> str:
+        """The name of the frame's parquet file (without ``.parquet``)."""
+        return self.exported or self.name
 
     @property
     def columns(self) -> list[str]:
@@ -762,6 +770,7 @@ VARIANTS = FrameSchema(
         "summary.pass_hat_k": lambda f, c: np.isfinite(f[c.name].to_numpy(float)),
     },
     required_blocks=frozenset({"summary"}),
+    exported="variant_summary",
 )
 """The variant summary (``variant_summary``): ``variants[]`` in the report, whose
 ``trials`` and ``cases`` hold :data:`TRIALS` and :data:`CASES`, and whose ``target``,
@@ -838,6 +847,7 @@ CASES = FrameSchema(
         )
     },
     keep_key={"pass_at_k": _attempted_k, "pass_hat_k": _attempted_k},
+    exported="case_matrix",
 )
 """The case matrix (``case_matrix``): ``variants[].cases[]`` in the report."""
 
@@ -846,8 +856,11 @@ CASES = FrameSchema(
 
 
 def _reported_latency(frame: pd.DataFrame) -> pd.Series:
-    # No case had a known latency: write the package's 0-counted mean (keeps the schema valid).
+    # No case had a known latency: write the package's 0-counted mean (keeps the schema
+    # valid). A loaded report's frame holds the written latency already.
     latency = frame["average_latency_ms"]
+    if "average_latency_ms_package" not in frame:
+        return latency
     return latency.where(np.isfinite(latency.to_numpy(float)), frame["average_latency_ms_package"])
 
 
@@ -923,6 +936,7 @@ TRIALS = FrameSchema(
         f"report.{key}": (lambda context, key=key: context[key])
         for key in ("schema_version", "suite_name", "suite_version", "created_at")
     },
+    exported="trial_summary",
 )
 """The trial summaries (``trial_summary``): ``variants[].trials[]`` in the report, each
 with its trial report (whose per-case records, cost sources, metrics, tags, judge and
