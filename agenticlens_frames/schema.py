@@ -8,9 +8,12 @@ its table in docs/data-model.md (:meth:`FrameSchema.docs_table`). The tests chec
 write → read → write is byte-identical, that the analysis produces these dtypes, and that
 the docs hold these tables.
 
-Declared here so far: ``factor_levels`` and ``comparisons``. The variant summary, the
-case matrix and the trial summaries are still written and read by hand in
-report/json_report.py and report/saved.py.
+Declared here: the variant summary (:data:`VARIANTS`), the case matrix (:data:`CASES`),
+the trial summaries (:data:`TRIALS`), :data:`COMPARISONS` and :data:`FACTOR_LEVELS`
+(all in :data:`SCHEMAS`). report/json_report.py writes each frame's block with
+:meth:`FrameSchema.to_json` and fills the keys that other sources own (the manifest's
+``target``, a trial report's per-case records); report/saved.py reads them back with
+:meth:`FrameSchema.from_json`.
 """
 
 from __future__ import annotations
@@ -806,19 +809,27 @@ CASES = FrameSchema(
             json=None,
             derive=lambda row, context, position: position,
         ),
-        Column("attempts", "count", "trials in which the case was attempted", required=True),
+        Column("attempts", "count", "trials, failed ones included", required=True),
         Column("passes", "count", "attempts that passed", required=True),
         Column("pass_rate", "number", "passes / attempts", required=True),
-        Column("mean_score", "number", "mean case score over the attempts"),
-        Column("score_standard_deviation", "number", "their sample standard deviation"),
-        Column("consistent", "bool", "the same outcome in every attempt"),
-        Column("scored", "count", "attempts with a score", json=None),
-        Column("mean_latency_ms", "number", "mean known latency", json=None),
-        Column("mean_cost_usd", "number", "mean known cost", json=None),
+        Column(
+            "mean_score", "number", "mean case score over completed trials (`statistics.fmean`)"
+        ),
+        Column(
+            "score_standard_deviation",
+            "number",
+            "their sample standard deviation (`statistics.stdev`)",
+        ),
+        Column("consistent", "bool", "passed in every attempt or in none"),
+        Column("scored", "count", "completed trials", json=None),
+        Column(
+            "mean_latency_ms", "number", "mean latency over attempts where it is known", json=None
+        ),
+        Column("mean_cost_usd", "number", "mean cost over attempts where it is known", json=None),
         Column(
             "pass_at_{k}",
             "number",
-            "pass@k (key left out when k exceeds the attempts)",
+            "pass@k (NaN, and no JSON key, where k > attempts)",
             "{k}",
             block="pass_at_k",
             per_k=True,
@@ -826,7 +837,7 @@ CASES = FrameSchema(
         Column(
             "pass_hat_{k}",
             "number",
-            "pass^k (key left out when k exceeds the attempts)",
+            "pass^k (NaN, and no JSON key, where k > attempts)",
             "{k}",
             block="pass_hat_k",
             per_k=True,
