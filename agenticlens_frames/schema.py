@@ -276,6 +276,11 @@ class FrameSchema:
 
         Consecutive ``per_k`` columns interleave by k (``pass_at_1, pass_hat_1,
         pass_at_3, …``), as the analysis builds them.
+
+        Examples
+        --------
+        >>> CASES.bind((1, 3)).columns[-4:]
+        ['pass_at_1', 'pass_hat_1', 'pass_at_3', 'pass_hat_3']
         """
         out: list[Column] = []
         group: list[Column] = []
@@ -346,6 +351,17 @@ class FrameSchema:
         several times faster than converting row by row on a large case matrix.
         ``context`` gives ``fixed`` values; ``slots`` maps each slot's dotted path to its
         values, one per row.
+
+        Examples
+        --------
+        >>> frame = pd.DataFrame({"factor": ["model"], "value": ["large"],
+        ...     "variant_ids": [("a", "b")], "n_variants": [2], "mean_pass_rate": [0.5],
+        ...     "mean_average_score": [np.nan], "mean_latency_ms": [12.0],
+        ...     "mean_cost_usd": [np.inf], "mean_trial_success_rate": [1.0]})
+        >>> FACTOR_LEVELS.to_json(frame)
+        [{'factor': 'model', 'value': 'large', 'variant_ids': ['a', 'b'], 'mean_pass_rate': 0.5,
+          'mean_average_score': None, 'mean_latency_ms': 12.0, 'mean_cost_usd': None,
+          'mean_trial_success_rate': 1.0}]
         """
         ctx = context or {}
         given = slots or {}
@@ -452,7 +468,17 @@ class FrameSchema:
         context: Mapping[str, Any] | None = None,
         per_item: bool = True,
     ) -> pd.DataFrame:
-        """The inverse of :meth:`to_json`. ``place`` follows the reading (for errors)."""
+        """The inverse of :meth:`to_json`. ``place`` follows the reading (for errors).
+
+        Examples
+        --------
+        >>> items = [{"factor": "model", "value": "large", "variant_ids": ["a", "b"],
+        ...           "mean_pass_rate": 0.5, "mean_average_score": None}]
+        >>> FACTOR_LEVELS.from_json(items, place=[]).to_dict("records")[0]
+        {'factor': 'model', 'value': 'large', 'variant_ids': ('a', 'b'), 'n_variants': 2,
+         'mean_pass_rate': 0.5, 'mean_average_score': nan, 'mean_latency_ms': nan,
+         'mean_cost_usd': nan, 'mean_trial_success_rate': nan}
+        """
         rows = self.rows_from_json(items, place=place, context=context, per_item=per_item)
         return self.frame(rows)
 
