@@ -333,3 +333,41 @@ def test_the_docs_show_the_declared_tables():
     docs = (Path(__file__).resolve().parents[1] / "docs" / "data-model.md").read_text()
     for schema in SCHEMAS.values():
         assert schema.docs_table() in docs, schema.name
+
+
+def _section(docs: str, table: str) -> str:
+    start = docs.index(f"## `{table}` — ")
+    return docs[start : docs.index("\n## ", start + 1)]
+
+
+def _arrow_name(kind: pa.DataType) -> str:
+    if pa.types.is_dictionary(kind):
+        return "dictionary<string>"
+    return {"string": "large_string", "double": "float64"}.get(str(kind), str(kind))
+
+
+@pytest.mark.parametrize("table", ["attempts", "checks", "trials", "variants", "cases"])
+def test_the_docs_describe_every_tidy_table_column_with_its_arrow_type(table: str):
+    """The tidy tables' Arrow schemas (frames.py) and docs/data-model.md agree: every
+    column documented, in order, with its type where the docs give one."""
+    from agenticlens_frames.frames import SCHEMAS as TIDY
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "data-model.md").read_text()
+    section = _section(docs, table)
+    schema = TIDY[table]
+    if "| column | Arrow type |" not in section:  # described in a sentence
+        named = [n for n in schema.names if f"`{n}`" in section]
+        assert named == schema.names
+        return
+    documented: list[tuple[str, str]] = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if not line.startswith("| `") or len(cells) < 3:
+            continue
+        for name in cells[0].split(","):
+            documented.append((name.strip().strip("`"), cells[1]))
+    own = [(n, t) for n, t in documented if t]  # a row without a type repeats the keys
+    assert [n for n, _ in own] == [n for n in schema.names if n in dict(own)]
+    assert {n for n, _ in documented} == set(schema.names)
+    for name, kind in own:
+        assert kind == _arrow_name(schema.field(name).type), name
