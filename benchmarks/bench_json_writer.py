@@ -1,12 +1,12 @@
-"""Time the JSON report writer of this tree against a baseline commit, in the same run.
+"""Time the JSON report writer and reader of this tree against a baseline, in one run.
 
 Generates one synthetic recorded experiment (agenticlens_frames.testing.make_synthetic),
 then, for this tree and for the baseline (``git archive`` of ``--baseline``, default
 ``main``), runs one process per tree per round (rounds alternate the trees, so load on a
 shared machine hits both alike). Each process loads and analyses the experiment once
-(untimed), then times ``write_json_report`` (full and ``--lean``) ``--repeat`` times and
-reports the best of each. The written bytes of both trees are compared too: the writer
-must not change a byte.
+(untimed), then times ``write_json_report`` (full and ``--lean``) and ``load_report`` of
+the full report ``--repeat`` times and reports the best of each. The written bytes of
+both trees are compared too: the writer must not change a byte.
 
     python benchmarks/bench_json_writer.py --cases 5000 --repeat 3
 """
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = """
 import hashlib, json, os, sys, time
 os.environ["SOURCE_DATE_EPOCH"] = "1767225600"
-from agenticlens_frames import analyze, load_experiment
+from agenticlens_frames import analyze, load_experiment, load_report
 from agenticlens_frames.report.json_report import write_json_report
 folder, out, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3])
 analysis = analyze(load_experiment(f"{folder}/manifest.yaml", f"{folder}/suite.yaml"))
@@ -42,6 +42,13 @@ for lean in (False, True):
     result["lean" if lean else "full"] = {
         "seconds": best, "mib": len(data) / 2**20, "sha256": hashlib.sha256(data).hexdigest()
     }
+    if not lean:  # the saved-report reader, on the full report
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.perf_counter()
+            load_report(path)
+            best = min(best, time.perf_counter() - start)
+        result["read full"] = {"seconds": best, "mib": len(data) / 2**20, "sha256": ""}
 print(json.dumps(result))
 """
 
@@ -106,11 +113,12 @@ def main() -> None:
         f"{args.variants} variants x {args.trials} trials x {args.cases} cases; "
         f"best of {args.rounds} rounds x {args.repeat} writes (baseline: {args.baseline})"
     )
-    for kind in ("full", "lean"):
+    for kind in ("full", "lean", "read full"):
         old, new = best["baseline"][kind], best["this tree"][kind]
         same = "identical bytes" if old["sha256"] == new["sha256"] else "BYTES DIFFER"
+        same = same if old["sha256"] else ""
         print(
-            f"  {kind:4}  {new['mib']:8.1f} MiB  baseline {old['seconds']:6.3f} s  "
+            f"  {kind:9}  {new['mib']:8.1f} MiB  baseline {old['seconds']:6.3f} s  "
             f"this tree {new['seconds']:6.3f} s  ({new['seconds'] / old['seconds']:.2f}x)  {same}"
         )
 
