@@ -408,10 +408,16 @@ class FrameSchema:
     ) -> list[dict[str, Any]]:
         """The inverse of :meth:`to_json`, as rows. ``place`` names where a bad value is."""
         ctx = context or {}
+        required = self.required_blocks
+        # Per column: the blocks to walk (each with whether it must be present), worked
+        # out once so that reading a large case list does no string work per item.
         plan = [
             (
                 column,
-                column.path,
+                tuple(
+                    (part, ".".join(column.path[: depth + 1]) in required)
+                    for depth, part in enumerate(column.path)
+                ),
                 column.key,
                 CODECS[column.codec],
                 self.block_readers.get(column.block or "", {}).get(column.key or ""),
@@ -419,7 +425,6 @@ class FrameSchema:
             for column in self.columns_
             if column.key is not None or column.derive is not None
         ]
-        required = self.required_blocks
         base = list(place)
         rows = []
         for n, item in enumerate(items):
@@ -433,17 +438,15 @@ class FrameSchema:
                         row[column.name] = column.derive(row, ctx, n)  # type: ignore[misc]
                         continue
                     holder = item
-                    for depth, part in enumerate(blocks, 1):
-                        within = ".".join(blocks[:depth])
-                        holder = holder[part] if within in required else holder.get(part)
+                    for part, must in blocks:
+                        holder = holder[part] if must else holder.get(part)
                         if not holder:  # an absent or null block: its columns are missing
                             break
                         if not isinstance(holder, dict):
                             raise TypeError(f"expected an object, got {type(holder).__name__}")
                     if not holder and blocks:
                         row[column.name] = codec.missing
-                        continue
-                    if column.required or key in holder:
+                    elif column.required or key in holder:
                         row[column.name] = codec.from_json(fix(holder) if fix else holder[key])
                     elif callable(column.default):
                         row[column.name] = column.default(row, ctx)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._gc import paused_gc
 from ..analysis import ExperimentAnalysis
 from ..errors import InputError
 from ..formats._io import read_input, scrub_surrogates
@@ -69,7 +70,13 @@ def load_report(path: str | Path) -> ExperimentAnalysis:
     The result has ``run=None`` (the tidy tables are not in a report); every result
     frame a renderer needs is rebuilt from the report's own numbers.
     """
-    file = Path(path)
+    # A large report is millions of small objects with no cycles: collecting while they
+    # are made only walks them again and again (see _gc.paused_gc).
+    with paused_gc():
+        return _load(Path(path))
+
+
+def _load(file: Path) -> ExperimentAnalysis:
     try:
         # Regular files within the size limit only (a FIFO, /dev/zero, a directory, a
         # link loop are refused by read_input, naming the file).
