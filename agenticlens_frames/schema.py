@@ -84,10 +84,35 @@ def numbers_to_json(column: pd.Series) -> list[Any]:
     >>> numbers_to_json(pd.Series([0.5, np.nan, -np.inf, 2.0]))
     [0.5, None, None, 2.0]
     """
-    values = column.to_numpy(dtype=float, na_value=np.nan)
+    values = column.to_numpy()
+    if values.dtype != np.float64:  # integers, nullable floats: NA becomes NaN
+        values = column.to_numpy(dtype=float, na_value=np.nan)
     out = values.tolist()
-    for i in np.flatnonzero(~np.isfinite(values)).tolist():
-        out[i] = None
+    bad = ~np.isfinite(values)
+    if bad.any():
+        for i in np.flatnonzero(bad).tolist():
+            out[i] = None
+    return out
+
+
+def _counts_to_json(column: pd.Series) -> list[int]:
+    values = column.to_numpy()
+    return (values if values.dtype == np.int64 else values.astype(np.int64)).tolist()
+
+
+def _bools_to_json(column: pd.Series) -> list[bool]:
+    values = column.to_numpy()
+    return (values if values.dtype == bool else values.astype(bool)).tolist()
+
+
+def _texts_to_json(column: pd.Series) -> list[Any]:
+    # A missing text is null (the standard encoder, used for >64-bit integers, would
+    # write a NaN as NaN).
+    out = column.tolist()
+    missing = column.isna().to_numpy()
+    if missing.any():
+        for i in np.flatnonzero(missing).tolist():
+            out[i] = None
     return out
 
 
@@ -100,12 +125,6 @@ def _name_from_json(value: Any) -> str:
 
 def _names_from_json(value: Any) -> tuple[str, ...]:
     return tuple(_name_from_json(v) for v in value or ())
-
-
-def _texts_to_json(column: pd.Series) -> list[Any]:
-    # A missing text is null (the standard encoder, used for >64-bit integers, would
-    # write a NaN as NaN).
-    return column.astype(object).where(column.notna(), None).tolist()
 
 
 def _flags_to_json(column: pd.Series) -> list[Any]:
@@ -133,21 +152,21 @@ class Codec:
 CODECS: dict[str, Codec] = {
     "text": Codec("str", lambda v: v, lambda v: v, "string", _texts_to_json),
     # Text a renderer shows as a name: reading anything but a string is an error.
-    "name": Codec("str", lambda v: v, _name_from_json, "string", lambda c: c.tolist()),
+    "name": Codec("str", lambda v: v, _name_from_json, "string", _texts_to_json),
     # Read as text; the reader's caller knows the categories (manifest, suite order).
     "category": Codec(
         "category",
         str,
         _name_from_json,
         "dictionary<string>",
-        lambda c: c.astype(str).tolist(),
+        _texts_to_json,
     ),
     "number": Codec(
         "float64", number_to_json, number_from_json, "double", numbers_to_json, math.nan
     ),
-    "count": Codec("int64", int, int, "int64", lambda c: c.astype("int64").tolist(), 0),
-    "position": Codec("int32", int, int, "int32", lambda c: c.astype("int64").tolist(), 0),
-    "bool": Codec("bool", bool, bool, "bool", lambda c: c.astype(bool).tolist(), False),
+    "count": Codec("int64", int, int, "int64", _counts_to_json, 0),
+    "position": Codec("int32", int, int, "int32", _counts_to_json, 0),
+    "bool": Codec("bool", bool, bool, "bool", _bools_to_json, False),
     "flag": Codec(
         "boolean",
         lambda v: None if is_missing(v) else bool(v),

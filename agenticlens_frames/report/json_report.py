@@ -404,13 +404,21 @@ def _trial_frame(analysis: ExperimentAnalysis) -> pd.DataFrame:
     each trial's status and error message from the run's trials table."""
     run = analysis.run
     assert run is not None
-    listed = run.trials[["variant_id", "trial", "status", "error_message"]]
-    listed = listed.assign(trial=listed["trial"].astype("int64")).sort_values(
-        ["variant_id", "trial"], kind="stable"
-    )
-    values = analysis.trials.drop(columns="status")
-    values = values.assign(trial=values["trial"].astype("int64"))
-    return listed.merge(values, on=["variant_id", "trial"], how="left", sort=False)
+    listed = run.trials
+    order = np.lexsort((listed["trial"].to_numpy(), listed["variant_id"].cat.codes.to_numpy()))
+    listed = listed.iloc[order]
+    values = analysis.trials
+    row_of = {
+        key: i
+        for i, key in enumerate(
+            zip(values["variant_id"].astype(str).tolist(), values["trial"].tolist(), strict=True)
+        )
+    }
+    keys = zip(listed["variant_id"].astype(str).tolist(), listed["trial"].tolist(), strict=True)
+    frame = values.iloc[[row_of[key] for key in keys]].reset_index(drop=True)
+    frame["status"] = listed["status"].to_numpy()
+    frame["error_message"] = listed["error_message"].to_numpy()
+    return frame
 
 
 def _split(items: list[Any], codes: np.ndarray, n: int) -> list[list[Any]]:
