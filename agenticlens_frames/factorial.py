@@ -21,6 +21,7 @@ import pandas as pd
 from . import stats_factorial as sfac
 from .errors import InputError
 from .frames import ExperimentRun, factor_column
+from .per_case import case_matrix
 
 __all__ = [
     "FACTOR_EFFECT_COLUMNS",
@@ -239,8 +240,6 @@ def factor_effects(
             location="correction",
         )
     if cases is None:
-        from .analysis import case_matrix
-
         cases = case_matrix(run)
     table, names, ids, baseline = _design(run)
     design = sfac.design_terms(table, names, ids, baseline)
