@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats_paired
+from .._choices import METHODS
 from .._values import format_in_unit
 from ..errors import InputError
 from ..frames import ExperimentRun
@@ -28,7 +29,6 @@ from .dimensions import (
 )
 from .gate import noninferiority_gate
 from .lock import comparison_fingerprint, enforce_lock
-from .methods import METHODS
 from .settings import (
     DIMENSIONS,
     ComparisonsConfig,
