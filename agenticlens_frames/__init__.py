@@ -149,7 +149,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__, __dir__, _ = lazy_exports(__name__, _LAZY, globals())
 
 #: The public API: every lazily exported name but the explorer's class (reached through
 #: :func:`explore`), and the version. Written once, in ``_LAZY``; a test checks the
