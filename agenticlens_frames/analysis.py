@@ -834,16 +834,17 @@ def analyze(
         cases=cm,
     )
     if frontier_resamples:
-        from .frontier import attach_frontier_uncertainty
+        from .frontier import frontier_uncertainty, merge_frontier_columns
 
-        vs = attach_frontier_uncertainty(
-            vs,
+        fu = frontier_uncertainty(
             run,
             n_resamples=frontier_resamples,
             seed=frontier_seed,
             confidence_level=confidence_level,
             latency_missing=latency_missing,
         )
+        # The bootstrap settings travel with the summary, in attrs["frontier"].
+        vs = merge_frontier_columns(vs, fu, dict(fu.attrs))
     comps = compare_to_baseline(
         run,
         vs,
