@@ -127,14 +127,15 @@ def frame_parts(
     variants: pd.DataFrame,
     cases: pd.DataFrame,
     *,
-    name: str = "experiment",
-    version: str = "1",
-    baseline: str | None = None,
-    random_seed: int | None = None,
-    suite_name: str = "suite",
+    name: str,
+    version: str,
+    baseline: str | None,
+    random_seed: int | None,
+    suite_name: str,
 ) -> FrameParts:
     """Check an attempts, a variants and a cases frame and derive the run's parts (see
-    :meth:`ExperimentRun.from_frames`, which types them and builds the run)."""
+    :meth:`ExperimentRun.from_frames`, which declares the defaults, types the parts and
+    builds the run)."""
     attempts = _check_frame(attempts, "attempts")
     variants = _check_frame(variants, "variants")
     cases = _check_frame(cases, "cases")
