@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats_factorial as sfac
-from .errors import InputError
+from .errors import InputError, check_proportion
 from .frames import ExperimentRun, factor_column
 from .per_case import case_matrix
 
@@ -226,11 +226,7 @@ def factor_effects(
     >>> fe.attrs["design_notes"][0]
     'model × prompt is estimable only through large-v2.'
     """
-    if not 0 < confidence_level < 1:
-        raise InputError(
-            f"confidence level must be between 0 and 1 (exclusive), got {confidence_level}",
-            location="confidence_level",
-        )
+    check_proportion(confidence_level, "confidence level", location="confidence_level")
     from .stats_paired import CORRECTIONS, adjust_p_values
 
     if correction is not None and correction not in CORRECTIONS:
