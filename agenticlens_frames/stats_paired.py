@@ -1351,8 +1351,7 @@ def paired_sample_size(
     128
     """
     _check_alpha(alpha)
-    if not 0 < power < 1:
-        raise ValueError(f"power must be strictly between 0 and 1, got {power!r}")
+    check_proportion(power, "power")
     if effect == 0 or not sd > 0:
         return None
     z = float(sps.norm.isf(alpha / 2) + sps.norm.ppf(power))
@@ -1394,8 +1393,7 @@ def paired_mde(
     0.0499
     """
     _check_alpha(alpha)
-    if not 0 < power < 1:
-        raise ValueError(f"power must be strictly between 0 and 1, got {power!r}")
+    check_proportion(power, "power")
     if n < 2 or not sd > 0:
         return math.nan
     normal = (norm_isf(alpha / 2) + norm_ppf(power)) * sd / math.sqrt(n)
