@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._choices import CORRECTIONS
 from .errors import check_proportion
 
 __all__ = [
@@ -67,7 +68,7 @@ def candidate_alpha(alpha: float, n_candidates: int, correction: str) -> float:
     check_proportion(alpha, "alpha")
     if correction == "none" or n_candidates <= 1:
         return alpha
-    if correction in ("bonferroni", "holm", "benjamini_hochberg"):
+    if correction in CORRECTIONS:  # the others: Bonferroni's split (conservative for all)
         return alpha / n_candidates
     raise ValueError(f"unknown correction {correction!r}")
 
