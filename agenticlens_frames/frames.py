@@ -32,6 +32,7 @@ from .formats._io import require_known
 from .formats.model import (
     ATTEMPT_STATUSES,
     FACTOR_PREFIX,
+    TARGET_KINDS,
     CaseSpec,
     EvaluatorRef,
     ManifestSpec,
@@ -159,7 +160,7 @@ _FIXED_CATEGORIES: dict[tuple[str, str], tuple[str, ...]] = {
     ("attempts", "trace_shape"): TRACE_SHAPES,
     ("attempts", "cost_source"): ("measured", "estimated"),
     ("trials", "status"): TRIAL_STATUSES,
-    ("variants", "target_kind"): ("python", "http", "recorded"),
+    ("variants", "target_kind"): TARGET_KINDS,
 }
 
 #: Columns added after runs were first saved; older files read with them null.
@@ -1111,9 +1112,7 @@ def variants_frame(manifest: ManifestSpec) -> pd.DataFrame:
         "variant_id": codes_categorical(np.arange(len(ids), dtype=np.int32), ids),
         "variant_name": pd.array([v.name for v in manifest.variants], dtype="str"),
         "position": np.arange(len(ids), dtype=np.int32),
-        "target_kind": categorical(
-            [v.target_kind for v in manifest.variants], ("python", "http", "recorded")
-        ),
+        "target_kind": categorical([v.target_kind for v in manifest.variants], TARGET_KINDS),
         "target": pd.array([v.target for v in manifest.variants], dtype="str"),
         "timeout_seconds": np.asarray([v.timeout_seconds for v in manifest.variants], dtype=float),
         "is_baseline": np.asarray(
