@@ -14,6 +14,9 @@ Measured, each in a fresh subprocess that times only the run (not the imports):
 * the same 1 000 requests sent by bare ``httpx`` at the same concurrency (one client per
   variant, as the runner does): what this machine (two cores shared by client and
   server) allows without any of our work;
+* the same requests over bare asyncio streams (no client library) and the same 50 ms
+  sleeps on one bare event loop, ``concurrency`` at a time: the floors of this machine for
+  the http and the python targets;
 * ours at concurrency 1 with 0 ms targets: the runner's own cost per attempt (dispatch,
   payload validation, scoring, journal write + fsync), with and without a run folder;
 * with ``--package``: the real package on the same manifests, ``max_workers`` 1 (its
@@ -130,20 +133,21 @@ import asyncio, json, sys, time
 import httpx
 
 async def main(url, concurrency, n, pools):
-    # As the runner does: one client per variant, each with its share of the connections.
+    # As the runner does: one client per variant, each with its share of the connections;
+    # ``concurrency`` workers, each sending its requests one after another.
     per = max(1, concurrency // pools)
     limits = httpx.Limits(max_connections=per, max_keepalive_connections=per)
     clients = [httpx.AsyncClient(limits=limits) for _ in range(pools)]
-    gates = [asyncio.Semaphore(per) for _ in range(pools)]
+    todo = iter(range(n))
 
-    async def one(i):
-        async with gates[i % pools]:
+    async def worker(client):
+        for i in todo:
             body = json.dumps({"input": i, "case_id": str(i)})
-            r = await clients[i % pools].post(url, content=body)
-            return r.json()
+            r = await client.post(url, content=body)
+            r.json()
 
     start = time.perf_counter()
-    await asyncio.gather(*(one(i) for i in range(n)))
+    await asyncio.gather(*(worker(clients[w % pools]) for w in range(per * pools)))
     seconds = time.perf_counter() - start
     for client in clients:
         await client.aclose()
@@ -151,6 +155,54 @@ async def main(url, concurrency, n, pools):
 
 seconds = asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])))
 print(json.dumps({"seconds": seconds}))
+"""
+
+# The same requests over bare asyncio streams (keep-alive HTTP/1.1, no client library): what
+# the machine and the server allow at all.
+STREAMS = """
+import asyncio, json, sys, time
+from urllib.parse import urlsplit
+
+async def main(url, concurrency, n):
+    u = urlsplit(url)
+    todo = iter(range(n))
+
+    async def worker():
+        reader, writer = await asyncio.open_connection(u.hostname, u.port)
+        for i in todo:
+            body = json.dumps({"input": i, "case_id": str(i)}).encode()
+            writer.write(b"POST " + u.path.encode() + b" HTTP/1.1\\r\\nHost: x\\r\\n"
+                         b"Content-Type: application/json\\r\\nContent-Length: "
+                         + str(len(body)).encode() + b"\\r\\n\\r\\n" + body)
+            head = await reader.readuntil(b"\\r\\n\\r\\n")
+            length = next(int(line.split(b":")[1]) for line in head.split(b"\\r\\n")
+                          if line.lower().startswith(b"content-length:"))
+            json.loads(await reader.readexactly(length))
+        writer.close()
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return time.perf_counter() - start
+
+print(json.dumps({"seconds": asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))}))
+"""
+
+# The python targets' floor: the same sleeps on one event loop, ``concurrency`` at a time.
+SLEEPS = """
+import asyncio, json, sys, time
+
+async def main(concurrency, n):
+    todo = iter(range(n))
+
+    async def worker():
+        for _ in todo:
+            await asyncio.sleep(0.05)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return time.perf_counter() - start
+
+print(json.dumps({"seconds": asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))}))
 """
 
 
@@ -267,6 +319,11 @@ def main() -> None:
                 )
 
             row(f"bare httpx, concurrency {args.concurrency}", bare)
+            url = f"http://127.0.0.1:{port}/agent"
+            streams = _measure(STREAMS, [url, str(args.concurrency), str(attempts)], folder)
+            row(f"bare asyncio streams, concurrency {args.concurrency}", streams["seconds"])
+            sleeps = _measure(SLEEPS, [str(args.concurrency), str(attempts)], folder)
+            row(f"bare asyncio.sleep, concurrency {args.concurrency}", sleeps["seconds"])
             for name in targets:
                 run_dir = str(folder / f"run-{name}")
                 r = _measure(
