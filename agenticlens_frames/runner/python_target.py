@@ -515,12 +515,19 @@ async def _outside_wait(thread: _LoopThread, coroutine: Any, timeout: float) -> 
     """Run a call on another thread's loop; on timeout cancel it but do not wait for it
     to honour the cancellation."""
     call = thread.start(coroutine)
+    # A timer on the reply itself (cheaper than asyncio.wait's waiter at hundreds of calls
+    # in flight): at the deadline the reply fails with TimeoutError and the call is cancelled.
+    expiry = asyncio.get_running_loop().call_later(timeout, _expire, thread, call)
     try:
-        done, _ = await asyncio.wait({call.reply}, timeout=timeout)
+        return await call.reply
     except asyncio.CancelledError:  # Ctrl-C: stop the call too, without waiting for it
         thread.cancel(call)
         raise
-    if not done:
+    finally:
+        expiry.cancel()
+
+
+def _expire(thread: _LoopThread, call: _Call) -> None:
+    if not call.reply.done():
+        call.reply.set_exception(TimeoutError())
         thread.cancel(call)
-        raise TimeoutError
-    return call.reply.result()
