@@ -11,9 +11,9 @@ Measured, each in a fresh subprocess that times only the run (not the imports):
   (``time.sleep``), an async python target (``asyncio.sleep``) and an http target (a
   small asyncio HTTP/1.1 server in another process that sleeps 50 ms per request), with
   the journal on disk (``--run-dir``);
-* the same 1 000 requests sent by bare ``httpx`` at the same concurrency (one client per
-  variant, as the runner does): what this machine (two cores shared by client and
-  server) allows without any of our work;
+* the same requests sent by bare ``httpx`` at the same concurrency (one connection per
+  client, as the runner spreads them; ``--big-pools`` adds one pool per variant): what
+  this machine (two cores shared by client and server) allows without any of our work;
 * the same requests over bare asyncio streams (no client library) and the same 50 ms
   sleeps on one bare event loop, ``concurrency`` at a time: the floors of this machine for
   the http and the python targets;
@@ -133,11 +133,13 @@ import asyncio, json, sys, time
 import httpx
 
 async def main(url, concurrency, n, pools):
-    # As the runner does: one client per variant, each with its share of the connections;
-    # ``concurrency`` workers, each sending its requests one after another.
+    # ``concurrency`` workers, each sending its requests one after another over a client
+    # (pool) of ``concurrency // pools`` connections; pools = concurrency is one connection
+    # per client, as the runner spreads them (httpx scans a pool on every request).
     per = max(1, concurrency // pools)
     limits = httpx.Limits(max_connections=per, max_keepalive_connections=per)
-    clients = [httpx.AsyncClient(limits=limits) for _ in range(pools)]
+    tls = httpx.create_ssl_context()
+    clients = [httpx.AsyncClient(limits=limits, verify=tls) for _ in range(pools)]
     todo = iter(range(n))
 
     async def worker(client):
@@ -274,6 +276,11 @@ def main() -> None:
         help="comma-separated subset of python-sync, python-async, http",
     )
     parser.add_argument("--no-zero", action="store_true", help="skip the 0 ms overhead runs")
+    parser.add_argument(
+        "--big-pools",
+        action="store_true",
+        help="also bare httpx with one pool per variant (the runner's layout before issue 19)",
+    )
     parser.add_argument("--package", action="store_true", help="also run agenticlens 0.10.0")
     args = parser.parse_args()
     cases = max(1, args.calls // (VARIANTS * TRIALS))
@@ -297,17 +304,11 @@ def main() -> None:
                 f"concurrency {args.concurrency}: {ideal:.2f} s"
             )
             print()
-            # Bare httpx first: every row below is also given as a ratio to it.
-            bare = _measure(
-                HTTPX,
-                [
-                    f"http://127.0.0.1:{port}/agent",
-                    str(args.concurrency),
-                    str(attempts),
-                    str(VARIANTS),
-                ],
-                folder,
-            )["seconds"]
+            # Bare httpx first (one connection per client): every row below is also given
+            # as a ratio to it.
+            url = f"http://127.0.0.1:{port}/agent"
+            pools = [str(args.concurrency), str(attempts)]
+            bare = _measure(HTTPX, [url, *pools, str(args.concurrency)], folder)["seconds"]
             head = f"{'run':<44} {'seconds':>8} {'vs seq.':>8} {'/ ideal':>8} {'/ httpx':>8}"
             print(f"{head} {'overhead ms/attempt':>20}")
 
@@ -319,7 +320,9 @@ def main() -> None:
                 )
 
             row(f"bare httpx, concurrency {args.concurrency}", bare)
-            url = f"http://127.0.0.1:{port}/agent"
+            if args.big_pools:
+                big = _measure(HTTPX, [url, *pools, str(VARIANTS)], folder)["seconds"]
+                row(f"bare httpx, {VARIANTS} pools of {args.concurrency // VARIANTS}", big)
             streams = _measure(STREAMS, [url, str(args.concurrency), str(attempts)], folder)
             row(f"bare asyncio streams, concurrency {args.concurrency}", streams["seconds"])
             sleeps = _measure(SLEEPS, [str(args.concurrency), str(attempts)], folder)
