@@ -53,7 +53,7 @@ __all__ = ["render_html", "verdicts_table_html", "write_html_report"]
 #: Cases per heatmap page; the budget (bytes of JSON) of attempt-level details in the page,
 #: filled case by case in needs-attention order, DETAIL_CHUNK cases read at a time.
 PAGE_SIZE = 50
-DETAIL_BYTES = 2_000_000
+DETAIL_BYTES = 1_000_000
 DETAIL_CHUNK = 250
 OUTPUT_CHARS = 1000
 EXPLANATION_CHARS = 300
