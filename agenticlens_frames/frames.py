@@ -851,6 +851,61 @@ class TableBuilder:
             "trials": dict(self._trials),
         }
 
+    def add_scored_trial(
+        self,
+        variant_id: str,
+        trial: int,
+        position: int,
+        outputs: list[str],
+        traces: list[Any],
+        checks: dict[str, pa.Array],
+        scores: dict[str, Any],
+    ) -> None:
+        """Add a succeeded trial scored as a whole: one ``ok`` attempt per suite case, in
+        suite order (``outputs[i]`` and ``traces[i]`` answer case *i*), with the columns
+        of :func:`~agenticlens_frames.scoring_batch.score_trial`. The same rows as
+        :meth:`add_trial` and one :meth:`add_attempt` per case, as one typed part."""
+        n = len(outputs)
+        self._trials[(self._variant_pos[variant_id], trial)] = ("succeeded", None, position)
+        cost = [t.estimated_cost_usd for t in traces]
+        source = [
+            t.cost_source if c is not None else None for t, c in zip(traces, cost, strict=True)
+        ]
+        tool_names = [t.tool_names for t in traces]
+        attempts = {
+            "variant": pa.array(np.full(n, self._variant_pos[variant_id], dtype=np.int32)),
+            "trial": pa.array(np.full(n, trial, dtype=np.int32)),
+            "case_index": pa.array(np.arange(n, dtype=np.int32)),
+            "status": pa.array(["ok"] * n, type=pa.string()),
+            "passed": pa.array(scores["passed"]),
+            "score": scores["score"],
+            "n_checks": pa.array(scores["n_checks"]),
+            "n_checks_passed": pa.array(scores["n_checks_passed"]),
+            "score_sum": pa.array(scores["score_sum"]),
+            "latency_ms": pa.array([t.total_latency_ms for t in traces], type=pa.float64()),
+            "cost_usd": pa.array(cost, type=pa.float64()),
+            "cost_source": pa.array(source, type=pa.string()),
+            "output": pa.array(outputs, type=pa.large_string()),
+            "trace_id": pa.array([t.trace_id for t in traces], type=pa.large_string()),
+            "trace_shape": pa.array([t.shape for t in traces], type=pa.string()),
+            "tools": pa.array([",".join(names) for names in tool_names], type=pa.large_string()),
+            "n_tool_calls": pa.array([len(names) for names in tool_names], type=pa.int32()),
+            "turns": scores["turns"],
+            "target_attempts": pa.nulls(n, type=pa.int32()),
+            "error": pa.nulls(n, type=pa.large_string()),
+        }
+        self._parts.append({"attempts": attempts, "checks": checks, "custom": {}, "trials": {}})
+
+    def parts(self) -> list[dict[str, Any]]:
+        """Every row as typed parts (each one a :meth:`state`), for :meth:`absorb` in
+        another builder; the trials go with the first part."""
+        self.seal()
+        parts, self._parts = self._parts, []
+        if not parts:
+            parts = [self.state()]
+        parts[0] = {**parts[0], "trials": dict(self._trials)}
+        return parts
+
     def absorb(self, state: dict[str, Any]) -> None:
         """Add the rows of another builder's :meth:`state` (same manifest and suite).
 

@@ -14,6 +14,7 @@ from ..formats.model import CaseSpec, ManifestSpec, RecordedTrials, SuiteSpec, V
 from ..formats.traces import Trace
 from ..frames import CheckColumns, TableBuilder
 from ..scoring import score_sample, score_unavailable
+from ..scoring_batch import SuitePlan, plan_suite, score_trial
 
 __all__ = ["replay_recorded", "replay_trial"]
 
@@ -26,8 +27,13 @@ def replay_trial(
     position: int,
     recorded: RecordedTrials,
     registry: EvaluatorRegistry | None = None,
+    plan: SuitePlan | None = None,
 ) -> None:
-    """Score one recorded trial into ``builder`` (or record it as failed if absent)."""
+    """Score one recorded trial into ``builder`` (or record it as failed if absent).
+
+    With the suite's ``plan`` (:func:`~agenticlens_frames.scoring_batch.plan_suite`) a
+    trial that has a sample for every case is scored as a whole, check kind by check kind.
+    """
     available = len(recorded.trials)
     if trial > available:
         # The package's wording (spec §4.1), so reports read the same.
@@ -38,8 +44,14 @@ def replay_trial(
             f"recorded target has {available} trial(s); trial {trial} is missing",
         )
         return
+    samples = recorded.trials[trial - 1]
+    # Case ids are known and unique per trial (load_recorded), so as many samples as
+    # cases means one for every case.
+    if plan is not None and len(samples) == len(suite.cases) and suite.cases:
+        _replay_planned(builder, suite, variant_id, trial, position, recorded, plan)
+        return
     builder.add_trial(variant_id, trial, "succeeded", position)
-    by_case = {sample["case_id"]: sample for sample in recorded.trials[trial - 1]}
+    by_case = {sample["case_id"]: sample for sample in samples}
     if registry is not None and registry.has_judges and len(suite.cases) > 1:
         _replay_judged(builder, suite, variant_id, trial, recorded, by_case, registry)
         return
@@ -56,6 +68,28 @@ def replay_trial(
         output = sample["output"]
         result = score_sample(case, output, trace, builder.checks, row, registry)
         builder.add_attempt(variant_id, trial, case, "ok", result, output=output, trace=trace)
+
+
+def _replay_planned(
+    builder: TableBuilder,
+    suite: SuiteSpec,
+    variant_id: str,
+    trial: int,
+    position: int,
+    recorded: RecordedTrials,
+    plan: SuitePlan,
+) -> None:
+    by_case = {sample["case_id"]: sample for sample in recorded.trials[trial - 1]}
+    ordered = [by_case[case.id] for case in suite.cases]
+    outputs = [sample["output"] for sample in ordered]
+    traces = [
+        trace
+        if isinstance(trace := sample.get("trace"), Trace)
+        else normalize_trace(trace or {}, file=recorded.path)
+        for sample in ordered
+    ]
+    checks, scores = score_trial(plan, outputs, traces)
+    builder.add_scored_trial(variant_id, trial, position, outputs, traces, checks, scores)
 
 
 def _replay_judged(
@@ -118,6 +152,7 @@ def replay_recorded(
     trials = {v.id: sorted(k[1] for k in positions if k[0] == v.id) for v in variants}
     total = sum(map(len, trials.values()))
     workers = worker_count(len(variants), size=total * len(suite.cases))
+    plan = plan_suite(suite) if registry is None or not registry.has_judges else None
     parent = os.getpid()
     bar: list[Any] = []  # made by the first task that runs here: after any fork
 
@@ -141,16 +176,16 @@ def replay_recorded(
         recorded = load_recorded(variant.resolved_target, suite)
         for trial in trials[variant.id]:
             position = positions[(variant.id, trial)]
-            replay_trial(into, suite, variant.id, trial, position, recorded, registry)
+            replay_trial(into, suite, variant.id, trial, position, recorded, registry, plan)
             advance()
         return into
 
-    def task(variant: VariantSpec) -> dict[str, Any] | None:
+    def task(variant: VariantSpec) -> list[dict[str, Any]] | None:
         if os.getpid() == parent:  # this process: straight into the tables
             replay_variant(variant, builder)
             builder.seal()  # typed now, and one variant per part (see build)
             return None
-        return replay_variant(variant, TableBuilder(builder.manifest, suite)).state()
+        return replay_variant(variant, TableBuilder(builder.manifest, suite)).parts()
 
     try:
         if workers == 1:
@@ -158,8 +193,8 @@ def replay_recorded(
                 replay_variant(variant, builder)
                 builder.seal()  # typed columns now: Python lists of every variant cost more
         else:
-            for part in run_tasks([lambda v=v: task(v) for v in variants], workers):
-                if part is not None:
+            for parts in run_tasks([lambda v=v: task(v) for v in variants], workers):
+                for part in parts or ():
                     builder.absorb(part)
             if bar:  # the workers' trials are done too
                 bar[0].update(total - bar[0].n)
