@@ -8,6 +8,7 @@ from typing import Any
 
 from .._fork import run_tasks, worker_count
 from .._progress import progress_bar
+from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
 from ..formats import load_recorded, normalize_trace
 from ..formats.model import CaseSpec, ManifestSpec, RecordedTrials, SuiteSpec, VariantSpec
@@ -129,6 +130,13 @@ def _replay_judged(
             builder.add_attempt(variant_id, trial, case, "ok", result, output=output, trace=trace)
 
 
+def _file_size(variant: VariantSpec) -> int:
+    try:
+        return os.path.getsize(variant.resolved_target)
+    except OSError:  # load_recorded names the problem when the file is read
+        return 0
+
+
 def replay_recorded(
     builder: TableBuilder,
     manifest: ManifestSpec,
@@ -193,7 +201,19 @@ def replay_recorded(
                 replay_variant(variant, builder)
                 builder.seal()  # typed columns now: Python lists of every variant cost more
         else:
-            for parts in run_tasks([lambda v=v: task(v) for v in variants], workers):
+            # Task i runs in process i % workers: dealing the files out largest first
+            # gives each process a similar share of bytes to parse (the tables are
+            # sorted when built, so the order of the parts does not matter).
+            by_size = sorted(variants, key=_file_size, reverse=True)
+            try:
+                results = run_tasks([lambda v=v: task(v) for v in by_size], workers)
+            except InputError:
+                # Several invalid files: name the one a replay in manifest order meets
+                # first (each load raises its own error).
+                for variant in variants:
+                    load_recorded(variant.resolved_target, suite)
+                raise
+            for parts in results:
                 for part in parts or ():
                     builder.absorb(part)
             if bar:  # the workers' trials are done too
