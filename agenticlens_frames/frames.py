@@ -982,6 +982,12 @@ class TableBuilder:
         """Sort, type and assemble the five tables."""
         m, s = self.manifest, self.suite
         c, k, custom = self._columns()
+        # The columns now hold every part's buffers: let go of the parts, and of each
+        # column once converted (c.pop / k.pop below), so that a column's joined copy
+        # replaces its chunks instead of adding to them (a builder builds once).
+        self._parts = []
+        self._cols = {name: [] for name in _ATTEMPT_TYPES}
+        self.checks = CheckColumns()
         variant = c["variant"].to_numpy()
         trial = c["trial"].to_numpy()
         case_index = c["case_index"].to_numpy()
@@ -1000,19 +1006,19 @@ class TableBuilder:
             position[v, t] = info[2]
 
         def num(name: str) -> np.ndarray:
-            return c[name].to_numpy(zero_copy_only=False)[order]
+            return c.pop(name).to_numpy(zero_copy_only=False)[order]
 
         def opt_float(name: str) -> np.ndarray:
-            return take(c[name]).to_numpy(zero_copy_only=False)
+            return take(c.pop(name)).to_numpy(zero_copy_only=False)
 
         def text(name: str) -> pd.Series:
-            return _str_series(take(c[name]))
+            return _str_series(take(c.pop(name)))
 
         def fixed(name: str, categories: tuple[str, ...]) -> pd.Categorical:
-            return categorical(take(c[name]).to_pandas(), categories)
+            return categorical(take(c.pop(name)).to_pandas(), categories)
 
         def opt_int(name: str) -> Any:
-            return pd.array(take(c[name]).to_pandas(), dtype="Int32")
+            return pd.array(take(c.pop(name)).to_pandas(), dtype="Int32")
 
         attempts = pd.DataFrame(
             {
@@ -1064,7 +1070,7 @@ class TableBuilder:
         )
 
         def ktext(name: str) -> pd.Series:
-            return _str_series(ctake(k[name]))
+            return _str_series(ctake(k.pop(name)))
 
         def kcat(values: pa.Array | pa.ChunkedArray) -> pd.Categorical:
             taken = ctake(values)
@@ -1083,7 +1089,7 @@ class TableBuilder:
                 "case_id": codes_categorical(case_index[sorted_rows], s.case_ids),
                 "check_index": check_index,
                 "name": ktext("name"),
-                "metric": kcat(k["metric"]),
+                "metric": kcat(k.pop("metric")),
                 "value": knum(k["value"].to_numpy()),
                 "passed": knum(k["passed"].to_numpy(zero_copy_only=False)),
                 "required": knum(np.asarray(required, dtype=bool)),
