@@ -18,6 +18,7 @@ Examples
 
 from typing import TYPE_CHECKING
 
+from ._compat import VERSION as __version__
 from ._lazy import lazy_exports
 
 if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and IDEs
@@ -148,9 +149,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
-
-__version__ = "0.1.0"
+__getattr__, __dir__, _ = lazy_exports(__name__, _LAZY, globals())
 
 #: The public API: every lazily exported name but the explorer's class (reached through
 #: :func:`explore`), and the version. Written once, in ``_LAZY``; a test checks the

@@ -2,7 +2,10 @@
 
 The command line builds its option choices from these at import time, so they live
 apart from :mod:`agenticlens_frames.stats_paired` (numpy, pandas, scipy), which
-re-exports them.
+re-exports them. The paired methods are a registry (:data:`METHODS`, published as
+``agenticlens_frames.paired.METHODS``): the settings' allowed values, ``--paired-method``,
+the estimator's check and the docs' table read it, so a new method is one entry here
+and its estimator in :mod:`agenticlens_frames.stats_paired`.
 
 Examples
 --------
@@ -13,7 +16,16 @@ Examples
 
 from __future__ import annotations
 
-__all__ = ["CORRECTIONS", "CORRECTION_CONTROLS", "PAIRED_METHODS"]
+from dataclasses import dataclass
+
+__all__ = [
+    "CORRECTIONS",
+    "CORRECTION_CONTROLS",
+    "METHODS",
+    "PAIRED_METHODS",
+    "PairedMethodInfo",
+    "method_names",
+]
 
 #: Multiple-comparison corrections a user may declare (there is no default).
 CORRECTIONS = ("none", "bonferroni", "holm", "benjamini_hochberg")
@@ -28,5 +40,72 @@ CORRECTION_CONTROLS = {
     "findings (false discovery rate)",
 }
 
-#: Procedures for a paired comparison: interval + test.
-PAIRED_METHODS = ("t", "bootstrap", "permutation", "wilcoxon", "mcnemar")
+
+@dataclass(frozen=True)
+class PairedMethodInfo:
+    """One paired method.
+
+    Attributes
+    ----------
+    name
+        The value of ``method`` / ``--paired-method``.
+    label
+        The method's name in a sentence (``McNemar``).
+    interval, test
+        The interval and the p-value it gives, in words (docs and help).
+    clusters
+        Whether it accepts clustered cases (``cluster:``); one that does not is refused
+        with a cluster, before any work.
+    single_binary
+        Whether it needs exactly one binary attempt per arm and case; where a row has
+        not, the row falls back to ``t`` and says so.
+    """
+
+    name: str
+    label: str
+    interval: str
+    test: str
+    clusters: bool = True
+    single_binary: bool = False
+
+
+#: Every paired method, the default first.
+METHODS: dict[str, PairedMethodInfo] = {
+    m.name: m
+    for m in (
+        PairedMethodInfo("t", "t", "d̄ ± t₍ₙ₋₁₎·sd(d)/√n (CR1 with clusters)", "paired t"),
+        PairedMethodInfo(
+            "bootstrap",
+            "bootstrap",
+            "case (or cluster) bootstrap percentile",
+            "null-centred bootstrap",
+        ),
+        PairedMethodInfo("permutation", "permutation", "t interval", "sign-flip randomisation"),
+        PairedMethodInfo(
+            "wilcoxon", "Wilcoxon", "t interval", "Wilcoxon signed-rank", clusters=False
+        ),
+        PairedMethodInfo(
+            "mcnemar",
+            "McNemar",
+            "Bonett–Price adjusted Wald",
+            "McNemar exact",
+            clusters=False,
+            single_binary=True,
+        ),
+    )
+}
+
+
+def method_names() -> tuple[str, ...]:
+    """The method names, the default first.
+
+    Examples
+    --------
+    >>> method_names()
+    ('t', 'bootstrap', 'permutation', 'wilcoxon', 'mcnemar')
+    """
+    return tuple(METHODS)
+
+
+#: Procedures for a paired comparison (interval + test), the default first.
+PAIRED_METHODS = method_names()

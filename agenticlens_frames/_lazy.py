@@ -11,8 +11,12 @@ __all__ = ["lazy_exports"]
 
 def lazy_exports(
     package: str, names: Mapping[str, str], namespace: dict[str, Any]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """``__getattr__`` and ``__dir__`` for a package whose names load on first use.
+) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+    """``__getattr__``, ``__dir__`` and ``__all__`` for a package whose names load on first use.
+
+    ``__all__`` is every name of ``names``, sorted: the public names are written once, in
+    the package's table (tests/test_public_api.py checks that its type-checking imports
+    name the same things).
 
     Parameters
     ----------
@@ -27,10 +31,10 @@ def lazy_exports(
 
     Examples
     --------
-    >>> namespace = {}
-    >>> getattr_, dir_ = lazy_exports("agenticlens_frames", {"InputError": ".errors"}, namespace)
-    >>> getattr_("InputError").__name__, "InputError" in namespace, dir_()
-    ('InputError', True, ['InputError'])
+    >>> namespace, names = {}, {"InputError": ".errors"}
+    >>> getattr_, dir_, all_ = lazy_exports("agenticlens_frames", names, namespace)
+    >>> getattr_("InputError").__name__, "InputError" in namespace, dir_(), all_
+    ('InputError', True, ['InputError'], ['InputError'])
     """
 
     def __getattr__(name: str) -> Any:
@@ -47,4 +51,4 @@ def lazy_exports(
     def __dir__() -> list[str]:
         return sorted({*namespace, *names})
 
-    return __getattr__, __dir__
+    return __getattr__, __dir__, sorted(names)

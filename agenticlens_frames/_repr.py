@@ -17,7 +17,27 @@ from ._values import is_missing
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["analysis_repr", "analysis_repr_html", "run_repr_html"]
+__all__ = ["analysis_repr", "analysis_repr_html", "regressed_labels", "run_repr_html"]
+
+#: The AgenticLens regression flags of a ``comparisons`` row, with their names in words.
+REGRESSION_FLAGS = (
+    ("pass rate", "pass_rate_regressed"),
+    ("score", "average_score_regressed"),
+    ("latency", "average_latency_ms_regressed"),
+    ("cost", "total_cost_usd_regressed"),
+)
+
+
+def regressed_labels(comparison: dict[str, Any]) -> list[str]:
+    """The names of the metrics a ``comparisons`` row flags as regressed, in words.
+
+    Examples
+    --------
+    >>> regressed_labels({"pass_rate_regressed": True, "average_score_regressed": False,
+    ...                   "average_latency_ms_regressed": None, "total_cost_usd_regressed": True})
+    ['pass rate', 'cost']
+    """
+    return [label for label, key in REGRESSION_FLAGS if comparison[key] is True]
 
 
 # What the displays read, named here so that this module imports neither the tables nor
@@ -169,16 +189,7 @@ def analysis_repr_html(a: ExperimentAnalysis) -> str:
     if len(a.comparisons):
         items = []
         for c in a.comparisons.to_dict("records"):
-            regressed = [
-                name
-                for name, key in (
-                    ("pass rate", "pass_rate_regressed"),
-                    ("score", "average_score_regressed"),
-                    ("latency", "average_latency_ms_regressed"),
-                    ("cost", "total_cost_usd_regressed"),
-                )
-                if c[key] is True
-            ]
+            regressed = regressed_labels(c)
             items.append(
                 f"<tr><td>{_e(c['candidate_variant_id'])}</td>"
                 f"<td>{_num(c['case_pass_rate_delta'], '+.1%')}</td>"

@@ -105,8 +105,8 @@ class InvalidPayloadPolicy(StrEnum):
 
 
 # The choices of --correction and --paired-method, from the one list each of the
-# statistics module (so --help lists them and click refuses anything else by option name).
-# agenticlens_frames.paired.methods describes the same methods (a test holds them equal).
+# statistics module (so --help lists them and click refuses anything else by option name);
+# the paired methods' names are those of the method registry, _choices.METHODS.
 Correction = StrEnum("Correction", {name: name for name in CORRECTIONS})  # type: ignore[misc]
 PairedMethod = StrEnum("PairedMethod", {name: name for name in PAIRED_METHODS})  # type: ignore[misc]
 

@@ -19,8 +19,9 @@ import numpy as np
 import pandas as pd
 
 from . import stats_factorial as sfac
-from .errors import InputError
+from .errors import InputError, check_proportion
 from .frames import ExperimentRun, factor_column
+from .per_case import case_matrix
 
 __all__ = [
     "FACTOR_EFFECT_COLUMNS",
@@ -225,11 +226,7 @@ def factor_effects(
     >>> fe.attrs["design_notes"][0]
     'model × prompt is estimable only through large-v2.'
     """
-    if not 0 < confidence_level < 1:
-        raise InputError(
-            f"confidence level must be between 0 and 1 (exclusive), got {confidence_level}",
-            location="confidence_level",
-        )
+    check_proportion(confidence_level, "confidence level", location="confidence_level")
     from .stats_paired import CORRECTIONS, adjust_p_values
 
     if correction is not None and correction not in CORRECTIONS:
@@ -239,8 +236,6 @@ def factor_effects(
             location="correction",
         )
     if cases is None:
-        from .analysis import case_matrix
-
         cases = case_matrix(run)
     table, names, ids, baseline = _design(run)
     design = sfac.design_terms(table, names, ids, baseline)

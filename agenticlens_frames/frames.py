@@ -29,7 +29,17 @@ from ._compat import AGENTIC_EVALS_VERSION
 from ._files import atomic_write
 from .errors import InputError
 from .formats._io import require_known
-from .formats.model import CaseSpec, EvaluatorRef, ManifestSpec, SuiteSpec, VariantSpec
+from .formats.model import (
+    ATTEMPT_STATUSES,
+    FACTOR_PREFIX,
+    TARGET_KINDS,
+    CaseSpec,
+    EvaluatorRef,
+    ManifestSpec,
+    SuiteSpec,
+    VariantSpec,
+)
+from .from_frames import frame_parts
 
 __all__ = [
     "ATTEMPTS_SCHEMA",
@@ -46,10 +56,6 @@ __all__ = [
     "read_parquet",
 ]
 
-#: Outcome of one attempt. ``ok``: a sample was scored; ``missing_sample``: the recorded
-#: trial had no sample for the case; ``target_error`` / ``timed_out``: a live call failed;
-#: ``trial_failed``: the whole trial failed (e.g. the recorded file lacks that trial).
-ATTEMPT_STATUSES = ("ok", "missing_sample", "target_error", "timed_out", "trial_failed")
 TRIAL_STATUSES = ("succeeded", "failed")
 TRACE_SHAPES = ("eval", "run")
 
@@ -154,14 +160,13 @@ _FIXED_CATEGORIES: dict[tuple[str, str], tuple[str, ...]] = {
     ("attempts", "trace_shape"): TRACE_SHAPES,
     ("attempts", "cost_source"): ("measured", "estimated"),
     ("trials", "status"): TRIAL_STATUSES,
-    ("variants", "target_kind"): ("python", "http", "recorded"),
+    ("variants", "target_kind"): TARGET_KINDS,
 }
 
 #: Columns added after runs were first saved; older files read with them null.
 _ADDED_COLUMNS = frozenset({("checks", "metadata")})
 
 _METADATA_KEY = b"agenticlens_frames"
-FACTOR_PREFIX = "factor_"
 
 
 def factor_column(name: str) -> str:
@@ -196,6 +201,11 @@ def categories_for(run: ExperimentRun, table: str, column: str) -> tuple[str, ..
 
 def _to_arrow(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+
+
+def _typed(df: pd.DataFrame, schema: pa.Schema) -> pd.DataFrame:
+    """``df`` with the declared dtypes of ``schema`` (a round trip through Arrow)."""
+    return _to_arrow(df, schema).to_pandas()
 
 
 def spec_to_json(manifest: ManifestSpec, suite: SuiteSpec) -> dict[str, Any]:
@@ -405,9 +415,7 @@ class ExperimentRun:
         ...
         agenticlens_frames.errors.InputError: attempts frame: column(s) 'passed' missing ...
         """
-        from .from_frames import run_from_frames
-
-        return run_from_frames(
+        parts = frame_parts(
             attempts,
             variants,
             cases,
@@ -417,6 +425,17 @@ class ExperimentRun:
             random_seed=random_seed,
             suite_name=suite_name,
         )
+        run = cls(
+            parts.manifest,
+            parts.suite,
+            attempts=_typed(parts.attempts, ATTEMPTS_SCHEMA),
+            checks=CHECKS_SCHEMA.empty_table().to_pandas(),
+            trials=_typed(parts.trials, TRIALS_SCHEMA),
+            variants=variants_frame(parts.manifest),
+            cases=_typed(cases_frame(parts.suite), CASES_SCHEMA),
+        )
+        set_categories(run)
+        return run
 
     def to_parquet(self, folder: str | Path) -> Path:
         """Write the five tables as ``<table>.parquet`` files in ``folder``.
@@ -1093,9 +1112,7 @@ def variants_frame(manifest: ManifestSpec) -> pd.DataFrame:
         "variant_id": codes_categorical(np.arange(len(ids), dtype=np.int32), ids),
         "variant_name": pd.array([v.name for v in manifest.variants], dtype="str"),
         "position": np.arange(len(ids), dtype=np.int32),
-        "target_kind": categorical(
-            [v.target_kind for v in manifest.variants], ("python", "http", "recorded")
-        ),
+        "target_kind": categorical([v.target_kind for v in manifest.variants], TARGET_KINDS),
         "target": pd.array([v.target for v in manifest.variants], dtype="str"),
         "timeout_seconds": np.asarray([v.timeout_seconds for v in manifest.variants], dtype=float),
         "is_baseline": np.asarray(

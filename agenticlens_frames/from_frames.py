@@ -1,37 +1,35 @@
-"""An :class:`~agenticlens_frames.ExperimentRun` from DataFrames a user already has.
+"""The parts of an :class:`~agenticlens_frames.ExperimentRun` from DataFrames a user has.
 
 Results gathered elsewhere (another harness, a spreadsheet, a database export) become a
 run that :func:`~agenticlens_frames.analyze`, every figure and every report accept. The
 frames are checked first: a missing column, a wrong type, an unknown variant or case, a
 repeated or missing attempt is refused with the frame, the column and the fix.
+:func:`frame_parts` returns the specs and the raw ``attempts`` and ``trials`` tables;
+:meth:`ExperimentRun.from_frames <agenticlens_frames.frames.ExperimentRun.from_frames>`
+types them with the tables' schemas and builds the run (so this module stays below
+frames.py and knows no schema).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from .errors import InputError
 from .formats._io import require_known
-from .formats.model import CaseSpec, ManifestSpec, SuiteSpec, VariantSpec
-from .frames import (
+from .formats.model import (
     ATTEMPT_STATUSES,
-    ATTEMPTS_SCHEMA,
-    CASES_SCHEMA,
-    CHECKS_SCHEMA,
     FACTOR_PREFIX,
-    TRIALS_SCHEMA,
-    ExperimentRun,
-    cases_frame,
-    set_categories,
-    variants_frame,
+    CaseSpec,
+    ManifestSpec,
+    SuiteSpec,
+    VariantSpec,
 )
 
-__all__ = ["run_from_frames"]
+__all__ = ["FrameParts", "frame_parts"]
 
 #: Columns each frame must have, and the optional ones read when present.
 REQUIRED = {
@@ -113,19 +111,31 @@ def _passed(frame: pd.DataFrame) -> np.ndarray:
     return values.astype(bool)
 
 
-def run_from_frames(
+class FrameParts(NamedTuple):
+    """What :func:`frame_parts` makes of the user's frames, before the tables' schemas."""
+
+    manifest: ManifestSpec
+    suite: SuiteSpec
+    #: One row per attempt in run order, the ``attempts`` table's columns, untyped.
+    attempts: pd.DataFrame
+    #: One row per (variant, trial), the ``trials`` table's columns, untyped.
+    trials: pd.DataFrame
+
+
+def frame_parts(
     attempts: pd.DataFrame,
     variants: pd.DataFrame,
     cases: pd.DataFrame,
     *,
-    name: str = "experiment",
-    version: str = "1",
-    baseline: str | None = None,
-    random_seed: int | None = None,
-    suite_name: str = "suite",
-) -> ExperimentRun:
-    """Build a run from an attempts, a variants and a cases frame (see
-    :meth:`ExperimentRun.from_frames`)."""
+    name: str,
+    version: str,
+    baseline: str | None,
+    random_seed: int | None,
+    suite_name: str,
+) -> FrameParts:
+    """Check an attempts, a variants and a cases frame and derive the run's parts (see
+    :meth:`ExperimentRun.from_frames`, which declares the defaults, types the parts and
+    builds the run)."""
     attempts = _check_frame(attempts, "attempts")
     variants = _check_frame(variants, "variants")
     cases = _check_frame(cases, "cases")
@@ -292,17 +302,4 @@ def run_from_frames(
         }
     )
 
-    def typed(frame: pd.DataFrame, schema: pa.Schema) -> pd.DataFrame:
-        return pa.Table.from_pandas(frame, schema=schema, preserve_index=False).to_pandas()
-
-    run = ExperimentRun(
-        manifest,
-        suite,
-        attempts=typed(table, ATTEMPTS_SCHEMA),
-        checks=CHECKS_SCHEMA.empty_table().to_pandas(),
-        trials=typed(trials, TRIALS_SCHEMA),
-        variants=variants_frame(manifest),
-        cases=typed(cases_frame(suite), CASES_SCHEMA),
-    )
-    set_categories(run)
-    return run
+    return FrameParts(manifest, suite, table, trials)

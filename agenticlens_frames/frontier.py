@@ -21,7 +21,6 @@ from .frames import ExperimentRun
 
 __all__ = [
     "FRONTIER_OBJECTIVES",
-    "attach_frontier_uncertainty",
     "frontier_block",
     "frontier_columns",
     "frontier_frame_from_block",
@@ -364,29 +363,6 @@ def frontier_frame_from_block(block: dict[str, Any]) -> pd.DataFrame:
     for c in frame.columns[1:]:
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
     return frame
-
-
-def attach_frontier_uncertainty(
-    variants: pd.DataFrame,
-    run: ExperimentRun,
-    *,
-    n_resamples: int = 2000,
-    seed: int | None = 0,
-    confidence_level: float = 0.95,
-    latency_missing: str = "exclude",
-) -> pd.DataFrame:
-    """The variant summary with the :func:`frontier_uncertainty` columns appended.
-
-    The bootstrap settings are kept in ``attrs["frontier"]``.
-    """
-    fu = frontier_uncertainty(
-        run,
-        n_resamples=n_resamples,
-        seed=seed,
-        confidence_level=confidence_level,
-        latency_missing=latency_missing,
-    )
-    return merge_frontier_columns(variants, fu, dict(fu.attrs))
 
 
 def merge_frontier_columns(

@@ -276,23 +276,17 @@ def pass_hat_k(n: ArrayLike, c: ArrayLike, k: int) -> np.ndarray:
     .. math:: \text{pass}^k = \binom{c}{k} \Big/ \binom{n}{k}
 
     the probability that k attempts drawn without replacement all pass (0 when c < k).
+    Takes, returns and refuses what :func:`pass_at_k` does.
 
     Parameters
     ----------
-    n, c
-        Attempts and passes per case: whole numbers, broadcastable, 0 ≤ c ≤ n.
-    k
-        A whole number ≥ 1.
+    n, c, k
+        As for :func:`pass_at_k`.
 
     Returns
     -------
     numpy.ndarray
         Float64 array of the broadcast shape; NaN where ``n < k``.
-
-    Raises
-    ------
-    ValueError
-        On a bad ``k``, negative or fractional counts, or ``c > n``.
 
     Examples
     --------

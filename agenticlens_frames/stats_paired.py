@@ -272,6 +272,18 @@ def _t_quantile(confidence_level: float, df: float) -> float:
     return float(stdtrit(df, 0.5 + confidence_level / 2))
 
 
+def _estimate_only(estimate: float, n_units: int) -> MeanInterval:
+    """Fewer than two units: no spread to measure, so no error, interval or df."""
+    nan = math.nan
+    return MeanInterval(estimate, nan, nan, nan, nan, n_units)
+
+
+def _t_based(mean: float, se: float, n_units: int, confidence_level: float) -> MeanInterval:
+    """``mean ± t(n_units − 1) · se``."""
+    q = _t_quantile(confidence_level, n_units - 1)
+    return MeanInterval(mean, se, float(n_units - 1), mean - q * se, mean + q * se, n_units)
+
+
 def t_interval(values: ArrayLike, confidence_level: float = 0.95) -> MeanInterval:
     r"""Student-t interval for the mean of per-case values (the case as the unit).
 
@@ -301,15 +313,10 @@ def t_interval(values: ArrayLike, confidence_level: float = 0.95) -> MeanInterva
     _check_level(confidence_level)
     x = _finite(values, "values")
     n = len(x)
-    if n == 0:
-        return MeanInterval(math.nan, math.nan, math.nan, math.nan, math.nan, 0)
-    mean = float(np.mean(x))
     if n < 2:
-        return MeanInterval(mean, math.nan, math.nan, math.nan, math.nan, n)
+        return _estimate_only(float(np.mean(x)) if n else math.nan, n)
     sd = 0.0 if _all_equal(x) else float(np.std(x, ddof=1))
-    se = sd / math.sqrt(n)
-    q = _t_quantile(confidence_level, n - 1)
-    return MeanInterval(mean, se, float(n - 1), mean - q * se, mean + q * se, n)
+    return _t_based(float(np.mean(x)), sd / math.sqrt(n), n, confidence_level)
 
 
 def cluster_robust_interval(
@@ -352,18 +359,17 @@ def cluster_robust_interval(
     y = _finite(values, "values")
     n = len(y)
     if n == 0:
-        return MeanInterval(math.nan, math.nan, math.nan, math.nan, math.nan, 0)
+        return _estimate_only(math.nan, 0)
     codes = _cluster_codes(clusters, n)
     groups = int(codes.max()) + 1
     mean = float(np.mean(y))
     if groups < 2:
-        return MeanInterval(mean, math.nan, math.nan, math.nan, math.nan, groups)
+        return _estimate_only(mean, groups)
     sums = np.bincount(codes, weights=y - mean, minlength=groups)
     se = math.sqrt(groups / (groups - 1) * float(np.sum(sums * sums))) / n
     if _all_equal(y):
         se = 0.0
-    q = _t_quantile(confidence_level, groups - 1)
-    return MeanInterval(mean, se, float(groups - 1), mean - q * se, mean + q * se, groups)
+    return _t_based(mean, se, groups, confidence_level)
 
 
 def wilson_score_interval(
@@ -660,8 +666,7 @@ def beta_binomial_interval(
     if np.any(c > k):
         raise ValueError("passes must not exceed attempts")
     if len(k) == 0:
-        nan = math.nan
-        return MeanInterval(nan, nan, nan, nan, nan, 0)
+        return _estimate_only(math.nan, 0)
     pairs, counts = np.unique(np.stack([c, k], axis=1), axis=0, return_counts=True)
     low, high, sd = beta_binomial_bounds(
         counts[None, :], pairs[:, 0], pairs[:, 1], confidence_level
@@ -1346,8 +1351,7 @@ def paired_sample_size(
     128
     """
     _check_alpha(alpha)
-    if not 0 < power < 1:
-        raise ValueError(f"power must be strictly between 0 and 1, got {power!r}")
+    check_proportion(power, "power")
     if effect == 0 or not sd > 0:
         return None
     z = float(sps.norm.isf(alpha / 2) + sps.norm.ppf(power))
@@ -1389,8 +1393,7 @@ def paired_mde(
     0.0499
     """
     _check_alpha(alpha)
-    if not 0 < power < 1:
-        raise ValueError(f"power must be strictly between 0 and 1, got {power!r}")
+    check_proportion(power, "power")
     if n < 2 or not sd > 0:
         return math.nan
     normal = (norm_isf(alpha / 2) + norm_ppf(power)) * sd / math.sqrt(n)

@@ -44,6 +44,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._choices import CORRECTIONS
+from .errors import check_proportion
+
 __all__ = [
     "BettingConfidenceSequence",
     "candidate_alpha",
@@ -62,11 +65,10 @@ def candidate_alpha(alpha: float, n_candidates: int, correction: str) -> float:
     >>> candidate_alpha(0.05, 4, "holm"), candidate_alpha(0.05, 4, "none")
     (0.0125, 0.05)
     """
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    check_proportion(alpha, "alpha")
     if correction == "none" or n_candidates <= 1:
         return alpha
-    if correction in ("bonferroni", "holm", "benjamini_hochberg"):
+    if correction in CORRECTIONS:  # the others: Bonferroni's split (conservative for all)
         return alpha / n_candidates
     raise ValueError(f"unknown correction {correction!r}")
 
@@ -119,8 +121,7 @@ class BettingConfidenceSequence:
     t: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"alpha must be in (0, 1), got {self.alpha}")
+        check_proportion(self.alpha, "alpha")
         steps = round(2 / GRID_STEP)
         self.grid = np.linspace(-1.0, 1.0, steps + 1)
         self._m = (self.grid + 1) / 2

@@ -495,11 +495,33 @@ def test_guard_rails_from_python_follow_the_manifest_minimums(run: ExperimentRun
     )
 
 
-def test_the_method_registry_names_what_the_estimators_compute() -> None:
-    from agenticlens_frames.paired import METHODS, method_names
-    from agenticlens_frames.stats_paired import PAIRED_METHODS
+def test_every_registered_method_is_computed_by_the_estimator() -> None:
+    import typing
 
-    assert method_names() == PAIRED_METHODS  # a method without an estimator is refused
+    from agenticlens_frames.paired import METHODS
+    from agenticlens_frames.stats_paired import PairedMethod, paired_difference
+
+    # One binary attempt per arm and case, so that every method applies.
+    base = np.array([1, 0, 1, 1, 0, 1, 0, 1, 1, 0, 0, 1, 0, 1], dtype=float)
+    cand = np.array([1, 1, 1, 1, 0, 1, 1, 1, 0, 1, 0, 1, 1, 1], dtype=float)
+    d = cand - base
+    p_values = {}
+    for name in METHODS:
+        r = paired_difference(
+            d, method=name, baseline=base, candidate=cand, n_resamples=400,
+            rng=np.random.default_rng(0),
+        )  # fmt: skip
+        assert r.estimate == pytest.approx(d.mean())
+        p_values[name] = r.p_value
+    # Independent references for the closed-form tests.
+    assert p_values["t"] == pytest.approx(sps.ttest_rel(cand, base).pvalue)
+    assert p_values["wilcoxon"] == pytest.approx(sps.wilcoxon(d[d != 0]).pvalue)
+    worse, better = int(((base == 1) & (cand == 0)).sum()), int(((base == 0) & (cand == 1)).sum())
+    assert p_values["mcnemar"] == pytest.approx(sps.binomtest(worse, worse + better).pvalue)
+    with pytest.raises(ValueError, match="method must be one of"):
+        paired_difference(d, method="sign")  # type: ignore[arg-type]
+    # The type that names the methods for type checkers lists the registry, in order.
+    assert typing.get_args(PairedMethod) == tuple(METHODS)
     assert [m for m in METHODS.values() if not m.clusters] == [
         METHODS["wilcoxon"],
         METHODS["mcnemar"],

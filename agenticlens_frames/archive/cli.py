@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .._cli_errors import fail
-from .._values import is_missing
+from .._values import format_in_unit, is_missing
 from ..errors import InputError
 from .engine_registry import ENGINES
 
@@ -268,16 +268,12 @@ def _pass_k(text: str | None) -> list[int] | None:
         raise InputError(f"--pass-k {text!r} is not a comma list of integers") from None
 
 
-def _fmt(value: Any, kind: str = "f") -> str:
-    if is_missing(value):
-        return "–"
-    if kind == "%":
-        return f"{value:.1%}"
-    if kind == "ms":
-        return f"{value:,.0f}"
-    if kind == "$":
-        return f"{value:.4f}"
-    return f"{value:.3f}"
+#: A summary cell per kind of number (see :func:`format_in_unit`).
+_CELL = {"%": "{v:.1%}", "ms": "{v:,.0f}", "$": "{v:.4f}", "": "{v:.3f}"}
+
+
+def _fmt(value: Any, kind: str = "") -> str:
+    return "–" if is_missing(value) else format_in_unit(value, kind, _CELL)
 
 
 def _present(value: Any) -> bool:

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..errors import InputError, check_pass_k
+from ..errors import InputError, check_pass_k, check_proportion
 from ..frames import FACTOR_PREFIX
 from .sufficient import RunLayout, SufficientStats
 
@@ -311,11 +311,7 @@ def variant_summary(
     >>> vs[["variant_id", "case_pass_rate"]].round(3).values.tolist()[:2]
     [['baseline', 0.714], ['model-large', 0.743]]
     """
-    if not 0 < confidence_level < 1:
-        raise InputError(
-            f"confidence level must be between 0 and 1 (exclusive), got {confidence_level}",
-            location="confidence_level",
-        )
+    check_proportion(confidence_level, "confidence level", location="confidence_level")
     z = stats.z_value(confidence_level)
     offsets, size = _slots(st.layout)
     run_index = {r: i for i, r in enumerate(st.layout.run_ids)}

@@ -10,7 +10,7 @@ but ``correction`` is optional)::
       correction: holm            # none | bonferroni | holm | benjamini_hochberg
       alpha: 0.05
       confidence_level: 0.95
-      method: t                   # see agenticlens_frames.paired.methods
+      method: t                   # see agenticlens_frames.paired.METHODS
       family: all                 # all | per_evaluator
       cluster: topic              # a case metadata field (cluster-robust errors)
       evaluators:                 # one per operational dimension, optionally @version

@@ -23,6 +23,14 @@ __all__ = [
 #: The target kinds AgenticLens 0.10 accepts (case-sensitive).
 TARGET_KINDS = ("python", "http", "recorded")
 
+#: Outcome of one attempt. ``ok``: a sample was scored; ``missing_sample``: the recorded
+#: trial had no sample for the case; ``target_error`` / ``timed_out``: a live call failed;
+#: ``trial_failed``: the whole trial failed (e.g. the recorded file lacks that trial).
+ATTEMPT_STATUSES = ("ok", "missing_sample", "target_error", "timed_out", "trial_failed")
+
+#: A variant's factor ``name`` is the column ``factor_<name>`` of the ``variants`` table.
+FACTOR_PREFIX = "factor_"
+
 
 @dataclass(frozen=True)
 class VariantSpec:

@@ -6,7 +6,6 @@ estimand; the JSON blocks of the report are built from them in
 :mod:`agenticlens_frames.report.paired_json`. The parts:
 
 ``settings``     the comparison settings, their one set of rules, the guard rails
-``methods``      the paired methods by name (t, bootstrap, permutation, Wilcoxon, McNemar)
 ``dimensions``   the declared dimensions evaluated on a run (per-case values)
 ``comparisons``  paired comparisons of every candidate with the baseline, corrected
 ``gate``         the non-inferiority gate
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and IDEs
+    from .._choices import METHODS, PairedMethodInfo, method_names
     from .case_level import case_labels, case_level_summary, noise_floor, variance_decomposition
     from .comparisons import (
         PAIRED_COLUMNS,
@@ -40,7 +40,6 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
         suite_hash,
         write_lock,
     )
-    from .methods import METHODS, PairedMethodInfo, method_names
     from .outputs import paired_outputs
     from .planning import minimum_detectable_effect, power_analysis, trials_for_precision
     from .settings import (
@@ -67,7 +66,7 @@ _LAZY = {
     "FAMILIES": ".settings",
     "FIXED_FIELDS": ".settings",
     "GATE_COLUMNS": ".gate",
-    "METHODS": ".methods",
+    "METHODS": ".._choices",
     "PAIRED_COLUMNS": ".comparisons",
     "SMALL_SAMPLE": ".comparisons",
     "VERDICT_COLUMNS": ".verdicts",
@@ -75,7 +74,7 @@ _LAZY = {
     "EvaluatorChoice": ".settings",
     "GuardRails": ".settings",
     "PairedAnalysis": ".comparisons",
-    "PairedMethodInfo": ".methods",
+    "PairedMethodInfo": ".._choices",
     "case_labels": ".case_level",
     "case_level_summary": ".case_level",
     "case_verdicts": ".verdicts",
@@ -89,7 +88,7 @@ _LAZY = {
     "enforce_lock": ".lock",
     "evaluator_plan": ".settings",
     "gate_passed": ".gate",
-    "method_names": ".methods",
+    "method_names": ".._choices",
     "minimum_detectable_effect": ".planning",
     "noise_floor": ".case_level",
     "noninferiority_failures": ".gate",
@@ -107,8 +106,5 @@ _LAZY = {
     "write_lock": ".lock",
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
-
-#: Every lazily exported name: written once, in ``_LAZY`` (tests/test_public_api.py checks
-#: that the type-checking imports above name the same things).
-__all__ = sorted(_LAZY)
+#: ``__all__`` is every name of ``_LAZY`` (the one list of public names).
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _LAZY, globals())

@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .. import stats_paired
+from .._choices import METHODS
+from .._values import format_in_unit
 from ..errors import InputError
 from ..frames import ExperimentRun
 from .dimensions import (
@@ -27,7 +29,6 @@ from .dimensions import (
 )
 from .gate import noninferiority_gate
 from .lock import comparison_fingerprint, enforce_lock
-from .methods import METHODS
 from .settings import (
     DIMENSIONS,
     ComparisonsConfig,
@@ -126,16 +127,12 @@ class PairedAnalysis:
     candidates: list[str] = field(default_factory=list)
 
 
+#: A detectable effect per unit, as the notes write it (see :func:`format_in_unit`).
+_EFFECT = {"proportion": "{pp:.1f} pp", "ms": "{v:.0f} ms", "usd": "${v:.4g}", "": "{v:.3g}"}
+
+
 def _format_effect(value: float, unit: str) -> str:
-    if not math.isfinite(value):
-        return "n/a"
-    if unit == "proportion":
-        return f"{100 * value:.1f} pp"
-    if unit == "ms":
-        return f"{value:.0f} ms"
-    if unit == "usd":
-        return f"${value:.4g}"
-    return f"{value:.3g}"
+    return format_in_unit(value, unit, _EFFECT) if math.isfinite(value) else "n/a"
 
 
 def _mde_alpha(config: ComparisonsConfig, family_size: int) -> float:

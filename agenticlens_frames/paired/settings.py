@@ -18,12 +18,12 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from .._choices import method_names
 from ..errors import InputError
 from ..formats._io import Invalid, close_match, describe
 from ..formats.comparisons import DIMENSIONS, EvaluatorChoice, parse_evaluator, read_comparisons
 from ..formats.model import ManifestSpec, SuiteSpec
 from ..stats_paired import CORRECTION_CONTROLS, CORRECTIONS
-from .methods import method_names
 
 __all__ = [
     "DIMENSIONS",

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._values import format_in_unit
 from ..frames import ExperimentRun
 from .settings import (
     DIMENSIONS,
@@ -100,16 +101,12 @@ REGRESSION_DIMENSIONS = ("quality", "safety", "reliability")
 _BOUNDED = ("proportion", "score")
 
 
+#: A signed difference per unit, without the unit (see :func:`format_in_unit`).
+_SIGNED = {"proportion": "{pp:+.1f}", "ms": "{v:+.0f}", "usd": "{v:+.5f}", "": "{v:+.3f}"}
+
+
 def _signed(value: float, unit: str) -> str:
-    if not math.isfinite(value):
-        return "n/a"
-    if unit == "proportion":
-        return f"{100 * value:+.1f}"
-    if unit == "ms":
-        return f"{value:+.0f}"
-    if unit == "usd":
-        return f"{value:+.5f}"
-    return f"{value:+.3f}"
+    return format_in_unit(value, unit, _SIGNED) if math.isfinite(value) else "n/a"
 
 
 def _unit_suffix(unit: str) -> str:

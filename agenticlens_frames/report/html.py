@@ -40,6 +40,7 @@ import plotly.graph_objects as go
 
 from .. import viz
 from .._files import write_atomic
+from .._repr import regressed_labels
 from .._values import is_missing
 from ..analysis import ExperimentAnalysis, headline_warnings
 from ..frontier import frontier_columns
@@ -254,16 +255,7 @@ def _comparisons(a: ExperimentAnalysis) -> str:
             f"{_e(n)}: {_e(val[0])} → {_e(val[1])}" for n, val in c["changed_factors"].items()
         )
         p = c["case_pass_rate_p_value"]
-        flagged = [
-            label
-            for label, key in (
-                ("pass rate", "pass_rate_regressed"),
-                ("score", "average_score_regressed"),
-                ("latency", "average_latency_ms_regressed"),
-                ("cost", "total_cost_usd_regressed"),
-            )
-            if c[key] is True
-        ]
+        flagged = regressed_labels(c)
         warnings = "".join(f"<li>{_e(w)}</li>" for w in c["warnings"])
         cost_delta = c["total_cost_usd_delta"]
         cost = "n/a" if is_missing(cost_delta) else f"{cost_delta:+.4f}"

@@ -24,8 +24,5 @@ _LAZY = {
     "parse_retry": ".retry",
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
-
-#: Every lazily exported name: written once, in ``_LAZY`` (tests/test_public_api.py checks
-#: that the type-checking imports above name the same things).
-__all__ = sorted(_LAZY)
+#: ``__all__`` is every name of ``_LAZY`` (the one list of public names).
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _LAZY, globals())

@@ -1,0 +1,103 @@
+"""The case matrix: one row per (variant, case), the grain every case-level frame starts from.
+
+Below :mod:`.analysis` and :mod:`.factorial`, which both read it (analysis re-exports
+:func:`case_matrix`; factor effects compute it when they are not handed one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import stats
+from .errors import check_pass_k
+from .frames import ExperimentRun
+
+__all__ = ["case_matrix", "effective_pass_k"]
+
+
+def effective_pass_k(run: ExperimentRun, pass_k: Sequence[int] | None) -> tuple[int, ...]:
+    """The pass@k list: ``pass_k`` checked, or the manifest's effective one if None."""
+    if pass_k is None:
+        return run.manifest.effective_pass_k
+    return check_pass_k(pass_k)
+
+
+def case_matrix(run: ExperimentRun, pass_k: Sequence[int] | None = None) -> pd.DataFrame:
+    """One row per (variant, case), always complete: every variant × every case.
+
+    Columns follow spec §9.1: ``attempts`` (trials, failed ones included), ``passes``,
+    ``pass_rate``, ``mean_score`` and ``score_standard_deviation`` (over completed trials,
+    exactly as ``statistics.fmean`` / ``stdev``), ``consistent``, then ``pass_at_<k>`` and
+    ``pass_hat_<k>`` per k (NaN where k > attempts), plus ``case_name``, ``case_index``,
+    ``scored`` (completed trials), ``mean_latency_ms`` and ``mean_cost_usd`` over attempts
+    whose value is known.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> cm = case_matrix(run)
+    >>> len(cm) == len(run.variants) * len(run.cases)
+    True
+    """
+    ks = effective_pass_k(run, pass_k)
+    att = run.attempts
+    variant_ids = list(run.manifest.variant_ids)
+    case_ids = list(run.suite.case_ids)
+    n_var, n_case = len(variant_ids), len(case_ids)
+    size = n_var * n_case
+    g = att["variant_id"].cat.codes.to_numpy(np.int64) * n_case + att["case_index"].to_numpy(
+        np.int64
+    )
+    attempts = np.bincount(g, minlength=size)
+    passes = np.bincount(g, weights=att["passed"].to_numpy(float), minlength=size).astype(np.int64)
+
+    completed = (att["status"] != "trial_failed").to_numpy()
+    width = int(att["trial"].max()) if len(att) else 0
+    scores = np.full((size, max(width, 1)), np.nan)
+    scores[g[completed], att["trial"].to_numpy()[completed] - 1] = att["score"].to_numpy(float)[
+        completed
+    ]
+    scored, mean_score, sd = stats.row_fmean_stdev(scores)
+
+    latency = att["latency_ms"].to_numpy(float)
+    cost = att["cost_usd"].to_numpy(float)
+
+    def known_mean(values: np.ndarray) -> np.ndarray:
+        ok = ~np.isnan(values)
+        total = np.bincount(g[ok], weights=values[ok], minlength=size)
+        count = np.bincount(g[ok], minlength=size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pass_rate = np.where(attempts > 0, passes / np.maximum(attempts, 1), 0.0)
+    frame = pd.DataFrame(
+        {
+            "variant_id": pd.Categorical.from_codes(
+                np.repeat(np.arange(n_var), n_case), categories=variant_ids
+            ),
+            "case_id": pd.Categorical.from_codes(
+                np.tile(np.arange(n_case), n_var), categories=case_ids
+            ),
+            "case_name": np.tile(run.cases["case_name"].to_numpy(), n_var),
+            "case_index": np.tile(np.arange(n_case, dtype=np.int32), n_var),
+            "attempts": attempts,
+            "passes": passes,
+            "pass_rate": pass_rate,
+            "mean_score": mean_score,
+            "score_standard_deviation": sd,
+            "consistent": (passes == 0) | (passes == attempts),
+            "scored": scored,
+            "mean_latency_ms": known_mean(latency),
+            "mean_cost_usd": known_mean(cost),
+        }
+    )
+    for k in ks:
+        frame[f"pass_at_{k}"] = stats.pass_at_k(attempts, passes, k)
+        frame[f"pass_hat_{k}"] = stats.pass_hat_k(attempts, passes, k)
+    frame.attrs["pass_k"] = ks
+    return frame
