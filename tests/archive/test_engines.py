@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -89,6 +90,35 @@ def test_kernel_methods_agree_with_the_loop(support_run: ExperimentRun, method: 
         partial = run_partial(table, "r", support_run.manifest.variant_ids, method=method)
         stats = assemble([partial], layout, "numpy")
         assert_matches_oracle(stats, table.to_pandas())
+
+
+def _storage_variants(table: pa.Table) -> dict[str, pa.Table]:
+    """The same attempts stored the ways Arrow allows: missing floats as NaN values
+    instead of nulls, and columns cut into chunks at offsets that are not byte-aligned
+    (the kernel reads Arrow's buffers and bitmaps directly)."""
+    floats = ("score", "latency_ms", "cost_usd", "score_sum")
+    as_nan = table
+    for name in floats:
+        values = table.column(name).to_numpy()  # nulls become NaN
+        index = as_nan.schema.get_field_index(name)
+        as_nan = as_nan.set_column(index, name, pa.array(values, from_pandas=False))
+    assert as_nan.column("score").null_count == 0 < np.isnan(as_nan.column("score")).sum()
+    cuts = [0, 3, 61, 62, 200, table.num_rows]
+    chunked = pa.concat_tables([table.slice(a, b - a) for a, b in itertools.pairwise(cuts)])
+    assert chunked.column("passed").num_chunks == 5
+    return {"nulls": table, "nan": as_nan, "chunked": chunked, "nan_chunked": as_nan.slice(5)}
+
+
+@pytest.mark.parametrize("method", ["auto", "bincount"])
+def test_kernel_reads_every_arrow_storage_of_the_columns(support_run: ExperimentRun, method: str):
+    frame = support_run.attempts.assign(run_id=pd.Categorical(["r"] * len(support_run.attempts)))
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    assert table.column("latency_ms").null_count > 0
+    layout = RunLayout(("r",), ("support-agent-upgrade@1",), (support_run.manifest.variant_ids,))
+    for stored in _storage_variants(table).values():
+        partial = run_partial(stored, "r", support_run.manifest.variant_ids, method=method)
+        stats = assemble([partial], layout, "numpy")
+        assert_matches_oracle(stats, stored.to_pandas())
 
 
 def test_rows_repeating_a_cell_fall_back_to_bincount(support_run: ExperimentRun):
