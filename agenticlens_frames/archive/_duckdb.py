@@ -160,6 +160,32 @@ def _layout_keys(layout: RunLayout) -> pa.Table:
     )
 
 
+#: Attempts per DuckDB query when reading an archive (whole runs per block).
+DUCKDB_BLOCK_ROWS = 5_000_000
+
+
+def _blocks(scans: Sequence[RunScan], block_rows: int) -> list[list[RunScan]]:
+    """Consecutive runs grouped into blocks of about ``block_rows`` attempts."""
+    blocks: list[list[RunScan]] = []
+    rows = 0
+    for scan in scans:
+        if not blocks or rows + scan.n_attempts > block_rows:
+            blocks.append([])
+            rows = 0
+        blocks[-1].append(scan)
+        rows += scan.n_attempts
+    return blocks
+
+
+def _in_run_order(table: pa.Table) -> pa.Table:
+    """Blocks' results, each sorted, in layout run order (blocks follow the slice's run
+    order, which is the layout's unless the caller passed another layout)."""
+    run_code = table.column("run_code").to_numpy(zero_copy_only=False)
+    if len(run_code) < 2 or np.all(run_code[1:] >= run_code[:-1]):
+        return table
+    return table.take(pa.array(np.argsort(run_code, kind="stable")))
+
+
 def _numbers(table: pa.Table, name: str) -> np.ndarray:
     return table.column(name).to_numpy()
 
@@ -187,27 +213,29 @@ def duckdb_engine(
         if isinstance(source, TableSource):
             check_columns(source.table)
             con.register("_alf_attempts", source.table.select(list(NEEDED_COLUMNS)))
-            from_clause, where = "_alf_attempts", "TRUE"
+            blocks = ["_alf_attempts"]
+        elif not source.scans:
+            return from_keyed_frames(pd.DataFrame(), pd.DataFrame(), layout, "duckdb")
         else:
-            if not source.scans:
-                return from_keyed_frames(pd.DataFrame(), pd.DataFrame(), layout, "duckdb")
-            from_clause, where = duckdb_source(con, source.scans), "TRUE"
+            # Blocks of whole runs, one query each: a run's groups never span blocks, so
+            # each hash table holds one block's groups and stays within the memory limit
+            # (one query over all of a 100M-attempt archive spilled its 10M case groups
+            # to disk; see docs/performance.md).
+            blocks = [duckdb_source(con, b) for b in _blocks(source.scans, DUCKDB_BLOCK_ROWS)]
         keys = f"_alf_keys_{uuid.uuid4().hex}"
         con.register(keys, _layout_keys(layout))
-        cases = con.sql(
-            _KEYED_SQL.format(
-                aggregate=_CASE_SQL.format(source=from_clause, where=where),
-                keys=keys,
-                inner="case_index",
-            )
-        ).to_arrow_table()
-        trials = con.sql(
-            _KEYED_SQL.format(
-                aggregate=_TRIAL_SQL.format(source=from_clause, where=where),
-                keys=keys,
-                inner="trial",
-            )
-        ).to_arrow_table()
+        case_parts, trial_parts = [], []
+        for block in blocks:
+            for parts, aggregate, inner in (
+                (case_parts, _CASE_SQL, "case_index"),
+                (trial_parts, _TRIAL_SQL, "trial"),
+            ):
+                sql = _KEYED_SQL.format(
+                    aggregate=aggregate.format(source=block, where="TRUE"), keys=keys, inner=inner
+                )
+                parts.append(con.sql(sql).to_arrow_table())
+        cases = _in_run_order(pa.concat_tables(case_parts))
+        trials = _in_run_order(pa.concat_tables(trial_parts))
     finally:
         if connection is None:
             con.close()

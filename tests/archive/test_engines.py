@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+from dataclasses import astuple
 from pathlib import Path
 
 import numpy as np
@@ -227,3 +228,24 @@ def test_every_registered_engine_is_offered_documented_and_runs(shared_archive: 
     sl = shared_archive.all()
     for name in LOCAL_ENGINES:
         assert sl.stats(name).engine == name
+
+
+def test_duckdb_in_blocks_of_runs_matches_one_query(monkeypatch, shared_archive: Archive):
+    """Out of core, DuckDB aggregates blocks of whole runs one query at a time; the blocks'
+    results come back in layout order even when it is not the slice's run order."""
+    import agenticlens_frames.archive._duckdb as duck
+
+    sl = shared_archive.slice(tags="refund")
+    reference = sl.stats("numpy")
+    layout = RunLayout.from_scans(sl.scans())
+    backwards = RunLayout(*(tuple(reversed(part)) for part in astuple(layout)))
+    monkeypatch.setattr(duck, "DUCKDB_BLOCK_ROWS", 1)  # one run per block
+    assert len(duck._blocks(sl.scans(), duck.DUCKDB_BLOCK_ROWS)) == len(layout.run_ids) > 1
+    assert_same_stats(sl.stats("duckdb"), reference)
+    assert_same_stats(
+        sufficient_stats(sl, engine="duckdb", layout=backwards),
+        sufficient_stats(sl, engine="numpy", layout=backwards),
+    )
+    assert_matches_oracle(
+        sufficient_stats(sl, engine="duckdb", layout=backwards), sl.frame("attempts")
+    )
