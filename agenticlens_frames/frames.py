@@ -870,6 +870,61 @@ class TableBuilder:
             "trials": dict(self._trials),
         }
 
+    def add_scored_trial(
+        self,
+        variant_id: str,
+        trial: int,
+        position: int,
+        outputs: list[str],
+        traces: list[Any],
+        checks: dict[str, pa.Array],
+        scores: dict[str, Any],
+    ) -> None:
+        """Add a succeeded trial scored as a whole: one ``ok`` attempt per suite case, in
+        suite order (``outputs[i]`` and ``traces[i]`` answer case *i*), with the columns
+        of :func:`~agenticlens_frames.scoring_batch.score_trial`. The same rows as
+        :meth:`add_trial` and one :meth:`add_attempt` per case, as one typed part."""
+        n = len(outputs)
+        self._trials[(self._variant_pos[variant_id], trial)] = ("succeeded", None, position)
+        cost = [t.estimated_cost_usd for t in traces]
+        source = [
+            t.cost_source if c is not None else None for t, c in zip(traces, cost, strict=True)
+        ]
+        tool_names = [t.tool_names for t in traces]
+        attempts = {
+            "variant": pa.array(np.full(n, self._variant_pos[variant_id], dtype=np.int32)),
+            "trial": pa.array(np.full(n, trial, dtype=np.int32)),
+            "case_index": pa.array(np.arange(n, dtype=np.int32)),
+            "status": pa.array(["ok"] * n, type=pa.string()),
+            "passed": pa.array(scores["passed"]),
+            "score": scores["score"],
+            "n_checks": pa.array(scores["n_checks"]),
+            "n_checks_passed": pa.array(scores["n_checks_passed"]),
+            "score_sum": pa.array(scores["score_sum"]),
+            "latency_ms": pa.array([t.total_latency_ms for t in traces], type=pa.float64()),
+            "cost_usd": pa.array(cost, type=pa.float64()),
+            "cost_source": pa.array(source, type=pa.string()),
+            "output": pa.array(outputs, type=pa.large_string()),
+            "trace_id": pa.array([t.trace_id for t in traces], type=pa.large_string()),
+            "trace_shape": pa.array([t.shape for t in traces], type=pa.string()),
+            "tools": pa.array([",".join(names) for names in tool_names], type=pa.large_string()),
+            "n_tool_calls": pa.array([len(names) for names in tool_names], type=pa.int32()),
+            "turns": scores["turns"],
+            "target_attempts": pa.nulls(n, type=pa.int32()),
+            "error": pa.nulls(n, type=pa.large_string()),
+        }
+        self._parts.append({"attempts": attempts, "checks": checks, "custom": {}, "trials": {}})
+
+    def parts(self) -> list[dict[str, Any]]:
+        """Every row as typed parts (each one a :meth:`state`), for :meth:`absorb` in
+        another builder; the trials go with the first part."""
+        self.seal()
+        parts, self._parts = self._parts, []
+        if not parts:
+            parts = [self.state()]
+        parts[0] = {**parts[0], "trials": dict(self._trials)}
+        return parts
+
     def absorb(self, state: dict[str, Any]) -> None:
         """Add the rows of another builder's :meth:`state` (same manifest and suite).
 
@@ -946,6 +1001,12 @@ class TableBuilder:
         """Sort, type and assemble the five tables."""
         m, s = self.manifest, self.suite
         c, k, custom = self._columns()
+        # The columns now hold every part's buffers: let go of the parts, and of each
+        # column once converted (c.pop / k.pop below), so that a column's joined copy
+        # replaces its chunks instead of adding to them (a builder builds once).
+        self._parts = []
+        self._cols = {name: [] for name in _ATTEMPT_TYPES}
+        self.checks = CheckColumns()
         variant = c["variant"].to_numpy()
         trial = c["trial"].to_numpy()
         case_index = c["case_index"].to_numpy()
@@ -964,19 +1025,19 @@ class TableBuilder:
             position[v, t] = info[2]
 
         def num(name: str) -> np.ndarray:
-            return c[name].to_numpy(zero_copy_only=False)[order]
+            return c.pop(name).to_numpy(zero_copy_only=False)[order]
 
         def opt_float(name: str) -> np.ndarray:
-            return take(c[name]).to_numpy(zero_copy_only=False)
+            return take(c.pop(name)).to_numpy(zero_copy_only=False)
 
         def text(name: str) -> pd.Series:
-            return _str_series(take(c[name]))
+            return _str_series(take(c.pop(name)))
 
         def fixed(name: str, categories: tuple[str, ...]) -> pd.Categorical:
-            return categorical(take(c[name]).to_pandas(), categories)
+            return categorical(take(c.pop(name)).to_pandas(), categories)
 
         def opt_int(name: str) -> Any:
-            return pd.array(take(c[name]).to_pandas(), dtype="Int32")
+            return pd.array(take(c.pop(name)).to_pandas(), dtype="Int32")
 
         attempts = pd.DataFrame(
             {
@@ -1028,7 +1089,7 @@ class TableBuilder:
         )
 
         def ktext(name: str) -> pd.Series:
-            return _str_series(ctake(k[name]))
+            return _str_series(ctake(k.pop(name)))
 
         def kcat(values: pa.Array | pa.ChunkedArray) -> pd.Categorical:
             taken = ctake(values)
@@ -1047,7 +1108,7 @@ class TableBuilder:
                 "case_id": codes_categorical(case_index[sorted_rows], s.case_ids),
                 "check_index": check_index,
                 "name": ktext("name"),
-                "metric": kcat(k["metric"]),
+                "metric": kcat(k.pop("metric")),
                 "value": knum(k["value"].to_numpy()),
                 "passed": knum(k["passed"].to_numpy(zero_copy_only=False)),
                 "required": knum(np.asarray(required, dtype=bool)),

@@ -164,6 +164,19 @@ def bootstrap_cubes(
     return result, pooled
 
 
+def _case_positions(case_ids: pd.Series, case_of: dict[str, int]) -> np.ndarray:
+    """Suite position of each row's case. A categorical is looked up once per category,
+    not once per row (a check table has millions of rows)."""
+    if isinstance(case_ids.dtype, pd.CategoricalDtype):
+        codes = case_ids.cat.codes.to_numpy()
+        if len(codes) == 0 or codes.min() >= 0:
+            categories = pd.Series(case_ids.cat.categories.astype(str))
+            positions = categories.map(case_of).to_numpy(np.float64)[codes]
+            if not np.isnan(positions).any():
+                return positions.astype(np.int64)
+    return case_ids.astype(str).map(case_of).to_numpy(np.int64)
+
+
 def frontier_uncertainty(
     run: ExperimentRun,
     *,
@@ -242,7 +255,7 @@ def frontier_uncertainty(
     chk = run.checks
     live = ~chk["skipped"].to_numpy(bool)
     case_of = dict(zip(run.suite.case_ids, range(n_case), strict=True))
-    c_case = chk["case_id"].astype(str).map(case_of).to_numpy(np.int64)[live]
+    c_case = _case_positions(chk["case_id"], case_of)[live]
     c_key = np.ravel_multi_index(
         (
             chk["variant_id"].cat.codes.to_numpy(np.int64)[live],

@@ -23,6 +23,12 @@ tables written through ``Archive.add``; see benchmarks/make_archive.py) and cach
   factor-filtered slice (``retrieval="dense"``), per engine; DuckDB also under a memory
   limit smaller than the data.
 
+``--out-of-core 100M`` (a comma list) measures only the DuckDB engine from disk under a
+memory limit smaller than the data (``--memory-limit``, default an eighth of the needed
+columns' in-memory size), split into DuckDB's aggregation and the analysis, against the
+**scan floor**: one DuckDB pass summing every column the analysis reads from the same
+files, same threads, same run. It reports the peak resident memory of the whole process.
+
 Times are medians of ``--repeat`` runs after one warm-up; "peak" is the extra resident
 memory during one run (``VmHWM`` after a reset, minus the resident size before).
 The machine is shared: compare ratios from the same run, not absolute seconds.
@@ -323,6 +329,73 @@ def run_size(archive: Archive, args: argparse.Namespace, client: Any) -> dict[st
     return result
 
 
+def run_out_of_core(archive: Archive, args: argparse.Namespace) -> dict[str, Any]:
+    """DuckDB from disk under a memory limit, against a DuckDB scan of the same columns."""
+    import duckdb
+
+    from agenticlens_frames.archive._duckdb import duckdb_connection, duckdb_source
+
+    whole = archive.all()
+    info = whole.variant_info()
+    layout = RunLayout.from_scans(whole.scans())
+    rows = sum(r.n_attempts for r in archive.records())
+    table_mib = rows * 69 / 2**20  # the needed columns in memory (bench floor: 69 B/row)
+    limit_mib = args.memory_limit or max(64, int(table_mib / 8))
+    spill = tempfile.mkdtemp(prefix="alf-duckdb-spill-")
+    con = duckdb_connection(memory_limit=f"{limit_mib}MB", threads=2, temp_directory=spill)
+    numeric = ["case_index", "trial", "score", "latency_ms", "cost_usd", "score_sum"]
+    numeric += ["n_checks", "run_order", "CAST(passed AS INTEGER)"]
+    strings = ["run_id", "variant_id", "case_id", "status"]
+    scan_sql = "SELECT count(*), " + ", ".join(
+        [f"sum({c})" for c in numeric] + [f"max(length({c}))" for c in strings]
+    )
+    source = duckdb_source(con, whole.scans())
+    repeat = max(1, min(args.repeat, 3))
+    print(f"  out of core: {rows} rows, memory_limit={limit_mib}MB", file=sys.stderr)
+    result: dict[str, Any] = {
+        "rows": rows,
+        "runs": len(layout.run_ids),
+        "disk_mib": sum(f.stat().st_size for f in archive.path.rglob("*.parquet")) / 2**20,
+        "memory_limit_mib": limit_mib,
+        "duckdb": duckdb.__version__,
+    }
+    result["scan_floor"] = measure(lambda: con.sql(f"{scan_sql} FROM {source}").fetchall(), repeat)
+    options = {"memory_limit": f"{limit_mib}MB", "threads": 2, "temp_directory": spill}
+    result["stats"] = measure(
+        lambda: sufficient_stats(whole, engine="duckdb", layout=layout, **options), repeat
+    )
+    st = sufficient_stats(whole, engine="duckdb", layout=layout, **options)
+    result["analysis"] = measure(lambda: analyze_stats(st, info, pass_k=PASS_K), repeat)
+    del st
+    gc.collect()
+    _reset_peak()
+    began = time.perf_counter()
+    st = sufficient_stats(whole, engine="duckdb", layout=layout, **options)
+    analyze_stats(st, info, pass_k=PASS_K)
+    result["end_to_end_s"] = time.perf_counter() - began
+    result["peak_rss_mib"] = _status_kib("VmHWM") / 1024
+    result["case_rows"] = len(st.cases)
+    con.close()
+    return result
+
+
+def out_of_core_report(results: dict[str, Any]) -> str:
+    lines = [
+        "| size | memory_limit MiB | scan floor s | DuckDB stats s | analysis s | "
+        "end to end s | × scan floor | peak RSS MiB | disk MiB |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for size, r in results.items():
+        scan = r["scan_floor"]["median_s"]
+        total = r["stats"]["median_s"] + r["analysis"]["median_s"]
+        lines.append(
+            f"| {size} | {r['memory_limit_mib']} | {scan:.2f} | {r['stats']['median_s']:.2f} | "
+            f"{r['analysis']['median_s']:.2f} | {r['end_to_end_s']:.2f} | {total / scan:.1f} | "
+            f"{r['peak_rss_mib']:.0f} | {r['disk_mib']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
 def ratios(result: dict[str, Any]) -> dict[str, float]:
     floor_s = result["floor"]["median_s"]
     memory = result["in_memory"]
@@ -374,7 +447,21 @@ def main() -> None:
         "--data", type=Path, default=Path(tempfile.gettempdir()) / "alf-bench-archives"
     )
     parser.add_argument("--json", type=Path, default=None, help="write the numbers here")
+    parser.add_argument(
+        "--out-of-core", default="", help="only DuckDB from disk, e.g. 100M (comma list)"
+    )
+    parser.add_argument("--memory-limit", type=int, default=0, help="DuckDB limit, MiB")
     args, _unknown = parser.parse_known_args()
+    if args.out_of_core:
+        args.data.mkdir(parents=True, exist_ok=True)
+        results = {}
+        for size in args.out_of_core.split(","):
+            print(f"size {size} (out of core)", file=sys.stderr)
+            results[size] = run_out_of_core(ensure_archive(args.data, parse_size(size)), args)
+        print(out_of_core_report(results))
+        if args.json:
+            args.json.write_text(json.dumps({"out_of_core": results}, indent=1))
+        return
     args.engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     args.data.mkdir(parents=True, exist_ok=True)
 

@@ -2,8 +2,9 @@
 
 Experiment: 4 variants × 5 trials × 1000 cases (``agenticlens_frames.testing.make_synthetic``,
 seed 1), or
-``--experiment DIR`` with ``manifest.yaml`` and ``suite.yaml``. Goals (issue 4): at most
-10 MB, every figure drawn within 3 s.
+``--experiment DIR`` with ``manifest.yaml`` and ``suite.yaml``. Goals: at most 10 MB, every
+figure drawn within 3 s at 1000 cases (issue 4) and within 2 s at 5000 cases (issue 19:
+``--cases 5000``).
 
 Compared in the same run with two named baselines:
 
@@ -11,7 +12,10 @@ Compared in the same run with two named baselines:
   its ``load`` event;
 * ``plotly-write_html``: plotly's own ``Figure.to_html`` of the same six figures in one
   page (plotly.js inlined once, the heatmap with every case), time until every plot has
-  been laid out.
+  been laid out;
+* ``plotly.js-floor``: plotly.js inlined and one three-point line drawn, nothing else:
+  what any page that inlines plotly pays on this machine before drawing anything of its
+  own (on a loaded machine this floor alone can pass 2 s; compare against it).
 
 Run: ``./dev bench`` or ``python benchmarks/bench_html.py [--cases N] [--repeat R]``.
 """
@@ -67,6 +71,18 @@ def _plotly_page(analysis: object, path: Path) -> None:
     )
 
 
+def _floor_page(path: Path) -> None:
+    from agenticlens_frames.report.html import _plotly_js
+
+    path.write_text(
+        "<!DOCTYPE html><html><head><meta charset='utf-8'></head><body><div id='f'></div>"
+        f"<script>{_plotly_js()}</script><script>Plotly.newPlot('f', [{{y: [1, 3, 2]}}])"
+        ".then(function () { window.alfDrawnMs = performance.now();"
+        " document.body.dataset.ready = 'true'; });</script></body></html>",
+        encoding="utf-8",
+    )
+
+
 def _reference_page(folder: Path, path: Path) -> bool:
     exe = Path(sys.executable).parent / "agenticlens"
     if not exe.exists():
@@ -91,7 +107,7 @@ def _time_to_draw(pages: dict[str, Path], repeat: int) -> dict[str, float]:
             for name, path in pages.items():
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
                 # Times are from navigation start, in the page's own clock.
-                if name == "ours":
+                if name in ("ours", "plotly.js-floor"):
                     # The page's CSP forbids playwright's eval-based polling: wait on the
                     # DOM flag its script sets once every figure is drawn.
                     page.goto(path.as_uri(), wait_until="commit")
@@ -118,6 +134,9 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--experiment", help="folder with manifest.yaml and suite.yaml")
+    parser.add_argument(
+        "--no-reference", action="store_true", help="skip the real package's page (slow)"
+    )
     args = parser.parse_args()
 
     from agenticlens_frames import analyze, load_experiment
@@ -134,7 +153,9 @@ def main() -> None:
         pages = {"ours": ours}
         _plotly_page(analysis, work / "plotly.html")
         pages["plotly-write_html"] = work / "plotly.html"
-        if _reference_page(folder, work / "agenticlens.html"):
+        _floor_page(work / "floor.html")
+        pages["plotly.js-floor"] = work / "floor.html"
+        if not args.no_reference and _reference_page(folder, work / "agenticlens.html"):
             pages["agenticlens-0.10"] = work / "agenticlens.html"
         drawn = _time_to_draw(pages, args.repeat)
 
@@ -149,11 +170,15 @@ def main() -> None:
                 f"{name:<20}{size / 1e6:>10.2f}{drawn[name]:>10.2f}"
                 f"{size / base_size:>9.2f}{drawn[name] / base_time:>9.2f}"
             )
+        limit = 2.0 if args.cases >= 5000 else 3.0
         ok_size = base_size <= 10e6
-        ok_time = base_time <= 3.0
+        ok_time = base_time <= limit
+        floor = drawn["plotly.js-floor"]
         print(
             f"goals: size ≤ 10 MB {'met' if ok_size else 'MISSED'}, "
-            f"every figure drawn ≤ 3 s {'met' if ok_time else 'MISSED'}"
+            f"every figure drawn ≤ {limit:g} s {'met' if ok_time else 'MISSED'} "
+            f"(the plotly.js floor alone: {floor:.2f} s; ours above it: "
+            f"{base_time - floor:.2f} s)"
         )
 
 

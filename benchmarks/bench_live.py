@@ -11,23 +11,32 @@ Measured, each in a fresh subprocess that times only the run (not the imports):
   (``time.sleep``), an async python target (``asyncio.sleep``) and an http target (a
   small asyncio HTTP/1.1 server in another process that sleeps 50 ms per request), with
   the journal on disk (``--run-dir``);
-* the same 1 000 requests sent by bare ``httpx`` at the same concurrency (one client per
-  variant, as the runner does): what this machine (two cores shared by client and
-  server) allows without any of our work;
+* the same requests sent by bare ``httpx`` at the same concurrency (one connection per
+  client, as the runner spreads them; ``--big-pools`` adds one pool per variant): what
+  this machine (two cores shared by client and server) allows without any of our work;
+* the same requests over bare asyncio streams (no client library) and the same 50 ms
+  sleeps on one bare event loop, ``concurrency`` at a time: the floors of this machine for
+  the http and the python targets;
 * ours at concurrency 1 with 0 ms targets: the runner's own cost per attempt (dispatch,
   payload validation, scoring, journal write + fsync), with and without a run folder;
 * with ``--package``: the real package on the same manifests, ``max_workers`` 1 (its
   default: everything sequential) and 8 (cases concurrent within a trial, trials still
   sequential). That takes about 2 x 60 s.
 
-    python benchmarks/bench_live.py [--concurrency 32] [--package]
+Issue 19 asks for 10 000 calls (4 variants x 5 trials x 500 cases) at concurrency 256
+within 1.3x the ideal ``ceil(calls / concurrency) x 50 ms`` = 1.95 s, for the async
+python and the http targets, against bare httpx at the same concurrency::
+
+    python benchmarks/bench_live.py --calls 10000 --concurrency 256 \
+        --targets python-async,http
+
+    python benchmarks/bench_live.py [--calls 1000] [--concurrency 32] [--targets ...] [--package]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import subprocess
 import sys
 import tempfile
@@ -35,6 +44,7 @@ import textwrap
 from pathlib import Path
 
 VARIANTS, TRIALS, CASES, DELAY = 4, 5, 50, 0.05
+GOAL_RATIO = 1.3
 
 TARGETS = """
 import asyncio, os, time
@@ -80,7 +90,7 @@ report = run_experiment(manifest, suite)
 seconds = time.perf_counter() - start
 ok = sum(c.target_status == "ok" for v in report.variants for t in v.trials if t.report
          for c in t.report.cases)
-print(json.dumps({"seconds": seconds, "attempts": 1000, "ok": ok}))
+print(json.dumps({"seconds": seconds, "ok": ok}))
 """
 
 
@@ -123,20 +133,23 @@ import asyncio, json, sys, time
 import httpx
 
 async def main(url, concurrency, n, pools):
-    # As the runner does: one client per variant, each with its share of the connections.
+    # ``concurrency`` workers, each sending its requests one after another over a client
+    # (pool) of ``concurrency // pools`` connections; pools = concurrency is one connection
+    # per client, as the runner spreads them (httpx scans a pool on every request).
     per = max(1, concurrency // pools)
     limits = httpx.Limits(max_connections=per, max_keepalive_connections=per)
-    clients = [httpx.AsyncClient(limits=limits) for _ in range(pools)]
-    gates = [asyncio.Semaphore(per) for _ in range(pools)]
+    tls = httpx.create_ssl_context()
+    clients = [httpx.AsyncClient(limits=limits, verify=tls) for _ in range(pools)]
+    todo = iter(range(n))
 
-    async def one(i):
-        async with gates[i % pools]:
+    async def worker(client):
+        for i in todo:
             body = json.dumps({"input": i, "case_id": str(i)})
-            r = await clients[i % pools].post(url, content=body)
-            return r.json()
+            r = await client.post(url, content=body)
+            r.json()
 
     start = time.perf_counter()
-    await asyncio.gather(*(one(i) for i in range(n)))
+    await asyncio.gather(*(worker(clients[w % pools]) for w in range(per * pools)))
     seconds = time.perf_counter() - start
     for client in clients:
         await client.aclose()
@@ -146,8 +159,56 @@ seconds = asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(
 print(json.dumps({"seconds": seconds}))
 """
 
+# The same requests over bare asyncio streams (keep-alive HTTP/1.1, no client library): what
+# the machine and the server allow at all.
+STREAMS = """
+import asyncio, json, sys, time
+from urllib.parse import urlsplit
 
-def _write_experiment(folder: Path, port: int) -> None:
+async def main(url, concurrency, n):
+    u = urlsplit(url)
+    todo = iter(range(n))
+
+    async def worker():
+        reader, writer = await asyncio.open_connection(u.hostname, u.port)
+        for i in todo:
+            body = json.dumps({"input": i, "case_id": str(i)}).encode()
+            writer.write(b"POST " + u.path.encode() + b" HTTP/1.1\\r\\nHost: x\\r\\n"
+                         b"Content-Type: application/json\\r\\nContent-Length: "
+                         + str(len(body)).encode() + b"\\r\\n\\r\\n" + body)
+            head = await reader.readuntil(b"\\r\\n\\r\\n")
+            length = next(int(line.split(b":")[1]) for line in head.split(b"\\r\\n")
+                          if line.lower().startswith(b"content-length:"))
+            json.loads(await reader.readexactly(length))
+        writer.close()
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return time.perf_counter() - start
+
+print(json.dumps({"seconds": asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))}))
+"""
+
+# The python targets' floor: the same sleeps on one event loop, ``concurrency`` at a time.
+SLEEPS = """
+import asyncio, json, sys, time
+
+async def main(concurrency, n):
+    todo = iter(range(n))
+
+    async def worker():
+        for _ in todo:
+            await asyncio.sleep(0.05)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return time.perf_counter() - start
+
+print(json.dumps({"seconds": asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))}))
+"""
+
+
+def _write_experiment(folder: Path, port: int, cases: int) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "targets.py").write_text(TARGETS)
     cases = [
@@ -157,7 +218,7 @@ def _write_experiment(folder: Path, port: int) -> None:
             "input": f"question {i}",
             "expected_contains": ["refund"],
         }
-        for i in range(CASES)
+        for i in range(cases)
     ]
     (folder / "suite.json").write_text(
         json.dumps({"name": "bench", "version": "1", "cases": cases})
@@ -203,11 +264,31 @@ def _measure(code: str, args: list[str], cwd: Path, env: dict | None = None) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument(
+        "--calls",
+        type=int,
+        default=VARIANTS * TRIALS * CASES,
+        help=f"total calls, a multiple of {VARIANTS * TRIALS} (variants x trials)",
+    )
+    parser.add_argument(
+        "--targets",
+        default="python-sync,python-async,http",
+        help="comma-separated subset of python-sync, python-async, http",
+    )
+    parser.add_argument("--no-zero", action="store_true", help="skip the 0 ms overhead runs")
+    parser.add_argument(
+        "--big-pools",
+        action="store_true",
+        help="also bare httpx with one pool per variant (the runner's layout before issue 19)",
+    )
     parser.add_argument("--package", action="store_true", help="also run agenticlens 0.10.0")
     args = parser.parse_args()
-    attempts = VARIANTS * TRIALS * CASES
+    cases = max(1, args.calls // (VARIANTS * TRIALS))
+    attempts = VARIANTS * TRIALS * cases
+    targets = [t for t in args.targets.split(",") if t]
     sequential = attempts * DELAY
-    ideal = math.ceil(attempts / args.concurrency) * DELAY
+    # The issue's ideal: every call 50 ms, the slots always full (no rounding up).
+    ideal = attempts * DELAY / args.concurrency
     server = subprocess.Popen(
         [sys.executable, "-c", SERVER, str(DELAY)], stdout=subprocess.PIPE, text=True
     )
@@ -215,16 +296,38 @@ def main() -> None:
         port = int(server.stdout.readline().split()[1])
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
-            _write_experiment(folder, port)
+            _write_experiment(folder, port, cases)
             ours = OURS.format(variants=VARIANTS)
             print(
-                f"{VARIANTS} variants x {TRIALS} trials x {CASES} cases = {attempts} calls of "
+                f"{VARIANTS} variants x {TRIALS} trials x {cases} cases = {attempts} calls of "
                 f"{DELAY * 1000:.0f} ms; sequential lower bound {sequential:.0f} s, ideal at "
                 f"concurrency {args.concurrency}: {ideal:.2f} s"
             )
             print()
-            print(f"{'run':<44} {'seconds':>8} {'vs 50 s':>8} {'overhead ms/attempt':>20}")
-            for name in ("python-sync", "python-async", "http"):
+            # Bare httpx first (one connection per client): every row below is also given
+            # as a ratio to it.
+            url = f"http://127.0.0.1:{port}/agent"
+            pools = [str(args.concurrency), str(attempts)]
+            bare = _measure(HTTPX, [url, *pools, str(args.concurrency)], folder)["seconds"]
+            head = f"{'run':<44} {'seconds':>8} {'vs seq.':>8} {'/ ideal':>8} {'/ httpx':>8}"
+            print(f"{head} {'overhead ms/attempt':>20}")
+
+            def row(label: str, seconds: float) -> None:
+                overhead = (seconds - ideal) / attempts * 1000 * args.concurrency
+                print(
+                    f"{label:<44} {seconds:>8.2f} {sequential / seconds:>7.1f}x "
+                    f"{seconds / ideal:>8.2f} {seconds / bare:>8.2f} {overhead:>20.2f}"
+                )
+
+            row(f"bare httpx, concurrency {args.concurrency}", bare)
+            if args.big_pools:
+                big = _measure(HTTPX, [url, *pools, str(VARIANTS)], folder)["seconds"]
+                row(f"bare httpx, {VARIANTS} pools of {args.concurrency // VARIANTS}", big)
+            streams = _measure(STREAMS, [url, str(args.concurrency), str(attempts)], folder)
+            row(f"bare asyncio streams, concurrency {args.concurrency}", streams["seconds"])
+            sleeps = _measure(SLEEPS, [str(args.concurrency), str(attempts)], folder)
+            row(f"bare asyncio.sleep, concurrency {args.concurrency}", sleeps["seconds"])
+            for name in targets:
                 run_dir = str(folder / f"run-{name}")
                 r = _measure(
                     ours,
@@ -232,28 +335,13 @@ def main() -> None:
                     folder,
                 )
                 assert r["ok"] == attempts, r
-                overhead = (r["seconds"] - ideal) / attempts * 1000 * args.concurrency
+                row(f"ours {name}, concurrency {args.concurrency}", r["seconds"])
+            if len(targets) and args.concurrency:
                 print(
-                    f"{'ours ' + name + f', concurrency {args.concurrency}':<44} "
-                    f"{r['seconds']:>8.2f} {sequential / r['seconds']:>7.1f}x {overhead:>20.2f}"
+                    f"goal (issue 19): within {GOAL_RATIO}x the ideal {ideal:.2f} s, "
+                    f"i.e. <= {GOAL_RATIO * ideal:.2f} s"
                 )
-            r = _measure(
-                HTTPX,
-                [
-                    f"http://127.0.0.1:{port}/agent",
-                    str(args.concurrency),
-                    str(attempts),
-                    str(VARIANTS),
-                ],
-                folder,
-            )
-            overhead = (r["seconds"] - ideal) / attempts * 1000 * args.concurrency
-            label = f"bare httpx, concurrency {args.concurrency}"
-            print(
-                f"{label:<44} {r['seconds']:>8.2f} {sequential / r['seconds']:>7.1f}x "
-                f"{overhead:>20.2f}"
-            )
-            for journal in (False, True):
+            for journal in () if args.no_zero else (False, True):
                 run_dir = str(folder / f"run-zero-{journal}") if journal else ""
                 r = _measure(
                     ours,

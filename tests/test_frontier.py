@@ -167,3 +167,15 @@ def test_explorer_shows_p_frontier_only_for_all_variants(run) -> None:
     explorer.factor_filters["model"].value = ("gpt-small",)
     labels = [c for t in explorer.frontier.data if t.customdata is not None for c in t.customdata]
     assert labels and not any(" · " in c for c in labels)
+
+
+def test_case_positions_equal_a_lookup_per_row() -> None:
+    from agenticlens_frames.frontier import _case_positions
+
+    case_of = {"a": 0, "b": 1, "c": 2}
+    rows = ["c", "a", "c", "b"]
+    naive = [case_of[r] for r in rows]
+    # categories in another order, one of them unused and unknown to the suite
+    cat = pd.Series(pd.Categorical(rows, categories=["zz", "c", "b", "a"]))
+    assert _case_positions(cat, case_of).tolist() == naive
+    assert _case_positions(pd.Series(rows), case_of).tolist() == naive

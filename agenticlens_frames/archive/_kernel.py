@@ -99,7 +99,8 @@ class RunPartial:
     run_id: str
     case_variant: np.ndarray
     case_index: np.ndarray
-    case_labels: np.ndarray
+    #: Case id per case index of the run (Arrow strings, null where it has no row).
+    case_labels: pa.Array
     case_stats: dict[str, np.ndarray]
     trial_variant: np.ndarray
     trial: np.ndarray
@@ -136,29 +137,85 @@ def _flag(column: pa.ChunkedArray, value: str) -> np.ndarray:
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def _floats(column: pa.ChunkedArray) -> np.ndarray:
-    return column.to_numpy().astype(np.float64, copy=False)
+def _bits(buffer: pa.Buffer, offset: int, length: int) -> np.ndarray:
+    """An Arrow bitmap (validity or boolean values) as one bool per row."""
+    packed = np.frombuffer(buffer, dtype=np.uint8)
+    return np.unpackbits(packed, count=offset + length, bitorder="little")[offset:].view(bool)
 
 
-def _case_labels(column: pa.ChunkedArray, case_index: np.ndarray, n_cases: int) -> np.ndarray:
-    """Case id per case index (None where the run has no row for that case)."""
-    labels = np.full(n_cases, None, dtype=object)
-    start = 0
+def _joined(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+    if not parts:
+        return np.zeros(0, dtype=dtype)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _floats(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """A float column's stored values and which rows hold a number (not null, not NaN).
+
+    The values are Arrow's buffer as is (no copy): what a null slot holds is arbitrary,
+    so they are read only through :func:`_zero_missing`. Converting nulls to NaN
+    (``to_numpy``) and zeroing them with ``np.where`` took half a run's kernel time.
+    """
+    values, known = [], []
+    for chunk in column.chunks:
+        if not pa.types.is_float64(chunk.type):
+            chunk = chunk.cast(pa.float64())
+        n = len(chunk)
+        if n == 0:
+            continue
+        data = np.frombuffer(chunk.buffers()[1], dtype=np.float64, count=n, offset=chunk.offset * 8)
+        ok = ~np.isnan(data)
+        if chunk.null_count:
+            ok &= _bits(chunk.buffers()[0], chunk.offset, n)
+        values.append(data)
+        known.append(ok)
+    return _joined(values, np.float64), _joined(known, bool)
+
+
+def _zero_missing(values: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """A new array: ``values`` where ``keep``, +0.0 elsewhere (as ``np.where(keep, values,
+    0.0)``, bit for bit). Branch-free, an AND with an all-ones or all-zeros word per row:
+    ``np.where`` mispredicts on scattered masks and costs several times more."""
+    mask = keep.view(np.uint8).astype(np.uint64)
+    np.negative(mask, out=mask)
+    np.bitwise_and(mask, np.ascontiguousarray(values).view(np.uint64), out=mask)
+    return mask.view(np.float64)
+
+
+def _booleans(column: pa.ChunkedArray) -> np.ndarray:
+    """A boolean column as numpy bools, unpacked from Arrow's bitmap directly."""
+    parts = []
+    for chunk in column.chunks:
+        if chunk.null_count or not pa.types.is_boolean(chunk.type):
+            parts.append(chunk.to_numpy(zero_copy_only=False))
+        elif len(chunk):
+            parts.append(_bits(chunk.buffers()[1], chunk.offset, len(chunk)))
+    return _joined(parts, bool)
+
+
+def _case_labels(column: pa.ChunkedArray, case_index: np.ndarray, n_cases: int) -> pa.Array:
+    """Case id per case index (null where the run has no row for that case), as Arrow
+    strings: no Python string per case, so the labels of every run can be concatenated,
+    sorted and encoded in Arrow."""
+    slot = np.full(n_cases, -1, dtype=np.int64)
+    dictionaries = []
+    start = offset = 0
     for chunk in _dictionary_chunks(column):
         stop = start + len(chunk)
         # Scatter the dictionary code of each row onto its case index (ids and indices
-        # are 1:1 within a run), then look the few distinct codes up once.
-        slot = np.full(n_cases, -1, dtype=np.int64)
-        slot[case_index[start:stop]] = chunk.indices.to_numpy(zero_copy_only=False)
-        seen = slot >= 0
-        labels[seen] = np.asarray(chunk.dictionary.to_pylist(), dtype=object)[slot[seen]]
+        # are 1:1 within a run); codes of later chunks are offset into their dictionary.
+        slot[case_index[start:stop]] = chunk.indices.to_numpy(zero_copy_only=False) + offset
+        dictionaries.append(chunk.dictionary.cast(pa.string()))
+        offset += len(chunk.dictionary)
         start = stop
-    return labels
+    values = pa.concat_arrays(dictionaries) if dictionaries else pa.array([], pa.string())
+    return values.take(pa.array(slot, mask=slot < 0))
 
 
 @dataclass
 class _RunColumns:
-    """One run's attempts as numpy arrays (keys as integers, flags as booleans)."""
+    """One run's attempts as numpy arrays (keys as integers, flags as booleans). Float
+    columns come as stored values plus a ``*_known`` mask; see :func:`_floats`."""
 
     vpos: np.ndarray
     case_index: np.ndarray
@@ -167,9 +224,13 @@ class _RunColumns:
     ok: np.ndarray
     passed: np.ndarray
     score: np.ndarray
+    score_known: np.ndarray
     latency: np.ndarray
+    latency_known: np.ndarray
     cost: np.ndarray
+    cost_known: np.ndarray
     check_sum: np.ndarray
+    check_known: np.ndarray
     n_checks: np.ndarray
     run_order: np.ndarray
     n_variants: int
@@ -183,17 +244,25 @@ def _run_columns(table: pa.Table, run_id: str, variant_ids: Sequence[str]) -> _R
     if len(vpos) and vpos.min() < 0:
         raise InputError(f"run {run_id}: attempts name a variant its manifest does not have")
     status = table.column("status")
+    score, score_known = _floats(table.column("score"))
+    latency, latency_known = _floats(table.column("latency_ms"))
+    cost, cost_known = _floats(table.column("cost_usd"))
+    check_sum, check_known = _floats(table.column("score_sum"))
     return _RunColumns(
         vpos=vpos,
         case_index=table.column("case_index").to_numpy(),
         trial=table.column("trial").to_numpy(),
         failed=_flag(status, "trial_failed"),
         ok=_flag(status, "ok"),
-        passed=table.column("passed").to_numpy(),
-        score=_floats(table.column("score")),
-        latency=_floats(table.column("latency_ms")),
-        cost=_floats(table.column("cost_usd")),
-        check_sum=_floats(table.column("score_sum")),
+        passed=_booleans(table.column("passed")),
+        score=score,
+        score_known=score_known,
+        latency=latency,
+        latency_known=latency_known,
+        cost=cost,
+        cost_known=cost_known,
+        check_sum=check_sum,
+        check_known=check_known,
         n_checks=table.column("n_checks").to_numpy(),
         run_order=table.column("run_order").to_numpy(),
         n_variants=len(variant_ids),
@@ -301,72 +370,74 @@ def _grid_stats(cols: _RunColumns, grid: _Grid) -> tuple[dict[str, Any], dict[st
     trials over cases (SIMD reductions, no scattered accumulators)."""
     n_var, n_trial, n_case = grid.shape
     cube = grid.to_cube
-    scored_mask = ~np.isnan(cols.score)
-    scored_mask &= ~cols.failed
-    lat_known = ~np.isnan(cols.latency)
-    cost_known = ~np.isnan(cols.cost)
+    scored_mask = cols.score_known & ~cols.failed
     passed3 = cube(cols.passed)
     scored3 = cube(scored_mask)
-    score3 = cube(np.where(scored_mask, cols.score, 0.0))
-    latency3 = cube(np.where(lat_known, cols.latency, 0.0))
-    cost3 = cube(np.where(cost_known, cols.cost, 0.0))
-    cost_known3 = cube(cost_known)
+    score3 = cube(_zero_missing(cols.score, scored_mask))
+    latency3 = cube(_zero_missing(cols.latency, cols.latency_known))
+    cost3 = cube(_zero_missing(cols.cost, cols.cost_known))
+    cost_known3 = cube(cols.cost_known)
 
     scored = _count(scored3, 1)
     score_sum = score3.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = score_sum / np.maximum(scored, 1)
-    deviation = score3 - mean[:, None, :]
+    # score3 is this function's own array: the deviations overwrite it.
+    deviation = np.subtract(score3, mean[:, None, :], out=score3)
     deviation *= scored3
     if grid.filled is None:
         counts = np.full((n_var, n_case), n_trial, dtype=np.int64)
         tcounts = np.full((n_var, n_trial), n_case, dtype=np.int64)
         run_order = cube(cols.run_order)[:, :, 0]
+        case_obs = trial_obs = None  # a complete grid: every cell observed
     else:
         counts = _count(grid.filled, 1)
         tcounts = _count(grid.filled, 2)
         # Constant within a trial (empty cells hold 0), so the maximum is that value.
         run_order = cube(cols.run_order).max(axis=2)
-    case_obs = counts.ravel() > 0
-    trial_obs = tcounts.ravel() > 0
+        case_obs = counts.ravel() > 0
+        trial_obs = tcounts.ravel() > 0
 
     def per_case(values: np.ndarray) -> np.ndarray:
-        return values.ravel()[case_obs]
+        return values.ravel() if case_obs is None else values.ravel()[case_obs]
+
+    def trial_rows(values: np.ndarray) -> np.ndarray:
+        return values.ravel() if trial_obs is None else values.ravel()[trial_obs]
 
     def per_trial(values: np.ndarray) -> np.ndarray:
         if values.dtype == bool:
-            return _count(values, 2).ravel()[trial_obs]
-        return values.sum(axis=2).ravel()[trial_obs]
+            return trial_rows(_count(values, 2))
+        if values.dtype.kind in "iu":
+            return trial_rows(values.sum(axis=2, dtype=np.int64))
+        return trial_rows(values.sum(axis=2))
 
     case = {
-        "variant": np.repeat(grid.v_seen, n_case)[case_obs],
-        "case_index": np.tile(grid.c_seen, n_var)[case_obs],
+        "variant": per_case(np.repeat(grid.v_seen, n_case)),
+        "case_index": per_case(np.tile(grid.c_seen, n_var)),
         "attempts": per_case(counts),
         "passes": per_case(_count(passed3, 1)),
         "scored": per_case(scored),
         "score_sum": per_case(score_sum),
         "score_m2": per_case(np.einsum("vtc,vtc->vc", deviation, deviation)),
         "latency_sum": per_case(latency3.sum(axis=1)),
-        "latency_count": per_case(_count(cube(lat_known), 1)),
+        "latency_count": per_case(_count(cube(cols.latency_known), 1)),
         "cost_sum": per_case(cost3.sum(axis=1)),
         "cost_count": per_case(_count(cost_known3, 1)),
     }
-    ok_latency3 = cube(cols.ok & lat_known)
-    check_sum = cols.check_sum
-    check3 = cube(np.where(np.isnan(check_sum), 0.0, check_sum))
+    ok_latency3 = cube(cols.ok & cols.latency_known)
     trial = {
-        "variant": np.repeat(grid.v_seen, n_trial)[trial_obs],
-        "trial": np.tile(grid.t_seen, n_var)[trial_obs],
-        "attempts": tcounts.ravel()[trial_obs],
+        "variant": trial_rows(np.repeat(grid.v_seen, n_trial)),
+        "trial": trial_rows(np.tile(grid.t_seen, n_var)),
+        "attempts": trial_rows(tcounts),
         "passes": per_trial(passed3),
         "failed_attempts": per_trial(cube(cols.failed)),
         "latency_ok_sum": per_trial(latency3 * ok_latency3),
         "latency_ok_count": per_trial(ok_latency3),
         "cost_sum": per_trial(cost3),
         "cost_count": per_trial(cost_known3),
-        "check_value_sum": per_trial(check3),
-        "check_count": cube(cols.n_checks).sum(axis=2, dtype=np.int64).ravel()[trial_obs],
-        "execution_position": run_order.ravel()[trial_obs],
+        "check_value_sum": per_trial(cube(_zero_missing(cols.check_sum, cols.check_known))),
+        "check_count": per_trial(cube(cols.n_checks)),
+        "execution_position": trial_rows(run_order),
     }
     return case, trial
 
@@ -388,15 +459,14 @@ def _bincount_stats(cols: _RunColumns) -> tuple[dict[str, Any], dict[str, Any]]:
     def total(weights: np.ndarray) -> np.ndarray:
         return np.bincount(g, weights=weights, minlength=size)
 
-    scored_mask = ~cols.failed & ~np.isnan(cols.score)
+    scored_mask = ~cols.failed & cols.score_known
     scored = total(scored_mask)
-    score_sum = total(np.where(scored_mask, cols.score, 0.0))
+    score0 = _zero_missing(cols.score, scored_mask)
+    score_sum = total(score0)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = score_sum / np.maximum(scored, 1.0)
-    deviation = np.where(scored_mask, cols.score - mean[g], 0.0)
-    lat_known = ~np.isnan(cols.latency)
-    cost_known = ~np.isnan(cols.cost)
-    cost0 = np.where(cost_known, cols.cost, 0.0)
+    deviation = np.where(scored_mask, score0 - mean[g], 0.0)
+    cost0 = _zero_missing(cols.cost, cols.cost_known)
     case = {
         "variant": obs // n_case,
         "case_index": obs % n_case,
@@ -405,10 +475,10 @@ def _bincount_stats(cols: _RunColumns) -> tuple[dict[str, Any], dict[str, Any]]:
         "scored": scored[obs],
         "score_sum": score_sum[obs],
         "score_m2": total(deviation * deviation)[obs],
-        "latency_sum": total(np.where(lat_known, cols.latency, 0.0))[obs],
-        "latency_count": total(lat_known)[obs],
+        "latency_sum": total(_zero_missing(cols.latency, cols.latency_known))[obs],
+        "latency_count": total(cols.latency_known)[obs],
         "cost_sum": total(cost0)[obs],
-        "cost_count": total(cost_known)[obs],
+        "cost_count": total(cols.cost_known)[obs],
     }
     gt = cols.vpos * n_trial + trial_no
     tsize = n_var * n_trial
@@ -418,18 +488,18 @@ def _bincount_stats(cols: _RunColumns) -> tuple[dict[str, Any], dict[str, Any]]:
     def ttotal(weights: np.ndarray) -> np.ndarray:
         return np.bincount(gt, weights=weights, minlength=tsize)[tobs]
 
-    ok_latency = cols.ok & lat_known
+    ok_latency = cols.ok & cols.latency_known
     trial = {
         "variant": tobs // n_trial,
         "trial": tobs % n_trial,
         "attempts": tcounts[tobs],
         "passes": ttotal(passed),
         "failed_attempts": ttotal(cols.failed),
-        "latency_ok_sum": ttotal(np.where(ok_latency, cols.latency, 0.0)),
+        "latency_ok_sum": ttotal(_zero_missing(cols.latency, ok_latency)),
         "latency_ok_count": ttotal(ok_latency),
         "cost_sum": ttotal(cost0),
-        "cost_count": ttotal(cost_known),
-        "check_value_sum": ttotal(np.where(np.isnan(cols.check_sum), 0.0, cols.check_sum)),
+        "cost_count": ttotal(cols.cost_known),
+        "check_value_sum": ttotal(_zero_missing(cols.check_sum, cols.check_known)),
         "check_count": ttotal(cols.n_checks.astype(np.float64)),
         # Constant within a trial, so sum / count is exact.
         "execution_position": ttotal(cols.run_order.astype(np.float64)) / tcounts[tobs],
@@ -472,7 +542,7 @@ def run_partial(
             run_id,
             empty,
             empty,
-            np.zeros(0, dtype=object),
+            pa.array([], pa.string()),
             {n: empty for n in CASE_STATS},
             empty,
             empty,
@@ -492,10 +562,13 @@ def run_partial(
     if grid is not None and grid.filled is None and column.num_chunks == 1:
         # A complete grid's first (variant, trial) block lists every case once.
         first = next(_dictionary_chunks(column)).slice(0, len(grid.c_seen))
-        labels = np.full(n_labels, None, dtype=object)
-        labels[grid.c_seen] = np.asarray(first.dictionary.to_pylist(), dtype=object)[
-            first.indices.to_numpy(zero_copy_only=False)
-        ]
+        dictionary = first.dictionary.cast(pa.string())
+        if len(grid.c_seen) == n_labels:  # case indices 0..n-1, all present
+            labels = dictionary.take(first.indices)
+        else:
+            slot = np.full(n_labels, -1, dtype=np.int64)
+            slot[grid.c_seen] = first.indices.to_numpy(zero_copy_only=False)
+            labels = dictionary.take(pa.array(slot, mask=slot < 0))
     else:
         labels = _case_labels(column, case_index, n_labels)
     return RunPartial(

@@ -58,10 +58,12 @@ _KEYS = ["experiment_id", "run_id", "variant_id"]
 
 def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """numerator / denominator, NaN where the denominator is 0."""
-    den = np.asarray(denominator, dtype=np.float64)
+    den = np.asarray(denominator)
     with np.errstate(invalid="ignore", divide="ignore"):
-        quotient = np.asarray(numerator, dtype=np.float64) / np.where(den > 0, den, 1.0)
-    return np.where(den > 0, quotient, np.nan)
+        quotient = np.asarray(np.divide(numerator, den, dtype=np.float64))
+    # In place (these columns have a million rows): NaN where the denominator is not > 0.
+    np.putmask(quotient, ~(den > 0), np.nan)
+    return quotient
 
 
 # --------------------------------------------------------------------------- cases
@@ -572,7 +574,9 @@ def _case_changes(
     ).codes.astype(np.int64)
     s_slot = s_run * width + s["variant_position"].to_numpy(np.int64)
     row_slot = run * width + vpos
-    owner_of = np.full(n_runs * width, -1, dtype=np.int64)
+    # Rows outside every comparison belong to a spare slot, ``size``: no row is dropped
+    # (a boolean compress per column cost more than the whole count).
+    owner_of = np.full(n_runs * width, size, dtype=np.int64)
     owner_of[s_slot[cand]] = np.arange(size)
     is_base = np.zeros(n_runs * width, dtype=bool)
     is_base[s_slot[base]] = True
@@ -588,15 +592,15 @@ def _case_changes(
     base_rows = is_base[row_slot]
     base_rate = np.full(int(cell_offset[-1]), np.nan)
     base_rate[cell[base_rows]] = rate[base_rows]
-    owner = owner_of[row_slot]
-    mine = owner >= 0
-    delta = rate[mine] - base_rate[cell[mine]]
-    owner = owner[mine]
-    known = ~np.isnan(delta)
-    compared = np.bincount(owner, weights=known, minlength=size)
-    regressed = np.bincount(owner, weights=known & (delta < -threshold), minlength=size)
-    improved = np.bincount(owner, weights=known & (delta > threshold), minlength=size)
-    return compared.astype(np.int64), regressed.astype(np.int64), improved.astype(np.int64)
+    delta = rate - base_rate[cell]  # NaN where the baseline lacks the case
+    # One count per (comparison, kind): 0 not compared, 1 same, 2 regressed, 3 improved
+    # (comparisons with NaN are False, so an uncompared case is kind 0).
+    kind = (~np.isnan(delta)).astype(np.int64)
+    kind += delta < -threshold
+    kind += 2 * (delta > threshold)
+    kind += 4 * owner_of[row_slot]
+    counts = np.bincount(kind, minlength=4 * (size + 1)).reshape(size + 1, 4)[:size]
+    return counts[:, 1:].sum(axis=1), counts[:, 2].copy(), counts[:, 3].copy()
 
 
 # --------------------------------------------------------------------------- factors

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import InputError
 from ._kernel import (
@@ -134,7 +135,7 @@ def _case_frame(
     vpos: np.ndarray,
     case_index: np.ndarray,
     case_codes: np.ndarray,
-    case_categories: list[str],
+    case_categories: Sequence[str] | pd.Index,
     stats: dict[str, np.ndarray],
 ) -> pd.DataFrame:
     frame = _key_columns(layout, run_code, vpos)
@@ -183,6 +184,29 @@ def _key_columns(layout: RunLayout, run_code: np.ndarray, vpos: np.ndarray) -> d
     }
 
 
+def _sorted_codes(labels: pa.Array) -> tuple[np.ndarray, pd.Index | list[str]]:
+    """Codes of ``labels`` into their sorted distinct values (nulls get -1), and those
+    values as a pandas index (what ``pd.factorize(sort=True)`` gives, without a Python
+    object per label: dictionary-encode, sort the distinct values, re-rank the codes).
+
+    Examples
+    --------
+    >>> codes, values = _sorted_codes(pa.array(["b", None, "a", "b"]))
+    >>> codes.tolist(), values.tolist()
+    ([1, -1, 0, 1], ['a', 'b'])
+    """
+    encoded = labels.dictionary_encode()
+    order = pc.sort_indices(encoded.dictionary).to_numpy()
+    rank = np.empty(len(order) + 1, dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    rank[-1] = -1  # the slot nulls point at
+    codes = encoded.indices.fill_null(len(order)).to_numpy(zero_copy_only=False)
+    if not len(order):
+        return rank[codes], []  # as factorize: categories of no label are an empty list
+    values = encoded.dictionary.take(pa.array(order, type=pa.int64()))
+    return rank[codes], pd.Index(values.to_pandas(), copy=False)
+
+
 def assemble(partials: Iterable[RunPartial], layout: RunLayout, engine: str) -> SufficientStats:
     """Concatenate per-run partial results in layout order into the two frames."""
     by_run = {p.run_id: p for p in partials}
@@ -192,10 +216,11 @@ def assemble(partials: Iterable[RunPartial], layout: RunLayout, engine: str) -> 
     def cat(arrays: list[np.ndarray], dtype: Any) -> np.ndarray:
         return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
 
-    # One sorted factorisation of every run's case labels; each row then finds its
-    # label at (its run's offset + its case index).
-    labels = cat([p.case_labels for p in parts], object)
-    label_codes, categories = pd.factorize(labels, sort=True)
+    # One sorted encoding of every run's case labels, in Arrow (no Python string per
+    # case); each row then finds its label at (its run's offset + its case index).
+    label_codes, categories = _sorted_codes(
+        pa.concat_arrays([p.case_labels for p in parts]) if parts else pa.array([], pa.string())
+    )
     label_offsets = np.concatenate([[0], np.cumsum([len(p.case_labels) for p in parts])])
     case_counts = np.array([len(p.case_index) for p in parts], dtype=np.int64)
     trial_counts = np.array([len(p.trial) for p in parts], dtype=np.int64)
@@ -208,7 +233,7 @@ def assemble(partials: Iterable[RunPartial], layout: RunLayout, engine: str) -> 
         cat([p.case_variant for p in parts], np.int32),
         case_index,
         label_codes[case_row_offset + case_index] if len(case_index) else np.zeros(0, np.int64),
-        [str(c) for c in categories],
+        categories,
         {n: cat([p.case_stats[n] for p in parts], np.float64) for n in CASE_STATS},
     )
     trials = _trial_frame(

@@ -100,6 +100,20 @@ def read_document(path: str | Path) -> Any:
     """
     path = Path(path)
     data = read_input(path)
+    if is_json_path(path):
+        # orjson checks the UTF-8 itself: parsing the bytes saves decoding (and holding) a
+        # copy of a large recorded file. Whatever it refuses (a byte-order mark, bad bytes,
+        # NaN, lone surrogates, an empty file) takes the path below, whose values and
+        # messages are the reference.
+        try:
+            with gc_paused():
+                document = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            if document is None:
+                raise InputError("the document is empty (it holds only null)", file=path)
+            return document
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -46,9 +46,13 @@ _ABSENT: Any = object()
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=True, default=str)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Trace:
     """A validated trace in the ``EvalTrace`` shape, whatever shape it was written in.
+
+    Read-only by convention, not frozen: a frozen dataclass sets each field through
+    ``object.__setattr__``, which tripled the cost of making one, and a recorded
+    experiment makes one per sample (its dicts make it unhashable either way).
 
     Attributes
     ----------

@@ -35,6 +35,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -49,9 +50,11 @@ from .provenance import footer_html
 
 __all__ = ["render_html", "verdicts_table_html", "write_html_report"]
 
-#: Cases per heatmap page, and how many cases carry attempt-level details in the page.
+#: Cases per heatmap page; the budget (bytes of JSON) of attempt-level details in the page,
+#: filled case by case in needs-attention order, DETAIL_CHUNK cases read at a time.
 PAGE_SIZE = 50
-DETAIL_CASES = 100
+DETAIL_BYTES = 1_000_000
+DETAIL_CHUNK = 250
 OUTPUT_CHARS = 1000
 EXPLANATION_CHARS = 300
 
@@ -106,8 +109,12 @@ def _json_for_script(payload: Any) -> str:
 
 
 def _figure_json(fig: go.Figure) -> dict[str, Any]:
-    # plotly's encoder writes NaN as null and numpy arrays as typed-array specs.
-    return json.loads(fig.to_json(validate=False))
+    # plotly's encoder writes NaN as null and numpy arrays as typed-array specs. The page
+    # draws with its own theme (report.js themed() sets template null): plotly's default
+    # template, ~8 kB per figure, would only be parsed.
+    out = json.loads(fig.to_json(validate=False))
+    out.get("layout", {}).pop("template", None)
+    return out
 
 
 def _plain(values: Any, digits: int | None = None) -> Any:
@@ -293,13 +300,15 @@ def _comparisons(a: ExperimentAnalysis) -> str:
     )
 
 
-def _cell_style(score: float) -> str:
-    return f"background:hsl({round(score * 130)} 62% 38%)"
-
-
 def _cases_table(a: ExperimentAnalysis, order: list[str]) -> str:
     """Every case as a row, every variant as a column (§10.4's heatmap, transposed so a
-    wide suite grows downwards)."""
+    wide suite grows downwards).
+
+    Cells are kept small for wide suites: the colour is a class (``h0`` … ``h130``, the hue
+    of the mean score, in report.css) and a column follows the variant filter through its
+    header's ``data-variant`` (report.js hides the column's cells). The rows are in the page
+    as markup, escaped like the rest, and enter the document when the table is opened.
+    """
     cm = a.cases
     variant_ids = [str(v) for v in a.variants["variant_id"]]
     by_key = {
@@ -315,28 +324,29 @@ def _cases_table(a: ExperimentAnalysis, order: list[str]) -> str:
         for vid in variant_ids:
             r = by_key.get((vid, cid))
             if r is None:
-                cells.append(f"<td class='c none' data-variant='{_e(vid)}'>–</td>")
+                cells.append("<td class='c none'>–</td>")
                 continue
             label = f"{int(r['passes'])}/{int(r['attempts'])}"
             cls = "c" if r["consistent"] else "c flaky"
             score = r["mean_score"]
             if is_missing(score):
-                cells.append(f"<td class='{cls} none' data-variant='{_e(vid)}'>{label}</td>")
+                cells.append(f"<td class='{cls} none'>{label}</td>")
             else:
-                cells.append(
-                    f"<td class='{cls}' data-variant='{_e(vid)}' style='{_cell_style(score)}'>"
-                    f"{label} · {score:.2f}</td>"
-                )
+                cells.append(f"<td class='{cls} h{round(score * 130)}'>{label} · {score:.2f}</td>")
+        name = _e(names.get(cid, ""))
         rows.append(
-            f"<tr><th title='{_e(names.get(cid, cid))}'>{_e(cid)}<br><small>"
-            f"{_e(names.get(cid, ''))}</small></th>{''.join(cells)}</tr>"
+            f"<tr><th title='{name or _e(cid)}'>{_e(cid)}<br><small>{name}</small></th>"
+            f"{''.join(cells)}</tr>"
         )
     head = "".join(f"<th data-variant='{_e(v)}'>{_e(v)}</th>" for v in variant_ids)
     is_open = " open" if len(order) <= 60 else ""
+    # The rows wait in an inert <template> until the table is opened (report.js
+    # fillCaseTable): thousands of rows would otherwise be built before anything is drawn.
     return (
-        f"<details{is_open}><summary>All {len(order)} cases as a table (needs-attention "
-        "order; cell: passes/attempts · mean score; dashed: flaky)</summary><div class='scroll'>"
-        f"<table class='cases'><tr><th>Case</th>{head}</tr>{''.join(rows)}</table></div>"
+        f"<details id='case-table'{is_open}><summary>All {len(order)} cases as a table "
+        "(needs-attention order; cell: passes/attempts · mean score; dashed: flaky)</summary>"
+        f"<div class='scroll'><table class='cases'><thead><tr><th>Case</th>{head}</tr></thead>"
+        f"<tbody></tbody></table></div><template id='case-rows'>{''.join(rows)}</template>"
         "</details>"
     )
 
@@ -396,55 +406,135 @@ def _factor_names(a: ExperimentAnalysis) -> list[str]:
     return list(names)
 
 
+class _Strings:
+    """A string table: each distinct string is sent once and referred to by its index
+    (outputs, tool lists and check explanations repeat across trials and variants)."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.bytes = 0
+
+    def __call__(self, text: str) -> int:
+        found = self.index.get(text)
+        if found is None:
+            found = self.index[text] = len(self.index)
+            self.bytes += len(text.encode("utf-8")) + 4  # quotes, comma, some escapes
+        return found
+
+    def table(self) -> list[str]:
+        return list(self.index)
+
+
 def _attempt_details(
     a: ExperimentAnalysis, rows: list[str], cols: list[str], wanted: list[str]
-) -> dict[str, list[dict[str, Any]]] | None:
+) -> tuple[dict[str, Any], int] | None:
+    """Compact attempt details of the first cases of ``wanted`` that fit in DETAIL_BYTES.
+
+    Returns ``{"strings": [...], "cells": {"row:col": [attempt, ...]}}`` (each attempt a
+    list of string-table indices, see report.js ``attemptsOf``) and how many cases it
+    covers, or None for a report without attempts.
+    """
     if a.run is None:
         return None
-    keep = set(wanted)
-    att = a.run.attempts
-    att = att[att["case_id"].isin(keep)]
-    chk = a.run.checks
-    chk = chk[chk["case_id"].isin(keep)]
     row_of = {v: i for i, v in enumerate(rows)}
     col_of = {c: j for j, c in enumerate(cols)}
-    checks: dict[tuple[str, int, str], list[list[Any]]] = {}
-    for k in chk[
-        ["variant_id", "trial", "case_id", "name", "passed", "value", "explanation"]
-    ].itertuples(index=False):
-        explanation = "" if is_missing(k.explanation) else str(k.explanation)[:EXPLANATION_CHARS]
-        value = "n/a" if is_missing(k.value) else f"{k.value:.3g}"
-        checks.setdefault((str(k.variant_id), int(k.trial), str(k.case_id)), []).append(
-            [str(k.name), bool(k.passed), value, explanation]
-        )
-    out: dict[str, list[dict[str, Any]]] = {}
+    strings = _Strings()
+    cells: dict[str, list[list[Any]]] = {}
+    size, covered = 0, 0
     columns = [
         "variant_id", "trial", "case_id", "status", "passed", "score", "latency_ms",
         "cost_usd", "tools", "turns", "error", "output",
     ]  # fmt: skip
-    for r in att[columns].itertuples(index=False):
-        vid, cid = str(r.variant_id), str(r.case_id)
-        if vid not in row_of or cid not in col_of:
-            continue
-        output = "" if is_missing(r.output) else str(r.output)
-        if len(output) > OUTPUT_CHARS:
-            output = output[:OUTPUT_CHARS] + f"… ({len(output) - OUTPUT_CHARS} more characters)"
-        out.setdefault(f"{row_of[vid]}:{col_of[cid]}", []).append(
-            {
-                "trial": int(r.trial),
-                "status": str(r.status),
-                "passed": bool(r.passed),
-                "score": _num(r.score),
-                "latency": "latency n/a" if is_missing(r.latency_ms) else f"{r.latency_ms:.0f} ms",
-                "cost": "cost n/a" if is_missing(r.cost_usd) else f"${r.cost_usd:.4f}",
-                "tools": "" if is_missing(r.tools) else str(r.tools),
-                "turns": "n/a" if is_missing(r.turns) else int(r.turns),
-                "error": "" if is_missing(r.error) else str(r.error),
-                "output": output,
-                "checks": checks.get((vid, int(r.trial), cid), []),
-            }
+    # A chunk of cases at a time: the budget usually ends long before a wide suite does.
+    for start in range(0, len(wanted), DETAIL_CHUNK):
+        chunk = wanted[start : start + DETAIL_CHUNK]
+        keep = set(chunk)
+        att = a.run.attempts
+        att = att[att["case_id"].astype(str).isin(keep)]
+        chk = a.run.checks
+        chk = chk[chk["case_id"].astype(str).isin(keep)]
+        checks: dict[tuple[str, int, str], list[tuple[Any, ...]]] = {}
+        for k in chk[
+            ["variant_id", "trial", "case_id", "name", "passed", "value", "explanation"]
+        ].itertuples(index=False):
+            checks.setdefault((str(k.variant_id), int(k.trial), str(k.case_id)), []).append(
+                tuple(k)[3:]
+            )
+        by_case: dict[str, list[tuple[Any, ...]]] = {}
+        for r in att[columns].itertuples(index=False):
+            by_case.setdefault(str(r.case_id), []).append(r)
+        for cid in chunk:
+            before = (dict(strings.index), strings.bytes)
+            added: dict[str, list[list[Any]]] = {}
+            case_size = 0
+            for r in by_case.get(cid, []):
+                vid = str(r.variant_id)
+                if vid not in row_of or cid not in col_of:
+                    continue
+                output = "" if is_missing(r.output) else str(r.output)
+                if len(output) > OUTPUT_CHARS:
+                    more = len(output) - OUTPUT_CHARS
+                    output = output[:OUTPUT_CHARS] + f"… ({more} more characters)"
+                listed = [
+                    [
+                        strings(str(name)),
+                        int(bool(passed)),
+                        strings("n/a" if is_missing(value) else f"{value:.3g}"),
+                        strings(
+                            "" if is_missing(explanation) else str(explanation)[:EXPLANATION_CHARS]
+                        ),
+                    ]
+                    for name, passed, value, explanation in checks.get((vid, int(r.trial), cid), [])
+                ]
+                added.setdefault(f"{row_of[vid]}:{col_of[cid]}", []).append(
+                    [
+                        int(r.trial),
+                        strings(str(r.status)),
+                        int(bool(r.passed)),
+                        strings(_num(r.score)),
+                        strings(
+                            "latency n/a" if is_missing(r.latency_ms) else f"{r.latency_ms:.0f} ms"
+                        ),
+                        strings("cost n/a" if is_missing(r.cost_usd) else f"${r.cost_usd:.4f}"),
+                        strings("" if is_missing(r.tools) else str(r.tools)),
+                        strings("n/a" if is_missing(r.turns) else str(int(r.turns))),
+                        strings("" if is_missing(r.error) else str(r.error)),
+                        strings(output),
+                        listed,
+                    ]
+                )
+                case_size += 30 + 16 * len(listed)
+            if size + case_size + strings.bytes > DETAIL_BYTES and covered:
+                strings.index, strings.bytes = before  # this case does not fit: stop here
+                return {"strings": strings.table(), "cells": cells}, covered
+            size += case_size
+            cells.update(added)
+            covered += 1
+    return {"strings": strings.table(), "cells": cells}, covered
+
+
+def _hover_stats(a: ExperimentAnalysis, rows: list[str], cols: list[str]) -> list[list[Any]]:
+    """Per cell the formatted numbers of its hover ("rate|score|latency", None without
+    data); the page builds the hover text of the cells it shows from them (viz's wording)."""
+    cm = a.cases
+    grids = [viz._grid(cm, c, rows, cols) for c in ("attempts", "pass_rate")]
+    for column in ("mean_score", "mean_latency_ms"):
+        grids.append(
+            viz._grid(cm, column, rows, cols)
+            if column in cm
+            else np.full((len(rows), len(cols)), np.nan)
         )
-    return out
+    attempts, rate, score, latency = grids
+    return [
+        [
+            None
+            if math.isnan(attempts[i, j])
+            else f"{viz._fmt(rate[i, j], '.0%')}|{viz._fmt(score[i, j], '.3f')}|"
+            f"{viz._fmt(latency[i, j], ',.0f', ' ms')}"
+            for j in range(len(cols))
+        ]
+        for i in range(len(rows))
+    ]
 
 
 def _heat_payload(a: ExperimentAnalysis) -> tuple[dict[str, Any], list[str]]:
@@ -483,19 +573,21 @@ def _heat_payload(a: ExperimentAnalysis) -> tuple[dict[str, Any], list[str]]:
         .tolist()
     )
     names = dict(zip(cm["case_id"].astype(str), cm["case_name"].astype(str), strict=False))
+    vnames = dict(zip(vs["variant_id"].astype(str), vs["variant_name"].astype(str), strict=False))
     attention = viz.order_cases(cm, "attention", baseline=base)
-    detail_cases = attention[:DETAIL_CASES]
-    details = _attempt_details(a, rows, cols, detail_cases)
+    found = _attempt_details(a, rows, cols, attention)
+    details, covered = (None, 0) if found is None else found
     if details is None:
         note = (
             "Attempt-level details (outputs, checks) are not in this report: it was rendered "
             "from a saved JSON report. Re-run the experiment, or use explore() in a notebook."
         )
-    elif len(cols) > DETAIL_CASES:
+    elif covered < len(cols):
         note = (
-            f"Attempt details are embedded for the first {DETAIL_CASES} cases in "
-            "needs-attention order only (to keep the page small); use explore() in a "
-            "notebook for the others."
+            f"Attempt details are embedded for the first {covered} of {len(cols)} cases in "
+            f"needs-attention order only (to keep the page under "
+            f"{DETAIL_BYTES // 1_000_000} MB of them); use explore() in a notebook for the "
+            "others."
         )
     else:
         note = "No attempts recorded for this cell."
@@ -505,6 +597,11 @@ def _heat_payload(a: ExperimentAnalysis) -> tuple[dict[str, Any], list[str]]:
     layout = full.layout.to_plotly_json()
     layout.pop("shapes", None)
     layout.pop("template", None)
+    # One tick per case shown: the page sets the ticks of the cases on screen (with every
+    # case's tick in the layout plotly measures thousands of labels for 50 cells).
+    xaxis = layout.get("xaxis", {})
+    ticks = list(xaxis.pop("ticktext", trace.x))
+    xaxis.pop("tickvals", None)
     payload = {
         "trace": json.loads(json.dumps(style, default=_plain)),
         "layout": layout,
@@ -512,13 +609,15 @@ def _heat_payload(a: ExperimentAnalysis) -> tuple[dict[str, Any], list[str]]:
         "y": list(trace.y),
         "ids": cols,
         "names": [names.get(c, c) for c in cols],
+        "ticks": ticks,
         "variants": rows,
+        "variantNames": [vnames.get(v, v) for v in rows],
         "factors": factors,
         # Factor names as figures label them (escaped), for the page's filters.
         "factorLabels": {viz.esc(name): name for name in factors},
         "z": _plain(trace.z, 4),
         "text": _plain(trace.text),
-        "hover": _plain(trace.hovertext),
+        "stats": _hover_stats(a, rows, cols),
         "flaky": flaky,
         "orders": orders,
         "orderLabels": viz.CASE_ORDERS,

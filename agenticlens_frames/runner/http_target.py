@@ -2,9 +2,9 @@
 
 Differences from AgenticLens 0.10 (which uses ``urllib`` in a daemon thread per call):
 
-* a variant's calls share one :class:`httpx.AsyncClient` whose pool is sized to the
-  variant's concurrency limit, and a timeout cancels the request and closes its
-  connection — no thread or socket outlives it;
+* a variant's calls share its :class:`httpx.AsyncClient` pools (small ones, together
+  sized to the variant's concurrency limit), and a timeout cancels the request and closes
+  its connection — no thread or socket outlives it;
 * ``timeout_seconds`` bounds the whole exchange (connect, send, headers and body), not
   each socket operation, so a server that trickles its reply cannot hold a call forever;
 * the reply body is read in chunks and abandoned past ``max_reply_bytes`` (default
@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -120,7 +120,9 @@ class HttpTarget:
     url
         The endpoint.
     client
-        The variant's client (its limits bound the open connections).
+        The variant's client (its limits bound the open connections), or several: each
+        call then goes to one with no call in flight (the least busy when all are busy),
+        so a variant's connections can be spread over small pools.
     timeout_seconds
         For the whole exchange.
     headers
@@ -135,7 +137,7 @@ class HttpTarget:
         self,
         url: str,
         *,
-        client: httpx.AsyncClient,
+        client: httpx.AsyncClient | Sequence[httpx.AsyncClient],
         timeout_seconds: float,
         headers: Mapping[str, str] | None = None,
         environ: Mapping[str, str] | None = None,
@@ -144,7 +146,10 @@ class HttpTarget:
         import os
 
         self.url = url
-        self.client = client
+        self.clients = list(client) if isinstance(client, Sequence) else [client]
+        self.client = self.clients[0]
+        self._busy = [0] * len(self.clients)
+        self._idle = list(range(len(self.clients) - 1, -1, -1))  # a stack, first on top
         self.timeout = float(timeout_seconds)
         self.headers = dict(headers or {})
         self.environ = os.environ if environ is None else environ
@@ -193,9 +198,10 @@ class HttpTarget:
         remember(secrets)
         body = json.dumps({"input": case.input, "case_id": case.id}).encode("utf-8")
         request_headers = {"Content-Type": "application/json", **expanded}
+        shard = self._take()
         try:
             async with asyncio.timeout(self.timeout):
-                async with self.client.stream(
+                async with self.clients[shard].stream(
                     "POST", self.url, content=body, headers=request_headers, timeout=self.timeout
                 ) as response:
                     if not 200 <= response.status_code < 300:
@@ -231,6 +237,8 @@ class HttpTarget:
             ) from None
         except httpx.HTTPError as exc:
             raise self._failed("error", case, f"{type(exc).__name__}: {exc}", secrets) from None
+        finally:
+            self._give(shard)
         try:
             # A server that echoes a header back must not put it into the report.
             return mask_value(json.loads(data.decode("utf-8")))
@@ -241,6 +249,21 @@ class HttpTarget:
                     secrets,
                 )
             ) from None
+
+    def _take(self) -> int:
+        """A client with no call in flight, else the least busy (its pool queues the call)."""
+        shard = (
+            self._idle.pop()
+            if self._idle
+            else min(range(len(self._busy)), key=self._busy.__getitem__)
+        )
+        self._busy[shard] += 1
+        return shard
+
+    def _give(self, shard: int) -> None:
+        self._busy[shard] -= 1
+        if self._busy[shard] == 0:
+            self._idle.append(shard)
 
     async def _read(self, response: httpx.Response, limit: int, *, truncate: bool = False) -> bytes:
         declared = response.headers.get("content-length")

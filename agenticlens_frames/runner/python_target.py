@@ -185,13 +185,100 @@ async def _awaited(awaitable: Any) -> Any:
         raise _failure(exc) from None
 
 
+class _Call:
+    """One call crossing to a target's loop: its coroutine until started, then its task;
+    ``reply`` is the caller's future, on the caller's loop."""
+
+    __slots__ = ("cancelled", "coroutine", "home", "reply", "task")
+
+    def __init__(self, coroutine: Any, home: asyncio.AbstractEventLoop) -> None:
+        self.coroutine: Any = coroutine
+        self.home = home
+        self.reply: asyncio.Future[Any] = home.create_future()
+        self.task: asyncio.Task[Any] | None = None
+        self.cancelled = False
+
+
 class _LoopThread:
-    """An event loop running in a daemon thread, for one async target's calls."""
+    """An event loop running in a daemon thread, for one async target's calls.
+
+    Calls cross between the runner's loop and this one in batches (:meth:`start`): each
+    crossing wakes the other thread, and at hundreds of calls in flight one wake-up per
+    call and direction made the two threads hand the GIL back and forth for most of the
+    run. Calls started, or finished, while a wake-up is pending ride along with it.
+    """
 
     def __init__(self, name: str) -> None:
         self.loop = asyncio.new_event_loop()
+        self._lock = threading.Lock()
+        self._inbox: list[_Call] = []
+        self._outbox: dict[asyncio.AbstractEventLoop, list[_Call]] = {}
         self._thread = threading.Thread(target=self._serve, name=f"{name}-loop", daemon=True)
         self._thread.start()
+
+    def start(self, coroutine: Any) -> _Call:
+        """Run ``coroutine`` on this loop; its outcome arrives in the returned call's
+        ``reply`` (a future of the running loop)."""
+        call = _Call(coroutine, asyncio.get_running_loop())
+        with self._lock:
+            self._inbox.append(call)
+            wake = len(self._inbox) == 1
+        if wake:
+            try:
+                self.loop.call_soon_threadsafe(self._start_queued)
+            except RuntimeError:  # closed: the call can never run
+                call.coroutine.close()
+                raise
+        return call
+
+    def _start_queued(self) -> None:  # on this loop
+        with self._lock:
+            queued, self._inbox = self._inbox, []
+            for call in queued:
+                if call.cancelled:
+                    call.coroutine.close()
+                    continue
+                call.task = self.loop.create_task(call.coroutine)
+                call.coroutine = None
+                call.task.add_done_callback(lambda _, call=call: self._finished(call))
+
+    def _finished(self, call: _Call) -> None:  # on this loop
+        with self._lock:
+            waiting = self._outbox.setdefault(call.home, [])
+            waiting.append(call)
+            wake = len(waiting) == 1
+        if wake:
+            with contextlib.suppress(RuntimeError):  # the caller's loop is gone
+                call.home.call_soon_threadsafe(self._deliver, call.home)
+
+    def _deliver(self, home: asyncio.AbstractEventLoop) -> None:  # on the caller's loop
+        with self._lock:
+            done = self._outbox.pop(home, [])
+        for call in done:
+            task = call.task
+            if task is None:
+                continue
+            # Read even when nobody waits any more (timed out), so no error is logged as
+            # never retrieved.
+            error = None if task.cancelled() else task.exception()
+            if call.reply.done():
+                continue
+            if task.cancelled():
+                call.reply.cancel()
+            elif error is not None:
+                call.reply.set_exception(error)
+            else:
+                call.reply.set_result(task.result())
+
+    def cancel(self, call: _Call) -> None:
+        """Cancel a call (from the caller's loop) without waiting for it to end."""
+        with self._lock:
+            call.cancelled = True
+            task = call.task
+        call.reply.cancel()
+        if task is not None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed already
+                self.loop.call_soon_threadsafe(task.cancel)
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self.loop)
@@ -395,8 +482,7 @@ class PythonTarget:
         submitted: concurrent.futures.Future[Any] | None = None
         try:
             if self.loop_thread is not None:
-                submitted = self.loop_thread.submit(self._ainvoke(case))
-                return await _outside_wait(submitted, self.timeout)
+                return await _outside_wait(self.loop_thread, self._ainvoke(case), self.timeout)
             assert self.pool is not None
             submitted = self.pool.submit(self._invoke, case)
             # On timeout wait_for cancels the wrapper, which cancels the pool's future if no
@@ -425,17 +511,23 @@ class PythonTarget:
             self.loop_thread.close()
 
 
-async def _outside_wait(submitted: concurrent.futures.Future[Any], timeout: float) -> Any:
-    """Wait for a call on another thread's loop; on timeout cancel it but do not wait for
-    it to honour the cancellation."""
-    wrapped = asyncio.wrap_future(submitted)
+async def _outside_wait(thread: _LoopThread, coroutine: Any, timeout: float) -> Any:
+    """Run a call on another thread's loop; on timeout cancel it but do not wait for it
+    to honour the cancellation."""
+    call = thread.start(coroutine)
+    # A timer on the reply itself (cheaper than asyncio.wait's waiter at hundreds of calls
+    # in flight): at the deadline the reply fails with TimeoutError and the call is cancelled.
+    expiry = asyncio.get_running_loop().call_later(timeout, _expire, thread, call)
     try:
-        done, _ = await asyncio.wait({wrapped}, timeout=timeout)
+        return await call.reply
     except asyncio.CancelledError:  # Ctrl-C: stop the call too, without waiting for it
-        submitted.cancel()
+        thread.cancel(call)
         raise
-    if not done:
-        submitted.cancel()
-        wrapped.cancel()
-        raise TimeoutError
-    return wrapped.result()
+    finally:
+        expiry.cancel()
+
+
+def _expire(thread: _LoopThread, call: _Call) -> None:
+    if not call.reply.done():
+        call.reply.set_exception(TimeoutError())
+        thread.cancel(call)

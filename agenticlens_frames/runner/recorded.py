@@ -8,12 +8,14 @@ from typing import Any
 
 from .._fork import run_tasks, worker_count
 from .._progress import progress_bar
+from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
 from ..formats import load_recorded, normalize_trace
 from ..formats.model import CaseSpec, ManifestSpec, RecordedTrials, SuiteSpec, VariantSpec
 from ..formats.traces import Trace
 from ..frames import CheckColumns, TableBuilder
 from ..scoring import score_sample, score_unavailable
+from ..scoring_batch import SuitePlan, plan_suite, score_trial
 
 __all__ = ["replay_recorded", "replay_trial"]
 
@@ -26,8 +28,13 @@ def replay_trial(
     position: int,
     recorded: RecordedTrials,
     registry: EvaluatorRegistry | None = None,
+    plan: SuitePlan | None = None,
 ) -> None:
-    """Score one recorded trial into ``builder`` (or record it as failed if absent)."""
+    """Score one recorded trial into ``builder`` (or record it as failed if absent).
+
+    With the suite's ``plan`` (:func:`~agenticlens_frames.scoring_batch.plan_suite`) a
+    trial that has a sample for every case is scored as a whole, check kind by check kind.
+    """
     available = len(recorded.trials)
     if trial > available:
         # The package's wording (spec §4.1), so reports read the same.
@@ -38,8 +45,14 @@ def replay_trial(
             f"recorded target has {available} trial(s); trial {trial} is missing",
         )
         return
+    samples = recorded.trials[trial - 1]
+    # Case ids are known and unique per trial (load_recorded), so as many samples as
+    # cases means one for every case.
+    if plan is not None and len(samples) == len(suite.cases) and suite.cases:
+        _replay_planned(builder, suite, variant_id, trial, position, recorded, plan)
+        return
     builder.add_trial(variant_id, trial, "succeeded", position)
-    by_case = {sample["case_id"]: sample for sample in recorded.trials[trial - 1]}
+    by_case = {sample["case_id"]: sample for sample in samples}
     if registry is not None and registry.has_judges and len(suite.cases) > 1:
         _replay_judged(builder, suite, variant_id, trial, recorded, by_case, registry)
         return
@@ -56,6 +69,28 @@ def replay_trial(
         output = sample["output"]
         result = score_sample(case, output, trace, builder.checks, row, registry)
         builder.add_attempt(variant_id, trial, case, "ok", result, output=output, trace=trace)
+
+
+def _replay_planned(
+    builder: TableBuilder,
+    suite: SuiteSpec,
+    variant_id: str,
+    trial: int,
+    position: int,
+    recorded: RecordedTrials,
+    plan: SuitePlan,
+) -> None:
+    by_case = {sample["case_id"]: sample for sample in recorded.trials[trial - 1]}
+    ordered = [by_case[case.id] for case in suite.cases]
+    outputs = [sample["output"] for sample in ordered]
+    traces = [
+        trace
+        if isinstance(trace := sample.get("trace"), Trace)
+        else normalize_trace(trace or {}, file=recorded.path)
+        for sample in ordered
+    ]
+    checks, scores = score_trial(plan, outputs, traces)
+    builder.add_scored_trial(variant_id, trial, position, outputs, traces, checks, scores)
 
 
 def _replay_judged(
@@ -95,6 +130,13 @@ def _replay_judged(
             builder.add_attempt(variant_id, trial, case, "ok", result, output=output, trace=trace)
 
 
+def _file_size(variant: VariantSpec) -> int:
+    try:
+        return os.path.getsize(variant.resolved_target)
+    except OSError:  # load_recorded names the problem when the file is read
+        return 0
+
+
 def replay_recorded(
     builder: TableBuilder,
     manifest: ManifestSpec,
@@ -118,6 +160,7 @@ def replay_recorded(
     trials = {v.id: sorted(k[1] for k in positions if k[0] == v.id) for v in variants}
     total = sum(map(len, trials.values()))
     workers = worker_count(len(variants), size=total * len(suite.cases))
+    plan = plan_suite(suite) if registry is None or not registry.has_judges else None
     parent = os.getpid()
     bar: list[Any] = []  # made by the first task that runs here: after any fork
 
@@ -141,16 +184,16 @@ def replay_recorded(
         recorded = load_recorded(variant.resolved_target, suite)
         for trial in trials[variant.id]:
             position = positions[(variant.id, trial)]
-            replay_trial(into, suite, variant.id, trial, position, recorded, registry)
+            replay_trial(into, suite, variant.id, trial, position, recorded, registry, plan)
             advance()
         return into
 
-    def task(variant: VariantSpec) -> dict[str, Any] | None:
+    def task(variant: VariantSpec) -> list[dict[str, Any]] | None:
         if os.getpid() == parent:  # this process: straight into the tables
             replay_variant(variant, builder)
             builder.seal()  # typed now, and one variant per part (see build)
             return None
-        return replay_variant(variant, TableBuilder(builder.manifest, suite)).state()
+        return replay_variant(variant, TableBuilder(builder.manifest, suite)).parts()
 
     try:
         if workers == 1:
@@ -158,8 +201,20 @@ def replay_recorded(
                 replay_variant(variant, builder)
                 builder.seal()  # typed columns now: Python lists of every variant cost more
         else:
-            for part in run_tasks([lambda v=v: task(v) for v in variants], workers):
-                if part is not None:
+            # Task i runs in process i % workers: dealing the files out largest first
+            # gives each process a similar share of bytes to parse (the tables are
+            # sorted when built, so the order of the parts does not matter).
+            by_size = sorted(variants, key=_file_size, reverse=True)
+            try:
+                results = run_tasks([lambda v=v: task(v) for v in by_size], workers)
+            except InputError:
+                # Several invalid files: name the one a replay in manifest order meets
+                # first (each load raises its own error).
+                for variant in variants:
+                    load_recorded(variant.resolved_target, suite)
+                raise
+            for parts in results:
+                for part in parts or ():
                     builder.absorb(part)
             if bar:  # the workers' trials are done too
                 bar[0].update(total - bar[0].n)

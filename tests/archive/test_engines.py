@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
+from dataclasses import astuple
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +91,35 @@ def test_kernel_methods_agree_with_the_loop(support_run: ExperimentRun, method: 
         partial = run_partial(table, "r", support_run.manifest.variant_ids, method=method)
         stats = assemble([partial], layout, "numpy")
         assert_matches_oracle(stats, table.to_pandas())
+
+
+def _storage_variants(table: pa.Table) -> dict[str, pa.Table]:
+    """The same attempts stored the ways Arrow allows: missing floats as NaN values
+    instead of nulls, and columns cut into chunks at offsets that are not byte-aligned
+    (the kernel reads Arrow's buffers and bitmaps directly)."""
+    floats = ("score", "latency_ms", "cost_usd", "score_sum")
+    as_nan = table
+    for name in floats:
+        values = table.column(name).to_numpy()  # nulls become NaN
+        index = as_nan.schema.get_field_index(name)
+        as_nan = as_nan.set_column(index, name, pa.array(values, from_pandas=False))
+    assert as_nan.column("score").null_count == 0 < np.isnan(as_nan.column("score")).sum()
+    cuts = [0, 3, 61, 62, 200, table.num_rows]
+    chunked = pa.concat_tables([table.slice(a, b - a) for a, b in itertools.pairwise(cuts)])
+    assert chunked.column("passed").num_chunks == 5
+    return {"nulls": table, "nan": as_nan, "chunked": chunked, "nan_chunked": as_nan.slice(5)}
+
+
+@pytest.mark.parametrize("method", ["auto", "bincount"])
+def test_kernel_reads_every_arrow_storage_of_the_columns(support_run: ExperimentRun, method: str):
+    frame = support_run.attempts.assign(run_id=pd.Categorical(["r"] * len(support_run.attempts)))
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    assert table.column("latency_ms").null_count > 0
+    layout = RunLayout(("r",), ("support-agent-upgrade@1",), (support_run.manifest.variant_ids,))
+    for stored in _storage_variants(table).values():
+        partial = run_partial(stored, "r", support_run.manifest.variant_ids, method=method)
+        stats = assemble([partial], layout, "numpy")
+        assert_matches_oracle(stats, stored.to_pandas())
 
 
 def test_rows_repeating_a_cell_fall_back_to_bincount(support_run: ExperimentRun):
@@ -197,3 +228,24 @@ def test_every_registered_engine_is_offered_documented_and_runs(shared_archive: 
     sl = shared_archive.all()
     for name in LOCAL_ENGINES:
         assert sl.stats(name).engine == name
+
+
+def test_duckdb_in_blocks_of_runs_matches_one_query(monkeypatch, shared_archive: Archive):
+    """Out of core, DuckDB aggregates blocks of whole runs one query at a time; the blocks'
+    results come back in layout order even when it is not the slice's run order."""
+    import agenticlens_frames.archive._duckdb as duck
+
+    sl = shared_archive.slice(tags="refund")
+    reference = sl.stats("numpy")
+    layout = RunLayout.from_scans(sl.scans())
+    backwards = RunLayout(*(tuple(reversed(part)) for part in astuple(layout)))
+    monkeypatch.setattr(duck, "DUCKDB_BLOCK_ROWS", 1)  # one run per block
+    assert len(duck._blocks(sl.scans(), duck.DUCKDB_BLOCK_ROWS)) == len(layout.run_ids) > 1
+    assert_same_stats(sl.stats("duckdb"), reference)
+    assert_same_stats(
+        sufficient_stats(sl, engine="duckdb", layout=backwards),
+        sufficient_stats(sl, engine="numpy", layout=backwards),
+    )
+    assert_matches_oracle(
+        sufficient_stats(sl, engine="duckdb", layout=backwards), sl.frame("attempts")
+    )

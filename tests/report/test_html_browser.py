@@ -228,6 +228,27 @@ def test_hostile_strings_are_escaped_in_markup(pages) -> None:
     assert json.loads(data)["heat"]["variants"][1].startswith("ml<script>")
 
 
+def test_attempt_details_stop_at_the_byte_budget(analysis, monkeypatch) -> None:
+    from agenticlens_frames.report import html
+
+    def details(page: str) -> dict:
+        data = page.split("<script type='application/json' id='alf-data'>")[1]
+        return json.loads(data.split("</script>")[0])["heat"]
+
+    every = details(render_html(analysis))
+    cases = {k.split(":")[1] for k in every["details"]["cells"]}
+    assert len(cases) == len(every["ids"])  # the example fits whole
+    attempts = sum(len(v) for v in every["details"]["cells"].values())
+    assert attempts == len(analysis.run.attempts)
+    monkeypatch.setattr(html, "DETAIL_BYTES", 3000)
+    some = details(render_html(analysis))
+    kept = {int(k.split(":")[1]) for k in some["details"]["cells"]}
+    # The first cases of the needs-attention order, as many as the budget holds.
+    assert kept == set(every["orders"]["attention"][: len(kept)])
+    assert 0 < len(kept) < len(cases)
+    assert f"first {len(kept)} of {len(cases)} cases" in some["detailsNote"]
+
+
 def test_saved_report_renders_without_the_tables(pages) -> None:
     page = pages["saved"].read_text(encoding="utf-8")
     assert "rendered from a saved JSON report" in page
@@ -253,11 +274,13 @@ def test_every_figure_renders_offline(open_page, pages, analysis) -> None:
     )
     got = w.js(
         "(() => { const t = document.getElementById('fig-heatmap').data[0];"
-        " return [t.x, t.y, t.text, t.z]; })()"
+        " return [t.x, t.y, t.text, t.z, t.hovertext]; })()"
     )
     assert got[0] == list(expected.data[0].x)
     assert got[1] == list(expected.data[0].y)
     assert got[2] == expected.data[0].text.tolist()
+    # The page words each hover itself from compact numbers: it must say what viz says.
+    assert got[4] == expected.data[0].hovertext.tolist()
     np.testing.assert_allclose(np.array(got[3], dtype=float), expected.data[0].z, atol=1e-4)
     flaky_shapes = w.js("document.getElementById('fig-heatmap').layout.shapes.length")
     assert flaky_shapes == len(expected.layout.shapes)

@@ -93,6 +93,8 @@ FILTERED = """() => {
     verdicts: [...new Set(visible('#verdicts tr[data-variant]'))],
     frontier: visible('#frontier-probabilities tr[data-variant]'),
     caseColumns: visible('.cases th[data-variant]'),
+    caseCells: [...document.querySelectorAll('table.cases tbody tr')]
+        .map(r => [...r.cells].slice(1).filter(c => !c.hidden).length),
     curves: [...new Set(fig('fig-pass_k').filter(shown).map(t => t.legendgroup))],
     outcomes: fig('fig-case_outcomes').filter(shown).map(t => t.name),
     deltas: [...new Set(fig('fig-deltas').flatMap(t => [...t.y]))],
@@ -124,6 +126,8 @@ def test_factor_filters_filter_every_view(browser, page_file, analysis) -> None:
     assert got["baseline"] == candidates and got["deltas"] == candidates
     assert got["paired"] == candidates and got["verdicts"] == candidates
     assert got["frontier"] == keep
+    # Every case's row is in the table, showing the cells of the kept variants only.
+    assert got["caseCells"] == [len(keep)] * analysis.cases["case_id"].nunique()
     assert sorted(got["pareto"]) == sorted(keep)
     levels = {x for x in got["levels"] if x.startswith("model=")}
     assert levels == {"model=gpt-large"}

@@ -201,6 +201,10 @@ def test_killed_mid_judging_resumes_from_the_missing_samples(
     import judges_mod
 
     monkeypatch.setenv("JUDGE_LOG", str(log))
+    # tqdm cuts the line at $COLUMNS when stderr is no terminal: with the rate's width
+    # varying with the machine's load, the postfix asserted below could be cut off.
+    monkeypatch.setenv("COLUMNS", "1000")
+    monkeypatch.setenv("LINES", "50")
     capsys.readouterr()
     resumed = run_experiment(
         manifest, suite, evaluators=judges_mod.registry(), progress=True, run_dir=run_dir

@@ -68,6 +68,21 @@
     });
   }
 
+  // Plotly renders a subset of HTML in hover labels: user strings go in escaped.
+  function esc(text) {
+    return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+  // A cell's hover, worded as viz.case_heatmap words it, built only for the cells shown.
+  function hoverOf(r, c) {
+    var stats = H.stats[r][c];
+    if (stats === null) { return H.x[c] + "<br>variant " + H.y[r] + ": no data"; }
+    var part = stats.split("|");
+    return "<b>" + esc(H.names[c]) + "</b><br>case " + H.x[c] + "<br>variant " +
+      esc(H.variantNames[r]) + "<br>passes " + H.text[r][c] + " (" + part[0] + ")" +
+      "<br>mean score " + part[1] + "<br>mean latency " + part[2] +
+      (H.flaky[r][c] ? "<br><i>flaky: outcomes differ between trials</i>" : "");
+  }
+
   function drawHeat() {
     var gd = document.getElementById("fig-heatmap");
     var rows = rowsNow(), all = colsNow();
@@ -76,12 +91,17 @@
     state.page = Math.max(0, Math.min(state.page, pages - 1));
     var cols = all.slice(state.page * size, state.page * size + size);
     var pick = function (m) { return rows.map(function (r) { return cols.map(function (c) { return m[r][c]; }); }); };
+    var x = cols.map(function (c) { return H.x[c]; });
     var trace = Object.assign(clone(H.trace), {
-      z: pick(H.z), text: pick(H.text), hovertext: pick(H.hover),
-      x: cols.map(function (c) { return H.x[c]; }), y: rows.map(function (r) { return H.y[r]; }),
+      z: pick(H.z), text: pick(H.text),
+      hovertext: rows.map(function (r) { return cols.map(function (c) { return hoverOf(r, c); }); }),
+      x: x, y: rows.map(function (r) { return H.y[r]; }),
       customdata: rows.map(function (r) { return cols.map(function (c) { return [r, c]; }); })
     });
     var layout = clone(H.layout);
+    // Ticks of the cases on screen only (long ids shortened on the axis, whole in hover).
+    layout.xaxis = Object.assign(layout.xaxis || {}, { tickmode: "array", tickvals: x,
+      ticktext: cols.map(function (c) { return H.ticks[c]; }) });
     var first = all.length ? state.page * size + 1 : 0;
     layout.title = Object.assign(layout.title || {}, { text: "Cases by variant",
       subtitle: { text: "cases " + first + "–" + (state.page * size + cols.length) + " of " +
@@ -101,6 +121,18 @@
     return Plotly.react(gd, rows.length && cols.length ? [trace] : [], themed(layout), config);
   }
 
+  // The compact attempt details (html.py _attempt_details): string-table indices.
+  function attemptsOf(r, c) {
+    var D = H.details, cell = D ? D.cells[r + ":" + c] : null;
+    if (!cell) { return null; }
+    var S = D.strings;
+    return cell.map(function (a) {
+      return { trial: a[0], status: S[a[1]], passed: !!a[2], score: S[a[3]], latency: S[a[4]],
+               cost: S[a[5]], tools: S[a[6]], turns: S[a[7]], error: S[a[8]], output: S[a[9]],
+               checks: a[10].map(function (k) { return [S[k[0]], !!k[1], S[k[2]], S[k[3]]]; }) };
+    });
+  }
+
   function showAttempts(point) {
     var panel = document.getElementById("attempts");
     if (!panel || !point || !point.customdata) { return; }
@@ -109,7 +141,7 @@
     var head = document.createElement("h3");
     head.textContent = H.variants[r] + " · " + H.names[c] + " (" + H.ids[c] + ")";
     panel.appendChild(head);
-    var items = H.details ? H.details[r + ":" + c] : null;
+    var items = attemptsOf(r, c);
     if (!items) {
       var p = document.createElement("p");
       p.className = "note";
@@ -223,11 +255,32 @@
       return t;
     });
   }
+  // The case table (html.py _cases_table): its rows enter the page when it is opened, and
+  // their cells follow the header of their column through the variant filter.
+  function hideCaseColumns() {
+    document.querySelectorAll("table.cases").forEach(function (table) {
+      var head = table.rows[0], hide = [];
+      for (var k = 0; k < head.cells.length; k++) { hide.push(head.cells[k].hidden); }
+      for (var i = 1; i < table.rows.length; i++) {
+        var cells = table.rows[i].cells;
+        for (var j = 1; j < cells.length; j++) { cells[j].hidden = hide[j]; }
+      }
+    });
+  }
+  function fillCaseTable() {
+    var box = document.getElementById("case-table"), rows = document.getElementById("case-rows");
+    if (!box || !rows || !box.open || box.dataset.filled) { return; }
+    box.querySelector("table.cases tbody").appendChild(rows.content.cloneNode(true));
+    box.dataset.filled = "true";
+    hideCaseColumns();
+  }
+
   function applyFilters() {
     var keep = kept();
     document.querySelectorAll("[data-variant]").forEach(function (el) {
       el.hidden = !keep.raw.has(el.dataset.variant);
     });
+    hideCaseColumns();
     document.querySelectorAll("[data-factor-row]").forEach(function (el) {
       var chosen = state.filters[el.dataset.factorRow];
       el.hidden = !!chosen && el.dataset.level !== chosen;
@@ -270,6 +323,9 @@
     document.getElementById("pareto-x").addEventListener("change", drawPareto);
     document.getElementById("pareto-y").addEventListener("change", drawPareto);
     bindHeatControls();
+    var table = document.getElementById("case-table");
+    if (table) { table.addEventListener("toggle", fillCaseTable); }
+    fillCaseTable();
     Promise.all(jobs).then(function () {
       window.alfDrawnMs = performance.now();
       document.body.dataset.ready = "true";

@@ -1,0 +1,325 @@
+"""Score a whole recorded trial at once, one check kind at a time, into Arrow columns.
+
+:func:`~agenticlens_frames.scoring.score_sample` scores one sample: for every check it
+formats the check's name and explanation and appends six values to Python lists. For a
+replayed trial of thousands of cases that per-sample work was most of the scoring time.
+Here the suite is compiled once into a :class:`SuitePlan` (every check's row, name,
+metric and both explanations, written out in advance), and a trial is scored kind by kind
+over all its samples; the columns come out as Arrow arrays, ready to be joined.
+
+The rules, names, order and explanations are :func:`score_sample`'s, which stays the
+reference: ``tests/test_scoring_batch.py`` checks the two against each other, and the
+differential tests check both against the real package. Only the built-in checks whose
+outcome is a plain comparison are planned; a suite with any other check (JSON schema,
+required fields, tool arguments, tool order, registered evaluators) has no plan, and a
+trial with a missing sample is scored sample by sample — both as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from .scoring import _exact_match_applies, positive_turns
+
+if TYPE_CHECKING:
+    from .formats.model import CaseSpec, SuiteSpec
+    from .formats.traces import Trace
+
+__all__ = ["SuitePlan", "plan_suite", "score_trial"]
+
+#: Check kinds a plan scores, in score_sample's emission order.
+_KINDS = (
+    "exact_match",
+    "contains",
+    "required_tool",
+    "forbidden_tool",
+    "latency_threshold",
+    "cost_threshold",
+    "turn_count_threshold",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _KindRows:
+    """Every check of one kind in the suite: its flat row, its case and its argument,
+    and the explanations of a pass and a fail (or their fixed parts)."""
+
+    rows: np.ndarray
+    cases: list[int]
+    args: list[Any]
+    yes: list[str]
+    no: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class SuitePlan:
+    """Every built-in check of a suite laid out as rows of a trial's ``checks`` columns.
+
+    The checks of case *i* are rows ``starts[i] : starts[i] + n_checks[i]``, in
+    :func:`~agenticlens_frames.scoring.score_sample`'s order.
+    """
+
+    n_checks: np.ndarray
+    starts: np.ndarray
+    names: pa.Array
+    metrics: pa.Array
+    kinds: dict[str, _KindRows]
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.names)
+
+
+def _case_checks(case: CaseSpec) -> list[tuple[str, str, str, Any, str, str]] | None:
+    """``(kind, name, metric, argument, yes, no)`` per check of ``case``, or None when the
+    case has a check this module does not plan."""
+    if (
+        case.output_json_schema is not None
+        or case.required_output_fields
+        or case.required_tool_arguments
+        or case.expected_tool_arguments
+        or case.required_tool_order
+        or case.evaluators
+    ):
+        return None
+    out: list[tuple[str, str, str, Any, str, str]] = []
+    if _exact_match_applies(case):
+        out.append(
+            (
+                "exact_match",
+                "exact_match",
+                "exact_match",
+                case.expected_output.strip(),  # type: ignore[union-attr]
+                "Output exactly matches the reference.",
+                "Output does not exactly match the reference.",
+            )
+        )
+    for expected in case.expected_contains:
+        out.append(
+            (
+                "contains",
+                f"contains:{expected}",
+                "contains",
+                expected.casefold(),
+                f"Output contains required text: {expected!r}.",
+                f"Output is missing required text: {expected!r}.",
+            )
+        )
+    for tool in case.required_tools:
+        out.append(
+            (
+                "required_tool",
+                f"required_tool:{tool}",
+                "required_tool",
+                tool,
+                f"Required tool {tool!r} was called.",
+                f"Required tool {tool!r} was not called.",
+            )
+        )
+    for tool in case.forbidden_tools:
+        out.append(
+            (
+                "forbidden_tool",
+                f"forbidden_tool:{tool}",
+                "forbidden_tool",
+                tool,
+                f"Forbidden tool {tool!r} was not called.",
+                f"Forbidden tool {tool!r} was called.",
+            )
+        )
+    if case.max_latency_ms is not None:
+        limit = case.max_latency_ms
+        out.append(
+            (
+                "latency_threshold",
+                "latency_threshold",
+                "latency_threshold",
+                limit,
+                f" ms meets the {limit:.1f} ms limit.",
+                f" ms exceeds the {limit:.1f} ms limit.",
+            )
+        )
+    if case.max_cost_usd is not None:
+        limit = case.max_cost_usd
+        out.append(
+            (
+                "cost_threshold",
+                "cost_threshold",
+                "cost_threshold",
+                limit,
+                f" meets the ${limit:.6f} limit.",
+                "Cost is unavailable or exceeds the configured limit.",
+            )
+        )
+    if case.max_turns is not None:
+        out.append(
+            (
+                "turn_count_threshold",
+                "turn_count_threshold",
+                "turn_count_threshold",
+                case.max_turns,
+                "",
+                "",
+            )
+        )
+    return out
+
+
+def plan_suite(suite: SuiteSpec) -> SuitePlan | None:
+    """Compile ``suite`` for :func:`score_trial`, or None if a case has a check that only
+    :func:`~agenticlens_frames.scoring.score_sample` scores.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from agenticlens_frames.formats.model import CaseSpec, SuiteSpec
+    >>> suite = SuiteSpec(Path("s.yaml"), "s", "1", (
+    ...     CaseSpec("a", "A", 0, expected_contains=("x", "y")),
+    ...     CaseSpec("b", "B", 1, max_latency_ms=10.0)))
+    >>> plan = plan_suite(suite)
+    >>> plan.n_checks.tolist(), plan.names.to_pylist()
+    ([2, 1], ['contains:x', 'contains:y', 'latency_threshold'])
+    """
+    names: list[str] = []
+    metrics: list[str] = []
+    counts: list[int] = []
+    by_kind: dict[str, tuple[list[int], list[int], list[Any], list[str], list[str]]] = {
+        kind: ([], [], [], [], []) for kind in _KINDS
+    }
+    for index, case in enumerate(suite.cases):
+        checks = _case_checks(case)
+        if checks is None:
+            return None
+        counts.append(len(checks))
+        for kind, name, metric, arg, yes, no in checks:
+            rows, cases, args, yeses, nos = by_kind[kind]
+            rows.append(len(names))
+            cases.append(index)
+            args.append(arg)
+            yeses.append(yes)
+            nos.append(no)
+            names.append(name)
+            metrics.append(metric)
+    n_checks = np.asarray(counts, dtype=np.int64)
+    starts = np.zeros(len(counts), dtype=np.int64)
+    np.cumsum(n_checks[:-1], out=starts[1:])
+    return SuitePlan(
+        n_checks=n_checks,
+        starts=starts,
+        names=pa.array(names, type=pa.large_string()),
+        metrics=pa.array(metrics, type=pa.string()),
+        kinds={
+            kind: _KindRows(np.asarray(rows, dtype=np.int64), cases, args, yes, no)
+            for kind, (rows, cases, args, yes, no) in by_kind.items()
+            if rows
+        },
+    )
+
+
+def score_trial(
+    plan: SuitePlan, outputs: list[str], traces: list[Trace]
+) -> tuple[dict[str, pa.Array], dict[str, Any]]:
+    """Score one sample per suite case (``outputs[i]`` and ``traces[i]`` answer case *i*).
+
+    Returns
+    -------
+    checks, attempts
+        The ``checks`` columns of the trial (``attempt`` is the case's position, i.e. the
+        row of its attempt within the trial) as Arrow arrays, and per attempt ``passed``,
+        ``score``, ``n_checks``, ``n_checks_passed``, ``score_sum`` and ``turns`` —
+        exactly what :func:`~agenticlens_frames.scoring.score_sample` gives each sample.
+    """
+    n = plan.n_rows
+    kinds = plan.kinds
+    passed = np.zeros(n, dtype=bool)
+    explanation: list[Any] = [None] * n
+
+    def put(k: _KindRows, ok: list[bool], texts: list[str]) -> None:
+        passed[k.rows] = ok
+        for row, text in zip(k.rows.tolist(), texts, strict=True):
+            explanation[row] = text
+
+    def fixed(k: _KindRows, ok: list[bool]) -> None:
+        put(k, ok, [y if o else f for o, y, f in zip(ok, k.yes, k.no, strict=True)])
+
+    if "exact_match" in kinds or "contains" in kinds:
+        texts = [output.strip() for output in outputs]
+        if (k := kinds.get("exact_match")) is not None:
+            fixed(k, [texts[c] == want for c, want in zip(k.cases, k.args, strict=True)])
+        if (k := kinds.get("contains")) is not None:
+            folded = [text.casefold() for text in texts]
+            fixed(k, [want in folded[c] for c, want in zip(k.cases, k.args, strict=True)])
+    if "required_tool" in kinds or "forbidden_tool" in kinds:
+        # Membership in the tuple of names equals membership in its set.
+        tools = [trace.tool_names for trace in traces]
+        if (k := kinds.get("required_tool")) is not None:
+            fixed(k, [tool in tools[c] for c, tool in zip(k.cases, k.args, strict=True)])
+        if (k := kinds.get("forbidden_tool")) is not None:
+            fixed(k, [tool not in tools[c] for c, tool in zip(k.cases, k.args, strict=True)])
+    if (k := kinds.get("latency_threshold")) is not None:
+        latency = [traces[c].total_latency_ms for c in k.cases]
+        ok = [value <= most for value, most in zip(latency, k.args, strict=True)]
+        put(
+            k,
+            ok,
+            [
+                f"Latency {value:.1f}{y if o else f}"
+                for value, o, y, f in zip(latency, ok, k.yes, k.no, strict=True)
+            ],
+        )
+    if (k := kinds.get("cost_threshold")) is not None:
+        cost = [traces[c].estimated_cost_usd for c in k.cases]
+        ok = [value is not None and value <= most for value, most in zip(cost, k.args, strict=True)]
+        put(
+            k,
+            ok,
+            [
+                f"Cost ${value:.6f}{y}" if o else f
+                for value, o, y, f in zip(cost, ok, k.yes, k.no, strict=True)
+            ],
+        )
+    turns = [positive_turns(trace) for trace in traces]
+    if (k := kinds.get("turn_count_threshold")) is not None:
+        counted = [turns[c] for c in k.cases]
+        ok = [t is not None and t <= most for t, most in zip(counted, k.args, strict=True)]
+        put(
+            k,
+            ok,
+            [
+                f"Turn count {t} {'meets' if o else 'exceeds'} the {most} turn limit."
+                if t is not None
+                else "Trace metadata is missing a positive integer turn_count, "
+                "so the max_turns check could not be evaluated."
+                for t, o, most in zip(counted, ok, k.args, strict=True)
+            ],
+        )
+
+    n_cases = len(outputs)
+    counts = plan.n_checks
+    # Per attempt: how many of its checks passed. Built-in values are 1.0 / 0.0, so the
+    # fsum of an attempt's values is this count exactly, and its mean count / n.
+    cumulative = np.concatenate(([0], np.cumsum(passed, dtype=np.int64)))
+    n_passed = cumulative[plan.starts + counts] - cumulative[plan.starts]
+    has_checks = counts > 0
+    score = np.divide(n_passed, counts, out=np.zeros(n_cases), where=has_checks)
+    checks = {
+        "attempt": pa.array(np.repeat(np.arange(n_cases, dtype=np.int64), counts)),
+        "name": plan.names,
+        "metric": plan.metrics,
+        "value": pa.array(passed.astype(np.float64)),
+        "passed": pa.array(passed),
+        "explanation": pa.array(explanation, type=pa.large_string()),
+    }
+    attempts = {
+        "passed": n_passed == counts,
+        "score": pa.array(score, mask=~has_checks),
+        "n_checks": counts.astype(np.int32),
+        "n_checks_passed": n_passed.astype(np.int32),
+        "score_sum": n_passed.astype(np.float64),
+        "turns": pa.array([int(t) if t else None for t in turns], type=pa.int32()),
+    }
+    return checks, attempts
