@@ -25,7 +25,7 @@ from .errors import InputError, check_proportion
 from .frames import ExperimentRun, factor_column
 from .paired import ComparisonsConfig, PairedAnalysis, paired_outputs, parse_comparisons
 from .per_case import case_matrix, effective_pass_k
-from .schema import COMPARISONS, FACTOR_LEVELS, SUMMARY_METRICS
+from .schema import COMPARISONS, FACTOR_LEVELS, SUMMARY_METRICS, SUMMARY_STATS
 
 __all__ = [
     "SUMMARY_METRICS",
@@ -41,16 +41,6 @@ __all__ = [
     "variant_summary",
 ]
 
-SUMMARY_STATS = (
-    "count",
-    "mean",
-    "median",
-    "p95",
-    "standard_deviation",
-    "coefficient_of_variation",
-    "ci_low",
-    "ci_high",
-)
 UNSET_FACTOR = "(unset)"
 
 #: Columns of :func:`factor_levels` and :func:`compare_to_baseline`, in order (declared

@@ -476,6 +476,28 @@ def test_a_setting_has_one_rule_in_the_manifest_and_in_python(
     assert in_manifest.value.message.startswith(message)
 
 
+@pytest.mark.parametrize(
+    ("argument", "value", "message"),
+    [
+        ("power", 0.9995, "expected a number > 0 and <= 0.999, got 0.9995"),
+        ("alpha", 1.0, "expected a number between 0 and 1, got 1.0"),
+        ("correction", "holmes", "unknown correction 'holmes'"),
+        ("resamples", 98, "expected an integer >= 99, got 98"),
+        ("limits", GuardRails(max_evaluators=0), "expected an integer >= 1, got 0"),
+    ],
+)
+def test_settings_built_in_python_follow_the_same_rule(
+    argument: str, value: object, message: str
+) -> None:
+    # docs/statistics.md shows analyze(run, comparisons=ComparisonsConfig(...)): a third
+    # way in, which used to take any value.
+    settings = {"correction": "holm", argument: value}
+    with pytest.raises(InputError) as info:
+        ComparisonsConfig(**settings)
+    assert info.value.message.startswith(message)
+    assert info.value.location == argument
+
+
 def test_the_edges_of_each_rule_are_allowed(run: ExperimentRun) -> None:
     edge = {"alpha": 0.5, "power": 0.999, "resamples": 99, "seed": 0, "noninferiority_margin": 0}
     config = resolve_comparisons(run.manifest, correction="holm", **edge)

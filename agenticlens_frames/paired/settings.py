@@ -123,6 +123,22 @@ class ComparisonsConfig:
     source: str = "python"
     file: str | None = None
 
+    def __post_init__(self) -> None:
+        # The one rule of each setting (check_setting) binds however the settings are
+        # made: parsed from a manifest, resolved from options, or built in Python.
+        for item in fields(self):
+            value = getattr(self, item.name)
+            try:
+                if item.name == "limits":
+                    if not isinstance(value, GuardRails):
+                        raise Invalid(f"expected a GuardRails value, got {describe(value)}")
+                    for limit in fields(GuardRails):
+                        check_setting(f"limits.{limit.name}", getattr(value, limit.name))
+                elif item.name in _RULES and value is not None:
+                    check_setting(item.name, value)
+            except Invalid as exc:
+                raise _origin_error("python", item.name, exc.message, exc.hint) from None
+
     @property
     def controls(self) -> str:
         """What the correction controls, in words."""

@@ -10,7 +10,6 @@ block (settings, provenance, fixes applied). Nothing here computes a statistic.
 from __future__ import annotations
 
 import json
-import math
 import os
 import queue
 import re
@@ -28,12 +27,10 @@ import pandas as pd
 from .._compat import IMPLEMENTS
 from .._files import atomic_write
 from .._gc import paused_gc
-from .._values import is_missing
-from ..analysis import SUMMARY_METRICS, ExperimentAnalysis
+from ..analysis import ExperimentAnalysis
 from ..errors import InputError
 from ..judges import JUDGE_EVALUATOR_TYPES, summarize_judges
-from ..schema import COMPARISONS, FACTOR_LEVELS
-from ..schema import number_to_json as _num
+from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS
 from .paired_json import report_blocks
 from .verdicts_json import verdicts_block
 
@@ -74,109 +71,6 @@ def created_at() -> str:
                 hint="set it to a Unix time in seconds, e.g. 1767225600, or unset it",
             ) from None
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _summary_block(row: pd.Series, metric: str, confidence_level: float) -> dict | None:
-    if int(row[f"{metric}_count"]) == 0:
-        return None
-    return {
-        "count": int(row[f"{metric}_count"]),
-        "mean": _num(row[f"{metric}_mean"]),
-        "median": _num(row[f"{metric}_median"]),
-        "p95": _num(row[f"{metric}_p95"]),
-        "standard_deviation": _num(row[f"{metric}_standard_deviation"]),
-        "coefficient_of_variation": _num(row[f"{metric}_coefficient_of_variation"]),
-        "confidence_interval": {
-            "lower": _num(row[f"{metric}_ci_low"]),
-            "upper": _num(row[f"{metric}_ci_high"]),
-            "confidence_level": confidence_level,
-            "method": "normal_approximation",
-        },
-    }
-
-
-def _variant_summary(row: pd.Series, analysis: ExperimentAnalysis) -> dict[str, Any]:
-    cl = analysis.confidence_level
-    ks = analysis.pass_k
-    summary: dict[str, Any] = {
-        "attempted_trials": int(row["attempted_trials"]),
-        "completed_trials": int(row["completed_trials"]),
-        "failed_trials": int(row["failed_trials"]),
-        "successful_trials": int(row["successful_trials"]),
-        "trial_success_rate": _num(row["trial_success_rate"]),
-    }
-    for metric in SUMMARY_METRICS:
-        summary[metric] = _summary_block(row, metric, cl)
-    interval = None
-    if int(row["case_attempts"]):
-        interval = {
-            "lower": _num(row["case_pass_rate_ci_low"]),
-            "upper": _num(row["case_pass_rate_ci_high"]),
-            "confidence_level": cl,
-            "method": "wilson",
-        }
-    summary.update(
-        case_attempts=int(row["case_attempts"]),
-        case_passes=int(row["case_passes"]),
-        case_pass_rate=_num(row["case_pass_rate"]),
-        case_pass_rate_interval=interval,
-        pass_at_k={
-            str(k): _num(row[f"pass_at_{k}"]) for k in ks if _num(row[f"pass_at_{k}"]) is not None
-        },
-        pass_hat_k={
-            str(k): _num(row[f"pass_hat_{k}"]) for k in ks if _num(row[f"pass_hat_{k}"]) is not None
-        },
-        consistency_rate=_num(row["consistency_rate"]),
-        flaky_case_ids=list(row["flaky_case_ids"]),
-        priced_trials=int(row["priced_trials"]),
-    )
-    return summary
-
-
-def _json_list(column: pd.Series) -> list[Any]:
-    """Column values for JSON: NaN and ±inf as None (as :func:`_num` does per value)."""
-    values = column.to_numpy(dtype=float, na_value=np.nan)
-    out = values.tolist()
-    for i in np.flatnonzero(~np.isfinite(values)).tolist():
-        out[i] = None
-    return out
-
-
-def _case_results(cases: pd.DataFrame, ks: tuple[int, ...]) -> list[dict[str, Any]]:
-    attempts = cases["attempts"].tolist()
-    keys = [str(k) for k in ks]
-    at = [cases[f"pass_at_{k}"].tolist() for k in ks]
-    hat = [cases[f"pass_hat_{k}"].tolist() for k in ks]
-    rows = zip(
-        cases["case_id"].astype(str).tolist(),
-        cases["case_name"].tolist(),
-        attempts,
-        cases["passes"].tolist(),
-        cases["pass_rate"].tolist(),
-        _json_list(cases["mean_score"]),
-        _json_list(cases["score_standard_deviation"]),
-        cases["consistent"].astype(bool).tolist(),
-        strict=True,
-    )
-    out = []
-    for i, (case_id, name, n, passes, rate, mean, sd, consistent) in enumerate(rows):
-        # pass@k is defined for k up to the attempts made (the package omits the rest)
-        present = [j for j, k in enumerate(ks) if k <= n]
-        out.append(
-            {
-                "case_id": case_id,
-                "case_name": name,
-                "attempts": n,
-                "passes": passes,
-                "pass_rate": rate,
-                "pass_at_k": {keys[j]: at[j][i] for j in present},
-                "pass_hat_k": {keys[j]: hat[j][i] for j in present},
-                "mean_score": mean,
-                "score_standard_deviation": sd,
-                "consistent": consistent,
-            }
-        )
-    return out
 
 
 _SCORE_KEYS = (
@@ -256,7 +150,6 @@ class _TrialReports:
         self.stamp = stamp
         self.lean = lean
         self.suite = run.suite
-        self.trials = analysis.trials.set_index(["variant_id", "trial"])
         # Live-run fields (target_status, summary.live) belong to live variants only.
         self.live_codes = {
             i for i, v in enumerate(run.manifest.variants) if v.target_kind != "recorded"
@@ -477,47 +370,66 @@ class _TrialReports:
             "error_case_ids": errored,
         }
 
-    def report(self, variant_code: int, variant_id: str, trial: int) -> dict[str, Any]:
+    def summary_slots(self, variant_code: int, trial: int) -> tuple[Any, ...]:
+        """The parts of a trial report's summary that come from the tables, not the frame:
+        ``cost_sources``, ``metrics``, ``tags``, ``judge`` and ``live``."""
         start, end = self.att_start[(variant_code, trial)]
         c0, c1 = int(self.n_checks_start[start]), int(self.n_checks_start[end])
-        row = self.trials.loc[(variant_id, trial)]
         priced = ~np.isnan(self.att_cost[start:end])
         names = self.source_names
         counts = np.bincount(self.att_source_code[start:end][priced], minlength=len(names))
         sources = {name: int(count) for name, count in zip(names, counts, strict=True) if count}
-        latency = row["average_latency_ms"]
-        if not math.isfinite(latency):  # no case had a known latency: keep the schema valid
-            latency = row["average_latency_ms_package"]
-        return {
-            "schema_version": TRIAL_REPORT_SCHEMA_VERSION,
-            "suite_name": self.suite.name,
-            "suite_version": self.suite.version,
-            "created_at": self.stamp,
-            "summary": {
-                "total_cases": int(row["total_cases"]),
-                "passed_cases": int(row["passed_cases"]),
-                "failed_cases": int(row["failed_cases"]),
-                "pass_rate": _num(row["pass_rate"]),
-                "average_score": _num(row["average_score"]),
-                "total_cost_usd": _num(row["total_cost_usd"]),
-                "priced_cases": int(row["priced_cases"]),
-                "cost_sources": dict(sorted(sources.items())),
-                "average_latency_ms": _num(latency),
-                "metrics": self._metrics(c0, c1),
-                "tags": self._tags(start, end),
-                "judge": self._judge(c0, c1),
-                "live": self._live(start, end),
-            },
-            "cases": [] if self.lean else self._case_records(start, end),
-        }
+        return (
+            dict(sorted(sources.items())),
+            self._metrics(c0, c1),
+            self._tags(start, end),
+            self._judge(c0, c1),
+            self._live(start, end),
+        )
+
+    def cases(self, variant_code: int, trial: int) -> list[dict[str, Any]]:
+        """The trial report's per-case records (``cases``; empty in a lean report)."""
+        if self.lean:
+            return []
+        return self._case_records(*self.att_start[(variant_code, trial)])
 
 
-def build_report(
-    analysis: ExperimentAnalysis,
-    *,
-    lean: bool = False,
-    trial_report: Callable[[int, str, int], Any] | None = None,
-) -> dict[str, Any]:
+_TRIAL_SLOTS = tuple(
+    f"report.summary.{k}" for k in ("cost_sources", "metrics", "tags", "judge", "live")
+)
+
+
+def _trial_frame(analysis: ExperimentAnalysis) -> pd.DataFrame:
+    """The trial summaries in the report's order (manifest's variants, then trial), with
+    each trial's status and error message from the run's trials table."""
+    run = analysis.run
+    assert run is not None
+    listed = run.trials
+    order = np.lexsort((listed["trial"].to_numpy(), listed["variant_id"].cat.codes.to_numpy()))
+    listed = listed.iloc[order]
+    values = analysis.trials
+    row_of = {
+        key: i
+        for i, key in enumerate(
+            zip(values["variant_id"].astype(str).tolist(), values["trial"].tolist(), strict=True)
+        )
+    }
+    keys = zip(listed["variant_id"].astype(str).tolist(), listed["trial"].tolist(), strict=True)
+    frame = values.iloc[[row_of[key] for key in keys]].reset_index(drop=True)
+    frame["status"] = listed["status"].to_numpy()
+    frame["error_message"] = listed["error_message"].to_numpy()
+    return frame
+
+
+def _split(items: list[Any], codes: np.ndarray, n: int) -> list[list[Any]]:
+    """``items`` grouped by ``codes`` (0..n-1), each group in its original order."""
+    groups: list[list[Any]] = [[] for _ in range(n)]
+    for item, code in zip(items, codes.tolist(), strict=True):
+        groups[code].append(item)
+    return groups
+
+
+def build_report(analysis: ExperimentAnalysis, *, lean: bool = False) -> dict[str, Any]:
     """The report as a dict in the package's key order (plus our added keys).
 
     Parameters
@@ -528,57 +440,82 @@ def build_report(
         Leave out the per-case records of each trial report (``cases: []``); every
         statistic, summary and trial summary stays. A 5 000-case report shrinks from
         hundreds of MB to a few MB.
-    trial_report
-        Called as ``trial_report(variant_position, variant_id, trial)`` for each completed
-        trial instead of building its report (the streaming writer passes a placeholder).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment, analyze
+    >>> result = analyze(load_experiment("data/support/manifest.yaml",
+    ...                                  "data/support/suite.yaml"))
+    >>> build_report(result, lean=True)["variants"][0]["summary"]["case_pass_rate_interval"]
+    {'lower': 0.599..., 'upper': 0.806..., 'confidence_level': 0.95, 'method': 'wilson'}
+    """
+    return _build_report(analysis, lean=lean)[0]
+
+
+def _build_report(
+    analysis: ExperimentAnalysis,
+    *,
+    lean: bool,
+    trial_cases: Callable[[int, str, int], Any] | None = None,
+) -> tuple[dict[str, Any], _TrialReports]:
+    """The report, and the builder of its trial reports.
+
+    ``trial_cases(variant_position, variant_id, trial)`` gives the ``cases`` value of each
+    completed trial's report instead of its records (the streaming writer passes a
+    placeholder).
     """
     run = analysis.run
     if run is None:
         raise ValueError("a report loaded from JSON has no tables to rebuild trial reports from")
     m = run.manifest
     stamp = created_at()
-    make_trial = trial_report or _TrialReports(analysis, stamp, lean=lean).report
-    vs = analysis.variants.set_index(analysis.variants["variant_id"].astype(str))
+    builder = _TrialReports(analysis, stamp, lean=lean)
+    ids = list(m.variant_ids)
+    n = len(ids)
+
+    tf = _trial_frame(analysis)
+    trial_codes = tf["variant_id"].cat.codes.to_numpy()
+    slots: dict[str, list[Any]] = {path: [] for path in (*_TRIAL_SLOTS, "report.cases")}
+    for code, trial, status in zip(
+        trial_codes.tolist(), tf["trial"].tolist(), tf["status"].astype(str).tolist(), strict=True
+    ):
+        if status != "succeeded":  # no report: nothing to fill
+            for values in slots.values():
+                values.append(None)
+            continue
+        for path, value in zip(_TRIAL_SLOTS, builder.summary_slots(code, trial), strict=True):
+            slots[path].append(value)
+        cases = trial_cases(code, ids[code], trial) if trial_cases else builder.cases(code, trial)
+        slots["report.cases"].append(cases)
+    context = {
+        "schema_version": TRIAL_REPORT_SCHEMA_VERSION,
+        "suite_name": run.suite.name,
+        "suite_version": run.suite.version,
+        "created_at": stamp,
+    }
+    trials = _split(TRIALS.to_json(tf, context=context, slots=slots), trial_codes, n)
+
     cm = analysis.cases
-    tri = run.trials
-    variants = []
-    for code, spec in enumerate(m.variants):
-        row = vs.loc[spec.id]
-        trial_rows = tri[tri["variant_id"] == spec.id].sort_values("trial")
-        trial_list = []
-        for t, status, error in zip(
-            trial_rows["trial"].tolist(),
-            trial_rows["status"].tolist(),
-            trial_rows["error_message"].tolist(),
-            strict=True,
-        ):
-            succeeded = status == "succeeded"
-            trial_list.append(
-                {
-                    "trial_index": t,
-                    "status": status,
-                    "report": make_trial(code, spec.id, t) if succeeded else None,
-                    "error_message": None if is_missing(error) else error,
-                }
-            )
-        summary = _variant_summary(row, analysis)
-        variants.append(
-            {
-                "variant_id": spec.id,
-                "variant_name": spec.name,
-                "target_kind": spec.target_kind,
-                "factors": dict(spec.factors),
-                "pareto_optimal": bool(row["pareto_optimal"]),
-                "trials": trial_list,
-                "summary": summary,
-                "cases": _case_results(cm[cm["variant_id"] == spec.id], analysis.pass_k),
-                # Added keys (fix B13): what ran, so a report can be traced back.
-                "target": spec.target,
-                "timeout_seconds": spec.timeout_seconds,
-                "description": spec.description,
-                "metadata": dict(spec.metadata),
-            }
-        )
+    cases = _split(
+        CASES.bind(analysis.pass_k).to_json(cm), cm["variant_id"].cat.codes.to_numpy(), n
+    )
+
+    vs = analysis.variants
+    vs = vs.iloc[np.argsort(vs["variant_id"].cat.codes.to_numpy(), kind="stable")]
+    specs = m.variants
+    variants = VARIANTS.bind(analysis.pass_k).to_json(
+        vs,
+        context={"confidence_level": analysis.confidence_level},
+        slots={
+            "trials": trials,
+            "cases": cases,
+            # Added keys (fix B13): what ran, so a report can be traced back.
+            "target": [spec.target for spec in specs],
+            "timeout_seconds": [spec.timeout_seconds for spec in specs],
+            "description": [spec.description for spec in specs],
+            "metadata": [dict(spec.metadata) for spec in specs],
+        },
+    )
     comparisons = COMPARISONS.to_json(analysis.comparisons)
     factor_levels = FACTOR_LEVELS.to_json(analysis.factor_levels)
     from .. import __version__
@@ -630,7 +567,7 @@ def build_report(
     report.update(blocks)
     if analysis.judge_noise:
         report["judge_noise"] = analysis.judge_noise
-    return report
+    return report, builder
 
 
 def beyond_blocks(analysis: ExperimentAnalysis) -> dict[str, Any]:
@@ -740,17 +677,18 @@ def write_json_report(
     """
     target = Path(path)
     token = uuid.uuid4().hex
-    pending: list[tuple[int, str, int]] = []
+    pending: list[tuple[int, int]] = []
 
     def placeholder(code: int, variant_id: str, trial: int) -> str:
-        pending.append((code, variant_id, trial))
-        return f"@@trial-report-{len(pending) - 1}-{token}@@"
+        pending.append((code, trial))
+        return f"@@trial-cases-{len(pending) - 1}-{token}@@"
 
     with paused_gc():
-        skeleton = build_report(analysis, lean=lean, trial_report=placeholder)
+        skeleton, trials = _build_report(
+            analysis, lean=lean, trial_cases=None if lean else placeholder
+        )
         text = _dumps_indented(skeleton)
-        trials = _TrialReports(analysis, skeleton["created_at"], lean=lean)
-        marker = re.compile(rb'"@@trial-report-(\d+)-' + token.encode() + rb'@@"')
+        marker = re.compile(rb'"@@trial-cases-(\d+)-' + token.encode() + rb'@@"')
         # A failed write leaves any earlier report as it was (see _files.atomic_write).
         with atomic_write(target) as out:
             _stream(text, marker, pending, trials, out)
@@ -760,12 +698,12 @@ def write_json_report(
 def _stream(
     text: bytes,
     marker: re.Pattern[bytes],
-    pending: list[tuple[int, str, int]],
+    pending: list[tuple[int, int]],
     trials: _TrialReports,
     out: BinaryIO,
 ) -> None:
     """Write the skeleton ``text`` to ``out``, each placeholder replaced by its trial's
-    report, built and serialised one at a time."""
+    case records, built and serialised one at a time."""
     with _BackgroundWriter(out) as write:
         done = 0
         for match in marker.finditer(text):
@@ -774,7 +712,7 @@ def _stream(
             # Measure the line's indentation in place: slicing the rest of a large
             # skeleton for every trial made this quadratic.
             indent = _LEADING_SPACES.match(text, line_start).end() - line_start
-            report = trials.report(*pending[int(match.group(1))])
-            write(_indented_dump(report, indent // 2))
+            records = trials.cases(*pending[int(match.group(1))])
+            write(_indented_dump(records, indent // 2))
             done = match.end()
         write(memoryview(text)[done:])

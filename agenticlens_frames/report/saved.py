@@ -7,17 +7,17 @@ these frames without running anything, exactly as from a fresh analysis.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from ..analysis import SUMMARY_METRICS, SUMMARY_STATS, ExperimentAnalysis
+from .._gc import paused_gc
+from ..analysis import ExperimentAnalysis
 from ..errors import InputError
 from ..formats._io import read_input, scrub_surrogates
 from ..paired.verdicts import empty_verdicts
-from ..schema import COMPARISONS, FACTOR_LEVELS
+from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS
 from .paired_json import paired_frames_from_block
 from .verdicts_json import verdicts_from_block
 
@@ -42,10 +42,6 @@ _REQUIRED_TOP = (
     "case_ids",
     "warnings",
 )
-
-
-def _nan(value: Any) -> float:
-    return math.nan if value is None else float(value)
 
 
 def _get(data: dict, key: str, file: Path, where: list[str | int]) -> Any:
@@ -74,7 +70,13 @@ def load_report(path: str | Path) -> ExperimentAnalysis:
     The result has ``run=None`` (the tidy tables are not in a report); every result
     frame a renderer needs is rebuilt from the report's own numbers.
     """
-    file = Path(path)
+    # A large report is millions of small objects with no cycles: collecting while they
+    # are made only walks them again and again (see _gc.paused_gc).
+    with paused_gc():
+        return _load(Path(path))
+
+
+def _load(file: Path) -> ExperimentAnalysis:
     try:
         # Regular files within the size limit only (a FIFO, /dev/zero, a directory, a
         # link loop are refused by read_input, naming the file).
@@ -128,97 +130,25 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
         _text(name, file, ["pareto_frontier_variant_ids", n])
 
     place[:] = ["variants"]
-    variant_rows, case_rows, trial_rows = [], [], []
-    variant_ids = []
-    for i, v in enumerate(data["variants"]):
-        where: list[str | int] = ["variants", i]
-        place[:] = where
-        vid = _text(_get(v, "variant_id", file, where), file, [*where, "variant_id"])
-        variant_ids.append(vid)
-        s = _get(v, "summary", file, where)
-        place[:] = [*where, "factors"]
-        factors = dict(v.get("factors") or {})
-        place[:] = [*where, "summary"]
-        row: dict[str, Any] = {
-            "variant_id": vid,
-            "variant_name": _text(
-                _get(v, "variant_name", file, where), file, [*where, "variant_name"]
-            ),
-            "target_kind": _get(v, "target_kind", file, where),
-            "factors": factors,
-            "is_baseline": vid == baseline,
-        }
-        for key in ("attempted_trials", "completed_trials", "failed_trials", "successful_trials"):
-            row[key] = int(_get(s, key, file, [*where, "summary"]))
-        row["trial_success_rate"] = float(s["trial_success_rate"])
-        for metric in SUMMARY_METRICS:
-            block = s.get(metric)
-            if block is None:
-                row[f"{metric}_count"] = 0
-                row.update({f"{metric}_{stat}": math.nan for stat in SUMMARY_STATS[1:]})
-                continue
-            row[f"{metric}_count"] = int(block["count"])
-            for stat in ("mean", "median", "p95", "standard_deviation", "coefficient_of_variation"):
-                row[f"{metric}_{stat}"] = _nan(block.get(stat))
-            ci = block.get("confidence_interval") or {}
-            row[f"{metric}_ci_low"] = _nan(ci.get("lower"))
-            row[f"{metric}_ci_high"] = _nan(ci.get("upper"))
-        row["case_attempts"] = int(s["case_attempts"])
-        row["case_passes"] = int(s["case_passes"])
-        row["case_pass_rate"] = _nan(s.get("case_pass_rate"))
-        interval = s.get("case_pass_rate_interval") or {}
-        row["case_pass_rate_ci_low"] = _nan(interval.get("lower"))
-        row["case_pass_rate_ci_high"] = _nan(interval.get("upper"))
-        for k in ks:
-            row[f"pass_at_{k}"] = _nan(s.get("pass_at_k", {}).get(str(k)))
-            row[f"pass_hat_{k}"] = _nan(s.get("pass_hat_k", {}).get(str(k)))
-        row["consistency_rate"] = _nan(s.get("consistency_rate"))
-        row["flaky_case_ids"] = tuple(
-            _text(x, file, [*where, "summary", "flaky_case_ids", n])
-            for n, x in enumerate(s.get("flaky_case_ids") or ())
+    items = data["variants"]
+    if not isinstance(items, list):
+        raise TypeError(f"expected a list of variants, got {type(items).__name__}")
+    variants = VARIANTS.bind(ks)
+    variant_rows = variants.rows_from_json(
+        items, place=place, context={"baseline": baseline, "frontier": frontier}
+    )
+    cases, trials = CASES.bind(ks), TRIALS
+    case_rows: list[dict[str, Any]] = []
+    trial_rows: list[dict[str, Any]] = []
+    for i, (v, row) in enumerate(zip(items, variant_rows, strict=True)):
+        context = {"variant_id": row["variant_id"]}
+        place[:] = ["variants", i, "cases"]
+        case_rows += cases.rows_from_json(
+            _get(v, "cases", file, ["variants", i]), place=place, context=context
         )
-        row["n_flaky_cases"] = len(row["flaky_case_ids"])
-        row["priced_trials"] = int(s.get("priced_trials", 0))
-        place[:] = where
-        row["pareto_optimal"] = bool(v.get("pareto_optimal", vid in frontier))
-        variant_rows.append(row)
-        place[:] = [*where, "cases"]
-        for j, c in enumerate(_get(v, "cases", file, where)):
-            cw: list[str | int] = [*where, "cases", j]
-            place[:] = cw
-            crow: dict[str, Any] = {
-                "variant_id": vid,
-                "case_id": _get(c, "case_id", file, cw),
-                "case_name": c.get("case_name", ""),
-                "case_index": j,
-                "attempts": int(_get(c, "attempts", file, cw)),
-                "passes": int(_get(c, "passes", file, cw)),
-                "pass_rate": float(_get(c, "pass_rate", file, cw)),
-                "mean_score": _nan(c.get("mean_score")),
-                "score_standard_deviation": _nan(c.get("score_standard_deviation")),
-                "consistent": bool(c.get("consistent")),
-            }
-            for k in ks:
-                crow[f"pass_at_{k}"] = _nan(c.get("pass_at_k", {}).get(str(k)))
-                crow[f"pass_hat_{k}"] = _nan(c.get("pass_hat_k", {}).get(str(k)))
-            case_rows.append(crow)
-        place[:] = [*where, "trials"]
-        for n, t in enumerate(v.get("trials") or []):
-            place[:] = [*where, "trials", n]
-            report = t.get("report") or {}
-            summary = report.get("summary") or {}
-            trial_rows.append(
-                {
-                    "variant_id": vid,
-                    "trial": int(t.get("trial_index", 0)),
-                    "status": t.get("status"),
-                    "pass_rate": _nan(summary.get("pass_rate")),
-                    "average_score": _nan(summary.get("average_score")),
-                    "average_latency_ms": _nan(summary.get("average_latency_ms")),
-                    "total_cost_usd": _nan(summary.get("total_cost_usd")),
-                    "error_message": t.get("error_message"),
-                }
-            )
+        place[:] = ["variants", i, "trials"]
+        trial_rows += trials.rows_from_json(v.get("trials") or [], place=place, context=context)
+    variant_ids = [row["variant_id"] for row in variant_rows]
     if not isinstance(baseline, str) or baseline not in variant_ids:
         raise InputError(
             f"the baseline {baseline!r} is not one of the report's variants",
@@ -226,11 +156,13 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
             location="baseline_variant_id",
         )
     place[:] = ["variants"]
-    variants = pd.DataFrame(variant_rows)
-    variants["variant_id"] = pd.Categorical(variants["variant_id"], categories=variant_ids)
-    cases = pd.DataFrame(case_rows)
-    if len(cases):
-        cases["variant_id"] = pd.Categorical(cases["variant_id"], categories=variant_ids)
+    variant_frame = variants.frame(variant_rows)
+    variant_frame["variant_id"] = pd.Categorical(
+        variant_frame["variant_id"], categories=variant_ids
+    )
+    case_frame = cases.frame(case_rows)
+    case_frame["variant_id"] = pd.Categorical(case_frame["variant_id"], categories=variant_ids)
+    trial_frame = trials.frame(trial_rows)
     place[:] = ["comparisons"]
     comparisons = COMPARISONS.from_json(data["comparisons"], place=place)
     place[:] = ["factor_levels"]
@@ -270,6 +202,7 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
         if "verdicts" in data
         else empty_verdicts(missing=True)
     )
+    variants = variant_frame
     if isinstance(data.get("pareto_uncertainty"), dict):
         from ..frontier import frontier_frame_from_block, merge_frontier_columns
 
@@ -296,8 +229,8 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
         regression_threshold=float(data["regression_threshold"]),
         pass_k=ks,
         latency_missing=extras.get("latency_missing", "zero"),
-        trials=pd.DataFrame(trial_rows),
-        cases=cases,
+        trials=trial_frame,
+        cases=case_frame,
         variants=variants,
         comparisons=comparisons,
         factor_levels=factor_levels,
