@@ -25,9 +25,9 @@ from .per_case import case_matrix
 
 __all__ = [
     "FACTOR_EFFECT_COLUMNS",
+    "FLOAT_COLUMNS",
+    "LABEL_COLUMNS",
     "factor_effects",
-    "factor_effects_block",
-    "factor_effects_from_block",
 ]
 
 UNSET_FACTOR = "(unset)"
@@ -64,10 +64,10 @@ FACTOR_EFFECT_COLUMNS = [
 #: The text columns among them (``metric`` to ``baseline_level_b``, and ``method``),
 #: written to the JSON block as they are (``through`` and ``estimable`` are converted, the
 #: rest are numbers).
-_LABEL_COLUMNS = (*FACTOR_EFFECT_COLUMNS[: FACTOR_EFFECT_COLUMNS.index("estimable")], "method")
+LABEL_COLUMNS = (*FACTOR_EFFECT_COLUMNS[: FACTOR_EFFECT_COLUMNS.index("estimable")], "method")
 #: The float columns among them (``estimate`` to ``anova_p``): one list for building the
 #: frame and for reading it back from a saved report, so the two cannot drift apart.
-_FLOAT_COLUMNS = tuple(
+FLOAT_COLUMNS = tuple(
     FACTOR_EFFECT_COLUMNS[
         FACTOR_EFFECT_COLUMNS.index("estimate") : FACTOR_EFFECT_COLUMNS.index("anova_p") + 1
     ]
@@ -309,7 +309,7 @@ def factor_effects(
             rows.append(row)
         del estimable
     frame = pd.DataFrame(rows, columns=FACTOR_EFFECT_COLUMNS)
-    for c in _FLOAT_COLUMNS:
+    for c in FLOAT_COLUMNS:
         frame[c] = frame[c].astype(float)
     frame["p_adjusted"] = np.nan
     if correction is not None:
@@ -331,60 +331,4 @@ def factor_effects(
         )
     attrs.update(design=phrase, design_notes=list(design.notes), method="; ".join(sorted(methods)))
     frame.attrs.update(attrs)
-    return frame
-
-
-def _num(value: Any) -> Any:
-    if value is None:
-        return None
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        return value
-    return None if np.isnan(f) else f
-
-
-def factor_effects_block(frame: pd.DataFrame) -> dict[str, Any] | None:
-    """The JSON report's ``factor_effects`` block (a new top-level key), or None if empty."""
-    if frame is None or frame.empty:
-        return None
-    terms = []
-    for r in frame.to_dict("records"):
-        terms.append(
-            {
-                k: (
-                    list(r[k])
-                    if k == "through"
-                    else bool(r[k])
-                    if k == "estimable"
-                    else r[k]
-                    if k in _LABEL_COLUMNS
-                    else _num(r[k])
-                )
-                for k in FACTOR_EFFECT_COLUMNS
-            }
-        )
-    a = frame.attrs
-    return {
-        "design": a.get("design"),
-        "design_notes": list(a.get("design_notes", [])),
-        "correction": a.get("correction"),
-        "confidence_level": a.get("confidence_level"),
-        "method": a.get("method"),
-        "unit": "case (case-level pass rate over trials, and mean score)",
-        "terms": terms,
-    }
-
-
-def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
-    """Inverse of :func:`factor_effects_block`, for a saved report."""
-    frame = pd.DataFrame(block.get("terms", []), columns=FACTOR_EFFECT_COLUMNS)
-    frame["through"] = [tuple(t or ()) for t in frame["through"]]
-    for c in _FLOAT_COLUMNS:
-        frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
-    frame["estimable"] = frame["estimable"].astype(bool)
-    frame.attrs.update(
-        {k: block.get(k) for k in ("design", "correction", "confidence_level", "method")},
-        design_notes=list(block.get("design_notes") or []),
-    )
     return frame

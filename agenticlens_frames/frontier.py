@@ -21,10 +21,9 @@ from .frames import ExperimentRun
 
 __all__ = [
     "FRONTIER_OBJECTIVES",
-    "frontier_block",
     "frontier_columns",
-    "frontier_frame_from_block",
     "frontier_uncertainty",
+    "interval_columns",
     "merge_frontier_columns",
 ]
 
@@ -306,76 +305,18 @@ def frontier_uncertainty(
     return frame
 
 
+def interval_columns() -> list[str]:
+    """The variant-summary columns given a bootstrap interval: every objective's, then the
+    extra ones (``case_pass_rate``)."""
+    return [*(c for c, _ in FRONTIER_OBJECTIVES.values()), *_EXTRA_INTERVALS.values()]
+
+
 def frontier_columns() -> list[str]:
     """The columns :func:`frontier_uncertainty` returns besides ``variant_id``."""
     cols = ["p_frontier", *(f"p_best_{n}" for n in FRONTIER_OBJECTIVES)]
-    for column in [*(c for c, _ in FRONTIER_OBJECTIVES.values()), *_EXTRA_INTERVALS.values()]:
+    for column in interval_columns():
         cols += [f"{column}_boot_ci_low", f"{column}_boot_ci_high"]
     return cols
-
-
-def _num(value: Any) -> float | None:
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if np.isnan(f) else f
-
-
-def frontier_block(variants: pd.DataFrame, settings: dict[str, Any]) -> dict[str, Any] | None:
-    """The JSON report's ``pareto_uncertainty`` block from the variant summary, or None.
-
-    ``settings`` are the bootstrap's ``attrs`` (resamples, seed, confidence level,
-    method). The block is a new top-level key: AgenticLens' loader ignores it.
-    """
-    if "p_frontier" not in variants:
-        return None
-    rows = []
-    for v in variants.to_dict("records"):
-        rows.append(
-            {
-                "variant_id": str(v["variant_id"]),
-                "p_frontier": _num(v["p_frontier"]),
-                "p_best": {n: _num(v[f"p_best_{n}"]) for n in FRONTIER_OBJECTIVES},
-                "intervals": {
-                    column: {
-                        "lower": _num(v[f"{column}_boot_ci_low"]),
-                        "upper": _num(v[f"{column}_boot_ci_high"]),
-                    }
-                    for column in [
-                        *(c for c, _ in FRONTIER_OBJECTIVES.values()),
-                        *_EXTRA_INTERVALS.values(),
-                    ]
-                },
-            }
-        )
-    return {
-        "method": settings.get("method", METHOD),
-        "n_resamples": settings.get("n_resamples"),
-        "seed": settings.get("seed"),
-        "confidence_level": settings.get("confidence_level"),
-        "objectives": {
-            n: {"column": c, "higher_is_better": h} for n, (c, h) in FRONTIER_OBJECTIVES.items()
-        },
-        "variants": rows,
-    }
-
-
-def frontier_frame_from_block(block: dict[str, Any]) -> pd.DataFrame:
-    """Inverse of :func:`frontier_block`: the per-variant columns, for a saved report."""
-    rows = []
-    for v in block.get("variants", []):
-        row: dict[str, Any] = {"variant_id": v["variant_id"], "p_frontier": v.get("p_frontier")}
-        for n in FRONTIER_OBJECTIVES:
-            row[f"p_best_{n}"] = (v.get("p_best") or {}).get(n)
-        for column, iv in (v.get("intervals") or {}).items():
-            row[f"{column}_boot_ci_low"] = (iv or {}).get("lower")
-            row[f"{column}_boot_ci_high"] = (iv or {}).get("upper")
-        rows.append(row)
-    frame = pd.DataFrame(rows)
-    for c in frame.columns[1:]:
-        frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
-    return frame
 
 
 def merge_frontier_columns(

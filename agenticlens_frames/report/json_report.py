@@ -518,7 +518,7 @@ def _build_report(
     )
     comparisons = COMPARISONS.to_json(analysis.comparisons)
     factor_levels = FACTOR_LEVELS.to_json(analysis.factor_levels)
-    from .. import __version__
+    from .._compat import VERSION as __version__
 
     report: dict[str, Any] = {
         "schema_version": REPORT_SCHEMA_VERSION,
@@ -572,8 +572,7 @@ def _build_report(
 
 def beyond_blocks(analysis: ExperimentAnalysis) -> dict[str, Any]:
     """New top-level keys of issue 17 (AgenticLens' loader ignores unknown keys)."""
-    from ..factorial import factor_effects_block
-    from ..frontier import frontier_block
+    from .beyond_json import factor_effects_block, frontier_block
 
     out: dict[str, Any] = {}
     frontier = frontier_block(analysis.variants, analysis.variants.attrs.get("frontier", {}))

@@ -204,7 +204,8 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
     )
     variants = variant_frame
     if isinstance(data.get("pareto_uncertainty"), dict):
-        from ..frontier import frontier_frame_from_block, merge_frontier_columns
+        from ..frontier import merge_frontier_columns
+        from .beyond_json import frontier_frame_from_block
 
         place[:] = ["pareto_uncertainty"]
         block = data["pareto_uncertainty"]
@@ -215,7 +216,7 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
         )
     effects = pd.DataFrame()
     if isinstance(data.get("factor_effects"), dict):
-        from ..factorial import factor_effects_from_block
+        from .beyond_json import factor_effects_from_block
 
         place[:] = ["factor_effects"]
         effects = factor_effects_from_block(data["factor_effects"])

@@ -1,0 +1,168 @@
+"""JSON report blocks of the frontier bootstrap and the factor effects, and their readers.
+
+``pareto_uncertainty`` and ``factor_effects`` are top-level keys of our own: AgenticLens'
+loader ignores them. :mod:`agenticlens_frames.frontier` and
+:mod:`agenticlens_frames.factorial` compute the frames; this module only writes them to
+JSON-ready dicts (``report/json_report.py``) and reads them back (``report/saved.py``), so
+the analysis layer never renders.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..factorial import FACTOR_EFFECT_COLUMNS, FLOAT_COLUMNS, LABEL_COLUMNS
+from ..frontier import FRONTIER_OBJECTIVES, METHOD, interval_columns
+
+__all__ = [
+    "factor_effects_block",
+    "factor_effects_from_block",
+    "frontier_block",
+    "frontier_frame_from_block",
+]
+
+
+def _effect_number(value: Any) -> Any:
+    """A factor-effect cell as JSON: a float, null for None/NaN; a non-number as it is."""
+    if value is None:
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return value
+    return None if np.isnan(f) else f
+
+
+def _probability(value: Any) -> float | None:
+    """A frontier cell as JSON: a float, or null for anything missing or not a number."""
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if np.isnan(f) else f
+
+
+def factor_effects_block(frame: pd.DataFrame | None) -> dict[str, Any] | None:
+    """The JSON report's ``factor_effects`` block, or None if there are no terms.
+
+    Examples
+    --------
+    >>> factor_effects_block(pd.DataFrame(columns=FACTOR_EFFECT_COLUMNS)) is None
+    True
+    """
+    if frame is None or frame.empty:
+        return None
+    terms = []
+    for r in frame.to_dict("records"):
+        terms.append(
+            {
+                k: (
+                    list(r[k])
+                    if k == "through"
+                    else bool(r[k])
+                    if k == "estimable"
+                    else r[k]
+                    if k in LABEL_COLUMNS
+                    else _effect_number(r[k])
+                )
+                for k in FACTOR_EFFECT_COLUMNS
+            }
+        )
+    a = frame.attrs
+    return {
+        "design": a.get("design"),
+        "design_notes": list(a.get("design_notes", [])),
+        "correction": a.get("correction"),
+        "confidence_level": a.get("confidence_level"),
+        "method": a.get("method"),
+        "unit": "case (case-level pass rate over trials, and mean score)",
+        "terms": terms,
+    }
+
+
+def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
+    """Inverse of :func:`factor_effects_block`, for a saved report.
+
+    Examples
+    --------
+    >>> factor_effects_from_block({"terms": []}).columns.tolist() == FACTOR_EFFECT_COLUMNS
+    True
+    """
+    frame = pd.DataFrame(block.get("terms", []), columns=FACTOR_EFFECT_COLUMNS)
+    frame["through"] = [tuple(t or ()) for t in frame["through"]]
+    for c in FLOAT_COLUMNS:
+        frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
+    frame["estimable"] = frame["estimable"].astype(bool)
+    frame.attrs.update(
+        {k: block.get(k) for k in ("design", "correction", "confidence_level", "method")},
+        design_notes=list(block.get("design_notes") or []),
+    )
+    return frame
+
+
+def frontier_block(variants: pd.DataFrame, settings: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON report's ``pareto_uncertainty`` block from the variant summary, or None.
+
+    ``settings`` are the bootstrap's ``attrs`` (resamples, seed, confidence level,
+    method).
+
+    Examples
+    --------
+    >>> frontier_block(pd.DataFrame({"variant_id": ["a"]}), {}) is None
+    True
+    """
+    if "p_frontier" not in variants:
+        return None
+    rows = []
+    for v in variants.to_dict("records"):
+        rows.append(
+            {
+                "variant_id": str(v["variant_id"]),
+                "p_frontier": _probability(v["p_frontier"]),
+                "p_best": {n: _probability(v[f"p_best_{n}"]) for n in FRONTIER_OBJECTIVES},
+                "intervals": {
+                    column: {
+                        "lower": _probability(v[f"{column}_boot_ci_low"]),
+                        "upper": _probability(v[f"{column}_boot_ci_high"]),
+                    }
+                    for column in interval_columns()
+                },
+            }
+        )
+    return {
+        "method": settings.get("method", METHOD),
+        "n_resamples": settings.get("n_resamples"),
+        "seed": settings.get("seed"),
+        "confidence_level": settings.get("confidence_level"),
+        "objectives": {
+            n: {"column": c, "higher_is_better": h} for n, (c, h) in FRONTIER_OBJECTIVES.items()
+        },
+        "variants": rows,
+    }
+
+
+def frontier_frame_from_block(block: dict[str, Any]) -> pd.DataFrame:
+    """Inverse of :func:`frontier_block`: the per-variant columns, for a saved report.
+
+    Examples
+    --------
+    >>> block = {"variants": [{"variant_id": "a", "p_frontier": 0.5}]}
+    >>> frontier_frame_from_block(block).loc[0, "p_frontier"]
+    np.float64(0.5)
+    """
+    rows = []
+    for v in block.get("variants", []):
+        row: dict[str, Any] = {"variant_id": v["variant_id"], "p_frontier": v.get("p_frontier")}
+        for n in FRONTIER_OBJECTIVES:
+            row[f"p_best_{n}"] = (v.get("p_best") or {}).get(n)
+        for column, iv in (v.get("intervals") or {}).items():
+            row[f"{column}_boot_ci_low"] = (iv or {}).get("lower")
+            row[f"{column}_boot_ci_high"] = (iv or {}).get("upper")
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    for c in frame.columns[1:]:
+        frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
+    return frame
