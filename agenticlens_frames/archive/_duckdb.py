@@ -14,7 +14,7 @@ import pyarrow as pa
 from .._optional import require
 from ..errors import InputError
 from ._kernel import CASE_STATS, NEEDED_COLUMNS, TRIAL_STATS
-from ._scan import RunScan
+from ._scan import RunScan, run_blocks
 from .sufficient import (
     RunLayout,
     Source,
@@ -164,19 +164,6 @@ def _layout_keys(layout: RunLayout) -> pa.Table:
 DUCKDB_BLOCK_ROWS = 5_000_000
 
 
-def _blocks(scans: Sequence[RunScan], block_rows: int) -> list[list[RunScan]]:
-    """Consecutive runs grouped into blocks of about ``block_rows`` attempts."""
-    blocks: list[list[RunScan]] = []
-    rows = 0
-    for scan in scans:
-        if not blocks or rows + scan.n_attempts > block_rows:
-            blocks.append([])
-            rows = 0
-        blocks[-1].append(scan)
-        rows += scan.n_attempts
-    return blocks
-
-
 def _in_run_order(table: pa.Table) -> pa.Table:
     """Blocks' results, each sorted, in layout run order (blocks follow the slice's run
     order, which is the layout's unless the caller passed another layout)."""
@@ -221,7 +208,7 @@ def duckdb_engine(
             # each hash table holds one block's groups and stays within the memory limit
             # (one query over all of a 100M-attempt archive spilled its 10M case groups
             # to disk; see docs/performance.md).
-            blocks = [duckdb_source(con, b) for b in _blocks(source.scans, DUCKDB_BLOCK_ROWS)]
+            blocks = [duckdb_source(con, b) for b in run_blocks(source.scans, DUCKDB_BLOCK_ROWS)]
         keys = f"_alf_keys_{uuid.uuid4().hex}"
         con.register(keys, _layout_keys(layout))
         case_parts, trial_parts = [], []

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 
-__all__ = ["RunScan", "tag_mask", "value_mask"]
+__all__ = ["RunScan", "run_blocks", "tag_mask", "value_mask"]
 
 
 def value_mask(column: pa.ChunkedArray | pa.Array, wanted: Sequence[str]) -> np.ndarray:
@@ -195,3 +195,24 @@ class RunScan:
         if needed and not mask.all():
             data = data.filter(pa.array(mask))
         return data.drop_columns(extra) if extra else data
+
+
+def run_blocks(scans: Sequence[RunScan], block_rows: int) -> list[list[RunScan]]:
+    """Consecutive runs grouped into blocks of about ``block_rows`` attempts (whole runs:
+    a run never straddles two blocks; a run larger than ``block_rows`` is a block alone).
+
+    Examples
+    --------
+    >>> scan = lambda n: RunScan("r", "e", ".", ("v",), None, None, n)
+    >>> [len(b) for b in run_blocks([scan(4), scan(4), scan(4), scan(9)], 8)]
+    [2, 1, 1]
+    """
+    blocks: list[list[RunScan]] = []
+    rows = 0
+    for scan in scans:
+        if not blocks or rows + scan.n_attempts > block_rows:
+            blocks.append([])
+            rows = 0
+        blocks[-1].append(scan)
+        rows += scan.n_attempts
+    return blocks

@@ -22,7 +22,6 @@ other and a plain loop). They are declared once, in :mod:`.engine_registry`.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -40,7 +39,7 @@ from ._kernel import (
     run_partial,
     split_runs,
 )
-from ._scan import RunScan
+from ._scan import run_blocks
 from .engine_registry import AUTO, ENGINES, engine_function
 from .sufficient import (
     RunLayout,
@@ -71,18 +70,6 @@ BLOCK_ROWS = 1_000_000
 
 
 # --------------------------------------------------------------------------- numpy kernel
-
-
-def _blocks(scans: Sequence[RunScan], block_rows: int) -> list[list[RunScan]]:
-    blocks: list[list[RunScan]] = []
-    rows = 0
-    for scan in scans:
-        if not blocks or rows + scan.n_attempts > block_rows:
-            blocks.append([])
-            rows = 0
-        blocks[-1].append(scan)
-        rows += scan.n_attempts
-    return blocks
 
 
 # --------------------------------------------------------------------------- engines
@@ -123,7 +110,8 @@ def _dask_engine(
             results = dask.compute(*(dask.delayed(run_partial)(*job) for job in jobs))
     else:
         tasks = [
-            dask.delayed(partials_for_scans)(block) for block in _blocks(source.scans, block_rows)
+            dask.delayed(partials_for_scans)(block)
+            for block in run_blocks(source.scans, block_rows)
         ]
         if client is not None:
             results = client.gather(client.compute(tasks))

@@ -240,7 +240,7 @@ def test_duckdb_in_blocks_of_runs_matches_one_query(monkeypatch, shared_archive:
     layout = RunLayout.from_scans(sl.scans())
     backwards = RunLayout(*(tuple(reversed(part)) for part in astuple(layout)))
     monkeypatch.setattr(duck, "DUCKDB_BLOCK_ROWS", 1)  # one run per block
-    assert len(duck._blocks(sl.scans(), duck.DUCKDB_BLOCK_ROWS)) == len(layout.run_ids) > 1
+    assert len(duck.run_blocks(sl.scans(), duck.DUCKDB_BLOCK_ROWS)) == len(layout.run_ids) > 1
     assert_same_stats(sl.stats("duckdb"), reference)
     assert_same_stats(
         sufficient_stats(sl, engine="duckdb", layout=backwards),
