@@ -172,6 +172,61 @@ def _lookup(payload: Any, dotted: str) -> bool:
     return True
 
 
+#: The package's explanations of the plain built-in checks, (passed, failed), as format
+#: templates of the check's argument: one table for :func:`score_sample` and the batch
+#: scorer (:mod:`~agenticlens_frames.scoring_batch`), so neither drifts from the wording.
+CHECK_TEXTS: dict[str, tuple[str, str]] = {
+    "exact_match": (
+        "Output exactly matches the reference.",
+        "Output does not exactly match the reference.",
+    ),
+    "contains": ("Output contains required text: {!r}.", "Output is missing required text: {!r}."),
+    "required_tool": ("Required tool {!r} was called.", "Required tool {!r} was not called."),
+    "forbidden_tool": ("Forbidden tool {!r} was not called.", "Forbidden tool {!r} was called."),
+}
+
+
+def latency_text(latency: float, limit: float, ok: bool) -> str:
+    """The package's explanation of a latency check.
+
+    Examples
+    --------
+    >>> latency_text(12.34, 50.0, True)
+    'Latency 12.3 ms meets the 50.0 ms limit.'
+    """
+    return f"Latency {latency:.1f} ms {'meets' if ok else 'exceeds'} the {limit:.1f} ms limit."
+
+
+def cost_text(cost: float | None, limit: float, ok: bool) -> str:
+    """The package's explanation of a cost check (a missing cost fails it).
+
+    Examples
+    --------
+    >>> cost_text(None, 0.01, False)
+    'Cost is unavailable or exceeds the configured limit.'
+    """
+    if ok and cost is not None:
+        return f"Cost ${cost:.6f} meets the ${limit:.6f} limit."
+    return "Cost is unavailable or exceeds the configured limit."
+
+
+def turns_text(turns: int | None, limit: int, ok: bool) -> str:
+    """The package's explanation of a turn-count check (``turns`` from
+    :func:`positive_turns`).
+
+    Examples
+    --------
+    >>> turns_text(3, 2, False)
+    'Turn count 3 exceeds the 2 turn limit.'
+    """
+    if turns is None:
+        return (
+            "Trace metadata is missing a positive integer turn_count, "
+            "so the max_turns check could not be evaluated."
+        )
+    return f"Turn count {turns} {'meets' if ok else 'exceeds'} the {limit} turn limit."
+
+
 def positive_turns(trace: Trace) -> int | None:
     """``metadata.turn_count`` if it is a Python ``int`` > 0 (``True`` counts as 1), else None.
 
@@ -258,9 +313,7 @@ def score_sample(
             "exact_match",
             "exact_match",
             ok,
-            "Output exactly matches the reference."
-            if ok
-            else "Output does not exactly match the reference.",
+            CHECK_TEXTS["exact_match"][not ok],
         )
 
     if case.expected_contains:
@@ -272,9 +325,7 @@ def score_sample(
                 f"contains:{expected}",
                 "contains",
                 ok,
-                f"Output contains required text: {expected!r}."
-                if ok
-                else f"Output is missing required text: {expected!r}.",
+                CHECK_TEXTS["contains"][not ok].format(expected),
             )
 
     if case.output_json_schema is not None or case.required_output_fields:
@@ -315,9 +366,7 @@ def score_sample(
                 f"required_tool:{tool}",
                 "required_tool",
                 ok,
-                f"Required tool {tool!r} was called."
-                if ok
-                else f"Required tool {tool!r} was not called.",
+                CHECK_TEXTS["required_tool"][not ok].format(tool),
             )
         for tool in case.forbidden_tools:
             ok = tool not in called
@@ -326,9 +375,7 @@ def score_sample(
                 f"forbidden_tool:{tool}",
                 "forbidden_tool",
                 ok,
-                f"Forbidden tool {tool!r} was not called."
-                if ok
-                else f"Forbidden tool {tool!r} was called.",
+                CHECK_TEXTS["forbidden_tool"][not ok].format(tool),
             )
 
     for tool, needed in case.required_tool_arguments.items():
@@ -391,8 +438,7 @@ def score_sample(
             "latency_threshold",
             "latency_threshold",
             ok,
-            f"Latency {latency:.1f} ms {'meets' if ok else 'exceeds'} the "
-            f"{case.max_latency_ms:.1f} ms limit.",
+            latency_text(latency, case.max_latency_ms, ok),
         )
 
     if case.max_cost_usd is not None:
@@ -403,9 +449,7 @@ def score_sample(
             "cost_threshold",
             "cost_threshold",
             ok,
-            f"Cost ${cost:.6f} meets the ${case.max_cost_usd:.6f} limit."
-            if ok and cost is not None
-            else "Cost is unavailable or exceeds the configured limit.",
+            cost_text(cost, case.max_cost_usd, ok),
         )
 
     turns = positive_turns(trace)
@@ -416,10 +460,7 @@ def score_sample(
             "turn_count_threshold",
             "turn_count_threshold",
             ok,
-            f"Turn count {turns} {'meets' if ok else 'exceeds'} the {case.max_turns} turn limit."
-            if turns is not None
-            else "Trace metadata is missing a positive integer turn_count, "
-            "so the max_turns check could not be evaluated.",
+            turns_text(turns, case.max_turns, ok),
         )
 
     evaluator_error: str | None = None

@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from .scoring import _exact_match_applies, positive_turns
+from .scoring import (
+    CHECK_TEXTS,
+    _exact_match_applies,
+    cost_text,
+    latency_text,
+    positive_turns,
+    turns_text,
+)
 
 if TYPE_CHECKING:
     from .formats.model import CaseSpec, SuiteSpec
@@ -46,7 +53,8 @@ _KINDS = (
 @dataclass(frozen=True, slots=True)
 class _KindRows:
     """Every check of one kind in the suite: its flat row, its case and its argument,
-    and the explanations of a pass and a fail (or their fixed parts)."""
+    and the explanations of a pass and a fail (empty for the thresholds, whose
+    explanations quote the measured value and are written at scoring time)."""
 
     rows: np.ndarray
     cases: list[int]
@@ -94,8 +102,7 @@ def _case_checks(case: CaseSpec) -> list[tuple[str, str, str, Any, str, str]] | 
                 "exact_match",
                 "exact_match",
                 case.expected_output.strip(),  # type: ignore[union-attr]
-                "Output exactly matches the reference.",
-                "Output does not exactly match the reference.",
+                *CHECK_TEXTS["exact_match"],
             )
         )
     for expected in case.expected_contains:
@@ -105,8 +112,7 @@ def _case_checks(case: CaseSpec) -> list[tuple[str, str, str, Any, str, str]] | 
                 f"contains:{expected}",
                 "contains",
                 expected.casefold(),
-                f"Output contains required text: {expected!r}.",
-                f"Output is missing required text: {expected!r}.",
+                *(text.format(expected) for text in CHECK_TEXTS["contains"]),
             )
         )
     for tool in case.required_tools:
@@ -116,8 +122,7 @@ def _case_checks(case: CaseSpec) -> list[tuple[str, str, str, Any, str, str]] | 
                 f"required_tool:{tool}",
                 "required_tool",
                 tool,
-                f"Required tool {tool!r} was called.",
-                f"Required tool {tool!r} was not called.",
+                *(text.format(tool) for text in CHECK_TEXTS["required_tool"]),
             )
         )
     for tool in case.forbidden_tools:
@@ -127,45 +132,16 @@ def _case_checks(case: CaseSpec) -> list[tuple[str, str, str, Any, str, str]] | 
                 f"forbidden_tool:{tool}",
                 "forbidden_tool",
                 tool,
-                f"Forbidden tool {tool!r} was not called.",
-                f"Forbidden tool {tool!r} was called.",
+                *(text.format(tool) for text in CHECK_TEXTS["forbidden_tool"]),
             )
         )
+    # The thresholds' explanations quote the measured value: written at scoring time.
     if case.max_latency_ms is not None:
-        limit = case.max_latency_ms
-        out.append(
-            (
-                "latency_threshold",
-                "latency_threshold",
-                "latency_threshold",
-                limit,
-                f" ms meets the {limit:.1f} ms limit.",
-                f" ms exceeds the {limit:.1f} ms limit.",
-            )
-        )
+        out.append(("latency_threshold",) * 3 + (case.max_latency_ms, "", ""))
     if case.max_cost_usd is not None:
-        limit = case.max_cost_usd
-        out.append(
-            (
-                "cost_threshold",
-                "cost_threshold",
-                "cost_threshold",
-                limit,
-                f" meets the ${limit:.6f} limit.",
-                "Cost is unavailable or exceeds the configured limit.",
-            )
-        )
+        out.append(("cost_threshold",) * 3 + (case.max_cost_usd, "", ""))
     if case.max_turns is not None:
-        out.append(
-            (
-                "turn_count_threshold",
-                "turn_count_threshold",
-                "turn_count_threshold",
-                case.max_turns,
-                "",
-                "",
-            )
-        )
+        out.append(("turn_count_threshold",) * 3 + (case.max_turns, "", ""))
     return out
 
 
@@ -263,40 +239,16 @@ def score_trial(
     if (k := kinds.get("latency_threshold")) is not None:
         latency = [traces[c].total_latency_ms for c in k.cases]
         ok = [value <= most for value, most in zip(latency, k.args, strict=True)]
-        put(
-            k,
-            ok,
-            [
-                f"Latency {value:.1f}{y if o else f}"
-                for value, o, y, f in zip(latency, ok, k.yes, k.no, strict=True)
-            ],
-        )
+        put(k, ok, list(map(latency_text, latency, k.args, ok)))
     if (k := kinds.get("cost_threshold")) is not None:
         cost = [traces[c].estimated_cost_usd for c in k.cases]
         ok = [value is not None and value <= most for value, most in zip(cost, k.args, strict=True)]
-        put(
-            k,
-            ok,
-            [
-                f"Cost ${value:.6f}{y}" if o else f
-                for value, o, y, f in zip(cost, ok, k.yes, k.no, strict=True)
-            ],
-        )
+        put(k, ok, list(map(cost_text, cost, k.args, ok)))
     turns = [positive_turns(trace) for trace in traces]
     if (k := kinds.get("turn_count_threshold")) is not None:
         counted = [turns[c] for c in k.cases]
         ok = [t is not None and t <= most for t, most in zip(counted, k.args, strict=True)]
-        put(
-            k,
-            ok,
-            [
-                f"Turn count {t} {'meets' if o else 'exceeds'} the {most} turn limit."
-                if t is not None
-                else "Trace metadata is missing a positive integer turn_count, "
-                "so the max_turns check could not be evaluated."
-                for t, o, most in zip(counted, ok, k.args, strict=True)
-            ],
-        )
+        put(k, ok, list(map(turns_text, counted, k.args, ok)))
 
     n_cases = len(outputs)
     counts = plan.n_checks
