@@ -29,13 +29,18 @@ def _registry(calls: list[str]) -> EvaluatorRegistry:
     return registry
 
 
-def test_live_judges_are_journaled_and_never_judged_twice(write_experiment, tmp_path):
+def _judged_experiment(write_experiment):  # type: ignore[no-untyped-def]
+    """Three cases graded by ``tone`` and ``n_a``, a sync and an async variant, 2 trials."""
     cases = simple_cases(["parcel a", "parcel b", "parcel c"])
     for case in cases:
         case["evaluators"] = [{"name": "tone", "threshold": 0.6}, {"name": "n_a"}]
-    manifest, suite = write_experiment(
+    return write_experiment(
         [variant("sync", "answer"), variant("async", "answer_async")], cases=cases, trial_count=2
     )
+
+
+def test_live_judges_are_journaled_and_never_judged_twice(write_experiment, tmp_path):
+    manifest, suite = _judged_experiment(write_experiment)
     calls: list[str] = []
     run_dir = tmp_path / "run"
     first = run_experiment(
@@ -149,12 +154,7 @@ def test_pooled_judging_journals_every_sample_and_a_lost_attempt_reuses_them(
     """Judge samples written from several scoring threads are whole lines; an attempt
     whose record was lost (the crash came after its samples) is re-run and re-scored
     from its journaled samples without calling the judge."""
-    cases = simple_cases(["parcel a", "parcel b", "parcel c"])
-    for case in cases:
-        case["evaluators"] = [{"name": "tone", "threshold": 0.6}, {"name": "n_a"}]
-    manifest, suite = write_experiment(
-        [variant("sync", "answer"), variant("async", "answer_async")], cases=cases, trial_count=2
-    )
+    manifest, suite = _judged_experiment(write_experiment)
     calls: list[str] = []
     run_dir = tmp_path / "run"
     first = run_experiment(
