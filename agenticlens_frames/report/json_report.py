@@ -947,6 +947,7 @@ def _write_report(
             analysis, lean=lean, trial_cases=None if lean else placeholder
         )
         text = _dumps_indented(skeleton)
+        del skeleton  # its bytes are all the streaming needs (a large run's dicts are big)
         marker = re.compile(rb'"@@trial-cases-(\d+)-' + token.encode() + rb'@@"')
         # A failed write leaves any earlier report as it was (see _files.atomic_write).
         with atomic_write(target) as out:
