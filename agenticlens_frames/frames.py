@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -40,6 +40,9 @@ from .formats.model import (
     VariantSpec,
 )
 from .from_frames import frame_parts
+
+if TYPE_CHECKING:
+    from .formats.recorded import TrialColumns
 
 __all__ = [
     "ATTEMPTS_SCHEMA",
@@ -875,22 +878,19 @@ class TableBuilder:
         variant_id: str,
         trial: int,
         position: int,
-        outputs: list[str],
-        traces: list[Any],
+        samples: TrialColumns,
         checks: dict[str, pa.Array],
         scores: dict[str, Any],
     ) -> None:
         """Add a succeeded trial scored as a whole: one ``ok`` attempt per suite case, in
-        suite order (``outputs[i]`` and ``traces[i]`` answer case *i*), with the columns
-        of :func:`~agenticlens_frames.scoring_batch.score_trial`. The same rows as
+        suite order (``samples`` in case order, sample *i* answering case *i*), with the
+        columns of :func:`~agenticlens_frames.scoring_batch.score_trial`. The same rows as
         :meth:`add_trial` and one :meth:`add_attempt` per case, as one typed part."""
-        n = len(outputs)
+        n = len(samples)
         self._trials[(self._variant_pos[variant_id], trial)] = ("succeeded", None, position)
-        cost = [t.estimated_cost_usd for t in traces]
-        source = [
-            t.cost_source if c is not None else None for t, c in zip(traces, cost, strict=True)
-        ]
-        tool_names = [t.tool_names for t in traces]
+        cost = samples.cost
+        source = [s if c is not None else None for s, c in zip(samples.cost_source, cost, strict=True)]
+        tool_names = samples.tools
         attempts = {
             "variant": pa.array(np.full(n, self._variant_pos[variant_id], dtype=np.int32)),
             "trial": pa.array(np.full(n, trial, dtype=np.int32)),
@@ -901,14 +901,14 @@ class TableBuilder:
             "n_checks": pa.array(scores["n_checks"]),
             "n_checks_passed": pa.array(scores["n_checks_passed"]),
             "score_sum": pa.array(scores["score_sum"]),
-            "latency_ms": pa.array([t.total_latency_ms for t in traces], type=pa.float64()),
+            "latency_ms": pa.array(samples.latency, type=pa.float64()),
             "cost_usd": pa.array(cost, type=pa.float64()),
             "cost_source": pa.array(source, type=pa.string()),
-            "output": pa.array(outputs, type=pa.large_string()),
-            "trace_id": pa.array([t.trace_id for t in traces], type=pa.large_string()),
-            "trace_shape": pa.array([t.shape for t in traces], type=pa.string()),
-            "tools": pa.array([",".join(names) for names in tool_names], type=pa.large_string()),
-            "n_tool_calls": pa.array([len(names) for names in tool_names], type=pa.int32()),
+            "output": pa.array(samples.output, type=pa.large_string()),
+            "trace_id": pa.array(samples.trace_id, type=pa.large_string()),
+            "trace_shape": pa.array(samples.shape, type=pa.string()),
+            "tools": pa.array(list(map(",".join, tool_names)), type=pa.large_string()),
+            "n_tool_calls": pa.array(list(map(len, tool_names)), type=pa.int32()),
             "turns": scores["turns"],
             "target_attempts": pa.nulls(n, type=pa.int32()),
             "error": pa.nulls(n, type=pa.large_string()),

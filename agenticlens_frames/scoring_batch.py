@@ -28,13 +28,13 @@ from .scoring import (
     _exact_match_applies,
     cost_text,
     latency_text,
-    positive_turns,
+    positive_turn_count,
     turns_text,
 )
 
 if TYPE_CHECKING:
     from .formats.model import CaseSpec, SuiteSpec
-    from .formats.traces import Trace
+    from .formats.recorded import TrialColumns
 
 __all__ = ["SuitePlan", "plan_suite", "score_trial"]
 
@@ -196,10 +196,8 @@ def plan_suite(suite: SuiteSpec) -> SuitePlan | None:
     )
 
 
-def score_trial(
-    plan: SuitePlan, outputs: list[str], traces: list[Trace]
-) -> tuple[dict[str, pa.Array], dict[str, Any]]:
-    """Score one sample per suite case (``outputs[i]`` and ``traces[i]`` answer case *i*).
+def score_trial(plan: SuitePlan, trial: TrialColumns) -> tuple[dict[str, pa.Array], dict[str, Any]]:
+    """Score one sample per suite case: ``trial`` in case order (sample *i* answers case *i*).
 
     Returns
     -------
@@ -209,6 +207,7 @@ def score_trial(
         ``score``, ``n_checks``, ``n_checks_passed``, ``score_sum`` and ``turns`` —
         exactly what :func:`~agenticlens_frames.scoring.score_sample` gives each sample.
     """
+    outputs = trial.output
     n = plan.n_rows
     kinds = plan.kinds
     passed = np.zeros(n, dtype=bool)
@@ -231,20 +230,20 @@ def score_trial(
             fixed(k, [want in folded[c] for c, want in zip(k.cases, k.args, strict=True)])
     if "required_tool" in kinds or "forbidden_tool" in kinds:
         # Membership in the tuple of names equals membership in its set.
-        tools = [trace.tool_names for trace in traces]
+        tools = trial.tools
         if (k := kinds.get("required_tool")) is not None:
             fixed(k, [tool in tools[c] for c, tool in zip(k.cases, k.args, strict=True)])
         if (k := kinds.get("forbidden_tool")) is not None:
             fixed(k, [tool not in tools[c] for c, tool in zip(k.cases, k.args, strict=True)])
     if (k := kinds.get("latency_threshold")) is not None:
-        latency = [traces[c].total_latency_ms for c in k.cases]
+        latency = [trial.latency[c] for c in k.cases]
         ok = [value <= most for value, most in zip(latency, k.args, strict=True)]
         put(k, ok, list(map(latency_text, latency, k.args, ok)))
     if (k := kinds.get("cost_threshold")) is not None:
-        cost = [traces[c].estimated_cost_usd for c in k.cases]
+        cost = [trial.cost[c] for c in k.cases]
         ok = [value is not None and value <= most for value, most in zip(cost, k.args, strict=True)]
         put(k, ok, list(map(cost_text, cost, k.args, ok)))
-    turns = [positive_turns(trace) for trace in traces]
+    turns = list(map(positive_turn_count, trial.turn_count))
     if (k := kinds.get("turn_count_threshold")) is not None:
         counted = [turns[c] for c in k.cases]
         ok = [t is not None and t <= most for t, most in zip(counted, k.args, strict=True)]

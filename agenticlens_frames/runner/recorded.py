@@ -12,6 +12,7 @@ from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
 from ..formats import load_recorded, normalize_trace
 from ..formats.model import CaseSpec, ManifestSpec, RecordedTrials, SuiteSpec, VariantSpec
+from ..formats.recorded import RecordedColumns, TrialColumns, load_recorded_columns
 from ..formats.traces import Trace
 from ..frames import CheckColumns, TableBuilder
 from ..scoring import score_sample, score_unavailable
@@ -26,14 +27,16 @@ def replay_trial(
     variant_id: str,
     trial: int,
     position: int,
-    recorded: RecordedTrials,
+    recorded: RecordedTrials | RecordedColumns,
     registry: EvaluatorRegistry | None = None,
     plan: SuitePlan | None = None,
 ) -> None:
     """Score one recorded trial into ``builder`` (or record it as failed if absent).
 
     With the suite's ``plan`` (:func:`~agenticlens_frames.scoring_batch.plan_suite`) a
-    trial that has a sample for every case is scored as a whole, check kind by check kind.
+    trial that has a sample for every case is scored as a whole, check kind by check kind
+    (``recorded`` may then be :func:`~agenticlens_frames.formats.recorded.load_recorded_columns`'
+    columns, which need the plan).
     """
     available = len(recorded.trials)
     if trial > available:
@@ -46,10 +49,23 @@ def replay_trial(
         )
         return
     samples = recorded.trials[trial - 1]
+    if isinstance(samples, TrialColumns):
+        if plan is None:
+            raise ValueError("a trial read as columns is scored with the suite's plan")
+        _replay_columns(builder, variant_id, trial, position, samples.in_case_order(), plan)
+        return
     # Case ids are known and unique per trial (load_recorded), so as many samples as
     # cases means one for every case.
     if plan is not None and len(samples) == len(suite.cases) and suite.cases:
-        _replay_planned(builder, suite, variant_id, trial, position, recorded, plan)
+        by_case = {sample["case_id"]: sample for sample in samples}
+        columns = TrialColumns.empty()
+        for index, case in enumerate(suite.cases):
+            sample = by_case[case.id]
+            trace = sample.get("trace")
+            if not isinstance(trace, Trace):
+                trace = normalize_trace(trace or {}, file=recorded.path)
+            columns.append(index, sample["output"], trace)
+        _replay_columns(builder, variant_id, trial, position, columns, plan)
         return
     builder.add_trial(variant_id, trial, "succeeded", position)
     by_case = {sample["case_id"]: sample for sample in samples}
@@ -71,26 +87,17 @@ def replay_trial(
         builder.add_attempt(variant_id, trial, case, "ok", result, output=output, trace=trace)
 
 
-def _replay_planned(
+def _replay_columns(
     builder: TableBuilder,
-    suite: SuiteSpec,
     variant_id: str,
     trial: int,
     position: int,
-    recorded: RecordedTrials,
+    samples: TrialColumns,
     plan: SuitePlan,
 ) -> None:
-    by_case = {sample["case_id"]: sample for sample in recorded.trials[trial - 1]}
-    ordered = [by_case[case.id] for case in suite.cases]
-    outputs = [sample["output"] for sample in ordered]
-    traces = [
-        trace
-        if isinstance(trace := sample.get("trace"), Trace)
-        else normalize_trace(trace or {}, file=recorded.path)
-        for sample in ordered
-    ]
-    checks, scores = score_trial(plan, outputs, traces)
-    builder.add_scored_trial(variant_id, trial, position, outputs, traces, checks, scores)
+    """A complete trial, ``samples`` in case order, scored as a whole."""
+    checks, scores = score_trial(plan, samples)
+    builder.add_scored_trial(variant_id, trial, position, samples, checks, scores)
 
 
 def _replay_judged(
@@ -98,7 +105,7 @@ def _replay_judged(
     suite: SuiteSpec,
     variant_id: str,
     trial: int,
-    recorded: RecordedTrials,
+    recorded: RecordedTrials | RecordedColumns,
     by_case: dict[str, Any],
     registry: EvaluatorRegistry,
 ) -> None:
@@ -179,9 +186,12 @@ def replay_recorded(
             )
         bar[0].update()
 
+    # With a plan, complete trials are read straight into columns (no Trace per sample).
+    load = load_recorded if plan is None else load_recorded_columns
+
     def replay_variant(variant: VariantSpec, into: TableBuilder) -> TableBuilder:
         # One variant at a time, so only one recorded file is in memory per process.
-        recorded = load_recorded(variant.resolved_target, suite)
+        recorded = load(variant.resolved_target, suite)
         for trial in trials[variant.id]:
             position = positions[(variant.id, trial)]
             replay_trial(into, suite, variant.id, trial, position, recorded, registry, plan)
@@ -211,7 +221,7 @@ def replay_recorded(
                 # Several invalid files: name the one a replay in manifest order meets
                 # first (each load raises its own error).
                 for variant in variants:
-                    load_recorded(variant.resolved_target, suite)
+                    load(variant.resolved_target, suite)
                 raise
             for parts in results:
                 for part in parts or ():
