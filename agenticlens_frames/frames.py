@@ -889,7 +889,9 @@ class TableBuilder:
         n = len(samples)
         self._trials[(self._variant_pos[variant_id], trial)] = ("succeeded", None, position)
         cost = samples.cost
-        source = [s if c is not None else None for s, c in zip(samples.cost_source, cost, strict=True)]
+        source = [
+            s if c is not None else None for s, c in zip(samples.cost_source, cost, strict=True)
+        ]
         tool_names = samples.tools
         attempts = {
             "variant": pa.array(np.full(n, self._variant_pos[variant_id], dtype=np.int32)),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -236,7 +237,7 @@ class TrialColumns:
     def in_case_order(self) -> TrialColumns:
         """The same samples sorted by ``case_index`` (unchanged if they already are)."""
         index = self.case_index
-        if all(a < b for a, b in zip(index, index[1:])):  # noqa: RUF007 (a plain pairwise)
+        if all(a < b for a, b in pairwise(index)):
             return self
         order = sorted(range(len(index)), key=index.__getitem__)
         return TrialColumns(*([column[j] for j in order] for column in self._columns()))
