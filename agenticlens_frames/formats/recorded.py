@@ -7,6 +7,7 @@ trial of that variant. We refuse such a file at load time instead, naming the sa
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
@@ -21,12 +22,19 @@ from agenticlens_frames.formats._io import (
     describe,
     gc_paused,
     is_json_path,
+    iter_json_list,
     read_document,
 )
 from agenticlens_frames.formats.model import RecordedTrials, SuiteSpec
 from agenticlens_frames.formats.traces import _RUN_KEYS, COST_SOURCES, Trace, normalize_trace
 
-__all__ = ["RecordedColumns", "TrialColumns", "load_recorded", "load_recorded_columns"]
+__all__ = [
+    "RecordedColumns",
+    "TrialColumns",
+    "iter_recorded_columns",
+    "load_recorded",
+    "load_recorded_columns",
+]
 
 
 def load_recorded(path: str | Path, suite: SuiteSpec, *, enrich: bool = False) -> RecordedTrials:
@@ -296,25 +304,50 @@ def load_recorded_columns(path: str | Path, suite: SuiteSpec) -> RecordedColumns
     >>> [sample["case_id"] for sample in second]  # c2 has no sample: kept as samples
     ['c1']
     """
-    path = Path(path)
     with gc_paused():
-        source = Source(path)
-        trials = _trials_list(source, read_document(path))
-        index_of = {case_id: i for i, case_id in enumerate(suite.case_ids)}
-        fast = is_json_path(path)  # JSON keys are strings: no need to check each mapping's
-        loaded: list[TrialColumns | tuple[dict[str, Any], ...]] = []
-        for index, entry in enumerate(trials):
-            items = entry.get("samples") if isinstance(entry, dict) else entry
-            if index_of and isinstance(items, list) and len(items) == len(index_of):
-                where: tuple[str | int, ...] = (
-                    ("trials", index, "samples") if isinstance(entry, dict) else ("trials", index)
-                )
-                loaded.append(_trial_columns(source, items, where, index_of, suite, fast))
-            else:  # incomplete (or invalid): scored sample by sample, as load_recorded gives
-                loaded.append(_trial(source, entry, index, frozenset(index_of), suite, False))
-            # Done with the parsed entry: one trial's raw samples in memory, not all.
-            trials[index] = None
-        return RecordedColumns(path=path, trials=tuple(loaded))
+        return RecordedColumns(path=Path(path), trials=tuple(iter_recorded_columns(path, suite)))
+
+
+def iter_recorded_columns(
+    path: str | Path, suite: SuiteSpec
+) -> Iterator[TrialColumns | tuple[dict[str, Any], ...]]:
+    """:func:`load_recorded_columns`' trials one at a time, each checked as it is reached.
+
+    Replay scores each trial as soon as it is read and then lets it go, so that one
+    trial's samples, not the whole file's, stay in memory as Python objects: the outputs
+    kept in a trial's columns are the parsed file's own strings, and while any of them
+    lives, the memory the parser took around them cannot be given back. A bad entry
+    raises the error :func:`load_recorded` raises, when it is reached.
+    """
+    path = Path(path)
+    source = Source(path)
+    # A JSON file's trials are parsed one at a time when it is laid out as usual.
+    entries = iter_json_list(path, "trials", b'{"samples":')
+    if entries is None:
+        entries = _taken(_trials_list(source, read_document(path)))
+    index_of = {case_id: i for i, case_id in enumerate(suite.case_ids)}
+    fast = is_json_path(path)  # JSON keys are strings: no need to check each mapping's
+    for index, entry in enumerate(entries):
+        items = entry.get("samples") if isinstance(entry, dict) else entry
+        trial: TrialColumns | tuple[dict[str, Any], ...]
+        if index_of and isinstance(items, list) and len(items) == len(index_of):
+            where: tuple[str | int, ...] = (
+                ("trials", index, "samples") if isinstance(entry, dict) else ("trials", index)
+            )
+            trial = _trial_columns(source, items, where, index_of, suite, fast)
+        else:  # incomplete (or invalid): scored sample by sample, as load_recorded gives
+            trial = _trial(source, entry, index, frozenset(index_of), suite, False)
+        entry = items = None  # the raw samples go now; the trial holds what is kept
+        yield trial
+        del trial  # let the caller's copy be the last one
+
+
+def _taken(items: list[Any]) -> Iterator[Any]:
+    """The items of ``items``, each dropped from the list as it is given out."""
+    for index in range(len(items)):
+        item, items[index] = items[index], None
+        yield item
+        del item
 
 
 def _trials_list(source: Source, document: Any) -> list[Any]:
