@@ -142,32 +142,38 @@ def read_document(path: str | Path) -> Any:
     return document
 
 
-def iter_json_list(path: str | Path, key: str, element: bytes) -> Iterator[Any] | None:
+def iter_json_list(
+    path: str | Path, key: str, element: bytes, whole: Callable[[], list[Any]]
+) -> Iterator[Any] | None:
     """The items of the list ``document[key]`` of a JSON file, each parsed when reached,
     or None when the file is not laid out for it (then :func:`read_document` it).
 
     A parsed JSON document takes several times its size in memory; replaying a recorded
     file needs one trial of it at a time. The list is cut at the commas before each item
     that starts with ``element`` (e.g. ``b'{"samples":'``), and each piece is parsed on its
-    own, which gives exactly the whole document's items: the pieces are complete JSON
-    values (each is parsed), so the cuts are the list's own commas, and the document
-    around the list is checked to parse with the list in place of the key's value. When
-    a piece does not parse (another layout, or a bad file) the rest comes from
-    :func:`read_document`, which raises its usual error for a bad file.
+    own, which gives exactly the whole document's items: each piece given out is a
+    complete JSON value, so the cuts before it are the list's own commas; the document
+    around the list must parse with a marker in its place as a mapping whose ``key`` is
+    the marker; and ``key`` is not written again after the list starts (a repeated key's
+    last value wins), plainly or with ``\\u`` escapes. When a piece does not parse (an
+    unusual layout, or a bad file), the rest of the items come from ``whole()``, which
+    reads the whole document and raises its error for a bad file.
 
     Examples
     --------
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (folder / "t.json").write_text('{"trials": [{"s": [1]}, {"s": [2, "},{"]}]}')
-    >>> list(iter_json_list(folder / "t.json", "trials", b'{"s":'))
+    >>> whole = lambda: read_document(folder / "t.json")["trials"]
+    >>> list(iter_json_list(folder / "t.json", "trials", b'{"s":', whole))
     [{'s': [1]}, {'s': [2, '},{']}]
     """
     path = Path(path)
     if not is_json_path(path):
         return None
     data = read_input(path)
-    opening = re.search(rb'"' + re.escape(key.encode()) + rb'"\s*:\s*\[', data)
+    name = re.escape(key.encode())
+    opening = re.search(rb'"' + name + rb'"\s*:\s*\[', data)
     last = _skip_space_back(data, len(data) - 1)
     if opening is None or last < 0 or data[last] != ord("}"):
         return None
@@ -175,6 +181,8 @@ def iter_json_list(path: str | Path, key: str, element: bytes) -> Iterator[Any] 
     end = _skip_space_back(data, last - 1)  # its "]"
     if end <= start or data[end] != ord("]") or _skip_space_back(data, end - 1) == start:
         return None  # not this layout, or an empty list: read_document (and its checks)
+    if re.compile(rb'"' + name + rb'"\s*:').search(data, start) or _ESCAPED_KEY.search(data, start):
+        return None  # the key again (or a key with escapes, which might spell it)
     try:
         # The document with a marker in place of the list: it must be a mapping whose
         # value for ``key`` is the marker (not a later duplicate key, not inside a string).
@@ -191,20 +199,18 @@ def iter_json_list(path: str | Path, key: str, element: bytes) -> Iterator[Any] 
             cuts.append(comma)
         at = data.find(element, at + len(element), end)
     cuts.append(end)
-    return _json_pieces(path, memoryview(data), cuts, key)
+    return _json_pieces(memoryview(data), cuts, whole)
 
 
+# A key with a \u escape in it (the last escape, the rest of the key, the colon): only a
+# key is followed by a colon in valid JSON.
+_ESCAPED_KEY = re.compile(rb'\\u[0-9a-fA-F]{4}[^"\\]*"\s*:')
 _JSON_SPACE = b" \t\r\n"
 
 
-def _skip_space_back(data: bytes, at: int) -> int:
-    """The position of the last byte at or before ``at`` that is not JSON whitespace."""
-    while at >= 0 and data[at] in _JSON_SPACE:
-        at -= 1
-    return at
-
-
-def _json_pieces(path: Path, data: memoryview, cuts: list[int], key: str) -> Iterator[Any]:
+def _json_pieces(
+    data: memoryview, cuts: list[int], whole: Callable[[], list[Any]]
+) -> Iterator[Any]:
     for index in range(len(cuts) - 1):
         try:
             with gc_paused():
@@ -217,10 +223,18 @@ def _json_pieces(path: Path, data: memoryview, cuts: list[int], key: str) -> Ite
         return
     del data
     # A piece that is not a JSON value: the whole document decides (and names any error).
-    items = read_document(path)[key]
+    items = whole()
     for rest in range(index, len(items)):
-        yield items[rest]
-        items[rest] = None
+        item, items[rest] = items[rest], None
+        yield item
+        del item
+
+
+def _skip_space_back(data: bytes, at: int) -> int:
+    """The position of the last byte at or before ``at`` that is not JSON whitespace."""
+    while at >= 0 and data[at] in _JSON_SPACE:
+        at -= 1
+    return at
 
 
 _FILE_KINDS = (

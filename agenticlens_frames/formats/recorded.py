@@ -321,10 +321,14 @@ def iter_recorded_columns(
     """
     path = Path(path)
     source = Source(path)
+
     # A JSON file's trials are parsed one at a time when it is laid out as usual.
-    entries = iter_json_list(path, "trials", b'{"samples":')
+    def whole() -> list[Any]:
+        return _trials_list(source, read_document(path))
+
+    entries = iter_json_list(path, "trials", b'{"samples":', whole)
     if entries is None:
-        entries = _taken(_trials_list(source, read_document(path)))
+        entries = _taken(whole())
     index_of = {case_id: i for i, case_id in enumerate(suite.case_ids)}
     fast = is_json_path(path)  # JSON keys are strings: no need to check each mapping's
     for index, entry in enumerate(entries):
