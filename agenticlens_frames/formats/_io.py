@@ -181,7 +181,8 @@ def iter_json_list(
     end = _skip_space_back(data, last - 1)  # its "]"
     if end <= start or data[end] != ord("]") or _skip_space_back(data, end - 1) == start:
         return None  # not this layout, or an empty list: read_document (and its checks)
-    if re.compile(rb'"' + name + rb'"\s*:').search(data, start) or _ESCAPED_KEY.search(data, start):
+    again = re.compile(rb'"' + name + rb'"\s*:').search(data, start)
+    if again or (data.find(b"\\", start) >= 0 and _ESCAPED_KEY.search(data, start)):
         return None  # the key again (or a key with escapes, which might spell it)
     try:
         # The document with a marker in place of the list: it must be a mapping whose
