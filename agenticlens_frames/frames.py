@@ -593,6 +593,31 @@ def categorical(values: Any, categories: tuple[str, ...] | list[str]) -> pd.Cate
     return pd.Categorical(values, categories=list(categories))
 
 
+def arrow_categorical(
+    values: pa.Array | pa.ChunkedArray, categories: tuple[str, ...] | list[str]
+) -> pd.Categorical:
+    """:func:`categorical` of an Arrow string column, without a Python string per row:
+    its few distinct values are looked up in ``categories`` once (nulls and values
+    outside them become missing, as in :func:`categorical`).
+
+    Examples
+    --------
+    >>> arrow_categorical(pa.array(["ok", None, "ok", "odd"]), ("failed", "ok")).codes.tolist()
+    [1, -1, 1, -1]
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    encoded = values.dictionary_encode()
+    position = {category: code for code, category in enumerate(categories)}
+    lookup = np.asarray(
+        [position.get(value, -1) for value in encoded.dictionary.to_pylist()] + [-1],
+        dtype=np.int8 if len(categories) < 127 else np.int64,
+    )
+    # Null rows take the last entry of ``lookup`` (-1).
+    indices = encoded.indices.fill_null(len(lookup) - 1).to_numpy(zero_copy_only=False)
+    return codes_categorical(lookup[indices], categories)
+
+
 def codes_categorical(codes: np.ndarray, categories: tuple[str, ...] | list[str]) -> pd.Categorical:
     """A categorical from integer codes, the cheap way to build key columns."""
     return pd.Categorical.from_codes(codes, categories=list(categories))
@@ -1036,7 +1061,7 @@ class TableBuilder:
             return _str_series(take(c.pop(name)))
 
         def fixed(name: str, categories: tuple[str, ...]) -> pd.Categorical:
-            return categorical(take(c.pop(name)).to_pandas(), categories)
+            return arrow_categorical(take(c.pop(name)), categories)
 
         def opt_int(name: str) -> Any:
             return pd.array(take(c.pop(name)).to_pandas(), dtype="Int32")
@@ -1193,6 +1218,8 @@ def variants_frame(manifest: ManifestSpec) -> pd.DataFrame:
 def cases_frame(suite: SuiteSpec) -> pd.DataFrame:
     """The ``cases`` table of a suite (inputs and metadata as JSON text)."""
     ids = suite.case_ids
+    # json.dumps with options makes a new encoder per call; one encoder writes the same.
+    encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
     def n_expectations(c: CaseSpec) -> int:
         return (
@@ -1219,11 +1246,11 @@ def cases_frame(suite: SuiteSpec) -> pd.DataFrame:
             "tags": pd.array([",".join(c.tags) for c in suite.cases], dtype="str"),
             "n_expectations": np.asarray([n_expectations(c) for c in suite.cases], dtype=np.int32),
             "input": pd.array(
-                [json.dumps(c.input, ensure_ascii=False, default=str) for c in suite.cases],
+                [encode(c.input) for c in suite.cases],
                 dtype="str",
             ),
             "metadata": pd.array(
-                [json.dumps(c.metadata, ensure_ascii=False, default=str) for c in suite.cases],
+                [encode(c.metadata) for c in suite.cases],
                 dtype="str",
             ),
         }
