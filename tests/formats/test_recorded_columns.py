@@ -303,3 +303,58 @@ def test_pieces_of_a_generated_file_are_parsed_one_by_one(tmp_path: Path) -> Non
     pieces = iter_json_list(path, "trials", ELEMENT, lambda: pytest.fail("read whole"))
     assert pieces is not None
     assert list(pieces) == document["trials"]
+
+
+# --------------------------------------------------------------------------- large YAML
+
+
+def _read_large_yaml(path: Path, workers: str) -> tuple[object, int]:
+    """read_document with ``workers`` (``1``: no forking); also how many processes forked."""
+    import os
+
+    from agenticlens_frames import _fork
+
+    os.environ[_fork.WORKERS_ENV] = workers
+    made = []
+    original = _fork._fork_child
+
+    def counting(*args, **kwargs):
+        made.append(1)
+        return original(*args, **kwargs)
+
+    _fork._fork_child = counting
+    try:
+        return read_document(path), len(made)
+    except InputError as exc:
+        return str(exc), len(made)
+    finally:
+        _fork._fork_child = original
+
+
+def test_large_yaml_parsed_apart_is_the_same(tmp_path: Path, isolated) -> None:
+    lines = ["name: big", "cases:"]
+    lines += [
+        f'  - {{id: "c{i}", input: {{q: "ünï {i}"}}, n: {i}, x: 1.5e+3, t: 2026-01-05, ok: yes}}'
+        for i in range(16_000)
+    ]
+    path = tmp_path / "suite.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert path.stat().st_size > 1 << 20
+    apart, forks = isolated(_read_large_yaml, path, "2")
+    here, no_forks = isolated(_read_large_yaml, path, "1")
+    assert (forks, no_forks) == (1, 0)
+    assert apart == here
+    assert apart["cases"][7] == {
+        "id": "c7",
+        "input": {"q": "ünï 7"},
+        "n": 7,
+        "x": 1500.0,
+        "t": __import__("datetime").date(2026, 1, 5),
+        "ok": True,
+    }
+    # A syntax error near the end: the same message, line and column, either way.
+    path.write_text("\n".join([*lines, "  - {id: [unclosed"]) + "\n", encoding="utf-8")
+    apart, _ = isolated(_read_large_yaml, path, "2")
+    here, _ = isolated(_read_large_yaml, path, "1")
+    assert isinstance(apart, str) and apart == here
+    assert f"line {len(lines) + 2}, column 1" in apart, apart
