@@ -180,6 +180,7 @@ def _replay_streamed(
     wanted: list[int],
     positions: dict[tuple[str, int], int],
     plan: SuitePlan,
+    registry: EvaluatorRegistry | None,
     advance: Callable[[], None],
 ) -> None:
     """:func:`replay_trial` of each ``wanted`` trial (ascending) of ``variant``, each
@@ -190,10 +191,11 @@ def _replay_streamed(
     for available, entry in enumerate(iter_recorded_columns(path, suite), start=1):
         if available in todo:
             position = positions[(variant.id, available)]
-            # (every entry is kept: the file's later entries are still checked)
-            _replay_entry(builder, suite, variant.id, available, position, entry, path, None, plan)
+            _replay_entry(
+                builder, suite, variant.id, available, position, entry, path, registry, plan
+            )
             advance()
-        del entry
+        del entry  # (entries not replayed are read too: the whole file is checked)
     for trial in wanted:
         if trial > available:
             _missing_trial(builder, variant.id, trial, positions[(variant.id, trial)], available)
@@ -205,8 +207,8 @@ def _deal(variants: list[VariantSpec], workers: int) -> list[VariantSpec]:
     (task *i* runs in process ``i % workers``): each process gets a similar share of bytes
     to parse, and the largest files are not parsed at the same time.
 
-    A parsed file takes about four times its size in memory until its trials are scored,
-    so two processes each starting on one of the largest files made the peak. Files are
+    Replaying a file holds its bytes and the parsed trial being scored, more for larger
+    files, so two processes each starting on one of the largest files made a peak. Files are
     given out largest first, each to the process with the fewest bytes so far among those
     with a task left; process 0 then parses its files largest first, the others smallest
     first, so their large files come later, once the first one is partly freed.
@@ -272,7 +274,8 @@ def replay_recorded(
     def replay_variant(variant: VariantSpec, into: TableBuilder) -> TableBuilder:
         # One variant at a time, so only one recorded file is in memory per process.
         if plan is not None:
-            _replay_streamed(into, suite, variant, trials[variant.id], positions, plan, advance)
+            wanted = trials[variant.id]
+            _replay_streamed(into, suite, variant, wanted, positions, plan, registry, advance)
             return into
         recorded = load_recorded(variant.resolved_target, suite)
         for trial in trials[variant.id]:
