@@ -59,8 +59,8 @@ class _KindRows:
     rows: np.ndarray
     cases: list[int]
     args: list[Any]
-    yes: list[str]
-    no: list[str]
+    yes: np.ndarray  # of str objects
+    no: np.ndarray
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +189,13 @@ def plan_suite(suite: SuiteSpec) -> SuitePlan | None:
         names=pa.array(names, type=pa.large_string()),
         metrics=pa.array(metrics, type=pa.string()),
         kinds={
-            kind: _KindRows(np.asarray(rows, dtype=np.int64), cases, args, yes, no)
+            kind: _KindRows(
+                np.asarray(rows, dtype=np.int64),
+                cases,
+                args,
+                np.asarray(yes, dtype=object),
+                np.asarray(no, dtype=object),
+            )
             for kind, (rows, cases, args, yes, no) in by_kind.items()
             if rows
         },
@@ -211,15 +217,15 @@ def score_trial(plan: SuitePlan, trial: TrialColumns) -> tuple[dict[str, pa.Arra
     n = plan.n_rows
     kinds = plan.kinds
     passed = np.zeros(n, dtype=bool)
-    explanation: list[Any] = [None] * n
+    # Each row is one check of one kind: every row is written below.
+    explanation = np.empty(n, dtype=object)
 
-    def put(k: _KindRows, ok: list[bool], texts: list[str]) -> None:
+    def put(k: _KindRows, ok: list[bool], texts: Any) -> None:
         passed[k.rows] = ok
-        for row, text in zip(k.rows.tolist(), texts, strict=True):
-            explanation[row] = text
+        explanation[k.rows] = texts
 
     def fixed(k: _KindRows, ok: list[bool]) -> None:
-        put(k, ok, [y if o else f for o, y, f in zip(ok, k.yes, k.no, strict=True)])
+        put(k, ok, np.where(np.asarray(ok, dtype=bool), k.yes, k.no))
 
     if "exact_match" in kinds or "contains" in kinds:
         texts = [output.strip() for output in outputs]
