@@ -59,8 +59,8 @@
     var gd = document.getElementById(id);
     if (observer) { observer.unobserve(gd); }
     plots.push(gd);
-    drawn[id] = drawers[id]();
-    gd.dataset.drawn = "true";
+    // Once drawn the figure holds its own height (the heatmap's changes with the filters).
+    drawn[id] = drawers[id]().then(function (out) { gd.style.minHeight = ""; return out; });
     if (pending.every(function (p) { return drawn[p]; })) { finish(); }
     return drawn[id];
   }
