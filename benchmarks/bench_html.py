@@ -23,12 +23,18 @@ Compared in the same run with two named baselines:
   what any page that inlines plotly pays on this machine before drawing anything of its
   own (on a loaded machine this floor alone can pass 2 s; compare against it).
 
-Run: ``./dev bench`` or ``python benchmarks/bench_html.py [--cases N] [--repeat R]``.
+With ``--tree DIR`` (repeatable) the page rendered by the package in another source tree
+(``git -C MAIN archive HEAD | tar -x -C DIR`` gives main's) is timed in the same run, its
+loads alternating with ours.
+
+Run: ``./dev bench`` or ``python benchmarks/bench_html.py [--cases N] [--repeat R]
+[--tree DIR] [--no-plotly-page] [--no-reference]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -108,6 +114,21 @@ def _reference_page(folder: Path, path: Path) -> bool:
     return path.exists() and done.returncode in (0, 1, 2, 3)
 
 
+def _tree_page(tree: Path, folder: Path, path: Path) -> None:
+    """The page as the package in ``tree`` renders it (e.g. main's, for an A/B in one run)."""
+    code = (
+        "import sys; from pathlib import Path; "
+        "from agenticlens_frames import analyze, load_experiment; "
+        "from agenticlens_frames.report.html import render_html; "
+        "f = Path(sys.argv[1]); a = analyze(load_experiment(f / 'manifest.yaml', "
+        "f / 'suite.yaml')); Path(sys.argv[2]).write_text(render_html(a), encoding='utf-8')"
+    )
+    # Run from inside the tree: ``python -c`` puts the working folder first on the path.
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    command = [sys.executable, "-c", code, str(folder.resolve()), str(path.resolve())]
+    subprocess.run(command, env=env, cwd=tree, check=True)
+
+
 def _time_to_draw(pages: dict[str, Path], repeat: int) -> tuple[dict[str, float], dict[str, float]]:
     """Median seconds until each page is shown (window drawn) and until all is drawn."""
     from playwright.sync_api import sync_playwright
@@ -131,6 +152,13 @@ def _time_to_draw(pages: dict[str, Path], repeat: int) -> tuple[dict[str, float]
                     page.wait_for_selector("body[data-ready='true']", timeout=120_000)
                     first = page.evaluate("window.alfViewportMs") / 1000
                     last = page.evaluate("window.alfDrawnMs") / 1000
+                elif name.startswith("tree "):
+                    # Another tree's page: one that draws everything at once sets only
+                    # data-ready, so its shown time is its all-drawn time.
+                    page.goto(path.as_uri(), wait_until="commit")
+                    page.wait_for_selector("body[data-ready='true']", timeout=120_000)
+                    last = page.evaluate("window.alfDrawnMs") / 1000
+                    first = page.evaluate("window.alfViewportMs || window.alfDrawnMs") / 1000
                 elif name == "plotly.js-floor":
                     page.goto(path.as_uri(), wait_until="commit")
                     page.wait_for_selector("body[data-ready='true']", timeout=120_000)
@@ -165,6 +193,15 @@ def main() -> None:
     parser.add_argument(
         "--no-reference", action="store_true", help="skip the real package's page (slow)"
     )
+    parser.add_argument(
+        "--no-plotly-page", action="store_true", help="skip plotly's own to_html page (slow)"
+    )
+    parser.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        help="also time the page of the package in this source tree (e.g. main's), same data",
+    )
     args = parser.parse_args()
 
     from agenticlens_frames import analyze, load_experiment
@@ -179,8 +216,12 @@ def main() -> None:
         ours.write_text(render_html(analysis), encoding="utf-8")
         render_s = time.perf_counter() - start
         pages = {"ours": ours}
-        _plotly_page(analysis, work / "plotly.html")
-        pages["plotly-write_html"] = work / "plotly.html"
+        for i, tree in enumerate(args.tree):
+            _tree_page(Path(tree), folder, work / f"tree{i}.html")
+            pages[f"tree {Path(tree).name}"[:19]] = work / f"tree{i}.html"
+        if not args.no_plotly_page:
+            _plotly_page(analysis, work / "plotly.html")
+            pages["plotly-write_html"] = work / "plotly.html"
         _floor_page(work / "floor.html")
         pages["plotly.js-floor"] = work / "floor.html"
         if not args.no_reference and _reference_page(folder, work / "agenticlens.html"):
