@@ -16,6 +16,11 @@ Offline and safe by construction:
 * every user string is HTML-escaped in the page and in plotly labels, and attempt
   details are inserted with ``textContent``.
 
+Drawn as read: the page draws the figures in the window on opening first, then the others
+one per idle moment, and any figure scrolled into view (or printed) before its turn at once
+(report.js ``ensure``); the attempt details and the case table's rows are parsed only when
+a cell is clicked or the table opened.
+
 Wide suites: the heatmap shows one page of cases at a time (50 by default), the cases that
 need attention first (regressed against the baseline, then flaky, then hardest); the page
 says so, and offers other orders, factor filters, a case search and paging. A bar chart of
