@@ -349,10 +349,14 @@ def test_a_figure_below_the_fold_is_drawn_when_scrolled_to(open_page, pages, ana
 
 
 @pytest.mark.browser
-def test_printing_draws_every_figure(open_page, pages) -> None:
+@pytest.mark.parametrize("how", ["print media", "pdf"])
+def test_printing_draws_every_figure(open_page, pages, how) -> None:
     w = open_page(pages["example"], init=NEVER_IDLE, ready="body[data-viewport-drawn='true']")
     assert not all(s[1] for s in w.js(FIGURE_STATE))
-    w.page.emulate_media(media="print")
+    if how == "pdf":  # chromium's print path: beforeprint, then the print layout
+        assert w.page.pdf()[:5] == b"%PDF-"
+    else:
+        w.page.emulate_media(media="print")
     w.page.wait_for_selector("body[data-ready='true']")
     assert all(s[1] for s in w.js(FIGURE_STATE))
     assert w.errors == []
