@@ -50,8 +50,7 @@
 
   function heightOf(id) {
     if (id === "fig-heatmap") { return heatHeight(rowsNow().length); }
-    if (id === "fig-pareto") { return 420; }
-    var fig = data.figures[id.slice(4)];
+    var fig = id === "fig-pareto" ? paretoFigure() : data.figures[id.slice(4)];
     return fig && fig.layout ? fig.layout.height : null;
   }
   function ensure(id) {
@@ -64,9 +63,9 @@
     if (pending.every(function (p) { return drawn[p]; })) { finish(); }
     return drawn[id];
   }
-  function visible(id, margin) {
+  function inView(id) {
     var r = document.getElementById(id).getBoundingClientRect();
-    return r.bottom > -margin && r.top < window.innerHeight + margin && r.width > 0;
+    return r.bottom > 0 && r.top < window.innerHeight && r.width > 0;
   }
   function distance(id) {
     var r = document.getElementById(id).getBoundingClientRect();
@@ -360,9 +359,12 @@
   }
 
   // ------------------------------------------------------------------ pareto
-  function drawPareto() {
+  function paretoFigure() {
     var x = document.getElementById("pareto-x").value, y = document.getElementById("pareto-y").value;
-    var fig = data.pareto.figures[x + "|" + y];
+    return data.pareto.figures[x + "|" + y];
+  }
+  function drawPareto() {
+    var fig = paretoFigure();
     var note = document.getElementById("pareto-note");
     note.hidden = !!fig;
     if (fig) {
@@ -411,7 +413,7 @@
       print.addEventListener("change", function (e) { if (e.matches) { drawAll(); } });
     }
     // What the reader sees first is drawn first; the page counts as shown once it is.
-    var first = pending.filter(function (id) { return visible(id, 0); });
+    var first = pending.filter(inView);
     if ("IntersectionObserver" in window) {
       observer = new IntersectionObserver(function (entries) {
         entries.forEach(function (e) { if (e.isIntersecting) { ensure(e.target.id); } });
