@@ -159,6 +159,34 @@ seconds = asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(
 print(json.dumps({"seconds": seconds}))
 """
 
+# The same requests sent by bare aiohttp (one connection per session, as for httpx above):
+# the other mainstream asyncio client, measured to see whether it would lift the bound.
+AIOHTTP = """
+import asyncio, json, sys, time
+import aiohttp
+
+async def main(url, concurrency, n):
+    todo = iter(range(n))
+
+    async def worker(session):
+        for i in todo:
+            body = json.dumps({"input": i, "case_id": str(i)})
+            async with session.post(url, data=body,
+                                    headers={"Content-Type": "application/json"}) as r:
+                json.loads(await r.read())
+
+    sessions = [aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1))
+                for _ in range(concurrency)]
+    start = time.perf_counter()
+    await asyncio.gather(*(worker(s) for s in sessions))
+    seconds = time.perf_counter() - start
+    for s in sessions:
+        await s.close()
+    return seconds
+
+print(json.dumps({"seconds": asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))}))
+"""
+
 # The same requests over bare asyncio streams (keep-alive HTTP/1.1, no client library): what
 # the machine and the server allow at all.
 STREAMS = """
@@ -323,6 +351,13 @@ def main() -> None:
             if args.big_pools:
                 big = _measure(HTTPX, [url, *pools, str(VARIANTS)], folder)["seconds"]
                 row(f"bare httpx, {VARIANTS} pools of {args.concurrency // VARIANTS}", big)
+            try:
+                import aiohttp  # noqa: F401  (only measured when installed)
+            except ImportError:
+                print(f"{'bare aiohttp':<44} skipped: aiohttp is not installed")
+            else:
+                got = _measure(AIOHTTP, [url, str(args.concurrency), str(attempts)], folder)
+                row(f"bare aiohttp, concurrency {args.concurrency}", got["seconds"])
             streams = _measure(STREAMS, [url, str(args.concurrency), str(attempts)], folder)
             row(f"bare asyncio streams, concurrency {args.concurrency}", streams["seconds"])
             sleeps = _measure(SLEEPS, [str(args.concurrency), str(attempts)], folder)

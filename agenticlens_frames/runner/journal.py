@@ -39,11 +39,14 @@ import json
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, is_dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 # The directory fsync is the one write_atomic uses: one rule for when a new file is durable.
 from .._files import _fsync_dir, write_atomic
@@ -71,9 +74,31 @@ __all__ = [
 FORMAT = "agenticlens-frames/live-run/1"
 
 
+#: (second since the epoch, its ``YYYY-MM-DDTHH:MM:SS`` text): formatting a datetime cost
+#: two calls per live attempt several microseconds each; within a second only the
+#: milliseconds change.
+_SECOND: tuple[int, str] = (-1, "")
+
+
 def now_iso() -> str:
-    """UTC now, ISO-8601 with ``Z``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """UTC now, ISO-8601 with milliseconds and ``Z``.
+
+    Examples
+    --------
+    >>> stamp = now_iso()
+    >>> len(stamp), stamp[10], stamp[-1]
+    (24, 'T', 'Z')
+    >>> datetime.fromisoformat(stamp).tzinfo
+    datetime.timezone.utc
+    """
+    global _SECOND
+    ms = time.time_ns() // 1_000_000
+    second, millis = divmod(ms, 1000)
+    cached, text = _SECOND
+    if second != cached:
+        text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _SECOND = (second, text)
+    return f"{text}.{millis:03d}Z"
 
 
 def digest(value: Any) -> str:
@@ -371,13 +396,37 @@ def judge_samples(records: Iterable[dict[str, Any]]) -> JudgeSamples:
     return out
 
 
-def _storable(record: dict[str, Any]) -> dict[str, Any]:
-    """The record, with lone surrogates (text no UTF-8 file can hold) made U+FFFD."""
+def encode_record(record: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    """One journal line (newline included) for ``record``, and the record as stored: lone
+    surrogates (text no UTF-8 file can hold) made U+FFFD.
+
+    orjson writes the line when it writes exactly what :mod:`json` would read back (checked
+    by reading it back: orjson writes NaN and infinities as ``null``, and refuses integers
+    beyond 64 bits, non-string keys and surrogates); otherwise :mod:`json` writes it.
+
+    Examples
+    --------
+    >>> encode_record({"a": 1.5, "b": [None, "é"]})[1].decode().strip()
+    '{"a":1.5,"b":[null,"é"]}'
+    >>> encode_record({"a": float("nan")})[1].strip()
+    b'{"a":NaN}'
+    >>> stored, line = encode_record({"a": "x" + chr(0xD800)})
+    >>> stored == {"a": "x" + chr(0xFFFD)} and json.loads(line) == stored
+    True
+    """
     try:
-        json.dumps(record, ensure_ascii=False).encode("utf-8")
+        data = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+        if orjson.loads(data) == record:
+            return record, data
+    except (TypeError, orjson.JSONEncodeError):
+        pass
+    try:
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        return record, (text + "\n").encode("utf-8")
     except UnicodeEncodeError:
-        return scrub_surrogates(record)  # type: ignore[no-any-return]
-    return record
+        stored = scrub_surrogates(record)
+        text = json.dumps(stored, ensure_ascii=False, separators=(",", ":"))
+        return stored, (text + "\n").encode("utf-8")
 
 
 # --------------------------------------------------------------------------- writer
@@ -437,6 +486,11 @@ class JournalWriter:
         self.on_judge = on_judge
         self._write_lock = threading.Lock()
         self.records: list[dict[str, Any]] = []
+        #: id() of a stored ``attempt`` record -> (that record, the output and trace it was
+        #: scored with), so the tables are built without validating its payload a second
+        #: time (:func:`~.live.build_run`, which checks the record is the same object).
+        #: Only records stored as scored (nothing masked or scrubbed) are listed.
+        self.parsed: dict[int, tuple[dict[str, Any], str, Trace]] = {}
         self.error: BaseException | None = None
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._file = open(segment, "ab") if segment is not None else None  # noqa: SIM115
@@ -504,7 +558,7 @@ class JournalWriter:
         if self.error is not None or self._file is None:
             return  # failed already, or a run without a folder: nothing to resume from
         try:
-            self._write([_storable(mask_value(record))])
+            self._write([encode_record(mask_value(record))[1]])
         except BaseException as exc:  # re-raised by close()
             self.error = exc
 
@@ -527,7 +581,9 @@ class JournalWriter:
                     if scoring is not None:
                         self._score(record, scoring)
                     # The journal is the boundary every table and report is built from.
-                    done.append(_storable(mask_value(record)))
+                    done.append(encode_record(mask_value(record)))
+                    if scoring is not None:
+                        self._remember(record, done[-1][0], scoring)
                 except BaseException as exc:  # re-raised by close()
                     self.error = exc
             if done and self.error is None:
@@ -560,11 +616,11 @@ class JournalWriter:
                         if item.error is not None and self.error is None:
                             self.error = item.error
                         elif self.error is None:
-                            done.append(item.record)
+                            self._prepare(item.record, done)
                     elif self.error is None:
                         record, scoring = item
                         if scoring is None:
-                            done.append(record)
+                            self._prepare(record, done)
                         else:
                             in_flight += 1
                             pool.submit(score, record, scoring)
@@ -581,29 +637,45 @@ class JournalWriter:
             except queue.Empty:
                 return batch
 
-    def _deliver(self, done: list[dict[str, Any]]) -> None:
-        """Write a batch, then keep and announce it; both writer loops end each turn here so
-        a record is only kept (and shown) once it is on disk."""
+    def _prepare(self, record: dict[str, Any], done: list[tuple[dict[str, Any], bytes]]) -> None:
+        """Mask and encode a scored record into ``done`` (the error is kept for close())."""
         try:
-            self._write(done)
+            done.append(encode_record(mask_value(record)))
+        except BaseException as exc:  # re-raised by close()
+            self.error = exc
+
+    def _remember(
+        self,
+        record: dict[str, Any],
+        stored: dict[str, Any],
+        scoring: tuple[CaseSpec, str, Trace],
+    ) -> None:
+        """Keep the (output, trace) a record was scored with, if it is stored as scored."""
+        if stored is record or stored.get("payload") == record.get("payload"):
+            self.parsed[id(stored)] = (stored, scoring[1], scoring[2])
+
+    def _deliver(self, done: list[tuple[dict[str, Any], bytes]]) -> None:
+        """Write a batch of (stored record, line), then keep and announce the records; both
+        writer loops end each turn here so a record is only kept (and shown) once it is on
+        disk."""
+        try:
+            self._write([line for _, line in done])
         except BaseException as exc:  # re-raised by close()
             self.error = exc
             return
-        self.records.extend(done)
+        records = [record for record, _ in done]
+        self.records.extend(records)
         if self.on_record is not None:
-            for record in done:
+            for record in records:
                 self.on_record(record)
 
-    def _write(self, records: list[dict[str, Any]]) -> None:
+    def _write(self, lines: list[bytes]) -> None:
         if self._file is None:
             return
-        data = "".join(
-            json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records
-        )
         try:
             # Judge samples are written from the scoring threads, records from this one.
             with self._write_lock:
-                self._file.write(data.encode("utf-8"))
+                self._file.write(b"".join(lines))
                 self._file.flush()
                 os.fsync(self._file.fileno())
         except OSError as exc:

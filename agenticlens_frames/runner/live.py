@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from .._gc import paused_gc
@@ -43,6 +44,7 @@ from ..evaluators import EvaluatorRegistry
 from ..formats import load_manifest, load_recorded, load_suite
 from ..formats._io import require_known
 from ..formats.model import CaseSpec, ManifestSpec, SuiteSpec
+from ..formats.traces import Trace
 from ..frames import ExperimentRun, TableBuilder
 from ..scoring import score_unavailable
 from .http_target import (
@@ -212,28 +214,27 @@ class Ledger:
         return self.final[(variant_id, trial, self.suite.cases[limit].id)]["error"]
 
     def calls_frame(self) -> pd.DataFrame:
-        rows = [
-            (
-                r["variant"],
-                int(r["trial"]),
-                r["case"],
-                int(r["call"]),
-                r["outcome"],
-                r.get("error"),
-                float(r.get("elapsed_ms", float("nan"))),
-                r.get("started_at"),
-                r.get("session"),
-                r.get("detail"),
-            )
-            for r in self.calls
-        ]
-        frame = pd.DataFrame(rows, columns=list(CALL_COLUMNS))
-        for column in ("error", "started_at", "session", "outcome", "detail"):
-            frame[column] = frame[column].astype("str")
-        frame["trial"] = frame["trial"].astype("int32")
-        frame["call"] = frame["call"].astype("int32")
-        frame["elapsed_ms"] = frame["elapsed_ms"].astype(float)
-        return frame
+        calls = self.calls
+        nan = float("nan")
+        # Column by column: a frame built from row tuples went through object arrays.
+        columns = {
+            "variant_id": _texts([r["variant"] for r in calls]),
+            "trial": np.array([int(r["trial"]) for r in calls], dtype=np.int32),
+            "case_id": _texts([r["case"] for r in calls]),
+            "call": np.array([int(r["call"]) for r in calls], dtype=np.int32),
+            "outcome": pd.array([r["outcome"] for r in calls], dtype="str"),
+            "error": pd.array([r.get("error") for r in calls], dtype="str"),
+            "elapsed_ms": np.array([r.get("elapsed_ms", nan) for r in calls], dtype=float),
+            "started_at": pd.array([r.get("started_at") for r in calls], dtype="str"),
+            "session": pd.array([r.get("session") for r in calls], dtype="str"),
+            "detail": pd.array([r.get("detail") for r in calls], dtype="str"),
+        }
+        return pd.DataFrame(columns, columns=list(CALL_COLUMNS))
+
+
+def _texts(values: list[str]) -> Any:
+    """Strings as pandas infers them from rows: the ``str`` dtype, object when empty."""
+    return pd.array(values, dtype="str") if values else np.array([], dtype=object)
 
 
 # --------------------------------------------------------------------------- building
@@ -245,12 +246,17 @@ def _add_live_attempt(
     trial: int,
     case: CaseSpec,
     record: dict[str, Any],
+    parsed: Mapping[int, tuple[dict[str, Any], str, Trace]],
 ) -> None:
     status = record["status"]
     calls = int(record["calls"])
     row = builder.next_attempt
     if status == "ok":
-        output, trace = validate_payload(record["payload"], case.id)
+        known = parsed.get(id(record))
+        if known is not None and known[0] is record:  # scored in this session
+            output, trace = known[1], known[2]
+        else:
+            output, trace = validate_payload(record["payload"], case.id)
         score = replay_checks(builder.checks, row, record)
         builder.add_attempt(
             variant_id, trial, case, "ok", score, output=output, trace=trace, target_attempts=calls
@@ -284,8 +290,12 @@ def build_run(
     registry: EvaluatorRegistry | None = None,
     *,
     progress: bool = False,
+    parsed: Mapping[int, tuple[dict[str, Any], str, Trace]] | None = None,
 ) -> tuple[ExperimentRun, int]:
     """The tables of every finished trial, and the number of attempts still to run.
+
+    ``parsed`` (:attr:`~.journal.JournalWriter.parsed`) holds the output and trace of the
+    attempts scored in this session, so their payloads are not validated again.
 
     Recorded variants are replayed one file at a time (memory follows one file, as in
     :func:`~agenticlens_frames.load_experiment`); rows may arrive in any order, the
@@ -310,7 +320,7 @@ def build_run(
             builder.add_trial(variant_id, trial, "succeeded", position)
             for case in suite.cases:
                 record = ledger.final[(variant_id, trial, case.id)]
-                _add_live_attempt(builder, variant_id, trial, case, record)
+                _add_live_attempt(builder, variant_id, trial, case, record, parsed or {})
         replay_recorded(builder, manifest, suite, order, registry, progress=progress)
         used = sorted({ref.name for case in suite.cases for ref in case.evaluators})
         versions = {name: registry[name].version for name in used} if registry else {}
@@ -868,9 +878,13 @@ async def arun_live(
             for record in [*ledger.calls, *ledger.final.values()]:
                 if record["case"] in used:
                     sub_ledger.add(record)
-            run, remaining = build_run(manifest, small, sub_ledger, registry, progress=progress)
+            run, remaining = build_run(
+                manifest, small, sub_ledger, registry, progress=progress, parsed=writer.parsed
+            )
         else:
-            run, remaining = build_run(manifest, suite, ledger, registry, progress=progress)
+            run, remaining = build_run(
+                manifest, suite, ledger, registry, progress=progress, parsed=writer.parsed
+            )
         if folder is not None:
             run.to_parquet(folder.path / "tables")
         return LiveRunResult(
