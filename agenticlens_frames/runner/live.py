@@ -45,7 +45,7 @@ from ..formats import load_manifest, load_recorded, load_suite
 from ..formats._io import require_known
 from ..formats.model import CaseSpec, ManifestSpec, SuiteSpec
 from ..formats.traces import Trace
-from ..frames import ExperimentRun, TableBuilder
+from ..frames import CheckColumns, ExperimentRun, TableBuilder
 from ..scoring import score_unavailable
 from .http_target import (
     DEFAULT_MAX_REPLY_BYTES,
@@ -273,6 +273,90 @@ def _add_live_attempt(
     )
 
 
+class _Succeeded:
+    """Succeeded live attempts with built-in checks only, added to a builder column by
+    column: what :func:`_add_live_attempt` adds one attempt at a time (``add_attempt`` and
+    ``replay_checks``), in bulk. :meth:`flush` before adding any row another way keeps
+    the rows in the same order."""
+
+    def __init__(self, builder: TableBuilder, manifest: ManifestSpec) -> None:
+        self.builder = builder
+        self.variant_pos = {v.id: i for i, v in enumerate(manifest.variants)}
+        #: (variant position, trial, case, record, output, trace)
+        self.rows: list[tuple[int, int, CaseSpec, dict[str, Any], str, Trace]] = []
+
+    def add(
+        self,
+        variant_id: str,
+        trial: int,
+        case: CaseSpec,
+        record: dict[str, Any],
+        parsed: Mapping[int, tuple[dict[str, Any], str, Trace]],
+    ) -> bool:
+        """Take an attempt if it is ``ok`` with built-in checks only; else False."""
+        if record["status"] != "ok" or any(check[5] is not None for check in record["checks"]):
+            return False
+        known = parsed.get(id(record))
+        if known is not None and known[0] is record:  # scored in this session
+            output, trace = known[1], known[2]
+        else:
+            output, trace = validate_payload(record["payload"], case.id)
+        self.rows.append((self.variant_pos[variant_id], trial, case, record, output, trace))
+        return True
+
+    def flush(self) -> None:
+        rows, self.rows = self.rows, []
+        if not rows:
+            return
+        first = self.builder.next_attempt
+        records = [r[3] for r in rows]
+        scores = [r["score"] for r in records]
+        traces = [r[5] for r in rows]
+        costs = [t.estimated_cost_usd for t in traces]
+        tools = [t.tool_names for t in traces]
+        # add_attempt's values: score fields from the journaled score, trace fields from
+        # the trace, the evaluator error in ``error``.
+        self.builder.extend_attempts(
+            {
+                "variant": [r[0] for r in rows],
+                "trial": [r[1] for r in rows],
+                "case_index": [r[2].index for r in rows],
+                "status": ["ok"] * len(rows),
+                "passed": [bool(s[0]) for s in scores],
+                "score": [s[1] for s in scores],
+                "n_checks": [s[2] for s in scores],
+                "n_checks_passed": [s[3] for s in scores],
+                "score_sum": [s[4] for s in scores],
+                "latency_ms": [t.total_latency_ms for t in traces],
+                "cost_usd": costs,
+                "cost_source": [
+                    t.cost_source if c is not None else None
+                    for t, c in zip(traces, costs, strict=True)
+                ],
+                "output": [r[4] for r in rows],
+                "trace_id": [t.trace_id for t in traces],
+                "trace_shape": [t.shape for t in traces],
+                "tools": [",".join(names) for names in tools],
+                "n_tool_calls": [len(names) for names in tools],
+                "turns": [int(s[5]) if s[5] else None for s in scores],
+                "target_attempts": [int(r["calls"]) for r in records],
+                "error": [s[6] for s in scores],
+            }
+        )
+        # replay_checks' values (a built-in check's value defaults to its pass as 1.0/0.0)
+        checks = [
+            (first + row, check) for row, record in enumerate(records) for check in record["checks"]
+        ]
+        sink = CheckColumns()
+        sink.attempt = [row for row, _ in checks]
+        sink.name = [c[0] for _, c in checks]
+        sink.metric = [c[1] for _, c in checks]
+        sink.value = [c[2] if c[2] is not None else (1.0 if c[3] else 0.0) for _, c in checks]
+        sink.passed = [c[3] for _, c in checks]
+        sink.explanation = [c[4] for _, c in checks]
+        self.builder.checks.extend(sink)
+
+
 def _redacted(manifest: ManifestSpec) -> ManifestSpec:
     # Header values may be secrets (or name them): nothing downstream — tables, parquet
     # metadata, reports — gets them.
@@ -305,6 +389,8 @@ def build_run(
     order = execution_order(manifest.variant_ids, manifest.trial_count, manifest.random_seed)
     kinds = {v.id: v.target_kind for v in manifest.variants}
     remaining = 0
+    parsed = parsed or {}
+    succeeded = _Succeeded(builder, manifest)
     with paused_gc():
         for position, (variant_id, trial) in enumerate(order):
             if kinds[variant_id] == "recorded":
@@ -315,12 +401,16 @@ def build_run(
                 continue
             error = ledger.trial_error(variant_id, trial)
             if error is not None:
+                succeeded.flush()
                 builder.add_failed_trial(variant_id, trial, position, error)
                 continue
             builder.add_trial(variant_id, trial, "succeeded", position)
             for case in suite.cases:
                 record = ledger.final[(variant_id, trial, case.id)]
-                _add_live_attempt(builder, variant_id, trial, case, record, parsed or {})
+                if not succeeded.add(variant_id, trial, case, record, parsed):
+                    succeeded.flush()
+                    _add_live_attempt(builder, variant_id, trial, case, record, parsed)
+        succeeded.flush()
         replay_recorded(builder, manifest, suite, order, registry, progress=progress)
         used = sorted({ref.name for case in suite.cases for ref in case.evaluators})
         versions = {name: registry[name].version for name in used} if registry else {}
