@@ -34,6 +34,7 @@ stalls the event loop that times the calls.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -493,6 +494,8 @@ class JournalWriter:
         self.parsed: dict[int, tuple[dict[str, Any], str, Trace]] = {}
         self.error: BaseException | None = None
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        #: Records appended during the current turn of the appending event loop.
+        self._pending: list[tuple[dict[str, Any], Any]] = []
         self._file = open(segment, "ab") if segment is not None else None  # noqa: SIM115
         self._thread = threading.Thread(target=self._run, name="journal", daemon=True)
         self._thread.start()
@@ -500,8 +503,26 @@ class JournalWriter:
     def append(
         self, record: dict[str, Any], scoring: tuple[CaseSpec, str, Trace] | None = None
     ) -> None:
-        """Queue a record; with ``scoring`` = (case, output, trace) it is scored first."""
-        self._queue.put((record, scoring))
+        """Queue a record; with ``scoring`` = (case, output, trace) it is scored first.
+
+        From an event loop (the scheduler's), the records appended during one turn of the
+        loop are handed over together at its end: one wake-up of the writer per turn, not
+        per record. From other code each record is handed over at once.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._queue.put([(record, scoring)])
+            return
+        self._pending.append((record, scoring))
+        if len(self._pending) == 1:
+            loop.call_soon(self._hand_over)
+
+    def _hand_over(self) -> None:
+        """Queue the records appended during the loop turn (on the loop's thread)."""
+        pending, self._pending = self._pending, []
+        if pending:
+            self._queue.put(pending)
 
     def _score(self, record: dict[str, Any], scoring: tuple[CaseSpec, str, Trace]) -> None:
         case, output, trace = scoring
@@ -630,10 +651,16 @@ class JournalWriter:
     def _next_batch(self) -> list[Any]:
         """Wait for one item, then take all that is queued already: both writer loops write
         what has piled up in one go, so a burst of attempts costs one write, not many."""
-        batch = [self._queue.get()]
+        batch: list[Any] = []
+        item = self._queue.get()
         while True:
+            # appended records arrive in lists (one per loop turn)
+            if isinstance(item, list):
+                batch.extend(item)
+            else:
+                batch.append(item)
             try:
-                batch.append(self._queue.get_nowait())
+                item = self._queue.get_nowait()
             except queue.Empty:
                 return batch
 
@@ -689,6 +716,7 @@ class JournalWriter:
 
     def close(self) -> None:
         """Write everything queued, stop the thread, close the file; re-raise its error."""
+        self._hand_over()
         self._queue.put(_STOP)
         self._thread.join()
         if self._file is not None:

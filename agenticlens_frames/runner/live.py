@@ -758,8 +758,17 @@ def run_coroutine(factory: Callable[[], Awaitable[Any]]) -> Any:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        kept: dict[str, Any] = {}
+
+        async def keep() -> None:
+            # The value stays out of the task's result: asyncio.Runner, restoring the
+            # SIGINT handler, formats the old handler (which holds the task) into an
+            # error message it then discards, and that repr'd a whole run's tables.
+            kept["value"] = await factory()
+
         with asyncio.Runner() as runner:
-            return runner.run(factory())  # type: ignore[arg-type]
+            runner.run(keep())
+        return kept["value"]
     holder: dict[str, Any] = {}
     started = threading.Event()
 
