@@ -205,7 +205,9 @@ class _LoopThread:
     Calls cross between the runner's loop and this one in batches (:meth:`start`): each
     crossing wakes the other thread, and at hundreds of calls in flight one wake-up per
     call and direction made the two threads hand the GIL back and forth for most of the
-    run. Calls started, or finished, while a wake-up is pending ride along with it.
+    run. A wake-up leaves at the end of the loop turn that started (or finished) a call,
+    so every call started or finished in that turn, or while it is pending, rides along:
+    a wave of calls whose timers fire together crosses back with one wake-up.
     """
 
     def __init__(self, name: str) -> None:
