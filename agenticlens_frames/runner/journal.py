@@ -42,7 +42,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, is_dataclass
+from dataclasses import fields, is_dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -102,6 +102,30 @@ def now_iso() -> str:
     return f"{text}.{millis:03d}Z"
 
 
+def plain(value: Any) -> Any:
+    """``value`` as JSON-ready data: dataclasses as dicts of their fields, paths as text,
+    tuples as lists, mapping keys as text (what :func:`dataclasses.asdict` and a cleaning
+    pass gave, in one walk without asdict's deep copies).
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats.model import CaseSpec
+    >>> plain({"case": CaseSpec(id="c1", name="C1", index=0), 1: (Path("a"),)})["1"]
+    ['a']
+    """
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): plain(x) for k, x in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(x) for x in value]
+    if isinstance(value, Path):
+        return str(value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+    return value
+
+
 def digest(value: Any) -> str:
     """SHA-256 of a value's canonical JSON (dataclasses and paths included).
 
@@ -110,19 +134,7 @@ def digest(value: Any) -> str:
     >>> digest({"b": 1, "a": [1, 2]}) == digest({"a": [1, 2], "b": 1})
     True
     """
-
-    def clean(v: Any) -> Any:
-        if is_dataclass(v) and not isinstance(v, type):
-            return clean(asdict(v))
-        if isinstance(v, Path):
-            return str(v)
-        if isinstance(v, dict):
-            return {str(k): clean(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [clean(x) for x in v]
-        return v
-
-    text = json.dumps(clean(value), sort_keys=True, ensure_ascii=True, default=repr)
+    text = json.dumps(plain(value), sort_keys=True, ensure_ascii=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -62,6 +62,7 @@ from .journal import (
     digest,
     judge_samples,
     now_iso,
+    plain,
     read_segments,
     replay_checks,
 )
@@ -411,7 +412,8 @@ def build_run(
                     succeeded.flush()
                     _add_live_attempt(builder, variant_id, trial, case, record, parsed)
         succeeded.flush()
-        replay_recorded(builder, manifest, suite, order, registry, progress=progress)
+        if "recorded" in kinds.values():
+            replay_recorded(builder, manifest, suite, order, registry, progress=progress)
         used = sorted({ref.name for case in suite.cases for ref in case.evaluators})
         versions = {name: registry[name].version for name in used} if registry else {}
         return builder.build(versions), remaining
@@ -436,13 +438,13 @@ def run_identity(
     Paths are left out (a moved folder still resumes), and so are the knobs that only
     change speed (``max_workers``, per-variant ``concurrency``).
     """
-    m = dataclasses.asdict(manifest)
+    m = plain(manifest)
     m.pop("path")
     m.pop("max_workers")
     for v in m["variants"]:
         v.pop("resolved_target")
         v.pop("concurrency", None)
-    s = dataclasses.asdict(suite)
+    s = plain(suite)
     s.pop("path")
     return {
         "experiment_id": f"{manifest.name}@{manifest.version}",
@@ -569,6 +571,19 @@ def _note_changed_judges(samples: JudgeSamples, registry: EvaluatorRegistry | No
         )
 
 
+class _NoBar:
+    """What :class:`_Progress` updates when progress is off."""
+
+    def update(self, n: int = 1) -> None:
+        """Nothing to draw."""
+
+    def set_postfix_str(self, text: str, refresh: bool = True) -> None:
+        """Nothing to draw."""
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+
 class _Progress:
     """tqdm.auto bars: one for the experiment, one per live variant (terminal or notebook);
     with judges, the experiment's bar also shows the judge calls made (:func:`judge_postfix`).
@@ -579,6 +594,9 @@ class _Progress:
         self._lock = threading.Lock()
         #: Judge calls made, samples unavailable, samples reused from the journal.
         self.judge = [0, 0, 0]
+        if not enabled:  # no bars at all (a disabled tqdm still costs its import)
+            self.overall = _NoBar()
+            return
         self.overall = progress_bar(
             total=overall,
             desc=title,
