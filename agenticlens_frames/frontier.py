@@ -129,12 +129,12 @@ def bootstrap_cubes(
     rows = np.concatenate([blk.reshape(-1, cubes.n_case) for blk in blocks])
     rows = np.concatenate([rows, case_passes, case_attempts])
     # Identical rows (every "present" row, say) are multiplied once.
-    unique, inverse = np.unique(rows, axis=0, return_inverse=True)
+    unique, inverse = sf.unique_rows(rows)
     width = cubes.n_var * cubes.attempted.shape[1]
     done = cubes.completed
     for start, stop in _chunks(n_resamples):
         w = sf.bootstrap_case_counts(cubes.n_case, n_resamples, seed, start=start, stop=stop)
-        sums = sf.case_sums(w, unique)[:, inverse.reshape(-1)]
+        sums = sf.case_sums(w, unique)[:, inverse]
         fail, pas, pre, s_num, s_den, l_num, l_den, c_num, c_den, c_unk = (
             sums[:, i * width : (i + 1) * width] for i in range(len(blocks))
         )
