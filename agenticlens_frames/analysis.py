@@ -143,12 +143,15 @@ def trial_summary(
     k_trial = chk["trial"].to_numpy()
     k_live = ~chk["skipped"].to_numpy(bool)
     k_values = chk["value"].to_numpy(float)
-    kst, ken = _segments(k_variant[k_live], k_trial[k_live])
+    live_variant, live_trial = k_variant[k_live], k_trial[k_live]
+    kst, ken = _segments(live_variant, live_trial)
     k_sums = _sequential_sums(k_values[k_live], kst, ken)
     k_counts = (ken - kst).tolist()
     k_key = {
-        (int(k_variant[k_live][s]), int(k_trial[k_live][s])): (total / count if count else 0.0)
-        for s, total, count in zip(kst.tolist(), k_sums, k_counts, strict=True)
+        (v, t): (total / count if count else 0.0)
+        for v, t, total, count in zip(
+            live_variant[kst].tolist(), live_trial[kst].tolist(), k_sums, k_counts, strict=True
+        )
     }
 
     tri = run.trials.set_index(["variant_id", "trial"], drop=False)
@@ -319,6 +322,16 @@ def variant_summary(
     ks = effective_pass_k(run, pass_k)
     ts = trials if trials is not None else trial_summary(run, latency_missing=latency_missing)
     cm = cases if cases is not None else case_matrix(run, ks)
+    # The case matrix's columns as arrays once; each variant takes its rows by a mask (not
+    # a filtered copy of the whole frame per variant).
+    cm_attempts = cm["attempts"].to_numpy()
+    cm_passes = cm["passes"].to_numpy()
+    cm_consistent = cm["consistent"].to_numpy(bool)
+    cm_pass_k = {
+        f"pass_{kind}_{k}": cm[f"pass_{kind}_{k}"].to_numpy(float)
+        for k in ks
+        for kind in ("at", "hat")
+    }
     rows = []
     for vid in run.manifest.variant_ids:
         t = ts[ts["variant_id"] == vid]
@@ -344,9 +357,10 @@ def variant_summary(
                 values.tolist(), confidence_level=confidence_level, bounded=bounded
             )
             row.update(_flatten_summary(metric, summary))
-        c = cm[cm["variant_id"] == vid]
-        attempts = int(c["attempts"].sum())
-        passes = int(c["passes"].sum())
+        mine = (cm["variant_id"] == vid).to_numpy(bool)
+        n_cases = int(mine.sum())
+        attempts = int(cm_attempts[mine].sum())
+        passes = int(cm_passes[mine].sum())
         row["case_attempts"] = attempts
         row["case_passes"] = passes
         row["case_pass_rate"] = passes / attempts if attempts else math.nan
@@ -356,11 +370,11 @@ def variant_summary(
         else:
             row["case_pass_rate_ci_low"] = row["case_pass_rate_ci_high"] = math.nan
         for k in ks:
-            row[f"pass_at_{k}"] = _fmean_all(c[f"pass_at_{k}"].to_numpy(float))
-            row[f"pass_hat_{k}"] = _fmean_all(c[f"pass_hat_{k}"].to_numpy(float))
-        consistent = c["consistent"].to_numpy(bool)
-        row["consistency_rate"] = int(consistent.sum()) / len(c) if len(c) else math.nan
-        row["flaky_case_ids"] = tuple(c.loc[~consistent, "case_id"].astype(str))
+            row[f"pass_at_{k}"] = _fmean_all(cm_pass_k[f"pass_at_{k}"][mine])
+            row[f"pass_hat_{k}"] = _fmean_all(cm_pass_k[f"pass_hat_{k}"][mine])
+        consistent = cm_consistent[mine]
+        row["consistency_rate"] = int(consistent.sum()) / n_cases if n_cases else math.nan
+        row["flaky_case_ids"] = tuple(_strings(cm["case_id"], np.flatnonzero(mine)[~consistent]))
         row["n_flaky_cases"] = int((~consistent).sum())
         row["priced_trials"] = row["total_cost_usd_count"]
         rows.append(row)
@@ -370,6 +384,17 @@ def variant_summary(
     out["pareto_optimal"] = out["variant_id"].isin(front)
     out.attrs.update(confidence_level=confidence_level, pass_k=ks, latency_missing=latency_missing)
     return out
+
+
+def _strings(column: pd.Series, rows: np.ndarray) -> list[str]:
+    """``column.iloc[rows].astype(str)`` as a list; a categorical column's labels are
+    converted once per category, not once per row."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy()[rows]
+        if len(codes) == 0 or codes.min() >= 0:
+            labels = [str(c) for c in column.cat.categories]
+            return [labels[c] for c in codes.tolist()]
+    return column.iloc[rows].astype(str).tolist()
 
 
 def _flatten_summary(metric: str, summary: dict[str, Any] | None) -> dict[str, Any]:

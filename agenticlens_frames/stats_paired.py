@@ -704,7 +704,11 @@ def beta_binomial_interval(
         raise ValueError("passes must not exceed attempts")
     if len(k) == 0:
         return _estimate_only(math.nan, 0)
-    pairs, counts = np.unique(np.stack([c, k], axis=1), axis=0, return_counts=True)
+    # The distinct (passes, attempts) pairs in lexicographic order, with their counts: one
+    # integer key per pair (attempts vary fastest) instead of np.unique over rows.
+    width = int(k.max()) + 1
+    keys, counts = np.unique(c * width + k, return_counts=True)
+    pairs = np.stack([keys // width, keys % width], axis=1)
     low, high, sd = beta_binomial_bounds(
         counts[None, :], pairs[:, 0], pairs[:, 1], confidence_level
     )
