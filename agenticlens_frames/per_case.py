@@ -15,7 +15,7 @@ from . import stats
 from .errors import check_pass_k
 from .frames import ExperimentRun
 
-__all__ = ["case_matrix", "effective_pass_k"]
+__all__ = ["case_matrix", "category_codes", "effective_pass_k"]
 
 
 def effective_pass_k(run: ExperimentRun, pass_k: Sequence[int] | None) -> tuple[int, ...]:
@@ -23,6 +23,28 @@ def effective_pass_k(run: ExperimentRun, pass_k: Sequence[int] | None) -> tuple[
     if pass_k is None:
         return run.manifest.effective_pass_k
     return check_pass_k(pass_k)
+
+
+def category_codes(column: pd.Series, labels: Sequence[str]) -> np.ndarray:
+    """Position of each row's value (as text) in ``labels``; -1 where it is not there.
+
+    The same as ``pd.Categorical(column.astype(str), categories=labels).codes``, but a
+    categorical column (the tidy tables' and the case matrix's id columns) is looked up
+    once per category instead of turning every row into text.
+
+    Examples
+    --------
+    >>> column = pd.Series(pd.Categorical(["b", "a", "b", None]))
+    >>> category_codes(column, ["a", "b"]).tolist()
+    [1, 0, 1, -1]
+    """
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        position = {label: i for i, label in enumerate(labels)}
+        lookup = np.array(
+            [position.get(str(c), -1) for c in column.cat.categories] + [-1], dtype=np.int64
+        )
+        return lookup[column.cat.codes.to_numpy()]
+    return pd.Categorical(column.astype(str), categories=labels).codes.astype(np.int64)
 
 
 def case_matrix(run: ExperimentRun, pass_k: Sequence[int] | None = None) -> pd.DataFrame:

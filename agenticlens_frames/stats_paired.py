@@ -156,7 +156,14 @@ def _cluster_codes(clusters: ArrayLike | None, n: int) -> np.ndarray:
     # Codes of the labels' text in sorted order (as np.unique(labels.astype(str)) gives),
     # hashing the labels first so only the distinct ones are turned into text and sorted.
     first, distinct = pd.factorize(labels, use_na_sentinel=False)
-    _, rank = np.unique(np.asarray([str(v) for v in distinct], dtype=str), return_inverse=True)
+    # Integers (case indices, the common case) are turned into text by numpy in one pass;
+    # their text is what str() gives.
+    text = (
+        distinct.astype(str)
+        if isinstance(distinct, np.ndarray) and distinct.dtype.kind in "iu"
+        else np.asarray([str(v) for v in distinct], dtype=str)
+    )
+    _, rank = np.unique(text, return_inverse=True)
     return rank.ravel()[first]
 
 
