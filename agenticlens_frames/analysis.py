@@ -13,6 +13,7 @@ reports agree to the last bit.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -24,7 +25,7 @@ from . import stats
 from .errors import InputError, check_proportion
 from .frames import ExperimentRun, factor_column
 from .paired import ComparisonsConfig, PairedAnalysis, paired_outputs, parse_comparisons
-from .per_case import case_matrix, effective_pass_k
+from .per_case import case_matrix, category_labels, effective_pass_k
 from .schema import COMPARISONS, FACTOR_LEVELS, SUMMARY_METRICS, SUMMARY_STATS
 
 __all__ = [
@@ -70,10 +71,20 @@ def _segments(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _sequential_sums(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[float]:
-    # Plain left-to-right float sums per segment, as the package's per-trial ``sum()``;
-    # numpy's pairwise summation could differ in the last bit. One Python sum per trial.
-    flat = values.tolist()
-    return [sum(flat[s:e]) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+    """Per segment, what the package's per-trial ``sum()`` of the values gives, to the bit.
+
+    numpy's ``sum`` adds pairwise and could differ in the last bit. Up to Python 3.11,
+    ``sum()`` of floats adds left to right starting from 0, which is ``np.cumsum`` (a
+    strictly sequential accumulate) plus 0.0 (``0 + x`` only turns a -0.0 into 0.0); an
+    empty segment sums to the integer 0. Python 3.12 compensates the rounding, so there
+    each segment is summed by ``sum()`` itself.
+    """
+    bounds = zip(starts.tolist(), ends.tolist(), strict=True)
+    if sys.version_info >= (3, 12):
+        flat = values.tolist()
+        return [sum(flat[s:e]) for s, e in bounds]
+    values = np.asarray(values, dtype=np.float64)
+    return [float(np.cumsum(values[s:e])[-1]) + 0.0 if e > s else 0 for s, e in bounds]
 
 
 # --------------------------------------------------------------------------- trials
@@ -392,8 +403,7 @@ def _strings(column: pd.Series, rows: np.ndarray) -> list[str]:
     if isinstance(column.dtype, pd.CategoricalDtype):
         codes = column.cat.codes.to_numpy()[rows]
         if len(codes) == 0 or codes.min() >= 0:
-            labels = [str(c) for c in column.cat.categories]
-            return [labels[c] for c in codes.tolist()]
+            return category_labels(column.cat.categories.take(codes))
     return column.iloc[rows].astype(str).tolist()
 
 

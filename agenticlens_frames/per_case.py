@@ -15,7 +15,7 @@ from . import stats
 from .errors import check_pass_k
 from .frames import ExperimentRun
 
-__all__ = ["case_matrix", "category_codes", "effective_pass_k"]
+__all__ = ["case_matrix", "category_codes", "category_labels", "effective_pass_k"]
 
 
 def effective_pass_k(run: ExperimentRun, pass_k: Sequence[int] | None) -> tuple[int, ...]:
@@ -41,10 +41,23 @@ def category_codes(column: pd.Series, labels: Sequence[str]) -> np.ndarray:
     if isinstance(column.dtype, pd.CategoricalDtype):
         position = {label: i for i, label in enumerate(labels)}
         lookup = np.array(
-            [position.get(str(c), -1) for c in column.cat.categories] + [-1], dtype=np.int64
+            [position.get(c, -1) for c in category_labels(column.cat.categories)] + [-1],
+            dtype=np.int64,
         )
         return lookup[column.cat.codes.to_numpy()]
-    return pd.Categorical(column.astype(str), categories=labels).codes.astype(np.int64)
+    return pd.Index(list(labels), dtype=object).get_indexer(column.astype(str)).astype(np.int64)
+
+
+def category_labels(categories: pd.Index) -> list[str]:
+    """``[str(c) for c in categories]``, without iterating an Arrow-backed index one
+    element at a time (``tolist`` converts it in one pass).
+
+    Examples
+    --------
+    >>> category_labels(pd.Index(["a", "b"])), category_labels(pd.Index([1, 2]))
+    (['a', 'b'], ['1', '2'])
+    """
+    return [v if type(v) is str else str(v) for v in categories.tolist()]
 
 
 def case_matrix(run: ExperimentRun, pass_k: Sequence[int] | None = None) -> pd.DataFrame:

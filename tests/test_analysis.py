@@ -143,3 +143,23 @@ def test_pareto_and_comparisons_are_consistent(run) -> None:
         assert c["pass_rate_delta"] == delta
     two_factor = comps.set_index("candidate_variant_id").loc["large-v2", "warnings"]
     assert any("2 factors changed at once" in w for w in two_factor)
+
+
+def test_sequential_sums_are_python_sums_per_segment() -> None:
+    # The per-trial sums must be what the package's plain sum() gives, to the bit:
+    # checked against sum() itself on values whose pairwise and sequential sums differ,
+    # with empty segments and a segment that starts with -0.0.
+    import numpy as np
+
+    from agenticlens_frames.analysis import _sequential_sums
+
+    rng = np.random.default_rng(11)
+    values = rng.normal(0, 1e6, 5000) * rng.choice([1e-9, 1.0, 1e9], 5000)
+    values[100:103] = -0.0
+    bounds = np.array([0, 100, 103, 103, 2000, 4999, 5000])
+    starts, ends = bounds[:-1], bounds[1:]
+    got = _sequential_sums(values, starts, ends)
+    flat = values.tolist()
+    expected = [sum(flat[s:e]) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+    assert [repr(g) for g in got] == [repr(e) for e in expected]
+    assert [type(g) for g in got] == [type(e) for e in expected]
