@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -495,9 +495,7 @@ def compare_to_baseline(
     base_id = m.baseline_variant_id
     base = by_id.loc[base_id]
     base_spec = m.variant(base_id)
-    base_cases = cases[cases["variant_id"] == base_id].set_index(
-        cases.loc[cases["variant_id"] == base_id, "case_id"].astype(str)
-    )["pass_rate"]
+    case_pass_rate = _case_pass_rates(cases, base_id)
 
     def comparable(row: pd.Series) -> bool:
         return bool(
@@ -553,11 +551,8 @@ def compare_to_baseline(
         )
         row["case_pass_rate_p_value"] = math.nan if p is None else p
         row["statistically_significant"] = pd.NA if p is None else p < 1 - confidence_level
-        cand_cases = cases[cases["variant_id"] == spec.id]
-        change = cand_cases["pass_rate"].to_numpy() - base_cases.reindex(
-            cand_cases["case_id"].astype(str)
-        ).to_numpy(float)
-        ids = cand_cases["case_id"].astype(str).to_numpy()
+        ids, cand_rate, base_rate = case_pass_rate(spec.id)
+        change = cand_rate - base_rate
         row["regressed_case_ids"] = tuple(ids[change < -regression_threshold])
         row["improved_case_ids"] = tuple(ids[change > regression_threshold])
         warnings = [
@@ -579,6 +574,42 @@ def compare_to_baseline(
     out["statistically_significant"] = out["statistically_significant"].astype("boolean")
     out.attrs.update(confidence_level=confidence_level, regression_threshold=regression_threshold)
     return out
+
+
+def _case_pass_rates(
+    cases: pd.DataFrame, base_id: str
+) -> Callable[[str], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """For a candidate: its case ids (text), its per-case pass rates and the baseline's on
+    the same cases (NaN where the baseline has none), in the candidate's row order.
+
+    The baseline's rates are matched by case-id category code when ``case_id`` is a
+    categorical without missing or repeated baseline cases (the case matrix), otherwise
+    by the case ids' text.
+    """
+    is_base = (cases["variant_id"] == base_id).to_numpy(bool)
+    column = cases["case_id"]
+    rates = cases["pass_rate"].to_numpy()
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy()
+        base_codes = codes[is_base]
+        if (codes >= 0).all() and len(np.unique(base_codes)) == len(base_codes):
+            by_code = np.full(len(column.cat.categories), np.nan)
+            by_code[base_codes] = rates[is_base].astype(float)
+
+            def by_category(vid: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                mine = (cases["variant_id"] == vid).to_numpy(bool)
+                ids = np.array(category_labels(column.cat.categories.take(codes[mine])), object)
+                return ids, rates[mine], by_code[codes[mine]]
+
+            return by_category
+    base = pd.Series(rates[is_base], index=column[is_base].astype(str))
+
+    def by_text(vid: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        mine = (cases["variant_id"] == vid).to_numpy(bool)
+        text = column[mine].astype(str)
+        return text.to_numpy(), rates[mine], base.reindex(text).to_numpy(float)
+
+    return by_text
 
 
 # --------------------------------------------------------------------------- factors
