@@ -224,7 +224,8 @@ def frontier_uncertainty(
     if latency_missing not in ("exclude", "zero"):
         raise InputError(f"latency_missing must be 'exclude' or 'zero', got {latency_missing!r}")
     variant_ids = list(run.manifest.variant_ids)
-    n_case = len(run.suite.case_ids)
+    case_ids = run.suite.case_ids
+    n_case = len(case_ids)
     att = run.attempts
     n_var = len(variant_ids)
     n_trial = int(att["trial"].max()) if len(att) else 1
@@ -253,7 +254,7 @@ def frontier_uncertainty(
 
     chk = run.checks
     live = ~chk["skipped"].to_numpy(bool)
-    case_of = dict(zip(run.suite.case_ids, range(n_case), strict=True))
+    case_of = dict(zip(case_ids, range(n_case), strict=True))
     c_case = _case_positions(chk["case_id"], case_of)[live]
     c_key = np.ravel_multi_index(
         (

@@ -39,12 +39,13 @@ def category_codes(column: pd.Series, labels: Sequence[str]) -> np.ndarray:
     [1, 0, 1, -1]
     """
     if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy().astype(np.int64)
+        categories = category_labels(column.cat.categories)
+        if categories == list(labels):  # the case matrix's own order: the codes already
+            return codes
         position = {label: i for i, label in enumerate(labels)}
-        lookup = np.array(
-            [position.get(c, -1) for c in category_labels(column.cat.categories)] + [-1],
-            dtype=np.int64,
-        )
-        return lookup[column.cat.codes.to_numpy()]
+        lookup = np.array([position.get(c, -1) for c in categories] + [-1], dtype=np.int64)
+        return lookup[codes]
     return pd.Index(list(labels), dtype=object).get_indexer(column.astype(str)).astype(np.int64)
 
 

@@ -130,7 +130,7 @@ def _check_versions(run: ExperimentRun, mask: np.ndarray | None) -> list[str | N
     ev_names = [str(x) for x in chk["evaluator"].cat.categories]
     ver_names = [str(x) for x in chk["evaluator_version"].cat.categories]
     width = len(ver_names) + 1
-    # One np.unique over (variant, evaluator, version) keys for every variant at once;
+    # The (variant, evaluator, version) keys of every variant at once;
     # ``inner`` is the per-variant key (evaluator × width + version + 1), shifted by
     # ``width`` so that it is never negative and the variant is ``key // span``.
     inner = ev_codes * width + (ver_codes + 1)
@@ -138,7 +138,8 @@ def _check_versions(run: ExperimentRun, mask: np.ndarray | None) -> list[str | N
     key = codes.astype(np.int64) * span + (inner + width)
     if mask is not None:
         key = key[mask]
-    all_keys = np.unique(key[key >= 0])
+    # The keys are few (variants × span): which occur is a bincount, not a sort of every row.
+    all_keys = np.flatnonzero(np.bincount(key[key >= 0], minlength=n_var * span))
     key_variant = all_keys // span
     out: list[str | None] = []
     for v in range(n_var):
