@@ -8,7 +8,8 @@ effects) is then timed ``--inner`` times after one warm-up call (which pays the 
 imports). The baseline is another source tree of the package — by default ``main``'s
 committed tree, unpacked with ``git archive`` — run in its own interpreter with
 ``PYTHONPATH`` pointing at it. Rounds alternate the two trees (the machine is shared and
-noisy) and the medians are compared. Every process also prints a digest of every result
+noisy) and the medians of wall and CPU time are compared (CPU time, which includes the BLAS
+threads, is the steadier of the two on a busy machine). Every process also prints a digest of every result
 frame (values to the bit, dtypes, attrs), and the script checks that the two trees agree.
 
 Run: ``python benchmarks/bench_analysis.py [--cases N ...] [--baseline REV | --baseline-tree
@@ -37,11 +38,12 @@ from agenticlens_frames.analysis import analyze
 folder, inner = sys.argv[1], int(sys.argv[2])
 run = load_experiment(folder + "/manifest.yaml", folder + "/suite.yaml")
 result = analyze(run)  # warm-up: lazy imports
-times = []
+times, cpu = [], []
 for _ in range(inner):
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     result = analyze(run)
     times.append(time.perf_counter() - start)
+    cpu.append(time.process_time() - start_cpu)
 digest = hashlib.sha256()
 for name, frame in sorted(result.frames().items()):
     digest.update(f"{name}|{list(frame.columns)}|{sorted(map(str, frame.attrs.items()))}".encode())
@@ -53,7 +55,7 @@ for name, frame in sorted(result.frames().items()):
         else:
             digest.update(repr(values.tolist()).encode())
 digest.update(repr((result.pareto_frontier, result.warnings, result.judge_noise)).encode())
-print(json.dumps({"times": times, "digest": digest.hexdigest()}))
+print(json.dumps({"times": times, "cpu": cpu, "digest": digest.hexdigest()}))
 """
 
 
@@ -101,18 +103,23 @@ def main() -> None:
             folder = work / f"n{n_cases}"
             make_synthetic(folder, variants=4, trials=5, cases=n_cases, seed=42)
             times: dict[str, list[float]] = {name: [] for name in trees}
+            cpu: dict[str, list[float]] = {name: [] for name in trees}
             digests: dict[str, set[str]] = {name: set() for name in trees}
             for r in range(args.rounds):
                 order = list(trees) if r % 2 == 0 else list(trees)[::-1]
                 for name in order:
                     result = _measure(trees[name], folder, args.inner)
                     times[name] += result["times"]
+                    cpu[name] += result["cpu"]
                     digests[name].add(result["digest"])
             med = {name: statistics.median(ts) for name, ts in times.items()}
+            med_cpu = {name: statistics.median(ts) for name, ts in cpu.items()}
             same = digests["baseline"] == digests["ours"] and len(digests["ours"]) == 1
             print(
-                f"N={n_cases:>6}  analyze baseline {med['baseline']:.3f} s  "
-                f"ours {med['ours']:.3f} s  speed-up {med['baseline'] / med['ours']:.2f}x  "
+                f"N={n_cases:>6}  analyze wall: baseline {med['baseline']:.3f} s, "
+                f"ours {med['ours']:.3f} s ({med['baseline'] / med['ours']:.2f}x); "
+                f"CPU: baseline {med_cpu['baseline']:.3f} s, ours {med_cpu['ours']:.3f} s "
+                f"({med_cpu['baseline'] / med_cpu['ours']:.2f}x)  "
                 f"(medians of {len(times['ours'])}; results identical: {same})"
             )
             if not same:
