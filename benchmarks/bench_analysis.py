@@ -8,9 +8,10 @@ effects) is then timed ``--inner`` times after one warm-up call (which pays the 
 imports). The baseline is another source tree of the package — by default ``main``'s
 committed tree, unpacked with ``git archive`` — run in its own interpreter with
 ``PYTHONPATH`` pointing at it. Rounds alternate the two trees (the machine is shared and
-noisy) and the medians of wall and CPU time are compared (CPU time, which includes the BLAS
-threads, is the steadier of the two on a busy machine). Every process also prints a digest of every result
-frame (values to the bit, dtypes, attrs), and the script checks that the two trees agree.
+noisy) and the medians of wall and CPU time are compared (CPU time, which includes the
+BLAS threads, is the steadier of the two on a busy machine). Every process also prints a
+digest of every result frame (values to the bit, dtypes, attrs), and the script checks
+that the two trees agree.
 
 Run: ``python benchmarks/bench_analysis.py [--cases N ...] [--baseline REV | --baseline-tree
 DIR] [--rounds R] [--inner K]``.
