@@ -849,6 +849,15 @@ class TableBuilder:
         c["output"].append(output)
         c["error"].append(error if error is not None else getattr(score, "evaluator_error", None))
 
+    def extend_attempts(self, columns: dict[str, list[Any]]) -> None:
+        """Append many attempts at once: for every attempt column, the values
+        :meth:`add_attempt` would append, one per attempt (rows numbered from
+        :attr:`next_attempt`; their checks go to :attr:`checks` as usual)."""
+        if columns.keys() != self._cols.keys():
+            raise ValueError(f"extend_attempts needs exactly the columns {list(self._cols)}")
+        for name, values in columns.items():
+            self._cols[name].extend(values)
+
     def state(self) -> dict[str, Any]:
         """Everything added so far as typed Arrow columns (cheap to pickle); see
         :meth:`absorb`. Worker processes send this instead of their Python lists."""
