@@ -15,7 +15,7 @@ import queue
 import re
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -88,6 +88,8 @@ _SCORE_KEYS = (
 )
 _EMPTY: dict[str, Any] = {}  # shared, never mutated
 _LEADING_SPACES = re.compile(rb" *")
+#: Attempt statuses of a failed live call (its first score carries the status).
+_FAILED_CALL = ("target_error", "timed_out")
 
 
 def _unique_scores(chk: pd.DataFrame) -> tuple[np.ndarray, list[dict[str, Any]]]:
@@ -163,6 +165,7 @@ class _TrialReports:
         self.att_variant = att["variant_id"].cat.codes.to_numpy()
         self.att_passed = att["passed"].to_numpy(bool)
         self.att_status = att["status"].astype(str).tolist()
+        self.att_ok = (att["status"] == "ok").to_numpy(bool)
         self.att_case = att["case_index"].to_numpy()
         self.att_cost = att["cost_usd"].to_numpy(float)
         self.att_source = (
@@ -191,6 +194,7 @@ class _TrialReports:
         self.score_ids, self.unique_scores = _unique_scores(chk)
         self.chk_judge = chk["evaluator_type"].isin(JUDGE_EVALUATOR_TYPES).to_numpy(bool)
         self.chk_case = chk["case_id"].cat.codes.to_numpy()
+        self._case_bytes: _CaseBytes | None = None
 
     def _score_records(self, start: int, end: int) -> list[dict[str, Any]]:
         """Score records of attempts ``start:end`` (one trial), in check order.
@@ -203,19 +207,23 @@ class _TrialReports:
         records = list(map(self.unique_scores.__getitem__, self.score_ids[c0:c1].tolist()))
         # A failed live call's single score carries the call's status in its metadata.
         for row in range(start, end):
-            if self.att_status[row] in ("target_error", "timed_out"):
+            if self.att_status[row] in _FAILED_CALL:
                 index = int(self.n_checks_start[row]) - c0
-                records[index] = {
-                    **records[index],
-                    "metadata": {
-                        "status": "error"
-                        if self.att_status[row] == "target_error"
-                        else "timed_out",
-                        "attempts": self.att_tries[row],
-                        "error": self.att["error"].iloc[row],
-                    },
-                }
+                records[index] = self._failed_call_score(row, records[index])
         return records
+
+    def _failed_call_score(self, row: int, record: dict[str, Any]) -> dict[str, Any]:
+        """``record`` (the first score of attempt ``row``, a failed live call) with the
+        call's status in its metadata."""
+        status = self.att_status[row]
+        return {
+            **record,
+            "metadata": {
+                "status": "error" if status == "target_error" else "timed_out",
+                "attempts": self.att_tries[row],
+                "error": self.att["error"].iloc[row],
+            },
+        }
 
     def _case_records(self, start: int, end: int) -> list[dict[str, Any]]:
         """Case records of attempts ``start:end`` (one trial), in suite order."""
@@ -392,6 +400,242 @@ class _TrialReports:
         if self.lean:
             return []
         return self._case_records(*self.att_start[(variant_code, trial)])
+
+    def cases_json(self, variant_code: int, trial: int, depth: int) -> Iterator[Any]:
+        """The trial report's ``cases`` as the bytes :func:`_indented_dump` of
+        :meth:`cases` gives at ``depth``, written from the columns (see :class:`_CaseBytes`),
+        in chunks of about a megabyte (their concatenation is the list)."""
+        if self._case_bytes is None or self._case_bytes.depth != depth:
+            self._case_bytes = _CaseBytes(self, depth)
+        start, end = self.att_start[(variant_code, trial)]
+        pieces = self._case_bytes.trial(start, end)
+        if pieces is None:  # what the columns cannot write alike: the records, dumped
+            yield _indented_dump(self._case_records(start, end), depth)
+            return
+        # Joined a slice at a time: one join of a large trial allocates (and faults in)
+        # fresh pages for every trial; small chunks reuse the memory the last one freed.
+        step = 8192
+        for at in range(0, len(pieces), step):
+            yield b"".join(pieces[at : at + step])
+
+
+_BOOL_JSON = (b"false", b"true")
+
+
+def _objects(items: Any, count: int) -> np.ndarray:
+    """``items`` (bytes) as a numpy object array, each kept as it is."""
+    return np.fromiter(items, dtype=object, count=count)
+
+
+def _scalars(values: list[Any]) -> list[bytes]:
+    r"""The JSON of each of ``values`` (``str``, ``int``, ``float``, ``bool`` or ``None``),
+    exactly as orjson writes it inside a document, from one orjson call.
+
+    The list is dumped indented and cut at its line breaks. That is safe: orjson writes
+    every control character inside a string as an escape, and a scalar has no other line
+    break, so the only raw newlines are the ones between items, each ``,\n`` plus two
+    spaces of indentation. (An integer beyond 64 bits raises orjson's ``TypeError``.)
+
+    Examples
+    --------
+    >>> _scalars(['say "hi"\n', None, 0.1, float("nan"), 10**16])
+    [b'"say \\"hi\\"\\n"', b'null', b'0.1', b'null', b'10000000000000000']
+    """
+    if not values:
+        return []
+    return orjson.dumps(values, option=orjson.OPT_INDENT_2)[4:-2].split(b",\n  ")
+
+
+def _dicts(values: list[dict[str, Any]], depth: int) -> list[bytes | None]:
+    r"""Each of ``values`` (non-empty dicts) as orjson writes it inside an indent-2
+    document where it opens at ``depth`` levels (``{`` first; its closing ``}`` and every
+    line between are indented for that depth), from one orjson call.
+
+    The list is dumped at ``depth - 1`` and cut between items, at ``,\n`` followed by
+    exactly ``depth`` levels of spaces and ``{\n``: a raw newline separates lines (strings
+    escape theirs), and a line at exactly that indentation that opens a dict is an item
+    (everything inside an item sits deeper). A dict orjson cannot write (an integer beyond
+    64 bits) is None.
+
+    Examples
+    --------
+    >>> _dicts([{"a": [1]}, {"b": 2**64}], 1)
+    [b'{\n    "a": [\n      1\n    ]\n  }', None]
+    """
+    if not values:
+        return []
+    try:
+        data = _indented_dump(values, depth - 1, dumps=_dumps_orjson)
+    except TypeError as exc:
+        if "64-bit" not in str(exc):
+            raise
+        if len(values) == 1:
+            return [None]
+        return [item for value in values for item in _dicts([value], depth)]
+    indent = b" " * (2 * depth)
+    # Between "[\n" + indent and "\n" + (indent one level less) + "]".
+    body = bytes(data[2 + len(indent) : len(data) - len(indent)])
+    pieces = body.split(b",\n" + indent + b"{\n")
+    return [pieces[0], *(b"{\n" + piece for piece in pieces[1:])]
+
+
+class _CaseBytes:
+    """The ``cases`` list of each trial report as JSON, written from the columns.
+
+    The same bytes as :func:`_indented_dump` of :meth:`_TrialReports._case_records`,
+    without a dict per case: what repeats is written once (a case's id, name, tags and
+    metadata; each distinct score record; each category's name), each per-attempt column
+    of a trial is written by one orjson call (:func:`_scalars`), and a trial's bytes are
+    one join of pieces that numpy index arithmetic puts in place, so no Python code runs
+    per case. Where orjson cannot write a record (an integer beyond 64 bits: the records
+    path hands the whole trial to the standard encoder), :meth:`trial` returns None.
+    """
+
+    #: Pieces of a case record besides its scores (two before them, eighteen after).
+    _PER_CASE = 20
+
+    def __init__(self, reports: _TrialReports, depth: int) -> None:
+        self.depth = depth
+        self.reports = reports
+        i1, i2, i3 = (b" " * (2 * (depth + level)) for level in (1, 2, 3))
+        self.close = b"\n" + b" " * (2 * depth) + b"]"
+        fields = reports.case_fields
+        n = len(fields)
+        names = zip(_scalars([f[0] for f in fields]), _scalars([f[1] for f in fields]), strict=True)
+        self.heads = _objects(
+            (
+                i1 + b'{\n' + i2 + b'"case_id": ' + case_id + b",\n"
+                + i2 + b'"case_name": ' + name + b",\n" + i2 + b'"passed": '
+                for case_id, name in names
+            ),
+            n,
+        )  # fmt: skip
+        tails = _dicts([{"tags": f[2], "metadata": f[3]} for f in fields], depth + 1)
+        self.bad_case = np.array([t is None for t in tails], dtype=bool)
+        self.tails = _objects((b",\n" + t[2:] if t is not None else None for t in tails), n)
+        scores = _dicts(reports.unique_scores, depth + 3)
+        self.bad_score = np.array([s is None for s in scores], dtype=bool)
+        self.scores = _objects(scores, len(scores))
+        # Index: passed * 2 + (the case has scores).
+        self.passed_open = _objects(
+            (
+                _BOOL_JSON[passed] + b",\n" + i2 + b'"scores": ' + (b"[\n" + i3 if has else b"[]")
+                for passed in (0, 1)
+                for has in (0, 1)
+            ),
+            4,
+        )
+        self.check_seps = _objects((b",\n" + i3, b"\n" + i2 + b"]"), 2)  # index: last
+        self.sample = _objects(
+            (
+                b",\n" + i2 + b'"sample_available": ' + ok + b",\n" + i2 + b'"target_status": '
+                for ok in _BOOL_JSON
+            ),
+            2,
+        )
+        self.keys = {
+            key: b",\n" + i2 + b'"' + key.encode() + b'": '
+            for key in (
+                "output",
+                "trace_id",
+                "latency_ms",
+                "cost_usd",
+                "cost_source",
+                "target_attempts",
+                "target_error",
+            )
+        }
+        att = reports.att
+        # Category codes shifted by one: 0 is a missing value (null).
+        self.source_json = _objects(
+            _scalars([None, *map(str, att["cost_source"].cat.categories)]),
+            len(att["cost_source"].cat.categories) + 1,
+        )
+        statuses = [str(s) for s in att["status"].cat.categories]
+        self.status_code = att["status"].cat.codes.to_numpy().astype(np.intp) + 1
+        self.status_json = _objects(
+            _scalars([None, *("error" if s == "target_error" else s for s in statuses)]),
+            len(statuses) + 1,
+        )
+        self.failed_call = att["status"].isin(_FAILED_CALL).to_numpy(bool)
+        self.output = att["output"]
+        self.trace_id = att["trace_id"]
+        self.latency = att["latency_ms"].fillna(0.0).to_numpy(float)
+        self.error = att["error"].astype(object).where(att["error"].notna(), None).to_numpy()
+
+    def trial(self, start: int, end: int) -> list[bytes] | None:
+        """The pieces of the ``cases`` of the trial whose attempts are rows
+        ``start:end`` (the list's JSON is their concatenation), or None."""
+        r = self.reports
+        n = end - start
+        cases = r.att_case[start:end]
+        bounds = r.n_checks_start[start : end + 1]
+        c0, c1 = int(bounds[0]), int(bounds[-1])
+        ids = r.score_ids[c0:c1]
+        if n == 0 or self.bad_case[cases].any() or self.bad_score[ids].any():
+            return None
+        checks = self.scores[ids]
+        counts = np.diff(bounds)
+        for row in (np.flatnonzero(self.failed_call[start:end]) + start).tolist():
+            if r.n_checks_start[row + 1] == r.n_checks_start[row]:
+                return None  # a failed call without scores: the records path's business
+            at = int(r.n_checks_start[row]) - c0
+            record = r._failed_call_score(row, r.unique_scores[ids[at]])
+            (checks[at],) = _dicts([record], self.depth + 3)
+            if checks[at] is None:
+                return None
+
+        m = c1 - c0
+        k = self._PER_CASE
+        case_of = np.repeat(np.arange(n), counts)
+        # Slot 0 opens the list; case j's pieces start after the k pieces of each earlier
+        # case and the two (score, separator) of each earlier check.
+        base = 1 + k * np.arange(n) + 2 * (bounds[:-1] - c0)
+        check_at = 1 + k * case_of + 2 + 2 * np.arange(m)
+        after = base + 2 + 2 * counts
+        pieces = np.empty(1 + k * n + 2 * m + 1, dtype=object)
+        pieces[0] = b"[\n"
+        pieces[-1] = self.close
+
+        ok = r.att_ok[start:end]
+        cost = r.att_cost[start:end]
+        priced = cost == cost  # not NaN
+        live = r._is_live(start)
+        pieces[base] = self.heads[cases]
+        has = (counts > 0).astype(np.intp)
+        pieces[base + 1] = self.passed_open[r.att_passed[start:end].astype(np.intp) * 2 + has]
+        if m:
+            pieces[check_at] = checks
+            last = np.zeros(m, dtype=np.intp)
+            last[bounds[1:][counts > 0] - c0 - 1] = 1
+            pieces[check_at + 1] = self.check_seps[last]
+        trace = self.trace_id.iloc[start:end].fillna("").to_numpy(object)
+        trace[~ok] = ""
+        error = self.error[start:end].copy()
+        error[ok] = None
+        keys = self.keys
+        source = np.where(priced, r.att_source_code[start:end], 0)
+        status = self.status_json[self.status_code[start:end]] if live else b"null"
+        # (key, value) of each field between the scores and the tags, in record order;
+        # the key of target_status comes with sample_available's value.
+        columns: list[tuple[Any, Any]] = [
+            (keys["output"], _scalars(self.output.iloc[start:end].fillna("").tolist())),
+            (keys["trace_id"], _scalars(trace.tolist())),
+            (keys["latency_ms"], _scalars(np.where(ok, self.latency[start:end], 0.0).tolist())),
+            (keys["cost_usd"], _scalars(cost.tolist())),  # NaN (unpriced) is written null
+            (keys["cost_source"], self.source_json[source]),
+            (self.sample[ok.astype(np.intp)], status),
+            (keys["target_attempts"], _scalars(r.att_tries[start:end]) if live else b"null"),
+            (keys["target_error"], _scalars(error.tolist())),
+        ]
+        for q, (key, value) in enumerate(columns):
+            pieces[after + 2 * q] = key
+            pieces[after + 2 * q + 1] = value
+        pieces[after + 16] = self.tails[cases]
+        seps = np.full(n, b",\n", dtype=object)
+        seps[-1] = b""
+        pieces[after + 17] = seps
+        return pieces.tolist()
 
 
 _TRIAL_SLOTS = tuple(
@@ -584,7 +828,9 @@ def beyond_blocks(analysis: ExperimentAnalysis) -> dict[str, Any]:
     return out
 
 
-def _indented_dump(value: Any, depth: int) -> memoryview:
+def _indented_dump(
+    value: Any, depth: int, *, dumps: Callable[[Any], bytes] | None = None
+) -> memoryview:
     r"""``value`` as indent-2 JSON whose inner lines sit ``depth`` levels deep.
 
     orjson cannot start at an indentation, so the value is dumped inside ``depth``
@@ -599,7 +845,7 @@ def _indented_dump(value: Any, depth: int) -> memoryview:
     wrapped = value
     for _ in range(depth):
         wrapped = [wrapped]
-    data = _dumps_indented(wrapped)
+    data = (dumps or _dumps_indented)(wrapped)
     head = sum(2 * level + 2 for level in range(depth)) + 2 * depth  # "[\n" lines + indent
     tail = sum(2 * level + 2 for level in range(depth))  # "\n" + indent + "]" per level
     return memoryview(data)[head : len(data) - tail]
@@ -656,6 +902,11 @@ def _dumps_indented(value: Any) -> bytes:
         return json.dumps(value, indent=2, ensure_ascii=False).encode("utf-8")
 
 
+def _dumps_orjson(value: Any) -> bytes:
+    """``value`` as orjson's indent-2 JSON (an integer beyond 64 bits raises TypeError)."""
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2)
+
+
 def write_json_report(
     analysis: ExperimentAnalysis, path: str | Path, *, lean: bool = False
 ) -> Path:
@@ -674,6 +925,15 @@ def write_json_report(
     >>> json.loads(out.read_text())["schema_version"]
     '1.1'
     """
+    return _write_report(analysis, path, lean=lean)
+
+
+def _write_report(
+    analysis: ExperimentAnalysis, path: str | Path, *, lean: bool, columns: bool = True
+) -> Path:
+    """:func:`write_json_report`; ``columns=False`` writes the trial reports' cases by
+    dumping their records (the slower path, kept for comparison and the rare trial the
+    columns cannot write)."""
     target = Path(path)
     token = uuid.uuid4().hex
     pending: list[tuple[int, int]] = []
@@ -687,10 +947,11 @@ def write_json_report(
             analysis, lean=lean, trial_cases=None if lean else placeholder
         )
         text = _dumps_indented(skeleton)
+        del skeleton  # its bytes are all the streaming needs (a large run's dicts are big)
         marker = re.compile(rb'"@@trial-cases-(\d+)-' + token.encode() + rb'@@"')
         # A failed write leaves any earlier report as it was (see _files.atomic_write).
         with atomic_write(target) as out:
-            _stream(text, marker, pending, trials, out)
+            _stream(text, marker, pending, trials, out, columns=columns)
     return target
 
 
@@ -700,6 +961,8 @@ def _stream(
     pending: list[tuple[int, int]],
     trials: _TrialReports,
     out: BinaryIO,
+    *,
+    columns: bool = True,
 ) -> None:
     """Write the skeleton ``text`` to ``out``, each placeholder replaced by its trial's
     case records, built and serialised one at a time."""
@@ -711,7 +974,11 @@ def _stream(
             # Measure the line's indentation in place: slicing the rest of a large
             # skeleton for every trial made this quadratic.
             indent = _LEADING_SPACES.match(text, line_start).end() - line_start
-            records = trials.cases(*pending[int(match.group(1))])
-            write(_indented_dump(records, indent // 2))
+            key = pending[int(match.group(1))]
+            if columns:
+                for chunk in trials.cases_json(*key, indent // 2):
+                    write(chunk)
+            else:  # the records path (benchmarks/bench_json_writer.py times both)
+                write(_indented_dump(trials.cases(*key), indent // 2))
             done = match.end()
         write(memoryview(text)[done:])

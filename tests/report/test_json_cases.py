@@ -1,0 +1,314 @@
+"""The trial reports' case records written from the columns (json_report._CaseBytes).
+
+Every file is checked three ways: against the records path (a dict per case dumped by
+orjson, ``columns=False``), against orjson's dump of the report whose case records were
+rebuilt here by a plain loop over the run's tables, and value by value after parsing. The
+data is made awkward on purpose: strings with quotes, backslashes, control characters,
+separators and non-ASCII text, empty strings, extreme floats, unpriced samples, missing
+samples, failed trials, failed live calls, a one-case suite and integers beyond 64 bits.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pandas as pd
+import pytest
+import yaml
+
+from agenticlens_frames import analyze, load_experiment
+from agenticlens_frames.report import json_report
+from agenticlens_frames.report.json_report import build_report, write_json_report
+
+from ..conftest import EXAMPLE
+from ..runner.conftest import simple_cases, variant
+
+AWKWARD = [
+    'a",',  # cut at '","' this string would split in two
+    ',\n  "x"',  # the raw form of the separator _scalars cuts at
+    'line1\nline2\t"q" \\ \u2028 \x7f \x00 \x1f \x08 \x0c é 😀 ☃',
+    "",
+    "}\n      },\n      {",
+    "\\",
+    '"',
+]
+
+
+def _na(value: Any) -> Any:
+    return None if value is None or (not isinstance(value, str) and pd.isna(value)) else value
+
+
+def _naive_cases(run: Any, variant_id: str, trial: int) -> list[dict[str, Any]]:
+    """A trial report's ``cases`` by a plain loop over the attempts and checks tables."""
+    att = run.attempts
+    att = att[(att["variant_id"].astype(str) == variant_id) & (att["trial"] == trial)]
+    chk = run.checks
+    chk = chk[(chk["variant_id"].astype(str) == variant_id) & (chk["trial"] == trial)]
+    spec = next(v for v in run.manifest.variants if v.id == variant_id)
+    live = spec.target_kind != "recorded"
+    suite = {c.id: c for c in run.suite.cases}
+    records = []
+    for a in att.to_dict("records"):
+        status = str(a["status"])
+        ok = status == "ok"
+        scores = []
+        mine = chk[chk["case_id"].astype(str) == str(a["case_id"])].sort_values("check_index")
+        for c in mine.to_dict("records"):
+            metadata = _na(c.get("metadata"))
+            scores.append(
+                {
+                    "name": c["name"],
+                    "metric": str(c["metric"]),
+                    "value": float(c["value"]),
+                    "passed": bool(c["passed"]),
+                    "required": bool(c["required"]),
+                    "skipped": bool(c["skipped"]),
+                    "explanation": c["explanation"],
+                    "evaluator_type": str(c["evaluator_type"]),
+                    "evaluator": str(c["evaluator"]),
+                    "evaluator_version": _na(c["evaluator_version"]),
+                    "metadata": {} if metadata is None else json.loads(metadata),
+                }
+            )
+        if status in ("target_error", "timed_out"):
+            scores[0]["metadata"] = {
+                "status": "error" if status == "target_error" else "timed_out",
+                "attempts": _na(a["target_attempts"]),
+                "error": _na(a["error"]),
+            }
+        cost = float(a["cost_usd"])
+        priced = not math.isnan(cost)
+        latency = float(a["latency_ms"])
+        case = suite[str(a["case_id"])]
+        tries = _na(a["target_attempts"])
+        records.append(
+            {
+                "case_id": case.id,
+                "case_name": case.name,
+                "passed": bool(a["passed"]),
+                "scores": scores,
+                "output": _na(a["output"]) or "",
+                "trace_id": (_na(a["trace_id"]) or "") if ok else "",
+                "latency_ms": (0.0 if math.isnan(latency) else latency) if ok else 0.0,
+                "cost_usd": cost if priced else None,
+                "cost_source": _na(a["cost_source"]) if priced else None,
+                "sample_available": ok,
+                "target_status": ("error" if status == "target_error" else status)
+                if live
+                else None,
+                "target_attempts": None if tries is None or not live else int(tries),
+                "target_error": None if ok else _na(a["error"]),
+                "tags": list(case.tags),
+                "metadata": case.metadata,
+            }
+        )
+    return records
+
+
+def _with_naive_cases(analysis: Any) -> dict[str, Any]:
+    report = build_report(analysis)
+    for entry in report["variants"]:
+        for trial in entry["trials"]:
+            if trial["report"] is not None:
+                trial["report"]["cases"] = _naive_cases(
+                    analysis.run, entry["variant_id"], trial["trial_index"]
+                )
+    return report
+
+
+def _nan_to_none(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _nan_to_none(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_nan_to_none(v) for v in value]
+    return value
+
+
+def _check(analysis: Any, tmp_path: Path, *, orjson_whole: bool = True) -> bytes:
+    """Write the report both ways; compare them with each other and with the naive records."""
+    new = json_report._write_report(analysis, tmp_path / "new.json", lean=False).read_bytes()
+    old = json_report._write_report(
+        analysis, tmp_path / "old.json", lean=False, columns=False
+    ).read_bytes()
+    assert new == old
+    expected = _with_naive_cases(analysis)
+    if orjson_whole:
+        assert new == orjson.dumps(expected, option=orjson.OPT_INDENT_2)
+    # (Where the standard encoder wrote a trial, NaN reads back as NaN, not null.)
+    assert _nan_to_none(json.loads(new)) == json.loads(json.dumps(_nan_to_none(expected)))
+    return new
+
+
+def _edit_json(path: Path, edit: Callable[[dict], None]) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    edit(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def _edit_suite(folder: Path, edit: Callable[[list[dict]], None]) -> None:
+    path = folder / "suite.yaml"
+    suite = yaml.safe_load(path.read_text(encoding="utf-8"))
+    edit(suite["cases"])
+    path.write_text(yaml.safe_dump(suite, allow_unicode=True), encoding="utf-8")
+
+
+@pytest.fixture
+def awkward(make_synthetic: Callable[..., Path], tmp_path: Path) -> Path:
+    folder = tmp_path / "exp"
+    shutil.copytree(
+        make_synthetic(variants=3, trials=3, cases=9, seed=5, missing_samples=3), folder
+    )
+
+    def cases(items: list[dict]) -> None:
+        items[0]["name"] = 'Quote " and \\ backslash\n'
+        items[0]["tags"] = ["a", "a", 'b"c', "é"]
+        items[0]["metadata"] = {
+            "nested": {"k": [1, 2.5, None, "x\ny", [], {}]},
+            "i64": 2**63 - 1,
+            "u64": 2**64 - 1,
+            "neg": -(2**63),
+            "big": 1e16,
+            "small": 1e-7,
+            "nan": float("nan"),
+            "inf": float("-inf"),
+        }
+        items[1]["name"] = AWKWARD[2]
+        items[2]["name"] = ""
+        items[3]["tags"] = [AWKWARD[0]]
+
+    _edit_suite(folder, cases)
+
+    def samples(data: dict) -> None:
+        data["trials"] = data["trials"][:2]  # trial 3 failed: the file lacks it
+        latencies = [9.999999999999998e14, 1e-7, 0.1 + 0.2, 123456789.123, 0.0, 5e-324]
+        for trial in data["trials"]:
+            for i, sample in enumerate(trial["samples"]):
+                if i < len(AWKWARD):
+                    sample["output"] = AWKWARD[i]
+                    sample["trace"]["trace_id"] = AWKWARD[-1 - i]
+                trace = sample["trace"]
+                trace["total_latency_ms"] = latencies[i % len(latencies)]
+                if i % 3 == 1:
+                    trace.pop("estimated_cost_usd", None)
+                    for span in trace.get("spans", []):
+                        span.pop("estimated_cost_usd", None)
+                elif i % 3 == 2:
+                    trace["estimated_cost_usd"] = 1e-9
+
+    _edit_json(folder / "trials" / "v01.json", samples)
+    return folder
+
+
+def _analysis(folder: Path, manifest: str = "manifest.yaml", suite: str = "suite.yaml") -> Any:
+    return analyze(load_experiment(folder / manifest, folder / suite))
+
+
+def test_awkward_strings_numbers_and_failed_trials(
+    awkward: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    analysis = _analysis(awkward)
+    assert set(analysis.run.trials["status"].astype(str)) == {"succeeded", "failed"}
+    assert (analysis.run.attempts["status"] == "missing_sample").any()
+    data = _check(analysis, tmp_path)
+    for text in AWKWARD[:3]:  # what we put in arrived, escaped once
+        assert orjson.dumps(text) in data
+
+
+def test_example_and_one_case_suite(
+    make_synthetic: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    _check(_analysis(EXAMPLE), tmp_path)
+    one = _analysis(make_synthetic(variants=3, trials=2, cases=1, seed=3))
+    data = _check(one, tmp_path)
+    assert json.loads(data)["variants"][0]["trials"][0]["report"]["cases"][0]["case_id"]
+
+
+def test_integers_beyond_64_bits_take_the_records_path(
+    awkward: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """orjson cannot write 2**64; the trials holding it are dumped by the standard encoder
+    (as before), the others from the columns, and the file parses to the naive records."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+
+    def huge(items: list[dict]) -> None:
+        items[4]["metadata"] = {"huge": 2**64, "f": 1e16}
+
+    _edit_suite(awkward, huge)
+    analysis = _analysis(awkward)
+    data = _check(analysis, tmp_path, orjson_whole=False)
+    assert b'"huge": 18446744073709551616' in data
+
+
+def test_failed_live_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Live variants: target status and attempts, and the failed call's score metadata
+    (a timeout and a raising target)."""
+    from agenticlens_frames.runner import run_experiment
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    monkeypatch.setenv("LIVE_SLOW_SECONDS", "0.5")
+    manifest, suite = tmp_path / "manifest.yaml", tmp_path / "suite.yaml"
+    variants = [
+        variant("base", "answer"),
+        variant("sleepy", "sleepy", timeout_seconds=0.1),
+        variant("raising", "raises_on_boom"),
+    ]
+    top = {"name": "live", "version": "1", "baseline_variant_id": "base", "trial_count": 2}
+    manifest.write_text(yaml.safe_dump({**top, "variants": variants}), encoding="utf-8")
+    cases = simple_cases(["slow a", 'fast "b"', "boom goes it", "plain"])
+    suite.write_text(yaml.safe_dump({"name": "s", "version": "1", "cases": cases}), "utf-8")
+    result = run_experiment(manifest, suite, progress=False)
+    analysis = analyze(result.run)
+    assert {"timed_out", "target_error", "ok"} <= set(analysis.run.attempts["status"].astype(str))
+    data = _check(analysis, tmp_path)
+    assert b'"target_status": "error"' in data and b'"status": "timed_out"' in data
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        AWKWARD,
+        [None, 1, -(2**63), 2**64 - 1, 0.1, -0.0, 1e16, 1e-7, float("nan"), math.inf, True],
+        ["only one"],
+    ],
+)
+def test_scalars_are_orjsons_own_bytes(values: list[Any]) -> None:
+    assert json_report._scalars(values) == [orjson.dumps(v) for v in values]
+
+
+def test_orjson_never_writes_a_raw_newline_inside_a_string() -> None:
+    """The premise of cutting one dump at its line breaks (_scalars, _dicts): every code
+    point below U+0020 comes out escaped, and nothing else becomes a newline."""
+    for code in [*range(0x800), *range(0xE000, 0x10000, 7), 0x10FFFF]:
+        if 0xD800 <= code < 0xE000:
+            continue
+        assert b"\n" not in orjson.dumps(chr(code)), hex(code)
+
+
+def test_dicts_are_orjsons_indented_bytes() -> None:
+    """Each dict as the standard encoder writes it, every line after the first indented
+    ``depth`` levels (json and orjson escape strings alike when ensure_ascii is off)."""
+    values = [{"a": AWKWARD, "b": {"c": [{"d": 1}]}}, {"x": "}\n  },\n  {"}, {"e": {}}]
+    for depth in (1, 3):
+        want = [
+            json.dumps(v, indent=2, ensure_ascii=False).replace("\n", "\n" + "  " * depth)
+            for v in values
+        ]
+        assert [p.decode() for p in json_report._dicts(values, depth)] == want
+    assert json_report._dicts([{"a": 1}, {"b": 2**64}], 2)[1] is None
+
+
+def test_lean_report_unchanged(awkward: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    analysis = _analysis(awkward)
+    data = write_json_report(analysis, tmp_path / "lean.json", lean=True).read_bytes()
+    assert data == orjson.dumps(build_report(analysis, lean=True), option=orjson.OPT_INDENT_2)
