@@ -137,6 +137,8 @@ _FILE_LABELS_SQL = """
 SELECT {run_code} AS run_code, case_index, any_value(case_id::VARCHAR) AS case_id
 FROM read_parquet({file}) GROUP BY case_index
 """
+#: Labels from a run's ``cases`` table (a module constant so tests can take some away).
+_CASES_LABELS_SQL = _FILE_LABELS_SQL
 #: A block's per-file aggregates keyed by variant position (a join on the aggregated
 #: rows). Not sorted here: sorting the wide result and joining the labels in DuckDB cost
 #: half as much again as the aggregation; numpy does both on integer keys.
@@ -234,7 +236,7 @@ def _archive_stats(
         for parts, per_file in ((case_parts, _FILE_CASE_SQL), (trial_parts, _FILE_TRIAL_SQL)):
             sql = _BLOCK_SQL.format(union=_union(coded, per_file, "attempts"), keys=keys)
             parts.append(con.sql(sql).to_arrow_table())
-        label_parts.append(con.sql(_union(coded, _FILE_LABELS_SQL, "cases")).to_arrow_table())
+        label_parts.append(con.sql(_union(coded, _CASES_LABELS_SQL, "cases")).to_arrow_table())
     cases = _key_order(pa.concat_tables(case_parts), "case_index")
     trials = _key_order(pa.concat_tables(trial_parts), "trial")
     found = _label_rows(cases, pa.concat_tables(label_parts))
