@@ -196,6 +196,23 @@ def _layout_keys(layout: RunLayout) -> pa.Table:
 
 #: Attempts per DuckDB query when reading an archive (whole runs per block).
 DUCKDB_BLOCK_ROWS = 5_000_000
+#: Bytes of DuckDB memory per attempt of a block: its per-file hash tables and its result
+#: (a case row per ~10 attempts) live together until the result is fetched. A 5M block
+#: needed more than 82 MB; 2M fitted.
+_BYTES_PER_BLOCK_ROW = 40
+_UNITS = {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
+_UNITS.update({"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40})
+
+
+def block_rows(con: Any) -> int:
+    """Attempts per block under the connection's memory limit (at most
+    :data:`DUCKDB_BLOCK_ROWS`)."""
+    setting = str(con.sql("SELECT current_setting('memory_limit')").fetchall()[0][0]).split()
+    try:
+        limit = float(setting[0]) * _UNITS[setting[1]]
+    except (IndexError, KeyError, ValueError):
+        return DUCKDB_BLOCK_ROWS
+    return max(1, min(DUCKDB_BLOCK_ROWS, int(limit / _BYTES_PER_BLOCK_ROW)))
 
 
 def _file_where(scan: RunScan) -> str:
@@ -227,7 +244,7 @@ def _archive_stats(
     """
     codes = {run: code for code, run in enumerate(layout.run_ids)}
     case_parts, trial_parts, label_parts = [], [], []
-    for block in run_blocks(scans, DUCKDB_BLOCK_ROWS):
+    for block in run_blocks(scans, block_rows(con)):
         coded = []
         for scan in block:
             if scan.run_id not in codes:

@@ -149,6 +149,19 @@ def test_duckdb_finishes_under_a_small_memory_limit(shared_archive: Archive, tmp
     assert_same_stats(limited, sl.stats("numpy"))
 
 
+def test_duckdb_blocks_shrink_with_its_memory_limit():
+    """Blocks of attempts hold 40 bytes of DuckDB memory per attempt: 80 MB -> 2M rows,
+    and never more than the default block however large the limit."""
+    import agenticlens_frames.archive._duckdb as duck
+
+    small = duck.duckdb_connection(memory_limit="80MB")
+    big = duck.duckdb_connection(memory_limit="64GB")
+    gib = duck.duckdb_connection(memory_limit="1GiB")
+    assert duck.block_rows(small) == pytest.approx(80e6 / 40, rel=0.01)
+    assert duck.block_rows(big) == duck.DUCKDB_BLOCK_ROWS
+    assert duck.block_rows(gib) == duck.DUCKDB_BLOCK_ROWS
+
+
 def test_missing_extra_names_what_to_install(monkeypatch, shared_archive: Archive):
     # None in sys.modules makes every import of the package fail, as if not installed.
     monkeypatch.setitem(sys.modules, "duckdb", None)
