@@ -345,6 +345,42 @@ def _column_bytes(scans: Any, columns: list[str]) -> int:
     return total
 
 
+def block_breakdown(con: Any, whole: Any, layout: RunLayout) -> dict[str, Any]:
+    """Where one block's time goes: each query of the engine on the first block of runs,
+    and the earlier single ``GROUP BY run_id, variant_id, case_index`` over the block's
+    files (id strings read per row, sorted in DuckDB), CPU of every thread included."""
+    from agenticlens_frames.archive import _duckdb as duck
+
+    keys = "_bench_keys"
+    con.register(keys, duck._layout_keys(layout))
+    codes = {run: code for code, run in enumerate(layout.run_ids)}
+    block = duck.run_blocks(whole.scans(), duck.block_rows(con))[0]
+    coded = [(codes[s.run_id], s) for s in block]
+    source = duck.duckdb_source(con, block)
+    queries = {
+        "cases per file": duck._BLOCK_SQL.format(
+            union=duck._union(coded, duck._FILE_CASE_SQL, "attempts"), keys=keys
+        ),
+        "trials per file": duck._BLOCK_SQL.format(
+            union=duck._union(coded, duck._FILE_TRIAL_SQL, "attempts"), keys=keys
+        ),
+        "labels from cases tables": duck._union(coded, duck._CASES_LABELS_SQL, "cases"),
+    }
+    for name, aggregate, inner in (
+        ("earlier: cases, one GROUP BY with ids", duck._CASE_SQL, "case_index"),
+        ("earlier: trials, one GROUP BY with ids", duck._TRIAL_SQL, "trial"),
+    ):
+        queries[name] = duck._KEYED_SQL.format(
+            aggregate=aggregate.format(source=source, where="TRUE"),
+            keys=keys,
+            inner=inner,
+        )
+    out: dict[str, Any] = {"attempts": sum(s.n_attempts for s in block)}
+    for name, sql in queries.items():
+        out[name] = measure(lambda sql=sql: con.sql(sql).to_arrow_table(), 2)
+    return out
+
+
 def run_out_of_core(archive: Archive, args: argparse.Namespace) -> dict[str, Any]:
     """DuckDB from disk under a memory limit, against a DuckDB scan of the same columns."""
     import duckdb
@@ -385,6 +421,7 @@ def run_out_of_core(archive: Archive, args: argparse.Namespace) -> dict[str, Any
     result["read_bytes_per_row"] = _column_bytes(whole.scans(), read_columns) / rows
     result["scan_floor"] = measure(lambda: con.sql(f"{scan_sql} FROM {source}").fetchall(), repeat)
     result["scan_all_ids"] = measure(lambda: con.sql(f"{all_sql} FROM {source}").fetchall(), 1)
+    result["block"] = block_breakdown(con, whole, layout)
     options = {"memory_limit": f"{limit_mib}MB", "threads": 2, "temp_directory": spill}
     result["stats"] = measure(
         lambda: sufficient_stats(whole, engine="duckdb", layout=layout, **options), repeat
@@ -423,6 +460,12 @@ def out_of_core_report(results: dict[str, Any]) -> str:
             f"{r['analysis']['median_s']:.2f} | {r['end_to_end_s']:.2f} | {total / scan:.1f} | "
             f"{r['peak_rss_mib']:.0f} | {r['disk_mib']:.0f} |"
         )
+    for size, r in results.items():
+        block = r.get("block", {})
+        lines.append(f"\n{size}, first block ({block.get('attempts', 0)} attempts): wall s (CPU s)")
+        for name, m in block.items():
+            if isinstance(m, dict):
+                lines.append(f"  {name}: {m['median_s']:.2f} ({m['cpu_median_s']:.2f})")
     return "\n".join(lines)
 
 

@@ -253,15 +253,19 @@ def _archive_stats(
         for parts, per_file in ((case_parts, _FILE_CASE_SQL), (trial_parts, _FILE_TRIAL_SQL)):
             sql = _BLOCK_SQL.format(union=_union(coded, per_file, "attempts"), keys=keys)
             parts.append(con.sql(sql).to_arrow_table())
-        label_parts.append(con.sql(_union(coded, _CASES_LABELS_SQL, "cases")).to_arrow_table())
-    cases = _key_order(pa.concat_tables(case_parts), "case_index")
-    trials = _key_order(pa.concat_tables(trial_parts), "trial")
+        labels = con.sql(_union(coded, _CASES_LABELS_SQL, "cases")).to_arrow_table()
+        label_parts.append(labels.combine_chunks())
+    # One chunk per column: DuckDB returns a chunk per 2048-row vector, and numpy
+    # conversions of thousands of chunks cost more than the aggregation's own sort.
+    cases = _key_order(pa.concat_tables(case_parts).combine_chunks(), "case_index")
+    trials = _key_order(pa.concat_tables(trial_parts).combine_chunks(), "trial")
     found = _label_rows(cases, pa.concat_tables(label_parts))
     if found is None:
         # A run whose cases table does not name every case index of its attempts (not
         # written by this toolkit): take the labels from the attempts instead.
         coded = [(codes[s.run_id], s) for s in scans]
         labels = con.sql(_union(coded, _FILE_LABELS_SQL, "attempts")).to_arrow_table()
+        labels = labels.combine_chunks()
         found = _label_rows(cases, labels)
         assert found is not None  # every case row comes from an attempt with its label
     label_codes, categories = found
@@ -282,7 +286,7 @@ def _key_order(table: pa.Table, inner: str) -> pa.Table:
         if len(key) < 2 or np.all(key[1:] >= key[:-1]):
             return table
         order = np.argsort(key, kind="stable")
-    return table.take(pa.array(order))
+    return table.take(pa.array(order)).combine_chunks()
 
 
 def _label_rows(
