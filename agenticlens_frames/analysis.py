@@ -13,7 +13,8 @@ reports agree to the last bit.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,7 +25,7 @@ from . import stats
 from .errors import InputError, check_proportion
 from .frames import ExperimentRun, factor_column
 from .paired import ComparisonsConfig, PairedAnalysis, paired_outputs, parse_comparisons
-from .per_case import case_matrix, effective_pass_k
+from .per_case import case_matrix, category_labels, effective_pass_k
 from .schema import COMPARISONS, FACTOR_LEVELS, SUMMARY_METRICS, SUMMARY_STATS
 
 __all__ = [
@@ -70,10 +71,20 @@ def _segments(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _sequential_sums(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[float]:
-    # Plain left-to-right float sums per segment, as the package's per-trial ``sum()``;
-    # numpy's pairwise summation could differ in the last bit. One Python sum per trial.
-    flat = values.tolist()
-    return [sum(flat[s:e]) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+    """Per segment, what the package's per-trial ``sum()`` of the values gives, to the bit.
+
+    numpy's ``sum`` adds pairwise and could differ in the last bit. Up to Python 3.11,
+    ``sum()`` of floats adds left to right starting from 0, which is ``np.cumsum`` (a
+    strictly sequential accumulate) plus 0.0 (``0 + x`` only turns a -0.0 into 0.0); an
+    empty segment sums to the integer 0. Python 3.12 compensates the rounding, so there
+    each segment is summed by ``sum()`` itself.
+    """
+    bounds = zip(starts.tolist(), ends.tolist(), strict=True)
+    if sys.version_info >= (3, 12):
+        flat = values.tolist()
+        return [sum(flat[s:e]) for s, e in bounds]
+    values = np.asarray(values, dtype=np.float64)
+    return [float(np.cumsum(values[s:e])[-1]) + 0.0 if e > s else 0 for s, e in bounds]
 
 
 # --------------------------------------------------------------------------- trials
@@ -143,12 +154,15 @@ def trial_summary(
     k_trial = chk["trial"].to_numpy()
     k_live = ~chk["skipped"].to_numpy(bool)
     k_values = chk["value"].to_numpy(float)
-    kst, ken = _segments(k_variant[k_live], k_trial[k_live])
+    live_variant, live_trial = k_variant[k_live], k_trial[k_live]
+    kst, ken = _segments(live_variant, live_trial)
     k_sums = _sequential_sums(k_values[k_live], kst, ken)
     k_counts = (ken - kst).tolist()
     k_key = {
-        (int(k_variant[k_live][s]), int(k_trial[k_live][s])): (total / count if count else 0.0)
-        for s, total, count in zip(kst.tolist(), k_sums, k_counts, strict=True)
+        (v, t): (total / count if count else 0.0)
+        for v, t, total, count in zip(
+            live_variant[kst].tolist(), live_trial[kst].tolist(), k_sums, k_counts, strict=True
+        )
     }
 
     tri = run.trials.set_index(["variant_id", "trial"], drop=False)
@@ -319,6 +333,16 @@ def variant_summary(
     ks = effective_pass_k(run, pass_k)
     ts = trials if trials is not None else trial_summary(run, latency_missing=latency_missing)
     cm = cases if cases is not None else case_matrix(run, ks)
+    # The case matrix's columns as arrays once; each variant takes its rows by a mask (not
+    # a filtered copy of the whole frame per variant).
+    cm_attempts = cm["attempts"].to_numpy()
+    cm_passes = cm["passes"].to_numpy()
+    cm_consistent = cm["consistent"].to_numpy(bool)
+    cm_pass_k = {
+        f"pass_{kind}_{k}": cm[f"pass_{kind}_{k}"].to_numpy(float)
+        for k in ks
+        for kind in ("at", "hat")
+    }
     rows = []
     for vid in run.manifest.variant_ids:
         t = ts[ts["variant_id"] == vid]
@@ -344,9 +368,10 @@ def variant_summary(
                 values.tolist(), confidence_level=confidence_level, bounded=bounded
             )
             row.update(_flatten_summary(metric, summary))
-        c = cm[cm["variant_id"] == vid]
-        attempts = int(c["attempts"].sum())
-        passes = int(c["passes"].sum())
+        mine = (cm["variant_id"] == vid).to_numpy(bool)
+        n_cases = int(mine.sum())
+        attempts = int(cm_attempts[mine].sum())
+        passes = int(cm_passes[mine].sum())
         row["case_attempts"] = attempts
         row["case_passes"] = passes
         row["case_pass_rate"] = passes / attempts if attempts else math.nan
@@ -356,11 +381,11 @@ def variant_summary(
         else:
             row["case_pass_rate_ci_low"] = row["case_pass_rate_ci_high"] = math.nan
         for k in ks:
-            row[f"pass_at_{k}"] = _fmean_all(c[f"pass_at_{k}"].to_numpy(float))
-            row[f"pass_hat_{k}"] = _fmean_all(c[f"pass_hat_{k}"].to_numpy(float))
-        consistent = c["consistent"].to_numpy(bool)
-        row["consistency_rate"] = int(consistent.sum()) / len(c) if len(c) else math.nan
-        row["flaky_case_ids"] = tuple(c.loc[~consistent, "case_id"].astype(str))
+            row[f"pass_at_{k}"] = _fmean_all(cm_pass_k[f"pass_at_{k}"][mine])
+            row[f"pass_hat_{k}"] = _fmean_all(cm_pass_k[f"pass_hat_{k}"][mine])
+        consistent = cm_consistent[mine]
+        row["consistency_rate"] = int(consistent.sum()) / n_cases if n_cases else math.nan
+        row["flaky_case_ids"] = tuple(_strings(cm["case_id"], np.flatnonzero(mine)[~consistent]))
         row["n_flaky_cases"] = int((~consistent).sum())
         row["priced_trials"] = row["total_cost_usd_count"]
         rows.append(row)
@@ -370,6 +395,16 @@ def variant_summary(
     out["pareto_optimal"] = out["variant_id"].isin(front)
     out.attrs.update(confidence_level=confidence_level, pass_k=ks, latency_missing=latency_missing)
     return out
+
+
+def _strings(column: pd.Series, rows: np.ndarray) -> list[str]:
+    """``column.iloc[rows].astype(str)`` as a list; a categorical column's labels are
+    converted once per category, not once per row."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy()[rows]
+        if len(codes) == 0 or codes.min() >= 0:
+            return category_labels(column.cat.categories.take(codes))
+    return column.iloc[rows].astype(str).tolist()
 
 
 def _flatten_summary(metric: str, summary: dict[str, Any] | None) -> dict[str, Any]:
@@ -460,9 +495,7 @@ def compare_to_baseline(
     base_id = m.baseline_variant_id
     base = by_id.loc[base_id]
     base_spec = m.variant(base_id)
-    base_cases = cases[cases["variant_id"] == base_id].set_index(
-        cases.loc[cases["variant_id"] == base_id, "case_id"].astype(str)
-    )["pass_rate"]
+    case_pass_rate = _case_pass_rates(cases, base_id)
 
     def comparable(row: pd.Series) -> bool:
         return bool(
@@ -518,11 +551,8 @@ def compare_to_baseline(
         )
         row["case_pass_rate_p_value"] = math.nan if p is None else p
         row["statistically_significant"] = pd.NA if p is None else p < 1 - confidence_level
-        cand_cases = cases[cases["variant_id"] == spec.id]
-        change = cand_cases["pass_rate"].to_numpy() - base_cases.reindex(
-            cand_cases["case_id"].astype(str)
-        ).to_numpy(float)
-        ids = cand_cases["case_id"].astype(str).to_numpy()
+        ids, cand_rate, base_rate = case_pass_rate(spec.id)
+        change = cand_rate - base_rate
         row["regressed_case_ids"] = tuple(ids[change < -regression_threshold])
         row["improved_case_ids"] = tuple(ids[change > regression_threshold])
         warnings = [
@@ -544,6 +574,42 @@ def compare_to_baseline(
     out["statistically_significant"] = out["statistically_significant"].astype("boolean")
     out.attrs.update(confidence_level=confidence_level, regression_threshold=regression_threshold)
     return out
+
+
+def _case_pass_rates(
+    cases: pd.DataFrame, base_id: str
+) -> Callable[[str], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """For a candidate: its case ids (text), its per-case pass rates and the baseline's on
+    the same cases (NaN where the baseline has none), in the candidate's row order.
+
+    The baseline's rates are matched by case-id category code when ``case_id`` is a
+    categorical without missing or repeated baseline cases (the case matrix), otherwise
+    by the case ids' text.
+    """
+    is_base = (cases["variant_id"] == base_id).to_numpy(bool)
+    column = cases["case_id"]
+    rates = cases["pass_rate"].to_numpy()
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy()
+        base_codes = codes[is_base]
+        if (codes >= 0).all() and len(np.unique(base_codes)) == len(base_codes):
+            by_code = np.full(len(column.cat.categories), np.nan)
+            by_code[base_codes] = rates[is_base].astype(float)
+
+            def by_category(vid: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                mine = (cases["variant_id"] == vid).to_numpy(bool)
+                ids = np.array(category_labels(column.cat.categories.take(codes[mine])), object)
+                return ids, rates[mine], by_code[codes[mine]]
+
+            return by_category
+    base = pd.Series(rates[is_base], index=column[is_base].astype(str))
+
+    def by_text(vid: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        mine = (cases["variant_id"] == vid).to_numpy(bool)
+        text = column[mine].astype(str)
+        return text.to_numpy(), rates[mine], base.reindex(text).to_numpy(float)
+
+    return by_text
 
 
 # --------------------------------------------------------------------------- factors

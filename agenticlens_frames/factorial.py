@@ -21,7 +21,7 @@ import pandas as pd
 from . import stats_factorial as sfac
 from .errors import InputError, check_proportion
 from .frames import ExperimentRun, factor_column
-from .per_case import case_matrix
+from .per_case import case_matrix, category_codes
 
 __all__ = [
     "FACTOR_EFFECT_COLUMNS",
@@ -96,8 +96,8 @@ def _design(run: ExperimentRun) -> tuple[np.ndarray, list[str], list[str], int]:
 
 def _outcomes(cases: pd.DataFrame, ids: list[str], case_ids: list[str], metric: str) -> np.ndarray:
     column, count = _METRICS[metric]
-    v = pd.Categorical(cases["variant_id"].astype(str), categories=ids).codes
-    c = pd.Categorical(cases["case_id"].astype(str), categories=case_ids).codes
+    v = category_codes(cases["variant_id"], ids)
+    c = category_codes(cases["case_id"], case_ids)
     y = np.full((len(case_ids), len(ids)), np.nan)
     values = cases[column].to_numpy(float)
     has = cases[count].to_numpy() > 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -40,6 +40,9 @@ from .formats.model import (
     VariantSpec,
 )
 from .from_frames import frame_parts
+
+if TYPE_CHECKING:
+    from .formats.recorded import TrialColumns
 
 __all__ = [
     "ATTEMPTS_SCHEMA",
@@ -590,6 +593,31 @@ def categorical(values: Any, categories: tuple[str, ...] | list[str]) -> pd.Cate
     return pd.Categorical(values, categories=list(categories))
 
 
+def arrow_categorical(
+    values: pa.Array | pa.ChunkedArray, categories: tuple[str, ...] | list[str]
+) -> pd.Categorical:
+    """:func:`categorical` of an Arrow string column, without a Python string per row:
+    its few distinct values are looked up in ``categories`` once (nulls and values
+    outside them become missing, as in :func:`categorical`).
+
+    Examples
+    --------
+    >>> arrow_categorical(pa.array(["ok", None, "ok", "odd"]), ("failed", "ok")).codes.tolist()
+    [1, -1, 1, -1]
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    encoded = values.dictionary_encode()
+    position = {category: code for code, category in enumerate(categories)}
+    lookup = np.asarray(
+        [position.get(value, -1) for value in encoded.dictionary.to_pylist()] + [-1],
+        dtype=np.int8 if len(categories) < 127 else np.int64,
+    )
+    # Null rows take the last entry of ``lookup`` (-1).
+    indices = encoded.indices.fill_null(len(lookup) - 1).to_numpy(zero_copy_only=False)
+    return codes_categorical(lookup[indices], categories)
+
+
 def codes_categorical(codes: np.ndarray, categories: tuple[str, ...] | list[str]) -> pd.Categorical:
     """A categorical from integer codes, the cheap way to build key columns."""
     return pd.Categorical.from_codes(codes, categories=list(categories))
@@ -849,6 +877,15 @@ class TableBuilder:
         c["output"].append(output)
         c["error"].append(error if error is not None else getattr(score, "evaluator_error", None))
 
+    def extend_attempts(self, columns: dict[str, list[Any]]) -> None:
+        """Append many attempts at once: for every attempt column, the values
+        :meth:`add_attempt` would append, one per attempt (rows numbered from
+        :attr:`next_attempt`; their checks go to :attr:`checks` as usual)."""
+        if columns.keys() != self._cols.keys():
+            raise ValueError(f"extend_attempts needs exactly the columns {list(self._cols)}")
+        for name, values in columns.items():
+            self._cols[name].extend(values)
+
     def state(self) -> dict[str, Any]:
         """Everything added so far as typed Arrow columns (cheap to pickle); see
         :meth:`absorb`. Worker processes send this instead of their Python lists."""
@@ -875,22 +912,21 @@ class TableBuilder:
         variant_id: str,
         trial: int,
         position: int,
-        outputs: list[str],
-        traces: list[Any],
+        samples: TrialColumns,
         checks: dict[str, pa.Array],
         scores: dict[str, Any],
     ) -> None:
         """Add a succeeded trial scored as a whole: one ``ok`` attempt per suite case, in
-        suite order (``outputs[i]`` and ``traces[i]`` answer case *i*), with the columns
-        of :func:`~agenticlens_frames.scoring_batch.score_trial`. The same rows as
+        suite order (``samples`` in case order, sample *i* answering case *i*), with the
+        columns of :func:`~agenticlens_frames.scoring_batch.score_trial`. The same rows as
         :meth:`add_trial` and one :meth:`add_attempt` per case, as one typed part."""
-        n = len(outputs)
+        n = len(samples)
         self._trials[(self._variant_pos[variant_id], trial)] = ("succeeded", None, position)
-        cost = [t.estimated_cost_usd for t in traces]
+        cost = samples.cost
         source = [
-            t.cost_source if c is not None else None for t, c in zip(traces, cost, strict=True)
+            s if c is not None else None for s, c in zip(samples.cost_source, cost, strict=True)
         ]
-        tool_names = [t.tool_names for t in traces]
+        tool_names = samples.tools
         attempts = {
             "variant": pa.array(np.full(n, self._variant_pos[variant_id], dtype=np.int32)),
             "trial": pa.array(np.full(n, trial, dtype=np.int32)),
@@ -901,14 +937,14 @@ class TableBuilder:
             "n_checks": pa.array(scores["n_checks"]),
             "n_checks_passed": pa.array(scores["n_checks_passed"]),
             "score_sum": pa.array(scores["score_sum"]),
-            "latency_ms": pa.array([t.total_latency_ms for t in traces], type=pa.float64()),
+            "latency_ms": pa.array(samples.latency, type=pa.float64()),
             "cost_usd": pa.array(cost, type=pa.float64()),
             "cost_source": pa.array(source, type=pa.string()),
-            "output": pa.array(outputs, type=pa.large_string()),
-            "trace_id": pa.array([t.trace_id for t in traces], type=pa.large_string()),
-            "trace_shape": pa.array([t.shape for t in traces], type=pa.string()),
-            "tools": pa.array([",".join(names) for names in tool_names], type=pa.large_string()),
-            "n_tool_calls": pa.array([len(names) for names in tool_names], type=pa.int32()),
+            "output": pa.array(samples.output, type=pa.large_string()),
+            "trace_id": pa.array(samples.trace_id, type=pa.large_string()),
+            "trace_shape": pa.array(samples.shape, type=pa.string()),
+            "tools": pa.array(list(map(",".join, tool_names)), type=pa.large_string()),
+            "n_tool_calls": pa.array(list(map(len, tool_names)), type=pa.int32()),
             "turns": scores["turns"],
             "target_attempts": pa.nulls(n, type=pa.int32()),
             "error": pa.nulls(n, type=pa.large_string()),
@@ -1034,7 +1070,7 @@ class TableBuilder:
             return _str_series(take(c.pop(name)))
 
         def fixed(name: str, categories: tuple[str, ...]) -> pd.Categorical:
-            return categorical(take(c.pop(name)).to_pandas(), categories)
+            return arrow_categorical(take(c.pop(name)), categories)
 
         def opt_int(name: str) -> Any:
             return pd.array(take(c.pop(name)).to_pandas(), dtype="Int32")
@@ -1191,6 +1227,8 @@ def variants_frame(manifest: ManifestSpec) -> pd.DataFrame:
 def cases_frame(suite: SuiteSpec) -> pd.DataFrame:
     """The ``cases`` table of a suite (inputs and metadata as JSON text)."""
     ids = suite.case_ids
+    # json.dumps with options makes a new encoder per call; one encoder writes the same.
+    encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
     def n_expectations(c: CaseSpec) -> int:
         return (
@@ -1217,11 +1255,11 @@ def cases_frame(suite: SuiteSpec) -> pd.DataFrame:
             "tags": pd.array([",".join(c.tags) for c in suite.cases], dtype="str"),
             "n_expectations": np.asarray([n_expectations(c) for c in suite.cases], dtype=np.int32),
             "input": pd.array(
-                [json.dumps(c.input, ensure_ascii=False, default=str) for c in suite.cases],
+                [encode(c.input) for c in suite.cases],
                 dtype="str",
             ),
             "metadata": pd.array(
-                [json.dumps(c.metadata, ensure_ascii=False, default=str) for c in suite.cases],
+                [encode(c.metadata) for c in suite.cases],
                 dtype="str",
             ),
         }

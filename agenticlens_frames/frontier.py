@@ -129,12 +129,12 @@ def bootstrap_cubes(
     rows = np.concatenate([blk.reshape(-1, cubes.n_case) for blk in blocks])
     rows = np.concatenate([rows, case_passes, case_attempts])
     # Identical rows (every "present" row, say) are multiplied once.
-    unique, inverse = np.unique(rows, axis=0, return_inverse=True)
+    unique, inverse = sf.unique_rows(rows)
     width = cubes.n_var * cubes.attempted.shape[1]
     done = cubes.completed
     for start, stop in _chunks(n_resamples):
         w = sf.bootstrap_case_counts(cubes.n_case, n_resamples, seed, start=start, stop=stop)
-        sums = sf.case_sums(w, unique)[:, inverse.reshape(-1)]
+        sums = sf.case_sums(w, unique)[:, inverse]
         fail, pas, pre, s_num, s_den, l_num, l_den, c_num, c_den, c_unk = (
             sums[:, i * width : (i + 1) * width] for i in range(len(blocks))
         )
@@ -224,7 +224,8 @@ def frontier_uncertainty(
     if latency_missing not in ("exclude", "zero"):
         raise InputError(f"latency_missing must be 'exclude' or 'zero', got {latency_missing!r}")
     variant_ids = list(run.manifest.variant_ids)
-    n_case = len(run.suite.case_ids)
+    case_ids = run.suite.case_ids
+    n_case = len(case_ids)
     att = run.attempts
     n_var = len(variant_ids)
     n_trial = int(att["trial"].max()) if len(att) else 1
@@ -253,7 +254,7 @@ def frontier_uncertainty(
 
     chk = run.checks
     live = ~chk["skipped"].to_numpy(bool)
-    case_of = dict(zip(run.suite.case_ids, range(n_case), strict=True))
+    case_of = dict(zip(case_ids, range(n_case), strict=True))
     c_case = _case_positions(chk["case_id"], case_of)[live]
     c_key = np.ravel_multi_index(
         (

@@ -15,7 +15,7 @@ from . import stats
 from .errors import check_pass_k
 from .frames import ExperimentRun
 
-__all__ = ["case_matrix", "effective_pass_k"]
+__all__ = ["case_matrix", "category_codes", "category_labels", "effective_pass_k"]
 
 
 def effective_pass_k(run: ExperimentRun, pass_k: Sequence[int] | None) -> tuple[int, ...]:
@@ -23,6 +23,42 @@ def effective_pass_k(run: ExperimentRun, pass_k: Sequence[int] | None) -> tuple[
     if pass_k is None:
         return run.manifest.effective_pass_k
     return check_pass_k(pass_k)
+
+
+def category_codes(column: pd.Series, labels: Sequence[str]) -> np.ndarray:
+    """Position of each row's value (as text) in ``labels``; -1 where it is not there.
+
+    The same as ``pd.Categorical(column.astype(str), categories=labels).codes``, but a
+    categorical column (the tidy tables' and the case matrix's id columns) is looked up
+    once per category instead of turning every row into text.
+
+    Examples
+    --------
+    >>> column = pd.Series(pd.Categorical(["b", "a", "b", None]))
+    >>> category_codes(column, ["a", "b"]).tolist()
+    [1, 0, 1, -1]
+    """
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy().astype(np.int64)
+        categories = category_labels(column.cat.categories)
+        if categories == list(labels):  # the case matrix's own order: the codes already
+            return codes
+        position = {label: i for i, label in enumerate(labels)}
+        lookup = np.array([position.get(c, -1) for c in categories] + [-1], dtype=np.int64)
+        return lookup[codes]
+    return pd.Index(list(labels), dtype=object).get_indexer(column.astype(str)).astype(np.int64)
+
+
+def category_labels(categories: pd.Index) -> list[str]:
+    """``[str(c) for c in categories]``, without iterating an Arrow-backed index one
+    element at a time (``tolist`` converts it in one pass).
+
+    Examples
+    --------
+    >>> category_labels(pd.Index(["a", "b"])), category_labels(pd.Index([1, 2]))
+    (['a', 'b'], ['1', '2'])
+    """
+    return [v if type(v) is str else str(v) for v in categories.tolist()]
 
 
 def case_matrix(run: ExperimentRun, pass_k: Sequence[int] | None = None) -> pd.DataFrame:

@@ -240,7 +240,17 @@ def positive_turns(trace: Trace) -> int | None:
     >>> positive_turns(SimpleNamespace(metadata={"turn_count": 2.0})) is None
     True
     """
-    turns = trace.metadata.get("turn_count")
+    return positive_turn_count(trace.metadata.get("turn_count"))
+
+
+def positive_turn_count(turns: Any) -> int | None:
+    """:func:`positive_turns` of a trace whose ``metadata.turn_count`` is ``turns``.
+
+    Examples
+    --------
+    >>> positive_turn_count(True), positive_turn_count(0), positive_turn_count("3")
+    (True, None, None)
+    """
     if isinstance(turns, int) and turns > 0:
         return turns
     return None

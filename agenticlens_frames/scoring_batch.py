@@ -28,13 +28,13 @@ from .scoring import (
     _exact_match_applies,
     cost_text,
     latency_text,
-    positive_turns,
+    positive_turn_count,
     turns_text,
 )
 
 if TYPE_CHECKING:
     from .formats.model import CaseSpec, SuiteSpec
-    from .formats.traces import Trace
+    from .formats.recorded import TrialColumns
 
 __all__ = ["SuitePlan", "plan_suite", "score_trial"]
 
@@ -59,8 +59,8 @@ class _KindRows:
     rows: np.ndarray
     cases: list[int]
     args: list[Any]
-    yes: list[str]
-    no: list[str]
+    yes: np.ndarray  # of str objects
+    no: np.ndarray
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,17 +189,21 @@ def plan_suite(suite: SuiteSpec) -> SuitePlan | None:
         names=pa.array(names, type=pa.large_string()),
         metrics=pa.array(metrics, type=pa.string()),
         kinds={
-            kind: _KindRows(np.asarray(rows, dtype=np.int64), cases, args, yes, no)
+            kind: _KindRows(
+                np.asarray(rows, dtype=np.int64),
+                cases,
+                args,
+                np.asarray(yes, dtype=object),
+                np.asarray(no, dtype=object),
+            )
             for kind, (rows, cases, args, yes, no) in by_kind.items()
             if rows
         },
     )
 
 
-def score_trial(
-    plan: SuitePlan, outputs: list[str], traces: list[Trace]
-) -> tuple[dict[str, pa.Array], dict[str, Any]]:
-    """Score one sample per suite case (``outputs[i]`` and ``traces[i]`` answer case *i*).
+def score_trial(plan: SuitePlan, trial: TrialColumns) -> tuple[dict[str, pa.Array], dict[str, Any]]:
+    """Score one sample per suite case: ``trial`` in case order (sample *i* answers case *i*).
 
     Returns
     -------
@@ -209,18 +213,19 @@ def score_trial(
         ``score``, ``n_checks``, ``n_checks_passed``, ``score_sum`` and ``turns`` —
         exactly what :func:`~agenticlens_frames.scoring.score_sample` gives each sample.
     """
+    outputs = trial.output
     n = plan.n_rows
     kinds = plan.kinds
     passed = np.zeros(n, dtype=bool)
-    explanation: list[Any] = [None] * n
+    # Each row is one check of one kind: every row is written below.
+    explanation = np.empty(n, dtype=object)
 
-    def put(k: _KindRows, ok: list[bool], texts: list[str]) -> None:
+    def put(k: _KindRows, ok: list[bool], texts: Any) -> None:
         passed[k.rows] = ok
-        for row, text in zip(k.rows.tolist(), texts, strict=True):
-            explanation[row] = text
+        explanation[k.rows] = texts
 
     def fixed(k: _KindRows, ok: list[bool]) -> None:
-        put(k, ok, [y if o else f for o, y, f in zip(ok, k.yes, k.no, strict=True)])
+        put(k, ok, np.where(np.asarray(ok, dtype=bool), k.yes, k.no))
 
     if "exact_match" in kinds or "contains" in kinds:
         texts = [output.strip() for output in outputs]
@@ -231,20 +236,20 @@ def score_trial(
             fixed(k, [want in folded[c] for c, want in zip(k.cases, k.args, strict=True)])
     if "required_tool" in kinds or "forbidden_tool" in kinds:
         # Membership in the tuple of names equals membership in its set.
-        tools = [trace.tool_names for trace in traces]
+        tools = trial.tools
         if (k := kinds.get("required_tool")) is not None:
             fixed(k, [tool in tools[c] for c, tool in zip(k.cases, k.args, strict=True)])
         if (k := kinds.get("forbidden_tool")) is not None:
             fixed(k, [tool not in tools[c] for c, tool in zip(k.cases, k.args, strict=True)])
     if (k := kinds.get("latency_threshold")) is not None:
-        latency = [traces[c].total_latency_ms for c in k.cases]
+        latency = [trial.latency[c] for c in k.cases]
         ok = [value <= most for value, most in zip(latency, k.args, strict=True)]
         put(k, ok, list(map(latency_text, latency, k.args, ok)))
     if (k := kinds.get("cost_threshold")) is not None:
-        cost = [traces[c].estimated_cost_usd for c in k.cases]
+        cost = [trial.cost[c] for c in k.cases]
         ok = [value is not None and value <= most for value, most in zip(cost, k.args, strict=True)]
         put(k, ok, list(map(cost_text, cost, k.args, ok)))
-    turns = [positive_turns(trace) for trace in traces]
+    turns = list(map(positive_turn_count, trial.turn_count))
     if (k := kinds.get("turn_count_threshold")) is not None:
         counted = [turns[c] for c in k.cases]
         ok = [t is not None and t <= most for t, most in zip(counted, k.args, strict=True)]

@@ -423,17 +423,24 @@ def case_fixed_effects_ols(
     g = int(codes.max()) + 1 if n else 0
     size = np.bincount(codes, minlength=g)
 
+    def case_sums(a: np.ndarray) -> np.ndarray:
+        # Per case, the rows' sum in row order: a weighted bincount adds in the same order
+        # as np.add.at (to the bit), column by column, many times faster.
+        if a.ndim == 1:
+            return np.bincount(codes, weights=a, minlength=g)
+        out = np.empty((g, a.shape[1]))
+        for j in range(a.shape[1]):
+            out[:, j] = np.bincount(codes, weights=a[:, j], minlength=g)
+        return out
+
     def within(a: np.ndarray) -> np.ndarray:
-        sums = np.zeros((g, *a.shape[1:]))
-        np.add.at(sums, codes, a)
-        return a - (sums / size.reshape(-1, *([1] * (a.ndim - 1))))[codes]
+        return a - (case_sums(a) / size.reshape(-1, *([1] * (a.ndim - 1))))[codes]
 
     yd, xd = within(yv), within(xm)
     xtx_inv = np.linalg.pinv(xd.T @ xd)
     beta = xtx_inv @ xd.T @ yd
     resid = yd - xd @ beta
-    scores = np.zeros((g, k))
-    np.add.at(scores, codes, xd * resid[:, None])
+    scores = case_sums(xd * resid[:, None]).reshape(g, k)
     meat = scores.T @ scores
     factor = g / (g - 1) * (n - 1) / (n - k) if g > 1 and n > k else np.nan
     cov = factor * xtx_inv @ meat @ xtx_inv

@@ -28,6 +28,7 @@ bootstrap); the joint bootstrap of a Pareto frontier follows evalstats' ``pareto
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -44,6 +45,7 @@ __all__ = [
     "resampled_all_pass_rate",
     "resampled_trial_ratio_means",
     "trial_ratio_means",
+    "unique_rows",
 ]
 
 #: Resamples drawn per matrix product: bounds memory at ``chunk × cases`` floats.
@@ -91,12 +93,72 @@ def bootstrap_case_counts(
         draws = rng.integers(0, n_cases, size=(b1 - b0, n_cases), dtype=np.int32)
         lo, hi = max(start, b0) - b0, min(stop, b1) - b0
         draws = draws[lo:hi]
-        offsets = (np.arange(len(draws), dtype=np.int64) * n_cases)[:, None]
-        counts = np.bincount((draws + offsets).ravel(), minlength=len(draws) * n_cases)
-        parts.append(counts.reshape(len(draws), n_cases).astype(np.float32))
+        # One bincount per resample, straight into the float32 block: no (resamples ×
+        # cases) int64 offsets or counts in between (half the time of one flat bincount).
+        counts = np.empty((len(draws), n_cases), dtype=np.float32)
+        for row, drawn in enumerate(draws):
+            counts[row] = np.bincount(drawn, minlength=n_cases)
+        parts.append(counts)
     if not parts:
         return np.zeros((0, n_cases), dtype=np.float32)
     return np.concatenate(parts)
+
+
+def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(rows, axis=0, return_inverse=True)`` for a few wide rows, faster.
+
+    The same distinct rows in the same (lexicographic) order and the same inverse, so a
+    product over them is bit for bit the one over ``np.unique``'s result. ``np.unique``
+    sorts the rows as structured records (one field per column), slow for thousands of
+    columns; here exact duplicates are merged by their bytes and the few distinct rows are
+    sorted by comparing each pair at its first differing column. Rows with NaN, or two
+    rows that differ in their bytes but compare equal (-0.0 and 0.0), go to ``np.unique``
+    itself, so the result never depends on this shortcut.
+
+    Examples
+    --------
+    >>> rows = np.array([[1.0, 2.0], [0.0, 5.0], [1.0, 2.0]])
+    >>> u, inv = unique_rows(rows)
+    >>> u.tolist(), inv.tolist()
+    ([[0.0, 5.0], [1.0, 2.0]], [1, 0, 1])
+    """
+    values = np.asarray(rows)
+    if values.ndim != 2:
+        raise ValueError(f"rows must be 2-D, got shape {values.shape}")
+    seen: dict[bytes, int] = {}
+    first: list[int] = []
+    inverse = np.empty(len(values), dtype=np.intp)
+    for i, row in enumerate(values):
+        j = seen.setdefault(row.tobytes(), len(first))
+        if j == len(first):
+            first.append(i)
+        inverse[i] = j
+    distinct = values[first]
+    if distinct.dtype.kind == "f" and np.isnan(distinct).any():
+        return _np_unique_rows(values)
+
+    class _Tie(Exception):
+        pass
+
+    def compare(a: int, b: int) -> int:
+        differ = np.flatnonzero(distinct[a] != distinct[b])
+        if len(differ) == 0:
+            raise _Tie
+        col = differ[0]
+        return -1 if distinct[a, col] < distinct[b, col] else 1
+
+    try:
+        order = sorted(range(len(distinct)), key=functools.cmp_to_key(compare))
+    except _Tie:
+        return _np_unique_rows(values)
+    rank = np.empty(len(order), dtype=np.intp)
+    rank[order] = np.arange(len(order))
+    return distinct[order], rank[inverse]
+
+
+def _np_unique_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    unique, inverse = np.unique(values, axis=0, return_inverse=True)
+    return unique, inverse.reshape(-1)
 
 
 def _as_cases_last(values: ArrayLike, name: str) -> tuple[np.ndarray, tuple[int, ...]]:

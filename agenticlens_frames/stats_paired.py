@@ -156,7 +156,14 @@ def _cluster_codes(clusters: ArrayLike | None, n: int) -> np.ndarray:
     # Codes of the labels' text in sorted order (as np.unique(labels.astype(str)) gives),
     # hashing the labels first so only the distinct ones are turned into text and sorted.
     first, distinct = pd.factorize(labels, use_na_sentinel=False)
-    _, rank = np.unique(np.asarray([str(v) for v in distinct], dtype=str), return_inverse=True)
+    # Integers (case indices, the common case) are turned into text by numpy in one pass;
+    # their text is what str() gives.
+    text = (
+        distinct.astype(str)
+        if isinstance(distinct, np.ndarray) and distinct.dtype.kind in "iu"
+        else np.asarray([str(v) for v in distinct], dtype=str)
+    )
+    _, rank = np.unique(text, return_inverse=True)
     return rank.ravel()[first]
 
 
@@ -480,16 +487,53 @@ _BB_MIN_SPAN_BINS = 30
 _BB_CHUNK_CELLS = 1 << 22
 
 
-def _bb_icc_grid() -> tuple[np.ndarray, np.ndarray]:
+#: The grid of :func:`_bb_icc_grid` for 16 nodes and the Beta(0.3, 0.8) prior, as exact
+#: float hex: ``scipy.special.roots_jacobi`` (what it was computed with) needs
+#: scipy.linalg, a twentieth of a second of every ``experiment run`` otherwise. Checked
+#: against ``roots_jacobi`` and against the prior's moments in tests/test_stats_paired.py.
+_BB_ICC_TABLE: dict[tuple[int, tuple[float, float]], tuple[tuple[str, ...], tuple[str, ...]]] = {
+    (16, (0.3, 0.8)): (
+        (
+            "0x1.5ced0a451f200p-10", "0x1.2dee64caaad50p-6", "0x1.b9d44dea076d8p-5",
+            "0x1.b4197835e679cp-4", "0x1.6468023fc41cep-3", "0x1.041f0373ec8eep-2",
+            "0x1.5fa6765e238f8p-2", "0x1.c14b77c768b52p-2", "0x1.12a9ae687a2a3p-1",
+            "0x1.43f6136ce5154p-1", "0x1.72a8eea1e769bp-1", "0x1.9cf9af6028e90p-1",
+            "0x1.c14aa1905ada4p-1", "0x1.de38bebb7cac5p-1", "0x1.f2a95535a78a8p-1",
+            "0x1.fdd5f12709662p-1",
+        ),
+        (
+            "0x1.b3704525cf8cfp-3", "0x1.e6ea1ace83dabp-4", "0x1.8300127b2ef12p-4",
+            "0x1.4bb3381747086p-4", "0x1.2585743a12209p-4", "0x1.07e33758e49a6p-4",
+            "0x1.de291302ec131p-5", "0x1.b24fbc6f76ae7p-5", "0x1.89e72fd350406p-5",
+            "0x1.635dbbce5a6e3p-5", "0x1.3d7e72c630afcp-5", "0x1.173304d3d4575p-5",
+            "0x1.de96eea9029a7p-6", "0x1.88505e5d73f30p-6", "0x1.25c070ded072cp-6",
+            "0x1.4dbedf80aadbfp-7",
+        ),
+    ),
+}  # fmt: skip
+
+
+def _bb_icc_grid(
+    nodes: int | None = None, prior: tuple[float, float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """ICC nodes and normalised weights of Gauss–Jacobi quadrature for the Beta prior.
 
     Gauss–Jacobi integrates the prior's ρ^(a−1)(1−ρ)^(b−1) factor exactly, so the
-    singular density at ρ = 0 is no problem for the quadrature.
+    singular density at ρ = 0 is no problem for the quadrature. The default grid is read
+    from :data:`_BB_ICC_TABLE`; any other is computed with scipy.
     """
+    nodes = _BB_ICC_NODES if nodes is None else nodes
+    prior = BETA_BINOMIAL_ICC_PRIOR if prior is None else prior
+    table = _BB_ICC_TABLE.get((nodes, prior))
+    if table is not None:
+        x_hex, w_hex = table
+        return np.array([float.fromhex(v) for v in x_hex]), np.array(
+            [float.fromhex(v) for v in w_hex]
+        )
     from scipy.special import roots_jacobi
 
-    a, b = BETA_BINOMIAL_ICC_PRIOR
-    x, w = roots_jacobi(_BB_ICC_NODES, b - 1.0, a - 1.0)
+    a, b = prior
+    x, w = roots_jacobi(nodes, b - 1.0, a - 1.0)
     return (x + 1.0) / 2.0, w / w.sum()
 
 
@@ -667,7 +711,11 @@ def beta_binomial_interval(
         raise ValueError("passes must not exceed attempts")
     if len(k) == 0:
         return _estimate_only(math.nan, 0)
-    pairs, counts = np.unique(np.stack([c, k], axis=1), axis=0, return_counts=True)
+    # The distinct (passes, attempts) pairs in lexicographic order, with their counts: one
+    # integer key per pair (attempts vary fastest) instead of np.unique over rows.
+    width = int(k.max()) + 1
+    keys, counts = np.unique(c * width + k, return_counts=True)
+    pairs = np.stack([keys // width, keys % width], axis=1)
     low, high, sd = beta_binomial_bounds(
         counts[None, :], pairs[:, 0], pairs[:, 1], confidence_level
     )

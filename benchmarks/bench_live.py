@@ -31,6 +31,12 @@ python and the http targets, against bare httpx at the same concurrency::
         --targets python-async,http
 
     python benchmarks/bench_live.py [--calls 1000] [--concurrency 32] [--targets ...] [--package]
+
+To compare with another tree (main's, say) in the same run, alternating, medians of N::
+
+    git -C /path/to/main archive HEAD | tar -x -C /tmp/main-tree
+    python benchmarks/bench_live.py --calls 10000 --concurrency 256 --targets python-async \
+        --no-zero --baseline-tree /tmp/main-tree --repeat 5
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from statistics import median
 
 VARIANTS, TRIALS, CASES, DELAY = 4, 5, 50, 0.05
 GOAL_RATIO = 1.3
@@ -157,6 +164,34 @@ async def main(url, concurrency, n, pools):
 
 seconds = asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])))
 print(json.dumps({"seconds": seconds}))
+"""
+
+# The same requests sent by bare aiohttp (one connection per session, as for httpx above):
+# the other mainstream asyncio client, measured to see whether it would lift the bound.
+AIOHTTP = """
+import asyncio, json, sys, time
+import aiohttp
+
+async def main(url, concurrency, n):
+    todo = iter(range(n))
+
+    async def worker(session):
+        for i in todo:
+            body = json.dumps({"input": i, "case_id": str(i)})
+            async with session.post(url, data=body,
+                                    headers={"Content-Type": "application/json"}) as r:
+                json.loads(await r.read())
+
+    sessions = [aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1))
+                for _ in range(concurrency)]
+    start = time.perf_counter()
+    await asyncio.gather(*(worker(s) for s in sessions))
+    seconds = time.perf_counter() - start
+    for s in sessions:
+        await s.close()
+    return seconds
+
+print(json.dumps({"seconds": asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))}))
 """
 
 # The same requests over bare asyncio streams (keep-alive HTTP/1.1, no client library): what
@@ -282,6 +317,20 @@ def main() -> None:
         help="also bare httpx with one pool per variant (the runner's layout before issue 19)",
     )
     parser.add_argument("--package", action="store_true", help="also run agenticlens 0.10.0")
+    parser.add_argument(
+        "--baseline-tree",
+        metavar="DIR",
+        help="also run ours from another source tree (e.g. main's, from `git archive`), "
+        "alternating with this one, and compare medians",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs of each 'ours' row (medians shown)"
+    )
+    parser.add_argument(
+        "--no-http-clients",
+        action="store_true",
+        help="skip bare httpx and aiohttp (slow); '/ httpx' is then left blank",
+    )
     args = parser.parse_args()
     cases = max(1, args.calls // (VARIANTS * TRIALS))
     attempts = VARIANTS * TRIALS * cases
@@ -308,34 +357,62 @@ def main() -> None:
             # as a ratio to it.
             url = f"http://127.0.0.1:{port}/agent"
             pools = [str(args.concurrency), str(attempts)]
-            bare = _measure(HTTPX, [url, *pools, str(args.concurrency)], folder)["seconds"]
+            bare = (
+                None
+                if args.no_http_clients
+                else _measure(HTTPX, [url, *pools, str(args.concurrency)], folder)["seconds"]
+            )
             head = f"{'run':<44} {'seconds':>8} {'vs seq.':>8} {'/ ideal':>8} {'/ httpx':>8}"
             print(f"{head} {'overhead ms/attempt':>20}")
 
             def row(label: str, seconds: float) -> None:
                 overhead = (seconds - ideal) / attempts * 1000 * args.concurrency
+                versus = f"{seconds / bare:>8.2f}" if bare else f"{'':>8}"
                 print(
                     f"{label:<44} {seconds:>8.2f} {sequential / seconds:>7.1f}x "
-                    f"{seconds / ideal:>8.2f} {seconds / bare:>8.2f} {overhead:>20.2f}"
+                    f"{seconds / ideal:>8.2f} {versus} {overhead:>20.2f}"
                 )
 
-            row(f"bare httpx, concurrency {args.concurrency}", bare)
-            if args.big_pools:
+            if bare is not None:
+                row(f"bare httpx, concurrency {args.concurrency}", bare)
+            if args.big_pools and bare is not None:
                 big = _measure(HTTPX, [url, *pools, str(VARIANTS)], folder)["seconds"]
                 row(f"bare httpx, {VARIANTS} pools of {args.concurrency // VARIANTS}", big)
+            try:
+                import aiohttp  # noqa: F401  (only measured when installed)
+            except ImportError:
+                print(f"{'bare aiohttp':<44} skipped: aiohttp is not installed")
+            else:
+                if bare is not None:
+                    got = _measure(AIOHTTP, [url, str(args.concurrency), str(attempts)], folder)
+                    row(f"bare aiohttp, concurrency {args.concurrency}", got["seconds"])
             streams = _measure(STREAMS, [url, str(args.concurrency), str(attempts)], folder)
             row(f"bare asyncio streams, concurrency {args.concurrency}", streams["seconds"])
             sleeps = _measure(SLEEPS, [str(args.concurrency), str(attempts)], folder)
             row(f"bare asyncio.sleep, concurrency {args.concurrency}", sleeps["seconds"])
+            # This checkout, whatever the environment's PYTHONPATH says.
+            trees = {"ours": str(Path(__file__).resolve().parents[1])}
+            if args.baseline_tree:
+                trees["baseline"] = str(Path(args.baseline_tree).resolve())
             for name in targets:
-                run_dir = str(folder / f"run-{name}")
-                r = _measure(
-                    ours,
-                    [f"{name}-w8.json", "suite.json", str(args.concurrency), run_dir],
-                    folder,
-                )
-                assert r["ok"] == attempts, r
-                row(f"ours {name}, concurrency {args.concurrency}", r["seconds"])
+                times: dict[str, list[float]] = {tree: [] for tree in trees}
+                for _ in range(max(1, args.repeat)):
+                    for tree, source in trees.items():  # alternating: load drifts
+                        run_dir = str(folder / f"run-{name}-{tree}-{len(times[tree])}")
+                        r = _measure(
+                            ours,
+                            [f"{name}-w8.json", "suite.json", str(args.concurrency), run_dir],
+                            folder,
+                            env={"PYTHONPATH": source},
+                        )
+                        assert r["ok"] == attempts, r
+                        times[tree].append(r["seconds"])
+                for tree, got in times.items():
+                    runs = f" (median of {len(got)})" if len(got) > 1 else ""
+                    row(f"{tree} {name}, concurrency {args.concurrency}{runs}", median(got))
+                if args.baseline_tree:
+                    ratio = median(times["baseline"]) / median(times["ours"])
+                    print(f"{'':<44} ours is {ratio:.2f}x faster than the baseline tree")
             if len(targets) and args.concurrency:
                 print(
                     f"goal (issue 19): within {GOAL_RATIO}x the ideal {ideal:.2f} s, "

@@ -143,3 +143,58 @@ def test_pareto_and_comparisons_are_consistent(run) -> None:
         assert c["pass_rate_delta"] == delta
     two_factor = comps.set_index("candidate_variant_id").loc["large-v2", "warnings"]
     assert any("2 factors changed at once" in w for w in two_factor)
+
+
+def test_sequential_sums_are_python_sums_per_segment() -> None:
+    # The per-trial sums must be what the package's plain sum() gives, to the bit:
+    # checked against sum() itself on values whose pairwise and sequential sums differ,
+    # with empty segments and a segment that starts with -0.0.
+    import numpy as np
+
+    from agenticlens_frames.analysis import _sequential_sums
+
+    rng = np.random.default_rng(11)
+    values = rng.normal(0, 1e6, 5000) * rng.choice([1e-9, 1.0, 1e9], 5000)
+    values[100:103] = -0.0
+    bounds = np.array([0, 100, 103, 103, 2000, 4999, 5000])
+    starts, ends = bounds[:-1], bounds[1:]
+    got = _sequential_sums(values, starts, ends)
+    flat = values.tolist()
+    expected = [sum(flat[s:e]) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+    assert [repr(g) for g in got] == [repr(e) for e in expected]
+    assert [type(g) for g in got] == [type(e) for e in expected]
+
+
+@pytest.mark.parametrize("text_ids", [False, True])
+def test_regressed_and_improved_cases_match_a_loop_over_cases(run, text_ids: bool) -> None:
+    # Per candidate, the cases whose pass rate moved by more than the threshold, found by
+    # a plain loop over (candidate, case) pairs; with the case ids as a categorical (the
+    # case matrix) and as plain text.
+    from agenticlens_frames.analysis import case_matrix, compare_to_baseline, variant_summary
+
+    cases = case_matrix(run)
+    if text_ids:
+        cases = cases.assign(case_id=cases["case_id"].astype(str).astype(object))
+    threshold = 0.2
+    comps = compare_to_baseline(run, variant_summary(run), cases, regression_threshold=threshold)
+    assert len(comps)
+    rate = {
+        (str(v), str(c)): r
+        for v, c, r in zip(cases["variant_id"], cases["case_id"], cases["pass_rate"], strict=True)
+    }
+    base = run.manifest.baseline_variant_id
+    for _, row in comps.iterrows():
+        cand = row["candidate_variant_id"]
+        worse, better = [], []
+        for case_id in run.suite.case_ids:
+            change = rate[(cand, case_id)] - rate[(base, case_id)]
+            if change < -threshold:
+                worse.append(case_id)
+            elif change > threshold:
+                better.append(case_id)
+        assert row["regressed_case_ids"] == tuple(worse)
+        assert row["improved_case_ids"] == tuple(better)
+        assert all(type(c) is str for c in row["regressed_case_ids"] + row["improved_case_ids"])
+    assert sum(len(r) for r in comps["regressed_case_ids"]) + sum(
+        len(r) for r in comps["improved_case_ids"]
+    )

@@ -115,5 +115,7 @@ def test_recorded_run_without_html_loads_no_plotting_or_http(tmp_path: Path) -> 
     assert (tmp_path / "r.json").stat().st_size > 0  # the run really happened
     # scipy.stats too: its few distribution functions a run needs come from scipy.special
     # (agenticlens_frames._distributions), the same numbers without its import time.
-    unneeded = (*NOT_FOR_ANALYSIS, "httpx")
+    # scipy.linalg: only scipy.special.roots_jacobi needed it, for the beta-binomial grid
+    # that is now stored (stats_paired._BB_ICC_TABLE).
+    unneeded = (*NOT_FOR_ANALYSIS, "httpx", "scipy.linalg")
     assert sorted(loaded.intersection(unneeded)) == []

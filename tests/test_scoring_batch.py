@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef, SuiteSpec
+from agenticlens_frames.formats.recorded import TrialColumns
 from agenticlens_frames.formats.traces import normalize_trace
 from agenticlens_frames.frames import CheckColumns
 from agenticlens_frames.scoring import score_sample
@@ -60,6 +61,13 @@ def _random_sample(rng: random.Random) -> tuple[str, dict]:
     return output, trace
 
 
+def _columns(outputs: list[str], traces: list) -> TrialColumns:
+    columns = TrialColumns.empty()
+    for index, (output, trace) in enumerate(zip(outputs, traces, strict=True)):
+        columns.append(index, output, trace)
+    return columns
+
+
 def _reference(suite: SuiteSpec, outputs: list[str], traces: list) -> tuple[CheckColumns, list]:
     sink = CheckColumns()
     results = [
@@ -80,7 +88,7 @@ def test_trial_scores_equal_per_sample_scores(seed: int) -> None:
 
     plan = plan_suite(suite)
     assert plan is not None
-    checks, scores = score_trial(plan, outputs, traces)
+    checks, scores = score_trial(plan, _columns(outputs, traces))
     sink, results = _reference(suite, outputs, traces)
 
     assert checks["attempt"].to_pylist() == sink.attempt
@@ -109,7 +117,7 @@ def test_case_without_checks_passes_with_no_score() -> None:
     traces = [normalize_trace({}), normalize_trace({"metadata": {"turn_count": 2}})]
     plan = plan_suite(suite)
     assert plan is not None
-    checks, scores = score_trial(plan, ["x", "y"], traces)
+    checks, scores = score_trial(plan, _columns(["x", "y"], traces))
     assert checks["attempt"].to_pylist() == [1]
     assert scores["passed"].tolist() == [True, True]
     assert scores["score"].to_pylist() == [None, 1.0]

@@ -112,3 +112,40 @@ def test_known_truth_far_inside_is_never_on_the_frontier_and_twins_share() -> No
     # The twins: equal on average (each one's p is bootstrap-noisy per data set).
     assert abs(mean[3] - mean[4]) < 0.1
     assert 0.2 < mean[3] < 0.95
+
+
+def test_counts_match_a_naive_count_of_each_blocks_draws() -> None:
+    # The documented draw: one child generator per block of 256 resamples, each drawing
+    # (resamples in block, cases) int32 case indices; counted here with a Python Counter.
+    from collections import Counter
+
+    n_case, n_boot, seed = 11, 600, 9
+    got = sf.bootstrap_case_counts(n_case, n_boot, seed)
+    children = np.random.SeedSequence(seed).spawn(-(-n_boot // 256))
+    rows = []
+    for block, child in enumerate(children):
+        size = min(256, n_boot - block * 256)
+        draws = np.random.default_rng(child).integers(0, n_case, (size, n_case), dtype=np.int32)
+        for drawn in draws.tolist():
+            seen = Counter(drawn)
+            rows.append([seen[c] for c in range(n_case)])
+    np.testing.assert_array_equal(got, np.array(rows, dtype=np.float32))
+    assert got.dtype == np.float32
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_unique_rows_is_np_unique(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n_rows, n_cols = int(rng.integers(1, 60)), int(rng.integers(1, 300))
+    base = rng.integers(0, 3, size=(max(1, n_rows // 3), n_cols)).astype(float)
+    base[::2] *= rng.random(n_cols)  # some integer rows, some real ones
+    rows = base[rng.integers(0, len(base), n_rows)]
+    if seed == 4:
+        rows[0, 0], rows[-1, 0] = -0.0, 0.0  # equal but not identical bytes
+    if seed == 5:
+        rows[0, -1] = np.nan
+    expected, inverse = np.unique(rows, axis=0, return_inverse=True)
+    got, got_inverse = sf.unique_rows(rows)
+    assert got.tobytes() == expected.tobytes()
+    np.testing.assert_array_equal(got_inverse, inverse.reshape(-1))
+    np.testing.assert_array_equal(got[got_inverse], rows)

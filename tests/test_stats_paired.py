@@ -535,3 +535,22 @@ def test_per_test_alpha_is_what_the_correction_requires_of_the_smallest_p() -> N
         p[0] = level * 1.001
         assert not multipletests(p, 0.05, name)[0][0]
     assert sp.per_test_alpha(0.05, "none", 6) == 0.05
+
+
+@pytest.mark.parametrize("nodes", [16, 7])
+def test_beta_binomial_icc_grid_integrates_the_priors_moments(nodes: int) -> None:
+    # The stored 16-node grid (and any other computed one) against scipy's roots_jacobi and
+    # against the Beta(a, b) prior's raw moments B(a + j, b) / B(a, b), which an n-node
+    # Gauss–Jacobi rule integrates exactly up to degree 2n − 1.
+    from scipy.special import roots_jacobi
+
+    a, b = sp.BETA_BINOMIAL_ICC_PRIOR
+    x, w = sp._bb_icc_grid(nodes)
+    rx, rw = roots_jacobi(nodes, b - 1.0, a - 1.0)
+    np.testing.assert_allclose(x, (rx + 1.0) / 2.0, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(w, rw / rw.sum(), rtol=1e-12, atol=0)
+    for j in range(2 * nodes):
+        moment = math.exp(
+            math.lgamma(a + j) + math.lgamma(a + b) - math.lgamma(a) - math.lgamma(a + b + j)
+        )
+        assert float(np.sum(w * x**j)) == pytest.approx(moment, rel=1e-10)

@@ -16,7 +16,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -35,6 +35,7 @@ __all__ = [
     "close_match",
     "describe",
     "is_json_path",
+    "iter_json_list",
     "read_document",
     "read_input",
     "read_top_mapping",
@@ -130,10 +131,111 @@ def read_document(path: str | Path) -> Any:
     if not text.strip():
         raise InputError("the document is empty", file=path)
     with gc_paused():
-        document = _parse_json(text, path) if is_json_path(path) else _parse_yaml(text, path)
+        if is_json_path(path):
+            document = _parse_json(text, path)
+        else:
+            document = _parse_yaml_apart(text, path)
+            if document is _NOT_APART:
+                document = _parse_yaml(text, path)
     if document is None:
         raise InputError("the document is empty (it holds only null)", file=path)
     return document
+
+
+def iter_json_list(
+    path: str | Path, key: str, element: bytes, whole: Callable[[], list[Any]]
+) -> Iterator[Any] | None:
+    """The items of the list ``document[key]`` of a JSON file, each parsed when reached,
+    or None when the file is not laid out for it (then :func:`read_document` it).
+
+    A parsed JSON document takes several times its size in memory; replaying a recorded
+    file needs one trial of it at a time. The list is cut at the commas before each item
+    that starts with ``element`` (e.g. ``b'{"samples":'``), and each piece is parsed on its
+    own, which gives exactly the whole document's items: each piece given out is a
+    complete JSON value, so the cuts before it are the list's own commas; the document
+    around the list must parse with a marker in its place as a mapping whose ``key`` is
+    the marker; and ``key`` is not written again after the list starts (a repeated key's
+    last value wins), plainly or with ``\\u`` escapes. When a piece does not parse (an
+    unusual layout, or a bad file), the rest of the items come from ``whole()``, which
+    reads the whole document and raises its error for a bad file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "t.json").write_text('{"trials": [{"s": [1]}, {"s": [2, "},{"]}]}')
+    >>> whole = lambda: read_document(folder / "t.json")["trials"]
+    >>> list(iter_json_list(folder / "t.json", "trials", b'{"s":', whole))
+    [{'s': [1]}, {'s': [2, '},{']}]
+    """
+    path = Path(path)
+    if not is_json_path(path):
+        return None
+    data = read_input(path)
+    name = re.escape(key.encode())
+    opening = re.search(rb'"' + name + rb'"\s*:\s*\[', data)
+    last = _skip_space_back(data, len(data) - 1)
+    if opening is None or last < 0 or data[last] != ord("}"):
+        return None
+    start = opening.end() - 1  # the list's "["
+    end = _skip_space_back(data, last - 1)  # its "]"
+    if end <= start or data[end] != ord("]") or _skip_space_back(data, end - 1) == start:
+        return None  # not this layout, or an empty list: read_document (and its checks)
+    again = re.compile(rb'"' + name + rb'"\s*:').search(data, start)
+    if again or (data.find(b"\\", start) >= 0 and _ESCAPED_KEY.search(data, start)):
+        return None  # the key again (or a key with escapes, which might spell it)
+    try:
+        # The document with a marker in place of the list: it must be a mapping whose
+        # value for ``key`` is the marker (not a later duplicate key, not inside a string).
+        outline = orjson.loads(data[:start] + b'"\\u0000list"' + data[end + 1 :])
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(outline, dict) or outline.get(key) != "\x00list":
+        return None
+    cuts = [start]
+    at = data.find(element, start + 1, end)
+    while at >= 0:
+        comma = _skip_space_back(data, at - 1)
+        if data[comma] == ord(","):
+            cuts.append(comma)
+        at = data.find(element, at + len(element), end)
+    cuts.append(end)
+    return _json_pieces(memoryview(data), cuts, whole)
+
+
+# A key with a \u escape in it (the last escape, the rest of the key, the colon): only a
+# key is followed by a colon in valid JSON.
+_ESCAPED_KEY = re.compile(rb'\\u[0-9a-fA-F]{4}[^"\\]*"\s*:')
+_JSON_SPACE = b" \t\r\n"
+
+
+def _json_pieces(
+    data: memoryview, cuts: list[int], whole: Callable[[], list[Any]]
+) -> Iterator[Any]:
+    for index in range(len(cuts) - 1):
+        try:
+            with gc_paused():
+                item = orjson.loads(data[cuts[index] + 1 : cuts[index + 1]])
+        except orjson.JSONDecodeError:
+            break
+        yield item
+        del item
+    else:
+        return
+    del data
+    # A piece that is not a JSON value: the whole document decides (and names any error).
+    items = whole()
+    for rest in range(index, len(items)):
+        item, items[rest] = items[rest], None
+        yield item
+        del item
+
+
+def _skip_space_back(data: bytes, at: int) -> int:
+    """The position of the last byte at or before ``at`` that is not JSON whitespace."""
+    while at >= 0 and data[at] in _JSON_SPACE:
+        at -= 1
+    return at
 
 
 _FILE_KINDS = (
@@ -306,6 +408,39 @@ def _check_expansion(root: Any, path: Path) -> None:
                 for child in item if isinstance(item, tuple) else (item,):
                     if id(child) not in sizes:
                         stack.append((child, False))
+
+
+#: YAML documents of this many characters or more are parsed in a forked process.
+_YAML_APART_CHARS = 1 << 20
+_NOT_APART: Any = object()
+
+
+def _parse_yaml_apart(text: str, path: Path) -> Any:
+    """:func:`_parse_yaml` in a forked process, the document sent back pickled; or
+    ``_NOT_APART`` for a small document, where forking is off (see :mod:`.._fork`) or
+    the document is bad (the caller then parses it here, raising its error).
+
+    libyaml's node graph takes about thirty times the text's size, and the parsed values
+    are the nodes' own strings: while the document lives, the memory around them cannot
+    be given back. A 4 MB suite left 130 MB behind for the whole run, in every forked
+    worker's count too; unpickled here, the same document takes its own size.
+    """
+    from agenticlens_frames._fork import run_tasks, worker_count
+
+    if len(text) < _YAML_APART_CHARS or worker_count(2, size=len(text), threshold=0) < 2:
+        return _NOT_APART
+
+    def parse() -> tuple[bool, Any]:
+        try:
+            return True, _parse_yaml(text, path)
+        except Exception:  # said by the parse here, with the same message
+            return False, None
+
+    try:
+        _, (parsed, document) = run_tasks([lambda: (False, None), parse], 2)
+    except Exception:  # the process could not be made or did not answer: parse here
+        return _NOT_APART
+    return document if parsed else _NOT_APART
 
 
 def _parse_yaml(text: str, path: Path) -> Any:

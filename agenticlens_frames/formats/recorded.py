@@ -7,15 +7,34 @@ trial of that variant. We refuse such a file at load time instead, naming the sa
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from agenticlens_frames._limits import MAX_MAGNITUDE
 from agenticlens_frames.errors import format_location
-from agenticlens_frames.formats._io import Source, close_match, describe, gc_paused, read_document
+from agenticlens_frames.formats._io import (
+    Source,
+    close_match,
+    describe,
+    gc_paused,
+    is_json_path,
+    iter_json_list,
+    read_document,
+)
 from agenticlens_frames.formats.model import RecordedTrials, SuiteSpec
-from agenticlens_frames.formats.traces import Trace, normalize_trace
+from agenticlens_frames.formats.traces import _RUN_KEYS, COST_SOURCES, Trace, normalize_trace
 
-__all__ = ["load_recorded"]
+__all__ = [
+    "RecordedColumns",
+    "TrialColumns",
+    "iter_recorded_columns",
+    "load_recorded",
+    "load_recorded_columns",
+]
 
 
 def load_recorded(path: str | Path, suite: SuiteSpec, *, enrich: bool = False) -> RecordedTrials:
@@ -71,18 +90,8 @@ def load_recorded(path: str | Path, suite: SuiteSpec, *, enrich: bool = False) -
 
 def _load(path: Path, suite: SuiteSpec, enrich: bool) -> RecordedTrials:
     source = Source(path)
-    document = read_document(path)
-    trials = document.get("trials") if isinstance(document, dict) else None
-    if not isinstance(trials, list) or not trials:
-        got = describe(trials) if isinstance(document, dict) else describe(document)
-        where = "'trials' is" if isinstance(document, dict) else "the top level is"
-        source.fail(
-            (),
-            f"a recorded trials file must define a non-empty 'trials' list ({where} {got})",
-            'write {"trials": [{"samples": [...]}, ...]}',
-        )
+    trials = _trials_list(source, read_document(path))
     case_ids = frozenset(suite.case_ids)
-    del document  # ``trials`` holds all we need
     loaded = []
     for index, entry in enumerate(trials):
         loaded.append(_trial(source, entry, index, case_ids, suite, enrich))
@@ -186,3 +195,359 @@ def _bad_output(source: Source, location: tuple[str | int, ...], item: dict[str,
         f"expected a string, got {describe(output)}",
         "record the agent's answer as text; serialise structured output as a JSON string",
     )
+
+
+# --------------------------------------------------------------------------- as columns
+
+
+@dataclass(slots=True)
+class TrialColumns:
+    """One recorded trial's samples as columns: what the built-in checks and the
+    ``attempts`` table read of each sample, without a :class:`Trace` or a dict per sample.
+
+    Entry *j* of every list belongs to the same sample; ``case_index[j]`` is its case's
+    position in the suite. The trace fields are those of the sample's normalised
+    :class:`Trace` (``tools`` its ``tool_names``, ``turn_count`` its
+    ``metadata.get("turn_count")``, unchecked).
+    """
+
+    case_index: list[int]
+    output: list[str]
+    trace_id: list[str]
+    tools: list[tuple[str, ...]]
+    latency: list[float]
+    cost: list[float | None]
+    cost_source: list[str | None]
+    shape: list[str]
+    turn_count: list[Any]
+
+    @classmethod
+    def empty(cls) -> TrialColumns:
+        """Columns without a sample."""
+        return cls([], [], [], [], [], [], [], [], [])
+
+    def append(self, case_index: int, output: str, trace: Trace) -> None:
+        """Add one sample from its normalised trace (the reference the loader's fast path
+        reproduces)."""
+        self.case_index.append(case_index)
+        self.output.append(output)
+        self.trace_id.append(trace.trace_id)
+        self.tools.append(trace.tool_names)
+        self.latency.append(trace.total_latency_ms)
+        self.cost.append(trace.estimated_cost_usd)
+        self.cost_source.append(trace.cost_source)
+        self.shape.append(trace.shape)
+        self.turn_count.append(trace.metadata.get("turn_count"))
+
+    def __len__(self) -> int:
+        return len(self.case_index)
+
+    def in_case_order(self) -> TrialColumns:
+        """The same samples sorted by ``case_index`` (unchanged if they already are)."""
+        index = self.case_index
+        if all(a < b for a, b in pairwise(index)):
+            return self
+        order = sorted(range(len(index)), key=index.__getitem__)
+        return TrialColumns(*([column[j] for j in order] for column in self._columns()))
+
+    def _columns(self) -> tuple[list[Any], ...]:
+        return (
+            self.case_index,
+            self.output,
+            self.trace_id,
+            self.tools,
+            self.latency,
+            self.cost,
+            self.cost_source,
+            self.shape,
+            self.turn_count,
+        )
+
+
+@dataclass(frozen=True)
+class RecordedColumns:
+    """A recorded-trials file read for replay (:func:`load_recorded_columns`).
+
+    ``trials[i]`` is entry *i* (trial *i + 1*): a :class:`TrialColumns` when it has a
+    sample for every suite case, else its samples as :func:`load_recorded` gives them.
+    """
+
+    path: Path
+    trials: tuple[TrialColumns | tuple[dict[str, Any], ...], ...]
+
+
+def load_recorded_columns(path: str | Path, suite: SuiteSpec) -> RecordedColumns:
+    """Load and validate a recorded-trials file like :func:`load_recorded`, keeping every
+    complete trial as :class:`TrialColumns`.
+
+    The same file is accepted or refused with the same error; a complete trial's columns
+    hold what :func:`load_recorded`'s traces hold (``tests/formats/test_recorded_columns.py``
+    checks the two against each other). Made for replaying large files: an ordinary JSON
+    sample is read straight into the columns, anything else (YAML, a number written as an
+    integer, a bad value) goes through :func:`~agenticlens_frames.formats.traces.normalize_trace`.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> from agenticlens_frames.formats.model import CaseSpec, SuiteSpec
+    >>> suite = SuiteSpec(pathlib.Path("suite.yaml"), "demo", "1",
+    ...                   (CaseSpec("c1", "Case 1", 0), CaseSpec("c2", "Case 2", 1)))
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> trace = {"spans": [{"tool_name": "search"}], "total_latency_ms": 5.0}
+    >>> _ = (folder / "v1.json").write_text(json.dumps({"trials": [
+    ...     [{"case_id": "c2", "output": "b", "trace": trace},
+    ...      {"case_id": "c1", "output": "a"}],
+    ...     [{"case_id": "c1", "output": "a"}]]}))
+    >>> first, second = load_recorded_columns(folder / "v1.json", suite).trials
+    >>> first.case_index, first.tools, first.latency
+    ([1, 0], [('search',), ()], [5.0, 0.0])
+    >>> [sample["case_id"] for sample in second]  # c2 has no sample: kept as samples
+    ['c1']
+    """
+    with gc_paused():
+        return RecordedColumns(path=Path(path), trials=tuple(iter_recorded_columns(path, suite)))
+
+
+def iter_recorded_columns(
+    path: str | Path, suite: SuiteSpec
+) -> Iterator[TrialColumns | tuple[dict[str, Any], ...]]:
+    """:func:`load_recorded_columns`' trials one at a time, each checked as it is reached.
+
+    Replay scores each trial as soon as it is read and then lets it go, so that one
+    trial's samples, not the whole file's, stay in memory as Python objects: the outputs
+    kept in a trial's columns are the parsed file's own strings, and while any of them
+    lives, the memory the parser took around them cannot be given back. A bad entry
+    raises the error :func:`load_recorded` raises, when it is reached.
+    """
+    path = Path(path)
+    source = Source(path)
+
+    # A JSON file's trials are parsed one at a time when it is laid out as usual.
+    def whole() -> list[Any]:
+        return _trials_list(source, read_document(path))
+
+    entries = iter_json_list(path, "trials", b'{"samples":', whole)
+    if entries is None:
+        entries = _taken(whole())
+    index_of = {case_id: i for i, case_id in enumerate(suite.case_ids)}
+    fast = is_json_path(path)  # JSON keys are strings: no need to check each mapping's
+    for index, entry in enumerate(entries):
+        items = entry.get("samples") if isinstance(entry, dict) else entry
+        trial: TrialColumns | tuple[dict[str, Any], ...]
+        if index_of and isinstance(items, list) and len(items) == len(index_of):
+            where: tuple[str | int, ...] = (
+                ("trials", index, "samples") if isinstance(entry, dict) else ("trials", index)
+            )
+            trial = _trial_columns(source, items, where, index_of, suite, fast)
+        else:  # incomplete (or invalid): scored sample by sample, as load_recorded gives
+            trial = _trial(source, entry, index, frozenset(index_of), suite, False)
+        entry = items = None  # the raw samples go now; the trial holds what is kept
+        yield trial
+        del trial  # let the caller's copy be the last one
+
+
+def _taken(items: list[Any]) -> Iterator[Any]:
+    """The items of ``items``, each dropped from the list as it is given out."""
+    for index in range(len(items)):
+        item, items[index] = items[index], None
+        yield item
+        del item
+
+
+def _trials_list(source: Source, document: Any) -> list[Any]:
+    trials = document.get("trials") if isinstance(document, dict) else None
+    if not isinstance(trials, list) or not trials:
+        got = describe(trials) if isinstance(document, dict) else describe(document)
+        where = "'trials' is" if isinstance(document, dict) else "the top level is"
+        source.fail(
+            (),
+            f"a recorded trials file must define a non-empty 'trials' list ({where} {got})",
+            'write {"trials": [{"samples": [...]}, ...]}',
+        )
+    return trials
+
+
+_M = MAX_MAGNITUDE
+_fromisoformat = datetime.fromisoformat
+
+
+def _trial_columns(
+    source: Source,
+    items: list[Any],
+    where: tuple[str | int, ...],
+    index_of: dict[str, int],
+    suite: SuiteSpec,
+    fast: bool,
+) -> TrialColumns:
+    """One trial's samples into columns, checked as :func:`_trial` checks them.
+
+    The loop below is :func:`_trial` with :func:`normalize_trace`'s common cases written
+    out (an ``EvalTrace`` with ``total_latency_ms``, a Run with a Run key, every number a
+    finite float): a sample that is anything else, valid or not, is read by
+    :func:`normalize_trace` itself, which gives the same values or raises the reference
+    error. ``fast`` is false for YAML (whose mappings may have non-string keys).
+    """
+    columns = TrialColumns.empty()
+    add_case = columns.case_index.append
+    add_output = columns.output.append
+    add_id = columns.trace_id.append
+    add_tools = columns.tools.append
+    add_latency = columns.latency.append
+    add_cost = columns.cost.append
+    add_source = columns.cost_source.append
+    add_shape = columns.shape.append
+    add_turns = columns.turn_count.append
+    first = [-1] * len(index_of)  # position of each case's sample in this trial
+    run_keys = _RUN_KEYS
+    absent = _NO_TRACE
+    for position, item in enumerate(items):
+        case = None
+        if type(item) is dict:
+            case_id = item.get("case_id")
+            if type(case_id) is str:
+                case = index_of.get(case_id)
+        if case is None or first[case] >= 0:
+            _bad_sample(source, item, position, where, first, suite)
+        first[case] = position
+        output = item.get("output")
+        if type(output) is not str and not isinstance(output, str):
+            _bad_output(source, (*where, position), item)
+        raw = item.get("trace", absent)
+        done = False
+        if fast and type(raw) is dict:
+            tools: list[str] = []
+            if "total_latency_ms" in raw:  # an EvalTrace (is_run_shaped: False)
+                trace_id = raw.get("trace_id", "")
+                latency = raw["total_latency_ms"]
+                cost = raw.get("estimated_cost_usd")
+                cost_source = raw.get("cost_source")
+                metadata = raw.get("metadata", absent)
+                spans = raw.get("spans", absent)
+                done = (
+                    type(trace_id) is str
+                    and type(latency) is float
+                    and -_M <= latency <= _M
+                    and (cost is None or (type(cost) is float and -_M <= cost <= _M))
+                    and (cost_source is None or cost_source in COST_SOURCES)
+                    and (metadata is absent or type(metadata) is dict)
+                    and (spans is absent or type(spans) is list)
+                )
+                if done and spans is not absent:
+                    for span in spans:
+                        if type(span) is not dict:
+                            done = False
+                            break
+                        name = span.get("tool_name")
+                        attributes = span.get("attributes", absent)
+                        if (name is not None and type(name) is not str) or (
+                            attributes is not absent and type(attributes) is not dict
+                        ):
+                            done = False
+                            break
+                        if name:
+                            tools.append(name)
+                shape = "eval"
+            elif not run_keys.isdisjoint(raw):  # a Run (is_run_shaped: True)
+                trace_id = raw.get("trace_id", "")
+                spans = raw.get("spans") or []
+                metadata = raw.get("metadata")
+                done = type(trace_id) is str and type(spans) is list
+                # Plain left-to-right addition from int 0, as _from_run does.
+                total: Any = 0
+                priced = bool(spans)
+                if done:
+                    for span in spans:
+                        if type(span) is not dict:
+                            done = False
+                            break
+                        span_cost = span.get("estimated_cost_usd")
+                        if span_cost is None:
+                            priced = False
+                        elif type(span_cost) is float and -_M <= span_cost <= _M:
+                            total = total + span_cost
+                        else:
+                            done = False
+                            break
+                        name = span.get("tool_name")
+                        attributes = span.get("attributes")
+                        if (name is not None and type(name) is not str) or (
+                            attributes is not None and type(attributes) is not dict
+                        ):
+                            done = False
+                            break
+                        if name:
+                            tools.append(name)
+                latency = 0.0
+                if done:
+                    started, completed = raw.get("started_at"), raw.get("completed_at")
+                    if started is not None and completed is not None:
+                        try:
+                            start = _fromisoformat(
+                                started[:-1] + "+00:00" if started.endswith("Z") else started
+                            )
+                            end = _fromisoformat(
+                                completed[:-1] + "+00:00" if completed.endswith("Z") else completed
+                            )
+                            latency = max(0.0, (end - start).total_seconds() * 1000)
+                        except (AttributeError, TypeError, ValueError):
+                            done = False  # not text, not ISO 8601, or offsets that differ
+                if metadata is None:
+                    metadata = absent
+                elif type(metadata) is not dict:
+                    done = False
+                cost = float(total) if priced else None
+                cost_source = None
+                if done and cost is not None:
+                    # A top-level cost_source key wins even when null or unknown.
+                    if "cost_source" in raw:
+                        declared = raw["cost_source"]
+                    else:
+                        declared = None if metadata is absent else metadata.get("cost_source")
+                    cost_source = declared if declared in COST_SOURCES else "estimated"
+                shape = "run"
+            if done:
+                add_id(trace_id)
+                add_tools(tuple(tools))
+                add_latency(latency)
+                add_cost(cost)
+                add_source(cost_source)
+                add_shape(shape)
+                add_turns(None if metadata is absent else metadata.get("turn_count"))
+        if not done:
+            if raw is absent:
+                trace = _empty_trace()
+            elif raw is None:
+                source.fail(
+                    (*where, position, "trace"),
+                    "expected a trace mapping, got null",
+                    "remove the key when there is no trace",
+                )
+            else:
+                trace = normalize_trace(raw, file=source.path, location=(*where, position, "trace"))
+            add_id(trace.trace_id)
+            add_tools(trace.tool_names)
+            add_latency(trace.total_latency_ms)
+            add_cost(trace.estimated_cost_usd)
+            add_source(trace.cost_source)
+            add_shape(trace.shape)
+            add_turns(trace.metadata.get("turn_count"))
+        add_case(case)
+        add_output(output)
+    return columns
+
+
+def _bad_sample(
+    source: Source,
+    item: Any,
+    position: int,
+    where: tuple[str | int, ...],
+    first: list[int],
+    suite: SuiteSpec,
+) -> None:
+    """Raise :func:`_trial`'s error for a sample that is not a mapping or whose case id
+    is missing, unknown or repeated."""
+    if not isinstance(item, dict):
+        source.fail((*where, position), f"expected a sample mapping, got {describe(item)}")
+    ids = suite.case_ids
+    seen = {ids[case]: at for case, at in enumerate(first) if at >= 0}
+    _bad_case_id(source, (*where, position), item, item.get("case_id"), seen, where, suite)

@@ -16,7 +16,7 @@ import pandas as pd
 from .. import stats, stats_paired
 from ..errors import InputError
 from ..frames import ExperimentRun
-from .dimensions import BOUNDED_UNITS, cluster_labels, evaluation
+from .dimensions import BOUNDED_UNITS, Evaluation, cluster_labels, evaluation
 
 __all__ = ["case_labels", "case_level_summary", "noise_floor", "variance_decomposition"]
 
@@ -28,6 +28,7 @@ def case_level_summary(
     evaluator: str = "passed",
     cluster: str | None = None,
     ks: Sequence[int] | None = None,
+    evaluated: Evaluation | None = None,
 ) -> pd.DataFrame:
     """Per variant: the mean and pass@k / pass^k with intervals that treat cases as units.
 
@@ -57,6 +58,9 @@ def case_level_summary(
     a t/CR1 interval of zero width (every case, or cluster, had the same value): an
     arithmetic artefact, not certainty.
 
+    ``evaluated``: the evaluation of ``evaluator`` on ``run`` when the caller already has
+    it (:func:`~agenticlens_frames.paired.dimensions.evaluation`; skips recomputing it).
+
     Examples
     --------
     >>> from agenticlens_frames import load_experiment
@@ -67,7 +71,7 @@ def case_level_summary(
     >>> s.loc[s["recommended"], "method"].unique().tolist()
     ['beta_binomial']
     """
-    ev = evaluation(run, evaluator)
+    ev = _evaluated(run, evaluator, evaluated)
     ids = list(run.manifest.variant_ids)
     clusters = cluster_labels(run, cluster)
     ks = tuple(sorted({int(k) for k in ks})) if ks is not None else run.manifest.effective_pass_k
@@ -270,6 +274,16 @@ def case_level_summary(
     return frame
 
 
+def _evaluated(run: ExperimentRun, evaluator: str, evaluated: Evaluation | None) -> Evaluation:
+    """``evaluator`` on ``run``, or ``evaluated`` when the caller already computed it (the
+    frames of :func:`~agenticlens_frames.paired.outputs.paired_outputs` share one)."""
+    if evaluated is None:
+        return evaluation(run, evaluator)
+    if evaluated.name != evaluator:
+        raise ValueError(f"evaluated is {evaluated.name!r}, not {evaluator!r}")
+    return evaluated
+
+
 def _clip(value: float, bounded: bool, *, low: bool) -> float:
     if not bounded or not math.isfinite(value):
         return value
@@ -277,7 +291,11 @@ def _clip(value: float, bounded: bool, *, low: bool) -> float:
 
 
 def variance_decomposition(
-    run: ExperimentRun, *, evaluator: str = "passed", confidence_level: float = 0.95
+    run: ExperimentRun,
+    *,
+    evaluator: str = "passed",
+    confidence_level: float = 0.95,
+    evaluated: Evaluation | None = None,
 ) -> pd.DataFrame:
     """Per variant: within / between case variance, ICC, design effect, effective n.
 
@@ -287,6 +305,9 @@ def variance_decomposition(
     the share of flaky cases (binary evaluators: some attempts passed and some failed),
     and the two-run noise floors.
 
+    ``evaluated``: the evaluation of ``evaluator`` on ``run`` when the caller already has
+    it (:func:`~agenticlens_frames.paired.dimensions.evaluation`; skips recomputing it).
+
     Examples
     --------
     >>> from agenticlens_frames import load_experiment
@@ -295,7 +316,7 @@ def variance_decomposition(
     >>> bool((vd["design_effect"] >= 1).all())
     True
     """
-    ev = evaluation(run, evaluator)
+    ev = _evaluated(run, evaluator, evaluated)
     ids = list(run.manifest.variant_ids)
     n_case = len(run.suite.cases)
     rows = []
@@ -398,6 +419,7 @@ def case_labels(
     confidence_level: float = 0.95,
     pass_threshold: float = 0.5,
     fail_threshold: float = 0.5,
+    evaluated: Evaluation | None = None,
 ) -> pd.DataFrame:
     """Per (variant, case): the pass rate, its interval and a stability label.
 
@@ -406,6 +428,9 @@ def case_labels(
     ``flaky`` when some attempts passed and some failed, and ``undetermined`` when they
     agree but are too few to say (one attempt never decides). The interval is Wilson or
     Jeffreys on the case's own attempts, valid when attempts are independent draws.
+
+    ``evaluated``: the evaluation of ``evaluator`` on ``run`` when the caller already has
+    it (:func:`~agenticlens_frames.paired.dimensions.evaluation`; skips recomputing it).
 
     Examples
     --------
@@ -419,7 +444,7 @@ def case_labels(
         raise InputError(
             f"interval must be 'wilson' or 'jeffreys', got {interval!r}", location="interval"
         )
-    ev = evaluation(run, evaluator)
+    ev = _evaluated(run, evaluator, evaluated)
     if not ev.binary:
         raise InputError(
             f"evaluator {evaluator!r} is not pass/fail; stability labels need a binary one",

@@ -27,6 +27,7 @@ from .. import stats
 from ..errors import InputError
 from ..formats._io import close_match
 from ..frames import BUILTIN_EVALUATOR, ExperimentRun
+from ..per_case import category_codes
 from .settings import EvaluatorChoice
 
 __all__ = [
@@ -129,10 +130,20 @@ def _check_versions(run: ExperimentRun, mask: np.ndarray | None) -> list[str | N
     ev_names = [str(x) for x in chk["evaluator"].cat.categories]
     ver_names = [str(x) for x in chk["evaluator_version"].cat.categories]
     width = len(ver_names) + 1
+    # The (variant, evaluator, version) keys of every variant at once;
+    # ``inner`` is the per-variant key (evaluator × width + version + 1), shifted by
+    # ``width`` so that it is never negative and the variant is ``key // span``.
+    inner = ev_codes * width + (ver_codes + 1)
+    span = (len(ev_names) + 1) * width + 1
+    key = codes.astype(np.int64) * span + (inner + width)
+    if mask is not None:
+        key = key[mask]
+    # The keys are few (variants × span): which occur is a bincount, not a sort of every row.
+    all_keys = np.flatnonzero(np.bincount(key[key >= 0], minlength=n_var * span))
+    key_variant = all_keys // span
     out: list[str | None] = []
     for v in range(n_var):
-        sel = codes == v if mask is None else (codes == v) & mask
-        keys = np.unique(ev_codes[sel] * width + (ver_codes[sel] + 1))
+        keys = all_keys[key_variant == v] - v * span - width
         pairs = sorted(
             (ev_names[int(k) // width], "nan" if k % width == 0 else ver_names[int(k) % width - 1])
             for k in keys
@@ -182,7 +193,7 @@ def evaluate(
         )
     else:
         chk = run.checks
-        mask = (chk["metric"].astype(str) == name).to_numpy() & ~chk["skipped"].to_numpy(bool)
+        mask = (category_codes(chk["metric"], [name]) == 0) & ~chk["skipped"].to_numpy(bool)
         if not mask.any():
             if not declared:
                 return None

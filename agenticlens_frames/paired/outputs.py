@@ -9,6 +9,7 @@ import pandas as pd
 from ..frames import ExperimentRun
 from .case_level import case_labels, case_level_summary, variance_decomposition
 from .comparisons import PairedAnalysis, paired_analysis
+from .dimensions import evaluation
 from .settings import ComparisonsConfig
 
 __all__ = ["paired_outputs"]
@@ -39,12 +40,16 @@ def paired_outputs(
     (['case_labels', 'case_level_summary', 'variance_decomposition'], None)
     """
     cluster = config.cluster if config is not None else None
+    # The three frames read the same evaluation of `passed`: computed once.
+    passed = evaluation(run, "passed")
     frames: dict[str, pd.DataFrame] = {
         "case_level_summary": case_level_summary(
-            run, confidence_level=confidence_level, cluster=cluster
+            run, confidence_level=confidence_level, cluster=cluster, evaluated=passed
         ),
-        "variance_decomposition": variance_decomposition(run, confidence_level=confidence_level),
-        "case_labels": case_labels(run, confidence_level=confidence_level),
+        "variance_decomposition": variance_decomposition(
+            run, confidence_level=confidence_level, evaluated=passed
+        ),
+        "case_labels": case_labels(run, confidence_level=confidence_level, evaluated=passed),
     }
     if config is None:
         return frames, None

@@ -41,6 +41,10 @@ def _pct(value: Any) -> str:
     return "—" if math.isnan(f) else f"{f:.0%}"
 
 
+def _p(value: float) -> str:
+    return "—" if math.isnan(value) else f"{value:.3g}"
+
+
 def frontier_table(a: ExperimentAnalysis) -> str:
     """Per variant: P(on the frontier) and P(best) per objective, or "" without them."""
     vs = a.variants
@@ -126,13 +130,18 @@ def _factor_section(a: ExperimentAnalysis) -> str:
         if r["metric"] != "pass_rate":
             continue
         ci = f"[{r['ci_low']:+.1%}, {r['ci_high']:+.1%}]" if not math.isnan(r["ci_low"]) else "—"
-        p_adj = r["p_adjusted"]
+        # A term the design cannot separate has no estimate: say so, not "+nan%".
+        effect = "not estimable" if math.isnan(r["estimate"]) else f"{r['estimate']:+.1%}"
         rows.append(
-            f"<tr><td>{_e(r['term'])}</td><td>{r['estimate']:+.1%}</td><td>{ci}</td>"
-            f"<td>{r['p_value']:.3g}</td>"
-            f"<td>{'—' if math.isnan(p_adj) else f'{p_adj:.3g}'}</td>"
+            f"<tr><td>{_e(r['term'])}</td><td>{effect}</td><td>{ci}</td>"
+            f"<td>{_p(r['p_value'])}</td><td>{_p(r['p_adjusted'])}</td>"
             f"<td>{_e(', '.join(r['through']))}</td></tr>"
         )
+    interactions = (fe["kind"] == "interaction") & fe["estimable"].astype(bool)
+    # The interaction chart exists only when an interaction is estimable (beyond_figures).
+    interaction_div = (
+        "<div id='fig-factor_interaction' class='fig'></div>" if interactions.any() else ""
+    )
     return (
         "<section id='factor-effects'><h2>Which factor did it</h2>"
         f"<p class='note'>Design: {design}. Effects on the case-level pass rate (and score, "
@@ -141,6 +150,5 @@ def _factor_section(a: ExperimentAnalysis) -> str:
         "<div class='scroll'><table id='factor-effects-table'><tr><th>term</th>"
         "<th>effect on pass rate</th><th>interval</th><th>p</th><th>p adjusted</th>"
         f"<th>estimated from</th></tr>{''.join(rows)}</table></div>"
-        "<div id='fig-factor_effects' class='fig'></div>"
-        "<div id='fig-factor_interaction' class='fig'></div></section>"
+        f"<div id='fig-factor_effects' class='fig'></div>{interaction_div}</section>"
     )

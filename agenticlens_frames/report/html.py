@@ -16,6 +16,11 @@ Offline and safe by construction:
 * every user string is HTML-escaped in the page and in plotly labels, and attempt
   details are inserted with ``textContent``.
 
+Drawn as read: the page draws the figures in the window on opening first, then the others
+one per idle moment, and any figure scrolled into view (or printed) before its turn at once
+(report.js ``ensure``); the attempt details and the case table's rows are parsed only when
+a cell is clicked or the table opened.
+
 Wide suites: the heatmap shows one page of cases at a time (50 by default), the cases that
 need attention first (regressed against the baseline, then flaky, then hardest); the page
 says so, and offers other orders, factor filters, a case search and paging. A bar chart of
@@ -340,14 +345,17 @@ def _cases_table(a: ExperimentAnalysis, order: list[str]) -> str:
         )
     head = "".join(f"<th data-variant='{_e(v)}'>{_e(v)}</th>" for v in variant_ids)
     is_open = " open" if len(order) <= 60 else ""
-    # The rows wait in an inert <template> until the table is opened (report.js
-    # fillCaseTable): thousands of rows would otherwise be built before anything is drawn.
+    # The rows wait as raw text in a non-executable script block until the table is
+    # opened (report.js fillCaseTable): the parser only scans it for its end tag, where
+    # thousands of rows in a <template> were parsed into nodes before anything was drawn.
+    # Every user string above is escaped, so no '<' can come from one and the block can
+    # hold no '</script' or '<!--' but the tags written here.
     return (
         f"<details id='case-table'{is_open}><summary>All {len(order)} cases as a table "
         "(needs-attention order; cell: passes/attempts · mean score; dashed: flaky)</summary>"
         f"<div class='scroll'><table class='cases'><thead><tr><th>Case</th>{head}</tr></thead>"
-        f"<tbody></tbody></table></div><template id='case-rows'>{''.join(rows)}</template>"
-        "</details>"
+        f"<tbody></tbody></table></div><script type='text/html' id='case-rows'>"
+        f"{''.join(rows)}</script></details>"
     )
 
 
@@ -858,6 +866,9 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
     info = a.info
     seed = info["random_seed"]
     heat, attention = _heat_payload(a)
+    # Attempt details (up to DETAIL_BYTES) are read only when a cell is clicked: a block of
+    # their own that the page parses then, not at load with the figures.
+    details = heat.pop("details")
     pareto_html, pareto = _pareto_section(a)
     # Only the figures the page draws as they are (the heatmap and Pareto views are built
     # above from their own payloads).
@@ -919,7 +930,13 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         + f"<section id='randomization'><h2>Randomization</h2><p>Execution order: "
         f"{order or 'n/a'}</p></section>" + footer_html(info) + "</main>"
         f"<script type='application/json' id='alf-data'>{_json_for_script(payload)}</script>"
-        f"<script>{plotly_js}</script><script>{page_js}</script></body></html>"
+        + (
+            ""
+            if details is None
+            else "<script type='application/json' id='alf-details'>"
+            f"{_json_for_script(details)}</script>"
+        )
+        + f"<script>{plotly_js}</script><script>{page_js}</script></body></html>"
     )
 
 

@@ -34,16 +34,20 @@ stalls the event loop that times the calls.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, is_dataclass
+from dataclasses import fields, is_dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 # The directory fsync is the one write_atomic uses: one rule for when a new file is durable.
 from .._files import _fsync_dir, write_atomic
@@ -71,9 +75,55 @@ __all__ = [
 FORMAT = "agenticlens-frames/live-run/1"
 
 
+#: (second since the epoch, its ``YYYY-MM-DDTHH:MM:SS`` text): formatting a datetime cost
+#: two calls per live attempt several microseconds each; within a second only the
+#: milliseconds change.
+_SECOND: tuple[int, str] = (-1, "")
+
+
 def now_iso() -> str:
-    """UTC now, ISO-8601 with ``Z``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """UTC now, ISO-8601 with milliseconds and ``Z``.
+
+    Examples
+    --------
+    >>> stamp = now_iso()
+    >>> len(stamp), stamp[10], stamp[-1]
+    (24, 'T', 'Z')
+    >>> datetime.fromisoformat(stamp).tzinfo
+    datetime.timezone.utc
+    """
+    global _SECOND
+    ms = time.time_ns() // 1_000_000
+    second, millis = divmod(ms, 1000)
+    cached, text = _SECOND
+    if second != cached:
+        text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _SECOND = (second, text)
+    return f"{text}.{millis:03d}Z"
+
+
+def plain(value: Any) -> Any:
+    """``value`` as JSON-ready data: dataclasses as dicts of their fields, paths as text,
+    tuples as lists, mapping keys as text (what :func:`dataclasses.asdict` and a cleaning
+    pass gave, in one walk without asdict's deep copies).
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats.model import CaseSpec
+    >>> plain({"case": CaseSpec(id="c1", name="C1", index=0), 1: (Path("a"),)})["1"]
+    ['a']
+    """
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): plain(x) for k, x in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(x) for x in value]
+    if isinstance(value, Path):
+        return str(value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+    return value
 
 
 def digest(value: Any) -> str:
@@ -84,19 +134,7 @@ def digest(value: Any) -> str:
     >>> digest({"b": 1, "a": [1, 2]}) == digest({"a": [1, 2], "b": 1})
     True
     """
-
-    def clean(v: Any) -> Any:
-        if is_dataclass(v) and not isinstance(v, type):
-            return clean(asdict(v))
-        if isinstance(v, Path):
-            return str(v)
-        if isinstance(v, dict):
-            return {str(k): clean(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [clean(x) for x in v]
-        return v
-
-    text = json.dumps(clean(value), sort_keys=True, ensure_ascii=True, default=repr)
+    text = json.dumps(plain(value), sort_keys=True, ensure_ascii=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -371,13 +409,37 @@ def judge_samples(records: Iterable[dict[str, Any]]) -> JudgeSamples:
     return out
 
 
-def _storable(record: dict[str, Any]) -> dict[str, Any]:
-    """The record, with lone surrogates (text no UTF-8 file can hold) made U+FFFD."""
+def encode_record(record: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    """One journal line (newline included) for ``record``, and the record as stored: lone
+    surrogates (text no UTF-8 file can hold) made U+FFFD.
+
+    orjson writes the line when it writes exactly what :mod:`json` would read back (checked
+    by reading it back: orjson writes NaN and infinities as ``null``, and refuses integers
+    beyond 64 bits, non-string keys and surrogates); otherwise :mod:`json` writes it.
+
+    Examples
+    --------
+    >>> encode_record({"a": 1.5, "b": [None, "é"]})[1].decode().strip()
+    '{"a":1.5,"b":[null,"é"]}'
+    >>> encode_record({"a": float("nan")})[1].strip()
+    b'{"a":NaN}'
+    >>> stored, line = encode_record({"a": "x" + chr(0xD800)})
+    >>> stored == {"a": "x" + chr(0xFFFD)} and json.loads(line) == stored
+    True
+    """
     try:
-        json.dumps(record, ensure_ascii=False).encode("utf-8")
+        data = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+        if orjson.loads(data) == record:
+            return record, data
+    except (TypeError, orjson.JSONEncodeError):
+        pass
+    try:
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        return record, (text + "\n").encode("utf-8")
     except UnicodeEncodeError:
-        return scrub_surrogates(record)  # type: ignore[no-any-return]
-    return record
+        stored = scrub_surrogates(record)
+        text = json.dumps(stored, ensure_ascii=False, separators=(",", ":"))
+        return stored, (text + "\n").encode("utf-8")
 
 
 # --------------------------------------------------------------------------- writer
@@ -437,8 +499,15 @@ class JournalWriter:
         self.on_judge = on_judge
         self._write_lock = threading.Lock()
         self.records: list[dict[str, Any]] = []
+        #: id() of a stored ``attempt`` record -> (that record, the output and trace it was
+        #: scored with), so the tables are built without validating its payload a second
+        #: time (:func:`~.live.build_run`, which checks the record is the same object).
+        #: Only records stored as scored (nothing masked or scrubbed) are listed.
+        self.parsed: dict[int, tuple[dict[str, Any], str, Trace]] = {}
         self.error: BaseException | None = None
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        #: Records appended during the current turn of the appending event loop.
+        self._pending: list[tuple[dict[str, Any], Any]] = []
         self._file = open(segment, "ab") if segment is not None else None  # noqa: SIM115
         self._thread = threading.Thread(target=self._run, name="journal", daemon=True)
         self._thread.start()
@@ -446,8 +515,26 @@ class JournalWriter:
     def append(
         self, record: dict[str, Any], scoring: tuple[CaseSpec, str, Trace] | None = None
     ) -> None:
-        """Queue a record; with ``scoring`` = (case, output, trace) it is scored first."""
-        self._queue.put((record, scoring))
+        """Queue a record; with ``scoring`` = (case, output, trace) it is scored first.
+
+        From an event loop (the scheduler's), the records appended during one turn of the
+        loop are handed over together at its end: one wake-up of the writer per turn, not
+        per record. From other code each record is handed over at once.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._queue.put([(record, scoring)])
+            return
+        self._pending.append((record, scoring))
+        if len(self._pending) == 1:
+            loop.call_soon(self._hand_over)
+
+    def _hand_over(self) -> None:
+        """Queue the records appended during the loop turn (on the loop's thread)."""
+        pending, self._pending = self._pending, []
+        if pending:
+            self._queue.put(pending)
 
     def _score(self, record: dict[str, Any], scoring: tuple[CaseSpec, str, Trace]) -> None:
         case, output, trace = scoring
@@ -504,7 +591,7 @@ class JournalWriter:
         if self.error is not None or self._file is None:
             return  # failed already, or a run without a folder: nothing to resume from
         try:
-            self._write([_storable(mask_value(record))])
+            self._write([encode_record(mask_value(record))[1]])
         except BaseException as exc:  # re-raised by close()
             self.error = exc
 
@@ -527,7 +614,9 @@ class JournalWriter:
                     if scoring is not None:
                         self._score(record, scoring)
                     # The journal is the boundary every table and report is built from.
-                    done.append(_storable(mask_value(record)))
+                    done.append(encode_record(mask_value(record)))
+                    if scoring is not None:
+                        self._remember(record, done[-1][0], scoring)
                 except BaseException as exc:  # re-raised by close()
                     self.error = exc
             if done and self.error is None:
@@ -560,11 +649,11 @@ class JournalWriter:
                         if item.error is not None and self.error is None:
                             self.error = item.error
                         elif self.error is None:
-                            done.append(item.record)
+                            self._prepare(item.record, done)
                     elif self.error is None:
                         record, scoring = item
                         if scoring is None:
-                            done.append(record)
+                            self._prepare(record, done)
                         else:
                             in_flight += 1
                             pool.submit(score, record, scoring)
@@ -574,36 +663,58 @@ class JournalWriter:
     def _next_batch(self) -> list[Any]:
         """Wait for one item, then take all that is queued already: both writer loops write
         what has piled up in one go, so a burst of attempts costs one write, not many."""
-        batch = [self._queue.get()]
+        batch: list[Any] = []
+        item = self._queue.get()
         while True:
+            # appended records arrive in lists (one per loop turn)
+            if isinstance(item, list):
+                batch.extend(item)
+            else:
+                batch.append(item)
             try:
-                batch.append(self._queue.get_nowait())
+                item = self._queue.get_nowait()
             except queue.Empty:
                 return batch
 
-    def _deliver(self, done: list[dict[str, Any]]) -> None:
-        """Write a batch, then keep and announce it; both writer loops end each turn here so
-        a record is only kept (and shown) once it is on disk."""
+    def _prepare(self, record: dict[str, Any], done: list[tuple[dict[str, Any], bytes]]) -> None:
+        """Mask and encode a scored record into ``done`` (the error is kept for close())."""
         try:
-            self._write(done)
+            done.append(encode_record(mask_value(record)))
+        except BaseException as exc:  # re-raised by close()
+            self.error = exc
+
+    def _remember(
+        self,
+        record: dict[str, Any],
+        stored: dict[str, Any],
+        scoring: tuple[CaseSpec, str, Trace],
+    ) -> None:
+        """Keep the (output, trace) a record was scored with, if it is stored as scored."""
+        if stored is record or stored.get("payload") == record.get("payload"):
+            self.parsed[id(stored)] = (stored, scoring[1], scoring[2])
+
+    def _deliver(self, done: list[tuple[dict[str, Any], bytes]]) -> None:
+        """Write a batch of (stored record, line), then keep and announce the records; both
+        writer loops end each turn here so a record is only kept (and shown) once it is on
+        disk."""
+        try:
+            self._write([line for _, line in done])
         except BaseException as exc:  # re-raised by close()
             self.error = exc
             return
-        self.records.extend(done)
+        records = [record for record, _ in done]
+        self.records.extend(records)
         if self.on_record is not None:
-            for record in done:
+            for record in records:
                 self.on_record(record)
 
-    def _write(self, records: list[dict[str, Any]]) -> None:
+    def _write(self, lines: list[bytes]) -> None:
         if self._file is None:
             return
-        data = "".join(
-            json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records
-        )
         try:
             # Judge samples are written from the scoring threads, records from this one.
             with self._write_lock:
-                self._file.write(data.encode("utf-8"))
+                self._file.write(b"".join(lines))
                 self._file.flush()
                 os.fsync(self._file.fileno())
         except OSError as exc:
@@ -617,6 +728,7 @@ class JournalWriter:
 
     def close(self) -> None:
         """Write everything queued, stop the thread, close the file; re-raise its error."""
+        self._hand_over()
         self._queue.put(_STOP)
         self._thread.join()
         if self._file is not None:

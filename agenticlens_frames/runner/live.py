@@ -23,16 +23,19 @@ with ``invalid_payload="case"``, only that case.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import gc
 import hashlib
 import logging
 import os
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from .._gc import paused_gc
@@ -43,7 +46,8 @@ from ..evaluators import EvaluatorRegistry
 from ..formats import load_manifest, load_recorded, load_suite
 from ..formats._io import require_known
 from ..formats.model import CaseSpec, ManifestSpec, SuiteSpec
-from ..frames import ExperimentRun, TableBuilder
+from ..formats.traces import Trace
+from ..frames import CheckColumns, ExperimentRun, TableBuilder
 from ..scoring import score_unavailable
 from .http_target import (
     DEFAULT_MAX_REPLY_BYTES,
@@ -60,6 +64,7 @@ from .journal import (
     digest,
     judge_samples,
     now_iso,
+    plain,
     read_segments,
     replay_checks,
 )
@@ -212,28 +217,27 @@ class Ledger:
         return self.final[(variant_id, trial, self.suite.cases[limit].id)]["error"]
 
     def calls_frame(self) -> pd.DataFrame:
-        rows = [
-            (
-                r["variant"],
-                int(r["trial"]),
-                r["case"],
-                int(r["call"]),
-                r["outcome"],
-                r.get("error"),
-                float(r.get("elapsed_ms", float("nan"))),
-                r.get("started_at"),
-                r.get("session"),
-                r.get("detail"),
-            )
-            for r in self.calls
-        ]
-        frame = pd.DataFrame(rows, columns=list(CALL_COLUMNS))
-        for column in ("error", "started_at", "session", "outcome", "detail"):
-            frame[column] = frame[column].astype("str")
-        frame["trial"] = frame["trial"].astype("int32")
-        frame["call"] = frame["call"].astype("int32")
-        frame["elapsed_ms"] = frame["elapsed_ms"].astype(float)
-        return frame
+        calls = self.calls
+        nan = float("nan")
+        # Column by column: a frame built from row tuples went through object arrays.
+        columns = {
+            "variant_id": _texts([r["variant"] for r in calls]),
+            "trial": np.array([int(r["trial"]) for r in calls], dtype=np.int32),
+            "case_id": _texts([r["case"] for r in calls]),
+            "call": np.array([int(r["call"]) for r in calls], dtype=np.int32),
+            "outcome": pd.array([r["outcome"] for r in calls], dtype="str"),
+            "error": pd.array([r.get("error") for r in calls], dtype="str"),
+            "elapsed_ms": np.array([r.get("elapsed_ms", nan) for r in calls], dtype=float),
+            "started_at": pd.array([r.get("started_at") for r in calls], dtype="str"),
+            "session": pd.array([r.get("session") for r in calls], dtype="str"),
+            "detail": pd.array([r.get("detail") for r in calls], dtype="str"),
+        }
+        return pd.DataFrame(columns, columns=list(CALL_COLUMNS))
+
+
+def _texts(values: list[str]) -> Any:
+    """Strings as pandas infers them from rows: the ``str`` dtype, object when empty."""
+    return pd.array(values, dtype="str") if values else np.array([], dtype=object)
 
 
 # --------------------------------------------------------------------------- building
@@ -245,12 +249,17 @@ def _add_live_attempt(
     trial: int,
     case: CaseSpec,
     record: dict[str, Any],
+    parsed: Mapping[int, tuple[dict[str, Any], str, Trace]],
 ) -> None:
     status = record["status"]
     calls = int(record["calls"])
     row = builder.next_attempt
     if status == "ok":
-        output, trace = validate_payload(record["payload"], case.id)
+        known = parsed.get(id(record))
+        if known is not None and known[0] is record:  # scored in this session
+            output, trace = known[1], known[2]
+        else:
+            output, trace = validate_payload(record["payload"], case.id)
         score = replay_checks(builder.checks, row, record)
         builder.add_attempt(
             variant_id, trial, case, "ok", score, output=output, trace=trace, target_attempts=calls
@@ -265,6 +274,90 @@ def _add_live_attempt(
     builder.add_attempt(
         variant_id, trial, case, status, result, output="", target_attempts=calls, error=error
     )
+
+
+class _Succeeded:
+    """Succeeded live attempts with built-in checks only, added to a builder column by
+    column: what :func:`_add_live_attempt` adds one attempt at a time (``add_attempt`` and
+    ``replay_checks``), in bulk. :meth:`flush` before adding any row another way keeps
+    the rows in the same order."""
+
+    def __init__(self, builder: TableBuilder, manifest: ManifestSpec) -> None:
+        self.builder = builder
+        self.variant_pos = {v.id: i for i, v in enumerate(manifest.variants)}
+        #: (variant position, trial, case, record, output, trace)
+        self.rows: list[tuple[int, int, CaseSpec, dict[str, Any], str, Trace]] = []
+
+    def add(
+        self,
+        variant_id: str,
+        trial: int,
+        case: CaseSpec,
+        record: dict[str, Any],
+        parsed: Mapping[int, tuple[dict[str, Any], str, Trace]],
+    ) -> bool:
+        """Take an attempt if it is ``ok`` with built-in checks only; else False."""
+        if record["status"] != "ok" or any(check[5] is not None for check in record["checks"]):
+            return False
+        known = parsed.get(id(record))
+        if known is not None and known[0] is record:  # scored in this session
+            output, trace = known[1], known[2]
+        else:
+            output, trace = validate_payload(record["payload"], case.id)
+        self.rows.append((self.variant_pos[variant_id], trial, case, record, output, trace))
+        return True
+
+    def flush(self) -> None:
+        rows, self.rows = self.rows, []
+        if not rows:
+            return
+        first = self.builder.next_attempt
+        records = [r[3] for r in rows]
+        scores = [r["score"] for r in records]
+        traces = [r[5] for r in rows]
+        costs = [t.estimated_cost_usd for t in traces]
+        tools = [t.tool_names for t in traces]
+        # add_attempt's values: score fields from the journaled score, trace fields from
+        # the trace, the evaluator error in ``error``.
+        self.builder.extend_attempts(
+            {
+                "variant": [r[0] for r in rows],
+                "trial": [r[1] for r in rows],
+                "case_index": [r[2].index for r in rows],
+                "status": ["ok"] * len(rows),
+                "passed": [bool(s[0]) for s in scores],
+                "score": [s[1] for s in scores],
+                "n_checks": [s[2] for s in scores],
+                "n_checks_passed": [s[3] for s in scores],
+                "score_sum": [s[4] for s in scores],
+                "latency_ms": [t.total_latency_ms for t in traces],
+                "cost_usd": costs,
+                "cost_source": [
+                    t.cost_source if c is not None else None
+                    for t, c in zip(traces, costs, strict=True)
+                ],
+                "output": [r[4] for r in rows],
+                "trace_id": [t.trace_id for t in traces],
+                "trace_shape": [t.shape for t in traces],
+                "tools": [",".join(names) for names in tools],
+                "n_tool_calls": [len(names) for names in tools],
+                "turns": [int(s[5]) if s[5] else None for s in scores],
+                "target_attempts": [int(r["calls"]) for r in records],
+                "error": [s[6] for s in scores],
+            }
+        )
+        # replay_checks' values (a built-in check's value defaults to its pass as 1.0/0.0)
+        checks = [
+            (first + row, check) for row, record in enumerate(records) for check in record["checks"]
+        ]
+        sink = CheckColumns()
+        sink.attempt = [row for row, _ in checks]
+        sink.name = [c[0] for _, c in checks]
+        sink.metric = [c[1] for _, c in checks]
+        sink.value = [c[2] if c[2] is not None else (1.0 if c[3] else 0.0) for _, c in checks]
+        sink.passed = [c[3] for _, c in checks]
+        sink.explanation = [c[4] for _, c in checks]
+        self.builder.checks.extend(sink)
 
 
 def _redacted(manifest: ManifestSpec) -> ManifestSpec:
@@ -284,8 +377,12 @@ def build_run(
     registry: EvaluatorRegistry | None = None,
     *,
     progress: bool = False,
+    parsed: Mapping[int, tuple[dict[str, Any], str, Trace]] | None = None,
 ) -> tuple[ExperimentRun, int]:
     """The tables of every finished trial, and the number of attempts still to run.
+
+    ``parsed`` (:attr:`~.journal.JournalWriter.parsed`) holds the output and trace of the
+    attempts scored in this session, so their payloads are not validated again.
 
     Recorded variants are replayed one file at a time (memory follows one file, as in
     :func:`~agenticlens_frames.load_experiment`); rows may arrive in any order, the
@@ -295,6 +392,8 @@ def build_run(
     order = execution_order(manifest.variant_ids, manifest.trial_count, manifest.random_seed)
     kinds = {v.id: v.target_kind for v in manifest.variants}
     remaining = 0
+    parsed = parsed or {}
+    succeeded = _Succeeded(builder, manifest)
     with paused_gc():
         for position, (variant_id, trial) in enumerate(order):
             if kinds[variant_id] == "recorded":
@@ -305,13 +404,18 @@ def build_run(
                 continue
             error = ledger.trial_error(variant_id, trial)
             if error is not None:
+                succeeded.flush()
                 builder.add_failed_trial(variant_id, trial, position, error)
                 continue
             builder.add_trial(variant_id, trial, "succeeded", position)
             for case in suite.cases:
                 record = ledger.final[(variant_id, trial, case.id)]
-                _add_live_attempt(builder, variant_id, trial, case, record)
-        replay_recorded(builder, manifest, suite, order, registry, progress=progress)
+                if not succeeded.add(variant_id, trial, case, record, parsed):
+                    succeeded.flush()
+                    _add_live_attempt(builder, variant_id, trial, case, record, parsed)
+        succeeded.flush()
+        if "recorded" in kinds.values():
+            replay_recorded(builder, manifest, suite, order, registry, progress=progress)
         used = sorted({ref.name for case in suite.cases for ref in case.evaluators})
         versions = {name: registry[name].version for name in used} if registry else {}
         return builder.build(versions), remaining
@@ -336,13 +440,13 @@ def run_identity(
     Paths are left out (a moved folder still resumes), and so are the knobs that only
     change speed (``max_workers``, per-variant ``concurrency``).
     """
-    m = dataclasses.asdict(manifest)
+    m = plain(manifest)
     m.pop("path")
     m.pop("max_workers")
     for v in m["variants"]:
         v.pop("resolved_target")
         v.pop("concurrency", None)
-    s = dataclasses.asdict(suite)
+    s = plain(suite)
     s.pop("path")
     return {
         "experiment_id": f"{manifest.name}@{manifest.version}",
@@ -469,6 +573,19 @@ def _note_changed_judges(samples: JudgeSamples, registry: EvaluatorRegistry | No
         )
 
 
+class _NoBar:
+    """What :class:`_Progress` updates when progress is off."""
+
+    def update(self, n: int = 1) -> None:
+        """Nothing to draw."""
+
+    def set_postfix_str(self, text: str, refresh: bool = True) -> None:
+        """Nothing to draw."""
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+
 class _Progress:
     """tqdm.auto bars: one for the experiment, one per live variant (terminal or notebook);
     with judges, the experiment's bar also shows the judge calls made (:func:`judge_postfix`).
@@ -479,6 +596,9 @@ class _Progress:
         self._lock = threading.Lock()
         #: Judge calls made, samples unavailable, samples reused from the journal.
         self.judge = [0, 0, 0]
+        if not enabled:  # no bars at all (a disabled tqdm still costs its import)
+            self.overall = _NoBar()
+            return
         self.overall = progress_bar(
             total=overall,
             desc=title,
@@ -658,8 +778,17 @@ def run_coroutine(factory: Callable[[], Awaitable[Any]]) -> Any:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        kept: dict[str, Any] = {}
+
+        async def keep() -> None:
+            # The value stays out of the task's result: asyncio.Runner, restoring the
+            # SIGINT handler, formats the old handler (which holds the task) into an
+            # error message it then discards, and that repr'd a whole run's tables.
+            kept["value"] = await factory()
+
         with asyncio.Runner() as runner:
-            return runner.run(factory())  # type: ignore[arg-type]
+            runner.run(keep())
+        return kept["value"]
     holder: dict[str, Any] = {}
     started = threading.Event()
 
@@ -838,7 +967,8 @@ async def arun_live(
             scheduler.inflight = inflight
             if monitor is not None:
                 monitor.on_advance = scheduler.wake_threadsafe
-            await scheduler.run()
+            with _fewer_collections():
+                await scheduler.run()
             if monitor is not None and monitor.should_stop and items:
                 done = len(ledger.final) + scheduler.finished
                 writer.append({"type": "stop", "session": session, **monitor.summary(done)})
@@ -868,9 +998,13 @@ async def arun_live(
             for record in [*ledger.calls, *ledger.final.values()]:
                 if record["case"] in used:
                     sub_ledger.add(record)
-            run, remaining = build_run(manifest, small, sub_ledger, registry, progress=progress)
+            run, remaining = build_run(
+                manifest, small, sub_ledger, registry, progress=progress, parsed=writer.parsed
+            )
         else:
-            run, remaining = build_run(manifest, suite, ledger, registry, progress=progress)
+            run, remaining = build_run(
+                manifest, suite, ledger, registry, progress=progress, parsed=writer.parsed
+            )
         if folder is not None:
             run.to_parquet(folder.path / "tables")
         return LiveRunResult(
@@ -929,6 +1063,31 @@ def load_run_folder(
             hint=f"resume: {how.removeprefix('run it with ')}",
         )
     return run
+
+
+#: Allocations between two young-generation collections during a live run (Python's
+#: default is 700).
+YOUNG_GC_THRESHOLD = 50_000
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Collect the young generation every :data:`YOUNG_GC_THRESHOLD` allocations, not 700.
+
+    A live attempt allocates dozens of objects (task, futures, handles, records) and keeps
+    its records: at the default threshold 10 000 attempts at concurrency 256 ran ~560
+    collections, a third of the run's CPU time on a loaded machine (bench_live.py).
+    Collection is not turned off: a target that leaves cyclic garbage behind on every
+    call is still collected, only in bigger batches.
+    """
+    young, middle, old = gc.get_threshold()
+    gc.set_threshold(max(young, YOUNG_GC_THRESHOLD), middle, old)
+    try:
+        yield
+    finally:
+        current = gc.get_threshold()
+        if current[0] == max(young, YOUNG_GC_THRESHOLD):  # unless changed meanwhile
+            gc.set_threshold(young, current[1], current[2])
 
 
 def _remember_secrets(manifest: ManifestSpec, env: Mapping[str, str]) -> None:

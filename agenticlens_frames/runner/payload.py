@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 from ..errors import InputError
 from ..formats.traces import Trace, normalize_trace
 
@@ -41,7 +43,19 @@ def canonical_payload(value: Any) -> Any:
     --------
     >>> canonical_payload({"output": "x", "trace": {"spans": ({"tool_name": "a"},)}})
     {'output': 'x', 'trace': {'spans': [{'tool_name': 'a'}]}}
+    >>> canonical_payload({"output": "x", "n": float("inf"), 1: 2**70})
+    {'output': 'x', 'n': inf, '1': 1180591620717411303424}
     """
+    # orjson's round trip is ~10x cheaper and gives the same value whenever it reads back
+    # equal to the original: a payload of plain JSON values (most of them). Anything else
+    # (tuples, NaN and infinities, which orjson writes as null, integers beyond 64 bits,
+    # non-string keys, other objects) differs or raises, and json decides as before.
+    try:
+        copied = orjson.loads(orjson.dumps(value))
+        if copied == value:
+            return copied
+    except (TypeError, orjson.JSONEncodeError):
+        pass
     return json.loads(json.dumps(value, default=str))
 
 

@@ -205,7 +205,9 @@ class _LoopThread:
     Calls cross between the runner's loop and this one in batches (:meth:`start`): each
     crossing wakes the other thread, and at hundreds of calls in flight one wake-up per
     call and direction made the two threads hand the GIL back and forth for most of the
-    run. Calls started, or finished, while a wake-up is pending ride along with it.
+    run. A wake-up leaves at the end of the loop turn that started (or finished) a call,
+    so every call started or finished in that turn, or while it is pending, rides along:
+    a wave of calls whose timers fire together crosses back with one wake-up.
     """
 
     def __init__(self, name: str) -> None:
@@ -219,17 +221,27 @@ class _LoopThread:
     def start(self, coroutine: Any) -> _Call:
         """Run ``coroutine`` on this loop; its outcome arrives in the returned call's
         ``reply`` (a future of the running loop)."""
-        call = _Call(coroutine, asyncio.get_running_loop())
+        home = asyncio.get_running_loop()
+        call = _Call(coroutine, home)
         with self._lock:
             self._inbox.append(call)
             wake = len(self._inbox) == 1
         if wake:
-            try:
-                self.loop.call_soon_threadsafe(self._start_queued)
-            except RuntimeError:  # closed: the call can never run
-                call.coroutine.close()
-                raise
+            # The wake-up leaves at the end of the caller's loop turn, so every call its
+            # tasks start in that turn crosses with it.
+            home.call_soon(self._send_inbox)
         return call
+
+    def _send_inbox(self) -> None:  # on a caller's loop
+        try:
+            self.loop.call_soon_threadsafe(self._start_queued)
+        except RuntimeError:  # closed: the queued calls can never run
+            with self._lock:
+                queued, self._inbox = self._inbox, []
+            for call in queued:
+                call.coroutine.close()
+                if not call.reply.done():
+                    call.reply.set_exception(RuntimeError("the target's event loop is closed"))
 
     def _start_queued(self) -> None:  # on this loop
         with self._lock:
@@ -248,8 +260,13 @@ class _LoopThread:
             waiting.append(call)
             wake = len(waiting) == 1
         if wake:
-            with contextlib.suppress(RuntimeError):  # the caller's loop is gone
-                call.home.call_soon_threadsafe(self._deliver, call.home)
+            # At the end of this loop's turn: calls ending in the same turn (timers due
+            # together) go back with one wake-up.
+            self.loop.call_soon(self._send_outbox, call.home)
+
+    def _send_outbox(self, home: asyncio.AbstractEventLoop) -> None:  # on this loop
+        with contextlib.suppress(RuntimeError):  # the caller's loop is gone
+            home.call_soon_threadsafe(self._deliver, home)
 
     def _deliver(self, home: asyncio.AbstractEventLoop) -> None:  # on the caller's loop
         with self._lock:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from .._fork import run_tasks, worker_count
@@ -12,6 +13,12 @@ from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
 from ..formats import load_recorded, normalize_trace
 from ..formats.model import CaseSpec, ManifestSpec, RecordedTrials, SuiteSpec, VariantSpec
+from ..formats.recorded import (
+    RecordedColumns,
+    TrialColumns,
+    iter_recorded_columns,
+    load_recorded_columns,
+)
 from ..formats.traces import Trace
 from ..frames import CheckColumns, TableBuilder
 from ..scoring import score_sample, score_unavailable
@@ -26,35 +33,73 @@ def replay_trial(
     variant_id: str,
     trial: int,
     position: int,
-    recorded: RecordedTrials,
+    recorded: RecordedTrials | RecordedColumns,
     registry: EvaluatorRegistry | None = None,
     plan: SuitePlan | None = None,
 ) -> None:
     """Score one recorded trial into ``builder`` (or record it as failed if absent).
 
     With the suite's ``plan`` (:func:`~agenticlens_frames.scoring_batch.plan_suite`) a
-    trial that has a sample for every case is scored as a whole, check kind by check kind.
+    trial that has a sample for every case is scored as a whole, check kind by check kind
+    (``recorded`` may then be :func:`~agenticlens_frames.formats.recorded.load_recorded_columns`'
+    columns, which need the plan).
     """
     available = len(recorded.trials)
     if trial > available:
-        # The package's wording (spec §4.1), so reports read the same.
-        builder.add_failed_trial(
-            variant_id,
-            trial,
-            position,
-            f"recorded target has {available} trial(s); trial {trial} is missing",
-        )
+        _missing_trial(builder, variant_id, trial, position, available)
         return
     samples = recorded.trials[trial - 1]
+    _replay_entry(
+        builder, suite, variant_id, trial, position, samples, recorded.path, registry, plan
+    )
+
+
+def _missing_trial(
+    builder: TableBuilder, variant_id: str, trial: int, position: int, available: int
+) -> None:
+    # The package's wording (spec §4.1), so reports read the same.
+    builder.add_failed_trial(
+        variant_id,
+        trial,
+        position,
+        f"recorded target has {available} trial(s); trial {trial} is missing",
+    )
+
+
+def _replay_entry(
+    builder: TableBuilder,
+    suite: SuiteSpec,
+    variant_id: str,
+    trial: int,
+    position: int,
+    samples: TrialColumns | tuple[dict[str, Any], ...],
+    path: Path,
+    registry: EvaluatorRegistry | None,
+    plan: SuitePlan | None,
+) -> None:
+    """Score one recorded trial that the file has into ``builder``."""
+    if isinstance(samples, TrialColumns):
+        if plan is None:
+            raise ValueError("a trial read as columns is scored with the suite's plan")
+        _replay_columns(builder, variant_id, trial, position, samples.in_case_order(), plan)
+        return
     # Case ids are known and unique per trial (load_recorded), so as many samples as
     # cases means one for every case.
     if plan is not None and len(samples) == len(suite.cases) and suite.cases:
-        _replay_planned(builder, suite, variant_id, trial, position, recorded, plan)
+        by_case = {sample["case_id"]: sample for sample in samples}
+        columns = TrialColumns.empty()
+        for index, case in enumerate(suite.cases):
+            sample = by_case[case.id]
+            trace = sample.get("trace")
+            if not isinstance(trace, Trace):
+                trace = normalize_trace(trace or {}, file=path)
+            columns.append(index, sample["output"], trace)
+        _replay_columns(builder, variant_id, trial, position, columns, plan)
         return
     builder.add_trial(variant_id, trial, "succeeded", position)
     by_case = {sample["case_id"]: sample for sample in samples}
     if registry is not None and registry.has_judges and len(suite.cases) > 1:
-        _replay_judged(builder, suite, variant_id, trial, recorded, by_case, registry)
+        _replay_judged(builder, suite, variant_id, trial, path, by_case, registry)
         return
     for case in suite.cases:
         sample = by_case.get(case.id)
@@ -65,32 +110,23 @@ def replay_trial(
             continue
         trace = sample.get("trace")
         if not isinstance(trace, Trace):
-            trace = normalize_trace(trace or {}, file=recorded.path)
+            trace = normalize_trace(trace or {}, file=path)
         output = sample["output"]
         result = score_sample(case, output, trace, builder.checks, row, registry)
         builder.add_attempt(variant_id, trial, case, "ok", result, output=output, trace=trace)
 
 
-def _replay_planned(
+def _replay_columns(
     builder: TableBuilder,
-    suite: SuiteSpec,
     variant_id: str,
     trial: int,
     position: int,
-    recorded: RecordedTrials,
+    samples: TrialColumns,
     plan: SuitePlan,
 ) -> None:
-    by_case = {sample["case_id"]: sample for sample in recorded.trials[trial - 1]}
-    ordered = [by_case[case.id] for case in suite.cases]
-    outputs = [sample["output"] for sample in ordered]
-    traces = [
-        trace
-        if isinstance(trace := sample.get("trace"), Trace)
-        else normalize_trace(trace or {}, file=recorded.path)
-        for sample in ordered
-    ]
-    checks, scores = score_trial(plan, outputs, traces)
-    builder.add_scored_trial(variant_id, trial, position, outputs, traces, checks, scores)
+    """A complete trial, ``samples`` in case order, scored as a whole."""
+    checks, scores = score_trial(plan, samples)
+    builder.add_scored_trial(variant_id, trial, position, samples, checks, scores)
 
 
 def _replay_judged(
@@ -98,7 +134,7 @@ def _replay_judged(
     suite: SuiteSpec,
     variant_id: str,
     trial: int,
-    recorded: RecordedTrials,
+    path: Path,
     by_case: dict[str, Any],
     registry: EvaluatorRegistry,
 ) -> None:
@@ -115,7 +151,7 @@ def _replay_judged(
             return sink, score_unavailable(sink, start + index), "", None
         trace = sample.get("trace")
         if not isinstance(trace, Trace):
-            trace = normalize_trace(trace or {}, file=recorded.path)
+            trace = normalize_trace(trace or {}, file=path)
         output = sample["output"]
         return sink, score_sample(case, output, trace, sink, start + index, registry), output, trace
 
@@ -135,6 +171,59 @@ def _file_size(variant: VariantSpec) -> int:
         return os.path.getsize(variant.resolved_target)
     except OSError:  # load_recorded names the problem when the file is read
         return 0
+
+
+def _replay_streamed(
+    builder: TableBuilder,
+    suite: SuiteSpec,
+    variant: VariantSpec,
+    wanted: list[int],
+    positions: dict[tuple[str, int], int],
+    plan: SuitePlan,
+    registry: EvaluatorRegistry | None,
+    advance: Callable[[], None],
+) -> None:
+    """:func:`replay_trial` of each ``wanted`` trial (ascending) of ``variant``, each
+    scored as soon as its entry is read (:func:`iter_recorded_columns`) and then let go."""
+    path = Path(variant.resolved_target)
+    todo = set(wanted)
+    available = 0
+    for available, entry in enumerate(iter_recorded_columns(path, suite), start=1):
+        if available in todo:
+            position = positions[(variant.id, available)]
+            _replay_entry(
+                builder, suite, variant.id, available, position, entry, path, registry, plan
+            )
+            advance()
+        del entry  # (entries not replayed are read too: the whole file is checked)
+    for trial in wanted:
+        if trial > available:
+            _missing_trial(builder, variant.id, trial, positions[(variant.id, trial)], available)
+            advance()
+
+
+def _deal(variants: list[VariantSpec], workers: int) -> list[VariantSpec]:
+    """The variants in the task order for :func:`~agenticlens_frames._fork.run_tasks`
+    (task *i* runs in process ``i % workers``): each process gets a similar share of bytes
+    to parse, and the largest files are not parsed at the same time.
+
+    Replaying a file holds its bytes and the parsed trial being scored, more for larger
+    files, so two processes each starting on one of the largest files made a peak. Files are
+    given out largest first, each to the process with the fewest bytes so far among those
+    with a task left; process 0 then parses its files largest first, the others smallest
+    first, so their large files come later, once the first one is partly freed.
+    """
+    sizes = {v.id: _file_size(v) for v in variants}
+    counts = [len(range(p, len(variants), workers)) for p in range(workers)]
+    shares: list[list[VariantSpec]] = [[] for _ in range(workers)]
+    load = [0] * workers
+    for variant in sorted(variants, key=lambda v: sizes[v.id], reverse=True):
+        p = min((p for p in range(workers) if len(shares[p]) < counts[p]), key=load.__getitem__)
+        shares[p].append(variant)
+        load[p] += sizes[variant.id]
+    for p in range(1, workers):
+        shares[p].reverse()  # smallest first
+    return [shares[i % workers][i // workers] for i in range(len(variants))]
 
 
 def replay_recorded(
@@ -179,8 +268,15 @@ def replay_recorded(
             )
         bar[0].update()
 
+    # With a plan, complete trials are read straight into columns (no Trace per sample).
+    load = load_recorded if plan is None else load_recorded_columns  # (whole files)
+
     def replay_variant(variant: VariantSpec, into: TableBuilder) -> TableBuilder:
         # One variant at a time, so only one recorded file is in memory per process.
+        if plan is not None:
+            wanted = trials[variant.id]
+            _replay_streamed(into, suite, variant, wanted, positions, plan, registry, advance)
+            return into
         recorded = load_recorded(variant.resolved_target, suite)
         for trial in trials[variant.id]:
             position = positions[(variant.id, trial)]
@@ -201,17 +297,15 @@ def replay_recorded(
                 replay_variant(variant, builder)
                 builder.seal()  # typed columns now: Python lists of every variant cost more
         else:
-            # Task i runs in process i % workers: dealing the files out largest first
-            # gives each process a similar share of bytes to parse (the tables are
-            # sorted when built, so the order of the parts does not matter).
-            by_size = sorted(variants, key=_file_size, reverse=True)
+            # The tables are sorted when built, so the order of the tasks does not matter.
+            dealt = _deal(variants, workers)
             try:
-                results = run_tasks([lambda v=v: task(v) for v in by_size], workers)
+                results = run_tasks([lambda v=v: task(v) for v in dealt], workers)
             except InputError:
                 # Several invalid files: name the one a replay in manifest order meets
                 # first (each load raises its own error).
                 for variant in variants:
-                    load_recorded(variant.resolved_target, suite)
+                    load(variant.resolved_target, suite)
                 raise
             for parts in results:
                 for part in parts or ():

@@ -270,7 +270,8 @@ class Scheduler:
             self.inflight.started(item.variant_id, item.trial, item.case.id)
         while True:
             call_no = len(failures) + 1
-            call_started = now_iso()
+            # (one clock reading for the attempt and its first call)
+            call_started = started_at if call_no == 1 else now_iso()
             t0 = time.perf_counter()
             outcome: str
             error: str | None = None

@@ -16,6 +16,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -92,8 +93,21 @@ def pages(tmp_path_factory: pytest.TempPathFactory, analysis) -> dict[str, Path]
 class Watched:
     """A page with every console error, page error, dialog and non-file request logged."""
 
-    def __init__(self, browser: object, path: Path, scheme: str = "light") -> None:
-        self.page = browser.new_page(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+    def __init__(
+        self,
+        browser: object,
+        path: Path,
+        scheme: str = "light",
+        *,
+        init: str | None = None,
+        ready: str = "body[data-ready='true']",
+        height: int = 900,
+    ) -> None:
+        self.page = browser.new_page(
+            viewport={"width": 1280, "height": height}, color_scheme=scheme
+        )
+        if init is not None:  # runs before the page's own scripts (not subject to its CSP)
+            self.page.add_init_script(init)
         self.errors: list[str] = []
         self.dialogs: list[str] = []
         self.external: list[str] = []
@@ -112,7 +126,8 @@ class Watched:
         self.page.route("**/*", self._route)
         self.page.goto(path.as_uri(), wait_until="load")
         # Not wait_for_function: its polling evaluates strings, which the page's CSP forbids.
-        self.page.wait_for_selector("body[data-ready='true']")
+        # data-ready: every figure drawn; data-viewport-drawn: those in view on opening.
+        self.page.wait_for_selector(ready)
 
     def _dialog(self, dialog: object) -> None:
         self.dialogs.append(dialog.message)
@@ -147,8 +162,8 @@ class Watched:
 def open_page(browser: object) -> Iterator[object]:
     opened: list[Watched] = []
 
-    def open_(path: Path, scheme: str = "light") -> Watched:
-        w = Watched(browser, path, scheme)
+    def open_(path: Path, scheme: str = "light", **options: Any) -> Watched:
+        w = Watched(browser, path, scheme, **options)
         opened.append(w)
         return w
 
@@ -213,7 +228,10 @@ def test_csp_allows_exactly_the_inline_scripts_by_hash(analysis) -> None:
     assert len(scripts) == 2  # plotly.js once, then the page's own script
     allowed = set(re.findall(r"'sha256-([^']+)'", csp))
     assert {_sha(s) for s in scripts} == allowed
-    assert page.count("<script type='application/json'") == 1
+    # The data blocks: figures and heatmap, then the attempt details (read on a click),
+    # and the case table's rows (markup read when the table is opened).
+    assert page.count("<script type='application/json'") == 2
+    assert page.count("<script type='text/html'") == 1
 
 
 def test_hostile_strings_are_escaped_in_markup(pages) -> None:
@@ -231,22 +249,24 @@ def test_hostile_strings_are_escaped_in_markup(pages) -> None:
 def test_attempt_details_stop_at_the_byte_budget(analysis, monkeypatch) -> None:
     from agenticlens_frames.report import html
 
-    def details(page: str) -> dict:
-        data = page.split("<script type='application/json' id='alf-data'>")[1]
-        return json.loads(data.split("</script>")[0])["heat"]
+    def block(page: str, name: str) -> dict:
+        data = page.split(f"<script type='application/json' id='alf-{name}'>")[1]
+        return json.loads(data.split("</script>")[0])
 
-    every = details(render_html(analysis))
-    cases = {k.split(":")[1] for k in every["details"]["cells"]}
-    assert len(cases) == len(every["ids"])  # the example fits whole
-    attempts = sum(len(v) for v in every["details"]["cells"].values())
+    page = render_html(analysis)
+    every, heat = block(page, "details"), block(page, "data")["heat"]
+    cases = {k.split(":")[1] for k in every["cells"]}
+    assert len(cases) == len(heat["ids"])  # the example fits whole
+    attempts = sum(len(v) for v in every["cells"].values())
     assert attempts == len(analysis.run.attempts)
     monkeypatch.setattr(html, "DETAIL_BYTES", 3000)
-    some = details(render_html(analysis))
-    kept = {int(k.split(":")[1]) for k in some["details"]["cells"]}
+    page = render_html(analysis)
+    some = block(page, "details")
+    kept = {int(k.split(":")[1]) for k in some["cells"]}
     # The first cases of the needs-attention order, as many as the budget holds.
-    assert kept == set(every["orders"]["attention"][: len(kept)])
+    assert kept == set(heat["orders"]["attention"][: len(kept)])
     assert 0 < len(kept) < len(cases)
-    assert f"first {len(kept)} of {len(cases)} cases" in some["detailsNote"]
+    assert f"first {len(kept)} of {len(cases)} cases" in block(page, "data")["heat"]["detailsNote"]
 
 
 def test_saved_report_renders_without_the_tables(pages) -> None:
@@ -285,6 +305,61 @@ def test_every_figure_renders_offline(open_page, pages, analysis) -> None:
     flaky_shapes = w.js("document.getElementById('fig-heatmap').layout.shapes.length")
     assert flaky_shapes == len(expected.layout.shapes)
     assert w.errors == [] and w.external == [] and w.dialogs == []
+
+
+#: A browser that is never idle: the page draws no figure in the background, so a figure
+#: off screen is drawn only when scrolled to (or printed).
+NEVER_IDLE = "window.requestIdleCallback = function () { return 0; };"
+#: Per figure: [id, drawn by plotly, intersects the viewport, top in the viewport].
+FIGURE_STATE = """[...document.querySelectorAll('.fig')].map(gd => {
+    const r = gd.getBoundingClientRect();
+    return [gd.id, gd.querySelectorAll('.main-svg').length > 0 && (gd.data || []).length > 0,
+            r.bottom > 0 && r.top < window.innerHeight, r.top]; })"""
+
+
+@pytest.mark.browser
+def test_a_figure_below_the_fold_is_drawn_when_scrolled_to(open_page, pages, analysis) -> None:
+    # A tall window: the example's warnings push its first figure (the forest) to ~1800 px.
+    height = 2200
+    w = open_page(
+        pages["example"],
+        init=NEVER_IDLE,
+        ready="body[data-viewport-drawn='true']",
+        height=height,
+    )
+    state = w.js(FIGURE_STATE)
+    assert sorted(s[0] for s in state) == sorted(f"fig-{name}" for name in FIGURES)
+    # Every figure the reader sees is drawn when the page says it is shown ...
+    seen = [s for s in state if s[2]]
+    assert seen and all(s[1] for s in seen), state
+    # ... and those well below the fold are not: nothing draws them but scrolling.
+    below = [s[0] for s in state if s[3] > height + 400]
+    assert "fig-deltas" in below and not any(s[1] for s in state if s[0] in below), state
+    assert w.page.get_attribute("body", "data-ready") is None
+    for name in below:
+        w.page.locator(f"#{name}").scroll_into_view_if_needed()
+        w.until(lambda name=name: any(s[0] == name and s[1] for s in w.js(FIGURE_STATE)))
+    # With every figure seen once, the page is complete.
+    w.page.wait_for_selector("body[data-ready='true']")
+    assert all(s[1] for s in w.js(FIGURE_STATE))
+    # The deltas drawn on scrolling are the comparisons' own (candidates against the baseline).
+    ys = w.js("document.getElementById('fig-deltas').data.flatMap(t => [...t.y])")
+    assert set(ys) == {str(c) for c in analysis.comparisons["candidate_variant_id"]}
+    assert w.errors == [] and w.external == []
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("how", ["print media", "pdf"])
+def test_printing_draws_every_figure(open_page, pages, how) -> None:
+    w = open_page(pages["example"], init=NEVER_IDLE, ready="body[data-viewport-drawn='true']")
+    assert not all(s[1] for s in w.js(FIGURE_STATE))
+    if how == "pdf":  # chromium's print path: beforeprint, then the print layout
+        assert w.page.pdf()[:5] == b"%PDF-"
+    else:
+        w.page.emulate_media(media="print")
+    w.page.wait_for_selector("body[data-ready='true']")
+    assert all(s[1] for s in w.js(FIGURE_STATE))
+    assert w.errors == []
 
 
 @pytest.mark.browser
@@ -389,7 +464,9 @@ def test_injected_markup_never_executes(open_page, pages) -> None:
     w.page.wait_for_selector("#attempts .att")
     assert "<script>alert('output')</script>" in w.page.text_content("#attempts")
     assert w.page.locator("img").count() == 0
-    assert w.js("document.querySelectorAll('script').length") == 3
+    # plotly.js, report.js and the three data blocks, none of them executable
+    assert w.js("document.querySelectorAll('script').length") == 5
+    assert w.js("document.querySelectorAll('script:not([type])').length") == 2
     hover = w.js("document.getElementById('fig-heatmap').data[0].hovertext[0][0]")
     assert "&lt;script&gt;" in hover
     assert w.dialogs == [] and w.errors == [] and w.external == []

@@ -77,7 +77,9 @@ def _report(run) -> tuple[dict, str, str]:
 def experiment(write_experiment, tmp_path, monkeypatch):
     log = tmp_path / "calls.log"
     monkeypatch.setenv("LIVE_CALL_LOG", str(log))
-    monkeypatch.setenv("LIVE_DELAY", "0.04")
+    # Long enough that the 57 attempts left after the signal cannot all finish before it
+    # arrives on a loaded machine (at 0.04 s the run once ended first under load).
+    monkeypatch.setenv("LIVE_DELAY", "0.08")
     variants = [variant("a", "logged"), variant("b", "logged_async"), variant("c", "logged_plain")]
     manifest, suite = write_experiment(variants, trial_count=3, random_seed=9)
     return manifest, suite, log

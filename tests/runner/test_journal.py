@@ -90,3 +90,67 @@ def test_writer_error_is_raised_on_close(tmp_path):
     writer.append({"type": "attempt"}, scoring=(case, None, None))  # type: ignore[arg-type]
     with pytest.raises(AttributeError):
         writer.close()
+
+
+def test_run_identity_hashes_what_asdict_gave(tmp_path):
+    # The run folder's identity must not change with how the specs are walked (a folder
+    # started by an earlier version must still resume): the reference is the former
+    # computation, dataclasses.asdict and a cleaning pass.
+    import dataclasses
+    import hashlib
+    from pathlib import Path
+
+    from agenticlens_frames.formats import load_manifest, load_suite
+    from agenticlens_frames.runner.live import run_identity
+
+    def clean(v):
+        if isinstance(v, Path):
+            return str(v)
+        if isinstance(v, dict):
+            return {str(k): clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        return v
+
+    def reference(value):
+        text = json.dumps(clean(value), sort_keys=True, ensure_ascii=True, default=repr)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    manifest = load_manifest("data/support/manifest.yaml")
+    suite = load_suite("data/support/suite.yaml")
+    m = dataclasses.asdict(manifest)
+    m.pop("path")
+    m.pop("max_workers")
+    for v in m["variants"]:
+        v.pop("resolved_target")
+        v.pop("concurrency", None)
+    s = dataclasses.asdict(suite)
+    s.pop("path")
+    identity = run_identity(manifest, suite, {})
+    assert identity["manifest_sha256"] == reference(m)
+    assert identity["suite_sha256"] == reference(s)
+
+
+@pytest.mark.parametrize("workers", [1, 4])
+def test_every_writer_masks_secrets_and_keeps_odd_values(tmp_path, workers):
+    # Both writer loops (scoring_workers 1, and above 1 as with judges) mask known secrets
+    # and write what json reads back: NaN, huge integers, lone surrogates (as U+FFFD).
+    from agenticlens_frames._secrets import remember
+
+    remember(["journal-secret-5f3a9c"])
+    segment = tmp_path / "000001.jsonl"
+    writer = JournalWriter(segment, scoring_workers=workers)
+    records = [
+        {"type": "call", "n": 1, "error": "token journal-secret-5f3a9c refused"},
+        {"type": "call", "n": 2, "payload": {"x": float("nan"), "big": 2**70}},
+        {"type": "call", "n": 3, "payload": {"output": "a" + chr(0xD800)}},
+    ]
+    for record in records:
+        writer.append(record)
+    writer.close()
+    text = segment.read_text(encoding="utf-8")
+    assert "journal-secret-5f3a9c" not in text and "token *** refused" in text
+    back = {r["n"]: r for r in read_segments([segment])}
+    assert back[2]["payload"]["big"] == 2**70 and back[2]["payload"]["x"] != back[2]["payload"]["x"]
+    assert back[3]["payload"]["output"] == "a\ufffd"
+    assert [r["n"] for r in writer.records] == [1, 2, 3]

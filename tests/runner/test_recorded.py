@@ -129,3 +129,48 @@ def test_recorded_trials_overlap_judge_calls_and_keep_the_tables(tmp_path):
     )
     pd.testing.assert_frame_equal(pooled.checks, serial.checks)
     pd.testing.assert_frame_equal(pooled.attempts, serial.attempts)
+
+
+def _sample_by_sample(folder: Path) -> dict[str, pd.DataFrame]:
+    """The tables the way replay built them before trials were read as columns: every
+    file loaded whole (``load_recorded``, a ``Trace`` per sample) and every sample scored
+    on its own by ``score_sample`` (no plan)."""
+    from agenticlens_frames.formats import load_manifest, load_recorded, load_suite
+    from agenticlens_frames.frames import TableBuilder
+    from agenticlens_frames.runner.order import execution_order
+    from agenticlens_frames.runner.recorded import replay_trial
+
+    manifest = load_manifest(folder / "manifest.yaml")
+    suite = load_suite(folder / "suite.yaml")
+    builder = TableBuilder(manifest, suite)
+    files = {v.id: load_recorded(v.resolved_target, suite) for v in manifest.variants}
+    order = execution_order(manifest.variant_ids, manifest.trial_count, manifest.random_seed)
+    for position, (variant_id, trial) in enumerate(order):
+        replay_trial(builder, suite, variant_id, trial, position, files[variant_id])
+    return builder.build({}).tables
+
+
+def test_column_replay_equals_sample_by_sample(make_synthetic, tmp_path) -> None:
+    import shutil
+
+    folder = tmp_path / "experiment"
+    shutil.copytree(make_synthetic(cases=30, seed=11, shape="mixed", missing_samples=9), folder)
+    # Unicode outputs and trace ids in both shapes, and a variant that recorded fewer
+    # trials than the manifest asks for (its last trials fail).
+    for name in ("v00.json", "v01.json"):
+        path = folder / "trials" / name
+        document = json.loads(path.read_text(encoding="utf-8"))
+        for trial in document["trials"]:
+            sample = trial["samples"][0]
+            sample["output"] = "Straße 🙂 " + sample["output"]
+            sample["trace"]["trace_id"] = "ид-" + sample["trace"].get("trace_id", "")
+        if name == "v01.json":
+            del document["trials"][3:]
+        path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    ours = load_experiment(folder / "manifest.yaml", folder / "suite.yaml").tables
+    reference = _sample_by_sample(folder)
+    statuses = set(ours["attempts"]["status"])
+    assert {"ok", "missing_sample", "trial_failed"} <= statuses
+    assert set(ours["attempts"]["trace_shape"].dropna()) == {"eval", "run"}
+    for name, table in reference.items():
+        pd.testing.assert_frame_equal(ours[name], table, obj=name)

@@ -33,19 +33,67 @@
     return out;
   }
 
-  function draw(id, figure) {
-    var gd = document.getElementById(id);
-    if (!gd || !figure) { return Promise.resolve(null); }
-    plots.push(gd);
-    return Plotly.newPlot(gd, figure.data, themed(figure.layout), config);
-  }
-
   function retheme() {
     plots.forEach(function (gd) {
       if (gd.layout) { Plotly.relayout(gd, themed(gd.layout)); }
     });
   }
   if (dark.addEventListener) { dark.addEventListener("change", retheme); }
+
+  // ------------------------------------------------------------------ lazy drawing
+  // Each figure costs plotly tens of milliseconds of layout however small it is, and a
+  // reader sees one or two on opening the page: those are drawn first, then the rest one
+  // per idle moment (nearest first), and any figure scrolled into view (or printed) before
+  // its turn at once. Every container is given its figure's height beforehand, so drawing
+  // never moves the page.
+  var drawers = {}, drawn = {}, pending = [], observer = null;
+
+  function heightOf(id) {
+    if (id === "fig-heatmap") { return heatHeight(rowsNow().length); }
+    var fig = id === "fig-pareto" ? paretoFigure() : data.figures[id.slice(4)];
+    return fig && fig.layout ? fig.layout.height : null;
+  }
+  function ensure(id) {
+    if (drawn[id] || !drawers[id]) { return drawn[id] || Promise.resolve(null); }
+    var gd = document.getElementById(id);
+    if (observer) { observer.unobserve(gd); }
+    plots.push(gd);
+    // Once drawn the figure holds its own height (the heatmap's changes with the filters).
+    drawn[id] = drawers[id]().then(function (out) { gd.style.minHeight = ""; return out; });
+    if (pending.every(function (p) { return drawn[p]; })) { finish(); }
+    return drawn[id];
+  }
+  function inView(id) {
+    var r = document.getElementById(id).getBoundingClientRect();
+    return r.bottom > 0 && r.top < window.innerHeight && r.width > 0;
+  }
+  function distance(id) {
+    var r = document.getElementById(id).getBoundingClientRect();
+    return r.bottom < 0 ? -r.bottom : Math.max(0, r.top - window.innerHeight);
+  }
+  function drawNextIdle() {
+    var left = pending.filter(function (id) { return !drawn[id]; });
+    if (!left.length) { return; }
+    left.sort(function (a, b) { return distance(a) - distance(b); });
+    ensure(left[0]).then(idle, idle);
+  }
+  function idle() {
+    if (typeof window.requestIdleCallback === "function") {
+      window.requestIdleCallback(drawNextIdle, { timeout: 2000 });
+    } else {
+      setTimeout(drawNextIdle, 50);
+    }
+  }
+  var finished = false;
+  function finish() {
+    if (finished) { return; }
+    finished = true;
+    Promise.all(pending.map(function (id) { return drawn[id]; })).then(function () {
+      window.alfDrawnMs = performance.now();
+      document.body.dataset.ready = "true";
+    });
+  }
+  function drawAll() { pending.forEach(ensure); }
 
   // ------------------------------------------------------------------ heatmap
   var H = data.heat;
@@ -83,6 +131,8 @@
       (H.flaky[r][c] ? "<br><i>flaky: outcomes differ between trials</i>" : "");
   }
 
+  function heatHeight(rows) { return Math.max(260, 110 + 46 * rows); }
+
   function drawHeat() {
     var gd = document.getElementById("fig-heatmap");
     var rows = rowsNow(), all = colsNow();
@@ -106,7 +156,7 @@
     layout.title = Object.assign(layout.title || {}, { text: "Cases by variant",
       subtitle: { text: "cases " + first + "–" + (state.page * size + cols.length) + " of " +
                         all.length + " · " + H.orderLabels[state.order] } });
-    layout.height = Math.max(260, 110 + 46 * rows.length);
+    layout.height = heatHeight(rows.length);
     layout.shapes = [];
     rows.forEach(function (r, i) {
       cols.forEach(function (c, j) {
@@ -121,9 +171,15 @@
     return Plotly.react(gd, rows.length && cols.length ? [trace] : [], themed(layout), config);
   }
 
-  // The compact attempt details (html.py _attempt_details): string-table indices.
+  // The compact attempt details (html.py _attempt_details): string-table indices, in a
+  // block of their own parsed on the first click (absent from a saved report's page).
+  var details;
   function attemptsOf(r, c) {
-    var D = H.details, cell = D ? D.cells[r + ":" + c] : null;
+    if (details === undefined) {
+      var block = document.getElementById("alf-details");
+      details = block ? JSON.parse(block.textContent) : null;
+    }
+    var D = details, cell = D ? D.cells[r + ":" + c] : null;
     if (!cell) { return null; }
     var S = D.strings;
     return cell.map(function (a) {
@@ -172,14 +228,17 @@
     });
   }
 
+  // A control changed: redraw the heatmap, or draw it now if it was still waiting its turn.
+  function redrawHeat() { return drawn["fig-heatmap"] ? drawHeat() : ensure("fig-heatmap"); }
+
   function bindHeatControls() {
     var on = function (id, ev, fn) { var el = document.getElementById(id); if (el) { el.addEventListener(ev, fn); } };
-    on("heat-order", "change", function (e) { state.order = e.target.value; state.page = 0; drawHeat(); });
-    on("heat-vorder", "change", function (e) { state.vorder = e.target.value; drawHeat(); });
-    on("heat-size", "change", function (e) { state.size = parseInt(e.target.value, 10); state.page = 0; drawHeat(); });
-    on("heat-search", "input", function (e) { state.search = e.target.value; state.page = 0; drawHeat(); });
-    on("heat-prev", "click", function () { state.page -= 1; drawHeat(); });
-    on("heat-next", "click", function () { state.page += 1; drawHeat(); });
+    on("heat-order", "change", function (e) { state.order = e.target.value; state.page = 0; redrawHeat(); });
+    on("heat-vorder", "change", function (e) { state.vorder = e.target.value; redrawHeat(); });
+    on("heat-size", "change", function (e) { state.size = parseInt(e.target.value, 10); state.page = 0; redrawHeat(); });
+    on("heat-search", "input", function (e) { state.search = e.target.value; state.page = 0; redrawHeat(); });
+    on("heat-prev", "click", function () { state.page -= 1; redrawHeat(); });
+    on("heat-next", "click", function () { state.page += 1; redrawHeat(); });
     document.querySelectorAll("select[data-factor]").forEach(function (el) {
       el.addEventListener("change", function () { state.filters[el.dataset.factor] = el.value; applyFilters(); });
     });
@@ -270,7 +329,8 @@
   function fillCaseTable() {
     var box = document.getElementById("case-table"), rows = document.getElementById("case-rows");
     if (!box || !rows || !box.open || box.dataset.filled) { return; }
-    box.querySelector("table.cases tbody").appendChild(rows.content.cloneNode(true));
+    // Markup written by html.py _cases_table with every user string escaped.
+    box.querySelector("table.cases tbody").insertAdjacentHTML("beforeend", rows.textContent);
     box.dataset.filled = "true";
     hideCaseColumns();
   }
@@ -287,18 +347,24 @@
     });
     var status = document.getElementById("filter-status");
     if (status) { status.textContent = keep.n + " of " + H.variants.length + " variants"; }
-    var jobs = Object.keys(data.figures).map(function (name) {
-      var gd = document.getElementById("fig-" + name), fig = data.figures[name];
-      return gd ? Plotly.react(gd, filterTraces(fig.data), themed(fig.layout), config) : null;
-    });
-    jobs.push(drawHeat(), drawPareto());
+    // Figures not drawn yet read the filters when their turn comes.
+    var jobs = Object.keys(data.figures).filter(function (name) { return drawn["fig-" + name]; })
+      .map(function (name) {
+        var gd = document.getElementById("fig-" + name), fig = data.figures[name];
+        return Plotly.react(gd, filterTraces(fig.data), themed(fig.layout), config);
+      });
+    if (drawn["fig-heatmap"]) { jobs.push(drawHeat()); }
+    if (drawn["fig-pareto"]) { jobs.push(drawPareto()); }
     return Promise.all(jobs);
   }
 
   // ------------------------------------------------------------------ pareto
-  function drawPareto() {
+  function paretoFigure() {
     var x = document.getElementById("pareto-x").value, y = document.getElementById("pareto-y").value;
-    var fig = data.pareto.figures[x + "|" + y];
+    return data.pareto.figures[x + "|" + y];
+  }
+  function drawPareto() {
+    var fig = paretoFigure();
     var note = document.getElementById("pareto-note");
     note.hidden = !!fig;
     if (fig) {
@@ -313,22 +379,52 @@
       document.querySelectorAll(".fig").forEach(function (el) { el.textContent = "plotly.js did not load."; });
       return;
     }
-    var jobs = [];
-    Object.keys(data.figures).forEach(function (name) { jobs.push(draw("fig-" + name, data.figures[name])); });
-    var gd = document.getElementById("fig-heatmap");
-    plots.push(gd);
-    jobs.push(drawHeat().then(function () { gd.on("plotly_click", function (ev) { showAttempts(ev.points[0]); }); }));
-    plots.push(document.getElementById("fig-pareto"));
-    jobs.push(drawPareto());
-    document.getElementById("pareto-x").addEventListener("change", drawPareto);
-    document.getElementById("pareto-y").addEventListener("change", drawPareto);
+    Object.keys(data.figures).forEach(function (name) {
+      var fig = data.figures[name];
+      drawers["fig-" + name] = function () {
+        return Plotly.newPlot(document.getElementById("fig-" + name), filterTraces(fig.data),
+                              themed(fig.layout), config);
+      };
+    });
+    var heat = document.getElementById("fig-heatmap");
+    drawers["fig-heatmap"] = function () {
+      return drawHeat().then(function () { heat.on("plotly_click", function (ev) { showAttempts(ev.points[0]); }); });
+    };
+    drawers["fig-pareto"] = drawPareto;
+    pending = Object.keys(drawers).filter(function (id) { return document.getElementById(id); });
+    var least = pending.length ? parseFloat(getComputedStyle(document.getElementById(pending[0])).minHeight) || 0 : 0;
+    pending.forEach(function (id) {
+      var h = heightOf(id);
+      if (h > least) { document.getElementById(id).style.minHeight = h + "px"; }
+    });
+    document.getElementById("pareto-x").addEventListener("change", function () {
+      return drawn["fig-pareto"] ? drawPareto() : ensure("fig-pareto");
+    });
+    document.getElementById("pareto-y").addEventListener("change", function () {
+      return drawn["fig-pareto"] ? drawPareto() : ensure("fig-pareto");
+    });
     bindHeatControls();
     var table = document.getElementById("case-table");
     if (table) { table.addEventListener("toggle", fillCaseTable); }
     fillCaseTable();
-    Promise.all(jobs).then(function () {
-      window.alfDrawnMs = performance.now();
-      document.body.dataset.ready = "true";
+    window.addEventListener("beforeprint", drawAll);
+    var print = window.matchMedia("print");
+    if (print.addEventListener) {
+      print.addEventListener("change", function (e) { if (e.matches) { drawAll(); } });
+    }
+    // What the reader sees first is drawn first; the page counts as shown once it is.
+    var first = pending.filter(inView);
+    if ("IntersectionObserver" in window) {
+      observer = new IntersectionObserver(function (entries) {
+        entries.forEach(function (e) { if (e.isIntersecting) { ensure(e.target.id); } });
+      }, { rootMargin: "200px 0px" });
+      pending.forEach(function (id) { if (!drawn[id]) { observer.observe(document.getElementById(id)); } });
+    }
+    Promise.all(first.map(ensure)).then(function () {
+      window.alfViewportMs = performance.now();
+      document.body.dataset.viewportDrawn = "true";
+      if (!pending.length) { finish(); }
+      idle();
     });
   }
   start();

@@ -1,0 +1,52 @@
+"""The factor-effects section of the HTML page on a design that cannot separate every
+factor: terms without an estimate say so, and no empty interaction chart is laid out."""
+
+from __future__ import annotations
+
+import math
+import re
+from html import unescape
+
+import pytest
+
+from agenticlens_frames import analyze, load_experiment
+from agenticlens_frames.report.beyond_html import beyond_figures, beyond_sections
+from agenticlens_frames.testing import make_synthetic
+
+
+@pytest.fixture(scope="module")
+def analysis(tmp_path_factory: pytest.TempPathFactory):
+    # Four variants over three factors: retrieval changes together with model, so some
+    # terms are not estimable and no interaction is.
+    folder = make_synthetic(tmp_path_factory.mktemp("fe"), variants=4, trials=3, cases=40)
+    return analyze(load_experiment(folder / "manifest.yaml", folder / "suite.yaml"))
+
+
+def _rows(html: str) -> list[list[str]]:
+    table = re.search(r"<table id='factor-effects-table'>(.*?)</table>", html, re.S)
+    assert table is not None
+    rows = re.findall(r"<tr>(.*?)</tr>", table.group(1), re.S)[1:]  # past the header
+    return [[unescape(c) for c in re.findall(r"<td>(.*?)</td>", r, re.S)] for r in rows]
+
+
+def test_terms_without_estimate_say_not_estimable(analysis) -> None:
+    fe = analysis.factor_effects
+    pass_rate = fe[fe["metric"] == "pass_rate"]
+    missing = pass_rate[pass_rate["estimate"].isna()]
+    assert len(missing) > 0, "the fixture should have terms the design cannot separate"
+    rows = {r[0]: r for r in _rows(beyond_sections(analysis))}
+    assert len(rows) == len(pass_rate)
+    for term in missing["term"]:
+        assert rows[term][1:5] == ["not estimable", "—", "—", "—"]
+    for t in pass_rate.dropna(subset=["estimate"]).itertuples():
+        assert rows[t.term][1] == f"{t.estimate:+.1%}"
+        assert not math.isnan(float(rows[t.term][3]))
+    assert "nan" not in beyond_sections(analysis)
+
+
+def test_no_interaction_chart_without_an_estimable_interaction(analysis) -> None:
+    fe = analysis.factor_effects
+    assert not (fe["estimable"].astype(bool) & (fe["kind"] == "interaction")).any()
+    assert "factor_interaction" not in beyond_figures(analysis)
+    assert "fig-factor_interaction" not in beyond_sections(analysis)
+    assert "fig-factor_effects" in beyond_sections(analysis)
