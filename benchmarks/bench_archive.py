@@ -101,12 +101,13 @@ def measure(fn: Callable[[], Any], repeat: int) -> dict[str, float]:
     began = time.perf_counter()
     fn()
     first = time.perf_counter() - began
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
         gc.collect()
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.process_time()
         fn()
         times.append(time.perf_counter() - began)
+        cpu.append(time.process_time() - began_cpu)
     gc.collect()
     before = _status_kib("VmRSS")
     peak = math.nan
@@ -117,6 +118,7 @@ def measure(fn: Callable[[], Any], repeat: int) -> dict[str, float]:
         "median_s": statistics.median(times),
         "min_s": min(times),
         "max_s": max(times),
+        "cpu_median_s": statistics.median(cpu),  # every thread's CPU: steadier under load
         "first_s": first,
         "peak_mib": peak,
         "load": _cpu_busy(),
@@ -329,6 +331,56 @@ def run_size(archive: Archive, args: argparse.Namespace, client: Any) -> dict[st
     return result
 
 
+def _column_bytes(scans: Any, columns: list[str]) -> int:
+    """Compressed bytes of these columns in the runs' attempts files (parquet footers)."""
+    import pyarrow.parquet as pq
+
+    total = 0
+    for scan in scans:
+        meta = pq.ParquetFile(scan.file("attempts")).metadata
+        names = meta.schema.names
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            total += sum(group.column(names.index(c)).total_compressed_size for c in columns)
+    return total
+
+
+def block_breakdown(con: Any, whole: Any, layout: RunLayout) -> dict[str, Any]:
+    """Where one block's time goes: each query of the engine on the first block of runs,
+    and the earlier single ``GROUP BY run_id, variant_id, case_index`` over the block's
+    files (id strings read per row, sorted in DuckDB), CPU of every thread included."""
+    from agenticlens_frames.archive import _duckdb as duck
+
+    keys = "_bench_keys"
+    con.register(keys, duck._layout_keys(layout))
+    codes = {run: code for code, run in enumerate(layout.run_ids)}
+    block = duck.run_blocks(whole.scans(), duck.block_rows(con))[0]
+    coded = [(codes[s.run_id], s) for s in block]
+    source = duck.duckdb_source(con, block)
+    queries = {
+        "cases per file": duck._BLOCK_SQL.format(
+            union=duck._union(coded, duck._FILE_CASE_SQL, "attempts"), keys=keys
+        ),
+        "trials per file": duck._BLOCK_SQL.format(
+            union=duck._union(coded, duck._FILE_TRIAL_SQL, "attempts"), keys=keys
+        ),
+        "labels from cases tables": duck._union(coded, duck._CASES_LABELS_SQL, "cases"),
+    }
+    for name, aggregate, inner in (
+        ("earlier: cases, one GROUP BY with ids", duck._CASE_SQL, "case_index"),
+        ("earlier: trials, one GROUP BY with ids", duck._TRIAL_SQL, "trial"),
+    ):
+        queries[name] = duck._KEYED_SQL.format(
+            aggregate=aggregate.format(source=source, where="TRUE"),
+            keys=keys,
+            inner=inner,
+        )
+    out: dict[str, Any] = {"attempts": sum(s.n_attempts for s in block)}
+    for name, sql in queries.items():
+        out[name] = measure(lambda sql=sql: con.sql(sql).to_arrow_table(), 2)
+    return out
+
+
 def run_out_of_core(archive: Archive, args: argparse.Namespace) -> dict[str, Any]:
     """DuckDB from disk under a memory limit, against a DuckDB scan of the same columns."""
     import duckdb
@@ -343,13 +395,20 @@ def run_out_of_core(archive: Archive, args: argparse.Namespace) -> dict[str, Any
     limit_mib = args.memory_limit or max(64, int(table_mib / 8))
     spill = tempfile.mkdtemp(prefix="alf-duckdb-spill-")
     con = duckdb_connection(memory_limit=f"{limit_mib}MB", threads=2, temp_directory=spill)
+    # The scan floor: one pass summing every column the DuckDB engine reads from the
+    # attempts (it names runs by a literal per file and cases from the cases tables, so
+    # run_id and case_id strings are not among them), same files, same threads.
     numeric = ["case_index", "trial", "score", "latency_ms", "cost_usd", "score_sum"]
     numeric += ["n_checks", "run_order", "CAST(passed AS INTEGER)"]
-    strings = ["run_id", "variant_id", "case_id", "status"]
+    strings = ["variant_id", "status"]
     scan_sql = "SELECT count(*), " + ", ".join(
         [f"sum({c})" for c in numeric] + [f"max(length({c}))" for c in strings]
     )
+    # The earlier floor also read the run and case id strings of every row.
+    all_sql = scan_sql + ", " + ", ".join(f"max(length({c}))" for c in ("run_id", "case_id"))
     source = duckdb_source(con, whole.scans())
+    read_columns = ["case_index", "trial", "score", "latency_ms", "cost_usd", "score_sum"]
+    read_columns += ["n_checks", "run_order", "passed", "variant_id", "status"]
     repeat = max(1, min(args.repeat, 3))
     print(f"  out of core: {rows} rows, memory_limit={limit_mib}MB", file=sys.stderr)
     result: dict[str, Any] = {
@@ -359,7 +418,10 @@ def run_out_of_core(archive: Archive, args: argparse.Namespace) -> dict[str, Any
         "memory_limit_mib": limit_mib,
         "duckdb": duckdb.__version__,
     }
+    result["read_bytes_per_row"] = _column_bytes(whole.scans(), read_columns) / rows
     result["scan_floor"] = measure(lambda: con.sql(f"{scan_sql} FROM {source}").fetchall(), repeat)
+    result["scan_all_ids"] = measure(lambda: con.sql(f"{all_sql} FROM {source}").fetchall(), 1)
+    result["block"] = block_breakdown(con, whole, layout)
     options = {"memory_limit": f"{limit_mib}MB", "threads": 2, "temp_directory": spill}
     result["stats"] = measure(
         lambda: sufficient_stats(whole, engine="duckdb", layout=layout, **options), repeat
@@ -381,18 +443,29 @@ def run_out_of_core(archive: Archive, args: argparse.Namespace) -> dict[str, Any
 
 def out_of_core_report(results: dict[str, Any]) -> str:
     lines = [
-        "| size | memory_limit MiB | scan floor s | DuckDB stats s | analysis s | "
-        "end to end s | × scan floor | peak RSS MiB | disk MiB |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| size | memory_limit MiB | read B/row | scan floor s (CPU) | with id strings s | "
+        "DuckDB stats s (CPU) | analysis s | end to end s | × scan floor | peak RSS MiB | "
+        "disk MiB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for size, r in results.items():
         scan = r["scan_floor"]["median_s"]
-        total = r["stats"]["median_s"] + r["analysis"]["median_s"]
+        stats = r["stats"]
+        total = stats["median_s"] + r["analysis"]["median_s"]
         lines.append(
-            f"| {size} | {r['memory_limit_mib']} | {scan:.2f} | {r['stats']['median_s']:.2f} | "
+            f"| {size} | {r['memory_limit_mib']} | {r['read_bytes_per_row']:.1f} | "
+            f"{scan:.2f} ({r['scan_floor']['cpu_median_s']:.1f}) | "
+            f"{r['scan_all_ids']['median_s']:.2f} | "
+            f"{stats['median_s']:.2f} ({stats['cpu_median_s']:.1f}) | "
             f"{r['analysis']['median_s']:.2f} | {r['end_to_end_s']:.2f} | {total / scan:.1f} | "
             f"{r['peak_rss_mib']:.0f} | {r['disk_mib']:.0f} |"
         )
+    for size, r in results.items():
+        block = r.get("block", {})
+        lines.append(f"\n{size}, first block ({block.get('attempts', 0)} attempts): wall s (CPU s)")
+        for name, m in block.items():
+            if isinstance(m, dict):
+                lines.append(f"  {name}: {m['median_s']:.2f} ({m['cpu_median_s']:.2f})")
     return "\n".join(lines)
 
 

@@ -74,9 +74,7 @@ def duckdb_source(con: Any, scans: Sequence[RunScan]) -> str:
 # Each row's status is compared once, in a projection, not once per aggregate: a FILTER
 # clause per aggregate re-evaluated the string comparison four times per row and made the
 # case query 2-3x slower.
-_CASE_SQL = """
-SELECT run_id, variant_id, case_index, any_value(case_id) AS case_id,
-       count(*) AS attempts,
+_CASE_AGGREGATES = """count(*) AS attempts,
        sum(CAST(passed AS BIGINT)) AS passes,
        count(scored_value) AS scored,
        coalesce(sum(scored_value), 0.0) AS score_sum,
@@ -84,17 +82,10 @@ SELECT run_id, variant_id, case_index, any_value(case_id) AS case_id,
        coalesce(sum(latency_ms), 0.0) AS latency_sum,
        count(latency_ms) AS latency_count,
        coalesce(sum(cost_usd), 0.0) AS cost_sum,
-       count(cost_usd) AS cost_count
-FROM (
-    SELECT run_id, variant_id, case_index, case_id, passed, latency_ms, cost_usd,
-           CASE WHEN status <> 'trial_failed' THEN score END AS scored_value
-    FROM {source} WHERE {where}
-)
-GROUP BY run_id, variant_id, case_index
-"""
-_TRIAL_SQL = """
-SELECT run_id, variant_id, trial,
-       count(*) AS attempts,
+       count(cost_usd) AS cost_count"""
+_CASE_ROWS = """SELECT {keys}, passed, latency_ms, cost_usd,
+           CASE WHEN status <> 'trial_failed' THEN score END AS scored_value"""
+_TRIAL_AGGREGATES = """count(*) AS attempts,
        sum(CAST(passed AS BIGINT)) AS passes,
        count(*) FILTER (WHERE failed) AS failed_attempts,
        coalesce(sum(ok_latency), 0.0) AS latency_ok_sum,
@@ -103,14 +94,57 @@ SELECT run_id, variant_id, trial,
        count(cost_usd) AS cost_count,
        coalesce(sum(score_sum), 0.0) AS check_value_sum,
        coalesce(sum(n_checks), 0) AS check_count,
-       max(run_order) AS execution_position
-FROM (
-    SELECT run_id, variant_id, trial, passed, cost_usd, score_sum, n_checks, run_order,
+       max(run_order) AS execution_position"""
+_TRIAL_ROWS = """SELECT {keys}, passed, cost_usd, score_sum, n_checks, run_order,
            status = 'trial_failed' AS failed,
-           CASE WHEN status = 'ok' THEN latency_ms END AS ok_latency
-    FROM {source} WHERE {where}
-)
+           CASE WHEN status = 'ok' THEN latency_ms END AS ok_latency"""
+_CASE_SQL = f"""
+SELECT run_id, variant_id, case_index, any_value(case_id) AS case_id,
+       {_CASE_AGGREGATES}
+FROM ({_CASE_ROWS.format(keys="run_id, variant_id, case_index, case_id")}
+      FROM {{source}} WHERE {{where}})
+GROUP BY run_id, variant_id, case_index
+"""
+_TRIAL_SQL = f"""
+SELECT run_id, variant_id, trial,
+       {_TRIAL_AGGREGATES}
+FROM ({_TRIAL_ROWS.format(keys="run_id, variant_id, trial")}
+      FROM {{source}} WHERE {{where}})
 GROUP BY run_id, variant_id, trial
+"""
+
+# Archives are aggregated file by file: a run is one file and one row group, so within a
+# file the run is a constant (its code is a literal: no run id string is read per row)
+# and the hash table holds one run's ~10k (variant, case) groups, small enough to stay in
+# cache. One GROUP BY over many files' (run, variant, case) keys built a hash table of a
+# million groups per 10M rows and took twice as long. Case labels are not read from the
+# attempts (a string per row) but from each run's small ``cases`` table.
+_FILE_CASE_SQL = f"""
+SELECT {{run_code}} AS run_code, variant_id::VARCHAR AS variant_id, case_index,
+       {_CASE_AGGREGATES}
+FROM ({_CASE_ROWS.format(keys="variant_id, case_index")}
+      FROM read_parquet({{file}}) WHERE {{where}})
+GROUP BY variant_id, case_index
+"""
+_FILE_TRIAL_SQL = f"""
+SELECT {{run_code}} AS run_code, variant_id::VARCHAR AS variant_id, trial,
+       {_TRIAL_AGGREGATES}
+FROM ({_TRIAL_ROWS.format(keys="variant_id, trial")}
+      FROM read_parquet({{file}}) WHERE {{where}})
+GROUP BY variant_id, trial
+"""
+_FILE_LABELS_SQL = """
+SELECT {run_code} AS run_code, case_index, any_value(case_id::VARCHAR) AS case_id
+FROM read_parquet({file}) GROUP BY case_index
+"""
+#: Labels from a run's ``cases`` table (a module constant so tests can take some away).
+_CASES_LABELS_SQL = _FILE_LABELS_SQL
+#: A block's per-file aggregates keyed by variant position (a join on the aggregated
+#: rows). Not sorted here: sorting the wide result and joining the labels in DuckDB cost
+#: half as much again as the aggregation; numpy does both on integer keys.
+_BLOCK_SQL = """
+SELECT a.run_code, k.vpos, a.* EXCLUDE (run_code, variant_id)
+FROM ({union}) AS a LEFT JOIN {keys} AS k USING (run_code, variant_id)
 """
 
 
@@ -162,15 +196,128 @@ def _layout_keys(layout: RunLayout) -> pa.Table:
 
 #: Attempts per DuckDB query when reading an archive (whole runs per block).
 DUCKDB_BLOCK_ROWS = 5_000_000
+#: Bytes of DuckDB memory per attempt of a block: its per-file hash tables and its result
+#: (a case row per ~10 attempts) live together until the result is fetched. A 5M block
+#: needed more than 82 MB; 2M fitted.
+_BYTES_PER_BLOCK_ROW = 40
+_UNITS = {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
+_UNITS.update({"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40})
 
 
-def _in_run_order(table: pa.Table) -> pa.Table:
-    """Blocks' results, each sorted, in layout run order (blocks follow the slice's run
-    order, which is the layout's unless the caller passed another layout)."""
-    run_code = table.column("run_code").to_numpy(zero_copy_only=False)
-    if len(run_code) < 2 or np.all(run_code[1:] >= run_code[:-1]):
-        return table
-    return table.take(pa.array(np.argsort(run_code, kind="stable")))
+def block_rows(con: Any) -> int:
+    """Attempts per block under the connection's memory limit (at most
+    :data:`DUCKDB_BLOCK_ROWS`)."""
+    setting = str(con.sql("SELECT current_setting('memory_limit')").fetchall()[0][0]).split()
+    try:
+        limit = float(setting[0]) * _UNITS[setting[1]]
+    except (IndexError, KeyError, ValueError):
+        return DUCKDB_BLOCK_ROWS
+    return max(1, min(DUCKDB_BLOCK_ROWS, int(limit / _BYTES_PER_BLOCK_ROW)))
+
+
+def _file_where(scan: RunScan) -> str:
+    """The slice's row filters on one run's file, as SQL."""
+    where = duckdb_where([scan])
+    if scan.selected is not None:
+        listed = ", ".join(map(sql_string, scan.selected))
+        where += f" AND variant_id IN ({listed})"
+    return where
+
+
+def _union(block: Sequence[tuple[int, RunScan]], per_file: str, table: str) -> str:
+    return " UNION ALL ".join(
+        per_file.format(
+            run_code=code, file=sql_string(str(scan.file(table))), where=_file_where(scan)
+        )
+        for code, scan in block
+    )
+
+
+def _archive_stats(
+    con: Any, scans: Sequence[RunScan], layout: RunLayout, keys: str
+) -> tuple[pa.Table, pa.Table, np.ndarray, pd.Index | list[str]]:
+    """Case and trial aggregates of archived runs, each sorted in layout order, and the
+    case rows' label codes and sorted labels.
+
+    One pair of queries per block of whole runs bounds what a query holds (one query
+    over a 100M-attempt archive spilled its 10M case groups to disk).
+    """
+    codes = {run: code for code, run in enumerate(layout.run_ids)}
+    case_parts, trial_parts, label_parts = [], [], []
+    for block in run_blocks(scans, block_rows(con)):
+        coded = []
+        for scan in block:
+            if scan.run_id not in codes:
+                raise InputError(f"engine returned run {scan.run_id}, which is outside the slice")
+            coded.append((codes[scan.run_id], scan))
+        for parts, per_file in ((case_parts, _FILE_CASE_SQL), (trial_parts, _FILE_TRIAL_SQL)):
+            sql = _BLOCK_SQL.format(union=_union(coded, per_file, "attempts"), keys=keys)
+            parts.append(con.sql(sql).to_arrow_table())
+        labels = con.sql(_union(coded, _CASES_LABELS_SQL, "cases")).to_arrow_table()
+        label_parts.append(labels.combine_chunks())
+    # One chunk per column: DuckDB returns a chunk per 2048-row vector, and numpy
+    # conversions of thousands of chunks cost more than the aggregation's own sort.
+    cases = _key_order(pa.concat_tables(case_parts).combine_chunks(), "case_index")
+    trials = _key_order(pa.concat_tables(trial_parts).combine_chunks(), "trial")
+    found = _label_rows(cases, pa.concat_tables(label_parts))
+    if found is None:
+        # A run whose cases table does not name every case index of its attempts (not
+        # written by this toolkit): take the labels from the attempts instead.
+        coded = [(codes[s.run_id], s) for s in scans]
+        labels = con.sql(_union(coded, _FILE_LABELS_SQL, "attempts")).to_arrow_table()
+        labels = labels.combine_chunks()
+        found = _label_rows(cases, labels)
+        assert found is not None  # every case row comes from an attempt with its label
+    label_codes, categories = found
+    return cases, trials, label_codes, categories
+
+
+def _key_order(table: pa.Table, inner: str) -> pa.Table:
+    """Rows sorted by (run code, variant position, ``inner``): one stable sort of a
+    packed integer key (per-file results arrive in runs that are already sorted)."""
+    _run_codes(table)
+    run = _numbers(table, "run_code").astype(np.int64)
+    vpos = _numbers(table, "vpos").astype(np.int64)
+    last = _numbers(table, inner).astype(np.int64)
+    if len(run) and (vpos.max() >= 1 << 12 or last.min() < 0 or last.max() >= 1 << 31):
+        order = np.lexsort((last, vpos, run))
+    else:
+        key = (run << 43) | (vpos << 31) | last
+        if len(key) < 2 or np.all(key[1:] >= key[:-1]):
+            return table
+        order = np.argsort(key, kind="stable")
+    return table.take(pa.array(order)).combine_chunks()
+
+
+def _label_rows(
+    cases: pa.Table, labels: pa.Table
+) -> tuple[np.ndarray, pd.Index | list[str]] | None:
+    """Each case row's label code into the sorted labels of the rows (None if a row's
+    (run, case index) has no label): a gather through a table of slots per run."""
+    l_run = _numbers(labels, "run_code").astype(np.int64)
+    l_case = _numbers(labels, "case_index").astype(np.int64)
+    run = _numbers(cases, "run_code").astype(np.int64)
+    case = _numbers(cases, "case_index").astype(np.int64)
+    n_runs = int(max(l_run.max(initial=-1), run.max(initial=-1))) + 1
+    width = np.zeros(n_runs, dtype=np.int64)
+    np.maximum.at(width, l_run, l_case + 1)
+    offset = np.concatenate([[0], np.cumsum(width)])
+    slot = np.full(int(offset[-1]) + 1, -1, dtype=np.int64)  # the last slot: "no label"
+    slot[offset[l_run] + l_case] = np.arange(len(l_run))
+    inside = (case >= 0) & (case < width[run])
+    row = slot[np.where(inside, offset[run] + case, offset[-1])]
+    if (row < 0).any():
+        return None
+    all_codes, all_values = _sorted_codes(labels.column("case_id").combine_chunks())
+    row_codes = all_codes[row]
+    if (row_codes < 0).any():  # a null label in a cases table
+        return None
+    # Keep only the labels the rows use (a tag filter leaves some cases without rows).
+    used = np.zeros(len(all_values) + 1, dtype=bool)
+    used[row_codes] = True
+    rank = np.cumsum(used[:-1]) - 1
+    values = all_values[used[:-1]] if len(all_values) else all_values
+    return rank[row_codes], values
 
 
 def _numbers(table: pa.Table, name: str) -> np.ndarray:
@@ -178,7 +325,7 @@ def _numbers(table: pa.Table, name: str) -> np.ndarray:
 
 
 def _run_codes(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
-    if table.column("run_code").null_count:
+    if table.column("run_code").null_count or table.column("vpos").null_count:
         raise InputError("engine returned a run or variant outside the slice")
     return _numbers(table, "run_code"), _numbers(table, "vpos")
 
@@ -197,37 +344,30 @@ def duckdb_engine(
         memory_limit=memory_limit, threads=threads, temp_directory=temp_directory
     )
     try:
+        keys = f"_alf_keys_{uuid.uuid4().hex}"
+        con.register(keys, _layout_keys(layout))
         if isinstance(source, TableSource):
             check_columns(source.table)
             con.register("_alf_attempts", source.table.select(list(NEEDED_COLUMNS)))
-            blocks = ["_alf_attempts"]
+            cases, trials = (
+                con.sql(
+                    _KEYED_SQL.format(
+                        aggregate=aggregate.format(source="_alf_attempts", where="TRUE"),
+                        keys=keys,
+                        inner=inner,
+                    )
+                ).to_arrow_table()
+                for aggregate, inner in ((_CASE_SQL, "case_index"), (_TRIAL_SQL, "trial"))
+            )
+            label_codes, categories = _sorted_codes(cases.column("case_id").combine_chunks())
         elif not source.scans:
             return from_keyed_frames(pd.DataFrame(), pd.DataFrame(), layout, "duckdb")
         else:
-            # Blocks of whole runs, one query each: a run's groups never span blocks, so
-            # each hash table holds one block's groups and stays within the memory limit
-            # (one query over all of a 100M-attempt archive spilled its 10M case groups
-            # to disk; see docs/performance.md).
-            blocks = [duckdb_source(con, b) for b in run_blocks(source.scans, DUCKDB_BLOCK_ROWS)]
-        keys = f"_alf_keys_{uuid.uuid4().hex}"
-        con.register(keys, _layout_keys(layout))
-        case_parts, trial_parts = [], []
-        for block in blocks:
-            for parts, aggregate, inner in (
-                (case_parts, _CASE_SQL, "case_index"),
-                (trial_parts, _TRIAL_SQL, "trial"),
-            ):
-                sql = _KEYED_SQL.format(
-                    aggregate=aggregate.format(source=block, where="TRUE"), keys=keys, inner=inner
-                )
-                parts.append(con.sql(sql).to_arrow_table())
-        cases = _in_run_order(pa.concat_tables(case_parts))
-        trials = _in_run_order(pa.concat_tables(trial_parts))
+            cases, trials, label_codes, categories = _archive_stats(con, source.scans, layout, keys)
     finally:
         if connection is None:
             con.close()
     run_code, vpos = _run_codes(cases)
-    label_codes, categories = _sorted_codes(cases.column("case_id").combine_chunks())
     case_frame = _case_frame(
         layout,
         run_code,

@@ -56,9 +56,11 @@ ENGINE_ENTRIES: tuple[EngineEntry, ...] = (
     EngineEntry(
         "duckdb",
         "._duckdb:duckdb_engine",
-        how="SQL `GROUP BY` over the parquet files, an explicit file list, never a glob, one "
-        "query per block of whole runs (about 5M attempts); or over an Arrow table in place; "
-        "`memory_limit=`, `threads=`, `temp_directory=` (it spills to disk)",
+        how="SQL `GROUP BY` over the parquet files, an explicit file list, never a glob: each "
+        "run's file aggregated on its own (the run is a literal, case names come from its "
+        "`cases` table, so no id string is read per row), one query per block of whole runs "
+        "(about 5M attempts, fewer under a small `memory_limit`); or over an Arrow table in "
+        "place; `memory_limit=`, `threads=`, `temp_directory=` (it spills to disk)",
         when="out of core; `auto` picks it when the slice would not fit in half the free memory",
         extra="duckdb",
     ),

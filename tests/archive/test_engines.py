@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from agenticlens_frames.archive import Archive, sufficient_stats
@@ -23,7 +24,7 @@ from agenticlens_frames.archive.sufficient import RunLayout, assemble
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.frames import ExperimentRun
 
-from .conftest import assert_matches_oracle
+from .conftest import assert_matches_oracle, fill
 
 LOCAL_ENGINES = ["numpy", "pandas", "duckdb"]
 
@@ -148,6 +149,19 @@ def test_duckdb_finishes_under_a_small_memory_limit(shared_archive: Archive, tmp
     assert_same_stats(limited, sl.stats("numpy"))
 
 
+def test_duckdb_blocks_shrink_with_its_memory_limit():
+    """Blocks of attempts hold 40 bytes of DuckDB memory per attempt: 80 MB -> 2M rows,
+    and never more than the default block however large the limit."""
+    import agenticlens_frames.archive._duckdb as duck
+
+    small = duck.duckdb_connection(memory_limit="80MB")
+    big = duck.duckdb_connection(memory_limit="64GB")
+    gib = duck.duckdb_connection(memory_limit="1GiB")
+    assert duck.block_rows(small) == pytest.approx(80e6 / 40, rel=0.01)
+    assert duck.block_rows(big) == duck.DUCKDB_BLOCK_ROWS
+    assert duck.block_rows(gib) == duck.DUCKDB_BLOCK_ROWS
+
+
 def test_missing_extra_names_what_to_install(monkeypatch, shared_archive: Archive):
     # None in sys.modules makes every import of the package fail, as if not installed.
     monkeypatch.setitem(sys.modules, "duckdb", None)
@@ -249,3 +263,70 @@ def test_duckdb_in_blocks_of_runs_matches_one_query(monkeypatch, shared_archive:
     assert_matches_oracle(
         sufficient_stats(sl, engine="duckdb", layout=backwards), sl.frame("attempts")
     )
+
+
+def _earlier_writer_options(table: str, schema: pa.Schema) -> dict:
+    """The keywords archives were written with before continuous columns were split:
+    every column dictionary-encoded."""
+    return {
+        "compression": "zstd",
+        "row_group_size": 1 << 20,
+        "use_dictionary": True,
+        "write_statistics": True,
+    }
+
+
+def _encodings(archive: Archive, column: str) -> set[str]:
+    out = set()
+    for path in archive.path.rglob("attempts.parquet"):
+        meta = pq.ParquetFile(path).metadata
+        index = meta.schema.names.index(column)
+        out.update(meta.row_group(0).column(index).encodings)
+    return out
+
+
+def test_archives_written_before_split_columns_read_and_analyse_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: dict[str, ExperimentRun]
+):
+    from agenticlens_frames.archive import store
+
+    new = fill(tmp_path / "new", runs)
+    monkeypatch.setattr(store, "parquet_options", _earlier_writer_options)
+    old = fill(tmp_path / "old", runs)
+    monkeypatch.undo()
+    assert "BYTE_STREAM_SPLIT" in _encodings(new, "latency_ms")
+    assert "BYTE_STREAM_SPLIT" not in _encodings(old, "latency_ms")
+    assert "RLE_DICTIONARY" in _encodings(old, "latency_ms")
+    assert old.all().table("attempts").equals(new.all().table("attempts"))
+    reference = new.all().stats("numpy")
+    for engine in LOCAL_ENGINES:
+        assert_same_stats(old.all().stats(engine), reference)
+    assert_matches_oracle(old.all().stats("duckdb"), old.all().frame("attempts"))
+
+
+def test_duckdb_labels_cases_from_the_attempts_when_the_cases_table_lacks_some(
+    monkeypatch: pytest.MonkeyPatch, shared_archive: Archive, support_run: ExperimentRun
+):
+    """DuckDB names each case from the run's small cases table; a run whose cases table
+    misses a case its attempts have (a file not written by this toolkit, simulated by
+    reading only part of it) still gets every label, read from the attempts."""
+    import agenticlens_frames.archive._duckdb as duck
+
+    sl = shared_archive.slice(experiments=support_run.experiment_id)
+    cut = duck._FILE_LABELS_SQL.replace("GROUP BY", "WHERE case_index >= 2 GROUP BY")
+    monkeypatch.setattr(duck, "_CASES_LABELS_SQL", cut)
+    stats = sl.stats("duckdb")
+    assert_same_stats(stats, sl.stats("numpy"))
+    # Against a naive pandas group-by of the attempts, by case label.
+    attempts = sl.frame("attempts")
+    naive = (
+        attempts.assign(passed=attempts["passed"].astype(int))
+        .groupby(["variant_id", "case_id"], observed=True)
+        .agg(attempts=("trial", "size"), passes=("passed", "sum"), latency=("latency_ms", "sum"))
+    )
+    got = stats.cases.set_index(["variant_id", "case_id"]).sort_index()
+    naive = naive.reindex(got.index)
+    assert got["attempts"].tolist() == naive["attempts"].tolist()
+    assert got["passes"].tolist() == naive["passes"].tolist()
+    np.testing.assert_allclose(got["latency_sum"], naive["latency"], rtol=1e-12)
+    assert set(got.index.get_level_values("case_id")) == set(support_run.suite.case_ids)
