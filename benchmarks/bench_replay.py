@@ -28,6 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
+# The whole process tree's memory is measured as bench_recorded measures it (this script's
+# folder is first on sys.path when it runs).
+from bench_recorded import _tree_pss_mib
+
 from agenticlens_frames.testing import make_synthetic
 
 HERE = Path(__file__).resolve().parent
@@ -46,30 +50,6 @@ print(json.dumps({
     "cpu": time.process_time() - cpu + children.ru_utime + children.ru_stime,
 }))
 """
-
-
-def _tree_pss_mib(root: int) -> float:
-    """PSS of ``root`` and its descendants (shared pages counted once in total)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
-        todo.extend(children.get(pid, []))
-        try:
-            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-                if line.startswith("Pss:"):
-                    total += int(line.split()[1])
-                    break
-        except OSError:
-            continue
-    return total / 1024
 
 
 def _measure(tree: Path, folder: Path, workers: str | None) -> dict:
