@@ -121,7 +121,6 @@ def _trial(
             f"recorded trial {index + 1} must be a list of samples or a mapping with a "
             f"'samples' list, got {describe(entry)}",
         )
-    file = source.path
     seen: dict[str, int] = {}
     samples: list[dict[str, Any]] = []
     for position, item in enumerate(items):
@@ -134,19 +133,7 @@ def _trial(
         output = item.get("output")
         if type(output) is not str and not isinstance(output, str):
             _bad_output(source, (*where, position), item)
-        raw_trace = item.get("trace", _NO_TRACE)
-        if raw_trace is _NO_TRACE:
-            trace = _empty_trace()
-        elif raw_trace is None:
-            source.fail(
-                (*where, position, "trace"),
-                "expected a trace mapping, got null",
-                "remove the key when there is no trace",
-            )
-        else:
-            trace = normalize_trace(
-                raw_trace, file=file, location=(*where, position, "trace"), enrich=enrich
-            )
+        trace = _sample_trace(source, item.get("trace", _NO_TRACE), (*where, position), enrich)
         samples.append({"case_id": case_id, "output": output, "trace": trace})
     return tuple(samples)
 
@@ -156,6 +143,20 @@ _NO_TRACE: Any = object()
 
 def _empty_trace() -> Trace:
     return Trace("", (), (), 0.0, None, None, {}, "eval")
+
+
+def _sample_trace(source: Source, raw: Any, location: tuple[str | int, ...], enrich: bool) -> Trace:
+    """A sample's trace: empty when the key is absent (``_NO_TRACE``), an error when null,
+    else normalised; one rule for the per-sample and the column-wise readers."""
+    if raw is _NO_TRACE:
+        return _empty_trace()
+    if raw is None:
+        source.fail(
+            (*location, "trace"),
+            "expected a trace mapping, got null",
+            "remove the key when there is no trace",
+        )
+    return normalize_trace(raw, file=source.path, location=(*location, "trace"), enrich=enrich)
 
 
 def _bad_case_id(
@@ -514,16 +515,7 @@ def _trial_columns(
                 add_shape(shape)
                 add_turns(None if metadata is absent else metadata.get("turn_count"))
         if not done:
-            if raw is absent:
-                trace = _empty_trace()
-            elif raw is None:
-                source.fail(
-                    (*where, position, "trace"),
-                    "expected a trace mapping, got null",
-                    "remove the key when there is no trace",
-                )
-            else:
-                trace = normalize_trace(raw, file=source.path, location=(*where, position, "trace"))
+            trace = _sample_trace(source, raw, (*where, position), False)
             add_id(trace.trace_id)
             add_tools(trace.tool_names)
             add_latency(trace.total_latency_ms)
