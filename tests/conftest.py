@@ -49,6 +49,31 @@ def isolated() -> Callable[..., object]:
     return run
 
 
+def counting_forks(workers: str, call: Callable[..., object], *args: object):
+    """``call(*args)`` with ``workers`` worker processes (``"1"``: no forking); returns its
+    result, or the :class:`~agenticlens_frames.errors.InputError` it raised, and how many
+    processes were forked. Meant to run in an ``isolated`` interpreter (it sets the
+    environment and patches ``_fork`` for the rest of that process)."""
+    from agenticlens_frames import _fork
+    from agenticlens_frames.errors import InputError
+
+    os.environ[_fork.WORKERS_ENV] = workers
+    made = []
+    original = _fork._fork_child
+
+    def counting(*a: object, **k: object) -> object:
+        made.append(1)
+        return original(*a, **k)
+
+    _fork._fork_child = counting
+    try:
+        return call(*args), len(made)
+    except InputError as exc:
+        return exc, len(made)
+    finally:
+        _fork._fork_child = original
+
+
 @pytest.fixture(scope="session")
 def make_synthetic(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
     """Generate (once per argument set) an experiment with agenticlens_frames.testing."""

@@ -24,6 +24,8 @@ from agenticlens_frames.formats._io import iter_json_list
 from agenticlens_frames.formats.model import CaseSpec, SuiteSpec
 from agenticlens_frames.formats.recorded import TrialColumns, load_recorded_columns
 
+from ..conftest import counting_forks
+
 CASE_IDS = ("refund", "straße-7", "order 42", "日本語", "emoji-🙂")
 SUITE = SuiteSpec(
     Path("suite.yaml"), "s", "1", tuple(CaseSpec(c, c, i) for i, c in enumerate(CASE_IDS))
@@ -310,25 +312,8 @@ def test_pieces_of_a_generated_file_are_parsed_one_by_one(tmp_path: Path) -> Non
 
 def _read_large_yaml(path: Path, workers: str) -> tuple[object, int]:
     """read_document with ``workers`` (``1``: no forking); also how many processes forked."""
-    import os
-
-    from agenticlens_frames import _fork
-
-    os.environ[_fork.WORKERS_ENV] = workers
-    made = []
-    original = _fork._fork_child
-
-    def counting(*args, **kwargs):
-        made.append(1)
-        return original(*args, **kwargs)
-
-    _fork._fork_child = counting
-    try:
-        return read_document(path), len(made)
-    except InputError as exc:
-        return str(exc), len(made)
-    finally:
-        _fork._fork_child = original
+    document, forks = counting_forks(workers, read_document, path)
+    return (str(document) if isinstance(document, InputError) else document), forks
 
 
 def test_large_yaml_parsed_apart_is_the_same(tmp_path: Path, isolated) -> None:

@@ -7,36 +7,23 @@ without other Python threads, which earlier tests do not leave.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from agenticlens_frames import _fork, load_experiment
+from agenticlens_frames import load_experiment
 from agenticlens_frames.errors import InputError
+
+from ..conftest import counting_forks
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux")
 
 
 def _load(folder: Path, workers: str) -> tuple[object, int]:
     """Load with ``workers`` processes; also say how many were forked."""
-    os.environ[_fork.WORKERS_ENV] = workers
-    made = []
-    original = _fork._fork_child
-
-    def counting(*args, **kwargs):
-        made.append(1)
-        return original(*args, **kwargs)
-
-    _fork._fork_child = counting
-    try:
-        return load_experiment(folder / "manifest.yaml", folder / "suite.yaml"), len(made)
-    except InputError as exc:
-        return exc, len(made)
-    finally:
-        _fork._fork_child = original
+    return counting_forks(workers, load_experiment, folder / "manifest.yaml", folder / "suite.yaml")
 
 
 def _tables(folder: Path, workers: str) -> tuple[dict[str, pd.DataFrame], int]:
