@@ -13,16 +13,18 @@ import pyarrow as pa
 
 from .._optional import require
 from ..errors import InputError
-from ._kernel import CASE_STATS, NEEDED_COLUMNS, TRIAL_STATS
+from ._kernel import CASE_STATS, NEEDED_COLUMNS, TRIAL_STATS, partials_for_scans
 from ._scan import RunScan, run_blocks
 from .sufficient import (
     RunLayout,
+    ScanSource,
     Source,
     SufficientStats,
     TableSource,
     _case_frame,
     _sorted_codes,
     _trial_frame,
+    assemble,
     check_columns,
     from_keyed_frames,
 )
@@ -338,8 +340,17 @@ def duckdb_engine(
     threads: int | None = None,
     temp_directory: str | None = None,
     connection: Any = None,
+    rollups: bool = True,
     **_: Any,
 ) -> SufficientStats:
+    require("duckdb", "the duckdb engine")  # the same error whatever is read
+    scans = source.scans if isinstance(source, ScanSource) else ()
+    if rollups and scans and all(scan.has_rollups for scan in scans):
+        # Every run's statistics are archived: nothing is left to aggregate. The scan
+        # below is the fallback, for runs archived without rollups and for tag filters.
+        st = assemble(partials_for_scans(scans), layout, "duckdb")
+        st.info["read"] = "rollups"
+        return st
     con = connection or duckdb_connection(
         memory_limit=memory_limit, threads=threads, temp_directory=temp_directory
     )
@@ -385,4 +396,10 @@ def duckdb_engine(
         _numbers(trials, "trial"),
         {n: _numbers(trials, n) for n in TRIAL_STATS},
     )
-    return SufficientStats(cases=case_frame, trials=trial_frame, layout=layout, engine="duckdb")
+    return SufficientStats(
+        cases=case_frame,
+        trials=trial_frame,
+        layout=layout,
+        engine="duckdb",
+        info={"read": "attempts"},
+    )

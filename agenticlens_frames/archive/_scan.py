@@ -19,7 +19,12 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 
-__all__ = ["RunScan", "run_blocks", "tag_mask", "value_mask"]
+__all__ = ["ROLLUP_TABLES", "RunScan", "run_blocks", "tag_mask", "value_mask"]
+
+#: Per-run sufficient statistics written next to the attempts at ``Archive.add`` time:
+#: one row per (variant, case) and per (variant, trial). Runs archived before they
+#: existed have none, and are read from their attempts.
+ROLLUP_TABLES = ("case_stats", "trial_stats")
 
 
 def value_mask(column: pa.ChunkedArray | pa.Array, wanted: Sequence[str]) -> np.ndarray:
@@ -139,6 +144,15 @@ class RunScan:
             verify_file(path, expected, self.run_id)
         return path
 
+    @property
+    def has_rollups(self) -> bool:
+        """Whether this run's statistics can be read from its rollups instead of its
+        attempts: the run has them (archived with them, checksums recorded) and the slice
+        keeps whole cases of it (no tag filter: a trial's sums run over every case, so a
+        tag filter needs the attempts; a variant filter keeps whole rollup rows)."""
+        checksums = dict(self.sha256)
+        return self.tags is None and all(name in checksums for name in ROLLUP_TABLES)
+
     def tag_mask(self, column: pa.ChunkedArray | pa.Array) -> np.ndarray:
         """Rows the tag filter keeps, given their ``tags`` column."""
         mask = np.ones(len(column), dtype=bool)
@@ -195,6 +209,18 @@ class RunScan:
         if needed and not mask.all():
             data = data.filter(pa.array(mask))
         return data.drop_columns(extra) if extra else data
+
+
+def read_parquet_file(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
+    """One archive file, or an :class:`InputError` naming it."""
+    try:
+        return pq.read_table(path, columns=columns)
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(
+            f"unreadable archive file ({exc})",
+            file=path,
+            hint="restore it from a backup, or remove the run and add it again",
+        ) from exc
 
 
 def run_blocks(scans: Sequence[RunScan], block_rows: int) -> list[list[RunScan]]:

@@ -75,7 +75,9 @@ BLOCK_ROWS = 1_000_000
 # --------------------------------------------------------------------------- engines
 
 
-def _numpy_engine(source: Source, layout: RunLayout, **_: Any) -> SufficientStats:
+def _numpy_engine(
+    source: Source, layout: RunLayout, *, rollups: bool = True, **_: Any
+) -> SufficientStats:
     if isinstance(source, TableSource):
         check_columns(source.table)
         runs = split_runs(source.table.select(list(NEEDED_COLUMNS)))
@@ -85,12 +87,35 @@ def _numpy_engine(source: Source, layout: RunLayout, **_: Any) -> SufficientStat
             if r in runs
         ]
     else:
-        partials = partials_for_scans(source.scans)
-    return assemble(partials, layout, "numpy")
+        partials = partials_for_scans(source.scans, rollups)
+    return _mark_read(assemble(partials, layout, "numpy"), source, rollups)
+
+
+def read_from(source: Source, rollups: bool) -> str:
+    """What an engine reads for ``source``: ``"rollups"`` (every run's sufficient
+    statistics as archived), ``"attempts"``, or ``"mixed"`` (rollups where a run has
+    them, attempts elsewhere)."""
+    if isinstance(source, TableSource) or not rollups:
+        return "attempts"
+    have = [scan.has_rollups for scan in source.scans]
+    if have and all(have):
+        return "rollups"
+    return "mixed" if any(have) else "attempts"
+
+
+def _mark_read(st: SufficientStats, source: Source, rollups: bool) -> SufficientStats:
+    st.info["read"] = read_from(source, rollups)
+    return st
 
 
 def _dask_engine(
-    source: Source, layout: RunLayout, *, client: Any = None, block_rows: int = BLOCK_ROWS, **_: Any
+    source: Source,
+    layout: RunLayout,
+    *,
+    client: Any = None,
+    block_rows: int = BLOCK_ROWS,
+    rollups: bool = True,
+    **_: Any,
 ) -> SufficientStats:
     dask = require("dask", "the dask engine")
     if isinstance(source, TableSource):
@@ -110,7 +135,7 @@ def _dask_engine(
             results = dask.compute(*(dask.delayed(run_partial)(*job) for job in jobs))
     else:
         tasks = [
-            dask.delayed(partials_for_scans)(block)
+            dask.delayed(partials_for_scans)(block, rollups)
             for block in run_blocks(source.scans, block_rows)
         ]
         if client is not None:
@@ -122,7 +147,7 @@ def _dask_engine(
     partials: list[RunPartial] = []
     for result in results:
         partials.extend(result if isinstance(result, list) else [result])
-    return assemble(partials, layout, "dask")
+    return _mark_read(assemble(partials, layout, "dask"), source, rollups)
 
 
 def _pandas_engine(source: Source, layout: RunLayout, **_: Any) -> SufficientStats:
@@ -174,7 +199,9 @@ def _pandas_engine(source: Source, layout: RunLayout, **_: Any) -> SufficientSta
         trial_parts.append(trials.reset_index())
     cases = _concat_frames(case_parts)
     trials = _concat_frames(trial_parts)
-    return from_keyed_frames(cases, trials, layout, "pandas")
+    st = from_keyed_frames(cases, trials, layout, "pandas")
+    st.info["read"] = "attempts"  # the baseline always groups the attempts
+    return st
 
 
 def _concat_frames(parts: list[pd.DataFrame]) -> pd.DataFrame:
@@ -226,6 +253,7 @@ def sufficient_stats(
     temp_directory: str | None = None,
     block_rows: int = BLOCK_ROWS,
     layout: RunLayout | None = None,
+    rollups: bool = True,
 ) -> SufficientStats:
     """Per (run, variant, case) and (run, variant, trial) sums of archived attempts.
 
@@ -247,6 +275,12 @@ def sufficient_stats(
     layout
         The runs and their variants (default: from the slice's catalog, or for a table
         from the table itself: runs in first-seen order, variants in dictionary order).
+    rollups
+        Read each run's sufficient statistics as archived (``case_stats`` /
+        ``trial_stats``, written by ``Archive.add``) instead of its attempts when the
+        slice allows it (no tag filter). The numbers are the same; ``False`` forces the
+        scan of the attempts. ``st.info["read"]`` says what was read. The ``pandas``
+        baseline always scans.
 
     Returns
     -------
@@ -274,4 +308,5 @@ def sufficient_stats(
         threads=threads,
         temp_directory=temp_directory,
         block_rows=block_rows,
+        rollups=rollups,
     )

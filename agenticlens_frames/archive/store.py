@@ -49,6 +49,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..frames import FACTOR_PREFIX, ExperimentRun, spec_to_json
+from ._kernel import NEEDED_COLUMNS, rollup_tables, run_partial
 from ._scan import file_sha256
 from .catalog import (
     FORMAT_NAME,
@@ -83,7 +84,12 @@ ROW_GROUP_ROWS = 1 << 20
 #: read back through a 100k-entry gather). They are written BYTE_STREAM_SPLIT instead
 #: (each byte of the doubles in its own stream, so zstd finds the repeated exponent
 #: bytes): 9.1 -> 6.7 bytes a row on disk, and DuckDB sums them 4-5x faster.
-SPLIT_COLUMNS: dict[str, tuple[str, ...]] = {"attempts": ("latency_ms", "cost_usd")}
+SPLIT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "attempts": ("latency_ms", "cost_usd"),
+    # The rollups' sums (a distinct double per row).
+    "case_stats": ("score_sum", "score_m2", "latency_sum", "cost_sum"),
+    "trial_stats": ("latency_ok_sum", "cost_sum", "check_value_sum"),
+}
 
 
 def parquet_options(table: str, schema: pa.Schema) -> dict[str, Any]:
@@ -331,12 +337,18 @@ class Archive:
     def _write_run(
         self, run: ExperimentRun, run_id: str, run_at: datetime, added_at: datetime, folder: Path
     ) -> RunRecord:
+        attempts = _archive_attempts(run, run_id, run_at)
         tables = {
-            "attempts": _archive_attempts(run, run_id, run_at),
+            "attempts": attempts,
             **{
                 name: _with_run_columns(run.to_arrow(name), run_id, run.experiment_id)
                 for name in ARCHIVE_TABLES[1:]
             },
+            # The run's sufficient statistics, so that analyses which need only them
+            # never read its attempts again (docs/archives.md, "What is read when").
+            **rollup_tables(
+                run_partial(attempts.select(list(NEEDED_COLUMNS)), run_id, run.manifest.variant_ids)
+            ),
         }
         for name, table in tables.items():
             path = folder / f"{name}.parquet"

@@ -36,10 +36,13 @@ def assert_same_stats(a, b) -> None:
         )
 
 
+@pytest.mark.parametrize("rollups", [True, False], ids=["rollups", "attempts"])
 @pytest.mark.parametrize("engine", LOCAL_ENGINES)
-def test_engine_matches_a_plain_loop(shared_archive: Archive, engine: str):
+def test_engine_matches_a_plain_loop(shared_archive: Archive, engine: str, rollups: bool):
     sl = shared_archive.all()
-    assert_matches_oracle(sl.stats(engine), sl.frame("attempts"))
+    stats = sl.stats(engine, rollups=rollups)
+    assert stats.info["read"] == ("rollups" if rollups and engine != "pandas" else "attempts")
+    assert_matches_oracle(stats, sl.frame("attempts"))
 
 
 @pytest.mark.parametrize("engine", LOCAL_ENGINES)

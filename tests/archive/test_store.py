@@ -31,6 +31,7 @@ def test_add_publishes_one_hive_partition_per_run(tmp_path: Path, support_run: E
     assert names == sorted(
         ["_run.json", "_spec.json"]
         + [f"{t}.parquet" for t in ("attempts", "checks", "trials", "variants", "cases")]
+        + ["case_stats.parquet", "trial_stats.parquet"]  # the rollups
     )
     record = archive.records()[0]
     assert record.run_at.isoformat() == "2026-10-20T08:00:00+00:00"

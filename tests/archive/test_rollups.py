@@ -1,0 +1,128 @@
+"""Rollups: each run's sufficient statistics written at ``Archive.add`` time, read instead
+of its attempts when a slice allows it, with the scan of the attempts as the fallback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from agenticlens_frames.archive import Archive
+from agenticlens_frames.archive._scan import ROLLUP_TABLES
+from agenticlens_frames.errors import InputError
+from agenticlens_frames.frames import ExperimentRun
+
+from .conftest import assert_matches_oracle, fill, naive_stats
+
+ENGINES = ["numpy", "duckdb", "dask"]
+
+
+def strip_rollups(archive: Archive) -> None:
+    """Make every run look archived before rollups existed: no files, no checksums."""
+    for record in archive.records():
+        for name in ROLLUP_TABLES:
+            (record.path / f"{name}.parquet").unlink()
+        path = record.path / "_run.json"
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for key in ("sha256", "counts"):
+            for name in ROLLUP_TABLES:
+                data[key].pop(name, None)
+        path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def assert_same(a, b, exact: bool) -> None:
+    for name in ("cases", "trials"):
+        if exact:
+            pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name), check_exact=True)
+        else:
+            pd.testing.assert_frame_equal(
+                getattr(a, name), getattr(b, name), check_exact=False, rtol=1e-9, atol=1e-12
+            )
+
+
+def test_add_writes_rollups_that_equal_a_plain_loop(shared_archive: Archive):
+    """The rollup files themselves, read with pyarrow, against the oracle's loop over the
+    attempts (not against the kernel that wrote them)."""
+    attempts = shared_archive.all().frame("attempts")
+    cases, trials = naive_stats(attempts)
+    for record in shared_archive.records():
+        assert set(ROLLUP_TABLES) <= set(record.sha256)
+        variants = record.variant_ids
+        got = pq.read_table(record.path / "case_stats.parquet").to_pandas()
+        assert len(got) == sum(1 for k in cases if k[0] == record.run_id)
+        for row in got.itertuples(index=False):
+            want = cases[(record.run_id, variants[row.variant_position], str(row.case_id))]
+            for name, value in want.items():
+                assert getattr(row, name) == pytest.approx(value, rel=1e-9, abs=1e-12)
+        got = pq.read_table(record.path / "trial_stats.parquet").to_pandas()
+        assert len(got) == sum(1 for k in trials if k[0] == record.run_id)
+        for row in got.itertuples(index=False):
+            want = trials[(record.run_id, variants[row.variant_position], int(row.trial))]
+            for name, value in want.items():
+                assert getattr(row, name) == pytest.approx(value, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_rollups_and_the_scan_give_the_same_numbers(shared_archive: Archive, engine: str):
+    """Whole archive and a variant-filtered slice: rollups read, the same frames as the
+    scan (bit for bit from the numpy kernel, which wrote them; to 1e-9 from DuckDB's)."""
+    for sl in (shared_archive.all(), shared_archive.slice(model=["gpt-small", "small"])):
+        rolled = sl.stats(engine)
+        scanned = sl.stats(engine, rollups=False)
+        assert rolled.info["read"] == "rollups"
+        assert scanned.info["read"] == "attempts"
+        assert_same(rolled, scanned, exact=engine != "duckdb")
+        assert_same(rolled, sl.stats("numpy", rollups=False), exact=True)
+        assert_matches_oracle(rolled, sl.frame("attempts"))
+        a = sl.analyze(engine)
+        b = sl.analyze(engine, rollups=False)
+        for name, frame in a.frames().items():
+            pd.testing.assert_frame_equal(frame, b.frames()[name], rtol=1e-9, obj=name)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_tag_filter_reads_the_attempts(shared_archive: Archive, engine: str):
+    """A trial's sums run over all its cases, so a tag filter cannot use the rollups."""
+    sl = shared_archive.slice(tags="refund")
+    stats = sl.stats(engine)
+    assert stats.info["read"] == "attempts"
+    assert_matches_oracle(stats, sl.frame("attempts"))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_archives_without_rollups_read_the_same(
+    tmp_path: Path, shared_archive: Archive, runs: dict[str, ExperimentRun], engine: str
+):
+    """Runs archived before rollups existed are scanned, alone or next to runs with
+    rollups (numpy and dask read each run as it can; DuckDB scans every run then)."""
+    old = fill(tmp_path / "old", runs)
+    strip_rollups(old)
+    assert old.all().stats(engine).info["read"] == "attempts"
+    reference = shared_archive.all().stats("numpy", rollups=False)
+    assert_same(old.all().stats(engine), reference, exact=engine != "duckdb")
+    # Mixed: one run re-archived with rollups next to two without.
+    mixed = fill(tmp_path / "mixed", runs)
+    strip_rollups(mixed)
+    first = mixed.records()[0]
+    shutil.rmtree(first.path)
+    again = next(r for r in runs.values() if r.experiment_id == first.experiment_id)
+    assert mixed.add(again, run_at=first.run_at).added
+    assert [r.run_id for r in mixed.records()] == [r.run_id for r in old.records()]
+    stats = mixed.all().stats(engine)
+    assert stats.info["read"] == ("attempts" if engine == "duckdb" else "mixed")
+    assert_same(stats, reference, exact=engine != "duckdb")
+
+
+def test_a_damaged_rollup_is_refused_by_name(tmp_path: Path, runs: dict[str, ExperimentRun]):
+    archive = fill(tmp_path / "arc", runs)
+    record = archive.records()[0]
+    path = record.path / "case_stats.parquet"
+    path.write_bytes(path.read_bytes()[:-7] + b"garbage")
+    with pytest.raises(InputError, match=r"case_stats\.parquet"):
+        archive.all().stats("numpy")
+    # Forcing the scan does not open the rollups.
+    archive.all().stats("numpy", rollups=False)
