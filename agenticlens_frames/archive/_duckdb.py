@@ -13,7 +13,8 @@ import pyarrow as pa
 
 from .._optional import require
 from ..errors import InputError
-from ._kernel import CASE_STATS, NEEDED_COLUMNS, TRIAL_STATS, partials_for_scans
+from ._kernel import CASE_STATS, NEEDED_COLUMNS, TRIAL_STATS
+from ._rollup import read_rollups
 from ._scan import RunScan, run_blocks
 from .sufficient import (
     RunLayout,
@@ -24,7 +25,6 @@ from .sufficient import (
     _case_frame,
     _sorted_codes,
     _trial_frame,
-    assemble,
     check_columns,
     from_keyed_frames,
 )
@@ -348,9 +348,7 @@ def duckdb_engine(
     if rollups and scans and all(scan.has_rollups for scan in scans):
         # Every run's statistics are archived: nothing is left to aggregate. The scan
         # below is the fallback, for runs archived without rollups and for tag filters.
-        st = assemble(partials_for_scans(scans), layout, "duckdb")
-        st.info["read"] = "rollups"
-        return st
+        return read_rollups(scans, layout, "duckdb")
     con = connection or duckdb_connection(
         memory_limit=memory_limit, threads=threads, temp_directory=temp_directory
     )

@@ -39,6 +39,7 @@ from ._kernel import (
     run_partial,
     split_runs,
 )
+from ._rollup import read_rollups
 from ._scan import run_blocks
 from .engine_registry import AUTO, ENGINES, engine_function
 from .sufficient import (
@@ -86,6 +87,8 @@ def _numpy_engine(
             for i, r in enumerate(layout.run_ids)
             if r in runs
         ]
+    elif read_from(source, rollups) == "rollups":
+        return read_rollups(source.scans, layout, "numpy")
     else:
         partials = partials_for_scans(source.scans, rollups)
     return _mark_read(assemble(partials, layout, "numpy"), source, rollups)
