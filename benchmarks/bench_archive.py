@@ -25,9 +25,12 @@ tables written through ``Archive.add``; see benchmarks/make_archive.py) and cach
 
 ``--out-of-core 100M`` (a comma list) measures only the DuckDB engine from disk under a
 memory limit smaller than the data (``--memory-limit``, default an eighth of the needed
-columns' in-memory size), split into DuckDB's aggregation and the analysis, against the
-**scan floor**: one DuckDB pass summing every column the analysis reads from the same
-files, same threads, same run. It reports the peak resident memory of the whole process.
+columns' in-memory size), against the **scan floor**: one DuckDB pass summing every
+column the attempts scan reads, same files, same threads, same run. It times the full
+analysis as the engine runs it (each run's statistics read from its rollups, written at
+``archive add`` time), its first call, and once the fallback that aggregates every
+attempt (``rollups=False``; ``--skip-scan`` leaves it out), with the peak resident memory
+of the whole process for each. ``--breakdown`` also times each query of one block.
 
 Times are medians of ``--repeat`` runs after one warm-up; "peak" is the extra resident
 memory during one run (``VmHWM`` after a reset, minus the resident size before).
@@ -381,8 +384,29 @@ def block_breakdown(con: Any, whole: Any, layout: RunLayout) -> dict[str, Any]:
     return out
 
 
+def _whole_process(fn: Callable[[], Any]) -> dict[str, float]:
+    """One run of ``fn`` from a collected heap: wall, CPU (every thread) and the peak
+    resident memory of the whole process during it (``VmHWM`` after a reset; NaN where
+    the kernel cannot reset it)."""
+    gc.collect()
+    reset = _reset_peak()
+    began, began_cpu = time.perf_counter(), time.process_time()
+    fn()
+    out = {"s": time.perf_counter() - began, "cpu_s": time.process_time() - began_cpu}
+    out["peak_rss_mib"] = _status_kib("VmHWM") / 1024 if reset else math.nan
+    out["rss_after_mib"] = _status_kib("VmRSS") / 1024
+    return out
+
+
 def run_out_of_core(archive: Archive, args: argparse.Namespace) -> dict[str, Any]:
-    """DuckDB from disk under a memory limit, against a DuckDB scan of the same columns."""
+    """DuckDB from disk under a memory limit, against a DuckDB scan of the same columns.
+
+    Measured, in this order, in one process: the scan floor; the full analysis as the
+    engine runs it by default (each run's statistics from its rollups, written at
+    ``archive add`` time), first call (checksums of the files verified) and then
+    ``--repeat`` times; the same analysis with ``rollups=False`` (the fallback: DuckDB
+    aggregates every attempt), once. Peak RSS is the whole process's.
+    """
     import duckdb
 
     from agenticlens_frames.archive._duckdb import duckdb_connection, duckdb_source
@@ -404,65 +428,87 @@ def run_out_of_core(archive: Archive, args: argparse.Namespace) -> dict[str, Any
     scan_sql = "SELECT count(*), " + ", ".join(
         [f"sum({c})" for c in numeric] + [f"max(length({c}))" for c in strings]
     )
-    # The earlier floor also read the run and case id strings of every row.
-    all_sql = scan_sql + ", " + ", ".join(f"max(length({c}))" for c in ("run_id", "case_id"))
     source = duckdb_source(con, whole.scans())
     read_columns = ["case_index", "trial", "score", "latency_ms", "cost_usd", "score_sum"]
     read_columns += ["n_checks", "run_order", "passed", "variant_id", "status"]
     repeat = max(1, min(args.repeat, 3))
+    rollup_runs = sum(scan.has_rollups for scan in whole.scans())
     print(f"  out of core: {rows} rows, memory_limit={limit_mib}MB", file=sys.stderr)
     result: dict[str, Any] = {
         "rows": rows,
         "runs": len(layout.run_ids),
+        "runs_with_rollups": rollup_runs,
         "disk_mib": sum(f.stat().st_size for f in archive.path.rglob("*.parquet")) / 2**20,
+        "rollup_disk_mib": sum(
+            f.stat().st_size
+            for name in ("case_stats", "trial_stats")
+            for f in archive.path.rglob(f"{name}.parquet")
+        )
+        / 2**20,
         "memory_limit_mib": limit_mib,
         "duckdb": duckdb.__version__,
+        "load_at_start": _cpu_busy(),
     }
     result["read_bytes_per_row"] = _column_bytes(whole.scans(), read_columns) / rows
     result["scan_floor"] = measure(lambda: con.sql(f"{scan_sql} FROM {source}").fetchall(), repeat)
-    result["scan_all_ids"] = measure(lambda: con.sql(f"{all_sql} FROM {source}").fetchall(), 1)
-    result["block"] = block_breakdown(con, whole, layout)
-    options = {"memory_limit": f"{limit_mib}MB", "threads": 2, "temp_directory": spill}
-    result["stats"] = measure(
-        lambda: sufficient_stats(whole, engine="duckdb", layout=layout, **options), repeat
-    )
-    st = sufficient_stats(whole, engine="duckdb", layout=layout, **options)
-    result["analysis"] = measure(lambda: analyze_stats(st, info, pass_k=PASS_K), repeat)
-    del st
-    gc.collect()
-    _reset_peak()
-    began = time.perf_counter()
-    st = sufficient_stats(whole, engine="duckdb", layout=layout, **options)
-    analyze_stats(st, info, pass_k=PASS_K)
-    result["end_to_end_s"] = time.perf_counter() - began
-    result["peak_rss_mib"] = _status_kib("VmHWM") / 1024
-    result["case_rows"] = len(st.cases)
+    if args.breakdown:
+        result["block"] = block_breakdown(con, whole, layout)
     con.close()
+    options = {"memory_limit": f"{limit_mib}MB", "threads": 2, "temp_directory": spill}
+
+    def analysis(**extra: Any) -> Callable[[], Any]:
+        def go() -> Any:
+            st = sufficient_stats(whole, engine="duckdb", layout=layout, **options, **extra)
+            go.read = st.info.get("read")  # type: ignore[attr-defined]
+            go.case_rows = len(st.cases)  # type: ignore[attr-defined]
+            return analyze_stats(st, info, pass_k=PASS_K)
+
+        return go
+
+    print("  default engine (rollups where archived)", file=sys.stderr)
+    default = analysis()
+    result["default_first"] = _whole_process(default)
+    result["default"] = measure(default, repeat)
+    result["default_whole_process"] = _whole_process(default)
+    result["default_read"] = default.read  # type: ignore[attr-defined]
+    result["case_rows"] = default.case_rows  # type: ignore[attr-defined]
+    if not args.skip_scan:
+        print("  fallback: rollups=False (every attempt aggregated)", file=sys.stderr)
+        fallback = analysis(rollups=False)
+        result["scan_whole_process"] = _whole_process(fallback)
+        result["scan_read"] = fallback.read  # type: ignore[attr-defined]
+    result["load_at_end"] = _cpu_busy()
     return result
 
 
 def out_of_core_report(results: dict[str, Any]) -> str:
     lines = [
-        "| size | memory_limit MiB | read B/row | scan floor s (CPU) | with id strings s | "
-        "DuckDB stats s (CPU) | analysis s | end to end s | × scan floor | peak RSS MiB | "
-        "disk MiB |",
+        "| size | runs (with rollups) | memory_limit MiB | scan floor s (CPU) | analysis s (CPU), "
+        "reads | × scan floor | first call s | peak RSS MiB | rollups=False s (CPU) | "
+        "its peak RSS MiB | load |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for size, r in results.items():
         scan = r["scan_floor"]["median_s"]
-        stats = r["stats"]
-        total = stats["median_s"] + r["analysis"]["median_s"]
+        d = r["default"]
+        fallback = r.get("scan_whole_process")
         lines.append(
-            f"| {size} | {r['memory_limit_mib']} | {r['read_bytes_per_row']:.1f} | "
+            f"| {size} | {r['runs']} ({r['runs_with_rollups']}) | {r['memory_limit_mib']} | "
             f"{scan:.2f} ({r['scan_floor']['cpu_median_s']:.1f}) | "
-            f"{r['scan_all_ids']['median_s']:.2f} | "
-            f"{stats['median_s']:.2f} ({stats['cpu_median_s']:.1f}) | "
-            f"{r['analysis']['median_s']:.2f} | {r['end_to_end_s']:.2f} | {total / scan:.1f} | "
-            f"{r['peak_rss_mib']:.0f} | {r['disk_mib']:.0f} |"
+            f"{d['median_s']:.2f} ({d['cpu_median_s']:.1f}), {r['default_read']} | "
+            f"{d['median_s'] / scan:.2f} | {r['default_first']['s']:.2f} | "
+            f"{r['default_whole_process']['peak_rss_mib']:.0f} | "
+            + (
+                f"{fallback['s']:.2f} ({fallback['cpu_s']:.1f}) | {fallback['peak_rss_mib']:.0f} | "
+                if fallback
+                else "not run | | "
+            )
+            + f"{r['load_at_start']:.1f}-{r['load_at_end']:.1f} |"
         )
     for size, r in results.items():
         block = r.get("block", {})
-        lines.append(f"\n{size}, first block ({block.get('attempts', 0)} attempts): wall s (CPU s)")
+        if block:
+            lines.append(f"\n{size}, first block ({block['attempts']} attempts): wall s (CPU s)")
         for name, m in block.items():
             if isinstance(m, dict):
                 lines.append(f"  {name}: {m['median_s']:.2f} ({m['cpu_median_s']:.2f})")
@@ -524,6 +570,12 @@ def main() -> None:
         "--out-of-core", default="", help="only DuckDB from disk, e.g. 100M (comma list)"
     )
     parser.add_argument("--memory-limit", type=int, default=0, help="DuckDB limit, MiB")
+    parser.add_argument(
+        "--skip-scan", action="store_true", help="out of core: skip the rollups=False run"
+    )
+    parser.add_argument(
+        "--breakdown", action="store_true", help="out of core: time each query of one block"
+    )
     args, _unknown = parser.parse_known_args()
     if args.out_of_core:
         args.data.mkdir(parents=True, exist_ok=True)

@@ -56,7 +56,9 @@ ENGINE_ENTRIES: tuple[EngineEntry, ...] = (
     EngineEntry(
         "duckdb",
         "._duckdb:duckdb_engine",
-        how="SQL `GROUP BY` over the parquet files, an explicit file list, never a glob: each "
+        how="the runs' rollups when every run of the slice has them and it has no tag filter "
+        "(see *What is read when*); otherwise "
+        "SQL `GROUP BY` over the parquet files, an explicit file list, never a glob: each "
         "run's file aggregated on its own (the run is a literal, case names come from its "
         "`cases` table, so no id string is read per row), one query per block of whole runs "
         "(about 5M attempts, fewer under a small `memory_limit`); or over an Arrow table in "
