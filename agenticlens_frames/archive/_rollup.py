@@ -14,10 +14,14 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
+from ..errors import InputError
 from ._kernel import CASE_STATS, TRIAL_STATS, stat_dtype
 from ._scan import RunScan, read_parquet_file
 from .sufficient import RunLayout, SufficientStats, _case_frame, _sorted_codes, _trial_frame
@@ -28,17 +32,54 @@ __all__ = ["read_rollups"]
 READ_THREADS = min(4, os.cpu_count() or 1)
 
 
-def _read_all(scans: Sequence[RunScan], name: str) -> list[pa.Table]:
+def _row_count(scan: RunScan, name: str, path: Path) -> int:
+    rows = dict(scan.rows).get(name)
+    if rows is None:  # a record without counts: the file's footer says
+        with pq.ParquetFile(path) as handle:
+            rows = handle.metadata.num_rows
+    return int(rows)
+
+
+def _read_all(
+    scans: Sequence[RunScan], name: str, columns: dict[str, Any]
+) -> tuple[dict[str, np.ndarray], np.ndarray, list[tuple[pa.Array, np.ndarray]]]:
+    """Every run's rollup ``name`` read into one array per column (sized from the
+    catalog's row counts, each file copied into its slice as soon as it is decoded, so
+    at most a few files' tables are alive at once and nothing is concatenated), the rows
+    per file, and each file's case labels (dictionary, codes) if it has them."""
     paths = [scan.file(name) for scan in scans]  # checksums verified here, in order
+    rows = np.array([_row_count(s, name, p) for s, p in zip(scans, paths, strict=True)], np.int64)
+    offsets = np.concatenate([[0], np.cumsum(rows)])
+    out = {c: np.empty(int(offsets[-1]), dtype=dtype) for c, dtype in columns.items()}
+    labels: list[tuple[pa.Array, np.ndarray]] = [(pa.array([], pa.string()), np.zeros(0))] * len(
+        paths
+    )
+
+    def fill(i: int) -> None:
+        table = read_parquet_file(paths[i])
+        if table.num_rows != rows[i]:
+            raise InputError(
+                f"holds {table.num_rows} rows, its run's record says {rows[i]}",
+                file=paths[i],
+                hint="remove the run and add it again",
+            )
+        start, stop = offsets[i], offsets[i + 1]
+        for column in columns:
+            out[column][start:stop] = table.column(column).to_numpy()
+        if "case_id" in table.column_names:
+            ids = table.column("case_id").combine_chunks()
+            if not pa.types.is_dictionary(ids.type):
+                ids = ids.dictionary_encode()
+            codes = ids.indices.to_numpy(zero_copy_only=False)
+            labels[i] = (ids.dictionary.cast(pa.string()), codes)
+
     if len(paths) < 2 or READ_THREADS < 2:
-        return [read_parquet_file(p) for p in paths]
-    with ThreadPoolExecutor(READ_THREADS) as pool:
-        return list(pool.map(read_parquet_file, paths))
-
-
-def _column(tables: list[pa.Table], name: str) -> np.ndarray:
-    parts = [c.to_numpy() for t in tables for c in t.column(name).chunks]
-    return np.concatenate(parts) if parts else np.zeros(0)
+        for i in range(len(paths)):
+            fill(i)
+    else:
+        with ThreadPoolExecutor(READ_THREADS) as pool:
+            list(pool.map(fill, range(len(paths))))  # list(): raise a worker's error
+    return out, rows, labels
 
 
 def _kept(
@@ -58,19 +99,16 @@ def _kept(
     return keep[offsets[run_code] + vpos]
 
 
-def _labels(tables: list[pa.Table], keep: np.ndarray | None) -> tuple[np.ndarray, object]:
+def _labels(
+    labels: list[tuple[pa.Array, np.ndarray]], keep: np.ndarray | None
+) -> tuple[np.ndarray, Any]:
     """Each row's code into the sorted case labels its rows use: every file's dictionary
     encoded together (a run's ~1k labels, not a string per row), then one gather."""
-    dictionaries, indices, offset = [], [], 0
-    for table in tables:
-        for chunk in table.column("case_id").chunks:
-            if not pa.types.is_dictionary(chunk.type):
-                chunk = chunk.dictionary_encode()
-            dictionaries.append(chunk.dictionary.cast(pa.string()))
-            indices.append(chunk.indices.to_numpy(zero_copy_only=False).astype(np.int64) + offset)
-            offset += len(chunk.dictionary)
+    dictionaries = [d for d, _ in labels]
+    offsets = np.concatenate([[0], np.cumsum([len(d) for d in dictionaries])])
     every = pa.concat_arrays(dictionaries) if dictionaries else pa.array([], pa.string())
     codes, values = _sorted_codes(every)
+    indices = [c.astype(np.int64) + offsets[i] for i, (_, c) in enumerate(labels)]
     row_codes = codes[np.concatenate(indices)] if indices else np.zeros(0, np.int64)
     if keep is not None:
         row_codes = row_codes[keep]
@@ -92,23 +130,23 @@ def read_rollups(scans: Sequence[RunScan], layout: RunLayout, engine: str) -> Su
         ("case_stats", "case_index", CASE_STATS),
         ("trial_stats", "trial", TRIAL_STATS),
     ):
-        tables = _read_all(scans, name)
-        run_code = np.repeat(codes, [t.num_rows for t in tables])
-        vpos = _column(tables, "variant_position").astype(np.int64)
+        columns = {"variant_position": np.int32, inner: np.int32}
+        columns.update({n: stat_dtype(n, np.zeros(0)).dtype for n in stat_names})
+        values, rows, labels = _read_all(scans, name, columns)
+        run_code = np.repeat(codes, rows)
+        vpos = values.pop("variant_position")
         keep = _kept(scans, run_code, vpos, layout)
-
-        def pick(values: np.ndarray, keep: np.ndarray | None = keep) -> np.ndarray:
-            return values if keep is None else values[keep]
-
-        stats = {n: stat_dtype(n, pick(_column(tables, n))) for n in stat_names}
-        inner_values = pick(_column(tables, inner))
+        if keep is not None:
+            run_code, vpos = run_code[keep], vpos[keep]
+            values = {n: v[keep] for n, v in values.items()}
+        inner_values = values.pop(inner)
         if name == "case_stats":
-            label_codes, categories = _labels(tables, keep)
+            label_codes, categories = _labels(labels, keep)
             frames[name] = _case_frame(
-                layout, pick(run_code), pick(vpos), inner_values, label_codes, categories, stats
+                layout, run_code, vpos, inner_values, label_codes, categories, values
             )
         else:
-            frames[name] = _trial_frame(layout, pick(run_code), pick(vpos), inner_values, stats)
+            frames[name] = _trial_frame(layout, run_code, vpos, inner_values, values)
     return SufficientStats(
         cases=frames["case_stats"],
         trials=frames["trial_stats"],

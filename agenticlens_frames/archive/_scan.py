@@ -135,6 +135,8 @@ class RunScan:
     factor_names: tuple[str, ...] = ()
     #: (table, SHA-256) of the run's files as archived.
     sha256: tuple[tuple[str, str], ...] = ()
+    #: (table, rows) of the run's files as archived (sizes buffers before reading).
+    rows: tuple[tuple[str, int], ...] = ()
 
     def file(self, table: str) -> Path:
         """The table's file, after checking it is the file that was archived."""

@@ -237,6 +237,7 @@ class SliceFilter:
             n_attempts=record.n_attempts,
             factor_names=record.factor_names,
             sha256=tuple(sorted(record.sha256.items())),
+            rows=tuple(sorted(record.counts.items())),
         )
 
 

@@ -126,3 +126,20 @@ def test_a_damaged_rollup_is_refused_by_name(tmp_path: Path, runs: dict[str, Exp
         archive.all().stats("numpy")
     # Forcing the scan does not open the rollups.
     archive.all().stats("numpy", rollups=False)
+
+
+def test_a_rollup_disagreeing_with_its_record_is_refused_by_name(
+    tmp_path: Path, runs: dict[str, ExperimentRun]
+):
+    """Row counts in ``_run.json`` size the read buffers; a file that does not match
+    them (a record edited by hand) is an error naming the file, not a wrong number."""
+    archive = fill(tmp_path / "arc", runs)
+    record = archive.records()[0]
+    path = record.path / "_run.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["counts"]["case_stats"] += 1
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InputError, match=r"case_stats\.parquet") as error:
+        archive.all().stats("duckdb")
+    assert "rows" in str(error.value)
+    assert archive.all().stats("duckdb", rollups=False).info["read"] == "attempts"
