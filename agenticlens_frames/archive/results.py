@@ -69,17 +69,39 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- cases
 
 
-def _pass_k_columns(n: np.ndarray, c: np.ndarray, ks: Sequence[int]) -> dict[str, np.ndarray]:
-    """pass@k and pass^k per case through a table over the distinct (n, c) pairs.
+def _pass_k_tables(
+    n: np.ndarray, c: np.ndarray, ks: Sequence[int]
+) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+    """Each case's (n, c) code and, per ``pass_at_<k>`` / ``pass_hat_<k>``, the
+    estimator's value for every code (NaN where a code is absent or n < k); None when
+    the (n, c) space is too large for a table (then the estimators run per case).
 
     Cases share a handful of (attempts, passes) pairs, so the estimators (exact integer
-    arithmetic in :mod:`~agenticlens_frames.stats`) run once per pair and each column is
-    one gather.
+    arithmetic in :mod:`~agenticlens_frames.stats`) run once per pair.
     """
     n = np.asarray(n, dtype=np.int64)
     c = np.asarray(c, dtype=np.int64)
     width = int(n.max()) + 1 if len(n) else 1
     if width * width > max(4 * len(n), 1 << 16):
+        return None
+    code = n * width + c
+    present = np.flatnonzero(np.bincount(code, minlength=width * width))
+    pn, pc = present // width, present % width
+    tables = {}
+    for k in ks:
+        for name, func in ((f"pass_at_{k}", stats.pass_at_k), (f"pass_hat_{k}", stats.pass_hat_k)):
+            table = np.full(width * width, np.nan)
+            table[present] = func(pn, pc, k)
+            tables[name] = table
+    return code, tables
+
+
+def _pass_k_columns(n: np.ndarray, c: np.ndarray, ks: Sequence[int]) -> dict[str, np.ndarray]:
+    """pass@k and pass^k per case: one gather per column from :func:`_pass_k_tables`."""
+    found = _pass_k_tables(n, c, ks)
+    if found is None:
+        n = np.asarray(n, dtype=np.int64)
+        c = np.asarray(c, dtype=np.int64)
         return {
             name: func(n, c, k)
             for k in ks
@@ -88,16 +110,32 @@ def _pass_k_columns(n: np.ndarray, c: np.ndarray, ks: Sequence[int]) -> dict[str
                 (f"pass_hat_{k}", stats.pass_hat_k),
             )
         }
-    code = n * width + c
-    present = np.flatnonzero(np.bincount(code, minlength=width * width))
-    pn, pc = present // width, present % width
-    out = {}
-    for k in ks:
-        for name, func in ((f"pass_at_{k}", stats.pass_at_k), (f"pass_hat_{k}", stats.pass_hat_k)):
-            table = np.full(width * width, np.nan)
-            table[present] = func(pn, pc, k)
-            out[name] = table[code]
-    return out
+    code, tables = found
+    return {name: table[code] for name, table in tables.items()}
+
+
+def _case_rates(n: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each case's pass rate (0 without attempts) and whether it is consistent."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pass_rate = np.where(n > 0, p / np.maximum(n, 1), 0.0)
+    return pass_rate, (p == 0) | (p == n)
+
+
+def _case_core(st: SufficientStats, ks: Sequence[int]) -> pd.DataFrame:
+    """The case matrix's keys, ``attempts, passes, pass_rate, consistent``: all the
+    variant summary and the comparisons read per case. At 100M attempts the full case
+    matrix is 10M rows of some twenty columns, built only when asked for."""
+    c = st.cases
+    n = c["attempts"].to_numpy()
+    p = c["passes"].to_numpy()
+    pass_rate, consistent = _case_rates(n, p)
+    frame: dict[str, Any] = {
+        name: c[name].array for name in (*_KEYS, "variant_position", "case_id", "case_index")
+    }
+    frame.update(attempts=n, passes=p, pass_rate=pass_rate, consistent=consistent)
+    core = pd.DataFrame(frame, copy=False)
+    core.attrs["pass_k"] = tuple(ks)
+    return core
 
 
 def case_matrix(st: SufficientStats, pass_k: Sequence[int] = (1,)) -> pd.DataFrame:
@@ -121,8 +159,8 @@ def case_matrix(st: SufficientStats, pass_k: Sequence[int] = (1,)) -> pd.DataFra
     n = c["attempts"].to_numpy()
     p = c["passes"].to_numpy()
     scored = c["scored"].to_numpy()
+    pass_rate, consistent = _case_rates(n, p)
     with np.errstate(invalid="ignore", divide="ignore"):
-        pass_rate = np.where(n > 0, p / np.maximum(n, 1), 0.0)
         variance = np.where(
             scored > 1, c["score_m2"].to_numpy() / np.maximum(scored - 1, 1), np.nan
         )
@@ -135,7 +173,7 @@ def case_matrix(st: SufficientStats, pass_k: Sequence[int] = (1,)) -> pd.DataFra
         pass_rate=pass_rate,
         mean_score=_ratio(c["score_sum"].to_numpy(), scored),
         score_standard_deviation=np.sqrt(np.maximum(variance, 0.0)),
-        consistent=(p == 0) | (p == n),
+        consistent=consistent,
         scored=scored,
         mean_latency_ms=_ratio(c["latency_sum"].to_numpy(), c["latency_count"].to_numpy()),
         mean_cost_usd=_ratio(c["cost_sum"].to_numpy(), c["cost_count"].to_numpy()),
@@ -295,7 +333,10 @@ def variant_summary(
     """One row per (run, variant) of ``variant_info``: spec §9.2–§9.3 per variant.
 
     ``cases`` and ``trials`` are :func:`case_matrix` and :func:`trial_summary` of the
-    same statistics. Columns follow ``analysis.variant_summary`` (``<metric>_<stat>``
+    same statistics (of the case matrix only the keys, ``attempts``, ``passes``,
+    ``consistent`` and ``attrs["pass_k"]`` are read: the pass@k means are computed
+    from the attempts and passes, the same numbers as the matrix's columns give).
+    Columns follow ``analysis.variant_summary`` (``<metric>_<stat>``
     for the four per-trial metrics, ``case_pass_rate`` with its Wilson interval,
     ``pass_at_<k>`` / ``pass_hat_<k>`` means over cases, NaN unless every case has k
     attempts, ``consistency_rate``, ``pareto_optimal`` within each run) plus the run
@@ -354,12 +395,28 @@ def variant_summary(
     low, high = stats.wilson_interval(passes[info_slot], attempts[info_slot], confidence_level)
     out["case_pass_rate_ci_low"] = low
     out["case_pass_rate_ci_high"] = high
-    for k in cases.attrs.get("pass_k", ()):
+    ks = cases.attrs.get("pass_k", ())
+    found = _pass_k_tables(cases["attempts"].to_numpy(), cases["passes"].to_numpy(), ks)
+    if found is not None:
+        # The values each case would hold, gathered into one reused buffer (the
+        # columns themselves belong to the case matrix, built only when asked for).
+        code, tables = found
+        buffer = np.empty(len(code), dtype=np.float64)
+        flags = np.empty(len(code), dtype=np.int64)
+    for k in ks:
         for name in (f"pass_at_{k}", f"pass_hat_{k}"):
-            values = cases[name].to_numpy()
-            undefined = np.isnan(values)
-            missing = segment(undefined.astype(np.int64))
-            total = segment(np.where(undefined, 0.0, values))
+            if found is None:
+                values = _pass_k_columns(
+                    cases["attempts"].to_numpy(), cases["passes"].to_numpy(), [k]
+                )[name]
+                undefined = np.isnan(values)
+                missing = segment(undefined.astype(np.int64))
+                total = segment(np.where(undefined, 0.0, values))
+            else:
+                table = tables[name]
+                undefined_table = np.isnan(table)
+                missing = segment(np.take(undefined_table.astype(np.int64), code, out=flags))
+                total = segment(np.take(np.where(undefined_table, 0.0, table), code, out=buffer))
             mean = np.where((missing == 0) & (n_cases > 0), _ratio(total, n_cases), np.nan)
             out[name] = mean[info_slot]
     consistent = segment(cases["consistent"].to_numpy().astype(np.int64))
@@ -726,7 +783,6 @@ class ArchiveAnalysis:
 
     stats: SufficientStats
     runs: pd.DataFrame
-    case_matrix: pd.DataFrame
     trial_summary: pd.DataFrame
     variant_summary: pd.DataFrame
     comparisons: pd.DataFrame
@@ -736,6 +792,15 @@ class ArchiveAnalysis:
     regression_threshold: float
     latency_missing: LatencyPolicy
     info: dict[str, Any] = field(default_factory=dict)
+    _case_matrix: pd.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def case_matrix(self) -> pd.DataFrame:
+        """:func:`case_matrix` of the statistics, built on first use and kept (the other
+        frames do not need it: at 100M attempts it is 10M rows)."""
+        if self._case_matrix is None:
+            self._case_matrix = case_matrix(self.stats, self.pass_k)
+        return self._case_matrix
 
     def frames(self) -> dict[str, pd.DataFrame]:
         """The result frames by name."""
@@ -765,7 +830,7 @@ class ArchiveAnalysis:
     def __repr__(self) -> str:
         return (
             f"ArchiveAnalysis(engine={self.stats.engine!r}, runs={len(self.stats.layout.run_ids)}, "
-            f"variants={len(self.variant_summary)}, case_rows={len(self.case_matrix)}, "
+            f"variants={len(self.variant_summary)}, case_rows={len(self.stats.cases)}, "
             f"pass_k={list(self.pass_k)})"
         )
 
@@ -809,16 +874,15 @@ def analyze_stats(
             location="regression_threshold",
         )
     ks = check_pass_k(pass_k)
-    cm = case_matrix(st, ks)
+    core = _case_core(st, ks)
     ts = trial_summary(st, latency_missing=latency_missing)
-    vs = variant_summary(st, cm, ts, variant_info, confidence_level=confidence_level)
+    vs = variant_summary(st, core, ts, variant_info, confidence_level=confidence_level)
     comps = compare_to_baseline(
-        vs, cm, confidence_level=confidence_level, regression_threshold=regression_threshold
+        vs, core, confidence_level=confidence_level, regression_threshold=regression_threshold
     )
     return ArchiveAnalysis(
         stats=st,
         runs=runs if runs is not None else pd.DataFrame(),
-        case_matrix=cm,
         trial_summary=ts,
         variant_summary=vs,
         comparisons=comps,

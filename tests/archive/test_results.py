@@ -156,3 +156,24 @@ def test_analysis_frames_write_to_parquet(shared_archive: Archive, tmp_path):
     back = pd.read_parquet(out / "variant_summary.parquet")
     assert len(back) == len(result.variant_summary)
     assert (out / "runs.parquet").exists()
+
+
+def test_the_case_matrix_is_built_on_first_use_and_the_summary_does_not_need_it(
+    shared_archive: Archive,
+):
+    """The variant summary's case-level numbers (pass@k means, consistency) come from
+    attempts and passes, not from the case matrix's columns; against a plain loop over
+    the matrix built afterwards."""
+    result = shared_archive.all().analyze("numpy", pass_k=[1, 3])
+    assert result._case_matrix is None
+    cm = result.case_matrix
+    assert result.case_matrix is cm  # kept
+    vs = result.variant_summary
+    for row in vs.itertuples(index=False):
+        rows = cm[(cm["run_id"] == row.run_id) & (cm["variant_id"] == row.variant_id)]
+        for name in ("pass_at_1", "pass_hat_3"):
+            values = rows[name].tolist()
+            want = math.fsum(values) / len(values) if not any(map(math.isnan, values)) else None
+            got = getattr(row, name)
+            assert (want is None and math.isnan(got)) or got == pytest.approx(want, rel=1e-12)
+        assert row.consistency_rate == pytest.approx(rows["consistent"].mean(), rel=1e-12)
