@@ -56,8 +56,8 @@ ENGINE_ENTRIES: tuple[EngineEntry, ...] = (
     EngineEntry(
         "duckdb",
         "._duckdb:duckdb_engine",
-        how="the runs' rollups when every run of the slice has them and it has no tag filter "
-        "(see *What is read when*); otherwise "
+        how="the runs' rollups where they have them and the slice has no tag filter "
+        "(see *What is read when*); for the other runs, "
         "SQL `GROUP BY` over the parquet files, an explicit file list, never a glob: each "
         "run's file aggregated on its own (the run is a literal, case names come from its "
         "`cases` table, so no id string is read per row), one query per block of whole runs "

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+from pandas.api.types import union_categoricals
 
 from ..errors import InputError
 from ._kernel import (
@@ -37,6 +38,7 @@ __all__ = [
     "assemble",
     "check_columns",
     "from_keyed_frames",
+    "merge_stats",
 ]
 
 
@@ -244,6 +246,30 @@ def assemble(partials: Iterable[RunPartial], layout: RunLayout, engine: str) -> 
         {n: cat([p.trial_stats[n] for p in parts], np.float64) for n in TRIAL_STATS},
     )
     return SufficientStats(cases=cases, trials=trials, layout=layout, engine=engine)
+
+
+def merge_stats(
+    parts: Sequence[SufficientStats], layout: RunLayout, engine: str
+) -> SufficientStats:
+    """Statistics of disjoint sets of runs (each frame sorted, as every engine returns
+    them) as one, in layout order: the frames concatenated, case labels re-encoded over
+    their sorted union, rows stably sorted by run."""
+
+    def join(frames: list[pd.DataFrame], labels: bool) -> pd.DataFrame:
+        frame = pd.concat(frames, ignore_index=True)
+        if labels:
+            frame["case_id"] = union_categoricals(
+                [f["case_id"] for f in frames], sort_categories=True
+            )
+        order = np.argsort(frame["run_id"].cat.codes.to_numpy(), kind="stable")
+        return frame.take(order).reset_index(drop=True)
+
+    return SufficientStats(
+        cases=join([p.cases for p in parts], labels=True),
+        trials=join([p.trials for p in parts], labels=False),
+        layout=layout,
+        engine=engine,
+    )
 
 
 @dataclass(frozen=True)
