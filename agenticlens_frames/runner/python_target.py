@@ -199,6 +199,53 @@ class _Call:
         self.cancelled = False
 
 
+class _Replies:
+    """Outcomes of a sync target's calls, handed from its pool threads to the caller's
+    loop in batches.
+
+    ``asyncio.wrap_future`` wakes the caller's loop once per call. At hundreds of calls
+    in flight the pool's threads finish together (a wave of equal sleeps), and one wake-up
+    per call kept the loop and the threads handing the GIL to each other: an outcome
+    posted while a wake-up is pending rides along with it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._outbox: dict[
+            asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], Any, Any]]
+        ] = {}
+
+    def post(
+        self,
+        home: asyncio.AbstractEventLoop,
+        reply: asyncio.Future[Any],
+        result: Any,
+        error: BaseException | None,
+    ) -> None:
+        """Deliver ``result`` (or ``error``) to ``reply`` on ``home`` (from any thread)."""
+        with self._lock:
+            waiting = self._outbox.setdefault(home, [])
+            waiting.append((reply, result, error))
+            wake = len(waiting) == 1
+        if wake:
+            try:
+                home.call_soon_threadsafe(self._deliver, home)
+            except RuntimeError:  # the caller's loop is closed: nobody waits any more
+                with self._lock:
+                    self._outbox.pop(home, None)
+
+    def _deliver(self, home: asyncio.AbstractEventLoop) -> None:  # on the caller's loop
+        with self._lock:
+            done = self._outbox.pop(home, [])
+        for reply, result, error in done:
+            if reply.done():  # timed out or cancelled meanwhile
+                continue
+            if error is not None:
+                reply.set_exception(error)
+            else:
+                reply.set_result(result)
+
+
 class _LoopThread:
     """An event loop running in a daemon thread, for one async target's calls.
 
@@ -478,6 +525,7 @@ class PythonTarget:
         self.pass_case = accepts_keyword(fn, "case") if pass_case is None else pass_case
         self.is_async = _is_async(fn)
         self.pool = None if self.is_async else DaemonPool(threads, name=name)
+        self._replies = _Replies()
         self.loop_thread = _LoopThread(name) if self.is_async else None
 
     def _invoke(self, case: CaseSpec) -> Any:
@@ -487,6 +535,17 @@ class PythonTarget:
             return self.fn(value, case=case) if self.pass_case else self.fn(value)
         except BaseException as exc:  # the target's failure, not ours
             raise _failure(exc) from None
+
+    def _invoke_posting(
+        self, case: CaseSpec, home: asyncio.AbstractEventLoop, reply: asyncio.Future[Any]
+    ) -> None:
+        """:meth:`_invoke` on a pool thread, its outcome posted back to ``reply``."""
+        try:
+            result = self._invoke(case)
+        except BaseException as exc:  # TargetFailure, or our own bug: the caller sees it
+            self._replies.post(home, reply, None, exc)
+        else:
+            self._replies.post(home, reply, result, None)
 
     async def _ainvoke(self, case: CaseSpec) -> Any:
         result = self._invoke(case)
@@ -501,10 +560,18 @@ class PythonTarget:
             if self.loop_thread is not None:
                 return await _outside_wait(self.loop_thread, self._ainvoke(case), self.timeout)
             assert self.pool is not None
-            submitted = self.pool.submit(self._invoke, case)
-            # On timeout wait_for cancels the wrapper, which cancels the pool's future if no
-            # thread has started it yet.
-            result = await asyncio.wait_for(asyncio.wrap_future(submitted), self.timeout)
+            reply: asyncio.Future[Any] = loop.create_future()
+            submitted = self.pool.submit(self._invoke_posting, case, loop, reply)
+            # A timer on the reply, as for async targets: at the deadline the reply fails
+            # with TimeoutError. The pool's future is then cancelled (as on Ctrl-C): a call
+            # no thread has started yet never runs. (Once a thread has started it, and so
+            # whenever a reply came back, cancelling it does nothing.)
+            expiry = loop.call_at(deadline, _expire_reply, reply)
+            try:
+                result = await reply
+            finally:
+                expiry.cancel()
+                submitted.cancel()
             if inspect.isawaitable(result):  # a plain function that returned a coroutine
                 result = await asyncio.wait_for(_awaited(result), max(deadline - loop.time(), 0.0))
             return result
@@ -548,3 +615,8 @@ def _expire(thread: _LoopThread, call: _Call) -> None:
     if not call.reply.done():
         call.reply.set_exception(TimeoutError())
         thread.cancel(call)
+
+
+def _expire_reply(reply: asyncio.Future[Any]) -> None:
+    if not reply.done():
+        reply.set_exception(TimeoutError())
