@@ -32,10 +32,10 @@ __all__ = ["read_rollups"]
 READ_THREADS = min(4, os.cpu_count() or 1)
 
 
-def _row_count(scan: RunScan, name: str, path: Path) -> int:
+def _row_count(scan: RunScan, name: str) -> int:
     rows = dict(scan.rows).get(name)
     if rows is None:  # a record without counts: the file's footer says
-        with pq.ParquetFile(path) as handle:
+        with pq.ParquetFile(scan.file(name)) as handle:
             rows = handle.metadata.num_rows
     return int(rows)
 
@@ -47,8 +47,10 @@ def _read_all(
     catalog's row counts, each file copied into its slice as soon as it is decoded, so
     at most a few files' tables are alive at once and nothing is concatenated), the rows
     per file, and each file's case labels (dictionary, codes) if it has them."""
-    paths = [scan.file(name) for scan in scans]  # checksums verified here, in order
-    rows = np.array([_row_count(s, name, p) for s, p in zip(scans, paths, strict=True)], np.int64)
+    # The paths, unchecked: each file's checksum is verified by the thread that reads it
+    # (hashing releases the GIL, and a first read of the archive waits on the disk).
+    paths = [Path(scan.folder) / f"{name}.parquet" for scan in scans]
+    rows = np.array([_row_count(scan, name) for scan in scans], np.int64)
     offsets = np.concatenate([[0], np.cumsum(rows)])
     out = {c: np.empty(int(offsets[-1]), dtype=dtype) for c, dtype in columns.items()}
     labels: list[tuple[pa.Array, np.ndarray]] = [(pa.array([], pa.string()), np.zeros(0))] * len(
@@ -56,7 +58,7 @@ def _read_all(
     )
 
     def fill(i: int) -> None:
-        table = read_parquet_file(paths[i])
+        table = read_parquet_file(scans[i].file(name))  # verified, then read
         if table.num_rows != rows[i]:
             raise InputError(
                 f"holds {table.num_rows} rows, its run's record says {rows[i]}",
