@@ -36,7 +36,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,7 @@ import pyarrow.parquet as pq
 from ..errors import InputError
 from ..frames import FACTOR_PREFIX, ExperimentRun, spec_to_json
 from ._kernel import NEEDED_COLUMNS, rollup_tables, run_partial
-from ._scan import file_sha256
+from ._scan import ROLLUP_TABLES, file_sha256, read_parquet_file, verify_file
 from .catalog import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -435,6 +435,62 @@ class Archive:
         shutil.rmtree(trash, ignore_errors=True)
         return record
 
+    def add_rollups(self) -> list[RunRecord]:
+        """Write the rollups of every run archived before they existed, so analyses read
+        them instead of its attempts (docs/archives.md, "What is read when").
+
+        Each run's statistics come from its archived attempts (checksum verified) through
+        the same kernel ``add`` uses, so they are the numbers ``add`` would have stored.
+        The files are written under temporary names and renamed into the run's folder,
+        then the run's record is replaced in one rename: a reader sees the run with or
+        without rollups, never half of them. Runs that have them are left alone, so a
+        second call, or two processes at once, write nothing more.
+
+        Returns
+        -------
+        list of RunRecord
+            The runs that got rollups, as now recorded.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> example_archive().add_rollups()  # archived with rollups already
+        []
+        """
+        done = []
+        for record in self.records():
+            if all(name in record.sha256 for name in ROLLUP_TABLES):
+                continue
+            attempts = record.path / "attempts.parquet"
+            expected = record.sha256.get("attempts")
+            if expected is not None:
+                verify_file(attempts, expected, record.run_id)
+            table = read_parquet_file(attempts, list(NEEDED_COLUMNS))
+            tables = rollup_tables(run_partial(table, record.run_id, record.variant_ids))
+            for name, rollup in tables.items():
+                tmp = record.path / f".{name}.{uuid.uuid4().hex}.parquet"
+                pq.write_table(rollup, tmp, **parquet_options(name, rollup.schema))
+                if self.durable:
+                    _fsync(tmp)
+                os.replace(tmp, record.path / f"{name}.parquet")
+            updated = replace(
+                record,
+                counts={**record.counts, **{n: t.num_rows for n, t in tables.items()}},
+                sha256={
+                    **record.sha256,
+                    **{n: file_sha256(record.path / f"{n}.parquet") for n in tables},
+                },
+            )
+            tmp = record.path / f".{RUN_FILE}.{uuid.uuid4().hex}"
+            _write_json(tmp, updated.to_json())
+            if self.durable:
+                _fsync(tmp)
+            os.replace(tmp, record.path / RUN_FILE)
+            if self.durable:
+                _fsync(record.path)
+            done.append(updated)
+        return done
+
     def clean_staging(self, older_than: float = 3600.0) -> list[Path]:
         """Remove staging folders left by writers that crashed ``older_than`` seconds ago.
 
@@ -556,8 +612,6 @@ class Archive:
 
 
 def _replace_path(record: RunRecord, path: Path) -> RunRecord:
-    from dataclasses import replace
-
     return replace(record, path=path)
 
 

@@ -143,3 +143,27 @@ def test_a_rollup_disagreeing_with_its_record_is_refused_by_name(
         archive.all().stats("duckdb")
     assert "rows" in str(error.value)
     assert archive.all().stats("duckdb", rollups=False).info["read"] == "attempts"
+
+
+def test_add_rollups_upgrades_runs_archived_before_them(
+    tmp_path: Path, shared_archive: Archive, runs: dict[str, ExperimentRun]
+):
+    """Rollups written later for old runs hold the numbers ``add`` would have stored
+    (bit for bit), are then read, and a second call writes nothing."""
+    old = fill(tmp_path / "old", runs)
+    strip_rollups(old)
+    before = {r.run_id: r for r in old.records()}
+    assert old.all().stats("numpy").info["read"] == "attempts"
+    done = old.add_rollups()
+    assert sorted(r.run_id for r in done) == sorted(before)
+    for record in old.records():
+        assert set(ROLLUP_TABLES) <= set(record.sha256)
+        assert {k: v for k, v in record.sha256.items() if k not in ROLLUP_TABLES} == (
+            before[record.run_id].sha256
+        )
+    for engine in ENGINES:
+        stats = old.all().stats(engine)
+        assert stats.info["read"] == "rollups"
+        assert_same(stats, shared_archive.all().stats("numpy"), exact=True)
+    assert old.add_rollups() == []
+    assert not [p for p in old.path.rglob(".*") if p.is_file() and p.name != ".keep"]
