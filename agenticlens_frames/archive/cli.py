@@ -1,4 +1,4 @@
-"""``agenticlens-frames archive add|ls|summarize|slice``: archives from the command line.
+"""``agenticlens-frames archive add|rollups|ls|summarize|slice``: archives from the command line.
 
 Mounted by the main CLI with ``app.add_typer(archive_app, name="archive")``. Exit codes
 follow the main CLI: 0 success, 1 invalid input (including a slice that matches
@@ -203,6 +203,33 @@ def archive_add(
             Text(
                 f"{verb} run {r.run_id} of {r.experiment_id} ({r.n_attempts} attempts, "
                 f"run at {r.run_at:%Y-%m-%d %H:%M} UTC) in {archive}"
+            )
+        )
+
+
+# --------------------------------------------------------------------------- rollups
+
+
+@archive_app.command("rollups")
+def archive_rollups(
+    archive: Path = typer.Argument(..., help="The archive folder."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
+) -> None:
+    """Write the rollups (per-run sufficient statistics) of runs archived before them, so
+    analyses stop reading their attempts. Runs that have them are left alone."""
+    from .store import Archive
+
+    try:
+        store = Archive(archive)
+        records = store.records()
+        done = store.add_rollups()
+    except InputError as exc:
+        raise fail("Unable to write rollups", exc) from None
+    if not quiet:
+        Console(highlight=False).print(
+            Text(
+                f"Wrote rollups for {len(done)} of {len(records)} run(s) in {archive}"
+                + "".join(f"\n  {r.run_id} {r.experiment_id}" for r in done)
             )
         )
 

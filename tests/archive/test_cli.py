@@ -53,6 +53,20 @@ def test_add_twice_reports_and_strict_refuses(cli_archive: Path):
     assert len(Archive(cli_archive).records()) == 2
 
 
+def test_rollups_upgrades_old_runs_once(cli_archive: Path):
+    from .test_rollups import strip_rollups
+
+    strip_rollups(Archive(cli_archive))
+    assert Archive(cli_archive).all().stats("numpy").info["read"] == "attempts"
+    first = invoke("rollups", str(cli_archive))
+    assert first.exit_code == 0 and "Wrote rollups for 2 of 2 run(s)" in first.output
+    assert Archive(cli_archive).all().stats("numpy").info["read"] == "rollups"
+    again = invoke("rollups", str(cli_archive))
+    assert again.exit_code == 0 and "Wrote rollups for 0 of 2 run(s)" in again.output
+    missing = invoke("rollups", str(cli_archive / "nope"))
+    assert missing.exit_code == 1 and "Unable to write rollups" in missing.output
+
+
 def test_ls_prints_the_catalog_and_json(cli_archive: Path):
     table = invoke("ls", str(cli_archive))
     assert table.exit_code == 0
