@@ -891,5 +891,6 @@ def analyze_stats(
         confidence_level=confidence_level,
         regression_threshold=regression_threshold,
         latency_missing=latency_missing,
-        info={"engine": st.engine},
+        # What the engine read (rollups, attempts or both), for the reader of a result.
+        info={"engine": st.engine, **({"read": st.info["read"]} if "read" in st.info else {})},
     )

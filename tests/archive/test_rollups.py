@@ -80,6 +80,7 @@ def test_rollups_and_the_scan_give_the_same_numbers(shared_archive: Archive, eng
         assert_matches_oracle(rolled, sl.frame("attempts"))
         a = sl.analyze(engine)
         b = sl.analyze(engine, rollups=False)
+        assert (a.info["read"], b.info["read"]) == ("rollups", "attempts")
         for name, frame in a.frames().items():
             pd.testing.assert_frame_equal(frame, b.frames()[name], rtol=1e-9, obj=name)
 
