@@ -42,11 +42,13 @@ Unknown arguments are ignored (``./dev bench`` passes its arguments to every scr
 from __future__ import annotations
 
 import argparse
+import atexit
 import gc
 import json
 import math
 import os
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
@@ -89,6 +91,13 @@ def _reset_peak() -> bool:
         return True
     except OSError:
         return False
+
+
+def _spill_dir() -> str:
+    """A folder for DuckDB to spill into, removed when the script ends."""
+    path = tempfile.mkdtemp(prefix="alf-duckdb-spill-")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def _cpu_busy() -> float:
@@ -319,7 +328,7 @@ def run_size(archive: Archive, args: argparse.Namespace, client: Any) -> dict[st
         disk[f"{engine}_slice_retrieval_dense"] = measure(sliced, max(1, repeat // 2))
     if "duckdb" in args.engines:
         limit_mib = max(64, int(result["table_mib"] / 4))
-        spill = tempfile.mkdtemp(prefix="alf-duckdb-spill-")
+        spill = _spill_dir()
         print(f"  from disk: duckdb under memory_limit={limit_mib}MB", file=sys.stderr)
         disk["duckdb_memory_limited"] = {
             **measure(
@@ -418,7 +427,7 @@ def run_out_of_core(archive: Archive, args: argparse.Namespace) -> dict[str, Any
     rows = sum(r.n_attempts for r in archive.records())
     table_mib = rows * 69 / 2**20  # the needed columns in memory (bench floor: 69 B/row)
     limit_mib = args.memory_limit or max(64, int(table_mib / 8))
-    spill = tempfile.mkdtemp(prefix="alf-duckdb-spill-")
+    spill = _spill_dir()
     con = duckdb_connection(memory_limit=f"{limit_mib}MB", threads=2, temp_directory=spill)
     # The scan floor: one pass summing every column the DuckDB engine reads from the
     # attempts (it names runs by a literal per file and cases from the cases tables, so
