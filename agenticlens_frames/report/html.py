@@ -6,11 +6,14 @@ plus the interactive figures of :mod:`agenticlens_frames.viz`.
 
 Offline and safe by construction:
 
-* plotly.js is inlined once; the figures travel as JSON in a non-executable
-  ``<script type="application/json">`` block (with ``<``, ``>`` and ``&`` written as
-  ``\\u`` escapes, so no string can close the block);
-* a Content-Security-Policy allows exactly two scripts, by their SHA-256 hashes (plotly.js
-  and the page's own ``assets/report.js``): an injected ``<script>`` or ``onerror=``
+* plotly.js is inlined once, as plotly.py ships it, in a ``<script type="text/plain">``
+  block that ``assets/loader.js`` runs as a ``blob:`` script (so chromium compiles it off
+  the main thread while the page is parsed); the figures travel as JSON in a
+  non-executable ``<script type="application/json">`` block (with ``<``, ``>`` and ``&``
+  written as ``\\u`` escapes, so no string can close the block);
+* a Content-Security-Policy allows exactly three scripts, by their SHA-256 hashes (plotly.js,
+  ``assets/loader.js`` and the page's own ``assets/report.js``), and ``blob:`` scripts,
+  which only a running script can create: an injected ``<script>`` or ``onerror=``
   handler would not run even if some string escaped escaping; ``default-src 'none'``
   forbids every network request;
 * every user string is HTML-escaped in the page and in plotly labels, and attempt
@@ -857,7 +860,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
     >>> from agenticlens_frames import analyze, load_experiment
     >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
     >>> page = render_html(a)
-    >>> page.startswith("<!DOCTYPE html>"), "cdn.plot.ly" in page.split("<script>")[0]
+    >>> page.startswith("<!DOCTYPE html>"), "<script src=" in page  # nothing fetched
     (True, False)
     """
     if paired is None:
@@ -897,10 +900,13 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
     )
     order = ", ".join(f"{_e(v)}#{_e(t)}" for v, t in a.execution_order)
     title = f"Experiment Report — {_e(info['experiment_name'])}"
-    plotly_js, page_js = _plotly_js(), _asset("report.js")
+    plotly_js, loader_js, page_js = _plotly_js(), _asset("loader.js"), _asset("report.js")
+    # blob: is plotly.js started by loader.js (only a script can make a blob: URL, so
+    # injected markup cannot name one); plotly.js's own hash allows loader.js's fallback.
+    hashes = " ".join(f"'sha256-{_sha256(js)}'" for js in (loader_js, page_js, plotly_js))
     csp = (
         "default-src 'none'; "
-        f"script-src 'sha256-{_sha256(plotly_js)}' 'sha256-{_sha256(page_js)}'; "
+        f"script-src {hashes} blob:; "
         "style-src 'unsafe-inline'; img-src data: blob:; font-src data:; "
         "base-uri 'none'; form-action 'none'"
     )
@@ -909,7 +915,11 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<meta http-equiv='Content-Security-Policy' content=\"{csp}\">"
         "<meta name='color-scheme' content='light dark'>"
-        f"<title>{title}</title><style>{_asset('report.css')}</style></head><body><main>"
+        f"<title>{title}</title><style>{_asset('report.css')}</style></head><body>"
+        # plotly.js first, as text that loader.js compiles off the main thread while the
+        # rest of the page is parsed (see assets/loader.js).
+        f"<script type='text/plain' id='alf-plotly'>{plotly_js}</script>"
+        f"<script>{loader_js}</script><main>"
         "<div class='eyebrow'>AGENTICLENS · EXPERIMENT REPORT</div>"
         f"<h1>{title}</h1><div class='sub'>Experiment {_e(info['experiment_version'])} · suite "
         f"{_e(info['suite_name'])} {_e(info['suite_version'])}</div>"
@@ -936,7 +946,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
             else "<script type='application/json' id='alf-details'>"
             f"{_json_for_script(details)}</script>"
         )
-        + f"<script>{plotly_js}</script><script>{page_js}</script></body></html>"
+        + f"<script>{page_js}</script></body></html>"
     )
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from plotly.offline import get_plotlyjs
 
 from agenticlens_frames import analyze, load_experiment, load_report, viz, write_json_report
 from agenticlens_frames.report.html import render_html, write_html_report
@@ -225,9 +226,18 @@ def test_csp_allows_exactly_the_inline_scripts_by_hash(analysis) -> None:
     assert "default-src 'none'" in csp
     assert "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
     scripts = re.findall(r"<script>(.*?)</script>", page, flags=re.S)
-    assert len(scripts) == 2  # plotly.js once, then the page's own script
+    assert len(scripts) == 2  # loader.js (starts plotly.js), then the page's own script
+    # plotly.js once, exactly as plotly.py ships it, as text that loader.js runs.
+    plotly_js = re.findall(
+        r"<script type='text/plain' id='alf-plotly'>(.*?)</script>", page, flags=re.S
+    )
+    assert plotly_js == [get_plotlyjs()]
     allowed = set(re.findall(r"'sha256-([^']+)'", csp))
-    assert {_sha(s) for s in scripts} == allowed
+    # plotly.js's hash: loader.js's fallback runs the same text as an inline script.
+    assert {_sha(s) for s in [*scripts, get_plotlyjs()]} == allowed
+    # The only other script source: blob: URLs, which only a running script can make.
+    script_src = csp.split("script-src")[1].split(";")[0].split()
+    assert [s for s in script_src if not s.startswith("'sha256-")] == ["blob:"]
     # The data blocks: figures and heatmap, then the attempt details (read on a click),
     # and the case table's rows (markup read when the table is opened).
     assert page.count("<script type='application/json'") == 2
@@ -464,9 +474,12 @@ def test_injected_markup_never_executes(open_page, pages) -> None:
     w.page.wait_for_selector("#attempts .att")
     assert "<script>alert('output')</script>" in w.page.text_content("#attempts")
     assert w.page.locator("img").count() == 0
-    # plotly.js, report.js and the three data blocks, none of them executable
-    assert w.js("document.querySelectorAll('script').length") == 5
-    assert w.js("document.querySelectorAll('script:not([type])').length") == 2
+    # loader.js, the blob: script it made of plotly.js's text, report.js, and four blocks
+    # that do not execute: plotly.js's text and the three data blocks.
+    assert w.js("document.querySelectorAll('script').length") == 7
+    executable = w.js("[...document.querySelectorAll('script:not([type])')].map(s => s.src)")
+    assert len(executable) == 3 and sum(src.startswith("blob:") for src in executable) == 1
+    assert sum(src == "" for src in executable) == 2
     hover = w.js("document.getElementById('fig-heatmap').data[0].hovertext[0][0]")
     assert "&lt;script&gt;" in hover
     assert w.dialogs == [] and w.errors == [] and w.external == []
