@@ -372,6 +372,47 @@ def test_printing_draws_every_figure(open_page, pages, how) -> None:
     assert w.errors == []
 
 
+#: Ways a viewer can refuse plotly.js as a blob: script: no blob: URLs at all, or a blob:
+#: URL that does not load (loader.js then runs the same text inline).
+NO_BLOB = {
+    "no blob URLs": "URL.createObjectURL = function () { throw new Error('no blobs here'); };",
+    "blob fails to load": "URL.createObjectURL = function () { return 'blob:null/gone'; };",
+}
+
+
+@pytest.mark.browser
+def test_plotly_js_is_streamed_from_its_own_text(open_page, pages) -> None:
+    w = open_page(pages["example"])
+    # plotly.js ran from a blob: script made of the page's text block (compiled off the main
+    # thread), not from an inline copy, and before report.js drew with it.
+    got = w.js(
+        """(() => [[...document.querySelectorAll('script:not([type])')]
+            .map(s => s.src.split(':')[0]),
+            document.getElementById('alf-plotly').textContent.length])()"""
+    )
+    assert sorted(got[0]) == ["", "", "blob"]
+    assert got[1] == len(get_plotlyjs())
+    assert w.js("Plotly.version") == re.search(r"plotly\.js v([\d.]+)", get_plotlyjs()).group(1)
+    assert all(s[1] for s in w.js(FIGURE_STATE))
+    assert w.errors == [] and w.external == []
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("refusal", sorted(NO_BLOB))
+def test_without_blob_scripts_plotly_js_runs_inline(open_page, pages, refusal) -> None:
+    w = open_page(pages["example"], init=NO_BLOB[refusal])
+    # Every figure drawn all the same, by plotly.js run from the same text as an inline
+    # script that the page's CSP allows by its hash (a CSP refusal would be a console error).
+    assert all(s[1] for s in w.js(FIGURE_STATE))
+    inline = w.js(
+        "[...document.querySelectorAll('script:not([type]):not([src])')]"
+        ".map(s => s.textContent.length)"
+    )
+    assert len(get_plotlyjs()) in inline and len(inline) == 3
+    # Only the refused load itself is reported (chromium logs the blob: URL it could not load).
+    assert [e for e in w.errors if "blob:null/gone" not in e] == [] and w.external == []
+
+
 @pytest.mark.browser
 def test_verdicts_lead_and_compatible_numbers_are_never_marked(open_page, pages, analysis) -> None:
     w = open_page(pages["example"])
