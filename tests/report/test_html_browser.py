@@ -244,6 +244,28 @@ def test_csp_allows_exactly_the_inline_scripts_by_hash(analysis) -> None:
     assert page.count("<script type='text/html'") == 1
 
 
+def test_markup_comes_first_then_plotly_js_then_the_data(analysis) -> None:
+    page = render_html(analysis)
+    body = page.split("<body>", 1)[1]
+    markup, rest = body.split("</main>", 1)
+    # No script of any kind among the markup: the parser reaches the end of the text (to be
+    # painted) before it reads plotly.js's 4.8 MB, the case rows or the figure data.
+    assert "<script" not in markup and "id='randomization'" in markup
+    blocks = []  # (type, id) of each script after the markup, skipping over its content
+    while m := re.match(r"<script(?: type='([^']+)' id='([^']+)')?>", rest):
+        blocks.append(m.groups(""))
+        rest = rest[rest.index("</script>", m.end()) + len("</script>") :]
+    assert rest == "</body></html>"
+    assert blocks == [
+        ("text/plain", "alf-plotly"),
+        ("", ""),  # loader.js: starts plotly.js compiling while the parser reads the rest
+        ("text/html", "case-rows"),
+        ("application/json", "alf-data"),
+        ("application/json", "alf-details"),
+        ("", ""),  # report.js, which waits for plotly.js
+    ]
+
+
 def test_hostile_strings_are_escaped_in_markup(pages) -> None:
     page = pages["hostile"].read_text(encoding="utf-8")
     markup = page.split("<script type='application/json'")[0]
