@@ -6,11 +6,14 @@ plus the interactive figures of :mod:`agenticlens_frames.viz`.
 
 Offline and safe by construction:
 
-* plotly.js is inlined once; the figures travel as JSON in a non-executable
-  ``<script type="application/json">`` block (with ``<``, ``>`` and ``&`` written as
-  ``\\u`` escapes, so no string can close the block);
-* a Content-Security-Policy allows exactly two scripts, by their SHA-256 hashes (plotly.js
-  and the page's own ``assets/report.js``): an injected ``<script>`` or ``onerror=``
+* plotly.js is inlined once, as plotly.py ships it, in a ``<script type="text/plain">``
+  block that ``assets/loader.js`` runs as a ``blob:`` script (so chromium compiles it off
+  the main thread while the page is parsed); the figures travel as JSON in a
+  non-executable ``<script type="application/json">`` block (with ``<``, ``>`` and ``&``
+  written as ``\\u`` escapes, so no string can close the block);
+* a Content-Security-Policy allows exactly three scripts, by their SHA-256 hashes (plotly.js,
+  ``assets/loader.js`` and the page's own ``assets/report.js``), and ``blob:`` scripts,
+  which only a running script can create: an injected ``<script>`` or ``onerror=``
   handler would not run even if some string escaped escaping; ``default-src 'none'``
   forbids every network request;
 * every user string is HTML-escaped in the page and in plotly labels, and attempt
@@ -305,7 +308,7 @@ def _comparisons(a: ExperimentAnalysis) -> str:
     )
 
 
-def _cases_table(a: ExperimentAnalysis, order: list[str]) -> str:
+def _cases_table(a: ExperimentAnalysis, order: list[str]) -> tuple[str, str]:
     """Every case as a row, every variant as a column (§10.4's heatmap, transposed so a
     wide suite grows downwards).
 
@@ -313,6 +316,7 @@ def _cases_table(a: ExperimentAnalysis, order: list[str]) -> str:
     of the mean score, in report.css) and a column follows the variant filter through its
     header's ``data-variant`` (report.js hides the column's cells). The rows are in the page
     as markup, escaped like the rest, and enter the document when the table is opened.
+    Returns the table and the block of its rows (placed after the page's markup).
     """
     cm = a.cases
     variant_ids = [str(v) for v in a.variants["variant_id"]]
@@ -349,13 +353,14 @@ def _cases_table(a: ExperimentAnalysis, order: list[str]) -> str:
     # opened (report.js fillCaseTable): the parser only scans it for its end tag, where
     # thousands of rows in a <template> were parsed into nodes before anything was drawn.
     # Every user string above is escaped, so no '<' can come from one and the block can
-    # hold no '</script' or '<!--' but the tags written here.
+    # hold no '</script' or '<!--' but the tags written here. The block goes after the
+    # page's markup, so a wide suite's rows do not hold up the text above them.
     return (
         f"<details id='case-table'{is_open}><summary>All {len(order)} cases as a table "
         "(needs-attention order; cell: passes/attempts · mean score; dashed: flaky)</summary>"
         f"<div class='scroll'><table class='cases'><thead><tr><th>Case</th>{head}</tr></thead>"
-        f"<tbody></tbody></table></div><script type='text/html' id='case-rows'>"
-        f"{''.join(rows)}</script></details>"
+        "<tbody></tbody></table></div></details>",
+        f"<script type='text/html' id='case-rows'>{''.join(rows)}</script>",
     )
 
 
@@ -639,7 +644,10 @@ def _heat_payload(a: ExperimentAnalysis) -> tuple[dict[str, Any], list[str]]:
     return payload, attention
 
 
-def _heatmap_section(a: ExperimentAnalysis, heat: dict[str, Any], attention: list[str]) -> str:
+def _heatmap_section(
+    a: ExperimentAnalysis, heat: dict[str, Any], attention: list[str]
+) -> tuple[str, str]:
+    """The section, and the case table's rows block (see :func:`_cases_table`)."""
     n_cases = len(heat["ids"])
     order_opts = "".join(
         f"<option value='{key}'{' selected' if key == 'attention' else ''}>{_e(label)}</option>"
@@ -669,6 +677,7 @@ def _heatmap_section(a: ExperimentAnalysis, heat: dict[str, Any], attention: lis
         else f"All {n_cases} cases, those that need attention first (regressed against the "
         "baseline, then flaky, then hardest)."
     )
+    table, rows = _cases_table(a, attention)
     return (
         "<section id='heatmap'><h2>Test-level heatmap</h2>"
         f"<p class='note'>{_e(wide)} Cell colour: mean score (red 0 → green 1, grey: no "
@@ -695,8 +704,8 @@ def _heatmap_section(a: ExperimentAnalysis, heat: dict[str, Any], attention: lis
         "<div id='attempts'><p class='note'>Click a heatmap cell to see that case's attempts."
         "</p></div>"
         "<div id='fig-case_outcomes' class='fig'></div>"
-        f"{_cases_table(a, attention)}</section>"
-    )
+        f"{table}</section>"
+    ), rows
 
 
 def _filters_section(heat: dict[str, Any]) -> str:
@@ -857,7 +866,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
     >>> from agenticlens_frames import analyze, load_experiment
     >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
     >>> page = render_html(a)
-    >>> page.startswith("<!DOCTYPE html>"), "cdn.plot.ly" in page.split("<script>")[0]
+    >>> page.startswith("<!DOCTYPE html>"), "<script src=" in page  # nothing fetched
     (True, False)
     """
     if paired is None:
@@ -896,11 +905,15 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         else ""
     )
     order = ", ".join(f"{_e(v)}#{_e(t)}" for v, t in a.execution_order)
+    heatmap_html, case_rows = _heatmap_section(a, heat, attention)
     title = f"Experiment Report — {_e(info['experiment_name'])}"
-    plotly_js, page_js = _plotly_js(), _asset("report.js")
+    plotly_js, loader_js, page_js = _plotly_js(), _asset("loader.js"), _asset("report.js")
+    # blob: is plotly.js started by loader.js (only a script can make a blob: URL, so
+    # injected markup cannot name one); plotly.js's own hash allows loader.js's fallback.
+    hashes = " ".join(f"'sha256-{_sha256(js)}'" for js in (loader_js, page_js, plotly_js))
     csp = (
         "default-src 'none'; "
-        f"script-src 'sha256-{_sha256(plotly_js)}' 'sha256-{_sha256(page_js)}'; "
+        f"script-src {hashes} blob:; "
         "style-src 'unsafe-inline'; img-src data: blob:; font-src data:; "
         "base-uri 'none'; form-action 'none'"
     )
@@ -922,13 +935,18 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         + _verdicts_section(a, forest="paired" in static)
         + _variant_table(a)
         + _pass_k_section(a)
-        + _heatmap_section(a, heat, attention)
+        + heatmap_html
         + pareto_html
         + _factor_levels(a)
         + _comparisons(a)
         + beyond_sections(a)
         + f"<section id='randomization'><h2>Randomization</h2><p>Execution order: "
         f"{order or 'n/a'}</p></section>" + footer_html(info) + "</main>"
+        # The markup above is small and painted first; then plotly.js, as text that
+        # loader.js has compiled off the main thread while the parser reads the blocks
+        # below (see assets/loader.js); report.js, last, waits for it.
+        f"<script type='text/plain' id='alf-plotly'>{plotly_js}</script>"
+        f"<script>{loader_js}</script>{case_rows}"
         f"<script type='application/json' id='alf-data'>{_json_for_script(payload)}</script>"
         + (
             ""
@@ -936,7 +954,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
             else "<script type='application/json' id='alf-details'>"
             f"{_json_for_script(details)}</script>"
         )
-        + f"<script>{plotly_js}</script><script>{page_js}</script></body></html>"
+        + f"<script>{page_js}</script></body></html>"
     )
 
 

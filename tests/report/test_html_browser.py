@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from plotly.offline import get_plotlyjs
 
 from agenticlens_frames import analyze, load_experiment, load_report, viz, write_json_report
 from agenticlens_frames.report.html import render_html, write_html_report
@@ -225,13 +226,44 @@ def test_csp_allows_exactly_the_inline_scripts_by_hash(analysis) -> None:
     assert "default-src 'none'" in csp
     assert "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
     scripts = re.findall(r"<script>(.*?)</script>", page, flags=re.S)
-    assert len(scripts) == 2  # plotly.js once, then the page's own script
+    assert len(scripts) == 2  # loader.js (starts plotly.js), then the page's own script
+    # plotly.js once, exactly as plotly.py ships it, as text that loader.js runs.
+    plotly_js = re.findall(
+        r"<script type='text/plain' id='alf-plotly'>(.*?)</script>", page, flags=re.S
+    )
+    assert plotly_js == [get_plotlyjs()]
     allowed = set(re.findall(r"'sha256-([^']+)'", csp))
-    assert {_sha(s) for s in scripts} == allowed
+    # plotly.js's hash: loader.js's fallback runs the same text as an inline script.
+    assert {_sha(s) for s in [*scripts, get_plotlyjs()]} == allowed
+    # The only other script source: blob: URLs, which only a running script can make.
+    script_src = csp.split("script-src")[1].split(";")[0].split()
+    assert [s for s in script_src if not s.startswith("'sha256-")] == ["blob:"]
     # The data blocks: figures and heatmap, then the attempt details (read on a click),
     # and the case table's rows (markup read when the table is opened).
     assert page.count("<script type='application/json'") == 2
     assert page.count("<script type='text/html'") == 1
+
+
+def test_markup_comes_first_then_plotly_js_then_the_data(analysis) -> None:
+    page = render_html(analysis)
+    body = page.split("<body>", 1)[1]
+    markup, rest = body.split("</main>", 1)
+    # No script of any kind among the markup: the parser reaches the end of the text (to be
+    # painted) before it reads plotly.js's 4.8 MB, the case rows or the figure data.
+    assert "<script" not in markup and "id='randomization'" in markup
+    blocks = []  # (type, id) of each script after the markup, skipping over its content
+    while m := re.match(r"<script(?: type='([^']+)' id='([^']+)')?>", rest):
+        blocks.append(m.groups(""))
+        rest = rest[rest.index("</script>", m.end()) + len("</script>") :]
+    assert rest == "</body></html>"
+    assert blocks == [
+        ("text/plain", "alf-plotly"),
+        ("", ""),  # loader.js: starts plotly.js compiling while the parser reads the rest
+        ("text/html", "case-rows"),
+        ("application/json", "alf-data"),
+        ("application/json", "alf-details"),
+        ("", ""),  # report.js, which waits for plotly.js
+    ]
 
 
 def test_hostile_strings_are_escaped_in_markup(pages) -> None:
@@ -362,6 +394,47 @@ def test_printing_draws_every_figure(open_page, pages, how) -> None:
     assert w.errors == []
 
 
+#: Ways a viewer can refuse plotly.js as a blob: script: no blob: URLs at all, or a blob:
+#: URL that does not load (loader.js then runs the same text inline).
+NO_BLOB = {
+    "no blob URLs": "URL.createObjectURL = function () { throw new Error('no blobs here'); };",
+    "blob fails to load": "URL.createObjectURL = function () { return 'blob:null/gone'; };",
+}
+
+
+@pytest.mark.browser
+def test_plotly_js_is_streamed_from_its_own_text(open_page, pages) -> None:
+    w = open_page(pages["example"])
+    # plotly.js ran from a blob: script made of the page's text block (compiled off the main
+    # thread), not from an inline copy, and before report.js drew with it.
+    got = w.js(
+        """(() => [[...document.querySelectorAll('script:not([type])')]
+            .map(s => s.src.split(':')[0]),
+            document.getElementById('alf-plotly').textContent.length])()"""
+    )
+    assert sorted(got[0]) == ["", "", "blob"]
+    assert got[1] == len(get_plotlyjs())
+    assert w.js("Plotly.version") == re.search(r"plotly\.js v([\d.]+)", get_plotlyjs()).group(1)
+    assert all(s[1] for s in w.js(FIGURE_STATE))
+    assert w.errors == [] and w.external == []
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("refusal", sorted(NO_BLOB))
+def test_without_blob_scripts_plotly_js_runs_inline(open_page, pages, refusal) -> None:
+    w = open_page(pages["example"], init=NO_BLOB[refusal])
+    # Every figure drawn all the same, by plotly.js run from the same text as an inline
+    # script that the page's CSP allows by its hash (a CSP refusal would be a console error).
+    assert all(s[1] for s in w.js(FIGURE_STATE))
+    inline = w.js(
+        "[...document.querySelectorAll('script:not([type]):not([src])')]"
+        ".map(s => s.textContent.length)"
+    )
+    assert len(get_plotlyjs()) in inline and len(inline) == 3
+    # Only the refused load itself is reported (chromium logs the blob: URL it could not load).
+    assert [e for e in w.errors if "blob:null/gone" not in e] == [] and w.external == []
+
+
 @pytest.mark.browser
 def test_verdicts_lead_and_compatible_numbers_are_never_marked(open_page, pages, analysis) -> None:
     w = open_page(pages["example"])
@@ -464,9 +537,12 @@ def test_injected_markup_never_executes(open_page, pages) -> None:
     w.page.wait_for_selector("#attempts .att")
     assert "<script>alert('output')</script>" in w.page.text_content("#attempts")
     assert w.page.locator("img").count() == 0
-    # plotly.js, report.js and the three data blocks, none of them executable
-    assert w.js("document.querySelectorAll('script').length") == 5
-    assert w.js("document.querySelectorAll('script:not([type])').length") == 2
+    # loader.js, the blob: script it made of plotly.js's text, report.js, and four blocks
+    # that do not execute: plotly.js's text and the three data blocks.
+    assert w.js("document.querySelectorAll('script').length") == 7
+    executable = w.js("[...document.querySelectorAll('script:not([type])')].map(s => s.src)")
+    assert len(executable) == 3 and sum(src.startswith("blob:") for src in executable) == 1
+    assert sum(src == "" for src in executable) == 2
     hover = w.js("document.getElementById('fig-heatmap').data[0].hovertext[0][0]")
     assert "&lt;script&gt;" in hover
     assert w.dialogs == [] and w.errors == [] and w.external == []

@@ -427,5 +427,6 @@
       idle();
     });
   }
-  start();
+  // plotly.js is compiled off the main thread (loader.js): draw once it has run.
+  (window.alfPlotly || Promise.resolve()).then(start);
 })();
