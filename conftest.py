@@ -9,6 +9,8 @@ the module) to the modules it imports.
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
 
 import pytest
 
@@ -32,3 +34,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             f"'agenticlens-frames[{','.join(extras)}]'; ./dev test installs it)"
         )
         item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _temporary_files_under_basetemp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every ``tempfile.mkdtemp()`` of a test or doctest, and of the processes it starts,
+    lands under pytest's base temporary folder.
+
+    The doctests show ``tempfile.mkdtemp()`` and ``example_archive()`` as a user would write
+    them, and leave the folders behind; pytest keeps only its last few base folders, so a
+    run no longer adds hundreds of folders to the system's temporary directory.
+    """
+    folder = tmp_path_factory.mktemp("tmp", numbered=False)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tempfile, "tempdir", str(folder))
+        patch.setenv("TMPDIR", str(folder))
+        yield

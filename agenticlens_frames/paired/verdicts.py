@@ -47,6 +47,7 @@ __all__ = [
     "REGRESSION_DIMENSIONS",
     "VERDICT_COLUMNS",
     "case_verdicts",
+    "detectable_cell",
     "empty_verdicts",
     "format_difference",
     "format_interval",
@@ -164,21 +165,51 @@ def _magnitude(value: float, unit: str) -> str:
     return format_difference(value, unit).lstrip("+")
 
 
+#: How the ``detectable`` note of a non-significant row begins: the usual MDE sentence, and
+#: the one for an MDE beyond the scale (:func:`detectable_cell` shortens both for tables).
+_COULD_NOT_DETECT = "this run could not detect changes smaller than"
+_NOT_DETECTABLE = "not detectable with this design"
+
+
+def detectable_cell(verdict: str, mde: float, unit: str, detectable: str) -> str:
+    """The ``detectable`` note of a verdict row, short enough for a table cell.
+
+    The usual sentence becomes its magnitude alone ("44.7 pp"), an MDE beyond the scale
+    "beyond the scale"; other notes (no test, no bound) are kept whole. A table that shows
+    the cell says once, in its caption, what the magnitude means.
+
+    Examples
+    --------
+    >>> detectable_cell("no detectable difference", 0.447, "proportion",
+    ...                 "this run could not detect changes smaller than 44.7 pp")
+    '44.7 pp'
+    >>> detectable_cell("worse", 0.1, "proportion", "")
+    ''
+    """
+    if not detectable:
+        return ""
+    if detectable.startswith(_COULD_NOT_DETECT) and math.isfinite(mde):
+        return _magnitude(mde, unit)
+    if detectable.startswith(_NOT_DETECTABLE):
+        return "beyond the scale"
+    return detectable
+
+
 def _detectable(mde: float, unit: str, degenerate: bool) -> str:
     if degenerate:
         return "every case differed by the same amount; no detectable-change bound"
     if mde == math.inf:
         # Planning reports an MDE beyond the scale as infinite.
-        return "not detectable with this design (the smallest detectable change exceeds the scale)"
+        return f"{_NOT_DETECTABLE} (the smallest detectable change exceeds the scale)"
     if not math.isfinite(mde):
         return "the smallest detectable change could not be estimated"
     if unit in _BOUNDED and mde > 1.0:
         # A difference of two rates or scores in [0, 1] cannot exceed 1 (100 pp).
         return (
-            "not detectable with this design (the smallest detectable change, "
+            f"{_NOT_DETECTABLE} (the smallest detectable change, "
             f"{_magnitude(mde, unit)}, exceeds the scale)"
         )
-    return f"this run could not detect changes smaller than {_magnitude(mde, unit)}"
+    return f"{_COULD_NOT_DETECT} {_magnitude(mde, unit)}"
 
 
 def _verdict(declared: bool, significant: Any, difference: float, higher: bool) -> str:

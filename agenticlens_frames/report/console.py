@@ -48,6 +48,7 @@ def _verdict_table(analysis: ExperimentAnalysis, console: Console) -> None:
     from ..paired.verdicts import (
         CORRECTION_NAMES,
         HOW_TO_DECLARE,
+        detectable_cell,
         format_difference,
         format_interval,
         format_p,
@@ -76,38 +77,61 @@ def _verdict_table(analysis: ExperimentAnalysis, console: Console) -> None:
             f"{level:.0%} per-comparison intervals (no correction declared)"
         )
     table = Table(title=Text(title), caption_justify="left")
-    table.add_column("Candidate")
-    table.add_column("Dimension")
+    # Rows grouped by dimension (a heading row each) rather than a dimension column, and the
+    # detectable change in a column of its own (its magnitude; the caption says what it
+    # means): a verdict row then fits one line of a 120-column terminal, names unshortened.
+    table.add_column("Candidate", overflow="fold")
     table.add_column(f"Difference [{level:.0%} CI]", justify="right", no_wrap=True)
     if declared:
         table.add_column("Adj. p", justify="right", no_wrap=True)
-    table.add_column("Verdict" if declared else "Smallest detectable change", ratio=1)
+        table.add_column("Verdict", overflow="fold")
+    table.add_column("Smallest detectable change", overflow="fold")
     evaluators: dict[str, str] = {}
+    powers: set[float] = set()
     for r in v.to_dict("records"):
         unit = str(r["unit"])
-        evaluators.setdefault(str(r["dimension"]), str(r["evaluator"]))
+        dimension = str(r["dimension"])
+        if dimension not in evaluators:
+            if evaluators:
+                table.add_section()
+            evaluators[dimension] = str(r["evaluator"])
+            table.add_row(Text(strip_control(dimension), style="bold"))
         cells: list[Any] = [
-            _t(r["candidate_variant_id"]),
-            _t(r["dimension"]),
+            Text("  ") + _t(r["candidate_variant_id"]),
             f"{format_difference(r['mean_difference'], unit)} "
             f"{format_interval(r['ci_low'], r['ci_high'], unit)}",
         ]
-        verdict = Text(str(r["verdict"]), style=_VERDICT_STYLE.get(str(r["verdict"]), ""))
         if declared:
             cells.append(format_p(r["adjusted_p_value"]))
-            if r["detectable"]:
-                verdict.append(f"; {strip_control(r['detectable'])}")
-            cells.append(verdict)
-        else:
-            cells.append(_t(r["detectable"] or "-"))
+            verdict = str(r["verdict"])
+            cells.append(Text(verdict, style=_VERDICT_STYLE.get(verdict, "")))
+        detectable = str(r["detectable"] or "")
+        cells.append(
+            _t(detectable_cell(str(r["verdict"]), float(r["mde"]), unit, detectable) or "-")
+        )
+        if detectable and math.isfinite(float(r["mde"])):
+            powers.add(float(r["mde_power"]))
         table.add_row(*cells)
     if not len(v):
         table.add_row(*(["-"] * len(table.columns)))
     if evaluators:
-        table.caption = Text(
+        caption = (
             "Each candidate minus the baseline, case by case over the cases both scored; "
             "evaluators: " + ", ".join(f"{d} = {e}" for d, e in evaluators.items()) + "."
         )
+        if powers:
+            power = "/".join(f"{p:.0%}" for p in sorted(powers))
+            caption += (
+                " Smallest detectable change: the true difference this run would have found "
+                f"with {power} power "
+                + (
+                    "at the level the correction sets; a smaller one could have gone "
+                    'unnoticed, so "no detectable difference" is not "no difference".'
+                    if declared
+                    else "at the per-comparison level; a smaller one could have gone unnoticed."
+                )
+            )
+        table.caption = Text(caption)
     console.print(table)
     if not declared:
         console.print(Text(f"! {HOW_TO_DECLARE}", style="yellow"))

@@ -27,6 +27,22 @@ def _printed(analysis) -> str:
     return console.export_text()
 
 
+def _verdict_rows(text: str) -> dict[tuple[str, str], list[str]]:
+    """(dimension, candidate) -> the cells of its row in the verdict table."""
+    table = text[text.index("Verdicts against") : text.index("Each candidate minus")]
+    rows: dict[tuple[str, str], list[str]] = {}
+    dimension = ""
+    for line in table.splitlines():
+        if not line.startswith("│"):
+            continue
+        cells = [c.strip() for c in line.strip("│").split("│")]
+        if not any(cells[1:]):
+            dimension = cells[0]  # a dimension's heading row
+        else:
+            rows[(dimension, cells[0])] = cells
+    return rows
+
+
 def test_the_bundled_example_leads_with_the_verdicts(run) -> None:
     analysis = analyze(run)
     text = _printed(analysis)
@@ -41,15 +57,27 @@ def test_the_bundled_example_leads_with_the_verdicts(run) -> None:
     assert "*" not in text
     line = next(x for x in text.splitlines() if "prompt-v2" in x and "0.022" in x)
     assert text.index(line) > text.index("AgenticLens-compatible numbers")
-    # Every non-significant verdict says what the run could not detect, in place.
+    # Every non-significant verdict says, on its own line, what the run could not detect:
+    # the MDE's magnitude in the row's unit (or "beyond the scale"), and the caption says
+    # what that number means.
+    rows = _verdict_rows(text)
+    units = {"proportion": lambda m: f"{100 * m:.1f} pp", "ms": lambda m: f"{m:.0f} ms"}
+    units["usd"] = lambda m: f"{m:.5f} USD"
+    checked = 0
     for r in analysis.verdicts.to_dict("records"):
-        if r["verdict"] == "no detectable difference":
-            line = next(
-                x
-                for x in text.splitlines()
-                if str(r["candidate_variant_id"]) in x and f" {r['dimension']} " in x
-            )
-            assert r["detectable"] in line
+        cells = rows[(r["dimension"], r["candidate_variant_id"])]
+        assert cells[3] == r["verdict"]
+        if r["verdict"] != "no detectable difference":
+            assert cells[4] == "-"
+            continue
+        mde = r["mde"]
+        bounded = r["unit"] == "proportion" and mde > 1
+        expected = "beyond the scale" if (mde == float("inf") or bounded) else units[r["unit"]](mde)
+        assert cells[4] == expected
+        checked += 1
+    assert checked >= 10
+    caption = re.sub(r"\s+", " ", text[text.index("Each candidate minus") : text.index("Variants")])
+    assert "would have found with 80% power at the level the correction sets" in caption
     # What the numbers are, where they are shown.
     assert "Reliability: share of trials in which every case passed" in text
     assert "retrieval-dense: 1 of 5 trials failed" in text
@@ -67,7 +95,8 @@ def test_without_a_correction_nothing_is_marked_and_the_output_says_how(run) -> 
     )
     text = _printed(analyze(undeclared))
     head = text[: text.index("Variants")]
-    assert "per-comparison intervals (no correction declared)" in head
+    # The title wraps to the table's width.
+    assert "per-comparison intervals (no correction declared)" in re.sub(r"\s+", " ", head)
     assert "Adj. p" not in head and "Verdict" not in head
     for word in ("better", "worse", "no detectable difference"):
         assert word not in head
@@ -92,3 +121,17 @@ def test_the_attempt_independence_warning_sits_with_the_numbers_it_is_about(run)
     assert "pool all attempts as if independent" in compat
     # the other report warnings are still listed
     assert "completed fewer than 5 trials" in text
+
+
+def test_a_verdict_row_fits_one_line_of_a_120_column_terminal(run) -> None:
+    # Each verdict row is one line at 120 columns: no wrapped verdicts, no cut names.
+    analysis = analyze(run)
+    console = Console(record=True, width=120, color_system=None)
+    print_summary(analysis, console)
+    text = console.export_text()
+    rows = _verdict_rows(text)
+    expected = {
+        (r["dimension"], r["candidate_variant_id"]) for r in analysis.verdicts.to_dict("records")
+    }
+    assert set(rows) == expected
+    assert all(len(line) <= 120 for line in text.splitlines())
