@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,9 +44,11 @@ from agenticlens_frames.testing import make_synthetic
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
-# Each probe prints {"seconds": ..., "max_rss_mib": ...} as its last line: the largest
-# peak RSS of one process (the probe, or any process it waited for). Our runs fork worker
-# processes, so the benchmark also samples the whole process tree (see _tree_pss_mib).
+# Each probe prints {"seconds": ..., "max_rss_mib": ..., "cpu": ...} as its last line: the
+# largest peak RSS of one process (the probe, or any process it waited for) and the CPU
+# time of all of them (on a loaded machine, CPU time is the steadier A/B measure). Our runs
+# fork worker processes, so the benchmark also samples the whole process tree (see
+# _tree_pss_mib).
 _PROBE = textwrap.dedent(
     """
     import json, resource, sys, time
@@ -53,11 +56,10 @@ _PROBE = textwrap.dedent(
     start = time.perf_counter()
     {body}
     seconds = time.perf_counter() - start
-    rss = max(
-        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
-    ) / 1024
-    print(json.dumps({{"seconds": seconds, "max_rss_mib": rss}}))
+    usage = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    rss = max(u.ru_maxrss for u in usage) / 1024
+    cpu = sum(u.ru_utime + u.ru_stime for u in usage)  # the probe's and every process waited for
+    print(json.dumps({{"seconds": seconds, "max_rss_mib": rss, "cpu": cpu}}))
     """
 )
 
@@ -214,6 +216,13 @@ def _median(results: list[dict]) -> dict:
     return ordered[(len(ordered) - 1) // 2]
 
 
+def _cpu_ratio(ours: list[dict], base: list[dict]) -> str:
+    """Median CPU seconds of each, and their ratio."""
+    a = statistics.median(r["cpu"] for r in ours)
+    b = statistics.median(r["cpu"] for r in base)
+    return f"{a:.2f} s / {b:.2f} s = {a / b:.2f}"
+
+
 def _ratio(a: dict | None, b: dict | None) -> str:
     return f"{a['seconds'] / b['seconds']:.2f}" if a and b else "—"
 
@@ -306,6 +315,7 @@ def main() -> None:
                 print(
                     f"N={n}: baseline {args.baseline} {_fmt(base)} | ours {_fmt(ours_e2e)} | "
                     f"ours/baseline {_ratio(ours_e2e, base)}, baseline/floor {_ratio(base, floor)}"
+                    f" || CPU median ours/baseline {_cpu_ratio(ours_runs, base_runs)}"
                     " || ours/baseline per run: "
                     + " ".join(_ratio(o, b) for o, b in zip(ours_runs, base_runs, strict=True)),
                     flush=True,
