@@ -13,6 +13,7 @@ from agenticlens_frames.formats.model import CaseSpec
 from agenticlens_frames.runner.python_target import (
     DaemonPool,
     PythonTarget,
+    _deadlines,
     accepts_keyword,
     load_callable,
 )
@@ -158,3 +159,81 @@ def test_daemon_pool_reuses_idle_threads():
     pool.shutdown()
     with pytest.raises(RuntimeError):
         pool.submit(print)
+
+
+def test_deadlines_fire_in_order_never_early_and_only_for_calls_still_running():
+    # Twelve calls with one timeout, started 1 ms apart; every third ends before its
+    # deadline. Expected by a plain loop over the same choices: the others, in order.
+    fired: list[tuple[int, float, float]] = []
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        watch = _deadlines(loop, 0.02)
+        entries = []
+        for i in range(12):
+            deadline = loop.time() + 0.02
+            entries.append(
+                watch.add(
+                    deadline, lambda a: fired.append((a[0], a[1], loop.time())), (i, deadline)
+                )
+            )
+            await asyncio.sleep(0.001)
+        for i in range(0, 12, 3):
+            watch.discard(entries[i])
+        while len(fired) < 8:
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(0.03)  # nothing else fires later
+
+    asyncio.run(scenario())
+    expected = [i for i in range(12) if i % 3 != 0]
+    assert [i for i, _, _ in fired] == expected
+    assert all(at >= deadline for _, deadline, at in fired)
+
+
+def test_deadlines_drop_the_entries_of_calls_that_ended_long_ago():
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        watch = _deadlines(loop, 3600.0)
+        for _ in range(5000):
+            watch.discard(watch.add(loop.time() + 3600.0, print, None))
+        # bounded by twice the live calls plus a constant, not by the calls made
+        return len(watch._entries)
+
+    assert asyncio.run(scenario()) <= 1025
+
+
+def test_an_async_target_that_blocks_its_loop_times_out_without_holding_the_run():
+    release = threading.Event()
+
+    async def blocks(text):
+        release.wait(5)  # blocks the target's own loop, not the caller's
+        return {"output": "late"}
+
+    target = PythonTarget(blocks, timeout_seconds=0.05, name="blocks-qq")
+
+    async def run():
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.001)
+                ticks += 1
+
+        running = asyncio.create_task(ticker())
+        try:
+            outcomes = await asyncio.gather(
+                *(target.call(CASE) for _ in range(3)), return_exceptions=True
+            )
+        finally:
+            running.cancel()
+        return outcomes, ticks
+
+    try:
+        outcomes, ticks = asyncio.run(run())
+    finally:
+        release.set()
+        target.close()
+    assert all(isinstance(o, TargetFailure) and o.kind == "timeout" for o in outcomes)
+    # the caller's loop kept turning while the target's loop was blocked
+    assert ticks > 0
