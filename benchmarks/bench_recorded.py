@@ -16,8 +16,13 @@ Every measurement runs in a fresh subprocess that reports its own wall time and 
 so both tools are measured the same way in the same run. The package is run only up to
 ``--package-max-cases`` (its case lookup is quadratic).
 
+``--baseline REF`` also runs the same command from another commit of this repository
+(unpacked with ``git archive`` and put first on ``PYTHONPATH``) in the same rotation
+(ours, baseline, floor), so a change is measured A/B against, say, ``main``.
+``--package-max-cases 0`` leaves the package out (the floor ratio alone).
+
     python benchmarks/bench_recorded.py [--cases 1000 5000 20000] [--package-max-cases 5000]
-        [--repeat 3] [--html]
+        [--repeat 3] [--html] [--skip-load] [--baseline main]
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,10 +42,13 @@ from pathlib import Path
 from agenticlens_frames.testing import make_synthetic
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 
-# Each probe prints {"seconds": ..., "max_rss_mib": ...} as its last line: the largest
-# peak RSS of one process (the probe, or any process it waited for). Our runs fork worker
-# processes, so the benchmark also samples the whole process tree (see _tree_pss_mib).
+# Each probe prints {"seconds": ..., "max_rss_mib": ..., "cpu": ...} as its last line: the
+# largest peak RSS of one process (the probe, or any process it waited for) and the CPU
+# time of all of them (on a loaded machine, CPU time is the steadier A/B measure). Our runs
+# fork worker processes, so the benchmark also samples the whole process tree (see
+# _tree_pss_mib).
 _PROBE = textwrap.dedent(
     """
     import json, resource, sys, time
@@ -47,11 +56,10 @@ _PROBE = textwrap.dedent(
     start = time.perf_counter()
     {body}
     seconds = time.perf_counter() - start
-    rss = max(
-        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
-    ) / 1024
-    print(json.dumps({{"seconds": seconds, "max_rss_mib": rss}}))
+    usage = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    rss = max(u.ru_maxrss for u in usage) / 1024
+    cpu = sum(u.ru_utime + u.ru_stime for u in usage)  # the probe's and every process waited for
+    print(json.dumps({{"seconds": seconds, "max_rss_mib": rss, "cpu": cpu}}))
     """
 )
 
@@ -183,6 +191,16 @@ def _measure(
     return result
 
 
+def _baseline_tree(ref: str, into: Path) -> Path:
+    """This repository at ``ref``, unpacked into ``into``."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
+    ).stdout
+    into.mkdir(parents=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
 def _fmt(result: dict | None) -> str:
     if result is None:
         return "not run or timed out"
@@ -196,6 +214,13 @@ def _median(results: list[dict]) -> dict:
     """The run of median wall time (its memory figures with it)."""
     ordered = sorted(results, key=lambda r: r["seconds"])
     return ordered[(len(ordered) - 1) // 2]
+
+
+def _cpu_ratio(ours: list[dict], base: list[dict]) -> str:
+    """Median CPU seconds of each, and their ratio."""
+    a = statistics.median(r["cpu"] for r in ours)
+    b = statistics.median(r["cpu"] for r in base)
+    return f"{a:.2f} s / {b:.2f} s = {a / b:.2f}"
 
 
 def _ratio(a: dict | None, b: dict | None) -> str:
@@ -216,12 +241,20 @@ def main() -> None:
     parser.add_argument(
         "--skip-load", action="store_true", help="skip the load+score-only measurements"
     )
+    parser.add_argument(
+        "--baseline", help="git ref whose `experiment run` is also timed, A/B with ours"
+    )
     args = parser.parse_args()
     bin_dir = Path(sys.executable).parent
     ours_cli = [str(bin_dir / "agenticlens-frames"), "experiment", "run", "-q"]
     package_cli = [str(bin_dir / "agenticlens"), "experiment", "run"]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        base_env = None
+        if args.baseline:
+            tree = _baseline_tree(args.baseline, Path(tmp) / "baseline")
+            # The console script imports the package from PYTHONPATH first: the baseline's.
+            base_env = {"PYTHONPATH": str(tree)}
         for n in args.cases:
             folder = Path(tmp) / f"n{n}"
             make_synthetic(folder, variants=4, trials=5, cases=n, seed=42)
@@ -231,8 +264,19 @@ def main() -> None:
             if not args.skip_load:
                 ours_load = _measure(OURS_LOAD, folder, args.timeout)
                 pkg_load = _measure(PACKAGE_LOAD, folder, args.timeout) if run_package else None
-            ours_runs, floor_runs = [], []
+            ours_runs, floor_runs, base_runs = [], [], []
             for _ in range(max(1, args.repeat)):
+                if base_env is not None:
+                    shutil.rmtree(out / "base", ignore_errors=True)
+                    base_runs.append(
+                        _measure(
+                            _cli_body(ours_cli, f"{out}/base", args.html),
+                            folder,
+                            args.timeout,
+                            child=True,
+                            env=base_env,
+                        )
+                    )
                 shutil.rmtree(out / "ours", ignore_errors=True)
                 ours_runs.append(
                     _measure(
@@ -266,6 +310,16 @@ def main() -> None:
                 if run_package
                 else None
             )
+            if base_runs:
+                base = _median(base_runs)
+                print(
+                    f"N={n}: baseline {args.baseline} {_fmt(base)} | ours {_fmt(ours_e2e)} | "
+                    f"ours/baseline {_ratio(ours_e2e, base)}, baseline/floor {_ratio(base, floor)}"
+                    f" || CPU median ours/baseline {_cpu_ratio(ours_runs, base_runs)}"
+                    " || ours/baseline per run: "
+                    + " ".join(_ratio(o, b) for o, b in zip(ours_runs, base_runs, strict=True)),
+                    flush=True,
+                )
             written = sum(sizes) / 2**20
             rows.append((n, ours_load, pkg_load, ours_e2e, pkg_e2e, floor))
             print(

@@ -27,6 +27,7 @@ import yaml
 from agenticlens_frames._gc import paused_gc as gc_paused
 from agenticlens_frames._limits import MAX_INPUT_BYTES_ENV, MAX_YAML_NODES_ENV, limit
 from agenticlens_frames.errors import InputError
+from agenticlens_frames.formats._plain_yaml import NOT_PLAIN, load_plain_yaml
 
 __all__ = [
     "REQUIRED",
@@ -134,7 +135,11 @@ def read_document(path: str | Path) -> Any:
         if is_json_path(path):
             document = _parse_json(text, path)
         else:
-            document = _parse_yaml_apart(text, path)
+            # The plain subset most suites are written in is read directly; anything else
+            # (and every invalid document, with its error) goes to PyYAML.
+            document = load_plain_yaml(text)
+            if document is NOT_PLAIN:
+                document = _parse_yaml_apart(text, path)
             if document is _NOT_APART:
                 document = _parse_yaml(text, path)
     if document is None:

@@ -254,17 +254,12 @@ def replay_recorded(
     bar: list[Any] = []  # made by the first task that runs here: after any fork
 
     def advance() -> None:
-        if os.getpid() != parent:
-            return  # a worker process: only the parent draws
+        if not progress or os.getpid() != parent:
+            return  # no bar asked for (not even tqdm's import), or a worker process
         if not bar:
             bar.append(
                 # disable=None: drawn on a terminal only (no carriage returns in CI logs)
-                progress_bar(
-                    total=total,
-                    desc="replaying trials",
-                    unit="trial",
-                    disable=None if progress else True,
-                )
+                progress_bar(total=total, desc="replaying trials", unit="trial", disable=None)
             )
         bar[0].update()
 

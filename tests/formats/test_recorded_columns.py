@@ -317,7 +317,8 @@ def _read_large_yaml(path: Path, workers: str) -> tuple[object, int]:
 
 
 def test_large_yaml_parsed_apart_is_the_same(tmp_path: Path, isolated) -> None:
-    lines = ["name: big", "cases:"]
+    # A block scalar: outside the plain subset read line by line, so PyYAML parses it.
+    lines = ["name: big", "description: |", "  read by PyYAML", "cases:"]
     lines += [
         f'  - {{id: "c{i}", input: {{q: "ünï {i}"}}, n: {i}, x: 1.5e+3, t: 2026-01-05, ok: yes}}'
         for i in range(16_000)
@@ -337,6 +338,11 @@ def test_large_yaml_parsed_apart_is_the_same(tmp_path: Path, isolated) -> None:
         "t": __import__("datetime").date(2026, 1, 5),
         "ok": True,
     }
+    # In the plain subset, the same document is read here (it holds no node graph).
+    path.write_text("\n".join(lines[:1] + lines[3:]) + "\n", encoding="utf-8")
+    plain, plain_forks = isolated(_read_large_yaml, path, "2")
+    assert plain_forks == 0
+    assert plain == {k: v for k, v in apart.items() if k != "description"}
     # A syntax error near the end: the same message, line and column, either way.
     path.write_text("\n".join([*lines, "  - {id: [unclosed"]) + "\n", encoding="utf-8")
     apart, _ = isolated(_read_large_yaml, path, "2")

@@ -425,3 +425,28 @@ def test_schema_verdicts_match_agentic_evals(write, schema):
     else:
         with pytest.raises(InputError):
             load_suite(path)
+
+
+def test_the_last_suite_read_is_kept_by_its_bytes(tmp_path):
+    """`experiment run` reads the suite twice (guard rails, then the run): the second
+    read is the first one's SuiteSpec while the file's bytes are the same."""
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        'name: s\nversion: "1"\ncases:\n  - {id: c1, name: x, expected_contains: [a]}\n'
+    )
+    first = load_suite(path)
+    assert load_suite(path) is first
+    assert load_suite(path, known_evaluators=("judge",)) is not first  # other evaluators
+    # Same size and (possibly) the same time stamp, other bytes: read again.
+    path.write_text(
+        'name: s\nversion: "1"\ncases:\n  - {id: c2, name: x, expected_contains: [a]}\n'
+    )
+    assert load_suite(path).case_ids == ("c2",)
+    # An invalid file is never taken from the memo, and raises every time.
+    path.write_text('name: s\nversion: "1"\ncases: []\n')
+    for _ in range(2):
+        with pytest.raises(InputError, match="at least one case"):
+            load_suite(path)
+    path.unlink()
+    with pytest.raises(InputError, match="file not found"):
+        load_suite(path)
