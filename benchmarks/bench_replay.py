@@ -30,7 +30,7 @@ from pathlib import Path
 
 # The whole process tree's memory is measured as bench_recorded measures it (this script's
 # folder is first on sys.path when it runs).
-from bench_recorded import _tree_pss_mib
+from bench_recorded import _baseline_tree, _tree_pss_mib
 
 from agenticlens_frames.testing import make_synthetic
 
@@ -71,15 +71,6 @@ def _measure(tree: Path, folder: Path, workers: str | None) -> dict:
         result = json.loads(out.read().strip().splitlines()[-1])
     result["peak_mib"] = peak
     return result
-
-
-def _baseline_tree(ref: str, into: Path) -> Path:
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
-    ).stdout
-    into.mkdir(parents=True)
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into
 
 
 def main() -> None:

@@ -26,18 +26,13 @@ import tempfile
 import time
 from pathlib import Path
 
+# A baseline commit is unpacked as bench_recorded unpacks it (this script's folder is
+# first on sys.path when it runs).
+from bench_recorded import _baseline_tree
+
 from agenticlens_frames.testing import make_synthetic
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _baseline_tree(ref: str, into: Path) -> Path:
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
-    ).stdout
-    into.mkdir(parents=True)
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into
 
 
 def _run(tree: Path, folder: Path, out: Path, env: dict[str, str]) -> tuple[float, float]:
