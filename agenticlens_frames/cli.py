@@ -326,93 +326,101 @@ def experiment_run(
     console = _console(quiet)
     from .analysis import analyze
     from .evaluators import load_registry
+    from .formats.suite import suite_memo
     from .report.console import print_summary
     from .runner.live import run_experiment as run_live_experiment
 
-    try:
-        from .paired import check_saved_report, comparisons_from_cli
+    # The suite is read for the comparisons' guard rails and again for the run: within
+    # this block the second read returns the first (same bytes, same evaluators).
+    with suite_memo():
+        try:
+            from .paired import check_saved_report, comparisons_from_cli
 
-        _refuse_clobbering_run(
-            manifest_file,
-            suite_file,
-            run_dir,
-            {**_by_option(outputs), "--comparisons-lock": comparisons_lock},
-        )
-        registry = load_registry(evaluators) if evaluators else None
-        comparisons = comparisons_from_cli(  # guard rails: refused before any scoring
-            manifest_file,
-            suite_file,
-            correction=None if correction is None else str(correction.value),
-            alpha=alpha,
-            method=None if paired_method is None else str(paired_method.value),
-            cluster=cluster,
-            noninferiority_margin=noninferiority_margin,
-            allow_large=allow_large,
-            known_evaluators=tuple(registry or ()),
-        )
-        if fail_on_regression and regression_rule == RegressionRule.case and comparisons is None:
-            # Refused before any work: the verdict the gate follows needs a correction.
-            raise InputError(
-                "--fail-on-regression follows the case-level paired verdict, which needs a "
-                "declared multiple-comparison correction, and none is declared",
-                location="--fail-on-regression",
-                hint="declare comparisons: {correction: holm} in the manifest, pass "
-                "--correction holm, or pass --regression-rule compat for AgenticLens's rule",
+            _refuse_clobbering_run(
+                manifest_file,
+                suite_file,
+                run_dir,
+                {**_by_option(outputs), "--comparisons-lock": comparisons_lock},
             )
-        _note_outside_targets(manifest_file)
-        stop_options = _stop_options(stop_when, stop_margin, comparisons, alpha)
-        live = run_live_experiment(
-            manifest_file,
-            suite_file,
-            evaluators=registry,
-            run_dir=run_dir,
-            concurrency=concurrency,
-            max_attempts=max_attempts,
-            progress=not quiet,
-            rerun_failed=rerun_failed,
-            invalid_payload=invalid_payload.value,
-            **({} if max_output_chars is None else {"max_output_chars": max_output_chars}),
-            **stop_options,
-        )
-        if not live.complete:
-            how = f"resume with --run-dir {run_dir}" if run_dir else "use --run-dir to resume"
-            Console(stderr=True).print(
-                Text(
-                    f"{'Interrupted' if live.interrupted else 'Stopped'}: {live.remaining} "
-                    f"attempt(s) remain; {how}",
-                    style="yellow",
-                ),
-                soft_wrap=True,
+            registry = load_registry(evaluators) if evaluators else None
+            comparisons = comparisons_from_cli(  # guard rails: refused before any scoring
+                manifest_file,
+                suite_file,
+                correction=None if correction is None else str(correction.value),
+                alpha=alpha,
+                method=None if paired_method is None else str(paired_method.value),
+                cluster=cluster,
+                noninferiority_margin=noninferiority_margin,
+                allow_large=allow_large,
+                known_evaluators=tuple(registry or ()),
             )
-            raise typer.Exit(code=EXIT_INTERRUPTED if live.interrupted else EXIT_STOPPED)
-        run = live.run
-        analysis = analyze(
-            run,
-            confidence_level=confidence_level,
-            regression_threshold=regression_threshold,
-            latency_missing=latency_missing.value,  # type: ignore[arg-type]
-            comparisons=comparisons,
-            comparisons_lock=None if comparisons_lock is None else str(comparisons_lock),
-        )
-        analysis.info["generated"] = _provenance(manifest_file, suite_file, run.manifest)
-        if live.stopping is not None:
-            # The report records when and why the run stopped (the journal does too).
-            analysis.extras["early_stopping"] = live.stopping
-            if not quiet:
-                s = live.stopping
-                console.print(
-                    f"Early stopping: {s['reason']}; {s['attempts_saved']} of "
-                    f"{s['attempts_planned']} planned attempts saved.",
+            if (
+                fail_on_regression
+                and regression_rule == RegressionRule.case
+                and comparisons is None
+            ):
+                # Refused before any work: the verdict the gate follows needs a correction.
+                raise InputError(
+                    "--fail-on-regression follows the case-level paired verdict, which needs a "
+                    "declared multiple-comparison correction, and none is declared",
+                    location="--fail-on-regression",
+                    hint="declare comparisons: {correction: holm} in the manifest, pass "
+                    "--correction holm, or pass --regression-rule compat for AgenticLens's rule",
+                )
+            _note_outside_targets(manifest_file)
+            stop_options = _stop_options(stop_when, stop_margin, comparisons, alpha)
+            live = run_live_experiment(
+                manifest_file,
+                suite_file,
+                evaluators=registry,
+                run_dir=run_dir,
+                concurrency=concurrency,
+                max_attempts=max_attempts,
+                progress=not quiet,
+                rerun_failed=rerun_failed,
+                invalid_payload=invalid_payload.value,
+                **({} if max_output_chars is None else {"max_output_chars": max_output_chars}),
+                **stop_options,
+            )
+            if not live.complete:
+                how = f"resume with --run-dir {run_dir}" if run_dir else "use --run-dir to resume"
+                Console(stderr=True).print(
+                    Text(
+                        f"{'Interrupted' if live.interrupted else 'Stopped'}: {live.remaining} "
+                        f"attempt(s) remain; {how}",
+                        style="yellow",
+                    ),
                     soft_wrap=True,
                 )
-        # The comparison settings are fixed with the report of this experiment version.
-        check_saved_report(
-            outputs["save"],
-            None if analysis.paired is None else analysis.paired.fingerprint,
-            (run.manifest.name, run.manifest.version),
-        )
-    except InputError as exc:
-        raise fail("Unable to run experiment", exc) from None
+                raise typer.Exit(code=EXIT_INTERRUPTED if live.interrupted else EXIT_STOPPED)
+            run = live.run
+            analysis = analyze(
+                run,
+                confidence_level=confidence_level,
+                regression_threshold=regression_threshold,
+                latency_missing=latency_missing.value,  # type: ignore[arg-type]
+                comparisons=comparisons,
+                comparisons_lock=None if comparisons_lock is None else str(comparisons_lock),
+            )
+            analysis.info["generated"] = _provenance(manifest_file, suite_file, run.manifest)
+            if live.stopping is not None:
+                # The report records when and why the run stopped (the journal does too).
+                analysis.extras["early_stopping"] = live.stopping
+                if not quiet:
+                    s = live.stopping
+                    console.print(
+                        f"Early stopping: {s['reason']}; {s['attempts_saved']} of "
+                        f"{s['attempts_planned']} planned attempts saved.",
+                        soft_wrap=True,
+                    )
+            # The comparison settings are fixed with the report of this experiment version.
+            check_saved_report(
+                outputs["save"],
+                None if analysis.paired is None else analysis.paired.fingerprint,
+                (run.manifest.name, run.manifest.version),
+            )
+        except InputError as exc:
+            raise fail("Unable to run experiment", exc) from None
     print_summary(analysis, console)
     _write_outputs(console, analysis, outputs, lean=lean)
     code = _exit_code(analysis, fail_on_regression, console, rule=regression_rule.value)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -35,7 +37,7 @@ from agenticlens_frames.formats._io import (
 )
 from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef, SuiteSpec
 
-__all__ = ["JSON_SCHEMA_DIALECT", "load_suite"]
+__all__ = ["JSON_SCHEMA_DIALECT", "load_suite", "suite_memo"]
 
 #: The only JSON Schema dialect ``output_json_schema`` may declare (a trailing ``#`` is
 #: accepted too).
@@ -170,27 +172,56 @@ def load_suite(path: str | Path, *, known_evaluators: Collection[str] = ()) -> S
 'required_tool' (did you mean 'required_tools'?)
     """
     path = Path(path)
-    key = _memo_key(path, known_evaluators)
-    if key is not None and _LAST and _LAST[0][0] == key:
-        return _LAST[0][1]
+    memo = _MEMO.get()
+    key = None if memo is None else _memo_key(path, known_evaluators)
+    if key is not None and key in memo:  # type: ignore[operator]
+        return memo[key]  # type: ignore[index]
     with gc_paused():
         suite = _load(path, known_evaluators)
     if key is not None:
-        _LAST[:] = [(key, suite)]
+        memo[key] = suite  # type: ignore[index]
     return suite
 
 
-# The last suite loaded, by the path as given, the file's bytes and the evaluators a case
-# may name: `experiment run` reads the suite for the comparisons' guard rails and then
-# for the run, and a 5 000-case suite takes a tenth of a second or more to read. The
-# bytes decide, not the file's time stamp: a file rewritten with other content is read
-# again. SuiteSpec is frozen and nothing changes its cases' mappings.
-_LAST: list[tuple[tuple[str, bytes, frozenset[str]], SuiteSpec]] = []
+_MemoKey = tuple[str, bytes, frozenset[str]]
+
+#: Suites read inside :func:`suite_memo`, by the path as given, the file's bytes and the
+#: evaluators a case may name; None outside it. The bytes decide, not the file's time
+#: stamp: a file rewritten with other content is read again.
+_MEMO: ContextVar[dict[_MemoKey, SuiteSpec] | None] = ContextVar("suite_memo", default=None)
 
 
-def _memo_key(
-    path: Path, known_evaluators: Collection[str]
-) -> tuple[str, bytes, frozenset[str]] | None:
+@contextmanager
+def suite_memo() -> Iterator[None]:
+    """Within the block, :func:`load_suite` of a file it already read (same bytes, same
+    evaluators) returns the suite read then.
+
+    ``experiment run`` reads the suite for the comparisons' guard rails and then for the
+    run; a 5 000-case suite takes a tenth of a second or more to read. Scoped to a block,
+    not the process: outside it every call reads the file, so two callers never share one
+    suite's mappings, and nothing is kept alive after the command.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> text = 'name: demo\\nversion: "1"\\ncases:\\n'
+    >>> text += '  - {id: c1, name: x, expected_contains: [a]}\\n'
+    >>> _ = (folder / "suite.yaml").write_text(text)
+    >>> with suite_memo():
+    ...     load_suite(folder / "suite.yaml") is load_suite(folder / "suite.yaml")
+    True
+    >>> load_suite(folder / "suite.yaml") is load_suite(folder / "suite.yaml")
+    False
+    """
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def _memo_key(path: Path, known_evaluators: Collection[str]) -> _MemoKey | None:
     try:
         data = read_input(path)  # a regular file within the size limit, or an error
     except InputError:

@@ -6,7 +6,9 @@ import pytest
 
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.formats import CaseSpec, EvaluatorRef, load_suite
+from agenticlens_frames.formats.suite import suite_memo
 
+from ..conftest import EXAMPLE
 from .conftest import EXPERIMENT
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
@@ -427,26 +429,56 @@ def test_schema_verdicts_match_agentic_evals(write, schema):
             load_suite(path)
 
 
-def test_the_last_suite_read_is_kept_by_its_bytes(tmp_path):
-    """`experiment run` reads the suite twice (guard rails, then the run): the second
-    read is the first one's SuiteSpec while the file's bytes are the same."""
+def test_inside_suite_memo_a_suite_read_again_is_kept_by_its_bytes(tmp_path):
+    """`experiment run` reads the suite twice (guard rails, then the run) inside
+    suite_memo(): the second read is the first one's SuiteSpec while the file's bytes are
+    the same. Outside the block every call reads the file."""
     path = tmp_path / "suite.yaml"
     path.write_text(
         'name: s\nversion: "1"\ncases:\n  - {id: c1, name: x, expected_contains: [a]}\n'
     )
-    first = load_suite(path)
-    assert load_suite(path) is first
-    assert load_suite(path, known_evaluators=("judge",)) is not first  # other evaluators
-    # Same size and (possibly) the same time stamp, other bytes: read again.
-    path.write_text(
-        'name: s\nversion: "1"\ncases:\n  - {id: c2, name: x, expected_contains: [a]}\n'
-    )
-    assert load_suite(path).case_ids == ("c2",)
-    # An invalid file is never taken from the memo, and raises every time.
-    path.write_text('name: s\nversion: "1"\ncases: []\n')
-    for _ in range(2):
-        with pytest.raises(InputError, match="at least one case"):
+    assert load_suite(path) is not load_suite(path)  # no memo outside the block
+    with suite_memo():
+        first = load_suite(path)
+        assert load_suite(path) is first
+        assert load_suite(path, known_evaluators=("judge",)) is not first  # other evaluators
+        # Same size and (possibly) the same time stamp, other bytes: read again.
+        path.write_text(
+            'name: s\nversion: "1"\ncases:\n  - {id: c2, name: x, expected_contains: [a]}\n'
+        )
+        assert load_suite(path).case_ids == ("c2",)
+        # An invalid file is never taken from the memo, and raises every time.
+        path.write_text('name: s\nversion: "1"\ncases: []\n')
+        for _ in range(2):
+            with pytest.raises(InputError, match="at least one case"):
+                load_suite(path)
+        path.unlink()
+        with pytest.raises(InputError, match="file not found"):
             load_suite(path)
-    path.unlink()
-    with pytest.raises(InputError, match="file not found"):
-        load_suite(path)
+
+
+def test_experiment_run_reads_its_suite_once(tmp_path, monkeypatch):
+    """The guard rails and the run share one read of the suite (the bundled example
+    declares comparisons, so both read it)."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    import agenticlens_frames.formats.suite as suite_module
+    from agenticlens_frames.cli import app
+
+    reads = []
+    real = suite_module._load
+    monkeypatch.setattr(suite_module, "_load", lambda *a: reads.append(a[0]) or real(*a))
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    result = CliRunner().invoke(
+        app,
+        [
+            "experiment", "run", "-q", str(folder / "manifest.yaml"),
+            str(folder / "suite.yaml"), "--save", str(tmp_path / "r.json"),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert [p.name for p in reads] == ["suite.yaml"]
+    assert suite_module._MEMO.get() is None  # the memo ends with the command
