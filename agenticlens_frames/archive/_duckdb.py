@@ -14,11 +14,9 @@ import pyarrow as pa
 from .._optional import require
 from ..errors import InputError
 from ._kernel import CASE_STATS, NEEDED_COLUMNS, TRIAL_STATS
-from ._rollup import read_rollups
 from ._scan import RunScan, run_blocks
 from .sufficient import (
     RunLayout,
-    ScanSource,
     Source,
     SufficientStats,
     TableSource,
@@ -27,7 +25,6 @@ from .sufficient import (
     _trial_frame,
     check_columns,
     from_keyed_frames,
-    merge_stats,
 )
 
 __all__ = [
@@ -341,30 +338,8 @@ def duckdb_engine(
     threads: int | None = None,
     temp_directory: str | None = None,
     connection: Any = None,
-    rollups: bool = True,
     **_: Any,
 ) -> SufficientStats:
-    require("duckdb", "the duckdb engine")  # the same error whatever is read
-    scans = source.scans if isinstance(source, ScanSource) else ()
-    rolled = [scan for scan in scans if scan.has_rollups] if rollups else []
-    if rolled and len(rolled) == len(scans):
-        # Every run's statistics are archived: nothing is left to aggregate. The scan
-        # below is the fallback, for runs archived without rollups and for tag filters.
-        return read_rollups(scans, layout, "duckdb")
-    if rolled:
-        # Runs archived before rollups next to runs with them: scan only the former.
-        scanned = duckdb_engine(
-            ScanSource(tuple(s for s in scans if not s.has_rollups)),
-            layout,
-            memory_limit=memory_limit,
-            threads=threads,
-            temp_directory=temp_directory,
-            connection=connection,
-            rollups=False,
-        )
-        st = merge_stats([read_rollups(rolled, layout, "duckdb"), scanned], layout, "duckdb")
-        st.info["read"] = "mixed"
-        return st
     con = connection or duckdb_connection(
         memory_limit=memory_limit, threads=threads, temp_directory=temp_directory
     )

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
-from ._scan import RunScan, read_parquet_file
+from ._scan import RunScan
 
 __all__ = [
     "CASE_STATS",
@@ -28,7 +28,6 @@ __all__ = [
     "NEEDED_COLUMNS",
     "TRIAL_STATS",
     "RunPartial",
-    "rollup_partial",
     "rollup_tables",
     "run_partial",
     "split_runs",
@@ -625,7 +624,7 @@ def split_runs(table: pa.Table) -> dict[str, pa.Table]:
 def rollup_tables(partial: RunPartial) -> dict[str, pa.Table]:
     """A run's statistics as the rollup tables written at ``Archive.add`` time
     (``case_stats``: one row per (variant, case) with its case id; ``trial_stats``: one
-    row per (variant, trial)); :func:`rollup_partial` reads them back exactly."""
+    row per (variant, trial)); :func:`~._rollup.read_rollups` reads them back exactly."""
     labels = partial.case_labels.take(pa.array(partial.case_index)).dictionary_encode()
     cases: dict[str, Any] = {
         "variant_position": pa.array(partial.case_variant, pa.int32()),
@@ -641,41 +640,9 @@ def rollup_tables(partial: RunPartial) -> dict[str, pa.Table]:
     return {"case_stats": pa.table(cases), "trial_stats": pa.table(trials)}
 
 
-def rollup_partial(scan: RunScan) -> RunPartial:
-    """One run's statistics from its rollups (see :attr:`RunScan.has_rollups`), the
-    slice's variant filter applied: the same numbers :func:`run_partial` gives on its
-    attempts, bit for bit (they were computed by it when the run was archived)."""
-    parts = {}
-    for name in ("case_stats", "trial_stats"):
-        table = read_parquet_file(scan.file(name))
-        if scan.selected is not None:
-            keep = np.isin(
-                table.column("variant_position").to_numpy(),
-                [i for i, v in enumerate(scan.variant_ids) if v in scan.selected],
-            )
-            table = table.filter(pa.array(keep))
-        parts[name] = table
-    cases, trials = parts["case_stats"], parts["trial_stats"]
-    case_index = cases.column("case_index").to_numpy().astype(np.int32)
-    n_labels = int(case_index.max()) + 1 if len(case_index) else 0
-    return RunPartial(
-        run_id=scan.run_id,
-        case_variant=cases.column("variant_position").to_numpy().astype(np.int32),
-        case_index=case_index,
-        case_labels=_case_labels(cases.column("case_id"), case_index, n_labels),
-        case_stats={n: stat_dtype(n, cases.column(n).to_numpy()) for n in CASE_STATS},
-        trial_variant=trials.column("variant_position").to_numpy().astype(np.int32),
-        trial=trials.column("trial").to_numpy().astype(np.int32),
-        trial_stats={n: stat_dtype(n, trials.column(n).to_numpy()) for n in TRIAL_STATS},
-    )
-
-
-def partials_for_scans(scans: Sequence[RunScan], rollups: bool = True) -> list[RunPartial]:
-    """A block task: read whole runs and run the kernel (module-level, so it pickles).
-    Runs with rollups (and ``rollups``) are read from them instead of their attempts."""
+def partials_for_scans(scans: Sequence[RunScan]) -> list[RunPartial]:
+    """A block task: read whole runs and run the kernel (module-level, so it pickles)."""
     return [
-        rollup_partial(scan)
-        if rollups and scan.has_rollups
-        else run_partial(scan.read("attempts", NEEDED_COLUMNS), scan.run_id, scan.variant_ids)
+        run_partial(scan.read("attempts", NEEDED_COLUMNS), scan.run_id, scan.variant_ids)
         for scan in scans
     ]

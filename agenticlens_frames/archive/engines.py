@@ -44,6 +44,7 @@ from ._scan import run_blocks
 from .engine_registry import AUTO, ENGINES, engine_function
 from .sufficient import (
     RunLayout,
+    ScanSource,
     Source,
     SufficientStats,
     TableSource,
@@ -51,6 +52,7 @@ from .sufficient import (
     assemble,
     check_columns,
     from_keyed_frames,
+    merge_stats,
 )
 
 __all__ = [
@@ -76,9 +78,7 @@ BLOCK_ROWS = 1_000_000
 # --------------------------------------------------------------------------- engines
 
 
-def _numpy_engine(
-    source: Source, layout: RunLayout, *, rollups: bool = True, **_: Any
-) -> SufficientStats:
+def _numpy_engine(source: Source, layout: RunLayout, **_: Any) -> SufficientStats:
     if isinstance(source, TableSource):
         check_columns(source.table)
         runs = split_runs(source.table.select(list(NEEDED_COLUMNS)))
@@ -87,28 +87,9 @@ def _numpy_engine(
             for i, r in enumerate(layout.run_ids)
             if r in runs
         ]
-    elif read_from(source, rollups) == "rollups":
-        return read_rollups(source.scans, layout, "numpy")
     else:
-        partials = partials_for_scans(source.scans, rollups)
-    return _mark_read(assemble(partials, layout, "numpy"), source, rollups)
-
-
-def read_from(source: Source, rollups: bool) -> str:
-    """What an engine reads for ``source``: ``"rollups"`` (every run's sufficient
-    statistics as archived), ``"attempts"``, or ``"mixed"`` (rollups where a run has
-    them, attempts elsewhere)."""
-    if isinstance(source, TableSource) or not rollups:
-        return "attempts"
-    have = [scan.has_rollups for scan in source.scans]
-    if have and all(have):
-        return "rollups"
-    return "mixed" if any(have) else "attempts"
-
-
-def _mark_read(st: SufficientStats, source: Source, rollups: bool) -> SufficientStats:
-    st.info["read"] = read_from(source, rollups)
-    return st
+        partials = partials_for_scans(source.scans)
+    return assemble(partials, layout, "numpy")
 
 
 def _dask_engine(
@@ -117,7 +98,6 @@ def _dask_engine(
     *,
     client: Any = None,
     block_rows: int = BLOCK_ROWS,
-    rollups: bool = True,
     **_: Any,
 ) -> SufficientStats:
     dask = require("dask", "the dask engine")
@@ -138,7 +118,7 @@ def _dask_engine(
             results = dask.compute(*(dask.delayed(run_partial)(*job) for job in jobs))
     else:
         tasks = [
-            dask.delayed(partials_for_scans)(block, rollups)
+            dask.delayed(partials_for_scans)(block)
             for block in run_blocks(source.scans, block_rows)
         ]
         if client is not None:
@@ -150,7 +130,7 @@ def _dask_engine(
     partials: list[RunPartial] = []
     for result in results:
         partials.extend(result if isinstance(result, list) else [result])
-    return _mark_read(assemble(partials, layout, "dask"), source, rollups)
+    return assemble(partials, layout, "dask")
 
 
 def _pandas_engine(source: Source, layout: RunLayout, **_: Any) -> SufficientStats:
@@ -202,9 +182,7 @@ def _pandas_engine(source: Source, layout: RunLayout, **_: Any) -> SufficientSta
         trial_parts.append(trials.reset_index())
     cases = _concat_frames(case_parts)
     trials = _concat_frames(trial_parts)
-    st = from_keyed_frames(cases, trials, layout, "pandas")
-    st.info["read"] = "attempts"  # the baseline always groups the attempts
-    return st
+    return from_keyed_frames(cases, trials, layout, "pandas")
 
 
 def _concat_frames(parts: list[pd.DataFrame]) -> pd.DataFrame:
@@ -303,13 +281,29 @@ def sufficient_stats(
     layout = layout or src.layout()
     if engine == AUTO:
         engine = choose_engine(src.n_rows)
-    return engine_function(engine)(
-        src,
-        layout,
-        client=client,
-        memory_limit=memory_limit,
-        threads=threads,
-        temp_directory=temp_directory,
-        block_rows=block_rows,
-        rollups=rollups,
-    )
+    function = engine_function(engine)
+    options = {
+        "client": client,
+        "memory_limit": memory_limit,
+        "threads": threads,
+        "temp_directory": temp_directory,
+        "block_rows": block_rows,
+    }
+    # One rule for every engine but the pandas baseline (which always groups the
+    # attempts): runs with rollups are read from them, the engine scans the rest.
+    use = rollups and engine != "pandas" and isinstance(src, ScanSource)
+    rolled = tuple(s for s in src.scans if s.has_rollups) if use else ()  # type: ignore[union-attr]
+    if not rolled:
+        st = function(src, layout, **options)
+        st.info["read"] = "attempts"
+        return st
+    if engine in ("duckdb", "dask"):
+        require(engine, f"the {engine} engine")  # the same error whatever is read
+    stats = read_rollups(rolled, layout, engine)
+    rest = tuple(s for s in src.scans if not s.has_rollups)  # type: ignore[union-attr]
+    if not rest:
+        return stats
+    # Runs archived before rollups next to runs with them: the engine scans only those.
+    merged = merge_stats([stats, function(ScanSource(rest), layout, **options)], layout, engine)
+    merged.info["read"] = "mixed"
+    return merged
