@@ -265,27 +265,18 @@ def main() -> None:
                 ours_load = _measure(OURS_LOAD, folder, args.timeout)
                 pkg_load = _measure(PACKAGE_LOAD, folder, args.timeout) if run_package else None
             ours_runs, floor_runs, base_runs = [], [], []
+
+            def run_cli(
+                name: str, env: dict[str, str] | None = None, out: Path = out, folder: Path = folder
+            ) -> dict | None:
+                shutil.rmtree(out / name, ignore_errors=True)
+                body = _cli_body(ours_cli, f"{out}/{name}", args.html)
+                return _measure(body, folder, args.timeout, child=True, env=env)
+
             for _ in range(max(1, args.repeat)):
                 if base_env is not None:
-                    shutil.rmtree(out / "base", ignore_errors=True)
-                    base_runs.append(
-                        _measure(
-                            _cli_body(ours_cli, f"{out}/base", args.html),
-                            folder,
-                            args.timeout,
-                            child=True,
-                            env=base_env,
-                        )
-                    )
-                shutil.rmtree(out / "ours", ignore_errors=True)
-                ours_runs.append(
-                    _measure(
-                        _cli_body(ours_cli, f"{out}/ours", args.html),
-                        folder,
-                        args.timeout,
-                        child=True,
-                    )
-                )
+                    base_runs.append(run_cli("base", base_env))
+                ours_runs.append(run_cli("ours"))
                 sizes = [p.stat().st_size for p in sorted((out / "ours").iterdir())]
                 shutil.rmtree(out / "floor", ignore_errors=True)
                 floor_runs.append(
