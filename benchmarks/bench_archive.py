@@ -37,7 +37,8 @@ ARCHIVE`` and a Python ``analyze(engine="duckdb")`` each in a fresh process, N t
 (wall including start-up and imports, CPU of every thread in user and kernel mode, peak
 RSS of the process); with ``--baseline-tree PATH`` (an unpacked source tree, e.g.
 ``git archive main | tar -x -C PATH``) the baseline's code runs the same commands,
-alternating with ours.
+alternating with ours; ``--cold`` evicts the archive's files from the page cache before
+each of those runs (``posix_fadvise``), so each reads them from the disk.
 
 Times are medians of ``--repeat`` runs after one warm-up; "peak" is the extra resident
 memory during one run (``VmHWM`` after a reset, minus the resident size before).
@@ -446,6 +447,21 @@ def _fresh_process(command: list[str], tree: Path) -> dict[str, float]:
     }
 
 
+def evict(folder: Path) -> int:
+    """Drop the archive's files from the page cache (``POSIX_FADV_DONTNEED``; clean
+    pages only, so flushed first), so that the next read comes from the disk: a cold
+    start without dropping every cache of the machine. Returns the files evicted."""
+    files = [f for f in folder.rglob("*") if f.is_file()]
+    for path in files:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fdatasync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+    return len(files)
+
+
 def one_shot(archive: Archive, args: argparse.Namespace) -> dict[str, Any]:
     """The command line's ``archive summarize ARCHIVE`` and the API's first
     ``analyze("duckdb")``, each in a fresh process, ``--one-shot`` times, alternating
@@ -468,6 +484,8 @@ def one_shot(archive: Archive, args: argparse.Namespace) -> dict[str, Any]:
         for what, command in commands.items():
             for who, tree in trees.items():
                 print(f"  one shot: {what}, {who}", file=sys.stderr)
+                if args.cold:
+                    evict(archive.path)
                 runs.setdefault(f"{what}, {who}", []).append(_fresh_process(command, tree))
     out: dict[str, Any] = {"load": _cpu_busy()}
     for name, measured in runs.items():
@@ -694,6 +712,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--one-shot-only", action="store_true", help="out of core: only the one-shot runs"
+    )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="one shot: evict the archive's files from the page cache before each run",
     )
     args, _unknown = parser.parse_known_args()
     if args.out_of_core:
