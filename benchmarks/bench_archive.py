@@ -32,6 +32,13 @@ analysis as the engine runs it (each run's statistics read from its rollups, wri
 attempt (``rollups=False``; ``--skip-scan`` leaves it out), with the peak resident memory
 of the whole process for each, and the analysis once more with its case matrix (built
 on first use) asked for. ``--breakdown`` also times each query of one block.
+``--one-shot N`` first times what a user pays: ``agenticlens-frames archive summarize
+ARCHIVE`` and a Python ``analyze(engine="duckdb")`` each in a fresh process, N times
+(wall including start-up and imports, CPU of every thread in user and kernel mode, peak
+RSS of the process); with ``--baseline-tree PATH`` (an unpacked source tree, e.g.
+``git archive main | tar -x -C PATH``) the baseline's code runs the same commands,
+alternating with ours; ``--cold`` evicts the archive's files from the page cache before
+each of those runs (``posix_fadvise``), so each reads them from the disk.
 
 Times are medians of ``--repeat`` runs after one warm-up; "peak" is the extra resident
 memory during one run (``VmHWM`` after a reset, minus the resident size before).
@@ -50,6 +57,7 @@ import os
 import platform
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -408,6 +416,86 @@ def _whole_process(fn: Callable[[], Any]) -> dict[str, float]:
     return out
 
 
+#: The Python API's one-shot analysis, run in a fresh process (argv: archive folder).
+_API_ONE_SHOT = (
+    "import sys; from agenticlens_frames.archive import Archive; "
+    "Archive(sys.argv[1]).all().analyze('duckdb').variant_summary"
+)
+
+
+def _fresh_process(command: list[str], tree: Path) -> dict[str, float]:
+    """One run of ``command`` in a fresh Python process importing ``tree``'s package:
+    wall time (start-up and imports included), CPU of all its threads in user and kernel
+    mode, and its peak resident memory, from the kernel's accounting of the child."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode cached
+    began = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, *command], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    _pid, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - began
+    child.returncode = os.waitstatus_to_exitcode(status)
+    stderr = child.stderr.read().decode() if child.stderr else ""
+    if child.returncode:
+        raise SystemExit(f"{command} failed under {tree}:\n{stderr[-3000:]}")
+    return {
+        "s": wall,
+        "user_s": usage.ru_utime,
+        "sys_s": usage.ru_stime,
+        "peak_rss_mib": usage.ru_maxrss / 1024,
+    }
+
+
+def evict(folder: Path) -> int:
+    """Drop the archive's files from the page cache (``POSIX_FADV_DONTNEED``; clean
+    pages only, so flushed first), so that the next read comes from the disk: a cold
+    start without dropping every cache of the machine. Returns the files evicted."""
+    files = [f for f in folder.rglob("*") if f.is_file()]
+    for path in files:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fdatasync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+    return len(files)
+
+
+def one_shot(archive: Archive, args: argparse.Namespace) -> dict[str, Any]:
+    """The command line's ``archive summarize ARCHIVE`` and the API's first
+    ``analyze("duckdb")``, each in a fresh process, ``--one-shot`` times, alternating
+    with the baseline tree's code when one is given; medians and every run."""
+    trees = {"ours": Path(__file__).resolve().parent.parent}
+    if args.baseline_tree:
+        trees["baseline"] = args.baseline_tree.resolve()
+    commands = {
+        "cli summarize": [
+            "-m",
+            "agenticlens_frames.cli",
+            "archive",
+            "summarize",
+            str(archive.path),
+        ],
+        "api analyze(duckdb)": ["-c", _API_ONE_SHOT, str(archive.path)],
+    }
+    runs: dict[str, list[dict[str, float]]] = {}
+    for _ in range(args.one_shot):
+        for what, command in commands.items():
+            for who, tree in trees.items():
+                print(f"  one shot: {what}, {who}", file=sys.stderr)
+                if args.cold:
+                    evict(archive.path)
+                runs.setdefault(f"{what}, {who}", []).append(_fresh_process(command, tree))
+    out: dict[str, Any] = {"load": _cpu_busy()}
+    for name, measured in runs.items():
+        out[name] = {
+            **{f"median_{k}": statistics.median(m[k] for m in measured) for k in measured[0]},
+            "runs": measured,
+        }
+    return out
+
+
 def run_out_of_core(archive: Archive, args: argparse.Namespace) -> dict[str, Any]:
     """DuckDB from disk under a memory limit, against a DuckDB scan of the same columns.
 
@@ -460,6 +548,11 @@ def run_out_of_core(archive: Archive, args: argparse.Namespace) -> dict[str, Any
         "load_at_start": _cpu_busy(),
     }
     result["read_bytes_per_row"] = _column_bytes(whole.scans(), read_columns) / rows
+    if args.one_shot:
+        # First, before this process has read anything: each run is a fresh process.
+        result["one_shot"] = one_shot(archive, args)
+        if args.one_shot_only:
+            return result
     result["scan_floor"] = measure(lambda: con.sql(f"{scan_sql} FROM {source}").fetchall(), repeat)
     if args.breakdown:
         result["block"] = block_breakdown(con, whole, layout)
@@ -501,6 +594,8 @@ def out_of_core_report(results: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for size, r in results.items():
+        if "default" not in r:  # --one-shot-only
+            continue
         scan = r["scan_floor"]["median_s"]
         d = r["default"]
         fallback = r.get("scan_whole_process")
@@ -519,6 +614,22 @@ def out_of_core_report(results: dict[str, Any]) -> str:
             f"{r['with_case_matrix_whole_process']['peak_rss_mib']:.0f} | "
             f"{r['load_at_start']:.1f}-{r['load_at_end']:.1f} |"
         )
+    for size, r in results.items():
+        shots = r.get("one_shot")
+        if not shots:
+            continue
+        lines.append(
+            f"\n{size}, a fresh process per run, medians: "
+            "wall s | user s | kernel s | peak RSS MiB | every run's wall s"
+        )
+        for name, m in shots.items():
+            if isinstance(m, dict):
+                walls = ", ".join(f"{x['s']:.2f}" for x in m["runs"])
+                lines.append(
+                    f"  {name}: {m['median_s']:.2f} | {m['median_user_s']:.2f} | "
+                    f"{m['median_sys_s']:.2f} | {m['median_peak_rss_mib']:.0f} | {walls}"
+                )
+        lines.append(f"  load average at the end: {shots['load']:.1f}")
     for size, r in results.items():
         block = r.get("block", {})
         if block:
@@ -589,6 +700,23 @@ def main() -> None:
     )
     parser.add_argument(
         "--breakdown", action="store_true", help="out of core: time each query of one block"
+    )
+    parser.add_argument(
+        "--one-shot",
+        type=int,
+        default=0,
+        help="out of core: time summarize / analyze in a fresh process, this many times",
+    )
+    parser.add_argument(
+        "--baseline-tree", type=Path, default=None, help="one shot: also run this source tree"
+    )
+    parser.add_argument(
+        "--one-shot-only", action="store_true", help="out of core: only the one-shot runs"
+    )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="one shot: evict the archive's files from the page cache before each run",
     )
     args, _unknown = parser.parse_known_args()
     if args.out_of_core:

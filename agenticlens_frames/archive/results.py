@@ -84,7 +84,8 @@ def _pass_k_tables(
     width = int(n.max()) + 1 if len(n) else 1
     if width * width > max(4 * len(n), 1 << 16):
         return None
-    code = n * width + c
+    code = n * width
+    code += c  # in place: one row-length array, not two
     present = np.flatnonzero(np.bincount(code, minlength=width * width))
     pn, pc = present // width, present % width
     tables = {}
@@ -117,7 +118,8 @@ def _pass_k_columns(n: np.ndarray, c: np.ndarray, ks: Sequence[int]) -> dict[str
 def _case_rates(n: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each case's pass rate (0 without attempts) and whether it is consistent."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        pass_rate = np.where(n > 0, p / np.maximum(n, 1), 0.0)
+        pass_rate = p / np.maximum(n, 1)
+    np.putmask(pass_rate, ~(n > 0), 0.0)  # in place: no third row-length array
     return pass_rate, (p == 0) | (p == n)
 
 
@@ -249,9 +251,11 @@ def _slots(layout: RunLayout) -> tuple[np.ndarray, int]:
 
 
 def _slot_of(frame: pd.DataFrame, offsets: np.ndarray) -> np.ndarray:
-    return offsets[frame["run_id"].cat.codes.to_numpy(np.int64)] + frame[
-        "variant_position"
-    ].to_numpy(np.int64)
+    # Gathered by the small run codes as they are, the positions added in place: no
+    # int64 copy of either (80 MB of new pages each at 10M cases).
+    slot = offsets[frame["run_id"].cat.codes.to_numpy()]
+    slot += frame["variant_position"].to_numpy()
+    return slot
 
 
 def _segments(slot: np.ndarray, size: int) -> Callable[[np.ndarray], np.ndarray]:
@@ -386,7 +390,8 @@ def variant_summary(
     # ---- cases (rows come in slot order, so per-variant sums are contiguous segments)
     cslot = _slot_of(cases, offsets)
     segment = _segments(cslot, size)
-    n_cases = segment(np.ones(len(cslot), dtype=np.int64))
+    # A count per case as a broadcast 1 (no array of ones the length of the cases).
+    n_cases = segment(np.broadcast_to(np.int64(1), len(cslot)))
     attempts = segment(cases["attempts"].to_numpy(np.int64))
     passes = segment(cases["passes"].to_numpy(np.int64))
     out["case_attempts"] = attempts[info_slot]
@@ -415,8 +420,15 @@ def variant_summary(
             else:
                 table = tables[name]
                 undefined_table = np.isnan(table)
-                missing = segment(np.take(undefined_table.astype(np.int64), code, out=flags))
-                total = segment(np.take(np.where(undefined_table, 0.0, table), code, out=buffer))
+                # mode="clip": every code is inside its table, and with the default
+                # mode ("raise") numpy gathers into a fresh temporary before copying it
+                # to ``out`` (10M cases: 80 MB of new pages per gather, twelve times).
+                missing = segment(
+                    np.take(undefined_table.astype(np.int64), code, out=flags, mode="clip")
+                )
+                total = segment(
+                    np.take(np.where(undefined_table, 0.0, table), code, out=buffer, mode="clip")
+                )
             mean = np.where((missing == 0) & (n_cases > 0), _ratio(total, n_cases), np.nan)
             out[name] = mean[info_slot]
     consistent = segment(cases["consistent"].to_numpy().astype(np.int64))
@@ -617,9 +629,11 @@ def _case_changes(
     """Per comparison: cases present on both sides, and how many moved by > threshold
     (absolute change of the case pass rate, as the package)."""
     size = len(cand)
-    run = cases["run_id"].cat.codes.to_numpy(np.int64)
-    vpos = cases["variant_position"].to_numpy(np.int64)
-    case_index = cases["case_index"].to_numpy(np.int64)
+    # The columns as stored (small integer codes, int32), not int64 copies: only the
+    # sums below need int64, and they widen as they go.
+    run = cases["run_id"].cat.codes.to_numpy()
+    vpos = cases["variant_position"].to_numpy()
+    case_index = cases["case_index"].to_numpy()
     if not size or not len(run):
         empty = np.zeros(size, dtype=np.int64)
         return empty, empty, empty
@@ -630,7 +644,12 @@ def _case_changes(
         s["run_id"].astype(str), categories=cases["run_id"].cat.categories
     ).codes.astype(np.int64)
     s_slot = s_run * width + s["variant_position"].to_numpy(np.int64)
-    row_slot = run * width + vpos
+    # In place where a row-length temporary can be avoided: at 10M cases each one is
+    # 80 MB of freshly mapped pages, and the kernel's page faults cost more than the
+    # arithmetic.
+    row_slot = run.astype(np.int64)
+    row_slot *= width
+    row_slot += vpos
     # Rows outside every comparison belong to a spare slot, ``size``: no row is dropped
     # (a boolean compress per column cost more than the whole count).
     owner_of = np.full(n_runs * width, size, dtype=np.int64)
@@ -644,18 +663,23 @@ def _case_changes(
     else:
         np.maximum.at(cells, run, case_index + 1)
     cell_offset = np.concatenate([[0], np.cumsum(cells)])
-    cell = cell_offset[run] + case_index
+    cell = cell_offset[run]
+    cell += case_index
     rate = cases["pass_rate"].to_numpy(np.float64)
     base_rows = is_base[row_slot]
     base_rate = np.full(int(cell_offset[-1]), np.nan)
     base_rate[cell[base_rows]] = rate[base_rows]
-    delta = rate - base_rate[cell]  # NaN where the baseline lacks the case
+    delta = base_rate[cell]
+    np.subtract(rate, delta, out=delta)  # NaN where the baseline lacks the case
     # One count per (comparison, kind): 0 not compared, 1 same, 2 regressed, 3 improved
     # (comparisons with NaN are False, so an uncompared case is kind 0).
-    kind = (~np.isnan(delta)).astype(np.int64)
+    kind = owner_of[row_slot]
+    kind *= 4
+    kind += ~np.isnan(delta)
     kind += delta < -threshold
-    kind += 2 * (delta > threshold)
-    kind += 4 * owner_of[row_slot]
+    improved = delta > threshold
+    kind += improved
+    kind += improved
     counts = np.bincount(kind, minlength=4 * (size + 1)).reshape(size + 1, 4)[:size]
     return counts[:, 1:].sum(axis=1), counts[:, 2].copy(), counts[:, 3].copy()
 

@@ -333,3 +333,21 @@ def test_duckdb_labels_cases_from_the_attempts_when_the_cases_table_lacks_some(
     assert got["passes"].tolist() == naive["passes"].tolist()
     np.testing.assert_allclose(got["latency_sum"], naive["latency"], rtol=1e-12)
     assert set(got.index.get_level_values("case_id")) == set(support_run.suite.case_ids)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+@pytest.mark.parametrize("rollups", [True, False])
+def test_key_columns_of_the_frames_are_writable_arrays(
+    shared_archive: Archive, engine: str, rollups: bool
+):
+    """The integer key columns are not copied when the engine already owns them, but a
+    column never wraps an engine's read-only buffer (DuckDB's Arrow results): a frame a
+    caller edits in place stays editable, whatever the engine read."""
+    st = shared_archive.all().stats(engine, rollups=rollups)
+    for frame, inner in ((st.cases, "case_index"), (st.trials, "trial")):
+        for column in ("variant_position", inner):
+            assert frame[column].dtype == np.int32
+            before = int(frame[column].iloc[0])
+            # pandas writes into the column's array: a read-only one raises here.
+            frame.loc[0, column] = before + 1
+            assert int(frame[column].iloc[0]) == before + 1

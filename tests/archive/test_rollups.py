@@ -168,3 +168,27 @@ def test_add_rollups_upgrades_runs_archived_before_them(
         assert_same(stats, shared_archive.all().stats("numpy"), exact=True)
     assert old.add_rollups() == []
     assert not [p for p in old.path.rglob(".*") if p.is_file() and p.name != ".keep"]
+
+
+def test_read_file_verifies_the_bytes_it_decodes(tmp_path: Path, runs: dict[str, ExperimentRun]):
+    """``RunScan.read_file`` hashes and decodes one read of the file: the table is the
+    file's (pyarrow's own read), and a file that is not the archived one (another run's
+    valid rollup copied over it, or none at all) is refused naming the file."""
+    archive = fill(tmp_path / "arc", runs)
+    first, second = archive.all().scans()[:2]
+    for name in ROLLUP_TABLES:
+        path = Path(first.folder) / f"{name}.parquet"
+        assert first.read_file(name).equals(pq.read_table(path))
+        # A second read, now that the file is verified, decodes the same table.
+        assert first.read_file(name, ["variant_position"]).equals(
+            pq.read_table(path, columns=["variant_position"])
+        )
+    copied = Path(second.folder) / "case_stats.parquet"
+    shutil.copyfile(Path(first.folder) / "case_stats.parquet", copied)
+    with pytest.raises(InputError, match=r"not the one archived") as error:
+        second.read_file("case_stats")
+    assert "case_stats.parquet" in str(error.value)
+    copied.unlink()
+    with pytest.raises(InputError, match=r"missing or unreadable") as error:
+        second.read_file("case_stats")
+    assert "case_stats.parquet" in str(error.value)
