@@ -35,7 +35,6 @@ import os
 import queue
 import sys
 import threading
-import time
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -51,9 +50,6 @@ __all__ = ["SPARE_THREADS", "DaemonPool", "PythonTarget", "accepts_keyword", "lo
 #: Threads a sync target's pool has beyond its concurrency limit, for calls that timed out
 #: but have not returned yet.
 SPARE_THREADS = 8
-
-#: Seconds :meth:`PythonTarget.close` waits for a sync target's idle threads to exit.
-CLOSE_WAIT = 2.0
 
 
 class DaemonPool:
@@ -79,8 +75,6 @@ class DaemonPool:
         self.name = name
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
-        #: Per worker: in a call now (written by the worker only).
-        self._busy: list[bool] = []
         self._idle = 0
         self._lock = threading.Lock()
         self._closed = False
@@ -90,15 +84,6 @@ class DaemonPool:
         """Worker threads started so far (never more than ``size``)."""
         return len(self._threads)
 
-    def _spawn(self) -> None:
-        index = len(self._threads)
-        thread = threading.Thread(
-            target=self._work, args=(index,), name=f"{self.name}-{index}", daemon=True
-        )
-        self._threads.append(thread)
-        self._busy.append(False)
-        thread.start()
-
     def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
         """Schedule ``fn(*args)``; the future is cancellable until a worker starts it."""
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
@@ -107,13 +92,16 @@ class DaemonPool:
                 raise RuntimeError("pool is shut down")
             self._queue.put((future, fn, args))
             if self._idle == 0 and len(self._threads) < self.size:
-                self._spawn()
+                thread = threading.Thread(
+                    target=self._work, name=f"{self.name}-{len(self._threads)}", daemon=True
+                )
+                self._threads.append(thread)
+                thread.start()
             else:
                 self._idle -= 1 if self._idle else 0
         return future
 
-    def _work(self, index: int) -> None:
-        busy = self._busy
+    def _work(self) -> None:
         while True:
             item = self._queue.get()
             if item is None:
@@ -122,15 +110,12 @@ class DaemonPool:
             if not future.set_running_or_notify_cancel():
                 self._ready()
                 continue
-            busy[index] = True
             try:
                 result = fn(*args)
             except BaseException as exc:  # delivered through the future
-                busy[index] = False
                 self._ready()  # idle before the caller hears back, so it is reused
                 future.set_exception(exc)
             else:
-                busy[index] = False
                 self._ready()
                 future.set_result(result)
 
@@ -138,22 +123,12 @@ class DaemonPool:
         with self._lock:
             self._idle += 1
 
-    def shutdown(self, *, wait: float = 0.0) -> None:
-        """Let idle workers exit; busy ones exit when their call returns.
-
-        With ``wait``, wait up to that many seconds for the workers that are idle now to
-        exit; a worker still in a call (one that timed out and has not returned) is never
-        waited for. A live run waits: its hundreds of workers, left to exit while it went
-        on to build its tables, each took the interpreter lock from it in turn.
-        """
+    def shutdown(self) -> None:
+        """Let idle workers exit; busy ones exit when their call returns."""
         with self._lock:
             self._closed = True
             for _ in self._threads:
                 self._queue.put(None)
-            idle = [t for t, busy in zip(self._threads, self._busy, strict=True) if not busy]
-        deadline = time.monotonic() + wait
-        for thread in idle if wait > 0 else ():
-            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def accepts_keyword(fn: Callable[..., Any], name: str) -> bool:
@@ -684,10 +659,9 @@ class PythonTarget:
             raise TargetFailure("timeout", message) from None
 
     def close(self) -> None:
-        """Release the thread pool: its idle threads exit before this returns (threads still
-        in a timed-out call exit when it returns)."""
+        """Release the thread pool (threads still in a timed-out call exit when it returns)."""
         if self.pool is not None:
-            self.pool.shutdown(wait=CLOSE_WAIT)
+            self.pool.shutdown()
         if self.loop_thread is not None:
             self.loop_thread.close()
 
