@@ -16,7 +16,7 @@ reports are, whatever pandas' ``observed`` default is.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 
 from ._compat import AGENTIC_EVALS_VERSION
 from ._files import atomic_write
+from ._plain import plain
 from .errors import InputError
 from .formats._io import require_known
 from .formats.model import (
@@ -212,16 +213,8 @@ def _typed(df: pd.DataFrame, schema: pa.Schema) -> pd.DataFrame:
 
 
 def spec_to_json(manifest: ManifestSpec, suite: SuiteSpec) -> dict[str, Any]:
-    def clean(value: Any) -> Any:
-        if isinstance(value, Path):
-            return str(value)
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [clean(v) for v in value]
-        return value
-
-    return {"manifest": clean(asdict(manifest)), "suite": clean(asdict(suite))}
+    # Keys as they are: json.dumps writes them (as it did after dataclasses.asdict).
+    return {"manifest": plain(manifest, text_keys=False), "suite": plain(suite, text_keys=False)}
 
 
 def spec_from_json(data: dict[str, Any]) -> tuple[ManifestSpec, SuiteSpec]:

@@ -116,3 +116,37 @@ def test_parquet_written_before_the_metadata_column_reads_it_as_null(tmp_path) -
     old = read_parquet(folder)
     assert old.checks["metadata"].isna().all()
     assert old.checks.drop(columns="metadata").equals(run.checks.drop(columns="metadata"))
+
+
+def _spec_by_asdict(manifest, suite) -> dict:
+    """The parquet metadata's spec as it was first written: dataclasses.asdict, then paths
+    as text and tuples as lists (an independent computation for the one-walk version)."""
+    from dataclasses import asdict
+
+    def clean(value):
+        if isinstance(value, Path):
+            return str(value)
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [clean(v) for v in value]
+        return value
+
+    return {"manifest": clean(asdict(manifest)), "suite": clean(asdict(suite))}
+
+
+def test_spec_metadata_is_written_as_asdict_wrote_it(run) -> None:
+    import dataclasses
+
+    from agenticlens_frames.frames import spec_to_json
+
+    # Keys json.dumps writes differently from str() (True -> "true", None -> "null"),
+    # tuples nested in lists and dicts, and paths, in case input and metadata.
+    odd = {True: ("a", Path("p")), None: [("x", 1.5)], 3: {"k": (None, False)}}
+    cases = list(run.suite.cases)
+    cases[0] = dataclasses.replace(cases[0], input={"q": ("t", [Path("in")])}, metadata=odd)
+    suite = dataclasses.replace(run.suite, cases=tuple(cases))
+    for manifest, s in ((run.manifest, run.suite), (run.manifest, suite)):
+        expected = json.dumps(_spec_by_asdict(manifest, s))
+        assert json.dumps(spec_to_json(manifest, s)) == expected
+    assert '"true": ["a", "p"], "null": [["x", 1.5]], "3": {"k": [null, false]}' in expected

@@ -42,7 +42,6 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import fields, is_dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -51,6 +50,7 @@ import orjson
 
 # The directory fsync is the one write_atomic uses: one rule for when a new file is durable.
 from .._files import _fsync_dir, write_atomic
+from .._plain import plain
 from .._secrets import mask_value
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
@@ -100,30 +100,6 @@ def now_iso() -> str:
         text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
         _SECOND = (second, text)
     return f"{text}.{millis:03d}Z"
-
-
-def plain(value: Any) -> Any:
-    """``value`` as JSON-ready data: dataclasses as dicts of their fields, paths as text,
-    tuples as lists, mapping keys as text (what :func:`dataclasses.asdict` and a cleaning
-    pass gave, in one walk without asdict's deep copies).
-
-    Examples
-    --------
-    >>> from agenticlens_frames.formats.model import CaseSpec
-    >>> plain({"case": CaseSpec(id="c1", name="C1", index=0), 1: (Path("a"),)})["1"]
-    ['a']
-    """
-    if value is None or isinstance(value, (str, int, float)):
-        return value
-    if isinstance(value, dict):
-        return {str(k): plain(x) for k, x in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(x) for x in value]
-    if isinstance(value, Path):
-        return str(value)
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
-    return value
 
 
 def digest(value: Any) -> str:
@@ -725,6 +701,11 @@ class JournalWriter:
                 file=self.segment,
                 hint="free space, then run again with the same --run-dir to resume",
             ) from None
+
+    def release(self) -> None:
+        """Forget the records kept in memory (after :meth:`close`, once they are used)."""
+        self.records.clear()
+        self.parsed.clear()
 
     def close(self) -> None:
         """Write everything queued, stop the thread, close the file; re-raise its error."""

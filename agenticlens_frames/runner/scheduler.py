@@ -221,15 +221,21 @@ class Scheduler:
     def _fill(self) -> None:
         """Start items until a limit (or the budget, or early stopping) says stop."""
         while True:
-            item = self._pick()
+            item = self._next()
             if item is None:
                 return
-            self.started += 1
-            self.in_flight += 1
-            self.running[item.variant_id] += 1
             task = asyncio.create_task(self._attempt(item))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+
+    def _next(self) -> WorkItem | None:
+        """The next item to start, counted as started (None: nothing may start now)."""
+        item = self._pick()
+        if item is not None:
+            self.started += 1
+            self.in_flight += 1
+            self.running[item.variant_id] += 1
+        return item
 
     def wake_threadsafe(self) -> None:
         """Look at the queues again (from any thread): held items may now be admitted."""
@@ -241,21 +247,27 @@ class Scheduler:
         self.running[item.variant_id] -= 1
         self._wake.set()
 
-    async def _attempt(self, item: WorkItem) -> None:
-        try:
-            await self._run_item(item)
-        except Exception as exc:  # a bug of ours: stop the run and show it
-            self.error = exc
-            return
-        finally:
-            self._release(item)
-        self.finished += 1
-        if self.on_done is not None:
-            self.on_done(item.variant_id)
-        if not self.interrupted and self.error is None:
-            # The freed slot's next item starts now, in this loop turn, rather than when
-            # run() wakes up a turn later: at hundreds of calls in flight every turn
-            # between a call's end and the next call's start delays a whole wave.
+    async def _attempt(self, item: WorkItem | None) -> None:
+        """Run ``item``, then the items its slot frees, one after another in this task."""
+        while item is not None:
+            try:
+                await self._run_item(item)
+            except Exception as exc:  # a bug of ours: stop the run and show it
+                self.error = exc
+                return
+            finally:
+                self._release(item)
+            self.finished += 1
+            if self.on_done is not None:
+                self.on_done(item.variant_id)
+            if self.interrupted or self.error is not None:
+                return
+            # The freed slot's next item starts now, in this task and loop turn: a new
+            # task would start it a turn later (after every other attempt finishing in
+            # this turn), and at hundreds of calls in flight every turn between a call's
+            # end and the next call's start delays a whole wave.
+            item = self._next()
+            # Any other item the limits now allow (e.g. one held back until now).
             self._fill()
 
     def _base(self, item: WorkItem) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import random
 import threading
@@ -259,6 +260,27 @@ def test_global_and_per_variant_limits_across_cases_and_trials(write_experiment)
     # 12 > 8 cases: variant b ran its two trials at the same time (the package never does).
     assert tracker.peak["b"] == 12
     assert tracker.total_peak == 15
+
+
+def test_a_freed_slot_runs_the_next_item_in_its_own_task(write_experiment, monkeypatch):
+    # 3 variants x 2 trials x 8 cases = 48 attempts at 4 calls in flight: four tasks
+    # carry every attempt (one per slot), where one task per attempt made 48.
+    from agenticlens_frames.runner import scheduler
+
+    made: Counter[str] = Counter()
+    create_task = asyncio.create_task
+
+    def counting(coroutine, **kwargs):
+        made[coroutine.__qualname__] += 1
+        return create_task(coroutine, **kwargs)
+
+    monkeypatch.setattr(scheduler.asyncio, "create_task", counting)
+    variants = [variant("a", "answer"), variant("b", "answer_async"), variant("c", "answer")]
+    manifest, suite = write_experiment(variants, trial_count=2, max_workers=4)
+    result = run_experiment(manifest, suite, progress=False, concurrency=4)
+    assert result.complete and len(result.run.attempts) == 48
+    assert (result.run.attempts["status"] == "ok").all()
+    assert made["Scheduler._attempt"] == 4
 
 
 def test_max_workers_is_the_default_limit(write_experiment):
