@@ -601,11 +601,12 @@ def _outputs_done() -> None:
 
 def _supervised() -> None:
     """``experiment run`` runs in a watched child process (see ``_supervise.py``): a target
-    or evaluator that ends the process cannot end the run silently."""
+    or evaluator that ends the process cannot end the run silently. The child is forked
+    from here and runs :func:`_command`."""
     from . import _supervise
 
     if _supervise.wanted(sys.argv[1:]):
-        sys.exit(_supervise.supervise(sys.argv[1:]))
+        sys.exit(_supervise.supervise(sys.argv[1:], command=_command))
 
 
 def _mark_done(code: object) -> None:
@@ -617,6 +618,11 @@ def _mark_done(code: object) -> None:
 def main() -> None:
     """Console-script entry point."""
     _supervised()
+    _command()
+
+
+def _command() -> None:
+    """Run the command line of ``sys.argv``, in this process."""
     try:
         app()
     except KeyboardInterrupt:
