@@ -33,6 +33,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import gc
 import json
 import os
 import shutil
@@ -265,6 +266,10 @@ def _become_child(
         os.environ.update(env)
         sys.argv[1:] = argv
         _drop_script_folder()
+        # What came from the parent (the CLI's modules) lives as long as the process:
+        # out of the collector's reach, each full collection skips it (and does not write
+        # to, and so copy, every page of it).
+        gc.freeze()
 
         def run() -> None:
             # Signals held since the fork arrive now, handled as in the command itself.
