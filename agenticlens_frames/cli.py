@@ -32,9 +32,13 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from . import _deferred_rich
 from ._choices import CORRECTIONS, PAIRED_METHODS  # not stats_paired: --help needs no numpy
 from ._cli_errors import EXIT_INVALID_INPUT, fail, masked
 from .errors import InputError
+
+# Help pages and usage errors without rich's Markdown and traceback modules (unused here).
+_deferred_rich.install()
 
 EXIT_OK = 0
 EXIT_INCOMPLETE = 3
