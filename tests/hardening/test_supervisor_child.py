@@ -219,3 +219,57 @@ def test_a_signal_to_a_child_that_ended_unreaped_is_not_sent():
         time.sleep(0.01)
     zombie.send_signal(signal.SIGTERM)  # a zombie: not signalled, not reaped
     assert zombie.wait() == 0  # its own status, not the signal's
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has ended; whoever adopted it reaps it
+
+
+@pytest.mark.parametrize("how", list(LAUNCH))
+def test_the_child_dies_with_its_parent(tmp_path, how):
+    run_dir = tmp_path / "run"
+    hangs = f"{MODULE.parent / 'fault_targets.py'}:hangs"
+    proc, terminal = _start(
+        how,
+        tmp_path,
+        [hangs] * 3,
+        "-q",
+        "--run-dir",
+        str(run_dir),
+        cases=[CASES[1], CASES[0]],
+        FAULT_HANG_SECONDS="60",
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not any(p.stat().st_size for p in run_dir.glob("journal/*.jsonl")):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        (child,) = _children(proc.pid)
+        assert _alive(child)
+        proc.kill()  # SIGKILL: the parent cannot pass anything on
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while _alive(child):
+            assert time.monotonic() < deadline, "the child outlived its parent"
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.communicate(timeout=30)
+        os.close(terminal)
