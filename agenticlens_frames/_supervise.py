@@ -49,7 +49,15 @@ from typing import Any, NoReturn
 from ._fork import can_fork, fork
 from .runner.inflight import INFLIGHT_ENV, in_flight
 
-__all__ = ["DONE_ENV", "EXIT_ENDED", "MAX_RESTARTS_ENV", "SUPERVISE_ENV", "mark_done", "supervise"]
+__all__ = [
+    "DONE_ENV",
+    "EXIT_ENDED",
+    "MAX_RESTARTS_ENV",
+    "SUPERVISE_ENV",
+    "exit_now",
+    "mark_done",
+    "supervise",
+]
 
 #: Set in the child: the file it writes its exit code to when it ends deliberately.
 DONE_ENV = "AGENTICLENS_FRAMES_DONE"
@@ -281,10 +289,24 @@ def _become_child(
         threading._shutdown()  # type: ignore[attr-defined]
         atexit._run_exitfuncs()
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):  # a closed pipe (`| head`)
-                stream.flush()
-        os._exit(code)
+        exit_now(code)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # None, or a closed pipe (`| head`)
+            stream.flush()
+
+
+def exit_now(code: int) -> NoReturn:
+    """End this process with ``code`` after flushing stdout and stderr, without the
+    interpreter's teardown (freeing every object one by one) and without returning.
+
+    For a process whose files are all closed, and for the forked child, which must never
+    return into the parent's code.
+    """
+    _flush()
+    os._exit(code)
 
 
 def _drop_script_folder() -> None:  # pragma: no cover - runs in the forked child
@@ -315,9 +337,7 @@ def _start(
             process_group=0,  # a process group of its own: Ctrl-C reaches it once, through us
             preexec_fn=functools.partial(_as_started, mask),
         )
-    # Whatever is buffered would otherwise be written twice, by both processes.
-    sys.stdout.flush()
-    sys.stderr.flush()
+    _flush()  # whatever is buffered would otherwise be written twice, by both processes
     parent = os.getpid()
     pid = fork()
     if pid == 0:

@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -613,7 +613,7 @@ def _supervised() -> None:
         code = _supervise.supervise(sys.argv[1:], command=_command)
         # The child did the work and the supervisor has cleaned up after it: freeing this
         # process's modules one by one at exit would only add 20-40 ms after the run.
-        _exit_now(code)
+        _supervise.exit_now(code)
 
 
 def _mark_done(code: object) -> None:
@@ -641,19 +641,10 @@ def _command() -> None:
         if _finished and (done.code is None or isinstance(done.code, int)):
             # Freeing a large run's objects one by one at interpreter exit takes a
             # quarter of a second and serves nothing once every file is closed.
-            _exit_now(done.code or 0)
+            from ._supervise import exit_now
+
+            exit_now(done.code or 0)
         raise
-
-
-def _exit_now(code: int) -> NoReturn:
-    """End the process with ``code`` after flushing stdout and stderr, without the
-    interpreter's teardown (every file is closed; nothing is left to free)."""
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:  # a closed pipe (e.g. `| head`): nothing left to say
-        pass
-    os._exit(code)
 
 
 if __name__ == "__main__":

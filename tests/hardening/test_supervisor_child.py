@@ -273,3 +273,23 @@ def test_the_child_dies_with_its_parent(tmp_path, how):
         proc.kill()
         proc.communicate(timeout=30)
         os.close(terminal)
+
+
+def test_exit_now_flushes_and_skips_the_teardown():
+    probe = (
+        "import atexit, sys\n"
+        "from agenticlens_frames._supervise import exit_now\n"
+        "atexit.register(print, 'teardown')\n"
+        "sys.stdout.write('buffered')\n"
+        "sys.stderr.write('said')\n"
+        "exit_now(5)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (5, "buffered", "said")
