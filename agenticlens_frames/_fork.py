@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["LARGE_RUN_ATTEMPTS", "WORKERS_ENV", "run_tasks", "worker_count"]
+__all__ = ["LARGE_RUN_ATTEMPTS", "WORKERS_ENV", "can_fork", "fork", "run_tasks", "worker_count"]
 
 T = TypeVar("T")
 
@@ -64,7 +64,7 @@ def worker_count(tasks: int, *, size: int, threshold: int = LARGE_RUN_ATTEMPTS) 
     >>> worker_count(4, size=10, threshold=1000)
     1
     """
-    if tasks <= 1 or not _can_fork():
+    if tasks <= 1 or not can_fork():
         return 1
     wanted = os.environ.get(WORKERS_ENV, "").strip()
     if wanted:
@@ -82,8 +82,46 @@ def worker_count(tasks: int, *, size: int, threshold: int = LARGE_RUN_ATTEMPTS) 
     return max(1, min(_cpus(), tasks))
 
 
-def _can_fork() -> bool:
+def can_fork() -> bool:
+    """Whether this process may fork and go on running Python in the child.
+
+    Only on Linux, and only while this process runs no other Python thread: a thread
+    holding a lock (the import lock, a logging handler's) at the fork would leave the
+    child waiting for it forever.
+
+    Returns
+    -------
+    bool
+        True where :func:`fork` is safe.
+
+    Examples
+    --------
+    >>> release = threading.Event()
+    >>> other = threading.Thread(target=release.wait)
+    >>> other.start()
+    >>> can_fork()  # another thread runs
+    False
+    >>> release.set()
+    >>> other.join()
+    """
     return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+def fork() -> int:
+    """``os.fork()`` where :func:`can_fork` said yes: the child's pid here, 0 in the child.
+
+    Python >= 3.12 warns about forking a process with native threads (Arrow's, BLAS'):
+    their libraries re-create their pools in the child, and no Python thread runs
+    (checked by :func:`can_fork`), so the warning is silenced.
+
+    Returns
+    -------
+    int
+        The child's process id in the parent; 0 in the child.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return os.fork()
 
 
 def run_tasks(
@@ -152,11 +190,7 @@ def run_tasks(
 
 def _fork_child(tasks: Sequence[Callable[[], Any]], mine: list[int]) -> tuple[int, int, list[int]]:
     read_fd, write_fd = os.pipe()
-    with warnings.catch_warnings():
-        # Python >= 3.12 warns about forking with native threads (Arrow's, BLAS'): their
-        # libraries re-create their pools in the child; no Python thread runs (checked).
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
+    pid = fork()
     if pid == 0:  # the child: run its tasks, send the outcomes, leave without cleanup
         code = 0
         try:

@@ -31,6 +31,9 @@ HEAVY = (
     "httpx",
     "jsonschema",
 )
+# Imported by typer's help formatter (typer.rich_utils) only for markdown help texts and
+# pretty tracebacks, neither of which ours use: deferred (agenticlens_frames/_deferred_rich.py).
+DEFERRED_BY_HELP = ("rich.markdown", "rich.traceback", "rich.syntax", "markdown_it", "pygments")
 # Needed to load and analyse a run, but never by the analysis tables themselves.
 NOT_FOR_ANALYSIS = ("scipy.stats", "statsmodels", "plotly", "duckdb", "dask", "pyarrow.dataset")
 
@@ -66,6 +69,37 @@ def test_cli_help_loads_no_heavy_library(argv: list[str]) -> None:
     )
     assert "typer" in loaded  # the probe did reach the command line
     assert sorted(loaded.intersection(HEAVY)) == []
+    # typer's help formatter ran, without rich's Markdown and traceback modules (_deferred_rich).
+    assert "typer.rich_utils" in loaded
+    assert sorted(loaded.intersection(DEFERRED_BY_HELP)) == []
+
+
+def test_help_formatter_gets_the_real_markdown_and_traceback_when_used() -> None:
+    """The stand-ins of _deferred_rich import the real classes on first use, and leave
+    ``rich.markdown`` and ``rich.traceback`` to be imported as usual by anyone."""
+    loaded = _modules_after(
+        """
+        import sys
+        from agenticlens_frames.cli import main
+        sys.argv = ["agenticlens-frames", "experiment", "nonesuch"]
+        try:
+            main()  # a usage error: typer.rich_utils prints it
+        except SystemExit as exc:
+            assert exc.code == 2, exc.code
+        assert "typer.rich_utils" in sys.modules
+        assert "rich.markdown" not in sys.modules and "rich.traceback" not in sys.modules
+        import typer.rich_utils as formatter
+        text = formatter._make_rich_text(text="*x*", markup_mode="markdown")
+        import rich.markdown, rich.traceback
+        assert type(text) is rich.markdown.Markdown
+        assert isinstance(text, formatter.Markdown)
+        assert issubclass(rich.markdown.Markdown, formatter.Markdown)
+        assert rich.markdown.Markdown.__module__ == "rich.markdown"  # the real module
+        tb = formatter.Traceback.from_exception(ValueError, ValueError("x"), None)
+        assert type(tb) is rich.traceback.Traceback
+        """
+    )
+    assert {"rich.markdown", "rich.traceback", "markdown_it"} <= loaded
 
 
 def test_supervisor_decides_without_heavy_libraries() -> None:

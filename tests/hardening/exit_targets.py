@@ -144,3 +144,65 @@ def sleeps(text, case=None):
 
     _time.sleep(float(os.environ.get("STUBBORN_SECONDS", "20")))
     return _ok()
+
+
+# ------------------------------------------------------------------ the run's process
+
+_CHILD_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+def _process_facts(event: str) -> dict:
+    """What a run's process looks like from inside (for the supervisor's child tests)."""
+    import json as _json
+
+    def cmdline(pid: int) -> list[str]:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().decode().split("\0")[:-1]
+
+    with open("/proc/self/status") as f:
+        blocked = next(line.split()[1] for line in f if line.startswith("SigBlk:"))
+    handlers = {}
+    for name in _CHILD_SIGNALS:
+        handler = signal.getsignal(getattr(signal, name))
+        handler = getattr(handler, "func", handler)  # asyncio's is a partial of a method
+        handlers[name] = getattr(handler, "__qualname__", str(handler))
+    try:
+        from rich.console import Console
+
+        console = Console()
+        terminal = [console.is_terminal, console.width, console.color_system]
+    except Exception as exc:  # reported, compared by the test
+        terminal = [repr(exc)]
+    return {
+        "event": event,
+        "pid": os.getpid(),
+        "ppid": os.getppid(),
+        "pgid": os.getpgrp(),
+        "parent_pgid": os.getpgid(os.getppid()),
+        "cmdline": cmdline(os.getpid()),
+        "parent_cmdline": cmdline(os.getppid()),
+        "argv": sys.argv[1:],
+        "path": sys.path,
+        "env": {k: os.environ.get(k) is not None for k in _json.loads(os.environ["PROBE_ENV"])},
+        "blocked": blocked,
+        "handlers": handlers,
+        "terminal": terminal,
+    }
+
+
+def _probe(event: str) -> None:
+    import json as _json
+
+    if os.environ.get("PROBE_FILE"):
+        with open(os.environ["PROBE_FILE"], "a") as f:
+            f.write(_json.dumps(_process_facts(event)) + "\n")
+
+
+_probe("imported")  # once per process that imports this module
+
+
+def probed_target(text, case=None):
+    """Records its process on case c1, misbehaves (EXIT_KIND) on case c2."""
+    if case is not None and case.id == "c1":
+        _probe("called")
+    return sync_target(text, case)
