@@ -258,9 +258,8 @@ def start_worker(
 
     Examples
     --------
-    >>> import sys
     >>> table = list(range(5))
-    >>> if sys.platform.startswith("linux"):
+    >>> if _can_fork():  # Linux, and no other Python thread
     ...     worker = start_worker(lambda: lambda rows: sum(rows) + len(table), shared=[table])
     ...     worker.send(table)
     ...     worker.result()
