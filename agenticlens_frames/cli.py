@@ -137,11 +137,41 @@ def _by_option(outputs: dict[str, Path | None]) -> dict[str, Path | None]:
     return {w.option: outputs[w.name] for w in WRITERS if w.name in outputs}
 
 
+class _OutputsAhead:
+    """The outputs a large run starts in a worker process as soon as its tables are built
+    (report/writers.py ``start_outputs``: the JSON report's table work overlaps the
+    analysis); stopped if the command fails before writing."""
+
+    def __init__(self, paths: dict[str, Path | None], **options: Any) -> None:
+        self.paths = paths
+        self.options = options
+        self.started: Any = None
+
+    def start(self, run: Any) -> None:
+        from ._fork import start_worker, worker_count
+        from .report.writers import start_outputs
+
+        if worker_count(2, size=len(run.attempts)) > 1:
+            self.started = start_outputs(run, self.paths, start_worker=start_worker, **self.options)
+
+    def __enter__(self) -> _OutputsAhead:
+        return self
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        if kind is not None and self.started is not None:
+            self.started.worker.cancel()
+
+
 def _write_outputs(
-    console: Console, analysis: object, paths: dict[str, Path | None], **options: Any
+    console: Console,
+    analysis: object,
+    paths: dict[str, Path | None],
+    started: Any = None,
+    **options: Any,
 ) -> None:
     """Write the requested files (report/writers.py: the JSON report beside the others in
-    a second process when the run is large), then say what was written."""
+    a second process when the run is large, ``started`` before the analysis if given),
+    then say what was written."""
     from ._fork import run_tasks, worker_count
     from .report.writers import write_outputs
 
@@ -149,7 +179,12 @@ def _write_outputs(
     size = 0 if run is None else len(run.attempts)
     try:
         written = write_outputs(
-            analysis, paths, run_tasks=run_tasks, workers=worker_count(2, size=size), **options
+            analysis,
+            paths,
+            run_tasks=run_tasks,
+            workers=worker_count(2, size=size),
+            started=started,
+            **options,
         )
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
@@ -336,7 +371,7 @@ def experiment_run(
 
     # The suite is read for the comparisons' guard rails and again for the run: within
     # this block the second read returns the first (same bytes, same evaluators).
-    with suite_memo():
+    with suite_memo(), _OutputsAhead(outputs, lean=lean) as ahead:
         try:
             from .paired import check_saved_report, comparisons_from_cli
 
@@ -398,6 +433,7 @@ def experiment_run(
                 )
                 raise typer.Exit(code=EXIT_INTERRUPTED if live.interrupted else EXIT_STOPPED)
             run = live.run
+            ahead.start(run)  # the JSON report's table work, beside the analysis
             analysis = analyze(
                 run,
                 confidence_level=confidence_level,
@@ -426,7 +462,7 @@ def experiment_run(
         except InputError as exc:
             raise fail("Unable to run experiment", exc) from None
     print_summary(analysis, console)
-    _write_outputs(console, analysis, outputs, lean=lean)
+    _write_outputs(console, analysis, outputs, ahead.started, lean=lean)
     code = _exit_code(analysis, fail_on_regression, console, rule=regression_rule.value)
     _outputs_done()
     raise typer.Exit(code=code)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -128,3 +130,106 @@ def test_worker_count_follows_size_environment_and_threads(isolated) -> None:
     assert out[:6] == [1, 4, 1, 2, 1, 1]
     assert "not a whole number" in out[6]
     assert out[7] == 1
+
+
+# --------------------------------------------------------------------- start_worker
+
+
+def _started_roundtrip() -> tuple[object, ...]:
+    assert threading.active_count() == 1
+    table = list(range(1000))
+    parent = os.getpid()
+
+    def prepare() -> object:
+        prepared = (os.getpid(), sum(table))  # from the fork's copy, before any input
+
+        def finish(message: tuple[list[int], bytes]) -> tuple[object, ...]:
+            rows, blob = message
+            # the shared table arrives as the worker's own object, the rest as a copy
+            return (*prepared, rows is table, len(blob), blob[:3])
+
+        return finish
+
+    worker = _fork.start_worker(prepare, shared=[table])
+    worker.send((table, b"abc" * 1_000_000))  # far beyond a pipe's buffer
+    pid, total, same, size, head = worker.result()
+    return pid != parent, total, same, size, head
+
+
+def test_a_started_worker_prepares_then_finishes_on_what_it_is_sent(isolated) -> None:
+    assert isolated(_started_roundtrip) == (True, sum(range(1000)), True, 3_000_000, b"abc")
+
+
+def _send_while_preparing(flag: str) -> str:
+    def prepare() -> object:
+        # Prepare lasts until this process has finished sending: if send waited for
+        # prepare, the two would wait for each other (the worker gives up after a minute).
+        for _ in range(6000):
+            if os.path.exists(flag):
+                return lambda message: len(message)
+            time.sleep(0.01)
+        raise RuntimeError("send did not return while the worker prepared")
+
+    worker = _fork.start_worker(prepare)
+    worker.send(b"x" * 5_000_000)
+    Path(flag).touch()
+    return str(worker.result())
+
+
+def test_sending_does_not_wait_for_the_worker_to_prepare(isolated, tmp_path) -> None:
+    assert isolated(_send_while_preparing, str(tmp_path / "sent")) == "5000000"
+
+
+def _started_failures() -> list[str]:
+    out = []
+    worker = _fork.start_worker(lambda: lambda message: _fail(message))
+    worker.send(4)
+    try:
+        worker.result()
+    except InputError as exc:
+        out.append(str(exc))
+
+    def broken() -> object:
+        raise ValueError("cannot prepare")
+
+    worker = _fork.start_worker(broken)
+    worker.send(None)
+    try:
+        worker.result()
+    except ValueError as exc:
+        out.append(str(exc))
+
+    worker = _fork.start_worker(lambda: lambda message: os._exit(5))
+    worker.send(None)
+    try:
+        worker.result()
+    except RuntimeError as exc:
+        out.append(str(exc))
+
+    # An input that cannot be pickled: send raises, the worker still waits, and stops.
+    worker = _fork.start_worker(lambda: lambda message: message)
+    try:
+        worker.send(threading.Lock())
+    except TypeError:
+        out.append("unpicklable")
+    pid = worker._pid
+    worker.cancel()
+    try:
+        os.kill(pid, 0)
+        out.append("still there")
+    except ProcessLookupError:
+        out.append("stopped and reaped")
+    try:
+        worker.result()
+    except RuntimeError as exc:
+        out.append(str(exc))
+    return out
+
+
+def test_a_started_workers_errors_and_death_come_back_and_cancel_stops_it(isolated) -> None:
+    out = isolated(_started_failures)
+    assert out[0] == "v4.json: trials[4]: bad 4 (fix it)"
+    assert out[1] == "cannot prepare"
+    assert "exited with status 5" in out[2] and "AGENTICLENS_FRAMES_WORKERS=1" in out[2]
+    assert out[3:5] == ["unpicklable", "stopped and reaped"]
+    assert "already taken, or it was stopped" in out[5]

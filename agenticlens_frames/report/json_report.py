@@ -29,15 +29,20 @@ from .._files import atomic_write
 from .._gc import paused_gc
 from ..analysis import ExperimentAnalysis
 from ..errors import InputError
+from ..frames import ExperimentRun
 from ..judges import JUDGE_EVALUATOR_TYPES, summarize_judges
 from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS
 from .paired_json import report_blocks
 from .verdicts_json import verdicts_block
 
-__all__ = ["build_report", "created_at", "write_json_report"]
+__all__ = ["build_report", "created_at", "prepare_json_report", "write_json_report"]
 
 REPORT_SCHEMA_VERSION = "1.1"
 TRIAL_REPORT_SCHEMA_VERSION = "1.0"
+#: Indentation level of the line ``"cases": [`` of a trial report (the report's
+#: ``variants[i].trials[j].report.cases``), where :func:`_stream` writes the case records:
+#: what :meth:`_TrialReports.prepare` builds them for.
+_CASES_DEPTH = 6
 
 
 def created_at() -> str:
@@ -146,10 +151,8 @@ class _TrialReports:
     package's ``sum()``.
     """
 
-    def __init__(self, analysis: ExperimentAnalysis, stamp: str, *, lean: bool) -> None:
-        run = analysis.run
-        assert run is not None
-        self.stamp = stamp
+    def __init__(self, run: ExperimentRun, *, lean: bool) -> None:
+        self.run = run
         self.lean = lean
         self.suite = run.suite
         # Live-run fields (target_status, summary.live) belong to live variants only.
@@ -195,6 +198,24 @@ class _TrialReports:
         self.chk_judge = chk["evaluator_type"].isin(JUDGE_EVALUATOR_TYPES).to_numpy(bool)
         self.chk_case = chk["case_id"].cat.codes.to_numpy()
         self._case_bytes: _CaseBytes | None = None
+        self._slots: dict[tuple[int, int], tuple[Any, ...]] = {}
+
+    def prepare(self) -> None:
+        """Compute now what the report takes from the tables alone — every trial's summary
+        slots and the case records' fixed pieces — so that a worker started before the
+        analysis (:func:`prepare_json_report`) has it ready when the analysis arrives."""
+        listed = self.run.trials
+        code = {v: i for i, v in enumerate(self.att["variant_id"].cat.categories)}
+        succeeded = listed["status"] == "succeeded"  # the trials that have a report
+        for variant_id, trial in zip(
+            listed["variant_id"][succeeded].astype(str).tolist(),
+            listed["trial"][succeeded].tolist(),
+            strict=True,
+        ):
+            if (code.get(variant_id), trial) in self.att_start:
+                self.summary_slots(code[variant_id], trial)
+        if not self.lean:
+            self._case_bytes = _CaseBytes(self, _CASES_DEPTH)
 
     def _score_records(self, start: int, end: int) -> list[dict[str, Any]]:
         """Score records of attempts ``start:end`` (one trial), in check order.
@@ -381,6 +402,12 @@ class _TrialReports:
     def summary_slots(self, variant_code: int, trial: int) -> tuple[Any, ...]:
         """The parts of a trial report's summary that come from the tables, not the frame:
         ``cost_sources``, ``metrics``, ``tags``, ``judge`` and ``live``."""
+        key = (variant_code, trial)
+        if key not in self._slots:
+            self._slots[key] = self._summary_slots(variant_code, trial)
+        return self._slots[key]
+
+    def _summary_slots(self, variant_code: int, trial: int) -> tuple[Any, ...]:
         start, end = self.att_start[(variant_code, trial)]
         c0, c1 = int(self.n_checks_start[start]), int(self.n_checks_start[end])
         priced = ~np.isnan(self.att_cost[start:end])
@@ -701,19 +728,23 @@ def _build_report(
     *,
     lean: bool,
     trial_cases: Callable[[int, str, int], Any] | None = None,
+    builder: _TrialReports | None = None,
 ) -> tuple[dict[str, Any], _TrialReports]:
     """The report, and the builder of its trial reports.
 
     ``trial_cases(variant_position, variant_id, trial)`` gives the ``cases`` value of each
     completed trial's report instead of its records (the streaming writer passes a
-    placeholder).
+    placeholder). ``builder`` is one made from the analysis' run beforehand.
     """
     run = analysis.run
     if run is None:
         raise ValueError("a report loaded from JSON has no tables to rebuild trial reports from")
     m = run.manifest
     stamp = created_at()
-    builder = _TrialReports(analysis, stamp, lean=lean)
+    if builder is None:
+        builder = _TrialReports(run, lean=lean)
+    elif builder.run is not run or builder.lean != lean:
+        raise ValueError("the trial reports were prepared for another run or setting")
     ids = list(m.variant_ids)
     n = len(ids)
 
@@ -928,12 +959,58 @@ def write_json_report(
     return _write_report(analysis, path, lean=lean)
 
 
+def prepare_json_report(
+    run: ExperimentRun, *, lean: bool = False
+) -> Callable[[ExperimentAnalysis, str | Path], Path]:
+    """Do now what the JSON report takes from ``run``'s tables alone; return the writer.
+
+    A large ``experiment run`` calls this in a worker process as soon as the tables are
+    built, so that this part of the report overlaps the analysis; the analysis is then
+    sent to the worker, which writes the report. The bytes are those of
+    :func:`write_json_report`.
+
+    Parameters
+    ----------
+    run
+        The tables the analysis will be computed from.
+    lean
+        As in :func:`write_json_report`.
+
+    Returns
+    -------
+    callable
+        ``write(analysis, path)``, :func:`write_json_report` for an analysis of ``run``.
+
+    Examples
+    --------
+    >>> import tempfile, json
+    >>> from agenticlens_frames import load_experiment, analyze
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> write = prepare_json_report(run)
+    >>> out = write(analyze(run), tempfile.mkdtemp() + "/report.json")
+    >>> json.loads(out.read_text())["schema_version"]
+    '1.1'
+    """
+    trials = _TrialReports(run, lean=lean)
+    trials.prepare()
+
+    def write(analysis: ExperimentAnalysis, path: str | Path) -> Path:
+        return _write_report(analysis, path, lean=lean, trials=trials)
+
+    return write
+
+
 def _write_report(
-    analysis: ExperimentAnalysis, path: str | Path, *, lean: bool, columns: bool = True
+    analysis: ExperimentAnalysis,
+    path: str | Path,
+    *,
+    lean: bool,
+    columns: bool = True,
+    trials: _TrialReports | None = None,
 ) -> Path:
     """:func:`write_json_report`; ``columns=False`` writes the trial reports' cases by
     dumping their records (the slower path, kept for comparison and the rare trial the
-    columns cannot write)."""
+    columns cannot write); ``trials`` is the builder :func:`prepare_json_report` made."""
     target = Path(path)
     token = uuid.uuid4().hex
     pending: list[tuple[int, int]] = []
@@ -944,7 +1021,7 @@ def _write_report(
 
     with paused_gc():
         skeleton, trials = _build_report(
-            analysis, lean=lean, trial_cases=None if lean else placeholder
+            analysis, lean=lean, trial_cases=None if lean else placeholder, builder=trials
         )
         text = _dumps_indented(skeleton)
         del skeleton  # its bytes are all the streaming needs (a large run's dicts are big)

@@ -139,6 +139,9 @@ def _check(analysis: Any, tmp_path: Path, *, orjson_whole: bool = True) -> bytes
         analysis, tmp_path / "old.json", lean=False, columns=False
     ).read_bytes()
     assert new == old
+    # Prepared from the tables before the analysis (a worker of experiment run): same bytes.
+    write = json_report.prepare_json_report(analysis.run)
+    assert write(analysis, tmp_path / "prepared.json").read_bytes() == new
     expected = _with_naive_cases(analysis)
     if orjson_whole:
         assert new == orjson.dumps(expected, option=orjson.OPT_INDENT_2)
@@ -312,3 +315,5 @@ def test_lean_report_unchanged(awkward: Path, tmp_path: Path, monkeypatch) -> No
     analysis = _analysis(awkward)
     data = write_json_report(analysis, tmp_path / "lean.json", lean=True).read_bytes()
     assert data == orjson.dumps(build_report(analysis, lean=True), option=orjson.OPT_INDENT_2)
+    write = json_report.prepare_json_report(analysis.run, lean=True)
+    assert write(analysis, tmp_path / "prepared.json").read_bytes() == data

@@ -9,7 +9,12 @@ import orjson
 import pytest
 
 from agenticlens_frames import analyze, load_experiment
-from agenticlens_frames.report.json_report import build_report, write_json_report
+from agenticlens_frames.report import json_report
+from agenticlens_frames.report.json_report import (
+    build_report,
+    prepare_json_report,
+    write_json_report,
+)
 
 from ..conftest import EXAMPLE
 
@@ -24,6 +29,39 @@ def test_streamed_file_equals_a_whole_document_dump(analysis, tmp_path: Path, mo
     streamed = write_json_report(analysis, tmp_path / "r.json").read_bytes()
     whole = orjson.dumps(build_report(analysis), option=orjson.OPT_INDENT_2)
     assert streamed == whole
+
+
+def test_a_prepared_report_does_its_table_work_once_and_writes_the_same_bytes(
+    analysis, tmp_path: Path, monkeypatch
+) -> None:
+    """prepare_json_report builds the case records' fixed pieces and every trial's summary
+    slots before the analysis; writing then builds neither again (the pieces are made for
+    the depth the writer puts the records at)."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    slots = []
+    original_slots = json_report._TrialReports._summary_slots
+    monkeypatch.setattr(
+        json_report._TrialReports,
+        "_summary_slots",
+        lambda self, *a: slots.append(a) or original_slots(self, *a),
+    )
+    made = []
+    for name in ("_CaseBytes", "_TrialReports"):
+        original = getattr(json_report, name)
+        monkeypatch.setattr(
+            json_report, name, lambda *a, _o=original, _n=name, **k: made.append(_n) or _o(*a, **k)
+        )
+    write = prepare_json_report(analysis.run)
+    assert made == ["_TrialReports", "_CaseBytes"]
+    assert (
+        len(slots) == len(set(slots)) == int((analysis.run.trials["status"] == "succeeded").sum())
+    )
+    data = write(analysis, tmp_path / "prepared.json").read_bytes()
+    assert made == ["_TrialReports", "_CaseBytes"] and len(slots) == len(set(slots))
+    assert data == write_json_report(analysis, tmp_path / "r.json").read_bytes()
+    other = analyze(load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml"))
+    with pytest.raises(ValueError, match="another run or setting"):
+        write(other, tmp_path / "x.json")
 
 
 def test_lean_report_keeps_every_statistic(analysis, tmp_path: Path, monkeypatch) -> None:
