@@ -18,6 +18,7 @@ import sys
 import termios
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -149,10 +150,10 @@ def test_the_child_is_forked_and_looks_like_a_new_interpreter_from_inside(tmp_pa
     assert forked["terminal"][:2] == [True, 123]
 
 
-@pytest.mark.parametrize("how", list(LAUNCH))
-def test_ctrl_c_gives_130_and_keeps_finished_work(tmp_path, how):
+def _start_hanging(how: str, tmp_path: Path, seconds: int) -> tuple[Any, int, Path]:
+    """A run whose case c1 answers after ``seconds`` and c2 at once, returned (process,
+    terminal, run folder) once the journal holds c2's attempt."""
     run_dir = tmp_path / "run"
-    # Case c1 answers after 30 s, c2 at once: the journal holds it when Ctrl-C comes.
     hangs = f"{MODULE.parent / 'fault_targets.py'}:hangs"
     proc, terminal = _start(
         how,
@@ -162,12 +163,22 @@ def test_ctrl_c_gives_130_and_keeps_finished_work(tmp_path, how):
         "--run-dir",
         str(run_dir),
         cases=[CASES[1], CASES[0]],
-        FAULT_HANG_SECONDS="30",
+        FAULT_HANG_SECONDS=str(seconds),
     )
     deadline = time.monotonic() + 60
     while not any(p.stat().st_size for p in run_dir.glob("journal/*.jsonl")):
-        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            _, err = proc.communicate(timeout=30)
+            os.close(terminal)
+            pytest.fail(f"no attempt was journaled: {err}")
         time.sleep(0.05)
+    return proc, terminal, run_dir
+
+
+@pytest.mark.parametrize("how", list(LAUNCH))
+def test_ctrl_c_gives_130_and_keeps_finished_work(tmp_path, how):
+    proc, terminal, run_dir = _start_hanging(how, tmp_path, 30)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     os.close(terminal)
@@ -244,23 +255,8 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.parametrize("how", list(LAUNCH))
 def test_the_child_dies_with_its_parent(tmp_path, how):
-    run_dir = tmp_path / "run"
-    hangs = f"{MODULE.parent / 'fault_targets.py'}:hangs"
-    proc, terminal = _start(
-        how,
-        tmp_path,
-        [hangs] * 3,
-        "-q",
-        "--run-dir",
-        str(run_dir),
-        cases=[CASES[1], CASES[0]],
-        FAULT_HANG_SECONDS="60",
-    )
+    proc, terminal, _ = _start_hanging(how, tmp_path, 60)
     try:
-        deadline = time.monotonic() + 60
-        while not any(p.stat().st_size for p in run_dir.glob("journal/*.jsonl")):
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.05)
         (child,) = _children(proc.pid)
         assert _alive(child)
         proc.kill()  # SIGKILL: the parent cannot pass anything on
