@@ -30,6 +30,7 @@ __all__ = [
     "WORKERS_ENV",
     "Started",
     "can_fork",
+    "flush_output",
     "fork",
     "give_back_free_memory",
     "run_tasks",
@@ -130,12 +131,23 @@ def fork() -> int:
     int
         The child's process id in the parent; 0 in the child.
     """
-    # Buffered output would otherwise be written twice, by both processes.
-    sys.stdout.flush()
-    sys.stderr.flush()
+    flush_output()  # buffered output would otherwise be written twice, by both processes
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         return os.fork()
+
+
+def flush_output() -> None:
+    """Flush stdout and stderr, as far as they can be (one may be None, or a closed pipe
+    as in ``| head``: then there is nothing left to say there).
+
+    Examples
+    --------
+    >>> flush_output()
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
 
 
 def run_tasks(

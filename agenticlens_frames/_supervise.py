@@ -46,7 +46,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ._fork import can_fork, fork
+from ._fork import can_fork, flush_output, fork
 from .runner.inflight import INFLIGHT_ENV, in_flight
 
 __all__ = [
@@ -292,12 +292,6 @@ def _become_child(
         exit_now(code)
 
 
-def _flush() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):  # None, or a closed pipe (`| head`)
-            stream.flush()
-
-
 def exit_now(code: int) -> NoReturn:
     """End this process with ``code`` after flushing stdout and stderr, without the
     interpreter's teardown (freeing every object one by one) and without returning.
@@ -305,7 +299,7 @@ def exit_now(code: int) -> NoReturn:
     For a process whose files are all closed, and for the forked child, which must never
     return into the parent's code.
     """
-    _flush()
+    flush_output()
     os._exit(code)
 
 
@@ -337,7 +331,6 @@ def _start(
             process_group=0,  # a process group of its own: Ctrl-C reaches it once, through us
             preexec_fn=functools.partial(_as_started, mask),
         )
-    _flush()  # whatever is buffered would otherwise be written twice, by both processes
     parent = os.getpid()
     pid = fork()
     if pid == 0:
