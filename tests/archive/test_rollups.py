@@ -52,18 +52,17 @@ def test_add_writes_rollups_that_equal_a_plain_loop(shared_archive: Archive):
     for record in shared_archive.records():
         assert set(ROLLUP_TABLES) <= set(record.sha256)
         variants = record.variant_ids
-        got = pq.read_table(record.path / "case_stats.parquet").to_pandas()
-        assert len(got) == sum(1 for k in cases if k[0] == record.run_id)
-        for row in got.itertuples(index=False):
-            want = cases[(record.run_id, variants[row.variant_position], str(row.case_id))]
-            for name, value in want.items():
-                assert getattr(row, name) == pytest.approx(value, rel=1e-9, abs=1e-12)
-        got = pq.read_table(record.path / "trial_stats.parquet").to_pandas()
-        assert len(got) == sum(1 for k in trials if k[0] == record.run_id)
-        for row in got.itertuples(index=False):
-            want = trials[(record.run_id, variants[row.variant_position], int(row.trial))]
-            for name, value in want.items():
-                assert getattr(row, name) == pytest.approx(value, rel=1e-9, abs=1e-12)
+        # Each rollup file, its rows keyed as the oracle keys them: by case, by trial.
+        for table, oracle, key in (
+            ("case_stats", cases, lambda row: str(row.case_id)),
+            ("trial_stats", trials, lambda row: int(row.trial)),
+        ):
+            got = pq.read_table(record.path / f"{table}.parquet").to_pandas()
+            assert len(got) == sum(1 for k in oracle if k[0] == record.run_id)
+            for row in got.itertuples(index=False):
+                want = oracle[(record.run_id, variants[row.variant_position], key(row))]
+                for name, value in want.items():
+                    assert getattr(row, name) == pytest.approx(value, rel=1e-9, abs=1e-12)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
