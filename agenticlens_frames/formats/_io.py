@@ -478,6 +478,14 @@ def _parse_yaml(text: str, path: Path) -> Any:
         raise InputError(f"invalid YAML: {first_line}", file=path) from None
     except RecursionError:
         raise InputError("invalid YAML: nested too deeply", file=path) from None
+    except (ValueError, OverflowError) as exc:
+        # PyYAML resolves a scalar shaped like a date or timestamp to one, then builds it:
+        # an impossible one (2026-02-30) fails there, outside its own errors, unplaced.
+        raise InputError(
+            f"invalid YAML: a value written as a date or timestamp is not one ({exc}); "
+            "quote it to keep it as text",
+            file=path,
+        ) from None
 
 
 # --------------------------------------------------------------------------- value checks

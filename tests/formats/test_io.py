@@ -59,6 +59,16 @@ def test_yaml_syntax_error_has_line_and_column(write):
     assert str(info.value).startswith(f"{path}: line 3, column 6: invalid YAML: ")
 
 
+@pytest.mark.parametrize("value", ["2026-02-30", "2026-01-0T08:00:00Z", "2026-13-01 10:00:00"])
+def test_impossible_dates_are_refused_naming_the_file(write, value):
+    # PyYAML reads these as dates and fails building them (a ValueError, not its own).
+    path = write("suite.yaml", f"cases:\n  - id: c1\n    when: {value}\n")
+    with pytest.raises(InputError) as info:
+        read_document(path)
+    assert str(info.value).startswith(f"{path}: invalid YAML: ")
+    assert "quote it" in str(info.value)
+
+
 def test_json_syntax_error_has_line_and_column(write):
     path = write("doc.json", '{\n  "a": 1,\n  "b": \n}')
     with pytest.raises(InputError) as info:

@@ -30,7 +30,7 @@ _REFUSED = object()
 def _pyyaml(text: str) -> Any:
     try:
         return yaml.load(text, Loader=_YAML_LOADER)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, OverflowError):  # (an impossible date: 2026-01-0T…)
         return _REFUSED
 
 
