@@ -666,6 +666,9 @@ def main() -> None:
 
 def _command() -> None:
     """Run the command line of ``sys.argv``, in this process."""
+    from ._pipes import quiet_when_reader_leaves
+
+    quiet_when_reader_leaves()  # `| head` must not cost the run its files
     try:
         app()
     except KeyboardInterrupt:

@@ -239,3 +239,38 @@ def test_odd_output_paths(tmp_path, what):
     assert result.exit_code in (0, 1), result.output
     if result.exit_code == 1:
         assert "loop" in result.output
+
+
+@pytest.mark.parametrize("supervise", ["1", "0"])
+@pytest.mark.parametrize("closed", ["stdout", "stdout+stderr"])
+def test_a_reader_leaving_the_pipe_costs_no_output(tmp_path, supervise, closed):
+    """``experiment run … | head -3``: the console goes quiet, the files are still written
+    (the same bytes as with a reader) and the exit code is the run's own, not click's 1."""
+    manifest, suite = stage(tmp_path)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "SOURCE_DATE_EPOCH": "1767225600",
+        "AGENTICLENS_FRAMES_SUPERVISE": supervise,
+    }
+    cmd = [sys.executable, "-m", "agenticlens_frames.cli", "experiment", "run"]
+    cmd += [str(manifest), str(suite)]
+
+    def run(out: Path, **streams) -> int:
+        out.mkdir()
+        files = ["--save", out / "r.json", "--csv", out / "v.csv", "--cases-csv", out / "c.csv"]
+        files += ["--html", out / "r.html"]
+        proc = subprocess.run([*cmd, *map(str, files)], env=env, timeout=120, **streams)
+        return proc.returncode
+
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line
+    try:
+        err = write if closed == "stdout+stderr" else subprocess.DEVNULL
+        code = run(tmp_path / "headless", stdout=write, stderr=err)
+    finally:
+        os.close(write)
+    expected = run(tmp_path / "read", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert code == expected == 0
+    assert snapshot(tmp_path / "headless") == snapshot(tmp_path / "read")
+    assert sorted(snapshot(tmp_path / "read")) == ["c.csv", "r.html", "r.json", "v.csv"]
