@@ -242,10 +242,13 @@ def test_odd_output_paths(tmp_path, what):
 
 
 @pytest.mark.parametrize("supervise", ["1", "0"])
-@pytest.mark.parametrize("closed", ["stdout", "stdout+stderr"])
-def test_a_reader_leaving_the_pipe_costs_no_output(tmp_path, supervise, closed):
-    """``experiment run … | head -3``: the console goes quiet, the files are still written
-    (the same bytes as with a reader) and the exit code is the run's own, not click's 1."""
+@pytest.mark.parametrize("lost", ["stdout", "stdout+stderr", "full disk"])
+def test_a_console_that_cannot_be_written_costs_no_output(tmp_path, supervise, lost):
+    """``experiment run … | head -3`` (the reader leaves) or stdout on a full disk: the
+    console goes quiet, the files are still written (the same bytes as with a console) and
+    the exit code is the run's own, not click's 1 or a traceback."""
+    if lost == "full disk" and not Path("/dev/full").exists():
+        pytest.skip("needs /dev/full (a device whose writes fail with ENOSPC; Linux has it)")
     manifest, suite = stage(tmp_path)
     env = {
         **os.environ,
@@ -256,21 +259,28 @@ def test_a_reader_leaving_the_pipe_costs_no_output(tmp_path, supervise, closed):
     cmd = [sys.executable, "-m", "agenticlens_frames.cli", "experiment", "run"]
     cmd += [str(manifest), str(suite)]
 
-    def run(out: Path, **streams) -> int:
+    def run(out: Path, **streams) -> subprocess.CompletedProcess[bytes]:
         out.mkdir()
         files = ["--save", out / "r.json", "--csv", out / "v.csv", "--cases-csv", out / "c.csv"]
         files += ["--html", out / "r.html"]
-        proc = subprocess.run([*cmd, *map(str, files)], env=env, timeout=120, **streams)
-        return proc.returncode
+        return subprocess.run([*cmd, *map(str, files)], env=env, timeout=120, **streams)
 
-    read, write = os.pipe()
-    os.close(read)  # the reader is gone before the first line
-    try:
-        err = write if closed == "stdout+stderr" else subprocess.DEVNULL
-        code = run(tmp_path / "headless", stdout=write, stderr=err)
-    finally:
-        os.close(write)
+    if lost == "full disk":
+        with open("/dev/full", "wb") as full:
+            done = run(tmp_path / "lost", stdout=full, stderr=subprocess.PIPE)
+        said = done.stderr.decode()
+        assert "Console output on stdout is lost (No space left on device)" in said, said
+        assert "Traceback" not in said, said
+    else:
+        read, write = os.pipe()
+        os.close(read)  # the reader is gone before the first line
+        try:
+            err = write if lost == "stdout+stderr" else subprocess.PIPE
+            done = run(tmp_path / "lost", stdout=write, stderr=err)
+        finally:
+            os.close(write)
+        assert not done.stderr, done.stderr  # a reader leaving is not an error
     expected = run(tmp_path / "read", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    assert code == expected == 0
-    assert snapshot(tmp_path / "headless") == snapshot(tmp_path / "read")
+    assert done.returncode == expected.returncode == 0
+    assert snapshot(tmp_path / "lost") == snapshot(tmp_path / "read")
     assert sorted(snapshot(tmp_path / "read")) == ["c.csv", "r.html", "r.json", "v.csv"]
