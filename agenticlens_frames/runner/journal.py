@@ -22,11 +22,21 @@ Records (``"type"``):
              payload (output and raw trace), the error, the number of calls, and the
              scores and checks, so a resumed run rebuilds the tables without calling the
              target or scoring again.
+``answered``  the target's reply to an attempt that is about to be judged (its case
+             names a registered judge): the ``attempt`` record's fields without the
+             scores, and the payload's digest (``payload_sha256``), which its judge
+             samples refer to. On disk before the first judge call, so an attempt
+             interrupted mid-judging is judged on resume from this reply, without calling
+             the target again. Attempts without judges have none.
 ``judge_sample``  one finished judge sample (a judge call with its retries) of an
              attempt being scored: evaluator entry, sample index, judge name and version,
              the digest of the payload it graded, and its outcome (scores, usage, time,
              errors). Written as each sample finishes, so an attempt interrupted
              mid-judging is resumed from its missing samples (:func:`judge_samples`).
+
+A journal is read by record type and a reader skips the types it does not know, so a
+journal with ``answered`` records still resumes under a version without them (which calls
+the target of an unfinished attempt again, as it always did).
 
 Scoring happens here, on the journal's thread, so a slow registered evaluator never
 stalls the event loop that times the calls.
@@ -448,7 +458,9 @@ class JournalWriter:
     scoring_workers
         Attempts scored at once. Above 1 (runs with LLM judges pass the run's concurrency
         limit) attempts are scored on a thread pool as they arrive, so slow judge calls
-        overlap, and each record is written once scored.
+        overlap, and each record is written once scored. A journal file and judges in the
+        registry use the pool too, at any size: an attempt's reply is written (an
+        ``answered`` record) before its judges are called.
     samples
         Judge samples journaled by earlier sessions (:func:`judge_samples`): reused when
         the same attempt, entry and sample are scored again with the same judge version
@@ -485,6 +497,9 @@ class JournalWriter:
         #: Records appended during the current turn of the appending event loop.
         self._pending: list[tuple[dict[str, Any], Any]] = []
         self._file = open(segment, "ab") if segment is not None else None  # noqa: SIM115
+        #: Journal each judged attempt's reply before judging it: only with a file (nothing
+        #: else can resume) and judges (an attempt without any has no judging to survive).
+        self._answers = segment is not None and registry is not None and registry.has_judges
         self._thread = threading.Thread(target=self._run, name="journal", daemon=True)
         self._thread.start()
 
@@ -530,9 +545,10 @@ class JournalWriter:
 
         def graded() -> str:
             # The payload's digest binds a sample to the output it graded (a target called
-            # again after a crash may answer differently). Computed only when needed.
+            # again after a crash may answer differently). Computed only when needed, once:
+            # an ``answered`` record computed it already.
             if not found:
-                found.append(digest(record.get("payload")))
+                found.append(record.get("payload_sha256") or digest(record.get("payload")))
             return found[0]
 
         earlier = self.samples.get(key, {})
@@ -571,8 +587,20 @@ class JournalWriter:
         except BaseException as exc:  # re-raised by close()
             self.error = exc
 
+    def _answered(self, record: dict[str, Any], case: CaseSpec) -> bytes | None:
+        """The ``answered`` line to write before judging ``record``, or None (no judges
+        for this case, no journal file, or the reply was journaled by an earlier session:
+        ``record`` then carries its ``payload_sha256`` already)."""
+        if not self._answers or "payload_sha256" in record or self.registry is None:
+            return None
+        if not self.registry.judges(case):
+            return None
+        # The attempt record keeps the digest too, so its judge samples can be tied to it.
+        record["payload_sha256"] = digest(record.get("payload"))
+        return encode_record(mask_value({**record, "type": "answered"}))[1]
+
     def _run(self) -> None:
-        if self.scoring_workers > 1:
+        if self.scoring_workers > 1 or self._answers:
             self._run_pooled()
             return
         stop = False
@@ -600,7 +628,11 @@ class JournalWriter:
 
     def _run_pooled(self) -> None:
         """As :meth:`_run`, with attempts scored on a pool as they arrive (slow judges
-        overlap); each record is written once scored, in the order scoring finishes."""
+        overlap); each record is written once scored, in the order scoring finishes.
+
+        An attempt about to be judged has its ``answered`` record written first, with the
+        other records of its batch (its calls among them): one write, and then its judges
+        are called."""
         from concurrent.futures import ThreadPoolExecutor
 
         def score(record: dict[str, Any], scoring: tuple[CaseSpec, str, Trace]) -> None:
@@ -617,6 +649,8 @@ class JournalWriter:
             while not stopping or in_flight:
                 batch = self._next_batch()
                 done = []
+                answers: list[bytes] = []
+                judged: list[tuple[dict[str, Any], tuple[CaseSpec, str, Trace]]] = []
                 for item in batch:
                     if item is _STOP:
                         stopping = True
@@ -630,11 +664,25 @@ class JournalWriter:
                         record, scoring = item
                         if scoring is None:
                             self._prepare(record, done)
-                        else:
+                            continue
+                        try:
+                            answer = self._answered(record, scoring[0])
+                        except BaseException as exc:  # re-raised by close()
+                            self.error = exc
+                            continue
+                        if answer is None:
                             in_flight += 1
                             pool.submit(score, record, scoring)
-                if done and self.error is None:
-                    self._deliver(done)
+                        else:
+                            answers.append(answer)
+                            judged.append((record, scoring))
+                if (done or answers) and self.error is None:
+                    self._deliver(done, answers)
+                if self.error is None:
+                    # Their replies are on disk now: a crash while judging loses no call.
+                    for record, scoring in judged:
+                        in_flight += 1
+                        pool.submit(score, record, scoring)
 
     def _next_batch(self) -> list[Any]:
         """Wait for one item, then take all that is queued already: both writer loops write
@@ -669,12 +717,19 @@ class JournalWriter:
         if stored is record or stored.get("payload") == record.get("payload"):
             self.parsed[id(stored)] = (stored, scoring[1], scoring[2])
 
-    def _deliver(self, done: list[tuple[dict[str, Any], bytes]]) -> None:
+    def _deliver(
+        self, done: list[tuple[dict[str, Any], bytes]], answers: list[bytes] | None = None
+    ) -> None:
         """Write a batch of (stored record, line), then keep and announce the records; both
         writer loops end each turn here so a record is only kept (and shown) once it is on
-        disk."""
+        disk. ``answers`` (``answered`` lines) are written after them and neither kept nor
+        announced: only a later session reads them, and only for an attempt whose
+        ``attempt`` record never came."""
+        lines = [line for _, line in done]
+        if answers:
+            lines += answers
         try:
-            self._write([line for _, line in done])
+            self._write(lines)
         except BaseException as exc:  # re-raised by close()
             self.error = exc
             return

@@ -162,10 +162,18 @@ class Ledger:
         self.calls: list[dict[str, Any]] = []
         #: ``judge_sample`` records (kept until read by :meth:`unfinished_samples`).
         self.samples: list[dict[str, Any]] = []
+        #: ``answered`` records of attempts not journaled as finished: replies that were
+        #: being judged when their session ended, judged on resume without a call.
+        self.answered: dict[tuple[str, int, str], dict[str, Any]] = {}
 
     def add(self, record: dict[str, Any]) -> None:
         if record.get("type") == "judge_sample":
             self.samples.append(record)
+            return
+        if record.get("type") == "answered":
+            key = (record["variant"], int(record["trial"]), record["case"])
+            if key not in self.final:
+                self.answered[key] = record
             return
         if record.get("type") not in ("call", "attempt"):
             return  # e.g. an early-stopping ``stop`` record
@@ -179,6 +187,9 @@ class Ledger:
             # (``rerun_failed``); otherwise an attempt is journaled once.
             self.final[key] = record
             self.failures.pop(key, None)
+            if self.answered:
+                # Judged (or failed by the supervisor) since: a re-run calls the target.
+                self.answered.pop(key, None)
             if record["status"] == "invalid_payload" and self.mode == "trial":
                 index = self.case_index[key[2]]
                 first = self.invalid_at.get(key[:2], index)
@@ -222,6 +233,7 @@ class Ledger:
         self.failures.clear()
         self.calls.clear()
         self.samples.clear()
+        self.answered.clear()
 
     def calls_frame(self) -> pd.DataFrame:
         calls = self.calls
@@ -1245,7 +1257,8 @@ def _work_items(
                 if case_rank is None
                 else case_rank[case.id] * len(order) + position
             )
-            items.append(WorkItem(seq, variant_id, trial, case, prior))
+            answered = ledger.answered.get((variant_id, trial, case.id))
+            items.append(WorkItem(seq, variant_id, trial, case, prior, answered))
     return items
 
 
