@@ -33,6 +33,8 @@ Records (``"type"``):
              the digest of the payload it graded, and its outcome (scores, usage, time,
              errors). Written as each sample finishes, so an attempt interrupted
              mid-judging is resumed from its missing samples (:func:`judge_samples`).
+             Recorded variants replayed in the run journal theirs too
+             (:class:`ReplaySamples`): each is judged once per run folder.
 
 A journal is read by record type and a reader skips the types it does not know, so a
 journal with ``answered`` records still resumes under a version without them (which calls
@@ -74,6 +76,7 @@ from ..scoring import AttemptScore, score_sample
 __all__ = [
     "FORMAT",
     "JournalWriter",
+    "ReplaySamples",
     "RunFolder",
     "digest",
     "judge_samples",
@@ -428,6 +431,151 @@ def encode_record(record: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         return stored, (text + "\n").encode("utf-8")
 
 
+def sample_book(
+    key: tuple[str, int, str],
+    earlier: dict[tuple[int, int], tuple[str, str | None, str, dict[str, Any]]],
+    payload_digest: Callable[[], str],
+    write: Callable[[dict[str, Any]], None],
+) -> SampleBook:
+    """The judge samples of one attempt: those journaled earlier for the payload it is
+    judged on (reused), and the ``judge_sample`` records of new ones (handed to ``write``).
+
+    Parameters
+    ----------
+    key
+        (variant, trial, case) of the attempt.
+    earlier
+        Its journaled samples (:func:`judge_samples`).
+    payload_digest
+        The digest of what is judged; called at most once, and only when needed.
+    write
+        Journals one record.
+
+    Examples
+    --------
+    >>> written = []
+    >>> book = sample_book(("a", 1, "c1"), {(0, 0): ("tone", "1", "ab", {"ok": True}),
+    ...                                     (0, 1): ("tone", "1", "cd", {"ok": True})},
+    ...                    lambda: "ab", written.append)
+    >>> book.recall(0, 0, "tone", "1"), book.recall(0, 1, "tone", "1")
+    ({'ok': True}, None)
+    >>> book.record(0, 1, "tone", "1", {"ok": False}, attempts=1, ok=False)
+    >>> written[0]["sample"], written[0]["payload_sha256"]
+    (1, 'ab')
+    """
+    found: list[str] = []
+
+    def graded() -> str:
+        # The payload's digest binds a sample to the output it graded (a target called
+        # again after a crash may answer differently).
+        if not found:
+            found.append(payload_digest())
+        return found[0]
+
+    recalled = {
+        at: (judge, version, outcome)
+        for at, (judge, version, sha, outcome) in earlier.items()
+        if sha == graded()
+    }
+
+    def journal(
+        entry: int, sample: int, judge: str, version: str | None, outcome: dict[str, Any]
+    ) -> None:
+        write(
+            {
+                "type": "judge_sample",
+                "variant": key[0],
+                "trial": key[1],
+                "case": key[2],
+                "entry": entry,
+                "sample": sample,
+                "judge": judge,
+                "version": version,
+                "payload_sha256": graded(),
+                "outcome": outcome,
+            }
+        )
+
+    return SampleBook(recalled, journal)
+
+
+def _append(handle: Any, lines: list[bytes], segment: Path | None) -> None:
+    """Write ``lines`` to the open segment and ``fsync`` it; a failing disk is an
+    :class:`InputError` saying how to resume."""
+    try:
+        handle.write(b"".join(lines))
+        handle.flush()
+        os.fsync(handle.fileno())
+    except OSError as exc:
+        # Disk full, quota, removed folder: the run stops with a message, not a
+        # traceback; every record written before stays (a torn last line is skipped).
+        raise InputError(
+            f"cannot write the run journal: {exc.strerror or exc}",
+            file=segment,
+            hint="free space, then run again with the same --run-dir to resume",
+        ) from None
+
+
+class ReplaySamples:
+    """Judge samples of recorded replays: reused from the journal, new ones journaled.
+
+    A recorded sample never changes (the run folder is tied to the recorded files'
+    hashes), so each of its judge samples is needed once per run folder: a replay killed
+    mid-judging, resumed, or loaded again calls the judge only for samples not journaled.
+
+    Parameters
+    ----------
+    samples
+        Journaled judge samples (:func:`judge_samples`); those of recorded attempts are
+        used.
+    folder
+        Where new samples go (a segment of its journal, made on the first one); None
+        journals nothing (loading a finished run).
+    """
+
+    def __init__(self, samples: JudgeSamples, folder: RunFolder | None) -> None:
+        self.samples = samples
+        self.folder = folder
+        self.error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._file: Any = None
+        self._segment: Path | None = None
+
+    def book(
+        self, variant_id: str, trial: int, case_id: str, output: str, trace: Trace
+    ) -> SampleBook:
+        """The samples of one recorded attempt, bound to its output and trace."""
+        key = (variant_id, trial, case_id)
+        return sample_book(
+            key,
+            self.samples.get(key, {}),
+            lambda: digest({"output": output, "trace": trace}),
+            self._write,
+        )
+
+    def _write(self, record: dict[str, Any]) -> None:
+        # Called from judge threads; an error is kept for close() (a judge must not see it).
+        if self.folder is None or self.error is not None:
+            return
+        try:
+            line = encode_record(mask_value(record))[1]
+            with self._lock:
+                if self._file is None:
+                    self._segment = self.folder.new_segment()
+                    self._file = open(self._segment, "ab")  # noqa: SIM115 - closed by close()
+                _append(self._file, [line], self._segment)
+        except BaseException as exc:  # re-raised by close()
+            self.error = exc
+
+    def close(self) -> None:
+        """Close the segment; re-raise a write's error."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if self.error is not None:
+            raise self.error
+
+
 # --------------------------------------------------------------------------- writer
 
 _STOP = object()
@@ -541,42 +689,14 @@ class JournalWriter:
     def _book(self, record: dict[str, Any]) -> SampleBook:
         """The judge samples of this attempt: journaled ones to reuse, new ones journaled."""
         key = (record["variant"], int(record["trial"]), record["case"])
-        found: list[str] = []
-
-        def graded() -> str:
-            # The payload's digest binds a sample to the output it graded (a target called
-            # again after a crash may answer differently). Computed only when needed, once:
-            # an ``answered`` record computed it already.
-            if not found:
-                found.append(record.get("payload_sha256") or digest(record.get("payload")))
-            return found[0]
-
-        earlier = self.samples.get(key, {})
-        recalled = {
-            at: (judge, version, outcome)
-            for at, (judge, version, sha, outcome) in earlier.items()
-            if sha == graded()
-        }
-
-        def journal(
-            entry: int, sample: int, judge: str, version: str | None, outcome: dict[str, Any]
-        ) -> None:
-            self._write_now(
-                {
-                    "type": "judge_sample",
-                    "variant": key[0],
-                    "trial": key[1],
-                    "case": key[2],
-                    "entry": entry,
-                    "sample": sample,
-                    "judge": judge,
-                    "version": version,
-                    "payload_sha256": graded(),
-                    "outcome": outcome,
-                }
-            )
-
-        return SampleBook(recalled, journal)
+        # An ``answered`` record computed the payload's digest already.
+        known = record.get("payload_sha256")
+        return sample_book(
+            key,
+            self.samples.get(key, {}),
+            lambda: known or digest(record.get("payload")),
+            self._write_now,
+        )
 
     def _write_now(self, record: dict[str, Any]) -> None:
         """Write one record at once (a judge sample: a crash must not lose it)."""
@@ -742,20 +862,9 @@ class JournalWriter:
     def _write(self, lines: list[bytes]) -> None:
         if self._file is None:
             return
-        try:
-            # Judge samples are written from the scoring threads, records from this one.
-            with self._write_lock:
-                self._file.write(b"".join(lines))
-                self._file.flush()
-                os.fsync(self._file.fileno())
-        except OSError as exc:
-            # Disk full, quota, removed folder: the run stops with a message, not a
-            # traceback; every record written before stays (a torn last line is skipped).
-            raise InputError(
-                f"cannot write the run journal: {exc.strerror or exc}",
-                file=self.segment,
-                hint="free space, then run again with the same --run-dir to resume",
-            ) from None
+        # Judge samples are written from the scoring threads, records from this one.
+        with self._write_lock:
+            _append(self._file, lines, self.segment)
 
     def release(self) -> None:
         """Forget the records kept in memory (after :meth:`close`, once they are used)."""

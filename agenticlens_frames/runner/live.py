@@ -60,6 +60,7 @@ from .inflight import InflightLog
 from .journal import (
     JournalWriter,
     JudgeSamples,
+    ReplaySamples,
     RunFolder,
     digest,
     judge_samples,
@@ -397,11 +398,14 @@ def build_run(
     *,
     progress: bool = False,
     parsed: Mapping[int, tuple[dict[str, Any], str, Trace]] | None = None,
+    journaled: ReplaySamples | None = None,
 ) -> tuple[ExperimentRun, int]:
     """The tables of every finished trial, and the number of attempts still to run.
 
     ``parsed`` (:attr:`~.journal.JournalWriter.parsed`) holds the output and trace of the
     attempts scored in this session, so their payloads are not validated again.
+    ``journaled`` (a run folder's, with judges) holds the judge samples of recorded
+    replays: reused, and new ones journaled.
 
     Recorded variants are replayed one file at a time (memory follows one file, as in
     :func:`~agenticlens_frames.load_experiment`); rows may arrive in any order, the
@@ -434,7 +438,9 @@ def build_run(
                     _add_live_attempt(builder, variant_id, trial, case, record, parsed)
         succeeded.flush()
         if "recorded" in kinds.values():
-            replay_recorded(builder, manifest, suite, order, registry, progress=progress)
+            replay_recorded(
+                builder, manifest, suite, order, registry, progress=progress, journaled=journaled
+            )
         used = sorted({ref.name for case in suite.cases for ref in case.evaluators})
         versions = {name: registry[name].version for name in used} if registry else {}
         return builder.build(versions), remaining
@@ -566,6 +572,23 @@ def judge_postfix(calls: int, unavailable: int, reused: int) -> str:
     extra = [f"{unavailable} unavailable"] if unavailable else []
     extra += [f"{reused} reused"] if reused else []
     return f"judge calls {calls}" + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _replay_samples(
+    manifest: ManifestSpec,
+    registry: EvaluatorRegistry | None,
+    samples: JudgeSamples,
+    folder: RunFolder | None,
+) -> ReplaySamples | None:
+    """The judge samples of recorded replays in a run folder (None: nothing to journal or
+    reuse, so a replay scores as :func:`~agenticlens_frames.load_experiment` does)."""
+    if registry is None or not registry.has_judges:
+        return None
+    if all(v.target_kind != "recorded" for v in manifest.variants):
+        return None
+    if folder is None and not samples:
+        return None
+    return ReplaySamples(samples, folder)
 
 
 def _note_changed_judges(samples: JudgeSamples, registry: EvaluatorRegistry | None) -> None:
@@ -1036,9 +1059,20 @@ async def arun_live(
                     )
                     sub_ledger.release()
                 else:
-                    run, remaining = build_run(
-                        manifest, suite, ledger, registry, progress=progress, parsed=writer.parsed
-                    )
+                    replays = _replay_samples(manifest, registry, samples, folder)
+                    try:
+                        run, remaining = build_run(
+                            manifest,
+                            suite,
+                            ledger,
+                            registry,
+                            progress=progress,
+                            parsed=writer.parsed,
+                            journaled=replays,
+                        )
+                    finally:
+                        if replays is not None:
+                            replays.close()
                 if folder is not None:
                     run.to_parquet(folder.path / "tables")
                 result = LiveRunResult(
@@ -1096,7 +1130,11 @@ def load_run_folder(
             ledger.add(record)
     finally:
         folder.close()
-    run, remaining = build_run(manifest, suite, ledger, registry, progress=progress)
+    # Recorded replays reuse the judge samples journaled by the run (loading writes nothing).
+    replays = _replay_samples(manifest, registry, ledger.unfinished_samples(), None)
+    run, remaining = build_run(
+        manifest, suite, ledger, registry, progress=progress, journaled=replays
+    )
     if remaining:
         raise InputError(
             f"{remaining} attempt(s) of the live variants have not run yet",

@@ -347,3 +347,122 @@ def test_a_changed_judge_version_never_reuses_old_samples(
     ]
     tone = resumed.run.checks[resumed.run.checks["evaluator"] == "tone"]
     assert len(tone) == ATTEMPTS
+
+
+# Recorded replays: a judge whose value is a function of the case and output (the replay
+# judges several cases at once), logging each call; call REPLAY_BLOCK_AT hangs.
+REPLAY_JUDGES = """
+import os, time
+from agenticlens_frames.evaluators import EvaluatorRegistry
+
+
+def registry():
+    reg = EvaluatorRegistry()
+    reg.judge_concurrency = 1  # one call at a time: the kill comes at a known call
+
+    def tone(output, case, trace, config):
+        with open(os.environ["JUDGE_LOG"]) as f:
+            done = len(f.read().splitlines())
+        if done + 1 == int(os.environ.get("JUDGE_BLOCK_AT", "0")):
+            time.sleep(3600)  # the test kills the process here
+        with open(os.environ["JUDGE_LOG"], "a") as f:
+            f.write(case.id + "\\n")
+        value = (sum(map(ord, case.id + output)) % 10) / 10
+        return {"value": value, "metadata": {"judge_cost_usd": 0.001,
+                                             "judge_cost_source": "measured",
+                                             "judge_latency_ms": 4.0}}
+
+    reg.register_judge("tone", tone, version="1", samples=2)
+    return reg
+"""
+REPLAY_ATTEMPTS = 4 * 2 * 4  # variants (three recorded, one live) x trials x cases
+REPLAY_CALLS = REPLAY_ATTEMPTS * 2
+LIVE_CALLS = 2 * 4 * 2  # the live variant's, judged before the replay
+REPLAY_BLOCK_AT = LIVE_CALLS + 14
+
+
+def test_a_recorded_replay_killed_mid_judging_pays_only_for_missing_samples(tmp_path, monkeypatch):
+    import yaml
+
+    from agenticlens_frames import load_experiment
+    from agenticlens_frames.testing import make_synthetic
+
+    folder = make_synthetic(tmp_path / "exp", variants=3, trials=2, cases=4, seed=2)
+    manifest, suite = folder / "manifest.yaml", folder / "suite.yaml"
+    # A live variant too: a run folder is for live runs (load_experiment reads it then).
+    doc = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+    factors = {**doc["variants"][0]["factors"], "model": "live"}
+    doc["variants"].append(variant("live", "answer", factors=factors))
+    manifest.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    doc = yaml.safe_load(suite.read_text(encoding="utf-8"))
+    for case in doc["cases"]:
+        case["evaluators"] = [{"name": "tone", "threshold": 0.5}]
+    suite.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    (tmp_path / "judges_mod.py").write_text(REPLAY_JUDGES, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("judges_mod", None)
+    import judges_mod
+
+    run_dir, log = tmp_path / "run", tmp_path / "calls.log"
+    log.touch()
+    env = {**os.environ, "JUDGE_LOG": str(log), "JUDGE_BLOCK_AT": str(REPLAY_BLOCK_AT)}
+    process = subprocess.Popen(
+        [sys.executable, "-c", SCRIPT, *map(str, (manifest, suite, run_dir, tmp_path))],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    # Each sample is journaled before the next call starts (one call at a time); the
+    # live variant's attempts are judged first, then the recorded ones are replayed.
+    while not (run_dir / "journal").exists() or len(_records(run_dir, "judge_sample")) < (
+        REPLAY_BLOCK_AT - 1
+    ):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the replay journaled no judge samples"
+        time.sleep(0.01)
+    process.kill()  # SIGKILL while call REPLAY_BLOCK_AT hangs
+    process.communicate()
+    assert _lines(log) == REPLAY_BLOCK_AT - 1
+    assert any(r["variant"] != "live" for r in _records(run_dir, "judge_sample"))  # replaying
+
+    monkeypatch.setenv("JUDGE_LOG", str(log))
+    resumed = run_experiment(
+        manifest, suite, evaluators=judges_mod.registry(), progress=False, run_dir=run_dir
+    )
+    # The judge is called only for the samples never journaled, each once in all.
+    assert _lines(log) == REPLAY_CALLS
+    assert len(_records(run_dir, "judge_sample")) == REPLAY_CALLS
+    assert Counter(log.read_text().splitlines()) == {
+        f"case-0000{i}": REPLAY_CALLS // 4 for i in range(4)
+    }
+    assert len(resumed.calls) == REPLAY_ATTEMPTS // 4  # the live variant's, each once
+
+    fresh_log = tmp_path / "fresh.log"
+    fresh_log.touch()
+    monkeypatch.setenv("JUDGE_LOG", str(fresh_log))
+    fresh = run_experiment(manifest, suite, evaluators=judges_mod.registry(), progress=False)
+    assert _lines(fresh_log) == REPLAY_CALLS
+    for table in ("attempts", "checks", "trials"):
+        pd.testing.assert_frame_equal(getattr(resumed.run, table), getattr(fresh.run, table))
+    assert _report(resumed.run) == _report(fresh.run)
+    # Independently: every judge score is the judge's rule for its case and output.
+    tone = resumed.run.checks[resumed.run.checks["evaluator"] == "tone"]
+    outputs = resumed.run.attempts.set_index(["variant_id", "trial", "case_id"])["output"]
+    assert len(tone) == REPLAY_ATTEMPTS
+    for v, t, c, value in zip(
+        tone["variant_id"], tone["trial"], tone["case_id"], tone["value"], strict=True
+    ):
+        assert value == (sum(map(ord, str(c) + outputs[(v, t, c)])) % 10) / 10
+
+    # The run folder, run or loaded again, pays the judge nothing more.
+    monkeypatch.setenv("JUDGE_LOG", str(log))
+    again = run_experiment(
+        manifest, suite, evaluators=judges_mod.registry(), progress=False, run_dir=run_dir
+    )
+    loaded = load_experiment(manifest, suite, evaluators=judges_mod.registry(), run_dir=run_dir)
+    assert _lines(log) == REPLAY_CALLS
+    for run in (again.run, loaded):
+        pd.testing.assert_frame_equal(run.checks, fresh.run.checks)
+    sys.modules.pop("judges_mod", None)
