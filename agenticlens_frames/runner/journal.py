@@ -720,6 +720,9 @@ class JournalWriter:
         return encode_record(mask_value({**record, "type": "answered"}))[1]
 
     def _run(self) -> None:
+        # Judged attempts are scored on the pool even with one worker: this thread then
+        # keeps journaling the replies (and calls) that come in while a judge is slow.
+        # Scored here, every later reply would wait in memory, and a crash lose it.
         if self.scoring_workers > 1 or self._answers:
             self._run_pooled()
             return
