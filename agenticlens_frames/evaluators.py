@@ -150,6 +150,26 @@ class EvaluatorRegistry(Mapping[str, Evaluator]):
         """Whether any registered evaluator is a judge (see :meth:`register_judge`)."""
         return any(e.runner is not None for e in self._items.values())
 
+    def judges(self, case: CaseSpec) -> bool:
+        """Whether one of ``case``'s ``evaluators:`` entries names a registered judge.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef
+        >>> registry = EvaluatorRegistry()
+        >>> _ = registry.register_judge("tone", lambda *args: 1.0, version="1")
+        >>> registry.judges(CaseSpec(id="c1", name="c", index=0,
+        ...                          evaluators=(EvaluatorRef(name="tone"),)))
+        True
+        >>> registry.judges(CaseSpec(id="c2", name="c", index=1))
+        False
+        """
+        items = self._items
+        return any(
+            (found := items.get(ref.name)) is not None and found.runner is not None
+            for ref in case.evaluators
+        )
+
     def register(
         self,
         name: str,

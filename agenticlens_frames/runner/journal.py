@@ -22,11 +22,23 @@ Records (``"type"``):
              payload (output and raw trace), the error, the number of calls, and the
              scores and checks, so a resumed run rebuilds the tables without calling the
              target or scoring again.
+``answered``  the target's reply to an attempt that is about to be judged (its case
+             names a registered judge): the ``attempt`` record's fields without the
+             scores, and the payload's digest (``payload_sha256``), which its judge
+             samples refer to. On disk before the first judge call, so an attempt
+             interrupted mid-judging is judged on resume from this reply, without calling
+             the target again. Attempts without judges have none.
 ``judge_sample``  one finished judge sample (a judge call with its retries) of an
              attempt being scored: evaluator entry, sample index, judge name and version,
              the digest of the payload it graded, and its outcome (scores, usage, time,
              errors). Written as each sample finishes, so an attempt interrupted
              mid-judging is resumed from its missing samples (:func:`judge_samples`).
+             Recorded variants replayed in the run journal theirs too
+             (:class:`ReplaySamples`): each is judged once per run folder.
+
+A journal is read by record type and a reader skips the types it does not know, so a
+journal with ``answered`` records still resumes under a version without them (which calls
+the target of an unfinished attempt again, as it always did).
 
 Scoring happens here, on the journal's thread, so a slow registered evaluator never
 stalls the event loop that times the calls.
@@ -64,6 +76,7 @@ from ..scoring import AttemptScore, score_sample
 __all__ = [
     "FORMAT",
     "JournalWriter",
+    "ReplaySamples",
     "RunFolder",
     "digest",
     "judge_samples",
@@ -418,6 +431,172 @@ def encode_record(record: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         return stored, (text + "\n").encode("utf-8")
 
 
+def sample_book(
+    key: tuple[str, int, str],
+    earlier: dict[tuple[int, int], tuple[str, str | None, str, dict[str, Any]]],
+    payload_digest: Callable[[], str],
+    write: Callable[[dict[str, Any]], None],
+) -> SampleBook:
+    """The judge samples of one attempt: those journaled earlier for the payload it is
+    judged on (reused), and the ``judge_sample`` records of new ones (handed to ``write``).
+
+    Parameters
+    ----------
+    key
+        (variant, trial, case) of the attempt.
+    earlier
+        Its journaled samples (:func:`judge_samples`).
+    payload_digest
+        The digest of what is judged; called at most once, and only when needed.
+    write
+        Journals one record.
+
+    Examples
+    --------
+    >>> written = []
+    >>> book = sample_book(("a", 1, "c1"), {(0, 0): ("tone", "1", "ab", {"ok": True}),
+    ...                                     (0, 1): ("tone", "1", "cd", {"ok": True})},
+    ...                    lambda: "ab", written.append)
+    >>> book.recall(0, 0, "tone", "1"), book.recall(0, 1, "tone", "1")
+    ({'ok': True}, None)
+    >>> book.record(0, 1, "tone", "1", {"ok": False}, attempts=1, ok=False)
+    >>> written[0]["sample"], written[0]["payload_sha256"]
+    (1, 'ab')
+    """
+    found: list[str] = []
+
+    def graded() -> str:
+        # The payload's digest binds a sample to the output it graded (a target called
+        # again after a crash may answer differently).
+        if not found:
+            found.append(payload_digest())
+        return found[0]
+
+    recalled = {
+        at: (judge, version, outcome)
+        for at, (judge, version, sha, outcome) in earlier.items()
+        if sha == graded()
+    }
+
+    def journal(
+        entry: int, sample: int, judge: str, version: str | None, outcome: dict[str, Any]
+    ) -> None:
+        write(
+            {
+                "type": "judge_sample",
+                "variant": key[0],
+                "trial": key[1],
+                "case": key[2],
+                "entry": entry,
+                "sample": sample,
+                "judge": judge,
+                "version": version,
+                "payload_sha256": graded(),
+                "outcome": outcome,
+            }
+        )
+
+    return SampleBook(recalled, journal)
+
+
+def _append(handle: Any, lines: list[bytes], segment: Path | None) -> None:
+    """Write ``lines`` to the open segment and ``fsync`` it; a failing disk is an
+    :class:`InputError` saying how to resume."""
+    try:
+        handle.write(b"".join(lines))
+        handle.flush()
+        os.fsync(handle.fileno())
+    except OSError as exc:
+        # Disk full, quota, removed folder: the run stops with a message, not a
+        # traceback; every record written before stays (a torn last line is skipped).
+        raise InputError(
+            f"cannot write the run journal: {exc.strerror or exc}",
+            file=segment,
+            hint="free space, then run again with the same --run-dir to resume",
+        ) from None
+
+
+class ReplaySamples:
+    """Judge samples of recorded replays: reused from the journal, new ones journaled.
+
+    A recorded sample never changes (the run folder is tied to the recorded files'
+    hashes), so each of its judge samples is needed once per run folder: a replay killed
+    mid-judging, resumed, or loaded again calls the judge only for samples not journaled.
+
+    Parameters
+    ----------
+    samples
+        Journaled judge samples (:func:`judge_samples`); those of recorded attempts are
+        used.
+    folder
+        Where new samples go (a segment of its journal, made on the first one); None
+        journals nothing (loading a finished run).
+    """
+
+    def __init__(self, samples: JudgeSamples, folder: RunFolder | None) -> None:
+        self.samples = samples
+        self.folder = folder
+        self.error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._sync_lock = threading.Lock()
+        #: Lines written, and lines known durable (the last fsync began after them).
+        self._written = 0
+        self._synced = 0
+        self._file: Any = None
+        self._segment: Path | None = None
+
+    def book(
+        self, variant_id: str, trial: int, case_id: str, output: str, trace: Trace
+    ) -> SampleBook:
+        """The samples of one recorded attempt, bound to its output and trace."""
+        key = (variant_id, trial, case_id)
+        return sample_book(
+            key,
+            self.samples.get(key, {}),
+            lambda: digest({"output": output, "trace": trace}),
+            self._write,
+        )
+
+    def _write(self, record: dict[str, Any]) -> None:
+        # Called from judge threads; an error is kept for close() (a judge must not see it).
+        if self.folder is None or self.error is not None:
+            return
+        try:
+            line = encode_record(mask_value(record))[1]
+            with self._lock:
+                if self._file is None:
+                    self._segment = self.folder.new_segment()
+                    self._file = open(self._segment, "ab")  # noqa: SIM115 - closed by close()
+                self._file.write(line)
+                self._file.flush()
+                self._written += 1
+                mine = self._written
+            # Group commit: the threads whose lines one fsync covered do not sync again
+            # (a replay judges several cases at once; one fsync per sample serialised them).
+            with self._sync_lock:
+                if self._synced < mine:
+                    with self._lock:
+                        upto = self._written
+                    os.fsync(self._file.fileno())
+                    self._synced = upto
+        except OSError as exc:
+            self.error = InputError(
+                f"cannot write the run journal: {exc.strerror or exc}",
+                file=self._segment,
+                hint="free space, then run again with the same --run-dir to resume",
+            )
+        except BaseException as exc:  # re-raised by close()
+            self.error = exc
+
+    def close(self) -> None:
+        """Close the segment; re-raise a write's error."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if self.error is not None:
+            raise self.error
+
+
 # --------------------------------------------------------------------------- writer
 
 _STOP = object()
@@ -448,7 +627,9 @@ class JournalWriter:
     scoring_workers
         Attempts scored at once. Above 1 (runs with LLM judges pass the run's concurrency
         limit) attempts are scored on a thread pool as they arrive, so slow judge calls
-        overlap, and each record is written once scored.
+        overlap, and each record is written once scored. A journal file and judges in the
+        registry use the pool too, at any size: an attempt's reply is written (an
+        ``answered`` record) before its judges are called.
     samples
         Judge samples journaled by earlier sessions (:func:`judge_samples`): reused when
         the same attempt, entry and sample are scored again with the same judge version
@@ -485,6 +666,9 @@ class JournalWriter:
         #: Records appended during the current turn of the appending event loop.
         self._pending: list[tuple[dict[str, Any], Any]] = []
         self._file = open(segment, "ab") if segment is not None else None  # noqa: SIM115
+        #: Journal each judged attempt's reply before judging it: only with a file (nothing
+        #: else can resume) and judges (an attempt without any has no judging to survive).
+        self._answers = segment is not None and registry is not None and registry.has_judges
         self._thread = threading.Thread(target=self._run, name="journal", daemon=True)
         self._thread.start()
 
@@ -526,41 +710,14 @@ class JournalWriter:
     def _book(self, record: dict[str, Any]) -> SampleBook:
         """The judge samples of this attempt: journaled ones to reuse, new ones journaled."""
         key = (record["variant"], int(record["trial"]), record["case"])
-        found: list[str] = []
-
-        def graded() -> str:
-            # The payload's digest binds a sample to the output it graded (a target called
-            # again after a crash may answer differently). Computed only when needed.
-            if not found:
-                found.append(digest(record.get("payload")))
-            return found[0]
-
-        earlier = self.samples.get(key, {})
-        recalled = {
-            at: (judge, version, outcome)
-            for at, (judge, version, sha, outcome) in earlier.items()
-            if sha == graded()
-        }
-
-        def journal(
-            entry: int, sample: int, judge: str, version: str | None, outcome: dict[str, Any]
-        ) -> None:
-            self._write_now(
-                {
-                    "type": "judge_sample",
-                    "variant": key[0],
-                    "trial": key[1],
-                    "case": key[2],
-                    "entry": entry,
-                    "sample": sample,
-                    "judge": judge,
-                    "version": version,
-                    "payload_sha256": graded(),
-                    "outcome": outcome,
-                }
-            )
-
-        return SampleBook(recalled, journal)
+        # An ``answered`` record computed the payload's digest already.
+        known = record.get("payload_sha256")
+        return sample_book(
+            key,
+            self.samples.get(key, {}),
+            lambda: known or digest(record.get("payload")),
+            self._write_now,
+        )
 
     def _write_now(self, record: dict[str, Any]) -> None:
         """Write one record at once (a judge sample: a crash must not lose it)."""
@@ -571,8 +728,23 @@ class JournalWriter:
         except BaseException as exc:  # re-raised by close()
             self.error = exc
 
+    def _answered(self, record: dict[str, Any], case: CaseSpec) -> bytes | None:
+        """The ``answered`` line to write before judging ``record``, or None (no judges
+        for this case, no journal file, or the reply was journaled by an earlier session:
+        ``record`` then carries its ``payload_sha256`` already)."""
+        if not self._answers or "payload_sha256" in record or self.registry is None:
+            return None
+        if not self.registry.judges(case):
+            return None
+        # The attempt record keeps the digest too, so its judge samples can be tied to it.
+        record["payload_sha256"] = digest(record.get("payload"))
+        return encode_record(mask_value({**record, "type": "answered"}))[1]
+
     def _run(self) -> None:
-        if self.scoring_workers > 1:
+        # Judged attempts are scored on the pool even with one worker: this thread then
+        # keeps journaling the replies (and calls) that come in while a judge is slow.
+        # Scored here, every later reply would wait in memory, and a crash lose it.
+        if self.scoring_workers > 1 or self._answers:
             self._run_pooled()
             return
         stop = False
@@ -600,7 +772,11 @@ class JournalWriter:
 
     def _run_pooled(self) -> None:
         """As :meth:`_run`, with attempts scored on a pool as they arrive (slow judges
-        overlap); each record is written once scored, in the order scoring finishes."""
+        overlap); each record is written once scored, in the order scoring finishes.
+
+        An attempt about to be judged has its ``answered`` record written first, with the
+        other records of its batch (its calls among them): one write, and then its judges
+        are called."""
         from concurrent.futures import ThreadPoolExecutor
 
         def score(record: dict[str, Any], scoring: tuple[CaseSpec, str, Trace]) -> None:
@@ -617,6 +793,8 @@ class JournalWriter:
             while not stopping or in_flight:
                 batch = self._next_batch()
                 done = []
+                answers: list[bytes] = []
+                judged: list[tuple[dict[str, Any], tuple[CaseSpec, str, Trace]]] = []
                 for item in batch:
                     if item is _STOP:
                         stopping = True
@@ -630,11 +808,25 @@ class JournalWriter:
                         record, scoring = item
                         if scoring is None:
                             self._prepare(record, done)
-                        else:
+                            continue
+                        try:
+                            answer = self._answered(record, scoring[0])
+                        except BaseException as exc:  # re-raised by close()
+                            self.error = exc
+                            continue
+                        if answer is None:
                             in_flight += 1
                             pool.submit(score, record, scoring)
-                if done and self.error is None:
-                    self._deliver(done)
+                        else:
+                            answers.append(answer)
+                            judged.append((record, scoring))
+                if (done or answers) and self.error is None:
+                    self._deliver(done, answers)
+                if self.error is None:
+                    # Their replies are on disk now: a crash while judging loses no call.
+                    for record, scoring in judged:
+                        in_flight += 1
+                        pool.submit(score, record, scoring)
 
     def _next_batch(self) -> list[Any]:
         """Wait for one item, then take all that is queued already: both writer loops write
@@ -669,12 +861,19 @@ class JournalWriter:
         if stored is record or stored.get("payload") == record.get("payload"):
             self.parsed[id(stored)] = (stored, scoring[1], scoring[2])
 
-    def _deliver(self, done: list[tuple[dict[str, Any], bytes]]) -> None:
+    def _deliver(
+        self, done: list[tuple[dict[str, Any], bytes]], answers: list[bytes] | None = None
+    ) -> None:
         """Write a batch of (stored record, line), then keep and announce the records; both
         writer loops end each turn here so a record is only kept (and shown) once it is on
-        disk."""
+        disk. ``answers`` (``answered`` lines) are written after them and neither kept nor
+        announced: only a later session reads them, and only for an attempt whose
+        ``attempt`` record never came."""
+        lines = [line for _, line in done]
+        if answers:
+            lines += answers
         try:
-            self._write([line for _, line in done])
+            self._write(lines)
         except BaseException as exc:  # re-raised by close()
             self.error = exc
             return
@@ -687,20 +886,9 @@ class JournalWriter:
     def _write(self, lines: list[bytes]) -> None:
         if self._file is None:
             return
-        try:
-            # Judge samples are written from the scoring threads, records from this one.
-            with self._write_lock:
-                self._file.write(b"".join(lines))
-                self._file.flush()
-                os.fsync(self._file.fileno())
-        except OSError as exc:
-            # Disk full, quota, removed folder: the run stops with a message, not a
-            # traceback; every record written before stays (a torn last line is skipped).
-            raise InputError(
-                f"cannot write the run journal: {exc.strerror or exc}",
-                file=self.segment,
-                hint="free space, then run again with the same --run-dir to resume",
-            ) from None
+        # Judge samples are written from the scoring threads, records from this one.
+        with self._write_lock:
+            _append(self._file, lines, self.segment)
 
     def release(self) -> None:
         """Forget the records kept in memory (after :meth:`close`, once they are used)."""

@@ -60,6 +60,7 @@ from .inflight import InflightLog
 from .journal import (
     JournalWriter,
     JudgeSamples,
+    ReplaySamples,
     RunFolder,
     digest,
     judge_samples,
@@ -162,10 +163,18 @@ class Ledger:
         self.calls: list[dict[str, Any]] = []
         #: ``judge_sample`` records (kept until read by :meth:`unfinished_samples`).
         self.samples: list[dict[str, Any]] = []
+        #: ``answered`` records of attempts not journaled as finished: replies that were
+        #: being judged when their session ended, judged on resume without a call.
+        self.answered: dict[tuple[str, int, str], dict[str, Any]] = {}
 
     def add(self, record: dict[str, Any]) -> None:
         if record.get("type") == "judge_sample":
             self.samples.append(record)
+            return
+        if record.get("type") == "answered":
+            key = (record["variant"], int(record["trial"]), record["case"])
+            if key not in self.final:
+                self.answered[key] = record
             return
         if record.get("type") not in ("call", "attempt"):
             return  # e.g. an early-stopping ``stop`` record
@@ -179,6 +188,9 @@ class Ledger:
             # (``rerun_failed``); otherwise an attempt is journaled once.
             self.final[key] = record
             self.failures.pop(key, None)
+            if self.answered:
+                # Judged (or failed by the supervisor) since: a re-run calls the target.
+                self.answered.pop(key, None)
             if record["status"] == "invalid_payload" and self.mode == "trial":
                 index = self.case_index[key[2]]
                 first = self.invalid_at.get(key[:2], index)
@@ -222,6 +234,7 @@ class Ledger:
         self.failures.clear()
         self.calls.clear()
         self.samples.clear()
+        self.answered.clear()
 
     def calls_frame(self) -> pd.DataFrame:
         calls = self.calls
@@ -385,11 +398,14 @@ def build_run(
     *,
     progress: bool = False,
     parsed: Mapping[int, tuple[dict[str, Any], str, Trace]] | None = None,
+    journaled: ReplaySamples | None = None,
 ) -> tuple[ExperimentRun, int]:
     """The tables of every finished trial, and the number of attempts still to run.
 
     ``parsed`` (:attr:`~.journal.JournalWriter.parsed`) holds the output and trace of the
     attempts scored in this session, so their payloads are not validated again.
+    ``journaled`` (a run folder's, with judges) holds the judge samples of recorded
+    replays: reused, and new ones journaled.
 
     Recorded variants are replayed one file at a time (memory follows one file, as in
     :func:`~agenticlens_frames.load_experiment`); rows may arrive in any order, the
@@ -422,7 +438,9 @@ def build_run(
                     _add_live_attempt(builder, variant_id, trial, case, record, parsed)
         succeeded.flush()
         if "recorded" in kinds.values():
-            replay_recorded(builder, manifest, suite, order, registry, progress=progress)
+            replay_recorded(
+                builder, manifest, suite, order, registry, progress=progress, journaled=journaled
+            )
         used = sorted({ref.name for case in suite.cases for ref in case.evaluators})
         versions = {name: registry[name].version for name in used} if registry else {}
         return builder.build(versions), remaining
@@ -554,6 +572,23 @@ def judge_postfix(calls: int, unavailable: int, reused: int) -> str:
     extra = [f"{unavailable} unavailable"] if unavailable else []
     extra += [f"{reused} reused"] if reused else []
     return f"judge calls {calls}" + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _replay_samples(
+    manifest: ManifestSpec,
+    registry: EvaluatorRegistry | None,
+    samples: JudgeSamples,
+    folder: RunFolder | None,
+) -> ReplaySamples | None:
+    """The judge samples of recorded replays in a run folder (None: nothing to journal or
+    reuse, so a replay scores as :func:`~agenticlens_frames.load_experiment` does)."""
+    if registry is None or not registry.has_judges:
+        return None
+    if all(v.target_kind != "recorded" for v in manifest.variants):
+        return None
+    if folder is None and not samples:
+        return None
+    return ReplaySamples(samples, folder)
 
 
 def _note_changed_judges(samples: JudgeSamples, registry: EvaluatorRegistry | None) -> None:
@@ -1024,9 +1059,20 @@ async def arun_live(
                     )
                     sub_ledger.release()
                 else:
-                    run, remaining = build_run(
-                        manifest, suite, ledger, registry, progress=progress, parsed=writer.parsed
-                    )
+                    replays = _replay_samples(manifest, registry, samples, folder)
+                    try:
+                        run, remaining = build_run(
+                            manifest,
+                            suite,
+                            ledger,
+                            registry,
+                            progress=progress,
+                            parsed=writer.parsed,
+                            journaled=replays,
+                        )
+                    finally:
+                        if replays is not None:
+                            replays.close()
                 if folder is not None:
                     run.to_parquet(folder.path / "tables")
                 result = LiveRunResult(
@@ -1084,7 +1130,11 @@ def load_run_folder(
             ledger.add(record)
     finally:
         folder.close()
-    run, remaining = build_run(manifest, suite, ledger, registry, progress=progress)
+    # Recorded replays reuse the judge samples journaled by the run (loading writes nothing).
+    replays = _replay_samples(manifest, registry, ledger.unfinished_samples(), None)
+    run, remaining = build_run(
+        manifest, suite, ledger, registry, progress=progress, journaled=replays
+    )
     if remaining:
         raise InputError(
             f"{remaining} attempt(s) of the live variants have not run yet",
@@ -1245,7 +1295,8 @@ def _work_items(
                 if case_rank is None
                 else case_rank[case.id] * len(order) + position
             )
-            items.append(WorkItem(seq, variant_id, trial, case, prior))
+            answered = ledger.answered.get((variant_id, trial, case.id))
+            items.append(WorkItem(seq, variant_id, trial, case, prior, answered))
     return items
 
 

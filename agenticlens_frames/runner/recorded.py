@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._fork import run_tasks, worker_count
 from .._progress import progress_bar
@@ -24,7 +24,26 @@ from ..frames import CheckColumns, TableBuilder
 from ..scoring import score_sample, score_unavailable
 from ..scoring_batch import SuitePlan, plan_suite, score_trial
 
+if TYPE_CHECKING:  # (the journal imports scoring; replays without a run folder need neither)
+    from ..judges import SampleBook
+    from .journal import ReplaySamples
+
 __all__ = ["replay_recorded", "replay_trial"]
+
+
+def _book(
+    journaled: ReplaySamples | None,
+    registry: EvaluatorRegistry | None,
+    variant_id: str,
+    trial: int,
+    case: CaseSpec,
+    output: str,
+    trace: Trace,
+) -> SampleBook | None:
+    """The journaled judge samples of one replayed attempt (a run folder's), if judged."""
+    if journaled is None or registry is None or not registry.judges(case):
+        return None
+    return journaled.book(variant_id, trial, case.id, output, trace)
 
 
 def replay_trial(
@@ -36,21 +55,31 @@ def replay_trial(
     recorded: RecordedTrials | RecordedColumns,
     registry: EvaluatorRegistry | None = None,
     plan: SuitePlan | None = None,
+    journaled: ReplaySamples | None = None,
 ) -> None:
     """Score one recorded trial into ``builder`` (or record it as failed if absent).
 
     With the suite's ``plan`` (:func:`~agenticlens_frames.scoring_batch.plan_suite`) a
     trial that has a sample for every case is scored as a whole, check kind by check kind
     (``recorded`` may then be :func:`~agenticlens_frames.formats.recorded.load_recorded_columns`'
-    columns, which need the plan).
+    columns, which need the plan). ``journaled`` (a run folder's) reuses and journals the
+    judge samples.
     """
     available = len(recorded.trials)
     if trial > available:
         _missing_trial(builder, variant_id, trial, position, available)
         return
-    samples = recorded.trials[trial - 1]
     _replay_entry(
-        builder, suite, variant_id, trial, position, samples, recorded.path, registry, plan
+        builder,
+        suite,
+        variant_id,
+        trial,
+        position,
+        recorded.trials[trial - 1],
+        recorded.path,
+        registry,
+        plan,
+        journaled,
     )
 
 
@@ -76,6 +105,7 @@ def _replay_entry(
     path: Path,
     registry: EvaluatorRegistry | None,
     plan: SuitePlan | None,
+    journaled: ReplaySamples | None = None,
 ) -> None:
     """Score one recorded trial that the file has into ``builder``."""
     if isinstance(samples, TrialColumns):
@@ -99,7 +129,7 @@ def _replay_entry(
     builder.add_trial(variant_id, trial, "succeeded", position)
     by_case = {sample["case_id"]: sample for sample in samples}
     if registry is not None and registry.has_judges and len(suite.cases) > 1:
-        _replay_judged(builder, suite, variant_id, trial, path, by_case, registry)
+        _replay_judged(builder, suite, variant_id, trial, path, by_case, registry, journaled)
         return
     for case in suite.cases:
         sample = by_case.get(case.id)
@@ -112,7 +142,10 @@ def _replay_entry(
         if not isinstance(trace, Trace):
             trace = normalize_trace(trace or {}, file=path)
         output = sample["output"]
-        result = score_sample(case, output, trace, builder.checks, row, registry)
+        book = _book(journaled, registry, variant_id, trial, case, output, trace)
+        result = score_sample(
+            case, output, trace, builder.checks, row, registry, judge_samples=book
+        )
         builder.add_attempt(variant_id, trial, case, "ok", result, output=output, trace=trace)
 
 
@@ -137,6 +170,7 @@ def _replay_judged(
     path: Path,
     by_case: dict[str, Any],
     registry: EvaluatorRegistry,
+    journaled: ReplaySamples | None = None,
 ) -> None:
     """:func:`replay_trial`'s loop with the cases scored on a thread pool (judge calls
     overlap), each into its own sink, then added in suite order: the same tables."""
@@ -153,7 +187,11 @@ def _replay_judged(
         if not isinstance(trace, Trace):
             trace = normalize_trace(trace or {}, file=path)
         output = sample["output"]
-        return sink, score_sample(case, output, trace, sink, start + index, registry), output, trace
+        book = _book(journaled, registry, variant_id, trial, case, output, trace)
+        result = score_sample(
+            case, output, trace, sink, start + index, registry, judge_samples=book
+        )
+        return sink, result, output, trace
 
     workers = max(1, min(int(registry.judge_concurrency), len(suite.cases)))
     with ThreadPoolExecutor(workers, thread_name_prefix="judge") as pool:
@@ -234,6 +272,7 @@ def replay_recorded(
     registry: EvaluatorRegistry | None = None,
     *,
     progress: bool = False,
+    journaled: ReplaySamples | None = None,
 ) -> None:
     """Replay every recorded (variant, trial) of ``order`` into ``builder``.
 
@@ -243,12 +282,17 @@ def replay_recorded(
     skipped. Large experiments replay their variants in several processes on Linux (see
     :mod:`agenticlens_frames._fork`); the tables are the same either way, and an invalid
     file raises the same error as it would one variant after the other.
+
+    ``journaled`` (a live run's folder, with judges) reuses the judge samples its journal
+    holds and journals the new ones; the replay then stays in this process (one writer).
     """
     positions = {item: position for position, item in enumerate(order)}
     variants = [v for v in manifest.variants if v.target_kind == "recorded"]
     trials = {v.id: sorted(k[1] for k in positions if k[0] == v.id) for v in variants}
     total = sum(map(len, trials.values()))
-    workers = worker_count(len(variants), size=total * len(suite.cases))
+    workers = (
+        1 if journaled is not None else worker_count(len(variants), size=total * len(suite.cases))
+    )
     plan = plan_suite(suite) if registry is None or not registry.has_judges else None
     parent = os.getpid()
     bar: list[Any] = []  # made by the first task that runs here: after any fork
@@ -275,7 +319,9 @@ def replay_recorded(
         recorded = load_recorded(variant.resolved_target, suite)
         for trial in trials[variant.id]:
             position = positions[(variant.id, trial)]
-            replay_trial(into, suite, variant.id, trial, position, recorded, registry, plan)
+            replay_trial(
+                into, suite, variant.id, trial, position, recorded, registry, plan, journaled
+            )
             advance()
         return into
 

@@ -64,6 +64,9 @@ class WorkItem:
     case: CaseSpec
     #: Failed calls already journaled by an earlier session: (kind, error) each.
     prior_failures: tuple[tuple[str, str], ...] = ()
+    #: The ``answered`` record of an earlier session that was judging this attempt when it
+    #: ended: the attempt is judged from it, without calling the target again.
+    answered: dict[str, Any] | None = None
 
 
 def final_status(failures: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -> str:
@@ -279,6 +282,8 @@ class Scheduler:
         }
 
     async def _run_item(self, item: WorkItem) -> None:
+        if item.answered is not None and self._judge_answered(item, item.answered):
+            return
         plan = self.plans[item.variant_id]
         policy = plan.retry
         failures = list(item.prior_failures)
@@ -374,6 +379,21 @@ class Scheduler:
             delay = policy.delay(call_no)
             if delay > 0:
                 await asyncio.sleep(delay)
+
+    def _judge_answered(self, item: WorkItem, answered: dict[str, Any]) -> bool:
+        """Hand a reply journaled by an earlier session to the journal, to be judged;
+        False (the target is called instead) if it is no longer a valid sample."""
+        # The attempt as it was when its reply came: same calls, timing and session.
+        record = {**answered, "type": "attempt"}
+        try:
+            # Accepted once already, under that session's output limit.
+            output, trace = validate_payload(record["payload"], item.case.id, max_output_chars=None)
+        except InvalidPayload:
+            return False
+        if self.inflight is not None:
+            self.inflight.started(item.variant_id, item.trial, item.case.id)
+        self.journal.append(record, scoring=(item.case, output, trace))
+        return True
 
     def _finish_failed(
         self,

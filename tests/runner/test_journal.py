@@ -154,3 +154,34 @@ def test_every_writer_masks_secrets_and_keeps_odd_values(tmp_path, workers):
     assert back[2]["payload"]["big"] == 2**70 and back[2]["payload"]["x"] != back[2]["payload"]["x"]
     assert back[3]["payload"]["output"] == "a\ufffd"
     assert [r["n"] for r in writer.records] == [1, 2, 3]
+
+
+def test_replay_samples_from_many_threads_are_whole_lines_each_once(tmp_path):
+    # Judge threads journal recorded samples at once (group commit): every line whole,
+    # every sample once, and a second ReplaySamples reuses them by payload digest.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agenticlens_frames.runner.journal import ReplaySamples, judge_samples
+
+    folder = RunFolder(tmp_path / "run", IDENTITY)
+    trace = normalize_trace({"total_latency_ms": 1.0})
+    replay = ReplaySamples({}, folder)
+
+    def judge(case: int) -> None:
+        book = replay.book("v", 1, f"c{case}", f"out {case}", trace)
+        for sample in range(4):
+            book.record(0, sample, "tone", "1", {"ok": True, "n": case}, attempts=1, ok=True)
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(judge, range(200)))
+    replay.close()
+    folder.close()
+    (segment,) = (tmp_path / "run" / "journal").glob("*.jsonl")
+    records = list(read_segments([segment]))
+    assert segment.read_bytes().endswith(b"\n") and len(records) == 800
+    assert len({(r["case"], r["sample"]) for r in records}) == 800
+    again = ReplaySamples(judge_samples(records), None)
+    book = again.book("v", 1, "c7", "out 7", trace)
+    assert book.recall(0, 3, "tone", "1") == {"ok": True, "n": 7}
+    # another output of the same attempt is judged afresh
+    assert again.book("v", 1, "c7", "out 8", trace).recall(0, 3, "tone", "1") is None

@@ -1,6 +1,7 @@
 """Judge samples in the run journal: a run killed (SIGKILL) mid-judging resumes from the
-samples it had not journaled, calls the judge only for those, and reports exactly what an
-uninterrupted run reports; a judge whose version changed never reuses old samples."""
+samples it had not journaled, calls the judge only for those and no target again (the
+replies being judged were journaled first), and reports exactly what an uninterrupted run
+reports; a judge whose version changed never reuses old samples."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import io
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -110,8 +113,9 @@ def judged_experiment(write_experiment, tmp_path, monkeypatch):
     cases = simple_cases(["parcel 1", "where is parcel 22", "parcel"])
     for case in cases:
         case["evaluators"] = [{"name": "tone", "threshold": 0.5}, {"name": "brief"}]
+    # Targets that log each call to $LIVE_CALL_LOG (a file: the run is killed).
     manifest, suite = write_experiment(
-        [variant("a", "answer"), variant("b", "answer_async")],
+        [variant("a", "logged"), variant("b", "logged_async"), variant("c", "logged_plain")],
         cases=cases,
         trial_count=TRIALS,
         random_seed=5,
@@ -132,8 +136,17 @@ def _lines(path: Path) -> int:
     return len(path.read_text().splitlines()) if path.exists() else 0
 
 
-def _kill_mid_judging(manifest: Path, suite: Path, run_dir: Path, log: Path) -> None:
-    env = {**os.environ, "JUDGE_LOG": str(log), "JUDGE_BLOCK_AT": str(BLOCK_AT)}
+def _kill_mid_judging(
+    manifest: Path, suite: Path, run_dir: Path, log: Path, target_log: Path, *, replies: bool
+) -> None:
+    """Run in a child process until the judge hangs at call BLOCK_AT, then SIGKILL it;
+    with ``replies``, not before every attempt's target reply is journaled."""
+    env = {
+        **os.environ,
+        "JUDGE_LOG": str(log),
+        "JUDGE_BLOCK_AT": str(BLOCK_AT),
+        "LIVE_CALL_LOG": str(target_log),
+    }
     process = subprocess.Popen(
         [sys.executable, "-c", SCRIPT, *map(str, (manifest, suite, run_dir, manifest.parent))],
         env=env,
@@ -142,12 +155,19 @@ def _kill_mid_judging(manifest: Path, suite: Path, run_dir: Path, log: Path) -> 
         text=True,
     )
     deadline = time.monotonic() + 60
-    # Every completed call is journaled before the next one starts (one scoring thread).
-    while not (run_dir / "journal").exists() or len(_records(run_dir, "judge_sample")) < (
-        BLOCK_AT - 1
+    # Every completed judge call is journaled before the next one starts (one scoring
+    # thread). The targets are not held up by judging: every attempt gets its reply, and
+    # with ``replies`` the kill waits until each is journaled (with its call record), so
+    # that no target call is in flight when it comes.
+    while (
+        not (run_dir / "journal").exists()
+        or len(_records(run_dir, "judge_sample")) < BLOCK_AT - 1
+        or (replies and len(_records(run_dir, "call")) < ATTEMPTS)
     ):
         assert process.poll() is None, process.communicate()
-        assert time.monotonic() < deadline, "the run made no progress"
+        assert time.monotonic() < deadline, (
+            "the run made no progress, or did not journal the replies being judged"
+        )
         time.sleep(0.01)
     process.kill()  # SIGKILL while call BLOCK_AT hangs: no cleanup at all
     process.communicate()
@@ -185,7 +205,17 @@ def test_killed_mid_judging_resumes_from_the_missing_samples(
 ):
     manifest, suite = judged_experiment
     run_dir, log = tmp_path / "run", tmp_path / "calls.log"
-    _kill_mid_judging(manifest, suite, run_dir, log)
+    targets = tmp_path / "targets.log"
+    _kill_mid_judging(manifest, suite, run_dir, log, targets, replies=True)
+    assert _lines(targets) == ATTEMPTS
+    # The journal as the previous version wrote it (no ``answered`` records), and the
+    # judge's log as at the kill: resumed at the end.
+    old, old_log = tmp_path / "old-run", tmp_path / "old-calls.log"
+    shutil.copytree(run_dir, old)
+    shutil.copy(log, old_log)
+    for segment in (old / "journal").glob("*.jsonl"):
+        lines = segment.read_bytes().splitlines(keepends=True)
+        segment.write_bytes(b"".join(x for x in lines if not x.startswith(b'{"type":"answered"')))
 
     journaled = _records(run_dir, "judge_sample")
     finished = {(r["variant"], r["trial"], r["case"]) for r in _records(run_dir, "attempt")}
@@ -197,10 +227,18 @@ def test_killed_mid_judging_resumes_from_the_missing_samples(
     assert len(open_samples) == BLOCK_AT - 1 - CALLS_PER_ATTEMPT * len(finished) >= 2
     last = [(r["entry"], r["sample"], r["judge"], r["version"]) for r in open_samples[-2:]]
     assert last == [(0, 0, "tone", "1"), (0, 1, "tone", "1")]
+    # Each reply being (or waiting to be) judged is on disk, with the digest its samples
+    # refer to.
+    answered = {(r["variant"], r["trial"], r["case"]): r for r in _records(run_dir, "answered")}
+    assert len(answered) == ATTEMPTS
+    for r in open_samples:
+        key = (r["variant"], r["trial"], r["case"])
+        assert r["payload_sha256"] == answered[key]["payload_sha256"]
 
     import judges_mod
 
     monkeypatch.setenv("JUDGE_LOG", str(log))
+    monkeypatch.setenv("LIVE_CALL_LOG", str(targets))
     # tqdm cuts the line at $COLUMNS when stderr is no terminal: with the rate's width
     # varying with the machine's load, the postfix asserted below could be cut off.
     monkeypatch.setenv("COLUMNS", "1000")
@@ -220,13 +258,37 @@ def test_killed_mid_judging_resumes_from_the_missing_samples(
         f"judge calls {calls_after_resume} ({len(open_samples)} reused)]"
     ), overall[-1]
     assert len(_records(run_dir, "judge_sample")) == TOTAL_CALLS
+    # No target was called again: every attempt's target was called exactly once.
+    assert _lines(targets) == ATTEMPTS
+    assert Counter(targets.read_text().splitlines()) == {
+        f"{name} c{i}": TRIALS
+        for name in ("logged", "logged_async", "logged_plain")
+        for i in range(1, CASES + 1)
+    }
+    assert len(resumed.calls) == ATTEMPTS
 
     monkeypatch.setenv("JUDGE_LOG", str(tmp_path / "fresh.log"))
+    monkeypatch.setenv("LIVE_CALL_LOG", str(tmp_path / "fresh-targets.log"))
     fresh = run_experiment(manifest, suite, evaluators=judges_mod.registry(), progress=False)
     assert _lines(tmp_path / "fresh.log") == TOTAL_CALLS
+    assert _lines(tmp_path / "fresh-targets.log") == ATTEMPTS
     for table in ("attempts", "checks", "trials"):
         pd.testing.assert_frame_equal(getattr(resumed.run, table), getattr(fresh.run, table))
     assert _report(resumed.run) == _report(fresh.run)
+
+    # The journal without ``answered`` records resumes as it always did: the unfinished
+    # attempts call their targets again (these answer the same), the judge is called for
+    # the same missing samples, and the run is the same.
+    monkeypatch.setenv("JUDGE_LOG", str(old_log))
+    monkeypatch.setenv("LIVE_CALL_LOG", str(tmp_path / "old-targets.log"))
+    again = run_experiment(
+        manifest, suite, evaluators=judges_mod.registry(), progress=False, run_dir=old
+    )
+    assert again.complete
+    assert _lines(tmp_path / "old-targets.log") == ATTEMPTS - len(finished)
+    assert _lines(old_log) == TOTAL_CALLS
+    for table in ("attempts", "checks", "trials"):
+        pd.testing.assert_frame_equal(getattr(again.run, table), getattr(fresh.run, table))
 
     # Independently: each tone score is the mean of its three samples, in judging order...
     checks = resumed.run.checks
@@ -253,7 +315,7 @@ def test_a_changed_judge_version_never_reuses_old_samples(
 ):
     manifest, suite = judged_experiment
     run_dir, log = tmp_path / "run", tmp_path / "calls.log"
-    _kill_mid_judging(manifest, suite, run_dir, log)
+    _kill_mid_judging(manifest, suite, run_dir, log, tmp_path / "targets.log", replies=False)
     finished = {(r["variant"], r["trial"], r["case"]) for r in _records(run_dir, "attempt")}
     open_samples = [
         r["judge"]
@@ -285,3 +347,122 @@ def test_a_changed_judge_version_never_reuses_old_samples(
     ]
     tone = resumed.run.checks[resumed.run.checks["evaluator"] == "tone"]
     assert len(tone) == ATTEMPTS
+
+
+# Recorded replays: a judge whose value is a function of the case and output (the replay
+# judges several cases at once), logging each call; call REPLAY_BLOCK_AT hangs.
+REPLAY_JUDGES = """
+import os, time
+from agenticlens_frames.evaluators import EvaluatorRegistry
+
+
+def registry():
+    reg = EvaluatorRegistry()
+    reg.judge_concurrency = 1  # one call at a time: the kill comes at a known call
+
+    def tone(output, case, trace, config):
+        with open(os.environ["JUDGE_LOG"]) as f:
+            done = len(f.read().splitlines())
+        if done + 1 == int(os.environ.get("JUDGE_BLOCK_AT", "0")):
+            time.sleep(3600)  # the test kills the process here
+        with open(os.environ["JUDGE_LOG"], "a") as f:
+            f.write(case.id + "\\n")
+        value = (sum(map(ord, case.id + output)) % 10) / 10
+        return {"value": value, "metadata": {"judge_cost_usd": 0.001,
+                                             "judge_cost_source": "measured",
+                                             "judge_latency_ms": 4.0}}
+
+    reg.register_judge("tone", tone, version="1", samples=2)
+    return reg
+"""
+REPLAY_ATTEMPTS = 4 * 2 * 4  # variants (three recorded, one live) x trials x cases
+REPLAY_CALLS = REPLAY_ATTEMPTS * 2
+LIVE_CALLS = 2 * 4 * 2  # the live variant's, judged before the replay
+REPLAY_BLOCK_AT = LIVE_CALLS + 14
+
+
+def test_a_recorded_replay_killed_mid_judging_pays_only_for_missing_samples(tmp_path, monkeypatch):
+    import yaml
+
+    from agenticlens_frames import load_experiment
+    from agenticlens_frames.testing import make_synthetic
+
+    folder = make_synthetic(tmp_path / "exp", variants=3, trials=2, cases=4, seed=2)
+    manifest, suite = folder / "manifest.yaml", folder / "suite.yaml"
+    # A live variant too: a run folder is for live runs (load_experiment reads it then).
+    doc = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+    factors = {**doc["variants"][0]["factors"], "model": "live"}
+    doc["variants"].append(variant("live", "answer", factors=factors))
+    manifest.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    doc = yaml.safe_load(suite.read_text(encoding="utf-8"))
+    for case in doc["cases"]:
+        case["evaluators"] = [{"name": "tone", "threshold": 0.5}]
+    suite.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    (tmp_path / "judges_mod.py").write_text(REPLAY_JUDGES, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("judges_mod", None)
+    import judges_mod
+
+    run_dir, log = tmp_path / "run", tmp_path / "calls.log"
+    log.touch()
+    env = {**os.environ, "JUDGE_LOG": str(log), "JUDGE_BLOCK_AT": str(REPLAY_BLOCK_AT)}
+    process = subprocess.Popen(
+        [sys.executable, "-c", SCRIPT, *map(str, (manifest, suite, run_dir, tmp_path))],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    # Each sample is journaled before the next call starts (one call at a time); the
+    # live variant's attempts are judged first, then the recorded ones are replayed.
+    while not (run_dir / "journal").exists() or len(_records(run_dir, "judge_sample")) < (
+        REPLAY_BLOCK_AT - 1
+    ):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the replay journaled no judge samples"
+        time.sleep(0.01)
+    process.kill()  # SIGKILL while call REPLAY_BLOCK_AT hangs
+    process.communicate()
+    assert _lines(log) == REPLAY_BLOCK_AT - 1
+    assert any(r["variant"] != "live" for r in _records(run_dir, "judge_sample"))  # replaying
+
+    monkeypatch.setenv("JUDGE_LOG", str(log))
+    resumed = run_experiment(
+        manifest, suite, evaluators=judges_mod.registry(), progress=False, run_dir=run_dir
+    )
+    # The judge is called only for the samples never journaled, each once in all.
+    assert _lines(log) == REPLAY_CALLS
+    assert len(_records(run_dir, "judge_sample")) == REPLAY_CALLS
+    assert Counter(log.read_text().splitlines()) == {
+        f"case-0000{i}": REPLAY_CALLS // 4 for i in range(4)
+    }
+    assert len(resumed.calls) == REPLAY_ATTEMPTS // 4  # the live variant's, each once
+
+    fresh_log = tmp_path / "fresh.log"
+    fresh_log.touch()
+    monkeypatch.setenv("JUDGE_LOG", str(fresh_log))
+    fresh = run_experiment(manifest, suite, evaluators=judges_mod.registry(), progress=False)
+    assert _lines(fresh_log) == REPLAY_CALLS
+    for table in ("attempts", "checks", "trials"):
+        pd.testing.assert_frame_equal(getattr(resumed.run, table), getattr(fresh.run, table))
+    assert _report(resumed.run) == _report(fresh.run)
+    # Independently: every judge score is the judge's rule for its case and output.
+    tone = resumed.run.checks[resumed.run.checks["evaluator"] == "tone"]
+    outputs = resumed.run.attempts.set_index(["variant_id", "trial", "case_id"])["output"]
+    assert len(tone) == REPLAY_ATTEMPTS
+    for v, t, c, value in zip(
+        tone["variant_id"], tone["trial"], tone["case_id"], tone["value"], strict=True
+    ):
+        assert value == (sum(map(ord, str(c) + outputs[(v, t, c)])) % 10) / 10
+
+    # The run folder, run or loaded again, pays the judge nothing more.
+    monkeypatch.setenv("JUDGE_LOG", str(log))
+    again = run_experiment(
+        manifest, suite, evaluators=judges_mod.registry(), progress=False, run_dir=run_dir
+    )
+    loaded = load_experiment(manifest, suite, evaluators=judges_mod.registry(), run_dir=run_dir)
+    assert _lines(log) == REPLAY_CALLS
+    for run in (again.run, loaded):
+        pd.testing.assert_frame_equal(run.checks, fresh.run.checks)
+    sys.modules.pop("judges_mod", None)

@@ -4,6 +4,7 @@ metadata journaled, and a resumed run never judging a journaled attempt again.""
 from __future__ import annotations
 
 import json
+from hashlib import sha256
 
 import pandas as pd
 
@@ -152,8 +153,8 @@ def test_pooled_judging_journals_every_sample_and_a_lost_attempt_reuses_them(
     write_experiment, tmp_path
 ):
     """Judge samples written from several scoring threads are whole lines; an attempt
-    whose record was lost (the crash came after its samples) is re-run and re-scored
-    from its journaled samples without calling the judge."""
+    whose record was lost (the crash came after its samples) is scored again from its
+    journaled reply and samples, calling neither its target nor the judge."""
     manifest, suite = _judged_experiment(write_experiment)
     calls: list[str] = []
     run_dir = tmp_path / "run"
@@ -173,6 +174,17 @@ def test_pooled_judging_journals_every_sample_and_a_lost_attempt_reuses_them(
     # two tone samples and the n_a judge's one call per attempt, each journaled once
     keys = {(r["variant"], r["trial"], r["case"], r["entry"], r["sample"]) for r in samples}
     assert len(samples) == len(keys) == attempts * 3
+    # every reply was journaled before its judging, with the digest its samples refer to
+    answered = {
+        (r["variant"], r["trial"], r["case"]): r for r in records if r["type"] == "answered"
+    }
+    assert len(answered) == attempts
+    for r in samples:
+        reply = answered[(r["variant"], r["trial"], r["case"])]
+        canonical = json.dumps(reply["payload"], sort_keys=True, ensure_ascii=True)
+        assert (
+            r["payload_sha256"] == reply["payload_sha256"] == sha256(canonical.encode()).hexdigest()
+        )
     # Lose four attempt records, as a crash after their samples but before them would.
     lost = [r for r in records if r["type"] == "attempt"][-4:]
     lost_keys = {(r["variant"], r["trial"], r["case"]) for r in lost}
@@ -194,14 +206,20 @@ def test_pooled_judging_journals_every_sample_and_a_lost_attempt_reuses_them(
         concurrency=3,
     )
     assert resumed.complete and resumed.attempted == 4
-    # every other sample of the lost attempts came from the journal
+    # every other sample of the lost attempts came from the journal...
     assert calls == [regraded[2]] * 2
-    again = {
-        (r["variant"], r["trial"], r["case"])
-        for r in read_journal(run_dir)
-        if r["type"] == "attempt" and r["session"] != lost[0]["session"]
-    }
-    assert again == lost_keys
+    # ...and their replies too: each target was called once per attempt, in all.
+    assert len(resumed.calls) == attempts and set(resumed.calls["outcome"]) == {"ok"}
+    (_, second) = sorted((run_dir / "journal").glob("*.jsonl"))
+    again = [json.loads(line) for line in second.read_text().splitlines()]
+    assert {r["type"] for r in again} == {"attempt", "judge_sample"}
+    assert {(r["variant"], r["trial"], r["case"]) for r in again} == lost_keys
+    for r in again:
+        if r["type"] == "attempt":  # the attempt as its reply came: first session's timing
+            key = (r["variant"], r["trial"], r["case"])
+            assert {k: r[k] for k in answered[key] if k != "type"} == {
+                k: v for k, v in answered[key].items() if k != "type"
+            }
     pd.testing.assert_frame_equal(resumed.run.attempts, first.run.attempts)
     # The same checks; the re-judged attempt's unsampled judge measured its own time.
     checks, before = resumed.run.checks, first.run.checks
@@ -216,6 +234,41 @@ def test_pooled_judging_journals_every_sample_and_a_lost_attempt_reuses_them(
     pd.testing.assert_frame_equal(checks.loc[judged_again, same], before.loc[judged_again, same])
 
 
-def read_journal(run_dir):  # type: ignore[no-untyped-def]
-    for segment in sorted((run_dir / "journal").glob("*.jsonl")):
-        yield from (json.loads(line) for line in segment.read_text().splitlines())
+def test_only_judged_attempts_journal_their_reply_before_judging(write_experiment, tmp_path):
+    # c2 names no judge, c3 only a plain evaluator: neither writes an ``answered`` record.
+    cases = simple_cases(["parcel a", "parcel b", "parcel c"])
+    cases[0]["evaluators"] = [{"name": "tone", "threshold": 0.6}]
+    cases[2]["evaluators"] = [{"name": "plain"}]
+    manifest, suite = write_experiment(
+        [variant("sync", "answer"), variant("async", "answer_async")], cases=cases, trial_count=2
+    )
+    registry = _registry([])
+    registry.register("plain", lambda *args: 1.0, version="1")
+    run_dir = tmp_path / "run"
+    run_experiment(manifest, suite, evaluators=registry, progress=False, run_dir=run_dir)
+    (segment,) = (run_dir / "journal").glob("*.jsonl")
+    records = [json.loads(line) for line in segment.read_text().splitlines()]
+    answered = [r for r in records if r["type"] == "answered"]
+    assert sorted((r["variant"], r["trial"], r["case"]) for r in answered) == sorted(
+        (v, t, "c1") for v in ("sync", "async", "filler2") for t in (1, 2)
+    )
+    for reply in answered:
+        key = (reply["variant"], reply["trial"], reply["case"])
+        of_key = [r for r in records if (r["variant"], r["trial"], r["case"]) == key]
+        # its call, its reply, its judge's two samples, then the attempt with its scores
+        kinds = [r["type"] for r in of_key]
+        assert kinds == ["call", "answered", "judge_sample", "judge_sample", "attempt"]
+        attempt = of_key[-1]
+        assert {k: v for k, v in attempt.items() if k not in ("score", "checks")} == {
+            **reply,
+            "type": "attempt",
+        }
+    unjudged = [r for r in records if r["type"] == "attempt" and r["case"] != "c1"]
+    assert len(unjudged) == 12 and not any("payload_sha256" in r for r in unjudged)
+    # Without judges in the registry, no record of the kind at all.
+    plain_only = EvaluatorRegistry()
+    plain_only.register("plain", lambda *args: 1.0, version="1")
+    plain_only.register("tone", lambda *args: 1.0, version="1")
+    run_experiment(manifest, suite, evaluators=plain_only, progress=False, run_dir=tmp_path / "p")
+    text = "".join(p.read_text() for p in (tmp_path / "p" / "journal").glob("*.jsonl"))
+    assert '"answered"' not in text and "payload_sha256" not in text
