@@ -15,13 +15,11 @@ failure kinds and messages in one place:
   applies to the URL (httpx honours them; we do not speak to proxies) or the URL carries
   user information (httpx sends it as basic auth).
 
-What our client sends (httpx sent the same, except the user agent): ``Host`` (with the
+What our client sends (what httpx sent, but for the user agent): ``Host`` (with the
 port when not the scheme's default), ``Accept: */*``, ``Accept-Encoding: gzip, deflate``
 (decoded with :mod:`zlib`; the reply cap applies to the decoded size),
-``User-Agent: agenticlens-frames/<version>``, ``Content-Type: application/json`` and
-``Content-Length``, then the manifest's headers (which replace any of these but
-``Content-Length`` and ``Host``... except that an explicit ``Host`` is honoured, as httpx
-does).
+``User-Agent: agenticlens-frames/<version>``, ``Content-Type: application/json``, then
+the manifest's headers, which replace any of these (as in httpx), and ``Content-Length``.
 """
 
 from __future__ import annotations
