@@ -315,8 +315,20 @@ class ConnectionPool:
         self.target = target
         self._idle: list[_Connection] = []  # a stack: most recently used on top
         self._numeric = _is_ip(host)
+        self._last_headers: dict[str, str] | None = None
+        self._last_prefix = b""
 
     def _request(self, body: bytes, headers: Mapping[str, str]) -> bytes:
+        # The head up to the Content-Length value depends only on the headers, which are
+        # the same from call to call (their ${NAME} values are read at every send, but
+        # rarely change): it is built again only when they do.
+        if headers != self._last_headers:
+            self._last_prefix = self._prefix(headers)
+            self._last_headers = dict(headers)
+        return b"%s%d\r\n\r\n%s" % (self._last_prefix, len(body), body)
+
+    def _prefix(self, headers: Mapping[str, str]) -> bytes:
+        """The request line and headers, up to ``Content-Length: `` (its value to come)."""
         fields = {
             "host": ("Host", self.authority),
             "accept": ("Accept", "*/*"),
@@ -326,14 +338,14 @@ class ConnectionPool:
         }
         for name, value in headers.items():
             fields[name.lower()] = (name, value)
-        fields["content-length"] = ("Content-Length", str(len(body)))
+        fields.pop("content-length", None)  # ours, last
         pairs = fields.values()
         given = "".join(name + value for name, value in pairs)
         if "\r" in given or "\n" in given or "\0" in given:
             # A header may not smuggle another one (an environment value with a newline).
             raise ProtocolError("illegal character in a request header", name="LocalProtocolError")
-        text = "\r\n".join(f"{name}: {value}" for name, value in pairs)
-        return f"POST {self.target} HTTP/1.1\r\n{text}\r\n\r\n".encode() + body
+        text = "".join(f"{name}: {value}\r\n" for name, value in pairs)
+        return f"POST {self.target} HTTP/1.1\r\n{text}Content-Length: ".encode()
 
     async def post(self, body: bytes, headers: Mapping[str, str], limit: int) -> Reply:
         """See :meth:`Transport.post`."""
@@ -604,6 +616,12 @@ async def _body(
         size = int(length)
         if whole and size > limit:
             raise ReplyTooLarge(limit, size)
+        if whole and not sink.decoders:  # the common case: one read, no copies
+            try:
+                return await reader.readexactly(size), keep
+            except asyncio.IncompleteReadError as exc:
+                got = len(exc.partial)
+                raise ProtocolError(f"reply body ended after {got} of {size} bytes") from None
         left = size
         while left and not sink.done:
             chunk = await reader.read(min(left, 1 << 16))

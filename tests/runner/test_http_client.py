@@ -504,3 +504,36 @@ def test_tls_failure_reads_as_the_package(monkeypatch):
         listener.close()
     assert failure(ours).kind == "connection"
     assert str(ours) == describe_error(caught.value)
+
+
+def test_a_header_value_changed_between_calls_is_sent():
+    # The request head is reused while the headers stay the same: a rotated token must
+    # still reach the server on the next call.
+    environ = {"K": "first-token"}
+
+    async def main() -> tuple[list[Any], Server]:
+        async with Server(keep_alive(reply())) as server:
+            url = server.url()
+            transport = open_transport(url, size=1, timeout=5, tls=None)
+            target = HttpTarget(
+                url,
+                transport=transport,
+                timeout_seconds=5,
+                headers={"Authorization": "Bearer ${K}"},
+                environ=environ,
+            )
+            results = [await target.call(CASE)]
+            environ["K"] = "second-token"
+            results.append(await target.call(CASE))
+            results.append(await target.call(CASE))
+            await transport.aclose()
+            return results, server
+
+    results, server = asyncio.run(main())
+    assert results == [PAYLOAD] * 3
+    sent = [line for head in server.requests for line in head.split(b"\r\n") if b"Bearer" in line]
+    assert sent == [
+        b"Authorization: Bearer first-token",
+        b"Authorization: Bearer second-token",
+        b"Authorization: Bearer second-token",
+    ]
