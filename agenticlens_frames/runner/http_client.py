@@ -271,7 +271,17 @@ class _Connection:
 
 
 class _NothingReceived(Exception):
-    """The connection failed before a single reply byte arrived (maybe stale)."""
+    """The connection failed before a single reply byte arrived (maybe stale).
+
+    Parameters
+    ----------
+    error
+        The socket error, or None when the server just closed the connection.
+    """
+
+    def __init__(self, error: OSError | None) -> None:
+        super().__init__(error)
+        self.error = error
 
 
 class ConnectionPool:
@@ -352,19 +362,22 @@ class ConnectionPool:
         request = self._request(body, headers)
         for attempt in (0, 1):
             connection, reused = await self._acquire(fresh=attempt > 0)
+            lost: _NothingReceived | None = None
             try:
                 status, reason, fields, version = await _head(connection, request)
             except _NothingReceived as exc:
                 connection.abort()
-                if reused and attempt == 0:
-                    continue  # stale: the server closed it while it was idle
-                cause = exc.__cause__
-                if isinstance(cause, OSError):
-                    raise cause from None
-                raise ProtocolError("Server disconnected without sending a response.") from None
+                lost = exc
             except BaseException:
                 connection.abort()
                 raise
+            if lost is not None:
+                if reused and attempt == 0:
+                    continue  # stale: the server closed it while it was idle
+                # Raised here, not in the handler: the socket error's chain stays its own.
+                if lost.error is not None:
+                    raise lost.error
+                raise ProtocolError("Server disconnected without sending a response.")
             try:
                 data, reusable = await _body(
                     connection.reader, status, fields, version, limit, 200 <= status < 300
@@ -453,11 +466,11 @@ async def _head(
     except asyncio.IncompleteReadError as exc:
         if exc.partial:
             raise ProtocolError("Server disconnected while sending the reply head.") from None
-        raise _NothingReceived from exc
+        raise _NothingReceived(None) from None
     except asyncio.LimitOverrunError:
         raise ProtocolError(f"reply head larger than {HEADER_LIMIT} bytes") from None
     except (ConnectionResetError, BrokenPipeError) as exc:
-        raise _NothingReceived from exc
+        raise _NothingReceived(exc) from None
     while True:
         status, reason, fields, version = _parse_head(head)
         if status >= 200:

@@ -258,7 +258,9 @@ def _socket_reason(exc: BaseException) -> str:
 
     found: BaseException | None = None
     cause: BaseException | None = exc
-    while cause is not None:
+    seen: set[int] = set()
+    while cause is not None and id(cause) not in seen:  # a chain can loop
+        seen.add(id(cause))
         if isinstance(cause, OSError) and isinstance(cause.errno, int):
             found = cause
         cause = cause.__cause__ or cause.__context__

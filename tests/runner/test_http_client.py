@@ -17,6 +17,7 @@ import gzip
 import json
 import socket
 import ssl
+import struct
 import threading
 import zlib
 from collections.abc import Awaitable, Callable
@@ -537,3 +538,18 @@ def test_a_header_value_changed_between_calls_is_sent():
         b"Authorization: Bearer second-token",
         b"Authorization: Bearer second-token",
     ]
+
+
+def test_a_reset_connection_fails_as_urllib_words_it():
+    async def handle(reader, writer, server):
+        await server.request(reader)
+        # SO_LINGER 0: the close sends a reset, not an orderly end of stream.
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()
+
+    (result,), server = run(handle)
+    assert failure(result).kind == "connection"
+    assert str(result) == PREFIX + "<urlopen error [Errno 104] Connection reset by peer>"
+    assert result.detail.startswith("ConnectionResetError: [Errno 104]")
+    assert len(server.requests) == 1  # a fresh connection is not retried
