@@ -81,12 +81,13 @@ import json, sys, time
 from agenticlens_frames.runner import run_experiment
 manifest, suite, concurrency, run_dir = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 limits = {{f"v{{i}}": max(1, concurrency // {variants}) for i in range({variants})}}
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 result = run_experiment(manifest, suite, concurrency=concurrency, variant_concurrency=limits,
                         run_dir=run_dir or None, progress=False)
-seconds = time.perf_counter() - start
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
 ok = int((result.run.attempts["status"] == "ok").sum())
-print(json.dumps({{"seconds": seconds, "attempts": len(result.run.attempts), "ok": ok}}))
+print(json.dumps({{"seconds": seconds, "cpu": cpu, "attempts": len(result.run.attempts),
+                  "ok": ok}}))
 """
 
 PACKAGE = """
@@ -399,6 +400,7 @@ def main() -> None:
                 trees["baseline"] = str(Path(args.baseline_tree).resolve())
             for name in targets:
                 times: dict[str, list[float]] = {tree: [] for tree in trees}
+                cpus: dict[str, list[float]] = {tree: [] for tree in trees}
                 for _ in range(max(1, args.repeat)):
                     for tree, source in trees.items():  # alternating: load drifts
                         run_dir = str(folder / f"run-{name}-{tree}-{len(times[tree])}")
@@ -410,9 +412,16 @@ def main() -> None:
                         )
                         assert r["ok"] == attempts, r
                         times[tree].append(r["seconds"])
+                        cpus[tree].append(r["cpu"])
                 for tree, got in times.items():
                     runs = f" (median of {len(got)})" if len(got) > 1 else ""
                     row(f"{tree} {name}, concurrency {args.concurrency}{runs}", median(got))
+                    # The run's process only (all its threads), not the server's.
+                    cpu = median(cpus[tree])
+                    print(
+                        f"{'':<44} CPU {cpu:.2f} s, {cpu / attempts * 1000:.3f} ms per call; "
+                        f"runs {', '.join(f'{t:.2f}' for t in got)} s"
+                    )
                 if args.baseline_tree:
                     ratio = median(times["baseline"]) / median(times["ours"])
                     print(f"{'':<44} ours is {ratio:.2f}x faster than the baseline tree")

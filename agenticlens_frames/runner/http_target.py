@@ -2,9 +2,10 @@
 
 Differences from AgenticLens 0.10 (which uses ``urllib`` in a daemon thread per call):
 
-* a variant's calls share its :class:`httpx.AsyncClient` pools (small ones, together
-  sized to the variant's concurrency limit), and a timeout cancels the request and closes
-  its connection — no thread or socket outlives it;
+* a variant's calls share its pool of keep-alive connections (our own HTTP/1.1 client,
+  :mod:`.http_client`; httpx when a proxy applies), sized to the variant's concurrency
+  limit, and a timeout cancels the request and closes its connection — no thread or
+  socket outlives it;
 * ``timeout_seconds`` bounds the whole exchange (connect, send, headers and body), not
   each socket operation, so a server that trickles its reply cannot hold a call forever;
 * the reply body is read in chunks and abandoned past ``max_reply_bytes`` (default
@@ -19,18 +20,16 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._secrets import mask, mask_value, remember
 from ..errors import InputError
 from ..formats.model import CaseSpec
+from .http_client import ReplyError, ReplyTooLarge, Transport, TransportError
 from .payload import InvalidPayload
 from .retry import TargetFailure
-
-if TYPE_CHECKING:
-    import httpx
 
 __all__ = [
     "DEFAULT_MAX_REPLY_BYTES",
@@ -119,10 +118,9 @@ class HttpTarget:
     ----------
     url
         The endpoint.
-    client
-        The variant's client (its limits bound the open connections), or several: each
-        call then goes to one with no call in flight (the least busy when all are busy),
-        so a variant's connections can be spread over small pools.
+    transport
+        The variant's connections (:func:`~.http_client.open_transport`): its size bounds
+        the open connections.
     timeout_seconds
         For the whole exchange.
     headers
@@ -137,7 +135,7 @@ class HttpTarget:
         self,
         url: str,
         *,
-        client: httpx.AsyncClient | Sequence[httpx.AsyncClient],
+        transport: Transport,
         timeout_seconds: float,
         headers: Mapping[str, str] | None = None,
         environ: Mapping[str, str] | None = None,
@@ -146,10 +144,7 @@ class HttpTarget:
         import os
 
         self.url = url
-        self.clients = list(client) if isinstance(client, Sequence) else [client]
-        self.client = self.clients[0]
-        self._busy = [0] * len(self.clients)
-        self._idle = list(range(len(self.clients) - 1, -1, -1))  # a stack, first on top
+        self.transport = transport
         self.timeout = float(timeout_seconds)
         self.headers = dict(headers or {})
         self.environ = os.environ if environ is None else environ
@@ -191,57 +186,46 @@ class HttpTarget:
 
     async def call(self, case: CaseSpec) -> Any:
         """The parsed JSON reply, or :class:`TargetFailure` / :class:`InvalidPayload`."""
-        import httpx  # loaded with the first http target, not by every run
-
-        expanded = expand_headers(self.headers, self.environ)
-        secrets = self._secrets(expanded)
+        expanded = expand_headers(self.headers, self.environ) if self.headers else {}
+        secrets = self._secrets(expanded) if expanded else []
         remember(secrets)
         body = json.dumps({"input": case.input, "case_id": case.id}).encode("utf-8")
-        request_headers = {"Content-Type": "application/json", **expanded}
-        shard = self._take()
         try:
             async with asyncio.timeout(self.timeout):
-                async with self.clients[shard].stream(
-                    "POST", self.url, content=body, headers=request_headers, timeout=self.timeout
-                ) as response:
-                    if not 200 <= response.status_code < 300:
-                        snippet = await self._read(response, 512, truncate=True)
-                        text = " ".join(snippet.decode("utf-8", "replace").split())[:200]
-                        status = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
-                        raise self._failed(
-                            _status_kind(response.status_code),
-                            case,
-                            f"HTTP Error {response.status_code}: {response.reason_phrase}",
-                            secrets,
-                            detail=f"{status}: {text}" if text else status,
-                        )
-                    data = await self._read(response, self.max_reply_bytes)
-        except TargetFailure:
-            raise
-        except (TimeoutError, httpx.TimeoutException):
+                reply = await self.transport.post(body, expanded, self.max_reply_bytes)
+        except TimeoutError:
             raise TargetFailure(
                 "timeout",
                 f"TimeoutError: HTTP target timed out after {self.timeout:g} s for case "
                 f"{case.id!r}",
             ) from None
-        except _TooLarge as exc:
+        except ReplyTooLarge as exc:
             raise self._failed("error", case, str(exc), secrets) from None
-        except (httpx.TransportError, OSError) as exc:
-            kind = "error" if isinstance(exc, httpx.UnsupportedProtocol) else "connection"
+        except ReplyError as exc:
+            raise self._failed("error", case, f"{exc.name}: {exc}", secrets) from None
+        except (TransportError, OSError) as exc:
+            kind = exc.kind if isinstance(exc, TransportError) else "connection"
+            name = exc.name if isinstance(exc, TransportError) else type(exc).__name__
             raise self._failed(
                 kind,
                 case,
                 f"<urlopen error {_socket_reason(exc)}>",
                 secrets,
-                detail=f"{type(exc).__name__}: {exc}",
+                detail=f"{name}: {exc}",
             ) from None
-        except httpx.HTTPError as exc:
-            raise self._failed("error", case, f"{type(exc).__name__}: {exc}", secrets) from None
-        finally:
-            self._give(shard)
+        if not 200 <= reply.status < 300:
+            text = " ".join(reply.body.decode("utf-8", "replace").split())[:200]
+            status = f"HTTP {reply.status} {reply.reason}".rstrip()
+            raise self._failed(
+                _status_kind(reply.status),
+                case,
+                f"HTTP Error {reply.status}: {reply.reason}",
+                secrets,
+                detail=f"{status}: {text}" if text else status,
+            )
         try:
             # A server that echoes a header back must not put it into the report.
-            return mask_value(json.loads(data.decode("utf-8")))
+            return mask_value(json.loads(reply.body.decode("utf-8")))
         except ValueError as exc:
             raise InvalidPayload(
                 self._mask(
@@ -250,45 +234,8 @@ class HttpTarget:
                 )
             ) from None
 
-    def _take(self) -> int:
-        """A client with no call in flight, else the least busy (its pool queues the call)."""
-        shard = (
-            self._idle.pop()
-            if self._idle
-            else min(range(len(self._busy)), key=self._busy.__getitem__)
-        )
-        self._busy[shard] += 1
-        return shard
-
-    def _give(self, shard: int) -> None:
-        self._busy[shard] -= 1
-        if self._busy[shard] == 0:
-            self._idle.append(shard)
-
-    async def _read(self, response: httpx.Response, limit: int, *, truncate: bool = False) -> bytes:
-        declared = response.headers.get("content-length")
-        if not truncate and declared is not None and declared.isdigit() and int(declared) > limit:
-            raise _TooLarge(limit, int(declared))
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > limit:
-                if truncate:
-                    chunks.append(chunk[: len(chunk) - (size - limit)])
-                    break
-                raise _TooLarge(limit, None)
-            chunks.append(chunk)
-        return b"".join(chunks)
-
     def close(self) -> None:
-        """Nothing to release: the runner closes the client."""
-
-
-class _TooLarge(Exception):
-    def __init__(self, limit: int, declared: int | None) -> None:
-        size = f" (Content-Length {declared})" if declared is not None else ""
-        super().__init__(f"reply body exceeds the limit of {limit} bytes{size}")
+        """Nothing to release: the runner closes the transport."""
 
 
 def _socket_reason(exc: BaseException) -> str:
@@ -311,12 +258,16 @@ def _socket_reason(exc: BaseException) -> str:
 
     found: BaseException | None = None
     cause: BaseException | None = exc
-    while cause is not None:
+    seen: set[int] = set()
+    while cause is not None and id(cause) not in seen:  # a chain can loop
+        seen.add(id(cause))
         if isinstance(cause, OSError) and isinstance(cause.errno, int):
             found = cause
         cause = cause.__cause__ or cause.__context__
     if found is None:
         return str(exc)
     if isinstance(found, socket.gaierror):  # DNS: the resolver's own message
+        return str(found)
+    if type(found).__module__ == "ssl":  # TLS: urllib shows the SSL error itself
         return str(found)
     return f"[Errno {found.errno}] {os.strerror(found.errno)}"

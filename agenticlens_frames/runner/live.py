@@ -33,7 +33,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -49,6 +49,7 @@ from ..formats.model import CaseSpec, ManifestSpec, SuiteSpec
 from ..formats.traces import Trace
 from ..frames import CheckColumns, ExperimentRun, TableBuilder
 from ..scoring import score_unavailable
+from .http_client import Transport, open_transport, trust_context
 from .http_target import (
     DEFAULT_MAX_REPLY_BYTES,
     HttpTarget,
@@ -77,10 +78,7 @@ from .retry import RetryPolicy, parse_retry
 from .scheduler import Scheduler, Target, VariantPlan, WorkItem
 from .stopping import STOP_WHEN, StopMonitor, StopRule, case_rank, sub_suite
 
-if TYPE_CHECKING:  # httpx loads with the first http target (_plans), not for replays
-    import httpx
-
-#: Most httpx clients (connection pools) per http variant; its limit is spread over them.
+#: Most httpx clients (connection pools) per proxied http variant (http_client.py).
 MAX_HTTP_POOLS = 256
 
 
@@ -984,7 +982,7 @@ async def arun_live(
         # every record of the run (50-75 ms at 10 000 attempts), and so would the first one
         # after the tables unless the records are let go first (below).
         with _fewer_collections():
-            clients: list[httpx.AsyncClient] = []
+            clients: list[Transport] = []
             plans: dict[str, VariantPlan] = {}
             try:
                 plans = _plans(
@@ -1021,8 +1019,8 @@ async def arun_live(
             finally:
                 for plan in plans.values():
                     plan.target.close()
-                for client in clients:
-                    await client.aclose()
+                for transport in clients:
+                    await transport.aclose()
                 try:
                     writer.close()
                 finally:
@@ -1223,7 +1221,7 @@ def _plans(
     *,
     max_output_chars: int | None = DEFAULT_MAX_OUTPUT_CHARS,
 ) -> dict[str, VariantPlan]:
-    """How to call each live variant; http clients are appended to ``clients`` to close."""
+    """How to call each live variant; http transports are appended to ``clients`` to close."""
     plans: dict[str, VariantPlan] = {}
     tls: Any = None
     for v in manifest.variants:
@@ -1240,25 +1238,21 @@ def _plans(
                 name=f"target-{v.id}",
             )
         else:
-            # A variant's connections are spread over small clients (pools): httpcore scans
-            # its pool on every request and event, which at 64 connections in one pool made
-            # 10 000 calls take 30x as long as over bare asyncio streams (bench_live.py).
-            # The clients share one TLS context (creating one costs ~40 ms).
-            import httpx  # here: a run without http variants never loads it
-
-            if tls is None:
-                tls = httpx.create_ssl_context()
-            shards = min(limits[v.id], MAX_HTTP_POOLS)
-            size = -(-limits[v.id] // shards)
-            pool = httpx.Limits(max_connections=size, max_keepalive_connections=size)
-            own = [
-                httpx.AsyncClient(limits=pool, follow_redirects=False, verify=tls)
-                for _ in range(shards)
-            ]
-            clients.extend(own)
+            # One pool per variant, sized to its limit (our client; httpx behind a proxy).
+            # The variants share one TLS context (creating one costs ~40 ms).
+            if tls is None and v.resolved_target.lower().startswith("https:"):
+                tls = trust_context()
+            transport = open_transport(
+                v.resolved_target,
+                size=limits[v.id],
+                timeout=v.timeout_seconds,
+                tls=tls,
+                httpx_pools=MAX_HTTP_POOLS,
+            )
+            clients.append(transport)
             target = HttpTarget(
                 v.resolved_target,
-                client=own,
+                transport=transport,
                 timeout_seconds=v.timeout_seconds,
                 headers=v.headers,
                 environ=env,

@@ -10,6 +10,7 @@ import pytest
 
 MODULES = [
     "agenticlens_frames.api",
+    "agenticlens_frames.runner.http_client",
     "agenticlens_frames.runner.http_target",
     "agenticlens_frames.runner.journal",
     "agenticlens_frames.runner.live",
