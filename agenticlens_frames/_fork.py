@@ -22,7 +22,7 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "flush_output",
     "fork",
     "give_back_free_memory",
+    "idle_work",
     "run_tasks",
     "start_worker",
     "worker_count",
@@ -44,6 +45,44 @@ T = TypeVar("T")
 WORKERS_ENV = "AGENTICLENS_FRAMES_WORKERS"
 #: Below this many attempts one process does the work (forking costs more than it saves).
 LARGE_RUN_ATTEMPTS = 10_000
+
+
+# Work this process will need later, done the first time it waits for forked workers.
+_IDLE_WORK: list[Callable[[], None]] = []
+
+
+@contextlib.contextmanager
+def idle_work(work: Callable[[], None]) -> Iterator[None]:
+    """Within the block, run ``work`` here the first time :func:`run_tasks` has finished
+    this process's tasks and waits for its forked workers' (a forked worker runs slower
+    than its parent, so the parent idles there); not at all if it never waits.
+
+    For work that must be done later anyway and gives the same result whenever it is
+    done, such as importing a module. An error in ``work`` is ignored: the later use meets
+    it again and reports it where it belongs.
+
+    Examples
+    --------
+    >>> done = []
+    >>> with idle_work(lambda: done.append(1)):
+    ...     run_tasks([lambda: 1], workers=1)  # nothing to wait for
+    [1]
+    >>> done
+    []
+    """
+    _IDLE_WORK.append(work)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):  # already done
+            _IDLE_WORK.remove(work)
+
+
+def _do_idle_work() -> None:
+    while _IDLE_WORK:
+        work = _IDLE_WORK.pop(0)
+        with contextlib.suppress(Exception):
+            work()
 
 
 def _cpus() -> int:
@@ -172,6 +211,7 @@ def run_tasks(
     while_waiting
         Called in this process after its own tasks, before waiting for the workers'
         results (work that would otherwise wait for them); not called with one worker.
+        The :func:`idle_work` pending follows it.
 
     Examples
     --------
@@ -194,6 +234,7 @@ def run_tasks(
                 break
         if while_waiting is not None:
             while_waiting()
+        _do_idle_work()
         for pid, fd, mine in children:
             outcomes.update(_collect(pid, fd, mine))
         children.clear()

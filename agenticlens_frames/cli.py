@@ -363,7 +363,8 @@ def experiment_run(
     resumably with --run-dir.
     """
     console = _console(quiet)
-    from .analysis import analyze
+    from ._fork import idle_work
+    from .analysis import analyze, warm_imports
     from .evaluators import load_registry
     from .formats.suite import suite_memo
     from .report.console import print_summary
@@ -408,19 +409,21 @@ def experiment_run(
                 )
             _note_outside_targets(manifest_file)
             stop_options = _stop_options(stop_when, stop_margin, comparisons, alpha)
-            live = run_live_experiment(
-                manifest_file,
-                suite_file,
-                evaluators=registry,
-                run_dir=run_dir,
-                concurrency=concurrency,
-                max_attempts=max_attempts,
-                progress=not quiet,
-                rerun_failed=rerun_failed,
-                invalid_payload=invalid_payload.value,
-                **({} if max_output_chars is None else {"max_output_chars": max_output_chars}),
-                **stop_options,
-            )
+            # scipy.special for the analysis, imported while the replay's workers finish.
+            with idle_work(warm_imports):
+                live = run_live_experiment(
+                    manifest_file,
+                    suite_file,
+                    evaluators=registry,
+                    run_dir=run_dir,
+                    concurrency=concurrency,
+                    max_attempts=max_attempts,
+                    progress=not quiet,
+                    rerun_failed=rerun_failed,
+                    invalid_payload=invalid_payload.value,
+                    **({} if max_output_chars is None else {"max_output_chars": max_output_chars}),
+                    **stop_options,
+                )
             if not live.complete:
                 how = f"resume with --run-dir {run_dir}" if run_dir else "use --run-dir to resume"
                 Console(stderr=True).print(
