@@ -85,6 +85,42 @@ def _do_idle_work() -> None:
             work()
 
 
+def _collect_while_idle(children: list[tuple[int, int, list[int]]]) -> list[dict[int, Any]]:
+    """:func:`_collect` of every child on a thread while this one does the idle work.
+
+    The thread waits for the workers' results without the GIL (pipe reads), so the idle
+    work neither waits for a worker still running nor keeps a finished one waiting to
+    send (its pipe holds 64 KiB): the results arrive while it runs. The children are
+    collected (pipes closed, processes reaped) when this returns, and ``children`` is
+    emptied; if the idle work is interrupted, they are killed first.
+    """
+    collected: list[dict[int, Any]] = []
+    failed: list[BaseException] = []
+
+    def collect() -> None:
+        try:
+            for pid, fd, mine in children:
+                collected.append(_collect(pid, fd, mine))
+        except BaseException as exc:  # raised in the caller's thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=collect, name="collect-workers", daemon=True)
+    thread.start()
+    try:
+        _do_idle_work()
+    except BaseException:
+        for pid, _, _ in children:  # (their pipes end, and the thread reaps them)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        raise
+    finally:
+        thread.join()
+        children.clear()
+    if failed:
+        raise failed[0]
+    return collected
+
+
 def _cpus() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -234,7 +270,9 @@ def run_tasks(
                 break
         if while_waiting is not None:
             while_waiting()
-        _do_idle_work()
+        if _IDLE_WORK:
+            for collected in _collect_while_idle(children):
+                outcomes.update(collected)
         for pid, fd, mine in children:
             outcomes.update(_collect(pid, fd, mine))
         children.clear()

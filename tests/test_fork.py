@@ -116,6 +116,19 @@ def _idle() -> list[object]:
     out.append(len(done))
     run_tasks([os.getpid, os.getpid], workers=2)  # after its block: never
     out.append([name for name, _ in done])
+
+    def interrupt() -> None:
+        raise KeyboardInterrupt
+
+    with _fork.idle_work(interrupt):
+        try:  # the worker would sleep for a minute: it is stopped, and reaped
+            run_tasks([os.getpid, lambda: time.sleep(60)], workers=2)
+        except KeyboardInterrupt:
+            out.append("interrupted")
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        out.append("no child left")
     return out
 
 
@@ -127,6 +140,8 @@ def test_idle_work_runs_once_here_while_the_workers_finish(isolated) -> None:
         2,
         2,
         ["import", "broken"],
+        "interrupted",
+        "no child left",
     ]
 
 
