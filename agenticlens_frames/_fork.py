@@ -32,6 +32,7 @@ __all__ = [
     "can_fork",
     "flush_output",
     "fork",
+    "forked",
     "give_back_free_memory",
     "idle_work",
     "run_tasks",
@@ -289,6 +290,46 @@ def run_tasks(
             raise value
         results.append(value)
     return results
+
+
+@contextlib.contextmanager
+def forked(task: Callable[[], T]) -> Iterator[Callable[[], T]]:
+    """Run ``task()`` in a forked worker from now on; within the block, the function
+    given waits for its result (pickled back) and returns it, or raises its exception.
+
+    For work this process will need after work of its own that does not depend on it
+    (on a second core). A worker whose result was not taken when the block ends is
+    stopped. Call :func:`worker_count` first: forking must be safe and worth it.
+
+    Examples
+    --------
+    >>> if can_fork():
+    ...     with forked(lambda: 6 * 7) as result:
+    ...         answer = result()
+    ... else:
+    ...     answer = 42
+    >>> answer
+    42
+    """
+    pid, fd, mine = _fork_child([task], [0])
+    taken = False
+
+    def result() -> T:
+        nonlocal taken
+        if taken:
+            raise RuntimeError("the worker's result was already taken")
+        taken = True
+        ok, value = _collect(pid, fd, mine)[0]
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    try:
+        yield result
+    finally:
+        if not taken:
+            os.close(fd)
+            _stop(pid)
 
 
 class Started(Generic[T]):
