@@ -22,7 +22,7 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 __all__ = [
@@ -32,7 +32,9 @@ __all__ = [
     "can_fork",
     "flush_output",
     "fork",
+    "forked",
     "give_back_free_memory",
+    "idle_work",
     "run_tasks",
     "start_worker",
     "worker_count",
@@ -44,6 +46,80 @@ T = TypeVar("T")
 WORKERS_ENV = "AGENTICLENS_FRAMES_WORKERS"
 #: Below this many attempts one process does the work (forking costs more than it saves).
 LARGE_RUN_ATTEMPTS = 10_000
+
+
+# Work this process will need later, done the first time it waits for forked workers.
+_IDLE_WORK: list[Callable[[], None]] = []
+
+
+@contextlib.contextmanager
+def idle_work(work: Callable[[], None]) -> Iterator[None]:
+    """Within the block, run ``work`` here the first time :func:`run_tasks` has finished
+    this process's tasks and waits for its forked workers' (a forked worker runs slower
+    than its parent, so the parent idles there); not at all if it never waits.
+
+    For work that must be done later anyway and gives the same result whenever it is
+    done, such as importing a module. An error in ``work`` is ignored: the later use meets
+    it again and reports it where it belongs.
+
+    Examples
+    --------
+    >>> done = []
+    >>> with idle_work(lambda: done.append(1)):
+    ...     run_tasks([lambda: 1], workers=1)  # nothing to wait for
+    [1]
+    >>> done
+    []
+    """
+    _IDLE_WORK.append(work)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):  # already done
+            _IDLE_WORK.remove(work)
+
+
+def _do_idle_work() -> None:
+    while _IDLE_WORK:
+        work = _IDLE_WORK.pop(0)
+        with contextlib.suppress(Exception):
+            work()
+
+
+def _collect_while_idle(children: list[tuple[int, int, list[int]]]) -> list[dict[int, Any]]:
+    """:func:`_collect` of every child on a thread while this one does the idle work.
+
+    The thread waits for the workers' results without the GIL (pipe reads), so the idle
+    work neither waits for a worker still running nor keeps a finished one waiting to
+    send (its pipe holds 64 KiB): the results arrive while it runs. The children are
+    collected (pipes closed, processes reaped) when this returns, and ``children`` is
+    emptied; if the idle work is interrupted, they are killed first.
+    """
+    collected: list[dict[int, Any]] = []
+    failed: list[BaseException] = []
+
+    def collect() -> None:
+        try:
+            for pid, fd, mine in children:
+                collected.append(_collect(pid, fd, mine))
+        except BaseException as exc:  # raised in the caller's thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=collect, name="collect-workers", daemon=True)
+    thread.start()
+    try:
+        _do_idle_work()
+    except BaseException:
+        for pid, _, _ in children:  # (their pipes end, and the thread reaps them)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        raise
+    finally:
+        thread.join()
+        children.clear()
+    if failed:
+        raise failed[0]
+    return collected
 
 
 def _cpus() -> int:
@@ -172,6 +248,7 @@ def run_tasks(
     while_waiting
         Called in this process after its own tasks, before waiting for the workers'
         results (work that would otherwise wait for them); not called with one worker.
+        The :func:`idle_work` pending follows it.
 
     Examples
     --------
@@ -194,6 +271,9 @@ def run_tasks(
                 break
         if while_waiting is not None:
             while_waiting()
+        if _IDLE_WORK:
+            for collected in _collect_while_idle(children):
+                outcomes.update(collected)
         for pid, fd, mine in children:
             outcomes.update(_collect(pid, fd, mine))
         children.clear()
@@ -210,6 +290,46 @@ def run_tasks(
             raise value
         results.append(value)
     return results
+
+
+@contextlib.contextmanager
+def forked(task: Callable[[], T]) -> Iterator[Callable[[], T]]:
+    """Run ``task()`` in a forked worker from now on; within the block, the function
+    given waits for its result (pickled back) and returns it, or raises its exception.
+
+    For work this process will need after work of its own that does not depend on it
+    (on a second core). A worker whose result was not taken when the block ends is
+    stopped. Call :func:`worker_count` first: forking must be safe and worth it.
+
+    Examples
+    --------
+    >>> if can_fork():
+    ...     with forked(lambda: 6 * 7) as result:
+    ...         answer = result()
+    ... else:
+    ...     answer = 42
+    >>> answer
+    42
+    """
+    pid, fd, mine = _fork_child([task], [0])
+    taken = False
+
+    def result() -> T:
+        nonlocal taken
+        if taken:
+            raise RuntimeError("the worker's result was already taken")
+        taken = True
+        ok, value = _collect(pid, fd, mine)[0]
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    try:
+        yield result
+    finally:
+        if not taken:
+            os.close(fd)
+            _stop(pid)
 
 
 class Started(Generic[T]):

@@ -95,6 +95,56 @@ def test_one_worker_runs_everything_here() -> None:
     assert run_tasks([os.getpid, os.getpid], workers=1) == [os.getpid()] * 2
 
 
+def _idle() -> list[object]:
+    done: list[tuple[str, int]] = []
+
+    def work(name: str) -> None:
+        done.append((name, os.getpid()))
+        if name == "broken":
+            raise ImportError("no such module")
+
+    out: list[object] = []
+    with _fork.idle_work(lambda: work("import")), _fork.idle_work(lambda: work("broken")):
+        # Only this process's waiting runs it: a task runs in each process, once.
+        results = run_tasks([os.getpid, lambda: (time.sleep(0.2), os.getpid())[1]], workers=2)
+        out.append([(name, pid == os.getpid()) for name, pid in done])
+        out.append(results[1] != os.getpid())
+        run_tasks([os.getpid, os.getpid], workers=2)  # already done: not again
+        out.append(len(done))
+    with _fork.idle_work(lambda: work("unused")):
+        run_tasks([os.getpid, os.getpid], workers=1)  # nothing waited for: not run
+    out.append(len(done))
+    run_tasks([os.getpid, os.getpid], workers=2)  # after its block: never
+    out.append([name for name, _ in done])
+
+    def interrupt() -> None:
+        raise KeyboardInterrupt
+
+    with _fork.idle_work(interrupt):
+        try:  # the worker would sleep for a minute: it is stopped, and reaped
+            run_tasks([os.getpid, lambda: time.sleep(60)], workers=2)
+        except KeyboardInterrupt:
+            out.append("interrupted")
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        out.append("no child left")
+    return out
+
+
+def test_idle_work_runs_once_here_while_the_workers_finish(isolated) -> None:
+    # in this process, after its own tasks; an error in it is left to the later real use
+    assert isolated(_idle) == [
+        [("import", True), ("broken", True)],
+        True,
+        2,
+        2,
+        ["import", "broken"],
+        "interrupted",
+        "no child left",
+    ]
+
+
 def _counts() -> list[object]:
     os.environ.pop(WORKERS_ENV, None)
     _fork._cpus = lambda: 8

@@ -37,7 +37,7 @@ from agenticlens_frames.formats._io import (
 )
 from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef, SuiteSpec
 
-__all__ = ["JSON_SCHEMA_DIALECT", "load_suite", "suite_memo"]
+__all__ = ["JSON_SCHEMA_DIALECT", "load_suite", "read_for_memo", "remember", "suite_memo"]
 
 #: The only JSON Schema dialect ``output_json_schema`` may declare (a trailing ``#`` is
 #: accepted too).
@@ -219,6 +219,36 @@ def suite_memo() -> Iterator[None]:
         yield
     finally:
         _MEMO.reset(token)
+
+
+def read_for_memo(
+    path: str | Path, *, known_evaluators: Collection[str] = ()
+) -> tuple[_MemoKey | None, SuiteSpec]:
+    """:func:`load_suite` of ``path`` outside any memo, with the key of the bytes it read:
+    what :func:`remember` needs to give a :func:`suite_memo` of another process (a
+    forked one read it) this suite. Raises as :func:`load_suite` does.
+
+    Examples
+    --------
+    >>> key, suite = read_for_memo("data/support/suite.yaml")
+    >>> with suite_memo():
+    ...     remember(key, suite)
+    ...     load_suite("data/support/suite.yaml") is suite
+    True
+    """
+    path = Path(path)
+    key = _memo_key(path, known_evaluators)
+    with gc_paused():
+        return key, _load(path, known_evaluators)
+
+
+def remember(key: _MemoKey | None, suite: SuiteSpec) -> None:
+    """Within :func:`suite_memo`, let :func:`load_suite` return ``suite`` for the file,
+    bytes and evaluators of ``key`` (from :func:`read_for_memo`): a file whose bytes
+    changed since is read again. Outside the block (or with no key), nothing happens."""
+    memo = _MEMO.get()
+    if memo is not None and key is not None:
+        memo[key] = suite
 
 
 def _memo_key(path: Path, known_evaluators: Collection[str]) -> _MemoKey | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from agenticlens_frames.errors import InputError
@@ -482,3 +484,55 @@ def test_experiment_run_reads_its_suite_once(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert [p.name for p in reads] == ["suite.yaml"]
     assert suite_module._MEMO.get() is None  # the memo ends with the command
+
+
+def _run_counting_suite_reads(folder: str, out: str, workers: str) -> tuple[int, list[bool]]:
+    """`experiment run` in this (fresh) interpreter; its exit code and, per read of the
+    suite file, whether this process did it (reads are logged to a file, which a forked
+    reader writes too)."""
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    import agenticlens_frames.formats.suite as suite_module
+    from agenticlens_frames.cli import app
+
+    os.environ["AGENTICLENS_FRAMES_WORKERS"] = workers
+    os.environ["SOURCE_DATE_EPOCH"] = "1767225600"
+    log = Path(out) / "reads.txt"
+    real = suite_module._load
+
+    def logged(*args):
+        with log.open("a") as handle:
+            handle.write(f"{os.getpid()}\n")
+        return real(*args)
+
+    suite_module._load = logged
+    args = ["experiment", "run", "-q", f"{folder}/manifest.yaml", f"{folder}/suite.yaml"]
+    result = CliRunner().invoke(app, [*args, "--save", f"{out}/r.json"])
+    pids = log.read_text().split() if log.exists() else []
+    return result.exit_code, [int(pid) == os.getpid() for pid in pids]
+
+
+def test_a_large_suite_is_read_once_in_a_forked_process_with_the_same_report(tmp_path, isolated):
+    """`experiment run` reads a suite of SUITE_AHEAD_BYTES or more in a forked process
+    while it imports the analysis; the run then uses that read (no second one here), and
+    the report is the one a read in this process gives."""
+    import shutil
+
+    from agenticlens_frames.cli import SUITE_AHEAD_BYTES
+
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    suite = folder / "suite.yaml"
+    suite.write_text("# " + "x" * SUITE_AHEAD_BYTES + "\n" + suite.read_text())
+    runs = {}
+    for workers in ("2", "1"):
+        out = tmp_path / f"out{workers}"
+        out.mkdir()
+        runs[workers] = isolated(_run_counting_suite_reads, str(folder), str(out), workers)
+    assert runs["2"] == (0, [False])  # one read, by another process
+    assert runs["1"] == (0, [True])  # AGENTICLENS_FRAMES_WORKERS=1: read here
+    assert (tmp_path / "out2" / "r.json").read_bytes() == (
+        tmp_path / "out1" / "r.json"
+    ).read_bytes()
