@@ -507,13 +507,17 @@ def _append(handle: Any, lines: list[bytes], segment: Path | None) -> None:
         handle.flush()
         os.fsync(handle.fileno())
     except OSError as exc:
-        # Disk full, quota, removed folder: the run stops with a message, not a
-        # traceback; every record written before stays (a torn last line is skipped).
-        raise InputError(
-            f"cannot write the run journal: {exc.strerror or exc}",
-            file=segment,
-            hint="free space, then run again with the same --run-dir to resume",
-        ) from None
+        raise _unwritable(exc, segment) from None
+
+
+def _unwritable(exc: OSError, segment: Path | None) -> InputError:
+    # Disk full, quota, removed folder: the run stops with a message, not a traceback;
+    # every record written before stays (a torn last line is skipped).
+    return InputError(
+        f"cannot write the run journal: {exc.strerror or exc}",
+        file=segment,
+        hint="free space, then run again with the same --run-dir to resume",
+    )
 
 
 class ReplaySamples:
@@ -580,11 +584,7 @@ class ReplaySamples:
                     os.fsync(self._file.fileno())
                     self._synced = upto
         except OSError as exc:
-            self.error = InputError(
-                f"cannot write the run journal: {exc.strerror or exc}",
-                file=self._segment,
-                hint="free space, then run again with the same --run-dir to resume",
-            )
+            self.error = _unwritable(exc, self._segment)
         except BaseException as exc:  # re-raised by close()
             self.error = exc
 
