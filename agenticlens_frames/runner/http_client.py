@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # ssl and httpx load with the first https or proxied variant
 __all__ = [
     "HEADER_LIMIT",
     "KEEPALIVE_SECONDS",
+    "MAX_HTTPX_POOLS",
     "SNIPPET_BYTES",
     "ConnectionPool",
     "DecodingError",
@@ -63,6 +64,9 @@ HEADER_LIMIT = 64 * 1024
 KEEPALIVE_SECONDS = 5.0
 #: How much of a non-2xx reply's body is read (for the ``detail`` column).
 SNIPPET_BYTES = 512
+#: Most httpx clients (connection pools) a proxied variant's connections are spread over:
+#: httpcore scans its whole pool on every request, so one big pool is slow.
+MAX_HTTPX_POOLS = 256
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # RFC 3986 characters kept as they are in a path (and a query): httpx encodes the rest.
@@ -222,7 +226,6 @@ def open_transport(
     size: int,
     timeout: float,
     tls: ssl.SSLContext | None,
-    httpx_pools: int = 256,
 ) -> Transport:
     """The transport for a variant: our pool, or httpx when :func:`uses_httpx` says so.
 
@@ -236,15 +239,12 @@ def open_transport(
         Its ``timeout_seconds`` (httpx also applies it to each socket operation).
     tls
         The run's TLS context (:func:`trust_context`), shared by every variant.
-    httpx_pools
-        Most httpx clients the connections are spread over (httpcore scans its whole
-        pool on every request, so big pools are slow).
     """
     if not uses_httpx(url):
         return ConnectionPool(url, size=size, tls=tls)
     import httpx  # here: a run without a proxied variant never loads it
 
-    shards = min(size, httpx_pools)
+    shards = min(size, MAX_HTTPX_POOLS)
     per = -(-size // shards)
     limits = httpx.Limits(max_connections=per, max_keepalive_connections=per)
     clients = [

@@ -78,10 +78,6 @@ from .retry import RetryPolicy, parse_retry
 from .scheduler import Scheduler, Target, VariantPlan, WorkItem
 from .stopping import STOP_WHEN, StopMonitor, StopRule, case_rank, sub_suite
 
-#: Most httpx clients (connection pools) per proxied http variant (http_client.py).
-MAX_HTTP_POOLS = 256
-
-
 __all__ = ["LiveRunResult", "arun_live", "run_experiment", "run_live"]
 
 InvalidPayloadMode = Literal["trial", "case"]
@@ -1247,7 +1243,6 @@ def _plans(
                 size=limits[v.id],
                 timeout=v.timeout_seconds,
                 tls=tls,
-                httpx_pools=MAX_HTTP_POOLS,
             )
             clients.append(transport)
             target = HttpTarget(
