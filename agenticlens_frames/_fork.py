@@ -226,12 +226,7 @@ def flush_output() -> None:
             stream.flush()
 
 
-def run_tasks(
-    tasks: Sequence[Callable[[], T]],
-    workers: int,
-    *,
-    while_waiting: Callable[[], None] | None = None,
-) -> list[T]:
+def run_tasks(tasks: Sequence[Callable[[], T]], workers: int) -> list[T]:
     """Run ``tasks`` across ``workers`` processes and return their results in order.
 
     Task *i* runs in process ``i % workers``; process 0 is this one, the others are
@@ -244,11 +239,8 @@ def run_tasks(
         Callables without arguments; their results must pickle.
     workers
         Number of processes, this one included (see :func:`worker_count`); 1 runs the
-        tasks here, one after the other.
-    while_waiting
-        Called in this process after its own tasks, before waiting for the workers'
-        results (work that would otherwise wait for them); not called with one worker.
-        The :func:`idle_work` pending follows it.
+        tasks here, one after the other. Once this process's own tasks are done, the
+        :func:`idle_work` pending runs here while the workers' results are collected.
 
     Examples
     --------
@@ -269,8 +261,6 @@ def run_tasks(
             except Exception as exc:
                 outcomes[index] = (False, exc)
                 break
-        if while_waiting is not None:
-            while_waiting()
         if _IDLE_WORK:
             for collected in _collect_while_idle(children):
                 outcomes.update(collected)

@@ -25,11 +25,8 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fo
 def _order() -> list[tuple[int, int]]:
     assert threading.active_count() == 1
     waited = []
-    results = run_tasks(
-        [lambda i=i: (i, os.getpid()) for i in range(7)],
-        workers=3,
-        while_waiting=lambda: waited.append(os.getpid()),
-    )
+    with _fork.idle_work(lambda: waited.append(os.getpid())):
+        results = run_tasks([lambda i=i: (i, os.getpid()) for i in range(7)], workers=3)
     assert waited == [os.getpid()]
     return [(i, int(pid == os.getpid())) for i, pid in results] + [
         (-1, len({pid for _, pid in results}))
