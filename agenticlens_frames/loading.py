@@ -40,10 +40,12 @@ def load_experiment(
     progress
         Show a progress bar while scoring.
     run_dir
-        For experiments with live (python / http) variants: the run folder of a finished
-        ``experiment run --run-dir`` (or ``runner.run_experiment(run_dir=...)``); their
-        journaled results are loaded, no target is called. Without it such experiments
-        are refused with the command that runs them.
+        The run folder of a finished ``experiment run --run-dir`` (or
+        ``runner.run_experiment(run_dir=...)``) of this experiment: the live (python /
+        http) variants' journaled results are loaded, no target is called, and the
+        recorded variants reuse the judge samples journaled there (no judge is called
+        for a sample the folder holds). Without it, experiments with live variants are
+        refused with the command that runs them, and recorded variants are judged again.
     invalid_payload
         The ``--invalid-payload`` mode the live run used.
 
@@ -62,7 +64,9 @@ def load_experiment(
     registry = evaluators or EvaluatorRegistry()
     suite = load_suite(suite_path, known_evaluators=tuple(registry))
     live = [v for v in manifest.variants if v.target_kind != "recorded"]
-    if live and run_dir is not None:
+    if run_dir is not None:
+        # A recorded-only experiment too: its folder holds the judge samples already paid
+        # for, and a folder named but not used would be an argument silently ignored.
         from .runner.live import load_run_folder
 
         return load_run_folder(

@@ -1099,7 +1099,8 @@ def load_run_folder(
     invalid_payload: InvalidPayloadMode = "trial",
     progress: bool = False,
 ) -> ExperimentRun:
-    """The results a live run journaled in ``run_dir``, without calling any target.
+    """The results a live run journaled in ``run_dir``, without calling any target; its
+    recorded variants replayed with the judge samples journaled there.
 
     Raises
     ------
@@ -1113,7 +1114,10 @@ def load_run_folder(
         f"--run-dir {path}`"
     )
     if not (path / "run.json").is_file():
-        raise InputError("no live run was recorded in this folder", file=path, hint=how)
+        live = any(v.target_kind != "recorded" for v in manifest.variants)
+        raise InputError(
+            f"no {'live run' if live else 'run'} was recorded in this folder", file=path, hint=how
+        )
     recorded_paths = {
         v.id: v.resolved_target for v in manifest.variants if v.target_kind == "recorded"
     }

@@ -466,3 +466,57 @@ def test_a_recorded_replay_killed_mid_judging_pays_only_for_missing_samples(tmp_
     for run in (again.run, loaded):
         pd.testing.assert_frame_equal(run.checks, fresh.run.checks)
     sys.modules.pop("judges_mod", None)
+
+
+def test_load_experiment_of_a_recorded_only_run_folder_reuses_its_judge_samples(
+    tmp_path, monkeypatch
+):
+    from agenticlens_frames import load_experiment
+    from agenticlens_frames.errors import InputError
+    from agenticlens_frames.testing import make_synthetic
+
+    folder = make_synthetic(tmp_path / "exp", variants=3, trials=2, cases=4, seed=2)
+    manifest, suite = folder / "manifest.yaml", folder / "suite.yaml"
+    import yaml
+
+    doc = yaml.safe_load(suite.read_text(encoding="utf-8"))
+    for case in doc["cases"]:
+        case["evaluators"] = [{"name": "tone", "threshold": 0.5}]
+    suite.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    (tmp_path / "judges_mod.py").write_text(REPLAY_JUDGES, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("judges_mod", None)
+    import judges_mod
+
+    log = tmp_path / "calls.log"
+    log.touch()
+    monkeypatch.setenv("JUDGE_LOG", str(log))
+    run_dir = tmp_path / "run"
+    calls = 3 * 2 * 4 * 2  # variants x trials x cases x samples, each judged once
+    done = run_experiment(
+        manifest, suite, evaluators=judges_mod.registry(), progress=False, run_dir=run_dir
+    )
+    assert _lines(log) == calls == len(_records(run_dir, "judge_sample"))
+
+    loaded = load_experiment(manifest, suite, evaluators=judges_mod.registry(), run_dir=run_dir)
+    assert _lines(log) == calls  # the folder's samples: no judge call
+    pd.testing.assert_frame_equal(loaded.checks, done.run.checks)
+    # Independently: each score is the judge's rule for its case and output.
+    tone = loaded.checks[loaded.checks["evaluator"] == "tone"]
+    outputs = loaded.attempts.set_index(["variant_id", "trial", "case_id"])["output"]
+    assert len(tone) == calls // 2
+    for v, t, c, value in zip(
+        tone["variant_id"], tone["trial"], tone["case_id"], tone["value"], strict=True
+    ):
+        assert value == (sum(map(ord, str(c) + outputs[(v, t, c)])) % 10) / 10
+
+    # Without the folder the recorded variants are judged again, as documented.
+    again = load_experiment(manifest, suite, evaluators=judges_mod.registry())
+    assert _lines(log) == 2 * calls
+    pd.testing.assert_frame_equal(again.checks, done.run.checks)
+    # A folder that holds no run is refused, not silently ignored.
+    with pytest.raises(InputError, match="no run was recorded in this folder"):
+        load_experiment(
+            manifest, suite, evaluators=judges_mod.registry(), run_dir=tmp_path / "empty"
+        )
+    sys.modules.pop("judges_mod", None)
