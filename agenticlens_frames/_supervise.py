@@ -10,7 +10,10 @@ child says it finished by writing its exit code to a file (:data:`DONE_ENV`); a 
 ends without doing so was ended by something else. The parent then
 
 1. reads which attempts were in flight (``runner/inflight.py``) and records each in the
-   run journal as a failed attempt whose error says what ended the process;
+   run journal as a failed attempt whose error says what ended the process — or, for an
+   attempt whose reply was journaled and was being judged, records that its judging
+   ended: the resumed run keeps the reply and makes the judge sample in progress
+   unavailable with that error, without calling the judge again;
 2. starts the child again on the same run folder, which resumes: finished attempts are not
    called again, and the culprit is not called again either;
 3. gives up after :data:`MAX_RESTARTS_ENV` (default 20) such restarts, or when no attempt
@@ -42,12 +45,12 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, NoReturn
 
 from ._fork import can_fork, flush_output, fork
-from .runner.inflight import INFLIGHT_ENV, in_flight
+from .runner.inflight import INFLIGHT_ENV, being_judged, in_flight
 
 __all__ = [
     "DONE_ENV",
@@ -122,30 +125,65 @@ def _describe(returncode: int) -> str:
     )
 
 
-def _blame(run_dir: Path, suspects: list[tuple[str, int, str]], what: str) -> list[str]:
-    """Journal each suspect attempt as failed; return the ones recorded."""
+def _blame(
+    run_dir: Path,
+    suspects: list[tuple[str, int, str]],
+    what: str,
+    judging: Collection[tuple[str, int, str]] = (),
+) -> list[tuple[str, str]]:
+    """Journal each suspect attempt as failed, or, when its reply was journaled and it was
+    being judged (``judging``), its judging as ended; an attempt whose journaled reply was
+    waiting for its judges is left to be judged on resume. Return each suspect's name with
+    what became of it: ``"failed"``, ``"judging"`` or ``"answered"``."""
     from .runner.journal import now_iso, read_segments
 
     journal = run_dir / "journal"
     segments = sorted(p for p in journal.glob("*.jsonl") if p.stem.isdigit())
     try:
-        done = {
-            (r.get("variant"), int(r.get("trial", -1)), r.get("case"))
+        records = [
+            (r.get("type"), (r.get("variant"), int(r.get("trial", -1)), r.get("case")))
             for r in read_segments(segments)
-            if r.get("type") == "attempt"
-        }
+            if r.get("type") in ("attempt", "answered", "judge_ended")
+        ]
     except Exception:  # a damaged journal: the child reports it on restart
         return []
+    done = {key for kind, key in records if kind == "attempt"}
+    # A second end while judging the same attempt (a plain evaluator of its case, say,
+    # which is run again on resume) fails it, as any attempt: one retry, no restart loop.
+    ended_before = {key for kind, key in records if kind == "judge_ended"}
+    answered = {key for kind, key in records if kind == "answered"} - ended_before
     suspects = [s for s in suspects if s not in done]
     if not suspects:
         return []
     shared = f" (one of {len(suspects)} attempts in flight)" if len(suspects) > 1 else ""
     error = f"ProcessEnded: the run's process {what} during this attempt{shared}"
     now = now_iso()
-    records: list[dict[str, Any]] = []
+    records_out: list[dict[str, Any]] = []
+    fates: list[tuple[str, str]] = []
     for variant, trial, case in suspects:
         base = {"variant": variant, "trial": trial, "case": case, "session": f"{now}-supervisor"}
-        records.append(
+        name = f"{variant} trial {trial} case {case}"
+        if (variant, trial, case) in answered and (variant, trial, case) not in judging:
+            # Its reply waited for a judge that had not started: judged on resume.
+            fates.append((name, "answered"))
+            continue
+        if (variant, trial, case) in answered:
+            fates.append((name, "judging"))
+            # The target had answered and its reply is on disk: the judge (or whatever
+            # ended the process while it judged) must not cost the agent its attempt. The
+            # resumed run keeps the reply and records the judge sample in progress as
+            # unavailable, without calling that judge again (runner/journal.py).
+            records_out.append(
+                {
+                    "type": "judge_ended",
+                    **base,
+                    "error": f"the run's process {what} while this attempt was being "
+                    f"judged{shared}",
+                }
+            )
+            continue
+        fates.append((name, "failed"))
+        records_out.append(
             {
                 "type": "call",
                 **base,
@@ -156,7 +194,7 @@ def _blame(run_dir: Path, suspects: list[tuple[str, int, str]], what: str) -> li
                 "started_at": now,
             }
         )
-        records.append(
+        records_out.append(
             {
                 "type": "attempt",
                 **base,
@@ -168,17 +206,43 @@ def _blame(run_dir: Path, suspects: list[tuple[str, int, str]], what: str) -> li
                 "started_at": now,
             }
         )
+    if not records_out:
+        return fates
     number = int(segments[-1].stem) + 1 if segments else 1
     journal.mkdir(parents=True, exist_ok=True)
     path = journal / f"{number:06d}.jsonl"
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records_out).encode()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         os.write(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
-    return [f"{v} trial {t} case {c}" for v, t, c in suspects]
+    return fates
+
+
+_FATES = {
+    "failed": "{}: recorded as a failed attempt",
+    "judging": "the judging of {}: its reply kept, the judge sample in progress recorded as "
+    "unavailable",
+    "answered": "{}: its reply kept, to be judged on resume",
+}
+
+
+def _blamed_text(blamed: list[tuple[str, str]]) -> str:
+    """What the supervisor did with the attempts in flight (``_blame``), for its message.
+
+    Examples
+    --------
+    >>> _blamed_text([("a trial 1 case c1", "failed")])
+    'a trial 1 case c1: recorded as a failed attempt'
+    >>> text = _blamed_text([("a trial 1 case c1", "judging"), ("b trial 2 case c3", "answered")])
+    >>> text.split("; ")[1]
+    'b trial 2 case c3: its reply kept, to be judged on resume'
+    >>> text.startswith("the judging of a trial 1 case c1: its reply kept, the judge sample")
+    True
+    """
+    return "; ".join(_FATES[fate].format(name) for name, fate in blamed)
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
@@ -408,13 +472,16 @@ def supervise(argv: list[str], command: Callable[[], object] | None = None) -> i
                 return code
             what = _describe(returncode)
             suspects = in_flight(inflight)
-            blamed = _blame(run_dir, suspects, what) if run_dir and suspects else []
+            blamed = (
+                _blame(run_dir, suspects, what, being_judged(inflight))
+                if run_dir and suspects
+                else []
+            )
             if blamed and restarts < limit and returncode != -signal.SIGTERM:
                 restarts += 1
                 _say(
-                    f"The run's process {what} during {'; '.join(blamed)}: recorded as a "
-                    f"failed attempt; resuming ({restarts} of at most {limit} restarts, "
-                    f"{MAX_RESTARTS_ENV})."
+                    f"The run's process {what} during {_blamed_text(blamed)}; resuming "
+                    f"({restarts} of at most {limit} restarts, {MAX_RESTARTS_ENV})."
                 )
                 continue
             keep_run = injected

@@ -227,6 +227,11 @@ class _Attempted:
         return outcome
 
 
+class ProcessEnded(Exception):
+    """The run's process ended while a judge sample was being judged (journaled by the
+    supervisor; the resumed run makes that sample unavailable with this error)."""
+
+
 class _Recalled(Exception):
     """A failed judge attempt read back from the journal: only its reported usage."""
 
@@ -252,6 +257,11 @@ class SampleBook:
     journal
         Called with ``(entry, sample, judge, version, data)`` when a sample finishes whose
         data JSON holds exactly (others are judged again after a crash).
+    ended
+        Why the process judging this attempt in an earlier session ended (the
+        supervisor's words), if it did: the first sample not journaled — the one being
+        judged then — is unavailable with that error instead of judged again (the judge
+        may be what ended the process); later ones are judged as usual.
 
     Examples
     --------
@@ -269,9 +279,11 @@ class SampleBook:
         self,
         recalled: Mapping[tuple[int, int], tuple[str, str | None, dict[str, Any]]],
         journal: Callable[[int, int, str, str | None, dict[str, Any]], None],
+        ended: str | None = None,
     ) -> None:
         self._recalled = recalled
         self._journal = journal
+        self._ended = ended
         self.calls = 0
         self.unavailable = 0
         self.reused = 0
@@ -286,6 +298,12 @@ class SampleBook:
             return None
         self.reused += 1
         return found[2]
+
+    def take_ended(self) -> str | None:
+        """Why the earlier session ended mid-judging, once (for the sample it was judging),
+        or None."""
+        ended, self._ended = self._ended, None
+        return ended
 
     def record(
         self,
@@ -586,8 +604,20 @@ class JudgeRunner:
         outcomes: list[_Attempted] = []
         for index in range(self.samples):
             data = book.recall(entry, index, self.name, version) if book is not None else None
+            ended = book.take_ended() if book is not None and data is None else None
             if data is not None:
                 outcome = _Attempted.from_json(data)
+            elif ended is not None:
+                # This sample was being judged when the run's process ended: unavailable,
+                # not judged again (calling the judge that ended it would end it again).
+                failure = ProcessEnded(ended)
+                outcome = _Attempted(
+                    error=failure, attempts=1, errors=[describe_error(failure)], failures=[failure]
+                )
+                if book is not None:
+                    book.record(
+                        entry, index, self.name, version, outcome.to_json(), attempts=0, ok=False
+                    )
             else:
                 outcome = self._call_with_retry(lambda: self._parse(_resolve(function()), case_id))
                 if book is not None:

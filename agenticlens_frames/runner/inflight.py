@@ -1,9 +1,10 @@
 """Which attempts are in flight, written where a supervising process can read it after a
 crash of the run's process (see ``agenticlens_frames/_supervise.py``).
 
-Each started attempt appends ``["start", variant, trial, case]`` and each attempt whose
-journal record is durable appends ``["end", ...]``, to a file named by the environment
-variable :data:`INFLIGHT_ENV` (set only by the supervisor). The lines go to the kernel with
+Each started attempt appends ``["start", variant, trial, case]``, an attempt whose judges
+are being called appends ``["judge", ...]``, and each attempt whose journal record is
+durable appends ``["end", ...]``, to a file named by the environment variable
+:data:`INFLIGHT_ENV` (set only by the supervisor). The lines go to the kernel with
 one ``write`` each and no ``fsync``: the file must survive the process, not the machine.
 """
 
@@ -15,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["INFLIGHT_ENV", "InflightLog", "in_flight"]
+__all__ = ["INFLIGHT_ENV", "InflightLog", "being_judged", "in_flight"]
 
 #: Set by the supervising parent to the file the run's process marks its attempts in.
 INFLIGHT_ENV = "AGENTICLENS_FRAMES_INFLIGHT"
@@ -48,6 +49,10 @@ class InflightLog:
         """An attempt is about to call its target."""
         self._mark("start", variant, trial, case)
 
+    def judging(self, record: dict[str, Any]) -> None:
+        """An attempt's judges are about to be called (its reply is journaled)."""
+        self._mark("judge", record["variant"], int(record["trial"]), record["case"])
+
     def ended(self, record: dict[str, Any]) -> None:
         """A journal record is durable; an ``attempt`` record ends its attempt."""
         if record.get("type") == "attempt":
@@ -72,11 +77,33 @@ def in_flight(path: str | Path) -> list[tuple[str, int, str]]:
     >>> in_flight(path)
     [('v', 1, 'c2')]
     """
-    open_attempts: dict[tuple[str, int, str], None] = {}
+    return list(_open_attempts(path))
+
+
+def being_judged(path: str | Path) -> set[tuple[str, int, str]]:
+    """The attempts of :func:`in_flight` whose judges were being called.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "inflight"
+    >>> log = InflightLog(path)
+    >>> log.started("v", 1, "c1"); log.started("v", 1, "c2")
+    >>> log.judging({"variant": "v", "trial": 1, "case": "c1"})
+    >>> being_judged(path)
+    {('v', 1, 'c1')}
+    """
+    return {key for key, judged in _open_attempts(path).items() if judged}
+
+
+def _open_attempts(path: str | Path) -> dict[tuple[str, int, str], bool]:
+    """Attempts started but not durably finished, in the order they started, each with
+    whether its judges were being called."""
+    open_attempts: dict[tuple[str, int, str], bool] = {}
     try:
         lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
-        return []
+        return {}
     for line in lines:
         try:
             event, variant, trial, case = json.loads(line)
@@ -84,7 +111,10 @@ def in_flight(path: str | Path) -> list[tuple[str, int, str]]:
             continue  # a line torn by the crash
         key = (str(variant), int(trial), str(case))
         if event == "start":
-            open_attempts[key] = None
+            open_attempts[key] = False
+        elif event == "judge":
+            if key in open_attempts:
+                open_attempts[key] = True
         else:
             open_attempts.pop(key, None)
-    return list(open_attempts)
+    return open_attempts

@@ -36,9 +36,16 @@ Records (``"type"``):
              Recorded variants replayed in the run journal theirs too
              (:class:`ReplaySamples`): each is judged once per run folder.
 
+``judge_ended``  written by the command line's supervisor (``_supervise.py``) when the
+             run's process ended while an ``answered`` attempt was being judged: what
+             ended it. The resumed run judges that attempt from its reply, with the judge
+             sample that was in progress unavailable with this error rather than judged
+             again (the judge may be what ended the process).
+
 A journal is read by record type and a reader skips the types it does not know, so a
 journal with ``answered`` records still resumes under a version without them (which calls
-the target of an unfinished attempt again, as it always did).
+the target of an unfinished attempt again, as it always did), and one with
+``judge_ended`` records under a version without those judges that sample again.
 
 Scoring happens here, on the journal's thread, so a slow registered evaluator never
 stalls the event loop that times the calls.
@@ -436,6 +443,7 @@ def sample_book(
     earlier: dict[tuple[int, int], tuple[str, str | None, str, dict[str, Any]]],
     payload_digest: Callable[[], str],
     write: Callable[[dict[str, Any]], None],
+    ended: str | None = None,
 ) -> SampleBook:
     """The judge samples of one attempt: those journaled earlier for the payload it is
     judged on (reused), and the ``judge_sample`` records of new ones (handed to ``write``).
@@ -450,6 +458,9 @@ def sample_book(
         The digest of what is judged; called at most once, and only when needed.
     write
         Journals one record.
+    ended
+        Why the session judging it ended, if the supervisor journaled that
+        (``judge_ended``): see :class:`~agenticlens_frames.judges.SampleBook`.
 
     Examples
     --------
@@ -496,7 +507,7 @@ def sample_book(
             }
         )
 
-    return SampleBook(recalled, journal)
+    return SampleBook(recalled, journal, ended)
 
 
 def _append(handle: Any, lines: list[bytes], segment: Path | None) -> None:
@@ -637,6 +648,9 @@ class JournalWriter:
     on_judge
         Called (on a scoring thread) after each attempt is scored with its judge calls
         made, samples ending unavailable, and samples reused.
+    on_judging
+        Called (on a scoring thread) with an attempt's record just before it is scored on
+        the pool (the supervisor's in-flight log: which attempts were being judged).
     """
 
     def __init__(
@@ -647,8 +661,10 @@ class JournalWriter:
         scoring_workers: int = 1,
         samples: JudgeSamples | None = None,
         on_judge: Callable[[int, int, int], None] | None = None,
+        on_judging: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.segment = segment
+        self.on_judging = on_judging
         self.registry = registry
         self.on_record = on_record
         self.scoring_workers = max(1, int(scoring_workers))
@@ -700,15 +716,18 @@ class JournalWriter:
         case, output, trace = scoring
         sink = CheckColumns()
         judged = self.registry is not None and self.registry.has_judges
-        book = self._book(record) if judged else None
+        # Set by the ledger on an attempt whose judging ended its process: not stored.
+        ended = record.pop("judge_ended", None)
+        book = self._book(record, ended) if judged else None
         score = score_sample(case, output, trace, sink, 0, self.registry, judge_samples=book)
         record["score"] = score_to_json(score)
         record["checks"] = checks_to_json(sink)
         if book is not None and self.on_judge is not None:
             self.on_judge(*book.counts())
 
-    def _book(self, record: dict[str, Any]) -> SampleBook:
-        """The judge samples of this attempt: journaled ones to reuse, new ones journaled."""
+    def _book(self, record: dict[str, Any], ended: str | None = None) -> SampleBook:
+        """The judge samples of this attempt: journaled ones to reuse, new ones journaled
+        (``ended``: see :class:`~agenticlens_frames.judges.SampleBook`)."""
         key = (record["variant"], int(record["trial"]), record["case"])
         # An ``answered`` record computed the payload's digest already.
         known = record.get("payload_sha256")
@@ -717,6 +736,7 @@ class JournalWriter:
             self.samples.get(key, {}),
             lambda: known or digest(record.get("payload")),
             self._write_now,
+            ended,
         )
 
     def _write_now(self, record: dict[str, Any]) -> None:
@@ -781,6 +801,8 @@ class JournalWriter:
 
         def score(record: dict[str, Any], scoring: tuple[CaseSpec, str, Trace]) -> None:
             try:
+                if self.on_judging is not None:
+                    self.on_judging(record)
                 self._score(record, scoring)
             except BaseException as exc:  # handed to the writer thread
                 self._queue.put(_Scored(record, exc))

@@ -160,15 +160,22 @@ class Ledger:
         #: ``answered`` records of attempts not journaled as finished: replies that were
         #: being judged when their session ended, judged on resume without a call.
         self.answered: dict[tuple[str, int, str], dict[str, Any]] = {}
+        #: ``judge_ended`` records (the supervisor's): why the process judging an
+        #: answered attempt ended; its judge sample in progress is then unavailable.
+        self.judge_ended: dict[tuple[str, int, str], str] = {}
 
     def add(self, record: dict[str, Any]) -> None:
         if record.get("type") == "judge_sample":
             self.samples.append(record)
             return
-        if record.get("type") == "answered":
+        if record.get("type") in ("answered", "judge_ended"):
             key = (record["variant"], int(record["trial"]), record["case"])
-            if key not in self.final:
+            if key in self.final:
+                return
+            if record["type"] == "answered":
                 self.answered[key] = record
+            else:
+                self.judge_ended[key] = str(record.get("error", "the run's process ended"))
             return
         if record.get("type") not in ("call", "attempt"):
             return  # e.g. an early-stopping ``stop`` record
@@ -185,6 +192,8 @@ class Ledger:
             if self.answered:
                 # Judged (or failed by the supervisor) since: a re-run calls the target.
                 self.answered.pop(key, None)
+            if self.judge_ended:
+                self.judge_ended.pop(key, None)
             if record["status"] == "invalid_payload" and self.mode == "trial":
                 index = self.case_index[key[2]]
                 first = self.invalid_at.get(key[:2], index)
@@ -229,6 +238,7 @@ class Ledger:
         self.calls.clear()
         self.samples.clear()
         self.answered.clear()
+        self.judge_ended.clear()
 
     def calls_frame(self) -> pd.DataFrame:
         calls = self.calls
@@ -972,6 +982,7 @@ async def arun_live(
             scoring_workers=global_limit if judged else 1,
             samples=samples,
             on_judge=bars.judged if judged else None,
+            on_judging=inflight.judging if inflight is not None and judged else None,
         )
         # Young collections stay rare until the run's records are released: a collection
         # between the calls and the tables (closing the targets, the journal) would walk
@@ -1289,6 +1300,10 @@ def _work_items(
                 else case_rank[case.id] * len(order) + position
             )
             answered = ledger.answered.get((variant_id, trial, case.id))
+            ended = ledger.judge_ended.get((variant_id, trial, case.id))
+            if answered is not None and ended is not None:
+                # Judged from the reply without the judge sample that ended the process.
+                answered = {**answered, "judge_ended": ended}
             items.append(WorkItem(seq, variant_id, trial, case, prior, answered))
     return items
 

@@ -70,6 +70,51 @@ def _evaluate(output, case, trace, config):
 registry = EvaluatorRegistry()
 registry.register("judge", _evaluate, version="1")
 
+
+def _logged(variant: str, case, output: str) -> dict:
+    with open(os.environ["CALL_LOG"], "a") as f:
+        f.write(f"{variant} {case.id if case is not None else '?'}\n")
+    return {**_ok(), "output": output}
+
+
+def logged_target(text, case=None):
+    """Answers like plain_target, logging each call to $CALL_LOG."""
+    return _logged("v0 or v2", case, "refund issued")
+
+
+def logged_fatal_target(text, case=None):
+    """Answers case c2 with what judge_registry's judge cannot take; logs each call."""
+    fatal = case is not None and case.id == "c2"
+    return _logged("v1", case, "refund issued (fatal)" if fatal else "refund issued")
+
+
+def _llm(output, case, trace, config):
+    """A judge that ends the run's process (EXIT_KIND) on a fatal answer."""
+    if "fatal" in output:
+        _misbehave(os.environ["EXIT_KIND"])
+    return {"value": 0.9, "explanation": "fine"}
+
+
+judge_registry = EvaluatorRegistry()
+judge_registry.register_judge("llm", _llm, version="1", samples=2)
+
+
+def _fine(output, case, trace, config):
+    return {"value": 0.9, "explanation": "fine"}
+
+
+def _crash(output, case, trace, config):
+    """A plain evaluator that ends the run's process (EXIT_KIND) on a fatal answer."""
+    if "fatal" in output:
+        _misbehave(os.environ["EXIT_KIND"])
+    return 1.0, "fine"
+
+
+# The case's judge is fine; its plain evaluator ends the process (run again on resume).
+evaluator_registry = EvaluatorRegistry()
+evaluator_registry.register_judge("llm", _fine, version="1", samples=2)
+evaluator_registry.register("crash", _crash, version="1")
+
 if os.environ.get("EXIT_AT_IMPORT"):
     _misbehave(os.environ["EXIT_AT_IMPORT"])
     sys.exit(0)  # not reached

@@ -231,3 +231,134 @@ def test_real_ctrl_c_still_gives_130_and_keeps_finished_work(tmp_path):
     assert "resume with --run-dir" in out + err
     journal = "".join(p.read_text() for p in run_dir.glob("journal/*.jsonl"))
     assert '"type":"attempt"' in journal
+
+
+def _judged_run(tmp_path: Path, kind: str, registry: str, evaluators: list[str]) -> tuple:
+    """Run a judged experiment under the supervisor; v1's answer to c2 is the fatal one.
+    Returns the process, the target calls logged and the report."""
+    manifest, suite = _experiment(tmp_path, "logged_target")
+    doc = yaml.safe_load(suite.read_text())
+    for case in doc["cases"]:
+        case["evaluators"] = [{"name": name, "threshold": 0.5} for name in evaluators]
+    suite.write_text(yaml.safe_dump(doc))
+    doc = yaml.safe_load(manifest.read_text())
+    doc["trial_count"] = 1
+    for variant in doc["variants"]:
+        name = "logged_fatal_target" if variant["id"] == "v1" else "logged_target"
+        variant["target"] = f"{MODULE}:{name}"
+    manifest.write_text(yaml.safe_dump(doc))
+    log = tmp_path / "calls.log"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "COLUMNS": "200",
+        "EXIT_KIND": kind,
+        "CALL_LOG": str(log),
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agenticlens_frames.cli",
+            "experiment",
+            "run",
+            str(manifest),
+            str(suite),
+            "-q",
+            "--concurrency",
+            "1",
+            "--save",
+            str(tmp_path / "r.json"),
+            "--evaluators",
+            f"tests.hardening.exit_targets:{registry}",
+        ],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    calls = log.read_text().splitlines()
+    assert calls.count("v1 c2") == 1  # answered once, never called again
+    assert max(map(calls.count, ("v1 c1", "v1 c3"))) <= 1 and len(calls) <= 9
+    return done, json.loads((tmp_path / "r.json").read_text())
+
+
+@pytest.mark.parametrize("kind", ["os_exit0", "sigkill_self"])
+def test_a_judge_ending_the_process_costs_the_agent_nothing(tmp_path, kind):
+    """The target answered; its judge ended the process: the reply is kept (the target is
+    not called again) and the judge sample in progress is unavailable, not a failed
+    attempt of the agent."""
+    done, data = _judged_run(tmp_path, kind, "judge_registry", ["llm"])
+    assert "the judging of v1 trial 1 case c2: its reply kept" in done.stderr, done.stderr
+    seen = 0
+    for v in data["variants"]:
+        for case in v["trials"][0]["report"]["cases"]:
+            if case["target_status"] != "ok":
+                # Only an attempt whose call was in flight beside the judging may be blamed.
+                assert "attempts in flight" in case["target_error"], case
+                continue
+            (score,) = [s for s in case["scores"] if s["name"] == "llm"]
+            meta = score["metadata"]
+            if (v["variant_id"], case["case_id"]) == ("v1", "c2"):
+                assert meta["judge_status"] == "unavailable"  # the agent's answer stands
+                assert "ProcessEnded" in meta["judge_error"]
+                assert "while this attempt was being judged" in meta["judge_error"]
+                assert score["value"] == 0 and not score["passed"]
+                seen += 1
+            else:  # answered ones waiting for the judge were judged on resume
+                assert meta["judge_status"] == "ok" and score["value"] == 0.9, meta
+    assert seen == 1
+
+
+def test_an_evaluator_ending_the_process_while_judged_fails_the_attempt_once_resumed(tmp_path):
+    """A plain evaluator beside a judge ends the process: resumed once from the reply (the
+    judge's samples reused), it ends it again, and the attempt fails as any would."""
+    done, data = _judged_run(tmp_path, "os_exit0", "evaluator_registry", ["llm", "crash"])
+    first = done.stderr.index("the judging of v1 trial 1 case c2: its reply kept")
+    assert done.stderr.index("v1 trial 1 case c2: recorded as a failed attempt") > first
+    (v1,) = [v for v in data["variants"] if v["variant_id"] == "v1"]
+    (c2,) = [c for c in v1["trials"][0]["report"]["cases"] if c["case_id"] == "c2"]
+    assert c2["target_status"] == "error"
+    assert c2["target_error"].startswith("ProcessEnded: the run's process exited with status 0")
+
+
+def test_the_supervisor_blames_each_attempt_in_flight_by_what_it_was_doing(tmp_path):
+    """A call in flight fails; a reply being judged keeps its reply and ends its judging;
+    a reply waiting for its judge is left to be judged on resume (nothing written)."""
+    from agenticlens_frames._supervise import _blame
+    from agenticlens_frames.runner.inflight import InflightLog, being_judged, in_flight
+
+    journal = tmp_path / "journal"
+    journal.mkdir()
+    answered = [
+        {"type": "answered", "variant": "v", "trial": 1, "case": c, "payload": {"output": "x"}}
+        for c in ("judged", "waiting")
+    ]
+    (journal / "000001.jsonl").write_text("".join(json.dumps(r) + "\n" for r in answered))
+    log = InflightLog(tmp_path / "inflight")
+    for case in ("calling", "judged", "waiting", "done"):
+        log.started("v", 1, case)
+    log.judging({"variant": "v", "trial": 1, "case": "judged"})
+    log.ended({"type": "attempt", "variant": "v", "trial": 1, "case": "done"})
+    log.close()
+    suspects = in_flight(tmp_path / "inflight")
+    assert suspects == [("v", 1, "calling"), ("v", 1, "judged"), ("v", 1, "waiting")]
+    fates = _blame(tmp_path, suspects, "was killed by SIGKILL", being_judged(tmp_path / "inflight"))
+    assert fates == [
+        ("v trial 1 case calling", "failed"),
+        ("v trial 1 case judged", "judging"),
+        ("v trial 1 case waiting", "answered"),
+    ]
+    written = [json.loads(line) for line in (journal / "000002.jsonl").read_text().splitlines()]
+    assert [(r["type"], r["case"]) for r in written] == [
+        ("call", "calling"),
+        ("attempt", "calling"),
+        ("judge_ended", "judged"),
+    ]
+    assert written[1]["status"] == "target_error"
+    assert written[2]["error"] == (
+        "the run's process was killed by SIGKILL while this attempt was being judged "
+        "(one of 3 attempts in flight)"
+    )
