@@ -45,6 +45,12 @@ def _experiment(folder: Path, target: str, *, judge: bool = False) -> tuple[Path
     return folder / "m.yaml", folder / "s.yaml"
 
 
+def _run_argv(manifest: Path, suite: Path, *options: str) -> list[str]:
+    """`experiment run` of the experiment in a new interpreter (under its supervisor)."""
+    argv = [sys.executable, "-m", "agenticlens_frames.cli", "experiment", "run"]
+    return [*argv, str(manifest), str(suite), "-q", *options]
+
+
 @pytest.mark.parametrize("kind", sorted(exit_targets.RAISES))
 @pytest.mark.parametrize("target", ["sync_target", "async_target"])
 def test_a_target_raising_a_base_exception_fails_only_its_attempt(
@@ -147,18 +153,7 @@ def test_processes_ending_the_run_are_caught_by_the_supervisor(tmp_path):
         folder.mkdir()
         manifest, suite = _experiment(folder, target)
         running[name] = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "agenticlens_frames.cli",
-                "experiment",
-                "run",
-                str(manifest),
-                str(suite),
-                "-q",
-                "--save",
-                str(folder / "r.json"),
-            ],
+            _run_argv(manifest, suite, "--save", str(folder / "r.json")),
             env={**env, **extra},
             cwd=folder,
             stdout=subprocess.PIPE,
@@ -201,18 +196,7 @@ def test_real_ctrl_c_still_gives_130_and_keeps_finished_work(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "FAULT_HANG_SECONDS": "30"}
     run_dir = tmp_path / "run"
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "agenticlens_frames.cli",
-            "experiment",
-            "run",
-            str(manifest),
-            str(suite),
-            "-q",
-            "--run-dir",
-            str(run_dir),
-        ],
+        _run_argv(manifest, suite, "--run-dir", str(run_dir)),
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -256,22 +240,12 @@ def _judged_run(tmp_path: Path, kind: str, registry: str, evaluators: list[str])
         "CALL_LOG": str(log),
     }
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "agenticlens_frames.cli",
-            "experiment",
-            "run",
-            str(manifest),
-            str(suite),
-            "-q",
-            "--concurrency",
-            "1",
-            "--save",
-            str(tmp_path / "r.json"),
-            "--evaluators",
-            f"tests.hardening.exit_targets:{registry}",
-        ],
+        _run_argv(
+            manifest,
+            suite,
+            *("--concurrency", "1", "--save", str(tmp_path / "r.json")),
+            *("--evaluators", f"tests.hardening.exit_targets:{registry}"),
+        ),
         env=env,
         cwd=tmp_path,
         capture_output=True,
