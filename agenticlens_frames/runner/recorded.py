@@ -351,7 +351,8 @@ def replay_recorded(
 # when they are provably for its own inputs (_ahead_for, _absorbed_ahead); otherwise it
 # replays them as it would without this, so the tables and errors are the same.
 
-#: The variants each trial file key was read with: variant id -> (file key, parts).
+#: What the ahead process sends back: variant id -> (the key of the trial file it read,
+#: None if the file changed while it read it; the variant's ``TableBuilder.parts()``).
 AheadParts = dict[str, tuple[tuple[Any, ...] | None, list[dict[str, Any]]]]
 
 
