@@ -33,6 +33,7 @@ __all__ = [
     "flush_output",
     "fork",
     "forked",
+    "forked_stages",
     "give_back_free_memory",
     "idle_work",
     "run_tasks",
@@ -322,6 +323,124 @@ def forked(task: Callable[[], T]) -> Iterator[Callable[[], T]]:
             _stop(pid)
 
 
+U = TypeVar("U")
+
+
+@contextlib.contextmanager
+def forked_stages(
+    first: Callable[[], T], then: Callable[[T], U]
+) -> Iterator[tuple[Callable[[], T], Callable[[], U]]]:
+    """Run ``first()`` and then ``then(first's result)`` in a forked worker; within the
+    block, the first function given waits for ``first``'s result, the second for
+    ``then``'s (each pickled back; each returns it or raises its exception).
+
+    :func:`forked` with a second step: ``first``'s result is sent as soon as it exists,
+    while the worker goes on with ``then`` (``experiment run``: the suite, needed after
+    this process's imports, then a share of the recorded replay, needed later). If
+    ``first`` fails, ``then`` does not run and both raise its exception. Waiting for
+    ``then``'s result does the :func:`idle_work` pending. A worker whose second result
+    was not taken when the block ends is stopped. Call :func:`worker_count` first. The
+    worker runs a thread (the sender of ``first``'s result) while ``then`` runs, so
+    ``then`` must not fork: ``can_fork`` says no there.
+
+    Examples
+    --------
+    >>> if can_fork():
+    ...     with forked_stages(lambda: 6, lambda six: six * 7) as (first, then):
+    ...         answers = first(), then()
+    ... else:
+    ...     answers = 6, 42
+    >>> answers
+    (6, 42)
+    """
+    first_read, first_write = os.pipe()
+    then_read, then_write = os.pipe()
+    pid = fork()
+    if pid == 0:  # the child: never returns into the parent's code
+        _run_stages(first, then, (first_read, first_write), (then_read, then_write))
+    os.close(first_write)
+    os.close(then_write)
+    fds: dict[str, int | None] = {"first": first_read, "then": then_read}
+
+    def first_result() -> T:
+        fd = fds["first"]
+        if fd is None:
+            raise RuntimeError("the worker's first result was already taken")
+        fds["first"] = None
+        outcomes = None
+        with os.fdopen(fd, "rb") as pipe, contextlib.suppress(Exception):
+            outcomes = pickle.load(pipe)
+        if not outcomes:  # (the worker died: then's result says how)
+            raise RuntimeError("a worker process ended before sending its first result")
+        _, ok, value = outcomes[0]
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def then_result() -> U:
+        fd = fds.pop("then", None)
+        if fd is None:
+            raise RuntimeError("the worker's result was already taken")
+        child = [(pid, fd, [0])]
+        try:
+            collected = _collect_while_idle(child) if _IDLE_WORK else [_collect(*child[0])]
+        except BaseException:  # interrupted: stop and reap it
+            _stop(pid)
+            raise
+        ok, value = collected[0][0]
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    try:
+        yield first_result, then_result
+    finally:
+        if fds.get("first") is not None:
+            os.close(fds["first"])  # type: ignore[arg-type]
+        if fds.get("then") is not None:  # not taken: stop the worker
+            os.close(fds.pop("then"))  # type: ignore[arg-type]
+            _stop(pid)
+
+
+def _run_stages(
+    first: Callable[[], T],
+    then: Callable[[T], Any],
+    first_pipe: tuple[int, int],
+    then_pipe: tuple[int, int],
+) -> None:
+    """:func:`forked_stages`' worker: run both steps, send both outcomes, exit."""
+    code = 0
+    try:
+        os.close(first_pipe[0])
+        os.close(then_pipe[0])
+        _child_setup()
+        try:
+            value = first()
+            out: list[tuple[int, bool, Any]] = [(0, True, value)]
+        except Exception as exc:
+            out = [(0, False, exc)]
+        failed = not out[0][1]
+        data = _pickled(list(out), [0])
+
+        def send_first() -> None:
+            with contextlib.suppress(OSError), os.fdopen(first_pipe[1], "wb") as pipe:
+                pipe.write(data)  # (waits for the parent to read, without the GIL)
+
+        sender = threading.Thread(target=send_first, name="worker-first", daemon=True)
+        sender.start()
+        if not failed:
+            try:
+                out = [(0, True, then(value))]
+            except Exception as exc:
+                out = [(0, False, exc)]
+        _send(out, then_pipe[1], [0])
+        sender.join()
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)  # never return into the parent's code (atexit, buffers, tests)
+
+
 class Started(Generic[T]):
     """A forked worker that began its work before all of its input existed
     (:func:`start_worker`): :meth:`send` gives it the rest, :meth:`result` waits for its
@@ -515,6 +634,13 @@ def _child_setup() -> None:
 
 def _send(out: list[tuple[int, bool, Any]], fd: int, mine: list[int]) -> None:
     """Write a worker's outcomes to the parent, pickled (see :func:`_collect`)."""
+    data = _pickled(out, mine)
+    with os.fdopen(fd, "wb") as pipe:
+        pipe.write(data)
+
+
+def _pickled(out: list[tuple[int, bool, Any]], mine: list[int]) -> bytes:
+    """A worker's outcomes as :func:`_collect` reads them (``out`` is emptied)."""
     try:
         data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
         # The pickled copy is what goes: holding the results too while the parent
@@ -523,8 +649,7 @@ def _send(out: list[tuple[int, bool, Any]], fd: int, mine: list[int]) -> None:
     except Exception as exc:  # an unpicklable result or exception
         error = RuntimeError(f"a worker process could not send its result back: {exc}")
         data = pickle.dumps([(mine[0], False, error)])
-    with os.fdopen(fd, "wb") as pipe:
-        pipe.write(data)
+    return data
 
 
 def _fork_child(tasks: Sequence[Callable[[], Any]], mine: list[int]) -> tuple[int, int, list[int]]:

@@ -169,16 +169,22 @@ SUITE_AHEAD_BYTES = 256 * 1024
 
 
 @contextlib.contextmanager
-def _suite_ahead(suite_file: Path, evaluators: str | None) -> Iterator[Callable[[], None]]:
+def _suite_ahead(
+    suite_file: Path, evaluators: str | None, manifest_file: Path | None = None
+) -> Iterator[Callable[[], None]]:
     """Read a large suite in a forked process while this one imports the analysis'
     modules (pandas, numpy: about half a second on one core); the function given puts it
     in the memo of the enclosing ``suite_memo`` block, so the reads there return it.
+
+    With ``manifest_file`` (no ``--run-dir``), that process then replays a replay
+    worker's share of the recorded variants (runner/replay_plan.py ``claim_ahead``),
+    which ``replay_recorded`` takes within the block when they are for its inputs.
 
     Any failure — an invalid suite included — is left to those reads, which raise as
     before, in their place. With ``--evaluators`` the suite is checked against a registry
     that only this process loads: it is read here, as without this.
     """
-    from ._fork import forked, worker_count
+    from ._fork import forked_stages, worker_count
 
     try:
         size = os.path.getsize(suite_file)
@@ -187,18 +193,45 @@ def _suite_ahead(suite_file: Path, evaluators: str | None) -> Iterator[Callable[
     if evaluators or worker_count(2, size=size, threshold=SUITE_AHEAD_BYTES) < 2:
         yield lambda: None
         return
-    from .formats.suite import read_for_memo, remember
+    from .formats.suite import remember
 
-    with forked(functools.partial(read_for_memo, suite_file)) as result:
+    read = functools.partial(_read_ahead, suite_file, manifest_file)
+    with forked_stages(read, _replay_ahead) as (result, replayed), contextlib.ExitStack() as stack:
 
         def seed() -> None:
             try:
-                key, suite = result()
+                key, suite, claim = result()
             except Exception:  # read again where it is needed, and its error raised there
                 return
             remember(key, suite)
+            if claim is not None:
+                from .runner.recorded import replayed_ahead
+
+                stack.enter_context(replayed_ahead(claim, replayed))
 
         yield seed
+
+
+def _read_ahead(suite_file: Path, manifest_file: Path | None) -> tuple[Any, Any, Any]:
+    """In ``_suite_ahead``'s process: the suite with its memo key, and the share of the
+    replay this process then takes (None: none)."""
+    from .formats.suite import read_for_memo
+
+    key, suite = read_for_memo(suite_file)
+    claim = None
+    if manifest_file is not None:
+        with contextlib.suppress(Exception):  # (the run meets any problem in its place)
+            from .runner.replay_plan import claim_ahead
+
+            claim = claim_ahead(manifest_file, suite)
+    return key, suite, claim
+
+
+def _replay_ahead(read: tuple[Any, Any, Any]) -> Any:
+    """In ``_suite_ahead``'s process, once the suite is sent: its share of the replay."""
+    from .runner.recorded import replay_ahead
+
+    return replay_ahead(read[2])
 
 
 def _write_outputs(
@@ -408,7 +441,7 @@ def experiment_run(
     # this block the second read returns the first (same bytes, same evaluators). A large
     # suite is read in a forked process while this one imports the modules below.
     with (
-        _suite_ahead(suite_file, evaluators) as read_ahead,
+        _suite_ahead(suite_file, evaluators, None if run_dir else manifest_file) as read_ahead,
         suite_memo(),
         _OutputsAhead(outputs, lean=lean) as ahead,
     ):

@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ._compat import AGENTIC_EVALS_VERSION
 from ._files import atomic_write
+from ._lazy import lazy_module
 from ._plain import plain
 from .errors import InputError
 from .formats._io import require_known
@@ -40,10 +39,18 @@ from .formats.model import (
     SuiteSpec,
     VariantSpec,
 )
-from .from_frames import frame_parts
 
 if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow.parquet as pq
+
     from .formats.recorded import TrialColumns
+else:
+    # Imported on first use: a process that only replays recorded trials into a
+    # TableBuilder (the one forked while `experiment run` imports the analysis' modules,
+    # runner/recorded.py) needs neither, and pandas alone takes about 0.3 s to import.
+    pd = lazy_module("pandas", "pd", globals())
+    pq = lazy_module("pyarrow.parquet", "pq", globals())
 
 __all__ = [
     "ATTEMPTS_SCHEMA",
@@ -411,6 +418,8 @@ class ExperimentRun:
         ...
         agenticlens_frames.errors.InputError: attempts frame: column(s) 'passed' missing ...
         """
+        from .from_frames import frame_parts  # (imports pandas)
+
         parts = frame_parts(
             attempts,
             variants,

@@ -280,3 +280,66 @@ def test_a_started_workers_errors_and_death_come_back_and_cancel_stops_it(isolat
     assert "exited with status 5" in out[2] and "AGENTICLENS_FRAMES_WORKERS=1" in out[2]
     assert out[3:5] == ["unpicklable", "stopped and reaped"]
     assert "already taken, or it was stopped" in out[5]
+
+
+def _stages() -> list[object]:
+    out: list[object] = []
+    # The first result arrives while the worker is still in its second step.
+    with _fork.forked_stages(
+        lambda: os.getpid(), lambda pid: (time.sleep(0.5), pid, os.getpid())
+    ) as (first, then):
+        start = time.monotonic()
+        worker = first()
+        out.append(time.monotonic() - start < 0.4)  # (not after `then`'s half second)
+        _, pid, again = then()
+        out.append((worker != os.getpid(), pid == worker == again))
+    # A failing first step: both raise its error, and the second step never runs.
+    with _fork.forked_stages(lambda: _fail(2), lambda _: os._exit(9)) as (first, then):
+        for get in (first, then):
+            try:
+                get()
+            except InputError as exc:
+                out.append(str(exc))
+    # A failing second step; a dying one.
+    with _fork.forked_stages(lambda: 3, _fail) as (first, then):
+        try:
+            out.append((first(), then()))
+        except InputError as exc:
+            out.append(str(exc))
+    with _fork.forked_stages(lambda: 1, lambda _: os._exit(5)) as (first, then):
+        out.append(first())
+        try:
+            then()
+        except RuntimeError as exc:
+            out.append("exited with status 5" in str(exc))
+    # The idle work runs here while the second step is awaited.
+    done: list[int] = []
+    with (
+        _fork.idle_work(lambda: done.append(os.getpid())),
+        _fork.forked_stages(lambda: 1, lambda _: time.sleep(0.2)) as (first, then),
+    ):
+        then()
+    out.append(done == [os.getpid()])
+    # Not taken: the worker (a minute long) is stopped and reaped when the block ends.
+    with _fork.forked_stages(lambda: 1, lambda _: time.sleep(60)) as (first, then):
+        out.append(first())
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        out.append("no child left")
+    return out
+
+
+def test_forked_stages_send_the_first_result_early_and_fail_as_their_steps(isolated) -> None:
+    assert isolated(_stages) == [
+        True,
+        (True, True),
+        "v2.json: trials[2]: bad 2 (fix it)",
+        "v2.json: trials[2]: bad 2 (fix it)",
+        "v3.json: trials[3]: bad 3 (fix it)",
+        1,
+        True,
+        True,
+        1,
+        "no child left",
+    ]

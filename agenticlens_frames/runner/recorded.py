@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib.abc
 import os
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._fork import run_tasks, worker_count
+import pyarrow as pa
+
+from .._fork import run_tasks
+from .._gc import paused_gc
 from .._progress import progress_bar
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
@@ -23,12 +31,13 @@ from ..formats.traces import Trace
 from ..frames import CheckColumns, TableBuilder
 from ..scoring import score_sample, score_unavailable
 from ..scoring_batch import SuitePlan, plan_suite, score_trial
+from .replay_plan import AheadClaim, deal, file_key, replay_shape
 
 if TYPE_CHECKING:  # (the journal imports scoring; replays without a run folder need neither)
     from ..judges import SampleBook
     from .journal import ReplaySamples
 
-__all__ = ["replay_recorded", "replay_trial"]
+__all__ = ["replay_ahead", "replay_recorded", "replay_trial", "replayed_ahead"]
 
 
 def _book(
@@ -204,13 +213,6 @@ def _replay_judged(
             builder.add_attempt(variant_id, trial, case, "ok", result, output=output, trace=trace)
 
 
-def _file_size(variant: VariantSpec) -> int:
-    try:
-        return os.path.getsize(variant.resolved_target)
-    except OSError:  # load_recorded names the problem when the file is read
-        return 0
-
-
 def _replay_streamed(
     builder: TableBuilder,
     suite: SuiteSpec,
@@ -240,30 +242,6 @@ def _replay_streamed(
             advance()
 
 
-def _deal(variants: list[VariantSpec], workers: int) -> list[VariantSpec]:
-    """The variants in the task order for :func:`~agenticlens_frames._fork.run_tasks`
-    (task *i* runs in process ``i % workers``): each process gets a similar share of bytes
-    to parse, and the largest files are not parsed at the same time.
-
-    Replaying a file holds its bytes and the parsed trial being scored, more for larger
-    files, so two processes each starting on one of the largest files made a peak. Files are
-    given out largest first, each to the process with the fewest bytes so far among those
-    with a task left; process 0 then parses its files largest first, the others smallest
-    first, so their large files come later, once the first one is partly freed.
-    """
-    sizes = {v.id: _file_size(v) for v in variants}
-    counts = [len(range(p, len(variants), workers)) for p in range(workers)]
-    shares: list[list[VariantSpec]] = [[] for _ in range(workers)]
-    load = [0] * workers
-    for variant in sorted(variants, key=lambda v: sizes[v.id], reverse=True):
-        p = min((p for p in range(workers) if len(shares[p]) < counts[p]), key=load.__getitem__)
-        shares[p].append(variant)
-        load[p] += sizes[variant.id]
-    for p in range(1, workers):
-        shares[p].reverse()  # smallest first
-    return [shares[i % workers][i // workers] for i in range(len(variants))]
-
-
 def replay_recorded(
     builder: TableBuilder,
     manifest: ManifestSpec,
@@ -286,14 +264,12 @@ def replay_recorded(
     ``journaled`` (a live run's folder, with judges) reuses the judge samples its journal
     holds and journals the new ones; the replay then stays in this process (one writer).
     """
-    positions = {item: position for position, item in enumerate(order)}
-    variants = [v for v in manifest.variants if v.target_kind == "recorded"]
-    trials = {v.id: sorted(k[1] for k in positions if k[0] == v.id) for v in variants}
-    total = sum(map(len, trials.values()))
-    workers = (
-        1 if journaled is not None else worker_count(len(variants), size=total * len(suite.cases))
-    )
+    # (a journal has one writer: this process)
+    shape = replay_shape(manifest, suite, order, forking=journaled is None)
+    positions, variants, trials, workers = shape
     plan = plan_suite(suite) if registry is None or not registry.has_judges else None
+    total = sum(map(len, trials.values()))
+    ahead = _ahead_for(manifest, suite, positions, workers, registry, journaled)
     parent = os.getpid()
     bar: list[Any] = []  # made by the first task that runs here: after any fork
 
@@ -339,9 +315,17 @@ def replay_recorded(
                 builder.seal()  # typed columns now: Python lists of every variant cost more
         else:
             # The tables are sorted when built, so the order of the tasks does not matter.
-            dealt = _deal(variants, workers)
+            dealt = deal(variants, workers)
+            theirs: list[VariantSpec] = []
+            if ahead is not None:  # a share replayed already (replay_ahead), the rest here
+                theirs = [v for v in dealt if v.id in ahead.claim.variant_ids]
+                dealt = [v for v in dealt if v.id not in ahead.claim.variant_ids]
             try:
-                results = run_tasks([lambda v=v: task(v) for v in dealt], workers)
+                # (the ahead process stands for one of the workers)
+                here = workers - (ahead is not None)
+                results = run_tasks([lambda v=v: task(v) for v in dealt], here)
+                if ahead is not None:
+                    results += _absorbed_ahead(ahead, theirs, task)
             except InputError:
                 # Several invalid files: name the one a replay in manifest order meets
                 # first (each load raises its own error).
@@ -356,3 +340,154 @@ def replay_recorded(
     finally:
         if bar:
             bar[0].close()
+
+
+# ----------------------------------------------------------------- replayed ahead
+#
+# ``experiment run`` forks a process to read a large suite while it imports the analysis'
+# modules (cli._suite_ahead); that process goes on to replay the recorded variants a
+# replay worker would get (claim_ahead, replay_ahead), on the core the imports leave idle.
+# replay_recorded then absorbs those tables instead of replaying the variants, but only
+# when they are provably for its own inputs (_ahead_for, _absorbed_ahead); otherwise it
+# replays them as it would without this, so the tables and errors are the same.
+
+#: What the ahead process sends back: variant id -> (the key of the trial file it read,
+#: None if the file changed while it read it; the variant's ``TableBuilder.parts()``).
+AheadParts = dict[str, tuple[tuple[Any, ...] | None, list[dict[str, Any]]]]
+
+
+def replay_ahead(claim: AheadClaim | None) -> AheadParts | None:
+    """Replay the variants of ``claim`` as a replay worker would (:func:`replay_recorded`,
+    no evaluators): each variant's tables as :meth:`~TableBuilder.parts`, with the key of
+    its file (None when the file changed while it was read: the run replays it again)."""
+    if claim is None:
+        return None
+    _arrow_without_pandas()
+    manifest, suite = claim.manifest, claim.suite
+    registry = EvaluatorRegistry()  # what run_experiment gives the replay without one
+    plan = plan_suite(suite)
+    trials = {v: sorted(k[1] for k in claim.positions if k[0] == v) for v in claim.variant_ids}
+    by_id = {v.id: v for v in manifest.variants}
+    done: AheadParts = {}
+    for variant_id in claim.variant_ids:
+        variant = by_id[variant_id]
+        before = file_key(variant.resolved_target)
+        builder = TableBuilder(manifest, suite)
+        with paused_gc():  # as build_run replays (its workers inherit the pause)
+            _replay_streamed(
+                builder,
+                suite,
+                variant,
+                trials[variant_id],
+                claim.positions,
+                plan,
+                registry,
+                _nothing,
+            )
+        after = file_key(variant.resolved_target, content=before is not None and bool(before[-1]))
+        done[variant_id] = (before if before == after else None, builder.parts())
+    return done
+
+
+def _arrow_without_pandas() -> None:
+    """Keep pyarrow from importing pandas in this process (the ahead process).
+
+    The first ``pa.array`` of a Python list imports pandas, to recognise pandas' arrays
+    among its inputs: 0.3 s or more, which the ahead process exists to leave to the run
+    (its inputs are lists and numpy arrays). With that import made to fail once, pyarrow
+    takes pandas as absent for that check; a later use that needs pandas imports it then
+    (pyarrow tries again, and the import works again at once).
+    """
+    if "pandas" in sys.modules:
+        return
+    blocker = _NoPandas()
+    sys.meta_path.insert(0, blocker)
+    try:
+        pa.array([0])
+    finally:
+        sys.meta_path.remove(blocker)
+
+
+class _NoPandas(importlib.abc.MetaPathFinder):
+    """An import finder under which ``import pandas`` fails (see
+    :func:`_arrow_without_pandas`)."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
+        if fullname.partition(".")[0] == "pandas":
+            raise ModuleNotFoundError("pandas is not imported here", name=fullname)
+        return None
+
+
+def _nothing() -> None:
+    """No progress to show (the ahead process draws no bar)."""
+
+
+@contextlib.contextmanager
+def replayed_ahead(
+    claim: AheadClaim | None, result: Callable[[], AheadParts | None]
+) -> Iterator[None]:
+    """Within the block, :func:`replay_recorded` takes the variants of ``claim`` from
+    ``result()`` (:func:`replay_ahead`'s, waited for once its own share is done) when the
+    claim is for the run it was given; else, or if ``result`` fails, it replays them."""
+    token = _AHEAD.set(None if claim is None else [claim, result])
+    try:
+        yield
+    finally:
+        _AHEAD.reset(token)
+
+
+_AHEAD: ContextVar[list[Any] | None] = ContextVar("replayed_ahead", default=None)
+
+
+@dataclass
+class _Ahead:
+    """A claim accepted by :func:`_ahead_for`, and how to wait for its tables."""
+
+    claim: AheadClaim
+    result: Callable[[], AheadParts | None]
+
+
+def _ahead_for(
+    manifest: ManifestSpec,
+    suite: SuiteSpec,
+    positions: dict[tuple[str, int], int],
+    workers: int,
+    registry: EvaluatorRegistry | None,
+    journaled: ReplaySamples | None,
+) -> _Ahead | None:
+    """The replay done ahead (:func:`replayed_ahead`) if it is for this replay (taken
+    once): the same suite object (same bytes, via the suite memo), an equal manifest, the
+    same positions and process count, no evaluator and no journal."""
+    pending = _AHEAD.get()
+    if not pending:
+        return None
+    claim, result = pending
+    pending.clear()  # one replay takes it, or none does
+    if (
+        journaled is not None
+        or (registry is not None and len(registry))
+        or suite is not claim.suite
+        or workers != claim.workers
+        or positions != claim.positions
+        or manifest != claim.manifest
+    ):
+        return None
+    return _Ahead(claim, result)
+
+
+def _absorbed_ahead(
+    ahead: _Ahead, theirs: list[VariantSpec], task: Callable[[VariantSpec], Any]
+) -> list[Any]:
+    """The tables of ``theirs`` as :func:`run_tasks` gives them: the ahead process's for
+    each variant whose file is still the one it read, the others replayed here by
+    ``task`` (also all of them if the ahead process failed)."""
+    try:
+        done = ahead.result() or {}
+    except Exception:  # (its own error, if any, is met again by the replay here)
+        done = {}
+    results: list[Any] = []
+    for variant in theirs:
+        key, parts = done.pop(variant.id, (None, None))
+        same = key is not None and file_key(variant.resolved_target, content=bool(key[-1])) == key
+        results.append(parts if same else task(variant))
+    return results
