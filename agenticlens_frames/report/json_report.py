@@ -106,27 +106,36 @@ _FAILED_CALL = ("target_error", "timed_out")
 def _unique_scores(chk: pd.DataFrame) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """An id per check row (equal ids: equal score records) and the record of each id.
 
-    The id is built by factorising the record's fields one at a time (each step's codes
-    fit an int64 with the next field's), so it costs a few hash passes over the table.
+    The id is the record's fields' codes as digits of one mixed-radix int64, factorised
+    (numbered in order of first appearance) only when the next field's digit would not
+    fit, and once at the end: a hash pass per field and about one more, not two per field.
     """
     n = len(chk)
     ids = np.zeros(n, dtype=np.int64)
-    size = 1
+    size = 1  # the number of values ids can take (a Python int: never overflows)
+
+    def add(codes: np.ndarray, count: int) -> None:
+        nonlocal ids, size
+        count = max(count, 1)
+        if size * count >= 1 << 62:
+            ids, uniques = pd.factorize(ids)
+            size = len(uniques)
+        ids = ids * count + codes
+        size *= count
+
     for column in _SCORE_KEYS[:-1]:
         values = chk[column]
         if isinstance(values.dtype, pd.CategoricalDtype):
             codes = values.cat.codes.to_numpy().astype(np.int64) + 1  # NA -> 0
-            count = len(values.cat.categories) + 1
+            add(codes, len(values.cat.categories) + 1)
         else:
             codes, uniques = pd.factorize(values, use_na_sentinel=False)
-            codes = codes.astype(np.int64)
-            count = len(uniques)
-        ids, uniques = pd.factorize(ids * max(count, 1) + codes)
-        size = len(uniques)
+            add(codes.astype(np.int64), len(uniques))
     if "metadata" in chk:  # judges' metadata (JSON text); absent from older archives
         codes, uniques = pd.factorize(chk["metadata"], use_na_sentinel=False)
-        ids, uniques = pd.factorize(ids * max(len(uniques), 1) + codes.astype(np.int64))
-        size = len(uniques)
+        add(codes.astype(np.int64), len(uniques))
+    ids, uniques = pd.factorize(ids)
+    size = len(uniques)
     first = np.zeros(size, dtype=np.int64)
     first[ids[::-1]] = np.arange(n - 1, -1, -1)  # the first row of each id wins
     sample = chk.iloc[first]
