@@ -25,7 +25,7 @@ import orjson
 import pandas as pd
 
 from .._compat import IMPLEMENTS
-from .._files import atomic_write
+from .._files import atomic_write, start_writeback
 from .._fork import input_pending
 from .._gc import paused_gc
 from ..analysis import ExperimentAnalysis
@@ -49,6 +49,9 @@ _CASES_DEPTH = 6
 #: (a 4 x 5 x 5 000 run's are 230 MiB, and its processes peak far below 1 GiB), else the
 #: first trials' up to a quarter of it (a 20 000-case run peaks within 10% of 1 GiB).
 _AHEAD_BYTES = 256 << 20
+#: How many bytes of the report are written between two requests to the kernel to start
+#: writing them to disk (see :class:`_BackgroundWriter`).
+_WRITEBACK_BYTES = 32 << 20
 
 
 def created_at() -> str:
@@ -952,7 +955,10 @@ class _BackgroundWriter:
     """Write byte chunks to a file from a second thread, so that disk writes (which
     release the GIL) overlap with building the next chunk; at most two chunks wait.
 
-    The first write error is raised in the caller, at its next write or at exit.
+    Every :data:`_WRITEBACK_BYTES` written, the kernel is asked to start putting them
+    on disk (:func:`~agenticlens_frames._files.start_writeback`), so that the final
+    ``fsync`` of a large report does not write it all after the last chunk. The first
+    write error is raised in the caller, at its next write or at exit.
     """
 
     def __init__(self, out: Any) -> None:
@@ -960,12 +966,23 @@ class _BackgroundWriter:
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=2)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._drain, name="json-report-writer")
+        try:
+            self._fd: int | None = out.fileno()
+        except (AttributeError, OSError, ValueError):  # (io.UnsupportedOperation) in memory
+            self._fd = None
 
     def _drain(self) -> None:
+        written = started = 0
         while (chunk := self._queue.get()) is not None:
             if self._error is None:
                 try:
                     self._out.write(chunk)
+                    written += len(chunk)
+                    if self._fd is not None and written - started >= _WRITEBACK_BYTES:
+                        # (bytes still in the file object's buffer are simply not yet
+                        # there to write: the hint covers what the file holds)
+                        start_writeback(self._fd, started, written - started)
+                        started = written
                 except BaseException as exc:  # re-raised in the caller's thread
                     self._error = exc
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import orjson
@@ -197,3 +198,21 @@ def test_case_records_built_ahead_are_written_once_with_the_same_bytes(
     assert lean.build_ahead(lambda: True) == 0 and lean._ahead == {}
     write = prepare_json_report(analysis.run)
     assert write(analysis, tmp_path / "d.json").read_bytes() == expected
+
+
+def test_the_report_is_handed_to_the_disk_as_it_is_written(
+    analysis, tmp_path: Path, monkeypatch
+) -> None:
+    """Every _WRITEBACK_BYTES the writer asks the kernel to start writing what it wrote
+    since the last request: consecutive ranges of the file from its start; the bytes are
+    those of a whole-document dump."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    ranges: list[tuple[int, int]] = []
+    monkeypatch.setattr(json_report, "_WRITEBACK_BYTES", 100_000)
+    monkeypatch.setattr(json_report, "start_writeback", lambda fd, o, n: ranges.append((o, n)))
+    data = write_json_report(analysis, tmp_path / "r.json").read_bytes()
+    assert data == orjson.dumps(build_report(analysis), option=orjson.OPT_INDENT_2)
+    assert len(ranges) >= len(data) // 200_000
+    assert ranges[0][0] == 0 and all(n >= 100_000 for _, n in ranges)
+    assert all(o + n == after for (o, n), (after, _) in pairwise(ranges))
+    assert sum(n for _, n in ranges) <= len(data)
