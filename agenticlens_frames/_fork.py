@@ -36,6 +36,7 @@ __all__ = [
     "forked_stages",
     "give_back_free_memory",
     "idle_work",
+    "input_pending",
     "run_tasks",
     "start_worker",
     "worker_count",
@@ -562,10 +563,16 @@ def start_worker(
             os.close(outbox_read)
             _child_setup()
             received: list[bytes] = []
+            global _INPUT_COMING
+            _INPUT_COMING = coming = threading.Event()
 
             def read() -> None:
-                with os.fdopen(inbox_read, "rb") as pipe:
-                    received.append(pipe.read())
+                with os.fdopen(inbox_read, "rb", buffering=0) as pipe:
+                    # The first bytes say the input is on its way (input_pending): work
+                    # done ahead of it stops, and the rest is read without waiting for it.
+                    head = pipe.read(1 << 16)
+                    coming.set()
+                    received.append(head + pipe.readall() if head else head)
 
             # Read at once, so the parent's send (as large as its message) never waits for
             # prepare(); a thread is safe here, the worker never forks.
@@ -589,6 +596,23 @@ def start_worker(
     os.close(inbox_read)
     os.close(outbox_write)
     return Started(pid, inbox_write, outbox_read, shared)
+
+
+#: In a worker of start_worker: set once its input begins to arrive (see input_pending).
+_INPUT_COMING: threading.Event | None = None
+
+
+def input_pending() -> bool:
+    """Whether this process is a :func:`start_worker` worker whose input has not begun to
+    arrive: work it will need later (and could not do before the fork) may be done now,
+    in small steps, checking this between them; in any other process, False.
+
+    Examples
+    --------
+    >>> input_pending()  # not a worker
+    False
+    """
+    return _INPUT_COMING is not None and not _INPUT_COMING.is_set()
 
 
 def give_back_free_memory() -> None:

@@ -227,6 +227,35 @@ def test_sending_does_not_wait_for_the_worker_to_prepare(isolated, tmp_path) -> 
     assert isolated(_send_while_preparing, str(tmp_path / "sent")) == "5000000"
 
 
+def _pending_until_sent(flag: str) -> tuple[bool, bool, bool, int]:
+    def prepare() -> object:
+        # Waits here (input_pending stays True) until the test has seen it and sends; a
+        # worker that stopped looking at it would wait the whole minute.
+        Path(flag).write_text(str(_fork.input_pending()))
+        for _ in range(6000):
+            if not _fork.input_pending():
+                return lambda message: (_fork.input_pending(), len(message))
+            time.sleep(0.01)
+        raise RuntimeError("the input never showed as arriving")
+
+    here = _fork.input_pending()
+    worker = _fork.start_worker(prepare)
+    for _ in range(6000):
+        if os.path.exists(flag) and Path(flag).read_text():
+            break
+        time.sleep(0.01)
+    before = Path(flag).read_text() == "True"
+    worker.send(b"y" * 3_000_000)
+    after, size = worker.result()
+    return here, before, after, size
+
+
+def test_input_is_pending_in_a_started_worker_until_it_is_sent(isolated, tmp_path) -> None:
+    """Work ahead of the input (json_report.build_ahead) stops once the input comes; a
+    process that is no such worker has nothing pending."""
+    assert isolated(_pending_until_sent, str(tmp_path / "seen")) == (False, True, False, 3_000_000)
+
+
 def _started_failures() -> list[str]:
     out = []
     worker = _fork.start_worker(lambda: lambda message: _fail(message))

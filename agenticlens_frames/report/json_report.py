@@ -25,7 +25,8 @@ import orjson
 import pandas as pd
 
 from .._compat import IMPLEMENTS
-from .._files import atomic_write
+from .._files import atomic_write, start_writeback
+from .._fork import input_pending
 from .._gc import paused_gc
 from ..analysis import ExperimentAnalysis
 from ..errors import InputError
@@ -43,6 +44,14 @@ TRIAL_REPORT_SCHEMA_VERSION = "1.0"
 #: ``variants[i].trials[j].report.cases``), where :func:`_stream` writes the case records:
 #: what :meth:`_TrialReports.prepare` builds them for.
 _CASES_DEPTH = 6
+#: Case records a worker builds ahead, while it waits for the analysis
+#: (:meth:`_TrialReports.build_ahead`): every trial's when they all fit in this many bytes
+#: (a 4 x 5 x 5 000 run's are 230 MiB, and its processes peak far below 1 GiB), else the
+#: first trials' up to a quarter of it (a 20 000-case run peaks within 10% of 1 GiB).
+_AHEAD_BYTES = 256 << 20
+#: How many bytes of the report are written between two requests to the kernel to start
+#: writing them to disk (see :class:`_BackgroundWriter`).
+_WRITEBACK_BYTES = 32 << 20
 
 
 def created_at() -> str:
@@ -100,27 +109,36 @@ _FAILED_CALL = ("target_error", "timed_out")
 def _unique_scores(chk: pd.DataFrame) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """An id per check row (equal ids: equal score records) and the record of each id.
 
-    The id is built by factorising the record's fields one at a time (each step's codes
-    fit an int64 with the next field's), so it costs a few hash passes over the table.
+    The id is the record's fields' codes as digits of one mixed-radix int64, factorised
+    (numbered in order of first appearance) only when the next field's digit would not
+    fit, and once at the end: a hash pass per field and about one more, not two per field.
     """
     n = len(chk)
     ids = np.zeros(n, dtype=np.int64)
-    size = 1
+    size = 1  # the number of values ids can take (a Python int: never overflows)
+
+    def add(codes: np.ndarray, count: int) -> None:
+        nonlocal ids, size
+        count = max(count, 1)
+        if size * count >= 1 << 62:
+            ids, uniques = pd.factorize(ids)
+            size = len(uniques)
+        ids = ids * count + codes
+        size *= count
+
     for column in _SCORE_KEYS[:-1]:
         values = chk[column]
         if isinstance(values.dtype, pd.CategoricalDtype):
             codes = values.cat.codes.to_numpy().astype(np.int64) + 1  # NA -> 0
-            count = len(values.cat.categories) + 1
+            add(codes, len(values.cat.categories) + 1)
         else:
             codes, uniques = pd.factorize(values, use_na_sentinel=False)
-            codes = codes.astype(np.int64)
-            count = len(uniques)
-        ids, uniques = pd.factorize(ids * max(count, 1) + codes)
-        size = len(uniques)
+            add(codes.astype(np.int64), len(uniques))
     if "metadata" in chk:  # judges' metadata (JSON text); absent from older archives
         codes, uniques = pd.factorize(chk["metadata"], use_na_sentinel=False)
-        ids, uniques = pd.factorize(ids * max(len(uniques), 1) + codes.astype(np.int64))
-        size = len(uniques)
+        add(codes.astype(np.int64), len(uniques))
+    ids, uniques = pd.factorize(ids)
+    size = len(uniques)
     first = np.zeros(size, dtype=np.int64)
     first[ids[::-1]] = np.arange(n - 1, -1, -1)  # the first row of each id wins
     sample = chk.iloc[first]
@@ -199,23 +217,68 @@ class _TrialReports:
         self.chk_case = chk["case_id"].cat.codes.to_numpy()
         self._case_bytes: _CaseBytes | None = None
         self._slots: dict[tuple[int, int], tuple[Any, ...]] = {}
+        # Case records built ahead (build_ahead): the chunks cases_json hands out once.
+        self._ahead: dict[tuple[int, int], list[Any]] = {}
 
     def prepare(self) -> None:
         """Compute now what the report takes from the tables alone — every trial's summary
         slots and the case records' fixed pieces — so that a worker started before the
         analysis (:func:`prepare_json_report`) has it ready when the analysis arrives."""
-        listed = self.run.trials
-        code = {v: i for i, v in enumerate(self.att["variant_id"].cat.categories)}
-        succeeded = listed["status"] == "succeeded"  # the trials that have a report
-        for variant_id, trial in zip(
-            listed["variant_id"][succeeded].astype(str).tolist(),
-            listed["trial"][succeeded].tolist(),
-            strict=True,
-        ):
-            if (code.get(variant_id), trial) in self.att_start:
-                self.summary_slots(code[variant_id], trial)
+        for key in self._reported():
+            self.summary_slots(*key)
         if not self.lean:
             self._case_bytes = _CaseBytes(self, _CASES_DEPTH)
+
+    def _reported(self) -> list[tuple[int, int]]:
+        """(variant code, trial) of every trial that has a report, in the report's order
+        (the manifest's variants, then trial)."""
+        listed = self.run.trials
+        code = {v: i for i, v in enumerate(self.att["variant_id"].cat.categories)}
+        succeeded = listed["status"] == "succeeded"
+        keys = {
+            (code.get(variant_id), trial)
+            for variant_id, trial in zip(
+                listed["variant_id"][succeeded].astype(str).tolist(),
+                listed["trial"][succeeded].tolist(),
+                strict=True,
+            )
+        }
+        return sorted(key for key in keys if key in self.att_start)  # type: ignore[type-var]
+
+    def build_ahead(self, keep_going: Callable[[], bool], budget: int = _AHEAD_BYTES) -> int:
+        """Build now, while ``keep_going()``, the case records' bytes of the report's
+        first trials, which :meth:`cases_json` then hands out (once each, freed as they
+        go); return the bytes held.
+
+        A worker that prepared the report before the analysis exists
+        (:func:`prepare_json_report`) waits for it: this is work the writing would do
+        after it arrives, done until it arrives (``keep_going`` is checked every chunk of
+        about a megabyte; a trial cut short is dropped and built again when written).
+        Every trial's records are held when they all fit in ``budget`` bytes (estimated
+        from the first trial), else the first trials' up to a quarter of it: a large
+        run's peak memory leaves little room (see :data:`_AHEAD_BYTES`).
+        """
+        if self.lean:
+            return 0
+        order = self._reported()
+        limit = budget
+        held = 0
+        for key in order:
+            chunks: list[Any] = []
+            size = 0
+            for chunk in self.cases_json(*key, _CASES_DEPTH):
+                chunks.append(chunk)
+                size += len(chunk)
+                if held + size > limit or not keep_going():
+                    return held
+            self._ahead[key] = chunks
+            held += size
+            if len(self._ahead) == 1 and size * len(order) > budget:
+                limit = budget // 4
+                if held > limit:
+                    self._ahead.clear()
+                    return 0
+        return held
 
     def _score_records(self, start: int, end: int) -> list[dict[str, Any]]:
         """Score records of attempts ``start:end`` (one trial), in check order.
@@ -432,6 +495,12 @@ class _TrialReports:
         """The trial report's ``cases`` as the bytes :func:`_indented_dump` of
         :meth:`cases` gives at ``depth``, written from the columns (see :class:`_CaseBytes`),
         in chunks of about a megabyte (their concatenation is the list)."""
+        ahead = self._ahead.pop((variant_code, trial), None)
+        if ahead is not None and depth == _CASES_DEPTH:
+            ahead.reverse()
+            while ahead:  # each chunk let go of as it is handed out
+                yield ahead.pop()
+            return
         if self._case_bytes is None or self._case_bytes.depth != depth:
             self._case_bytes = _CaseBytes(self, depth)
         start, end = self.att_start[(variant_code, trial)]
@@ -886,7 +955,10 @@ class _BackgroundWriter:
     """Write byte chunks to a file from a second thread, so that disk writes (which
     release the GIL) overlap with building the next chunk; at most two chunks wait.
 
-    The first write error is raised in the caller, at its next write or at exit.
+    Every :data:`_WRITEBACK_BYTES` written, the kernel is asked to start putting them
+    on disk (:func:`~agenticlens_frames._files.start_writeback`), so that the final
+    ``fsync`` of a large report does not write it all after the last chunk. The first
+    write error is raised in the caller, at its next write or at exit.
     """
 
     def __init__(self, out: Any) -> None:
@@ -894,12 +966,23 @@ class _BackgroundWriter:
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=2)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._drain, name="json-report-writer")
+        try:
+            self._fd: int | None = out.fileno()
+        except (AttributeError, OSError, ValueError):  # (io.UnsupportedOperation) in memory
+            self._fd = None
 
     def _drain(self) -> None:
+        written = started = 0
         while (chunk := self._queue.get()) is not None:
             if self._error is None:
                 try:
                     self._out.write(chunk)
+                    written += len(chunk)
+                    if self._fd is not None and written - started >= _WRITEBACK_BYTES:
+                        # (bytes still in the file object's buffer are simply not yet
+                        # there to write: the hint covers what the file holds)
+                        start_writeback(self._fd, started, written - started)
+                        started = written
                 except BaseException as exc:  # re-raised in the caller's thread
                     self._error = exc
 
@@ -965,9 +1048,10 @@ def prepare_json_report(
     """Do now what the JSON report takes from ``run``'s tables alone; return the writer.
 
     A large ``experiment run`` calls this in a worker process as soon as the tables are
-    built, so that this part of the report overlaps the analysis; the analysis is then
-    sent to the worker, which writes the report. The bytes are those of
-    :func:`write_json_report`.
+    built, so that this part of the report overlaps the analysis: every trial's summary
+    slots, the case records' fixed pieces and, within a memory budget, the case records of
+    the first trials (:meth:`_TrialReports.build_ahead`). The analysis is then sent to the
+    worker, which writes the report. The bytes are those of :func:`write_json_report`.
 
     Parameters
     ----------
@@ -993,6 +1077,8 @@ def prepare_json_report(
     """
     trials = _TrialReports(run, lean=lean)
     trials.prepare()
+    # (Only a worker of experiment run waits for its analysis: elsewhere nothing is ahead.)
+    trials.build_ahead(input_pending)
 
     def write(analysis: ExperimentAnalysis, path: str | Path) -> Path:
         return _write_report(analysis, path, lean=lean, trials=trials)

@@ -317,3 +317,51 @@ def test_lean_report_unchanged(awkward: Path, tmp_path: Path, monkeypatch) -> No
     assert data == orjson.dumps(build_report(analysis, lean=True), option=orjson.OPT_INDENT_2)
     write = json_report.prepare_json_report(analysis.run, lean=True)
     assert write(analysis, tmp_path / "prepared.json").read_bytes() == data
+
+
+@pytest.mark.parametrize("distinct", [3, 400])
+def test_unique_scores_number_equal_records_in_order_of_first_appearance(distinct: int) -> None:
+    """One id per distinct score record, numbered as first seen, each record the first
+    row's; with hundreds of values per field the ids' digits would overflow an int64 and
+    are renumbered on the way (checked against a plain dict of row tuples)."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    n = 400
+    pick = lambda: rng.integers(0, distinct, n)  # noqa: E731
+    chk = pd.DataFrame(
+        {
+            "name": [f"n{i}" for i in pick()],
+            "metric": pd.Categorical([f"m{i}" if i else None for i in pick()]),
+            "value": pick() / 7,
+            "passed": pick() % 2 == 0,
+            "required": pick() % 3 == 0,
+            "skipped": pick() % 5 == 0,
+            "explanation": [f"e{i}" for i in pick()],
+            "evaluator_type": pd.Categorical([f"t{i}" for i in pick()]),
+            "evaluator": pd.Categorical([f"v{i}" for i in pick()]),
+            "evaluator_version": pd.Categorical([f"{i}.0" if i else None for i in pick()]),
+            "metadata": [json.dumps({"k": int(i)}) if i else None for i in pick()],
+        }
+    )
+    if distinct == 3:  # 40 records, each repeated
+        chk = chk.iloc[rng.integers(0, 40, n)].reset_index(drop=True)
+    else:  # the fields' numbers of values multiply beyond an int64
+        counts = [chk[c].nunique(dropna=False) + 1 for c in chk]
+        assert math.prod(counts) > 1 << 63
+    ids, records = json_report._unique_scores(chk)
+    keys = json_report._SCORE_KEYS[:-1]
+    seen: dict[tuple[Any, ...], int] = {}
+    first: list[dict[str, Any]] = []
+    expected = []
+    for row in chk.astype(object).where(chk.notna(), None).itertuples(index=False):
+        key = (*(getattr(row, k) for k in keys), row.metadata)
+        if key not in seen:
+            seen[key] = len(seen)
+            record = dict(zip(keys, key[:-1], strict=True))
+            record["metadata"] = json.loads(key[-1]) if key[-1] is not None else {}
+            first.append(record)
+        expected.append(seen[key])
+    assert ids.tolist() == expected
+    assert records == first
+    assert (len(records) <= 40) == (distinct == 3)

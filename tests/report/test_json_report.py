@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import orjson
@@ -128,3 +129,90 @@ def test_a_failed_write_keeps_the_previous_report(analysis, tmp_path: Path, monk
     assert written  # the first chunk went through, the second failed
     assert target.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def _ahead_write(analysis, path: Path, monkeypatch, keep_going, budget: int):
+    """Write the report with case records built ahead; return (bytes, trials held ahead,
+    bytes held, trials whose records were built at writing time, what is left ahead)."""
+    trials = json_report._TrialReports(analysis.run, lean=False)
+    trials.prepare()
+    held = trials.build_ahead(keep_going, budget)
+    ahead = list(trials._ahead)
+    assert held == sum(len(c) for chunks in trials._ahead.values() for c in chunks)
+    built: list[tuple[int, int]] = []
+    original = json_report._CaseBytes.trial
+    r = trials.att_start
+    starts = {v: k for k, v in r.items()}
+    monkeypatch.setattr(
+        json_report._CaseBytes,
+        "trial",
+        lambda self, s, e: built.append(starts[(s, e)]) or original(self, s, e),
+    )
+    data = json_report._write_report(analysis, path, lean=False, trials=trials).read_bytes()
+    monkeypatch.setattr(json_report._CaseBytes, "trial", original)
+    return data, ahead, held, built, trials._ahead
+
+
+def test_case_records_built_ahead_are_written_once_with_the_same_bytes(
+    analysis, tmp_path: Path, monkeypatch
+) -> None:
+    """build_ahead (a worker waiting for its analysis) builds the first trials' case
+    records within its budget and until told to stop; the writer hands those out and
+    builds only the others; the file is the same."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    expected = write_json_report(analysis, tmp_path / "r.json").read_bytes()
+    probe = json_report._TrialReports(analysis.run, lean=False)
+    order = probe._reported()
+    # The trials with a report (one of the example's failed), in the report's order.
+    succeeded = analysis.run.trials["status"] == "succeeded"
+    assert order == sorted(order) and len(order) == int(succeeded.sum()) > 12
+    sizes = [sum(map(len, probe.cases_json(*key, json_report._CASES_DEPTH))) for key in order]
+
+    # Everything fits: every trial is held, and none is built again.
+    data, ahead, held, built, left = _ahead_write(
+        analysis, tmp_path / "a.json", monkeypatch, lambda: True, sum(sizes)
+    )
+    assert (data, ahead, held, built, left) == (expected, order, sum(sizes), [], {})
+
+    # The first trial says the whole would not fit: a quarter of the budget is held.
+    budget = 4 * (sizes[0] + sizes[1])
+    data, ahead, held, built, left = _ahead_write(
+        analysis, tmp_path / "b.json", monkeypatch, lambda: True, budget
+    )
+    assert (data, ahead, held, built) == (expected, order[:2], sizes[0] + sizes[1], order[2:])
+
+    # Told to stop at its third check (each trial here is one chunk): the third trial
+    # is dropped, the first two are held.
+    calls = []
+    data, ahead, held, built, left = _ahead_write(
+        analysis,
+        tmp_path / "c.json",
+        monkeypatch,
+        lambda: calls.append(1) is None and len(calls) < 3,
+        sum(sizes),
+    )
+    assert (data, ahead, built, len(calls)) == (expected, order[:2], order[2:], 3)
+
+    # Nothing ahead in a lean report, nor in a process that is no waiting worker.
+    lean = json_report._TrialReports(analysis.run, lean=True)
+    assert lean.build_ahead(lambda: True) == 0 and lean._ahead == {}
+    write = prepare_json_report(analysis.run)
+    assert write(analysis, tmp_path / "d.json").read_bytes() == expected
+
+
+def test_the_report_is_handed_to_the_disk_as_it_is_written(
+    analysis, tmp_path: Path, monkeypatch
+) -> None:
+    """Every _WRITEBACK_BYTES the writer asks the kernel to start writing what it wrote
+    since the last request: consecutive ranges of the file from its start; the bytes are
+    those of a whole-document dump."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    ranges: list[tuple[int, int]] = []
+    monkeypatch.setattr(json_report, "_WRITEBACK_BYTES", 100_000)
+    monkeypatch.setattr(json_report, "start_writeback", lambda fd, o, n: ranges.append((o, n)))
+    data = write_json_report(analysis, tmp_path / "r.json").read_bytes()
+    assert data == orjson.dumps(build_report(analysis), option=orjson.OPT_INDENT_2)
+    assert len(ranges) >= len(data) // 200_000
+    assert ranges[0][0] == 0 and all(n >= 100_000 for _, n in ranges)
+    assert all(o + n == after for (o, n), (after, _) in pairwise(ranges))
+    assert sum(n for _, n in ranges) <= len(data)
