@@ -156,15 +156,44 @@ def _cluster_codes(clusters: ArrayLike | None, n: int) -> np.ndarray:
     # Codes of the labels' text in sorted order (as np.unique(labels.astype(str)) gives),
     # hashing the labels first so only the distinct ones are turned into text and sorted.
     first, distinct = pd.factorize(labels, use_na_sentinel=False)
-    # Integers (case indices, the common case) are turned into text by numpy in one pass;
-    # their text is what str() gives.
-    text = (
-        distinct.astype(str)
-        if isinstance(distinct, np.ndarray) and distinct.dtype.kind in "iu"
-        else np.asarray([str(v) for v in distinct], dtype=str)
-    )
+    if isinstance(distinct, np.ndarray) and distinct.dtype.kind in "iu":
+        rank = _decimal_text_rank(distinct)
+        if rank is not None:
+            return rank[first]
+        # Other integers are turned into text by numpy in one pass (what str() gives).
+        text = distinct.astype(str)
+    else:
+        text = np.asarray([str(v) for v in distinct], dtype=str)
     _, rank = np.unique(text, return_inverse=True)
     return rank.ravel()[first]
+
+
+#: 10, 100, … 10**15: the digit counts :func:`_decimal_text_rank` works with.
+_POWERS_OF_TEN = 10 ** np.arange(1, 16, dtype=np.int64)
+
+
+def _decimal_text_rank(values: np.ndarray) -> np.ndarray | None:
+    """The rank of each of the distinct ``values`` (non-negative integers below
+    10**15) in the sorted order of their decimal text, without making the text; None for
+    other values.
+
+    Text sorts digit by digit, a prefix before what extends it: padding every number
+    with zeros on the right to the same number of digits, then ordering equal padded
+    values by their own digit count, is that order ("1" < "10" < "100" < "11" < "2").
+
+    Examples
+    --------
+    >>> _decimal_text_rank(np.array([2, 10, 1, 100, 11])).tolist()
+    [4, 1, 0, 2, 3]
+    """
+    if len(values) == 0 or values.min() < 0 or values.max() >= _POWERS_OF_TEN[-1]:
+        return None
+    numbers = values.astype(np.int64)
+    digits = 1 + np.searchsorted(_POWERS_OF_TEN, numbers, side="right")
+    padded = numbers * 10 ** (digits.max() - digits)
+    rank = np.empty(len(numbers), dtype=np.intp)
+    rank[np.lexsort((digits, padded))] = np.arange(len(numbers))
+    return rank
 
 
 # --------------------------------------------------------------------------- corrections

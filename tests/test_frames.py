@@ -150,3 +150,52 @@ def test_spec_metadata_is_written_as_asdict_wrote_it(run) -> None:
         expected = json.dumps(_spec_by_asdict(manifest, s))
         assert json.dumps(spec_to_json(manifest, s)) == expected
     assert '"true": ["a", "p"], "null": [["x", 1.5]], "3": {"k": [null, false]}' in expected
+
+
+@pytest.mark.parametrize("with_custom", [False, True])
+def test_evaluator_columns_of_built_in_and_registered_checks(with_custom) -> None:
+    # Built-in checks only take a shortcut to the evaluator columns; both ways must give
+    # what a categorical of the values, in first-seen order, gives.
+    from agenticlens_frames.formats.model import CaseSpec, ManifestSpec, SuiteSpec, VariantSpec
+    from agenticlens_frames.frames import TableBuilder
+    from agenticlens_frames.scoring import score_unavailable
+
+    cases = tuple(CaseSpec(f"c{i}", f"C{i}", i) for i in range(3))
+    suite = SuiteSpec(Path("s.yaml"), "s", "1", cases)
+    v = VariantSpec(
+        id="a", name="A", target_kind="recorded", target="a.json", resolved_target="a.json"
+    )
+    m = ManifestSpec(
+        path=Path("m.yaml"), name="x", version="1", baseline_variant_id="a", variants=(v,)
+    )
+    builder = TableBuilder(m, suite)
+    builder.add_trial("a", 1, "succeeded", 0)
+    case_of_row = {}
+    for case in reversed(cases):  # rows arrive out of order: build sorts them
+        row = builder.next_attempt
+        case_of_row[row] = case.index
+        builder.checks.add(row, "exact", "exact", True, "ok")
+        if with_custom and case.id == "c1":
+            builder.checks.add_custom(
+                row, "judge", 0.5, False, "meh", required=False, evaluator="j",
+                evaluator_version=None, evaluator_type="judge", skipped=True, metadata="{}",
+            )  # fmt: skip
+        builder.add_attempt("a", 1, case, "ok", score_unavailable(builder.checks, row))
+    # The columns as lists, in the built table's order (case, then emission order).
+    listed = builder.checks.columns()
+    order = sorted(range(len(listed["attempt"])), key=lambda i: case_of_row[listed["attempt"][i]])
+    want = {name: [values[i] for i in order] for name, values in listed.items()}
+    assert ("j" in want["evaluator"]) == with_custom
+    checks = builder.build().checks
+    for column in ("evaluator", "evaluator_version", "evaluator_type"):
+        values = want[column]
+        categories = list(dict.fromkeys(x for x in values if x is not None))
+        reference = pd.Categorical(values, categories=categories)
+        got = checks[column]
+        assert isinstance(got.dtype, pd.CategoricalDtype)
+        assert got.cat.categories.tolist() == categories
+        assert got.cat.codes.tolist() == reference.codes.tolist()
+    assert checks["required"].tolist() == want["required"]
+    assert checks["skipped"].tolist() == want["skipped"]
+    assert [None if pd.isna(x) else x for x in checks["metadata"]] == want["metadata"]
+    assert str(checks["metadata"].dtype) == "str"

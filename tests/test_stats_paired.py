@@ -489,10 +489,8 @@ def test_cost_optimal_trials_by_brute_force_and_near_cochran() -> None:
     ],
 )
 def test_cluster_codes_rank_labels_by_their_text(labels) -> None:
-    from agenticlens_frames.stats_paired import _cluster_codes
-
     _, expected = np.unique(labels.astype(str), return_inverse=True)
-    assert _cluster_codes(labels, len(labels)).tolist() == expected.ravel().tolist()
+    assert sp._cluster_codes(labels, len(labels)).tolist() == expected.ravel().tolist()
 
 
 def test_degenerate_sign_flip_p_is_the_exact_enumeration() -> None:
@@ -554,3 +552,22 @@ def test_beta_binomial_icc_grid_integrates_the_priors_moments(nodes: int) -> Non
             math.lgamma(a + j) + math.lgamma(a + b) - math.lgamma(a) - math.lgamma(a + b + j)
         )
         assert float(np.sum(w * x**j)) == pytest.approx(moment, rel=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint16, np.uint64])
+def test_cluster_codes_of_integers_follow_their_text(dtype) -> None:
+    # Integer labels are ranked without making their text; the codes must be the ranks
+    # of the text all the same (the order in which CR1 sums its clusters).
+    rng = np.random.default_rng(7)
+    top = min(np.iinfo(dtype).max, 10**15 - 1)
+    for size in (1, 2, 17, 3000):
+        edges = np.array([0, 1, 9, 10, 11, 99, 100, 101, top], dtype=np.uint64)
+        edges = edges[edges <= np.iinfo(dtype).max].astype(dtype)
+        labels = np.concatenate([rng.integers(0, top, size=size).astype(dtype), edges])
+        rng.shuffle(labels)
+        expected = np.unique(labels.astype(str), return_inverse=True)[1].ravel()
+        assert sp._cluster_codes(labels, len(labels)).tolist() == expected.tolist()
+    # beyond the shortcut (negative, or 10**15 and more): the text itself is sorted
+    for labels in (np.array([-3, 12, -12, 5]), np.array([10**15, 7, 10**16 + 3])):
+        expected = np.unique(labels.astype(str), return_inverse=True)[1].ravel()
+        assert sp._cluster_codes(labels, len(labels)).tolist() == expected.tolist()

@@ -183,6 +183,10 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
     from ..paired.verdicts import headline_pass_rates
 
     console = console or Console()
+    if console.quiet:
+        # rich renders whatever it is given and only then drops it when quiet: the
+        # tables below cost 0.05–0.08 s at 5 000 cases to print nothing.
+        return
     info = analysis.info
     vs = analysis.variants
     _verdict_table(analysis, console)

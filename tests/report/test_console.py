@@ -4,6 +4,7 @@ labelled and never marked significant."""
 from __future__ import annotations
 
 import dataclasses
+import io
 import re
 
 import pytest
@@ -135,3 +136,18 @@ def test_a_verdict_row_fits_one_line_of_a_120_column_terminal(run) -> None:
     }
     assert set(rows) == expected
     assert all(len(line) <= 120 for line in text.splitlines())
+
+
+def test_quiet_console_is_not_rendered_into(run, monkeypatch):
+    # A quiet console drops what it is given only after rendering it; the summary is not
+    # handed to one at all (and a loud console still gets it).
+    analysis = analyze(run)
+    given: list[object] = []
+    quiet = Console(quiet=True)
+    monkeypatch.setattr(quiet, "print", lambda *a, **k: given.append(a))
+    print_summary(analysis, quiet)
+    assert given == []
+    loud = Console(file=io.StringIO())
+    monkeypatch.setattr(loud, "print", lambda *a, **k: given.append(a))
+    print_summary(analysis, loud)
+    assert given
