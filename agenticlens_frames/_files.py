@@ -20,10 +20,12 @@ journal description, comparison lock):
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -31,9 +33,11 @@ from typing import IO, Any
 from .errors import InputError
 
 __all__ = [
+    "RECENT_CHANGE_NS",
     "StagedOutputs",
     "atomic_write",
     "check_outputs",
+    "file_key",
     "same_file",
     "start_writeback",
     "write_atomic",
@@ -365,3 +369,40 @@ def check_outputs(
                     file=path,
                     hint="write the output outside --run-dir",
                 )
+
+
+#: A file whose status changed less than this long before it was read is compared by
+#: content as well (:func:`file_key`).
+RECENT_CHANGE_NS = 2_000_000_000
+
+
+def file_key(path: str | Path, *, content: bool | None = None) -> tuple[Any, ...] | None:
+    """What says a file is the one read earlier (a trial file replayed ahead, an input hashed
+    ahead): device, inode, size, modification
+    and status-change times, and, for a file changed recently, its content digest.
+
+    A file rewritten in place changes its size or times; one replaced by a rename has
+    another inode. Times have a granularity (a clock tick, more on some file systems),
+    so a file written again within the tick of its previous change could keep them: a
+    file whose status changed less than :data:`RECENT_CHANGE_NS` before it is read is therefore
+    compared by content too (``content``: None decides so from its status-change time).
+    The status-change time cannot be set back by ``touch`` or ``os.utime``.
+    """
+    try:
+        status = os.stat(path)
+        if content is None:
+            content = time.time_ns() - status.st_ctime_ns < RECENT_CHANGE_NS
+        digest = b""
+        if content:
+            with open(path, "rb") as handle:
+                digest = hashlib.file_digest(handle, "blake2b").digest()
+    except OSError:
+        return None
+    return (
+        status.st_dev,
+        status.st_ino,
+        status.st_size,
+        status.st_mtime_ns,
+        status.st_ctime_ns,
+        digest,
+    )

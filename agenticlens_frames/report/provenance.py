@@ -8,7 +8,6 @@ manifest, suite and recorded trials it came from.
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from collections.abc import Iterable, Mapping
 from html import escape
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .._compat import VERSION
+from .._files import file_key
 from .json_report import created_at
 
 __all__ = ["DigestsAhead", "footer_html", "provenance"]
@@ -36,24 +36,17 @@ def _sha256(path: Path, chunk: int = _CHUNK) -> str:
     return digest.hexdigest()
 
 
-def _identity(path: Path) -> tuple[int, ...]:
-    """What changes when a file is replaced or written to (``st_ctime_ns`` moves with
-    every write and metadata change, which cannot be set back)."""
-    st = os.stat(path)
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
 class DigestsAhead:
     """The SHA-256 of files computed on a thread, for :func:`provenance` later.
 
     A recorded experiment's inputs are tens of megabytes (53 MB at 5 000 cases: 0.04 s
     of hashing); hashed while the analysis runs, they are off the command's critical
     path (reading and hashing release the GIL). A digest is used only if the file's
-    identity (device, inode, size, modification and change times) is the same before
-    the thread read it, after, and when :meth:`sha256` is asked: otherwise the file is
-    read again then, as :func:`provenance` would have read it. (File times move in
-    clock ticks of a few milliseconds: a rewrite to the same size within one tick of the
-    thread's read goes unseen, as a rewrite just after provenance's own read would.)
+    key (:func:`~agenticlens_frames._files.file_key`: device, inode, size, modification
+    and change times, and the content's digest for a file changed in the last seconds,
+    whose times may not have moved yet) is the same before the thread read it, after, and
+    when :meth:`sha256` is asked: otherwise the file is read again then, as
+    :func:`provenance` would have read it.
 
     Examples
     --------
@@ -65,28 +58,32 @@ class DigestsAhead:
 
     def __init__(self, paths: Iterable[str | Path]) -> None:
         self._paths = [Path(p) for p in paths]
-        self._done: dict[Path, tuple[tuple[int, ...], str]] = {}
+        self._done: dict[Path, tuple[tuple[Any, ...], str]] = {}
         self._thread = threading.Thread(target=self._hash, name="input digests", daemon=True)
         self._thread.start()
 
     def _hash(self) -> None:
         for path in self._paths:
             try:
-                before = _identity(path)
+                before = file_key(path)
                 digest = _sha256(path, _AHEAD_CHUNK)
-                unchanged = _identity(path) == before
             except OSError:  # hashed (and the error raised) in its place
                 continue
-            if unchanged:
+            if before is not None and _same(path, before):
                 self._done[path] = (before, digest)
 
     def sha256(self, path: Path) -> str:
         """The file's SHA-256: the thread's if the file is unchanged since, else read now."""
         self._thread.join()
         done = self._done.get(path)
-        if done is not None and _identity(path) == done[0]:
+        if done is not None and _same(path, done[0]):
             return done[1]
         return _sha256(path)
+
+
+def _same(path: Path, key: tuple[Any, ...]) -> bool:
+    """``path`` still has ``key`` (its content compared too if ``key`` holds a digest)."""
+    return file_key(path, content=bool(key[-1])) == key
 
 
 def provenance(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from .._files import file_key
 from .._fork import run_tasks
 from .._gc import paused_gc
 from .._progress import progress_bar
@@ -31,7 +32,7 @@ from ..formats.traces import Trace
 from ..frames import CheckColumns, TableBuilder
 from ..scoring import score_sample, score_unavailable
 from ..scoring_batch import SuitePlan, plan_suite, score_trial
-from .replay_plan import AheadClaim, deal, file_key, replay_shape
+from .replay_plan import AheadClaim, deal, replay_shape
 
 if TYPE_CHECKING:  # (the journal imports scoring; replays without a run folder need neither)
     from ..judges import SampleBook

@@ -9,20 +9,17 @@ the analysis' modules; that process also takes a replay worker's share
 
 from __future__ import annotations
 
-import hashlib
 import os
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .._fork import worker_count
 from ..formats import load_manifest
 from ..formats.model import ManifestSpec, SuiteSpec, VariantSpec
 from .order import execution_order
 
-__all__ = ["AheadClaim", "claim_ahead", "deal", "file_key", "replay_shape"]
+__all__ = ["AheadClaim", "claim_ahead", "deal", "replay_shape"]
 
 
 def replay_shape(
@@ -74,11 +71,6 @@ def deal(variants: list[VariantSpec], workers: int) -> list[VariantSpec]:
     return [shares[i % workers][i // workers] for i in range(len(variants))]
 
 
-#: A trial file whose status changed less than this long before the ahead process read
-#: it is compared by content as well (see :func:`file_key`).
-_RACY_NS = 2_000_000_000
-
-
 @dataclass(frozen=True)
 class AheadClaim:
     """What a process forked before the run (:func:`claim_ahead`) replays.
@@ -126,34 +118,3 @@ def claim_ahead(manifest_file: str | Path, suite: SuiteSpec) -> AheadClaim | Non
         return AheadClaim(manifest, suite, positions, workers, tuple(v.id for v in mine))
     except Exception:
         return None
-
-
-def file_key(path: str | Path, *, content: bool | None = None) -> tuple[Any, ...] | None:
-    """What says a trial file is the one read earlier: device, inode, size, modification
-    and status-change times, and, for a file changed recently, its content digest.
-
-    A file rewritten in place changes its size or times; one replaced by a rename has
-    another inode. Times have a granularity (a clock tick, more on some file systems),
-    so a file written again within the tick of its previous change could keep them: a
-    file whose status changed less than :data:`_RACY_NS` before it is read is therefore
-    compared by content too (``content``: None decides so from its status-change time).
-    The status-change time cannot be set back by ``touch`` or ``os.utime``.
-    """
-    try:
-        status = os.stat(path)
-        if content is None:
-            content = time.time_ns() - status.st_ctime_ns < _RACY_NS
-        digest = b""
-        if content:
-            with open(path, "rb") as handle:
-                digest = hashlib.file_digest(handle, "blake2b").digest()
-    except OSError:
-        return None
-    return (
-        status.st_dev,
-        status.st_ino,
-        status.st_size,
-        status.st_mtime_ns,
-        status.st_ctime_ns,
-        digest,
-    )

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agenticlens_frames.runner.replay_plan import file_key
+from agenticlens_frames._files import file_key
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux")
 
@@ -193,11 +193,11 @@ def test_the_file_key_sees_a_same_size_rewrite_that_keeps_the_modification_time(
 
 
 def test_an_old_file_is_keyed_by_its_status_without_reading_it(tmp_path, monkeypatch) -> None:
-    from agenticlens_frames.runner import replay_plan
+    from agenticlens_frames import _files
 
     path = tmp_path / "t.json"
     path.write_text("{}")
-    monkeypatch.setattr(replay_plan, "_RACY_NS", 0)  # as if changed long before
+    monkeypatch.setattr(_files, "RECENT_CHANGE_NS", 0)  # as if changed long before
     key = file_key(path)
     assert key is not None and key[-1] == b""
     status = path.stat()
