@@ -32,7 +32,6 @@ __all__ = [
     "can_fork",
     "flush_output",
     "fork",
-    "forked",
     "forked_stages",
     "give_back_free_memory",
     "idle_work",
@@ -284,46 +283,6 @@ def run_tasks(tasks: Sequence[Callable[[], T]], workers: int) -> list[T]:
     return results
 
 
-@contextlib.contextmanager
-def forked(task: Callable[[], T]) -> Iterator[Callable[[], T]]:
-    """Run ``task()`` in a forked worker from now on; within the block, the function
-    given waits for its result (pickled back) and returns it, or raises its exception.
-
-    For work this process will need after work of its own that does not depend on it
-    (on a second core). A worker whose result was not taken when the block ends is
-    stopped. Call :func:`worker_count` first: forking must be safe and worth it.
-
-    Examples
-    --------
-    >>> if can_fork():
-    ...     with forked(lambda: 6 * 7) as result:
-    ...         answer = result()
-    ... else:
-    ...     answer = 42
-    >>> answer
-    42
-    """
-    pid, fd, mine = _fork_child([task], [0])
-    taken = False
-
-    def result() -> T:
-        nonlocal taken
-        if taken:
-            raise RuntimeError("the worker's result was already taken")
-        taken = True
-        ok, value = _collect(pid, fd, mine)[0]
-        if not ok:
-            raise value
-        return value  # type: ignore[no-any-return]
-
-    try:
-        yield result
-    finally:
-        if not taken:
-            os.close(fd)
-            _stop(pid)
-
-
 U = TypeVar("U")
 
 
@@ -335,14 +294,14 @@ def forked_stages(
     block, the first function given waits for ``first``'s result, the second for
     ``then``'s (each pickled back; each returns it or raises its exception).
 
-    :func:`forked` with a second step: ``first``'s result is sent as soon as it exists,
-    while the worker goes on with ``then`` (``experiment run``: the suite, needed after
-    this process's imports, then a share of the recorded replay, needed later). If
-    ``first`` fails, ``then`` does not run and both raise its exception. Waiting for
-    ``then``'s result does the :func:`idle_work` pending. A worker whose second result
-    was not taken when the block ends is stopped. Call :func:`worker_count` first. The
-    worker runs a thread (the sender of ``first``'s result) while ``then`` runs, so
-    ``then`` must not fork: ``can_fork`` says no there.
+    ``first``'s result is sent as soon as it exists, while the worker goes on with
+    ``then`` (``experiment run``: the suite, needed after this process's imports, then a
+    share of the recorded replay, needed later). If ``first`` fails, ``then`` does not
+    run and both raise its exception. Waiting for ``then``'s result does the
+    :func:`idle_work` pending. A worker whose second result was not taken when the block
+    ends is stopped. Call :func:`worker_count` first. The worker runs a thread (the
+    sender of ``first``'s result) while ``then`` runs, so ``then`` must not fork:
+    ``can_fork`` says no there.
 
     Examples
     --------
