@@ -516,12 +516,11 @@ def experiment_run(
                 raise typer.Exit(code=EXIT_INTERRUPTED if live.interrupted else EXIT_STOPPED)
             run = live.run
             ahead.start(run)  # the JSON report's table work, beside the analysis
-            from .report.provenance import DigestsAhead
+            from .report.provenance import DigestsAhead, provenance
 
             # The inputs' SHA-256 (53 MB at 5 000 cases) on a thread, beside the analysis.
-            digests = DigestsAhead(
-                _provenance_inputs(manifest_file, suite_file, run.manifest).values()
-            )
+            inputs = _provenance_inputs(manifest_file, suite_file, run.manifest)
+            digests = DigestsAhead(inputs.values())
             analysis = analyze(
                 run,
                 confidence_level=confidence_level,
@@ -530,9 +529,8 @@ def experiment_run(
                 comparisons=comparisons,
                 comparisons_lock=None if comparisons_lock is None else str(comparisons_lock),
             )
-            analysis.info["generated"] = _provenance(
-                manifest_file, suite_file, run.manifest, digests
-            )
+            # Tool, time and the inputs by name and SHA-256 (for the page's footer).
+            analysis.info["generated"] = provenance(inputs, digests)
             if live.stopping is not None:
                 # The report records when and why the run stopped (the journal does too).
                 analysis.extras["early_stopping"] = live.stopping
@@ -594,20 +592,12 @@ def _refuse_clobbering_run(
 def _provenance_inputs(
     manifest_file: Path, suite_file: Path, manifest: object
 ) -> dict[str, str | Path]:
-    """The command's input files by name, as :func:`_provenance` records them."""
+    """The command's input files by name, as the report's provenance records them."""
     inputs: dict[str, str | Path] = {"manifest": manifest_file, "suite": suite_file}
     for variant in manifest.variants:  # type: ignore[attr-defined]
         if variant.target_kind == "recorded":
             inputs[f"recorded trials of {variant.id}"] = variant.resolved_target
     return inputs
-
-
-def _provenance(manifest_file: Path, suite_file: Path, manifest: object, ahead: Any = None) -> dict:
-    """Tool, time and the command's inputs by name and SHA-256 (for the page's footer);
-    ``ahead`` a :class:`~agenticlens_frames.report.provenance.DigestsAhead` of them."""
-    from .report.provenance import provenance
-
-    return provenance(_provenance_inputs(manifest_file, suite_file, manifest), ahead)
 
 
 def _stop_options(
