@@ -15,6 +15,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -375,25 +376,23 @@ def registry():
     reg.register_judge("tone", tone, version="1", samples=2)
     return reg
 """
-REPLAY_ATTEMPTS = 4 * 2 * 4  # variants (three recorded, one live) x trials x cases
-REPLAY_CALLS = REPLAY_ATTEMPTS * 2
-LIVE_CALLS = 2 * 4 * 2  # the live variant's, judged before the replay
-REPLAY_BLOCK_AT = LIVE_CALLS + 14
 
 
-def test_a_recorded_replay_killed_mid_judging_pays_only_for_missing_samples(tmp_path, monkeypatch):
+def _replay_judged(tmp_path: Path, monkeypatch, *, live: bool) -> tuple[Path, Path, Any]:
+    """A synthetic recorded experiment (3 variants, 2 trials, 4 cases) whose cases name
+    the REPLAY_JUDGES judge ``tone``, with a live variant too when ``live``; returns the
+    manifest, the suite and the imported judges module."""
     import yaml
 
-    from agenticlens_frames import load_experiment
     from agenticlens_frames.testing import make_synthetic
 
     folder = make_synthetic(tmp_path / "exp", variants=3, trials=2, cases=4, seed=2)
     manifest, suite = folder / "manifest.yaml", folder / "suite.yaml"
-    # A live variant too: a run folder is for live runs (load_experiment reads it then).
-    doc = yaml.safe_load(manifest.read_text(encoding="utf-8"))
-    factors = {**doc["variants"][0]["factors"], "model": "live"}
-    doc["variants"].append(variant("live", "answer", factors=factors))
-    manifest.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    if live:
+        doc = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+        factors = {**doc["variants"][0]["factors"], "model": "live"}
+        doc["variants"].append(variant("live", "answer", factors=factors))
+        manifest.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     doc = yaml.safe_load(suite.read_text(encoding="utf-8"))
     for case in doc["cases"]:
         case["evaluators"] = [{"name": "tone", "threshold": 0.5}]
@@ -402,6 +401,21 @@ def test_a_recorded_replay_killed_mid_judging_pays_only_for_missing_samples(tmp_
     monkeypatch.syspath_prepend(str(tmp_path))
     sys.modules.pop("judges_mod", None)
     import judges_mod
+
+    return manifest, suite, judges_mod
+
+
+REPLAY_ATTEMPTS = 4 * 2 * 4  # variants (three recorded, one live) x trials x cases
+REPLAY_CALLS = REPLAY_ATTEMPTS * 2
+LIVE_CALLS = 2 * 4 * 2  # the live variant's, judged before the replay
+REPLAY_BLOCK_AT = LIVE_CALLS + 14
+
+
+def test_a_recorded_replay_killed_mid_judging_pays_only_for_missing_samples(tmp_path, monkeypatch):
+    from agenticlens_frames import load_experiment
+
+    # A live variant too: the replay is judged after the live variant's attempts.
+    manifest, suite, judges_mod = _replay_judged(tmp_path, monkeypatch, live=True)
 
     run_dir, log = tmp_path / "run", tmp_path / "calls.log"
     log.touch()
@@ -473,20 +487,8 @@ def test_load_experiment_of_a_recorded_only_run_folder_reuses_its_judge_samples(
 ):
     from agenticlens_frames import load_experiment
     from agenticlens_frames.errors import InputError
-    from agenticlens_frames.testing import make_synthetic
 
-    folder = make_synthetic(tmp_path / "exp", variants=3, trials=2, cases=4, seed=2)
-    manifest, suite = folder / "manifest.yaml", folder / "suite.yaml"
-    import yaml
-
-    doc = yaml.safe_load(suite.read_text(encoding="utf-8"))
-    for case in doc["cases"]:
-        case["evaluators"] = [{"name": "tone", "threshold": 0.5}]
-    suite.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
-    (tmp_path / "judges_mod.py").write_text(REPLAY_JUDGES, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    sys.modules.pop("judges_mod", None)
-    import judges_mod
+    manifest, suite, judges_mod = _replay_judged(tmp_path, monkeypatch, live=False)
 
     log = tmp_path / "calls.log"
     log.touch()
