@@ -377,16 +377,17 @@ RECENT_CHANGE_NS = 2_000_000_000
 
 
 def file_key(path: str | Path, *, content: bool | None = None) -> tuple[Any, ...] | None:
-    """What says a file is the one read earlier (a trial file replayed ahead, an input hashed
-    ahead): device, inode, size, modification
-    and status-change times, and, for a file changed recently, its content digest.
+    """What says a file is the one read earlier (a trial file replayed ahead, an input
+    hashed ahead): device, inode, size, modification and status-change times, and, for a
+    file changed recently, its content digest.
 
     A file rewritten in place changes its size or times; one replaced by a rename has
-    another inode. Times have a granularity (a clock tick, more on some file systems),
-    so a file written again within the tick of its previous change could keep them: a
-    file whose status changed less than :data:`RECENT_CHANGE_NS` before it is read is therefore
-    compared by content too (``content``: None decides so from its status-change time).
-    The status-change time cannot be set back by ``touch`` or ``os.utime``.
+    another inode. Times have a granularity (a clock tick, more on some file systems), so
+    a file written again within the tick of its previous change could keep them: a file
+    whose status changed less than :data:`RECENT_CHANGE_NS` before it is read is
+    therefore compared by content too (``content``: None decides so from its
+    status-change time). The status-change time cannot be set back by ``touch`` or
+    ``os.utime``.
     """
     try:
         status = os.stat(path)
