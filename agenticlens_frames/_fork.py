@@ -387,18 +387,42 @@ def _run_stages(
                 pipe.write(data)  # (waits for the parent to read, without the GIL)
 
         sender = threading.Thread(target=send_first, name="worker-first", daemon=True)
-        sender.start()
+        if _pipe_holds(first_pipe[1], len(data)):
+            # Written whole before `then` starts, without waiting for the parent: a `then`
+            # that ends the process can no longer take the first result with it.
+            send_first()
+        else:
+            sender.start()
         if not failed:
             try:
                 out = [(0, True, then(value))]
             except Exception as exc:
                 out = [(0, False, exc)]
         _send(out, then_pipe[1], [0])
-        sender.join()
+        if sender.is_alive():
+            sender.join()
     except BaseException:
         code = 1
     finally:
         os._exit(code)  # never return into the parent's code (atexit, buffers, tests)
+
+
+def _pipe_holds(fd: int, size: int) -> bool:
+    """Whether the empty pipe ``fd`` can take ``size`` bytes without a reader, after
+    asking Linux to grow it that far (``F_SETPIPE_SZ``; an unprivileged process may grow
+    a pipe to ``/proc/sys/fs/pipe-max-size``, 1 MiB by default)."""
+    import fcntl
+
+    getter = getattr(fcntl, "F_GETPIPE_SZ", None)
+    setter = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if getter is None or setter is None:
+        return False
+    try:
+        if fcntl.fcntl(fd, getter) >= size:
+            return True
+        return fcntl.fcntl(fd, setter, size) >= size
+    except OSError:  # beyond the allowed size (or not a pipe)
+        return False
 
 
 class Started(Generic[T]):
