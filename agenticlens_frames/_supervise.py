@@ -49,7 +49,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ._fork import can_fork, flush_output, fork
+from ._fork import can_fork, flush_output, fork, wait_for_workers
 from .runner.inflight import INFLIGHT_ENV, being_judged, in_flight
 
 __all__ = [
@@ -357,13 +357,15 @@ def _become_child(
 
 
 def exit_now(code: int) -> NoReturn:
-    """End this process with ``code`` after flushing stdout and stderr, without the
+    """End this process with ``code`` after flushing stdout and stderr and waiting for the
+    workers left to end (:func:`~agenticlens_frames._fork.wait_for_workers`), without the
     interpreter's teardown (freeing every object one by one) and without returning.
 
     For a process whose files are all closed, and for the forked child, which must never
     return into the parent's code.
     """
     flush_output()
+    wait_for_workers()
     os._exit(code)
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from agenticlens_frames import _fork
 from agenticlens_frames._fork import WORKERS_ENV, run_tasks, worker_count
+from agenticlens_frames._supervise import exit_now
 from agenticlens_frames.errors import InputError
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux")
@@ -254,6 +255,83 @@ def test_input_is_pending_in_a_started_worker_until_it_is_sent(isolated, tmp_pat
     """Work ahead of the input (json_report.build_ahead) stops once the input comes; a
     process that is no such worker has nothing pending."""
     assert isolated(_pending_until_sent, str(tmp_path / "seen")) == (False, True, False, 3_000_000)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether child ``pid`` has ended and waits to be reaped (Linux /proc)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def _reaped(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def _child_that_sleeps(seconds: float) -> int:
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(seconds)
+        os._exit(0)
+    return pid
+
+
+def _left_to_end(folder: str) -> list[object]:
+    out: list[object] = []
+    waits: list[int] = []
+    real = os.waitpid
+
+    def spy(pid: int, options: int) -> tuple[int, int]:
+        waits.append(options)
+        return real(pid, options)
+
+    worker = _fork.start_worker(lambda: lambda message: message * 2)
+    worker.send(21)
+    os.waitpid = spy
+    try:
+        out.append(worker.result())
+    finally:
+        os.waitpid = real
+    out.append(waits and 0 not in waits)  # looked, never waited for it to end
+    # A worker still ending is reaped once it has: at the next fork...
+    pid = _child_that_sleeps(0.3)
+    _fork._reap_later(pid)
+    out.append(pid in _fork._ENDING)
+    while not _zombie(pid):
+        time.sleep(0.01)
+    run_tasks([os.getpid, os.getpid], workers=2)
+    out.append((_reaped(pid), _fork._ENDING))
+    # ... or at exit, waiting for it then.
+    pid = _child_that_sleeps(0.3)
+    _fork._reap_later(pid)
+    _fork.wait_for_workers()
+    out.append((_reaped(pid), _fork._ENDING))
+    # A process that ends without the interpreter's exit (the CLI's) waits for them too.
+    ended = Path(folder) / "ended"
+    parent = os.fork()
+    if parent == 0:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(0.3)
+            ended.write_text("the worker ended")
+            os._exit(0)
+        _fork._reap_later(pid)
+        exit_now(0)
+    os.waitpid(parent, 0)
+    out.append(ended.exists())
+    return out
+
+
+def test_a_started_worker_that_sent_its_result_is_reaped_later(isolated, tmp_path) -> None:
+    """Its result is taken without waiting for it to end (freeing a large worker's memory
+    takes tens of milliseconds); it is reaped at the next fork, or at exit."""
+    assert isolated(_left_to_end, str(tmp_path)) == [42, True, True, (True, []), (True, []), True]
 
 
 def _started_failures() -> list[str]:
