@@ -239,11 +239,13 @@ def _write_outputs(
     analysis: object,
     paths: dict[str, Path | None],
     started: Any = None,
+    meanwhile: Callable[[], None] | None = None,
     **options: Any,
 ) -> None:
     """Write the requested files (report/writers.py: the JSON report beside the others in
     a second process when the run is large, ``started`` before the analysis if given),
-    then say what was written."""
+    then say what was written; ``meanwhile`` (the summary) runs before this process
+    writes anything."""
     from ._fork import run_tasks, worker_count
     from .report.writers import write_outputs
 
@@ -256,6 +258,7 @@ def _write_outputs(
             run_tasks=run_tasks,
             workers=worker_count(2, size=size),
             started=started,
+            meanwhile=meanwhile,
             **options,
         )
     except OSError as exc:
@@ -549,8 +552,15 @@ def experiment_run(
             )
         except InputError as exc:
             raise fail("Unable to run experiment", exc) from None
-    print_summary(analysis, console)
-    _write_outputs(console, analysis, outputs, ahead.started, lean=lean)
+    # The summary is printed while the JSON report's worker, given the analysis, writes.
+    _write_outputs(
+        console,
+        analysis,
+        outputs,
+        ahead.started,
+        meanwhile=lambda: print_summary(analysis, console),
+        lean=lean,
+    )
     code = _exit_code(analysis, fail_on_regression, console, rule=regression_rule.value)
     _outputs_done()
     raise typer.Exit(code=code)

@@ -205,9 +205,14 @@ def write_outputs(
     run_tasks: Callable[[list[Callable[[], None]], int], Any],
     workers: int,
     started: StartedOutputs | None = None,
+    meanwhile: Callable[[], None] | None = None,
     **options: Any,
 ) -> list[tuple[OutputWriter, Path]]:
     """Write every output whose path is given; return (writer, path) in option order.
+
+    ``meanwhile`` (the console summary) runs once before anything is written here: with
+    ``started``, after its worker was given the analysis, so that the two overlap (and
+    when writing fails before that, before the error is raised).
 
     The writers marked ``before_fork`` are written first, here; then those marked
     ``own_process`` form one task and the rest a second, so a large run's JSON report is
@@ -239,13 +244,24 @@ def write_outputs(
     if started is not None and {w.name for w, _ in own} != set(started.names):
         started.worker.cancel()  # not what was started: written as without it
         started = None
+    pending = [meanwhile] if meanwhile is not None else []
+
+    def run_meanwhile() -> None:
+        while pending:
+            pending.pop()()
+
     try:
         with staged:
             if started is not None and _handed_over(started, analysis, own, target):
+                run_meanwhile()
                 _beside(started.worker, task(first), task(rest))
             else:
+                run_meanwhile()
                 task(first)()
                 run_tasks([task(group) for group in (own, rest) if group], workers)
+    except BaseException:
+        run_meanwhile()  # (a staged file could not be made): said before the error
+        raise
     finally:
         if started is not None:  # (a staged file could not be made: never sent)
             started.worker.cancel()

@@ -20,7 +20,7 @@ from ..conftest import EXAMPLE
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux")
 
 
-def _write(folder: str, fail: tuple[str, ...], started: bool) -> tuple[str | None, dict]:
+def _write(folder: str, fail: tuple[str, ...], started: bool) -> tuple[str | None, dict, list[str]]:
     import threading
 
     from agenticlens_frames import analyze, load_experiment
@@ -32,6 +32,7 @@ def _write(folder: str, fail: tuple[str, ...], started: bool) -> tuple[str | Non
     out = Path(folder)
     here = os.getpid()
     real_json, real_csv = json_report._write_report, csv_report.write_cases_csv
+    steps: list[str] = []  # in this process: hand-over, the console's summary, writes
 
     def json_writer(analysis, path, **options):
         (out.parent / f"{out.name}-json-pid").write_text(str(os.getpid()))
@@ -40,6 +41,7 @@ def _write(folder: str, fail: tuple[str, ...], started: bool) -> tuple[str | Non
         return real_json(analysis, path, **options)
 
     def csv_writer(analysis, path):
+        steps.append("csv")
         if "csv" in fail:
             raise OSError("csv broke")
         return real_csv(analysis, path)
@@ -56,11 +58,20 @@ def _write(folder: str, fail: tuple[str, ...], started: bool) -> tuple[str | Non
     run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
     paths = {"save": out / "r.json", "cases_csv": out / "c.csv", "html": out / "r.html"}
     ahead = writers.start_outputs(run, paths, start_worker=start_worker) if started else None
+    if ahead is not None:
+        send = ahead.worker.send
+        ahead.worker.send = lambda message: (send(message), steps.append("sent"))[0]
     analysis = analyze(run)
     error = None
     try:
         writers.write_outputs(
-            analysis, paths, run_tasks=run_tasks, workers=1, started=ahead, lean=False
+            analysis,
+            paths,
+            run_tasks=run_tasks,
+            workers=1,
+            started=ahead,
+            meanwhile=lambda: steps.append("summary"),
+            lean=False,
         )
     except OSError as exc:
         error = str(exc)
@@ -69,7 +80,7 @@ def _write(folder: str, fail: tuple[str, ...], started: bool) -> tuple[str | Non
     by = (
         "nobody" if not marker.exists() else "here" if marker.read_text() == str(here) else "worker"
     )
-    return error, {**files, "JSON report written by": by}
+    return error, {**files, "JSON report written by": by}, steps
 
 
 @pytest.mark.parametrize(
@@ -93,3 +104,16 @@ def test_a_started_json_report_writes_the_same_files_and_fails_the_same_way(
     assert inline[1].pop("JSON report written by") == ("nobody" if "csv" in fail else "here")
     assert ahead[1] == inline[1]  # the same files, byte for byte (none after a failure)
     assert sorted(ahead[1]) == ([] if error else ["c.csv", "r.html", "r.json"])
+    # The summary is printed once the worker has the analysis, before anything is written
+    # here; without a worker, before the writing.
+    assert ahead[2] == ["sent", "summary", "csv"]
+    assert inline[2] == ["summary", "csv"]
+
+
+def test_the_summary_comes_before_the_error_when_no_output_can_be_made(
+    isolated, tmp_path: Path
+) -> None:
+    (tmp_path / "taken").write_text("a file where the output folder should be")
+    error, files, steps = isolated(_write, str(tmp_path / "taken" / "folder"), (), True)
+    assert "Not a directory" in error and files == {"JSON report written by": "nobody"}
+    assert steps == ["summary"]  # the worker was never given the analysis
