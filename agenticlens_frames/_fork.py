@@ -728,8 +728,6 @@ def _reap_later(pid: int) -> None:
     memory page by page: tens of milliseconds for the JSON report's worker of a large
     run, which the run's last step would otherwise spend waiting.
     """
-    if not _ENDING:
-        atexit.register(wait_for_workers)
     _ENDING.append(pid)
     _reap_ended()
 
@@ -747,6 +745,9 @@ def wait_for_workers() -> None:
     >>> wait_for_workers()  # none left: returns at once
     """
     _reap_ended(block=True)
+
+
+atexit.register(wait_for_workers)  # (nothing to do unless a worker was left to end)
 
 
 def _reap_ended(*, block: bool = False) -> None:
