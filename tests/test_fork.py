@@ -257,15 +257,6 @@ def test_input_is_pending_in_a_started_worker_until_it_is_sent(isolated, tmp_pat
     assert isolated(_pending_until_sent, str(tmp_path / "seen")) == (False, True, False, 3_000_000)
 
 
-def _zombie(pid: int) -> bool:
-    """Whether child ``pid`` has ended and waits to be reaped (Linux /proc)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
-
-
 def _reaped(pid: int) -> bool:
     try:
         os.waitpid(pid, os.WNOHANG)
@@ -303,7 +294,10 @@ def _left_to_end(folder: str) -> list[object]:
     pid = _child_that_sleeps(0.3)
     _fork._reap_later(pid)
     out.append(pid in _fork._ENDING)
-    while not _zombie(pid):
+    deadline = time.monotonic() + 30
+    # (Until it has ended, unreaped: WNOWAIT looks without reaping it.)
+    while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+        assert time.monotonic() < deadline
         time.sleep(0.01)
     run_tasks([os.getpid, os.getpid], workers=2)
     out.append((_reaped(pid), _fork._ENDING))
