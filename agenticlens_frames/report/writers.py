@@ -259,7 +259,7 @@ def write_outputs(
                 run_meanwhile()
                 task(first)()
                 run_tasks([task(group) for group in (own, rest) if group], workers)
-    except BaseException:
+    except Exception:
         run_meanwhile()  # (a staged file could not be made): said before the error
         raise
     finally:
