@@ -148,7 +148,11 @@ def read_document(path: str | Path) -> Any:
 
 
 def iter_json_list(
-    path: str | Path, key: str, element: bytes, whole: Callable[[], list[Any]]
+    path: str | Path,
+    key: str,
+    element: bytes,
+    whole: Callable[[], list[Any]],
+    parse: Callable[[memoryview], Any] = orjson.loads,
 ) -> Iterator[Any] | None:
     """The items of the list ``document[key]`` of a JSON file, each parsed when reached,
     or None when the file is not laid out for it (then :func:`read_document` it).
@@ -162,7 +166,9 @@ def iter_json_list(
     the marker; and ``key`` is not written again after the list starts (a repeated key's
     last value wins), plainly or with ``\\u`` escapes. When a piece does not parse (an
     unusual layout, or a bad file), the rest of the items come from ``whole()``, which
-    reads the whole document and raises its error for a bad file.
+    reads the whole document and raises its error for a bad file. ``parse`` reads each
+    piece (default ``orjson.loads``): it must raise ``orjson.JSONDecodeError`` for a piece
+    that is not one JSON value, and may give a typed record instead of the parsed value.
 
     Examples
     --------
@@ -205,7 +211,7 @@ def iter_json_list(
             cuts.append(comma)
         at = data.find(element, at + len(element), end)
     cuts.append(end)
-    return _json_pieces(memoryview(data), cuts, whole)
+    return _json_pieces(memoryview(data), cuts, whole, parse)
 
 
 # A key with a \u escape in it (the last escape, the rest of the key, the colon): only a
@@ -215,12 +221,15 @@ _JSON_SPACE = b" \t\r\n"
 
 
 def _json_pieces(
-    data: memoryview, cuts: list[int], whole: Callable[[], list[Any]]
+    data: memoryview,
+    cuts: list[int],
+    whole: Callable[[], list[Any]],
+    parse: Callable[[memoryview], Any],
 ) -> Iterator[Any]:
     for index in range(len(cuts) - 1):
         try:
             with gc_paused():
-                item = orjson.loads(data[cuts[index] + 1 : cuts[index + 1]])
+                item = parse(data[cuts[index] + 1 : cuts[index + 1]])
         except orjson.JSONDecodeError:
             break
         yield item

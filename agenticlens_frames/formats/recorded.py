@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from agenticlens_frames._limits import MAX_MAGNITUDE
 from agenticlens_frames.errors import format_location
@@ -24,6 +25,11 @@ from agenticlens_frames.formats._io import (
     is_json_path,
     iter_json_list,
     read_document,
+)
+from agenticlens_frames.formats._recorded_typed import (
+    TypedTrial,
+    decode_trial,
+    run_latency_ms,
 )
 from agenticlens_frames.formats.model import RecordedTrials, SuiteSpec
 from agenticlens_frames.formats.traces import _RUN_KEYS, COST_SOURCES, Trace, normalize_trace
@@ -327,14 +333,27 @@ def iter_recorded_columns(
     def whole() -> list[Any]:
         return _trials_list(source, read_document(path))
 
-    entries = iter_json_list(path, "trials", b'{"samples":', whole)
+    index_of = {case_id: i for i, case_id in enumerate(suite.case_ids)}
+
+    def parse(piece: memoryview) -> Any:
+        # A complete trial in the common layout is decoded typed; any other goes through
+        # orjson and the checks below (which name the error of a bad one).
+        typed = decode_trial(piece, index_of) if index_of else None
+        return orjson.loads(piece) if typed is None else typed
+
+    entries = iter_json_list(path, "trials", b'{"samples":', whole, parse)
     if entries is None:
         entries = _taken(whole())
-    index_of = {case_id: i for i, case_id in enumerate(suite.case_ids)}
     fast = is_json_path(path)  # JSON keys are strings: no need to check each mapping's
     for index, entry in enumerate(entries):
-        items = entry.get("samples") if isinstance(entry, dict) else entry
         trial: TrialColumns | tuple[dict[str, Any], ...]
+        if type(entry) is TypedTrial:
+            trial = TrialColumns(*entry.columns)
+            entry = None
+            yield trial
+            del trial
+            continue
+        items = entry.get("samples") if isinstance(entry, dict) else entry
         if index_of and isinstance(items, list) and len(items) == len(index_of):
             where: tuple[str | int, ...] = (
                 ("trials", index, "samples") if isinstance(entry, dict) else ("trials", index)
@@ -369,7 +388,6 @@ def _trials_list(source: Source, document: Any) -> list[Any]:
 
 
 _M = MAX_MAGNITUDE
-_fromisoformat = datetime.fromisoformat
 
 
 def _trial_columns(
@@ -478,20 +496,13 @@ def _trial_columns(
                             break
                         if name:
                             tools.append(name)
-                latency = 0.0
+                latency: Any = 0.0
                 if done:
                     started, completed = raw.get("started_at"), raw.get("completed_at")
                     if started is not None and completed is not None:
-                        try:
-                            start = _fromisoformat(
-                                started[:-1] + "+00:00" if started.endswith("Z") else started
-                            )
-                            end = _fromisoformat(
-                                completed[:-1] + "+00:00" if completed.endswith("Z") else completed
-                            )
-                            latency = max(0.0, (end - start).total_seconds() * 1000)
-                        except (AttributeError, TypeError, ValueError):
-                            done = False  # not text, not ISO 8601, or offsets that differ
+                        latency = run_latency_ms(started, completed)
+                        # None: not text, not ISO 8601, or offsets that differ
+                        done = latency is not None
                 if metadata is None:
                     metadata = absent
                 elif type(metadata) is not dict:

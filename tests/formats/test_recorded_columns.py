@@ -6,7 +6,9 @@ missing samples, unicode, integers where floats usually are and numbers the fast
 does not take, every complete trial's columns must equal the reference traces' fields,
 every incomplete trial must be the reference's samples, and every bad file must raise the
 reference's error, word for word. The JSON pieces are checked against a whole-document
-parse, including layouts and strings built to fool the cutting.
+parse, including layouts and strings built to fool the cutting. Files whose trials are
+all EvalTraces or all Runs exercise the typed (msgspec) reading of
+``formats/_recorded_typed.py``; ``test_recorded_typed.py`` has its edge cases.
 """
 
 from __future__ import annotations
@@ -82,9 +84,11 @@ def _run_trace(rng: random.Random) -> dict:
     return trace
 
 
-def _sample(rng: random.Random, case_id: str) -> dict:
+def _sample(rng: random.Random, case_id: str, shape: str = "mixed") -> dict:
+    """A sample whose trace is of either shape (``mixed``), or only EvalTraces and absent
+    traces (``eval``), or only Runs (``run``): the layouts read typed when all is plain."""
     sample: dict = {"case_id": case_id, "output": rng.choice(["ok", "", "Straße ✓", " x\n"])}
-    kind = rng.random()
+    kind = {"mixed": rng.random(), "eval": rng.choice([0.0, 0.0, 0.0, 0.99]), "run": 0.5}[shape]
     if kind < 0.45:
         sample["trace"] = _eval_trace(rng)
     elif kind < 0.9:
@@ -96,14 +100,14 @@ def _sample(rng: random.Random, case_id: str) -> dict:
     return sample
 
 
-def _document(rng: random.Random) -> dict:
+def _document(rng: random.Random, shape: str = "mixed") -> dict:
     trials = []
     for _ in range(rng.randint(1, 4)):
         ids = list(CASE_IDS)
         rng.shuffle(ids)
         if rng.random() < 0.3:  # a missing sample: the trial is kept as samples
             ids.pop()
-        samples = [_sample(rng, case_id) for case_id in ids]
+        samples = [_sample(rng, case_id, shape) for case_id in ids]
         trials.append({"samples": samples} if rng.random() < 0.7 else samples)
     return {"variant_id": "v", "trials": trials}
 
@@ -124,10 +128,13 @@ def _outcome(load, path: Path):
 
 @pytest.mark.parametrize("seed", range(40))
 @pytest.mark.parametrize("suffix", [".json", ".yaml"])
-def test_columns_equal_the_reference_traces(tmp_path: Path, seed: int, suffix: str) -> None:
+@pytest.mark.parametrize("shape", ["mixed", "eval", "run"])
+def test_columns_equal_the_reference_traces(
+    tmp_path: Path, seed: int, suffix: str, shape: str
+) -> None:
     rng = random.Random(seed)
     path = tmp_path / f"v{suffix}"
-    document = _document(rng)
+    document = _document(rng, shape)
     if suffix == ".json":
         path.write_text(json.dumps(document, ensure_ascii=rng.random() < 0.5), encoding="utf-8")
     else:
