@@ -1,11 +1,12 @@
 """The common layout of a recorded trial, decoded by msgspec straight into typed records.
 
 A recorded-trials file written by AgenticLens (or by our own runner) holds, per trial,
-``{"samples": [{"case_id", "output", "trace": <EvalTrace>}, ...]}``. Parsing such a trial
-into dicts and then walking every dict in Python cost more than the parse itself (0.4 s
-of Python per 100 000 samples); msgspec checks the same types in C while it parses and
-skips what replay never reads (span attributes, metadata other than ``turn_count``), so
-one trial costs about a fifth of ``orjson.loads`` alone.
+``{"samples": [{"case_id", "output", "trace"}, ...]}`` with every trace an EvalTrace or
+every trace a Run. Parsing such a trial into dicts and then walking every dict in Python
+cost more than the parse itself (0.4 s of Python per 100 000 samples); msgspec checks the
+same types in C while it parses and skips what replay never reads (span attributes,
+metadata other than ``turn_count`` and ``cost_source``), so decoding a trial costs about
+a fifth of ``orjson.loads`` alone.
 
 The schema below accepts a trial **only** when the reference reader
 (:func:`agenticlens_frames.formats.recorded._trial_columns` with
