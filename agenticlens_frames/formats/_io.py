@@ -21,6 +21,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
+import msgspec
 import orjson
 import yaml
 
@@ -30,6 +31,7 @@ from agenticlens_frames.errors import InputError
 from agenticlens_frames.formats._plain_yaml import NOT_PLAIN, load_plain_yaml
 
 __all__ = [
+    "JSON_REFUSED",
     "REQUIRED",
     "Invalid",
     "Source",
@@ -37,6 +39,7 @@ __all__ = [
     "describe",
     "is_json_path",
     "iter_json_list",
+    "loads_json",
     "read_document",
     "read_input",
     "read_top_mapping",
@@ -63,6 +66,44 @@ REQUIRED: Any = object()
 def is_json_path(path: str | Path) -> bool:
     """Whether ``path`` is read as JSON (extension ``.json``, any case) rather than YAML."""
     return Path(path).suffix.lower() == ".json"
+
+
+_JSON_DECODER = msgspec.json.Decoder()
+
+#: What :func:`loads_json` raises for a document it does not read (bad syntax, NaN, a
+#: number beyond a float, a lone surrogate, nesting deeper than the interpreter's stack).
+JSON_REFUSED = (ValueError, RecursionError)
+
+
+def loads_json(data: bytes | memoryview | str) -> Any:
+    """A JSON document's value, exactly as :func:`json.loads` gives it, parsed in C.
+
+    msgspec rather than orjson: orjson (3.13 here) reads an integer beyond 64 bits as a
+    float (``123456789012345678901234567890`` as ``1.2345678901234568e+29``), where the
+    standard parser, the reference, keeps it exact. Documents this refuses (see
+    ``JSON_REFUSED``) go to the standard parser in the callers, for its values (``NaN``,
+    lone surrogates) or its error.
+
+    Examples
+    --------
+    >>> loads_json(b'{"id": 123456789012345678901234567890, "a": 1, "a": 2.5}')
+    {'id': 123456789012345678901234567890, 'a': 2.5}
+    """
+    try:
+        return _JSON_DECODER.decode(data)
+    except RecursionError:
+        # msgspec nests as deep as the interpreter's stack allows, orjson to 1 024 levels
+        # whatever the stack: orjson's value does when no integer can be beyond 64 bits
+        # (those have 19 digits or more).
+        value = orjson.loads(data)
+        long_digits = _LONG_DIGITS_TEXT if isinstance(data, str) else _LONG_DIGITS
+        if long_digits.search(data) is None:  # type: ignore[arg-type]
+            return value
+        raise
+
+
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+_LONG_DIGITS_TEXT = re.compile(r"[0-9]{19}")
 
 
 def read_document(path: str | Path) -> Any:
@@ -103,14 +144,14 @@ def read_document(path: str | Path) -> Any:
     path = Path(path)
     data = read_input(path)
     if is_json_path(path):
-        # orjson checks the UTF-8 itself: parsing the bytes saves decoding (and holding) a
-        # copy of a large recorded file. Whatever it refuses (a byte-order mark, bad bytes,
+        # The bytes are parsed as they are (the parser checks the UTF-8): no decoded copy
+        # of a large recorded file. Whatever it refuses (a byte-order mark, bad bytes,
         # NaN, lone surrogates, an empty file) takes the path below, whose values and
         # messages are the reference.
         try:
             with gc_paused():
-                document = orjson.loads(data)
-        except orjson.JSONDecodeError:
+                document = loads_json(data)
+        except JSON_REFUSED:
             pass
         else:
             if document is None:
@@ -152,7 +193,7 @@ def iter_json_list(
     key: str,
     element: bytes,
     whole: Callable[[], list[Any]],
-    parse: Callable[[memoryview], Any] = orjson.loads,
+    parse: Callable[[memoryview], Any] | None = None,
 ) -> Iterator[Any] | None:
     """The items of the list ``document[key]`` of a JSON file, each parsed when reached,
     or None when the file is not laid out for it (then :func:`read_document` it).
@@ -167,8 +208,8 @@ def iter_json_list(
     last value wins), plainly or with ``\\u`` escapes. When a piece does not parse (an
     unusual layout, or a bad file), the rest of the items come from ``whole()``, which
     reads the whole document and raises its error for a bad file. ``parse`` reads each
-    piece (default ``orjson.loads``): it must raise ``orjson.JSONDecodeError`` for a piece
-    that is not one JSON value, and may give a typed record instead of the parsed value.
+    piece (default :func:`loads_json`): it must raise one of ``JSON_REFUSED`` for a piece
+    it cannot read, and may give a typed record instead of the parsed value.
 
     Examples
     --------
@@ -211,7 +252,7 @@ def iter_json_list(
             cuts.append(comma)
         at = data.find(element, at + len(element), end)
     cuts.append(end)
-    return _json_pieces(memoryview(data), cuts, whole, parse)
+    return _json_pieces(memoryview(data), cuts, whole, parse or loads_json)
 
 
 # A key with a \u escape in it (the last escape, the rest of the key, the colon): only a
@@ -230,7 +271,7 @@ def _json_pieces(
         try:
             with gc_paused():
                 item = parse(data[cuts[index] + 1 : cuts[index + 1]])
-        except orjson.JSONDecodeError:
+        except JSON_REFUSED:
             break
         yield item
         del item
@@ -319,12 +360,12 @@ def _too_large(path: Path, size: int, most: int) -> InputError:
 
 
 def _parse_json(text: str, path: Path) -> Any:
-    # orjson parses recorded-trial files 2-3x faster; anything it refuses (NaN constants,
-    # integers beyond 64 bits, bad syntax) goes through the standard parser, whose values
-    # and error messages are the reference.
+    # loads_json parses recorded-trial files 2-3x faster; anything it refuses (NaN
+    # constants, numbers beyond a float, bad syntax) goes through the standard parser,
+    # whose values and error messages are the reference.
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
+        return loads_json(text)
+    except JSON_REFUSED:
         pass
     try:
         # The standard parser accepts lone surrogate escapes ("\ud800"), which no UTF-8

@@ -48,17 +48,11 @@ class _Mapping(Struct, gc=False):
     """Any JSON object, its content skipped (a span's ``attributes`` must be a mapping)."""
 
 
-# A turn count is kept as parsed. orjson, the reference's parser, reads an integer beyond
-# 64 bits as a float and msgspec as an int: only a scalar whose value both parsers agree
-# on is read typed (an int within int64); a list, a mapping or a larger integer is not.
-_Int64 = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
-_Scalar = _Int64 | float | str | bool | None
-
-
 class _Metadata(Struct, gc=False):
-    # Only these are read from a trace's metadata. A cost source is only compared with
-    # the known ones, so any value does.
-    turn_count: _Scalar = None
+    # Only these are read from a trace's metadata, each kept as parsed (Any: the values
+    # formats._io.loads_json, the reference reader's parser, gives). A cost source is only
+    # compared with the known ones.
+    turn_count: Any = None
     cost_source: Any = None
 
 

@@ -13,8 +13,6 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from agenticlens_frames._limits import MAX_MAGNITUDE
 from agenticlens_frames.errors import format_location
 from agenticlens_frames.formats._io import (
@@ -24,6 +22,7 @@ from agenticlens_frames.formats._io import (
     gc_paused,
     is_json_path,
     iter_json_list,
+    loads_json,
     read_document,
 )
 from agenticlens_frames.formats._recorded_typed import (
@@ -339,7 +338,7 @@ def iter_recorded_columns(
         # A complete trial in the common layout is decoded typed; any other goes through
         # orjson and the checks below (which name the error of a bad one).
         typed = decode_trial(piece, index_of) if index_of else None
-        return orjson.loads(piece) if typed is None else typed
+        return loads_json(piece) if typed is None else typed
 
     entries = iter_json_list(path, "trials", b'{"samples":', whole, parse)
     if entries is None:

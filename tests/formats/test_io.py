@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -108,6 +109,29 @@ def test_empty_json(write):
 
 def test_byte_order_mark_is_ignored(write):
     assert read_document(write("doc.json", '\ufeff{"a": 1}')) == {"a": 1}
+
+
+JSON_EDGES = [
+    # integers beyond 64 bits stay exact (orjson 3.13 gives floats for them)
+    '{"id": 123456789012345678901234567890, "n": [-9223372036854775809, 18446744073709551616]}',
+    '{"in range": [9223372036854775807, -9223372036854775808, 18446744073709551615]}',
+    '{"a": 1, "b": 2, "a": [3]}',  # the last of repeated keys, in the first one's place
+    "[-0.0, 1e-400, 5e-324, 0.1, 1.7976931348623157e308, 1E2, -0]",
+    '["\\u0000", "\\ud83d\\ude42", "\\/", "é"]',
+    '{"deep": ' + "[" * 900 + "]" * 900 + "}",
+    # what only the standard parser reads: NaN, infinity, beyond a float, a lone surrogate
+    '{"x": NaN, "y": -Infinity, "z": 1e400}',
+    '["\\ud800"]',
+]
+
+
+@pytest.mark.parametrize("text", JSON_EDGES, ids=range(len(JSON_EDGES)))
+def test_json_values_are_the_standard_parsers(write, text):
+    # repr: 0 and 0.0, -0.0 and 0.0, an int and a float of the same value differ
+    expected = json.loads(text)
+    if "ud800" in text:  # no UTF-8 output holds a lone surrogate: read as U+FFFD
+        expected = _io.scrub_surrogates(expected)
+    assert repr(read_document(write("doc.json", text))) == repr(expected)
 
 
 def test_close_match():

@@ -281,7 +281,7 @@ TRICKY = [
     '{"trials": [{"samples": [1]}, {"samples": [2]}], "y": [{"samples": [3]}]}',
     # the key inside a string before the real one
     '{"note": "\\"trials\\": [x", "trials": [{"samples": [1]}, {"samples": [2]}]}',
-    # NaN and a big integer (only the standard parser takes them), bare lists, empty list
+    # NaN (only the standard parser takes it), a big integer, bare lists, an empty list
     '{"trials": [{"samples": [NaN]}, {"samples": [1]}]}',
     '{"trials": [{"samples": [1]}, {"samples": [123456789012345678901234567890]}]}',
     '{"trials": [[1], [2]]}',
