@@ -336,7 +336,7 @@ def iter_recorded_columns(
 
     def parse(piece: memoryview) -> Any:
         # A complete trial in the common layout is decoded typed; any other goes through
-        # orjson and the checks below (which name the error of a bad one).
+        # loads_json and the checks below (which name the error of a bad one).
         typed = decode_trial(piece, index_of) if index_of else None
         return loads_json(piece) if typed is None else typed
 
