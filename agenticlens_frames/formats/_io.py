@@ -74,6 +74,10 @@ _JSON_DECODER = msgspec.json.Decoder()
 #: number beyond a float, a lone surrogate, nesting deeper than the interpreter's stack).
 JSON_REFUSED = (ValueError, RecursionError)
 
+# A run of 19 digits: where an integer beyond 64 bits may be (see loads_json).
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+_LONG_DIGITS_TEXT = re.compile(r"[0-9]{19}")
+
 
 def loads_json(data: bytes | memoryview | str) -> Any:
     """A JSON document's value, exactly as :func:`json.loads` gives it, parsed in C.
@@ -100,10 +104,6 @@ def loads_json(data: bytes | memoryview | str) -> Any:
         if long_digits.search(data) is None:  # type: ignore[arg-type]
             return value
         raise
-
-
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
-_LONG_DIGITS_TEXT = re.compile(r"[0-9]{19}")
 
 
 def read_document(path: str | Path) -> Any:
@@ -193,7 +193,7 @@ def iter_json_list(
     key: str,
     element: bytes,
     whole: Callable[[], list[Any]],
-    parse: Callable[[memoryview], Any] | None = None,
+    parse: Callable[[memoryview], Any] = loads_json,
 ) -> Iterator[Any] | None:
     """The items of the list ``document[key]`` of a JSON file, each parsed when reached,
     or None when the file is not laid out for it (then :func:`read_document` it).
@@ -252,7 +252,7 @@ def iter_json_list(
             cuts.append(comma)
         at = data.find(element, at + len(element), end)
     cuts.append(end)
-    return _json_pieces(memoryview(data), cuts, whole, parse or loads_json)
+    return _json_pieces(memoryview(data), cuts, whole, parse)
 
 
 # A key with a \u escape in it (the last escape, the rest of the key, the colon): only a

@@ -346,20 +346,17 @@ def iter_recorded_columns(
     fast = is_json_path(path)  # JSON keys are strings: no need to check each mapping's
     for index, entry in enumerate(entries):
         trial: TrialColumns | tuple[dict[str, Any], ...]
-        if type(entry) is TypedTrial:
+        if type(entry) is TypedTrial:  # decoded and checked by parse
             trial = TrialColumns(*entry.columns)
-            entry = None
-            yield trial
-            del trial
-            continue
-        items = entry.get("samples") if isinstance(entry, dict) else entry
-        if index_of and isinstance(items, list) and len(items) == len(index_of):
-            where: tuple[str | int, ...] = (
-                ("trials", index, "samples") if isinstance(entry, dict) else ("trials", index)
-            )
-            trial = _trial_columns(source, items, where, index_of, suite, fast)
-        else:  # incomplete (or invalid): scored sample by sample, as load_recorded gives
-            trial = _trial(source, entry, index, frozenset(index_of), suite, False)
+        else:
+            items = entry.get("samples") if isinstance(entry, dict) else entry
+            if index_of and isinstance(items, list) and len(items) == len(index_of):
+                where: tuple[str | int, ...] = (
+                    ("trials", index, "samples") if isinstance(entry, dict) else ("trials", index)
+                )
+                trial = _trial_columns(source, items, where, index_of, suite, fast)
+            else:  # incomplete (or invalid): scored sample by sample, as load_recorded gives
+                trial = _trial(source, entry, index, frozenset(index_of), suite, False)
         entry = items = None  # the raw samples go now; the trial holds what is kept
         yield trial
         del trial  # let the caller's copy be the last one
