@@ -6,9 +6,12 @@ tail functions. scipy.stats evaluates each of them with one scipy.special functi
 generic wrapper that checks the arguments; importing scipy.stats costs most of a second
 of every ``experiment run``, scipy.special a fifth of that. These functions call the same
 special function on plain arguments — finite values, ``df > 0``, probabilities strictly
-between 0 and 1 — so the numbers are the same to the last bit; anything else goes to
-scipy.stats itself, whose edge rules (NaN, 0 or 1 at the ends of the support) then
-apply unchanged. Scalars give a float, arrays an array, as scipy.stats does.
+between 0 and 1 — so the numbers are the same to the last bit. Where scipy.stats gives
+its bad value whatever the rest (an argument that is NaN, or ``df <= 0``: a one-case
+experiment has no degrees of freedom), these give NaN too, element by element, without
+the import. Anything else goes to scipy.stats itself, whose edge rules (0 or 1 at the
+ends of the support, bounds for probabilities 0 and 1) then apply unchanged. Scalars give
+a float, arrays an array, as scipy.stats does.
 
 Examples
 --------
@@ -47,16 +50,47 @@ def _stats() -> Any:
     return scipy.stats
 
 
-def _plain(*values: Any, probability: Any = None, df: Any = None) -> bool:
-    """Every value finite, ``df > 0`` and ``0 < probability < 1`` where given."""
+def _bad(values: list[np.ndarray], df: np.ndarray | None) -> np.ndarray:
+    """Where scipy.stats gives its bad value (NaN) whatever the other arguments: any
+    argument NaN, or ``df`` not positive (its ``_argcheck`` fails; NaN ``nc`` fails
+    nct's too, as a NaN argument)."""
+    bad = np.zeros(np.broadcast_shapes(*(v.shape for v in values)), dtype=bool)
+    for v in values:
+        bad |= np.isnan(v)
+    if df is not None:
+        bad |= ~(df > 0)
+    return bad
+
+
+def _evaluate(
+    compute: Callable[..., Any],
+    reference: Callable[..., Any],
+    values: tuple[Any, ...],
+    *,
+    probability: int | None = None,
+    df: int | None = None,
+) -> Any:
+    """``compute(*values)`` (the special function) where every argument is plain — finite,
+    ``df > 0``, ``0 < probability < 1`` (``probability`` and ``df`` are positions in
+    ``values``) — NaN where scipy.stats gives NaN (:func:`_bad`), and ``reference(*values)``
+    (scipy.stats) for the whole call when any element is neither."""
     arrays = [np.asarray(v, dtype=float) for v in values]
-    ok = all(bool(np.isfinite(a).all()) for a in arrays)
-    if ok and df is not None:
-        ok = bool((np.asarray(df, dtype=float) > 0).all())
-    if ok and probability is not None:
-        q = np.asarray(probability, dtype=float)
-        ok = bool(((q > 0) & (q < 1)).all())
-    return ok
+    plain = np.ones(np.broadcast_shapes(*(a.shape for a in arrays)), dtype=bool)
+    for a in arrays:
+        plain &= np.isfinite(a)
+    if df is not None:
+        plain &= arrays[df] > 0
+    if probability is not None:
+        plain &= (arrays[probability] > 0) & (arrays[probability] < 1)
+    if plain.all():
+        return _out(compute(*values))
+    bad = _bad(arrays, None if df is None else arrays[df])
+    if not (plain | bad).all():
+        return _out(reference(*values))
+    out = np.full(plain.shape, np.nan)
+    if plain.any():  # the special function is elementwise: the plain elements alone
+        out[plain] = compute(*(np.broadcast_to(a, plain.shape)[plain] for a in arrays))
+    return _out(out)
 
 
 def _out(value: Any) -> Any:
@@ -66,86 +100,93 @@ def _out(value: Any) -> Any:
 
 def t_sf(x: Any, df: Any) -> Any:
     """``scipy.stats.t.sf(x, df)``: ``stdtr(df, -x)``."""
-    if _plain(x, df, df=df):
-        from scipy.special import stdtr
+    from scipy.special import stdtr
 
-        return _out(stdtr(df, np.negative(x)))
-    return _out(_stats().t.sf(x, df))
+    return _evaluate(
+        lambda x, df: stdtr(df, np.negative(x)), lambda x, df: _stats().t.sf(x, df), (x, df), df=1
+    )
 
 
 def t_ppf(q: Any, df: Any) -> Any:
     """``scipy.stats.t.ppf(q, df)``: ``stdtrit(df, q)``."""
-    if _plain(q, df, probability=q, df=df):
-        from scipy.special import stdtrit
+    from scipy.special import stdtrit
 
-        return _out(stdtrit(df, q))
-    return _out(_stats().t.ppf(q, df))
+    return _evaluate(
+        lambda q, df: stdtrit(df, q),
+        lambda q, df: _stats().t.ppf(q, df),
+        (q, df),
+        probability=0,
+        df=1,
+    )
 
 
 def t_isf(q: Any, df: Any) -> Any:
     """``scipy.stats.t.isf(q, df)``: ``-stdtrit(df, q)``."""
-    if _plain(q, df, probability=q, df=df):
-        from scipy.special import stdtrit
+    from scipy.special import stdtrit
 
-        return _out(np.negative(stdtrit(df, q)))
-    return _out(_stats().t.isf(q, df))
+    return _evaluate(
+        lambda q, df: np.negative(stdtrit(df, q)),
+        lambda q, df: _stats().t.isf(q, df),
+        (q, df),
+        probability=0,
+        df=1,
+    )
 
 
 def nct_sf(x: Any, df: Any, nc: Any) -> Any:
     """``scipy.stats.nct.sf(x, df, nc)``: scipy's ``_nct_sf`` clipped to [0, 1]."""
-    if _plain(x, df, nc, df=df):
-        try:
-            from scipy.special._ufuncs import _nct_sf
-        except ImportError:  # another scipy: its own stats module decides
-            return _out(_stats().nct.sf(x, df, nc))
+    try:
+        from scipy.special._ufuncs import _nct_sf
+    except ImportError:  # another scipy: its own stats module decides
+        return _out(_stats().nct.sf(x, df, nc))
+
+    def compute(x: Any, df: Any, nc: Any) -> Any:
         with np.errstate(over="ignore"):
-            return _out(np.clip(_nct_sf(x, df, nc), 0, 1))
-    return _out(_stats().nct.sf(x, df, nc))
+            return np.clip(_nct_sf(x, df, nc), 0, 1)
+
+    return _evaluate(compute, lambda x, df, nc: _stats().nct.sf(x, df, nc), (x, df, nc), df=1)
 
 
 def nct_cdf(x: Any, df: Any, nc: Any) -> Any:
     """``scipy.stats.nct.cdf(x, df, nc)``: ``nctdtr(df, nc, x)``."""
-    if _plain(x, df, nc, df=df):
-        from scipy.special import nctdtr
+    from scipy.special import nctdtr
 
-        return _out(nctdtr(df, nc, x))
-    return _out(_stats().nct.cdf(x, df, nc))
+    return _evaluate(
+        lambda x, df, nc: nctdtr(df, nc, x),
+        lambda x, df, nc: _stats().nct.cdf(x, df, nc),
+        (x, df, nc),
+        df=1,
+    )
 
 
 def norm_cdf(x: Any) -> Any:
     """``scipy.stats.norm.cdf(x)``: ``ndtr(x)``."""
-    if _plain(x):
-        from scipy.special import ndtr
+    from scipy.special import ndtr
 
-        return _out(ndtr(x))
-    return _out(_stats().norm.cdf(x))
+    return _evaluate(ndtr, lambda x: _stats().norm.cdf(x), (x,))
 
 
 def norm_sf(x: Any) -> Any:
     """``scipy.stats.norm.sf(x)``: ``ndtr(-x)``."""
-    if _plain(x):
-        from scipy.special import ndtr
+    from scipy.special import ndtr
 
-        return _out(ndtr(np.negative(x)))
-    return _out(_stats().norm.sf(x))
+    return _evaluate(lambda x: ndtr(np.negative(x)), lambda x: _stats().norm.sf(x), (x,))
 
 
 def norm_ppf(q: Any) -> Any:
     """``scipy.stats.norm.ppf(q)``: ``ndtri(q)``."""
-    if _plain(q, probability=q):
-        from scipy.special import ndtri
+    from scipy.special import ndtri
 
-        return _out(ndtri(q))
-    return _out(_stats().norm.ppf(q))
+    return _evaluate(ndtri, lambda q: _stats().norm.ppf(q), (q,), probability=0)
 
 
 def norm_isf(q: Any) -> Any:
     """``scipy.stats.norm.isf(q)``: ``-ndtri(q)``."""
-    if _plain(q, probability=q):
-        from scipy.special import ndtri
+    from scipy.special import ndtri
 
-        return _out(np.negative(ndtri(q)))
-    return _out(_stats().norm.isf(q))
+    return _evaluate(
+        lambda q: np.negative(ndtri(q)), lambda q: _stats().norm.isf(q), (q,), probability=0
+    )
 
 
 _RTOL = 4 * np.finfo(float).eps  # scipy.optimize.brentq's default (and smallest) rtol

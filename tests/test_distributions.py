@@ -69,6 +69,52 @@ def test_probability_edges_follow_scipy_stats(q: float) -> None:
     assert _same(d.norm_isf(q), st.norm.isf(q))
 
 
+# Elements scipy.stats answers NaN for whatever the rest (a NaN argument, df <= 0: a
+# one-case experiment's factor effects have df 0), between plain ones.
+MIXED_X = np.array([0.5, math.nan, -1.25, 2.0, math.nan, 0.0, 3.5, -0.75])
+MIXED_DF = np.array([4.0, 4.0, 0.0, -2.0, math.nan, 9.0, 1.0, 30.0])
+MIXED_NC = np.array([1.0, 0.5, -1.0, 2.0, 0.0, math.nan, -3.0, 0.25])
+MIXED_Q = np.array([0.975, 0.2, math.nan, 0.5, 0.05, 0.999, math.nan, 0.6])
+
+
+@pytest.mark.parametrize(("name", "pick", "reference"), CASES, ids=[c[0] for c in CASES])
+def test_nan_elements_between_plain_ones_equal_scipy_stats(name, pick, reference) -> None:
+    args = pick(MIXED_X, MIXED_DF, MIXED_NC, MIXED_Q)
+    got, want = getattr(d, name)(*args), reference(*args)
+    assert _same(got, want)
+    assert np.isnan(want).any() and not np.isnan(want).all()  # both kinds really met
+    # Broadcast against a scalar, and each element alone, as scalars.
+    assert _same(
+        getattr(d, name)(*(a[:, None] for a in args)), reference(*(a[:, None] for a in args))
+    )
+    for i in range(len(MIXED_X)):
+        one = [float(a[i]) for a in args]
+        assert _same(getattr(d, name)(*one), reference(*one)), (name, one)
+
+
+@pytest.mark.parametrize("df", [0.0, -1.0, math.nan, np.array([0.0, 0.0, 0.0])])
+def test_no_degrees_of_freedom_gives_nan_without_importing_scipy_stats(df) -> None:
+    import subprocess
+    import sys
+
+    probe = f"""
+import math, sys
+import numpy as np
+from numpy import array, nan
+from agenticlens_frames import _distributions as d
+df = {df!r}
+values = [d.t_sf(np.array([0.4, nan, 1.0]), df), d.t_ppf(0.975, df), d.t_isf(0.025, df),
+          d.nct_sf(1.0, df, 0.5), d.nct_cdf(1.0, df, 0.5), d.norm_ppf(nan), d.norm_cdf(nan)]
+assert all(np.isnan(v).all() for v in values), values
+print("scipy.stats" in sys.modules)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "False"
+
+
 def _power_gap(sd: float, n: int, alpha: float, power: float):
     from agenticlens_frames.stats_paired import paired_power
 
