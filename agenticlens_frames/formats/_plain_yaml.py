@@ -85,6 +85,9 @@ def _tokens(capture: bool) -> str:
 
 _FLOW_TOKENS = re.compile(_tokens(True))
 _FLOW_LINE = re.compile(f"(?:(?>{_tokens(False)}))*+ *")
+# The double-quoted scalars the tokens keep as written, to split a line at (see
+# _Reader.flow_json): the text between two of them repeats from line to line.
+_KEPT_STRINGS = re.compile(f"({_TOKEN_PARTS[0]})")
 _ESCAPES = re.compile(r"\\(.)")
 _ESCAPED = {'"': '"', "\\": "\\", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # libyaml refuses simple keys longer than this; well below it, nothing to decide.
@@ -135,6 +138,7 @@ class _Reader:
         self.constructor = SafeConstructor()
         self.plain_values: dict[str, Any] = {}
         self.plain_texts: dict[str, str | None] = {}
+        self.between: dict[str, str | None] = {}  # see flow_json
 
     def document(self) -> Any:
         lines = self.lines
@@ -271,9 +275,50 @@ class _Reader:
         other spellings of the same scalars; whatever JSON's grammar refuses (an entry
         without a value, a comma before the end, a single-pair mapping in a sequence)
         falls back, and orjson keeps the last of repeated keys as PyYAML does.
+
+        The line is first cut at its double-quoted scalars (kept as written) and the
+        text between them rewritten once per distinct text: a suite's case lines repeat
+        the same keys and indicators between their strings, so most of a line is looked
+        up instead of tokenised. When every piece between them is a run of whole tokens
+        (so holds no double quote: a string the cut did not take is not a token either),
+        the tokens of the line are exactly those of the pieces and the strings (no other
+        token holds a double quote), so the JSON is the same; anything else is tokenised
+        whole (:meth:`flow_json_tokens`).
         """
+        parts = _KEPT_STRINGS.split(text)
+        between = self.between
+        for at in range(0, len(parts), 2):
+            piece = parts[at]
+            try:
+                json = between[piece]
+            except KeyError:
+                json = None
+                if _FLOW_LINE.fullmatch(piece) is not None:
+                    json = self._tokens_json(piece)
+                between[piece] = json
+            if json is None:
+                return self.flow_json_tokens(text)
+            parts[at] = json
+        try:
+            return orjson.loads("".join(parts))
+        except orjson.JSONDecodeError:
+            return _NO_JSON  # (so would the whole line be: its JSON is the same)
+
+    def flow_json_tokens(self, text: str) -> Any:
+        """:meth:`flow_json`, tokenising the whole line."""
         if _FLOW_LINE.fullmatch(text) is None:
             return _NO_JSON
+        json = self._tokens_json(text)
+        if json is None:
+            return _NO_JSON
+        try:
+            return orjson.loads(json)
+        except orjson.JSONDecodeError:
+            return _NO_JSON
+
+    def _tokens_json(self, text: str) -> str | None:
+        """The JSON of ``text``, a run of whole flow tokens (``_FLOW_LINE``), or None when
+        a plain scalar in it has no JSON spelling."""
         pieces: list[str] = []
         add = pieces.append
         for match in _FLOW_TOKENS.finditer(text):
@@ -287,12 +332,9 @@ class _Reader:
             else:
                 piece = self.plain_json(match.group(4))
                 if piece is None:
-                    return _NO_JSON
+                    return None
                 add(piece)
-        try:
-            return orjson.loads("".join(pieces))
-        except orjson.JSONDecodeError:
-            return _NO_JSON
+        return "".join(pieces)
 
     def plain_json(self, text: str) -> str | None:
         """A plain scalar's value written as JSON, or None when JSON cannot hold it

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.formats import read_document
 from agenticlens_frames.formats._io import _YAML_LOADER
-from agenticlens_frames.formats._plain_yaml import NOT_PLAIN, load_plain_yaml
+from agenticlens_frames.formats._plain_yaml import _NO_JSON, NOT_PLAIN, _Reader, load_plain_yaml
 from agenticlens_frames.testing import make_synthetic
 
 _REFUSED = object()
@@ -305,6 +305,76 @@ def test_mutated_documents_read_as_pyyaml_reads_them_or_fall_back(
         else:
             text = text[:at] + text[at + 1 :]  # delete
     _check(text)
+
+
+# ------------------------------------------------------------------ flow lines cut at strings
+
+
+def _same_flow_json(line: str) -> None:
+    """The line read cut at its double-quoted scalars (flow_json) is the line tokenised
+    whole (flow_json_tokens): both give no JSON, or the same value."""
+    reader = _Reader("k: v\n")
+    cut, whole = reader.flow_json(line), reader.flow_json_tokens(line)
+    if whole is _NO_JSON:
+        assert cut is _NO_JSON, f"{line!r}: cut {cut!r}, whole gives no JSON"
+    else:
+        assert cut is not _NO_JSON and _same(cut, whole), f"{line!r}: {cut!r} != {whole!r}"
+
+
+@_HYPOTHESIS
+@given(
+    _documents(),
+    st.lists(
+        st.tuples(st.integers(0, 10**6), st.sampled_from(_MUTATIONS), st.integers(0, 2)),
+        max_size=3,
+    ),
+)
+def test_flow_lines_cut_at_their_strings_read_as_tokenised_whole(
+    text: str, edits: list[tuple[int, str, int]]
+) -> None:
+    for where, piece, how in edits:
+        at = where % (len(text) + 1)
+        text = (
+            text[:at] + piece + text[at + (how != 0) :] if how < 2 else text[:at] + text[at + 1 :]
+        )
+    for line in text.split("\n"):
+        content = line.strip(" ")
+        if content.startswith("- "):
+            content = content[2:]
+        _, colon, rest = content.partition(": ")
+        for candidate in (content, rest if colon else ""):
+            if candidate[:1] in ("[", "{"):
+                _same_flow_json(candidate)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{id: "case-1", name: "Q 1", input: {question: "about x"}, max_latency_ms: 3000}',
+        "['a \"b', 'c \"d']",
+        "{k: 'it''s \"x\"', l: \"it's\"}",
+        '{a: "x"y}',
+        '["a""b"]',
+        '{k: "a\\x41"}',
+        '{k: "a\\/b"}',
+        '{k: "\\u00e9"}',
+        '{k: "\\e"}',
+        '{k: "\\"}',
+        '{"k": v, \'q\': "r", 3: "s"}',
+        '[a #b, "c"]',
+        '["a", b # c]',
+        '{k: "v"} # after',
+        '[yes, "no", 0x1F, "1_000", 2026-01-05, .inf, "x"]',
+        '[1, "2", 99999999999999999999, "3"]',
+        '{"a": 1, "a": "2"}',
+        "[]",
+        '[""]',
+        '{k: ""}',
+    ],
+)
+def test_chosen_flow_lines_cut_at_their_strings_read_as_tokenised_whole(line: str) -> None:
+    _same_flow_json(line)
+    _check(f"k: {line}\n")
 
 
 # ------------------------------------------------------------------ chosen cases
