@@ -74,7 +74,10 @@ def _evaluate(
     ``df > 0``, ``0 < probability < 1`` (``probability`` and ``df`` are positions in
     ``values``) — NaN where scipy.stats gives NaN (:func:`_bad`), and ``reference(*values)``
     (scipy.stats) for the whole call when any element is neither."""
-    arrays = [np.asarray(v, dtype=float) for v in values]
+    raw = [np.asarray(v) for v in values]
+    if any(a.dtype.kind not in "biuf" for a in raw):  # (None, text: scipy.stats says what)
+        return _out(reference(*values))
+    arrays = [a.astype(float, copy=False) for a in raw]
     plain = np.ones(np.broadcast_shapes(*(a.shape for a in arrays)), dtype=bool)
     for a in arrays:
         plain &= np.isfinite(a)

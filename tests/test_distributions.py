@@ -92,6 +92,13 @@ def test_nan_elements_between_plain_ones_equal_scipy_stats(name, pick, reference
         assert _same(getattr(d, name)(*one), reference(*one)), (name, one)
 
 
+def test_values_that_are_not_numbers_are_left_to_scipy_stats() -> None:
+    with pytest.raises(TypeError):
+        st.t.sf(None, 5.0)
+    with pytest.raises(TypeError):
+        d.t_sf(None, 5.0)
+
+
 @pytest.mark.parametrize("df", [0.0, -1.0, math.nan, np.array([0.0, 0.0, 0.0])])
 def test_no_degrees_of_freedom_gives_nan_without_importing_scipy_stats(df) -> None:
     import subprocess
