@@ -284,18 +284,16 @@ def test_generated_documents_read_as_pyyaml_reads_them(text: str) -> None:
 _MUTATIONS = [*" \n\t\r:#-,[]{}'\"\\&*!|>?%@`~.0aY\u2028\ufeff\x00\x85", ": ", " #", "- "]
 
 
-@_HYPOTHESIS
-@given(
-    _documents(),
-    st.lists(
-        st.tuples(st.integers(0, 10**6), st.sampled_from(_MUTATIONS), st.integers(0, 2)),
-        min_size=1,
-        max_size=4,
-    ),
-)
-def test_mutated_documents_read_as_pyyaml_reads_them_or_fall_back(
-    text: str, edits: list[tuple[int, str, int]]
-) -> None:
+def _edits(pieces: list[str], min_size: int, max_size: int) -> st.SearchStrategy:
+    """Edits for :func:`_mutated`: (where, piece, how) with ``pieces`` to put in."""
+    return st.lists(
+        st.tuples(st.integers(0, 10**6), st.sampled_from(pieces), st.integers(0, 2)),
+        min_size=min_size,
+        max_size=max_size,
+    )
+
+
+def _mutated(text: str, edits: list[tuple[int, str, int]]) -> str:
     for where, piece, how in edits:
         at = where % (len(text) + 1)
         if how == 0:
@@ -304,7 +302,15 @@ def test_mutated_documents_read_as_pyyaml_reads_them_or_fall_back(
             text = text[:at] + piece + text[at + 1 :]  # replace
         else:
             text = text[:at] + text[at + 1 :]  # delete
-    _check(text)
+    return text
+
+
+@_HYPOTHESIS
+@given(_documents(), _edits(_MUTATIONS, 1, 4))
+def test_mutated_documents_read_as_pyyaml_reads_them_or_fall_back(
+    text: str, edits: list[tuple[int, str, int]]
+) -> None:
+    _check(_mutated(text, edits))
 
 
 # ------------------------------------------------------------------ flow lines cut at strings
@@ -322,21 +328,11 @@ def _same_flow_json(line: str) -> None:
 
 
 @_HYPOTHESIS
-@given(
-    _documents(),
-    st.lists(
-        st.tuples(st.integers(0, 10**6), st.sampled_from(_MUTATIONS), st.integers(0, 2)),
-        max_size=3,
-    ),
-)
+@given(_documents(), _edits([*_MUTATIONS, "\\/", "\\u00e9", '""', "''"], 0, 3))
 def test_flow_lines_cut_at_their_strings_read_as_tokenised_whole(
     text: str, edits: list[tuple[int, str, int]]
 ) -> None:
-    for where, piece, how in edits:
-        at = where % (len(text) + 1)
-        text = (
-            text[:at] + piece + text[at + (how != 0) :] if how < 2 else text[:at] + text[at + 1 :]
-        )
+    text = _mutated(text, edits)
     for line in text.split("\n"):
         content = line.strip(" ")
         if content.startswith("- "):
