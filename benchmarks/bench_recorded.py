@@ -312,9 +312,8 @@ def main() -> None:
                 floor_runs.append(run_floor(durable=False))
                 durable_runs.append(run_floor(durable=True))
                 shutil.rmtree(out / "fixed", ignore_errors=True)
-                fixed_runs.append(
-                    _measure(_cli_body(ours_cli, f"{out}/fixed", args.html), one_case, args.timeout)
-                )
+                fixed_body = _cli_body(ours_cli, f"{out}/fixed", args.html)
+                fixed_runs.append(_measure(fixed_body, one_case, args.timeout, child=True))
             ours_e2e, floor = _median(ours_runs), _median(floor_runs)
             durable, fixed = _median(durable_runs), _median(fixed_runs)
             # The same run in one process: what the forked workers add (or cost).
