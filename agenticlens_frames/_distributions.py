@@ -50,18 +50,6 @@ def _stats() -> Any:
     return scipy.stats
 
 
-def _bad(values: list[np.ndarray], df: np.ndarray | None) -> np.ndarray:
-    """Where scipy.stats gives its bad value (NaN) whatever the other arguments: any
-    argument NaN, or ``df`` not positive (its ``_argcheck`` fails; NaN ``nc`` fails
-    nct's too, as a NaN argument)."""
-    bad = np.zeros(np.broadcast_shapes(*(v.shape for v in values)), dtype=bool)
-    for v in values:
-        bad |= np.isnan(v)
-    if df is not None:
-        bad |= ~(df > 0)
-    return bad
-
-
 def _evaluate(
     compute: Callable[..., Any],
     reference: Callable[..., Any],
@@ -72,27 +60,40 @@ def _evaluate(
 ) -> Any:
     """``compute(*values)`` (the special function) where every argument is plain — finite,
     ``df > 0``, ``0 < probability < 1`` (``probability`` and ``df`` are positions in
-    ``values``) — NaN where scipy.stats gives NaN (:func:`_bad`), and ``reference(*values)``
-    (scipy.stats) for the whole call when any element is neither."""
-    raw = [np.asarray(v) for v in values]
-    if any(a.dtype.kind not in "biuf" for a in raw):  # (None, text: scipy.stats says what)
+    ``values``) — NaN where scipy.stats gives its bad value whatever the rest (an
+    argument NaN, or ``df`` not positive: its ``_argcheck`` fails; a NaN ``nc`` fails
+    nct's), and ``reference(*values)`` (scipy.stats) for the whole call when any element
+    is neither, or any value is not a number."""
+    arrays = [np.asarray(v) for v in values]
+    if any(a.dtype.kind not in "biuf" for a in arrays):  # (None, text: scipy.stats says what)
         return _out(reference(*values))
-    arrays = [a.astype(float, copy=False) for a in raw]
-    plain = np.ones(np.broadcast_shapes(*(a.shape for a in arrays)), dtype=bool)
-    for a in arrays:
-        plain &= np.isfinite(a)
-    if df is not None:
-        plain &= arrays[df] > 0
+    arrays = [a.astype(float, copy=False) for a in arrays]
+    finite = [np.isfinite(a) for a in arrays]
+    positive = None if df is None else arrays[df] > 0
+    inside = None
     if probability is not None:
-        plain &= (arrays[probability] > 0) & (arrays[probability] < 1)
-    if plain.all():
+        q = arrays[probability]
+        inside = (q > 0) & (q < 1)
+    # Every element plain, checked per argument (the common case: no broadcasting).
+    if (
+        all(f.all() for f in finite)
+        and (positive is None or positive.all())
+        and (inside is None or inside.all())
+    ):
         return _out(compute(*values))
-    bad = _bad(arrays, None if df is None else arrays[df])
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    plain = np.logical_and.reduce([np.broadcast_to(f, shape) for f in finite])
+    bad = np.logical_or.reduce([np.broadcast_to(np.isnan(a), shape) for a in arrays])
+    if positive is not None:
+        plain = plain & positive
+        bad = bad | ~positive
+    if inside is not None:
+        plain = plain & inside
     if not (plain | bad).all():
         return _out(reference(*values))
-    out = np.full(plain.shape, np.nan)
+    out = np.full(shape, np.nan)
     if plain.any():  # the special function is elementwise: the plain elements alone
-        out[plain] = compute(*(np.broadcast_to(a, plain.shape)[plain] for a in arrays))
+        out[plain] = compute(*(np.broadcast_to(a, shape)[plain] for a in arrays))
     return _out(out)
 
 
