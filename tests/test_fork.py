@@ -444,3 +444,71 @@ def test_forked_stages_send_the_first_result_early_and_fail_as_their_steps(isola
         1,
         "no child left",
     ]
+
+
+def _pool_shared(count: int, out: str) -> list[object]:
+    """Three processes claim from one pool: the filler (a forked child, which fills it
+    only after the others are already waiting on it) and two claimers."""
+    pool = _fork.ClaimPool()
+    go = os.pipe()  # the filler starts once told
+    filler = os.fork()
+    if filler == 0:
+        code = 0
+        try:
+            os.read(go[0], 1)
+            pool.fill(count)
+            taken = []
+            while (token := pool.claim()) is not None:
+                taken.append(token)
+                time.sleep(0.0005)  # (the others get their turns)
+            Path(out).write_text(" ".join(map(str, taken)))
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    pool.stop_filling()
+
+    def claims() -> list[int]:
+        taken = []
+        while (token := pool.claim()) is not None:
+            taken.append(token)
+            time.sleep(0.0005)
+        return taken
+
+    os.write(go[1], b"x")
+    mine, theirs = run_tasks([claims, claims], workers=2)
+    os.waitpid(filler, 0)
+    filled = Path(out).read_text().split()
+    late = pool.claim()  # every token gone: no wait, None
+    pool.close()
+    return [mine, theirs, [int(t) for t in filled], late, pool.claim()]
+
+
+def test_a_claim_pool_gives_each_piece_to_exactly_one_process(isolated, tmp_path) -> None:
+    mine, theirs, filled, late, closed = isolated(_pool_shared, 300, str(tmp_path / "filler"))
+    every = [*mine, *theirs, *filled]
+    assert sorted(every) == list(range(300))  # each token once, none lost
+    for taken in (mine, theirs, filled):
+        assert taken == sorted(taken)  # taken in the order they were put
+    assert late is None and closed is None
+
+
+def test_a_claim_pool_refuses_more_pieces_than_one_pipe_write_holds() -> None:
+    pool = _fork.ClaimPool()
+    with pytest.raises(ValueError, match="0 to 2048 pieces"):
+        pool.fill(_fork.ClaimPool.MOST + 1)
+    assert pool.claim() is None  # refused and ended: claims do not wait
+    pool.close()
+    pool = _fork.ClaimPool()
+    pool.fill(_fork.ClaimPool.MOST)
+    taken = [pool.claim() for _ in range(_fork.ClaimPool.MOST)]
+    assert taken == list(range(_fork.ClaimPool.MOST)) and pool.claim() is None
+    pool.close()
+
+
+def test_pending_idle_work_runs_when_asked_and_once() -> None:
+    done: list[str] = []
+    with _fork.idle_work(lambda: done.append("warm")):
+        _fork.do_idle_work()
+        _fork.do_idle_work()
+    assert done == ["warm"]
