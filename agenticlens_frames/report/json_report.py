@@ -16,7 +16,6 @@ import re
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -37,14 +36,7 @@ from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS
 from .paired_json import report_blocks
 from .verdicts_json import verdicts_block
 
-__all__ = [
-    "ReportSkeleton",
-    "build_report",
-    "created_at",
-    "prepare_json_report",
-    "report_skeleton",
-    "write_json_report",
-]
+__all__ = ["build_report", "created_at", "prepare_json_report", "write_json_report"]
 
 REPORT_SCHEMA_VERSION = "1.1"
 TRIAL_REPORT_SCHEMA_VERSION = "1.0"
@@ -806,24 +798,21 @@ def _build_report(
     lean: bool,
     trial_cases: Callable[[int, str, int], Any] | None = None,
     builder: _TrialReports | None = None,
-    trial_slots: Callable[[int, int], tuple[Any, ...]] | None = None,
-) -> tuple[dict[str, Any], _TrialReports | None]:
+) -> tuple[dict[str, Any], _TrialReports]:
     """The report, and the builder of its trial reports.
 
     ``trial_cases(variant_position, variant_id, trial)`` gives the ``cases`` value of each
-    completed trial's report instead of its records, and ``trial_slots(variant_position,
-    trial)`` its summary slots (:data:`_TRIAL_SLOTS`) instead of their values (the
-    streaming writer passes placeholders); with both, no builder is made (None is
-    returned). ``builder`` is one made from the analysis' run beforehand.
+    completed trial's report instead of its records (the streaming writer passes a
+    placeholder). ``builder`` is one made from the analysis' run beforehand.
     """
     run = analysis.run
     if run is None:
         raise ValueError("a report loaded from JSON has no tables to rebuild trial reports from")
     m = run.manifest
     stamp = created_at()
-    if builder is None and not (trial_slots and (trial_cases or lean)):
+    if builder is None:
         builder = _TrialReports(run, lean=lean)
-    elif builder is not None and (builder.run is not run or builder.lean != lean):
+    elif builder.run is not run or builder.lean != lean:
         raise ValueError("the trial reports were prepared for another run or setting")
     ids = list(m.variant_ids)
     n = len(ids)
@@ -838,20 +827,9 @@ def _build_report(
             for values in slots.values():
                 values.append(None)
             continue
-        if trial_slots is not None:
-            summary = trial_slots(code, trial)
-        else:
-            assert builder is not None
-            summary = builder.summary_slots(code, trial)
-        for path, value in zip(_TRIAL_SLOTS, summary, strict=True):
+        for path, value in zip(_TRIAL_SLOTS, builder.summary_slots(code, trial), strict=True):
             slots[path].append(value)
-        if trial_cases is not None:
-            cases = trial_cases(code, ids[code], trial)
-        elif lean:
-            cases = []  # (what the builder gives in a lean report)
-        else:
-            assert builder is not None
-            cases = builder.cases(code, trial)
+        cases = trial_cases(code, ids[code], trial) if trial_cases else builder.cases(code, trial)
         slots["report.cases"].append(cases)
     context = {
         "schema_version": TRIAL_REPORT_SCHEMA_VERSION,
@@ -1102,82 +1080,10 @@ def prepare_json_report(
     # (Only a worker of experiment run waits for its analysis: elsewhere nothing is ahead.)
     trials.build_ahead(input_pending)
 
-    def write(analysis: ExperimentAnalysis | ReportSkeleton, path: str | Path) -> Path:
-        if isinstance(analysis, ReportSkeleton):  # made by the run (report_skeleton)
-            return _write_skeleton(analysis, path, trials)
+    def write(analysis: ExperimentAnalysis, path: str | Path) -> Path:
         return _write_report(analysis, path, lean=lean, trials=trials)
 
     return write
-
-
-@dataclass(frozen=True)
-class ReportSkeleton:
-    """A JSON report but for the trial reports' table parts: the report's bytes with a
-    placeholder where each trial report's ``cases`` and summary slots go (see
-    :func:`report_skeleton`), and what each placeholder stands for.
-
-    Attributes
-    ----------
-    text
-        The report dumped, placeholders included (quoted JSON strings).
-    token
-        The random part of every placeholder, so no value of the report can look like one.
-    cases, slots
-        Per placeholder number, the (variant position, trial) whose case records or
-        summary slot values (:data:`_TRIAL_SLOTS`, the slot's position second) go there.
-    lean
-        Whether the report is lean (no case records, so no ``cases`` placeholders).
-    """
-
-    text: bytes
-    token: str
-    cases: list[tuple[int, int]]
-    slots: list[tuple[int, int, int]]
-    lean: bool
-
-
-def report_skeleton(analysis: ExperimentAnalysis, *, lean: bool = False) -> ReportSkeleton:
-    """Everything the JSON report takes from ``analysis``, dumped: what a worker that
-    prepared the trial reports (:func:`prepare_json_report`) still needs to write it.
-
-    ``experiment run`` makes it in the run's process, which has time to spare once the
-    analysis is done, and sends it to that worker instead of the analysis: the worker,
-    whose writing is the run's last step, then only streams (see
-    report/writers.py ``OutputWriter.hand_off``). Builds no trial report: those parts are
-    placeholders the worker fills in.
-
-    Examples
-    --------
-    >>> from agenticlens_frames import load_experiment, analyze
-    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
-    >>> skeleton = report_skeleton(analyze(run))
-    >>> b'"schema_version": "1.1"' in skeleton.text, len(skeleton.slots) > 0
-    (True, True)
-    """
-    token = uuid.uuid4().hex
-    cases: list[tuple[int, int]] = []
-    slots: list[tuple[int, int, int]] = []
-
-    def trial_cases(code: int, variant_id: str, trial: int) -> str:
-        cases.append((code, trial))
-        return f"@@trial-cases-{len(cases) - 1}-{token}@@"
-
-    def trial_slots(code: int, trial: int) -> tuple[str, ...]:
-        first = len(slots)
-        slots.extend((code, trial, position) for position in range(len(_TRIAL_SLOTS)))
-        return tuple(
-            f"@@trial-slot-{first + position}-{token}@@" for position in range(len(_TRIAL_SLOTS))
-        )
-
-    with paused_gc():
-        skeleton, _ = _build_report(
-            analysis,
-            lean=lean,
-            trial_cases=None if lean else trial_cases,
-            trial_slots=trial_slots,
-        )
-        text = _dumps_indented(skeleton)
-    return ReportSkeleton(text, token, cases, slots, lean)
 
 
 def _write_report(
@@ -1191,40 +1097,38 @@ def _write_report(
     """:func:`write_json_report`; ``columns=False`` writes the trial reports' cases by
     dumping their records (the slower path, kept for comparison and the rare trial the
     columns cannot write); ``trials`` is the builder :func:`prepare_json_report` made."""
-    skeleton = report_skeleton(analysis, lean=lean)
-    if trials is None:
-        trials = _TrialReports(analysis.run, lean=lean)  # type: ignore[arg-type]
-    elif trials.run is not analysis.run or trials.lean != lean:
-        raise ValueError("the trial reports were prepared for another run or setting")
-    return _write_skeleton(skeleton, path, trials, columns=columns)
-
-
-def _write_skeleton(
-    skeleton: ReportSkeleton, path: str | Path, trials: _TrialReports, *, columns: bool = True
-) -> Path:
-    """Write the report of ``skeleton`` to ``path``, its placeholders filled in from
-    ``trials`` (made for the same run and setting)."""
-    if skeleton.lean != trials.lean:
-        raise ValueError("the trial reports were prepared for another setting")
     target = Path(path)
-    marker = re.compile(rb'"@@trial-(cases|slot)-(\d+)-' + skeleton.token.encode() + rb'@@"')
-    with paused_gc(), atomic_write(target) as out:
+    token = uuid.uuid4().hex
+    pending: list[tuple[int, int]] = []
+
+    def placeholder(code: int, variant_id: str, trial: int) -> str:
+        pending.append((code, trial))
+        return f"@@trial-cases-{len(pending) - 1}-{token}@@"
+
+    with paused_gc():
+        skeleton, trials = _build_report(
+            analysis, lean=lean, trial_cases=None if lean else placeholder, builder=trials
+        )
+        text = _dumps_indented(skeleton)
+        del skeleton  # its bytes are all the streaming needs (a large run's dicts are big)
+        marker = re.compile(rb'"@@trial-cases-(\d+)-' + token.encode() + rb'@@"')
         # A failed write leaves any earlier report as it was (see _files.atomic_write).
-        _stream(skeleton, marker, trials, out, columns=columns)
+        with atomic_write(target) as out:
+            _stream(text, marker, pending, trials, out, columns=columns)
     return target
 
 
 def _stream(
-    skeleton: ReportSkeleton,
+    text: bytes,
     marker: re.Pattern[bytes],
+    pending: list[tuple[int, int]],
     trials: _TrialReports,
     out: BinaryIO,
     *,
     columns: bool = True,
 ) -> None:
-    """Write the skeleton's text to ``out``, each placeholder replaced by its trial's
-    case records (built and serialised one at a time) or summary slot value."""
-    text = skeleton.text
+    """Write the skeleton ``text`` to ``out``, each placeholder replaced by its trial's
+    case records, built and serialised one at a time."""
     with _BackgroundWriter(out) as write:
         done = 0
         for match in marker.finditer(text):
@@ -1233,15 +1137,11 @@ def _stream(
             # Measure the line's indentation in place: slicing the rest of a large
             # skeleton for every trial made this quadratic.
             indent = _LEADING_SPACES.match(text, line_start).end() - line_start
-            done = match.end()
-            if match.group(1) == b"slot":
-                code, trial, position = skeleton.slots[int(match.group(2))]
-                write(_indented_dump(trials.summary_slots(code, trial)[position], indent // 2))
-                continue
-            key = skeleton.cases[int(match.group(2))]
+            key = pending[int(match.group(1))]
             if columns:
                 for chunk in trials.cases_json(*key, indent // 2):
                     write(chunk)
             else:  # the records path (benchmarks/bench_json_writer.py times both)
                 write(_indented_dump(trials.cases(*key), indent // 2))
+            done = match.end()
         write(memoryview(text)[done:])

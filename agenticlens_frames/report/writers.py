@@ -10,6 +10,7 @@ dispatches on it, and the outputs table of docs/data-model.md is :func:`writers_
 from __future__ import annotations
 
 import contextlib
+import pickle
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import import_module
@@ -63,12 +64,6 @@ class OutputWriter:
     #: exists (see :func:`start_outputs`), doing what the output needs of the tables
     #: alone; it returns the function to write with, ``write(analysis, path)``.
     prepare: str | None = None
-    #: ``"module:function"`` called as ``function(analysis, **options)`` in the run's
-    #: process, whose result is sent to the prepared writer instead of the analysis: the
-    #: part of the writing that needs the analysis, done where there is time to spare
-    #: (the worker writing the JSON report is a large run's last step; the run's process
-    #: waits for it). The prepared writer takes the analysis as well.
-    hand_off: str | None = None
 
     def default(self, command: str) -> Path | None:
         value = dict(self.defaults).get(command)
@@ -89,14 +84,6 @@ class OutputWriter:
         prepare = _function(self.prepare)
         return prepare(run, **{k: options[k] for k in self.options if k in options})
 
-    def handed(self, analysis: Any, **options: Any) -> Any:
-        """What the prepared writer of this output is sent for ``analysis``
-        (:attr:`hand_off`; the analysis itself without one)."""
-        if self.hand_off is None:
-            return analysis
-        hand_off = _function(self.hand_off)
-        return hand_off(analysis, **{k: options[k] for k in self.options if k in options})
-
 
 def _function(target: str) -> Callable[..., Any]:
     """The function a ``"module:function"`` of this package names (imported now)."""
@@ -116,7 +103,6 @@ WRITERS: tuple[OutputWriter, ...] = (
         options=("lean",),
         own_process=True,
         prepare=".json_report:prepare_json_report",
-        hand_off=".json_report:report_skeleton",
     ),
     OutputWriter(
         "html",
@@ -201,10 +187,10 @@ def start_outputs(
     def prepare() -> Callable[[tuple[Any, dict[str, Path]]], None]:
         prepared = [(w.name, w.prepared(run, **options)) for w in writers]
 
-        def finish(message: tuple[dict[str, Any], dict[str, Path]]) -> None:
-            handed, targets = message  # (see _handed_over)
+        def finish(message: tuple[Any, dict[str, Path]]) -> None:
+            analysis, targets = message
             for name, write in prepared:
-                write(handed[name], targets[name])
+                write(analysis, targets[name])
 
         return finish
 
@@ -266,7 +252,7 @@ def write_outputs(
 
     try:
         with staged:
-            if started is not None and _handed_over(started, analysis, own, target, options):
+            if started is not None and _handed_over(started, analysis, own, target):
                 run_meanwhile()
                 _beside(started.worker, task(first), task(rest))
             else:
@@ -287,16 +273,12 @@ def _handed_over(
     analysis: Any,
     own: list[tuple[OutputWriter, Path]],
     target: Callable[[OutputWriter, Path], Path],
-    options: Mapping[str, Any],
 ) -> bool:
-    """Send the worker what each of its writers takes of the analysis
-    (:meth:`OutputWriter.handed`) and the paths to write; False (the worker stopped) when
-    that fails or cannot be pickled, and this process writes those outputs itself (any
-    error is then met again where it belongs)."""
+    """Send the worker the analysis and the paths to write; False (the worker stopped)
+    when the analysis cannot be pickled, and this process writes those outputs itself."""
     try:
-        handed = {w.name: w.handed(analysis, **options) for w, _ in own}
-        started.worker.send((handed, {w.name: target(w, p) for w, p in own}))
-    except Exception:
+        started.worker.send((analysis, {w.name: target(w, p) for w, p in own}))
+    except (pickle.PicklingError, TypeError, AttributeError):
         started.worker.cancel()
         return False
     return True

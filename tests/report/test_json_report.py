@@ -65,34 +65,6 @@ def test_a_prepared_report_does_its_table_work_once_and_writes_the_same_bytes(
         write(other, tmp_path / "x.json")
 
 
-@pytest.mark.parametrize("lean", [False, True])
-def test_a_skeleton_made_elsewhere_writes_the_whole_document(
-    analysis, tmp_path: Path, monkeypatch, lean: bool
-) -> None:
-    """The run's process makes the skeleton (report_skeleton: no trial report built, a
-    placeholder for each trial's case records and summary slots) and the prepared worker
-    fills it in: the bytes are those of the whole report dumped at once."""
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
-    made = []
-    original = json_report._TrialReports
-    monkeypatch.setattr(
-        json_report, "_TrialReports", lambda *a, **k: made.append(1) or original(*a, **k)
-    )
-    skeleton = json_report.report_skeleton(analysis, lean=lean)
-    assert made == []  # (the trial reports' table work is the worker's)
-    succeeded = int((analysis.run.trials["status"] == "succeeded").sum())
-    assert len(skeleton.slots) == 5 * succeeded
-    assert len(skeleton.cases) == (0 if lean else succeeded)
-    for name in ("judge", "live", "metrics"):  # the slots hold no value yet
-        assert f'"{name}": "@@trial-slot-'.encode() in skeleton.text
-    write = prepare_json_report(analysis.run, lean=lean)
-    data = write(skeleton, tmp_path / "r.json").read_bytes()
-    whole = orjson.dumps(build_report(analysis, lean=lean), option=orjson.OPT_INDENT_2)
-    assert data == whole
-    with pytest.raises(ValueError, match="another setting"):
-        write(json_report.report_skeleton(analysis, lean=not lean), tmp_path / "x.json")
-
-
 def test_lean_report_keeps_every_statistic(analysis, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
     full = json.loads(write_json_report(analysis, tmp_path / "full.json").read_text())

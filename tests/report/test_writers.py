@@ -31,15 +31,14 @@ def _write(folder: str, fail: tuple[str, ...], started: bool) -> tuple[str | Non
     os.environ["SOURCE_DATE_EPOCH"] = "1767225600"
     out = Path(folder)
     here = os.getpid()
-    # (every JSON report is written by _write_skeleton: here, or in the worker)
-    real_json, real_csv = json_report._write_skeleton, csv_report.write_cases_csv
+    real_json, real_csv = json_report._write_report, csv_report.write_cases_csv
     steps: list[str] = []  # in this process: hand-over, the console's summary, writes
 
-    def json_writer(skeleton, path, *args, **options):
+    def json_writer(analysis, path, **options):
         (out.parent / f"{out.name}-json-pid").write_text(str(os.getpid()))
         if "json" in fail:
             raise OSError("json broke")
-        return real_json(skeleton, path, *args, **options)
+        return real_json(analysis, path, **options)
 
     def csv_writer(analysis, path):
         steps.append("csv")
@@ -52,7 +51,7 @@ def _write(folder: str, fail: tuple[str, ...], started: bool) -> tuple[str | Non
             raise OSError("html broke")
         Path(path).write_text("page")
 
-    json_report._write_skeleton = json_writer  # before the fork: the worker has them too
+    json_report._write_report = json_writer  # before the fork: the worker has them too
     csv_report.write_cases_csv = csv_writer
     html.write_html_report = html_writer
 
