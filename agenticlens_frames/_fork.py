@@ -29,10 +29,8 @@ from typing import Any, Generic, TypeVar
 __all__ = [
     "LARGE_RUN_ATTEMPTS",
     "WORKERS_ENV",
-    "ClaimPool",
     "Started",
     "can_fork",
-    "do_idle_work",
     "flush_output",
     "fork",
     "forked_stages",
@@ -83,12 +81,7 @@ def idle_work(work: Callable[[], None]) -> Iterator[None]:
             _IDLE_WORK.remove(work)
 
 
-def do_idle_work() -> None:
-    """Run the :func:`idle_work` pending now, in this process (errors ignored, as there).
-
-    For a process about to wait that still has shared work left (:class:`ClaimPool`):
-    doing its own pending work first lets the other processes take that shared work.
-    """
+def _do_idle_work() -> None:
     while _IDLE_WORK:
         work = _IDLE_WORK.pop(0)
         with contextlib.suppress(Exception):
@@ -117,7 +110,7 @@ def _collect_while_idle(children: list[tuple[int, int, list[int]]]) -> list[dict
     thread = threading.Thread(target=collect, name="collect-workers", daemon=True)
     thread.start()
     try:
-        do_idle_work()
+        _do_idle_work()
     except BaseException:
         for pid, _, _ in children:  # (their pipes end, and the thread reaps them)
             with contextlib.suppress(ProcessLookupError):
@@ -129,69 +122,6 @@ def _collect_while_idle(children: list[tuple[int, int, list[int]]]) -> list[dict
     if failed:
         raise failed[0]
     return collected
-
-
-class ClaimPool:
-    """Numbered pieces of work that processes forked from one another take one at a time,
-    each piece taken by exactly one of them: a pipe of two-byte tokens.
-
-    Made before the fork; one process :meth:`fill` s it (and so ends its writing), every
-    other process calls :meth:`stop_filling` at once, so that once the tokens are gone a
-    :meth:`claim` sees the pipe's end instead of waiting. A read of two bytes from a pipe
-    is one step, so two processes never take the same token. Until the filler has filled
-    it (or ended), :meth:`claim` waits.
-
-    Why: a static share can leave one process idle while another still has pieces queued
-    (``experiment run``'s two replaying processes start at different times); with claims,
-    whoever is free takes the next piece.
-
-    Examples
-    --------
-    >>> pool = ClaimPool()
-    >>> pool.fill(2)  # (here the filler and the claimer are one process)
-    >>> [pool.claim(), pool.claim(), pool.claim()]
-    [0, 1, None]
-    >>> pool.close()
-    """
-
-    #: The most pieces a pool holds: their tokens are written in one step (a pipe write of
-    #: up to PIPE_BUF, 4096 bytes on Linux, is never split), so no claim sees half a token.
-    MOST = 2048
-
-    def __init__(self) -> None:
-        self._read, self._write = os.pipe()
-        self._closed = False
-
-    def fill(self, count: int) -> None:
-        """Put tokens ``0 .. count - 1`` in the pool, in order, and stop writing."""
-        if not 0 <= count <= self.MOST:
-            self.stop_filling()
-            raise ValueError(f"a claim pool holds 0 to {self.MOST} pieces, not {count}")
-        try:
-            if count:
-                os.write(self._write, b"".join(i.to_bytes(2, "little") for i in range(count)))
-        finally:
-            self.stop_filling()
-
-    def stop_filling(self) -> None:
-        """This process writes no tokens (call in every process but the filler)."""
-        if self._write >= 0:
-            os.close(self._write)
-            self._write = -1
-
-    def claim(self) -> int | None:
-        """The next piece's number, or None when every piece is taken (or none was put)."""
-        if self._closed:
-            return None
-        token = os.read(self._read, 2)
-        return int.from_bytes(token, "little") if len(token) == 2 else None
-
-    def close(self) -> None:
-        """Let go of the pool in this process (claims then return None)."""
-        self.stop_filling()
-        if not self._closed:
-            self._closed = True
-            os.close(self._read)
 
 
 def _cpus() -> int:

@@ -176,10 +176,9 @@ def _suite_ahead(
     modules (pandas, numpy: about half a second on one core); the function given puts it
     in the memo of the enclosing ``suite_memo`` block, so the reads there return it.
 
-    With ``manifest_file`` (no ``--run-dir``), that process then replays recorded
-    variants (runner/replay_plan.py ``claim_ahead``), taking them one by one from a claim
-    pool it shares with the run's replay, whose tables ``replay_recorded`` takes within
-    the block when they are for its inputs.
+    With ``manifest_file`` (no ``--run-dir``), that process then replays a replay
+    worker's share of the recorded variants (runner/replay_plan.py ``claim_ahead``),
+    which ``replay_recorded`` takes within the block when they are for its inputs.
 
     Any failure — an invalid suite included — is left to those reads, which raise as
     before, in their place. With ``--evaluators`` the suite is checked against a registry
@@ -194,18 +193,10 @@ def _suite_ahead(
     if evaluators or worker_count(2, size=size, threshold=SUITE_AHEAD_BYTES) < 2:
         yield lambda: None
         return
-    from ._fork import ClaimPool
     from .formats.suite import remember
 
-    pool = None if manifest_file is None else ClaimPool()  # filled by the forked process
-    read = functools.partial(_read_ahead, suite_file, manifest_file, pool)
-    with contextlib.ExitStack() as stack:
-        if pool is not None:
-            stack.callback(pool.close)
-        then = functools.partial(_replay_ahead, pool=pool)
-        result, replayed = stack.enter_context(forked_stages(read, then))
-        if pool is not None:
-            pool.stop_filling()  # (so a claim ends once the forked process's tokens are gone)
+    read = functools.partial(_read_ahead, suite_file, manifest_file)
+    with forked_stages(read, _replay_ahead) as (result, replayed), contextlib.ExitStack() as stack:
 
         def seed() -> None:
             try:
@@ -213,41 +204,34 @@ def _suite_ahead(
             except Exception:  # read again where it is needed, and its error raised there
                 return
             remember(key, suite)
-            if claim is not None and pool is not None:
+            if claim is not None:
                 from .runner.recorded import replayed_ahead
 
-                stack.enter_context(replayed_ahead(claim, replayed, pool))
+                stack.enter_context(replayed_ahead(claim, replayed))
 
         yield seed
 
 
-def _read_ahead(
-    suite_file: Path, manifest_file: Path | None, pool: Any = None
-) -> tuple[Any, Any, Any]:
-    """In ``_suite_ahead``'s process: the suite with its memo key, and the replay this
-    process then shares with the run through ``pool`` (None: none; the pool is filled or
-    ended either way, so the run never waits on it)."""
+def _read_ahead(suite_file: Path, manifest_file: Path | None) -> tuple[Any, Any, Any]:
+    """In ``_suite_ahead``'s process: the suite with its memo key, and the share of the
+    replay this process then takes (None: none)."""
     from .formats.suite import read_for_memo
 
-    try:
-        key, suite = read_for_memo(suite_file)
-        claim = None
-        if manifest_file is not None:
-            with contextlib.suppress(Exception):  # (the run meets any problem in its place)
-                from .runner.replay_plan import claim_ahead
+    key, suite = read_for_memo(suite_file)
+    claim = None
+    if manifest_file is not None:
+        with contextlib.suppress(Exception):  # (the run meets any problem in its place)
+            from .runner.replay_plan import claim_ahead
 
-                claim = claim_ahead(manifest_file, suite, pool)
-    finally:
-        if pool is not None:
-            pool.stop_filling()
+            claim = claim_ahead(manifest_file, suite)
     return key, suite, claim
 
 
-def _replay_ahead(read: tuple[Any, Any, Any], pool: Any = None) -> Any:
-    """In ``_suite_ahead``'s process, once the suite is sent: the variants it claims."""
+def _replay_ahead(read: tuple[Any, Any, Any]) -> Any:
+    """In ``_suite_ahead``'s process, once the suite is sent: its share of the replay."""
     from .runner.recorded import replay_ahead
 
-    return replay_ahead(read[2], pool)
+    return replay_ahead(read[2])
 
 
 def _write_outputs(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from .._files import file_key
-from .._fork import ClaimPool, do_idle_work, run_tasks
+from .._fork import run_tasks
 from .._gc import paused_gc
 from .._progress import progress_bar
 from ..errors import InputError
@@ -316,13 +316,17 @@ def replay_recorded(
                 builder.seal()  # typed columns now: Python lists of every variant cost more
         else:
             # The tables are sorted when built, so the order of the tasks does not matter.
+            dealt = deal(variants, workers)
+            theirs: list[VariantSpec] = []
+            if ahead is not None:  # a share replayed already (replay_ahead), the rest here
+                theirs = [v for v in dealt if v.id in ahead.claim.variant_ids]
+                dealt = [v for v in dealt if v.id not in ahead.claim.variant_ids]
             try:
-                if ahead is None:
-                    results = run_tasks(
-                        [lambda v=v: task(v) for v in deal(variants, workers)], workers
-                    )
-                else:  # shared with the ahead process (replay_ahead), one of the workers
-                    results = _pooled(ahead, variants, workers - 1, task, parent)
+                # (the ahead process stands for one of the workers)
+                here = workers - (ahead is not None)
+                results = run_tasks([lambda v=v: task(v) for v in dealt], here)
+                if ahead is not None:
+                    results += _absorbed_ahead(ahead, theirs, task)
             except InputError:
                 # Several invalid files: name the one a replay in manifest order meets
                 # first (each load raises its own error).
@@ -353,12 +357,11 @@ def replay_recorded(
 AheadParts = dict[str, tuple[tuple[Any, ...] | None, list[dict[str, Any]]]]
 
 
-def replay_ahead(claim: AheadClaim | None, pool: ClaimPool | None) -> AheadParts | None:
-    """Replay the variants of ``claim`` it takes from ``pool`` (the run takes the others)
-    as a replay worker would (:func:`replay_recorded`, no evaluators): each variant's
-    tables as :meth:`~TableBuilder.parts`, with the key of its file (None when the file
-    changed while it was read: the run replays it again)."""
-    if claim is None or pool is None:
+def replay_ahead(claim: AheadClaim | None) -> AheadParts | None:
+    """Replay the variants of ``claim`` as a replay worker would (:func:`replay_recorded`,
+    no evaluators): each variant's tables as :meth:`~TableBuilder.parts`, with the key of
+    its file (None when the file changed while it was read: the run replays it again)."""
+    if claim is None:
         return None
     _arrow_without_pandas()
     manifest, suite = claim.manifest, claim.suite
@@ -367,8 +370,7 @@ def replay_ahead(claim: AheadClaim | None, pool: ClaimPool | None) -> AheadParts
     trials = {v: sorted(k[1] for k in claim.positions if k[0] == v) for v in claim.variant_ids}
     by_id = {v.id: v for v in manifest.variants}
     done: AheadParts = {}
-    while (token := pool.claim()) is not None:
-        variant_id = claim.variant_ids[token]
+    for variant_id in claim.variant_ids:
         variant = by_id[variant_id]
         before = file_key(variant.resolved_target)
         builder = TableBuilder(manifest, suite)
@@ -423,13 +425,12 @@ def _nothing() -> None:
 
 @contextlib.contextmanager
 def replayed_ahead(
-    claim: AheadClaim | None, result: Callable[[], AheadParts | None], pool: ClaimPool
+    claim: AheadClaim | None, result: Callable[[], AheadParts | None]
 ) -> Iterator[None]:
-    """Within the block, :func:`replay_recorded` shares the variants of ``claim`` with
-    the process running :func:`replay_ahead` through ``pool`` when the claim is for the
-    run it was given, and takes that process's tables from ``result()`` (waited for once
-    the pool is empty); else, or for any variant ``result`` lacks, it replays them."""
-    token = _AHEAD.set(None if claim is None else [claim, result, pool])
+    """Within the block, :func:`replay_recorded` takes the variants of ``claim`` from
+    ``result()`` (:func:`replay_ahead`'s, waited for once its own share is done) when the
+    claim is for the run it was given; else, or if ``result`` fails, it replays them."""
+    token = _AHEAD.set(None if claim is None else [claim, result])
     try:
         yield
     finally:
@@ -441,12 +442,10 @@ _AHEAD: ContextVar[list[Any] | None] = ContextVar("replayed_ahead", default=None
 
 @dataclass
 class _Ahead:
-    """A claim accepted by :func:`_ahead_for`, the pool shared with the process that
-    made it, and how to wait for that process's tables."""
+    """A claim accepted by :func:`_ahead_for`, and how to wait for its tables."""
 
     claim: AheadClaim
     result: Callable[[], AheadParts | None]
-    pool: ClaimPool
 
 
 def _ahead_for(
@@ -463,7 +462,7 @@ def _ahead_for(
     pending = _AHEAD.get()
     if not pending:
         return None
-    claim, result, pool = pending
+    claim, result = pending
     pending.clear()  # one replay takes it, or none does
     if (
         journaled is not None
@@ -474,48 +473,21 @@ def _ahead_for(
         or manifest != claim.manifest
     ):
         return None
-    return _Ahead(claim, result, pool)
+    return _Ahead(claim, result)
 
 
-def _pooled(
-    ahead: _Ahead,
-    variants: list[VariantSpec],
-    here: int,
-    task: Callable[[VariantSpec], Any],
-    parent: int,
+def _absorbed_ahead(
+    ahead: _Ahead, theirs: list[VariantSpec], task: Callable[[VariantSpec], Any]
 ) -> list[Any]:
-    """Every variant's tables as :func:`run_tasks` gives them, the variants taken from
-    the pool shared with the ahead process by ``here`` processes (this one and forked
-    workers), then that process's tables for each variant whose file is still the one it
-    read; whatever is still missing (a changed file, the ahead process failed) is
-    replayed here by ``task``.
-
-    This process does its pending :func:`~agenticlens_frames._fork.idle_work` (the
-    analysis' imports) after its first variant, before it claims another: the ahead
-    process takes the pool's variants meanwhile, instead of idling at the end.
-    """
-    by_id = {v.id: v for v in variants}
-
-    def claims() -> list[tuple[str, Any]]:
-        taken = []
-        while (token := ahead.pool.claim()) is not None:
-            variant = by_id[ahead.claim.variant_ids[token]]
-            taken.append((variant.id, task(variant)))
-            if os.getpid() == parent:
-                do_idle_work()
-        return taken
-
-    # (task i of run_tasks runs in process i % here: one claiming loop per process)
-    taken = [pair for share in run_tasks([claims] * here, here) for pair in share]
-    results = [parts for _, parts in taken]
-    replayed = {variant_id for variant_id, _ in taken}
+    """The tables of ``theirs`` as :func:`run_tasks` gives them: the ahead process's for
+    each variant whose file is still the one it read, the others replayed here by
+    ``task`` (also all of them if the ahead process failed)."""
     try:
         done = ahead.result() or {}
     except Exception:  # (its own error, if any, is met again by the replay here)
         done = {}
-    for variant in variants:
-        if variant.id in replayed:
-            continue
+    results: list[Any] = []
+    for variant in theirs:
         key, parts = done.pop(variant.id, (None, None))
         same = key is not None and file_key(variant.resolved_target, content=bool(key[-1])) == key
         results.append(parts if same else task(variant))

@@ -5,9 +5,6 @@
 the analysis' modules; that process also takes a replay worker's share
 (:func:`claim_ahead`) and says so with the suite, before it imports what the replay needs
 (numpy, pyarrow: 0.15 s or more), so the suite reaches the run as early as before.
-The two then share the variants through a claim pool (``_fork.ClaimPool``): each takes
-the next one when it is free, since the run starts replaying later (it imports pandas
-first) and has the analysis' imports to do as well.
 """
 
 from __future__ import annotations
@@ -17,12 +14,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._fork import ClaimPool, worker_count
+from .._fork import worker_count
 from ..formats import load_manifest
 from ..formats.model import ManifestSpec, SuiteSpec, VariantSpec
 from .order import execution_order
 
-__all__ = ["AheadClaim", "claim_ahead", "deal", "largest_first", "replay_shape"]
+__all__ = ["AheadClaim", "claim_ahead", "deal", "replay_shape"]
 
 
 def replay_shape(
@@ -50,13 +47,6 @@ def _file_size(variant: VariantSpec) -> int:
         return 0
 
 
-def largest_first(variants: list[VariantSpec]) -> list[VariantSpec]:
-    """The variants by the size of their files, largest first (ties in manifest order):
-    the order of a claim pool, so the last pieces taken are the shortest to replay."""
-    sizes = {v.id: _file_size(v) for v in variants}
-    return sorted(variants, key=lambda v: sizes[v.id], reverse=True)
-
-
 def deal(variants: list[VariantSpec], workers: int) -> list[VariantSpec]:
     """The variants in the task order for :func:`~agenticlens_frames._fork.run_tasks`
     (task *i* runs in process ``i % workers``): each process gets a similar share of bytes
@@ -72,7 +62,7 @@ def deal(variants: list[VariantSpec], workers: int) -> list[VariantSpec]:
     counts = [len(range(p, len(variants), workers)) for p in range(workers)]
     shares: list[list[VariantSpec]] = [[] for _ in range(workers)]
     load = [0] * workers
-    for variant in largest_first(variants):
+    for variant in sorted(variants, key=lambda v: sizes[v.id], reverse=True):
         p = min((p for p in range(workers) if len(shares[p]) < counts[p]), key=load.__getitem__)
         shares[p].append(variant)
         load[p] += sizes[variant.id]
@@ -94,8 +84,7 @@ class AheadClaim:
     positions, workers
         :func:`~.recorded.replay_recorded`'s positions and process count, computed there.
     variant_ids
-        The recorded variants in the order of the claim pool the two processes share
-        (:func:`largest_first`): token *i* of the pool is ``variant_ids[i]``.
+        The variants it replays: a replay worker's share (:func:`deal`'s process 1).
     """
 
     manifest: ManifestSpec
@@ -105,14 +94,10 @@ class AheadClaim:
     variant_ids: tuple[str, ...]
 
 
-def claim_ahead(
-    manifest_file: str | Path, suite: SuiteSpec, pool: ClaimPool | None = None
-) -> AheadClaim | None:
-    """The replay a process forked by ``experiment run`` shares with the run (without
-    ``--evaluators`` or ``--run-dir``), or None when it takes no part: fewer than two
-    replay processes, a live variant, or any problem (the run meets it again, in its
-    place). With ``pool``, its tokens are put in it (one per variant, in the claim's
-    order) before the claim is returned; the pool is filled or ended either way.
+def claim_ahead(manifest_file: str | Path, suite: SuiteSpec) -> AheadClaim | None:
+    """The share of the replay a process forked by ``experiment run`` takes (without
+    ``--evaluators`` or ``--run-dir``), or None when it takes none: fewer than two replay
+    processes, a live variant, or any problem (the run meets it again, in its place).
 
     Examples
     --------
@@ -121,22 +106,15 @@ def claim_ahead(
     >>> claim_ahead("data/support/manifest.yaml", suite) is None  # small: one process
     True
     """
-    claim = None
     try:
         manifest = load_manifest(manifest_file)
         if any(v.target_kind != "recorded" for v in manifest.variants):
             return None  # live calls first check every file: today's path
         order = execution_order(manifest.variant_ids, manifest.trial_count, manifest.random_seed)
         positions, variants, _, workers = replay_shape(manifest, suite, order)
-        if workers < 2 or len(variants) > ClaimPool.MOST:
+        if workers < 2:
             return None
-        pooled = tuple(v.id for v in largest_first(variants))
-        if pool is not None:
-            pool.fill(len(pooled))
-        claim = AheadClaim(manifest, suite, positions, workers, pooled)
+        mine = deal(variants, workers)[1::workers]  # what run_tasks' process 1 would do
+        return AheadClaim(manifest, suite, positions, workers, tuple(v.id for v in mine))
     except Exception:
         return None
-    finally:
-        if pool is not None:
-            pool.stop_filling()  # (no tokens: the run's claims end at once)
-    return claim

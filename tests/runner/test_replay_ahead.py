@@ -1,7 +1,6 @@
-"""The replay done ahead: `experiment run`'s suite-reading process replays recorded
-variants while the run imports its modules (runner/recorded.py ``replay_ahead``), the two
-taking variants from one claim pool; the run takes that process's tables only when they
-are for its own inputs.
+"""The replay done ahead: `experiment run`'s suite-reading process replays a worker's
+share of the recorded variants while the run imports its modules (runner/recorded.py
+``replay_ahead``); the run takes those tables only when they are for its own inputs.
 
 Each check runs `experiment run` in a fresh interpreter (``isolated``): forking needs a
 process without other Python threads. Replays are logged to a file with the pid that did
@@ -16,7 +15,6 @@ import re
 import shutil
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -28,15 +26,13 @@ OUTPUTS = ("r.json", "v.csv", "c.csv")
 
 
 def _run(
-    folder: str, out: str, workers: str, change: bool = False
-) -> tuple[int, str, list[tuple[bool, str]]]:
+    folder: str, out: str, workers: str, change: str | None = None
+) -> tuple[int, str, dict[str, bool]]:
     """`experiment run` in this (fresh) interpreter with ``workers`` processes: its exit
-    code, its output, and each replay done, in order: (whether this process did it, the
-    variant).
+    code, its output, and for each replayed variant whether this process replayed it.
 
-    With ``change``, the trial file of the first variant the ahead process sent back is
-    rewritten once that process has sent its tables and before the run checks them (same
-    size, same modification time: another output); its id goes to ``out/changed.txt``.
+    ``change`` names a trial file to rewrite once the ahead process has sent its tables
+    and before the run checks them (same size, same modification time: another output).
     """
     from typer.testing import CliRunner
 
@@ -54,7 +50,7 @@ def _run(
             handle.write(f"{os.getpid()} {variant.id}\n")
 
     recorded._replay_streamed = logged
-    if change:
+    if change is not None:
         real_for = recorded._ahead_for
 
         def ahead_for(*args):
@@ -63,11 +59,8 @@ def _run(
             result = ahead.result
 
             def then_change():
-                done = result()  # (the ahead process has read every file it took)
-                assert done, "the ahead process replayed nothing"
-                variant = sorted(done)[0]
-                _rewrite_same_size(Path(folder) / "trials" / f"{variant}.json")
-                (Path(out) / "changed.txt").write_text(variant)
+                done = result()  # (the ahead process has read every file of its share)
+                _rewrite_same_size(Path(change))
                 return done
 
             ahead.result = then_change
@@ -78,8 +71,8 @@ def _run(
     args += ["--save", f"{out}/r.json", "--csv", f"{out}/v.csv", "--cases-csv", f"{out}/c.csv"]
     result = CliRunner().invoke(app, args)
     lines = log.read_text().split("\n") if log.exists() else []
-    done = [(int(pid) == os.getpid(), v) for pid, v in (line.split() for line in lines if line)]
-    return result.exit_code, result.output, done
+    here = {v: int(pid) == os.getpid() for pid, v in (line.split() for line in lines if line)}
+    return result.exit_code, result.output, here
 
 
 def _rewrite_same_size(path: Path) -> None:
@@ -96,8 +89,7 @@ def _rewrite_same_size(path: Path) -> None:
 
 
 def _claimed(folder: str, workers: str) -> tuple[str, ...]:
-    """The variants the ahead process shares with the run for ``folder`` (as `experiment
-    run` does), in the order of their claim pool."""
+    """The variants the ahead process takes for ``folder`` (as `experiment run` does)."""
     from agenticlens_frames.formats import load_suite
     from agenticlens_frames.runner.replay_plan import claim_ahead
 
@@ -115,26 +107,22 @@ def _outputs(out: Path) -> dict[str, bytes]:
     return {name: (out / name).read_bytes() for name in OUTPUTS}
 
 
-VARIANTS = ("v00", "v01", "v02", "v03")
-
-
-def test_the_pooled_replay_is_done_once_and_the_outputs_are_a_one_process_run(
+def test_the_ahead_share_is_taken_and_the_outputs_are_a_one_process_run(
     make_synthetic, isolated, tmp_path
 ) -> None:
     folder = _copy(make_synthetic(cases=40, seed=11, shape="mixed"), tmp_path / "exp")
-    assert sorted(isolated(_claimed, str(folder), "2")) == list(VARIANTS)  # all pooled
+    claimed = isolated(_claimed, str(folder), "2")
+    assert len(claimed) == 2
     runs = {}
     for workers in ("2", "1"):
         out = tmp_path / f"out{workers}"
         out.mkdir()
         runs[workers] = isolated(_run, str(folder), str(out), workers)
-    (code2, output2, done2), (code1, output1, done1) = runs["2"], runs["1"]
+    (code2, output2, here2), (code1, output1, here1) = runs["2"], runs["1"]
     assert (code2, code1) == (0, 0), output2 + output1
-    assert sorted(done1) == [(True, v) for v in VARIANTS]
-    # Every variant replayed exactly once, by one process or the other (whichever was
-    # free when it was next in the pool); the ahead process starts first, so some are its.
-    assert sorted(v for _, v in done2) == list(VARIANTS)
-    assert any(not here for here, _ in done2)
+    assert here1 == dict.fromkeys(["v00", "v01", "v02", "v03"], True)
+    # The claimed share was replayed by another process, the rest by the run itself.
+    assert here2 == {v: v not in claimed for v in ("v00", "v01", "v02", "v03")}
     assert _outputs(tmp_path / "out2") == _outputs(tmp_path / "out1")
 
 
@@ -143,15 +131,14 @@ def test_a_trial_file_changed_after_the_ahead_read_is_replayed_again(
 ) -> None:
     source = make_synthetic(cases=40, seed=12, shape="mixed")
     folder = _copy(source, tmp_path / "exp")
+    claimed = isolated(_claimed, str(folder), "2")
+    changed = folder / "trials" / f"{claimed[0]}.json"
     out = tmp_path / "out2"
     out.mkdir()
-    code, output, done = isolated(_run, str(folder), str(out), "2", True)
+    code, output, here = isolated(_run, str(folder), str(out), "2", str(changed))
     assert code == 0, output
-    changed = (out / "changed.txt").read_text()
-    # The changed file's variant was read by the ahead process, then again here; every
-    # other variant once.
-    assert (False, changed) in done and (True, changed) in done
-    assert sorted(v for _, v in done) == sorted([*VARIANTS, changed])
+    # The changed file's variant was replayed here; the other claimed one was taken.
+    assert here[claimed[0]] is True and here[claimed[1]] is False
     # The outputs are those of the changed file, read in one process ...
     out1 = tmp_path / "out1"
     out1.mkdir()
@@ -166,12 +153,16 @@ def test_a_trial_file_changed_after_the_ahead_read_is_replayed_again(
     assert _outputs(before)["c.csv"] != _outputs(out1)["c.csv"]  # (a case now fails)
 
 
-@pytest.mark.parametrize("broken", [["v03"], ["v01", "v03"], ["v00"]])
+@pytest.mark.parametrize("bad", ["claimed", "both"])
 def test_a_bad_trial_file_raises_the_error_of_a_one_process_run(
-    make_synthetic, isolated, tmp_path, broken
+    make_synthetic, isolated, tmp_path, bad
 ) -> None:
     folder = _copy(make_synthetic(cases=10, seed=13, shape="mixed"), tmp_path / "exp")
-    for variant in broken:  # (whichever process takes it)
+    claimed = isolated(_claimed, str(folder), "2")
+    broken = [claimed[-1]]
+    if bad == "both":  # and one of the run's own share, first in manifest order
+        broken.append(min({"v00", "v01", "v02", "v03"} - set(claimed)))
+    for variant in broken:
         path = folder / "trials" / f"{variant}.json"
         data = json.loads(path.read_text())
         data["trials"][1]["samples"][0]["case_id"] = f"no-such-case-{variant}"
@@ -186,61 +177,6 @@ def test_a_bad_trial_file_raises_the_error_of_a_one_process_run(
     assert code == 1
     first = min(broken)
     assert f"{first}.json" in output and f"no-such-case-{first}" in output
-
-
-def _fake_variant(name: str, path: Path) -> SimpleNamespace:
-    return SimpleNamespace(id=name, resolved_target=str(path))
-
-
-def test_the_run_does_its_idle_work_after_its_first_pooled_variant(tmp_path) -> None:
-    from agenticlens_frames._fork import ClaimPool, idle_work
-    from agenticlens_frames.runner import recorded
-
-    paths = {}
-    for name in VARIANTS:
-        paths[name] = tmp_path / f"{name}.json"
-        paths[name].write_text(name)
-    variants = [_fake_variant(name, paths[name]) for name in VARIANTS]
-    pool = ClaimPool()
-    pool.fill(2)  # the run claims v03 and v00; the ahead process took v01 and v02
-    claim = SimpleNamespace(variant_ids=("v03", "v00", "v01", "v02"))
-    sent = {
-        "v01": (file_key(paths["v01"]), ["tables of v01"]),
-        "v02": (file_key(paths["v02"]), ["tables of v02"]),
-    }
-    paths["v02"].write_text("v2")  # changed after the ahead process read it: again here
-    events: list[str] = []
-
-    def task(variant):
-        events.append(variant.id)
-        return [f"replayed {variant.id}"]
-
-    ahead = recorded._Ahead(claim, lambda: sent, pool)
-    with idle_work(lambda: events.append("idle work")):
-        results = recorded._pooled(ahead, variants, 1, task, os.getpid())
-    pool.close()
-    assert events == ["v03", "idle work", "v00", "v02"]
-    assert results == [["replayed v03"], ["replayed v00"], ["tables of v01"], ["replayed v02"]]
-
-
-def test_a_failed_ahead_process_leaves_its_variants_to_the_run(tmp_path) -> None:
-    from agenticlens_frames._fork import ClaimPool
-    from agenticlens_frames.runner import recorded
-
-    variants = [_fake_variant(name, tmp_path / name) for name in VARIANTS]
-    pool = ClaimPool()
-    pool.fill(4)
-    for _ in range(3):  # the ahead process took three, then died
-        pool.claim()
-
-    def died():
-        raise RuntimeError("a worker process ended before sending its result")
-
-    claim = SimpleNamespace(variant_ids=VARIANTS)
-    ahead = recorded._Ahead(claim, died, pool)
-    results = recorded._pooled(ahead, variants, 1, lambda v: v.id, os.getpid())
-    pool.close()
-    assert results == ["v03", "v00", "v01", "v02"]
 
 
 def test_the_file_key_sees_a_same_size_rewrite_that_keeps_the_modification_time(
