@@ -121,10 +121,15 @@ def _trial(
         items = entry
         where = ("trials", index)
     if not isinstance(items, list):
+        if isinstance(entry, dict) and "samples" in entry:
+            source.fail(where, f"expected a list of samples, got {describe(items)}")
+        # A mapping without 'samples' is named as such: "got a mapping" alone reads as
+        # if a mapping were wrong, when only its 'samples' list is missing.
+        got = "a mapping without 'samples'" if isinstance(entry, dict) else describe(entry)
         source.fail(
             ("trials", index),
             f"recorded trial {index + 1} must be a list of samples or a mapping with a "
-            f"'samples' list, got {describe(entry)}",
+            f"'samples' list, got {got}",
         )
     seen: dict[str, int] = {}
     samples: list[dict[str, Any]] = []

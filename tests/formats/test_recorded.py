@@ -96,9 +96,13 @@ def test_trial_entry_errors(write, suite):
     path = _file(write, [[], {"samples": None}])
     with pytest.raises(InputError) as info:
         load_recorded(path, suite)
+    assert str(info.value) == f"{path}: trials[1].samples: expected a list of samples, got null"
+    path = _file(write, [[], {"sample": []}])
+    with pytest.raises(InputError) as info:
+        load_recorded(path, suite)
     assert str(info.value) == (
         f"{path}: trials[1]: recorded trial 2 must be a list of samples or a mapping with a "
-        "'samples' list, got a mapping"
+        "'samples' list, got a mapping without 'samples'"
     )
     with pytest.raises(InputError, match=r"trials\[0\]: recorded trial 1 .* got 'x'"):
         load_recorded(_file(write, ["x"]), suite)
