@@ -434,8 +434,9 @@ def experiment_run(
 ) -> None:
     """Run every (variant, trial) of an experiment, score it, and write the reports.
 
-    Recorded targets are replayed; python and http targets are called, concurrently and
-    resumably with --run-dir.
+    Recorded targets are replayed; python and http targets are called concurrently.
+
+    With --run-dir a live run is journaled and resumes where it stopped.
     """
     console = _console(quiet)
     from .formats.suite import suite_memo

@@ -62,6 +62,34 @@ def test_help_lists_the_choices_of_every_enumerated_option() -> None:
     assert "<auto|numpy|pandas|duckdb|dask>" in re.sub(r"[│\s]+", " ", engines)
 
 
+def test_no_help_paragraph_depends_on_how_typer_joins_lines() -> None:
+    # typer 0.29 keeps a docstring's single line breaks after the first paragraph (older
+    # versions joined them), so a wrapped paragraph printed ragged: every paragraph of a
+    # command's help is one line, and an option's help has no line break.
+    import inspect
+
+    import typer.main
+
+    from agenticlens_frames.cli import app
+
+    ragged = []
+
+    def walk(command, name: str) -> None:
+        for paragraph in inspect.cleandoc(command.help or "").split("\n\n"):
+            if "\n" in paragraph and not paragraph.startswith("\b"):
+                ragged.append((name, paragraph))
+        ragged.extend((name, p.help) for p in command.params if "\n" in (p.help or ""))
+        for sub, child in getattr(command, "commands", {}).items():
+            walk(child, f"{name} {sub}")
+
+    walk(typer.main.get_command(app), "agenticlens-frames")
+    assert ragged == []
+    shown = _cli("experiment", "run", "--help", columns="200")
+    assert "Recorded targets are replayed; python and http targets are called concurrently." in (
+        shown.stdout
+    )
+
+
 def test_a_bad_paired_method_is_refused_under_its_own_option_name() -> None:
     done = _cli(
         "experiment",

@@ -215,8 +215,10 @@ def archive_rollups(
     archive: Path = typer.Argument(..., help="The archive folder."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
 ) -> None:
-    """Write the rollups (per-run sufficient statistics) of runs archived before them, so
-    analyses stop reading their attempts. Runs that have them are left alone."""
+    """Write rollups for runs archived without them; runs that have them are left alone.
+
+    A rollup holds a run's sufficient statistics: analyses read it, not its attempts.
+    """
     from .store import Archive
 
     try:
