@@ -6,15 +6,27 @@ module; neither needs the other to know what a run holds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
 import pandas as pd
 
 from ..errors import InputError
+from ..formats._io import (
+    Invalid,
+    Source,
+    describe,
+    to_int,
+    to_list,
+    to_mapping,
+    to_str,
+    to_str_list,
+    to_str_map,
+)
 
 __all__ = ["Catalog", "RunRecord", "iso_time", "parse_time", "records_frame"]
 
@@ -133,32 +145,129 @@ class RunRecord:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], path: Path) -> RunRecord:
-        if data.get("format") != FORMAT_NAME:
-            raise InputError("not an archive run record", file=path / RUN_FILE)
-        return cls(
-            run_id=data["run_id"],
-            experiment_id=data["experiment_id"],
-            experiment_name=data["experiment_name"],
-            experiment_version=data["experiment_version"],
-            suite_name=data["suite_name"],
-            suite_version=data["suite_version"],
-            run_at=parse_time(data["run_at"], name="run_at"),  # type: ignore[arg-type]
-            added_at=parse_time(data["added_at"], name="added_at"),  # type: ignore[arg-type]
-            baseline_variant_id=data["baseline_variant_id"],
-            trial_count=int(data["trial_count"]),
-            pass_k=tuple(int(k) for k in data["pass_k"]),
-            variants=tuple(data["variants"]),
-            factor_names=tuple(data["factor_names"]),
-            tags=tuple(data["tags"]),
-            counts={k: int(v) for k, v in data["counts"].items()},
-            path=path,
-            sha256={str(k): str(v) for k, v in dict(data.get("sha256") or {}).items()},
-        )
+    def from_json(cls, data: Any, path: Path) -> RunRecord:
+        """The record in ``path``'s ``_run.json`` (already parsed), every field checked.
+
+        A record edited or damaged by hand is refused naming the field, rather than
+        failing later in whichever analysis first touches it.
+        """
+        file = path / RUN_FILE
+        if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
+            raise InputError("not an archive run record", file=file)
+        version = data.get("format_version", FORMAT_VERSION)
+        if type(version) is not int or version > FORMAT_VERSION:
+            raise InputError(
+                f"format_version {version!r} is not one this version reads (up to "
+                f"{FORMAT_VERSION})",
+                file=file,
+                hint="read the archive with the agenticlens-frames version that wrote it",
+            )
+        source = Source(file)
+        try:
+            text = {key: source.take(data, key, (), to_str) for key in _TEXT_FIELDS}
+            counts = source.take(data, "counts", (), _to_int_map)
+            if "attempts" not in counts:
+                source.fail(("counts",), "missing the 'attempts' count")
+            return cls(
+                **text,
+                run_at=source.take(data, "run_at", (), _to_time),
+                added_at=source.take(data, "added_at", (), _to_time),
+                trial_count=source.take(data, "trial_count", (), partial(to_int, minimum=1)),
+                pass_k=source.take(data, "pass_k", (), _to_int_tuple),
+                variants=source.take(data, "variants", (), _to_variants),
+                factor_names=source.take(data, "factor_names", (), to_str_list),
+                tags=source.take(data, "tags", (), to_str_list),
+                counts=counts,
+                path=path,
+                # Older archives have no checksums.
+                sha256=source.take(data, "sha256", (), _to_str_map_or_null, default={}),
+            )
+        except InputError as exc:
+            hint = exc.hint or _DAMAGED
+            raise InputError(exc.message, file=file, location=exc.location, hint=hint) from None
 
     def file(self, table: str) -> Path:
         """Path of one of the run's parquet files."""
         return self.path / f"{table}.parquet"
+
+
+_TEXT_FIELDS = (
+    "run_id",
+    "experiment_id",
+    "experiment_name",
+    "experiment_version",
+    "suite_name",
+    "suite_version",
+    "baseline_variant_id",
+)
+_DAMAGED = (
+    "the run record was edited or damaged: restore it, or remove the run's folder and "
+    "add the run again"
+)
+
+
+def _to_time(value: Any) -> datetime:
+    try:
+        moment = parse_time(to_str(value), name="")
+    except InputError as exc:
+        raise Invalid(exc.message, hint=exc.hint) from None
+    assert moment is not None  # a string is never None
+    return moment
+
+
+def _to_int_tuple(value: Any) -> tuple[int, ...]:
+    out = []
+    for index, item in enumerate(to_list(value)):
+        try:
+            out.append(to_int(item, minimum=1))
+        except Invalid as exc:
+            raise exc.inside(index) from None
+    return tuple(out)
+
+
+def _to_int_map(value: Any) -> dict[str, int]:
+    out = {}
+    for key, item in to_mapping(value).items():
+        try:
+            out[key] = to_int(item, minimum=0)
+        except Invalid as exc:
+            raise exc.inside(key) from None
+    return out
+
+
+def _to_str_map_or_null(value: Any) -> dict[str, str]:
+    return {} if value is None else to_str_map(value)
+
+
+def _to_variants(value: Any) -> tuple[dict[str, Any], ...]:
+    out = []
+    for index, item in enumerate(to_list(value)):
+        try:
+            variant = to_mapping(item)
+            for key in ("variant_id", "variant_name"):
+                _field(variant, key, to_str)
+            _field(variant, "position", partial(to_int, minimum=0))
+            _field(variant, "is_baseline", _to_strict_bool)
+            _field(variant, "factors", to_str_map)
+        except Invalid as exc:
+            raise exc.inside(index) from None
+        out.append(variant)
+    return tuple(out)
+
+
+def _field(mapping: dict[str, Any], key: str, convert: Callable[[Any], Any]) -> None:
+    if key not in mapping:
+        raise Invalid(f"missing required key {key!r}")
+    try:
+        convert(mapping[key])
+    except Invalid as exc:
+        raise exc.inside(key) from None
+
+
+def _to_strict_bool(value: Any) -> bool:
+    if value is True or value is False:
+        return value
+    raise Invalid(f"expected true or false, got {describe(value)}")
 
 
 class Catalog(Protocol):

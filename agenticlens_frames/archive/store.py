@@ -322,6 +322,13 @@ class Archive:
                 if exc.errno in (errno.EEXIST, errno.ENOTEMPTY) and (target / RUN_FILE).exists():
                     shutil.rmtree(staging, ignore_errors=True)
                     return self._existing(target, exist_ok)
+                if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                    raise InputError(
+                        "this run's folder is there without its record (_run.json), so it "
+                        "is not read; its files are not replaced",
+                        file=target,
+                        hint="restore its _run.json, or remove the folder and add again",
+                    ) from None
                 raise
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
@@ -544,9 +551,29 @@ class Archive:
                     for entry in runs:
                         folder = Path(entry.path)
                         if entry.name.startswith("run=") and (folder / RUN_FILE).exists():
-                            out.append(self._read_record(folder))
+                            out.append(self._placed(self._read_record(folder)))
         out.sort(key=lambda r: (r.run_at, r.added_at, r.run_id))
         return out
+
+    def _placed(self, record: RunRecord) -> RunRecord:
+        """``record``, if it sits in its own run's folder.
+
+        A run folder copied or renamed by hand would otherwise be read twice (its rows
+        counted twice in every analysis) or under another experiment.
+        """
+        folder = record.path
+        if folder.name == f"run={record.run_id}" and folder.parent.name == experiment_dir_name(
+            record.experiment_id
+        ):
+            return record
+        home = self._run_dir(record.experiment_id, record.run_id)
+        raise InputError(
+            f"this record is for run {record.run_id} of {record.experiment_id}, whose "
+            f"folder is {home.relative_to(self.path)}",
+            file=folder / RUN_FILE,
+            hint="the run's folder was copied, moved or renamed by hand: move it back, "
+            "or remove it if it is a copy; each run is archived once",
+        )
 
     def record(self, run_id: str) -> RunRecord:
         """The record of one run, by id or unique id prefix."""

@@ -197,6 +197,82 @@ def test_bad_places_and_inputs_are_input_errors(tmp_path: Path, support_run: Exp
         Archive(tmp_path / "arc").add(support_run, run_at="last tuesday")
 
 
+def test_a_run_folder_copied_or_moved_by_hand_is_refused_not_read_twice(archive: Archive):
+    """A copy would be read as a second run: every row counted twice (found by a mutation
+    run; ``summarize`` crashed on the duplicate id, ``slice`` wrote the rows twice)."""
+    record = archive.records()[0]
+    copy = record.path.with_name(record.path.name + " (copy)")
+    shutil.copytree(record.path, copy)
+    with pytest.raises(InputError) as error:
+        archive.records()
+    assert error.value.file == str(copy / "_run.json")
+    assert f"this record is for run {record.run_id} of {record.experiment_id}" in str(error.value)
+    assert "copied, moved or renamed by hand" in str(error.value)
+    shutil.rmtree(copy)
+    # The same folder under another experiment's folder.
+    elsewhere = archive.path / "experiment=other@1" / record.path.name
+    shutil.copytree(record.path, elsewhere)
+    with pytest.raises(InputError, match="copied, moved or renamed") as error:
+        archive.all().stats("numpy")
+    assert error.value.file == str(elsewhere / "_run.json")
+    shutil.rmtree(elsewhere.parent)
+    assert len(archive.records()) == 3
+
+
+@pytest.mark.parametrize(
+    ("edit", "location", "message"),
+    [
+        (lambda d: d.pop("run_id"), None, "missing required key 'run_id'"),
+        (lambda d: d.update(trial_count="x"), "trial_count", "expected an integer >= 1, got 'x'"),
+        (lambda d: d.update(pass_k=5), "pass_k", "expected a list, got 5"),
+        (lambda d: d.update(counts=[1]), "counts", "expected a mapping, got a list"),
+        (lambda d: d["counts"].pop("attempts"), "counts", "missing the 'attempts' count"),
+        (lambda d: d.update(variants=None), "variants", "expected a list, got null"),
+        (
+            lambda d: d["variants"][1]["factors"].update(model=3),
+            "variants[1].factors.model",
+            "expected a string, got 3",
+        ),
+        (
+            lambda d: d["variants"][0].update(is_baseline="yes"),
+            "variants[0].is_baseline",
+            "expected true or false, got 'yes'",
+        ),
+        (lambda d: d.update(run_at="yesterday"), "run_at", "cannot read 'yesterday'"),
+        (lambda d: d.update(format_version=2), None, "format_version 2 is not one this"),
+    ],
+)
+def test_a_damaged_run_record_is_refused_naming_the_field(
+    archive: Archive, edit, location: str | None, message: str
+):
+    record = [r for r in archive.records() if r.factor_names == ("model", "prompt", "retrieval")]
+    path = record[0].path / "_run.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["variants"][1]["factors"]["model"]  # the edits' places exist
+    edit(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        archive.all().stats("numpy")
+    assert error.value.file == str(path)
+    assert error.value.location == location
+    assert error.value.message.startswith(message)
+    assert error.value.hint
+
+
+def test_adding_over_a_run_folder_without_its_record_is_refused(
+    archive: Archive, support_run: ExperimentRun
+):
+    run_id = run_content_id(support_run)
+    [record] = [r for r in archive.records() if r.run_id == run_id]
+    (record.path / "_run.json").unlink()
+    before = sorted(p.name for p in record.path.iterdir())
+    with pytest.raises(InputError, match="without its record") as error:
+        archive.add(support_run)
+    assert error.value.file == str(record.path)
+    assert sorted(p.name for p in record.path.iterdir()) == before
+    assert list((archive.path / "_staging").iterdir()) == []
+
+
 def test_catalog_record_is_plain_json(archive: Archive):
     record = archive.records()[0]
     data = json.loads((record.path / "_run.json").read_text())
