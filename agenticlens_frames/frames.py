@@ -28,16 +28,14 @@ from ._files import atomic_write
 from ._lazy import lazy_module
 from ._plain import plain
 from .errors import InputError
-from .formats._io import require_known
+from .formats._io import describe, require_known
 from .formats.model import (
     ATTEMPT_STATUSES,
     FACTOR_PREFIX,
     TARGET_KINDS,
     CaseSpec,
-    EvaluatorRef,
     ManifestSpec,
     SuiteSpec,
-    VariantSpec,
 )
 
 if TYPE_CHECKING:
@@ -224,33 +222,87 @@ def spec_to_json(manifest: ManifestSpec, suite: SuiteSpec) -> dict[str, Any]:
     return {"manifest": plain(manifest, text_keys=False), "suite": plain(suite, text_keys=False)}
 
 
-def spec_from_json(data: dict[str, Any]) -> tuple[ManifestSpec, SuiteSpec]:
-    m = dict(data["manifest"])
-    m["path"] = Path(m["path"])
-    m["variants"] = tuple(VariantSpec(**v) for v in m["variants"])
-    m["pass_k"] = tuple(m["pass_k"])
-    manifest = ManifestSpec(**m)
-    s = dict(data["suite"])
-    s["path"] = Path(s["path"])
-    cases = []
-    for c in s["cases"]:
-        c = dict(c)
-        for key in (
-            "expected_contains",
-            "required_output_fields",
-            "required_tools",
-            "forbidden_tools",
-            "required_tool_order",
-            "tags",
-        ):
-            c[key] = tuple(c[key])
-        c["required_tool_arguments"] = {
-            k: tuple(v) for k, v in c["required_tool_arguments"].items()
-        }
-        c["evaluators"] = tuple(EvaluatorRef(**e) for e in c["evaluators"])
-        cases.append(CaseSpec(**c))
-    s["cases"] = tuple(cases)
-    return manifest, SuiteSpec(**s)
+def spec_from_json(data: Any) -> tuple[ManifestSpec, SuiteSpec]:
+    """The manifest and suite saved by :func:`spec_to_json`, every field checked.
+
+    A saved form edited or damaged by hand raises :class:`InputError` naming the place
+    (``manifest.variants[2].factors``); the caller names the file. Every field is typed
+    by the specs' own annotations (msgspec), then the rules the loaders enforce that
+    later steps rely on are checked again: unique variant and case ids, the baseline
+    among the variants, cases in index order, pass_k within the trial count.
+
+    Examples
+    --------
+    >>> spec_from_json({"manifest": {}, "suite": {}})
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: manifest: object missing required field path
+    """
+    import msgspec
+
+    if not isinstance(data, dict):
+        raise InputError(f"expected a mapping of 'manifest' and 'suite', got {describe(data)}")
+    parts: dict[str, Any] = {}
+    for key, kind in (("manifest", ManifestSpec), ("suite", SuiteSpec)):
+        if key not in data:
+            raise InputError(f"missing required key {key!r}")
+        try:
+            parts[key] = msgspec.convert(data[key], kind, dec_hook=_path_from_text)
+        except msgspec.ValidationError as exc:
+            # msgspec says "Expected `int`, got `str` - at `$.variants[0].id`".
+            text, _, at = str(exc).partition(" - at `$")
+            message = text.replace("`", "")
+            raise InputError(
+                message[:1].lower() + message[1:], location=key + at.rstrip("`")
+            ) from None
+    manifest, suite = parts["manifest"], parts["suite"]
+    _check_spec(manifest, suite)
+    return manifest, suite
+
+
+def _path_from_text(kind: type, value: Any) -> Any:
+    if kind is Path and isinstance(value, str):
+        return Path(value)
+    # msgspec turns a TypeError raised here into a ValidationError at this place.
+    raise TypeError(f"Expected a path, got {describe(value)}")
+
+
+def _check_spec(manifest: ManifestSpec, suite: SuiteSpec) -> None:
+    seen: set[str] = set()
+    for index, variant in enumerate(manifest.variants):
+        if not variant.id or variant.id in seen:
+            raise InputError(
+                f"variant id {variant.id!r} is empty or repeated",
+                location=f"manifest.variants[{index}].id",
+            )
+        seen.add(variant.id)
+    if manifest.baseline_variant_id not in seen:
+        raise InputError(
+            f"{manifest.baseline_variant_id!r} is not one of the variants",
+            location="manifest.baseline_variant_id",
+        )
+    if manifest.trial_count < 1:
+        raise InputError(
+            f"expected at least 1, got {manifest.trial_count}", location="manifest.trial_count"
+        )
+    for index, k in enumerate(manifest.pass_k):
+        if not 1 <= k <= manifest.trial_count:
+            raise InputError(
+                f"expected a k between 1 and trial_count={manifest.trial_count}, got {k}",
+                location=f"manifest.pass_k[{index}]",
+            )
+    seen = set()
+    for index, case in enumerate(suite.cases):
+        if case.index != index:
+            raise InputError(
+                f"expected {index} (cases are saved in index order), got {case.index}",
+                location=f"suite.cases[{index}].index",
+            )
+        if not case.id or case.id in seen:
+            raise InputError(
+                f"case id {case.id!r} is empty or repeated", location=f"suite.cases[{index}].id"
+            )
+        seen.add(case.id)
 
 
 _GRAIN_ORDER: dict[str, tuple[str, ...]] = {
@@ -535,29 +587,59 @@ def read_parquet(folder: str | Path) -> ExperimentRun:
     assert spec is not None
     try:
         manifest, suite = spec_from_json(spec)
-    except (TypeError, KeyError, ValueError, AttributeError) as exc:
+    except InputError as exc:
         raise InputError(
-            f"damaged agenticlens_frames metadata ({type(exc).__name__}: {exc})",
+            f"damaged agenticlens_frames metadata: {exc}",
             file=base / "attempts.parquet",
+            hint="write the run again with to_parquet()",
         ) from None
     run = ExperimentRun(manifest, suite, **frames, evaluator_versions=spec.get("evaluators", {}))
-    set_categories(run)
+    try:
+        set_categories(run)
+    except InputError as exc:
+        raise exc.with_file(base) from None
     return run
 
 
 def set_categories(run: ExperimentRun) -> None:
     """Give every key column of a run read from Arrow its categories in manifest / suite
-    order (Arrow dictionaries keep only the values present)."""
+    order (Arrow dictionaries keep only the values present).
+
+    A value outside them (tables and specification from different runs, or one edited)
+    raises :class:`InputError` naming the table and value, instead of becoming a
+    missing key that later steps would drop or trip over; the caller names the file.
+    """
     for name, df in run.tables.items():
         for column in df.columns:
             cats = categories_for(run, name, column)
             if cats is not None:
-                df[column] = pd.Categorical(df[column].astype("object"), categories=list(cats))
+                df[column] = _recoded(df[column], cats, name)
             elif isinstance(df[column].dtype, pd.CategoricalDtype):
                 df[column] = pd.Categorical(
                     df[column].astype("object"),
                     categories=list(df[column].cat.categories),
                 )
+
+
+def _recoded(values: pd.Series, categories: tuple[str, ...], table: str) -> pd.Categorical:
+    """``values`` as a categorical over ``categories``; InputError for a value outside them."""
+    index = pd.Index(list(categories))
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        # Map the few distinct values, not every row (Arrow dictionaries arrive this way).
+        old = values.cat.codes.to_numpy()
+        present = old >= 0
+        codes = np.full(len(old), -1, dtype=np.intp)
+        codes[present] = index.get_indexer(values.cat.categories)[old[present]]
+        lost = present & (codes < 0)
+    else:
+        codes = index.get_indexer(values.astype("object"))  # -1: null or unknown
+        lost = (codes < 0) & values.notna().to_numpy()
+    if lost.any():
+        raise InputError(
+            f"{values.name} {values[lost].iloc[0]!r} in the {table} table is not one of the "
+            "run specification's"
+        )
+    return pd.Categorical.from_codes(codes, categories=list(categories))
 
 
 def arrow_to_polars(table: pa.Table) -> Any:

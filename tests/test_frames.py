@@ -99,6 +99,118 @@ def test_read_parquet_errors_name_the_file(tmp_path: Path, run) -> None:
         read_parquet(tmp_path)
 
 
+def _saved_spec(run) -> dict:
+    from agenticlens_frames.frames import spec_to_json
+
+    return json.loads(json.dumps(spec_to_json(run.manifest, run.suite)))
+
+
+def test_a_saved_spec_reads_back_equal(run) -> None:
+    from agenticlens_frames.frames import spec_from_json
+
+    assert spec_from_json(_saved_spec(run)) == (run.manifest, run.suite)
+    spec = _saved_spec(run)  # integers where floats are saved (an older writer) still read
+    spec["manifest"]["variants"][0]["timeout_seconds"] = 30
+    manifest, _ = spec_from_json(spec)
+    assert manifest.variants[0].timeout_seconds == 30.0
+    assert type(manifest.variants[0].timeout_seconds) is float
+
+
+def _swap_first_cases(spec: dict) -> None:
+    cases = spec["suite"]["cases"]
+    cases[0], cases[1] = cases[1], cases[0]
+
+
+@pytest.mark.parametrize(
+    ("edit", "location", "message"),
+    [
+        (
+            lambda s: s["manifest"]["variants"][0].update(factors="x"),
+            "manifest.variants[0].factors",
+            "expected object, got str",
+        ),
+        (
+            lambda s: s["suite"]["cases"][1].pop("id"),
+            "suite.cases[1]",
+            "object missing required field id",
+        ),
+        (
+            lambda s: s["manifest"].update(trial_count="5"),
+            "manifest.trial_count",
+            "expected int, got str",
+        ),
+        (lambda s: s["suite"].update(path=5), "suite.path", "expected a path, got 5"),
+        (
+            lambda s: s["manifest"]["variants"][1].update(id="baseline"),
+            "manifest.variants[1].id",
+            "variant id 'baseline' is empty or repeated",
+        ),
+        (
+            lambda s: s["manifest"].update(baseline_variant_id="nope"),
+            "manifest.baseline_variant_id",
+            "'nope' is not one of the variants",
+        ),
+        (
+            lambda s: s["manifest"].update(pass_k=[1, 99]),
+            "manifest.pass_k[1]",
+            "expected a k between 1 and trial_count=5, got 99",
+        ),
+        (
+            _swap_first_cases,
+            "suite.cases[0].index",
+            "expected 0 (cases are saved in index order), got 1",
+        ),
+        (
+            lambda s: s["suite"]["cases"][2].update(id="refund-damaged-item"),
+            "suite.cases[2].id",
+            "case id 'refund-damaged-item' is empty or repeated",
+        ),
+        (lambda s: s.pop("suite"), None, "missing required key 'suite'"),
+    ],
+)
+def test_a_damaged_saved_spec_is_refused_naming_the_place(
+    run, edit, location: str | None, message: str
+) -> None:
+    from agenticlens_frames.frames import spec_from_json
+
+    spec = _saved_spec(run)
+    edit(spec)
+    with pytest.raises(InputError) as error:
+        spec_from_json(spec)
+    assert (error.value.location, error.value.message) == (location, message)
+
+
+def _rewrite_spec(folder: Path, edit) -> None:
+    """Edit the run specification in every table's metadata, as a hand edit would."""
+    import pyarrow.parquet as pq
+
+    for name in SCHEMAS:
+        table = pq.read_table(folder / f"{name}.parquet")
+        meta = dict(table.schema.metadata)
+        spec = json.loads(meta[b"agenticlens_frames"])
+        edit(spec)
+        meta[b"agenticlens_frames"] = json.dumps(spec).encode()
+        pq.write_table(table.replace_schema_metadata(meta), folder / f"{name}.parquet")
+
+
+def test_read_parquet_refuses_a_damaged_or_foreign_spec(tmp_path: Path, run) -> None:
+    folder = run.to_parquet(tmp_path / "a")
+    _rewrite_spec(folder, lambda s: s["manifest"]["variants"][0].update(factors="x"))
+    with pytest.raises(InputError) as error:
+        read_parquet(folder)
+    assert error.value.file == str(folder / "attempts.parquet")
+    assert "manifest.variants[0].factors: expected object, got str" in error.value.message
+    # Well-typed, but not the spec of these tables: a case renamed.
+    folder = run.to_parquet(tmp_path / "b")
+    _rewrite_spec(folder, lambda s: s["suite"]["cases"][0].update(id="renamed"))
+    with pytest.raises(InputError) as error:
+        read_parquet(folder)
+    assert error.value.file == str(folder)
+    assert error.value.message == (
+        "case_id 'refund-damaged-item' in the attempts table is not one of the run specification's"
+    )
+
+
 def test_suite_inputs_and_metadata_are_kept_as_json(run) -> None:
     first = run.cases.iloc[0]
     assert json.loads(first["input"]) == run.suite.cases[0].input

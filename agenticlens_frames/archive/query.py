@@ -37,7 +37,7 @@ from ..frames import (
     SCHEMAS,
     ExperimentRun,
     cases_frame,
-    categories_for,
+    set_categories,
     spec_from_json,
     variants_frame,
 )
@@ -516,9 +516,26 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
     path = record.path / SPEC_FILE
     try:
         spec = json.loads(path.read_text(encoding="utf-8"))
-        manifest, suite = spec_from_json(spec)
-    except (OSError, ValueError, TypeError, KeyError) as exc:
+    except (OSError, ValueError) as exc:
         raise InputError(f"unreadable run specification ({exc})", file=path) from None
+    try:
+        manifest, suite = spec_from_json(spec)
+        if (
+            f"{manifest.name}@{manifest.version}" != record.experiment_id
+            or manifest.variant_ids != record.variant_ids
+            or manifest.baseline_variant_id != record.baseline_variant_id
+            or [v.factors for v in manifest.variants] != [v["factors"] for v in record.variants]
+            or len(suite.cases) != record.counts.get("cases", len(suite.cases))
+        ):
+            raise InputError(
+                f"does not describe run {record.run_id} of {record.experiment_id} as its "
+                "record does (the experiment, variants, factors, baseline or number of "
+                "cases differ)"
+            )
+    except InputError as exc:
+        raise InputError(
+            exc.message, file=path, location=exc.location, hint=_SPEC_DAMAGED
+        ) from None
     keep = set(scan.selected or manifest.variant_ids) | {manifest.baseline_variant_id}
     variants = tuple(v for v in manifest.variants if v.id in keep)
     manifest = replace(manifest, variants=variants)
@@ -551,12 +568,18 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
         cases=cases_frame(suite),
         evaluator_versions=dict(spec.get("evaluators", {})),
     )
-    for name, df in run.tables.items():
-        for column in df.columns:
-            cats = categories_for(run, name, column)
-            if cats is not None:
-                df[column] = pd.Categorical(df[column].astype("object"), categories=list(cats))
+    try:
+        set_categories(run)
+    except InputError as exc:
+        # The tables are checked against their checksums when read: the spec is the odd one.
+        raise InputError(exc.message, file=path, hint=_SPEC_DAMAGED) from None
     return run
+
+
+_SPEC_DAMAGED = (
+    "the run's specification was edited or damaged: restore it, or remove the run's folder "
+    "and add the run again"
+)
 
 
 def check_factor_filter(

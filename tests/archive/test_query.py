@@ -200,3 +200,42 @@ def test_an_empty_slice_gives_empty_frames(shared_archive: Archive):
     for engine in ("numpy", "duckdb"):
         result = sl.analyze(engine)
         assert result.variant_summary.empty and result.case_matrix.empty
+
+
+@pytest.mark.parametrize(
+    ("edit", "location", "message"),
+    [
+        (
+            lambda s: s["manifest"]["variants"][0].update(factors="x"),
+            "manifest.variants[0].factors",
+            "expected object, got str",
+        ),
+        (
+            lambda s: s["manifest"]["variants"][0]["factors"].update(model="other"),
+            None,
+            "does not describe run",
+        ),
+        (lambda s: s["suite"]["cases"].pop(), None, "does not describe run"),
+        (
+            lambda s: s["suite"]["cases"][0].update(id="renamed"),
+            None,
+            "case_id 'refund-damaged-item' in the attempts table is not one of the run",
+        ),
+    ],
+)
+def test_a_run_spec_edited_by_hand_is_refused_naming_it(
+    archive: Archive, support_run: ExperimentRun, edit, location: str | None, message: str
+):
+    import json
+
+    record = archive.record(run_content_id(support_run))
+    path = record.path / "_spec.json"
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    edit(spec)
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        archive.slice(runs=record.run_id).to_runs()
+    assert error.value.file == str(path)
+    assert error.value.location == location
+    assert error.value.message.startswith(message)
+    assert "restore it, or remove the run's folder" in str(error.value)
