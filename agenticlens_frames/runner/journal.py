@@ -71,9 +71,9 @@ import orjson
 from .._files import _fsync_dir, write_atomic
 from .._plain import plain
 from .._secrets import mask_value
-from ..errors import InputError
+from ..errors import InputError, format_location
 from ..evaluators import EvaluatorRegistry
-from ..formats._io import scrub_surrogates
+from ..formats._io import Invalid, scrub_surrogates
 from ..formats.model import CaseSpec
 from ..formats.traces import Trace
 from ..frames import CheckColumns
@@ -265,13 +265,19 @@ def _short(value: Any) -> str:
     return repr(value)
 
 
-def read_segments(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
+def read_segments(
+    paths: Iterable[Path], check: Callable[[dict[str, Any]], None] | None = None
+) -> Iterator[dict[str, Any]]:
     """Every record of the segments, in order; a torn last line of a segment is skipped.
+
+    ``check`` (a :class:`~agenticlens_frames.runner.journal_check.RecordCheck`) is applied
+    to each record; what it refuses is an error naming the line and field.
 
     Raises
     ------
     InputError
-        A line other than the last does not parse: the journal was edited or damaged.
+        A line other than the last does not parse, or ``check`` refuses a record: the
+        journal was edited or damaged.
     """
     for path in paths:
         with open(path, "rb") as f:
@@ -291,8 +297,26 @@ def read_segments(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
                     location=f"line {number}",
                     hint="the journal is append-only; do not edit it",
                 ) from None
-            if isinstance(record, dict):
-                yield record
+            if not isinstance(record, dict):
+                continue
+            if check is not None:
+                try:
+                    check(record)
+                except Invalid as problem:
+                    where = format_location(problem.at)
+                    raise InputError(
+                        f"damaged journal record: {problem.message}",
+                        file=path,
+                        location=f"line {number}" + (f", {where}" if where else ""),
+                        hint=_DAMAGED_RECORD,
+                    ) from None
+            yield record
+
+
+_DAMAGED_RECORD = (
+    "the journal is append-only and this record was edited or damaged; restore the run "
+    "folder from a copy, or delete this line to run its attempt again"
+)
 
 
 # --------------------------------------------------------------------------- checks

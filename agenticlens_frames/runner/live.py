@@ -70,8 +70,9 @@ from .journal import (
     read_segments,
     replay_checks,
 )
+from .journal_check import RecordCheck
 from .order import execution_order
-from .payload import DEFAULT_MAX_OUTPUT_CHARS, validate_payload
+from .payload import DEFAULT_MAX_OUTPUT_CHARS, InvalidPayload, validate_payload
 from .python_target import SPARE_THREADS, PythonTarget, load_callable
 from .recorded import replay_recorded
 from .retry import RetryPolicy, parse_retry
@@ -144,12 +145,18 @@ class LiveRunResult:
 # --------------------------------------------------------------------------- ledger
 
 
+def _record_check(manifest: ManifestSpec, suite: SuiteSpec) -> RecordCheck:
+    return RecordCheck(manifest.variant_ids, suite.case_ids, manifest.trial_count)
+
+
 class Ledger:
     """The journal's records, indexed: what is done, what failed, what is left."""
 
     def __init__(self, suite: SuiteSpec, mode: InvalidPayloadMode) -> None:
         self.suite = suite
         self.mode = mode
+        #: The run folder's journal the records came from (named in errors), if any.
+        self.journal: Path | None = None
         self.case_index = {c.id: c.index for c in suite.cases}
         self.final: dict[tuple[str, int, str], dict[str, Any]] = {}
         self.failures: dict[tuple[str, int, str], list[tuple[str, str]]] = {}
@@ -267,6 +274,26 @@ def _texts(values: list[str]) -> Any:
 # --------------------------------------------------------------------------- building
 
 
+def journaled_payload(
+    record: dict[str, Any], case: CaseSpec, journal: Path | None
+) -> tuple[str, Trace]:
+    """The output and trace of a journaled ``ok`` attempt's reply.
+
+    It was a valid sample when it was journaled; one that no longer is was edited or
+    damaged on disk, and is refused naming the attempt and the journal.
+    """
+    try:
+        return validate_payload(record["payload"], case.id)
+    except InvalidPayload as exc:
+        raise InputError(
+            f"the journaled reply of {record['variant']} trial {record['trial']} case "
+            f"{case.id} is no longer a valid sample ({exc})",
+            file=journal,
+            hint="the journal is append-only and this record was edited or damaged; "
+            "restore the run folder from a copy, or delete its line to run it again",
+        ) from None
+
+
 def _add_live_attempt(
     builder: TableBuilder,
     variant_id: str,
@@ -274,6 +301,7 @@ def _add_live_attempt(
     case: CaseSpec,
     record: dict[str, Any],
     parsed: Mapping[int, tuple[dict[str, Any], str, Trace]],
+    journal: Path | None = None,
 ) -> None:
     status = record["status"]
     calls = int(record["calls"])
@@ -283,7 +311,7 @@ def _add_live_attempt(
         if known is not None and known[0] is record:  # scored in this session
             output, trace = known[1], known[2]
         else:
-            output, trace = validate_payload(record["payload"], case.id)
+            output, trace = journaled_payload(record, case, journal)
         score = replay_checks(builder.checks, row, record)
         builder.add_attempt(
             variant_id, trial, case, "ok", score, output=output, trace=trace, target_attempts=calls
@@ -306,8 +334,11 @@ class _Succeeded:
     ``replay_checks``), in bulk. :meth:`flush` before adding any row another way keeps
     the rows in the same order."""
 
-    def __init__(self, builder: TableBuilder, manifest: ManifestSpec) -> None:
+    def __init__(
+        self, builder: TableBuilder, manifest: ManifestSpec, journal: Path | None = None
+    ) -> None:
         self.builder = builder
+        self.journal = journal
         self.variant_pos = {v.id: i for i, v in enumerate(manifest.variants)}
         #: (variant position, trial, case, record, output, trace)
         self.rows: list[tuple[int, int, CaseSpec, dict[str, Any], str, Trace]] = []
@@ -327,7 +358,7 @@ class _Succeeded:
         if known is not None and known[0] is record:  # scored in this session
             output, trace = known[1], known[2]
         else:
-            output, trace = validate_payload(record["payload"], case.id)
+            output, trace = journaled_payload(record, case, self.journal)
         self.rows.append((self.variant_pos[variant_id], trial, case, record, output, trace))
         return True
 
@@ -420,7 +451,7 @@ def build_run(
     kinds = {v.id: v.target_kind for v in manifest.variants}
     remaining = 0
     parsed = parsed or {}
-    succeeded = _Succeeded(builder, manifest)
+    succeeded = _Succeeded(builder, manifest, ledger.journal)
     with paused_gc():
         for position, (variant_id, trial) in enumerate(order):
             if kinds[variant_id] == "recorded":
@@ -439,7 +470,9 @@ def build_run(
                 record = ledger.final[(variant_id, trial, case.id)]
                 if not succeeded.add(variant_id, trial, case, record, parsed):
                     succeeded.flush()
-                    _add_live_attempt(builder, variant_id, trial, case, record, parsed)
+                    _add_live_attempt(
+                        builder, variant_id, trial, case, record, parsed, ledger.journal
+                    )
         succeeded.flush()
         if "recorded" in kinds.values():
             replay_recorded(
@@ -939,7 +972,8 @@ async def arun_live(
         folder = RunFolder(run_dir, run_identity(manifest, suite, recorded_paths))
     try:
         if folder is not None:
-            for record in read_segments(folder.segments()):
+            ledger.journal = folder.journal
+            for record in read_segments(folder.segments(), _record_check(manifest, suite)):
                 ledger.add(record)
         if rerun_failed:
             ledger.reopen_failed()
@@ -1134,8 +1168,9 @@ def load_run_folder(
     }
     ledger = Ledger(suite, invalid_payload)
     folder = RunFolder(path, run_identity(manifest, suite, recorded_paths))
+    ledger.journal = folder.journal
     try:
-        for record in read_segments(folder.segments()):
+        for record in read_segments(folder.segments(), _record_check(manifest, suite)):
             ledger.add(record)
     finally:
         folder.close()

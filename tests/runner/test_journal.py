@@ -185,3 +185,145 @@ def test_replay_samples_from_many_threads_are_whole_lines_each_once(tmp_path):
     assert book.recall(0, 3, "tone", "1") == {"ok": True, "n": 7}
     # another output of the same attempt is judged afresh
     assert again.book("v", 1, "c7", "out 8", trace).recall(0, 3, "tone", "1") is None
+
+
+# --------------------------------------------------------------------------- damaged records
+
+
+def test_record_check_names_the_field_and_skips_unknown_types():
+    from agenticlens_frames.formats._io import Invalid
+    from agenticlens_frames.runner.journal_check import RecordCheck
+
+    check = RecordCheck(("a", "b", "c"), ("c1", "c2"), trials=2)
+    call = {"type": "call", "variant": "a", "trial": 1, "case": "c1", "call": 1, "outcome": "ok"}
+    check(call)
+    check({"type": "from-a-newer-version", "trial": "anything"})
+    ok = {
+        "type": "attempt",
+        "variant": "b",
+        "trial": 2,
+        "case": "c2",
+        "status": "ok",
+        "calls": 1,
+        "payload": {"output": "x"},
+        "score": [True, 1.0, 1, 1, 1.0, None, None],
+        # a registered evaluator's check as journals before judges wrote it (4 fields)
+        "checks": [["e", None, 1.0, True, "fine", [True, "e", "1", "code"]]],
+    }
+    check(ok)
+    bad = [
+        ({**call, "trial": "1"}, ("trial",), "expected int, got str"),
+        ({**call, "trial": 3}, ("trial",), "trial 3 is beyond trial_count=2"),
+        ({**call, "case": "zz"}, ("case",), "'zz' is not a case of the run"),
+        ({**call, "variant": None}, ("variant",), "expected str, got null"),
+        (
+            {k: v for k, v in call.items() if k != "outcome"},
+            (),
+            "object missing required field outcome",
+        ),
+        ({**ok, "score": [True, 1.0, 1, 1]}, ("score",), "expected array of length 7, got 4"),
+        ({**ok, "score": None}, ("score",), "an ok attempt needs its score"),
+        (
+            {**ok, "checks": [["e", None, 1.0, "yes", "fine", None]]},
+            ("checks", 0, 3),
+            "expected bool, got str",
+        ),
+        (
+            {**ok, "checks": [["e", None, 1.0, True, "fine", [1, 2]]]},
+            ("checks", 0, 5),
+            "not a registered evaluator's check",
+        ),
+        ({**ok, "status": "great"}, ("status",), "invalid enum value 'great'"),
+    ]
+    for record, at, message in bad:
+        with pytest.raises(Invalid) as info:
+            check(record)
+        assert (info.value.at, info.value.message) == (at, message), record
+
+
+def _live_folder(write_experiment, tmp_path):
+    from agenticlens_frames.runner import run_experiment
+
+    from .conftest import variant
+
+    manifest, suite = write_experiment([variant("a", "answer")], trial_count=2)
+    run_dir = tmp_path / "run"
+    assert run_experiment(manifest, suite, progress=False, run_dir=run_dir).complete
+    return manifest, suite, run_dir, run_dir / "journal" / "000001.jsonl"
+
+
+def _edit_record(segment, kind: str, edit) -> int:
+    """Apply ``edit`` to the first record of type ``kind``; returns its line number."""
+    lines = segment.read_text(encoding="utf-8").splitlines(keepends=True)
+    for number, line in enumerate(lines, start=1):
+        record = json.loads(line)
+        if record["type"] == kind:
+            edit(record)
+            lines[number - 1] = json.dumps(record) + "\n"
+            segment.write_text("".join(lines), encoding="utf-8")
+            return number
+    raise AssertionError(f"no {kind} record")
+
+
+def test_a_record_edited_by_hand_is_refused_on_resume_and_load(write_experiment, tmp_path):
+    from agenticlens_frames import load_experiment
+    from agenticlens_frames.runner import run_experiment
+
+    manifest, suite, run_dir, segment = _live_folder(write_experiment, tmp_path)
+    number = _edit_record(segment, "attempt", lambda r: r.update(trial="1"))
+    kept = segment.read_bytes()
+    for resume in (
+        lambda: run_experiment(manifest, suite, progress=False, run_dir=run_dir),
+        lambda: load_experiment(manifest, suite, run_dir=run_dir),
+    ):
+        with pytest.raises(InputError) as info:
+            resume()
+        assert info.value.file == str(segment)
+        assert info.value.location == f"line {number}, trial"
+        assert info.value.message == "damaged journal record: expected int, got str"
+        assert "delete this line to run its attempt again" in info.value.hint
+    assert segment.read_bytes() == kept  # nothing recorded is lost or rewritten
+    assert sorted(p.name for p in segment.parent.iterdir()) == [segment.name]
+
+
+def test_a_damaged_journaled_reply_is_refused_naming_its_attempt(write_experiment, tmp_path):
+    from agenticlens_frames import load_experiment
+
+    manifest, suite, run_dir, segment = _live_folder(write_experiment, tmp_path)
+    first = {}
+
+    def damage(record):
+        first.update(record)
+        record["payload"]["trace"]["spans"] = "none"
+
+    _edit_record(segment, "attempt", damage)
+    with pytest.raises(InputError) as info:
+        load_experiment(manifest, suite, run_dir=run_dir)
+    assert info.value.file == str(segment.parent)
+    assert info.value.message.startswith(
+        f"the journaled reply of a trial {first['trial']} case {first['case']} is no longer "
+        "a valid sample ("
+    )
+
+
+def test_the_command_line_reports_a_damaged_record_without_a_traceback(write_experiment, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    manifest, suite, run_dir, segment = _live_folder(write_experiment, tmp_path)
+    number = _edit_record(segment, "attempt", lambda r: r.pop("calls"))
+    command = ["experiment", "run", str(manifest), str(suite), "--run-dir", str(run_dir), "-q"]
+    done = subprocess.run(
+        [sys.executable, "-m", "agenticlens_frames.cli", *command],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    assert (
+        f"{segment}: line {number}: damaged journal record: object missing required field "
+        "calls" in done.stderr + done.stdout
+    )
