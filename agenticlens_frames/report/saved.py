@@ -173,6 +173,14 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
     minimum_trials = int(data["minimum_trials"])
     place[:] = ["randomization"]
     randomization = data["randomization"]
+    execution_order = []
+    for i, pair in enumerate(randomization.get("execution_order", [])):
+        place[:] = ["randomization", "execution_order", i]
+        # The page draws the order from these pairs after the report is loaded.
+        if not (isinstance(pair, list) and len(pair) == 2 and type(pair[1]) is int):
+            raise TypeError(f"expected a [variant_id, trial] pair, got {pair!r}")
+        execution_order.append((str(pair[0]), pair[1]))
+    place[:] = ["randomization"]
     info = {
         "experiment_name": data["experiment_name"],
         "experiment_version": data["experiment_version"],
@@ -182,7 +190,7 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
         "trial_count": trial_count,
         "random_seed": data.get("random_seed"),
         "minimum_trials": minimum_trials,
-        "execution_order": [tuple(x) for x in randomization.get("execution_order", [])],
+        "execution_order": execution_order,
         "case_ids": list(data["case_ids"]),
         "created_at": data.get("created_at"),
     }
