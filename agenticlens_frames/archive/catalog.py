@@ -166,8 +166,9 @@ class RunRecord:
         try:
             text = {key: source.take(data, key, (), to_str) for key in _TEXT_FIELDS}
             counts = source.take(data, "counts", (), _to_int_map)
-            if "attempts" not in counts:
-                source.fail(("counts",), "missing the 'attempts' count")
+            for table in _COUNTED:
+                if table not in counts:
+                    source.fail(("counts",), f"missing the {table!r} count")
             return cls(
                 **text,
                 run_at=source.take(data, "run_at", (), _to_time),
@@ -191,15 +192,18 @@ class RunRecord:
         return self.path / f"{table}.parquet"
 
 
-_TEXT_FIELDS = (
+#: What ran, as the record stores it and as the catalog frame's first columns.
+_NAMES = (
     "run_id",
     "experiment_id",
     "experiment_name",
     "experiment_version",
     "suite_name",
     "suite_version",
-    "baseline_variant_id",
 )
+_TEXT_FIELDS = (*_NAMES, "baseline_variant_id")
+#: Row counts every reader of the catalog uses.
+_COUNTED = ("attempts", "cases")
 _DAMAGED = (
     "the run record was edited or damaged: restore it, or remove the run's folder and "
     "add the run again"
@@ -281,12 +285,7 @@ class Catalog(Protocol):
 def records_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
     """Catalog records as a tidy frame (one row per run)."""
     columns = [
-        "run_id",
-        "experiment_id",
-        "experiment_name",
-        "experiment_version",
-        "suite_name",
-        "suite_version",
+        *_NAMES,
         "run_at",
         "added_at",
         "n_variants",
@@ -299,12 +298,7 @@ def records_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
     ]
     rows = [
         {
-            "run_id": r.run_id,
-            "experiment_id": r.experiment_id,
-            "experiment_name": r.experiment_name,
-            "experiment_version": r.experiment_version,
-            "suite_name": r.suite_name,
-            "suite_version": r.suite_version,
+            **{name: getattr(r, name) for name in _NAMES},
             "run_at": pd.Timestamp(r.run_at),
             "added_at": pd.Timestamp(r.added_at),
             "n_variants": len(r.variants),

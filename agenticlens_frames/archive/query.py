@@ -525,7 +525,7 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
             or manifest.variant_ids != record.variant_ids
             or manifest.baseline_variant_id != record.baseline_variant_id
             or [v.factors for v in manifest.variants] != [v["factors"] for v in record.variants]
-            or len(suite.cases) != record.counts.get("cases", len(suite.cases))
+            or len(suite.cases) != record.counts["cases"]
         ):
             raise InputError(
                 f"does not describe run {record.run_id} of {record.experiment_id} as its "

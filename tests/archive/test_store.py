@@ -227,6 +227,7 @@ def test_a_run_folder_copied_or_moved_by_hand_is_refused_not_read_twice(archive:
         (lambda d: d.update(pass_k=5), "pass_k", "expected a list, got 5"),
         (lambda d: d.update(counts=[1]), "counts", "expected a mapping, got a list"),
         (lambda d: d["counts"].pop("attempts"), "counts", "missing the 'attempts' count"),
+        (lambda d: d["counts"].pop("cases"), "counts", "missing the 'cases' count"),
         (lambda d: d.update(variants=None), "variants", "expected a list, got null"),
         (
             lambda d: d["variants"][1]["factors"].update(model=3),
