@@ -274,7 +274,7 @@ def _texts(values: list[str]) -> Any:
 # --------------------------------------------------------------------------- building
 
 
-def journaled_payload(
+def _journaled_payload(
     record: dict[str, Any], case: CaseSpec, journal: Path | None
 ) -> tuple[str, Trace]:
     """The output and trace of a journaled ``ok`` attempt's reply.
@@ -311,7 +311,7 @@ def _add_live_attempt(
         if known is not None and known[0] is record:  # scored in this session
             output, trace = known[1], known[2]
         else:
-            output, trace = journaled_payload(record, case, journal)
+            output, trace = _journaled_payload(record, case, journal)
         score = replay_checks(builder.checks, row, record)
         builder.add_attempt(
             variant_id, trial, case, "ok", score, output=output, trace=trace, target_attempts=calls
@@ -358,7 +358,7 @@ class _Succeeded:
         if known is not None and known[0] is record:  # scored in this session
             output, trace = known[1], known[2]
         else:
-            output, trace = journaled_payload(record, case, self.journal)
+            output, trace = _journaled_payload(record, case, self.journal)
         self.rows.append((self.variant_pos[variant_id], trial, case, record, output, trace))
         return True
 
