@@ -28,7 +28,7 @@ from ._files import atomic_write
 from ._lazy import lazy_module
 from ._plain import plain
 from .errors import InputError
-from .formats._io import describe, require_known
+from .formats._io import Invalid, convert_checked, describe, require_known
 from .formats.model import (
     ATTEMPT_STATUSES,
     FACTOR_PREFIX,
@@ -238,8 +238,6 @@ def spec_from_json(data: Any) -> tuple[ManifestSpec, SuiteSpec]:
     ...
     agenticlens_frames.errors.InputError: manifest: object missing required field path
     """
-    import msgspec
-
     if not isinstance(data, dict):
         raise InputError(f"expected a mapping of 'manifest' and 'suite', got {describe(data)}")
     parts: dict[str, Any] = {}
@@ -247,14 +245,9 @@ def spec_from_json(data: Any) -> tuple[ManifestSpec, SuiteSpec]:
         if key not in data:
             raise InputError(f"missing required key {key!r}")
         try:
-            parts[key] = msgspec.convert(data[key], kind, dec_hook=_path_from_text)
-        except msgspec.ValidationError as exc:
-            # msgspec says "Expected `int`, got `str` - at `$.variants[0].id`".
-            text, _, at = str(exc).partition(" - at `$")
-            message = text.replace("`", "")
-            raise InputError(
-                message[:1].lower() + message[1:], location=key + at.rstrip("`")
-            ) from None
+            parts[key] = convert_checked(data[key], kind, dec_hook=_path_from_text)
+        except Invalid as problem:
+            raise InputError(problem.message, location=(key, *problem.at)) from None
     manifest, suite = parts["manifest"], parts["suite"]
     _check_spec(manifest, suite)
     return manifest, suite

@@ -318,11 +318,11 @@ class Archive:
             try:
                 os.rename(staging, target)
             except OSError as exc:
-                # Someone else published the same content first: theirs is complete.
-                if exc.errno in (errno.EEXIST, errno.ENOTEMPTY) and (target / RUN_FILE).exists():
-                    shutil.rmtree(staging, ignore_errors=True)
-                    return self._existing(target, exist_ok)
                 if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                    # Someone else published the same content first: theirs is complete.
+                    if (target / RUN_FILE).exists():
+                        shutil.rmtree(staging, ignore_errors=True)
+                        return self._existing(target, exist_ok)
                     raise InputError(
                         "this run's folder is there without its record (_run.json), so it "
                         "is not read; its files are not replaced",

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from ..formats._io import Invalid, describe
+from ..formats._io import Invalid, convert_checked, describe
 
 __all__ = ["RecordCheck"]
 
@@ -115,13 +115,7 @@ class RecordCheck:
         shape = _SHAPES.get(record.get("type"))  # type: ignore[arg-type]
         if shape is None:
             return
-        try:
-            msgspec.convert(record, shape)
-        except msgspec.ValidationError as exc:
-            # msgspec says "Expected `int`, got `str` - at `$.trial`".
-            text, _, at = str(exc).partition(" - at `$")
-            message = text.replace("`", "")
-            raise Invalid(message[:1].lower() + message[1:], at=_parts(at.rstrip("`"))) from None
+        convert_checked(record, shape)
         if record["variant"] not in self.variants:
             raise Invalid(
                 f"{describe(record['variant'])} is not a variant of the run", at=("variant",)
@@ -155,17 +149,3 @@ def _check_scored(record: dict[str, Any]) -> None:
             and (len(custom) == 4 or isinstance(custom[4], bool))
         ):
             raise Invalid("not a registered evaluator's check", at=("checks", index, 5))
-
-
-def _parts(path: str) -> tuple[str | int, ...]:
-    """``.checks[2][5]`` as ``("checks", 2, 5)``."""
-    parts: list[str | int] = []
-    for piece in path.replace("[", ".[").split("."):
-        if not piece:
-            continue
-        if piece.startswith("[") and piece.endswith("]"):
-            inner = piece[1:-1]
-            parts.append(int(inner) if inner.isdigit() else inner)
-        else:
-            parts.append(piece)
-    return tuple(parts)
