@@ -41,7 +41,7 @@ from ..frames import (
     spec_from_json,
     variants_frame,
 )
-from ._scan import RunScan
+from ._scan import RunScan, verify_file
 from .catalog import SPEC_FILE, Catalog, RunRecord, parse_time, records_frame
 
 if TYPE_CHECKING:
@@ -515,8 +515,16 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
     """Read one run back as an ExperimentRun restricted to the slice's variants and cases."""
     path = record.path / SPEC_FILE
     try:
-        spec = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        content = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"unreadable run specification ({exc})", file=path) from None
+    expected = record.sha256.get(SPEC_FILE)
+    # Runs archived before the specification was checksummed have none: read unchecked.
+    if expected is not None:
+        verify_file(path, expected, record.run_id, content=content)
+    try:
+        spec = json.loads(content.decode("utf-8"))
+    except ValueError as exc:
         raise InputError(f"unreadable run specification ({exc})", file=path) from None
     try:
         manifest, suite = spec_from_json(spec)

@@ -398,7 +398,13 @@ class Archive:
             tags=tuple(tags),
             counts={name: table.num_rows for name, table in tables.items()},
             path=folder,
-            sha256={name: file_sha256(folder / f"{name}.parquet") for name in tables},
+            # The specification is checksummed too: an edit that keeps it consistent
+            # with the tables (a case's expected text, a check's threshold) would
+            # otherwise be read back silently by to_runs().
+            sha256={
+                **{name: file_sha256(folder / f"{name}.parquet") for name in tables},
+                SPEC_FILE: file_sha256(folder / SPEC_FILE),
+            },
         )
         # The record goes last: a run directory without it is never read.
         _write_json(folder / RUN_FILE, record.to_json())

@@ -229,6 +229,7 @@ def test_a_run_spec_edited_by_hand_is_refused_naming_it(
     import json
 
     record = archive.record(run_content_id(support_run))
+    _forget_spec_checksum(record.path / "_run.json")  # as in runs archived before it
     path = record.path / "_spec.json"
     spec = json.loads(path.read_text(encoding="utf-8"))
     edit(spec)
@@ -239,3 +240,36 @@ def test_a_run_spec_edited_by_hand_is_refused_naming_it(
     assert error.value.location == location
     assert error.value.message.startswith(message)
     assert "restore it, or remove the run's folder" in str(error.value)
+
+
+def _forget_spec_checksum(record_path: Path) -> None:
+    """Make a run's record look like one archived before `_spec.json` was checksummed."""
+    import json
+
+    data = json.loads(record_path.read_text(encoding="utf-8"))
+    del data["sha256"]["_spec.json"]
+    record_path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_a_run_spec_edit_consistent_with_its_tables_is_refused_by_its_checksum(
+    archive: Archive, support_run: ExperimentRun
+):
+    """An edit the content checks cannot see (a case's expected text) is caught by the
+    SHA-256 the record keeps of `_spec.json`; without it (older runs) it is read."""
+    import hashlib
+    import json
+
+    record = archive.record(run_content_id(support_run))
+    path = record.path / "_spec.json"
+    assert record.sha256["_spec.json"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    case = spec["suite"]["cases"][0]
+    case["expected_contains"] = ["something else entirely"]
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        archive.slice(runs=record.run_id).to_runs()
+    assert error.value.file == str(path)
+    assert "is not the one archived for run" in error.value.message
+    _forget_spec_checksum(record.path / "_run.json")
+    (run,) = archive.slice(runs=record.run_id).to_runs()
+    assert run.suite.cases[0].expected_contains == ("something else entirely",)
