@@ -20,6 +20,7 @@ journal description, comparison lock):
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import stat
@@ -30,7 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import InputError
+from .errors import InputError, os_refusal
 
 __all__ = [
     "RECENT_CHANGE_NS",
@@ -38,6 +39,7 @@ __all__ = [
     "atomic_write",
     "check_outputs",
     "file_key",
+    "is_inside",
     "same_file",
     "start_writeback",
     "write_atomic",
@@ -240,7 +242,12 @@ class StagedOutputs:
             return
         try:
             for key, tmp in self.temps.items():
-                os.replace(tmp, self.targets[key])
+                try:
+                    os.replace(tmp, self.targets[key])
+                except OSError as exc:
+                    # Named by the output the user asked for, not our temporary file.
+                    exc.filename, exc.filename2 = str(self.targets[key]), None
+                    raise
         except BaseException:
             self.discard()
             raise
@@ -280,9 +287,20 @@ def same_file(a: str | Path, b: str | Path) -> bool:
     return path_a == path_b or (inode_a is not None and inode_a == inode_b)
 
 
-def _inside(path: Path, folder: Path) -> bool:
+def is_inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or lies under it (links resolved).
+
+    Examples
+    --------
+    >>> is_inside(Path("/a/b/../c"), Path("/a")), is_inside(Path("/ab"), Path("/a"))
+    (True, False)
+    """
     resolved, base = os.path.realpath(path), os.path.realpath(folder)
     return resolved == base or resolved.startswith(base.rstrip(os.sep) + os.sep)
+
+
+#: What ``stat`` of an output's path can say that no write there could overcome.
+_NEVER_WRITABLE = (errno.ENAMETOOLONG, errno.ENOTDIR)
 
 
 def check_outputs(
@@ -290,7 +308,7 @@ def check_outputs(
     inputs: Iterable[str | Path],
     *,
     folders: Iterable[str] = (),
-    input_folders: Iterable[str | Path] = (),
+    input_folders: Mapping[str | Path, str] | None = None,
 ) -> None:
     """Refuse, before any work, outputs that would destroy an input or each other.
 
@@ -303,7 +321,9 @@ def check_outputs(
     folders
         The options in ``outputs`` that name a folder (``--parquet``); the others are files.
     input_folders
-        Folders the command keeps state in (``--run-dir``): no output may be inside.
+        Folders the command keeps state in → what they are, as the message names them
+        (``"the run folder"`` of ``--run-dir``, ``"the archive"``): no output may be
+        inside one, nor a folder output hold one.
 
     Raises
     ------
@@ -326,8 +346,13 @@ def check_outputs(
         is_folder = option in folder_options
         try:
             mode = os.stat(path).st_mode
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:
             mode = None
+            if isinstance(exc, OSError) and exc.errno in _NEVER_WRITABLE:
+                # Found now, not after the run: no file can be made at such a path.
+                raise os_refusal(
+                    exc, f"{option} cannot be written there ({exc.strerror})"
+                ) from None
         if mode is not None and not is_folder and stat.S_ISDIR(mode):
             raise InputError(
                 f"{option} names a directory, not a file", file=path, hint="give a file name"
@@ -342,32 +367,32 @@ def check_outputs(
             if is_stream(path):
                 break  # /dev/null may take several outputs
             if same_file(path, other_path) or (
-                other in folder_options and _inside(path, other_path)
+                other in folder_options and is_inside(path, other_path)
             ):
                 raise InputError(
                     f"{other} and {option} name the same file",
                     file=path,
                     hint="give each output its own path",
                 )
-            if is_folder and _inside(other_path, path):
+            if is_folder and is_inside(other_path, path):
                 raise InputError(
                     f"{other} is inside the {option} folder",
                     file=other_path,
                     hint="give each output its own path",
                 )
         for source in inputs:
-            if same_file(path, source) or (is_folder and _inside(source, path)):
+            if same_file(path, source) or (is_folder and is_inside(source, path)):
                 raise InputError(
                     f"{option} would overwrite an input of this command",
                     file=path,
                     hint="write the output somewhere else",
                 )
-        for folder in input_folders:
-            if _inside(path, Path(folder)) or (is_folder and _inside(Path(folder), path)):
+        for folder, what in (input_folders or {}).items():
+            if is_inside(path, Path(folder)) or (is_folder and is_inside(Path(folder), path)):
                 raise InputError(
-                    f"{option} is inside the run folder {folder}",
+                    f"{option} is inside {what} {folder}",
                     file=path,
-                    hint="write the output outside --run-dir",
+                    hint=f"write the output outside {what}",
                 )
 
 

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -36,7 +36,7 @@ from rich.text import Text
 from . import _deferred_rich
 from ._choices import CORRECTIONS, PAIRED_METHODS  # not stats_paired: --help needs no numpy
 from ._cli_errors import EXIT_INVALID_INPUT, fail, masked
-from .errors import InputError
+from .errors import InputError, os_refusal
 
 # Help pages and usage errors without rich's Markdown and traceback modules (unused here).
 _deferred_rich.install()
@@ -262,10 +262,11 @@ def _write_outputs(
             **options,
         )
     except OSError as exc:
-        where = f": {exc.filename}" if exc.filename else ""
+        if exc.filename is not None:
+            raise fail("Unable to write the outputs", os_refusal(exc)) from None
         Console(stderr=True, highlight=False).print(
             Text("Unable to write the outputs: ", style="bold red")
-            + Text(masked(f"{exc.strerror or exc}{where}")),
+            + Text(masked(exc.strerror or exc)),
             soft_wrap=True,
         )
         raise typer.Exit(code=EXIT_INVALID_INPUT) from None
@@ -587,7 +588,7 @@ def _refuse_clobbering_run(
             inputs.append(Path(variant.resolved_target))
         elif variant.target_kind == "python" and ".py:" in variant.resolved_target:
             inputs.append(Path(variant.resolved_target.rpartition(":")[0]))
-    folders: list[Path] = []
+    folders: dict[Path, str] = {}
     if run_dir is not None:
         if run_dir.exists() and not run_dir.is_dir():
             raise InputError(
@@ -596,7 +597,7 @@ def _refuse_clobbering_run(
                 hint="give a folder (it is created if missing)",
             )
         inputs += [run_dir / "run.json", run_dir / "lock"]
-        folders += [run_dir / "journal", run_dir / "tables"]
+        folders.update(dict.fromkeys([run_dir / "journal", run_dir / "tables"], "the run folder"))
     check_outputs(outputs, inputs, folders=("--parquet",), input_folders=folders)
 
 
@@ -774,6 +775,16 @@ def _command() -> None:
         Console(stderr=True).print("Interrupted.")
         _mark_done(EXIT_INTERRUPTED)
         sys.exit(130)
+    except OSError as exc:
+        if exc.filename is None:
+            _report_bug()
+        # A file system refusal the command did not foresee (a name too long, a folder
+        # it may not enter): the user's to fix, said in one line.
+        fail("agenticlens-frames", os_refusal(exc))
+        _mark_done(EXIT_INVALID_INPUT)
+        sys.exit(EXIT_INVALID_INPUT)
+    except Exception:
+        _report_bug()
     except SystemExit as done:
         _mark_done(done.code)
         if _finished and (done.code is None or isinstance(done.code, int)):
@@ -783,6 +794,25 @@ def _command() -> None:
 
             exit_now(done.code or 0)
         raise
+
+
+def _report_bug() -> NoReturn:
+    """An exception nothing expected: the traceback (it is a bug), a line saying so, and
+    exit status 1 — said by the process itself, so that a supervised run's watcher does
+    not take it for a target that ended the process (``_supervise.py``)."""
+    import traceback
+
+    traceback.print_exc()
+    Console(stderr=True, highlight=False).print(
+        Text(
+            "agenticlens-frames failed unexpectedly: this is a bug; please report it with "
+            "the traceback above and the command line.",
+            style="bold red",
+        ),
+        soft_wrap=True,
+    )
+    _mark_done(EXIT_INVALID_INPUT)
+    sys.exit(EXIT_INVALID_INPUT)
 
 
 if __name__ == "__main__":

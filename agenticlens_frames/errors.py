@@ -7,6 +7,7 @@ never shows a traceback for these.
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ __all__ = [
     "describe_error",
     "format_location",
     "is_recursion",
+    "os_refusal",
 ]
 
 
@@ -112,6 +114,37 @@ class InputError(ValueError):
 
 def _rebuild(message: str, file: str | None, location: str | None, hint: str | None) -> InputError:
     return InputError(message, file=file, location=location, hint=hint)
+
+
+_PERMISSIONS = "check the permissions of the file and of the folders above it"
+_SPACE = "free some space, or write the outputs elsewhere"
+#: How to fix what the operating system refused, by errno.
+_OS_HINTS = {
+    errno.ENAMETOOLONG: "use a shorter file or folder name (most file systems allow 255 "
+    "bytes a name)",
+    errno.ENOTDIR: "a folder on the path is a file: give another path",
+    errno.EACCES: _PERMISSIONS,
+    errno.EPERM: _PERMISSIONS,
+    errno.EROFS: "write on a writable file system",
+    errno.ENOSPC: _SPACE,
+    errno.EDQUOT: _SPACE,
+}
+
+
+def os_refusal(error: OSError, message: str | None = None) -> InputError:
+    """An OSError about a file as the error a user can act on: the file, what the system
+    said (or ``message``) and how to fix it.
+
+    Examples
+    --------
+    >>> str(os_refusal(OSError(errno.ENOTDIR, "Not a directory", "/tmp/f/x")))
+    '/tmp/f/x: Not a directory (a folder on the path is a file: give another path)'
+    """
+    return InputError(
+        message or str(error.strerror or error),
+        file=None if error.filename is None else str(error.filename),
+        hint=_OS_HINTS.get(error.errno or 0, "check the path"),
+    )
 
 
 def check_proportion(value: float, name: str, *, location: str | None = None) -> float:

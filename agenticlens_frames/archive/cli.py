@@ -133,22 +133,43 @@ def _slice(
     )
 
 
-def _require_runs(sl: Any) -> None:
+def _check_out(out: Path, archive: Path) -> None:
+    """``--out``: a folder (created if missing), not an existing file, and outside the
+    archive, whose files must stay as they were archived. Checked before any work."""
+    from .._files import check_outputs, is_inside
+
+    check_outputs({"--out": out}, [], folders=("--out",))
+    if is_inside(out, archive):
+        raise InputError(
+            "--out is inside the archive",
+            file=out,
+            hint="write the results outside the archive folder",
+        )
+
+
+def _matching_runs(sl: Any, *, required: bool) -> None:
+    """Find the runs ``sl`` touches. A factor level no run has (a likely typo) is said on
+    stderr in one line, not as a Python warning with its source line; with ``required``,
+    no matching run is an error naming the levels that exist."""
     import warnings
 
-    with warnings.catch_warnings():
-        # The slice's warning about a level no run has: the error below says it here.
-        warnings.simplefilter("ignore", UserWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
         empty = sl.n_runs == 0
-    if empty:
-        from .query import check_factor_filter
+    if not (empty and required):
+        for warning in caught:
+            Console(stderr=True, highlight=False).print(
+                Text(_safe(f"warning: {warning.message}"), style="yellow"), soft_wrap=True
+            )
+        return
+    from .query import check_factor_filter
 
-        # Nothing matched: a misspelt level is the likely cause; say which levels exist.
-        check_factor_filter(sl.filter.factors, sl.archive.records())
-        raise InputError(
-            f"no archived run matches ({sl.filter.describe() or 'no filters'})",
-            hint="list what the archive holds with `agenticlens-frames archive ls`",
-        )
+    # Nothing matched: a misspelt level is the likely cause; say which levels exist.
+    check_factor_filter(sl.filter.factors, sl.archive.records())
+    raise InputError(
+        f"no archived run matches ({sl.filter.describe() or 'no filters'})",
+        hint="list what the archive holds with `agenticlens-frames archive ls`",
+    )
 
 
 # --------------------------------------------------------------------------- add
@@ -180,6 +201,13 @@ def archive_add(
     try:
         if len(sources) == 1:
             folder = sources[0]
+            if folder.is_file():
+                raise InputError(
+                    "expected MANIFEST SUITE or one tables folder, got one file",
+                    file=folder,
+                    hint="give the suite after the manifest, or the folder of tables "
+                    "`experiment run --parquet` wrote",
+                )
             if (folder / "tables" / "attempts.parquet").exists():
                 folder = folder / "tables"
             run = read_parquet(folder)
@@ -254,6 +282,7 @@ def archive_ls(
     """List the archived runs (optionally only those a filter touches)."""
     try:
         sl = _slice(archive, experiment, run, variant, since, until, tag, factor, False)
+        _matching_runs(sl, required=False)  # none is an answer here: an empty list
         records = sl.records()
     except InputError as exc:
         raise fail("Unable to list archive", exc) from None
@@ -349,8 +378,10 @@ def archive_summarize(
 ) -> None:
     """Variant summaries and factor levels across the matching runs."""
     try:
+        if out is not None:
+            _check_out(out, archive)
         sl = _slice(archive, experiment, run, variant, since, until, tag, factor, include_baseline)
-        _require_runs(sl)
+        _matching_runs(sl, required=True)
         result = sl.analyze(
             engine.value,
             pass_k=_pass_k(pass_k),
@@ -458,8 +489,9 @@ def archive_slice(
             if tables.strip() == "all"
             else [t.strip() for t in tables.split(",") if t.strip()]
         )
+        _check_out(out, archive)
         sl = _slice(archive, experiment, run, variant, since, until, tag, factor, include_baseline)
-        _require_runs(sl)
+        _matching_runs(sl, required=True)
         out.mkdir(parents=True, exist_ok=True)
         written = {}
         for name in names:

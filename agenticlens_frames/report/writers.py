@@ -190,7 +190,8 @@ def start_outputs(
         def finish(message: tuple[Any, dict[str, Path]]) -> None:
             analysis, targets = message
             for name, write in prepared:
-                write(analysis, targets[name])
+                with _naming(paths[name]):
+                    write(analysis, targets[name])
 
         return finish
 
@@ -234,7 +235,8 @@ def write_outputs(
     def task(group: list[tuple[OutputWriter, Path]]) -> Callable[[], None]:
         def write() -> None:
             for writer, path in group:
-                writer.write(analysis, target(writer, path), **options)
+                with _naming(path):
+                    writer.write(analysis, target(writer, path), **options)
 
         return write
 
@@ -266,6 +268,18 @@ def write_outputs(
         if started is not None:  # (a staged file could not be made: never sent)
             started.worker.cancel()
     return chosen
+
+
+@contextlib.contextmanager
+def _naming(path: Path | None) -> Any:
+    """Give an OSError raised while writing an output the output's path when it has none
+    (a full disk or a closed pipe fails a write, not an open, and names no file)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and path is not None:
+            exc.filename = str(path)
+        raise
 
 
 def _handed_over(

@@ -132,11 +132,54 @@ def test_slice_writes_rows_for_ci(cli_archive: Path, tmp_path: Path):
         (["ls", "{missing}"], "no archive here"),
         (["add", "{arc}", "a", "b", "c"], "expected MANIFEST SUITE"),
         (["add", "{arc}", "{missing}"], "file not found"),
+        (["add", "{arc}", "{manifest}"], "got one file (give the suite after the manifest"),
+        (["slice", "{arc}", "--out", "{manifest}"], "--out names an existing file"),
+        (["summarize", "{arc}", "--out", "{manifest}"], "--out names an existing file"),
     ],
 )
 def test_bad_input_exits_1_with_a_message(cli_archive: Path, tmp_path: Path, args, message):
-    filled = [a.format(arc=cli_archive, missing=tmp_path / "missing") for a in args]
+    filled = [
+        a.format(arc=cli_archive, missing=tmp_path / "missing", manifest=EXAMPLE / "manifest.yaml")
+        for a in args
+    ]
     result = invoke(*filled)
     assert result.exit_code == 1
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", ["slice", "summarize"])
+@pytest.mark.parametrize("where", ["root", "run folder", "below a run folder"])
+def test_out_inside_the_archive_is_refused_and_nothing_changes(
+    cli_archive: Path, command: str, where: str
+):
+    """`slice --out <a run's folder>` wrote its attempts.parquet over the archived one
+    (the run was then refused by its checksum, or read wrong where not checked)."""
+    import hashlib
+
+    run_folder = next(cli_archive.glob("experiment=*/run=*"))
+    out = {
+        "root": cli_archive,
+        "run folder": run_folder,
+        "below a run folder": run_folder / "x",
+    }[where]
+    before = {
+        p: hashlib.sha256(p.read_bytes()).hexdigest() for p in cli_archive.rglob("*") if p.is_file()
+    }
+    result = invoke(command, str(cli_archive), "--out", str(out), "-q")
+    assert result.exit_code == 1, result.output
+    assert "--out is inside the archive" in result.output
+    after = {
+        p: hashlib.sha256(p.read_bytes()).hexdigest() for p in cli_archive.rglob("*") if p.is_file()
+    }
+    assert after == before
+
+
+@pytest.mark.parametrize("command", ["ls", "summarize"])
+def test_a_level_no_run_has_is_one_warning_line(cli_archive: Path, command: str):
+    """Beside a level that exists: said once, as a line, not a Python warning with its
+    source line (ls printed one; summarize and slice said nothing)."""
+    result = invoke(command, str(cli_archive), "--factor", "model=gpt-large,gpt-nonesuch")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("warning: no archived run has model='gpt-nonesuch'") == 1
+    assert "UserWarning" not in result.output and "return [" not in result.output

@@ -17,7 +17,7 @@ import pytest
 
 from agenticlens_frames import _files
 
-from ._round2 import ROOT, assert_refused, cli, snapshot, stage
+from ._round2 import ROOT, assert_process, assert_refused, cli, cli_process, snapshot, stage
 
 FILE_OPTIONS = ["--save", "--html", "--csv", "--cases-csv"]
 ALIASES = ["same", "dot", "symlink", "hardlink"]
@@ -155,7 +155,9 @@ def test_a_failing_output_leaves_every_earlier_file_as_it_was(tmp_path, failing)
     for opt, path in paths.items():
         args += [opt, path]
     result = cli(*args)
-    assert_refused(result, "Unable to write the outputs", "blocker")
+    # Refused before the run (stat says ENOTDIR); a failure while writing is
+    # test_a_full_disk_at_any_output_publishes_nothing's.
+    assert_refused(result, f"{failing} cannot be written there (Not a directory)", "blocker")
     assert snapshot(tmp_path) == before  # the others were not published either
 
 
@@ -284,3 +286,50 @@ def test_a_console_that_cannot_be_written_costs_no_output(tmp_path, supervise, l
     assert done.returncode == expected.returncode == 0
     assert snapshot(tmp_path / "lost") == snapshot(tmp_path / "read")
     assert sorted(snapshot(tmp_path / "read")) == ["c.csv", "r.html", "r.json", "v.csv"]
+
+
+@pytest.mark.parametrize("option", ["--run-dir", "--save", "--parquet", "--comparisons-lock"])
+def test_a_name_too_long_is_refused_in_one_line(tmp_path, option):
+    """A name past the file system's 255 bytes makes ``Path.exists()`` raise (Python
+    3.11). It was a traceback, and under the supervisor "the run's process exited with
+    status 1 … (os._exit …)", exit 7; now one line naming the path and the fix."""
+    manifest, suite = stage(tmp_path)
+    long_name = tmp_path / ("n" * 300)
+    done = cli_process(*_run_args(manifest, suite), option, long_name, cwd=tmp_path)
+    text = assert_process(done, 1, "File name too long", "use a shorter file or folder name")
+    assert str(long_name) in text
+    assert "ended before writing" not in text
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("option", ["--save", "--cases-csv"])
+def test_a_failed_write_names_the_output(tmp_path, option):
+    """A full disk fails a write, not the open, and the OSError names no file: the message
+    named none either ("Unable to write the outputs: No space left on device")."""
+    manifest, suite = stage(tmp_path)
+    result = cli(*_run_args(manifest, suite), "--save", tmp_path / "r.json", option, "/dev/full")
+    assert_refused(result, "Unable to write the outputs: /dev/full: No space left on device")
+
+
+def test_an_unexpected_exception_is_said_to_be_a_bug_and_marks_the_run_done(
+    tmp_path, monkeypatch, capsys
+):
+    """A bug escaping a command: its traceback, a line saying it is one, exit 1 — and the
+    supervised child records that it ended deliberately, so its watcher does not report
+    a target that ended the process (exit 7)."""
+    from agenticlens_frames import _supervise
+    from agenticlens_frames import cli as cli_module
+
+    def broken() -> None:
+        raise RuntimeError("an invariant broke")
+
+    done_file = tmp_path / "done"
+    monkeypatch.setenv(_supervise.DONE_ENV, str(done_file))
+    monkeypatch.setattr(cli_module, "app", broken)
+    with pytest.raises(SystemExit) as ended:
+        cli_module._command()
+    assert ended.value.code == 1
+    err = capsys.readouterr().err
+    assert "RuntimeError: an invariant broke" in err and "Traceback" in err
+    assert "this is a bug; please report it" in err
+    assert done_file.read_text() == "1"
