@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
-from .errors import InputError, check_proportion
+from .errors import InputError, check_number, check_proportion
 from .frames import ExperimentRun, factor_column
 from .paired import ComparisonsConfig, PairedAnalysis, paired_outputs, parse_comparisons
 from .per_case import case_matrix, category_labels, effective_pass_k
@@ -874,7 +874,12 @@ def analyze(
             "the run has no finished trial to analyse",
             hint="finish the run first (experiment run --run-dir DIR resumes it)",
         )
-    if not regression_threshold >= 0:
+    if (
+        not check_number(
+            regression_threshold, "regression threshold", location="regression_threshold"
+        )
+        >= 0
+    ):
         raise InputError(
             f"regression threshold must be ≥ 0, got {regression_threshold}",
             location="regression_threshold",

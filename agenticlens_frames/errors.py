@@ -8,11 +8,14 @@ never shows a traceback for these.
 from __future__ import annotations
 
 import errno
+import numbers
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "InputError",
+    "check_count",
+    "check_number",
     "check_pass_k",
     "check_proportion",
     "describe_error",
@@ -147,6 +150,53 @@ def os_refusal(error: OSError, message: str | None = None) -> InputError:
     )
 
 
+def check_number(value: Any, name: str, *, location: str | None = None) -> float:
+    """Return ``value`` as a float if it is a real number (not a bool), else raise
+    :class:`InputError` saying so — rather than a comparison failing inside with
+    ``'<' not supported between 'str' and 'int'``.
+
+    Examples
+    --------
+    >>> check_number(2, "half width")
+    2.0
+    >>> check_number("0.1", "half width", location="half_width")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: half_width: half width must be a number, got '0.1'
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputError(f"{name} must be a number, got {value!r}", location=location)
+    return float(value)
+
+
+def check_count(value: Any, name: str, *, location: str | None = None, minimum: int = 1) -> int:
+    """Return ``value`` as an int if it is a whole number (not a bool) from ``minimum`` to
+    2**31 - 1, else raise :class:`InputError`. For counts of trials, cases, resamples: a
+    larger one is a typo, and would overflow the int64 arithmetic it feeds.
+
+    Examples
+    --------
+    >>> check_count(3, "trials")
+    3
+    >>> check_count(0, "trials", location="trials")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: trials: trials must be a whole number ≥ 1, got 0
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Integral)
+        or not minimum <= value <= _MAX_COUNT
+    ):
+        raise InputError(
+            f"{name} must be a whole number ≥ {minimum}, got {value!r}", location=location
+        )
+    return int(value)
+
+
+_MAX_COUNT = 2**31 - 1
+
+
 def check_proportion(value: float, name: str, *, location: str | None = None) -> float:
     """Return ``value`` if it lies strictly between 0 and 1, else raise :class:`InputError`.
 
@@ -162,6 +212,7 @@ def check_proportion(value: float, name: str, *, location: str | None = None) ->
     ...
     agenticlens_frames.errors.InputError: confidence_level: confidence level must be ...got 95
     """
+    check_number(value, name, location=location)
     if not 0 < value < 1:
         raise InputError(
             f"{name} must be strictly between 0 and 1, got {value!r}", location=location

@@ -9,6 +9,7 @@ and best on each objective. The estimators live in :mod:`agenticlens_frames.stat
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats_frontier as sf
-from .errors import InputError
+from .errors import InputError, check_count, check_proportion
 from .frames import ExperimentRun
 
 __all__ = [
@@ -216,11 +217,14 @@ def frontier_uncertainty(
     >>> bool(fu["p_frontier"].between(0, 1).all()), round(float(fu["p_best_score"].sum()), 6)
     (True, 1.0)
     """
-    if n_resamples < 1:
+    check_count(n_resamples, "n_resamples", location="frontier_resamples")
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0
+    ):
         raise InputError(
-            f"n_resamples must be a positive integer, got {n_resamples}",
-            location="frontier_resamples",
+            f"seed must be None or a whole number ≥ 0, got {seed!r}", location="frontier_seed"
         )
+    check_proportion(confidence_level, "confidence level", location="confidence_level")
     if latency_missing not in ("exclude", "zero"):
         raise InputError(f"latency_missing must be 'exclude' or 'zero', got {latency_missing!r}")
     variant_ids = list(run.manifest.variant_ids)

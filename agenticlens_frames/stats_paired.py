@@ -1476,6 +1476,9 @@ def paired_mde(
     normal = (norm_isf(alpha / 2) + norm_ppf(power)) * sd / math.sqrt(n)
     if distribution == "normal":
         return normal
+    if paired_power(0.0, sd, n, alpha) >= power:
+        # No effect at all is "detected" this often (alpha ≥ power): nothing to solve for.
+        return 0.0
     upper = normal
     while paired_power(upper, sd, n, alpha) < power:
         upper *= 2

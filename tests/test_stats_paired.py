@@ -571,3 +571,16 @@ def test_cluster_codes_of_integers_follow_their_text(dtype) -> None:
     for labels in (np.array([-3, 12, -12, 5]), np.array([10**15, 7, 10**16 + 3])):
         expected = np.unique(labels.astype(str), return_inverse=True)[1].ravel()
         assert sp._cluster_codes(labels, len(labels)).tolist() == expected.tolist()
+
+
+def test_mde_is_zero_when_the_test_rejects_at_least_as_often_as_the_power_asked():
+    """alpha ≥ power (a confidence level near 0 gives alpha near 1): a difference of 0 is
+    already found with probability alpha, so the smallest detectable one is 0. The root
+    finder was given an interval without a sign change (ValueError from brentq)."""
+    sd, n, alpha, power = 0.2, 10, 0.9, 0.8
+    # Power of the two-sided paired t-test at δ = 0, from scipy: exactly alpha.
+    crit = sps.t.isf(alpha / 2, n - 1)
+    at_zero = 2 * sps.t.sf(crit, n - 1)
+    assert at_zero == pytest.approx(alpha) and at_zero >= power
+    assert sp.paired_mde(sd, n, alpha, power) == 0.0
+    assert sp.paired_mde(sd, n, 0.05, 0.8) > 0  # the usual case unchanged

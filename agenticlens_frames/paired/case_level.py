@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats, stats_paired
-from ..errors import InputError
+from ..errors import InputError, check_count, check_number
 from ..frames import ExperimentRun
 from .dimensions import BOUNDED_UNITS, Evaluation, cluster_labels, evaluation
 
@@ -401,6 +401,8 @@ def noise_floor(
     """
     vd = variance_decomposition(run, evaluator=evaluator, confidence_level=confidence_level)
     out = vd[["variant_id", "evaluator", "within_variance", "n_cases"]].copy()
+    if trials is not None:
+        check_count(trials, "trials", location="trials")
     k = vd["noise_floor_trials"] if trials is None else pd.Series(trials, index=vd.index)
     out["trials"] = k.astype(np.int64)
     out["noise_floor"] = [
@@ -444,6 +446,10 @@ def case_labels(
         raise InputError(
             f"interval must be 'wilson' or 'jeffreys', got {interval!r}", location="interval"
         )
+    for name, threshold in (("pass_threshold", pass_threshold), ("fail_threshold", fail_threshold)):
+        # A bound outside [0, 1] would make its label silently impossible (or certain).
+        if not 0 <= check_number(threshold, name, location=name) <= 1:
+            raise InputError(f"{name} must lie in [0, 1], got {threshold!r}", location=name)
     ev = _evaluated(run, evaluator, evaluated)
     if not ev.binary:
         raise InputError(

@@ -25,7 +25,8 @@ import numpy as np
 
 from .. import stats
 from ..errors import InputError
-from ..formats._io import close_match
+from ..formats._io import Invalid, close_match
+from ..formats.comparisons import parse_evaluator
 from ..frames import BUILTIN_EVALUATOR, ExperimentRun
 from ..per_case import category_codes
 from .settings import EvaluatorChoice
@@ -164,8 +165,11 @@ def evaluate(
 
     Returns None for an undeclared (default) evaluator the run has no data for.
     """
-    if isinstance(choice, str):
-        choice = EvaluatorChoice.parse(choice)
+    if not isinstance(choice, EvaluatorChoice):
+        try:
+            choice = parse_evaluator(choice)
+        except Invalid as exc:  # (an internal exception: the caller sees an InputError)
+            raise InputError(exc.message, location="evaluator", hint=exc.hint) from None
     name = choice.name
     att = run.attempts
     n_var, n_case = len(run.manifest.variants), len(run.suite.cases)

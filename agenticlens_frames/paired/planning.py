@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats_paired
-from ..errors import InputError, check_proportion
+from ..errors import InputError, check_count, check_number, check_proportion
 from ..frames import ExperimentRun
 from ..stats_paired import sps  # scipy.stats, imported on first use
 from .comparisons import SMALL_SAMPLE, paired_analysis
@@ -87,6 +87,11 @@ def power_analysis(
     """
     if distribution not in ("t", "normal"):
         raise InputError("distribution must be 't' or 'normal'", location="distribution")
+    for name, count in (("trials", trials), ("n_cases", n_cases), ("family_size", family_size)):
+        if count is not None:
+            check_count(count, name, location=name)
+    if effect is not None:
+        check_number(effect, "effect", location="effect")
     ev = evaluation(run, evaluator)
     ids = list(run.manifest.variant_ids)
     base = ids.index(run.manifest.baseline_variant_id)
@@ -255,10 +260,16 @@ def trials_for_precision(
     >>> sorted(set(plan["estimand"]))
     ['difference', 'mean']
     """
-    if not half_width > 0:
+    check_proportion(confidence_level, "confidence level", location="confidence_level")
+    if not check_number(half_width, "half_width", location="half_width") > 0:
         raise InputError(f"half_width must be > 0, got {half_width!r}", location="half_width")
-    if cost_per_case < 0:
+    if not check_number(cost_per_case, "cost_per_case", location="cost_per_case") >= 0:
         raise InputError("cost_per_case must be >= 0", location="cost_per_case")
+    if cost_per_trial is not None:
+        check_number(cost_per_trial, "cost_per_trial", location="cost_per_trial")
+    if n_cases is not None:
+        check_count(n_cases, "n_cases", location="n_cases")
+    check_count(max_trials, "max_trials", location="max_trials")
     ev = evaluation(run, evaluator)
     unit = "usd"
     if cost_per_trial is None:

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .._values import format_in_unit
+from ..errors import check_proportion
 from ..frames import ExperimentRun
 from .settings import (
     DIMENSIONS,
@@ -368,6 +369,7 @@ def case_verdicts(
     """
     from .comparisons import paired_analysis  # lazily: scipy.stats
 
+    check_proportion(confidence_level, "confidence level", location="confidence_level")
     config: ComparisonsConfig | None
     if isinstance(comparisons, Mapping):
         config = parse_comparisons(dict(comparisons))

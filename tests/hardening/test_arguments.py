@@ -11,7 +11,7 @@ import math
 import pytest
 import yaml
 
-from ._round2 import assert_refused, cli, snapshot, stage
+from ._round2 import ROOT, assert_refused, cli, snapshot, stage
 
 
 @pytest.mark.parametrize(
@@ -175,3 +175,47 @@ def test_a_saved_report_that_is_not_a_file(tmp_path, what):
     else:
         path.symlink_to(path)
     assert_refused(cli("experiment", "report", path, "-q"), "r.json")
+
+
+@pytest.fixture(scope="module")
+def example_run():
+    from agenticlens_frames import load_experiment
+
+    return load_experiment(ROOT / "data/support/manifest.yaml", ROOT / "data/support/suite.yaml")
+
+
+@pytest.mark.parametrize(
+    ("function", "kwargs", "location"),
+    [
+        ("analyze", {"confidence_level": "0.9"}, "confidence_level"),
+        ("analyze", {"regression_threshold": None}, "regression_threshold"),
+        ("analyze", {"frontier_seed": 1.5}, "frontier_seed"),
+        ("case_verdicts", {"confidence_level": None}, "confidence_level"),
+        ("case_labels", {"fail_threshold": None}, "fail_threshold"),
+        ("case_labels", {"pass_threshold": 1.5}, "pass_threshold"),
+        ("frontier_uncertainty", {"confidence_level": None}, "confidence_level"),
+        ("noise_floor", {"trials": 10**20}, "trials"),
+        ("noise_floor", {"evaluator": None}, "evaluator"),
+        ("power_analysis", {"evaluator": ""}, "evaluator"),
+        ("power_analysis", {"trials": -1}, "trials"),
+        ("minimum_detectable_effect", {"power": None}, "power"),
+        ("minimum_detectable_effect", {"n_cases": 0}, "n_cases"),
+        ("trials_for_precision", {"half_width": "0.1"}, "half_width"),
+        ("trials_for_precision", {"half_width": 0.1, "cost_per_case": None}, "cost_per_case"),
+        ("trials_for_precision", {"half_width": 0.1, "confidence_level": 1.5}, "confidence_level"),
+        ("variance_decomposition", {"evaluator": ""}, "evaluator"),
+    ],
+)
+def test_public_functions_name_an_argument_of_the_wrong_kind(
+    example_run, function, kwargs, location
+):
+    """Found by calling the statistics API with random arguments (5 December 2026): these
+    raised TypeError ("'<' not supported between instances of 'int' and 'str'"),
+    AttributeError ("'NoneType' object has no attribute 'name'"), OverflowError, numpy's
+    SeedSequence error or the package's internal Invalid, none naming the argument."""
+    import agenticlens_frames as alf
+    from agenticlens_frames.errors import InputError
+
+    with pytest.raises(InputError) as error:
+        getattr(alf, function)(example_run, **kwargs)
+    assert error.value.location == location, str(error.value)
