@@ -874,12 +874,10 @@ def analyze(
             "the run has no finished trial to analyse",
             hint="finish the run first (experiment run --run-dir DIR resumes it)",
         )
-    if (
-        not check_number(
-            regression_threshold, "regression threshold", location="regression_threshold"
-        )
-        >= 0
-    ):
+    threshold = check_number(
+        regression_threshold, "regression threshold", location="regression_threshold"
+    )
+    if not threshold >= 0:
         raise InputError(
             f"regression threshold must be ≥ 0, got {regression_threshold}",
             location="regression_threshold",

@@ -36,7 +36,7 @@ from rich.text import Text
 from . import _deferred_rich
 from ._choices import CORRECTIONS, PAIRED_METHODS  # not stats_paired: --help needs no numpy
 from ._cli_errors import EXIT_INVALID_INPUT, fail, masked
-from .errors import InputError, os_refusal
+from .errors import InputError, is_refusal_by_the_system, os_refusal
 
 # Help pages and usage errors without rich's Markdown and traceback modules (unused here).
 _deferred_rich.install()
@@ -776,10 +776,10 @@ def _command() -> None:
         _mark_done(EXIT_INTERRUPTED)
         sys.exit(130)
     except OSError as exc:
-        if exc.filename is None:
+        if not is_refusal_by_the_system(exc):
             _report_bug()
-        # A file system refusal the command did not foresee (a name too long, a folder
-        # it may not enter): the user's to fix, said in one line.
+        # A refusal the command did not foresee (a name too long, a folder it may not
+        # enter, a full disk): the user's to fix, said in one line.
         fail("agenticlens-frames", os_refusal(exc))
         _mark_done(EXIT_INVALID_INPUT)
         sys.exit(EXIT_INVALID_INPUT)
@@ -802,7 +802,8 @@ def _report_bug() -> NoReturn:
     not take it for a target that ended the process (``_supervise.py``)."""
     import traceback
 
-    traceback.print_exc()
+    # Masked as every message is: an exception's text may hold a secret the run knows.
+    print(masked(traceback.format_exc()), end="", file=sys.stderr)
     Console(stderr=True, highlight=False).print(
         Text(
             "agenticlens-frames failed unexpectedly: this is a bug; please report it with "

@@ -21,6 +21,7 @@ __all__ = [
     "describe_error",
     "format_location",
     "is_recursion",
+    "is_refusal_by_the_system",
     "os_refusal",
 ]
 
@@ -131,7 +132,23 @@ _OS_HINTS = {
     errno.EROFS: "write on a writable file system",
     errno.ENOSPC: _SPACE,
     errno.EDQUOT: _SPACE,
+    errno.EMFILE: "allow more open files (ulimit -n) or lower --concurrency",
 }
+
+
+def is_refusal_by_the_system(error: OSError) -> bool:
+    """Whether ``error`` is the operating system refusing something the user can fix (it
+    names a file, or it is a full disk, a permission, a read-only file system …) rather
+    than a failure inside this package.
+
+    Examples
+    --------
+    >>> is_refusal_by_the_system(OSError(errno.ENOSPC, "No space left on device"))
+    True
+    >>> is_refusal_by_the_system(OSError(errno.EBADF, "Bad file descriptor"))
+    False
+    """
+    return error.filename is not None or error.errno in _OS_HINTS
 
 
 def os_refusal(error: OSError, message: str | None = None) -> InputError:

@@ -311,17 +311,27 @@ def test_a_failed_write_names_the_output(tmp_path, option):
     assert_refused(result, "Unable to write the outputs: /dev/full: No space left on device")
 
 
+@pytest.mark.parametrize(
+    ("raised", "bug", "said"),
+    [
+        (RuntimeError("an invariant broke"), True, "RuntimeError: an invariant broke"),
+        (OSError(errno.EBADF, "Bad file descriptor"), True, "OSError: [Errno 9]"),
+        (OSError(errno.ENOSPC, "No space left on device"), False, "No space left on device"),
+        (OSError(errno.EACCES, "Permission denied", "/srv/x"), False, "/srv/x: Permission"),
+    ],
+)
 def test_an_unexpected_exception_is_said_to_be_a_bug_and_marks_the_run_done(
-    tmp_path, monkeypatch, capsys
+    tmp_path, monkeypatch, capsys, raised, bug, said
 ):
-    """A bug escaping a command: its traceback, a line saying it is one, exit 1 — and the
-    supervised child records that it ended deliberately, so its watcher does not report
-    a target that ended the process (exit 7)."""
+    """A bug escaping a command: its traceback, a line saying it is one, exit 1; the
+    system refusing something the user can fix (a full disk, a permission): one line,
+    exit 1. Either way the supervised child records that it ended deliberately, so its
+    watcher does not report a target that ended the process (exit 7)."""
     from agenticlens_frames import _supervise
     from agenticlens_frames import cli as cli_module
 
     def broken() -> None:
-        raise RuntimeError("an invariant broke")
+        raise raised
 
     done_file = tmp_path / "done"
     monkeypatch.setenv(_supervise.DONE_ENV, str(done_file))
@@ -330,6 +340,7 @@ def test_an_unexpected_exception_is_said_to_be_a_bug_and_marks_the_run_done(
         cli_module._command()
     assert ended.value.code == 1
     err = capsys.readouterr().err
-    assert "RuntimeError: an invariant broke" in err and "Traceback" in err
-    assert "this is a bug; please report it" in err
+    assert said in err
+    assert ("Traceback" in err) == bug
+    assert ("this is a bug; please report it" in err) == bug
     assert done_file.read_text() == "1"
