@@ -134,6 +134,10 @@ def _anova(y: np.ndarray, table: np.ndarray, design: sfac.FactorDesign) -> dict[
                 )
             except (ValueError, ZeroDivisionError, np.linalg.LinAlgError):
                 continue
+        if "F" not in table_:
+            # pingouin leaves F out when the outcome does not vary at all (every cell
+            # the same): no F to check against, as for the failures above.
+            continue
         for _, row in table_.iterrows():
             source = str(row["Source"])
             key = tuple(s.strip() for s in source.split("*"))

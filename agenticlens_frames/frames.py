@@ -495,8 +495,11 @@ class ExperimentRun:
         """
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
+        # default=str as the archive's _spec.json: a case input from the Python API may be
+        # any object (a numpy scalar, a set); the spec keeps its text.
         spec = json.dumps(
-            {**spec_to_json(self.manifest, self.suite), "evaluators": self.evaluator_versions}
+            {**spec_to_json(self.manifest, self.suite), "evaluators": self.evaluator_versions},
+            default=str,
         ).encode()
         for name in self.tables:
             table = self.to_arrow(name)

@@ -417,10 +417,17 @@ def case_fixed_effects_ols(
     0.333333
     """
     yv = np.asarray(y, dtype=float)
-    xm = np.asarray(x, dtype=float).reshape(len(yv), -1)
-    codes = np.unique(np.asarray(cases), return_inverse=True)[1].reshape(-1)
+    xm = np.asarray(x, dtype=float)
+    xm = xm if xm.ndim == 2 else xm.reshape(len(yv), -1)
     n, k = xm.shape
-    g = int(codes.max()) + 1 if n else 0
+    method = "OLS with case fixed effects, CR1 by case"
+    if n == 0:
+        # No outcome at all (no case has a pass/fail, or none was scored): nothing is
+        # estimated, rather than the zeros a pseudo-inverse of nothing would give.
+        nan = np.full(k, np.nan)
+        return TermEstimate(nan, nan, nan, nan, nan, nan, nan, 0, method)
+    codes = np.unique(np.asarray(cases), return_inverse=True)[1].reshape(-1)
+    g = int(codes.max()) + 1
     size = np.bincount(codes, minlength=g)
 
     def case_sums(a: np.ndarray) -> np.ndarray:
@@ -447,6 +454,4 @@ def case_fixed_effects_ols(
     se = np.sqrt(np.clip(np.diag(cov), 0, None))
     df = np.full(k, float(g - 1))
     t, p, low, high = _t_inference(beta, se, df, confidence_level)
-    return TermEstimate(
-        beta, se, t, df, p, low, high, g, "OLS with case fixed effects, CR1 by case"
-    )
+    return TermEstimate(beta, se, t, df, p, low, high, g, method)

@@ -195,3 +195,75 @@ def test_explorer_shows_the_factor_effects(run) -> None:
     ]
     assert any(t and t.startswith("Factor effects on the case pass rate") for t in titles)
     assert any(t and "model × prompt" in t for t in titles)
+
+
+def _same_outcome_everywhere(folder, models=("a", "b", "c"), n_case: int = 4):
+    """Recorded variants differing in one factor, every case passing for every variant."""
+    cases = [
+        {"id": f"c{i}", "name": f"case {i}", "input": f"q{i}", "expected_contains": ["yes"]}
+        for i in range(n_case)
+    ]
+    (folder / "trials").mkdir()
+    variants = []
+    for model in models:
+        trials = [{"samples": [{"case_id": c["id"], "output": "yes"} for c in cases]}] * 2
+        (folder / "trials" / f"{model}.json").write_text(
+            json.dumps({"variant_id": model, "trials": trials})
+        )
+        variants.append(
+            {
+                "id": model,
+                "name": model,
+                "target_kind": "recorded",
+                "target": f"trials/{model}.json",
+                "factors": {"model": model},
+            }
+        )
+    manifest = {"name": "same", "version": "1", "baseline_variant_id": models[0]}
+    manifest.update(trial_count=2, variants=variants)
+    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    (folder / "suite.yaml").write_text(
+        yaml.safe_dump({"name": "s", "version": "1", "cases": cases}, sort_keys=False)
+    )
+    return load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+
+
+def test_an_outcome_that_never_varies_is_an_effect_of_zero_not_a_crash(tmp_path) -> None:
+    """Every variant passing every case (a smoke test): pingouin's ANOVA table then has no
+    F column, and `analyze` — so `experiment run` — ended with KeyError: 'F'."""
+    run = _same_outcome_everywhere(tmp_path)
+    fe = factor_effects(run, correction="holm")
+    main = fe[fe["kind"] == "main"]
+    # Independent: identical outcomes give every paired contrast exactly 0, and no F.
+    assert set(main["level"]) == {"b", "c"} and (main["estimate"] == 0).all()
+    assert main["anova_f"].isna().all()
+    analysis = analyze(run)
+    assert (analysis.variants["case_pass_rate"] == 1).all()
+
+
+def test_no_outcome_at_all_estimates_nothing(tmp_path) -> None:
+    """Plain inputs without expectations run no check, so nothing is scored: an
+    incomplete design then had no rows for the score's OLS, which failed reshaping an
+    empty array (ValueError) inside `analyze`."""
+    from agenticlens_frames.api import Experiment, Variant, run
+
+    class Agent:
+        def __init__(self, variant):
+            pass
+
+        def run(self, text):
+            return text
+
+    variants = [
+        Variant("base", model="m", temperature=0.2),
+        Variant("other", model="m"),
+        Variant("third", model="n", temperature=0.2),
+    ]
+    experiment = Experiment(name="plain", variants=variants, dataset=["a", "b"])
+    result = run(experiment, Agent, progress=False)
+    assert result.attempts["n_checks"].eq(0).all()
+    fe = factor_effects(result.run)
+    score = fe[fe["estimable"] & (fe["metric"] == "score")]
+    assert len(score) and score["estimate"].isna().all() and score["se"].isna().all()
+    assert (score["n_cases"] == 0).all()
+    result.analyze()

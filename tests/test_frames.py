@@ -311,3 +311,27 @@ def test_evaluator_columns_of_built_in_and_registered_checks(with_custom) -> Non
     assert checks["skipped"].tolist() == want["skipped"]
     assert [None if pd.isna(x) else x for x in checks["metadata"]] == want["metadata"]
     assert str(checks["metadata"].dtype) == "str"
+
+
+def test_a_case_input_json_cannot_hold_is_kept_as_text(tmp_path: Path) -> None:
+    """The Python API takes any object as a case input; a run folder (or to_parquet) with
+    a numpy scalar among them failed with "Object of type float32 is not JSON
+    serializable" after every attempt had run. Saved as its text, as the archive does."""
+    import numpy as np
+
+    from agenticlens_frames.api import Experiment, Variant
+    from agenticlens_frames.api import run as run_api
+
+    class Agent:
+        def __init__(self, variant):
+            pass
+
+        def run(self, value):
+            return str(value)
+
+    inputs = ["s", np.float32(0.5), np.arange(2)]
+    experiment = Experiment(name="np", variants=[Variant("a"), Variant("b")], dataset=inputs)
+    result = run_api(experiment, Agent, progress=False, run_dir=tmp_path / "run")
+    assert result.complete and len(result.attempts) == 6
+    back = read_parquet(result.run.to_parquet(tmp_path / "tables"))
+    assert [c.input for c in back.suite.cases] == ["s", str(np.float32(0.5)), str(np.arange(2))]

@@ -122,3 +122,9 @@ def test_factors_that_always_change_together_are_confounded() -> None:
     assert d.notes[0].startswith(
         "prompt: 2 vs 1 is not estimable: it is confounded with model: l vs s"
     )
+
+
+def test_fixed_effects_without_rows_estimate_nothing() -> None:
+    est = sfac.case_fixed_effects_ols(np.zeros(0), np.zeros((0, 2)), np.zeros(0))
+    assert est.n_cases == 0 and est.estimate.shape == (2,)
+    assert np.isnan(est.estimate).all() and np.isnan(est.se).all()
