@@ -277,7 +277,9 @@ def _naming(path: Path | None) -> Any:
     try:
         yield
     except OSError as exc:
-        if exc.filename is None and path is not None:
+        # Only the system's own errors (with an errno): naming a file on a bare
+        # OSError("message") would replace its message in str().
+        if exc.errno is not None and exc.filename is None and path is not None:
             exc.filename = str(path)
         raise
 
