@@ -51,10 +51,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from .errors import InputError, check_count, check_number, format_location
 from .evaluators import EvaluatorRegistry
 from .formats import load_suite
-from .formats._io import require_known
+from .formats._io import Invalid, require_known, to_mapping, to_str_list
 from .formats.model import CaseSpec, ManifestSpec, SuiteSpec, VariantSpec
 from .formats.suite import EXPECTATION_KEYS as _EXPECTATIONS
 from .frames import ExperimentRun, read_parquet
@@ -223,13 +223,26 @@ class Experiment:
         entry.setdefault("id", f"input-{index + 1:0{width}d}")
         entry.setdefault("name", _label(item["input"]))
         if not any(k in entry for k in _EXPECTATIONS):
+            # No suite file to validate: the suite loader's own converters, same messages.
+            fields: dict[str, Any] = {}
+            for key, convert in (("tags", to_str_list), ("metadata", to_mapping)):
+                if key in entry:
+                    try:
+                        fields[key] = convert(entry[key])
+                    except Invalid as exc:
+                        raise InputError(
+                            exc.message,
+                            file=f"experiment {self.name!r}",
+                            location=format_location(("dataset", index, key, *exc.at)),
+                            hint=exc.hint,
+                        ) from None
             return CaseSpec(
                 id=str(entry["id"]),
                 name=str(entry["name"]),
                 index=index,
                 input=item["input"],
-                tags=tuple(entry.get("tags", ())),
-                metadata=dict(entry.get("metadata", {})),
+                tags=fields.get("tags", ()),
+                metadata=dict(fields.get("metadata", {})),
             )
         # The suite loader is the one validator of case fields: give it a one-case suite.
         with tempfile.TemporaryDirectory() as folder:
@@ -274,6 +287,19 @@ class Experiment:
         require_known("baseline variant", [baseline], names, location="baseline")
         if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
             raise InputError(f"trials must be a positive integer, got {trials!r}")
+        if not check_number(timeout_seconds, "timeout_seconds", location="timeout_seconds") > 0:
+            raise InputError(
+                f"timeout_seconds must be > 0, got {timeout_seconds!r}",
+                location="timeout_seconds",
+            )
+        check_count(concurrency, "concurrency", location="concurrency")
+        if random_seed is not None and (
+            isinstance(random_seed, bool) or not isinstance(random_seed, int)
+        ):
+            raise InputError(
+                f"random_seed must be a whole number or None, got {random_seed!r}",
+                location="random_seed",
+            )
         metadata = {str(k): str(v) for k, v in self.metadata.items()}
         if self.hypothesis:
             metadata["hypothesis"] = self.hypothesis

@@ -101,6 +101,41 @@ def test_incremental_building_and_validation():
         twice.to_suite()
 
 
+@pytest.mark.parametrize(
+    ("entry", "location", "message"),
+    [
+        ({"input": "x", "metadata": None}, "dataset[0].metadata", "expected a mapping"),
+        ({"input": "x", "metadata": [1]}, "dataset[0].metadata", "expected a mapping"),
+        ({"input": "x", "tags": [1]}, "dataset[0].tags[0]", "expected a string"),
+        ({"input": "x", "tags": ["t"], "metadata": {2: "x"}}, "dataset[0].metadata", "keys"),
+    ],
+)
+def test_a_case_without_expectations_is_checked_as_the_suite_loader_checks(
+    entry, location, message
+):
+    """Cases without expectations skip the suite loader: their tags and metadata went
+    unchecked, then failed as TypeError in to_suite (metadata) or in the tables (tags)."""
+    with pytest.raises(InputError) as info:
+        Experiment(name="cases", dataset=[entry]).to_suite()
+    assert info.value.location == location and message in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("options", "location"),
+    [
+        ({"timeout_seconds": "30"}, "timeout_seconds"),
+        ({"timeout_seconds": float("nan")}, "timeout_seconds"),
+        ({"timeout_seconds": 0}, "timeout_seconds"),
+        ({"concurrency": -1}, "concurrency"),
+        ({"random_seed": 1.5}, "random_seed"),
+    ],
+)
+def test_run_options_of_the_wrong_kind_are_named(options, location):
+    with pytest.raises(InputError) as info:
+        run(_experiment(), Agent, progress=False, **options)
+    assert info.value.location == location
+
+
 def test_run_calls_every_agent_on_every_input_with_the_context():
     context = AgentContext(metadata={"team": "evals"})
     result = run(_experiment(), Agent, trials=2, context=context, progress=False)
