@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+import numbers
 import re
 import shutil
 import tempfile
@@ -293,13 +294,13 @@ class Experiment:
                 location="timeout_seconds",
             )
         check_count(concurrency, "concurrency", location="concurrency")
-        if random_seed is not None and (
-            isinstance(random_seed, bool) or not isinstance(random_seed, int)
-        ):
-            raise InputError(
-                f"random_seed must be a whole number or None, got {random_seed!r}",
-                location="random_seed",
-            )
+        if random_seed is not None:
+            if isinstance(random_seed, bool) or not isinstance(random_seed, numbers.Integral):
+                raise InputError(
+                    f"random_seed must be a whole number or None, got {random_seed!r}",
+                    location="random_seed",
+                )
+            random_seed = int(random_seed)  # (a numpy integer is one too)
         metadata = {str(k): str(v) for k, v in self.metadata.items()}
         if self.hypothesis:
             metadata["hypothesis"] = self.hypothesis
