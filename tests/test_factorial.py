@@ -53,29 +53,27 @@ def test_bundled_example_words_and_estimates(run) -> None:
     np.testing.assert_allclose(est["p_adjusted"], expected)
 
 
-def _factorial_experiment(folder, effects: dict[tuple[str, str], float], n_case: int = 24):
-    """A recorded 2 × 2 (model × prompt) experiment; pass probability per cell and case."""
-    rng = np.random.default_rng(7)
+def _recorded_experiment(folder, outcomes: dict[str, tuple[dict[str, str], np.ndarray]]):
+    """Write and load a recorded experiment: per variant id, its factors and a (trials ×
+    cases) array saying which cases it answers "yes" (the one expected answer) per trial;
+    the first variant is the baseline."""
+    n_trial, n_case = next(iter(outcomes.values()))[1].shape
     cases = [
         {"id": f"c{i}", "name": f"case {i}", "input": f"q{i}", "expected_contains": ["yes"]}
         for i in range(n_case)
     ]
-    difficulty = rng.normal(0, 0.15, n_case)
     variants = []
     (folder / "trials").mkdir()
-    for (model, prompt), p in effects.items():
-        vid = f"{model}-{prompt}"
-        trials = []
-        for _ in range(3):
-            ok = rng.random(n_case) < np.clip(p + difficulty, 0.02, 0.98)
-            trials.append(
-                {
-                    "samples": [
-                        {"case_id": c["id"], "output": "yes" if o else "no"}
-                        for c, o in zip(cases, ok, strict=True)
-                    ]
-                }
-            )
+    for vid, (factors, passed) in outcomes.items():
+        trials = [
+            {
+                "samples": [
+                    {"case_id": c["id"], "output": "yes" if o else "no"}
+                    for c, o in zip(cases, row, strict=True)
+                ]
+            }
+            for row in passed
+        ]
         (folder / "trials" / f"{vid}.json").write_text(
             json.dumps({"variant_id": vid, "trials": trials})
         )
@@ -85,14 +83,14 @@ def _factorial_experiment(folder, effects: dict[tuple[str, str], float], n_case:
                 "name": vid,
                 "target_kind": "recorded",
                 "target": f"trials/{vid}.json",
-                "factors": {"model": model, "prompt": prompt},
+                "factors": factors,
             }
         )
     manifest = {
         "name": "factorial",
         "version": "1",
         "baseline_variant_id": variants[0]["id"],
-        "trial_count": 3,
+        "trial_count": n_trial,
         "variants": variants,
     }
     (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
@@ -100,6 +98,19 @@ def _factorial_experiment(folder, effects: dict[tuple[str, str], float], n_case:
         yaml.safe_dump({"name": "s", "version": "1", "cases": cases}, sort_keys=False)
     )
     return load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+
+
+def _factorial_experiment(folder, effects: dict[tuple[str, str], float], n_case: int = 24):
+    """A recorded 2 × 2 (model × prompt) experiment; pass probability per cell and case."""
+    rng = np.random.default_rng(7)
+    difficulty = rng.normal(0, 0.15, n_case)
+    outcomes = {}
+    for (model, prompt), p in effects.items():
+        passed = np.stack(
+            [rng.random(n_case) < np.clip(p + difficulty, 0.02, 0.98) for _ in range(3)]
+        )
+        outcomes[f"{model}-{prompt}"] = ({"model": model, "prompt": prompt}, passed)
+    return _recorded_experiment(folder, outcomes)
 
 
 def test_full_factorial_agrees_with_pingouin_rm_anova(tmp_path) -> None:
@@ -197,41 +208,11 @@ def test_explorer_shows_the_factor_effects(run) -> None:
     assert any(t and "model × prompt" in t for t in titles)
 
 
-def _same_outcome_everywhere(folder, models=("a", "b", "c"), n_case: int = 4):
-    """Recorded variants differing in one factor, every case passing for every variant."""
-    cases = [
-        {"id": f"c{i}", "name": f"case {i}", "input": f"q{i}", "expected_contains": ["yes"]}
-        for i in range(n_case)
-    ]
-    (folder / "trials").mkdir()
-    variants = []
-    for model in models:
-        trials = [{"samples": [{"case_id": c["id"], "output": "yes"} for c in cases]}] * 2
-        (folder / "trials" / f"{model}.json").write_text(
-            json.dumps({"variant_id": model, "trials": trials})
-        )
-        variants.append(
-            {
-                "id": model,
-                "name": model,
-                "target_kind": "recorded",
-                "target": f"trials/{model}.json",
-                "factors": {"model": model},
-            }
-        )
-    manifest = {"name": "same", "version": "1", "baseline_variant_id": models[0]}
-    manifest.update(trial_count=2, variants=variants)
-    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
-    (folder / "suite.yaml").write_text(
-        yaml.safe_dump({"name": "s", "version": "1", "cases": cases}, sort_keys=False)
-    )
-    return load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
-
-
 def test_an_outcome_that_never_varies_is_an_effect_of_zero_not_a_crash(tmp_path) -> None:
     """Every variant passing every case (a smoke test): pingouin's ANOVA table then has no
     F column, and `analyze` — so `experiment run` — ended with KeyError: 'F'."""
-    run = _same_outcome_everywhere(tmp_path)
+    everything = np.ones((2, 4), dtype=bool)
+    run = _recorded_experiment(tmp_path, {m: ({"model": m}, everything) for m in "abc"})
     fe = factor_effects(run, correction="holm")
     main = fe[fe["kind"] == "main"]
     # Independent: identical outcomes give every paired contrast exactly 0, and no F.
