@@ -286,8 +286,7 @@ class Experiment:
             raise InputError("every variant needs a non-empty name")
         baseline = self.baseline or names[0]
         require_known("baseline variant", [baseline], names, location="baseline")
-        if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-            raise InputError(f"trials must be a positive integer, got {trials!r}")
+        check_count(trials, "trials", location="trials")
         if not check_number(timeout_seconds, "timeout_seconds", location="timeout_seconds") > 0:
             raise InputError(
                 f"timeout_seconds must be > 0, got {timeout_seconds!r}",

@@ -81,6 +81,7 @@ from ..judges import SampleBook
 from ..scoring import AttemptScore, score_sample
 
 __all__ = [
+    "DAMAGED_RECORD",
     "FORMAT",
     "JournalWriter",
     "ReplaySamples",
@@ -308,12 +309,13 @@ def read_segments(
                         f"damaged journal record: {problem.message}",
                         file=path,
                         location=f"line {number}" + (f", {where}" if where else ""),
-                        hint=_DAMAGED_RECORD,
+                        hint=DAMAGED_RECORD,
                     ) from None
             yield record
 
 
-_DAMAGED_RECORD = (
+#: How to mend a journal record that no longer reads (named by its line, or its attempt).
+DAMAGED_RECORD = (
     "the journal is append-only and this record was edited or damaged; restore the run "
     "folder from a copy, or delete this line to run its attempt again"
 )

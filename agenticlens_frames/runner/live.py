@@ -59,6 +59,7 @@ from .http_target import (
 )
 from .inflight import InflightLog
 from .journal import (
+    DAMAGED_RECORD,
     JournalWriter,
     JudgeSamples,
     ReplaySamples,
@@ -289,8 +290,7 @@ def _journaled_payload(
             f"the journaled reply of {record['variant']} trial {record['trial']} case "
             f"{case.id} is no longer a valid sample ({exc})",
             file=journal,
-            hint="the journal is append-only and this record was edited or damaged; "
-            "restore the run folder from a copy, or delete its line to run it again",
+            hint=DAMAGED_RECORD,
         ) from None
 
 
