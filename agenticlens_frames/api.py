@@ -52,17 +52,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import InputError, check_count, check_number, format_location
+from .errors import InputError, check_count, check_number, check_proportion, format_location
 from .evaluators import EvaluatorRegistry
 from .formats import load_suite
 from .formats._io import Invalid, require_known, to_mapping, to_str_list
 from .formats.model import CaseSpec, ManifestSpec, SuiteSpec, VariantSpec
 from .formats.suite import EXPECTATION_KEYS as _EXPECTATIONS
 from .frames import ExperimentRun, read_parquet
+from .paired.case_level import case_level_summary
+from .paired.settings import ComparisonsConfig, parse_comparisons
+from .paired.verdicts import headline_pass_rates
 from .runner.live import LiveRunResult, arun_live, run_coroutine
 from .runner.python_target import SPARE_THREADS, PythonTarget, accepts_keyword
 from .runner.retry import RetryPolicy
-from .stats import wilson_interval
 
 __all__ = [
     "AgentContext",
@@ -144,6 +146,12 @@ class Experiment:
         output shape.
     metadata, tags
         Kept with the experiment (manifest metadata).
+    comparisons
+        The paired-comparison settings, declared before the run as a manifest's
+        ``comparisons:`` is (``{"correction": "holm"}``; ``alpha``, ``paired_method`` ...,
+        docs/statistics.md). With one, :meth:`Comparator.summary`, ``analyze`` and every
+        report call a candidate better or worse after that correction; without one they
+        show per-comparison intervals and call nothing significant.
     """
 
     name: str
@@ -154,6 +162,7 @@ class Experiment:
     tags: list[str] = field(default_factory=list)
     version: str = "1"
     baseline: str | None = None
+    comparisons: Mapping[str, Any] | None = None
 
     @property
     def experiment_id(self) -> str:
@@ -300,6 +309,18 @@ class Experiment:
                     location="random_seed",
                 )
             random_seed = int(random_seed)  # (a numpy integer is one too)
+        comparisons = None
+        if self.comparisons is not None:
+            if not isinstance(self.comparisons, Mapping):
+                raise InputError(
+                    f"comparisons must be a mapping such as {{'correction': 'holm'}}, got "
+                    f"{self.comparisons!r}",
+                    location="comparisons",
+                )
+            comparisons = dict(self.comparisons)
+            # Checked now, as a manifest's is when it is loaded: a misspelt correction
+            # found only by analyze() would come after every call was paid for.
+            parse_comparisons(comparisons, file=f"experiment {self.name!r}")
         metadata = {str(k): str(v) for k, v in self.metadata.items()}
         if self.hypothesis:
             metadata["hypothesis"] = self.hypothesis
@@ -328,6 +349,7 @@ class Experiment:
             random_seed=random_seed,
             max_workers=concurrency,
             metadata=metadata,
+            comparisons=comparisons,
         )
 
 
@@ -772,36 +794,88 @@ class Tracker:
 
 
 class Comparator:
-    """Per-variant metrics as a frame, and a readable summary.
+    """Per-variant metrics as a frame, and a readable summary that leads with verdicts.
 
     Parameters
     ----------
     confidence_level
-        For the Wilson interval on pass rates.
+        For the pass-rate intervals (cases as the unit) and, when nothing is declared,
+        the per-comparison intervals of the paired differences.
+    comparisons
+        Paired-comparison settings (``{"correction": "holm"}`` or a
+        :class:`~agenticlens_frames.paired.ComparisonsConfig`); None takes the
+        experiment's own (:attr:`Experiment.comparisons`). Without either, the summary
+        shows the paired differences with per-comparison intervals and calls nothing
+        significant.
+
+    Examples
+    --------
+    >>> experiment = Experiment(
+    ...     name="echo", variants=[Variant(name="a"), Variant(name="b")],
+    ...     dataset=[{"input": "refund", "expected_contains": ["refund"]}],
+    ...     comparisons={"correction": "holm"})
+    >>> result = run(experiment, lambda variant: str.upper, progress=False)
+    >>> Comparator().compare(result)[["variant", "pass_rate", "n_cases"]]
+      variant  pass_rate  n_cases
+    0       a        1.0        1
+    1       b        1.0        1
     """
 
-    def __init__(self, confidence_level: float = 0.95) -> None:
+    def __init__(
+        self,
+        confidence_level: float = 0.95,
+        comparisons: ComparisonsConfig | Mapping[str, Any] | None = None,
+    ) -> None:
+        check_proportion(confidence_level, "confidence level", location="confidence_level")
+        if comparisons is not None and not isinstance(comparisons, ComparisonsConfig | Mapping):
+            raise InputError(
+                f"comparisons must be a mapping such as {{'correction': 'holm'}} or a "
+                f"ComparisonsConfig, got {comparisons!r}",
+                location="comparisons",
+            )
+        if isinstance(comparisons, Mapping):
+            comparisons = parse_comparisons(dict(comparisons), file="Comparator")
         self.confidence_level = confidence_level
+        self.comparisons = comparisons
 
     def compare(
         self, results: ExperimentResult | ExperimentRun | LiveRunResult | Iterable[VariantResult]
     ) -> pd.DataFrame:
         """One row per variant: ``variant, runs, errors, mean_latency_ms,
-        mean_output_length, pass_rate, pass_rate_ci_low, pass_rate_ci_high``.
+        mean_output_length, pass_rate, pass_rate_ci_low, pass_rate_ci_high, n_cases,
+        ci_method``.
 
-        Pass rates are over every evaluated attempt, exactly as
-        :func:`~agenticlens_frames.analyze` counts them (an input without checks passes
-        vacuously, AgenticLens's rule; :meth:`summary` says how many there are), with a
-        Wilson interval that, like AgenticLens', treats attempts as independent.
+        ``pass_rate`` is over the evaluated attempts (an input without checks passes
+        vacuously, AgenticLens's rule; :meth:`summary` says how many there are), and its
+        interval treats the **case** as the unit — attempts at one case are not
+        independent — by the method the variant table of every report leads with
+        (``ci_method``, see :func:`~agenticlens_frames.case_level_summary`). Per-variant
+        results alone (no run) carry no case ids, so they get the pass rate without an
+        interval.
         """
         items = self._variant_results(results)
-        passes = np.array([r.passes for r in items], dtype=float)
-        scored = np.array([r.scored_runs for r in items], dtype=float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            low, high = wilson_interval(passes, scored, self.confidence_level)
+        run_ = self._run_of(results)
+        names = [r.variant_name for r in items]
+        pass_rate = np.array(
+            [np.nan if r.pass_rate is None else r.pass_rate for r in items], dtype=float
+        )
+        low = high = np.full(len(items), np.nan)
+        n_cases = np.zeros(len(items), dtype=np.int64)
+        method = "none: per-case results needed (pass the run or the result)"
+        if run_ is not None:
+            headline = headline_pass_rates(
+                case_level_summary(run_, confidence_level=self.confidence_level)
+            ).set_index("variant_id")
+            headline.index = headline.index.astype(str)
+            found = headline.reindex(names)
+            pass_rate = found["estimate"].to_numpy(dtype=float)
+            low = found["ci_low"].to_numpy(dtype=float)
+            high = found["ci_high"].to_numpy(dtype=float)
+            n_cases = found["n_cases"].fillna(0).to_numpy().astype(np.int64)
+            method = f"{_first(found['method'])} (cases as the unit)"
         frame = pd.DataFrame(
             {
-                "variant": [r.variant_name for r in items],
+                "variant": names,
                 "runs": [r.total_runs for r in items],
                 "errors": [r.errors for r in items],
                 "mean_latency_ms": [
@@ -811,18 +885,43 @@ class Comparator:
                     float(np.mean([len(o) for o in r.outputs])) if r.outputs else np.nan
                     for r in items
                 ],
-                "pass_rate": [np.nan if r.pass_rate is None else r.pass_rate for r in items],
-                "pass_rate_ci_low": np.where(scored > 0, low, np.nan),
-                "pass_rate_ci_high": np.where(scored > 0, high, np.nan),
+                "pass_rate": pass_rate,
+                "pass_rate_ci_low": low,
+                "pass_rate_ci_high": high,
+                "n_cases": n_cases,
+                "ci_method": method,
             }
         )
         frame.attrs["confidence_level"] = self.confidence_level
         return frame
 
+    def verdicts(self, results: ExperimentResult | ExperimentRun | LiveRunResult) -> pd.DataFrame:
+        """Each candidate against the baseline, case by case, in words.
+
+        :func:`~agenticlens_frames.paired.verdicts.case_verdicts` with this comparator's
+        ``comparisons`` (else the experiment's); empty without a run, with fewer than two
+        variants, or when no input has checks (nothing passes or fails).
+        """
+        from .paired.verdicts import case_verdicts, empty_verdicts
+
+        run_ = self._run_of(results)
+        if (
+            run_ is None
+            or len(run_.manifest.variants) < 2
+            or not bool((run_.cases["n_expectations"] > 0).any())
+        ):
+            return empty_verdicts()
+        return case_verdicts(run_, self.comparisons, confidence_level=self.confidence_level)
+
     def summary(
         self, results: ExperimentResult | ExperimentRun | LiveRunResult | Iterable[VariantResult]
     ) -> str:
-        """A human-readable block per variant, for side-by-side reading."""
+        """A readable summary: the verdicts first, then a block per variant.
+
+        The verdicts are the case-by-case paired differences from the baseline, under the
+        declared correction (:meth:`verdicts`); the pass-rate intervals treat cases as the
+        unit. Nothing here pools attempts as if they were independent.
+        """
         frame = self.compare(results)
         title = self._title(results)
         lines = [title, "=" * len(title)] if title else []
@@ -838,6 +937,7 @@ class Comparator:
                     f"Note: {unchecked} of {len(run_.cases)} input(s) have no checks; their "
                     "attempts count as passed (AgenticLens's rule, as in analyze())."
                 )
+            lines.extend(self._verdict_lines(self.verdicts(results)))
         for row in frame.itertuples(index=False):
             mark = " (baseline)" if row.variant == baseline else ""
             lines.append("")
@@ -845,12 +945,32 @@ class Comparator:
             lines.append(f"  runs: {row.runs}  ·  errors: {row.errors}")
             lines.append(f"  mean latency: {_fmt(row.mean_latency_ms, '{:.1f} ms')}")
             lines.append(f"  mean output length: {_fmt(row.mean_output_length, '{:.1f} chars')}")
-            if not np.isnan(row.pass_rate):
+            if np.isnan(row.pass_rate):
+                continue
+            if np.isnan(row.pass_rate_ci_low):
+                lines.append(f"  pass rate: {row.pass_rate:.1%} (no interval: no per-case results)")
+            else:
+                cases = f"{row.n_cases} case{'' if row.n_cases == 1 else 's'}"
                 lines.append(
                     f"  pass rate: {row.pass_rate:.1%} ({level} CI "
-                    f"{row.pass_rate_ci_low:.1%}–{row.pass_rate_ci_high:.1%})"
+                    f"{row.pass_rate_ci_low:.1%}–{row.pass_rate_ci_high:.1%}, "
+                    f"cases as the unit: {cases})"
                 )
         return "\n".join(lines)
+
+    @staticmethod
+    def _verdict_lines(verdicts: pd.DataFrame) -> list[str]:
+        if not len(verdicts):
+            return []
+        lines = ["", "Verdicts (each candidate against the baseline, case by case):"]
+        lines += [f"  {statement}" for statement in verdicts["statement"]]
+        if not verdicts.attrs.get("declared", False):
+            lines.append(
+                "  No multiple-comparison correction is declared, so nothing is called "
+                "significant. Declare one before looking: Experiment(..., "
+                "comparisons={'correction': 'holm'}) or Comparator(comparisons=...)."
+            )
+        return lines
 
     @staticmethod
     def _run_of(results: Any) -> ExperimentRun | None:
@@ -883,3 +1003,8 @@ class Comparator:
 
 def _fmt(value: float, template: str) -> str:
     return "n/a" if value is None or np.isnan(value) else template.format(value)
+
+
+def _first(values: pd.Series) -> str:
+    known = values.dropna()
+    return str(known.iloc[0]) if len(known) else "no attempt"

@@ -265,16 +265,125 @@ def test_comparator_frame_and_summary():
     assert quiet["mean_output_length"] == pytest.approx(expected_len)
     # every evaluated attempt counts, the input without checks passing (as analyze counts)
     assert quiet["pass_rate"] == pytest.approx(6 / 9)
+    assert quiet["n_cases"] == 3 and quiet["ci_method"] == "beta_binomial (cases as the unit)"
+    # Cases are the unit: three cases, each passing or failing in all three trials, are
+    # far less evidence than nine independent attempts (the pooled Wilson interval).
     low, high = proportion_confint(6, 9, alpha=0.05, method="wilson")
-    assert (quiet["pass_rate_ci_low"], quiet["pass_rate_ci_high"]) == pytest.approx((low, high))
+    assert quiet["pass_rate_ci_low"] < low and quiet["pass_rate_ci_high"] > high
     assert frame.set_index("variant").loc["loud", "pass_rate"] == 1.0
     text = Comparator().summary(result)
     assert "quiet (baseline)" in text and "Hypothesis: Shouting helps nobody." in text
-    assert "pass rate: 66.7% (95% CI" in text
+    assert "pass rate: 66.7% (95% CI" in text and "cases as the unit: 3 cases)" in text
+    assert f"{low:.1%}–{high:.1%}" not in text
     assert "1 of 3 input(s) have no checks" in text
-    # The same frame from the per-variant results alone.
+    # The same pass rates from the per-variant results alone, without an interval: they
+    # carry no case ids.
     again = Comparator().compare(result.variant_results)
     assert again["pass_rate"].tolist() == frame["pass_rate"].tolist()
+    assert again["pass_rate_ci_low"].isna().all() and again["n_cases"].tolist() == [0, 0]
+    assert "no interval: no per-case results" in Comparator().summary(result.variant_results)
+
+
+class CaseBound:
+    """Passes a case when its number is below the variant's cut: every trial alike."""
+
+    def __init__(self, variant: Variant) -> None:
+        self.cut = int(variant.parameters["cut"])
+
+    def run(self, text):
+        number = int(text.split()[-1])
+        return f"refund {number}" if number < self.cut else f"sorry {number}"
+
+
+def _case_bound(**kwargs) -> Experiment:
+    return Experiment(
+        name="cut",
+        variants=[
+            Variant(name="base", parameters={"cut": 2}),
+            Variant(name="wide", parameters={"cut": 7}),
+        ],
+        dataset=[{"input": f"order {i}", "expected_contains": ["refund"]} for i in range(8)],
+        **kwargs,
+    )
+
+
+def test_comparator_interval_is_the_case_level_one():
+    from agenticlens_frames.stats_paired import beta_binomial_interval
+
+    result = run(_case_bound(), CaseBound, trials=3, progress=False)
+    frame = Comparator(confidence_level=0.9).compare(result).set_index("variant")
+    att = result.run.attempts
+    for variant, passing in (("base", 2), ("wide", 7)):
+        rows = att[att["variant_id"].astype(str) == variant]
+        # per-case counts by a plain groupby of the attempts, not through the package
+        per_case = rows.groupby(rows["case_id"].astype(str))["passed"].agg(["sum", "count"])
+        assert per_case["sum"].tolist() == [3] * passing + [0] * (8 - passing)
+        expected = beta_binomial_interval(per_case["sum"], per_case["count"], 0.9)
+        got = frame.loc[variant]
+        assert got["pass_rate"] == pytest.approx(passing / 8)
+        assert (got["pass_rate_ci_low"], got["pass_rate_ci_high"]) == pytest.approx(
+            (expected.ci_low, expected.ci_high)
+        )
+        assert got["n_cases"] == 8
+        # wider than the pooled interval over 24 "independent" attempts
+        low, high = proportion_confint(3 * passing, 24, alpha=0.1, method="wilson")
+        assert got["pass_rate_ci_high"] - got["pass_rate_ci_low"] > high - low
+
+
+def test_comparator_summary_leads_with_the_declared_verdicts():
+    from scipy import stats
+
+    result = run(
+        _case_bound(comparisons={"correction": "holm"}), CaseBound, trials=3, progress=False
+    )
+    text = Comparator().summary(result)
+    # per case, wide − base: cases 2..6 gain a pass, the rest are equal
+    differences = np.array([0, 0, 1, 1, 1, 1, 1, 0], dtype=float)
+    p = stats.ttest_1samp(differences, 0.0).pvalue
+    assert p < 0.05 / 3  # better even after Holm over every dimension of the family
+    verdicts = text.index("Verdicts (each candidate against the baseline, case by case):")
+    assert verdicts < text.index("base (baseline)")
+    quality = next(line for line in text.splitlines() if "quality (passed)" in line)
+    assert quality.strip().startswith(
+        f"wide vs base, quality (passed): +{differences.mean():.1%}".replace("%", " pp")
+    )
+    assert "Holm-adjusted p" in quality and quality.endswith(": better")
+    assert "no correction is declared" not in text
+    # The comparator's own declaration wins over the experiment's.
+    bonferroni = Comparator(comparisons={"correction": "bonferroni"}).summary(result)
+    assert "Bonferroni-adjusted p" in bonferroni
+
+
+def test_comparator_summary_without_a_declared_correction_judges_nothing():
+    result = run(_case_bound(), CaseBound, trials=2, progress=False)
+    comparator = Comparator()
+    text = comparator.summary(result)
+    assert "(95% per-comparison interval); not judged: no correction declared" in text
+    assert "comparisons={'correction': 'holm'}" in text
+    assert ": better" not in text and "significant." in text
+    verdicts = comparator.verdicts(result)
+    assert verdicts["verdict"].tolist() == ["not judged"]
+    assert verdicts["significant"].isna().all()
+
+
+def test_comparator_and_experiment_refuse_bad_comparisons_before_any_call():
+    calls = []
+
+    def factory(variant):
+        calls.append(variant.name)
+        return str.upper
+
+    with pytest.raises(InputError, match=r"comparisons.*correction") as info:
+        run(_case_bound(comparisons={"correction": "holmes"}), factory, progress=False)
+    assert "holm" in str(info.value) and calls == []
+    with pytest.raises(InputError, match="comparisons must be a mapping"):
+        run(_case_bound(comparisons="holm"), factory, progress=False)
+    with pytest.raises(InputError, match="comparisons must be a mapping"):
+        Comparator(comparisons="holm")
+    with pytest.raises(InputError, match="correction"):
+        Comparator(comparisons={"alpha": 0.05})
+    with pytest.raises(InputError, match="confidence level"):
+        Comparator(confidence_level=95)
 
 
 def test_comparator_without_expectations_says_what_its_pass_rate_counts():
