@@ -60,12 +60,14 @@ __all__ = [
     "CORRECTIONS",
     "CORRECTION_CONTROLS",
     "PAIRED_METHODS",
+    "GroupIntervals",
     "MeanInterval",
     "PairedResult",
     "VarianceComponents",
     "adjust_p_values",
     "beta_binomial_bounds",
     "beta_binomial_interval",
+    "beta_binomial_intervals",
     "bonett_price_interval",
     "case_bootstrap",
     "cluster_robust_interval",
@@ -734,25 +736,94 @@ def beta_binomial_interval(
     k = _as_whole(attempts, "attempts")
     if c.shape != k.shape:
         raise ValueError("passes and attempts must have one entry per case")
+    if len(k) == 0 or not np.any(k > 0):
+        return _estimate_only(math.nan, 0)
+    r = beta_binomial_intervals(c, k, np.zeros(len(k), dtype=np.int64), 1, confidence_level)
+    return MeanInterval(
+        float(r.estimate[0]), float(r.sd[0]), math.nan, float(r.low[0]), float(r.high[0]),
+        int(r.n_cases[0]),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GroupIntervals:
+    """Per group, :func:`beta_binomial_intervals`' results (arrays of one length)."""
+
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    sd: np.ndarray
+    n_cases: np.ndarray
+
+
+def beta_binomial_intervals(
+    passes: ArrayLike,
+    attempts: ArrayLike,
+    groups: ArrayLike,
+    n_groups: int,
+    confidence_level: float = 0.95,
+) -> GroupIntervals:
+    """:func:`beta_binomial_interval` for many variants at once, one call of the model.
+
+    Parameters
+    ----------
+    passes, attempts
+        Per case: passes and evaluated attempts (cases with no attempt are ignored).
+    groups
+        Per case, its group (a variant, a run's variant) as an integer in
+        ``[0, n_groups)``.
+    n_groups
+        How many groups; a group without any attempt gets NaN bounds.
+    confidence_level
+        Strictly between 0 and 1.
+
+    Returns
+    -------
+    GroupIntervals
+        Per group: ``estimate`` S/N, ``low``/``high`` (the posterior interval widened to
+        hold the estimate, exactly 0 / 1 when nothing / everything passed), ``sd`` the
+        posterior SD, ``n_cases`` the cases with an attempt.
+
+    Examples
+    --------
+    >>> r = beta_binomial_intervals([3, 3, 0, 3, 1], [3, 3, 3, 3, 3], [0, 0, 0, 1, 1], 3)
+    >>> r.estimate.round(3).tolist(), r.n_cases.tolist()
+    ([0.667, 0.667, nan], [3, 2, 0])
+    >>> bool(r.low[0] == beta_binomial_interval([3, 3, 0], [3, 3, 3]).ci_low)
+    True
+    """
+    c = _as_whole(passes, "passes")
+    k = _as_whole(attempts, "attempts")
+    g = np.asarray(groups, dtype=np.int64).ravel()
+    if not (c.shape == k.shape == g.shape):
+        raise ValueError("passes, attempts and groups must have one entry per case")
+    if len(g) and (g.min() < 0 or g.max() >= n_groups):
+        raise ValueError("groups must lie in [0, n_groups)")
     keep = k > 0
-    c, k = c[keep], k[keep]
+    c, k, g = c[keep], k[keep], g[keep]
     if np.any(c > k):
         raise ValueError("passes must not exceed attempts")
-    if len(k) == 0:
-        return _estimate_only(math.nan, 0)
-    # The distinct (passes, attempts) pairs in lexicographic order, with their counts: one
-    # integer key per pair (attempts vary fastest) instead of np.unique over rows.
-    width = int(k.max()) + 1
-    keys, counts = np.unique(c * width + k, return_counts=True)
-    pairs = np.stack([keys // width, keys % width], axis=1)
-    low, high, sd = beta_binomial_bounds(
-        counts[None, :], pairs[:, 0], pairs[:, 1], confidence_level
-    )
-    total, passed = int(k.sum()), int(c.sum())
-    estimate = passed / total
-    lo = 0.0 if passed == 0 else min(float(low[0]), estimate)
-    hi = 1.0 if passed == total else max(float(high[0]), estimate)
-    return MeanInterval(estimate, float(sd[0]), math.nan, lo, hi, len(k))
+    n_cases = np.bincount(g, minlength=n_groups).astype(np.int64)
+    total = np.bincount(g, weights=k, minlength=n_groups)
+    passed = np.bincount(g, weights=c, minlength=n_groups)
+    nan = np.full(n_groups, np.nan)
+    estimate, low, high, sd = nan.copy(), nan.copy(), nan.copy(), nan.copy()
+    seen = np.flatnonzero(n_cases > 0)
+    if len(seen):
+        # The distinct (passes, attempts) pairs in lexicographic order (one integer key
+        # per pair, attempts varying fastest), and per group how many cases have each:
+        # the likelihood depends on the cases only through these counts.
+        width = int(k.max()) + 1
+        keys, code = np.unique(c * width + k, return_inverse=True)
+        pairs = np.stack([keys // width, keys % width], axis=1)
+        counts = np.bincount(g * len(keys) + code.ravel(), minlength=n_groups * len(keys))
+        weights = counts.reshape(n_groups, len(keys))[seen]
+        lo, hi, spread = beta_binomial_bounds(weights, pairs[:, 0], pairs[:, 1], confidence_level)
+        est = passed[seen] / total[seen]
+        estimate[seen], sd[seen] = est, spread
+        low[seen] = np.where(passed[seen] == 0, 0.0, np.minimum(lo, est))
+        high[seen] = np.where(passed[seen] == total[seen], 1.0, np.maximum(hi, est))
+    return GroupIntervals(estimate, low, high, sd, n_cases)
 
 
 def _as_whole(values: ArrayLike, name: str) -> np.ndarray:

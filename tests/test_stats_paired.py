@@ -584,3 +584,28 @@ def test_mde_is_zero_when_the_test_rejects_at_least_as_often_as_the_power_asked(
     assert at_zero == pytest.approx(alpha) and at_zero >= power
     assert sp.paired_mde(sd, n, alpha, power) == 0.0
     assert sp.paired_mde(sd, n, 0.05, 0.8) > 0  # the usual case unchanged
+
+
+def test_grouped_beta_binomial_intervals_match_one_call_per_group() -> None:
+    # Groups with different sets of (passes, attempts) pairs, an empty group, cases
+    # without attempts, and a group where everything passed (upper bound exactly 1).
+    rng = np.random.default_rng(7)
+    parts = []
+    for group, (n, rate) in enumerate([(12, 0.3), (0, 0.5), (30, 0.8), (5, 1.0), (9, 0.0)]):
+        k = rng.integers(0, 5, size=n)
+        parts.append((np.full(n, group), rng.binomial(k, rate), k))
+    groups, passes, attempts = (np.concatenate(p) for p in zip(*parts, strict=True))
+    got = sp.beta_binomial_intervals(passes, attempts, groups, 5, 0.9)
+    for group, (_, c, k) in enumerate(parts):
+        one = sp.beta_binomial_interval(c, k, 0.9)
+        mine = (got.estimate[group], got.low[group], got.high[group], got.sd[group])
+        np.testing.assert_allclose(
+            mine, (one.estimate, one.ci_low, one.ci_high, one.standard_error), rtol=1e-9
+        )
+        assert got.n_cases[group] == int(np.sum(k > 0))
+        if np.any(k > 0):
+            assert got.estimate[group] == pytest.approx(c.sum() / k.sum(), rel=1e-15)
+    assert np.isnan(got.low[1]) and got.n_cases[1] == 0
+    assert got.high[3] == 1.0 and got.low[4] == 0.0
+    with pytest.raises(ValueError, match="groups"):
+        sp.beta_binomial_intervals([1], [2], [5], 5)

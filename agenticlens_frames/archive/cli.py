@@ -396,14 +396,33 @@ def archive_summarize(
         return
     console = Console(highlight=False)
     vs = result.variant_summary
+    shown = vs.head(limit)
+    # The interval printed is the case-level one, computed for the printed rows only (the
+    # model is fitted per variant); the pooled Wilson columns stay in the written frames.
+    if out is not None:  # already built for the files, for every row
+        intervals = result.case_level_intervals.head(limit).to_dict("records")
+    else:
+        from .results import case_level_intervals
+
+        intervals = case_level_intervals(
+            result.stats, shown, confidence_level=result.confidence_level
+        ).to_dict("records")
     ks = list(result.pass_k)
+    level = f"{100 * result.confidence_level:g}%"
     table = Table(
         title=_safe(
             f"{len(vs)} variant(s) in {sl.n_runs} run(s) — {sl.filter.describe() or 'all'}"
         ),
         title_justify="left",
+        caption=(
+            f"case pass rate: AgenticLens's (an attempt of a failed trial counts as a "
+            f"failure); {level} CI: beta-binomial with cases as the unit — attempts at one "
+            "case are not independent (the written variant_summary's case_pass_rate_ci_* "
+            "pool them; case_level_intervals holds these)."
+        ),
+        caption_justify="left",
     )
-    for name in ("experiment", "run", "variant", "factors", "case pass rate", "95% CI"):
+    for name in ("experiment", "run", "variant", "factors", "case pass rate", f"{level} CI"):
         table.add_column(name)
     for k in ks:
         table.add_column(f"pass@{k}", justify="right")
@@ -412,8 +431,8 @@ def archive_summarize(
     factors = [c for c in vs.columns if c.startswith("factor_")]
     # Records, not itertuples: factor columns named "factor_my-factor" or with spaces are
     # not identifiers, and itertuples would rename them.
-    for data in vs.head(limit).to_dict("records"):
-        shown = ", ".join(
+    for data, interval in zip(shown.to_dict("records"), intervals, strict=True):
+        levels = ", ".join(
             f"{c.removeprefix('factor_')}={data[c]}" for c in factors if _present(data[c])
         )
         table.add_row(
@@ -421,11 +440,9 @@ def archive_summarize(
                 str(data["experiment_id"]),
                 str(data["run_id"])[:8],
                 str(data["variant_id"]) + (" *" if data["is_baseline"] else ""),
-                shown,
+                levels,
                 _fmt(data["case_pass_rate"], "%"),
-                _fmt(data["case_pass_rate_ci_low"], "%")
-                + "–"
-                + _fmt(data["case_pass_rate_ci_high"], "%"),
+                _fmt(interval["ci_low"], "%") + "–" + _fmt(interval["ci_high"], "%"),
                 *(_fmt(data[f"pass_at_{k}"]) for k in ks),
                 _fmt(data["average_latency_ms_mean"], "ms"),
                 _fmt(data["total_cost_usd_mean"], "$"),
@@ -437,8 +454,25 @@ def archive_summarize(
         console.print(Text(f"… {len(vs) - limit} more (write them all with --out)"))
     fl = result.factor_levels
     if len(fl):
-        levels = Table(title="Factor levels (raw means over variants)", title_justify="left")
-        for name in ("factor", "value", "variants", "runs", "pass rate", "pooled case pass rate"):
+        levels = Table(
+            title="Factor levels (raw means over variants)",
+            title_justify="left",
+            caption=(
+                "pass rate: mean of the variants' per-trial pass rates (confounded unless the "
+                "design is factorial). Pooled: every attempt of the level's variants, with a "
+                f"{level} Wilson interval that treats attempts as independent — too narrow, "
+                "not a test."
+            ),
+            caption_justify="left",
+        )
+        for name in (
+            "factor",
+            "value",
+            "variants",
+            "runs",
+            "pass rate",
+            "pooled case pass rate (attempts as independent)",
+        ):
             levels.add_column(name)
         for row in fl.itertuples(index=False):
             levels.add_row(

@@ -37,6 +37,7 @@ from .sufficient import RunLayout, SufficientStats
 __all__ = [
     "ArchiveAnalysis",
     "analyze_stats",
+    "case_level_intervals",
     "case_matrix",
     "compare_to_baseline",
     "factor_levels",
@@ -687,6 +688,80 @@ def _case_changes(
 # --------------------------------------------------------------------------- factors
 
 
+def case_level_intervals(
+    st: SufficientStats,
+    variant_info: pd.DataFrame,
+    *,
+    confidence_level: float = 0.95,
+) -> pd.DataFrame:
+    """Per (run, variant) of ``variant_info``: the case pass rate with cases as the unit.
+
+    The interval the single-experiment reports lead with
+    (:func:`~agenticlens_frames.stats_paired.beta_binomial_interval`, the recommended
+    method of :func:`~agenticlens_frames.case_level_summary`), computed from each
+    case's passes and attempts for every variant in one call. The estimate is
+    ``case_pass_rate`` of :func:`variant_summary` (AgenticLens's: an attempt of a failed
+    trial counts as a failure); unlike that frame's pooled Wilson interval, attempts at
+    one case are not taken as independent, so the interval is as wide as the cases
+    allow.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``experiment_id, run_id, variant_id, case_pass_rate, ci_low, ci_high,
+        standard_error, n_cases, n_attempts, method, confidence_level``, in the order
+        of ``variant_info``.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.testing import example_archive
+    >>> archive = example_archive()
+    >>> st = archive.all().stats("numpy")
+    >>> ci = case_level_intervals(st, archive.all().variant_info())
+    >>> ci[["variant_id", "case_pass_rate", "ci_low", "ci_high", "n_cases"]].round(3).head(2)
+        variant_id  case_pass_rate  ci_low  ci_high  n_cases
+    0     baseline           0.714   0.569    0.819       14
+    1  model-large           0.743   0.563    0.847       14
+    """
+    from ..stats_paired import beta_binomial_intervals  # lazily: scipy.special
+
+    check_proportion(confidence_level, "confidence level", location="confidence_level")
+    offsets, size = _slots(st.layout)
+    run_index = {r: i for i, r in enumerate(st.layout.run_ids)}
+    info = variant_info.reset_index(drop=True)
+    info_slot = (
+        offsets[[run_index[r] for r in info["run_id"].astype(str)]]
+        + info["variant_position"].to_numpy(np.int64)
+        if len(info)
+        else np.zeros(0, np.int64)
+    )
+    cases = st.cases
+    attempts = cases["attempts"].to_numpy(np.int64)
+    r = beta_binomial_intervals(
+        cases["passes"].to_numpy(np.int64),
+        attempts,
+        _slot_of(cases, offsets),
+        size,
+        confidence_level,
+    )
+    total = np.bincount(_slot_of(cases, offsets), weights=attempts, minlength=size)
+    frame = pd.DataFrame(
+        {
+            **{column: info[column].astype(str).to_numpy(dtype=object) for column in _KEYS},
+            "case_pass_rate": r.estimate[info_slot],
+            "ci_low": r.low[info_slot],
+            "ci_high": r.high[info_slot],
+            "standard_error": r.sd[info_slot],
+            "n_cases": r.n_cases[info_slot],
+            "n_attempts": total.astype(np.int64)[info_slot],
+            "method": "beta_binomial",
+            "confidence_level": confidence_level,
+        }
+    )
+    frame.attrs["confidence_level"] = confidence_level
+    return frame
+
+
 def factor_levels(
     summary: pd.DataFrame, *, by: Sequence[str] = (), pass_k: Sequence[int] | None = None
 ) -> pd.DataFrame:
@@ -801,8 +876,11 @@ class ArchiveAnalysis:
         The engine's sufficient statistics.
     runs
         The catalog rows of the runs involved.
-    case_matrix, trial_summary, variant_summary, comparisons, factor_levels
+    case_matrix, trial_summary, variant_summary, comparisons, factor_levels,
+    case_level_intervals
         Result frames (see the functions of the same names in this module).
+        ``variant_summary``'s ``case_pass_rate_ci_*`` pool attempts as AgenticLens does;
+        ``case_level_intervals`` holds the interval to read, with cases as the unit.
     """
 
     stats: SufficientStats
@@ -817,6 +895,7 @@ class ArchiveAnalysis:
     latency_missing: LatencyPolicy
     info: dict[str, Any] = field(default_factory=dict)
     _case_matrix: pd.DataFrame | None = field(default=None, repr=False)
+    _case_level: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
     def case_matrix(self) -> pd.DataFrame:
@@ -826,12 +905,23 @@ class ArchiveAnalysis:
             self._case_matrix = case_matrix(self.stats, self.pass_k)
         return self._case_matrix
 
+    @property
+    def case_level_intervals(self) -> pd.DataFrame:
+        """:func:`case_level_intervals` of the variants in ``variant_summary``, built on
+        first use and kept (the model is fitted per variant: about 0.3 ms each)."""
+        if self._case_level is None:
+            self._case_level = case_level_intervals(
+                self.stats, self.variant_summary, confidence_level=self.confidence_level
+            )
+        return self._case_level
+
     def frames(self) -> dict[str, pd.DataFrame]:
         """The result frames by name."""
         return {
             "case_matrix": self.case_matrix,
             "trial_summary": self.trial_summary,
             "variant_summary": self.variant_summary,
+            "case_level_intervals": self.case_level_intervals,
             "comparisons": self.comparisons,
             "factor_levels": self.factor_levels,
         }
@@ -890,7 +980,8 @@ def analyze_stats(
     >>> st = archive.all().stats("numpy")
     >>> result = analyze_stats(st, archive.all().variant_info(), pass_k=[1, 3])
     >>> sorted(result.frames())
-    ['case_matrix', 'comparisons', 'factor_levels', 'trial_summary', 'variant_summary']
+    ['case_level_intervals', 'case_matrix', 'comparisons', 'factor_levels', 'trial_summary', \
+'variant_summary']
     """
     if not regression_threshold >= 0:
         raise InputError(

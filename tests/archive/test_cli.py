@@ -102,6 +102,39 @@ def test_summarize_writes_every_frame(cli_archive: Path, tmp_path: Path):
     assert (out / "comparisons.csv").exists() and (out / "runs.csv").exists()
 
 
+def test_summarize_prints_the_case_level_interval_at_the_chosen_level(
+    cli_archive: Path, tmp_path: Path
+):
+    """The variant table's interval treats cases as the unit, at --confidence-level; the
+    pooled Wilson interval (attempts as independent) is only in the written frames."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from agenticlens_frames.stats_paired import beta_binomial_interval
+
+    out = tmp_path / "frames"
+    args = ["summarize", str(cli_archive), "--experiment", "support-agent-upgrade@1"]
+    result = invoke(*args, "--confidence-level", "0.9", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "90% CI" in result.output and "95% CI" not in result.output
+    assert "beta-binomial with cases as the unit" in result.output
+    (folder,) = Path(cli_archive).glob("experiment=support-agent-upgrade@1/run=*")
+    attempts = pd.read_parquet(folder / "attempts.parquet")
+    for variant in ("baseline", "prompt-v2"):
+        rows = attempts[attempts["variant_id"].astype(str) == variant]
+        by_case = rows.groupby(rows["case_id"].astype(str))["passed"]
+        passes = by_case.agg(lambda s: sum(x is True for x in s.tolist()))
+        case_level = beta_binomial_interval(passes, by_case.size(), 0.9)
+        shown = f"{case_level.ci_low:.1%}–{case_level.ci_high:.1%}"
+        line = next(line for line in result.output.splitlines() if f" {variant} " in line)
+        assert shown in line
+        low, high = proportion_confint(int(passes.sum()), len(rows), alpha=0.1, method="wilson")
+        assert f"{low:.1%}–{high:.1%}" not in result.output
+    written = pd.read_parquet(out / "case_level_intervals.parquet")
+    assert written["method"].eq("beta_binomial").all() and len(written) == 5
+    default = invoke(*args)
+    assert "95% CI" in default.output and "90% CI" not in default.output
+
+
 def test_slice_writes_rows_for_ci(cli_archive: Path, tmp_path: Path):
     out = tmp_path / "slice"
     result = invoke(

@@ -144,10 +144,66 @@ def test_variant_summary_spans_runs_with_run_keys(shared_archive: Archive):
         "case_matrix",
         "trial_summary",
         "variant_summary",
+        "case_level_intervals",
         "comparisons",
         "factor_levels",
     ]
     assert "ArchiveAnalysis(engine='numpy'" in repr(result)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb", "pandas"])
+def test_case_level_intervals_match_the_single_experiment_headline(
+    shared_archive: Archive, runs: dict[str, ExperimentRun], engine: str
+):
+    """The interval `archive summarize` prints is the one `experiment run` leads with, on
+    the same cases; a failed trial's attempts count as failures, as the archive's case pass
+    rate counts them (then it is the same model on per-case counts taken by hand)."""
+    from agenticlens_frames import case_level_summary
+    from agenticlens_frames.paired.verdicts import headline_pass_rates
+    from agenticlens_frames.stats_paired import beta_binomial_interval
+
+    support = runs["support"]
+    result = shared_archive.all().analyze(engine, confidence_level=0.9)
+    got = result.case_level_intervals
+    assert result.case_level_intervals is got  # kept
+    assert len(got) == len(result.variant_summary)
+    assert got["method"].eq("beta_binomial").all() and got["confidence_level"].eq(0.9).all()
+    np.testing.assert_allclose(
+        got["case_pass_rate"], result.variant_summary["case_pass_rate"], rtol=1e-12
+    )
+    mine = got[got["experiment_id"] == support.experiment_id].set_index("variant_id")
+    headline = headline_pass_rates(case_level_summary(support, confidence_level=0.9))
+    headline = headline.set_index(headline["variant_id"].astype(str))
+    att = support.attempts
+    for variant in support.manifest.variant_ids:
+        row = mine.loc[variant]
+        rows = att[att["variant_id"].astype(str) == variant]
+        failed = (rows["status"].astype(str) == "trial_failed").any()
+        if not failed:  # then both count the same attempts
+            assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+                (headline.loc[variant, "ci_low"], headline.loc[variant, "ci_high"]), rel=1e-12
+            )
+        passes = rows.groupby(rows["case_id"].astype(str))["passed"].agg(
+            lambda s: sum(bool(x) for x in s)
+        )
+        attempts = rows.groupby(rows["case_id"].astype(str)).size()
+        expected = beta_binomial_interval(passes, attempts.loc[passes.index], 0.9)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+            (expected.ci_low, expected.ci_high), rel=1e-12
+        )
+        assert row["n_cases"] == len(passes) and row["n_attempts"] == len(rows)
+        # wider than the pooled Wilson interval of the same attempts
+        vs = result.variant_summary
+        same = vs["experiment_id"].astype(str) == support.experiment_id
+        pooled = vs[same & (vs["variant_id"] == variant)].iloc[0]
+        assert row["ci_high"] - row["ci_low"] > (
+            pooled["case_pass_rate_ci_high"] - pooled["case_pass_rate_ci_low"]
+        )
+    assert mine.index.tolist() == list(support.manifest.variant_ids)
+    assert any(
+        (att[att["variant_id"].astype(str) == v]["status"].astype(str) == "trial_failed").any()
+        for v in support.manifest.variant_ids
+    )  # the failed-trial branch above ran
 
 
 def test_analysis_frames_write_to_parquet(shared_archive: Archive, tmp_path):
