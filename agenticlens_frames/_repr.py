@@ -142,9 +142,11 @@ def run_repr_html(run: ExperimentRun) -> str:
     )
 
 
-def analysis_repr_html(a: ExperimentAnalysis) -> str:
-    """HTML summary of an :class:`~agenticlens_frames.analysis.ExperimentAnalysis`:
-    the variant table, the comparisons with the baseline and the warnings.
+def analysis_repr_html(a: ExperimentAnalysis, headline: pd.DataFrame | None = None) -> str:
+    """HTML summary of an :class:`~agenticlens_frames.analysis.ExperimentAnalysis`: the
+    verdicts, the variant table led by ``headline`` (the case-level pass rates of
+    :func:`~agenticlens_frames.paired.verdicts.headline_pass_rates`, when there are any),
+    then AgenticLens's pooled numbers and comparisons, labelled as such, and the warnings.
 
     Examples
     --------
@@ -174,17 +176,60 @@ def analysis_repr_html(a: ExperimentAnalysis) -> str:
         note = verdicts.attrs.get("missing") or verdicts.attrs.get("how_to_declare")
         if note:
             lead += f"<div class='muted'>{_e(note)}</div>"
+    # The pass rate to read leads the variant table: the case-level interval (cases as the
+    # unit) when the analysis has one; AgenticLens's pooled Wilson interval goes to the
+    # labelled compatibility section (a saved AgenticLens report has only that one).
+    lead_rates = {} if headline is None else {str(r["variant_id"]): r for r in
+                                               headline.to_dict("records")}  # fmt: skip
+    level = f"{a.confidence_level:.0%}"
+
+    def pass_rate(v: dict[str, Any]) -> str:
+        h = lead_rates.get(str(v["variant_id"]))
+        if h is None:
+            return (
+                f"{_pct(v['case_pass_rate'])} <span class='muted'>"
+                f"[{_pct(v['case_pass_rate_ci_low'])}, {_pct(v['case_pass_rate_ci_high'])}]"
+                "</span> †"
+            )
+        return (
+            f"{_pct(h['estimate'])} <span class='muted'>[{_pct(h['ci_low'])}, "
+            f"{_pct(h['ci_high'])}]</span>"
+        )
+
     rows = "".join(
         f"<tr><td><b>{_e(v['variant_id'])}</b>{' (baseline)' if v['is_baseline'] else ''}"
         f"{' · Pareto' if v['pareto_optimal'] else ''}</td>"
-        f"<td>{_pct(v['case_pass_rate'])} <span class='muted'>"
-        f"[{_pct(v['case_pass_rate_ci_low'])}, {_pct(v['case_pass_rate_ci_high'])}]</span></td>"
+        f"<td>{pass_rate(v)}</td>"
         f"<td>{_num(v['average_score_mean'], '.3f')}</td>"
         f"<td>{_num(v['average_latency_ms_mean'], ',.1f')} ms</td>"
         f"<td>{_num(v['total_cost_usd_mean'], '.4f')}</td>"
         f"<td>{_pct(v['trial_success_rate'])}</td><td>{int(v['n_flaky_cases'])}</td></tr>"
         for v in a.variants.to_dict("records")
     )
+    if lead_rates:
+        rate_head = f"pass rate [{level} CI, cases as the unit]"
+        rate_note = (
+            "Pass rate: mean over the evaluated attempts; its interval treats the case as the "
+            "unit. Reliability: share of trials in which every case passed."
+        )
+        pooled = "".join(
+            f"<tr><td>{_e(v['variant_id'])}</td><td>{_pct(v['case_pass_rate'])} "
+            f"<span class='muted'>[{_pct(v['case_pass_rate_ci_low'])}, "
+            f"{_pct(v['case_pass_rate_ci_high'])}]</span></td></tr>"
+            for v in a.variants.to_dict("records")
+        )
+        pooled = (
+            "<table><tr><th>variant</th><th>case pass rate [pooled Wilson]</th></tr>"
+            f"{pooled}</table>"
+        )
+    else:
+        rate_head = "case pass rate [pooled Wilson] †"
+        rate_note = (
+            "† AgenticLens's case pass rate with a pooled Wilson interval that treats "
+            "attempts as independent (no case-level numbers here). Reliability: share of "
+            "trials in which every case passed."
+        )
+        pooled = ""
     comps = ""
     if len(a.comparisons):
         items = []
@@ -202,18 +247,22 @@ def analysis_repr_html(a: ExperimentAnalysis) -> str:
         )
     warnings = "".join(f"<li>{_e(w)}</li>" for w in a.warnings)
     source = "saved report" if a.run is None else "tidy tables"
+    compatible = (
+        "<div class='muted'>AgenticLens-compatible numbers (attempts treated as independent; "
+        f"not a verdict).</div>{pooled}{comps}"
+        if pooled or comps
+        else ""
+    )
     return _wrap(
         f"<b>ExperimentAnalysis</b> {_e(info.get('experiment_name'))} "
         f"{_e(info.get('experiment_version'))} · suite {_e(info.get('suite_name'))} "
         f"{_e(info.get('suite_version'))}<div class='muted'>{info.get('trial_count')} trials "
         f"per variant · confidence {a.confidence_level:.0%} · from {source}</div>"
-        f"{lead}<div class='muted'>AgenticLens-compatible numbers (attempts treated as "
-        "independent; not a verdict). Reliability: share of trials in which every case "
-        "passed.</div>"
-        "<table><tr><th>variant</th><th>case pass rate [pooled Wilson]</th><th>score</th>"
+        f"{lead}"
+        f"<table><tr><th>variant</th><th>{rate_head}</th><th>score</th>"
         "<th>latency</th><th>cost / trial</th><th>reliability</th><th>flaky</th></tr>"
-        f"{rows}</table>"
-        f"{comps}" + (f"<ul class='muted'>{warnings}</ul>" if warnings else "")
+        f"{rows}</table><div class='muted'>{rate_note}</div>"
+        f"{compatible}" + (f"<ul class='muted'>{warnings}</ul>" if warnings else "")
     )
 
 

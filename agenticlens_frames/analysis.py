@@ -824,8 +824,10 @@ class ExperimentAnalysis:
 
     def _repr_html_(self) -> str:
         from ._repr import analysis_repr_html
+        from .paired.verdicts import headline_pass_rates
 
-        return analysis_repr_html(self)
+        headline = headline_pass_rates((self.paired_frames or {}).get("case_level_summary"))
+        return analysis_repr_html(self, headline if len(headline) else None)
 
 
 def analyze(

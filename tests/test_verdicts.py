@@ -276,6 +276,24 @@ def test_the_notebook_display_leads_with_the_verdicts(run: ExperimentRun) -> Non
     assert "class='good'" not in page[compat:] and "class='bad'" not in page[compat:]
 
 
+def test_the_notebook_display_leads_with_the_case_level_pass_rates(run: ExperimentRun) -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    from agenticlens_frames.stats_paired import beta_binomial_interval
+
+    page = analyze(run)._repr_html_()
+    compat = page.index("AgenticLens-compatible numbers")
+    assert "pass rate [95% CI, cases as the unit]" in page[:compat]
+    att = run.attempts[run.attempts["variant_id"].astype(str) == "baseline"]
+    by_case = att.groupby(att["case_id"].astype(str))["passed"]
+    passes = by_case.agg(lambda s: sum(x is True for x in s.tolist()))
+    case_level = beta_binomial_interval(passes, by_case.size())
+    assert f"[{case_level.ci_low:.1%}, {case_level.ci_high:.1%}]" in page[:compat]
+    low, high = proportion_confint(int(passes.sum()), len(att), method="wilson")
+    pooled = f"[{low:.1%}, {high:.1%}]"
+    assert pooled not in page[:compat] and pooled in page[compat:]
+
+
 def test_parquet_results_include_the_verdicts(run: ExperimentRun, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

@@ -189,6 +189,13 @@ def test_reprs(run, analysis, saved) -> None:
     ids = re.findall(r"id='(alf-[0-9a-f]+)'", html_a)
     assert len(ids) == 1 and f"#{ids[0]}" in html_a  # scoped style
     assert analysis_repr(saved) == analysis_repr(analysis)
+    # Without case-level numbers (a report AgenticLens wrote) the pooled rate is all there
+    # is: shown, and marked as what it is.
+    from dataclasses import replace
+
+    bare = replace(analysis, paired_frames={})._repr_html_()
+    assert "case pass rate [pooled Wilson] †" in bare and "treats attempts as independent" in bare
+    assert "cases as the unit]" in analysis._repr_html_()
     assert analysis_repr(saved).startswith("ExperimentAnalysis('support-agent-upgrade@1'")
 
 
