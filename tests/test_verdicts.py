@@ -340,6 +340,22 @@ def test_a_report_written_by_agenticlens_says_it_has_no_verdicts(
     print_summary(loaded, console)
     text = console.export_text()
     assert NOT_IN_REPORT in text and "*" not in text
-    assert "65.7% [54%–76%] †" in text  # the package's pooled interval, marked as such
+    # The pass rates lead with their case-level interval, from the report's per-case
+    # counts: the numbers `experiment run` gives on the recorded files themselves.
+    from agenticlens_frames import case_level_summary, load_experiment
+    from agenticlens_frames.paired.verdicts import headline_pass_rates
+
+    ours = headline_pass_rates(
+        case_level_summary(load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml"))
+    )
+    theirs = headline_pass_rates(loaded.paired_frames["case_level_summary"])
+    assert theirs["variant_id"].astype(str).tolist() == ours["variant_id"].astype(str).tolist()
+    for column in ("estimate", "ci_low", "ci_high", "n_cases", "n_attempts"):
+        np.testing.assert_allclose(
+            theirs[column].astype(float), ours[column].astype(float), rtol=1e-12, err_msg=column
+        )
+    assert "82.1% [69%–90%]" in text  # retrieval-dense: its failed trial left out
+    assert "65.7% [54%–76%] †" not in text and "65.7% [54%–76%]" in text  # labelled section
     assert "(no correction declared)" not in text
-    assert "has no case-level verdicts" in render_html(loaded)
+    page = render_html(loaded)
+    assert "has no case-level verdicts" in page and "Pass rate</b> †" not in page

@@ -14,11 +14,41 @@ import numpy as np
 import pandas as pd
 
 from .. import stats, stats_paired
-from ..errors import InputError, check_count, check_number
+from ..errors import InputError, check_count, check_number, check_proportion
 from ..frames import ExperimentRun
 from .dimensions import BOUNDED_UNITS, Evaluation, cluster_labels, evaluation
 
-__all__ = ["case_labels", "case_level_summary", "noise_floor", "variance_decomposition"]
+__all__ = [
+    "SUMMARY_COLUMNS",
+    "case_labels",
+    "case_level_from_counts",
+    "case_level_summary",
+    "noise_floor",
+    "variance_decomposition",
+]
+
+#: The columns of :func:`case_level_summary`, in order.
+SUMMARY_COLUMNS = (
+    "variant_id",
+    "evaluator",
+    "estimand",
+    "k",
+    "method",
+    "estimate",
+    "standard_error",
+    "ci_low",
+    "ci_high",
+    "confidence_level",
+    "df",
+    "n_cases",
+    "n_attempts",
+    "n_clusters",
+    "design_effect",
+    "effective_n",
+    "note",
+    "recommended",
+    "zero_width",
+)
 
 
 def case_level_summary(
@@ -245,32 +275,95 @@ def case_level_summary(
                         design_effect=math.nan,
                         effective_n=math.nan,
                     )
-    columns = [
-        "variant_id",
-        "evaluator",
-        "estimand",
-        "k",
-        "method",
-        "estimate",
-        "standard_error",
-        "ci_low",
-        "ci_high",
-        "confidence_level",
-        "df",
-        "n_cases",
-        "n_attempts",
-        "n_clusters",
-        "design_effect",
-        "effective_n",
-        "note",
-        "recommended",
-        "zero_width",
-    ]
-    frame = pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
     frame["variant_id"] = pd.Categorical(frame["variant_id"], categories=ids)
     frame["k"] = frame["k"].astype("Int64")
     frame["recommended"] = frame["recommended"].astype(bool)
     frame["zero_width"] = frame["zero_width"].astype(bool)
+    return frame
+
+
+def case_level_from_counts(
+    cases: pd.DataFrame, trials: pd.DataFrame, *, confidence_level: float = 0.95
+) -> pd.DataFrame:
+    """The recommended pass-rate rows of :func:`case_level_summary` from per-case counts.
+
+    For a saved report that has the case matrix but no case-level block (one AgenticLens
+    0.10 wrote): per variant, the beta-binomial interval with cases as the unit over the
+    **evaluated** attempts — a case's attempts less the variant's failed trials, each of
+    which counts every case as a failed attempt in AgenticLens's matrix — so the numbers
+    are those :func:`case_level_summary` gives on the run itself.
+
+    Parameters
+    ----------
+    cases
+        ``variant_id, case_id, attempts, passes`` per (variant, case).
+    trials
+        ``variant_id, status`` per trial (``failed`` trials are taken out).
+    confidence_level
+        Strictly between 0 and 1.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`SUMMARY_COLUMNS`, one ``beta_binomial`` row per variant, ``recommended``.
+
+    Examples
+    --------
+    >>> cases = pd.DataFrame({"variant_id": ["a"] * 3 + ["b"] * 3,
+    ...                       "case_id": ["x", "y", "z"] * 2,
+    ...                       "attempts": [3] * 6, "passes": [3, 0, 3, 2, 1, 2]})
+    >>> trials = pd.DataFrame({"variant_id": ["a"] * 3 + ["b"] * 3,
+    ...                        "status": ["succeeded"] * 3 + ["succeeded"] * 2 + ["failed"]})
+    >>> s = case_level_from_counts(cases, trials)
+    >>> s[["variant_id", "estimate", "n_attempts"]].round(3).values.tolist()
+    [['a', 0.667, 9], ['b', 0.833, 6]]
+    """
+    check_proportion(confidence_level, "confidence level", location="confidence_level")
+    variant = cases["variant_id"]
+    ids = (
+        [str(v) for v in variant.cat.categories]
+        if isinstance(variant.dtype, pd.CategoricalDtype)
+        else list(dict.fromkeys(variant.astype(str)))
+    )
+    codes = pd.Categorical(variant.astype(str), categories=ids).codes.astype(np.int64)
+    failed_by_variant = (
+        trials.loc[trials["status"].astype(str) == "failed", "variant_id"]
+        .astype(str)
+        .value_counts()
+    )
+    failed = failed_by_variant.reindex(ids, fill_value=0).to_numpy(np.int64)
+    attempts = cases["attempts"].to_numpy(np.int64)
+    evaluated = np.maximum(attempts - failed[codes], 0)
+    r = stats_paired.beta_binomial_intervals(
+        cases["passes"].to_numpy(np.int64), evaluated, codes, len(ids), confidence_level
+    )
+    n_attempts = np.bincount(codes, weights=evaluated, minlength=len(ids)).astype(np.int64)
+    frame = pd.DataFrame(
+        {
+            "variant_id": pd.Categorical(ids, categories=ids),
+            "evaluator": "passed",
+            "estimand": "mean",
+            "k": pd.array([None] * len(ids), dtype="Int64"),
+            "method": "beta_binomial",
+            "estimate": r.estimate,
+            "standard_error": r.sd,
+            "ci_low": r.low,
+            "ci_high": r.high,
+            "confidence_level": confidence_level,
+            "df": math.nan,
+            "n_cases": r.n_cases,
+            "n_attempts": n_attempts,
+            "n_clusters": r.n_cases,
+            "design_effect": math.nan,
+            "effective_n": math.nan,
+            "note": "beta-binomial posterior interval, weak prior; cases are the units "
+            "(recommended); from the report's per-case counts",
+            "recommended": True,
+            "zero_width": False,
+        },
+        columns=list(SUMMARY_COLUMNS),
+    )
     return frame
 
 

@@ -412,7 +412,8 @@ def regressions(verdicts: pd.DataFrame) -> pd.DataFrame:
 NOT_IN_REPORT = (
     "This report has no case-level verdicts (it was not written by agenticlens_frames, or "
     "by an older version): run the experiment with `agenticlens-frames experiment run` to "
-    "get them. The numbers below treat attempts as independent."
+    "get them. The pass rates' intervals come from the report's per-case counts with "
+    "cases as the unit; AgenticLens's own numbers, labelled, treat attempts as independent."
 )
 
 

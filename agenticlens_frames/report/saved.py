@@ -204,6 +204,14 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
     summary = (data.get("case_level") or {}).get("summary")
     if summary:
         paired_frames["case_level_summary"] = pd.DataFrame(summary)
+    elif len(case_frame):
+        # A report without the block (AgenticLens wrote it) still has each case's counts:
+        # the pass rate is led by its interval with cases as the unit, as ours is.
+        from ..paired.case_level import case_level_from_counts
+
+        paired_frames["case_level_summary"] = case_level_from_counts(
+            case_frame, trial_frame, confidence_level=cl
+        )
     place[:] = ["verdicts"]
     verdicts = (
         verdicts_from_block(data["verdicts"])
