@@ -173,9 +173,9 @@ def analysis_repr_html(a: ExperimentAnalysis, headline: pd.DataFrame | None = No
             + "</table>"
         )
     if verdicts is not None:
-        note = verdicts.attrs.get("missing") or verdicts.attrs.get("how_to_declare")
-        if note:
-            lead += f"<div class='muted'>{_e(note)}</div>"
+        for key in ("missing", "source", "how_to_declare"):
+            if verdicts.attrs.get(key):
+                lead += f"<div class='muted'>{_e(verdicts.attrs[key])}</div>"
     # The pass rate to read leads the variant table: the case-level interval (cases as the
     # unit) when the analysis has one; AgenticLens's pooled Wilson interval goes to the
     # labelled compatibility section (a saved AgenticLens report has only that one).

@@ -707,10 +707,27 @@ def _exit_code(
 def experiment_report(
     report_file: Path = typer.Argument(..., help="A saved experiment report (JSON)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary."),
+    correction: Correction | None = typer.Option(
+        None,
+        "--correction",
+        help="For a report without verdicts of its own (AgenticLens's): the "
+        "multiple-comparison correction of the case-level verdicts computed from its "
+        "per-case records. Refused for a report that has verdicts.",
+        case_sensitive=False,
+    ),
+    alpha: float | None = typer.Option(
+        None, "--alpha", help="Level for the corrected decisions (default 0.05)."
+    ),
+    paired_method: PairedMethod | None = typer.Option(
+        None,
+        "--paired-method",
+        help="Interval and test of the paired comparisons (default t).",
+        case_sensitive=False,
+    ),
     *,
     outputs: dict[str, Path | None],
 ) -> None:
-    """Re-render a saved report (ours or AgenticLens 0.10's) without running anything."""
+    """Re-render a saved report (ours, or AgenticLens 0.10's with verdicts from its records)."""
     console = _console(quiet)
     from .report.console import print_summary
     from .report.saved import load_report
@@ -722,7 +739,22 @@ def experiment_report(
         from .report.json_report import created_at
 
         created_at()  # a SOURCE_DATE_EPOCH no report can use
-        analysis = load_report(report_file)
+        declared = None
+        if correction is not None or alpha is not None or paired_method is not None:
+            from .paired.settings import parse_comparisons
+
+            if correction is None:
+                raise InputError(
+                    "--alpha and --paired-method need a declared correction",
+                    hint="add --correction holm (or none, bonferroni, benjamini_hochberg)",
+                )
+            settings: dict[str, Any] = {"correction": str(correction.value)}
+            if alpha is not None:
+                settings["alpha"] = alpha
+            if paired_method is not None:
+                settings["method"] = str(paired_method.value)
+            declared = parse_comparisons(settings, file="command line")
+        analysis = load_report(report_file, comparisons=declared)
     except InputError as exc:
         raise fail("Unable to read experiment report", exc) from None
     print_summary(analysis, console)

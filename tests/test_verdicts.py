@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +30,7 @@ from agenticlens_frames.paired.verdicts import (
     verdicts_from_paired,
 )
 
-from .conftest import EXAMPLE, Reference
+from .conftest import EXAMPLE
 
 #: Quality and latency only: a two-dimension family small enough to recompute by hand.
 QUALITY_AND_LATENCY = {
@@ -319,43 +318,3 @@ def test_parquet_results_include_the_verdicts(run: ExperimentRun, tmp_path: Path
     expected = analyze(run).verdicts
     assert frame["verdict"].tolist() == expected["verdict"].tolist()
     np.testing.assert_allclose(frame["ci_high"], expected["ci_high"].astype(float))
-
-
-def test_a_report_written_by_agenticlens_says_it_has_no_verdicts(
-    reference: Callable[..., Reference], tmp_path: Path
-) -> None:
-    from rich.console import Console
-
-    from agenticlens_frames.paired.verdicts import NOT_IN_REPORT
-    from agenticlens_frames.report.console import print_summary
-    from agenticlens_frames.report.html import render_html
-
-    ref = reference(EXAMPLE)
-    assert ref.returncode == 0, ref.stderr
-    path = tmp_path / "theirs.json"
-    path.write_text(json.dumps(ref.report))
-    loaded = load_report(path)
-    assert loaded.verdicts.empty and loaded.verdicts.attrs["missing"] == NOT_IN_REPORT
-    console = Console(record=True, width=400, color_system=None)
-    print_summary(loaded, console)
-    text = console.export_text()
-    assert NOT_IN_REPORT in text and "*" not in text
-    # The pass rates lead with their case-level interval, from the report's per-case
-    # counts: the numbers `experiment run` gives on the recorded files themselves.
-    from agenticlens_frames import case_level_summary, load_experiment
-    from agenticlens_frames.paired.verdicts import headline_pass_rates
-
-    ours = headline_pass_rates(
-        case_level_summary(load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml"))
-    )
-    theirs = headline_pass_rates(loaded.paired_frames["case_level_summary"])
-    assert theirs["variant_id"].astype(str).tolist() == ours["variant_id"].astype(str).tolist()
-    for column in ("estimate", "ci_low", "ci_high", "n_cases", "n_attempts"):
-        np.testing.assert_allclose(
-            theirs[column].astype(float), ours[column].astype(float), rtol=1e-12, err_msg=column
-        )
-    assert "82.1% [69%–90%]" in text  # retrieval-dense: its failed trial left out
-    assert "65.7% [54%–76%] †" not in text and "65.7% [54%–76%]" in text  # labelled section
-    assert "(no correction declared)" not in text
-    page = render_html(loaded)
-    assert "has no case-level verdicts" in page and "Pass rate</b> †" not in page

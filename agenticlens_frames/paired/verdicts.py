@@ -93,7 +93,8 @@ HOW_TO_DECLARE = (
     "No multiple-comparison correction is declared, so no difference is called "
     "significant. Declare one before looking at the numbers: add "
     "`comparisons: {correction: holm}` to the manifest, pass `--correction holm` to "
-    "`experiment run`, or call analyze(run, comparisons=ComparisonsConfig(correction='holm'))."
+    "`experiment run` (or to `experiment report`, for a report without verdicts of its "
+    "own), or call analyze(run, comparisons=ComparisonsConfig(correction='holm'))."
 )
 
 #: Dimensions on which a significantly worse candidate is a regression for
@@ -408,12 +409,13 @@ def regressions(verdicts: pd.DataFrame) -> pd.DataFrame:
     return verdicts[mask]
 
 
-#: Shown instead of the verdicts for a saved report that has none (AgenticLens's own).
+#: Shown instead of the verdicts for a saved report that has none and no per-case records.
 NOT_IN_REPORT = (
-    "This report has no case-level verdicts (it was not written by agenticlens_frames, or "
-    "by an older version): run the experiment with `agenticlens-frames experiment run` to "
-    "get them. The pass rates' intervals come from the report's per-case counts with "
-    "cases as the unit; AgenticLens's own numbers, labelled, treat attempts as independent."
+    "This report has no case-level verdicts, and its trials hold no per-case records to "
+    "compute them from (a --lean report of an older version): run the experiment with "
+    "`agenticlens-frames experiment run` to get them. The pass rates' intervals come from "
+    "the report's per-case counts with cases as the unit; AgenticLens's own numbers, "
+    "labelled, treat attempts as independent."
 )
 
 

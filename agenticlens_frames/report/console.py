@@ -133,6 +133,8 @@ def _verdict_table(analysis: ExperimentAnalysis, console: Console) -> None:
             )
         table.caption = Text(caption)
     console.print(table)
+    if v.attrs.get("source"):
+        console.print(Text(f"Note: {v.attrs['source']}", style="dim"))
     if not declared:
         console.print(Text(f"! {HOW_TO_DECLARE}", style="yellow"))
 

@@ -838,6 +838,8 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
             "the baseline on quality, case by case over the cases both scored; intervals are "
             "per comparison, not adjusted for the number of candidates.</p>"
         )
+    if verdicts.attrs.get("source"):
+        note += f"<p class='note'>{_e(verdicts.attrs['source'])}</p>"
     return f"{note}<div class='scroll'><table class='verdicts'>{head}{''.join(rows)}</table></div>"
 
 

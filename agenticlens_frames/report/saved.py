@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -21,7 +21,11 @@ from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS
 from .paired_json import paired_frames_from_block
 from .verdicts_json import verdicts_from_block
 
-__all__ = ["load_report"]
+if TYPE_CHECKING:
+    from ..frames import ExperimentRun
+    from ..paired.settings import ComparisonsConfig
+
+__all__ = ["REBUILT_NOTE", "load_report"]
 
 _REQUIRED_TOP = (
     "experiment_name",
@@ -64,19 +68,45 @@ def _text(value: Any, file: Path, where: list[str | int]) -> str:
     return value
 
 
-def load_report(path: str | Path) -> ExperimentAnalysis:
+def load_report(
+    path: str | Path, *, comparisons: ComparisonsConfig | None = None
+) -> ExperimentAnalysis:
     """Load a schema-1.1 experiment report into an :class:`ExperimentAnalysis`.
 
     The result has ``run=None`` (the tidy tables are not in a report); every result
     frame a renderer needs is rebuilt from the report's own numbers.
+
+    A report without case-level verdicts of its own (AgenticLens 0.10 wrote it) gets them
+    from its trials' per-case records (:func:`~.rebuild.run_from_report`): the paired
+    comparisons under ``comparisons`` — the correction declared now, since such a report
+    declares none — or, without it, per-comparison intervals and no verdict. A report
+    with verdicts keeps them: its correction was fixed before its numbers were seen, and
+    ``comparisons`` is refused for it.
+
+    Parameters
+    ----------
+    path
+        The report (JSON).
+    comparisons
+        Paired-comparison settings for a report that has no verdicts.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from agenticlens_frames import analyze, load_experiment, write_json_report
+    >>> path = os.path.join(tempfile.mkdtemp(), "report.json")
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> _ = write_json_report(analyze(run), path)
+    >>> load_report(path).verdicts.attrs["correction"]
+    'holm'
     """
     # A large report is millions of small objects with no cycles: collecting while they
     # are made only walks them again and again (see _gc.paused_gc).
     with paused_gc():
-        return _load(Path(path))
+        return _load(Path(path), comparisons)
 
 
-def _load(file: Path) -> ExperimentAnalysis:
+def _load(file: Path, comparisons: ComparisonsConfig | None = None) -> ExperimentAnalysis:
     try:
         # Regular files within the size limit only (a FIFO, /dev/zero, a directory, a
         # link loop are refused by read_input, naming the file).
@@ -105,7 +135,7 @@ def _load(file: Path) -> ExperimentAnalysis:
     # ``place`` follows the reading so such a value is reported where it is, not as a crash.
     place: list[str | int] = []
     try:
-        return _parse(data, file, place)
+        return _parse(data, file, place, comparisons)
     except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError) as exc:
         if isinstance(exc, InputError):
             raise
@@ -118,7 +148,9 @@ def _load(file: Path) -> ExperimentAnalysis:
         ) from None
 
 
-def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis:
+def _parse(
+    data: dict, file: Path, place: list[str | int], declared: ComparisonsConfig | None = None
+) -> ExperimentAnalysis:
     place[:] = ["pass_k"]
     ks = tuple(int(k) for k in data["pass_k"])
     place[:] = ["confidence_level"]
@@ -204,20 +236,39 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
     summary = (data.get("case_level") or {}).get("summary")
     if summary:
         paired_frames["case_level_summary"] = pd.DataFrame(summary)
-    elif len(case_frame):
-        # A report without the block (AgenticLens wrote it) still has each case's counts:
-        # the pass rate is led by its interval with cases as the unit, as ours is.
+    place[:] = ["verdicts"]
+    if "verdicts" in data:
+        verdicts = verdicts_from_block(data["verdicts"])
+        if declared is not None:
+            raise InputError(
+                "this report has its own verdicts, under the correction its experiment "
+                "declared before the run; a correction chosen now, after its numbers were "
+                "seen, is refused",
+                file=file,
+                location="verdicts",
+                hint="leave out --correction, or declare the new one in the manifest and "
+                "run the experiment again as a new version",
+            )
+    else:
+        # No verdicts of its own (AgenticLens wrote it): its trials' per-case records
+        # give them, and the case-level intervals, as `experiment run` computes them.
+        from .rebuild import run_from_report
+
+        place[:] = ["variants"]
+        rebuilt = run_from_report(data, file)
+        place[:] = []
+        if rebuilt is None:
+            verdicts = empty_verdicts(missing=True)
+        else:
+            paired_frames, verdicts = _rebuilt_verdicts(rebuilt, declared, cl)
+    if "case_level_summary" not in paired_frames and len(case_frame):
+        # A lean report without the block still has each case's counts: the pass rate is
+        # led by its interval with cases as the unit, as ours is.
         from ..paired.case_level import case_level_from_counts
 
         paired_frames["case_level_summary"] = case_level_from_counts(
             case_frame, trial_frame, confidence_level=cl
         )
-    place[:] = ["verdicts"]
-    verdicts = (
-        verdicts_from_block(data["verdicts"])
-        if "verdicts" in data
-        else empty_verdicts(missing=True)
-    )
     variants = variant_frame
     if isinstance(data.get("pareto_uncertainty"), dict):
         from ..frontier import merge_frontier_columns
@@ -255,3 +306,29 @@ def _parse(data: dict, file: Path, place: list[str | int]) -> ExperimentAnalysis
         warnings=list(data["warnings"]),
         info=info,
     )
+
+
+#: Said beside verdicts a report did not hold, computed from its per-case records.
+REBUILT_NOTE = (
+    "This report has no case-level verdicts of its own (AgenticLens wrote it); these come "
+    "from its trials' per-case records, as `experiment run` computes them on the run."
+)
+
+
+def _rebuilt_verdicts(
+    run: ExperimentRun, comparisons: ComparisonsConfig | None, confidence_level: float
+) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """The paired frames and verdicts of a run rebuilt from a report, as ``analyze``
+    computes them (a correction declared now, or per-comparison intervals)."""
+    from ..paired.outputs import paired_outputs
+    from ..paired.verdicts import case_verdicts
+
+    frames, _ = paired_outputs(run, comparisons, confidence_level=confidence_level)
+    verdicts = case_verdicts(
+        run,
+        comparisons,
+        confidence_level=confidence_level,
+        paired=frames.get("paired_comparisons"),
+    )
+    verdicts.attrs["source"] = REBUILT_NOTE
+    return frames, verdicts

@@ -1,0 +1,246 @@
+"""The tidy tables of a saved report, rebuilt from its per-case records.
+
+A report AgenticLens 0.10 wrote carries no case-level verdicts, but every completed
+trial's report holds one record per case — passed, each check's score, output, latency,
+cost — and every failed trial is named. That is what the paired comparisons read, so
+:func:`run_from_report` turns those records back into an
+:class:`~agenticlens_frames.ExperimentRun` and ``experiment report`` can lead with the
+case-by-case verdicts for it, with the numbers ``experiment run`` gives on the same
+recorded files.
+
+What a record cannot say is left as the report says it: a latency the package wrote as
+0 ms because the trace had none (its rule, B3) stays 0 ms for an attempt that answered;
+an attempt that did not (a missing sample, a live call that failed) has no latency or
+cost, as in our tables. Traces (tools, turns) are not in the records and stay empty.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from ..errors import InputError
+from ..frames import CHECKS_SCHEMA, FACTOR_PREFIX, ExperimentRun, set_categories
+
+__all__ = ["run_from_report"]
+
+#: A case record's ``target_status`` → our attempt status (a live variant's records).
+_LIVE_STATUS = {"ok": "ok", "error": "target_error", "timed_out": "timed_out"}
+
+
+def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun | None:
+    """The run behind a saved report, from its trials' per-case records.
+
+    Parameters
+    ----------
+    data
+        The report as parsed JSON (already read by
+        :func:`~agenticlens_frames.report.saved.load_report`, so its summary blocks are
+        known to be well formed).
+    file
+        The report's path, for messages.
+
+    Returns
+    -------
+    ExperimentRun or None
+        None when a completed trial has no case records (a ``--lean`` report): there is
+        nothing per case to compare.
+
+    Raises
+    ------
+    InputError
+        A record that does not hold what the report's own summaries say it does (a case
+        missing from a trial, a score that is not a number), naming its place.
+
+    Examples
+    --------
+    >>> import json
+    >>> from agenticlens_frames.report.json_report import write_json_report
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "r.json")
+    >>> _ = write_json_report(analyze(run, frontier_resamples=0), path)
+    >>> again = run_from_report(json.load(open(path)), path)
+    >>> bool((again.attempts["passed"].to_numpy() == run.attempts["passed"].to_numpy()).all())
+    True
+    """
+    case_ids = [str(c) for c in data["case_ids"]]
+    attempts: list[dict[str, Any]] = []
+    checks: list[dict[str, Any]] = []
+    cases: dict[str, dict[str, Any]] = {}
+    variants = []
+    for v, variant in enumerate(data["variants"]):
+        vid = str(variant["variant_id"])
+        row = {
+            "variant_id": vid,
+            "variant_name": str(variant.get("variant_name") or vid),
+            "is_baseline": vid == data["baseline_variant_id"],
+        }
+        for name, level in (variant.get("factors") or {}).items():
+            row[f"{FACTOR_PREFIX}{name}"] = str(level)
+        variants.append(row)
+        for t, trial in enumerate(variant.get("trials") or []):
+            place = f"variants[{v}].trials[{t}]"
+            index = int(trial["trial_index"])
+            report = trial.get("report")
+            if trial.get("status") != "succeeded" or report is None:
+                attempts += [
+                    {"variant_id": vid, "trial": index, "case_id": c, "passed": False,
+                     "status": "trial_failed", "error": trial.get("error_message")}
+                    for c in case_ids
+                ]  # fmt: skip
+                continue
+            records = report.get("cases")
+            if not records:
+                return None  # a lean report: no per-case records to compare
+            seen = [str(r.get("case_id")) for r in records]
+            if sorted(seen) != sorted(case_ids):
+                raise InputError(
+                    "its case records do not match the report's case_ids",
+                    file=file,
+                    location=f"{place}.report.cases",
+                    hint="the report was edited or cut short; re-save it",
+                )
+            for r, record in enumerate(records):
+                where = f"{place}.report.cases[{r}]"
+                attempts.append(_attempt(vid, index, record, checks, file, where))
+                cases.setdefault(str(record["case_id"]), record)
+    frame = pd.DataFrame(attempts)
+    case_frame = pd.DataFrame(
+        {
+            "case_id": case_ids,
+            "case_name": [str(cases.get(c, {}).get("case_name") or c) for c in case_ids],
+            "tags": [",".join(map(str, cases.get(c, {}).get("tags") or [])) for c in case_ids],
+            "metadata": [dict(cases.get(c, {}).get("metadata") or {}) for c in case_ids],
+        }
+    )
+    run = ExperimentRun.from_frames(
+        frame.drop(columns=["n_checks", "n_checks_passed", "score_sum"], errors="ignore"),
+        pd.DataFrame(variants),
+        case_frame,
+        name=str(data["experiment_name"]),
+        version=str(data["experiment_version"]),
+        baseline=str(data["baseline_variant_id"]),
+        suite_name=str(data["suite_name"]),
+    )
+    manifest = dataclasses.replace(
+        run.manifest,
+        pass_k=tuple(int(k) for k in data["pass_k"]),
+        trial_count=int(data["trial_count"]),
+    )
+    # The one expectation the paired comparisons read from the suite: which cases forbid
+    # a tool (the safety dimension's default evaluator), named by their checks.
+    forbidden: dict[str, list[str]] = {}
+    for check in checks:
+        if check["metric"] == "forbidden_tool":
+            tools = forbidden.setdefault(check["case_id"], [])
+            tool = check["name"].partition(":")[2] or check["name"]
+            if tool not in tools:
+                tools.append(tool)
+    suite = dataclasses.replace(
+        run.suite,
+        version=str(data["suite_version"]),
+        cases=tuple(
+            dataclasses.replace(case, forbidden_tools=tuple(forbidden.get(case.id, ())))
+            for case in run.suite.cases
+        ),
+    )
+    # The check counts of every attempt, from its records (from_frames counts one).
+    att = run.attempts.copy()
+    keyed = frame.set_index(["variant_id", "trial", "case_id"])
+    key = pd.MultiIndex.from_arrays(
+        [att["variant_id"].astype(str), att["trial"].astype(int), att["case_id"].astype(str)]
+    )
+    for column, fill in (("n_checks", 0), ("n_checks_passed", 0), ("score_sum", math.nan)):
+        values = keyed[column].reindex(key) if column in keyed else pd.Series(fill, index=key)
+        att[column] = values.fillna(fill).to_numpy()
+    check_frame = pa.Table.from_pandas(
+        pd.DataFrame(checks, columns=CHECKS_SCHEMA.names),
+        schema=CHECKS_SCHEMA,
+        preserve_index=False,
+    ).to_pandas()
+    rebuilt = dataclasses.replace(run, manifest=manifest, suite=suite, attempts=att)
+    rebuilt = dataclasses.replace(rebuilt, checks=check_frame)
+    set_categories(rebuilt)
+    return rebuilt
+
+
+def _attempt(
+    variant: str,
+    trial: int,
+    record: Mapping[str, Any],
+    checks: list[dict[str, Any]],
+    file: str | Path,
+    where: str,
+) -> dict[str, Any]:
+    """One attempt row from a case record; its scores appended to ``checks``."""
+    case_id = str(record["case_id"])
+    live = record.get("target_status")
+    if live is not None:
+        status = _LIVE_STATUS.get(str(live), "target_error")
+    else:
+        status = "ok" if record.get("sample_available", True) else "missing_sample"
+    kept: list[float] = []
+    passed_checks = 0
+    for s, score in enumerate(record.get("scores") or []):
+        value = score.get("value")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise InputError(
+                f"a score value must be a number, got {value!r}",
+                file=file,
+                location=f"{where}.scores[{s}].value",
+            )
+        skipped = bool(score.get("skipped", False))
+        passed_checks += bool(score.get("passed"))
+        if not skipped:
+            kept.append(float(value))
+        metadata = score.get("metadata") or None
+        checks.append(
+            {
+                "variant_id": variant,
+                "trial": trial,
+                "case_id": case_id,
+                "check_index": s,
+                "name": str(score.get("name", "")),
+                "metric": str(score.get("metric", "")),
+                "value": float(value),
+                "passed": bool(score.get("passed")),
+                "required": bool(score.get("required", True)),
+                "skipped": skipped,
+                "explanation": score.get("explanation"),
+                "evaluator": score.get("evaluator"),
+                "evaluator_version": score.get("evaluator_version"),
+                "evaluator_type": score.get("evaluator_type"),
+                "metadata": None
+                if metadata is None
+                else json.dumps(metadata, ensure_ascii=False, default=str),
+            }
+        )
+    answered = status == "ok"
+    cost = record.get("cost_usd")
+    return {
+        "variant_id": variant,
+        "trial": trial,
+        "case_id": case_id,
+        "passed": bool(record.get("passed")),
+        # the mean of the checks not skipped, as the attempt's score is made
+        "score": math.fsum(kept) / len(kept) if kept else math.nan,
+        "n_checks": len(record.get("scores") or []),
+        "n_checks_passed": passed_checks,
+        "score_sum": sum(kept),
+        "latency_ms": float(record["latency_ms"])
+        if answered and record.get("latency_ms") is not None
+        else math.nan,
+        "cost_usd": float(cost) if answered and cost is not None else math.nan,
+        "output": record.get("output"),
+        "status": status,
+        "error": record.get("target_error"),
+    }

@@ -1,0 +1,177 @@
+"""Reports AgenticLens wrote, read back (report/rebuild.py): their per-case records give
+the case-level verdicts and intervals `experiment run` gives on the recorded files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from agenticlens_frames import analyze, case_level_summary, load_experiment
+from agenticlens_frames.cli import app
+from agenticlens_frames.paired.settings import parse_comparisons
+from agenticlens_frames.paired.verdicts import HOW_TO_DECLARE, NOT_IN_REPORT, headline_pass_rates
+from agenticlens_frames.report.console import print_summary
+from agenticlens_frames.report.html import render_html
+from agenticlens_frames.report.rebuild import run_from_report
+from agenticlens_frames.report.saved import REBUILT_NOTE, load_report
+
+from ..conftest import EXAMPLE, Reference
+
+
+@pytest.fixture(scope="module")
+def theirs(reference: Callable[..., Reference], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package's own report of the bundled example (it declares no verdicts)."""
+    ref = reference(EXAMPLE)
+    assert ref.returncode == 0, ref.stderr
+    path = tmp_path_factory.mktemp("theirs") / "theirs.json"
+    path.write_text(json.dumps(ref.report))
+    return path
+
+
+@pytest.fixture(scope="module")
+def ours():
+    run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    return run, analyze(run, frontier_resamples=0)  # the manifest declares holm
+
+
+def _text(analysis) -> str:
+    console = Console(record=True, width=400, color_system=None)
+    print_summary(analysis, console)
+    return console.export_text()
+
+
+def test_the_tables_rebuilt_from_its_records_are_the_runs(theirs: Path, ours) -> None:
+    run, _ = ours
+    rebuilt = run_from_report(json.loads(theirs.read_text()), theirs)
+    assert rebuilt is not None
+    columns = ["variant_id", "trial", "case_id", "status", "passed", "score", "n_checks"]
+    columns += ["n_checks_passed", "score_sum", "latency_ms", "cost_usd"]
+    for column in columns:
+        a, b = run.attempts[column], rebuilt.attempts[column]
+        assert (
+            a.astype(object).where(a.notna(), None).tolist()
+            == b.astype(object).where(b.notna(), None).tolist()
+        ), column
+    keys = ["variant_id", "trial", "case_id", "check_index", "name", "metric", "value"]
+    keys += ["passed", "required", "skipped", "evaluator", "evaluator_version"]
+    for column in keys:
+        assert (
+            run.checks[column].astype(str).tolist() == rebuilt.checks[column].astype(str).tolist()
+        ), column
+
+
+def test_declared_verdicts_equal_those_of_experiment_run(theirs: Path, ours) -> None:
+    _, analysis = ours
+    loaded = load_report(theirs, comparisons=parse_comparisons({"correction": "holm"}))
+    got, expected = loaded.verdicts, analysis.verdicts
+    assert len(got) == len(expected) == 19
+    for column in expected.columns:
+        a, b = got[column], expected[column]
+        if pd.api.types.is_float_dtype(b):
+            np.testing.assert_array_equal(a.to_numpy(float), b.to_numpy(float), err_msg=column)
+        else:
+            assert a.astype(str).tolist() == b.astype(str).tolist(), column
+    assert got.attrs["declared"] and got.attrs["source"] == REBUILT_NOTE
+    # ... and the case-level pass rates: retrieval-dense's failed trial is left out
+    mine = headline_pass_rates(loaded.paired_frames["case_level_summary"])
+    want = headline_pass_rates(analysis.paired_frames["case_level_summary"])
+    for column in ("estimate", "ci_low", "ci_high", "n_cases", "n_attempts"):
+        np.testing.assert_array_equal(
+            mine[column].astype(float), want[column].astype(float), err_msg=column
+        )
+    text = _text(loaded)
+    assert "Holm correction over the family" in text and REBUILT_NOTE[:60] in text
+    assert "82.1% [69%–90%]" in text and "65.7% [54%–76%] †" not in text
+    assert "65.7% [54%–76%]" in text  # AgenticLens's pooled rate, in its labelled section
+    page = render_html(loaded)
+    assert "Verdicts against" in page and "Pass rate</b> †" not in page
+
+
+def test_without_a_declaration_it_shows_per_comparison_differences(theirs: Path, ours) -> None:
+    _, analysis = ours
+    loaded = load_report(theirs)
+    quality = analysis.verdicts[analysis.verdicts["dimension"] == "quality"]
+    assert loaded.verdicts["verdict"].tolist() == ["not judged"] * 4
+    np.testing.assert_array_equal(
+        loaded.verdicts["mean_difference"].to_numpy(float),
+        quality["mean_difference"].to_numpy(float),
+    )
+    text = _text(loaded)
+    assert "(no correction declared)" in text and "`experiment report`" in HOW_TO_DECLARE
+    assert HOW_TO_DECLARE[:40] in text and NOT_IN_REPORT not in text
+
+
+def test_a_report_without_case_records_falls_back_to_its_counts(
+    theirs: Path, ours, tmp_path: Path
+) -> None:
+    """No per-case record in any trial (a lean report of an older version): no verdicts,
+    said so; the pass rates still lead with the case-level interval of the counts."""
+    _, analysis = ours
+    data = json.loads(theirs.read_text())
+    for variant in data["variants"]:
+        for trial in variant["trials"]:
+            if trial["report"] is not None:
+                trial["report"]["cases"] = []
+    path = tmp_path / "lean.json"
+    path.write_text(json.dumps(data))
+    loaded = load_report(path)
+    assert loaded.verdicts.empty and loaded.verdicts.attrs["missing"] == NOT_IN_REPORT
+    mine = headline_pass_rates(loaded.paired_frames["case_level_summary"])
+    want = headline_pass_rates(case_level_summary(analysis.run))
+    for column in ("estimate", "ci_low", "ci_high", "n_cases", "n_attempts"):
+        np.testing.assert_allclose(
+            mine[column].astype(float), want[column].astype(float), rtol=1e-12, err_msg=column
+        )
+    text = _text(loaded)
+    assert NOT_IN_REPORT in text and "82.1% [69%–90%]" in text and "*" not in text
+    assert "has no case-level verdicts" in render_html(loaded)
+
+
+def test_the_command_line_declares_a_correction_for_a_report_without_verdicts(
+    theirs: Path, ours, tmp_path: Path
+) -> None:
+    runner = CliRunner()
+    env = {"COLUMNS": "200"}
+    done = runner.invoke(
+        app, ["experiment", "report", str(theirs), "--correction", "holm"], env=env
+    )
+    assert done.exit_code == 0, done.output
+    assert "Holm correction over the family (α = 0.05)" in done.output
+    assert "1.1e-04" in done.output  # model-large's latency, as experiment run prints it
+    # a report with its own verdicts keeps them: a correction chosen now is refused
+    saved = tmp_path / "ours.json"
+    from agenticlens_frames import write_json_report
+
+    write_json_report(ours[1], saved)
+    refused = runner.invoke(
+        app, ["experiment", "report", str(saved), "--correction", "bonferroni"], env=env
+    )
+    assert refused.exit_code == 1
+    assert "has its own verdicts" in refused.output and "Traceback" not in refused.output
+    alone = runner.invoke(app, ["experiment", "report", str(theirs), "--alpha", "0.1"], env=env)
+    assert alone.exit_code == 1 and "need a declared correction" in alone.output
+
+
+def test_a_record_that_does_not_match_the_report_is_refused_by_place(
+    theirs: Path, tmp_path: Path
+) -> None:
+    from agenticlens_frames.errors import InputError
+
+    data = json.loads(theirs.read_text())
+    data["variants"][1]["trials"][2]["report"]["cases"].pop()
+    path = tmp_path / "cut.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"variants\[1\]\.trials\[2\]\.report\.cases"):
+        load_report(path)
+    data = json.loads(theirs.read_text())
+    data["variants"][0]["trials"][0]["report"]["cases"][3]["scores"][0]["value"] = "high"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"cases\[3\]\.scores\[0\]\.value"):
+        load_report(path)
