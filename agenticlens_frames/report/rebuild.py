@@ -61,21 +61,22 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
 
     Examples
     --------
-    >>> import json
-    >>> from agenticlens_frames.report.json_report import write_json_report
-    >>> from agenticlens_frames import analyze, load_experiment
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> from agenticlens_frames import analyze, load_experiment, write_json_report
     >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
-    >>> import tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "r.json")
+    >>> path = Path(tempfile.mkdtemp()) / "r.json"
     >>> _ = write_json_report(analyze(run, frontier_resamples=0), path)
-    >>> again = run_from_report(json.load(open(path)), path)
+    >>> again = run_from_report(json.loads(path.read_text()), path)
     >>> bool((again.attempts["passed"].to_numpy() == run.attempts["passed"].to_numpy()).all())
     True
     """
     case_ids = [str(c) for c in data["case_ids"]]
-    attempts: list[dict[str, Any]] = []
-    checks: list[dict[str, Any]] = []
-    cases: dict[str, dict[str, Any]] = {}
+    # Column by column (a list per column, not a dict per row): a 5 000-case report holds
+    # 100 000 records and 300 000 scores.
+    attempts: dict[str, list[Any]] = {name: [] for name in _ATTEMPT_COLUMNS}
+    checks: dict[str, list[Any]] = {name: [] for name in CHECKS_SCHEMA.names}
+    cases: dict[str, Mapping[str, Any]] = {}
     variants = []
     for v, variant in enumerate(data["variants"]):
         vid = str(variant["variant_id"])
@@ -92,11 +93,7 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
             index = int(trial["trial_index"])
             report = trial.get("report")
             if trial.get("status") != "succeeded" or report is None:
-                attempts += [
-                    {"variant_id": vid, "trial": index, "case_id": c, "passed": False,
-                     "status": "trial_failed", "error": trial.get("error_message")}
-                    for c in case_ids
-                ]  # fmt: skip
+                _failed_trial(attempts, vid, index, case_ids, trial.get("error_message"))
                 continue
             records = report.get("cases")
             if not records:
@@ -110,8 +107,9 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
                     hint="the report was edited or cut short; re-save it",
                 )
             for r, record in enumerate(records):
-                where = f"{place}.report.cases[{r}]"
-                attempts.append(_attempt(vid, index, record, checks, file, where))
+                _add_attempt(
+                    attempts, checks, vid, index, record, file, f"{place}.report.cases[{r}]"
+                )
                 cases.setdefault(str(record["case_id"]), record)
     frame = pd.DataFrame(attempts)
     case_frame = pd.DataFrame(
@@ -123,7 +121,7 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
         }
     )
     run = ExperimentRun.from_frames(
-        frame.drop(columns=["n_checks", "n_checks_passed", "score_sum"], errors="ignore"),
+        frame.drop(columns=["n_checks", "n_checks_passed", "score_sum"]),
         pd.DataFrame(variants),
         case_frame,
         name=str(data["experiment_name"]),
@@ -139,10 +137,12 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
     # The one expectation the paired comparisons read from the suite: which cases forbid
     # a tool (the safety dimension's default evaluator), named by their checks.
     forbidden: dict[str, list[str]] = {}
-    for check in checks:
-        if check["metric"] == "forbidden_tool":
-            tools = forbidden.setdefault(check["case_id"], [])
-            tool = check["name"].partition(":")[2] or check["name"]
+    for metric, case_id, name in zip(
+        checks["metric"], checks["case_id"], checks["name"], strict=True
+    ):
+        if metric == "forbidden_tool":
+            tools = forbidden.setdefault(case_id, [])
+            tool = name.partition(":")[2] or name
             if tool not in tools:
                 tools.append(tool)
     suite = dataclasses.replace(
@@ -160,37 +160,57 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
         [att["variant_id"].astype(str), att["trial"].astype(int), att["case_id"].astype(str)]
     )
     for column, fill in (("n_checks", 0), ("n_checks_passed", 0), ("score_sum", math.nan)):
-        values = keyed[column].reindex(key) if column in keyed else pd.Series(fill, index=key)
-        att[column] = values.fillna(fill).to_numpy()
-    check_frame = pa.Table.from_pandas(
-        pd.DataFrame(checks, columns=CHECKS_SCHEMA.names),
-        schema=CHECKS_SCHEMA,
-        preserve_index=False,
-    ).to_pandas()
+        att[column] = keyed[column].reindex(key).fillna(fill).to_numpy()
+    check_frame = pa.Table.from_pydict(checks, schema=CHECKS_SCHEMA).to_pandas()
     rebuilt = dataclasses.replace(run, manifest=manifest, suite=suite, attempts=att)
     rebuilt = dataclasses.replace(rebuilt, checks=check_frame)
     set_categories(rebuilt)
     return rebuilt
 
 
-def _attempt(
+#: The attempt columns collected from the records (``from_frames`` reads all but the
+#: three check counts, set afterwards).
+_ATTEMPT_COLUMNS = (
+    "variant_id", "trial", "case_id", "passed", "score", "n_checks", "n_checks_passed",
+    "score_sum", "latency_ms", "cost_usd", "output", "status", "error",
+)  # fmt: skip
+
+
+def _failed_trial(
+    attempts: dict[str, list[Any]], variant: str, trial: int, case_ids: list[str], error: Any
+) -> None:
+    """Every case of a failed trial: an attempt that is not scored (as in our tables)."""
+    n = len(case_ids)
+    values: dict[str, Any] = {
+        "variant_id": variant, "trial": trial, "passed": False, "score": math.nan,
+        "n_checks": 0, "n_checks_passed": 0, "score_sum": math.nan, "latency_ms": math.nan,
+        "cost_usd": math.nan, "output": None, "status": "trial_failed", "error": error,
+    }  # fmt: skip
+    attempts["case_id"].extend(case_ids)
+    for name, value in values.items():
+        attempts[name].extend([value] * n)
+
+
+def _add_attempt(
+    attempts: dict[str, list[Any]],
+    checks: dict[str, list[Any]],
     variant: str,
     trial: int,
     record: Mapping[str, Any],
-    checks: list[dict[str, Any]],
     file: str | Path,
     where: str,
-) -> dict[str, Any]:
-    """One attempt row from a case record; its scores appended to ``checks``."""
+) -> None:
+    """One attempt from a case record, its scores appended to ``checks``."""
     case_id = str(record["case_id"])
     live = record.get("target_status")
     if live is not None:
         status = _LIVE_STATUS.get(str(live), "target_error")
     else:
         status = "ok" if record.get("sample_available", True) else "missing_sample"
+    scores = record.get("scores") or []
     kept: list[float] = []
     passed_checks = 0
-    for s, score in enumerate(record.get("scores") or []):
+    for s, score in enumerate(scores):
         value = score.get("value")
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise InputError(
@@ -199,48 +219,41 @@ def _attempt(
                 location=f"{where}.scores[{s}].value",
             )
         skipped = bool(score.get("skipped", False))
-        passed_checks += bool(score.get("passed"))
+        passed = bool(score.get("passed"))
+        passed_checks += passed
         if not skipped:
             kept.append(float(value))
         metadata = score.get("metadata") or None
-        checks.append(
-            {
-                "variant_id": variant,
-                "trial": trial,
-                "case_id": case_id,
-                "check_index": s,
-                "name": str(score.get("name", "")),
-                "metric": str(score.get("metric", "")),
-                "value": float(value),
-                "passed": bool(score.get("passed")),
-                "required": bool(score.get("required", True)),
-                "skipped": skipped,
-                "explanation": score.get("explanation"),
-                "evaluator": score.get("evaluator"),
-                "evaluator_version": score.get("evaluator_version"),
-                "evaluator_type": score.get("evaluator_type"),
-                "metadata": None
-                if metadata is None
-                else json.dumps(metadata, ensure_ascii=False, default=str),
-            }
+        checks["variant_id"].append(variant)
+        checks["trial"].append(trial)
+        checks["case_id"].append(case_id)
+        checks["check_index"].append(s)
+        checks["name"].append(str(score.get("name", "")))
+        checks["metric"].append(str(score.get("metric", "")))
+        checks["value"].append(float(value))
+        checks["passed"].append(passed)
+        checks["required"].append(bool(score.get("required", True)))
+        checks["skipped"].append(skipped)
+        checks["explanation"].append(score.get("explanation"))
+        checks["evaluator"].append(score.get("evaluator"))
+        checks["evaluator_version"].append(score.get("evaluator_version"))
+        checks["evaluator_type"].append(score.get("evaluator_type"))
+        checks["metadata"].append(
+            None if metadata is None else json.dumps(metadata, ensure_ascii=False, default=str)
         )
     answered = status == "ok"
-    cost = record.get("cost_usd")
-    return {
-        "variant_id": variant,
-        "trial": trial,
-        "case_id": case_id,
-        "passed": bool(record.get("passed")),
-        # the mean of the checks not skipped, as the attempt's score is made
-        "score": math.fsum(kept) / len(kept) if kept else math.nan,
-        "n_checks": len(record.get("scores") or []),
-        "n_checks_passed": passed_checks,
-        "score_sum": sum(kept),
-        "latency_ms": float(record["latency_ms"])
-        if answered and record.get("latency_ms") is not None
-        else math.nan,
-        "cost_usd": float(cost) if answered and cost is not None else math.nan,
-        "output": record.get("output"),
-        "status": status,
-        "error": record.get("target_error"),
-    }
+    latency, cost = record.get("latency_ms"), record.get("cost_usd")
+    attempts["variant_id"].append(variant)
+    attempts["trial"].append(trial)
+    attempts["case_id"].append(case_id)
+    attempts["passed"].append(bool(record.get("passed")))
+    # the mean of the checks not skipped, as an attempt's score is made
+    attempts["score"].append(math.fsum(kept) / len(kept) if kept else math.nan)
+    attempts["n_checks"].append(len(scores))
+    attempts["n_checks_passed"].append(passed_checks)
+    attempts["score_sum"].append(sum(kept))
+    attempts["latency_ms"].append(float(latency) if answered and latency is not None else math.nan)
+    attempts["cost_usd"].append(float(cost) if answered and cost is not None else math.nan)
+    attempts["output"].append(record.get("output"))
+    attempts["status"].append(status)
+    attempts["error"].append(record.get("target_error"))
