@@ -21,7 +21,7 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pandas as pd
 import pyarrow as pa
@@ -95,29 +95,36 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
             if trial.get("status") != "succeeded" or report is None:
                 _failed_trial(attempts, vid, index, case_ids, trial.get("error_message"))
                 continue
+            if not isinstance(report, Mapping):
+                _refuse("a trial report must be an object", report, file, f"{place}.report")
             records = report.get("cases")
             if not records:
                 return None  # a lean report: no per-case records to compare
-            seen = [str(r.get("case_id")) for r in records]
-            if sorted(seen) != sorted(case_ids):
-                raise InputError(
-                    "its case records do not match the report's case_ids",
-                    file=file,
-                    location=f"{place}.report.cases",
-                    hint="the report was edited or cut short; re-save it",
-                )
+            if type(records) is not list:
+                _refuse("cases must be a list", records, file, f"{place}.report.cases")
+            before = len(attempts["case_id"])
             for r, record in enumerate(records):
                 _add_attempt(
                     attempts, checks, vid, index, record, file, f"{place}.report.cases[{r}]"
                 )
-                cases.setdefault(str(record["case_id"]), record)
+                cases.setdefault(record["case_id"], record)
+            seen = attempts["case_id"][before:]
+            if len(seen) != len(case_ids) or set(seen) != set(case_ids):
+                raise InputError(
+                    "its case records do not match the report's case_ids (each case once)",
+                    file=file,
+                    location=f"{place}.report.cases",
+                    hint="the report was edited or cut short; re-save it",
+                )
     frame = pd.DataFrame(attempts)
     case_frame = pd.DataFrame(
         {
             "case_id": case_ids,
-            "case_name": [str(cases.get(c, {}).get("case_name") or c) for c in case_ids],
-            "tags": [",".join(map(str, cases.get(c, {}).get("tags") or [])) for c in case_ids],
-            "metadata": [dict(cases.get(c, {}).get("metadata") or {}) for c in case_ids],
+            # Names, tags and metadata label the cases; the comparisons do not read them,
+            # so one of an odd type is left out rather than refused.
+            "case_name": [_text(cases.get(c, {}).get("case_name"), c) for c in case_ids],
+            "tags": [_tags(cases.get(c, {}).get("tags")) for c in case_ids],
+            "metadata": [_mapping(cases.get(c, {}).get("metadata")) for c in case_ids],
         }
     )
     run = ExperimentRun.from_frames(
@@ -168,6 +175,18 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
     return rebuilt
 
 
+def _text(value: Any, default: str) -> str:
+    return value if type(value) is str and value else default
+
+
+def _tags(value: Any) -> str:
+    return ",".join(t for t in value if type(t) is str) if type(value) is list else ""
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
 #: The attempt columns collected from the records (``from_frames`` reads all but the
 #: three check counts, set afterwards).
 _ATTEMPT_COLUMNS = (
@@ -196,31 +215,86 @@ def _add_attempt(
     checks: dict[str, list[Any]],
     variant: str,
     trial: int,
-    record: Mapping[str, Any],
+    record: Any,
     file: str | Path,
     where: str,
 ) -> None:
-    """One attempt from a case record, its scores appended to ``checks``."""
-    case_id = str(record["case_id"])
+    """One attempt from a case record, its scores appended to ``checks``.
+
+    Every field the tables hold is checked for its type first (``type(x) is str``-style
+    tests: a 5 000-case report has 100 000 records): a record the package could not have
+    written is named by its place, and nothing is appended for it.
+    """
+    if not isinstance(record, Mapping):
+        _refuse("a case record must be an object", record, file, where)
+    case_id = record.get("case_id")
+    passed = record.get("passed")
+    scores = record.get("scores")
     live = record.get("target_status")
+    available = record.get("sample_available", True)
+    latency, cost = record.get("latency_ms"), record.get("cost_usd")
+    output, error = record.get("output"), record.get("target_error")
+    if not (
+        type(case_id) is str
+        and type(passed) is bool
+        and type(scores) is list
+        and (live is None or type(live) is str)
+        and type(available) is bool
+        and _is_number(latency)
+        and _is_number(cost)
+        and (output is None or type(output) is str)
+        and (error is None or type(error) is str)
+    ):  # one test on the common path; which field is wrong is found only when one is
+        for ok, what, value, key in (
+            (type(case_id) is str, "a text", case_id, "case_id"),
+            (type(passed) is bool, "true or false", passed, "passed"),
+            (type(scores) is list, "a list", scores, "scores"),
+            (live is None or type(live) is str, "a text or null", live, "target_status"),
+            (type(available) is bool, "true or false", available, "sample_available"),
+            (_is_number(latency), "a number or null", latency, "latency_ms"),
+            (_is_number(cost), "a number or null", cost, "cost_usd"),
+            (output is None or type(output) is str, "a text or null", output, "output"),
+            (error is None or type(error) is str, "a text or null", error, "target_error"),
+        ):
+            if not ok:
+                _refuse(f"{key} must be {what}", value, file, f"{where}.{key}")
     if live is not None:
-        status = _LIVE_STATUS.get(str(live), "target_error")
+        status = _LIVE_STATUS.get(live, "target_error")
     else:
-        status = "ok" if record.get("sample_available", True) else "missing_sample"
-    scores = record.get("scores") or []
+        status = "ok" if available else "missing_sample"
     kept: list[float] = []
     passed_checks = 0
+    # (A refused record ends the rebuild, so its checks may be appended as they come.)
     for s, score in enumerate(scores):
+        if not isinstance(score, Mapping):
+            _refuse("a score must be an object", score, file, f"{where}.scores[{s}]")
         value = score.get("value")
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise InputError(
-                f"a score value must be a number, got {value!r}",
-                file=file,
-                location=f"{where}.scores[{s}].value",
+        if value is None or not _is_number(value) or not math.isfinite(value):
+            _refuse(
+                "a score value must be a finite number", value, file, f"{where}.scores[{s}].value"
             )
-        skipped = bool(score.get("skipped", False))
-        passed = bool(score.get("passed"))
-        passed_checks += passed
+        name = score.get("name", "")
+        metric = score.get("metric", "")
+        score_passed = score.get("passed", False)
+        required = score.get("required", True)
+        skipped = score.get("skipped", False)
+        explanation = score.get("explanation")
+        evaluator = score.get("evaluator")
+        version = score.get("evaluator_version")
+        kind = score.get("evaluator_type")
+        if not (
+            type(name) is str
+            and type(metric) is str
+            and type(score_passed) is bool
+            and type(required) is bool
+            and type(skipped) is bool
+            and (explanation is None or type(explanation) is str)
+            and (evaluator is None or type(evaluator) is str)
+            and (version is None or type(version) is str)
+            and (kind is None or type(kind) is str)
+        ):
+            _refuse_score(score, file, f"{where}.scores[{s}]")
+        passed_checks += score_passed
         if not skipped:
             kept.append(float(value))
         metadata = score.get("metadata") or None
@@ -228,25 +302,24 @@ def _add_attempt(
         checks["trial"].append(trial)
         checks["case_id"].append(case_id)
         checks["check_index"].append(s)
-        checks["name"].append(str(score.get("name", "")))
-        checks["metric"].append(str(score.get("metric", "")))
+        checks["name"].append(name)
+        checks["metric"].append(metric)
         checks["value"].append(float(value))
-        checks["passed"].append(passed)
-        checks["required"].append(bool(score.get("required", True)))
+        checks["passed"].append(score_passed)
+        checks["required"].append(required)
         checks["skipped"].append(skipped)
-        checks["explanation"].append(score.get("explanation"))
-        checks["evaluator"].append(score.get("evaluator"))
-        checks["evaluator_version"].append(score.get("evaluator_version"))
-        checks["evaluator_type"].append(score.get("evaluator_type"))
+        checks["explanation"].append(explanation)
+        checks["evaluator"].append(evaluator)
+        checks["evaluator_version"].append(version)
+        checks["evaluator_type"].append(kind)
         checks["metadata"].append(
             None if metadata is None else json.dumps(metadata, ensure_ascii=False, default=str)
         )
     answered = status == "ok"
-    latency, cost = record.get("latency_ms"), record.get("cost_usd")
     attempts["variant_id"].append(variant)
     attempts["trial"].append(trial)
     attempts["case_id"].append(case_id)
-    attempts["passed"].append(bool(record.get("passed")))
+    attempts["passed"].append(passed)
     # the mean of the checks not skipped, as an attempt's score is made
     attempts["score"].append(math.fsum(kept) / len(kept) if kept else math.nan)
     attempts["n_checks"].append(len(scores))
@@ -254,6 +327,43 @@ def _add_attempt(
     attempts["score_sum"].append(sum(kept))
     attempts["latency_ms"].append(float(latency) if answered and latency is not None else math.nan)
     attempts["cost_usd"].append(float(cost) if answered and cost is not None else math.nan)
-    attempts["output"].append(record.get("output"))
+    attempts["output"].append(output)
     attempts["status"].append(status)
-    attempts["error"].append(record.get("target_error"))
+    attempts["error"].append(error)
+
+
+#: A score's fields as the tables hold them, with the value when one is absent (its type
+#: is the type required; None: a text or null).
+_SCORE_FIELDS: tuple[tuple[str, Any], ...] = (
+    ("name", ""),
+    ("metric", ""),
+    ("passed", False),
+    ("required", True),
+    ("skipped", False),
+    ("explanation", None),
+    ("evaluator", None),
+    ("evaluator_version", None),
+    ("evaluator_type", None),
+)
+
+
+def _refuse_score(score: Mapping[str, Any], file: str | Path, where: str) -> NoReturn:
+    """Name the first field of ``score`` whose type the tables cannot hold."""
+    for key, default in _SCORE_FIELDS:
+        value = score.get(key, default)
+        wanted = str if default is None else type(default)
+        if not (type(value) is wanted or (default is None and value is None)):
+            text = "true or false" if wanted is bool else "a text"
+            _refuse(f"{key} must be {text}", value, file, f"{where}.{key}")
+    raise AssertionError("unreachable: a field was found wrong")  # pragma: no cover
+
+
+def _is_number(value: Any) -> bool:
+    """None, an int or a float (JSON's numbers; not a boolean)."""
+    return value is None or type(value) is float or type(value) is int
+
+
+def _refuse(message: str, value: Any, file: str | Path, where: str) -> NoReturn:
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    raise InputError(f"{message}, got {shown}", file=file, location=where)

@@ -255,11 +255,23 @@ def _parse(
         from .rebuild import run_from_report
 
         place[:] = ["variants"]
-        rebuilt = run_from_report(data, file)
-        place[:] = []
-        if rebuilt is None:
+        try:
+            rebuilt = run_from_report(data, file)
+        except InputError as exc:
+            # The rest of the report stands: its own numbers are read and shown; only the
+            # verdicts its records should give are missing, and the reason is said.
+            rebuilt = None
             verdicts = empty_verdicts(missing=True)
+            verdicts.attrs["missing"] = (
+                "This report has no case-level verdicts, and its per-case records cannot "
+                f"give them: {exc}. The pass rates' intervals come from the report's "
+                "per-case counts with cases as the unit; AgenticLens's own numbers, "
+                "labelled, treat attempts as independent."
+            )
         else:
+            verdicts = empty_verdicts(missing=True)
+        place[:] = []
+        if rebuilt is not None:
             paired_frames, verdicts = _rebuilt_verdicts(rebuilt, declared, cl)
     if "case_level_summary" not in paired_frames and len(case_frame):
         # A lean report without the block still has each case's counts: the pass rate is
