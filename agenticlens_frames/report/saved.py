@@ -7,6 +7,7 @@ these frames without running anything, exactly as from a fresh analysis.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +70,7 @@ def _text(value: Any, file: Path, where: list[str | int]) -> str:
 
 
 def load_report(
-    path: str | Path, *, comparisons: ComparisonsConfig | None = None
+    path: str | Path, *, comparisons: ComparisonsConfig | Mapping[str, Any] | None = None
 ) -> ExperimentAnalysis:
     """Load a schema-1.1 experiment report into an :class:`ExperimentAnalysis`.
 
@@ -88,7 +89,9 @@ def load_report(
     path
         The report (JSON).
     comparisons
-        Paired-comparison settings for a report that has no verdicts.
+        Paired-comparison settings for a report that has no verdicts: a
+        :class:`~agenticlens_frames.paired.ComparisonsConfig` or a mapping such as
+        ``{"correction": "holm"}``.
 
     Examples
     --------
@@ -100,6 +103,10 @@ def load_report(
     >>> load_report(path).verdicts.attrs["correction"]
     'holm'
     """
+    if isinstance(comparisons, Mapping):
+        from ..paired.settings import parse_comparisons
+
+        comparisons = parse_comparisons(dict(comparisons), file="comparisons")
     # A large report is millions of small objects with no cycles: collecting while they
     # are made only walks them again and again (see _gc.paused_gc).
     with paused_gc():

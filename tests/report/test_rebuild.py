@@ -71,6 +71,8 @@ def test_declared_verdicts_equal_those_of_experiment_run(theirs: Path, ours) -> 
     _, analysis = ours
     loaded = load_report(theirs, comparisons=parse_comparisons({"correction": "holm"}))
     got, expected = loaded.verdicts, analysis.verdicts
+    as_mapping = load_report(theirs, comparisons={"correction": "holm"}).verdicts
+    assert as_mapping["statement"].tolist() == got["statement"].tolist()
     assert len(got) == len(expected) == 19
     for column in expected.columns:
         a, b = got[column], expected[column]
