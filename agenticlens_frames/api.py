@@ -148,7 +148,7 @@ class Experiment:
         Kept with the experiment (manifest metadata).
     comparisons
         The paired-comparison settings, declared before the run as a manifest's
-        ``comparisons:`` is (``{"correction": "holm"}``; ``alpha``, ``paired_method`` ...,
+        ``comparisons:`` is (``{"correction": "holm"}``; ``alpha``, ``method`` ...,
         docs/statistics.md). With one, :meth:`Comparator.summary`, ``analyze`` and every
         report call a candidate better or worse after that correction; without one they
         show per-comparison intervals and call nothing significant.

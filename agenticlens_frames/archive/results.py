@@ -737,14 +737,11 @@ def case_level_intervals(
     )
     cases = st.cases
     attempts = cases["attempts"].to_numpy(np.int64)
+    slot = _slot_of(cases, offsets)
     r = beta_binomial_intervals(
-        cases["passes"].to_numpy(np.int64),
-        attempts,
-        _slot_of(cases, offsets),
-        size,
-        confidence_level,
+        cases["passes"].to_numpy(np.int64), attempts, slot, size, confidence_level
     )
-    total = np.bincount(_slot_of(cases, offsets), weights=attempts, minlength=size)
+    total = np.bincount(slot, weights=attempts, minlength=size)
     frame = pd.DataFrame(
         {
             **{column: info[column].astype(str).to_numpy(dtype=object) for column in _KEYS},

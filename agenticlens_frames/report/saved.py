@@ -6,6 +6,7 @@ these frames without running anything, exactly as from a fresh analysis.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -262,32 +263,32 @@ def _parse(
         from .rebuild import run_from_report
 
         place[:] = ["variants"]
+        verdicts = empty_verdicts(missing=True)
         try:
             rebuilt = run_from_report(data, file)
+            if rebuilt is not None:
+                paired_frames, verdicts = _rebuilt_verdicts(rebuilt, declared, cl)
         except InputError as exc:
             # The rest of the report stands: its own numbers are read and shown; only the
             # verdicts its records should give are missing, and the reason is said.
-            rebuilt = None
-            verdicts = empty_verdicts(missing=True)
             verdicts.attrs["missing"] = (
                 "This report has no case-level verdicts, and its per-case records cannot "
                 f"give them: {exc}. The pass rates' intervals come from the report's "
                 "per-case counts with cases as the unit; AgenticLens's own numbers, "
                 "labelled, treat attempts as independent."
             )
-        else:
-            verdicts = empty_verdicts(missing=True)
         place[:] = []
-        if rebuilt is not None:
-            paired_frames, verdicts = _rebuilt_verdicts(rebuilt, declared, cl)
     if "case_level_summary" not in paired_frames and len(case_frame):
         # A lean report without the block still has each case's counts: the pass rate is
         # led by its interval with cases as the unit, as ours is.
         from ..paired.case_level import case_level_from_counts
 
-        paired_frames["case_level_summary"] = case_level_from_counts(
-            case_frame, trial_frame, confidence_level=cl
-        )
+        # Counts no run can have (more passes than evaluated attempts: an edited report)
+        # leave the pooled rate shown instead, marked as such.
+        with contextlib.suppress(ValueError):
+            paired_frames["case_level_summary"] = case_level_from_counts(
+                case_frame, trial_frame, confidence_level=cl
+            )
     variants = variant_frame
     if isinstance(data.get("pareto_uncertainty"), dict):
         from ..frontier import merge_frontier_columns

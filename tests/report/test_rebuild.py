@@ -134,6 +134,10 @@ def test_a_report_without_case_records_falls_back_to_its_counts(
     text = _text(loaded)
     assert NOT_IN_REPORT in text and "82.1% [69%–90%]" in text and "*" not in text
     assert "has no case-level verdicts" in render_html(loaded)
+    # counts no run can have (an edit): the pooled rate is shown, marked as such
+    data["variants"][0]["cases"][0]["passes"] = 99
+    path.write_text(json.dumps(data))
+    assert "pooled Wilson interval" in _text(load_report(path))
 
 
 def test_the_command_line_declares_a_correction_for_a_report_without_verdicts(
