@@ -179,8 +179,8 @@ def analysis_repr_html(a: ExperimentAnalysis, headline: pd.DataFrame | None = No
     # The pass rate to read leads the variant table: the case-level interval (cases as the
     # unit) when the analysis has one; AgenticLens's pooled Wilson interval goes to the
     # labelled compatibility section (a saved AgenticLens report has only that one).
-    lead_rates = {} if headline is None else {str(r["variant_id"]): r for r in
-                                               headline.to_dict("records")}  # fmt: skip
+    records = [] if headline is None else headline.to_dict("records")
+    lead_rates = {str(r["variant_id"]): r for r in records}
     level = f"{a.confidence_level:.0%}"
 
     def pass_rate(v: dict[str, Any]) -> str:

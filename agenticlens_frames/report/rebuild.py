@@ -169,8 +169,9 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
     for column, fill in (("n_checks", 0), ("n_checks_passed", 0), ("score_sum", math.nan)):
         att[column] = keyed[column].reindex(key).fillna(fill).to_numpy()
     check_frame = pa.Table.from_pydict(checks, schema=CHECKS_SCHEMA).to_pandas()
-    rebuilt = dataclasses.replace(run, manifest=manifest, suite=suite, attempts=att)
-    rebuilt = dataclasses.replace(rebuilt, checks=check_frame)
+    rebuilt = dataclasses.replace(
+        run, manifest=manifest, suite=suite, attempts=att, checks=check_frame
+    )
     set_categories(rebuilt)
     return rebuilt
 
