@@ -115,6 +115,15 @@ class InvalidPayloadPolicy(StrEnum):
 Correction = StrEnum("Correction", {name: name for name in CORRECTIONS})  # type: ignore[misc]
 PairedMethod = StrEnum("PairedMethod", {name: name for name in PAIRED_METHODS})  # type: ignore[misc]
 
+# The options `experiment run` and `experiment report` share, defined once.
+AlphaOpt = typer.Option(None, "--alpha", help="Level for the corrected decisions (default 0.05).")
+PairedMethodOpt = typer.Option(
+    None,
+    "--paired-method",
+    help="Interval and test of the paired comparisons (default t).",
+    case_sensitive=False,
+)
+
 #: Console width when stdout is not a terminal (CI logs, pipes) and COLUMNS is unset:
 #: rich would assume 80 columns and cut table cells; a log has no right edge.
 PIPE_WIDTH = 1000
@@ -356,15 +365,8 @@ def experiment_run(
         "declare comparisons: {correction: ...} in the manifest).",
         case_sensitive=False,
     ),
-    alpha: float | None = typer.Option(
-        None, "--alpha", help="Level for the corrected decisions (default 0.05)."
-    ),
-    paired_method: PairedMethod | None = typer.Option(
-        None,
-        "--paired-method",
-        help="Interval and test of the paired comparisons (default t).",
-        case_sensitive=False,
-    ),
+    alpha: float | None = AlphaOpt,
+    paired_method: PairedMethod | None = PairedMethodOpt,
     cluster: str | None = typer.Option(
         None, "--cluster", help="Case metadata field for cluster-robust intervals."
     ),
@@ -715,15 +717,8 @@ def experiment_report(
         "per-case records. Refused for a report that has verdicts.",
         case_sensitive=False,
     ),
-    alpha: float | None = typer.Option(
-        None, "--alpha", help="Level for the corrected decisions (default 0.05)."
-    ),
-    paired_method: PairedMethod | None = typer.Option(
-        None,
-        "--paired-method",
-        help="Interval and test of the paired comparisons (default t).",
-        case_sensitive=False,
-    ),
+    alpha: float | None = AlphaOpt,
+    paired_method: PairedMethod | None = PairedMethodOpt,
     *,
     outputs: dict[str, Path | None],
 ) -> None:

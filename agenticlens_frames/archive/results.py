@@ -251,6 +251,15 @@ def _slots(layout: RunLayout) -> tuple[np.ndarray, int]:
     return offsets, int(offsets[-1])
 
 
+def _info_slots(layout: RunLayout, info: pd.DataFrame, offsets: np.ndarray) -> np.ndarray:
+    """The (run, variant position) slot of each row of a variant-info frame."""
+    if not len(info):
+        return np.zeros(0, np.int64)
+    run_index = {r: i for i, r in enumerate(layout.run_ids)}
+    runs = offsets[[run_index[r] for r in info["run_id"].astype(str)]]
+    return runs + info["variant_position"].to_numpy(np.int64)
+
+
 def _slot_of(frame: pd.DataFrame, offsets: np.ndarray) -> np.ndarray:
     # Gathered by the small run codes as they are, the positions added in place: no
     # int64 copy of either (80 MB of new pages each at 10M cases).
@@ -360,14 +369,8 @@ def variant_summary(
     check_proportion(confidence_level, "confidence level", location="confidence_level")
     z = stats.z_value(confidence_level)
     offsets, size = _slots(st.layout)
-    run_index = {r: i for i, r in enumerate(st.layout.run_ids)}
     info = variant_info.reset_index(drop=True)
-    info_slot = (
-        offsets[[run_index[r] for r in info["run_id"].astype(str)]]
-        + info["variant_position"].to_numpy(np.int64)
-        if len(info)
-        else np.zeros(0, np.int64)
-    )
+    info_slot = _info_slots(st.layout, info, offsets)
 
     out: dict[str, Any] = {}
     # ---- trials
@@ -727,14 +730,8 @@ def case_level_intervals(
 
     check_proportion(confidence_level, "confidence level", location="confidence_level")
     offsets, size = _slots(st.layout)
-    run_index = {r: i for i, r in enumerate(st.layout.run_ids)}
     info = variant_info.reset_index(drop=True)
-    info_slot = (
-        offsets[[run_index[r] for r in info["run_id"].astype(str)]]
-        + info["variant_position"].to_numpy(np.int64)
-        if len(info)
-        else np.zeros(0, np.int64)
-    )
+    info_slot = _info_slots(st.layout, info, offsets)
     cases = st.cases
     attempts = cases["attempts"].to_numpy(np.int64)
     slot = _slot_of(cases, offsets)
