@@ -200,3 +200,32 @@ def test_a_record_the_package_could_not_have_written_costs_only_the_verdicts(
     text = _text(loaded)
     assert "its per-case records cannot give them" in text and "Traceback" not in text
     assert "71.4% [57%–82%]" in text  # baseline, from the counts; the rest of the report stands
+
+
+@pytest.mark.differential
+def test_a_live_run_the_package_reported_gives_our_verdicts(
+    reference: Callable[..., Reference], tmp_path: Path
+) -> None:
+    """Live records (a target that raised on a case, a trial failed by an invalid payload,
+    Run-shaped traces): the package's report rebuilt gives the verdicts of our own run of
+    the same deterministic targets."""
+    from agenticlens_frames.paired.verdicts import case_verdicts
+    from agenticlens_frames.runner import run_experiment
+
+    live = Path(__file__).resolve().parents[1] / "fixtures" / "live"
+    ref = reference(live, "manifest_compat.yaml", "suite.yaml")
+    assert ref.returncode == 0, ref.stdout + ref.stderr
+    path = tmp_path / "theirs.json"
+    path.write_text(json.dumps(ref.report))
+    result = run_experiment(live / "manifest_compat.yaml", live / "suite.yaml", progress=False)
+    statuses = set(result.run.attempts["status"].astype(str))
+    assert {"target_error", "trial_failed"} <= statuses  # the live paths are exercised
+    expected = case_verdicts(result.run, {"correction": "holm"})
+    got = load_report(path, comparisons={"correction": "holm"}).verdicts
+    assert len(got) == len(expected) > 0
+    for column in expected.columns:
+        a, b = got[column], expected[column]
+        if pd.api.types.is_float_dtype(b):
+            np.testing.assert_array_equal(a.to_numpy(float), b.to_numpy(float), err_msg=column)
+        else:
+            assert a.astype(str).tolist() == b.astype(str).tolist(), column
