@@ -24,7 +24,12 @@ import pandas as pd
 from . import stats
 from .errors import InputError, check_number, check_proportion
 from .frames import ExperimentRun, factor_column
-from .paired import ComparisonsConfig, PairedAnalysis, paired_outputs, parse_comparisons
+from .paired import (
+    ComparisonsConfig,
+    PairedAnalysis,
+    paired_outputs_and_verdicts,
+    parse_comparisons,
+)
 from .per_case import case_matrix, category_labels, effective_pass_k
 from .schema import COMPARISONS, FACTOR_LEVELS, SUMMARY_METRICS, SUMMARY_STATS
 
@@ -916,16 +921,8 @@ def analyze(
     )
     if comparisons is None and run.manifest.comparisons is not None:
         comparisons = parse_comparisons(run.manifest.comparisons, file=run.manifest.path)
-    paired_frames, paired = paired_outputs(
+    paired_frames, paired, verdicts = paired_outputs_and_verdicts(
         run, comparisons, confidence_level=confidence_level, lock=comparisons_lock
-    )
-    from .paired.verdicts import case_verdicts
-
-    verdicts = case_verdicts(
-        run,
-        comparisons,
-        confidence_level=confidence_level,
-        paired=paired_frames.get("paired_comparisons"),
     )
     from .factorial import factor_effects
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
         suite_hash,
         write_lock,
     )
-    from .outputs import paired_outputs
+    from .outputs import paired_outputs, paired_outputs_and_verdicts
     from .planning import minimum_detectable_effect, power_analysis, trials_for_precision
     from .settings import (
         DIMENSIONS,
@@ -96,6 +96,7 @@ _LAZY = {
     "paired_analysis": ".comparisons",
     "paired_comparisons": ".comparisons",
     "paired_outputs": ".outputs",
+    "paired_outputs_and_verdicts": ".outputs",
     "parse_comparisons": ".settings",
     "power_analysis": ".planning",
     "read_lock": ".lock",

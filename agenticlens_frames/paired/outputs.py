@@ -12,7 +12,7 @@ from .comparisons import PairedAnalysis, paired_analysis
 from .dimensions import evaluation
 from .settings import ComparisonsConfig
 
-__all__ = ["paired_outputs"]
+__all__ = ["paired_outputs", "paired_outputs_and_verdicts"]
 
 
 def paired_outputs(
@@ -58,3 +58,39 @@ def paired_outputs(
     if result.noninferiority is not None:
         frames["noninferiority"] = result.noninferiority
     return frames, result
+
+
+def paired_outputs_and_verdicts(
+    run: ExperimentRun,
+    config: ComparisonsConfig | None = None,
+    *,
+    confidence_level: float = 0.95,
+    lock: str | Path | None = None,
+) -> tuple[dict[str, pd.DataFrame], PairedAnalysis | None, pd.DataFrame]:
+    """:func:`paired_outputs` and the verdicts read from its comparisons, as
+    :func:`~agenticlens_frames.analyze` and a saved report without verdicts get them.
+
+    ``config`` None takes the manifest's ``comparisons:`` (as the verdicts do), so the
+    frames and the verdicts always follow one declaration.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> frames, paired, verdicts = paired_outputs_and_verdicts(run)  # the manifest's holm
+    >>> verdicts.attrs["correction"], sorted(set(verdicts["verdict"])), paired is not None
+    ('holm', ['no detectable difference', 'worse'], True)
+    """
+    from .settings import parse_comparisons
+    from .verdicts import case_verdicts
+
+    if config is None and run.manifest.comparisons is not None:
+        config = parse_comparisons(run.manifest.comparisons, file=run.manifest.path)
+    frames, paired = paired_outputs(run, config, confidence_level=confidence_level, lock=lock)
+    verdicts = case_verdicts(
+        run,
+        config,
+        confidence_level=confidence_level,
+        paired=frames.get("paired_comparisons"),
+    )
+    return frames, paired, verdicts

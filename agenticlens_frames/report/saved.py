@@ -340,15 +340,10 @@ def _rebuilt_verdicts(
 ) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """The paired frames and verdicts of a run rebuilt from a report, as ``analyze``
     computes them (a correction declared now, or per-comparison intervals)."""
-    from ..paired.outputs import paired_outputs
-    from ..paired.verdicts import case_verdicts
+    from ..paired.outputs import paired_outputs_and_verdicts
 
-    frames, _ = paired_outputs(run, comparisons, confidence_level=confidence_level)
-    verdicts = case_verdicts(
-        run,
-        comparisons,
-        confidence_level=confidence_level,
-        paired=frames.get("paired_comparisons"),
+    frames, _, verdicts = paired_outputs_and_verdicts(
+        run, comparisons, confidence_level=confidence_level
     )
     verdicts.attrs["source"] = REBUILT_NOTE
     return frames, verdicts
