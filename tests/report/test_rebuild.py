@@ -41,6 +41,16 @@ def ours():
     return run, analyze(run, frontier_resamples=0)  # the manifest declares holm
 
 
+def _assert_same_verdicts(got: pd.DataFrame, expected: pd.DataFrame) -> None:
+    """Every column equal: numbers to the bit, the rest as text."""
+    for column in expected.columns:
+        a, b = got[column], expected[column]
+        if pd.api.types.is_float_dtype(b):
+            np.testing.assert_array_equal(a.to_numpy(float), b.to_numpy(float), err_msg=column)
+        else:
+            assert a.astype(str).tolist() == b.astype(str).tolist(), column
+
+
 def _text(analysis) -> str:
     console = Console(record=True, width=400, color_system=None)
     print_summary(analysis, console)
@@ -74,12 +84,7 @@ def test_declared_verdicts_equal_those_of_experiment_run(theirs: Path, ours) -> 
     as_mapping = load_report(theirs, comparisons={"correction": "holm"}).verdicts
     assert as_mapping["statement"].tolist() == got["statement"].tolist()
     assert len(got) == len(expected) == 19
-    for column in expected.columns:
-        a, b = got[column], expected[column]
-        if pd.api.types.is_float_dtype(b):
-            np.testing.assert_array_equal(a.to_numpy(float), b.to_numpy(float), err_msg=column)
-        else:
-            assert a.astype(str).tolist() == b.astype(str).tolist(), column
+    _assert_same_verdicts(got, expected)
     assert got.attrs["declared"] and got.attrs["source"] == REBUILT_NOTE
     # ... and the case-level pass rates: retrieval-dense's failed trial is left out
     mine = headline_pass_rates(loaded.paired_frames["case_level_summary"])
@@ -223,9 +228,4 @@ def test_a_live_run_the_package_reported_gives_our_verdicts(
     expected = case_verdicts(result.run, {"correction": "holm"})
     got = load_report(path, comparisons={"correction": "holm"}).verdicts
     assert len(got) == len(expected) > 0
-    for column in expected.columns:
-        a, b = got[column], expected[column]
-        if pd.api.types.is_float_dtype(b):
-            np.testing.assert_array_equal(a.to_numpy(float), b.to_numpy(float), err_msg=column)
-        else:
-            assert a.astype(str).tolist() == b.astype(str).tolist(), column
+    _assert_same_verdicts(got, expected)
