@@ -17,18 +17,24 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 __all__ = [
     "CORRECTIONS",
     "CORRECTION_CONTROLS",
     "METHODS",
     "PAIRED_METHODS",
+    "Correction",
     "PairedMethodInfo",
     "method_names",
 ]
 
 #: Multiple-comparison corrections a user may declare (there is no default).
 CORRECTIONS = ("none", "bonferroni", "holm", "benjamini_hochberg")
+
+#: The ``--correction`` choices of every command that takes one (click lists them in
+#: ``--help`` and refuses anything else by option name).
+Correction = StrEnum("Correction", {name: name for name in CORRECTIONS})  # type: ignore[misc]
 
 #: What each correction controls, in words shown next to every result.
 CORRECTION_CONTROLS = {

@@ -34,7 +34,7 @@ from rich.console import Console
 from rich.text import Text
 
 from . import _deferred_rich
-from ._choices import CORRECTIONS, PAIRED_METHODS  # not stats_paired: --help needs no numpy
+from ._choices import PAIRED_METHODS, Correction  # not stats_paired: --help needs no numpy
 from ._cli_errors import EXIT_INVALID_INPUT, fail, masked
 from .errors import InputError, is_refusal_by_the_system, os_refusal
 
@@ -109,10 +109,8 @@ class InvalidPayloadPolicy(StrEnum):
     case = "case"
 
 
-# The choices of --correction and --paired-method, from the one list each of the
-# statistics module (so --help lists them and click refuses anything else by option name);
-# the paired methods' names are those of the method registry, _choices.METHODS.
-Correction = StrEnum("Correction", {name: name for name in CORRECTIONS})  # type: ignore[misc]
+# The choices of --paired-method (as _choices.Correction's of --correction), from the
+# method registry, _choices.METHODS: --help lists them and click refuses anything else.
 PairedMethod = StrEnum("PairedMethod", {name: name for name in PAIRED_METHODS})  # type: ignore[misc]
 
 # The options `experiment run` and `experiment report` share, defined once.

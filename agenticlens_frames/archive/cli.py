@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .._choices import Correction
 from .._cli_errors import fail
 from .._values import format_in_unit, is_missing
 from ..errors import InputError
@@ -373,11 +374,29 @@ def archive_summarize(
         None, "--out", help="Write every result frame here (parquet, or CSV with --format csv)."
     ),
     fmt: SliceFormat = typer.Option(SliceFormat.parquet, "--format", help="For --out."),
-    limit: int = typer.Option(40, "--limit", help="Rows of the variant table to print."),
+    limit: int = typer.Option(40, "--limit", help="Rows of each table to print."),
+    verdicts: bool = typer.Option(
+        False,
+        "--verdicts",
+        help="Also each run's case-level verdicts, as experiment run gives them (reads "
+        "every matching run back whole).",
+    ),
+    correction: Correction | None = typer.Option(
+        None,
+        "--correction",
+        help="With --verdicts: the correction for runs whose manifest declares none "
+        "(runs that declared one keep it).",
+        case_sensitive=False,
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console tables."),
 ) -> None:
-    """Variant summaries and factor levels across the matching runs."""
+    """Variant summaries, paired comparisons and factor levels across the matching runs."""
+    judged = None
     try:
+        if correction is not None and not verdicts:
+            raise InputError(
+                "--correction applies to the verdicts", hint="add --verdicts, or drop --correction"
+            )
         if out is not None:
             _check_out(out, archive)
         sl = _slice(archive, experiment, run, variant, since, until, tag, factor, include_baseline)
@@ -388,10 +407,19 @@ def archive_summarize(
             confidence_level=confidence_level,
             memory_limit=memory_limit,
         )
+        if verdicts:
+            judged = sl.verdicts(
+                None if correction is None else {"correction": str(correction.value)},
+                confidence_level=confidence_level,
+                progress=not quiet and sl.n_runs > 1,
+            )
     except (InputError, ImportError) as exc:
         raise fail("Unable to summarize archive", exc) from None
     if out is not None:
-        _write_frames({**result.frames(), "runs": result.runs}, out, fmt.value)
+        written = {**result.frames(), "runs": result.runs}
+        if judged is not None:
+            written["verdicts"] = judged
+        _write_frames(written, out, fmt.value)
     if quiet:
         return
     console = Console(highlight=False)
@@ -415,14 +443,22 @@ def archive_summarize(
         ),
         title_justify="left",
         caption=(
-            f"case pass rate: AgenticLens's (an attempt of a failed trial counts as a "
-            f"failure); {level} CI: beta-binomial with cases as the unit — attempts at one "
-            "case are not independent (the written variant_summary's case_pass_rate_ci_* "
-            "pool them; case_level_intervals holds these)."
+            "pass rate: over the evaluated attempts (a failed trial's left out, as "
+            f"experiment run leaves them out); {level} CI: beta-binomial with cases as the "
+            "unit — attempts at one case are not independent (case_level_intervals holds "
+            "these; the written variant_summary has AgenticLens's case pass rate, a failed "
+            "trial's attempts counted as failures, and its interval pooling attempts; "
+            "pass@k counts them as the package does)."
+            + (
+                " †: the rollups cannot tell which attempts failed (a trial failed in "
+                "part), so they count as failures."
+                if any(i["failed_counted_as_failures"] for i in intervals)
+                else ""
+            )
         ),
         caption_justify="left",
     )
-    for name in ("experiment", "run", "variant", "factors", "case pass rate", f"{level} CI"):
+    for name in ("experiment", "run", "variant", "factors", "pass rate", f"{level} CI"):
         table.add_column(name)
     for k in ks:
         table.add_column(f"pass@{k}", justify="right")
@@ -441,7 +477,8 @@ def archive_summarize(
                 str(data["run_id"])[:8],
                 str(data["variant_id"]) + (" *" if data["is_baseline"] else ""),
                 levels,
-                _fmt(data["case_pass_rate"], "%"),
+                _fmt(interval["pass_rate"], "%")
+                + (" †" if interval["failed_counted_as_failures"] else ""),
                 _fmt(interval["ci_low"], "%") + "–" + _fmt(interval["ci_high"], "%"),
                 *(_fmt(data[f"pass_at_{k}"]) for k in ks),
                 _fmt(data["average_latency_ms_mean"], "ms"),
@@ -452,6 +489,9 @@ def archive_summarize(
     console.print(table)
     if len(vs) > limit:
         console.print(Text(f"… {len(vs) - limit} more (write them all with --out)"))
+    _paired_table(console, result.paired_pass_rates, limit, verdicts=verdicts)
+    if judged is not None:
+        _verdicts_table(console, judged, limit)
     fl = result.factor_levels
     if len(fl):
         levels = Table(
@@ -487,6 +527,121 @@ def archive_summarize(
                 )
             )
         console.print(levels)
+
+
+def _paired_table(console: Console, paired: pd.DataFrame, limit: int, *, verdicts: bool) -> None:
+    """Each candidate against its run's baseline, case by case: per comparison."""
+    from ..paired.verdicts import (
+        detectable_cell,
+        detectable_note,
+        format_difference,
+        format_interval,
+    )
+
+    if not len(paired):
+        return
+    level = float(paired["confidence_level"].iloc[0])
+    power = float(paired["mde_power"].iloc[0])
+    alpha = float(paired["mde_alpha"].iloc[0])
+    table = Table(
+        title=f"Paired with each run's baseline: pass rate, {level:.0%} per-comparison "
+        "intervals (not verdicts)",
+        title_justify="left",
+        caption=(
+            "Each candidate minus its run's baseline, case by case over the cases both "
+            "have evaluated attempts at (a failed trial's attempts left out, as experiment "
+            "run leaves them out): a case is one piece of evidence, however many trials it "
+            "had. No correction: a slice of an archive "
+            "is not a declared family, so nothing here is called better or worse"
+            + (
+                "; the verdicts are below."
+                if verdicts
+                else "; each run's verdicts under the correction its manifest declared: --verdicts."
+            )
+            + f" Smallest detectable change: the true difference a comparison would have "
+            f"found with {power:.0%} power at α = {alpha:g}; a smaller one could have gone "
+            "unnoticed."
+        ),
+        caption_justify="left",
+    )
+    for name in ("experiment", "run", "candidate", "baseline", "cases"):
+        table.add_column(name)
+    table.add_column(f"difference [{level:.0%} CI]", justify="right", no_wrap=True)
+    table.add_column("smallest detectable change")
+    for r in paired.head(limit).to_dict("records"):
+        note = detectable_note(float(r["mde"]), "proportion", bool(r["degenerate"]))
+        table.add_row(
+            *_row(
+                str(r["experiment_id"]),
+                str(r["run_id"])[:8],
+                str(r["candidate_variant_id"]),
+                str(r["baseline_variant_id"]),
+                str(r["paired_cases"]),
+                f"{format_difference(r['mean_difference'], 'proportion')} "
+                f"{format_interval(r['ci_low'], r['ci_high'], 'proportion')}",
+                detectable_cell("", float(r["mde"]), "proportion", note) or "-",
+            )
+        )
+    console.print(table)
+    if len(paired) > limit:
+        console.print(Text(f"… {len(paired) - limit} more (write them all with --out)"))
+
+
+_VERDICT_STYLE = {"better": "green", "worse": "red"}
+
+
+def _verdicts_table(console: Console, judged: pd.DataFrame, limit: int) -> None:
+    """Each run's verdicts, as `experiment run` states them."""
+    from ..paired.verdicts import (
+        CORRECTION_NAMES,
+        detectable_cell,
+        format_difference,
+        format_interval,
+        format_p,
+    )
+
+    table = Table(
+        title="Verdicts of each run: case-level paired comparisons under the correction it "
+        "declared, over its whole family",
+        title_justify="left",
+        caption="declared in: the run's manifest, or --correction for a run that declared "
+        "none; 'not judged': neither declared a correction (per-comparison interval).",
+        caption_justify="left",
+    )
+    for name in ("experiment", "run", "candidate", "dimension", "correction"):
+        table.add_column(name)
+    table.add_column("difference [CI]", justify="right", no_wrap=True)
+    table.add_column("adj. p", justify="right")
+    table.add_column("verdict")
+    table.add_column("smallest detectable change")
+    for r in judged.head(limit).to_dict("records"):
+        unit = str(r["unit"])
+        declared = bool(r["declared"])
+        verdict = str(r["verdict"])
+        correction = str(r["correction"])
+        table.add_row(
+            *_row(
+                str(r["experiment_id"]),
+                str(r["run_id"])[:8],
+                str(r["candidate_variant_id"]),
+                str(r["dimension"]),
+                f"{CORRECTION_NAMES.get(correction, correction)} ({r['declared_in']})"
+                if declared
+                else "none declared",
+                f"{format_difference(r['mean_difference'], unit)} "
+                f"{format_interval(r['ci_low'], r['ci_high'], unit)}",
+                format_p(r["adjusted_p_value"]) if declared else "-",
+            ),
+            Text(verdict, style=_VERDICT_STYLE.get(verdict, "")),
+            *_row(
+                detectable_cell(verdict, float(r["mde"]), unit, str(r["detectable"] or "")) or "-"
+            ),
+        )
+    console.print(table)
+    if len(judged) > limit:
+        console.print(Text(f"… {len(judged) - limit} more (write them all with --out)"))
+    for note in judged.attrs.get("notes", []):
+        console.print(Text(f"Note: {note}", style="dim"))
 
 
 # --------------------------------------------------------------------------- slice

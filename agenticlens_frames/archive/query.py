@@ -45,6 +45,7 @@ from ._scan import RunScan, verify_file
 from .catalog import SPEC_FILE, Catalog, RunRecord, parse_time, records_frame
 
 if TYPE_CHECKING:
+    from ..paired.settings import ComparisonsConfig
     from .results import ArchiveAnalysis
     from .sufficient import SufficientStats
 
@@ -55,6 +56,7 @@ __all__ = ["ArchiveSlice", "SliceFilter"]
 __doctest_requires__ = {"ArchiveSlice.relation": ("duckdb",)}
 
 _KEY = pa.dictionary(pa.int32(), pa.string())
+_VERDICT_TEXT = ("baseline_variant_id", "candidate_variant_id", "dimension")
 
 
 def _names(value: str | Iterable[str] | None, what: str) -> tuple[str, ...] | None:
@@ -454,6 +456,101 @@ class ArchiveSlice:
                 hint="narrow it with .where(runs=...) or use to_runs()",
             )
         return _rebuild_run(*runs[0])
+
+    def verdicts(
+        self,
+        comparisons: ComparisonsConfig | Mapping[str, Any] | None = None,
+        *,
+        confidence_level: float = 0.95,
+        progress: bool = False,
+    ) -> pd.DataFrame:
+        """Each run's case-level verdicts, exactly as ``experiment run`` gives them.
+
+        Every run of the slice is read back whole — all its variants and cases, the family
+        its manifest's ``comparisons:`` declared — and judged by
+        :func:`~agenticlens_frames.case_verdicts`; then the rows of the slice's candidates
+        are kept. A verdict is never computed over a family the run did not declare: a
+        slice of one variant keeps that variant's row of the whole run's family, and a tag
+        filter does not apply (``attrs["notes"]`` says so), since a subset of cases chosen
+        afterwards is not what the correction was declared for.
+
+        Parameters
+        ----------
+        comparisons
+            Settings for runs whose manifest declares none (a
+            :class:`~agenticlens_frames.paired.settings.ComparisonsConfig` or a mapping
+            such as ``{"correction": "holm"}``). A run that declared its own keeps it
+            (column ``declared_in``). Runs judged by neither get per-comparison intervals
+            and the verdict ``not judged``.
+        confidence_level
+            For the per-comparison intervals of undeclared runs.
+        progress
+            Show a progress bar (one step per run).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``experiment_id, run_id, declared_in`` (``manifest``, ``given`` or ``none``),
+            then :data:`~agenticlens_frames.paired.verdicts.VERDICT_COLUMNS`.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> v = example_archive().slice(variants="prompt-v2").verdicts()
+        >>> v[["candidate_variant_id", "dimension", "declared_in", "verdict"]].head(2)
+          candidate_variant_id dimension declared_in                   verdict
+        0            prompt-v2   quality    manifest  no detectable difference
+        1            prompt-v2    safety    manifest  no detectable difference
+        """
+        from .._progress import progress_bar
+        from ..paired.settings import parse_comparisons
+        from ..paired.verdicts import VERDICT_COLUMNS, case_verdicts
+
+        given = (
+            parse_comparisons(dict(comparisons), file="comparisons")
+            if isinstance(comparisons, Mapping)
+            else comparisons
+        )
+        keys = ["experiment_id", "run_id", "declared_in"]
+        parts: list[pd.DataFrame] = []
+        notes: list[str] = []
+        with progress_bar(
+            total=len(self._plan), desc="verdicts", unit="run", disable=not progress
+        ) as bar:
+            for record, scan in self._plan:
+                run = _rebuild_run(record, replace(scan, selected=None, tags=None))
+                own = run.manifest.comparisons is not None
+                used = None if own else given
+                frame = case_verdicts(run, used, confidence_level=confidence_level)
+                if scan.selected is not None:
+                    keep = frame["candidate_variant_id"].astype(str).isin(scan.selected)
+                    frame = frame[keep.to_numpy()]
+                declared_in = "manifest" if own else "given" if given is not None else "none"
+                # Plain text: each run has its own variant ids (categories would not concat).
+                frame = frame.astype(dict.fromkeys(_VERDICT_TEXT, object))
+                frame.insert(0, "declared_in", declared_in)
+                frame.insert(0, "run_id", record.run_id)
+                frame.insert(0, "experiment_id", record.experiment_id)
+                parts.append(frame)
+                bar.update(1)
+        if self.filter.tags:
+            notes.append(
+                "the tag filter does not apply to verdicts: each is of its run's whole "
+                "suite, the family its correction was declared for"
+            )
+        if given is not None and any(p["declared_in"].eq("manifest").any() for p in parts):
+            notes.append(
+                "runs whose manifest declares comparisons keep their own settings; the "
+                "given ones apply to the runs that declared none"
+            )
+        columns = keys + VERDICT_COLUMNS
+        out = (
+            pd.concat(parts, ignore_index=True).reindex(columns=columns)
+            if parts
+            else pd.DataFrame(columns=columns)
+        )
+        out.attrs["notes"] = notes
+        return out
 
     def analyze_runs(self, **options: Any) -> dict[str, Any]:
         """``analyze()`` of every run in the slice, keyed by run id (single-run reports)."""

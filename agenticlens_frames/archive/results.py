@@ -515,7 +515,6 @@ def compare_to_baseline(
     summary: pd.DataFrame,
     cases: pd.DataFrame,
     *,
-    confidence_level: float = 0.95,
     regression_threshold: float = 0.05,
 ) -> pd.DataFrame:
     """Each kept non-baseline variant against its run's baseline (spec §9.5).
@@ -526,9 +525,15 @@ def compare_to_baseline(
     ``<metric>_delta / _delta_relative / _regressed`` for ``pass_rate`` (pooled case
     pass rate, as the package), ``average_score``, ``average_latency_ms`` and
     ``total_cost_usd``; ``changed_factors`` (text), ``n_changed_factors``,
-    ``case_pass_rate_delta``, ``case_pass_rate_p_value`` (pooled two-proportion
-    z-test), ``statistically_significant``, ``n_compared_cases``,
+    ``case_pass_rate_delta``, ``pooled_p_value``, ``n_compared_cases``,
     ``n_regressed_cases``, ``n_improved_cases``.
+
+    ``pooled_p_value`` is AgenticLens's two-proportion z-test, which takes every attempt
+    as independent: with several trials per case it is too small, so nothing is marked
+    significant from it here (the single-experiment frame keeps the package's
+    ``statistically_significant`` for its files). The comparison to read is
+    :func:`~agenticlens_frames.archive.paired.paired_pass_rates`, with cases as the
+    unit.
 
     Examples
     --------
@@ -596,16 +601,13 @@ def compare_to_baseline(
     p_value = stats.two_proportion_z_test_array(
         passes[base], attempts[base], passes[cand], attempts[cand]
     )
-    out["case_pass_rate_p_value"] = p_value
-    significant = pd.array(p_value < 1 - confidence_level, dtype="boolean")
-    significant[np.isnan(p_value)] = pd.NA
-    out["statistically_significant"] = significant
+    out["pooled_p_value"] = p_value
     compared, regressed, improved = _case_changes(s, cases, base, cand, regression_threshold)
     out["n_compared_cases"] = compared
     out["n_regressed_cases"] = regressed
     out["n_improved_cases"] = improved
     frame = pd.DataFrame(out, copy=False)
-    frame.attrs.update(confidence_level=confidence_level, regression_threshold=regression_threshold)
+    frame.attrs.update(regression_threshold=regression_threshold)
     return frame
 
 
@@ -691,29 +693,54 @@ def _case_changes(
 # --------------------------------------------------------------------------- factors
 
 
+def _failed_per_case(st: SufficientStats, offsets: np.ndarray) -> np.ndarray:
+    """Per (run, variant) slot: how many of its attempts at each case belong to a failed
+    trial, or -1 when that cannot be told from the rollups.
+
+    The case rollups count a failed trial's attempts (as failures, like AgenticLens) but not
+    which they are. A trial that failed as a whole — every attempt of it failed, one at
+    each case of the slot — left exactly one failed attempt at every case, so the count is
+    the number of such trials; a trial that failed only in part leaves it unknown.
+    """
+    size = int(offsets[-1])
+    case_rows = np.bincount(_slot_of(st.cases, offsets), minlength=size)
+    trials = st.trials
+    slot = _slot_of(trials, offsets)
+    attempts = trials["attempts"].to_numpy(np.int64)
+    failed = trials["failed_attempts"].to_numpy(np.int64)
+    whole = (failed > 0) & (failed == attempts) & (attempts == case_rows[slot])
+    count = np.bincount(slot, weights=whole, minlength=size).astype(np.int64)
+    unknown = np.bincount(slot, weights=(failed > 0) & ~whole, minlength=size) > 0
+    count[unknown] = -1
+    return count
+
+
 def case_level_intervals(
     st: SufficientStats,
     variant_info: pd.DataFrame,
     *,
     confidence_level: float = 0.95,
 ) -> pd.DataFrame:
-    """Per (run, variant) of ``variant_info``: the case pass rate with cases as the unit.
+    """Per (run, variant) of ``variant_info``: the pass rate with cases as the unit.
 
-    The interval the single-experiment reports lead with
-    (:func:`~agenticlens_frames.stats_paired.beta_binomial_interval`, the recommended
-    method of :func:`~agenticlens_frames.case_level_summary`), computed from each
-    case's passes and attempts for every variant in one call. The estimate is
-    ``case_pass_rate`` of :func:`variant_summary` (AgenticLens's: an attempt of a failed
-    trial counts as a failure); unlike that frame's pooled Wilson interval, attempts at
-    one case are not taken as independent, so the interval is as wide as the cases
-    allow.
+    The number ``experiment run``'s variant table leads with: the pass rate over the
+    evaluated attempts (a failed trial's attempts — an infrastructure failure, not the
+    agent's — left out and counted in ``unevaluated_attempts``) with the beta-binomial
+    interval (:func:`~agenticlens_frames.stats_paired.beta_binomial_interval`, the
+    recommended method of :func:`~agenticlens_frames.case_level_summary`), fitted from
+    each case's passes and attempts for every variant in one call. Unlike
+    :func:`variant_summary`'s pooled Wilson interval, attempts at one case are not taken
+    as independent, so the interval is as wide as the cases allow. Where the rollups
+    cannot tell which attempts failed (a trial that failed only in part), they count as
+    failures, as AgenticLens counts them, and ``failed_counted_as_failures`` says so.
 
     Returns
     -------
     pandas.DataFrame
-        ``experiment_id, run_id, variant_id, case_pass_rate, ci_low, ci_high,
-        standard_error, n_cases, n_attempts, method, confidence_level``, in the order
-        of ``variant_info``.
+        ``experiment_id, run_id, variant_id, pass_rate, ci_low, ci_high,
+        standard_error, n_cases, n_attempts, unevaluated_attempts,
+        failed_counted_as_failures, method, confidence_level``, in the order of
+        ``variant_info``.
 
     Examples
     --------
@@ -721,10 +748,13 @@ def case_level_intervals(
     >>> archive = example_archive()
     >>> st = archive.all().stats("numpy")
     >>> ci = case_level_intervals(st, archive.all().variant_info())
-    >>> ci[["variant_id", "case_pass_rate", "ci_low", "ci_high", "n_cases"]].round(3).head(2)
-        variant_id  case_pass_rate  ci_low  ci_high  n_cases
-    0     baseline           0.714   0.569    0.819       14
-    1  model-large           0.743   0.563    0.847       14
+    >>> ci[["variant_id", "pass_rate", "ci_low", "ci_high", "unevaluated_attempts"]].round(3)
+            variant_id  pass_rate  ci_low  ci_high  unevaluated_attempts
+    0         baseline      0.714   0.569    0.819                     0
+    1      model-large      0.743   0.563    0.847                     0
+    2        prompt-v2      0.871   0.748    0.931                     0
+    3  retrieval-dense      0.821   0.686    0.899                    14
+    4         large-v2      0.843   0.631    0.927                     0
     """
     from ..stats_paired import beta_binomial_intervals  # lazily: scipy.special
 
@@ -733,21 +763,26 @@ def case_level_intervals(
     info = variant_info.reset_index(drop=True)
     info_slot = _info_slots(st.layout, info, offsets)
     cases = st.cases
-    attempts = cases["attempts"].to_numpy(np.int64)
     slot = _slot_of(cases, offsets)
+    failed = _failed_per_case(st, offsets)
+    # The evaluated attempts at each case (all of them where that cannot be told).
+    attempts = cases["attempts"].to_numpy(np.int64) - np.maximum(failed, 0)[slot]
     r = beta_binomial_intervals(
         cases["passes"].to_numpy(np.int64), attempts, slot, size, confidence_level
     )
-    total = np.bincount(slot, weights=attempts, minlength=size)
+    total = np.bincount(slot, weights=attempts, minlength=size).astype(np.int64)
+    left_out = np.bincount(slot, weights=np.maximum(failed, 0)[slot], minlength=size)
     frame = pd.DataFrame(
         {
             **{column: info[column].astype(str).to_numpy(dtype=object) for column in _KEYS},
-            "case_pass_rate": r.estimate[info_slot],
+            "pass_rate": r.estimate[info_slot],
             "ci_low": r.low[info_slot],
             "ci_high": r.high[info_slot],
             "standard_error": r.sd[info_slot],
             "n_cases": r.n_cases[info_slot],
-            "n_attempts": total.astype(np.int64)[info_slot],
+            "n_attempts": total[info_slot],
+            "unevaluated_attempts": left_out.astype(np.int64)[info_slot],
+            "failed_counted_as_failures": (failed < 0)[info_slot],
             "method": "beta_binomial",
             "confidence_level": confidence_level,
         }
@@ -871,10 +906,12 @@ class ArchiveAnalysis:
     runs
         The catalog rows of the runs involved.
     case_matrix, trial_summary, variant_summary, comparisons, factor_levels,
-    case_level_intervals
-        Result frames (see the functions of the same names in this module).
-        ``variant_summary``'s ``case_pass_rate_ci_*`` pool attempts as AgenticLens does;
-        ``case_level_intervals`` holds the interval to read, with cases as the unit.
+    case_level_intervals, paired_pass_rates
+        Result frames (see the functions of the same names in this module and in
+        :mod:`~agenticlens_frames.archive.paired`). ``variant_summary``'s
+        ``case_pass_rate_ci_*`` and ``comparisons``' ``pooled_p_value`` pool attempts as
+        AgenticLens does; ``case_level_intervals`` and ``paired_pass_rates`` hold the
+        interval and the comparison to read, with cases as the unit.
     """
 
     stats: SufficientStats
@@ -890,6 +927,7 @@ class ArchiveAnalysis:
     info: dict[str, Any] = field(default_factory=dict)
     _case_matrix: pd.DataFrame | None = field(default=None, repr=False)
     _case_level: pd.DataFrame | None = field(default=None, repr=False)
+    _paired: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
     def case_matrix(self) -> pd.DataFrame:
@@ -909,6 +947,19 @@ class ArchiveAnalysis:
             )
         return self._case_level
 
+    @property
+    def paired_pass_rates(self) -> pd.DataFrame:
+        """:func:`~agenticlens_frames.archive.paired.paired_pass_rates` of the variants in
+        ``variant_summary``: each candidate against its run's baseline, case by case.
+        Built on first use and kept (one paired t per comparison)."""
+        if self._paired is None:
+            from .paired import paired_pass_rates
+
+            self._paired = paired_pass_rates(
+                self.stats, self.variant_summary, confidence_level=self.confidence_level
+            )
+        return self._paired
+
     def frames(self) -> dict[str, pd.DataFrame]:
         """The result frames by name."""
         return {
@@ -916,6 +967,7 @@ class ArchiveAnalysis:
             "trial_summary": self.trial_summary,
             "variant_summary": self.variant_summary,
             "case_level_intervals": self.case_level_intervals,
+            "paired_pass_rates": self.paired_pass_rates,
             "comparisons": self.comparisons,
             "factor_levels": self.factor_levels,
         }
@@ -974,8 +1026,8 @@ def analyze_stats(
     >>> st = archive.all().stats("numpy")
     >>> result = analyze_stats(st, archive.all().variant_info(), pass_k=[1, 3])
     >>> sorted(result.frames())
-    ['case_level_intervals', 'case_matrix', 'comparisons', 'factor_levels', 'trial_summary', \
-'variant_summary']
+    ['case_level_intervals', 'case_matrix', 'comparisons', 'factor_levels', \
+'paired_pass_rates', 'trial_summary', 'variant_summary']
     """
     if not regression_threshold >= 0:
         raise InputError(
@@ -986,9 +1038,7 @@ def analyze_stats(
     core = _case_core(st, ks)
     ts = trial_summary(st, latency_missing=latency_missing)
     vs = variant_summary(st, core, ts, variant_info, confidence_level=confidence_level)
-    comps = compare_to_baseline(
-        vs, core, confidence_level=confidence_level, regression_threshold=regression_threshold
-    )
+    comps = compare_to_baseline(vs, core, regression_threshold=regression_threshold)
     return ArchiveAnalysis(
         stats=st,
         runs=runs if runs is not None else pd.DataFrame(),

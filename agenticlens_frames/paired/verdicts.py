@@ -49,6 +49,7 @@ __all__ = [
     "VERDICT_COLUMNS",
     "case_verdicts",
     "detectable_cell",
+    "detectable_note",
     "empty_verdicts",
     "format_difference",
     "format_interval",
@@ -197,7 +198,16 @@ def detectable_cell(verdict: str, mde: float, unit: str, detectable: str) -> str
     return detectable
 
 
-def _detectable(mde: float, unit: str, degenerate: bool) -> str:
+def detectable_note(mde: float, unit: str, degenerate: bool) -> str:
+    """What a comparison without a significant result could have missed, in words.
+
+    Examples
+    --------
+    >>> detectable_note(0.447, "proportion", False)
+    'this run could not detect changes smaller than 44.7 pp'
+    >>> detectable_note(float("inf"), "proportion", False)[:31]
+    'not detectable with this design'
+    """
     if degenerate:
         return "every case differed by the same amount; no detectable-change bound"
     if mde == math.inf:
@@ -302,7 +312,7 @@ def verdicts_from_paired(paired: pd.DataFrame, *, declared: bool) -> pd.DataFram
         else (
             "fewer than two paired cases (or clusters): no test"
             if verdict == "no test"
-            else _detectable(float(m), str(u), bool(g))
+            else detectable_note(float(m), str(u), bool(g))
         )
         for verdict, m, u, g in zip(
             frame["verdict"], frame["mde"], frame["unit"], degenerate, strict=True

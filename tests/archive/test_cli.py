@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import typer
@@ -133,6 +134,78 @@ def test_summarize_prints_the_case_level_interval_at_the_chosen_level(
     assert written["method"].eq("beta_binomial").all() and len(written) == 5
     default = invoke(*args)
     assert "95% CI" in default.output and "90% CI" not in default.output
+
+
+def test_summarize_prints_paired_comparisons_and_each_runs_verdicts(
+    cli_archive: Path,
+    tmp_path: Path,
+    support_run: ExperimentRun,
+    synthetic_run: ExperimentRun,
+):
+    """Without --verdicts: per-comparison paired intervals, nothing judged. With them:
+    each run's verdicts as `experiment run` gives them — the support run under the Holm
+    correction its manifest declares, the generated run (which declares none) under
+    --correction."""
+    from agenticlens_frames.paired.verdicts import case_verdicts
+
+    plain = invoke("summarize", str(cli_archive), "--limit", "50")
+    assert plain.exit_code == 0, plain.output
+    assert "per-comparison intervals (not verdicts)" in plain.output
+    assert "Verdicts of each run" not in plain.output and "--verdicts" in plain.output
+    rows = [line for line in plain.output.splitlines() if line.startswith("│")]
+    assert not {"better", "worse"} & set(" ".join(rows).split())
+
+    out = tmp_path / "frames"
+    args = ["summarize", str(cli_archive), "--verdicts", "--correction", "bonferroni"]
+    result = invoke(*args, "--out", str(out), "--limit", "50")
+    assert result.exit_code == 0, result.output
+    assert "Verdicts of each run" in result.output and "Holm (manifest)" in result.output
+    assert "Bonferroni (given)" in result.output
+    assert "runs whose manifest declares comparisons keep their own" in result.output
+    written = pd.read_parquet(out / "verdicts.parquet")
+    paired = pd.read_parquet(out / "paired_pass_rates.parquet")
+    assert len(paired) == 4 + len(synthetic_run.manifest.variant_ids) - 1
+    for run, settings, where in (
+        (support_run, None, "manifest"),
+        (synthetic_run, {"correction": "bonferroni"}, "given"),
+    ):
+        expected = case_verdicts(run, settings)
+        got = written[written["experiment_id"] == run.experiment_id]
+        assert got["declared_in"].eq(where).all()
+        assert got["verdict"].tolist() == expected["verdict"].tolist()
+        assert (
+            got["candidate_variant_id"].tolist()
+            == expected["candidate_variant_id"].astype(str).tolist()
+        )
+        pd.testing.assert_series_equal(
+            got["adjusted_p_value"].reset_index(drop=True),
+            expected["adjusted_p_value"].reset_index(drop=True),
+            check_names=False,
+        )
+    assert written.loc[written["declared_in"] == "manifest", "correction"].eq("holm").all()
+    refused = invoke("summarize", str(cli_archive), "--correction", "holm")
+    assert refused.exit_code == 1 and "add --verdicts" in refused.output
+
+
+def test_verdicts_of_a_slice_are_its_candidates_rows_of_the_whole_run(
+    cli_archive: Path, support_run: ExperimentRun
+):
+    """A slice of one variant keeps that variant's rows of the whole run's family: the
+    Holm family is not shrunk to the slice (which would make it look more significant)."""
+    from agenticlens_frames.paired.verdicts import case_verdicts
+
+    archive = Archive(cli_archive)
+    whole = case_verdicts(support_run)
+    whole = whole[whole["candidate_variant_id"].astype(str) == "model-large"]
+    for sl in (
+        archive.slice(variants="model-large"),
+        archive.slice(variants="model-large", tags="refund"),
+    ):
+        got = sl.verdicts()
+        assert got["candidate_variant_id"].eq("model-large").all()
+        assert got["family_size"].tolist() == whole["family_size"].tolist()
+        np.testing.assert_array_equal(got["adjusted_p_value"], whole["adjusted_p_value"])
+    assert "tag filter does not apply" in " ".join(got.attrs["notes"])
 
 
 def test_slice_writes_rows_for_ci(cli_archive: Path, tmp_path: Path):

@@ -1,0 +1,207 @@
+"""Case-level paired comparisons across archived runs, from the per-case rollups.
+
+Each candidate of a run against that run's baseline, case by case: the per-case pass
+rates of the two arms are paired on the case, and the mean of the differences gets the
+paired t interval and test of :func:`~agenticlens_frames.stats_paired.paired_difference`
+— the estimator ``experiment run`` uses — so three trials of one case count as one piece
+of evidence, not three. Per comparison and uncorrected: an archive slice is not a declared
+family, so nothing here is called significant. The verdicts of a run, with the correction
+its manifest declared over every dimension, come from
+:meth:`~agenticlens_frames.archive.query.ArchiveSlice.verdicts`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import check_proportion
+from .results import _failed_per_case, _info_slots, _slot_of, _slots
+from .sufficient import SufficientStats
+
+__all__ = ["PAIRED_PASS_RATE_COLUMNS", "paired_pass_rates"]
+
+#: Columns of :func:`paired_pass_rates`, in order.
+PAIRED_PASS_RATE_COLUMNS = [
+    "experiment_id",
+    "run_id",
+    "baseline_variant_id",
+    "candidate_variant_id",
+    "paired_cases",
+    "baseline_only_cases",
+    "candidate_only_cases",
+    "baseline_mean",
+    "candidate_mean",
+    "mean_difference",
+    "standard_error",
+    "ci_low",
+    "ci_high",
+    "confidence_level",
+    "ci_method",
+    "p_value",
+    "p_value_method",
+    "degenerate",
+    "improved_cases",
+    "regressed_cases",
+    "mde",
+    "mde_alpha",
+    "mde_power",
+    "unevaluated_attempts",
+    "failed_counted_as_failures",
+]
+
+
+def _per_case_rates(
+    passes: np.ndarray, attempts: np.ndarray, case_index: np.ndarray, rows: np.ndarray, size: int
+) -> np.ndarray:
+    """One arm's case pass rates laid out by case index (NaN: no attempt at the case)."""
+    out = np.full(size, np.nan)
+    taken = rows[attempts[rows] > 0]
+    out[case_index[taken]] = passes[taken] / attempts[taken]
+    return out
+
+
+def paired_pass_rates(
+    st: SufficientStats,
+    variant_info: pd.DataFrame,
+    *,
+    confidence_level: float = 0.95,
+    alpha: float | None = None,
+    power: float = 0.8,
+) -> pd.DataFrame:
+    """Each candidate minus its run's baseline, case by case: the case pass rate.
+
+    For every run of ``variant_info`` whose baseline it holds, one row per other variant.
+    The per-case value is the pass rate over the attempts that were evaluated: a failed
+    trial's attempts (an infrastructure failure, not the agent's) are left out, as
+    ``experiment run`` leaves them out, and counted in ``unevaluated_attempts``. Where the
+    rollups cannot tell which attempts those are (a trial that failed only in part), they
+    count as failures, as AgenticLens counts them, and ``failed_counted_as_failures`` says
+    so. Cases are paired when both arms have an evaluated attempt.
+
+    The interval and p-value are the paired t over cases (the degenerate case — every
+    difference equal — gets the exact sign-flip p-value); ``mde`` is the smallest true
+    difference this comparison would find with ``power`` at ``alpha`` on its own,
+    uncorrected. These are ``experiment run``'s per-comparison numbers for the ``passed``
+    evaluator, computed from the rollups.
+
+    Parameters
+    ----------
+    st
+        The slice's sufficient statistics.
+    variant_info
+        The kept (run, variant) rows (``variant_summary`` or
+        :meth:`~agenticlens_frames.archive.query.ArchiveSlice.variant_info`).
+    confidence_level
+        For the interval.
+    alpha, power
+        For the minimum detectable effect (``alpha`` defaults to 1 − confidence level, as
+        the per-comparison look of :func:`~agenticlens_frames.case_verdicts`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`PAIRED_PASS_RATE_COLUMNS`, runs in slice order, candidates in manifest
+        order.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.testing import example_archive
+    >>> archive = example_archive()
+    >>> sl = archive.all()
+    >>> pp = paired_pass_rates(sl.stats("numpy"), sl.variant_info())
+    >>> pp[["candidate_variant_id", "paired_cases", "mean_difference", "ci_low"]].round(3)
+      candidate_variant_id  paired_cases  mean_difference  ci_low
+    0          model-large            14            0.029  -0.178
+    1            prompt-v2            14            0.157  -0.001
+    2      retrieval-dense            14            0.107  -0.054
+    3             large-v2            14            0.129  -0.134
+    """
+    from ..stats_paired import paired_difference, paired_mde  # lazily: scipy
+
+    check_proportion(confidence_level, "confidence level", location="confidence_level")
+    if alpha is None:
+        alpha = round(1.0 - confidence_level, 12)
+    check_proportion(alpha, "alpha", location="alpha")
+    check_proportion(power, "power", location="power")
+    offsets, _ = _slots(st.layout)
+    info = variant_info.reset_index(drop=True)
+    info_slot = _info_slots(st.layout, info, offsets)
+    cases = st.cases
+    slot = _slot_of(cases, offsets)
+    # Rows grouped by slot once (a stable sort keeps each slot's cases in their order):
+    # each comparison then reads only its two arms' rows.
+    order = np.argsort(slot, kind="stable")
+    bounds = np.searchsorted(slot[order], np.arange(int(offsets[-1]) + 1))
+    passes = cases["passes"].to_numpy(np.float64)
+    attempts = cases["attempts"].to_numpy(np.float64)
+    case_index = cases["case_index"].to_numpy(np.int64)
+    failed = _failed_per_case(st, offsets)
+    is_base = info["is_baseline"].to_numpy(bool)
+    runs = info["run_id"].astype(str).to_numpy(dtype=object)
+    baseline_of = {runs[i]: i for i in np.flatnonzero(is_base)}
+    rows: list[dict[str, Any]] = []
+    for cand in np.flatnonzero(~is_base):
+        base = baseline_of.get(runs[cand])
+        if base is None:  # the slice left the run's baseline out
+            continue
+        slots = (info_slot[base], info_slot[cand])
+        arms = [order[bounds[s] : bounds[s + 1]] for s in slots]
+        size = int(max((case_index[a].max() + 1 for a in arms if len(a)), default=0))
+        known = [failed[s] >= 0 for s in slots]
+        a, b = (
+            _per_case_rates(
+                passes, attempts - (max(failed[s], 0) if ok else 0), case_index, r, size
+            )
+            for s, r, ok in zip(slots, arms, known, strict=True)
+        )
+        left_out = sum(max(failed[s], 0) * len(r) for s, r in zip(slots, arms, strict=True))
+        both = ~np.isnan(a) & ~np.isnan(b)
+        r = paired_difference(b[both] - a[both], method="t", confidence_level=confidence_level)
+        mde = math.nan
+        if r.n >= 2 and not r.degenerate and math.isfinite(r.standard_error):
+            mde = paired_mde(r.standard_error * math.sqrt(r.n), r.n, alpha, power)
+        # No difference of two rates exceeds 1: beyond that no effect is detectable.
+        mde = math.inf if math.isfinite(mde) and mde > 1.0 else mde
+        rows.append(
+            {
+                "experiment_id": str(info["experiment_id"].iloc[cand]),
+                "run_id": runs[cand],
+                "baseline_variant_id": str(info["variant_id"].iloc[base]),
+                "candidate_variant_id": str(info["variant_id"].iloc[cand]),
+                "paired_cases": r.n,
+                "baseline_only_cases": int((~np.isnan(a) & np.isnan(b)).sum()),
+                "candidate_only_cases": int((np.isnan(a) & ~np.isnan(b)).sum()),
+                "baseline_mean": float(np.mean(a[both])) if r.n else math.nan,
+                "candidate_mean": float(np.mean(b[both])) if r.n else math.nan,
+                "mean_difference": r.estimate,
+                "standard_error": r.standard_error,
+                # a difference of two rates in [0, 1] lies in [-1, 1] (NaN stays NaN)
+                "ci_low": float(np.clip(r.ci_low, -1.0, 1.0)),
+                "ci_high": float(np.clip(r.ci_high, -1.0, 1.0)),
+                "confidence_level": confidence_level,
+                "ci_method": r.ci_method,
+                "p_value": r.p_value,
+                "p_value_method": r.p_value_method,
+                "degenerate": r.degenerate,
+                "improved_cases": r.improved,
+                "regressed_cases": r.regressed,
+                "mde": mde,
+                "mde_alpha": alpha,
+                "mde_power": power,
+                "unevaluated_attempts": int(left_out),
+                "failed_counted_as_failures": not all(known),
+            }
+        )
+    frame = pd.DataFrame(rows, columns=PAIRED_PASS_RATE_COLUMNS)
+    for column in ("paired_cases", "baseline_only_cases", "candidate_only_cases"):
+        frame[column] = frame[column].astype(np.int64)
+    for column in ("improved_cases", "regressed_cases", "unevaluated_attempts"):
+        frame[column] = frame[column].astype(np.int64)
+    for column in ("degenerate", "failed_counted_as_failures"):
+        frame[column] = frame[column].astype(bool)
+    frame.attrs.update(confidence_level=confidence_level, correction="none")
+    return frame

@@ -1,0 +1,169 @@
+"""Case-level paired comparisons across archived runs, checked against scipy's paired t
+test and statsmodels' power solver on per-case rates taken from the attempts by hand, and
+against ``experiment run``'s per-comparison numbers on the same run."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats as sps
+from statsmodels.stats.power import TTestPower
+
+from agenticlens_frames.archive import Archive
+from agenticlens_frames.archive.paired import PAIRED_PASS_RATE_COLUMNS, paired_pass_rates
+from agenticlens_frames.frames import ExperimentRun
+from agenticlens_frames.paired.verdicts import case_verdicts
+
+
+def _case_rates(run: ExperimentRun, variant: str, *, evaluated: bool = True) -> pd.Series:
+    """The case pass rate by case id: passes over the evaluated attempts (a failed trial's
+    left out), or with ``evaluated=False`` over every attempt, as AgenticLens counts."""
+    att = run.attempts[run.attempts["variant_id"].astype(str) == variant]
+    if evaluated:
+        att = att[att["status"].astype(str) != "trial_failed"]
+    passed = att["passed"].map(lambda x: bool(x) if x is not None and x == x else False)
+    return passed.groupby(att["case_id"].astype(str)).mean()
+
+
+def _failed_trials(run: ExperimentRun, variant: str) -> int:
+    att = run.attempts
+    rows = att[(att["variant_id"].astype(str) == variant)]
+    return int(rows.loc[rows["status"].astype(str) == "trial_failed", "trial"].nunique())
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb", "pandas"])
+def test_every_comparison_matches_a_paired_t_test_on_case_rates_by_hand(
+    shared_archive: Archive, runs: dict[str, ExperimentRun], engine: str
+):
+    result = shared_archive.all().analyze(engine, confidence_level=0.9)
+    got = result.paired_pass_rates
+    assert result.paired_pass_rates is got  # kept
+    assert list(got.columns) == PAIRED_PASS_RATE_COLUMNS
+    by_id = {run.experiment_id: run for run in runs.values()}
+    expected_rows = sum(len(r.manifest.variant_ids) - 1 for r in runs.values())
+    assert len(got) == expected_rows
+    degenerate_seen = 0
+    for row in got.to_dict("records"):
+        run = by_id[row["experiment_id"]]
+        base = _case_rates(run, row["baseline_variant_id"])
+        cand = _case_rates(run, row["candidate_variant_id"])
+        both = base.index.intersection(cand.index)
+        d = (cand.loc[both] - base.loc[both]).to_numpy()
+        n = len(d)
+        assert row["paired_cases"] == n == len(run.suite.cases)
+        assert row["mean_difference"] == pytest.approx(d.mean(), abs=1e-12)
+        assert row["baseline_mean"] == pytest.approx(base.loc[both].mean(), abs=1e-12)
+        assert row["improved_cases"] == int((d > 0).sum())
+        assert row["regressed_cases"] == int((d < 0).sum())
+        if np.all(d == d[0]):
+            degenerate_seen += 1
+            assert row["degenerate"]
+            assert row["p_value"] == (1.0 if d[0] == 0 else 2.0 ** (1 - n))
+            continue
+        test = sps.ttest_rel(cand.loc[both], base.loc[both])
+        assert row["p_value"] == pytest.approx(test.pvalue, rel=1e-9)
+        se = d.std(ddof=1) / math.sqrt(n)
+        q = sps.t.ppf(0.95, n - 1)
+        assert row["ci_low"] == pytest.approx(max(-1.0, d.mean() - q * se), abs=1e-12)
+        assert row["ci_high"] == pytest.approx(min(1.0, d.mean() + q * se), abs=1e-12)
+        # The smallest true difference found with 80% power at α = 1 − 0.9, one-sample
+        # t power (the paired test is a one-sample test of the differences).
+        effect = TTestPower().solve_power(nobs=n, alpha=0.1, power=0.8)
+        # (statsmodels' root finder stops at a relative error of a few 1e-6)
+        assert row["mde"] == pytest.approx(effect * d.std(ddof=1), rel=2e-5)
+    assert got["confidence_level"].eq(0.9).all() and got.attrs["correction"] == "none"
+    assert got["ci_method"].eq("t").all() and got["mde_alpha"].eq(0.1).all()
+    assert degenerate_seen < len(got)  # the t branch ran
+
+
+@pytest.mark.parametrize("level", [0.95, 0.9])
+def test_it_equals_experiment_runs_per_comparison_numbers(
+    shared_archive: Archive, support_run: ExperimentRun, level: float
+):
+    """The per-comparison look ``experiment run`` prints without a declared correction:
+    the same estimator on the same cases, a failed trial's attempts left out by both
+    (retrieval-dense has one)."""
+    got = shared_archive.slice(experiments=support_run.experiment_id).analyze(
+        "numpy", confidence_level=level
+    )
+    mine = got.paired_pass_rates.set_index("candidate_variant_id")
+    run = replace(support_run, manifest=replace(support_run.manifest, comparisons=None))
+    theirs = case_verdicts(run, confidence_level=level)
+    assert not theirs.attrs["declared"]
+    theirs = theirs.set_index(theirs["candidate_variant_id"].astype(str))
+    assert sorted(mine.index) == sorted(theirs.index)
+    for variant in theirs.index:
+        for column in ("mean_difference", "ci_low", "ci_high", "p_value", "mde"):
+            assert mine.loc[variant, column] == pytest.approx(
+                theirs.loc[variant, column], rel=1e-12, abs=1e-15
+            ), column
+        assert mine.loc[variant, "paired_cases"] == theirs.loc[variant, "paired_items"]
+        assert not mine.loc[variant, "failed_counted_as_failures"]
+        trials = len(support_run.suite.cases) * (
+            _failed_trials(support_run, variant)
+            + _failed_trials(support_run, support_run.manifest.baseline_variant_id)
+        )
+        assert mine.loc[variant, "unevaluated_attempts"] == trials
+    assert mine["unevaluated_attempts"].gt(0).any()  # the failed trial was left out
+
+
+def test_a_trial_failed_in_part_counts_its_failures_as_agenticlens_does(
+    shared_archive: Archive, support_run: ExperimentRun
+):
+    """When the rollups cannot say which attempts failed, the comparison falls back to
+    the package's case pass rate and says so."""
+    sl = shared_archive.slice(experiments=support_run.experiment_id)
+    st = sl.stats("numpy")
+    trials = st.trials
+    failed = trials["failed_attempts"].to_numpy().copy()
+    row = int(np.flatnonzero(failed > 0)[0])
+    failed[row] -= 1  # now "in part"
+    trials["failed_attempts"] = failed
+    variant = str(trials["variant_id"].iloc[row])
+    got = paired_pass_rates(st, sl.variant_info()).set_index("candidate_variant_id")
+    assert got.loc[variant, "failed_counted_as_failures"]
+    assert got.loc[variant, "unevaluated_attempts"] == 0
+    base = _case_rates(support_run, support_run.manifest.baseline_variant_id)
+    cand = _case_rates(support_run, variant, evaluated=False)
+    assert got.loc[variant, "mean_difference"] == pytest.approx((cand - base).mean(), abs=1e-12)
+    assert not got.drop(index=variant)["failed_counted_as_failures"].any()
+
+
+def test_a_candidate_whose_baseline_is_not_in_the_slice_gets_no_row(shared_archive: Archive):
+    sl = shared_archive.slice(retrieval="dense")
+    assert sl.analyze("numpy").paired_pass_rates.empty
+    kept = shared_archive.slice(retrieval="dense", include_baseline=True).analyze("numpy")
+    pp = kept.paired_pass_rates
+    assert set(pp["candidate_variant_id"]) == {"retrieval-dense"}
+    assert len(pp) == 2  # one per support run
+
+
+def test_cases_only_one_arm_attempted_are_counted_and_left_out(
+    shared_archive: Archive, support_run: ExperimentRun
+):
+    """A case is paired only when both arms have attempts there: drop the baseline's rows
+    of two cases and they move to ``candidate_only_cases``."""
+    sl = shared_archive.slice(experiments=support_run.experiment_id)
+    st = sl.stats("numpy")
+    info = sl.variant_info()
+    full = paired_pass_rates(st, info)
+    cases = st.cases
+    base_rows = cases["variant_id"].astype(str) == support_run.manifest.baseline_variant_id
+    dropped = base_rows & cases["case_index"].isin([0, 3])
+    st.cases = cases[~dropped].reset_index(drop=True)
+    fewer = paired_pass_rates(st, info)
+    assert (fewer["paired_cases"] == full["paired_cases"] - 2).all()
+    assert (fewer["candidate_only_cases"] == 2).all() and (fewer["baseline_only_cases"] == 0).all()
+    assert not np.allclose(fewer["mean_difference"], full["mean_difference"])
+
+
+def test_bad_levels_are_refused(shared_archive: Archive):
+    from agenticlens_frames.errors import InputError
+
+    sl = shared_archive.all()
+    with pytest.raises(InputError, match="power"):
+        paired_pass_rates(sl.stats("numpy"), sl.variant_info(), power=1.0)
