@@ -936,17 +936,20 @@ def delta_forest(
     comparisons: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
     *,
     metrics: Sequence[str] = ("case_pass_rate", "score", "latency", "cost"),
-    mark_significant: bool = True,
+    mark_significant: bool = False,
     **statistics: Any,
 ) -> go.Figure:
-    """Candidate − baseline deltas as a forest plot, one panel per metric.
+    """Candidate − baseline deltas as a forest plot, one panel per metric: AgenticLens's
+    comparisons (for the case-level paired comparisons, see :func:`paired_forest`).
 
     Intervals are drawn from ``<metric>_delta_ci_low`` / ``<metric>_delta_ci_high``
     columns (``case_pass_rate_delta_ci_low`` …) when the comparisons frame has them; the
     pooled comparisons of AgenticLens carry a p-value but no interval, and the panel title
-    says so. Red marks a regression (spec §9.5), green a significant improvement; with
-    ``mark_significant=False`` (the HTML page's AgenticLens-compatible section, whose
-    z test treats attempts as independent) nothing is marked significant.
+    says so. Red marks a regression by the package's rule (spec §9.5). Nothing is marked
+    significant by default: the package's ``statistically_significant`` comes from a z test
+    that treats attempts as independent, too optimistic with repeated trials.
+    ``mark_significant=True`` colours green the rows a frame's own
+    ``statistically_significant`` marks (for a frame whose flag you trust).
 
     Examples
     --------
@@ -1042,7 +1045,10 @@ def delta_forest(
             fig.update_xaxes(tickformat="+" + PERCENT_TICKS, row=1, col=n)
     fig.update_yaxes(autorange="reversed", type="category", row=1, col=1)
     fig.update_layout(
-        title=_title("Against the baseline", "red: regressed; green: significant gain")
+        title=_title(
+            "Against the baseline",
+            "red: regressed; green: a gain its statistically_significant column marks",
+        )
         if mark_significant
         else _title("Against the baseline, AgenticLens's numbers", "red: regressed by its rule"),
         height=max(240, 110 + 36 * len(cands)),
@@ -1551,7 +1557,7 @@ FIGURES: tuple[FigureEntry, ...] = (
         "deltas",
         "candidate − baseline per metric",
         # AgenticLens's numbers: attempts treated as independent, so never marked significant
-        lambda a, o: delta_forest(a.comparisons, mark_significant=False),
+        lambda a, o: delta_forest(a.comparisons),
         has_data=lambda a, o: len(a.comparisons) > 0,
     ),
     FigureEntry(

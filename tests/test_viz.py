@@ -260,21 +260,28 @@ def test_pareto_any_two_objectives(analysis) -> None:
 
 
 def test_delta_forest_matches_the_comparisons(analysis) -> None:
+    """The package's pooled z test is never starred unless asked: by default a gain it
+    calls significant is grey like any other."""
     comps = analysis.comparisons
+    assert comps["statistically_significant"].fillna(False).any()  # the case below occurs
     fig = viz.delta_forest(comps)
     assert len(fig.data) == 4
     assert all(t.error_x.array is None for t in fig.data)
     assert "no interval" in fig.layout.annotations[0].text
+    assert "AgenticLens" in fig.layout.title.text
     cpr = fig.data[0]
     assert list(cpr.y) == [str(c) for c in comps["candidate_variant_id"]]
     assert cpr.x.tolist() == pytest.approx(comps["case_pass_rate_delta"].tolist())
-    for colour, reg, sig in zip(
+    marked = viz.delta_forest(comps, mark_significant=True).data[0].marker.color
+    for colour, asked, reg, sig in zip(
         cpr.marker.color,
+        marked,
         comps["pass_rate_regressed"],
         comps["statistically_significant"],
         strict=True,
     ):
-        assert colour == ("#b42318" if reg else "#1d7f4e" if sig else "#5f6470")
+        assert colour == ("#b42318" if reg else "#5f6470")
+        assert asked == ("#b42318" if reg else "#1d7f4e" if sig else "#5f6470")
     lat = fig.data[2]
     assert lat.x.tolist() == pytest.approx(comps["average_latency_ms_delta"].tolist())
 
