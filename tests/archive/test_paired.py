@@ -167,3 +167,17 @@ def test_bad_levels_are_refused(shared_archive: Archive):
     sl = shared_archive.all()
     with pytest.raises(InputError, match="power"):
         paired_pass_rates(sl.stats("numpy"), sl.variant_info(), power=1.0)
+
+
+def test_case_rows_in_any_order_give_the_same_comparisons(shared_archive: Archive):
+    """The engines give case rows in (run, variant) order; shuffled rows take the sorting
+    path and must pair the same cases."""
+    sl = shared_archive.all()
+    st = sl.stats("numpy")
+    info = sl.variant_info()
+    ordered = paired_pass_rates(st, info)
+    st.cases = st.cases.sample(frac=1.0, random_state=3).reset_index(drop=True)
+    shuffled = paired_pass_rates(st, info)
+    numeric = ["mean_difference", "ci_low", "ci_high", "p_value", "mde"]
+    np.testing.assert_allclose(shuffled[numeric], ordered[numeric], rtol=1e-12)
+    assert shuffled["paired_cases"].tolist() == ordered["paired_cases"].tolist()
