@@ -4,6 +4,7 @@ way to write a number in its unit."""
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -32,18 +33,40 @@ def is_missing(value: Any) -> bool:
     return pandas is not None and value is pandas.NA
 
 
-def format_in_unit(value: Any, unit: str, templates: Mapping[str, str]) -> str:
+#: The first number of a formatted text (sign, digits with thousands commas, decimals).
+_NUMBER = re.compile(r"[+-]?\d[\d,]*(?:\.\d*)?")
+
+
+def format_in_unit(
+    value: Any, unit: str, templates: Mapping[str, str], *, keep_nonzero: bool = False
+) -> str:
     """``value`` written with the template of its ``unit`` (``templates[""]`` for others).
 
     A template is a :meth:`str.format` string with the fields ``v`` (the value) and ``pp``
     (the value × 100, a proportion in percentage points). Each caller keeps its own
-    templates and its own rule for a missing value.
+    templates and its own rule for a missing value. With ``keep_nonzero``, a nonzero value
+    the template would round to zero keeps two significant digits instead: a difference
+    of -0.3 ms written "-0 ms" reads as a sign error, and a detectable change of "0 ms"
+    as a perfect experiment.
 
     Examples
     --------
-    >>> units = {"proportion": "{pp:+.1f} pp", "ms": "{v:.0f} ms", "": "{v:.3g}"}
+    >>> units = {"proportion": "{pp:+.1f} pp", "ms": "{v:+.0f} ms", "": "{v:.3g}"}
     >>> [format_in_unit(v, u, units) for v, u in ((0.157, "proportion"), (12.4, "ms"),
     ...                                           (0.12345, "score"))]
-    ['+15.7 pp', '12 ms', '0.123']
+    ['+15.7 pp', '+12 ms', '0.123']
+    >>> format_in_unit(-0.3, "ms", units), format_in_unit(-0.3, "ms", units, keep_nonzero=True)
+    ('-0 ms', '-0.3 ms')
+    >>> format_in_unit(0.00042, "proportion", units, keep_nonzero=True)
+    '+0.042 pp'
     """
-    return templates.get(unit, templates[""]).format(v=value, pp=100 * value)
+    template = templates.get(unit, templates[""])
+    text = template.format(v=value, pp=100 * value)
+    if not keep_nonzero or not value or not math.isfinite(value):
+        return text
+    number = _NUMBER.search(text)
+    if number is None or any(c in "123456789" for c in number.group()):
+        return text
+    shown = 100 * value if "{pp" in template else value
+    spec = "+.2g" if number.group().startswith(("+", "-")) else ".2g"
+    return text[: number.start()] + format(shown, spec) + text[number.end() :]

@@ -318,3 +318,23 @@ def test_parquet_results_include_the_verdicts(run: ExperimentRun, tmp_path: Path
     expected = analyze(run).verdicts
     assert frame["verdict"].tolist() == expected["verdict"].tolist()
     np.testing.assert_allclose(frame["ci_high"], expected["ci_high"].astype(float))
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "text"),
+    [
+        (-0.3, "ms", "-0.3 ms"),  # was "-0 ms": read as a sign error
+        (0.004, "ms", "+0.004 ms"),
+        (-12.4, "ms", "-12 ms"),
+        (0.0, "ms", "+0 ms"),  # a true zero stays zero
+        (0.00042, "proportion", "+0.042 pp"),
+        (-0.157, "proportion", "-15.7 pp"),
+        (-2e-6, "usd", "-2e-06 USD"),
+    ],
+)
+def test_a_nonzero_difference_never_prints_as_zero(value: float, unit: str, text: str) -> None:
+    from agenticlens_frames.paired.verdicts import detectable_note, format_difference
+
+    assert format_difference(value, unit) == text
+    if value > 0:
+        assert detectable_note(value, unit, False).endswith(text.lstrip("+"))

@@ -551,8 +551,8 @@ def _paired_table(console: Console, paired: pd.DataFrame, limit: int, *, verdict
             "Each candidate minus its run's baseline, case by case over the cases both "
             "have evaluated attempts at (a failed trial's attempts left out, as experiment "
             "run leaves them out): a case is one piece of evidence, however many trials it "
-            "had. No correction: a slice of an archive "
-            "is not a declared family, so nothing here is called better or worse"
+            "had. No correction: a slice of an archive is not a declared family, so "
+            "nothing here is called better or worse"
             + (
                 "; the verdicts are below."
                 if verdicts

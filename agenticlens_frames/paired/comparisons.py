@@ -132,7 +132,9 @@ _EFFECT = {"proportion": "{pp:.1f} pp", "ms": "{v:.0f} ms", "usd": "${v:.4g}", "
 
 
 def _format_effect(value: float, unit: str) -> str:
-    return format_in_unit(value, unit, _EFFECT) if math.isfinite(value) else "n/a"
+    if not math.isfinite(value):
+        return "n/a"
+    return format_in_unit(value, unit, _EFFECT, keep_nonzero=True)
 
 
 def _mde_alpha(config: ComparisonsConfig, family_size: int) -> float:

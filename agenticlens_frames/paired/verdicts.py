@@ -110,7 +110,9 @@ _SIGNED = {"proportion": "{pp:+.1f}", "ms": "{v:+.0f}", "usd": "{v:+.5f}", "": "
 
 
 def _signed(value: float, unit: str) -> str:
-    return format_in_unit(value, unit, _SIGNED) if math.isfinite(value) else "n/a"
+    if not math.isfinite(value):
+        return "n/a"
+    return format_in_unit(value, unit, _SIGNED, keep_nonzero=True)
 
 
 def _unit_suffix(unit: str) -> str:
