@@ -181,3 +181,49 @@ def test_case_rows_in_any_order_give_the_same_comparisons(shared_archive: Archiv
     numeric = ["mean_difference", "ci_low", "ci_high", "p_value", "mde"]
     np.testing.assert_allclose(shuffled[numeric], ordered[numeric], rtol=1e-12)
     assert shuffled["paired_cases"].tolist() == ordered["paired_cases"].tolist()
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"tags": "refund", "include_baseline": True},
+        {"retrieval": "dense", "include_baseline": True, "tags": "refund"},
+        {"model": "gpt-large", "include_baseline": True},
+        {"variants": ["baseline", "prompt-v2"], "since": "2026-10-01"},
+        {"experiments": "synthetic*"},
+    ],
+)
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_any_slice_matches_a_groupby_of_its_own_attempts(
+    shared_archive: Archive, filters: dict, engine: str
+):
+    """Whatever the slice (a tag filter makes the engines read attempts, not rollups), each
+    comparison is the paired t test of the evaluated per-case pass rates of the slice's
+    own attempts, taken with a pandas groupby."""
+    sl = shared_archive.slice(**filters)
+    got = sl.analyze(engine).paired_pass_rates
+    att = sl.frame("attempts")
+    att = att[att["status"].astype(str) != "trial_failed"]
+    att = att.assign(ok=att["passed"].fillna(False).astype(bool))
+    rates = att.groupby(
+        [att["run_id"].astype(str), att["variant_id"].astype(str), att["case_id"].astype(str)]
+    )["ok"].mean()
+    baselines = {r.run_id: r.baseline_variant_id for r in sl.records()}
+    expected = 0
+    for run_id, base in baselines.items():
+        for variant in rates.loc[run_id].index.get_level_values(0).unique():
+            if variant == base or base not in rates.loc[run_id].index.get_level_values(0):
+                continue
+            expected += 1
+            row = got[(got["run_id"] == run_id) & (got["candidate_variant_id"] == variant)]
+            assert len(row) == 1
+            row = row.iloc[0]
+            a, b = rates.loc[(run_id, base)], rates.loc[(run_id, variant)]
+            both = a.index.intersection(b.index)
+            d = (b.loc[both] - a.loc[both]).to_numpy()
+            assert row["paired_cases"] == len(d)
+            assert row["mean_difference"] == pytest.approx(d.mean(), abs=1e-12)
+            if len(d) > 1 and not np.all(d == d[0]):
+                test = sps.ttest_rel(b.loc[both], a.loc[both])
+                assert row["p_value"] == pytest.approx(test.pvalue, rel=1e-9)
+    assert len(got) == expected > 0
