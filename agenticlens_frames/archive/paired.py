@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import check_proportion
-from .results import _failed_per_case, _info_slots, _slot_of, _slots
+from .results import _case_slots
 from .sufficient import SufficientStats
 
 __all__ = ["PAIRED_PASS_RATE_COLUMNS", "paired_pass_rates"]
@@ -127,11 +127,8 @@ def paired_pass_rates(
         alpha = round(1.0 - confidence_level, 12)
     check_proportion(alpha, "alpha", location="alpha")
     check_proportion(power, "power", location="power")
-    offsets, _ = _slots(st.layout)
-    info = variant_info.reset_index(drop=True)
-    info_slot = _info_slots(st.layout, info, offsets)
+    offsets, info, info_slot, slot, failed = _case_slots(st, variant_info)
     cases = st.cases
-    slot = _slot_of(cases, offsets)
     # Rows grouped by slot once, each comparison then reads only its two arms' rows. The
     # engines give them in slot order already (checked: no sort of 10M rows then).
     order = (
@@ -141,7 +138,6 @@ def paired_pass_rates(
     passes = cases["passes"].to_numpy(np.float64)
     attempts = cases["attempts"].to_numpy(np.float64)
     case_index = cases["case_index"].to_numpy(np.int64)
-    failed = _failed_per_case(st, offsets)
     is_base = info["is_baseline"].to_numpy(bool)
     runs = info["run_id"].astype(str).to_numpy(dtype=object)
     baseline_of = {runs[i]: i for i in np.flatnonzero(is_base)}

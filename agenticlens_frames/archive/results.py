@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -693,6 +693,29 @@ def _case_changes(
 # --------------------------------------------------------------------------- factors
 
 
+class _CaseSlots(NamedTuple):
+    """Where a variant-info frame's rows and the case rows sit in the (run, variant)
+    slots, and each slot's failed attempts per case (:func:`_failed_per_case`)."""
+
+    offsets: np.ndarray
+    info: pd.DataFrame
+    info_slot: np.ndarray
+    slot: np.ndarray
+    failed: np.ndarray
+
+
+def _case_slots(st: SufficientStats, variant_info: pd.DataFrame) -> _CaseSlots:
+    offsets, _ = _slots(st.layout)
+    info = variant_info.reset_index(drop=True)
+    return _CaseSlots(
+        offsets,
+        info,
+        _info_slots(st.layout, info, offsets),
+        _slot_of(st.cases, offsets),
+        _failed_per_case(st, offsets),
+    )
+
+
 def _failed_per_case(st: SufficientStats, offsets: np.ndarray) -> np.ndarray:
     """Per (run, variant) slot: how many of its attempts at each case belong to a failed
     trial, or -1 when that cannot be told from the rollups.
@@ -759,12 +782,9 @@ def case_level_intervals(
     from ..stats_paired import beta_binomial_intervals  # lazily: scipy.special
 
     check_proportion(confidence_level, "confidence level", location="confidence_level")
-    offsets, size = _slots(st.layout)
-    info = variant_info.reset_index(drop=True)
-    info_slot = _info_slots(st.layout, info, offsets)
+    offsets, info, info_slot, slot, failed = _case_slots(st, variant_info)
+    size = int(offsets[-1])
     cases = st.cases
-    slot = _slot_of(cases, offsets)
-    failed = _failed_per_case(st, offsets)
     # The evaluated attempts at each case (all of them where that cannot be told).
     attempts = cases["attempts"].to_numpy(np.int64) - np.maximum(failed, 0)[slot]
     r = beta_binomial_intervals(
