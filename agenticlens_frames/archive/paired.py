@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import check_proportion
-from .results import _case_slots
+from ._slots import case_slots
 from .sufficient import SufficientStats
 
 __all__ = ["PAIRED_PASS_RATE_COLUMNS", "paired_pass_rates"]
@@ -127,7 +127,7 @@ def paired_pass_rates(
         alpha = round(1.0 - confidence_level, 12)
     check_proportion(alpha, "alpha", location="alpha")
     check_proportion(power, "power", location="power")
-    offsets, info, info_slot, slot, failed = _case_slots(st, variant_info)
+    offsets, info, info_slot, slot, failed = case_slots(st, variant_info)
     cases = st.cases
     # Rows grouped by slot once, each comparison then reads only its two arms' rows. The
     # engines give them in slot order already (checked: no sort of 10M rows then).

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -32,7 +32,8 @@ import pandas as pd
 from .. import stats
 from ..errors import InputError, check_pass_k, check_proportion
 from ..frames import FACTOR_PREFIX
-from .sufficient import RunLayout, SufficientStats
+from ._slots import case_slots, info_slots, slot_of, slots
+from .sufficient import SufficientStats
 
 __all__ = [
     "ArchiveAnalysis",
@@ -244,30 +245,6 @@ def trial_summary(
 # --------------------------------------------------------------------------- variants
 
 
-def _slots(layout: RunLayout) -> tuple[np.ndarray, int]:
-    """Offset of each run's first variant in the dense (run, variant position) space."""
-    sizes = [len(v) for v in layout.variant_ids]
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    return offsets, int(offsets[-1])
-
-
-def _info_slots(layout: RunLayout, info: pd.DataFrame, offsets: np.ndarray) -> np.ndarray:
-    """The (run, variant position) slot of each row of a variant-info frame."""
-    if not len(info):
-        return np.zeros(0, np.int64)
-    run_index = {r: i for i, r in enumerate(layout.run_ids)}
-    runs = offsets[[run_index[r] for r in info["run_id"].astype(str)]]
-    return runs + info["variant_position"].to_numpy(np.int64)
-
-
-def _slot_of(frame: pd.DataFrame, offsets: np.ndarray) -> np.ndarray:
-    # Gathered by the small run codes as they are, the positions added in place: no
-    # int64 copy of either (80 MB of new pages each at 10M cases).
-    slot = offsets[frame["run_id"].cat.codes.to_numpy()]
-    slot += frame["variant_position"].to_numpy()
-    return slot
-
-
 def _segments(slot: np.ndarray, size: int) -> Callable[[np.ndarray], np.ndarray]:
     """Per-slot sums: contiguous ``reduceat`` segments when ``slot`` is sorted (the case
     matrix is), else ``bincount``. Integer inputs give exact integer sums."""
@@ -368,13 +345,13 @@ def variant_summary(
     """
     check_proportion(confidence_level, "confidence level", location="confidence_level")
     z = stats.z_value(confidence_level)
-    offsets, size = _slots(st.layout)
+    offsets, size = slots(st.layout)
     info = variant_info.reset_index(drop=True)
-    info_slot = _info_slots(st.layout, info, offsets)
+    info_slot = info_slots(st.layout, info, offsets)
 
     out: dict[str, Any] = {}
     # ---- trials
-    tslot = _slot_of(trials, offsets)
+    tslot = slot_of(trials, offsets)
     done = trials["status"].to_numpy() == "succeeded"
     attempted = np.bincount(tslot, minlength=size)
     completed = np.bincount(tslot, weights=done, minlength=size).astype(np.int64)
@@ -392,7 +369,7 @@ def variant_summary(
         for name, column in summary.items():
             out[f"{metric}_{name}"] = column[info_slot]
     # ---- cases (rows come in slot order, so per-variant sums are contiguous segments)
-    cslot = _slot_of(cases, offsets)
+    cslot = slot_of(cases, offsets)
     segment = _segments(cslot, size)
     # A count per case as a broadcast 1 (no array of ones the length of the cases).
     n_cases = segment(np.broadcast_to(np.int64(1), len(cslot)))
@@ -693,51 +670,6 @@ def _case_changes(
 # --------------------------------------------------------------------------- factors
 
 
-class _CaseSlots(NamedTuple):
-    """Where a variant-info frame's rows and the case rows sit in the (run, variant)
-    slots, and each slot's failed attempts per case (:func:`_failed_per_case`)."""
-
-    offsets: np.ndarray
-    info: pd.DataFrame
-    info_slot: np.ndarray
-    slot: np.ndarray
-    failed: np.ndarray
-
-
-def _case_slots(st: SufficientStats, variant_info: pd.DataFrame) -> _CaseSlots:
-    offsets, _ = _slots(st.layout)
-    info = variant_info.reset_index(drop=True)
-    return _CaseSlots(
-        offsets,
-        info,
-        _info_slots(st.layout, info, offsets),
-        _slot_of(st.cases, offsets),
-        _failed_per_case(st, offsets),
-    )
-
-
-def _failed_per_case(st: SufficientStats, offsets: np.ndarray) -> np.ndarray:
-    """Per (run, variant) slot: how many of its attempts at each case belong to a failed
-    trial, or -1 when that cannot be told from the rollups.
-
-    The case rollups count a failed trial's attempts (as failures, like AgenticLens) but not
-    which they are. A trial that failed as a whole — every attempt of it failed, one at
-    each case of the slot — left exactly one failed attempt at every case, so the count is
-    the number of such trials; a trial that failed only in part leaves it unknown.
-    """
-    size = int(offsets[-1])
-    case_rows = np.bincount(_slot_of(st.cases, offsets), minlength=size)
-    trials = st.trials
-    slot = _slot_of(trials, offsets)
-    attempts = trials["attempts"].to_numpy(np.int64)
-    failed = trials["failed_attempts"].to_numpy(np.int64)
-    whole = (failed > 0) & (failed == attempts) & (attempts == case_rows[slot])
-    count = np.bincount(slot, weights=whole, minlength=size).astype(np.int64)
-    unknown = np.bincount(slot, weights=(failed > 0) & ~whole, minlength=size) > 0
-    count[unknown] = -1
-    return count
-
-
 def case_level_intervals(
     st: SufficientStats,
     variant_info: pd.DataFrame,
@@ -782,7 +714,7 @@ def case_level_intervals(
     from ..stats_paired import beta_binomial_intervals  # lazily: scipy.special
 
     check_proportion(confidence_level, "confidence level", location="confidence_level")
-    offsets, info, info_slot, slot, failed = _case_slots(st, variant_info)
+    offsets, info, info_slot, slot, failed = case_slots(st, variant_info)
     size = int(offsets[-1])
     cases = st.cases
     # The evaluated attempts at each case (all of them where that cannot be told).
