@@ -31,6 +31,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from dataclasses import dataclass
@@ -1544,17 +1545,25 @@ def paired_mde(
     check_proportion(power, "power")
     if n < 2 or not sd > 0:
         return math.nan
-    normal = (norm_isf(alpha / 2) + norm_ppf(power)) * sd / math.sqrt(n)
     if distribution == "normal":
-        return normal
-    if paired_power(0.0, sd, n, alpha) >= power:
+        return (norm_isf(alpha / 2) + norm_ppf(power)) * sd / math.sqrt(n)
+    # The power depends on δ/σ_d alone, so the MDE is σ_d times the one for σ_d = 1: one
+    # root search per (n, α, power), however many comparisons share them (an archive's
+    # hundreds of comparisons of equal-sized runs cost one).
+    return sd * _standard_mde(n, float(alpha), float(power))
+
+
+@functools.lru_cache(maxsize=4096)
+def _standard_mde(n: int, alpha: float, power: float) -> float:
+    """:func:`paired_mde` (t form) for σ_d = 1."""
+    if paired_power(0.0, 1.0, n, alpha) >= power:
         # No effect at all is "detected" this often (alpha ≥ power): nothing to solve for.
         return 0.0
-    upper = normal
-    while paired_power(upper, sd, n, alpha) < power:
+    upper = (norm_isf(alpha / 2) + norm_ppf(power)) / math.sqrt(n)
+    while paired_power(upper, 1.0, n, alpha) < power:
         upper *= 2
     return float(
-        brentq(lambda delta: paired_power(delta, sd, n, alpha) - power, 0.0, upper, xtol=1e-12)
+        brentq(lambda delta: paired_power(delta, 1.0, n, alpha) - power, 0.0, upper, xtol=1e-13)
     )
 
 

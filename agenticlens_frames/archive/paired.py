@@ -55,12 +55,20 @@ PAIRED_PASS_RATE_COLUMNS = [
 
 
 def _per_case_rates(
-    passes: np.ndarray, attempts: np.ndarray, case_index: np.ndarray, rows: np.ndarray, size: int
+    passes: np.ndarray,
+    attempts: np.ndarray,
+    case_index: np.ndarray,
+    rows: np.ndarray,
+    size: int,
+    failed: int,
 ) -> np.ndarray:
-    """One arm's case pass rates laid out by case index (NaN: no attempt at the case)."""
+    """One arm's case pass rates over its evaluated attempts (``failed`` fewer at each
+    case), laid out by case index (NaN: no evaluated attempt at the case)."""
     out = np.full(size, np.nan)
-    taken = rows[attempts[rows] > 0]
-    out[case_index[taken]] = passes[taken] / attempts[taken]
+    evaluated = attempts[rows] - failed  # the arm's rows only: linear in the slice overall
+    keep = evaluated > 0
+    taken = rows[keep]
+    out[case_index[taken]] = passes[taken] / evaluated[keep]
     return out
 
 
@@ -139,7 +147,10 @@ def paired_pass_rates(
     attempts = cases["attempts"].to_numpy(np.float64)
     case_index = cases["case_index"].to_numpy(np.int64)
     is_base = info["is_baseline"].to_numpy(bool)
-    runs = info["run_id"].astype(str).to_numpy(dtype=object)
+    runs, experiments, variants = (
+        info[c].astype(str).to_numpy(dtype=object)
+        for c in ("run_id", "experiment_id", "variant_id")
+    )
     baseline_of = {runs[i]: i for i in np.flatnonzero(is_base)}
     rows: list[dict[str, Any]] = []
     for cand in np.flatnonzero(~is_base):
@@ -149,14 +160,14 @@ def paired_pass_rates(
         slots = (info_slot[base], info_slot[cand])
         arms = [order[bounds[s] : bounds[s + 1]] for s in slots]
         size = int(max((case_index[a].max() + 1 for a in arms if len(a)), default=0))
+        # failed < 0: the rollups cannot tell which attempts failed; none is left out
         known = [failed[s] >= 0 for s in slots]
+        minus = [max(int(failed[s]), 0) for s in slots]
         a, b = (
-            _per_case_rates(
-                passes, attempts - (max(failed[s], 0) if ok else 0), case_index, r, size
-            )
-            for s, r, ok in zip(slots, arms, known, strict=True)
+            _per_case_rates(passes, attempts, case_index, r, size, m)
+            for r, m in zip(arms, minus, strict=True)
         )
-        left_out = sum(max(failed[s], 0) * len(r) for s, r in zip(slots, arms, strict=True))
+        left_out = sum(m * len(r) for r, m in zip(arms, minus, strict=True))
         both = ~np.isnan(a) & ~np.isnan(b)
         r = paired_difference(b[both] - a[both], method="t", confidence_level=confidence_level)
         mde = math.nan
@@ -166,10 +177,10 @@ def paired_pass_rates(
         mde = math.inf if math.isfinite(mde) and mde > 1.0 else mde
         rows.append(
             {
-                "experiment_id": str(info["experiment_id"].iloc[cand]),
+                "experiment_id": experiments[cand],
                 "run_id": runs[cand],
-                "baseline_variant_id": str(info["variant_id"].iloc[base]),
-                "candidate_variant_id": str(info["variant_id"].iloc[cand]),
+                "baseline_variant_id": variants[base],
+                "candidate_variant_id": variants[cand],
                 "paired_cases": r.n,
                 "baseline_only_cases": int((~np.isnan(a) & np.isnan(b)).sum()),
                 "candidate_only_cases": int((np.isnan(a) & ~np.isnan(b)).sum()),
