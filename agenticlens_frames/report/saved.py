@@ -245,6 +245,7 @@ def _parse(
     if summary:
         paired_frames["case_level_summary"] = pd.DataFrame(summary)
     place[:] = ["verdicts"]
+    rebuilt_effects = pd.DataFrame()  # a report AgenticLens wrote: from its records
     if "verdicts" in data:
         verdicts = verdicts_from_block(data["verdicts"])
         if declared is not None:
@@ -267,7 +268,7 @@ def _parse(
         try:
             rebuilt = run_from_report(data, file)
             if rebuilt is not None:
-                paired_frames, verdicts = _rebuilt_verdicts(rebuilt, declared, cl)
+                paired_frames, verdicts, rebuilt_effects = _rebuilt_outputs(rebuilt, declared, cl)
         except InputError as exc:
             # The rest of the report stands: its own numbers are read and shown; only the
             # verdicts its records should give are missing, and the reason is said.
@@ -301,7 +302,7 @@ def _parse(
             frontier_frame_from_block(block),
             {k: block.get(k) for k in ("method", "n_resamples", "seed", "confidence_level")},
         )
-    effects = pd.DataFrame()
+    effects = rebuilt_effects
     if isinstance(data.get("factor_effects"), dict):
         from .beyond_json import factor_effects_from_block
 
@@ -335,15 +336,22 @@ REBUILT_NOTE = (
 )
 
 
-def _rebuilt_verdicts(
+def _rebuilt_outputs(
     run: ExperimentRun, comparisons: ComparisonsConfig | None, confidence_level: float
-) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
-    """The paired frames and verdicts of a run rebuilt from a report, as ``analyze``
-    computes them (a correction declared now, or per-comparison intervals)."""
+) -> tuple[dict[str, pd.DataFrame], pd.DataFrame, pd.DataFrame]:
+    """The paired frames, verdicts and factor effects of a run rebuilt from a report, as
+    ``analyze`` computes them (a correction declared now, or per-comparison intervals and
+    effects without adjusted p-values)."""
+    from ..factorial import factor_effects
     from ..paired.outputs import paired_outputs_and_verdicts
 
     frames, _, verdicts = paired_outputs_and_verdicts(
         run, comparisons, confidence_level=confidence_level
     )
     verdicts.attrs["source"] = REBUILT_NOTE
-    return frames, verdicts
+    effects = factor_effects(
+        run,
+        correction=comparisons.correction if comparisons is not None else None,
+        confidence_level=confidence_level,
+    )
+    return frames, verdicts, effects

@@ -101,6 +101,28 @@ def test_declared_verdicts_equal_those_of_experiment_run(theirs: Path, ours) -> 
     assert "Verdicts against" in page and "Pass rate</b> †" not in page
 
 
+def test_factor_effects_equal_those_of_experiment_run(theirs: Path, ours) -> None:
+    """Which factor made the difference, from the records: the same terms, estimates and
+    Holm-adjusted p-values as `experiment run`; without a declaration, no adjusted p."""
+    _, analysis = ours
+    loaded = load_report(theirs, comparisons={"correction": "holm"})
+    got, expected = loaded.factor_effects, analysis.factor_effects
+    assert len(expected) > 0 and list(got.columns) == list(expected.columns)
+    for column in expected.columns:
+        if pd.api.types.is_float_dtype(expected[column]):
+            np.testing.assert_array_equal(
+                got[column].to_numpy(float), expected[column].to_numpy(float), err_msg=column
+            )
+        else:
+            assert got[column].astype(str).tolist() == expected[column].astype(str).tolist()
+    assert "fig-factor_effects" in render_html(loaded)
+    undeclared = load_report(theirs).factor_effects
+    assert undeclared["p_adjusted"].isna().all()
+    np.testing.assert_array_equal(
+        undeclared["estimate"].to_numpy(float), expected["estimate"].to_numpy(float)
+    )
+
+
 def test_without_a_declaration_it_shows_per_comparison_differences(theirs: Path, ours) -> None:
     _, analysis = ours
     loaded = load_report(theirs)
