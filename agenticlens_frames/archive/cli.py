@@ -489,7 +489,7 @@ def archive_summarize(
     console.print(table)
     if len(vs) > limit:
         console.print(Text(f"… {len(vs) - limit} more (write them all with --out)"))
-    _paired_table(console, result.paired_pass_rates, limit, verdicts=verdicts)
+    _paired_table(console, result.paired_differences, limit, verdicts=verdicts)
     if judged is not None:
         _verdicts_table(console, judged, limit)
     fl = result.factor_levels
@@ -544,47 +544,70 @@ def _paired_table(console: Console, paired: pd.DataFrame, limit: int, *, verdict
     power = float(paired["mde_power"].iloc[0])
     alpha = float(paired["mde_alpha"].iloc[0])
     table = Table(
-        title=f"Paired with each run's baseline: pass rate, {level:.0%} per-comparison "
-        "intervals (not verdicts)",
+        title=f"Paired with each run's baseline: {level:.0%} per-comparison intervals "
+        "(not verdicts)",
         title_justify="left",
         caption=(
-            "Each candidate minus its run's baseline, case by case over the cases both "
-            "have evaluated attempts at (a failed trial's attempts left out, as experiment "
-            "run leaves them out): a case is one piece of evidence, however many trials it "
-            "had. No correction: a slice of an archive is not a declared family, so "
-            "nothing here is called better or worse"
+            "Each candidate minus its run's baseline, case by case over the cases both have "
+            "a value at (the pass rate over evaluated attempts: a failed trial's left out, "
+            "as experiment run leaves them out): a case is one piece of evidence, however "
+            "many trials it had. No correction: a slice of an archive is not a declared "
+            "family, so nothing here is called better or worse"
             + (
                 "; the verdicts are below."
                 if verdicts
                 else "; each run's verdicts under the correction its manifest declared: --verdicts."
             )
-            + f" Smallest detectable change: the true difference a comparison would have "
-            f"found with {power:.0%} power at α = {alpha:g}; a smaller one could have gone "
-            "unnoticed."
+            + " Smallest detectable change (of the pass rate): the true difference a "
+            f"comparison would have found with {power:.0%} power at α = {alpha:g}; a smaller "
+            "one could have gone unnoticed."
         ),
         caption_justify="left",
     )
     for name in ("experiment", "run", "candidate", "baseline", "cases"):
         table.add_column(name)
-    table.add_column(f"difference [{level:.0%} CI]", justify="right", no_wrap=True)
+    for name in ("pass rate", "latency", "cost"):
+        table.add_column(f"{name} [{level:.0%} CI]", justify="right", no_wrap=True)
     table.add_column("smallest detectable change")
-    for r in paired.head(limit).to_dict("records"):
-        note = detectable_note(float(r["mde"]), "proportion", bool(r["degenerate"]))
+    keys = ["run_id", "candidate_variant_id"]
+    comparisons = paired.drop_duplicates(keys)
+    by_key = {
+        (str(r["run_id"]), str(r["candidate_variant_id"]), str(r["dimension"])): r
+        for r in paired.to_dict("records")
+    }
+
+    def cell(r: dict[str, Any] | None) -> str:
+        if r is None:
+            return "-"
+        unit = str(r["unit"])
+        return (
+            f"{format_difference(r['mean_difference'], unit)} "
+            f"{format_interval(r['ci_low'], r['ci_high'], unit)}"
+        )
+
+    for c in comparisons.head(limit).to_dict("records"):
+        key = (str(c["run_id"]), str(c["candidate_variant_id"]))
+        quality = by_key.get((*key, "quality"))
+        detectable = "-"
+        if quality is not None:
+            note = detectable_note(float(quality["mde"]), "proportion", bool(quality["degenerate"]))
+            detectable = detectable_cell("", float(quality["mde"]), "proportion", note) or "-"
         table.add_row(
             *_row(
-                str(r["experiment_id"]),
-                str(r["run_id"])[:8],
-                str(r["candidate_variant_id"]),
-                str(r["baseline_variant_id"]),
-                str(r["paired_cases"]),
-                f"{format_difference(r['mean_difference'], 'proportion')} "
-                f"{format_interval(r['ci_low'], r['ci_high'], 'proportion')}",
-                detectable_cell("", float(r["mde"]), "proportion", note) or "-",
+                str(c["experiment_id"]),
+                key[0][:8],
+                key[1],
+                str(c["baseline_variant_id"]),
+                str((quality or c)["paired_cases"]),
+                cell(quality),
+                cell(by_key.get((*key, "latency"))),
+                cell(by_key.get((*key, "cost"))),
+                detectable,
             )
         )
     console.print(table)
-    if len(paired) > limit:
-        console.print(Text(f"… {len(paired) - limit} more (write them all with --out)"))
+    if len(comparisons) > limit:
+        console.print(Text(f"… {len(comparisons) - limit} more (write them all with --out)"))
 
 
 _VERDICT_STYLE = {"better": "green", "worse": "red"}

@@ -1,19 +1,20 @@
 """Case-level paired comparisons across archived runs, from the per-case rollups.
 
-Each candidate of a run against that run's baseline, case by case: the per-case pass
-rates of the two arms are paired on the case, and the mean of the differences gets the
-paired t interval and test of :func:`~agenticlens_frames.stats_paired.paired_difference`
-— the estimator ``experiment run`` uses — so three trials of one case count as one piece
-of evidence, not three. Per comparison and uncorrected: an archive slice is not a declared
-family, so nothing here is called significant. The verdicts of a run, with the correction
-its manifest declared over every dimension, come from
+Each candidate of a run against that run's baseline, case by case: the per-case values of
+the two arms (pass rate, mean latency, mean cost) are paired on the case, and the mean of
+the differences gets the paired t interval and test of
+:func:`~agenticlens_frames.stats_paired.paired_difference` — the estimator
+``experiment run`` uses — so three trials of one case count as one piece of evidence, not
+three. Per comparison and uncorrected: an archive slice is not a declared family, so
+nothing here is called significant. The verdicts of a run, with the correction its
+manifest declared over every dimension, come from
 :meth:`~agenticlens_frames.archive.query.ArchiveSlice.verdicts`.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -22,14 +23,17 @@ from ..errors import check_proportion
 from ._slots import case_slots
 from .sufficient import SufficientStats
 
-__all__ = ["PAIRED_PASS_RATE_COLUMNS", "paired_pass_rates"]
+__all__ = ["ARCHIVE_DIMENSIONS", "PAIRED_DIFFERENCE_COLUMNS", "paired_differences"]
 
-#: Columns of :func:`paired_pass_rates`, in order.
-PAIRED_PASS_RATE_COLUMNS = [
+#: Columns of :func:`paired_differences`, in order.
+PAIRED_DIFFERENCE_COLUMNS = [
     "experiment_id",
     "run_id",
     "baseline_variant_id",
     "candidate_variant_id",
+    "dimension",
+    "unit",
+    "higher_is_better",
     "paired_cases",
     "baseline_only_cases",
     "candidate_only_cases",
@@ -54,25 +58,45 @@ PAIRED_PASS_RATE_COLUMNS = [
 ]
 
 
-def _per_case_rates(
-    passes: np.ndarray,
-    attempts: np.ndarray,
+class _Dimension(NamedTuple):
+    """A per-case value the rollups hold: ``numerator / denominator`` of one case."""
+
+    numerator: str
+    denominator: str
+    unit: str
+    higher_is_better: bool
+    #: ``experiment run``'s evaluator of the dimension, for the docs and the tests.
+    evaluator: str
+
+
+#: The dimensions compared, as ``experiment run`` names them; safety and reliability need
+#: the checks and the trials of each attempt, which only a run read back whole has.
+ARCHIVE_DIMENSIONS: dict[str, _Dimension] = {
+    "quality": _Dimension("passes", "attempts", "proportion", True, "passed"),
+    "latency": _Dimension("latency_sum", "latency_count", "ms", False, "latency_ms"),
+    "cost": _Dimension("cost_sum", "cost_count", "usd", False, "cost_usd"),
+}
+
+
+def _per_case_values(
+    numerator: np.ndarray,
+    denominator: np.ndarray,
     case_index: np.ndarray,
     rows: np.ndarray,
     size: int,
     failed: int,
 ) -> np.ndarray:
-    """One arm's case pass rates over its evaluated attempts (``failed`` fewer at each
-    case), laid out by case index (NaN: no evaluated attempt at the case)."""
+    """One arm's per-case means (``failed`` attempts fewer at each case), laid out by case
+    index (NaN: no value at the case)."""
     out = np.full(size, np.nan)
-    evaluated = attempts[rows] - failed  # the arm's rows only: linear in the slice overall
-    keep = evaluated > 0
+    count = denominator[rows] - failed  # the arm's rows only: linear in the slice overall
+    keep = count > 0
     taken = rows[keep]
-    out[case_index[taken]] = passes[taken] / evaluated[keep]
+    out[case_index[taken]] = numerator[taken] / count[keep]
     return out
 
 
-def paired_pass_rates(
+def paired_differences(
     st: SufficientStats,
     variant_info: pd.DataFrame,
     *,
@@ -80,21 +104,23 @@ def paired_pass_rates(
     alpha: float | None = None,
     power: float = 0.8,
 ) -> pd.DataFrame:
-    """Each candidate minus its run's baseline, case by case: the case pass rate.
+    """Each candidate minus its run's baseline, case by case: pass rate, latency, cost.
 
-    For every run of ``variant_info`` whose baseline it holds, one row per other variant.
-    The per-case value is the pass rate over the attempts that were evaluated: a failed
-    trial's attempts (an infrastructure failure, not the agent's) are left out, as
-    ``experiment run`` leaves them out, and counted in ``unevaluated_attempts``. Where the
-    rollups cannot tell which attempts those are (a trial that failed only in part), they
-    count as failures, as AgenticLens counts them, and ``failed_counted_as_failures`` says
-    so. Cases are paired when both arms have an evaluated attempt.
+    For every run of ``variant_info`` whose baseline it holds, one row per other variant
+    and dimension (a dimension no case has on both arms, such as an unpriced cost, gets
+    none). The per-case values are ``experiment run``'s: the pass rate over the attempts
+    that were evaluated — a failed trial's attempts (an infrastructure failure, not the
+    agent's) are left out and counted in ``unevaluated_attempts`` — and the mean latency
+    and cost over the attempts that have one. Where the rollups cannot tell which attempts
+    failed (a trial that failed only in part), they count as failures in the pass rate, as
+    AgenticLens counts them, and ``failed_counted_as_failures`` says so. Cases are paired
+    when both arms have a value.
 
     The interval and p-value are the paired t over cases (the degenerate case — every
     difference equal — gets the exact sign-flip p-value); ``mde`` is the smallest true
     difference this comparison would find with ``power`` at ``alpha`` on its own,
-    uncorrected. These are ``experiment run``'s per-comparison numbers for the ``passed``
-    evaluator, computed from the rollups.
+    uncorrected. These equal ``experiment run``'s per-comparison numbers for the
+    ``passed``, ``latency_ms`` and ``cost_usd`` evaluators (tested).
 
     Parameters
     ----------
@@ -112,21 +138,23 @@ def paired_pass_rates(
     Returns
     -------
     pandas.DataFrame
-        :data:`PAIRED_PASS_RATE_COLUMNS`, runs in slice order, candidates in manifest
-        order.
+        :data:`PAIRED_DIFFERENCE_COLUMNS`, runs in slice order, candidates in manifest
+        order, then the dimensions of :data:`ARCHIVE_DIMENSIONS`.
 
     Examples
     --------
     >>> from agenticlens_frames.testing import example_archive
-    >>> archive = example_archive()
-    >>> sl = archive.all()
-    >>> pp = paired_pass_rates(sl.stats("numpy"), sl.variant_info())
-    >>> pp[["candidate_variant_id", "paired_cases", "mean_difference", "ci_low"]].round(3)
+    >>> sl = example_archive().all()
+    >>> diffs = paired_differences(sl.stats("numpy"), sl.variant_info())
+    >>> quality = diffs[diffs["dimension"] == "quality"]
+    >>> quality[["candidate_variant_id", "paired_cases", "mean_difference", "ci_low"]].round(3)
       candidate_variant_id  paired_cases  mean_difference  ci_low
     0          model-large            14            0.029  -0.178
-    1            prompt-v2            14            0.157  -0.001
-    2      retrieval-dense            14            0.107  -0.054
-    3             large-v2            14            0.129  -0.134
+    3            prompt-v2            14            0.157  -0.001
+    6      retrieval-dense            14            0.107  -0.054
+    9             large-v2            14            0.129  -0.134
+    >>> diffs.loc[1, ["dimension", "unit"]].tolist(), bool(diffs.loc[1, "higher_is_better"])
+    (['latency', 'ms'], False)
     """
     from ..stats_paired import paired_difference, paired_mde  # lazily: scipy
 
@@ -143,8 +171,11 @@ def paired_pass_rates(
         np.arange(len(slot)) if np.all(slot[1:] >= slot[:-1]) else np.argsort(slot, kind="stable")
     )
     bounds = np.searchsorted(slot[order], np.arange(int(offsets[-1]) + 1))
-    passes = cases["passes"].to_numpy(np.float64)
-    attempts = cases["attempts"].to_numpy(np.float64)
+    columns = {
+        name: cases[name].to_numpy(np.float64)
+        for d in ARCHIVE_DIMENSIONS.values()
+        for name in (d.numerator, d.denominator)
+    }
     case_index = cases["case_index"].to_numpy(np.int64)
     is_base = info["is_baseline"].to_numpy(bool)
     runs, experiments, variants = (
@@ -163,54 +194,71 @@ def paired_pass_rates(
         # failed < 0: the rollups cannot tell which attempts failed; none is left out
         known = [failed[s] >= 0 for s in slots]
         minus = [max(int(failed[s]), 0) for s in slots]
-        a, b = (
-            _per_case_rates(passes, attempts, case_index, r, size, m)
-            for r, m in zip(arms, minus, strict=True)
-        )
         left_out = sum(m * len(r) for r, m in zip(arms, minus, strict=True))
-        both = ~np.isnan(a) & ~np.isnan(b)
-        r = paired_difference(b[both] - a[both], method="t", confidence_level=confidence_level)
-        mde = math.nan
-        if r.n >= 2 and not r.degenerate and math.isfinite(r.standard_error):
-            mde = paired_mde(r.standard_error * math.sqrt(r.n), r.n, alpha, power)
-        # No difference of two rates exceeds 1: beyond that no effect is detectable.
-        mde = math.inf if math.isfinite(mde) and mde > 1.0 else mde
-        rows.append(
-            {
-                "experiment_id": experiments[cand],
-                "run_id": runs[cand],
-                "baseline_variant_id": variants[base],
-                "candidate_variant_id": variants[cand],
-                "paired_cases": r.n,
-                "baseline_only_cases": int((~np.isnan(a) & np.isnan(b)).sum()),
-                "candidate_only_cases": int((np.isnan(a) & ~np.isnan(b)).sum()),
-                "baseline_mean": float(np.mean(a[both])) if r.n else math.nan,
-                "candidate_mean": float(np.mean(b[both])) if r.n else math.nan,
-                "mean_difference": r.estimate,
-                "standard_error": r.standard_error,
-                # a difference of two rates in [0, 1] lies in [-1, 1] (NaN stays NaN)
-                "ci_low": float(np.clip(r.ci_low, -1.0, 1.0)),
-                "ci_high": float(np.clip(r.ci_high, -1.0, 1.0)),
-                "confidence_level": confidence_level,
-                "ci_method": r.ci_method,
-                "p_value": r.p_value,
-                "p_value_method": r.p_value_method,
-                "degenerate": r.degenerate,
-                "improved_cases": r.improved,
-                "regressed_cases": r.regressed,
-                "mde": mde,
-                "mde_alpha": alpha,
-                "mde_power": power,
-                "unevaluated_attempts": int(left_out),
-                "failed_counted_as_failures": not all(known),
-            }
-        )
-    frame = pd.DataFrame(rows, columns=PAIRED_PASS_RATE_COLUMNS)
+        for name, dim in ARCHIVE_DIMENSIONS.items():
+            # A failed trial's attempts have no latency or cost: only the pass rate's
+            # denominator counts them.
+            skip = minus if name == "quality" else [0, 0]
+            a, b = (
+                _per_case_values(
+                    columns[dim.numerator], columns[dim.denominator], case_index, r, size, m
+                )
+                for r, m in zip(arms, skip, strict=True)
+            )
+            both = ~np.isnan(a) & ~np.isnan(b)
+            if not both.any():
+                continue
+            r = paired_difference(b[both] - a[both], method="t", confidence_level=confidence_level)
+            mde = math.nan
+            if r.n >= 2 and not r.degenerate and math.isfinite(r.standard_error):
+                mde = paired_mde(r.standard_error * math.sqrt(r.n), r.n, alpha, power)
+            low, high = r.ci_low, r.ci_high
+            if dim.unit == "proportion":
+                # A difference of two rates lies in [-1, 1] (NaN stays NaN); an MDE beyond
+                # that means no effect is detectable.
+                low, high = float(np.clip(low, -1.0, 1.0)), float(np.clip(high, -1.0, 1.0))
+                mde = math.inf if math.isfinite(mde) and mde > 1.0 else mde
+            better, worse = (
+                (r.improved, r.regressed) if dim.higher_is_better else (r.regressed, r.improved)
+            )
+            rows.append(
+                {
+                    "experiment_id": experiments[cand],
+                    "run_id": runs[cand],
+                    "baseline_variant_id": variants[base],
+                    "candidate_variant_id": variants[cand],
+                    "dimension": name,
+                    "unit": dim.unit,
+                    "higher_is_better": dim.higher_is_better,
+                    "paired_cases": r.n,
+                    "baseline_only_cases": int((~np.isnan(a) & np.isnan(b)).sum()),
+                    "candidate_only_cases": int((np.isnan(a) & ~np.isnan(b)).sum()),
+                    "baseline_mean": float(np.mean(a[both])),
+                    "candidate_mean": float(np.mean(b[both])),
+                    "mean_difference": r.estimate,
+                    "standard_error": r.standard_error,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "confidence_level": confidence_level,
+                    "ci_method": r.ci_method,
+                    "p_value": r.p_value,
+                    "p_value_method": r.p_value_method,
+                    "degenerate": r.degenerate,
+                    "improved_cases": better,
+                    "regressed_cases": worse,
+                    "mde": mde,
+                    "mde_alpha": alpha,
+                    "mde_power": power,
+                    "unevaluated_attempts": int(left_out),
+                    "failed_counted_as_failures": name == "quality" and not all(known),
+                }
+            )
+    frame = pd.DataFrame(rows, columns=PAIRED_DIFFERENCE_COLUMNS)
     for column in ("paired_cases", "baseline_only_cases", "candidate_only_cases"):
         frame[column] = frame[column].astype(np.int64)
     for column in ("improved_cases", "regressed_cases", "unevaluated_attempts"):
         frame[column] = frame[column].astype(np.int64)
-    for column in ("degenerate", "failed_counted_as_failures"):
+    for column in ("higher_is_better", "degenerate", "failed_counted_as_failures"):
         frame[column] = frame[column].astype(bool)
     frame.attrs.update(confidence_level=confidence_level, correction="none")
     return frame

@@ -509,7 +509,7 @@ def compare_to_baseline(
     as independent: with several trials per case it is too small, so nothing is marked
     significant from it here (the single-experiment frame keeps the package's
     ``statistically_significant`` for its files). The comparison to read is
-    :func:`~agenticlens_frames.archive.paired.paired_pass_rates`, with cases as the
+    :func:`~agenticlens_frames.archive.paired.paired_differences`, with cases as the
     unit.
 
     Examples
@@ -858,11 +858,11 @@ class ArchiveAnalysis:
     runs
         The catalog rows of the runs involved.
     case_matrix, trial_summary, variant_summary, comparisons, factor_levels,
-    case_level_intervals, paired_pass_rates
+    case_level_intervals, paired_differences
         Result frames (see the functions of the same names in this module and in
         :mod:`~agenticlens_frames.archive.paired`). ``variant_summary``'s
         ``case_pass_rate_ci_*`` and ``comparisons``' ``pooled_p_value`` pool attempts as
-        AgenticLens does; ``case_level_intervals`` and ``paired_pass_rates`` hold the
+        AgenticLens does; ``case_level_intervals`` and ``paired_differences`` hold the
         interval and the comparison to read, with cases as the unit.
     """
 
@@ -900,14 +900,14 @@ class ArchiveAnalysis:
         return self._case_level
 
     @property
-    def paired_pass_rates(self) -> pd.DataFrame:
-        """:func:`~agenticlens_frames.archive.paired.paired_pass_rates` of the variants in
+    def paired_differences(self) -> pd.DataFrame:
+        """:func:`~agenticlens_frames.archive.paired.paired_differences` of the variants in
         ``variant_summary``: each candidate against its run's baseline, case by case.
-        Built on first use and kept (one paired t per comparison)."""
+        Built on first use and kept (one paired t per comparison and dimension)."""
         if self._paired is None:
-            from .paired import paired_pass_rates
+            from .paired import paired_differences
 
-            self._paired = paired_pass_rates(
+            self._paired = paired_differences(
                 self.stats, self.variant_summary, confidence_level=self.confidence_level
             )
         return self._paired
@@ -919,7 +919,7 @@ class ArchiveAnalysis:
             "trial_summary": self.trial_summary,
             "variant_summary": self.variant_summary,
             "case_level_intervals": self.case_level_intervals,
-            "paired_pass_rates": self.paired_pass_rates,
+            "paired_differences": self.paired_differences,
             "comparisons": self.comparisons,
             "factor_levels": self.factor_levels,
         }
@@ -979,7 +979,7 @@ def analyze_stats(
     >>> result = analyze_stats(st, archive.all().variant_info(), pass_k=[1, 3])
     >>> sorted(result.frames())
     ['case_level_intervals', 'case_matrix', 'comparisons', 'factor_levels', \
-'paired_pass_rates', 'trial_summary', 'variant_summary']
+'paired_differences', 'trial_summary', 'variant_summary']
     """
     if not regression_threshold >= 0:
         raise InputError(

@@ -151,6 +151,7 @@ def test_summarize_prints_paired_comparisons_and_each_runs_verdicts(
     plain = invoke("summarize", str(cli_archive), "--limit", "50")
     assert plain.exit_code == 0, plain.output
     assert "per-comparison intervals (not verdicts)" in plain.output
+    assert "latency [95% CI]" in plain.output and "cost [95% CI]" in plain.output
     assert "Verdicts of each run" not in plain.output and "--verdicts" in plain.output
     rows = [line for line in plain.output.splitlines() if line.startswith("│")]
     assert not {"better", "worse"} & set(" ".join(rows).split())
@@ -163,8 +164,10 @@ def test_summarize_prints_paired_comparisons_and_each_runs_verdicts(
     assert "Bonferroni (given)" in result.output
     assert "runs whose manifest declares comparisons keep their own" in result.output
     written = pd.read_parquet(out / "verdicts.parquet")
-    paired = pd.read_parquet(out / "paired_pass_rates.parquet")
-    assert len(paired) == 4 + len(synthetic_run.manifest.variant_ids) - 1
+    paired = pd.read_parquet(out / "paired_differences.parquet")
+    comparisons = paired.drop_duplicates(["run_id", "candidate_variant_id"])
+    assert len(comparisons) == 4 + len(synthetic_run.manifest.variant_ids) - 1
+    assert set(paired["dimension"]) == {"quality", "latency", "cost"}
     for run, settings, where in (
         (support_run, None, "manifest"),
         (synthetic_run, {"correction": "bonferroni"}, "given"),

@@ -14,9 +14,12 @@ import scipy.stats as sps
 from statsmodels.stats.power import TTestPower
 
 from agenticlens_frames.archive import Archive
-from agenticlens_frames.archive.paired import PAIRED_PASS_RATE_COLUMNS, paired_pass_rates
+from agenticlens_frames.archive.paired import (
+    ARCHIVE_DIMENSIONS,
+    PAIRED_DIFFERENCE_COLUMNS,
+    paired_differences,
+)
 from agenticlens_frames.frames import ExperimentRun
-from agenticlens_frames.paired.verdicts import case_verdicts
 
 
 def _case_rates(run: ExperimentRun, variant: str, *, evaluated: bool = True) -> pd.Series:
@@ -27,6 +30,12 @@ def _case_rates(run: ExperimentRun, variant: str, *, evaluated: bool = True) -> 
         att = att[att["status"].astype(str) != "trial_failed"]
     passed = att["passed"].map(lambda x: bool(x) if x is not None and x == x else False)
     return passed.groupby(att["case_id"].astype(str)).mean()
+
+
+def _quality(st, info, **options) -> pd.DataFrame:
+    """The pass-rate rows of :func:`paired_differences`."""
+    frame = paired_differences(st, info, **options)
+    return frame[frame["dimension"] == "quality"].reset_index(drop=True)
 
 
 def _failed_trials(run: ExperimentRun, variant: str) -> int:
@@ -40,9 +49,11 @@ def test_every_comparison_matches_a_paired_t_test_on_case_rates_by_hand(
     shared_archive: Archive, runs: dict[str, ExperimentRun], engine: str
 ):
     result = shared_archive.all().analyze(engine, confidence_level=0.9)
-    got = result.paired_pass_rates
-    assert result.paired_pass_rates is got  # kept
-    assert list(got.columns) == PAIRED_PASS_RATE_COLUMNS
+    got = result.paired_differences
+    assert result.paired_differences is got  # kept
+    assert list(got.columns) == PAIRED_DIFFERENCE_COLUMNS
+    assert set(got["dimension"]) == set(ARCHIVE_DIMENSIONS)
+    got = got[got["dimension"] == "quality"]
     by_id = {run.experiment_id: run for run in runs.values()}
     expected_rows = sum(len(r.manifest.variant_ids) - 1 for r in runs.values())
     assert len(got) == expected_rows
@@ -84,31 +95,47 @@ def test_every_comparison_matches_a_paired_t_test_on_case_rates_by_hand(
 def test_it_equals_experiment_runs_per_comparison_numbers(
     shared_archive: Archive, support_run: ExperimentRun, level: float
 ):
-    """The per-comparison look ``experiment run`` prints without a declared correction:
-    the same estimator on the same cases, a failed trial's attempts left out by both
-    (retrieval-dense has one)."""
+    """``experiment run``'s paired comparisons without a correction (per comparison), for
+    the evaluators of the three dimensions: the same estimator on the same cases, a failed
+    trial's attempts left out by both (retrieval-dense has one)."""
+    from agenticlens_frames import paired_comparisons
+
     got = shared_archive.slice(experiments=support_run.experiment_id).analyze(
         "numpy", confidence_level=level
     )
-    mine = got.paired_pass_rates.set_index("candidate_variant_id")
+    mine = got.paired_differences.set_index(["candidate_variant_id", "dimension"])
     run = replace(support_run, manifest=replace(support_run.manifest, comparisons=None))
-    theirs = case_verdicts(run, confidence_level=level)
-    assert not theirs.attrs["declared"]
-    theirs = theirs.set_index(theirs["candidate_variant_id"].astype(str))
-    assert sorted(mine.index) == sorted(theirs.index)
-    for variant in theirs.index:
+    evaluators = {name: d.evaluator for name, d in ARCHIVE_DIMENSIONS.items()}
+    theirs = paired_comparisons(
+        run,
+        correction="none",
+        alpha=round(1 - level, 12),
+        confidence_level=level,
+        evaluators=evaluators,
+    )
+    theirs = theirs[theirs["dimension"].astype(str).isin(list(evaluators))]
+    theirs = theirs.set_index(
+        [theirs["candidate_variant_id"].astype(str), theirs["dimension"].astype(str)]
+    )
+    assert sorted(mine.index) == sorted(theirs.index) and len(mine) == 12
+    for key in theirs.index:
         for column in ("mean_difference", "ci_low", "ci_high", "p_value", "mde"):
-            assert mine.loc[variant, column] == pytest.approx(
-                theirs.loc[variant, column], rel=1e-12, abs=1e-15
-            ), column
-        assert mine.loc[variant, "paired_cases"] == theirs.loc[variant, "paired_items"]
-        assert not mine.loc[variant, "failed_counted_as_failures"]
+            assert mine.loc[key, column] == pytest.approx(
+                theirs.loc[key, column], rel=1e-12, abs=1e-15
+            ), (key, column)
+        for column in ("paired_cases", "improved_cases", "regressed_cases"):
+            other = column.replace("cases", "items")
+            assert mine.loc[key, column] == theirs.loc[key, other], (key, column)
+        assert not mine.loc[key, "failed_counted_as_failures"]
+        variant = key[0]
         trials = len(support_run.suite.cases) * (
             _failed_trials(support_run, variant)
             + _failed_trials(support_run, support_run.manifest.baseline_variant_id)
         )
-        assert mine.loc[variant, "unevaluated_attempts"] == trials
+        assert mine.loc[key, "unevaluated_attempts"] == trials
     assert mine["unevaluated_attempts"].gt(0).any()  # the failed trial was left out
+    latency = mine.xs("latency", level="dimension")
+    assert not latency["higher_is_better"].any() and latency["unit"].eq("ms").all()
 
 
 def test_a_trial_failed_in_part_counts_its_failures_as_agenticlens_does(
@@ -124,7 +151,7 @@ def test_a_trial_failed_in_part_counts_its_failures_as_agenticlens_does(
     failed[row] -= 1  # now "in part"
     trials["failed_attempts"] = failed
     variant = str(trials["variant_id"].iloc[row])
-    got = paired_pass_rates(st, sl.variant_info()).set_index("candidate_variant_id")
+    got = _quality(st, sl.variant_info()).set_index("candidate_variant_id")
     assert got.loc[variant, "failed_counted_as_failures"]
     assert got.loc[variant, "unevaluated_attempts"] == 0
     base = _case_rates(support_run, support_run.manifest.baseline_variant_id)
@@ -135,9 +162,10 @@ def test_a_trial_failed_in_part_counts_its_failures_as_agenticlens_does(
 
 def test_a_candidate_whose_baseline_is_not_in_the_slice_gets_no_row(shared_archive: Archive):
     sl = shared_archive.slice(retrieval="dense")
-    assert sl.analyze("numpy").paired_pass_rates.empty
+    assert sl.analyze("numpy").paired_differences.empty
     kept = shared_archive.slice(retrieval="dense", include_baseline=True).analyze("numpy")
-    pp = kept.paired_pass_rates
+    pp = kept.paired_differences
+    pp = pp[pp["dimension"] == "quality"]
     assert set(pp["candidate_variant_id"]) == {"retrieval-dense"}
     assert len(pp) == 2  # one per support run
 
@@ -150,12 +178,12 @@ def test_cases_only_one_arm_attempted_are_counted_and_left_out(
     sl = shared_archive.slice(experiments=support_run.experiment_id)
     st = sl.stats("numpy")
     info = sl.variant_info()
-    full = paired_pass_rates(st, info)
+    full = _quality(st, info)
     cases = st.cases
     base_rows = cases["variant_id"].astype(str) == support_run.manifest.baseline_variant_id
     dropped = base_rows & cases["case_index"].isin([0, 3])
     st.cases = cases[~dropped].reset_index(drop=True)
-    fewer = paired_pass_rates(st, info)
+    fewer = _quality(st, info)
     assert (fewer["paired_cases"] == full["paired_cases"] - 2).all()
     assert (fewer["candidate_only_cases"] == 2).all() and (fewer["baseline_only_cases"] == 0).all()
     assert not np.allclose(fewer["mean_difference"], full["mean_difference"])
@@ -166,7 +194,7 @@ def test_bad_levels_are_refused(shared_archive: Archive):
 
     sl = shared_archive.all()
     with pytest.raises(InputError, match="power"):
-        paired_pass_rates(sl.stats("numpy"), sl.variant_info(), power=1.0)
+        _quality(sl.stats("numpy"), sl.variant_info(), power=1.0)
 
 
 def test_case_rows_in_any_order_give_the_same_comparisons(shared_archive: Archive):
@@ -175,9 +203,9 @@ def test_case_rows_in_any_order_give_the_same_comparisons(shared_archive: Archiv
     sl = shared_archive.all()
     st = sl.stats("numpy")
     info = sl.variant_info()
-    ordered = paired_pass_rates(st, info)
+    ordered = _quality(st, info)
     st.cases = st.cases.sample(frac=1.0, random_state=3).reset_index(drop=True)
-    shuffled = paired_pass_rates(st, info)
+    shuffled = _quality(st, info)
     numeric = ["mean_difference", "ci_low", "ci_high", "p_value", "mde"]
     np.testing.assert_allclose(shuffled[numeric], ordered[numeric], rtol=1e-12)
     assert shuffled["paired_cases"].tolist() == ordered["paired_cases"].tolist()
@@ -201,7 +229,8 @@ def test_any_slice_matches_a_groupby_of_its_own_attempts(
     comparison is the paired t test of the evaluated per-case pass rates of the slice's
     own attempts, taken with a pandas groupby."""
     sl = shared_archive.slice(**filters)
-    got = sl.analyze(engine).paired_pass_rates
+    got = sl.analyze(engine).paired_differences
+    got = got[got["dimension"] == "quality"]
     att = sl.frame("attempts")
     att = att[att["status"].astype(str) != "trial_failed"]
     att = att.assign(ok=att["passed"].fillna(False).astype(bool))

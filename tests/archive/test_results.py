@@ -151,7 +151,7 @@ def test_variant_summary_spans_runs_with_run_keys(shared_archive: Archive):
         "trial_summary",
         "variant_summary",
         "case_level_intervals",
-        "paired_pass_rates",
+        "paired_differences",
         "comparisons",
         "factor_levels",
     ]
