@@ -534,8 +534,7 @@ def _paired_table(console: Console, paired: pd.DataFrame, limit: int, *, verdict
     from ..paired.verdicts import (
         detectable_cell,
         detectable_note,
-        format_difference,
-        format_interval,
+        format_change,
     )
 
     if not len(paired):
@@ -577,13 +576,7 @@ def _paired_table(console: Console, paired: pd.DataFrame, limit: int, *, verdict
     }
 
     def cell(r: dict[str, Any] | None) -> str:
-        if r is None:
-            return "-"
-        unit = str(r["unit"])
-        return (
-            f"{format_difference(r['mean_difference'], unit)} "
-            f"{format_interval(r['ci_low'], r['ci_high'], unit)}"
-        )
+        return "-" if r is None else format_change(r)
 
     for c in comparisons.head(limit).to_dict("records"):
         key = (str(c["run_id"]), str(c["candidate_variant_id"]))
@@ -610,16 +603,13 @@ def _paired_table(console: Console, paired: pd.DataFrame, limit: int, *, verdict
         console.print(Text(f"… {len(comparisons) - limit} more (write them all with --out)"))
 
 
-_VERDICT_STYLE = {"better": "green", "worse": "red"}
-
-
 def _verdicts_table(console: Console, judged: pd.DataFrame, limit: int) -> None:
     """Each run's verdicts, as `experiment run` states them."""
     from ..paired.verdicts import (
         CORRECTION_NAMES,
+        VERDICT_STYLES,
         detectable_cell,
-        format_difference,
-        format_interval,
+        format_change,
         format_p,
     )
 
@@ -651,11 +641,10 @@ def _verdicts_table(console: Console, judged: pd.DataFrame, limit: int) -> None:
                 f"{CORRECTION_NAMES.get(correction, correction)} ({r['declared_in']})"
                 if declared
                 else "none declared",
-                f"{format_difference(r['mean_difference'], unit)} "
-                f"{format_interval(r['ci_low'], r['ci_high'], unit)}",
+                format_change(r),
                 format_p(r["adjusted_p_value"]) if declared else "-",
             ),
-            Text(verdict, style=_VERDICT_STYLE.get(verdict, "")),
+            Text(verdict, style=VERDICT_STYLES.get(verdict, "")),
             *_row(
                 detectable_cell(verdict, float(r["mde"]), unit, str(r["detectable"] or "")) or "-"
             ),

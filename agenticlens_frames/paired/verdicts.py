@@ -47,10 +47,12 @@ __all__ = [
     "NOT_IN_REPORT",
     "REGRESSION_DIMENSIONS",
     "VERDICT_COLUMNS",
+    "VERDICT_STYLES",
     "case_verdicts",
     "detectable_cell",
     "detectable_note",
     "empty_verdicts",
+    "format_change",
     "format_difference",
     "format_interval",
     "format_p",
@@ -166,6 +168,27 @@ def format_interval(low: float, high: float, unit: str) -> str:
     return f"[{_signed(low, unit)}, {_signed(high, unit)}]"
 
 
+def format_change(row: Mapping[str, Any]) -> str:
+    """A comparison row's difference and its interval, in its ``unit``: the cell every
+    table of differences shows (``mean_difference``, ``ci_low``, ``ci_high``, ``unit``).
+
+    Examples
+    --------
+    >>> format_change({"mean_difference": 0.157, "ci_low": -0.001, "ci_high": 0.315,
+    ...                "unit": "proportion"})
+    '+15.7 pp [-0.1, +31.5]'
+    """
+    unit = str(row["unit"])
+    return (
+        f"{format_difference(row['mean_difference'], unit)} "
+        f"{format_interval(row['ci_low'], row['ci_high'], unit)}"
+    )
+
+
+#: How a terminal table colours a verdict (rich styles; the HTML page has its own classes).
+VERDICT_STYLES = {"better": "green", "worse": "red"}
+
+
 def _magnitude(value: float, unit: str) -> str:
     return format_difference(value, unit).lstrip("+")
 
@@ -237,11 +260,9 @@ def _verdict(declared: bool, significant: Any, difference: float, higher: bool) 
 
 
 def _statement(row: Mapping[str, Any]) -> str:
-    unit = str(row["unit"])
     head = (
         f"{row['candidate_variant_id']} vs {row['baseline_variant_id']}, {row['dimension']} "
-        f"({row['evaluator']}): {format_difference(row['mean_difference'], unit)} "
-        f"{format_interval(row['ci_low'], row['ci_high'], unit)}"
+        f"({row['evaluator']}): {format_change(row)}"
     )
     level = row["confidence_level"]
     if not row["declared"]:

@@ -40,17 +40,14 @@ def _pct(value: float, digits: int = 1) -> str:
     return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}%}"
 
 
-_VERDICT_STYLE = {"better": "green", "worse": "red"}
-
-
 def _verdict_table(analysis: ExperimentAnalysis, console: Console) -> None:
     """The case-level verdicts, first: what a person decides on."""
     from ..paired.verdicts import (
         CORRECTION_NAMES,
         HOW_TO_DECLARE,
+        VERDICT_STYLES,
         detectable_cell,
-        format_difference,
-        format_interval,
+        format_change,
         format_p,
     )
 
@@ -98,13 +95,12 @@ def _verdict_table(analysis: ExperimentAnalysis, console: Console) -> None:
             table.add_row(Text(strip_control(dimension), style="bold"))
         cells: list[Any] = [
             Text("  ") + _t(r["candidate_variant_id"]),
-            f"{format_difference(r['mean_difference'], unit)} "
-            f"{format_interval(r['ci_low'], r['ci_high'], unit)}",
+            format_change(r),
         ]
         if declared:
             cells.append(format_p(r["adjusted_p_value"]))
             verdict = str(r["verdict"])
-            cells.append(Text(verdict, style=_VERDICT_STYLE.get(verdict, "")))
+            cells.append(Text(verdict, style=VERDICT_STYLES.get(verdict, "")))
         detectable = str(r["detectable"] or "")
         cells.append(
             _t(detectable_cell(str(r["verdict"]), float(r["mde"]), unit, detectable) or "-")
