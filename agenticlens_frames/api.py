@@ -60,7 +60,7 @@ from .formats.model import CaseSpec, ManifestSpec, SuiteSpec, VariantSpec
 from .formats.suite import EXPECTATION_KEYS as _EXPECTATIONS
 from .frames import ExperimentRun, read_parquet
 from .paired.case_level import case_level_summary
-from .paired.settings import ComparisonsConfig, parse_comparisons
+from .paired.settings import ComparisonsConfig, as_comparisons, parse_comparisons
 from .paired.verdicts import headline_pass_rates
 from .runner.live import LiveRunResult, arun_live, run_coroutine
 from .runner.python_target import SPARE_THREADS, PythonTarget, accepts_keyword
@@ -833,10 +833,8 @@ class Comparator:
                 f"ComparisonsConfig, got {comparisons!r}",
                 location="comparisons",
             )
-        if isinstance(comparisons, Mapping):
-            comparisons = parse_comparisons(dict(comparisons), file="Comparator")
         self.confidence_level = confidence_level
-        self.comparisons = comparisons
+        self.comparisons = as_comparisons(comparisons, file="Comparator")
 
     def compare(
         self, results: ExperimentResult | ExperimentRun | LiveRunResult | Iterable[VariantResult]

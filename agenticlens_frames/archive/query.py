@@ -503,14 +503,10 @@ class ArchiveSlice:
         1            prompt-v2    safety    manifest  no detectable difference
         """
         from .._progress import progress_bar
-        from ..paired.settings import parse_comparisons
+        from ..paired.settings import as_comparisons
         from ..paired.verdicts import VERDICT_COLUMNS, case_verdicts
 
-        given = (
-            parse_comparisons(dict(comparisons), file="comparisons")
-            if isinstance(comparisons, Mapping)
-            else comparisons
-        )
+        given = as_comparisons(comparisons)
         keys = ["experiment_id", "run_id", "declared_in"]
         parts: list[pd.DataFrame] = []
         notes: list[str] = []

@@ -32,6 +32,7 @@ __all__ = [
     "ComparisonsConfig",
     "EvaluatorChoice",
     "GuardRails",
+    "as_comparisons",
     "check_guard_rails",
     "check_setting",
     "comparisons_from_cli",
@@ -257,6 +258,23 @@ def check_setting(key: str, value: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- parsing
+
+
+def as_comparisons(
+    value: ComparisonsConfig | Mapping[str, Any] | None, *, file: str | Path = "comparisons"
+) -> ComparisonsConfig | None:
+    """Settings given either way: a :class:`ComparisonsConfig` as it is, a manifest-style
+    mapping (``{"correction": "holm"}``) validated by :func:`parse_comparisons` (errors
+    name ``file``), None as None.
+
+    Examples
+    --------
+    >>> as_comparisons({"correction": "holm"}).correction
+    'holm'
+    >>> as_comparisons(None) is None
+    True
+    """
+    return parse_comparisons(dict(value), file=file) if isinstance(value, Mapping) else value
 
 
 def parse_comparisons(

@@ -104,14 +104,13 @@ def load_report(
     >>> load_report(path).verdicts.attrs["correction"]
     'holm'
     """
-    if isinstance(comparisons, Mapping):
-        from ..paired.settings import parse_comparisons
+    from ..paired.settings import as_comparisons
 
-        comparisons = parse_comparisons(dict(comparisons), file="comparisons")
+    config = as_comparisons(comparisons)
     # A large report is millions of small objects with no cycles: collecting while they
     # are made only walks them again and again (see _gc.paused_gc).
     with paused_gc():
-        return _load(Path(path), comparisons)
+        return _load(Path(path), config)
 
 
 def _load(file: Path, comparisons: ComparisonsConfig | None = None) -> ExperimentAnalysis:
