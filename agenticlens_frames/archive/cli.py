@@ -92,6 +92,19 @@ FactorOpt = typer.Option(
 BaselineOpt = typer.Option(
     False, "--include-baseline", help="Keep each run's baseline too (for comparisons)."
 )
+VerdictsOpt = typer.Option(
+    False,
+    "--verdicts",
+    help="Also each run's case-level verdicts, as experiment run gives them (reads "
+    "every matching run back whole).",
+)
+CorrectionOpt = typer.Option(
+    None,
+    "--correction",
+    help="With --verdicts: the correction for runs whose manifest declares none "
+    "(runs that declared one keep it).",
+    case_sensitive=False,
+)
 
 
 def _parse_factors(items: list[str] | None) -> dict[str, list[str]]:
@@ -146,6 +159,25 @@ def _check_out(out: Path, archive: Path) -> None:
             file=out,
             hint="write the results outside the archive folder",
         )
+
+
+def _check_correction(verdicts: bool, correction: Correction | None) -> None:
+    if correction is not None and not verdicts:
+        raise InputError(
+            "--correction applies to the verdicts", hint="add --verdicts, or drop --correction"
+        )
+
+
+def _judge(
+    sl: Any, correction: Correction | None, confidence_level: float, *, progress: bool
+) -> pd.DataFrame:
+    """Each matching run's verdicts (`ArchiveSlice.verdicts`), a given correction for runs
+    whose manifest declares none."""
+    return sl.verdicts(
+        None if correction is None else {"correction": str(correction.value)},
+        confidence_level=confidence_level,
+        progress=progress and sl.n_runs > 1,
+    )
 
 
 def _matching_runs(sl: Any, *, required: bool) -> None:
@@ -375,28 +407,14 @@ def archive_summarize(
     ),
     fmt: SliceFormat = typer.Option(SliceFormat.parquet, "--format", help="For --out."),
     limit: int = typer.Option(40, "--limit", help="Rows of each table to print."),
-    verdicts: bool = typer.Option(
-        False,
-        "--verdicts",
-        help="Also each run's case-level verdicts, as experiment run gives them (reads "
-        "every matching run back whole).",
-    ),
-    correction: Correction | None = typer.Option(
-        None,
-        "--correction",
-        help="With --verdicts: the correction for runs whose manifest declares none "
-        "(runs that declared one keep it).",
-        case_sensitive=False,
-    ),
+    verdicts: bool = VerdictsOpt,
+    correction: Correction | None = CorrectionOpt,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console tables."),
 ) -> None:
     """Variant summaries, paired comparisons and factor levels across the matching runs."""
     judged = None
     try:
-        if correction is not None and not verdicts:
-            raise InputError(
-                "--correction applies to the verdicts", hint="add --verdicts, or drop --correction"
-            )
+        _check_correction(verdicts, correction)
         if out is not None:
             _check_out(out, archive)
         sl = _slice(archive, experiment, run, variant, since, until, tag, factor, include_baseline)
@@ -408,11 +426,7 @@ def archive_summarize(
             memory_limit=memory_limit,
         )
         if verdicts:
-            judged = sl.verdicts(
-                None if correction is None else {"correction": str(correction.value)},
-                confidence_level=confidence_level,
-                progress=not quiet and sl.n_runs > 1,
-            )
+            judged = _judge(sl, correction, confidence_level, progress=not quiet)
     except (InputError, ImportError) as exc:
         raise fail("Unable to summarize archive", exc) from None
     if out is not None:
@@ -679,6 +693,8 @@ def archive_slice(
         False, "--analysis", help="Also write the result frames under <out>/results."
     ),
     engine: EngineChoice = typer.Option(EngineChoice.auto, "--engine", help="For --analysis."),
+    verdicts: bool = VerdictsOpt,
+    correction: Correction | None = CorrectionOpt,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
 ) -> None:
     """Write the matching rows (unified schema across runs) for other tools or CI."""
@@ -690,11 +706,13 @@ def archive_slice(
             if tables.strip() == "all"
             else [t.strip() for t in tables.split(",") if t.strip()]
         )
+        _check_correction(verdicts, correction)
         _check_out(out, archive)
         sl = _slice(archive, experiment, run, variant, since, until, tag, factor, include_baseline)
         _matching_runs(sl, required=True)
         out.mkdir(parents=True, exist_ok=True)
-        written = {}
+        written: dict[str, int] = {}
+        judged = None
         for name in names:
             table = sl.table(name)
             written[name] = table.num_rows
@@ -707,10 +725,17 @@ def archive_slice(
         if analysis:
             result = sl.analyze(engine.value)
             _write_frames({**result.frames(), "runs": result.runs}, out / "results", fmt.value)
+        if verdicts:
+            # Beside the rows, not under results/: --verdicts does not need --analysis.
+            judged = _judge(sl, correction, 0.95, progress=not quiet)
+            _write_frames({"verdicts": judged}, out, fmt.value)
     except (InputError, ImportError) as exc:
         raise fail("Unable to slice archive", exc) from None
     if not quiet:
         counts = ", ".join(f"{n} {name}" for name, n in written.items())
-        Console(highlight=False).print(
-            Text(_safe(f"Wrote {counts} from {sl.n_runs} run(s) to {out}"))
-        )
+        if judged is not None:
+            counts += f", {len(judged)} verdicts"
+        console = Console(highlight=False)
+        console.print(Text(_safe(f"Wrote {counts} from {sl.n_runs} run(s) to {out}")))
+        for note in [] if judged is None else judged.attrs.get("notes", []):
+            console.print(Text(_safe(f"Note: {note}"), style="dim"))

@@ -231,6 +231,49 @@ def test_slice_writes_rows_for_ci(cli_archive: Path, tmp_path: Path):
     assert (out / "results" / "case_matrix.parquet").exists()
 
 
+def test_slice_writes_each_runs_verdicts(
+    cli_archive: Path, tmp_path: Path, support_run: ExperimentRun, synthetic_run: ExperimentRun
+):
+    """`slice --verdicts` writes what `summarize --verdicts --out` writes: each run judged
+    whole (the support run under its manifest's Holm, the generated one under the given
+    --correction), the slice's candidates kept; a tag filter is said not to apply."""
+    from agenticlens_frames.paired.verdicts import case_verdicts
+
+    out = tmp_path / "slice"
+    args = ["slice", str(cli_archive), "--out", str(out), "--verdicts"]
+    result = invoke(*args, "--correction", "bonferroni", "--format", "csv")
+    assert result.exit_code == 0, result.output
+    assert "verdicts from 2 run(s)" in result.output
+    written = pd.read_csv(out / "verdicts.csv")
+    assert not (out / "results").exists()
+    for run, settings, where in (
+        (support_run, None, "manifest"),
+        (synthetic_run, {"correction": "bonferroni"}, "given"),
+    ):
+        expected = case_verdicts(run, settings)
+        got = written[written["experiment_id"] == run.experiment_id]
+        assert got["declared_in"].eq(where).all()
+        assert got["verdict"].tolist() == expected["verdict"].tolist()
+        np.testing.assert_allclose(
+            got["adjusted_p_value"].to_numpy(float),
+            expected["adjusted_p_value"].to_numpy(float),
+            rtol=1e-12,
+        )
+    tagged = invoke(
+        "slice", str(cli_archive), "--out", str(tmp_path / "t"), "-t", "refund", "--verdicts"
+    )
+    assert tagged.exit_code == 0 and "tag filter does not apply" in tagged.output
+    tag_sliced = pd.read_parquet(tmp_path / "t" / "verdicts.parquet")
+    whole = case_verdicts(support_run)
+    assert tag_sliced["verdict"].tolist() == whole["verdict"].tolist()
+    np.testing.assert_array_equal(tag_sliced["adjusted_p_value"], whole["adjusted_p_value"])
+    refused = invoke(
+        "slice", str(cli_archive), "--out", str(tmp_path / "x"), "--correction", "holm"
+    )
+    assert refused.exit_code == 1 and "add --verdicts" in refused.output
+    assert not (tmp_path / "x").exists()
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
