@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,8 +28,8 @@ from .paired import (
     ComparisonsConfig,
     PairedAnalysis,
     paired_outputs_and_verdicts,
-    parse_comparisons,
 )
+from .paired.settings import effective_comparisons
 from .per_case import case_matrix, category_labels, effective_pass_k
 from .schema import COMPARISONS, FACTOR_LEVELS, SUMMARY_METRICS, SUMMARY_STATS
 
@@ -842,7 +842,7 @@ def analyze(
     regression_threshold: float = 0.05,
     pass_k: Sequence[int] | None = None,
     latency_missing: LatencyPolicy = "exclude",
-    comparisons: ComparisonsConfig | None = None,
+    comparisons: ComparisonsConfig | Mapping[str, Any] | None = None,
     comparisons_lock: str | None = None,
     frontier_resamples: int = 2000,
     frontier_seed: int | None = 0,
@@ -862,6 +862,15 @@ def analyze(
         The k values (default: the manifest's effective list).
     latency_missing
         ``"exclude"`` (default, fix B3) or ``"zero"`` (the package's numbers).
+    comparisons
+        Paired-comparison settings (a :class:`~agenticlens_frames.ComparisonsConfig` or a
+        mapping such as ``{"correction": "holm"}``); None takes the manifest's
+        ``comparisons:``. Settings that decide significance and that the manifest fixed
+        (correction, alpha, method, family, cluster, evaluators, non-inferiority,
+        resamples, seed) cannot be changed here: a contradicting value is refused.
+    comparisons_lock
+        A lock file (``experiment run --comparisons-lock``): created on first use; any
+        later change of the settings it records is refused.
     frontier_resamples, frontier_seed
         Case-bootstrap resamples and seed of the frontier probabilities (``p_frontier``,
         ``p_best_*`` in ``variants``; see :func:`~agenticlens_frames.frontier_uncertainty`);
@@ -889,6 +898,10 @@ def analyze(
             f"regression threshold must be ≥ 0, got {regression_threshold}",
             location="regression_threshold",
         )
+    # The manifest's declaration, given settings only where they agree or it left one
+    # open: a correction chosen after the run is refused (before any work) as on the
+    # command line.
+    comparisons = effective_comparisons(run.manifest, comparisons)
     ks = effective_pass_k(run, pass_k)
     ts = trial_summary(run, latency_missing=latency_missing)
     cm = case_matrix(run, ks)
@@ -919,8 +932,6 @@ def analyze(
         confidence_level=confidence_level,
         regression_threshold=regression_threshold,
     )
-    if comparisons is None and run.manifest.comparisons is not None:
-        comparisons = parse_comparisons(run.manifest.comparisons, file=run.manifest.path)
     paired_frames, paired, verdicts = paired_outputs_and_verdicts(
         run, comparisons, confidence_level=confidence_level, lock=comparisons_lock
     )

@@ -349,8 +349,13 @@ def test_comparator_summary_leads_with_the_declared_verdicts():
     )
     assert "Holm-adjusted p" in quality and quality.endswith(": better")
     assert "no correction is declared" not in text
-    # The comparator's own declaration wins over the experiment's.
-    bonferroni = Comparator(comparisons={"correction": "bonferroni"}).summary(result)
+    # A correction chosen afterwards is refused (it used to win over the experiment's); one
+    # for an experiment that declared none applies.
+    with pytest.raises(InputError, match=r"fixed correction = 'holm'.*'bonferroni' was requested"):
+        Comparator(comparisons={"correction": "bonferroni"}).summary(result)
+    assert Comparator(comparisons={"correction": "holm"}).summary(result) == text
+    undeclared = run(_case_bound(), CaseBound, trials=3, progress=False)
+    bonferroni = Comparator(comparisons={"correction": "bonferroni"}).summary(undeclared)
     assert "Bonferroni-adjusted p" in bonferroni
 
 

@@ -81,11 +81,10 @@ def paired_outputs_and_verdicts(
     >>> verdicts.attrs["correction"], sorted(set(verdicts["verdict"])), paired is not None
     ('holm', ['no detectable difference', 'worse'], True)
     """
-    from .settings import parse_comparisons
+    from .settings import effective_comparisons
     from .verdicts import case_verdicts
 
-    if config is None and run.manifest.comparisons is not None:
-        config = parse_comparisons(run.manifest.comparisons, file=run.manifest.path)
+    config = effective_comparisons(run.manifest, config)
     frames, paired = paired_outputs(run, config, confidence_level=confidence_level, lock=lock)
     verdicts = case_verdicts(
         run,

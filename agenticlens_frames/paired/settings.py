@@ -37,6 +37,7 @@ __all__ = [
     "check_setting",
     "comparisons_from_cli",
     "default_evaluators",
+    "effective_comparisons",
     "evaluator_plan",
     "parse_comparisons",
     "resolve_comparisons",
@@ -275,6 +276,81 @@ def as_comparisons(
     True
     """
     return parse_comparisons(dict(value), file=file) if isinstance(value, Mapping) else value
+
+
+#: Manifest keys that set more than one field.
+_KEY_FIELDS = {
+    "noninferiority": ("noninferiority_margin", "noninferiority_dimension"),
+    "evaluators": ("evaluators", "without"),
+}
+
+
+def effective_comparisons(
+    manifest: ManifestSpec,
+    given: ComparisonsConfig | Mapping[str, Any] | None,
+    *,
+    origin: str = "python",
+) -> ComparisonsConfig | None:
+    """The settings a run is judged under: its manifest's ``comparisons:``, with ``given``
+    only where it agrees or where the manifest left a setting open.
+
+    The one gate every Python entry point (``analyze``, ``case_verdicts``, ``Comparator``)
+    passes settings through, so that a correction chosen after the run is refused there
+    as on the command line (:func:`resolve_comparisons`). ``given`` as a mapping sets the
+    keys it names; as a :class:`ComparisonsConfig`, the fields that differ from its
+    defaults, and its correction.
+
+    Parameters
+    ----------
+    manifest
+        The run's manifest.
+    given
+        Settings passed by the caller, or None for the manifest's.
+    origin
+        ``"python"`` or ``"cli"``: how errors name the argument.
+
+    Returns
+    -------
+    ComparisonsConfig or None
+        None when neither the manifest nor ``given`` declares comparisons.
+
+    Raises
+    ------
+    InputError
+        ``given`` contradicts a setting that decides significance and the manifest fixed.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest
+    >>> m = load_manifest("data/support/manifest.yaml")  # declares correction: holm
+    >>> effective_comparisons(m, {"correction": "holm", "confidence_level": 0.9}).source
+    'manifest+python'
+    >>> effective_comparisons(m, {"correction": "none"})
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: ...manifest.yaml: comparisons.correction: the \
+experiment fixed correction = 'holm' in its manifest; 'none' was requested (...)
+    """
+    config = as_comparisons(given)
+    if manifest.comparisons is None or config is None:
+        return (
+            parse_comparisons(manifest.comparisons, file=manifest.path)
+            if config is None
+            else config
+        )
+    if isinstance(given, Mapping):
+        named = {f for key in given for f in _KEY_FIELDS.get(key, (key,))}
+    else:
+        defaults = ComparisonsConfig(correction=config.correction, source=config.source)
+        named = {
+            f.name for f in fields(config) if getattr(config, f.name) != getattr(defaults, f.name)
+        }
+    named -= {"correction", "source", "file", "without"}
+    overrides: dict[str, Any] = {name: getattr(config, name) for name in named}
+    if "evaluators" in overrides or config.without:
+        # resolve_comparisons reads a dimension left out as evaluator None.
+        overrides["evaluators"] = {**dict(config.evaluators), **dict.fromkeys(config.without)}
+    return resolve_comparisons(manifest, correction=config.correction, origin=origin, **overrides)
 
 
 def parse_comparisons(

@@ -38,8 +38,7 @@ from .settings import (
     DIMENSIONS,
     ComparisonsConfig,
     GuardRails,
-    as_comparisons,
-    parse_comparisons,
+    effective_comparisons,
 )
 
 __all__ = [
@@ -405,9 +404,7 @@ def case_verdicts(
     from .comparisons import paired_analysis  # lazily: scipy.stats
 
     check_proportion(confidence_level, "confidence level", location="confidence_level")
-    config = as_comparisons(comparisons)
-    if config is None and run.manifest.comparisons is not None:
-        config = parse_comparisons(run.manifest.comparisons, file=run.manifest.path)
+    config = effective_comparisons(run.manifest, comparisons)
     declared = config is not None
     if paired is None:
         used = config if config is not None else _undeclared_config(confidence_level)
