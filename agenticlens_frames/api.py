@@ -60,7 +60,12 @@ from .formats.model import CaseSpec, ManifestSpec, SuiteSpec, VariantSpec
 from .formats.suite import EXPECTATION_KEYS as _EXPECTATIONS
 from .frames import ExperimentRun, read_parquet
 from .paired.case_level import case_level_summary
-from .paired.settings import ComparisonsConfig, as_comparisons, parse_comparisons
+from .paired.settings import (
+    ComparisonsConfig,
+    as_comparisons,
+    check_run_guard_rails,
+    parse_comparisons,
+)
 from .paired.verdicts import headline_pass_rates
 from .runner.live import LiveRunResult, arun_live, run_coroutine
 from .runner.python_target import SPARE_THREADS, PythonTarget, accepts_keyword
@@ -451,29 +456,33 @@ class VariantResult:
     timestamp: str
     metadata: dict[str, Any] = field(default_factory=dict)
     errors: int = 0
-    #: Over evaluated attempts, as :func:`~agenticlens_frames.analyze` counts them (an
-    #: input without checks passes vacuously); None when nothing was evaluated.
+    #: Over the evaluated attempts of the inputs that have expectations (an input without
+    #: checks has no pass/fail); None when there are none.
     pass_rate: float | None = None
     passes: int = 0
     scored_runs: int = 0
+    #: Mean cost of the calls that succeeded and reported one; None when none did.
+    avg_cost_usd: float | None = None
 
 
 def variant_results(run: ExperimentRun, *, timestamp: str | None = None) -> list[VariantResult]:
     """The per-variant results of a run, in variant order."""
-    from .analysis import variant_summary
+    from .paired.dimensions import evaluation
 
     stamp = timestamp or _now()
     att = run.attempts
-    # Pass counts exactly as analyze() counts them (AgenticLens's rule: every evaluated
-    # attempt, an input without checks passing vacuously), so the two never disagree.
-    summary = variant_summary(run).set_index("variant_id")
+    # Pass counts over the evaluated attempts of the inputs with expectations, from the
+    # evaluation the case-level summaries use, so Comparator's two paths never disagree.
+    checked = run.cases["n_expectations"].to_numpy() > 0
+    ev = evaluation(run, "passed").only_cases(checked)
     out = []
-    for v in run.manifest.variants:
+    for index, v in enumerate(run.manifest.variants):
         rows = att[att["variant_id"] == v.id]
         ok = rows["status"] == "ok"
         latency = rows.loc[ok, "latency_ms"].dropna()
-        passes = int(summary.loc[v.id, "case_passes"])
-        scored = int(summary.loc[v.id, "case_attempts"])
+        cost = rows.loc[ok, "cost_usd"].dropna()
+        passes = round(float(ev.sums[index].sum()))
+        scored = int(ev.counts[index].sum())
         out.append(
             VariantResult(
                 experiment_name=run.manifest.name,
@@ -487,6 +496,7 @@ def variant_results(run: ExperimentRun, *, timestamp: str | None = None) -> list
                 pass_rate=passes / scored if scored else None,
                 passes=passes,
                 scored_runs=scored,
+                avg_cost_usd=float(cost.mean()) if len(cost) else None,
             )
         )
     return out
@@ -645,6 +655,8 @@ async def arun(
         target=str(factory_name),
     )
     suite = experiment.to_suite(known_evaluators=tuple(registry))
+    # Before any agent is built: a run beyond the guard rails is refused up front.
+    check_run_guard_rails(manifest, suite)
     if context is None:
         context = AgentContext()
     try:
@@ -803,8 +815,10 @@ class Comparator:
         the per-comparison intervals of the paired differences.
     comparisons
         Paired-comparison settings (``{"correction": "holm"}`` or a
-        :class:`~agenticlens_frames.paired.ComparisonsConfig`); None takes the
-        experiment's own (:attr:`Experiment.comparisons`). Without either, the summary
+        :class:`~agenticlens_frames.paired.ComparisonsConfig`) for an experiment that
+        declared none; None takes the experiment's own (:attr:`Experiment.comparisons`),
+        and settings that contradict it are refused when the verdicts are computed (a
+        correction chosen after the run is not a correction). Without either, the summary
         shows the paired differences with per-comparison intervals and calls nothing
         significant.
 
@@ -839,17 +853,18 @@ class Comparator:
     def compare(
         self, results: ExperimentResult | ExperimentRun | LiveRunResult | Iterable[VariantResult]
     ) -> pd.DataFrame:
-        """One row per variant: ``variant, runs, errors, mean_latency_ms,
+        """One row per variant: ``variant, runs, errors, mean_latency_ms, mean_cost_usd,
         mean_output_length, pass_rate, pass_rate_ci_low, pass_rate_ci_high, n_cases,
         ci_method``.
 
-        ``pass_rate`` is over the evaluated attempts (an input without checks passes
-        vacuously, AgenticLens's rule; :meth:`summary` says how many there are), and its
-        interval treats the **case** as the unit — attempts at one case are not
-        independent — by the method the variant table of every report leads with
-        (``ci_method``, see :func:`~agenticlens_frames.case_level_summary`). Per-variant
-        results alone (no run) carry no case ids, so they get the pass rate without an
-        interval.
+        ``pass_rate`` is over the evaluated attempts of the inputs that have expectations
+        (``n_cases`` of them): an input without checks has no pass/fail, so it is left
+        out, and with none the pass rate is NaN (the comparison is then about latency,
+        cost and output shape). Its interval treats the **case** as the unit — attempts at
+        one case are not independent — by the method the variant table of every report
+        leads with (``ci_method``, see :func:`~agenticlens_frames.case_level_summary`).
+        Per-variant results alone (no run) carry no case ids, so they get AgenticLens's
+        pass rate (every evaluated attempt) without an interval.
         """
         items = self._variant_results(results)
         run_ = self._run_of(results)
@@ -860,10 +875,20 @@ class Comparator:
         low = high = np.full(len(items), np.nan)
         n_cases = np.zeros(len(items), dtype=np.int64)
         method = "none: per-case results needed (pass the run or the result)"
-        if run_ is not None:
-            headline = headline_pass_rates(
-                case_level_summary(run_, confidence_level=self.confidence_level)
-            ).set_index("variant_id")
+        checked = None if run_ is None else run_.cases["n_expectations"].to_numpy() > 0
+        if checked is not None and not checked.any():
+            pass_rate = np.full(len(items), np.nan)
+            method = "none: no input has expectations (no pass/fail)"
+        elif run_ is not None:
+            from .paired.dimensions import evaluation
+
+            ev = evaluation(run_, "passed")
+            summary = case_level_summary(
+                run_,
+                confidence_level=self.confidence_level,
+                evaluated=ev if checked.all() else ev.only_cases(checked),
+            )
+            headline = headline_pass_rates(summary).set_index("variant_id")
             headline.index = headline.index.astype(str)
             found = headline.reindex(names)
             pass_rate = found["estimate"].to_numpy(dtype=float)
@@ -878,6 +903,9 @@ class Comparator:
                 "errors": [r.errors for r in items],
                 "mean_latency_ms": [
                     np.nan if r.avg_latency_ms is None else r.avg_latency_ms for r in items
+                ],
+                "mean_cost_usd": [
+                    np.nan if r.avg_cost_usd is None else r.avg_cost_usd for r in items
                 ],
                 "mean_output_length": [
                     float(np.mean([len(o) for o in r.outputs])) if r.outputs else np.nan
@@ -930,10 +958,16 @@ class Comparator:
         run_ = self._run_of(results)
         if run_ is not None:
             unchecked = int((run_.cases["n_expectations"] == 0).sum())
-            if unchecked:
+            if unchecked == len(run_.cases):
                 lines.append(
-                    f"Note: {unchecked} of {len(run_.cases)} input(s) have no checks; their "
-                    "attempts count as passed (AgenticLens's rule, as in analyze())."
+                    "No input has expectations, so there is no pass/fail: compare latency, "
+                    "cost and output length."
+                )
+            elif unchecked:
+                lines.append(
+                    f"Note: {unchecked} of {len(run_.cases)} input(s) have no checks. The pass "
+                    "rates below leave them out; the verdicts' quality follows analyze(), "
+                    "where such an input passes on both sides (a difference of 0)."
                 )
             lines.extend(self._verdict_lines(self.verdicts(results)))
         for row in frame.itertuples(index=False):
@@ -942,6 +976,7 @@ class Comparator:
             lines.append(f"{row.variant}{mark}")
             lines.append(f"  runs: {row.runs}  ·  errors: {row.errors}")
             lines.append(f"  mean latency: {_fmt(row.mean_latency_ms, '{:.1f} ms')}")
+            lines.append(f"  mean cost: {_fmt(row.mean_cost_usd, '{:.3g} USD')}")
             lines.append(f"  mean output length: {_fmt(row.mean_output_length, '{:.1f} chars')}")
             if np.isnan(row.pass_rate):
                 continue

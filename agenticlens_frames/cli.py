@@ -507,6 +507,7 @@ def experiment_run(
                     invalid_payload=invalid_payload.value,
                     **({} if max_output_chars is None else {"max_output_chars": max_output_chars}),
                     **stop_options,
+                    comparisons=comparisons,
                 )
             if not live.complete:
                 how = f"resume with --run-dir {run_dir}" if run_dir else "use --run-dir to resume"

@@ -263,17 +263,18 @@ def test_comparator_frame_and_summary():
     quiet = frame.set_index("variant").loc["quiet"]
     assert quiet["runs"] == 9 and quiet["errors"] == 0
     assert quiet["mean_output_length"] == pytest.approx(expected_len)
-    # every evaluated attempt counts, the input without checks passing (as analyze counts)
-    assert quiet["pass_rate"] == pytest.approx(6 / 9)
-    assert quiet["n_cases"] == 3 and quiet["ci_method"] == "beta_binomial (cases as the unit)"
-    # Cases are the unit: three cases, each passing or failing in all three trials, are
-    # far less evidence than nine independent attempts (the pooled Wilson interval).
-    low, high = proportion_confint(6, 9, alpha=0.05, method="wilson")
+    # over the inputs with expectations: the one without checks has no pass/fail (it used
+    # to count as passed, AgenticLens's rule, giving 6/9)
+    assert quiet["pass_rate"] == pytest.approx(3 / 6)
+    assert quiet["n_cases"] == 2 and quiet["ci_method"] == "beta_binomial (cases as the unit)"
+    # Cases are the unit: two cases, each passing or failing in all three trials, are
+    # far less evidence than six independent attempts (the pooled Wilson interval).
+    low, high = proportion_confint(3, 6, alpha=0.05, method="wilson")
     assert quiet["pass_rate_ci_low"] < low and quiet["pass_rate_ci_high"] > high
     assert frame.set_index("variant").loc["loud", "pass_rate"] == 1.0
     text = Comparator().summary(result)
     assert "quiet (baseline)" in text and "Hypothesis: Shouting helps nobody." in text
-    assert "pass rate: 66.7% (95% CI" in text and "cases as the unit: 3 cases)" in text
+    assert "pass rate: 50.0% (95% CI" in text and "cases as the unit: 2 cases)" in text
     assert f"{low:.1%}–{high:.1%}" not in text
     assert "1 of 3 input(s) have no checks" in text
     # The same pass rates from the per-variant results alone, without an interval: they
@@ -391,16 +392,74 @@ def test_comparator_and_experiment_refuse_bad_comparisons_before_any_call():
         Comparator(confidence_level=95)
 
 
+def test_guard_rails_refuse_a_run_before_any_agent_call():
+    """The limits of paired comparisons are checked before anything is paid for (they
+    used to be checked only by analyze(), after every agent had run)."""
+    calls = []
+
+    def factory(variant):
+        calls.append(variant.name)
+        return str.upper
+
+    nine = Experiment(
+        name="big",
+        variants=[Variant(name=f"v{i}") for i in range(9)],
+        dataset=[{"input": "refund", "expected_contains": ["refund"]}],
+        comparisons={"correction": "holm"},
+    )
+    with pytest.raises(InputError, match="9 configurations exceed the limit of 8"):
+        run(nine, factory, progress=False)
+    assert calls == []
+    scores = Experiment(
+        name="scores",
+        variants=[Variant(name="a"), Variant(name="b")],
+        dataset=[{"input": f"refund {i}", "expected_contains": ["refund"]} for i in range(30)],
+        comparisons={"correction": "holm", "limits": {"max_case_scores": 100}},
+    )
+    with pytest.raises(InputError, match="case-scores exceed the limit of 100"):
+        run(scores, factory, trials=2, progress=False)
+    assert calls == []
+    # lifted as declared, the same run goes ahead
+    nine.comparisons["limits"] = {"allow_large": True}
+    assert run(nine, factory, progress=False).complete and len(calls) == 9
+
+
 def test_comparator_without_expectations_says_what_its_pass_rate_counts():
     experiment = Experiment(
         name="plain", variants=[Variant(name="a"), Variant(name="b")], dataset=["x", "yy"]
     )
     result = run(experiment, lambda v: lambda text: text * 2, progress=False)
     frame = Comparator().compare(result)
-    # AgenticLens's rule, as analyze() applies it: an input without checks passes
-    assert frame["pass_rate"].tolist() == [1.0, 1.0]
+    # No expectations, no pass/fail (it was 100% by AgenticLens's vacuous rule): the
+    # comparison is about latency, cost and output shape.
+    assert frame["pass_rate"].isna().all() and frame["n_cases"].tolist() == [0, 0]
     assert frame["mean_output_length"].tolist() == [3.0, 3.0]
-    assert "2 of 2 input(s) have no checks" in Comparator().summary(result)
+    text = Comparator().summary(result)
+    assert "No input has expectations, so there is no pass/fail" in text
+    assert "pass rate" not in text
+
+
+def test_comparator_reports_mean_cost_per_variant():
+    """Cost is one of the three things a comparison without pass/fail is about."""
+    prices = {"a": 0.01, "b": 0.025}
+
+    def factory(variant):
+        def agent(text):
+            trace = {"total_latency_ms": 5.0, "estimated_cost_usd": prices[variant.name]}
+            return {"output": text, "trace": trace}
+
+        return agent
+
+    experiment = Experiment(
+        name="priced", variants=[Variant(name="a"), Variant(name="b")], dataset=["x", "yy"]
+    )
+    result = run(experiment, factory, trials=2, progress=False)
+    frame = Comparator().compare(result).set_index("variant")
+    att = result.run.attempts
+    for name, price in prices.items():
+        assert frame.loc[name, "mean_cost_usd"] == pytest.approx(price)
+        assert att.loc[att["variant_id"] == name, "cost_usd"].mean() == pytest.approx(price)
+    assert "mean cost: 0.025 USD" in Comparator().summary(result)
 
 
 def test_comparator_and_analyze_agree_on_the_same_data():
@@ -408,11 +467,16 @@ def test_comparator_and_analyze_agree_on_the_same_data():
     frame = Comparator().compare(result).set_index("variant")
     att = result.run.attempts
     summary = analyze(result.run).variants.set_index("variant_id")
+    checked = set(result.run.cases.loc[result.run.cases["n_expectations"] > 0, "case_id"])
     for variant in ("quiet", "loud"):
         mine = att[(att["variant_id"] == variant) & (att["status"].astype(str) != "trial_failed")]
         naive = sum(bool(x) for x in mine["passed"]) / len(mine)  # a plain count
-        assert frame.loc[variant, "pass_rate"] == pytest.approx(naive)
-        assert frame.loc[variant, "pass_rate"] == summary.loc[variant, "case_pass_rate"]
+        # analyze() keeps AgenticLens's rule (an input without checks passes) ...
+        assert summary.loc[variant, "case_pass_rate"] == pytest.approx(naive)
+        # ... the Comparator counts only the inputs that have expectations
+        with_checks = mine[mine["case_id"].astype(str).isin(checked)]
+        expected = sum(bool(x) for x in with_checks["passed"]) / len(with_checks)
+        assert frame.loc[variant, "pass_rate"] == pytest.approx(expected)
 
 
 def test_analysis_of_an_api_run_uses_the_same_tables():

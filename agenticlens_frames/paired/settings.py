@@ -34,6 +34,7 @@ __all__ = [
     "GuardRails",
     "as_comparisons",
     "check_guard_rails",
+    "check_run_guard_rails",
     "check_setting",
     "comparisons_from_cli",
     "default_evaluators",
@@ -681,6 +682,27 @@ def check_guard_rails(
                 "limits=GuardRails(allow_large=True) for a larger local run",
             )
     return counts
+
+
+def check_run_guard_rails(
+    manifest: ManifestSpec,
+    suite: SuiteSpec,
+    comparisons: ComparisonsConfig | Mapping[str, Any] | None = None,
+) -> dict[str, int] | None:
+    """:func:`check_guard_rails` for a run about to start, with the settings it will be
+    judged under (:func:`effective_comparisons`); nothing to check when it declares none.
+
+    The runners call it before building an agent or calling a target.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest, load_suite
+    >>> m = load_manifest("data/support/manifest.yaml")
+    >>> check_run_guard_rails(m, load_suite("data/support/suite.yaml"))["case_scores"]
+    1750
+    """
+    config = effective_comparisons(manifest, comparisons)
+    return None if config is None else check_guard_rails(manifest, suite, config)
 
 
 # --------------------------------------------------------------------------- command line

@@ -30,10 +30,10 @@ import hashlib
 import logging
 import os
 import threading
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -79,6 +79,9 @@ from .recorded import replay_recorded
 from .retry import RetryPolicy, parse_retry
 from .scheduler import Scheduler, Target, VariantPlan, WorkItem
 from .stopping import STOP_WHEN, StopMonitor, StopRule, case_rank, sub_suite
+
+if TYPE_CHECKING:  # the paired settings load with the first run that declares them
+    from ..paired.settings import ComparisonsConfig
 
 __all__ = ["LiveRunResult", "arun_live", "run_experiment", "run_live"]
 
@@ -560,12 +563,15 @@ def concurrency_plan(
     manifest: ManifestSpec,
     concurrency: int | None,
     limits: Mapping[str, int],
+    own: Collection[str] | None = None,
 ) -> tuple[int, str | None]:
     """The most live calls that can really be in flight, and a note when ``concurrency``
     asks for more than the per-variant limits allow.
 
     Each variant calls at most its own limit at once (``concurrency`` on the variant, else
     the manifest's ``max_workers``, default 1), so the overall limit is capped by their sum.
+    ``own`` names the variants whose limit is their own rather than ``max_workers`` (the
+    note's suggested ``max_workers`` lifts only the others).
 
     Examples
     --------
@@ -576,6 +582,8 @@ def concurrency_plan(
     >>> effective, note = concurrency_plan(m, 32, {"a": 1, "b": 1})
     >>> effective, note.split(":")[0]
     (2, 'concurrency 32 is capped at 2 calls in flight')
+    >>> concurrency_plan(m, 32, {"a": 2, "b": 4, "c": 2}, own={"b"})[1].split("To use 32, ")[1]
+    'set max_workers: 14 in the manifest, or concurrency: N on each variant'
     """
     ceiling = sum(limits.values())
     if concurrency is None:
@@ -588,11 +596,20 @@ def concurrency_plan(
         if len(per_variant) == 1
         else "the per-variant limits " + ", ".join(f"{v}={n}" for v, n in limits.items())
     )
+    # Raising max_workers lifts only the variants that take it; those with a limit of
+    # their own keep it, so the value that reaches `concurrency` counts only the former.
+    shared = [v for v in limits if v not in set(own or ())]
+    own_total = sum(n for v, n in limits.items() if v not in shared)
+    fix = (
+        f"set max_workers: {-(-(concurrency - own_total) // len(shared))} in the manifest, or "
+        "concurrency: N on each variant"
+        if shared
+        else "raise concurrency: on the variants"
+    )
     return ceiling, (
         f"concurrency {concurrency} is capped at {ceiling} calls in flight: {len(limits)} live "
         f"variant(s) at {each} (max_workers: {manifest.max_workers} in {manifest.path}). "
-        f"To use {concurrency}, set max_workers: {-(-concurrency // len(limits))} in the "
-        "manifest, or concurrency: N on each variant"
+        f"To use {concurrency}, {fix}"
     )
 
 
@@ -737,6 +754,7 @@ def run_experiment(
     rerun_failed: bool = False,
     stop_when: str | None = None,
     stop_rule: StopRule | None = None,
+    comparisons: ComparisonsConfig | Mapping[str, Any] | None = None,
 ) -> LiveRunResult:
     """Run an experiment whose variants may be python, http or recorded targets.
 
@@ -788,6 +806,12 @@ def run_experiment(
     stop_rule
         Level, declared correction and optional margin for ``stop_when`` (default: α =
         0.05, no correction — allowed only with one candidate).
+    comparisons
+        The paired-comparison settings the run will be judged under (default: the
+        manifest's ``comparisons:``; see
+        :func:`~agenticlens_frames.paired.settings.effective_comparisons`). When there are
+        any, their guard rails (configurations, evaluators, case-scores) are checked before
+        the first call, not after paying for the scoring.
 
     Returns
     -------
@@ -826,6 +850,7 @@ def run_experiment(
         rerun_failed=rerun_failed,
         stop_when=stop_when,
         stop_rule=stop_rule,
+        comparisons=comparisons,
     )
 
 
@@ -934,6 +959,7 @@ async def arun_live(
     rerun_failed: bool = False,
     stop_when: str | None = None,
     stop_rule: StopRule | None = None,
+    comparisons: ComparisonsConfig | Mapping[str, Any] | None = None,
 ) -> LiveRunResult:
     """The live runner as a coroutine (see :func:`run_experiment` for the parameters)."""
     if invalid_payload not in ("trial", "case"):
@@ -948,6 +974,9 @@ async def arun_live(
     monitor = _stop_monitor(manifest, suite, stop_when, stop_rule, invalid_payload)
 
     # 1. Everything that can be checked before the first call.
+    from ..paired.settings import check_run_guard_rails
+
+    check_run_guard_rails(manifest, suite, comparisons)
     limits = _limits(manifest, variant_concurrency)
     policies = _policies(manifest, retry)
     recorded_paths = {
@@ -959,7 +988,10 @@ async def arun_live(
         for path in recorded_paths.values():
             load_recorded(path, suite)
     functions = _load_functions(manifest, targets, env)
-    global_limit, capped = concurrency_plan(manifest, concurrency, limits)
+    own = {v.id for v in manifest.variants if getattr(v, "concurrency", None)}
+    global_limit, capped = concurrency_plan(
+        manifest, concurrency, limits, own=own | set(variant_concurrency or ())
+    )
     if capped and any(v.target_kind != "recorded" for v in manifest.variants):
         # Said once per run (logging's last-resort handler prints it on stderr when the
         # caller configured nothing, e.g. the command line).

@@ -183,6 +183,26 @@ def test_unimportable_target_is_refused_before_any_call(write_experiment):
     assert info.value.location == "variants[0].target"
 
 
+def test_guard_rails_refuse_a_live_run_before_any_call(write_experiment, tmp_path, monkeypatch):
+    """A manifest whose paired comparisons exceed their limits is refused before the first
+    call (it used to run every attempt and be refused only by analyze)."""
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("LIVE_CALL_LOG", str(log))
+    variants = [variant("a", "logged"), variant("b", "logged"), variant("c", "logged")]
+    limits = {"correction": "holm", "limits": {"max_case_scores": 100}}
+    manifest, suite = write_experiment(variants, comparisons=limits)
+    with pytest.raises(InputError, match="case-scores exceed the limit of 100") as info:
+        run_experiment(manifest, suite, progress=False)
+    assert info.value.location == "comparisons.limits.max_case_scores"
+    assert not log.exists()
+    # the caller's settings are checked too (the command line passes what it resolved)
+    with pytest.raises(InputError, match="fixed correction = 'holm'"):
+        run_experiment(manifest, suite, progress=False, comparisons={"correction": "none"})
+    lifted = {"correction": "holm", "limits": {"allow_large": True}}
+    assert run_experiment(manifest, suite, progress=False, comparisons=lifted).complete
+    assert log.exists()
+
+
 def _target_threads(prefix: str) -> int:
     return sum(1 for t in threading.enumerate() if t.name.startswith(prefix))
 
@@ -445,3 +465,22 @@ def test_load_experiment_reads_a_live_runs_folder_or_says_how_to_run_it(write_ex
     loaded = load_experiment(manifest, suite, run_dir=run_dir)  # no target is called
     pd.testing.assert_frame_equal(loaded.attempts, done.run.attempts)
     pd.testing.assert_frame_equal(loaded.checks, done.run.checks)
+
+
+def test_the_suggested_max_workers_reaches_the_asked_concurrency(write_experiment):
+    """The note's max_workers lifts only the variants without a concurrency of their own;
+    it once divided by every variant (32 over a=2, b=4 (own), c=2 suggested 11: 26)."""
+    import re
+
+    from agenticlens_frames.formats import load_manifest
+    from agenticlens_frames.runner.live import concurrency_plan
+
+    variants = [variant("a", "answer"), variant("b", "answer", concurrency=4)]
+    variants.append(variant("c", "answer"))
+    manifest = load_manifest(write_experiment(variants, max_workers=2)[0])
+    limits = {"a": 2, "b": 4, "c": 2}
+    for asked in (9, 17, 32, 33):
+        effective, note = concurrency_plan(manifest, asked, limits, own={"b"})
+        assert effective == 8
+        suggested = int(re.search(r"set max_workers: (\d+)", note).group(1))
+        assert 4 + 2 * suggested >= asked > 4 + 2 * (suggested - 1)
