@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import describe_error
+from .errors import InputError, describe_error
 
 __all__ = [
     "ADDED_JUDGE_KEYS",
@@ -522,6 +522,16 @@ class JudgeRunner:
     ) -> None:
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError("samples must be at least 1")
+        if retry is not None and not isinstance(retry, JudgeRetryPolicy):
+            # agenticlens_frames.RetryPolicy (the live targets') has other fields; taken
+            # here it would be read by name and fail, or retry nothing, mid-run.
+            raise InputError(
+                f"retry must be a JudgeRetryPolicy, got {type(retry).__name__}",
+                location="retry",
+                hint="use agenticlens_frames.JudgeRetryPolicy (also "
+                "agenticlens_frames.evaluators.RetryPolicy); agenticlens_frames.RetryPolicy "
+                "is the live targets' policy",
+            )
         self.name = name
         self.retry = retry or JudgeRetryPolicy()
         self.samples = samples

@@ -123,6 +123,12 @@ def test_retry_policy_validation_uses_the_package_messages() -> None:
             JudgeRetryPolicy(**kwargs)
     with pytest.raises(ValueError, match="samples must be at least 1"):
         EvaluatorRegistry().register_judge("j", lambda *a: 1.0, samples=0)
+    # the live targets' RetryPolicy has other fields: refused by name, not read mid-run
+    from agenticlens_frames import RetryPolicy as TargetRetryPolicy
+    from agenticlens_frames.errors import InputError
+
+    with pytest.raises(InputError, match="retry must be a JudgeRetryPolicy, got RetryPolicy"):
+        EvaluatorRegistry().register_judge("j", lambda *a: 1.0, retry=TargetRetryPolicy(attempts=3))
 
 
 # ----------------------------------------------------------------------- samples
