@@ -637,7 +637,7 @@ def _verdicts_table(console: Console, judged: pd.DataFrame, limit: int) -> None:
     )
     for name in ("experiment", "run", "candidate", "dimension", "correction"):
         table.add_column(name)
-    table.add_column("difference [CI]", justify="right", no_wrap=True)
+    table.add_column("difference [CI, per comparison]", justify="right", no_wrap=True)
     table.add_column("adj. p", justify="right")
     table.add_column("verdict")
     table.add_column("smallest detectable change")

@@ -112,9 +112,25 @@ _SIGNED = {"proportion": "{pp:+.1f}", "ms": "{v:+.0f}", "usd": "{v:+.5f}", "": "
 
 
 def _signed(value: float, unit: str) -> str:
+    """``value`` with its sign; a nonzero value the format would round away keeps two
+    significant digits, but floating-point residue (a bootstrap bound of -1.1e-15 that is
+    0 up to rounding) is 0, not a digit that reads as "excludes 0".
+
+    Examples
+    --------
+    >>> _signed(-1.1e-17, "proportion"), _signed(-0.0003, "ms")
+    ('+0.0', '-0.0003')
+    """
     if not math.isfinite(value):
         return "n/a"
+    if abs(value) < _RESIDUE:
+        value = 0.0
     return format_in_unit(value, unit, _SIGNED, keep_nonzero=True)
+
+
+#: Below this, a difference or bound is taken for floating-point residue (every unit's
+#: meaningful values — proportions, ms, USD per attempt — are far larger).
+_RESIDUE = 1e-12
 
 
 def _unit_suffix(unit: str) -> str:

@@ -78,6 +78,8 @@ def _verdict_table(analysis: ExperimentAnalysis, console: Console) -> None:
     # detectable change in a column of its own (its magnitude; the caption says what it
     # means): a verdict row then fits one line of a 120-column terminal, names unshortened.
     table.add_column("Candidate", overflow="fold")
+    # The interval is per comparison whatever the correction (the verdict follows the
+    # adjusted p); the caption says so (a longer header would wrap the rows at 120 columns).
     table.add_column(f"Difference [{level:.0%} CI]", justify="right", no_wrap=True)
     if declared:
         table.add_column("Adj. p", justify="right", no_wrap=True)
@@ -115,6 +117,11 @@ def _verdict_table(analysis: ExperimentAnalysis, console: Console) -> None:
             "Each candidate minus the baseline, case by case over the cases both scored; "
             "evaluators: " + ", ".join(f"{d} = {e}" for d, e in evaluators.items()) + "."
         )
+        if declared:
+            caption += (
+                " The interval is per comparison, not adjusted for the family; the verdict "
+                "follows the adjusted p."
+            )
         if powers:
             power = "/".join(f"{p:.0%}" for p in sorted(powers))
             caption += (

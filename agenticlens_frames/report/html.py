@@ -820,13 +820,15 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
             else f"no correction (declared), α = {float(first['alpha']):g} per comparison"
         )
         head = (
-            f"<tr><th>Candidate</th><th>Dimension</th><th>Difference<br><small>{level} CI"
-            "</small></th><th>Adjusted p</th><th>Verdict</th></tr>"
+            f"<tr><th>Candidate</th><th>Dimension</th><th>Difference<br><small>{level} CI, "
+            "per comparison</small></th><th>Adjusted p</th><th>Verdict</th></tr>"
         )
         note = (
             "<p class='note'>Each candidate minus the baseline, case by case over the cases "
-            f"both scored (cases are the unit); {how}. Next to every result that is not "
-            "significant: the smallest change this run could have detected.</p>"
+            f"both scored (cases are the unit); {how}. The interval is per comparison, not "
+            "adjusted for the family; the verdict follows the adjusted p. Next to every "
+            "result that is not significant: the smallest change this run could have "
+            "detected.</p>"
         )
     else:
         head = (

@@ -151,3 +151,18 @@ def test_quiet_console_is_not_rendered_into(run, monkeypatch):
     monkeypatch.setattr(loud, "print", lambda *a, **k: given.append(a))
     print_summary(analysis, loud)
     assert given
+
+
+def test_a_declared_verdict_table_says_its_interval_is_per_comparison(run) -> None:
+    """The verdict follows the adjusted p, the interval beside it is not adjusted: the
+    console and the HTML page say so (they did only when no correction was declared)."""
+    from agenticlens_frames.report.html import verdicts_table_html
+
+    analysis = analyze(run)
+    assert analysis.verdicts.attrs["declared"]
+    console = Console(record=True, width=120, color_system=None)
+    print_summary(analysis, console)
+    said = " ".join(console.export_text().split())
+    assert "The interval is per comparison, not adjusted for the family" in said
+    html = verdicts_table_html(analysis.verdicts)
+    assert "CI, per comparison</small>" in html and "not adjusted for the family" in html
