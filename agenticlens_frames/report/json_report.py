@@ -54,6 +54,21 @@ _AHEAD_BYTES = 256 << 20
 _WRITEBACK_BYTES = 32 << 20
 
 
+#: Said in every report: which keys answer "is the candidate better?" and which keep
+#: AgenticLens's attempt-pooled numbers for the files that need them.
+READ_FIRST = {
+    "verdicts": "the answer: each candidate against the baseline, case by case (the case "
+    "as the unit), under the declared multiple-comparison correction ('not judged' without "
+    "one), with the smallest detectable change",
+    "case_level": "pass rates with intervals that treat the case as the unit",
+    "compatible": "AgenticLens's fields, kept for the package's readers; they are not "
+    "verdicts: comparisons[].case_pass_rate_p_value and statistically_significant (a "
+    "z-test pooling every attempt as independent, uncorrected), "
+    "variants[].summary.case_pass_rate_interval (a Wilson interval pooling attempts), "
+    "comparisons[].regressed_case_ids (its per-case threshold rule, no test)",
+}
+
+
 def created_at() -> str:
     """UTC timestamp for ``created_at``; ``SOURCE_DATE_EPOCH`` makes it reproducible.
 
@@ -899,6 +914,7 @@ def _build_report(
             "max_workers": m.max_workers,
             "evaluators": dict(run.evaluator_versions),
             "deliberate_fixes": ["B1", "B2", "B3", "B4", "B5", "B8", "B13"],
+            "read_first": READ_FIRST,
             **analysis.extras,
         },
     }
