@@ -96,6 +96,19 @@ def test_report_records_what_ran(analysis) -> None:
     assert summary["mean"] == pytest.approx(sum(rates) / len(rates), rel=1e-15)
 
 
+def test_report_says_which_keys_are_verdicts_and_which_pool_attempts(analysis) -> None:
+    """Every pooled field the package writes is named as such in read_first, and every key
+    read_first points to as the answer is in the report."""
+    report = build_report(analysis)
+    read_first = report["agenticlens_frames"]["read_first"]
+    assert {"verdicts", "case_level"} <= set(report) & set(read_first)
+    pooled = read_first["compatible"]
+    assert set(report["comparisons"][1]) >= {"case_pass_rate_p_value", "statistically_significant"}
+    for field in ("case_pass_rate_p_value", "statistically_significant", "case_pass_rate_interval"):
+        assert field in pooled
+    assert "not verdicts" in pooled and "independent" in pooled
+
+
 def test_a_failed_write_keeps_the_previous_report(analysis, tmp_path: Path, monkeypatch) -> None:
     """Disk full half way: the error reaches the caller (it happened in the writer
     thread), no temporary file is left, and the report already there is untouched."""
