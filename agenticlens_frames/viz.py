@@ -1286,8 +1286,11 @@ def case_outcomes_chart(
 # --------------------------------------------------------------------------- factor effects
 
 #: Metrics of the factor-effect figures: label, variant-summary column of the level means.
+#: The pass rate is over the evaluated attempts (``pass_rate_mean``: a failed trial left
+#: out, as in the factor effects and the verdicts), not AgenticLens's ``case_pass_rate``,
+#: which counts a failed trial as failing every case.
 EFFECT_METRICS: dict[str, tuple[str, str]] = {
-    "pass_rate": ("case pass rate", "case_pass_rate"),
+    "pass_rate": ("pass rate", "pass_rate_mean"),
     "score": ("mean score", "average_score_mean"),
 }
 
@@ -1297,7 +1300,9 @@ def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -
 
     Main effects and interactions in two colours, each with its interval; hover shows
     the p-value, the adjusted p-value and the contrast of variants behind the estimate.
-    Terms the design cannot estimate are named in a note under the plot.
+    The subtitle says which family the adjusted p-values are corrected over (the factor
+    terms', not the verdicts'). Terms the design cannot estimate are named in a note under
+    the plot.
 
     Examples
     --------
@@ -1307,6 +1312,8 @@ def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -
     >>> [t.name for t in fig.data]
     ['main effect', 'interaction']
     """
+    from .paired.verdicts import CORRECTION_NAMES
+
     if metric not in EFFECT_METRICS:
         raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(EFFECT_METRICS)}")
     _require_columns(
@@ -1326,7 +1333,8 @@ def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -
         hover = [
             f"<b>{esc(r['term'])}</b><br>{_fmt(r['estimate'], fmt)} "
             f"[{_fmt(r['ci_low'], fmt)}, {_fmt(r['ci_high'], fmt)}]"
-            f"<br>p = {_fmt(r['p_value'], '.3g')}, adjusted {_fmt(r.get('p_adjusted'), '.3g')}"
+            f"<br>p = {_fmt(r['p_value'], '.3g')}, adjusted over the factor terms "
+            f"{_fmt(r.get('p_adjusted'), '.3g')}"
             f"<br>{esc(r.get('contrast') or '')}"
             for r in sub.to_dict("records")
         ]
@@ -1353,10 +1361,18 @@ def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -
     level = effects.attrs.get("confidence_level")
     title = f"Factor effects on the {label} (case as the unit"
     title += f", {level:.0%} intervals)" if level else ")"
+    correction = effects.attrs.get("correction")
+    # The adjusted p is over the factor terms: said here so it is not read as a verdict's.
+    detail = (
+        f"adjusted p (hover): {esc(CORRECTION_NAMES.get(correction, correction))} over "
+        "these terms, not the verdicts' family"
+        if correction and correction != "none"
+        else None
+    )
     return go.Figure(
         data=traces,
         layout={
-            "title": {"text": title},
+            "title": _title(title, detail),
             "xaxis": {
                 "title": f"effect on the {label} against the baseline's level",
                 "zeroline": True,
@@ -1366,7 +1382,12 @@ def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -
             },
             "yaxis": {"autorange": "reversed", "automargin": True},
             "height": 120 + 34 * max(len(rows), 1),
-            "margin": {"t": 60, "l": 10, "r": 10, "b": 60 if note else 10},
+            "margin": {
+                "t": 60 if detail is None else 90,
+                "l": 10,
+                "r": 10,
+                "b": 60 if note else 10,
+            },
             "annotations": [
                 {
                     "text": note,
@@ -1396,8 +1417,9 @@ def factor_interaction_chart(
     """Interaction plot of two factors: level means, one line per level of the second.
 
     Points are the variants that differ from the baseline only in these two factors; y is
-    the variant's pooled case pass rate (or mean score), with the case-bootstrap interval
-    when the summary has it. Parallel lines mean the effects add up; crossing or
+    the variant's pass rate over its evaluated attempts (``pass_rate_mean``: a failed
+    trial left out, as in the factor effects), or its mean score, with the case-bootstrap
+    interval when the summary has it. Parallel lines mean the effects add up; crossing or
     diverging lines are an interaction. Returns None when no interaction is estimable.
 
     Parameters
