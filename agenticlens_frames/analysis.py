@@ -939,7 +939,6 @@ def analyze(
 
     effects = factor_effects(
         run,
-        cm,
         correction=comparisons.correction if comparisons is not None else None,
         confidence_level=confidence_level,
     )

@@ -1,13 +1,17 @@
 """Which factor did it: factor effects of an experiment's variant design, per case.
 
-:func:`factor_effects` takes the case matrix (one outcome per variant and case: the case
-pass rate over its trials, and the mean score) and the variants' factors, and returns one
-row per metric and term (main effect of each non-baseline level, two-factor interaction
-of each pair of non-baseline levels) with an interval, a p-value and the p-value adjusted
-by the declared correction. A balanced full factorial uses per-case contrasts checked
-against ``pingouin.rm_anova``; any other design uses OLS with case fixed effects and
-cluster-robust (CR1) errors by case. The frame's ``attrs`` say, in words, which terms the
-design cannot estimate. The estimators live in :mod:`agenticlens_frames.stats_factorial`.
+:func:`factor_effects` takes one outcome per variant and case — the case's pass rate and
+mean score over its evaluated attempts, the per-case values the paired comparisons and
+the case-level summary use (:func:`~agenticlens_frames.paired.dimensions.evaluation`), so
+a failed trial's placeholder attempts are left out rather than counted as failures — and
+the variants' factors, and returns one row per metric and term (main effect of each
+non-baseline level, two-factor interaction of each pair of non-baseline levels) with an
+interval, a p-value and the p-value adjusted by the declared correction over the
+estimable terms of the metric (a family of its own, not the verdicts'). A balanced full
+factorial uses per-case contrasts checked against ``pingouin.rm_anova``; any other design
+uses OLS with case fixed effects and cluster-robust (CR1) errors by case. The frame's
+``attrs`` say, in words, which terms the design cannot estimate. The estimators live in
+:mod:`agenticlens_frames.stats_factorial`.
 """
 
 from __future__ import annotations
@@ -21,9 +25,10 @@ import pandas as pd
 from . import stats_factorial as sfac
 from .errors import InputError, check_proportion
 from .frames import ExperimentRun, factor_column
-from .per_case import case_matrix, category_codes
+from .paired.dimensions import evaluation
 
 __all__ = [
+    "CORRECTION_FAMILY",
     "FACTOR_EFFECT_COLUMNS",
     "FLOAT_COLUMNS",
     "LABEL_COLUMNS",
@@ -31,8 +36,16 @@ __all__ = [
 ]
 
 UNSET_FACTOR = "(unset)"
-#: Case-matrix column of each metric, and the column counting its data per cell.
-_METRICS = {"pass_rate": ("pass_rate", "attempts"), "score": ("mean_score", "scored")}
+#: The evaluator of each metric (:func:`~agenticlens_frames.paired.dimensions.evaluation`):
+#: its per-case values over the evaluated attempts are the outcome. Not the case matrix's
+#: ``pass_rate``, which is AgenticLens's (a failed trial fails every case) and would
+#: contradict the verdicts for a variant with a failed trial.
+_METRICS = {"pass_rate": "passed", "score": "score"}
+#: Which p-values ``p_adjusted`` is corrected over, in words (said wherever it is shown).
+CORRECTION_FAMILY = (
+    "the estimable factor-effect terms of each metric, a family of its own (not the "
+    "verdicts' paired comparisons)"
+)
 
 #: Columns of :func:`factor_effects`, in order.
 FACTOR_EFFECT_COLUMNS = [
@@ -94,15 +107,12 @@ def _design(run: ExperimentRun) -> tuple[np.ndarray, list[str], list[str], int]:
     return table, names, ids, ids.index(run.manifest.baseline_variant_id)
 
 
-def _outcomes(cases: pd.DataFrame, ids: list[str], case_ids: list[str], metric: str) -> np.ndarray:
-    column, count = _METRICS[metric]
-    v = category_codes(cases["variant_id"], ids)
-    c = category_codes(cases["case_id"], case_ids)
-    y = np.full((len(case_ids), len(ids)), np.nan)
-    values = cases[column].to_numpy(float)
-    has = cases[count].to_numpy() > 0
-    y[c[has], v[has]] = values[has]
-    return y
+def _outcomes(run: ExperimentRun, ids: list[str], metric: str) -> np.ndarray:
+    """(cases, variants in ``ids`` order): each case's mean over its evaluated attempts,
+    NaN where it has none (every trial of the variant failed, or nothing was scored)."""
+    values = evaluation(run, _METRICS[metric]).values  # (manifest variants, suite cases)
+    order = list(run.manifest.variant_ids)
+    return values[[order.index(v) for v in ids]].T
 
 
 def _anova(y: np.ndarray, table: np.ndarray, design: sfac.FactorDesign) -> dict[tuple, tuple]:
@@ -197,23 +207,27 @@ def _pairs(names: list[str]) -> list[tuple[str, ...]]:
 
 def factor_effects(
     run: ExperimentRun,
-    cases: pd.DataFrame | None = None,
     *,
     correction: str | None = None,
     confidence_level: float = 0.95,
 ) -> pd.DataFrame:
     """Main effects and two-factor interactions of the variants' factors, per case.
 
+    The outcome of a case is its pass rate (``pass_rate``) or mean score (``score``) over
+    its evaluated attempts, as in the paired comparisons: a failed trial's attempts are
+    left out, not counted as failures. So when a term's contrast is one candidate minus
+    the baseline, its estimate is that paired comparison's mean difference.
+
     Parameters
     ----------
     run
-        The experiment (its variants' factors and baseline).
-    cases
-        The case matrix (default: :func:`~agenticlens_frames.case_matrix` of ``run``).
+        The experiment (its attempts, its variants' factors and baseline).
     correction
         The declared multiple-comparison correction (``none``, ``bonferroni``, ``holm``,
-        ``benjamini_hochberg``), applied across the estimable terms of each metric; None
-        (nothing declared) leaves ``p_adjusted`` NaN.
+        ``benjamini_hochberg``), applied across the estimable terms of each metric — a
+        family of its own (:data:`CORRECTION_FAMILY`), so ``p_adjusted`` is not the
+        verdicts' adjusted p of the same contrast; None (nothing declared) leaves
+        ``p_adjusted`` NaN.
     confidence_level
         For the intervals.
 
@@ -223,8 +237,8 @@ def factor_effects(
         One row per metric (``pass_rate``, ``score``) and term, columns
         :data:`FACTOR_EFFECT_COLUMNS`; ``through`` lists the variants that carry the
         term's levels. ``attrs``: ``design`` (a phrase), ``design_notes`` (what cannot
-        be estimated, in words), ``correction``, ``confidence_level``, ``method``. Empty
-        when no factor has two levels.
+        be estimated, in words), ``correction``, ``correction_family`` (in words),
+        ``confidence_level``, ``method``. Empty when no factor has two levels.
 
     Examples
     --------
@@ -233,6 +247,9 @@ def factor_effects(
     >>> fe = factor_effects(run, correction="holm")
     >>> fe.attrs["design_notes"][0]
     'model × prompt is estimable only through large-v2.'
+    >>> dense = fe.set_index(["metric", "term"]).loc[("pass_rate", "retrieval: dense vs bm25")]
+    >>> round(float(dense["estimate"]), 4)  # retrieval-dense − baseline, its failed trial left out
+    0.1071
     """
     check_proportion(confidence_level, "confidence level", location="confidence_level")
     from .stats_paired import CORRECTIONS, adjust_p_values
@@ -243,8 +260,6 @@ def factor_effects(
             hint=f"choose one of {', '.join(CORRECTIONS)}",
             location="correction",
         )
-    if cases is None:
-        cases = case_matrix(run)
     table, names, ids, baseline = _design(run)
     design = sfac.design_terms(table, names, ids, baseline)
     frame = pd.DataFrame(columns=FACTOR_EFFECT_COLUMNS)
@@ -252,6 +267,7 @@ def factor_effects(
         "design": "no factor with two or more levels",
         "design_notes": [],
         "correction": correction,
+        "correction_family": CORRECTION_FAMILY,
         "confidence_level": confidence_level,
         "method": "",
     }
@@ -260,12 +276,11 @@ def factor_effects(
         return frame
     kept = [names.index(f) for f in design.factors]
     levels = table[:, kept]
-    case_ids = list(run.suite.case_ids)
     full = sfac.is_full_factorial(levels)
     rows = []
     methods = set()
     for metric in _METRICS:
-        y = _outcomes(cases, ids, case_ids, metric)
+        y = _outcomes(run, ids, metric)
         complete = y[~np.isnan(y).any(axis=1)]
         balanced = full and len(complete) == len(y) and len(y) > 1
         anova: dict[tuple, tuple] = {}

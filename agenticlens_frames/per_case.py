@@ -1,7 +1,9 @@
 """The case matrix: one row per (variant, case), the grain every case-level frame starts from.
 
-Below :mod:`.analysis` and :mod:`.factorial`, which both read it (analysis re-exports
-:func:`case_matrix`; factor effects compute it when they are not handed one).
+Below :mod:`.analysis`, which re-exports :func:`case_matrix`. Its ``pass_rate`` is
+AgenticLens's (a failed trial counts as failing every case): the case-as-unit statistics
+(:mod:`.paired`, :mod:`.factorial`) take their per-case values over the evaluated attempts
+from :func:`~agenticlens_frames.paired.dimensions.evaluation` instead.
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ and hover text: a case called ``<b>x`` shows as ``<b>x``, not as bold ``x``.
 :func:`case_heatmap`        variant × case: colour = mean score, label = passes/attempts
 :func:`pass_k_curves`       pass@k and pass^k for k = 1..T, optional uncertainty bands
 :func:`pareto_chart`        any two objectives, frontier joined, dominated dimmed
-:func:`delta_forest`        candidate − baseline per metric, with intervals when present
 :func:`paired_forest`       paired differences per dimension with their intervals
+:func:`delta_forest`        AgenticLens's candidate − baseline per metric (pooled)
 :func:`factor_levels_chart` per factor and level, one metric
 :func:`case_outcomes_chart` how many cases pass 0..T of T attempts (wide suites)
 :func:`factor_effects_forest` main effects and interactions with intervals (issue 17)
@@ -53,6 +53,7 @@ __all__ = [
     "CASE_ORDERS",
     "FIGURES",
     "OBJECTIVES",
+    "SIGNIFICANCE_COLOURS",
     "FigureEntry",
     "case_heatmap",
     "case_outcomes_chart",
@@ -66,6 +67,7 @@ __all__ = [
     "order_cases",
     "order_variants",
     "paired_forest",
+    "paired_rows",
     "pareto_chart",
     "pass_k_curves",
     "pass_k_frame",
@@ -1057,34 +1059,102 @@ def delta_forest(
     return _finish(fig)
 
 
+#: Colours of a significance call (the paired forest, and its key in the subtitle).
+SIGNIFICANCE_COLOURS = {
+    "better": "#1d7f4e",
+    "worse": "#b42318",
+    "neither": "#5f6470",
+}
+
+
+def paired_rows(analysis: ExperimentAnalysis) -> pd.DataFrame | None:
+    """The rows the paired forest draws for an analysis: its verdicts (the paired
+    comparisons under the declared correction, or — none declared — the quality
+    differences with per-comparison intervals), else its ``paired_comparisons``; None
+    when it has neither. :func:`figures`, the HTML page and the explorer draw these.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> paired_rows(a) is a.verdicts
+    True
+    """
+    if len(analysis.verdicts):
+        return analysis.verdicts
+    return analysis.paired_frames.get("paired_comparisons")
+
+
+def _significance_key(paired: pd.DataFrame) -> str:
+    """The forest's subtitle: what its intervals are and what its colours mean, with the
+    correction and α that make a mark significant (or that none is declared)."""
+    from .paired.verdicts import CORRECTION_NAMES, family_phrase
+
+    first = paired.iloc[0]
+    level = first.get("confidence_level")
+    level_text = f"{float(level):.0%} " if not is_missing(level) else ""
+    correction = first.get("correction")
+    declared = (
+        bool(first["declared"])
+        if "declared" in paired
+        else not is_missing(correction) and str(correction) != "not declared"
+    )
+    if not declared:
+        return (
+            f"{level_text}per-comparison intervals; no correction declared, so nothing is "
+            "marked significant"
+        )
+    alpha, size = first.get("alpha"), first.get("family_size")
+    how = (
+        f"{CORRECTION_NAMES.get(str(correction), str(correction))} correction"
+        if is_missing(alpha)
+        else family_phrase(str(correction), None if is_missing(size) else int(size), alpha)
+    )
+    key = " ".join(
+        f"<span style='color:{colour}'>◆</span> {label}"
+        for label, colour in (
+            ("significantly better", SIGNIFICANCE_COLOURS["better"]),
+            ("significantly worse", SIGNIFICANCE_COLOURS["worse"]),
+            ("neither", SIGNIFICANCE_COLOURS["neither"]),
+        )
+    )
+    return f"{level_text}intervals; significance: {esc(how)}<br>{key}"
+
+
 def paired_forest(
     paired: pd.DataFrame | ExperimentAnalysis | ExperimentRun, **statistics: Any
 ) -> go.Figure:
     """Paired candidate − baseline differences with their intervals, one panel per
-    dimension (quality, safety, reliability, latency, cost …).
+    dimension (quality, safety, reliability, latency, cost …), the case as the unit.
 
-    Reads the frame of :func:`agenticlens_frames.paired.paired_comparisons` (one row per
-    candidate and evaluator: ``mean_difference``, ``ci_low``, ``ci_high``,
-    ``significant`` after the declared correction, ``higher_is_better``). Green: a
-    significant improvement; red: a significant degradation; grey: neither.
+    Reads the verdicts of :func:`~agenticlens_frames.case_verdicts` or the frame of
+    :func:`agenticlens_frames.paired.paired_comparisons` (one row per candidate and
+    evaluator: ``mean_difference``, ``ci_low``, ``ci_high``, ``significant`` after the
+    declared correction, ``higher_is_better``); for an analysis, :func:`paired_rows`.
+    Green: a significant improvement; red: a significant degradation; grey: neither. The
+    subtitle names the correction, its family and α, and is the colours' key; without a
+    declared correction the intervals are per comparison and every mark is grey.
 
     Examples
     --------
     >>> pc = pd.DataFrame({"candidate_variant_id": ["c", "c"], "dimension": ["q", "lat"],
     ...                    "evaluator": ["passed", "latency_ms"], "mean_difference": [0.1, 50.0],
     ...                    "ci_low": [0.02, 10.0], "ci_high": [0.18, 90.0],
-    ...                    "significant": [True, True], "higher_is_better": [True, False]})
+    ...                    "significant": [True, True], "higher_is_better": [True, False],
+    ...                    "correction": "holm", "alpha": 0.05, "family_size": 2})
     >>> fig = paired_forest(pc)
     >>> [t.name for t in fig.data], list(fig.data[1].marker.color)
     (['q', 'lat'], ['#b42318'])
+    >>> fig.layout.title.subtitle.text.split("<br>")[0]
+    'intervals; significance: Holm correction over the family of 2 comparisons, α = 0.05'
     """
     analysis = _analysis_of(paired, statistics)
     if analysis is not None:
-        frame = analysis.paired_frames.get("paired_comparisons")
+        frame = paired_rows(analysis)
         if frame is None:
             raise InputError(
-                "this analysis has no paired comparisons: no correction was declared",
-                hint="pass one, e.g. paired_forest(run, correction='holm')",
+                "this analysis has no paired comparisons (no candidate, or a saved report "
+                "without verdicts or case records)",
             )
         paired = frame
     _require_columns(
@@ -1120,7 +1190,7 @@ def paired_forest(
         )
         better = np.where(higher, x > 0, x < 0)
         colours = [
-            ("#1d7f4e" if b else "#b42318") if s else "#5f6470"
+            SIGNIFICANCE_COLOURS[("better" if b else "worse") if s else "neither"]
             for s, b in zip(significant, better, strict=True)
         ]
         hover = []
@@ -1160,9 +1230,9 @@ def paired_forest(
         fig.add_vline(x=0, line={"color": "#9aa0a6", "dash": "dash"}, row=1, col=n)
     fig.update_yaxes(autorange="reversed", type="category", row=1, col=1)
     fig.update_layout(
-        title=_title("Paired differences against the baseline", "with intervals"),
-        height=max(240, 110 + 36 * paired["candidate_variant_id"].nunique()),
-        margin={"t": 100, "l": 10, "r": 10, "b": 10},
+        title=_title("Paired differences against the baseline", _significance_key(paired)),
+        height=max(260, 130 + 36 * paired["candidate_variant_id"].nunique()),
+        margin={"t": 120, "l": 10, "r": 10, "b": 10},
     )
     return _finish(fig)
 
@@ -1286,8 +1356,11 @@ def case_outcomes_chart(
 # --------------------------------------------------------------------------- factor effects
 
 #: Metrics of the factor-effect figures: label, variant-summary column of the level means.
+#: The pass rate is over the evaluated attempts (``pass_rate_mean``: a failed trial left
+#: out, as in the factor effects and the verdicts), not AgenticLens's ``case_pass_rate``,
+#: which counts a failed trial as failing every case.
 EFFECT_METRICS: dict[str, tuple[str, str]] = {
-    "pass_rate": ("case pass rate", "case_pass_rate"),
+    "pass_rate": ("pass rate", "pass_rate_mean"),
     "score": ("mean score", "average_score_mean"),
 }
 
@@ -1297,7 +1370,9 @@ def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -
 
     Main effects and interactions in two colours, each with its interval; hover shows
     the p-value, the adjusted p-value and the contrast of variants behind the estimate.
-    Terms the design cannot estimate are named in a note under the plot.
+    The subtitle says which family the adjusted p-values are corrected over (the factor
+    terms', not the verdicts'). Terms the design cannot estimate are named in a note under
+    the plot.
 
     Examples
     --------
@@ -1307,6 +1382,8 @@ def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -
     >>> [t.name for t in fig.data]
     ['main effect', 'interaction']
     """
+    from .paired.verdicts import CORRECTION_NAMES
+
     if metric not in EFFECT_METRICS:
         raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(EFFECT_METRICS)}")
     _require_columns(
@@ -1326,7 +1403,8 @@ def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -
         hover = [
             f"<b>{esc(r['term'])}</b><br>{_fmt(r['estimate'], fmt)} "
             f"[{_fmt(r['ci_low'], fmt)}, {_fmt(r['ci_high'], fmt)}]"
-            f"<br>p = {_fmt(r['p_value'], '.3g')}, adjusted {_fmt(r.get('p_adjusted'), '.3g')}"
+            f"<br>p = {_fmt(r['p_value'], '.3g')}, adjusted over the factor terms "
+            f"{_fmt(r.get('p_adjusted'), '.3g')}"
             f"<br>{esc(r.get('contrast') or '')}"
             for r in sub.to_dict("records")
         ]
@@ -1353,10 +1431,18 @@ def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -
     level = effects.attrs.get("confidence_level")
     title = f"Factor effects on the {label} (case as the unit"
     title += f", {level:.0%} intervals)" if level else ")"
+    correction = effects.attrs.get("correction")
+    # The adjusted p is over the factor terms: said here so it is not read as a verdict's.
+    detail = (
+        f"adjusted p (hover): {esc(CORRECTION_NAMES.get(correction, correction))} over "
+        "these terms, not the verdicts' family"
+        if correction and correction != "none"
+        else None
+    )
     return go.Figure(
         data=traces,
         layout={
-            "title": {"text": title},
+            "title": _title(title, detail),
             "xaxis": {
                 "title": f"effect on the {label} against the baseline's level",
                 "zeroline": True,
@@ -1366,7 +1452,12 @@ def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -
             },
             "yaxis": {"autorange": "reversed", "automargin": True},
             "height": 120 + 34 * max(len(rows), 1),
-            "margin": {"t": 60, "l": 10, "r": 10, "b": 60 if note else 10},
+            "margin": {
+                "t": 60 if detail is None else 90,
+                "l": 10,
+                "r": 10,
+                "b": 60 if note else 10,
+            },
             "annotations": [
                 {
                     "text": note,
@@ -1396,8 +1487,9 @@ def factor_interaction_chart(
     """Interaction plot of two factors: level means, one line per level of the second.
 
     Points are the variants that differ from the baseline only in these two factors; y is
-    the variant's pooled case pass rate (or mean score), with the case-bootstrap interval
-    when the summary has it. Parallel lines mean the effects add up; crossing or
+    the variant's pass rate over its evaluated attempts (``pass_rate_mean``: a failed
+    trial left out, as in the factor effects), or its mean score, with the case-bootstrap
+    interval when the summary has it. Parallel lines mean the effects add up; crossing or
     diverging lines are an interaction. Returns None when no interaction is estimable.
 
     Parameters
@@ -1517,13 +1609,23 @@ class FigureEntry:
 
 def _paired_frame_of(analysis: ExperimentAnalysis, options: dict[str, Any]) -> Any:
     paired = options.get("paired")
-    return analysis.paired_frames.get("paired_comparisons") if paired is None else paired
+    return paired_rows(analysis) if paired is None else paired
 
 
 #: The standard figures, in the order :func:`figures` returns them. Adding a figure is
 #: one entry here (and its function): :func:`figures`, the HTML page and the docs table
 #: (:func:`figures_table`) follow.
 FIGURES: tuple[FigureEntry, ...] = (
+    # First: the case-level paired comparisons (under the declared correction, or
+    # per-comparison intervals) lead, as the verdicts lead the console, the page and the
+    # explorer; AgenticLens's pooled deltas come after them.
+    FigureEntry(
+        "paired",
+        "paired differences per dimension, case as the unit, with their intervals; "
+        "coloured only under a declared correction",
+        lambda a, o: paired_forest(_paired_frame_of(a, o)),
+        has_data=lambda a, o: (p := _paired_frame_of(a, o)) is not None and not p.empty,
+    ),
     FigureEntry(
         "heatmap",
         "variant × case: colour = mean score, label = passes/attempts",
@@ -1555,7 +1657,7 @@ FIGURES: tuple[FigureEntry, ...] = (
     ),
     FigureEntry(
         "deltas",
-        "candidate − baseline per metric",
+        "AgenticLens's candidate − baseline per metric (pooled; red: regressed by its rule)",
         # AgenticLens's numbers: attempts treated as independent, so never marked significant
         lambda a, o: delta_forest(a.comparisons),
         has_data=lambda a, o: len(a.comparisons) > 0,
@@ -1567,12 +1669,6 @@ FIGURES: tuple[FigureEntry, ...] = (
             a.factor_levels, metric=o.get("factor_metric", "mean_pass_rate")
         ),
         has_data=lambda a, o: not a.factor_levels.empty,
-    ),
-    FigureEntry(
-        "paired",
-        "paired differences per dimension with their intervals",
-        lambda a, o: paired_forest(_paired_frame_of(a, o)),
-        has_data=lambda a, o: (p := _paired_frame_of(a, o)) is not None and not p.empty,
     ),
 )
 
@@ -1600,15 +1696,17 @@ def figures(
     **statistics: Any,
 ) -> dict[str, go.Figure]:
     """Every standard figure of one analysis that has data, by name (:data:`FIGURES`):
-    ``heatmap``, ``pass_k``, ``case_outcomes``, ``pareto``, ``deltas``, ``factors`` and
-    ``paired`` (the paired comparisons' forest, when the analysis has them).
+    ``paired`` first (the case-level paired comparisons of :func:`paired_rows`: under the
+    declared correction, or with per-comparison intervals and no significance colours
+    when none is declared), then ``heatmap``, ``pass_k``, ``case_outcomes``, ``pareto``,
+    ``deltas`` (AgenticLens's pooled comparisons, labelled) and ``factors``.
 
     Examples
     --------
     >>> from agenticlens_frames import analyze, load_experiment
     >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
     >>> list(figures(analyze(run)))  # the manifest declares comparisons: {correction: holm}
-    ['heatmap', 'pass_k', 'case_outcomes', 'pareto', 'deltas', 'factors', 'paired']
+    ['paired', 'heatmap', 'pass_k', 'case_outcomes', 'pareto', 'deltas', 'factors']
     """
     from .coerce import as_analysis
 
@@ -1627,7 +1725,7 @@ def figures_table() -> str:
 
     Examples
     --------
-    >>> figures_table().splitlines()[2]
+    >>> figures_table().splitlines()[3]
     '| `heatmap` | variant × case: colour = mean score, label = passes/attempts |'
     """
     return markdown_table(["figure", "shows"], [[f"`{e.name}`", e.describes] for e in FIGURES])

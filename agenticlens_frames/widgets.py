@@ -268,7 +268,8 @@ class Explorer(widgets.VBox):
         self.heatmap = go.Figure()
         self.curves = go.Figure()
         self.frontier = go.Figure()
-        paired = analysis.verdicts
+        # The rows the page's and figures()'s paired forest draw (the verdicts).
+        paired = viz.paired_rows(analysis)
         self._paired = paired if paired is not None and len(paired) else None
         self.verdicts = widgets.HTML()
         self.paired: go.Figure | None = go.Figure() if self._paired is not None else None

@@ -60,8 +60,8 @@ def test_each_figure_is_the_same_from_frame_run_or_analysis(figure, run, analysi
 
 
 def test_statistics_options_reach_the_figure(run) -> None:
-    # The pareto y axis at a 90 % level is unchanged, but the paired forest exists only
-    # with a correction, and its adjusted p-values are Holm's (checked with statsmodels).
+    # The paired forest colours its marks only under a correction, and its adjusted
+    # p-values are Holm's (checked with statsmodels).
     fig = viz.paired_forest(run, correction="holm")
     pc = as_analysis(run, correction="holm").paired_frames["paired_comparisons"]
     expected = multipletests(pc["p_value"].to_numpy(float), method="holm")[1]
@@ -70,8 +70,11 @@ def test_statistics_options_reach_the_figure(run) -> None:
     undeclared = dataclasses.replace(
         run, manifest=dataclasses.replace(run.manifest, comparisons=None)
     )
-    with pytest.raises(InputError, match="correction='holm'"):
-        viz.paired_forest(undeclared)
+    # Without one: the quality differences with per-comparison intervals, all grey.
+    plain = viz.paired_forest(undeclared)
+    assert [t.name for t in plain.data] == ["quality"]
+    assert set(plain.data[0].marker.color) == {"#5f6470"}
+    assert "no correction declared" in plain.layout.title.subtitle.text
     deltas = viz.delta_forest(run, confidence_level=0.8)
     assert (
         deltas.to_json()

@@ -53,6 +53,36 @@ def test_bundled_example_words_and_estimates(run) -> None:
     np.testing.assert_allclose(est["p_adjusted"], expected)
 
 
+def test_a_one_candidate_contrast_is_that_candidates_paired_comparison(run) -> None:
+    """The case as the unit over the evaluated attempts, as the verdicts: retrieval-dense
+    lost a trial, whose placeholder attempts the case matrix's (AgenticLens's) pass rate
+    counts as failures — the effect was -5.7 pp against the verdict's +10.7 pp."""
+    a = analyze(run, frontier_resamples=0)
+    pr = a.factor_effects[a.factor_effects["metric"] == "pass_rate"].set_index("term")
+    paired = a.paired_frames["paired_comparisons"]
+    quality = paired[paired["evaluator"] == "passed"].set_index(
+        paired.loc[paired["evaluator"] == "passed", "candidate_variant_id"].astype(str)
+    )
+    # Independent: each case's mean over the attempts of trials that did not fail.
+    att = run.attempts[run.attempts["status"] != "trial_failed"]
+    rate = att.groupby(["case_id", "variant_id"], observed=True)["passed"].mean().unstack()
+    for term, candidate in [
+        ("prompt: v2 vs v1", "prompt-v2"),
+        ("retrieval: dense vs bm25", "retrieval-dense"),
+    ]:
+        own = (rate[candidate] - rate["baseline"]).mean()
+        assert pr.loc[term, "estimate"] == pytest.approx(own, abs=1e-12)
+        assert pr.loc[term, "estimate"] == pytest.approx(
+            quality.loc[candidate, "mean_difference"], abs=1e-12
+        )
+        assert pr.loc[term, "contrast"] == f"+{candidate} −baseline"
+    assert pr.loc["retrieval: dense vs bm25", "estimate"] == pytest.approx(0.10714286, abs=1e-8)
+    # The same contrast's adjusted p is over the factor terms (4), not the verdicts' 19.
+    assert a.factor_effects.attrs["correction_family"].startswith("the estimable factor-effect")
+    assert pr.loc["prompt: v2 vs v1", "p_adjusted"] == pytest.approx(0.223025, abs=1e-6)
+    assert quality.loc["prompt-v2", "adjusted_p_value"] == pytest.approx(0.634740, abs=1e-6)
+
+
 def _recorded_experiment(folder, outcomes: dict[str, tuple[dict[str, str], np.ndarray]]):
     """Write and load a recorded experiment: per variant id, its factors and a (trials ×
     cases) array saying which cases it answers "yes" (the one expected answer) per trial;
@@ -165,6 +195,15 @@ def test_report_blocks_page_and_saved_report(run, tmp_path) -> None:
     page = render_html(saved)
     assert "id='factor-effects'" in page and "estimable only through large-v2" in page
     assert "fig-factor_effects" in page and "fig-factor_interaction" in page
+    # The page says which family the factor effects' adjusted p is corrected over.
+    assert (
+        saved.factor_effects.attrs["correction_family"]
+        == a.factor_effects.attrs["correction_family"]
+    )
+    section = page[page.index("id='factor-effects'") :]
+    assert "Holm correction over the estimable factor-effect terms of each metric, a " in section
+    assert "here 4 terms, against the verdicts' 19 comparisons" in section
+    assert "evaluated attempts" in block["unit"]
 
 
 def test_figures(run) -> None:
@@ -178,12 +217,21 @@ def test_figures(run) -> None:
     inter_row = pr[pr["estimable"] & (pr["kind"] == "interaction")]
     np.testing.assert_allclose(inter.x, inter_row["estimate"])
     assert "model × retrieval" in fig.layout.annotations[0].text
+    assert "not the verdicts' family" in fig.layout.title.subtitle.text
+    assert all("adjusted over the factor terms" in h for h in main.hovertext)
     chart = viz.factor_interaction_chart(a.variants, a.factor_effects)
     lines = {t.name: dict(zip(t.x, t.y, strict=True)) for t in chart.data}
-    vs = a.variants.set_index(a.variants["variant_id"].astype(str))["case_pass_rate"]
-    assert lines["prompt = v2"]["gpt-large"] == vs["large-v2"]
-    assert lines["prompt = v1"]["gpt-small"] == vs["baseline"]
+    # Each variant's pass rate over its evaluated attempts, counted from the attempts.
+    att = run.attempts[run.attempts["status"] != "trial_failed"]
+    rate = att.groupby("variant_id", observed=True)["passed"].mean()
+    assert lines["prompt = v2"]["gpt-large"] == pytest.approx(rate["large-v2"], abs=1e-12)
+    assert lines["prompt = v1"]["gpt-small"] == pytest.approx(rate["baseline"], abs=1e-12)
     assert len(lines["prompt = v1"]) == 2  # retrieval-dense is not on this plot
+    # Every pass rate the chart can show is that one, not AgenticLens's case pass rate
+    # (retrieval-dense: 82.1 %, where its failed trial counted as failures gives 65.7 %).
+    dense = viz.factor_interaction_chart(a.variants, a.factor_effects, pair=("model", "retrieval"))
+    points = {v: y for t in dense.data for v, y in zip(t.text, t.y, strict=True)}
+    assert points["retrieval-dense"] == pytest.approx(rate["retrieval-dense"], abs=1e-12)
 
 
 def test_bad_correction_is_a_clear_error(run) -> None:
@@ -204,7 +252,7 @@ def test_explorer_shows_the_factor_effects(run) -> None:
         for out in getattr(w, "outputs", ())
         if "application/vnd.plotly.v1+json" in out.get("data", {})
     ]
-    assert any(t and t.startswith("Factor effects on the case pass rate") for t in titles)
+    assert any(t and t.startswith("Factor effects on the pass rate") for t in titles)
     assert any(t and "model × prompt" in t for t in titles)
 
 

@@ -383,6 +383,12 @@ def test_paired_forest_intervals_and_colours() -> None:
     assert list(fig.data[1].marker.color) == ["#b42318", "#5f6470"]
     assert "holm" in fig.data[0].hovertext[0]
     assert "quality (passed)" in fig.layout.annotations[0].text
+    # The marks are significance calls: the subtitle names the correction and keys the
+    # colours (the frame has no alpha column: the correction alone).
+    subtitle = fig.layout.title.subtitle.text
+    assert "significance: Holm correction" in subtitle
+    for colour, words in [("#1d7f4e", "better"), ("#b42318", "worse"), ("#5f6470", "neither")]:
+        assert f"<span style='color:{colour}'>◆</span> " in subtitle and words in subtitle
 
 
 def test_the_figure_registry_is_the_one_list(analysis) -> None:
@@ -396,14 +402,33 @@ def test_the_figure_registry_is_the_one_list(analysis) -> None:
     declared = analyze(analysis.run, comparisons=parse_comparisons({"correction": "holm"}))
     figs = viz.figures(declared)
     assert list(figs) == [e.name for e in viz.FIGURES]
+    # The case-level comparisons lead; AgenticLens's pooled deltas come after them.
+    names = list(figs)
+    assert names[0] == "paired" and names.index("paired") < names.index("deltas")
     paired = declared.paired_frames["paired_comparisons"]
     assert [t.name for t in figs["paired"].data] == list(dict.fromkeys(paired["dimension"]))
+    subtitle = figs["paired"].layout.title.subtitle.text
+    assert "Holm correction over the family of 19 comparisons, α = 0.05" in subtitle
+    # A mark is coloured exactly when the declared correction calls it significant.
+    shown = [c for t in figs["paired"].data for c in t.marker.color]
+    assert (np.array(shown) != "#5f6470").tolist() == paired["significant"].tolist()
     undeclared = analyze(
         dataclasses.replace(
             analysis.run, manifest=dataclasses.replace(analysis.run.manifest, comparisons=None)
         )
     )
-    assert "paired" not in viz.figures(undeclared)  # nothing declared: nothing to draw
+    # Nothing declared: the quality differences with per-comparison intervals, all grey.
+    plain = viz.figures(undeclared)
+    assert next(iter(plain)) == "paired"
+    (trace,) = plain["paired"].data
+    quality = undeclared.verdicts
+    assert trace.x.tolist() == quality["mean_difference"].tolist()
+    assert (trace.x + trace.error_x.array).tolist() == pytest.approx(quality["ci_high"].tolist())
+    assert set(trace.marker.color) == {"#5f6470"}
+    assert "per-comparison intervals; no correction declared" in (
+        plain["paired"].layout.title.subtitle.text
+    )
+    assert viz.paired_forest(undeclared).to_dict() == plain["paired"].to_dict()
     docs = (Path(__file__).resolve().parents[1] / "docs" / "data-model.md").read_text()
     assert viz.figures_table() in docs
     page = render_html(declared)

@@ -52,6 +52,7 @@ __all__ = [
     "detectable_cell",
     "detectable_note",
     "empty_verdicts",
+    "family_phrase",
     "format_change",
     "format_difference",
     "format_interval",
@@ -199,6 +200,24 @@ def format_change(row: Mapping[str, Any]) -> str:
         f"{format_difference(row['mean_difference'], unit)} "
         f"{format_interval(row['ci_low'], row['ci_high'], unit)}"
     )
+
+
+def family_phrase(correction: str, family_size: int | None, alpha: float) -> str:
+    """Which correction decides significance, over which family, at which α, in words:
+    what every surface that marks a comparison significant says beside it.
+
+    Examples
+    --------
+    >>> family_phrase("holm", 19, 0.05)
+    'Holm correction over the family of 19 comparisons, α = 0.05'
+    >>> family_phrase("none", 19, 0.05)
+    'no correction (declared), α = 0.05 per comparison'
+    """
+    if correction == "none":
+        return f"no correction (declared), α = {float(alpha):g} per comparison"
+    name = CORRECTION_NAMES.get(correction, correction)
+    family = f" of {int(family_size)} comparisons" if family_size else ""
+    return f"{name} correction over the family{family}, α = {float(alpha):g}"
 
 
 #: How a terminal table colours a verdict (rich styles; the HTML page has its own classes).

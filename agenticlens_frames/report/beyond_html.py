@@ -116,15 +116,8 @@ def _factor_section(a: ExperimentAnalysis) -> str:
         return ""
     notes = "".join(f"<li>{_e(n)}</li>" for n in fe.attrs.get("design_notes", []))
     design = _e(fe.attrs.get("design", ""))
-    correction = fe.attrs.get("correction")
     level = fe.attrs.get("confidence_level", a.confidence_level)
-    corr = (
-        f"p-values adjusted by the declared {_e(correction)} correction across the terms of "
-        "each metric"
-        if correction
-        else "no correction was declared, so p-values are unadjusted (declare one in the "
-        "manifest's comparisons block)"
-    )
+    corr = _factor_correction_note(a, fe)
     rows = []
     for r in fe.to_dict("records"):
         if r["metric"] != "pass_rate":
@@ -144,11 +137,43 @@ def _factor_section(a: ExperimentAnalysis) -> str:
     )
     return (
         "<section id='factor-effects'><h2>Which factor did it</h2>"
-        f"<p class='note'>Design: {design}. Effects on the case-level pass rate (and score, "
-        f"in the JSON report), the case as the unit; {level:.0%} intervals; {corr}.</p>"
+        f"<p class='note'>Design: {design}. Effects on each case's pass rate over its "
+        "evaluated attempts (a failed trial's attempts left out, as in the verdicts; the "
+        "score's effects are in the JSON report), the case as the unit; "
+        f"{level:.0%} intervals. {corr}</p>"
         f"<ul id='factor-design-notes'>{notes}</ul>"
         "<div class='scroll'><table id='factor-effects-table'><tr><th>term</th>"
-        "<th>effect on pass rate</th><th>interval</th><th>p</th><th>p adjusted</th>"
+        "<th>effect on pass rate</th><th>interval</th><th>p</th>"
+        "<th>p adjusted<br><small>over the factor terms</small></th>"
         f"<th>estimated from</th></tr>{''.join(rows)}</table></div>"
         f"<div id='fig-factor_effects' class='fig'></div>{interaction_div}</section>"
+    )
+
+
+def _factor_correction_note(a: ExperimentAnalysis, fe: Any) -> str:
+    """Which family the factor effects' adjusted p-values are corrected over, in words: the
+    factor terms' own, not the verdicts', so a reader does not take one for the other."""
+    from ..factorial import CORRECTION_FAMILY
+    from ..paired.verdicts import CORRECTION_NAMES
+
+    correction = fe.attrs.get("correction")
+    if not correction:
+        return (
+            "No correction was declared, so the p-values are unadjusted (declare one in the "
+            "manifest's comparisons block)."
+        )
+    if correction == "none":
+        return "No correction, as declared: the adjusted p-values equal the p-values."
+    terms = int((fe["estimable"].astype(bool) & (fe["metric"] == "pass_rate")).sum())
+    verdicts = a.verdicts
+    theirs = (
+        f", against the verdicts' {int(verdicts['family_size'].iloc[0])} comparisons"
+        if verdicts.attrs.get("declared") and len(verdicts)
+        else ""
+    )
+    return (
+        f"p adjusted: the declared {_e(CORRECTION_NAMES.get(correction, correction))} "
+        f"correction over {_e(CORRECTION_FAMILY)}: here {terms} terms{theirs}. So for the "
+        "same contrast it is not the verdict's adjusted p; the verdicts above decide each "
+        "candidate."
     )

@@ -25,6 +25,13 @@ __all__ = [
 ]
 
 
+#: What a factor effect's outcome is, in the JSON block.
+UNIT = (
+    "case (each case's pass rate and mean score over its evaluated attempts: a failed "
+    "trial's attempts left out, as in the paired comparisons)"
+)
+
+
 def _effect_number(value: Any) -> Any:
     """A factor-effect cell as JSON: a float, null for None/NaN; a non-number as it is."""
     if value is None:
@@ -76,9 +83,10 @@ def factor_effects_block(frame: pd.DataFrame | None) -> dict[str, Any] | None:
         "design": a.get("design"),
         "design_notes": list(a.get("design_notes", [])),
         "correction": a.get("correction"),
+        "correction_family": a.get("correction_family"),
         "confidence_level": a.get("confidence_level"),
         "method": a.get("method"),
-        "unit": "case (case-level pass rate over trials, and mean score)",
+        "unit": UNIT,
         "terms": terms,
     }
 
@@ -97,7 +105,10 @@ def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
     frame["estimable"] = frame["estimable"].astype(bool)
     frame.attrs.update(
-        {k: block.get(k) for k in ("design", "correction", "confidence_level", "method")},
+        {
+            k: block.get(k)
+            for k in ("design", "correction", "correction_family", "confidence_level", "method")
+        },
         design_notes=list(block.get("design_notes") or []),
     )
     return frame

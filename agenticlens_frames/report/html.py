@@ -774,8 +774,8 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
     intervals, no p-value and no verdict, and says how to declare one.
     """
     from ..paired.verdicts import (
-        CORRECTION_NAMES,
         HOW_TO_DECLARE,
+        family_phrase,
         format_difference,
         format_interval,
         format_p,
@@ -812,13 +812,7 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         # data-variant: the page's factor filters hide the rows of filtered-out candidates
         rows.append(f"<tr data-variant='{_e(r['candidate_variant_id'])}'>{cells}</tr>")
     if declared:
-        correction = str(first["correction"])
-        how = (
-            f"{_e(CORRECTION_NAMES.get(correction, correction))} correction over the family "
-            f"of {int(first['family_size'])} comparisons, α = {float(first['alpha']):g}"
-            if correction != "none"
-            else f"no correction (declared), α = {float(first['alpha']):g} per comparison"
-        )
+        how = _e(family_phrase(str(first["correction"]), int(first["family_size"]), first["alpha"]))
         head = (
             f"<tr><th>Candidate</th><th>Dimension</th><th>Difference<br><small>{level} CI, "
             "per comparison</small></th><th>Adjusted p</th><th>Verdict</th></tr>"
@@ -863,7 +857,8 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
     Works for a fresh analysis and for one loaded from a saved JSON report
     (``run=None``), where attempt-level details are simply absent. ``paired``: the frame
     of :func:`agenticlens_frames.paired.paired_comparisons`, drawn as a forest plot
-    (default: the analysis' own, when a correction was declared).
+    (default: the analysis' verdict rows, :func:`~agenticlens_frames.viz.paired_rows`:
+    per-comparison intervals when no correction is declared).
 
     Examples
     --------
@@ -873,9 +868,6 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
     >>> page.startswith("<!DOCTYPE html>"), "<script src=" in page  # nothing fetched
     (True, False)
     """
-    if paired is None:
-        # The verdict rows carry what the forest reads (per-comparison when undeclared).
-        paired = a.verdicts if len(a.verdicts) else a.paired_frames.get("paired_comparisons")
     info = a.info
     seed = info["random_seed"]
     heat, attention = _heat_payload(a)
@@ -884,7 +876,8 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
     details = heat.pop("details")
     pareto_html, pareto = _pareto_section(a)
     # Only the figures the page draws as they are (the heatmap and Pareto views are built
-    # above from their own payloads).
+    # above from their own payloads); the paired forest draws the verdict rows unless
+    # ``paired`` is given (viz.paired_rows).
     static = viz.draw_figures(a, in_page=True, paired=paired)
     static.update(beyond_figures(a))
     payload = {
