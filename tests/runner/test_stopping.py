@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -270,17 +271,64 @@ def test_command_line_stop_when_decided(tmp_path) -> None:
             str(tmp_path / "run"),
             "--html",
             str(tmp_path / "report.html"),
+            "--fail-on-regression",
         ],
     )
-    assert result.exit_code == 0, result.output
-    assert "Early stopping: every candidate decided after" in result.output
+    # "worse" is decided worse: the gate follows the stopping decision (stderr says so).
+    assert result.exit_code == 4, result.output
+    assert "Regression against the baseline (early-stopping decision): worse" in result.output
     stop = json.loads(out.read_text())["agenticlens_frames"]["early_stopping"]
-    assert stop["stopped_early"] and stop["declared_correction"] == "holm"
-    assert stop["correction"] == "bonferroni"  # what the rule applied
-    assert stop["attempts_saved"] > 0
+    assert stop["stopped_early"] and stop["attempts_saved"] > 0
+    # What the rule applied, and what was declared (for the fixed-sample verdicts).
+    assert stop["correction"] == "bonferroni" and stop["declared_correction"] == "holm"
+    assert stop["alpha_per_candidate"] == pytest.approx(0.025)
+    rule = (
+        "Bonferroni across the 2 candidates: α/m = 0.025 each (α = 0.05); the declared "
+        "Holm correction applies to the fixed-sample verdicts"
+    )
+    # The console leads with the stopping decision; the verdicts follow, labelled.
+    text = " ".join(result.output.split())
+    decided = f"Early stopping: every candidate decided after {stop['cases_used']} of 120 cases"
+    assert text.index(decided) < text.index("Fixed-sample verdicts against base")
+    assert "descriptive after the early stop" in text and rule in text
+    for name, sign in (("better", "+"), ("worse", "-")):  # decision, anytime-valid interval
+        assert re.search(rf"│ {name} +│ {name} +│ +\[\{sign}[\d.]+, [-+][\d.]+\] pp │", text)
     page = (tmp_path / "report.html").read_text()
-    assert "id='early-stopping'" in page and "every candidate decided after" in page
+    assert page.index("id='early-stopping'") < page.index("id='verdicts'")
+    assert decided in page and rule in page and "descriptive after the early stop" in page
+    assert "per candidate)" not in page  # the old "(holm; 0.025 per candidate)"
+    # experiment report renders the saved block the same way.
+    again = CliRunner().invoke(app, ["experiment", "report", str(out)])
+    assert again.exit_code == 0, again.output
+    saved = " ".join(again.output.split())
+    assert saved.index(decided) < saved.index("Fixed-sample verdicts against base")
+    assert rule in saved
     bad = CliRunner().invoke(
         app, ["experiment", "run", str(manifest), str(suite), "--stop-margin", "0.05"]
     )
     assert bad.exit_code == 1 and "--stop-margin needs --stop-when" in bad.output
+
+
+def test_the_gate_follows_the_stopping_decision_not_the_descriptive_table(tmp_path) -> None:
+    from rich.console import Console
+
+    from agenticlens_frames import analyze
+    from agenticlens_frames.cli import EXIT_OK, EXIT_REGRESSION, _exit_code
+    from agenticlens_frames.paired.verdicts import regressions
+
+    manifest, suite = _experiment(tmp_path)
+    result = run_experiment(manifest, suite, progress=False, stop_when="decided", stop_rule=HOLM)
+    analysis = analyze(result.run, comparisons={"correction": "holm"})
+    analysis.extras["early_stopping"] = stop = result.stopping
+    # The fixed-sample table calls "worse" worse; so does the stopping decision.
+    assert set(regressions(analysis.verdicts)["candidate_variant_id"]) == {"worse"}
+    assert stop["candidates"][1]["decision"] == "worse"
+    quiet = Console(quiet=True)
+    assert _exit_code(analysis, True, quiet) == EXIT_REGRESSION
+    # Where they disagree, the stopping decision governs: a candidate the rule decided
+    # within ±δ does not fail the gate, whatever the descriptive table says...
+    stop["candidates"][1] = {**stop["candidates"][1], "decision": "within ±δ"}
+    assert _exit_code(analysis, True, quiet) == EXIT_OK
+    # ...and without an early stop the table is the verdict again.
+    analysis.extras["early_stopping"] = {**stop, "stopped_early": False}
+    assert _exit_code(analysis, True, quiet) == EXIT_REGRESSION
