@@ -538,15 +538,9 @@ def experiment_run(
             # Tool, time and the inputs by name and SHA-256 (for the page's footer).
             analysis.info["generated"] = provenance(inputs, digests)
             if live.stopping is not None:
-                # The report records when and why the run stopped (the journal does too).
+                # The report records when and why the run stopped (the journal does too);
+                # the console and the page lead with it after an early stop.
                 analysis.extras["early_stopping"] = live.stopping
-                if not quiet:
-                    s = live.stopping
-                    console.print(
-                        f"Early stopping: {s['reason']}; {s['attempts_saved']} of "
-                        f"{s['attempts_planned']} planned attempts saved.",
-                        soft_wrap=True,
-                    )
             # The comparison settings are fixed with the report of this experiment version.
             check_saved_report(
                 outputs["save"],
@@ -649,6 +643,13 @@ def _note_outside_targets(manifest_file: Path) -> None:
         )
 
 
+def _early_stop(analysis: object) -> Any:
+    """The early-stopping block of a run the rule stopped early, else None."""
+    from .report.early_stopping import early_stopping, stopped_early
+
+    return early_stopping(analysis) if stopped_early(analysis) else None  # type: ignore[arg-type]
+
+
 def _exit_code(
     analysis: object, fail_on_regression: bool, console: Console, *, rule: str = "case"
 ) -> int:
@@ -659,7 +660,32 @@ def _exit_code(
             Text(f"Incomplete: variant(s) with no completed trial: {', '.join(empty)}", style="red")
         )
         return EXIT_INCOMPLETE
-    if fail_on_regression and rule == "case":
+    stopping = _early_stop(analysis)
+    if fail_on_regression and rule == "case" and stopping is not None:
+        # After an early stop the fixed-sample verdicts are descriptive: the gate follows
+        # the stopping decision, the inferential statement (docs/statistics.md §13).
+        from .report.console import strip_control
+        from .report.early_stopping import stop_regressions
+
+        decided_worse = stop_regressions(stopping)
+        if decided_worse:
+            lines = "\n".join(
+                f"  {strip_control(r['candidate'])}: decided worse, anytime-valid interval "
+                f"{r['interval']} in pass rate"
+                for r in decided_worse
+            )
+            Console(stderr=True).print(
+                Text(
+                    "Regression against the baseline (early-stopping decision): "
+                    + ", ".join(strip_control(r["candidate"]) for r in decided_worse)
+                    + "\n"
+                    + lines,
+                    style="red",
+                ),
+                soft_wrap=True,
+            )
+            return EXIT_REGRESSION
+    elif fail_on_regression and rule == "case":
         from .paired.verdicts import regressions
         from .report.console import strip_control
 

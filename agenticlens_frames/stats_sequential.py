@@ -29,11 +29,16 @@ as a fixed-sample interval. It is computed on a grid of :math:`m` (the reported 
 is the hull of the grid points not yet excluded; the decision values 0 and ±δ are on the
 grid).
 
+A case that gives one sequence no difference (no evaluated attempt on one of its two
+variants) is passed as NaN: that sequence skips it, and :math:`t` counts each sequence's
+own cases.
+
 Decisions: *better* when the lower end is above 0, *worse* when the upper end is below 0,
 and, with a margin δ, *within ±δ* when the whole interval lies inside (−δ, δ) (futility:
-no difference as large as δ). With several candidates the declared correction sets each
-candidate's α: ``none`` → α; ``bonferroni``, ``holm``, ``benjamini_hochberg`` → α/m
-(Bonferroni; valid for all three, conservative for the latter two).
+no difference as large as δ). With several candidates each candidate's α is set by
+Bonferroni's split, whatever correction was declared (:func:`applied_correction`):
+``none`` → α; ``bonferroni``, ``holm``, ``benjamini_hochberg`` → α/m (valid for all three,
+conservative for the latter two, whose step-wise rules are not applied to the sequences).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from .errors import check_proportion
 
 __all__ = [
     "BettingConfidenceSequence",
+    "applied_correction",
     "candidate_alpha",
     "decide",
 ]
@@ -57,8 +63,27 @@ __all__ = [
 GRID_STEP = 0.0025
 
 
+def applied_correction(n_candidates: int, correction: str) -> str:
+    """The correction the stopping rule applies across candidates, given the declared one:
+    ``bonferroni`` (α/m each) for any declared correction but ``none``, with two or more
+    candidates; ``none`` otherwise.
+
+    Holm and Benjamini–Hochberg are step-wise rules over a fixed set of p-values; the
+    sequences have no p-values to order, so their family is covered by Bonferroni's split,
+    which controls both (conservatively).
+
+    Examples
+    --------
+    >>> applied_correction(2, "holm"), applied_correction(1, "holm"), applied_correction(3, "none")
+    ('bonferroni', 'none', 'none')
+    """
+    if correction not in CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r}")
+    return "none" if correction == "none" or n_candidates <= 1 else "bonferroni"
+
+
 def candidate_alpha(alpha: float, n_candidates: int, correction: str) -> float:
-    """Each candidate's α under the declared correction (Bonferroni unless ``none``).
+    """Each candidate's α under the declared correction (see :func:`applied_correction`).
 
     Examples
     --------
@@ -66,11 +91,9 @@ def candidate_alpha(alpha: float, n_candidates: int, correction: str) -> float:
     (0.0125, 0.05)
     """
     check_proportion(alpha, "alpha")
-    if correction == "none" or n_candidates <= 1:
+    if applied_correction(n_candidates, correction) == "none":
         return alpha
-    if correction in CORRECTIONS:  # the others: Bonferroni's split (conservative for all)
-        return alpha / n_candidates
-    raise ValueError(f"unknown correction {correction!r}")
+    return alpha / n_candidates
 
 
 def decide(lower: float, upper: float, margin: float | None = None) -> str | None:
@@ -118,7 +141,8 @@ class BettingConfidenceSequence:
     n: int = 1
     c: float = 0.5
     grid: np.ndarray = field(init=False)
-    t: int = field(init=False, default=0)
+    #: Cases seen by each sequence (a NaN difference is not a case for its sequence).
+    t: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         check_proportion(self.alpha, "alpha")
@@ -132,32 +156,52 @@ class BettingConfidenceSequence:
         self._sum_x = np.zeros(self.n)
         self._sum_sq = np.zeros(self.n)
         self._var = np.full(self.n, 0.25)
+        self.t = np.zeros(self.n, dtype=np.int64)
         self._threshold = math.log(1 / self.alpha)
         with np.errstate(divide="ignore"):
             self._cap_plus = np.where(self._m > 0, self.c / self._m, np.inf)
             self._cap_minus = np.where(self._m < 1, self.c / (1 - self._m), np.inf)
 
     def update(self, differences: ArrayLike) -> None:
-        """Add one case: its difference in [-1, 1] for each of the ``n`` sequences."""
+        """Add one case: its difference in [-1, 1] for each of the ``n`` sequences, or NaN
+        for a sequence the case gives no difference (that sequence skips it).
+
+        Examples
+        --------
+        >>> cs = BettingConfidenceSequence(alpha=0.05, n=2)
+        >>> cs.update([0.5, float("nan")])
+        >>> cs.t.tolist()
+        [1, 0]
+        """
         d = np.asarray(differences, dtype=float).reshape(self.n)
-        if np.any(np.abs(d) > 1 + 1e-12) or np.isnan(d).any():
-            raise ValueError("differences must lie in [-1, 1]")
-        x = (np.clip(d, -1, 1) + 1) / 2
-        t = self.t + 1
-        lam = np.sqrt(2 * math.log(2 / self.alpha) / (self._var * t * math.log(1 + t)))
+        seen = ~np.isnan(d)
+        if np.any(np.abs(d[seen]) > 1 + 1e-12):
+            raise ValueError("differences must lie in [-1, 1] (NaN: no difference)")
+        if not seen.any():
+            return
+        # Every sequence: views, not copies of the capital arrays.
+        rows: np.ndarray | slice = slice(None) if seen.all() else seen
+        x = (np.clip(d[rows], -1, 1) + 1) / 2
+        t = self.t[rows] + 1
+        var = self._var[rows]
+        lam = np.sqrt(2 * math.log(2 / self.alpha) / (var * t * np.log(1 + t)))
         lam_plus = np.minimum(lam[:, None], self._cap_plus[None, :])
         lam_minus = np.minimum(lam[:, None], self._cap_minus[None, :])
         gap = x[:, None] - self._m[None, :]
-        self._log_plus += np.log1p(lam_plus * gap)
-        self._log_minus += np.log1p(-lam_minus * gap)
-        log_capital = np.logaddexp(self._log_plus, self._log_minus) - math.log(2)
-        self._excluded |= log_capital >= self._threshold
+        log_plus = self._log_plus[rows] + np.log1p(lam_plus * gap)
+        log_minus = self._log_minus[rows] + np.log1p(-lam_minus * gap)
+        self._log_plus[rows] = log_plus
+        self._log_minus[rows] = log_minus
+        log_capital = np.logaddexp(log_plus, log_minus) - math.log(2)
+        self._excluded[rows] |= log_capital >= self._threshold
         # Predictable estimates for the next bet (they include this case's x).
-        self._sum_x += x
-        mean = (0.5 + self._sum_x) / (t + 1)
-        self._sum_sq += (x - mean) ** 2
-        self._var = (0.25 + self._sum_sq) / (t + 1)
-        self.t = t
+        sum_x = self._sum_x[rows] + x
+        mean = (0.5 + sum_x) / (t + 1)
+        sum_sq = self._sum_sq[rows] + (x - mean) ** 2
+        self._sum_x[rows] = sum_x
+        self._sum_sq[rows] = sum_sq
+        self._var[rows] = (0.25 + sum_sq) / (t + 1)
+        self.t[rows] = t
 
     def log_capital(self, value: float) -> np.ndarray:
         """log K_t at a difference ``value`` on the grid (for tests), one per sequence."""

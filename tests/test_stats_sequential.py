@@ -78,3 +78,32 @@ def test_decisions_and_alpha() -> None:
     assert decide(-0.01, 0.03, margin=0.02) is None
     with pytest.raises(ValueError):
         BettingConfidenceSequence(0.05).update([1.5])
+
+
+def test_a_nan_difference_is_skipped_by_its_sequence_only() -> None:
+    # A case with no evaluated attempt on one side is not a paired case for that
+    # candidate: its sequence must be exactly the sequence of its own paired cases.
+    rng = np.random.default_rng(5)
+    a = rng.choice([-1, -0.5, 0, 0.5, 1], size=40)
+    b = rng.choice([-1, -0.5, 0, 0.5, 1], size=40)
+    b[::3] = np.nan
+    both = BettingConfidenceSequence(0.05, n=2)
+    for x, y in zip(a, b, strict=True):
+        both.update([x, y])
+    alone = BettingConfidenceSequence(0.05)
+    for y in b[~np.isnan(b)]:
+        alone.update([y])
+    assert both.t.tolist() == [40, int((~np.isnan(b)).sum())]
+    for value in (-0.5, 0.0, 0.25):
+        assert both.log_capital(value)[1] == pytest.approx(
+            _naive_log_capital(b[~np.isnan(b)].tolist(), value, 0.05)
+        )
+        assert both.log_capital(value)[0] == pytest.approx(
+            _naive_log_capital(a.tolist(), value, 0.05)
+        )
+    low, high = both.interval()
+    assert (low[1], high[1]) == tuple(x[0] for x in alone.interval())
+    # No paired case at all: nothing excluded, so nothing can be decided.
+    empty = BettingConfidenceSequence(0.05)
+    empty.update([np.nan])
+    assert empty.t.tolist() == [0] and [x[0] for x in empty.interval()] == [-1.0, 1.0]

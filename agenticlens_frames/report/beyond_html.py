@@ -86,28 +86,9 @@ def beyond_figures(a: ExperimentAnalysis) -> dict[str, go.Figure]:
 
 
 def beyond_sections(a: ExperimentAnalysis) -> str:
-    """The early-stopping note and the factor-effects section."""
-    return _stopping_section(a) + _factor_section(a)
-
-
-def _stopping_section(a: ExperimentAnalysis) -> str:
-    s = (a.extras or {}).get("early_stopping")
-    if not s:
-        return ""
-    rows = "".join(
-        f"<li>{_e(c['candidate_variant_id'])}: {_e(c['decision'] or 'not decided')} "
-        f"(anytime-valid interval [{c['lower']:+.1%}, {c['upper']:+.1%}])</li>"
-        for c in s.get("candidates", [])
-    )
-    return (
-        "<section id='early-stopping'><h2>Early stopping</h2>"
-        f"<p>{_e(s['reason'])}: {_e(s['attempts_saved'])} of {_e(s['attempts_planned'])} "
-        f"planned attempts saved. α = {_e(s['alpha'])} "
-        f"({_e(s.get('correction') or 'one candidate, no correction')}; "
-        f"{_e(round(s['alpha_per_candidate'], 4))} per candidate). The tables and every "
-        "number on this page use the cases run before the decision.</p>"
-        f"<ul>{rows}</ul><p class='note'>{_e(s['method'])}.</p></section>"
-    )
+    """The factor-effects section (the early-stopping one is placed by the page itself:
+    :mod:`.early_stopping`)."""
+    return _factor_section(a)
 
 
 def _factor_section(a: ExperimentAnalysis) -> str:

@@ -40,8 +40,43 @@ def _pct(value: float, digits: int = 1) -> str:
     return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}%}"
 
 
-def _verdict_table(analysis: ExperimentAnalysis, console: Console) -> None:
-    """The case-level verdicts, first: what a person decides on."""
+def _stopping_table(analysis: ExperimentAnalysis, block: Any, console: Console) -> None:
+    """The early-stopping decision per candidate: first after an early stop (then the
+    inferential statement), after the verdicts when the rule never stopped the run."""
+    from ..paired.verdicts import VERDICT_STYLES
+    from .early_stopping import attempts_statement, decision_rows, rule_statement
+
+    stopped = bool(block.get("stopped_early"))
+    title = f"Early stopping: {block['reason']}"
+    if stopped:
+        name = strip_control(analysis.info["experiment_name"])
+        title = f"Experiment · {name}\n{title} (anytime-valid; the inferential statement)"
+    table = Table(title=_t(title), caption_justify="left")
+    table.add_column("Candidate", overflow="fold")
+    table.add_column("Decision", overflow="fold")
+    table.add_column("Anytime-valid interval", justify="right", no_wrap=True)
+    table.add_column("Paired cases", justify="right")
+    for row in decision_rows(block):
+        decision = row["decision"]
+        table.add_row(
+            _t(row["candidate"]),
+            Text(decision, style=VERDICT_STYLES.get(decision, "")),
+            row["interval"],
+            row["paired_cases"],
+        )
+    table.caption = _t(
+        "Each candidate minus the baseline in pass rate, case by case over the evaluated "
+        "attempts; the interval is a confidence sequence, valid however often it was "
+        f"checked. {rule_statement(block)}. {attempts_statement(block)}."
+    )
+    console.print(table)
+
+
+def _verdict_table(
+    analysis: ExperimentAnalysis, console: Console, *, descriptive: bool = False
+) -> None:
+    """The case-level verdicts, first: what a person decides on. ``descriptive``: after
+    an early stop, where they follow the stopping decision and are labelled descriptive."""
     from ..paired.verdicts import (
         CORRECTION_NAMES,
         HOW_TO_DECLARE,
@@ -50,6 +85,7 @@ def _verdict_table(analysis: ExperimentAnalysis, console: Console) -> None:
         format_change,
         format_p,
     )
+    from .early_stopping import DESCRIPTIVE_NOTE
 
     v = analysis.verdicts
     name = strip_control(analysis.info["experiment_name"])
@@ -65,14 +101,21 @@ def _verdict_table(analysis: ExperimentAnalysis, console: Console) -> None:
         correction = CORRECTION_NAMES.get(correction, correction)
         alpha = float(v["alpha"].iloc[0]) if len(v) else math.nan
         title = (
-            f"Experiment · {name}\nVerdicts against {base}: case-level paired comparisons, "
-            f"{correction} correction over the family (α = {alpha:g})"
+            f"Verdicts against {base}: case-level paired comparisons, "
+            f"{correction} correction over the family"
+            # An empty family (no candidate compared) has no α to show.
+            + (f" (α = {alpha:g})" if math.isfinite(alpha) else "")
         )
     else:
         title = (
-            f"Experiment · {name}\nPaired differences against {base}: case-level, "
+            f"Paired differences against {base}: case-level, "
             f"{level:.0%} per-comparison intervals (no correction declared)"
         )
+    if descriptive:
+        # The experiment's name heads the stopping table, printed above this one.
+        title = f"Fixed-sample {title[0].lower()}{title[1:]} — descriptive after the early stop"
+    else:
+        title = f"Experiment · {name}\n{title}"
     table = Table(title=Text(title), caption_justify="left")
     # Rows grouped by dimension (a heading row each) rather than a dimension column, and the
     # detectable change in a column of its own (its magnitude; the caption says what it
@@ -135,6 +178,8 @@ def _verdict_table(analysis: ExperimentAnalysis, console: Console) -> None:
                 )
             )
         table.caption = Text(caption)
+    if descriptive:
+        table.caption = Text(f"{table.caption or ''} {DESCRIPTIVE_NOTE}".lstrip())
     console.print(table)
     if v.attrs.get("source"):
         console.print(Text(f"Note: {v.attrs['source']}", style="dim"))
@@ -184,7 +229,11 @@ def _variant_notes(analysis: ExperimentAnalysis, case_level: bool) -> list[str]:
 
 def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) -> None:
     """Print the verdicts first, then the variant and pass@k tables, the
-    AgenticLens-compatible numbers (labelled as such), the frontier and warnings."""
+    AgenticLens-compatible numbers (labelled as such), the frontier and warnings.
+
+    After an early stop (``stop_when="decided"``) the stopping decision comes first and
+    the verdicts follow, labelled descriptive; a run the rule watched but never stopped
+    shows the rule's state after the verdicts."""
     from ..paired.verdicts import headline_pass_rates
 
     console = console or Console()
@@ -192,9 +241,16 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
         # rich renders whatever it is given and only then drops it when quiet: the
         # tables below cost 0.05–0.08 s at 5 000 cases to print nothing.
         return
+    from .early_stopping import early_stopping, stopped_early
+
     info = analysis.info
     vs = analysis.variants
-    _verdict_table(analysis, console)
+    stopping, stopped = early_stopping(analysis), stopped_early(analysis)
+    if stopping is not None and stopped:
+        _stopping_table(analysis, stopping, console)
+    _verdict_table(analysis, console, descriptive=stopped)
+    if stopping is not None and not stopped:
+        _stopping_table(analysis, stopping, console)
     headline = {
         str(r["variant_id"]): r
         for r in headline_pass_rates(analysis.paired_frames.get("case_level_summary")).to_dict(

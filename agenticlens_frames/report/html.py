@@ -54,6 +54,7 @@ from .._values import is_missing
 from ..analysis import ExperimentAnalysis, headline_warnings
 from ..frontier import frontier_columns
 from .beyond_html import beyond_figures, beyond_sections, frontier_table
+from .early_stopping import DESCRIPTIVE_NOTE, stopped_early, stopping_section_html
 from .provenance import footer_html
 
 __all__ = ["render_html", "verdicts_table_html", "write_html_report"]
@@ -839,12 +840,17 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
     return f"{note}<div class='scroll'><table class='verdicts'>{head}{''.join(rows)}</table></div>"
 
 
-def _verdicts_section(a: ExperimentAnalysis, forest: bool) -> str:
+def _verdicts_section(a: ExperimentAnalysis, forest: bool, *, descriptive: bool = False) -> str:
     declared = bool(a.verdicts.attrs.get("declared", False))
     title = "Verdicts against" if declared else "Paired differences against"
+    if descriptive:  # after an early stop (see .early_stopping)
+        title = "Fixed-sample " + title[0].lower() + title[1:]
     return (
         f"<section id='verdicts'><h2>{title} the baseline "
-        f"({_e(a.info['baseline_variant_id'])})</h2>"
+        f"({_e(a.info['baseline_variant_id'])})"
+        + (" — descriptive after the early stop" if descriptive else "")
+        + "</h2>"
+        + (f"<p class='declare'>{_e(DESCRIPTIVE_NOTE)}</p>" if descriptive else "")
         + verdicts_table_html(a.verdicts)
         + ("<div id='fig-paired' class='fig'></div>" if forest else "")
         + "</section>"
@@ -902,6 +908,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         else ""
     )
     order = ", ".join(f"{_e(v)}#{_e(t)}" for v, t in a.execution_order)
+    stopping, stopped = stopping_section_html(a), stopped_early(a)
     heatmap_html, case_rows = _heatmap_section(a, heat, attention)
     title = f"Experiment Report — {_e(info['experiment_name'])}"
     plotly_js, loader_js, page_js = _plotly_js(), _asset("loader.js"), _asset("report.js")
@@ -929,13 +936,16 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         + _filters_section(heat)
         + warnings
         + _failed_trials(a)
-        + _verdicts_section(a, forest="paired" in static)
+        # After an early stop the stopping decision is the inferential statement: first.
+        + (stopping if stopped else "")
+        + _verdicts_section(a, forest="paired" in static, descriptive=stopped)
         + _variant_table(a)
         + _pass_k_section(a)
         + heatmap_html
         + pareto_html
         + _factor_levels(a)
         + _comparisons(a)
+        + ("" if stopped else stopping)
         + beyond_sections(a)
         + f"<section id='randomization'><h2>Randomization</h2><p>Execution order: "
         f"{order or 'n/a'}</p></section>" + footer_html(info) + "</main>"

@@ -325,7 +325,27 @@ def _parse(
         pareto_frontier=frontier,
         warnings=list(data["warnings"]),
         info=info,
+        extras=_extras(extras, file),
     )
+
+
+def _extras(block: Mapping[str, Any], file: Path) -> dict[str, Any]:
+    """The run-level facts a renderer shows: the early-stopping block, checked (rendered
+    as `experiment run` renders it, first after an early stop)."""
+    from .early_stopping import check_block
+
+    stopping = block.get("early_stopping")
+    if stopping is None:
+        return {}
+    where = check_block(stopping)
+    if where is not None:
+        raise InputError(
+            "damaged early-stopping record",
+            file=file,
+            location=["agenticlens_frames", "early_stopping", *where],
+            hint="is this an experiment report written by `experiment run --save`?",
+        )
+    return {"early_stopping": dict(stopping)}
 
 
 #: Said beside verdicts a report did not hold, computed from its per-case records.

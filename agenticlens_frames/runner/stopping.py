@@ -3,10 +3,17 @@
 With early stopping, cases are run one after another in a seeded random order (every
 variant and trial of a case before the next case). After each case is complete — its
 planned trials done for every variant, in that order — each candidate's paired difference
-against the baseline (case pass rate over trials) updates an anytime-valid confidence
-sequence (:mod:`agenticlens_frames.stats_sequential`); when every candidate's interval
-excludes 0 (or, with a margin δ, lies within ±δ), no new attempt is started. Attempts
-already in flight finish and are kept.
+against the baseline updates an anytime-valid confidence sequence
+(:mod:`agenticlens_frames.stats_sequential`); when every candidate's interval excludes 0
+(or, with a margin δ, lies within ±δ), no new attempt is started. Attempts already in
+flight finish and are kept.
+
+A variant's value on a case is its pass rate over the case's **evaluated** attempts, as in
+the case-level statistics: a failed trial's placeholders (its invalid payload, and every
+case of the trial after it in the planned order) are not data, while a target error or a
+timeout is an evaluated, failed attempt. A case is paired for a candidate only when both
+it and the baseline have an evaluated attempt on it; a case paired for no candidate adds
+nothing to the sequences, so nothing is decided on no data.
 
 The sequence is a function of the cases in their planned order only, so a resumed run
 (same run folder) replays the journaled cases into the same sequence and continues it.
@@ -24,7 +31,12 @@ import numpy as np
 
 from ..errors import InputError
 from ..formats.model import ManifestSpec, SuiteSpec
-from ..stats_sequential import BettingConfidenceSequence, candidate_alpha, decide
+from ..stats_sequential import (
+    BettingConfidenceSequence,
+    applied_correction,
+    candidate_alpha,
+    decide,
+)
 
 __all__ = ["STOP_WHEN", "StopMonitor", "StopRule", "case_rank", "sub_suite"]
 
@@ -32,7 +44,7 @@ __all__ = ["STOP_WHEN", "StopMonitor", "StopRule", "case_rank", "sub_suite"]
 STOP_WHEN = ("decided",)
 METHOD = (
     "betting confidence sequence (Waudby-Smith & Ramdas 2024) on per-case paired "
-    "differences of pass rates, checked after every completed case"
+    "differences of pass rates over the evaluated attempts, checked after every completed case"
 )
 
 
@@ -98,6 +110,9 @@ class StopMonitor:
         self.candidates = [v for v in self.variants if v != self.baseline]
         self.trials = manifest.trial_count
         self.rule = rule
+        self.applied_correction = applied_correction(
+            len(self.candidates), rule.correction or "none"
+        )
         self.alpha_each = candidate_alpha(
             rule.alpha, len(self.candidates), rule.correction or "none"
         )
@@ -106,8 +121,15 @@ class StopMonitor:
         self.order = sorted(rank, key=rank.__getitem__)
         self.case_index = {c.id: c.index for c in suite.cases}
         self.trial_mode = trial_mode
-        self.outcome: dict[tuple[str, int, str], bool] = {}
+        #: Per attempt: passed, or None for a failed trial's invalid payload (not data).
+        self.outcome: dict[tuple[str, int, str], bool | None] = {}
+        #: Per failed trial: suite index of its first invalid payload (the scheduler's rule
+        #: for which cases are still run, as :meth:`Ledger.pending`).
         self.invalid_at: dict[tuple[str, int], int] = {}
+        #: Per failed trial: planned position of its first invalid payload; the trial gives
+        #: no data from that case on. Earlier cases keep its attempts: the sequence may
+        #: have used them already, and an online sequence cannot take data back.
+        self.failed_from: dict[tuple[str, int], int] = {}
         self.position = 0
         self.decisions: list[str | None] = [None] * len(self.candidates)
         self.lower = np.full(len(self.candidates), -1.0)
@@ -130,12 +152,17 @@ class StopMonitor:
             return
         key = (record["variant"], int(record["trial"]), record["case"])
         score = record.get("score")
-        passed = record["status"] == "ok" and bool(score[0] if score else False)
+        failed_trial = record["status"] == "invalid_payload" and self.trial_mode
+        # A target error or timeout (or, in "case" mode, an invalid payload) is an evaluated
+        # attempt that failed, as in the tables; a failed trial's is a placeholder.
+        passed = None if failed_trial else record["status"] == "ok" and bool(score and score[0])
         with self._lock:
             self.outcome[key] = passed
-            if record["status"] == "invalid_payload" and self.trial_mode:
+            if failed_trial:
                 index = self.case_index[key[2]]
                 self.invalid_at[key[:2]] = min(self.invalid_at.get(key[:2], index), index)
+                rank = self.rank[key[2]]
+                self.failed_from[key[:2]] = min(self.failed_from.get(key[:2], rank), rank)
             self._advance()
         if self.on_advance is not None:
             self.on_advance()
@@ -163,15 +190,19 @@ class StopMonitor:
                     return False
         return True
 
-    def _rate(self, variant: str, case_id: str) -> float:
-        index = self.case_index[case_id]
-        passes = 0
+    def _value(self, variant: str, case_id: str) -> float:
+        """The variant's pass rate on the case over its evaluated attempts (NaN: none)."""
+        rank = self.rank[case_id]
+        passes = evaluated = 0
         for t in range(1, self.trials + 1):
-            failed_at = self.invalid_at.get((variant, t))
-            if failed_at is not None and failed_at <= index:
-                continue  # a failed trial's attempts count as failures (as in the tables)
-            passes += self.outcome.get((variant, t, case_id), False)
-        return passes / self.trials
+            failed_from = self.failed_from.get((variant, t))
+            if failed_from is not None and failed_from <= rank:
+                continue  # the trial had failed by this case: its placeholders are not data
+            passed = self.outcome.get((variant, t, case_id))
+            if passed is not None:
+                passes += passed
+                evaluated += 1
+        return passes / evaluated if evaluated else float("nan")
 
     def _advance(self) -> None:
         while (
@@ -180,12 +211,14 @@ class StopMonitor:
             and self._complete(self.order[self.position])
         ):
             case_id = self.order[self.position]
-            base = self._rate(self.baseline, case_id)
-            diffs = [self._rate(c, case_id) - base for c in self.candidates]
-            self.sequence.update(diffs or [0.0])
+            base = self._value(self.baseline, case_id)
+            # NaN (not paired: no evaluated attempt on one side) is skipped by its sequence.
+            diffs = [self._value(c, case_id) - base for c in self.candidates]
+            self.sequence.update(diffs or [float("nan")])
             self.position += 1
             low, high = self.sequence.interval()
             self.lower, self.upper = low[: len(self.candidates)], high[: len(self.candidates)]
+            # A sequence that has seen no case keeps [-1, 1]: never decided on no data.
             self.decisions = [
                 decide(float(lo), float(hi), self.rule.margin)
                 for lo, hi in zip(self.lower, self.upper, strict=True)
@@ -197,9 +230,31 @@ class StopMonitor:
         """The cases the sequence has seen, planned order."""
         return self.order[: self.position]
 
+    def paired_cases(self) -> list[int]:
+        """Per candidate: the cases its sequence has seen (paired with the baseline)."""
+        return [int(n) for n in self.sequence.t[: len(self.candidates)]]
+
+    def _skipped(self) -> int:
+        """Attempts never to be run because their trial failed (not saved by stopping)."""
+        return sum(
+            1
+            for (v, t), limit in self.invalid_at.items()
+            for case_id, index in self.case_index.items()
+            if index > limit and (v, t, case_id) not in self.outcome
+        )
+
     def summary(self, attempts_done: int) -> dict[str, Any]:
-        """JSON-ready: when and why the run stopped (or did not), and what it saved."""
+        """JSON-ready: when and why the run stopped (or did not), and what it saved.
+
+        ``correction`` is the correction the rule applied across candidates, ``bonferroni``
+        or ``none`` (:func:`~agenticlens_frames.stats_sequential.applied_correction`);
+        ``declared_correction`` the experiment's, which the fixed-sample verdicts use.
+        ``attempts_saved`` counts the attempts the stop left unrun, not those a failed
+        trial skipped (``attempts_skipped``).
+        """
         stopped = self.stopped_after is not None
+        skipped = self._skipped()
+        paired = self.paired_cases()
         return {
             "stop_when": "decided",
             "stopped_early": stopped,
@@ -207,14 +262,18 @@ class StopMonitor:
             "cases_planned": len(self.order),
             "attempts_planned": self.planned_attempts,
             "attempts_run": attempts_done,
-            "attempts_saved": max(self.planned_attempts - attempts_done, 0),
+            "attempts_saved": (
+                max(self.planned_attempts - attempts_done - skipped, 0) if stopped else 0
+            ),
+            "attempts_skipped": skipped,
             "reason": (
                 f"every candidate decided after {self.position} of {len(self.order)} cases"
                 if stopped
-                else "not every candidate was decided; every planned case ran"
+                else "not every candidate was decided, so the run was not stopped early"
             ),
             "alpha": self.rule.alpha,
-            "correction": self.rule.correction,
+            "correction": self.applied_correction,
+            "declared_correction": self.rule.correction,
             "alpha_per_candidate": self.alpha_each,
             "margin": self.rule.margin,
             "method": METHOD,
@@ -224,9 +283,10 @@ class StopMonitor:
                     "decision": d,
                     "lower": float(lo),
                     "upper": float(hi),
+                    "paired_cases": n,
                 }
-                for c, d, lo, hi in zip(
-                    self.candidates, self.decisions, self.lower, self.upper, strict=True
+                for c, d, lo, hi, n in zip(
+                    self.candidates, self.decisions, self.lower, self.upper, paired, strict=True
                 )
             ],
         }

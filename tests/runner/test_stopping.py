@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 
+import numpy as np
 import pytest
 import yaml
 
 from agenticlens_frames import InputError, run_experiment
-from agenticlens_frames.runner.stopping import StopRule
+from agenticlens_frames.formats import load_manifest, load_suite
+from agenticlens_frames.runner.stopping import StopMonitor, StopRule, case_rank
 
 HOLM = StopRule(alpha=0.05, correction="holm")
 TARGETS = """
@@ -34,6 +38,10 @@ base = _agent(0.3, "base")
 better = _agent(0.9, "better")
 worse = _agent(0.02, "worse")
 base2 = _agent(0.3, "base2")
+
+
+def broken(text, case=None):
+    return "a plain string, not a payload"  # invalid: fails the whole trial
 """
 
 
@@ -108,6 +116,103 @@ def test_a_clear_difference_stops_early_and_is_journaled(tmp_path) -> None:
     assert len(again.run.attempts) == len(result.run.attempts)
 
 
+def _naive_interval(d: list[float], alpha: float) -> tuple[float, float]:
+    """The betting confidence sequence's interval after the differences ``d``, written out
+    grid value by grid value (Waudby-Smith & Ramdas' hedged capital, plug-in bets), with
+    no code from the package."""
+    kept = []
+    for value in np.linspace(-1, 1, 801):
+        m = (value + 1) / 2
+        plus = minus = 1.0
+        sum_x = sum_sq = 0.0
+        var = 0.25
+        excluded = False
+        for t, di in enumerate(d, start=1):
+            x = (di + 1) / 2
+            lam = math.sqrt(2 * math.log(2 / alpha) / (var * t * math.log(1 + t)))
+            plus *= 1 + min(lam, 0.5 / m if m > 0 else math.inf) * (x - m)
+            minus *= 1 - min(lam, 0.5 / (1 - m) if m < 1 else math.inf) * (x - m)
+            excluded |= 0.5 * plus + 0.5 * minus >= 1 / alpha
+            sum_x += x
+            sum_sq += (x - (0.5 + sum_x) / (t + 1)) ** 2
+            var = (0.25 + sum_sq) / (t + 1)
+        if not excluded:
+            kept.append(value)
+    return min(kept), max(kept)
+
+
+def test_failed_trials_are_not_data_and_nothing_is_decided_on_none(tmp_path) -> None:
+    # The audit's repro: a candidate whose target answers a plain string fails every
+    # trial. The old monitor counted its placeholders as failures, decided it "worse" and
+    # stopped early on trials that never ran.
+    manifest, suite = _experiment(tmp_path, variants=("base", "better", "broken"))
+    result = run_experiment(
+        manifest,
+        suite,
+        progress=False,
+        stop_when="decided",
+        stop_rule=StopRule(alpha=0.05, correction="holm", margin=0.15),
+    )
+    stop = result.stopping
+    better, broken = stop["candidates"]
+    assert not stop["stopped_early"] and stop["attempts_saved"] == 0
+    assert broken["decision"] is None and broken["paired_cases"] == 0
+    assert (broken["lower"], broken["upper"]) == (-1.0, 1.0)
+    assert stop["cases_used"] == 120 and better["paired_cases"] == 120
+    assert stop["attempts_run"] + stop["attempts_skipped"] == stop["attempts_planned"]
+    assert stop["correction"] == "bonferroni" and stop["declared_correction"] == "holm"
+    # The candidate that has data: the sequence over the evaluated attempts of the tables,
+    # per case in the planned order, computed here without the monitor.
+    att = result.run.attempts
+    att = att[att["status"] != "trial_failed"]
+    rate = att.groupby(["variant_id", "case_id"], observed=True)["passed"].mean()
+    rank = case_rank(load_suite(suite), 3)
+    d = [rate["better", c] - rate["base", c] for c in sorted(rank, key=rank.__getitem__)]
+    assert (better["lower"], better["upper"]) == pytest.approx(_naive_interval(d, 0.025))
+
+
+def test_a_trial_that_fails_midway_gives_data_only_before_it(tmp_path) -> None:
+    manifest_file, suite_file = _experiment(
+        tmp_path, cases=4, variants=("base", "better", "broken")
+    )
+    manifest, suite = load_manifest(manifest_file), load_suite(suite_file)
+    monitor = StopMonitor(manifest, suite, StopRule(alpha=0.05, correction="bonferroni"))
+    index = {c.id: c.index for c in suite.cases}
+    o = sorted(monitor.rank, key=monitor.rank.__getitem__)  # the planned order
+
+    def add(variant: str, trial: int, case: str, status: str, passed: bool = False) -> None:
+        score = [passed, float(passed), 1, int(passed), float(passed), None, None]
+        monitor.add(
+            {"type": "attempt", "variant": variant, "trial": trial, "case": case,
+             "status": status, "score": score if status == "ok" else None}
+        )  # fmt: skip
+
+    for case in o:
+        for trial in (1, 2):
+            add("base", trial, case, "ok", passed=True)
+            add("broken", trial, case, "invalid_payload")
+    # better, trial 1: passes the first case, then an invalid payload fails the trial;
+    # the cases the scheduler would still call (before it in suite order) are not data.
+    add("better", 1, o[0], "ok", passed=True)
+    add("better", 1, o[1], "invalid_payload")
+    for case in o[2:]:
+        if index[case] < index[o[1]]:
+            add("better", 1, case, "ok", passed=True)
+    # better, trial 2: a target error is an evaluated attempt that failed (as in the tables).
+    add("better", 2, o[0], "target_error")
+    for case, passed in zip(o[1:], (True, True, False), strict=True):
+        add("better", 2, case, "ok", passed=passed)
+    assert monitor.position == 4
+    # Per case, better's pass rate over its evaluated attempts minus the baseline's (1):
+    # o0 (1 + 0)/2, o1 trial 2 only, o2 trial 2 only, o3 trial 2 only.
+    expected = [0.5 - 1, 1 - 1, 1 - 1, 0 - 1]
+    assert (monitor.lower[0], monitor.upper[0]) == pytest.approx(_naive_interval(expected, 0.025))
+    # broken never had an evaluated attempt: no case, no decision.
+    assert (monitor.lower[1], monitor.upper[1]) == (-1.0, 1.0)
+    assert monitor.decisions[1] is None
+    assert monitor.paired_cases() == [4, 0]
+
+
 def test_interrupted_run_resumes_into_the_same_sequence(tmp_path) -> None:
     manifest, suite = _experiment(tmp_path)
     straight = run_experiment(manifest, suite, progress=False, stop_when="decided", stop_rule=HOLM)
@@ -166,16 +271,64 @@ def test_command_line_stop_when_decided(tmp_path) -> None:
             str(tmp_path / "run"),
             "--html",
             str(tmp_path / "report.html"),
+            "--fail-on-regression",
         ],
     )
-    assert result.exit_code == 0, result.output
-    assert "Early stopping: every candidate decided after" in result.output
+    # "worse" is decided worse: the gate follows the stopping decision (stderr says so).
+    assert result.exit_code == 4, result.output
+    assert "Regression against the baseline (early-stopping decision): worse" in result.output
     stop = json.loads(out.read_text())["agenticlens_frames"]["early_stopping"]
-    assert stop["stopped_early"] and stop["correction"] == "holm"
-    assert stop["attempts_saved"] > 0
+    assert stop["stopped_early"] and stop["attempts_saved"] > 0
+    # What the rule applied, and what was declared (for the fixed-sample verdicts).
+    assert stop["correction"] == "bonferroni" and stop["declared_correction"] == "holm"
+    assert stop["alpha_per_candidate"] == pytest.approx(0.025)
+    rule = (
+        "Bonferroni across the 2 candidates: α/m = 0.025 each (α = 0.05); the declared "
+        "Holm correction applies to the fixed-sample verdicts"
+    )
+    # The console leads with the stopping decision; the verdicts follow, labelled.
+    text = " ".join(result.output.split())
+    decided = f"Early stopping: every candidate decided after {stop['cases_used']} of 120 cases"
+    assert text.index(decided) < text.index("Fixed-sample verdicts against base")
+    assert "descriptive after the early stop" in text and rule in text
+    for name, sign in (("better", "+"), ("worse", "-")):  # decision, anytime-valid interval
+        assert re.search(rf"│ {name} +│ {name} +│ +\[\{sign}[\d.]+, [-+][\d.]+\] pp │", text)
     page = (tmp_path / "report.html").read_text()
-    assert "id='early-stopping'" in page and "every candidate decided after" in page
+    assert page.index("id='early-stopping'") < page.index("id='verdicts'")
+    assert decided in page and rule in page and "descriptive after the early stop" in page
+    assert "per candidate)" not in page  # the old "(holm; 0.025 per candidate)"
+    # experiment report renders the saved block the same way.
+    again = CliRunner().invoke(app, ["experiment", "report", str(out)])
+    assert again.exit_code == 0, again.output
+    saved = " ".join(again.output.split())
+    assert saved.index(decided) < saved.index("Fixed-sample verdicts against base")
+    assert rule in saved
     bad = CliRunner().invoke(
         app, ["experiment", "run", str(manifest), str(suite), "--stop-margin", "0.05"]
     )
     assert bad.exit_code == 1 and "--stop-margin needs --stop-when" in bad.output
+
+
+def test_the_gate_follows_the_stopping_decision_not_the_descriptive_table(tmp_path) -> None:
+    from rich.console import Console
+
+    from agenticlens_frames import analyze
+    from agenticlens_frames.cli import EXIT_OK, EXIT_REGRESSION, _exit_code
+    from agenticlens_frames.paired.verdicts import regressions
+
+    manifest, suite = _experiment(tmp_path)
+    result = run_experiment(manifest, suite, progress=False, stop_when="decided", stop_rule=HOLM)
+    analysis = analyze(result.run, comparisons={"correction": "holm"})
+    analysis.extras["early_stopping"] = stop = result.stopping
+    # The fixed-sample table calls "worse" worse; so does the stopping decision.
+    assert set(regressions(analysis.verdicts)["candidate_variant_id"]) == {"worse"}
+    assert stop["candidates"][1]["decision"] == "worse"
+    quiet = Console(quiet=True)
+    assert _exit_code(analysis, True, quiet) == EXIT_REGRESSION
+    # Where they disagree, the stopping decision governs: a candidate the rule decided
+    # within ±δ does not fail the gate, whatever the descriptive table says...
+    stop["candidates"][1] = {**stop["candidates"][1], "decision": "within ±δ"}
+    assert _exit_code(analysis, True, quiet) == EXIT_OK
+    # ...and without an early stop the table is the verdict again.
+    analysis.extras["early_stopping"] = {**stop, "stopped_early": False}
+    assert _exit_code(analysis, True, quiet) == EXIT_REGRESSION

@@ -1,0 +1,246 @@
+"""The early-stopping statement (``stop_when="decided"``) in words, for every surface.
+
+After an early stop the stopping decision is the inferential statement and the
+fixed-sample verdicts are descriptive (docs/statistics.md §13), so the console, the HTML
+page and ``experiment report`` lead with it; they all word it from the report's
+``early_stopping`` block through these helpers, and the exit code follows it
+(:func:`stop_regressions`). Nothing here computes a statistic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from ..paired.verdicts import CORRECTION_NAMES, format_difference, format_interval
+
+if TYPE_CHECKING:
+    from ..analysis import ExperimentAnalysis
+
+__all__ = [
+    "DESCRIPTIVE_NOTE",
+    "attempts_statement",
+    "check_block",
+    "decision_rows",
+    "early_stopping",
+    "rule_statement",
+    "stop_regressions",
+    "stopped_early",
+    "stopping_section_html",
+]
+
+#: The page's verdict classes (as its verdict table colours better and worse).
+_CLASSES = {"better": "good", "worse": "bad"}
+
+#: Said beside the fixed-sample verdicts of a run that stopped early.
+DESCRIPTIVE_NOTE = (
+    "The run stopped early, so these fixed-sample numbers are descriptive: their intervals "
+    "and p-values assume a sample size fixed in advance (they are not anytime-valid) and "
+    "the estimates lean away from 0. The stopping decision above is the inferential "
+    "statement, and --fail-on-regression follows it."
+)
+
+
+#: The block's fields the renderers read, with their JSON types (a saved report's block is
+#: checked against them before it is shown).
+_FIELDS: dict[str, tuple[type, ...]] = {
+    "stopped_early": (bool,),
+    "reason": (str,),
+    "attempts_planned": (int,),
+    "attempts_run": (int,),
+    "attempts_saved": (int,),
+    "alpha": (int, float),
+    "alpha_per_candidate": (int, float),
+    "method": (str,),
+    "candidates": (list,),
+}
+_CANDIDATE_FIELDS: dict[str, tuple[type, ...]] = {
+    "candidate_variant_id": (str,),
+    "decision": (str, type(None)),
+    "lower": (int, float),
+    "upper": (int, float),
+}
+
+
+def check_block(block: Any) -> list[str | int] | None:
+    """Where a saved ``early_stopping`` block is not one this module can render (a path of
+    keys), or None when it is.
+
+    Examples
+    --------
+    >>> check_block({"stopped_early": True, "reason": 3})
+    ['reason']
+    """
+    if not isinstance(block, Mapping):
+        return []
+    for key, types in _FIELDS.items():
+        if not isinstance(block.get(key), types):
+            return [key]
+    for i, c in enumerate(block["candidates"]):
+        if not isinstance(c, Mapping):
+            return ["candidates", i]
+        for key, types in _CANDIDATE_FIELDS.items():
+            if not isinstance(c.get(key), types):
+                return ["candidates", i, key]
+    return None
+
+
+def early_stopping(a: ExperimentAnalysis) -> Mapping[str, Any] | None:
+    """The analysis' ``early_stopping`` block (a live run with ``stop_when``), or None."""
+    block = (a.extras or {}).get("early_stopping")
+    return block if isinstance(block, Mapping) and block else None
+
+
+def stopped_early(a: ExperimentAnalysis) -> bool:
+    """The run was stopped by the rule (its fixed-sample numbers are then descriptive)."""
+    block = early_stopping(a)
+    return bool(block and block.get("stopped_early"))
+
+
+def _corrections(block: Mapping[str, Any]) -> tuple[str, str | None]:
+    """(applied, declared). Reports before ``declared_correction`` held the declared one
+    in ``correction``; the rule applied Bonferroni exactly when it split α."""
+    if "declared_correction" in block:
+        return str(block["correction"]), block["declared_correction"]
+    declared = block.get("correction")
+    split = not math.isclose(float(block["alpha_per_candidate"]), float(block["alpha"]))
+    return ("bonferroni" if split else "none"), declared
+
+
+def rule_statement(block: Mapping[str, Any]) -> str:
+    """α and the correction the stopping rule applied, beside the declared one.
+
+    Examples
+    --------
+    >>> block = {"alpha": 0.05, "alpha_per_candidate": 0.025, "correction": "bonferroni",
+    ...          "declared_correction": "holm", "candidates": [{}, {}]}
+    >>> for part in rule_statement(block).split("; "):
+    ...     print(part)
+    Bonferroni across the 2 candidates: α/m = 0.025 each (α = 0.05)
+    the declared Holm correction applies to the fixed-sample verdicts
+    """
+    applied, declared = _corrections(block)
+    alpha = float(block["alpha"])
+    m = len(block.get("candidates", []))
+    named = CORRECTION_NAMES.get(str(declared), str(declared))
+    if applied == "bonferroni":
+        text = (
+            f"Bonferroni across the {m} candidates: α/m = "
+            f"{float(block['alpha_per_candidate']):.4g} each (α = {alpha:g})"
+        )
+        if declared not in (None, "bonferroni"):
+            text += f"; the declared {named} correction applies to the fixed-sample verdicts"
+        return text
+    if m > 1:
+        return f"no correction (declared none): α = {alpha:g} for each candidate"
+    return f"one candidate: α = {alpha:g}, nothing to correct"
+
+
+def _decision(candidate: Mapping[str, Any], margin: Any) -> str:
+    decision = candidate.get("decision")
+    if decision is None:
+        return "not decided"
+    if decision == "within ±δ" and margin is not None:
+        return "within ±" + format_difference(float(margin), "proportion").lstrip("+")
+    return str(decision)
+
+
+def decision_rows(block: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Per candidate: its decision, anytime-valid interval (pp) and paired cases, as text.
+
+    Examples
+    --------
+    >>> block = {"margin": 0.15, "candidates": [{"candidate_variant_id": "b",
+    ...          "decision": "within ±δ", "lower": -0.1, "upper": 0.05, "paired_cases": 40}]}
+    >>> list(decision_rows(block)[0].values())
+    ['b', 'within ±15.0 pp', '[-10.0, +5.0] pp', '40']
+    """
+    rows = []
+    for c in block.get("candidates", []):
+        paired = c.get("paired_cases")
+        rows.append(
+            {
+                "candidate": str(c["candidate_variant_id"]),
+                "decision": _decision(c, block.get("margin")),
+                "interval": format_interval(float(c["lower"]), float(c["upper"]), "proportion")
+                + " pp",
+                # Reports written before paired_cases do not have it.
+                "paired_cases": "n/a" if paired is None else str(int(paired)),
+            }
+        )
+    return rows
+
+
+def attempts_statement(block: Mapping[str, Any]) -> str:
+    """What the rule saved (or that it did not stop), in attempts.
+
+    Examples
+    --------
+    >>> attempts_statement({"stopped_early": True, "attempts_saved": 3240,
+    ...                     "attempts_planned": 3600, "attempts_skipped": 0})
+    '3240 of 3600 planned attempts saved'
+    """
+    planned = block["attempts_planned"]
+    if block.get("stopped_early"):
+        text = f"{block['attempts_saved']} of {planned} planned attempts saved"
+    else:
+        text = f"{block['attempts_run']} of {planned} planned attempts run"
+    skipped = int(block.get("attempts_skipped") or 0)
+    if skipped:
+        text += f"; {skipped} not run because their trial had failed (not saved by stopping)"
+    return text
+
+
+def stop_regressions(block: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The candidates decided *worse*: after an early stop, what fails
+    ``--fail-on-regression`` (the rows of :func:`decision_rows`)."""
+    worse = {
+        str(c["candidate_variant_id"])
+        for c in block.get("candidates", [])
+        if c.get("decision") == "worse"
+    }
+    return [row for row in decision_rows(block) if row["candidate"] in worse]
+
+
+def _e(value: Any) -> str:
+    return escape(str(value), quote=True)
+
+
+def _heading(block: Mapping[str, Any]) -> str:
+    return f"Early stopping: {block['reason']}"
+
+
+def stopping_section_html(a: ExperimentAnalysis) -> str:
+    """The page's early-stopping section ("" without one); see :func:`rule_statement`."""
+    block = early_stopping(a)
+    if block is None:
+        return ""
+    stopped = bool(block.get("stopped_early"))
+    rows = "".join(
+        f"<tr data-variant='{_e(r['candidate'])}'><td><strong>{_e(r['candidate'])}</strong></td>"
+        f"<td class='verdict {_CLASSES.get(r['decision'], '')}'>"
+        f"<strong>{_e(r['decision'])}</strong></td><td>{_e(r['interval'])}</td>"
+        f"<td>{_e(r['paired_cases'])}</td></tr>"
+        for r in decision_rows(block)
+    )
+    # A stopped run's sample size depends on the data: its decision is what to read first.
+    lead, tail = (
+        (
+            "The stopping decision is the inferential statement of this run; the verdicts "
+            "below are descriptive. ",
+            " The tables and every number on this page use the cases run before the decision.",
+        )
+        if stopped
+        else ("", "")
+    )
+    return (
+        f"<section id='early-stopping'><h2>{_e(_heading(block))}</h2>"
+        f"<p>{_e(lead)}{_e(attempts_statement(block))}. {_e(rule_statement(block))}."
+        f"{_e(tail)}</p>"
+        "<div class='scroll'><table class='verdicts'><tr><th>Candidate</th><th>Decision</th>"
+        "<th>Anytime-valid interval<br><small>pass rate, candidate − baseline</small></th>"
+        f"<th>Paired cases</th></tr>{rows}</table></div>"
+        f"<p class='note'>{_e(block['method'])}.</p></section>"
+    )

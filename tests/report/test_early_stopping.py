@@ -1,0 +1,103 @@
+"""A saved report's early-stopping record, rendered by `experiment report`: the stopping
+decision first, the fixed-sample verdicts labelled descriptive, the correction the rule
+applied named as such (reports written before ``declared_correction`` too)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from agenticlens_frames import analyze, load_experiment
+from agenticlens_frames.errors import InputError
+from agenticlens_frames.report.console import print_summary
+from agenticlens_frames.report.html import render_html
+from agenticlens_frames.report.json_report import build_report
+from agenticlens_frames.report.saved import load_report
+
+from ..conftest import EXAMPLE
+
+#: A block as version 0.x wrote it: ``correction`` held the declared correction, though
+#: the rule split α by Bonferroni (0.05 / 2 candidates).
+OLD_BLOCK = {
+    "stop_when": "decided",
+    "stopped_early": True,
+    "cases_used": 57,
+    "cases_planned": 400,
+    "attempts_planned": 3600,
+    "attempts_run": 520,
+    "attempts_saved": 3080,
+    "reason": "every candidate decided after 57 of 400 cases",
+    "alpha": 0.05,
+    "correction": "holm",
+    "alpha_per_candidate": 0.025,
+    "margin": 0.15,
+    "method": "betting confidence sequence (Waudby-Smith & Ramdas 2024)",
+    "candidates": [
+        {"candidate_variant_id": "a", "decision": "better", "lower": 0.02, "upper": 0.4},
+        {"candidate_variant_id": "b", "decision": "within ±δ", "lower": -0.1, "upper": 0.12},
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def saved() -> dict:
+    run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    return json.loads(json.dumps(build_report(analyze(run), lean=True)))
+
+
+def _write(tmp_path: Path, saved: dict, block: object) -> Path:
+    report = json.loads(json.dumps(saved))
+    report["agenticlens_frames"]["early_stopping"] = block
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    return path
+
+
+def test_a_saved_stop_leads_the_console_and_the_page(tmp_path: Path, saved: dict) -> None:
+    analysis = load_report(_write(tmp_path, saved, OLD_BLOCK))
+    console = Console(record=True, width=120)
+    print_summary(analysis, console)
+    text = " ".join(console.export_text().split())
+    decided = "Early stopping: every candidate decided after 57 of 400 cases"
+    assert text.index(decided) < text.index("Fixed-sample verdicts against")
+    assert "descriptive after the early stop" in text
+    # The old block's "holm" was the declared correction; the rule applied Bonferroni.
+    rule = (
+        "Bonferroni across the 2 candidates: α/m = 0.025 each (α = 0.05); the declared "
+        "Holm correction applies to the fixed-sample verdicts"
+    )
+    assert rule in text
+    assert "│ b │ within ±15.0 pp │ [-10.0, +12.0] pp │ n/a │" in text
+    page = render_html(analysis)
+    assert page.index("id='early-stopping'") < page.index("id='verdicts'")
+    assert rule in page and "3080 of 3600 planned attempts saved" in page
+
+
+def test_a_run_the_rule_never_stopped_keeps_its_verdicts_first(tmp_path: Path, saved: dict) -> None:
+    block = {**OLD_BLOCK, "stopped_early": False, "reason": "not every candidate was decided"}
+    analysis = load_report(_write(tmp_path, saved, block))
+    console = Console(record=True, width=120)
+    print_summary(analysis, console)
+    text = " ".join(console.export_text().split())
+    assert text.index("Verdicts against") < text.index("Early stopping: not every candidate")
+    assert "descriptive" not in text
+    page = render_html(analysis)
+    assert page.index("id='verdicts'") < page.index("id='early-stopping'")
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        ({"reason": None}, "agenticlens_frames.early_stopping.reason"),
+        ({"candidates": [{"candidate_variant_id": "a"}]}, "agenticlens_frames.early_stopping"),
+    ],
+)
+def test_a_damaged_block_is_refused_naming_its_place(
+    tmp_path: Path, saved: dict, change: dict, where: str
+) -> None:
+    with pytest.raises(InputError) as info:
+        load_report(_write(tmp_path, saved, {**OLD_BLOCK, **change}))
+    assert info.value.location.startswith(where)
