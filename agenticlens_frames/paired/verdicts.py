@@ -58,6 +58,7 @@ __all__ = [
     "format_interval",
     "format_p",
     "headline_pass_rates",
+    "method_phrase",
     "regressions",
     "verdicts_from_paired",
 ]
@@ -200,6 +201,28 @@ def format_change(row: Mapping[str, Any]) -> str:
         f"{format_difference(row['mean_difference'], unit)} "
         f"{format_interval(row['ci_low'], row['ci_high'], unit)}"
     )
+
+
+def method_phrase(ci_methods: Any) -> str:
+    """The tests behind a table of comparisons, in words, from its ``ci_method`` values —
+    including a row that fell back to the t test (a McNemar row with more than one
+    attempt per arm), which would otherwise be said only in the files.
+
+    Examples
+    --------
+    >>> method_phrase(["t", "t"])
+    'paired t'
+    >>> method_phrase(["mcnemar", "t (McNemar needs one binary attempt per arm per case)"])
+    'McNemar exact; paired t (McNemar needs one binary attempt per arm per case)'
+    """
+    from .._choices import METHODS
+
+    said = []
+    for text in dict.fromkeys(str(m) for m in ci_methods if isinstance(m, str) and m):
+        name, _, why = text.partition(" (")
+        info = METHODS.get(name)
+        said.append((info.test if info else name) + (f" ({why}" if why else ""))
+    return "; ".join(said)
 
 
 def family_phrase(correction: str, family_size: int | None, alpha: float) -> str:

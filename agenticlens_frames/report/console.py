@@ -84,6 +84,7 @@ def _verdict_table(
         detectable_cell,
         format_change,
         format_p,
+        method_phrase,
     )
     from .early_stopping import DESCRIPTIVE_NOTE
 
@@ -158,7 +159,8 @@ def _verdict_table(
     if evaluators:
         caption = (
             "Each candidate minus the baseline, case by case over the cases both scored; "
-            "evaluators: " + ", ".join(f"{d} = {e}" for d, e in evaluators.items()) + "."
+            "evaluators: " + ", ".join(f"{d} = {e}" for d, e in evaluators.items()) + "; "
+            f"test: {method_phrase(v['ci_method'])}."
         )
         if declared:
             caption += (

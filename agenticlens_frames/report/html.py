@@ -780,6 +780,7 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         format_difference,
         format_interval,
         format_p,
+        method_phrase,
     )
 
     declared = bool(verdicts.attrs.get("declared", False))
@@ -820,7 +821,8 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         )
         note = (
             "<p class='note'>Each candidate minus the baseline, case by case over the cases "
-            f"both scored (cases are the unit); {how}. The interval is per comparison, not "
+            f"both scored (cases are the unit); {how}; test: "
+            f"{_e(method_phrase(verdicts['ci_method']))}. The interval is per comparison, not "
             "adjusted for the family; the verdict follows the adjusted p. Next to every "
             "result that is not significant: the smallest change this run could have "
             "detected.</p>"

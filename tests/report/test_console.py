@@ -166,3 +166,21 @@ def test_a_declared_verdict_table_says_its_interval_is_per_comparison(run) -> No
     assert "The interval is per comparison, not adjusted for the family" in said
     html = verdicts_table_html(analysis.verdicts)
     assert "CI, per comparison</small>" in html and "not adjusted for the family" in html
+
+
+def test_the_verdict_caption_names_the_test_and_a_fallback(run) -> None:
+    """--paired-method mcnemar on attempts with five trials falls back to the t test per
+    row; the console and the page say so (it was only in the files' ci_method)."""
+    from agenticlens_frames.report.html import verdicts_table_html
+
+    analysis = analyze(run, comparisons={"correction": "holm", "method": "mcnemar"})
+    methods = set(analysis.verdicts["ci_method"])
+    assert methods == {"t (McNemar needs one binary attempt per arm per case)"}
+    console = Console(record=True, width=120, color_system=None)
+    print_summary(analysis, console)
+    said = " ".join(console.export_text().split())
+    assert "test: paired t (McNemar needs one binary attempt per arm per case)." in said
+    assert "test: paired t (McNemar needs" in verdicts_table_html(analysis.verdicts)
+    plain = Console(record=True, width=120, color_system=None)
+    print_summary(analyze(run), plain)
+    assert "test: paired t." in " ".join(plain.export_text().split())
