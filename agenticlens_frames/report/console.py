@@ -216,6 +216,9 @@ def _variant_notes(analysis: ExperimentAnalysis, case_level: bool) -> list[str]:
         "passed — pass^k below is the per-case reliability.",
         "Consistency: share of cases with the same outcome in every trial; a failed trial "
         "makes every case inconsistent.",
+        "Score, Latency, Cost: AgenticLens's per-trial values averaged over the completed "
+        "trials (a trial's mean latency, its total cost over the suite); the verdicts' "
+        "latency and cost are per attempt.",
     ]
     for row in analysis.variants.to_dict("records"):
         failed = int(row["attempted_trials"]) - int(row["completed_trials"])
