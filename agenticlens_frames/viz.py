@@ -75,8 +75,10 @@ __all__ = [
 
 #: Case orderings of :func:`order_cases`, most useful for wide suites first.
 CASE_ORDERS: dict[str, str] = {
-    "attention": "regressed against the baseline, then flaky, then hardest",
-    "regression": "largest pass-rate drop against the baseline first",
+    # An ordering, not a test: "dropped" is any fall below the baseline's case pass rate.
+    "attention": "any drop below the baseline first (an ordering, not a test), then flaky, "
+    "then hardest",
+    "regression": "largest pass-rate drop against the baseline first (an ordering, not a test)",
     "flaky": "inconsistent in the most variants first",
     "pass_rate": "lowest mean pass rate across variants first",
     "suite": "suite order",

@@ -25,7 +25,7 @@ one per idle moment, and any figure scrolled into view (or printed) before its t
 a cell is clicked or the table opened.
 
 Wide suites: the heatmap shows one page of cases at a time (50 by default), the cases that
-need attention first (regressed against the baseline, then flaky, then hardest); the page
+need attention first (any drop below the baseline, then flaky, then hardest); the page
 says so, and offers other orders, factor filters, a case search and paging. A bar chart of
 how many cases pass 0..T of T attempts, and a table of every case (cases as rows, so it
 grows downwards), summarise the whole suite.
