@@ -377,6 +377,7 @@ class Explorer(widgets.VBox):
             self.show_attempts_at(clicked[0], clicked[1])
 
     def _verdicts_html(self, keep: list[str]) -> str:
+        from .report.early_stopping import stopped_early, stopping_section_html
         from .report.html import verdicts_table_html
 
         v = self.analysis.verdicts
@@ -384,7 +385,13 @@ class Explorer(widgets.VBox):
         shown.attrs = dict(v.attrs)
         declared = bool(v.attrs.get("declared", False))
         title = "Verdicts against the baseline" if declared else "Paired differences"
-        return f"<h3>{title} (case-level)</h3>" + verdicts_table_html(shown)
+        table = f"<h3>{title} (case-level)</h3>" + verdicts_table_html(shown)
+        # As on the console and the page: after an early stop the stopping decision leads
+        # and the fixed-sample verdicts are descriptive; a rule that never stopped follows.
+        stopping = stopping_section_html(self.analysis)
+        if stopped_early(self.analysis):
+            return stopping + table.replace("(case-level)", "(case-level; descriptive)", 1)
+        return table + stopping
 
     def show_attempts_at(self, x: str, y: str) -> None:
         """Show the attempts of the heatmap cell with these axis labels."""

@@ -101,3 +101,20 @@ def test_a_damaged_block_is_refused_naming_its_place(
     with pytest.raises(InputError) as info:
         load_report(_write(tmp_path, saved, {**OLD_BLOCK, **change}))
     assert info.value.location.startswith(where)
+
+
+def test_the_explorer_leads_with_the_stop_too(tmp_path: Path, saved: dict) -> None:
+    """The explorer's verdict panel follows the console and the page: after an early stop
+    the decision first and the verdicts labelled descriptive; otherwise verdicts first."""
+    from agenticlens_frames.widgets import Explorer
+
+    stopped = Explorer(load_report(_write(tmp_path, saved, OLD_BLOCK))).verdicts.value
+    assert stopped.index("id='early-stopping'") < stopped.index("Verdicts against the baseline")
+    assert "(case-level; descriptive)" in stopped
+    watched = {**OLD_BLOCK, "stopped_early": False, "reason": "not every candidate was decided"}
+    panel = Explorer(load_report(_write(tmp_path, saved, watched))).verdicts.value
+    assert panel.index("Verdicts against the baseline") < panel.index("id='early-stopping'")
+    assert "descriptive" not in panel
+    (tmp_path / "plain.json").write_text(json.dumps(saved), encoding="utf-8")
+    plain = Explorer(load_report(tmp_path / "plain.json")).verdicts.value
+    assert "early-stopping" not in plain and "Verdicts against the baseline" in plain
