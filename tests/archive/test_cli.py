@@ -136,6 +136,32 @@ def test_summarize_prints_the_case_level_interval_at_the_chosen_level(
     assert "95% CI" in default.output and "90% CI" not in default.output
 
 
+def _assert_each_runs_verdicts(
+    written: pd.DataFrame, support_run: ExperimentRun, synthetic_run: ExperimentRun
+) -> None:
+    """Written verdicts equal `case_verdicts` of each whole run: the support run under its
+    manifest's Holm, the generated one (which declares none) under the given Bonferroni."""
+    from agenticlens_frames.paired.verdicts import case_verdicts
+
+    for run, settings, where in (
+        (support_run, None, "manifest"),
+        (synthetic_run, {"correction": "bonferroni"}, "given"),
+    ):
+        expected = case_verdicts(run, settings)
+        got = written[written["experiment_id"] == run.experiment_id]
+        assert got["declared_in"].eq(where).all()
+        assert got["verdict"].tolist() == expected["verdict"].tolist()
+        assert (
+            got["candidate_variant_id"].astype(str).tolist()
+            == expected["candidate_variant_id"].astype(str).tolist()
+        )
+        np.testing.assert_allclose(
+            got["adjusted_p_value"].to_numpy(float),
+            expected["adjusted_p_value"].to_numpy(float),
+            rtol=1e-12,
+        )
+
+
 def test_summarize_prints_paired_comparisons_and_each_runs_verdicts(
     cli_archive: Path,
     tmp_path: Path,
@@ -146,7 +172,6 @@ def test_summarize_prints_paired_comparisons_and_each_runs_verdicts(
     each run's verdicts as `experiment run` gives them — the support run under the Holm
     correction its manifest declares, the generated run (which declares none) under
     --correction."""
-    from agenticlens_frames.paired.verdicts import case_verdicts
 
     plain = invoke("summarize", str(cli_archive), "--limit", "50")
     assert plain.exit_code == 0, plain.output
@@ -168,23 +193,7 @@ def test_summarize_prints_paired_comparisons_and_each_runs_verdicts(
     comparisons = paired.drop_duplicates(["run_id", "candidate_variant_id"])
     assert len(comparisons) == 4 + len(synthetic_run.manifest.variant_ids) - 1
     assert set(paired["dimension"]) == {"quality", "latency", "cost"}
-    for run, settings, where in (
-        (support_run, None, "manifest"),
-        (synthetic_run, {"correction": "bonferroni"}, "given"),
-    ):
-        expected = case_verdicts(run, settings)
-        got = written[written["experiment_id"] == run.experiment_id]
-        assert got["declared_in"].eq(where).all()
-        assert got["verdict"].tolist() == expected["verdict"].tolist()
-        assert (
-            got["candidate_variant_id"].tolist()
-            == expected["candidate_variant_id"].astype(str).tolist()
-        )
-        pd.testing.assert_series_equal(
-            got["adjusted_p_value"].reset_index(drop=True),
-            expected["adjusted_p_value"].reset_index(drop=True),
-            check_names=False,
-        )
+    _assert_each_runs_verdicts(written, support_run, synthetic_run)
     assert written.loc[written["declared_in"] == "manifest", "correction"].eq("holm").all()
     refused = invoke("summarize", str(cli_archive), "--correction", "holm")
     assert refused.exit_code == 1 and "add --verdicts" in refused.output
@@ -246,19 +255,7 @@ def test_slice_writes_each_runs_verdicts(
     assert "verdicts from 2 run(s)" in result.output
     written = pd.read_csv(out / "verdicts.csv")
     assert not (out / "results").exists()
-    for run, settings, where in (
-        (support_run, None, "manifest"),
-        (synthetic_run, {"correction": "bonferroni"}, "given"),
-    ):
-        expected = case_verdicts(run, settings)
-        got = written[written["experiment_id"] == run.experiment_id]
-        assert got["declared_in"].eq(where).all()
-        assert got["verdict"].tolist() == expected["verdict"].tolist()
-        np.testing.assert_allclose(
-            got["adjusted_p_value"].to_numpy(float),
-            expected["adjusted_p_value"].to_numpy(float),
-            rtol=1e-12,
-        )
+    _assert_each_runs_verdicts(written, support_run, synthetic_run)
     tagged = invoke(
         "slice", str(cli_archive), "--out", str(tmp_path / "t"), "-t", "refund", "--verdicts"
     )
