@@ -159,9 +159,10 @@ def _verdict_table(
     if evaluators:
         caption = (
             "Each candidate minus the baseline, case by case over the cases both scored; "
-            "evaluators: " + ", ".join(f"{d} = {e}" for d, e in evaluators.items()) + "; "
-            f"test: {method_phrase(v['ci_method'])}."
+            "evaluators: " + ", ".join(f"{d} = {e}" for d, e in evaluators.items())
         )
+        test = method_phrase(v.get("ci_method", ()))
+        caption += f"; test: {test}." if test else "."
         if declared:
             caption += (
                 " The interval is per comparison, not adjusted for the family; the verdict "

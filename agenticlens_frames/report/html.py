@@ -813,6 +813,8 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
             cells += f"<td><small>{_e(r['detectable'])}</small></td>"
         # data-variant: the page's factor filters hide the rows of filtered-out candidates
         rows.append(f"<tr data-variant='{_e(r['candidate_variant_id'])}'>{cells}</tr>")
+    test = method_phrase(verdicts.get("ci_method", ()))
+    test = f"; test: {test}" if test else ""
     if declared:
         how = _e(family_phrase(str(first["correction"]), int(first["family_size"]), first["alpha"]))
         head = (
@@ -821,11 +823,10 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         )
         note = (
             "<p class='note'>Each candidate minus the baseline, case by case over the cases "
-            f"both scored (cases are the unit); {how}; test: "
-            f"{_e(method_phrase(verdicts['ci_method']))}. The interval is per comparison, not "
-            "adjusted for the family; the verdict follows the adjusted p. Next to every "
-            "result that is not significant: the smallest change this run could have "
-            "detected.</p>"
+            f"both scored (cases are the unit); {how}{_e(test)}. The interval is per "
+            "comparison, not adjusted for the family; the verdict follows the adjusted p. "
+            "Next to every result that is not significant: the smallest change this run "
+            "could have detected.</p>"
         )
     else:
         head = (
