@@ -29,8 +29,11 @@ Examples
 3       loud  input-02  REFUND PLEASE    True
 >>> Comparator().compare(result)[["variant", "runs", "mean_output_length", "pass_rate"]]
   variant  runs  mean_output_length  pass_rate
-0   quiet     2                12.0        0.5
+0   quiet     2                12.0        0.0
 1    loud     2                12.0        1.0
+
+The pass rate is over the inputs with expectations only (here ``input-02``): an input
+without checks has no pass/fail.
 """
 
 from __future__ import annotations
