@@ -28,6 +28,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+# A baseline commit is unpacked (and byte-compiled) as bench_recorded unpacks it (this
+# script's folder is first on sys.path when it runs).
+from bench_recorded import _baseline_tree
+
 HERE = Path(__file__).resolve().parent.parent
 
 WORKER = r"""
@@ -60,16 +64,6 @@ print(json.dumps({"times": times, "cpu": cpu, "digest": digest.hexdigest()}))
 """
 
 
-def _baseline_tree(rev: str, into: Path) -> Path:
-    tree = into / "baseline"
-    tree.mkdir()
-    archive = subprocess.run(
-        ["git", "-C", str(HERE), "archive", rev], check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-    return tree
-
-
 def _measure(tree: Path, folder: Path, inner: int) -> dict:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     proc = subprocess.run(
@@ -97,7 +91,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="bench-analysis-") as tmp:
         work = Path(tmp)
-        base = args.baseline_tree or _baseline_tree(args.baseline, work)
+        base = args.baseline_tree or _baseline_tree(args.baseline, work / "baseline")
         trees = {"baseline": base.resolve(), "ours": HERE}
         print(f"baseline: {args.baseline_tree or args.baseline}   ours: {HERE}")
         for n_cases in args.cases:
