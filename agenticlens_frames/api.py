@@ -43,6 +43,7 @@ import inspect
 import json
 import numbers
 import re
+import secrets
 import shutil
 import tempfile
 import time
@@ -58,7 +59,7 @@ import pandas as pd
 from .errors import InputError, check_count, check_number, check_proportion, format_location
 from .evaluators import EvaluatorRegistry
 from .formats import load_suite
-from .formats._io import Invalid, require_known, to_mapping, to_str_list
+from .formats._io import Invalid, close_match, require_known, to_mapping, to_str_list
 from .formats.model import CaseSpec, ManifestSpec, SuiteSpec, VariantSpec
 from .formats.suite import EXPECTATION_KEYS as _EXPECTATIONS
 from .frames import ExperimentRun, read_parquet
@@ -88,6 +89,30 @@ __all__ = [
 
 # Keys of a dataset entry that make it a suite case rather than a plain input.
 _CASE_KEYS = ("id", "name", "input", "tags", "metadata", *_EXPECTATIONS)
+
+
+def _as_items(value: Any, what: str, experiment: str) -> list[Any]:
+    """A list of ``value``'s items; a string, bytes or a single mapping refused by name."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        kind = "a mapping" if isinstance(value, Mapping) else type(value).__name__
+        raise InputError(
+            f"{what} must be a list, got {kind}",
+            file=f"experiment {experiment!r}",
+            location=what,
+            hint="wrap one item in a list: "
+            + ("add_inputs([...])" if what == "inputs" else f"{what}=[...]"),
+        )
+    return list(value)
+
+
+def _check_variant(variant: Any, experiment: str, index: int) -> None:
+    if not isinstance(variant, Variant):
+        raise InputError(
+            f"variants[{index}] is a {type(variant).__name__}, not a Variant",
+            file=f"experiment {experiment!r}",
+            location=f"variants[{index}]",
+            hint="e.g. Variant(name='baseline', model='gpt-4o-mini')",
+        )
 
 
 # --------------------------------------------------------------------------- definitions
@@ -172,18 +197,27 @@ class Experiment:
     baseline: str | None = None
     comparisons: Mapping[str, Any] | None = None
 
+    def __post_init__(self) -> None:
+        # A string or a single mapping is iterable too: taken as a list, "Where is my
+        # parcel?" would become 19 one-character inputs and a case its keys.
+        self.dataset = _as_items(self.dataset, "dataset", self.name)
+        self.variants = _as_items(self.variants, "variants", self.name)
+        for index, variant in enumerate(self.variants):
+            _check_variant(variant, self.name, index)
+
     @property
     def experiment_id(self) -> str:
         return f"{self.name}@{self.version}"
 
     def add_variant(self, variant: Variant) -> Experiment:
         """Append a variant (returns the experiment, for chaining)."""
+        _check_variant(variant, self.name, len(self.variants))
         self.variants.append(variant)
         return self
 
     def add_inputs(self, inputs: Iterable[Any]) -> Experiment:
         """Append inputs or cases to the dataset (returns the experiment)."""
-        self.dataset.extend(inputs)
+        self.dataset.extend(_as_items(inputs, "inputs", self.name))
         return self
 
     @classmethod
@@ -208,6 +242,8 @@ class Experiment:
                 cases.append(dataclasses.replace(item, index=index))
             elif isinstance(item, Mapping) and "input" in item and set(item) <= set(_CASE_KEYS):
                 cases.append(self._case(item, index, width, tuple(known_evaluators)))
+            elif isinstance(item, Mapping) and ("input" in item or set(item) & set(_EXPECTATIONS)):
+                self._refuse_entry(item, index)
             else:
                 cases.append(
                     CaseSpec(
@@ -232,6 +268,28 @@ class Experiment:
             name=self.name,
             version=self.version,
             cases=tuple(cases),
+        )
+
+    def _refuse_entry(self, item: Mapping[str, Any], index: int) -> None:
+        """A mapping that looks like a case but is not one: its expectations would be
+        dropped (no ``input``) or the whole mapping sent to the agent (an unknown key)."""
+        where = {"file": f"experiment {self.name!r}", "location": f"dataset[{index}]"}
+        if "input" not in item:
+            expectations = ", ".join(sorted(set(item) & set(_EXPECTATIONS)))
+            raise InputError(
+                f"a case with expectations ({expectations}) but no 'input'",
+                hint="add the agent's input as 'input': {'input': ..., "
+                f"'{expectations.split(', ')[0]}': ...}}",
+                **where,
+            )
+        unknown = sorted(str(k) for k in set(item) - set(_CASE_KEYS))
+        suggestions = [close_match(k, _CASE_KEYS) for k in unknown]
+        guess = next((f"did you mean {m!r}? " for m in suggestions if m), "")
+        raise InputError(
+            f"unknown case key(s) {', '.join(map(repr, unknown))}",
+            hint=f"{guess}case keys are input, id, name, tags, metadata and the suite's "
+            "expectations; to give the agent a mapping, put it under 'input'",
+            **where,
         )
 
     def _case(
@@ -383,16 +441,37 @@ class AgentContext:
 
 
 def _as_payload(result: Any, elapsed_ms: float) -> dict[str, Any]:
-    """An agent's return value as a live payload; the measured time is its latency."""
+    """An agent's return value as a live payload; the measured time is its latency.
+
+    A trace without a latency of its own gets the measured one (else it would be read as
+    0 ms); ``None`` is refused, as the attempt's error: an agent that returns nothing has
+    a bug, not an answer to score.
+    """
+    if result is None:
+        raise ValueError("the agent returned None (no output)")
     if isinstance(result, Mapping) and "output" in result:
         payload = dict(result)
         if not isinstance(payload["output"], str):
             payload["output"] = _as_text(payload["output"])
-        payload.setdefault("trace", {"total_latency_ms": elapsed_ms})
+        trace = payload.setdefault("trace", {"total_latency_ms": elapsed_ms})
+        if (
+            isinstance(trace, Mapping)
+            and "total_latency_ms" not in trace
+            and not _run_shaped(trace)
+        ):
+            payload["trace"] = {**trace, "total_latency_ms": elapsed_ms}
         return payload
     if not isinstance(result, (str, Mapping, list)) and hasattr(result, "output"):
         result = result.output  # e.g. an agent framework's run result object
     return {"output": _as_text(result), "trace": {"total_latency_ms": elapsed_ms}}
+
+
+def _run_shaped(trace: Mapping[str, Any]) -> bool:
+    """A Run-shaped trace (spans with ids) has its latency from its timestamps."""
+    spans = trace.get("spans")
+    return isinstance(spans, list) and any(
+        isinstance(span, Mapping) and "span_id" in span for span in spans
+    )
 
 
 def _as_text(value: Any) -> str:
@@ -672,16 +751,26 @@ async def arun(
     if tracker is not None:
         if run_dir is not None:
             raise InputError("give either a tracker or a run_dir, not both")
-        run_id = run_id or _now().replace(":", "").replace("-", "")
+        # A second run in the same second must not resume the first: unique by default
+        # (a run is resumed only under the run_id given again).
+        run_id = run_id or f"{_now().replace(':', '').replace('-', '')}-{secrets.token_hex(3)}"
         folder: Path | None = tracker.run_dir(experiment.name, run_id)
     else:
         folder = Path(run_dir) if run_dir is not None else None
 
     targets = {}
     for variant in experiment.variants:
-        agent = agent_factory(variant)
-        if inspect.isawaitable(agent):
-            agent = await agent
+        try:
+            agent = agent_factory(variant)
+            if inspect.isawaitable(agent):
+                agent = await agent
+        except Exception as exc:
+            raise InputError(
+                f"the agent factory raised for variant {variant.name!r}: "
+                f"{type(exc).__name__}: {exc}",
+                location=f"agent_factory({variant.name!r})",
+                hint="nothing was called; fix the factory (the traceback is chained below)",
+            ) from exc
         targets[variant.name] = PythonTarget(
             _agent_function(agent, context),
             timeout_seconds=timeout_seconds,

@@ -486,3 +486,90 @@ def test_analysis_of_an_api_run_uses_the_same_tables():
     # Pooled case pass rate over all attempts (expectation-free cases pass by definition).
     assert summary.loc["loud", "case_pass_rate"] == 1.0
     assert summary.loc["quiet", "case_pass_rate"] == pytest.approx(4 / 6)
+
+
+def test_inputs_that_would_silently_go_wrong_are_refused_by_name():
+    """A string dataset used to become one input per character, a case without 'input'
+    lost its expectations, a typo in a case key sent the whole mapping to the agent, and
+    variants="a,b" failed at run() with an AttributeError."""
+    two = [Variant(name="a"), Variant(name="b")]
+    with pytest.raises(InputError, match="dataset must be a list, got str"):
+        Experiment(name="e", variants=two, dataset="Where is my parcel?")
+    with pytest.raises(InputError, match="variants must be a list, got str"):
+        Experiment(name="e", variants="a,b", dataset=["x"])
+    with pytest.raises(InputError, match=r"variants\[1\] is a str, not a Variant"):
+        Experiment(name="e", variants=[Variant(name="a"), "b"], dataset=["x"])
+    with pytest.raises(InputError, match=r"add_inputs\(\[\.\.\.\]\)"):
+        Experiment(name="e", variants=two).add_inputs("hello there")
+    calls = []
+
+    def factory(variant):
+        calls.append(variant.name)
+        return str.upper
+
+    lost = Experiment(
+        name="e", variants=two, dataset=[{"question": "q", "expected_contains": ["x"]}]
+    )
+    with pytest.raises(InputError, match=r"dataset\[0\]: a case with expectations"):
+        run(lost, factory, progress=False)
+    typo = Experiment(name="e", variants=two, dataset=[{"input": "q", "expected_contain": ["Q"]}])
+    with pytest.raises(InputError, match="did you mean 'expected_contains'"):
+        run(typo, factory, progress=False)
+    assert calls == []
+    # a mapping as the agent's input still works, under 'input'
+    nested = Experiment(name="e", variants=two, dataset=[{"input": {"question": "q"}}])
+    assert run(nested, lambda v: lambda x: x["question"], progress=False).complete
+
+
+def test_an_agent_returning_none_fails_its_attempt_and_a_trace_keeps_measured_latency():
+    import time as _time
+
+    experiment = Experiment(
+        name="e",
+        variants=[Variant(name="a"), Variant(name="b")],
+        dataset=[{"input": "refund", "expected_contains": ["refund"]}],
+    )
+    nothing = run(experiment, lambda v: lambda text: None, progress=False)
+    assert nothing.attempts["status"].astype(str).eq("target_error").all()
+    assert nothing.attempts["error"].str.contains("returned None").all()
+
+    def slow(variant):
+        def agent(text):
+            _time.sleep(0.05)
+            return {"output": text, "trace": {"spans": []}}  # no latency of its own
+
+        return agent
+
+    timed = run(experiment, slow, progress=False)
+    # measured, not read as 0 ms from a trace that has none
+    assert (timed.attempts["latency_ms"] >= 45).all()
+
+
+def test_two_runs_in_the_same_second_do_not_share_a_folder(tmp_path):
+    """The default run id was the time to the second: a second run started within it
+    resumed the first and returned its results without calling its own agent."""
+    tracker = Tracker(tmp_path / "runs")
+    experiment = Experiment(
+        name="e", variants=[Variant(name="a"), Variant(name="b")], dataset=["x", "y"]
+    )
+    first = run(experiment, lambda v: str.upper, tracker=tracker, progress=False)
+    second = run(experiment, lambda v: str.lower, tracker=tracker, progress=False)
+    assert first.run_id != second.run_id
+    assert set(first.attempts["output"]) == {"X", "Y"}
+    assert set(second.attempts["output"]) == {"x", "y"}
+    # an explicit run id still resumes: nothing is called again
+    again = run(experiment, lambda v: str.title, tracker=tracker, run_id=second.run_id)
+    assert set(again.attempts["output"]) == {"x", "y"}
+
+
+def test_an_agent_factory_error_names_the_variant():
+    def factory(variant):
+        if variant.name == "b":
+            raise ValueError("missing API key")
+        return str.upper
+
+    experiment = Experiment(
+        name="e", variants=[Variant(name="a"), Variant(name="b")], dataset=["x"]
+    )
+    with pytest.raises(InputError, match="raised for variant 'b': ValueError: missing API key"):
+        run(experiment, factory, progress=False)
