@@ -16,6 +16,7 @@ import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -835,6 +836,23 @@ class ExperimentAnalysis:
         return analysis_repr_html(self, headline if len(headline) else None)
 
 
+def _as_run(value: Any) -> ExperimentRun:
+    """The run of ``value``: itself, or the ``.run`` of what :func:`~agenticlens_frames.run`
+    and the live runner return; anything else refused naming what to pass."""
+    if isinstance(value, ExperimentRun):
+        return value
+    inner = getattr(value, "run", None)
+    if isinstance(inner, ExperimentRun):
+        return inner
+    raise InputError(
+        f"analyze() takes an experiment run, got {type(value).__name__}"
+        + (f" {str(value)!r}" if isinstance(value, (str, Path)) else ""),
+        location="run",
+        hint="load one with alf.load_experiment('manifest.yaml', 'suite.yaml') or "
+        "alf.read_parquet(folder), or pass the result of alf.run(...)",
+    )
+
+
 def analyze(
     run: ExperimentRun,
     *,
@@ -852,7 +870,8 @@ def analyze(
     Parameters
     ----------
     run
-        From :func:`~agenticlens_frames.load_experiment` or a live run.
+        From :func:`~agenticlens_frames.load_experiment`, :func:`~agenticlens_frames.read_parquet`
+        or a live run (what :func:`~agenticlens_frames.run` returns is taken too).
     confidence_level
         For the normal and Wilson intervals and the significance flag.
     regression_threshold
@@ -884,6 +903,7 @@ def analyze(
     >>> set(result.pareto_frontier) <= set(result.variants["variant_id"].astype(str))
     True
     """
+    run = _as_run(run)
     _check_confidence(confidence_level)
     if run.attempts.empty:
         raise InputError(

@@ -1018,14 +1018,20 @@ def delta_forest(
                 "width": 6,
                 "color": "#7f8590",
             }
-        fmt = {"case_pass_rate": "+.1%", "score": "+.3f", "latency": "+,.1f", "cost": "+.4f"}[m]
+        fmt = {"case_pass_rate": "+.1f", "score": "+.3f", "latency": "+,.1f", "cost": "+.4f"}[m]
+        # A pass-rate difference is in percentage points (+2.9 pp), not a relative "+2.9%".
+        scale, unit = (100.0, " pp") if m == "case_pass_rate" else (1.0, "")
         hover = []
         for i, c in enumerate(cands):
-            line = f"{esc(c)}: {label} {_fmt(x[i], fmt)}"
+            line = f"{esc(c)}: {label} {_fmt(x[i] * scale, fmt, unit)}"
             if low is not None and high is not None:
-                line += f" [{_fmt(low.iloc[i], fmt)}, {_fmt(high.iloc[i], fmt)}]"
+                line += f" [{_fmt(low.iloc[i] * scale, fmt)}, {_fmt(high.iloc[i] * scale, fmt)}]"
             if m == "case_pass_rate" and "case_pass_rate_p_value" in comparisons:
-                line += f"<br>p = {_fmt(comparisons['case_pass_rate_p_value'].iloc[i], '.3f')}"
+                line += (
+                    f"<br>pooled z-test p = "
+                    f"{_fmt(comparisons['case_pass_rate_p_value'].iloc[i], '.3f')} "
+                    "(attempts as independent)"
+                )
             if regressed[i]:
                 line += "<br>regressed"
             hover.append(line)
@@ -1060,6 +1066,9 @@ def delta_forest(
     )
     return _finish(fig)
 
+
+#: The x-axis title of a paired panel, by the evaluator's unit.
+_UNIT_AXIS = {"proportion": "percentage points", "ms": "ms", "usd": "USD"}
 
 #: Colours of a significance call (the paired forest, and its key in the subtitle).
 SIGNIFICANCE_COLOURS = {
@@ -1176,10 +1185,17 @@ def paired_forest(
     )
     titles = [esc(f"{d} ({evaluators[d]})" if d in evaluators else d) for d in dims]
     fig = make_subplots(rows=1, cols=len(dims), shared_yaxes=True, subplot_titles=titles)
+    from .paired.verdicts import format_change
+
     for n, dim in enumerate(dims, start=1):
         sub = paired[paired["dimension"].astype(str) == dim]
-        x = sub["mean_difference"].to_numpy(float)
-        low, high = sub["ci_low"].to_numpy(float), sub["ci_high"].to_numpy(float)
+        unit = str(sub["unit"].iloc[0]) if "unit" in sub else ""
+        # Proportions are drawn in percentage points, as every table states them: a
+        # difference of 0.029 is "+2.9 pp", not "+2.9%" (a relative change).
+        scale = 100.0 if unit == "proportion" else 1.0
+        raw = sub["mean_difference"].to_numpy(float)
+        raw_low, raw_high = sub["ci_low"].to_numpy(float), sub["ci_high"].to_numpy(float)
+        x, low, high = raw * scale, raw_low * scale, raw_high * scale
         significant = (
             sub["significant"].fillna(False).astype(bool).to_numpy()
             if "significant" in sub
@@ -1190,17 +1206,19 @@ def paired_forest(
             if "higher_is_better" in sub
             else np.ones(len(sub), dtype=bool)
         )
-        better = np.where(higher, x > 0, x < 0)
+        better = np.where(higher, raw > 0, raw < 0)
         colours = [
             SIGNIFICANCE_COLOURS[("better" if b else "worse") if s else "neither"]
             for s, b in zip(significant, better, strict=True)
         ]
         hover = []
         for i, row in enumerate(sub.to_dict("records")):
-            line = (
-                f"{esc(row['candidate_variant_id'])} − baseline: {x[i]:+.4g} "
-                f"[{_fmt(low[i], '+.4g')}, {_fmt(high[i], '+.4g')}]"
+            change = (
+                format_change(row)
+                if unit
+                else f"{raw[i]:+.4g} [{_fmt(raw_low[i], '+.4g')}, {_fmt(raw_high[i], '+.4g')}]"
             )
+            line = f"{esc(row['candidate_variant_id'])} − baseline: {esc(change)}"
             if "adjusted_p_value" in row:
                 line += f"<br>adjusted p = {_fmt(row['adjusted_p_value'], '.3g')}"
             if "ci_method" in row and "correction" in row:
@@ -1230,6 +1248,8 @@ def paired_forest(
             col=n,
         )
         fig.add_vline(x=0, line={"color": "#9aa0a6", "dash": "dash"}, row=1, col=n)
+        if unit in _UNIT_AXIS:
+            fig.update_xaxes(title_text=_UNIT_AXIS[unit], row=1, col=n)
     fig.update_yaxes(autorange="reversed", type="category", row=1, col=1)
     fig.update_layout(
         title=_title("Paired differences against the baseline", _significance_key(paired)),
@@ -1367,8 +1387,16 @@ EFFECT_METRICS: dict[str, tuple[str, str]] = {
 }
 
 
-def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -> go.Figure:
+def factor_effects_forest(
+    effects: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
+    *,
+    metric: str = "pass_rate",
+    **statistics: Any,
+) -> go.Figure:
     """Forest plot of :func:`~agenticlens_frames.factor_effects`: one row per term.
+
+    Takes the frame, or an analysis or a run (its ``factor_effects``). Pass-rate effects
+    are drawn and written in percentage points.
 
     Main effects and interactions in two colours, each with its interval; hover shows
     the p-value, the adjusted p-value and the contrast of variants behind the estimate.
@@ -1384,8 +1412,11 @@ def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -
     >>> [t.name for t in fig.data]
     ['main effect', 'interaction']
     """
-    from .paired.verdicts import CORRECTION_NAMES
+    from .paired.verdicts import CORRECTION_NAMES, format_difference, format_interval
 
+    analysis = _analysis_of(effects, statistics)
+    if analysis is not None:
+        effects = analysis.factor_effects
     if metric not in EFFECT_METRICS:
         raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(EFFECT_METRICS)}")
     _require_columns(
@@ -1395,7 +1426,8 @@ def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -
     missing = effects[(effects["metric"] == metric) & ~effects["estimable"].astype(bool)]
     label, _ = EFFECT_METRICS[metric]
     percent = metric == "pass_rate"
-    fmt = "+.1%" if percent else "+.3f"
+    unit = "proportion" if percent else "score"
+    scale = 100.0 if percent else 1.0
     traces = []
     for kind, name, colour in (
         ("main", "main effect", "#1f6feb"),
@@ -1403,14 +1435,14 @@ def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -
     ):
         sub = rows[rows["kind"] == kind]
         hover = [
-            f"<b>{esc(r['term'])}</b><br>{_fmt(r['estimate'], fmt)} "
-            f"[{_fmt(r['ci_low'], fmt)}, {_fmt(r['ci_high'], fmt)}]"
+            f"<b>{esc(r['term'])}</b><br>{format_difference(r['estimate'], unit)} "
+            f"{format_interval(r['ci_low'], r['ci_high'], unit)}"
             f"<br>p = {_fmt(r['p_value'], '.3g')}, adjusted over the factor terms "
             f"{_fmt(r.get('p_adjusted'), '.3g')}"
             f"<br>{esc(r.get('contrast') or '')}"
             for r in sub.to_dict("records")
         ]
-        est = sub["estimate"].to_numpy(float)
+        est = sub["estimate"].to_numpy(float) * scale
         traces.append(
             go.Scatter(
                 x=est,
@@ -1421,8 +1453,8 @@ def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -
                 error_x={
                     "type": "data",
                     "symmetric": False,
-                    "array": sub["ci_high"].to_numpy(float) - est,
-                    "arrayminus": est - sub["ci_low"].to_numpy(float),
+                    "array": sub["ci_high"].to_numpy(float) * scale - est,
+                    "arrayminus": est - sub["ci_low"].to_numpy(float) * scale,
                     "color": colour,
                 },
                 hovertext=hover,
@@ -1446,10 +1478,11 @@ def factor_effects_forest(effects: pd.DataFrame, *, metric: str = "pass_rate") -
         layout={
             "title": _title(title, detail),
             "xaxis": {
-                "title": f"effect on the {label} against the baseline's level",
+                "title": f"effect on the {label} against the baseline's level"
+                + (" (percentage points)" if percent else ""),
                 "zeroline": True,
                 "zerolinewidth": 2,
-                "tickformat": "+.0%" if percent else None,
+                "tickformat": "+.0f" if percent else None,
                 "automargin": True,
             },
             "yaxis": {"autorange": "reversed", "automargin": True},

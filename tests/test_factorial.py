@@ -212,10 +212,16 @@ def test_figures(run) -> None:
     main, inter = fig.data
     pr = a.factor_effects[(a.factor_effects["metric"] == "pass_rate")]
     est = pr[pr["estimable"] & (pr["kind"] == "main")]
-    np.testing.assert_allclose(main.x, est["estimate"])
-    np.testing.assert_allclose(np.asarray(main.error_x.arrayminus), est["estimate"] - est["ci_low"])
+    # pass-rate effects are drawn in percentage points
+    np.testing.assert_allclose(main.x, 100 * est["estimate"])
+    np.testing.assert_allclose(
+        np.asarray(main.error_x.arrayminus), 100 * (est["estimate"] - est["ci_low"])
+    )
     inter_row = pr[pr["estimable"] & (pr["kind"] == "interaction")]
-    np.testing.assert_allclose(inter.x, inter_row["estimate"])
+    np.testing.assert_allclose(inter.x, 100 * inter_row["estimate"])
+    assert f"{100 * est['estimate'].iloc[0]:+.1f} pp [" in main.hovertext[0]
+    # the figure takes the analysis (or the run) as its siblings do
+    assert viz.factor_effects_forest(a).to_json() == fig.to_json()
     assert "model × retrieval" in fig.layout.annotations[0].text
     assert "not the verdicts' family" in fig.layout.title.subtitle.text
     assert all("adjusted over the factor terms" in h for h in main.hovertext)

@@ -422,8 +422,17 @@ def test_the_figure_registry_is_the_one_list(analysis) -> None:
     assert next(iter(plain)) == "paired"
     (trace,) = plain["paired"].data
     quality = undeclared.verdicts
-    assert trace.x.tolist() == quality["mean_difference"].tolist()
-    assert (trace.x + trace.error_x.array).tolist() == pytest.approx(quality["ci_high"].tolist())
+    # drawn in percentage points, as the tables write a pass-rate difference
+    assert trace.x.tolist() == pytest.approx((100 * quality["mean_difference"]).tolist())
+    assert (trace.x + trace.error_x.array).tolist() == pytest.approx(
+        (100 * quality["ci_high"]).tolist()
+    )
+    assert plain["paired"].layout.xaxis.title.text == "percentage points"
+    assert (
+        trace.hovertext[0]
+        .split(": ", 1)[1]
+        .startswith(f"{100 * quality['mean_difference'].iloc[0]:+.1f} pp [")
+    )
     assert set(trace.marker.color) == {"#5f6470"}
     assert "per-comparison intervals; no correction declared" in (
         plain["paired"].layout.title.subtitle.text

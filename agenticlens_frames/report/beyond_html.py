@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 
 from .. import viz
 from ..frontier import FRONTIER_OBJECTIVES
+from ..paired.verdicts import format_difference, format_interval
 
 if TYPE_CHECKING:
     from ..analysis import ExperimentAnalysis
@@ -103,9 +104,18 @@ def _factor_section(a: ExperimentAnalysis) -> str:
     for r in fe.to_dict("records"):
         if r["metric"] != "pass_rate":
             continue
-        ci = f"[{r['ci_low']:+.1%}, {r['ci_high']:+.1%}]" if not math.isnan(r["ci_low"]) else "—"
-        # A term the design cannot separate has no estimate: say so, not "+nan%".
-        effect = "not estimable" if math.isnan(r["estimate"]) else f"{r['estimate']:+.1%}"
+        # Percentage points, as the verdicts write a pass-rate difference (not "+15.7%").
+        ci = (
+            format_interval(r["ci_low"], r["ci_high"], "proportion")
+            if not math.isnan(r["ci_low"])
+            else "—"
+        )
+        # A term the design cannot separate has no estimate: say so, not "+nan pp".
+        effect = (
+            "not estimable"
+            if math.isnan(r["estimate"])
+            else format_difference(r["estimate"], "proportion")
+        )
         rows.append(
             f"<tr><td>{_e(r['term'])}</td><td>{effect}</td><td>{ci}</td>"
             f"<td>{_p(r['p_value'])}</td><td>{_p(r['p_adjusted'])}</td>"
