@@ -780,6 +780,29 @@ class ExperimentAnalysis:
     factor_effects: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
+    def pass_rates(self) -> pd.DataFrame:
+        """The pass rate every surface leads with, per variant: over the evaluated
+        attempts, its interval with cases as the unit (the console's variant table, the
+        page's, the explorer's) — not ``variants``' AgenticLens columns, whose intervals
+        pool attempts.
+
+        ``variant_id, estimate, ci_low, ci_high, confidence_level, method, n_cases,
+        n_attempts`` (:func:`~agenticlens_frames.paired.verdicts.headline_pass_rates`);
+        empty for a report that has no case-level numbers (one AgenticLens wrote).
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_experiment
+        >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+        >>> row = a.pass_rates.set_index("variant_id").loc["baseline"]
+        >>> f"{row['estimate']:.1%} [{row['ci_low']:.0%}–{row['ci_high']:.0%}]", row["method"]
+        ('71.4% [57%–82%]', 'beta_binomial')
+        """
+        from .paired.verdicts import headline_pass_rates
+
+        return headline_pass_rates((self.paired_frames or {}).get("case_level_summary"))
+
+    @property
     def execution_order(self) -> list[tuple[str, int]]:
         """(variant id, trial) pairs in the order they ran."""
         return [tuple(item) for item in self.info["execution_order"]]  # type: ignore[misc]
@@ -830,9 +853,8 @@ class ExperimentAnalysis:
 
     def _repr_html_(self) -> str:
         from ._repr import analysis_repr_html
-        from .paired.verdicts import headline_pass_rates
 
-        headline = headline_pass_rates((self.paired_frames or {}).get("case_level_summary"))
+        headline = self.pass_rates
         return analysis_repr_html(self, headline if len(headline) else None)
 
 

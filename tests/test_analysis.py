@@ -198,3 +198,22 @@ def test_regressed_and_improved_cases_match_a_loop_over_cases(run, text_ids: boo
     assert sum(len(r) for r in comps["regressed_case_ids"]) + sum(
         len(r) for r in comps["improved_case_ids"]
     )
+
+
+def test_pass_rates_are_the_headline_interval_over_evaluated_attempts(run) -> None:
+    """`analyze(run).pass_rates` is what the console's variant table leads with: per
+    case, the passes over the evaluated attempts (a failed trial left out), and the
+    beta-binomial interval of those counts with cases as the unit."""
+    from agenticlens_frames.stats_paired import beta_binomial_interval
+
+    rates = analyze(run).pass_rates.set_index("variant_id")
+    att = run.attempts[run.attempts["status"].astype(str) != "trial_failed"]
+    for variant, rows in att.groupby(att["variant_id"].astype(str), observed=True):
+        per_case = rows.groupby(rows["case_id"].astype(str), observed=True)["passed"].agg(
+            ["sum", "count"]
+        )
+        expected = beta_binomial_interval(per_case["sum"], per_case["count"], 0.95)
+        got = rates.loc[variant]
+        assert got["estimate"] == pytest.approx(per_case["sum"].sum() / per_case["count"].sum())
+        assert (got["ci_low"], got["ci_high"]) == pytest.approx((expected.ci_low, expected.ci_high))
+        assert got["n_cases"] == len(per_case)
