@@ -61,6 +61,12 @@ def load_experiment(
     np.True_
     """
     manifest = load_manifest(manifest_path)
+    if manifest.comparisons is not None:
+        # Checked with the rest of the manifest (a mistyped correction was reported only
+        # by analyze, after every trial was scored).
+        from .paired.settings import parse_comparisons
+
+        parse_comparisons(manifest.comparisons, file=manifest.path)
     registry = evaluators or EvaluatorRegistry()
     suite = load_suite(suite_path, known_evaluators=tuple(registry))
     live = [v for v in manifest.variants if v.target_kind != "recorded"]

@@ -217,3 +217,21 @@ def test_pass_rates_are_the_headline_interval_over_evaluated_attempts(run) -> No
         assert got["estimate"] == pytest.approx(per_case["sum"].sum() / per_case["count"].sum())
         assert (got["ci_low"], got["ci_high"]) == pytest.approx((expected.ci_low, expected.ci_high))
         assert got["n_cases"] == len(per_case)
+
+
+def test_a_mistyped_correction_is_refused_at_load(tmp_path) -> None:
+    """It was refused only by analyze(), after every trial had been scored."""
+    import shutil
+
+    from agenticlens_frames import load_experiment
+    from agenticlens_frames.errors import InputError
+
+    folder = tmp_path / "typo"
+    shutil.copytree(EXAMPLE, folder)
+    manifest = folder / "manifest.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    assert 'correction: "holm"' in text
+    manifest.write_text(text.replace('correction: "holm"', 'correction: "hlom"'), encoding="utf-8")
+    with pytest.raises(InputError, match="did you mean 'holm'") as info:
+        load_experiment(manifest, folder / "suite.yaml")
+    assert info.value.location == "comparisons.correction"
