@@ -526,8 +526,9 @@ class VariantResult:
     """One variant's outcome in one run (the guide's ``VariantResult``, plus pass rate).
 
     ``outputs`` are the agent's outputs of the calls that succeeded, in (trial, case)
-    order; ``avg_latency_ms`` is their mean latency; ``total_runs`` counts every
-    (trial, case) attempt, failed calls included (``errors``).
+    order; ``avg_latency_ms`` is their mean latency; ``total_runs`` counts the (trial,
+    case) attempts that were made, failed ones included (``errors``) — not the
+    placeholders of a trial that failed as a whole, whose cases never ran.
     """
 
     experiment_name: str
@@ -559,7 +560,7 @@ def variant_results(run: ExperimentRun, *, timestamp: str | None = None) -> list
     ev = evaluation(run, "passed").only_cases(checked)
     out = []
     for index, v in enumerate(run.manifest.variants):
-        rows = att[att["variant_id"] == v.id]
+        rows = att[(att["variant_id"] == v.id) & (att["status"] != "trial_failed")]
         ok = rows["status"] == "ok"
         latency = rows.loc[ok, "latency_ms"].dropna()
         cost = rows.loc[ok, "cost_usd"].dropna()

@@ -25,6 +25,8 @@ from agenticlens_frames.api import (
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.runner import RetryPolicy
 
+from .conftest import EXAMPLE
+
 DATASET = [
     "Where is my parcel?",
     {"input": "Refund order 17", "id": "refund", "expected_contains": ["refund"]},
@@ -573,3 +575,20 @@ def test_an_agent_factory_error_names_the_variant():
     )
     with pytest.raises(InputError, match="raised for variant 'b': ValueError: missing API key"):
         run(experiment, factory, progress=False)
+
+
+def test_comparator_runs_leave_out_a_failed_trials_placeholders():
+    """retrieval-dense lost a whole trial: its 14 placeholders never ran, so they are
+    neither runs nor errors (they were counted as 14 errors of 70 runs)."""
+    from agenticlens_frames import load_experiment
+
+    bundled = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    frame = Comparator().compare(bundled).set_index("variant")
+    att = bundled.attempts
+    for variant in frame.index:
+        rows = att[att["variant_id"].astype(str) == variant]
+        made = rows[rows["status"].astype(str) != "trial_failed"]
+        assert frame.loc[variant, "runs"] == len(made)
+        assert frame.loc[variant, "errors"] == int((made["status"].astype(str) != "ok").sum())
+    assert frame.loc["retrieval-dense", "runs"] == 56
+    assert frame.loc["retrieval-dense", "errors"] == 0
