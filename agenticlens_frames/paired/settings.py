@@ -513,8 +513,14 @@ no default)
         if key == "evaluators" and declared.without:
             nulls = ", ".join(f"{d}: null" for d in declared.without)
             shown = shown[:-1] + ", " + nulls + "}" if declared.evaluators else "{" + nulls + "}"
+        # An experiment built in Python (api.Experiment) has no manifest file to name.
+        where = (
+            "Experiment(comparisons=...)"
+            if Path(manifest.path).suffix == ".experiment"
+            else "its manifest"
+        )
         raise InputError(
-            f"the experiment fixed {key} = {shown} in its manifest; {_show(value)} was requested",
+            f"the experiment fixed {key} = {shown} in {where}; {_show(value)} was requested",
             file=manifest.path,
             location=f"comparisons.{written}",
             hint="settings that decide significance are fixed with the run (a correction "

@@ -234,7 +234,8 @@ class RunFolder:
                     f"(stored {_short(stored.get(key))}, now {_short(identity.get(key))}); "
                     "resuming would mix results of two experiments",
                     file=meta,
-                    hint="resume with the files the run was started with, or use a new --run-dir",
+                    hint="resume with the files the run was started with, or start a new run: "
+                    "a new --run-dir (in Python, a new run_id, or none)",
                 )
 
     def segments(self) -> list[Path]:
