@@ -9,7 +9,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["format_in_unit", "is_missing"]
+__all__ = ["format_in_unit", "format_power", "is_missing"]
 
 
 def is_missing(value: Any) -> bool:
@@ -70,3 +70,15 @@ def format_in_unit(
     shown = 100 * value if "{pp" in template else value
     spec = "+.2g" if number.group().startswith(("+", "-")) else ".2g"
     return text[: number.start()] + format(shown, spec) + text[number.end() :]
+
+
+def format_power(power: float) -> str:
+    """A power (or any share) as a percentage with up to three significant digits, so that
+    0.999 is not written "100%".
+
+    Examples
+    --------
+    >>> [format_power(p) for p in (0.8, 0.95, 0.999, 0.8125)]
+    ['80%', '95%', '99.9%', '81.2%']
+    """
+    return f"{100 * power:.3g}%"

@@ -1221,3 +1221,24 @@ def test_icc_not_estimable_is_nan_with_a_note(run: ExperimentRun) -> None:
     assert math.isnan(vd.loc["large-v2", "icc"]) and "not estimable" in vd.loc["large-v2", "note"]
     others = vd.drop(index="large-v2")
     assert others["icc"].notna().all() and (others["note"] == "").all()
+
+
+def test_no_detectable_change_is_stated_when_the_power_is_not_above_alpha(run) -> None:
+    """At level α a test finds even a zero change with probability α: asked for 30% power
+    at α = 0.5, every change qualifies. The MDE was 0.0 and the note read "could not detect
+    effects smaller than 0.0 pp"; now there is no bound, and the note says why."""
+    pc = paired_comparisons(run, correction="none", alpha=0.5, power=0.3)
+    assert pc["mde"].isna().all()
+    unjudged = pc[~pc["significant"].astype(bool)]
+    assert (
+        len(unjudged)
+        and unjudged["note"]
+        .str.startswith(
+            "no detectable-effect bound: the power asked for (30%) is not above the test's α = 0.5"
+        )
+        .all()
+    )
+    # a power that rounds to 100% keeps its digits
+    strict = paired_comparisons(run, correction="holm", power=0.999)
+    assert strict["note"].str.contains(r"\(99\.9% power at α").any()
+    assert not strict["note"].str.contains("100% power").any()

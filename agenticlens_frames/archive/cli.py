@@ -19,7 +19,7 @@ from rich.text import Text
 
 from .._choices import Correction
 from .._cli_errors import fail
-from .._values import format_in_unit, is_missing
+from .._values import format_in_unit, format_power, is_missing
 from ..errors import InputError
 from .engine_registry import ENGINES
 
@@ -572,8 +572,8 @@ def _paired_table(console: Console, paired: pd.DataFrame, limit: int, *, verdict
                 else "; each run's verdicts under the correction its manifest declared: --verdicts."
             )
             + " Smallest detectable change (of the pass rate): the true difference a "
-            f"comparison would have found with {power:.0%} power at α = {alpha:g}; a smaller "
-            "one could have gone unnoticed."
+            f"comparison would have found with {format_power(power)} power at α = {alpha:g}; "
+            "a smaller one could have gone unnoticed."
         ),
         caption_justify="left",
     )

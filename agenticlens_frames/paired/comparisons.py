@@ -17,7 +17,7 @@ import pandas as pd
 
 from .. import stats_paired
 from .._choices import METHODS
-from .._values import format_in_unit
+from .._values import format_in_unit, format_power
 from ..errors import InputError
 from ..frames import ExperimentRun
 from .dimensions import (
@@ -429,7 +429,10 @@ def _apply_correction(frame: pd.DataFrame, config: ComparisonsConfig) -> None:
         units = row.n_clusters
         level = _mde_alpha(config, int(size))
         mde = math.nan
-        if units >= 2 and math.isfinite(row.standard_error) and not row.degenerate:
+        # A test at level α finds even a zero change with probability α: a power not above
+        # it is met by every change, so there is no smallest detectable one to state.
+        bound = config.power > level
+        if bound and units >= 2 and math.isfinite(row.standard_error) and not row.degenerate:
             mde = stats_paired.paired_mde(
                 row.standard_error * math.sqrt(units), units, level, config.power
             )
@@ -444,16 +447,22 @@ def _apply_correction(frame: pd.DataFrame, config: ComparisonsConfig) -> None:
             note = ""
         elif row.degenerate:
             note = "every case differed by the same amount; no detectable-effect bound"
+        elif not bound:
+            note = (
+                f"no detectable-effect bound: the power asked for ({format_power(config.power)}) "
+                f"is not above the test's α = {level:.3g}"
+            )
         elif beyond:
             note = (
                 "not detectable with this design: even the largest possible change "
-                f"({_format_effect(1.0, row.unit)}) has less than {config.power:.0%} power "
-                f"at α = {level:.3g}"
+                f"({_format_effect(1.0, row.unit)}) has less than "
+                f"{format_power(config.power)} power at α = {level:.3g}"
             )
         else:
             note = (
                 f"this run could not detect effects smaller than "
-                f"{_format_effect(mde, row.unit)} ({config.power:.0%} power at α = {level:.3g})"
+                f"{_format_effect(mde, row.unit)} ({format_power(config.power)} power at "
+                f"α = {level:.3g})"
             )
         if zero_width:
             note = "; ".join(

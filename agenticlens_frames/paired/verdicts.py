@@ -58,6 +58,7 @@ __all__ = [
     "format_interval",
     "format_p",
     "headline_pass_rates",
+    "interval_phrase",
     "method_phrase",
     "regressions",
     "verdicts_from_paired",
@@ -201,6 +202,25 @@ def format_change(row: Mapping[str, Any]) -> str:
         f"{format_difference(row['mean_difference'], unit)} "
         f"{format_interval(row['ci_low'], row['ci_high'], unit)}"
     )
+
+
+def interval_phrase(confidence_level: float, alpha: float) -> str:
+    """What the interval beside a declared verdict is, in words: per comparison at its own
+    level, while the verdict follows the adjusted p at α — said outright when the level is
+    not 1 − α, where an interval crossing 0 can sit beside "better" or "worse".
+
+    Examples
+    --------
+    >>> interval_phrase(0.95, 0.05)[-64:]
+    'not adjusted for the family; the verdict follows the adjusted p.'
+    >>> interval_phrase(0.95, 0.5).split("; ")[1]
+    'the verdict follows the adjusted p at α = 0.5, not the interval.'
+    """
+    level = f"{100 * confidence_level:.3g}%"
+    text = f"The interval is per comparison ({level}), not adjusted for the family; the verdict "
+    if math.isfinite(alpha) and not math.isclose(alpha, 1 - confidence_level):
+        return text + f"follows the adjusted p at α = {alpha:g}, not the interval."
+    return text + "follows the adjusted p."
 
 
 def method_phrase(ci_methods: Any) -> str:

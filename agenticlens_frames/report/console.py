@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .._values import format_power
 from ..analysis import ExperimentAnalysis, headline_warnings
 
 __all__ = ["print_summary", "strip_control"]
@@ -84,6 +85,7 @@ def _verdict_table(
         detectable_cell,
         format_change,
         format_p,
+        interval_phrase,
         method_phrase,
     )
     from .early_stopping import DESCRIPTIVE_NOTE
@@ -164,12 +166,9 @@ def _verdict_table(
         test = method_phrase(v.get("ci_method", ()))
         caption += f"; test: {test}." if test else "."
         if declared:
-            caption += (
-                " The interval is per comparison, not adjusted for the family; the verdict "
-                "follows the adjusted p."
-            )
+            caption += " " + interval_phrase(level, alpha)
         if powers:
-            power = "/".join(f"{p:.0%}" for p in sorted(powers))
+            power = "/".join(format_power(p) for p in sorted(powers))
             caption += (
                 " Smallest detectable change: the true difference this run would have found "
                 f"with {power} power "

@@ -780,6 +780,7 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         format_difference,
         format_interval,
         format_p,
+        interval_phrase,
         method_phrase,
     )
 
@@ -823,8 +824,8 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         )
         note = (
             "<p class='note'>Each candidate minus the baseline, case by case over the cases "
-            f"both scored (cases are the unit); {how}{_e(test)}. The interval is per "
-            "comparison, not adjusted for the family; the verdict follows the adjusted p. "
+            f"both scored (cases are the unit); {how}{_e(test)}. "
+            f"{_e(interval_phrase(float(first['confidence_level']), float(first['alpha'])))} "
             "Next to every result that is not significant: the smallest change this run "
             "could have detected.</p>"
         )

@@ -163,9 +163,15 @@ def test_a_declared_verdict_table_says_its_interval_is_per_comparison(run) -> No
     console = Console(record=True, width=120, color_system=None)
     print_summary(analysis, console)
     said = " ".join(console.export_text().split())
-    assert "The interval is per comparison, not adjusted for the family" in said
+    assert "The interval is per comparison (95%), not adjusted for the family" in said
     html = verdicts_table_html(analysis.verdicts)
     assert "CI, per comparison</small>" in html and "not adjusted for the family" in html
+    # a verdict level that is not the interval's is said outright (α = 0.5 beside 95%)
+    loose = analyze(run, comparisons={"correction": "holm", "alpha": 0.5})
+    console = Console(record=True, width=120, color_system=None)
+    print_summary(loose, console)
+    said = " ".join(console.export_text().split())
+    assert "the verdict follows the adjusted p at α = 0.5, not the interval." in said
 
 
 def test_the_verdict_caption_names_the_test_and_a_fallback(run) -> None:
