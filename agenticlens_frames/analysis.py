@@ -886,6 +886,7 @@ def analyze(
     comparisons_lock: str | None = None,
     frontier_resamples: int = 2000,
     frontier_seed: int | None = 0,
+    correction: str | None = None,
 ) -> ExperimentAnalysis:
     """Compute every result frame of an experiment (spec §9).
 
@@ -912,6 +913,9 @@ def analyze(
     comparisons_lock
         A lock file (``experiment run --comparisons-lock``): created on first use; any
         later change of the settings it records is refused.
+    correction
+        Shorthand for ``comparisons={"correction": correction}`` (as ``viz`` and
+        ``explore`` take it); not with ``comparisons``.
     frontier_resamples, frontier_seed
         Case-bootstrap resamples and seed of the frontier probabilities (``p_frontier``,
         ``p_best_*`` in ``variants``; see :func:`~agenticlens_frames.frontier_uncertainty`);
@@ -926,6 +930,14 @@ def analyze(
     True
     """
     run = _as_run(run)
+    if correction is not None:
+        if comparisons is not None:
+            raise InputError(
+                "give either correction= or comparisons=, not both",
+                location="correction",
+                hint="put the correction inside comparisons: {'correction': ...}",
+            )
+        comparisons = {"correction": correction}
     _check_confidence(confidence_level)
     if run.attempts.empty:
         raise InputError(

@@ -626,6 +626,17 @@ class ExperimentResult:
 
         return analyze(self.live.run, **options)
 
+    def __repr__(self) -> str:
+        # The dataclass repr printed the experiment, its dataset and the whole live result
+        # (the call table included): one line that says what the run is.
+        run_ = self.live.run
+        state = "complete" if self.complete else f"{self.remaining} attempt(s) remaining"
+        return (
+            f"ExperimentResult(experiment={self.experiment.name!r}, run_id={self.run_id!r}, "
+            f"variants={len(run_.manifest.variants)}, inputs={len(run_.suite.cases)}, "
+            f"trials={run_.manifest.trial_count}, attempts={len(run_.attempts)}, {state})"
+        )
+
 
 # --------------------------------------------------------------------------- runner
 

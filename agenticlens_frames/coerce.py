@@ -22,8 +22,9 @@ from .paired import ComparisonsConfig, resolve_comparisons
 
 __all__ = ["STATISTICS_OPTIONS", "as_analysis"]
 
-#: Options of analyze() itself.
-_ANALYZE = tuple(p for p in inspect.signature(analyze).parameters if p != "run")
+#: Options of analyze() itself (its ``correction`` shorthand is taken with the paired
+#: settings below, which resolve it against the manifest).
+_ANALYZE = tuple(p for p in inspect.signature(analyze).parameters if p not in ("run", "correction"))
 #: Paired-comparison settings (fields of ComparisonsConfig a user may set); ``paired_method``
 #: is the command line's name for ``method``.
 _PAIRED = (

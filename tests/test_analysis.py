@@ -235,3 +235,25 @@ def test_a_mistyped_correction_is_refused_at_load(tmp_path) -> None:
     with pytest.raises(InputError, match="did you mean 'holm'") as info:
         load_experiment(manifest, folder / "suite.yaml")
     assert info.value.location == "comparisons.correction"
+
+
+def test_analyze_takes_a_correction_and_what_run_returns(run) -> None:
+    """analyze(run, correction=...) as viz and explore take it; a path is refused naming
+    what to pass (it was an AttributeError)."""
+    import dataclasses
+
+    from agenticlens_frames.errors import InputError
+
+    undeclared = dataclasses.replace(
+        run, manifest=dataclasses.replace(run.manifest, comparisons=None)
+    )
+    short = analyze(undeclared, correction="bonferroni", frontier_resamples=0)
+    long = analyze(undeclared, comparisons={"correction": "bonferroni"}, frontier_resamples=0)
+    assert short.verdicts.attrs["correction"] == "bonferroni"
+    assert short.verdicts["adjusted_p_value"].tolist() == long.verdicts["adjusted_p_value"].tolist()
+    with pytest.raises(InputError, match="not both"):
+        analyze(undeclared, correction="holm", comparisons={"correction": "holm"})
+    with pytest.raises(InputError, match="fixed correction = 'holm'"):
+        analyze(run, correction="none")
+    with pytest.raises(InputError, match="analyze\\(\\) takes an experiment run, got str"):
+        analyze("data/support/manifest.yaml")
