@@ -338,3 +338,32 @@ def test_a_nonzero_difference_never_prints_as_zero(value: float, unit: str, text
     assert format_difference(value, unit) == text
     if value > 0:
         assert detectable_note(value, unit, False).endswith(text.lstrip("+"))
+
+
+def test_a_zero_width_interval_is_named_in_the_statement() -> None:
+    """Every case moved by the same amount: "[+100.0, +100.0] (95% CI)" beside "no
+    detectable difference" read as a contradiction; the statement names the interval's
+    zero width as arithmetic."""
+    from agenticlens_frames.api import Experiment, Variant, run
+
+    class Agent:
+        def __init__(self, variant: Variant) -> None:
+            self.good = variant.name == "b"
+
+        def run(self, text: str) -> str:
+            return "refund" if self.good else "no"
+
+    experiment = Experiment(
+        name="same-shift",
+        variants=[Variant(name="a"), Variant(name="b")],
+        dataset=[{"input": f"q{i}", "expected_contains": ["refund"]} for i in range(3)],
+        comparisons={"correction": "holm"},
+    )
+    verdicts = case_verdicts(run(experiment, Agent, trials=3, progress=False).run)
+    quality = verdicts[verdicts["dimension"] == "quality"].iloc[0]
+    assert quality["ci_low"] == quality["ci_high"] == 1.0
+    assert (
+        "(zero-width interval: every case differed by the same amount, not certainty)"
+        in (quality["statement"])
+    )
+    assert "(95% CI)" not in quality["statement"]

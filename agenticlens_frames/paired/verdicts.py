@@ -343,14 +343,24 @@ def _statement(row: Mapping[str, Any]) -> str:
         f"({row['evaluator']}): {format_change(row)}"
     )
     level = row["confidence_level"]
+    low, high = float(row["ci_low"]), float(row["ci_high"])
+    # "[+100.0, +100.0] (95% CI)" beside "no detectable difference" reads as a contradiction:
+    # a zero-width interval is arithmetic (every case moved alike), so it is named as such.
+    zero_width = math.isfinite(low) and low == high
+    interval = (
+        "zero-width interval: every case differed by the same amount, not certainty"
+        if zero_width
+        else f"{level:.0%} CI"
+    )
     if not row["declared"]:
-        return f"{head} ({level:.0%} per-comparison interval); not judged: no correction declared"
+        kind = interval if zero_width else f"{level:.0%} per-comparison interval"
+        return f"{head} ({kind}); not judged: no correction declared"
     p = format_p(row["adjusted_p_value"])
     if row["correction"] == "none":
-        text = f"{head} ({level:.0%} CI), p = {p} (no correction, as declared): {row['verdict']}"
+        text = f"{head} ({interval}), p = {p} (no correction, as declared): {row['verdict']}"
     else:
         name = CORRECTION_NAMES.get(str(row["correction"]), str(row["correction"]))
-        text = f"{head} ({level:.0%} CI), {name}-adjusted p = {p}: {row['verdict']}"
+        text = f"{head} ({interval}), {name}-adjusted p = {p}: {row['verdict']}"
     return f"{text}; {row['detectable']}" if row["detectable"] else text
 
 
