@@ -66,6 +66,7 @@ __all__ = [
     "PairedResult",
     "VarianceComponents",
     "adjust_p_values",
+    "arm_coverage",
     "beta_binomial_bounds",
     "beta_binomial_interval",
     "beta_binomial_intervals",
@@ -1209,6 +1210,26 @@ def _t_p_value(estimate: float, se: float, df: float) -> float:
     if se == 0:
         return 1.0 if estimate == 0 else 0.0
     return 2 * t_sf(abs(estimate) / se, df)
+
+
+def arm_coverage(baseline: np.ndarray, candidate: np.ndarray) -> tuple[int, int, float, float]:
+    """Two arms' per-case values (NaN: the arm has none for the case): how many cases only
+    the baseline has, only the candidate has, and each arm's mean over the cases both have —
+    what every paired row reports beside its difference.
+
+    Examples
+    --------
+    >>> arm_coverage(np.array([1.0, 0.0, np.nan]), np.array([1.0, 1.0, 0.5]))
+    (0, 1, 0.5, 1.0)
+    """
+    has_a, has_b = ~np.isnan(baseline), ~np.isnan(candidate)
+    both = has_a & has_b
+    return (
+        int((has_a & ~has_b).sum()),
+        int((~has_a & has_b).sum()),
+        float(np.mean(baseline[both])),
+        float(np.mean(candidate[both])),
+    )
 
 
 def paired_difference(

@@ -156,7 +156,7 @@ def paired_differences(
     >>> diffs.loc[1, ["dimension", "unit"]].tolist(), bool(diffs.loc[1, "higher_is_better"])
     (['latency', 'ms'], False)
     """
-    from ..stats_paired import paired_difference, paired_mde  # lazily: scipy
+    from ..stats_paired import arm_coverage, paired_difference, paired_mde  # lazily: scipy
 
     check_proportion(confidence_level, "confidence level", location="confidence_level")
     if alpha is None:
@@ -221,6 +221,7 @@ def paired_differences(
             better, worse = (
                 (r.improved, r.regressed) if dim.higher_is_better else (r.regressed, r.improved)
             )
+            only_baseline, only_candidate, baseline_mean, candidate_mean = arm_coverage(a, b)
             rows.append(
                 {
                     "experiment_id": experiments[cand],
@@ -231,10 +232,10 @@ def paired_differences(
                     "unit": dim.unit,
                     "higher_is_better": dim.higher_is_better,
                     "paired_cases": r.n,
-                    "baseline_only_cases": int((~np.isnan(a) & np.isnan(b)).sum()),
-                    "candidate_only_cases": int((np.isnan(a) & ~np.isnan(b)).sum()),
-                    "baseline_mean": float(np.mean(a[both])),
-                    "candidate_mean": float(np.mean(b[both])),
+                    "baseline_only_cases": only_baseline,
+                    "candidate_only_cases": only_candidate,
+                    "baseline_mean": baseline_mean,
+                    "candidate_mean": candidate_mean,
                     "mean_difference": r.estimate,
                     "standard_error": r.standard_error,
                     "ci_low": low,

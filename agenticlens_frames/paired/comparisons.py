@@ -360,6 +360,7 @@ def _paired_row(
     if ev.unit in BOUNDED_UNITS:
         # a difference of two values in [0, 1] lies in [-1, 1]
         ci_low, ci_high = _clip_to(ci_low, -1.0, 1.0), _clip_to(ci_high, -1.0, 1.0)
+    only_baseline, only_candidate, baseline_mean, candidate_mean = stats_paired.arm_coverage(a, b)
     return {
         "baseline_variant_id": ids[base],
         "candidate_variant_id": ids[cand],
@@ -369,10 +370,10 @@ def _paired_row(
         "higher_is_better": ev.higher_is_better,
         "unit": ev.unit,
         "paired_items": int(both.sum()),
-        "baseline_only_items": int((~np.isnan(a) & np.isnan(b)).sum()),
-        "candidate_only_items": int((np.isnan(a) & ~np.isnan(b)).sum()),
-        "baseline_mean": float(np.mean(a[both])),
-        "candidate_mean": float(np.mean(b[both])),
+        "baseline_only_items": only_baseline,
+        "candidate_only_items": only_candidate,
+        "baseline_mean": baseline_mean,
+        "candidate_mean": candidate_mean,
         "mean_difference": result.estimate,
         "standard_deviation": result.standard_deviation,
         "standard_error": result.standard_error,
