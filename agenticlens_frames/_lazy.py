@@ -50,7 +50,9 @@ def lazy_exports(
         return value
 
     def __dir__() -> list[str]:
-        return sorted({*namespace, *names})
+        # Tab completion shows the public names, not the package's own imports
+        # (TYPE_CHECKING, lazy_exports) or the submodules loaded on the way.
+        return sorted({*names, *(n for n in namespace if n.startswith("__"))})
 
     return __getattr__, __dir__, sorted(names)
 

@@ -73,6 +73,13 @@ __all__ = [
     "pass_k_frame",
 ]
 
+
+def __dir__() -> list[str]:
+    """The public names only: tab completion on ``alf.viz.`` should not offer ``np``,
+    ``pd`` or ``go`` (PEP 562)."""
+    return sorted(__all__)
+
+
 #: Case orderings of :func:`order_cases`, most useful for wide suites first.
 CASE_ORDERS: dict[str, str] = {
     # An ordering, not a test: "dropped" is any fall below the baseline's case pass rate.

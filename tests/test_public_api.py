@@ -69,3 +69,15 @@ def test_subpackages_declare_their_api_once(package: str) -> None:
     for name, where in module._LAZY.items():
         source = importlib.import_module(where, module.__name__)
         assert getattr(module, name) is getattr(source, name), name
+
+
+@pytest.mark.parametrize("name", ["", ".viz", ".archive", ".paired", ".report", ".runner"])
+def test_tab_completion_offers_the_public_names_only(name: str) -> None:
+    # dir() is what IPython completes on: the package's own imports (TYPE_CHECKING,
+    # lazy_exports, np, pd, go) and the submodules loaded on the way are not API.
+    module = importlib.import_module(f"agenticlens_frames{name}")
+    for public in module.__all__:
+        getattr(module, public)  # load everything, so loaded submodules are in globals()
+    shown = {n for n in dir(module) if not n.startswith("__")}
+    extra = {"Explorer"} if name == "" else set()  # reached through explore(), still API
+    assert shown == set(module.__all__) - {"__version__"} | extra
