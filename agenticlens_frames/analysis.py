@@ -107,9 +107,10 @@ def trial_summary(
     run
         The experiment.
     latency_missing
-        ``"exclude"`` (default): cases without a sample have unknown latency and are left
-        out of ``average_latency_ms`` (deliberate fix B3). ``"zero"``: count them as 0 ms,
-        as AgenticLens 0.10 does. ``average_latency_ms_package`` always holds the latter.
+        ``"exclude"`` (default): unknown latencies — a case without a sample, a failed
+        call, a trace that recorded none (0 ms) — are left out of ``average_latency_ms``
+        (deliberate fix B3). ``"zero"``: count them as 0 ms, as AgenticLens 0.10 does.
+        ``average_latency_ms_package`` always holds the latter.
 
     Returns
     -------
@@ -139,13 +140,15 @@ def trial_summary(
     status = att["status"].to_numpy()
     ok = status == "ok"
     latency = att["latency_ms"].to_numpy(float)
-    known = np.where(ok, latency, 0.0)
-    # Compat: every non-scored case of a completed trial contributes 0 ms.
+    # Known: an answered attempt with a measured latency (0 ms is unknown, see
+    # frames.measured_latency).
+    measured = ok & ~np.isnan(latency)
+    known = np.where(measured, latency, 0.0)
+    # Compat: every unknown latency of a completed trial contributes 0 ms (adding 0.0
+    # leaves a left-to-right sum unchanged, so this is the package's sum).
     lat_package = [s / k for s, k in zip(_sequential_sums(known, starts, ends), n, strict=True)]
-    lat_known_sum = _sequential_sums(
-        np.where(ok, latency, 0.0)[ok], *_masked_segments(ok, starts, ends)
-    )
-    n_known = np.add.reduceat(ok.astype(np.int64), starts) if len(starts) else n
+    lat_known_sum = _sequential_sums(known[measured], *_masked_segments(measured, starts, ends))
+    n_known = np.add.reduceat(measured.astype(np.int64), starts) if len(starts) else n
     lat_exclude = [
         s / k if k else math.nan for s, k in zip(lat_known_sum, n_known.tolist(), strict=True)
     ]
@@ -435,14 +438,14 @@ def pareto_frontier(summary: pd.DataFrame) -> list[str]:
     """Variant ids on the Pareto frontier, in manifest order (spec §9.4).
 
     Objectives: trial success rate ↑, completed-trial pass rate ↑, score ↑, latency ↓,
-    cost ↓; a variant needs ≥ 1 completed trial to be eligible, and an unknown cost neither
-    blocks nor creates dominance.
+    cost ↓; a variant needs ≥ 1 completed trial to be eligible, and an unknown latency or
+    cost neither blocks nor creates dominance.
     """
-    eligible = (
-        (summary["pass_rate_count"] > 0)
-        & (summary["average_score_count"] > 0)
-        & (summary["average_latency_ms_count"] > 0)
-    ).to_numpy()
+    # AgenticLens also requires a latency summary; with 0 ms counted as 0 (its rule) every
+    # completed trial has one. Unknown latency (fix B3) is neutral instead, like an unknown
+    # cost, so a variant whose traces recorded no latency is neither dropped nor placed on
+    # the frontier by a latency it does not have.
+    eligible = ((summary["pass_rate_count"] > 0) & (summary["average_score_count"] > 0)).to_numpy()
     if not eligible.any():
         return []
     sub = summary[eligible]
@@ -456,6 +459,7 @@ def pareto_frontier(summary: pd.DataFrame) -> list[str]:
         ]
     ].to_numpy(float)
     unknown = np.zeros_like(objectives, dtype=bool)
+    unknown[:, 3] = (sub["average_latency_ms_count"] == 0).to_numpy()
     unknown[:, 4] = (sub["total_cost_usd_count"] == 0).to_numpy()
     front = stats.pareto_front(objectives, [True, True, True, False, False], unknown)
     return [str(v) for v in sub["variant_id"].to_numpy()[front]]
@@ -489,9 +493,10 @@ def compare_to_baseline(
     Columns: ``baseline_variant_id, candidate_variant_id``; for each of ``pass_rate``,
     ``average_score``, ``average_latency_ms``, ``total_cost_usd``: ``<m>_delta``,
     ``<m>_delta_relative`` and ``<m>_regressed`` (NA for cost when either side is
-    unpriced); ``changed_factors`` (dict), ``case_pass_rate_delta``,
-    ``case_pass_rate_p_value`` (pooled two-proportion z-test), ``statistically_significant``,
-    ``regressed_case_ids``, ``improved_case_ids`` and ``warnings`` (tuples).
+    unpriced, for latency when either side has none known); ``changed_factors`` (dict),
+    ``case_pass_rate_delta``, ``case_pass_rate_p_value`` (pooled two-proportion z-test),
+    ``statistically_significant``, ``regressed_case_ids``, ``improved_case_ids`` and
+    ``warnings`` (tuples).
 
     Variants that cannot be compared (no completed trial on either side) get no row; see
     :func:`report_warnings`.
@@ -505,11 +510,10 @@ def compare_to_baseline(
     case_pass_rate = _case_pass_rates(cases, base_id)
 
     def comparable(row: pd.Series) -> bool:
-        return bool(
-            row["pass_rate_count"] > 0
-            and row["average_score_count"] > 0
-            and row["average_latency_ms_count"] > 0
-        )
+        # AgenticLens also needs a latency summary, which every completed trial has under
+        # its rule (0 ms counted); an unknown latency (fix B3) leaves only the latency
+        # delta out, as an unknown cost does.
+        return bool(row["pass_rate_count"] > 0 and row["average_score_count"] > 0)
 
     rows = []
     for spec in m.variants:
@@ -522,12 +526,13 @@ def compare_to_baseline(
         pairs = {
             "pass_rate": (base["case_pass_rate"], cand["case_pass_rate"], True),
             "average_score": (base["average_score_mean"], cand["average_score_mean"], True),
-            "average_latency_ms": (
+        }
+        if base["average_latency_ms_count"] > 0 and cand["average_latency_ms_count"] > 0:
+            pairs["average_latency_ms"] = (
                 base["average_latency_ms_mean"],
                 cand["average_latency_ms_mean"],
                 False,
-            ),
-        }
+            )
         if base["total_cost_usd_count"] > 0 and cand["total_cost_usd_count"] > 0:
             pairs["total_cost_usd"] = (
                 base["total_cost_usd_mean"],

@@ -1099,8 +1099,12 @@ class Comparator:
     def _verdict_lines(verdicts: pd.DataFrame) -> list[str]:
         if not len(verdicts):
             return []
+        from .paired.verdicts import omitted_statement
+
         lines = ["", "Verdicts (each candidate against the baseline, case by case):"]
         lines += [f"  {statement}" for statement in verdicts["statement"]]
+        if omitted := omitted_statement(verdicts):
+            lines.append(f"  {omitted}")
         if not verdicts.attrs.get("declared", False):
             lines.append(
                 "  No multiple-comparison correction is declared, so nothing is called "

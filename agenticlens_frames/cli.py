@@ -340,7 +340,8 @@ def experiment_run(
     latency_missing: LatencyPolicy = typer.Option(
         LatencyPolicy.exclude,
         "--latency-missing",
-        help="Missing samples: 'exclude' from latency means (fix B3) or count as 'zero' ms "
+        help="Unknown latencies (a missing sample, a failed call, a trace that recorded none "
+        "or 0 ms): 'exclude' from latency means (fix B3) or count as 'zero' ms "
         "(AgenticLens 0.10's numbers).",
     ),
     fail_on_regression: bool = typer.Option(

@@ -703,6 +703,36 @@ def codes_categorical(codes: np.ndarray, categories: tuple[str, ...] | list[str]
     return pd.Categorical.from_codes(codes, categories=list(categories))
 
 
+def measured_latency(value: float | None) -> float | None:
+    """A trace's latency as the attempts table keeps it: 0 ms is unknown (None).
+
+    AgenticLens reads a trace that recorded no latency — a sample without a trace, an
+    EvalTrace without ``total_latency_ms``, a Run without both timestamps or with them
+    reversed — as 0 ms, and no agent call takes no time, so a 0 is not a measurement. As an
+    unknown it stays out of the verdicts, the latency means and the frontier, like a missing
+    sample's (fix B3); ``latency_missing="zero"`` and the JSON's case records still count it
+    as AgenticLens's 0 ms (the ``max_latency_ms`` check reads the trace itself).
+
+    Examples
+    --------
+    >>> measured_latency(0.0), measured_latency(812.5), measured_latency(None)
+    (None, 812.5, None)
+    """
+    return None if value is None or value == 0 else value
+
+
+def measured_latencies(values: list[float | None]) -> pa.Array:
+    """:func:`measured_latency` over a column, as a float64 Arrow array.
+
+    Examples
+    --------
+    >>> measured_latencies([0.0, 5.0, None]).to_pylist()
+    [None, 5.0, None]
+    """
+    column = np.array(values, dtype=float)  # None reads as NaN
+    return pa.array(column, mask=np.isnan(column) | (column == 0), type=pa.float64())
+
+
 #: Arrow types of the attempt columns a builder collects (before sorting).
 _ATTEMPT_TYPES: dict[str, pa.DataType] = {
     "variant": pa.int32(),
@@ -959,7 +989,7 @@ class TableBuilder:
         c["target_attempts"].append(target_attempts)
         if trace is not None:
             cost = trace.estimated_cost_usd
-            c["latency_ms"].append(trace.total_latency_ms)
+            c["latency_ms"].append(measured_latency(trace.total_latency_ms))
             c["cost_usd"].append(cost)
             c["cost_source"].append(trace.cost_source if cost is not None else None)
             c["trace_id"].append(trace.trace_id)
@@ -1038,7 +1068,7 @@ class TableBuilder:
             "n_checks": pa.array(scores["n_checks"]),
             "n_checks_passed": pa.array(scores["n_checks_passed"]),
             "score_sum": pa.array(scores["score_sum"]),
-            "latency_ms": pa.array(samples.latency, type=pa.float64()),
+            "latency_ms": measured_latencies(samples.latency),
             "cost_usd": pa.array(cost, type=pa.float64()),
             "cost_source": pa.array(source, type=pa.string()),
             "output": pa.array(samples.output, type=pa.large_string()),

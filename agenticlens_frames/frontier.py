@@ -111,7 +111,8 @@ def bootstrap_cubes(
     names = list(FRONTIER_OBJECTIVES)
     maximize = [FRONTIER_OBJECTIVES[n][1] for n in names]
     objectives = np.empty((n_resamples, cubes.n_var, len(names)))
-    counts_ok = np.empty((n_resamples, cubes.n_var, 3), dtype=bool)
+    counts_ok = np.empty((n_resamples, cubes.n_var, 2), dtype=bool)
+    latency_known = np.empty((n_resamples, cubes.n_var), dtype=bool)
     cost_known = np.empty((n_resamples, cubes.n_var), dtype=bool)
     pooled = np.empty((n_resamples, cubes.n_var))
     # Every per-case quantity as one (rows, cases) matrix: one matrix product per chunk.
@@ -145,14 +146,18 @@ def bootstrap_cubes(
         la, n_la = sf.trial_ratio_means(l_num, l_den, done)
         co, n_co = sf.trial_ratio_means(c_num, c_den, done, blocked=c_unk > 0)
         objectives[start:stop] = np.stack([rel, pr, sc, la, co], axis=2)
-        counts_ok[start:stop] = np.stack([n_pr > 0, n_sc > 0, n_la > 0], axis=2)
+        counts_ok[start:stop] = np.stack([n_pr > 0, n_sc > 0], axis=2)
+        latency_known[start:stop] = n_la > 0
         cost_known[start:stop] = n_co > 0
         tail_sums = sums[:, len(blocks) * width :]
         with np.errstate(invalid="ignore", divide="ignore"):
             pooled[start:stop] = tail_sums[:, : cubes.n_var] / tail_sums[:, cubes.n_var :]
 
+    # As analysis.pareto_frontier: a completed trial makes a variant eligible, and an
+    # unknown latency or cost (no known value in the drawn cases) is neutral.
     eligible = counts_ok.all(axis=2)
     unknown = np.zeros_like(objectives, dtype=bool)
+    unknown[:, :, names.index("latency")] = ~latency_known
     unknown[:, :, names.index("cost")] = ~cost_known
     result = sf.frontier_probabilities(
         objectives,
@@ -247,8 +252,9 @@ def frontier_uncertainty(
     passed = _cube(run, att["passed"].to_numpy(float), shape)
     ok = (att["status"] == "ok").to_numpy()
     latency = att["latency_ms"].to_numpy(float)
-    lat_num = _cube(run, np.where(ok, latency, 0.0), shape)
-    lat_den = present if latency_missing == "zero" else _cube(run, ok.astype(float), shape)
+    measured = ok & ~np.isnan(latency)  # as trial_summary counts a known latency
+    lat_num = _cube(run, np.where(measured, latency, 0.0), shape)
+    lat_den = present if latency_missing == "zero" else _cube(run, measured.astype(float), shape)
     cost = att["cost_usd"].to_numpy(float)
     cost_num = _cube(run, np.where(np.isnan(cost), 0.0, cost), shape)
     cost_unknown = _cube(run, np.isnan(cost).astype(float), shape)

@@ -875,7 +875,12 @@ def pareto_chart(
     whiskers = {"x": _whiskers(variants, ox.column, xs), "y": _whiskers(variants, oy.column, ys)}
     # Marker area grows with P(on the frontier): a sure member is large, a long shot small.
     size = np.where(np.isnan(p_front), np.nan, 7 + 11 * np.nan_to_num(p_front))
-    front_order = np.flatnonzero(on)[np.argsort(xs[on], kind="stable")]
+    # A variant without a value on an axis (latency or cost unknown) cannot be placed: it
+    # is left out of both traces and the subtitle names it, rather than vanishing.
+    unplaced = np.isnan(xs) | np.isnan(ys)
+    front_order = np.flatnonzero(on & ~unplaced)
+    front_order = front_order[np.argsort(xs[front_order], kind="stable")]
+    on = on | unplaced  # not in the dominated trace either
     better = {True: "higher is better", False: "lower is better"}
     # One constructor call with the whole layout: plotly validates once, not per update
     # (the report page draws 30 of these).
@@ -930,7 +935,13 @@ def pareto_chart(
             "title": _title(
                 "Pareto frontier",
                 "all five objectives; two on the axes"
-                + (" · label: P(on the frontier)" if not np.isnan(p_front).all() else ""),
+                + (" · label: P(on the frontier)" if not np.isnan(p_front).all() else "")
+                + "".join(
+                    f" · {labels[i]} not drawn: "
+                    + " and ".join(n for n, v in ((x, xs[i]), (y, ys[i])) if np.isnan(v))
+                    + " unknown"
+                    for i in np.flatnonzero(unplaced)
+                ),
             ),
             "xaxis": xaxis,
             "yaxis": yaxis,

@@ -28,6 +28,20 @@ EXAMPLE = DATA / "support"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+def example_without_latency(folder: Path, variant: str = "prompt-v2") -> Path:
+    """A copy of the bundled example in ``folder`` whose ``variant`` recorded no latency:
+    its traces lose ``total_latency_ms`` (AgenticLens reads each as 0 ms)."""
+    target = folder / "no-latency"
+    shutil.copytree(EXAMPLE, target)
+    path = target / "trials" / f"{variant}.json"
+    data = json.loads(path.read_text())
+    for trial in data["trials"]:
+        for sample in trial["samples"]:
+            del sample["trace"]["total_latency_ms"]
+    path.write_text(json.dumps(data))
+    return target
+
+
 def _require(condition: bool, reason: str) -> None:
     """Skip locally, but fail in CI, where every prerequisite must be installed."""
     if condition:

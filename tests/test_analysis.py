@@ -7,6 +7,7 @@ import statistics
 from collections import defaultdict
 from math import comb
 
+import numpy as np
 import pytest
 
 from agenticlens_frames import (
@@ -19,7 +20,7 @@ from agenticlens_frames import (
     variant_summary,
 )
 
-from .conftest import EXAMPLE
+from .conftest import EXAMPLE, example_without_latency
 
 
 @pytest.fixture(scope="module")
@@ -257,3 +258,69 @@ def test_analyze_takes_a_correction_and_what_run_returns(run) -> None:
         analyze(run, correction="none")
     with pytest.raises(InputError, match="analyze\\(\\) takes an experiment run, got str"):
         analyze("data/support/manifest.yaml")
+
+
+def test_a_trace_that_recorded_no_latency_is_unknown_not_0_ms(run, tmp_path) -> None:
+    """AgenticLens reads a trace without ``total_latency_ms`` as 0 ms, so a variant logged
+    without latencies looked fastest and sat on the frontier by it. Ours: unknown, like a
+    missing sample's (fix B3); ``latency_missing="zero"`` keeps the package's 0 ms."""
+    folder = example_without_latency(tmp_path)
+    bare = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    att, full = bare.attempts, run.attempts
+    mine = (att["variant_id"] == "prompt-v2").to_numpy()
+    assert att.loc[mine, "latency_ms"].isna().all()
+    np.testing.assert_array_equal(
+        att.loc[~mine, "latency_ms"].to_numpy(float), full.loc[~mine, "latency_ms"].to_numpy(float)
+    )
+
+    excl = trial_summary(bare).astype({"variant_id": str})
+    zero = trial_summary(bare, latency_missing="zero").astype({"variant_id": str})
+    for frame in (excl, zero):
+        rows = frame[frame["variant_id"] == "prompt-v2"]
+        assert (rows["average_latency_ms_package"] == 0.0).all()  # Σ 0 / n, the package's
+    assert excl.loc[excl["variant_id"] == "prompt-v2", "average_latency_ms"].isna().all()
+    assert (zero.loc[zero["variant_id"] == "prompt-v2", "average_latency_ms"] == 0.0).all()
+
+    a, b = analyze(bare, frontier_resamples=0), analyze(run, frontier_resamples=0)
+    # The comparison stays (prompt-v2 completed its trials); only its latency delta is
+    # unknown, and no warning claims it was not compared.
+    got = a.comparisons.astype({"candidate_variant_id": str}).set_index("candidate_variant_id")
+    want = b.comparisons.astype({"candidate_variant_id": str}).set_index("candidate_variant_id")
+    assert list(got.index) == list(want.index)
+    assert math.isnan(got.loc["prompt-v2", "average_latency_ms_delta"])
+    assert got["average_latency_ms_regressed"].isna().tolist() == [
+        c == "prompt-v2" for c in got.index
+    ]
+    # Other candidates' deltas do not move (prompt-v2's own scores do: its latency limit
+    # checks now read 0 ms, as AgenticLens's do, and pass).
+    others = [c for c in got.index if c != "prompt-v2"]
+    for column in ("pass_rate_delta", "average_score_delta", "average_latency_ms_delta"):
+        assert got.loc[others, column].tolist() == want.loc[others, column].tolist(), column
+    assert not any("prompt-v2" in w for w in a.warnings)
+
+    # The frontier by brute force: an unknown latency or cost neither blocks nor creates
+    # dominance (spec §9.4's rule for cost, extended to latency).
+    vs = a.variants.astype({"variant_id": str}).set_index("variant_id")
+    objectives = [
+        ("trial_success_rate", 1),
+        ("pass_rate_mean", 1),
+        ("average_score_mean", 1),
+        ("average_latency_ms_mean", -1),
+        ("total_cost_usd_mean", -1),
+    ]
+
+    def dominates(p: str, q: str) -> bool:
+        better = False
+        for column, sign in objectives:
+            x, y = vs.loc[p, column], vs.loc[q, column]
+            if math.isnan(x) or math.isnan(y):
+                continue
+            if sign * x < sign * y:
+                return False
+            better = better or sign * x > sign * y
+        return better
+
+    ids = list(vs.index)
+    expected = [q for q in ids if not any(dominates(p, q) for p in ids if p != q)]
+    assert math.isnan(vs.loc["prompt-v2", "average_latency_ms_mean"])
+    assert a.pareto_frontier == expected and "prompt-v2" in expected

@@ -158,6 +158,30 @@ def zero_latency_and_cost_baseline(folder: Path) -> None:
 
 
 @craft
+def traces_without_latency(folder: Path) -> None:
+    # Read as 0 ms by the package; unknown for us, 0 ms again under latency_missing="zero".
+    # v00 (eval-shaped): no total_latency_ms, some samples no trace at all; v01 (Run): no
+    # completed_at on some, reversed timestamps on one.
+    def eval_shaped(d: dict) -> None:
+        for trial in d["trials"]:
+            for i, s in enumerate(trial["samples"]):
+                if i % 3 == 0:
+                    del s["trace"]
+                else:
+                    del s["trace"]["total_latency_ms"]
+
+    def run_shaped(d: dict) -> None:
+        samples = d["trials"][1]["samples"]
+        for s in samples[:5]:
+            del s["trace"]["completed_at"]
+        trace = samples[5]["trace"]
+        trace["started_at"], trace["completed_at"] = trace["completed_at"], trace["started_at"]
+
+    _edit_trials(folder, "v00.json", eval_shaped)
+    _edit_trials(folder, "v01.json", run_shaped)
+
+
+@craft
 def unpriced_spans(folder: Path) -> None:
     def edit(d: dict) -> None:
         for trial in d["trials"][:2]:

@@ -20,7 +20,7 @@ from agenticlens_frames import (
 )
 from agenticlens_frames import stats_frontier as sf
 
-from .conftest import EXAMPLE
+from .conftest import EXAMPLE, example_without_latency
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,8 @@ def _naive(run, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                 sample = rows.loc[drawn]
                 rates.append(sample["passed"].mean())
                 wins += bool(sample["passed"].all())
-                ok = sample[sample["status"] == "ok"]
+                # a known latency: answered, and recorded (0 ms is unknown, fix B3)
+                ok = sample[(sample["status"] == "ok") & sample["latency_ms"].notna()]
                 if len(ok):
                     lats.append(ok["latency_ms"].sum() / len(ok))
                 if sample["cost_usd"].notna().all():
@@ -60,7 +61,7 @@ def _naive(run, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                 keys = [(vid, t, case_ids[c]) for c in drawn]
                 s = checks.reindex(keys).fillna(0)
                 scores.append(s["sum"].sum() / s["count"].sum())
-            eligible[v] = bool(rates) and bool(lats)
+            eligible[v] = bool(rates)  # unknown latency or cost: neutral, not ineligible
             objectives[b, v] = [
                 wins / len(trials),
                 np.mean(rates) if rates else np.nan,
@@ -68,6 +69,7 @@ def _naive(run, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                 np.mean(lats) if lats else np.nan,
                 np.mean(costs) if costs else np.nan,
             ]
+            unknown[v, 3] = not lats
             unknown[v, 4] = not costs
         sub = np.flatnonzero(eligible)
         front = stats.pareto_front(
@@ -77,7 +79,16 @@ def _naive(run, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return objectives, fronts
 
 
-def test_bootstrap_objectives_and_frontier_match_a_naive_loop(run) -> None:
+@pytest.fixture(scope="module")
+def no_latency(tmp_path_factory):
+    """The example with prompt-v2's traces recording no latency."""
+    folder = example_without_latency(tmp_path_factory.mktemp("frontier"))
+    return load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+
+
+@pytest.mark.parametrize("which", ["run", "no_latency"])
+def test_bootstrap_objectives_and_frontier_match_a_naive_loop(which, request) -> None:
+    run = request.getfixturevalue(which)
     n = 60
     fu = frontier_uncertainty(run, n_resamples=n, seed=5, confidence_level=0.9)
     counts = sf.bootstrap_case_counts(len(run.suite.case_ids), n, 5)
@@ -92,6 +103,11 @@ def test_bootstrap_objectives_and_frontier_match_a_naive_loop(run) -> None:
     ]
     for k, column in enumerate(columns):
         values = objectives[:, :, k]
+        if np.isnan(values).all(axis=0).any():  # an all-unknown column: no interval
+            unknown = np.isnan(values).all(axis=0)
+            assert fu.loc[unknown, f"{column}_boot_ci_low"].isna().all()
+            values = np.where(unknown[None, :], 0.0, values)  # compared where known
+            fu.loc[unknown, [f"{column}_boot_ci_low", f"{column}_boot_ci_high"]] = 0.0
         np.testing.assert_allclose(
             fu[f"{column}_boot_ci_low"], np.nanquantile(values, 0.05, axis=0), rtol=1e-5
         )
@@ -99,11 +115,16 @@ def test_bootstrap_objectives_and_frontier_match_a_naive_loop(run) -> None:
             fu[f"{column}_boot_ci_high"], np.nanquantile(values, 0.95, axis=0), rtol=1e-5
         )
     # p_best for latency: the lowest mean latency wins (no ties among real latencies).
-    best = np.argmin(objectives[:, :, 3], axis=1)
+    best = np.nanargmin(objectives[:, :, 3], axis=1)
     np.testing.assert_allclose(fu["p_best_latency"], np.bincount(best, minlength=5) / n)
+    if which == "no_latency":  # on the frontier by its other objectives, never fastest
+        p = fu.set_index(fu["variant_id"].astype(str)).loc["prompt-v2"]
+        assert p["p_frontier"] > 0.5 and p["p_best_latency"] == 0.0
 
 
-def test_unit_weights_reproduce_the_point_estimate(run) -> None:
+@pytest.mark.parametrize("which", ["run", "no_latency"])
+def test_unit_weights_reproduce_the_point_estimate(which, request) -> None:
+    run = request.getfixturevalue(which)
     a = analyze(run, frontier_resamples=0)
     objectives, fronts = _naive(run, np.ones((1, len(run.suite.case_ids))))
     vs = a.variants

@@ -367,3 +367,49 @@ def test_a_zero_width_interval_is_named_in_the_statement() -> None:
         in (quality["statement"])
     )
     assert "(95% CI)" not in quality["statement"]
+
+
+def test_a_variant_without_latencies_gets_no_latency_verdict_and_says_why(
+    run: ExperimentRun, tmp_path: Path
+) -> None:
+    """prompt-v2 logged no latency: AgenticLens reads 0 ms, which made it "better" by
+    −1976 ms (adjusted p = 2.6e-05). Now it has no latency row, every surface says why, and
+    the family is the other seven comparisons (recomputed by hand from the intact run)."""
+    from rich.console import Console
+
+    from agenticlens_frames.report.console import print_summary
+    from agenticlens_frames.report.html import render_html
+
+    from .conftest import example_without_latency
+
+    folder = example_without_latency(tmp_path)
+    bare = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    verdicts = case_verdicts(bare, QUALITY_AND_LATENCY)
+    expected = _by_hand(run)
+    expected = expected[
+        ~((expected["candidate_variant_id"] == "prompt-v2") & (expected["dimension"] == "latency"))
+    ].reset_index(drop=True)
+    expected["adjusted"] = multipletests(expected["p"], alpha=0.05, method="holm")[1]
+    rows = verdicts.assign(
+        candidate_variant_id=verdicts["candidate_variant_id"].astype(str),
+        dimension=verdicts["dimension"].astype(str),
+    )
+    latency = rows[rows["dimension"] == "latency"].merge(
+        expected, on=["candidate_variant_id", "dimension"], validate="1:1"
+    )
+    assert len(rows) == 7 and len(latency) == 3
+    np.testing.assert_allclose(latency["mean_difference"], latency["difference"], rtol=1e-12)
+    np.testing.assert_allclose(latency["adjusted_p_value"], latency["adjusted"], rtol=1e-9)
+    assert (rows["family_size"] == 7).all()
+    [omitted] = verdicts.attrs["omitted"]
+    assert (omitted["candidate_variant_id"], omitted["dimension"]) == ("prompt-v2", "latency")
+    assert "known latency" in omitted["reason"]
+
+    analysis = analyze(bare, comparisons=QUALITY_AND_LATENCY, frontier_resamples=0)
+    console = Console(record=True, width=200, color_system=None)
+    print_summary(analysis, console)
+    text = console.export_text()
+    assert "Not compared: prompt-v2 on latency (latency_ms): no case has a known latency" in text
+    assert "Not compared: prompt-v2 on latency" in render_html(analysis)
+    saved = load_report(write_json_report(analysis, tmp_path / "report.json"))
+    assert saved.verdicts.attrs["omitted"] == verdicts.attrs["omitted"]

@@ -256,6 +256,27 @@ def test_pareto_any_two_objectives(analysis) -> None:
     assert list(explicit.data[1].text) == ["model-large"]
 
 
+def test_a_variant_without_a_value_on_an_axis_is_named_not_dropped_silently() -> None:
+    # c has no latency (its traces recorded none) and b no cost: each is drawn only where
+    # it has both values, and the subtitle names what was left out.
+    vs = pd.DataFrame(
+        {
+            "variant_id": ["a", "b", "c"],
+            "pass_rate_mean": [0.7, 0.8, 0.9],
+            "average_latency_ms_mean": [900.0, 1000.0, np.nan],
+            "total_cost_usd_mean": [0.01, np.nan, 0.02],
+            "pareto_optimal": [True, True, True],
+        }
+    )
+    fig = viz.pareto_chart(vs, x="latency", y="pass_rate")
+    assert [list(t.text) for t in fig.data] == [[], ["a", "b"]]
+    assert fig.layout.title.subtitle.text.endswith(" · c not drawn: latency unknown")
+    fig = viz.pareto_chart(vs, x="latency", y="cost")
+    assert [list(t.text) for t in fig.data] == [[], ["a"]]
+    subtitle = fig.layout.title.subtitle.text
+    assert "b not drawn: cost unknown" in subtitle and "c not drawn: latency unknown" in subtitle
+
+
 # --------------------------------------------------------------------------- deltas
 
 

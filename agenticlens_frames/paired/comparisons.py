@@ -127,6 +127,15 @@ class PairedAnalysis:
     candidates: list[str] = field(default_factory=list)
 
 
+#: Why a (candidate, dimension) has no row when no case has a value in both arms, per
+#: dimension: what makes a value unknown there.
+_NO_SHARED_CASE = {
+    "latency": "no case has a known latency in both arms (a missing sample, a failed call or "
+    "a trace that recorded none, read as 0 ms by AgenticLens, is unknown)",
+    "cost": "no case has a known cost in both arms (unpriced samples)",
+    "reliability": "no case has every declared attempt evaluated in both arms (a failed trial)",
+}
+
 #: A detectable effect per unit, as the notes write it (see :func:`format_in_unit`).
 _EFFECT = {"proportion": "{pp:.1f} pp", "ms": "{v:.0f} ms", "usd": "${v:.4g}", "": "{v:.3g}"}
 
@@ -242,7 +251,7 @@ def paired_analysis(
             a, b = ev.values[base], ev.values[cand]
             both = ~np.isnan(a) & ~np.isnan(b)
             if reason is None and not both.any():
-                reason = "no case has a value for both arms"
+                reason = _NO_SHARED_CASE.get(ev.dimension, "no case has a value for both arms")
             if reason is not None:
                 omitted.append(
                     {

@@ -435,9 +435,32 @@ def verdicts_from_paired(paired: pd.DataFrame, *, declared: bool) -> pd.DataFram
     for column in ("paired_items", "family_size"):
         frame[column] = pd.to_numeric(frame[column]).fillna(0).astype(np.int64)
     frame.attrs["declared"] = bool(declared)
+    # The comparisons that have no row, and why: a table without them must say so.
+    frame.attrs["omitted"] = list(paired.attrs.get("omitted", []))
     if not declared:
         frame.attrs["how_to_declare"] = HOW_TO_DECLARE
     return frame
+
+
+def omitted_statement(verdicts: pd.DataFrame) -> str:
+    """One sentence naming the comparisons a verdict table leaves out, and why ("" when
+    none is): every surface that shows the verdicts says it under them.
+
+    Examples
+    --------
+    >>> v = pd.DataFrame()
+    >>> v.attrs["omitted"] = [{"candidate_variant_id": "b", "dimension": "latency",
+    ...                        "evaluator": "latency_ms", "reason": "no case has a known "
+    ...                        "latency in both arms"}]
+    >>> omitted_statement(v)
+    'Not compared: b on latency (latency_ms): no case has a known latency in both arms.'
+    """
+    omitted = verdicts.attrs.get("omitted") or []
+    parts = [
+        f"{o['candidate_variant_id']} on {o['dimension']} ({o['evaluator']}): {o['reason']}"
+        for o in omitted
+    ]
+    return f"Not compared: {'; '.join(parts)}." if parts else ""
 
 
 def _undeclared_config(confidence_level: float) -> ComparisonsConfig:

@@ -87,6 +87,7 @@ def _verdict_table(
         format_p,
         interval_phrase,
         method_phrase,
+        omitted_statement,
     )
     from .early_stopping import DESCRIPTIVE_NOTE
 
@@ -183,6 +184,8 @@ def _verdict_table(
     if descriptive:
         table.caption = Text(f"{table.caption or ''} {DESCRIPTIVE_NOTE}".lstrip())
     console.print(table)
+    if omitted := omitted_statement(v):
+        console.print(_t(omitted))
     if v.attrs.get("source"):
         console.print(Text(f"Note: {v.attrs['source']}", style="dim"))
     if not declared:
@@ -387,7 +390,9 @@ def _compat_table(analysis: ExperimentAnalysis, console: Console) -> None:
             f"{c['case_pass_rate_delta']:+.1%}",
             "n/a" if math.isnan(p) else f"{p:.3f}",
             f"{c['average_score_delta']:+.3f}",
-            f"{c['average_latency_ms_delta']:+.1f} ms",
+            "n/a"
+            if math.isnan(c["average_latency_ms_delta"])
+            else f"{c['average_latency_ms_delta']:+.1f} ms",
             "n/a" if math.isnan(c["total_cost_usd_delta"]) else f"{c['total_cost_usd_delta']:+.4f}",
             _t(factors or "-"),
         )

@@ -275,6 +275,8 @@ def _comparisons(a: ExperimentAnalysis) -> str:
         warnings = "".join(f"<li>{_e(w)}</li>" for w in c["warnings"])
         cost_delta = c["total_cost_usd_delta"]
         cost = "n/a" if is_missing(cost_delta) else f"{cost_delta:+.4f}"
+        latency_delta = c["average_latency_ms_delta"]
+        latency = "n/a" if is_missing(latency_delta) else f"{latency_delta:+.1f} ms"
         delta = c["case_pass_rate_delta"]
         score = c["average_score_delta"]
         rows.append(
@@ -284,7 +286,7 @@ def _comparisons(a: ExperimentAnalysis) -> str:
             f"<td>{'n/a' if is_missing(delta) else f'{delta:+.1%}'}<br><small>z-test p = "
             f"{'n/a' if is_missing(p) else f'{p:.3f}'}</small></td>"
             f"<td>{_num(score, 3, '+' if not is_missing(score) and score >= 0 else '')}"
-            f"</td><td>{c['average_latency_ms_delta']:+.1f} ms</td><td>{cost}</td>"
+            f"</td><td>{latency}</td><td>{cost}</td>"
             f"<td>{_e(', '.join(flagged)) or 'none'}"
             f"<br><small>{len(c['regressed_case_ids'])} case(s) regressed · "
             f"{len(c['improved_case_ids'])} improved</small>"
@@ -753,8 +755,9 @@ def _pareto_section(a: ExperimentAnalysis) -> tuple[str, dict[str, Any]]:
         "<section id='pareto'><h2>Pareto frontier</h2>"
         f"<p>Frontier: {frontier}. <span class='note'>Computed on all five objectives "
         "(reliability, pass rate, score, latency, cost) as point estimates, pass rate over "
-        "completed trials as in the variant table; a frontier variant that looks "
-        "dominated in two dimensions wins on an objective not on the axes.</span></p>"
+        "completed trials as in the variant table; an unknown latency or cost counts as "
+        "neither better nor worse. A frontier variant that looks dominated in two "
+        "dimensions wins on an objective not on the axes.</span></p>"
         + frontier_table(a)
         + "<div class='controls'>"
         f"<label>x axis<select id='pareto-x'>{options('latency')}</select></label>"
@@ -782,13 +785,16 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         format_p,
         interval_phrase,
         method_phrase,
+        omitted_statement,
     )
 
     declared = bool(verdicts.attrs.get("declared", False))
     if verdicts.attrs.get("missing"):
         return f"<p class='declare'>{_e(verdicts.attrs['missing'])}</p>"
+    omitted = omitted_statement(verdicts)
+    after = f"<p class='note omitted'>{_e(omitted)}</p>" if omitted else ""
     if not len(verdicts):
-        body = "<p class='note'>No candidate could be compared with the baseline.</p>"
+        body = "<p class='note'>No candidate could be compared with the baseline.</p>" + after
         return body if declared else body + f"<p class='declare'>{_e(HOW_TO_DECLARE)}</p>"
     first = verdicts.iloc[0]
     level = f"{float(first['confidence_level']):.0%}"
@@ -841,7 +847,10 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         )
     if verdicts.attrs.get("source"):
         note += f"<p class='note'>{_e(verdicts.attrs['source'])}</p>"
-    return f"{note}<div class='scroll'><table class='verdicts'>{head}{''.join(rows)}</table></div>"
+    return (
+        f"{note}<div class='scroll'><table class='verdicts'>{head}{''.join(rows)}</table></div>"
+        + after
+    )
 
 
 def _verdicts_section(a: ExperimentAnalysis, forest: bool, *, descriptive: bool = False) -> str:

@@ -8,10 +8,10 @@ cost — and every failed trial is named. That is what the paired comparisons re
 case-by-case verdicts for it, with the numbers ``experiment run`` gives on the same
 recorded files.
 
-What a record cannot say is left as the report says it: a latency the package wrote as
-0 ms because the trace had none (its rule, B3) stays 0 ms for an attempt that answered;
-an attempt that did not (a missing sample, a live call that failed) has no latency or
-cost, as in our tables. Traces (tools, turns) are not in the records and stay empty.
+A latency the package wrote as 0 ms — a trace that recorded none — is unknown, as in a
+run's own tables (:func:`~agenticlens_frames.frames.measured_latency`); an attempt that did
+not answer (a missing sample, a live call that failed) has no latency or cost either.
+Traces (tools, turns) are not in the records and stay empty.
 """
 
 from __future__ import annotations
@@ -326,7 +326,8 @@ def _add_attempt(
     attempts["n_checks"].append(len(scores))
     attempts["n_checks_passed"].append(passed_checks)
     attempts["score_sum"].append(sum(kept))
-    attempts["latency_ms"].append(float(latency) if answered and latency is not None else math.nan)
+    # 0 ms is unknown, as in a run's own tables (frames.measured_latency).
+    attempts["latency_ms"].append(float(latency) if answered and latency else math.nan)
     attempts["cost_usd"].append(float(cost) if answered and cost is not None else math.nan)
     attempts["output"].append(output)
     attempts["status"].append(status)

@@ -247,6 +247,9 @@ def _parse(
     rebuilt_effects = pd.DataFrame()  # a report AgenticLens wrote: from its records
     if "verdicts" in data:
         verdicts = verdicts_from_block(data["verdicts"])
+        # The comparisons without a row, and why: kept in the paired block (one place).
+        if "paired_comparisons" in paired_frames:
+            verdicts.attrs["omitted"] = paired_frames["paired_comparisons"].attrs["omitted"]
         if declared is not None:
             raise InputError(
                 "this report has its own verdicts, under the correction its experiment "

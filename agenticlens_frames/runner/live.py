@@ -47,7 +47,7 @@ from ..formats import load_manifest, load_recorded, load_suite
 from ..formats._io import require_known
 from ..formats.model import CaseSpec, ManifestSpec, SuiteSpec
 from ..formats.traces import Trace
-from ..frames import CheckColumns, ExperimentRun, TableBuilder
+from ..frames import CheckColumns, ExperimentRun, TableBuilder, measured_latency
 from ..scoring import score_unavailable
 from .http_client import Transport, open_transport, trust_context
 from .http_target import (
@@ -388,7 +388,7 @@ class _Succeeded:
                 "n_checks": [s[2] for s in scores],
                 "n_checks_passed": [s[3] for s in scores],
                 "score_sum": [s[4] for s in scores],
-                "latency_ms": [t.total_latency_ms for t in traces],
+                "latency_ms": [measured_latency(t.total_latency_ms) for t in traces],
                 "cost_usd": costs,
                 "cost_source": [
                     t.cost_source if c is not None else None

@@ -258,3 +258,36 @@ def test_a_live_run_the_package_reported_gives_our_verdicts(
     got = load_report(path, comparisons={"correction": "holm"}).verdicts
     assert len(got) == len(expected) > 0
     _assert_same_verdicts(got, expected)
+
+
+def test_a_latency_the_package_wrote_as_0_ms_is_unknown_as_in_the_run(
+    reference: Callable[..., Reference], tmp_path: Path
+) -> None:
+    """prompt-v2's traces recorded no latency: the package's report says 0 ms for each of
+    its records; rebuilt, those are unknown, as `experiment run` has them, so `experiment
+    report` gives the run's verdicts (no latency verdict for prompt-v2)."""
+    from ..conftest import example_without_latency
+
+    folder = example_without_latency(tmp_path)
+    ref = reference(folder)
+    assert ref.returncode == 0, ref.stderr
+    records = [
+        case["latency_ms"]
+        for variant in ref.report["variants"]
+        if variant["variant_id"] == "prompt-v2"
+        for trial in variant["trials"]
+        if trial["report"]  # a completed trial
+        for case in trial["report"]["cases"]
+    ]
+    assert records and set(records) == {0.0}  # what the package wrote
+    path = tmp_path / "theirs.json"
+    path.write_text(json.dumps(ref.report))
+    rebuilt = run_from_report(ref.report, path)
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    np.testing.assert_array_equal(
+        rebuilt.attempts["latency_ms"].to_numpy(float), run.attempts["latency_ms"].to_numpy(float)
+    )
+    holm = {"correction": "holm"}
+    _assert_same_verdicts(
+        load_report(path, comparisons=holm).verdicts, analyze(run, frontier_resamples=0).verdicts
+    )
