@@ -599,8 +599,14 @@ class PythonTarget:
         self.loop_thread = _LoopThread(name) if self.is_async else None
 
     def _invoke(self, case: CaseSpec) -> Any:
-        # A copy per call: concurrent calls must not see each other's mutations of input.
-        value = copy.deepcopy(case.input)
+        # A copy per call: concurrent calls must not see each other's mutations of input,
+        # nor later calls — other trials, other variants — a case the target changed (its
+        # input or its expectations, which score every attempt).
+        if self.pass_case:
+            case = copy.deepcopy(case)
+            value = case.input
+        else:
+            value = copy.deepcopy(case.input)
         try:
             return self.fn(value, case=case) if self.pass_case else self.fn(value)
         except BaseException as exc:  # the target's failure, not ours

@@ -76,7 +76,7 @@ def test_case_keyword_is_passed_only_when_accepted():
         return text
 
     assert _call(PythonTarget(with_case, timeout_seconds=1)) == {"q": "hi"}
-    assert seen["case"] is CASE
+    assert seen["case"] == CASE and seen["case"] is not CASE  # its own copy
     assert _call(PythonTarget(lambda text: text["q"], timeout_seconds=1)) == "hi"
     assert accepts_keyword(lambda text, **kw: 0, "case")
     assert not accepts_keyword(lambda text, *, other=1: 0, "case")
@@ -90,6 +90,25 @@ def test_each_call_gets_its_own_copy_of_the_input():
     target = PythonTarget(mutate, timeout_seconds=1)
     assert [_call(target), _call(target)] == ["hi!", "hi!"]
     assert CASE.input == {"q": "hi"}
+
+
+def test_a_target_that_changes_its_case_changes_no_later_call():
+    # With ``case=`` the target got the run's own CaseSpec: writing case.input["q"] changed
+    # the input of every later call, other variants' too (and its expectations could be
+    # changed the same way, which score every attempt).
+    case = CaseSpec(
+        id="c1", name="one", index=0, input={"q": "hi"}, expected_tool_arguments={"t": {"a": 1}}
+    )
+
+    def meddle(text, case):
+        seen = (case.input["q"], case.expected_tool_arguments["t"]["a"])
+        case.input["q"] = "mutated"
+        case.expected_tool_arguments["t"]["a"] = 2
+        return seen
+
+    target = PythonTarget(meddle, timeout_seconds=1)
+    assert [_call(target, case), _call(target, case)] == [("hi", 1), ("hi", 1)]
+    assert case.input == {"q": "hi"} and case.expected_tool_arguments == {"t": {"a": 1}}
 
 
 def test_failures_are_classified():
