@@ -444,13 +444,16 @@ def _as_payload(result: Any, elapsed_ms: float) -> dict[str, Any]:
     """An agent's return value as a live payload; the measured time is its latency.
 
     A trace without a latency of its own gets the measured one (else it would be read as
-    0 ms); ``None`` is refused, as the attempt's error: an agent that returns nothing has
-    a bug, not an answer to score.
+    0 ms); ``None`` — returned, as a payload's ``output`` or as a result object's — is
+    refused, as the attempt's error: an agent that returns nothing has a bug, not an
+    answer to score.
     """
     if result is None:
         raise ValueError("the agent returned None (no output)")
     if isinstance(result, Mapping) and "output" in result:
         payload = dict(result)
+        if payload["output"] is None:  # not the text "None" to score
+            raise ValueError("the agent returned a payload with output None (no output)")
         if not isinstance(payload["output"], str):
             payload["output"] = _as_text(payload["output"])
         trace = payload.setdefault("trace", {"total_latency_ms": elapsed_ms})
@@ -463,6 +466,8 @@ def _as_payload(result: Any, elapsed_ms: float) -> dict[str, Any]:
         return payload
     if not isinstance(result, (str, Mapping, list)) and hasattr(result, "output"):
         result = result.output  # e.g. an agent framework's run result object
+        if result is None:
+            raise ValueError("the agent's result has output None (no output)")
     return {"output": _as_text(result), "trace": {"total_latency_ms": elapsed_ms}}
 
 

@@ -721,6 +721,25 @@ def measured_latency(value: float | None) -> float | None:
     return None if value is None or value == 0 else value
 
 
+#: The largest turn count the attempts table's int32 ``turns`` column holds.
+MAX_TABLE_TURNS = 2**31 - 1
+
+
+def table_turns(turns: Any) -> int | None:
+    """A scored attempt's turn count as the attempts table keeps it: ``turn_count: true``
+    as 1 (B7), and None for no count — or for one the int32 column cannot hold (a trace
+    may claim 2**70 turns; its ``max_turns`` check still reads the real number and fails).
+
+    Examples
+    --------
+    >>> table_turns(True), table_turns(4), table_turns(None), table_turns(2**70)
+    (1, 4, None, None)
+    """
+    if not turns or turns > MAX_TABLE_TURNS:
+        return None
+    return int(turns)
+
+
 def measured_latencies(values: list[float | None]) -> pa.Array:
     """:func:`measured_latency` over a column, as a float64 Arrow array.
 
@@ -983,9 +1002,7 @@ class TableBuilder:
         c["n_checks"].append(score.n_checks if score is not None else 0)
         c["n_checks_passed"].append(score.n_checks_passed if score is not None else 0)
         c["score_sum"].append(score.score_sum if score is not None else None)
-        # int(): ``turn_count: true`` counts as one turn (B7) but must reach the int32
-        # column as 1, not as a bool.
-        c["turns"].append(int(score.turns) if score is not None and score.turns else None)
+        c["turns"].append(table_turns(score.turns) if score is not None else None)
         c["target_attempts"].append(target_attempts)
         if trace is not None:
             cost = trace.estimated_cost_usd

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from .frames import table_turns
 from .scoring import (
     CHECK_TEXTS,
     _exact_match_applies,
@@ -277,6 +278,6 @@ def score_trial(plan: SuitePlan, trial: TrialColumns) -> tuple[dict[str, pa.Arra
         "n_checks": counts.astype(np.int32),
         "n_checks_passed": n_passed.astype(np.int32),
         "score_sum": n_passed.astype(np.float64),
-        "turns": pa.array([int(t) if t else None for t in turns], type=pa.int32()),
+        "turns": pa.array(list(map(table_turns, turns)), type=pa.int32()),
     }
     return checks, attempts

@@ -9,6 +9,7 @@ import time
 from typing import ClassVar
 
 import numpy as np
+import pandas as pd
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
@@ -595,3 +596,42 @@ def test_comparator_runs_leave_out_a_failed_trials_placeholders():
         assert frame.loc[variant, "errors"] == int((made["status"].astype(str) != "ok").sum())
     assert frame.loc["retrieval-dense", "runs"] == 56
     assert frame.loc["retrieval-dense", "errors"] == 0
+
+
+@pytest.mark.parametrize(
+    "returned",
+    [{"output": None}, type("Result", (), {"output": None})()],
+    ids=["payload", "result-object"],
+)
+def test_an_output_of_none_fails_the_attempt_rather_than_scoring_the_text_none(returned):
+    # Scored as the text "None" before: an agent that produced nothing is a bug to see.
+    experiment = Experiment(
+        name="e",
+        variants=[Variant(name="a"), Variant(name="b")],
+        dataset=[{"input": "q", "expected_contains": ["None"]}],
+    )
+    result = run(experiment, lambda v: lambda text: returned, progress=False)
+    att = result.attempts
+    assert att["status"].astype(str).eq("target_error").all()
+    assert att["error"].str.contains("output None").all()
+    assert not att["passed"].any()
+
+
+def test_a_turn_count_beyond_the_table_is_kept_out_of_it_not_a_crash():
+    # A trace claiming 2**40 turns raised ArrowInvalid from run(): the int32 column.
+    experiment = Experiment(
+        name="e",
+        variants=[Variant(name="a"), Variant(name="b")],
+        dataset=[{"input": "q", "expected_contains": ["q"], "max_turns": 3}],
+    )
+
+    def build(variant):
+        turns = 2**40 if variant.name == "a" else 2
+        return lambda text: {"output": text, "trace": {"metadata": {"turn_count": turns}}}
+
+    result = run(experiment, build, progress=False)
+    att = result.attempts.astype({"variant_id": str}).set_index("variant_id")
+    assert att["status"].astype(str).eq("ok").all()
+    assert att.loc["b", "turns"] == 2 and pd.isna(att.loc["a", "turns"])
+    # The max_turns check reads the real count: 2**40 > 3 fails, 2 passes.
+    assert not att.loc["a", "passed"] and att.loc["b", "passed"]

@@ -335,3 +335,31 @@ def test_a_case_input_json_cannot_hold_is_kept_as_text(tmp_path: Path) -> None:
     assert result.complete and len(result.attempts) == 6
     back = read_parquet(result.run.to_parquet(tmp_path / "tables"))
     assert [c.input for c in back.suite.cases] == ["s", str(np.float32(0.5)), str(np.arange(2))]
+
+
+def test_a_recorded_turn_count_beyond_int32_is_unknown_in_the_table(tmp_path) -> None:
+    # 3 000 000 000 turns crashed the load (ArrowInvalid into the int32 `turns` column).
+    folder = tmp_path / "exp"
+    import shutil
+
+    shutil.copytree(EXAMPLE, folder)
+    path = folder / "trials" / "baseline.json"
+    data = json.loads(path.read_text())
+    sample = data["trials"][0]["samples"][0]
+    assert sample["case_id"] == "refund-damaged-item"  # max_turns: 4 in the suite
+    sample["trace"]["metadata"]["turn_count"] = 3_000_000_000
+    path.write_text(json.dumps(data))
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    att = run.attempts.astype({"variant_id": str, "case_id": str})
+    key = (att["variant_id"] == "baseline") & (att["trial"] == 1)
+    row = att[key & (att["case_id"] == "refund-damaged-item")].iloc[0]
+    assert pd.isna(row["turns"]) and not row["passed"]
+    checks = run.checks.astype({"variant_id": str, "case_id": str})
+    turn = checks[
+        (checks["variant_id"] == "baseline")
+        & (checks["trial"] == 1)
+        & (checks["case_id"] == "refund-damaged-item")
+        & (checks["metric"].astype(str) == "turn_count_threshold")
+    ]
+    assert turn["passed"].tolist() == [False]
+    assert "3000000000" in turn["explanation"].iloc[0]

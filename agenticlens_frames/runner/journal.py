@@ -147,8 +147,9 @@ class RunFolder:
     path
         The folder (created if missing).
     identity
-        What the run is: ``experiment_id`` and the hashes of the manifest, suite and
-        recorded files. A folder started for a different identity is refused.
+        What the run is: ``experiment_id``, the hashes of the manifest, suite and recorded
+        files, and ``invalid_payload`` (how an invalid payload counts). A folder started
+        for a different identity is refused.
 
     Raises
     ------
@@ -226,6 +227,17 @@ class RunFolder:
             "suite_sha256": "suite",
             "recorded_sha256": "recorded trials files",
         }
+        mode = stored.get("invalid_payload")  # absent in folders of earlier versions
+        if mode is not None and mode != identity.get("invalid_payload"):
+            self.close()
+            raise InputError(
+                f"this run folder was started with --invalid-payload {mode}, now "
+                f"{identity.get('invalid_payload')}: its recorded invalid payloads would "
+                "count differently (a failed trial or one failed case) and change the results",
+                file=meta,
+                hint=f"resume with --invalid-payload {mode} (in Python, "
+                f"invalid_payload={mode!r}), or start a new --run-dir",
+            )
         for key, label in labels.items():
             if stored.get(key) != identity.get(key):
                 self.close()

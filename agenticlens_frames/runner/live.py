@@ -47,7 +47,13 @@ from ..formats import load_manifest, load_recorded, load_suite
 from ..formats._io import require_known
 from ..formats.model import CaseSpec, ManifestSpec, SuiteSpec
 from ..formats.traces import Trace
-from ..frames import CheckColumns, ExperimentRun, TableBuilder, measured_latency
+from ..frames import (
+    CheckColumns,
+    ExperimentRun,
+    TableBuilder,
+    measured_latency,
+    table_turns,
+)
 from ..scoring import score_unavailable
 from .http_client import Transport, open_transport, trust_context
 from .http_target import (
@@ -399,7 +405,7 @@ class _Succeeded:
                 "trace_shape": [t.shape for t in traces],
                 "tools": [",".join(names) for names in tools],
                 "n_tool_calls": [len(names) for names in tools],
-                "turns": [int(s[5]) if s[5] else None for s in scores],
+                "turns": [table_turns(s[5]) for s in scores],
                 "target_attempts": [int(r["calls"]) for r in records],
                 "error": [s[6] for s in scores],
             }
@@ -1001,7 +1007,10 @@ async def arun_live(
     ledger = Ledger(suite, invalid_payload)
     folder: RunFolder | None = None
     if run_dir is not None:
-        folder = RunFolder(run_dir, run_identity(manifest, suite, recorded_paths))
+        folder = RunFolder(
+            run_dir,
+            {**run_identity(manifest, suite, recorded_paths), "invalid_payload": invalid_payload},
+        )
     try:
         if folder is not None:
             ledger.journal = folder.journal
@@ -1199,7 +1208,9 @@ def load_run_folder(
         v.id: v.resolved_target for v in manifest.variants if v.target_kind == "recorded"
     }
     ledger = Ledger(suite, invalid_payload)
-    folder = RunFolder(path, run_identity(manifest, suite, recorded_paths))
+    folder = RunFolder(
+        path, {**run_identity(manifest, suite, recorded_paths), "invalid_payload": invalid_payload}
+    )
     ledger.journal = folder.journal
     try:
         for record in read_segments(folder.segments(), _record_check(manifest, suite)):

@@ -169,6 +169,25 @@ def test_invalid_payload_can_fail_only_its_case(write_experiment):
     assert (rows[rows["case_id"] != "c6"]["status"] == "ok").all()
 
 
+def test_a_run_folder_keeps_the_invalid_payload_mode_it_was_started_with(
+    write_experiment, tmp_path
+):
+    # Resumed (or read) without --invalid-payload case, a folder run with it turned its
+    # failed case into failed trials: the pass rate fell to 0 with no call made.
+    manifest, suite = write_experiment([variant("listy", "list_on_list")])
+    run_dir = tmp_path / "run"
+    first = run_experiment(manifest, suite, progress=False, invalid_payload="case", run_dir=run_dir)
+    rate = first.run.attempts["passed"].mean()
+    for attempt in (
+        lambda: run_experiment(manifest, suite, progress=False, run_dir=run_dir),
+        lambda: load_experiment(manifest, suite, run_dir=run_dir),
+    ):
+        with pytest.raises(InputError, match="started with --invalid-payload case, now trial"):
+            attempt()
+    again = load_experiment(manifest, suite, run_dir=run_dir, invalid_payload="case")
+    assert again.attempts["passed"].mean() == rate > 0
+
+
 def test_non_string_output_is_an_invalid_payload(write_experiment):
     manifest, suite = write_experiment([variant("null", "null_output")], trial_count=1)
     result = run_experiment(manifest, suite, progress=False)
