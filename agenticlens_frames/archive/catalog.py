@@ -39,7 +39,8 @@ SPEC_FILE = "_spec.json"
 
 
 def parse_time(value: str | date | datetime | pd.Timestamp | None, *, name: str) -> datetime | None:
-    """A timezone-aware UTC datetime from an ISO string, date or datetime (naive = UTC).
+    """A timezone-aware UTC datetime from an ISO 8601 string, date or datetime (naive =
+    UTC); anything else — a number, "05/11/2026", "Oct" — is refused rather than guessed.
 
     Examples
     --------
@@ -50,13 +51,20 @@ def parse_time(value: str | date | datetime | pd.Timestamp | None, *, name: str)
     """
     if value is None:
         return None
+    hint = "use ISO 8601, e.g. 2026-10-01 or 2026-10-01T12:00:00Z"
+    if not isinstance(value, str | date | datetime):
+        # pandas would read 1790000000 as nanoseconds after 1970: refused, not guessed.
+        raise InputError(
+            f"cannot read {value!r} ({type(value).__name__}) as a date or time",
+            location=name,
+            hint=hint + ", or a date/datetime",
+        )
     try:
-        stamp = pd.Timestamp(value)
+        # ISO 8601 only: pandas would read "05/11/2026" as May 11 and "Oct" as year 1.
+        stamp = pd.Timestamp(datetime.fromisoformat(value) if isinstance(value, str) else value)
     except (ValueError, TypeError) as exc:
         raise InputError(
-            f"cannot read {value!r} as a date or time",
-            location=name,
-            hint="use ISO 8601, e.g. 2026-10-01 or 2026-10-01T12:00:00Z",
+            f"cannot read {value!r} as a date or time", location=name, hint=hint
         ) from exc
     if pd.isna(stamp):
         raise InputError(f"cannot read {value!r} as a date or time", location=name)

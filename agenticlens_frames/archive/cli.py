@@ -198,7 +198,7 @@ def _matching_runs(sl: Any, *, required: bool) -> None:
     from .query import check_factor_filter
 
     # Nothing matched: a misspelt level is the likely cause; say which levels exist.
-    check_factor_filter(sl.filter.factors, sl.archive.records())
+    check_factor_filter(sl.filter.factors, sl.archive.records(), location="--factor")
     raise InputError(
         f"no archived run matches ({sl.filter.describe() or 'no filters'})",
         hint="list what the archive holds with `agenticlens-frames archive ls`",
@@ -295,6 +295,31 @@ def archive_rollups(
                 + "".join(f"\n  {r.run_id} {r.experiment_id}" for r in done)
             )
         )
+
+
+# --------------------------------------------------------------------------- remove
+
+
+@archive_app.command("remove")
+def archive_remove(
+    archive: Path = typer.Argument(..., help="The archive folder."),
+    run_id: str = typer.Argument(..., help="The run's id, or a unique prefix (see `ls`)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
+) -> None:
+    """Delete one archived run (atomic), even one whose record is damaged."""
+    from .store import Archive
+
+    try:
+        record = Archive(archive).remove(run_id)
+    except InputError as exc:
+        raise fail("Unable to remove the run", exc) from None
+    if not quiet:
+        what = (
+            f"run {record.run_id} of {record.experiment_id}"
+            if record is not None
+            else f"run {run_id} (its record was unreadable)"
+        )
+        Console(highlight=False).print(Text(f"Removed {what} from {archive}"))
 
 
 # --------------------------------------------------------------------------- ls

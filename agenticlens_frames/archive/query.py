@@ -62,14 +62,15 @@ _VERDICT_TEXT = ("baseline_variant_id", "candidate_variant_id", "dimension")
 def _names(value: str | Iterable[str] | None, what: str) -> tuple[str, ...] | None:
     if value is None:
         return None
-    if isinstance(value, str):
-        return (value,)
     try:
-        values = tuple(str(v) for v in value)
+        values = (value,) if isinstance(value, str) else tuple(str(v) for v in value)
     except TypeError as exc:
         raise InputError(f"{what} must be a string or a list of strings, got {value!r}") from exc
     if not values:
         raise InputError(f"{what} is an empty list; leave it out to keep everything")
+    if "" in values:
+        # An empty run-id prefix matched every run.
+        raise InputError(f"{what} has an empty name; leave it out to keep everything")
     return values
 
 
@@ -688,10 +689,12 @@ def check_factor_filter(
     records: list[RunRecord],
     *,
     levels: bool | Literal["warn"] = True,
+    location: str = "factors",
 ) -> None:
     """Refuse a factor name (and, with ``levels``, a level) that no archived run has,
     saying which factors and levels exist and which is closest; ``levels="warn"`` warns
-    about such a level instead (the slice is then empty for it)."""
+    about such a level instead (the slice is then empty for it). ``location`` names the
+    argument in the message (the command line's ``--factor``)."""
     if not factors or not records:
         return
     from ..formats._io import close_match
@@ -707,7 +710,7 @@ def check_factor_filter(
             known = ", ".join(repr(n) for n in sorted(found)) or "none"
             raise InputError(
                 f"no archived run has a factor {name!r}",
-                location="--factor",
+                location=location,
                 hint=(f"did you mean {match!r}? " if match else "")
                 + f"the archive's factors are {known}",
             )
@@ -720,5 +723,5 @@ def check_factor_filter(
                 f"the levels of {name!r} are {shown}"
             )
             if levels != "warn":
-                raise InputError(message, location="--factor", hint=hint)
+                raise InputError(message, location=location, hint=hint)
             warnings.warn(f"{message}: the slice is empty for it ({hint})", stacklevel=4)

@@ -35,6 +35,7 @@ import os
 import shutil
 import time
 import uuid
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -433,20 +434,54 @@ class Archive:
         _write_json(tmp, {"format": FORMAT_NAME, "format_version": FORMAT_VERSION})
         os.replace(tmp, marker)
 
-    def remove(self, run_id: str) -> RunRecord:
+    def remove(self, run_id: str) -> RunRecord | None:
         """Delete one run (atomically hidden by a rename, then removed).
+
+        The run is found by its folder's name, so a run whose record (``_run.json``) is
+        damaged or missing — which every read of the archive refuses or leaves out — can be
+        removed too; nothing else is read.
+
+        Returns
+        -------
+        RunRecord or None
+            The removed run's record; None when it could not be read.
 
         Raises
         ------
         InputError
             If no run has that id (or the prefix is ambiguous).
         """
-        record = self.record(run_id)
+        self._check_exists()
+        folders = [f for f in self._run_folders() if f.name[len("run=") :].startswith(run_id)]
+        if len(folders) != 1 or not run_id:
+            problem = "no run" if not folders else f"{len(folders)} runs"
+            raise InputError(
+                f"{problem} with id {run_id!r} in the archive",
+                file=self.path,
+                hint="list run ids with `agenticlens-frames archive ls`",
+            )
+        folder = folders[0]
+        try:
+            record: RunRecord | None = self._read_record(folder)
+        except InputError:
+            record = None  # a damaged record: the folder goes all the same
         trash = self.path / STAGING_DIR / f"removed-{uuid.uuid4().hex}"
         trash.parent.mkdir(parents=True, exist_ok=True)
-        os.rename(record.path, trash)
+        os.rename(folder, trash)
         shutil.rmtree(trash, ignore_errors=True)
         return record
+
+    def _run_folders(self) -> list[Path]:
+        """Every ``experiment=…/run=…`` folder, published or not."""
+        out = []
+        with os.scandir(self.path) as experiments:
+            for exp in experiments:
+                if exp.is_dir() and exp.name.startswith("experiment="):
+                    with os.scandir(exp.path) as runs:
+                        out += [
+                            Path(e.path) for e in runs if e.is_dir() and e.name.startswith("run=")
+                        ]
+        return out
 
     def add_rollups(self) -> list[RunRecord]:
         """Write the rollups of every run archived before they existed, so analyses read
@@ -530,7 +565,14 @@ class Archive:
         try:
             data = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise InputError(f"unreadable run record ({exc})", file=folder / RUN_FILE) from exc
+            raise InputError(
+                f"unreadable run record ({exc}); every read of the archive stops here rather "
+                "than leave the run out",
+                file=folder / RUN_FILE,
+                hint="restore the file from a backup, or remove the run (`agenticlens-frames "
+                f"archive remove ARCHIVE {folder.name[len('run=') :]}`, which needs no "
+                "record) and add it again",
+            ) from exc
         return RunRecord.from_json(data, folder)
 
     def _check_exists(self) -> None:
@@ -546,18 +588,25 @@ class Archive:
             )
 
     def records(self) -> list[RunRecord]:
-        """Every published run, ordered by ``run_at``, then ``added_at``, then id."""
+        """Every published run, ordered by ``run_at``, then ``added_at``, then id.
+
+        A run folder without its record (``_run.json``, written last when a run is
+        published) is not a run: it is left out, with a warning naming it, since a
+        published run whose record was deleted would otherwise vanish from every result
+        unnoticed.
+        """
         self._check_exists()
         out = []
-        with os.scandir(self.path) as experiments:
-            for exp in experiments:
-                if not (exp.is_dir() and exp.name.startswith("experiment=")):
-                    continue
-                with os.scandir(exp.path) as runs:
-                    for entry in runs:
-                        folder = Path(entry.path)
-                        if entry.name.startswith("run=") and (folder / RUN_FILE).exists():
-                            out.append(self._placed(self._read_record(folder)))
+        for folder in self._run_folders():
+            if (folder / RUN_FILE).exists():
+                out.append(self._placed(self._read_record(folder)))
+            elif folder.is_dir():  # not one another process just removed
+                warnings.warn(
+                    f"{folder}: a run folder without its record ({RUN_FILE}) is left out of "
+                    "the archive; restore the record, or remove the run (`agenticlens-frames "
+                    f"archive remove ARCHIVE {folder.name[len('run=') :]}`)",
+                    stacklevel=3,
+                )
         out.sort(key=lambda r: (r.run_at, r.added_at, r.run_id))
         return out
 

@@ -133,11 +133,15 @@ def test_stray_files_and_staging_folders_are_invisible(tmp_path: Path, runs):
     ):
         folder.mkdir(parents=True)
         pq.write_table(pq.read_table(source), folder / "attempts.parquet")
-    assert archive.all().n_runs == 1
+    # The run directory without a record is left out of every number, and named: a
+    # published run whose record was deleted would otherwise vanish unnoticed.
+    with pytest.warns(UserWarning, match="run=y: a run folder without its record"):
+        assert archive.all().n_runs == 1
     for engine in ("numpy", "duckdb"):
-        assert int(archive.all().stats(engine).cases["attempts"].sum()) == len(
-            runs["support"].attempts
-        )
+        with pytest.warns(UserWarning, match="without its record"):
+            assert int(archive.all().stats(engine).cases["attempts"].sum()) == len(
+                runs["support"].attempts
+            )
 
 
 def test_to_runs_restricts_the_suite_and_feeds_analyze(
@@ -182,6 +186,22 @@ def test_bad_filters_are_input_errors(shared_archive: Archive):
     with pytest.raises(InputError, match="2 runs"):
         shared_archive.slice(experiments="support-*").to_run()
     assert "retrieval='dense'" in repr(shared_archive.slice(retrieval="dense"))
+
+
+@pytest.mark.parametrize("when", [1790000000, "05/11/2026", "Oct", "Oct 2026", True])
+def test_a_date_that_is_not_iso_8601_is_refused_not_guessed(
+    when: object, shared_archive: Archive, tmp_path: Path, support_run: ExperimentRun
+) -> None:
+    # pandas read 1790000000 as nanoseconds (1970-01-01 00:00:01.79), "05/11/2026" as
+    # May 11 and "Oct" as year 1; a run_at read that way was stored for good.
+    for name in ("since", "until"):
+        with pytest.raises(InputError, match="ISO 8601") as info:
+            shared_archive.slice(**{name: when})
+        assert info.value.location == name
+    fresh = Archive(tmp_path / "a")
+    with pytest.raises(InputError, match="ISO 8601"):
+        fresh.add(support_run, run_at=when)
+    assert not any((tmp_path / "a").rglob("_run.json"))  # nothing archived
 
 
 def test_duckdb_relation_is_the_slice(shared_archive: Archive):

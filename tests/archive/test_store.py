@@ -184,6 +184,43 @@ def test_remove_hides_a_run_atomically(archive: Archive, support_run: Experiment
         archive.remove(run_id)
 
 
+def test_a_damaged_record_names_the_way_out_and_remove_takes_it(
+    archive: Archive, support_run: ExperimentRun
+):
+    # One torn _run.json stopped every read of the archive, with no fix named, and
+    # remove() of that run (or of any other) failed on the same error.
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+
+    run_id = run_content_id(support_run)
+    others = set(archive.runs()["run_id"]) - {run_id}
+    record = archive.record(run_id).path / "_run.json"
+    record.write_bytes(record.read_bytes()[:200])
+    with pytest.raises(InputError, match="unreadable run record") as info:
+        archive.runs()
+    assert f"archive remove ARCHIVE {run_id}" in str(info.value)
+    done = CliRunner().invoke(app, ["archive", "remove", str(archive.path), run_id[:8]])
+    assert done.exit_code == 0, done.output
+    assert "Removed run" in done.output and "unreadable" in done.output
+    assert set(archive.runs()["run_id"]) == others  # the rest is intact and readable
+
+
+def test_a_run_folder_without_its_record_is_named_not_dropped_silently(
+    archive: Archive, support_run: ExperimentRun
+):
+    run_id = run_content_id(support_run)
+    n = len(archive.runs())
+    folder = archive.record(run_id).path
+    (folder / "_run.json").unlink()
+    with pytest.warns(UserWarning, match="without its record") as caught:
+        runs = archive.runs()
+    assert len(runs) == n - 1 and run_id in str(caught[0].message)
+    assert archive.remove(run_id) is None and not folder.exists()
+    with pytest.raises(InputError, match="empty name"):
+        archive.slice(runs="")  # an empty prefix matched every run
+
+
 def test_bad_places_and_inputs_are_input_errors(tmp_path: Path, support_run: ExperimentRun):
     with pytest.raises(InputError, match="no archive here"):
         Archive(tmp_path / "missing").runs()
