@@ -71,6 +71,24 @@ def number_to_json(value: Any) -> Any:
     return value
 
 
+def json_ready(value: Any) -> Any:
+    """``value`` ready for any JSON encoder: numbers by :func:`number_to_json` (NaN and ±inf
+    become null, as orjson writes them), numpy booleans as booleans, containers item by item.
+
+    Examples
+    --------
+    >>> json_ready({"a": [math.nan, np.bool_(True), 2**70], 1: "x"})
+    {'a': [None, True, 1180591620717411303424], '1': 'x'}
+    """
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    return number_to_json(value)
+
+
 def number_from_json(value: Any) -> float:
     """The inverse of :func:`number_to_json`: null becomes NaN."""
     return math.nan if value is None else float(value)

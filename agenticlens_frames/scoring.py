@@ -12,6 +12,7 @@ import json
 import math
 import re
 import threading
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -88,6 +89,56 @@ def _validator_for(schema_json: str) -> Draft202012Validator:
     return _safe_validator_class()(json.loads(schema_json), registry=Registry())
 
 
+@lru_cache(maxsize=256)
+def as_re_reads(pattern: str) -> str:
+    r"""``pattern`` rewritten so the ``regex`` engine reads it as Python's ``re`` does.
+
+    The two differ on a ``[`` inside a character set: ``re`` takes it literally (and warns
+    "Possible nested set"), while ``regex`` reads ``[[:digit:]]`` as a POSIX class and
+    ``[[a]b]`` as a nested set. The reference validator uses ``re``, so ``^[[:digit:]]$``
+    must match ``:]``, not ``7``. Escaping such a ``[`` gives ``regex`` the ``re``
+    reading; every other construct the two engines share is read alike.
+
+    Examples
+    --------
+    >>> print(as_re_reads("^TCK-[[:digit:]]{6}$"))
+    ^TCK-[\[:digit:]]{6}$
+    >>> print(as_re_reads(r"[]a[]\[x\]"))
+    []a\[]\[x\]
+    """
+    if "[" not in pattern:
+        return pattern
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    in_set = False
+    while i < n:
+        char = pattern[i]
+        if char == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if not in_set:
+            out.append(char)
+            if char == "[":
+                in_set = True
+                i += 1
+                # A leading ^ negates, and a ] right after "[" or "[^" is a literal.
+                if i < n and pattern[i] == "^":
+                    out.append("^")
+                    i += 1
+                if i < n and pattern[i] == "]":
+                    out.append("]")
+                    i += 1
+                continue
+        elif char == "[":
+            out.append("\\[")
+        else:
+            out.append(char)
+            in_set = char != "]"
+        i += 1
+    return "".join(out)
+
+
 @lru_cache(maxsize=1)
 def _safe_validator_class() -> Any:
     """Draft 2020-12 with ``pattern`` and ``patternProperties`` under a time limit.
@@ -104,14 +155,16 @@ def _safe_validator_class() -> Any:
 
         seconds = limit(REGEX_TIMEOUT_ENV)
         try:
-            return regex.search(pattern, text, timeout=seconds) is not None
+            return regex.search(as_re_reads(pattern), text, timeout=seconds) is not None
         except TimeoutError:
             raise ValidationError(
                 f"pattern {pattern!r} took longer than {seconds:g} s on this output "
                 f"(the regular-expression time limit, {REGEX_TIMEOUT_ENV})"
             ) from None
         except regex.error:
-            return re.search(pattern, text) is not None
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)  # "Possible nested set"
+                return re.search(pattern, text) is not None
 
     def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Any:
         if not validator.is_type(instance, "string"):

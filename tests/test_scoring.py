@@ -185,3 +185,30 @@ def test_unavailable_samples_and_failed_calls() -> None:
     )
     assert sink.name[1] == "target_call"
     assert sink.explanation[1] == "Live target timed out after 2 attempt(s): TimeoutError: slow"
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"^TCK-[[:digit:]]{6}$", r"^[[a]b]+$", r"^[^[]x$", r"^[]a[]+$", r"^\[[[:alpha:]]\]$"],
+)
+def test_a_schema_pattern_is_read_as_re_reads_it(pattern: str) -> None:
+    """The reference validator (jsonschema on Python's re) reads a "[" inside a set
+    literally; the regex engine we use for its time limit read ``[[:digit:]]`` as a POSIX
+    class, so ``TCK-661345`` passed a check the reference fails."""
+    import json
+    import warnings
+
+    from jsonschema import Draft202012Validator
+
+    from agenticlens_frames.scoring import _validator_for
+
+    schema = {"type": "string", "pattern": pattern}
+    ours = _validator_for(json.dumps(schema))
+    reference = Draft202012Validator(schema)
+    outputs = ["TCK-661345", "TCK-d]]]]]]", "ab]", "a", "[x", "[]", "x", "[a]", "[[]", "b]]"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # re: "Possible nested set"
+        expected = [reference.is_valid(text) for text in outputs]
+    assert [ours.is_valid(text) for text in outputs] == expected
+    if pattern.startswith("^TCK"):
+        assert expected[:2] == [False, True]

@@ -32,7 +32,7 @@ from ..analysis import ExperimentAnalysis
 from ..errors import InputError
 from ..frames import ExperimentRun
 from ..judges import JUDGE_EVALUATOR_TYPES, summarize_judges
-from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS
+from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS, json_ready
 from .paired_json import report_blocks
 from .verdicts_json import verdicts_block
 
@@ -1022,14 +1022,16 @@ def _dumps_indented(value: Any) -> bytes:
     """``value`` as indented JSON, like the package's ``model_dump_json(indent=2)``.
 
     orjson refuses integers beyond 64 bits (a ``random_seed`` of 2**64, case metadata);
-    the package writes them exactly, and so does the standard encoder used for them here.
+    the package writes them exactly, and so does the standard encoder used for them here —
+    given NaN and ±inf as null first, as orjson writes them (it would write ``NaN``, which
+    is not JSON).
     """
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except TypeError as exc:
         if "64-bit" not in str(exc):
             raise
-        return json.dumps(value, indent=2, ensure_ascii=False).encode("utf-8")
+        return json.dumps(json_ready(value), indent=2, ensure_ascii=False).encode("utf-8")
 
 
 def _dumps_orjson(value: Any) -> bytes:

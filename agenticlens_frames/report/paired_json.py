@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..paired import GATE_COLUMNS, PAIRED_COLUMNS, PairedAnalysis, gate_passed
-from ..schema import number_to_json
+from ..schema import json_ready
 
 if TYPE_CHECKING:
     from ..analysis import ExperimentAnalysis
@@ -22,22 +22,10 @@ if TYPE_CHECKING:
 __all__ = ["case_level_block", "paired_block", "paired_frames_from_block", "report_blocks"]
 
 
-def _json_value(value: Any) -> Any:
-    """JSON-ready: numbers by :func:`~agenticlens_frames.schema.number_to_json` (NaN and
-    ±inf → null), numpy booleans as booleans, containers item by item."""
-    if isinstance(value, (np.bool_, bool)):
-        return bool(value)
-    if isinstance(value, dict):
-        return {str(k): _json_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_value(v) for v in value]
-    return number_to_json(value)
-
-
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     out = []
     for record in frame.astype(object).to_dict("records"):
-        out.append({str(k): _json_value(v) for k, v in record.items()})
+        out.append({str(k): json_ready(v) for k, v in record.items()})
     return out
 
 
@@ -77,13 +65,13 @@ def paired_block(result: PairedAnalysis) -> dict[str, Any]:
         else (int(frame["family_size"].max()) if len(frame) else 0)
     )
     return {
-        "settings": _json_value({**settings, "family_size": sizes}),
-        "fingerprint": _json_value(result.fingerprint),
+        "settings": json_ready({**settings, "family_size": sizes}),
+        "fingerprint": json_ready(result.fingerprint),
         "guard_rails": dict(result.guard_rails),
         "unevaluated": result.unevaluated,
         "evaluators": _records(result.evaluators),
         "comparisons": _records(frame),
-        "omitted": _json_value(result.omitted),
+        "omitted": json_ready(result.omitted),
         "noninferiority": gate,
     }
 

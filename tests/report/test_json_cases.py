@@ -252,6 +252,34 @@ def test_integers_beyond_64_bits_take_the_records_path(
     assert b'"huge": 18446744073709551616' in data
 
 
+def test_a_document_with_a_huge_integer_still_writes_nan_as_null(
+    awkward: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The standard encoder, taken for integers orjson cannot write, wrote NaN and Infinity
+    as bare tokens (not JSON); orjson, and the package, write null."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+
+    def odd(items: list[dict]) -> None:
+        items[4]["metadata"] = {"huge": 2**64, "nan": math.nan, "inf": -math.inf}
+
+    _edit_suite(awkward, odd)
+    path = json_report.write_json_report(_analysis(awkward), tmp_path / "r.json")
+
+    def refuse(token: str) -> None:
+        raise AssertionError(f"{token} is not JSON")
+
+    report = json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse)
+    metadata = [
+        case["metadata"]
+        for variant in report["variants"]
+        for trial in variant["trials"]
+        if trial["report"]
+        for case in trial["report"]["cases"]
+        if "huge" in case["metadata"]
+    ]
+    assert metadata and all(m == {"huge": 2**64, "nan": None, "inf": None} for m in metadata)
+
+
 def test_failed_live_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Live variants: target status and attempts, and the failed call's score metadata
     (a timeout and a raising target)."""
