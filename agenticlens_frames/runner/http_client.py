@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import os
+import select
 import socket
 import zlib
 from collections.abc import Mapping, Sequence
@@ -270,28 +271,19 @@ class _Connection:
         self.writer.transport.abort()
 
 
-class _NothingReceived(Exception):
-    """The connection failed before a single reply byte arrived (maybe stale).
-
-    Parameters
-    ----------
-    error
-        The socket error, or None when the server just closed the connection.
-    """
-
-    def __init__(self, error: OSError | None) -> None:
-        super().__init__(error)
-        self.error = error
-
-
 class ConnectionPool:
     """Keep-alive HTTP/1.1 connections to one URL, for one variant.
 
     Idle connections are reused most recently used first; one is dropped after
     :data:`KEEPALIVE_SECONDS` idle, any error, ``Connection: close``, an HTTP/1.0 reply
-    without keep-alive, a close-delimited body, or a body not read to its end. A reused
-    connection that fails before any reply byte (the server closed it while idle) is
-    retried once on a new connection.
+    without keep-alive, a close-delimited body, or a body not read to its end. One the
+    server closed while it was idle (or that has anything to read) is dropped when taken
+    from the pool, before a request is written to it.
+
+    A request is sent once: only one the socket refused at once — none of it sent — goes
+    again, on a new connection. Once written, the server may have read it, so a connection
+    that then ends without a reply fails the call (``connection``), as in urllib and httpx;
+    the variant's retry policy decides whether it is called again.
 
     Parameters
     ----------
@@ -360,54 +352,47 @@ class ConnectionPool:
     async def post(self, body: bytes, headers: Mapping[str, str], limit: int) -> Reply:
         """See :meth:`Transport.post`."""
         request = self._request(body, headers)
-        for attempt in (0, 1):
-            connection, reused = await self._acquire(fresh=attempt > 0)
-            lost: _NothingReceived | None = None
-            try:
-                status, reason, fields, version = await _head(connection, request)
-            except _NothingReceived as exc:
-                connection.abort()
-                lost = exc
-            except BaseException:
-                connection.abort()
-                raise
-            if lost is not None:
-                if reused and attempt == 0:
-                    continue  # stale: the server closed it while it was idle
-                # Raised here, not in the handler: the socket error's chain stays its own.
-                if lost.error is not None:
-                    raise lost.error
-                raise ProtocolError("Server disconnected without sending a response.")
-            try:
-                data, reusable = await _body(
-                    connection.reader, status, fields, version, limit, 200 <= status < 300
-                )
-            except BaseException:
-                connection.abort()
-                raise
-            if reusable:
-                self._release(connection)
-            else:
-                connection.abort()
-            return Reply(status, reason, data)
-        raise AssertionError("unreachable")  # pragma: no cover
+        connection, reused = await self._acquire()
+        if not _send(connection, request) and reused:
+            # The socket refused the request at once (the server dropped the connection
+            # between the idle check and the write): not a byte of it left, so the server
+            # cannot have it, and a new connection carries it.
+            connection.abort()
+            connection = await self._connect()
+            _send(connection, request)
+        try:
+            # From here the server may have the request: a connection that ends without a
+            # reply fails the call, and the request is never sent again here (the variant's
+            # retry policy decides, and a retry is another recorded call).
+            status, reason, fields, version = await _head(connection)
+            data, reusable = await _body(
+                connection.reader, status, fields, version, limit, 200 <= status < 300
+            )
+        except BaseException:
+            connection.abort()
+            raise
+        if reusable:
+            self._release(connection)
+        else:
+            connection.abort()
+        return Reply(status, reason, data)
 
-    async def _acquire(self, *, fresh: bool) -> tuple[_Connection, bool]:
-        if not fresh:
-            now = asyncio.get_running_loop().time()
-            while self._idle:
-                connection = self._idle.pop()
-                if now - connection.idle_since > KEEPALIVE_SECONDS:
-                    # The newest has expired, so have all below it.
-                    connection.abort()
-                    for old in self._idle:
-                        old.abort()
-                    self._idle.clear()
-                    break
-                if connection.reader.at_eof() or connection.writer.transport.is_closing():
-                    connection.abort()  # the server closed it while idle
-                    continue
-                return connection, True
+    async def _acquire(self) -> tuple[_Connection, bool]:
+        """An idle connection the server has not closed (and True), else a new one."""
+        now = asyncio.get_running_loop().time()
+        while self._idle:
+            connection = self._idle.pop()
+            if now - connection.idle_since > KEEPALIVE_SECONDS:
+                # The newest has expired, so have all below it.
+                connection.abort()
+                for old in self._idle:
+                    old.abort()
+                self._idle.clear()
+                break
+            if _has_input(connection):
+                connection.abort()  # the server closed it (or broke it) while it was idle
+                continue
+            return connection, True
         return await self._connect(), False
 
     async def _connect(self) -> _Connection:
@@ -454,23 +439,63 @@ class ConnectionPool:
         await asyncio.sleep(0)  # let the transports release their sockets
 
 
-async def _head(
-    connection: _Connection, request: bytes
-) -> tuple[int, str, dict[bytes, bytes], bytes]:
-    """Send ``request`` and read the reply's head (1xx interim replies skipped)."""
+_poll = getattr(select, "poll", None)  # select.select where there is none (Windows)
+
+
+def _has_input(connection: _Connection) -> bool:
+    """Whether an idle connection has anything to read, or is closed.
+
+    Its last reply was read to its end, so anything more — the server's end of stream, a
+    reset, a stray ``408`` — means the server is done with it: sent a request, it would
+    fail (or read a reply that is not its own) after the server may have received it.
+    What the loop has already read is in the reader; what it has not yet, in the socket
+    (httpcore's check: the socket is readable).
+    """
     reader = connection.reader
+    if reader.at_eof() or reader.exception() is not None or connection.writer.is_closing():
+        return True
+    if getattr(reader, "_buffer", None):  # read by the loop, not by a reply
+        return True
+    sock = connection.writer.get_extra_info("socket")
+    fd = -1 if sock is None else sock.fileno()
+    if fd < 0:
+        return True
+    if _poll is None:  # pragma: no cover
+        return bool(select.select([fd], [], [], 0)[0])
+    poller = _poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
+
+
+def _send(connection: _Connection, request: bytes) -> bool:
+    """Write ``request``; False when the socket refused it at once (nothing was sent).
+
+    A plain transport sends at once what the socket takes and buffers the rest: a socket
+    error there closes the transport before :meth:`~asyncio.StreamWriter.write` returns,
+    and then none of the request left (a partial send is not an error). Over TLS the
+    closing is seen later: the request counts as sent (a failed call, never a duplicate).
+    """
     try:
         connection.writer.write(request)
+    except BaseException:
+        connection.abort()
+        raise
+    return not connection.writer.is_closing()
+
+
+async def _head(connection: _Connection) -> tuple[int, str, dict[bytes, bytes], bytes]:
+    """Finish sending the request written and read the reply's head (1xx interim replies
+    skipped)."""
+    reader = connection.reader
+    try:
         await connection.writer.drain()
         head = await reader.readuntil(b"\r\n\r\n")
     except asyncio.IncompleteReadError as exc:
         if exc.partial:
             raise ProtocolError("Server disconnected while sending the reply head.") from None
-        raise _NothingReceived(None) from None
+        raise ProtocolError("Server disconnected without sending a response.") from None
     except asyncio.LimitOverrunError:
         raise ProtocolError(f"reply head larger than {HEADER_LIMIT} bytes") from None
-    except (ConnectionResetError, BrokenPipeError) as exc:
-        raise _NothingReceived(exc) from None
     while True:
         status, reason, fields, version = _parse_head(head)
         if status >= 200:

@@ -249,11 +249,11 @@ def test_connection_close_and_http_10_are_not_reused(status_line, extra, connect
     assert server.connections == connections
 
 
-def test_stale_keep_alive_connection_is_retried_once_on_a_new_one():
+def test_reused_connection_closed_after_reading_the_request_fails_the_call():
     async def handle(reader, writer, server):
         if server.connections == 1:
-            # Answer one request, then drop the connection when the next one arrives
-            # (a server closing an idle connection just as it is reused).
+            # Answer one request, then read the next one and drop the connection without
+            # a reply: the server may have acted on it, so it is never sent again.
             await server.request(reader)
             writer.write(reply())
             await writer.drain()
@@ -262,8 +262,12 @@ def test_stale_keep_alive_connection_is_retried_once_on_a_new_one():
             return
         await keep_alive(reply())(reader, writer, server)
 
-    results, server = run(handle, times=2)
-    assert results == [PAYLOAD, PAYLOAD]
+    results, server = run(handle, times=3)
+    assert results[0] == PAYLOAD and results[2] == PAYLOAD
+    assert failure(results[1]).kind == "connection"
+    assert str(results[1]) == (
+        PREFIX + "<urlopen error Server disconnected without sending a response.>"
+    )
     assert server.connections == 2 and len(server.requests) == 3
 
 
@@ -287,7 +291,7 @@ def test_connection_closed_by_the_server_after_its_reply_is_replaced():
 
     results, server = run(handle, times=2)
     assert results == [PAYLOAD, PAYLOAD]
-    # the closed connection is seen idle, or fails before any reply byte and is retried
+    # the closed connection is seen when taken from the pool: dropped before any request
     assert server.connections == 2 and len(server.requests) == 2
 
 
@@ -410,8 +414,24 @@ def _server_tls() -> ssl.SSLContext:
 def test_tls_with_a_trusted_certificate(monkeypatch):
     # SSL_CERT_FILE is how a user points httpx (and so us) at their own CA.
     monkeypatch.setenv("SSL_CERT_FILE", str(TLS / "localhost.crt"))
-    results, server = run(keep_alive(reply()), server_tls=_server_tls(), tls=trust_context())
-    assert results == [PAYLOAD] and server.connections == 1
+    results, server = run(
+        keep_alive(reply()), server_tls=_server_tls(), tls=trust_context(), times=3
+    )
+    # kept alive: nothing the TLS layer sends after the handshake reads as a closed socket
+    assert results == [PAYLOAD] * 3 and server.connections == 1
+
+
+def test_tls_connection_closed_by_the_server_after_its_reply_is_replaced(monkeypatch):
+    monkeypatch.setenv("SSL_CERT_FILE", str(TLS / "localhost.crt"))
+
+    async def handle(reader, writer, server):
+        await server.request(reader)
+        writer.write(reply())
+        await writer.drain()
+
+    results, server = run(handle, server_tls=_server_tls(), tls=trust_context(), times=3)
+    assert results == [PAYLOAD] * 3
+    assert server.connections == 3 and len(server.requests) == 3
 
 
 def test_tls_with_an_untrusted_certificate_fails_as_a_connection_error(monkeypatch):
