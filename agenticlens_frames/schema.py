@@ -167,8 +167,24 @@ class Codec:
     missing: Any = None
 
 
+def _count_from_json(value: Any) -> int:
+    # A whole number ≥ 0: "5", 5.5, true or -1 where a count belongs is a damaged report
+    # (a negative count crashed the outcome chart).
+    if type(value) is not int or value < 0:
+        raise ValueError(f"expected a whole number ≥ 0, got {value!r}")
+    return value
+
+
+def _text_from_json(value: Any) -> str | None:
+    # Text or null: a number or list where text belongs (a hand-edited report) is refused
+    # at load, not met by a renderer.
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"expected a string or null, got {type(value).__name__}")
+    return value
+
+
 CODECS: dict[str, Codec] = {
-    "text": Codec("str", lambda v: v, lambda v: v, "string", _texts_to_json),
+    "text": Codec("str", lambda v: v, _text_from_json, "string", _texts_to_json),
     # Text a renderer shows as a name: reading anything but a string is an error.
     "name": Codec("str", lambda v: v, _name_from_json, "string", _texts_to_json),
     # Read as text; the reader's caller knows the categories (manifest, suite order).
@@ -182,8 +198,8 @@ CODECS: dict[str, Codec] = {
     "number": Codec(
         "float64", number_to_json, number_from_json, "double", numbers_to_json, math.nan
     ),
-    "count": Codec("int64", int, int, "int64", _counts_to_json, 0),
-    "position": Codec("int32", int, int, "int32", _counts_to_json, 0),
+    "count": Codec("int64", int, _count_from_json, "int64", _counts_to_json, 0),
+    "position": Codec("int32", int, _count_from_json, "int32", _counts_to_json, 0),
     "bool": Codec("bool", bool, bool, "bool", _bools_to_json, False),
     "flag": Codec(
         "boolean",

@@ -99,7 +99,28 @@ def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
     >>> factor_effects_from_block({"terms": []}).columns.tolist() == FACTOR_EFFECT_COLUMNS
     True
     """
-    frame = pd.DataFrame(block.get("terms", []), columns=FACTOR_EFFECT_COLUMNS)
+    terms = block.get("terms", [])
+    if not isinstance(terms, list) or not all(isinstance(t, dict) for t in terms):
+        raise TypeError("expected 'terms' to be a list of objects")
+    text = [c for c in FACTOR_EFFECT_COLUMNS if c not in FLOAT_COLUMNS]
+    text = [c for c in text if c not in ("estimable", "n_cases", "through")]
+    for n, term in enumerate(terms):
+        # Rendered as they are (tables, figure labels): a hand-edited report is refused
+        # here, naming the term, rather than crash a renderer.
+        through = term.get("through") or []
+        if not isinstance(through, list) or not all(isinstance(t, str) for t in through):
+            raise TypeError(f"terms[{n}].through: expected a list of variant ids")
+        for column in text:
+            value = term.get(column)
+            # null in the file; NaN when written by the standard encoder (json.dumps)
+            if not (value is None or isinstance(value, str) or value != value):
+                raise TypeError(f"terms[{n}].{column}: expected a string or null")
+    level = block.get("confidence_level")
+    if level is not None and not (
+        isinstance(level, int | float) and not isinstance(level, bool) and 0 < level < 1
+    ):
+        raise ValueError(f"confidence_level: expected a number between 0 and 1, got {level!r}")
+    frame = pd.DataFrame(terms, columns=FACTOR_EFFECT_COLUMNS)
     frame["through"] = [tuple(t or ()) for t in frame["through"]]
     for c in FLOAT_COLUMNS:
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)

@@ -160,6 +160,8 @@ def _parse(
 ) -> ExperimentAnalysis:
     place[:] = ["pass_k"]
     ks = tuple(int(k) for k in data["pass_k"])
+    if len(set(ks)) != len(ks) or min(ks, default=1) < 1:
+        raise ValueError(f"expected distinct whole numbers ≥ 1, got {list(data['pass_k'])}")
     place[:] = ["confidence_level"]
     cl = float(data["confidence_level"])
     baseline = data["baseline_variant_id"]
@@ -182,9 +184,16 @@ def _parse(
     for i, (v, row) in enumerate(zip(items, variant_rows, strict=True)):
         context = {"variant_id": row["variant_id"]}
         place[:] = ["variants", i, "cases"]
-        case_rows += cases.rows_from_json(
+        these = cases.rows_from_json(
             _get(v, "cases", file, ["variants", i]), place=place, context=context
         )
+        for j, case in enumerate(these):
+            if case["passes"] > case["attempts"]:
+                place[:] = ["variants", i, "cases", j, "passes"]
+                raise ValueError(
+                    f"{case['passes']} passes of {case['attempts']} attempts is not possible"
+                )
+        case_rows += these
         place[:] = ["variants", i, "trials"]
         trial_rows += trials.rows_from_json(v.get("trials") or [], place=place, context=context)
     variant_ids = [row["variant_id"] for row in variant_rows]
@@ -208,6 +217,8 @@ def _parse(
     factor_levels = FACTOR_LEVELS.from_json(data["factor_levels"], place=place, per_item=False)
     place[:] = ["trial_count"]
     trial_count = int(data["trial_count"])
+    if trial_count < 1:
+        raise ValueError(f"expected a whole number ≥ 1, got {trial_count}")
     place[:] = ["minimum_trials"]
     minimum_trials = int(data["minimum_trials"])
     place[:] = ["randomization"]

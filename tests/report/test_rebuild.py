@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from agenticlens_frames import analyze, case_level_summary, load_experiment
 from agenticlens_frames.cli import app
+from agenticlens_frames.errors import InputError
 from agenticlens_frames.paired.settings import parse_comparisons
 from agenticlens_frames.paired.verdicts import HOW_TO_DECLARE, NOT_IN_REPORT, headline_pass_rates
 from agenticlens_frames.report.console import print_summary
@@ -168,10 +169,12 @@ def test_a_report_without_case_records_falls_back_to_its_counts(
     text = _text(loaded)
     assert NOT_IN_REPORT in text and "82.1% [69%–90%]" in text and "*" not in text
     assert "has no case-level verdicts" in render_html(loaded)
-    # counts no run can have (an edit): the pooled rate is shown, marked as such
+    # Counts no run can have (an edit) were shown as the pooled rate, marked as such; a
+    # report saying 99 of 5 attempts passed is damaged, and now refused naming the place.
     data["variants"][0]["cases"][0]["passes"] = 99
     path.write_text(json.dumps(data))
-    assert "pooled Wilson interval" in _text(load_report(path))
+    with pytest.raises(InputError, match=r"variants\[0\]\.cases\[0\]\.passes.*99 passes of 5"):
+        load_report(path)
 
 
 def test_the_command_line_declares_a_correction_for_a_report_without_verdicts(

@@ -45,3 +45,65 @@ def test_the_execution_order_reads_back_as_pairs(tmp_path: Path, saved: dict) ->
     order = load_report(path).info["execution_order"]
     assert order == [(v, t) for v, t in saved["randomization"]["execution_order"]]
     assert len(order) == 25
+
+
+def _set(path: tuple, value: object):
+    def edit(report: dict) -> None:
+        holder = report
+        for key in path[:-1]:
+            holder = holder[key]
+        holder[path[-1]] = value
+
+    return edit
+
+
+#: Edits a random-edit run found crashing a renderer after the report had loaded (a
+#: traceback and "this is a bug"): each is refused at load, naming its place.
+DAMAGED = {
+    "case name NaN": (
+        _set(("variants", 0, "cases", 0, "case_name"), float("nan")),
+        "variants[0].cases[0].case_name",
+        "expected a string or null",
+    ),
+    "negative passes": (
+        _set(("variants", 3, "cases", 1, "passes"), -1),
+        "variants[3].cases[1].passes",
+        "whole number ≥ 0",
+    ),
+    "more passes than attempts": (
+        _set(("variants", 3, "cases", 1, "passes"), 99),
+        "variants[3].cases[1].passes",
+        "99 passes of 5 attempts",
+    ),
+    "attempts as text": (
+        _set(("variants", 0, "cases", 0, "attempts"), "5"),
+        "variants[0].cases[0].attempts",
+        "whole number ≥ 0",
+    ),
+    "pass_k repeated": (_set(("pass_k",), [1, 3, 3, 5]), "pass_k", "distinct"),
+    "no trials": (_set(("trial_count",), 0), "trial_count", "≥ 1"),
+    "nested through": (
+        _set(("factor_effects", "terms", 4, "through"), [[]]),
+        "factor_effects",
+        "terms[4].through",
+    ),
+    "level as text": (
+        _set(("factor_effects", "confidence_level"), "95%"),
+        "factor_effects",
+        "between 0 and 1",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DAMAGED))
+def test_a_damaged_value_a_renderer_would_meet_is_refused_at_load(
+    name: str, tmp_path: Path, saved: dict
+) -> None:
+    edit, place, message = DAMAGED[name]
+    report = json.loads(json.dumps(saved))
+    edit(report)
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")  # NaN as the token the fuzzer used
+    with pytest.raises(InputError) as info:
+        load_report(path)
+    assert info.value.location == place and message in info.value.message
