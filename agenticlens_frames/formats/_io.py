@@ -529,6 +529,8 @@ def _parse_yaml(text: str, path: Path) -> Any:
         raise InputError(f"invalid YAML: {first_line}", file=path) from None
     except RecursionError:
         raise InputError("invalid YAML: nested too deeply", file=path) from None
+    except InputError:
+        raise  # already said (the alias limits): not the date case below, a ValueError too
     except (ValueError, OverflowError) as exc:
         # PyYAML resolves a scalar shaped like a date or timestamp to one, then builds it:
         # an impossible one (2026-02-30) fails there, outside its own errors, unplaced.

@@ -189,11 +189,22 @@ def _bad_case_id(
             f"case {case_id!r} already has a sample in this trial, at {first}",
             "keep one sample per case and trial",
         )
-    match = close_match(case_id, suite.case_ids) if len(suite.cases) <= 2000 else None
+    import unicodedata
+
+    folded = {unicodedata.normalize("NFC", c): c for c in suite.case_ids}
+    same = folded.get(unicodedata.normalize("NFC", case_id))
+    if same is not None:  # looks identical, but another Unicode spelling (NFD vs NFC)
+        hint = (
+            f"it differs from the case {same!r} only in Unicode normalization: write the id "
+            "with the same code points as the suite (e.g. both NFC)"
+        )
+    else:
+        match = close_match(case_id, suite.case_ids) if len(suite.cases) <= 2000 else None
+        hint = f"did you mean {match!r}?" if match else "check that the file answers this suite"
     source.fail(
         (*location, "case_id"),
         f"{case_id!r} is not a case of suite {suite.name!r} ({suite.path})",
-        f"did you mean {match!r}?" if match else "check that the file answers this suite",
+        hint,
     )
 
 
@@ -379,6 +390,8 @@ def _trials_list(source: Source, document: Any) -> list[Any]:
     trials = document.get("trials") if isinstance(document, dict) else None
     if not isinstance(trials, list) or not trials:
         got = describe(trials) if isinstance(document, dict) else describe(document)
+        if trials == []:
+            got = "an empty list"
         where = "'trials' is" if isinstance(document, dict) else "the top level is"
         source.fail(
             (),

@@ -78,7 +78,7 @@ def test_empty_trial_is_allowed(write, suite):
     [
         ([{"samples": []}], "(the top level is a list)"),
         ({"variant_id": "v"}, "('trials' is null)"),
-        ({"trials": []}, "('trials' is a list)"),
+        ({"trials": []}, "('trials' is an empty list)"),
         ({"trials": {"samples": []}}, "('trials' is a mapping)"),
     ],
 )
@@ -138,6 +138,25 @@ def test_unknown_case_id(write, suite):
     assert error.location == "trials[3].samples[1].case_id"
     assert error.message == "'refnd' is not a case of suite 'support' (" + str(suite.path) + ")"
     assert error.hint == "did you mean 'refund'?"
+
+
+def test_a_case_id_in_another_unicode_spelling_says_so(write, suite):
+    import dataclasses
+    import unicodedata
+
+    from agenticlens_frames.formats.model import SuiteSpec
+
+    # "café" (NFC) in the suite, "cafe\u0301" (NFD) in the file: they print the same, so
+    # "did you mean 'café'?" read as nonsense.
+    nfc = unicodedata.normalize("NFC", "café")
+    first = dataclasses.replace(suite.cases[0], id=nfc)
+    cafe_suite = dataclasses.replace(suite, cases=(first, *suite.cases[1:]))
+    assert isinstance(cafe_suite, SuiteSpec)
+    nfd = unicodedata.normalize("NFD", nfc)
+    path = write("v01.json", {"trials": [{"samples": [{"case_id": nfd, "output": "x"}]}]})
+    with pytest.raises(InputError) as info:
+        load_recorded(path, cafe_suite)
+    assert "only in Unicode normalization" in info.value.hint
 
 
 def test_duplicate_case_id_names_both_positions(write, suite):

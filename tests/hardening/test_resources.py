@@ -126,6 +126,8 @@ def test_recursive_yaml_aliases_are_refused(tmp_path, text):
     suite.write_text(yaml.safe_dump(doc) + "x" + text)
     result = cli("experiment", "run", manifest, suite, "-q", "--save", tmp_path / "r.json")
     assert_refused(result, "suite.yaml", "recursive")
+    # It was re-worded as a date that is not one, the file named twice, the fix wrong.
+    assert "date or timestamp" not in result.output and result.output.count("suite.yaml") == 1
 
 
 def test_ordinary_anchors_still_load(tmp_path):
