@@ -439,13 +439,15 @@ class ExperimentRun:
         name, version
             The experiment's name and version.
         baseline
-            The baseline variant id (default: the ``is_baseline`` row, else the first).
+            The baseline variant id (default: the ``is_baseline`` row — booleans or 0/1,
+            empty as no, one row at most — else the first).
 
         Raises
         ------
         InputError
-            Naming the frame and the column: a missing column, a wrong type, an unknown
-            variant or case id (with the closest known one), a repeated or missing attempt.
+            Naming the frame and the column: a missing column, a wrong type, an empty
+            id, an infinite number, an unknown variant or case id (with the closest known
+            one), a repeated or missing attempt, no attempt at all.
 
         Examples
         --------

@@ -76,6 +76,29 @@ def _ids(frame: pd.DataFrame, column: str, what: str) -> list[str]:
     return ids
 
 
+#: The largest trial number (the tables' trial column is int32).
+_MAX_TRIAL = 2**31 - 1
+
+
+def _flags(column: pd.Series) -> list[bool]:
+    """A yes/no column: booleans or 0/1, empty as no. Text is refused: ``"False"`` would
+    count as a flag."""
+    out = []
+    for row, value in enumerate(column.tolist()):
+        if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
+            out.append(False)
+        elif isinstance(value, bool | np.bool_) or (
+            isinstance(value, int | float | np.integer | np.floating) and value in (0, 1)
+        ):
+            out.append(bool(value))
+        else:
+            raise InputError(
+                f"column {column.name!r} must hold True/False, got {value!r} at row {row}",
+                file="variants frame",
+            )
+    return out
+
+
 def _numeric(frame: pd.DataFrame, column: str, *, low: float | None = None) -> np.ndarray:
     try:
         values = pd.to_numeric(frame[column], errors="raise").to_numpy(dtype=float, na_value=np.nan)
@@ -83,6 +106,13 @@ def _numeric(frame: pd.DataFrame, column: str, *, low: float | None = None) -> n
         raise InputError(
             f"column {column!r} is not numeric ({exc})", file="attempts frame"
         ) from None
+    if np.isinf(values).any():
+        row = int(np.flatnonzero(np.isinf(values))[0])
+        raise InputError(
+            f"column {column!r} is {values[row]} at row {row}; expected a finite number "
+            "(leave a value that is not known empty)",
+            file="attempts frame",
+        )
     if low is not None and (values[~np.isnan(values)] < low).any():
         row = int(np.flatnonzero(values < low)[0])
         raise InputError(
@@ -147,6 +177,13 @@ def frame_parts(
         raise InputError("no case", file="cases frame")
 
     # Keys of the attempts: known variants and cases, trials 1..T, each attempt once.
+    for column in ("variant_id", "case_id"):
+        empty = attempts[column].isna().to_numpy()
+        if empty.any():  # else read as the id 'nan'
+            raise InputError(
+                f"column {column!r} is empty at row {int(np.flatnonzero(empty)[0])}",
+                file="attempts frame",
+            )
     require_known(
         "variant id", attempts["variant_id"].astype(str).unique(), variant_ids,
         location="column 'variant_id'",
@@ -155,9 +192,17 @@ def frame_parts(
         "case id", attempts["case_id"].astype(str).unique(), case_ids,
         location="column 'case_id'",
     )  # fmt: skip
+    if not len(attempts):
+        raise InputError("the attempts frame has no rows", file="attempts frame")
     trial = _numeric(attempts, "trial", low=1)
     if np.isnan(trial).any() or (trial != np.round(trial)).any():
         raise InputError("column 'trial' must hold whole numbers 1, 2, …", file="attempts frame")
+    if trial.max() > _MAX_TRIAL:  # int32 would wrap it (2**31 read as -2147483648)
+        raise InputError(
+            f"column 'trial' holds {trial.max():.0f}; trials are numbered 1, 2, … up to "
+            f"{_MAX_TRIAL}",
+            file="attempts frame",
+        )
     trial = trial.astype(np.int32)
     trial_count = int(trial.max()) if len(trial) else 0
     v_code = pd.Index(variant_ids).get_indexer(attempts["variant_id"].astype(str))
@@ -187,9 +232,16 @@ def frame_parts(
                         )
 
     # The specs: variants with their factors (factor_<name> columns), cases in order.
-    base = baseline
+    base = None if baseline is None else str(baseline)  # ids are compared as text
     if base is None and "is_baseline" in variants:
-        flagged = [v for v, b in zip(variant_ids, variants["is_baseline"], strict=True) if b]
+        flags = _flags(variants["is_baseline"])
+        flagged = [v for v, b in zip(variant_ids, flags, strict=True) if b]
+        if len(flagged) > 1:
+            raise InputError(
+                f"{len(flagged)} variants are flagged is_baseline ({', '.join(flagged)})",
+                file="variants frame",
+                hint="flag one, or pass baseline=",
+            )
         base = flagged[0] if flagged else None
     base = base or variant_ids[0]
     require_known("baseline variant id", [base], variant_ids, location="baseline")

@@ -76,6 +76,32 @@ def test_from_frames_gives_the_numbers_of_a_naive_computation(user_frames) -> No
         (lambda a, v, c: (a.assign(score=a["score"] * 5), v, c), "'score' must lie in [0, 1]"),
         (lambda a, v, c: (a.to_dict(), v, c), "expected a pandas DataFrame"),
         (lambda a, v, c: (a.assign(status="okay"), v, c), "did you mean 'ok'"),
+        # Found by the bad-input audit: tracebacks deeper in, or a wrong baseline silently.
+        (lambda a, v, c: (a.head(0), v, c), "the attempts frame has no rows"),
+        (
+            lambda a, v, c: (a.assign(trial=a["trial"].astype("int64") + 2**31), v, c),
+            "up to 2147483647",
+        ),
+        (
+            lambda a, v, c: (a.assign(latency_ms=a["latency_ms"].where(a.index > 0, np.inf)), v, c),
+            "'latency_ms' is inf at row 0; expected a finite number",
+        ),
+        (
+            lambda a, v, c: (a.assign(variant_id=a["variant_id"].where(a.index > 0)), v, c),
+            "'variant_id' is empty at row 0",
+        ),
+        (
+            lambda a, v, c: (
+                a,
+                v.assign(is_baseline=["False", "True", "False", "False", "False"]),
+                c,
+            ),
+            "must hold True/False, got 'False' at row 0",
+        ),
+        (
+            lambda a, v, c: (a, v.assign(is_baseline=[True, True, False, False, False]), c),
+            "2 variants are flagged is_baseline",
+        ),
     ],
 )
 def test_bad_frames_are_refused_naming_frame_and_column(user_frames, change, message) -> None:
@@ -110,3 +136,27 @@ def test_to_polars_without_polars_names_the_extra(user_frames, monkeypatch) -> N
     monkeypatch.setitem(sys.modules, "polars", None)  # import polars -> ImportError
     with pytest.raises(ImportError, match=r"pip install 'agenticlens-frames\[polars\]'"):
         user_frames[0].to_polars("attempts")
+
+
+def test_a_baseline_flag_left_empty_is_no_flag_and_an_integer_id_is_its_text(user_frames) -> None:
+    # NaN in is_baseline counted as a flag (NaN is truthy): the first variant became the
+    # baseline whichever was flagged.
+    _, att, variants, cases = user_frames
+    flags = [np.nan, np.nan, True, np.nan, np.nan]
+    run = ExperimentRun.from_frames(att, variants.assign(is_baseline=flags), cases)
+    assert run.manifest.baseline_variant_id == variants["variant_id"].iloc[2]
+    # Integer ids and an integer baseline: compare_to_baseline raised KeyError: 2.
+    ids = {v: i + 1 for i, v in enumerate(variants["variant_id"])}
+    numbered = ExperimentRun.from_frames(
+        att.assign(variant_id=att["variant_id"].map(ids)),
+        variants.assign(variant_id=variants["variant_id"].map(ids)),
+        cases,
+        baseline=2,
+    )
+    assert numbered.manifest.baseline_variant_id == "2"
+    assert set(analyze(numbered).comparisons["candidate_variant_id"].astype(str)) == {
+        "1",
+        "3",
+        "4",
+        "5",
+    }
