@@ -12,7 +12,7 @@ runs from each file's small dictionary.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -22,11 +22,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ._kernel import CASE_STATS, TRIAL_STATS, stat_dtype
+from ._kernel import CASE_STATS, TRIAL_STATS, listed_positions, looked_up_positions, stat_dtype
 from ._scan import RunScan
 from .sufficient import RunLayout, SufficientStats, _case_frame, _sorted_codes, _trial_frame
 
-__all__ = ["read_rollups"]
+__all__ = ["read_rollups", "trial_positions"]
 
 #: Threads reading rollup files (each file is small: the gain is decoding two at once).
 READ_THREADS = min(4, os.cpu_count() or 1)
@@ -75,13 +75,48 @@ def _read_all(
             codes = ids.indices.to_numpy(zero_copy_only=False)
             labels[i] = (ids.dictionary.cast(pa.string()), codes)
 
-    if len(paths) < 2 or READ_THREADS < 2:
-        for i in range(len(paths)):
-            fill(i)
-    else:
-        with ThreadPoolExecutor(READ_THREADS) as pool:
-            list(pool.map(fill, range(len(paths))))  # list(): raise a worker's error
+    _each(fill, len(paths))
     return out, rows, labels
+
+
+def _each(task: Callable[[int], Any], n: int) -> list[Any]:
+    """``task(i)`` for i in 0..n-1, on a few threads when there are several."""
+    if n < 2 or READ_THREADS < 2:
+        return [task(i) for i in range(n)]
+    with ThreadPoolExecutor(READ_THREADS) as pool:
+        return list(pool.map(task, range(n)))  # list(): raise a worker's error
+
+
+def trial_positions(st: SufficientStats, scans: Sequence[RunScan]) -> None:
+    """Set the ``execution_position`` of the trials of ``scans`` in ``st`` (in place) to
+    their runs' archived ``trials`` tables, which define it (docs/data-model.md).
+
+    The attempts repeat it on every row as ``run_order``, but runs built with
+    ``ExperimentRun.from_frames`` before that was fixed numbered their rows there
+    instead, so the engines' per-trial rule (the largest ``run_order`` of a trial's
+    rows) gave another number than the single-run analysis. The trials table is the
+    reference; a (variant, trial) it lacks keeps the engine's value.
+    """
+    if not scans or not len(st.trials):
+        return
+    frame = st.trials
+    run = frame["run_id"].cat.codes.to_numpy().astype(np.int64)
+    order = np.arange(len(run)) if np.all(run[1:] >= run[:-1]) else np.argsort(run, kind="stable")
+    bounds = np.searchsorted(run[order], np.arange(len(st.layout.run_ids) + 1))
+    index = {r: i for i, r in enumerate(st.layout.run_ids)}
+    vpos = frame["variant_position"].to_numpy()
+    trial = frame["trial"].to_numpy()
+    position = frame["execution_position"].to_numpy().astype(np.int64)
+    tables = _each(
+        lambda i: listed_positions(scans[i].read_file("trials"), scans[i].variant_ids), len(scans)
+    )
+    for scan, table in zip(scans, tables, strict=True):
+        code = index.get(scan.run_id)
+        if code is None:
+            continue
+        rows = order[bounds[code] : bounds[code + 1]]
+        position[rows] = looked_up_positions(vpos[rows], trial[rows], position[rows], table)
+    frame["execution_position"] = stat_dtype("execution_position", position)
 
 
 def _kept(

@@ -39,7 +39,7 @@ from ._kernel import (
     run_partial,
     split_runs,
 )
-from ._rollup import read_rollups
+from ._rollup import read_rollups, trial_positions
 from ._scan import run_blocks
 from .engine_registry import AUTO, ENGINES, engine_function
 from .sufficient import (
@@ -295,6 +295,8 @@ def sufficient_stats(
     rolled = tuple(s for s in src.scans if s.has_rollups) if use else ()  # type: ignore[union-attr]
     if not rolled:
         st = function(src, layout, **options)
+        if isinstance(src, ScanSource):
+            trial_positions(st, src.scans)  # archived runs: from their trials tables
         st.info["read"] = "attempts"
         return st
     if engine in ("duckdb", "dask"):
@@ -304,6 +306,8 @@ def sufficient_stats(
     if not rest:
         return stats
     # Runs archived before rollups next to runs with them: the engine scans only those.
-    merged = merge_stats([stats, function(ScanSource(rest), layout, **options)], layout, engine)
+    scanned = function(ScanSource(rest), layout, **options)
+    trial_positions(scanned, rest)
+    merged = merge_stats([stats, scanned], layout, engine)
     merged.info["read"] = "mixed"
     return merged
