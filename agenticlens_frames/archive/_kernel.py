@@ -53,6 +53,7 @@ NEEDED_COLUMNS = (
 CASE_STATS = (
     "attempts",
     "passes",
+    "failed_attempts",
     "scored",
     "score_sum",
     "score_m2",
@@ -378,6 +379,7 @@ def _grid_stats(cols: _RunColumns, grid: _Grid) -> tuple[dict[str, Any], dict[st
     latency3 = cube(_zero_missing(cols.latency, cols.latency_known))
     cost3 = cube(_zero_missing(cols.cost, cols.cost_known))
     cost_known3 = cube(cols.cost_known)
+    failed3 = cube(cols.failed)
 
     scored = _count(scored3, 1)
     score_sum = score3.sum(axis=1)
@@ -417,6 +419,7 @@ def _grid_stats(cols: _RunColumns, grid: _Grid) -> tuple[dict[str, Any], dict[st
         "case_index": per_case(np.tile(grid.c_seen, n_var)),
         "attempts": per_case(counts),
         "passes": per_case(_count(passed3, 1)),
+        "failed_attempts": per_case(_count(failed3, 1)),
         "scored": per_case(scored),
         "score_sum": per_case(score_sum),
         "score_m2": per_case(np.einsum("vtc,vtc->vc", deviation, deviation)),
@@ -431,7 +434,7 @@ def _grid_stats(cols: _RunColumns, grid: _Grid) -> tuple[dict[str, Any], dict[st
         "trial": trial_rows(np.tile(grid.t_seen, n_var)),
         "attempts": trial_rows(tcounts),
         "passes": per_trial(passed3),
-        "failed_attempts": per_trial(cube(cols.failed)),
+        "failed_attempts": per_trial(failed3),
         "latency_ok_sum": per_trial(latency3 * ok_latency3),
         "latency_ok_count": per_trial(ok_latency3),
         "cost_sum": per_trial(cost3),
@@ -473,6 +476,7 @@ def _bincount_stats(cols: _RunColumns) -> tuple[dict[str, Any], dict[str, Any]]:
         "case_index": obs % n_case,
         "attempts": counts[obs],
         "passes": total(passed)[obs],
+        "failed_attempts": total(cols.failed)[obs],
         "scored": scored[obs],
         "score_sum": score_sum[obs],
         "score_m2": total(deviation * deviation)[obs],

@@ -3,8 +3,9 @@
 Every result frame of an archive (case matrix, variant summary, pass@k, comparisons,
 factor levels) is a function of two small tables of sums, which this module computes:
 
-``cases``   one row per (run, variant, case): ``attempts, passes, scored, score_sum,
-            score_m2, latency_sum, latency_count, cost_sum, cost_count``
+``cases``   one row per (run, variant, case): ``attempts, passes, failed_attempts,
+            scored, score_sum, score_m2, latency_sum, latency_count, cost_sum,
+            cost_count``
 ``trials``  one row per (run, variant, trial): ``attempts, passes, failed_attempts,
             latency_ok_sum, latency_ok_count, cost_sum, cost_count, check_value_sum,
             check_count, execution_position``
@@ -155,6 +156,7 @@ def _pandas_engine(source: Source, layout: RunLayout, **_: Any) -> SufficientSta
             case_id=("case_id", "first"),
             attempts=("passed", "size"),
             passes=("passed_int", "sum"),
+            failed_attempts=("failed_int", "sum"),
             scored=("scored_value", "count"),
             score_sum=("scored_value", "sum"),
             latency_sum=("latency_ms", "sum"),

@@ -19,6 +19,8 @@ from agenticlens_frames.archive.engines import NEEDED_COLUMNS, run_partial
 from agenticlens_frames.archive.sufficient import RunLayout, assemble
 from agenticlens_frames.frames import ExperimentRun
 
+from .test_failed_attempts import archive_with_older_rollups
+
 ENGINES = ["numpy", "pandas", "duckdb", "dask"]
 SLICES = {"all": {}, "tags": {"tags": "x"}, "variants": {"variants": ["b", "c"]}}
 
@@ -95,6 +97,24 @@ def test_every_engine_gives_the_single_run_position(
     )
     assert len(got) == (len(expected) if where != "variants" else len(expected) * 2 // 3)
     assert got == {key: expected[key] for key in got}
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb", "dask"])
+def test_rollups_written_before_the_fix_give_it_too(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    runs: dict[str, ExperimentRun],
+    engine: str,
+):
+    """Rollups that took the position from a legacy run's ``run_order`` (the first row of
+    the trial there) are corrected from the run's trials table when read."""
+    old = archive_with_older_rollups(tmp_path / "old", monkeypatch, runs)
+    expected = _expected(runs)
+    for where in ("all", "variants"):
+        result = old.slice(**SLICES[where]).analyze(engine)
+        assert result.info["read"] == "rollups"
+        got = _got(result.trial_summary)
+        assert got == {key: expected[key] for key in got}
 
 
 def test_add_rollups_takes_it_from_the_trials_table(tmp_path: Path, runs: dict[str, ExperimentRun]):
