@@ -338,7 +338,11 @@ def frame_parts(
             "run_order": np.empty(n, dtype=np.int32),
         }
     ).iloc[order]
-    table["run_order"] = np.arange(n, dtype=np.int32)
+    # Trials run in (variant, trial) order: each trial's execution position is its place
+    # in that order, and every row of the trial carries it as run_order (docs/data-model.md).
+    sorted_key = (v_code[order].astype(np.int64) * (trial_count + 1)) + trial[order]
+    first = np.concatenate([[True], sorted_key[1:] != sorted_key[:-1]]) if n else np.zeros(0, bool)
+    table["run_order"] = (np.cumsum(first) - 1).astype(np.int32)
     failed = (
         table.assign(_f=table["status"] == "trial_failed")
         .groupby(["variant_id", "trial"], sort=False)["_f"]

@@ -53,6 +53,21 @@ def test_from_frames_gives_the_numbers_of_a_naive_computation(user_frames) -> No
     assert list(run.manifest.variant_ids) == list(variants["variant_id"])
 
 
+def test_every_row_carries_its_trials_execution_position(user_frames) -> None:
+    """docs/data-model.md: an attempt's ``run_order`` is the 0-based position of its
+    (variant, trial) in the execution order, the trials table's ``execution_position``
+    (it numbered the rows 0, 1, 2, … before, so archives read another position)."""
+    _, att, variants, cases = user_frames
+    run = ExperimentRun.from_frames(att, variants, cases, name="mine", baseline="baseline")
+    rows = run.attempts
+    positions = run.trials.set_index(["variant_id", "trial"])["execution_position"]
+    keys = pd.MultiIndex.from_arrays([rows["variant_id"].astype(str), rows["trial"]])
+    positions.index = positions.index.set_levels(positions.index.levels[0].astype(str), level=0)
+    assert rows["run_order"].tolist() == positions.reindex(keys).tolist()
+    assert sorted(positions) == list(range(len(variants) * int(att["trial"].max())))
+    assert analyze(run).trials["execution_position"].tolist() == list(range(len(positions)))
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [

@@ -76,6 +76,7 @@ def duckdb_source(con: Any, scans: Sequence[RunScan]) -> str:
 # case query 2-3x slower.
 _CASE_AGGREGATES = """count(*) AS attempts,
        sum(CAST(passed AS BIGINT)) AS passes,
+       count(*) FILTER (WHERE failed) AS failed_attempts,
        count(scored_value) AS scored,
        coalesce(sum(scored_value), 0.0) AS score_sum,
        coalesce(var_pop(scored_value) * count(scored_value), 0.0) AS score_m2,
@@ -84,7 +85,8 @@ _CASE_AGGREGATES = """count(*) AS attempts,
        coalesce(sum(cost_usd), 0.0) AS cost_sum,
        count(cost_usd) AS cost_count"""
 _CASE_ROWS = """SELECT {keys}, passed, latency_ms, cost_usd,
-           CASE WHEN status <> 'trial_failed' THEN score END AS scored_value"""
+           status = 'trial_failed' AS failed,
+           CASE WHEN NOT failed THEN score END AS scored_value"""
 _TRIAL_AGGREGATES = """count(*) AS attempts,
        sum(CAST(passed AS BIGINT)) AS passes,
        count(*) FILTER (WHERE failed) AS failed_attempts,

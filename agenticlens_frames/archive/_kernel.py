@@ -53,6 +53,7 @@ NEEDED_COLUMNS = (
 CASE_STATS = (
     "attempts",
     "passes",
+    "failed_attempts",
     "scored",
     "score_sum",
     "score_m2",
@@ -378,6 +379,7 @@ def _grid_stats(cols: _RunColumns, grid: _Grid) -> tuple[dict[str, Any], dict[st
     latency3 = cube(_zero_missing(cols.latency, cols.latency_known))
     cost3 = cube(_zero_missing(cols.cost, cols.cost_known))
     cost_known3 = cube(cols.cost_known)
+    failed3 = cube(cols.failed)
 
     scored = _count(scored3, 1)
     score_sum = score3.sum(axis=1)
@@ -389,15 +391,15 @@ def _grid_stats(cols: _RunColumns, grid: _Grid) -> tuple[dict[str, Any], dict[st
     if grid.filled is None:
         counts = np.full((n_var, n_case), n_trial, dtype=np.int64)
         tcounts = np.full((n_var, n_trial), n_case, dtype=np.int64)
-        run_order = cube(cols.run_order)[:, :, 0]
         case_obs = trial_obs = None  # a complete grid: every cell observed
     else:
         counts = _count(grid.filled, 1)
         tcounts = _count(grid.filled, 2)
-        # Constant within a trial (empty cells hold 0), so the maximum is that value.
-        run_order = cube(cols.run_order).max(axis=2)
         case_obs = counts.ravel() > 0
         trial_obs = tcounts.ravel() > 0
+    # The trial's run_order, constant within it in every run this toolkit writes; the
+    # largest of its rows otherwise, the rule of every engine (empty cells hold 0).
+    run_order = cube(cols.run_order).max(axis=2)
 
     def per_case(values: np.ndarray) -> np.ndarray:
         return values.ravel() if case_obs is None else values.ravel()[case_obs]
@@ -417,6 +419,7 @@ def _grid_stats(cols: _RunColumns, grid: _Grid) -> tuple[dict[str, Any], dict[st
         "case_index": per_case(np.tile(grid.c_seen, n_var)),
         "attempts": per_case(counts),
         "passes": per_case(_count(passed3, 1)),
+        "failed_attempts": per_case(_count(failed3, 1)),
         "scored": per_case(scored),
         "score_sum": per_case(score_sum),
         "score_m2": per_case(np.einsum("vtc,vtc->vc", deviation, deviation)),
@@ -431,7 +434,7 @@ def _grid_stats(cols: _RunColumns, grid: _Grid) -> tuple[dict[str, Any], dict[st
         "trial": trial_rows(np.tile(grid.t_seen, n_var)),
         "attempts": trial_rows(tcounts),
         "passes": per_trial(passed3),
-        "failed_attempts": per_trial(cube(cols.failed)),
+        "failed_attempts": per_trial(failed3),
         "latency_ok_sum": per_trial(latency3 * ok_latency3),
         "latency_ok_count": per_trial(ok_latency3),
         "cost_sum": per_trial(cost3),
@@ -473,6 +476,7 @@ def _bincount_stats(cols: _RunColumns) -> tuple[dict[str, Any], dict[str, Any]]:
         "case_index": obs % n_case,
         "attempts": counts[obs],
         "passes": total(passed)[obs],
+        "failed_attempts": total(cols.failed)[obs],
         "scored": scored[obs],
         "score_sum": score_sum[obs],
         "score_m2": total(deviation * deviation)[obs],
@@ -490,6 +494,10 @@ def _bincount_stats(cols: _RunColumns) -> tuple[dict[str, Any], dict[str, Any]]:
         return np.bincount(gt, weights=weights, minlength=tsize)[tobs]
 
     ok_latency = cols.ok & cols.latency_known
+    # The largest run_order of the trial's rows (constant within a trial in every run
+    # this toolkit writes), the rule of every engine.
+    run_order = np.zeros(tsize, dtype=np.int64)
+    np.maximum.at(run_order, gt, cols.run_order.astype(np.int64))
     trial = {
         "variant": tobs // n_trial,
         "trial": tobs % n_trial,
@@ -502,8 +510,7 @@ def _bincount_stats(cols: _RunColumns) -> tuple[dict[str, Any], dict[str, Any]]:
         "cost_count": ttotal(cols.cost_known),
         "check_value_sum": ttotal(_zero_missing(cols.check_sum, cols.check_known)),
         "check_count": ttotal(cols.n_checks.astype(np.float64)),
-        # Constant within a trial, so sum / count is exact.
-        "execution_position": ttotal(cols.run_order.astype(np.float64)) / tcounts[tobs],
+        "execution_position": run_order[tobs],
     }
     return case, trial
 
@@ -582,6 +589,60 @@ def run_partial(
         trial=np.asarray(trial.pop("trial")).astype(np.int32),
         trial_stats={k: stat_dtype(k, v) for k, v in trial.items()},
     )
+
+
+def listed_positions(
+    trials: pa.Table, variant_ids: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """A run's ``trials`` table as (variant position, trial, execution position) per
+    row, or None when it has no such columns."""
+    if not {"variant_id", "trial", "execution_position"} <= set(trials.column_names):
+        return None
+    known = {v: i for i, v in enumerate(variant_ids)}
+    names = trials.column("variant_id").to_pylist()
+    vpos = np.array([known.get(str(v), -1) for v in names], dtype=np.int64)
+    trial = trials.column("trial").to_numpy(zero_copy_only=False).astype(np.int64)
+    position = trials.column("execution_position").to_numpy(zero_copy_only=False)
+    keep = (vpos >= 0) & (trial >= 0) & ~np.isnan(position.astype(np.float64))
+    return vpos[keep], trial[keep], position[keep].astype(np.int64)
+
+
+def looked_up_positions(
+    vpos: np.ndarray,
+    trial: np.ndarray,
+    current: np.ndarray,
+    listed: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+) -> np.ndarray:
+    """``current`` (per (variant position, trial) row) with each pair that ``listed``
+    (:func:`listed_positions`) holds replaced by its execution position there."""
+    if listed is None or not len(vpos):
+        return np.asarray(current)
+    l_vpos, l_trial, l_position = listed
+    width = int(max(trial.max(), l_trial.max(initial=0))) + 1
+    height = int(max(vpos.max(), l_vpos.max(initial=0))) + 1
+    lookup = np.full(height * width, -1, dtype=np.int64)
+    lookup[l_vpos * width + l_trial] = l_position
+    found = lookup[vpos.astype(np.int64) * width + trial.astype(np.int64)]
+    return np.where(found >= 0, found, current)
+
+
+def with_listed_positions(
+    partial: RunPartial, trials: pa.Table, variant_ids: Sequence[str]
+) -> RunPartial:
+    """``partial`` with each trial's execution position as the run's ``trials`` table
+    lists it (the definition, docs/data-model.md), not as its attempts' ``run_order``
+    gives it (in place; returned for chaining)."""
+    stats = partial.trial_stats
+    stats["execution_position"] = stat_dtype(
+        "execution_position",
+        looked_up_positions(
+            partial.trial_variant,
+            partial.trial,
+            stats["execution_position"],
+            listed_positions(trials, variant_ids),
+        ),
+    )
+    return partial
 
 
 def split_batch_by_run(batch: pa.RecordBatch) -> Iterator[tuple[str, pa.RecordBatch]]:

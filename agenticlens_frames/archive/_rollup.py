@@ -12,7 +12,7 @@ runs from each file's small dictionary.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -22,11 +22,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ._kernel import CASE_STATS, TRIAL_STATS, stat_dtype
+from ._kernel import (
+    CASE_STATS,
+    TRIAL_STATS,
+    _flag,
+    _positions,
+    listed_positions,
+    looked_up_positions,
+    stat_dtype,
+)
 from ._scan import RunScan
 from .sufficient import RunLayout, SufficientStats, _case_frame, _sorted_codes, _trial_frame
 
-__all__ = ["read_rollups"]
+__all__ = ["read_rollups", "trial_positions"]
 
 #: Threads reading rollup files (each file is small: the gain is decoding two at once).
 READ_THREADS = min(4, os.cpu_count() or 1)
@@ -41,12 +49,13 @@ def _row_count(scan: RunScan, name: str) -> int:
 
 
 def _read_all(
-    scans: Sequence[RunScan], name: str, columns: dict[str, Any]
-) -> tuple[dict[str, np.ndarray], np.ndarray, list[tuple[pa.Array, np.ndarray]]]:
+    scans: Sequence[RunScan], name: str, columns: dict[str, Any], optional: Sequence[str] = ()
+) -> tuple[dict[str, np.ndarray], np.ndarray, list[tuple[pa.Array, np.ndarray]], list[int]]:
     """Every run's rollup ``name`` read into one array per column (sized from the
     catalog's row counts, each file copied into its slice as soon as it is decoded, so
     at most a few files' tables are alive at once and nothing is concatenated), the rows
-    per file, and each file's case labels (dictionary, codes) if it has them."""
+    per file, each file's case labels (dictionary, codes) if it has them, and which
+    files lack one of the ``optional`` columns (their rows hold -1 there)."""
     # The paths, unchecked: each file's checksum is verified by the thread that reads it
     # (hashing releases the GIL, and a first read of the archive waits on the disk).
     paths = [Path(scan.folder) / f"{name}.parquet" for scan in scans]
@@ -56,6 +65,7 @@ def _read_all(
     labels: list[tuple[pa.Array, np.ndarray]] = [(pa.array([], pa.string()), np.zeros(0))] * len(
         paths
     )
+    lacking = [False] * len(paths)
 
     def fill(i: int) -> None:
         table = scans[i].read_file(name)  # verified and decoded from one read
@@ -67,6 +77,10 @@ def _read_all(
             )
         start, stop = offsets[i], offsets[i + 1]
         for column in columns:
+            if column in optional and column not in table.column_names:
+                out[column][start:stop] = -1
+                lacking[i] = True
+                continue
             out[column][start:stop] = table.column(column).to_numpy()
         if "case_id" in table.column_names:
             ids = table.column("case_id").combine_chunks()
@@ -75,13 +89,66 @@ def _read_all(
             codes = ids.indices.to_numpy(zero_copy_only=False)
             labels[i] = (ids.dictionary.cast(pa.string()), codes)
 
-    if len(paths) < 2 or READ_THREADS < 2:
-        for i in range(len(paths)):
-            fill(i)
-    else:
-        with ThreadPoolExecutor(READ_THREADS) as pool:
-            list(pool.map(fill, range(len(paths))))  # list(): raise a worker's error
-    return out, rows, labels
+    _each(fill, len(paths))
+    return out, rows, labels, [i for i, flag in enumerate(lacking) if flag]
+
+
+def _each(task: Callable[[int], Any], n: int) -> list[Any]:
+    """``task(i)`` for i in 0..n-1, on a few threads when there are several."""
+    if n < 2 or READ_THREADS < 2:
+        return [task(i) for i in range(n)]
+    with ThreadPoolExecutor(READ_THREADS) as pool:
+        return list(pool.map(task, range(n)))  # list(): raise a worker's error
+
+
+def trial_positions(st: SufficientStats, scans: Sequence[RunScan]) -> None:
+    """Set the ``execution_position`` of the trials of ``scans`` in ``st`` (in place) to
+    their runs' archived ``trials`` tables, which define it (docs/data-model.md).
+
+    The attempts repeat it on every row as ``run_order``, but runs built with
+    ``ExperimentRun.from_frames`` before that was fixed numbered their rows there
+    instead, so the engines' per-trial rule (the largest ``run_order`` of a trial's
+    rows) gave another number than the single-run analysis. The trials table is the
+    reference; a (variant, trial) it lacks keeps the engine's value.
+    """
+    if not scans or not len(st.trials):
+        return
+    frame = st.trials
+    run = frame["run_id"].cat.codes.to_numpy().astype(np.int64)
+    order = np.arange(len(run)) if np.all(run[1:] >= run[:-1]) else np.argsort(run, kind="stable")
+    bounds = np.searchsorted(run[order], np.arange(len(st.layout.run_ids) + 1))
+    index = {r: i for i, r in enumerate(st.layout.run_ids)}
+    vpos = frame["variant_position"].to_numpy()
+    trial = frame["trial"].to_numpy()
+    position = frame["execution_position"].to_numpy().astype(np.int64)
+    tables = _each(
+        lambda i: listed_positions(scans[i].read_file("trials"), scans[i].variant_ids), len(scans)
+    )
+    for scan, table in zip(scans, tables, strict=True):
+        code = index.get(scan.run_id)
+        if code is None:
+            continue
+        rows = order[bounds[code] : bounds[code + 1]]
+        position[rows] = looked_up_positions(vpos[rows], trial[rows], position[rows], table)
+    frame["execution_position"] = stat_dtype("execution_position", position)
+
+
+def _failed_from_attempts(scan: RunScan, vpos: np.ndarray, case_index: np.ndarray) -> np.ndarray:
+    """How many of a run's attempts at each (variant position, case index) have status
+    ``trial_failed``, read from its archived attempts (three columns)."""
+    table = scan.read_file("attempts", ["variant_id", "case_index", "status"])
+    if not len(vpos) or not table.num_rows:
+        return np.zeros(len(vpos), dtype=np.int64)
+    positions = _positions(
+        table.column("variant_id"), {v: i for i, v in enumerate(scan.variant_ids)}
+    )
+    failed = _flag(table.column("status"), "trial_failed") & (positions >= 0)
+    cases = table.column("case_index").to_numpy().astype(np.int64)
+    width = int(max(cases.max(), case_index.max())) + 1
+    counts = np.bincount(
+        positions[failed] * width + cases[failed], minlength=len(scan.variant_ids) * width
+    )
+    return counts[vpos.astype(np.int64) * width + case_index.astype(np.int64)]
 
 
 def _kept(
@@ -129,18 +196,31 @@ def _labels(
 
 def read_rollups(scans: Sequence[RunScan], layout: RunLayout, engine: str) -> SufficientStats:
     """The slice's sufficient statistics from its runs' rollups (every scan must have
-    them: :attr:`RunScan.has_rollups`), the same frames as reading the attempts."""
+    them: :attr:`RunScan.has_rollups`), the same frames as reading the attempts.
+
+    Rollups written before the case rollups counted each case's ``failed_attempts``
+    are completed here: a run none of whose trials failed has none; the
+    others count them in their attempts' status column. Such runs' execution positions
+    are taken from their ``trials`` tables (:func:`trial_positions`).
+    """
     index = {run: i for i, run in enumerate(layout.run_ids)}
     scans = sorted(scans, key=lambda s: index[s.run_id])
     codes = np.array([index[s.run_id] for s in scans], dtype=np.int64)
-    frames = {}
+    read = {}
     for name, inner, stat_names in (
         ("case_stats", "case_index", CASE_STATS),
         ("trial_stats", "trial", TRIAL_STATS),
     ):
         columns = {"variant_position": np.int32, inner: np.int32}
         columns.update({n: stat_dtype(n, np.zeros(0)).dtype for n in stat_names})
-        values, rows, labels = _read_all(scans, name, columns)
+        optional = ("failed_attempts",) if name == "case_stats" else ()
+        read[name] = _read_all(scans, name, columns, optional)
+    older = read["case_stats"][3]
+    if older:
+        _complete_older(scans, older, read["case_stats"], read["trial_stats"])
+    frames = {}
+    for name, inner in (("case_stats", "case_index"), ("trial_stats", "trial")):
+        values, rows, labels, _ = read[name]
         run_code = np.repeat(codes, rows)
         vpos = values.pop("variant_position")
         keep = _kept(scans, run_code, vpos, layout)
@@ -155,10 +235,39 @@ def read_rollups(scans: Sequence[RunScan], layout: RunLayout, engine: str) -> Su
             )
         else:
             frames[name] = _trial_frame(layout, run_code, vpos, inner_values, values)
-    return SufficientStats(
+    stats = SufficientStats(
         cases=frames["case_stats"],
         trials=frames["trial_stats"],
         layout=layout,
         engine=engine,
         info={"read": "rollups"},
     )
+    if older:
+        trial_positions(stats, [scans[i] for i in older])
+    return stats
+
+
+def _complete_older(
+    scans: Sequence[RunScan], older: Sequence[int], cases: tuple, trials: tuple
+) -> None:
+    """Fill in the per-case ``failed_attempts`` of runs whose case rollups lack it (in
+    place, in the rows :func:`_read_all` read)."""
+    case_values, case_rows = cases[0], cases[1]
+    trial_values, trial_rows = trials[0], trials[1]
+    case_offsets = np.concatenate([[0], np.cumsum(case_rows)])
+    trial_offsets = np.concatenate([[0], np.cumsum(trial_rows)])
+    failed = case_values["failed_attempts"]
+
+    def complete(i: int) -> None:
+        start, stop = case_offsets[i], case_offsets[i + 1]
+        trial_failed = trial_values["failed_attempts"][trial_offsets[i] : trial_offsets[i + 1]]
+        if not trial_failed.any():  # no failed attempt in the run
+            failed[start:stop] = 0
+            return
+        failed[start:stop] = _failed_from_attempts(
+            scans[i],
+            case_values["variant_position"][start:stop],
+            case_values["case_index"][start:stop],
+        )
+
+    _each(lambda k: complete(older[k]), len(older))

@@ -44,7 +44,7 @@ def slot_of(frame: pd.DataFrame, offsets: np.ndarray) -> np.ndarray:
 
 class CaseSlots(NamedTuple):
     """Where a variant-info frame's rows and the case rows sit in the (run, variant)
-    slots, and each slot's failed attempts per case (:func:`failed_per_case`)."""
+    slots, and each case row's failed attempts (:func:`failed_per_case`)."""
 
     offsets: np.ndarray
     info: pd.DataFrame
@@ -61,8 +61,10 @@ def case_slots(st: SufficientStats, variant_info: pd.DataFrame) -> CaseSlots:
     >>> from agenticlens_frames.testing import example_archive
     >>> sl = example_archive().all()
     >>> where = case_slots(sl.stats("numpy"), sl.variant_info())
-    >>> where.info_slot.tolist(), where.failed.tolist()  # retrieval-dense: one failed trial
-    ([0, 1, 2, 3, 4], [0, 0, 0, 1, 0])
+    >>> where.info_slot.tolist()
+    [0, 1, 2, 3, 4]
+    >>> np.bincount(where.slot, weights=where.failed).tolist()  # retrieval-dense: a failed trial
+    [0.0, 0.0, 0.0, 14.0, 0.0]
     """
     offsets, _ = slots(st.layout)
     info = variant_info.reset_index(drop=True)
@@ -71,27 +73,16 @@ def case_slots(st: SufficientStats, variant_info: pd.DataFrame) -> CaseSlots:
         info,
         info_slots(st.layout, info, offsets),
         slot_of(st.cases, offsets),
-        failed_per_case(st, offsets),
+        failed_per_case(st),
     )
 
 
-def failed_per_case(st: SufficientStats, offsets: np.ndarray) -> np.ndarray:
-    """Per (run, variant) slot: how many of its attempts at each case belong to a failed
-    trial, or -1 when that cannot be told from the rollups.
+def failed_per_case(st: SufficientStats) -> np.ndarray:
+    """Per case row of ``st``: how many of its attempts have status ``trial_failed``.
 
-    The case rollups count a failed trial's attempts (as failures, like AgenticLens) but not
-    which they are. A trial that failed as a whole — every attempt of it failed, one at
-    each case of the slot — left exactly one failed attempt at every case, so the count is
-    the number of such trials; a trial that failed only in part leaves it unknown.
+    Those attempts were never evaluated (the trial failed: an infrastructure failure,
+    not the agent's), wherever they sit — a trial that failed as a whole or in part, in
+    a run with every attempt row or with some missing — so the case-level pass rates
+    leave them out, as the single-run analysis does.
     """
-    size = int(offsets[-1])
-    case_rows = np.bincount(slot_of(st.cases, offsets), minlength=size)
-    trials = st.trials
-    slot = slot_of(trials, offsets)
-    attempts = trials["attempts"].to_numpy(np.int64)
-    failed = trials["failed_attempts"].to_numpy(np.int64)
-    whole = (failed > 0) & (failed == attempts) & (attempts == case_rows[slot])
-    count = np.bincount(slot, weights=whole, minlength=size).astype(np.int64)
-    unknown = np.bincount(slot, weights=(failed > 0) & ~whole, minlength=size) > 0
-    count[unknown] = -1
-    return count
+    return st.cases["failed_attempts"].to_numpy(np.int64)

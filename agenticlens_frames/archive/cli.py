@@ -488,12 +488,6 @@ def archive_summarize(
             "these; the written variant_summary has AgenticLens's case pass rate, a failed "
             "trial's attempts counted as failures, and its interval pooling attempts; "
             "pass@k counts them as the package does)."
-            + (
-                " †: the rollups cannot tell which attempts failed (a trial failed in "
-                "part), so they count as failures."
-                if any(i["failed_counted_as_failures"] for i in intervals)
-                else ""
-            )
         ),
         caption_justify="left",
     )
@@ -516,8 +510,7 @@ def archive_summarize(
                 str(data["run_id"])[:8],
                 str(data["variant_id"]) + (" *" if data["is_baseline"] else ""),
                 levels,
-                _fmt(interval["pass_rate"], "%")
-                + (" †" if interval["failed_counted_as_failures"] else ""),
+                _fmt(interval["pass_rate"], "%"),
                 _fmt(interval["ci_low"], "%") + "–" + _fmt(interval["ci_high"], "%"),
                 *(_fmt(data[f"pass_at_{k}"]) for k in ks),
                 _fmt(data["average_latency_ms_mean"], "ms"),

@@ -3,8 +3,9 @@
 Every result frame of an archive (case matrix, variant summary, pass@k, comparisons,
 factor levels) is a function of two small tables of sums, which this module computes:
 
-``cases``   one row per (run, variant, case): ``attempts, passes, scored, score_sum,
-            score_m2, latency_sum, latency_count, cost_sum, cost_count``
+``cases``   one row per (run, variant, case): ``attempts, passes, failed_attempts,
+            scored, score_sum, score_m2, latency_sum, latency_count, cost_sum,
+            cost_count``
 ``trials``  one row per (run, variant, trial): ``attempts, passes, failed_attempts,
             latency_ok_sum, latency_ok_count, cost_sum, cost_count, check_value_sum,
             check_count, execution_position``
@@ -39,7 +40,7 @@ from ._kernel import (
     run_partial,
     split_runs,
 )
-from ._rollup import read_rollups
+from ._rollup import read_rollups, trial_positions
 from ._scan import run_blocks
 from .engine_registry import AUTO, ENGINES, engine_function
 from .sufficient import (
@@ -155,6 +156,7 @@ def _pandas_engine(source: Source, layout: RunLayout, **_: Any) -> SufficientSta
             case_id=("case_id", "first"),
             attempts=("passed", "size"),
             passes=("passed_int", "sum"),
+            failed_attempts=("failed_int", "sum"),
             scored=("scored_value", "count"),
             score_sum=("scored_value", "sum"),
             latency_sum=("latency_ms", "sum"),
@@ -295,6 +297,8 @@ def sufficient_stats(
     rolled = tuple(s for s in src.scans if s.has_rollups) if use else ()  # type: ignore[union-attr]
     if not rolled:
         st = function(src, layout, **options)
+        if isinstance(src, ScanSource):
+            trial_positions(st, src.scans)  # archived runs: from their trials tables
         st.info["read"] = "attempts"
         return st
     if engine in ("duckdb", "dask"):
@@ -304,6 +308,8 @@ def sufficient_stats(
     if not rest:
         return stats
     # Runs archived before rollups next to runs with them: the engine scans only those.
-    merged = merge_stats([stats, function(ScanSource(rest), layout, **options)], layout, engine)
+    scanned = function(ScanSource(rest), layout, **options)
+    trial_positions(scanned, rest)
+    merged = merge_stats([stats, scanned], layout, engine)
     merged.info["read"] = "mixed"
     return merged

@@ -84,12 +84,14 @@ def _per_case_values(
     case_index: np.ndarray,
     rows: np.ndarray,
     size: int,
-    failed: int,
+    failed: np.ndarray | None,
 ) -> np.ndarray:
-    """One arm's per-case means (``failed`` attempts fewer at each case), laid out by case
-    index (NaN: no value at the case)."""
+    """One arm's per-case means (``failed[row]`` attempts fewer at each case when given),
+    laid out by case index (NaN: no value at the case)."""
     out = np.full(size, np.nan)
-    count = denominator[rows] - failed  # the arm's rows only: linear in the slice overall
+    count = denominator[rows]  # the arm's rows only: linear in the slice overall
+    if failed is not None:
+        count = count - failed[rows]
     keep = count > 0
     taken = rows[keep]
     out[case_index[taken]] = numerator[taken] / count[keep]
@@ -109,12 +111,12 @@ def paired_differences(
     For every run of ``variant_info`` whose baseline it holds, one row per other variant
     and dimension (a dimension no case has on both arms, such as an unpriced cost, gets
     none). The per-case values are ``experiment run``'s: the pass rate over the attempts
-    that were evaluated — a failed trial's attempts (an infrastructure failure, not the
-    agent's) are left out and counted in ``unevaluated_attempts`` — and the mean latency
-    and cost over the attempts that have one. Where the rollups cannot tell which attempts
-    failed (a trial that failed only in part), they count as failures in the pass rate, as
-    AgenticLens counts them, and ``failed_counted_as_failures`` says so. Cases are paired
-    when both arms have a value.
+    that were evaluated — every attempt with status ``trial_failed`` (an infrastructure
+    failure, not the agent's; its trial failed as a whole or in part) is left out and
+    counted in ``unevaluated_attempts`` — and the mean latency and cost over the attempts
+    that have one. Cases are paired when both arms have a value.
+    ``failed_counted_as_failures`` is always false (kept so that frames keep their
+    columns: it marked rows where earlier versions could not tell failed attempts apart).
 
     The interval and p-value are the paired t over cases (the degenerate case — every
     difference equal — gets the exact sign-flip p-value); ``mde`` is the smallest true
@@ -191,19 +193,16 @@ def paired_differences(
         slots = (info_slot[base], info_slot[cand])
         arms = [order[bounds[s] : bounds[s + 1]] for s in slots]
         size = int(max((case_index[a].max() + 1 for a in arms if len(a)), default=0))
-        # failed < 0: the rollups cannot tell which attempts failed; none is left out
-        known = [failed[s] >= 0 for s in slots]
-        minus = [max(int(failed[s]), 0) for s in slots]
-        left_out = sum(m * len(r) for r, m in zip(arms, minus, strict=True))
+        left_out = sum(int(failed[r].sum()) for r in arms)
         for name, dim in ARCHIVE_DIMENSIONS.items():
             # A failed trial's attempts have no latency or cost: only the pass rate's
             # denominator counts them.
-            skip = minus if name == "quality" else [0, 0]
+            skip = failed if name == "quality" else None
             a, b = (
                 _per_case_values(
-                    columns[dim.numerator], columns[dim.denominator], case_index, r, size, m
+                    columns[dim.numerator], columns[dim.denominator], case_index, r, size, skip
                 )
-                for r, m in zip(arms, skip, strict=True)
+                for r in arms
             )
             both = ~np.isnan(a) & ~np.isnan(b)
             if not both.any():
@@ -251,7 +250,7 @@ def paired_differences(
                     "mde_alpha": alpha,
                     "mde_power": power,
                     "unevaluated_attempts": int(left_out),
-                    "failed_counted_as_failures": name == "quality" and not all(known),
+                    "failed_counted_as_failures": False,
                 }
             )
     frame = pd.DataFrame(rows, columns=PAIRED_DIFFERENCE_COLUMNS)

@@ -196,8 +196,11 @@ def trial_summary(
 ) -> pd.DataFrame:
     """One row per (run, variant, trial): the trial report's summary numbers (spec §6).
 
-    A trial is ``failed`` when its attempts have status ``trial_failed`` (how the runner
-    records a trial that produced no report); its metric columns are NaN.
+    A trial is ``failed`` when every one of its attempts has status ``trial_failed``
+    (how the runner records a trial that produced no report, and how
+    ``ExperimentRun.from_frames`` tells one); its metric columns are NaN. A trial with
+    only some such attempts completed: they count as cases that did not pass, as in
+    ``analyze(run)``.
 
     Examples
     --------
@@ -213,7 +216,8 @@ def trial_summary(
     t = st.trials
     total = t["attempts"].to_numpy()
     passes = t["passes"].to_numpy()
-    failed = t["failed_attempts"].to_numpy() > 0
+    failed_attempts = t["failed_attempts"].to_numpy()
+    failed = (failed_attempts > 0) & (failed_attempts == total)
     lat_sum = t["latency_ok_sum"].to_numpy()
     package = np.where(failed, np.nan, _ratio(lat_sum, total))
     exclude = np.where(failed, np.nan, _ratio(lat_sum, t["latency_ok_count"].to_numpy()))
@@ -685,9 +689,11 @@ def case_level_intervals(
     recommended method of :func:`~agenticlens_frames.case_level_summary`), fitted from
     each case's passes and attempts for every variant in one call. Unlike
     :func:`variant_summary`'s pooled Wilson interval, attempts at one case are not taken
-    as independent, so the interval is as wide as the cases allow. Where the rollups
-    cannot tell which attempts failed (a trial that failed only in part), they count as
-    failures, as AgenticLens counts them, and ``failed_counted_as_failures`` says so.
+    as independent, so the interval is as wide as the cases allow. Every attempt with
+    status ``trial_failed`` is left out, whether its trial failed as a whole or in part
+    and whatever other rows the run has: the statistics count them per case.
+    ``failed_counted_as_failures`` is always false (kept so that frames keep their
+    columns: it marked rows where earlier versions could not tell them apart).
 
     Returns
     -------
@@ -717,13 +723,13 @@ def case_level_intervals(
     offsets, info, info_slot, slot, failed = case_slots(st, variant_info)
     size = int(offsets[-1])
     cases = st.cases
-    # The evaluated attempts at each case (all of them where that cannot be told).
-    attempts = cases["attempts"].to_numpy(np.int64) - np.maximum(failed, 0)[slot]
+    # The evaluated attempts at each case.
+    attempts = cases["attempts"].to_numpy(np.int64) - failed
     r = beta_binomial_intervals(
         cases["passes"].to_numpy(np.int64), attempts, slot, size, confidence_level
     )
     total = np.bincount(slot, weights=attempts, minlength=size).astype(np.int64)
-    left_out = np.bincount(slot, weights=np.maximum(failed, 0)[slot], minlength=size)
+    left_out = np.bincount(slot, weights=failed, minlength=size)
     frame = pd.DataFrame(
         {
             **{column: info[column].astype(str).to_numpy(dtype=object) for column in _KEYS},
@@ -734,7 +740,7 @@ def case_level_intervals(
             "n_cases": r.n_cases[info_slot],
             "n_attempts": total[info_slot],
             "unevaluated_attempts": left_out.astype(np.int64)[info_slot],
-            "failed_counted_as_failures": (failed < 0)[info_slot],
+            "failed_counted_as_failures": np.zeros(len(info_slot), dtype=bool),
             "method": "beta_binomial",
             "confidence_level": confidence_level,
         }

@@ -50,7 +50,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..frames import FACTOR_PREFIX, ExperimentRun, spec_to_json
-from ._kernel import NEEDED_COLUMNS, rollup_tables, run_partial
+from ._kernel import NEEDED_COLUMNS, rollup_tables, run_partial, with_listed_positions
 from ._scan import ROLLUP_TABLES, file_sha256, read_parquet_file, verify_file
 from .catalog import (
     FORMAT_NAME,
@@ -360,8 +360,15 @@ class Archive:
             },
             # The run's sufficient statistics, so that analyses which need only them
             # never read its attempts again (docs/archives.md, "What is read when").
+            # Each trial's execution position as the trials table defines it.
             **rollup_tables(
-                run_partial(attempts.select(list(NEEDED_COLUMNS)), run_id, run.manifest.variant_ids)
+                with_listed_positions(
+                    run_partial(
+                        attempts.select(list(NEEDED_COLUMNS)), run_id, run.manifest.variant_ids
+                    ),
+                    run.to_arrow("trials"),
+                    run.manifest.variant_ids,
+                )
             ),
         }
         for name, table in tables.items():
@@ -514,7 +521,12 @@ class Archive:
             if expected is not None:
                 verify_file(attempts, expected, record.run_id)
             table = read_parquet_file(attempts, list(NEEDED_COLUMNS))
-            tables = rollup_tables(run_partial(table, record.run_id, record.variant_ids))
+            partial = run_partial(table, record.run_id, record.variant_ids)
+            trials = record.path / "trials.parquet"
+            if record.sha256.get("trials") is not None:
+                verify_file(trials, record.sha256["trials"], record.run_id)
+            partial = with_listed_positions(partial, read_parquet_file(trials), record.variant_ids)
+            tables = rollup_tables(partial)
             for name, rollup in tables.items():
                 tmp = record.path / f".{name}.{uuid.uuid4().hex}.parquet"
                 pq.write_table(rollup, tmp, **parquet_options(name, rollup.schema))

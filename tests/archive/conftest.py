@@ -86,7 +86,7 @@ def archive(tmp_path: Path, runs: dict[str, ExperimentRun]) -> Archive:
 def naive_stats(attempts: pd.DataFrame) -> tuple[dict[tuple, dict], dict[tuple, dict]]:
     """Sufficient statistics by plain loops: (run, variant, case) and (run, variant, trial)."""
     cases: dict[tuple, dict[str, Any]] = defaultdict(
-        lambda: {"attempts": 0, "passes": 0, "scores": [], "lat": [], "cost": []}
+        lambda: {"attempts": 0, "passes": 0, "failed": 0, "scores": [], "lat": [], "cost": []}
     )
     trials: dict[tuple, dict[str, Any]] = defaultdict(
         lambda: {
@@ -105,6 +105,7 @@ def naive_stats(attempts: pd.DataFrame) -> tuple[dict[tuple, dict], dict[tuple, 
         c = cases[(str(row.run_id), str(row.variant_id), str(row.case_id))]
         c["attempts"] += 1
         c["passes"] += bool(row.passed)
+        c["failed"] += status == "trial_failed"
         if status != "trial_failed" and not pd.isna(row.score):
             c["scores"].append(float(row.score))
         if not pd.isna(row.latency_ms):
@@ -127,6 +128,7 @@ def naive_stats(attempts: pd.DataFrame) -> tuple[dict[tuple, dict], dict[tuple, 
         key: {
             "attempts": c["attempts"],
             "passes": c["passes"],
+            "failed_attempts": c["failed"],
             "scored": len(c["scores"]),
             "score_sum": math.fsum(c["scores"]),
             "score_m2": statistics.pvariance(c["scores"]) * len(c["scores"])

@@ -22,12 +22,11 @@ from agenticlens_frames.archive.paired import (
 from agenticlens_frames.frames import ExperimentRun
 
 
-def _case_rates(run: ExperimentRun, variant: str, *, evaluated: bool = True) -> pd.Series:
+def _case_rates(run: ExperimentRun, variant: str) -> pd.Series:
     """The case pass rate by case id: passes over the evaluated attempts (a failed trial's
-    left out), or with ``evaluated=False`` over every attempt, as AgenticLens counts."""
+    left out)."""
     att = run.attempts[run.attempts["variant_id"].astype(str) == variant]
-    if evaluated:
-        att = att[att["status"].astype(str) != "trial_failed"]
+    att = att[att["status"].astype(str) != "trial_failed"]
     passed = att["passed"].map(lambda x: bool(x) if x is not None and x == x else False)
     return passed.groupby(att["case_id"].astype(str)).mean()
 
@@ -136,28 +135,6 @@ def test_it_equals_experiment_runs_per_comparison_numbers(
     assert mine["unevaluated_attempts"].gt(0).any()  # the failed trial was left out
     latency = mine.xs("latency", level="dimension")
     assert not latency["higher_is_better"].any() and latency["unit"].eq("ms").all()
-
-
-def test_a_trial_failed_in_part_counts_its_failures_as_agenticlens_does(
-    shared_archive: Archive, support_run: ExperimentRun
-):
-    """When the rollups cannot say which attempts failed, the comparison falls back to
-    the package's case pass rate and says so."""
-    sl = shared_archive.slice(experiments=support_run.experiment_id)
-    st = sl.stats("numpy")
-    trials = st.trials
-    failed = trials["failed_attempts"].to_numpy().copy()
-    row = int(np.flatnonzero(failed > 0)[0])
-    failed[row] -= 1  # now "in part"
-    trials["failed_attempts"] = failed
-    variant = str(trials["variant_id"].iloc[row])
-    got = _quality(st, sl.variant_info()).set_index("candidate_variant_id")
-    assert got.loc[variant, "failed_counted_as_failures"]
-    assert got.loc[variant, "unevaluated_attempts"] == 0
-    base = _case_rates(support_run, support_run.manifest.baseline_variant_id)
-    cand = _case_rates(support_run, variant, evaluated=False)
-    assert got.loc[variant, "mean_difference"] == pytest.approx((cand - base).mean(), abs=1e-12)
-    assert not got.drop(index=variant)["failed_counted_as_failures"].any()
 
 
 def test_a_candidate_whose_baseline_is_not_in_the_slice_gets_no_row(shared_archive: Archive):

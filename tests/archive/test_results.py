@@ -211,28 +211,6 @@ def test_case_level_intervals_match_the_single_experiment_headline(
     assert mine["unevaluated_attempts"].gt(0).any()  # the failed trial was left out
 
 
-def test_a_trial_failed_in_part_is_counted_as_agenticlens_counts_it(shared_archive: Archive):
-    """When the rollups cannot say which attempts failed, the interval is of the package's
-    case pass rate (every attempt, failures included), and the frame says so."""
-    from agenticlens_frames.archive.results import case_level_intervals
-
-    sl = shared_archive.slice(experiments="support-agent-upgrade@1")
-    st = sl.stats("numpy")
-    failed = st.trials["failed_attempts"].to_numpy().copy()
-    row = int(np.flatnonzero(failed > 0)[0])
-    failed[row] -= 1
-    st.trials["failed_attempts"] = failed
-    got = case_level_intervals(st, sl.variant_info()).set_index("variant_id")
-    variant = str(st.trials["variant_id"].iloc[row])
-    assert got.loc[variant, "failed_counted_as_failures"]
-    assert got.loc[variant, "unevaluated_attempts"] == 0
-    cases = st.cases[st.cases["variant_id"].astype(str) == variant]
-    assert got.loc[variant, "pass_rate"] == pytest.approx(
-        (cases["passes"] / cases["attempts"]).mean(), rel=1e-12
-    )
-    assert got["failed_counted_as_failures"].sum() == 1
-
-
 def test_analysis_frames_write_to_parquet(shared_archive: Archive, tmp_path):
     result = shared_archive.slice(tags="refund").analyze("numpy")
     out = result.to_parquet(tmp_path / "frames")
