@@ -174,6 +174,20 @@ def trial_summary(
             live_variant[kst].tolist(), live_trial[kst].tolist(), k_sums, k_counts, strict=True
         )
     }
+    if not len(chk) and len(att):
+        # A run made from frames has no checks table: each attempt's score is its one
+        # check (score_sum over n_checks), so the pooled mean comes from the attempts
+        # (it read 0.0 for every trial).
+        sums = att["score_sum"].to_numpy(float)
+        counts = att["n_checks"].to_numpy(np.int64)
+        known = ~np.isnan(sums) & (counts > 0)
+        top = np.add.reduceat(np.where(known, sums, 0.0), starts)
+        bottom = np.add.reduceat(np.where(known, counts, 0), starts)
+        k_key = {
+            (int(variant[s]), int(trial[s])): float(t / b)
+            for s, t, b in zip(starts.tolist(), top, bottom, strict=True)
+            if b > 0
+        }
 
     tri = run.trials.set_index(["variant_id", "trial"], drop=False)
     rows = []

@@ -175,3 +175,18 @@ def test_a_baseline_flag_left_empty_is_no_flag_and_an_integer_id_is_its_text(use
         "4",
         "5",
     }
+
+
+def test_a_run_from_frames_has_its_scores_in_the_trial_and_variant_summaries(
+    user_frames,
+) -> None:
+    # No checks table: every trial's average_score read 0.0, and the variants' score
+    # summary, the score deltas and the frontier with it.
+    _, att, variants, cases = user_frames
+    run = ExperimentRun.from_frames(att, variants, cases)
+    a = analyze(run, frontier_resamples=0)
+    done = att[att["status"] != "trial_failed"]
+    per_trial = done.groupby(["variant_id", "trial"])["score"].mean()
+    expected = per_trial.groupby(level=0).mean()
+    got = a.variants.set_index(a.variants["variant_id"].astype(str))["average_score_mean"]
+    np.testing.assert_allclose(got[expected.index], expected, rtol=1e-12)
