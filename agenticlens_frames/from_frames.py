@@ -300,6 +300,14 @@ def frame_parts(
     bad = sorted(set(status) - set(ATTEMPT_STATUSES))
     if bad:
         require_known("attempt status", bad, ATTEMPT_STATUSES, location="column 'status'")
+    contradicts = (status == "trial_failed") & passed
+    if contradicts.any():  # read as unevaluated by the analyses, as passed by the counts
+        raise InputError(
+            f"row {int(np.flatnonzero(contradicts)[0])} has status 'trial_failed' and passed "
+            "True: an attempt of a failed trial was not evaluated",
+            file="attempts frame",
+            hint="set passed False for it, or give the status of what happened",
+        )
 
     def text(column: str) -> list[Any]:
         if column not in attempts:

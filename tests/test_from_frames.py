@@ -117,6 +117,10 @@ def test_every_row_carries_its_trials_execution_position(user_frames) -> None:
             lambda a, v, c: (a, v.assign(is_baseline=[True, True, False, False, False]), c),
             "2 variants are flagged is_baseline",
         ),
+        (
+            lambda a, v, c: (a.assign(status="trial_failed", passed=True), v, c),
+            "has status 'trial_failed' and passed True",
+        ),
     ],
 )
 def test_bad_frames_are_refused_naming_frame_and_column(user_frames, change, message) -> None:
