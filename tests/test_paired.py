@@ -127,7 +127,8 @@ def test_one_row_per_candidate_and_evaluator_with_every_listed_column(run: Exper
             "candidate_variant_id": "retrieval-dense",
             "dimension": "reliability",
             "evaluator": "pass_hat_5",
-            "reason": "no case has a value for both arms",
+            "reason": "no case has every declared attempt evaluated in both arms (a failed "
+            "trial)",
         }
     ]
     assert len(pc) == 5 * 4 - 1
