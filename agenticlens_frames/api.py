@@ -559,10 +559,10 @@ def variant_results(run: ExperimentRun, *, timestamp: str | None = None) -> list
 
     stamp = timestamp or _now()
     att = run.attempts
-    # Pass counts over the evaluated attempts of the inputs with expectations, from the
-    # evaluation the case-level summaries use, so Comparator's two paths never disagree.
-    checked = run.cases["n_expectations"].to_numpy() > 0
-    ev = evaluation(run, "passed").only_cases(checked)
+    # Pass counts over the evaluated attempts some check judged (an input without
+    # expectations has none), from the evaluation the case-level summaries and the
+    # verdicts use, so Comparator's paths never disagree.
+    ev = evaluation(run, "passed")
     out = []
     for index, v in enumerate(run.manifest.variants):
         rows = att[(att["variant_id"] == v.id) & (att["status"] != "trial_failed")]
@@ -995,7 +995,7 @@ class Comparator:
             summary = case_level_summary(
                 run_,
                 confidence_level=self.confidence_level,
-                evaluated=ev if checked.all() else ev.only_cases(checked),
+                evaluated=ev,
             )
             headline = headline_pass_rates(summary).set_index("variant_id")
             headline.index = headline.index.astype(str)
@@ -1074,9 +1074,9 @@ class Comparator:
                 )
             elif unchecked:
                 lines.append(
-                    f"Note: {unchecked} of {len(run_.cases)} input(s) have no checks. The pass "
-                    "rates below leave them out; the verdicts' quality follows analyze(), "
-                    "where such an input passes on both sides (a difference of 0)."
+                    f"Note: {unchecked} of {len(run_.cases)} input(s) have no checks: the pass "
+                    "rates and the quality verdicts leave them out (nothing judged them); "
+                    "latency and cost count every input."
                 )
             lines.extend(self._verdict_lines(self.verdicts(results)))
         for row in frame.itertuples(index=False):

@@ -288,6 +288,38 @@ def test_comparator_frame_and_summary():
     assert "no interval: no per-case results" in Comparator().summary(result.variant_results)
 
 
+def test_quality_verdicts_leave_out_inputs_no_check_judged():
+    """An input without expectations "passed" in every attempt (AgenticLens's vacuous
+    rule), so it entered the quality verdict as a difference of 0, diluting it; the
+    verdict is now over the inputs with checks, as the pass rates are."""
+    experiment = Experiment(
+        name="e",
+        variants=[Variant(name="a"), Variant(name="b")],
+        dataset=[
+            "plain one",
+            "plain two",
+            {"input": "refund 1", "expected_contains": ["refund"]},
+            {"input": "refund 2", "expected_contains": ["refund"]},
+            {"input": "refund 3", "expected_contains": ["refund"]},
+        ],
+        comparisons={"correction": "holm"},
+    )
+
+    def build(variant):  # b drops the word on refund 2 and 3
+        keep = {"a": {1, 2, 3}, "b": {1}}[variant.name]
+        return lambda text: text if text.startswith("plain") or int(text[-1]) in keep else "no"
+
+    result = run(experiment, build, trials=2, progress=False)
+    verdicts = result.analyze().verdicts
+    quality = verdicts[verdicts["dimension"].astype(str) == "quality"].iloc[0]
+    # By hand over the three checked inputs: a passes 1, 1, 1; b passes 1, 0, 0.
+    assert quality["paired_items"] == 3
+    assert quality["mean_difference"] == pytest.approx((0 - 1 - 1) / 3)
+    assert "have no checks: the pass rates and the quality verdicts leave them out" in (
+        Comparator().summary(result)
+    )
+
+
 class CaseBound:
     """Passes a case when its number is below the variant's cut: every trial alike."""
 

@@ -19,7 +19,7 @@ attempts of an evaluator's per-attempt value.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -98,32 +98,6 @@ class Evaluation:
         """
         present = self.counts[variant] > 0
         return present, (self.sums[variant] / np.maximum(self.counts[variant], 1))[present]
-
-    def only_cases(self, keep: np.ndarray) -> Evaluation:
-        """The same evaluation over the cases ``keep`` (a boolean mask in suite order) marks.
-
-        For summaries over a subset of the suite, e.g. the inputs that have expectations.
-
-        Examples
-        --------
-        >>> from agenticlens_frames import load_experiment
-        >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
-        >>> ev = evaluation(run, "passed")
-        >>> ev.only_cases(np.arange(ev.values.shape[1]) < 3).values.shape
-        (5, 3)
-        """
-        keep = np.asarray(keep, dtype=bool)
-        variant, case = np.divmod(self.groups, self.values.shape[1])
-        sel = keep[case]
-        renumbered = np.cumsum(keep) - 1
-        return replace(
-            self,
-            values=self.values[:, keep],
-            counts=self.counts[:, keep],
-            sums=self.sums[:, keep],
-            groups=variant[sel] * int(keep.sum()) + renumbered[case[sel]],
-            attempt_values=self.attempt_values[sel],
-        )
 
 
 def _available(run: ExperimentRun) -> list[str]:
@@ -215,6 +189,11 @@ def evaluate(
             kind = "attempt"
         y = att[column].to_numpy(np.float64)
         ok = evaluated & ~np.isnan(y)
+        if column == "passed":
+            # An attempt no check judged (a plain input of the Python API) "passes" only
+            # by AgenticLens's vacuous rule: it says nothing about quality, so it is not a
+            # value here, as its score (null) is not.
+            ok &= att["n_checks"].to_numpy(np.int64) > 0
         g, y = group[ok], y[ok]
         versions = (
             [_MEASURED] * n_var
