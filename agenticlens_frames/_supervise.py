@@ -21,8 +21,12 @@ ends without doing so was ended by something else. The parent then
 
 Runs without ``--run-dir`` and with live targets get a private run folder for this, removed
 at the end (kept, and named, when the run was interrupted). Ctrl-C, ``SIGTERM`` and
-``SIGHUP`` are passed on to the child, which stops as it always did (exit 130, finished
-work kept); if the parent is killed the child is killed too.
+``SIGHUP`` (each unless ignored) are passed on to the child as ``SIGINT``, so it stops as
+on Ctrl-C: exit 130, every finished attempt kept, the calls in flight not recorded, the
+run resumable with the same ``--run-dir``. Once it has passed a signal on, the parent
+records nothing and starts no child again: a child that then ends without saying so (one
+killed by the signal before it could act on it) gives exit 130 too, with the command that
+resumes. If the parent is killed the child is killed too.
 
 The child is forked from the parent, which has imported the command line and done nothing
 else, so it does not pay for a second interpreter's start-up and imports (0.1–0.3 s a
@@ -55,9 +59,11 @@ from .runner.inflight import INFLIGHT_ENV, being_judged, in_flight
 __all__ = [
     "DONE_ENV",
     "EXIT_ENDED",
+    "EXIT_INTERRUPTED",
     "MAX_RESTARTS_ENV",
     "SUPERVISE_ENV",
     "exit_now",
+    "listen",
     "mark_done",
     "supervise",
 ]
@@ -70,6 +76,8 @@ SUPERVISE_ENV = "AGENTICLENS_FRAMES_SUPERVISE"
 MAX_RESTARTS_ENV = "AGENTICLENS_FRAMES_MAX_RESTARTS"
 #: Exit status when the run's process ended without finishing and could not be resumed.
 EXIT_ENDED = 7
+#: Exit status when the run was stopped by a signal (Ctrl-C, SIGTERM, SIGHUP).
+EXIT_INTERRUPTED = 130
 #: The signals the parent passes on to the child.
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -245,6 +253,34 @@ def _blamed_text(blamed: list[tuple[str, str]]) -> str:
     return "; ".join(_FATES[fate].format(name) for name, fate in blamed)
 
 
+def _stopped_text(signum: int, what: str | None, run_dir: Path | None) -> str:
+    """The parent's message when it stops the run on a signal and the child did not say so.
+
+    Examples
+    --------
+    >>> print(_stopped_text(signal.SIGTERM, "was killed by SIGINT", Path("runs/x")))
+    Stopped by SIGTERM before the run finished (its process was killed by SIGINT); what \
+finished is kept: run again with --run-dir runs/x to resume.
+    >>> _stopped_text(signal.SIGHUP, None, None)
+    'Stopped by SIGHUP before the run finished.'
+    """
+    how = f" (its process {what})" if what else ""
+    where = (
+        f"; what finished is kept: run again with --run-dir {run_dir} to resume"
+        if run_dir is not None
+        else ""
+    )
+    return f"Stopped by {signal.Signals(signum).name} before the run finished{how}{where}."
+
+
+def listen() -> None:
+    """In the child: act on the ``SIGINT`` its parent passes on (as Ctrl-C) even when the
+    parent was started ignoring ``SIGINT`` (``cmd &`` in a script): the parent passes on
+    ``SIGTERM`` and ``SIGHUP`` as ``SIGINT`` too."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
     try:
         import ctypes
@@ -335,6 +371,7 @@ def _become_child(
         # installed its forwarding ones.
         for signum, handler in handlers.items():
             signal.signal(signum, handler)
+        listen()
         os.environ.update(env)
         sys.argv[1:] = argv
         _drop_script_folder()
@@ -445,15 +482,27 @@ def supervise(argv: list[str], command: Callable[[], object] | None = None) -> i
     limit = int(os.environ.get(MAX_RESTARTS_ENV, "20") or 20)
     restarts = 0
     child: subprocess.Popen[bytes] | _Forked | None = None
+    #: The signals received (and passed on): once one came, the run only stops.
+    stopping: list[int] = []
 
     def forward(signum: int, _frame: Any) -> None:
+        stopping.append(signum)
         if child is not None:
-            child.send_signal(signum)  # (not once it has ended)
+            # As SIGINT whatever it was: the child stops as on Ctrl-C (see `listen`).
+            child.send_signal(signal.SIGINT)  # (not once it has ended)
 
-    previous = {s: signal.signal(s, forward) for s in FORWARDED}
+    # A signal the parent was started ignoring (`nohup`, `cmd &` in a script) stays ignored,
+    # in the child too.
+    previous = {
+        s: signal.signal(s, forward) for s in FORWARDED if signal.getsignal(s) != signal.SIG_IGN
+    }
     keep_run = False
     try:
         while True:
+            if stopping:  # before the first child, or between two
+                keep_run = injected
+                _say(_stopped_text(stopping[0], None, run_dir))
+                return EXIT_INTERRUPTED
             done = work / "done"
             inflight = work / "inflight"
             done.unlink(missing_ok=True)
@@ -470,16 +519,22 @@ def supervise(argv: list[str], command: Callable[[], object] | None = None) -> i
             if done.exists():
                 code = int(done.read_text() or returncode)
                 # Kept only when the child's message points the user at it.
-                keep_run = injected and code in (6, 130)
+                keep_run = injected and code in (6, EXIT_INTERRUPTED)
                 return code
             what = _describe(returncode)
+            if stopping:
+                # Asked to stop: the attempts in flight were stopped, not ended by a target;
+                # they are called again on resume.
+                keep_run = injected
+                _say(_stopped_text(stopping[0], what, run_dir))
+                return EXIT_INTERRUPTED
             suspects = in_flight(inflight)
             blamed = (
                 _blame(run_dir, suspects, what, being_judged(inflight))
                 if run_dir and suspects
                 else []
             )
-            if blamed and restarts < limit and returncode != -signal.SIGTERM:
+            if blamed and restarts < limit:
                 restarts += 1
                 _say(
                     f"The run's process {what} during {_blamed_text(blamed)}; resuming "

@@ -336,3 +336,19 @@ def test_the_supervisor_blames_each_attempt_in_flight_by_what_it_was_doing(tmp_p
         "the run's process was killed by SIGKILL while this attempt was being judged "
         "(one of 3 attempts in flight)"
     )
+
+
+def _outcomes(report: dict) -> dict[tuple[str, int, str], tuple]:
+    """(variant, trial, case) -> what the report says of that attempt."""
+    return {
+        (v["variant_id"], t["trial_index"], c["case_id"]): (
+            c["target_status"],
+            c["target_error"],
+            c["passed"],
+            c["output"],
+            [(s["name"], s["value"], s["passed"]) for s in c["scores"]],
+        )
+        for v in report["variants"]
+        for t in v["trials"]
+        for c in t["report"]["cases"]
+    }
