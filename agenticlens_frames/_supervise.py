@@ -7,22 +7,38 @@ means something else) with no report.
 
 So the console script runs ``experiment run`` in a child process and waits for it. The
 child says it finished by writing its exit code to a file (:data:`DONE_ENV`); a child that
-ends without doing so was ended by something else. The parent then
+ends without doing so was ended by something else. The parent cannot tell a target or an
+evaluator that ended the process from an outside kill (the out-of-memory killer, ``kill
+-9`` on the process seen in ``top``), so it records an attempt as having ended the process
+only when the evidence points at it: when the attempt was in flight at two ends of the
+process (:func:`_blame`). It
 
-1. reads which attempts were in flight (``runner/inflight.py``) and records each in the
-   run journal as a failed attempt whose error says what ended the process — or, for an
-   attempt whose reply was journaled and was being judged, records that its judging
-   ended: the resumed run keeps the reply and makes the judge sample in progress
-   unavailable with that error, without calling the judge again;
-2. starts the child again on the same run folder, which resumes: finished attempts are not
-   called again, and the culprit is not called again either;
-3. gives up after :data:`MAX_RESTARTS_ENV` (default 20) such restarts, or when no attempt
-   was in flight, saying what ended the run and how to resume; exit status 7.
+1. reads which attempts were in flight (``runner/inflight.py``): those calling their target
+   or being judged are the suspects (a reply journaled and waiting for its judge was doing
+   nothing; it is judged on resume);
+2. records each suspect in flight for the first time at an end as a ``suspect`` in the run
+   journal, and nothing else: the resumed run calls the suspects again first, one at a
+   time, each alone until its record is on disk, before any other work
+   (``runner/scheduler.py``). An innocent one simply finishes; a real culprit ends the
+   process again, alone;
+3. records a suspect that was in flight at an earlier end too as a failed attempt whose
+   error says what ended the process — or, for an attempt whose reply was journaled and
+   was being judged, records that its judging ended: the resumed run keeps the reply and
+   makes the judge sample in progress unavailable with that error, without calling the
+   judge again (an end while judging it once more fails it);
+4. starts the child again on the same run folder, which resumes: finished attempts are not
+   called again, nor is an attempt recorded as having ended the process;
+5. gives up after :data:`MAX_RESTARTS_ENV` (default 20) restarts, or when no attempt was in
+   flight, saying what ended the run and how to resume; exit status 7.
 
 Runs without ``--run-dir`` and with live targets get a private run folder for this, removed
 at the end (kept, and named, when the run was interrupted). Ctrl-C, ``SIGTERM`` and
-``SIGHUP`` are passed on to the child, which stops as it always did (exit 130, finished
-work kept); if the parent is killed the child is killed too.
+``SIGHUP`` (each unless ignored) are passed on to the child as ``SIGINT``, so it stops as
+on Ctrl-C: exit 130, every finished attempt kept, the calls in flight not recorded, the
+run resumable with the same ``--run-dir``. Once it has passed a signal on, the parent
+records nothing and starts no child again: a child that then ends without saying so (one
+killed by the signal before it could act on it) gives exit 130 too, with the command that
+resumes. If the parent is killed the child is killed too.
 
 The child is forked from the parent, which has imported the command line and done nothing
 else, so it does not pay for a second interpreter's start-up and imports (0.1–0.3 s a
@@ -55,9 +71,11 @@ from .runner.inflight import INFLIGHT_ENV, being_judged, in_flight
 __all__ = [
     "DONE_ENV",
     "EXIT_ENDED",
+    "EXIT_INTERRUPTED",
     "MAX_RESTARTS_ENV",
     "SUPERVISE_ENV",
     "exit_now",
+    "listen",
     "mark_done",
     "supervise",
 ]
@@ -66,10 +84,12 @@ __all__ = [
 DONE_ENV = "AGENTICLENS_FRAMES_DONE"
 #: ``0`` runs ``experiment run`` in one process, unwatched (for debugging).
 SUPERVISE_ENV = "AGENTICLENS_FRAMES_SUPERVISE"
-#: Most restarts after attempts that ended the process (default 20).
+#: Most restarts after the run's process ended without finishing (default 20).
 MAX_RESTARTS_ENV = "AGENTICLENS_FRAMES_MAX_RESTARTS"
 #: Exit status when the run's process ended without finishing and could not be resumed.
 EXIT_ENDED = 7
+#: Exit status when the run was stopped by a signal (Ctrl-C, SIGTERM, SIGHUP).
+EXIT_INTERRUPTED = 130
 #: The signals the parent passes on to the child.
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -131,10 +151,22 @@ def _blame(
     what: str,
     judging: Collection[tuple[str, int, str]] = (),
 ) -> list[tuple[str, str]]:
-    """Journal each suspect attempt as failed, or, when its reply was journaled and it was
-    being judged (``judging``), its judging as ended; an attempt whose journaled reply was
-    waiting for its judges is left to be judged on resume. Return each suspect's name with
-    what became of it: ``"failed"``, ``"judging"`` or ``"answered"``."""
+    """Record in the journal what became of each attempt that was in flight (``suspects``,
+    ``judging`` those of them being judged) when the run's process ended.
+
+    An attempt whose journaled reply was waiting for its judges did nothing: it is left to
+    be judged on resume. The others (calling their target, or being judged) are the
+    suspects. A suspect that was in flight at an earlier end of the process too (it has a
+    ``suspect`` record) is journaled as failed or, when it was being judged, its judging
+    as ended; each other one gets a ``suspect`` record, and the resumed run calls it again
+    alone, before other work.
+
+    Returns
+    -------
+    list of (str, str)
+        Each attempt's name with what became of it: ``"failed"``, ``"judging"``,
+        ``"answered"`` or ``"suspect"``; empty when the journal cannot be read.
+    """
     from .runner.journal import now_iso, read_segments
 
     journal = run_dir / "journal"
@@ -143,31 +175,48 @@ def _blame(
         records = [
             (r.get("type"), (r.get("variant"), int(r.get("trial", -1)), r.get("case")))
             for r in read_segments(segments)
-            if r.get("type") in ("attempt", "answered", "judge_ended")
+            if r.get("type") in ("attempt", "answered", "judge_ended", "suspect")
         ]
     except Exception:  # a damaged journal: the child reports it on restart
         return []
     done = {key for kind, key in records if kind == "attempt"}
-    # A second end while judging the same attempt (a plain evaluator of its case, say,
-    # which is run again on resume) fails it, as any attempt: one retry, no restart loop.
+    # An end while judging an attempt whose judging ended before (a plain evaluator of its
+    # case, say, which is run again on resume) fails it, as any attempt: no restart loop.
     ended_before = {key for kind, key in records if kind == "judge_ended"}
     answered = {key for kind, key in records if kind == "answered"} - ended_before
+    suspected = {key for kind, key in records if kind == "suspect"}
     suspects = [s for s in suspects if s not in done]
-    if not suspects:
-        return []
-    shared = f" (one of {len(suspects)} attempts in flight)" if len(suspects) > 1 else ""
-    error = f"ProcessEnded: the run's process {what} during this attempt{shared}"
+    waiting = [s for s in suspects if s in answered and s not in judging]
+    active = [s for s in suspects if s not in waiting]
+    # What this end of the process is called in the records of its suspects.
+    shared = f"one of {len(active)}" if len(active) > 1 else "the only attempt"
     now = now_iso()
     records_out: list[dict[str, Any]] = []
     fates: list[tuple[str, str]] = []
     for variant, trial, case in suspects:
+        key = (variant, trial, case)
         base = {"variant": variant, "trial": trial, "case": case, "session": f"{now}-supervisor"}
         name = f"{variant} trial {trial} case {case}"
-        if (variant, trial, case) in answered and (variant, trial, case) not in judging:
+        if key in waiting:
             # Its reply waited for a judge that had not started: judged on resume.
             fates.append((name, "answered"))
             continue
-        if (variant, trial, case) in answered:
+        if key not in suspected:
+            # Nothing points at it yet (the process may have been killed from outside):
+            # called again alone, before other work.
+            fates.append((name, "suspect"))
+            records_out.append(
+                {
+                    "type": "suspect",
+                    **base,
+                    "error": f"the run's process {what} while this attempt was {shared} in flight",
+                }
+            )
+            continue
+        # In flight at an earlier end of the process too (alone this time, unless others
+        # were started beside it): it ended the process.
+        again = f"{shared} in flight; in flight when it ended before too"
+        if key in answered:
             fates.append((name, "judging"))
             # The target had answered and its reply is on disk: the judge (or whatever
             # ended the process while it judged) must not cost the agent its attempt. The
@@ -178,11 +227,12 @@ def _blame(
                     "type": "judge_ended",
                     **base,
                     "error": f"the run's process {what} while this attempt was being "
-                    f"judged{shared}",
+                    f"judged ({again})",
                 }
             )
             continue
         fates.append((name, "failed"))
+        error = f"ProcessEnded: the run's process {what} during this attempt ({again})"
         records_out.append(
             {
                 "type": "call",
@@ -226,6 +276,7 @@ _FATES = {
     "judging": "the judging of {}: its reply kept, the judge sample in progress recorded as "
     "unavailable",
     "answered": "{}: its reply kept, to be judged on resume",
+    "suspect": "{}: to be called again alone, before other work (not recorded as failed)",
 }
 
 
@@ -241,8 +292,56 @@ def _blamed_text(blamed: list[tuple[str, str]]) -> str:
     'b trial 2 case c3: its reply kept, to be judged on resume'
     >>> text.startswith("the judging of a trial 1 case c1: its reply kept, the judge sample")
     True
+    >>> _blamed_text([("a trial 1 case c1", "suspect")])
+    'a trial 1 case c1: to be called again alone, before other work (not recorded as failed)'
+    >>> text = _blamed_text([("a trial 1 case c1", "suspect"), ("b trial 1 case c1", "suspect")])
+    >>> text.split(": ")
+    ['a trial 1 case c1 and b trial 1 case c1', '2 attempts, each to be called again alone, \
+before other work (none recorded as failed)']
+    >>> _blamed_text([(f"a trial 1 case c{i}", "suspect") for i in range(1, 6)]).split(":")[0]
+    'a trial 1 case c1, a trial 1 case c2, a trial 1 case c3 and 2 more'
     """
-    return "; ".join(_FATES[fate].format(name) for name, fate in blamed)
+    parts = [_FATES[fate].format(name) for name, fate in blamed if fate != "suspect"]
+    suspects = [name for name, fate in blamed if fate == "suspect"]
+    if len(suspects) == 1:
+        parts.append(_FATES["suspect"].format(suspects[0]))
+    elif suspects:
+        shown = " and ".join(suspects) if len(suspects) == 2 else ", ".join(suspects[:3])
+        if len(suspects) > 3:
+            shown += f" and {len(suspects) - 3} more"
+        parts.append(
+            f"{shown}: {len(suspects)} attempts, each to be called again alone, before other "
+            "work (none recorded as failed)"
+        )
+    return "; ".join(parts)
+
+
+def _stopped_text(signum: int, what: str | None, run_dir: Path | None) -> str:
+    """The parent's message when it stops the run on a signal and the child did not say so.
+
+    Examples
+    --------
+    >>> print(_stopped_text(signal.SIGTERM, "was killed by SIGINT", Path("runs/x")))
+    Stopped by SIGTERM before the run finished (its process was killed by SIGINT); what \
+finished is kept: run again with --run-dir runs/x to resume.
+    >>> _stopped_text(signal.SIGHUP, None, None)
+    'Stopped by SIGHUP before the run finished.'
+    """
+    how = f" (its process {what})" if what else ""
+    where = (
+        f"; what finished is kept: run again with --run-dir {run_dir} to resume"
+        if run_dir is not None
+        else ""
+    )
+    return f"Stopped by {signal.Signals(signum).name} before the run finished{how}{where}."
+
+
+def listen() -> None:
+    """In the child: act on the ``SIGINT`` its parent passes on (as Ctrl-C) even when the
+    parent was started ignoring ``SIGINT`` (``cmd &`` in a script): the parent passes on
+    ``SIGTERM`` and ``SIGHUP`` as ``SIGINT`` too."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
@@ -335,6 +434,7 @@ def _become_child(
         # installed its forwarding ones.
         for signum, handler in handlers.items():
             signal.signal(signum, handler)
+        listen()
         os.environ.update(env)
         sys.argv[1:] = argv
         _drop_script_folder()
@@ -445,15 +545,27 @@ def supervise(argv: list[str], command: Callable[[], object] | None = None) -> i
     limit = int(os.environ.get(MAX_RESTARTS_ENV, "20") or 20)
     restarts = 0
     child: subprocess.Popen[bytes] | _Forked | None = None
+    #: The signals received (and passed on): once one came, the run only stops.
+    stopping: list[int] = []
 
     def forward(signum: int, _frame: Any) -> None:
+        stopping.append(signum)
         if child is not None:
-            child.send_signal(signum)  # (not once it has ended)
+            # As SIGINT whatever it was: the child stops as on Ctrl-C (see `listen`).
+            child.send_signal(signal.SIGINT)  # (not once it has ended)
 
-    previous = {s: signal.signal(s, forward) for s in FORWARDED}
+    # A signal the parent was started ignoring (`nohup`, `cmd &` in a script) stays ignored,
+    # in the child too.
+    previous = {
+        s: signal.signal(s, forward) for s in FORWARDED if signal.getsignal(s) != signal.SIG_IGN
+    }
     keep_run = False
     try:
         while True:
+            if stopping:  # before the first child, or between two
+                keep_run = injected
+                _say(_stopped_text(stopping[0], None, run_dir))
+                return EXIT_INTERRUPTED
             done = work / "done"
             inflight = work / "inflight"
             done.unlink(missing_ok=True)
@@ -470,16 +582,22 @@ def supervise(argv: list[str], command: Callable[[], object] | None = None) -> i
             if done.exists():
                 code = int(done.read_text() or returncode)
                 # Kept only when the child's message points the user at it.
-                keep_run = injected and code in (6, 130)
+                keep_run = injected and code in (6, EXIT_INTERRUPTED)
                 return code
             what = _describe(returncode)
+            if stopping:
+                # Asked to stop: the attempts in flight were stopped, not ended by a target;
+                # they are called again on resume.
+                keep_run = injected
+                _say(_stopped_text(stopping[0], what, run_dir))
+                return EXIT_INTERRUPTED
             suspects = in_flight(inflight)
             blamed = (
                 _blame(run_dir, suspects, what, being_judged(inflight))
                 if run_dir and suspects
                 else []
             )
-            if blamed and restarts < limit and returncode != -signal.SIGTERM:
+            if blamed and restarts < limit:
                 restarts += 1
                 _say(
                     f"The run's process {what} during {_blamed_text(blamed)}; resuming "

@@ -14,7 +14,8 @@ Exit codes
 6  ``--max-attempts`` stopped the run with attempts left: run again with ``--run-dir``
 7  the run's process ended without finishing (a target or evaluator called ``os._exit``,
    or it was killed) and could not be resumed; what finished is kept in ``--run-dir``
-130  interrupted (Ctrl-C); what finished is kept in ``--run-dir``
+130  interrupted (Ctrl-C, or ``SIGTERM`` or ``SIGHUP`` to ``experiment run``); what finished
+     is kept in ``--run-dir``
 """
 
 from __future__ import annotations
@@ -803,6 +804,10 @@ def _supervised() -> None:
         # The child did the work and the supervisor has cleaned up after it: freeing this
         # process's modules one by one at exit would only add 20-40 ms after the run.
         _supervise.exit_now(code)
+    elif os.environ.get(_supervise.DONE_ENV):
+        # The supervisor's child, a new interpreter (a forked one is set up in
+        # _supervise._become_child): its parent passes every stop signal on as SIGINT.
+        _supervise.listen()
 
 
 def _mark_done(code: object) -> None:

@@ -127,8 +127,7 @@ def test_one_row_per_candidate_and_evaluator_with_every_listed_column(run: Exper
             "candidate_variant_id": "retrieval-dense",
             "dimension": "reliability",
             "evaluator": "pass_hat_5",
-            "reason": "no case has every declared attempt evaluated in both arms (a failed "
-            "trial)",
+            "reason": "no case has every declared attempt evaluated in both arms (a failed trial)",
         }
     ]
     assert len(pc) == 5 * 4 - 1

@@ -37,15 +37,24 @@ Records (``"type"``):
              (:class:`ReplaySamples`): each is judged once per run folder.
 
 ``judge_ended``  written by the command line's supervisor (``_supervise.py``) when the
-             run's process ended while an ``answered`` attempt was being judged: what
-             ended it. The resumed run judges that attempt from its reply, with the judge
-             sample that was in progress unavailable with this error rather than judged
-             again (the judge may be what ended the process).
+             run's process ended, a second time, while an ``answered`` attempt was being
+             judged: what ended it. The resumed run judges that attempt from its reply,
+             with the judge sample that was in progress unavailable with this error
+             rather than judged again (the judge may be what ended the process).
+
+``suspect``  written by the supervisor when the run's process ended while this attempt
+             was in flight (it cannot tell an attempt that ended it from an outside
+             kill): what ended it. The resumed run calls the unfinished attempts with
+             one first, one at a time, each alone until its ``attempt`` record is on
+             disk, before any other work; an attempt with a ``suspect`` record in flight
+             when the process ends again is the one the supervisor blames (a failed
+             ``attempt``, or ``judge_ended``).
 
 A journal is read by record type and a reader skips the types it does not know, so a
 journal with ``answered`` records still resumes under a version without them (which calls
-the target of an unfinished attempt again, as it always did), and one with
-``judge_ended`` records under a version without those judges that sample again.
+the target of an unfinished attempt again, as it always did), one with ``judge_ended``
+records under a version without those judges that sample again, and one with ``suspect``
+records under a version without those calls those attempts again with the others.
 
 Scoring happens here, on the journal's thread, so a slow registered evaluator never
 stalls the event loop that times the calls.

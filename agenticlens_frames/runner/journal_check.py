@@ -64,6 +64,10 @@ class _JudgeEnded(_Keyed):
     error: str | None = None
 
 
+class _Suspect(_Keyed):
+    error: str | None = None
+
+
 class _JudgeSample(_Keyed):
     entry: _Count
     sample: _Count
@@ -78,6 +82,7 @@ _SHAPES: dict[str, type[msgspec.Struct]] = {
     "attempt": _Attempt,
     "answered": _Answered,
     "judge_ended": _JudgeEnded,
+    "suspect": _Suspect,
     "judge_sample": _JudgeSample,
 }
 

@@ -180,17 +180,22 @@ class Ledger:
         #: ``judge_ended`` records (the supervisor's): why the process judging an
         #: answered attempt ended; its judge sample in progress is then unavailable.
         self.judge_ended: dict[tuple[str, int, str], str] = {}
+        #: Unfinished attempts with a ``suspect`` record (the supervisor's): in flight when
+        #: the run's process ended, they are called again alone, first.
+        self.suspects: set[tuple[str, int, str]] = set()
 
     def add(self, record: dict[str, Any]) -> None:
         if record.get("type") == "judge_sample":
             self.samples.append(record)
             return
-        if record.get("type") in ("answered", "judge_ended"):
+        if record.get("type") in ("answered", "judge_ended", "suspect"):
             key = (record["variant"], int(record["trial"]), record["case"])
             if key in self.final:
                 return
             if record["type"] == "answered":
                 self.answered[key] = record
+            elif record["type"] == "suspect":
+                self.suspects.add(key)
             else:
                 self.judge_ended[key] = str(record.get("error", "the run's process ended"))
             return
@@ -211,6 +216,7 @@ class Ledger:
                 self.answered.pop(key, None)
             if self.judge_ended:
                 self.judge_ended.pop(key, None)
+            self.suspects.discard(key)
             if record["status"] == "invalid_payload" and self.mode == "trial":
                 index = self.case_index[key[2]]
                 first = self.invalid_at.get(key[:2], index)
@@ -256,6 +262,7 @@ class Ledger:
         self.samples.clear()
         self.answered.clear()
         self.judge_ended.clear()
+        self.suspects.clear()
 
     def calls_frame(self) -> pd.DataFrame:
         calls = self.calls
@@ -1092,6 +1099,9 @@ async def arun_live(
                     admit=monitor.admits(global_limit) if monitor is not None else None,
                 )
                 scheduler.inflight = inflight
+                if any(item.isolated for item in items):
+                    # Each suspect runs alone until its record is on disk (Scheduler.settled).
+                    writer.on_record = _each(writer.on_record, scheduler.settled)
                 if monitor is not None:
                     monitor.on_advance = scheduler.wake_threadsafe
                 await scheduler.run()
@@ -1382,7 +1392,9 @@ def _work_items(
             if answered is not None and ended is not None:
                 # Judged from the reply without the judge sample that ended the process.
                 answered = {**answered, "judge_ended": ended}
-            items.append(WorkItem(seq, variant_id, trial, case, prior, answered))
+            key = (variant_id, trial, case.id)
+            isolated = key in ledger.suspects
+            items.append(WorkItem(seq, variant_id, trial, case, prior, answered, isolated))
     return items
 
 

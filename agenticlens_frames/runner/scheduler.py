@@ -13,11 +13,18 @@ trials: trial 2 of a variant can start while trial 1 is still running.
 
 Each item is tried under its variant's :class:`~.retry.RetryPolicy`; every call and the
 final outcome go to the :class:`~.journal.JournalWriter` as they finish.
+
+Items marked ``isolated`` (attempts that were in flight when the run's process ended: see
+``_supervise.py``) go before all others, one at a time: each starts alone and the next
+item, isolated or not, starts only once its ``attempt`` record is on disk
+(:meth:`Scheduler.settled`). If one of them ends the process, it was the only attempt in
+flight.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from collections.abc import Callable
@@ -67,6 +74,8 @@ class WorkItem:
     #: The ``answered`` record of an earlier session that was judging this attempt when it
     #: ended: the attempt is judged from it, without calling the target again.
     answered: dict[str, Any] | None = None
+    #: Run alone, before the others (a suspect of the supervisor's: see the module).
+    isolated: bool = False
 
 
 def final_status(failures: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -> str:
@@ -134,8 +143,12 @@ class Scheduler:
         self._held = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self.queues: dict[str, deque[WorkItem]] = {v: deque() for v in plans}
+        #: Items run alone, before the queues (see the module).
+        self.isolated: deque[WorkItem] = deque()
         for item in sorted(items, key=lambda i: i.seq):
-            self.queues[item.variant_id].append(item)
+            (self.isolated if item.isolated else self.queues[item.variant_id]).append(item)
+        #: Isolated items started whose ``attempt`` record is not on disk yet.
+        self._unsettled: set[tuple[str, int, str]] = set()
         self.concurrency = max(1, concurrency)
         self.journal = journal
         self.session = session
@@ -170,6 +183,10 @@ class Scheduler:
             return None
         if self.should_stop is not None and self.should_stop():
             return None
+        if self.isolated or self._unsettled:
+            isolated = self._pick_isolated()
+            if isolated is not None or self.isolated or self._unsettled:
+                return isolated
         best: WorkItem | None = None
         self._held = False
         for variant_id, pending in self.queues.items():
@@ -189,6 +206,35 @@ class Scheduler:
             self.queues[best.variant_id].popleft()
         return best
 
+    def _pick_isolated(self) -> WorkItem | None:
+        """The next isolated item, if nothing is in flight or unsettled."""
+        if self.in_flight or self._unsettled:
+            return None
+        while self.isolated and self._skip(self.isolated[0]):
+            item = self.isolated.popleft()
+            self.skipped += 1
+            if self.on_done is not None:
+                self.on_done(item.variant_id)
+        if not self.isolated:
+            return None
+        item = self.isolated.popleft()
+        self._unsettled.add((item.variant_id, item.trial, item.case.id))
+        return item
+
+    def settled(self, record: dict[str, Any]) -> None:
+        """A journal record is on disk (called from the journal's thread): an isolated
+        item's ``attempt`` record lets the next item start."""
+        if record.get("type") != "attempt" or self._loop is None:
+            return
+        key = (record["variant"], int(record["trial"]), record["case"])
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nothing waits
+            self._loop.call_soon_threadsafe(self._settle, key)
+
+    def _settle(self, key: tuple[str, int, str]) -> None:
+        if key in self._unsettled:
+            self._unsettled.discard(key)
+            self._wake.set()
+
     # ------------------------------------------------------------------ running
 
     async def run(self) -> None:
@@ -202,15 +248,25 @@ class Scheduler:
                         task.cancel()
                     await asyncio.gather(*tasks, return_exceptions=True)
                     raise self.error
+                if self._unsettled and getattr(self.journal, "error", None) is not None:
+                    self._unsettled.clear()  # the journal failed: no record will come
                 self._fill()
                 # in_flight, not ``tasks``: a finished task leaves ``tasks`` one loop
                 # iteration after it wakes us.
-                if self.in_flight == 0 and not (
-                    self._held and not (self.should_stop and self.should_stop())
+                if (
+                    self.in_flight == 0
+                    and not self._unsettled
+                    and not (self._held and not (self.should_stop and self.should_stop()))
                 ):
                     return
                 self._wake.clear()
-                await self._wake.wait()
+                if self._unsettled:
+                    # An isolated attempt's record is on its way to disk; a journal that
+                    # fails never sends it (looked at above every half second).
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), 0.5)
+                else:
+                    await self._wake.wait()
         except asyncio.CancelledError:
             # Ctrl-C: stop starting work, cancel what is running, keep what is done.
             self.interrupted = True

@@ -115,6 +115,88 @@ evaluator_registry = EvaluatorRegistry()
 evaluator_registry.register_judge("llm", _fine, version="1", samples=2)
 evaluator_registry.register("crash", _crash, version="1")
 
+# ------------------------------------------------ several attempts in flight at an end
+
+
+def _mark(event: str, tag: str, case) -> None:
+    """One line of $CALL_LOG: ``start|end <variant> <case> <pid>``."""
+    with open(os.environ["CALL_LOG"], "a") as f:
+        f.write(f"{event} {tag} {case.id} {os.getpid()}\n")
+
+
+def _answer(tag: str, case) -> dict:
+    """Deterministic, and not the same for every attempt (so the numbers compared differ
+    between variants and cases)."""
+    word = "refund" if sum(map(ord, tag + case.id)) % 3 else "no"
+    trace = {"spans": [{"tool_name": "lookup_order"}], "total_latency_ms": 10.0}
+    return {"output": f"{word} issued", "trace": trace}
+
+
+def _wait_for_gate() -> None:
+    """Wait until the file $GATE exists (at most a minute). A gate naming this process was
+    opened by the call that is ending it: wait on, for the end."""
+    import time
+
+    gate = os.environ["GATE"]
+    for _ in range(6000):
+        if os.path.exists(gate):
+            break
+        time.sleep(0.01)
+    with open(gate) as f:
+        if f.read() == str(os.getpid()):
+            time.sleep(60)
+
+
+def _gated(tag: str, case) -> dict:
+    _mark("start", tag, case)
+    _wait_for_gate()
+    _mark("end", tag, case)
+    return _answer(tag, case)
+
+
+def gated_v0(text, case=None):
+    """Answers once $GATE exists; logs its start and end to $CALL_LOG."""
+    return _gated("v0", case)
+
+
+def gated_v1(text, case=None):
+    return _gated("v1", case)
+
+
+def gated_v2(text, case=None):
+    return _gated("v2", case)
+
+
+def always_ends(text, case=None):
+    """Ends the process (EXIT_KIND) on every call."""
+    _misbehave(os.environ["EXIT_KIND"])
+
+
+def fatal_among_others(text, case=None):
+    """Answers at once, but case c2 ends the process (EXIT_KIND): the first time once two
+    other calls of this process are in flight, opening $GATE for later processes (the
+    calls of this one wait on)."""
+    import time
+
+    _mark("start", "v1", case)
+    gate = os.environ["GATE"]
+    if case.id == "c2":
+        if not os.path.exists(gate):
+            for _ in range(3000):
+                with open(os.environ["CALL_LOG"]) as f:
+                    marks = [line.split() for line in f]
+                mine = [m[0] for m in marks if m[3] == str(os.getpid())]
+                if mine.count("start") - mine.count("end") >= 3:
+                    break
+                time.sleep(0.01)
+            with open(gate + ".tmp", "w") as f:
+                f.write(str(os.getpid()))
+            os.replace(gate + ".tmp", gate)
+        _misbehave(os.environ["EXIT_KIND"])
+    _mark("end", "v1", case)
+    return _answer("v1", case)
+
+
 if os.environ.get("EXIT_AT_IMPORT"):
     _misbehave(os.environ["EXIT_AT_IMPORT"])
     sys.exit(0)  # not reached

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -245,6 +247,7 @@ def _judged_run(tmp_path: Path, kind: str, registry: str, evaluators: list[str])
             suite,
             *("--concurrency", "1", "--save", str(tmp_path / "r.json")),
             *("--evaluators", f"tests.hardening.exit_targets:{registry}"),
+            *("--run-dir", str(tmp_path / "run")),
         ),
         env=env,
         cwd=tmp_path,
@@ -253,9 +256,18 @@ def _judged_run(tmp_path: Path, kind: str, registry: str, evaluators: list[str])
         timeout=180,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    calls = log.read_text().splitlines()
-    assert calls.count("v1 c2") == 1  # answered once, never called again
-    assert max(map(calls.count, ("v1 c1", "v1 c3"))) <= 1 and len(calls) <= 9
+    calls = Counter(log.read_text().splitlines())
+    assert calls["v1 c2"] == 1  # answered once, never called again
+    # Another call in flight when the process ended (with the judging) is called again,
+    # alone: once for each such end (its `suspect` records).
+    again = Counter(
+        f"{'v1' if r['variant'] == 'v1' else 'v0 or v2'} {r['case']}"
+        for segment in (tmp_path / "run" / "journal").glob("*.jsonl")
+        for r in map(json.loads, segment.read_text().splitlines())
+        if r["type"] == "suspect"
+    )
+    for call, count in calls.items():
+        assert count <= (1 if call.startswith("v1") else 2) + again[call], (calls, again)
     return done, json.loads((tmp_path / "r.json").read_text())
 
 
@@ -269,10 +281,8 @@ def test_a_judge_ending_the_process_costs_the_agent_nothing(tmp_path, kind):
     seen = 0
     for v in data["variants"]:
         for case in v["trials"][0]["report"]["cases"]:
-            if case["target_status"] != "ok":
-                # Only an attempt whose call was in flight beside the judging may be blamed.
-                assert "attempts in flight" in case["target_error"], case
-                continue
+            # An attempt whose call was in flight beside the judging is called again.
+            assert case["target_status"] == "ok", case
             (score,) = [s for s in case["scores"] if s["name"] == "llm"]
             meta = score["metadata"]
             if (v["variant_id"], case["case_id"]) == ("v1", "c2"):
@@ -298,41 +308,353 @@ def test_an_evaluator_ending_the_process_while_judged_fails_the_attempt_once_res
     assert c2["target_error"].startswith("ProcessEnded: the run's process exited with status 0")
 
 
-def test_the_supervisor_blames_each_attempt_in_flight_by_what_it_was_doing(tmp_path):
-    """A call in flight fails; a reply being judged keeps its reply and ends its judging;
-    a reply waiting for its judge is left to be judged on resume (nothing written)."""
-    from agenticlens_frames._supervise import _blame
+def _in_flight(folder: Path, calling: list[str], judged: list[str], waiting: list[str]) -> tuple:
+    """An in-flight log, and journaled replies for the attempts ``judged`` and ``waiting``
+    (cases of variant v, trial 1): the suspects and those being judged, as the supervisor
+    reads them after an end of the process."""
     from agenticlens_frames.runner.inflight import InflightLog, being_judged, in_flight
 
-    journal = tmp_path / "journal"
-    journal.mkdir()
+    journal = folder / "journal"
+    journal.mkdir(exist_ok=True)
     answered = [
         {"type": "answered", "variant": "v", "trial": 1, "case": c, "payload": {"output": "x"}}
-        for c in ("judged", "waiting")
+        for c in judged + waiting
     ]
-    (journal / "000001.jsonl").write_text("".join(json.dumps(r) + "\n" for r in answered))
-    log = InflightLog(tmp_path / "inflight")
-    for case in ("calling", "judged", "waiting", "done"):
+    number = len(list(journal.glob("*.jsonl"))) + 1
+    (journal / f"{number:06d}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in answered))
+    log = InflightLog(folder / "inflight")
+    for case in [*calling, *judged, *waiting, "done"]:
         log.started("v", 1, case)
-    log.judging({"variant": "v", "trial": 1, "case": "judged"})
+    for case in judged:
+        log.judging({"variant": "v", "trial": 1, "case": case})
     log.ended({"type": "attempt", "variant": "v", "trial": 1, "case": "done"})
     log.close()
-    suspects = in_flight(tmp_path / "inflight")
+    suspects, judging = in_flight(folder / "inflight"), being_judged(folder / "inflight")
+    (folder / "inflight").unlink()
+    return suspects, judging
+
+
+def _written(folder: Path) -> list[tuple[str, str, str]]:
+    """The records of the journal's last segment: (type, case, error)."""
+    (last, *_) = sorted((folder / "journal").glob("*.jsonl"), reverse=True)
+    records = map(json.loads, last.read_text().splitlines())
+    return [(r["type"], r["case"], r.get("error")) for r in records]
+
+
+def test_the_supervisor_blames_only_an_attempt_the_evidence_points_at(tmp_path):
+    """Of several attempts in flight (calling, or being judged) none is blamed: each gets a
+    `suspect` record (called again alone, first); a reply waiting for its judge is left to
+    be judged on resume (nothing written)."""
+    from agenticlens_frames._supervise import _blame
+
+    suspects, judging = _in_flight(tmp_path, ["calling"], ["judged"], ["waiting"])
     assert suspects == [("v", 1, "calling"), ("v", 1, "judged"), ("v", 1, "waiting")]
-    fates = _blame(tmp_path, suspects, "was killed by SIGKILL", being_judged(tmp_path / "inflight"))
+    fates = _blame(tmp_path, suspects, "was killed by SIGKILL", judging)
     assert fates == [
-        ("v trial 1 case calling", "failed"),
-        ("v trial 1 case judged", "judging"),
+        ("v trial 1 case calling", "suspect"),
+        ("v trial 1 case judged", "suspect"),
         ("v trial 1 case waiting", "answered"),
     ]
-    written = [json.loads(line) for line in (journal / "000002.jsonl").read_text().splitlines()]
-    assert [(r["type"], r["case"]) for r in written] == [
-        ("call", "calling"),
-        ("attempt", "calling"),
-        ("judge_ended", "judged"),
-    ]
-    assert written[1]["status"] == "target_error"
-    assert written[2]["error"] == (
-        "the run's process was killed by SIGKILL while this attempt was being judged "
-        "(one of 3 attempts in flight)"
+    error = "the run's process was killed by SIGKILL while this attempt was one of 2 in flight"
+    assert _written(tmp_path) == [("suspect", "calling", error), ("suspect", "judged", error)]
+
+
+def test_the_supervisor_blames_an_attempt_in_flight_at_a_second_end(tmp_path):
+    """Even the only attempt in flight is a suspect at first (the process may have been
+    killed from outside); in flight at a second end, it is blamed: a call fails, a
+    judging keeps its reply and ends its judge sample in progress."""
+    from agenticlens_frames._supervise import _blame
+
+    suspects, judging = _in_flight(tmp_path, ["calling"], [], ["waiting"])
+    fates = _blame(tmp_path, suspects, "was killed by SIGKILL", judging)
+    assert fates == [("v trial 1 case calling", "suspect"), ("v trial 1 case waiting", "answered")]
+    first = (
+        "the run's process was killed by SIGKILL while this attempt was the only attempt in flight"
     )
+    assert _written(tmp_path) == [("suspect", "calling", first)]
+    suspects, judging = _in_flight(tmp_path, ["calling"], [], [])
+    assert _blame(tmp_path, suspects, "exited with status 0", judging) == [
+        ("v trial 1 case calling", "failed")
+    ]
+    error = (
+        "ProcessEnded: the run's process exited with status 0 during this attempt (the only "
+        "attempt in flight; in flight when it ended before too)"
+    )
+    assert _written(tmp_path) == [("call", "calling", error), ("attempt", "calling", error)]
+
+    for _ in range(2):
+        suspects, judging = _in_flight(tmp_path, [], ["judged"], [])
+        fates = _blame(tmp_path, suspects, "exited with status 0", judging)
+    assert fates == [("v trial 1 case judged", "judging")]
+    assert _written(tmp_path) == [
+        (
+            "judge_ended",
+            "judged",
+            "the run's process exited with status 0 while this attempt was being judged (the "
+            "only attempt in flight; in flight when it ended before too)",
+        )
+    ]
+    # Judged again from its reply, without that sample, it ends the process again: failed.
+    suspects, judging = _in_flight(tmp_path, [], ["judged"], [])
+    assert _blame(tmp_path, suspects, "exited with status 0", judging) == [
+        ("v trial 1 case judged", "failed")
+    ]
+
+
+def test_the_supervisor_blames_an_attempt_in_flight_at_two_ends(tmp_path):
+    """A suspect in flight at a second end, even with others, is blamed; the others are
+    suspects (an attempt journaled since is no suspect)."""
+    from agenticlens_frames._supervise import _blame
+
+    suspects, _ = _in_flight(tmp_path, ["a", "b", "c"], [], [])
+    fates = _blame(tmp_path, suspects, "was killed by SIGKILL")
+    assert [fate for _, fate in fates] == ["suspect"] * 3
+    suspects, _ = _in_flight(tmp_path, ["b", "d"], [], [])
+    assert _blame(tmp_path, suspects, "was killed by SIGKILL") == [
+        ("v trial 1 case b", "failed"),
+        ("v trial 1 case d", "suspect"),
+    ]
+    error = (
+        "ProcessEnded: the run's process was killed by SIGKILL during this attempt (one of 2 "
+        "in flight; in flight when it ended before too)"
+    )
+    assert _written(tmp_path)[:2] == [("call", "b", error), ("attempt", "b", error)]
+    assert _written(tmp_path)[2][:2] == ("suspect", "d")
+    # b is journaled now: in flight again (a stale mark), it is no suspect.
+    assert _blame(tmp_path, [("v", 1, "b"), ("v", 1, "c")], "was killed by SIGKILL") == [
+        ("v trial 1 case c", "failed")
+    ]
+
+
+# ------------------------------------------- several attempts in flight when the process ends
+
+
+MAX_WORKERS = 4
+
+
+def _gated_experiment(
+    folder: Path, targets: list[str], *, limit: int | None = None
+) -> tuple[Path, Path]:
+    """3 variants (v0, v1, v2: ``targets`` of exit_targets.py) x 2 trials x 4 cases, each
+    variant at most ``limit`` calls in flight."""
+    variants = [
+        {
+            "id": f"v{n}",
+            "name": f"v{n}",
+            "target_kind": "python",
+            "target": f"{MODULE}:{target}",
+            **({"concurrency": limit} if limit else {}),
+        }
+        for n, target in enumerate(targets)
+    ]
+    manifest = {
+        "name": "gated",
+        "version": "1",
+        "baseline_variant_id": "v0",
+        "trial_count": 2,
+        "random_seed": 11,
+        "max_workers": MAX_WORKERS,
+        "variants": variants,
+    }
+    cases = [
+        {"id": f"c{i}", "name": f"case {i}", "input": f"q{i}", "expected_contains": ["refund"]}
+        for i in (1, 2, 3, 4)
+    ]
+    (folder / "m.yaml").write_text(yaml.safe_dump(manifest))
+    (folder / "s.yaml").write_text(yaml.safe_dump({"name": "s", "version": "1", "cases": cases}))
+    return folder / "m.yaml", folder / "s.yaml"
+
+
+def _gated_run(
+    folder: Path, targets: list[str], *options: str, limit: int | None = None, **env: str
+) -> subprocess.Popen:
+    """`experiment run` of :func:`_gated_experiment` in ``folder`` (its calls logged to
+    calls.log, the gate at ``gate``), writing r.json and v.csv there."""
+    folder.mkdir(exist_ok=True)
+    manifest, suite = _gated_experiment(folder, targets, limit=limit)
+    outputs = ("--save", str(folder / "r.json"), "--csv", str(folder / "v.csv"))
+    return subprocess.Popen(
+        _run_argv(manifest, suite, "--run-dir", str(folder / "run"), *outputs, *options),
+        env={
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "COLUMNS": "200",
+            "CALL_LOG": str(folder / "calls.log"),
+            "GATE": str(folder / "gate"),
+            **env,
+        },
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _uninterrupted(folder: Path, *options: str) -> dict:
+    """The reference: the same deterministic targets, never stopped (gate open)."""
+    folder.mkdir()
+    (folder / "gate").write_text("")
+    proc = _gated_run(folder, ["gated_v0", "gated_v1", "gated_v2"], *options)
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 0, out + err
+    assert "resuming" not in err
+    return json.loads((folder / "r.json").read_text())
+
+
+def _outcomes(report: dict) -> dict[tuple[str, int, str], tuple]:
+    """(variant, trial, case) -> what the report says of that attempt."""
+    return {
+        (v["variant_id"], t["trial_index"], c["case_id"]): (
+            c["target_status"],
+            c["target_error"],
+            c["passed"],
+            c["output"],
+            [(s["name"], s["value"], s["passed"]) for s in c["scores"]],
+        )
+        for v in report["variants"]
+        for t in v["trials"]
+        for c in t["report"]["cases"]
+    }
+
+
+def _marks(log: Path) -> list[tuple[str, str, str, int]]:
+    """The call log: (start or end, variant, case, process id), in order."""
+    return [
+        (event, tag, case, int(pid))
+        for event, tag, case, pid in (line.split() for line in log.read_text().splitlines())
+    ]
+
+
+def _journaled_once(run_dir: Path) -> None:
+    """No attempt is journaled (scored) twice."""
+    keys = [
+        (r["variant"], r["trial"], r["case"])
+        for segment in sorted((run_dir / "journal").glob("*.jsonl"))
+        for r in map(json.loads, segment.read_text().splitlines())
+        if r["type"] == "attempt"
+    ]
+    assert len(keys) == len(set(keys)) == 24, sorted(keys)
+
+
+def _children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_kill_from_outside_fails_no_attempt_and_changes_no_number(tmp_path):
+    """The run's process is SIGKILLed from outside (the OOM killer, `kill -9`) while 4
+    attempts are in flight: none is recorded as failed; each is called again alone, before
+    other work, and the run reports what an uninterrupted run reports."""
+    reference = _uninterrupted(tmp_path / "reference", "--concurrency", "4")
+    folder = tmp_path / "killed"
+    proc = _gated_run(folder, ["gated_v0", "gated_v1", "gated_v2"], "--concurrency", "4")
+    log = folder / "calls.log"
+    deadline = time.monotonic() + 60
+    # The gate is closed: the first 4 calls wait in flight.
+    while not log.exists() or len(_marks(log)) < 4:
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.01)
+    (child,) = _children_of(proc.pid)
+    assert {pid for *_, pid in _marks(log)} == {child}
+    os.kill(child, signal.SIGKILL)
+    (folder / "gate").write_text("")
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 0, out + err
+    assert "4 attempts, each to be called again alone" in err, err
+    assert "recorded as a failed attempt" not in err, err
+    report = json.loads((folder / "r.json").read_text())
+    assert "ProcessEnded" not in json.dumps(report)
+    assert _outcomes(report) == _outcomes(reference)
+    assert (folder / "v.csv").read_text() == (tmp_path / "reference" / "v.csv").read_text()
+    _journaled_once(folder / "run")
+    marks = _marks(log)
+    first = [(tag, case) for event, tag, case, pid in marks if pid == child]
+    assert len(first) == 4  # four starts, no end: killed in flight
+    later = [(event, (tag, case)) for event, tag, case, pid in marks if pid != child]
+    # The four, one at a time (each ends before the next starts), before any other call.
+    alone = later[:8]
+    assert [event for event, _ in alone] == ["start", "end"] * 4, alone
+    keys = [key for _, key in alone]
+    assert keys[0::2] == keys[1::2], alone
+    assert sorted(keys[0::2]) == sorted(first), (alone, first)
+    # Every other attempt is called once: 24 attempts, 4 of them twice.
+    assert len([m for m in marks if m[0] == "start"]) == 24 + 4
+
+
+@pytest.mark.parametrize("kind", ["sigkill_self", "os_exit0"])
+def test_a_target_ending_the_process_among_others_is_found_alone(tmp_path, kind):
+    """v1's case c2 ends the process while v0's and v2's calls are in flight: they are
+    called again, alone, and answer; c2 then ends the process alone and is the only
+    attempt recorded as failed. Every other attempt reports what an uninterrupted run
+    reports, and none is journaled twice."""
+    reference = _outcomes(_uninterrupted(tmp_path / "reference", "--concurrency", "4"))
+    folder = tmp_path / "culprit"
+    proc = _gated_run(
+        folder,
+        ["gated_v0", "fatal_among_others", "gated_v2"],
+        *("--concurrency", "4"),
+        limit=1,
+        EXIT_KIND=kind,
+    )
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, out + err
+    assert "Traceback" not in err
+    # The first end: v0's, v1's and v2's calls in flight (and v1's c1, if its record was
+    # still on its way to disk), none failed.
+    first = err.split("resuming")[0]
+    assert re.search(r"\b[34] attempts, each to be called again alone", first), err
+    assert "recorded as a failed attempt" not in first, err
+    outcomes = _outcomes(json.loads((folder / "r.json").read_text()))
+    culprits = {key for key in outcomes if key[0] == "v1" and key[2] == "c2"}
+    assert len(culprits) == 2
+    for key in culprits:
+        status, error, *_ = outcomes[key]
+        assert status == "error" and error.startswith("ProcessEnded: the run's process"), key
+        assert f"{key[0]} trial {key[1]} case c2: recorded as a failed attempt" in err
+    assert "ProcessEnded" not in json.dumps([outcomes[k] for k in outcomes if k not in culprits])
+    assert {k: outcomes[k] for k in outcomes if k not in culprits} == {
+        k: reference[k] for k in reference if k not in culprits
+    }
+    _journaled_once(folder / "run")
+    # An attempt is called again once for each end it was in flight at with others (its
+    # `suspect` records), never otherwise.
+    again = Counter(
+        (r["variant"], r["case"])
+        for segment in (folder / "run" / "journal").glob("*.jsonl")
+        for r in map(json.loads, segment.read_text().splitlines())
+        if r["type"] == "suspect"
+    )
+    assert again[("v0", "c1")] and again[("v2", "c1")]
+    marks = _marks(folder / "calls.log")
+    calls = Counter((tag, case) for event, tag, case, _ in marks if event == "start")
+    # (2 trials each)
+    assert all(calls[key] <= 2 + again[key] for key in calls), (calls, again)
+
+
+def test_the_run_still_ends_when_every_call_ends_the_process(tmp_path):
+    """Each end costs a restart, blamed or not: the restarts run out and the CLI says what
+    ended the run and how to resume (exit 7), with no report."""
+    proc = _gated_run(
+        tmp_path / "ends",
+        ["always_ends"] * 3,
+        *("--concurrency", "4"),
+        EXIT_KIND="os_exit0",
+        AGENTICLENS_FRAMES_MAX_RESTARTS="3",
+    )
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 7, out + err
+    assert "(3 of at most 3 restarts" in err, err
+    assert "The run ended before writing its outputs" in err
+    assert f"run again with --run-dir {tmp_path / 'ends' / 'run'} to resume" in err
+    assert not (tmp_path / "ends" / "r.json").exists()
+    journal = "".join(p.read_text() for p in (tmp_path / "ends" / "run").glob("journal/*"))
+    assert "ProcessEnded" in journal  # the suspects called alone were blamed

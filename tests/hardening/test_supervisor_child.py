@@ -45,6 +45,13 @@ LAUNCH = {
     "forked": ["-m", "agenticlens_frames.cli"],
     "interpreter": ["-c", WITH_A_THREAD],
 }
+#: The same as code for ``-c``.
+LAUNCH_CODE = {
+    "forked": "from agenticlens_frames.cli import main\nmain()\n",
+    "interpreter": WITH_A_THREAD,
+}
+#: Started as a shell starts a background job (``cmd &`` in a script): SIGINT ignored.
+IGNORING_SIGINT = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
 
 
 def _experiment(folder: Path, targets: list[str], cases: list[dict]) -> tuple[Path, Path]:
@@ -289,3 +296,105 @@ def test_exit_now_flushes_and_skips_the_teardown():
         check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (5, "buffered", "said")
+
+
+# ------------------------------------------------------------------ stop signals
+
+#: The parent asked to stop while its child cannot act on it yet: the child marks three
+#: attempts in flight, sends the parent a signal and dies of what the parent passes on.
+STOPPED_EARLY = """
+import os, signal, sys, time
+from agenticlens_frames._supervise import supervise
+from agenticlens_frames.runner.inflight import InflightLog
+
+run_dir, calls, name = sys.argv[1:]
+
+
+def command():
+    with open(calls, "a") as f:
+        f.write(f"{os.getpid()}\\n")
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)  # no handler yet: a signal ends the process
+    log = InflightLog.from_env()
+    for case in ("c1", "c2", "c3"):
+        log.started("v0", 1, case)
+    os.kill(os.getppid(), getattr(signal, name))
+    time.sleep(60)
+
+
+sys.exit(supervise(["experiment", "run", "m.yaml", "s.yaml", "--run-dir", run_dir], command))
+"""
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_after_passing_a_signal_on_the_parent_never_blames_nor_restarts(tmp_path, name):
+    run_dir, calls = tmp_path / "run", tmp_path / "calls"
+    done = subprocess.run(
+        [sys.executable, "-c", STOPPED_EARLY, str(run_dir), str(calls), name],
+        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "300"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 130, done.stderr
+    assert len(calls.read_text().splitlines()) == 1, done.stderr  # not started again
+    assert not list(run_dir.glob("journal/*.jsonl")), done.stderr  # nothing blamed
+    assert f"Stopped by {name} before the run finished" in done.stderr
+    assert f"run again with --run-dir {run_dir} to resume" in done.stderr
+
+
+def _report(folder: Path, run_dir: Path, how: str, seconds: int) -> dict:
+    """`experiment run` of the hanging experiment, to its end, in ``run_dir``."""
+    hangs = f"{MODULE.parent / 'fault_targets.py'}:hangs"
+    proc, terminal = _start(
+        how,
+        folder,
+        [hangs] * 3,
+        *("-q", "--run-dir", str(run_dir), "--save", str(folder / "r.json")),
+        cases=[CASES[1], CASES[0]],
+        FAULT_HANG_SECONDS=str(seconds),
+    )
+    _, err = proc.communicate(timeout=180)
+    os.close(terminal)
+    assert proc.returncode == 0, err
+    return json.loads((folder / "r.json").read_text())
+
+
+#: How the CLI is told to stop: the signal, and whether it was started ignoring SIGINT
+#: (a background job of a script, `cmd &`, is).
+STOPS = {
+    "SIGTERM": (signal.SIGTERM, False),
+    "SIGHUP": (signal.SIGHUP, False),
+    "SIGTERM, SIGINT ignored": (signal.SIGTERM, True),
+}
+
+
+@pytest.mark.parametrize("stop", list(STOPS))
+@pytest.mark.parametrize("how", list(LAUNCH))
+def test_sigterm_and_sighup_stop_the_run_as_ctrl_c_does(tmp_path, how, stop, monkeypatch):
+    """What `timeout`, `docker stop` or a CI's cancel sends: exit 130, finished work kept,
+    the calls in flight not recorded as failures, resumable; the resumed run reports what
+    an uninterrupted one does."""
+    from .test_processes import _outcomes
+
+    signum, ignoring = STOPS[stop]
+    if ignoring:
+        # Started as `sh` starts a background job: SIGINT ignored, in the CLI too.
+        monkeypatch.setitem(LAUNCH, how, ["-c", IGNORING_SIGINT + LAUNCH_CODE[how]])
+    proc, terminal, run_dir = _start_hanging(how, tmp_path, 30)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    os.close(terminal)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert "resume with --run-dir" in err, err
+    assert "resuming" not in err, err  # not started again
+    journal = "".join(p.read_text() for p in run_dir.glob("journal/*.jsonl"))
+    assert '"type":"attempt"' in journal
+    assert "ProcessEnded" not in journal and '"suspect"' not in journal
+    (tmp_path / "resumed").mkdir()
+    resumed = _report(tmp_path / "resumed", run_dir, how, 0)
+    (tmp_path / "fresh").mkdir()
+    fresh = _report(tmp_path / "fresh", tmp_path / "fresh" / "run", how, 0)
+    assert _outcomes(resumed) == _outcomes(fresh)
+    assert "ProcessEnded" not in json.dumps(resumed)

@@ -366,6 +366,97 @@ def test_bounded_runs_resume_without_calling_done_attempts_again(
     assert len(first.run.attempts) == 8 * len(first.run.trials)
 
 
+#: Targets that log, as each call starts, how many other calls are in flight and how many
+#: attempts' records are on disk.
+WATCHED = """
+import json, os, threading
+from pathlib import Path
+
+LOCK = threading.Lock()
+RUNNING = [0]
+
+
+def _on_disk():
+    lines = (
+        line
+        for segment in Path(os.environ["WATCH_RUN"], "journal").glob("*.jsonl")
+        for line in segment.read_text().splitlines()
+    )
+    return sum('"type":"attempt"' in line for line in lines)
+
+
+def _call(tag, case):
+    with LOCK:
+        others = RUNNING[0]
+        RUNNING[0] += 1
+    try:
+        with open(os.environ["WATCH_LOG"], "a") as f:
+            f.write(json.dumps([tag, case.id, others, _on_disk()]) + "\\n")
+        word = "parcel" if (len(tag) + int(case.id[1:])) % 3 else "nothing"
+        return {"output": f"{tag}: {word}", "trace": {"total_latency_ms": 5.0}}
+    finally:
+        with LOCK:
+            RUNNING[0] -= 1
+
+
+def a(text, case=None):
+    return _call("a", case)
+
+
+def b(text, case=None):
+    return _call("bb", case)
+
+
+async def c(text, case=None):
+    return _call("ccc", case)
+"""
+
+
+def test_suspects_are_called_first_each_alone_until_its_record_is_on_disk(
+    write_experiment, tmp_path, monkeypatch
+):
+    """Attempts with a supervisor's `suspect` record (in flight with others when the run's
+    process ended) are called before any other, one at a time, each only once the one
+    before is journaled; the results are those of an uninterrupted run."""
+    import json
+
+    module = tmp_path / "watched.py"
+    module.write_text(WATCHED)
+    log, run_dir = tmp_path / "watch.log", tmp_path / "run"
+    monkeypatch.setenv("WATCH_LOG", str(log))
+    monkeypatch.setenv("WATCH_RUN", str(run_dir))
+    variants = [variant(v, f"{module}:{v}") for v in "abc"]
+    manifest, suite = write_experiment(variants, trial_count=2, random_seed=3, max_workers=8)
+    first = run_experiment(manifest, suite, progress=False, run_dir=run_dir, max_attempts=6)
+    assert first.attempted == 6
+    calls = first.calls
+    done = set(zip(calls["variant_id"], calls["trial"].tolist(), calls["case_id"], strict=True))
+    pending = sorted({(v, t, f"c{i}") for v in "abc" for t in (1, 2) for i in range(1, 9)} - done)
+    suspects = [pending[-1], pending[0], pending[len(pending) // 2]]
+    records = [
+        {"type": "suspect", "variant": v, "trial": t, "case": c, "error": "killed"}
+        for v, t, c in suspects
+    ]
+    (run_dir / "journal" / "000002.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in records)
+    )
+    log.write_text("")
+    resumed = run_experiment(manifest, suite, progress=False, run_dir=run_dir, concurrency=8)
+    assert resumed.complete and resumed.attempted == 48 - 6
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(calls) == 48 - 6  # each attempt called once over both sessions
+    tags = {"a": "a", "b": "bb", "c": "ccc"}
+    assert sorted(call[:2] for call in calls[:3]) == sorted([tags[v], c] for v, _, c in suspects)
+    # Alone, and each after the one before is on disk; then the rest, in parallel.
+    assert [call[2:] for call in calls[:3]] == [[0, 6], [0, 7], [0, 8]]
+    assert min(call[3] for call in calls[3:]) == 9
+    assert max(call[2] for call in calls[3:]) > 0
+
+    fresh = run_experiment(manifest, suite, progress=False, concurrency=8)
+    for table in ("attempts", "checks", "trials", "variants", "cases"):
+        pd.testing.assert_frame_equal(getattr(resumed.run, table), getattr(fresh.run, table))
+
+
 def test_run_folder_refuses_another_manifest_or_suite(write_experiment, tmp_path):
     manifest, suite = write_experiment([variant("a", "answer")])
     run_dir = tmp_path / "run"
