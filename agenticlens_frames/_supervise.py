@@ -167,19 +167,33 @@ def _blame(
         Each attempt's name with what became of it: ``"failed"``, ``"judging"``,
         ``"answered"`` or ``"suspect"``; empty when the journal cannot be read.
     """
-    from .runner.journal import now_iso, read_segments
+    from .runner.journal import PROCESS_ENDED, RERUNNABLE, now_iso, read_segments
 
     journal = run_dir / "journal"
     segments = sorted(p for p in journal.glob("*.jsonl") if p.stem.isdigit())
+    records: list[tuple[Any, tuple[Any, int, Any]]] = []
+    # Per attempt: the segment of its latest attempt record, and that record's status.
+    latest: dict[tuple[Any, int, Any], tuple[int, Any]] = {}
     try:
-        records = [
-            (r.get("type"), (r.get("variant"), int(r.get("trial", -1)), r.get("case")))
-            for r in read_segments(segments)
-            if r.get("type") in ("attempt", "answered", "judge_ended", "suspect")
-        ]
+        for number, segment in enumerate(segments):
+            for r in read_segments([segment]):
+                if r.get("type") not in ("attempt", "answered", "judge_ended", "suspect"):
+                    continue
+                key = (r.get("variant"), int(r.get("trial", -1)), r.get("case"))
+                records.append((r.get("type"), key))
+                if r["type"] == "attempt":
+                    latest[key] = (number, r.get("status"))
     except Exception:  # a damaged journal: the child reports it on restart
         return []
-    done = {key for kind, key in records if kind == "attempt"}
+    # Finished: recorded by the session that ended (which the in-flight list may not show
+    # yet), or earlier with an outcome no session calls again. An earlier target error or
+    # timeout in flight now was being called again (--rerun-failed): not finished, so a
+    # run it ends again blames it instead of restarting until the restart limit.
+    done = {
+        key
+        for key, (number, status) in latest.items()
+        if number == len(segments) - 1 or status not in RERUNNABLE
+    }
     # An end while judging an attempt whose judging ended before (a plain evaluator of its
     # case, say, which is run again on resume) fails it, as any attempt: no restart loop.
     ended_before = {key for kind, key in records if kind == "judge_ended"}
@@ -232,7 +246,7 @@ def _blame(
             )
             continue
         fates.append((name, "failed"))
-        error = f"ProcessEnded: the run's process {what} during this attempt ({again})"
+        error = f"{PROCESS_ENDED} the run's process {what} during this attempt ({again})"
         records_out.append(
             {
                 "type": "call",

@@ -92,6 +92,8 @@ from ..scoring import AttemptScore, score_sample
 __all__ = [
     "DAMAGED_RECORD",
     "FORMAT",
+    "PROCESS_ENDED",
+    "RERUNNABLE",
     "JournalWriter",
     "ReplaySamples",
     "RunFolder",
@@ -103,6 +105,12 @@ __all__ = [
 
 #: Written into run.json; a folder of another format is refused.
 FORMAT = "agenticlens-frames/live-run/1"
+#: The journaled attempt outcomes ``--rerun-failed`` calls again.
+RERUNNABLE = ("target_error", "timed_out")
+#: How the supervisor's record of an attempt that ended the run's process begins: such an
+#: attempt is never called again, not even by ``--rerun-failed`` (it would end the process
+#: again, restart after restart).
+PROCESS_ENDED = "ProcessEnded:"
 
 
 #: (second since the epoch, its ``YYYY-MM-DDTHH:MM:SS`` text): formatting a datetime cost

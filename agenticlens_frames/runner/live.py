@@ -66,6 +66,8 @@ from .http_target import (
 from .inflight import InflightLog
 from .journal import (
     DAMAGED_RECORD,
+    PROCESS_ENDED,
+    RERUNNABLE,
     JournalWriter,
     JudgeSamples,
     ReplaySamples,
@@ -232,8 +234,13 @@ class Ledger:
         return judge_samples(open_)
 
     def reopen_failed(self) -> int:
-        """Forget target errors and timeouts so they are called again; returns how many."""
-        failed = [k for k, r in self.final.items() if r["status"] in ("target_error", "timed_out")]
+        """Forget target errors and timeouts so they are called again; returns how many.
+        An attempt that ended the run's process (the supervisor's record) stays failed."""
+        failed = [
+            k
+            for k, r in self.final.items()
+            if r["status"] in RERUNNABLE and not str(r.get("error") or "").startswith(PROCESS_ENDED)
+        ]
         for key in failed:
             del self.final[key]
             self.failures.pop(key, None)

@@ -658,3 +658,37 @@ def test_the_run_still_ends_when_every_call_ends_the_process(tmp_path):
     assert not (tmp_path / "ends" / "r.json").exists()
     journal = "".join(p.read_text() for p in (tmp_path / "ends" / "run").glob("journal/*"))
     assert "ProcessEnded" in journal  # the suspects called alone were blamed
+
+
+def test_an_earlier_failure_called_again_is_no_finished_attempt(tmp_path):
+    """With --rerun-failed an earlier target error is called again; in flight when the
+    process ends it was taken as finished (it had an attempt record), so it was never
+    blamed and the run restarted until its limit. Finished means recorded by the session
+    that ended, or an outcome no session calls again; an attempt the supervisor recorded
+    as having ended the process is never called again, --rerun-failed or not."""
+    from agenticlens_frames._supervise import _blame
+    from agenticlens_frames.runner.live import Ledger
+
+    journal = tmp_path / "journal"
+    journal.mkdir()
+
+    def attempt(case: str, status: str, error: str | None = None) -> dict:
+        return {"type": "attempt", "variant": "v", "trial": 1, "case": case,
+                "status": status, "calls": 1, "error": error, "payload": None}  # fmt: skip
+
+    earlier = [attempt("again", "target_error"), attempt("ok", "ok")]
+    (journal / "000001.jsonl").write_text("".join(json.dumps(r) + "\n" for r in earlier))
+    (journal / "000002.jsonl").write_text(json.dumps(attempt("now", "ok")) + "\n")  # the session
+    suspects = [("v", 1, "again"), ("v", 1, "ok"), ("v", 1, "now")]
+    assert _blame(tmp_path, suspects, "was killed by SIGKILL") == [
+        ("v trial 1 case again", "suspect")
+    ]
+
+    from agenticlens_frames.formats import load_suite
+
+    suite = load_suite(ROOT / "data" / "support" / "suite.yaml")
+    first, second = suite.case_ids[:2]
+    ledger = Ledger(suite, "trial")
+    ledger.add(attempt(first, "target_error", "ProcessEnded: the run's process ..."))
+    ledger.add(attempt(second, "timed_out", "TimeoutError"))
+    assert ledger.reopen_failed() == 1 and list(ledger.final) == [("v", 1, first)]
