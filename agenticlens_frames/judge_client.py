@@ -124,6 +124,9 @@ class ChatJudge:
         self.model = model
         self.prompt_template = prompt_template
         self.verdicts = {str(k).casefold(): float(v) for k, v in (verdicts or {}).items()}
+        # The label as configured, whatever the model's spelling: samples of one output
+        # agree when their verdicts match case-insensitively, as they are matched.
+        self._labels = {str(k).casefold(): str(k) for k in (verdicts or {})}
         self.api_key_env = api_key_env
         self.system_prompt = system_prompt
         self.provider = provider
@@ -194,37 +197,33 @@ class ChatJudge:
         if key:
             headers["Authorization"] = f"Bearer {key}"
         started = time.perf_counter()
+        deadline = started + self.timeout_seconds
+        timed_out = ChatJudgeError(
+            f"chat judge {self.model!r} timed out after {self.timeout_seconds:g} s"
+        )
         try:
-            with httpx.Client(transport=self._transport, timeout=self.timeout_seconds) as client:
-                response = client.post(
-                    f"{self.base_url}/chat/completions", json=body, headers=headers
-                )
+            status, data = self._post(httpx, body, headers, deadline, timed_out)
         except httpx.TimeoutException:
-            raise ChatJudgeError(
-                f"chat judge {self.model!r} timed out after {self.timeout_seconds:g} s"
-            ) from None
+            raise timed_out from None
         except httpx.HTTPError as exc:
             raise ChatJudgeError(
                 self._mask(f"chat judge {self.model!r} could not be reached: {exc}", key)
             ) from None
         elapsed = round((time.perf_counter() - started) * 1000, 3)
-        if response.status_code != 200:
-            snippet = " ".join(response.text.split())[:200]
+        if status != 200:
+            snippet = " ".join(data.decode("utf-8", errors="replace").split())[:200]
             raise ChatJudgeError(
-                self._mask(
-                    f"chat judge {self.model!r} answered HTTP {response.status_code}: {snippet}",
-                    key,
-                )
+                self._mask(f"chat judge {self.model!r} answered HTTP {status}: {snippet}", key)
             )
         try:
-            reply = response.json()
+            reply = json.loads(data)
             content = reply["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
             raise ChatJudgeError(
                 f"chat judge {self.model!r} sent a reply that is not a chat completion"
             ) from None
         usage = self._usage(reply.get("usage"), elapsed)
-        value, verdict, reason = self._verdict(content, usage)
+        value, verdict, reason = self._verdict(content, usage, key)
         metadata: dict[str, Any] = {}
         if verdict is not None:
             metadata["verdict"] = verdict
@@ -235,6 +234,32 @@ class ChatJudge:
         return {"value": value, "explanation": reason, "metadata": metadata}
 
     # ----------------------------------------------------------------- helpers
+
+    def _post(
+        self,
+        httpx: Any,
+        body: dict[str, Any],
+        headers: dict[str, str],
+        deadline: float,
+        timed_out: ChatJudgeError,
+    ) -> tuple[int, bytes]:
+        """POST the completion request: the reply's status and body, read by the deadline.
+
+        httpx's timeout bounds each read, not the call: a reply trickling in a byte at a
+        time would never time out (and the retry policy would never get control), so the
+        body is read in chunks against the deadline of the whole call.
+        """
+        url = f"{self.base_url}/chat/completions"
+        with (
+            httpx.Client(transport=self._transport, timeout=self.timeout_seconds) as client,
+            client.stream("POST", url, json=body, headers=headers) as response,
+        ):
+            chunks = []
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                if time.perf_counter() > deadline:
+                    raise timed_out
+            return response.status_code, b"".join(chunks)
 
     @staticmethod
     def _mask(text: str, key: str) -> str:
@@ -258,9 +283,12 @@ class ChatJudge:
             usage["judge_cost_source"] = "estimated"
         return usage
 
-    def _verdict(self, content: Any, usage: dict[str, Any]) -> tuple[float, str | None, str]:
-        """(value, verdict label or None, reason) from the model's JSON reply."""
-        preview = str(content)[:200]
+    def _verdict(
+        self, content: Any, usage: dict[str, Any], key: str = ""
+    ) -> tuple[float, str | None, str]:
+        """(value, verdict label or None, reason) from the model's JSON reply; ``key`` (the
+        API key) is masked wherever the reply is quoted (a gateway may echo headers)."""
+        preview = self._mask(str(content)[:200], key)
         try:
             data = json.loads(content) if isinstance(content, str) else None
         except ValueError:
@@ -269,17 +297,22 @@ class ChatJudge:
             raise ChatJudgeError(
                 f"chat judge {self.model!r} replied without a JSON object: {preview!r}", usage
             )
-        reason = str(data.get("reason", data.get("explanation", "")))
+        reason = data.get("reason", data.get("explanation"))
+        reason = self._mask("" if reason is None else str(reason), key)
         label = data.get("verdict")
         if isinstance(label, str) and self.verdicts:
-            value = self.verdicts.get(label.strip().casefold())
+            folded = label.strip().casefold()
+            value = self.verdicts.get(folded)
             if value is None:
                 raise ChatJudgeError(
-                    f"chat judge {self.model!r} gave verdict {label!r}, not one of "
-                    f"{sorted(self.verdicts)}",
+                    self._mask(
+                        f"chat judge {self.model!r} gave verdict {label!r}, not one of "
+                        f"{sorted(self.verdicts)}",
+                        key,
+                    ),
                     usage,
                 )
-            return value, label.strip(), reason
+            return value, self._labels[folded], reason
         score = data.get("score")
         if isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1:
             return float(score), None, reason

@@ -289,7 +289,7 @@ def judge_noise_comparisons(
             agent_part = _part(b, c, "trial_variance", with_samples=False)
             t = float(t_ppf(0.5 + confidence_level / 2, n - 1))
             width = t * math.sqrt(variance / n)
-            rest = max(variance - judge_part, 0.0) if not math.isnan(judge_part) else math.nan
+            rest = _non_judge_part(variance, judge_part, agent_part)
             width_without = t * math.sqrt(rest / n) if not math.isnan(rest) else math.nan
             share = 1 - width_without / width if width > 0 and not math.isnan(rest) else math.nan
             m = float(min(b["samples"], c["samples"]))
@@ -306,7 +306,8 @@ def judge_noise_comparisons(
                     f"about {needed} samples per evaluation (now {m:g}) would bring it under "
                     f"{TARGET_JUDGE_SHARE:.0%}"
                     if needed is not None
-                    else "more samples per evaluation would narrow it"
+                    else "how many more samples per evaluation would be enough cannot be "
+                    "told from these cases (they vary no more than the judge's own noise)"
                 )
                 note = (
                     f"Judge noise, not agent noise, limits what this run can detect on "
@@ -366,6 +367,27 @@ def _part(b: pd.Series, c: pd.Series, column: str, *, with_samples: bool) -> flo
         divisor = row["trials"] * (row["samples"] if with_samples else 1.0)
         total += value / divisor
     return total
+
+
+def _non_judge_part(variance: float, judge_part: float, agent_part: float) -> float:
+    """The part of the per-case difference's variance that is not the judge's sampling.
+
+    ``V − J`` alone is a difference of two noisy numbers (``V`` has only cases − 1 degrees
+    of freedom): when the judge dominates it falls to 0 about half the time, reading as
+    "the judge is the whole width". The agent's trial part ``A`` is estimated from every
+    case's replicates (many degrees of freedom) and is part of it for certain, so the
+    estimate is ``A + max(0, V − J − A)``: the agent's noise plus whatever case-to-case
+    difference the data show beyond both.
+
+    Examples
+    --------
+    >>> _non_judge_part(0.010, 0.012, 0.004), _non_judge_part(0.030, 0.012, 0.004)
+    (0.004, 0.018)
+    """
+    if math.isnan(judge_part):
+        return math.nan
+    agent = 0.0 if math.isnan(agent_part) else agent_part
+    return agent + max(variance - judge_part - agent, 0.0)
 
 
 def _samples_needed(m: float, judge_part: float, rest: float) -> int | None:
