@@ -57,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError, check_count, check_number, check_proportion, format_location
-from .evaluators import EvaluatorRegistry
+from .evaluators import EvaluatorRegistry, as_registry
 from .formats import load_suite
 from .formats._io import Invalid, close_match, require_known, to_mapping, to_str_list
 from .formats.model import CaseSpec, ManifestSpec, SuiteSpec, VariantSpec
@@ -656,7 +656,7 @@ def run(
     timeout_seconds: float = 30.0,
     retry: RetryPolicy | None = None,
     random_seed: int | None = None,
-    evaluators: EvaluatorRegistry | None = None,
+    evaluators: EvaluatorRegistry | str | None = None,
     tracker: Tracker | None = None,
     run_dir: str | Path | None = None,
     run_id: str | None = None,
@@ -735,7 +735,7 @@ async def arun(
     timeout_seconds: float = 30.0,
     retry: RetryPolicy | None = None,
     random_seed: int | None = None,
-    evaluators: EvaluatorRegistry | None = None,
+    evaluators: EvaluatorRegistry | str | None = None,
     tracker: Tracker | None = None,
     run_dir: str | Path | None = None,
     run_id: str | None = None,
@@ -744,7 +744,7 @@ async def arun(
 ) -> ExperimentResult:
     """:func:`run` as a coroutine (for code already inside an event loop)."""
     limit = concurrency or 1
-    registry = evaluators or EvaluatorRegistry()
+    registry = as_registry(evaluators)
     factory_name = getattr(agent_factory, "__qualname__", type(agent_factory).__name__)
     manifest = experiment.to_manifest(
         trials=trials,

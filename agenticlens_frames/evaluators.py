@@ -40,6 +40,7 @@ __all__ = [
     "EvaluatorRegistry",
     "JudgeRetryPolicy",
     "RetryPolicy",
+    "as_registry",
     "default_registry",
     "load_registry",
 ]
@@ -288,6 +289,35 @@ class EvaluatorRegistry(Mapping[str, Evaluator]):
     def __repr__(self) -> str:
         names = ", ".join(f"{n}@{self._items[n].version or 'unversioned'}" for n in self)
         return f"EvaluatorRegistry([{names}])"
+
+
+def as_registry(evaluators: EvaluatorRegistry | str | None) -> EvaluatorRegistry:
+    """The registry the Python entry points take: a registry, a ``module:attr`` spec as the
+    command line's ``--evaluators`` (:func:`load_registry`), or None for an empty one.
+
+    Anything else is refused: a string was iterated as a registry of one-character names.
+
+    Examples
+    --------
+    >>> len(as_registry(None)), as_registry(EvaluatorRegistry()) is not None
+    (0, True)
+    >>> try:
+    ...     as_registry(["exact_match"])
+    ... except InputError as exc:
+    ...     print(exc.message)
+    expected an EvaluatorRegistry or a 'module:attr' string, got list
+    """
+    if evaluators is None:
+        return EvaluatorRegistry()
+    if isinstance(evaluators, EvaluatorRegistry):
+        return evaluators
+    if isinstance(evaluators, str):
+        return load_registry(evaluators)
+    raise InputError(
+        f"expected an EvaluatorRegistry or a 'module:attr' string, got {type(evaluators).__name__}",
+        location="evaluators",
+        hint="see agenticlens_frames.default_registry",
+    )
 
 
 def load_registry(spec: str) -> EvaluatorRegistry:

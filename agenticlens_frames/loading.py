@@ -7,7 +7,7 @@ from typing import Literal
 
 from ._gc import paused_gc
 from .errors import InputError
-from .evaluators import EvaluatorRegistry
+from .evaluators import EvaluatorRegistry, as_registry
 from .formats import load_manifest, load_suite
 from .frames import ExperimentRun, TableBuilder
 from .runner.order import execution_order
@@ -20,7 +20,7 @@ def load_experiment(
     manifest_path: str | Path,
     suite_path: str | Path,
     *,
-    evaluators: EvaluatorRegistry | None = None,
+    evaluators: EvaluatorRegistry | str | None = None,
     progress: bool = False,
     run_dir: str | Path | None = None,
     invalid_payload: Literal["trial", "case"] = "trial",
@@ -36,7 +36,8 @@ def load_experiment(
     manifest_path, suite_path
         The experiment manifest and the evaluation suite (YAML, or JSON by extension).
     evaluators
-        Registered Python evaluators the suite may name.
+        Registered Python evaluators the suite may name: a registry, or a
+        ``"module:attr"`` spec as for ``--evaluators``.
     progress
         Show a progress bar while scoring.
     run_dir
@@ -67,7 +68,7 @@ def load_experiment(
         from .paired.settings import parse_comparisons
 
         parse_comparisons(manifest.comparisons, file=manifest.path)
-    registry = evaluators or EvaluatorRegistry()
+    registry = as_registry(evaluators)
     suite = load_suite(suite_path, known_evaluators=tuple(registry))
     live = [v for v in manifest.variants if v.target_kind != "recorded"]
     if run_dir is not None:

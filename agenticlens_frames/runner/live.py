@@ -42,7 +42,7 @@ from .._gc import paused_gc
 from .._progress import progress_bar
 from .._secrets import remember, remember_environment
 from ..errors import InputError
-from ..evaluators import EvaluatorRegistry
+from ..evaluators import EvaluatorRegistry, as_registry
 from ..formats import load_manifest, load_recorded, load_suite
 from ..formats._io import require_known
 from ..formats.model import CaseSpec, ManifestSpec, SuiteSpec
@@ -760,7 +760,7 @@ def run_experiment(
     manifest_path: str | Path,
     suite_path: str | Path,
     *,
-    evaluators: EvaluatorRegistry | None = None,
+    evaluators: EvaluatorRegistry | str | None = None,
     run_dir: str | Path | None = None,
     concurrency: int | None = None,
     max_attempts: int | None = None,
@@ -783,7 +783,8 @@ def run_experiment(
     manifest_path, suite_path
         The experiment manifest and the suite (YAML, or JSON by extension).
     evaluators
-        Registered Python evaluators the suite may name.
+        Registered Python evaluators the suite may name: a registry, or a
+        ``"module:attr"`` spec as for ``--evaluators``.
     run_dir
         A folder for the journal (and, at the end, the parquet tables under
         ``tables/``). If it holds an earlier run of the same experiment, that run is
@@ -851,7 +852,7 @@ def run_experiment(
     (True, True)
     """
     manifest = load_manifest(manifest_path)
-    registry = evaluators or EvaluatorRegistry()
+    registry = as_registry(evaluators)
     suite = load_suite(suite_path, known_evaluators=tuple(registry))
     return run_live(
         manifest,
