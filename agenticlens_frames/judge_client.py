@@ -289,10 +289,7 @@ class ChatJudge:
         """(value, verdict label or None, reason) from the model's JSON reply; ``key`` (the
         API key) is masked wherever the reply is quoted (a gateway may echo headers)."""
         preview = self._mask(str(content)[:200], key)
-        try:
-            data = json.loads(content) if isinstance(content, str) else None
-        except ValueError:
-            data = None
+        data = _json_object(content) if isinstance(content, str) else None
         if not isinstance(data, Mapping):
             raise ChatJudgeError(
                 f"chat judge {self.model!r} replied without a JSON object: {preview!r}", usage
@@ -321,3 +318,25 @@ class ChatJudge:
             f"{preview!r}",
             usage,
         )
+
+
+def _json_object(text: str) -> Any:
+    r"""The JSON object a judge replied, or None: the whole reply, else the one object it
+    wraps — in a code fence, or after a sentence ("Sure! {...}") — as models often do even
+    when asked for bare JSON (each such reply was a failed, billed attempt).
+
+    Examples
+    --------
+    >>> _json_object('{"score": 1}'), _json_object('```json\n{"score": 1}\n```')
+    ({'score': 1}, {'score': 1})
+    >>> _json_object('Sure! {"verdict": "correct"} Hope it helps.'), _json_object("no")
+    ({'verdict': 'correct'}, None)
+    """
+    for candidate in (text, text[text.find("{") : text.rfind("}") + 1]):
+        try:
+            data = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(data, Mapping):
+            return data
+    return None

@@ -244,3 +244,12 @@ def test_a_reply_that_keeps_trickling_times_out_as_a_whole() -> None:
     )
     with pytest.raises(ChatJudgeError, match=r"timed out after 0\.5 s"):
         judge("x", CASE, normalize_trace({}), {"config": {}})
+
+
+def test_a_json_object_in_a_code_fence_or_after_a_sentence_is_read(fake: FakeOpenAI) -> None:
+    # Each was a failed, billed attempt (retried, then unavailable).
+    judge = _judge(fake)
+    fake.completion('```json\n{"verdict": "wrong", "reason": "off"}\n```')
+    assert judge("x", CASE, normalize_trace({}), ENTRY)["value"] == 0.0
+    fake.completion('Sure! Here it is: {"score": 0.75} Hope this helps.')
+    assert judge("x", CASE, normalize_trace({}), ENTRY)["value"] == 0.75
