@@ -81,3 +81,17 @@ def assert_process(
     for secret in secrets:
         assert secret not in text, (secret, text)
     return text
+
+
+def children(pid: int) -> list[int]:
+    """The process ids whose parent is ``pid`` (read from /proc: Linux only)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from . import exit_targets
-from ._round2 import ROOT, assert_refused, cli
+from ._round2 import ROOT, assert_refused, children, cli
 
 HERE = Path(__file__).resolve().parent
 MODULE = HERE / "exit_targets.py"
@@ -536,19 +536,6 @@ def _journaled_once(run_dir: Path) -> None:
     assert len(keys) == len(set(keys)) == 24, sorted(keys)
 
 
-def _children_of(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_kill_from_outside_fails_no_attempt_and_changes_no_number(tmp_path):
     """The run's process is SIGKILLed from outside (the OOM killer, `kill -9`) while 4
@@ -563,7 +550,7 @@ def test_a_kill_from_outside_fails_no_attempt_and_changes_no_number(tmp_path):
     while not log.exists() or len(_marks(log)) < 4:
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
         time.sleep(0.01)
-    (child,) = _children_of(proc.pid)
+    (child,) = children(proc.pid)
     assert {pid for *_, pid in _marks(log)} == {child}
     os.kill(child, signal.SIGKILL)
     (folder / "gate").write_text("")

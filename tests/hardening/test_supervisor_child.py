@@ -26,7 +26,7 @@ import yaml
 from agenticlens_frames import _supervise
 from agenticlens_frames.runner.inflight import INFLIGHT_ENV
 
-from ._round2 import ROOT
+from ._round2 import ROOT, children
 from .test_processes import CASES, MODULE
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -239,19 +239,6 @@ def test_a_signal_to_a_child_that_ended_unreaped_is_not_sent():
     assert zombie.wait() == 0  # its own status, not the signal's
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -264,7 +251,7 @@ def _alive(pid: int) -> bool:
 def test_the_child_dies_with_its_parent(tmp_path, how):
     proc, terminal, _ = _start_hanging(how, tmp_path, 60)
     try:
-        (child,) = _children(proc.pid)
+        (child,) = children(proc.pid)
         assert _alive(child)
         proc.kill()  # SIGKILL: the parent cannot pass anything on
         proc.wait(timeout=30)

@@ -155,6 +155,18 @@ async def _send(target: HttpTarget, case: CaseSpec) -> Any:
         return failure
 
 
+async def _send_all(url: str, *, size: int, kind: type | None = None) -> list[Any]:
+    """Every case sent in turn through a new transport for ``url`` (of type ``kind``)."""
+    transport = open_transport(url, size=size, timeout=10, tls=None)
+    if kind is not None:
+        assert isinstance(transport, kind)
+    target = _target(url, transport)
+    try:
+        return [await _send(target, case) for case in CASES]
+    finally:
+        await transport.aclose()
+
+
 def _outcome(result: Any) -> str:
     if isinstance(result, TargetFailure):
         assert str(result).endswith(DISCONNECTED), result
@@ -188,16 +200,7 @@ def test_a_request_the_server_read_is_not_sent_again(agent):
     """The audit's case: a reused connection that the server closes after reading the
     request fails the call; the request is not sent again on a new connection."""
 
-    async def main() -> list[Any]:
-        url = agent.url("/dieonreuse")
-        transport = open_transport(url, size=4, timeout=10, tls=None)
-        target = _target(url, transport)
-        try:
-            return [await _send(target, case) for case in CASES]
-        finally:
-            await transport.aclose()
-
-    results = asyncio.run(main())
+    results = asyncio.run(_send_all(agent.url("/dieonreuse"), size=4))
     # c2 and c4 were each read on a reused connection, then the connection closed.
     assert [_outcome(r) for r in results] == ["ok", "connection", "ok", "connection"]
     assert agent.received == {("/dieonreuse", case.id): 1 for case in CASES}
@@ -267,17 +270,9 @@ def test_through_a_proxy_httpx_does_not_send_it_again_either(agent, monkeypatch)
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
 
-    async def main() -> list[Any]:
-        url = "http://agent.invalid:8080/dieonreuse"  # only the proxy can answer for it
-        transport = open_transport(url, size=1, timeout=10, tls=None)
-        assert isinstance(transport, HttpxTransport)
-        target = _target(url, transport)
-        try:
-            return [await _send(target, case) for case in CASES]
-        finally:
-            await transport.aclose()
-
-    results = asyncio.run(main())
+    # only the proxy can answer for agent.invalid
+    url = "http://agent.invalid:8080/dieonreuse"
+    results = asyncio.run(_send_all(url, size=1, kind=HttpxTransport))
     assert [_outcome(r) for r in results] == ["ok", "connection", "ok", "connection"]
     assert agent.received == {("/dieonreuse", case.id): 1 for case in CASES}
     assert agent.requests[0].startswith(b"POST http://agent.invalid:8080/dieonreuse ")
