@@ -1150,6 +1150,24 @@ def _significance_key(paired: pd.DataFrame) -> str:
     return f"{level_text}intervals; significance: {esc(how)}<br>{key}"
 
 
+def _not_compared(paired: pd.DataFrame) -> str:
+    """The forest's note on the comparisons it has no row for (``attrs["omitted"]``), so
+    a missing mark is not read as "no difference"; the verdict tables give the reasons.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame()
+    >>> frame.attrs["omitted"] = [{"candidate_variant_id": "b", "dimension": "latency"}]
+    >>> _not_compared(frame)
+    '<br>not compared: b (latency) (the verdict table says why)'
+    """
+    omitted = paired.attrs.get("omitted") or []
+    if not omitted:
+        return ""
+    shown = ", ".join(f"{esc(o['candidate_variant_id'])} ({esc(o['dimension'])})" for o in omitted)
+    return f"<br>not compared: {shown} (the verdict table says why)"
+
+
 def paired_forest(
     paired: pd.DataFrame | ExperimentAnalysis | ExperimentRun, **statistics: Any
 ) -> go.Figure:
@@ -1270,7 +1288,10 @@ def paired_forest(
             fig.update_xaxes(title_text=_UNIT_AXIS[unit], row=1, col=n)
     fig.update_yaxes(autorange="reversed", type="category", row=1, col=1)
     fig.update_layout(
-        title=_title("Paired differences against the baseline", _significance_key(paired)),
+        title=_title(
+            "Paired differences against the baseline",
+            _significance_key(paired) + _not_compared(paired),
+        ),
         height=max(260, 130 + 36 * paired["candidate_variant_id"].nunique()),
         margin={"t": 120, "l": 10, "r": 10, "b": 10},
     )

@@ -387,6 +387,24 @@ def _paired_frame() -> pd.DataFrame:
     )
 
 
+def test_the_paired_forest_names_the_comparisons_it_has_no_mark_for(tmp_path, analysis) -> None:
+    # prompt-v2 recorded no latency: its latency mark was simply missing, which reads as
+    # nothing to see; retrieval-dense has no pass^5 after its failed trial.
+    from .conftest import example_without_latency
+
+    folder = example_without_latency(tmp_path)
+    bare = analyze(load_experiment(folder / "manifest.yaml", folder / "suite.yaml"))
+    subtitle = viz.paired_forest(bare).layout.title.subtitle.text
+    assert subtitle.endswith(
+        "<br>not compared: retrieval-dense (reliability), prompt-v2 (latency) "
+        "(the verdict table says why)"
+    )
+    latency = [t for t in viz.paired_forest(bare).data if t.name.startswith("latency")]
+    assert "prompt-v2" not in {str(y) for t in latency for y in t.y}
+    full = viz.paired_forest(analysis).layout.title.subtitle.text
+    assert "not compared: retrieval-dense (reliability) (" in full
+
+
 def test_paired_forest_intervals_and_colours() -> None:
     frame = _paired_frame()
     fig = viz.paired_forest(frame)
