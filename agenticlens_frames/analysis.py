@@ -180,9 +180,9 @@ def trial_summary(
         # (it read 0.0 for every trial).
         sums = att["score_sum"].to_numpy(float)
         counts = att["n_checks"].to_numpy(np.int64)
-        known = ~np.isnan(sums) & (counts > 0)
-        top = np.add.reduceat(np.where(known, sums, 0.0), starts)
-        bottom = np.add.reduceat(np.where(known, counts, 0), starts)
+        scored = ~np.isnan(sums) & (counts > 0)
+        top = np.add.reduceat(np.where(scored, sums, 0.0), starts)
+        bottom = np.add.reduceat(np.where(scored, counts, 0), starts)
         k_key = {
             (int(variant[s]), int(trial[s])): float(t / b)
             for s, t, b in zip(starts.tolist(), top, bottom, strict=True)
