@@ -27,7 +27,8 @@ process (:func:`_blame`). It
    makes the judge sample in progress unavailable with that error, without calling the
    judge again (an end while judging it once more fails it);
 4. starts the child again on the same run folder, which resumes: finished attempts are not
-   called again, nor is an attempt recorded as having ended the process;
+   called again, nor is an attempt recorded as having ended the process (and a
+   ``--rerun-failed`` continues: the children share one ``INVOCATION_ENV``);
 5. gives up after :data:`MAX_RESTARTS_ENV` (default 20) restarts, or when no attempt was in
    flight, saying what ended the run and how to resume; exit status 7.
 
@@ -66,7 +67,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ._fork import can_fork, flush_output, fork, wait_for_workers
-from .runner.inflight import INFLIGHT_ENV, being_judged, in_flight
+from .runner.inflight import INFLIGHT_ENV, INVOCATION_ENV, being_judged, in_flight
 
 __all__ = [
     "DONE_ENV",
@@ -584,7 +585,7 @@ def supervise(argv: list[str], command: Callable[[], object] | None = None) -> i
             inflight = work / "inflight"
             done.unlink(missing_ok=True)
             inflight.unlink(missing_ok=True)
-            env = {DONE_ENV: str(done), INFLIGHT_ENV: str(inflight)}
+            env = {DONE_ENV: str(done), INFLIGHT_ENV: str(inflight), INVOCATION_ENV: work.name}
             # Held until `child` names the new process, so none is lost: each reaches us
             # and is passed on, or reaches the child, which acts on it once it runs.
             mask = signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)

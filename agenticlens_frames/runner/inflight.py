@@ -16,10 +16,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["INFLIGHT_ENV", "InflightLog", "being_judged", "in_flight"]
+__all__ = ["INFLIGHT_ENV", "INVOCATION_ENV", "InflightLog", "being_judged", "in_flight"]
 
 #: Set by the supervising parent to the file the run's process marks its attempts in.
 INFLIGHT_ENV = "AGENTICLENS_FRAMES_INFLIGHT"
+#: Set by the supervisor to one id per command line, the same in every run process it
+#: starts for it: a process started again continues its command line's ``--rerun-failed``
+#: (the journal's ``reopen`` record names it) rather than reopening the failures again.
+INVOCATION_ENV = "AGENTICLENS_FRAMES_INVOCATION"
 
 
 class InflightLog:

@@ -50,11 +50,22 @@ Records (``"type"``):
              when the process ends again is the one the supervisor blames (a failed
              ``attempt``, or ``judge_ended``).
 
+``reopen``   written by a session of ``--rerun-failed`` before its first call: from here on
+             the target errors and timeouts journaled before it are called again. It
+             names its command line (``invocation``, ``INVOCATION_ENV`` in
+             ``inflight.py``: the same in every process the supervisor starts for one
+             command line), so a run process started again after its process ended
+             continues that re-run instead of reopening the failures it already ran
+             again. Other readers (a later command line, a load of the folder) skip it:
+             to them a failure stands until an attempt record replaces it.
+
 A journal is read by record type and a reader skips the types it does not know, so a
 journal with ``answered`` records still resumes under a version without them (which calls
 the target of an unfinished attempt again, as it always did), one with ``judge_ended``
 records under a version without those judges that sample again, and one with ``suspect``
-records under a version without those calls those attempts again with the others.
+records under a version without those calls those attempts again with the others (and
+one with ``reopen`` records reopens every failure again when a re-run's process is
+started again, as it always did).
 
 Scoring happens here, on the journal's thread, so a slow registered evaluator never
 stalls the event loop that times the calls.

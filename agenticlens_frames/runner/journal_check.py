@@ -77,6 +77,11 @@ class _JudgeSample(_Keyed):
     version: str | None = None
 
 
+class _Reopen(msgspec.Struct, kw_only=True):
+    invocation: str
+    session: str | None = None
+
+
 _SHAPES: dict[str, type[msgspec.Struct]] = {
     "call": _Call,
     "attempt": _Attempt,
@@ -119,6 +124,8 @@ class RecordCheck:
         if ``record`` cannot be used."""
         shape = _SHAPES.get(record.get("type"))  # type: ignore[arg-type]
         if shape is None:
+            if record.get("type") == "reopen":  # not an attempt's: nothing to look up
+                convert_checked(record, _Reopen)
             return
         convert_checked(record, shape)
         if record["variant"] not in self.variants:

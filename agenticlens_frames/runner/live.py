@@ -30,6 +30,7 @@ import hashlib
 import logging
 import os
 import threading
+import uuid
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,7 +64,7 @@ from .http_target import (
     expand_headers,
     header_variables,
 )
-from .inflight import InflightLog
+from .inflight import INVOCATION_ENV, InflightLog
 from .journal import (
     DAMAGED_RECORD,
     PROCESS_ENDED,
@@ -164,9 +165,16 @@ def _record_check(manifest: ManifestSpec, suite: SuiteSpec) -> RecordCheck:
 class Ledger:
     """The journal's records, indexed: what is done, what failed, what is left."""
 
-    def __init__(self, suite: SuiteSpec, mode: InvalidPayloadMode) -> None:
+    def __init__(
+        self, suite: SuiteSpec, mode: InvalidPayloadMode, invocation: str | None = None
+    ) -> None:
         self.suite = suite
         self.mode = mode
+        #: The command line this ledger is read for (:data:`INVOCATION_ENV`): its own
+        #: ``reopen`` record, met while reading, reopens the failures journaled before it.
+        self.invocation = invocation
+        #: Whether that record was met: this process continues its command line's re-run.
+        self.continues_rerun = False
         #: The run folder's journal the records came from (named in errors), if any.
         self.journal: Path | None = None
         self.case_index = {c.id: c.index for c in suite.cases}
@@ -189,6 +197,12 @@ class Ledger:
     def add(self, record: dict[str, Any]) -> None:
         if record.get("type") == "judge_sample":
             self.samples.append(record)
+            return
+        if record.get("type") == "reopen":
+            if self.invocation is not None and record.get("invocation") == self.invocation:
+                # At its place: the failures re-run after it stand (they ran again once).
+                self.reopen_failed()
+                self.continues_rerun = True
             return
         if record.get("type") in ("answered", "judge_ended", "suspect"):
             key = (record["variant"], int(record["trial"]), record["case"])
@@ -1019,7 +1033,10 @@ async def arun_live(
         _LOG.warning("Note: %s", capped)
 
     # 2. The run folder: identity, lock, what is already done.
-    ledger = Ledger(suite, invalid_payload)
+    # One command line's processes share an id (the supervisor's); a call from Python is
+    # its own command line.
+    invocation = (os.environ.get(INVOCATION_ENV) or uuid.uuid4().hex) if rerun_failed else None
+    ledger = Ledger(suite, invalid_payload, invocation)
     folder: RunFolder | None = None
     if run_dir is not None:
         folder = RunFolder(
@@ -1031,8 +1048,10 @@ async def arun_live(
             ledger.journal = folder.journal
             for record in read_segments(folder.segments(), _record_check(manifest, suite)):
                 ledger.add(record)
-        if rerun_failed:
-            ledger.reopen_failed()
+        # A process started again for the same command line continues its re-run (its
+        # ``reopen`` record was met above): reopened again, the failures it already ran
+        # again would be called a third time.
+        reopen = rerun_failed and not ledger.continues_rerun and ledger.reopen_failed() > 0
         samples = ledger.unfinished_samples()
         _note_changed_judges(samples, registry)
         if monitor is not None:
@@ -1107,6 +1126,9 @@ async def arun_live(
                     admit=monitor.admits(global_limit) if monitor is not None else None,
                 )
                 scheduler.inflight = inflight
+                if reopen:
+                    # Before any attempt record (records without scoring keep their order).
+                    writer.append({"type": "reopen", "invocation": invocation, "session": session})
                 if any(item.isolated for item in items):
                     # Each suspect runs alone until its record is on disk (Scheduler.settled).
                     writer.on_record = _each(writer.on_record, scheduler.settled)

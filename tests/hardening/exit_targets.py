@@ -197,6 +197,33 @@ def fatal_among_others(text, case=None):
     return _answer("v1", case)
 
 
+_CALLS_HERE: list[str] = []
+
+
+def still_failing(text, case=None):
+    """Fails every call (a target error), logging it to $CALL_LOG as ``<case> <pid>``. With
+    $END_ONCE naming a file that does not exist yet, the fourth call of a process waits
+    until the journal in $RUN_DIR holds the three failures before it, creates that file
+    and ends the process: calls re-run before the end are on disk, one is in flight."""
+    import glob
+    import time
+
+    with open(os.environ["CALL_LOG"], "a") as f:
+        f.write(f"{case.id} {os.getpid()}\n")
+    _CALLS_HERE.append(case.id)
+    marker = os.environ.get("END_ONCE")
+    if marker and not os.path.exists(marker) and len(_CALLS_HERE) == 4:
+        for _ in range(3000):
+            newest = sorted(glob.glob(os.path.join(os.environ["RUN_DIR"], "journal", "*")))[-1]
+            with open(newest) as f:
+                if f.read().count('"type":"attempt"') >= 3:
+                    break
+            time.sleep(0.01)
+        open(marker, "w").close()
+        os._exit(0)
+    raise RuntimeError("still broken")
+
+
 if os.environ.get("EXIT_AT_IMPORT"):
     _misbehave(os.environ["EXIT_AT_IMPORT"])
     sys.exit(0)  # not reached

@@ -679,3 +679,37 @@ def test_an_earlier_failure_called_again_is_no_finished_attempt(tmp_path):
     ledger.add(attempt(first, "target_error", "ProcessEnded: the run's process ..."))
     ledger.add(attempt(second, "timed_out", "TimeoutError"))
     assert ledger.reopen_failed() == 1 and list(ledger.final) == [("v", 1, first)]
+
+
+def test_rerun_failed_restarted_does_not_reopen_what_it_ran_again(tmp_path):
+    """`--rerun-failed` under the supervisor: the run's process ends after re-running
+    three of six failures (each failed again, on disk). The restarted child belongs to the
+    same command line, so it continues that re-run (the journal's `reopen` record) instead
+    of reopening the failures again: each failure is called once more, and the one in
+    flight at the end twice (it is called again alone). It was reopened again, and the three
+    re-run before the end called a third time."""
+    manifest, suite = _experiment(tmp_path, "still_failing")
+    run_dir = tmp_path / "run"
+    log = tmp_path / "calls.log"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CALL_LOG": str(log), "RUN_DIR": str(run_dir)}
+    argv = _run_argv(manifest, suite, "--run-dir", str(run_dir), "--concurrency", "1")
+    first = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=180)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert len(log.read_text().splitlines()) == 6  # v1: 3 cases x 2 trials, all failed
+    log.unlink()
+    again = subprocess.run(
+        [*argv, "--rerun-failed", "--save", str(tmp_path / "r.json")],
+        env={**env, "END_ONCE": str(tmp_path / "ended")},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "resuming (1 of at most" in again.stderr, again.stderr
+    calls = [line.split() for line in log.read_text().splitlines()]
+    assert len({pid for _, pid in calls}) == 2  # the ended process, the restarted one
+    assert sorted(Counter(case for case, _ in calls).values()) == [2, 2, 3], calls
+    assert len(calls) == 7, calls
+    outcomes = _outcomes(json.loads((tmp_path / "r.json").read_text()))
+    v1 = {key: value[:2] for key, value in outcomes.items() if key[0] == "v1"}
+    assert v1 and all(v == ("error", "RuntimeError: still broken") for v in v1.values()), v1

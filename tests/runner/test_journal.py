@@ -234,11 +234,49 @@ def test_record_check_names_the_field_and_skips_unknown_types():
             "not a registered evaluator's check",
         ),
         ({**ok, "status": "great"}, ("status",), "invalid enum value 'great'"),
+        ({"type": "reopen", "invocation": 7}, ("invocation",), "expected str, got int"),
     ]
     for record, at, message in bad:
         with pytest.raises(Invalid) as info:
             check(record)
         assert (info.value.at, info.value.message) == (at, message), record
+
+
+def test_a_reopen_record_counts_only_for_its_own_command_line():
+    """A `reopen` record (`--rerun-failed`) reopens, at its place in the journal, the
+    failures recorded before it, for the command line that wrote it: a failure re-run
+    after it stands. For any other reader (a load, a later command) it is nothing."""
+    from agenticlens_frames.formats import load_suite
+    from agenticlens_frames.runner.live import Ledger
+
+    from ..conftest import EXAMPLE
+
+    suite = load_suite(EXAMPLE / "suite.yaml")
+    first, second, third = suite.case_ids[:3]
+
+    def attempt(case: str, status: str) -> dict:
+        return {"type": "attempt", "variant": "v", "trial": 1, "case": case,
+                "status": status, "calls": 1, "error": None, "payload": None}  # fmt: skip
+
+    records = [
+        attempt(first, "target_error"),
+        attempt(second, "timed_out"),
+        attempt(third, "ok"),
+        {"type": "reopen", "invocation": "this", "session": "s2"},
+        attempt(first, "target_error"),  # ran again after the reopen: failed again
+    ]
+    ledger = Ledger(suite, "trial", invocation="this")
+    for record in records:
+        ledger.add(record)
+    assert ledger.continues_rerun
+    assert sorted(ledger.final) == sorted([("v", 1, first), ("v", 1, third)])
+    assert ledger.final[("v", 1, first)] is records[4]
+    for invocation in (None, "another"):
+        ledger = Ledger(suite, "trial", invocation=invocation)
+        for record in records:
+            ledger.add(record)
+        assert not ledger.continues_rerun
+        assert len(ledger.final) == 3 and ledger.final[("v", 1, second)] is records[1]
 
 
 def _live_folder(write_experiment, tmp_path):
