@@ -9,7 +9,8 @@ Exit codes
 4  ``--fail-on-regression`` and a candidate regressed against the baseline: by default,
    significantly worse on quality, safety or reliability in the case-level paired
    comparison under the declared correction; with ``--regression-rule compat``,
-   AgenticLens's rule (case pass rate or score down by more than the threshold)
+   AgenticLens's rule (case pass rate or mean score down by more than the threshold,
+   relative to the baseline's)
 5  ``--noninferiority-margin`` (or the manifest's) and a candidate failed the gate
 6  ``--max-attempts`` stopped the run with attempts left: run again with ``--run-dir``
 7  the run's process ended without finishing (a target or evaluator called ``os._exit``,
@@ -324,7 +325,13 @@ def experiment_run(
     ),
     suite_file: Path = typer.Argument(..., help="Evaluation suite (YAML, or JSON by extension)."),
     confidence_level: float = typer.Option(
-        0.95, "--confidence-level", min=0.5, max=0.999, help="For intervals and significance."
+        0.95,
+        "--confidence-level",
+        min=0.5,
+        max=0.999,
+        help="Level of every interval (the paired ones too, unless the manifest's comparisons: "
+        "names one); significance is at 1 - level without a declared correction, at --alpha "
+        "with one.",
     ),
     regression_threshold: float = typer.Option(
         0.05,
@@ -355,8 +362,8 @@ def experiment_run(
         "--regression-rule",
         help="'case' (default): significantly worse on quality, safety or reliability in "
         "the case-level paired comparison under the declared correction (needs one); "
-        "'compat': AgenticLens's rule, case pass rate or score down by more than "
-        "--regression-threshold, uncertainty ignored.",
+        "'compat': AgenticLens's rule, case pass rate or mean score down by more than "
+        "--regression-threshold relative to the baseline's, uncertainty ignored.",
     ),
     correction: Correction | None = typer.Option(
         None,
@@ -421,7 +428,8 @@ def experiment_run(
         "--stop-when",
         help="'decided': run cases one at a time (seeded order) and stop once every "
         "candidate's anytime-valid interval against the baseline excludes 0 (or lies "
-        "within ±--stop-margin); uses the declared correction and --alpha. Live variants only.",
+        "within ±--stop-margin); at --alpha, split across the candidates (Bonferroni) "
+        "unless the declared correction is none. Live variants only.",
     ),
     stop_margin: float | None = typer.Option(
         None,

@@ -413,3 +413,48 @@ def test_a_variant_without_latencies_gets_no_latency_verdict_and_says_why(
     assert "Not compared: prompt-v2 on latency" in render_html(analysis)
     saved = load_report(write_json_report(analysis, tmp_path / "report.json"))
     assert saved.verdicts.attrs["omitted"] == verdicts.attrs["omitted"]
+
+
+def test_the_analysis_level_sets_the_declared_verdicts_intervals(run: ExperimentRun) -> None:
+    """`analyze(confidence_level=0.9)` (`--confidence-level 0.9`) with a declared
+    correction that names no level (the example's holm) left the verdicts' intervals at
+    95 % beside a 90 % variant table. They follow the analysis now; α, and so the adjusted
+    p-values and the verdicts, do not move; a level the settings declare wins."""
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+
+    family = {"evaluators": QUALITY_AND_LATENCY["evaluators"]}
+    manifest = dataclasses.replace(run.manifest, comparisons={**run.manifest.comparisons, **family})
+    small = dataclasses.replace(run, manifest=manifest)
+    at90 = analyze(small, confidence_level=0.9).verdicts
+    at95 = analyze(small).verdicts
+    assert (at90["confidence_level"] == 0.9).all() and (at95["confidence_level"] == 0.95).all()
+    expected = _by_hand(run, 0.9)
+    merged = at90.assign(
+        candidate_variant_id=at90["candidate_variant_id"].astype(str),
+        dimension=at90["dimension"].astype(str),
+    ).merge(expected, on=["candidate_variant_id", "dimension"], validate="1:1")
+    assert len(merged) == 8
+    np.testing.assert_allclose(merged["ci_low"], merged["low"], rtol=1e-9)
+    np.testing.assert_allclose(merged["ci_high"], merged["high"], rtol=1e-9)
+    for column in ("adjusted_p_value", "alpha", "verdict", "significant"):
+        assert at90[column].tolist() == at95[column].tolist(), column
+    declared = case_verdicts(
+        run, {"correction": "holm", "confidence_level": 0.99}, confidence_level=0.9
+    )
+    assert (declared["confidence_level"] == 0.99).all()
+    done = CliRunner().invoke(
+        app,
+        [
+            "experiment",
+            "run",
+            str(EXAMPLE / "manifest.yaml"),
+            str(EXAMPLE / "suite.yaml"),
+            "--confidence-level",
+            "0.9",
+        ],
+        env={"COLUMNS": "200"},
+    )
+    assert done.exit_code == 0, done.output
+    assert "Difference [90% CI]" in done.output and "95% CI" not in done.output

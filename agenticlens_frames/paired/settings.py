@@ -42,6 +42,7 @@ __all__ = [
     "evaluator_plan",
     "parse_comparisons",
     "resolve_comparisons",
+    "with_analysis_level",
 ]
 
 #: Which comparisons share one correction: every row, or the rows of one evaluator.
@@ -352,6 +353,42 @@ experiment fixed correction = 'holm' in its manifest; 'none' was requested (...)
         # resolve_comparisons reads a dimension left out as evaluator None.
         overrides["evaluators"] = {**dict(config.evaluators), **dict.fromkeys(config.without)}
     return resolve_comparisons(manifest, correction=config.correction, origin=origin, **overrides)
+
+
+def with_analysis_level(
+    config: ComparisonsConfig | None,
+    manifest: ManifestSpec,
+    given: ComparisonsConfig | Mapping[str, Any] | None,
+    confidence_level: float,
+) -> ComparisonsConfig | None:
+    """``config`` with the analysis' confidence level, unless a level was declared.
+
+    The level of the paired intervals is the analysis' (``analyze(confidence_level=)``,
+    ``--confidence-level``) wherever neither the manifest's ``comparisons:`` nor ``given``
+    names one: a declared correction must not leave the verdicts' intervals at 95 % beside
+    a variant table at the level asked for. The level decides no significance (α does), so
+    it is not fixed with the run.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest
+    >>> m = load_manifest("data/support/manifest.yaml")  # correction: holm, no level
+    >>> config = effective_comparisons(m, None)
+    >>> with_analysis_level(config, m, None, 0.9).confidence_level
+    0.9
+    >>> given = {"correction": "holm", "confidence_level": 0.99}
+    >>> with_analysis_level(effective_comparisons(m, given), m, given, 0.9).confidence_level
+    0.99
+    """
+    if config is None or math.isclose(config.confidence_level, confidence_level):
+        return config
+    declared = "confidence_level" in (manifest.comparisons or {})
+    if isinstance(given, Mapping):
+        declared = declared or "confidence_level" in given
+    elif given is not None:
+        default = ComparisonsConfig.__dataclass_fields__["confidence_level"].default
+        declared = declared or not math.isclose(given.confidence_level, default)  # type: ignore[arg-type]
+    return config if declared else replace(config, confidence_level=confidence_level)
 
 
 def parse_comparisons(

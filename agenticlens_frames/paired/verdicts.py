@@ -39,6 +39,7 @@ from .settings import (
     ComparisonsConfig,
     GuardRails,
     effective_comparisons,
+    with_analysis_level,
 )
 
 __all__ = [
@@ -493,7 +494,7 @@ def case_verdicts(
         When neither declares a correction, the quality dimension is shown with
         per-comparison intervals and ``verdict`` is ``not judged``.
     confidence_level
-        For the per-comparison intervals when nothing is declared.
+        For the per-comparison intervals, unless the declared settings name a level.
     paired
         The paired comparisons already computed with ``comparisons`` (skips recomputing).
 
@@ -515,7 +516,12 @@ def case_verdicts(
     from .comparisons import paired_analysis  # lazily: scipy.stats
 
     check_proportion(confidence_level, "confidence level", location="confidence_level")
-    config = effective_comparisons(run.manifest, comparisons)
+    config = with_analysis_level(
+        effective_comparisons(run.manifest, comparisons),
+        run.manifest,
+        comparisons,
+        confidence_level,
+    )
     declared = config is not None
     if paired is None:
         used = config if config is not None else _undeclared_config(confidence_level)
