@@ -667,3 +667,36 @@ def test_a_turn_count_beyond_the_table_is_kept_out_of_it_not_a_crash():
     assert att.loc["b", "turns"] == 2 and pd.isna(att.loc["a", "turns"])
     # The max_turns check reads the real count: 2**40 > 3 fails, 2 passes.
     assert not att.loc["a", "passed"] and att.loc["b", "passed"]
+
+
+def test_a_failed_call_on_an_input_without_checks_is_an_error_not_a_failed_case():
+    """b's call failed on the plain input: that input got the package's failing
+    target_call check, so it counted as a quality failure of b (pass rate over two cases
+    where a had one, and a candidate-only case in the paired comparison)."""
+    from agenticlens_frames.paired import paired_comparisons
+
+    experiment = Experiment(
+        name="e",
+        variants=[Variant(name="a"), Variant(name="b")],
+        dataset=[
+            "plain",
+            *({"input": f"refund {i}", "expected_contains": ["refund"]} for i in range(3)),
+        ],
+    )
+
+    def build(variant):
+        def agent(text):
+            if variant.name == "b" and text == "plain":
+                raise RuntimeError("down")
+            return text
+
+        return agent
+
+    result = run(experiment, build, trials=2, progress=False)
+    frame = Comparator().compare(result).set_index("variant")
+    assert frame["n_cases"].tolist() == [3, 3] and frame["pass_rate"].tolist() == [1.0, 1.0]
+    assert frame.loc["b", "errors"] == 2  # the failure is still counted, as an error
+    assert [r.pass_rate for r in result.variant_results] == [1.0, 1.0]
+    pc = paired_comparisons(result.run, correction="holm")
+    quality = pc[pc["evaluator"] == "passed"].iloc[0]
+    assert quality["paired_items"] == 3 and quality["candidate_only_items"] == 0
