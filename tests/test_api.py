@@ -700,3 +700,55 @@ def test_a_failed_call_on_an_input_without_checks_is_an_error_not_a_failed_case(
     pc = paired_comparisons(result.run, correction="holm")
     quality = pc[pc["evaluator"] == "passed"].iloc[0]
     assert quality["paired_items"] == 3 and quality["candidate_only_items"] == 0
+
+
+def test_tracker_clear_deletes_its_run_folders_and_nothing_else(tmp_path):
+    # clear() removed every folder in the storage folder, a user's own included.
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "keep.txt").write_text("mine")
+    (tmp_path / "data.csv").write_text("x")
+    tracker = Tracker(tmp_path)
+    experiment = Experiment(
+        name="e", variants=[Variant(name="a"), Variant(name="b")], dataset=["x"]
+    )
+    run(experiment, lambda v: str.upper, tracker=tracker, run_id="r1", progress=False)
+    assert len(tracker) == 2
+    tracker.clear()
+    assert len(Tracker(tmp_path)) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "notes"]
+    assert (tmp_path / "notes" / "keep.txt").read_text() == "mine"
+
+
+def test_an_in_memory_tracker_refuses_to_resume_a_run_it_cannot_resume():
+    # Nothing is journaled in memory: the second call ran every agent again and the
+    # tracker held the run twice (a partial and a whole copy).
+    calls = []
+
+    def factory(variant):
+        def agent(text):
+            calls.append(text)
+            return text
+
+        return agent
+
+    tracker = Tracker()
+    experiment = Experiment(
+        name="e", variants=[Variant(name="a"), Variant(name="b")], dataset=["x", "y"]
+    )
+    run(experiment, factory, tracker=tracker, run_id="r1", max_attempts=2, progress=False)
+    with pytest.raises(InputError, match="cannot resume it") as info:
+        run(experiment, factory, tracker=tracker, run_id="r1", progress=False)
+    assert info.value.location == "run_id"
+    assert len(calls) == 2 and len(tracker) == 2
+    run(experiment, factory, tracker=tracker, run_id="r2", progress=False)
+    assert len(tracker) == 4
+
+
+def test_an_experiment_without_a_correction_is_refused_when_it_is_made():
+    # The spec: an experiment that asks for paired comparisons cannot be created without a
+    # declared correction (it was refused only by run()).
+    with pytest.raises(InputError, match="missing required key 'correction'"):
+        Experiment(name="e", comparisons={"alpha": 0.05})
+    with pytest.raises(InputError, match="comparisons must be a mapping"):
+        Experiment(name="e", comparisons="holm")
+    assert Experiment(name="e", comparisons={"correction": "holm"}).comparisons
