@@ -1106,6 +1106,12 @@ class Comparator:
         lines = [title, "=" * len(title)] if title else []
         if isinstance(results, ExperimentResult) and results.experiment.hypothesis:
             lines.append(f"Hypothesis: {results.experiment.hypothesis}")
+        if remaining := getattr(results, "remaining", 0):
+            # A bounded run (max_attempts) reads like a finished one otherwise.
+            lines.append(
+                f"Incomplete: {remaining} attempt(s) remaining (run again with the same "
+                "run_id to finish); the numbers below are over the finished trials only."
+            )
         baseline = self._baseline(results)
         level = f"{self.confidence_level:.0%}"
         run_ = self._run_of(results)

@@ -752,3 +752,17 @@ def test_an_experiment_without_a_correction_is_refused_when_it_is_made():
     with pytest.raises(InputError, match="comparisons must be a mapping"):
         Experiment(name="e", comparisons="holm")
     assert Experiment(name="e", comparisons={"correction": "holm"}).comparisons
+
+
+def test_the_summary_of_a_bounded_run_says_it_is_incomplete(tmp_path):
+    experiment = Experiment(
+        name="e", variants=[Variant(name="a"), Variant(name="b")], dataset=["x", "y"]
+    )
+    tracker = Tracker(tmp_path)
+    partial = run(
+        experiment, lambda v: str.upper, tracker=tracker, run_id="r", max_attempts=3,
+        progress=False,
+    )  # fmt: skip
+    assert "Incomplete: 1 attempt(s) remaining" in Comparator().summary(partial)
+    done = run(experiment, lambda v: str.upper, tracker=tracker, run_id="r", progress=False)
+    assert "Incomplete" not in Comparator().summary(done)
