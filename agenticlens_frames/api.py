@@ -115,6 +115,31 @@ def _check_variant(variant: Any, experiment: str, index: int) -> None:
         )
 
 
+def _checked_comparisons(comparisons: Any, experiment: str) -> dict[str, Any] | None:
+    """The declared comparison settings as a plain dict, checked as a manifest's are.
+
+    Examples
+    --------
+    >>> _checked_comparisons({"correction": "holm"}, "demo")
+    {'correction': 'holm'}
+    >>> _checked_comparisons({"alpha": 0.05}, "demo")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: experiment 'demo': comparisons: missing required key 'correction' ...
+    """  # noqa: E501
+    if comparisons is None:
+        return None
+    if not isinstance(comparisons, Mapping):
+        raise InputError(
+            f"comparisons must be a mapping such as {{'correction': 'holm'}}, got {comparisons!r}",
+            location="comparisons",
+        )
+    # As a manifest's is when it is loaded: a misspelt correction found only by analyze()
+    # would come after every call was paid for.
+    parse_comparisons(dict(comparisons), file=f"experiment {experiment!r}")
+    return dict(comparisons)
+
+
 # --------------------------------------------------------------------------- definitions
 
 
@@ -204,6 +229,9 @@ class Experiment:
         self.variants = _as_items(self.variants, "variants", self.name)
         for index, variant in enumerate(self.variants):
             _check_variant(variant, self.name, index)
+        # An experiment that asks for paired comparisons cannot be made without a
+        # correction (spec): refused here, not first when it is run.
+        _checked_comparisons(self.comparisons, self.name)
 
     @property
     def experiment_id(self) -> str:
@@ -375,18 +403,8 @@ class Experiment:
                     location="random_seed",
                 )
             random_seed = int(random_seed)  # (a numpy integer is one too)
-        comparisons = None
-        if self.comparisons is not None:
-            if not isinstance(self.comparisons, Mapping):
-                raise InputError(
-                    f"comparisons must be a mapping such as {{'correction': 'holm'}}, got "
-                    f"{self.comparisons!r}",
-                    location="comparisons",
-                )
-            comparisons = dict(self.comparisons)
-            # Checked now, as a manifest's is when it is loaded: a misspelt correction
-            # found only by analyze() would come after every call was paid for.
-            parse_comparisons(comparisons, file=f"experiment {self.name!r}")
+        # Checked again: the field may have been changed since the experiment was made.
+        comparisons = _checked_comparisons(self.comparisons, self.name)
         metadata = {str(k): str(v) for k, v in self.metadata.items()}
         if self.hypothesis:
             metadata["hypothesis"] = self.hypothesis
@@ -770,6 +788,14 @@ async def arun(
             raise InputError("give either a tracker or a run_dir, not both")
         # A second run in the same second must not resume the first: unique by default
         # (a run is resumed only under the run_id given again).
+        if run_id is not None and tracker.storage_path is None and tracker.has_run(run_id):
+            # Nothing of it was journaled: "resuming" would call every agent again and
+            # record the run twice.
+            raise InputError(
+                f"run {run_id!r} is already in this in-memory tracker, which cannot resume it",
+                location="run_id",
+                hint="give a new run_id, or use Tracker(folder) for runs that resume",
+            )
         run_id = run_id or f"{_now().replace(':', '').replace('-', '')}-{secrets.token_hex(3)}"
         folder: Path | None = tracker.run_dir(experiment.name, run_id)
     else:
@@ -845,6 +871,10 @@ class Tracker:
             return None
         return self.storage_path / _slug(experiment_name) / _slug(run_id)
 
+    def has_run(self, run_id: str) -> bool:
+        """Whether an in-memory tracker already holds the run ``run_id``."""
+        return any(recorded == run_id for recorded, _, _ in self._memory)
+
     def record(self, result: ExperimentResult) -> None:
         """Keep a run's results (the runner calls this; on disk it is already there)."""
         if self.storage_path is None:
@@ -900,12 +930,26 @@ class Tracker:
         return json.dumps([dataclasses.asdict(r) for r in self.results], indent=2, default=str)
 
     def clear(self) -> None:
-        """Forget every result (and delete the run folders of a folder tracker)."""
+        """Forget every result (and delete the run folders of a folder tracker).
+
+        Only run folders (``<experiment>/<run_id>/`` with a ``run.json``) are deleted, and
+        the experiment folders they leave empty: anything else kept beside them in the
+        storage folder stays.
+
+        Examples
+        --------
+        >>> tracker = Tracker()
+        >>> tracker.clear(); len(tracker)
+        0
+        """
         self._memory.clear()
-        if self.storage_path is not None and self.storage_path.exists():
-            for child in self.storage_path.iterdir():
-                if child.is_dir():
-                    shutil.rmtree(child)
+        if self.storage_path is None or not self.storage_path.is_dir():
+            return
+        for marker in sorted(self.storage_path.glob("*/*/run.json")):
+            shutil.rmtree(marker.parent)
+            experiment = marker.parent.parent
+            if not any(experiment.iterdir()):
+                experiment.rmdir()
 
     def __len__(self) -> int:
         return len(self.results)
@@ -1062,6 +1106,12 @@ class Comparator:
         lines = [title, "=" * len(title)] if title else []
         if isinstance(results, ExperimentResult) and results.experiment.hypothesis:
             lines.append(f"Hypothesis: {results.experiment.hypothesis}")
+        if remaining := getattr(results, "remaining", 0):
+            # A bounded run (max_attempts) reads like a finished one otherwise.
+            lines.append(
+                f"Incomplete: {remaining} attempt(s) remaining (run again with the same "
+                "run_id to finish); the numbers below are over the finished trials only."
+            )
         baseline = self._baseline(results)
         level = f"{self.confidence_level:.0%}"
         run_ = self._run_of(results)

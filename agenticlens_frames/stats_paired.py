@@ -1263,7 +1263,8 @@ def paired_difference(
     When every difference is the same (``degenerate``), the t interval has zero width for
     an arithmetic reason, not certainty; the p-value then comes from the exact sign-flip
     test (:math:`2^{1-n}`, or 1 when every difference is 0), because the t statistic is
-    undefined.
+    undefined. ``mcnemar`` keeps its own interval and exact test, which need no variance
+    (its p-value is that same number).
 
     Parameters
     ----------
@@ -1320,7 +1321,9 @@ def paired_difference(
     ci_low, ci_high, ci_method = base.ci_low, base.ci_high, t_name
     if n < 2 or groups < 2:
         p, p_method = math.nan, t_name
-    elif degenerate:
+    elif degenerate and method != "mcnemar":
+        # McNemar's exact test and the Bonett-Price interval need no variance: an arm
+        # that passed (or failed) every case keeps its real interval, not a zero width.
         p, p_method = degenerate_sign_flip_p(d, groups)
     elif method == "t":
         p, p_method = _t_p_value(base.estimate, base.standard_error, base.df), t_name

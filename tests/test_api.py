@@ -667,3 +667,102 @@ def test_a_turn_count_beyond_the_table_is_kept_out_of_it_not_a_crash():
     assert att.loc["b", "turns"] == 2 and pd.isna(att.loc["a", "turns"])
     # The max_turns check reads the real count: 2**40 > 3 fails, 2 passes.
     assert not att.loc["a", "passed"] and att.loc["b", "passed"]
+
+
+def test_a_failed_call_on_an_input_without_checks_is_an_error_not_a_failed_case():
+    """b's call failed on the plain input: that input got the package's failing
+    target_call check, so it counted as a quality failure of b (pass rate over two cases
+    where a had one, and a candidate-only case in the paired comparison)."""
+    from agenticlens_frames.paired import paired_comparisons
+
+    experiment = Experiment(
+        name="e",
+        variants=[Variant(name="a"), Variant(name="b")],
+        dataset=[
+            "plain",
+            *({"input": f"refund {i}", "expected_contains": ["refund"]} for i in range(3)),
+        ],
+    )
+
+    def build(variant):
+        def agent(text):
+            if variant.name == "b" and text == "plain":
+                raise RuntimeError("down")
+            return text
+
+        return agent
+
+    result = run(experiment, build, trials=2, progress=False)
+    frame = Comparator().compare(result).set_index("variant")
+    assert frame["n_cases"].tolist() == [3, 3] and frame["pass_rate"].tolist() == [1.0, 1.0]
+    assert frame.loc["b", "errors"] == 2  # the failure is still counted, as an error
+    assert [r.pass_rate for r in result.variant_results] == [1.0, 1.0]
+    pc = paired_comparisons(result.run, correction="holm")
+    quality = pc[pc["evaluator"] == "passed"].iloc[0]
+    assert quality["paired_items"] == 3 and quality["candidate_only_items"] == 0
+
+
+def test_tracker_clear_deletes_its_run_folders_and_nothing_else(tmp_path):
+    # clear() removed every folder in the storage folder, a user's own included.
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "keep.txt").write_text("mine")
+    (tmp_path / "data.csv").write_text("x")
+    tracker = Tracker(tmp_path)
+    experiment = Experiment(
+        name="e", variants=[Variant(name="a"), Variant(name="b")], dataset=["x"]
+    )
+    run(experiment, lambda v: str.upper, tracker=tracker, run_id="r1", progress=False)
+    assert len(tracker) == 2
+    tracker.clear()
+    assert len(Tracker(tmp_path)) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "notes"]
+    assert (tmp_path / "notes" / "keep.txt").read_text() == "mine"
+
+
+def test_an_in_memory_tracker_refuses_to_resume_a_run_it_cannot_resume():
+    # Nothing is journaled in memory: the second call ran every agent again and the
+    # tracker held the run twice (a partial and a whole copy).
+    calls = []
+
+    def factory(variant):
+        def agent(text):
+            calls.append(text)
+            return text
+
+        return agent
+
+    tracker = Tracker()
+    experiment = Experiment(
+        name="e", variants=[Variant(name="a"), Variant(name="b")], dataset=["x", "y"]
+    )
+    run(experiment, factory, tracker=tracker, run_id="r1", max_attempts=2, progress=False)
+    with pytest.raises(InputError, match="cannot resume it") as info:
+        run(experiment, factory, tracker=tracker, run_id="r1", progress=False)
+    assert info.value.location == "run_id"
+    assert len(calls) == 2 and len(tracker) == 2
+    run(experiment, factory, tracker=tracker, run_id="r2", progress=False)
+    assert len(tracker) == 4
+
+
+def test_an_experiment_without_a_correction_is_refused_when_it_is_made():
+    # The spec: an experiment that asks for paired comparisons cannot be created without a
+    # declared correction (it was refused only by run()).
+    with pytest.raises(InputError, match="missing required key 'correction'"):
+        Experiment(name="e", comparisons={"alpha": 0.05})
+    with pytest.raises(InputError, match="comparisons must be a mapping"):
+        Experiment(name="e", comparisons="holm")
+    assert Experiment(name="e", comparisons={"correction": "holm"}).comparisons
+
+
+def test_the_summary_of_a_bounded_run_says_it_is_incomplete(tmp_path):
+    experiment = Experiment(
+        name="e", variants=[Variant(name="a"), Variant(name="b")], dataset=["x", "y"]
+    )
+    tracker = Tracker(tmp_path)
+    partial = run(
+        experiment, lambda v: str.upper, tracker=tracker, run_id="r", max_attempts=3,
+        progress=False,
+    )  # fmt: skip
+    assert "Incomplete: 1 attempt(s) remaining" in Comparator().summary(partial)
+    done = run(experiment, lambda v: str.upper, tracker=tracker, run_id="r", progress=False)
+    assert "Incomplete" not in Comparator().summary(done)

@@ -609,3 +609,24 @@ def test_grouped_beta_binomial_intervals_match_one_call_per_group() -> None:
     assert got.high[3] == 1.0 and got.low[4] == 0.0
     with pytest.raises(ValueError, match="groups"):
         sp.beta_binomial_intervals([1], [2], [5], 5)
+
+
+@pytest.mark.parametrize(
+    ("base", "cand"), [([0, 0, 0, 0, 0], [1, 1, 1, 1, 1]), ([1] * 20, [1] * 20)]
+)
+def test_paired_mcnemar_keeps_its_interval_when_every_case_moved_alike(base, cand) -> None:
+    # Every case differing alike made the row degenerate, which replaced Bonett-Price with
+    # a zero-width t interval ([+1, +1]; [0, 0] for 20 cases passed by both arms).
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    a, b = np.array(base, dtype=float), np.array(cand, dtype=float)
+    r = sp.paired_difference(b - a, method="mcnemar", baseline=a, candidate=b)
+    worse, better = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
+    table = [[int(((a == 1) & (b == 1)).sum()), worse], [better, int(((a == 0) & (b == 0)).sum())]]
+    assert r.degenerate and r.ci_method == "Bonett-Price adjusted Wald"
+    # Bonett-Price by hand: the Wald interval with one +1 and one -1 pseudo-difference
+    d = np.concatenate([b - a, [1.0, -1.0]])
+    se = math.sqrt(((d * d).mean() - d.mean() ** 2) / len(d))
+    want = (max(-1.0, d.mean() - Z95 * se), min(1.0, d.mean() + Z95 * se))
+    assert (r.ci_low, r.ci_high) == pytest.approx(want, rel=1e-12) and r.ci_low < r.ci_high
+    assert r.p_value == pytest.approx(mcnemar(table, exact=True).pvalue)

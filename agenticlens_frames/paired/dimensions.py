@@ -39,6 +39,7 @@ __all__ = [
     "evaluation",
     "unevaluated_attempts",
     "unevaluated_per_variant",
+    "unjudged_failures",
 ]
 
 _ATTEMPT_EVALUATORS: dict[str, tuple[str, bool, bool, str]] = {
@@ -194,6 +195,10 @@ def evaluate(
             # by AgenticLens's vacuous rule: it says nothing about quality, so it is not a
             # value here, as its score (null) is not.
             ok &= att["n_checks"].to_numpy(np.int64) > 0
+        if column in ("passed", "score"):
+            # A failed call on such an input gets the package's one failing check: that
+            # is an error (counted as one), not a quality judgement of an unchecked input.
+            ok &= ~unjudged_failures(run)
         g, y = group[ok], y[ok]
         versions = (
             [_MEASURED] * n_var
@@ -273,6 +278,56 @@ def evaluation(run: ExperimentRun, evaluator: str) -> Evaluation:
     ev = evaluate(run, "quality", evaluator)
     assert ev is not None
     return ev
+
+
+#: The one failing check an attempt with nothing to score gets
+#: (:func:`~agenticlens_frames.scoring.score_unavailable`): a failed call, a missing sample.
+_UNAVAILABLE_METRICS = ("target_call", "sample_available")
+
+
+def unjudged_failures(run: ExperimentRun) -> np.ndarray:
+    """Per attempt: a failed call (or missing sample) on a case that has no expectations.
+
+    Such an attempt carries one failing ``target_call`` / ``sample_available`` check, so
+    it would read as a quality failure of an input nothing was to judge; the Python API's
+    plain inputs are the usual case. Runs built from frames have no checks table, so
+    their ``passed`` values (the user's own) are never masked.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean, one per row of ``run.attempts``.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> bool(unjudged_failures(run).any())  # every bundled case has expectations
+    False
+    """
+    att, chk = run.attempts, run.checks
+    out = np.zeros(len(att), dtype=bool)
+    plain = run.cases["n_expectations"].to_numpy(np.int64) == 0
+    if not plain.any() or chk.empty:
+        return out
+    synthetic = category_codes(chk["metric"], list(_UNAVAILABLE_METRICS)) >= 0
+    if not synthetic.any():
+        return out
+    ids, case_ids = list(run.manifest.variant_ids), list(run.suite.case_ids)
+    width = int(max(att["trial"].max(), chk["trial"].max())) + 1
+
+    def keys(variant: np.ndarray, case: np.ndarray, trial: np.ndarray) -> np.ndarray:
+        return (variant * len(case_ids) + case) * width + trial
+
+    sub = chk.loc[synthetic]
+    failed = keys(
+        category_codes(sub["variant_id"], ids),
+        category_codes(sub["case_id"], case_ids),
+        sub["trial"].to_numpy(np.int64),
+    )
+    case = att["case_index"].to_numpy(np.int64)
+    mine = keys(category_codes(att["variant_id"], ids), case, att["trial"].to_numpy(np.int64))
+    return plain[case] & np.isin(mine, failed)
 
 
 def cluster_labels(run: ExperimentRun, field_name: str | None) -> np.ndarray | None:
