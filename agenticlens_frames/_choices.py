@@ -84,7 +84,7 @@ METHODS: dict[str, PairedMethodInfo] = {
             "bootstrap",
             "bootstrap",
             "case (or cluster) bootstrap percentile",
-            "null-centred bootstrap",
+            "sign-flip randomisation",
         ),
         PairedMethodInfo("permutation", "permutation", "t interval", "sign-flip randomisation"),
         PairedMethodInfo(
