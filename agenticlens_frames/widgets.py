@@ -377,15 +377,27 @@ class Explorer(widgets.VBox):
             self.show_attempts_at(clicked[0], clicked[1])
 
     def _verdicts_html(self, keep: list[str]) -> str:
+        from .paired.verdicts import HOW_TO_DECLARE
         from .report.early_stopping import stopped_early, stopping_section_html
         from .report.html import verdicts_table_html
 
         v = self.analysis.verdicts
         shown = v[v["candidate_variant_id"].astype(str).isin(keep)]
-        shown.attrs = dict(v.attrs)
+        # The notes on comparisons not made: only for the candidates shown.
+        omitted = v.attrs.get("omitted") or []
+        shown.attrs = {
+            **v.attrs,
+            "omitted": [o for o in omitted if str(o["candidate_variant_id"]) in keep],
+        }
         declared = bool(v.attrs.get("declared", False))
         title = "Verdicts against the baseline" if declared else "Paired differences"
-        table = f"<h3>{title} (case-level)</h3>" + verdicts_table_html(shown)
+        hidden = _hidden_candidates(v, keep)
+        if hidden and not len(shown) and not shown.attrs["omitted"]:
+            # Not "No candidate could be compared": the filters hid them all.
+            body = "" if declared else f"<p class='declare'>{html.escape(HOW_TO_DECLARE)}</p>"
+        else:
+            body = verdicts_table_html(shown)
+        table = f"<h3>{title} (case-level)</h3>" + _hidden_note(hidden, declared) + body
         # As on the console and the page: after an early stop the stopping decision leads
         # and the fixed-sample verdicts are descriptive; a rule that never stopped follows.
         stopping = stopping_section_html(self.analysis)
@@ -400,6 +412,35 @@ class Explorer(widgets.VBox):
             raise InputError(f"no heatmap cell at case {x!r}, variant {y!r}")
         case_id, variant_id = hit
         self.details.value = _attempts_html(self.analysis.run, variant_id, case_id)
+
+
+def _hidden_candidates(verdicts: pd.DataFrame, keep: list[str]) -> list[str]:
+    """Candidates with a verdict row or a not-compared note that the filters leave out.
+
+    Examples
+    --------
+    >>> v = pd.DataFrame({"candidate_variant_id": ["b", "c", "b"]})
+    >>> v.attrs["omitted"] = [{"candidate_variant_id": "d"}]
+    >>> _hidden_candidates(v, ["a", "c"])
+    ['b', 'd']
+    """
+    ids = dict.fromkeys(verdicts["candidate_variant_id"].astype(str))
+    ids.update(
+        dict.fromkeys(str(o["candidate_variant_id"]) for o in verdicts.attrs.get("omitted") or [])
+    )
+    return [c for c in ids if c not in keep]
+
+
+def _hidden_note(hidden: list[str], declared: bool) -> str:
+    """Says which candidates' verdicts the filters hide, so that a candidate missing from
+    the table is not read as one without a verdict (nor the family as smaller)."""
+    if not hidden:
+        return ""
+    family = "; their comparisons stay in the family the correction is over" if declared else ""
+    return (
+        f"<p class='note'>Hidden by the factor filters: {html.escape(', '.join(hidden))}"
+        f"{family}.</p>"
+    )
 
 
 def _case_ids_of(fig: go.Figure, cases: pd.DataFrame) -> list[str]:
