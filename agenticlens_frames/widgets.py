@@ -42,13 +42,33 @@ traitlets = require("traitlets", "the notebook explorer")
 
 __all__ = ["Explorer", "attempt_details", "explore", "select_variants"]
 
+#: The heatmap colour of the pass-rate metrics: passes over the evaluated attempts (a
+#: failed trial left out, as in the pass rate on the Pareto axis and in the verdicts), not
+#: the case matrix's ``pass_rate``, which counts a failed trial as a failed attempt.
+EVALUATED_PASS_RATE = "evaluated_pass_rate"
+
 #: Metric selector: label → (Pareto y objective, heatmap colour column).
 METRICS: dict[str, tuple[str, str]] = {
-    "pass rate (mean over trials)": ("pass_rate", "pass_rate"),
+    "pass rate (mean over trials)": ("pass_rate", EVALUATED_PASS_RATE),
+    # AgenticLens's pooled rate: a failed trial counts as failing every case, here too.
     "case pass rate (pooled)": ("case_pass_rate", "pass_rate"),
     "mean score": ("score", "mean_score"),
-    "reliability (trial success)": ("reliability", "pass_rate"),
+    "reliability (trial success)": ("reliability", EVALUATED_PASS_RATE),
 }
+
+
+def evaluated_pass_rate(cases: pd.DataFrame) -> pd.Series:
+    """Per (variant, case): passes over the completed trials (``scored``), NaN where none
+    completed. A failed trial never passes, so ``passes`` needs no correction.
+
+    Examples
+    --------
+    >>> cm = pd.DataFrame({"passes": [4, 0], "attempts": [5, 5], "scored": [4, 0]})
+    >>> evaluated_pass_rate(cm).tolist()
+    [1.0, nan]
+    """
+    scored = cases["scored"].astype(float)
+    return (cases["passes"] / scored.where(scored > 0)).rename(EVALUATED_PASS_RATE)
 
 
 def select_variants(variants: pd.DataFrame, filters: Mapping[str, Collection[str]]) -> list[str]:
@@ -320,8 +340,12 @@ class Explorer(widgets.VBox):
         keep = self.selected_variants
         vs = a.variants[a.variants["variant_id"].astype(str).isin(keep)].copy()
         cm = a.cases[a.cases["variant_id"].astype(str).isin(keep)]
+        if "scored" in cm:  # a saved report's case matrix has no completed-trial counts
+            cm = cm.assign(**{EVALUATED_PASS_RATE: evaluated_pass_rate(cm)})
         pk = self._pass_k[self._pass_k["variant_id"].astype(str).isin(keep)]
         objective, colour = METRICS[self.metric.value]
+        if colour not in cm:
+            colour = "pass_rate"
         self.status.value = f"{len(keep)} of {len(a.variants)} variants match the filters" + (
             "" if keep else ": choose other levels"
         )

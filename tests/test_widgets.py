@@ -106,6 +106,19 @@ def test_metric_selector(explorer: Explorer, run, analysis) -> None:
     explorer.metric.value = "pass rate (mean over trials)"
     att = run.attempts
     trace = explorer.heatmap.data[0]
+    # Over the evaluated attempts, as the Pareto axis: retrieval-dense's failed trial is
+    # left out of the colour (its label still counts it, as AgenticLens does).
+    assert trace.colorbar.title.text == "Evaluated pass rate"
+    differs = 0
+    for i, vid in enumerate(trace.y):
+        for j, cid in enumerate(trace.x):
+            cell = att[(att["variant_id"] == vid) & (att["case_id"] == cid)]
+            evaluated = cell[cell["status"] != "trial_failed"]
+            assert trace.z[i][j] == pytest.approx(evaluated["passed"].mean())
+            differs += evaluated["passed"].mean() != pytest.approx(cell["passed"].mean())
+    assert differs > 0  # the example has a failed trial: the old colour was not this one
+    explorer.metric.value = "case pass rate (pooled)"
+    trace = explorer.heatmap.data[0]
     for i, vid in enumerate(trace.y):
         for j, cid in enumerate(trace.x):
             cell = att[(att["variant_id"] == vid) & (att["case_id"] == cid)]
