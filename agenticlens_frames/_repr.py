@@ -12,7 +12,7 @@ import uuid
 from html import escape
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._values import is_missing
+from ._values import NO_EVALUATED_ATTEMPT, is_missing
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -185,6 +185,10 @@ def analysis_repr_html(a: ExperimentAnalysis, headline: pd.DataFrame | None = No
 
     def pass_rate(v: dict[str, Any]) -> str:
         h = lead_rates.get(str(v["variant_id"]))
+        if h is None and lead_rates:
+            # No case-level row for this variant alone (it completed no trial): not the
+            # pooled number under the case-level header (the compatible table has it).
+            return _e(NO_EVALUATED_ATTEMPT)
         if h is None:
             return (
                 f"{_pct(v['case_pass_rate'])} <span class='muted'>"

@@ -9,7 +9,14 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["format_in_unit", "format_power", "is_missing"]
+__all__ = ["NO_EVALUATED_ATTEMPT", "format_in_unit", "format_power", "is_missing"]
+
+#: The pass rate of a variant that has no row among the case-level pass rates while the
+#: others have one: it completed no trial, so no attempt of it was evaluated. Said in
+#: words rather than falling back to AgenticLens's pooled case pass rate, which counts
+#: the failed trials as failing every case and whose interval treats attempts as
+#: independent (a confident "0.0% [0%–6%]" for a variant that produced nothing).
+NO_EVALUATED_ATTEMPT = "n/a (no evaluated attempt)"
 
 
 def is_missing(value: Any) -> bool:

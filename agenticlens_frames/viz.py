@@ -370,6 +370,28 @@ def order_cases(
     return [case_ids[i] for i in order]
 
 
+#: What the baseline orders become without a baseline among the rows (see order_cases).
+_WITHOUT_BASELINE = {
+    "regression": "lowest mean pass rate first (no baseline shown to compare with)",
+    "attention": "flaky first, then hardest (no baseline shown to compare with)",
+}
+
+
+def _case_order_label(by: str, *, baseline: str | None, variants: Sequence[str]) -> str:
+    """The words for a case order as :func:`order_cases` applies it: a baseline order says
+    that it fell back when the baseline is not among ``variants`` (filtered out).
+
+    Examples
+    --------
+    >>> _case_order_label("regression", baseline="b", variants=["b", "c"])[:30]
+    'largest pass-rate drop against'
+    >>> _case_order_label("regression", baseline=None, variants=["c", "d"])
+    'lowest mean pass rate first (no baseline shown to compare with)'
+    """
+    compared = baseline is not None and baseline in variants and len(variants) > 1
+    return CASE_ORDERS[by] if compared else _WITHOUT_BASELINE.get(by, CASE_ORDERS[by])
+
+
 def order_variants(
     variants: pd.DataFrame,
     by: str = "manifest",
@@ -586,7 +608,10 @@ def case_heatmap(
     shown = f"{len(col_ids)} of {len(_case_ids(cases))} cases" if max_cases else "all cases"
     x_labels = [esc(c) for c in col_ids]
     fig.update_layout(
-        title=_title("Cases by variant", f"{shown}, {CASE_ORDERS[case_order]}"),
+        title=_title(
+            "Cases by variant",
+            f"{shown}, {_case_order_label(case_order, baseline=base, variants=present)}",
+        ),
         xaxis={
             "type": "category",
             "tickangle": -45,

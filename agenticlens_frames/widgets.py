@@ -42,13 +42,33 @@ traitlets = require("traitlets", "the notebook explorer")
 
 __all__ = ["Explorer", "attempt_details", "explore", "select_variants"]
 
+#: The heatmap colour of the pass-rate metrics: passes over the evaluated attempts (a
+#: failed trial left out, as in the pass rate on the Pareto axis and in the verdicts), not
+#: the case matrix's ``pass_rate``, which counts a failed trial as a failed attempt.
+EVALUATED_PASS_RATE = "evaluated_pass_rate"
+
 #: Metric selector: label → (Pareto y objective, heatmap colour column).
 METRICS: dict[str, tuple[str, str]] = {
-    "pass rate (mean over trials)": ("pass_rate", "pass_rate"),
+    "pass rate (mean over trials)": ("pass_rate", EVALUATED_PASS_RATE),
+    # AgenticLens's pooled rate: a failed trial counts as failing every case, here too.
     "case pass rate (pooled)": ("case_pass_rate", "pass_rate"),
     "mean score": ("score", "mean_score"),
-    "reliability (trial success)": ("reliability", "pass_rate"),
+    "reliability (trial success)": ("reliability", EVALUATED_PASS_RATE),
 }
+
+
+def evaluated_pass_rate(cases: pd.DataFrame) -> pd.Series:
+    """Per (variant, case): passes over the completed trials (``scored``), NaN where none
+    completed. A failed trial never passes, so ``passes`` needs no correction.
+
+    Examples
+    --------
+    >>> cm = pd.DataFrame({"passes": [4, 0], "attempts": [5, 5], "scored": [4, 0]})
+    >>> evaluated_pass_rate(cm).tolist()
+    [1.0, nan]
+    """
+    scored = cases["scored"].astype(float)
+    return (cases["passes"] / scored.where(scored > 0)).rename(EVALUATED_PASS_RATE)
 
 
 def select_variants(variants: pd.DataFrame, filters: Mapping[str, Collection[str]]) -> list[str]:
@@ -320,8 +340,12 @@ class Explorer(widgets.VBox):
         keep = self.selected_variants
         vs = a.variants[a.variants["variant_id"].astype(str).isin(keep)].copy()
         cm = a.cases[a.cases["variant_id"].astype(str).isin(keep)]
+        if "scored" in cm:  # a saved report's case matrix has no completed-trial counts
+            cm = cm.assign(**{EVALUATED_PASS_RATE: evaluated_pass_rate(cm)})
         pk = self._pass_k[self._pass_k["variant_id"].astype(str).isin(keep)]
         objective, colour = METRICS[self.metric.value]
+        if colour not in cm:
+            colour = "pass_rate"
         self.status.value = f"{len(keep)} of {len(a.variants)} variants match the filters" + (
             "" if keep else ": choose other levels"
         )
@@ -377,15 +401,27 @@ class Explorer(widgets.VBox):
             self.show_attempts_at(clicked[0], clicked[1])
 
     def _verdicts_html(self, keep: list[str]) -> str:
+        from .paired.verdicts import HOW_TO_DECLARE
         from .report.early_stopping import stopped_early, stopping_section_html
         from .report.html import verdicts_table_html
 
         v = self.analysis.verdicts
         shown = v[v["candidate_variant_id"].astype(str).isin(keep)]
-        shown.attrs = dict(v.attrs)
+        # The notes on comparisons not made: only for the candidates shown.
+        omitted = v.attrs.get("omitted") or []
+        shown.attrs = {
+            **v.attrs,
+            "omitted": [o for o in omitted if str(o["candidate_variant_id"]) in keep],
+        }
         declared = bool(v.attrs.get("declared", False))
         title = "Verdicts against the baseline" if declared else "Paired differences"
-        table = f"<h3>{title} (case-level)</h3>" + verdicts_table_html(shown)
+        hidden = _hidden_candidates(v, keep)
+        if hidden and not len(shown) and not shown.attrs["omitted"]:
+            # Not "No candidate could be compared": the filters hid them all.
+            body = "" if declared else f"<p class='declare'>{html.escape(HOW_TO_DECLARE)}</p>"
+        else:
+            body = verdicts_table_html(shown)
+        table = f"<h3>{title} (case-level)</h3>" + _hidden_note(hidden, declared) + body
         # As on the console and the page: after an early stop the stopping decision leads
         # and the fixed-sample verdicts are descriptive; a rule that never stopped follows.
         stopping = stopping_section_html(self.analysis)
@@ -400,6 +436,35 @@ class Explorer(widgets.VBox):
             raise InputError(f"no heatmap cell at case {x!r}, variant {y!r}")
         case_id, variant_id = hit
         self.details.value = _attempts_html(self.analysis.run, variant_id, case_id)
+
+
+def _hidden_candidates(verdicts: pd.DataFrame, keep: list[str]) -> list[str]:
+    """Candidates with a verdict row or a not-compared note that the filters leave out.
+
+    Examples
+    --------
+    >>> v = pd.DataFrame({"candidate_variant_id": ["b", "c", "b"]})
+    >>> v.attrs["omitted"] = [{"candidate_variant_id": "d"}]
+    >>> _hidden_candidates(v, ["a", "c"])
+    ['b', 'd']
+    """
+    ids = dict.fromkeys(verdicts["candidate_variant_id"].astype(str))
+    ids.update(
+        dict.fromkeys(str(o["candidate_variant_id"]) for o in verdicts.attrs.get("omitted") or [])
+    )
+    return [c for c in ids if c not in keep]
+
+
+def _hidden_note(hidden: list[str], declared: bool) -> str:
+    """Says which candidates' verdicts the filters hide, so that a candidate missing from
+    the table is not read as one without a verdict (nor the family as smaller)."""
+    if not hidden:
+        return ""
+    family = "; their comparisons stay in the family the correction is over" if declared else ""
+    return (
+        f"<p class='note'>Hidden by the factor filters: {html.escape(', '.join(hidden))}"
+        f"{family}.</p>"
+    )
 
 
 def _case_ids_of(fig: go.Figure, cases: pd.DataFrame) -> list[str]:

@@ -8,6 +8,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from agenticlens_frames.analysis import ATTEMPTS_AS_INDEPENDENT
+
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
 #: Largest executed notebook, outputs and widget state included.
@@ -52,6 +54,18 @@ def test_notebook_executes(path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path
         if out.output_type == "error"
     ]
     assert errors == []
+    # AgenticLens's warning about its pooled numbers ("Case-level pass-rate intervals ...
+    # treat each case attempt as independent") must not be read as one about the case-level
+    # summary (cases as the unit) a notebook leads with: printed, it says whose it is.
+    printed = "".join(
+        out.get("text", "")
+        for cell in nb.cells
+        for out in cell.get("outputs", [])
+        if out.output_type == "stream"
+    )
+    for line in printed.splitlines():
+        if ATTEMPTS_AS_INDEPENDENT in line:
+            assert "AgenticLens" in line.replace(ATTEMPTS_AS_INDEPENDENT, ""), line
     mimes = {
         key for cell in nb.cells for out in cell.get("outputs", []) for key in out.get("data", {})
     }

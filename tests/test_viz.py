@@ -482,3 +482,20 @@ def test_the_figure_registry_is_the_one_list(analysis) -> None:
     page = render_html(declared)
     for entry in viz.FIGURES:
         assert f"id='fig-{entry.name}'" in page
+
+
+@pytest.mark.parametrize(
+    ("order", "fallback"),
+    [("regression", "lowest mean pass rate first"), ("attention", "flaky first, then hardest")],
+)
+def test_heatmap_says_when_a_baseline_order_has_no_baseline(analysis, order, fallback) -> None:
+    """Without the baseline among the rows (the explorer's filters removed it) the baseline
+    orders fall back; the subtitle says the order applied, not a drop it did not measure."""
+    subtitle = viz.case_heatmap(analysis, case_order=order).layout.title.subtitle.text
+    assert "against the baseline" in subtitle or "below the baseline" in subtitle
+    others = analysis.cases[analysis.cases["variant_id"].astype(str) != "baseline"]
+    fig = viz.case_heatmap(others, analysis.variants, case_order=order, baseline=None)
+    assert "baseline" not in list(fig.data[0].y)
+    subtitle = fig.layout.title.subtitle.text
+    assert fallback in subtitle and "no baseline shown" in subtitle
+    assert list(fig.data[0].x) == viz.order_cases(others, order)

@@ -106,6 +106,19 @@ def test_metric_selector(explorer: Explorer, run, analysis) -> None:
     explorer.metric.value = "pass rate (mean over trials)"
     att = run.attempts
     trace = explorer.heatmap.data[0]
+    # Over the evaluated attempts, as the Pareto axis: retrieval-dense's failed trial is
+    # left out of the colour (its label still counts it, as AgenticLens does).
+    assert trace.colorbar.title.text == "Evaluated pass rate"
+    differs = 0
+    for i, vid in enumerate(trace.y):
+        for j, cid in enumerate(trace.x):
+            cell = att[(att["variant_id"] == vid) & (att["case_id"] == cid)]
+            evaluated = cell[cell["status"] != "trial_failed"]
+            assert trace.z[i][j] == pytest.approx(evaluated["passed"].mean())
+            differs += evaluated["passed"].mean() != pytest.approx(cell["passed"].mean())
+    assert differs > 0  # the example has a failed trial: the old colour was not this one
+    explorer.metric.value = "case pass rate (pooled)"
+    trace = explorer.heatmap.data[0]
     for i, vid in enumerate(trace.y):
         for j, cid in enumerate(trace.x):
             cell = att[(att["variant_id"] == vid) & (att["case_id"] == cid)]
@@ -230,7 +243,7 @@ def test_explorer_shows_the_paired_forest_and_filters_it() -> None:
     # The verdicts lead the explorer, filtered with the variants.
     assert explorer.children[0] is explorer.verdicts
     assert "prompt-v2" in explorer.verdicts.value
-    assert "model-large" not in explorer.verdicts.value
+    assert "data-variant='model-large'" not in explorer.verdicts.value  # its rows, that is
     # Without a declared correction: per-comparison differences, nothing marked
     # significant (every marker grey), and how to declare one.
     from dataclasses import replace
@@ -241,3 +254,25 @@ def test_explorer_shows_the_paired_forest_and_filters_it() -> None:
     assert "Adjusted p" not in plain.verdicts.value and "worse" not in plain.verdicts.value
     colours = {c for trace in plain.paired.data for c in trace.marker.color}
     assert colours == {"#5f6470"}
+
+
+def test_explorer_verdicts_say_what_the_filters_hide(explorer: Explorer) -> None:
+    def text() -> str:
+        return re.sub(r"\s+", " ", html.unescape(re.sub("<[^>]+>", " ", explorer.verdicts.value)))
+
+    explorer.factor_filters["prompt"].value = ("v2",)
+    # retrieval-dense has a not-compared note (a failed trial): hidden with its rows.
+    assert "Hidden by the factor filters: model-large, retrieval-dense;" in text()
+    assert "Not compared: retrieval-dense" not in text()
+    # Only the baseline left: the candidates were filtered out, not left uncompared.
+    explorer.factor_filters["prompt"].value = ("v1",)
+    explorer.factor_filters["model"].value = ("gpt-small",)
+    explorer.factor_filters["retrieval"].value = ("bm25",)
+    assert explorer.selected_variants == ["baseline"]
+    assert "No candidate could be compared" not in text()
+    assert "Hidden by the factor filters: model-large, prompt-v2, retrieval-dense, large-v2" in (
+        text()
+    )
+    for w in explorer.factor_filters.values():
+        w.value = ()
+    assert "Hidden by" not in text() and "Not compared: retrieval-dense" in text()

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .._values import format_power
+from .._values import NO_EVALUATED_ATTEMPT, format_power
 from ..analysis import ExperimentAnalysis, headline_warnings
 
 __all__ = ["print_summary", "strip_control"]
@@ -194,6 +194,10 @@ def _verdict_table(
 
 def _pass_rate_cell(row: dict[str, Any], headline: dict[str, dict[str, Any]]) -> str:
     h = headline.get(str(row["variant_id"]))
+    if h is None and headline:
+        # Others have a case-level row, this one none (it completed no trial): not the
+        # pooled number in the case-level column (the compatible table shows that one).
+        return NO_EVALUATED_ATTEMPT
     if h is None:  # an AgenticLens report: no case-level numbers to lead with
         rate = _pct(row["case_pass_rate"])
         if not math.isnan(row["case_pass_rate_ci_low"]):

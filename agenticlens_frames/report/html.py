@@ -50,7 +50,7 @@ import plotly.graph_objects as go
 from .. import viz
 from .._files import write_atomic
 from .._repr import regressed_labels
-from .._values import is_missing
+from .._values import NO_EVALUATED_ATTEMPT, is_missing
 from ..analysis import ExperimentAnalysis, headline_warnings
 from ..frontier import frontier_columns
 from .beyond_html import beyond_figures, beyond_sections, frontier_table
@@ -171,6 +171,23 @@ def _variant_notes(a: ExperimentAnalysis, case_level: bool) -> str:
     return "".join(f"<p class='note'>{n}</p>" for n in notes)
 
 
+def _pass_rate_cell(v: dict[str, Any], headline: dict[str, dict[str, Any]]) -> str:
+    """The variant table's pass rate: the case-level estimate and interval; AgenticLens's
+    pooled case pass rate (†) only when the report has no case-level numbers at all."""
+    h = headline.get(str(v["variant_id"]))
+    if h is None and headline:
+        # Others have a case-level row, this one none: not the pooled number under a
+        # case-level header (the compatible section below still shows that one).
+        return _e(NO_EVALUATED_ATTEMPT)
+    rate, low, high, mark = (
+        (v["case_pass_rate"], v["case_pass_rate_ci_low"], v["case_pass_rate_ci_high"], " †")
+        if h is None
+        else (h["estimate"], h["ci_low"], h["ci_high"], "")
+    )
+    interval = "" if is_missing(low) else f"<small>{_pct(low)}–{_pct(high)}</small>"
+    return f"{_pct(rate)}{mark} {interval}"
+
+
 def _variant_table(a: ExperimentAnalysis) -> str:
     from ..paired.verdicts import headline_pass_rates
 
@@ -184,18 +201,12 @@ def _variant_table(a: ExperimentAnalysis) -> str:
         badges = ('<span class="tag base">baseline</span>' if v["is_baseline"] else "") + (
             '<span class="tag pareto">pareto</span>' if v["pareto_optimal"] else ""
         )
-        h = headline.get(str(v["variant_id"]))
-        rate, low, high, mark = (
-            (v["case_pass_rate"], v["case_pass_rate_ci_low"], v["case_pass_rate_ci_high"], " †")
-            if h is None
-            else (h["estimate"], h["ci_low"], h["ci_high"], "")
-        )
-        interval = "" if is_missing(low) else f"<small>{_pct(low)}–{_pct(high)}</small>"
+        rate_cell = _pass_rate_cell(v, headline)
         rows.append(
             f"<tr data-variant='{_e(v['variant_id'])}'><td><strong>{_e(v['variant_name'])}"
             f"</strong> {badges}<br><small>"
             f"{_e(v['variant_id'])}{' · ' + factors if factors else ''}</small></td>"
-            f"<td>{_pct(rate)}{mark} {interval}</td>"
+            f"<td>{rate_cell}</td>"
             f"<td>{_num(v['average_score_mean'])}</td>"
             f"<td>{_num(v['average_latency_ms_mean'], 1)} ms</td>"
             f"<td>{_num(v['total_cost_usd_mean'], 4, '$')}<br><small>{int(v['priced_trials'])}/"

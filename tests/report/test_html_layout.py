@@ -4,11 +4,12 @@ filters filter every view; the footer says what made the page."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from agenticlens_frames import as_analysis, load_experiment
+from agenticlens_frames import analyze, as_analysis, load_experiment
 from agenticlens_frames.report.html import write_html_report
 
 from .test_html_browser import EXAMPLE
@@ -68,9 +69,18 @@ def _open(browser, path: Path, width: int):
     return page, errors
 
 
+@pytest.fixture(scope="module")
+def undeclared_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The page without a declared correction: it quotes how to declare one, in code."""
+    run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    run = dataclasses.replace(run, manifest=dataclasses.replace(run.manifest, comparisons=None))
+    return write_html_report(analyze(run), tmp_path_factory.mktemp("layout") / "plain.html")
+
+
 @pytest.mark.parametrize("width", [360, 800, 1280])
-def test_page_is_readable_at_every_width(browser, page_file, width) -> None:
-    page, errors = _open(browser, page_file, width)
+@pytest.mark.parametrize("which", ["page_file", "undeclared_file"])
+def test_page_is_readable_at_every_width(browser, request, which, width) -> None:
+    page, errors = _open(browser, request.getfixturevalue(which), width)
     try:
         got = page.evaluate(LAYOUT)
         assert got["overlaps"] == [], got
