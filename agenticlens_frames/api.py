@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._plain import plain
 from .errors import InputError, check_count, check_number, check_proportion, format_location
 from .evaluators import EvaluatorRegistry, as_registry
 from .formats import load_suite
@@ -165,6 +166,9 @@ class Variant:
     parameters: dict[str, Any] = field(default_factory=dict)
     description: str = ""
 
+    def __post_init__(self) -> None:
+        self.factors  # noqa: B018 - a parameter that repeats a field is refused when made
+
     @property
     def factors(self) -> dict[str, str]:
         """Configuration as factor name → string value (unset fields left out)."""
@@ -178,6 +182,14 @@ class Variant:
             if value is not None
         }
         for name, value in self.parameters.items():
+            if str(name) in out:
+                # Silently one of the two would be the factor, the other lost.
+                raise InputError(
+                    f"variant {self.name!r} sets {name!r} twice: as a field "
+                    f"({out[str(name)]!r}) and in parameters ({value!r})",
+                    location=f"parameters[{name!r}]",
+                    hint=f"keep one of them (Variant({name}=...) or parameters={{{name!r}: ...}})",
+                )
             out[str(name)] = value if isinstance(value, str) else json.dumps(value, default=str)
         return out
 
@@ -240,6 +252,14 @@ class Experiment:
     def add_variant(self, variant: Variant) -> Experiment:
         """Append a variant (returns the experiment, for chaining)."""
         _check_variant(variant, self.name, len(self.variants))
+        if any(v.name == variant.name for v in self.variants):
+            # Refused here, where it is added, rather than first by run().
+            raise InputError(
+                f"variant names must be unique: {variant.name} is already in the experiment",
+                file=f"experiment {self.name!r}",
+                location=f"variants[{len(self.variants)}]",
+                hint="give the new variant another name",
+            )
         self.variants.append(variant)
         return self
 
@@ -283,6 +303,7 @@ class Experiment:
                 )
         seen: dict[str, int] = {}
         for case in cases:
+            _refuse_unstable_input(case.input, self.name, case.index)
             if case.id in seen:
                 raise InputError(
                     f"case id {case.id!r} is used twice (dataset[{seen[case.id]}] and "
@@ -437,8 +458,47 @@ class Experiment:
         )
 
 
+#: Python's default repr of an object: it names the object's address, which changes from
+#: process to process.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
+
+
+def _refuse_unstable_input(value: Any, experiment: str, index: int) -> None:
+    """Refuse an input whose text form names a memory address (an object without a
+    ``__repr__`` of its own): the case's name and the suite's digest would change from
+    process to process, so a run with it could never be resumed, nor its comparisons
+    locked.
+
+    Examples
+    --------
+    >>> _refuse_unstable_input({"q": [1, "x"]}, "demo", 0)
+    >>> _refuse_unstable_input(object(), "demo", 2)
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: experiment 'demo': dataset[2]: an object ...
+    """
+    found: list[str] = []
+
+    def text(obj: Any) -> str:
+        found.append(shown := repr(obj))
+        return shown
+
+    json.dumps(plain(value), default=text)
+    unstable = next((t for t in found if _ADDRESS.search(t)), None)
+    if unstable is not None:
+        raise InputError(
+            f"an object whose text form changes from process to process ({unstable}): the "
+            "run's cases could not be named, resumed or locked with it",
+            file=f"experiment {experiment!r}",
+            location=f"dataset[{index}]",
+            hint="give a str, a dict, a list or a dataclass, or give its class a __repr__ "
+            "that states its content",
+        )
+
+
 def _label(value: Any, width: int = 60) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    # A dataclass by its fields: its repr leads with the class's qualified name.
+    text = value if isinstance(value, str) else json.dumps(plain(value), default=str)
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -1180,7 +1240,18 @@ class Comparator:
 
     def _variant_results(self, results: Any) -> list[VariantResult]:
         run_ = self._run_of(results)
-        return variant_results(run_) if run_ is not None else list(results)
+        if run_ is not None:
+            return variant_results(run_)
+        items = list(results) if isinstance(results, Iterable) else None
+        if items is None or not all(isinstance(r, VariantResult) for r in items):
+            # A bare AttributeError on a string's characters said nothing of what to pass.
+            raise InputError(
+                f"cannot compare a {type(results).__name__}",
+                location="results",
+                hint="pass what run() returned, an ExperimentRun, a LiveRunResult, or a "
+                "list of VariantResult",
+            )
+        return items
 
     def _title(self, results: Any) -> str:
         run_ = self._run_of(results)

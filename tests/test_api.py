@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import threading
 import time
@@ -92,7 +93,9 @@ def test_incremental_building_and_validation():
     experiment.add_variant(Variant(name="a")).add_inputs(["x", "y"])
     with pytest.raises(InputError, match="at least two"):
         experiment.to_manifest()
-    experiment.add_variant(Variant(name="a"))
+    with pytest.raises(InputError, match="must be unique"):
+        experiment.add_variant(Variant(name="a"))
+    experiment.variants.append(Variant(name="a"))  # behind add_variant's back
     with pytest.raises(InputError, match="must be unique"):
         experiment.to_manifest()
     bad = Experiment(name="bad", dataset=[{"input": "x", "max_turns": 0}])
@@ -766,3 +769,47 @@ def test_the_summary_of_a_bounded_run_says_it_is_incomplete(tmp_path):
     assert "Incomplete: 1 attempt(s) remaining" in Comparator().summary(partial)
     done = run(experiment, lambda v: str.upper, tracker=tracker, run_id="r", progress=False)
     assert "Incomplete" not in Comparator().summary(done)
+
+
+def test_an_input_whose_text_names_a_memory_address_is_refused_before_any_call():
+    """An object without a repr of its own made the case name and the suite's digest
+    change from process to process: a resumed run was refused as 'a different suite'."""
+
+    class Query:
+        def __init__(self, text):
+            self.text = text
+
+    @dataclasses.dataclass
+    class Stable:
+        text: str
+
+    calls = []
+    experiment = Experiment(
+        name="e", variants=[Variant(name="a"), Variant(name="b")], dataset=[Query("x")]
+    )
+    with pytest.raises(InputError, match="changes from process to process") as info:
+        run(experiment, lambda v: calls.append, progress=False)
+    assert info.value.location == "dataset[0]" and not calls
+    nested = Experiment(
+        name="e", variants=[Variant(name="a"), Variant(name="b")], dataset=[{"input": [Query("y")]}]
+    )
+    with pytest.raises(InputError, match="changes from process to process"):
+        nested.to_suite()
+    fine = Experiment(
+        name="e", variants=[Variant(name="a"), Variant(name="b")], dataset=[Stable("x")]
+    )
+    assert fine.to_suite().cases[0].name == '{"text": "x"}'
+
+
+def test_the_api_refuses_what_it_would_otherwise_mix_up_or_fail_on_later():
+    # A parameter repeating a field: one of the two values was silently the factor.
+    with pytest.raises(InputError, match="sets 'model' twice"):
+        Variant(name="a", model="small", parameters={"model": "large"})
+    # A repeated name: refused by add_variant, not first by run().
+    experiment = Experiment(name="e", variants=[Variant(name="a")])
+    with pytest.raises(InputError, match="a is already in the experiment"):
+        experiment.add_variant(Variant(name="a"))
+    # Not a result: a bare AttributeError on a string's characters.
+    for wrong in ("abc", None, [1, 2]):
+        with pytest.raises(InputError, match="cannot compare a"):
+            Comparator().compare(wrong)
