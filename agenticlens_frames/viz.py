@@ -673,12 +673,29 @@ def pass_k_frame(analysis: ExperimentAnalysis, ks: Sequence[int] | None = None) 
     return pd.DataFrame(rows, columns=["variant_id", "k", "pass_at_k", "pass_hat_k"])
 
 
+def without_completed_trial(variants: pd.DataFrame) -> list[str]:
+    """Ids of the variants that completed no trial (a variant summary's
+    ``completed_trials``; none when the frame lacks the column).
+
+    Examples
+    --------
+    >>> without_completed_trial(pd.DataFrame({"variant_id": ["a", "b"],
+    ...                                       "completed_trials": [5, 0]}))
+    ['b']
+    """
+    if "completed_trials" not in variants:
+        return []
+    empty = variants["completed_trials"].fillna(0).to_numpy(float) == 0
+    return variants.loc[empty, "variant_id"].astype(str).tolist()
+
+
 def pass_k_curves(
     frame: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
     *,
     measures: Sequence[str] = ("pass_at_k", "pass_hat_k"),
     bands: bool | None = None,
     variant_names: dict[str, str] | None = None,
+    no_completed_trial: Sequence[str] | None = None,
     **statistics: Any,
 ) -> go.Figure:
     """pass@k (solid) and pass^k (dashed) against k, one colour per variant.
@@ -696,6 +713,10 @@ def pass_k_curves(
         ``None`` (default): draw them exactly when those columns are present.
     variant_names
         Legend names by variant id (default: the ids).
+    no_completed_trial
+        Variants that completed no trial, named in the subtitle: their curves lie at 0
+        because their failed trials count as failing every case (AgenticLens's rule), not
+        because an attempt was judged (default: read from an analysis, else none).
 
     Examples
     --------
@@ -710,6 +731,8 @@ def pass_k_curves(
         frame = pass_k_frame(analysis)
         if variant_names is None:
             variant_names = _variant_names(analysis)
+        if no_completed_trial is None:
+            no_completed_trial = without_completed_trial(analysis.variants)
     _require_columns(frame, ["variant_id", "k", *measures], "the pass@k frame")
     fig = go.Figure()
     names = variant_names or {}
@@ -756,8 +779,17 @@ def pass_k_curves(
                     " at k=%{x}: %{y:.1%}<extra></extra>",
                 )
             )
+    drawn = [v for v in no_completed_trial or () if v in ids]
+    flat = (
+        f"<br>at 0: {esc(', '.join(names.get(v, v) for v in drawn))} completed no trial "
+        "(failed trials count as failing every case)"
+        if drawn
+        else ""
+    )
     fig.update_layout(
-        title=_title("pass@k and pass^k", "solid: at least one of k passes; dashed: all k pass"),
+        title=_title(
+            "pass@k and pass^k", "solid: at least one of k passes; dashed: all k pass" + flat
+        ),
         xaxis={"title": "k (attempts)", "dtick": 1},
         yaxis={"title": "probability", "range": [0, 1.02], "tickformat": ".0%"},
         height=380,
@@ -1739,7 +1771,11 @@ FIGURES: tuple[FigureEntry, ...] = (
     FigureEntry(
         "pass_k",
         "pass@k and pass^k for k = 1..T",
-        lambda a, o: pass_k_curves(pass_k_frame(a), variant_names=_variant_names(a)),
+        lambda a, o: pass_k_curves(
+            pass_k_frame(a),
+            variant_names=_variant_names(a),
+            no_completed_trial=without_completed_trial(a.variants),
+        ),
     ),
     FigureEntry(
         "case_outcomes",

@@ -382,7 +382,9 @@ class Explorer(widgets.VBox):
         names = dict(zip(vs["variant_id"].astype(str), vs["variant_name"], strict=True))
         heat.update_layout(meta=self.clicks.key)  # how the click bridge finds it
         self.heatmap = heat
-        self.curves = viz.pass_k_curves(pk, variant_names=names)
+        self.curves = viz.pass_k_curves(
+            pk, variant_names=names, no_completed_trial=viz.without_completed_trial(vs)
+        )
         self.frontier = viz.pareto_chart(vs, x=self.cost_axis.value, y=objective)
         for name in ("heatmap", "curves", "frontier"):
             _show(self.views[name], getattr(self, name))

@@ -499,3 +499,35 @@ def test_heatmap_says_when_a_baseline_order_has_no_baseline(analysis, order, fal
     subtitle = fig.layout.title.subtitle.text
     assert fallback in subtitle and "no baseline shown" in subtitle
     assert list(fig.data[0].x) == viz.order_cases(others, order)
+
+
+def test_pass_k_curves_name_a_variant_that_completed_no_trial() -> None:
+    """Its curves lie flat at 0 because its failed trials count as failing every case: the
+    subtitle says so (the figure alone read as a variant that failed every attempt)."""
+    import agenticlens_frames as alf
+
+    rows = [
+        {
+            "variant_id": v,
+            "trial": t,
+            "case_id": f"c{c}",
+            "passed": v != "dead" and c % 3 > 0,
+            "status": "trial_failed" if v == "dead" else "ok",
+        }
+        for v in ("base", "cand", "dead")
+        for t in (1, 2, 3)
+        for c in range(6)
+    ]
+    run = alf.ExperimentRun.from_frames(
+        pd.DataFrame(rows),
+        pd.DataFrame({"variant_id": ["base", "cand", "dead"]}),
+        pd.DataFrame({"case_id": [f"c{c}" for c in range(6)]}),
+    )
+    a = alf.analyze(run)
+    for fig in (viz.pass_k_curves(a), viz.figures(a)["pass_k"]):
+        title = fig.layout.title.subtitle.text
+        assert "at 0: dead completed no trial" in title, title
+        dead = [t for t in fig.data if t.name.startswith("dead")]
+        assert dead and all(set(t.y) == {0.0} for t in dead)
+    example = analyze(load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml"))
+    assert "completed no trial" not in viz.pass_k_curves(example).layout.title.subtitle.text
