@@ -679,3 +679,36 @@ def test_an_earlier_failure_called_again_is_no_finished_attempt(tmp_path):
     ledger.add(attempt(first, "target_error", "ProcessEnded: the run's process ..."))
     ledger.add(attempt(second, "timed_out", "TimeoutError"))
     assert ledger.reopen_failed() == 1 and list(ledger.final) == [("v", 1, first)]
+
+
+def test_attempts_finished_before_an_output_fails_are_kept_without_run_dir(tmp_path):
+    """A live run without --run-dir journals into a temporary folder; when an output then
+    cannot be written, that folder was deleted with every finished (paid-for) attempt."""
+    manifest, suite = _experiment(tmp_path, "plain_target")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(temp)}
+    failed = subprocess.run(
+        _run_argv(manifest, suite, "--save", "/dev/full"),  # no space left: written last
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert failed.returncode == 1, failed.stderr
+    assert "Traceback" not in failed.stderr
+    kept = [p / "run" for p in temp.glob("agenticlens-frames-*") if (p / "run").is_dir()]
+    assert len(kept) == 1, failed.stderr
+    assert f"run again with --run-dir {kept[0]}" in " ".join(failed.stderr.split())
+    report = tmp_path / "r.json"
+    again = subprocess.run(
+        _run_argv(manifest, suite, "--save", str(report), "--run-dir", str(kept[0])),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert again.returncode == 0, again.stderr
+    assert json.loads(report.read_text())["experiment_name"] == "exits"
