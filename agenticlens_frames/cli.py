@@ -36,7 +36,7 @@ from rich.text import Text
 
 from . import _deferred_rich
 from ._choices import PAIRED_METHODS, Correction  # not stats_paired: --help needs no numpy
-from ._cli_errors import EXIT_INVALID_INPUT, fail, masked
+from ._cli_errors import EXIT_INVALID_INPUT, fail, masked, output_console
 from .errors import InputError, is_refusal_by_the_system, os_refusal
 
 # Help pages and usage errors without rich's Markdown and traceback modules (unused here).
@@ -123,20 +123,9 @@ PairedMethodOpt = typer.Option(
     case_sensitive=False,
 )
 
-#: Console width when stdout is not a terminal (CI logs, pipes) and COLUMNS is unset:
-#: rich would assume 80 columns and cut table cells; a log has no right edge.
-PIPE_WIDTH = 1000
-
 
 class StopWhen(StrEnum):
     decided = "decided"
-
-
-def _console(quiet: bool = False) -> Console:
-    console = Console(quiet=quiet, highlight=False)
-    if not console.is_terminal and not os.environ.get("COLUMNS"):
-        console.width = PIPE_WIDTH
-    return console
 
 
 def _by_option(outputs: dict[str, Path | None]) -> dict[str, Path | None]:
@@ -441,7 +430,7 @@ def experiment_run(
 
     With --run-dir a live run is journaled and resumes where it stopped.
     """
-    console = _console(quiet)
+    console = output_console(quiet)
     from .formats.suite import suite_memo
 
     # The suite is read for the comparisons' guard rails and again for the run: within
@@ -750,7 +739,7 @@ def experiment_report(
     outputs: dict[str, Path | None],
 ) -> None:
     """Re-render a saved report (ours, or AgenticLens 0.10's with verdicts from its records)."""
-    console = _console(quiet)
+    console = output_console(quiet)
     from .report.console import print_summary
     from .report.saved import load_report
 
