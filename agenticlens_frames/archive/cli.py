@@ -431,7 +431,8 @@ def archive_summarize(
         None, "--out", help="Write every result frame here (parquet, or CSV with --format csv)."
     ),
     fmt: SliceFormat = typer.Option(SliceFormat.parquet, "--format", help="For --out."),
-    limit: int = typer.Option(40, "--limit", help="Rows of each table to print."),
+    # min=0: pandas reads head(-1) as "all but the last row", which was printed as if all.
+    limit: int = typer.Option(40, "--limit", min=0, help="Rows of each table to print."),
     verdicts: bool = VerdictsOpt,
     correction: Correction | None = CorrectionOpt,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console tables."),

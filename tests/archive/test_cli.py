@@ -354,3 +354,10 @@ def test_tables_in_a_pipe_are_not_cut_to_80_columns(cli_archive: Path):
         env={"COLUMNS": None},
     )
     assert len(added.output.strip().splitlines()) == 1, added.output  # one line to grep
+
+
+def test_a_negative_limit_is_a_usage_error(cli_archive: Path):
+    """--limit -1 printed every row but the last, then "… 9 more" (pandas' head(-1))."""
+    result = invoke("summarize", str(cli_archive), "--limit", "-1")
+    assert result.exit_code == 2, result.output
+    assert "--limit" in result.output
