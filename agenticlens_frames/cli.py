@@ -771,9 +771,13 @@ def experiment_report(
             from .paired.settings import parse_comparisons
 
             if correction is None:
+                # The hint covers both kinds of report: for one with verdicts of its own,
+                # adding --correction (the only fix it gave) is refused in turn.
                 raise InputError(
                     "--alpha and --paired-method need a declared correction",
-                    hint="add --correction holm (or none, bonferroni, benjamini_hochberg)",
+                    hint="for a report AgenticLens wrote, add --correction holm (or none, "
+                    "bonferroni, benjamini_hochberg); a report with verdicts of its own keeps "
+                    "the settings it was run with: leave out --alpha and --paired-method",
                 )
             settings: dict[str, Any] = {"correction": str(correction.value)}
             if alpha is not None:
