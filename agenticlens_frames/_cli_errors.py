@@ -1,15 +1,30 @@
 """How both command lines (``experiment`` and ``archive``) report bad input: one line on
-stderr, exit status 1, never a traceback."""
+stderr, exit status 1, never a traceback; and the console they print their tables on."""
 
 from __future__ import annotations
+
+import os
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
-__all__ = ["EXIT_INVALID_INPUT", "fail", "masked"]
+__all__ = ["EXIT_INVALID_INPUT", "PIPE_WIDTH", "fail", "masked", "output_console"]
 
 EXIT_INVALID_INPUT = 1
+
+#: Console width when stdout is not a terminal (CI logs, pipes) and COLUMNS is unset:
+#: rich would assume 80 columns and cut table cells; a log has no right edge.
+PIPE_WIDTH = 1000
+
+
+def output_console(quiet: bool = False, **options: object) -> Console:
+    """The console a command prints its tables on (stdout): on a terminal its width, in a
+    pipe or CI log :data:`PIPE_WIDTH` unless ``COLUMNS`` says otherwise."""
+    console = Console(quiet=quiet, highlight=False, **options)  # type: ignore[arg-type]
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console.width = PIPE_WIDTH
+    return console
 
 
 def fail(prefix: str, error: Exception) -> typer.Exit:

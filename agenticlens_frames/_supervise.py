@@ -89,6 +89,8 @@ SUPERVISE_ENV = "AGENTICLENS_FRAMES_SUPERVISE"
 MAX_RESTARTS_ENV = "AGENTICLENS_FRAMES_MAX_RESTARTS"
 #: Exit status when the run's process ended without finishing and could not be resumed.
 EXIT_ENDED = 7
+#: Exit status of a command that failed: invalid input, an output it could not write.
+EXIT_FAILED = 1
 #: Exit status when the run was stopped by a signal (Ctrl-C, SIGTERM, SIGHUP).
 EXIT_INTERRUPTED = 130
 #: The signals the parent passes on to the child.
@@ -351,6 +353,44 @@ finished is kept: run again with --run-dir runs/x to resume.
     return f"Stopped by {signal.Signals(signum).name} before the run finished{how}{where}."
 
 
+def _has_finished_attempts(run_dir: Path) -> bool:
+    """Whether the journal of ``run_dir`` records a finished attempt (read up to the first).
+
+    Examples
+    --------
+    >>> _has_finished_attempts(Path("no-such-run-folder"))
+    False
+    """
+    for segment in sorted((run_dir / "journal").glob("*.jsonl")):
+        with contextlib.suppress(OSError), open(segment, "rb") as handle:
+            if any(_is_attempt(line) for line in handle):
+                return True
+    return False
+
+
+def _is_attempt(line: bytes) -> bool:
+    try:
+        record = json.loads(line)
+    except ValueError:  # a line torn by the end of the process
+        return False
+    return isinstance(record, dict) and record.get("type") == "attempt"
+
+
+def _kept_text(run_dir: Path) -> str:
+    """The parent's message when it keeps the finished attempts of a run that failed.
+
+    Examples
+    --------
+    >>> print(_kept_text(Path("/tmp/agenticlens-frames-x/run")))
+    The finished attempts are kept in /tmp/agenticlens-frames-x/run: fix the problem above \
+and run again with --run-dir /tmp/agenticlens-frames-x/run to finish without calling them again.
+    """
+    return (
+        f"The finished attempts are kept in {run_dir}: fix the problem above and run again "
+        f"with --run-dir {run_dir} to finish without calling them again."
+    )
+
+
 def listen() -> None:
     """In the child: act on the ``SIGINT`` its parent passes on (as Ctrl-C) even when the
     parent was started ignoring ``SIGINT`` (``cmd &`` in a script): the parent passes on
@@ -598,6 +638,11 @@ def supervise(argv: list[str], command: Callable[[], object] | None = None) -> i
                 code = int(done.read_text() or returncode)
                 # Kept only when the child's message points the user at it.
                 keep_run = injected and code in (6, EXIT_INTERRUPTED)
+                if injected and code == EXIT_FAILED and _has_finished_attempts(work / "run"):
+                    # The command failed after attempts finished (an output it could not
+                    # write, say): they may have cost hours and money, so they are kept.
+                    keep_run = True
+                    _say(_kept_text(work / "run"))
                 return code
             what = _describe(returncode)
             if stopping:

@@ -26,7 +26,7 @@ import functools
 import inspect
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, NoReturn
@@ -37,7 +37,7 @@ from rich.text import Text
 
 from . import _deferred_rich
 from ._choices import PAIRED_METHODS, Correction  # not stats_paired: --help needs no numpy
-from ._cli_errors import EXIT_INVALID_INPUT, fail, masked
+from ._cli_errors import EXIT_INVALID_INPUT, fail, masked, output_console
 from .errors import InputError, is_refusal_by_the_system, os_refusal
 
 # Help pages and usage errors without rich's Markdown and traceback modules (unused here).
@@ -124,20 +124,9 @@ PairedMethodOpt = typer.Option(
     case_sensitive=False,
 )
 
-#: Console width when stdout is not a terminal (CI logs, pipes) and COLUMNS is unset:
-#: rich would assume 80 columns and cut table cells; a log has no right edge.
-PIPE_WIDTH = 1000
-
 
 class StopWhen(StrEnum):
     decided = "decided"
-
-
-def _console(quiet: bool = False) -> Console:
-    console = Console(quiet=quiet, highlight=False)
-    if not console.is_terminal and not os.environ.get("COLUMNS"):
-        console.width = PIPE_WIDTH
-    return console
 
 
 def _by_option(outputs: dict[str, Path | None]) -> dict[str, Path | None]:
@@ -449,7 +438,7 @@ def experiment_run(
 
     With --run-dir a live run is journaled and resumes where it stopped.
     """
-    console = _console(quiet)
+    console = output_console(quiet)
     from .formats.suite import suite_memo
 
     # The suite is read for the comparisons' guard rails and again for the run: within
@@ -666,50 +655,35 @@ def _exit_code(
     variants = analysis.variants  # type: ignore[attr-defined]
     empty = variants.loc[variants["completed_trials"] == 0, "variant_id"].astype(str).tolist()
     if empty:
-        Console(stderr=True).print(
-            Text(f"Incomplete: variant(s) with no completed trial: {', '.join(empty)}", style="red")
-        )
+        _gate_failed(f"Incomplete: variant(s) with no completed trial: {', '.join(empty)}")
         return EXIT_INCOMPLETE
     stopping = _early_stop(analysis)
     if fail_on_regression and rule == "case" and stopping is not None:
         # After an early stop the fixed-sample verdicts are descriptive: the gate follows
         # the stopping decision, the inferential statement (docs/statistics.md §13).
-        from .report.console import strip_control
         from .report.early_stopping import stop_regressions
 
         decided_worse = stop_regressions(stopping)
         if decided_worse:
-            lines = "\n".join(
-                f"  {strip_control(r['candidate'])}: decided worse, anytime-valid interval "
-                f"{r['interval']} in pass rate"
-                for r in decided_worse
-            )
-            Console(stderr=True).print(
-                Text(
-                    "Regression against the baseline (early-stopping decision): "
-                    + ", ".join(strip_control(r["candidate"]) for r in decided_worse)
-                    + "\n"
-                    + lines,
-                    style="red",
-                ),
-                soft_wrap=True,
+            _gate_failed(
+                "Regression against the baseline (early-stopping decision): "
+                + ", ".join(str(r["candidate"]) for r in decided_worse),
+                [
+                    f"{r['candidate']}: decided worse, anytime-valid interval "
+                    f"{r['interval']} in pass rate"
+                    for r in decided_worse
+                ],
             )
             return EXIT_REGRESSION
     elif fail_on_regression and rule == "case":
         from .paired.verdicts import regressions
-        from .report.console import strip_control
 
         worse = regressions(analysis.verdicts)  # type: ignore[attr-defined]
         if len(worse):
-            lines = "\n".join(f"  {strip_control(s)}" for s in worse["statement"])
-            Console(stderr=True).print(
-                Text(
-                    "Regression against the baseline (case-level paired verdict): "
-                    f"{', '.join(dict.fromkeys(map(str, worse['candidate_variant_id'])))}\n"
-                    + lines,
-                    style="red",
-                ),
-                soft_wrap=True,
+            _gate_failed(
+                "Regression against the baseline (case-level paired verdict): "
+                f"{', '.join(dict.fromkeys(map(str, worse['candidate_variant_id'])))}",
+                map(str, worse["statement"]),
             )
             return EXIT_REGRESSION
     elif fail_on_regression:
@@ -720,23 +694,54 @@ def _exit_code(
             "candidate_variant_id",
         ].tolist()
         if hit:
-            Console(stderr=True).print(
-                Text(
-                    "Regression against the baseline (AgenticLens rule, uncertainty ignored): "
-                    f"{', '.join(map(str, hit))}",
-                    style="red",
-                )
+            _gate_failed(
+                "Regression against the baseline (AgenticLens rule, uncertainty ignored): "
+                f"{', '.join(map(str, hit))}"
             )
             return EXIT_REGRESSION
     from .paired import noninferiority_failures
 
-    failed = noninferiority_failures(analysis.paired_frames.get("noninferiority"))  # type: ignore[attr-defined]
+    gate = analysis.paired_frames.get("noninferiority")  # type: ignore[attr-defined]
+    failed = noninferiority_failures(gate)
     if failed:
-        Console(stderr=True).print(
-            Text(f"Non-inferiority gate failed: {', '.join(failed)}", style="red")
+        # Each failure with its bound and margin (the gate's reason), not the names alone.
+        reasons = gate.loc[~gate["passed"].astype(bool)]
+        _gate_failed(
+            f"Non-inferiority gate failed: {', '.join(failed)}",
+            [
+                f"{c} ({d}): {r}"
+                for c, d, r in zip(
+                    reasons["candidate_variant_id"],
+                    reasons["dimension"],
+                    reasons["reason"],
+                    strict=True,
+                )
+            ],
         )
         return EXIT_NONINFERIORITY
     return EXIT_OK
+
+
+def _gate_failed(headline: str, details: Iterable[str] = ()) -> None:
+    """Say on stderr why the command exits with a gate's status (3, 4 or 5).
+
+    Parameters
+    ----------
+    headline
+        What failed, naming the variants.
+    details
+        One indented line each (a verdict's statement, a gate's reason).
+
+    Every line is printed whole, however narrow the stream (soft wrap: a CI log or grep
+    sees all of it, where rich cut it at 80 columns in a pipe), and without terminal
+    control characters (variant ids are the manifest's text).
+    """
+    from .report.console import strip_control
+
+    text = "\n".join([headline, *(f"  {line}" for line in details)])
+    Console(stderr=True, highlight=False).print(
+        Text(strip_control(text), style="red"), soft_wrap=True
+    )
 
 
 @experiment_app.command("report")
@@ -758,7 +763,7 @@ def experiment_report(
     outputs: dict[str, Path | None],
 ) -> None:
     """Re-render a saved report (ours, or AgenticLens 0.10's with verdicts from its records)."""
-    console = _console(quiet)
+    console = output_console(quiet)
     from .report.console import print_summary
     from .report.saved import load_report
 
@@ -774,9 +779,13 @@ def experiment_report(
             from .paired.settings import parse_comparisons
 
             if correction is None:
+                # The hint covers both kinds of report: for one with verdicts of its own,
+                # adding --correction (the only fix it gave) is refused in turn.
                 raise InputError(
                     "--alpha and --paired-method need a declared correction",
-                    hint="add --correction holm (or none, bonferroni, benjamini_hochberg)",
+                    hint="for a report AgenticLens wrote, add --correction holm (or none, "
+                    "bonferroni, benjamini_hochberg); a report with verdicts of its own keeps "
+                    "the settings it was run with: leave out --alpha and --paired-method",
                 )
             settings: dict[str, Any] = {"correction": str(correction.value)}
             if alpha is not None:

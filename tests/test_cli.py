@@ -293,3 +293,17 @@ def test_output_options_come_from_the_writers_registry() -> None:
         assert done.returncode == 0
         for writer in WRITERS:
             assert (f"{writer.option} " in done.stdout) == (writer in writers_for(command))
+
+
+def test_gate_messages_are_whole_lines_in_a_pipe_and_say_why(tmp_path: Path) -> None:
+    """A gate's message on stderr was cut at 80 columns in a pipe (the variant on a line of
+    its own, away from the rule), and the non-inferiority gate named only the variants."""
+    env = {"COLUMNS": ""}  # a pipe, as in CI: no width given
+    compat_args = _run_args(EXAMPLE, tmp_path / "compat")
+    compat = _cli(*compat_args, "--fail-on-regression", "--regression-rule", "compat", env=env)
+    assert compat.returncode == 4
+    assert "uncertainty ignored): retrieval-dense\n" in compat.stderr
+    gate = _cli(*_run_args(EXAMPLE, tmp_path / "gate"), "--noninferiority-margin", "0.01", env=env)
+    assert gate.returncode == 5
+    line = next(x for x in gate.stderr.splitlines() if x.startswith("  model-large"))
+    assert "bound" in line and "-0.01" in line

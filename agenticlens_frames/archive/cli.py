@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .._choices import Correction
-from .._cli_errors import fail
+from .._cli_errors import fail, output_console
 from .._values import format_in_unit, format_power, is_missing
 from ..errors import InputError
 from .engine_registry import ENGINES
@@ -260,7 +260,7 @@ def archive_add(
     if not quiet:
         r = result.record
         verb = "Added" if result.added else "Already archived:"
-        Console(highlight=False).print(
+        output_console(soft_wrap=True).print(
             Text(
                 f"{verb} run {r.run_id} of {r.experiment_id} ({r.n_attempts} attempts, "
                 f"run at {r.run_at:%Y-%m-%d %H:%M} UTC) in {archive}"
@@ -289,7 +289,7 @@ def archive_rollups(
     except InputError as exc:
         raise fail("Unable to write rollups", exc) from None
     if not quiet:
-        Console(highlight=False).print(
+        output_console(soft_wrap=True).print(
             Text(
                 f"Wrote rollups for {len(done)} of {len(records)} run(s) in {archive}"
                 + "".join(f"\n  {r.run_id} {r.experiment_id}" for r in done)
@@ -319,7 +319,7 @@ def archive_remove(
             if record is not None
             else f"run {run_id} (its record was unreadable)"
         )
-        Console(highlight=False).print(Text(f"Removed {what} from {archive}"))
+        output_console(soft_wrap=True).print(Text(f"Removed {what} from {archive}"))
 
 
 # --------------------------------------------------------------------------- ls
@@ -344,7 +344,7 @@ def archive_ls(
         records = sl.records()
     except InputError as exc:
         raise fail("Unable to list archive", exc) from None
-    console = Console(highlight=False, soft_wrap=True)
+    console = output_console(soft_wrap=True)
     if as_json:
         for r in records:
             data = r.to_json()
@@ -431,7 +431,8 @@ def archive_summarize(
         None, "--out", help="Write every result frame here (parquet, or CSV with --format csv)."
     ),
     fmt: SliceFormat = typer.Option(SliceFormat.parquet, "--format", help="For --out."),
-    limit: int = typer.Option(40, "--limit", help="Rows of each table to print."),
+    # min=0: pandas reads head(-1) as "all but the last row", which was printed as if all.
+    limit: int = typer.Option(40, "--limit", min=0, help="Rows of each table to print."),
     verdicts: bool = VerdictsOpt,
     correction: Correction | None = CorrectionOpt,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console tables."),
@@ -461,7 +462,7 @@ def archive_summarize(
         _write_frames(written, out, fmt.value)
     if quiet:
         return
-    console = Console(highlight=False)
+    console = output_console()
     vs = result.variant_summary
     shown = vs.head(limit)
     # The interval printed is the case-level one, computed for the printed rows only (the
@@ -753,7 +754,7 @@ def archive_slice(
         counts = ", ".join(f"{n} {name}" for name, n in written.items())
         if judged is not None:
             counts += f", {len(judged)} verdicts"
-        console = Console(highlight=False)
+        console = output_console()
         console.print(Text(_safe(f"Wrote {counts} from {sl.n_runs} run(s) to {out}")))
         for note in [] if judged is None else judged.attrs.get("notes", []):
             console.print(Text(_safe(f"Note: {note}"), style="dim"))

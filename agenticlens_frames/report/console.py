@@ -350,6 +350,15 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
         console.print(Text(f"! {strip_control(note)}", style="yellow"))
 
 
+def _where_significance_is(analysis: ExperimentAnalysis) -> str:
+    """Where the compat section sends the reader for significance: the verdicts above, or,
+    without a declared correction (no verdicts, only per-comparison intervals), nowhere
+    yet — pointing at verdicts that are not there would lend these p-values weight."""
+    if analysis.verdicts.attrs.get("declared", False):
+        return "read the verdicts above for significance"
+    return "no verdict is given without a declared correction (see the note above)"
+
+
 def _compat_table(analysis: ExperimentAnalysis, console: Console) -> None:
     """AgenticLens's own numbers, unchanged, in a section that says what they assume.
 
@@ -404,6 +413,6 @@ def _compat_table(analysis: ExperimentAnalysis, console: Console) -> None:
         "Case pass rate counts a failed trial as failing every case. The interval and the "
         "z-test pool all attempts as if independent; attempts on one case are correlated, "
         "so they are too narrow and too small. They match AgenticLens 0.10 and the JSON/CSV "
-        "reports; read the verdicts above for significance."
+        f"reports; {_where_significance_is(analysis)}."
     )
     console.print(deltas)

@@ -332,3 +332,32 @@ def test_a_level_no_run_has_is_one_warning_line(cli_archive: Path, command: str)
     assert result.exit_code == 0, result.output
     assert result.output.count("warning: no archived run has model='gpt-nonesuch'") == 1
     assert "UserWarning" not in result.output and "return [" not in result.output
+
+
+def test_tables_in_a_pipe_are_not_cut_to_80_columns(cli_archive: Path):
+    """In a pipe (CI logs) rich assumed 80 columns: the paired table's name columns shrank
+    to nothing, leaving intervals without the candidate they belong to."""
+    piped = runner.invoke(app, ["archive", "summarize", str(cli_archive)], env={"COLUMNS": None})
+    assert piped.exit_code == 0, piped.output
+    paired = piped.output.split("Paired with each run's baseline")[1]
+    row = next(line for line in paired.splitlines() if "retrieval-dense" in line)
+    assert "support-agent-upgrade@1" in row and "baseline" in row
+    added = runner.invoke(
+        app,
+        [
+            "archive",
+            "add",
+            str(cli_archive),
+            str(EXAMPLE / "manifest.yaml"),
+            str(EXAMPLE / "suite.yaml"),
+        ],
+        env={"COLUMNS": None},
+    )
+    assert len(added.output.strip().splitlines()) == 1, added.output  # one line to grep
+
+
+def test_a_negative_limit_is_a_usage_error(cli_archive: Path):
+    """--limit -1 printed every row but the last, then "… 9 more" (pandas' head(-1))."""
+    result = invoke("summarize", str(cli_archive), "--limit", "-1")
+    assert result.exit_code == 2, result.output
+    assert "--limit" in result.output

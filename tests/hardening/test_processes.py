@@ -713,3 +713,36 @@ def test_rerun_failed_restarted_does_not_reopen_what_it_ran_again(tmp_path):
     outcomes = _outcomes(json.loads((tmp_path / "r.json").read_text()))
     v1 = {key: value[:2] for key, value in outcomes.items() if key[0] == "v1"}
     assert v1 and all(v == ("error", "RuntimeError: still broken") for v in v1.values()), v1
+
+
+def test_attempts_finished_before_an_output_fails_are_kept_without_run_dir(tmp_path):
+    """A live run without --run-dir journals into a temporary folder; when an output then
+    cannot be written, that folder was deleted with every finished (paid-for) attempt."""
+    manifest, suite = _experiment(tmp_path, "plain_target")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(temp)}
+    failed = subprocess.run(
+        _run_argv(manifest, suite, "--save", "/dev/full"),  # no space left: written last
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert failed.returncode == 1, failed.stderr
+    assert "Traceback" not in failed.stderr
+    kept = [p / "run" for p in temp.glob("agenticlens-frames-*") if (p / "run").is_dir()]
+    assert len(kept) == 1, failed.stderr
+    assert f"run again with --run-dir {kept[0]}" in " ".join(failed.stderr.split())
+    report = tmp_path / "r.json"
+    again = subprocess.run(
+        _run_argv(manifest, suite, "--save", str(report), "--run-dir", str(kept[0])),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert again.returncode == 0, again.stderr
+    assert json.loads(report.read_text())["experiment_name"] == "exits"

@@ -104,6 +104,10 @@ def test_without_a_correction_nothing_is_marked_and_the_output_says_how(run) -> 
     assert "*" not in text
     assert "comparisons: {correction: holm}" in re.sub(r"\s+", " ", text)
     assert re.sub(r"\s+", " ", HOW_TO_DECLARE) in re.sub(r"\s+", " ", text)
+    # No verdicts were printed, so the compat section must not send the reader to them.
+    compat = re.sub(r"\s+", " ", text[text.index("AgenticLens-compatible numbers") :])
+    assert "verdicts above" not in compat
+    assert "no verdict is given without a declared correction" in compat
 
 
 def test_the_attempt_independence_warning_sits_with_the_numbers_it_is_about(run) -> None:

@@ -200,6 +200,10 @@ def test_the_command_line_declares_a_correction_for_a_report_without_verdicts(
     assert "has its own verdicts" in refused.output and "Traceback" not in refused.output
     alone = runner.invoke(app, ["experiment", "report", str(theirs), "--alpha", "0.1"], env=env)
     assert alone.exit_code == 1 and "need a declared correction" in alone.output
+    # on a report with verdicts, adding --correction (once the only hint) is refused too
+    ours_alone = runner.invoke(app, ["experiment", "report", str(saved), "--alpha", "0.1"], env=env)
+    assert ours_alone.exit_code == 1
+    assert "leave out --alpha and --paired-method" in ours_alone.output
 
 
 @pytest.mark.parametrize(
