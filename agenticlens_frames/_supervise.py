@@ -570,7 +570,11 @@ def _say(text: str) -> None:
     from rich.console import Console
     from rich.text import Text
 
-    Console(stderr=True, highlight=False).print(Text(text, style="yellow"), soft_wrap=True)
+    console = Console(stderr=True, highlight=False)
+    if console.is_terminal:
+        # The child may have ended mid-way through a progress line: start a fresh one.
+        console.file.write("\n")
+    console.print(Text(text, style="yellow"), soft_wrap=True)
 
 
 def supervise(argv: list[str], command: Callable[[], object] | None = None) -> int:
@@ -592,7 +596,9 @@ def supervise(argv: list[str], command: Callable[[], object] | None = None) -> i
     """
     work = Path(tempfile.mkdtemp(prefix="agenticlens-frames-"))
     run_dir_text = _option(argv, "--run-dir")
-    injected = run_dir_text is None and _has_live_targets(argv)
+    # Not for --rerun-failed: without a --run-dir of its own the run refuses it (a private
+    # folder holds no failures to call again).
+    injected = run_dir_text is None and "--rerun-failed" not in argv and _has_live_targets(argv)
     if injected:
         argv = [*argv, "--run-dir", str(work / "run")]
         run_dir_text = str(work / "run")

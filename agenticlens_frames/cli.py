@@ -457,6 +457,15 @@ def experiment_run(
 
         try:
             read_ahead()
+            if rerun_failed and run_dir is None:
+                # Without a folder there is no earlier run whose failures to call again:
+                # the option was ignored and every attempt called once, as new.
+                raise InputError(
+                    "--rerun-failed calls again the failed attempts journaled in a run "
+                    "folder, and no --run-dir was given",
+                    location="--rerun-failed",
+                    hint="pass the --run-dir of the run whose failures to call again",
+                )
             from .paired import check_saved_report, comparisons_from_cli
 
             _refuse_clobbering_run(

@@ -60,6 +60,7 @@ __all__ = [
     "SCHEMAS",
     "TRIALS_SCHEMA",
     "TRIAL_STATUSES",
+    "UNAVAILABLE_METRICS",
     "CheckColumns",
     "ExperimentRun",
     "read_parquet",
@@ -789,6 +790,10 @@ def _first_row(part: dict[str, Any]) -> tuple[int, int, int]:
 #: version is agentic-evals' own, the release whose check rules we implement.
 BUILTIN_EVALUATOR = "agentic_evals.builtin"
 BUILTIN_VERSION = AGENTIC_EVALS_VERSION
+#: The metrics of the one failing check an attempt with nothing to score gets
+#: (:func:`~agenticlens_frames.scoring.score_unavailable`): a failed live call, a missing
+#: recorded sample. They judge no expectation of the case.
+UNAVAILABLE_METRICS = ("target_call", "sample_available")
 
 
 #: Fields a registered evaluator's check keeps apart from the shared columns:

@@ -483,6 +483,7 @@ def archive_summarize(
         ),
         title_justify="left",
         caption=(
+            "* the run's baseline. "
             "pass rate: over the evaluated attempts (a failed trial's left out, as "
             f"experiment run leaves them out); {level} CI: beta-binomial with cases as the "
             "unit — attempts at one case are not independent (case_level_intervals holds "

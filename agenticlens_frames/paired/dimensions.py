@@ -27,7 +27,7 @@ from .. import stats
 from ..errors import InputError
 from ..formats._io import Invalid, close_match
 from ..formats.comparisons import parse_evaluator
-from ..frames import BUILTIN_EVALUATOR, ExperimentRun
+from ..frames import BUILTIN_EVALUATOR, UNAVAILABLE_METRICS, ExperimentRun
 from ..per_case import category_codes
 from .settings import EvaluatorChoice
 
@@ -280,11 +280,6 @@ def evaluation(run: ExperimentRun, evaluator: str) -> Evaluation:
     return ev
 
 
-#: The one failing check an attempt with nothing to score gets
-#: (:func:`~agenticlens_frames.scoring.score_unavailable`): a failed call, a missing sample.
-_UNAVAILABLE_METRICS = ("target_call", "sample_available")
-
-
 def unjudged_failures(run: ExperimentRun) -> np.ndarray:
     """Per attempt: a failed call (or missing sample) on a case that has no expectations.
 
@@ -310,7 +305,7 @@ def unjudged_failures(run: ExperimentRun) -> np.ndarray:
     plain = run.cases["n_expectations"].to_numpy(np.int64) == 0
     if not plain.any() or chk.empty:
         return out
-    synthetic = category_codes(chk["metric"], list(_UNAVAILABLE_METRICS)) >= 0
+    synthetic = category_codes(chk["metric"], list(UNAVAILABLE_METRICS)) >= 0
     if not synthetic.any():
         return out
     ids, case_ids = list(run.manifest.variant_ids), list(run.suite.case_ids)

@@ -27,7 +27,13 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import InputError
-from ..frames import CHECKS_SCHEMA, FACTOR_PREFIX, ExperimentRun, set_categories
+from ..frames import (
+    CHECKS_SCHEMA,
+    FACTOR_PREFIX,
+    UNAVAILABLE_METRICS,
+    ExperimentRun,
+    set_categories,
+)
 
 __all__ = ["run_from_report"]
 
@@ -170,7 +176,12 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
         att[column] = keyed[column].reindex(key).fillna(fill).to_numpy()
     check_frame = pa.Table.from_pydict(checks, schema=CHECKS_SCHEMA).to_pandas()
     rebuilt = dataclasses.replace(
-        run, manifest=manifest, suite=suite, attempts=att, checks=check_frame
+        run,
+        manifest=manifest,
+        suite=suite,
+        attempts=att,
+        checks=check_frame,
+        cases=_with_expectations(run.cases, check_frame),
     )
     set_categories(rebuilt)
     return rebuilt
@@ -194,6 +205,22 @@ _ATTEMPT_COLUMNS = (
     "variant_id", "trial", "case_id", "passed", "score", "n_checks", "n_checks_passed",
     "score_sum", "latency_ms", "cost_usd", "output", "status", "error",
 )  # fmt: skip
+
+
+def _with_expectations(cases: pd.DataFrame, checks: pd.DataFrame) -> pd.DataFrame:
+    """``cases`` with ``n_expectations`` as the records show them: the distinct checks of
+    each case other than a failed call's or a missing sample's one (which judges nothing).
+
+    The paired quality leaves out a failed call on a case without expectations
+    (:func:`~agenticlens_frames.paired.dimensions.unjudged_failures`): without this every
+    rebuilt case had none, and a missing sample dropped out of the comparison that
+    ``experiment run`` makes with it. A case whose every attempt failed shows no check of
+    its own, so it reads as one without expectations here.
+    """
+    real = checks.loc[~checks["metric"].astype(str).isin(UNAVAILABLE_METRICS)]
+    counts = real.groupby(real["case_id"].astype(str))["name"].nunique()
+    found = counts.reindex(cases["case_id"].astype(str)).fillna(0)
+    return cases.assign(n_expectations=found.to_numpy().astype(cases["n_expectations"].dtype))
 
 
 def _failed_trial(

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from .._gc import paused_gc
-from .._progress import progress_bar
+from .._progress import LogLines, progress_bar, wants_log_lines
 from .._secrets import remember, remember_environment
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry, as_registry
@@ -728,6 +728,10 @@ class _Progress:
         self.judge = [0, 0, 0]
         if not enabled:  # no bars at all (a disabled tqdm still costs its import)
             self.overall = _NoBar()
+            return
+        if wants_log_lines():
+            # A log or a pipe: a plain line now and then, not bars redrawn in place.
+            self.overall = LogLines(total=overall, desc=title, unit="attempt")
             return
         self.overall = progress_bar(
             total=overall,

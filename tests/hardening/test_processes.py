@@ -746,3 +746,53 @@ def test_attempts_finished_before_an_output_fails_are_kept_without_run_dir(tmp_p
     )
     assert again.returncode == 0, again.stderr
     assert json.loads(report.read_text())["experiment_name"] == "exits"
+
+
+@pytest.mark.parametrize("supervised", ["1", "0"])
+def test_rerun_failed_without_a_run_folder_is_refused_before_any_call(tmp_path, supervised):
+    """Without --run-dir there is no earlier run whose failures to call again: the option
+    was ignored (the supervisor's private folder stood in) and every attempt called as new."""
+    manifest, suite = _experiment(tmp_path, "still_failing")
+    log = tmp_path / "calls.log"
+    done = subprocess.run(
+        _run_argv(manifest, suite, "--rerun-failed"),
+        env={
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "CALL_LOG": str(log),
+            "AGENTICLENS_FRAMES_SUPERVISE": supervised,
+        },
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "--rerun-failed calls again the failed attempts journaled in a run folder" in (
+        done.stderr
+    )
+    assert "Traceback" not in done.stderr and not log.exists()
+
+
+def test_a_live_runs_progress_in_a_pipe_is_plain_lines(monkeypatch):
+    """stderr in a CI log or a pipe: tqdm's bars, redrawn with carriage returns and cursor
+    moves (one per variant too), left about a hundred half-lines in 5 s; now a plain line
+    every 10 s and one at the end."""
+    import io
+
+    from agenticlens_frames import _progress
+    from agenticlens_frames.runner import live
+
+    stream = io.StringIO()
+    # What stderr is when it is not a terminal (and pytest -s may give one).
+    assert _progress.wants_log_lines(stream)
+    monkeypatch.setattr(live, "wants_log_lines", lambda: True)
+    progress = live._Progress(True, "exp · 2 in flight", {"a": 2, "b": 2}, overall=4)
+    progress.overall.stream = stream
+    for variant in ("a", "b", "a", "b"):
+        progress.update(variant)
+    progress.judged(3, 0, 1)
+    progress.close()
+    text = stream.getvalue()
+    assert "\r" not in text and "\x1b" not in text and not progress.bars
+    want = "exp · 2 in flight: 4/4 attempts (100%) · 0 s · judge calls 3 (1 reused)"
+    assert text.splitlines() == [want], text

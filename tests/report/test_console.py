@@ -108,6 +108,15 @@ def test_without_a_correction_nothing_is_marked_and_the_output_says_how(run) -> 
     compat = re.sub(r"\s+", " ", text[text.index("AgenticLens-compatible numbers") :])
     assert "verdicts above" not in compat
     assert "no verdict is given without a declared correction" in compat
+    # The page's compatible section too (it sent the reader to "the verdicts at the top").
+    from agenticlens_frames.report.html import render_html
+
+    for analysis, said in ((analyze(undeclared), False), (analyze(run), True)):
+        page = render_html(analysis)
+        section = page[page.index("<section id='compat'>") :]
+        section = section[: section.index("</section>")]
+        assert ("read the verdicts at the top" in section) is said
+        assert ("no verdict is given without a declared correction" in section) is not said
 
 
 def test_the_attempt_independence_warning_sits_with_the_numbers_it_is_about(run) -> None:
