@@ -697,7 +697,13 @@ class ExperimentResult:
 
     @property
     def remaining(self) -> int:
+        """Attempts (variant, trial, input) still to run."""
         return self.live.remaining
+
+    @property
+    def remaining_cases(self) -> int:
+        """Inputs with an attempt still to run."""
+        return self.live.remaining_cases
 
     @property
     def complete(self) -> bool:
@@ -713,7 +719,11 @@ class ExperimentResult:
         # The dataclass repr printed the experiment, its dataset and the whole live result
         # (the call table included): one line that says what the run is.
         run_ = self.live.run
-        state = "complete" if self.complete else f"{self.remaining} attempt(s) remaining"
+        state = (
+            "complete"
+            if self.complete
+            else f"{self.remaining} attempt(s) of {self.remaining_cases} input(s) remaining"
+        )
         return (
             f"ExperimentResult(experiment={self.experiment.name!r}, run_id={self.run_id!r}, "
             f"variants={len(run_.manifest.variants)}, inputs={len(run_.suite.cases)}, "
@@ -1168,9 +1178,12 @@ class Comparator:
             lines.append(f"Hypothesis: {results.experiment.hypothesis}")
         if remaining := getattr(results, "remaining", 0):
             # A bounded run (max_attempts) reads like a finished one otherwise.
+            cases = getattr(results, "remaining_cases", 0)
             lines.append(
-                f"Incomplete: {remaining} attempt(s) remaining (run again with the same "
-                "run_id to finish); the numbers below are over the finished trials only."
+                f"Incomplete: {remaining} attempt(s) remaining"
+                + (f" over {cases} input(s)" if cases else "")
+                + " (run again with the same run_id to finish); the numbers below are over "
+                "the finished trials only."
             )
         baseline = self._baseline(results)
         level = f"{self.confidence_level:.0%}"

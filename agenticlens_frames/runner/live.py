@@ -126,6 +126,8 @@ class LiveRunResult:
         out until they finish, so every table keeps its grain.
     remaining
         Live (variant, trial, case) attempts still to run; 0 when the run is complete.
+    remaining_cases
+        The cases those attempts belong to (a case with any attempt left).
     attempted
         Attempts finished by this call (not counting earlier sessions).
     interrupted
@@ -148,6 +150,7 @@ class LiveRunResult:
     #: With ``stop_when``: when and why the run stopped, and the attempts it saved
     #: (JSON-ready; see :mod:`.stopping`). None otherwise.
     stopping: dict[str, Any] | None = None
+    remaining_cases: int = 0
 
     @property
     def complete(self) -> bool:
@@ -471,8 +474,9 @@ def build_run(
     progress: bool = False,
     parsed: Mapping[int, tuple[dict[str, Any], str, Trace]] | None = None,
     journaled: ReplaySamples | None = None,
-) -> tuple[ExperimentRun, int]:
-    """The tables of every finished trial, and the number of attempts still to run.
+) -> tuple[ExperimentRun, int, int]:
+    """The tables of every finished trial, the number of attempts still to run, and the
+    number of cases they belong to.
 
     ``parsed`` (:attr:`~.journal.JournalWriter.parsed`) holds the output and trace of the
     attempts scored in this session, so their payloads are not validated again.
@@ -487,6 +491,7 @@ def build_run(
     order = execution_order(manifest.variant_ids, manifest.trial_count, manifest.random_seed)
     kinds = {v.id: v.target_kind for v in manifest.variants}
     remaining = 0
+    open_cases: set[str] = set()
     parsed = parsed or {}
     succeeded = _Succeeded(builder, manifest, ledger.journal)
     with paused_gc():
@@ -496,6 +501,7 @@ def build_run(
             pending = ledger.pending(variant_id, trial)
             if pending:
                 remaining += len(pending)
+                open_cases.update(c.id for c in pending)
                 continue
             error = ledger.trial_error(variant_id, trial)
             if error is not None:
@@ -517,7 +523,7 @@ def build_run(
             )
         used = sorted({ref.name for case in suite.cases for ref in case.evaluators})
         versions = {name: registry[name].version for name in used} if registry else {}
-        return builder.build(versions), remaining
+        return builder.build(versions), remaining, len(open_cases)
 
 
 # --------------------------------------------------------------------------- planning
@@ -1173,7 +1179,7 @@ async def arun_live(
                     for record in [*ledger.calls, *ledger.final.values()]:
                         if record["case"] in used:
                             sub_ledger.add(record)
-                    run, remaining = build_run(
+                    run, remaining, open_cases = build_run(
                         manifest,
                         small,
                         sub_ledger,
@@ -1185,7 +1191,7 @@ async def arun_live(
                 else:
                     replays = _replay_samples(manifest, registry, samples, folder)
                     try:
-                        run, remaining = build_run(
+                        run, remaining, open_cases = build_run(
                             manifest,
                             suite,
                             ledger,
@@ -1202,6 +1208,7 @@ async def arun_live(
                 result = LiveRunResult(
                     run=run,
                     remaining=remaining,
+                    remaining_cases=open_cases,
                     attempted=scheduler.finished,
                     interrupted=scheduler.interrupted,
                     run_dir=folder.path if folder is not None else None,
@@ -1263,7 +1270,7 @@ def load_run_folder(
         folder.close()
     # Recorded replays reuse the judge samples journaled by the run (loading writes nothing).
     replays = _replay_samples(manifest, registry, ledger.unfinished_samples(), None)
-    run, remaining = build_run(
+    run, remaining, _ = build_run(
         manifest, suite, ledger, registry, progress=progress, journaled=replays
     )
     if remaining:

@@ -548,7 +548,11 @@ def test_a_recorded_only_manifest_gives_the_same_tables_as_load_experiment(tmp_p
         pd.testing.assert_frame_equal(getattr(result.run, table), getattr(reference, table))
 
 
-def test_progress_bars_per_experiment_and_variant(write_experiment, capsys):
+def test_progress_bars_per_experiment_and_variant(write_experiment, capsys, monkeypatch):
+    from agenticlens_frames.runner import live
+
+    # The bars of a terminal (captured stderr is not one: it would get plain lines).
+    monkeypatch.setattr(live, "wants_log_lines", lambda: False)
     manifest, suite = write_experiment([variant("a", "answer"), variant("b", "answer_async")])
     run_experiment(manifest, suite, progress=True, concurrency=2)
     err = capsys.readouterr().err
