@@ -1322,7 +1322,10 @@ def paired_difference(
     t_name = "t" if codes is None else f"CR1 t (G={groups} clusters)"
     ci_low, ci_high, ci_method = base.ci_low, base.ci_high, t_name
     if n < 2 or groups < 2:
-        p, p_method = math.nan, t_name
+        # Nothing computed: named so, not as the t test (whatever method was asked for).
+        unit = "case" if codes is None else "cluster"
+        ci_method = p_method = f"none (one {unit}: no interval or test)"
+        p = math.nan
     elif degenerate and method != "mcnemar":
         # McNemar's exact test and the Bonett-Price interval need no variance: an arm
         # that passed (or failed) every case keeps its real interval, not a zero width.

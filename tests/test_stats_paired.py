@@ -652,3 +652,15 @@ def test_the_bootstrap_method_tests_with_the_exact_sign_flip(d) -> None:
     assert "sign-flip" in r.p_value_method and "bootstrap percentile" in r.ci_method
     low, high, _ = sp.case_bootstrap(units, rng=0)
     assert (r.ci_low, r.ci_high) == (low, high)
+
+
+@pytest.mark.parametrize("method", ["t", "bootstrap", "permutation", "wilcoxon"])
+def test_one_case_names_no_method_it_did_not_apply(method) -> None:
+    """With one case (or cluster) nothing is computed; the row said "t" whatever method
+    was asked for."""
+    r = sp.paired_difference([0.3], method=method, rng=0)
+    assert r.ci_method == r.p_value_method == "none (one case: no interval or test)"
+    assert math.isnan(r.p_value) and math.isnan(r.ci_low)
+    if method != "wilcoxon":
+        clustered = sp.paired_difference([0.3, 0.1], method=method, clusters=["a", "a"], rng=0)
+        assert clustered.p_value_method == "none (one cluster: no interval or test)"
