@@ -456,12 +456,29 @@ def omitted_statement(verdicts: pd.DataFrame) -> str:
     >>> omitted_statement(v)
     'Not compared: b on latency (latency_ms): no case has a known latency in both arms.'
     """
-    omitted = verdicts.attrs.get("omitted") or []
-    parts = [
-        f"{o['candidate_variant_id']} on {o['dimension']} ({o['evaluator']}): {o['reason']}"
-        for o in omitted
-    ]
+    parts = [text for _, text in omitted_parts(verdicts)]
     return f"Not compared: {'; '.join(parts)}." if parts else ""
+
+
+def omitted_parts(verdicts: pd.DataFrame) -> list[tuple[str, str]]:
+    """Each comparison a verdict table leaves out: (candidate, what and why), the parts of
+    :func:`omitted_statement` (the page tags each with its candidate for its filters).
+
+    Examples
+    --------
+    >>> v = pd.DataFrame()
+    >>> v.attrs["omitted"] = [{"candidate_variant_id": "b", "dimension": "cost",
+    ...                        "evaluator": "cost_usd", "reason": "unpriced"}]
+    >>> omitted_parts(v)
+    [('b', 'b on cost (cost_usd): unpriced')]
+    """
+    return [
+        (
+            str(o["candidate_variant_id"]),
+            f"{o['candidate_variant_id']} on {o['dimension']} ({o['evaluator']}): {o['reason']}",
+        )
+        for o in verdicts.attrs.get("omitted") or []
+    ]
 
 
 def _undeclared_config(confidence_level: float) -> ComparisonsConfig:

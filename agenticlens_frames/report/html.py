@@ -796,14 +796,13 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         format_p,
         interval_phrase,
         method_phrase,
-        omitted_statement,
+        omitted_parts,
     )
 
     declared = bool(verdicts.attrs.get("declared", False))
     if verdicts.attrs.get("missing"):
         return f"<p class='declare'>{_e(verdicts.attrs['missing'])}</p>"
-    omitted = omitted_statement(verdicts)
-    after = f"<p class='note omitted'>{_e(omitted)}</p>" if omitted else ""
+    after = _omitted_html(omitted_parts(verdicts))
     if not len(verdicts):
         body = "<p class='note'>No candidate could be compared with the baseline.</p>" + after
         return body if declared else body + f"<p class='declare'>{_e(HOW_TO_DECLARE)}</p>"
@@ -858,10 +857,28 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         )
     if verdicts.attrs.get("source"):
         note += f"<p class='note'>{_e(verdicts.attrs['source'])}</p>"
-    return (
-        f"{note}<div class='scroll'><table class='verdicts'>{head}{''.join(rows)}</table></div>"
-        + after
+    # The page's factor filters may hide every row: then the table goes and a note says
+    # why (an empty table read as "no verdicts"); report.js shows and hides them.
+    family = "; they stay in the family the correction is over" if declared else ""
+    hidden = (
+        "<p class='note' data-all-hidden='table.verdicts tr[data-variant]' hidden>The factor "
+        f"filters hide every candidate's row{family}. Clear a filter to see them.</p>"
     )
+    return (
+        f"{note}<div class='scroll' data-empty-when='tr[data-variant]'><table class='verdicts'>"
+        f"{head}{''.join(rows)}</table></div>{hidden}{after}"
+    )
+
+
+def _omitted_html(parts: list[tuple[str, str]]) -> str:
+    """The comparisons left out, one part per candidate (hidden with it by the page's
+    factor filters; the note goes when every part has)."""
+    if not parts:
+        return ""
+    spans = " ".join(
+        f"<span data-variant='{_e(candidate)}'>{_e(text)}.</span>" for candidate, text in parts
+    )
+    return f"<p class='note omitted' data-empty-when='[data-variant]'>Not compared: {spans}</p>"
 
 
 def _verdicts_section(a: ExperimentAnalysis, forest: bool, *, descriptive: bool = False) -> str:

@@ -504,6 +504,29 @@ def test_factor_filter_search_and_paging(open_page, pages, analysis) -> None:
 
 
 @pytest.mark.browser
+def test_filters_that_hide_every_candidate_say_so(open_page, pages) -> None:
+    """Filtered down to the baseline, the verdict table was an empty header and the note
+    on retrieval-dense's comparison left out stayed: now the table goes, a note says the
+    filters hide every candidate, and each "not compared" part goes with its candidate."""
+    w = open_page(pages["example"])
+    shown = "(sel) => [...document.querySelectorAll(sel)].filter(e => !e.closest('[hidden]'))"
+    note = "p[data-all-hidden]"
+    assert w.page.evaluate(shown, note) == []
+    assert len(w.page.evaluate(shown, "p.omitted span[data-variant]")) == 1
+    w.page.select_option("select[data-factor='retrieval']", "bm25")  # hides retrieval-dense
+    assert w.page.evaluate(shown, "p.omitted") == []
+    assert len(w.page.evaluate(shown, "table.verdicts tr[data-variant]")) > 0
+    for factor, level in (("model", "gpt-small"), ("prompt", "v1")):  # the baseline alone
+        w.page.select_option(f"select[data-factor='{factor}']", level)
+    assert w.page.evaluate(shown, "table.verdicts") == []
+    assert "filters hide every candidate" in w.page.text_content(note)
+    assert len(w.page.evaluate(shown, note)) == 1
+    w.page.select_option("select[data-factor='model']", "")
+    assert w.page.evaluate(shown, note) == [] and w.page.evaluate(shown, "table.verdicts")
+    assert w.errors == []
+
+
+@pytest.mark.browser
 def test_click_shows_attempts(open_page, pages, analysis) -> None:
     w = open_page(pages["example"])
     w.page.select_option("#heat-order", "suite")

@@ -341,6 +341,16 @@
       el.hidden = !keep.raw.has(el.dataset.variant);
     });
     hideCaseColumns();
+    // A block whose every filtered part is hidden goes; a note saying so comes.
+    var allHidden = function (items) {
+      return items.length > 0 && Array.prototype.every.call(items, function (el) { return el.hidden; });
+    };
+    document.querySelectorAll("[data-empty-when]").forEach(function (el) {
+      el.hidden = allHidden(el.querySelectorAll(el.dataset.emptyWhen));
+    });
+    document.querySelectorAll("[data-all-hidden]").forEach(function (el) {
+      el.hidden = !allHidden(document.querySelectorAll(el.dataset.allHidden));
+    });
     document.querySelectorAll("[data-factor-row]").forEach(function (el) {
       var chosen = state.filters[el.dataset.factorRow];
       el.hidden = !!chosen && el.dataset.level !== chosen;
