@@ -91,8 +91,10 @@ def _pct(value: Any, digits: int = 1) -> str:
     return "n/a" if is_missing(value) else f"{value:.{digits}%}"
 
 
-def _num(value: Any, digits: int = 3, prefix: str = "") -> str:
-    return "n/a" if is_missing(value) else f"{prefix}{value:.{digits}f}"
+def _num(value: Any, digits: int = 3, prefix: str = "", suffix: str = "") -> str:
+    """``value`` to ``digits`` places, with its unit; "n/a" alone when missing (not
+    "n/a ms")."""
+    return "n/a" if is_missing(value) else f"{prefix}{value:.{digits}f}{suffix}"
 
 
 def _e(value: Any) -> str:
@@ -171,6 +173,14 @@ def _variant_notes(a: ExperimentAnalysis, case_level: bool) -> str:
     return "".join(f"<p class='note'>{n}</p>" for n in notes)
 
 
+def _significance_at(a: ExperimentAnalysis) -> str:
+    """Where the compatible section sends the reader for significance: the verdicts at the
+    top, or — without a declared correction, when there are none — nowhere yet."""
+    if a.verdicts.attrs.get("declared", False):
+        return "read the verdicts at the top"
+    return "no verdict is given without a declared correction (see the note at the top)"
+
+
 def _pass_rate_cell(v: dict[str, Any], headline: dict[str, dict[str, Any]]) -> str:
     """The variant table's pass rate: the case-level estimate and interval; AgenticLens's
     pooled case pass rate (†) only when the report has no case-level numbers at all."""
@@ -208,7 +218,7 @@ def _variant_table(a: ExperimentAnalysis) -> str:
             f"{_e(v['variant_id'])}{' · ' + factors if factors else ''}</small></td>"
             f"<td>{rate_cell}</td>"
             f"<td>{_num(v['average_score_mean'])}</td>"
-            f"<td>{_num(v['average_latency_ms_mean'], 1)} ms</td>"
+            f"<td>{_num(v['average_latency_ms_mean'], 1, suffix=' ms')}</td>"
             f"<td>{_num(v['total_cost_usd_mean'], 4, '$')}<br><small>{int(v['priced_trials'])}/"
             f"{int(v['completed_trials'])} trials priced</small></td>"
             f"<td>{_pct(v['trial_success_rate'])}<br><small>of trials passed every case · "
@@ -311,8 +321,8 @@ def _comparisons(a: ExperimentAnalysis) -> str:
         "JSON and CSV reports' numbers). The case pass rate counts a failed trial as failing "
         "every case; its Wilson interval and the z-test pool every attempt as if independent, "
         "but attempts on one case are correlated, so these intervals are too narrow and the "
-        "p-values too small. They are not a significance verdict: read the verdicts at the "
-        "top. Flags follow AgenticLens's rule (a relative change beyond the regression "
+        f"p-values too small. They are not a significance verdict: {_significance_at(a)}. "
+        "Flags follow AgenticLens's rule (a relative change beyond the regression "
         "threshold, uncertainty ignored).</p>"
         "<div class='scroll'><table><tr><th>Variant</th>"
         "<th>Case pass rate<br><small>pooled Wilson interval</small></th>"
@@ -386,7 +396,8 @@ def _factor_levels(a: ExperimentAnalysis) -> str:
         f"<tr data-factor-row='{_e(f['factor'])}' data-level='{_e(f['value'])}'>"
         f"<td>{_e(f['factor'])}</td><td>{_e(f['value'])}</td>"
         f"<td>{_e(', '.join(f['variant_ids']))}</td><td>{_pct(f['mean_pass_rate'])}</td>"
-        f"<td>{_num(f['mean_average_score'])}</td><td>{_num(f['mean_latency_ms'], 1)} ms</td>"
+        f"<td>{_num(f['mean_average_score'])}</td>"
+        f"<td>{_num(f['mean_latency_ms'], 1, suffix=' ms')}</td>"
         f"<td>{_num(f['mean_cost_usd'], 4, '$')}</td><td>{_pct(f['mean_trial_success_rate'])}"
         "</td></tr>"
         for f in fl.to_dict("records")

@@ -74,3 +74,22 @@ def test_notebook_display_says_no_evaluated_attempt(analysis) -> None:
     assert re.findall(r"<td>(.*?)</td>", dead)[1] == NO_EVALUATED_ATTEMPT
     # The pooled number stays, in the labelled compatible table.
     assert "case pass rate [pooled Wilson]" in shown
+
+
+def test_a_missing_latency_reads_n_a_without_a_unit() -> None:
+    """The variant table printed "n/a ms" for a variant without a latency."""
+    import agenticlens_frames as alf
+    from agenticlens_frames.report.html import render_html
+
+    rows = [
+        {"variant_id": v, "trial": 1, "case_id": f"c{c}", "passed": c % 2 == 0}
+        for v in ("a", "b")
+        for c in range(4)
+    ]
+    run = alf.ExperimentRun.from_frames(
+        pd.DataFrame(rows),
+        pd.DataFrame({"variant_id": ["a", "b"]}),
+        pd.DataFrame({"case_id": [f"c{c}" for c in range(4)]}),
+    )
+    page = render_html(alf.analyze(run))
+    assert "n/a ms" not in page and "<td>n/a</td>" in page
