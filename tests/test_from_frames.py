@@ -212,3 +212,22 @@ def test_a_run_from_frames_writes_its_json_report_and_reads_it_back(user_frames,
     np.testing.assert_allclose(
         saved.variants["case_pass_rate"], a.variants["case_pass_rate"], rtol=1e-12
     )
+
+
+def test_comparator_reads_a_run_from_frames_without_outputs(user_frames) -> None:
+    # Its cases declare no expectations (the user's `passed` judged them): the summary
+    # said "No input has expectations", gave no pass rate and no verdict, and a run
+    # without an `output` column crashed on len(NaN).
+    from agenticlens_frames import Comparator
+
+    _, att, variants, cases = user_frames
+    run = ExperimentRun.from_frames(att, variants, cases)
+    comparator = Comparator(comparisons={"correction": "holm"})
+    frame = comparator.compare(run)
+    assert frame["n_cases"].tolist() == [len(cases)] * len(variants)
+    assert frame["mean_output_length"].isna().all()
+    expected = analyze(run, correction="holm", frontier_resamples=0).verdicts
+    got = comparator.verdicts(run)
+    assert got["verdict"].tolist() == expected["verdict"].tolist()
+    text = comparator.summary(run)
+    assert "No input has expectations" not in text and "Verdicts" in text
