@@ -231,3 +231,13 @@ def test_comparator_reads_a_run_from_frames_without_outputs(user_frames) -> None
     assert got["verdict"].tolist() == expected["verdict"].tolist()
     text = comparator.summary(run)
     assert "No input has expectations" not in text and "Verdicts" in text
+
+
+def test_a_column_from_frames_does_not_read_is_named_not_dropped_silently(user_frames) -> None:
+    # Latency in seconds and a bare `cost` vanished without a word: the run had no
+    # latency or cost, and the verdicts quietly left those dimensions out.
+    _, att, variants, cases = user_frames
+    mine = att.rename(columns={"latency_ms": "latency_s", "cost_usd": "cost"})
+    with pytest.warns(UserWarning, match=r"column\(s\) 'latency_s', 'cost' not read.*latency_ms"):
+        run = ExperimentRun.from_frames(mine, variants, cases)
+    assert run.attempts["latency_ms"].isna().all()
