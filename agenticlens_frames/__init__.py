@@ -22,7 +22,7 @@ from ._compat import VERSION as __version__
 from ._lazy import lazy_exports
 
 if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and IDEs
-    from . import testing, viz
+    from . import api, testing, viz
     from .analysis import (
         ExperimentAnalysis,
         analyze,
@@ -81,6 +81,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
 # command line (and anything importing one submodule) does not pay for plotly, the
 # live targets' HTTP stack or the archive engines it does not need.
 _LAZY: dict[str, str] = {
+    "api": ".api",
     "viz": ".viz",
     "testing": ".testing",
     "ExperimentAnalysis": ".analysis",

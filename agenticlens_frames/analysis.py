@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
+from ._values import is_missing
 from .errors import InputError, check_number, check_proportion
 from .frames import ExperimentRun, factor_column
 from .paired import (
@@ -741,6 +742,37 @@ def headline_warnings(warnings: list[str]) -> list[str]:
     ['a']
     """
     return [w for w in warnings if w != ATTEMPTS_AS_INDEPENDENT]
+
+
+def failed_trials(analysis: ExperimentAnalysis) -> pd.DataFrame:
+    """The failed trials of an analysis and why: ``variant_id``, ``trial``,
+    ``error_message`` (None when nothing was said), in the trials' order.
+
+    Read from the run's ``trials`` table, or, for an analysis loaded from a report, its
+    ``trials`` frame; empty when neither records the messages.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> failed_trials(analyze(run, frontier_resamples=0)).to_dict("records")  # doctest: +ELLIPSIS
+    [{'variant_id': 'retrieval-dense', 'trial': 5, 'error_message': 'recorded target has 4 ...'}]
+    """
+    frame = analysis.run.trials if analysis.run is not None else analysis.trials
+    if "error_message" not in frame:
+        return pd.DataFrame(columns=["variant_id", "trial", "error_message"])
+    failed = frame.loc[
+        frame["status"].astype(str) == "failed", ["variant_id", "trial", "error_message"]
+    ]
+    return pd.DataFrame(
+        {
+            "variant_id": failed["variant_id"].astype(str).tolist(),
+            "trial": failed["trial"].astype(int).tolist(),
+            "error_message": [
+                None if is_missing(m) else str(m) for m in failed["error_message"].tolist()
+            ],
+        }
+    )
 
 
 # --------------------------------------------------------------------------- everything

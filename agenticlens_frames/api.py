@@ -653,7 +653,9 @@ def variant_results(run: ExperimentRun, *, timestamp: str | None = None) -> list
             VariantResult(
                 experiment_name=run.manifest.name,
                 variant_name=v.id,
-                outputs=rows.loc[ok, "output"].astype(str).tolist(),
+                # A call may succeed with no output (a run built from frames without an
+                # `output` column): it has no length, and astype(str) keeps its NaN.
+                outputs=rows.loc[ok, "output"].dropna().astype(str).tolist(),
                 avg_latency_ms=float(latency.mean()) if len(latency) else None,
                 total_runs=len(rows),
                 timestamp=stamp,
@@ -666,6 +668,32 @@ def variant_results(run: ExperimentRun, *, timestamp: str | None = None) -> list
             )
         )
     return out
+
+
+def judged_cases(run: ExperimentRun) -> np.ndarray:
+    """Per case of ``run``: whether anything judged it pass or fail.
+
+    A suite case is judged when it declares expectations. A run built from frames
+    (:meth:`ExperimentRun.from_frames`) declares none, yet the user's ``passed`` column
+    judged every attempt: such a case counts when some attempt of it was evaluated, by the
+    evaluation the verdicts use (which leaves out the Python API's plain inputs).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> att = pd.DataFrame({"variant_id": ["a", "b"], "trial": [1, 1], "case_id": ["x", "x"],
+    ...                     "passed": [True, False]})
+    >>> run = ExperimentRun.from_frames(att, pd.DataFrame({"variant_id": ["a", "b"]}),
+    ...                                 pd.DataFrame({"case_id": ["x"]}))
+    >>> judged_cases(run).tolist()
+    [True]
+    """
+    declared = run.cases["n_expectations"].to_numpy() > 0
+    if declared.all():
+        return declared
+    from .paired.dimensions import evaluation
+
+    return declared | (evaluation(run, "passed").counts.sum(axis=0) > 0)
 
 
 def _now() -> str:
@@ -1081,13 +1109,15 @@ class Comparator:
         ci_method``.
 
         ``pass_rate`` is over the evaluated attempts of the inputs that have expectations
-        (``n_cases`` of them): an input without checks has no pass/fail, so it is left
-        out, and with none the pass rate is NaN (the comparison is then about latency,
-        cost and output shape). Its interval treats the **case** as the unit — attempts at
-        one case are not independent — by the method the variant table of every report
-        leads with (``ci_method``, see :func:`~agenticlens_frames.case_level_summary`).
-        Per-variant results alone (no run) carry no case ids, so they get AgenticLens's
-        pass rate (every evaluated attempt) without an interval.
+        (``n_cases`` of them; in a run built from frames, every case: its ``passed`` column
+        judged it, see :func:`judged_cases`): an input without checks has no pass/fail, so
+        it is left out, and with none the pass rate is NaN (the comparison is then about
+        latency, cost and output shape). Its interval treats the **case** as the unit —
+        attempts at one case are not independent — by the method the variant table of every
+        report leads with (``ci_method``, see
+        :func:`~agenticlens_frames.case_level_summary`). Per-variant results alone (no run)
+        carry no case ids, so they get AgenticLens's pass rate (every evaluated attempt)
+        without an interval.
         """
         items = self._variant_results(results)
         run_ = self._run_of(results)
@@ -1098,7 +1128,7 @@ class Comparator:
         low = high = np.full(len(items), np.nan)
         n_cases = np.zeros(len(items), dtype=np.int64)
         method = "none: per-case results needed (pass the run or the result)"
-        checked = None if run_ is None else run_.cases["n_expectations"].to_numpy() > 0
+        checked = None if run_ is None else judged_cases(run_)
         if checked is not None and not checked.any():
             pass_rate = np.full(len(items), np.nan)
             method = "none: no input has expectations (no pass/fail)"
@@ -1154,11 +1184,7 @@ class Comparator:
         from .paired.verdicts import case_verdicts, empty_verdicts
 
         run_ = self._run_of(results)
-        if (
-            run_ is None
-            or len(run_.manifest.variants) < 2
-            or not bool((run_.cases["n_expectations"] > 0).any())
-        ):
+        if run_ is None or len(run_.manifest.variants) < 2 or not judged_cases(run_).any():
             return empty_verdicts()
         return case_verdicts(run_, self.comparisons, confidence_level=self.confidence_level)
 
@@ -1189,7 +1215,7 @@ class Comparator:
         level = f"{self.confidence_level:.0%}"
         run_ = self._run_of(results)
         if run_ is not None:
-            unchecked = int((run_.cases["n_expectations"] == 0).sum())
+            unchecked = int((~judged_cases(run_)).sum())
             if unchecked == len(run_.cases):
                 lines.append(
                     "No input has expectations, so there is no pass/fail: compare latency, "

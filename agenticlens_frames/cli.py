@@ -664,7 +664,10 @@ def _exit_code(
     variants = analysis.variants  # type: ignore[attr-defined]
     empty = variants.loc[variants["completed_trials"] == 0, "variant_id"].astype(str).tolist()
     if empty:
-        _gate_failed(f"Incomplete: variant(s) with no completed trial: {', '.join(empty)}")
+        _gate_failed(
+            f"Incomplete: variant(s) with no completed trial: {', '.join(empty)}",
+            _failure_reasons(analysis, empty),
+        )
         return EXIT_INCOMPLETE
     stopping = _early_stop(analysis)
     if fail_on_regression and rule == "case" and stopping is not None:
@@ -729,6 +732,34 @@ def _exit_code(
         )
         return EXIT_NONINFERIORITY
     return EXIT_OK
+
+
+def _failure_reasons(analysis: object, variants: list[str], most: int = 3) -> list[str]:
+    """Why each of ``variants`` failed its trials: one line per distinct message.
+
+    A CI log that ends with exit 3 must say what broke (a target returning the wrong
+    type, a missing file) without opening the report. At most ``most`` messages a variant.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> _failure_reasons(analyze(run, frontier_resamples=0), ["retrieval-dense"])
+    ['retrieval-dense: 1 trial failed: recorded target has 4 trial(s); trial 5 is missing']
+    """
+    from .analysis import failed_trials
+
+    failed = failed_trials(analysis)  # type: ignore[arg-type]
+    lines = []
+    for variant in variants:
+        messages = failed.loc[failed["variant_id"] == variant, "error_message"].fillna("no message")
+        counts = messages.value_counts(sort=False)
+        for message, count in list(counts.items())[:most]:
+            trials = "1 trial" if count == 1 else f"{count} trials"
+            lines.append(f"{variant}: {trials} failed: {message}")
+        if len(counts) > most:
+            lines.append(f"{variant}: {len(counts) - most} other message(s) in the report")
+    return lines
 
 
 def _gate_failed(headline: str, details: Iterable[str] = ()) -> None:

@@ -450,6 +450,12 @@ class ExperimentRun:
             id, an infinite number, an unknown variant or case id (with the closest known
             one), a repeated or missing attempt, no attempt at all.
 
+        Warns
+        -----
+        UserWarning
+            Naming the columns of ``attempts`` it does not read (``latency_s``, ``cost``,
+            ``model``…): rename one that holds a value it reads, in its unit.
+
         Examples
         --------
         >>> import pandas as pd

@@ -12,6 +12,7 @@ frames.py and knows no schema).
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -56,6 +57,33 @@ def _check_frame(frame: Any, what: str) -> pd.DataFrame:
             + (", ".join(map(str, frame.columns[:20])) or "no columns"),
         )
     return frame
+
+
+def _warn_unread(attempts: pd.DataFrame) -> None:
+    """Say which columns of the attempts frame are not read: ``latency_s`` or ``cost``
+    would otherwise vanish without a word and the run would have no latency or cost.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _warn_unread(pd.DataFrame(columns=["variant_id", "latency_s"]))
+    >>> str(caught[0].message)  # doctest: +ELLIPSIS
+    "attempts frame: column(s) 'latency_s' not read; it reads ... latency_ms (milliseconds)..."
+    """
+    known = {*REQUIRED["attempts"], *OPTIONAL_ATTEMPT_COLUMNS}
+    unread = [str(c) for c in attempts.columns if c not in known]
+    if unread:
+        warnings.warn(
+            f"attempts frame: column(s) {', '.join(map(repr, unread))} not read; it reads "
+            f"{', '.join(REQUIRED['attempts'])}, score (0-1), latency_ms (milliseconds), "
+            "cost_usd, output, status and error: rename a column that holds one of these "
+            "(converting its unit), and give factors as factor_<name> columns of the "
+            "variants frame",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def _ids(frame: pd.DataFrame, column: str, what: str) -> list[str]:
@@ -167,6 +195,7 @@ def frame_parts(
     :meth:`ExperimentRun.from_frames`, which declares the defaults, types the parts and
     builds the run)."""
     attempts = _check_frame(attempts, "attempts")
+    _warn_unread(attempts)
     variants = _check_frame(variants, "variants")
     cases = _check_frame(cases, "cases")
     variant_ids = _ids(variants, "variant_id", "variants")

@@ -307,3 +307,33 @@ def test_gate_messages_are_whole_lines_in_a_pipe_and_say_why(tmp_path: Path) -> 
     assert gate.returncode == 5
     line = next(x for x in gate.stderr.splitlines() if x.startswith("  model-large"))
     assert "bound" in line and "-0.01" in line
+
+
+def test_exit_3_says_why_the_trials_failed(tmp_path: Path) -> None:
+    # A python target must answer {"output": ...}; one returning a str fails every trial.
+    # The log said only "Incomplete: variant(s) with no completed trial: a, b, c": the
+    # reason was in the JSON report alone.
+    (tmp_path / "bot.py").write_text("def answer(text):\n    return 'plain text'\n")
+    (tmp_path / "suite.yaml").write_text(
+        'name: s\nversion: "1"\ncases:\n'
+        "  - {id: c1, name: c1, input: hi, expected_contains: [hi]}\n"
+    )
+    variants = "".join(
+        f"  - {{id: {v}, name: {v}, target_kind: python, target: 'bot.py:answer'}}\n"
+        for v in ("a", "b", "c")
+    )
+    (tmp_path / "manifest.yaml").write_text(
+        f'schema_version: "1.1"\nname: m\nversion: "1"\nbaseline_variant_id: a\n'
+        f"trial_count: 2\nvariants:\n{variants}"
+    )
+    done = _cli(
+        "experiment", "run", "manifest.yaml", "suite.yaml", "--quiet",
+        "--run-dir", "runs", "--save", "r.json", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines[-4].startswith("Incomplete: variant(s) with no completed trial: a, b, c")
+    assert lines[-3] == (
+        "  a: 2 trials failed: live target returned str for case 'c1'; expected an object "
+        "with output and trace"
+    )

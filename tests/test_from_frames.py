@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -194,3 +196,48 @@ def test_a_run_from_frames_has_its_scores_in_the_trial_and_variant_summaries(
     expected = per_trial.groupby(level=0).mean()
     got = a.variants.set_index(a.variants["variant_id"].astype(str))["average_score_mean"]
     np.testing.assert_allclose(got[expected.index], expected, rtol=1e-12)
+
+
+def test_a_run_from_frames_writes_its_json_report_and_reads_it_back(user_frames, tmp_path) -> None:
+    # Its attempts count the user's `passed` as one check each but it has no check rows:
+    # the case records sliced past the empty checks table (a numpy shape mismatch).
+    from agenticlens_frames import load_report, write_json_report
+
+    _, att, variants, cases = user_frames
+    a = analyze(ExperimentRun.from_frames(att, variants, cases), frontier_resamples=0)
+    path = write_json_report(a, tmp_path / "report.json")
+    saved = load_report(path)
+    first = json.loads(path.read_text())["variants"][0]["trials"][0]["report"]["cases"][0]
+    assert first["scores"] == [] and first["passed"] in (True, False)
+    np.testing.assert_allclose(
+        saved.variants["case_pass_rate"], a.variants["case_pass_rate"], rtol=1e-12
+    )
+
+
+def test_comparator_reads_a_run_from_frames_without_outputs(user_frames) -> None:
+    # Its cases declare no expectations (the user's `passed` judged them): the summary
+    # said "No input has expectations", gave no pass rate and no verdict, and a run
+    # without an `output` column crashed on len(NaN).
+    from agenticlens_frames import Comparator
+
+    _, att, variants, cases = user_frames
+    run = ExperimentRun.from_frames(att, variants, cases)
+    comparator = Comparator(comparisons={"correction": "holm"})
+    frame = comparator.compare(run)
+    assert frame["n_cases"].tolist() == [len(cases)] * len(variants)
+    assert frame["mean_output_length"].isna().all()
+    expected = analyze(run, correction="holm", frontier_resamples=0).verdicts
+    got = comparator.verdicts(run)
+    assert got["verdict"].tolist() == expected["verdict"].tolist()
+    text = comparator.summary(run)
+    assert "No input has expectations" not in text and "Verdicts" in text
+
+
+def test_a_column_from_frames_does_not_read_is_named_not_dropped_silently(user_frames) -> None:
+    # Latency in seconds and a bare `cost` vanished without a word: the run had no
+    # latency or cost, and the verdicts quietly left those dimensions out.
+    _, att, variants, cases = user_frames
+    mine = att.rename(columns={"latency_ms": "latency_s", "cost_usd": "cost"})
+    with pytest.warns(UserWarning, match=r"column\(s\) 'latency_s', 'cost' not read.*latency_ms"):
+        run = ExperimentRun.from_frames(mine, variants, cases)
+    assert run.attempts["latency_ms"].isna().all()

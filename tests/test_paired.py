@@ -1241,3 +1241,28 @@ def test_no_detectable_change_is_stated_when_the_power_is_not_above_alpha(run) -
     strict = paired_comparisons(run, correction="holm", power=0.999)
     assert strict["note"].str.contains(r"\(99\.9% power at α").any()
     assert not strict["note"].str.contains("100% power").any()
+
+
+def test_a_lock_from_a_run_that_scored_nothing_takes_the_versions_of_the_first_that_does(
+    tmp_path: Path,
+) -> None:
+    # A run whose every trial failed (a target returning the wrong type) recorded its
+    # evaluators as 'passed@': the fixed target's run was refused as a changed evaluator
+    # version, although no number had been seen, by the lock and by the saved report that
+    # `experiment run` writes by default.
+    lock = tmp_path / "comparisons.lock.json"
+    unscored = {"correction": "holm", "evaluators": {"quality": "passed@", "cost": "cost_usd@"}}
+    scored = {
+        "correction": "holm",
+        "evaluators": {"quality": "passed@0.9.0", "cost": "cost_usd@measured"},
+    }
+    check_unchanged(unscored, scored)
+    enforce_lock(lock, unscored)
+    assert enforce_lock(lock, scored) is False
+    assert read_lock(lock) == scored  # the versions are fixed from now on
+    with pytest.raises(InputError, match=r"'passed@0\.9\.0'} -> .*'passed@1\.0'"):
+        enforce_lock(
+            lock, dict(scored, evaluators={**scored["evaluators"], "quality": "passed@1.0"})
+        )
+    with pytest.raises(InputError, match="evaluators"):
+        check_unchanged(unscored, dict(scored, evaluators={"quality": "score@0.9.0"}))

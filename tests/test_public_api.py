@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,3 +83,13 @@ def test_tab_completion_offers_the_public_names_only(name: str) -> None:
     shown = {n for n in dir(module) if not n.startswith("__")}
     extra = {"Explorer"} if name == "" else set()  # reached through explore(), still API
     assert shown == set(module.__all__) - {"__version__"} | extra
+
+
+def test_the_python_api_module_is_reachable_from_a_fresh_import() -> None:
+    # README: `alf.api.run(exp, ...)`. The submodule was set on the package only once
+    # something of it had been imported, so `alf.api.run(alf.Experiment(...), ...)` (the
+    # attribute is looked up before the argument is built) raised AttributeError.
+    code = "import agenticlens_frames as alf; print(alf.api.run.__module__)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "agenticlens_frames.api"

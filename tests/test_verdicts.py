@@ -460,3 +460,22 @@ def test_the_analysis_level_sets_the_declared_verdicts_intervals(run: Experiment
     )
     assert done.exit_code == 0, done.output
     assert "Difference [90% CI]" in done.output and "95% CI" not in done.output
+
+
+def test_the_way_to_declare_a_correction_in_python_is_the_short_one_and_works() -> None:
+    # The hint named analyze(run, comparisons=ComparisonsConfig(correction='holm')), a
+    # class a user first has to find and import; analyze takes correction= directly.
+    call = re.search(r"analyze\(run, [^)]*\)", HOW_TO_DECLARE)
+    assert call is not None and call.group(0) == "analyze(run, correction='holm')"
+    att = pd.DataFrame(
+        {
+            "variant_id": ["a", "a", "b", "b"],
+            "trial": [1] * 4,
+            "case_id": ["x", "y"] * 2,
+            "passed": [True, False, True, True],
+        }
+    )
+    run = ExperimentRun.from_frames(
+        att, pd.DataFrame({"variant_id": ["a", "b"]}), pd.DataFrame({"case_id": ["x", "y"]})
+    )
+    assert analyze(run, correction="holm").verdicts.attrs["declared"]

@@ -106,6 +106,37 @@ def _differences(stored: Mapping[str, Any], requested: Mapping[str, Any]) -> lis
     return out
 
 
+def _versions_learned(stored: Mapping[str, Any], requested: Mapping[str, Any]) -> dict[str, Any]:
+    """``stored`` with each evaluator whose version it could not know taking the requested one.
+
+    A run in which no attempt was scored (every trial failed: a target bug) records its
+    evaluators without a version (``"passed@"``). No number was seen, so the first run that
+    scores them fixes the version; a different evaluator name is still a change.
+
+    Examples
+    --------
+    >>> _versions_learned({"evaluators": {"quality": "passed@"}},
+    ...                   {"evaluators": {"quality": "passed@0.9.0"}})
+    {'evaluators': {'quality': 'passed@0.9.0'}}
+    >>> _versions_learned({"evaluators": {"quality": "passed@"}},
+    ...                   {"evaluators": {"quality": "score@0.9.0"}})
+    {'evaluators': {'quality': 'passed@'}}
+    """
+    before, after = stored.get("evaluators"), requested.get("evaluators")
+    if not isinstance(before, Mapping) or not isinstance(after, Mapping):
+        return dict(stored)
+    learned = {
+        dim: after[dim]
+        if isinstance(fixed, str)
+        and fixed.endswith("@")
+        and isinstance(after.get(dim), str)
+        and after[dim].startswith(fixed)
+        else fixed
+        for dim, fixed in before.items()
+    }
+    return {**stored, "evaluators": learned}
+
+
 def check_unchanged(
     stored: Mapping[str, Any], requested: Mapping[str, Any], *, source: str | Path = "lock"
 ) -> None:
@@ -128,7 +159,7 @@ settings: correction: 'holm' -> 'none' (a correction, suite, evaluator version o
 set chosen after seeing the numbers is refused; start a new experiment version, or remove \
 the lock deliberately)
     """
-    changed = _differences(stored, requested)
+    changed = _differences(_versions_learned(stored, requested), requested)
     if not changed:
         return
     raise InputError(
@@ -183,6 +214,8 @@ def enforce_lock(path: str | Path, fingerprint: Mapping[str, Any]) -> bool:
         write_lock(path, fingerprint)
         return True
     check_unchanged(stored, fingerprint, source=path)
+    if _versions_learned(stored, fingerprint) != stored:
+        write_lock(path, fingerprint)  # the versions are known now: later runs keep them
     return False
 
 

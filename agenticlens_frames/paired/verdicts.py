@@ -101,7 +101,7 @@ HOW_TO_DECLARE = (
     "significant. Declare one before looking at the numbers: add "
     "`comparisons: {correction: holm}` to the manifest, pass `--correction holm` to "
     "`experiment run` (or to `experiment report`, for a report without verdicts of its "
-    "own), or call analyze(run, comparisons=ComparisonsConfig(correction='holm'))."
+    "own), or call analyze(run, correction='holm')."
 )
 
 #: Dimensions on which a significantly worse candidate is a regression for

@@ -51,7 +51,7 @@ from .. import viz
 from .._files import write_atomic
 from .._repr import regressed_labels
 from .._values import NO_EVALUATED_ATTEMPT, is_missing
-from ..analysis import ExperimentAnalysis, headline_warnings
+from ..analysis import ExperimentAnalysis, failed_trials, headline_warnings
 from ..frontier import frontier_columns
 from .beyond_html import beyond_figures, beyond_sections, frontier_table
 from .early_stopping import DESCRIPTIVE_NOTE, stopped_early, stopping_section_html
@@ -415,18 +415,12 @@ def _factor_levels(a: ExperimentAnalysis) -> str:
 
 
 def _failed_trials(a: ExperimentAnalysis) -> str:
-    if a.run is not None:
-        frame = a.run.trials
-    elif "error_message" in a.trials:
-        frame = a.trials
-    else:
-        return ""
-    failed = frame[frame["status"].astype(str) == "failed"]
+    failed = failed_trials(a)
     if failed.empty:
         return ""
     items = "".join(
-        f"<li>{_e(r['variant_id'])} trial {int(r['trial'])}: "
-        f"{_e(r['error_message'] if not is_missing(r['error_message']) else 'no message')}</li>"
+        f"<li>{_e(r['variant_id'])} trial {r['trial']}: "
+        f"{_e(r['error_message'] if r['error_message'] is not None else 'no message')}</li>"
         for r in failed.to_dict("records")
     )
     return (

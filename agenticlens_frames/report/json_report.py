@@ -176,6 +176,27 @@ def _unique_scores(chk: pd.DataFrame) -> tuple[np.ndarray, list[dict[str, Any]]]
     return ids, records
 
 
+def _check_rows(att: pd.DataFrame, chk: pd.DataFrame) -> np.ndarray:
+    """Rows of the checks table per attempt: ``n_checks``, or none at all when the table
+    is empty.
+
+    A run built from frames (:meth:`ExperimentRun.from_frames
+    <agenticlens_frames.frames.ExperimentRun.from_frames>`) counts the user's ``passed``
+    as one check per attempt (the analyses read it as judged) but has no check rows to
+    write, so its case records list no scores instead of slicing past the table's end.
+
+    Examples
+    --------
+    >>> att = pd.DataFrame({"n_checks": [1, 1]})
+    >>> _check_rows(att, pd.DataFrame({"value": []})).tolist()
+    [0, 0]
+    >>> _check_rows(att, pd.DataFrame({"value": [1.0, 0.0]})).tolist()
+    [1, 1]
+    """
+    counts = att["n_checks"].to_numpy()
+    return np.zeros_like(counts) if chk.empty else counts
+
+
 class _TrialReports:
     """Builds the per-trial EvaluationReport dicts from the attempts and checks tables.
 
@@ -194,7 +215,7 @@ class _TrialReports:
         }
         att = run.attempts
         chk = run.checks
-        self.n_checks_start = np.concatenate([[0], np.cumsum(att["n_checks"].to_numpy())])
+        self.n_checks_start = np.concatenate([[0], np.cumsum(_check_rows(att, chk))])
         self.att_start = self._starts(
             att["variant_id"].cat.codes.to_numpy(), att["trial"].to_numpy()
         )
