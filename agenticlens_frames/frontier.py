@@ -182,6 +182,55 @@ def _case_positions(case_ids: pd.Series, case_of: dict[str, int]) -> np.ndarray:
     return case_ids.astype(str).map(case_of).to_numpy(np.int64)
 
 
+def _score_cubes(run: ExperimentRun, shape: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per (variant, trial, case): the sum and the count of the check values whose ratio
+    is the pooled score (``average_score``), pooled as the trial summary pools them.
+
+    A run made from frames has no checks table: each attempt's score is then its one
+    check (``score_sum`` over ``n_checks``, an unscored attempt left out), as in the trial
+    summary. Read from the empty checks table instead, every trial had no score, so every
+    variant was ineligible and every probability NaN.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from agenticlens_frames import ExperimentRun
+    >>> att = pd.DataFrame({"variant_id": ["a", "b"], "trial": [1, 1], "case_id": ["x", "x"],
+    ...                     "passed": [True, False], "score": [0.5, None]})
+    >>> run = ExperimentRun.from_frames(att, pd.DataFrame({"variant_id": ["a", "b"]}),
+    ...                                 pd.DataFrame({"case_id": ["x"]}))
+    >>> num, den = _score_cubes(run, (2, 1, 1))
+    >>> num.ravel().tolist(), den.ravel().tolist()
+    ([0.5, 0.0], [1.0, 0.0])
+    """
+    chk = run.checks
+    if chk.empty and len(run.attempts):
+        att = run.attempts
+        sums = att["score_sum"].to_numpy(float)
+        counts = att["n_checks"].to_numpy(float)
+        scored = ~np.isnan(sums) & (counts > 0)
+        return (
+            _cube(run, np.where(scored, sums, 0.0), shape),
+            _cube(run, np.where(scored, counts, 0.0), shape),
+        )
+    case_of = dict(zip(run.suite.case_ids, range(shape[2]), strict=True))
+    live = ~chk["skipped"].to_numpy(bool)
+    c_key = np.ravel_multi_index(
+        (
+            chk["variant_id"].cat.codes.to_numpy(np.int64)[live],
+            chk["trial"].to_numpy(np.int64)[live] - 1,
+            _case_positions(chk["case_id"], case_of)[live],
+        ),
+        shape,
+    )
+    size = int(np.prod(shape))
+    score_num = np.bincount(
+        c_key, weights=chk["value"].to_numpy(float)[live], minlength=size
+    ).reshape(shape)
+    score_den = np.bincount(c_key, minlength=size).reshape(shape).astype(float)
+    return score_num, score_den
+
+
 def frontier_uncertainty(
     run: ExperimentRun,
     *,
@@ -262,23 +311,7 @@ def frontier_uncertainty(
     # whatever the draw (the counts of one resample add up to n).
     cost_den = present / n_case
 
-    chk = run.checks
-    live = ~chk["skipped"].to_numpy(bool)
-    case_of = dict(zip(case_ids, range(n_case), strict=True))
-    c_case = _case_positions(chk["case_id"], case_of)[live]
-    c_key = np.ravel_multi_index(
-        (
-            chk["variant_id"].cat.codes.to_numpy(np.int64)[live],
-            chk["trial"].to_numpy(np.int64)[live] - 1,
-            c_case,
-        ),
-        shape,
-    )
-    size = n_var * n_trial * n_case
-    score_num = np.bincount(
-        c_key, weights=chk["value"].to_numpy(float)[live], minlength=size
-    ).reshape(shape)
-    score_den = np.bincount(c_key, minlength=size).reshape(shape).astype(float)
+    score_num, score_den = _score_cubes(run, shape)
 
     cubes = FrontierCubes(
         attempted=attempted,
