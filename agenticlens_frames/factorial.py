@@ -353,6 +353,7 @@ def factor_effects(
         weights = _contrast_weights(mdesign, levels, balanced, observed | ~observed.any())
         methods.add(est.method + (" (checked against pingouin.rm_anova)" if balanced else ""))
         k = 0
+        confounded = mdesign.confounded()
         for t in mdesign.terms:
             row: dict[str, Any] = {
                 "metric": metric,
@@ -364,13 +365,18 @@ def factor_effects(
                 "factor_b": t.factors[1] if t.kind == "interaction" else None,
                 "level_b": t.levels[1] if t.kind == "interaction" else None,
                 "baseline_level_b": t.baseline_levels[1] if t.kind == "interaction" else None,
-                "estimable": t.estimable,
+                # A main effect confounded with another is fitted but not reported: its
+                # number is their joint change, which it cannot be credited with.
+                "estimable": t.estimable and t.label not in confounded,
                 "through": t.carriers,
                 "contrast": _contrast_text(weights[t.label], ids) if t.estimable else "",
                 "n_cases": est.n_cases,
                 "method": est.method if t.estimable else "not estimable",
             }
-            if t.estimable:
+            if t.label in confounded:
+                row.update(contrast="", method="not estimable")
+                k += 1
+            elif t.estimable:
                 i = k if not balanced else design.terms.index(t)
                 k += 1
                 row.update(

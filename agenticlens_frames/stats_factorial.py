@@ -104,6 +104,26 @@ class FactorDesign:
         """The terms the design can estimate, main effects first."""
         return [t for t in self.terms if t.estimable]
 
+    def confounded(self) -> dict[str, tuple[str, ...]]:
+        """Estimable main effects that a later main effect is confounded with.
+
+        Such a term stays in the fit (the others need its column), but its estimate is
+        the joint change of the factors that move with it, not its own: ``model`` would
+        be credited with what ``prompt`` may have done. Label → the confounded terms.
+
+        Examples
+        --------
+        >>> d = design_terms([["s", "1"], ["l", "2"]], ["model", "prompt"], ["a", "b"], 0)
+        >>> d.confounded()
+        {'model: l vs s': ('prompt: 2 vs 1',)}
+        """
+        out: dict[str, tuple[str, ...]] = {}
+        for t in self.terms:
+            if t.kind == "main" and not t.estimable:
+                for label in t.aliased_with:
+                    out[label] = (*out.get(label, ()), t.label)
+        return out
+
     def matrix(self) -> np.ndarray:
         """(variants, estimable terms) 0/1 design matrix, without the intercept."""
         cols = [t.column for t in self.estimable]
@@ -247,7 +267,8 @@ def _notes(names: tuple[str, ...], terms: list[DesignTerm], *, partial: bool = F
         elif t.kind == "main" and not t.estimable:
             notes.append(
                 f"{t.label} is not estimable: it is confounded with {_join(t.aliased_with)} "
-                "(they change together), so their effects cannot be separated."
+                "(they change together), so their effects cannot be separated and none of "
+                "them is estimated on its own."
             )
     blocked: dict[str, list[bool]] = {n: [] for n in names}
     pairs: dict[tuple[str, str], list[DesignTerm]] = {}

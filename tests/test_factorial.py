@@ -364,3 +364,41 @@ def test_a_variant_without_outcomes_carries_no_term() -> None:
     np.testing.assert_allclose(
         est["p_adjusted"], multitest.multipletests(est["p_value"], method="holm")[1]
     )
+
+
+def test_factors_that_change_together_credit_neither() -> None:
+    """model and prompt change together (only large-v2 has either): the model row carried
+    their joint change (+large-v2 −base) with an interval and a p-value, as if the model
+    had caused it, while the prompt row said 'not estimable'."""
+    from agenticlens_frames import ExperimentRun
+
+    rng = np.random.default_rng(9)
+    cells = {"base": ("s", "1", "bm25"), "LP": ("l", "2", "bm25"), "R": ("s", "1", "dense")}
+    n_case, rows = 14, []
+    difficulty = rng.normal(0, 1, n_case)
+    for v, vid in enumerate(cells):
+        for t in (1, 2):
+            passed = rng.random(n_case) < 1 / (1 + np.exp(-(difficulty + 0.8 * v)))
+            rows += [(vid, t, f"c{c}", bool(passed[c])) for c in range(n_case)]
+    att = pd.DataFrame(rows, columns=["variant_id", "trial", "case_id", "passed"])
+    variants = pd.DataFrame(
+        [
+            {"variant_id": k, "factor_model": m, "factor_prompt": p, "factor_retrieval": r}
+            for k, (m, p, r) in cells.items()
+        ]
+    )
+    run = ExperimentRun.from_frames(
+        att, variants, pd.DataFrame({"case_id": sorted(set(att["case_id"]))})
+    )
+    fe = factor_effects(run, correction="holm")
+    pr = fe[fe["metric"] == "pass_rate"].set_index("term")
+    for term in ("model: l vs s", "prompt: 2 vs 1"):
+        assert not pr.loc[term, "estimable"] and np.isnan(pr.loc[term, "estimate"])
+    assert fe.attrs["design_notes"][0].endswith("none of them is estimated on its own.")
+    # retrieval is still estimated, with the confounded column in the fit: the paired
+    # difference; Holm over that one term leaves its p as it is.
+    rate = att.groupby(["case_id", "variant_id"])["passed"].mean().unstack()
+    dense = pr.loc["retrieval: dense vs bm25"]
+    assert dense["estimable"] and dense["contrast"] == "+R −base"
+    assert dense["estimate"] == pytest.approx((rate["R"] - rate["base"]).mean())
+    assert dense["p_adjusted"] == pytest.approx(dense["p_value"])

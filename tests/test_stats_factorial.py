@@ -169,3 +169,12 @@ def test_a_column_the_cases_cannot_identify_has_no_estimate() -> None:
     frame = pd.DataFrame({"y": y, "a": x[:, 0], "b": x[:, 1], "case": case})
     fit = smf.ols("y ~ a + b + C(case)", data=frame).fit()
     np.testing.assert_allclose(est.estimate[:2], fit.params[["a", "b"]], rtol=1e-9)
+
+
+def test_a_main_effect_another_is_confounded_with_is_named() -> None:
+    levels = [["s", "1", "a"], ["l", "2", "a"], ["s", "1", "b"], ["l", "2", "b"]]
+    d = sfac.design_terms(levels, ["model", "prompt", "r"], ["v0", "v1", "v2", "v3"], 0)
+    assert d.confounded() == {"model: l vs s": ("prompt: 2 vs 1",)}
+    two = [[m, r] for m, _, r in levels]
+    full = sfac.design_terms(two, ["model", "r"], ["v0", "v1", "v2", "v3"], 0)
+    assert full.confounded() == {}
