@@ -161,9 +161,10 @@ def _anova(y: np.ndarray, table: np.ndarray, design: sfac.FactorDesign) -> dict[
 
 
 def _contrast_weights(
-    design: sfac.FactorDesign, levels: np.ndarray, balanced: bool
+    design: sfac.FactorDesign, levels: np.ndarray, balanced: bool, observed: np.ndarray
 ) -> dict[str, np.ndarray]:
-    """Per estimable term: the weight of each variant's mean in the estimate."""
+    """Per estimable term: the weight of each variant's mean in the estimate (0 for a
+    variant without outcomes)."""
     out: dict[str, np.ndarray] = {}
     names = list(design.factors)
     if balanced:
@@ -182,8 +183,9 @@ def _contrast_weights(
                 (a, b), (a0, b0) = t.levels, t.baseline_levels
                 out[t.label] = cell((a, b)) - cell((a, b0)) - cell((a0, b)) + cell((a0, b0))
         return out
-    d = np.column_stack([np.ones(len(levels)), design.matrix()])
-    weights = np.linalg.pinv(d)[1:]
+    d = np.column_stack([np.ones(len(levels)), design.matrix()])[observed]
+    weights = np.zeros((d.shape[1] - 1, len(levels)))
+    weights[:, observed] = np.linalg.pinv(d)[1:]
     for t, w in zip(design.estimable, weights, strict=True):
         out[t.label] = np.where(np.abs(w) < 1e-9, 0.0, w)
     return out
@@ -199,6 +201,53 @@ def _contrast_text(weights: np.ndarray, ids: list[str]) -> str:
         scale = "" if abs(size - 1) < 1e-9 else f"{size:.3g}·"
         parts.append(f"{'+' if w > 0 else '−'}{scale}{vid}")
     return " ".join(parts)
+
+
+def _metric_design(
+    design: sfac.FactorDesign,
+    table: np.ndarray,
+    names: list[str],
+    ids: list[str],
+    baseline: int,
+    observed: np.ndarray,
+) -> sfac.FactorDesign:
+    """The design of the variants with outcomes for a metric.
+
+    A variant none of whose attempts was evaluated (every trial failed, or nothing scored)
+    carries no term: a term only it carried was a column of zeros in the fixed-effects
+    fit, which reported 0 with a zero-width interval and p = 1. With no outcome at all
+    the full design is kept, and nothing is estimated.
+    """
+    if observed.all() or not observed.any():
+        return design
+    return sfac.design_terms(table, names, ids, baseline, observed=observed)
+
+
+def _missing_note(ids: list[str], observed: np.ndarray) -> str:
+    """In words: which variants have no outcome."""
+    missing = [v for v, seen in zip(ids, observed, strict=True) if not seen]
+    one = len(missing) == 1
+    return (
+        f"{sfac._join(missing)} {'has' if one else 'have'} no outcome (no evaluated "
+        f"attempt): the terms are estimated without {'it' if one else 'them'}, and what "
+        f"only {'it' if one else 'they'} carried is not estimable."
+    )
+
+
+def _design_notes(design: sfac.FactorDesign, by_metric: dict[str, list[str]]) -> list[str]:
+    """The design's notes, or those of the variants with outcomes when some have none:
+    once when every metric lost the same variants (a failed variant), else per metric."""
+    if not by_metric:
+        return list(design.notes)
+    kinds = {tuple(v) for v in by_metric.values()}
+    if len(by_metric) == len(_METRICS) and len(kinds) == 1:
+        # the same variants missing for every metric (a failed variant): said once
+        return list(by_metric["pass_rate"])
+    out = list(design.notes)
+    for metric, lines in by_metric.items():
+        what = "Pass rate" if metric == "pass_rate" else metric.capitalize()
+        out += [f"{what}: {line[0].lower()}{line[1:]}" for line in lines]
+    return out
 
 
 def _pairs(names: list[str]) -> list[tuple[str, ...]]:
@@ -279,26 +328,33 @@ def factor_effects(
     full = sfac.is_full_factorial(levels)
     rows = []
     methods = set()
+    notes: dict[str, list[str]] = {}
+    lost: set[str] = set()
     for metric in _METRICS:
         y = _outcomes(run, ids, metric)
+        observed = ~np.isnan(y).all(axis=0)
+        mdesign = _metric_design(design, table, names, ids, baseline, observed)
+        if mdesign is not design:
+            notes[metric] = [_missing_note(ids, observed), *mdesign.notes]
+            lost.update(v for v, seen in zip(ids, observed, strict=True) if not seen)
         complete = y[~np.isnan(y).any(axis=1)]
         balanced = full and len(complete) == len(y) and len(y) > 1
         anova: dict[tuple, tuple] = {}
-        estimable = design.estimable
         if balanced:
             est = sfac.factorial_contrasts(y, levels, design, confidence_level=confidence_level)
             anova = _anova(y, levels, design)
         else:
             have = ~np.isnan(y)
             case_idx, var_idx = np.nonzero(have)
-            x = design.matrix()[var_idx]
+            x = mdesign.matrix()[var_idx]
             est = sfac.case_fixed_effects_ols(
                 y[have], x, case_idx, confidence_level=confidence_level
             )
-        weights = _contrast_weights(design, levels, balanced)
+        weights = _contrast_weights(mdesign, levels, balanced, observed | ~observed.any())
         methods.add(est.method + (" (checked against pingouin.rm_anova)" if balanced else ""))
         k = 0
-        for t in design.terms:
+        confounded = mdesign.confounded()
+        for t in mdesign.terms:
             row: dict[str, Any] = {
                 "metric": metric,
                 "term": t.label,
@@ -309,13 +365,18 @@ def factor_effects(
                 "factor_b": t.factors[1] if t.kind == "interaction" else None,
                 "level_b": t.levels[1] if t.kind == "interaction" else None,
                 "baseline_level_b": t.baseline_levels[1] if t.kind == "interaction" else None,
-                "estimable": t.estimable,
+                # A main effect confounded with another is fitted but not reported: its
+                # number is their joint change, which it cannot be credited with.
+                "estimable": t.estimable and t.label not in confounded,
                 "through": t.carriers,
                 "contrast": _contrast_text(weights[t.label], ids) if t.estimable else "",
                 "n_cases": est.n_cases,
                 "method": est.method if t.estimable else "not estimable",
             }
-            if t.estimable:
+            if t.label in confounded:
+                row.update(contrast="", method="not estimable")
+                k += 1
+            elif t.estimable:
                 i = k if not balanced else design.terms.index(t)
                 k += 1
                 row.update(
@@ -330,7 +391,6 @@ def factor_effects(
                 f_p = anova.get(t.factors, (np.nan, np.nan))
                 row["anova_f"], row["anova_p"] = f_p
             rows.append(row)
-        del estimable
     frame = pd.DataFrame(rows, columns=FACTOR_EFFECT_COLUMNS)
     for c in FLOAT_COLUMNS:
         frame[c] = frame[c].astype(float)
@@ -352,6 +412,12 @@ def factor_effects(
             f"incomplete design: {len(ids)} variants over {len(design.factors)} factors "
             f"({', '.join(design.factors)}), {n_inter} interaction(s) estimable"
         )
-    attrs.update(design=phrase, design_notes=list(design.notes), method="; ".join(sorted(methods)))
+    if lost:
+        phrase += f"; no outcome for {sfac._join(sorted(lost))}"
+    attrs.update(
+        design=phrase,
+        design_notes=_design_notes(design, notes),
+        method="; ".join(sorted(methods)),
+    )
     frame.attrs.update(attrs)
     return frame

@@ -104,6 +104,26 @@ class FactorDesign:
         """The terms the design can estimate, main effects first."""
         return [t for t in self.terms if t.estimable]
 
+    def confounded(self) -> dict[str, tuple[str, ...]]:
+        """Estimable main effects that a later main effect is confounded with.
+
+        Such a term stays in the fit (the others need its column), but its estimate is
+        the joint change of the factors that move with it, not its own: ``model`` would
+        be credited with what ``prompt`` may have done. Label → the confounded terms.
+
+        Examples
+        --------
+        >>> d = design_terms([["s", "1"], ["l", "2"]], ["model", "prompt"], ["a", "b"], 0)
+        >>> d.confounded()
+        {'model: l vs s': ('prompt: 2 vs 1',)}
+        """
+        out: dict[str, tuple[str, ...]] = {}
+        for t in self.terms:
+            if t.kind == "main" and not t.estimable:
+                for label in t.aliased_with:
+                    out[label] = (*out.get(label, ()), t.label)
+        return out
+
     def matrix(self) -> np.ndarray:
         """(variants, estimable terms) 0/1 design matrix, without the intercept."""
         cols = [t.column for t in self.estimable]
@@ -127,6 +147,8 @@ def design_terms(
     factors: Sequence[str],
     variant_ids: Sequence[str],
     baseline: int,
+    *,
+    observed: Sequence[bool] | None = None,
 ) -> FactorDesign:
     """Main effects and two-factor interactions of a variant design, and what is estimable.
 
@@ -141,6 +163,11 @@ def design_terms(
         Variant ids, one per row.
     baseline
         Row of the baseline variant: its levels are the reference levels.
+    observed
+        Optional, one flag per variant: which variants have outcomes (default all). The
+        terms are those of every variant's levels, but only the observed variants carry
+        them, so a term that only an unobserved variant carries (every trial of it
+        failed) is not estimable rather than a column the data cannot fill.
 
     Returns
     -------
@@ -156,6 +183,14 @@ def design_terms(
     [('model: l vs s', True), ('prompt: 2 vs 1', True), ('model × prompt: l & 2', True)]
     >>> d.notes[0]
     'model × prompt is estimable only through LP.'
+    >>> lost = design_terms([["s", "1"], ["l", "1"], ["s", "2"], ["l", "2"]],
+    ...                     ["model", "prompt"], ["base", "L", "P", "LP"], baseline=0,
+    ...                     observed=[True, True, True, False])
+    >>> [t.estimable for t in lost.terms]
+    [True, True, False]
+    >>> print(lost.notes[0])  # doctest: +NORMALIZE_WHITESPACE
+    model × prompt is not estimable: no variant with outcomes combines a non-baseline model
+    with a non-baseline prompt.
     """
     table = np.asarray(levels, dtype=object)
     ids = [str(v) for v in variant_ids]
@@ -166,7 +201,12 @@ def design_terms(
     table = table[:, keep]
     base = table[baseline]
     n = len(ids)
-    basis = np.ones((n, 1))
+    seen = np.ones(n) if observed is None else np.asarray(observed, dtype=bool).astype(float)
+    if seen.shape != (n,):
+        raise ValueError("observed must hold one flag per variant")
+    # Rows without outcomes are zero in every column, the intercept's too: the ranks are
+    # then those of the observed rows, and such a row carries no term.
+    basis = seen.reshape(n, 1)
     basis_labels: list[str] = ["(intercept)"]
     terms: list[DesignTerm] = []
 
@@ -200,12 +240,12 @@ def design_terms(
                 (name,),
                 (str(level),),
                 (str(base[j]),),
-                (table[:, j] == level).astype(float),
+                (table[:, j] == level) * seen,
             )
     for j, k in itertools.combinations(range(len(names)), 2):
         for a in sorted(set(table[:, j]) - {base[j]}, key=str):
             for b in sorted(set(table[:, k]) - {base[k]}, key=str):
-                column = ((table[:, j] == a) & (table[:, k] == b)).astype(float)
+                column = ((table[:, j] == a) & (table[:, k] == b)) * seen
                 add(
                     "interaction",
                     (names[j], names[k]),
@@ -213,16 +253,22 @@ def design_terms(
                     (str(base[j]), str(base[k])),
                     column,
                 )
-    return FactorDesign(names, tuple(terms), tuple(_notes(names, terms)))
+    return FactorDesign(names, tuple(terms), tuple(_notes(names, terms, partial=not seen.all())))
 
 
-def _notes(names: tuple[str, ...], terms: list[DesignTerm]) -> list[str]:
+def _notes(names: tuple[str, ...], terms: list[DesignTerm], *, partial: bool = False) -> list[str]:
+    """What the design cannot estimate, in words; ``partial``: some variants have no
+    outcome (a term only they carry is said to have no variant *with outcomes*)."""
     notes: list[str] = []
+    with_outcomes = " with outcomes" if partial else ""
     for t in terms:
-        if t.kind == "main" and not t.estimable:
+        if t.kind == "main" and not t.estimable and not t.column.any():
+            notes.append(f"{t.label} is not estimable: no variant{with_outcomes} has it.")
+        elif t.kind == "main" and not t.estimable:
             notes.append(
                 f"{t.label} is not estimable: it is confounded with {_join(t.aliased_with)} "
-                "(they change together), so their effects cannot be separated."
+                "(they change together), so their effects cannot be separated and none of "
+                "them is estimated on its own."
             )
     blocked: dict[str, list[bool]] = {n: [] for n in names}
     pairs: dict[tuple[str, str], list[DesignTerm]] = {}
@@ -239,8 +285,8 @@ def _notes(names: tuple[str, ...], terms: list[DesignTerm]) -> list[str]:
             notes.append(f"{f} × {g} is estimable only through {_join(through)}{some}.")
         elif not any(t.column.any() for t in ts):
             notes.append(
-                f"{f} × {g} is not estimable: no variant combines a non-baseline {f} with a "
-                f"non-baseline {g}."
+                f"{f} × {g} is not estimable: no variant{with_outcomes} combines a "
+                f"non-baseline {f} with a non-baseline {g}."
             )
         else:
             aliased = sorted({a for t in ts for a in t.aliased_with})
@@ -444,7 +490,8 @@ def case_fixed_effects_ols(
         return a - (case_sums(a) / size.reshape(-1, *([1] * (a.ndim - 1))))[codes]
 
     yd, xd = within(yv), within(xm)
-    xtx_inv = np.linalg.pinv(xd.T @ xd)
+    gram = xd.T @ xd
+    xtx_inv = np.linalg.pinv(gram)
     beta = xtx_inv @ xd.T @ yd
     resid = yd - xd @ beta
     scores = case_sums(xd * resid[:, None]).reshape(g, k)
@@ -452,6 +499,12 @@ def case_fixed_effects_ols(
     factor = g / (g - 1) * (n - 1) / (n - k) if g > 1 and n > k else np.nan
     cov = factor * xtx_inv @ meat @ xtx_inv
     se = np.sqrt(np.clip(np.diag(cov), 0, None))
+    # A column no case can tell apart from its case effect or the other columns (a
+    # variant seen only in cases where nothing else was) has no estimate: the
+    # pseudo-inverse gave it 0 with a zero standard error, read as "exactly no effect".
+    identified = np.abs(np.diag(xtx_inv @ gram) - 1) < 1e-6
+    beta = np.where(identified, beta, np.nan)
+    se = np.where(identified, se, np.nan)
     df = np.full(k, float(g - 1))
     t, p, low, high = _t_inference(beta, se, df, confidence_level)
     return TermEstimate(beta, se, t, df, p, low, high, g, method)

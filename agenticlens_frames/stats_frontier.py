@@ -12,7 +12,8 @@ it, and the frontier is recomputed in each resample. Then
 
 and, per objective :math:`k`, :math:`p_\text{best}(v, k)` is the share of resamples in which
 :math:`v` has the best value (ties split equally, so the column sums to 1 over eligible
-variants).
+variants), among the resamples in which some variant has a value of :math:`k` (none
+when no variant has one: a run that recorded no cost has no cheapest variant).
 
 Every per-trial objective of the frontier is a ratio of case sums
 (:math:`\sum_c w_c a_{vtc} / \sum_c w_c d_{vtc}`) or an "all cases passed" indicator
@@ -374,7 +375,8 @@ class FrontierBootstrap:
     p_frontier
         ``(candidates,)`` share of resamples on the front (NaN for ineligible candidates).
     p_best
-        ``(candidates, objectives)`` share of resamples with the best value, ties split.
+        ``(candidates, objectives)`` share of resamples with the best value, ties split,
+        among the resamples in which some candidate has a value (NaN when none has).
     ci_low, ci_high
         ``(candidates, objectives)`` percentile interval of each objective.
     n_resamples
@@ -450,8 +452,13 @@ def frontier_probabilities(
     best = signed.max(axis=1, keepdims=True)
     at_best = (signed == best) & np.isfinite(best)
     share = at_best / np.maximum(at_best.sum(axis=1, keepdims=True), 1)
-    p_best = share.mean(axis=0)
-    p_best = np.where(ever[:, None], p_best, np.nan)
+    # Over the resamples in which some candidate has a value: one with none has no best,
+    # and counting it gave every candidate a share of 0 — "P(best cost) 0 %" for every
+    # variant of a run that recorded no cost, and columns that did not sum to 1.
+    decided = np.isfinite(best[:, 0, :]).sum(axis=0)
+    with np.errstate(invalid="ignore"):
+        p_best = share.sum(axis=0) / decided
+    p_best = np.where(ever[:, None] & (decided > 0), p_best, np.nan)
 
     tail = (1 - confidence_level) / 2
     with np.errstate(invalid="ignore"):

@@ -320,3 +320,85 @@ def test_factor_effects_pass_under_warnings_as_errors(tmp_path) -> None:
         fe = factor_effects(run)
     assert fe.attrs["method"].endswith("(checked against pingouin.rm_anova)")
     assert fe["anova_f"].notna().all()
+
+
+def test_a_variant_without_outcomes_carries_no_term() -> None:
+    """A 2 × 2 whose large-v2 lost every trial: the interaction only it carries was
+    reported 'estimable' at exactly 0 with a zero-width interval and p = 1 (counted in the
+    Holm family), and the notes said the design was a full factorial with every term."""
+    from agenticlens_frames import ExperimentRun
+
+    rng = np.random.default_rng(5)
+    cells = {"base": ("s", "1"), "L": ("l", "1"), "P": ("s", "2"), "LP": ("l", "2")}
+    n_case, rows = 16, []
+    difficulty = rng.normal(0, 1, n_case)
+    for v, vid in enumerate(cells):
+        for t in (1, 2, 3):
+            passed = rng.random(n_case) < 1 / (1 + np.exp(-(difficulty + 0.5 * v)))
+            for c in range(n_case):
+                failed = vid == "LP"
+                rows.append((vid, t, f"c{c}", bool(passed[c]) and not failed,
+                             "trial_failed" if failed else "ok"))  # fmt: skip
+    att = pd.DataFrame(rows, columns=["variant_id", "trial", "case_id", "passed", "status"])
+    variants = pd.DataFrame(
+        [{"variant_id": k, "factor_model": m, "factor_prompt": p} for k, (m, p) in cells.items()]
+    )
+    run = ExperimentRun.from_frames(
+        att, variants, pd.DataFrame({"case_id": sorted(set(att["case_id"]))})
+    )
+    fe = factor_effects(run, correction="holm")
+    pr = fe[fe["metric"] == "pass_rate"].set_index("term")
+    inter = pr.loc["model × prompt: l & 2"]
+    assert not inter["estimable"] and np.isnan(inter["estimate"]) and np.isnan(inter["se"])
+    assert fe.attrs["design_notes"][0].startswith("LP has no outcome (no evaluated attempt)")
+    assert fe.attrs["design"].endswith("; no outcome for LP")
+    # Independent: the main effects are the paired differences at the baseline's levels,
+    # with the paired t's estimate; Holm over the two estimable terms only (statsmodels).
+    rate = att.groupby(["case_id", "variant_id"])["passed"].mean().unstack()
+    for term, vid in [("model: l vs s", "L"), ("prompt: 2 vs 1", "P")]:
+        assert pr.loc[term, "estimate"] == pytest.approx((rate[vid] - rate["base"]).mean())
+        assert pr.loc[term, "contrast"] == f"+{vid} −base"
+    multitest = pytest.importorskip("statsmodels.stats.multitest", reason="test extra")
+    est = pr[pr["estimable"]]
+    assert len(est) == 2
+    np.testing.assert_allclose(
+        est["p_adjusted"], multitest.multipletests(est["p_value"], method="holm")[1]
+    )
+
+
+def test_factors_that_change_together_credit_neither() -> None:
+    """model and prompt change together (only large-v2 has either): the model row carried
+    their joint change (+large-v2 −base) with an interval and a p-value, as if the model
+    had caused it, while the prompt row said 'not estimable'."""
+    from agenticlens_frames import ExperimentRun
+
+    rng = np.random.default_rng(9)
+    cells = {"base": ("s", "1", "bm25"), "LP": ("l", "2", "bm25"), "R": ("s", "1", "dense")}
+    n_case, rows = 14, []
+    difficulty = rng.normal(0, 1, n_case)
+    for v, vid in enumerate(cells):
+        for t in (1, 2):
+            passed = rng.random(n_case) < 1 / (1 + np.exp(-(difficulty + 0.8 * v)))
+            rows += [(vid, t, f"c{c}", bool(passed[c])) for c in range(n_case)]
+    att = pd.DataFrame(rows, columns=["variant_id", "trial", "case_id", "passed"])
+    variants = pd.DataFrame(
+        [
+            {"variant_id": k, "factor_model": m, "factor_prompt": p, "factor_retrieval": r}
+            for k, (m, p, r) in cells.items()
+        ]
+    )
+    run = ExperimentRun.from_frames(
+        att, variants, pd.DataFrame({"case_id": sorted(set(att["case_id"]))})
+    )
+    fe = factor_effects(run, correction="holm")
+    pr = fe[fe["metric"] == "pass_rate"].set_index("term")
+    for term in ("model: l vs s", "prompt: 2 vs 1"):
+        assert not pr.loc[term, "estimable"] and np.isnan(pr.loc[term, "estimate"])
+    assert fe.attrs["design_notes"][0].endswith("none of them is estimated on its own.")
+    # retrieval is still estimated, with the confounded column in the fit: the paired
+    # difference; Holm over that one term leaves its p as it is.
+    rate = att.groupby(["case_id", "variant_id"])["passed"].mean().unstack()
+    dense = pr.loc["retrieval: dense vs bm25"]
+    assert dense["estimable"] and dense["contrast"] == "+R −base"
+    assert dense["estimate"] == pytest.approx((rate["R"] - rate["base"]).mean())
+    assert dense["p_adjusted"] == pytest.approx(dense["p_value"])

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from agenticlens_frames import (
+    ExperimentRun,
     InputError,
     analyze,
     frontier_uncertainty,
@@ -32,6 +33,8 @@ def _naive(run, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per resample: the five objectives per variant and the frontier, by row selection."""
     att = run.attempts.astype({"variant_id": str})
     live = run.checks[~run.checks["skipped"]].astype({"variant_id": str, "case_id": str})
+    if run.checks.empty:  # a run from frames: each scored attempt is its one check
+        live = att[att["score"].notna()].astype({"case_id": str}).rename(columns={"score": "value"})
     checks = live.groupby(["variant_id", "trial", "case_id"])["value"].agg(["sum", "count"])
     tri = run.trials.astype({"variant_id": str})
     ids = list(run.manifest.variant_ids)
@@ -86,7 +89,53 @@ def no_latency(tmp_path_factory):
     return load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
 
 
-@pytest.mark.parametrize("which", ["run", "no_latency"])
+@pytest.fixture(scope="module")
+def frames():
+    """A run built from frames (no checks table): scores, some unscored, costs, latencies
+    and a failed trial."""
+    rng = np.random.default_rng(7)
+    n_case, ids = 10, ["a", "b", "c", "d"]
+    difficulty = rng.normal(0, 1.2, n_case)
+    rows = []
+    for v, vid in enumerate(ids):
+        for t in (1, 2, 3):
+            p = 1 / (1 + np.exp(-(difficulty + 0.4 * v - 0.6)))
+            for c in range(n_case):
+                score = float(rng.random()) if rng.random() > 0.15 else np.nan
+                rows.append(
+                    (
+                        vid,
+                        t,
+                        f"c{c}",
+                        bool(rng.random() < p[c]),
+                        score,
+                        float(rng.gamma(2, 200 * (1 + v))),
+                        0.01 * (4 - v) * (1 + c % 3),
+                    )
+                )
+    att = pd.DataFrame(rows, columns=["variant_id", "trial", "case_id", "passed", "score",
+                                      "latency_ms", "cost_usd"])  # fmt: skip
+    att["status"] = "ok"
+    lost = (att["variant_id"] == "c") & (att["trial"] == 2)
+    att.loc[lost, ["status", "passed"]] = ["trial_failed", False]
+    return ExperimentRun.from_frames(
+        att,
+        pd.DataFrame({"variant_id": ids}),
+        pd.DataFrame({"case_id": sorted(set(att["case_id"]))}),
+    )
+
+
+def test_a_run_from_frames_has_frontier_probabilities(frames) -> None:
+    """Its scores live on the attempts (no checks table): read from the empty table, every
+    trial had no score, every variant was ineligible and every probability NaN."""
+    fu = frontier_uncertainty(frames, n_resamples=200, seed=1)
+    assert fu["p_frontier"].notna().all()
+    assert fu["average_score_mean_boot_ci_low"].notna().all()
+    for name in ("reliability", "pass_rate", "score", "latency", "cost"):
+        assert fu[f"p_best_{name}"].sum() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("which", ["run", "no_latency", "frames"])
 def test_bootstrap_objectives_and_frontier_match_a_naive_loop(which, request) -> None:
     run = request.getfixturevalue(which)
     n = 60
@@ -116,19 +165,20 @@ def test_bootstrap_objectives_and_frontier_match_a_naive_loop(which, request) ->
         )
     # p_best for latency: the lowest mean latency wins (no ties among real latencies).
     best = np.nanargmin(objectives[:, :, 3], axis=1)
-    np.testing.assert_allclose(fu["p_best_latency"], np.bincount(best, minlength=5) / n)
+    np.testing.assert_allclose(fu["p_best_latency"], np.bincount(best, minlength=len(fu)) / n)
     if which == "no_latency":  # on the frontier by its other objectives, never fastest
         p = fu.set_index(fu["variant_id"].astype(str)).loc["prompt-v2"]
         assert p["p_frontier"] > 0.5 and p["p_best_latency"] == 0.0
 
 
-@pytest.mark.parametrize("which", ["run", "no_latency"])
+@pytest.mark.parametrize("which", ["run", "no_latency", "frames"])
 def test_unit_weights_reproduce_the_point_estimate(which, request) -> None:
     run = request.getfixturevalue(which)
     a = analyze(run, frontier_resamples=0)
     objectives, fronts = _naive(run, np.ones((1, len(run.suite.case_ids))))
     vs = a.variants
     np.testing.assert_allclose(objectives[0, :, 1], vs["pass_rate_mean"], rtol=1e-12)
+    np.testing.assert_allclose(objectives[0, :, 2], vs["average_score_mean"], rtol=1e-12)
     np.testing.assert_allclose(objectives[0, :, 3], vs["average_latency_ms_mean"], rtol=1e-12)
     np.testing.assert_allclose(objectives[0, :, 4], vs["total_cost_usd_mean"], rtol=1e-12)
     assert list(np.array(vs["variant_id"].astype(str))[fronts[0]]) == a.pareto_frontier

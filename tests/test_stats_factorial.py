@@ -128,3 +128,53 @@ def test_fixed_effects_without_rows_estimate_nothing() -> None:
     est = sfac.case_fixed_effects_ols(np.zeros(0), np.zeros((0, 2)), np.zeros(0))
     assert est.n_cases == 0 and est.estimate.shape == (2,)
     assert np.isnan(est.estimate).all() and np.isnan(est.se).all()
+
+
+def test_a_term_only_unobserved_variants_carry_is_not_estimable() -> None:
+    """Every trial of the 2 × 2's large-v2 failed: the interaction only it carries was
+    'estimable', a column of zeros the fit reported as 0 with a zero-width interval."""
+    levels = [["s", "1"], ["l", "1"], ["s", "2"], ["l", "2"]]
+    ids = ["base", "L", "P", "LP"]
+    d = sfac.design_terms(levels, ["model", "prompt"], ids, 0, observed=[1, 1, 1, 0])
+    assert [t.estimable for t in d.terms] == [True, True, False]
+    assert [t.carriers for t in d.terms] == [("L",), ("P",), ()]
+    assert d.notes[0] == (
+        "model × prompt is not estimable: no variant with outcomes combines a non-baseline "
+        "model with a non-baseline prompt."
+    )
+    # Only the unobserved variant has the non-baseline model: no main effect either.
+    d = sfac.design_terms(levels[:3], ["model", "prompt"], ids[:3], 0, observed=[1, 0, 1])
+    assert not d.terms[0].estimable
+    assert d.notes[0] == "model: l vs s is not estimable: no variant with outcomes has it."
+    # Every variant observed: the same design as without the mask.
+    same = sfac.design_terms(levels, ["model", "prompt"], ids, 0, observed=[1, 1, 1, 1])
+    full = sfac.design_terms(levels, ["model", "prompt"], ids, 0)
+    assert same.notes == full.notes
+    assert [t.estimable for t in same.terms] == [t.estimable for t in full.terms]
+
+
+def test_a_column_the_cases_cannot_identify_has_no_estimate() -> None:
+    """Variant 'c' is seen only in cases where nothing else is: after the case effects it
+    is a column of zeros. The pseudo-inverse reported 0 ± 0 (p = 1) for it."""
+    rng = np.random.default_rng(4)
+    y, x, case = _panel(2, n_case=12)
+    x = np.column_stack([x, np.zeros(len(y))])
+    lone = np.arange(100, 104)  # four cases, each with only variant c
+    y = np.concatenate([y, rng.normal(size=4)])
+    x = np.vstack([x, np.tile([0.0, 0.0, 1.0], (4, 1))])
+    case = np.concatenate([case, lone])
+    est = sfac.case_fixed_effects_ols(y, x, case)
+    assert np.isnan(est.estimate[2]) and np.isnan(est.se[2]) and np.isnan(est.p_value[2])
+    # The identified columns: statsmodels with explicit case dummies, c left out.
+    frame = pd.DataFrame({"y": y, "a": x[:, 0], "b": x[:, 1], "case": case})
+    fit = smf.ols("y ~ a + b + C(case)", data=frame).fit()
+    np.testing.assert_allclose(est.estimate[:2], fit.params[["a", "b"]], rtol=1e-9)
+
+
+def test_a_main_effect_another_is_confounded_with_is_named() -> None:
+    levels = [["s", "1", "a"], ["l", "2", "a"], ["s", "1", "b"], ["l", "2", "b"]]
+    d = sfac.design_terms(levels, ["model", "prompt", "r"], ["v0", "v1", "v2", "v3"], 0)
+    assert d.confounded() == {"model: l vs s": ("prompt: 2 vs 1",)}
+    two = [[m, r] for m, _, r in levels]
+    full = sfac.design_terms(two, ["model", "r"], ["v0", "v1", "v2", "v3"], 0)
+    assert full.confounded() == {}

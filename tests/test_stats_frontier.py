@@ -149,3 +149,19 @@ def test_unique_rows_is_np_unique(seed: int) -> None:
     assert got.tobytes() == expected.tobytes()
     np.testing.assert_array_equal(got_inverse, inverse.reshape(-1))
     np.testing.assert_array_equal(got[got_inverse], rows)
+
+
+def test_p_best_of_an_objective_no_candidate_has_is_nan_and_else_sums_to_one() -> None:
+    """A run that recorded no cost has no cheapest variant: every p_best_cost was 0 (shown
+    as 0 %), and a resample in which no drawn case had a value counted as a loss for all."""
+    rng = np.random.default_rng(3)
+    obj = rng.normal(size=(300, 4, 2))
+    obj[:, :, 1] = np.nan  # nobody has this objective
+    obj[:100, :, 0] = np.nan  # nobody has a value in the first 100 resamples
+    obj[150:, 2, 0] = np.nan  # candidate 2 unknown in the last half
+    res = sf.frontier_probabilities(obj, [True, False])
+    assert np.isnan(res.p_best[:, 1]).all()
+    assert res.p_best[:, 0].sum() == pytest.approx(1.0)
+    # Independent: the argmax among the known values of the 200 resamples that have one.
+    best = np.nanargmax(obj[100:, :, 0], axis=1)
+    np.testing.assert_allclose(res.p_best[:, 0], np.bincount(best, minlength=4) / 200)
