@@ -698,6 +698,7 @@ def _exit_code(
                 map(str, worse["statement"]),
             )
             return EXIT_REGRESSION
+        _gate_passed(analysis.verdicts)  # type: ignore[attr-defined]
     elif fail_on_regression:
         comps = analysis.comparisons  # type: ignore[attr-defined]
         hit = comps.loc[
@@ -760,6 +761,56 @@ def _failure_reasons(analysis: object, variants: list[str], most: int = 3) -> li
         if len(counts) > most:
             lines.append(f"{variant}: {len(counts) - most} other message(s) in the report")
     return lines
+
+
+def _gate_passed(verdicts: Any) -> None:
+    """Say on stderr that the regression gate passed, and what it could not have caught
+    (:func:`_gate_passed_text`)."""
+    from .report.console import strip_control
+
+    text = _gate_passed_text(verdicts)
+    if text:
+        Console(stderr=True, highlight=False).print(Text(strip_control(text)), soft_wrap=True)
+
+
+def _gate_passed_text(verdicts: Any) -> str:
+    """The regression gate's pass, in words, with what it could not have caught.
+
+    A pass is not evidence of no regression: a CI log that shows only exit 0 (``--quiet``)
+    hid that a 20-point drop would have passed too. Each candidate's gated dimensions that
+    are not significantly better get their smallest detectable change.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> v = pd.DataFrame({"candidate_variant_id": ["b"], "dimension": ["quality"],
+    ...                   "verdict": ["no detectable difference"], "correction": ["holm"],
+    ...                   "family_size": [3], "alpha": [0.05],
+    ...                   "detectable": ["this run could not detect changes smaller than 9 pp"]})
+    >>> print(_gate_passed_text(v))  # doctest: +NORMALIZE_WHITESPACE
+    Regression gate passed: no candidate is significantly worse on quality, safety or
+    reliability (case-level paired verdicts, Holm correction over the family of 3
+    comparisons, α = 0.05). Not evidence of no change:
+      b quality: this run could not detect changes smaller than 9 pp
+    """
+    from .paired.verdicts import REGRESSION_DIMENSIONS, family_phrase
+
+    gated = verdicts[verdicts["dimension"].astype(str).isin(REGRESSION_DIMENSIONS)]
+    if gated.empty:
+        return ""
+    first = gated.iloc[0]
+    how = family_phrase(str(first["correction"]), int(first["family_size"]), first["alpha"])
+    unsure = gated[gated["verdict"].astype(str) != "better"]
+    lines = [
+        f"  {r['candidate_variant_id']} {r['dimension']}: {r['detectable']}"
+        for r in unsure.to_dict("records")
+        if r["detectable"]
+    ]
+    head = (
+        "Regression gate passed: no candidate is significantly worse on quality, safety or "
+        f"reliability (case-level paired verdicts, {how})."
+    )
+    return "\n".join([head + (" Not evidence of no change:" if lines else ""), *lines])
 
 
 def _gate_failed(headline: str, details: Iterable[str] = ()) -> None:

@@ -133,6 +133,17 @@ def test_fail_on_regression_follows_the_case_level_verdict(tmp_path: Path) -> No
     # correction, so the gate passes ...
     gated = _cli(*args, "--fail-on-regression")
     assert gated.returncode == 0, gated.stderr
+    # ... and says (on stderr, even with -q) that a pass is not evidence of no change:
+    # the smallest change each gated comparison could have detected, as the verdicts say.
+    from agenticlens_frames import analyze, load_experiment
+
+    verdicts = analyze(
+        load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml"), frontier_resamples=0
+    ).verdicts
+    assert gated.stderr.startswith("Regression gate passed: no candidate is significantly worse")
+    quality = verdicts.set_index("candidate_variant_id").query("dimension == 'quality'")
+    assert f"prompt-v2 quality: {quality.loc['prompt-v2', 'detectable']}" in gated.stderr
+    assert "smaller than 34.2 pp" in gated.stderr  # (data/README.md's figure)
     # ... while AgenticLens's rule, kept behind an option, flags retrieval-dense: its case
     # pass rate falls by more than 5 % of the baseline's because a trial is missing.
     compat = _cli(*args, "--fail-on-regression", "--regression-rule", "compat")
