@@ -365,6 +365,8 @@ def _compat_table(analysis: ExperimentAnalysis, console: Console) -> None:
     They pool every attempt as independent (Wilson interval, z test), so they are never
     marked significant here: the verdicts above are the significance statement.
     """
+    from ..paired.verdicts import format_difference
+
     info = analysis.info
     title = Text(
         "AgenticLens-compatible numbers (attempts treated as independent; not a verdict) · "
@@ -400,13 +402,16 @@ def _compat_table(analysis: ExperimentAnalysis, console: Console) -> None:
         deltas.add_row(
             _t(c["candidate_variant_id"]),
             rate,
-            f"{c['case_pass_rate_delta']:+.1%}",
+            # In the verdicts' units: points of pass rate, not a relative "%".
+            format_difference(c["case_pass_rate_delta"], "proportion"),
             "n/a" if math.isnan(p) else f"{p:.3f}",
             f"{c['average_score_delta']:+.3f}",
             "n/a"
             if math.isnan(c["average_latency_ms_delta"])
             else f"{c['average_latency_ms_delta']:+.1f} ms",
-            "n/a" if math.isnan(c["total_cost_usd_delta"]) else f"{c['total_cost_usd_delta']:+.4f}",
+            "n/a"
+            if math.isnan(c["total_cost_usd_delta"])
+            else f"{c['total_cost_usd_delta']:+.4f} USD",
             _t(factors or "-"),
         )
     deltas.caption = Text(

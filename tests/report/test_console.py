@@ -203,3 +203,19 @@ def test_the_verdict_caption_names_the_test_and_a_fallback(run) -> None:
     plain = Console(record=True, width=120, color_system=None)
     print_summary(analyze(run), plain)
     assert "test: paired t." in " ".join(plain.export_text().split())
+
+
+def test_the_compatible_deltas_are_in_points_and_dollars(run) -> None:
+    """AgenticLens's Δ pass rate is a difference of rates: printed "+15.7%" it read as a
+    relative change beside the verdicts' "+15.7 pp"; Δ cost had no unit."""
+    text = _printed(analyze(run, frontier_resamples=0))
+    compat = text[text.index("AgenticLens-compatible numbers") :]
+    rows = {line.split("│")[1].strip(): line for line in compat.splitlines() if "│" in line}
+    comparisons = analyze(run, frontier_resamples=0).comparisons.set_index("candidate_variant_id")
+    delta = comparisons.loc["prompt-v2", "case_pass_rate_delta"]
+    assert delta == pytest.approx(61 / 70 - 50 / 70)  # the case pass rates: 87.1 % and 71.4 %
+    assert (
+        f"+{100 * delta:.1f} pp" in rows["prompt-v2"] and "%" not in rows["prompt-v2"].split("│")[3]
+    )
+    cost = comparisons.loc["model-large", "total_cost_usd_delta"]
+    assert f"+{cost:.4f} USD" in rows["model-large"]
