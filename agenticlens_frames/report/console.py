@@ -222,7 +222,7 @@ def _variant_notes(analysis: ExperimentAnalysis, case_level: bool) -> list[str]:
         "success rate); it falls towards 0% as a suite grows, so 0% does not mean nothing "
         "passed — pass^k below is the per-case reliability.",
         "Consistency: share of cases with the same outcome in every trial; a failed trial "
-        "makes every case inconsistent.",
+        "counts as a failure of every case (n/a: no trial completed).",
         "Score, Latency, Cost: AgenticLens's per-trial values averaged over the completed "
         "trials (a trial's mean latency, its total cost over the suite); the verdicts' "
         "latency and cost are per attempt.",
@@ -297,7 +297,8 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
             f"${row['total_cost_usd_mean']:.4f}" if row["total_cost_usd_count"] else "n/a",
             f"{row['trial_success_rate']:.0%} "
             f"({row['completed_trials']}/{row['attempted_trials']} completed)",
-            _pct(row["consistency_rate"], 0),
+            # With no completed trial every case "failed" alike: not a consistent variant.
+            _pct(row["consistency_rate"], 0) if row["completed_trials"] else "n/a",
             "yes" if row["pareto_optimal"] else "no",
         )
         k_table.add_row(

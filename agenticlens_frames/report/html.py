@@ -157,7 +157,7 @@ def _variant_notes(a: ExperimentAnalysis, case_level: bool) -> str:
         "success rate); it falls towards 0% as a suite grows, so 0% does not mean nothing "
         "passed. pass^k below is the per-case reliability.",
         "<b>Consistency</b>: share of cases with the same outcome in every trial; a failed "
-        "trial makes every case inconsistent.",
+        "trial counts as a failure of every case (n/a: no trial completed).",
     ]
     if case_level:
         for v in a.variants.to_dict("records"):
@@ -223,8 +223,12 @@ def _variant_table(a: ExperimentAnalysis) -> str:
             f"{int(v['completed_trials'])} trials priced</small></td>"
             f"<td>{_pct(v['trial_success_rate'])}<br><small>of trials passed every case · "
             f"{int(v['completed_trials'])}/{int(v['attempted_trials'])} completed</small></td>"
-            f"<td>{_pct(v['consistency_rate'])}<br><small>{int(v['n_flaky_cases'])} flaky"
-            "</small></td></tr>"
+            + (
+                f"<td>{_pct(v['consistency_rate'])}<br><small>{int(v['n_flaky_cases'])} flaky"
+                "</small></td></tr>"
+                if v["completed_trials"]
+                else "<td>n/a<br><small>no trial completed</small></td></tr>"
+            )
         )
     level = f"{a.confidence_level:.0%}"
     return (

@@ -56,6 +56,11 @@ def test_console_says_no_evaluated_attempt(analysis) -> None:
     (dead,) = [line for line in variants.splitlines() if "│ dead" in line]
     assert NO_EVALUATED_ATTEMPT in dead
     assert "†" not in variants and f"–{_pooled(analysis)}]" not in dead
+    # Every case "failed" alike in every (failed) trial: AgenticLens's consistency is 100 %,
+    # which read as a steady variant. The cell says n/a; the JSON keeps the package's value.
+    assert analysis.variants.set_index("variant_id").loc["dead", "consistency_rate"] == 1.0
+    cells = [c.strip() for c in dead.split("│")]
+    assert cells[7] == "n/a" and "100%" not in dead
 
 
 def test_page_says_no_evaluated_attempt(analysis) -> None:
@@ -66,6 +71,7 @@ def test_page_says_no_evaluated_attempt(analysis) -> None:
     cells = re.findall(r"<td>(.*?)</td>", dead)
     assert cells[1] == NO_EVALUATED_ATTEMPT
     assert "†" not in table
+    assert cells[-1] == "n/a<br><small>no trial completed</small>"
 
 
 def test_notebook_display_says_no_evaluated_attempt(analysis) -> None:
