@@ -214,7 +214,7 @@ def analysis_repr_html(a: ExperimentAnalysis, headline: pd.DataFrame | None = No
         rate_head = f"pass rate [{level} CI, cases as the unit]"
         rate_note = (
             "Pass rate: mean over the evaluated attempts; its interval treats the case as the "
-            "unit. Reliability: share of trials in which every case passed."
+            "unit. Trial success: share of trials in which every case passed."
         )
         pooled = "".join(
             f"<tr><td>{_e(v['variant_id'])}</td><td>{_pct(v['case_pass_rate'])} "
@@ -230,7 +230,7 @@ def analysis_repr_html(a: ExperimentAnalysis, headline: pd.DataFrame | None = No
         rate_head = "case pass rate [pooled Wilson] †"
         rate_note = (
             "† AgenticLens's case pass rate with a pooled Wilson interval that treats "
-            "attempts as independent (no case-level numbers here). Reliability: share of "
+            "attempts as independent (no case-level numbers here). Trial success: share of "
             "trials in which every case passed."
         )
         pooled = ""
@@ -264,7 +264,7 @@ def analysis_repr_html(a: ExperimentAnalysis, headline: pd.DataFrame | None = No
         f"per variant · confidence {a.confidence_level:.0%} · from {source}</div>"
         f"{lead}"
         f"<table><tr><th>variant</th><th>{rate_head}</th><th>score</th>"
-        "<th>latency</th><th>cost / trial</th><th>reliability</th><th>flaky</th></tr>"
+        "<th>latency</th><th>cost / trial</th><th>trial success</th><th>flaky</th></tr>"
         f"{rows}</table><div class='muted'>{rate_note}</div>"
         f"{compatible}" + (f"<ul class='muted'>{warnings}</ul>" if warnings else "")
     )

@@ -218,9 +218,10 @@ def _variant_notes(analysis: ExperimentAnalysis, case_level: bool) -> list[str]:
         if case_level
         else "† Pass rate: AgenticLens's case pass rate with a pooled Wilson interval that "
         "treats attempts as independent (this report has no case-level numbers).",
-        "Reliability: share of trials in which every case passed (AgenticLens's trial "
-        "success rate); it falls towards 0% as a suite grows, so 0% does not mean nothing "
-        "passed — pass^k below is the per-case reliability.",
+        "Trial success: share of trials in which every case passed (AgenticLens's "
+        "'reliability', its trial success rate); it falls towards 0% as a suite grows, so 0% "
+        "does not mean nothing passed — pass^k below is the per-case reliability the "
+        "verdicts compare.",
         "Consistency: share of cases with the same outcome in every trial; a failed trial "
         "counts as a failure of every case (n/a: no trial completed).",
         "Score, Latency, Cost: AgenticLens's per-trial values averaged over the completed "
@@ -276,7 +277,7 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
         ("Score", "right"),
         ("Latency", "right"),
         ("Cost", "right"),
-        ("Reliability", "right"),
+        ("Trial success", "right"),
         ("Consistency", "right"),
         ("Pareto", "center"),
     ]:

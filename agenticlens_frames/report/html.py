@@ -153,9 +153,10 @@ def _variant_notes(a: ExperimentAnalysis, case_level: bool) -> str:
         if case_level
         else "<b>Pass rate</b> †: AgenticLens's case pass rate with a pooled Wilson interval "
         "that treats attempts as independent (this report has no case-level numbers).",
-        "<b>Reliability</b>: share of trials in which every case passed (AgenticLens's trial "
-        "success rate); it falls towards 0% as a suite grows, so 0% does not mean nothing "
-        "passed. pass^k below is the per-case reliability.",
+        "<b>Trial success</b>: share of trials in which every case passed (AgenticLens's "
+        "'reliability', its trial success rate); it falls towards 0% as a suite grows, so 0% "
+        "does not mean nothing passed. pass^k below is the per-case reliability the verdicts "
+        "compare.",
         "<b>Consistency</b>: share of cases with the same outcome in every trial; a failed "
         "trial counts as a failure of every case (n/a: no trial completed).",
     ]
@@ -236,7 +237,7 @@ def _variant_table(a: ExperimentAnalysis) -> str:
         "<div class='scroll'><table>"
         f"<tr><th>Variant</th><th>Pass rate<br><small>case-level {level} CI</small></th>"
         "<th>Mean score</th><th>Mean latency</th>"
-        "<th>Mean cost / trial</th><th>Reliability</th><th>Consistency</th></tr>"
+        "<th>Mean cost / trial</th><th>Trial success</th><th>Consistency</th></tr>"
         + "".join(rows)
         + "</table></div>"
         + _variant_notes(a, bool(headline))
@@ -411,9 +412,9 @@ def _factor_levels(a: ExperimentAnalysis) -> str:
         "variants at each level; confounded unless the design is factorial. Pass rate: each "
         "variant's mean over its completed trials (the pass rate of the variant table, not "
         "the AgenticLens case pass rate, which counts a failed trial as failing every case); "
-        "reliability: share of trials in which every case passed.</p>"
+        "trial success: share of trials in which every case passed.</p>"
         "<div class='scroll'><table><tr><th>Factor</th><th>Value</th><th>Variants</th>"
-        "<th>Pass rate</th><th>Score</th><th>Latency</th><th>Cost</th><th>Reliability</th></tr>"
+        "<th>Pass rate</th><th>Score</th><th>Latency</th><th>Cost</th><th>Trial success</th></tr>"
         f"{rows}</table></div><div id='fig-factors' class='fig'></div></section>"
     )
 

@@ -80,7 +80,7 @@ def test_the_bundled_example_leads_with_the_verdicts(run) -> None:
     caption = re.sub(r"\s+", " ", text[text.index("Each candidate minus") : text.index("Variants")])
     assert "would have found with 80% power at the level the correction sets" in caption
     # What the numbers are, where they are shown.
-    assert "Reliability: share of trials in which every case passed" in text
+    assert "Trial success: share of trials in which every case passed" in text
     assert "retrieval-dense: 1 of 5 trials failed" in text
     # The headline is the recommended case-level row (the beta-binomial interval here).
     levels = case_level_summary(run)
