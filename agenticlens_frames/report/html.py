@@ -821,23 +821,29 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
     rows = []
     for r in verdicts.to_dict("records"):
         unit = str(r["unit"])
+        # data-label: on a phone each row is a card and each cell says what it is.
         cells = (
-            f"<td><strong>{_e(r['candidate_variant_id'])}</strong></td>"
-            f"<td>{_e(r['dimension'])}<br><small>{_e(r['evaluator'])}</small></td>"
-            f"<td>{_e(format_difference(r['mean_difference'], unit))} "
+            f"<td data-label='Candidate'><strong>{_e(r['candidate_variant_id'])}</strong></td>"
+            f"<td data-label='Dimension'>{_e(r['dimension'])}<br><small>{_e(r['evaluator'])}"
+            "</small></td>"
+            f"<td data-label='Difference ({level} CI)'>"
+            f"{_e(format_difference(r['mean_difference'], unit))} "
             f"<small>{_e(format_interval(r['ci_low'], r['ci_high'], unit))}</small></td>"
         )
         if declared:
             verdict = str(r["verdict"])
             cls = {"better": "good", "worse": "bad"}.get(verdict, "")
             cells += (
-                f"<td>{_e(format_p(r['adjusted_p_value']))}</td>"
-                f"<td class='verdict {cls}'><strong>{_e(verdict)}</strong>"
+                f"<td data-label='Adjusted p'>{_e(format_p(r['adjusted_p_value']))}</td>"
+                f"<td data-label='Verdict' class='verdict {cls}'><strong>{_e(verdict)}</strong>"
                 + (f"<br><small>{_e(r['detectable'])}</small>" if r["detectable"] else "")
                 + "</td>"
             )
         else:
-            cells += f"<td><small>{_e(r['detectable'])}</small></td>"
+            cells += (
+                f"<td data-label='Smallest detectable change'><small>{_e(r['detectable'])}"
+                "</small></td>"
+            )
         # data-variant: the page's factor filters hide the rows of filtered-out candidates
         rows.append(f"<tr data-variant='{_e(r['candidate_variant_id'])}'>{cells}</tr>")
     test = method_phrase(verdicts.get("ci_method", ()))

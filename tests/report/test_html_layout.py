@@ -91,6 +91,35 @@ def test_page_is_readable_at_every_width(browser, request, which, width) -> None
         page.close()
 
 
+@pytest.mark.parametrize("which", ["page_file", "undeclared_file"])
+def test_every_verdict_cell_is_in_sight_on_a_phone(browser, request, which) -> None:
+    """At 390 px the five-column verdict table put the verdict at x = 380, past the edge
+    until the table was scrolled: on a phone each row is a card of labelled cells."""
+    page, errors = _open(browser, request.getfixturevalue(which), 390)
+    try:
+        got = page.evaluate(
+            """() => {
+              const vw = document.documentElement.clientWidth;
+              const cells = [...document.querySelectorAll('table.verdicts td')];
+              return {n: cells.length,
+                      out: cells.filter(c => c.getBoundingClientRect().right > vw + 0.5)
+                                .map(c => c.dataset.label),
+                      labels: [...new Set(cells.map(c => getComputedStyle(c, '::before')
+                                                         .content))]};
+            }"""
+        )
+        assert got["n"] > 0 and got["out"] == [], got
+        assert '"Verdict"' in got["labels"] or '"Smallest detectable change"' in got["labels"]
+        wide = page.evaluate(
+            "() => { const t = document.querySelector('table.verdicts');"
+            " return [t.getBoundingClientRect().width, t.parentElement.clientWidth]; }"
+        )
+        assert wide[0] <= wide[1] + 0.5, wide
+        assert errors == []
+    finally:
+        page.close()
+
+
 FILTERED = """() => {
   const visible = (sel) => [...document.querySelectorAll(sel)]
       .filter(e => !e.hidden).map(e => e.dataset.variant);
