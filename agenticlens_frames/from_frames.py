@@ -127,7 +127,9 @@ def _flags(column: pd.Series) -> list[bool]:
     return out
 
 
-def _numeric(frame: pd.DataFrame, column: str, *, low: float | None = None) -> np.ndarray:
+def _numeric(
+    frame: pd.DataFrame, column: str, *, low: float | None = None, hint: str | None = None
+) -> np.ndarray:
     try:
         values = pd.to_numeric(frame[column], errors="raise").to_numpy(dtype=float, na_value=np.nan)
     except (TypeError, ValueError) as exc:
@@ -144,8 +146,9 @@ def _numeric(frame: pd.DataFrame, column: str, *, low: float | None = None) -> n
     if low is not None and (values[~np.isnan(values)] < low).any():
         row = int(np.flatnonzero(values < low)[0])
         raise InputError(
-            f"column {column!r} is {values[row]} at row {row}; expected ≥ {low}",
+            f"column {column!r} is {values[row]:g} at row {row}; expected ≥ {low:g}",
             file="attempts frame",
+            hint=hint,
         )
     return values
 
@@ -223,7 +226,14 @@ def frame_parts(
     )  # fmt: skip
     if not len(attempts):
         raise InputError("the attempts frame has no rows", file="attempts frame")
-    trial = _numeric(attempts, "trial", low=1)
+    trial = _numeric(
+        attempts,
+        "trial",
+        low=1,
+        # Counted from 0 (range(n), an attempt index) in the user's own logs, most often.
+        hint="trials are numbered from 1: if yours count from 0, pass "
+        "attempts.assign(trial=attempts['trial'] + 1)",
+    )
     if np.isnan(trial).any() or (trial != np.round(trial)).any():
         raise InputError("column 'trial' must hold whole numbers 1, 2, …", file="attempts frame")
     if trial.max() > _MAX_TRIAL:  # int32 would wrap it (2**31 read as -2147483648)

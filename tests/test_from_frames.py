@@ -89,7 +89,12 @@ def test_every_row_carries_its_trials_execution_position(user_frames) -> None:
             lambda a, v, c: (a.assign(passed=a["passed"].astype(object).where(a.index > 0)), v, c),
             "'passed' is empty at row 0",
         ),
-        (lambda a, v, c: (a.assign(trial=a["trial"] - 1), v, c), "expected ≥ 1"),
+        # Counted from 0: the message says how to renumber.
+        (
+            lambda a, v, c: (a.assign(trial=a["trial"] - 1), v, c),
+            "expected ≥ 1 (trials are numbered from 1: if yours count from 0, pass "
+            "attempts.assign(trial=attempts['trial'] + 1))",
+        ),
         (lambda a, v, c: (a.assign(score=a["score"] * 5), v, c), "'score' must lie in [0, 1]"),
         (lambda a, v, c: (a.to_dict(), v, c), "expected a pandas DataFrame"),
         (lambda a, v, c: (a.assign(status="okay"), v, c), "did you mean 'ok'"),
