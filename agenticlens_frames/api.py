@@ -51,7 +51,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -75,6 +75,9 @@ from .paired.verdicts import headline_pass_rates
 from .runner.live import LiveRunResult, arun_live, run_coroutine
 from .runner.python_target import SPARE_THREADS, PythonTarget, accepts_keyword
 from .runner.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from .analysis import ExperimentAnalysis
 
 __all__ = [
     "AgentContext",
@@ -494,6 +497,18 @@ def _refuse_unstable_input(value: Any, experiment: str, index: int) -> None:
             hint="give a str, a dict, a list or a dataclass, or give its class a __repr__ "
             "that states its content",
         )
+
+
+def _short_repr(value: Any, width: int = 40) -> str:
+    """``repr(value)``, cut to ``width`` characters (for messages).
+
+    Examples
+    --------
+    >>> _short_repr("abc"), _short_repr("x" * 50)[-3:]
+    ("'abc'", 'xx…')
+    """
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _label(value: Any, width: int = 60) -> str:
@@ -1102,7 +1117,12 @@ class Comparator:
         self.comparisons = as_comparisons(comparisons, file="Comparator")
 
     def compare(
-        self, results: ExperimentResult | ExperimentRun | LiveRunResult | Iterable[VariantResult]
+        self,
+        results: ExperimentResult
+        | ExperimentRun
+        | ExperimentAnalysis
+        | LiveRunResult
+        | Iterable[VariantResult],
     ) -> pd.DataFrame:
         """One row per variant: ``variant, runs, errors, mean_latency_ms, mean_cost_usd,
         mean_output_length, pass_rate, pass_rate_ci_low, pass_rate_ci_high, n_cases,
@@ -1174,7 +1194,9 @@ class Comparator:
         frame.attrs["confidence_level"] = self.confidence_level
         return frame
 
-    def verdicts(self, results: ExperimentResult | ExperimentRun | LiveRunResult) -> pd.DataFrame:
+    def verdicts(
+        self, results: ExperimentResult | ExperimentRun | ExperimentAnalysis | LiveRunResult
+    ) -> pd.DataFrame:
         """Each candidate against the baseline, case by case, in words.
 
         :func:`~agenticlens_frames.paired.verdicts.case_verdicts` with this comparator's
@@ -1189,7 +1211,12 @@ class Comparator:
         return case_verdicts(run_, self.comparisons, confidence_level=self.confidence_level)
 
     def summary(
-        self, results: ExperimentResult | ExperimentRun | LiveRunResult | Iterable[VariantResult]
+        self,
+        results: ExperimentResult
+        | ExperimentRun
+        | ExperimentAnalysis
+        | LiveRunResult
+        | Iterable[VariantResult],
     ) -> str:
         """A readable summary: the verdicts first, then a block per variant.
 
@@ -1275,7 +1302,9 @@ class Comparator:
             return results.run
         if isinstance(results, ExperimentRun):
             return results
-        return None
+        # An analysis carries its run (one loaded from a saved report does not).
+        run_ = getattr(results, "run", None)
+        return run_ if isinstance(run_, ExperimentRun) else None
 
     def _variant_results(self, results: Any) -> list[VariantResult]:
         run_ = self._run_of(results)
@@ -1285,10 +1314,10 @@ class Comparator:
         if items is None or not all(isinstance(r, VariantResult) for r in items):
             # A bare AttributeError on a string's characters said nothing of what to pass.
             raise InputError(
-                f"cannot compare a {type(results).__name__}",
+                f"cannot compare {type(results).__name__} {_short_repr(results)}",
                 location="results",
-                hint="pass what run() returned, an ExperimentRun, a LiveRunResult, or a "
-                "list of VariantResult",
+                hint="pass what run() returned, an ExperimentRun, its analysis, a "
+                "LiveRunResult, or a list of VariantResult",
             )
         return items
 

@@ -814,5 +814,20 @@ def test_the_api_refuses_what_it_would_otherwise_mix_up_or_fail_on_later():
         experiment.add_variant(Variant(name="a"))
     # Not a result: a bare AttributeError on a string's characters.
     for wrong in ("abc", None, [1, 2]):
-        with pytest.raises(InputError, match="cannot compare a"):
+        with pytest.raises(InputError, match="cannot compare"):
             Comparator().compare(wrong)
+
+
+def test_the_comparator_takes_an_analysis_as_its_run():
+    from agenticlens_frames import analyze
+
+    experiment = Experiment(
+        name="e",
+        variants=[Variant(name="a"), Variant(name="b")],
+        dataset=[{"input": f"refund {i}", "expected_contains": ["refund"]} for i in range(4)],
+    )
+    result = run(experiment, lambda v: str, trials=2, progress=False)
+    pd.testing.assert_frame_equal(
+        Comparator().compare(analyze(result.run)), Comparator().compare(result.run)
+    )
+    assert Comparator().summary(analyze(result.run)) == Comparator().summary(result.run)
