@@ -910,7 +910,7 @@ class ExperimentAnalysis:
 
 
 def _as_run(value: Any) -> ExperimentRun:
-    """The run of ``value``: itself, or the ``.run`` of what :func:`~agenticlens_frames.run`
+    """The run of ``value``: itself, or the ``.run`` of what :func:`~agenticlens_frames.api.run`
     and the live runner return; anything else refused naming what to pass."""
     if isinstance(value, ExperimentRun):
         return value
@@ -922,7 +922,7 @@ def _as_run(value: Any) -> ExperimentRun:
         + (f" {str(value)!r}" if isinstance(value, (str, Path)) else ""),
         location="run",
         hint="load one with alf.load_experiment('manifest.yaml', 'suite.yaml') or "
-        "alf.read_parquet(folder), or pass the result of alf.run(...)",
+        "alf.read_parquet(folder), or pass the result of alf.api.run(...)",
     )
 
 
@@ -945,7 +945,7 @@ def analyze(
     ----------
     run
         From :func:`~agenticlens_frames.load_experiment`, :func:`~agenticlens_frames.read_parquet`
-        or a live run (what :func:`~agenticlens_frames.run` returns is taken too).
+        or a live run (what :func:`~agenticlens_frames.api.run` returns is taken too).
     confidence_level
         For the normal and Wilson intervals and the significance flag.
     regression_threshold

@@ -1,7 +1,7 @@
 """One way in for every figure and the explorer: a run, a result or an analysis.
 
 Users hold different objects at different moments — the :class:`ExperimentRun` of
-:func:`~agenticlens_frames.load_experiment`, the result of :func:`~agenticlens_frames.run`
+:func:`~agenticlens_frames.load_experiment`, the result of :func:`~agenticlens_frames.api.run`
 or of the live runner, or an :class:`ExperimentAnalysis`. :func:`as_analysis` turns any of
 them into the analysis, passing statistics options through: the options of
 :func:`~agenticlens_frames.analyze`, and the paired-comparison settings of

@@ -491,7 +491,7 @@ def explore(
     Parameters
     ----------
     experiment
-        A run, the result of :func:`~agenticlens_frames.run` or of the live runner, or an
+        A run, the result of :func:`~agenticlens_frames.api.run` or of the live runner, or an
         analysis (fresh, or loaded from a saved report: then clicking a cell says that
         attempt details are not available).
     max_cases
