@@ -164,8 +164,12 @@ def make_synthetic(
     return root
 
 
+#: The repository's bundled example (absent from an installed wheel).
+_BUNDLED = Path(__file__).resolve().parents[1] / "data" / "support"
+
+
 def example_archive(
-    experiment: str | Path = "data/support",
+    experiment: str | Path | None = None,
     *,
     folder: str | Path | None = None,
     run_at: str | None = None,
@@ -173,7 +177,9 @@ def example_archive(
     """An archive (in a new temporary folder unless given) holding one recorded experiment.
 
     For examples and tests of the archive: ``experiment`` is a folder with
-    ``manifest.yaml`` and ``suite.yaml`` (default: the repository's bundled example).
+    ``manifest.yaml`` and ``suite.yaml``. By default the repository's bundled example,
+    wherever the call is made from (it was ``data/support`` relative to the working
+    directory), or — installed without the repository — a :func:`make_synthetic` one.
 
     Examples
     --------
@@ -186,7 +192,12 @@ def example_archive(
     from .archive import Archive
     from .loading import load_experiment
 
-    source = Path(experiment)
+    if experiment is not None:
+        source = Path(experiment)
+    elif (_BUNDLED / "manifest.yaml").is_file():
+        source = _BUNDLED
+    else:
+        source = make_synthetic(Path(tempfile.mkdtemp(prefix="alf-example-")), seed=1)
     archive = Archive(folder if folder is not None else tempfile.mkdtemp(prefix="alf-archive-"))
     run = load_experiment(source / "manifest.yaml", source / "suite.yaml")
     archive.add(run, run_at=run_at)

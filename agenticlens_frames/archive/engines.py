@@ -226,6 +226,24 @@ def choose_engine(n_rows: int, *, available: int | None = None) -> str:
     return "duckdb" if installed("duckdb") else "numpy"
 
 
+def _check_memory_limit(memory_limit: str) -> None:
+    """Refuse a DuckDB memory limit DuckDB cannot read, whatever is read afterwards: runs
+    read from their rollups (or the numpy engine) never open DuckDB, so ``"lots"`` was
+    accepted without a word and ignored."""
+    from ._duckdb import duckdb_connection
+
+    try:
+        duckdb_connection(memory_limit=memory_limit).close()
+    except InputError:
+        raise
+    except Exception as exc:  # duckdb's own error types
+        raise InputError(
+            f"DuckDB cannot use memory limit {memory_limit!r} ({str(exc).splitlines()[0]})",
+            location="memory_limit",
+            hint="give an amount such as 2GB or 500MB, or a share of the memory such as 50%",
+        ) from None
+
+
 def sufficient_stats(
     source: Any,
     *,
@@ -279,6 +297,8 @@ def sufficient_stats(
     """
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}", hint=f"choose one of {', '.join(ENGINES)}")
+    if memory_limit is not None:
+        _check_memory_limit(memory_limit)
     src = as_source(source)
     layout = layout or src.layout()
     if engine == AUTO:

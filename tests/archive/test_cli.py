@@ -361,3 +361,22 @@ def test_a_negative_limit_is_a_usage_error(cli_archive: Path):
     result = invoke("summarize", str(cli_archive), "--limit", "-1")
     assert result.exit_code == 2, result.output
     assert "--limit" in result.output
+
+
+def test_a_memory_limit_duckdb_cannot_read_is_refused(cli_archive: Path):
+    """Runs read from their rollups never open DuckDB: '--memory-limit lots' was accepted
+    without a word and ignored."""
+    pytest.importorskip("duckdb", reason="the [duckdb] extra is not installed")
+    bad = invoke("summarize", str(cli_archive), "--memory-limit", "lots", "-q")
+    assert bad.exit_code == 1 and "cannot use memory limit 'lots'" in bad.output
+    assert "Traceback" not in bad.output
+    good = invoke("summarize", str(cli_archive), "--memory-limit", "1GB", "-q")
+    assert good.exit_code == 0, good.output
+
+
+def test_the_example_archive_does_not_depend_on_the_working_directory(tmp_path, monkeypatch):
+    from agenticlens_frames.testing import example_archive
+
+    monkeypatch.chdir(tmp_path)  # "data/support" was read relative to here
+    records = example_archive(folder=tmp_path / "a").records()
+    assert [r.experiment_id for r in records] == ["support-agent-upgrade@1"]
