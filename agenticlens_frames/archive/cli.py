@@ -256,7 +256,7 @@ def archive_add(
             )
         result = Archive(archive).add(run, run_at=run_at, exist_ok=not strict)
     except InputError as exc:
-        raise fail("Unable to add run", exc) from None
+        raise _fail("Unable to add run", exc) from None
     if not quiet:
         r = result.record
         verb = "Added" if result.added else "Already archived:"
@@ -287,7 +287,7 @@ def archive_rollups(
         records = store.records()
         done = store.add_rollups()
     except InputError as exc:
-        raise fail("Unable to write rollups", exc) from None
+        raise _fail("Unable to write rollups", exc) from None
     if not quiet:
         output_console(soft_wrap=True).print(
             Text(
@@ -312,7 +312,7 @@ def archive_remove(
     try:
         record = Archive(archive).remove(run_id)
     except InputError as exc:
-        raise fail("Unable to remove the run", exc) from None
+        raise _fail("Unable to remove the run", exc) from None
     if not quiet:
         what = (
             f"run {record.run_id} of {record.experiment_id}"
@@ -343,7 +343,7 @@ def archive_ls(
         _matching_runs(sl, required=False)  # none is an answer here: an empty list
         records = sl.records()
     except InputError as exc:
-        raise fail("Unable to list archive", exc) from None
+        raise _fail("Unable to list archive", exc) from None
     console = output_console(soft_wrap=True)
     if as_json:
         for r in records:
@@ -379,9 +379,41 @@ def _pass_k(text: str | None) -> list[int] | None:
     if not text:
         return None
     try:
-        return [int(k) for k in text.split(",") if k.strip()]
+        ks = [int(k) for k in text.split(",") if k.strip()]
     except ValueError:
         raise InputError(f"--pass-k {text!r} is not a comma list of integers") from None
+    if any(k < 1 for k in ks):
+        raise InputError(f"--pass-k {text!r}: every k must be 1 or more (pass@k of k attempts)")
+    return ks
+
+
+#: The Python arguments the archive's errors name, as the options that set them here.
+_OPTIONS = {
+    "since": "--since",
+    "until": "--until",
+    "run_at": "--run-at",
+    "memory_limit": "--memory-limit",
+    "confidence_level": "--confidence-level",
+}
+
+
+def _fail(prefix: str, error: Exception) -> typer.Exit:
+    """:func:`fail`, with the place of an error in a Python argument named by its option."""
+    return fail(prefix, _option_named(error))
+
+
+def _option_named(error: Exception) -> Exception:
+    """``error`` with its place named as the option that sets it (``--since``, not
+    ``since:``).
+
+    Examples
+    --------
+    >>> print(_option_named(InputError("cannot read 'x' as a date", location="since")))
+    --since: cannot read 'x' as a date
+    """
+    if isinstance(error, InputError) and error.location in _OPTIONS:
+        error.location = _OPTIONS[error.location]
+    return error
 
 
 #: A summary cell per kind of number (see :func:`format_in_unit`).
@@ -454,7 +486,7 @@ def archive_summarize(
         if verdicts:
             judged = _judge(sl, correction, confidence_level, progress=not quiet)
     except (InputError, ImportError) as exc:
-        raise fail("Unable to summarize archive", exc) from None
+        raise _fail("Unable to summarize archive", exc) from None
     if out is not None:
         written = {**result.frames(), "runs": result.runs}
         if judged is not None:
@@ -750,7 +782,7 @@ def archive_slice(
             judged = _judge(sl, correction, 0.95, progress=not quiet)
             _write_frames({"verdicts": judged}, out, fmt.value)
     except (InputError, ImportError) as exc:
-        raise fail("Unable to slice archive", exc) from None
+        raise _fail("Unable to slice archive", exc) from None
     if not quiet:
         counts = ", ".join(f"{n} {name}" for name, n in written.items())
         if judged is not None:

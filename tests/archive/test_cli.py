@@ -380,3 +380,16 @@ def test_the_example_archive_does_not_depend_on_the_working_directory(tmp_path, 
     monkeypatch.chdir(tmp_path)  # "data/support" was read relative to here
     records = example_archive(folder=tmp_path / "a").records()
     assert [r.experiment_id for r in records] == ["support-agent-upgrade@1"]
+
+
+def test_errors_name_the_options_that_were_given(cli_archive: Path):
+    """Errors named the Python argument ("since:", "pass_k values …"), not the option."""
+    since = invoke("summarize", str(cli_archive), "--since", "05/11/2026", "-q")
+    assert since.exit_code == 1 and "--since: cannot read '05/11/2026'" in since.output
+    pass_k = invoke("summarize", str(cli_archive), "--pass-k", "0", "-q")
+    assert pass_k.exit_code == 1 and "--pass-k '0': every k must be 1 or more" in pass_k.output
+    add = invoke(
+        "add", str(cli_archive.parent / "new"), str(EXAMPLE / "manifest.yaml"),
+        str(EXAMPLE / "suite.yaml"), "--run-at", "1790000000",
+    )  # fmt: skip
+    assert add.exit_code == 1 and "--run-at: cannot read '1790000000'" in add.output
