@@ -51,7 +51,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -1071,6 +1071,17 @@ class Tracker:
 # --------------------------------------------------------------------------- comparator
 
 
+if TYPE_CHECKING:  # (annotations are not evaluated at run time)
+    #: What a :class:`Comparator` reads: a run in any of its forms, or per-variant results.
+    Compared: TypeAlias = (
+        ExperimentResult
+        | ExperimentRun
+        | ExperimentAnalysis
+        | LiveRunResult
+        | Iterable[VariantResult]
+    )
+
+
 class Comparator:
     """Per-variant metrics as a frame, and a readable summary that leads with verdicts.
 
@@ -1116,14 +1127,7 @@ class Comparator:
         self.confidence_level = confidence_level
         self.comparisons = as_comparisons(comparisons, file="Comparator")
 
-    def compare(
-        self,
-        results: ExperimentResult
-        | ExperimentRun
-        | ExperimentAnalysis
-        | LiveRunResult
-        | Iterable[VariantResult],
-    ) -> pd.DataFrame:
+    def compare(self, results: Compared) -> pd.DataFrame:
         """One row per variant: ``variant, runs, errors, mean_latency_ms, mean_cost_usd,
         mean_output_length, pass_rate, pass_rate_ci_low, pass_rate_ci_high, n_cases,
         ci_method``.
@@ -1210,14 +1214,7 @@ class Comparator:
             return empty_verdicts()
         return case_verdicts(run_, self.comparisons, confidence_level=self.confidence_level)
 
-    def summary(
-        self,
-        results: ExperimentResult
-        | ExperimentRun
-        | ExperimentAnalysis
-        | LiveRunResult
-        | Iterable[VariantResult],
-    ) -> str:
+    def summary(self, results: Compared) -> str:
         """A readable summary: the verdicts first, then a block per variant.
 
         The verdicts are the case-by-case paired differences from the baseline, under the

@@ -294,26 +294,21 @@ def test_the_notebook_display_leads_with_the_case_level_pass_rates(run: Experime
     assert pooled not in page[:compat] and pooled in page[compat:]
 
 
-def test_parquet_results_include_the_verdicts(run: ExperimentRun, tmp_path: Path) -> None:
+def _run_example(*options: str):
+    """`experiment run` of the bundled example in this process (typer's runner)."""
     from typer.testing import CliRunner
 
     from agenticlens_frames.cli import app
 
-    out = tmp_path / "pq"
-    done = CliRunner().invoke(
-        app,
-        [
-            "experiment",
-            "run",
-            str(EXAMPLE / "manifest.yaml"),
-            str(EXAMPLE / "suite.yaml"),
-            "--save",
-            str(tmp_path / "r.json"),
-            "--parquet",
-            str(out),
-            "-q",
-        ],
+    example = [str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml")]
+    return CliRunner().invoke(
+        app, ["experiment", "run", *example, *options], env={"COLUMNS": "200"}
     )
+
+
+def test_parquet_results_include_the_verdicts(run: ExperimentRun, tmp_path: Path) -> None:
+    out = tmp_path / "pq"
+    done = _run_example("--save", str(tmp_path / "r.json"), "--parquet", str(out), "-q")
     assert done.exit_code == 0, done.output
     frame = pd.read_parquet(out / "results" / "verdicts.parquet")
     expected = analyze(run).verdicts
@@ -422,9 +417,6 @@ def test_the_analysis_level_sets_the_declared_verdicts_intervals(run: Experiment
     correction that names no level (the example's holm) left the verdicts' intervals at
     95 % beside a 90 % variant table. They follow the analysis now; α, and so the adjusted
     p-values and the verdicts, do not move; a level the settings declare wins."""
-    from typer.testing import CliRunner
-
-    from agenticlens_frames.cli import app
 
     family = {"evaluators": QUALITY_AND_LATENCY["evaluators"]}
     manifest = dataclasses.replace(run.manifest, comparisons={**run.manifest.comparisons, **family})
@@ -446,18 +438,7 @@ def test_the_analysis_level_sets_the_declared_verdicts_intervals(run: Experiment
         run, {"correction": "holm", "confidence_level": 0.99}, confidence_level=0.9
     )
     assert (declared["confidence_level"] == 0.99).all()
-    done = CliRunner().invoke(
-        app,
-        [
-            "experiment",
-            "run",
-            str(EXAMPLE / "manifest.yaml"),
-            str(EXAMPLE / "suite.yaml"),
-            "--confidence-level",
-            "0.9",
-        ],
-        env={"COLUMNS": "200"},
-    )
+    done = _run_example("--confidence-level", "0.9")
     assert done.exit_code == 0, done.output
     assert "Difference [90% CI]" in done.output and "95% CI" not in done.output
 
