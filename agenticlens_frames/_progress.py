@@ -52,7 +52,20 @@ def wants_log_lines(stream: TextIO | None = None) -> bool:
         terminal = stream.isatty()
     except (AttributeError, ValueError):  # a closed or odd stream
         terminal = False
-    return not terminal and "ipykernel" not in sys.modules
+    return not terminal and not _in_notebook()
+
+
+def _in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (as tqdm.auto decides it: IPython's shell
+    configured by a kernel app), not merely with ipykernel imported."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        shell = ipython.get_ipython()
+        return shell is not None and "IPKernelApp" in shell.config
+    except Exception:  # an IPython without a shell, or one of another shape
+        return False
 
 
 class LogLines:
