@@ -1046,6 +1046,7 @@ def analyze(
         run,
         correction=comparisons.correction if comparisons is not None else None,
         confidence_level=confidence_level,
+        cluster=comparisons.cluster if comparisons is not None else None,
     )
     # Judge noise (new frames and report key, only when the run has judge scores).
     from .judge_noise import judge_noise_outputs

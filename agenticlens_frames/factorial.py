@@ -259,6 +259,7 @@ def factor_effects(
     *,
     correction: str | None = None,
     confidence_level: float = 0.95,
+    cluster: str | None = None,
 ) -> pd.DataFrame:
     """Main effects and two-factor interactions of the variants' factors, per case.
 
@@ -279,6 +280,10 @@ def factor_effects(
         ``p_adjusted`` NaN.
     confidence_level
         For the intervals.
+    cluster
+        The case metadata field the paired comparisons cluster cases by, if declared.
+        These effects do not use it: a design note says that their intervals treat the
+        cases as independent, so they are too narrow when the clusters matter.
 
     Returns
     -------
@@ -414,10 +419,14 @@ def factor_effects(
         )
     if lost:
         phrase += f"; no outcome for {sfac._join(sorted(lost))}"
-    attrs.update(
-        design=phrase,
-        design_notes=_design_notes(design, notes),
-        method="; ".join(sorted(methods)),
-    )
+    design_notes = _design_notes(design, notes)
+    if cluster:
+        # Said, not silently ignored: the verdicts use the clusters, these intervals do not.
+        design_notes.append(
+            f"The comparisons declare case clusters ({cluster}); these effects treat the "
+            "cases as independent, so with clustered cases their intervals are too narrow "
+            "(the paired verdicts use the clusters)."
+        )
+    attrs.update(design=phrase, design_notes=design_notes, method="; ".join(sorted(methods)))
     frame.attrs.update(attrs)
     return frame

@@ -402,3 +402,19 @@ def test_factors_that_change_together_credit_neither() -> None:
     assert dense["estimable"] and dense["contrast"] == "+R −base"
     assert dense["estimate"] == pytest.approx((rate["R"] - rate["base"]).mean())
     assert dense["p_adjusted"] == pytest.approx(dense["p_value"])
+
+
+def test_declared_case_clusters_are_said_to_be_unused() -> None:
+    """The paired verdicts cluster the cases by a declared field; the factor effects did
+    not, and said nothing: their intervals treat the cases as independent."""
+    from agenticlens_frames import analyze, load_experiment
+
+    run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    clustered = analyze(
+        run, comparisons={"correction": "holm", "cluster": "topic"}, frontier_resamples=0
+    ).factor_effects
+    plain = analyze(run, frontier_resamples=0).factor_effects
+    note = "The comparisons declare case clusters (topic); these effects treat the cases"
+    assert any(n.startswith(note) for n in clustered.attrs["design_notes"])
+    assert not any("clusters" in n for n in plain.attrs["design_notes"])
+    pd.testing.assert_frame_equal(clustered, plain)  # the numbers are not changed
