@@ -1563,9 +1563,11 @@ def factor_effects_forest(
     title += f", {level:.0%} intervals)" if level else ")"
     correction = effects.attrs.get("correction")
     # The adjusted p is over the factor terms: said here so it is not read as a verdict's.
+    # The intervals are per term: one clear of 0 can still fail the correction.
     detail = (
-        f"adjusted p (hover): {esc(CORRECTION_NAMES.get(correction, correction))} over "
-        "these terms, not the verdicts' family"
+        "intervals per term, not adjusted; adjusted p (hover): "
+        f"{esc(CORRECTION_NAMES.get(correction, correction))} over these terms, not the "
+        "verdicts' family"
         if correction and correction != "none"
         else None
     )

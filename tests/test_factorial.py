@@ -418,3 +418,13 @@ def test_declared_case_clusters_are_said_to_be_unused() -> None:
     assert any(n.startswith(note) for n in clustered.attrs["design_notes"])
     assert not any("clusters" in n for n in plain.attrs["design_notes"])
     pd.testing.assert_frame_equal(clustered, plain)  # the numbers are not changed
+
+
+def test_the_forest_says_its_intervals_are_not_adjusted() -> None:
+    """A term's interval clear of 0 can still fail the correction: the subtitle says the
+    intervals are per term (it named only the adjusted p's family)."""
+    from agenticlens_frames import analyze, load_experiment, viz
+
+    run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    fig = viz.factor_effects_forest(analyze(run, frontier_resamples=0))
+    assert fig.layout.title.subtitle.text.startswith("intervals per term, not adjusted")
