@@ -183,13 +183,29 @@ def _verdict_table(
         table.caption = Text(caption)
     if descriptive:
         table.caption = Text(f"{table.caption or ''} {DESCRIPTIVE_NOTE}".lstrip())
-    console.print(table)
+    if console.width < NARROW and len(v):
+        # Too narrow for the columns (at 40 the candidate and verdict columns shrank to
+        # nothing and "1…" stood for the adjusted p): each row as its sentence instead.
+        console.print(Text(title, style="bold"))
+        for r in v.to_dict("records"):
+            verdict = str(r["verdict"])
+            console.print(
+                Text("• ")
+                + Text(strip_control(r["statement"]), style=VERDICT_STYLES.get(verdict, ""))
+            )
+        console.print(table.caption or "")
+    else:
+        console.print(table)
     if omitted := omitted_statement(v):
         console.print(_t(omitted))
     if v.attrs.get("source"):
         console.print(Text(f"Note: {v.attrs['source']}", style="dim"))
     if not declared:
         console.print(Text(f"! {HOW_TO_DECLARE}", style="yellow"))
+
+
+#: Narrower than this (columns), the verdicts are printed one sentence a row, not as a table.
+NARROW = 72
 
 
 def _pass_rate_cell(row: dict[str, Any], headline: dict[str, dict[str, Any]]) -> str:

@@ -219,3 +219,19 @@ def test_the_compatible_deltas_are_in_points_and_dollars(run) -> None:
     )
     cost = comparisons.loc["model-large", "total_cost_usd_delta"]
     assert f"+{cost:.4f} USD" in rows["model-large"]
+
+
+def test_a_narrow_terminal_gets_each_verdict_as_its_sentence(run) -> None:
+    """At 40 columns the table's candidate and verdict columns shrank to nothing and the
+    adjusted p read "1…": below NARROW each row is printed as its whole statement."""
+    from agenticlens_frames.report.console import NARROW
+
+    analysis = analyze(run, frontier_resamples=0)
+    console = Console(record=True, width=40, color_system=None)
+    print_summary(analysis, console)
+    text = console.export_text()
+    head = re.sub(r"\s+", " ", text[: text.index("Variants")])
+    for statement in analysis.verdicts["statement"]:
+        assert f"• {statement}" in head, statement
+    assert "┃" not in text[: text.index("Variants")]
+    assert NARROW > 40 and "┃ Candidate" in _printed(analysis)  # wide: the table
