@@ -115,8 +115,32 @@ class InvalidPayloadPolicy(StrEnum):
 # method registry, _choices.METHODS: --help lists them and click refuses anything else.
 PairedMethod = StrEnum("PairedMethod", {name: name for name in PAIRED_METHODS})  # type: ignore[misc]
 
+
 # The options `experiment run` and `experiment report` share, defined once.
-AlphaOpt = typer.Option(None, "--alpha", help="Level for the corrected decisions (default 0.05).")
+def _open_unit(value: float | None) -> float | None:
+    """An --alpha strictly between 0 and 1, refused as a usage error (exit 2) as
+    --confidence-level's range is; it was exit 1, from deeper in.
+
+    Examples
+    --------
+    >>> _open_unit(0.05)
+    0.05
+    >>> _open_unit(1.0)
+    Traceback (most recent call last):
+    ...
+    ...BadParameter: 1 is not strictly between 0 and 1.
+    """
+    if value is not None and not 0.0 < value < 1.0:
+        raise typer.BadParameter(f"{value:g} is not strictly between 0 and 1.")
+    return value
+
+
+AlphaOpt = typer.Option(
+    None,
+    "--alpha",
+    help="Level for the corrected decisions (default 0.05).",
+    callback=_open_unit,
+)
 PairedMethodOpt = typer.Option(
     None,
     "--paired-method",

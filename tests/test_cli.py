@@ -348,3 +348,13 @@ def test_exit_3_says_why_the_trials_failed(tmp_path: Path) -> None:
         "  a: 2 trials failed: live target returned str for case 'c1'; expected an object "
         "with output and trace"
     )
+
+
+@pytest.mark.parametrize("alpha", ["5", "0", "1"])
+def test_an_alpha_outside_0_1_is_a_usage_error(tmp_path: Path, alpha: str) -> None:
+    """--confidence-level 5 was a usage error (exit 2), --alpha 5 an input error (exit 1)
+    found deeper in: the same kind of mistake, one exit code."""
+    done = _cli(*_run_args(EXAMPLE, tmp_path), "--alpha", alpha)
+    assert done.returncode == 2, done.stderr
+    assert "strictly between 0 and 1" in done.stderr
+    assert not (tmp_path / "r.json").exists()
