@@ -125,10 +125,11 @@ def _open_unit(value: float | None) -> float | None:
     --------
     >>> _open_unit(0.05)
     0.05
-    >>> _open_unit(1.0)
-    Traceback (most recent call last):
-    ...
-    ...BadParameter: 1 is not strictly between 0 and 1.
+    >>> try:
+    ...     _open_unit(1.0)
+    ... except typer.BadParameter as refused:
+    ...     print(refused)
+    1 is not strictly between 0 and 1.
     """
     if value is not None and not 0.0 < value < 1.0:
         raise typer.BadParameter(f"{value:g} is not strictly between 0 and 1.")
