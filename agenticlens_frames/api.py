@@ -1009,6 +1009,25 @@ class Tracker:
         """Every recorded run's tidy tables."""
         return [r for _, r, _ in self._runs()]
 
+    def unfinished(self) -> list[tuple[str, str]]:
+        """(experiment folder, run id) of each run journaled here without tables yet: one
+        that crashed or was stopped before its tables were written. Its finished attempts
+        are kept; ``run(..., tracker=tracker, run_id=...)`` resumes it. The results,
+        ``len`` and the exports count finished runs only.
+
+        Examples
+        --------
+        >>> Tracker().unfinished()
+        []
+        """
+        if self.storage_path is None:
+            return []
+        return [
+            (meta.parent.parent.name, meta.parent.name)
+            for meta in sorted(self.storage_path.glob("*/*/run.json"))
+            if not (meta.parent / "tables" / "attempts.parquet").exists()
+        ]
+
     @property
     def results(self) -> list[VariantResult]:
         """Every recorded variant result, run by run."""

@@ -831,3 +831,20 @@ def test_the_comparator_takes_an_analysis_as_its_run():
         Comparator().compare(analyze(result.run)), Comparator().compare(result.run)
     )
     assert Comparator().summary(analyze(result.run)) == Comparator().summary(result.run)
+
+
+def test_a_tracker_names_the_runs_it_holds_unfinished(tmp_path):
+    """A run stopped before its tables were written (a crash, Ctrl-C, max_attempts) was
+    invisible: len 0, no result, though its attempts were journaled."""
+    tracker = Tracker(tmp_path)
+    experiment = Experiment(
+        name="e", variants=[Variant(name="a"), Variant(name="b")], dataset=["x", "y"]
+    )
+    partial = run(experiment, lambda v: str.upper, tracker=tracker, run_id="r1", max_attempts=1,
+                  progress=False)  # fmt: skip
+    for table in (tmp_path / "e" / "r1" / "tables").glob("*.parquet"):
+        table.unlink()  # as after a crash: the journal alone
+    assert partial.remaining == 3 and len(tracker) == 0
+    assert tracker.unfinished() == [("e", "r1")]
+    run(experiment, lambda v: str.upper, tracker=tracker, run_id="r1", progress=False)
+    assert tracker.unfinished() == [] and len(tracker) == 2
