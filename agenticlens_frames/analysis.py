@@ -25,7 +25,7 @@ import pandas as pd
 from . import stats
 from ._values import is_missing
 from .errors import InputError, check_number, check_proportion
-from .frames import ExperimentRun, factor_column
+from .frames import ExperimentRun, factor_column, require_run
 from .paired import (
     ComparisonsConfig,
     PairedAnalysis,
@@ -129,6 +129,7 @@ def trial_summary(
     >>> bool((ts["passed_cases"] + ts["failed_cases"] == ts["total_cases"]).all())
     True
     """
+    run = require_run(run, "trial_summary")
     if latency_missing not in ("exclude", "zero"):
         raise InputError(f"latency_missing must be 'exclude' or 'zero', got {latency_missing!r}")
     att = run.attempts
@@ -289,6 +290,7 @@ def pass_at_k(
     >>> bool((pk["pass_hat_k"] <= pk["pass_at_k"]).all())
     True
     """
+    run = require_run(run, "pass_at_k")
     ks = effective_pass_k(run, ks)
     cm = case_matrix(run, ks)
     long = pd.concat(
@@ -354,6 +356,7 @@ def variant_summary(
     ...       & (vs["case_pass_rate"] <= vs["case_pass_rate_ci_high"])).all())
     True
     """
+    run = require_run(run, "variant_summary")
     _check_confidence(confidence_level)
     ks = effective_pass_k(run, pass_k)
     ts = trials if trials is not None else trial_summary(run, latency_missing=latency_missing)
@@ -516,6 +519,7 @@ def compare_to_baseline(
     Variants that cannot be compared (no completed trial on either side) get no row; see
     :func:`report_warnings`.
     """
+    run = require_run(run, "compare_to_baseline")
     _check_confidence(confidence_level)
     m = run.manifest
     by_id = summary.set_index(summary["variant_id"].astype(str))
@@ -657,6 +661,7 @@ def factor_levels(run: ExperimentRun, summary: pd.DataFrame) -> pd.DataFrame:
     >>> sorted(fl["factor"].unique()) == sorted(fl["factor"].unique())
     True
     """
+    run = require_run(run, "factor_levels")
     by_id = summary.set_index(summary["variant_id"].astype(str))
     variants = run.variants
     rows = []
@@ -701,6 +706,7 @@ def report_warnings(
     run: ExperimentRun, summary: pd.DataFrame, comparisons: pd.DataFrame
 ) -> list[str]:
     """Report-level warnings in the package's order and wording (spec §9.6)."""
+    run = require_run(run, "report_warnings")
     m = run.manifest
     compared = set(comparisons["candidate_variant_id"].astype(str))
     out = [
@@ -907,6 +913,41 @@ class ExperimentAnalysis:
 
         headline = self.pass_rates
         return analysis_repr_html(self, headline if len(headline) else None)
+
+
+def require_analysis(value: Any, function: str) -> ExperimentAnalysis:
+    """``value`` when it is an analysis; otherwise an InputError naming ``function``, what
+    it got and what to pass instead.
+
+    The report writers read ``analysis.info`` / ``analysis.run`` first: a run passed where
+    the analysis belongs (the commonest slip: ``write_json_report(run, ...)``) failed with an
+    AttributeError that named neither the argument nor :func:`analyze`.
+
+    Examples
+    --------
+    >>> require_analysis("report.json", "write_html_report")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: analysis: write_html_report() takes an
+    ExperimentAnalysis, got str 'report.json' (...)
+    """
+    if isinstance(value, ExperimentAnalysis) or (
+        hasattr(value, "info") and hasattr(value, "verdicts") and hasattr(value, "variants")
+    ):
+        return value  # type: ignore[no-any-return]
+    if isinstance(value, ExperimentRun) or isinstance(getattr(value, "run", None), ExperimentRun):
+        rest = ", path" if function.startswith("write_") else ""
+        hint = f"analyse it first: {function}(alf.analyze(run){rest})"
+    elif isinstance(value, (str, Path)):
+        hint = "for a saved JSON report, pass alf.load_report(path)"
+    else:
+        hint = "pass alf.analyze(run) or alf.load_report(path)"
+    raise InputError(
+        f"{function}() takes an ExperimentAnalysis, got {type(value).__name__}"
+        + (f" {str(value)!r}" if isinstance(value, (str, Path)) else ""),
+        location="analysis",
+        hint=hint,
+    )
 
 
 def _as_run(value: Any) -> ExperimentRun:

@@ -244,7 +244,19 @@ def check_pass_k(pass_k: Any) -> tuple[int, ...]:
     --------
     >>> check_pass_k([5, 1, 3, 1])
     (1, 3, 5)
+    >>> check_pass_k(3)
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: pass_k: pass_k must be a list of k values, got 3
+    (pass [3])
     """
+    if isinstance(pass_k, (int, str)) or not hasattr(pass_k, "__iter__"):
+        # One k given bare (pass_k=3) failed with "'int' object is not iterable".
+        raise InputError(
+            f"pass_k must be a list of k values, got {pass_k!r}",
+            location="pass_k",
+            hint=f"pass [{pass_k}]" if isinstance(pass_k, int) else "pass e.g. [1, 3, 5]",
+        )
     ks = tuple(sorted({int(k) for k in pass_k}))
     if not ks or ks[0] < 1:
         raise InputError(f"pass_k values must be positive integers, got {list(pass_k)}")

@@ -24,7 +24,7 @@ import pandas as pd
 
 from . import stats_factorial as sfac
 from .errors import InputError, check_proportion
-from .frames import ExperimentRun, factor_column
+from .frames import ExperimentRun, factor_column, require_run
 from .paired.dimensions import evaluation
 
 __all__ = [
@@ -305,13 +305,19 @@ def factor_effects(
     >>> round(float(dense["estimate"]), 4)  # retrieval-dense − baseline, its failed trial left out
     0.1071
     """
+    run = require_run(run, "factor_effects")
     check_proportion(confidence_level, "confidence level", location="confidence_level")
     from .stats_paired import CORRECTIONS, adjust_p_values
 
     if correction is not None and correction not in CORRECTIONS:
+        from .formats._io import close_match
+
+        # The same wording as analyze()'s and paired_comparisons()'s refusal of a typo.
+        match = close_match(correction, list(CORRECTIONS))
         raise InputError(
             f"unknown correction {correction!r}",
-            hint=f"choose one of {', '.join(CORRECTIONS)}",
+            hint=(f"did you mean {match!r}? " if match else "")
+            + f"choose one of {', '.join(CORRECTIONS)}",
             location="correction",
         )
     table, names, ids, baseline = _design(run)

@@ -531,6 +531,55 @@ class ExperimentRun:
         )
 
 
+def require_run(value: Any, function: str) -> ExperimentRun:
+    """``value`` when it is an experiment run; otherwise an InputError naming ``function``,
+    what it got and what to pass instead.
+
+    The result-frame functions read ``run.attempts`` / ``run.manifest`` first: without this
+    check an analysis or a path passed by mistake failed with an AttributeError about a
+    missing attribute, which names neither the argument nor the fix. Anything with a run's
+    ``attempts`` and ``manifest`` is accepted as one (the archive's and the report
+    rebuild's runs are).
+
+    Examples
+    --------
+    >>> require_run("manifest.yaml", "case_matrix")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: run: case_matrix() takes an experiment run, got str
+    'manifest.yaml' (load one with alf.load_experiment('manifest.yaml', 'suite.yaml') ...)
+    """
+    if isinstance(value, ExperimentRun) or (
+        hasattr(value, "attempts") and hasattr(value, "manifest")
+    ):
+        return value  # type: ignore[no-any-return]
+    got = type(value).__name__
+    inner = getattr(value, "run", None)
+    if isinstance(inner, ExperimentRun):
+        # An ExperimentAnalysis, or what api.run / run_experiment return: its tables are
+        # one attribute away.
+        name = "analysis" if got == "ExperimentAnalysis" else "result"
+        hint = f"pass its tables: {function}({name}.run)"
+        if got == "ExperimentAnalysis":
+            hint += ", or read the frame the analysis already holds (analysis.variants, …)"
+    elif got == "ExperimentAnalysis":
+        hint = (
+            "this analysis has no tables (a loaded report): read its frames "
+            "(analysis.variants, analysis.cases, …) or load the run that made it"
+        )
+    else:
+        hint = (
+            "load one with alf.load_experiment('manifest.yaml', 'suite.yaml') or "
+            "alf.read_parquet(folder), or pass the .run of alf.api.run(...)"
+        )
+    raise InputError(
+        f"{function}() takes an experiment run, got {got}"
+        + (f" {str(value)!r}" if isinstance(value, (str, Path)) else ""),
+        location="run",
+        hint=hint,
+    )
+
+
 def read_parquet(folder: str | Path) -> ExperimentRun:
     """Read an :class:`ExperimentRun` written by :meth:`ExperimentRun.to_parquet`.
 

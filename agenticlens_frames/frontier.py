@@ -18,7 +18,7 @@ import pandas as pd
 
 from . import stats_frontier as sf
 from .errors import InputError, check_count, check_proportion
-from .frames import ExperimentRun
+from .frames import ExperimentRun, require_run
 
 __all__ = [
     "FRONTIER_OBJECTIVES",
@@ -271,6 +271,7 @@ def frontier_uncertainty(
     >>> bool(fu["p_frontier"].between(0, 1).all()), round(float(fu["p_best_score"].sum()), 6)
     (True, 1.0)
     """
+    run = require_run(run, "frontier_uncertainty")
     check_count(n_resamples, "n_resamples", location="frontier_resamples")
     if seed is not None and (
         isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0

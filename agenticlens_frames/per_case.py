@@ -15,7 +15,7 @@ import pandas as pd
 
 from . import stats
 from .errors import check_pass_k
-from .frames import ExperimentRun
+from .frames import ExperimentRun, require_run
 
 __all__ = ["case_matrix", "category_codes", "category_labels", "effective_pass_k"]
 
@@ -81,6 +81,7 @@ def case_matrix(run: ExperimentRun, pass_k: Sequence[int] | None = None) -> pd.D
     >>> len(cm) == len(run.variants) * len(run.cases)
     True
     """
+    run = require_run(run, "case_matrix")
     ks = effective_pass_k(run, pass_k)
     att = run.attempts
     variant_ids = list(run.manifest.variant_ids)

@@ -15,7 +15,7 @@ import pandas as pd
 
 from .. import stats, stats_paired
 from ..errors import InputError, check_count, check_number, check_proportion
-from ..frames import ExperimentRun
+from ..frames import ExperimentRun, require_run
 from .dimensions import BOUNDED_UNITS, Evaluation, cluster_labels, evaluation
 
 __all__ = [
@@ -101,6 +101,7 @@ def case_level_summary(
     >>> s.loc[s["recommended"], "method"].unique().tolist()
     ['beta_binomial']
     """
+    run = require_run(run, "case_level_summary")
     ev = _evaluated(run, evaluator, evaluated)
     ids = list(run.manifest.variant_ids)
     clusters = cluster_labels(run, cluster)
@@ -409,6 +410,7 @@ def variance_decomposition(
     >>> bool((vd["design_effect"] >= 1).all())
     True
     """
+    run = require_run(run, "variance_decomposition")
     ev = _evaluated(run, evaluator, evaluated)
     ids = list(run.manifest.variant_ids)
     n_case = len(run.suite.cases)
@@ -492,6 +494,7 @@ def noise_floor(
     >>> list(nf.columns)[:4]
     ['variant_id', 'evaluator', 'within_variance', 'n_cases']
     """
+    run = require_run(run, "noise_floor")
     vd = variance_decomposition(run, evaluator=evaluator, confidence_level=confidence_level)
     out = vd[["variant_id", "evaluator", "within_variance", "n_cases"]].copy()
     if trials is not None:
@@ -535,6 +538,7 @@ def case_labels(
     >>> sorted(set(labels["label"])) <= ["flaky", "stable_fail", "stable_pass", "undetermined"]
     True
     """
+    run = require_run(run, "case_labels")
     if interval not in ("wilson", "jeffreys"):
         raise InputError(
             f"interval must be 'wilson' or 'jeffreys', got {interval!r}", location="interval"

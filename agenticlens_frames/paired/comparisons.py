@@ -19,7 +19,7 @@ from .. import stats_paired
 from .._choices import METHODS
 from .._values import format_in_unit, format_power
 from ..errors import InputError
-from ..frames import ExperimentRun
+from ..frames import ExperimentRun, require_run
 from .dimensions import (
     BOUNDED_UNITS,
     Evaluation,
@@ -542,7 +542,9 @@ def paired_comparisons(
     Returns
     -------
     pandas.DataFrame
-        :data:`PAIRED_COLUMNS`; ``attrs`` holds ``settings``, ``fingerprint``, ``omitted``.
+        :data:`PAIRED_COLUMNS`; ``attrs`` holds ``settings``, ``fingerprint``, ``omitted``
+        (comparisons without a row, with the reason), ``candidates`` (the candidate
+        variant ids compared) and, with ``noninferiority_margin``, ``noninferiority``.
 
     Examples
     --------
@@ -555,6 +557,7 @@ def paired_comparisons(
     >>> str(row["candidate_variant_id"]), int(row["paired_items"]), row["correction"]
     ('model-large', 14, 'holm')
     """
+    run = require_run(run, "paired_comparisons")
     config = resolve_comparisons(
         run.manifest,
         correction=correction,

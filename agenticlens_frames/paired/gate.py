@@ -83,6 +83,16 @@ def noninferiority_gate(
     >>> round(float(gate.loc[0, "bound"]), 4), bool(gate.loc[0, "passed"])
     (-0.0183, True)
     """
+    if not isinstance(comparisons, pd.DataFrame):
+        # A run passed here (the gate reads paired rows, not attempts) failed with
+        # "'ExperimentRun' object is not subscriptable".
+        raise InputError(
+            "noninferiority_gate() takes the paired-comparisons frame, got "
+            f"{type(comparisons).__name__}",
+            location="comparisons",
+            hint="pass paired_comparisons(run, correction=...), or declare "
+            "noninferiority_margin there and read its attrs['noninferiority']",
+        )
     if not margin >= 0:
         raise InputError(f"the margin must be >= 0, got {margin!r}", location="margin")
     check_proportion(alpha, "alpha", location="alpha")

@@ -9,7 +9,7 @@ import pandas as pd
 
 from .. import stats_paired
 from ..errors import InputError, check_count, check_number, check_proportion
-from ..frames import ExperimentRun
+from ..frames import ExperimentRun, require_run
 from ..stats_paired import sps  # scipy.stats, imported on first use
 from .comparisons import SMALL_SAMPLE, paired_analysis
 from .dimensions import Evaluation, evaluation
@@ -85,6 +85,7 @@ def power_analysis(
     >>> bool((pa["cases_needed"] > 0).all())
     True
     """
+    run = require_run(run, "power_analysis")
     if distribution not in ("t", "normal"):
         raise InputError("distribution must be 't' or 'normal'", location="distribution")
     for name, count in (("trials", trials), ("n_cases", n_cases), ("family_size", family_size)):
@@ -202,6 +203,7 @@ def minimum_detectable_effect(
     >>> bool((mde["mde"] < minimum_detectable_effect(run)["mde"]).all())
     True
     """
+    run = require_run(run, "minimum_detectable_effect")
     frame = power_analysis(
         run,
         alpha=alpha,
@@ -260,6 +262,7 @@ def trials_for_precision(
     >>> sorted(set(plan["estimand"]))
     ['difference', 'mean']
     """
+    run = require_run(run, "trials_for_precision")
     check_proportion(confidence_level, "confidence level", location="confidence_level")
     if not check_number(half_width, "half_width", location="half_width") > 0:
         raise InputError(f"half_width must be > 0, got {half_width!r}", location="half_width")

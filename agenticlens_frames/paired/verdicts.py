@@ -33,7 +33,7 @@ import pandas as pd
 
 from .._values import format_in_unit
 from ..errors import check_proportion
-from ..frames import ExperimentRun
+from ..frames import ExperimentRun, require_run
 from .settings import (
     DIMENSIONS,
     ComparisonsConfig,
@@ -518,7 +518,9 @@ def case_verdicts(
     Returns
     -------
     pandas.DataFrame
-        :data:`VERDICT_COLUMNS`, one row per (candidate, dimension), quality first.
+        :data:`VERDICT_COLUMNS`, one row per (candidate, dimension), quality first;
+        ``attrs`` holds ``declared``, ``omitted`` (comparisons without a row, with the
+        reason) and ``correction`` when one is declared, ``how_to_declare`` when none is.
 
     Examples
     --------
@@ -530,6 +532,7 @@ def case_verdicts(
     >>> case_verdicts(run, {"correction": "holm"}).attrs["declared"]
     True
     """
+    run = require_run(run, "case_verdicts")
     from .comparisons import paired_analysis  # lazily: scipy.stats
 
     check_proportion(confidence_level, "confidence level", location="confidence_level")

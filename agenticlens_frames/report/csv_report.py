@@ -18,7 +18,7 @@ import pandas as pd
 
 from .._files import write_atomic
 from .._values import is_missing
-from ..analysis import ExperimentAnalysis
+from ..analysis import ExperimentAnalysis, require_analysis
 
 __all__ = [
     "guard_formula",
@@ -73,6 +73,7 @@ def _csv_text(header: list[str], rows: Iterable[list[Any]]) -> str:
 
 def render_variants_csv(analysis: ExperimentAnalysis) -> str:
     """One row per variant, manifest order (the package's ``--csv``)."""
+    analysis = require_analysis(analysis, "render_variants_csv")
     ks = analysis.pass_k
     comps = {c["candidate_variant_id"]: c for c in analysis.comparisons.to_dict("records")}
     header = [
@@ -137,6 +138,7 @@ def render_variants_csv(analysis: ExperimentAnalysis) -> str:
 
 def render_cases_csv(analysis: ExperimentAnalysis) -> str:
     """One row per (variant, case), variant then suite order (the package's ``--cases-csv``)."""
+    analysis = require_analysis(analysis, "render_cases_csv")
     ks = analysis.pass_k
     header = [
         "variant_id",

@@ -51,7 +51,7 @@ from .. import viz
 from .._files import write_atomic
 from .._repr import regressed_labels
 from .._values import NO_EVALUATED_ATTEMPT, is_missing
-from ..analysis import ExperimentAnalysis, failed_trials, headline_warnings
+from ..analysis import ExperimentAnalysis, failed_trials, headline_warnings, require_analysis
 from ..frontier import frontier_columns
 from .beyond_html import beyond_figures, beyond_sections, frontier_table
 from .early_stopping import DESCRIPTIVE_NOTE, stopped_early, stopping_section_html
@@ -931,6 +931,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
     >>> page.startswith("<!DOCTYPE html>"), "<script src=" in page  # nothing fetched
     (True, False)
     """
+    a = require_analysis(a, "render_html")
     info = a.info
     seed = info["random_seed"]
     heat, attention = _heat_payload(a)
@@ -1025,7 +1026,36 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
 def write_html_report(
     a: ExperimentAnalysis, path: str | Path, *, paired: pd.DataFrame | None = None
 ) -> Path:
-    """Write the page to ``path`` (parents created); see :func:`render_html`."""
+    """Write the page to ``path`` (parents created); see :func:`render_html`.
+
+    Parameters
+    ----------
+    a
+        The analysis (:func:`~agenticlens_frames.analyze` or
+        :func:`~agenticlens_frames.load_report`).
+    path
+        The HTML file to write, atomically.
+    paired
+        A :func:`~agenticlens_frames.paired_comparisons` frame to draw as the forest plot
+        (default: the analysis's verdict rows, :func:`~agenticlens_frames.viz.paired_rows`).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> result = analyze(load_experiment("data/support/manifest.yaml",
+    ...                                  "data/support/suite.yaml"), frontier_resamples=0)
+    >>> page = write_html_report(result, Path(tempfile.mkdtemp()) / "report.html")
+    >>> page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    True
+    """
+    a = require_analysis(a, "write_html_report")
     target = Path(path)
     write_atomic(target, render_html(a, paired=paired))
     return target

@@ -28,7 +28,7 @@ from .._compat import IMPLEMENTS
 from .._files import atomic_write, start_writeback
 from .._fork import input_pending
 from .._gc import paused_gc
-from ..analysis import ExperimentAnalysis
+from ..analysis import ExperimentAnalysis, require_analysis
 from ..errors import InputError
 from ..frames import ExperimentRun
 from ..judges import JUDGE_EVALUATOR_TYPES, summarize_judges
@@ -825,6 +825,7 @@ def build_report(analysis: ExperimentAnalysis, *, lean: bool = False) -> dict[st
     >>> build_report(result, lean=True)["variants"][0]["summary"]["case_pass_rate_interval"]
     {'lower': 0.599..., 'upper': 0.806..., 'confidence_level': 0.95, 'method': 'wilson'}
     """
+    analysis = require_analysis(analysis, "build_report")
     return _build_report(analysis, lean=lean)[0]
 
 
@@ -1078,6 +1079,7 @@ def write_json_report(
     >>> json.loads(out.read_text())["schema_version"]
     '1.1'
     """
+    analysis = require_analysis(analysis, "write_json_report")
     return _write_report(analysis, path, lean=lean)
 
 

@@ -1,0 +1,135 @@
+"""Common slips with the public functions are InputErrors naming the argument and the fix.
+
+Each of these used to fail inside the function with an AttributeError or TypeError about
+an attribute the caller never named (``'ExperimentAnalysis' object has no attribute
+'manifest'``, ``'int' object is not iterable``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import agenticlens_frames as alf
+from agenticlens_frames.errors import InputError
+
+
+@pytest.fixture(scope="module")
+def run() -> alf.ExperimentRun:
+    attempts = pd.DataFrame(
+        {
+            "variant_id": ["a"] * 6 + ["b"] * 6,
+            "trial": [1, 1, 1, 2, 2, 2] * 2,
+            "case_id": ["x", "y", "z"] * 4,
+            "passed": [True, False, True, True, True, False, True, True, True, False, True, True],
+        }
+    )
+    return alf.ExperimentRun.from_frames(
+        attempts,
+        pd.DataFrame({"variant_id": ["a", "b"]}),
+        pd.DataFrame({"case_id": ["x", "y", "z"]}),
+    )
+
+
+@pytest.fixture(scope="module")
+def analysis(run: alf.ExperimentRun) -> alf.ExperimentAnalysis:
+    return alf.analyze(run, frontier_resamples=0)
+
+
+# Every public function whose first argument is the run, called as a user would.
+RUN_FUNCTIONS: dict[str, Callable[[Any, alf.ExperimentAnalysis], object]] = {
+    "trial_summary": lambda x, a: alf.trial_summary(x),
+    "case_matrix": lambda x, a: alf.case_matrix(x),
+    "pass_at_k": lambda x, a: alf.pass_at_k(x),
+    "variant_summary": lambda x, a: alf.variant_summary(x),
+    "factor_levels": lambda x, a: alf.factor_levels(x, a.variants),
+    "compare_to_baseline": lambda x, a: alf.compare_to_baseline(x, a.variants, a.cases),
+    "report_warnings": lambda x, a: alf.report_warnings(x, a.variants, a.comparisons),
+    "case_verdicts": lambda x, a: alf.case_verdicts(x),
+    "paired_comparisons": lambda x, a: alf.paired_comparisons(x, correction="holm"),
+    "case_labels": lambda x, a: alf.case_labels(x),
+    "case_level_summary": lambda x, a: alf.case_level_summary(x),
+    "noise_floor": lambda x, a: alf.noise_floor(x),
+    "variance_decomposition": lambda x, a: alf.variance_decomposition(x),
+    "power_analysis": lambda x, a: alf.power_analysis(x),
+    "minimum_detectable_effect": lambda x, a: alf.minimum_detectable_effect(x),
+    "trials_for_precision": lambda x, a: alf.trials_for_precision(x, half_width=0.1),
+    "factor_effects": lambda x, a: alf.factor_effects(x),
+    "frontier_uncertainty": lambda x, a: alf.frontier_uncertainty(x, n_resamples=10),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RUN_FUNCTIONS))
+def test_an_analysis_passed_for_the_run_is_refused_with_the_fix(name, analysis):
+    with pytest.raises(InputError, match=rf"{name}\(\) takes an experiment run") as error:
+        RUN_FUNCTIONS[name](analysis, analysis)
+    assert error.value.location == "run"
+    assert f"{name}(analysis.run)" in str(error.value)
+
+
+@pytest.mark.parametrize("name", sorted(RUN_FUNCTIONS))
+def test_a_path_passed_for_the_run_is_refused_with_the_loader(name, analysis):
+    with pytest.raises(InputError, match=r"got str 'manifest\.yaml'.*load_experiment"):
+        RUN_FUNCTIONS[name]("manifest.yaml", analysis)
+
+
+@pytest.mark.parametrize("name", sorted(RUN_FUNCTIONS))
+def test_the_run_check_lets_a_run_through(name, run, analysis):
+    RUN_FUNCTIONS[name](run, analysis)
+
+
+REPORT_FUNCTIONS: dict[str, Callable[[Any, Path], object]] = {
+    "build_report": lambda x, p: alf.build_report(x),
+    "write_json_report": lambda x, p: alf.write_json_report(x, p / "r.json"),
+    "write_html_report": lambda x, p: alf.write_html_report(x, p / "r.html"),
+    "render_variants_csv": lambda x, p: alf.render_variants_csv(x),
+    "render_cases_csv": lambda x, p: alf.render_cases_csv(x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPORT_FUNCTIONS))
+def test_a_run_passed_to_a_report_writer_is_refused_naming_analyze(name, run, tmp_path):
+    with pytest.raises(InputError, match=rf"{name}\(\) takes an ExperimentAnalysis") as error:
+        REPORT_FUNCTIONS[name](run, tmp_path)
+    assert error.value.location == "analysis"
+    assert "alf.analyze(run)" in str(error.value)
+    assert not list(tmp_path.iterdir())  # nothing half-written
+
+
+@pytest.mark.parametrize("name", sorted(REPORT_FUNCTIONS))
+def test_a_report_writer_takes_the_analysis(name, analysis, tmp_path):
+    REPORT_FUNCTIONS[name](analysis, tmp_path)
+
+
+def test_a_path_passed_to_a_report_writer_points_to_load_report(tmp_path):
+    with pytest.raises(InputError, match=r"got str 'report\.json'.*load_report"):
+        alf.write_html_report("report.json", tmp_path / "r.html")
+
+
+def test_noninferiority_gate_given_a_run_names_the_frame_it_takes(run):
+    with pytest.raises(InputError, match="takes the paired-comparisons frame, got ExperimentRun"):
+        alf.noninferiority_gate(run, margin=0.05)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda r: alf.analyze(r, pass_k=3, frontier_resamples=0),
+        lambda r: alf.variant_summary(r, pass_k=3),
+        lambda r: alf.case_matrix(r, 3),
+    ],
+)
+def test_one_bare_k_is_refused_with_the_list_to_pass(call, run):
+    with pytest.raises(
+        InputError, match=r"pass_k must be a list of k values, got 3 \(pass \[3\]\)"
+    ):
+        call(run)
+
+
+def test_a_misspelt_factor_effects_correction_gets_the_close_match(run):
+    # as analyze() and paired_comparisons() already suggested it
+    with pytest.raises(InputError, match="did you mean 'bonferroni'"):
+        alf.factor_effects(run, correction="bonferoni")
