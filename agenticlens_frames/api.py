@@ -219,12 +219,24 @@ class Experiment:
         output shape.
     metadata, tags
         Kept with the experiment (manifest metadata).
+    version
+        The experiment's version (its id is ``<name>@<version>``).
+    baseline
+        The name of the variant the others are compared with (default: the first).
     comparisons
         The paired-comparison settings, declared before the run as a manifest's
         ``comparisons:`` is (``{"correction": "holm"}``; ``alpha``, ``method`` ...,
         docs/statistics.md). With one, :meth:`Comparator.summary`, ``analyze`` and every
         report call a candidate better or worse after that correction; without one they
         show per-comparison intervals and call nothing significant.
+
+    Examples
+    --------
+    >>> Experiment("support", variants=[Variant("small"), Variant("large")],
+    ...            dataset=["Where is my parcel?", "Cancel my order"],
+    ...            comparisons={"correction": "holm"})
+    Experiment('support@1', variants=['small', 'large'], baseline='small', inputs=2,
+    correction='holm')
     """
 
     name: str
@@ -250,7 +262,24 @@ class Experiment:
 
     @property
     def experiment_id(self) -> str:
+        """``<name>@<version>``: the id its runs, reports and archive rows carry."""
         return f"{self.name}@{self.version}"
+
+    def __repr__(self) -> str:
+        # The dataclass repr printed every variant's fields and the whole dataset: a
+        # notebook cell showing an experiment of 500 inputs filled the screen. One line:
+        # what is compared, on how much, and whether verdicts were declared.
+        baseline = self.baseline or (self.variants[0].name if self.variants else None)
+        comparisons = self.comparisons
+        correction = (
+            getattr(comparisons, "correction", None)
+            if not isinstance(comparisons, Mapping)
+            else comparisons.get("correction")
+        )
+        return (
+            f"Experiment({self.experiment_id!r}, variants={[v.name for v in self.variants]!r}, "
+            f"baseline={baseline!r}, inputs={len(self.dataset)}, correction={correction!r})"
+        )
 
     def add_variant(self, variant: Variant) -> Experiment:
         """Append a variant (returns the experiment, for chaining)."""
@@ -972,11 +1001,20 @@ class Tracker:
     >>> tracker = Tracker()
     >>> len(tracker), tracker.results
     (0, [])
+    >>> tracker
+    Tracker('in memory', runs=0)
     """
 
     def __init__(self, storage_path: str | Path | None = None) -> None:
         self.storage_path = Path(storage_path) if storage_path is not None else None
         self._memory: list[tuple[str | None, ExperimentRun, str]] = []
+
+    def __repr__(self) -> str:
+        # Where the runs are kept is what tells two trackers apart (the default repr
+        # showed a memory address); counting the runs on disk would read every folder.
+        where = "in memory" if self.storage_path is None else str(self.storage_path)
+        held = f", runs={len(self._memory)}" if self.storage_path is None else ""
+        return f"Tracker({where!r}{held})"
 
     def run_dir(self, experiment_name: str, run_id: str) -> Path | None:
         """Where a run is persisted (None for an in-memory tracker)."""
@@ -1145,6 +1183,11 @@ class Comparator:
             )
         self.confidence_level = confidence_level
         self.comparisons = as_comparisons(comparisons, file="Comparator")
+
+    def __repr__(self) -> str:
+        # Its two settings (the default repr showed a memory address).
+        correction = self.comparisons.correction if self.comparisons is not None else None
+        return f"Comparator(confidence_level={self.confidence_level!r}, correction={correction!r})"
 
     def compare(self, results: Compared) -> pd.DataFrame:
         """One row per variant: ``variant, runs, errors, mean_latency_ms, mean_cost_usd,

@@ -133,3 +133,20 @@ def test_a_misspelt_factor_effects_correction_gets_the_close_match(run):
     # as analyze() and paired_comparisons() already suggested it
     with pytest.raises(InputError, match="did you mean 'bonferroni'"):
         alf.factor_effects(run, correction="bonferoni")
+
+
+def test_the_experiment_repr_is_one_line_whatever_the_dataset():
+    # The dataclass repr printed every variant's fields and every input.
+    experiment = alf.Experiment(
+        "big", variants=[alf.Variant("a", model="m"), alf.Variant("b")], dataset=["x" * 50] * 500
+    )
+    assert repr(experiment) == (
+        "Experiment('big@1', variants=['a', 'b'], baseline='a', inputs=500, correction=None)"
+    )
+
+
+def test_tracker_and_comparator_reprs_show_their_settings_not_an_address(tmp_path):
+    assert repr(alf.Tracker()) == "Tracker('in memory', runs=0)"
+    assert repr(alf.Tracker(tmp_path)) == f"Tracker({str(tmp_path)!r})"
+    comparator = alf.Comparator(comparisons={"correction": "holm"})
+    assert repr(comparator) == "Comparator(confidence_level=0.95, correction='holm')"
