@@ -193,11 +193,39 @@ class EvaluatorRegistry(Mapping[str, Evaluator]):
             ``function`` to use ``register`` as a decorator.
         version
             The version of the evaluator's logic; recorded with every score.
+        description
+            Free text kept on the registration (``registry[name].description``); not
+            written to the results.
         replace
             Allow replacing an existing registration.
+
+        Returns
+        -------
+        EvaluatorFunction or decorator
+            ``function`` itself; without it, a decorator that registers and returns the
+            function it decorates.
+
+        Examples
+        --------
+        >>> registry = EvaluatorRegistry()
+        >>> @registry.register("mentions_refund", version="1")
+        ... def mentions_refund(output, case, trace, config):
+        ...     return float("refund" in output.lower())
+        >>> registry["mentions_refund"].version
+        '1'
+        >>> registry.register("blank", mentions_refund, version=" ")
+        Traceback (most recent call last):
+        ...
+        agenticlens_frames.errors.InputError: version: evaluator 'blank' needs a non-empty
+        version string (...)
         """
         if not isinstance(version, str) or not version.strip():
-            raise ValueError(f"evaluator {name!r} needs a non-empty version string")
+            # InputError is a ValueError: callers catching ValueError still do.
+            raise InputError(
+                f"evaluator {name!r} needs a non-empty version string",
+                location="version",
+                hint='pass version="1" (any label of the logic; it is recorded with each score)',
+            )
         return self._add(name, function, version, description, replace, "custom", None)
 
     def register_judge(
@@ -235,6 +263,17 @@ class EvaluatorRegistry(Mapping[str, Evaluator]):
             Judge each evaluation this many times, one after another, and aggregate.
         evaluator_type
             ``"llm_judge"`` (default) or ``"llm_rubric"``: both count in ``summary.judge``.
+        description
+            Free text kept on the registration (``registry[name].description``); not
+            written to the results.
+        replace
+            Allow replacing an existing registration.
+
+        Returns
+        -------
+        EvaluatorFunction or decorator
+            ``fn`` itself; without it, a decorator that registers and returns the function
+            it decorates.
 
         Examples
         --------
@@ -247,7 +286,11 @@ class EvaluatorRegistry(Mapping[str, Evaluator]):
         'llm_judge'
         """
         if version is not None and (not isinstance(version, str) or not version.strip()):
-            raise ValueError("evaluator version must not be blank")
+            raise InputError(  # a ValueError, as before
+                f"evaluator {name!r}: version must not be blank",
+                location="version",
+                hint="pass a label of the judge's prompt and model, or None for no version",
+            )
         runner = JudgeRunner(name, retry=retry, samples=samples)
         return self._add(name, fn, version, description, replace, evaluator_type, runner)
 

@@ -150,3 +150,14 @@ def test_tracker_and_comparator_reprs_show_their_settings_not_an_address(tmp_pat
     assert repr(alf.Tracker(tmp_path)) == f"Tracker({str(tmp_path)!r})"
     comparator = alf.Comparator(comparisons={"correction": "holm"})
     assert repr(comparator) == "Comparator(confidence_level=0.95, correction='holm')"
+
+
+@pytest.mark.parametrize("method", ["register", "register_judge"])
+def test_a_blank_evaluator_version_is_an_input_error_naming_version(method):
+    from agenticlens_frames.evaluators import EvaluatorRegistry
+
+    register = getattr(EvaluatorRegistry(), method)
+    with pytest.raises(InputError) as error:  # still a ValueError for old callers
+        register("judge", lambda output, case, trace, config: 1.0, version=" ")
+    assert isinstance(error.value, ValueError)
+    assert error.value.location == "version"
