@@ -439,6 +439,10 @@ class ExperimentRun:
             ``input``, ``tags`` (comma-separated), ``metadata`` (dict).
         name, version
             The experiment's name and version.
+        random_seed
+            The seed of the execution order, recorded in the manifest (None: none).
+        suite_name
+            The suite's name, as a suite file's ``name:``.
         baseline
             The baseline variant id (default: the ``is_baseline`` row — booleans or 0/1,
             empty as no, one row at most — else the first).
