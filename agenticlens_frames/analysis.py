@@ -750,6 +750,54 @@ def headline_warnings(warnings: list[str]) -> list[str]:
     return [w for w in warnings if w != ATTEMPTS_AS_INDEPENDENT]
 
 
+#: Attempt statuses of a target that gave no answer (an outage, not the agent's quality).
+_NO_ANSWER = ("target_error", "timed_out")
+
+
+def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
+    """One warning per variant with attempts its target never answered (``target_error``,
+    ``timed_out``): how many, the commonest error, and that they count as failed cases.
+
+    Without it a live run's HTTP 500s read as the agent's failures: the pass rates and the
+    verdicts count them, and nothing on the console or the page said so. Empty for an
+    analysis without its run (loaded from a report).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> target_failure_warnings(analyze(run, frontier_resamples=0))
+    []
+    """
+    if analysis.run is None:
+        return []
+    attempts = analysis.run.attempts
+    failed = attempts[attempts["status"].astype(str).isin(_NO_ANSWER)]
+    notes = []
+    for variant_id, group in failed.groupby(failed["variant_id"].astype(str), sort=False):
+        total = int((attempts["variant_id"].astype(str) == variant_id).sum())
+        errors = group["error"].dropna().astype(str)
+        first = f", first: {_clip(errors.iloc[0])}" if len(errors) else ""
+        notes.append(
+            f"{variant_id}: {len(group)} of {total} attempts got no answer from the target "
+            f"({_status_counts(group)}{first}). They count as failed cases in the pass "
+            "rates and the verdicts; after fixing the target, call them again "
+            "(--rerun-failed with the same --run-dir; rerun_failed=True in Python)."
+        )
+    return notes
+
+
+def _status_counts(group: pd.DataFrame) -> str:
+    """``"3 target_error, 1 timed_out"`` for a variant's unanswered attempts."""
+    counts = group["status"].astype(str).value_counts()
+    return ", ".join(f"{int(counts[s])} {s}" for s in _NO_ANSWER if s in counts)
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    """``text`` cut to ``limit`` characters (an error body can be long)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def failed_trials(analysis: ExperimentAnalysis) -> pd.DataFrame:
     """The failed trials of an analysis and why: ``variant_id``, ``trial``,
     ``error_message`` (None when nothing was said), in the trials' order.

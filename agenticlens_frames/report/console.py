@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .._values import NO_EVALUATED_ATTEMPT, format_power
-from ..analysis import ExperimentAnalysis, headline_warnings
+from ..analysis import ExperimentAnalysis, headline_warnings, target_failure_warnings
 
 __all__ = ["print_summary", "strip_control"]
 
@@ -346,7 +346,7 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
             )
         )
     )
-    for warning in headline_warnings(analysis.warnings):
+    for warning in [*headline_warnings(analysis.warnings), *target_failure_warnings(analysis)]:
         console.print(Text(f"! {strip_control(warning)}", style="yellow"))
     # Judges (docs/judges.md): their cost apart from the agent's, and where their noise,
     # not the agent's, limits detection.

@@ -51,7 +51,13 @@ from .. import viz
 from .._files import write_atomic
 from .._repr import regressed_labels
 from .._values import NO_EVALUATED_ATTEMPT, is_missing
-from ..analysis import ExperimentAnalysis, failed_trials, headline_warnings, require_analysis
+from ..analysis import (
+    ExperimentAnalysis,
+    failed_trials,
+    headline_warnings,
+    require_analysis,
+    target_failure_warnings,
+)
 from ..frontier import frontier_columns
 from .beyond_html import beyond_figures, beyond_sections, frontier_table
 from .early_stopping import DESCRIPTIVE_NOTE, stopped_early, stopping_section_html
@@ -957,7 +963,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         ("none (fixed order)" if seed is None else _e(seed), "random seed"),
         (_e(info["minimum_trials"]), "minimum trials"),
     ]
-    shown = headline_warnings(a.warnings)
+    shown = [*headline_warnings(a.warnings), *target_failure_warnings(a)]
     warnings = (
         "<section class='warn' id='warnings'><h2>Warnings</h2><ul>"
         + "".join(f"<li>{_e(w)}</li>" for w in shown)

@@ -83,7 +83,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -99,6 +99,9 @@ from ..formats.traces import Trace
 from ..frames import CheckColumns
 from ..judges import SampleBook
 from ..scoring import AttemptScore, score_sample
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 __all__ = [
     "DAMAGED_RECORD",
@@ -680,6 +683,21 @@ class ReplaySamples:
 _STOP = object()
 
 
+def _cancel_unstarted(futures: list[Future[None]]) -> int:
+    """Cancel the futures that have not started; return how many were cancelled.
+
+    Examples
+    --------
+    >>> from concurrent.futures import Future
+    >>> running = Future()
+    >>> running.set_running_or_notify_cancel()
+    True
+    >>> _cancel_unstarted([Future(), running])
+    1
+    """
+    return sum(future.cancel() for future in futures)
+
+
 class _Scored:
     """A record scored on the pool (or the error scoring it raised)."""
 
@@ -752,6 +770,8 @@ class JournalWriter:
         #: Journal each judged attempt's reply before judging it: only with a file (nothing
         #: else can resume) and judges (an attempt without any has no judging to survive).
         self._answers = segment is not None and registry is not None and registry.has_judges
+        #: Set by :meth:`close` (an interrupted run): judgings not started are dropped.
+        self._abandon = False
         self._thread = threading.Thread(target=self._run, name="journal", daemon=True)
         self._thread.start()
 
@@ -878,6 +898,8 @@ class JournalWriter:
 
         in_flight = 0
         stopping = False
+        # Judgings not started yet whose replies are on disk: an interrupted run drops them.
+        resumable: list[Future[None]] = []
         with ThreadPoolExecutor(self.scoring_workers, thread_name_prefix="judge") as pool:
             while not stopping or in_flight:
                 batch = self._next_batch()
@@ -887,6 +909,8 @@ class JournalWriter:
                 for item in batch:
                     if item is _STOP:
                         stopping = True
+                        if self._abandon:
+                            in_flight -= _cancel_unstarted(resumable)
                     elif isinstance(item, _Scored):
                         in_flight -= 1
                         if item.error is not None and self.error is None:
@@ -913,9 +937,10 @@ class JournalWriter:
                     self._deliver(done, answers)
                 if self.error is None:
                     # Their replies are on disk now: a crash while judging loses no call.
+                    resumable = [f for f in resumable if not f.done()]
                     for record, scoring in judged:
                         in_flight += 1
-                        pool.submit(score, record, scoring)
+                        resumable.append(pool.submit(score, record, scoring))
 
     def _next_batch(self) -> list[Any]:
         """Wait for one item, then take all that is queued already: both writer loops write
@@ -984,8 +1009,14 @@ class JournalWriter:
         self.records.clear()
         self.parsed.clear()
 
-    def close(self) -> None:
-        """Write everything queued, stop the thread, close the file; re-raise its error."""
+    def close(self, abandon_judging: bool = False) -> None:
+        """Write everything queued, stop the thread, close the file; re-raise its error.
+
+        ``abandon_judging`` (an interrupted run): attempts whose reply is journaled and whose
+        judging has not started are not judged now; a resumed run judges them from the
+        reply, without calling the target. Judgings already started finish.
+        """
+        self._abandon = abandon_judging
         self._hand_over()
         self._queue.put(_STOP)
         self._thread.join()

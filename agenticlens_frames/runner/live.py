@@ -1110,6 +1110,7 @@ async def arun_live(
         with _fewer_collections():
             clients: list[Transport] = []
             plans: dict[str, VariantPlan] = {}
+            interrupted = False
             try:
                 plans = _plans(
                     manifest,
@@ -1145,6 +1146,7 @@ async def arun_live(
                 if monitor is not None:
                     monitor.on_advance = scheduler.wake_threadsafe
                 await scheduler.run()
+                interrupted = scheduler.interrupted
                 if monitor is not None and monitor.should_stop and items:
                     done = len(ledger.final) + scheduler.finished
                     writer.append({"type": "stop", "session": session, **monitor.summary(done)})
@@ -1154,7 +1156,9 @@ async def arun_live(
                 for transport in clients:
                     await transport.aclose()
                 try:
-                    writer.close()
+                    # Interrupted: replies waiting for a judge stay journaled for the resume,
+                    # rather than holding a cancelled run (a CI's grace period) on the judge.
+                    writer.close(abandon_judging=interrupted)
                 finally:
                     if inflight is not None:
                         inflight.close()

@@ -273,3 +273,57 @@ def test_only_judged_attempts_journal_their_reply_before_judging(write_experimen
     run_experiment(manifest, suite, evaluators=plain_only, progress=False, run_dir=tmp_path / "p")
     text = "".join(p.read_text() for p in (tmp_path / "p" / "journal").glob("*.jsonl"))
     assert '"answered"' not in text and "payload_sha256" not in text
+
+
+def test_an_interrupted_run_leaves_queued_judging_to_the_resume(write_experiment, tmp_path):
+    """Ctrl-C (a CI's cancel) stops judge calls too: replies waiting for a judge are not
+    judged before the run returns (the queue of a fast agent and a slow judge took 14 s),
+    and the resumed run judges them from their journaled reply without calling the target."""
+    import os
+    import signal
+    import threading
+    import time
+
+    cases = simple_cases([f"parcel {i}" for i in range(40)])
+    for case in cases:
+        case["evaluators"] = [{"name": "slow_judge", "threshold": 0.5}]
+    # A target slow enough that the interrupt comes while calls are still being made.
+    module = tmp_path / "paced.py"
+    module.write_text(
+        "import time\n\n\ndef answer(text, case=None):\n"
+        "    time.sleep(0.02)\n    return {'output': 'refund ' + text}\n"
+    )
+    manifest, suite = write_experiment(
+        [variant("sync", f"{module}:answer")], cases=cases, trial_count=1
+    )
+    calls: list[str] = []
+    lock = threading.Lock()
+
+    def registry(interrupt_at: int | None) -> EvaluatorRegistry:
+        judges = EvaluatorRegistry()
+
+        @judges.register_judge("slow_judge")
+        def slow_judge(output, case, trace, config):  # type: ignore[no-untyped-def]
+            with lock:
+                calls.append(case.id)
+                if len(calls) == interrupt_at:
+                    os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.1)  # slower than the target: replies queue up for the judge
+            return 1.0
+
+        return judges
+
+    run_dir = tmp_path / "run"
+    first = run_experiment(
+        manifest, suite, evaluators=registry(10), progress=False, run_dir=run_dir, concurrency=2
+    )
+    assert first.interrupted
+    assert len(calls) < 25  # not the whole queue of answered replies
+    second = run_experiment(
+        manifest, suite, evaluators=registry(None), progress=False, run_dir=run_dir
+    )
+    attempts = 3 * 40  # the fixture adds two filler variants
+    assert second.complete and len(calls) == attempts  # each attempt judged once
+    # Every journaled call of both sessions: only calls cancelled in flight were made twice,
+    # never one whose reply was waiting for the judge.
+    assert len(second.calls) <= attempts + 2

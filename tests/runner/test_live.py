@@ -122,6 +122,31 @@ def test_file_targets_resolve_against_the_manifest_folder(tmp_path, monkeypatch)
     assert result.complete and (result.run.attempts["status"] == "ok").all()
 
 
+def test_the_console_and_page_say_which_attempts_the_target_never_answered(write_experiment):
+    """A live run's target errors count as failed cases in the pass rates and verdicts;
+    the console and the page say how many per variant and why (they said nothing, so an
+    outage read as the agent's quality)."""
+    import io
+
+    from rich.console import Console
+
+    from agenticlens_frames import analyze
+    from agenticlens_frames.report.console import print_summary
+    from agenticlens_frames.report.html import render_html
+
+    manifest, suite = write_experiment([variant("raising", "raises_on_boom")])
+    analysis = analyze(run_experiment(manifest, suite, progress=False).run, frontier_resamples=0)
+    out = io.StringIO()
+    print_summary(analysis, Console(file=out, width=400, soft_wrap=True))
+    expected = (
+        "raising: 2 of 16 attempts got no answer from the target (2 target_error, first: "
+        "ValueError: cannot answer case c5). They count as failed cases"
+    )
+    assert expected in out.getvalue()
+    assert expected in render_html(analysis)
+    assert "filler1: " not in out.getvalue()  # variants whose target always answered
+
+
 def test_a_raising_target_fails_only_its_case(write_experiment):
     manifest, suite = write_experiment([variant("raising", "raises_on_boom")])
     result = run_experiment(manifest, suite, progress=False)
