@@ -302,13 +302,7 @@ def judge_noise_comparisons(
             )
             note = None
             if limits:
-                more = (
-                    f"about {needed} samples per evaluation (now {m:g}) would bring it under "
-                    f"{TARGET_JUDGE_SHARE:.0%}"
-                    if needed is not None
-                    else "how many more samples per evaluation would be enough cannot be "
-                    "told from these cases (they vary no more than the judge's own noise)"
-                )
+                more = _more_samples(needed, m)
                 note = (
                     f"Judge noise, not agent noise, limits what this run can detect on "
                     f"{metric!r} ({candidate} vs {baseline}): the judge's sampling noise "
@@ -388,6 +382,37 @@ def _non_judge_part(variance: float, judge_part: float, agent_part: float) -> fl
         return math.nan
     agent = 0.0 if math.isnan(agent_part) else agent_part
     return agent + max(variance - judge_part - agent, 0.0)
+
+
+#: Beyond this many samples per evaluation the note says so instead of giving the number.
+MANY_SAMPLES = 50
+
+
+def _more_samples(needed: int | None, m: float) -> str:
+    """The judge-noise note's advice on samples per evaluation (``m`` now).
+
+    Examples
+    --------
+    >>> _more_samples(17, 3)
+    'about 17 samples per evaluation (now 3) would bring it under 10%'
+    >>> _more_samples(325, 3).split(":")[0]
+    'more than 50 samples per evaluation (now 3) would be needed to bring it under 10%'
+    """
+    if needed is None:
+        return (
+            "how many more samples per evaluation would be enough cannot be told from these "
+            "cases (they vary no more than the judge's own noise)"
+        )
+    if needed > MANY_SAMPLES:
+        # 325 samples of an LLM judge is not advice: the agent varies too little here for
+        # sampling to be the remedy.
+        return (
+            f"more than {MANY_SAMPLES} samples per evaluation (now {m:g}) would be needed to "
+            f"bring it under {TARGET_JUDGE_SHARE:.0%}: the agent varies too little here for "
+            "sampling to help; a steadier judge would (a lower temperature, a tighter rubric)"
+        )
+    share = f"{TARGET_JUDGE_SHARE:.0%}"
+    return f"about {needed} samples per evaluation (now {m:g}) would bring it under {share}"
 
 
 def _samples_needed(m: float, judge_part: float, rest: float) -> int | None:

@@ -16,7 +16,7 @@ from scipy import stats
 
 from agenticlens_frames import analyze, load_experiment
 from agenticlens_frames.evaluators import EvaluatorRegistry
-from agenticlens_frames.judge_noise import TARGET_JUDGE_SHARE
+from agenticlens_frames.judge_noise import MANY_SAMPLES, TARGET_JUDGE_SHARE
 from agenticlens_frames.report.json_report import build_report
 
 from .conftest import EXAMPLE
@@ -172,7 +172,10 @@ def test_comparisons_say_when_the_judge_limits_detection(analysis) -> None:  # t
                 widened = math.sqrt((rest + judge_part * m / needed) / rest)
                 assert widened <= 1 / (1 - TARGET_JUDGE_SHARE) + 1e-12
                 assert row["note"].startswith("Judge noise, not agent noise, limits")
-                assert f"about {needed} samples per evaluation (now {m:g})" in row["note"]
+                if needed <= MANY_SAMPLES:
+                    assert f"about {needed} samples per evaluation (now {m:g})" in row["note"]
+                else:  # not advice to take: said in words
+                    assert f"more than {MANY_SAMPLES} samples per evaluation" in row["note"]
     assert comps.loc[comps["evaluator"] == "noisy", "judge_limits_detection"].any()
     assert not comps.loc[comps["evaluator"] == "steady", "judge_limits_detection"].any()
     assert report["judge_noise"]["notes"] == [n for n in comps["note"] if isinstance(n, str)]
