@@ -720,7 +720,7 @@ def _exit_code(
             _gate_failed(
                 "Regression against the baseline (case-level paired verdict): "
                 f"{', '.join(dict.fromkeys(map(str, worse['candidate_variant_id'])))}",
-                map(str, worse["statement"]),
+                [*map(str, worse["statement"]), *_unanswered(analysis)],
             )
             return EXIT_REGRESSION
         _gate_passed(analysis.verdicts)  # type: ignore[attr-defined]
@@ -734,7 +734,8 @@ def _exit_code(
         if hit:
             _gate_failed(
                 "Regression against the baseline (AgenticLens rule, uncertainty ignored): "
-                f"{', '.join(map(str, hit))}"
+                f"{', '.join(map(str, hit))}",
+                _unanswered(analysis),
             )
             return EXIT_REGRESSION
     from .paired import noninferiority_failures
@@ -786,6 +787,14 @@ def _failure_reasons(analysis: object, variants: list[str], most: int = 3) -> li
         if len(counts) > most:
             lines.append(f"{variant}: {len(counts) - most} other message(s) in the report")
     return lines
+
+
+def _unanswered(analysis: Any) -> list[str]:
+    """Beside a failed gate: attempts the target never answered (an outage reads as a
+    regression of the agent; the gate counts them as failed cases)."""
+    from .analysis import target_failure_warnings
+
+    return [f"note: {w}" for w in target_failure_warnings(analysis)]
 
 
 def _gate_passed(verdicts: Any) -> None:

@@ -147,6 +147,32 @@ def test_the_console_and_page_say_which_attempts_the_target_never_answered(write
     assert "filler1: " not in out.getvalue()  # variants whose target always answered
 
 
+def test_a_failed_gate_names_the_attempts_the_target_never_answered(write_experiment):
+    """An outage of the candidate's target reads as a regression: the gate's message (what
+    a CI log shows) now says how many attempts got no answer, beside the verdict."""
+    import os
+    import subprocess
+    import sys
+
+    manifest, suite = write_experiment(
+        [variant("plain", "answer"), variant("raising", "raises_on_boom")]
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "agenticlens_frames.cli", "experiment", "run", str(manifest),
+         str(suite), "-q", "--save", str(manifest.parent / "r.json"), "--fail-on-regression",
+         "--regression-rule", "compat"],
+        capture_output=True, text=True, timeout=180,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )  # fmt: skip
+    assert done.returncode == 4, done.stderr
+    message = " ".join(done.stderr.split())
+    message = message[message.index("Regression against the baseline") :]
+    assert message.startswith("Regression against the baseline (AgenticLens rule, uncertainty ")
+    assert "note: raising: 2 of 16 attempts got no answer from the target (2 target_error" in (
+        message
+    )
+
+
 def test_a_raising_target_fails_only_its_case(write_experiment):
     manifest, suite = write_experiment([variant("raising", "raises_on_boom")])
     result = run_experiment(manifest, suite, progress=False)
