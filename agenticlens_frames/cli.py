@@ -652,6 +652,19 @@ def _stop_options(
 
     declared = getattr(comparisons, "correction", None)
     level = getattr(comparisons, "alpha", None) or alpha or 0.05
+    if margin is None:
+        # Said before the calls, not after them: the commonest case (no change) is the
+        # one a rule without a margin never decides.
+        Console(stderr=True, highlight=False).print(
+            Text(
+                "Note: without --stop-margin the run stops only once every candidate is "
+                "decided better or worse; a candidate no different from the baseline is never "
+                "decided, so such a run goes to the end (--stop-margin 0.05 also stops when a "
+                "candidate is shown within ±5 pp).",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
     return {
         "stop_when": stop_when.value,
         "stop_rule": StopRule(alpha=level, correction=declared, margin=margin),

@@ -276,6 +276,11 @@ def test_command_line_stop_when_decided(tmp_path) -> None:
     )
     # "worse" is decided worse: the gate follows the stopping decision (stderr says so).
     assert result.exit_code == 4, result.output
+    # No --stop-margin: said before any call that a candidate equal to the baseline is
+    # never decided (an audit's run went to the end and said so only afterwards).
+    assert "Note: without --stop-margin the run stops only once every candidate" in " ".join(
+        result.output.split()
+    )
     assert "Regression against the baseline (early-stopping decision): worse" in result.output
     stop = json.loads(out.read_text())["agenticlens_frames"]["early_stopping"]
     assert stop["stopped_early"] and stop["attempts_saved"] > 0
