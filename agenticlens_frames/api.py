@@ -814,7 +814,7 @@ def run(
     context: Any = None,
     concurrency: int | None = None,
     timeout_seconds: float = 30.0,
-    retry: RetryPolicy | None = None,
+    retry: RetryPolicy | Mapping[str, Any] | None = None,
     random_seed: int | None = None,
     evaluators: EvaluatorRegistry | str | None = None,
     tracker: Tracker | None = None,
@@ -845,7 +845,9 @@ def run(
     concurrency
         Most agent calls in flight (overall and per variant). Default 1.
     timeout_seconds, retry
-        Per call; a :class:`~agenticlens_frames.runner.RetryPolicy` (default one call).
+        Per call; a :class:`~agenticlens_frames.runner.RetryPolicy`, or the same as a
+        manifest's ``retry:`` block (``{"attempts": 2}``), for every variant (default one
+        call).
     random_seed
         Shuffles the (variant, trial) order as AgenticLens does.
     evaluators
@@ -893,7 +895,7 @@ async def arun(
     context: Any = None,
     concurrency: int | None = None,
     timeout_seconds: float = 30.0,
-    retry: RetryPolicy | None = None,
+    retry: RetryPolicy | Mapping[str, Any] | None = None,
     random_seed: int | None = None,
     evaluators: EvaluatorRegistry | str | None = None,
     tracker: Tracker | None = None,

@@ -848,3 +848,25 @@ def test_a_tracker_names_the_runs_it_holds_unfinished(tmp_path):
     assert tracker.unfinished() == [("e", "r1")]
     run(experiment, lambda v: str.upper, tracker=tracker, run_id="r1", progress=False)
     assert tracker.unfinished() == [] and len(tracker) == 2
+
+
+def test_a_retry_block_is_one_policy_for_every_variant():
+    """run(..., retry={"attempts": 2}) was read as a mapping of variant ids: "unknown live
+    variant id 'attempts'". As a manifest's retry block, it is one policy for all."""
+    calls: dict[str, int] = {}
+
+    def factory(variant):
+        def agent(text):
+            calls[variant.name] = calls.get(variant.name, 0) + 1
+            if calls[variant.name] == 1:
+                raise ConnectionError("first call of each variant fails")
+            return text
+
+        return agent
+
+    experiment = Experiment(
+        name="e", variants=[Variant(name="a"), Variant(name="b")], dataset=["x"]
+    )
+    result = run(experiment, factory, retry={"attempts": 2, "backoff_seconds": 0}, progress=False)
+    assert calls == {"a": 2, "b": 2}  # each retried once, as the policy says
+    assert (result.attempts["status"].astype(str) == "ok").all()

@@ -85,7 +85,7 @@ from .order import execution_order
 from .payload import DEFAULT_MAX_OUTPUT_CHARS, InvalidPayload, validate_payload
 from .python_target import SPARE_THREADS, PythonTarget, load_callable
 from .recorded import replay_recorded
-from .retry import RetryPolicy, parse_retry
+from .retry import RETRY_KEYS, RetryPolicy, parse_retry
 from .scheduler import Scheduler, Target, VariantPlan, WorkItem
 from .stopping import STOP_WHEN, StopMonitor, StopRule, case_rank, sub_suite
 
@@ -565,6 +565,10 @@ def _policies(
     manifest: ManifestSpec, retry: RetryPolicy | Mapping[str, Any] | None
 ) -> dict[str, RetryPolicy]:
     live = [v for v in manifest.variants if v.target_kind != "recorded"]
+    if isinstance(retry, Mapping) and _one_policy(retry, [v.id for v in live]):
+        # A retry block as a manifest writes one ({"attempts": 2}): it was read as variant
+        # ids ("unknown live variant id 'attempts'"). One policy for every live variant.
+        retry = parse_retry(retry, location=("retry",))
     if isinstance(retry, Mapping):
         # Keyed by live variant ids (or pass one RetryPolicy for all).
         require_known("live variant id", sorted(retry), [v.id for v in live], location="retry")
@@ -580,6 +584,19 @@ def _policies(
             raw = getattr(v, "retry", None) or None  # the manifest key, once the loader has it
             out[v.id] = parse_retry(raw, file=manifest.path, location=("variants", index, "retry"))
     return out
+
+
+def _one_policy(retry: Mapping[str, Any], variant_ids: list[str]) -> bool:
+    """Whether ``retry`` is one retry block (its keys a block's, none a variant id) rather
+    than a mapping of variant id to policy.
+
+    Examples
+    --------
+    >>> _one_policy({"attempts": 2}, ["a", "b"]), _one_policy({"a": {"attempts": 2}}, ["a"])
+    (True, False)
+    """
+    keys = {str(k) for k in retry}
+    return bool(keys) and keys <= set(RETRY_KEYS) and not keys & set(variant_ids)
 
 
 def _limits(manifest: ManifestSpec, overrides: Mapping[str, int] | None) -> dict[str, int]:

@@ -23,12 +23,21 @@ from typing import Any
 
 from ..errors import InputError, describe_error
 
-__all__ = ["FAILURE_KINDS", "RetryPolicy", "TargetFailure", "describe_error", "parse_retry"]
+__all__ = [
+    "FAILURE_KINDS",
+    "RETRY_KEYS",
+    "RetryPolicy",
+    "TargetFailure",
+    "describe_error",
+    "parse_retry",
+]
 
 #: Every way a target call can fail (see the module docstring).
 FAILURE_KINDS = ("timeout", "connection", "http_5xx", "http_429", "error")
 
 _RETRY_KEYS = ("attempts", "backoff_seconds", "backoff_multiplier", "max_backoff_seconds")
+#: Every key of a ``retry:`` block (a manifest variant's, or one given for all variants).
+RETRY_KEYS = (*_RETRY_KEYS, "retry_on")
 
 
 class TargetFailure(Exception):
