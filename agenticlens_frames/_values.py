@@ -9,7 +9,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["NO_EVALUATED_ATTEMPT", "format_in_unit", "format_power", "is_missing"]
+__all__ = ["NO_EVALUATED_ATTEMPT", "clip", "format_in_unit", "format_power", "is_missing"]
 
 #: The pass rate of a variant that has no row among the case-level pass rates while the
 #: others have one: it completed no trial, so no attempt of it was evaluated. Said in
@@ -17,6 +17,18 @@ __all__ = ["NO_EVALUATED_ATTEMPT", "format_in_unit", "format_power", "is_missing
 #: the failed trials as failing every case and whose interval treats attempts as
 #: independent (a confident "0.0% [0%–6%]" for a variant that produced nothing).
 NO_EVALUATED_ATTEMPT = "n/a (no evaluated attempt)"
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, the cut marked with "…" (for labels and
+    messages: an error body or a repr can be long).
+
+    Examples
+    --------
+    >>> clip("abc", 5), clip("abcdefgh", 5)
+    ('abc', 'abcd…')
+    """
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def is_missing(value: Any) -> bool:

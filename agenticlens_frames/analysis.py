@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 
 from . import stats
-from ._values import is_missing
+from ._values import clip, is_missing
 from .errors import InputError, check_number, check_proportion
-from .frames import ExperimentRun, factor_column, require_run
+from .frames import UNANSWERED_STATUSES, ExperimentRun, factor_column, require_run
 from .paired import (
     ComparisonsConfig,
     PairedAnalysis,
@@ -750,10 +750,6 @@ def headline_warnings(warnings: list[str]) -> list[str]:
     return [w for w in warnings if w != ATTEMPTS_AS_INDEPENDENT]
 
 
-#: Attempt statuses of a target that gave no answer (an outage, not the agent's quality).
-_NO_ANSWER = ("target_error", "timed_out")
-
-
 def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
     """One warning per variant with attempts its target never answered (``target_error``,
     ``timed_out``): how many, the commonest error, and that they count as failed cases.
@@ -772,12 +768,15 @@ def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
     if analysis.run is None:
         return []
     attempts = analysis.run.attempts
-    failed = attempts[attempts["status"].astype(str).isin(_NO_ANSWER)]
+    failed = attempts[attempts["status"].isin(UNANSWERED_STATUSES).to_numpy()]
+    if failed.empty:  # the common case: one pass over the statuses, nothing more
+        return []
+    totals = attempts["variant_id"].astype(str).value_counts()
     notes = []
     for variant_id, group in failed.groupby(failed["variant_id"].astype(str), sort=False):
-        total = int((attempts["variant_id"].astype(str) == variant_id).sum())
+        total = int(totals[variant_id])
         errors = group["error"].dropna().astype(str)
-        first = f", first: {_clip(errors.iloc[0])}" if len(errors) else ""
+        first = f", first: {clip(errors.iloc[0], 160)}" if len(errors) else ""
         notes.append(
             f"{variant_id}: {len(group)} of {total} attempts got no answer from the target "
             f"({_status_counts(group)}{first}). They count as failed cases in the pass "
@@ -790,12 +789,7 @@ def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
 def _status_counts(group: pd.DataFrame) -> str:
     """``"3 target_error, 1 timed_out"`` for a variant's unanswered attempts."""
     counts = group["status"].astype(str).value_counts()
-    return ", ".join(f"{int(counts[s])} {s}" for s in _NO_ANSWER if s in counts)
-
-
-def _clip(text: str, limit: int = 160) -> str:
-    """``text`` cut to ``limit`` characters (an error body can be long)."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return ", ".join(f"{int(counts[s])} {s}" for s in UNANSWERED_STATUSES if s in counts)
 
 
 def failed_trials(analysis: ExperimentAnalysis) -> pd.DataFrame:
@@ -1000,19 +994,10 @@ def require_analysis(value: Any, function: str) -> ExperimentAnalysis:
 
 def _as_run(value: Any) -> ExperimentRun:
     """The run of ``value``: itself, or the ``.run`` of what :func:`~agenticlens_frames.api.run`
-    and the live runner return; anything else refused naming what to pass."""
-    if isinstance(value, ExperimentRun):
-        return value
+    and the live runner return; anything else refused naming what to pass
+    (:func:`~agenticlens_frames.frames.require_run`)."""
     inner = getattr(value, "run", None)
-    if isinstance(inner, ExperimentRun):
-        return inner
-    raise InputError(
-        f"analyze() takes an experiment run, got {type(value).__name__}"
-        + (f" {str(value)!r}" if isinstance(value, (str, Path)) else ""),
-        location="run",
-        hint="load one with alf.load_experiment('manifest.yaml', 'suite.yaml') or "
-        "alf.read_parquet(folder), or pass the result of alf.api.run(...)",
-    )
+    return inner if isinstance(inner, ExperimentRun) else require_run(value, "analyze")
 
 
 def analyze(

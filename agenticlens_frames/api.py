@@ -57,6 +57,7 @@ import numpy as np
 import pandas as pd
 
 from ._plain import plain
+from ._values import clip
 from .errors import InputError, check_count, check_number, check_proportion, format_location
 from .evaluators import EvaluatorRegistry, as_registry
 from .formats import load_suite
@@ -536,15 +537,13 @@ def _short_repr(value: Any, width: int = 40) -> str:
     >>> _short_repr("abc"), _short_repr("x" * 50)[-3:]
     ("'abc'", 'xx…')
     """
-    text = repr(value)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return clip(repr(value), width)
 
 
 def _label(value: Any, width: int = 60) -> str:
     # A dataclass by its fields: its repr leads with the class's qualified name.
     text = value if isinstance(value, str) else json.dumps(plain(value), default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return clip(" ".join(text.split()), width)
 
 
 @dataclass

@@ -60,6 +60,7 @@ __all__ = [
     "SCHEMAS",
     "TRIALS_SCHEMA",
     "TRIAL_STATUSES",
+    "UNANSWERED_STATUSES",
     "UNAVAILABLE_METRICS",
     "CheckColumns",
     "ExperimentRun",
@@ -849,6 +850,9 @@ def _first_row(part: dict[str, Any]) -> tuple[int, int, int]:
 #: version is agentic-evals' own, the release whose check rules we implement.
 BUILTIN_EVALUATOR = "agentic_evals.builtin"
 BUILTIN_VERSION = AGENTIC_EVALS_VERSION
+#: Attempt statuses of a target that gave no answer (an outage, not the agent's quality):
+#: the ones ``--rerun-failed`` calls again.
+UNANSWERED_STATUSES = ("target_error", "timed_out")
 #: The metrics of the one failing check an attempt with nothing to score gets
 #: (:func:`~agenticlens_frames.scoring.score_unavailable`): a failed live call, a missing
 #: recorded sample. They judge no expectation of the case.

@@ -96,7 +96,7 @@ from ..evaluators import EvaluatorRegistry
 from ..formats._io import Invalid, scrub_surrogates
 from ..formats.model import CaseSpec
 from ..formats.traces import Trace
-from ..frames import CheckColumns
+from ..frames import UNANSWERED_STATUSES, CheckColumns
 from ..judges import SampleBook
 from ..scoring import AttemptScore, score_sample
 
@@ -119,8 +119,9 @@ __all__ = [
 
 #: Written into run.json; a folder of another format is refused.
 FORMAT = "agenticlens-frames/live-run/1"
-#: The journaled attempt outcomes ``--rerun-failed`` calls again.
-RERUNNABLE = ("target_error", "timed_out")
+#: The journaled attempt outcomes ``--rerun-failed`` calls again: a target that did not
+#: answer.
+RERUNNABLE = UNANSWERED_STATUSES
 #: How the supervisor's record of an attempt that ended the run's process begins: such an
 #: attempt is never called again, not even by ``--rerun-failed`` (it would end the process
 #: again, restart after restart).
