@@ -714,12 +714,10 @@ def variant_results(run: ExperimentRun, *, timestamp: str | None = None) -> list
 
 
 def judged_cases(run: ExperimentRun) -> np.ndarray:
-    """Per case of ``run``: whether anything judged it pass or fail.
+    """Per case of ``run``: whether anything judged it pass or fail (it declares expectations).
 
-    A suite case is judged when it declares expectations. A run built from frames
-    (:meth:`ExperimentRun.from_frames`) declares none, yet the user's ``passed`` column
-    judged every attempt: such a case counts when some attempt of it was evaluated, by the
-    evaluation the verdicts use (which leaves out the Python API's plain inputs).
+    A run built from frames (:meth:`ExperimentRun.from_frames`) declares one per case: the
+    user's ``passed`` column judged it.
 
     Examples
     --------
@@ -731,12 +729,7 @@ def judged_cases(run: ExperimentRun) -> np.ndarray:
     >>> judged_cases(run).tolist()
     [True]
     """
-    declared = run.cases["n_expectations"].to_numpy() > 0
-    if declared.all():
-        return declared
-    from .paired.dimensions import evaluation
-
-    return declared | (evaluation(run, "passed").counts.sum(axis=0) > 0)
+    return run.cases["n_expectations"].to_numpy() > 0
 
 
 def _now() -> str:
@@ -1196,8 +1189,8 @@ class Comparator:
         ci_method``.
 
         ``pass_rate`` is over the evaluated attempts of the inputs that have expectations
-        (``n_cases`` of them; in a run built from frames, every case: its ``passed`` column
-        judged it, see :func:`judged_cases`): an input without checks has no pass/fail, so
+        (``n_cases`` of them, see :func:`judged_cases`; in a run built from frames, every
+        case: its ``passed`` column judged it): an input without checks has no pass/fail, so
         it is left out, and with none the pass rate is NaN (the comparison is then about
         latency, cost and output shape). Its interval treats the **case** as the unit —
         attempts at one case are not independent — by the method the variant table of every

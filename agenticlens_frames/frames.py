@@ -437,7 +437,10 @@ class ExperimentRun:
             column per factor.
         cases
             One row per case, suite order: ``case_id``; optional ``case_name``,
-            ``input``, ``tags`` (comma-separated), ``metadata`` (dict).
+            ``input``, ``tags`` (comma-separated), ``metadata`` (dict). Each case declares
+            one expectation, its ``passed`` values (``n_expectations`` 1; the suite names
+            it as the case's evaluator ``passed``): it was judged, as a suite case with
+            expectations is.
         name, version
             The experiment's name and version.
         random_seed
@@ -472,6 +475,8 @@ class ExperimentRun:
         ...     pd.DataFrame({"case_id": ["x", "y"]}))
         >>> run
         ExperimentRun('experiment@1', variants=2, cases=2, trials=1, attempts=4, checks=0)
+        >>> run.cases["n_expectations"].tolist()
+        [1, 1]
         >>> ExperimentRun.from_frames(att.drop(columns="passed"), run.variants, run.cases)
         Traceback (most recent call last):
         ...

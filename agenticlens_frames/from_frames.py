@@ -25,6 +25,7 @@ from .formats.model import (
     ATTEMPT_STATUSES,
     FACTOR_PREFIX,
     CaseSpec,
+    EvaluatorRef,
     ManifestSpec,
     SuiteSpec,
     VariantSpec,
@@ -39,6 +40,11 @@ REQUIRED = {
     "cases": ("case_id",),
 }
 OPTIONAL_ATTEMPT_COLUMNS = ("score", "latency_ms", "cost_usd", "output", "status", "error")
+
+#: The one expectation each case declares: the ``passed`` column (the paired comparisons'
+#: ``passed`` evaluator) judged its attempts. Kept in the suite, not only in the ``cases``
+#: table, so every copy of the run (parquet, archive) counts it as a suite case's.
+PASSED_GIVEN = EvaluatorRef(name="passed")
 
 
 def _check_frame(frame: Any, what: str) -> pd.DataFrame:
@@ -324,6 +330,9 @@ def frame_parts(
                 input=row.get("input"),
                 tags=tuple(str(tags).split(",")) if isinstance(tags, str) and tags else (),
                 metadata=dict(row["metadata"]) if isinstance(row.get("metadata"), dict) else {},
+                # Every case has its `passed` values (refused empty, and every case has
+                # its attempts): each was judged, as a suite case with expectations is.
+                evaluators=(PASSED_GIVEN,),
             )
         )
     suite = SuiteSpec(path=Path(f"{suite_name}.frames"), name=suite_name, version=version,

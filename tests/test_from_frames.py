@@ -246,3 +246,108 @@ def test_a_column_from_frames_does_not_read_is_named_not_dropped_silently(user_f
     with pytest.warns(UserWarning, match=r"column\(s\) 'latency_s', 'cost' not read.*latency_ms"):
         run = ExperimentRun.from_frames(mine, variants, cases)
     assert run.attempts["latency_ms"].isna().all()
+
+
+def _same_attempts(original: ExperimentRun, att, variants, cases) -> ExperimentRun:
+    """The attempts of ``original`` fed through from_frames, named as it is."""
+    m = original.manifest
+    return ExperimentRun.from_frames(
+        att, variants, cases, name=m.name, version=m.version, baseline=m.baseline_variant_id
+    )
+
+
+def test_a_run_from_frames_declares_one_expectation_per_judged_case(user_frames) -> None:
+    # Its `passed` column judged every case, yet its cases table said none was declared
+    # (n_expectations 0): the Comparator and the paired quality needed a special case.
+    original, att, variants, cases = user_frames
+    run = _same_attempts(original, att, variants, cases)
+    # Independently: one expectation for every case with `passed` values in the frame.
+    given = att.groupby("case_id")["passed"].count().reindex(cases["case_id"])
+    expected = (given > 0).astype(int).tolist()
+    assert run.cases["n_expectations"].tolist() == expected == [1] * len(cases)
+    # Judged exactly where the real run of the same attempts is (its suite declares them).
+    real = original.cases["n_expectations"].to_numpy() > 0
+    assert (run.cases["n_expectations"].to_numpy() > 0).tolist() == real.tolist()
+
+
+def test_a_run_from_frames_gives_the_judged_numbers_of_the_real_run(user_frames, tmp_path) -> None:
+    """What reads n_expectations — the Comparator's pass rates and notes, the verdicts'
+    quality row, the JSON report's case-level pass rates — is the same for the example run
+    and for its attempts fed through from_frames."""
+    from agenticlens_frames import Comparator, write_json_report
+
+    original, att, variants, cases = user_frames
+    run = _same_attempts(original, att, variants, cases)
+    comparator = Comparator(comparisons={"correction": "holm"})
+    judged = ["pass_rate", "pass_rate_ci_low", "pass_rate_ci_high", "n_cases", "ci_method"]
+    pd.testing.assert_frame_equal(
+        comparator.compare(run)[judged], comparator.compare(original)[judged]
+    )
+    # Pass rates by hand: the mean over cases of each case's share of evaluated passes.
+    done = att[att["status"] != "trial_failed"]
+    by_hand = done.groupby(["variant_id", "case_id"])["passed"].mean().groupby(level=0).mean()
+    got = comparator.compare(run).set_index("variant")["pass_rate"]
+    np.testing.assert_allclose(got[by_hand.index], by_hand, rtol=1e-12)
+    # The summary's note on inputs nothing judged: the same (none) for both.
+    notes = [
+        [
+            line
+            for line in comparator.summary(r).splitlines()
+            if "expectations" in line or "no checks" in line
+        ]
+        for r in (run, original)
+    ]
+    assert notes == [[], []]
+    # The verdict rows of the dimensions both runs have (the frames carry no tool calls,
+    # so no safety row) agree in every number.
+    mine, theirs = comparator.verdicts(run), comparator.verdicts(original)
+    theirs = theirs[theirs["dimension"].astype(str) != "safety"].reset_index(drop=True)
+    assert mine["dimension"].astype(str).tolist() == theirs["dimension"].astype(str).tolist()
+    columns = ["candidate_variant_id", "verdict", "mean_difference", "ci_low", "ci_high"]
+    pd.testing.assert_frame_equal(
+        mine[columns].astype({"candidate_variant_id": str}),
+        theirs[columns].astype({"candidate_variant_id": str}),
+    )
+    # The JSON report's case-level pass rates (cases as the unit).
+    rows = []
+    for i, r in enumerate((run, original)):
+        path = write_json_report(
+            analyze(r, correction="holm", frontier_resamples=0), tmp_path / f"{i}.json"
+        )
+        summary = json.loads(path.read_text())["case_level"]["summary"]
+        # (pass@k rows follow the manifest's pass_k, which the frames do not carry)
+        rows.append([s for s in summary if (s["evaluator"], s["estimand"]) == ("passed", "mean")])
+    assert rows[0] == rows[1] and rows[0]
+
+
+def test_a_run_from_frames_keeps_its_expectations_in_every_copy(user_frames, tmp_path) -> None:
+    # The archive builds a run's cases table from its suite: the count is the suite's.
+    from agenticlens_frames import Comparator, read_parquet
+    from agenticlens_frames.archive import Archive
+
+    original, att, variants, cases = user_frames
+    run = _same_attempts(original, att, variants, cases)
+    archive = Archive(tmp_path / "arc", durable=False)
+    archive.add(run, run_at="2026-12-01")
+    copies = [read_parquet(run.to_parquet(tmp_path / "tables")), archive.all().to_run()]
+    comparator = Comparator()
+    for copy in copies:
+        assert copy.cases["n_expectations"].tolist() == [1] * len(cases)
+        pd.testing.assert_frame_equal(comparator.compare(copy), comparator.compare(run))
+
+
+def test_a_case_whose_every_attempt_failed_still_had_its_expectation(user_frames) -> None:
+    # As a suite case whose trials failed: it was not evaluated, but nothing says it had
+    # no checks ("1 of 14 input(s) have no checks" before).
+    from agenticlens_frames import Comparator
+
+    original, att, variants, cases = user_frames
+    first = cases["case_id"].iloc[0]
+    mine = att.copy()
+    hit = mine["case_id"] == first
+    mine.loc[hit, "status"] = "trial_failed"
+    mine.loc[hit, "passed"] = False
+    run = _same_attempts(original, mine, variants, cases)
+    assert run.cases["n_expectations"].tolist() == [1] * len(cases)
+    text = Comparator().summary(run)
+    assert "have no checks" not in text and "No input has expectations" not in text

@@ -285,8 +285,8 @@ def unjudged_failures(run: ExperimentRun) -> np.ndarray:
 
     Such an attempt carries one failing ``target_call`` / ``sample_available`` check, so
     it would read as a quality failure of an input nothing was to judge; the Python API's
-    plain inputs are the usual case. Runs built from frames have no checks table, so
-    their ``passed`` values (the user's own) are never masked.
+    plain inputs are the usual case. A run built from frames declares one expectation per
+    case (its ``passed`` column), so its ``passed`` values (the user's own) are never masked.
 
     Returns
     -------

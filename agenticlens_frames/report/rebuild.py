@@ -162,7 +162,11 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
         run.suite,
         version=str(data["suite_version"]),
         cases=tuple(
-            dataclasses.replace(case, forbidden_tools=tuple(forbidden.get(case.id, ())))
+            # The records' checks judged the cases, not a `passed` column (from_frames's
+            # one expectation per case).
+            dataclasses.replace(
+                case, forbidden_tools=tuple(forbidden.get(case.id, ())), evaluators=()
+            )
             for case in run.suite.cases
         ),
     )
@@ -213,9 +217,10 @@ def _with_expectations(cases: pd.DataFrame, checks: pd.DataFrame) -> pd.DataFram
 
     The paired quality leaves out a failed call on a case without expectations
     (:func:`~agenticlens_frames.paired.dimensions.unjudged_failures`): without this every
-    rebuilt case had none, and a missing sample dropped out of the comparison that
-    ``experiment run`` makes with it. A case whose every attempt failed shows no check of
-    its own, so it reads as one without expectations here.
+    rebuilt case had the one ``from_frames`` counts (its ``passed`` column), and a failed
+    call on an input the suite declared nothing for read as a quality failure. A case
+    whose every attempt failed shows no check of its own, so it reads as one without
+    expectations here.
     """
     real = checks.loc[~checks["metric"].astype(str).isin(UNAVAILABLE_METRICS)]
     counts = real.groupby(real["case_id"].astype(str))["name"].nunique()
