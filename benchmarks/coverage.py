@@ -388,11 +388,12 @@ def _mmm(values: list[float]) -> str:
 START, END = "<!-- coverage:start -->", "<!-- coverage:end -->"
 
 
-def write_docs(table: str, path: Path) -> None:
+def write_docs(table: str, path: Path, start: str = START, end: str = END) -> None:
+    """Replace the block between ``start`` and ``end`` in ``path`` (append it if absent)."""
     text = path.read_text(encoding="utf-8")
-    block = f"{START}\n{table}{END}"
-    if START in text:
-        text = re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: block, text, flags=re.S)
+    block = f"{start}\n{table}{end}"
+    if start in text:
+        text = re.sub(re.escape(start) + r".*?" + re.escape(end), lambda _: block, text, flags=re.S)
     else:
         text += f"\n{block}\n"
     path.write_text(text, encoding="utf-8")
