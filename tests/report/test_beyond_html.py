@@ -6,11 +6,12 @@ from __future__ import annotations
 import math
 import re
 from html import unescape
+from pathlib import Path
 
 import pytest
 
 from agenticlens_frames import analyze, load_experiment
-from agenticlens_frames.report.beyond_html import beyond_figures, beyond_sections
+from agenticlens_frames.report.beyond_html import beyond_figures, beyond_sections, frontier_table
 from agenticlens_frames.testing import make_synthetic
 
 
@@ -51,3 +52,18 @@ def test_no_interaction_chart_without_an_estimable_interaction(analysis) -> None
     assert "factor_interaction" not in beyond_figures(analysis)
     assert "fig-factor_interaction" not in beyond_sections(analysis)
     assert "fig-factor_effects" in beyond_sections(analysis)
+
+
+def test_frontier_note_cautions_small_suites_only(analysis, tmp_path) -> None:
+    # 40 cases: past the size where the simulated whiskers under-cover, no caution.
+    assert analysis.pass_rates["n_cases"].max() == 40
+    big = frontier_table(analysis)
+    assert "P(on the frontier)" in big and "whiskers are rough" not in big
+    # the bundled example has 14 cases, counted here from its suite file
+    suite = Path(__file__).parents[2] / "data" / "support" / "suite.yaml"
+    n_cases = sum(1 for line in suite.read_text().splitlines() if line.startswith("  - id:"))
+    assert n_cases == 14
+    small = analyze(load_experiment(suite.with_name("manifest.yaml"), suite))
+    note = frontier_table(small)
+    assert f"With {n_cases} cases the whiskers are rough" in note
+    assert "not the chance the variant truly belongs there" in note
