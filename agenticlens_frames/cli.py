@@ -29,7 +29,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -39,6 +39,9 @@ from . import _deferred_rich
 from ._choices import PAIRED_METHODS, Correction  # not stats_paired: --help needs no numpy
 from ._cli_errors import EXIT_INVALID_INPUT, fail, masked, output_console
 from .errors import InputError, is_refusal_by_the_system, os_refusal
+
+if TYPE_CHECKING:  # (imported where used: --help loads no pandas)
+    from .report.summary import GateOutcome
 
 # Help pages and usage errors without rich's Markdown and traceback modules (unused here).
 _deferred_rich.install()
@@ -147,6 +150,13 @@ PairedMethodOpt = typer.Option(
     "--paired-method",
     help="Interval and test of the paired comparisons (default t).",
     case_sensitive=False,
+)
+
+
+SummaryOpt = typer.Option(
+    None,
+    "--summary",
+    help="Append the decision as Markdown to this file (e.g. $GITHUB_STEP_SUMMARY).",
 )
 
 
@@ -454,6 +464,7 @@ def experiment_run(
         "too (no difference that large).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary or progress."),
+    summary: Path | None = SummaryOpt,
     *,
     outputs: dict[str, Path | None],
 ) -> None:
@@ -497,7 +508,11 @@ def experiment_run(
                 manifest_file,
                 suite_file,
                 run_dir,
-                {**_by_option(outputs), "--comparisons-lock": comparisons_lock},
+                {
+                    **_by_option(outputs),
+                    "--comparisons-lock": comparisons_lock,
+                    "--summary": summary,
+                },
             )
             registry = load_registry(evaluators) if evaluators else None
             comparisons = comparisons_from_cli(  # guard rails: refused before any scoring
@@ -591,9 +606,29 @@ def experiment_run(
         meanwhile=lambda: print_summary(analysis, console),
         lean=lean,
     )
-    code = _exit_code(analysis, fail_on_regression, console, rule=regression_rule.value)
+    gates = _gates(analysis, fail_on_regression, rule=regression_rule.value)
+    code = _say_gates(gates)
+    # Written whatever the gate said: a failed gate is when CI needs the summary most.
+    if summary is not None and not _append_summary(console, analysis, summary, gates):
+        code = code or EXIT_INVALID_INPUT  # a gate's status says more than the summary's
     _outputs_done()
     raise typer.Exit(code=code)
+
+
+def _append_summary(console: Console, analysis: Any, path: Path, gates: list[GateOutcome]) -> bool:
+    """Append the ``--summary`` block to ``path``; False (said on stderr, naming the path)
+    when it cannot be written. The other outputs are written by then and stay."""
+    from .report.summary import append_summary
+
+    try:
+        append_summary(analysis, path, gates)
+    except OSError as exc:
+        if exc.filename is None:  # a full disk fails the write, which names no file
+            exc.filename = str(path)
+        fail("Unable to write the summary", os_refusal(exc))
+        return False
+    console.print(Text(f"Appended the Markdown summary to {path}"))
+    return True
 
 
 def _refuse_clobbering_run(
@@ -699,14 +734,40 @@ def _early_stop(analysis: object) -> Any:
 def _exit_code(
     analysis: object, fail_on_regression: bool, console: Console, *, rule: str = "case"
 ) -> int:
-    variants = analysis.variants  # type: ignore[attr-defined]
+    """Say on stderr how each gate ended (:func:`_gates`); the first failed gate's status,
+    else 0."""
+    return _say_gates(_gates(analysis, fail_on_regression, rule=rule))
+
+
+def _say_gates(gates: list[GateOutcome]) -> int:
+    """Print each gate's outcome on stderr (:func:`_gate_failed` for a failure) and return
+    the first failed gate's status, else 0."""
+    for gate in gates:
+        if gate.code:
+            _gate_failed(gate.headline, gate.details)
+        else:
+            _gate_passed(gate)
+    return next((gate.code for gate in gates if gate.code), EXIT_OK)
+
+
+def _gates(analysis: Any, fail_on_regression: bool, *, rule: str = "case") -> list[GateOutcome]:
+    """How the command's gates ended, in the order they are checked: a
+    :class:`~agenticlens_frames.report.summary.GateOutcome` each (code 0: passed), the
+    words both stderr and the ``--summary`` block give; a failed gate is the last. Empty
+    when no gate was asked for and the run is complete."""
+    from .report.summary import GateOutcome
+
+    variants = analysis.variants
     empty = variants.loc[variants["completed_trials"] == 0, "variant_id"].astype(str).tolist()
     if empty:
-        _gate_failed(
-            f"Incomplete: variant(s) with no completed trial: {', '.join(empty)}",
-            _failure_reasons(analysis, empty),
-        )
-        return EXIT_INCOMPLETE
+        return [
+            GateOutcome(
+                EXIT_INCOMPLETE,
+                f"Incomplete: variant(s) with no completed trial: {', '.join(empty)}",
+                tuple(_failure_reasons(analysis, empty)),
+            )
+        ]
+    gates: list[GateOutcome] = []
     stopping = _early_stop(analysis)
     if fail_on_regression and rule == "case" and stopping is not None:
         # After an early stop the fixed-sample verdicts are descriptive: the gate follows
@@ -715,63 +776,85 @@ def _exit_code(
 
         decided_worse = stop_regressions(stopping)
         if decided_worse:
-            _gate_failed(
-                "Regression against the baseline (early-stopping decision): "
-                + ", ".join(str(r["candidate"]) for r in decided_worse),
-                [
-                    f"{r['candidate']}: decided worse, anytime-valid interval "
-                    f"{r['interval']} in pass rate"
-                    for r in decided_worse
-                ],
+            return [
+                GateOutcome(
+                    EXIT_REGRESSION,
+                    "Regression against the baseline (early-stopping decision): "
+                    + ", ".join(str(r["candidate"]) for r in decided_worse),
+                    tuple(
+                        f"{r['candidate']}: decided worse, anytime-valid interval "
+                        f"{r['interval']} in pass rate"
+                        for r in decided_worse
+                    ),
+                )
+            ]
+        gates.append(
+            GateOutcome(
+                EXIT_OK,
+                "Regression gate passed: no candidate was decided worse by the early-stopping "
+                "rule (anytime-valid interval in pass rate).",
             )
-            return EXIT_REGRESSION
+        )
     elif fail_on_regression and rule == "case":
         from .paired.verdicts import regressions
 
-        worse = regressions(analysis.verdicts)  # type: ignore[attr-defined]
+        worse = regressions(analysis.verdicts)
         if len(worse):
-            _gate_failed(
-                "Regression against the baseline (case-level paired verdict): "
-                f"{', '.join(dict.fromkeys(map(str, worse['candidate_variant_id'])))}",
-                [*map(str, worse["statement"]), *_unanswered(analysis)],
-            )
-            return EXIT_REGRESSION
-        _gate_passed(analysis.verdicts)  # type: ignore[attr-defined]
+            return [
+                GateOutcome(
+                    EXIT_REGRESSION,
+                    "Regression against the baseline (case-level paired verdict): "
+                    f"{', '.join(dict.fromkeys(map(str, worse['candidate_variant_id'])))}",
+                    (*map(str, worse["statement"]), *_unanswered(analysis)),
+                )
+            ]
+        gates.extend(_gate_passed_outcome(analysis.verdicts))
     elif fail_on_regression:
-        comps = analysis.comparisons  # type: ignore[attr-defined]
+        comps = analysis.comparisons
         hit = comps.loc[
             comps["pass_rate_regressed"].fillna(False)
             | comps["average_score_regressed"].fillna(False),
             "candidate_variant_id",
         ].tolist()
         if hit:
-            _gate_failed(
-                "Regression against the baseline (AgenticLens rule, uncertainty ignored): "
-                f"{', '.join(map(str, hit))}",
-                _unanswered(analysis),
+            return [
+                GateOutcome(
+                    EXIT_REGRESSION,
+                    "Regression against the baseline (AgenticLens rule, uncertainty ignored): "
+                    f"{', '.join(map(str, hit))}",
+                    tuple(_unanswered(analysis)),
+                )
+            ]
+        gates.append(
+            GateOutcome(
+                EXIT_OK,
+                "Regression gate passed (AgenticLens rule, uncertainty ignored): no candidate's "
+                "case pass rate or mean score fell by more than "
+                f"{analysis.regression_threshold:.0%} of the baseline's.",
             )
-            return EXIT_REGRESSION
+        )
     from .paired import noninferiority_failures
 
-    gate = analysis.paired_frames.get("noninferiority")  # type: ignore[attr-defined]
+    gate = analysis.paired_frames.get("noninferiority")
+    if gate is None:
+        return gates
     failed = noninferiority_failures(gate)
-    if failed:
-        # Each failure with its bound and margin (the gate's reason), not the names alone.
-        reasons = gate.loc[~gate["passed"].astype(bool)]
-        _gate_failed(
-            f"Non-inferiority gate failed: {', '.join(failed)}",
-            [
-                f"{c} ({d}): {r}"
-                for c, d, r in zip(
-                    reasons["candidate_variant_id"],
-                    reasons["dimension"],
-                    reasons["reason"],
-                    strict=True,
-                )
-            ],
+    # Each candidate with its bound and margin (the gate's reason), not the names alone.
+    rows = gate.loc[~gate["passed"].astype(bool)] if failed else gate
+    reasons = tuple(
+        f"{c} ({d}): {r}"
+        for c, d, r in zip(
+            rows["candidate_variant_id"], rows["dimension"], rows["reason"], strict=True
         )
-        return EXIT_NONINFERIORITY
-    return EXIT_OK
+    )
+    if failed:
+        return [
+            *gates,
+            GateOutcome(
+                EXIT_NONINFERIORITY, f"Non-inferiority gate failed: {', '.join(failed)}", reasons
+            ),
+        ]
+    return [*gates, GateOutcome(EXIT_OK, "Non-inferiority gate passed:", reasons)]
 
 
 def _failure_reasons(analysis: object, variants: list[str], most: int = 3) -> list[str]:
@@ -810,18 +893,17 @@ def _unanswered(analysis: Any) -> list[str]:
     return [f"note: {w}" for w in target_failure_warnings(analysis)]
 
 
-def _gate_passed(verdicts: Any) -> None:
-    """Say on stderr that the regression gate passed, and what it could not have caught
-    (:func:`_gate_passed_text`)."""
+def _gate_passed(gate: GateOutcome) -> None:
+    """Say on stderr that a gate passed, and what it could not have caught."""
     from .report.console import strip_control
 
-    text = _gate_passed_text(verdicts)
-    if text:
-        Console(stderr=True, highlight=False).print(Text(strip_control(text)), soft_wrap=True)
+    text = "\n".join([gate.headline, *(f"  {line}" for line in gate.details)])
+    Console(stderr=True, highlight=False).print(Text(strip_control(text)), soft_wrap=True)
 
 
-def _gate_passed_text(verdicts: Any) -> str:
-    """The regression gate's pass, in words, with what it could not have caught.
+def _gate_passed_outcome(verdicts: Any) -> list[GateOutcome]:
+    """The regression gate's pass, in words, with what it could not have caught (none
+    when no gated dimension was compared).
 
     A pass is not evidence of no regression: a CI log that shows only exit 0 (``--quiet``)
     hid that a 20-point drop would have passed too. Each candidate's gated dimensions that
@@ -834,30 +916,33 @@ def _gate_passed_text(verdicts: Any) -> str:
     ...                   "verdict": ["no detectable difference"], "correction": ["holm"],
     ...                   "family_size": [3], "alpha": [0.05],
     ...                   "detectable": ["this run could not detect changes smaller than 9 pp"]})
-    >>> print(_gate_passed_text(v))  # doctest: +NORMALIZE_WHITESPACE
+    >>> [passed] = _gate_passed_outcome(v)
+    >>> print(passed.headline)  # doctest: +NORMALIZE_WHITESPACE
     Regression gate passed: no candidate is significantly worse on quality, safety or
     reliability (case-level paired verdicts, Holm correction over the family of 3
     comparisons, α = 0.05). Not evidence of no change:
-      b quality: this run could not detect changes smaller than 9 pp
+    >>> passed.details
+    ('b quality: this run could not detect changes smaller than 9 pp',)
     """
     from .paired.verdicts import REGRESSION_DIMENSIONS, family_phrase
+    from .report.summary import GateOutcome
 
     gated = verdicts[verdicts["dimension"].astype(str).isin(REGRESSION_DIMENSIONS)]
     if gated.empty:
-        return ""
+        return []
     first = gated.iloc[0]
     how = family_phrase(str(first["correction"]), int(first["family_size"]), first["alpha"])
     unsure = gated[gated["verdict"].astype(str) != "better"]
-    lines = [
-        f"  {r['candidate_variant_id']} {r['dimension']}: {r['detectable']}"
+    lines = tuple(
+        f"{r['candidate_variant_id']} {r['dimension']}: {r['detectable']}"
         for r in unsure.to_dict("records")
         if r["detectable"]
-    ]
+    )
     head = (
         "Regression gate passed: no candidate is significantly worse on quality, safety or "
         f"reliability (case-level paired verdicts, {how})."
     )
-    return "\n".join([head + (" Not evidence of no change:" if lines else ""), *lines])
+    return [GateOutcome(EXIT_OK, head + (" Not evidence of no change:" if lines else ""), lines)]
 
 
 def _gate_failed(headline: str, details: Iterable[str] = ()) -> None:
@@ -897,6 +982,7 @@ def experiment_report(
     ),
     alpha: float | None = AlphaOpt,
     paired_method: PairedMethod | None = PairedMethodOpt,
+    summary: Path | None = SummaryOpt,
     *,
     outputs: dict[str, Path | None],
 ) -> None:
@@ -908,7 +994,7 @@ def experiment_report(
     try:
         from ._files import check_outputs
 
-        check_outputs(_by_option(outputs), [report_file])
+        check_outputs({**_by_option(outputs), "--summary": summary}, [report_file])
         from .report.json_report import created_at
 
         created_at()  # a SOURCE_DATE_EPOCH no report can use
@@ -936,7 +1022,10 @@ def experiment_report(
         raise fail("Unable to read experiment report", exc) from None
     print_summary(analysis, console)
     _write_outputs(console, analysis, outputs)
+    written = summary is None or _append_summary(console, analysis, summary, [])
     _outputs_done()
+    if not written:
+        raise typer.Exit(code=EXIT_INVALID_INPUT)
 
 
 _finished = False

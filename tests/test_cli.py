@@ -195,6 +195,69 @@ def test_a_significantly_worse_candidate_fails_the_gate(tmp_path: Path) -> None:
     np.testing.assert_array_less(cand.to_numpy(float), 1e-12)  # every case failed
 
 
+def test_the_summary_is_appended_by_run_and_report_even_when_the_gate_fails(
+    tmp_path: Path,
+) -> None:
+    """--summary appends (a CI step summary is shared by the job's steps) and is written
+    when the gate fails, the moment CI needs it most, in the gate's own words."""
+    folder = _broken_copy(tmp_path)
+    out = tmp_path / "out"
+    summary = tmp_path / "step-summary.md"
+    summary.write_text("An earlier step's line")  # (no line break at its end)
+    gated = _cli(*_run_args(folder, out), "--fail-on-regression", "--summary", str(summary))
+    assert gated.returncode == 4, gated.stderr
+    again = _cli("experiment", "report", str(out / "r.json"), "--summary", str(summary))
+    assert again.returncode == 0, again.stderr
+    assert f"Appended the Markdown summary to {summary}" in again.stdout
+    text = summary.read_text()
+    assert text.startswith("An earlier step's line\n\n### Experiment support-agent-upgrade")
+    run_block, report_block = text.split("### Experiment ")[1:]
+    headline = gated.stderr.splitlines()[0]
+    assert headline == "Regression against the baseline (case-level paired verdict): model-large"
+    assert f"**Failed (exit 4).** {headline}\n- model-large vs baseline, quality" in run_block
+    assert "- **model-large** vs baseline: worse on quality (-" in run_block
+    # The saved report gives the same verdicts; `experiment report` has no gate to report.
+    assert "**Failed" not in report_block and "**Passed" not in report_block
+    table = run_block[run_block.index("| Candidate |") :].split("\n\n")[0]
+    assert table in report_block
+
+
+def test_a_passed_noninferiority_gate_says_each_bound(tmp_path: Path) -> None:
+    """A pass was silent: now stderr and the summary give each candidate's bound."""
+    summary = tmp_path / "s.md"
+    args = [*_run_args(EXAMPLE, tmp_path), "--noninferiority-margin", "0.5"]
+    done = _cli(*args, "--summary", str(summary))
+    assert done.returncode == 0, done.stderr
+    gate = json.loads((tmp_path / "r.json").read_text())["paired_comparisons"]["noninferiority"]
+    assert gate["passed"]
+    lines = done.stderr.splitlines()
+    assert lines[0] == "Non-inferiority gate passed:"
+    text = summary.read_text()
+    assert "**Passed.** Non-inferiority gate passed:" in text
+    for row in gate["candidates"]:
+        prefix = f"  {row['candidate_variant_id']} (quality): lower 95% bound "
+        line = next(x for x in lines if x.startswith(prefix))
+        bound = float(line[len(prefix) :].split()[0])
+        assert bound == pytest.approx(row["bound"], rel=1e-3) and bound > -0.5
+        assert f"- {line.strip().replace('>', chr(92) + '>')}" in text
+
+
+def test_a_summary_that_cannot_be_written_is_named_and_the_rest_kept(tmp_path: Path) -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("needs /dev/full (a device every write to fails: disk full)")
+    args = [*_run_args(EXAMPLE, tmp_path), "--summary", "/dev/full"]
+    done = _cli(*args)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "Unable to write the summary: /dev/full: No space left on device" in done.stderr
+    assert (tmp_path / "r.json").exists()  # written before, and kept
+    # A gate's status says more than the summary's failure: it is kept.
+    compat = _cli(*args, "--fail-on-regression", "--regression-rule", "compat")
+    assert compat.returncode == 4 and "Unable to write the summary" in compat.stderr
+    # An output naming the summary's file is refused before any work.
+    clash = _cli(*_run_args(EXAMPLE, tmp_path), "--summary", str(tmp_path / "r.json"))
+    assert clash.returncode == 1 and "--save and --summary name the same file" in clash.stderr
+
+
 def test_the_case_level_gate_needs_a_declared_correction(tmp_path: Path) -> None:
     folder = tmp_path / "exp"
     shutil.copytree(EXAMPLE, folder)

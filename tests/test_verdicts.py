@@ -460,3 +460,43 @@ def test_the_way_to_declare_a_correction_in_python_is_the_short_one_and_works() 
         att, pd.DataFrame({"variant_id": ["a", "b"]}), pd.DataFrame({"case_id": ["x", "y"]})
     )
     assert analyze(run, correction="holm").verdicts.attrs["declared"]
+
+
+def test_a_candidates_headline_groups_its_dimensions_by_verdict() -> None:
+    """better and worse first, each dimension with its own numbers; a not-significant one
+    with its smallest detectable change; no verdict word without a declared correction."""
+    from agenticlens_frames.paired.headline import candidate_headlines
+
+    def row(dimension: str, verdict: str, diff: float, mde: float, detectable: str) -> dict:
+        return {
+            "candidate_variant_id": "c", "dimension": dimension, "unit": "proportion",
+            "mean_difference": diff, "ci_low": diff - 0.05, "ci_high": diff + 0.05,
+            "declared": True, "correction": "holm", "adjusted_p_value": 0.0123,
+            "confidence_level": 0.95, "verdict": verdict, "mde": mde, "detectable": detectable,
+        }  # fmt: skip
+
+    frame = pd.DataFrame(
+        [
+            row("quality", "no detectable difference", 0.02, 0.25,
+                "this run could not detect changes smaller than 25.0 pp"),
+            row("safety", "worse", -0.2, 0.1, ""),
+            row("reliability", "no test", 0.0, float("nan"),
+                "fewer than two paired cases (or clusters): no test"),
+            row("cost", "better", 0.3, 0.1, ""),
+        ]
+    )  # fmt: skip
+    [(candidate, sentence)] = candidate_headlines(frame)
+    assert candidate == "c"
+    assert sentence == (
+        "better on cost (+30.0 pp [+25.0, +35.0], adj. p 0.012); "
+        "worse on safety (-20.0 pp [-25.0, -15.0], adj. p 0.012); "
+        "no detectable difference in quality (+2.0 pp [-3.0, +7.0], adj. p 0.012; "
+        "smallest detectable 25.0 pp); "
+        "no test on reliability (+0.0 pp [-5.0, +5.0], adj. p 0.012; "
+        "fewer than two paired cases (or clusters): no test)"
+    )
+    undeclared = frame.assign(declared=False, verdict="not judged")
+    [(_, sentence)] = candidate_headlines(undeclared)
+    assert sentence.startswith("quality (+2.0 pp [-3.0, +7.0], 95% per-comparison interval; ")
+    for word in ("better", "worse", "no detectable", "adj. p"):
+        assert word not in sentence

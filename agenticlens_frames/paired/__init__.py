@@ -14,6 +14,7 @@ estimand; the JSON blocks of the report are built from them in
 ``lock``         what the comparison is fixed to with the run
 ``outputs``      every paired frame of one run in one pass, for ``analyze``
 ``verdicts``     the case-level verdict per candidate and dimension, in words
+``headline``     each candidate's verdicts as one sentence (the summaries lead with it)
 """
 
 from typing import TYPE_CHECKING

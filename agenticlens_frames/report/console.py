@@ -13,7 +13,19 @@ from rich.text import Text
 from .._values import NO_EVALUATED_ATTEMPT, format_power
 from ..analysis import ExperimentAnalysis, headline_warnings, target_failure_warnings
 
-__all__ = ["print_summary", "strip_control"]
+__all__ = [
+    "COMPAT_HEADER",
+    "COMPAT_TITLE",
+    "VARIANT_HEADER",
+    "compat_caption",
+    "compat_cells",
+    "pass_rates",
+    "print_summary",
+    "strip_control",
+    "variant_cells",
+    "variant_notes",
+    "verdict_caption",
+]
 
 # C0/C1 control characters (ESC starts terminal escape sequences) except tab and newline.
 # C0/C1 controls (terminal escapes), plus the invisible and bidirectional format
@@ -85,8 +97,6 @@ def _verdict_table(
         detectable_cell,
         format_change,
         format_p,
-        interval_phrase,
-        method_phrase,
         omitted_statement,
     )
     from .early_stopping import DESCRIPTIVE_NOTE
@@ -133,7 +143,6 @@ def _verdict_table(
         table.add_column("Verdict", overflow="fold")
     table.add_column("Smallest detectable change", overflow="fold")
     evaluators: dict[str, str] = {}
-    powers: set[float] = set()
     for r in v.to_dict("records"):
         unit = str(r["unit"])
         dimension = str(r["dimension"])
@@ -154,33 +163,11 @@ def _verdict_table(
         cells.append(
             _t(detectable_cell(str(r["verdict"]), float(r["mde"]), unit, detectable) or "-")
         )
-        if detectable and math.isfinite(float(r["mde"])):
-            powers.add(float(r["mde_power"]))
         table.add_row(*cells)
     if not len(v):
         table.add_row(*(["-"] * len(table.columns)))
     if evaluators:
-        caption = (
-            "Each candidate minus the baseline, case by case over the cases both scored; "
-            "evaluators: " + ", ".join(f"{d} = {e}" for d, e in evaluators.items())
-        )
-        test = method_phrase(v.get("ci_method", ()))
-        caption += f"; test: {test}." if test else "."
-        if declared:
-            caption += " " + interval_phrase(level, alpha)
-        if powers:
-            power = "/".join(format_power(p) for p in sorted(powers))
-            caption += (
-                " Smallest detectable change: the true difference this run would have found "
-                f"with {power} power "
-                + (
-                    "at the level the correction sets; a smaller one could have gone "
-                    'unnoticed, so "no detectable difference" is not "no difference".'
-                    if declared
-                    else "at the per-comparison level; a smaller one could have gone unnoticed."
-                )
-            )
-        table.caption = Text(caption)
+        table.caption = _t(verdict_caption(v, level))
     if descriptive:
         table.caption = Text(f"{table.caption or ''} {DESCRIPTIVE_NOTE}".lstrip())
     if console.width < NARROW and len(v):
@@ -204,6 +191,55 @@ def _verdict_table(
         console.print(Text(f"! {HOW_TO_DECLARE}", style="yellow"))
 
 
+def verdict_caption(v: Any, level: float) -> str:
+    """What a verdict table shows, said under it: the difference, the evaluators, the test,
+    what the interval is beside a declared verdict, and what the smallest detectable change
+    means ("" for a frame without rows). The console's and the Markdown summary's.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> print(verdict_caption(a.verdicts, 0.95))  # doctest: +ELLIPSIS
+    Each candidate minus the baseline, case by case over the cases both scored; evaluators:
+    quality = passed, ... test: paired t. The interval is per comparison (95%), ...
+    """
+    from ..paired.verdicts import interval_phrase, method_phrase
+
+    if not len(v):
+        return ""
+    declared = bool(v.attrs.get("declared", False))
+    evaluators: dict[str, str] = {}
+    for dimension, evaluator in zip(v["dimension"], v["evaluator"], strict=True):
+        evaluators.setdefault(str(dimension), str(evaluator))  # (the same for every row)
+    caption = (
+        "Each candidate minus the baseline, case by case over the cases both scored; "
+        "evaluators: " + ", ".join(f"{d} = {e}" for d, e in evaluators.items())
+    )
+    test = method_phrase(v.get("ci_method", ()))
+    caption += f"; test: {test}." if test else "."
+    if declared:
+        caption += " " + interval_phrase(level, float(v["alpha"].iloc[0]))
+    powers = {
+        float(r["mde_power"])
+        for r in v.to_dict("records")
+        if r["detectable"] and math.isfinite(float(r["mde"]))
+    }
+    if powers:
+        power = "/".join(format_power(p) for p in sorted(powers))
+        caption += (
+            " Smallest detectable change: the true difference this run would have found "
+            f"with {power} power "
+            + (
+                "at the level the correction sets; a smaller one could have gone "
+                'unnoticed, so "no detectable difference" is not "no difference".'
+                if declared
+                else "at the per-comparison level; a smaller one could have gone unnoticed."
+            )
+        )
+    return caption
+
+
 #: Narrower than this (columns), the verdicts are printed one sentence a row, not as a table.
 NARROW = 72
 
@@ -225,8 +261,17 @@ def _pass_rate_cell(row: dict[str, Any], headline: dict[str, dict[str, Any]]) ->
     return rate
 
 
-def _variant_notes(analysis: ExperimentAnalysis, case_level: bool) -> list[str]:
-    """What each number of the variant table is, said where it is shown."""
+def variant_notes(analysis: ExperimentAnalysis, case_level: bool) -> list[str]:
+    """What each number of the variant table is, said where it is shown; ``case_level``:
+    the pass rate column holds the case-level rates (:func:`pass_rates`).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> variant_notes(a, True)[-1][:46]
+    'retrieval-dense: 1 of 5 trials failed; the pas'
+    """
     level = f"{analysis.confidence_level:.0%}"
     notes = [
         f"Pass rate: mean over the evaluated attempts, {level} interval with cases as the unit "
@@ -256,6 +301,67 @@ def _variant_notes(analysis: ExperimentAnalysis, case_level: bool) -> list[str]:
     return notes
 
 
+#: The variant table's columns (the console's and the Markdown summary's).
+VARIANT_HEADER = (
+    "Variant",
+    "Pass rate",
+    "Score",
+    "Latency",
+    "Cost",
+    "Trial success",
+    "Consistency",
+    "Pareto",
+)
+
+
+def pass_rates(analysis: ExperimentAnalysis) -> dict[str, dict[str, Any]]:
+    """Each variant's case-level pass rate row (:func:`headline_pass_rates`), by id.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> round(float(pass_rates(a)["retrieval-dense"]["estimate"]), 3)
+    0.821
+    """
+    from ..paired.verdicts import headline_pass_rates
+
+    summary = analysis.paired_frames.get("case_level_summary")
+    return {str(r["variant_id"]): r for r in headline_pass_rates(summary).to_dict("records")}
+
+
+def variant_cells(
+    analysis: ExperimentAnalysis, headline: dict[str, dict[str, Any]] | None = None
+) -> list[list[str]]:
+    """The variant table's cells after the variant's id (:data:`VARIANT_HEADER`), one row
+    per variant, as text; ``headline``: :func:`pass_rates` when already read.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> variant_cells(a)[0][:2]
+    ['71.4% [57%–82%]', '0.884']
+    """
+    headline = pass_rates(analysis) if headline is None else headline
+    return [
+        [
+            _pass_rate_cell(row, headline),
+            f"{row['average_score_mean']:.3f}" if row["average_score_count"] else "n/a",
+            f"{row['average_latency_ms_mean']:.0f} ms"
+            if row["average_latency_ms_count"]
+            else "n/a",
+            f"${row['total_cost_usd_mean']:.4f}" if row["total_cost_usd_count"] else "n/a",
+            f"{row['trial_success_rate']:.0%} "
+            f"({row['completed_trials']}/{row['attempted_trials']} completed)",
+            # With no completed trial every case "failed" alike: not a consistent variant.
+            _pct(row["consistency_rate"], 0) if row["completed_trials"] else "n/a",
+            "yes" if row["pareto_optimal"] else "no",
+        ]
+        for row in analysis.variants.to_dict("records")
+    ]
+
+
 def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) -> None:
     """Print the verdicts first, then the variant and pass@k tables, the
     AgenticLens-compatible numbers (labelled as such), the frontier and warnings.
@@ -263,8 +369,6 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
     After an early stop (``stop_when="decided"``) the stopping decision comes first and
     the verdicts follow, labelled descriptive; a run the rule watched but never stopped
     shows the rule's state after the verdicts."""
-    from ..paired.verdicts import headline_pass_rates
-
     console = console or Console()
     if console.quiet:
         # rich renders whatever it is given and only then drops it when quiet: the
@@ -280,44 +384,18 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
     _verdict_table(analysis, console, descriptive=stopped)
     if stopping is not None and not stopped:
         _stopping_table(analysis, stopping, console)
-    headline = {
-        str(r["variant_id"]): r
-        for r in headline_pass_rates(analysis.paired_frames.get("case_level_summary")).to_dict(
-            "records"
-        )
-    }
+    headline = pass_rates(analysis)
     table = Table(title=Text("Variants"), caption_justify="left")
-    for name, justify in [
-        ("Variant", "left"),
-        ("Pass rate", "right"),
-        ("Score", "right"),
-        ("Latency", "right"),
-        ("Cost", "right"),
-        ("Trial success", "right"),
-        ("Consistency", "right"),
-        ("Pareto", "center"),
-    ]:
+    for name in VARIANT_HEADER:
+        justify = "left" if name == "Variant" else "center" if name == "Pareto" else "right"
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     k_table = Table(title="pass@k / pass^k (mean over cases)")
     k_table.add_column("Variant")
     for k in analysis.pass_k:
         k_table.add_column(f"pass@{k}", justify="right")
         k_table.add_column(f"pass^{k}", justify="right")
-    for row in vs.to_dict("records"):
-        table.add_row(
-            _t(row["variant_id"]),
-            _pass_rate_cell(row, headline),
-            f"{row['average_score_mean']:.3f}" if row["average_score_count"] else "n/a",
-            f"{row['average_latency_ms_mean']:.0f} ms"
-            if row["average_latency_ms_count"]
-            else "n/a",
-            f"${row['total_cost_usd_mean']:.4f}" if row["total_cost_usd_count"] else "n/a",
-            f"{row['trial_success_rate']:.0%} "
-            f"({row['completed_trials']}/{row['attempted_trials']} completed)",
-            # With no completed trial every case "failed" alike: not a consistent variant.
-            _pct(row["consistency_rate"], 0) if row["completed_trials"] else "n/a",
-            "yes" if row["pareto_optimal"] else "no",
-        )
+    for row, cells in zip(vs.to_dict("records"), variant_cells(analysis, headline), strict=True):
+        table.add_row(_t(row["variant_id"]), *cells)
         k_table.add_row(
             _t(row["variant_id"]),
             *[
@@ -326,7 +404,7 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
                 for name in ("pass_at", "pass_hat")
             ],
         )
-    table.caption = Text(strip_control("\n".join(_variant_notes(analysis, bool(headline)))))
+    table.caption = Text(strip_control("\n".join(variant_notes(analysis, bool(headline)))))
     if (vs["attempted_trials"] > vs["completed_trials"]).any():
         k_table.caption = Text(
             "A failed trial counts as failed attempts here (as in AgenticLens), so pass@1 is "
@@ -368,13 +446,95 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
         console.print(Text(f"! {strip_control(note)}", style="yellow"))
 
 
-def _where_significance_is(analysis: ExperimentAnalysis) -> str:
-    """Where the compat section sends the reader for significance: the verdicts above, or,
-    without a declared correction (no verdicts, only per-comparison intervals), nowhere
-    yet — pointing at verdicts that are not there would lend these p-values weight."""
+def _where_significance_is(analysis: ExperimentAnalysis, where: str = "above") -> str:
+    """Where the compat section sends the reader for significance: the verdicts ``where``
+    (above), or, without a declared correction (no verdicts, only per-comparison
+    intervals), nowhere yet — pointing at verdicts that are not there would lend these
+    p-values weight."""
     if analysis.verdicts.attrs.get("declared", False):
-        return "read the verdicts above for significance"
-    return "no verdict is given without a declared correction (see the note above)"
+        return f"read the verdicts {where} for significance"
+    return f"no verdict is given without a declared correction (see the note {where})"
+
+
+#: The AgenticLens-compatible table's columns (the console's and the Markdown summary's).
+COMPAT_HEADER = (
+    "Variant",
+    "Case pass rate [pooled Wilson]",
+    "Δ pass rate",
+    "z-test p",
+    "Δ score",
+    "Δ latency",
+    "Δ cost",
+    "Changed factors",
+)
+
+#: What the compatible numbers are, said above them (the title after "· baseline: …").
+COMPAT_TITLE = "AgenticLens-compatible numbers (attempts treated as independent; not a verdict)"
+
+
+def compat_cells(analysis: ExperimentAnalysis) -> list[list[str]]:
+    """AgenticLens's own numbers per variant, as text: the cells after the variant's id
+    (:data:`COMPAT_HEADER`); the baseline's deltas are ``-``. Never marked significant:
+    they pool every attempt as independent.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> compat_cells(a)[2][:3]
+    ['87.1% [77%–93%]', '+15.7 pp', '0.022']
+    """
+    from ..paired.verdicts import format_difference
+
+    by_candidate = {
+        str(c["candidate_variant_id"]): c for c in analysis.comparisons.to_dict("records")
+    }
+    rows = []
+    for row in analysis.variants.to_dict("records"):
+        rate = _pct(row["case_pass_rate"])
+        if not math.isnan(row["case_pass_rate_ci_low"]):
+            rate += f" [{row['case_pass_rate_ci_low']:.0%}–{row['case_pass_rate_ci_high']:.0%}]"
+        c = by_candidate.get(str(row["variant_id"]))
+        if c is None:
+            rows.append([rate, *(["-"] * 6)])
+            continue
+        p = c["case_pass_rate_p_value"]
+        factors = ", ".join(f"{n}: {v[0]} → {v[1]}" for n, v in c["changed_factors"].items())
+        rows.append(
+            [
+                rate,
+                # In the verdicts' units: points of pass rate, not a relative "%".
+                format_difference(c["case_pass_rate_delta"], "proportion"),
+                "n/a" if math.isnan(p) else f"{p:.3f}",
+                f"{c['average_score_delta']:+.3f}",
+                "n/a"
+                if math.isnan(c["average_latency_ms_delta"])
+                else f"{c['average_latency_ms_delta']:+.1f} ms",
+                "n/a"
+                if math.isnan(c["total_cost_usd_delta"])
+                else f"{c['total_cost_usd_delta']:+.4f} USD",
+                factors or "-",
+            ]
+        )
+    return rows
+
+
+def compat_caption(analysis: ExperimentAnalysis, where: str = "above") -> str:
+    """What the compatible numbers assume, said under them (``where`` the verdicts are).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> compat_caption(a, "at the top").split("; ")[-1]
+    'read the verdicts at the top for significance.'
+    """
+    return (
+        "Case pass rate counts a failed trial as failing every case. The interval and the "
+        "z-test pool all attempts as if independent; attempts on one case are correlated, "
+        "so they are too narrow and too small. They match AgenticLens 0.10 and the JSON/CSV "
+        f"reports; {_where_significance_is(analysis, where)}."
+    )
 
 
 def _compat_table(analysis: ExperimentAnalysis, console: Console) -> None:
@@ -383,59 +543,17 @@ def _compat_table(analysis: ExperimentAnalysis, console: Console) -> None:
     They pool every attempt as independent (Wilson interval, z test), so they are never
     marked significant here: the verdicts above are the significance statement.
     """
-    from ..paired.verdicts import format_difference
-
-    info = analysis.info
     title = Text(
-        "AgenticLens-compatible numbers (attempts treated as independent; not a verdict) · "
-        f"baseline: {strip_control(info['baseline_variant_id'])}"
+        f"{COMPAT_TITLE} · baseline: {strip_control(analysis.info['baseline_variant_id'])}"
     )
     deltas = Table(title=title, caption_justify="left")
-    for name in (
-        "Variant",
-        "Case pass rate [pooled Wilson]",
-        "Δ pass rate",
-        "z-test p",
-        "Δ score",
-        "Δ latency",
-        "Δ cost",
-        "Changed factors",
-    ):
+    for name in COMPAT_HEADER:
         deltas.add_column(
             name, justify="left" if name in ("Variant", "Changed factors") else "right"
         )
-    by_candidate = {
-        str(c["candidate_variant_id"]): c for c in analysis.comparisons.to_dict("records")
-    }
-    for row in analysis.variants.to_dict("records"):
-        rate = _pct(row["case_pass_rate"])
-        if not math.isnan(row["case_pass_rate_ci_low"]):
-            rate += f" [{row['case_pass_rate_ci_low']:.0%}–{row['case_pass_rate_ci_high']:.0%}]"
-        c = by_candidate.get(str(row["variant_id"]))
-        if c is None:
-            deltas.add_row(_t(row["variant_id"]), rate, *(["-"] * 6))
-            continue
-        p = c["case_pass_rate_p_value"]
-        factors = ", ".join(f"{n}: {v[0]} → {v[1]}" for n, v in c["changed_factors"].items())
-        deltas.add_row(
-            _t(c["candidate_variant_id"]),
-            rate,
-            # In the verdicts' units: points of pass rate, not a relative "%".
-            format_difference(c["case_pass_rate_delta"], "proportion"),
-            "n/a" if math.isnan(p) else f"{p:.3f}",
-            f"{c['average_score_delta']:+.3f}",
-            "n/a"
-            if math.isnan(c["average_latency_ms_delta"])
-            else f"{c['average_latency_ms_delta']:+.1f} ms",
-            "n/a"
-            if math.isnan(c["total_cost_usd_delta"])
-            else f"{c['total_cost_usd_delta']:+.4f} USD",
-            _t(factors or "-"),
-        )
-    deltas.caption = Text(
-        "Case pass rate counts a failed trial as failing every case. The interval and the "
-        "z-test pool all attempts as if independent; attempts on one case are correlated, "
-        "so they are too narrow and too small. They match AgenticLens 0.10 and the JSON/CSV "
-        f"reports; {_where_significance_is(analysis)}."
-    )
+    for row, cells in zip(
+        analysis.variants.to_dict("records"), compat_cells(analysis), strict=True
+    ):
+        deltas.add_row(_t(row["variant_id"]), *cells[:-1], _t(cells[-1]))
+    deltas.caption = Text(compat_caption(analysis))
     console.print(deltas)

@@ -3,8 +3,12 @@
 Each :class:`OutputWriter` names its command-line option, what it writes and the function
 that writes it (imported on use). ``agenticlens-frames experiment run`` and ``experiment
 report`` take their output options from :data:`WRITERS` (``commands``), :func:`write_outputs`
-dispatches on it, and the outputs table of docs/data-model.md is :func:`writers_table`
+dispatches on it, and the outputs table of README.md is :func:`writers_table`
 (checked by the tests). Adding an output is one entry here and its function.
+
+``--summary`` is not one of them: it appends to a file other steps share (a CI job's step
+summary) rather than replacing it, and only after the command's gates are decided, so
+``cli.py`` writes it itself (:func:`~agenticlens_frames.report.summary.append_summary`).
 """
 
 from __future__ import annotations
@@ -322,7 +326,7 @@ def _beside(worker: Any, first: Callable[[], None], rest: Callable[[], None]) ->
 
 
 def writers_table() -> str:
-    """The command line's outputs as a Markdown table (docs/data-model.md).
+    """The command line's outputs as a Markdown table (README.md).
 
     Examples
     --------

@@ -68,12 +68,15 @@ def hostile_outputs(tmp_path_factory) -> dict[str, object]:
             "experiment", "run", str(manifest), str(suite),
             "--save", str(out / "r.json"), "--html", str(out / "r.html"),
             "--csv", str(out / "v.csv"), "--cases-csv", str(out / "c.csv"),
+            "--summary", str(out / "s.md"),
         ],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     again = CliRunner().invoke(
-        app, ["experiment", "report", str(out / "r.json"), "--csv", str(out / "v2.csv")]
-    )
+        app,
+        ["experiment", "report", str(out / "r.json"), "--csv", str(out / "v2.csv"),
+         "--summary", str(out / "s.md")],
+    )  # fmt: skip
     assert again.exit_code == 0, again.output
     return {"console": result.output + again.output, "out": out}
 
@@ -98,6 +101,19 @@ def test_html_has_no_live_markup(hostile_outputs):
     html = (hostile_outputs["out"] / "r.html").read_text(encoding="utf-8")
     assert "<script>alert(" not in html
     assert "<img src=x" not in html
+
+
+def test_markdown_summary_has_no_live_markup(hostile_outputs):
+    text = (hostile_outputs["out"] / "s.md").read_text(encoding="utf-8")
+    assert text.count("### Experiment exp") == 2  # run's and report's, both appended
+    assert "alert(" in text  # the text is shown, every "<" of it escaped (only the
+    # summary's own folding tags are markup)
+    ours = re.sub(r"<details><summary>|</summary>|</details>", "", text)
+    assert not re.search(r"(?<!\\)<", ours)
+    assert not CONTROL.findall(text)
+    for line in text.splitlines():  # a name's pipe never adds a cell to a table row
+        if line.startswith("| "):  # (not the |---| line)
+            assert line.count("|") - line.count("\\|") in {5, 7, 9}, line
 
 
 @pytest.mark.browser

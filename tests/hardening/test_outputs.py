@@ -19,7 +19,7 @@ from agenticlens_frames import _files
 
 from ._round2 import ROOT, assert_process, assert_refused, cli, cli_process, snapshot, stage
 
-FILE_OPTIONS = ["--save", "--html", "--csv", "--cases-csv"]
+FILE_OPTIONS = ["--save", "--html", "--csv", "--cases-csv", "--summary"]
 ALIASES = ["same", "dot", "symlink", "hardlink"]
 
 
@@ -75,7 +75,7 @@ def test_an_output_naming_an_input_is_refused(tmp_path, option, victim, how):
     assert snapshot(tmp_path) == before
 
 
-@pytest.mark.parametrize("option", ["--html", "--csv", "--cases-csv"])
+@pytest.mark.parametrize("option", ["--html", "--csv", "--cases-csv", "--summary"])
 @pytest.mark.parametrize("how", ALIASES)
 def test_report_outputs_never_overwrite_the_saved_report(tmp_path, option, how):
     manifest, suite = stage(tmp_path)

@@ -118,3 +118,16 @@ def test_the_explorer_leads_with_the_stop_too(tmp_path: Path, saved: dict) -> No
     (tmp_path / "plain.json").write_text(json.dumps(saved), encoding="utf-8")
     plain = Explorer(load_report(tmp_path / "plain.json")).verdicts.value
     assert "early-stopping" not in plain and "Verdicts against the baseline" in plain
+
+
+def test_a_saved_stop_leads_the_markdown_summary(tmp_path: Path, saved: dict) -> None:
+    from agenticlens_frames.report.early_stopping import DESCRIPTIVE_NOTE
+    from agenticlens_frames.report.summary import summary_markdown
+
+    text = summary_markdown(load_report(_write(tmp_path, saved, OLD_BLOCK)))
+    decided = "**Early stopping: every candidate decided after 57 of 400 cases.**"
+    assert text.index(decided) < text.index("Verdicts against baseline")
+    assert "| b | **within ±15.0 pp** | [-10.0, +12.0] pp | n/a |" in text
+    assert "3080 of 3600 planned attempts saved" in text
+    assert "(descriptive after the early stop)." in text
+    assert text.index(DESCRIPTIVE_NOTE) > text.index("| Candidate | Dimension |")

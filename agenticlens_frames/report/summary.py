@@ -1,0 +1,271 @@
+"""The decision as a GitHub-flavoured Markdown block, for a CI job's summary page.
+
+``experiment run --summary PATH`` and ``experiment report --summary PATH`` append
+:func:`summary_markdown` to ``PATH`` (GitHub's ``$GITHUB_STEP_SUMMARY`` is one file that
+every step of a job appends to). In order: the experiment's name and one line per
+candidate (its verdicts as a sentence, :func:`~agenticlens_frames.paired.headline
+.candidate_headlines`), or, without a declared correction, that there are no verdicts;
+how the gates ended (``--fail-on-regression``, non-inferiority, a variant without a
+completed trial), in stderr's words; the warnings and what was not compared; the
+verdict table; then, folded, the variant table and AgenticLens's compatible numbers,
+labelled as treating attempts as independent. After an early stop the stopping decision
+comes first and the verdicts are labelled descriptive, as on the console.
+
+Every user-controlled string (names, ids, messages) has its control characters removed
+and its Markdown escaped; known secrets are masked.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._docs import markdown_escape, markdown_table
+from ..analysis import ExperimentAnalysis, headline_warnings, target_failure_warnings
+from .console import (
+    COMPAT_HEADER,
+    COMPAT_TITLE,
+    VARIANT_HEADER,
+    compat_caption,
+    compat_cells,
+    pass_rates,
+    strip_control,
+    variant_cells,
+    variant_notes,
+    verdict_caption,
+)
+
+__all__ = ["GateOutcome", "append_summary", "summary_markdown"]
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    """A gate's outcome as the command line says it on stderr: its exit status, the
+    headline and the detail lines (the summary repeats them, not new words)."""
+
+    #: The exit status the gate gives (0: passed).
+    code: int
+    #: What passed or failed, naming the variants.
+    headline: str
+    #: One line each: a verdict's statement, a gate's reason, a detectable change.
+    details: tuple[str, ...] = ()
+
+
+def _md(text: Any) -> str:
+    """User text as literal Markdown: no control characters, markup escaped."""
+    return markdown_escape(strip_control(text))
+
+
+def _heading(analysis: ExperimentAnalysis) -> str:
+    info = analysis.info
+    version = info.get("experiment_version")
+    name = _md(info["experiment_name"]) + (f" (version {_md(version)})" if version else "")
+    return f"### Experiment {name}"
+
+
+def _headlines(analysis: ExperimentAnalysis, base: str) -> list[str]:
+    from ..paired.headline import candidate_headlines
+
+    # The sentence is numbers and words of ours around the dimension's name: that name is
+    # escaped before (escaping the sentence would put a backslash before every bracket).
+    v = analysis.verdicts
+    escaped = v.assign(dimension=[_md(d) for d in v["dimension"]])
+    return [
+        f"- **{_md(candidate)}** vs {base}: {sentence}"
+        for candidate, sentence in candidate_headlines(escaped)
+    ]
+
+
+def _stopping(block: Any) -> list[str]:
+    """After an early stop: the stopping decision, the inferential statement."""
+    from .early_stopping import attempts_statement, decision_rows, rule_statement
+
+    rows = [
+        [_md(r["candidate"]), f"**{_md(r['decision'])}**", r["interval"], r["paired_cases"]]
+        for r in decision_rows(block)
+    ]
+    return [
+        f"**Early stopping: {_md(block['reason'])}.** The stopping decision is the "
+        "inferential statement of this run; the verdicts below are descriptive. "
+        f"{_md(attempts_statement(block))}. {_md(rule_statement(block))}.",
+        "",
+        markdown_table(
+            ["Candidate", "Decision", "Anytime-valid interval (pass rate)", "Paired cases"], rows
+        ),
+    ]
+
+
+def _gate(gate: GateOutcome) -> list[str]:
+    mark = "Passed" if gate.code == 0 else f"Failed (exit {gate.code})"
+    return [f"**{mark}.** {_md(gate.headline)}", *(f"- {_md(d)}" for d in gate.details)]
+
+
+def _verdict_table(analysis: ExperimentAnalysis) -> list[str]:
+    """The verdicts as a table, with the console's caption under it."""
+    from ..paired.verdicts import detectable_cell, format_change, format_p
+
+    v = analysis.verdicts
+    declared = bool(v.attrs.get("declared", False))
+    level = float(v["confidence_level"].iloc[0]) if len(v) else analysis.confidence_level
+    interval = "CI" if declared else "per-comparison interval"
+    header = ["Candidate", "Dimension", f"Difference [{level:.0%} {interval}]"]
+    header += ["Adj. p", "Verdict"] if declared else []
+    header.append("Smallest detectable change")
+    rows = []
+    for r in v.to_dict("records"):
+        cells = [_md(r["candidate_variant_id"]), _md(r["dimension"]), format_change(r)]
+        if declared:
+            cells += [format_p(float(r["adjusted_p_value"])), _md(r["verdict"])]
+        detectable = str(r["detectable"] or "")
+        cell = detectable_cell(str(r["verdict"]), float(r["mde"]), str(r["unit"]), detectable)
+        cells.append(_md(cell or "-"))
+        rows.append(cells)
+    return [markdown_table(header, rows), "", _md(verdict_caption(v, level))]
+
+
+def _details(analysis: ExperimentAnalysis) -> list[str]:
+    """The variant table and AgenticLens's compatible numbers, folded."""
+    headline = pass_rates(analysis)
+    level = f"{analysis.confidence_level:.0%}"
+    ids = [_md(v) for v in analysis.variants["variant_id"]]
+    variant_header = list(VARIANT_HEADER)
+    if headline:
+        variant_header[1] = f"Pass rate [{level} case-level CI]"
+    variants = markdown_table(
+        variant_header,
+        [[i, *cells] for i, cells in zip(ids, variant_cells(analysis, headline), strict=True)],
+    )
+    compat = markdown_table(
+        COMPAT_HEADER,
+        [
+            [i, *cells[:-1], _md(cells[-1])]
+            for i, cells in zip(ids, compat_cells(analysis), strict=True)
+        ],
+    )
+    return [
+        "<details><summary>Variants, and AgenticLens-compatible numbers</summary>",
+        "",
+        variants,
+        "",
+        *(f"- {_md(note)}" for note in variant_notes(analysis, bool(headline))),
+        "",
+        f"{COMPAT_TITLE} · baseline: {_md(analysis.info['baseline_variant_id'])}",
+        "",
+        compat,
+        "",
+        compat_caption(analysis, where="at the top"),
+        "",
+        "</details>",
+    ]
+
+
+def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] = ()) -> str:
+    """The analysis' decision as a GitHub-flavoured Markdown block (ends with a newline).
+
+    Parameters
+    ----------
+    analysis
+        The analysis (of a run, or loaded from a saved report).
+    gates
+        How the command's gates ended (``--fail-on-regression``, the non-inferiority
+        gate, a variant without a completed trial), in the words it prints on stderr.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> text = summary_markdown(a)
+    >>> print(text[: text.index("\\n\\n", 50)])  # doctest: +ELLIPSIS
+    ### Experiment support-agent-upgrade (version 1)
+    <BLANKLINE>
+    Verdicts against baseline: case-level paired comparisons, Holm correction over the ...
+    >>> print(next(line for line in text.splitlines() if "**prompt-v2**" in line))
+    - **prompt-v2** vs baseline: no detectable difference in quality (+15.7 pp [-0.1, +31.5], ...
+    """
+    from .._secrets import mask
+    from ..paired.verdicts import HOW_TO_DECLARE, family_phrase, omitted_statement
+    from .early_stopping import DESCRIPTIVE_NOTE, early_stopping, stopped_early
+
+    v = analysis.verdicts
+    base = _md(analysis.info["baseline_variant_id"])
+    declared = bool(v.attrs.get("declared", False))
+    stopping = early_stopping(analysis)
+    blocks: list[Iterable[str]] = [[_heading(analysis)]]
+    if stopping is not None and stopped_early(analysis):
+        blocks.append(_stopping(stopping))
+    if v.attrs.get("missing"):
+        # (paired.verdicts.NOT_IN_REPORT: our words, their `code` meant as Markdown)
+        blocks.append([f"**No verdicts.** {v.attrs['missing']}"])
+    elif declared:
+        alpha = float(v["alpha"].iloc[0]) if len(v) else math.nan
+        how = (
+            family_phrase(str(v["correction"].iloc[0]), int(v["family_size"].iloc[0]), alpha)
+            if len(v)
+            else "no comparison"
+        )
+        lead = (
+            f"Verdicts against {base}: case-level paired comparisons, {how}"
+            + (" (descriptive after the early stop)" if stopped_early(analysis) else "")
+            + "."
+        )
+        blocks.append([lead, "", *_headlines(analysis, base)])
+    else:
+        blocks.append(
+            [
+                f"**No verdicts.** {HOW_TO_DECLARE}",
+                "",
+                f"Paired differences against {base} (case-level, per-comparison intervals, "
+                "not judged):",
+                "",
+                *_headlines(analysis, base),
+            ]
+        )
+    blocks.extend(_gate(gate) for gate in gates)
+    warnings = [*headline_warnings(analysis.warnings), *target_failure_warnings(analysis)]
+    if omitted := omitted_statement(v):
+        warnings.append(omitted)
+    if warnings:
+        blocks.append(["> [!WARNING]", *(f"> - {_md(w)}" for w in warnings)])
+    if len(v):
+        table = _verdict_table(analysis)
+        if stopped_early(analysis):
+            table += ["", DESCRIPTIVE_NOTE]
+        blocks.append(table)
+    if source := v.attrs.get("source"):
+        blocks.append([f"Note: {_md(source)}"])
+    blocks.append(_details(analysis))
+    # Messages (a target's error) may hold a secret the run knows: masked as on stderr.
+    return mask("\n\n".join("\n".join(b) for b in blocks)) + "\n"
+
+
+def append_summary(
+    analysis: ExperimentAnalysis, path: str | Path, gates: Sequence[GateOutcome] = ()
+) -> None:
+    """Append :func:`summary_markdown` to ``path`` (created if missing), in one write.
+
+    A file already holding text gets a blank line first, so that the heading starts a
+    block of its own whatever the step before wrote.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "summary.md"
+    >>> append_summary(a, path); append_summary(a, path)
+    >>> path.read_text().count("### Experiment support-agent-upgrade")
+    2
+    """
+    text = summary_markdown(analysis, gates)
+    target = Path(path)
+    if target.is_file() and target.stat().st_size:
+        with open(target, "rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            text = ("\n" if handle.read(1) == b"\n" else "\n\n") + text
+    # One write of the whole block: steps appending to one file never interleave lines.
+    with open(target, "a", encoding="utf-8", errors="replace") as handle:
+        handle.write(text)

@@ -1,0 +1,244 @@
+"""The Markdown summary for CI (``--summary``): the verdicts first, their numbers those of
+the report, names escaped, and no verdict without a declared correction."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from scipy import stats
+
+from agenticlens_frames import analyze, load_experiment
+from agenticlens_frames.paired.verdicts import HOW_TO_DECLARE
+from agenticlens_frames.report.json_report import write_json_report
+from agenticlens_frames.report.summary import GateOutcome, summary_markdown
+
+from ..conftest import EXAMPLE
+
+#: A number of a table cell: "+15.7", "-0.1", "1.1e-04".
+_NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]\d+)?"
+
+
+@pytest.fixture(scope="module")
+def run():
+    return load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+
+
+@pytest.fixture(scope="module")
+def analysis(run):
+    return analyze(run, frontier_resamples=0)
+
+
+def _tables(text: str) -> list[list[list[str]]]:
+    """Every Markdown table of ``text``: its rows (header first) as cells, split on the
+    pipes that are not escaped."""
+    tables: list[list[list[str]]] = []
+    current: list[list[str]] = []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+            if not all(set(c) <= {"-"} for c in cells):  # (the |---| line)
+                current.append(cells)
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def _verdict_table(text: str) -> dict[tuple[str, str], dict[str, str]]:
+    """(candidate, dimension) -> the verdict table's cells by column."""
+    table = next(t for t in _tables(text) if t[0][:2] == ["Candidate", "Dimension"])
+    return {(r[0], r[1]): dict(zip(table[0], r, strict=True)) for r in table[1:]}
+
+
+def _numbers(cell: str) -> list[float]:
+    return [float(x) for x in re.findall(_NUMBER, cell)]
+
+
+def test_the_verdict_table_holds_the_reports_numbers(analysis, tmp_path: Path) -> None:
+    """Each row's difference, interval, adjusted p, verdict and smallest detectable change
+    are the JSON report's verdict block's (read back from the file, not the frame)."""
+    write_json_report(analysis, tmp_path / "r.json")
+    block = json.loads((tmp_path / "r.json").read_text())["verdicts"]
+    table = _verdict_table(summary_markdown(analysis))
+    assert len(table) == len(block["rows"]) == 19
+    scale = {"proportion": 100.0, "ms": 1.0, "usd": 1.0}
+    for row in block["rows"]:
+        cells = table[(row["candidate_variant_id"], row["dimension"])]
+        factor = scale[row["unit"]]
+        shown = _numbers(cells["Difference [95% CI]"])
+        expected = [factor * row[k] for k in ("mean_difference", "ci_low", "ci_high")]
+        # Shown rounded: 0.1 pp, 1 ms, or five decimals of USD (two significant digits
+        # for a smaller nonzero bound).
+        tolerance = {"proportion": 0.051, "ms": 0.51, "usd": 5.1e-6}[row["unit"]]
+        np.testing.assert_allclose(shown, expected, atol=tolerance, rtol=0.05)
+        p = float(cells["Adj. p"])
+        assert p == pytest.approx(row["adjusted_p_value"], rel=0.051, abs=5.1e-4)
+        assert cells["Verdict"] == row["verdict"]
+        if row["verdict"] in ("better", "worse"):
+            assert cells["Smallest detectable change"] == "-"
+        elif row["mde"] is None or (row["unit"] == "proportion" and row["mde"] > 1.0):
+            assert cells["Smallest detectable change"] == "beyond the scale"
+        else:
+            [mde] = _numbers(cells["Smallest detectable change"])
+            assert mde == pytest.approx(factor * row["mde"], abs=tolerance, rel=0.05)
+
+
+def test_quality_rows_match_an_independent_paired_t(run, analysis) -> None:
+    """The quality difference and interval are a paired t on per-case pass rates over the
+    evaluated attempts; Holm's adjusted p lies between the raw p and Bonferroni's."""
+    attempts = run.attempts[run.attempts["status"] != "trial_failed"]
+    means = attempts.groupby(["variant_id", "case_id"], observed=True)["passed"].mean()
+    table = _verdict_table(summary_markdown(analysis))
+    family = len(analysis.verdicts)
+    for candidate in ("model-large", "prompt-v2", "retrieval-dense", "large-v2"):
+        cand = means[candidate]
+        base = means["baseline"][cand.index]
+        diff = cand.to_numpy(float) - base.to_numpy(float)
+        n = len(diff)
+        half = stats.t.ppf(0.975, n - 1) * diff.std(ddof=1) / np.sqrt(n)
+        expected = 100 * np.array([diff.mean(), diff.mean() - half, diff.mean() + half])
+        cells = table[(candidate, "quality")]
+        np.testing.assert_allclose(_numbers(cells["Difference [95% CI]"]), expected, atol=0.051)
+        raw = stats.ttest_rel(cand.to_numpy(float), base.to_numpy(float)).pvalue
+        adjusted = float(cells["Adj. p"])
+        assert raw - 5e-4 <= adjusted <= min(1.0, family * raw) + 5e-4
+
+
+def test_each_candidate_leads_with_one_sentence_better_and_worse_first(analysis) -> None:
+    text = summary_markdown(analysis)
+    lines = {
+        m.group(1): m.group(2)
+        for m in re.finditer(r"^- \*\*(.+?)\*\* vs baseline: (.+)$", text, re.M)
+    }
+    assert list(lines) == ["model-large", "prompt-v2", "retrieval-dense", "large-v2"]
+    # Before the tables: the headline is the first thing read.
+    assert text.index("**prompt-v2** vs baseline") < text.index("| Candidate |")
+    table = _verdict_table(text)
+    # model-large is significantly worse on latency and cost: said first, then the rest.
+    assert lines["model-large"].startswith("worse on latency (")
+    assert lines["model-large"].index("; no detectable difference in quality (") > 0
+    for candidate, sentence in lines.items():
+        for (c, dimension), cells in table.items():
+            if c != candidate:
+                continue
+            # Every dimension with the table's numbers, and the detectable change beside
+            # each result that is not significant.
+            phrase = f"{dimension} ({cells['Difference [95% CI]']}, adj. p {cells['Adj. p']}"
+            assert phrase in sentence, (candidate, dimension)
+            if cells["Verdict"] == "no detectable difference":
+                assert f"smallest detectable {cells['Smallest detectable change']}" in (
+                    sentence.replace(
+                        "smallest detectable change beyond", "smallest detectable beyond"
+                    )
+                )
+    assert lines["prompt-v2"].startswith(
+        "no detectable difference in quality (+15.7 pp [-0.1, +31.5], adj. p 0.635; "
+        "smallest detectable 34.2 pp)"
+    )
+
+
+def test_compatible_numbers_are_folded_labelled_and_never_starred(analysis) -> None:
+    text = summary_markdown(analysis)
+    details = text[text.index("<details>") : text.index("</details>")]
+    assert text.index("| Candidate | Dimension |") < text.index("<details>")
+    assert "AgenticLens-compatible numbers (attempts treated as independent; not a verdict)" in (
+        details
+    )
+    compat = next(t for t in _tables(details) if t[0][1] == "Case pass rate [pooled Wilson]")
+    rows = {r[0]: r for r in compat[1:]}
+    assert rows["prompt-v2"][3] == "0.022"  # the z-test p, shown plainly ...
+    assert "*" not in "".join(details.split("AgenticLens-compatible")[1])  # ... never starred
+    variants = next(t for t in _tables(details) if t[0][0] == "Variant" and "Score" in t[0])
+    assert variants[0][1] == "Pass rate [95% case-level CI]"
+    assert {r[0]: r[1] for r in variants[1:]}["retrieval-dense"] == "82.1% [69%–90%]"
+
+
+def test_warnings_and_what_was_not_compared_are_said(analysis) -> None:
+    text = summary_markdown(analysis)
+    warning = text[text.index("> [!WARNING]") :].split("\n\n")[0]
+    assert "completed fewer than 5 trials (retrieval-dense)" in warning
+    assert "Not compared: retrieval-dense on reliability (pass\\_hat\\_5)" in warning
+
+
+def test_gates_are_said_in_the_words_given(analysis) -> None:
+    gates = [
+        GateOutcome(0, "Regression gate passed: fine.", ("b quality: could miss 9 pp",)),
+        GateOutcome(5, "Non-inferiority gate failed: b", ("b (quality): lower bound <= -0.01",)),
+    ]
+    text = summary_markdown(analysis, gates)
+    assert "**Passed.** Regression gate passed: fine.\n- b quality: could miss 9 pp" in text
+    assert (
+        "**Failed (exit 5).** Non-inferiority gate failed: b\n- b (quality): lower bound \\<="
+        in (text)
+    )
+    assert text.index("**Failed (exit 5).**") < text.index("| Candidate |")
+
+
+def _copy_with(folder: Path, *, ids: dict[str, str] | None = None, declared: bool = True) -> Path:
+    """The example in ``folder`` with variants renamed (``ids``) and, when not
+    ``declared``, its comparisons line removed."""
+    shutil.copytree(EXAMPLE, folder)
+    manifest = yaml.safe_load((folder / "manifest.yaml").read_text())
+    if not declared:
+        del manifest["comparisons"]
+    for variant in manifest["variants"]:
+        new = (ids or {}).get(variant["id"])
+        if new is None:
+            continue
+        trials = folder / variant["target"]
+        doc = json.loads(trials.read_text())
+        doc["variant_id"] = new
+        trials.write_text(json.dumps(doc))
+        variant["id"] = new
+    manifest["name"] = (ids or {}).get("name", manifest["name"])
+    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest))
+    return folder
+
+
+HOSTILE = "p|*_`<b>x</b>[l](http://e)\x1b[31m\u202e"
+
+
+def test_hostile_names_are_escaped(tmp_path: Path) -> None:
+    folder = _copy_with(tmp_path / "exp", ids={"prompt-v2": HOSTILE, "name": "exp|`<i>"})
+    text = summary_markdown(
+        analyze(load_experiment(folder / "manifest.yaml", folder / "suite.yaml"))
+    )
+    escaped = r"p\|\*\_\`\<b\>x\</b\>\[l\](http://e)\[31m"
+    assert HOSTILE not in text and "<b>" not in text and "<i>" not in text
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]", text)
+    assert text.startswith(r"### Experiment exp\|\`\<i\>")
+    assert f"- **{escaped}** vs baseline: no detectable difference in quality (" in text
+    # Every table keeps its columns: the name's pipe does not open a cell.
+    for table in _tables(text):
+        assert {len(row) for row in table} == {len(table[0])}
+    assert (escaped, "quality") in _verdict_table(text)
+
+
+def test_without_a_declared_correction_there_are_no_verdicts(tmp_path: Path) -> None:
+    folder = _copy_with(tmp_path / "exp", declared=False)
+    text = summary_markdown(
+        analyze(load_experiment(folder / "manifest.yaml", folder / "suite.yaml"))
+    )
+    assert f"**No verdicts.** {HOW_TO_DECLARE}" in text
+    head = text[: text.index("<details>")]
+    for word in ("better", "worse", "no detectable difference", "Adj. p", "adj. p"):
+        assert word not in head, word
+    table = next(t for t in _tables(head) if t[0][0] == "Candidate")
+    assert table[0] == [
+        "Candidate",
+        "Dimension",
+        "Difference [95% per-comparison interval]",
+        "Smallest detectable change",
+    ]
+    assert table[2][:3] == ["prompt-v2", "quality", "+15.7 pp [-0.1, +31.5]"]
+    assert (
+        "- **prompt-v2** vs baseline: quality (+15.7 pp [-0.1, +31.5], 95% per-comparison "
+        "interval; smallest detectable" in text
+    )
+    assert "no verdict is given without a declared correction (see the note at the top)" in text
