@@ -17,7 +17,21 @@ from . import stats
 from .errors import check_pass_k
 from .frames import ExperimentRun, require_run
 
-__all__ = ["case_matrix", "category_codes", "category_labels", "effective_pass_k"]
+__all__ = [
+    "EVALUATED_PASS_RATE",
+    "case_matrix",
+    "category_codes",
+    "category_labels",
+    "effective_pass_k",
+    "evaluated_attempts",
+    "evaluated_pass_rate",
+]
+
+#: The honest cell colour of the case views (the page's heatmap and case table, the
+#: notebook explorer): passes over the evaluated attempts (a failed trial left out, as in
+#: the pass rate on the Pareto axis and in the verdicts), not the case matrix's
+#: ``pass_rate``, which counts a failed trial as a failed attempt.
+EVALUATED_PASS_RATE = "evaluated_pass_rate"
 
 
 def effective_pass_k(run: ExperimentRun, pass_k: Sequence[int] | None) -> tuple[int, ...]:
@@ -61,6 +75,49 @@ def category_labels(categories: pd.Index) -> list[str]:
     (['a', 'b'], ['1', '2'])
     """
     return [v if type(v) is str else str(v) for v in categories.tolist()]
+
+
+def evaluated_attempts(cases: pd.DataFrame, variants: pd.DataFrame | None = None) -> pd.Series:
+    """Per (variant, case): the attempts that were evaluated (completed trials).
+
+    The case matrix's ``scored``; a saved report's case matrix has none, and then each
+    case's attempts less its variant's failed trials (``attempted_trials -
+    completed_trials`` of ``variants``), a failed trial being one failed attempt of every
+    case in the package's counts. NaN when neither is known.
+
+    Examples
+    --------
+    >>> cm = pd.DataFrame({"variant_id": ["a", "b"], "attempts": [5, 5]})
+    >>> vs = pd.DataFrame({"variant_id": ["a", "b"], "attempted_trials": [5, 5],
+    ...                    "completed_trials": [5, 3]})
+    >>> evaluated_attempts(cm, vs).tolist()
+    [5.0, 3.0]
+    """
+    if "scored" in cases:
+        return cases["scored"].astype(float).rename("evaluated")
+    if variants is None or not {"attempted_trials", "completed_trials"} <= set(variants):
+        return pd.Series(np.nan, index=cases.index, name="evaluated")
+    failed = pd.Series(
+        (variants["attempted_trials"] - variants["completed_trials"]).to_numpy(float),
+        index=variants["variant_id"].astype(str).to_numpy(),
+    )
+    lost = cases["variant_id"].astype(str).map(failed).to_numpy(float)
+    return pd.Series(cases["attempts"].to_numpy(float) - lost, index=cases.index, name="evaluated")
+
+
+def evaluated_pass_rate(cases: pd.DataFrame, variants: pd.DataFrame | None = None) -> pd.Series:
+    """Per (variant, case): passes over the evaluated attempts (:func:`evaluated_attempts`),
+    NaN where none was evaluated. A failed trial never passes, so ``passes`` needs no
+    correction.
+
+    Examples
+    --------
+    >>> cm = pd.DataFrame({"passes": [4, 0], "attempts": [5, 5], "scored": [4, 0]})
+    >>> evaluated_pass_rate(cm).tolist()
+    [1.0, nan]
+    """
+    evaluated = evaluated_attempts(cases, variants)
+    return (cases["passes"] / evaluated.where(evaluated > 0)).rename(EVALUATED_PASS_RATE)
 
 
 def case_matrix(run: ExperimentRun, pass_k: Sequence[int] | None = None) -> pd.DataFrame:

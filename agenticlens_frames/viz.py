@@ -11,7 +11,7 @@ before they reach a figure, because plotly renders a subset of HTML in every lab
 and hover text: a case called ``<b>x`` shows as ``<b>x``, not as bold ``x``.
 
 ==========================  =================================================
-:func:`case_heatmap`        variant × case: colour = mean score, label = passes/attempts
+:func:`case_heatmap`        variant × case: colour = pass rate or score, label = passes/attempts
 :func:`pass_k_curves`       pass@k and pass^k for k = 1..T, optional uncertainty bands
 :func:`pareto_chart`        any two objectives, frontier joined, dominated dimmed
 :func:`paired_forest`       paired differences per dimension with their intervals
@@ -44,6 +44,7 @@ from ._docs import markdown_table
 from ._values import is_missing
 from .errors import InputError
 from .formats._io import require_known
+from .per_case import EVALUATED_PASS_RATE, evaluated_attempts, evaluated_pass_rate
 
 if TYPE_CHECKING:
     from .analysis import ExperimentAnalysis
@@ -94,6 +95,12 @@ CASE_ORDERS: dict[str, str] = {
 #: Red → green for scores in [0, 1]; the same hues as AgenticLens' HTML heatmap
 #: (``hsl(round(score·130) 62% 38%)``), so both pages read alike.
 SCORE_COLORSCALE = [[i / 4, f"hsl({round(i * 130 / 4)},62%,38%)"] for i in range(5)]
+#: Colour bar titles of the heatmap's colour metrics (others: the column name in words).
+COLOUR_LABELS = {
+    "mean_score": "Mean score",
+    "pass_rate": "Pass rate",
+    EVALUATED_PASS_RATE: "Evaluated pass rate",
+}
 #: A colour per variant, stable across figures (plotly's default qualitative palette).
 PALETTE = (
     "#636efa",
@@ -453,6 +460,26 @@ def order_variants(
 # --------------------------------------------------------------------------- heatmap
 
 
+def _passes_line(passes: float, attempts: float, rate: float, evaluated: float) -> str:
+    """A heatmap hover's passes: over the evaluated attempts where their count is known
+    (report.js ``hoverOf`` words the page's the same way), else over all attempts.
+
+    Examples
+    --------
+    >>> _passes_line(0, 5, 0.0, 4)
+    '<br>passed 0/4 evaluated (0%)<br>1 not evaluated (failed trial)'
+    >>> _passes_line(2, 5, 0.4, math.nan)
+    '<br>passes 2/5 (40%)'
+    """
+    if math.isnan(evaluated):
+        return f"<br>passes {int(passes)}/{int(attempts)} ({_fmt(rate, '.0%')})"
+    share = passes / evaluated if evaluated > 0 else math.nan
+    line = f"<br>passed {int(passes)}/{int(evaluated)} evaluated ({_fmt(share, '.0%')})"
+    if attempts > evaluated:
+        line += f"<br>{int(attempts - evaluated)} not evaluated (failed trial)"
+    return line
+
+
 def case_heatmap(
     cases: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
     variants: pd.DataFrame | None = None,
@@ -476,7 +503,10 @@ def case_heatmap(
         The variant summary; needed to sort rows by pass rate or factor and to find the
         baseline. Rows are limited to the variants present in ``cases``.
     color
-        The cell colour: ``"mean_score"`` (AgenticLens' choice) or ``"pass_rate"``.
+        The cell colour: ``"mean_score"`` (AgenticLens' choice), ``"pass_rate"`` (theirs:
+        a failed trial counts as a failed attempt) or ``"evaluated_pass_rate"`` (passes over
+        the evaluated attempts, :func:`~agenticlens_frames.per_case.evaluated_pass_rate`;
+        the HTML page's default, a high mean score can hide a case that never passes).
     case_order, variant_order
         See :func:`order_cases` and :func:`order_variants`.
     baseline
@@ -493,8 +523,10 @@ def case_heatmap(
     -------
     plotly.graph_objects.Figure
         One heatmap trace: ``z`` (variants × cases) the colour metric, ``text`` the
-        ``passes/attempts`` labels, ``hovertext`` the case name, pass rate, mean score and
-        latency; one dashed rectangle per flaky cell in ``layout.shapes``.
+        ``passes/attempts`` labels, ``hovertext`` the case name, the passes over the
+        evaluated attempts (when the case matrix has ``scored`` or ``variants`` the trial
+        counts; else over all attempts), mean score and latency; one dashed rectangle per
+        flaky cell in ``layout.shapes``.
 
     Examples
     --------
@@ -510,6 +542,9 @@ def case_heatmap(
     if analysis is not None:
         cases = analysis.cases
         variants = analysis.variants if variants is None else variants
+    evaluated_of = evaluated_attempts(cases, variants)
+    if color == EVALUATED_PASS_RATE and color not in cases:
+        cases = cases.assign(**{color: evaluated_pass_rate(cases, variants)})
     _require_columns(
         cases,
         ["variant_id", "case_id", "attempts", "passes", "pass_rate", "consistent", color],
@@ -534,6 +569,7 @@ def case_heatmap(
     passes = _grid(cases, "passes", row_ids, col_ids)
     attempts = _grid(cases, "attempts", row_ids, col_ids)
     rate = _grid(cases, "pass_rate", row_ids, col_ids)
+    evaluated = _grid(cases.assign(_e=evaluated_of), "_e", row_ids, col_ids)
     score = _grid(cases, "mean_score", row_ids, col_ids) if "mean_score" in cases else z * np.nan
     latency = (
         _grid(cases, "mean_latency_ms", row_ids, col_ids)
@@ -566,12 +602,12 @@ def case_heatmap(
             hover[i, j] = (
                 f"<b>{esc(names.get(cid, cid))}</b><br>case {esc(cid)}"
                 f"<br>variant {esc(vnames.get(vid, vid))}"
-                f"<br>passes {label} ({_fmt(rate[i, j], '.0%')})"
-                f"<br>mean score {_fmt(score[i, j], '.3f')}"
+                + _passes_line(passes[i, j], attempts[i, j], rate[i, j], evaluated[i, j])
+                + f"<br>mean score {_fmt(score[i, j], '.3f')}"
                 f"<br>mean latency {_fmt(latency[i, j], ',.0f', ' ms')}"
                 + ("<br><i>flaky: outcomes differ between trials</i>" if flaky[i, j] == 1 else "")
             )
-    label = "Mean score" if color == "mean_score" else color.replace("_", " ").capitalize()
+    label = COLOUR_LABELS.get(color, color.replace("_", " ").capitalize())
     trace = go.Heatmap(
         z=z,
         x=[esc(c) for c in col_ids],
@@ -1761,10 +1797,11 @@ FIGURES: tuple[FigureEntry, ...] = (
     ),
     FigureEntry(
         "heatmap",
-        "variant × case: colour = mean score, label = passes/attempts",
+        "variant × case: colour = evaluated pass rate, label = passes/attempts",
         lambda a, o: case_heatmap(
             a.cases,
             a.variants,
+            color=EVALUATED_PASS_RATE,
             case_order=o.get("case_order", "attention"),
             max_cases=o.get("max_cases", 50),
         ),
@@ -1863,6 +1900,6 @@ def figures_table() -> str:
     Examples
     --------
     >>> figures_table().splitlines()[3]
-    '| `heatmap` | variant × case: colour = mean score, label = passes/attempts |'
+    '| `heatmap` | variant × case: colour = evaluated pass rate, label = passes/attempts |'
     """
     return markdown_table(["figure", "shows"], [[f"`{e.name}`", e.describes] for e in FIGURES])

@@ -34,6 +34,7 @@ from .analysis import ExperimentAnalysis, pareto_frontier
 from .errors import InputError
 from .formats._io import require_known
 from .frames import ExperimentRun
+from .per_case import EVALUATED_PASS_RATE, evaluated_pass_rate
 
 # The notebook extra: a plain install has no Jupyter widget stack.
 anywidget = require("anywidget", "the notebook explorer")
@@ -41,11 +42,6 @@ widgets = require("ipywidgets", "the notebook explorer")
 traitlets = require("traitlets", "the notebook explorer")
 
 __all__ = ["Explorer", "attempt_details", "explore", "select_variants"]
-
-#: The heatmap colour of the pass-rate metrics: passes over the evaluated attempts (a
-#: failed trial left out, as in the pass rate on the Pareto axis and in the verdicts), not
-#: the case matrix's ``pass_rate``, which counts a failed trial as a failed attempt.
-EVALUATED_PASS_RATE = "evaluated_pass_rate"
 
 #: Metric selector: label → (Pareto y objective, heatmap colour column).
 METRICS: dict[str, tuple[str, str]] = {
@@ -55,20 +51,6 @@ METRICS: dict[str, tuple[str, str]] = {
     "mean score": ("score", "mean_score"),
     "reliability (trial success)": ("reliability", EVALUATED_PASS_RATE),
 }
-
-
-def evaluated_pass_rate(cases: pd.DataFrame) -> pd.Series:
-    """Per (variant, case): passes over the completed trials (``scored``), NaN where none
-    completed. A failed trial never passes, so ``passes`` needs no correction.
-
-    Examples
-    --------
-    >>> cm = pd.DataFrame({"passes": [4, 0], "attempts": [5, 5], "scored": [4, 0]})
-    >>> evaluated_pass_rate(cm).tolist()
-    [1.0, nan]
-    """
-    scored = cases["scored"].astype(float)
-    return (cases["passes"] / scored.where(scored > 0)).rename(EVALUATED_PASS_RATE)
 
 
 def select_variants(variants: pd.DataFrame, filters: Mapping[str, Collection[str]]) -> list[str]:
@@ -340,12 +322,10 @@ class Explorer(widgets.VBox):
         keep = self.selected_variants
         vs = a.variants[a.variants["variant_id"].astype(str).isin(keep)].copy()
         cm = a.cases[a.cases["variant_id"].astype(str).isin(keep)]
-        if "scored" in cm:  # a saved report's case matrix has no completed-trial counts
-            cm = cm.assign(**{EVALUATED_PASS_RATE: evaluated_pass_rate(cm)})
+        # A saved report's case matrix has no completed-trial counts: its variants' do.
+        cm = cm.assign(**{EVALUATED_PASS_RATE: evaluated_pass_rate(cm, vs)})
         pk = self._pass_k[self._pass_k["variant_id"].astype(str).isin(keep)]
         objective, colour = METRICS[self.metric.value]
-        if colour not in cm:
-            colour = "pass_rate"
         self.status.value = f"{len(keep)} of {len(a.variants)} variants match the filters" + (
             "" if keep else ": choose other levels"
         )

@@ -45,13 +45,24 @@ def test_heatmap_cells_match_the_case_matrix(analysis) -> None:
     x, y = list(trace.x), list(trace.y)
     assert y == [str(v) for v in analysis.variants["variant_id"]]
     assert x == list(analysis.info["case_ids"])
+    att = analysis.run.attempts
     flaky_cells = set()
     for row in _rows(analysis.cases):
         i, j = y.index(str(row["variant_id"])), x.index(str(row["case_id"]))
         assert trace.z[i][j] == pytest.approx(row["mean_score"], nan_ok=True)
         assert trace.text[i][j] == f"{row['passes']}/{row['attempts']}"
         assert row["case_name"] in trace.hovertext[i][j]
-        assert f"{row['pass_rate']:.0%}" in trace.hovertext[i][j]
+        # The hover's passes are over the evaluated attempts (a failed trial left out).
+        cell = att[(att["variant_id"] == row["variant_id"]) & (att["case_id"] == row["case_id"])]
+        evaluated = cell[cell["status"] != "trial_failed"]
+        passed = int(evaluated["passed"].sum())
+        assert (
+            f"passed {passed}/{len(evaluated)} evaluated ({passed / len(evaluated):.0%})"
+            in trace.hovertext[i][j]
+        )
+        assert ("not evaluated (failed trial)" in trace.hovertext[i][j]) == (
+            len(evaluated) < len(cell)
+        )
         assert f"{row['mean_latency_ms']:,.0f} ms" in trace.hovertext[i][j]
         if not row["consistent"]:
             flaky_cells.add((i, j))
@@ -66,6 +77,22 @@ def test_heatmap_colour_by_pass_rate_from_the_tables(analysis) -> None:
         for j, cid in enumerate(fig.data[0].x):
             mine = att[(att["variant_id"] == vid) & (att["case_id"] == cid)]
             assert fig.data[0].z[i][j] == pytest.approx(mine["passed"].mean())
+
+
+def test_heatmap_colour_by_evaluated_pass_rate(analysis, saved) -> None:
+    """Passes over the evaluated attempts, from the attempts table; a saved report (whose
+    case matrix has no completed-trial counts) gives the same cells from its trial counts."""
+    att = analysis.run.attempts
+    assert "scored" not in saved.cases
+    traces = [viz.case_heatmap(s, color="evaluated_pass_rate").data[0] for s in (analysis, saved)]
+    for trace in [*traces, viz.figures(analysis)["heatmap"].data[0]]:  # figures(): this colour
+        assert trace.colorbar.title.text == "Evaluated pass rate"
+        for i, vid in enumerate(trace.y):
+            for j, cid in enumerate(trace.x):
+                cell = att[(att["variant_id"] == vid) & (att["case_id"] == cid)]
+                evaluated = cell[cell["status"] != "trial_failed"]
+                assert trace.z[i][j] == pytest.approx(evaluated["passed"].mean())
+                assert f"/{len(evaluated)} evaluated" in trace.hovertext[i][j]
 
 
 def _naive_regression_order(cases: pd.DataFrame, baseline: str) -> list[str]:

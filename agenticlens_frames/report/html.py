@@ -24,6 +24,9 @@ one per idle moment, and any figure scrolled into view (or printed) before its t
 (report.js ``ensure``); the attempt details and the case table's rows are parsed only when
 a cell is clicked or the table opened.
 
+The heatmap is coloured by the pass rate over the evaluated attempts (a case can score high
+and never pass), AgenticLens's mean score a selector away; the hover gives both.
+
 Wide suites: the heatmap shows one page of cases at a time (50 by default), the cases that
 need attention first (any drop below the baseline, then flaky, then hardest); the page
 says so, and offers other orders, factor filters, a case search and paging. A bar chart of
@@ -59,6 +62,7 @@ from ..analysis import (
     target_failure_warnings,
 )
 from ..frontier import frontier_columns
+from ..per_case import EVALUATED_PASS_RATE, evaluated_attempts, evaluated_pass_rate
 from .beyond_html import beyond_figures, beyond_sections, frontier_table
 from .early_stopping import DESCRIPTIVE_NOTE, stopped_early, stopping_section_html
 from .provenance import footer_html
@@ -72,6 +76,15 @@ DETAIL_BYTES = 1_000_000
 DETAIL_CHUNK = 250
 OUTPUT_CHARS = 1000
 EXPLANATION_CHARS = 300
+#: The heatmap's colourings, the first the default: key → its selector label and colour
+#: bar title (report.js drawHeat).
+HEAT_COLOURS = {
+    "pass_rate": {
+        "label": "pass rate (evaluated attempts)",
+        "title": viz.COLOUR_LABELS[EVALUATED_PASS_RATE],
+    },
+    "mean_score": {"label": "mean score (AgenticLens)", "title": viz.COLOUR_LABELS["mean_score"]},
+}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -348,17 +361,23 @@ def _cases_table(a: ExperimentAnalysis, order: list[str]) -> tuple[str, str]:
     wide suite grows downwards).
 
     Cells are kept small for wide suites: the colour is a class (``h0`` … ``h130``, the hue
-    of the mean score, in report.css) and a column follows the variant filter through its
-    header's ``data-variant`` (report.js hides the column's cells). The rows are in the page
+    of the pass rate over the evaluated attempts, the heatmap's default colour, in
+    report.css) and a column follows the variant filter through its header's
+    ``data-variant`` (report.js hides the column's cells). The rows are in the page
     as markup, escaped like the rest, and enter the document when the table is opened.
     Returns the table and the block of its rows (placed after the page's markup).
     """
     cm = a.cases
     variant_ids = [str(v) for v in a.variants["variant_id"]]
+    columns = ["variant_id", "case_id", "passes", "attempts", "mean_score", "consistent"]
     by_key = {
         (str(r["variant_id"]), str(r["case_id"])): r
-        for r in cm[["variant_id", "case_id", "passes", "attempts", "mean_score", "consistent"]]
-        .assign(variant_id=cm["variant_id"].astype(str), case_id=cm["case_id"].astype(str))
+        for r in cm[columns]
+        .assign(
+            variant_id=cm["variant_id"].astype(str),
+            case_id=cm["case_id"].astype(str),
+            rate=evaluated_pass_rate(cm, a.variants),
+        )
         .to_dict("records")
     }
     names = dict(zip(cm["case_id"].astype(str), cm["case_name"].astype(str), strict=False))
@@ -372,11 +391,10 @@ def _cases_table(a: ExperimentAnalysis, order: list[str]) -> tuple[str, str]:
                 continue
             label = f"{int(r['passes'])}/{int(r['attempts'])}"
             cls = "c" if r["consistent"] else "c flaky"
-            score = r["mean_score"]
-            if is_missing(score):
-                cells.append(f"<td class='{cls} none'>{label}</td>")
-            else:
-                cells.append(f"<td class='{cls} h{round(score * 130)}'>{label} · {score:.2f}</td>")
+            score, rate = r["mean_score"], r["rate"]
+            text = label if is_missing(score) else f"{label} · {score:.2f}"
+            hue = "none" if is_missing(rate) else f"h{round(rate * 130)}"
+            cells.append(f"<td class='{cls} {hue}'>{text}</td>")
         name = _e(names.get(cid, ""))
         rows.append(
             f"<tr><th title='{name or _e(cid)}'>{_e(cid)}<br><small>{name}</small></th>"
@@ -392,7 +410,8 @@ def _cases_table(a: ExperimentAnalysis, order: list[str]) -> tuple[str, str]:
     # page's markup, so a wide suite's rows do not hold up the text above them.
     return (
         f"<details id='case-table'{is_open}><summary>All {len(order)} cases as a table "
-        "(needs-attention order; cell: passes/attempts · mean score; dashed: flaky)</summary>"
+        "(needs-attention order; cell: passes/attempts · mean score, coloured by the pass "
+        "rate over the evaluated attempts, grey without one; dashed: flaky)</summary>"
         f"<div class='scroll'><table class='cases'><thead><tr><th>Case</th>{head}</tr></thead>"
         "<tbody></tbody></table></div></details>",
         f"<script type='text/html' id='case-rows'>{''.join(rows)}</script>",
@@ -556,24 +575,30 @@ def _attempt_details(
     return {"strings": strings.table(), "cells": cells}, covered
 
 
-def _hover_stats(a: ExperimentAnalysis, rows: list[str], cols: list[str]) -> list[list[Any]]:
-    """Per cell the formatted numbers of its hover ("rate|score|latency", None without
-    data); the page builds the hover text of the cells it shows from them (viz's wording)."""
+def _hover_stats(
+    a: ExperimentAnalysis,
+    rows: list[str],
+    cols: list[str],
+    evaluated: np.ndarray,
+    rate: np.ndarray,
+    score: np.ndarray,
+) -> list[list[Any]]:
+    """Per cell the formatted numbers of its hover ("evaluated|rate|score|latency", None
+    without data; the passes and attempts are the cell's label); the page builds the hover
+    text of the cells it shows from them (viz's wording, ``viz._passes_line``)."""
     cm = a.cases
-    grids = [viz._grid(cm, c, rows, cols) for c in ("attempts", "pass_rate")]
-    for column in ("mean_score", "mean_latency_ms"):
-        grids.append(
-            viz._grid(cm, column, rows, cols)
-            if column in cm
-            else np.full((len(rows), len(cols)), np.nan)
-        )
-    attempts, rate, score, latency = grids
+    attempts = viz._grid(cm, "attempts", rows, cols)
+    latency = (
+        viz._grid(cm, "mean_latency_ms", rows, cols)
+        if "mean_latency_ms" in cm
+        else np.full((len(rows), len(cols)), np.nan)
+    )
     return [
         [
             None
             if math.isnan(attempts[i, j])
-            else f"{viz._fmt(rate[i, j], '.0%')}|{viz._fmt(score[i, j], '.3f')}|"
-            f"{viz._fmt(latency[i, j], ',.0f', ' ms')}"
+            else f"{viz._fmt(evaluated[i, j], '.0f')}|{viz._fmt(rate[i, j], '.0%')}|"
+            f"{viz._fmt(score[i, j], '.3f')}|{viz._fmt(latency[i, j], ',.0f', ' ms')}"
             for j in range(len(cols))
         ]
         for i in range(len(rows))
@@ -581,9 +606,19 @@ def _hover_stats(a: ExperimentAnalysis, rows: list[str], cols: list[str]) -> lis
 
 
 def _heat_payload(a: ExperimentAnalysis) -> tuple[dict[str, Any], list[str]]:
-    cm, vs = a.cases, a.variants
+    vs = a.variants
+    # Coloured by the pass rate over the evaluated attempts (a case can score 0.9 and never
+    # pass); AgenticLens's mean score is the page's other colouring (report.js drawHeat).
+    cm = a.cases.assign(_evaluated=evaluated_attempts(a.cases, vs))
     base = a.info.get("baseline_variant_id")
-    full = viz.case_heatmap(cm, vs, case_order="suite", outline_flaky=False, baseline=base)
+    full = viz.case_heatmap(
+        cm,
+        vs,
+        color=EVALUATED_PASS_RATE,
+        case_order="suite",
+        outline_flaky=False,
+        baseline=base,
+    )
     trace = full.data[0]
     present = set(viz._variant_ids(cm))
     rows = [str(v) for v in vs["variant_id"] if str(v) in present]
@@ -637,6 +672,8 @@ def _heat_payload(a: ExperimentAnalysis) -> tuple[dict[str, Any], list[str]]:
     style = trace.to_plotly_json()
     for key in ("z", "x", "y", "text", "hovertext"):
         style.pop(key, None)
+    score = viz._grid(cm, "mean_score", rows, cols) if "mean_score" in cm else trace.z * np.nan
+    evaluated = viz._grid(cm, "_evaluated", rows, cols)
     layout = full.layout.to_plotly_json()
     layout.pop("shapes", None)
     layout.pop("template", None)
@@ -658,9 +695,12 @@ def _heat_payload(a: ExperimentAnalysis) -> tuple[dict[str, Any], list[str]]:
         "factors": factors,
         # Factor names as figures label them (escaped), for the page's filters.
         "factorLabels": {viz.esc(name): name for name in factors},
-        "z": _plain(trace.z, 4),
+        # Three decimals: finer than a colour step, and the mean score's in the hover.
+        "z": {"pass_rate": _plain(trace.z, 3), "mean_score": _plain(score, 3)},
+        "colours": HEAT_COLOURS,
+        "defaultColour": next(iter(HEAT_COLOURS)),
         "text": _plain(trace.text),
-        "stats": _hover_stats(a, rows, cols),
+        "stats": _hover_stats(a, rows, cols, evaluated, trace.z, score),
         "flaky": flaky,
         "orders": orders,
         "orderLabels": viz.CASE_ORDERS,
@@ -689,6 +729,11 @@ def _heatmap_section(
     vorder_opts += "".join(
         f"<option value='factor:{_e(n)}'>factor {_e(n)}</option>" for n in heat["factors"]
     )
+    colour_opts = "".join(
+        f"<option value='{key}'{' selected' if key == heat['defaultColour'] else ''}>"
+        f"{_e(c['label'])}</option>"
+        for key, c in heat["colours"].items()
+    )
     sizes = (
         "".join(
             f"<option value='{n}'{' selected' if n == PAGE_SIZE else ''}>{n}</option>"
@@ -710,9 +755,11 @@ def _heatmap_section(
     table, rows = _cases_table(a, attention)
     return (
         "<section id='heatmap'><h2>Test-level heatmap</h2>"
-        f"<p class='note'>{_e(wide)} Cell colour: mean score (red 0 → green 1, grey: no "
-        "score); label: passes/attempts; dotted outline: inconsistent (flaky) case. Click a "
-        "cell for its attempts."
+        f"<p class='note'>{_e(wide)} Cell colour: the pass rate over the evaluated attempts "
+        "(red 0 % → green 100 %; grey: no evaluated attempt), or, chosen under colour, "
+        "AgenticLens's mean score (partial credit: a case can score high and never pass); "
+        "the hover gives both, with the passed/evaluated counts. Label: passes/attempts; "
+        "dotted outline: inconsistent (flaky) case. Click a cell for its attempts."
         + (
             " A failed trial counts in the label as a failed attempt (as AgenticLens counts "
             "it) and is left out of the colour."
@@ -723,6 +770,7 @@ def _heatmap_section(
         "<div class='controls'>"
         f"<label>cases<select id='heat-order'>{order_opts}</select></label>"
         f"<label>variants<select id='heat-vorder'>{vorder_opts}</select></label>"
+        f"<label>colour<select id='heat-colour'>{colour_opts}</select></label>"
         "<label>search case<input id='heat-search' type='search' placeholder='id or name'>"
         "</label>"
         f"<label>per page<select id='heat-size'>{sizes}</select></label>"

@@ -14,12 +14,14 @@
   }
   function clone(value) { return JSON.parse(JSON.stringify(value)); }
 
-  // Colours follow the page's CSS variables, so light/dark switches both together.
-  function themed(layout) {
+  // Colours follow the page's CSS variables, so light/dark switches both together. The
+  // heatmap's plot area is grey: a cell without a value (no evaluated attempt) shows it,
+  // where a transparent one looked like an empty or white cell.
+  function themed(layout, heat) {
     var out = clone(layout || {});
     var fg = css("--fg"), line = css("--line");
     out.paper_bgcolor = "rgba(0,0,0,0)";
-    out.plot_bgcolor = "rgba(0,0,0,0)";
+    out.plot_bgcolor = heat ? css("--grey") : "rgba(0,0,0,0)";
     out.font = Object.assign(out.font || {}, { color: fg });
     out.legend = Object.assign(out.legend || {}, { bgcolor: "rgba(0,0,0,0)" });
     out.template = null;
@@ -35,7 +37,7 @@
 
   function retheme() {
     plots.forEach(function (gd) {
-      if (gd.layout) { Plotly.relayout(gd, themed(gd.layout)); }
+      if (gd.layout) { Plotly.relayout(gd, themed(gd.layout, gd.id === "fig-heatmap")); }
     });
   }
   if (dark.addEventListener) { dark.addEventListener("change", retheme); }
@@ -98,7 +100,7 @@
   // ------------------------------------------------------------------ heatmap
   var H = data.heat;
   var state = { order: H.defaultOrder, vorder: "manifest", page: 0, size: H.pageSize,
-                filters: {}, search: "" };
+                filters: {}, search: "", colour: H.defaultColour };
 
   function rowsNow() {
     return H.variantOrders[state.vorder].filter(function (r) {
@@ -120,14 +122,19 @@
   function esc(text) {
     return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
-  // A cell's hover, worded as viz.case_heatmap words it, built only for the cells shown.
+  // A cell's hover, worded as viz.case_heatmap words it (viz._passes_line), built only
+  // for the cells shown; whatever the colour, it gives both the pass rate over the
+  // evaluated attempts and the mean score. Stats: "evaluated|rate|score|latency"; the
+  // passes and attempts are the cell's label.
   function hoverOf(r, c) {
     var stats = H.stats[r][c];
     if (stats === null) { return H.x[c] + "<br>variant " + H.y[r] + ": no data"; }
-    var part = stats.split("|");
+    var part = stats.split("|"), label = H.text[r][c].split("/");
+    var evaluated = parseInt(part[0], 10), unevaluated = parseInt(label[1], 10) - evaluated;
     return "<b>" + esc(H.names[c]) + "</b><br>case " + H.x[c] + "<br>variant " +
-      esc(H.variantNames[r]) + "<br>passes " + H.text[r][c] + " (" + part[0] + ")" +
-      "<br>mean score " + part[1] + "<br>mean latency " + part[2] +
+      esc(H.variantNames[r]) + "<br>passed " + label[0] + "/" + evaluated + " evaluated (" +
+      part[1] + ")" + (unevaluated > 0 ? "<br>" + unevaluated + " not evaluated (failed trial)" : "") +
+      "<br>mean score " + part[2] + "<br>mean latency " + part[3] +
       (H.flaky[r][c] ? "<br><i>flaky: outcomes differ between trials</i>" : "");
   }
 
@@ -143,19 +150,22 @@
     var pick = function (m) { return rows.map(function (r) { return cols.map(function (c) { return m[r][c]; }); }); };
     var x = cols.map(function (c) { return H.x[c]; });
     var trace = Object.assign(clone(H.trace), {
-      z: pick(H.z), text: pick(H.text),
+      z: pick(H.z[state.colour]), text: pick(H.text),
       hovertext: rows.map(function (r) { return cols.map(function (c) { return hoverOf(r, c); }); }),
       x: x, y: rows.map(function (r) { return H.y[r]; }),
       customdata: rows.map(function (r) { return cols.map(function (c) { return [r, c]; }); })
     });
+    trace.colorbar = Object.assign(trace.colorbar || {}, { title: { text: H.colours[state.colour].title } });
     var layout = clone(H.layout);
     // Ticks of the cases on screen only (long ids shortened on the axis, whole in hover).
     layout.xaxis = Object.assign(layout.xaxis || {}, { tickmode: "array", tickvals: x,
-      ticktext: cols.map(function (c) { return H.ticks[c]; }) });
+      ticktext: cols.map(function (c) { return H.ticks[c]; }), showgrid: false });
+    layout.yaxis = Object.assign(layout.yaxis || {}, { showgrid: false });  // not across grey cells
     var first = all.length ? state.page * size + 1 : 0;
     layout.title = Object.assign(layout.title || {}, { text: "Cases by variant",
       subtitle: { text: "cases " + first + "–" + (state.page * size + cols.length) + " of " +
-                        all.length + " · " + H.orderLabels[state.order] } });
+                        all.length + " · " + H.orderLabels[state.order] + " · colour: " +
+                        H.colours[state.colour].label } });
     layout.height = heatHeight(rows.length);
     layout.shapes = [];
     rows.forEach(function (r, i) {
@@ -168,7 +178,7 @@
     });
     document.getElementById("heat-page").textContent = "page " + (state.page + 1) + " of " + pages;
     document.getElementById("heat-empty").hidden = rows.length > 0 && cols.length > 0;
-    return Plotly.react(gd, rows.length && cols.length ? [trace] : [], themed(layout), config);
+    return Plotly.react(gd, rows.length && cols.length ? [trace] : [], themed(layout, true), config);
   }
 
   // The compact attempt details (html.py _attempt_details): string-table indices, in a
@@ -235,6 +245,7 @@
     var on = function (id, ev, fn) { var el = document.getElementById(id); if (el) { el.addEventListener(ev, fn); } };
     on("heat-order", "change", function (e) { state.order = e.target.value; state.page = 0; redrawHeat(); });
     on("heat-vorder", "change", function (e) { state.vorder = e.target.value; redrawHeat(); });
+    on("heat-colour", "change", function (e) { state.colour = e.target.value; redrawHeat(); });
     on("heat-size", "change", function (e) { state.size = parseInt(e.target.value, 10); state.page = 0; redrawHeat(); });
     on("heat-search", "input", function (e) { state.search = e.target.value; state.page = 0; redrawHeat(); });
     on("heat-prev", "click", function () { state.page -= 1; redrawHeat(); });
