@@ -22,6 +22,7 @@ Exit codes
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import inspect
 import os
@@ -837,7 +838,7 @@ def _gates(analysis: Any, fail_on_regression: bool, *, rule: str = "case") -> li
 
     gate = analysis.paired_frames.get("noninferiority")
     if gate is None:
-        return gates
+        return [_with_margin_hint(g) for g in gates]
     failed = noninferiority_failures(gate)
     # Each candidate with its bound and margin (the gate's reason), not the names alone.
     rows = gate.loc[~gate["passed"].astype(bool)] if failed else gate
@@ -855,6 +856,22 @@ def _gates(analysis: Any, fail_on_regression: bool, *, rule: str = "case") -> li
             ),
         ]
     return [*gates, GateOutcome(EXIT_OK, "Non-inferiority gate passed:", reasons)]
+
+
+#: After a passed regression gate whose comparisons could have missed a change, and no
+#: non-inferiority gate: the option that asks for evidence instead of its absence.
+MARGIN_HINT = (
+    "to fail unless each candidate is shown no worse than the baseline by more than a "
+    "margin, add --noninferiority-margin (exit 5)"
+)
+
+
+def _with_margin_hint(gate: GateOutcome) -> GateOutcome:
+    """``gate`` with :data:`MARGIN_HINT` as its last detail when it passed but listed
+    changes it could not have detected (a pass there is absence of evidence)."""
+    if gate.code or not gate.details or not gate.headline.startswith("Regression gate passed"):
+        return gate
+    return dataclasses.replace(gate, details=(*gate.details, MARGIN_HINT))
 
 
 def _failure_reasons(analysis: object, variants: list[str], most: int = 3) -> list[str]:
