@@ -372,7 +372,7 @@ class Explorer(widgets.VBox):
     def refresh(self) -> None:
         """Redraw every figure from the current control values.
 
-        Changing a control calls it; call it yourself after changing ``analysis``.
+        Changing a control calls it.
 
         Examples
         --------
