@@ -128,7 +128,15 @@ class SliceFilter:
         factors: Mapping[str, str | Iterable[str]] | None = None,
         include_baseline: bool = False,
     ) -> SliceFilter:
-        """Normalise user values (a string or a list for every multi-valued filter)."""
+        """Normalise user values (a string or a list for every multi-valued filter).
+
+        Examples
+        --------
+        >>> f = SliceFilter.build(variants=["a", "b"], since="2026-10-01",
+        ...                       factors={"factor_model": "large"})
+        >>> f.variants, f.factors, f.since.isoformat()
+        ((('a', 'b'),), (('model', ('large',)),), '2026-10-01T00:00:00+00:00')
+        """
         pairs: dict[str, tuple[str, ...]] = {}
         for name, values in (factors or {}).items():
             name = name.removeprefix(FACTOR_PREFIX)
@@ -157,7 +165,14 @@ class SliceFilter:
         )
 
     def merge(self, other: SliceFilter) -> SliceFilter:
-        """Both filters at once (the intersection)."""
+        """Both filters at once (the intersection).
+
+        Examples
+        --------
+        >>> both = SliceFilter.build(variants=["a", "b"]).merge(SliceFilter.build(variants="b"))
+        >>> both.variants  # a variant must match every group
+        (('a', 'b'), ('b',))
+        """
         later = [s for s in (self.since, other.since) if s is not None]
         earlier = [u for u in (self.until, other.until) if u is not None]
         factors = dict(self.factors)
@@ -177,7 +192,16 @@ class SliceFilter:
         )
 
     def describe(self) -> str:
-        """The filter as keyword arguments (for reprs and CLI output)."""
+        """The filter as keyword arguments (for reprs and CLI output).
+
+        Examples
+        --------
+        >>> SliceFilter.build(tags="refund", factors={"model": ["a", "b"]},
+        ...                   until="2026-12-01").describe()
+        "tags='refund', model=['a', 'b'], until=2026-12-01T00:00:00Z"
+        >>> SliceFilter().describe()
+        ''
+        """
 
         def show(values: tuple[str, ...]) -> str:
             return repr(values[0]) if len(values) == 1 else repr(list(values))
@@ -221,7 +245,17 @@ class SliceFilter:
         return all(factors.get(name) in values for name, values in self.factors)
 
     def scan(self, record: RunRecord) -> RunScan | None:
-        """How to read ``record`` under this filter, or None when nothing of it stays."""
+        """How to read ``record`` under this filter, or None when nothing of it stays.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> record = example_archive().records()[0]
+        >>> SliceFilter.build(variants="prompt-v2").scan(record).selected
+        ('prompt-v2',)
+        >>> SliceFilter.build(experiments="other-*").scan(record) is None
+        True
+        """
         if not self._record_ok(record):
             return None
         keep = [v["variant_id"] for v in record.variants if self._variant_ok(v)]
@@ -684,11 +718,11 @@ class ArchiveSlice:
         --------
         >>> from agenticlens_frames.testing import example_archive
         >>> archive = example_archive()
-        >>> results = archive.slice(variants="prompt-v2").analyze_runs()
+        >>> results = archive.slice(variants=["prompt-v2", "large-v2"]).analyze_runs()
         >>> list(results) == [r.run_id for r in archive.records()]
         True
         >>> results[archive.records()[0].run_id].variants["variant_id"].astype(str).tolist()
-        ['baseline', 'prompt-v2']
+        ['baseline', 'prompt-v2', 'large-v2']
         """
         from ..analysis import analyze
 

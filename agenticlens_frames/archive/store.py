@@ -166,13 +166,24 @@ def run_content_id(run: ExperimentRun) -> str:
 
 @dataclass(frozen=True)
 class AddResult:
-    """What :meth:`Archive.add` did: ``added`` is False when the run was already there."""
+    """What :meth:`Archive.add` did: ``added`` is False when the run was already there.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> result = Archive(tempfile.mkdtemp()).add(run)
+    >>> result.added, result.run_id == result.record.run_id, result.record.n_attempts
+    (True, True, 350)
+    """
 
     record: RunRecord
     added: bool
 
     @property
     def run_id(self) -> str:
+        """The run's content id (:func:`run_content_id`), as in ``record``."""
         return self.record.run_id
 
 

@@ -60,7 +60,15 @@ class VariantSpec:
 
 @dataclass(frozen=True)
 class ManifestSpec:
-    """A validated experiment manifest (spec §3)."""
+    """A validated experiment manifest (spec §3).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_manifest
+    >>> manifest = load_manifest("data/support/manifest.yaml")
+    >>> manifest.baseline_variant_id, manifest.trial_count, manifest.variant_ids[:3]
+    ('baseline', 5, ('baseline', 'model-large', 'prompt-v2'))
+    """
 
     path: Path
     name: str
@@ -80,16 +88,39 @@ class ManifestSpec:
 
     @property
     def effective_pass_k(self) -> tuple[int, ...]:
-        """sorted(set(pass_k)), or sorted({1, trial_count}) when pass_k is empty."""
+        """sorted(set(pass_k)), or sorted({1, trial_count}) when pass_k is empty.
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_manifest
+        >>> load_manifest("data/support/manifest.yaml").effective_pass_k
+        (1, 3, 5)
+        """
         if self.pass_k:
             return tuple(sorted(set(self.pass_k)))
         return tuple(sorted({1, self.trial_count}))
 
     @property
     def variant_ids(self) -> tuple[str, ...]:
+        """The variants' ids, manifest order.
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_manifest
+        >>> load_manifest("data/support/manifest.yaml").variant_ids
+        ('baseline', 'model-large', 'prompt-v2', 'retrieval-dense', 'large-v2')
+        """
         return tuple(v.id for v in self.variants)
 
     def variant(self, variant_id: str) -> VariantSpec:
+        """The variant with this id (KeyError when there is none).
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_manifest
+        >>> load_manifest("data/support/manifest.yaml").variant("prompt-v2").factors
+        {'model': 'gpt-small', 'prompt': 'v2', 'retrieval': 'bm25'}
+        """
         for v in self.variants:
             if v.id == variant_id:
                 return v

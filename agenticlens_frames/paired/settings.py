@@ -713,6 +713,19 @@ def evaluator_plan(
 
     Declaring ``evaluators`` replaces the defaults only for the dimensions named; to drop
     a default dimension, map it to ``null`` in the manifest (``None`` in Python).
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest, load_suite
+    >>> manifest = load_manifest("data/support/manifest.yaml")
+    >>> suite = load_suite("data/support/suite.yaml")
+    >>> plan = evaluator_plan(manifest, suite, ComparisonsConfig(correction="holm"))
+    >>> {dimension: choice.name for dimension, choice in plan.items()}  # the defaults
+    {'quality': 'passed', 'safety': 'forbidden_tool', 'reliability': 'pass_hat_5',
+     'latency': 'latency_ms', 'cost': 'cost_usd'}
+    >>> no_latency = parse_comparisons({"correction": "holm", "evaluators": {"latency": None}})
+    >>> list(evaluator_plan(manifest, suite, no_latency))
+    ['quality', 'safety', 'reliability', 'cost']
     """
     plan = {d: c for d, c in default_evaluators(manifest, suite).items() if d not in config.without}
     plan.update(config.evaluator_map)
@@ -740,6 +753,14 @@ def check_guard_rails(
     ------
     InputError
         Naming ``comparisons.limits.<limit>`` and how to override it.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest, load_suite
+    >>> manifest = load_manifest("data/support/manifest.yaml")  # 5 variants, 5 trials
+    >>> suite = load_suite("data/support/suite.yaml")  # 14 cases
+    >>> check_guard_rails(manifest, suite, ComparisonsConfig(correction="holm"))
+    {'configurations': 5, 'evaluators': 5, 'case_scores': 1750}
     """
     counts = {
         "configurations": len(manifest.variants),
