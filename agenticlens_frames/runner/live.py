@@ -965,6 +965,14 @@ def run_live(
     ``targets`` supplies ready-made targets by variant id (the Python API's agents);
     other live variants are built from the manifest. Works in a notebook too: inside a
     running event loop the run gets a thread and a loop of its own.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest, load_suite
+    >>> result = run_live(load_manifest("data/support/manifest.yaml"),
+    ...                   load_suite("data/support/suite.yaml"), progress=False)
+    >>> result.complete, len(result.run.attempts)
+    (True, 350)
     """
     return run_coroutine(
         lambda: arun_live(manifest, suite, registry=registry, targets=targets, **options)
@@ -1059,7 +1067,18 @@ async def arun_live(
     stop_rule: StopRule | None = None,
     comparisons: ComparisonsConfig | Mapping[str, Any] | None = None,
 ) -> LiveRunResult:
-    """The live runner as a coroutine (see :func:`run_experiment` for the parameters)."""
+    """The live runner as a coroutine (see :func:`run_experiment` for the parameters).
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> from agenticlens_frames.formats import load_manifest, load_suite
+    >>> manifest = load_manifest("data/support/manifest.yaml")
+    >>> suite = load_suite("data/support/suite.yaml")
+    >>> result = asyncio.run(arun_live(manifest, suite, progress=False))
+    >>> result.complete, result.run.experiment_id
+    (True, 'support-agent-upgrade@1')
+    """
     if invalid_payload not in ("trial", "case"):
         raise InputError(f"invalid_payload must be 'trial' or 'case', got {invalid_payload!r}")
     if concurrency is not None and (isinstance(concurrency, bool) or concurrency < 1):
