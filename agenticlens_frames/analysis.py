@@ -458,6 +458,13 @@ def pareto_frontier(summary: pd.DataFrame) -> list[str]:
     Objectives: trial success rate ↑, completed-trial pass rate ↑, score ↑, latency ↓,
     cost ↓; a variant needs ≥ 1 completed trial to be eligible, and an unknown latency or
     cost neither blocks nor creates dominance.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> pareto_frontier(variant_summary(run))
+    ['baseline', 'prompt-v2', 'large-v2']
     """
     # AgenticLens also requires a latency summary; with 0 ms counted as 0 (its rule) every
     # completed trial has one. Unknown latency (fix B3) is neutral instead, like an unknown
@@ -518,6 +525,20 @@ def compare_to_baseline(
 
     Variants that cannot be compared (no completed trial on either side) get no row; see
     :func:`report_warnings`.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> c = compare_to_baseline(run, variant_summary(run), case_matrix(run))
+    >>> c[["candidate_variant_id", "pass_rate_delta", "pass_rate_regressed"]].round(3)
+      candidate_variant_id  pass_rate_delta  pass_rate_regressed
+    0          model-large            0.029                False
+    1            prompt-v2            0.157                False
+    2      retrieval-dense           -0.057                 True
+    3             large-v2            0.129                False
+    >>> c.loc[1, "changed_factors"]
+    {'prompt': ['v1', 'v2']}
     """
     run = require_run(run, "compare_to_baseline")
     _check_confidence(confidence_level)
@@ -658,8 +679,14 @@ def factor_levels(run: ExperimentRun, summary: pd.DataFrame) -> pd.DataFrame:
     >>> from agenticlens_frames import load_experiment
     >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
     >>> fl = factor_levels(run, variant_summary(run))
-    >>> sorted(fl["factor"].unique()) == sorted(fl["factor"].unique())
-    True
+    >>> fl[["factor", "value", "n_variants", "mean_pass_rate"]].round(3)
+          factor      value  n_variants  mean_pass_rate
+    0      model  gpt-large           2           0.793
+    1      model  gpt-small           3           0.802
+    2     prompt         v1           3           0.760
+    3     prompt         v2           2           0.857
+    4  retrieval       bm25           4           0.793
+    5  retrieval      dense           1           0.821
     """
     run = require_run(run, "factor_levels")
     by_id = summary.set_index(summary["variant_id"].astype(str))
@@ -705,7 +732,18 @@ def factor_levels(run: ExperimentRun, summary: pd.DataFrame) -> pd.DataFrame:
 def report_warnings(
     run: ExperimentRun, summary: pd.DataFrame, comparisons: pd.DataFrame
 ) -> list[str]:
-    """Report-level warnings in the package's order and wording (spec §9.6)."""
+    """Report-level warnings in the package's order and wording (spec §9.6).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> vs = variant_summary(run)
+    >>> for w in report_warnings(run, vs, compare_to_baseline(run, vs, case_matrix(run))):
+    ...     print(w[:72])
+    1 variant(s) completed fewer than 5 trials (retrieval-dense); intervals
+    Case-level pass-rate intervals and p-values treat each case attempt as i
+    """
     run = require_run(run, "report_warnings")
     m = run.manifest
     compared = set(comparisons["candidate_variant_id"].astype(str))
@@ -830,10 +868,13 @@ def failed_trials(analysis: ExperimentAnalysis) -> pd.DataFrame:
 class ExperimentAnalysis:
     """Every result frame of one experiment, computed once; renderers read these.
 
+    Make one with :func:`analyze` (or :func:`~agenticlens_frames.load_report` from a saved
+    JSON report).
+
     Attributes
     ----------
     run
-        The experiment's tidy tables.
+        The experiment's tidy tables; None for an analysis loaded from a saved report.
     trials, cases, variants, comparisons, factor_levels
         Result frames (:func:`trial_summary`, :func:`case_matrix`, :func:`variant_summary`,
         :func:`compare_to_baseline`, :func:`factor_levels`).
@@ -841,6 +882,28 @@ class ExperimentAnalysis:
         Variant ids on the frontier, manifest order.
     warnings
         Report-level warnings.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> a = analyze(run)
+    >>> a
+    ExperimentAnalysis('support-agent-upgrade@1', variants=5,
+                       frontier=['baseline', 'prompt-v2', 'large-v2'], warnings=2)
+    >>> a.variants[["variant_id", "case_pass_rate", "pareto_optimal"]].round(3)
+            variant_id  case_pass_rate  pareto_optimal
+    0         baseline           0.714            True
+    1      model-large           0.743           False
+    2        prompt-v2           0.871            True
+    3  retrieval-dense           0.657           False
+    4         large-v2           0.843            True
+    >>> a.verdicts.query("dimension == 'cost'")[["candidate_variant_id", "verdict"]]
+       candidate_variant_id                   verdict
+    15          model-large                     worse
+    16            prompt-v2  no detectable difference
+    17      retrieval-dense                     worse
+    18             large-v2                     worse
     """
 
     run: ExperimentRun | None
@@ -903,11 +966,34 @@ class ExperimentAnalysis:
 
     @property
     def execution_order(self) -> list[tuple[str, int]]:
-        """(variant id, trial) pairs in the order they ran."""
+        """(variant id, trial) pairs in the order they ran.
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_experiment
+        >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+        >>> a.execution_order[:3], len(a.execution_order)
+        ([('retrieval-dense', 1), ('model-large', 1), ('large-v2', 4)], 25)
+        """
         return [tuple(item) for item in self.info["execution_order"]]  # type: ignore[misc]
 
     def frames(self) -> dict[str, pd.DataFrame]:
-        """The result frames by name (for parquet export and notebooks)."""
+        """The result frames by name (for parquet export and notebooks).
+
+        The case-level frames (``case_level_summary``, ``variance_decomposition``,
+        ``case_labels``, and ``paired_comparisons`` / ``noninferiority`` when declared)
+        and ``factor_effects`` (when the variants have two-level factors) come after
+        the AgenticLens ones.
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_experiment
+        >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+        >>> list(a.frames())  # doctest: +NORMALIZE_WHITESPACE
+        ['trial_summary', 'case_matrix', 'variant_summary', 'comparisons', 'factor_levels',
+         'case_level_summary', 'variance_decomposition', 'case_labels', 'paired_comparisons',
+         'verdicts', 'factor_effects']
+        """
         return {
             "trial_summary": self.trials,
             "case_matrix": self.cases,
@@ -920,7 +1006,18 @@ class ExperimentAnalysis:
         }
 
     def to_pandas(self, name: str) -> pd.DataFrame:
-        """One result frame by name (a key of :meth:`frames`)."""
+        """One result frame by name (a key of :meth:`frames`).
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_experiment
+        >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+        >>> a.to_pandas("variant_summary") is a.variants
+        True
+        >>> a.to_pandas("variants")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        agenticlens_frames.errors.InputError: name: unknown result frame 'variants' (...)
+        """
         from .formats._io import require_known
 
         frames = self.frames()

@@ -175,7 +175,16 @@ class Variant:
 
     @property
     def factors(self) -> dict[str, str]:
-        """Configuration as factor name → string value (unset fields left out)."""
+        """Configuration as factor name → string value (unset fields left out; a
+        parameter that is not a string is written as JSON).
+
+        Examples
+        --------
+        >>> Variant("a", model="gpt-4o-mini", parameters={"k": 3, "tools": ["search"]}).factors
+        {'model': 'gpt-4o-mini', 'k': '3', 'tools': '["search"]'}
+        >>> Variant("b").factors
+        {}
+        """
         out = {
             name: str(value)
             for name, value in (
@@ -263,7 +272,13 @@ class Experiment:
 
     @property
     def experiment_id(self) -> str:
-        """``<name>@<version>``: the id its runs, reports and archive rows carry."""
+        """``<name>@<version>``: the id its runs, reports and archive rows carry.
+
+        Examples
+        --------
+        >>> Experiment("support", version="2", variants=[Variant("a"), Variant("b")]).experiment_id
+        'support@2'
+        """
         return f"{self.name}@{self.version}"
 
     def __repr__(self) -> str:
@@ -283,7 +298,18 @@ class Experiment:
         )
 
     def add_variant(self, variant: Variant) -> Experiment:
-        """Append a variant (returns the experiment, for chaining)."""
+        """Append a variant (returns the experiment, for chaining).
+
+        Examples
+        --------
+        >>> experiment = Experiment("support", variants=[Variant("small")], dataset=["hi"])
+        >>> experiment.add_variant(Variant("large", model="gpt-large"))
+        Experiment('support@1', variants=['small', 'large'], baseline='small', inputs=1,
+        correction=None)
+        >>> experiment.add_variant(Variant("large"))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        agenticlens_frames.errors.InputError: ...: variant names must be unique: large is ...
+        """
         _check_variant(variant, self.name, len(self.variants))
         if any(v.name == variant.name for v in self.variants):
             # Refused here, where it is added, rather than first by run().
@@ -297,20 +323,48 @@ class Experiment:
         return self
 
     def add_inputs(self, inputs: Iterable[Any]) -> Experiment:
-        """Append inputs or cases to the dataset (returns the experiment)."""
+        """Append inputs or cases to the dataset (returns the experiment).
+
+        Examples
+        --------
+        >>> experiment = Experiment("support", variants=[Variant("a"), Variant("b")])
+        >>> experiment.add_inputs(["Where is my parcel?",
+        ...                        {"input": "Refund please", "expected_contains": ["refund"]}])
+        Experiment('support@1', variants=['a', 'b'], baseline='a', inputs=2, correction=None)
+        """
         self.dataset.extend(_as_items(inputs, "inputs", self.name))
         return self
 
     @classmethod
     def from_suite(cls, name: str, suite: str | Path | SuiteSpec, **kwargs: Any) -> Experiment:
-        """An experiment whose dataset is a suite file's cases (with their expectations)."""
+        """An experiment whose dataset is a suite file's cases (with their expectations).
+
+        ``kwargs`` are the other fields of :class:`Experiment` (``variants``, ...).
+
+        Examples
+        --------
+        >>> experiment = Experiment.from_suite("support", "data/support/suite.yaml",
+        ...                                    variants=[Variant("a"), Variant("b")])
+        >>> experiment
+        Experiment('support@1', variants=['a', 'b'], baseline='a', inputs=14, correction=None)
+        >>> experiment.dataset[0].id
+        'refund-damaged-item'
+        """
         spec = suite if isinstance(suite, SuiteSpec) else load_suite(suite)
         return cls(name=name, dataset=list(spec.cases), **kwargs)
 
     # ------------------------------------------------------------------ as specs
 
     def to_suite(self, *, known_evaluators: Iterable[str] = ()) -> SuiteSpec:
-        """The dataset as a validated suite (plain inputs become cases without checks)."""
+        """The dataset as a validated suite (plain inputs become cases without checks).
+
+        Examples
+        --------
+        >>> experiment = Experiment("support", variants=[Variant("a"), Variant("b")],
+        ...     dataset=["hi", {"input": "refund please", "expected_contains": ["refund"]}])
+        >>> [(case.id, case.input, case.expected_contains) for case in experiment.to_suite().cases]
+        [('input-01', 'hi', ()), ('input-02', 'refund please', ('refund',))]
+        """
         if not self.dataset:
             raise InputError(
                 f"experiment {self.name!r} has an empty dataset",
@@ -428,7 +482,16 @@ class Experiment:
         concurrency: int = 1,
         target: str = "agent",
     ) -> ManifestSpec:
-        """The experiment as a manifest of python targets (one per variant)."""
+        """The experiment as a manifest of python targets (one per variant).
+
+        Examples
+        --------
+        >>> experiment = Experiment("support", variants=[Variant("a"), Variant("b")],
+        ...                         dataset=["hi"], baseline="b")
+        >>> manifest = experiment.to_manifest(trials=3, random_seed=7)
+        >>> manifest.variant_ids, manifest.baseline_variant_id, manifest.trial_count
+        (('a', 'b'), 'b', 3)
+        """
         if len(self.variants) < 2:
             raise InputError(
                 f"experiment {self.name!r} has {len(self.variants)} variant(s); "
@@ -552,6 +615,17 @@ class AgentContext:
 
     The runner sets ``experiment_id`` on it, whichever context object is used, so an
     agent's telemetry can be correlated with the experiment.
+
+    Examples
+    --------
+    >>> class Agent:
+    ...     def run(self, text, context):
+    ...         return f"{context.experiment_id}/{context.metadata['user']}: {text}"
+    >>> experiment = Experiment("ctx", variants=[Variant("a"), Variant("b")], dataset=["hi"])
+    >>> result = run(experiment, lambda variant: Agent(),
+    ...              context=AgentContext(metadata={"user": "ana"}), progress=False)
+    >>> result.attempts["output"].tolist()
+    ['ctx/ana: hi', 'ctx/ana: hi']
     """
 
     experiment_id: str | None = None
@@ -655,6 +729,18 @@ class VariantResult:
     order; ``avg_latency_ms`` is their mean latency; ``total_runs`` counts the (trial,
     case) attempts that were made, failed ones included (``errors``) — not the
     placeholders of a trial that failed as a whole, whose cases never ran.
+
+    Examples
+    --------
+    >>> experiment = Experiment(
+    ...     "echo", variants=[Variant("echo"), Variant("short")],
+    ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+    ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+    >>> def agent_factory(variant):
+    ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+    >>> short = run(experiment, agent_factory, progress=False).variant_results[1]
+    >>> short.variant_name, short.outputs, short.total_runs, short.pass_rate
+    ('short', ['ref', 'whe', 'hi'], 3, 0.0)
     """
 
     experiment_name: str
@@ -675,7 +761,23 @@ class VariantResult:
 
 
 def variant_results(run: ExperimentRun, *, timestamp: str | None = None) -> list[VariantResult]:
-    """The per-variant results of a run, in variant order."""
+    """The per-variant results of a run, in variant order (:class:`VariantResult`).
+
+    ``timestamp`` is stamped on each (default: now, UTC).
+
+    Examples
+    --------
+    >>> experiment = Experiment(
+    ...     "echo", variants=[Variant("echo"), Variant("short")],
+    ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+    ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+    >>> def agent_factory(variant):
+    ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+    >>> result = run(experiment, agent_factory, trials=2, progress=False)
+    >>> [(r.variant_name, r.total_runs, r.passes, r.scored_runs)
+    ...  for r in variant_results(result.run, timestamp="2026-01-05T08:00:00Z")]
+    [('echo', 6, 4, 4), ('short', 6, 0, 4)]
+    """
     from .paired.dimensions import evaluation
 
     stamp = timestamp or _now()
@@ -738,7 +840,21 @@ def _now() -> str:
 
 @dataclass(frozen=True)
 class ExperimentResult:
-    """What :func:`run` returns: the tidy tables, per-variant results, and run state."""
+    """What :func:`run` returns: the tidy tables, per-variant results, and run state.
+
+    Examples
+    --------
+    >>> experiment = Experiment(
+    ...     "echo", variants=[Variant("echo"), Variant("short")],
+    ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+    ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+    >>> def agent_factory(variant):
+    ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+    >>> result = run(experiment, agent_factory, trials=2, progress=False)
+    >>> result
+    ExperimentResult(experiment='echo', run_id=None, variants=2, inputs=3, trials=2,
+    attempts=12, complete)
+    """
 
     experiment: Experiment
     live: LiveRunResult
@@ -747,34 +863,138 @@ class ExperimentResult:
 
     @property
     def run(self) -> ExperimentRun:
-        """The tidy tables (an :class:`~agenticlens_frames.ExperimentRun`)."""
+        """The tidy tables (an :class:`~agenticlens_frames.ExperimentRun`).
+
+        Examples
+        --------
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> run(experiment, agent_factory, progress=False).run
+        ExperimentRun('echo@1', variants=2, cases=3, trials=1, attempts=6, checks=4)
+        """
         return self.live.run
 
     @property
     def attempts(self) -> pd.DataFrame:
-        """One row per (variant, trial, input)."""
+        """One row per (variant, trial, input): the run's ``attempts`` table.
+
+        Examples
+        --------
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> result = run(experiment, agent_factory, progress=False)
+        >>> result.attempts[["variant_id", "case_id", "output", "passed"]]
+          variant_id   case_id              output  passed
+        0       echo  input-01       refund please    True
+        1       echo  input-02  where is my parcel    True
+        2       echo  input-03                  hi    True
+        3      short  input-01                 ref   False
+        4      short  input-02                 whe   False
+        5      short  input-03                  hi    True
+        """
         return self.live.run.attempts
 
     @property
     def variant_results(self) -> list[VariantResult]:
+        """One :class:`VariantResult` per variant, in variant order, stamped with the
+        run's ``timestamp``.
+
+        Examples
+        --------
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> result = run(experiment, agent_factory, progress=False)
+        >>> [(r.variant_name, r.pass_rate) for r in result.variant_results]
+        [('echo', 1.0), ('short', 0.0)]
+        """
         return variant_results(self.live.run, timestamp=self.timestamp)
 
     @property
     def remaining(self) -> int:
-        """Attempts (variant, trial, input) still to run."""
+        """Attempts (variant, trial, input) still to run.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> folder = tempfile.mkdtemp()
+        >>> first = run(experiment, agent_factory, max_attempts=2, run_dir=folder, progress=False)
+        >>> first.remaining, first.remaining_cases, first.complete
+        (4, 3, False)
+        >>> run(experiment, agent_factory, run_dir=folder, progress=False).remaining  # resumed
+        0
+        """
         return self.live.remaining
 
     @property
     def remaining_cases(self) -> int:
-        """Inputs with an attempt still to run."""
+        """Inputs with an attempt still to run.
+
+        Examples
+        --------
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> run(experiment, agent_factory, max_attempts=1, progress=False).remaining_cases
+        3
+        """
         return self.live.remaining_cases
 
     @property
     def complete(self) -> bool:
+        """Whether every attempt has run (False after a run stopped by ``max_attempts``).
+
+        Examples
+        --------
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> run(experiment, agent_factory, progress=False).complete
+        True
+        """
         return self.live.complete
 
     def analyze(self, **options: Any) -> Any:
-        """:func:`~agenticlens_frames.analyze` on the run (every statistic and report)."""
+        """:func:`~agenticlens_frames.analyze` on the run (every statistic and report);
+        ``options`` are :func:`~agenticlens_frames.analyze`'s.
+
+        Examples
+        --------
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> analysis = run(experiment, agent_factory, progress=False).analyze()
+        >>> analysis.variants[["variant_id", "case_pass_rate"]].round(3)
+          variant_id  case_pass_rate
+        0       echo           1.000
+        1      short           0.333
+        """
         from .analysis import analyze
 
         return analyze(self.live.run, **options)
@@ -858,6 +1078,25 @@ def run(
     Returns
     -------
     ExperimentResult
+
+    Examples
+    --------
+    >>> experiment = Experiment(
+    ...     "echo", variants=[Variant("echo"), Variant("short")],
+    ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+    ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+    >>> def agent_factory(variant):
+    ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+    >>> tracker = Tracker()
+    >>> result = run(experiment, agent_factory, trials=2, tracker=tracker, run_id="first",
+    ...              progress=False)
+    >>> result
+    ExperimentResult(experiment='echo', run_id='first', variants=2, inputs=3, trials=2,
+    attempts=12, complete)
+    >>> result.attempts.groupby("variant_id", observed=True)["output"].first().to_dict()
+    {'echo': 'refund please', 'short': 'ref'}
+    >>> tracker
+    Tracker('in memory', runs=1)
     """
     return run_coroutine(
         lambda: arun(
@@ -896,7 +1135,24 @@ async def arun(
     max_attempts: int | None = None,
     progress: bool = True,
 ) -> ExperimentResult:
-    """:func:`run` as a coroutine (for code already inside an event loop)."""
+    """:func:`run` as a coroutine (for code already inside an event loop).
+
+    The agents may be ``async`` too: their calls are awaited.
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> experiment = Experiment("async", variants=[Variant("a"), Variant("b")],
+    ...                         dataset=["ping", "pong"])
+    >>> class Agent:
+    ...     def __init__(self, variant):
+    ...         self.name = variant.name
+    ...     async def run(self, text):
+    ...         return f"{self.name}:{text}"
+    >>> result = asyncio.run(arun(experiment, Agent, progress=False))
+    >>> result.attempts["output"].tolist()
+    ['a:ping', 'a:pong', 'b:ping', 'b:pong']
+    """
     limit = concurrency or 1
     registry = as_registry(evaluators)
     factory_name = getattr(agent_factory, "__qualname__", type(agent_factory).__name__)
@@ -1011,17 +1267,60 @@ class Tracker:
         return f"Tracker({where!r}{held})"
 
     def run_dir(self, experiment_name: str, run_id: str) -> Path | None:
-        """Where a run is persisted (None for an in-memory tracker)."""
+        """Where a run is persisted (None for an in-memory tracker).
+
+        Names are made path-safe (characters other than letters, digits, ``.``, ``_`` and
+        ``-`` become ``-``).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> folder = tempfile.mkdtemp()
+        >>> Tracker(folder).run_dir("support bot", "run 1").relative_to(folder).as_posix()
+        'support-bot/run-1'
+        >>> Tracker().run_dir("support bot", "run 1") is None
+        True
+        """
         if self.storage_path is None:
             return None
         return self.storage_path / _slug(experiment_name) / _slug(run_id)
 
     def has_run(self, run_id: str) -> bool:
-        """Whether an in-memory tracker already holds the run ``run_id``."""
+        """Whether an in-memory tracker already holds the run ``run_id`` (always False
+        for a tracker with a folder).
+
+        Examples
+        --------
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> tracker = Tracker()
+        >>> _ = run(experiment, agent_factory, tracker=tracker, run_id="r1", progress=False)
+        >>> tracker.has_run("r1"), tracker.has_run("r2")
+        (True, False)
+        """
         return any(recorded == run_id for recorded, _, _ in self._memory)
 
     def record(self, result: ExperimentResult) -> None:
-        """Keep a run's results (the runner calls this; on disk it is already there)."""
+        """Keep a run's results (the runner calls this; on disk it is already there).
+
+        Examples
+        --------
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> tracker = Tracker()
+        >>> tracker.record(run(experiment, agent_factory, progress=False))
+        >>> tracker
+        Tracker('in memory', runs=1)
+        """
         if self.storage_path is None:
             self._memory.append((result.run_id, result.run, result.timestamp))
 
@@ -1038,7 +1337,21 @@ class Tracker:
         return out
 
     def runs(self) -> list[ExperimentRun]:
-        """Every recorded run's tidy tables."""
+        """Every recorded run's tidy tables.
+
+        Examples
+        --------
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> tracker = Tracker()
+        >>> _ = run(experiment, agent_factory, tracker=tracker, run_id="r1", progress=False)
+        >>> tracker.runs()
+        [ExperimentRun('echo@1', variants=2, cases=3, trials=1, attempts=6, checks=4)]
+        """
         return [r for _, r, _ in self._runs()]
 
     def unfinished(self) -> list[tuple[str, str]]:
@@ -1062,7 +1375,21 @@ class Tracker:
 
     @property
     def results(self) -> list[VariantResult]:
-        """Every recorded variant result, run by run."""
+        """Every recorded variant result, run by run (``metadata["run_id"]`` names the run).
+
+        Examples
+        --------
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> tracker = Tracker()
+        >>> _ = run(experiment, agent_factory, tracker=tracker, run_id="r1", progress=False)
+        >>> [(r.variant_name, r.pass_rate, r.metadata["run_id"]) for r in tracker.results]
+        [('echo', 1.0, 'r1'), ('short', 0.0, 'r1')]
+        """
         out = []
         for run_id, experiment_run, stamp in self._runs():
             for result in variant_results(experiment_run, timestamp=stamp):
@@ -1071,12 +1398,45 @@ class Tracker:
         return out
 
     def get_by_experiment(self, name: str) -> list[VariantResult]:
-        """The variant results of one experiment (by name)."""
+        """The variant results of one experiment (by name).
+
+        Examples
+        --------
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> tracker = Tracker()
+        >>> _ = run(experiment, agent_factory, tracker=tracker, run_id="r1", progress=False)
+        >>> [r.variant_name for r in tracker.get_by_experiment("echo")]
+        ['echo', 'short']
+        >>> tracker.get_by_experiment("other")
+        []
+        """
         return [r for r in self.results if r.experiment_name == name]
 
     @property
     def attempts(self) -> pd.DataFrame:
-        """Every recorded attempt, with ``run_id`` (keys as plain strings)."""
+        """Every recorded attempt, with ``run_id`` (keys as plain strings).
+
+        Examples
+        --------
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> tracker = Tracker()
+        >>> _ = run(experiment, agent_factory, tracker=tracker, run_id="r1", progress=False)
+        >>> tracker.attempts[["run_id", "variant_id", "case_id", "passed"]].head(3)
+          run_id variant_id   case_id  passed
+        0     r1       echo  input-01    True
+        1     r1       echo  input-02    True
+        2     r1       echo  input-03    True
+        """
         frames = []
         for run_id, experiment_run, _ in self._runs():
             frame = experiment_run.attempts.copy()
@@ -1090,7 +1450,22 @@ class Tracker:
         return pd.concat(frames, ignore_index=True)
 
     def export_json(self) -> str:
-        """Every variant result as a JSON array."""
+        """Every variant result as a JSON array (the fields of :class:`VariantResult`).
+
+        Examples
+        --------
+        >>> import json
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> tracker = Tracker()
+        >>> _ = run(experiment, agent_factory, tracker=tracker, run_id="r1", progress=False)
+        >>> [(r["variant_name"], r["outputs"]) for r in json.loads(tracker.export_json())]
+        [('echo', ['refund please', 'where is my parcel', 'hi']), ('short', ['ref', 'whe', 'hi'])]
+        """
         return json.dumps([dataclasses.asdict(r) for r in self.results], indent=2, default=str)
 
     def clear(self) -> None:
@@ -1116,6 +1491,8 @@ class Tracker:
                 experiment.rmdir()
 
     def __len__(self) -> int:
+        """The number of recorded variant results (one per variant of each run), not of
+        runs: see :meth:`runs`."""
         return len(self.results)
 
 
@@ -1198,6 +1575,23 @@ class Comparator:
         :func:`~agenticlens_frames.case_level_summary`). Per-variant results alone (no run)
         carry no case ids, so they get AgenticLens's pass rate (every evaluated attempt)
         without an interval.
+
+        Examples
+        --------
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> result = run(experiment, agent_factory, trials=2, progress=False)
+        >>> frame = Comparator().compare(result)
+        >>> frame[["variant", "runs", "errors", "pass_rate", "n_cases"]]
+          variant  runs  errors  pass_rate  n_cases
+        0    echo     6       0        1.0        2
+        1   short     6       0        0.0        2
+        >>> frame.loc[0, "ci_method"]  # doctest: +ELLIPSIS
+        '... (cases as the unit)'
         """
         items = self._variant_results(results)
         run_ = self._run_of(results)
@@ -1262,6 +1656,22 @@ class Comparator:
         :func:`~agenticlens_frames.paired.verdicts.case_verdicts` with this comparator's
         ``comparisons`` (else the experiment's); empty without a run, with fewer than two
         variants, or when no input has checks (nothing passes or fails).
+
+        Examples
+        --------
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> result = run(experiment, agent_factory, trials=2, progress=False)
+        >>> holm = Comparator(comparisons={"correction": "holm"}).verdicts(result)
+        >>> holm.loc[holm["dimension"] == "quality", ["candidate_variant_id", "verdict"]]
+          candidate_variant_id                   verdict
+        0                short  no detectable difference
+        >>> Comparator().verdicts(result)["verdict"].tolist()  # no correction declared
+        ['not judged']
         """
         from .paired.verdicts import case_verdicts, empty_verdicts
 
@@ -1276,6 +1686,18 @@ class Comparator:
         The verdicts are the case-by-case paired differences from the baseline, under the
         declared correction (:meth:`verdicts`); the pass-rate intervals treat cases as the
         unit. Nothing here pools attempts as if they were independent.
+
+        Examples
+        --------
+        >>> experiment = Experiment(
+        ...     "echo", variants=[Variant("echo"), Variant("short")],
+        ...     dataset=[{"input": "refund please", "expected_contains": ["refund"]},
+        ...              {"input": "where is my parcel", "expected_contains": ["parcel"]}, "hi"])
+        >>> def agent_factory(variant):
+        ...     return (lambda text: text) if variant.name == "echo" else (lambda text: text[:3])
+        >>> text = Comparator().summary(run(experiment, agent_factory, progress=False))
+        >>> print(text.splitlines()[0])
+        Experiment echo — 2 variants, 3 inputs × 1 trial(s)
         """
         frame = self.compare(results)
         title = self._title(results)

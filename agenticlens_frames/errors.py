@@ -110,7 +110,18 @@ class InputError(ValueError):
         return (_rebuild, (self.message, self.file, self.location, self.hint))
 
     def with_file(self, file: str | Path) -> InputError:
-        """Return a copy that names ``file`` if this error does not name one yet."""
+        """Return a copy that names ``file`` if this error does not name one yet (the
+        error itself when it does).
+
+        Examples
+        --------
+        >>> error = InputError("must be > 0", location="trials", hint="give 1 or more")
+        >>> named = error.with_file("manifest.yaml")
+        >>> str(named)
+        'manifest.yaml: trials: must be > 0 (give 1 or more)'
+        >>> named.with_file("other.yaml") is named
+        True
+        """
         if self.file is not None:
             return self
         return InputError(self.message, file=file, location=self.location, hint=self.hint)

@@ -73,6 +73,21 @@ class Evaluator:
     ``config`` mapping; judges (``runner`` set, see :meth:`EvaluatorRegistry.register_judge`)
     get the case's whole evaluator entry (``name``, ``threshold``, ``required``,
     ``config``) and run under their retry policy and sample count.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import normalize_trace
+    >>> from agenticlens_frames.formats.model import CaseSpec
+    >>> registry = EvaluatorRegistry()
+    >>> @registry.register("mentions", version="2")
+    ... def mentions(output, case, trace, config):
+    ...     return float(config["word"] in output.lower()), f"looked for {config['word']!r}"
+    >>> evaluator = registry["mentions"]
+    >>> evaluator.name, evaluator.version, evaluator.evaluator_type
+    ('mentions', '2', 'custom')
+    >>> evaluator("Refund issued", CaseSpec(id="c1", name="c", index=0), normalize_trace({}),
+    ...           {"word": "refund"})
+    (1.0, "looked for 'refund'")
     """
 
     name: str
@@ -116,6 +131,18 @@ class Evaluator:
         evaluator's exception propagates; a judge's failed attempts become an
         unavailable score. ``book`` (live runs) journals a judge's samples and hands back
         those of entry number ``entry`` judged before a crash.
+
+        Examples
+        --------
+        >>> from agenticlens_frames import normalize_trace
+        >>> from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef
+        >>> registry = EvaluatorRegistry()
+        >>> _ = registry.register("short", lambda output, case, trace, config: float(
+        ...     len(output) <= config["max_chars"]), version="1")
+        >>> ref = EvaluatorRef(name="short", threshold=1.0, config={"max_chars": 20})
+        >>> [(j.name, j.value) for j in registry["short"].evaluate(
+        ...     "Refund issued", CaseSpec(id="c1", name="c", index=0), normalize_trace({}), ref)]
+        [('short', 1.0)]
         """
         if self.runner is None:
             return [self._plain(output, case, trace, ref.config)]
@@ -138,7 +165,20 @@ class Evaluator:
 
 
 class EvaluatorRegistry(Mapping[str, Evaluator]):
-    """Name → :class:`Evaluator`. Behaves as a read-only mapping once filled."""
+    """Name → :class:`Evaluator`. Behaves as a read-only mapping once filled.
+
+    Fill it with :meth:`register` (plain evaluators) and :meth:`register_judge` (LLM
+    judges); pass it to :func:`~agenticlens_frames.load_experiment` or the runner as
+    ``evaluators``.
+
+    Examples
+    --------
+    >>> registry = EvaluatorRegistry()
+    >>> _ = registry.register("polite", lambda output, *rest: float("please" in output),
+    ...                       version="1")
+    >>> list(registry), len(registry), "polite" in registry
+    (['polite'], 1, True)
+    """
 
     def __init__(self) -> None:
         self._items: dict[str, Evaluator] = {}
@@ -148,7 +188,18 @@ class EvaluatorRegistry(Mapping[str, Evaluator]):
 
     @property
     def has_judges(self) -> bool:
-        """Whether any registered evaluator is a judge (see :meth:`register_judge`)."""
+        """Whether any registered evaluator is a judge (see :meth:`register_judge`).
+
+        Examples
+        --------
+        >>> registry = EvaluatorRegistry()
+        >>> _ = registry.register("polite", lambda *args: 1.0, version="1")
+        >>> registry.has_judges
+        False
+        >>> _ = registry.register_judge("tone", lambda *args: 1.0, version="1")
+        >>> registry.has_judges
+        True
+        """
         return any(e.runner is not None for e in self._items.values())
 
     def judges(self, case: CaseSpec) -> bool:

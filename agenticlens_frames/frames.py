@@ -67,6 +67,10 @@ __all__ = [
     "read_parquet",
 ]
 
+#: Doctests that need an optional extra (the repository's conftest.py skips them, saying
+#: so, when it is not installed).
+__doctest_requires__ = {"ExperimentRun.to_polars": ("polars",)}
+
 TRIAL_STATUSES = ("succeeded", "failed")
 TRACE_SHAPES = ("eval", "run")
 
@@ -333,6 +337,22 @@ class ExperimentRun:
         The tidy tables (see docs/data-model.md).
     evaluator_versions
         Name → version of every registered evaluator the suite used.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> run
+    ExperimentRun('support-agent-upgrade@1', variants=5, cases=14, trials=5, attempts=350,
+                  checks=1198)
+    >>> run.attempts.groupby("variant_id", observed=True)["passed"].mean().round(3)
+    variant_id
+    baseline           0.714
+    model-large        0.743
+    prompt-v2          0.871
+    retrieval-dense    0.657
+    large-v2           0.843
+    Name: passed, dtype: float64
     """
 
     manifest: ManifestSpec
@@ -364,12 +384,30 @@ class ExperimentRun:
 
     @property
     def experiment_id(self) -> str:
-        """``<name>@<version>`` of the manifest."""
+        """``<name>@<version>`` of the manifest.
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_experiment
+        >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+        >>> run.experiment_id
+        'support-agent-upgrade@1'
+        """
         return f"{self.manifest.name}@{self.manifest.version}"
 
     @property
     def factor_names(self) -> list[str]:
-        """Factor names in first-seen manifest order."""
+        """Factor names in first-seen manifest order.
+
+        Each is the ``factor_<name>`` column of the ``variants`` and ``attempts`` tables.
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_experiment
+        >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+        >>> run.factor_names
+        ['model', 'prompt', 'retrieval']
+        """
         names: dict[str, None] = {}
         for v in self.manifest.variants:
             names.update(dict.fromkeys(v.factors))
@@ -377,6 +415,15 @@ class ExperimentRun:
 
     @property
     def tables(self) -> dict[str, pd.DataFrame]:
+        """The five tidy tables by name: ``attempts, checks, trials, variants, cases``.
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_experiment
+        >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+        >>> {name: len(frame) for name, frame in run.tables.items()}
+        {'attempts': 350, 'checks': 1198, 'trials': 25, 'variants': 5, 'cases': 14}
+        """
         return {
             "attempts": self.attempts,
             "checks": self.checks,
@@ -386,17 +433,48 @@ class ExperimentRun:
         }
 
     def schema(self, table: str) -> pa.Schema:
-        """The Arrow schema of ``table`` for this experiment."""
+        """The Arrow schema of ``table`` for this experiment (``variants`` has one
+        ``factor_<name>`` column per factor of the manifest).
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_experiment
+        >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+        >>> run.schema("variants").names[-3:]
+        ['factor_model', 'factor_prompt', 'factor_retrieval']
+        >>> str(run.schema("attempts").field("variant_id").type)
+        'dictionary<values=string, indices=int32, ordered=0>'
+        """
         if table == "variants":
             return variants_schema(self.factor_names)
         return SCHEMAS[table]
 
     def to_arrow(self, table: str) -> pa.Table:
-        """Convert one table to Arrow with its declared schema."""
+        """Convert one table to Arrow with its declared schema (:meth:`schema`).
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_experiment
+        >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+        >>> trials = run.to_arrow("trials")
+        >>> trials.num_rows, trials.schema == run.schema("trials")
+        (25, True)
+        """
         return _to_arrow(self.tables[table], self.schema(table))
 
     def to_pandas(self, table: str) -> pd.DataFrame:
-        """One tidy table as a pandas DataFrame (the table itself; ``tables[table]``)."""
+        """One tidy table as a pandas DataFrame (the table itself; ``tables[table]``).
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_experiment
+        >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+        >>> run.to_pandas("attempts") is run.attempts
+        True
+        >>> run.to_pandas("attempt")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        agenticlens_frames.errors.InputError: table: unknown table 'attempt' (did you mean ...)
+        """
         require_known("table", [table], self.tables, location="table")
         return self.tables[table]
 
@@ -404,6 +482,14 @@ class ExperimentRun:
         """One tidy table as a polars DataFrame (keys as ``Categorical``), through Arrow.
 
         Needs the optional ``polars`` package (``pip install 'agenticlens-frames[polars]'``).
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_experiment
+        >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+        >>> variants = run.to_polars("variants")
+        >>> variants.shape, str(variants.schema["variant_id"])
+        ((5, 11), 'Categorical')
         """
         require_known("table", [table], self.tables, location="table")
         return arrow_to_polars(self.to_arrow(table))
@@ -510,7 +596,21 @@ class ExperimentRun:
         """Write the five tables as ``<table>.parquet`` files in ``folder``.
 
         The manifest and suite travel in each file's metadata, so :func:`read_parquet`
-        restores an identical :class:`ExperimentRun`.
+        restores an identical :class:`ExperimentRun`. Returns ``folder`` (created if
+        needed) as a :class:`~pathlib.Path`.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from agenticlens_frames import load_experiment, read_parquet
+        >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+        >>> folder = run.to_parquet(tempfile.mkdtemp())
+        >>> sorted(p.name for p in folder.iterdir())  # doctest: +NORMALIZE_WHITESPACE
+        ['attempts.parquet', 'cases.parquet', 'checks.parquet', 'trials.parquet',
+         'variants.parquet']
+        >>> back = read_parquet(folder)
+        >>> back.manifest == run.manifest, back.attempts.equals(run.attempts)
+        (True, True)
         """
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)

@@ -89,6 +89,32 @@ class ChatJudge:
         An ``httpx`` transport (tests pass a mock); default: the network.
     environ
         Where the key is looked up (default ``os.environ``).
+
+    Examples
+    --------
+    A judge called on one output, with a stand-in for the endpoint (an ``httpx`` mock
+    transport; leave ``transport`` out to reach the real server):
+
+    >>> import json
+    >>> import httpx
+    >>> from agenticlens_frames.formats.model import CaseSpec
+    >>> def endpoint(request):
+    ...     prompt = json.loads(request.content)["messages"][0]["content"]
+    ...     verdict = "correct" if "refund issued" in prompt else "wrong"
+    ...     content = json.dumps({"verdict": verdict, "reason": "says it is done"})
+    ...     return httpx.Response(200, json={"choices": [{"message": {"content": content}}],
+    ...                                      "usage": {"prompt_tokens": 30,
+    ...                                                "completion_tokens": 8}})
+    >>> judge = ChatJudge(base_url="http://judge.local/v1", model="grader-1",
+    ...                   prompt_template="Question: {input}\\nAnswer: {output}",
+    ...                   verdicts={"correct": 1.0, "wrong": 0.0},
+    ...                   transport=httpx.MockTransport(endpoint), environ={})
+    >>> case = CaseSpec(id="c1", name="refund", index=0, input="Can I get a refund?")
+    >>> judgement = judge("Yes, refund issued.", case, None, {})
+    >>> judgement["value"], judgement["explanation"], judgement["metadata"]["verdict"]
+    (1.0, 'says it is done', 'correct')
+    >>> judgement["metadata"]["judge_input_tokens"], judgement["metadata"]["judge_model"]
+    (30, 'grader-1')
     """
 
     def __init__(
@@ -151,7 +177,20 @@ class ChatJudge:
     # ----------------------------------------------------------------- the call
 
     def prompt(self, output: str, case: CaseSpec, config: Mapping[str, Any]) -> str:
-        """The rubric prompt for one output (``config``: the case's evaluator entry)."""
+        """The rubric prompt for one output (``config``: the case's evaluator entry).
+
+        Examples
+        --------
+        >>> from agenticlens_frames.formats.model import CaseSpec
+        >>> judge = ChatJudge(base_url="http://judge.local/v1", model="grader-1",
+        ...                   prompt_template="Q: {input} | A: {output} | Ref: {expected} | {tone}")
+        >>> case = CaseSpec(id="c1", name="refund", index=0, input="Refund?")
+        >>> judge.prompt("Done.", case, {"config": {"reference": "Yes", "extra": {"tone": "kind"}}})
+        'Q: Refund? | A: Done. | Ref: Yes | kind'
+        >>> judge.prompt("Done.", case, {})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        agenticlens_frames.judge_client.ChatJudgeError: prompt_template names {tone}, which ...
+        """
         inner = config.get("config", {}) if isinstance(config, Mapping) else {}
         extra = inner.get("extra", {}) if isinstance(inner, Mapping) else {}
         expected = inner.get("reference") or case.expected_output or _NO_REFERENCE

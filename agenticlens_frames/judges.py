@@ -137,11 +137,24 @@ class JudgeRetryPolicy:
 
     @property
     def attempts(self) -> int:
-        """Another name for :attr:`max_attempts`."""
+        """Another name for :attr:`max_attempts`.
+
+        Examples
+        --------
+        >>> JudgeRetryPolicy(attempts=3).max_attempts, JudgeRetryPolicy(max_attempts=3).attempts
+        (3, 3)
+        """
         return self.max_attempts
 
     def delay(self, retry: int) -> float:
-        """Seconds to wait before retry number ``retry`` (1 for the second attempt)."""
+        """Seconds to wait before retry number ``retry`` (1 for the second attempt).
+
+        Examples
+        --------
+        >>> policy = JudgeRetryPolicy(max_attempts=4, backoff_seconds=1, max_backoff_seconds=3)
+        >>> policy.delay(1), policy.delay(2), policy.delay(3)
+        (1.0, 2.0, 3.0)
+        """
         wait = self.backoff_seconds * self.backoff_multiplier ** (retry - 1)
         return float(min(wait, self.max_backoff_seconds))
 

@@ -118,7 +118,17 @@ PALETTE = (
 
 @dataclass(frozen=True)
 class Objective:
-    """One axis a Pareto chart can show: a column of the variant summary."""
+    """One axis a Pareto chart can show: a column of the variant summary.
+
+    :data:`OBJECTIVES` holds them by the short names :func:`pareto_chart`'s ``x`` and
+    ``y`` take.
+
+    Examples
+    --------
+    >>> OBJECTIVES["latency"]  # doctest: +NORMALIZE_WHITESPACE
+    Objective(column='average_latency_ms_mean', label='Mean latency (ms)',
+              higher_is_better=False, hover_format=',.1f')
+    """
 
     column: str
     label: str
@@ -1764,7 +1774,21 @@ def factor_interaction_chart(
 @dataclass(frozen=True)
 class FigureEntry:
     """One standard figure of an analysis: how to draw it, and whether there is anything
-    to draw (a figure with no data is left out)."""
+    to draw (a figure with no data is left out).
+
+    ``draw(analysis, options)`` returns the figure; ``has_data(analysis, options)`` says
+    whether it has anything to show (default: always). :data:`FIGURES` lists them.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> pareto = next(entry for entry in FIGURES if entry.name == "pareto")
+    >>> pareto.describes
+    'two objectives, frontier joined, dominated dimmed'
+    >>> pareto.has_data(a, {}), type(pareto.draw(a, {})).__name__
+    (True, 'Figure')
+    """
 
     name: str
     #: One line for the docs.
@@ -1851,7 +1875,18 @@ def draw_figures(
     analysis: ExperimentAnalysis, *, in_page: bool | None = None, **options: Any
 ) -> dict[str, go.Figure]:
     """The figures of :data:`FIGURES` that have data, by name (``in_page``: only those the
-    HTML page embeds as drawn, or only the others; None: all)."""
+    HTML page embeds as drawn, or only the others; None: all).
+
+    ``options`` go to every entry's ``draw`` and ``has_data`` (:func:`figures` passes
+    ``case_order``, ``max_cases``, ``pareto_x`` ...).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> list(draw_figures(a, in_page=False))  # the page rebuilds these two itself
+    ['heatmap', 'pareto']
+    """
     return {
         entry.name: entry.draw(analysis, options)
         for entry in FIGURES

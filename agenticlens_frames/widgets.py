@@ -240,6 +240,23 @@ class Explorer(widgets.VBox):
         The :class:`ClickBridge` reporting heatmap clicks.
     details
         ``HTML`` widget showing the attempts of the last clicked heatmap cell.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from agenticlens_frames import ExperimentRun
+    >>> attempts = pd.DataFrame({"variant_id": ["a"] * 4 + ["b"] * 4,
+    ...                          "trial": [1, 1, 2, 2] * 2, "case_id": ["x", "y"] * 4,
+    ...                          "passed": [True, False] + [True] * 6})
+    >>> variants = pd.DataFrame({"variant_id": ["a", "b"], "factor_model": ["small", "large"]})
+    >>> cases = pd.DataFrame({"case_id": ["x", "y"]})
+    >>> run = ExperimentRun.from_frames(attempts, variants, cases)
+    >>> ex = explore(run)
+    >>> type(ex).__name__, list(ex.factor_filters), ex.metric.value
+    ('Explorer', ['model'], 'pass rate (mean over trials)')
+    >>> ex.factor_filters["model"].value = ("large",)  # redraws every figure
+    >>> ex.selected_variants, ex.heatmap.data[0].y
+    (['b'], ('b',))
     """
 
     def __init__(self, analysis: ExperimentAnalysis, *, max_cases: int = 50) -> None:
@@ -312,12 +329,49 @@ class Explorer(widgets.VBox):
 
     @property
     def selected_variants(self) -> list[str]:
-        """Variant ids passing the factor filters, manifest order."""
+        """Variant ids passing the factor filters, manifest order.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from agenticlens_frames import ExperimentRun
+        >>> attempts = pd.DataFrame({"variant_id": ["a"] * 4 + ["b"] * 4,
+        ...                          "trial": [1, 1, 2, 2] * 2, "case_id": ["x", "y"] * 4,
+        ...                          "passed": [True, False] + [True] * 6})
+        >>> variants = pd.DataFrame({"variant_id": ["a", "b"], "factor_model": ["small", "large"]})
+        >>> cases = pd.DataFrame({"case_id": ["x", "y"]})
+        >>> run = ExperimentRun.from_frames(attempts, variants, cases)
+        >>> ex = explore(run)
+        >>> ex.selected_variants  # no filter selected: every variant
+        ['a', 'b']
+        >>> ex.factor_filters["model"].value = ("small",)
+        >>> ex.selected_variants
+        ['a']
+        """
         filters = {name: w.value for name, w in self.factor_filters.items()}
         return select_variants(self.analysis.variants, filters)
 
     def refresh(self) -> None:
-        """Redraw every figure from the current control values."""
+        """Redraw every figure from the current control values.
+
+        Changing a control calls it.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from agenticlens_frames import ExperimentRun
+        >>> attempts = pd.DataFrame({"variant_id": ["a"] * 4 + ["b"] * 4,
+        ...                          "trial": [1, 1, 2, 2] * 2, "case_id": ["x", "y"] * 4,
+        ...                          "passed": [True, False] + [True] * 6})
+        >>> variants = pd.DataFrame({"variant_id": ["a", "b"], "factor_model": ["small", "large"]})
+        >>> cases = pd.DataFrame({"case_id": ["x", "y"]})
+        >>> run = ExperimentRun.from_frames(attempts, variants, cases)
+        >>> ex = explore(run)
+        >>> ex.heatmap = None
+        >>> ex.refresh()
+        >>> type(ex.heatmap).__name__, len(ex.heatmap.data)
+        ('Figure', 1)
+        """
         a = self.analysis
         keep = self.selected_variants
         vs = a.variants[a.variants["variant_id"].astype(str).isin(keep)].copy()
@@ -412,7 +466,27 @@ class Explorer(widgets.VBox):
         return table + stopping
 
     def show_attempts_at(self, x: str, y: str) -> None:
-        """Show the attempts of the heatmap cell with these axis labels."""
+        """Show the attempts of the heatmap cell with these axis labels (``x``: the case,
+        ``y``: the variant) in :attr:`details`, as a click on that cell does.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from agenticlens_frames import ExperimentRun
+        >>> attempts = pd.DataFrame({"variant_id": ["a"] * 4 + ["b"] * 4,
+        ...                          "trial": [1, 1, 2, 2] * 2, "case_id": ["x", "y"] * 4,
+        ...                          "passed": [True, False] + [True] * 6})
+        >>> variants = pd.DataFrame({"variant_id": ["a", "b"], "factor_model": ["small", "large"]})
+        >>> cases = pd.DataFrame({"case_id": ["x", "y"]})
+        >>> run = ExperimentRun.from_frames(attempts, variants, cases)
+        >>> ex = explore(run)
+        >>> ex.show_attempts_at("y", "a")
+        >>> ex.details.value.count("<b>trial"), "failed" in ex.details.value
+        (2, True)
+        >>> ex.show_attempts_at("z", "a")
+        Traceback (most recent call last):
+        agenticlens_frames.errors.InputError: no heatmap cell at case 'z', variant 'a'
+        """
         hit = self._labels.get((x, y))
         if hit is None:
             raise InputError(f"no heatmap cell at case {x!r}, variant {y!r}")

@@ -100,6 +100,17 @@ class RunRecord:
         Sorted distinct case tags of the suite.
     counts
         Rows per table.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.testing import example_archive
+    >>> record = example_archive(run_at="2026-11-04").records()[0]
+    >>> record.experiment_id, record.run_at.date().isoformat(), record.n_attempts
+    ('support-agent-upgrade@1', '2026-11-04', 350)
+    >>> record.variant_ids[:2], record.file("checks").name
+    (('baseline', 'model-large'), 'checks.parquet')
+    >>> RunRecord.from_json(record.to_json(), record.path) == record  # the _run.json round trip
+    True
     """
 
     run_id: str
@@ -124,13 +135,16 @@ class RunRecord:
 
     @property
     def n_attempts(self) -> int:
+        """Rows of the run's ``attempts`` table."""
         return self.counts["attempts"]
 
     @property
     def variant_ids(self) -> tuple[str, ...]:
+        """The variants' ids, manifest order."""
         return tuple(v["variant_id"] for v in self.variants)
 
     def to_json(self) -> dict[str, Any]:
+        """The record as ``_run.json`` holds it (:meth:`from_json` reads it back)."""
         return {
             "format": FORMAT_NAME,
             "format_version": FORMAT_VERSION,

@@ -128,7 +128,15 @@ class SliceFilter:
         factors: Mapping[str, str | Iterable[str]] | None = None,
         include_baseline: bool = False,
     ) -> SliceFilter:
-        """Normalise user values (a string or a list for every multi-valued filter)."""
+        """Normalise user values (a string or a list for every multi-valued filter).
+
+        Examples
+        --------
+        >>> f = SliceFilter.build(variants=["a", "b"], since="2026-10-01",
+        ...                       factors={"factor_model": "large"})
+        >>> f.variants, f.factors, f.since.isoformat()
+        ((('a', 'b'),), (('model', ('large',)),), '2026-10-01T00:00:00+00:00')
+        """
         pairs: dict[str, tuple[str, ...]] = {}
         for name, values in (factors or {}).items():
             name = name.removeprefix(FACTOR_PREFIX)
@@ -157,7 +165,14 @@ class SliceFilter:
         )
 
     def merge(self, other: SliceFilter) -> SliceFilter:
-        """Both filters at once (the intersection)."""
+        """Both filters at once (the intersection).
+
+        Examples
+        --------
+        >>> both = SliceFilter.build(variants=["a", "b"]).merge(SliceFilter.build(variants="b"))
+        >>> both.variants  # a variant must match every group
+        (('a', 'b'), ('b',))
+        """
         later = [s for s in (self.since, other.since) if s is not None]
         earlier = [u for u in (self.until, other.until) if u is not None]
         factors = dict(self.factors)
@@ -177,7 +192,16 @@ class SliceFilter:
         )
 
     def describe(self) -> str:
-        """The filter as keyword arguments (for reprs and CLI output)."""
+        """The filter as keyword arguments (for reprs and CLI output).
+
+        Examples
+        --------
+        >>> SliceFilter.build(tags="refund", factors={"model": ["a", "b"]},
+        ...                   until="2026-12-01").describe()
+        "tags='refund', model=['a', 'b'], until=2026-12-01T00:00:00Z"
+        >>> SliceFilter().describe()
+        ''
+        """
 
         def show(values: tuple[str, ...]) -> str:
             return repr(values[0]) if len(values) == 1 else repr(list(values))
@@ -221,7 +245,17 @@ class SliceFilter:
         return all(factors.get(name) in values for name, values in self.factors)
 
     def scan(self, record: RunRecord) -> RunScan | None:
-        """How to read ``record`` under this filter, or None when nothing of it stays."""
+        """How to read ``record`` under this filter, or None when nothing of it stays.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> record = example_archive().records()[0]
+        >>> SliceFilter.build(variants="prompt-v2").scan(record).selected
+        ('prompt-v2',)
+        >>> SliceFilter.build(experiments="other-*").scan(record) is None
+        True
+        """
         if not self._record_ok(record):
             return None
         keep = [v["variant_id"] for v in record.variants if self._variant_ok(v)]
@@ -256,6 +290,9 @@ class ArchiveSlice:
     >>> from agenticlens_frames.testing import example_archive
     >>> archive = example_archive(run_at="2026-11-04")
     >>> dense = archive.slice(retrieval="dense", tags="refund", since="2026-10-01")
+    >>> dense  # what it holds, from the catalog (attempts: before the row filters)
+    ArchiveSlice(runs=1, variants=1, attempts<=350; tags='refund', retrieval='dense',
+                 since=2026-10-01T00:00:00Z)
     >>> result = dense.analyze(engine="numpy")
     >>> result.variant_summary["variant_id"].astype(str).tolist()
     ['retrieval-dense']
@@ -267,10 +304,32 @@ class ArchiveSlice:
     filter: SliceFilter = field(default_factory=SliceFilter)
 
     def __repr__(self) -> str:
-        return f"ArchiveSlice({self.filter.describe()})"
+        # What the slice holds (runs, variants, attempt rows, from the catalog: the tables
+        # are not read) and the filters that made it; the filters alone said nothing of an
+        # unfiltered slice ("ArchiveSlice()"). A slice that cannot be used (no archive
+        # there, a factor no run has) is no reason for a repr to raise: it says why instead.
+        filters = self.filter.describe() or "no filter"
+        try:
+            plan = self._plan
+        except InputError as exc:
+            return f"ArchiveSlice(unusable: {exc.message}; {filters})"
+        variants = sum(len(s.selected or r.variants) for r, s in plan)
+        rows_filtered = any(s.selected is not None or s.tags for _, s in plan)
+        attempts = f"attempts{'<=' if rows_filtered else '='}{len(self)}"
+        return f"ArchiveSlice(runs={len(plan)}, variants={variants}, {attempts}; {filters})"
 
     def where(self, **filters: Any) -> ArchiveSlice:
-        """A narrower slice: the same keywords as :meth:`Archive.slice`, combined (AND)."""
+        """A narrower slice: the same keywords as :meth:`Archive.slice`, combined (AND).
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> dense = example_archive().slice(retrieval="dense")
+        >>> dense.where(tags="refund")
+        ArchiveSlice(runs=1, variants=1, attempts<=350; tags='refund', retrieval='dense')
+        >>> dense.where(prompt="v2").n_runs  # no variant is both
+        0
+        """
         known = {"experiments", "runs", "variants", "since", "until", "tags", "include_baseline"}
         factors = dict(filters.pop("factors", None) or {})
         factors.update({k: v for k, v in filters.items() if k not in known})
@@ -295,24 +354,65 @@ class ArchiveSlice:
         return tuple(out)
 
     def records(self) -> list[RunRecord]:
-        """Catalog records of the runs the slice touches, in archive order."""
+        """Catalog records of the runs the slice touches, in archive order.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> [r.experiment_id for r in example_archive().slice(variants="prompt-v2").records()]
+        ['support-agent-upgrade@1']
+        """
         return [record for record, _ in self._plan]
 
     def scans(self) -> list[RunScan]:
-        """Per-run read instructions (what the engines consume)."""
+        """Per-run read instructions (what the engines consume).
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> [scan.selected for scan in example_archive().slice(variants="prompt-v2").scans()]
+        [('prompt-v2',)]
+        """
         return [scan for _, scan in self._plan]
 
     def runs(self) -> pd.DataFrame:
-        """The catalog rows of the runs the slice touches."""
+        """The catalog rows of the runs the slice touches.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> example_archive().all().runs()[["experiment_id", "n_variants", "n_attempts"]]
+                     experiment_id  n_variants  n_attempts
+        0  support-agent-upgrade@1           5         350
+        """
         return records_frame(self.records())
 
     def files(self, table: str = "attempts") -> list[str]:
-        """The parquet files the slice reads for ``table`` (after catalog pruning)."""
+        """The parquet files the slice reads for ``table`` (after catalog pruning).
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> archive = example_archive()
+        >>> [f.rsplit("/", 1)[-1] for f in archive.all().files("checks")]
+        ['checks.parquet']
+        >>> archive.slice(experiments="other-*").files()
+        []
+        """
         _check_table(table)
         return [str(scan.file(table)) for scan in self.scans()]
 
     @property
     def n_runs(self) -> int:
+        """How many runs the slice touches (from the catalog; no table is read).
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> archive = example_archive(run_at="2026-11-04")
+        >>> archive.all().n_runs, archive.slice(until="2026-11-01").n_runs
+        (1, 0)
+        """
         return len(self._plan)
 
     def __len__(self) -> int:
@@ -326,6 +426,14 @@ class ArchiveSlice:
 
         Columns a run lacks (a factor added later) are null for its rows. Key columns
         stay dictionary-encoded, one chunk per run.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> sl = example_archive().slice(variants="prompt-v2")
+        >>> t = sl.table(columns=["variant_id", "passed"])
+        >>> t.num_rows, str(t.schema.field("variant_id").type)
+        (70, 'dictionary<values=string, indices=int32, ordered=0>')
         """
         _check_table(name)
         scans = self.scans()
@@ -336,7 +444,15 @@ class ArchiveSlice:
         )
 
     def frame(self, name: str = "attempts", columns: Sequence[str] | None = None) -> pd.DataFrame:
-        """:meth:`table` as pandas (dictionary columns become categoricals)."""
+        """:meth:`table` as pandas (dictionary columns become categoricals).
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> trials = example_archive().slice(variants="prompt-v2").frame("trials")
+        >>> trials.shape, str(trials["variant_id"].dtype)
+        ((5, 7), 'category')
+        """
         return self.table(name, columns).to_pandas()
 
     def relation(self, connection: Any = None) -> Any:
@@ -363,7 +479,15 @@ class ArchiveSlice:
 
     def stats(self, engine: str = "auto", **options: Any) -> SufficientStats:
         """Sufficient statistics of the slice (see
-        :func:`~agenticlens_frames.archive.engines.sufficient_stats`)."""
+        :func:`~agenticlens_frames.archive.engines.sufficient_stats`).
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> st = example_archive().all().stats("numpy")
+        >>> st.engine, len(st.layout.run_ids)
+        ('numpy', 1)
+        """
         from .engines import sufficient_stats
 
         return sufficient_stats(self, engine=engine, **options)
@@ -382,6 +506,18 @@ class ArchiveSlice:
         :func:`~agenticlens_frames.archive.results.analyze_stats`).
 
         ``pass_k`` defaults to the union of the runs' effective pass@k lists.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> sl = example_archive().slice(variants="prompt-v2", include_baseline=True)
+        >>> result = sl.analyze(engine="numpy")
+        >>> result
+        ArchiveAnalysis(engine='numpy', runs=1, variants=2, case_rows=28, pass_k=[1, 3, 5])
+        >>> result.case_level_intervals[["variant_id", "pass_rate"]].round(3)
+          variant_id  pass_rate
+        0   baseline      0.714
+        1  prompt-v2      0.871
         """
         from .results import analyze_stats
 
@@ -401,7 +537,17 @@ class ArchiveSlice:
 
     def variant_info(self) -> pd.DataFrame:
         """One row per (run, variant) kept: ids, name, position, baseline flag, run time,
-        and one ``factor_<name>`` column per factor in the slice (null where unset)."""
+        and one ``factor_<name>`` column per factor in the slice (null where unset).
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> info = example_archive().slice(prompt="v2").variant_info()
+        >>> info[["variant_id", "is_baseline", "factor_prompt"]]
+          variant_id  is_baseline factor_prompt
+        0  prompt-v2        False            v2
+        1   large-v2        False            v2
+        """
         rows = []
         names: dict[str, None] = {}
         for record, scan in self._plan:
@@ -445,11 +591,27 @@ class ArchiveSlice:
         and the suite keeps the selected cases, renumbered; everything else is exactly
         what was archived, so :func:`~agenticlens_frames.analyze` and the renderers give
         the same numbers as on the original run restricted the same way.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> [len(run.cases) for run in example_archive().slice(tags="refund").to_runs()]
+        [3]
         """
         return [_rebuild_run(record, scan) for record, scan in self._plan]
 
     def to_run(self) -> ExperimentRun:
-        """The slice's single run (InputError when it holds zero or several)."""
+        """The slice's single run (InputError when it holds zero or several).
+
+        The run keeps its baseline next to the selected variants, as :meth:`to_runs` does.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> run = example_archive().slice(variants="prompt-v2").to_run()
+        >>> run.manifest.variant_ids, len(run.attempts)
+        (('baseline', 'prompt-v2'), 140)
+        """
         runs = self._plan
         if len(runs) != 1:
             raise InputError(
@@ -550,7 +712,18 @@ class ArchiveSlice:
         return out
 
     def analyze_runs(self, **options: Any) -> dict[str, Any]:
-        """``analyze()`` of every run in the slice, keyed by run id (single-run reports)."""
+        """``analyze()`` of every run in the slice, keyed by run id (single-run reports).
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> archive = example_archive()
+        >>> results = archive.slice(variants=["prompt-v2", "large-v2"]).analyze_runs()
+        >>> list(results) == [r.run_id for r in archive.records()]
+        True
+        >>> results[archive.records()[0].run_id].variants["variant_id"].astype(str).tolist()
+        ['baseline', 'prompt-v2', 'large-v2']
+        """
         from ..analysis import analyze
 
         return {

@@ -870,6 +870,20 @@ class ArchiveAnalysis:
         ``case_pass_rate_ci_*`` and ``comparisons``' ``pooled_p_value`` pool attempts as
         AgenticLens does; ``case_level_intervals`` and ``paired_differences`` hold the
         interval and the comparison to read, with cases as the unit.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.testing import example_archive
+    >>> result = example_archive().all().analyze(engine="numpy")
+    >>> result
+    ArchiveAnalysis(engine='numpy', runs=1, variants=5, case_rows=70, pass_k=[1, 3, 5])
+    >>> result.variant_summary[["variant_id", "n_cases", "pareto_optimal"]]
+            variant_id  n_cases  pareto_optimal
+    0         baseline       14            True
+    1      model-large       14           False
+    2        prompt-v2       14            True
+    3  retrieval-dense       14           False
+    4         large-v2       14            True
     """
 
     stats: SufficientStats
@@ -890,7 +904,17 @@ class ArchiveAnalysis:
     @property
     def case_matrix(self) -> pd.DataFrame:
         """:func:`case_matrix` of the statistics, built on first use and kept (the other
-        frames do not need it: at 100M attempts it is 10M rows)."""
+        frames do not need it: at 100M attempts it is 10M rows).
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> result = example_archive().slice(variants="baseline").analyze(engine="numpy")
+        >>> result.case_matrix[["variant_id", "case_id", "attempts", "passes"]].head(2)
+          variant_id              case_id  attempts  passes
+        0   baseline  refund-damaged-item         5       1
+        1   baseline          track-order         5       2
+        """
         if self._case_matrix is None:
             self._case_matrix = case_matrix(self.stats, self.pass_k)
         return self._case_matrix
@@ -898,7 +922,18 @@ class ArchiveAnalysis:
     @property
     def case_level_intervals(self) -> pd.DataFrame:
         """:func:`case_level_intervals` of the variants in ``variant_summary``, built on
-        first use and kept (the model is fitted per variant: about 0.3 ms each)."""
+        first use and kept (the model is fitted per variant: about 0.3 ms each).
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> sl = example_archive().slice(variants="prompt-v2", include_baseline=True)
+        >>> ci = sl.analyze(engine="numpy").case_level_intervals
+        >>> ci[["variant_id", "pass_rate", "ci_low", "ci_high", "n_cases"]].round(3)
+          variant_id  pass_rate  ci_low  ci_high  n_cases
+        0   baseline      0.714   0.569    0.819       14
+        1  prompt-v2      0.871   0.748    0.931       14
+        """
         if self._case_level is None:
             self._case_level = case_level_intervals(
                 self.stats, self.variant_summary, confidence_level=self.confidence_level
@@ -909,7 +944,19 @@ class ArchiveAnalysis:
     def paired_differences(self) -> pd.DataFrame:
         """:func:`~agenticlens_frames.archive.paired.paired_differences` of the variants in
         ``variant_summary``: each candidate against its run's baseline, case by case.
-        Built on first use and kept (one paired t per comparison and dimension)."""
+        Built on first use and kept (one paired t per comparison and dimension).
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> sl = example_archive().slice(variants="prompt-v2", include_baseline=True)
+        >>> d = sl.analyze(engine="numpy").paired_differences
+        >>> d[["candidate_variant_id", "dimension", "mean_difference", "paired_cases"]].round(3)
+          candidate_variant_id dimension  mean_difference  paired_cases
+        0            prompt-v2   quality            0.157            14
+        1            prompt-v2   latency            2.243            14
+        2            prompt-v2      cost            0.000            14
+        """
         if self._paired is None:
             from .paired import paired_differences
 
@@ -919,7 +966,15 @@ class ArchiveAnalysis:
         return self._paired
 
     def frames(self) -> dict[str, pd.DataFrame]:
-        """The result frames by name."""
+        """The result frames by name.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> frames = example_archive().all().analyze(engine="numpy").frames()
+        >>> {name: len(frame) for name, frame in frames.items()}  # doctest: +ELLIPSIS
+        {'case_matrix': 70, 'trial_summary': 25, 'variant_summary': 5, ...}
+        """
         return {
             "case_matrix": self.case_matrix,
             "trial_summary": self.trial_summary,
@@ -931,7 +986,20 @@ class ArchiveAnalysis:
         }
 
     def to_parquet(self, folder: str | Path) -> Path:
-        """Write ``<frame>.parquet`` for every result frame (and ``runs.parquet``)."""
+        """Write ``<frame>.parquet`` for every result frame (and ``runs.parquet``) into
+        ``folder`` (created if needed) and return it.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from agenticlens_frames.testing import example_archive
+        >>> result = example_archive().all().analyze(engine="numpy")
+        >>> folder = result.to_parquet(tempfile.mkdtemp())
+        >>> sorted(p.name for p in folder.iterdir())  # doctest: +NORMALIZE_WHITESPACE
+        ['case_level_intervals.parquet', 'case_matrix.parquet', 'comparisons.parquet',
+         'factor_levels.parquet', 'paired_differences.parquet', 'runs.parquet',
+         'trial_summary.parquet', 'variant_summary.parquet']
+        """
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
         for name, frame in {**self.frames(), "runs": self.runs}.items():

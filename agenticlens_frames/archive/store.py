@@ -166,13 +166,24 @@ def run_content_id(run: ExperimentRun) -> str:
 
 @dataclass(frozen=True)
 class AddResult:
-    """What :meth:`Archive.add` did: ``added`` is False when the run was already there."""
+    """What :meth:`Archive.add` did: ``added`` is False when the run was already there.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> result = Archive(tempfile.mkdtemp()).add(run)
+    >>> result.added, result.run_id == result.record.run_id, result.record.n_attempts
+    (True, True, 350)
+    """
 
     record: RunRecord
     added: bool
 
     @property
     def run_id(self) -> str:
+        """The run's content id (:func:`run_content_id`), as in ``record``."""
         return self.record.run_id
 
 
@@ -292,6 +303,19 @@ class Archive:
         -------
         AddResult
             The catalog record and whether this call wrote it.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from agenticlens_frames import load_experiment
+        >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+        >>> archive = Archive(tempfile.mkdtemp())
+        >>> added = archive.add(run, run_at="2026-11-04")
+        >>> added.added, added.record.run_at.isoformat()
+        (True, '2026-11-04T00:00:00+00:00')
+        >>> archive.add(run, exist_ok=False)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        agenticlens_frames.errors.InputError: ...: run ... is already in the archive (...)
         """
         if not isinstance(run, ExperimentRun):
             raise InputError(
@@ -457,6 +481,16 @@ class Archive:
         ------
         InputError
             If no run has that id (or the prefix is ambiguous).
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> archive = example_archive()
+        >>> run_id = archive.records()[0].run_id
+        >>> archive.remove(run_id[:6]).run_id == run_id  # a unique prefix is enough
+        True
+        >>> len(archive.runs())
+        0
         """
         self._check_exists()
         folders = [f for f in self._run_folders() if f.name[len("run=") :].startswith(run_id)]
@@ -555,6 +589,17 @@ class Archive:
         """Remove staging folders left by writers that crashed ``older_than`` seconds ago.
 
         Live writers use staging folders too, so keep the default unless no writer runs.
+
+        Returns
+        -------
+        list of pathlib.Path
+            The staging folders removed.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> example_archive().clean_staging()  # no writer crashed
+        []
         """
         staging = self.path / STAGING_DIR
         removed: list[Path] = []
@@ -606,6 +651,12 @@ class Archive:
         published) is not a run: it is left out, with a warning naming it, since a
         published run whose record was deleted would otherwise vanish from every result
         unnoticed.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> [(r.experiment_id, r.n_attempts) for r in example_archive().records()]
+        [('support-agent-upgrade@1', 350)]
         """
         self._check_exists()
         out = []
@@ -643,7 +694,19 @@ class Archive:
         )
 
     def record(self, run_id: str) -> RunRecord:
-        """The record of one run, by id or unique id prefix."""
+        """The record of one run, by id or unique id prefix.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> archive = example_archive()
+        >>> run_id = archive.records()[0].run_id
+        >>> archive.record(run_id[:4]).experiment_id
+        'support-agent-upgrade@1'
+        >>> archive.record("zzz")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        agenticlens_frames.errors.InputError: ...: no run with id 'zzz' in the archive (...)
+        """
         hits = [r for r in self.records() if r.run_id.startswith(run_id)]
         if len(hits) != 1:
             problem = "no run" if not hits else f"{len(hits)} runs"
@@ -660,6 +723,13 @@ class Archive:
         Columns: ``run_id, experiment_id, experiment_name, experiment_version, suite_name,
         suite_version, run_at, added_at, n_variants, n_cases, n_attempts, trial_count,
         factor_names, tags, path``.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> example_archive().runs()[["experiment_id", "n_variants", "n_cases", "n_attempts"]]
+                     experiment_id  n_variants  n_cases  n_attempts
+        0  support-agent-upgrade@1           5       14         350
         """
         return records_frame(self.records())
 
@@ -676,15 +746,22 @@ class Archive:
         include_baseline: bool = False,
         **factor_values: str | Iterable[str],
     ) -> ArchiveSlice:
-        """A lazy selection of the archive; nothing is read until it is used.
+        """A lazy selection of the archive; no table is read until it is used.
 
-        See :class:`~agenticlens_frames.archive.query.ArchiveSlice` for the filters.
+        See :class:`~agenticlens_frames.archive.query.ArchiveSlice` for the filters. Its
+        repr reads the catalog (the small run records) to count what the slice holds:
+        runs, (run, variant) pairs and attempt rows — exact, or an upper bound (``<=``)
+        when a variant, factor or tag filter drops rows inside a run.
 
         Examples
         --------
-        >>> import tempfile
-        >>> Archive(tempfile.mkdtemp()).slice(retrieval="dense", since="2026-10-01")
-        ArchiveSlice(retrieval='dense', since=2026-10-01T00:00:00Z)
+        >>> from agenticlens_frames.testing import example_archive
+        >>> archive = example_archive(run_at="2026-11-04")
+        >>> archive.slice(retrieval="dense", since="2026-10-01")
+        ArchiveSlice(runs=1, variants=1, attempts<=350; retrieval='dense',
+                     since=2026-10-01T00:00:00Z)
+        >>> archive.slice(until="2026-10-01")
+        ArchiveSlice(runs=0, variants=0, attempts=0; until=2026-10-01T00:00:00Z)
         """
         merged = dict(factors or {})
         merged.update(factor_values)
@@ -701,7 +778,14 @@ class Archive:
         return ArchiveSlice(self, spec)
 
     def all(self) -> ArchiveSlice:
-        """The whole archive as a slice."""
+        """The whole archive as a slice.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> example_archive().all()
+        ArchiveSlice(runs=1, variants=5, attempts=350; no filter)
+        """
         return self.slice()
 
 

@@ -116,6 +116,17 @@ class SufficientStats:
         The runs and variants.
     engine
         Which engine computed them.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.testing import example_archive
+    >>> st = example_archive().all().stats("numpy")
+    >>> st
+    SufficientStats(engine='numpy', runs=1, case_rows=70, trial_rows=25)
+    >>> st.cases[["variant_id", "case_id", "attempts", "passes"]].head(2)
+      variant_id              case_id  attempts  passes
+    0   baseline  refund-damaged-item         5       1
+    1   baseline          track-order         5       2
     """
 
     cases: pd.DataFrame

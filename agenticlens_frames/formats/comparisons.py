@@ -63,7 +63,13 @@ _NONINFERIORITY_KEYS = ("margin", "dimension")
 
 @dataclass(frozen=True)
 class EvaluatorChoice:
-    """An evaluator named for a dimension, optionally pinned to an exact version."""
+    """An evaluator named for a dimension, optionally pinned to an exact version.
+
+    Examples
+    --------
+    >>> str(EvaluatorChoice("passed")), str(EvaluatorChoice("polite_tone", "2"))
+    ('passed', 'polite_tone@2')
+    """
 
     name: str
     version: str | None = None

@@ -35,7 +35,17 @@ FACTOR_PREFIX = "factor_"
 
 @dataclass(frozen=True)
 class VariantSpec:
-    """One variant of a manifest (spec §3, "Variant")."""
+    """One variant of a manifest (spec §3, "Variant").
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_manifest
+    >>> variant = load_manifest("data/support/manifest.yaml").variant("prompt-v2")
+    >>> variant.target_kind, variant.target, variant.timeout_seconds
+    ('recorded', 'trials/prompt-v2.json', 30.0)
+    >>> variant.resolved_target.endswith("data/support/trials/prompt-v2.json")
+    True
+    """
 
     id: str
     name: str
@@ -60,7 +70,15 @@ class VariantSpec:
 
 @dataclass(frozen=True)
 class ManifestSpec:
-    """A validated experiment manifest (spec §3)."""
+    """A validated experiment manifest (spec §3).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_manifest
+    >>> manifest = load_manifest("data/support/manifest.yaml")
+    >>> manifest.baseline_variant_id, manifest.trial_count, manifest.variant_ids[:3]
+    ('baseline', 5, ('baseline', 'model-large', 'prompt-v2'))
+    """
 
     path: Path
     name: str
@@ -80,16 +98,39 @@ class ManifestSpec:
 
     @property
     def effective_pass_k(self) -> tuple[int, ...]:
-        """sorted(set(pass_k)), or sorted({1, trial_count}) when pass_k is empty."""
+        """sorted(set(pass_k)), or sorted({1, trial_count}) when pass_k is empty.
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_manifest
+        >>> load_manifest("data/support/manifest.yaml").effective_pass_k
+        (1, 3, 5)
+        """
         if self.pass_k:
             return tuple(sorted(set(self.pass_k)))
         return tuple(sorted({1, self.trial_count}))
 
     @property
     def variant_ids(self) -> tuple[str, ...]:
+        """The variants' ids, manifest order.
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_manifest
+        >>> load_manifest("data/support/manifest.yaml").variant_ids
+        ('baseline', 'model-large', 'prompt-v2', 'retrieval-dense', 'large-v2')
+        """
         return tuple(v.id for v in self.variants)
 
     def variant(self, variant_id: str) -> VariantSpec:
+        """The variant with this id (KeyError when there is none).
+
+        Examples
+        --------
+        >>> from agenticlens_frames import load_manifest
+        >>> load_manifest("data/support/manifest.yaml").variant("prompt-v2").factors
+        {'model': 'gpt-small', 'prompt': 'v2', 'retrieval': 'bm25'}
+        """
         for v in self.variants:
             if v.id == variant_id:
                 return v
@@ -98,7 +139,19 @@ class ManifestSpec:
 
 @dataclass(frozen=True)
 class EvaluatorRef:
-    """A registry evaluator named by a case (spec §5, ``evaluators``)."""
+    """A registry evaluator named by a case (spec §5, ``evaluators``).
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> from agenticlens_frames import load_suite
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "suite.json"
+    >>> _ = path.write_text(json.dumps({"name": "s", "version": "1", "cases": [
+    ...     {"id": "c1", "name": "tone", "input": "hi",
+    ...      "evaluators": [{"name": "polite", "threshold": 0.8, "config": {"strict": True}}]}]}))
+    >>> load_suite(path, known_evaluators=["polite"]).cases[0].evaluators
+    (EvaluatorRef(name='polite', threshold=0.8, required=True, config={'strict': True}),)
+    """
 
     name: str
     threshold: float = 1.0
@@ -108,7 +161,17 @@ class EvaluatorRef:
 
 @dataclass(frozen=True)
 class CaseSpec:
-    """One suite case (spec §5). ``None`` / empty means "no such expectation"."""
+    """One suite case (spec §5). ``None`` / empty means "no such expectation".
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_suite
+    >>> case = load_suite("data/support/suite.yaml").cases[0]
+    >>> case.id, case.index, case.expected_contains, case.tags
+    ('refund-damaged-item', 0, ('refund', 'A-10432'), ('refund', 'billing'))
+    >>> case.max_latency_ms is None  # no latency limit declared
+    True
+    """
 
     id: str
     name: str
@@ -133,7 +196,15 @@ class CaseSpec:
 
 @dataclass(frozen=True)
 class SuiteSpec:
-    """A validated evaluation suite (spec §5)."""
+    """A validated evaluation suite (spec §5).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_suite
+    >>> suite = load_suite("data/support/suite.yaml")
+    >>> suite.name, suite.version, len(suite.cases), suite.case_ids[:2]
+    ('support-desk', '2026.11', 14, ('refund-damaged-item', 'track-order'))
+    """
 
     path: Path
     name: str
@@ -157,6 +228,14 @@ class RecordedTrials:
     ``case_id`` (str), ``output`` (str) and ``trace`` (the normalised
     :class:`~agenticlens_frames.formats.traces.Trace`; an absent trace is ``{}``), already
     validated against the suite (known, unique case ids; ``output`` a string).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_manifest, load_recorded, load_suite
+    >>> variant = load_manifest("data/support/manifest.yaml").variant("prompt-v2")
+    >>> recorded = load_recorded(variant.resolved_target, load_suite("data/support/suite.yaml"))
+    >>> len(recorded.trials), len(recorded.trials[0]), sorted(recorded.trials[0][0])
+    (5, 14, ['case_id', 'output', 'trace'])
     """
 
     path: Path

@@ -59,8 +59,9 @@ class Trace:
     trace_id
         The trace id, ``""`` when not given.
     spans
-        ``(tool_name, attributes)`` per span, in order. For Run-shaped traces the attributes
-        include the namespaced ``agenticlens.*`` copies of the span's own fields.
+        ``(tool_name, attributes)`` per span, in order. For Run-shaped traces normalised
+        with ``enrich=True`` (:func:`normalize_trace`; loading does not) the attributes
+        also hold the namespaced ``agenticlens.*`` copies of the span's own fields.
     tool_names
         The non-empty tool names of the spans, in span order (repeats kept).
     total_latency_ms
@@ -73,6 +74,14 @@ class Trace:
         Trace metadata (``turn_count`` lives here).
     shape
         ``"eval"`` or ``"run"``: the shape the trace was written in.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import normalize_trace
+    >>> trace = normalize_trace({"trace_id": "t1", "total_latency_ms": 120,
+    ...                          "spans": [{"tool_name": "search"}, {"tool_name": None}]})
+    >>> trace.tool_names, trace.total_latency_ms, trace.estimated_cost_usd, trace.shape
+    (('search',), 120.0, None, 'eval')
     """
 
     trace_id: str

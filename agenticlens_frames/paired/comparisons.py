@@ -114,6 +114,16 @@ class PairedAnalysis:
         Declared attempts without a score (per experiment).
     noninferiority
         The gate frame when a margin was declared, else None.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> result = paired_analysis(run, ComparisonsConfig(correction="holm"))
+    >>> result.guard_rails, result.candidates[:2]
+    ({'configurations': 5, 'evaluators': 5, 'case_scores': 1750}, ['model-large', 'prompt-v2'])
+    >>> [(o["candidate_variant_id"], o["dimension"]) for o in result.omitted]
+    [('retrieval-dense', 'reliability')]
     """
 
     comparisons: pd.DataFrame
@@ -179,6 +189,19 @@ def paired_analysis(
     Returns
     -------
     PairedAnalysis
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> result = paired_analysis(run, ComparisonsConfig(correction="holm"))
+    >>> quality = result.comparisons[result.comparisons["dimension"] == "quality"]
+    >>> quality[["candidate_variant_id", "mean_difference", "adjusted_p_value"]].round(3)
+      candidate_variant_id  mean_difference  adjusted_p_value
+    0          model-large            0.029             1.000
+    1            prompt-v2            0.157             0.635
+    2      retrieval-dense            0.107             1.000
+    3             large-v2            0.129             1.000
     """
     counts = check_guard_rails(run.manifest, run.suite, config)
     plan = evaluator_plan(run.manifest, run.suite, config)

@@ -194,7 +194,21 @@ def _gate_bound(row: pd.Series, alpha: float, higher: bool) -> tuple[float, str 
 
 
 def gate_passed(gate: pd.DataFrame) -> bool:
-    """Whether every candidate passed the non-inferiority gate."""
+    """Whether every candidate passed the non-inferiority gate (False for an empty gate).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> from agenticlens_frames.paired.comparisons import paired_analysis
+    >>> from agenticlens_frames.paired.settings import ComparisonsConfig
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> config = ComparisonsConfig(correction="holm", noninferiority_margin=0.2)
+    >>> gate = paired_analysis(run, config).noninferiority
+    >>> gate["passed"].tolist(), gate_passed(gate)
+    ([True, True, True, True], True)
+    >>> gate_passed(gate.iloc[:0])
+    False
+    """
     return bool(len(gate)) and bool(gate["passed"].astype(bool).all())
 
 

@@ -75,6 +75,17 @@ def comparison_fingerprint(
     -------
     dict
         JSON-ready; ``digest`` is the SHA-256 of the rest.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_suite
+    >>> fingerprint = comparison_fingerprint(
+    ...     ComparisonsConfig(correction="holm"), suite=load_suite("data/support/suite.yaml"),
+    ...     baseline="a", candidates=["c", "b"], evaluators={"quality": ("passed", "1")})
+    >>> fingerprint["candidates"], fingerprint["evaluators"], fingerprint["suite"]["version"]
+    (['b', 'c'], {'quality': 'passed@1'}, '2026.11')
+    >>> len(fingerprint["digest"])
+    64
     """
     body: dict[str, Any] = {
         "lock_version": _LOCK_VERSION,
@@ -172,7 +183,19 @@ the lock deliberately)
 
 
 def read_lock(path: str | Path) -> dict[str, Any] | None:
-    """The fingerprint stored at ``path`` (a lock file or a saved JSON report), or None."""
+    """The fingerprint stored at ``path`` (a lock file or a saved JSON report), or None
+    when there is no file.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "comparisons.lock.json"
+    >>> read_lock(path) is None
+    True
+    >>> _ = write_lock(path, {"correction": "holm", "digest": "abc"})
+    >>> read_lock(path)
+    {'correction': 'holm', 'digest': 'abc'}
+    """
     target = Path(path)
     if not target.exists():
         return None
@@ -189,7 +212,19 @@ def read_lock(path: str | Path) -> dict[str, Any] | None:
 
 
 def write_lock(path: str | Path, fingerprint: Mapping[str, Any]) -> Path:
-    """Write ``{"fingerprint": ...}`` atomically to ``path``."""
+    """Write ``{"fingerprint": ...}`` atomically to ``path`` (returned).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = write_lock(pathlib.Path(tempfile.mkdtemp()) / "lock.json", {"digest": "abc"})
+    >>> print(path.read_text(), end="")
+    {
+      "fingerprint": {
+        "digest": "abc"
+      }
+    }
+    """
     return write_atomic(
         path, json.dumps({"fingerprint": dict(fingerprint)}, indent=2, sort_keys=True) + "\n"
     )
@@ -202,6 +237,22 @@ def enforce_lock(path: str | Path, fingerprint: Mapping[str, Any]) -> bool:
     -------
     bool
         True when the lock was created now, False when an identical one existed.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from agenticlens_frames import load_suite
+    >>> suite = load_suite("data/support/suite.yaml")
+    >>> def fingerprint(correction):
+    ...     return comparison_fingerprint(ComparisonsConfig(correction=correction), suite=suite,
+    ...                                   baseline="a", candidates=["b"],
+    ...                                   evaluators={"quality": ("passed", "1")})
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "lock.json"
+    >>> enforce_lock(path, fingerprint("holm")), enforce_lock(path, fingerprint("holm"))
+    (True, False)
+    >>> enforce_lock(path, fingerprint("bonferroni"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    agenticlens_frames.errors.InputError: ...: correction: 'holm' -> 'bonferroni' (...)
     """
     stored = read_lock(path)
     if stored is None:

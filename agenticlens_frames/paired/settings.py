@@ -65,7 +65,24 @@ FIXED_FIELDS = (
 
 @dataclass(frozen=True)
 class GuardRails:
-    """Limits checked before any work (the hosted platform's: 8, 8 and 20 000)."""
+    """Limits checked before any work (the hosted platform's: 8, 8 and 20 000).
+
+    ``max_configurations`` counts variants (the baseline included), ``max_evaluators``
+    the dimensions compared, ``max_case_scores`` variants × cases × trials × dimensions;
+    ``allow_large`` lifts every limit (see :func:`check_guard_rails`).
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest, load_suite
+    >>> manifest = load_manifest("data/support/manifest.yaml")
+    >>> suite = load_suite("data/support/suite.yaml")
+    >>> tight = ComparisonsConfig(correction="holm", limits=GuardRails(max_case_scores=1000))
+    >>> check_guard_rails(manifest, suite, tight)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    agenticlens_frames.errors.InputError: limits.max_case_scores: 1,750 case-scores exceed ...
+    >>> check_guard_rails(manifest, suite, ComparisonsConfig(correction="holm"))
+    {'configurations': 5, 'evaluators': 5, 'case_scores': 1750}
+    """
 
     max_configurations: int = 8
     max_evaluators: int = 8
@@ -108,6 +125,15 @@ class ComparisonsConfig:
         Where the settings were declared: ``manifest``, ``python`` or ``cli``.
     file
         The manifest, when declared there (errors name it).
+
+    Examples
+    --------
+    >>> config = ComparisonsConfig(correction="holm", alpha=0.01)
+    >>> config.method, config.family, config.confidence_level
+    ('t', 'all', 0.95)
+    >>> ComparisonsConfig(correction="hom")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    agenticlens_frames.errors.InputError: correction: unknown correction 'hom' (did you mean ...)
     """
 
     correction: str
@@ -145,15 +171,42 @@ class ComparisonsConfig:
 
     @property
     def controls(self) -> str:
-        """What the correction controls, in words."""
+        """What the correction controls, in words.
+
+        Examples
+        --------
+        >>> ComparisonsConfig(correction="bonferroni").controls
+        'the chance of any false positive across the family (family-wise error rate)'
+        """
         return CORRECTION_CONTROLS[self.correction]
 
     @property
     def evaluator_map(self) -> dict[str, EvaluatorChoice]:
+        """:attr:`evaluators` as a dict: dimension → evaluator, as declared (the defaults
+        are filled by :func:`evaluator_plan`, not here).
+
+        Examples
+        --------
+        >>> config = parse_comparisons({"correction": "holm", "evaluators": {"quality": "passed"}})
+        >>> config.evaluator_map
+        {'quality': EvaluatorChoice(name='passed', version=None)}
+        >>> ComparisonsConfig(correction="holm").evaluator_map
+        {}
+        """
         return dict(self.evaluators)
 
     def settings(self) -> dict[str, Any]:
-        """JSON-ready settings (what the report and the lock store)."""
+        """JSON-ready settings (what the report and the lock store).
+
+        Examples
+        --------
+        >>> import json
+        >>> settings = ComparisonsConfig(correction="holm").settings()
+        >>> settings["correction"], settings["limits"]["max_case_scores"], settings["source"]
+        ('holm', 20000, 'python')
+        >>> json.loads(json.dumps(settings))["controls"][:40]
+        'the chance of any false positive across '
+        """
         out = asdict(self)
         out["evaluators"] = {dim: str(choice) for dim, choice in self.evaluators}
         out["controls"] = self.controls
@@ -660,6 +713,19 @@ def evaluator_plan(
 
     Declaring ``evaluators`` replaces the defaults only for the dimensions named; to drop
     a default dimension, map it to ``null`` in the manifest (``None`` in Python).
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest, load_suite
+    >>> manifest = load_manifest("data/support/manifest.yaml")
+    >>> suite = load_suite("data/support/suite.yaml")
+    >>> plan = evaluator_plan(manifest, suite, ComparisonsConfig(correction="holm"))
+    >>> {dimension: choice.name for dimension, choice in plan.items()}  # the defaults
+    {'quality': 'passed', 'safety': 'forbidden_tool', 'reliability': 'pass_hat_5',
+     'latency': 'latency_ms', 'cost': 'cost_usd'}
+    >>> no_latency = parse_comparisons({"correction": "holm", "evaluators": {"latency": None}})
+    >>> list(evaluator_plan(manifest, suite, no_latency))
+    ['quality', 'safety', 'reliability', 'cost']
     """
     plan = {d: c for d, c in default_evaluators(manifest, suite).items() if d not in config.without}
     plan.update(config.evaluator_map)
@@ -687,6 +753,14 @@ def check_guard_rails(
     ------
     InputError
         Naming ``comparisons.limits.<limit>`` and how to override it.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest, load_suite
+    >>> manifest = load_manifest("data/support/manifest.yaml")  # 5 variants, 5 trials
+    >>> suite = load_suite("data/support/suite.yaml")  # 14 cases
+    >>> check_guard_rails(manifest, suite, ComparisonsConfig(correction="holm"))
+    {'configurations': 5, 'evaluators': 5, 'case_scores': 1750}
     """
     counts = {
         "configurations": len(manifest.variants),

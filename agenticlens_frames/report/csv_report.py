@@ -72,7 +72,18 @@ def _csv_text(header: list[str], rows: Iterable[list[Any]]) -> str:
 
 
 def render_variants_csv(analysis: ExperimentAnalysis) -> str:
-    """One row per variant, manifest order (the package's ``--csv``)."""
+    """One row per variant, manifest order (the package's ``--csv``).
+
+    Examples
+    --------
+    >>> import csv, io
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> rows = list(csv.DictReader(io.StringIO(render_variants_csv(a))))
+    >>> [(r["variant_id"], round(float(r["case_pass_rate"]), 3), r["pareto_optimal"])
+    ...  for r in rows[:2]]
+    [('baseline', 0.714, 'True'), ('model-large', 0.743, 'False')]
+    """
     analysis = require_analysis(analysis, "render_variants_csv")
     ks = analysis.pass_k
     comps = {c["candidate_variant_id"]: c for c in analysis.comparisons.to_dict("records")}
@@ -137,7 +148,20 @@ def render_variants_csv(analysis: ExperimentAnalysis) -> str:
 
 
 def render_cases_csv(analysis: ExperimentAnalysis) -> str:
-    """One row per (variant, case), variant then suite order (the package's ``--cases-csv``)."""
+    """One row per (variant, case), variant then suite order (the package's ``--cases-csv``).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> lines = render_cases_csv(a).splitlines()
+    >>> len(lines)  # the header, then 5 variants × 14 cases
+    71
+    >>> lines[0].split(",")[:6]
+    ['variant_id', 'case_id', 'case_name', 'attempts', 'passes', 'pass_rate']
+    >>> lines[1].split(",")[:6]
+    ['baseline', 'refund-damaged-item', 'Refund for an item that arrived damaged', '5', '1', '0.2']
+    """
     analysis = require_analysis(analysis, "render_cases_csv")
     ks = analysis.pass_k
     header = [

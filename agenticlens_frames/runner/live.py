@@ -139,6 +139,34 @@ class LiveRunResult:
         call, outcome, error, elapsed_ms, started_at, session``.
     stopping
         With ``stop_when="decided"``: the early-stopping record (also journaled).
+
+    Examples
+    --------
+    Three python targets (always "no", always "yes" twice) on 40 cases, run 50 attempts
+    at a time in a run folder, then resumed:
+
+    >>> import json, pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "agents.py").write_text(
+    ...     "def base(text):\\n    return {'output': 'no'}\\n"
+    ...     "def good(text):\\n    return {'output': 'yes'}\\n"
+    ...     "best = good\\n")
+    >>> _ = (folder / "manifest.json").write_text(json.dumps({
+    ...     "name": "stop", "version": "1", "baseline_variant_id": "base", "trial_count": 1,
+    ...     "variants": [{"id": v, "name": v, "target_kind": "python", "target": f"agents.py:{v}"}
+    ...                  for v in ("base", "good", "best")]}))
+    >>> _ = (folder / "suite.json").write_text(json.dumps({"name": "s", "version": "1", "cases": [
+    ...     {"id": f"c{i}", "name": f"case {i}", "input": f"q{i}", "expected_contains": ["yes"]}
+    ...     for i in range(40)]}))
+    >>> args = (folder / "manifest.json", folder / "suite.json")
+    >>> first = run_experiment(*args, run_dir=folder / "run", max_attempts=50, progress=False)
+    >>> first.complete, first.remaining, first.remaining_cases, first.attempted
+    (False, 70, 40, 50)
+    >>> rest = run_experiment(*args, run_dir=folder / "run", progress=False)
+    >>> rest.complete, rest.attempted, len(rest.run.attempts)
+    (True, 70, 120)
+    >>> rest.calls.columns.tolist()[:5]
+    ['variant_id', 'trial', 'case_id', 'call', 'outcome']
     """
 
     run: ExperimentRun
@@ -154,7 +182,15 @@ class LiveRunResult:
 
     @property
     def complete(self) -> bool:
-        """Every attempt is done."""
+        """Every attempt is done (``remaining`` is 0).
+
+        Examples
+        --------
+        >>> result = run_experiment("data/support/manifest.yaml", "data/support/suite.yaml",
+        ...                         progress=False)  # recorded variants: nothing to call
+        >>> result.complete, result.remaining
+        (True, 0)
+        """
         return self.remaining == 0
 
 
@@ -929,6 +965,14 @@ def run_live(
     ``targets`` supplies ready-made targets by variant id (the Python API's agents);
     other live variants are built from the manifest. Works in a notebook too: inside a
     running event loop the run gets a thread and a loop of its own.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest, load_suite
+    >>> result = run_live(load_manifest("data/support/manifest.yaml"),
+    ...                   load_suite("data/support/suite.yaml"), progress=False)
+    >>> result.complete, len(result.run.attempts)
+    (True, 350)
     """
     return run_coroutine(
         lambda: arun_live(manifest, suite, registry=registry, targets=targets, **options)
@@ -1023,7 +1067,18 @@ async def arun_live(
     stop_rule: StopRule | None = None,
     comparisons: ComparisonsConfig | Mapping[str, Any] | None = None,
 ) -> LiveRunResult:
-    """The live runner as a coroutine (see :func:`run_experiment` for the parameters)."""
+    """The live runner as a coroutine (see :func:`run_experiment` for the parameters).
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> from agenticlens_frames.formats import load_manifest, load_suite
+    >>> manifest = load_manifest("data/support/manifest.yaml")
+    >>> suite = load_suite("data/support/suite.yaml")
+    >>> result = asyncio.run(arun_live(manifest, suite, progress=False))
+    >>> result.complete, result.run.experiment_id
+    (True, 'support-agent-upgrade@1')
+    """
     if invalid_payload not in ("trial", "case"):
         raise InputError(f"invalid_payload must be 'trial' or 'case', got {invalid_payload!r}")
     if concurrency is not None and (isinstance(concurrency, bool) or concurrency < 1):

@@ -116,12 +116,28 @@ class RetryPolicy:
             )
 
     def delay(self, retry: int) -> float:
-        """Seconds to wait before retry number ``retry`` (1 for the second call)."""
+        """Seconds to wait before retry number ``retry`` (1 for the second call).
+
+        Examples
+        --------
+        >>> policy = RetryPolicy(attempts=4, backoff_seconds=1, max_backoff_seconds=3)
+        >>> [policy.delay(n) for n in (1, 2, 3)]
+        [1.0, 2.0, 3.0]
+        """
         wait = self.backoff_seconds * self.backoff_multiplier ** (retry - 1)
         return float(min(wait, self.max_backoff_seconds))
 
     def retries(self, kind: str, calls_made: int) -> bool:
-        """Whether a failure of ``kind`` after ``calls_made`` calls earns another call."""
+        """Whether a failure of ``kind`` after ``calls_made`` calls earns another call.
+
+        Examples
+        --------
+        >>> policy = RetryPolicy(attempts=2, retry_on=frozenset({"timeout", "http_5xx"}))
+        >>> policy.retries("http_5xx", 1), policy.retries("http_5xx", 2)
+        (True, False)
+        >>> policy.retries("http_4xx", 1)  # not in retry_on
+        False
+        """
         return kind in self.retry_on and calls_made < self.attempts
 
 

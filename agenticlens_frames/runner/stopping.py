@@ -50,7 +50,41 @@ METHOD = (
 
 @dataclass(frozen=True)
 class StopRule:
-    """When to stop: level, declared correction, optional futility margin."""
+    """When to stop: level, declared correction, optional futility margin.
+
+    Given to :func:`~agenticlens_frames.run_experiment` with ``stop_when="decided"``: a
+    candidate is decided when its anytime-valid interval against the baseline excludes 0
+    (or, with ``margin``, lies within ±margin). With more than one candidate a correction
+    must be declared.
+
+    Examples
+    --------
+    Two candidates that always pass against a baseline that never does are decided long
+    before the 40 cases are used:
+
+    >>> import json, pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "agents.py").write_text(
+    ...     "def base(text):\\n    return {'output': 'no'}\\n"
+    ...     "def good(text):\\n    return {'output': 'yes'}\\n"
+    ...     "best = good\\n")
+    >>> _ = (folder / "manifest.json").write_text(json.dumps({
+    ...     "name": "stop", "version": "1", "baseline_variant_id": "base", "trial_count": 1,
+    ...     "variants": [{"id": v, "name": v, "target_kind": "python", "target": f"agents.py:{v}"}
+    ...                  for v in ("base", "good", "best")]}))
+    >>> _ = (folder / "suite.json").write_text(json.dumps({"name": "s", "version": "1", "cases": [
+    ...     {"id": f"c{i}", "name": f"case {i}", "input": f"q{i}", "expected_contains": ["yes"]}
+    ...     for i in range(40)]}))
+    >>> from agenticlens_frames import run_experiment
+    >>> result = run_experiment(folder / "manifest.json", folder / "suite.json",
+    ...                         stop_when="decided", stop_rule=StopRule(correction="holm"),
+    ...                         progress=False)
+    >>> stop = result.stopping
+    >>> stop["stopped_early"], stop["cases_used"], len(result.run.cases)
+    (True, 11, 11)
+    >>> [(c["candidate_variant_id"], c["decision"]) for c in stop["candidates"]]
+    [('good', 'better'), ('best', 'better')]
+    """
 
     alpha: float = 0.05
     #: The declared correction; None (nothing declared) is allowed with one candidate.

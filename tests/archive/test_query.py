@@ -293,3 +293,48 @@ def test_a_run_spec_edit_consistent_with_its_tables_is_refused_by_its_checksum(
     _forget_spec_checksum(record.path / "_run.json")
     (run,) = archive.slice(runs=record.run_id).to_runs()
     assert run.suite.cases[0].expected_contains == ("something else entirely",)
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {},
+        {"experiments": "support-*"},
+        {"variants": "baseline", "tags": "refund"},
+        {"retrieval": "dense", "include_baseline": True},
+        {"experiments": "no-such-experiment"},
+    ],
+)
+def test_a_slices_repr_counts_what_it_holds(
+    filters: dict, shared_archive: Archive, everything: pd.DataFrame
+) -> None:
+    sl = shared_archive.slice(**filters)
+    held = sl.frame("attempts")  # an empty slice's frame has no column at all
+    held = held.reindex(columns=["run_id", "variant_id"]).astype(str)
+    runs = held["run_id"].nunique()
+    variants = len(held.drop_duplicates())
+    text = repr(sl)
+    assert text.startswith(f"ArchiveSlice(runs={runs}, variants={variants}, attempts")
+    touched = everything[everything["run_id"].isin(set(held["run_id"]))]
+    if filters.keys() <= {"experiments"}:  # whole runs: the count is exact
+        assert f"attempts={len(held)};" in text
+        assert len(held) == len(touched)
+    else:  # variants or cases filtered out: the catalog's bound, before row filters
+        assert f"attempts<={len(touched)};" in text
+        assert len(held) < len(touched)
+    assert text.endswith(f"; {sl.filter.describe() or 'no filter'})")
+    if not filters:
+        assert text.endswith("; no filter)")
+
+
+def test_a_slice_that_cannot_be_used_still_has_a_repr_saying_why(
+    tmp_path: Path, shared_archive: Archive
+) -> None:
+    sl = Archive(tmp_path / "not-an-archive").slice(variants="baseline")
+    with pytest.raises(InputError) as info:
+        sl.records()
+    assert repr(sl) == f"ArchiveSlice(unusable: {info.value.message}; variants='baseline')"
+    typo = shared_archive.slice(retreival="dense")
+    assert repr(typo) == (
+        "ArchiveSlice(unusable: no archived run has a factor 'retreival'; retreival='dense')"
+    )
