@@ -445,6 +445,7 @@ class ExperimentRun:
         >>> str(run.schema("attempts").field("variant_id").type)
         'dictionary<values=string, indices=int32, ordered=0>'
         """
+        require_known("table", [table], self.tables, location="table")
         if table == "variants":
             return variants_schema(self.factor_names)
         return SCHEMAS[table]
@@ -460,7 +461,8 @@ class ExperimentRun:
         >>> trials.num_rows, trials.schema == run.schema("trials")
         (25, True)
         """
-        return _to_arrow(self.tables[table], self.schema(table))
+        schema = self.schema(table)  # first: it names an unknown table
+        return _to_arrow(self.tables[table], schema)
 
     def to_pandas(self, table: str) -> pd.DataFrame:
         """One tidy table as a pandas DataFrame (the table itself; ``tables[table]``).
@@ -491,7 +493,6 @@ class ExperimentRun:
         >>> variants.shape, str(variants.schema["variant_id"])
         ((5, 11), 'Categorical')
         """
-        require_known("table", [table], self.tables, location="table")
         return arrow_to_polars(self.to_arrow(table))
 
     @classmethod

@@ -146,8 +146,11 @@ def test_fail_on_regression_follows_the_case_level_verdict(tmp_path: Path) -> No
     assert "smaller than 34.2 pp" in gated.stderr  # (data/README.md's figure)
     # ... and, as no non-inferiority gate was asked for, names the option that would ask
     # for evidence of no large regression (its last detail line)
-    assert gated.stderr.rstrip().splitlines()[-1].strip().endswith(
-        "add --noninferiority-margin (exit 5)"
+    assert (
+        gated.stderr.rstrip()
+        .splitlines()[-1]
+        .strip()
+        .endswith("add --noninferiority-margin (exit 5)")
     )
     both = _cli(*args, "--fail-on-regression", "--noninferiority-margin", "0.5")
     assert "--noninferiority-margin (exit 5)" not in both.stderr, both.stderr

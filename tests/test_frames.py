@@ -75,6 +75,13 @@ def test_tables_conform_to_their_arrow_schemas(run) -> None:
     assert factor_cols == ["factor_model", "factor_prompt", "factor_retrieval"]
 
 
+@pytest.mark.parametrize("method", ["schema", "to_arrow", "to_pandas"])
+def test_an_unknown_table_name_is_an_input_error_naming_the_tables(run, method: str) -> None:
+    # schema and to_arrow raised a bare KeyError('attempt') where to_pandas named the fix
+    with pytest.raises(InputError, match=r"unknown table 'attempt'.*did you mean 'attempts'"):
+        getattr(run, method)("attempt")
+
+
 def test_parquet_round_trip_is_exact(run, tmp_path: Path) -> None:
     run.to_parquet(tmp_path)
     back = read_parquet(tmp_path)

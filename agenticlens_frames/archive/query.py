@@ -737,12 +737,26 @@ def _check_table(name: str) -> None:
         raise InputError(f"unknown table {name!r}", hint=f"choose one of {', '.join(SCHEMAS)}")
 
 
+def _archived_fields(name: str) -> dict[str, pa.Field]:
+    """The columns every archived ``name`` file holds but its factors — the run's table
+    with the columns the store adds (run id and experiment; for attempts, run time and
+    case tags) — so that a slice holding no run still names and types them."""
+    added = {"run_id": _KEY, "experiment_id": _KEY}
+    if name == "attempts":
+        added["run_at"] = pa.timestamp("us", tz="UTC")
+    fields = {n: pa.field(n, t) for n, t in added.items()}
+    fields.update((f.name, f) for f in SCHEMAS[name])
+    if name == "attempts":
+        fields["tags"] = pa.field("tags", _KEY)
+    return fields
+
+
 def _unified_schema(
     parts: Sequence[pa.Table], scans: Sequence[RunScan], name: str, columns: Sequence[str] | None
 ) -> pa.Schema:
     """Every column of every part, in first-seen order, with each factor as a dictionary
     column — the schema discovery from one file would silently drop later factors."""
-    fields: dict[str, pa.Field] = {}
+    fields: dict[str, pa.Field] = {} if parts else _archived_fields(name)
     for part in parts:
         for f in part.schema:
             if f.name not in fields:

@@ -222,6 +222,24 @@ def test_an_empty_slice_gives_empty_frames(shared_archive: Archive):
         assert result.variant_summary.empty and result.case_matrix.empty
 
 
+@pytest.mark.parametrize("table", ["attempts", "checks", "trials", "variants", "cases"])
+def test_an_empty_slice_has_the_archived_columns_and_types(
+    shared_archive: Archive, table: str
+) -> None:
+    # It answered "no column 'run_id' in archived attempts" when columns were named, and a
+    # 0 × 0 frame without: code selecting columns broke on a filter that matched nothing.
+    full = shared_archive.all().table(table)
+    with pytest.warns(UserWarning, match="no archived run"):
+        empty = shared_archive.slice(retrieval="nope").table(table)
+    assert empty.num_rows == 0
+    unfactored = [f for f in full.schema if not f.name.startswith("factor_")]
+    assert list(empty.schema) == unfactored
+    some = [f.name for f in unfactored][::3]
+    with pytest.warns(UserWarning, match="no archived run"):
+        picked = shared_archive.slice(retrieval="nope").frame(table, columns=some)
+    assert picked.empty and list(picked.columns) == some
+
+
 @pytest.mark.parametrize(
     ("edit", "location", "message"),
     [
