@@ -278,3 +278,29 @@ def test_ctrl_c_while_the_tables_are_written_is_an_interrupt_too(
     assert result.interrupted and result.complete
     assert result.remaining_text == "every attempt is done"
     assert (tmp_path / "run" / "tables").is_dir()
+
+
+def test_experiment_run_interrupted_after_the_last_attempt_stops(
+    write_experiment, tmp_path, monkeypatch
+):
+    """The same Ctrl-C on the command line: exit 130 and the message, not the outputs (and
+    no longer a silent 130)."""
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import EXIT_INTERRUPTED, app
+    from agenticlens_frames.frames import ExperimentRun
+
+    manifest, suite = write_experiment([variant("a", "answer")], trial_count=1)
+    write = ExperimentRun.to_parquet
+
+    def interrupted_while_written(run: ExperimentRun, folder: str | Path) -> Path:
+        os.kill(os.getpid(), signal.SIGINT)
+        return write(run, folder)
+
+    monkeypatch.setattr(ExperimentRun, "to_parquet", interrupted_while_written)
+    run_dir, report = tmp_path / "run", tmp_path / "r.json"
+    argv = ["experiment", "run", str(manifest), str(suite), "-q", "--run-dir", str(run_dir)]
+    result = CliRunner().invoke(app, [*argv, "--save", str(report)])
+    assert result.exit_code == EXIT_INTERRUPTED, result.output
+    assert f"Interrupted: every attempt is done; resume with --run-dir {run_dir}" in result.output
+    assert not report.exists()
