@@ -213,7 +213,7 @@ def test_the_interrupt_counts_agree_with_the_journal_and_the_progress_line(
 ):
     """Interrupted while calls are still made: the attempts still to call are the progress
     line's missing ones, those answered and awaiting a judge are counted apart."""
-    cases = simple_cases([f"parcel {i}" for i in range(40)])
+    cases = simple_cases([f"parcel {i}" for i in range(60)])
     for case in cases:
         case["evaluators"] = [{"name": "slow_judge", "threshold": 0.5}]
     module = tmp_path / "paced.py"
@@ -224,7 +224,7 @@ def test_the_interrupt_counts_agree_with_the_journal_and_the_progress_line(
     manifest, suite = write_experiment(
         [variant("sync", f"{module}:answer")], cases=cases, trial_count=1
     )
-    total = 3 * 40  # the fixture adds two filler variants
+    total = 3 * 60  # the fixture adds two filler variants
     calls: list[str] = []
     lock = threading.Lock()
     judges = EvaluatorRegistry()
