@@ -558,12 +558,14 @@ def experiment_run(
                     **stop_options,
                     comparisons=comparisons,
                 )
-            if not live.complete:
+            # Interrupted after the last attempt is done too (judging it, writing the tables):
+            # the user asked to stop, and the resume writes the outputs without a call.
+            if live.interrupted or not live.complete:
                 how = f"resume with --run-dir {run_dir}" if run_dir else "use --run-dir to resume"
                 Console(stderr=True).print(
                     Text(
-                        f"{'Interrupted' if live.interrupted else 'Stopped'}: {live.remaining} "
-                        f"attempt(s) remain; {how}",
+                        f"{'Interrupted' if live.interrupted else 'Stopped'}: "
+                        f"{live.remaining_text}; {how}",
                         style="yellow",
                     ),
                     soft_wrap=True,

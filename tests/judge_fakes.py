@@ -321,3 +321,39 @@ def package_registry() -> Any:
 
         registry.register(LLMJudgeEvaluator(name, judge, retry=policy, **opts))
     return registry
+
+
+#: The file :func:`slow_registry`'s judge appends each call to (one line: the output it
+#: graded), so the calls of an interrupted run and of its resume, in any process, add up.
+SLOW_JUDGE_LOG = "SLOW_JUDGE_LOG"
+#: Seconds each of its calls takes (default 0.5: slower than an instant target).
+SLOW_JUDGE_SECONDS = "SLOW_JUDGE_SECONDS"
+
+
+def slow_registry() -> Any:
+    """A registry with one judge, ``slow_judge``, slower than the targets: their replies
+    queue up for it, and a run spends its end judging them (the final judge drain).
+
+    Every call is logged to :data:`SLOW_JUDGE_LOG` before it sleeps
+    :data:`SLOW_JUDGE_SECONDS`, and grades 1.0.
+    """
+    import os
+    import threading
+    import time
+    from pathlib import Path
+
+    from agenticlens_frames.evaluators import EvaluatorRegistry
+
+    registry = EvaluatorRegistry()
+    log = Path(os.environ[SLOW_JUDGE_LOG])
+    seconds = float(os.environ.get(SLOW_JUDGE_SECONDS, "0.5"))
+    lock = threading.Lock()
+
+    @registry.register_judge("slow_judge", version="1")
+    def slow_judge(output, case, trace, config):  # type: ignore[no-untyped-def]
+        with lock, log.open("a", encoding="utf-8") as calls:
+            calls.write(output + "\n")
+        time.sleep(seconds)
+        return 1.0
+
+    return registry

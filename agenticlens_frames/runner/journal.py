@@ -81,9 +81,10 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
@@ -99,9 +100,6 @@ from ..formats.traces import Trace
 from ..frames import UNANSWERED_STATUSES, CheckColumns
 from ..judges import SampleBook
 from ..scoring import AttemptScore, score_sample
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future
 
 __all__ = [
     "DAMAGED_RECORD",
@@ -682,6 +680,8 @@ class ReplaySamples:
 # --------------------------------------------------------------------------- writer
 
 _STOP = object()
+#: Queued by :meth:`JournalWriter.abandon_judging`: the judgings not started are dropped.
+_ABANDON = object()
 
 
 def _cancel_unstarted(futures: list[Future[None]]) -> int:
@@ -771,9 +771,18 @@ class JournalWriter:
         #: Journal each judged attempt's reply before judging it: only with a file (nothing
         #: else can resume) and judges (an attempt without any has no judging to survive).
         self._answers = segment is not None and registry is not None and registry.has_judges
-        #: Set by :meth:`close` (an interrupted run): judgings not started are dropped.
+        #: Set by :meth:`abandon_judging` (an interrupted run): judgings not started are
+        #: dropped, and none starts any more.
         self._abandon = False
-        self._thread = threading.Thread(target=self._run, name="journal", daemon=True)
+        #: (variant, trial, case) of each ``answered`` record written (its reply is on disk):
+        #: the run counts those not judged since (:meth:`~.live.Ledger.awaiting_judge`).
+        self.answered: list[tuple[str, int, str]] = []
+        self._stopping = False
+        #: Done when the thread has written everything and stopped (:meth:`drained`); marked
+        #: running so that a cancelled wait for it cannot cancel it.
+        self._ended: Future[None] = Future()
+        self._ended.set_running_or_notify_cancel()
+        self._thread = threading.Thread(target=self._work, name="journal", daemon=True)
         self._thread.start()
 
     def append(
@@ -836,17 +845,26 @@ class JournalWriter:
         except BaseException as exc:  # re-raised by close()
             self.error = exc
 
-    def _answered(self, record: dict[str, Any], case: CaseSpec) -> bytes | None:
-        """The ``answered`` line to write before judging ``record``, or None (no judges
-        for this case, no journal file, or the reply was journaled by an earlier session:
-        ``record`` then carries its ``payload_sha256`` already)."""
+    def _answered(
+        self, record: dict[str, Any], case: CaseSpec
+    ) -> tuple[dict[str, Any], bytes] | None:
+        """The ``answered`` record to write before judging ``record`` and its line, or None
+        (no judges for this case, no journal file, or the reply was journaled by an earlier
+        session: ``record`` then carries its ``payload_sha256`` already)."""
         if not self._answers or "payload_sha256" in record or self.registry is None:
             return None
         if not self.registry.judges(case):
             return None
         # The attempt record keeps the digest too, so its judge samples can be tied to it.
         record["payload_sha256"] = digest(record.get("payload"))
-        return encode_record(mask_value({**record, "type": "answered"}))[1]
+        answered = {**record, "type": "answered"}
+        return answered, encode_record(mask_value(answered))[1]
+
+    def _work(self) -> None:
+        try:
+            self._run()
+        finally:
+            self._ended.set_result(None)
 
     def _run(self) -> None:
         # Judged attempts are scored on the pool even with one worker: this thread then
@@ -863,6 +881,8 @@ class JournalWriter:
                 if item is _STOP:
                     stop = True
                     continue
+                if item is _ABANDON:
+                    continue  # nothing here waits for a judge: every attempt is scored in turn
                 record, scoring = item
                 if self.error is not None:
                     continue  # keep draining so close() returns; nothing more is written
@@ -905,13 +925,13 @@ class JournalWriter:
             while not stopping or in_flight:
                 batch = self._next_batch()
                 done = []
-                answers: list[bytes] = []
+                answers: list[tuple[dict[str, Any], bytes]] = []
                 judged: list[tuple[dict[str, Any], tuple[CaseSpec, str, Trace]]] = []
                 for item in batch:
                     if item is _STOP:
                         stopping = True
-                        if self._abandon:
-                            in_flight -= _cancel_unstarted(resumable)
+                    elif item is _ABANDON:
+                        in_flight -= _cancel_unstarted(resumable)
                     elif isinstance(item, _Scored):
                         in_flight -= 1
                         if item.error is not None and self.error is None:
@@ -928,16 +948,21 @@ class JournalWriter:
                         except BaseException as exc:  # re-raised by close()
                             self.error = exc
                             continue
-                        if answer is None:
-                            in_flight += 1
-                            pool.submit(score, record, scoring)
-                        else:
+                        if answer is not None:
                             answers.append(answer)
                             judged.append((record, scoring))
+                        elif "payload_sha256" in record:
+                            # Its reply was journaled by an earlier session: an interrupted
+                            # run leaves it to the resume as well.
+                            judged.append((record, scoring))
+                        else:
+                            in_flight += 1
+                            pool.submit(score, record, scoring)
                 if (done or answers) and self.error is None:
                     self._deliver(done, answers)
-                if self.error is None:
+                if self.error is None and not self._abandon:
                     # Their replies are on disk now: a crash while judging loses no call.
+                    # (Abandoned, they are left to the resume, as the queued ones are.)
                     resumable = [f for f in resumable if not f.done()]
                     for record, scoring in judged:
                         in_flight += 1
@@ -977,21 +1002,25 @@ class JournalWriter:
             self.parsed[id(stored)] = (stored, scoring[1], scoring[2])
 
     def _deliver(
-        self, done: list[tuple[dict[str, Any], bytes]], answers: list[bytes] | None = None
+        self,
+        done: list[tuple[dict[str, Any], bytes]],
+        answers: list[tuple[dict[str, Any], bytes]] | None = None,
     ) -> None:
         """Write a batch of (stored record, line), then keep and announce the records; both
         writer loops end each turn here so a record is only kept (and shown) once it is on
-        disk. ``answers`` (``answered`` lines) are written after them and neither kept nor
-        announced: only a later session reads them, and only for an attempt whose
-        ``attempt`` record never came."""
+        disk. ``answers`` (``answered`` records and lines) are written after them, named in
+        :attr:`answered` and not announced: only a later session resumes from them, and
+        only for an attempt whose ``attempt`` record never came."""
         lines = [line for _, line in done]
         if answers:
-            lines += answers
+            lines += [line for _, line in answers]
         try:
             self._write(lines)
         except BaseException as exc:  # re-raised by close()
             self.error = exc
             return
+        if answers:
+            self.answered.extend((r["variant"], int(r["trial"]), r["case"]) for r, _ in answers)
         records = [record for record, _ in done]
         self.records.extend(records)
         if self.on_record is not None:
@@ -1009,17 +1038,39 @@ class JournalWriter:
         """Forget the records kept in memory (after :meth:`close`, once they are used)."""
         self.records.clear()
         self.parsed.clear()
+        self.answered.clear()
+
+    def abandon_judging(self) -> None:
+        """Judge no more (an interrupted run): attempts whose reply is journaled and whose
+        judging has not started are not judged now, and none starts; a resumed run judges
+        them from the reply, without calling the target. Judgings already started finish.
+        May be called while :meth:`drained` is awaited."""
+        self._abandon = True
+        self._queue.put(_ABANDON)
+
+    def _stop(self) -> None:
+        """Queue what this loop turn appended, then the end (once; on the loop's thread)."""
+        if not self._stopping:
+            self._stopping = True
+            self._hand_over()
+            self._queue.put(_STOP)
+
+    async def drained(self) -> None:
+        """Stop taking records and wait, without blocking the event loop, until everything
+        appended is scored and written (the last replies' judge calls: minutes with a slow
+        judge); then :meth:`close`. Cancelled meanwhile (Ctrl-C), the writer goes on:
+        :meth:`abandon_judging`, then :meth:`close`, leave the rest to the resume."""
+        self._stop()
+        await asyncio.wrap_future(self._ended)
 
     def close(self, abandon_judging: bool = False) -> None:
         """Write everything queued, stop the thread, close the file; re-raise its error.
 
-        ``abandon_judging`` (an interrupted run): attempts whose reply is journaled and whose
-        judging has not started are not judged now; a resumed run judges them from the
-        reply, without calling the target. Judgings already started finish.
+        ``abandon_judging``: :meth:`abandon_judging` first (an interrupted run).
         """
-        self._abandon = abandon_judging
-        self._hand_over()
-        self._queue.put(_STOP)
+        if abandon_judging:
+            self.abandon_judging()
+        self._stop()
         self._thread.join()
         if self._file is not None:
             self._file.close()

@@ -31,7 +31,7 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -86,7 +86,7 @@ from .payload import DEFAULT_MAX_OUTPUT_CHARS, InvalidPayload, validate_payload
 from .python_target import SPARE_THREADS, PythonTarget, load_callable
 from .recorded import replay_recorded
 from .retry import RETRY_KEYS, RetryPolicy, parse_retry
-from .scheduler import Scheduler, Target, VariantPlan, WorkItem
+from .scheduler import Scheduler, Target, VariantPlan, WorkItem, take_interrupt
 from .stopping import STOP_WHEN, StopMonitor, StopRule, case_rank, sub_suite
 
 if TYPE_CHECKING:  # the paired settings load with the first run that declares them
@@ -128,10 +128,14 @@ class LiveRunResult:
         Live (variant, trial, case) attempts still to run; 0 when the run is complete.
     remaining_cases
         The cases those attempts belong to (a case with any attempt left).
+    awaiting_judge
+        Of ``remaining``, the attempts whose target answered (the reply is journaled) and
+        whose judging has not finished: judged on resume, their target not called again.
+        The progress line counts them as done; :attr:`remaining_text` names both.
     attempted
         Attempts finished by this call (not counting earlier sessions).
     interrupted
-        Stopped by Ctrl-C (what finished is kept).
+        Stopped by Ctrl-C, at any moment of the run (what finished is kept).
     run_dir
         The run folder, if any.
     calls
@@ -179,6 +183,7 @@ class LiveRunResult:
     #: (JSON-ready; see :mod:`.stopping`). None otherwise.
     stopping: dict[str, Any] | None = None
     remaining_cases: int = 0
+    awaiting_judge: int = 0
 
     @property
     def complete(self) -> bool:
@@ -192,6 +197,36 @@ class LiveRunResult:
         (True, 0)
         """
         return self.remaining == 0
+
+    @property
+    def remaining_text(self) -> str:
+        """What is left, in words: the attempts still to call, then those answered and
+        awaiting a judge (the live progress line counts these as done).
+
+        Examples
+        --------
+        >>> from agenticlens_frames.runner.live import LiveRunResult
+        >>> def left(remaining: int, awaiting: int) -> str:
+        ...     return LiveRunResult(None, remaining, 0, True, None, None,
+        ...                          awaiting_judge=awaiting).remaining_text
+        >>> to_call, to_judge = left(12, 4).split(", ", 1)
+        >>> to_call
+        '8 attempt(s) still to call'
+        >>> to_judge
+        '4 answered and awaiting a judge (judged on resume, not called again)'
+        >>> left(4, 4)
+        '4 attempt(s) answered and awaiting a judge (judged on resume, not called again)'
+        >>> left(3, 0), left(0, 0)
+        ('3 attempt(s) still to call', 'every attempt is done')
+        """
+        to_call = self.remaining - self.awaiting_judge
+        parts = [f"{to_call} attempt(s) still to call"] if to_call else []
+        if self.awaiting_judge:
+            parts.append(
+                f"{self.awaiting_judge}{'' if parts else ' attempt(s)'} answered and awaiting a "
+                "judge (judged on resume, not called again)"
+            )
+        return ", ".join(parts) or "every attempt is done"
 
 
 # --------------------------------------------------------------------------- ledger
@@ -307,6 +342,18 @@ class Ledger:
             for c in self.suite.cases
             if (limit is None or c.index < limit) and (variant_id, trial, c.id) not in self.final
         ]
+
+    def awaiting_judge(self, answered: Iterable[tuple[str, int, str]] = ()) -> int:
+        """Attempts still to run (:meth:`pending`) whose target's reply is journaled: judged
+        on resume from it, their target not called again. ``answered`` adds this session's
+        (:attr:`~.journal.JournalWriter.answered`) to the earlier sessions' read here."""
+        count = 0
+        for key in {*self.answered, *answered}:
+            index = self.case_index.get(key[2])
+            limit = self.invalid_at.get(key[:2])
+            if index is not None and (limit is None or index < limit) and key not in self.final:
+                count += 1
+        return count
 
     def trial_error(self, variant_id: str, trial: int) -> str | None:
         limit = self.invalid_at.get((variant_id, trial))
@@ -1226,11 +1273,9 @@ async def arun_live(
                 for plan in plans.values():
                     plan.target.close()
                 for transport in clients:
-                    await transport.aclose()
+                    interrupted = await _until_interrupted(transport.aclose()) or interrupted
                 try:
-                    # Interrupted: replies waiting for a judge stay journaled for the resume,
-                    # rather than holding a cancelled run (a CI's grace period) on the judge.
-                    writer.close(abandon_judging=interrupted)
+                    interrupted = await _close_journal(writer, interrupted)
                 finally:
                     if inflight is not None:
                         inflight.close()
@@ -1263,6 +1308,7 @@ async def arun_live(
                         progress=progress,
                         parsed=writer.parsed,
                     )
+                    awaiting = sub_ledger.awaiting_judge([*ledger.answered, *writer.answered])
                     sub_ledger.release()
                 else:
                     replays = _replay_samples(manifest, registry, samples, folder)
@@ -1279,14 +1325,18 @@ async def arun_live(
                     finally:
                         if replays is not None:
                             replays.close()
+                    awaiting = ledger.awaiting_judge(writer.answered)
                 if folder is not None:
                     run.to_parquet(folder.path / "tables")
+                # A Ctrl-C while the tables were built (no await there) is an interrupt too.
+                interrupted = await _until_interrupted(asyncio.sleep(0)) or interrupted
                 result = LiveRunResult(
                     run=run,
                     remaining=remaining,
                     remaining_cases=open_cases,
+                    awaiting_judge=awaiting,
                     attempted=scheduler.finished,
-                    interrupted=scheduler.interrupted,
+                    interrupted=interrupted,
                     run_dir=folder.path if folder is not None else None,
                     calls=ledger.calls_frame(),
                     stopping=stopping,
@@ -1301,6 +1351,38 @@ async def arun_live(
     finally:
         if folder is not None:
             folder.close()
+
+
+async def _until_interrupted(step: Awaitable[Any]) -> bool:
+    """Await ``step``; True if Ctrl-C came meanwhile, or while the task ran without yielding
+    before it (the cancellation it causes takes effect at the next ``await``). The
+    cancellation is then withdrawn (:func:`~.scheduler.take_interrupt`): the caller stops
+    the run as the scheduler does, rather than let it end in a bare ``KeyboardInterrupt``
+    with what it had done unsaid."""
+    try:
+        await step
+    except asyncio.CancelledError:
+        take_interrupt()
+        return True
+    return False
+
+
+async def _close_journal(writer: JournalWriter, interrupted: bool) -> bool:
+    """Write what is left and stop the journal; return whether the run was interrupted
+    (before, or during this).
+
+    The judge calls of the last replies (minutes with a slow judge, every target answered)
+    are awaited, not blocked on, so a Ctrl-C meanwhile is an interrupt like any other: the
+    judgings not started are left to the resume, which judges them from their journaled
+    replies without calling the targets. (Blocked on, the loop saw the Ctrl-C only after
+    the whole queue was judged, and the run then ended in a bare ``KeyboardInterrupt``.)
+    """
+    if not interrupted:
+        interrupted = await _until_interrupted(writer.drained())
+    # Interrupted: replies waiting for a judge stay journaled for the resume, rather than
+    # holding a cancelled run (a CI's grace period) on the judge.
+    writer.close(abandon_judging=interrupted)
+    return interrupted
 
 
 def load_run_folder(

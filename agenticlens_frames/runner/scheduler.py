@@ -37,7 +37,7 @@ from .journal import JournalWriter, now_iso
 from .payload import DEFAULT_MAX_OUTPUT_CHARS, InvalidPayload, canonical_payload, validate_payload
 from .retry import RetryPolicy, TargetFailure, describe_error
 
-__all__ = ["Scheduler", "Target", "VariantPlan", "WorkItem", "final_status"]
+__all__ = ["Scheduler", "Target", "VariantPlan", "WorkItem", "final_status", "take_interrupt"]
 
 
 class Target(Protocol):
@@ -270,9 +270,7 @@ class Scheduler:
         except asyncio.CancelledError:
             # Ctrl-C: stop starting work, cancel what is running, keep what is done.
             self.interrupted = True
-            current = asyncio.current_task()
-            if current is not None:
-                current.uncancel()
+            take_interrupt()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -470,6 +468,18 @@ class Scheduler:
                 "started_at": started_at,
             }
         )
+
+
+def take_interrupt() -> None:
+    """Withdraw the cancellation of the running task that Ctrl-C caused, once the code that
+    caught its ``CancelledError`` has stopped the run: the run then returns what is done.
+
+    Left pending, a task that ends normally still ends cancelled, and ``asyncio.Runner``
+    turns that into a bare ``KeyboardInterrupt`` (the run's result lost).
+    """
+    current = asyncio.current_task()
+    if current is not None:
+        current.uncancel()
 
 
 def _jsonable(value: Any) -> Any:
