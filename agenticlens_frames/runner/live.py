@@ -171,6 +171,8 @@ class LiveRunResult:
     (True, 70, 120)
     >>> rest.calls.columns.tolist()[:5]
     ['variant_id', 'trial', 'case_id', 'call', 'outcome']
+    >>> rest  # doctest: +ELLIPSIS
+    LiveRunResult(complete, attempted=70, remaining=0, calls=120, run_dir='.../run')
     """
 
     run: ExperimentRun
@@ -227,6 +229,17 @@ class LiveRunResult:
                 "judge (judged on resume, not called again)"
             )
         return ", ".join(parts) or "every attempt is done"
+
+    def __repr__(self) -> str:
+        # One line: the generated repr printed the whole ``calls`` frame and every table.
+        state = "interrupted" if self.interrupted else "complete" if self.complete else "partial"
+        stopped = ", stopped early" if (self.stopping or {}).get("stopped_early") else ""
+        folder = f", run_dir={str(self.run_dir)!r}" if self.run_dir is not None else ""
+        return (
+            f"LiveRunResult({state}{stopped}, attempted={self.attempted}, "
+            f"remaining={self.remaining}, calls={0 if self.calls is None else len(self.calls)}"
+            f"{folder})"
+        )
 
 
 # --------------------------------------------------------------------------- ledger
