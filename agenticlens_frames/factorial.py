@@ -25,7 +25,7 @@ import pandas as pd
 from . import stats_factorial as sfac
 from .errors import InputError, check_proportion
 from .frames import ExperimentRun, factor_column, require_run
-from .paired.dimensions import evaluation
+from .paired.dimensions import evaluation, unevaluated_per_variant
 
 __all__ = [
     "CORRECTION_FAMILY",
@@ -234,6 +234,26 @@ def _missing_note(ids: list[str], observed: np.ndarray) -> str:
     )
 
 
+def _left_out_note(run: ExperimentRun, ids: list[str]) -> list[str]:
+    """In words: the failed trials' attempts the outcomes leave out, per variant (none
+    when every trial completed).
+
+    Said in the frame, not only on the page: without it, a reader of the frame or the
+    JSON block cannot tell these effects from ones that count a failed trial as failures
+    (the case matrix's AgenticLens ``pass_rate``), which differ for such a variant.
+    """
+    lost = unevaluated_per_variant(run)
+    order = list(run.manifest.variant_ids)
+    declared = run.manifest.trial_count * len(run.suite.cases)
+    parts = [f"{lost[order.index(v)]} of {v}'s {declared}" for v in ids if lost[order.index(v)]]
+    if not parts:
+        return []
+    return [
+        "The attempts of failed trials are left out of the outcomes, not counted as "
+        f"failures (as in the verdicts): {sfac._join(parts)}."
+    ]
+
+
 def _design_notes(design: sfac.FactorDesign, by_metric: dict[str, list[str]]) -> list[str]:
     """The design's notes, or those of the variants with outcomes when some have none:
     once when every metric lost the same variants (a failed variant), else per metric."""
@@ -304,6 +324,9 @@ def factor_effects(
     >>> dense = fe.set_index(["metric", "term"]).loc[("pass_rate", "retrieval: dense vs bm25")]
     >>> round(float(dense["estimate"]), 4)  # retrieval-dense − baseline, its failed trial left out
     0.1071
+    >>> fe.attrs["design_notes"][-1]  # doctest: +NORMALIZE_WHITESPACE
+    "The attempts of failed trials are left out of the outcomes, not counted as failures
+    (as in the verdicts): 14 of retrieval-dense's 70."
     """
     run = require_run(run, "factor_effects")
     check_proportion(confidence_level, "confidence level", location="confidence_level")
@@ -425,7 +448,7 @@ def factor_effects(
         )
     if lost:
         phrase += f"; no outcome for {sfac._join(sorted(lost))}"
-    design_notes = _design_notes(design, notes)
+    design_notes = _design_notes(design, notes) + _left_out_note(run, ids)
     if cluster:
         # Said, not silently ignored: the verdicts use the clusters, these intervals do not.
         design_notes.append(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -428,3 +429,118 @@ def test_the_forest_says_its_intervals_are_not_adjusted() -> None:
     run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
     fig = viz.factor_effects_forest(analyze(run, frontier_resamples=0))
     assert fig.layout.title.subtitle.text.startswith("intervals per term, not adjusted")
+
+
+def _lost_trial_factorial(folder, *, lose: bool):
+    """A recorded 2 × 2 (model × prompt), 4 trials of 20 cases; with ``lose``, l-2's last
+    trial is lost (a failed trial, as retrieval-dense's in the bundled example). Returns
+    the run and the (trials × cases) pass arrays that were recorded."""
+    rng = np.random.default_rng(11)
+    difficulty = rng.normal(0, 0.2, 20)
+    cells = {("s", "1"): 0.35, ("l", "1"): 0.55, ("s", "2"): 0.5, ("l", "2"): 0.8}
+    outcomes = {}
+    for (model, prompt), p in cells.items():
+        passed = rng.random((4, 20)) < np.clip(p + difficulty, 0.02, 0.98)
+        if lose and (model, prompt) == ("l", "2"):
+            passed = passed[:3]
+        outcomes[f"{model}-{prompt}"] = ({"model": model, "prompt": prompt}, passed)
+    return _recorded_experiment(folder, outcomes), {k: v[1] for k, v in outcomes.items()}
+
+
+def _hand_contrasts(rate: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per case: the 2 × 2's main effects (averaged over the other factor) and interaction."""
+    return {
+        "model: l vs s": (rate["l-1"] + rate["l-2"] - rate["s-1"] - rate["s-2"]) / 2,
+        "prompt: 2 vs 1": (rate["s-2"] + rate["l-2"] - rate["s-1"] - rate["l-1"]) / 2,
+        "model × prompt: l & 2": rate["l-2"] - rate["l-1"] - rate["s-2"] + rate["s-1"],
+    }
+
+
+def test_a_failed_trial_is_left_out_of_the_estimate_and_said(tmp_path) -> None:
+    """The point estimate is over the evaluated attempts (a lost trial left out, as in the
+    verdicts), and a case bootstrap of those same per-case values centres on it. Counting
+    the lost trial as failures would move the estimate by several points; the frame now
+    also says, per variant, which attempts were left out."""
+    run, recorded = _lost_trial_factorial(tmp_path, lose=True)
+    fe = factor_effects(run)
+    assert fe.attrs["design"].startswith("full factorial")  # the per-case contrasts path
+    pr = fe[fe["metric"] == "pass_rate"].set_index("term")
+    # Independent: each case's mean over the trials that were recorded.
+    evaluated = _hand_contrasts({v: p.mean(axis=0) for v, p in recorded.items()})
+    as_failures = _hand_contrasts(
+        {v: np.vstack([p, np.zeros((4 - len(p), 20))]).mean(axis=0) for v, p in recorded.items()}
+    )
+    rng = np.random.default_rng(0)
+    draws = rng.integers(0, 20, (4000, 20))  # naive case bootstrap, one loop per resample
+    for term, per_case in evaluated.items():
+        assert pr.loc[term, "estimate"] == pytest.approx(per_case.mean(), abs=1e-12)
+        assert abs(as_failures[term].mean() - per_case.mean()) > 0.03  # the test can tell
+        boot = np.array([per_case[idx].mean() for idx in draws])
+        assert boot.mean() == pytest.approx(pr.loc[term, "estimate"], abs=0.005)
+        centre = (pr.loc[term, "ci_low"] + pr.loc[term, "ci_high"]) / 2
+        assert centre == pytest.approx(pr.loc[term, "estimate"], abs=1e-12)
+    assert fe.attrs["design_notes"][-1] == (
+        "The attempts of failed trials are left out of the outcomes, not counted as "
+        "failures (as in the verdicts): 20 of l-2's 80."
+    )
+
+
+def test_without_a_failed_trial_nothing_is_left_out_or_said(tmp_path) -> None:
+    run, recorded = _lost_trial_factorial(tmp_path, lose=False)
+    fe = factor_effects(run)
+    pr = fe[fe["metric"] == "pass_rate"].set_index("term")
+    for term, per_case in _hand_contrasts({v: p.mean(axis=0) for v, p in recorded.items()}).items():
+        assert pr.loc[term, "estimate"] == pytest.approx(per_case.mean(), abs=1e-12)
+    assert not any("failed trials" in n for n in fe.attrs["design_notes"])
+
+
+def test_a_lost_trial_in_an_incomplete_design_matches_statsmodels(tmp_path) -> None:
+    """The case-fixed-effects path on make_synthetic's design (model medium, prompt v2 and
+    retrieval dense move together in v03) with v01's second trial lost: the estimates are
+    statsmodels OLS with explicit case and term dummies on the evaluated attempts, and a
+    naive case bootstrap of that OLS centres on them."""
+    sm = pytest.importorskip("statsmodels.api", reason="test extra")
+    from agenticlens_frames.testing import make_synthetic
+
+    folder = make_synthetic(tmp_path, variants=4, trials=3, cases=20, seed=3)
+    path = folder / "trials" / "v01.json"
+    recorded = json.loads(path.read_text())
+    recorded["trials"] = recorded["trials"][:1] + recorded["trials"][2:]
+    path.write_text(json.dumps(recorded))
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    fe = factor_effects(run)
+    assert fe.attrs["design_notes"][-1].endswith("20 of v01's 60.")
+    att = run.attempts[run.attempts["status"] != "trial_failed"]
+    assert len(att) == 4 * 3 * 20 - 20
+    levels = run.variants.set_index(run.variants["variant_id"].astype(str))
+    for metric, column in [("pass_rate", "passed"), ("score", "score")]:
+        rate = att.groupby(["case_id", "variant_id"], observed=True)[column].mean()
+        long = rate.astype(float).rename("y").reset_index()
+        vid = long["variant_id"].astype(str)
+        # The fitted columns: every main effect (v03's confounded ones pinv-resolved) and no
+        # interaction (none is estimable here).
+        terms = fe[(fe["metric"] == metric) & (fe["kind"] == "main")]
+        x = pd.get_dummies(long["case_id"].astype(str), dtype=float)
+        for _, t in terms.iterrows():
+            x[t["term"]] = (vid.map(levels[f"factor_{t['factor']}"]) == t["level"]).astype(float)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # rank-deficient on purpose: estimable terms only
+            ols = sm.OLS(long["y"].to_numpy(float), x).fit().params
+        est = fe[(fe["metric"] == metric) & fe["estimable"]].set_index("term")["estimate"]
+        assert list(est.index) == ["model: small vs large", "prompt: v2 vs v1"]
+        np.testing.assert_allclose(est, ols[est.index], atol=1e-12)
+        # Naive case bootstrap of the same regression on the same per-case values.
+        cases = long["case_id"].astype(str).to_numpy()
+        ids = sorted(set(cases))
+        rng = np.random.default_rng(1)
+        boot = []
+        for _ in range(1000):
+            drawn = rng.choice(ids, len(ids))
+            rows = np.concatenate([np.flatnonzero(cases == c) for c in drawn])
+            xb = np.column_stack(
+                [np.repeat(np.eye(len(drawn)), [np.sum(cases == c) for c in drawn], axis=0),
+                 x[list(terms["term"])].to_numpy()[rows]]
+            )  # fmt: skip
+            beta = np.linalg.lstsq(xb, long["y"].to_numpy(float)[rows], rcond=None)[0]
+            boot.append(pd.Series(beta[len(drawn) :], index=list(terms["term"]))[est.index])
+        np.testing.assert_allclose(np.mean(boot, axis=0), est, atol=0.005)
