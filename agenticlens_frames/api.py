@@ -1707,9 +1707,12 @@ class Comparator:
         if remaining := getattr(results, "remaining", 0):
             # A bounded run (max_attempts) reads like a finished one otherwise.
             cases = getattr(results, "remaining_cases", 0)
+            live = getattr(results, "live", None)
+            # Replies awaiting a judge are not to be called again: said apart, as the CLI.
+            left = live.remaining_text if live is not None else f"{remaining} attempt(s)"
             lines.append(
-                f"Incomplete: {remaining} attempt(s) remaining"
-                + (f" over {cases} input(s)" if cases else "")
+                f"Incomplete: {left}"
+                + (f"; {cases} input(s) unfinished" if cases else "")
                 + " (run again with the same run_id to finish); the numbers below are over "
                 "the finished trials only."
             )

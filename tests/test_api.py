@@ -766,7 +766,9 @@ def test_the_summary_of_a_bounded_run_says_it_is_incomplete(tmp_path):
         experiment, lambda v: str.upper, tracker=tracker, run_id="r", max_attempts=3,
         progress=False,
     )  # fmt: skip
-    assert "Incomplete: 1 attempt(s) remaining over 1 input(s)" in Comparator().summary(partial)
+    assert "Incomplete: 1 attempt(s) still to call; 1 input(s) unfinished" in Comparator().summary(
+        partial
+    )
     # The spec's "how many cases remain": 2 variants x 2 inputs, 3 done, so one input open.
     assert (partial.remaining, partial.remaining_cases) == (1, 1)
     assert "1 attempt(s) of 1 input(s) remaining" in repr(partial)

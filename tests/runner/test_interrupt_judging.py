@@ -39,7 +39,7 @@ API_ATTEMPTS = 2 * 10
 #: slow judge of tests/judge_fakes.py; prints what the run returned.
 API_SCRIPT = """
 import json, sys
-from agenticlens_frames import Experiment, Variant
+from agenticlens_frames import Comparator, Experiment, Variant
 from agenticlens_frames.api import run
 from tests.judge_fakes import slow_registry
 
@@ -62,7 +62,8 @@ result = run(experiment, Agent, run_dir=sys.argv[1], evaluators=slow_registry(),
              concurrency=2, progress=False)
 live = result.live
 print(json.dumps({"interrupted": live.interrupted, "remaining": live.remaining,
-                  "awaiting_judge": live.awaiting_judge, "text": live.remaining_text}))
+                  "awaiting_judge": live.awaiting_judge, "text": live.remaining_text,
+                  "summary": Comparator().summary(result)}))
 """
 
 
@@ -159,6 +160,8 @@ def test_ctrl_c_during_the_final_judge_drain_of_a_python_api_run(tmp_path):
             f"{awaiting} attempt(s) answered and awaiting a judge "
             "(judged on resume, not called again)"
         )
+        # The Comparator's summary says the same (it counted them as "remaining")
+        assert f"Incomplete: {summary['text']}" in summary["summary"]
     process = _api_session(run_dir, {**env, SLOW_JUDGE_SECONDS: "0"})
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, err
