@@ -32,6 +32,7 @@ import numpy as np
 
 __all__ = [
     "brentq",
+    "f_sf",
     "nct_cdf",
     "nct_sf",
     "norm_cdf",
@@ -108,6 +109,26 @@ def t_sf(x: Any, df: Any) -> Any:
 
     return _evaluate(
         lambda x, df: stdtr(df, np.negative(x)), lambda x, df: _stats().t.sf(x, df), (x, df), df=1
+    )
+
+
+def f_sf(x: Any, dfn: Any, dfd: Any) -> Any:
+    """``scipy.stats.f.sf(x, dfn, dfd)``: ``fdtrc(dfn, dfd, x)`` (a non-positive ``dfd``
+    gives NaN from the special function, as from scipy.stats).
+
+    Examples
+    --------
+    >>> import scipy.stats
+    >>> f_sf(3.5, 2, 18) == float(scipy.stats.f.sf(3.5, 2, 18))
+    True
+    """
+    from scipy.special import fdtrc
+
+    return _evaluate(
+        lambda x, dfn, dfd: fdtrc(dfn, dfd, x),
+        lambda x, dfn, dfd: _stats().f.sf(x, dfn, dfd),
+        (x, dfn, dfd),
+        df=1,
     )
 
 

@@ -8,7 +8,7 @@ the variants' factors, and returns one row per metric and term (main effect of e
 non-baseline level, two-factor interaction of each pair of non-baseline levels) with an
 interval, a p-value and the p-value adjusted by the declared correction over the
 estimable terms of the metric (a family of its own, not the verdicts'). A balanced full
-factorial uses per-case contrasts checked against ``pingouin.rm_anova``; any other design
+factorial uses per-case contrasts, with the repeated-measures ANOVA F beside them; any other design
 uses OLS with case fixed effects and cluster-robust (CR1) errors by case. The frame's
 ``attrs`` say, in words, which terms the design cannot estimate. The estimators live in
 :mod:`agenticlens_frames.stats_factorial`.
@@ -16,7 +16,6 @@ uses OLS with case fixed effects and cluster-robust (CR1) errors by case. The fr
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -116,47 +115,31 @@ def _outcomes(run: ExperimentRun, ids: list[str], metric: str) -> np.ndarray:
 
 
 def _anova(y: np.ndarray, table: np.ndarray, design: sfac.FactorDesign) -> dict[tuple, tuple]:
-    """pingouin's repeated-measures ANOVA F and p per effect (factor pairs, or one factor)."""
-    import pingouin  # lazily: slow to import
-
+    """Repeated-measures ANOVA F and p per effect (factor pairs, or one factor) of a
+    balanced full factorial: :func:`~agenticlens_frames.stats_factorial.repeated_measures_anova`
+    of the per-case cell means. (It was pingouin's ``rm_anova``, whose import cost every
+    such analysis over a second; the tests still check the numbers against it.)"""
     names = list(design.factors)
-    long = pd.DataFrame(
-        {
-            "case": np.repeat(np.arange(y.shape[0]), y.shape[1]),
-            "y": y.ravel(),
-            **{n: np.tile(table[:, j], y.shape[0]) for j, n in enumerate(names)},
-        }
-    )
     out: dict[tuple, tuple] = {}
     groups: list[tuple[str, ...]] = [(names[0],)] if len(names) == 1 else _pairs(names)
     for group in groups:
         # Averaging over the other factors first gives the same F as the full-design ANOVA
         # for these effects (each effect's error term is its own effect × case interaction).
-        cell = long.groupby(["case", *group], as_index=False)["y"].mean()
-        # A term with no variation across cases gives 0/0: NaN F, not a warning.
-        # Only F and the uncorrected p are used: no sphericity test (it divides by zero
-        # with few cases), and a degenerate table leaves the ANOVA columns NaN.
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            # pingouin 0.5's one-way table calls DataFrame.dropna(inplace=True), which
-            # pandas 3.1 deprecates: under a user's `-W error` (a test suite) that
-            # warning ended analyze(). Ours to keep quiet: nothing the user can change.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            try:
-                table_ = pingouin.rm_anova(
-                    data=cell, dv="y", within=list(group), subject="case", correction=False
-                )
-            except (ValueError, ZeroDivisionError, np.linalg.LinAlgError):
-                continue
-        if "F" not in table_:
-            # pingouin leaves F out when the outcome does not vary at all (every cell
-            # the same): no F to check against, as for the failures above.
-            continue
-        for _, row in table_.iterrows():
-            source = str(row["Source"])
-            key = tuple(s.strip() for s in source.split("*"))
-            p_column = "p_unc" if "p_unc" in table_ else "p-unc"
-            out.setdefault(key, (float(row["F"]), float(row[p_column])))
+        codes = []
+        for name in group:
+            column = table[:, names.index(name)]
+            codes.append(np.unique(column, return_inverse=True)[1].ravel())
+        shape = tuple(int(c.max()) + 1 for c in codes)
+        cells = np.zeros((y.shape[0], *shape))
+        count = np.zeros(shape)
+        for v in range(y.shape[1]):
+            at = tuple(int(c[v]) for c in codes)
+            cells[(slice(None), *at)] += y[:, v]
+            count[at] += 1
+        result = sfac.repeated_measures_anova(cells / count)
+        effects = {"A": (group[0],), "B": group[1:], "AB": group}
+        for effect, f_p in result.items():
+            out.setdefault(effects[effect], f_p)
     return out
 
 
@@ -385,7 +368,7 @@ def factor_effects(
                 y[have], x, case_idx, confidence_level=confidence_level
             )
         weights = _contrast_weights(mdesign, levels, balanced, observed | ~observed.any())
-        methods.add(est.method + (" (checked against pingouin.rm_anova)" if balanced else ""))
+        methods.add(est.method + (" (with the repeated-measures ANOVA F)" if balanced else ""))
         k = 0
         confounded = mdesign.confounded()
         for t in mdesign.terms:

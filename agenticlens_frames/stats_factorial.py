@@ -20,8 +20,8 @@ Two estimators:
   over cases (df = cases − 1). An interaction is the per-case difference of differences
   of the two-factor cell means. For two-level factors :math:`t^2` is exactly the
   repeated-measures ANOVA :math:`F` (Maxwell & Delaney, *Designing Experiments and
-  Analyzing Data*, ch. 12), which the frame-level code checks against
-  ``pingouin.rm_anova``.
+  Analyzing Data*, ch. 12), which the frame-level code reports beside it
+  (:func:`repeated_measures_anova`; the tests check it against ``pingouin.rm_anova``).
 * **Any other design**: :func:`case_fixed_effects_ols`, the linear model
   :math:`y_{cv} = \alpha_c + x_v^\top\beta + \varepsilon_{cv}` with case fixed effects
   (the within transformation) and CR1 cluster-robust standard errors by case,
@@ -34,6 +34,7 @@ Two estimators:
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -48,6 +49,7 @@ __all__ = [
     "design_terms",
     "factorial_contrasts",
     "is_full_factorial",
+    "repeated_measures_anova",
 ]
 
 _TOL = 1e-9
@@ -508,3 +510,78 @@ def case_fixed_effects_ols(
     df = np.full(k, float(g - 1))
     t, p, low, high = _t_inference(beta, se, df, confidence_level)
     return TermEstimate(beta, se, t, df, p, low, high, g, method)
+
+
+def repeated_measures_anova(cells: ArrayLike) -> dict[str, tuple[float, float]]:
+    r"""Repeated-measures ANOVA :math:`F` and uncorrected p of a one- or two-factor
+    within-case design, one value per case and cell.
+
+    Each effect is tested against its own interaction with the cases (the textbook
+    error terms; no sphericity correction): for factors A (:math:`a` levels) and B
+    (:math:`b`) over :math:`n` cases, :math:`SS_A = nb\sum_i(\bar y_{i\cdot\cdot} -
+    \bar y)^2` against :math:`SS_{A\times S} = b\sum_{s,i}(\bar y_{is\cdot} - \bar
+    y_{i\cdot\cdot} - \bar y_{\cdot\cdot s} + \bar y)^2` with :math:`(a-1)` and
+    :math:`(a-1)(n-1)` degrees of freedom, likewise B, and the A × B interaction against
+    the three-way residual with :math:`(a-1)(b-1)(n-1)`. A 0 / 0 ratio (the outcome does
+    not vary) is NaN.
+
+    Parameters
+    ----------
+    cells
+        Shape (cases, a) for one factor or (cases, a, b) for two, no missing value.
+
+    Returns
+    -------
+    dict
+        ``{"A": (F, p)}``, or ``{"A": …, "B": …, "AB": …}`` for two factors.
+
+    Examples
+    --------
+    Two levels: F is the square of the paired t of the differences (0.6, 0.5, 0.3, 0.6:
+    mean 0.5, standard error 0.1 / √2, t = 7.07).
+
+    >>> y = [[0.0, 0.6], [0.2, 0.7], [0.1, 0.4], [0.3, 0.9]]
+    >>> f, p = repeated_measures_anova(y)["A"]
+    >>> round(f, 6), round(p, 4)
+    (50.0, 0.0058)
+    """
+    from ._distributions import f_sf  # scipy.stats' numbers, not its import time
+
+    y = np.asarray(cells, dtype=float)
+    if y.ndim not in (2, 3) or len(y) < 2:
+        raise ValueError("cells must be (cases, a) or (cases, a, b) with two or more cases")
+    if y.ndim == 2:
+        y = y[:, :, None]
+    n, a, b = y.shape
+    grand = y.mean()
+    by_a, by_b = y.mean(axis=(0, 2)), y.mean(axis=(0, 1))
+    by_case = y.mean(axis=(1, 2))
+    case_a, case_b, a_b = y.mean(axis=2), y.mean(axis=1), y.mean(axis=0)
+
+    def test(ss: float, df: int, ss_error: float, df_error: int) -> tuple[float, float]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f = np.float64(ss / df) / np.float64(ss_error / df_error)
+        return float(f), float(f_sf(f, df, df_error)) if np.isfinite(f) else math.nan
+
+    out = {}
+    resid_a = case_a - by_a - by_case[:, None] + grand
+    out["A"] = test(
+        n * b * float(((by_a - grand) ** 2).sum()), a - 1,
+        b * float((resid_a**2).sum()), (a - 1) * (n - 1),
+    )  # fmt: skip
+    if b > 1:
+        resid_b = case_b - by_b - by_case[:, None] + grand
+        out["B"] = test(
+            n * a * float(((by_b - grand) ** 2).sum()), b - 1,
+            a * float((resid_b**2).sum()), (b - 1) * (n - 1),
+        )  # fmt: skip
+        inter = a_b - by_a[:, None] - by_b[None, :] + grand
+        resid = (
+            y - a_b[None] - case_a[:, :, None] - case_b[:, None, :]
+            + by_a[None, :, None] + by_b[None, None, :] + by_case[:, None, None] - grand
+        )  # fmt: skip
+        out["AB"] = test(
+            n * float((inter**2).sum()), (a - 1) * (b - 1),
+            float((resid**2).sum()), (a - 1) * (b - 1) * (n - 1),
+        )  # fmt: skip
+    return out

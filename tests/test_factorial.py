@@ -319,7 +319,7 @@ def test_factor_effects_pass_under_warnings_as_errors(tmp_path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fe = factor_effects(run)
-    assert fe.attrs["method"].endswith("(checked against pingouin.rm_anova)")
+    assert fe.attrs["method"].endswith("(with the repeated-measures ANOVA F)")
     assert fe["anova_f"].notna().all()
 
 

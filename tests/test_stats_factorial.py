@@ -178,3 +178,35 @@ def test_a_main_effect_another_is_confounded_with_is_named() -> None:
     two = [[m, r] for m, _, r in levels]
     full = sfac.design_terms(two, ["model", "r"], ["v0", "v1", "v2", "v3"], 0)
     assert full.confounded() == {}
+
+
+@pytest.mark.parametrize(("shape", "seed"), [((12, 3), 0), ((9, 2, 3), 1), ((20, 2, 2), 2)])
+def test_repeated_measures_anova_equals_pingouin(shape: tuple[int, ...], seed: int) -> None:
+    pingouin = pytest.importorskip("pingouin", reason="pingouin comes with the test extra")
+    rng = np.random.default_rng(seed)
+    n = shape[0]
+    # a case effect and noise, so every F is finite and moderate
+    y = rng.normal(0, 1, (n,) + (1,) * (len(shape) - 1)) + rng.normal(0, 0.7, shape)
+    got = sfac.repeated_measures_anova(y)
+    index = np.indices(y.shape).reshape(y.ndim, -1)
+    long = pd.DataFrame({"case": index[0], "A": index[1], "y": y.ravel()})
+    within = ["A"]
+    if y.ndim == 3:
+        long["B"] = index[2]
+        within.append("B")
+    aov = pingouin.rm_anova(
+        data=long, dv="y", within=within, subject="case", correction=False
+    ).set_index("Source")
+    p_col = "p_unc" if "p_unc" in aov else "p-unc"
+    names = {"A": "A", "B": "B", "AB": "A * B"}
+    assert set(got) == ({"A"} if y.ndim == 2 else {"A", "B", "AB"})
+    for effect, (f, p) in got.items():
+        assert f == pytest.approx(aov.loc[names[effect], "F"], rel=1e-9), effect
+        assert p == pytest.approx(aov.loc[names[effect], p_col], rel=1e-7), effect
+
+
+def test_repeated_measures_anova_of_a_constant_outcome_is_nan() -> None:
+    f, p = sfac.repeated_measures_anova(np.ones((5, 3)))["A"]
+    assert np.isnan(f) and np.isnan(p)
+    with pytest.raises(ValueError, match="two or more cases"):
+        sfac.repeated_measures_anova(np.ones((1, 3)))
