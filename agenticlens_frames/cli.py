@@ -11,7 +11,8 @@ Exit codes
    comparison under the declared correction; with ``--regression-rule compat``,
    AgenticLens's rule (case pass rate or mean score down by more than the threshold,
    relative to the baseline's)
-5  ``--noninferiority-margin`` (or the manifest's) and a candidate failed the gate
+5  ``--noninferiority-margin`` / ``--noninferiority`` (or the manifest's) and a candidate
+   failed a non-inferiority gate
 6  ``--max-attempts`` stopped the run with attempts left: run again with ``--run-dir``
 7  the run's process ended without finishing (a target or evaluator called ``os._exit``,
    or it was killed) and could not be resumed; what finished is kept in ``--run-dir``
@@ -25,6 +26,7 @@ import contextlib
 import dataclasses
 import functools
 import inspect
+import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -152,6 +154,54 @@ PairedMethodOpt = typer.Option(
     help="Interval and test of the paired comparisons (default t).",
     case_sensitive=False,
 )
+
+
+def _gate_pairs(values: list[str] | None) -> list[tuple[str, float]]:
+    """``--noninferiority DIMENSION=MARGIN`` values as (dimension, margin) pairs; a usage
+    error (exit 2) names an unknown dimension (listing them), a margin that is not a
+    number >= 0, or a dimension given twice.
+
+    Examples
+    --------
+    >>> _gate_pairs(["quality=0.02", "latency=200"])
+    [('quality', 0.02), ('latency', 200.0)]
+    >>> try:
+    ...     _gate_pairs(["latncy=200"])
+    ... except typer.BadParameter as refused:
+    ...     print(refused)
+    unknown dimension 'latncy' in 'latncy=200'; the dimensions are quality, safety, \
+reliability, latency, cost
+    """
+    from .formats.comparisons import DIMENSIONS  # here: --help loads no YAML reader
+
+    out: list[tuple[str, float]] = []
+    for value in values or ():
+        dimension, sep, text = (part.strip() for part in value.partition("="))
+        if not sep:
+            raise typer.BadParameter(f"expected DIMENSION=MARGIN (e.g. latency=200), got {value!r}")
+        if dimension not in DIMENSIONS:
+            raise typer.BadParameter(
+                f"unknown dimension {dimension!r} in {value!r}; the dimensions are "
+                + ", ".join(DIMENSIONS)
+            )
+        try:
+            margin = float(text)
+        except ValueError:
+            margin = math.nan
+        if not (math.isfinite(margin) and margin >= 0):
+            raise typer.BadParameter(
+                f"the margin in {value!r} must be a number >= 0, in the dimension's unit "
+                "(quality 0.02 = 2 pp, latency in ms, cost in USD)"
+            )
+        if any(dimension == seen for seen, _ in out):
+            raise typer.BadParameter(f"{dimension} is given twice; give each dimension one margin")
+        out.append((dimension, margin))
+    return out
+
+
+def _check_gates(values: list[str] | None) -> list[str] | None:
+    _gate_pairs(values)  # refused at parse time, before any work
+    return values
 
 
 SummaryOpt = typer.Option(
@@ -409,6 +459,15 @@ def experiment_run(
         help="Exit with status 5 unless every candidate is no worse than the baseline by "
         "more than this (quality, one-sided at --alpha).",
     ),
+    noninferiority: list[str] | None = typer.Option(
+        None,
+        "--noninferiority",
+        metavar="DIMENSION=MARGIN",
+        callback=_check_gates,
+        help="A non-inferiority gate on any dimension, in its unit (quality=0.02 is 2 pp, "
+        "latency=200 ms, cost=0.001 USD per attempt); repeat it for several, every one must "
+        "pass or exit 5. With --noninferiority-margin, that is the quality gate.",
+    ),
     allow_large: bool = typer.Option(
         False, "--allow-large", help="Lift the paired-comparison guard rails (8/8/20 000)."
     ),
@@ -524,6 +583,7 @@ def experiment_run(
                 method=None if paired_method is None else str(paired_method.value),
                 cluster=cluster,
                 noninferiority_margin=noninferiority_margin,
+                noninferiority=_gate_pairs(noninferiority),
                 allow_large=allow_large,
                 known_evaluators=tuple(registry or ()),
             )
@@ -836,28 +896,20 @@ def _gates(analysis: Any, fail_on_regression: bool, *, rule: str = "case") -> li
                 f"{analysis.regression_threshold:.0%} of the baseline's.",
             )
         )
-    from .paired import noninferiority_failures
+    from .paired import gate_statement
 
     gate = analysis.paired_frames.get("noninferiority")
     if gate is None:
         return [_with_margin_hint(g) for g in gates]
-    failed = noninferiority_failures(gate)
-    # Each candidate with its bound and margin (the gate's reason), not the names alone.
-    rows = gate.loc[~gate["passed"].astype(bool)] if failed else gate
-    reasons = tuple(
-        f"{c} ({d}): {r}"
-        for c, d, r in zip(
-            rows["candidate_variant_id"], rows["dimension"], rows["reason"], strict=True
-        )
+    # Each (candidate, dimension) with its bound beside the margin, in the dimension's unit
+    # (pp, ms, USD), not the names alone: the failed ones, or every one on a pass.
+    passed, headline, details = gate_statement(
+        gate, analysis.paired_frames.get("paired_comparisons")
     )
-    if failed:
-        return [
-            *gates,
-            GateOutcome(
-                EXIT_NONINFERIORITY, f"Non-inferiority gate failed: {', '.join(failed)}", reasons
-            ),
-        ]
-    return [*gates, GateOutcome(EXIT_OK, "Non-inferiority gate passed:", reasons)]
+    return [
+        *gates,
+        GateOutcome(EXIT_OK if passed else EXIT_NONINFERIORITY, headline, tuple(details)),
+    ]
 
 
 #: After a passed regression gate whose comparisons could have missed a change, and no

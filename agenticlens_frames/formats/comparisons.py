@@ -20,6 +20,8 @@ but ``correction`` is optional)::
         latency: latency_ms
         cost: cost_usd
       noninferiority: {margin: 0.02, dimension: quality}
+      # or several gates, each in its dimension's unit (every one must pass):
+      # noninferiority: [{margin: 0.02, dimension: quality}, {margin: 200, dimension: latency}]
       power: 0.8
       resamples: 9999
       seed: 0
@@ -208,6 +210,8 @@ def read_comparisons(
                 source.fail(at, "missing required key 'margin'")
             put("margin", to_float, field="noninferiority_margin", mapping=value, at=at)
             put("dimension", to_str, field="noninferiority_dimension", mapping=value, at=at)
+        elif isinstance(value, list):
+            out["noninferiority"] = _read_gates(source, value, (*where, "noninferiority"), check)
         elif value is not None:
             put("noninferiority", to_float, field="noninferiority_margin")
     if "limits" in raw:
@@ -226,3 +230,39 @@ def read_comparisons(
     put("resamples", to_int)
     put("seed", to_int)
     return out
+
+
+def _read_gates(
+    source: Source, items: list[Any], at: tuple[str | int, ...], check: Check
+) -> tuple[tuple[str, float], ...]:
+    """The list form of ``noninferiority:``: one ``{margin, dimension}`` mapping per gate,
+    each read as the single mapping is, as ``(dimension, margin)`` pairs.
+
+    A dimension may gate once (two margins for it would leave one of them unread).
+    """
+    if not items:
+        source.fail(at, "expected at least one gate", "write [{margin: 0.02, dimension: quality}]")
+    gates: list[tuple[str, float]] = []
+    for index, item in enumerate(items):
+        here = (*at, index)
+        if not isinstance(item, dict):
+            source.fail(here, f"expected a mapping {{margin, dimension}}, got {describe(item)}")
+        source.check_keys(item, _NONINFERIORITY_KEYS, here)
+        margin = source.take(
+            item, "margin", here, lambda v: check("noninferiority_margin", to_float(v))
+        )
+        dimension = source.take(
+            item,
+            "dimension",
+            here,
+            lambda v: check("noninferiority_dimension", to_str(v)),
+            default="quality",
+        )
+        if any(dimension == seen for seen, _ in gates):
+            source.fail(
+                (*here, "dimension"),
+                f"{dimension!r} already has a gate",
+                "give each dimension one margin",
+            )
+        gates.append((dimension, margin))
+    return tuple(gates)

@@ -31,7 +31,14 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
         paired_analysis,
         paired_comparisons,
     )
-    from .gate import GATE_COLUMNS, gate_passed, noninferiority_failures, noninferiority_gate
+    from .gate import (
+        GATE_COLUMNS,
+        gate_details,
+        gate_passed,
+        gate_statement,
+        noninferiority_failures,
+        noninferiority_gate,
+    )
     from .lock import (
         check_saved_report,
         check_unchanged,
@@ -88,7 +95,9 @@ _LAZY = {
     "default_evaluators": ".settings",
     "enforce_lock": ".lock",
     "evaluator_plan": ".settings",
+    "gate_details": ".gate",
     "gate_passed": ".gate",
+    "gate_statement": ".gate",
     "method_names": ".._choices",
     "minimum_detectable_effect": ".planning",
     "noise_floor": ".case_level",

@@ -347,11 +347,10 @@ def paired_analysis(
         unevaluated=unevaluated,
         candidates=[ids[c] for c in candidates],
     )
-    if config.noninferiority_margin is not None:
+    if config.gates:
         result.noninferiority = noninferiority_gate(
             frame,
-            margin=config.noninferiority_margin,
-            dimension=config.noninferiority_dimension,
+            margin=dict(config.gates),
             alpha=config.alpha,
             candidates=result.candidates,
         )

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
 from .. import stats_paired
 from ..errors import InputError, check_proportion
+from ..formats._io import Invalid
 from ..stats_paired import sps  # scipy.stats, imported on first use
 from .dimensions import BOUNDED_UNITS
+from .settings import check_setting
 
-__all__ = ["GATE_COLUMNS", "gate_passed", "noninferiority_failures", "noninferiority_gate"]
+__all__ = [
+    "GATE_COLUMNS",
+    "gate_details",
+    "gate_passed",
+    "gate_statement",
+    "noninferiority_failures",
+    "noninferiority_gate",
+]
 
 GATE_COLUMNS = [
     "candidate_variant_id",
@@ -33,7 +42,7 @@ GATE_COLUMNS = [
 def noninferiority_gate(
     comparisons: pd.DataFrame,
     *,
-    margin: float,
+    margin: float | Mapping[str, float] | Sequence[tuple[str, float]],
     dimension: str = "quality",
     alpha: float = 0.05,
     candidates: Sequence[str] | None = None,
@@ -53,16 +62,20 @@ def noninferiority_gate(
     zero-width interval fails. ``bound_method`` names the bound. A candidate with no
     comparable row fails. Each candidate is its own decision; requiring
     all of them to pass (:func:`gate_passed`) is an intersection-union test and needs no
-    multiplicity correction.
+    multiplicity correction. Several gates (``margin={"quality": 0.02, "latency": 200}``)
+    are one more intersection: every (dimension, candidate) must pass, each at level α,
+    and the chance of passing a candidate worse than a margin on any gate stays ≤ α.
 
     Parameters
     ----------
     comparisons
         From :func:`paired_comparisons`.
     margin
-        δ ≥ 0, in the evaluator's units (0.02 = two percentage points of pass rate).
+        δ ≥ 0, in the evaluator's units (0.02 = two percentage points of pass rate); or
+        several gates, ``{dimension: δ}`` or ``(dimension, δ)`` pairs (``dimension`` is
+        then not read).
     dimension
-        Which dimension gates.
+        Which dimension gates (with a single margin).
     alpha
         One-sided level.
     candidates
@@ -71,7 +84,8 @@ def noninferiority_gate(
     Returns
     -------
     pandas.DataFrame
-        :data:`GATE_COLUMNS`; ``attrs["passed"]`` is True when every candidate passed.
+        :data:`GATE_COLUMNS`, one row per (dimension, candidate); ``attrs["passed"]`` is
+        True when every row passed.
 
     Examples
     --------
@@ -82,6 +96,12 @@ def noninferiority_gate(
     >>> gate = noninferiority_gate(frame, margin=0.02)
     >>> round(float(gate.loc[0, "bound"]), 4), bool(gate.loc[0, "passed"])
     (-0.0183, True)
+    >>> latency = frame.assign(dimension="latency", evaluator="latency_ms",
+    ...     higher_is_better=False, unit="ms", mean_difference=150.0, standard_error=20.0)
+    >>> both = noninferiority_gate(pd.concat([frame, latency]),
+    ...                            margin={"quality": 0.02, "latency": 200})
+    >>> both[["dimension", "passed"]].values.tolist(), both.attrs["passed"]
+    ([['quality', True], ['latency', True]], True)
     """
     if not isinstance(comparisons, pd.DataFrame):
         # A run passed here (the gate reads paired rows, not attempts) failed with
@@ -93,6 +113,27 @@ def noninferiority_gate(
             hint="pass paired_comparisons(run, correction=...), or declare "
             "noninferiority_margin there and read its attrs['noninferiority']",
         )
+    if isinstance(margin, (Mapping, Sequence)) and not isinstance(margin, str):
+        try:
+            gates = check_setting("noninferiority", margin)
+        except Invalid as exc:
+            raise InputError(exc.message, location="margin", hint=exc.hint) from None
+        if not gates:
+            raise InputError("no gate given", location="margin", hint="pass {'quality': 0.02}")
+        if len(gates) == 1:
+            ((dimension, margin),) = gates
+            return noninferiority_gate(
+                comparisons, margin=margin, dimension=dimension, alpha=alpha, candidates=candidates
+            )
+        parts = [
+            noninferiority_gate(
+                comparisons, margin=m, dimension=d, alpha=alpha, candidates=candidates
+            )
+            for d, m in gates
+        ]
+        gate = pd.concat(parts, ignore_index=True)
+        gate.attrs["passed"] = all(part.attrs["passed"] for part in parts)
+        return gate
     if not margin >= 0:
         raise InputError(f"the margin must be >= 0, got {margin!r}", location="margin")
     check_proportion(alpha, "alpha", location="alpha")
@@ -213,7 +254,8 @@ def gate_passed(gate: pd.DataFrame) -> bool:
 
 
 def noninferiority_failures(gate: pd.DataFrame | None) -> list[str] | None:
-    """Candidates that failed the gate (None when no gate was set), for exit status 5.
+    """Candidates that failed the gate (None when no gate was set), for exit status 5;
+    with gates on several dimensions, ``candidate (dimension)`` for each failed pair.
 
     Examples
     --------
@@ -222,7 +264,93 @@ def noninferiority_failures(gate: pd.DataFrame | None) -> list[str] | None:
     >>> noninferiority_failures(pd.DataFrame({"candidate_variant_id": ["b", "c"],
     ...                                       "passed": [False, True]}))
     ['b']
+    >>> noninferiority_failures(pd.DataFrame({"candidate_variant_id": ["b", "b"],
+    ...     "dimension": ["quality", "latency"], "passed": [True, False]}))
+    ['b (latency)']
     """
     if gate is None:
         return None
-    return [str(c) for c in gate.loc[~gate["passed"].astype(bool), "candidate_variant_id"]]
+    failed = gate.loc[~gate["passed"].astype(bool)]
+    if "dimension" not in gate or gate["dimension"].nunique() < 2:
+        return [str(c) for c in failed["candidate_variant_id"]]
+    return [
+        f"{c} ({d})"
+        for c, d in zip(failed["candidate_variant_id"], failed["dimension"], strict=True)
+    ]
+
+
+#: A unit as the gate's message gives it: (suffix, scale of a difference).
+_UNIT_TEXT = {"proportion": ("pp", 100.0), "ms": ("ms", 1.0), "usd": ("USD", 1.0)}
+
+
+def gate_details(gate: pd.DataFrame, units: Mapping[str, str] | None = None) -> list[str]:
+    """One line per (candidate, dimension) of a gate: the bound against the threshold and,
+    where the dimension's unit is known, both again in that unit (pp, ms, USD).
+
+    Parameters
+    ----------
+    gate
+        From :func:`noninferiority_gate` (or read back from a saved report).
+    units
+        Dimension → unit (the comparisons' ``unit`` column): ``proportion`` reads as
+        percentage points, ``ms`` and ``usd`` as themselves, any other unit as its name.
+
+    Examples
+    --------
+    >>> gate = pd.DataFrame({"candidate_variant_id": ["b"], "dimension": ["latency"],
+    ...     "bound": [153.2], "threshold": [200.0], "reason": ["upper 95% bound +153.2 < +200"]})
+    >>> gate_details(gate, {"latency": "ms"})
+    ['b (latency): upper 95% bound +153.2 < +200 (bound +153.2 ms vs margin +200 ms)']
+    """
+    units = dict(units or {})
+    out = []
+    for row in gate.itertuples(index=False):
+        line = f"{row.candidate_variant_id} ({row.dimension}): {row.reason}"
+        unit = units.get(str(row.dimension))
+        bound = float(row.bound) if pd.notna(row.bound) else math.nan
+        if unit and math.isfinite(bound):
+            suffix, scale = _UNIT_TEXT.get(unit, (unit, 1.0))
+            line += (
+                f" (bound {bound * scale:+.4g} {suffix} vs margin "
+                f"{float(row.threshold) * scale:+.4g} {suffix})"
+            )
+        out.append(line)
+    return out
+
+
+def gate_statement(
+    gate: pd.DataFrame, comparisons: pd.DataFrame | None = None, *, every: bool = False
+) -> tuple[bool, str, list[str]]:
+    """The gate in words, as stderr, the ``--summary``, the console and the HTML page say
+    it: (passed, headline, one line per (candidate, dimension)).
+
+    A failed gate names each failing (candidate, dimension) and, unless ``every``, details
+    only those; a passed one details every row. ``comparisons`` (the paired frame) gives
+    each dimension's unit for :func:`gate_details`.
+
+    Examples
+    --------
+    >>> gate = pd.DataFrame({"candidate_variant_id": ["b", "b"],
+    ...     "dimension": ["quality", "latency"], "bound": [-0.01, 250.0],
+    ...     "threshold": [-0.02, 200.0], "passed": [True, False],
+    ...     "reason": ["lower 95% bound -0.01 > -0.02", "upper 95% bound +250 >= +200"]})
+    >>> units = pd.DataFrame({"dimension": ["quality", "latency"], "unit": ["proportion", "ms"]})
+    >>> passed, headline, details = gate_statement(gate, units)
+    >>> passed, headline
+    (False, 'Non-inferiority gate failed: b (latency)')
+    >>> details
+    ['b (latency): upper 95% bound +250 >= +200 (bound +250 ms vs margin +200 ms)']
+    """
+    failed = noninferiority_failures(gate) or []
+    units = (
+        dict(
+            zip(comparisons["dimension"].astype(str), comparisons["unit"].astype(str), strict=True)
+        )
+        if comparisons is not None and "unit" in comparisons
+        else {}
+    )
+    rows = gate.loc[~gate["passed"].astype(bool)] if failed and not every else gate
+    details = gate_details(rows, units)
+    if failed:
+        return False, f"Non-inferiority gate failed: {', '.join(failed)}", details
+    return True, "Non-inferiority gate passed:", details

@@ -103,6 +103,9 @@ def comparison_fingerprint(
         "candidates": sorted(candidates),
         "evaluators": {dim: f"{name}@{version}" for dim, (name, version) in evaluators.items()},
     }
+    if config.noninferiority:
+        # Only with several gates: a single gate's lock (and digest) reads as before.
+        body["noninferiority"] = [[d, m] for d, m in config.noninferiority]
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
     return {**body, "digest": hashlib.sha256(text.encode("utf-8")).hexdigest()}
 

@@ -13,7 +13,7 @@ limits. What the settings are fixed to with the run is :mod:`.lock`'s business.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -58,6 +58,7 @@ FIXED_FIELDS = (
     "evaluators",
     "noninferiority_margin",
     "noninferiority_dimension",
+    "noninferiority",
     "resamples",
     "seed",
 )
@@ -115,6 +116,12 @@ class ComparisonsConfig:
         Dimensions deliberately left out (declared as null / None).
     noninferiority_margin, noninferiority_dimension
         The CI gate: passes when the bound for candidate − baseline clears −margin.
+    noninferiority
+        Several gates at once, as ``(dimension, margin)`` pairs in each dimension's unit
+        (a mapping ``{dimension: margin}`` is accepted); every one must pass. One gate
+        given this way is stored as ``noninferiority_margin`` / ``noninferiority_dimension``
+        (so it is the single gate it always was); giving both forms is refused. Read the
+        gates through :attr:`gates`.
     power
         For minimum detectable effects next to non-significant results.
     resamples, seed
@@ -146,6 +153,7 @@ class ComparisonsConfig:
     without: tuple[str, ...] = ()
     noninferiority_margin: float | None = None
     noninferiority_dimension: str = "quality"
+    noninferiority: tuple[tuple[str, float], ...] = ()
     power: float = 0.8
     resamples: int = 9999
     seed: int = 0
@@ -168,6 +176,38 @@ class ComparisonsConfig:
                     check_setting(item.name, value)
             except Invalid as exc:
                 raise _origin_error("python", item.name, exc.message, exc.hint) from None
+        gates = check_setting("noninferiority", self.noninferiority)
+        if gates and self.noninferiority_margin is not None:
+            raise _origin_error(
+                "python",
+                "noninferiority",
+                "give noninferiority_margin or noninferiority, not both",
+                "list every gate in noninferiority, e.g. (('quality', 0.02), ('latency', 200))",
+            )
+        if len(gates) == 1:
+            # One gate is the single gate of before, whichever form declared it: the same
+            # settings, lock digest and report fields.
+            ((dimension, margin),) = gates
+            object.__setattr__(self, "noninferiority_dimension", dimension)
+            object.__setattr__(self, "noninferiority_margin", margin)
+            gates = ()
+        object.__setattr__(self, "noninferiority", gates)
+
+    @property
+    def gates(self) -> tuple[tuple[str, float], ...]:
+        """Every non-inferiority gate as ``(dimension, margin)``; empty when none is set.
+
+        Examples
+        --------
+        >>> ComparisonsConfig(correction="holm", noninferiority_margin=0.02).gates
+        (('quality', 0.02),)
+        >>> ComparisonsConfig(correction="holm", noninferiority={"quality": 0.02,
+        ...                                                      "latency": 200}).gates
+        (('quality', 0.02), ('latency', 200.0))
+        """
+        if self.noninferiority_margin is not None:
+            return ((self.noninferiority_dimension, self.noninferiority_margin),)
+        return self.noninferiority
 
     @property
     def controls(self) -> str:
@@ -209,6 +249,10 @@ class ComparisonsConfig:
         """
         out = asdict(self)
         out["evaluators"] = {dim: str(choice) for dim, choice in self.evaluators}
+        # Written only for several gates, so a single gate's settings read as before.
+        out.pop("noninferiority")
+        if self.noninferiority:
+            out["noninferiority"] = [{"dimension": d, "margin": m} for d, m in self.noninferiority]
         out["controls"] = self.controls
         return out
 
@@ -258,6 +302,31 @@ def _cluster(value: Any) -> str:
     return value
 
 
+def _gates(value: Any) -> tuple[tuple[str, float], ...]:
+    """Several gates: ``(dimension, margin)`` pairs or a ``{dimension: margin}`` mapping."""
+    pairs = value.items() if isinstance(value, Mapping) else value
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, (Sequence, type({}.items()))):
+        raise Invalid(
+            f"expected (dimension, margin) pairs, got {describe(value)}",
+            hint="e.g. (('quality', 0.02), ('latency', 200)) or {'quality': 0.02, 'latency': 200}",
+        )
+    out: list[tuple[str, float]] = []
+    for index, pair in enumerate(pairs):
+        if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
+            raise Invalid(f"expected a (dimension, margin) pair, got {describe(pair)}", at=(index,))
+        try:
+            dimension = check_setting("noninferiority_dimension", pair[0])
+            margin = check_setting("noninferiority_margin", pair[1])
+        except Invalid as exc:
+            raise exc.inside(index) from None
+        if any(dimension == seen for seen, _ in out):
+            raise Invalid(
+                f"{dimension!r} already has a gate", hint="give each dimension one margin"
+            )
+        out.append((dimension, margin))
+    return tuple(out)
+
+
 def _flag(value: Any) -> bool:
     if not isinstance(value, bool):
         raise Invalid(f"expected true or false, got {describe(value)}")
@@ -276,6 +345,7 @@ _RULES: dict[str, Callable[[Any], Any]] = {
     "cluster": _cluster,
     "noninferiority_margin": lambda v: _number(v, "a number >= 0", lambda x: x >= 0),
     "noninferiority_dimension": lambda v: _one_of(DIMENSIONS, "dimension", v),
+    "noninferiority": _gates,
     "power": lambda v: _number(v, "a number > 0 and <= 0.999", lambda x: 0 < x <= 0.999),
     "resamples": lambda v: _integer(v, 99),
     "seed": lambda v: _integer(v, 0),
@@ -335,7 +405,7 @@ def as_comparisons(
 
 #: Manifest keys that set more than one field.
 _KEY_FIELDS = {
-    "noninferiority": ("noninferiority_margin", "noninferiority_dimension"),
+    "noninferiority": ("noninferiority_margin", "noninferiority_dimension", "noninferiority"),
     "evaluators": ("evaluators", "without"),
 }
 
@@ -573,6 +643,7 @@ no default)
     manifest_keys = {
         "noninferiority_margin": "noninferiority",
         "noninferiority_dimension": "noninferiority",
+        "noninferiority": "noninferiority",
         "without": "evaluators",
     }
     for key, value in explicit.items():
@@ -599,7 +670,18 @@ no default)
                 explicit[key] = tuple((d, merged[d]) for d in DIMENSIONS if d in merged)
                 source = f"manifest+{origin}"
                 continue
-        shown = _show(getattr(declared, key))
+        shown, requested = _show(getattr(declared, key)), _show(value)
+        if written == "noninferiority":
+            # Gates compare as a whole: one form's field alone (a margin of None beside a
+            # list) would misstate what the manifest fixed.
+            key = "noninferiority"
+            asked = explicit.get("noninferiority") or (
+                (
+                    explicit.get("noninferiority_dimension", declared.noninferiority_dimension),
+                    explicit.get("noninferiority_margin", declared.noninferiority_margin),
+                ),
+            )
+            shown, requested = _show(declared.gates or None), _show(tuple(asked))
         if key == "evaluators" and declared.without:
             nulls = ", ".join(f"{d}: null" for d in declared.without)
             shown = shown[:-1] + ", " + nulls + "}" if declared.evaluators else "{" + nulls + "}"
@@ -610,7 +692,7 @@ no default)
             else "its manifest"
         )
         raise InputError(
-            f"the experiment fixed {key} = {shown} in {where}; {_show(value)} was requested",
+            f"the experiment fixed {key} = {shown} in {where}; {requested} was requested",
             file=manifest.path,
             location=f"comparisons.{written}",
             hint="settings that decide significance are fixed with the run (a correction "
@@ -642,6 +724,11 @@ def _validate_explicit(values: dict[str, Any], origin: str) -> dict[str, Any]:
                 out[key] = check_setting(key, value)
         except Invalid as exc:
             raise _origin_error(origin, key, exc.message, exc.hint) from None
+    if len(out.get("noninferiority", ())) == 1:
+        # One gate is compared with the manifest's as the single gate it is stored as.
+        ((out["noninferiority_dimension"], out["noninferiority_margin"]),) = out.pop(
+            "noninferiority"
+        )
     return out
 
 
@@ -834,6 +921,7 @@ def comparisons_from_cli(
     method: str | None = None,
     cluster: str | None = None,
     noninferiority_margin: float | None = None,
+    noninferiority: Sequence[tuple[str, float]] = (),
     allow_large: bool = False,
     known_evaluators: tuple[str, ...] = (),
 ) -> ComparisonsConfig | None:
@@ -842,7 +930,9 @@ def comparisons_from_cli(
     Paired comparisons are asked for when the manifest has ``comparisons:`` or any of the
     options is given; then a correction must be declared (``--correction`` or the
     manifest), an option that contradicts the manifest is refused, and the guard rails are
-    checked here — before any trial is scored.
+    checked here — before any trial is scored. ``noninferiority_margin`` is a quality
+    gate (``--noninferiority-margin``); ``noninferiority`` adds gates on any dimension
+    (``--noninferiority DIMENSION=MARGIN``), the two together being every gate asked for.
 
     Returns
     -------
@@ -864,8 +954,18 @@ experiment fixed correction = 'holm' in its manifest; 'bonferroni' was requested
 
     manifest = load_manifest(manifest_file)
     options = (correction, alpha, method, cluster, noninferiority_margin)
-    if manifest.comparisons is None and all(o is None for o in options) and not allow_large:
+    if (
+        manifest.comparisons is None
+        and all(o is None for o in options)
+        and not noninferiority
+        and not allow_large
+    ):
         return None
+    gates: tuple[tuple[str, float], ...] | None = None
+    if noninferiority:
+        # --noninferiority-margin is the quality gate among the others.
+        quality = () if noninferiority_margin is None else (("quality", noninferiority_margin),)
+        gates, noninferiority_margin = (*quality, *noninferiority), None
     if correction is None and manifest.comparisons is not None:
         correction = "manifest"
     config = resolve_comparisons(
@@ -876,6 +976,7 @@ experiment fixed correction = 'holm' in its manifest; 'bonferroni' was requested
         method=method,
         cluster=cluster,
         noninferiority_margin=noninferiority_margin,
+        noninferiority=gates,
         limits=GuardRails(allow_large=True) if allow_large else None,
     )
     suite = load_suite(suite_file, known_evaluators=known_evaluators)

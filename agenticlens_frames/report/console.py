@@ -362,6 +362,21 @@ def variant_cells(
     ]
 
 
+def _gate_lines(analysis: ExperimentAnalysis, console: Console) -> None:
+    """The non-inferiority gates, when set, after the verdicts: every (candidate, dimension)
+    with its bound beside the margin, in the dimension's unit."""
+    from ..paired.gate import gate_statement
+
+    gate = analysis.paired_frames.get("noninferiority")
+    if gate is None:
+        return
+    comparisons = analysis.paired_frames.get("paired_comparisons")
+    passed, headline, details = gate_statement(gate, comparisons, every=True)
+    console.print(Text(strip_control(headline), style="green" if passed else "red"))
+    for line in details:
+        console.print(Text("  " + strip_control(line)))
+
+
 def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) -> None:
     """Print the verdicts first, then the variant and pass@k tables, the
     AgenticLens-compatible numbers (labelled as such), the frontier and warnings.
@@ -382,6 +397,7 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
     if stopping is not None and stopped:
         _stopping_table(analysis, stopping, console)
     _verdict_table(analysis, console, descriptive=stopped)
+    _gate_lines(analysis, console)
     if stopping is not None and not stopped:
         _stopping_table(analysis, stopping, console)
     headline = pass_rates(analysis)

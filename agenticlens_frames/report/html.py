@@ -968,6 +968,25 @@ def _verdicts_section(a: ExperimentAnalysis, forest: bool, *, descriptive: bool 
     )
 
 
+def _gate_section(a: ExperimentAnalysis) -> str:
+    """The non-inferiority gates, when set: the command line's words, every (candidate,
+    dimension) with its bound beside the margin in the dimension's unit."""
+    from ..paired.gate import gate_statement
+
+    gate = a.paired_frames.get("noninferiority")
+    if gate is None:
+        return ""
+    comparisons = a.paired_frames.get("paired_comparisons")
+    passed, headline, details = gate_statement(gate, comparisons, every=True)
+    items = "".join(f"<li>{_e(line)}</li>" for line in details)
+    return (
+        "<section id='noninferiority'><h2>Non-inferiority gate</h2>"
+        f"<p class='verdict {'good' if passed else 'bad'}'><strong>{_e(headline)}</strong></p>"
+        f"<ul>{items}</ul><p class='note'>Every gate must pass for every candidate "
+        "(an intersection–union test, so no multiplicity correction is needed).</p></section>"
+    )
+
+
 def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) -> str:
     """The whole self-contained page as a string.
 
@@ -1051,6 +1070,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         # After an early stop the stopping decision is the inferential statement: first.
         + (stopping if stopped else "")
         + _verdicts_section(a, forest="paired" in static, descriptive=stopped)
+        + _gate_section(a)
         + _variant_table(a)
         + _pass_k_section(a)
         + heatmap_html

@@ -36,7 +36,10 @@ def paired_block(result: PairedAnalysis) -> dict[str, Any]:
     controls…), ``fingerprint``, ``guard_rails``, ``unevaluated``, ``evaluators``,
     ``comparisons`` (one record per row of
     :func:`~agenticlens_frames.paired.paired_comparisons`), ``omitted`` and
-    ``noninferiority`` (``{"passed": bool, "candidates": [...]}`` or null).
+    ``noninferiority`` (``{"passed": bool, "margin", "dimension", "alpha", "candidates":
+    [...]}`` or null; with several gates ``margin`` and ``dimension`` are null, ``gates``
+    lists ``{"dimension", "margin", "passed"}`` and ``candidates`` has one record per
+    (dimension, candidate)).
 
     Examples
     --------
@@ -58,6 +61,19 @@ def paired_block(result: PairedAnalysis) -> dict[str, Any]:
             "alpha": result.config.alpha,
             "candidates": _records(result.noninferiority),
         }
+        if result.config.noninferiority:
+            # Several gates: no one margin or dimension to name (null), and each gate's
+            # margin and outcome; a single gate's block keeps exactly its old fields.
+            rows = result.noninferiority
+            gate["margin"] = gate["dimension"] = None
+            gate["gates"] = [
+                {
+                    "dimension": d,
+                    "margin": m,
+                    "passed": gate_passed(rows[rows["dimension"].astype(str) == d]),
+                }
+                for d, m in result.config.noninferiority
+            ]
     frame = result.comparisons
     sizes = (
         {str(k): int(v) for k, v in frame.groupby("evaluator")["family_size"].max().items()}

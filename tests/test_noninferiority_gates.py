@@ -1,0 +1,389 @@
+"""Several non-inferiority gates at once (quality AND latency AND cost): manifest list form,
+``--noninferiority DIMENSION=MARGIN``, the gate frame, exit 5 and the outputs; a single
+gate stays what it was (report block, lock)."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from rich.console import Console
+from scipy import stats as sps
+
+from agenticlens_frames import analyze, load_experiment
+from agenticlens_frames.errors import InputError
+from agenticlens_frames.frames import ExperimentRun
+from agenticlens_frames.paired import (
+    ComparisonsConfig,
+    comparisons_from_cli,
+    noninferiority_failures,
+    noninferiority_gate,
+    paired_analysis,
+    paired_comparisons,
+    parse_comparisons,
+)
+from agenticlens_frames.report.console import print_summary
+from agenticlens_frames.report.html import render_html
+from agenticlens_frames.report.paired_json import paired_frames_from_block, report_blocks
+
+from .conftest import EXAMPLE
+from .jsondiff import json_differences
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+QUALITY_AND_LATENCY = (
+    'comparisons: {correction: "holm", noninferiority: '
+    "[{margin: 0.5, dimension: quality}, {margin: 200, dimension: latency}]}"
+)
+
+
+def _example(folder: Path, comparisons: str) -> Path:
+    """A copy of the bundled example whose manifest declares ``comparisons``."""
+    shutil.copytree(EXAMPLE, folder)
+    manifest = folder / "manifest.yaml"
+    text = manifest.read_text()
+    old = 'comparisons: {correction: "holm"}'
+    assert old in text
+    manifest.write_text(text.replace(old, comparisons))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def run() -> ExperimentRun:
+    return load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+
+
+def _run(folder: Path) -> ExperimentRun:
+    return load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+
+
+def _latency_upper_bounds(run: ExperimentRun, alpha: float = 0.05) -> dict[str, float]:
+    """Independently: per-case mean latency per variant from the attempts table, candidate
+    minus baseline over the cases both have, one-sided t upper bound (scipy)."""
+    attempts = run.attempts.dropna(subset=["latency_ms"])
+    means = attempts.pivot_table(
+        index="case_id", columns="variant_id", values="latency_ms", aggfunc="mean", observed=True
+    )
+    out = {}
+    for candidate in means.columns.drop("baseline"):
+        d = (means[candidate] - means["baseline"]).dropna()
+        n = len(d)
+        se = d.std(ddof=1) / math.sqrt(n)
+        out[str(candidate)] = float(d.mean() + sps.t.ppf(1 - alpha, n - 1) * se)
+    return out
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "agenticlens_frames.cli", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _run_args(folder: Path, out: Path) -> list[str]:
+    return [
+        "experiment",
+        "run",
+        str(folder / "manifest.yaml"),
+        str(folder / "suite.yaml"),
+        "--save",
+        str(out / "r.json"),
+        "-q",
+    ]
+
+
+def test_manifest_list_gates_every_dimension_and_candidate(tmp_path: Path) -> None:
+    """One row per (dimension, candidate); the latency bound is scipy's one-sided t upper
+    bound on the per-case latency differences; passed is the AND of every row."""
+    run = _run(_example(tmp_path / "exp", QUALITY_AND_LATENCY))
+    analysis = analyze(run)
+    gate = analysis.paired_frames["noninferiority"]
+    candidates = ["model-large", "prompt-v2", "retrieval-dense", "large-v2"]
+    assert list(zip(gate["dimension"], gate["candidate_variant_id"], strict=True)) == [
+        *(("quality", c) for c in candidates),
+        *(("latency", c) for c in candidates),
+    ]
+    latency = gate[gate["dimension"] == "latency"].set_index("candidate_variant_id")
+    expected = _latency_upper_bounds(run)
+    assert sorted(expected) == sorted(candidates)
+    for candidate, bound in expected.items():
+        row = latency.loc[candidate]
+        assert row["bound"] == pytest.approx(bound, rel=1e-10)
+        assert row["bound_side"] == "upper" and row["margin"] == 200.0
+        assert bool(row["passed"]) == (bound < 200)
+    # prompt-v2 is no slower; the other three are (by several hundred ms)
+    assert latency["passed"].to_dict() == {
+        "model-large": False,
+        "prompt-v2": True,
+        "retrieval-dense": False,
+        "large-v2": False,
+    }
+    quality = gate[gate["dimension"] == "quality"]
+    assert quality["passed"].all()  # a margin of 50 pp: every candidate passes quality
+    assert gate.attrs["passed"] is False
+    assert noninferiority_failures(gate) == [
+        "model-large (latency)",
+        "retrieval-dense (latency)",
+        "large-v2 (latency)",
+    ]
+    block = report_blocks(analysis)["paired_comparisons"]
+    gates = block["noninferiority"]
+    assert gates["margin"] is None and gates["dimension"] is None
+    assert gates["gates"] == [
+        {"dimension": "quality", "margin": 0.5, "passed": True},
+        {"dimension": "latency", "margin": 200.0, "passed": False},
+    ]
+    assert len(gates["candidates"]) == 8
+    assert block["settings"]["noninferiority"] == [
+        {"dimension": "quality", "margin": 0.5},
+        {"dimension": "latency", "margin": 200.0},
+    ]
+    # the console and the HTML page show every (candidate, dimension), in its unit
+    console = Console(record=True, width=250)
+    print_summary(analysis, console)
+    said = console.export_text()
+    page = render_html(analysis)
+    assert "Non-inferiority gate failed: model-large (latency), retrieval-dense" in said
+    for row in gate.itertuples():
+        unit = "pp" if row.dimension == "quality" else "ms"
+        scale = 100 if row.dimension == "quality" else 1
+        line = f"{row.candidate_variant_id} ({row.dimension}): {row.reason} (bound "
+        line += f"{row.bound * scale:+.4g} {unit} vs margin {row.threshold * scale:+.4g} {unit})"
+        assert line in said
+        assert html.escape(line, quote=False) in page
+    # a saved report reads the gate back whole
+    back = paired_frames_from_block(json.loads(json.dumps(block)))["noninferiority"]
+    assert (
+        back[["dimension", "passed"]].values.tolist()
+        == gate[["dimension", "passed"]].values.tolist()
+    )
+    assert back.attrs["passed"] is False
+
+
+def test_the_python_api_takes_the_list_too(run: ExperimentRun) -> None:
+    pc = paired_comparisons(run, correction="holm")
+    by_mapping = noninferiority_gate(pc, margin={"quality": 0.5, "latency": 200})
+    by_pairs = noninferiority_gate(pc, margin=[("quality", 0.5), ("latency", 200.0)])
+    pd.testing.assert_frame_equal(by_mapping, by_pairs)
+    assert len(by_mapping) == 8 and by_mapping.attrs["passed"] is False
+    expected = _latency_upper_bounds(run)
+    latency = by_mapping[by_mapping["dimension"] == "latency"]
+    for candidate, bound in zip(latency["candidate_variant_id"], latency["bound"], strict=True):
+        assert bound == pytest.approx(expected[candidate], rel=1e-10)
+    # the single gate of before, given as a one-item list, is the same frame
+    single = noninferiority_gate(pc, margin=0.5)
+    pd.testing.assert_frame_equal(noninferiority_gate(pc, margin={"quality": 0.5}), single)
+    config = ComparisonsConfig(correction="holm", noninferiority={"quality": 0.5, "latency": 200})
+    assert config.gates == (("quality", 0.5), ("latency", 200.0))
+    one = ComparisonsConfig(correction="holm", noninferiority=[("latency", 200)])
+    assert (one.noninferiority_margin, one.noninferiority_dimension, one.noninferiority) == (
+        200.0,
+        "latency",
+        (),
+    )
+    result = paired_analysis(run, config)
+    pd.testing.assert_frame_equal(result.noninferiority, by_mapping)
+    given = analyze(
+        run,
+        comparisons={
+            "correction": "holm",
+            "noninferiority": [{"margin": 0.5}, {"margin": 200, "dimension": "latency"}],
+        },
+    )
+    pd.testing.assert_frame_equal(given.paired_frames["noninferiority"], by_mapping)
+    with pytest.raises(InputError, match="noninferiority_margin or noninferiority, not both"):
+        ComparisonsConfig(correction="holm", noninferiority_margin=0.1, noninferiority={"cost": 1})
+    with pytest.raises(InputError, match="'latency' already has a gate"):
+        ComparisonsConfig(correction="holm", noninferiority=[("latency", 1), ("latency", 2)])
+    with pytest.raises(InputError, match="unknown dimension 'latncy'"):
+        noninferiority_gate(pc, margin={"latncy": 200})
+
+
+@pytest.mark.parametrize(
+    ("gates", "location", "message"),
+    [
+        ("[{margin: 0.02}, {margin: -1, dimension: latency}]", "noninferiority[1].margin", ">= 0"),
+        ("[{margin: 0.02}, {margn: 1}]", "noninferiority[1]", "unknown key 'margn'"),
+        ("[{margin: 0.02}, {dimension: cost}]", "noninferiority[1]", "missing required key"),
+        ("[{margin: 0.02}, {margin: 1, dimension: speed}]", "noninferiority[1].dimension", "speed"),
+        ("[{margin: 0.02}, {margin: 0.03}]", "noninferiority[1].dimension", "already has a gate"),
+        ("[0.02]", "noninferiority[0]", "expected a mapping"),
+        ("[]", "noninferiority", "at least one gate"),
+    ],
+)
+def test_list_form_errors_name_the_place(gates: str, location: str, message: str) -> None:
+    import yaml
+
+    raw = {"correction": "holm", "noninferiority": yaml.safe_load(gates)}
+    with pytest.raises(InputError) as refused:
+        parse_comparisons(raw, file="m.yaml")
+    text = str(refused.value)
+    assert f"m.yaml: comparisons.{location}: " in text and message in text
+
+
+def test_a_candidate_passing_quality_but_not_latency_exits_5_naming_latency(
+    tmp_path: Path,
+) -> None:
+    summary = tmp_path / "s.md"
+    args = _run_args(EXAMPLE, tmp_path)
+    done = _cli(
+        *args,
+        "--noninferiority",
+        "quality=0.5",
+        "--noninferiority",
+        "latency=200",
+        "--summary",
+        str(summary),
+    )
+    assert done.returncode == 5, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == (
+        "Non-inferiority gate failed: model-large (latency), retrieval-dense (latency), "
+        "large-v2 (latency)"
+    )
+    block = json.loads((tmp_path / "r.json").read_text())["paired_comparisons"]["noninferiority"]
+    for row in block["candidates"]:
+        if row["passed"]:
+            continue
+        # bound beside the margin, in the dimension's unit (ms)
+        bound = f"{row['bound']:+.4g}"
+        line = f"  {row['candidate_variant_id']} (latency): upper 95% bound {bound} >= +200"
+        assert f"{line} (bound {bound} ms vs margin +200 ms)" in lines
+    assert not any("(quality)" in line for line in lines)  # quality passed everywhere
+    text = summary.read_text()
+    assert "**Failed (exit 5).** Non-inferiority gate failed: model-large (latency)" in text
+    # the CLI gates equal the manifest's list form
+    manifest = _example(tmp_path / "exp", QUALITY_AND_LATENCY)
+    declared = _cli(*_run_args(manifest, tmp_path / "m"))
+    assert declared.returncode == 5 and declared.stderr == done.stderr
+    # --noninferiority-margin is the quality gate beside the others: a pass lists each
+    passed = _cli(
+        *_run_args(EXAMPLE, tmp_path / "p"),
+        "--noninferiority-margin",
+        "0.5",
+        "--noninferiority",
+        "latency=2000",
+    )
+    assert passed.returncode == 0, passed.stderr
+    listed = passed.stderr.splitlines()
+    assert listed[0] == "Non-inferiority gate passed:"
+    assert (
+        sum("(quality): lower 95% bound" in x and " pp vs margin -50 pp)" in x for x in listed) == 4
+    )
+    assert (
+        sum("(latency): upper 95% bound" in x and " ms vs margin +2000 ms)" in x for x in listed)
+        == 4
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("latncy=200", "unknown dimension 'latncy'"),
+        ("latency=-1", "must be a number >= 0"),
+        ("latency", "expected DIMENSION=MARGIN"),
+        ("cost=abc", "must be a number >= 0"),
+    ],
+)
+def test_a_bad_gate_option_is_a_usage_error(tmp_path: Path, value: str, message: str) -> None:
+    done = _cli(*_run_args(EXAMPLE, tmp_path), "--noninferiority", value)
+    assert done.returncode == 2, done.stderr
+    said = " ".join(done.stderr.replace("│", " ").split())  # (rich wraps the box)
+    assert "Invalid value for '--noninferiority': " in said and message in said
+    if "dimension" in message:
+        assert "the dimensions are quality, safety, reliability, latency, cost" in said
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_a_cli_gate_may_not_change_the_manifests(tmp_path: Path) -> None:
+    """The gates decide a pass: fixed with the run, as the single gate was."""
+    folder = _example(tmp_path / "exp", QUALITY_AND_LATENCY)
+    manifest, suite = folder / "manifest.yaml", folder / "suite.yaml"
+    same = comparisons_from_cli(
+        manifest, suite, noninferiority=[("quality", 0.5), ("latency", 200.0)]
+    )
+    assert same.gates == (("quality", 0.5), ("latency", 200.0))
+    fixed = (
+        r"comparisons\.noninferiority: the experiment fixed noninferiority = "
+        r"\{quality: 0\.5, latency: 200\.0\} in its manifest; "
+    )
+    with pytest.raises(InputError, match=fixed + r"\{latency: 300\.0\} was requested"):
+        comparisons_from_cli(manifest, suite, noninferiority=[("latency", 300.0)])
+    with pytest.raises(InputError, match=fixed + r"\{quality: 0\.5\} was requested"):
+        comparisons_from_cli(manifest, suite, noninferiority_margin=0.5)
+    single = _example(tmp_path / "single", 'comparisons: {correction: "holm", noninferiority: 0.5}')
+    with pytest.raises(
+        InputError,
+        match=r"fixed noninferiority = \{quality: 0\.5\} in its manifest; "
+        r"\{quality: 0\.5, latency: 200\.0\} was requested",
+    ):
+        comparisons_from_cli(
+            single / "manifest.yaml",
+            single / "suite.yaml",
+            noninferiority_margin=0.5,
+            noninferiority=[("latency", 200.0)],
+        )
+    # a manifest without a gate takes the command line's
+    open_manifest = EXAMPLE / "manifest.yaml"
+    added = comparisons_from_cli(
+        open_manifest,
+        EXAMPLE / "suite.yaml",
+        noninferiority_margin=0.02,
+        noninferiority=[("cost", 0.001)],
+    )
+    assert added.gates == (("quality", 0.02), ("cost", 0.001)) and added.source == "manifest+cli"
+    with pytest.raises(InputError, match="'quality' already has a gate"):
+        comparisons_from_cli(
+            open_manifest,
+            EXAMPLE / "suite.yaml",
+            noninferiority_margin=0.02,
+            noninferiority=[("quality", 0.03)],
+        )
+
+
+MAPPING = 'comparisons: {correction: "holm", noninferiority: {margin: 0.05, dimension: quality}}'
+ONE_ITEM_LIST = 'comparisons: {correction: "holm", noninferiority: [{margin: 0.05}]}'
+
+
+def _single_gate_block(tmp_path: Path, comparisons: str) -> dict:
+    """The paired block of the example under ``comparisons``, checked against the block the
+    code before several gates wrote for the mapping form
+    (tests/fixtures/noninferiority_single_gate_block.json, written by that code), field
+    for field and number for number; the lock that code wrote still holds."""
+    before = json.loads((FIXTURES / "noninferiority_single_gate_block.json").read_text())
+    run = _run(_example(tmp_path / "exp", comparisons))
+    analysis = analyze(run)
+    block = report_blocks(analysis)["paired_comparisons"]
+    assert block["settings"].pop("file").endswith("manifest.yaml")  # (a temporary path)
+    assert not json_differences(block, before, rel=0.0, allow_extra_keys=False)
+    assert json.dumps(block) == json.dumps(before)  # the same key order too
+    lock = tmp_path / "comparisons.lock.json"
+    shutil.copy(FIXTURES / "noninferiority_single_gate.lock.json", lock)
+    fixed = paired_analysis(run, analysis.paired.config, lock=lock).fingerprint
+    assert fixed == before["fingerprint"]
+    return block
+
+
+def test_a_single_gate_reads_as_before(tmp_path: Path) -> None:
+    """A compatibility pin: passes on the code before several gates too, by design."""
+    _single_gate_block(tmp_path, MAPPING)
+
+
+def test_one_gate_in_a_list_or_an_option_is_the_single_gate(tmp_path: Path) -> None:
+    _single_gate_block(tmp_path, ONE_ITEM_LIST)
+    before = json.loads((FIXTURES / "noninferiority_single_gate_block.json").read_text())
+    done = _cli(*_run_args(EXAMPLE, tmp_path), "--noninferiority", "quality=0.05")
+    assert done.returncode == 5
+    cli = json.loads((tmp_path / "r.json").read_text())["paired_comparisons"]
+    assert cli["noninferiority"] == before["noninferiority"]
+    assert cli["fingerprint"] == before["fingerprint"]
+    margin = _cli(*_run_args(EXAMPLE, tmp_path / "m"), "--noninferiority-margin", "0.05")
+    assert margin.stderr == done.stderr
