@@ -304,8 +304,8 @@ def _cluster(value: Any) -> str:
 
 def _gates(value: Any) -> tuple[tuple[str, float], ...]:
     """Several gates: ``(dimension, margin)`` pairs or a ``{dimension: margin}`` mapping."""
-    pairs = value.items() if isinstance(value, Mapping) else value
-    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, (Sequence, type({}.items()))):
+    pairs = list(value.items()) if isinstance(value, Mapping) else value
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Sequence):
         raise Invalid(
             f"expected (dimension, margin) pairs, got {describe(value)}",
             hint="e.g. (('quality', 0.02), ('latency', 200)) or {'quality': 0.02, 'latency': 200}",
@@ -671,9 +671,11 @@ no default)
                 source = f"manifest+{origin}"
                 continue
         shown, requested = _show(getattr(declared, key)), _show(value)
-        if written == "noninferiority":
-            # Gates compare as a whole: one form's field alone (a margin of None beside a
-            # list) would misstate what the manifest fixed.
+        if written == "noninferiority" and (
+            declared.noninferiority or explicit.get("noninferiority")
+        ):
+            # Several gates compare as a whole: one form's field alone (a margin of None
+            # beside a list) would misstate what the manifest fixed.
             key = "noninferiority"
             asked = explicit.get("noninferiority") or (
                 (
