@@ -362,7 +362,9 @@ def experiment_run(
         0.05,
         "--regression-threshold",
         min=0.0,
-        help="Relative degradation that counts as a regression (absolute for per-case rates).",
+        help="Relative degradation that counts as a regression in AgenticLens's comparisons "
+        "(absolute for per-case rates): the gate's with --regression-rule compat; the default "
+        "case rule does not use it.",
     ),
     evaluators: str | None = typer.Option(
         None, "--evaluators", help="module:attr naming an EvaluatorRegistry the suite may use."
@@ -534,8 +536,8 @@ def experiment_run(
             ):
                 # Refused before any work: the verdict the gate follows needs a correction.
                 raise InputError(
-                    "--fail-on-regression follows the case-level paired verdict, which needs a "
-                    "declared multiple-comparison correction, and none is declared",
+                    "the gate follows the case-level paired verdict, which needs a declared "
+                    "multiple-comparison correction, and none is declared",
                     location="--fail-on-regression",
                     hint="declare comparisons: {correction: holm} in the manifest, pass "
                     "--correction holm, or pass --regression-rule compat for AgenticLens's rule",
@@ -838,7 +840,7 @@ def _gates(analysis: Any, fail_on_regression: bool, *, rule: str = "case") -> li
 
     gate = analysis.paired_frames.get("noninferiority")
     if gate is None:
-        return [_with_margin_hint(g) for g in gates]
+        return _noting_unanswered(analysis, [_with_margin_hint(g) for g in gates])
     failed = noninferiority_failures(gate)
     # Each candidate with its bound and margin (the gate's reason), not the names alone.
     rows = gate.loc[~gate["passed"].astype(bool)] if failed else gate
@@ -849,13 +851,25 @@ def _gates(analysis: Any, fail_on_regression: bool, *, rule: str = "case") -> li
         )
     )
     if failed:
-        return [
-            *gates,
-            GateOutcome(
-                EXIT_NONINFERIORITY, f"Non-inferiority gate failed: {', '.join(failed)}", reasons
-            ),
-        ]
-    return [*gates, GateOutcome(EXIT_OK, "Non-inferiority gate passed:", reasons)]
+        last = GateOutcome(
+            EXIT_NONINFERIORITY, f"Non-inferiority gate failed: {', '.join(failed)}", reasons
+        )
+    else:
+        last = GateOutcome(EXIT_OK, "Non-inferiority gate passed:", reasons)
+    return _noting_unanswered(analysis, [*gates, last])
+
+
+def _noting_unanswered(analysis: Any, gates: list[GateOutcome]) -> list[GateOutcome]:
+    """``gates`` with :func:`_unanswered`'s notes under the last one.
+
+    A gate that passes can rest on attempts no target answered as much as one that fails:
+    a baseline whose endpoint was down fails every case, so every candidate looks better
+    and the regression gate passed with nothing on stderr about the outage.
+    """
+    notes = _unanswered(analysis)
+    if not gates or not notes:
+        return gates
+    return [*gates[:-1], dataclasses.replace(gates[-1], details=(*gates[-1].details, *notes))]
 
 
 #: After a passed regression gate whose comparisons could have missed a change, and no
@@ -912,10 +926,17 @@ def _unanswered(analysis: Any) -> list[str]:
 
 def _gate_passed(gate: GateOutcome) -> None:
     """Say on stderr that a gate passed, and what it could not have caught."""
-    from .report.console import strip_control
+    Console(stderr=True, highlight=False).print(
+        Text(_gate_lines(gate.headline, gate.details)), soft_wrap=True
+    )
 
-    text = "\n".join([gate.headline, *(f"  {line}" for line in gate.details)])
-    Console(stderr=True, highlight=False).print(Text(strip_control(text)), soft_wrap=True)
+
+def _gate_lines(headline: str, details: Iterable[str]) -> str:
+    """A gate's headline and its details indented beneath, one log line each: a line
+    break in a variant id or a target's error would start a line that text controls."""
+    from .report.console import single_line
+
+    return "\n".join([single_line(headline), *(f"  {single_line(line)}" for line in details)])
 
 
 def _gate_passed_outcome(verdicts: Any) -> list[GateOutcome]:
@@ -974,13 +995,11 @@ def _gate_failed(headline: str, details: Iterable[str] = ()) -> None:
 
     Every line is printed whole, however narrow the stream (soft wrap: a CI log or grep
     sees all of it, where rich cut it at 80 columns in a pipe), and without terminal
-    control characters (variant ids are the manifest's text).
+    control characters or line breaks (variant ids are the manifest's text, errors the
+    target's).
     """
-    from .report.console import strip_control
-
-    text = "\n".join([headline, *(f"  {line}" for line in details)])
     Console(stderr=True, highlight=False).print(
-        Text(strip_control(text), style="red"), soft_wrap=True
+        Text(_gate_lines(headline, details), style="red"), soft_wrap=True
     )
 
 
