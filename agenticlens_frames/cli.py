@@ -572,6 +572,7 @@ def experiment_run(
                 )
                 raise typer.Exit(code=EXIT_INTERRUPTED if live.interrupted else EXIT_STOPPED)
             run = live.run
+            _say_resumed(live, run_dir)
             ahead.start(run)  # the JSON report's table work, beside the analysis
             from .report.provenance import DigestsAhead, provenance
 
@@ -676,6 +677,33 @@ def _provenance_inputs(
         if variant.target_kind == "recorded":
             inputs[f"recorded trials of {variant.id}"] = variant.resolved_target
     return inputs
+
+
+def _say_resumed(live: Any, run_dir: Path | None) -> None:
+    """Say on stderr (``--quiet`` too) how many live attempts came from the run folder's
+    journal: a run folder kept between CI jobs answers a changed agent with the old
+    agent's replies (the targets' code is not hashed), and the log showed nothing of it."""
+    if run_dir is None:
+        return
+    from .report.console import single_line
+
+    live_ids = [v.id for v in live.run.manifest.variants if v.target_kind != "recorded"]
+    attempts = live.run.attempts
+    total = int(attempts["variant_id"].astype(str).isin(live_ids).sum())
+    journaled = total - live.attempted
+    if journaled <= 0:
+        return
+    Console(stderr=True, highlight=False).print(
+        Text(
+            single_line(
+                f"Resumed from --run-dir {run_dir}: {journaled} of {total} live attempt(s) "
+                f"from its journal, {live.attempted} called now (the targets' code is not "
+                "checked: a changed agent needs a new --run-dir)"
+            ),
+            style="yellow",
+        ),
+        soft_wrap=True,
+    )
 
 
 def _stop_options(

@@ -438,7 +438,10 @@ def _down_experiment(folder: Path, down: str) -> Path:
     answers: its target raises an error whose message spans two lines."""
     folder.mkdir()
     (folder / "bot.py").write_text(
+        "import pathlib\n"
         "def answer(text):\n"
+        "    with open(pathlib.Path(__file__).with_name('calls.log'), 'a') as log:\n"
+        "        log.write('call\\n')\n"
         "    return {'output': 'your parcel is on its way', 'trace': {'spans': []}}\n"
         "def down(text):\n"
         "    raise ConnectionError('unavailable\\n::error::forged by the target')\n"
@@ -503,3 +506,27 @@ def test_the_summary_folder_is_made_and_an_empty_path_is_named(tmp_path: Path) -
     assert "--summary is empty or '.', the current directory, not a file" in empty.stderr
     assert "$GITHUB_STEP_SUMMARY" in empty.stderr
     assert not (tmp_path / "e").exists()  # refused before any work
+
+
+def test_a_resumed_run_says_how_much_came_from_its_journal(tmp_path: Path) -> None:
+    """A run folder kept between CI jobs answers with the journaled replies (the targets'
+    code is not hashed): the log said nothing of it, even when nothing was called."""
+    folder = _down_experiment(tmp_path / "exp", down="")  # every target answers
+    args = ["experiment", "run", "manifest.yaml", "suite.yaml", "-q", "--run-dir", "runs"]
+    first = _cli(*args, "--max-attempts", "10", cwd=folder)
+    assert first.returncode == 6 and "Resumed" not in first.stderr, first.stderr
+    calls = folder / "calls.log"
+    before = len(calls.read_text().splitlines())
+    second = _cli(*args, cwd=folder)
+    assert second.returncode == 0, second.stderr
+    called = len(calls.read_text().splitlines()) - before
+    assert (before, called) == (10, 14)  # 3 variants x 8 cases, none called twice
+    assert second.stderr.splitlines()[0] == (
+        "Resumed from --run-dir runs: 10 of 24 live attempt(s) from its journal, 14 called "
+        "now (the targets' code is not checked: a changed agent needs a new --run-dir)"
+    )
+    third = _cli(*args, cwd=folder)
+    assert third.returncode == 0 and len(calls.read_text().splitlines()) == 24
+    assert "Resumed from --run-dir runs: 24 of 24 live attempt(s) from its journal, 0 called" in (
+        third.stderr
+    )
