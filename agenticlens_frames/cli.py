@@ -920,7 +920,7 @@ def _failure_reasons(analysis: object, variants: list[str], most: int = 3) -> li
     """Why each of ``variants`` failed its trials: one line per distinct message.
 
     A CI log that ends with exit 3 must say what broke (a target returning the wrong
-    type, a missing file) without opening the report. At most ``most`` messages a variant.
+    type, a recorded trial missing) without opening the report. At most ``most`` messages a variant.
 
     Examples
     --------
