@@ -491,6 +491,7 @@ def experiment_run(
         from ._fork import idle_work
         from .analysis import analyze, warm_imports
         from .evaluators import load_registry
+        from .formats import load_manifest
         from .report.console import print_summary
         from .runner.live import run_experiment as run_live_experiment
 
@@ -505,7 +506,7 @@ def experiment_run(
                     location="--rerun-failed",
                     hint="pass the --run-dir of the run whose failures to call again",
                 )
-            from .paired import check_saved_report, comparisons_from_cli
+            from .paired import check_saved_report, check_saved_settings, comparisons_from_cli
 
             _refuse_clobbering_run(
                 manifest_file,
@@ -529,6 +530,10 @@ def experiment_run(
                 allow_large=allow_large,
                 known_evaluators=tuple(registry or ()),
             )
+            manifest = load_manifest(manifest_file)
+            # A changed correction or margin is refused now, before any target is called;
+            # the whole fingerprint (evaluator versions, candidates) after the run.
+            check_saved_settings(outputs["save"], comparisons, (manifest.name, manifest.version))
             if (
                 fail_on_regression
                 and regression_rule == RegressionRule.case

@@ -530,3 +530,23 @@ def test_a_resumed_run_says_how_much_came_from_its_journal(tmp_path: Path) -> No
     assert "Resumed from --run-dir runs: 24 of 24 live attempt(s) from its journal, 0 called" in (
         third.stderr
     )
+
+
+def test_changed_comparison_settings_are_refused_before_any_call(tmp_path: Path) -> None:
+    """A saved report fixes its experiment version's settings: a margin added later was
+    refused only after every live target had been called again."""
+    folder = _down_experiment(tmp_path / "exp", down="")
+    args = ["experiment", "run", "manifest.yaml", "suite.yaml", "-q", "--save", "r.json"]
+    assert _cli(*args, cwd=folder).returncode == 0
+    calls = folder / "calls.log"
+    assert len(calls.read_text().splitlines()) == 24
+    changed = _cli(*args, "--noninferiority-margin", "0.1", cwd=folder)
+    assert changed.returncode == 1
+    assert changed.stderr.startswith(
+        "Unable to run experiment: r.json: comparisons: the run was fixed with other "
+        "settings: noninferiority_margin: None -> 0.1"
+    )
+    assert len(calls.read_text().splitlines()) == 24  # no target called
+    # The same settings run again (and are checked whole after the run, as before).
+    assert _cli(*args, cwd=folder).returncode == 0
+    assert len(calls.read_text().splitlines()) == 48
