@@ -503,7 +503,6 @@ def experiment_run(
                 raise InputError(
                     "--rerun-failed calls again the failed attempts journaled in a run "
                     "folder, and no --run-dir was given",
-                    location="--rerun-failed",
                     hint="pass the --run-dir of the run whose failures to call again",
                 )
             from .paired import check_saved_report, check_saved_settings, comparisons_from_cli

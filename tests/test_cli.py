@@ -282,6 +282,8 @@ def test_the_case_level_gate_needs_a_declared_correction(tmp_path: Path) -> None
     assert refused.returncode == 1 and "Traceback" not in refused.stderr
     assert "declare comparisons: {correction: holm}" in refused.stderr
     assert "--regression-rule compat" in refused.stderr
+    # The option once ("--fail-on-regression: --fail-on-regression follows ..." said it twice).
+    assert refused.stderr.count("--fail-on-regression") == 1
     assert not (tmp_path / "r.json").exists()  # refused before any work
     compat = _cli(*args, "--fail-on-regression", "--regression-rule", "compat")
     assert compat.returncode == 4 and "retrieval-dense" in compat.stderr
