@@ -323,9 +323,11 @@ def check_saved_report(
     to another experiment (``experiment`` is the new run's ``(name, version)``): a new
     experiment version is how settings legitimately change.
     """
-    saved = None if fingerprint is None else _saved_fingerprint(path, experiment)
+    if fingerprint is None:
+        return
+    saved = _saved_fingerprint(path, experiment)
     if saved is not None:
-        check_unchanged(saved, fingerprint, source=path)  # type: ignore[arg-type]
+        check_unchanged(saved, fingerprint, source=path)
 
 
 #: The fingerprint's fields that the comparison settings alone decide (the rest needs the
@@ -367,7 +369,9 @@ def check_saved_settings(
     agenticlens_frames.errors.InputError: ...: comparisons: the run was fixed with other \
 settings: correction: 'holm' -> 'none' (...)
     """
-    saved = None if config is None else _saved_fingerprint(path, experiment)
+    if config is None:
+        return
+    saved = _saved_fingerprint(path, experiment)
     if saved is not None:
         check_unchanged(
             {k: saved.get(k) for k in SETTINGS_FIELDS if k in saved},
