@@ -354,6 +354,14 @@ def check_outputs(
                     exc, f"{option} cannot be written there ({exc.strerror})"
                 ) from None
         if mode is not None and not is_folder and stat.S_ISDIR(mode):
+            if path == Path():
+                # The command line reads an empty value as ".": `--summary
+                # "$GITHUB_STEP_SUMMARY"` outside GitHub Actions is refused as a folder.
+                raise InputError(
+                    f"{option} is empty or '.', the current directory, not a file",
+                    hint="give a file name; an unset variable, such as $GITHUB_STEP_SUMMARY "
+                    "outside GitHub Actions, gives an empty value",
+                )
             raise InputError(
                 f"{option} names a directory, not a file", file=path, hint="give a file name"
             )

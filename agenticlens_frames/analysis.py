@@ -793,8 +793,9 @@ def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
     ``timed_out``): how many, the commonest error, and that they count as failed cases.
 
     Without it a live run's HTTP 500s read as the agent's failures: the pass rates and the
-    verdicts count them, and nothing on the console or the page said so. Empty for an
-    analysis without its run (loaded from a report).
+    verdicts count them, and nothing on the console or the page said so. For an analysis
+    without its run (loaded from a report), the notes the report recorded
+    (``agenticlens_frames.target_failures``, written by the JSON report).
 
     Examples
     --------
@@ -804,7 +805,8 @@ def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
     []
     """
     if analysis.run is None:
-        return []
+        # Loaded from a report: the notes its run wrote (``agenticlens_frames.target_failures``).
+        return list(analysis.extras.get("target_failures", ()))
     attempts = analysis.run.attempts
     failed = attempts[attempts["status"].isin(UNANSWERED_STATUSES).to_numpy()]
     if failed.empty:  # the common case: one pass over the statuses, nothing more

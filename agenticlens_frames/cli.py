@@ -412,7 +412,9 @@ def experiment_run(
         0.05,
         "--regression-threshold",
         min=0.0,
-        help="Relative degradation that counts as a regression (absolute for per-case rates).",
+        help="Relative degradation that counts as a regression in AgenticLens's comparisons "
+        "(absolute for per-case rates): the gate's with --regression-rule compat; the default "
+        "case rule does not use it.",
     ),
     evaluators: str | None = typer.Option(
         None, "--evaluators", help="module:attr naming an EvaluatorRegistry the suite may use."
@@ -548,6 +550,7 @@ def experiment_run(
         from ._fork import idle_work
         from .analysis import analyze, warm_imports
         from .evaluators import load_registry
+        from .formats import load_manifest
         from .report.console import print_summary
         from .runner.live import run_experiment as run_live_experiment
 
@@ -559,10 +562,9 @@ def experiment_run(
                 raise InputError(
                     "--rerun-failed calls again the failed attempts journaled in a run "
                     "folder, and no --run-dir was given",
-                    location="--rerun-failed",
                     hint="pass the --run-dir of the run whose failures to call again",
                 )
-            from .paired import check_saved_report, comparisons_from_cli
+            from .paired import check_saved_report, check_saved_settings, comparisons_from_cli
 
             _refuse_clobbering_run(
                 manifest_file,
@@ -587,6 +589,10 @@ def experiment_run(
                 allow_large=allow_large,
                 known_evaluators=tuple(registry or ()),
             )
+            manifest = load_manifest(manifest_file)
+            # A changed correction or margin is refused now, before any target is called;
+            # the whole fingerprint (evaluator versions, candidates) after the run.
+            check_saved_settings(outputs["save"], comparisons, (manifest.name, manifest.version))
             if (
                 fail_on_regression
                 and regression_rule == RegressionRule.case
@@ -594,8 +600,8 @@ def experiment_run(
             ):
                 # Refused before any work: the verdict the gate follows needs a correction.
                 raise InputError(
-                    "--fail-on-regression follows the case-level paired verdict, which needs a "
-                    "declared multiple-comparison correction, and none is declared",
+                    "the gate follows the case-level paired verdict, which needs a declared "
+                    "multiple-comparison correction, and none is declared",
                     location="--fail-on-regression",
                     hint="declare comparisons: {correction: holm} in the manifest, pass "
                     "--correction holm, or pass --regression-rule compat for AgenticLens's rule",
@@ -632,6 +638,7 @@ def experiment_run(
                 )
                 raise typer.Exit(code=EXIT_INTERRUPTED if live.interrupted else EXIT_STOPPED)
             run = live.run
+            _say_resumed(live, run_dir)
             ahead.start(run)  # the JSON report's table work, beside the analysis
             from .report.provenance import DigestsAhead, provenance
 
@@ -736,6 +743,33 @@ def _provenance_inputs(
         if variant.target_kind == "recorded":
             inputs[f"recorded trials of {variant.id}"] = variant.resolved_target
     return inputs
+
+
+def _say_resumed(live: Any, run_dir: Path | None) -> None:
+    """Say on stderr (``--quiet`` too) how many live attempts came from the run folder's
+    journal: a run folder kept between CI jobs answers a changed agent with the old
+    agent's replies (the targets' code is not hashed), and the log showed nothing of it."""
+    if run_dir is None:
+        return
+    from .report.console import single_line
+
+    live_ids = [v.id for v in live.run.manifest.variants if v.target_kind != "recorded"]
+    attempts = live.run.attempts
+    total = int(attempts["variant_id"].astype(str).isin(live_ids).sum())
+    journaled = total - live.attempted
+    if journaled <= 0:
+        return
+    Console(stderr=True, highlight=False).print(
+        Text(
+            single_line(
+                f"Resumed from --run-dir {run_dir}: {journaled} of {total} live attempt(s) "
+                f"from its journal, {live.attempted} called now (the targets' code is not "
+                "checked: a changed agent needs a new --run-dir)"
+            ),
+            style="yellow",
+        ),
+        soft_wrap=True,
+    )
 
 
 def _stop_options(
@@ -900,16 +934,27 @@ def _gates(analysis: Any, fail_on_regression: bool, *, rule: str = "case") -> li
 
     gate = analysis.paired_frames.get("noninferiority")
     if gate is None:
-        return [_with_margin_hint(g) for g in gates]
+        return _noting_unanswered(analysis, [_with_margin_hint(g) for g in gates])
     # Each (candidate, dimension) with its bound beside the margin, in the dimension's unit
     # (pp, ms, USD), not the names alone: the failed ones, or every one on a pass.
     passed, headline, details = gate_statement(
         gate, analysis.paired_frames.get("paired_comparisons")
     )
-    return [
-        *gates,
-        GateOutcome(EXIT_OK if passed else EXIT_NONINFERIORITY, headline, tuple(details)),
-    ]
+    last = GateOutcome(EXIT_OK if passed else EXIT_NONINFERIORITY, headline, tuple(details))
+    return _noting_unanswered(analysis, [*gates, last])
+
+
+def _noting_unanswered(analysis: Any, gates: list[GateOutcome]) -> list[GateOutcome]:
+    """``gates`` with :func:`_unanswered`'s notes under the last one.
+
+    A gate that passes can rest on attempts no target answered as much as one that fails:
+    a baseline whose endpoint was down fails every case, so every candidate looks better
+    and the regression gate passed with nothing on stderr about the outage.
+    """
+    notes = _unanswered(analysis)
+    if not gates or not notes:
+        return gates
+    return [*gates[:-1], dataclasses.replace(gates[-1], details=(*gates[-1].details, *notes))]
 
 
 #: After a passed regression gate whose comparisons could have missed a change, and no
@@ -932,7 +977,7 @@ def _failure_reasons(analysis: object, variants: list[str], most: int = 3) -> li
     """Why each of ``variants`` failed its trials: one line per distinct message.
 
     A CI log that ends with exit 3 must say what broke (a target returning the wrong
-    type, a missing file) without opening the report. At most ``most`` messages a variant.
+    type, a recorded trial missing) without opening the report. At most ``most`` messages a variant.
 
     Examples
     --------
@@ -966,10 +1011,17 @@ def _unanswered(analysis: Any) -> list[str]:
 
 def _gate_passed(gate: GateOutcome) -> None:
     """Say on stderr that a gate passed, and what it could not have caught."""
-    from .report.console import strip_control
+    Console(stderr=True, highlight=False).print(
+        Text(_gate_lines(gate.headline, gate.details)), soft_wrap=True
+    )
 
-    text = "\n".join([gate.headline, *(f"  {line}" for line in gate.details)])
-    Console(stderr=True, highlight=False).print(Text(strip_control(text)), soft_wrap=True)
+
+def _gate_lines(headline: str, details: Iterable[str]) -> str:
+    """A gate's headline and its details indented beneath, one log line each: a line
+    break in a variant id or a target's error would start a line that text controls."""
+    from .report.console import single_line
+
+    return "\n".join([single_line(headline), *(f"  {single_line(line)}" for line in details)])
 
 
 def _gate_passed_outcome(verdicts: Any) -> list[GateOutcome]:
@@ -1028,13 +1080,11 @@ def _gate_failed(headline: str, details: Iterable[str] = ()) -> None:
 
     Every line is printed whole, however narrow the stream (soft wrap: a CI log or grep
     sees all of it, where rich cut it at 80 columns in a pipe), and without terminal
-    control characters (variant ids are the manifest's text).
+    control characters or line breaks (variant ids are the manifest's text, errors the
+    target's).
     """
-    from .report.console import strip_control
-
-    text = "\n".join([headline, *(f"  {line}" for line in details)])
     Console(stderr=True, highlight=False).print(
-        Text(strip_control(text), style="red"), soft_wrap=True
+        Text(_gate_lines(headline, details), style="red"), soft_wrap=True
     )
 
 

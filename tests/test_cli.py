@@ -282,6 +282,8 @@ def test_the_case_level_gate_needs_a_declared_correction(tmp_path: Path) -> None
     assert refused.returncode == 1 and "Traceback" not in refused.stderr
     assert "declare comparisons: {correction: holm}" in refused.stderr
     assert "--regression-rule compat" in refused.stderr
+    # The option once ("--fail-on-regression: --fail-on-regression follows ..." said it twice).
+    assert refused.stderr.count("--fail-on-regression") == 1
     assert not (tmp_path / "r.json").exists()  # refused before any work
     compat = _cli(*args, "--fail-on-regression", "--regression-rule", "compat")
     assert compat.returncode == 4 and "retrieval-dense" in compat.stderr
@@ -431,3 +433,122 @@ def test_an_alpha_outside_0_1_is_a_usage_error(tmp_path: Path, alpha: str) -> No
     assert done.returncode == 2, done.stderr
     assert "strictly between 0 and 1" in done.stderr
     assert not (tmp_path / "r.json").exists()
+
+
+def _down_experiment(folder: Path, down: str) -> Path:
+    """A live experiment (variants a, b, c; a the baseline) whose variant ``down`` never
+    answers: its target raises an error whose message spans two lines."""
+    folder.mkdir()
+    (folder / "bot.py").write_text(
+        "import pathlib\n"
+        "def answer(text):\n"
+        "    with open(pathlib.Path(__file__).with_name('calls.log'), 'a') as log:\n"
+        "        log.write('call\\n')\n"
+        "    return {'output': 'your parcel is on its way', 'trace': {'spans': []}}\n"
+        "def down(text):\n"
+        "    raise ConnectionError('unavailable\\n::error::forged by the target')\n"
+    )
+    cases = "".join(
+        f"  - {{id: c{i}, name: c{i}, input: hi, expected_contains: [parcel]}}\n"
+        for i in range(8)  # 8 cases: a candidate failing each is significantly worse
+    )
+    (folder / "suite.yaml").write_text(f'name: s\nversion: "1"\ncases:\n{cases}')
+    variants = "".join(
+        f"  - {{id: {v}, name: {v}, target_kind: python, "
+        f"target: 'bot.py:{'down' if v == down else 'answer'}'}}\n"
+        for v in ("a", "b", "c")
+    )
+    (folder / "manifest.yaml").write_text(
+        f'schema_version: "1.1"\nname: m\nversion: "1"\nbaseline_variant_id: a\n'
+        f"trial_count: 1\ncomparisons: {{correction: holm}}\nvariants:\n{variants}"
+    )
+    return folder
+
+
+@pytest.mark.parametrize(("down", "status"), [("a", 0), ("b", 4)])
+def test_a_gate_names_the_attempts_no_target_answered_one_line_each(
+    tmp_path: Path, down: str, status: int
+) -> None:
+    """A baseline whose target is down fails every case, so each candidate looks better:
+    the gate passed and stderr said nothing of the outage. A target's error spanning two
+    lines started a log line of its own (``::error::`` is a GitHub Actions command), and
+    the summary said each unanswered variant twice (under the gate and in the warnings)."""
+    folder = _down_experiment(tmp_path / "exp", down)
+    summary = tmp_path / "s.md"
+    done = _cli(
+        "experiment", "run", "manifest.yaml", "suite.yaml", "--quiet", "--save", "r.json",
+        "--fail-on-regression", "--summary", str(summary), cwd=folder,
+    )  # fmt: skip
+    assert done.returncode == status, done.stderr
+    lines = done.stderr.splitlines()
+    gate = "Regression gate passed" if status == 0 else "Regression against the baseline"
+    assert lines[0].startswith(gate)
+    # Independently: every attempt of the variant ended in its target's error.
+    report = json.loads((folder / "r.json").read_text())
+    [variant] = [v for v in report["variants"] if v["variant_id"] == down]
+    live = variant["trials"][0]["report"]["summary"]["live"]
+    assert live["error_cases"] == live["total_cases"] == 8
+    [note] = [x for x in lines if x.startswith(f"  note: {down}: 8 of 8 attempts got no answer")]
+    assert "ConnectionError: unavailable ::error::forged by the target" in note
+    assert not any(x.startswith("::") for x in lines)
+    text = summary.read_text()
+    assert text.count(f"{down}: 8 of 8 attempts got no answer") == 1
+    assert f"> - {down}: 8 of 8 attempts got no answer" in text
+
+
+def test_the_summary_folder_is_made_and_an_empty_path_is_named(tmp_path: Path) -> None:
+    """`--summary "$GITHUB_STEP_SUMMARY"` outside GitHub Actions was refused as "`.`: names
+    a directory"; a summary in a folder not made yet failed only after the run."""
+    summary = tmp_path / "not" / "yet" / "s.md"
+    done = _cli(*_run_args(EXAMPLE, tmp_path), "--summary", str(summary))
+    assert done.returncode == 0, done.stderr
+    assert summary.read_text().startswith("### Experiment support-agent-upgrade")
+    empty = _cli(*_run_args(EXAMPLE, tmp_path / "e"), "--summary", "", cwd=tmp_path)
+    assert empty.returncode == 1
+    assert "--summary is empty or '.', the current directory, not a file" in empty.stderr
+    assert "$GITHUB_STEP_SUMMARY" in empty.stderr
+    assert not (tmp_path / "e").exists()  # refused before any work
+
+
+def test_a_resumed_run_says_how_much_came_from_its_journal(tmp_path: Path) -> None:
+    """A run folder kept between CI jobs answers with the journaled replies (the targets'
+    code is not hashed): the log said nothing of it, even when nothing was called."""
+    folder = _down_experiment(tmp_path / "exp", down="")  # every target answers
+    args = ["experiment", "run", "manifest.yaml", "suite.yaml", "-q", "--run-dir", "runs"]
+    first = _cli(*args, "--max-attempts", "10", cwd=folder)
+    assert first.returncode == 6 and "Resumed" not in first.stderr, first.stderr
+    calls = folder / "calls.log"
+    before = len(calls.read_text().splitlines())
+    second = _cli(*args, cwd=folder)
+    assert second.returncode == 0, second.stderr
+    called = len(calls.read_text().splitlines()) - before
+    assert (before, called) == (10, 14)  # 3 variants x 8 cases, none called twice
+    assert second.stderr.splitlines()[0] == (
+        "Resumed from --run-dir runs: 10 of 24 live attempt(s) from its journal, 14 called "
+        "now (the targets' code is not checked: a changed agent needs a new --run-dir)"
+    )
+    third = _cli(*args, cwd=folder)
+    assert third.returncode == 0 and len(calls.read_text().splitlines()) == 24
+    assert "Resumed from --run-dir runs: 24 of 24 live attempt(s) from its journal, 0 called" in (
+        third.stderr
+    )
+
+
+def test_changed_comparison_settings_are_refused_before_any_call(tmp_path: Path) -> None:
+    """A saved report fixes its experiment version's settings: a margin added later was
+    refused only after every live target had been called again."""
+    folder = _down_experiment(tmp_path / "exp", down="")
+    args = ["experiment", "run", "manifest.yaml", "suite.yaml", "-q", "--save", "r.json"]
+    assert _cli(*args, cwd=folder).returncode == 0
+    calls = folder / "calls.log"
+    assert len(calls.read_text().splitlines()) == 24
+    changed = _cli(*args, "--noninferiority-margin", "0.1", cwd=folder)
+    assert changed.returncode == 1
+    assert changed.stderr.startswith(
+        "Unable to run experiment: r.json: comparisons: the run was fixed with other "
+        "settings: noninferiority_margin: None -> 0.1"
+    )
+    assert len(calls.read_text().splitlines()) == 24  # no target called
+    # The same settings run again (and are checked whole after the run, as before).
+    assert _cli(*args, cwd=folder).returncode == 0
+    assert len(calls.read_text().splitlines()) == 48

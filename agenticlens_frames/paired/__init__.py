@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     )
     from .lock import (
         check_saved_report,
+        check_saved_settings,
         check_unchanged,
         comparison_fingerprint,
         enforce_lock,
@@ -88,6 +89,7 @@ _LAZY = {
     "case_verdicts": ".verdicts",
     "check_guard_rails": ".settings",
     "check_saved_report": ".lock",
+    "check_saved_settings": ".lock",
     "check_setting": ".settings",
     "check_unchanged": ".lock",
     "comparison_fingerprint": ".lock",

@@ -25,6 +25,7 @@ from .settings import ComparisonsConfig
 
 __all__ = [
     "check_saved_report",
+    "check_saved_settings",
     "check_unchanged",
     "comparison_fingerprint",
     "enforce_lock",
@@ -171,7 +172,7 @@ def check_unchanged(
     agenticlens_frames.errors.InputError: lock: comparisons: the run was fixed with other \
 settings: correction: 'holm' -> 'none' (a correction, suite, evaluator version or candidate \
 set chosen after seeing the numbers is refused; start a new experiment version, or remove \
-the lock deliberately)
+the file named here deliberately)
     """
     changed = _differences(_versions_learned(stored, requested), requested)
     if not changed:
@@ -181,7 +182,8 @@ the lock deliberately)
         file=source,
         location="comparisons",
         hint="a correction, suite, evaluator version or candidate set chosen after seeing the "
-        "numbers is refused; start a new experiment version, or remove the lock deliberately",
+        "numbers is refused; start a new experiment version, or remove the file named here "
+        "deliberately",
     )
 
 
@@ -324,15 +326,76 @@ def check_saved_report(
     to another experiment (``experiment`` is the new run's ``(name, version)``): a new
     experiment version is how settings legitimately change.
     """
+    if fingerprint is None:
+        return
+    saved = _saved_fingerprint(path, experiment)
+    if saved is not None:
+        check_unchanged(saved, fingerprint, source=path)
+
+
+#: The fingerprint's fields that the comparison settings alone decide (the rest needs the
+#: run: the evaluators' versions, the candidates compared).
+SETTINGS_FIELDS = (
+    "correction",
+    "alpha",
+    "method",
+    "family",
+    "cluster",
+    "noninferiority_margin",
+    "noninferiority_dimension",
+    "resamples",
+    "seed",
+)
+
+
+def check_saved_settings(
+    path: str | Path, config: ComparisonsConfig | None, experiment: tuple[str, str]
+) -> None:
+    """:func:`check_saved_report` for the settings alone, before the run.
+
+    The whole fingerprint is known only once the run is scored, so a changed correction or
+    margin was refused after every live target had been called (an hour of calls, for a
+    refusal the command line could give at once). What the settings decide is checked
+    here; :func:`check_saved_report` still checks everything after the run.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "r.json"
+    >>> saved = {"correction": "holm", "alpha": 0.05, "suite": {"sha256": "abc"}}
+    >>> _ = path.write_text(json.dumps({"experiment_name": "e", "experiment_version": "1",
+    ...                                 "paired_comparisons": {"fingerprint": saved}}))
+    >>> check_saved_settings(path, ComparisonsConfig(correction="holm"), ("e", "2"))
+    >>> check_saved_settings(path, ComparisonsConfig(correction="none"), ("e", "1"))
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: ...: comparisons: the run was fixed with other \
+settings: correction: 'holm' -> 'none' (...)
+    """
+    if config is None:
+        return
+    saved = _saved_fingerprint(path, experiment)
+    if saved is not None:
+        check_unchanged(
+            {k: saved.get(k) for k in SETTINGS_FIELDS if k in saved},
+            {k: getattr(config, k) for k in SETTINGS_FIELDS if k in saved},
+            source=path,
+        )
+
+
+def _saved_fingerprint(
+    path: str | Path, experiment: tuple[str, str] | None
+) -> dict[str, Any] | None:
+    """The comparison fingerprint of the report saved at ``path`` for ``experiment``; None
+    when there is none to check against (no file, not our report, another experiment)."""
     target = Path(path)
-    if fingerprint is None or not target.is_file():
-        return  # (a FIFO or device at the --save path is never read)
+    if not target.is_file():
+        return None  # (a FIFO or device at the --save path is never read)
     try:
         identity, stored = _saved_identity_and_lock(target)
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
-        return  # not a JSON report of ours; the writer will replace it as before
+        return None  # not a JSON report of ours; the writer will replace it as before
     if experiment is not None and identity != tuple(experiment):
-        return
+        return None
     saved = stored.get("fingerprint") if isinstance(stored, dict) else None
-    if isinstance(saved, dict):
-        check_unchanged(saved, fingerprint, source=path)
+    return saved if isinstance(saved, dict) else None

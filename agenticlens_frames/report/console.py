@@ -21,6 +21,7 @@ __all__ = [
     "compat_cells",
     "pass_rates",
     "print_summary",
+    "single_line",
     "strip_control",
     "variant_cells",
     "variant_notes",
@@ -42,6 +43,22 @@ def strip_control(text: Any) -> str:
     'ok[31mred'
     """
     return _CONTROL.sub("", str(text))
+
+
+def single_line(text: Any) -> str:
+    """User text made safe for one line of a log: :func:`strip_control`, and its line
+    breaks as spaces.
+
+    A line of ours that ends in a name or a target's error message must stay one line: a
+    break there starts a line the text controls, which a CI runner reads as its own (a
+    GitHub Actions ``::error::`` workflow command) or a reader as the tool's.
+
+    Examples
+    --------
+    >>> single_line("upstream 503\\n::error::forged\\r\\n\\x1b[31m")
+    'upstream 503 ::error::forged [31m'
+    """
+    return strip_control(" ".join(str(text).splitlines()))
 
 
 def _t(text: Any) -> Text:
@@ -441,7 +458,7 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
         )
     )
     for warning in [*headline_warnings(analysis.warnings), *target_failure_warnings(analysis)]:
-        console.print(Text(f"! {strip_control(warning)}", style="yellow"))
+        console.print(Text(f"! {single_line(warning)}", style="yellow"))
     # Judges (docs/judges.md): their cost apart from the agent's, and where their noise,
     # not the agent's, limits detection.
     judges = analysis.judge_noise

@@ -28,7 +28,7 @@ from .._compat import IMPLEMENTS
 from .._files import atomic_write, start_writeback
 from .._fork import input_pending
 from .._gc import paused_gc
-from ..analysis import ExperimentAnalysis, require_analysis
+from ..analysis import ExperimentAnalysis, require_analysis, target_failure_warnings
 from ..errors import InputError
 from ..frames import ExperimentRun
 from ..judges import JUDGE_EVALUATOR_TYPES, summarize_judges
@@ -938,6 +938,13 @@ def _build_report(
             "deliberate_fixes": ["B1", "B2", "B3", "B4", "B5", "B8", "B13"],
             "read_first": READ_FIRST,
             **analysis.extras,
+            # Attempts no target answered (an outage, not the agent's quality), as the
+            # console says them: `experiment report` says them again from here.
+            **(
+                {"target_failures": failures}
+                if (failures := target_failure_warnings(analysis))
+                else {}
+            ),
         },
     }
     # New top-level keys (issue 6): case_level, paired_comparisons. The verdicts (issue 14)

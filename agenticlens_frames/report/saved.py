@@ -345,12 +345,24 @@ def _parse(
 
 def _extras(block: Mapping[str, Any], file: Path) -> dict[str, Any]:
     """The run-level facts a renderer shows: the early-stopping block, checked (rendered
-    as `experiment run` renders it, first after an early stop)."""
+    as `experiment run` renders it, first after an early stop), and the notes on attempts
+    no target answered (said beside the verdicts and the gates)."""
     from .early_stopping import check_block
 
+    out: dict[str, Any] = {}
+    failures = block.get("target_failures")
+    if failures is not None:
+        if not isinstance(failures, list) or not all(isinstance(f, str) for f in failures):
+            raise InputError(
+                "expected a list of strings",
+                file=file,
+                location=["agenticlens_frames", "target_failures"],
+                hint="is this an experiment report written by `experiment run --save`?",
+            )
+        out["target_failures"] = list(failures)
     stopping = block.get("early_stopping")
     if stopping is None:
-        return {}
+        return out
     where = check_block(stopping)
     if where is not None:
         raise InputError(
@@ -359,7 +371,7 @@ def _extras(block: Mapping[str, Any], file: Path) -> dict[str, Any]:
             location=["agenticlens_frames", "early_stopping", *where],
             hint="is this an experiment report written by `experiment run --save`?",
         )
-    return {"early_stopping": dict(stopping)}
+    return {**out, "early_stopping": dict(stopping)}
 
 
 #: Said beside verdicts a report did not hold, computed from its per-case records.

@@ -99,9 +99,12 @@ def _stopping(block: Any) -> list[str]:
     ]
 
 
-def _gate(gate: GateOutcome) -> list[str]:
+def _gate(gate: GateOutcome, warnings: Sequence[str] = ()) -> list[str]:
+    """The gate's outcome; a detail that only repeats one of ``warnings`` (stderr's
+    ``note: <warning>`` beside a gate) is left to the warning block just below it."""
     mark = "Passed" if gate.code == 0 else f"Failed (exit {gate.code})"
-    return [f"**{mark}.** {_md(gate.headline)}", *(f"- {_md(d)}" for d in gate.details)]
+    details = [d for d in gate.details if d.removeprefix("note: ") not in warnings]
+    return [f"**{mark}.** {_md(gate.headline)}", *(f"- {_md(d)}" for d in details)]
 
 
 def _verdict_table(analysis: ExperimentAnalysis) -> list[str]:
@@ -224,8 +227,8 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
                 *_headlines(analysis, base),
             ]
         )
-    blocks.extend(_gate(gate) for gate in gates)
     warnings = [*headline_warnings(analysis.warnings), *target_failure_warnings(analysis)]
+    blocks.extend(_gate(gate, warnings) for gate in gates)
     if omitted := omitted_statement(v):
         warnings.append(omitted)
     if warnings:
@@ -245,7 +248,8 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
 def append_summary(
     analysis: ExperimentAnalysis, path: str | Path, gates: Sequence[GateOutcome] = ()
 ) -> None:
-    """Append :func:`summary_markdown` to ``path`` (created if missing), in one write.
+    """Append :func:`summary_markdown` to ``path`` (created if missing, with its folder), in
+    one write.
 
     A file already holding text gets a blank line first, so that the heading starts a
     block of its own whatever the step before wrote.
@@ -262,6 +266,9 @@ def append_summary(
     """
     text = summary_markdown(analysis, gates)
     target = Path(path)
+    # Its folder is made as every other output's is: a summary in a folder the job has not
+    # made yet failed after the run, however long it took.
+    target.parent.mkdir(parents=True, exist_ok=True)
     if target.is_file() and target.stat().st_size:
         with open(target, "rb") as handle:
             handle.seek(-1, os.SEEK_END)

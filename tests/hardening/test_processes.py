@@ -767,7 +767,8 @@ def test_rerun_failed_without_a_run_folder_is_refused_before_any_call(tmp_path, 
         timeout=180,
     )
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "--rerun-failed calls again the failed attempts journaled in a run folder" in (
+    # (once: the option was said twice, "--rerun-failed: --rerun-failed calls again ...")
+    assert "experiment: --rerun-failed calls again the failed attempts journaled in a run " in (
         done.stderr
     )
     assert "Traceback" not in done.stderr and not log.exists()

@@ -107,3 +107,50 @@ def test_a_damaged_value_a_renderer_would_meet_is_refused_at_load(
     with pytest.raises(InputError) as info:
         load_report(path)
     assert info.value.location == place and message in info.value.message
+
+
+def test_a_saved_report_keeps_the_attempts_no_target_answered(tmp_path: Path) -> None:
+    """`experiment report` on a run whose baseline never answered showed every candidate
+    better with no word of the outage: the notes were computed from the run alone."""
+    from agenticlens_frames.analysis import target_failure_warnings
+    from agenticlens_frames.report.json_report import write_json_report
+    from agenticlens_frames.report.summary import summary_markdown
+    from agenticlens_frames.runner import run_experiment
+
+    (tmp_path / "bot.py").write_text(
+        "def answer(text):\n    return {'output': 'ok', 'trace': {'spans': []}}\n"
+        "def down(text):\n    raise ConnectionError('unavailable')\n"
+    )
+    variants = [
+        {"id": v, "name": v, "target_kind": "python", "target": f"bot.py:{t}"}
+        for v, t in (("a", "down"), ("b", "answer"), ("c", "answer"))
+    ]
+    (tmp_path / "m.json").write_text(
+        json.dumps({"name": "m", "version": "1", "baseline_variant_id": "a",
+                    "trial_count": 2, "variants": variants})
+    )  # fmt: skip
+    cases = [{"id": f"c{i}", "name": f"c{i}", "input": "q", "expected_contains": ["ok"]}
+             for i in range(3)]  # fmt: skip
+    (tmp_path / "s.json").write_text(json.dumps({"name": "s", "version": "1", "cases": cases}))
+    run = run_experiment(tmp_path / "m.json", tmp_path / "s.json", progress=False).run
+    # Independently: every attempt of the baseline ended in its target's error.
+    attempts = run.attempts
+    assert (attempts.loc[attempts["variant_id"] == "a", "status"] == "target_error").sum() == 6
+    analysis = analyze(run)
+    notes = target_failure_warnings(analysis)
+    assert len(notes) == 1 and notes[0].startswith("a: 6 of 6 attempts got no answer")
+    write_json_report(analysis, tmp_path / "r.json")
+    loaded = load_report(tmp_path / "r.json")
+    assert target_failure_warnings(loaded) == notes
+    assert f"> - {notes[0][:40]}" in summary_markdown(loaded)
+    # A report without failures has no such key (the JSON of a clean run is unchanged).
+    example = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    assert "target_failures" not in build_report(analyze(example))["agenticlens_frames"]
+
+
+def test_damaged_target_failure_notes_are_refused(tmp_path: Path, saved: dict) -> None:
+    data = json.loads(json.dumps(saved))
+    data["agenticlens_frames"]["target_failures"] = [3]
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match="target_failures"):
+        load_report(tmp_path / "r.json")
