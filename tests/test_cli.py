@@ -247,8 +247,10 @@ def test_a_passed_noninferiority_gate_says_each_bound(tmp_path: Path) -> None:
     for row in gate["candidates"]:
         prefix = f"  {row['candidate_variant_id']} (quality): lower 95% bound "
         line = next(x for x in lines if x.startswith(prefix))
-        bound = float(line[len(prefix) :].split()[0])
-        assert bound == pytest.approx(row["bound"], rel=1e-3) and bound > -0.5
+        bound, unit = line[len(prefix) :].split()[:2]
+        # in percentage points, beside the margin in them
+        assert unit == "pp" and line.endswith("> margin -50 pp")
+        assert float(bound) / 100 == pytest.approx(row["bound"], rel=1e-3)
         assert f"- {line.strip().replace('>', chr(92) + '>')}" in text
 
 
@@ -392,7 +394,7 @@ def test_gate_messages_are_whole_lines_in_a_pipe_and_say_why(tmp_path: Path) -> 
     gate = _cli(*_run_args(EXAMPLE, tmp_path / "gate"), "--noninferiority-margin", "0.01", env=env)
     assert gate.returncode == 5
     line = next(x for x in gate.stderr.splitlines() if x.startswith("  model-large"))
-    assert "bound" in line and "-0.01" in line
+    assert "bound" in line and line.endswith("margin -1 pp")  # the margin 0.01, in pp
 
 
 def test_exit_3_says_why_the_trials_failed(tmp_path: Path) -> None:

@@ -284,8 +284,8 @@ _UNIT_TEXT = {"proportion": ("pp", 100.0), "ms": ("ms", 1.0), "usd": ("USD", 1.0
 
 
 def gate_details(gate: pd.DataFrame, units: Mapping[str, str] | None = None) -> list[str]:
-    """One line per (candidate, dimension) of a gate: the bound against the threshold and,
-    where the dimension's unit is known, both again in that unit (pp, ms, USD).
+    """One line per (candidate, dimension) of a gate: the bound against the margin, in the
+    dimension's unit where it is known (pp, ms, USD), else the gate's ``reason`` as is.
 
     Parameters
     ----------
@@ -297,24 +297,32 @@ def gate_details(gate: pd.DataFrame, units: Mapping[str, str] | None = None) -> 
 
     Examples
     --------
-    >>> gate = pd.DataFrame({"candidate_variant_id": ["b"], "dimension": ["latency"],
-    ...     "bound": [153.2], "threshold": [200.0], "reason": ["upper 95% bound +153.2 < +200"]})
-    >>> gate_details(gate, {"latency": "ms"})
-    ['b (latency): upper 95% bound +153.2 < +200 (bound +153.2 ms vs margin +200 ms)']
+    >>> gate = pd.DataFrame({"candidate_variant_id": ["b", "c"],
+    ...     "dimension": ["latency", "quality"], "bound": [153.2, -0.031],
+    ...     "threshold": [200.0, -0.02],
+    ...     "reason": ["upper 95% bound +153.2 < +200", "lower 95% bound -0.031 <= -0.02"]})
+    >>> gate_details(gate, {"latency": "ms", "quality": "proportion"})
+    ['b (latency): upper 95% bound +153.2 ms < margin +200 ms', \
+'c (quality): lower 95% bound -3.1 pp <= margin -2 pp']
+    >>> gate_details(gate)[0]  # no unit known: the reason in the evaluator's own numbers
+    'b (latency): upper 95% bound +153.2 < +200'
     """
     units = dict(units or {})
     out = []
     for row in gate.itertuples(index=False):
-        line = f"{row.candidate_variant_id} ({row.dimension}): {row.reason}"
+        reason = str(row.reason)
         unit = units.get(str(row.dimension))
         bound = float(row.bound) if pd.notna(row.bound) else math.nan
-        if unit and math.isfinite(bound):
+        # "<side> <level> bound <bound> <relation> <threshold>", as noninferiority_gate
+        # words it; a row it could not bound ("no comparable … scores") has no numbers.
+        words = reason.split(" ")
+        if unit and math.isfinite(bound) and len(words) == 6 and words[2] == "bound":
             suffix, scale = _UNIT_TEXT.get(unit, (unit, 1.0))
-            line += (
-                f" (bound {bound * scale:+.4g} {suffix} vs margin "
-                f"{float(row.threshold) * scale:+.4g} {suffix})"
+            reason = (
+                f"{' '.join(words[:3])} {bound * scale:+.4g} {suffix} {words[4]} margin "
+                f"{float(row.threshold) * scale:+.4g} {suffix}"
             )
-        out.append(line)
+        out.append(f"{row.candidate_variant_id} ({row.dimension}): {reason}")
     return out
 
 
@@ -339,7 +347,7 @@ def gate_statement(
     >>> passed, headline
     (False, 'Non-inferiority gate failed: b (latency)')
     >>> details
-    ['b (latency): upper 95% bound +250 >= +200 (bound +250 ms vs margin +200 ms)']
+    ['b (latency): upper 95% bound +250 ms >= margin +200 ms']
     """
     failed = noninferiority_failures(gate) or []
     units = (
