@@ -1143,7 +1143,8 @@ def analyze(
     frontier_resamples, frontier_seed
         Case-bootstrap resamples and seed of the frontier probabilities (``p_frontier``,
         ``p_best_*`` in ``variants``; see :func:`~agenticlens_frames.frontier_uncertainty`);
-        0 resamples leaves them out.
+        0 resamples leaves them out. With a declared ``cluster`` the bootstrap draws the
+        clusters of cases instead of cases.
 
     Examples
     --------
@@ -1200,6 +1201,8 @@ def analyze(
             seed=frontier_seed,
             confidence_level=confidence_level,
             latency_missing=latency_missing,
+            # Declared clusters of cases are resampled whole, as the verdicts treat them.
+            cluster=comparisons.cluster if comparisons is not None else None,
         )
         # The bootstrap settings travel with the summary, in attrs["frontier"].
         vs = merge_frontier_columns(vs, fu, dict(fu.attrs))

@@ -9,8 +9,10 @@ non-baseline level, two-factor interaction of each pair of non-baseline levels) 
 interval, a p-value and the p-value adjusted by the declared correction over the
 estimable terms of the metric (a family of its own, not the verdicts'). A balanced full
 factorial uses per-case contrasts, with the repeated-measures ANOVA F beside them; any other design
-uses OLS with case fixed effects and cluster-robust (CR1) errors by case. The frame's
-``attrs`` say, in words, which terms the design cannot estimate. The estimators live in
+uses OLS with case fixed effects and cluster-robust (CR1) errors by case. With declared
+clusters of cases both use CR1 by cluster with G − 1 df, as the paired verdicts do (and
+the case-level ANOVA F is left out). The frame's ``attrs`` say, in words, which terms the
+design cannot estimate. The estimators live in
 :mod:`agenticlens_frames.stats_factorial`.
 """
 
@@ -24,7 +26,7 @@ import pandas as pd
 from . import stats_factorial as sfac
 from .errors import InputError, check_proportion
 from .frames import ExperimentRun, factor_column, require_run
-from .paired.dimensions import evaluation, unevaluated_per_variant
+from .paired.dimensions import cluster_labels, evaluation, unevaluated_per_variant
 
 __all__ = [
     "CORRECTION_FAMILY",
@@ -285,8 +287,10 @@ def factor_effects(
         For the intervals.
     cluster
         The case metadata field the paired comparisons cluster cases by, if declared.
-        These effects do not use it: a design note says that their intervals treat the
-        cases as independent, so they are too narrow when the clusters matter.
+        The intervals and p-values then use it as the paired verdicts do: CR1 by cluster
+        with G − 1 df (for the per-case contrasts of a balanced full factorial as for the
+        fixed-effects fit), and ``anova_f`` / ``anova_p`` are NaN (the repeated-measures
+        ANOVA treats the cases as independent); a design note says so.
 
     Returns
     -------
@@ -326,6 +330,8 @@ def factor_effects(
             + f"choose one of {', '.join(CORRECTIONS)}",
             location="correction",
         )
+    # Per case (suite order, as the outcomes' rows): its cluster label, or None.
+    clusters = cluster_labels(run, cluster) if cluster else None
     table, names, ids, baseline = _design(run)
     design = sfac.design_terms(table, names, ids, baseline)
     frame = pd.DataFrame(columns=FACTOR_EFFECT_COLUMNS)
@@ -357,18 +363,27 @@ def factor_effects(
         complete = y[~np.isnan(y).any(axis=1)]
         balanced = full and len(complete) == len(y) and len(y) > 1
         anova: dict[tuple, tuple] = {}
+        with_f = balanced and clusters is None
         if balanced:
-            est = sfac.factorial_contrasts(y, levels, design, confidence_level=confidence_level)
-            anova = _anova(y, levels, design)
+            est = sfac.factorial_contrasts(
+                y, levels, design, confidence_level=confidence_level, clusters=clusters
+            )
+            # The F treats the cases as independent: beside clustered intervals it would
+            # disagree with them (t² = F no longer holds), so it is left out.
+            anova = _anova(y, levels, design) if with_f else {}
         else:
             have = ~np.isnan(y)
             case_idx, var_idx = np.nonzero(have)
             x = mdesign.matrix()[var_idx]
             est = sfac.case_fixed_effects_ols(
-                y[have], x, case_idx, confidence_level=confidence_level
+                y[have],
+                x,
+                case_idx,
+                confidence_level=confidence_level,
+                clusters=None if clusters is None else clusters[case_idx],
             )
         weights = _contrast_weights(mdesign, levels, balanced, observed | ~observed.any())
-        methods.add(est.method + (" (with the repeated-measures ANOVA F)" if balanced else ""))
+        methods.add(est.method + (" (with the repeated-measures ANOVA F)" if with_f else ""))
         k = 0
         confounded = mdesign.confounded()
         for t in mdesign.terms:
@@ -432,12 +447,19 @@ def factor_effects(
     if lost:
         phrase += f"; no outcome for {sfac._join(sorted(lost))}"
     design_notes = _design_notes(design, notes) + _left_out_note(run, ids)
-    if cluster:
-        # Said, not silently ignored: the verdicts use the clusters, these intervals do not.
+    if clusters is not None:
+        groups = len(set(clusters.tolist()))
+        # Said: the intervals are not the cases-as-units ones a reader may expect.
         design_notes.append(
-            f"The comparisons declare case clusters ({cluster}); these effects treat the "
-            "cases as independent, so with clustered cases their intervals are too narrow "
-            "(the paired verdicts use the clusters)."
+            f"The comparisons declare case clusters ({cluster}, {groups} clusters): the "
+            "intervals and p-values are CR1 by cluster with t on clusters − 1 df, as in the "
+            "paired verdicts"
+            + (
+                "; the repeated-measures ANOVA F, which treats the cases as independent, "
+                "is left out."
+                if full
+                else "."
+            )
         )
     attrs.update(design=phrase, design_notes=design_notes, method="; ".join(sorted(methods)))
     frame.attrs.update(attrs)

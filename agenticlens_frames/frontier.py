@@ -1,10 +1,11 @@
 """How sure is the Pareto frontier: per-variant frontier and best-value probabilities.
 
 :func:`frontier_uncertainty` resamples the suite's cases (jointly across variants, so the
-pairing is kept), recomputes every objective of the frontier of
-:func:`~agenticlens_frames.analysis.pareto_frontier` from the resampled cases exactly as
-the variant summary computes it, and counts how often each variant is on the frontier
-and best on each objective. The estimators live in :mod:`agenticlens_frames.stats_frontier`.
+pairing is kept; or the declared clusters of cases, each with all its cases), recomputes
+every objective of the frontier of :func:`~agenticlens_frames.analysis.pareto_frontier`
+from the resampled cases exactly as the variant summary computes it, and counts how often
+each variant is on the frontier and best on each objective. The estimators live in
+:mod:`agenticlens_frames.stats_frontier`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,11 @@ from .errors import InputError, check_count, check_proportion
 from .frames import ExperimentRun, require_run
 
 __all__ = [
+    "FEW_CLUSTERS",
     "FRONTIER_OBJECTIVES",
+    "SETTINGS_KEYS",
+    "cluster_method",
+    "cluster_notes",
     "frontier_columns",
     "frontier_uncertainty",
     "interval_columns",
@@ -44,6 +49,61 @@ METHOD = (
     "case bootstrap: cases resampled with replacement jointly across variants (pairing "
     "kept); every frontier objective and the frontier recomputed per resample"
 )
+#: The keys of :func:`frontier_uncertainty`'s ``attrs`` (the JSON block's settings).
+SETTINGS_KEYS = (
+    "method",
+    "n_resamples",
+    "seed",
+    "confidence_level",
+    "resampled",
+    "cluster",
+    "n_clusters",
+    "notes",
+)
+#: Below this many clusters the cluster bootstrap is rough, and a note says so: with few
+#: clusters it understates the spread (Cameron, Gelbach & Miller 2008 find it over-rejects
+#: with 5–10 clusters), as few cases make the case bootstrap's whiskers too short.
+FEW_CLUSTERS = 10
+
+
+def cluster_method(cluster: str, n_clusters: int) -> str:
+    """The ``method`` of a cluster bootstrap, in words.
+
+    Examples
+    --------
+    >>> cluster_method("topic", 3)[:67]
+    'cluster bootstrap: the 3 clusters of cases (metadata field "topic")'
+    """
+    return (
+        f"cluster bootstrap: the {n_clusters} clusters of cases (metadata field "
+        f'"{cluster}") resampled with replacement jointly across variants, each drawn '
+        "cluster with all its cases (pairing kept); every frontier objective and the "
+        "frontier recomputed per resample"
+    )
+
+
+def cluster_notes(n_clusters: int) -> list[str]:
+    """What a cluster bootstrap over ``n_clusters`` clusters cannot do, in words.
+
+    Examples
+    --------
+    >>> cluster_notes(12)
+    []
+    >>> cluster_notes(4)[0][:51]
+    'Only 4 clusters: a cluster bootstrap with few clust'
+    """
+    if n_clusters < 2:
+        return [
+            "One cluster: every resample draws the whole suite, so the bootstrap cannot "
+            "say how sure the frontier is (no probability or interval)."
+        ]
+    if n_clusters < FEW_CLUSTERS:
+        return [
+            f"Only {n_clusters} clusters: a cluster bootstrap with few clusters is rough — "
+            "its resamples hold few distinct suites, so the probabilities are too sure and "
+            "the intervals too narrow."
+        ]
+    return []
 
 
 def _cube(
@@ -96,13 +156,19 @@ class FrontierCubes:
 
 
 def bootstrap_cubes(
-    cubes: FrontierCubes, n_resamples: int, seed: int | None, confidence_level: float = 0.95
+    cubes: FrontierCubes,
+    n_resamples: int,
+    seed: int | None,
+    confidence_level: float = 0.95,
+    *,
+    clusters: np.ndarray | None = None,
 ) -> tuple[sf.FrontierBootstrap, np.ndarray]:
     """The joint case bootstrap of the frontier from :class:`FrontierCubes`.
 
     Returns the :class:`~agenticlens_frames.stats_frontier.FrontierBootstrap` over the
     objectives of :data:`FRONTIER_OBJECTIVES` and the (resamples, variants) pooled case
-    pass rates (for the chart's whiskers only).
+    pass rates (for the chart's whiskers only). With ``clusters`` (a cluster code per
+    case) it is the cluster bootstrap: clusters are drawn, each with all its cases.
     """
     # Pooled case pass rate (interval only): passes / attempts over every attempt.
     case_passes = cubes.passed.sum(axis=1)  # (variants, cases)
@@ -135,7 +201,9 @@ def bootstrap_cubes(
     width = cubes.n_var * cubes.attempted.shape[1]
     done = cubes.completed
     for start, stop in _chunks(n_resamples):
-        w = sf.bootstrap_case_counts(cubes.n_case, n_resamples, seed, start=start, stop=stop)
+        w = sf.bootstrap_case_counts(
+            cubes.n_case, n_resamples, seed, start=start, stop=stop, clusters=clusters
+        )
         sums = sf.case_sums(w, unique)[:, inverse]
         fail, pas, pre, s_num, s_den, l_num, l_den, c_num, c_den, c_unk = (
             sums[:, i * width : (i + 1) * width] for i in range(len(blocks))
@@ -238,6 +306,7 @@ def frontier_uncertainty(
     seed: int | None = 0,
     confidence_level: float = 0.95,
     latency_missing: str = "exclude",
+    cluster: str | None = None,
 ) -> pd.DataFrame:
     """Per variant: probability of being on the Pareto frontier and of being best.
 
@@ -253,6 +322,10 @@ def frontier_uncertainty(
         For the percentile intervals of each objective.
     latency_missing
         As in :func:`~agenticlens_frames.analysis.trial_summary`.
+    cluster
+        A case metadata field whose equal values make one cluster of cases (the paired
+        comparisons' ``cluster``; :func:`~agenticlens_frames.analyze` passes the declared
+        one). The bootstrap then draws clusters, each with all its cases, instead of cases.
 
     Returns
     -------
@@ -261,7 +334,11 @@ def frontier_uncertainty(
         ``p_best_<objective>`` for ``reliability, pass_rate, score, latency, cost``, and
         ``<column>_boot_ci_low`` / ``_boot_ci_high`` for each objective's summary column
         (``trial_success_rate``, ``pass_rate_mean``, … and ``case_pass_rate``).
-        ``attrs`` hold ``n_resamples``, ``seed``, ``confidence_level`` and ``method``.
+        ``attrs`` hold ``n_resamples``, ``seed``, ``confidence_level``, ``method``,
+        ``resampled`` (``"cases"`` or ``"clusters"``), ``cluster`` (the field, or None),
+        ``n_clusters`` (None without clusters) and ``notes`` (in words: a cluster
+        bootstrap with fewer than :data:`FEW_CLUSTERS` clusters is rough; with one, every
+        probability and interval is NaN).
 
     Examples
     --------
@@ -270,6 +347,9 @@ def frontier_uncertainty(
     >>> fu = frontier_uncertainty(run, n_resamples=200)
     >>> bool(fu["p_frontier"].between(0, 1).all()), round(float(fu["p_best_score"].sum()), 6)
     (True, 1.0)
+    >>> by_level = frontier_uncertainty(run, n_resamples=200, cluster="difficulty")
+    >>> by_level.attrs["resampled"], by_level.attrs["n_clusters"]
+    ('clusters', 3)
     """
     run = require_run(run, "frontier_uncertainty")
     check_count(n_resamples, "n_resamples", location="frontier_resamples")
@@ -282,6 +362,15 @@ def frontier_uncertainty(
     check_proportion(confidence_level, "confidence level", location="confidence_level")
     if latency_missing not in ("exclude", "zero"):
         raise InputError(f"latency_missing must be 'exclude' or 'zero', got {latency_missing!r}")
+    codes = None
+    if cluster is not None:
+        # The cases' clusters as the paired comparisons find them (same field, same error
+        # when a case lacks it), coded 0 … G−1.
+        from .paired.dimensions import cluster_labels
+        from .stats_paired import _cluster_codes
+
+        labels = cluster_labels(run, cluster)
+        codes = _cluster_codes(labels, len(labels))
     variant_ids = list(run.manifest.variant_ids)
     case_ids = run.suite.case_ids
     n_case = len(case_ids)
@@ -309,7 +398,9 @@ def frontier_uncertainty(
     cost_num = _cube(run, np.where(np.isnan(cost), 0.0, cost), shape)
     cost_unknown = _cube(run, np.isnan(cost).astype(float), shape)
     # A trial's total cost is a sum over its cases: weights of 1/n make the ratio a sum
-    # whatever the draw (the counts of one resample add up to n).
+    # whatever the draw (the counts of one resample add up to n). A cluster draw can hold
+    # more or fewer cases than n: the ratio is then n × the mean cost of a drawn case, the
+    # cost of a suite of the suite's size, not a total that grows with the draw's size.
     cost_den = present / n_case
 
     score_num, score_den = _score_cubes(run, shape)
@@ -327,7 +418,7 @@ def frontier_uncertainty(
         cost_den=cost_den,
         cost_unknown=cost_unknown,
     )
-    result, pooled = bootstrap_cubes(cubes, n_resamples, seed, confidence_level)
+    result, pooled = bootstrap_cubes(cubes, n_resamples, seed, confidence_level, clusters=codes)
     names = list(FRONTIER_OBJECTIVES)
     out: dict[str, Any] = {
         "variant_id": pd.Categorical(variant_ids, categories=variant_ids),
@@ -344,9 +435,30 @@ def frontier_uncertainty(
         out["case_pass_rate_boot_ci_low"] = np.nanquantile(pooled, tail, axis=0)
         out["case_pass_rate_boot_ci_high"] = np.nanquantile(pooled, 1 - tail, axis=0)
     frame = pd.DataFrame(out)
-    frame.attrs.update(
-        n_resamples=n_resamples, seed=seed, confidence_level=confidence_level, method=METHOD
-    )
+    settings: dict[str, Any] = {
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "confidence_level": confidence_level,
+        "method": METHOD,
+        "resampled": "cases",
+        "cluster": None,
+        "n_clusters": None,
+        "notes": [],
+    }
+    if codes is not None and cluster is not None:
+        groups = int(codes.max()) + 1
+        settings.update(
+            method=cluster_method(cluster, groups),
+            resampled="clusters",
+            cluster=cluster,
+            n_clusters=groups,
+            notes=cluster_notes(groups),
+        )
+        if groups < 2:
+            # Every resample is the whole suite: 100 % and zero-width intervals would read
+            # as certainty, so nothing is said instead.
+            frame.iloc[:, 1:] = np.nan
+    frame.attrs.update(settings)
     return frame
 
 

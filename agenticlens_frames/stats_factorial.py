@@ -22,13 +22,18 @@ Two estimators:
   repeated-measures ANOVA :math:`F` (Maxwell & Delaney, *Designing Experiments and
   Analyzing Data*, ch. 12), which the frame-level code reports beside it
   (:func:`repeated_measures_anova`; the tests check it against ``pingouin.rm_anova``).
+  With clustered cases (cases sharing a topic are not independent) the t-test becomes
+  CR1 of the per-case contrasts by cluster with :math:`G-1` df, as the paired t of a
+  clustered comparison (:func:`~agenticlens_frames.stats_paired.cluster_robust_interval`).
 * **Any other design**: :func:`case_fixed_effects_ols`, the linear model
   :math:`y_{cv} = \alpha_c + x_v^\top\beta + \varepsilon_{cv}` with case fixed effects
   (the within transformation) and CR1 cluster-robust standard errors by case,
   :math:`\hat V = \frac{G}{G-1}\frac{N-1}{N-K}(X^\top X)^{-1}\big(\sum_c X_c^\top e_c
   e_c^\top X_c\big)(X^\top X)^{-1}`, t reference with :math:`G-1` df (Cameron & Miller
-  2015, *J. Human Resources* 50(2)). A main effect is then the change at the baseline's
-  levels of the other factors, and interactions the design cannot estimate are assumed 0.
+  2015, *J. Human Resources* 50(2)); with clustered cases the sums run over the clusters
+  (each holding whole cases) and G is their number. A main effect is then the change at
+  the baseline's levels of the other factors, and interactions the design cannot
+  estimate are assumed 0.
 """
 
 from __future__ import annotations
@@ -366,6 +371,7 @@ def factorial_contrasts(
     design: FactorDesign,
     *,
     confidence_level: float = 0.95,
+    clusters: ArrayLike | None = None,
 ) -> TermEstimate:
     """Main effects and interactions of a balanced full factorial, per-case contrasts.
 
@@ -380,6 +386,9 @@ def factorial_contrasts(
         From :func:`design_terms` on the same variants (every term estimable).
     confidence_level
         For the t intervals.
+    clusters
+        Optional cluster label per case (a case metadata field): the standard errors are
+        then CR1 of the per-case contrasts by cluster, df = clusters − 1.
 
     Returns
     -------
@@ -393,6 +402,8 @@ def factorial_contrasts(
     >>> y = np.array([[0.0, 1.0, 0.0, 1.0], [0.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 1.0]])
     >>> factorial_contrasts(y, lv, d).estimate.round(3).tolist()
     [0.667, 0.0, 0.0]
+    >>> factorial_contrasts(y, lv, d, clusters=["x", "x", "z"]).df.tolist()
+    [1.0, 1.0, 1.0]
     """
     values = np.asarray(y, dtype=float)
     table = np.asarray(levels, dtype=object)
@@ -424,6 +435,21 @@ def factorial_contrasts(
         contrasts.append(c)
     d = np.column_stack(contrasts) if contrasts else np.zeros((n_case, 0))
     estimate = d.mean(axis=0)
+    if clusters is not None:
+        # The paired t's clustered interval, term by term: CR1 of the per-case contrasts
+        # by cluster, t with G − 1 df (NaN with one cluster).
+        from .stats_paired import cluster_robust_interval
+
+        fits = [cluster_robust_interval(c, clusters, confidence_level) for c in d.T]
+        groups = fits[0].n_units if fits else len(set(np.asarray(clusters).tolist()))
+        se = np.array([f.standard_error for f in fits], dtype=float)
+        df = np.array([f.df for f in fits], dtype=float)
+        t, p, low, high = _t_inference(estimate, se, df, confidence_level)
+        return TermEstimate(
+            estimate, se, t, df, p, low, high, n_case,
+            f"per-case factorial contrasts, CR1 by cluster ({groups} clusters), t over "
+            "clusters",
+        )  # fmt: skip
     se = d.std(axis=0, ddof=1) / np.sqrt(n_case) if n_case > 1 else np.full(d.shape[1], np.nan)
     df = np.full(d.shape[1], float(n_case - 1))
     t, p, low, high = _t_inference(estimate, se, df, confidence_level)
@@ -438,8 +464,10 @@ def case_fixed_effects_ols(
     cases: ArrayLike,
     *,
     confidence_level: float = 0.95,
+    clusters: ArrayLike | None = None,
 ) -> TermEstimate:
-    """OLS with case fixed effects (within transformation), CR1 standard errors by case.
+    """OLS with case fixed effects (within transformation), CR1 standard errors by case,
+    or by cluster of cases.
 
     Parameters
     ----------
@@ -449,13 +477,17 @@ def case_fixed_effects_ols(
         ``(n, k)`` term indicators of each row's variant (no intercept: the case effects
         absorb it).
     cases
-        ``(n,)`` case labels (the clusters and the fixed effects).
+        ``(n,)`` case labels (the fixed effects, and the clusters unless ``clusters``).
     confidence_level
-        For the t intervals (df = cases − 1).
+        For the t intervals (df = clusters − 1: cases − 1 without ``clusters``).
+    clusters
+        Optional ``(n,)`` cluster label of each row's case (rows of one case share it):
+        the CR1 sums and G run over these clusters instead of the cases.
 
     Returns
     -------
     TermEstimate
+        ``n_cases`` is the number of cases, whichever the clusters.
 
     Examples
     --------
@@ -463,29 +495,47 @@ def case_fixed_effects_ols(
     >>> est = case_fixed_effects_ols(y, [[0], [1], [0], [1], [0], [1]], [0, 0, 1, 1, 2, 2])
     >>> round(float(est.estimate[0]), 6)  # the mean paired difference
     0.333333
+    >>> by_pair = case_fixed_effects_ols(y, [[0], [1], [0], [1], [0], [1]], [0, 0, 1, 1, 2, 2],
+    ...                                  clusters=["a", "a", "a", "a", "b", "b"])
+    >>> by_pair.df.tolist(), by_pair.n_cases
+    ([1.0], 3)
     """
     yv = np.asarray(y, dtype=float)
     xm = np.asarray(x, dtype=float)
     xm = xm if xm.ndim == 2 else xm.reshape(len(yv), -1)
     n, k = xm.shape
     method = "OLS with case fixed effects, CR1 by case"
+    if clusters is not None:
+        method = "OLS with case fixed effects, CR1 by cluster"
     if n == 0:
         # No outcome at all (no case has a pass/fail, or none was scored): nothing is
         # estimated, rather than the zeros a pseudo-inverse of nothing would give.
         nan = np.full(k, np.nan)
         return TermEstimate(nan, nan, nan, nan, nan, nan, nan, 0, method)
     codes = np.unique(np.asarray(cases), return_inverse=True)[1].reshape(-1)
-    g = int(codes.max()) + 1
-    size = np.bincount(codes, minlength=g)
+    n_case = int(codes.max()) + 1
+    size = np.bincount(codes, minlength=n_case)
+    # The CR1 clusters: the cases themselves, or the declared clusters of cases.
+    groups = (
+        codes
+        if clusters is None
+        else np.unique(np.asarray(clusters), return_inverse=True)[1].reshape(-1)
+    )
+    if len(groups) != n:
+        raise ValueError(f"clusters has {len(groups)} labels for {n} rows")
+    g = int(groups.max()) + 1
+    if clusters is not None:
+        method += f" ({g} clusters)"
 
-    def case_sums(a: np.ndarray) -> np.ndarray:
-        # Per case, the rows' sum in row order: a weighted bincount adds in the same order
-        # as np.add.at (to the bit), column by column, many times faster.
+    def case_sums(a: np.ndarray, by: np.ndarray = codes) -> np.ndarray:
+        # Per case (or cluster), the rows' sum in row order: a weighted bincount adds in
+        # the same order as np.add.at (to the bit), column by column, many times faster.
+        m = int(by.max()) + 1
         if a.ndim == 1:
-            return np.bincount(codes, weights=a, minlength=g)
-        out = np.empty((g, a.shape[1]))
+            return np.bincount(by, weights=a, minlength=m)
+        out = np.empty((m, a.shape[1]))
         for j in range(a.shape[1]):
-            out[:, j] = np.bincount(codes, weights=a[:, j], minlength=g)
+            out[:, j] = np.bincount(by, weights=a[:, j], minlength=m)
         return out
 
     def within(a: np.ndarray) -> np.ndarray:
@@ -496,7 +546,7 @@ def case_fixed_effects_ols(
     xtx_inv = np.linalg.pinv(gram)
     beta = xtx_inv @ xd.T @ yd
     resid = yd - xd @ beta
-    scores = case_sums(xd * resid[:, None]).reshape(g, k)
+    scores = case_sums(xd * resid[:, None], groups).reshape(g, k)
     meat = scores.T @ scores
     factor = g / (g - 1) * (n - 1) / (n - k) if g > 1 and n > k else np.nan
     cov = factor * xtx_inv @ meat @ xtx_inv
@@ -509,7 +559,7 @@ def case_fixed_effects_ols(
     se = np.where(identified, se, np.nan)
     df = np.full(k, float(g - 1))
     t, p, low, high = _t_inference(beta, se, df, confidence_level)
-    return TermEstimate(beta, se, t, df, p, low, high, g, method)
+    return TermEstimate(beta, se, t, df, p, low, high, n_case, method)
 
 
 def repeated_measures_anova(cells: ArrayLike) -> dict[str, tuple[float, float]]:

@@ -22,9 +22,15 @@ So one resample is a vector of case counts and a whole batch of resamples is one
 product ``counts @ values`` — no Python loop over resamples (see
 ``benchmarks/bench_frontier.py`` for the measured speed against a per-resample loop).
 
+When the cases are clustered (cases on one topic are not independent), a resample draws
+clusters instead, and every case of a drawn cluster is drawn with it: :math:`w_c` is then
+how often the cluster of case :math:`c` was drawn, and nothing else changes.
+
 References: Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 6 (the case
-bootstrap); the joint bootstrap of a Pareto frontier follows evalstats' ``pareto`` module
-(P(non-dominated) per model).
+bootstrap); Cameron, Gelbach & Miller (2008), "Bootstrap-based improvements for inference
+with clustered errors", *Rev. Econ. Stat.* 90(3) (the pairs cluster bootstrap, and how
+rough it is with few clusters); the joint bootstrap of a Pareto frontier follows
+evalstats' ``pareto`` module (P(non-dominated) per model).
 """
 
 from __future__ import annotations
@@ -54,13 +60,24 @@ _CHUNK = 256
 
 
 def bootstrap_case_counts(
-    n_cases: int, n_resamples: int, seed: int | None, *, start: int = 0, stop: int | None = None
+    n_cases: int,
+    n_resamples: int,
+    seed: int | None,
+    *,
+    start: int = 0,
+    stop: int | None = None,
+    clusters: ArrayLike | None = None,
 ) -> np.ndarray:
     """How often each case is drawn in each resample: ``(resamples, cases)`` float32 counts.
 
     Resample ``b`` draws ``n_cases`` case indices uniformly with replacement. The draw of
     resamples ``start:stop`` is the same whatever the chunking, because every block of 256
     resamples is drawn from a child seed of its own (``SeedSequence(seed).spawn``).
+
+    With ``clusters`` (a cluster code 0 … G−1 per case) a resample draws G cluster indices
+    with replacement instead, and every case of a drawn cluster gets its cluster's count:
+    the cluster bootstrap (Cameron, Gelbach & Miller 2008), whose resampled suites have as
+    many clusters as the suite but not always as many cases.
 
     Parameters
     ----------
@@ -72,15 +89,29 @@ def bootstrap_case_counts(
         Seed of the bootstrap (None: fresh entropy, not reproducible).
     start, stop
         The slice of resamples to return (default: all).
+    clusters
+        Optional ``(n_cases,)`` integer cluster codes, every code 0 … G−1 used.
 
     Examples
     --------
     >>> counts = bootstrap_case_counts(4, 3, seed=1)
     >>> counts.shape, counts.sum(axis=1).tolist()
     ((3, 4), [4.0, 4.0, 4.0])
+    >>> pairs = bootstrap_case_counts(4, 3, seed=1, clusters=[0, 0, 1, 1])
+    >>> bool((pairs[:, 0] == pairs[:, 1]).all()), pairs.sum(axis=1).tolist()
+    (True, [4.0, 4.0, 4.0])
     """
     if n_cases < 1:
         raise ValueError(f"need at least one case, got {n_cases}")
+    if clusters is not None:
+        codes = np.asarray(clusters, dtype=np.intp)
+        if codes.shape != (n_cases,) or codes.min() < 0:
+            raise ValueError(f"clusters must hold one code ≥ 0 per case ({n_cases})")
+        # The same draws as a case bootstrap of G "cases", spread to each cluster's cases.
+        per_cluster = bootstrap_case_counts(
+            int(codes.max()) + 1, n_resamples, seed, start=start, stop=stop
+        )
+        return per_cluster[:, codes]
     stop = n_resamples if stop is None else stop
     # One child generator per fixed-size block of resamples: chunked and unchunked calls
     # give identical draws, so results do not depend on the chunk size.

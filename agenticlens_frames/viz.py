@@ -963,9 +963,14 @@ def pareto_chart(
         if "p_frontier" in variants
         else np.full(len(ids), np.nan)
     )
+    boot = (
+        "cluster bootstrap"
+        if (variants.attrs.get("frontier") or {}).get("resampled") == "clusters"
+        else "case bootstrap"
+    )
     for i, p in enumerate(p_front):
         if not math.isnan(p):
-            hover[i] += f"<br>P(on the frontier) = {p:.0%} (case bootstrap)"
+            hover[i] += f"<br>P(on the frontier) = {p:.0%} ({boot})"
     hover_arr = np.array(hover, dtype=object)
     labels = np.array([esc(v) for v in ids], dtype=object)
     shown = np.array(

@@ -84,15 +84,19 @@ def test_a_one_candidate_contrast_is_that_candidates_paired_comparison(run) -> N
     assert quality.loc["prompt-v2", "adjusted_p_value"] == pytest.approx(0.634740, abs=1e-6)
 
 
-def _recorded_experiment(folder, outcomes: dict[str, tuple[dict[str, str], np.ndarray]]):
+def _recorded_experiment(
+    folder, outcomes: dict[str, tuple[dict[str, str], np.ndarray]], topics=None
+):
     """Write and load a recorded experiment: per variant id, its factors and a (trials ×
     cases) array saying which cases it answers "yes" (the one expected answer) per trial;
-    the first variant is the baseline."""
+    the first variant is the baseline. ``topics``: each case's metadata ``topic``."""
     n_trial, n_case = next(iter(outcomes.values()))[1].shape
     cases = [
         {"id": f"c{i}", "name": f"case {i}", "input": f"q{i}", "expected_contains": ["yes"]}
         for i in range(n_case)
     ]
+    for case, topic in zip(cases, topics or [], strict=False):
+        case["metadata"] = {"topic": topic}
     variants = []
     (folder / "trials").mkdir()
     for vid, (factors, passed) in outcomes.items():
@@ -131,17 +135,23 @@ def _recorded_experiment(folder, outcomes: dict[str, tuple[dict[str, str], np.nd
     return load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
 
 
-def _factorial_experiment(folder, effects: dict[tuple[str, str], float], n_case: int = 24):
-    """A recorded 2 × 2 (model × prompt) experiment; pass probability per cell and case."""
+def _factorial_experiment(
+    folder, effects: dict[tuple[str, str], float], n_case: int = 24, topics: int = 0
+):
+    """A recorded 2 × 2 (model × prompt) experiment; pass probability per cell and case.
+    With ``topics``, case i has topic ``t{i % topics}``, and the topic moves every cell's
+    pass probability, and each cell's effect, together (clustered cases)."""
     rng = np.random.default_rng(7)
     difficulty = rng.normal(0, 0.15, n_case)
+    topic = np.arange(n_case) % topics if topics else np.zeros(n_case, dtype=int)
+    shift = rng.normal(0, 0.2, (len(effects), max(topics, 1)))
     outcomes = {}
-    for (model, prompt), p in effects.items():
-        passed = np.stack(
-            [rng.random(n_case) < np.clip(p + difficulty, 0.02, 0.98) for _ in range(3)]
-        )
+    for k, ((model, prompt), p) in enumerate(effects.items()):
+        prob = np.clip(p + difficulty + (shift[k, topic] if topics else 0), 0.02, 0.98)
+        passed = np.stack([rng.random(n_case) < prob for _ in range(3)])
         outcomes[f"{model}-{prompt}"] = ({"model": model, "prompt": prompt}, passed)
-    return _recorded_experiment(folder, outcomes)
+    names = [f"t{i}" for i in topic] if topics else None
+    return _recorded_experiment(folder, outcomes, topics=names)
 
 
 def test_full_factorial_agrees_with_pingouin_rm_anova(tmp_path) -> None:
@@ -405,20 +415,128 @@ def test_factors_that_change_together_credit_neither() -> None:
     assert dense["p_adjusted"] == pytest.approx(dense["p_value"])
 
 
-def test_declared_case_clusters_are_said_to_be_unused() -> None:
-    """The paired verdicts cluster the cases by a declared field; the factor effects did
-    not, and said nothing: their intervals treat the cases as independent."""
-    from agenticlens_frames import analyze, load_experiment
-
+@pytest.mark.parametrize("field", ["topic", "difficulty"])
+def test_declared_case_clusters_give_cr1_by_cluster_as_statsmodels(field: str) -> None:
+    """The bundled example's incomplete design (the fixed-effects path) with its cases
+    clustered by topic (13 clusters) or difficulty (3): the estimates are unchanged, the
+    errors are statsmodels' cluster covariance by that field on the case-demeaned
+    per-case outcomes, with t on G − 1 df. The effects used to ignore the clusters."""
+    sm = pytest.importorskip("statsmodels.api", reason="test extra")
     run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
     clustered = analyze(
-        run, comparisons={"correction": "holm", "cluster": "topic"}, frontier_resamples=0
+        run, comparisons={"correction": "holm", "cluster": field}, frontier_resamples=0
     ).factor_effects
     plain = analyze(run, frontier_resamples=0).factor_effects
-    note = "The comparisons declare case clusters (topic); these effects treat the cases"
+    groups = {c.id: c.metadata[field] for c in run.suite.cases}
+    n_groups = len(set(groups.values()))
+    note = f"The comparisons declare case clusters ({field}, {n_groups} clusters): the"
     assert any(n.startswith(note) for n in clustered.attrs["design_notes"])
     assert not any("clusters" in n for n in plain.attrs["design_notes"])
-    pd.testing.assert_frame_equal(clustered, plain)  # the numbers are not changed
+    pd.testing.assert_series_equal(clustered["estimate"], plain["estimate"])
+    att = run.attempts[run.attempts["status"] != "trial_failed"]
+    levels = run.variants.set_index(run.variants["variant_id"].astype(str))
+    for metric, column in [("pass_rate", "passed"), ("score", "score")]:
+        fe = clustered[(clustered["metric"] == metric) & clustered["estimable"]]
+        long = (
+            att.groupby(["case_id", "variant_id"], observed=True)[column]
+            .mean()
+            .astype(float)
+            .rename("y")
+            .reset_index()
+        )
+        vid = long["variant_id"].astype(str)
+        x = pd.DataFrame(index=long.index)
+        for _, t in fe.iterrows():
+            on = vid.map(levels[f"factor_{t['factor']}"]) == t["level"]
+            if t["kind"] == "interaction":
+                on &= vid.map(levels[f"factor_{t['factor_b']}"]) == t["level_b"]
+            x[t["term"]] = on.astype(float)
+        data = pd.concat([long["y"], x], axis=1)
+        demeaned = data.groupby(long["case_id"].astype(str)).transform(lambda s: s - s.mean())
+        fit = sm.OLS(demeaned["y"], demeaned[list(fe["term"])]).fit(
+            cov_type="cluster",
+            cov_kwds={"groups": pd.factorize(long["case_id"].astype(str).map(groups))[0]},
+            use_t=True,
+        )
+        np.testing.assert_allclose(fe["estimate"], fit.params, atol=1e-12)
+        np.testing.assert_allclose(fe["se"], fit.bse, rtol=1e-9)
+        np.testing.assert_allclose(fe["p_value"], fit.pvalues, rtol=1e-7)
+        ci = fit.conf_int(alpha=0.05).to_numpy()
+        np.testing.assert_allclose(fe["ci_low"], ci[:, 0], rtol=1e-7)
+        np.testing.assert_allclose(fe["ci_high"], ci[:, 1], rtol=1e-7)
+        assert (fe["df"] == n_groups - 1).all()
+        assert fe["method"].str.endswith(f"CR1 by cluster ({n_groups} clusters)").all()
+
+
+def test_a_balanced_factorial_with_clusters_is_cr1_of_the_contrasts(tmp_path) -> None:
+    """A 2 × 2 over 24 cases in 6 topics: each term is CR1 of its per-case contrasts by
+    topic with t(5) — statsmodels' cluster covariance of the contrast on a constant — and
+    the case-level ANOVA F is left out (it used to be reported, with t over 23 df)."""
+    sm = pytest.importorskip("statsmodels.api", reason="test extra")
+    effects = {("s", "1"): 0.4, ("l", "1"): 0.6, ("s", "2"): 0.5, ("l", "2"): 0.85}
+    run = _factorial_experiment(tmp_path, effects, topics=6)
+    fe = analyze(
+        run, comparisons={"correction": "holm", "cluster": "topic"}, frontier_resamples=0
+    ).factor_effects
+    plain = factor_effects(run, correction="holm")
+    assert fe.attrs["design"].startswith("full factorial")
+    assert fe.attrs["design_notes"][-1].endswith(
+        "as in the paired verdicts; the repeated-measures ANOVA F, which treats the cases "
+        "as independent, is left out."
+    )
+    assert fe["anova_f"].isna().all() and plain["anova_f"].notna().all()
+    assert "ANOVA" not in fe.attrs["method"]
+    att = run.attempts.astype({"case_id": str, "variant_id": str})
+    topic = {c.id: c.metadata["topic"] for c in run.suite.cases}
+    for metric, column in [("pass_rate", "passed"), ("score", "score")]:
+        rate = att.groupby(["case_id", "variant_id"])[column].mean().astype(float).unstack()
+        groups = pd.factorize(rate.index.astype(str).map(topic))[0]
+        contrasts = {
+            "model: l vs s": (rate["l-1"] + rate["l-2"] - rate["s-1"] - rate["s-2"]) / 2,
+            "prompt: 2 vs 1": (rate["s-2"] + rate["l-2"] - rate["s-1"] - rate["l-1"]) / 2,
+            "model × prompt: l & 2": rate["l-2"] - rate["l-1"] - rate["s-2"] + rate["s-1"],
+        }
+        rows = fe[fe["metric"] == metric].set_index("term")
+        for term, c in contrasts.items():
+            fit = sm.OLS(c.to_numpy(float), np.ones(len(c))).fit(
+                cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
+            )
+            row = rows.loc[term]
+            assert row["estimate"] == pytest.approx(fit.params[0], abs=1e-12)
+            assert row["se"] == pytest.approx(fit.bse[0], rel=1e-9)
+            assert row["df"] == 5
+            assert row["p_value"] == pytest.approx(fit.pvalues[0], rel=1e-7)
+            assert row["ci_low"] == pytest.approx(fit.conf_int(0.05)[0, 0], rel=1e-7)
+            assert row["ci_high"] == pytest.approx(fit.conf_int(0.05)[0, 1], rel=1e-7)
+
+
+def test_a_one_factor_contrast_with_clusters_is_the_paired_t(tmp_path) -> None:
+    """One factor with three levels (a balanced full factorial): each main effect is a
+    candidate's paired comparison, and with clustered cases so is its interval — the
+    paired t's CR1 by cluster with t(G − 1)."""
+    rng = np.random.default_rng(3)
+    n_case, topic = 20, [f"t{i % 5}" for i in range(20)]
+    shared = rng.normal(0, 0.25, 5)[np.arange(n_case) % 5]
+    outcomes = {
+        name: ({"prompt": level}, rng.random((3, n_case)) < np.clip(p + shared, 0.05, 0.95))
+        for name, level, p in [("base", "v1", 0.5), ("cand", "v2", 0.65), ("other", "v3", 0.4)]
+    }
+    run = _recorded_experiment(tmp_path, outcomes, topics=topic)
+    a = analyze(run, comparisons={"correction": "holm", "cluster": "topic"}, frontier_resamples=0)
+    assert a.factor_effects.attrs["design"].startswith("full factorial")
+    effects = a.factor_effects.set_index(["metric", "term"])
+    paired = a.paired_frames["paired_comparisons"]
+    verdicts = paired[paired["evaluator"] == "passed"].set_index(
+        paired.loc[paired["evaluator"] == "passed", "candidate_variant_id"].astype(str)
+    )
+    for level, candidate in [("v2", "cand"), ("v3", "other")]:
+        term = effects.loc[("pass_rate", f"prompt: {level} vs v1")]
+        verdict = verdicts.loc[candidate]
+        assert verdict["n_clusters"] == 5
+        assert term["estimate"] == pytest.approx(verdict["mean_difference"], abs=1e-12)
+        assert term["ci_low"] == pytest.approx(verdict["ci_low"], rel=1e-9)
+        assert term["ci_high"] == pytest.approx(verdict["ci_high"], rel=1e-9)
+        assert term["df"] == 4
 
 
 def test_the_forest_says_its_intervals_are_not_adjusted() -> None:

@@ -60,7 +60,9 @@ def _naive(run, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                 if len(ok):
                     lats.append(ok["latency_ms"].sum() / len(ok))
                 if sample["cost_usd"].notna().all():
-                    costs.append(sample["cost_usd"].sum())
+                    # a drawn suite of clusters may hold more or fewer cases than the
+                    # suite: its cost is scaled to the suite's size (1 for a case draw)
+                    costs.append(sample["cost_usd"].sum() * (len(case_ids) / len(drawn)))
                 keys = [(vid, t, case_ids[c]) for c in drawn]
                 s = checks.reindex(keys).fillna(0)
                 scores.append(s["sum"].sum() / s["count"].sum())
@@ -118,10 +120,13 @@ def frames():
     att["status"] = "ok"
     lost = (att["variant_id"] == "c") & (att["trial"] == 2)
     att.loc[lost, ["status", "passed"]] = ["trial_failed", False]
+    case_ids = sorted(set(att["case_id"]))
+    # Clusters of unequal sizes (4, 3, 2, 1 cases) for the cluster bootstrap.
+    groups = [0, 0, 0, 0, 1, 1, 1, 2, 2, 3]
     return ExperimentRun.from_frames(
         att,
         pd.DataFrame({"variant_id": ids}),
-        pd.DataFrame({"case_id": sorted(set(att["case_id"]))}),
+        pd.DataFrame({"case_id": case_ids, "metadata": [{"group": f"g{g}"} for g in groups]}),
     )
 
 
@@ -135,12 +140,45 @@ def test_a_run_from_frames_has_frontier_probabilities(frames) -> None:
         assert fu[f"p_best_{name}"].sum() == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("which", ["run", "no_latency", "frames"])
-def test_bootstrap_objectives_and_frontier_match_a_naive_loop(which, request) -> None:
+def _cluster_draw_counts(run, field: str, n: int, seed: int) -> np.ndarray:
+    """Per resample, how often each case is drawn when clusters are drawn: the clusters
+    (in sorted order of their labels) drawn as the case bootstrap draws G units, then,
+    by a loop, every case of a drawn cluster once per draw of its cluster."""
+    labels = [json.dumps(c.metadata[field]) for c in run.suite.cases]
+    clusters = sorted(set(labels))
+    per_cluster = sf.bootstrap_case_counts(len(clusters), n, seed)
+    counts = np.zeros((n, len(labels)))
+    for b in range(n):
+        for g, label in enumerate(clusters):
+            for _ in range(int(per_cluster[b, g])):
+                for c, own in enumerate(labels):
+                    if own == label:
+                        counts[b, c] += 1
+    return counts
+
+
+@pytest.mark.parametrize(
+    ("which", "cluster"),
+    [
+        ("run", None),
+        ("no_latency", None),
+        ("frames", None),
+        ("run", "difficulty"),
+        ("run", "topic"),
+        ("frames", "group"),
+    ],
+)
+def test_bootstrap_objectives_and_frontier_match_a_naive_loop(which, cluster, request) -> None:
+    """With a cluster the naive loop draws clusters, each with all its cases."""
     run = request.getfixturevalue(which)
     n = 60
-    fu = frontier_uncertainty(run, n_resamples=n, seed=5, confidence_level=0.9)
-    counts = sf.bootstrap_case_counts(len(run.suite.case_ids), n, 5)
+    clustered = {} if cluster is None else {"cluster": cluster}
+    fu = frontier_uncertainty(run, n_resamples=n, seed=5, confidence_level=0.9, **clustered)
+    if cluster is None:
+        counts = sf.bootstrap_case_counts(len(run.suite.case_ids), n, 5)
+    else:
+        counts = _cluster_draw_counts(run, cluster, n, 5)
+        assert fu.attrs["resampled"] == "clusters" and fu.attrs["cluster"] == cluster
     objectives, fronts = _naive(run, counts)
     np.testing.assert_allclose(fu["p_frontier"], fronts.mean(axis=0))
     columns = [
@@ -250,3 +288,77 @@ def test_case_positions_equal_a_lookup_per_row() -> None:
     cat = pd.Series(pd.Categorical(rows, categories=["zz", "c", "b", "a"]))
     assert _case_positions(cat, case_of).tolist() == naive
     assert _case_positions(pd.Series(rows), case_of).tolist() == naive
+
+
+def _doubled(run: ExperimentRun) -> ExperimentRun:
+    """The run from frames with every case twice (the copy answered exactly as the case),
+    each case and its copy one cluster ``pair``."""
+    att = run.attempts.astype({"variant_id": str, "case_id": str})
+    cols = ["variant_id", "trial", "case_id", "passed", "score", "latency_ms", "cost_usd"]
+    copy = att[[*cols, "status"]].assign(case_id=att["case_id"] + "-copy")
+    both = pd.concat([att[[*cols, "status"]], copy], ignore_index=True)
+    case_ids = sorted(set(both["case_id"]))
+    return ExperimentRun.from_frames(
+        both,
+        pd.DataFrame({"variant_id": list(run.manifest.variant_ids)}),
+        pd.DataFrame(
+            {"case_id": case_ids, "metadata": [{"pair": c.split("-")[0]} for c in case_ids]}
+        ),
+    )
+
+
+def test_a_duplicated_suite_clustered_by_pair_is_the_original_case_bootstrap(frames) -> None:
+    """Every case twice, each pair a cluster: the cluster bootstrap draws the pairs as the
+    case bootstrap draws the original cases, so it gives the original's probabilities and
+    intervals (cost: the total of a suite twice the size). Ignoring the clusters, the
+    bootstrap of the doubled suite is far too sure: its intervals shrink by about √2."""
+    original = frontier_uncertainty(frames, n_resamples=300, seed=3)
+    doubled = _doubled(frames)
+    clustered = frontier_uncertainty(doubled, n_resamples=300, seed=3, cluster="pair")
+    naive = frontier_uncertainty(doubled, n_resamples=300, seed=3)
+    assert clustered.attrs["n_clusters"] == 10 and clustered.attrs["notes"] == []
+    for column in original.columns[1:]:
+        scale = 2.0 if column.startswith("total_cost_usd") else 1.0
+        np.testing.assert_allclose(
+            clustered[column], scale * original[column], rtol=1e-5, err_msg=column
+        )
+    width = original["pass_rate_mean_boot_ci_high"] - original["pass_rate_mean_boot_ci_low"]
+    too_sure = naive["pass_rate_mean_boot_ci_high"] - naive["pass_rate_mean_boot_ci_low"]
+    assert (too_sure / width).mean() < 0.85
+
+
+def test_clusters_in_attrs_json_page_and_saved_report(run, tmp_path) -> None:
+    """The unit resampled, the field and the number of clusters travel with the frame, the
+    JSON block and a saved report; 3 clusters get the few-clusters note on the page."""
+    a = analyze(run, comparisons={"correction": "holm", "cluster": "difficulty"})
+    settings = a.variants.attrs["frontier"]
+    assert settings["resampled"] == "clusters" and settings["cluster"] == "difficulty"
+    assert settings["n_clusters"] == 3 and settings["method"].startswith("cluster bootstrap")
+    assert settings["notes"][0].startswith("Only 3 clusters: a cluster bootstrap")
+    path = write_json_report(a, tmp_path / "r.json", lean=True)
+    block = json.loads(path.read_text())["pareto_uncertainty"]
+    assert {k: block[k] for k in ("resampled", "cluster", "n_clusters")} == {
+        "resampled": "clusters",
+        "cluster": "difficulty",
+        "n_clusters": 3,
+    }
+    assert block["notes"] == settings["notes"]
+    from agenticlens_frames.report.beyond_html import frontier_table
+
+    page = frontier_table(a)
+    assert "cluster-bootstrap resamples" in page and "Only 3 clusters" in page
+    saved = load_report(path)
+    assert saved.variants.attrs["frontier"]["n_clusters"] == 3
+    assert "Only 3 clusters" in frontier_table(saved)
+    plain = analyze(run, comparisons={"correction": "holm"}).variants.attrs["frontier"]
+    assert plain["resampled"] == "cases" and plain["cluster"] is None and not plain["notes"]
+    assert "case-bootstrap resamples" in frontier_table(analyze(run))
+
+
+def test_one_cluster_says_nothing_rather_than_certainty(frames) -> None:
+    """Every resample of one cluster is the whole suite: no probability, no interval."""
+    one = _doubled(frames)
+    one.cases["metadata"] = json.dumps({"all": 1})
+    fu = frontier_uncertainty(one, n_resamples=50, seed=1, cluster="all")
+    assert fu.attrs["n_clusters"] == 1 and fu.attrs["notes"][0].startswith("One cluster")
+    assert fu.drop(columns="variant_id").isna().all().all()

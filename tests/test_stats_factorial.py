@@ -42,6 +42,69 @@ def test_fixed_effects_cr1_equals_statsmodels(drop: float) -> None:
     np.testing.assert_allclose(est.ci_high, ci[:, 1], rtol=1e-7)
 
 
+@pytest.mark.parametrize("drop", [0.0, 0.2])
+def test_fixed_effects_cr1_by_cluster_equals_statsmodels(drop: float) -> None:
+    """Case fixed effects, CR1 by clusters of cases (8 clusters of 5 cases, unequal after
+    dropping rows): statsmodels' cluster covariance by cluster on the case-demeaned data,
+    t on G − 1 df."""
+    y, x, case = _panel(2, drop=drop)
+    cluster = np.array([f"g{c % 8}" for c in case])  # cases 0, 8, 16, … share a cluster
+    est = sfac.case_fixed_effects_ols(y, x, case, confidence_level=0.9, clusters=cluster)
+    frame = pd.DataFrame({"y": y, "a": x[:, 0], "b": x[:, 1], "case": case})
+    demeaned = frame.groupby("case")[["y", "a", "b"]].transform(lambda s: s - s.mean())
+    fit = sm.OLS(demeaned["y"], demeaned[["a", "b"]]).fit(
+        cov_type="cluster", cov_kwds={"groups": pd.factorize(cluster)[0]}, use_t=True
+    )
+    np.testing.assert_allclose(est.estimate, fit.params, rtol=1e-9)
+    np.testing.assert_allclose(est.se, fit.bse, rtol=1e-9)
+    np.testing.assert_allclose(est.p_value, fit.pvalues, rtol=1e-7)
+    ci = fit.conf_int(alpha=0.1).to_numpy()
+    np.testing.assert_allclose(est.ci_low, ci[:, 0], rtol=1e-7)
+    np.testing.assert_allclose(est.ci_high, ci[:, 1], rtol=1e-7)
+    assert est.df.tolist() == [7.0, 7.0] and est.n_cases == 40
+    # Without clusters, the same call is CR1 by case, as before.
+    by_case = sfac.case_fixed_effects_ols(y, x, case, confidence_level=0.9)
+    assert by_case.df.tolist() == [39.0, 39.0]
+    assert not np.allclose(by_case.se, est.se)
+
+
+def test_contrasts_with_clusters_equal_statsmodels_cluster_of_a_constant() -> None:
+    """A 2 × 3 full factorial over 30 cases in 6 clusters: each term's error is CR1 of its
+    per-case contrast by cluster (statsmodels, OLS on a constant), t(5); the estimates are
+    those without clusters."""
+    rng = np.random.default_rng(5)
+    lv = [[m, p] for p in ("1", "2", "3") for m in ("s", "l")]
+    d = sfac.design_terms(lv, ["m", "p"], [f"v{i}" for i in range(6)], 0)
+    cluster = np.repeat([f"k{i}" for i in range(6)], 5)
+    y = rng.normal(0, 1, (30, 6)) + rng.normal(0, 1, (6, 6))[np.repeat(np.arange(6), 5)]
+    plain = sfac.factorial_contrasts(y, lv, d, confidence_level=0.9)
+    est = sfac.factorial_contrasts(y, lv, d, confidence_level=0.9, clusters=cluster)
+    np.testing.assert_array_equal(est.estimate, plain.estimate)
+    table = np.asarray(lv, dtype=object)
+
+    def cell(mask: np.ndarray) -> np.ndarray:
+        return y[:, mask].mean(axis=1)
+
+    for k, t in enumerate(d.terms):
+        at = [table[:, ["m", "p"].index(f)] for f in t.factors]
+        if t.kind == "main":
+            c = cell(at[0] == t.levels[0]) - cell(at[0] == t.baseline_levels[0])
+        else:
+            (a, b), (a0, b0) = t.levels, t.baseline_levels
+            c = (
+                cell((at[0] == a) & (at[1] == b)) - cell((at[0] == a) & (at[1] == b0))
+                - cell((at[0] == a0) & (at[1] == b)) + cell((at[0] == a0) & (at[1] == b0))
+            )  # fmt: skip
+        fit = sm.OLS(c, np.ones(len(c))).fit(
+            cov_type="cluster", cov_kwds={"groups": pd.factorize(cluster)[0]}, use_t=True
+        )
+        assert est.estimate[k] == pytest.approx(fit.params[0], abs=1e-12)
+        assert est.se[k] == pytest.approx(fit.bse[0], rel=1e-9)
+        assert est.p_value[k] == pytest.approx(fit.pvalues[0], rel=1e-7)
+        assert est.ci_low[k] == pytest.approx(fit.conf_int(0.1)[0, 0], rel=1e-7)
+        assert est.df[k] == 5
+
+
 def _long(y: np.ndarray, levels: list[list[str]], names: list[str]) -> pd.DataFrame:
     table = np.asarray(levels, dtype=object)
     return pd.DataFrame(

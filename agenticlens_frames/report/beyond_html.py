@@ -62,17 +62,28 @@ def frontier_table(a: ExperimentAnalysis) -> str:
     )
     n = settings.get("n_resamples")
     seed = settings.get("seed")
+    if settings.get("resampled") == "clusters":
+        kind = "cluster-bootstrap"
+        drawn = (
+            f"the {_e(settings.get('n_clusters'))} clusters of cases by "
+            f"{_e(settings.get('cluster'))} drawn jointly for every variant, each with all "
+            "its cases"
+        )
+    else:
+        kind, drawn = "case-bootstrap", "cases drawn jointly for every variant"
+    notes = "".join(f" {_e(line)}" for line in settings.get("notes") or [])
     return (
         "<div class='scroll'><table id='frontier-probabilities'><tr><th>variant</th>"
         f"<th>P(on the frontier)</th>{head}</tr>{rows}</table></div>"
-        "<p class='note'>How sure the frontier is: the share of case-bootstrap resamples "
-        f"({_e(n)} resamples, seed {_e(seed)}; cases drawn jointly for every variant) in "
+        f"<p class='note'>How sure the frontier is: the share of {kind} resamples "
+        f"({_e(n)} resamples, seed {_e(seed)}; {drawn}) in "
         "which the variant is on the frontier, or best on one objective (ties split). "
         "Near 100%: on the frontier whatever cases the suite happened to hold; near 0%: "
         "dominated; in between: the suite cannot tell — it measures how stable the "
         "verdict is, not the chance the variant truly belongs there (two variants the "
         "suite cannot tell apart both sit near 70–75%). Whiskers on the chart are the "
         "bootstrap intervals of each axis; labels carry P(on the frontier)."
+        + notes
         + _few_cases_caution(a)
         + "</p>"
     )

@@ -139,7 +139,8 @@ def frontier_block(variants: pd.DataFrame, settings: dict[str, Any]) -> dict[str
     """The JSON report's ``pareto_uncertainty`` block from the variant summary, or None.
 
     ``settings`` are the bootstrap's ``attrs`` (resamples, seed, confidence level,
-    method).
+    method, the unit resampled — ``cases`` or ``clusters`` — the cluster field and count,
+    and notes in words).
 
     Examples
     --------
@@ -169,6 +170,11 @@ def frontier_block(variants: pd.DataFrame, settings: dict[str, Any]) -> dict[str
         "n_resamples": settings.get("n_resamples"),
         "seed": settings.get("seed"),
         "confidence_level": settings.get("confidence_level"),
+        # A report written before clusters were resampled drew cases.
+        "resampled": settings.get("resampled", "cases"),
+        "cluster": settings.get("cluster"),
+        "n_clusters": settings.get("n_clusters"),
+        "notes": list(settings.get("notes") or []),
         "objectives": {
             n: {"column": c, "higher_is_better": h} for n, (c, h) in FRONTIER_OBJECTIVES.items()
         },

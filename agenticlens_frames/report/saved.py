@@ -305,7 +305,7 @@ def _parse(
             )
     variants = variant_frame
     if isinstance(data.get("pareto_uncertainty"), dict):
-        from ..frontier import merge_frontier_columns
+        from ..frontier import SETTINGS_KEYS, merge_frontier_columns
         from .beyond_json import frontier_frame_from_block
 
         place[:] = ["pareto_uncertainty"]
@@ -313,7 +313,7 @@ def _parse(
         variants = merge_frontier_columns(
             variants,
             frontier_frame_from_block(block),
-            {k: block.get(k) for k in ("method", "n_resamples", "seed", "confidence_level")},
+            {k: block.get(k) for k in SETTINGS_KEYS},
         )
     effects = rebuilt_effects
     if isinstance(data.get("factor_effects"), dict):
