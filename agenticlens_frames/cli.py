@@ -204,6 +204,20 @@ def _check_gates(values: list[str] | None) -> list[str] | None:
     return values
 
 
+FailOnRegressionOpt = typer.Option(
+    False,
+    "--fail-on-regression",
+    help="Exit with status 4 if a candidate regressed (see --regression-rule).",
+)
+RegressionRuleOpt = typer.Option(
+    RegressionRule.case,
+    "--regression-rule",
+    help="'case' (default): significantly worse on quality, safety or reliability in "
+    "the case-level paired comparison under the declared correction (needs one); "
+    "'compat': AgenticLens's rule, case pass rate or mean score down by more than "
+    "--regression-threshold relative to the baseline's, uncertainty ignored.",
+)
+
 SummaryOpt = typer.Option(
     None,
     "--summary",
@@ -429,19 +443,8 @@ def experiment_run(
         "or 0 ms): 'exclude' from latency means (fix B3) or count as 'zero' ms "
         "(AgenticLens 0.10's numbers).",
     ),
-    fail_on_regression: bool = typer.Option(
-        False,
-        "--fail-on-regression",
-        help="Exit with status 4 if a candidate regressed (see --regression-rule).",
-    ),
-    regression_rule: RegressionRule = typer.Option(
-        RegressionRule.case,
-        "--regression-rule",
-        help="'case' (default): significantly worse on quality, safety or reliability in "
-        "the case-level paired comparison under the declared correction (needs one); "
-        "'compat': AgenticLens's rule, case pass rate or mean score down by more than "
-        "--regression-threshold relative to the baseline's, uncertainty ignored.",
-    ),
+    fail_on_regression: bool = FailOnRegressionOpt,
+    regression_rule: RegressionRule = RegressionRuleOpt,
     correction: Correction | None = typer.Option(
         None,
         "--correction",
@@ -1103,6 +1106,14 @@ def experiment_report(
     ),
     alpha: float | None = AlphaOpt,
     paired_method: PairedMethod | None = PairedMethodOpt,
+    fail_on_regression: bool = typer.Option(
+        False,
+        "--fail-on-regression",
+        help="Gate on the saved report as experiment run did: exit 3 if a variant completed "
+        "no trial, 4 if a candidate regressed (see --regression-rule), 5 if the report's "
+        "non-inferiority gate failed.",
+    ),
+    regression_rule: RegressionRule = RegressionRuleOpt,
     summary: Path | None = SummaryOpt,
     *,
     outputs: dict[str, Path | None],
@@ -1139,14 +1150,30 @@ def experiment_report(
                 settings["method"] = str(paired_method.value)
             declared = parse_comparisons(settings, file="command line")
         analysis = load_report(report_file, comparisons=declared)
+        if (
+            fail_on_regression
+            and regression_rule == RegressionRule.case
+            and not analysis.verdicts.attrs.get("declared", False)
+        ):
+            raise InputError(
+                "the gate follows the case-level paired verdict, and this report has none "
+                "(no multiple-comparison correction was declared for it)",
+                file=report_file,
+                location="--fail-on-regression",
+                hint="for a report AgenticLens wrote, add --correction holm; or pass "
+                "--regression-rule compat for AgenticLens's rule",
+            )
     except InputError as exc:
         raise fail("Unable to read experiment report", exc) from None
     print_summary(analysis, console)
     _write_outputs(console, analysis, outputs)
-    written = summary is None or _append_summary(console, analysis, summary, [])
+    # Gated only when asked: re-rendering an old report to read it must not fail a job.
+    gates = _gates(analysis, True, rule=regression_rule.value) if fail_on_regression else []
+    code = _say_gates(gates)
+    if summary is not None and not _append_summary(console, analysis, summary, gates):
+        code = code or EXIT_INVALID_INPUT  # a gate's status says more than the summary's
     _outputs_done()
-    if not written:
-        raise typer.Exit(code=EXIT_INVALID_INPUT)
+    raise typer.Exit(code=code)
 
 
 _finished = False

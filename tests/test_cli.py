@@ -292,6 +292,56 @@ def test_the_case_level_gate_needs_a_declared_correction(tmp_path: Path) -> None
     assert _cli(*args, "--fail-on-regression", "--correction", "holm").returncode == 0
 
 
+def test_report_gates_a_saved_report_as_the_run_did_when_asked(tmp_path: Path) -> None:
+    """Run in one job, gate in another: `experiment report --fail-on-regression` exits as
+    `experiment run` did on the same report (it always exited 0)."""
+    args = [*_run_args(EXAMPLE, tmp_path), "--noninferiority", "latency=200"]
+    ran = _cli(*args)
+    assert ran.returncode == 5, ran.stderr
+    saved = str(tmp_path / "r.json")
+    # Re-rendering to read it is not a gate: exit 0, nothing on stderr
+    plain = _cli("experiment", "report", saved, "-q")
+    assert (plain.returncode, plain.stderr) == (0, "")
+    summary = tmp_path / "s.md"
+    gated = _cli(
+        "experiment", "report", saved, "-q", "--fail-on-regression", "--summary", str(summary)
+    )
+    assert gated.returncode == 5
+    # the regression gate passed (the run did not ask for it), then the report's own
+    # non-inferiority gate, word for word as the run said it
+    passed, _, failed = gated.stderr.partition("Non-inferiority gate failed:")
+    assert passed.startswith("Regression gate passed: no candidate is significantly worse")
+    assert "Non-inferiority gate failed:" + failed == ran.stderr
+    # its failing candidates are the saved block's, read independently from the JSON
+    block = json.loads(Path(saved).read_text())["paired_comparisons"]["noninferiority"]
+    failing = [r["candidate_variant_id"] for r in block["candidates"] if not r["passed"]]
+    assert ran.stderr.splitlines()[0] == f"Non-inferiority gate failed: {', '.join(failing)}"
+    assert "**Failed (exit 5).** Non-inferiority gate failed:" in summary.read_text()
+    compat = _cli(
+        "experiment", "report", saved, "-q", "--fail-on-regression", "--regression-rule", "compat"
+    )
+    assert compat.returncode == 4 and "retrieval-dense" in compat.stderr
+
+
+def test_report_gate_needs_verdicts_or_the_compat_rule(tmp_path: Path) -> None:
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    manifest = folder / "manifest.yaml"
+    text = manifest.read_text()
+    manifest.write_text(
+        "\n".join(line for line in text.splitlines() if not line.startswith("comparisons:"))
+    )
+    assert _cli(*_run_args(folder, tmp_path)).returncode == 0
+    saved = str(tmp_path / "r.json")
+    refused = _cli("experiment", "report", saved, "--fail-on-regression")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "this report has none" in refused.stderr and "--regression-rule compat" in refused.stderr
+    compat = _cli(
+        "experiment", "report", saved, "--fail-on-regression", "--regression-rule", "compat"
+    )
+    assert compat.returncode == 4 and "retrieval-dense" in compat.stderr
+
+
 def test_report_rerenders_a_saved_report(tmp_path: Path) -> None:
     assert (
         _cli(
