@@ -631,15 +631,16 @@ def experiment_run(
             # the user asked to stop, and the resume writes the outputs without a call.
             if live.interrupted or not live.complete:
                 how = f"resume with --run-dir {run_dir}" if run_dir else "use --run-dir to resume"
-                Console(stderr=True).print(
-                    Text(
-                        f"{'Interrupted' if live.interrupted else 'Stopped'}: "
-                        f"{live.remaining_text}; {how}",
-                        style="yellow",
-                    ),
-                    soft_wrap=True,
+                state = (
+                    f"{'Interrupted' if live.interrupted else 'Stopped'}: "
+                    f"{live.remaining_text}; {how}"
                 )
-                raise typer.Exit(code=EXIT_INTERRUPTED if live.interrupted else EXIT_STOPPED)
+                Console(stderr=True).print(Text(state, style="yellow"), soft_wrap=True)
+                code = EXIT_INTERRUPTED if live.interrupted else EXIT_STOPPED
+                if summary is not None:
+                    # A CI job's summary page says why there is no verdict, not nothing.
+                    _append_unfinished(live.run.manifest, summary, code, state)
+                raise typer.Exit(code=code)
             run = live.run
             _say_resumed(live, run_dir)
             ahead.start(run)  # the JSON report's table work, beside the analysis
@@ -702,6 +703,22 @@ def _append_summary(console: Console, analysis: Any, path: Path, gates: list[Gat
         return False
     console.print(Text(f"Appended the Markdown summary to {path}"))
     return True
+
+
+def _append_unfinished(manifest: Any, path: Path, code: int, state: str) -> None:
+    """Append the ``--summary`` block of a run that ended unfinished; a failure to write
+    it is said on stderr (the run's own exit status stands)."""
+    from .report.summary import append_text, unfinished_markdown
+
+    try:
+        append_text(path, unfinished_markdown(manifest.name, manifest.version, code, state))
+    except OSError as exc:
+        if exc.filename is None:
+            exc.filename = str(path)
+        Console(stderr=True).print(
+            Text(f"Unable to write the summary: {os_refusal(exc)}", style="yellow"),
+            soft_wrap=True,
+        )
 
 
 def _refuse_clobbering_run(

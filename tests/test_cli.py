@@ -567,8 +567,13 @@ def test_a_resumed_run_says_how_much_came_from_its_journal(tmp_path: Path) -> No
     code is not hashed): the log said nothing of it, even when nothing was called."""
     folder = _down_experiment(tmp_path / "exp", down="")  # every target answers
     args = ["experiment", "run", "manifest.yaml", "suite.yaml", "-q", "--run-dir", "runs"]
-    first = _cli(*args, "--max-attempts", "10", cwd=folder)
+    first = _cli(*args, "--max-attempts", "10", "--summary", "s.md", cwd=folder)
     assert first.returncode == 6 and "Resumed" not in first.stderr, first.stderr
+    # The job's summary says why there is no verdict (it wrote nothing), in stderr's words
+    stopped = first.stderr.strip().splitlines()[-1]
+    assert stopped == "Stopped: 14 attempt(s) still to call; resume with --run-dir runs"
+    text = (folder / "s.md").read_text()
+    assert text.startswith("### Experiment ") and f"**Not finished (exit 6).** {stopped}." in text
     calls = folder / "calls.log"
     before = len(calls.read_text().splitlines())
     second = _cli(*args, cwd=folder)

@@ -39,7 +39,13 @@ from .console import (
     verdict_caption,
 )
 
-__all__ = ["GateOutcome", "append_summary", "summary_markdown"]
+__all__ = [
+    "GateOutcome",
+    "append_summary",
+    "append_text",
+    "summary_markdown",
+    "unfinished_markdown",
+]
 
 
 @dataclass(frozen=True)
@@ -62,9 +68,31 @@ def _md(text: Any) -> str:
 
 def _heading(analysis: ExperimentAnalysis) -> str:
     info = analysis.info
-    version = info.get("experiment_version")
-    name = _md(info["experiment_name"]) + (f" (version {_md(version)})" if version else "")
-    return f"### Experiment {name}"
+    return _experiment_heading(info["experiment_name"], info.get("experiment_version"))
+
+
+def _experiment_heading(name: Any, version: Any = None) -> str:
+    text = _md(name) + (f" (version {_md(version)})" if version else "")
+    return f"### Experiment {text}"
+
+
+def unfinished_markdown(name: str, version: str | None, code: int, state: str) -> str:
+    """The block of a run that ended before its analysis (``--max-attempts`` reached,
+    interrupted): no verdict, what is left and how to resume, in stderr's words.
+
+    Examples
+    --------
+    >>> print(unfinished_markdown("exp", "2", 6, "Stopped: 12 attempt(s) still to call; "
+    ...                           "resume with --run-dir runs/a"), end="")
+    ### Experiment exp (version 2)
+    <BLANKLINE>
+    **Not finished (exit 6).** Stopped: 12 attempt(s) still to call; resume with --run-dir runs/a.
+    No verdict yet: the reports are written when every attempt is done.
+    """
+    return (
+        f"{_experiment_heading(name, version)}\n\n**Not finished (exit {code}).** "
+        f"{_md(state)}.\nNo verdict yet: the reports are written when every attempt is done.\n"
+    )
 
 
 def _headlines(analysis: ExperimentAnalysis, base: str) -> list[str]:
@@ -264,7 +292,12 @@ def append_summary(
     >>> path.read_text().count("### Experiment support-agent-upgrade")
     2
     """
-    text = summary_markdown(analysis, gates)
+    append_text(path, summary_markdown(analysis, gates))
+
+
+def append_text(path: str | Path, text: str) -> None:
+    """Append a Markdown block to ``path`` as :func:`append_summary` does (folder made, a
+    blank line before it when the file holds text, one write)."""
     target = Path(path)
     # Its folder is made as every other output's is: a summary in a folder the job has not
     # made yet failed after the run, however long it took.
