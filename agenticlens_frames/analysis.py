@@ -826,6 +826,30 @@ def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
     return notes
 
 
+def unanswered_counts(analysis: ExperimentAnalysis) -> dict[str, tuple[int, int]]:
+    """Per variant with any: (attempts its target never answered, its attempts) — what
+    :func:`target_failure_warnings` words, as numbers (``--max-unanswered`` gates on them).
+    Empty for an analysis loaded from a report (it keeps the notes, not the attempts).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> unanswered_counts(analyze(run, frontier_resamples=0))  # recorded: every reply there
+    {}
+    """
+    if analysis.run is None:
+        return {}
+    attempts = analysis.run.attempts
+    variant = attempts["variant_id"].astype(str)
+    unanswered = attempts["status"].isin(UNANSWERED_STATUSES).to_numpy()
+    if not unanswered.any():
+        return {}
+    totals = variant.value_counts()
+    missing = variant[unanswered].value_counts()
+    return {v: (int(missing[v]), int(totals[v])) for v in missing.index}
+
+
 def _status_counts(group: pd.DataFrame) -> str:
     """``"3 target_error, 1 timed_out"`` for a variant's unanswered attempts."""
     counts = group["status"].astype(str).value_counts()

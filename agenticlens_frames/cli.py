@@ -445,6 +445,14 @@ def experiment_run(
     ),
     fail_on_regression: bool = FailOnRegressionOpt,
     regression_rule: RegressionRule = RegressionRuleOpt,
+    max_unanswered: float | None = typer.Option(
+        None,
+        "--max-unanswered",
+        min=0.0,
+        max=1.0,
+        help="Exit with status 3 if a variant's target left more than this share of its "
+        "attempts unanswered (errors, timeouts): an outage is not the agent's quality.",
+    ),
     correction: Correction | None = typer.Option(
         None,
         "--correction",
@@ -680,7 +688,9 @@ def experiment_run(
         meanwhile=lambda: print_summary(analysis, console),
         lean=lean,
     )
-    gates = _gates(analysis, fail_on_regression, rule=regression_rule.value)
+    gates = _gates(
+        analysis, fail_on_regression, rule=regression_rule.value, max_unanswered=max_unanswered
+    )
     code = _say_gates(gates)
     # Written whatever the gate said: a failed gate is when CI needs the summary most.
     if summary is not None and not _append_summary(console, analysis, summary, gates):
@@ -867,11 +877,21 @@ def _say_gates(gates: list[GateOutcome]) -> int:
     return next((gate.code for gate in gates if gate.code), EXIT_OK)
 
 
-def _gates(analysis: Any, fail_on_regression: bool, *, rule: str = "case") -> list[GateOutcome]:
+def _gates(
+    analysis: Any,
+    fail_on_regression: bool,
+    *,
+    rule: str = "case",
+    max_unanswered: float | None = None,
+) -> list[GateOutcome]:
     """How the command's gates ended, in the order they are checked: a
     :class:`~agenticlens_frames.report.summary.GateOutcome` each (code 0: passed), the
-    words both stderr and the ``--summary`` block give; a failed gate is the last. Empty
-    when no gate was asked for and the run is complete."""
+    words both stderr and the ``--summary`` block give. Every gate asked for is decided and
+    said (a failed regression gate hid the non-inferiority gate's bounds); the exit status
+    is the first failure's. A variant with no completed trial, or (``max_unanswered``) one
+    whose target left more than that share of its attempts unanswered, ends the list: no
+    comparison of it means anything. Empty when no gate was asked for and the run is
+    complete."""
     from .report.summary import GateOutcome
 
     variants = analysis.variants
@@ -884,6 +904,23 @@ def _gates(analysis: Any, fail_on_regression: bool, *, rule: str = "case") -> li
                 tuple(_failure_reasons(analysis, empty)),
             )
         ]
+    if max_unanswered is not None:
+        from .analysis import unanswered_counts
+
+        counts = unanswered_counts(analysis)
+        over = [v for v, (k, n) in counts.items() if n and k / n > max_unanswered]
+        if over:
+            return _noting_unanswered(
+                analysis,
+                [
+                    GateOutcome(
+                        EXIT_INCOMPLETE,
+                        f"Unanswered: more than {max_unanswered:.0%} of the attempts got no "
+                        "answer from the target (--max-unanswered): "
+                        + ", ".join(f"{v} ({counts[v][0]} of {counts[v][1]})" for v in over),
+                    )
+                ],
+            )
     gates: list[GateOutcome] = []
     stopping = _early_stop(analysis)
     if fail_on_regression and rule == "case" and stopping is not None:
@@ -893,7 +930,7 @@ def _gates(analysis: Any, fail_on_regression: bool, *, rule: str = "case") -> li
 
         decided_worse = stop_regressions(stopping)
         if decided_worse:
-            return [
+            gates.append(
                 GateOutcome(
                     EXIT_REGRESSION,
                     "Regression against the baseline (early-stopping decision): "
@@ -904,28 +941,30 @@ def _gates(analysis: Any, fail_on_regression: bool, *, rule: str = "case") -> li
                         for r in decided_worse
                     ),
                 )
-            ]
-        gates.append(
-            GateOutcome(
-                EXIT_OK,
-                "Regression gate passed: no candidate was decided worse by the early-stopping "
-                "rule (anytime-valid interval in pass rate).",
             )
-        )
+        else:
+            gates.append(
+                GateOutcome(
+                    EXIT_OK,
+                    "Regression gate passed: no candidate was decided worse by the "
+                    "early-stopping rule (anytime-valid interval in pass rate).",
+                )
+            )
     elif fail_on_regression and rule == "case":
         from .paired.verdicts import regressions
 
         worse = regressions(analysis.verdicts)
         if len(worse):
-            return [
+            gates.append(
                 GateOutcome(
                     EXIT_REGRESSION,
                     "Regression against the baseline (case-level paired verdict): "
                     f"{', '.join(dict.fromkeys(map(str, worse['candidate_variant_id'])))}",
-                    (*map(str, worse["statement"]), *_unanswered(analysis)),
+                    tuple(map(str, worse["statement"])),
                 )
-            ]
-        gates.extend(_gate_passed_outcome(analysis.verdicts))
+            )
+        else:
+            gates.extend(_gate_passed_outcome(analysis.verdicts))
     elif fail_on_regression:
         comps = analysis.comparisons
         hit = comps.loc[
@@ -934,22 +973,22 @@ def _gates(analysis: Any, fail_on_regression: bool, *, rule: str = "case") -> li
             "candidate_variant_id",
         ].tolist()
         if hit:
-            return [
+            gates.append(
                 GateOutcome(
                     EXIT_REGRESSION,
                     "Regression against the baseline (AgenticLens rule, uncertainty ignored): "
                     f"{', '.join(map(str, hit))}",
-                    tuple(_unanswered(analysis)),
                 )
-            ]
-        gates.append(
-            GateOutcome(
-                EXIT_OK,
-                "Regression gate passed (AgenticLens rule, uncertainty ignored): no candidate's "
-                "case pass rate or mean score fell by more than "
-                f"{analysis.regression_threshold:.0%} of the baseline's.",
             )
-        )
+        else:
+            gates.append(
+                GateOutcome(
+                    EXIT_OK,
+                    "Regression gate passed (AgenticLens rule, uncertainty ignored): no "
+                    "candidate's case pass rate or mean score fell by more than "
+                    f"{analysis.regression_threshold:.0%} of the baseline's.",
+                )
+            )
     from .paired import gate_statement
 
     gate = analysis.paired_frames.get("noninferiority")

@@ -548,6 +548,43 @@ def test_a_gate_names_the_attempts_no_target_answered_one_line_each(
     assert f"> - {down}: 8 of 8 attempts got no answer" in text
 
 
+def test_max_unanswered_fails_a_run_whose_target_was_down(tmp_path: Path) -> None:
+    """A baseline whose endpoint was down made every candidate look better and the
+    regression gate passed (exit 0, a note): --max-unanswered makes it exit 3."""
+    folder = _down_experiment(tmp_path / "exp", "a")
+    args = ["experiment", "run", "manifest.yaml", "suite.yaml", "-q", "--save", "r.json"]
+    done = _cli(*args, "--fail-on-regression", "--max-unanswered", "0.2", cwd=folder)
+    assert done.returncode == 3, done.stderr
+    # 8 of a's 8 attempts unanswered, counted independently from the saved report
+    report = json.loads((folder / "r.json").read_text())
+    [a] = [v for v in report["variants"] if v["variant_id"] == "a"]
+    live = a["trials"][0]["report"]["summary"]["live"]
+    lines = done.stderr.splitlines()
+    assert lines[0] == (
+        "Unanswered: more than 20% of the attempts got no answer from the target "
+        f"(--max-unanswered): a ({live['error_cases']} of {live['total_cases']})"
+    )
+    assert any(x.startswith("  note: a: 8 of 8 attempts got no answer") for x in lines)
+    # every target answering: the share is 0, under any bound
+    fine = _down_experiment(tmp_path / "fine", "")
+    assert _cli(*args, "--max-unanswered", "0", cwd=fine).returncode == 0
+    assert _cli(*args, "--max-unanswered", "1.5", cwd=fine).returncode == 2  # a share
+
+
+def test_every_gate_is_decided_when_the_regression_gate_fails(tmp_path: Path) -> None:
+    """A failed regression gate was the last word: the non-inferiority gate's bounds were
+    never said. Both are now, and the exit status is the first failure's (4)."""
+    folder = _down_experiment(tmp_path / "exp", "b")  # b fails every case: worse
+    args = ["experiment", "run", "manifest.yaml", "suite.yaml", "-q", "--save", "r.json"]
+    done = _cli(*args, "--fail-on-regression", "--noninferiority-margin", "0.5", cwd=folder)
+    assert done.returncode == 4, done.stderr  # the first failure's status, not 5
+    lines = done.stderr.splitlines()
+    assert lines[0] == "Regression against the baseline (case-level paired verdict): b"
+    # b failed all 8 cases a passed: far below -50 pp; c answered as a did
+    assert "Non-inferiority gate failed: b" in lines
+    assert any(x.startswith("  b (quality): lower 95% bound -") for x in lines)
+
+
 def test_the_summary_folder_is_made_and_an_empty_path_is_named(tmp_path: Path) -> None:
     """`--summary "$GITHUB_STEP_SUMMARY"` outside GitHub Actions was refused as "`.`: names
     a directory"; a summary in a folder not made yet failed only after the run."""
