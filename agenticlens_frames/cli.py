@@ -5,7 +5,8 @@ Exit codes
 0  success
 1  invalid input (a one-paragraph message, no traceback)
 2  usage error: an unknown option, or a value outside an option's choices
-3  some variant completed no trial (the run is incomplete)
+3  some variant completed no trial (the run is incomplete), or with ``--max-unanswered``
+   a variant's target left more than that share of its attempts unanswered
 4  ``--fail-on-regression`` and a candidate regressed against the baseline: by default,
    significantly worse on quality, safety or reliability in the case-level paired
    comparison under the declared correction; with ``--regression-rule compat``,
@@ -406,7 +407,17 @@ def _output_options(command: str, after: str) -> Callable[[Callable[..., None]],
     return decorate
 
 
-@experiment_app.command("run")
+#: ``experiment run --help``'s last lines: what a CI job branches on, where it looks.
+RUN_EXIT_CODES = (
+    "Exit status: 0 success · 1 invalid input or an output not written · 2 usage error · "
+    "3 a variant completed no trial (or --max-unanswered exceeded) · 4 --fail-on-regression "
+    "and a candidate regressed · 5 a non-inferiority gate failed · 6 --max-attempts left "
+    "attempts · 7 the run's process ended and could not be resumed · 130 interrupted. "
+    "Every gate asked for is decided; the first failure's status is returned."
+)
+
+
+@experiment_app.command("run", epilog=RUN_EXIT_CODES)
 @_output_options("run", after="suite_file")
 def experiment_run(
     manifest_file: Path = typer.Argument(
@@ -1147,7 +1158,12 @@ def _gate_failed(headline: str, details: Iterable[str] = ()) -> None:
     )
 
 
-@experiment_app.command("report")
+@experiment_app.command(
+    "report",
+    epilog="Exit status: 0 success · 1 invalid input or an output not written · 2 usage "
+    "error; with --fail-on-regression, as experiment run's gates: 3 a variant completed no "
+    "trial · 4 a candidate regressed · 5 the report's non-inferiority gate failed.",
+)
 @_output_options("report", after="report_file")
 def experiment_report(
     report_file: Path = typer.Argument(..., help="A saved experiment report (JSON)."),

@@ -62,6 +62,20 @@ def test_help_lists_the_choices_of_every_enumerated_option() -> None:
     assert "<auto|numpy|pandas|duckdb|dask>" in re.sub(r"[│\s]+", " ", engines)
 
 
+def test_run_help_ends_with_every_exit_status_the_readme_lists() -> None:
+    # A CI author branching on the status had to find README's table; --help says it too.
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("| exit code | meaning |") :].split("\n\n")[0]
+    codes = re.findall(r"^\| (\d+) \|", table, flags=re.M)
+    assert codes == ["0", "1", "2", "3", "4", "5", "6", "7", "130"]
+    text = re.sub(r"[│\s]+", " ", _cli("experiment", "run", "--help", columns="400").stdout)
+    epilog = text[text.index("Exit status:") :]
+    for code in codes:
+        assert re.search(rf"(: |· ){code} ", epilog), code
+    report = re.sub(r"[│\s]+", " ", _cli("experiment", "report", "--help", columns="400").stdout)
+    assert "with --fail-on-regression, as experiment run's gates: 3" in report
+
+
 def test_no_help_paragraph_depends_on_how_typer_joins_lines() -> None:
     # typer 0.29 keeps a docstring's single line breaks after the first paragraph (older
     # versions joined them), so a wrapped paragraph printed ragged: every paragraph of a
