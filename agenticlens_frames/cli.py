@@ -690,6 +690,15 @@ def experiment_run(
             )
         except InputError as exc:
             raise fail("Unable to run experiment", exc) from None
+    gates = _gates(
+        analysis, fail_on_regression, rule=regression_rule.value, max_unanswered=max_unanswered
+    )
+    if gates:
+        from .report.summary import gates_block
+
+        # Decided before the report is written, so that it records them: a CI step reading
+        # the JSON learns why the job ended as it did without parsing stderr.
+        analysis.extras["gates"] = gates_block(gates)
     # The summary is printed while the JSON report's worker, given the analysis, writes.
     _write_outputs(
         console,
@@ -698,9 +707,6 @@ def experiment_run(
         ahead.started,
         meanwhile=lambda: print_summary(analysis, console),
         lean=lean,
-    )
-    gates = _gates(
-        analysis, fail_on_regression, rule=regression_rule.value, max_unanswered=max_unanswered
     )
     code = _say_gates(gates)
     # Written whatever the gate said: a failed gate is when CI needs the summary most.
@@ -885,7 +891,9 @@ def _say_gates(gates: list[GateOutcome]) -> int:
             _gate_failed(gate.headline, gate.details)
         else:
             _gate_passed(gate)
-    return next((gate.code for gate in gates if gate.code), EXIT_OK)
+    from .report.summary import gates_exit_status
+
+    return gates_exit_status(gates)
 
 
 def _gates(

@@ -583,6 +583,23 @@ def test_every_gate_is_decided_when_the_regression_gate_fails(tmp_path: Path) ->
     # b failed all 8 cases a passed: far below -50 pp; c answered as a did
     assert "Non-inferiority gate failed: b" in lines
     assert any(x.startswith("  b (quality): lower 95% bound -") for x in lines)
+    # The JSON report records them, in stderr's words (which put a target's two-line error
+    # on one line), with the exit status they gave
+    recorded = json.loads((folder / "r.json").read_text())["agenticlens_frames"]["gates"]
+    assert recorded["exit_status"] == done.returncode
+    said = [
+        line
+        for g in recorded["outcomes"]
+        for line in [g["headline"], *(f"  {d}" for d in g["details"])]
+    ]
+    said = [line.replace("\n", " ") for line in said]
+    assert said == lines
+    assert [g["exit_status"] for g in recorded["outcomes"]] == [4, 5]
+    # a run asking for no gate records none (its report as before)
+    plain = _cli(*args, cwd=_down_experiment(tmp_path / "plain", ""))
+    assert plain.returncode == 0
+    report = json.loads((tmp_path / "plain" / "r.json").read_text())
+    assert "gates" not in report["agenticlens_frames"]
 
 
 def test_the_summary_folder_is_made_and_an_empty_path_is_named(tmp_path: Path) -> None:

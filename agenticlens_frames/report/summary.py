@@ -43,6 +43,8 @@ __all__ = [
     "GateOutcome",
     "append_summary",
     "append_text",
+    "gates_block",
+    "gates_exit_status",
     "summary_markdown",
     "unfinished_markdown",
 ]
@@ -59,6 +61,33 @@ class GateOutcome:
     headline: str
     #: One line each: a verdict's statement, a gate's reason, a detectable change.
     details: tuple[str, ...] = ()
+
+
+def gates_exit_status(gates: Sequence[GateOutcome]) -> int:
+    """The exit status of ``gates``: the first failure's, else 0."""
+    return next((g.code for g in gates if g.code), 0)
+
+
+def gates_block(gates: Sequence[GateOutcome]) -> dict[str, Any]:
+    """The gates as the JSON report records them (``agenticlens_frames.gates``): the exit
+    status they give (the first failure's, else 0) and each gate's status and words.
+
+    Examples
+    --------
+    >>> gates_block([GateOutcome(0, "Regression gate passed."),
+    ...              GateOutcome(5, "Non-inferiority gate failed: b", ("b (quality): …",))])
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'exit_status': 5, 'outcomes': [{'exit_status': 0, 'headline': 'Regression gate passed.',
+    'details': []}, {'exit_status': 5, 'headline': 'Non-inferiority gate failed: b',
+    'details': ['b (quality): …']}]}
+    """
+    return {
+        "exit_status": gates_exit_status(gates),
+        "outcomes": [
+            {"exit_status": g.code, "headline": g.headline, "details": list(g.details)}
+            for g in gates
+        ],
+    }
 
 
 def _md(text: Any) -> str:
