@@ -81,7 +81,8 @@ def frontier_table(a: ExperimentAnalysis) -> str:
         "Near 100%: on the frontier whatever cases the suite happened to hold; near 0%: "
         "dominated; in between: the suite cannot tell — it measures how stable the "
         "verdict is, not the chance the variant truly belongs there (two variants the "
-        "suite cannot tell apart both sit near 70–75%). Whiskers on the chart are the "
+        "suite cannot tell apart both sit near 60–75%, lower the fewer the cases). "
+        "Whiskers on the chart are the "
         "bootstrap intervals of each axis; labels carry P(on the frontier)."
         + notes
         + _few_cases_caution(a)
