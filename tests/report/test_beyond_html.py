@@ -91,3 +91,35 @@ def test_frontier_note_quotes_the_measured_twins(analysis) -> None:
     low, high = float(found.group(1)), float(found.group(2))
     error = 3.0  # about two Monte-Carlo standard errors of a mean over 300 data sets
     assert low - error <= min(twins) and max(twins) <= high + error
+
+
+def test_frontier_note_counts_clusters_under_a_cluster_bootstrap() -> None:
+    """40 cases in 14 clusters: the cluster bootstrap resamples 14 units, as rough as a
+    case bootstrap of 14 cases (a doubled suite clustered by pair gives the original's
+    numbers, tests/test_frontier.py), so the note cautions with the clusters' count; it
+    counted the 40 cases and said nothing."""
+    import numpy as np
+    import pandas as pd
+
+    from agenticlens_frames import ExperimentRun
+
+    rng = np.random.default_rng(1)
+    cases = [f"c{i}" for i in range(40)]
+    attempts = pd.DataFrame(
+        [
+            {"variant_id": v, "trial": t, "case_id": c, "passed": bool(rng.random() < p)}
+            for v, p in (("a", 0.6), ("b", 0.7))
+            for t in (1, 2, 3)
+            for c in cases
+        ]
+    )
+    run = ExperimentRun.from_frames(
+        attempts,
+        pd.DataFrame({"variant_id": ["a", "b"]}),
+        pd.DataFrame({"case_id": cases, "metadata": [{"topic": i // 3} for i in range(40)]}),
+    )
+    clustered = analyze(run, comparisons={"correction": "holm", "cluster": "topic"})
+    assert clustered.variants.attrs["frontier"]["n_clusters"] == 14
+    assert "With 14 clusters the whiskers are rough" in frontier_table(clustered)
+    plain = analyze(run, comparisons={"correction": "holm"})
+    assert "whiskers are rough" not in frontier_table(plain)
