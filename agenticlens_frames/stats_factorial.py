@@ -573,7 +573,7 @@ def repeated_measures_anova(cells: ArrayLike) -> dict[str, tuple[float, float]]:
     y_{i\cdot\cdot} - \bar y_{\cdot\cdot s} + \bar y)^2` with :math:`(a-1)` and
     :math:`(a-1)(n-1)` degrees of freedom, likewise B, and the A × B interaction against
     the three-way residual with :math:`(a-1)(b-1)(n-1)`. A 0 / 0 ratio (the outcome does
-    not vary) is NaN.
+    not vary) is NaN; an effect over a zero error term is F = inf with p = 0.
 
     Parameters
     ----------
@@ -611,7 +611,10 @@ def repeated_measures_anova(cells: ArrayLike) -> dict[str, tuple[float, float]]:
     def test(ss: float, df: int, ss_error: float, df_error: int) -> tuple[float, float]:
         with np.errstate(divide="ignore", invalid="ignore"):
             f = np.float64(ss / df) / np.float64(ss_error / df_error)
-        return float(f), float(f_sf(f, df, df_error)) if np.isfinite(f) else math.nan
+        # An effect with no error variance (every case moved by the same amount) has
+        # F = inf and p = 0, as pingouin gives and as the per-case contrast's t = ±inf
+        # beside it gives; only 0 / 0 (nothing varies) is no evidence, NaN.
+        return float(f), float(f_sf(f, df, df_error)) if not np.isnan(f) else math.nan
 
     out = {}
     resid_a = case_a - by_a - by_case[:, None] + grand

@@ -362,3 +362,36 @@ def test_one_cluster_says_nothing_rather_than_certainty(frames) -> None:
     fu = frontier_uncertainty(one, n_resamples=50, seed=1, cluster="all")
     assert fu.attrs["n_clusters"] == 1 and fu.attrs["notes"][0].startswith("One cluster")
     assert fu.drop(columns="variant_id").isna().all().all()
+
+
+def test_a_nan_cluster_value_is_missing_not_a_cluster() -> None:
+    """A case whose cluster field is NaN (a data frame's empty cell) has no cluster: the
+    frontier bootstrap, the factor effects and the paired verdicts refuse it by name. They
+    read NaN as a label, so every such case silently became one more cluster ('NaN')."""
+    from agenticlens_frames import factor_effects, paired_comparisons
+
+    rng = np.random.default_rng(0)
+    cases = [f"c{i}" for i in range(6)]
+    attempts = pd.DataFrame(
+        [
+            {"variant_id": v, "trial": t, "case_id": c, "passed": bool(rng.random() < 0.6)}
+            for v in "ab"
+            for t in (1, 2)
+            for c in cases
+        ]
+    )
+    topics = ["x", "x", float("nan"), float("nan"), "y", "z"]
+    run = ExperimentRun.from_frames(
+        attempts,
+        pd.DataFrame({"variant_id": ["a", "b"], "factor_m": ["s", "l"]}),
+        pd.DataFrame({"case_id": cases, "metadata": [{"topic": t} for t in topics]}),
+    )
+    said = (
+        r"2 case\(s\) have no value of the metadata field 'topic' \(absent, null or NaN\): c2, c3"
+    )
+    with pytest.raises(InputError, match=said):
+        frontier_uncertainty(run, n_resamples=20, cluster="topic")
+    with pytest.raises(InputError, match=said):
+        paired_comparisons(run, correction="holm", cluster="topic")
+    with pytest.raises(InputError, match=said):
+        factor_effects(run, cluster="topic")

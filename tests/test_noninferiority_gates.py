@@ -393,3 +393,34 @@ def test_one_gate_in_a_list_or_an_option_is_the_single_gate(tmp_path: Path) -> N
     assert cli["fingerprint"] == before["fingerprint"]
     margin = _cli(*_run_args(EXAMPLE, tmp_path / "m"), "--noninferiority-margin", "0.05")
     assert margin.stderr == done.stderr
+
+
+def test_a_margin_of_the_whole_scale_fails_instead_of_passing_whatever_the_data(
+    run: ExperimentRun,
+) -> None:
+    """quality=2 (meant: 2 pp) on a pass rate, whose paired difference lies in [-1, 1]: the
+    gate passed every candidate whatever the data. Its lower bound, recomputed here (two
+    pseudo-cases and scipy's t over the per-case differences), is far above -1 for each,
+    so a margin of 2 decides nothing; the row now fails and says why."""
+    att = run.attempts[run.attempts["status"] != "trial_failed"]
+    means = (
+        att.assign(passed=att["passed"].astype(float))
+        .groupby(["variant_id", "case_id"], observed=True)["passed"]
+        .mean()
+    )
+    for candidate in ("model-large", "prompt-v2", "retrieval-dense", "large-v2"):
+        d = (means[candidate] - means["baseline"]).dropna().to_numpy()
+        m = len(d) + 2
+        mean = d.sum() / m
+        sd = math.sqrt((float((d**2).sum()) + 2) / m - mean**2)
+        bound = min(mean, d.mean()) - sps.t.ppf(0.95, len(d) + 1) * sd / math.sqrt(m)
+        assert -1 < bound < 0
+    pc = paired_comparisons(run, correction="holm")
+    gate = noninferiority_gate(pc, margin={"quality": 2.0, "latency": 1e6})
+    quality = gate[gate["dimension"] == "quality"]
+    assert len(quality) == 4 and not quality["passed"].any()
+    assert quality["reason"].str.startswith("margin 2 is the whole scale of a proportion").all()
+    assert gate.loc[gate["dimension"] == "latency", "passed"].all()  # others as before
+    assert gate.attrs["passed"] is False
+    # A margin below the scale is a gate as before.
+    assert noninferiority_gate(pc, margin=0.99).attrs["passed"] is True

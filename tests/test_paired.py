@@ -322,7 +322,9 @@ def test_cluster_by_metadata_field_matches_statsmodels(run: ExperimentRun) -> No
 
 
 def test_cluster_field_missing_is_an_input_error(run: ExperimentRun) -> None:
-    with pytest.raises(InputError, match=r"comparisons\.cluster: 14 case\(s\) have no metadata"):
+    with pytest.raises(
+        InputError, match=r"comparisons\.cluster: 14 case\(s\) have no value of the metadata"
+    ):
         paired_comparisons(run, correction="holm", cluster="nope")
 
 

@@ -273,3 +273,43 @@ def test_repeated_measures_anova_of_a_constant_outcome_is_nan() -> None:
     assert np.isnan(f) and np.isnan(p)
     with pytest.raises(ValueError, match="two or more cases"):
         sfac.repeated_measures_anova(np.ones((1, 3)))
+
+
+def test_repeated_measures_anova_of_an_effect_without_error_is_certain() -> None:
+    """Every case moved by the same amount: pingouin's F = inf with p = 0, the per-case
+    contrast's t = inf with p = 0; the numpy port gave p = NaN (no evidence) beside them."""
+    pingouin = pytest.importorskip("pingouin", reason="pingouin comes with the test extra")
+    # (every mean exact in binary, so the error term is exactly 0)
+    y = np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 3.0], [3.0, 4.0]])
+    f, p = sfac.repeated_measures_anova(y)["A"]
+    long = pd.DataFrame({"case": np.repeat(np.arange(4), 2), "A": [0, 1] * 4, "y": y.ravel()})
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pingouin divides by its zero error term
+        aov = pingouin.rm_anova(data=long, dv="y", within="A", subject="case").set_index("Source")
+    p_col = "p_unc" if "p_unc" in aov else "p-unc"
+    assert f == aov.loc["A", "F"] == np.inf
+    assert p == aov.loc["A", p_col] == 0.0
+    levels = [["a"], ["b"]]
+    design = sfac.design_terms(levels, ["f"], ["v0", "v1"], 0)
+    assert sfac.factorial_contrasts(y, levels, design).p_value.tolist() == [p]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_two_way_anova_of_cell_means_equals_the_three_way_design(seed: int) -> None:
+    """A 3 × 3 × 2 within-case design: averaging over the third factor first gives the
+    full three-way repeated-measures ANOVA's F and p for A, B and A × B (statsmodels'
+    AnovaRM on every cell), as factorial._anova's comment says."""
+    from statsmodels.stats.anova import AnovaRM
+
+    rng = np.random.default_rng(seed)
+    y = rng.normal(0, 1, (8, 1, 1, 1)) + rng.normal(0, 0.8, (8, 3, 3, 2))
+    index = np.indices(y.shape).reshape(4, -1)
+    long = pd.DataFrame({"case": index[0], "A": index[1], "B": index[2], "D": index[3]})
+    long["y"] = y.ravel()
+    full = AnovaRM(long, "y", "case", within=["A", "B", "D"]).fit().anova_table
+    got = sfac.repeated_measures_anova(y.mean(axis=3))
+    for effect, source in {"A": "A", "B": "B", "AB": "A:B"}.items():
+        assert got[effect][0] == pytest.approx(full.loc[source, "F Value"], rel=1e-9)
+        assert got[effect][1] == pytest.approx(full.loc[source, "Pr > F"], rel=1e-7)

@@ -19,6 +19,7 @@ attempts of an evaluator's per-attempt value.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -326,14 +327,21 @@ def unjudged_failures(run: ExperimentRun) -> np.ndarray:
 
 
 def cluster_labels(run: ExperimentRun, field_name: str | None) -> np.ndarray | None:
-    """Per case: its value of the metadata field ``field_name`` (None: no clusters)."""
+    """Per case: its value of the metadata field ``field_name`` (None: no clusters).
+
+    A case without the field, or whose value is null or NaN, is refused (InputError
+    naming the cases): a missing value is no cluster.
+    """
     if field_name is None:
         return None
     labels: list[str] = []
     missing: list[str] = []
     for case_id, text in zip(run.suite.case_ids, run.cases["metadata"].tolist(), strict=True):
         meta = json.loads(text) if isinstance(text, str) and text else {}
-        if field_name not in meta or meta[field_name] is None:
+        value = meta.get(field_name)
+        # A NaN is a missing value (a data frame's empty cell), not a label: read as one,
+        # every case without a value became a single cluster of its own, silently.
+        if value is None or (isinstance(value, float) and math.isnan(value)):
             missing.append(case_id)
             labels.append("")
         else:
@@ -341,7 +349,8 @@ def cluster_labels(run: ExperimentRun, field_name: str | None) -> np.ndarray | N
     if missing:
         shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
         raise InputError(
-            f"{len(missing)} case(s) have no metadata field {field_name!r}: {shown}",
+            f"{len(missing)} case(s) have no value of the metadata field {field_name!r} "
+            f"(absent, null or NaN): {shown}",
             location="comparisons.cluster",
             hint="add the field to every case's metadata in the suite, or cluster by another field",
         )

@@ -62,8 +62,10 @@ def noninferiority_gate(
     zero-width interval fails. ``bound_method`` names the bound. A candidate with no
     comparable row fails. Each candidate is its own decision; requiring
     all of them to pass (:func:`gate_passed`) is an intersection-union test and needs no
-    multiplicity correction. Several gates (``margin={"quality": 0.02, "latency": 200}``)
-    are one more intersection: every (dimension, candidate) must pass, each at level α,
+    multiplicity correction. A margin of 1 or more on a pass rate or score (a
+    difference within [−1, 1]) could never fail: that row fails and says so. Several
+    gates (``margin={"quality": 0.02, "latency": 200}``) are one more intersection: every
+    (dimension, candidate) must pass, each at level α,
     and the chance of passing a candidate worse than a margin on any gate stays ≤ α.
 
     Parameters
@@ -166,6 +168,13 @@ def noninferiority_gate(
         est = float(row["mean_difference"])
         threshold = -margin if higher else margin
         bound, method, problem = _gate_bound(row, alpha, higher)
+        if row.get("unit") in BOUNDED_UNITS and margin >= 1:
+            # A difference of proportions or scores lies in [-1, 1]: a margin of the whole
+            # scale passes whatever the data (most likely 2 meant 2 pp, i.e. 0.02).
+            problem = (
+                f"margin {margin:g} is the whole scale of a {row['unit']} difference (at "
+                f"most 1), so the gate could not fail; give it as a share (0.02 = 2 pp)"
+            )
         if problem:
             passed, reason = False, problem
         else:

@@ -81,7 +81,8 @@ def frontier_table(a: ExperimentAnalysis) -> str:
         "Near 100%: on the frontier whatever cases the suite happened to hold; near 0%: "
         "dominated; in between: the suite cannot tell — it measures how stable the "
         "verdict is, not the chance the variant truly belongs there (two variants the "
-        "suite cannot tell apart both sit near 70–75%). Whiskers on the chart are the "
+        "suite cannot tell apart both sit near 60–75%, lower the fewer the cases). "
+        "Whiskers on the chart are the "
         "bootstrap intervals of each axis; labels carry P(on the frontier)."
         + notes
         + _few_cases_caution(a)
@@ -95,13 +96,22 @@ FEW_FRONTIER_CASES = 20
 
 
 def _few_cases_caution(a: ExperimentAnalysis) -> str:
-    """The whiskers' measured shortfall, said when the suite is small enough to have it."""
-    rates = a.pass_rates
-    n = int(rates["n_cases"].max()) if "n_cases" in rates and len(rates) else 0
+    """The whiskers' measured shortfall, said when the suite is small enough to have it:
+    ≤ :data:`FEW_FRONTIER_CASES` cases, or as many clusters under a cluster bootstrap."""
+    settings = a.variants.attrs.get("frontier") or {}
+    if settings.get("resampled") == "clusters":
+        # A cluster bootstrap of G clusters is a case bootstrap of G units (a suite whose
+        # every case is doubled, clustered by pair, gives the original's numbers): its
+        # whiskers are as rough as those of a suite of G cases, however many cases it has.
+        n, units = int(settings.get("n_clusters") or 0), "clusters"
+    else:
+        rates = a.pass_rates
+        n = int(rates["n_cases"].max()) if "n_cases" in rates and len(rates) else 0
+        units = "cases"
     if not 0 < n <= FEW_FRONTIER_CASES:
         return ""
     return (
-        f" With {n} cases the whiskers are rough: in simulation a 95% whisker covered "
+        f" With {n} {units} the whiskers are rough: in simulation a 95% whisker covered "
         "about 90% at 10–20 cases (too optimistic for a pass rate near 1, too low for "
         "latency); the variant table's pass-rate interval is the one to quote."
     )

@@ -171,7 +171,9 @@ def _verdict_table(analysis: ExperimentAnalysis) -> list[str]:
     v = analysis.verdicts
     declared = bool(v.attrs.get("declared", False))
     level = float(v["confidence_level"].iloc[0]) if len(v) else analysis.confidence_level
-    interval = "CI" if declared else "per-comparison interval"
+    # Beside a declared verdict the interval is still per comparison (the verdict follows
+    # the adjusted p): the header says so, as the page's does.
+    interval = "CI, per comparison" if declared else "per-comparison interval"
     header = ["Candidate", "Dimension", f"Difference [{level:.0%} {interval}]"]
     header += ["Adj. p", "Verdict"] if declared else []
     header.append("Smallest detectable change")
@@ -247,7 +249,12 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
     - **prompt-v2** vs baseline: no detectable difference in quality (+15.7 pp [-0.1, +31.5], ...
     """
     from .._secrets import mask
-    from ..paired.verdicts import HOW_TO_DECLARE, family_phrase, omitted_statement
+    from ..paired.verdicts import (
+        HOW_TO_DECLARE,
+        family_phrase,
+        interval_phrase,
+        omitted_statement,
+    )
     from .early_stopping import DESCRIPTIVE_NOTE, early_stopping, stopped_early
 
     v = analysis.verdicts
@@ -267,11 +274,17 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
             if len(v)
             else "no comparison"
         )
+        level = float(v["confidence_level"].iloc[0]) if len(v) else analysis.confidence_level
         lead = (
             f"Verdicts against {base}: case-level paired comparisons, {how}"
             + (" (descriptive after the early stop)" if stopped_early(analysis) else "")
             + "."
         )
+        if len(v):
+            # Said before the sentences, not only in the table's caption below: an interval
+            # that excludes 0 beside "no detectable difference" (the family's adjusted p)
+            # otherwise reads as a significant change.
+            lead += " " + interval_phrase(level, alpha)
         blocks.append([lead, "", *_headlines(analysis, base)])
     else:
         blocks.append(

@@ -67,3 +67,59 @@ def test_frontier_note_cautions_small_suites_only(analysis, tmp_path) -> None:
     note = frontier_table(small)
     assert f"With {n_cases} cases the whiskers are rough" in note
     assert "not the chance the variant truly belongs there" in note
+
+
+def test_frontier_note_quotes_the_measured_twins(analysis) -> None:
+    """The note's range for two variants the suite cannot tell apart holds every twin
+    cell of docs/statistics.md's generated table (benchmarks/coverage_frontier.py: mean
+    p_frontier of D and E, 57–71 % at 10 cases, about 75 % at 100), within the table's
+    Monte-Carlo error; it said 70–75 %, above every 10-case cell."""
+    docs = (Path(__file__).parents[2] / "docs" / "statistics.md").read_text()
+    block = docs[
+        docs.index("<!-- coverage-frontier:start -->") : docs.index("coverage-frontier:end")
+    ]
+    rows = block[block.index("**p_frontier by true membership**") :].splitlines()
+    twins = []
+    for line in rows:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 9 and cells[0][:1].isdigit():
+            twins += [float(c.split(" ")[0]) for c in cells[-2:]]
+    assert len(twins) == 2 * 24
+    note = unescape(frontier_table(analysis))
+    found = re.search(r"cannot tell apart both sit near (\d+)–(\d+)%", note)
+    assert found is not None
+    low, high = float(found.group(1)), float(found.group(2))
+    error = 3.0  # about two Monte-Carlo standard errors of a mean over 300 data sets
+    assert low - error <= min(twins) and max(twins) <= high + error
+
+
+def test_frontier_note_counts_clusters_under_a_cluster_bootstrap() -> None:
+    """40 cases in 14 clusters: the cluster bootstrap resamples 14 units, as rough as a
+    case bootstrap of 14 cases (a doubled suite clustered by pair gives the original's
+    numbers, tests/test_frontier.py), so the note cautions with the clusters' count; it
+    counted the 40 cases and said nothing."""
+    import numpy as np
+    import pandas as pd
+
+    from agenticlens_frames import ExperimentRun
+
+    rng = np.random.default_rng(1)
+    cases = [f"c{i}" for i in range(40)]
+    attempts = pd.DataFrame(
+        [
+            {"variant_id": v, "trial": t, "case_id": c, "passed": bool(rng.random() < p)}
+            for v, p in (("a", 0.6), ("b", 0.7))
+            for t in (1, 2, 3)
+            for c in cases
+        ]
+    )
+    run = ExperimentRun.from_frames(
+        attempts,
+        pd.DataFrame({"variant_id": ["a", "b"]}),
+        pd.DataFrame({"case_id": cases, "metadata": [{"topic": i // 3} for i in range(40)]}),
+    )
+    clustered = analyze(run, comparisons={"correction": "holm", "cluster": "topic"})
+    assert clustered.variants.attrs["frontier"]["n_clusters"] == 14
+    assert "With 14 clusters the whiskers are rough" in frontier_table(clustered)
+    plain = analyze(run, comparisons={"correction": "holm"})
+    assert "whiskers are rough" not in frontier_table(plain)

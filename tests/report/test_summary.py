@@ -71,7 +71,7 @@ def test_the_verdict_table_holds_the_reports_numbers(analysis, tmp_path: Path) -
     for row in block["rows"]:
         cells = table[(row["candidate_variant_id"], row["dimension"])]
         factor = scale[row["unit"]]
-        shown = _numbers(cells["Difference [95% CI]"])
+        shown = _numbers(cells["Difference [95% CI, per comparison]"])
         expected = [factor * row[k] for k in ("mean_difference", "ci_low", "ci_high")]
         # Shown rounded: 0.1 pp, 1 ms, or five decimals of USD (two significant digits
         # for a smaller nonzero bound).
@@ -104,7 +104,9 @@ def test_quality_rows_match_an_independent_paired_t(run, analysis) -> None:
         half = stats.t.ppf(0.975, n - 1) * diff.std(ddof=1) / np.sqrt(n)
         expected = 100 * np.array([diff.mean(), diff.mean() - half, diff.mean() + half])
         cells = table[(candidate, "quality")]
-        np.testing.assert_allclose(_numbers(cells["Difference [95% CI]"]), expected, atol=0.051)
+        np.testing.assert_allclose(
+            _numbers(cells["Difference [95% CI, per comparison]"]), expected, atol=0.051
+        )
         raw = stats.ttest_rel(cand.to_numpy(float), base.to_numpy(float)).pvalue
         adjusted = float(cells["Adj. p"])
         assert raw - 5e-4 <= adjusted <= min(1.0, family * raw) + 5e-4
@@ -129,7 +131,8 @@ def test_each_candidate_leads_with_one_sentence_better_and_worse_first(analysis)
                 continue
             # Every dimension with the table's numbers, and the detectable change beside
             # each result that is not significant.
-            phrase = f"{dimension} ({cells['Difference [95% CI]']}, adj. p {cells['Adj. p']}"
+            change = cells["Difference [95% CI, per comparison]"]
+            phrase = f"{dimension} ({change}, adj. p {cells['Adj. p']}"
             assert phrase in sentence, (candidate, dimension)
             if cells["Verdict"] == "no detectable difference":
                 assert f"smallest detectable {cells['Smallest detectable change']}" in (
@@ -242,3 +245,24 @@ def test_without_a_declared_correction_there_are_no_verdicts(tmp_path: Path) -> 
         "interval; smallest detectable" in text
     )
     assert "no verdict is given without a declared correction (see the note at the top)" in text
+
+
+def test_a_per_comparison_interval_is_said_so_before_the_sentences(analysis) -> None:
+    """prompt-v2's cost interval excludes 0 (scipy's paired t, unadjusted) while its
+    Holm-adjusted p is 0.635: 'no detectable difference'. The sentences lead the block, so
+    the block says before them that the interval is per comparison and the verdict follows
+    the adjusted p (it said so only in the caption under the table, after every sentence),
+    and the table's header says it too."""
+    run = analysis.run
+    attempts = run.attempts[run.attempts["status"] != "trial_failed"]
+    cost = attempts.groupby(["variant_id", "case_id"], observed=True)["cost_usd"].mean()
+    diff = (cost["prompt-v2"] - cost["baseline"]).to_numpy(float)
+    low = stats.ttest_1samp(diff, 0.0).confidence_interval(0.95).low
+    assert low > 0  # per comparison, the interval excludes 0 ...
+    text = summary_markdown(analysis)
+    sentence = next(line for line in text.splitlines() if "**prompt-v2**" in line)
+    assert "no detectable difference in" in sentence and "cost (+0.00017 USD [+" in sentence
+    said = text.index("The interval is per comparison (95%), not adjusted for the family")
+    assert said < text.index("**prompt-v2** vs baseline")  # ... and that is said first
+    assert "the verdict follows the adjusted p" in text[: text.index("**model-large**")]
+    assert "Difference [95% CI, per comparison]" in text
