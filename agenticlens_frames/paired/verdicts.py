@@ -205,10 +205,12 @@ def format_change(row: Mapping[str, Any]) -> str:
     )
 
 
-def interval_phrase(confidence_level: float, alpha: float) -> str:
+def interval_phrase(confidence_level: float, alpha: float, correction: str | None = None) -> str:
     """What the interval beside a declared verdict is, in words: per comparison at its own
     level, while the verdict follows the adjusted p at α — said outright when the level is
-    not 1 − α, where an interval crossing 0 can sit beside "better" or "worse".
+    not 1 − α, where an interval crossing 0 can sit beside "better" or "worse". With the
+    correction declared as ``"none"`` there is no adjusted p: the verdict follows each
+    comparison's own.
 
     Examples
     --------
@@ -216,8 +218,19 @@ def interval_phrase(confidence_level: float, alpha: float) -> str:
     'not adjusted for the family; the verdict follows the adjusted p.'
     >>> interval_phrase(0.95, 0.5).split("; ")[1]
     'the verdict follows the adjusted p at α = 0.5, not the interval.'
+    >>> interval_phrase(0.95, 0.05, "none")
+    'The interval is per comparison (95%); no correction is declared, so the verdict follows \
+each comparison's own p.'
     """
     level = f"{100 * confidence_level:.3g}%"
+    if correction == "none":
+        text = (
+            f"The interval is per comparison ({level}); no correction is declared, so the "
+            "verdict follows each comparison's own p"
+        )
+        if math.isfinite(alpha) and not math.isclose(alpha, 1 - confidence_level):
+            return text + f" at α = {alpha:g}, not the interval."
+        return text + "."
     text = f"The interval is per comparison ({level}), not adjusted for the family; the verdict "
     if math.isfinite(alpha) and not math.isclose(alpha, 1 - confidence_level):
         return text + f"follows the adjusted p at α = {alpha:g}, not the interval."

@@ -236,7 +236,9 @@ def verdict_caption(v: Any, level: float) -> str:
     test = method_phrase(v.get("ci_method", ()))
     caption += f"; test: {test}." if test else "."
     if declared:
-        caption += " " + interval_phrase(level, float(v["alpha"].iloc[0]))
+        caption += " " + interval_phrase(
+            level, float(v["alpha"].iloc[0]), str(v["correction"].iloc[0])
+        )
     powers = {
         float(r["mde_power"])
         for r in v.to_dict("records")

@@ -908,10 +908,13 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
             f"<tr><th>Candidate</th><th>Dimension</th><th>Difference<br><small>{level} CI, "
             "per comparison</small></th><th>Adjusted p</th><th>Verdict</th></tr>"
         )
+        phrase = interval_phrase(
+            float(first["confidence_level"]), float(first["alpha"]), str(first["correction"])
+        )
         note = (
             "<p class='note'>Each candidate minus the baseline, case by case over the cases "
             f"both scored (cases are the unit); {how}{_e(test)}. "
-            f"{_e(interval_phrase(float(first['confidence_level']), float(first['alpha'])))} "
+            f"{_e(phrase)} "
             "Next to every result that is not significant: the smallest change this run "
             "could have detected.</p>"
         )

@@ -284,7 +284,7 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
             # Said before the sentences, not only in the table's caption below: an interval
             # that excludes 0 beside "no detectable difference" (the family's adjusted p)
             # otherwise reads as a significant change.
-            lead += " " + interval_phrase(level, alpha)
+            lead += " " + interval_phrase(level, alpha, str(v["correction"].iloc[0]))
         blocks.append([lead, "", *_headlines(analysis, base)])
     else:
         blocks.append(

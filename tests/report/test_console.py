@@ -187,6 +187,32 @@ def test_a_declared_verdict_table_says_its_interval_is_per_comparison(run) -> No
     assert "the verdict follows the adjusted p at α = 0.5, not the interval." in said
 
 
+def test_a_declared_none_correction_names_no_adjusted_p(run) -> None:
+    """Declared "none": there is no adjusted p, yet every surface said the verdict
+    followed it. Each now says the verdict follows each comparison's own p."""
+    from agenticlens_frames.report.html import verdicts_table_html
+    from agenticlens_frames.report.summary import summary_markdown
+
+    undeclared = dataclasses.replace(
+        run, manifest=dataclasses.replace(run.manifest, comparisons=None)
+    )
+    analysis = analyze(undeclared, comparisons={"correction": "none"})
+    v = analysis.verdicts
+    assert v.attrs["declared"] and set(v["correction"]) == {"none"}
+    # independently: with no correction the adjusted p is the raw p
+    assert (v["adjusted_p_value"] == v["p_value"]).all()
+    console = Console(record=True, width=120, color_system=None)
+    print_summary(analysis, console)
+    wanted = "no correction is declared, so the verdict follows each comparison's own p."
+    for text in (
+        console.export_text(),
+        verdicts_table_html(v).replace("&#x27;", "'"),
+        summary_markdown(analysis).replace("\\'", "'"),
+    ):
+        flat = " ".join(text.split())
+        assert wanted in flat and "follows the adjusted p" not in flat
+
+
 def test_the_verdict_caption_names_the_test_and_a_fallback(run) -> None:
     """--paired-method mcnemar on attempts with five trials falls back to the t test per
     row; the console and the page say so (it was only in the files' ci_method)."""
