@@ -811,10 +811,10 @@ def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
     failed = attempts[attempts["status"].isin(UNANSWERED_STATUSES).to_numpy()]
     if failed.empty:  # the common case: one pass over the statuses, nothing more
         return []
-    totals = attempts["variant_id"].astype(str).value_counts()
+    counts = unanswered_counts(analysis)
     notes = []
     for variant_id, group in failed.groupby(failed["variant_id"].astype(str), sort=False):
-        total = int(totals[variant_id])
+        total = counts[variant_id][1]
         errors = group["error"].dropna().astype(str)
         first = f", first: {clip(errors.iloc[0], 160)}" if len(errors) else ""
         notes.append(
@@ -827,9 +827,12 @@ def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
 
 
 def unanswered_counts(analysis: ExperimentAnalysis) -> dict[str, tuple[int, int]]:
-    """Per variant with any: (attempts its target never answered, its attempts) — what
-    :func:`target_failure_warnings` words, as numbers (``--max-unanswered`` gates on them).
-    Empty for an analysis loaded from a report (it keeps the notes, not the attempts).
+    """Per variant with any: (attempts its target never answered, its attempts outside
+    failed trials) — what :func:`target_failure_warnings` words, as numbers
+    (``--max-unanswered`` gates on them). A failed trial's attempts were never called as
+    cases, so they would only dilute the share (3 of 8 calls unanswered in the one trial
+    that ran is not 3 of 24). Empty for an analysis loaded from a report (it keeps the
+    notes, not the attempts).
 
     Examples
     --------
@@ -845,7 +848,7 @@ def unanswered_counts(analysis: ExperimentAnalysis) -> dict[str, tuple[int, int]
     unanswered = attempts["status"].isin(UNANSWERED_STATUSES).to_numpy()
     if not unanswered.any():
         return {}
-    totals = variant.value_counts()
+    totals = variant[(attempts["status"] != "trial_failed").to_numpy()].value_counts()
     missing = variant[unanswered].value_counts()
     return {v: (int(missing[v]), int(totals[v])) for v in missing.index}
 

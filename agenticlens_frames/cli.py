@@ -934,7 +934,7 @@ def _gates(
                 [
                     GateOutcome(
                         EXIT_INCOMPLETE,
-                        f"Unanswered: more than {max_unanswered:.0%} of the attempts got no "
+                        f"Unanswered: more than {100 * max_unanswered:g}% of the attempts got no "
                         "answer from the target (--max-unanswered): "
                         + ", ".join(f"{v} ({counts[v][0]} of {counts[v][1]})" for v in over),
                     )

@@ -324,3 +324,41 @@ def test_a_trace_that_recorded_no_latency_is_unknown_not_0_ms(run, tmp_path) -> 
     expected = [q for q in ids if not any(dominates(p, q) for p in ids if p != q)]
     assert math.isnan(vs.loc["prompt-v2", "average_latency_ms_mean"])
     assert a.pareto_frontier == expected and "prompt-v2" in expected
+
+
+def test_unanswered_shares_leave_failed_trials_out_of_the_denominator() -> None:
+    """3 of variant b's 8 calls in its one running trial got no answer and its other trial
+    failed whole: that is 3 of 8 calls, not 3 of 16 attempts (a failed trial's attempts
+    were never called as cases, and diluted the share --max-unanswered gates on)."""
+    import pandas as pd
+
+    from agenticlens_frames import ExperimentRun
+    from agenticlens_frames.analysis import target_failure_warnings, unanswered_counts
+
+    rows = []
+    for variant in ("a", "b"):
+        for trial in (1, 2):
+            for case in range(8):
+                status = "ok"
+                if variant == "b" and trial == 2:
+                    status = "trial_failed"
+                elif variant == "b" and case < 3:
+                    status = "target_error"
+                rows.append(
+                    {"variant_id": variant, "trial": trial, "case_id": f"c{case}",
+                     "passed": status == "ok", "status": status}
+                )  # fmt: skip
+    attempts = pd.DataFrame(rows)
+    run = ExperimentRun.from_frames(
+        attempts,
+        pd.DataFrame({"variant_id": ["a", "b"]}),
+        pd.DataFrame({"case_id": [f"c{i}" for i in range(8)]}),
+    )
+    analysis = analyze(run, frontier_resamples=0)
+    b = attempts[attempts["variant_id"] == "b"]
+    called = int((b["status"] != "trial_failed").sum())
+    unanswered = int((b["status"] == "target_error").sum())
+    assert (unanswered, called) == (3, 8)
+    assert unanswered_counts(analysis) == {"b": (unanswered, called)}
+    [note] = target_failure_warnings(analysis)
+    assert note.startswith(f"b: {unanswered} of {called} attempts got no answer")
