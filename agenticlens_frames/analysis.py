@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
+from ._deprecate import renamed_keywords
 from ._values import clip, is_missing
 from .errors import InputError, check_number, check_proportion
 from .frames import UNANSWERED_STATUSES, ExperimentRun, factor_column, require_run
@@ -263,8 +264,9 @@ def _masked_segments(
 # --------------------------------------------------------------------------- cases
 
 
+@renamed_keywords(ks="pass_k", level="per")
 def pass_at_k(
-    run: ExperimentRun, ks: Sequence[int] | None = None, *, level: str = "variant"
+    run: ExperimentRun, pass_k: Sequence[int] | None = None, *, per: str = "variant"
 ) -> pd.DataFrame:
     """pass@k and pass^k in long form, for any list of k.
 
@@ -272,10 +274,13 @@ def pass_at_k(
     ----------
     run
         The experiment.
-    ks
-        The k values (default: the manifest's effective ``pass_k``).
-    level
-        ``"variant"``: the unweighted mean over cases (spec §9.3); ``"case"``: per case.
+    pass_k
+        The k values (default: the manifest's effective ``pass_k``). Formerly ``ks``,
+        still accepted with a ``FutureWarning``.
+    per
+        The grain of the rows: ``"variant"``, the unweighted mean over cases (spec §9.3),
+        or ``"case"``, one row per (variant, case). Formerly ``level``, still accepted
+        with a ``FutureWarning`` (``level`` is a confidence level elsewhere).
 
     Returns
     -------
@@ -291,7 +296,7 @@ def pass_at_k(
     True
     """
     run = require_run(run, "pass_at_k")
-    ks = effective_pass_k(run, ks)
+    ks = effective_pass_k(run, pass_k)
     cm = case_matrix(run, ks)
     long = pd.concat(
         [
@@ -302,10 +307,10 @@ def pass_at_k(
         ],
         ignore_index=True,
     )
-    if level == "case":
+    if per == "case":
         return long
-    if level != "variant":
-        raise InputError(f"level must be 'variant' or 'case', got {level!r}")
+    if per != "variant":
+        raise InputError(f"per must be 'variant' or 'case', got {per!r}")
     rows = []
     for (vid, k), grp in long.groupby(["variant_id", "k"], observed=False, sort=True):
         rows.append(
@@ -801,7 +806,7 @@ def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
     --------
     >>> from agenticlens_frames import load_experiment
     >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
-    >>> target_failure_warnings(analyze(run, frontier_resamples=0))
+    >>> target_failure_warnings(analyze(run, frontier_n_resamples=0))
     []
     """
     if analysis.run is None:
@@ -838,7 +843,7 @@ def unanswered_counts(analysis: ExperimentAnalysis) -> dict[str, tuple[int, int]
     --------
     >>> from agenticlens_frames import load_experiment
     >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
-    >>> unanswered_counts(analyze(run, frontier_resamples=0))  # recorded: every reply there
+    >>> unanswered_counts(analyze(run, frontier_n_resamples=0))  # recorded: every reply there
     {}
     """
     if analysis.run is None:
@@ -870,7 +875,7 @@ def failed_trials(analysis: ExperimentAnalysis) -> pd.DataFrame:
     --------
     >>> from agenticlens_frames import load_experiment
     >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
-    >>> failed_trials(analyze(run, frontier_resamples=0)).to_dict("records")  # doctest: +ELLIPSIS
+    >>> failed_trials(analyze(run, frontier_n_resamples=0)).to_dict("records")  # doctest: +ELLIPSIS
     [{'variant_id': 'retrieval-dense', 'trial': 5, 'error_message': 'recorded target has 4 ...'}]
     """
     frame = analysis.run.trials if analysis.run is not None else analysis.trials
@@ -1126,6 +1131,7 @@ def _as_run(value: Any) -> ExperimentRun:
     return inner if isinstance(inner, ExperimentRun) else require_run(value, "analyze")
 
 
+@renamed_keywords(frontier_resamples="frontier_n_resamples")
 def analyze(
     run: ExperimentRun,
     *,
@@ -1135,7 +1141,7 @@ def analyze(
     latency_missing: LatencyPolicy = "exclude",
     comparisons: ComparisonsConfig | Mapping[str, Any] | None = None,
     comparisons_lock: str | None = None,
-    frontier_resamples: int = 2000,
+    frontier_n_resamples: int = 2000,
     frontier_seed: int | None = 0,
     correction: str | None = None,
 ) -> ExperimentAnalysis:
@@ -1167,11 +1173,13 @@ def analyze(
     correction
         Shorthand for ``comparisons={"correction": correction}`` (as ``viz`` and
         ``explore`` take it); not with ``comparisons``.
-    frontier_resamples, frontier_seed
+    frontier_n_resamples, frontier_seed
         Case-bootstrap resamples and seed of the frontier probabilities (``p_frontier``,
-        ``p_best_*`` in ``variants``; see :func:`~agenticlens_frames.frontier_uncertainty`);
-        0 resamples leaves them out. With a declared ``cluster`` the bootstrap draws the
-        clusters of cases instead of cases.
+        ``p_best_*`` in ``variants``; see :func:`~agenticlens_frames.frontier_uncertainty`,
+        whose ``n_resamples`` and ``seed`` they are); 0 resamples leaves them out. With a
+        declared ``cluster`` the bootstrap draws the clusters of cases instead of cases.
+        ``frontier_n_resamples`` was ``frontier_resamples``, still accepted with a
+        ``FutureWarning``.
 
     Examples
     --------
@@ -1219,12 +1227,12 @@ def analyze(
         trials=ts,
         cases=cm,
     )
-    if frontier_resamples:
+    if frontier_n_resamples:
         from .frontier import frontier_uncertainty, merge_frontier_columns
 
         fu = frontier_uncertainty(
             run,
-            n_resamples=frontier_resamples,
+            n_resamples=frontier_n_resamples,
             seed=frontier_seed,
             confidence_level=confidence_level,
             latency_missing=latency_missing,

@@ -1061,7 +1061,7 @@ def _failure_reasons(analysis: object, variants: list[str], most: int = 3) -> li
     --------
     >>> from agenticlens_frames import analyze, load_experiment
     >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
-    >>> _failure_reasons(analyze(run, frontier_resamples=0), ["retrieval-dense"])
+    >>> _failure_reasons(analyze(run, frontier_n_resamples=0), ["retrieval-dense"])
     ['retrieval-dense: 1 trial failed: recorded target has 4 trial(s); trial 5 is missing']
     """
     from .analysis import failed_trials

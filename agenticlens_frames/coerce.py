@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from ._deprecate import renamed_from
 from .analysis import ExperimentAnalysis, analyze
 from .errors import InputError
 from .formats._io import close_match
@@ -25,6 +26,8 @@ __all__ = ["STATISTICS_OPTIONS", "as_analysis"]
 #: Options of analyze() itself (its ``correction`` shorthand is taken with the paired
 #: settings below, which resolve it against the manifest).
 _ANALYZE = tuple(p for p in inspect.signature(analyze).parameters if p not in ("run", "correction"))
+#: analyze()'s deprecated keywords: still let through, for analyze to warn about.
+_ANALYZE_RENAMED = tuple(renamed_from(analyze))
 #: Paired-comparison settings (fields of ComparisonsConfig a user may set); ``paired_method``
 #: is the command line's name for ``method``.
 _PAIRED = (
@@ -84,7 +87,7 @@ def as_analysis(data: Any, **options: Any) -> ExperimentAnalysis:
     agenticlens_frames.errors.InputError: corection: unknown statistics option 'corection' \
 (did you mean 'correction'? ...)
     """
-    unknown = [name for name in options if name not in STATISTICS_OPTIONS]
+    unknown = [n for n in options if n not in STATISTICS_OPTIONS and n not in _ANALYZE_RENAMED]
     if unknown:
         name = unknown[0]
         match = close_match(name, STATISTICS_OPTIONS)
@@ -118,7 +121,7 @@ def as_analysis(data: Any, **options: Any) -> ExperimentAnalysis:
             f"got {type(data).__name__}",
             hint="pass load_experiment(...), the result of run(...), or analyze(...)",
         )
-    analyze_options = {k: v for k, v in options.items() if k in _ANALYZE}
+    analyze_options = {k: v for k, v in options.items() if k in (*_ANALYZE, *_ANALYZE_RENAMED)}
     paired = {k: v for k, v in options.items() if k in _PAIRED}
     if "paired_method" in paired:
         paired["method"] = paired.pop("paired_method")

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from ._deprecate import renamed_keywords
 from .errors import InputError
 from .judges import Judged, JudgeRetryPolicy, JudgeRunner, SampleBook, normalize_judgement
 
@@ -279,10 +280,11 @@ class EvaluatorRegistry(Mapping[str, Evaluator]):
             )
         return self._add(name, function, version, description, replace, "custom", None)
 
+    @renamed_keywords(fn="function")
     def register_judge(
         self,
         name: str,
-        fn: EvaluatorFunction | None = None,
+        function: EvaluatorFunction | None = None,
         *,
         version: str | None = None,
         retry: JudgeRetryPolicy | None = None,
@@ -297,14 +299,16 @@ class EvaluatorRegistry(Mapping[str, Evaluator]):
         ----------
         name
             The name suites use; also the name of the judge's *unavailable* scores.
-        fn
-            ``fn(output, case, trace, config)``, possibly ``async def``: ``output`` is the
+        function
+            ``function(output, case, trace, config)``, possibly ``async def``: ``output`` is the
             raw output and ``config`` the case's whole evaluator entry (``name``,
             ``threshold``, ``required``, ``config``). Returns a judgement mapping
             (``value`` in [0, 1]; optionally ``name``, ``metric``, ``explanation``,
             ``metadata`` with the ``judge_*`` keys, ``skipped``), a number, a
             ``(value, explanation)`` pair, or a list of judgements. It raises to signal a
             failed attempt; an exception with a ``usage`` mapping counts that call's usage.
+            Omit it to use ``register_judge`` as a decorator. Formerly ``fn``, still
+            accepted with a ``FutureWarning`` (``register`` calls it ``function``).
         version
             The version of the judge (prompt and model); ``None`` records no version.
         retry
@@ -323,8 +327,8 @@ class EvaluatorRegistry(Mapping[str, Evaluator]):
         Returns
         -------
         EvaluatorFunction or decorator
-            ``fn`` itself; without it, a decorator that registers and returns the function
-            it decorates.
+            ``function`` itself; without it, a decorator that registers and returns the
+            function it decorates.
 
         Examples
         --------
@@ -343,7 +347,7 @@ class EvaluatorRegistry(Mapping[str, Evaluator]):
                 hint="pass a label of the judge's prompt and model, or None for no version",
             )
         runner = JudgeRunner(name, retry=retry, samples=samples)
-        return self._add(name, fn, version, description, replace, evaluator_type, runner)
+        return self._add(name, function, version, description, replace, evaluator_type, runner)
 
     def _add(
         self,

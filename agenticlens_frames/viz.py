@@ -40,6 +40,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ._deprecate import renamed_keywords
 from ._docs import markdown_table
 from ._values import is_missing
 from .errors import InputError
@@ -684,9 +685,13 @@ def _variant_names(analysis: ExperimentAnalysis) -> dict[str, str]:
     return dict(zip(vs["variant_id"].astype(str), vs["variant_name"].astype(str), strict=True))
 
 
-def pass_k_frame(analysis: ExperimentAnalysis, ks: Sequence[int] | None = None) -> pd.DataFrame:
+@renamed_keywords(ks="pass_k")
+def pass_k_frame(analysis: ExperimentAnalysis, pass_k: Sequence[int] | None = None) -> pd.DataFrame:
     """pass@k and pass^k per variant in long form, for k = 1..trial_count when the tidy
     tables are at hand, else for the k values the (saved) report holds.
+
+    ``pass_k`` chooses the k values instead (formerly ``ks``, still accepted with a
+    ``FutureWarning``).
 
     Returns ``variant_id, k, pass_at_k, pass_hat_k`` (plus any ``*_ci_low`` /
     ``*_ci_high`` band columns the analysis provides).
@@ -701,11 +706,11 @@ def pass_k_frame(analysis: ExperimentAnalysis, ks: Sequence[int] | None = None) 
     if analysis.run is not None:
         from .analysis import pass_at_k
 
-        if ks is None:
-            ks = range(1, int(analysis.info.get("trial_count") or max(analysis.pass_k)) + 1)
-        return pass_at_k(analysis.run, list(ks))
+        if pass_k is None:
+            pass_k = range(1, int(analysis.info.get("trial_count") or max(analysis.pass_k)) + 1)
+        return pass_at_k(analysis.run, list(pass_k))
     vs = analysis.variants
-    use = [k for k in (ks or analysis.pass_k) if f"pass_at_{k}" in vs]
+    use = [k for k in (pass_k or analysis.pass_k) if f"pass_at_{k}" in vs]
     rows = [
         {
             "variant_id": str(v["variant_id"]),

@@ -112,7 +112,7 @@ def test_pass_at_k_long_form_for_any_k(run) -> None:
     pk = pass_at_k(run, [1, 2, 3, 4, 5])
     assert list(pk.columns) == ["variant_id", "k", "pass_at_k", "pass_hat_k"]
     assert (pk["pass_hat_k"] <= pk["pass_at_k"]).all()
-    per_case = pass_at_k(run, [2], level="case")
+    per_case = pass_at_k(run, [2], per="case")
     means = per_case.groupby("variant_id", observed=True)["pass_at_k"].mean()
     two = pk[pk["k"] == 2].set_index("variant_id")["pass_at_k"]
     assert two.tolist() == pytest.approx(means.reindex(two.index).tolist(), rel=1e-12)
@@ -248,8 +248,8 @@ def test_analyze_takes_a_correction_and_what_run_returns(run) -> None:
     undeclared = dataclasses.replace(
         run, manifest=dataclasses.replace(run.manifest, comparisons=None)
     )
-    short = analyze(undeclared, correction="bonferroni", frontier_resamples=0)
-    long = analyze(undeclared, comparisons={"correction": "bonferroni"}, frontier_resamples=0)
+    short = analyze(undeclared, correction="bonferroni", frontier_n_resamples=0)
+    long = analyze(undeclared, comparisons={"correction": "bonferroni"}, frontier_n_resamples=0)
     assert short.verdicts.attrs["correction"] == "bonferroni"
     assert short.verdicts["adjusted_p_value"].tolist() == long.verdicts["adjusted_p_value"].tolist()
     with pytest.raises(InputError, match="not both"):
@@ -281,7 +281,7 @@ def test_a_trace_that_recorded_no_latency_is_unknown_not_0_ms(run, tmp_path) -> 
     assert excl.loc[excl["variant_id"] == "prompt-v2", "average_latency_ms"].isna().all()
     assert (zero.loc[zero["variant_id"] == "prompt-v2", "average_latency_ms"] == 0.0).all()
 
-    a, b = analyze(bare, frontier_resamples=0), analyze(run, frontier_resamples=0)
+    a, b = analyze(bare, frontier_n_resamples=0), analyze(run, frontier_n_resamples=0)
     # The comparison stays (prompt-v2 completed its trials); only its latency delta is
     # unknown, and no warning claims it was not compared.
     got = a.comparisons.astype({"candidate_variant_id": str}).set_index("candidate_variant_id")

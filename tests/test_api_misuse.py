@@ -36,7 +36,7 @@ def run() -> alf.ExperimentRun:
 
 @pytest.fixture(scope="module")
 def analysis(run: alf.ExperimentRun) -> alf.ExperimentAnalysis:
-    return alf.analyze(run, frontier_resamples=0)
+    return alf.analyze(run, frontier_n_resamples=0)
 
 
 # Every public function whose first argument is the run, called as a user would.
@@ -117,7 +117,7 @@ def test_noninferiority_gate_given_a_run_names_the_frame_it_takes(run):
 @pytest.mark.parametrize(
     "call",
     [
-        lambda r: alf.analyze(r, pass_k=3, frontier_resamples=0),
+        lambda r: alf.analyze(r, pass_k=3, frontier_n_resamples=0),
         lambda r: alf.variant_summary(r, pass_k=3),
         lambda r: alf.case_matrix(r, 3),
     ],

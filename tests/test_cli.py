@@ -138,7 +138,7 @@ def test_fail_on_regression_follows_the_case_level_verdict(tmp_path: Path) -> No
     from agenticlens_frames import analyze, load_experiment
 
     verdicts = analyze(
-        load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml"), frontier_resamples=0
+        load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml"), frontier_n_resamples=0
     ).verdicts
     assert gated.stderr.startswith("Regression gate passed: no candidate is significantly worse")
     quality = verdicts.set_index("candidate_variant_id").query("dimension == 'quality'")

@@ -38,7 +38,7 @@ def test_bundled_example_words_and_estimates(run) -> None:
     pr = fe[fe["metric"] == "pass_rate"].set_index("term")
     assert not pr.loc["model × retrieval: gpt-large & dense", "estimable"]
     # One factor at a time: a main effect is the paired mean difference of two variants.
-    cm = analyze(run, frontier_resamples=0).cases
+    cm = analyze(run, frontier_n_resamples=0).cases
     rate = cm.pivot(index="case_id", columns="variant_id", values="pass_rate")
     diff = rate["prompt-v2"] - rate["baseline"]
     assert pr.loc["prompt: v2 vs v1", "estimate"] == pytest.approx(diff.mean())
@@ -58,7 +58,7 @@ def test_a_one_candidate_contrast_is_that_candidates_paired_comparison(run) -> N
     """The case as the unit over the evaluated attempts, as the verdicts: retrieval-dense
     lost a trial, whose placeholder attempts the case matrix's (AgenticLens's) pass rate
     counts as failures — the effect was -5.7 pp against the verdict's +10.7 pp."""
-    a = analyze(run, frontier_resamples=0)
+    a = analyze(run, frontier_n_resamples=0)
     pr = a.factor_effects[a.factor_effects["metric"] == "pass_rate"].set_index("term")
     paired = a.paired_frames["paired_comparisons"]
     quality = paired[paired["evaluator"] == "passed"].set_index(
@@ -163,7 +163,7 @@ def test_full_factorial_agrees_with_pingouin_rm_anova(tmp_path) -> None:
     fe = factor_effects(run, correction="bonferroni")
     assert fe.attrs["design"].startswith("full factorial")
     pr = fe[fe["metric"] == "pass_rate"].set_index("term")
-    cm = analyze(run, frontier_resamples=0).cases
+    cm = analyze(run, frontier_n_resamples=0).cases
     levels = run.variants.set_index(run.variants["variant_id"].astype(str))
     long = cm.assign(
         model=cm["variant_id"].astype(str).map(levels["factor_model"]),
@@ -190,7 +190,7 @@ def test_full_factorial_agrees_with_pingouin_rm_anova(tmp_path) -> None:
 
 
 def test_report_blocks_page_and_saved_report(run, tmp_path) -> None:
-    a = analyze(run, frontier_resamples=50)
+    a = analyze(run, frontier_n_resamples=50)
     path = write_json_report(a, tmp_path / "r.json", lean=True)
     block = json.loads(path.read_text())["factor_effects"]
     assert block["design_notes"][0] == "model × prompt is estimable only through large-v2."
@@ -218,7 +218,7 @@ def test_report_blocks_page_and_saved_report(run, tmp_path) -> None:
 
 
 def test_figures(run) -> None:
-    a = analyze(run, frontier_resamples=50)
+    a = analyze(run, frontier_n_resamples=50)
     fig = viz.factor_effects_forest(a.factor_effects)
     main, inter = fig.data
     pr = a.factor_effects[(a.factor_effects["metric"] == "pass_rate")]
@@ -260,7 +260,7 @@ def test_bad_correction_is_a_clear_error(run) -> None:
 def test_explorer_shows_the_factor_effects(run) -> None:
     from agenticlens_frames.widgets import Explorer
 
-    a = analyze(run, frontier_resamples=50)
+    a = analyze(run, frontier_n_resamples=50)
     explorer = Explorer(a)
     # The figures are drawn in Output widgets as plotly mime bundles.
     titles = [
@@ -424,9 +424,9 @@ def test_declared_case_clusters_give_cr1_by_cluster_as_statsmodels(field: str) -
     sm = pytest.importorskip("statsmodels.api", reason="test extra")
     run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
     clustered = analyze(
-        run, comparisons={"correction": "holm", "cluster": field}, frontier_resamples=0
+        run, comparisons={"correction": "holm", "cluster": field}, frontier_n_resamples=0
     ).factor_effects
-    plain = analyze(run, frontier_resamples=0).factor_effects
+    plain = analyze(run, frontier_n_resamples=0).factor_effects
     groups = {c.id: c.metadata[field] for c in run.suite.cases}
     n_groups = len(set(groups.values()))
     note = f"The comparisons declare case clusters ({field}, {n_groups} clusters): the"
@@ -476,7 +476,7 @@ def test_a_balanced_factorial_with_clusters_is_cr1_of_the_contrasts(tmp_path) ->
     effects = {("s", "1"): 0.4, ("l", "1"): 0.6, ("s", "2"): 0.5, ("l", "2"): 0.85}
     run = _factorial_experiment(tmp_path, effects, topics=6)
     fe = analyze(
-        run, comparisons={"correction": "holm", "cluster": "topic"}, frontier_resamples=0
+        run, comparisons={"correction": "holm", "cluster": "topic"}, frontier_n_resamples=0
     ).factor_effects
     plain = factor_effects(run, correction="holm")
     assert fe.attrs["design"].startswith("full factorial")
@@ -522,7 +522,7 @@ def test_a_one_factor_contrast_with_clusters_is_the_paired_t(tmp_path) -> None:
         for name, level, p in [("base", "v1", 0.5), ("cand", "v2", 0.65), ("other", "v3", 0.4)]
     }
     run = _recorded_experiment(tmp_path, outcomes, topics=topic)
-    a = analyze(run, comparisons={"correction": "holm", "cluster": "topic"}, frontier_resamples=0)
+    a = analyze(run, comparisons={"correction": "holm", "cluster": "topic"}, frontier_n_resamples=0)
     assert a.factor_effects.attrs["design"].startswith("full factorial")
     effects = a.factor_effects.set_index(["metric", "term"])
     paired = a.paired_frames["paired_comparisons"]
@@ -545,7 +545,7 @@ def test_the_forest_says_its_intervals_are_not_adjusted() -> None:
     from agenticlens_frames import analyze, load_experiment, viz
 
     run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
-    fig = viz.factor_effects_forest(analyze(run, frontier_resamples=0))
+    fig = viz.factor_effects_forest(analyze(run, frontier_n_resamples=0))
     assert fig.layout.title.subtitle.text.startswith("intervals per term, not adjusted")
 
 

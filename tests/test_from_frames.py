@@ -195,7 +195,7 @@ def test_a_run_from_frames_has_its_scores_in_the_trial_and_variant_summaries(
     # summary, the score deltas and the frontier with it.
     _, att, variants, cases = user_frames
     run = ExperimentRun.from_frames(att, variants, cases)
-    a = analyze(run, frontier_resamples=0)
+    a = analyze(run, frontier_n_resamples=0)
     done = att[att["status"] != "trial_failed"]
     per_trial = done.groupby(["variant_id", "trial"])["score"].mean()
     expected = per_trial.groupby(level=0).mean()
@@ -209,7 +209,7 @@ def test_a_run_from_frames_writes_its_json_report_and_reads_it_back(user_frames,
     from agenticlens_frames import load_report, write_json_report
 
     _, att, variants, cases = user_frames
-    a = analyze(ExperimentRun.from_frames(att, variants, cases), frontier_resamples=0)
+    a = analyze(ExperimentRun.from_frames(att, variants, cases), frontier_n_resamples=0)
     path = write_json_report(a, tmp_path / "report.json")
     saved = load_report(path)
     first = json.loads(path.read_text())["variants"][0]["trials"][0]["report"]["cases"][0]
@@ -231,7 +231,7 @@ def test_comparator_reads_a_run_from_frames_without_outputs(user_frames) -> None
     frame = comparator.compare(run)
     assert frame["n_cases"].tolist() == [len(cases)] * len(variants)
     assert frame["mean_output_length"].isna().all()
-    expected = analyze(run, correction="holm", frontier_resamples=0).verdicts
+    expected = analyze(run, correction="holm", frontier_n_resamples=0).verdicts
     got = comparator.verdicts(run)
     assert got["verdict"].tolist() == expected["verdict"].tolist()
     text = comparator.summary(run)
@@ -312,7 +312,7 @@ def test_a_run_from_frames_gives_the_judged_numbers_of_the_real_run(user_frames,
     rows = []
     for i, r in enumerate((run, original)):
         path = write_json_report(
-            analyze(r, correction="holm", frontier_resamples=0), tmp_path / f"{i}.json"
+            analyze(r, correction="holm", frontier_n_resamples=0), tmp_path / f"{i}.json"
         )
         summary = json.loads(path.read_text())["case_level"]["summary"]
         # (pass@k rows follow the manifest's pass_k, which the frames do not carry)

@@ -212,7 +212,7 @@ def test_bootstrap_objectives_and_frontier_match_a_naive_loop(which, cluster, re
 @pytest.mark.parametrize("which", ["run", "no_latency", "frames"])
 def test_unit_weights_reproduce_the_point_estimate(which, request) -> None:
     run = request.getfixturevalue(which)
-    a = analyze(run, frontier_resamples=0)
+    a = analyze(run, frontier_n_resamples=0)
     objectives, fronts = _naive(run, np.ones((1, len(run.suite.case_ids))))
     vs = a.variants
     np.testing.assert_allclose(objectives[0, :, 1], vs["pass_rate_mean"], rtol=1e-12)
@@ -269,7 +269,7 @@ def test_bad_resample_count_is_a_clear_error(run) -> None:
 def test_explorer_shows_p_frontier_only_for_all_variants(run) -> None:
     from agenticlens_frames.widgets import Explorer
 
-    explorer = Explorer(analyze(run, frontier_resamples=50))
+    explorer = Explorer(analyze(run, frontier_n_resamples=50))
     labels = [c for t in explorer.frontier.data if t.customdata is not None for c in t.customdata]
     assert labels and all(" · " in c for c in labels)
     # Filtered: the probabilities were computed among all variants, so they are dropped.

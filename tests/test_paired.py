@@ -334,10 +334,10 @@ def test_alternative_methods_name_themselves(run: ExperimentRun, method: str) ->
     only_quality = {"safety": None, "reliability": None, "latency": None, "cost": None}
     evaluators = only_quality if method == "wilcoxon" else None
     pc = paired_comparisons(
-        run, correction="holm", ci_method=method, resamples=999, seed=3, evaluators=evaluators
+        run, correction="holm", method=method, n_resamples=999, seed=3, evaluators=evaluators
     )
     if method == "bootstrap":
-        again = paired_comparisons(run, correction="holm", ci_method=method, resamples=999, seed=3)
+        again = paired_comparisons(run, correction="holm", method=method, n_resamples=999, seed=3)
         pd.testing.assert_frame_equal(pc, again)  # seeded: reproducible
     row = pc[(pc["candidate_variant_id"] == "prompt-v2") & (pc["evaluator"] == "passed")].iloc[0]
     d = naive_case_means(run)["prompt-v2"] - naive_case_means(run)["baseline"]
@@ -358,7 +358,7 @@ def test_mcnemar_with_one_attempt_per_arm(make_synthetic: Callable[..., Path]) -
 
     folder = make_synthetic(variants=3, trials=1, cases=60, seed=4)
     run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
-    pc = paired_comparisons(run, correction="holm", ci_method="mcnemar")
+    pc = paired_comparisons(run, correction="holm", method="mcnemar")
     means = naive_case_means(run)
     base_id = run.manifest.baseline_variant_id
     quality = pc[pc["evaluator"] == "passed"]
@@ -556,14 +556,14 @@ def test_the_statistics_page_lists_every_registered_method_in_order() -> None:
 
     text = (REPO / "docs" / "statistics.md").read_text(encoding="utf-8")
     section = text.split("### Interval and test", 1)[1].split("\n###", 1)[0]
-    lines = section.split("| `ci_method=`", 1)[1].splitlines()[2:]  # past head and rule
+    lines = section.split("| `method=`", 1)[1].splitlines()[2:]  # past head and rule
     rows = [line for line in lines[: lines.index("")] if line.startswith("| `")]
     assert [row.split("`")[1] for row in rows] == list(method_names())
 
 
 def test_a_method_without_clusters_is_refused_with_a_cluster(run: ExperimentRun) -> None:
     with pytest.raises(InputError, match=r"use method t, bootstrap or permutation with a cluster"):
-        paired_comparisons(run, correction="holm", ci_method="wilcoxon", cluster="topic")
+        paired_comparisons(run, correction="holm", method="wilcoxon", cluster="topic")
 
 
 def test_full_manifest_form_parses() -> None:
@@ -795,7 +795,7 @@ def test_case_labels_by_hand(run: ExperimentRun) -> None:
         else:
             want = "flaky" if 0 < row.passes < row.attempts else "undetermined"
         assert row.label == want
-    jeffreys = case_labels(run, interval="jeffreys")
+    jeffreys = case_labels(run, method="jeffreys")
     assert set(jeffreys["interval"]) == {"jeffreys"}
     with pytest.raises(InputError, match="not pass/fail"):
         case_labels(run, evaluator="latency_ms")

@@ -401,7 +401,7 @@ def test_a_variant_without_latencies_gets_no_latency_verdict_and_says_why(
     assert (omitted["candidate_variant_id"], omitted["dimension"]) == ("prompt-v2", "latency")
     assert "known latency" in omitted["reason"]
 
-    analysis = analyze(bare, comparisons=QUALITY_AND_LATENCY, frontier_resamples=0)
+    analysis = analyze(bare, comparisons=QUALITY_AND_LATENCY, frontier_n_resamples=0)
     console = Console(record=True, width=200, color_system=None)
     print_summary(analysis, console)
     text = console.export_text()

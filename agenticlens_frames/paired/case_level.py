@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats, stats_paired
+from .._deprecate import renamed_keywords
 from ..errors import InputError, check_count, check_number, check_proportion
 from ..frames import ExperimentRun, require_run
 from .dimensions import BOUNDED_UNITS, Evaluation, cluster_labels, evaluation
@@ -51,13 +52,14 @@ SUMMARY_COLUMNS = (
 )
 
 
+@renamed_keywords(ks="pass_k")
 def case_level_summary(
     run: ExperimentRun,
     *,
     confidence_level: float = 0.95,
     evaluator: str = "passed",
     cluster: str | None = None,
-    ks: Sequence[int] | None = None,
+    pass_k: Sequence[int] | None = None,
     evaluated: Evaluation | None = None,
 ) -> pd.DataFrame:
     """Per variant: the mean and pass@k / pass^k with intervals that treat cases as units.
@@ -88,6 +90,9 @@ def case_level_summary(
     a t/CR1 interval of zero width (every case, or cluster, had the same value): an
     arithmetic artefact, not certainty.
 
+    ``pass_k``: the k values of the pass@k / pass^k rows (default: the manifest's
+    effective ``pass_k``); formerly ``ks``, still accepted with a ``FutureWarning``.
+
     ``evaluated``: the evaluation of ``evaluator`` on ``run`` when the caller already has
     it (:func:`~agenticlens_frames.paired.dimensions.evaluation`; skips recomputing it).
 
@@ -105,7 +110,11 @@ def case_level_summary(
     ev = _evaluated(run, evaluator, evaluated)
     ids = list(run.manifest.variant_ids)
     clusters = cluster_labels(run, cluster)
-    ks = tuple(sorted({int(k) for k in ks})) if ks is not None else run.manifest.effective_pass_k
+    ks = (
+        tuple(sorted({int(k) for k in pass_k}))
+        if pass_k is not None
+        else run.manifest.effective_pass_k
+    )
     rows: list[dict[str, Any]] = []
     bounded = ev.unit in BOUNDED_UNITS
     recommended = "beta_binomial" if ev.binary and cluster is None else "cr1"
@@ -509,11 +518,12 @@ def noise_floor(
     return out
 
 
+@renamed_keywords(interval="method")
 def case_labels(
     run: ExperimentRun,
     *,
     evaluator: str = "passed",
-    interval: str = "wilson",
+    method: str = "wilson",
     confidence_level: float = 0.95,
     pass_threshold: float = 0.5,
     fail_threshold: float = 0.5,
@@ -527,6 +537,9 @@ def case_labels(
     agree but are too few to say (one attempt never decides). The interval is Wilson or
     Jeffreys on the case's own attempts, valid when attempts are independent draws.
 
+    ``method`` chooses it: ``"wilson"`` (default) or ``"jeffreys"`` (the ``interval``
+    column says which). It was ``interval``, still accepted with a ``FutureWarning``.
+
     ``evaluated``: the evaluation of ``evaluator`` on ``run`` when the caller already has
     it (:func:`~agenticlens_frames.paired.dimensions.evaluation`; skips recomputing it).
 
@@ -539,9 +552,9 @@ def case_labels(
     True
     """
     run = require_run(run, "case_labels")
-    if interval not in ("wilson", "jeffreys"):
+    if method not in ("wilson", "jeffreys"):
         raise InputError(
-            f"interval must be 'wilson' or 'jeffreys', got {interval!r}", location="interval"
+            f"method must be 'wilson' or 'jeffreys', got {method!r}", location="method"
         )
     for name, threshold in (("pass_threshold", pass_threshold), ("fail_threshold", fail_threshold)):
         # A bound outside [0, 1] would make its label silently impossible (or certain).
@@ -558,7 +571,7 @@ def case_labels(
     cases = list(run.suite.case_ids)
     n = ev.counts.ravel()
     x = np.rint(ev.sums.ravel()).astype(np.int64)
-    if interval == "wilson":
+    if method == "wilson":
         low, high = stats.wilson_interval(x, n, confidence_level)
     else:
         low, high = stats_paired.jeffreys_interval(x, n, confidence_level)
@@ -589,7 +602,7 @@ def case_labels(
             "pass_rate": rate,
             "ci_low": low,
             "ci_high": high,
-            "interval": interval,
+            "interval": method,
             "confidence_level": confidence_level,
             "flipped": flipped,
             "label": label,

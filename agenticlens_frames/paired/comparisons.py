@@ -17,6 +17,7 @@ import pandas as pd
 
 from .. import stats_paired
 from .._choices import METHODS
+from .._deprecate import renamed_keywords
 from .._values import format_in_unit, format_power
 from ..errors import InputError
 from ..frames import ExperimentRun, require_run
@@ -506,18 +507,19 @@ def _apply_correction(frame: pd.DataFrame, config: ComparisonsConfig) -> None:
     frame["note"] = notes
 
 
+@renamed_keywords(ci_method="method", resamples="n_resamples")
 def paired_comparisons(
     run: ExperimentRun,
     *,
     correction: str | None,
     alpha: float | None = None,
     confidence_level: float | None = None,
-    ci_method: str | None = None,
+    method: str | None = None,
     evaluators: Mapping[str, str] | None = None,
     cluster: str | None = None,
     family: str | None = None,
     noninferiority_margin: float | None = None,
-    resamples: int | None = None,
+    n_resamples: int | None = None,
     seed: int | None = None,
     power: float | None = None,
     limits: GuardRails | None = None,
@@ -528,7 +530,7 @@ def paired_comparisons(
     The correction has no default: pass it, or pass ``correction="manifest"`` to use the
     one the manifest declares (a different explicit value is refused — it was fixed with
     the run). Other arguments left as None take the manifest's value or the default
-    (alpha 0.05, confidence 0.95, ``ci_method="t"``).
+    (alpha 0.05, confidence 0.95, ``method="t"``).
 
     Parameters
     ----------
@@ -540,8 +542,10 @@ def paired_comparisons(
         Level for the corrected decision ``significant = adjusted_p_value <= alpha``.
     confidence_level
         For ``ci_low`` / ``ci_high``.
-    ci_method
-        ``t`` (default), ``bootstrap``, ``permutation``, ``wilcoxon`` or ``mcnemar``.
+    method
+        The interval and test method: ``t`` (default), ``bootstrap``, ``permutation``,
+        ``wilcoxon`` or ``mcnemar`` (the manifest's ``comparisons.method``). Formerly
+        ``ci_method``, still accepted with a ``FutureWarning``.
     evaluators
         Dimension → evaluator name (``name@version`` pins a version); dimensions left out
         keep their defaults.
@@ -551,8 +555,10 @@ def paired_comparisons(
         ``all`` (default: one family) or ``per_evaluator``.
     noninferiority_margin
         Also compute the gate (``frame.attrs["noninferiority"]``).
-    resamples, seed
-        Bootstrap / Monte-Carlo permutation settings.
+    n_resamples, seed
+        Bootstrap / Monte-Carlo permutation settings (the manifest's
+        ``comparisons.resamples`` and ``seed``). ``n_resamples`` was ``resamples``, still
+        accepted with a ``FutureWarning``.
     power
         For the minimum detectable effect (default 0.8).
     limits
@@ -585,12 +591,12 @@ def paired_comparisons(
         correction=correction,
         alpha=alpha,
         confidence_level=confidence_level,
-        method=ci_method,
+        method=method,
         evaluators=evaluators,
         cluster=cluster,
         family=family,
         noninferiority_margin=noninferiority_margin,
-        resamples=resamples,
+        resamples=n_resamples,
         seed=seed,
         power=power,
         limits=limits,

@@ -82,7 +82,7 @@ def candidate_headlines(verdicts: pd.DataFrame) -> list[tuple[str, str]]:
     --------
     >>> from agenticlens_frames import analyze, load_experiment
     >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
-    >>> lines = dict(candidate_headlines(analyze(run, frontier_resamples=0).verdicts))
+    >>> lines = dict(candidate_headlines(analyze(run, frontier_n_resamples=0).verdicts))
     >>> print(lines["prompt-v2"])  # doctest: +ELLIPSIS
     no detectable difference in quality (+15.7 pp [-0.1, +31.5], adj. p 0.635; smallest
     detectable 34.2 pp), safety (...), reliability (...), latency (...), cost (...)

@@ -51,6 +51,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .. import viz
+from .._deprecate import renamed_keywords
 from .._files import write_atomic
 from .._repr import regressed_labels
 from .._values import NO_EVALUATED_ATTEMPT, is_missing
@@ -1100,16 +1101,18 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
     )
 
 
+@renamed_keywords(a="analysis")
 def write_html_report(
-    a: ExperimentAnalysis, path: str | Path, *, paired: pd.DataFrame | None = None
+    analysis: ExperimentAnalysis, path: str | Path, *, paired: pd.DataFrame | None = None
 ) -> Path:
     """Write the page to ``path`` (parents created); see :func:`render_html`.
 
     Parameters
     ----------
-    a
+    analysis
         The analysis (:func:`~agenticlens_frames.analyze` or
-        :func:`~agenticlens_frames.load_report`).
+        :func:`~agenticlens_frames.load_report`). Formerly ``a``, still accepted with a
+        ``FutureWarning``.
     path
         The HTML file to write, atomically.
     paired
@@ -1127,12 +1130,12 @@ def write_html_report(
     >>> from pathlib import Path
     >>> from agenticlens_frames import analyze, load_experiment
     >>> result = analyze(load_experiment("data/support/manifest.yaml",
-    ...                                  "data/support/suite.yaml"), frontier_resamples=0)
+    ...                                  "data/support/suite.yaml"), frontier_n_resamples=0)
     >>> page = write_html_report(result, Path(tempfile.mkdtemp()) / "report.html")
     >>> page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     True
     """
-    a = require_analysis(a, "write_html_report")
+    analysis = require_analysis(analysis, "write_html_report")
     target = Path(path)
-    write_atomic(target, render_html(a, paired=paired))
+    write_atomic(target, render_html(analysis, paired=paired))
     return target

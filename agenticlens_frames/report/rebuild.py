@@ -72,7 +72,7 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
     >>> from agenticlens_frames import analyze, load_experiment, write_json_report
     >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
     >>> path = Path(tempfile.mkdtemp()) / "r.json"
-    >>> _ = write_json_report(analyze(run, frontier_resamples=0), path)
+    >>> _ = write_json_report(analyze(run, frontier_n_resamples=0), path)
     >>> again = run_from_report(json.loads(path.read_text()), path)
     >>> bool((again.attempts["passed"].to_numpy() == run.attempts["passed"].to_numpy()).all())
     True

@@ -234,10 +234,10 @@ def test_the_verdict_caption_names_the_test_and_a_fallback(run) -> None:
 def test_the_compatible_deltas_are_in_points_and_dollars(run) -> None:
     """AgenticLens's Δ pass rate is a difference of rates: printed "+15.7%" it read as a
     relative change beside the verdicts' "+15.7 pp"; Δ cost had no unit."""
-    text = _printed(analyze(run, frontier_resamples=0))
+    text = _printed(analyze(run, frontier_n_resamples=0))
     compat = text[text.index("AgenticLens-compatible numbers") :]
     rows = {line.split("│")[1].strip(): line for line in compat.splitlines() if "│" in line}
-    comparisons = analyze(run, frontier_resamples=0).comparisons.set_index("candidate_variant_id")
+    comparisons = analyze(run, frontier_n_resamples=0).comparisons.set_index("candidate_variant_id")
     delta = comparisons.loc["prompt-v2", "case_pass_rate_delta"]
     assert delta == pytest.approx(61 / 70 - 50 / 70)  # the case pass rates: 87.1 % and 71.4 %
     assert (
@@ -252,7 +252,7 @@ def test_a_narrow_terminal_gets_each_verdict_as_its_sentence(run) -> None:
     adjusted p read "1…": below NARROW each row is printed as its whole statement."""
     from agenticlens_frames.report.console import NARROW
 
-    analysis = analyze(run, frontier_resamples=0)
+    analysis = analyze(run, frontier_n_resamples=0)
     console = Console(record=True, width=40, color_system=None)
     print_summary(analysis, console)
     text = console.export_text()

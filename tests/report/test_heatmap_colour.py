@@ -48,7 +48,7 @@ def analysis():
         pd.DataFrame({"variant_id": VARIANTS}),
         pd.DataFrame({"case_id": CASES}),
     )
-    return analyze(run, correction="holm", frontier_resamples=0)
+    return analyze(run, correction="holm", frontier_n_resamples=0)
 
 
 @pytest.fixture(scope="module")

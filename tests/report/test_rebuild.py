@@ -39,7 +39,7 @@ def theirs(reference: Callable[..., Reference], tmp_path_factory: pytest.TempPat
 @pytest.fixture(scope="module")
 def ours():
     run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
-    return run, analyze(run, frontier_resamples=0)  # the manifest declares holm
+    return run, analyze(run, frontier_n_resamples=0)  # the manifest declares holm
 
 
 def _assert_same_verdicts(got: pd.DataFrame, expected: pd.DataFrame) -> None:
@@ -296,5 +296,5 @@ def test_a_latency_the_package_wrote_as_0_ms_is_unknown_as_in_the_run(
     )
     holm = {"correction": "holm"}
     _assert_same_verdicts(
-        load_report(path, comparisons=holm).verdicts, analyze(run, frontier_resamples=0).verdicts
+        load_report(path, comparisons=holm).verdicts, analyze(run, frontier_n_resamples=0).verdicts
     )

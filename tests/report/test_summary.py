@@ -31,7 +31,7 @@ def run():
 
 @pytest.fixture(scope="module")
 def analysis(run):
-    return analyze(run, frontier_resamples=0)
+    return analyze(run, frontier_n_resamples=0)
 
 
 def _tables(text: str) -> list[list[list[str]]]:

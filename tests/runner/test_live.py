@@ -135,7 +135,7 @@ def test_the_console_and_page_say_which_attempts_the_target_never_answered(write
     from agenticlens_frames.report.html import render_html
 
     manifest, suite = write_experiment([variant("raising", "raises_on_boom")])
-    analysis = analyze(run_experiment(manifest, suite, progress=False).run, frontier_resamples=0)
+    analysis = analyze(run_experiment(manifest, suite, progress=False).run, frontier_n_resamples=0)
     out = io.StringIO()
     print_summary(analysis, Console(file=out, width=400, soft_wrap=True))
     expected = (

@@ -1,0 +1,121 @@
+"""Renamed keyword arguments, kept working for one deprecation period.
+
+The one helper for "this parameter has a new name": the old keyword still works, with a
+:class:`FutureWarning` (pandas' category for deprecations users should act on) naming the
+new one; giving both is a :class:`TypeError`, as giving one argument twice is. Positional
+calls are untouched, and :func:`inspect.signature` (through ``__wrapped__``) shows only
+the new names. The warning points at the first caller outside this package (as pandas'
+``find_stack_level`` does), so ``as_analysis(run, frontier_resamples=0)`` names the user's
+line, not the package's forwarding call.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import warnings
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+__all__ = ["renamed_from", "renamed_keywords"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _stack_level() -> int:
+    """The ``stacklevel`` of the first frame outside the package, for ``warnings.warn``
+    called by the frame that calls this."""
+    frame = inspect.currentframe()
+    level = 0  # 1 would be the caller of this function; counted from there below
+    try:
+        while frame is not None:
+            name = os.path.abspath(frame.f_code.co_filename)
+            if level > 0 and not name.startswith(_PACKAGE_DIR + os.sep):
+                return level
+            frame = frame.f_back
+            level += 1
+        return max(level - 1, 1)
+    finally:
+        del frame
+
+
+def renamed_keywords(**renames: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Decorate a function so that each ``old=new`` keyword in ``renames`` still works.
+
+    Parameters
+    ----------
+    **renames
+        Old keyword name → new parameter name (which the function must have).
+
+    Returns
+    -------
+    Callable
+        A decorator; the function it returns maps an old keyword to the new one with a
+        ``FutureWarning`` ("`old` is deprecated, use `new`") and raises ``TypeError`` when
+        a call gives both.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> @renamed_keywords(ks="pass_k")
+    ... def f(pass_k=None):
+    ...     return pass_k
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     f(ks=[1, 2])
+    [1, 2]
+    >>> print(caught[0].category.__name__, caught[0].message)
+    FutureWarning f(): `ks` is deprecated, use `pass_k` (the old name will be removed in a
+    future release)
+    >>> f(ks=[1], pass_k=[2])
+    Traceback (most recent call last):
+    ...
+    TypeError: f(): got both `ks` (deprecated) and `pass_k`; pass only `pass_k`
+    """
+
+    def decorate(func: Callable[P, R]) -> Callable[P, R]:
+        name = getattr(func, "__qualname__", getattr(func, "__name__", "function"))
+
+        @functools.wraps(func)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            for old, new in renames.items():
+                if old not in kwargs:
+                    continue
+                if new in kwargs:
+                    raise TypeError(
+                        f"{name}(): got both `{old}` (deprecated) and `{new}`; pass only `{new}`"
+                    )
+                warnings.warn(
+                    f"{name}(): `{old}` is deprecated, use `{new}` (the old name will be "
+                    "removed in a future release)",
+                    FutureWarning,
+                    stacklevel=_stack_level(),
+                )
+                kwargs[new] = kwargs.pop(old)
+            return func(*args, **kwargs)
+
+        wrapper.__renamed_keywords__ = dict(renames)  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
+
+
+def renamed_from(func: Callable[..., object]) -> dict[str, str]:
+    """The old keyword → new name map :func:`renamed_keywords` gave ``func`` (empty if none).
+
+    For code that checks keywords against a signature before passing them on (the
+    statistics options of ``coerce.as_analysis``): an old name must still get through.
+
+    Examples
+    --------
+    >>> @renamed_keywords(ks="pass_k")
+    ... def f(pass_k=None):
+    ...     return pass_k
+    >>> renamed_from(f), renamed_from(print)
+    ({'ks': 'pass_k'}, {})
+    """
+    return dict(getattr(func, "__renamed_keywords__", {}))
