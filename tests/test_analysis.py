@@ -354,7 +354,7 @@ def test_unanswered_shares_leave_failed_trials_out_of_the_denominator() -> None:
         pd.DataFrame({"variant_id": ["a", "b"]}),
         pd.DataFrame({"case_id": [f"c{i}" for i in range(8)]}),
     )
-    analysis = analyze(run, frontier_resamples=0)
+    analysis = analyze(run, frontier_n_resamples=0)
     b = attempts[attempts["variant_id"] == "b"]
     called = int((b["status"] != "trial_failed").sum())
     unanswered = int((b["status"] == "target_error").sum())
