@@ -180,8 +180,7 @@ def noninferiority_gate(
         else:
             passed = bound > threshold if higher else bound < threshold
             side = "lower" if higher else "upper"
-            relations = {(True, True): ">", (True, False): "<=", (False, True): "<"}
-            relation = relations.get((higher, passed), ">=")
+            relation = _RELATION[side, passed]
             reason = f"{side} {1 - alpha:.0%} bound {bound:+.4g} {relation} {threshold:+.4g}"
         out.append(
             {
@@ -288,6 +287,14 @@ def noninferiority_failures(gate: pd.DataFrame | None) -> list[str] | None:
     ]
 
 
+#: (bound side, passed) → how the bound stands to the margin, in the gate's words.
+_RELATION = {
+    ("lower", True): ">",
+    ("lower", False): "<=",
+    ("upper", True): "<",
+    ("upper", False): ">=",
+}
+
 #: A unit as the gate's message gives it: (suffix, scale of a difference).
 _UNIT_TEXT = {"proportion": ("pp", 100.0), "ms": ("ms", 1.0), "usd": ("USD", 1.0)}
 
@@ -308,7 +315,8 @@ def gate_details(gate: pd.DataFrame, units: Mapping[str, str] | None = None) -> 
     --------
     >>> gate = pd.DataFrame({"candidate_variant_id": ["b", "c"],
     ...     "dimension": ["latency", "quality"], "bound": [153.2, -0.031],
-    ...     "threshold": [200.0, -0.02],
+    ...     "bound_side": ["upper", "lower"], "threshold": [200.0, -0.02],
+    ...     "alpha": [0.05, 0.05], "passed": [True, False],
     ...     "reason": ["upper 95% bound +153.2 < +200", "lower 95% bound -0.031 <= -0.02"]})
     >>> gate_details(gate, {"latency": "ms", "quality": "proportion"})
     ['b (latency): upper 95% bound +153.2 ms < margin +200 ms', \
@@ -318,20 +326,20 @@ def gate_details(gate: pd.DataFrame, units: Mapping[str, str] | None = None) -> 
     """
     units = dict(units or {})
     out = []
-    for row in gate.itertuples(index=False):
-        reason = str(row.reason)
-        unit = units.get(str(row.dimension))
-        bound = float(row.bound) if pd.notna(row.bound) else math.nan
-        # "<side> <level> bound <bound> <relation> <threshold>", as noninferiority_gate
-        # words it; a row it could not bound ("no comparable … scores") has no numbers.
-        words = reason.split(" ")
-        if unit and math.isfinite(bound) and len(words) == 6 and words[2] == "bound":
+    for row in gate.to_dict("records"):
+        reason = str(row["reason"])
+        unit = units.get(str(row["dimension"]))
+        bound = float(row["bound"]) if pd.notna(row["bound"]) else math.nan
+        # A row the gate could not bound ("no comparable … scores") keeps its reason.
+        if unit and math.isfinite(bound):
             suffix, scale = _UNIT_TEXT.get(unit, (unit, 1.0))
+            side = str(row["bound_side"])
             reason = (
-                f"{' '.join(words[:3])} {bound * scale:+.4g} {suffix} {words[4]} margin "
-                f"{float(row.threshold) * scale:+.4g} {suffix}"
+                f"{side} {1 - float(row['alpha']):.0%} bound {bound * scale:+.4g} {suffix} "
+                f"{_RELATION[side, bool(row['passed'])]} margin "
+                f"{float(row['threshold']) * scale:+.4g} {suffix}"
             )
-        out.append(f"{row.candidate_variant_id} ({row.dimension}): {reason}")
+        out.append(f"{row['candidate_variant_id']} ({row['dimension']}): {reason}")
     return out
 
 
@@ -349,6 +357,7 @@ def gate_statement(
     --------
     >>> gate = pd.DataFrame({"candidate_variant_id": ["b", "b"],
     ...     "dimension": ["quality", "latency"], "bound": [-0.01, 250.0],
+    ...     "bound_side": ["lower", "upper"], "alpha": [0.05, 0.05],
     ...     "threshold": [-0.02, 200.0], "passed": [True, False],
     ...     "reason": ["lower 95% bound -0.01 > -0.02", "upper 95% bound +250 >= +200"]})
     >>> units = pd.DataFrame({"dimension": ["quality", "latency"], "unit": ["proportion", "ms"]})
