@@ -629,7 +629,7 @@ def experiment_run(
                     "--correction holm, or pass --regression-rule compat for AgenticLens's rule",
                 )
             _note_outside_targets(manifest_file)
-            stop_options = _stop_options(stop_when, stop_margin, comparisons, alpha)
+            stop_options = _stop_options(stop_when, stop_margin, comparisons, alpha, manifest)
             # scipy.special for the analysis, imported while the replay's workers finish.
             with idle_work(warm_imports):
                 live = run_live_experiment(
@@ -820,17 +820,24 @@ def _say_resumed(live: Any, run_dir: Path | None) -> None:
 
 
 def _stop_options(
-    stop_when: StopWhen | None, margin: float | None, comparisons: object, alpha: float | None
+    stop_when: StopWhen | None,
+    margin: float | None,
+    comparisons: object,
+    alpha: float | None,
+    manifest: Any,
 ) -> dict[str, object]:
     """run_experiment's early-stopping keywords from the command line."""
     if stop_when is None:
         if margin is not None:
             raise InputError("--stop-margin needs --stop-when decided")
         return {}
-    from .runner.stopping import StopRule
+    from .runner.stopping import StopRule, check_stop_request
 
     declared = getattr(comparisons, "correction", None)
     level = getattr(comparisons, "alpha", None) or alpha or 0.05
+    rule = StopRule(alpha=level, correction=declared, margin=margin)
+    # Refused first: a note on how the rule behaves is noise before its refusal.
+    check_stop_request(manifest, stop_when.value, rule)
     if margin is None:
         # Said before the calls, not after them: the commonest case (no change) is the
         # one a rule without a margin never decides.
@@ -844,10 +851,7 @@ def _stop_options(
             ),
             soft_wrap=True,
         )
-    return {
-        "stop_when": stop_when.value,
-        "stop_rule": StopRule(alpha=level, correction=declared, margin=margin),
-    }
+    return {"stop_when": stop_when.value, "stop_rule": rule}
 
 
 def _note_outside_targets(manifest_file: Path) -> None:

@@ -87,7 +87,7 @@ from .python_target import SPARE_THREADS, PythonTarget, load_callable
 from .recorded import replay_recorded
 from .retry import RETRY_KEYS, RetryPolicy, parse_retry
 from .scheduler import Scheduler, Target, VariantPlan, WorkItem, take_interrupt
-from .stopping import STOP_WHEN, StopMonitor, StopRule, case_rank, sub_suite
+from .stopping import StopMonitor, StopRule, case_rank, check_stop_request, sub_suite
 
 if TYPE_CHECKING:  # the paired settings load with the first run that declares them
     from ..paired.settings import ComparisonsConfig
@@ -1619,19 +1619,8 @@ def _stop_monitor(
 ) -> StopMonitor | None:
     if stop_when is None:
         return None
-    if stop_when not in STOP_WHEN:
-        raise InputError(
-            f"stop_when must be one of {', '.join(STOP_WHEN)} (or None), got {stop_when!r}"
-        )
+    check_stop_request(manifest, stop_when, rule)
     rule = rule or StopRule()
-    if rule.correction is None and len(manifest.variants) > 2:
-        raise InputError(
-            "stop_when='decided' with several candidates needs a declared "
-            "multiple-comparison correction",
-            file=manifest.path,
-            hint="declare comparisons: {correction: holm} in the manifest, or pass "
-            "--correction (none, bonferroni, holm or benjamini_hochberg)",
-        )
     return StopMonitor(manifest, suite, rule, trial_mode=invalid_payload == "trial")
 
 

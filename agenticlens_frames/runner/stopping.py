@@ -38,7 +38,7 @@ from ..stats_sequential import (
     decide,
 )
 
-__all__ = ["STOP_WHEN", "StopMonitor", "StopRule", "case_rank", "sub_suite"]
+__all__ = ["STOP_WHEN", "StopMonitor", "StopRule", "case_rank", "check_stop_request", "sub_suite"]
 
 #: Accepted values of ``stop_when``.
 STOP_WHEN = ("decided",)
@@ -90,6 +90,40 @@ class StopRule:
     #: The declared correction; None (nothing declared) is allowed with one candidate.
     correction: str | None = None
     margin: float | None = None
+
+
+def check_stop_request(manifest: ManifestSpec, stop_when: str, rule: StopRule | None) -> None:
+    """Refuse an early-stopping request that cannot be honoured, before any call.
+
+    Raises
+    ------
+    InputError
+        ``stop_when`` not one of :data:`STOP_WHEN`, or several candidates without a
+        declared multiple-comparison correction (the per-candidate level would be a guess).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> three = SimpleNamespace(variants=("a", "b", "c"), path="manifest.yaml")
+    >>> check_stop_request(three, "decided", StopRule(correction="holm"))
+    >>> check_stop_request(three, "decided", StopRule())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: manifest.yaml: stop_when='decided' with several \
+candidates needs a declared multiple-comparison correction (...)
+    """
+    if stop_when not in STOP_WHEN:
+        raise InputError(
+            f"stop_when must be one of {', '.join(STOP_WHEN)} (or None), got {stop_when!r}"
+        )
+    if (rule or StopRule()).correction is None and len(manifest.variants) > 2:
+        raise InputError(
+            "stop_when='decided' with several candidates needs a declared "
+            "multiple-comparison correction",
+            file=manifest.path,
+            hint="declare comparisons: {correction: holm} in the manifest, or pass "
+            "--correction (none, bonferroni, holm or benjamini_hochberg)",
+        )
 
 
 def case_rank(suite: SuiteSpec, seed: int | None) -> dict[str, int]:

@@ -314,6 +314,22 @@ def test_command_line_stop_when_decided(tmp_path) -> None:
     assert bad.exit_code == 1 and "--stop-margin needs --stop-when" in bad.output
 
 
+def test_command_line_refuses_before_describing_the_rule(tmp_path) -> None:
+    # Several candidates and no correction: the refusal comes alone, not after a note on
+    # how the refused rule would have behaved without --stop-margin (a CI audit's finding).
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+
+    manifest, suite = _experiment(tmp_path, cases=4)
+    result = CliRunner().invoke(
+        app, ["experiment", "run", str(manifest), str(suite), "--stop-when", "decided"]
+    )
+    text = " ".join(result.output.split())
+    assert result.exit_code != 0 and "needs a declared multiple-comparison correction" in text
+    assert "without --stop-margin" not in text
+
+
 def test_the_gate_follows_the_stopping_decision_not_the_descriptive_table(tmp_path) -> None:
     from rich.console import Console
 
