@@ -62,7 +62,8 @@ SETTINGS_KEYS = (
 )
 #: Below this many clusters the cluster bootstrap is rough, and a note says so: with few
 #: clusters it understates the spread (Cameron, Gelbach & Miller 2008 find it over-rejects
-#: with 5–10 clusters), as few cases make the case bootstrap's whiskers too short.
+#: with 5–10 clusters; benchmarks/coverage_frontier.py measured 95% whiskers covering
+#: about 82% with 5 clusters, 90% with 10), as few cases make the case bootstrap's short.
 FEW_CLUSTERS = 10
 
 
@@ -101,7 +102,8 @@ def cluster_notes(n_clusters: int) -> list[str]:
         return [
             f"Only {n_clusters} clusters: a cluster bootstrap with few clusters is rough — "
             "its resamples hold few distinct suites, so the probabilities are too sure and "
-            "the intervals too narrow."
+            "the intervals too narrow (in simulation a 95% interval covered about 82% with "
+            "5 clusters, 90% with 10)."
         ]
     return []
 

@@ -110,10 +110,15 @@ def _few_cases_caution(a: ExperimentAnalysis) -> str:
         units = "cases"
     if not 0 < n <= FEW_FRONTIER_CASES:
         return ""
+    # The measured shortfalls (docs/statistics.md §11, benchmarks/coverage_frontier.py).
+    measured = (
+        "about 90% at 10–20 clusters and about 82% at 5"
+        if units == "clusters"
+        else "about 90% at 10–20 cases (too optimistic for a pass rate near 1, too low for latency)"
+    )
     return (
         f" With {n} {units} the whiskers are rough: in simulation a 95% whisker covered "
-        "about 90% at 10–20 cases (too optimistic for a pass rate near 1, too low for "
-        "latency); the variant table's pass-rate interval is the one to quote."
+        f"{measured}; the variant table's pass-rate interval is the one to quote."
     )
 
 

@@ -121,5 +121,33 @@ def test_frontier_note_counts_clusters_under_a_cluster_bootstrap() -> None:
     clustered = analyze(run, comparisons={"correction": "holm", "cluster": "topic"})
     assert clustered.variants.attrs["frontier"]["n_clusters"] == 14
     assert "With 14 clusters the whiskers are rough" in frontier_table(clustered)
+    assert "about 90% at 10–20 clusters and about 82% at 5" in frontier_table(clustered)
     plain = analyze(run, comparisons={"correction": "holm"})
     assert "whiskers are rough" not in frontier_table(plain)
+
+
+def test_cluster_notes_quote_the_measured_cluster_coverage() -> None:
+    """The cluster bootstrap's numbers in the page's note and in the few-clusters settings
+    note (about 82 % with 5 clusters, 90 % with 10–20) hold the ρ = 0.5 rows of
+    docs/statistics.md's generated clustered table (benchmarks/coverage_frontier.py --part
+    clusters), pass rate and latency averaged, within about two Monte-Carlo errors."""
+    from agenticlens_frames.frontier import cluster_notes
+
+    docs = (Path(__file__).parents[2] / "docs" / "statistics.md").read_text()
+    block = docs[
+        docs.index("<!-- coverage-frontier-clusters:start -->") : docs.index(
+            "coverage-frontier-clusters:end"
+        )
+    ]
+    covered = {}
+    for line in block.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and cells[0] == "0.5":
+            # cluster bootstrap: pass rate (5th) and latency (7th), "90.2 (3.1 / 6.7)"
+            covered[int(cells[1])] = (float(cells[4].split()[0]) + float(cells[6].split()[0])) / 2
+    assert sorted(covered) == [5, 10, 20, 40]
+    error = 3.0
+    assert abs(covered[5] - 82) <= error
+    assert all(abs(covered[g] - 90) <= error for g in (10, 20))
+    note = cluster_notes(5)[0]
+    assert "about 82% with 5 clusters, 90% with 10" in note
