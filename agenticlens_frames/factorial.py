@@ -8,10 +8,11 @@ the variants' factors, and returns one row per metric and term (main effect of e
 non-baseline level, two-factor interaction of each pair of non-baseline levels) with an
 interval, a p-value and the p-value adjusted by the declared correction over the
 estimable terms of the metric (a family of its own, not the verdicts'). A balanced full
-factorial uses per-case contrasts, with the repeated-measures ANOVA F beside them; any other design
-uses OLS with case fixed effects and cluster-robust (CR1) errors by case. With declared
-clusters of cases both use CR1 by cluster with G − 1 df, as the paired verdicts do (and
-the case-level ANOVA F is left out). The frame's ``attrs`` say, in words, which terms the
+factorial uses per-case contrasts, with the repeated-measures ANOVA F beside them (its p
+Greenhouse–Geisser corrected, with the epsilon); any other design uses OLS with case
+fixed effects and cluster-robust (CR1) errors by case. With declared clusters of cases
+both use CR1 by cluster with G − 1 df, as the paired verdicts do (and the case-level
+ANOVA F is left out). The frame's ``attrs`` say, in words, which terms the
 design cannot estimate. The estimators live in
 :mod:`agenticlens_frames.stats_factorial`.
 """
@@ -29,6 +30,7 @@ from .frames import ExperimentRun, factor_column, require_run
 from .paired.dimensions import cluster_labels, evaluation, unevaluated_per_variant
 
 __all__ = [
+    "ANOVA_NOTE",
     "CORRECTION_FAMILY",
     "FACTOR_EFFECT_COLUMNS",
     "FLOAT_COLUMNS",
@@ -70,6 +72,7 @@ FACTOR_EFFECT_COLUMNS = [
     "p_adjusted",
     "anova_f",
     "anova_p",
+    "anova_eps",
     "n_cases",
     "contrast",
     "through",
@@ -79,13 +82,24 @@ FACTOR_EFFECT_COLUMNS = [
 #: written to the JSON block as they are (``through`` and ``estimable`` are converted, the
 #: rest are numbers).
 LABEL_COLUMNS = (*FACTOR_EFFECT_COLUMNS[: FACTOR_EFFECT_COLUMNS.index("estimable")], "method")
-#: The float columns among them (``estimate`` to ``anova_p``): one list for building the
+#: The float columns among them (``estimate`` to ``anova_eps``): one list for building the
 #: frame and for reading it back from a saved report, so the two cannot drift apart.
 FLOAT_COLUMNS = tuple(
     FACTOR_EFFECT_COLUMNS[
-        FACTOR_EFFECT_COLUMNS.index("estimate") : FACTOR_EFFECT_COLUMNS.index("anova_p") + 1
+        FACTOR_EFFECT_COLUMNS.index("estimate") : FACTOR_EFFECT_COLUMNS.index("anova_eps") + 1
     ]
 )
+#: What ``anova_f`` / ``anova_p`` / ``anova_eps`` are, in words: the JSON block carries
+#: it, so a reader of ``anova_p`` there knows it is corrected.
+ANOVA_NOTE = (
+    "anova_f, anova_p, anova_eps: the repeated-measures ANOVA of the term's whole factor "
+    "(or factor pair) over the cases, repeated on each of its levels' rows; anova_p is "
+    "Greenhouse–Geisser corrected (F on anova_eps times its degrees of freedom), and "
+    "anova_eps is 1 for an effect with one degree of freedom (a two-level factor, where "
+    "anova_p equals p_value); null without a balanced full factorial or with case clusters"
+)
+#: Appended to ``attrs["method"]`` when the frame has the ANOVA columns.
+_WITH_ANOVA = " (with the repeated-measures ANOVA F, Greenhouse–Geisser corrected p)"
 
 
 def _design(run: ExperimentRun) -> tuple[np.ndarray, list[str], list[str], int]:
@@ -116,13 +130,16 @@ def _outcomes(run: ExperimentRun, ids: list[str], metric: str) -> np.ndarray:
     return values[[order.index(v) for v in ids]].T
 
 
-def _anova(y: np.ndarray, table: np.ndarray, design: sfac.FactorDesign) -> dict[tuple, tuple]:
-    """Repeated-measures ANOVA F and p per effect (factor pairs, or one factor) of a
-    balanced full factorial: :func:`~agenticlens_frames.stats_factorial.repeated_measures_anova`
-    of the per-case cell means. (It was pingouin's ``rm_anova``, whose import cost every
-    such analysis over a second; the tests still check the numbers against it.)"""
+def _anova(
+    y: np.ndarray, table: np.ndarray, design: sfac.FactorDesign
+) -> dict[tuple, sfac.RepeatedMeasuresEffect]:
+    """Repeated-measures ANOVA F, Greenhouse–Geisser corrected p and epsilon per effect
+    (factor pairs, or one factor) of a balanced full factorial:
+    :func:`~agenticlens_frames.stats_factorial.repeated_measures_anova` of the per-case
+    cell means. (It was pingouin's ``rm_anova``, whose import cost every such analysis
+    over a second; the tests still check the numbers against it.)"""
     names = list(design.factors)
-    out: dict[tuple, tuple] = {}
+    out: dict[tuple, sfac.RepeatedMeasuresEffect] = {}
     groups: list[tuple[str, ...]] = [(names[0],)] if len(names) == 1 else _pairs(names)
     for group in groups:
         # Averaging over the other factors first gives the same F as the full-design ANOVA
@@ -140,8 +157,8 @@ def _anova(y: np.ndarray, table: np.ndarray, design: sfac.FactorDesign) -> dict[
             count[at] += 1
         result = sfac.repeated_measures_anova(cells / count)
         effects = {"A": (group[0],), "B": group[1:], "AB": group}
-        for effect, f_p in result.items():
-            out.setdefault(effects[effect], f_p)
+        for effect, test in result.items():
+            out.setdefault(effects[effect], test)
     return out
 
 
@@ -289,17 +306,21 @@ def factor_effects(
         The case metadata field the paired comparisons cluster cases by, if declared.
         The intervals and p-values then use it as the paired verdicts do: CR1 by cluster
         with G − 1 df (for the per-case contrasts of a balanced full factorial as for the
-        fixed-effects fit), and ``anova_f`` / ``anova_p`` are NaN (the repeated-measures
-        ANOVA treats the cases as independent); a design note says so.
+        fixed-effects fit), and ``anova_f`` / ``anova_p`` / ``anova_eps`` are NaN (the
+        repeated-measures ANOVA treats the cases as independent); a design note says so.
 
     Returns
     -------
     pandas.DataFrame
         One row per metric (``pass_rate``, ``score``) and term, columns
         :data:`FACTOR_EFFECT_COLUMNS`; ``through`` lists the variants that carry the
-        term's levels. ``attrs``: ``design`` (a phrase), ``design_notes`` (what cannot
-        be estimated, in words), ``correction``, ``correction_family`` (in words),
-        ``confidence_level``, ``method``. Empty when no factor has two levels.
+        term's levels. A balanced full factorial also has the repeated-measures ANOVA of
+        the term's factor or factor pair: ``anova_f``, ``anova_p`` Greenhouse–Geisser
+        corrected, and its epsilon ``anova_eps`` (1 for a two-level factor, where
+        ``anova_p`` is the term's ``p_value``); NaN otherwise. ``attrs``: ``design`` (a
+        phrase), ``design_notes`` (what cannot be estimated, in words), ``correction``,
+        ``correction_family`` (in words), ``confidence_level``, ``method``. Empty when no
+        factor has two levels.
 
     Examples
     --------
@@ -362,7 +383,7 @@ def factor_effects(
             lost.update(v for v, seen in zip(ids, observed, strict=True) if not seen)
         complete = y[~np.isnan(y).any(axis=1)]
         balanced = full and len(complete) == len(y) and len(y) > 1
-        anova: dict[tuple, tuple] = {}
+        anova: dict[tuple, sfac.RepeatedMeasuresEffect] = {}
         with_f = balanced and clusters is None
         if balanced:
             est = sfac.factorial_contrasts(
@@ -383,7 +404,7 @@ def factor_effects(
                 clusters=None if clusters is None else clusters[case_idx],
             )
         weights = _contrast_weights(mdesign, levels, balanced, observed | ~observed.any())
-        methods.add(est.method + (" (with the repeated-measures ANOVA F)" if with_f else ""))
+        methods.add(est.method + (_WITH_ANOVA if with_f else ""))
         k = 0
         confounded = mdesign.confounded()
         for t in mdesign.terms:
@@ -420,8 +441,9 @@ def factor_effects(
                     statistic=est.statistic[i],
                     p_value=est.p_value[i],
                 )
-                f_p = anova.get(t.factors, (np.nan, np.nan))
-                row["anova_f"], row["anova_p"] = f_p
+                if t.factors in anova:
+                    test = anova[t.factors]
+                    row.update(anova_f=test.f, anova_p=test.p, anova_eps=test.eps)
             rows.append(row)
     frame = pd.DataFrame(rows, columns=FACTOR_EFFECT_COLUMNS)
     for c in FLOAT_COLUMNS:

@@ -21,7 +21,8 @@ Two estimators:
   of the two-factor cell means. For two-level factors :math:`t^2` is exactly the
   repeated-measures ANOVA :math:`F` (Maxwell & Delaney, *Designing Experiments and
   Analyzing Data*, ch. 12), which the frame-level code reports beside it
-  (:func:`repeated_measures_anova`; the tests check it against ``pingouin.rm_anova``).
+  (:func:`repeated_measures_anova`, its p Greenhouse–Geisser corrected for an effect of
+  more than one df; the tests check it against ``pingouin.rm_anova``).
   With clustered cases (cases sharing a topic are not independent) the t-test becomes
   CR1 of the per-case contrasts by cluster with :math:`G-1` df, as the paired t of a
   clustered comparison (:func:`~agenticlens_frames.stats_paired.cluster_robust_interval`).
@@ -42,6 +43,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -49,6 +51,7 @@ from numpy.typing import ArrayLike
 __all__ = [
     "DesignTerm",
     "FactorDesign",
+    "RepeatedMeasuresEffect",
     "TermEstimate",
     "case_fixed_effects_ols",
     "design_terms",
@@ -562,18 +565,86 @@ def case_fixed_effects_ols(
     return TermEstimate(beta, se, t, df, p, low, high, n_case, method)
 
 
-def repeated_measures_anova(cells: ArrayLike) -> dict[str, tuple[float, float]]:
-    r"""Repeated-measures ANOVA :math:`F` and uncorrected p of a one- or two-factor
-    within-case design, one value per case and cell.
+class RepeatedMeasuresEffect(NamedTuple):
+    r"""One effect of :func:`repeated_measures_anova`.
+
+    Attributes
+    ----------
+    f
+        The F ratio (uncorrected: the correction changes only its degrees of freedom).
+    p
+        The Greenhouse–Geisser corrected p: F on ``eps * df_effect`` and
+        ``eps * df_error`` degrees of freedom.
+    eps
+        The Greenhouse–Geisser epsilon, in :math:`[1/\text{df}_\text{effect}, 1]`;
+        exactly 1 for an effect with one degree of freedom, NaN when the effect's
+        contrasts do not vary over the cases (no error variance to estimate it from).
+    df_effect, df_error
+        The uncorrected degrees of freedom.
+    """
+
+    f: float
+    p: float
+    eps: float
+    df_effect: int
+    df_error: int
+
+
+def _orthonormal_contrasts(k: int) -> np.ndarray:
+    """(k, k − 1) Helmert contrasts scaled to unit length: orthonormal, each orthogonal to
+    the constant (any such basis gives the same epsilon)."""
+    out = np.zeros((k, k - 1))
+    for j in range(1, k):
+        out[:j, j - 1] = 1.0
+        out[j, j - 1] = -float(j)
+        out[:, j - 1] /= math.sqrt(j * (j + 1))
+    return out
+
+
+def _gg_epsilon(z: np.ndarray) -> float:
+    r"""Greenhouse–Geisser epsilon of (cases, d) orthonormal contrasts: with :math:`S`
+    their covariance over the cases, :math:`\operatorname{tr}(S)^2 / (d
+    \operatorname{tr}(S^2))`; 1 when d = 1, NaN when :math:`S = 0`."""
+    d = z.shape[1]
+    if d <= 1:  # (d = 0: a factor of one level, no effect)
+        return 1.0 if d == 1 else math.nan
+    s = np.cov(z, rowvar=False)
+    trace, trace_sq = float(np.trace(s)), float((s * s).sum())  # S symmetric: tr(S²) = ΣS²
+    if not trace_sq > 0:
+        return math.nan
+    # ≤ 1 by Cauchy–Schwarz on S's eigenvalues; min() only absorbs the rounding.
+    return min(trace**2 / (d * trace_sq), 1.0)
+
+
+def repeated_measures_anova(cells: ArrayLike) -> dict[str, RepeatedMeasuresEffect]:
+    r"""Repeated-measures ANOVA of a one- or two-factor within-case design, one value per
+    case and cell: F, its Greenhouse–Geisser corrected p, and epsilon.
 
     Each effect is tested against its own interaction with the cases (the textbook
-    error terms; no sphericity correction): for factors A (:math:`a` levels) and B
-    (:math:`b`) over :math:`n` cases, :math:`SS_A = nb\sum_i(\bar y_{i\cdot\cdot} -
-    \bar y)^2` against :math:`SS_{A\times S} = b\sum_{s,i}(\bar y_{is\cdot} - \bar
-    y_{i\cdot\cdot} - \bar y_{\cdot\cdot s} + \bar y)^2` with :math:`(a-1)` and
-    :math:`(a-1)(n-1)` degrees of freedom, likewise B, and the A × B interaction against
-    the three-way residual with :math:`(a-1)(b-1)(n-1)`. A 0 / 0 ratio (the outcome does
-    not vary) is NaN; an effect over a zero error term is F = inf with p = 0.
+    error terms): for factors A (:math:`a` levels) and B (:math:`b`) over :math:`n`
+    cases, :math:`SS_A = nb\sum_i(\bar y_{i\cdot\cdot} - \bar y)^2` against
+    :math:`SS_{A\times S} = b\sum_{s,i}(\bar y_{is\cdot} - \bar y_{i\cdot\cdot} - \bar
+    y_{\cdot\cdot s} + \bar y)^2` with :math:`(a-1)` and :math:`(a-1)(n-1)` degrees of
+    freedom, likewise B, and the A × B interaction against the three-way residual with
+    :math:`(a-1)(b-1)` and :math:`(a-1)(b-1)(n-1)`.
+
+    That F is F-distributed only under sphericity (the effect's orthonormal contrasts
+    equally variable and uncorrelated over the cases), which an effect with more than
+    one degree of freedom need not meet (one level far more variable over the cases than
+    the others breaks it), and then the uncorrected p is too small. So p is
+    Greenhouse–Geisser corrected (Greenhouse & Geisser 1959, *Psychometrika* 24(2)): F on
+    :math:`\varepsilon\,df_1` and :math:`\varepsilon\,df_2` degrees of freedom, with
+
+    .. math:: \varepsilon = \frac{\operatorname{tr}(S)^2}{d\,\operatorname{tr}(S^2)},
+       \qquad S = \operatorname{cov}_s(C^\top \bar y_s),
+
+    where :math:`\bar y_s` are case :math:`s`'s means over the effect's levels (A's
+    :math:`a` means averaged over B; for A × B its :math:`a \times b` cells, vectorised),
+    :math:`C` orthonormal contrasts of them (for A × B, the Kronecker product of A's and
+    B's), and :math:`d` the effect's df. :math:`1/d \le \varepsilon \le 1`, and
+    :math:`\varepsilon = 1` exactly for one df (a two-level factor: p is the paired t's).
+    F is unchanged. A 0 / 0 ratio (the outcome does not vary) is NaN; an effect over a
+    zero error term is F = inf with p = 0 (epsilon NaN: no error covariance).
 
     Parameters
     ----------
@@ -583,17 +654,31 @@ def repeated_measures_anova(cells: ArrayLike) -> dict[str, tuple[float, float]]:
     Returns
     -------
     dict
-        ``{"A": (F, p)}``, or ``{"A": …, "B": …, "AB": …}`` for two factors.
+        ``{"A": RepeatedMeasuresEffect}``, or ``{"A": …, "B": …, "AB": …}`` for two
+        factors; each unpacks as ``f, p, eps, df_effect, df_error``.
 
     Examples
     --------
     Two levels: F is the square of the paired t of the differences (0.6, 0.5, 0.3, 0.6:
-    mean 0.5, standard error 0.1 / √2, t = 7.07).
+    mean 0.5, standard error 0.1 / √2, t = 7.07), and epsilon is 1.
 
     >>> y = [[0.0, 0.6], [0.2, 0.7], [0.1, 0.4], [0.3, 0.9]]
-    >>> f, p = repeated_measures_anova(y)["A"]
-    >>> round(f, 6), round(p, 4)
-    (50.0, 0.0058)
+    >>> f, p, eps, *df = repeated_measures_anova(y)["A"]
+    >>> round(f, 6), round(p, 4), eps, df
+    (50.0, 0.0058, 1.0, [1, 3])
+
+    Three levels, the third far more variable over the cases than the first two:
+    sphericity fails, epsilon is well below 1, and p (on 2ε and 10ε df) is larger than
+    the uncorrected one on 2 and 10.
+
+    >>> y = [[1.0, 1.2, 1.0], [1.1, 1.4, 4.0], [0.9, 1.1, 1.5], [1.0, 1.3, 5.0],
+    ...      [1.2, 1.5, 3.5], [0.8, 1.0, 5.5]]
+    >>> effect = repeated_measures_anova(y)["A"]
+    >>> round(effect.f, 3), round(effect.eps, 3), round(effect.p, 4)
+    (9.39, 0.501, 0.0279)
+    >>> from agenticlens_frames._distributions import f_sf
+    >>> round(f_sf(effect.f, effect.df_effect, effect.df_error), 4)  # uncorrected
+    0.0051
     """
     from ._distributions import f_sf  # scipy.stats' numbers, not its import time
 
@@ -607,34 +692,49 @@ def repeated_measures_anova(cells: ArrayLike) -> dict[str, tuple[float, float]]:
     by_a, by_b = y.mean(axis=(0, 2)), y.mean(axis=(0, 1))
     by_case = y.mean(axis=(1, 2))
     case_a, case_b, a_b = y.mean(axis=2), y.mean(axis=1), y.mean(axis=0)
+    con_a, con_b = _orthonormal_contrasts(a), _orthonormal_contrasts(b)
 
-    def test(ss: float, df: int, ss_error: float, df_error: int) -> tuple[float, float]:
+    def test(
+        ss: float, df: int, ss_error: float, df_error: int, contrasts: np.ndarray
+    ) -> RepeatedMeasuresEffect:
         with np.errstate(divide="ignore", invalid="ignore"):
-            f = np.float64(ss / df) / np.float64(ss_error / df_error)
+            f = float(np.float64(ss / df) / np.float64(ss_error / df_error))
+        # Past one df, epsilon is estimated from the error covariance: none (ss_error =
+        # 0) leaves it undefined, whatever rounding the contrasts' covariance picked up.
+        eps = _gg_epsilon(contrasts) if ss_error > 0 or df <= 1 else math.nan
         # An effect with no error variance (every case moved by the same amount) has
-        # F = inf and p = 0, as pingouin gives and as the per-case contrast's t = ±inf
-        # beside it gives; only 0 / 0 (nothing varies) is no evidence, NaN.
-        return float(f), float(f_sf(f, df, df_error)) if not np.isnan(f) else math.nan
+        # F = inf and p = 0 whatever the df, as pingouin gives and as the per-case
+        # contrast's t = ±inf beside it gives; only 0 / 0 (nothing varies) is no
+        # evidence, NaN.
+        if math.isnan(f):
+            p = math.nan
+        elif math.isnan(eps):
+            p = 0.0 if f == math.inf else math.nan
+        else:
+            p = float(f_sf(f, eps * df, eps * df_error))
+        return RepeatedMeasuresEffect(f, p, eps, df, df_error)
 
     out = {}
     resid_a = case_a - by_a - by_case[:, None] + grand
     out["A"] = test(
         n * b * float(((by_a - grand) ** 2).sum()), a - 1,
-        b * float((resid_a**2).sum()), (a - 1) * (n - 1),
+        b * float((resid_a**2).sum()), (a - 1) * (n - 1), case_a @ con_a,
     )  # fmt: skip
     if b > 1:
         resid_b = case_b - by_b - by_case[:, None] + grand
         out["B"] = test(
             n * a * float(((by_b - grand) ** 2).sum()), b - 1,
-            a * float((resid_b**2).sum()), (b - 1) * (n - 1),
+            a * float((resid_b**2).sum()), (b - 1) * (n - 1), case_b @ con_b,
         )  # fmt: skip
         inter = a_b - by_a[:, None] - by_b[None, :] + grand
         resid = (
             y - a_b[None] - case_a[:, :, None] - case_b[:, None, :]
             + by_a[None, :, None] + by_b[None, None, :] + by_case[:, None, None] - grand
         )  # fmt: skip
+        # Each case's interaction contrasts: A's contrasts ⊗ B's applied to its cells.
+        contrasts = np.einsum("sij,ik,jl->skl", y, con_a, con_b).reshape(n, -1)
         out["AB"] = test(
             n * float((inter**2).sum()), (a - 1) * (b - 1),
-            float((resid**2).sum()), (a - 1) * (b - 1) * (n - 1),
+            float((resid**2).sum()), (a - 1) * (b - 1) * (n - 1), contrasts,
         )  # fmt: skip
     return out

@@ -182,11 +182,58 @@ def test_full_factorial_agrees_with_pingouin_rm_anova(tmp_path) -> None:
         assert pr.loc[term, "statistic"] ** 2 == pytest.approx(aov.loc[source, "F"], rel=1e-9)
         assert pr.loc[term, "p_value"] == pytest.approx(aov.loc[source, p_col], rel=1e-7)
         assert pr.loc[term, "anova_f"] == pytest.approx(aov.loc[source, "F"], rel=1e-9)
+        # Two-level factors: epsilon is 1 and the corrected p the uncorrected one.
+        assert pr.loc[term, "anova_eps"] == 1.0
+        assert pr.loc[term, "anova_p"] == pytest.approx(aov.loc[source, p_col], rel=1e-7)
         assert pr.loc[term, "p_adjusted"] == pytest.approx(min(1, 3 * pr.loc[term, "p_value"]))
     # Main effects are averaged over the other factor (the ANOVA definition).
     rate = cm.pivot(index="case_id", columns="variant_id", values="pass_rate")
     main = (rate["l-1"] + rate["l-2"] - rate["s-1"] - rate["s-2"]) / 2
     assert pr.loc["model: l vs s", "estimate"] == pytest.approx(main.mean())
+
+
+def test_a_three_level_factors_anova_p_is_greenhouse_geisser_corrected(tmp_path) -> None:
+    """Three variants of one factor, the third's pass rate swinging from case to case and
+    the other two's steady: sphericity fails, and anova_p — which was the uncorrected p —
+    is pingouin's Greenhouse–Geisser corrected p, with its epsilon in anova_eps; the JSON
+    block and a saved report carry both and say the p is corrected."""
+    pingouin = pytest.importorskip("pingouin", reason="pingouin comes with the test extra")
+    rng = np.random.default_rng(5)
+    n_case, n_trial = 16, 4
+    swing = rng.choice([0.05, 0.7], n_case)
+    probability = {"a": np.full(n_case, 0.1), "b": np.full(n_case, 0.1), "c": swing}
+    run = _recorded_experiment(
+        tmp_path,
+        {m: ({"model": m}, rng.random((n_trial, n_case)) < p) for m, p in probability.items()},
+    )
+    a = analyze(run, frontier_n_resamples=0)
+    fe = a.factor_effects
+    pr = fe[fe["metric"] == "pass_rate"]
+    assert fe.attrs["method"].endswith("Greenhouse–Geisser corrected p)")
+    # Independent: each case's pass rate per variant, and pingouin's one-way rm_anova.
+    rate = run.attempts.groupby(["case_id", "variant_id"], observed=True)["passed"].mean()
+    long = rate.astype(float).rename("y").reset_index()
+    aov = pingouin.rm_anova(
+        data=long, dv="y", within="variant_id", subject="case_id", correction=True
+    ).set_index("Source")
+    row = aov.loc["variant_id"]
+    p_gg = "p_GG_corr" if "p_GG_corr" in aov else "p-GG-corr"
+    p_unc = "p_unc" if "p_unc" in aov else "p-unc"
+    assert row["eps"] < 0.6
+    for _, term in pr.iterrows():  # the whole factor's test on each level's row
+        assert term["anova_f"] == pytest.approx(row["F"], rel=1e-9)
+        assert term["anova_eps"] == pytest.approx(row["eps"], rel=1e-9)
+        assert term["anova_p"] == pytest.approx(row[p_gg], rel=1e-7)
+        assert term["anova_p"] > 3 * row[p_unc]  # 0.023, against 0.0069 uncorrected
+    path = write_json_report(a, tmp_path / "r.json", lean=True)
+    block = json.loads(path.read_text())["factor_effects"]
+    assert "anova_p is Greenhouse–Geisser corrected" in block["anova"]
+    assert block["method"] == fe.attrs["method"]
+    terms = [t for t in block["terms"] if t["metric"] == "pass_rate"]
+    assert [t["anova_eps"] for t in terms] == pr["anova_eps"].tolist()
+    assert [t["anova_p"] for t in terms] == pr["anova_p"].tolist()
+    saved = load_report(path).factor_effects
+    pd.testing.assert_series_equal(saved["anova_eps"], fe["anova_eps"], check_names=False)
 
 
 def test_report_blocks_page_and_saved_report(run, tmp_path) -> None:
@@ -329,8 +376,10 @@ def test_factor_effects_pass_under_warnings_as_errors(tmp_path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fe = factor_effects(run)
-    assert fe.attrs["method"].endswith("(with the repeated-measures ANOVA F)")
-    assert fe["anova_f"].notna().all()
+    assert fe.attrs["method"].endswith(
+        "(with the repeated-measures ANOVA F, Greenhouse–Geisser corrected p)"
+    )
+    assert fe["anova_f"].notna().all() and fe["anova_eps"].notna().all()
 
 
 def test_a_variant_without_outcomes_carries_no_term() -> None:
@@ -485,6 +534,7 @@ def test_a_balanced_factorial_with_clusters_is_cr1_of_the_contrasts(tmp_path) ->
         "as independent, is left out."
     )
     assert fe["anova_f"].isna().all() and plain["anova_f"].notna().all()
+    assert fe["anova_eps"].isna().all() and (plain["anova_eps"] == 1.0).all()
     assert "ANOVA" not in fe.attrs["method"]
     att = run.attempts.astype({"case_id": str, "variant_id": str})
     topic = {c.id: c.metadata["topic"] for c in run.suite.cases}

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from agenticlens_frames import stats_factorial as sfac
+from agenticlens_frames._distributions import f_sf
 
 sm = pytest.importorskip("statsmodels.api", reason="statsmodels comes with the test extra")
 smf = pytest.importorskip("statsmodels.formula.api", reason="statsmodels comes with the test extra")
@@ -243,45 +244,158 @@ def test_a_main_effect_another_is_confounded_with_is_named() -> None:
     assert full.confounded() == {}
 
 
-@pytest.mark.parametrize(("shape", "seed"), [((12, 3), 0), ((9, 2, 3), 1), ((20, 2, 2), 2)])
-def test_repeated_measures_anova_equals_pingouin(shape: tuple[int, ...], seed: int) -> None:
-    pingouin = pytest.importorskip("pingouin", reason="pingouin comes with the test extra")
-    rng = np.random.default_rng(seed)
-    n = shape[0]
-    # a case effect and noise, so every F is finite and moderate
-    y = rng.normal(0, 1, (n,) + (1,) * (len(shape) - 1)) + rng.normal(0, 0.7, shape)
-    got = sfac.repeated_measures_anova(y)
+def _rm_long(y: np.ndarray) -> tuple[pd.DataFrame, list[str]]:
+    """(cases, a[, b]) cells as pingouin's long format, and the within factors."""
     index = np.indices(y.shape).reshape(y.ndim, -1)
     long = pd.DataFrame({"case": index[0], "A": index[1], "y": y.ravel()})
     within = ["A"]
     if y.ndim == 3:
         long["B"] = index[2]
         within.append("B")
+    return long, within
+
+
+def _column(aov: pd.DataFrame, name: str) -> str:
+    """pingouin's column name: ``p_GG_corr`` since 0.6, ``p-GG-corr`` before."""
+    return name if name in aov else name.replace("_", "-")
+
+
+def _unsphered(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """Cells that violate sphericity: a case effect, and noise whose spread grows tenfold
+    over A's levels (and B's), so the contrasts' variances differ; plus level effects,
+    so F is large enough for the correction to matter."""
+    rng = np.random.default_rng(seed)
+    scale = np.geomspace(0.3, 3.0, shape[1]).reshape(-1, *([1] * (len(shape) - 2)))
+    if len(shape) == 3:
+        scale = scale * np.geomspace(0.5, 2.0, shape[2])[None, :]
+    shift = np.linspace(0, 1.2, shape[1]).reshape(scale.shape[0], *([1] * (len(shape) - 2)))
+    case = rng.normal(0, 1, (shape[0],) + (1,) * (len(shape) - 1))
+    return case + shift + scale * rng.normal(0, 1, shape)
+
+
+def _agrees_with_pingouin(got: dict, y: np.ndarray) -> None:
+    pingouin = pytest.importorskip("pingouin", reason="pingouin comes with the test extra")
+    long, within = _rm_long(y)
     aov = pingouin.rm_anova(
-        data=long, dv="y", within=within, subject="case", correction=False
+        data=long, dv="y", within=within, subject="case", correction=True
     ).set_index("Source")
-    p_col = "p_unc" if "p_unc" in aov else "p-unc"
     names = {"A": "A", "B": "B", "AB": "A * B"}
     assert set(got) == ({"A"} if y.ndim == 2 else {"A", "B", "AB"})
-    for effect, (f, p) in got.items():
-        assert f == pytest.approx(aov.loc[names[effect], "F"], rel=1e-9), effect
-        assert p == pytest.approx(aov.loc[names[effect], p_col], rel=1e-7), effect
+    for effect, test in got.items():
+        row = aov.loc[names[effect]]
+        f, p, eps, df_effect, df_error = test
+        assert f == pytest.approx(row["F"], rel=1e-9), effect
+        assert (df_effect, df_error) == (row["ddof1"], row["ddof2"]), effect
+        assert eps == pytest.approx(row["eps"], rel=1e-9), effect
+        # The p reported is the corrected one; F on the uncorrected df is pingouin's p_unc.
+        assert p == pytest.approx(row[_column(aov, "p_GG_corr")], rel=1e-7), effect
+        assert f_sf(f, df_effect, df_error) == pytest.approx(
+            row[_column(aov, "p_unc")], rel=1e-7
+        ), effect
+
+
+@pytest.mark.parametrize(("shape", "seed"), [((12, 3), 0), ((9, 2, 3), 1), ((20, 2, 2), 2)])
+def test_repeated_measures_anova_equals_pingouin(shape: tuple[int, ...], seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = shape[0]
+    # a case effect and noise, so every F is finite and moderate
+    y = rng.normal(0, 1, (n,) + (1,) * (len(shape) - 1)) + rng.normal(0, 0.7, shape)
+    _agrees_with_pingouin(sfac.repeated_measures_anova(y), y)
+
+
+@pytest.mark.parametrize(("shape", "seed"), [((15, 3), 3), ((12, 4), 4)])
+def test_one_way_p_is_greenhouse_geisser_corrected_as_pingouins(
+    shape: tuple[int, ...], seed: int
+) -> None:
+    """Three and four levels whose spread over the cases differs tenfold: sphericity
+    fails (Mauchly's p < 0.05), epsilon is well below 1, and the p reported is
+    pingouin's ``p_GG_corr``, not the uncorrected ``p_unc`` it was."""
+    pingouin = pytest.importorskip("pingouin", reason="pingouin comes with the test extra")
+    y = _unsphered(shape, seed)
+    long, _ = _rm_long(y)
+    assert pingouin.sphericity(long, dv="y", within="A", subject="case").pval < 0.05
+    got = sfac.repeated_measures_anova(y)
+    _agrees_with_pingouin(got, y)
+    f, p, eps, df_effect, df_error = got["A"]
+    assert eps < 0.8
+    assert p > 1.2 * f_sf(f, df_effect, df_error)  # the uncorrected p was too small
+
+
+@pytest.mark.parametrize(("shape", "seed"), [((14, 3, 3), 5), ((16, 3, 4), 6), ((12, 2, 4), 7)])
+def test_two_way_p_is_greenhouse_geisser_corrected_per_effect(
+    shape: tuple[int, ...], seed: int
+) -> None:
+    """Per effect, pingouin's two-way ``eps`` and ``p_GG_corr`` (each main effect from the
+    case means over the other factor, the interaction from the Kronecker product of the
+    two factors' contrasts); a two-level factor has epsilon 1 and its p unchanged."""
+    y = _unsphered(shape, seed)
+    got = sfac.repeated_measures_anova(y)
+    _agrees_with_pingouin(got, y)
+    assert got["AB"].eps < 0.9
+    if shape[1] == 2:
+        f, p, eps, df_effect, df_error = got["A"]
+        assert eps == 1.0 and p == f_sf(f, df_effect, df_error)
+
+
+def _epsilon_by_hand(y: np.ndarray, effect: str) -> float:
+    """Greenhouse–Geisser epsilon with an explicit loop over cases: each case's contrast
+    vector from its cells (a contrast basis from scipy's null space of the constant,
+    not the code's Helmert one), their covariance, tr(S)² / (d tr(S²))."""
+    import scipy.linalg
+
+    n, a, b = y.shape
+
+    def basis(k: int) -> np.ndarray:
+        return scipy.linalg.null_space(np.ones((1, k)))  # (k, k − 1) orthonormal
+
+    if effect == "A":
+        weights = np.kron(basis(a), np.ones((b, 1)) / b)  # A's contrasts of B-averaged means
+    elif effect == "B":
+        weights = np.kron(np.ones((a, 1)) / a, basis(b))
+    else:
+        weights = np.kron(basis(a), basis(b))
+    z = np.array([weights.T @ y[s].reshape(-1) for s in range(n)])
+    d = z.shape[1]
+    centred = z - z.mean(axis=0)
+    cov = sum(np.outer(row, row) for row in centred) / (n - 1)
+    return float(np.trace(cov) ** 2 / (d * np.trace(cov @ cov)))
+
+
+@pytest.mark.parametrize("seed", [8, 9])
+def test_two_way_epsilon_and_p_equal_a_hand_computation(seed: int) -> None:
+    """Independent of pingouin's version: epsilon from a loop over cases, F from
+    statsmodels' AnovaRM, p from scipy.stats.f.sf on ε-scaled df."""
+    import scipy.stats
+    from statsmodels.stats.anova import AnovaRM
+
+    y = _unsphered((13, 3, 4), seed)
+    long, _ = _rm_long(y)
+    table = AnovaRM(long, "y", "case", within=["A", "B"]).fit().anova_table
+    got = sfac.repeated_measures_anova(y)
+    for effect, source in {"A": "A", "B": "B", "AB": "A:B"}.items():
+        eps = _epsilon_by_hand(y, effect)
+        f, df1, df2 = table.loc[source, ["F Value", "Num DF", "Den DF"]]
+        assert got[effect].eps == pytest.approx(eps, rel=1e-9), effect
+        assert got[effect].f == pytest.approx(f, rel=1e-9), effect
+        want = scipy.stats.f.sf(f, eps * df1, eps * df2)
+        assert got[effect].p == pytest.approx(want, rel=1e-7), effect
 
 
 def test_repeated_measures_anova_of_a_constant_outcome_is_nan() -> None:
-    f, p = sfac.repeated_measures_anova(np.ones((5, 3)))["A"]
-    assert np.isnan(f) and np.isnan(p)
+    f, p, eps, *_ = sfac.repeated_measures_anova(np.ones((5, 3)))["A"]
+    assert np.isnan(f) and np.isnan(p) and np.isnan(eps)
     with pytest.raises(ValueError, match="two or more cases"):
         sfac.repeated_measures_anova(np.ones((1, 3)))
 
 
 def test_repeated_measures_anova_of_an_effect_without_error_is_certain() -> None:
     """Every case moved by the same amount: pingouin's F = inf with p = 0, the per-case
-    contrast's t = inf with p = 0; the numpy port gave p = NaN (no evidence) beside them."""
+    contrast's t = inf with p = 0; the numpy port gave p = NaN (no evidence) beside them.
+    With three levels too: no error covariance leaves epsilon undefined, not p."""
     pingouin = pytest.importorskip("pingouin", reason="pingouin comes with the test extra")
     # (every mean exact in binary, so the error term is exactly 0)
     y = np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 3.0], [3.0, 4.0]])
-    f, p = sfac.repeated_measures_anova(y)["A"]
+    f, p, eps, *_ = sfac.repeated_measures_anova(y)["A"]
     long = pd.DataFrame({"case": np.repeat(np.arange(4), 2), "A": [0, 1] * 4, "y": y.ravel()})
     import warnings
 
@@ -291,9 +405,13 @@ def test_repeated_measures_anova_of_an_effect_without_error_is_certain() -> None
     p_col = "p_unc" if "p_unc" in aov else "p-unc"
     assert f == aov.loc["A", "F"] == np.inf
     assert p == aov.loc["A", p_col] == 0.0
+    assert eps == 1.0
     levels = [["a"], ["b"]]
     design = sfac.design_terms(levels, ["f"], ["v0", "v1"], 0)
     assert sfac.factorial_contrasts(y, levels, design).p_value.tolist() == [p]
+    three = np.column_stack([y, y[:, 1] + 1.0])  # (case means exact too)
+    f, p, eps, *_ = sfac.repeated_measures_anova(three)["A"]
+    assert f == np.inf and p == 0.0 and np.isnan(eps)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -311,5 +429,8 @@ def test_two_way_anova_of_cell_means_equals_the_three_way_design(seed: int) -> N
     full = AnovaRM(long, "y", "case", within=["A", "B", "D"]).fit().anova_table
     got = sfac.repeated_measures_anova(y.mean(axis=3))
     for effect, source in {"A": "A", "B": "B", "AB": "A:B"}.items():
-        assert got[effect][0] == pytest.approx(full.loc[source, "F Value"], rel=1e-9)
-        assert got[effect][1] == pytest.approx(full.loc[source, "Pr > F"], rel=1e-7)
+        f, _, _, df_effect, df_error = got[effect]
+        assert f == pytest.approx(full.loc[source, "F Value"], rel=1e-9)
+        # AnovaRM's p is uncorrected: F on the uncorrected df
+        assert f_sf(f, df_effect, df_error) == pytest.approx(full.loc[source, "Pr > F"], rel=1e-7)
+        assert (df_effect, df_error) == tuple(full.loc[source, ["Num DF", "Den DF"]])

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..factorial import FACTOR_EFFECT_COLUMNS, FLOAT_COLUMNS, LABEL_COLUMNS
+from ..factorial import ANOVA_NOTE, FACTOR_EFFECT_COLUMNS, FLOAT_COLUMNS, LABEL_COLUMNS
 from ..frontier import FRONTIER_OBJECTIVES, METHOD, interval_columns
 
 __all__ = [
@@ -87,6 +87,7 @@ def factor_effects_block(frame: pd.DataFrame | None) -> dict[str, Any] | None:
         "confidence_level": a.get("confidence_level"),
         "method": a.get("method"),
         "unit": UNIT,
+        "anova": ANOVA_NOTE,
         "terms": terms,
     }
 
