@@ -42,6 +42,7 @@ from rich.text import Text
 from . import _deferred_rich
 from ._choices import PAIRED_METHODS, Correction  # not stats_paired: --help needs no numpy
 from ._cli_errors import EXIT_INVALID_INPUT, fail, masked, output_console
+from ._cli_help import FlagsWithoutTypes
 from .errors import InputError, is_refusal_by_the_system, os_refusal
 
 if TYPE_CHECKING:  # (imported where used: --help loads no pandas)
@@ -58,6 +59,7 @@ EXIT_STOPPED = 6
 EXIT_INTERRUPTED = 130
 
 app = typer.Typer(
+    cls=FlagsWithoutTypes,
     name="agenticlens-frames",
     help="Run and analyse AI-agent experiments (AgenticLens 0.10 compatible) as tidy tables.",
     no_args_is_help=True,
@@ -89,7 +91,9 @@ def _main(
 
 
 experiment_app = typer.Typer(
-    help="Run an experiment, or re-render a saved report.", no_args_is_help=True
+    cls=FlagsWithoutTypes,
+    help="Run an experiment, or re-render a saved report.",
+    no_args_is_help=True,
 )
 app.add_typer(experiment_app, name="experiment")
 

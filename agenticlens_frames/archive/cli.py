@@ -19,6 +19,7 @@ from rich.text import Text
 
 from .._choices import Correction
 from .._cli_errors import fail, output_console
+from .._cli_help import FlagsWithoutTypes
 from .._values import format_in_unit, format_power, is_missing
 from ..errors import InputError
 from .engine_registry import ENGINES
@@ -30,6 +31,7 @@ __all__ = ["archive_app"]
 
 
 archive_app = typer.Typer(
+    cls=FlagsWithoutTypes,
     help="Keep experiment runs in a partitioned parquet archive; slice and summarise them.",
     no_args_is_help=True,
 )

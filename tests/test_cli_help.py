@@ -1,0 +1,49 @@
+"""--help pages of both command lines: a flag shows no value type (typer 0.29 wrote
+``--quiet -q <bool>``, as if the flag took a value)."""
+
+from __future__ import annotations
+
+import re
+
+import typer
+from typer.testing import CliRunner
+
+from agenticlens_frames.cli import app
+
+
+def _command_paths() -> list[list[str]]:
+    """Every group and command of the installed tree, walked from click's own view."""
+    root = typer.main.get_command(app)
+    paths, todo = [], [([], root)]
+    while todo:
+        path, command = todo.pop()
+        paths.append(path)
+        for name, sub in getattr(command, "commands", {}).items():
+            todo.append(([*path, name], sub))
+    return paths
+
+
+def test_no_help_page_gives_a_flag_a_type() -> None:
+    paths = _command_paths()
+    # the root, two groups and every command under them, archive included
+    assert ["experiment", "run"] in paths and ["archive", "slice"] in paths
+    for path in paths:
+        page = CliRunner().invoke(app, [*path, "--help"], terminal_width=200).output
+        assert "--help" in page, path
+        assert "<bool>" not in page and "BOOLEAN" not in page, (path, page)
+
+
+def test_options_that_take_a_value_keep_their_type_and_flags_still_parse(tmp_path) -> None:
+    page = CliRunner().invoke(app, ["experiment", "run", "--help"], terminal_width=200).output
+    def row(option: str) -> str:  # the line that starts the option's row
+        return next(line for line in page.splitlines() if re.match(rf"│ {option}\b", line))
+
+    alpha = row("--alpha")
+    assert re.search(r"<float>|FLOAT", alpha), alpha
+    quiet = row("--quiet")
+    assert "-q" in quiet and not re.search(r"<\w+>|BOOLEAN", quiet), quiet
+    # the flag parses as a flag: -q takes no value (the next argument is the manifest)
+    result = CliRunner().invoke(
+        app, ["experiment", "run", "-q", str(tmp_path / "m.yaml"), str(tmp_path / "s.yaml")]
+    )
+    assert result.exit_code == 1 and "m.yaml" in result.output
