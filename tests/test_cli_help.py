@@ -35,6 +35,7 @@ def test_no_help_page_gives_a_flag_a_type() -> None:
 
 def test_options_that_take_a_value_keep_their_type_and_flags_still_parse(tmp_path) -> None:
     page = CliRunner().invoke(app, ["experiment", "run", "--help"], terminal_width=200).output
+
     def row(option: str) -> str:  # the line that starts the option's row
         return next(line for line in page.splitlines() if re.match(rf"│ {option}\b", line))
 
