@@ -491,8 +491,9 @@ def experiment_run(
         metavar="DIMENSION=MARGIN",
         callback=_check_gates,
         help="A non-inferiority gate on any dimension, in its unit (quality=0.02 is 2 pp, "
-        "latency=200 ms, cost=0.001 USD per attempt); repeat it for several, every one must "
-        "pass or exit 5. With --noninferiority-margin, that is the quality gate.",
+        "latency=200 is 200 ms per attempt, cost=0.001 is 0.001 USD per attempt: latency and "
+        "cost are compared as means per attempt, not per trial); repeat it for several, every "
+        "one must pass or exit 5. With --noninferiority-margin, that is the quality gate.",
     ),
     allow_large: bool = typer.Option(
         False, "--allow-large", help="Lift the paired-comparison guard rails (8/8/20 000)."
@@ -1016,7 +1017,7 @@ def _gates(
     if gate is None:
         return _noting_unanswered(analysis, [_with_margin_hint(g) for g in gates])
     # Each (candidate, dimension) with its bound beside the margin, in the dimension's unit
-    # (pp, ms, USD), not the names alone: the failed ones, or every one on a pass.
+    # (pp; ms and USD per attempt), not the names alone: the failed ones, or every one on a pass.
     passed, headline, details = gate_statement(
         gate, analysis.paired_frames.get("paired_comparisons")
     )
