@@ -832,12 +832,13 @@ def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
 
 
 def unanswered_counts(analysis: ExperimentAnalysis) -> dict[str, tuple[int, int]]:
-    """Per variant with any: (attempts its target never answered, its attempts outside
-    failed trials) — what :func:`target_failure_warnings` words, as numbers
-    (``--max-unanswered`` gates on them). A failed trial's attempts were never called as
-    cases, so they would only dilute the share (3 of 8 calls unanswered in the one trial
-    that ran is not 3 of 24). Empty for an analysis loaded from a report (it keeps the
-    notes, not the attempts).
+    """Per variant with any, in the manifest's order: (attempts its target never answered,
+    its attempts outside failed trials) — what :func:`target_failure_warnings` words, as
+    numbers (``--max-unanswered`` gates on them). A failed trial's attempts were never
+    called as cases, so they would only dilute the share (3 of 8 calls unanswered in the one
+    trial that ran is not 3 of 24). For an analysis loaded from a report, the counts its
+    trials' ``summary.live`` blocks give (read by
+    :func:`~agenticlens_frames.report.saved.load_report`).
 
     Examples
     --------
@@ -847,15 +848,17 @@ def unanswered_counts(analysis: ExperimentAnalysis) -> dict[str, tuple[int, int]
     {}
     """
     if analysis.run is None:
-        return {}
+        return dict(analysis.info.get("unanswered_counts", {}))
     attempts = analysis.run.attempts
-    variant = attempts["variant_id"].astype(str)
     unanswered = attempts["status"].isin(UNANSWERED_STATUSES).to_numpy()
     if not unanswered.any():
         return {}
-    totals = variant[(attempts["status"] != "trial_failed").to_numpy()].value_counts()
-    missing = variant[unanswered].value_counts()
-    return {v: (int(missing[v]), int(totals[v])) for v in missing.index}
+    # By the variant column's categories (the manifest's order): the gate names the
+    # variants in the order a saved report lists them, so that both say the same line.
+    variant = attempts["variant_id"]
+    totals = variant[(attempts["status"] != "trial_failed").to_numpy()].value_counts(sort=False)
+    missing = variant[unanswered].value_counts(sort=False)
+    return {str(v): (int(missing[v]), int(totals[v])) for v in missing.index if missing[v]}
 
 
 def _status_counts(group: pd.DataFrame) -> str:

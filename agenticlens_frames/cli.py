@@ -223,6 +223,15 @@ RegressionRuleOpt = typer.Option(
     "--regression-threshold relative to the baseline's, uncertainty ignored.",
 )
 
+MaxUnansweredOpt = typer.Option(
+    None,
+    "--max-unanswered",
+    min=0.0,
+    max=1.0,
+    help="Exit with status 3 if a variant's target left more than this share of its "
+    "attempts unanswered (errors, timeouts): an outage is not the agent's quality.",
+)
+
 SummaryOpt = typer.Option(
     None,
     "--summary",
@@ -460,14 +469,7 @@ def experiment_run(
     ),
     fail_on_regression: bool = FailOnRegressionOpt,
     regression_rule: RegressionRule = RegressionRuleOpt,
-    max_unanswered: float | None = typer.Option(
-        None,
-        "--max-unanswered",
-        min=0.0,
-        max=1.0,
-        help="Exit with status 3 if a variant's target left more than this share of its "
-        "attempts unanswered (errors, timeouts): an outage is not the agent's quality.",
-    ),
+    max_unanswered: float | None = MaxUnansweredOpt,
     correction: Correction | None = typer.Option(
         None,
         "--correction",
@@ -493,8 +495,9 @@ def experiment_run(
         metavar="DIMENSION=MARGIN",
         callback=_check_gates,
         help="A non-inferiority gate on any dimension, in its unit (quality=0.02 is 2 pp, "
-        "latency=200 ms, cost=0.001 USD per attempt); repeat it for several, every one must "
-        "pass or exit 5. With --noninferiority-margin, that is the quality gate.",
+        "latency=200 is 200 ms per attempt, cost=0.001 is 0.001 USD per attempt: latency and "
+        "cost are compared as means per attempt, not per trial); repeat it for several, every "
+        "one must pass or exit 5. With --noninferiority-margin, that is the quality gate.",
     ),
     allow_large: bool = typer.Option(
         False, "--allow-large", help="Lift the paired-comparison guard rails (8/8/20 000)."
@@ -1022,7 +1025,7 @@ def _gates(
     if gate is None:
         return _noting_unanswered(analysis, [_with_margin_hint(g) for g in gates])
     # Each (candidate, dimension) with its bound beside the margin, in the dimension's unit
-    # (pp, ms, USD), not the names alone: the failed ones, or every one on a pass.
+    # (pp; ms and USD per attempt), not the names alone: the failed ones, or every one on a pass.
     passed, headline, details = gate_statement(
         gate, analysis.paired_frames.get("paired_comparisons")
     )
@@ -1177,8 +1180,9 @@ def _gate_failed(headline: str, details: Iterable[str] = ()) -> None:
 @experiment_app.command(
     "report",
     epilog="Exit status: 0 success · 1 invalid input or an output not written · 2 usage "
-    "error; with --fail-on-regression, as experiment run's gates: 3 a variant completed no "
-    "trial · 4 a candidate regressed · 5 the report's non-inferiority gate failed.",
+    "error; with --fail-on-regression or --max-unanswered, as experiment run's gates: 3 a "
+    "variant completed no trial (or --max-unanswered exceeded) · 4 --fail-on-regression "
+    "and a candidate regressed · 5 the report's non-inferiority gate failed.",
 )
 @_output_options("report", after="report_file")
 def experiment_report(
@@ -1202,6 +1206,7 @@ def experiment_report(
         "non-inferiority gate failed.",
     ),
     regression_rule: RegressionRule = RegressionRuleOpt,
+    max_unanswered: float | None = MaxUnansweredOpt,
     summary: Path | None = SummaryOpt,
     *,
     outputs: dict[str, Path | None],
@@ -1256,7 +1261,18 @@ def experiment_report(
     print_summary(analysis, console)
     _write_outputs(console, analysis, outputs)
     # Gated only when asked: re-rendering an old report to read it must not fail a job.
-    gates = _gates(analysis, True, rule=regression_rule.value) if fail_on_regression else []
+    # Asked, the gates are the run's with the same options (its non-inferiority gate too).
+    gated = fail_on_regression or max_unanswered is not None
+    gates = (
+        _gates(
+            analysis,
+            fail_on_regression,
+            rule=regression_rule.value,
+            max_unanswered=max_unanswered,
+        )
+        if gated
+        else []
+    )
     code = _say_gates(gates)
     if summary is not None and not _append_summary(console, analysis, summary, gates):
         code = code or EXIT_INVALID_INPUT  # a gate's status says more than the summary's

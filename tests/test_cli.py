@@ -571,6 +571,92 @@ def test_max_unanswered_fails_a_run_whose_target_was_down(tmp_path: Path) -> Non
     assert _cli(*args, "--max-unanswered", "1.5", cwd=fine).returncode == 2  # a share
 
 
+def _outage_experiment(folder: Path) -> Path:
+    """A live experiment of 8 cases, 2 trials: a (the baseline) answers every case; b's
+    first call returns an invalid payload (its whole trial fails), then its target errs on
+    2 cases and times out on 1 in the other trial; c's target is down."""
+    folder.mkdir()
+    (folder / "bot.py").write_text(
+        "import time\n"
+        "REPLY = {'output': 'your parcel is on its way', 'trace': {'spans': []}}\n"
+        "calls = []\n"
+        "def answer(text):\n"
+        "    return REPLY\n"
+        "def flaky(text):\n"
+        "    calls.append(text)\n"
+        "    if len(calls) == 1:\n"
+        "        return 'not a sample'\n"
+        "    if text in ('q1', 'q2'):\n"
+        "        raise ConnectionError('unavailable')\n"
+        "    if text == 'q3':\n"
+        "        time.sleep(1)\n"
+        "    return REPLY\n"
+        "def down(text):\n"
+        "    raise ConnectionError('unavailable')\n"
+    )
+    cases = "".join(
+        f"  - {{id: c{i}, name: c{i}, input: q{i}, expected_contains: [parcel]}}\n"
+        for i in range(8)
+    )
+    (folder / "suite.yaml").write_text(f'name: s\nversion: "1"\ncases:\n{cases}')
+    (folder / "manifest.yaml").write_text(
+        'schema_version: "1.1"\nname: m\nversion: "1"\nbaseline_variant_id: a\n'
+        "trial_count: 2\ncomparisons: {correction: holm}\nvariants:\n"
+        "  - {id: a, name: a, target_kind: python, target: 'bot.py:answer'}\n"
+        "  - {id: b, name: b, target_kind: python, target: 'bot.py:flaky', "
+        "timeout_seconds: 0.2}\n"
+        "  - {id: c, name: c, target_kind: python, target: 'bot.py:down'}\n"
+    )
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("gates", "status"),
+    [
+        (["--max-unanswered", "0.2"], 3),
+        (["--fail-on-regression", "--max-unanswered", "0.2"], 3),
+        (["--fail-on-regression", "--max-unanswered", "1"], 4),  # passed: the next gate says
+    ],
+)
+def test_report_max_unanswered_decides_as_the_run_did(
+    tmp_path: Path, gates: list[str], status: int
+) -> None:
+    """`experiment report --max-unanswered` did not exist (the saved report was thought to
+    keep the notes, not the counts): a job gating a saved report could not apply the gate.
+    The counts come from the trials' live blocks; the status, the lines on stderr and the
+    --summary block are the run's."""
+    import pandas as pd
+
+    folder = _outage_experiment(tmp_path / "exp")
+    run_args = ["experiment", "run", "manifest.yaml", "suite.yaml", "-q", "--save", "r.json"]
+    ran = _cli(*run_args, "--parquet", "tables", "--summary", "run.md", *gates, cwd=folder)
+    assert ran.returncode == status, ran.stderr
+    again = _cli(
+        "experiment", "report", "r.json", "-q", "--summary", "report.md", *gates, cwd=folder
+    )
+    assert again.returncode == status, again.stderr
+    # The run also says that its failed trial's attempts were taken from its journal.
+    said = [x for x in ran.stderr.splitlines() if not x.startswith("Resumed from")]
+    assert again.stderr.splitlines() == said
+    assert (folder / "report.md").read_text() == (folder / "run.md").read_text()
+    # Independently, from the attempts table: failed trials are out of the denominator.
+    attempts = pd.read_parquet(folder / "tables" / "tables" / "attempts.parquet")
+    called = attempts[attempts["status"] != "trial_failed"]
+    unanswered = called["status"].isin(["target_error", "timed_out"])
+    counts = unanswered.groupby(called["variant_id"].astype(str)).agg(["sum", "size"])
+    assert counts.loc["b"].tolist() == [3, 8] and counts.loc["c"].tolist() == [16, 16]
+    if status == 3:
+        assert said[0] == (
+            "Unanswered: more than 20% of the attempts got no answer from the target "
+            f"(--max-unanswered): b ({counts.loc['b', 'sum']} of {counts.loc['b', 'size']}), "
+            f"c ({counts.loc['c', 'sum']} of {counts.loc['c', 'size']})"
+        )
+    else:
+        assert said[0].startswith("Regression against the baseline")
+    assert said[-2].startswith("  note: b: 3 of 8 attempts got no answer")
+    assert said[-1].startswith("  note: c: 16 of 16 attempts got no answer")
+
+
 def test_every_gate_is_decided_when_the_regression_gate_fails(tmp_path: Path) -> None:
     """A failed regression gate was the last word: the non-inferiority gate's bounds were
     never said. Both are now, and the exit status is the first failure's (4)."""

@@ -73,7 +73,7 @@ def test_run_help_ends_with_every_exit_status_the_readme_lists() -> None:
     for code in codes:
         assert re.search(rf"(: |· ){code} ", epilog), code
     report = re.sub(r"[│\s]+", " ", _cli("experiment", "report", "--help", columns="400").stdout)
-    assert "with --fail-on-regression, as experiment run's gates: 3" in report
+    assert "with --fail-on-regression or --max-unanswered, as experiment run's gates: 3" in report
 
 
 def test_no_help_paragraph_depends_on_how_typer_joins_lines() -> None:

@@ -63,12 +63,15 @@ def _run(folder: Path) -> ExperimentRun:
     return load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
 
 
-def _latency_upper_bounds(run: ExperimentRun, alpha: float = 0.05) -> dict[str, float]:
-    """Independently: per-case mean latency per variant from the attempts table, candidate
-    minus baseline over the cases both have, one-sided t upper bound (scipy)."""
-    attempts = run.attempts.dropna(subset=["latency_ms"])
+def _latency_upper_bounds(
+    run: ExperimentRun, alpha: float = 0.05, column: str = "latency_ms"
+) -> dict[str, float]:
+    """Independently: per-case mean latency (or ``column``) per attempt per variant from
+    the attempts table, candidate minus baseline over the cases both have, one-sided t
+    upper bound (scipy)."""
+    attempts = run.attempts.dropna(subset=[column])
     means = attempts.pivot_table(
-        index="case_id", columns="variant_id", values="latency_ms", aggfunc="mean", observed=True
+        index="case_id", columns="variant_id", values=column, aggfunc="mean", observed=True
     )
     out = {}
     for candidate in means.columns.drop("baseline"):
@@ -153,7 +156,7 @@ def test_manifest_list_gates_every_dimension_and_candidate(tmp_path: Path) -> No
     page = render_html(analysis)
     assert "Non-inferiority gate failed: model-large (latency), retrieval-dense" in said
     for row in gate.itertuples():
-        unit = "pp" if row.dimension == "quality" else "ms"
+        unit = "pp" if row.dimension == "quality" else "ms per attempt"
         scale = 100 if row.dimension == "quality" else 1
         side, level, relation = (
             row.reason.split(" ")[0],
@@ -262,8 +265,8 @@ def test_a_candidate_passing_quality_but_not_latency_exits_5_naming_latency(
             continue
         # bound beside the margin, in the dimension's unit (ms)
         bound = f"{row['bound']:+.4g}"
-        line = f"  {row['candidate_variant_id']} (latency): upper 95% bound {bound} ms >= "
-        assert f"{line}margin +200 ms" in lines
+        line = f"  {row['candidate_variant_id']} (latency): upper 95% bound {bound} ms "
+        assert f"{line}per attempt >= margin +200 ms per attempt" in lines
     assert not any("(quality)" in line for line in lines)  # quality passed everywhere
     text = summary.read_text()
     assert "**Failed (exit 5).** Non-inferiority gate failed: model-large (latency)" in text
@@ -286,8 +289,46 @@ def test_a_candidate_passing_quality_but_not_latency_exits_5_naming_latency(
         sum("(quality): lower 95% bound" in x and " pp > margin -50 pp" in x for x in listed) == 4
     )
     assert (
-        sum("(latency): upper 95% bound" in x and " ms < margin +2000 ms" in x for x in listed) == 4
+        sum(
+            "(latency): upper 95% bound" in x
+            and " ms per attempt < margin +2000 ms per attempt" in x
+            for x in listed
+        )
+        == 4
     )
+
+
+def test_the_cost_and_latency_margins_are_said_per_attempt(tmp_path: Path) -> None:
+    """The cost gate compares each case's mean cost per attempt, but its lines said only
+    "USD": beside the variant table's cost (a trial's total over the suite) a margin of
+    0.001 USD read as per trial. Stderr, the summary and --help say "per attempt" (latency
+    too), and the bound is the one-sided t bound of the per-attempt means."""
+    summary = tmp_path / "s.md"
+    gates = ["--noninferiority", "cost=0.001", "--noninferiority", "latency=200"]
+    done = _cli(*_run_args(EXAMPLE, tmp_path), *gates, "--summary", str(summary))
+    assert done.returncode == 5, done.stderr
+    lines = done.stderr.splitlines()
+    text = summary.read_text()
+    expected = _latency_upper_bounds(_run(EXAMPLE), column="cost_usd")
+    block = json.loads((tmp_path / "r.json").read_text())["paired_comparisons"]["noninferiority"]
+    cost = [row for row in block["candidates"] if row["dimension"] == "cost"]
+    assert len(cost) == 4 and not all(row["passed"] for row in cost)
+    for row in cost:
+        candidate = row["candidate_variant_id"]
+        assert row["bound"] == pytest.approx(expected[candidate], rel=1e-10)
+        if row["passed"]:
+            continue
+        said = (
+            f"{candidate} (cost): upper 95% bound {row['bound']:+.4g} USD per attempt >= "
+            "margin +0.001 USD per attempt"
+        )
+        assert f"  {said}" in lines
+        assert f"- {said.replace('>=', chr(92) + '>=')}" in text  # Markdown-escaped
+    assert any(" ms per attempt >= margin +200 ms per attempt" in x for x in lines)
+    assert not any(x.endswith((" USD", " ms")) for x in lines)
+    helped = _cli("experiment", "run", "--help").stdout
+    flat = " ".join(helped.replace("│", " ").split())
+    assert "latency=200 is 200 ms per attempt, cost=0.001 is 0.001 USD per attempt" in flat
 
 
 @pytest.mark.parametrize(

@@ -73,7 +73,8 @@ def noninferiority_gate(
     comparisons
         From :func:`paired_comparisons`.
     margin
-        δ ≥ 0, in the evaluator's units (0.02 = two percentage points of pass rate); or
+        δ ≥ 0, in the evaluator's units (0.02 = two percentage points of pass rate; 200 ms
+        and 0.001 USD per attempt for latency and cost, compared as means per attempt); or
         several gates, ``{dimension: δ}`` or ``(dimension, δ)`` pairs (``dimension`` is
         then not read).
     dimension
@@ -295,13 +296,20 @@ _RELATION = {
     ("upper", False): ">=",
 }
 
-#: A unit as the gate's message gives it: (suffix, scale of a difference).
-_UNIT_TEXT = {"proportion": ("pp", 100.0), "ms": ("ms", 1.0), "usd": ("USD", 1.0)}
+#: A unit as the gate's message gives it: (suffix, scale of a difference). Latency and
+#: cost are compared as each case's mean over its attempts: a margin of one attempt's ms or
+#: USD, not a trial's total over the suite (the variant table's AgenticLens cost).
+_UNIT_TEXT = {
+    "proportion": ("pp", 100.0),
+    "ms": ("ms per attempt", 1.0),
+    "usd": ("USD per attempt", 1.0),
+}
 
 
 def gate_details(gate: pd.DataFrame, units: Mapping[str, str] | None = None) -> list[str]:
     """One line per (candidate, dimension) of a gate: the bound against the margin, in the
-    dimension's unit where it is known (pp, ms, USD), else the gate's ``reason`` as is.
+    dimension's unit where it is known (pp; ms and USD per attempt), else the gate's
+    ``reason`` as is.
 
     Parameters
     ----------
@@ -309,18 +317,23 @@ def gate_details(gate: pd.DataFrame, units: Mapping[str, str] | None = None) -> 
         From :func:`noninferiority_gate` (or read back from a saved report).
     units
         Dimension → unit (the comparisons' ``unit`` column): ``proportion`` reads as
-        percentage points, ``ms`` and ``usd`` as themselves, any other unit as its name.
+        percentage points, ``ms`` and ``usd`` as ms and USD per attempt (the paired latency
+        and cost are means per attempt), any other unit as its name.
 
     Examples
     --------
-    >>> gate = pd.DataFrame({"candidate_variant_id": ["b", "c"],
-    ...     "dimension": ["latency", "quality"], "bound": [153.2, -0.031],
-    ...     "bound_side": ["upper", "lower"], "threshold": [200.0, -0.02],
-    ...     "alpha": [0.05, 0.05], "passed": [True, False],
-    ...     "reason": ["upper 95% bound +153.2 < +200", "lower 95% bound -0.031 <= -0.02"]})
-    >>> gate_details(gate, {"latency": "ms", "quality": "proportion"})
-    ['b (latency): upper 95% bound +153.2 ms < margin +200 ms', \
-'c (quality): lower 95% bound -3.1 pp <= margin -2 pp']
+    >>> gate = pd.DataFrame({"candidate_variant_id": ["b", "c", "d"],
+    ...     "dimension": ["latency", "quality", "cost"], "bound": [153.2, -0.031, 0.0123],
+    ...     "bound_side": ["upper", "lower", "upper"], "threshold": [200.0, -0.02, 0.01],
+    ...     "alpha": [0.05, 0.05, 0.05], "passed": [True, False, False],
+    ...     "reason": ["upper 95% bound +153.2 < +200", "lower 95% bound -0.031 <= -0.02",
+    ...                "upper 95% bound +0.0123 >= +0.01"]})
+    >>> for line in gate_details(gate, {"latency": "ms", "quality": "proportion",
+    ...                                 "cost": "usd"}):
+    ...     print(line)
+    b (latency): upper 95% bound +153.2 ms per attempt < margin +200 ms per attempt
+    c (quality): lower 95% bound -3.1 pp <= margin -2 pp
+    d (cost): upper 95% bound +0.0123 USD per attempt >= margin +0.01 USD per attempt
     >>> gate_details(gate)[0]  # no unit known: the reason in the evaluator's own numbers
     'b (latency): upper 95% bound +153.2 < +200'
     """
@@ -365,7 +378,7 @@ def gate_statement(
     >>> passed, headline
     (False, 'Non-inferiority gate failed: b (latency)')
     >>> details
-    ['b (latency): upper 95% bound +250 ms >= margin +200 ms']
+    ['b (latency): upper 95% bound +250 ms per attempt >= margin +200 ms per attempt']
     """
     failed = noninferiority_failures(gate) or []
     units = (

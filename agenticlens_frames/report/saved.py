@@ -19,7 +19,7 @@ from ..analysis import ExperimentAnalysis
 from ..errors import InputError
 from ..formats._io import read_input, scrub_surrogates
 from ..paired.verdicts import empty_verdicts
-from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS
+from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS, _count_from_json
 from .paired_json import paired_frames_from_block
 from .verdicts_json import verdicts_from_block
 
@@ -230,6 +230,8 @@ def _parse(
         if not (isinstance(pair, list) and len(pair) == 2 and type(pair[1]) is int):
             raise TypeError(f"expected a [variant_id, trial] pair, got {pair!r}")
         execution_order.append((str(pair[0]), pair[1]))
+    # What --max-unanswered gates on, from the trials' live blocks (the attempts are gone).
+    unanswered = _unanswered_counts(items, variant_ids, place)
     place[:] = ["randomization"]
     info = {
         "experiment_name": data["experiment_name"],
@@ -243,6 +245,7 @@ def _parse(
         "execution_order": execution_order,
         "case_ids": list(data["case_ids"]),
         "created_at": data.get("created_at"),
+        "unanswered_counts": unanswered,
     }
     place[:] = []
     extras = data.get("agenticlens_frames") or {}
@@ -341,6 +344,50 @@ def _parse(
         info=info,
         extras=_extras(extras, file),
     )
+
+
+def _unanswered_counts(
+    items: list[Any], variant_ids: list[str], place: list[str | int]
+) -> dict[str, tuple[int, int]]:
+    """:func:`~agenticlens_frames.analysis.unanswered_counts` of a saved report: per variant
+    with any, (attempts its target never answered, attempts of its completed trials).
+
+    Each completed live trial's ``summary.live`` (AgenticLens's own block, in lean reports
+    too) counts its ``error_cases`` and ``timed_out_cases``; ``total_cases`` of the trial's
+    summary is its attempts. A failed trial has no report and, as in the run's count, no
+    attempt called. A report that AgenticLens or any version of ours wrote has the block
+    (null for a recorded variant, which every attempt answers), so ``--max-unanswered``
+    decides on a saved report as on its run.
+    """
+    counts: dict[str, tuple[int, int]] = {}
+    for i, (variant, variant_id) in enumerate(zip(items, variant_ids, strict=True)):
+        missing = total = 0
+        for j, trial in enumerate(variant.get("trials") or []):
+            report = trial.get("report")
+            if trial.get("status") != "succeeded" or report is None:
+                continue  # as run_from_report reads it: a failed trial
+            where: list[str | int] = ["variants", i, "trials", j, "report", "summary"]
+            place[:] = where
+            summary = report["summary"]
+            place[:] = [*where, "total_cases"]
+            cases = _count_from_json(summary["total_cases"])
+            total += cases
+            place[:] = [*where, "live"]
+            live = summary.get("live")
+            live = {} if live is None else live  # null: not a live variant, all answered
+            if not isinstance(live, dict):
+                raise TypeError(f"expected an object or null, got {type(live).__name__}")
+            unanswered = 0
+            for key in ("error_cases", "timed_out_cases"):
+                place[:] = [*where, "live", key]
+                unanswered += _count_from_json(live.get(key, 0))  # AgenticLens's default: 0
+            if unanswered > cases:
+                raise ValueError(f"{unanswered} unanswered of {cases} cases is not possible")
+            missing += unanswered
+        if missing:
+            counts[variant_id] = (missing, total)
+    place[:] = []
+    return counts
 
 
 def _extras(block: Mapping[str, Any], file: Path) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,6 +15,9 @@ from agenticlens_frames.report.json_report import build_report
 from agenticlens_frames.report.saved import load_report
 
 from ..conftest import EXAMPLE
+
+if TYPE_CHECKING:
+    from agenticlens_frames import ExperimentRun
 
 
 @pytest.fixture(scope="module")
@@ -109,36 +113,44 @@ def test_a_damaged_value_a_renderer_would_meet_is_refused_at_load(
     assert info.value.location == place and message in info.value.message
 
 
+def _baseline_down(folder: Path) -> ExperimentRun:
+    """A live run of 3 cases, 2 trials, whose baseline ``a`` never answers; ``b`` errs on
+    case ``c1`` only and ``c`` answers every case."""
+    from agenticlens_frames.runner import run_experiment
+
+    (folder / "bot.py").write_text(
+        "def answer(text):\n    return {'output': 'ok', 'trace': {'spans': []}}\n"
+        "def down(text):\n    raise ConnectionError('unavailable')\n"
+        "def flaky(text):\n    return down(text) if text == 'q1' else answer(text)\n"
+    )
+    variants = [
+        {"id": v, "name": v, "target_kind": "python", "target": f"bot.py:{t}"}
+        for v, t in (("a", "down"), ("b", "flaky"), ("c", "answer"))
+    ]
+    (folder / "m.json").write_text(
+        json.dumps({"name": "m", "version": "1", "baseline_variant_id": "a",
+                    "trial_count": 2, "variants": variants})
+    )  # fmt: skip
+    cases = [{"id": f"c{i}", "name": f"c{i}", "input": f"q{i}", "expected_contains": ["ok"]}
+             for i in range(3)]  # fmt: skip
+    (folder / "s.json").write_text(json.dumps({"name": "s", "version": "1", "cases": cases}))
+    return run_experiment(folder / "m.json", folder / "s.json", progress=False).run
+
+
 def test_a_saved_report_keeps_the_attempts_no_target_answered(tmp_path: Path) -> None:
     """`experiment report` on a run whose baseline never answered showed every candidate
     better with no word of the outage: the notes were computed from the run alone."""
     from agenticlens_frames.analysis import target_failure_warnings
     from agenticlens_frames.report.json_report import write_json_report
     from agenticlens_frames.report.summary import summary_markdown
-    from agenticlens_frames.runner import run_experiment
 
-    (tmp_path / "bot.py").write_text(
-        "def answer(text):\n    return {'output': 'ok', 'trace': {'spans': []}}\n"
-        "def down(text):\n    raise ConnectionError('unavailable')\n"
-    )
-    variants = [
-        {"id": v, "name": v, "target_kind": "python", "target": f"bot.py:{t}"}
-        for v, t in (("a", "down"), ("b", "answer"), ("c", "answer"))
-    ]
-    (tmp_path / "m.json").write_text(
-        json.dumps({"name": "m", "version": "1", "baseline_variant_id": "a",
-                    "trial_count": 2, "variants": variants})
-    )  # fmt: skip
-    cases = [{"id": f"c{i}", "name": f"c{i}", "input": "q", "expected_contains": ["ok"]}
-             for i in range(3)]  # fmt: skip
-    (tmp_path / "s.json").write_text(json.dumps({"name": "s", "version": "1", "cases": cases}))
-    run = run_experiment(tmp_path / "m.json", tmp_path / "s.json", progress=False).run
+    run = _baseline_down(tmp_path)
     # Independently: every attempt of the baseline ended in its target's error.
     attempts = run.attempts
     assert (attempts.loc[attempts["variant_id"] == "a", "status"] == "target_error").sum() == 6
     analysis = analyze(run)
     notes = target_failure_warnings(analysis)
-    assert len(notes) == 1 and notes[0].startswith("a: 6 of 6 attempts got no answer")
+    assert len(notes) == 2 and notes[0].startswith("a: 6 of 6 attempts got no answer")
     write_json_report(analysis, tmp_path / "r.json")
     loaded = load_report(tmp_path / "r.json")
     assert target_failure_warnings(loaded) == notes
@@ -154,3 +166,55 @@ def test_damaged_target_failure_notes_are_refused(tmp_path: Path, saved: dict) -
     (tmp_path / "r.json").write_text(json.dumps(data))
     with pytest.raises(InputError, match="target_failures"):
         load_report(tmp_path / "r.json")
+
+
+@pytest.mark.parametrize("lean", [False, True])
+def test_a_saved_report_gives_the_unanswered_counts_of_its_run(tmp_path: Path, lean: bool) -> None:
+    """A loaded report's counts were empty (it was thought to keep only the notes), so
+    ``--max-unanswered`` could not gate it: each completed trial's ``summary.live`` block
+    (lean reports too) gives them, failed trials out of the denominator as in the run."""
+    from agenticlens_frames.analysis import unanswered_counts
+    from agenticlens_frames.report.json_report import write_json_report
+
+    run = _baseline_down(tmp_path)
+    # Independently, from the attempts table.
+    attempts = run.attempts
+    called = attempts[attempts["status"] != "trial_failed"]
+    missing = called["status"].isin(["target_error", "timed_out"])
+    counts = missing.groupby(called["variant_id"].astype(str), observed=True).agg(["sum", "size"])
+    expected = {v: (int(k), int(n)) for v, (k, n) in counts.iterrows() if k}
+    assert expected == {"a": (6, 6), "b": (2, 6)}
+    analysis = analyze(run, frontier_n_resamples=0)
+    assert unanswered_counts(analysis) == expected
+    write_json_report(analysis, tmp_path / "r.json", lean=lean)
+    assert unanswered_counts(load_report(tmp_path / "r.json")) == expected
+
+
+@pytest.mark.parametrize(
+    ("live", "place", "message"),
+    [
+        ({"error_cases": -1}, "live.error_cases", "expected a whole number ≥ 0, got -1"),
+        ({"timed_out_cases": "2"}, "live.timed_out_cases", "expected a whole number ≥ 0"),
+        ([], "live", "expected an object or null, got list"),
+        ({"error_cases": 3, "timed_out_cases": 1}, "live.timed_out_cases", "4 unanswered of 3"),
+    ],
+)
+def test_a_damaged_live_block_is_refused_naming_its_place(
+    tmp_path: Path, live: object, place: str, message: str
+) -> None:
+    """The counts --max-unanswered gates on are read from the live blocks: one that holds
+    no count (or more unanswered cases than the trial has) is refused, not gated on."""
+    from agenticlens_frames.report.json_report import write_json_report
+
+    write_json_report(
+        analyze(_baseline_down(tmp_path), frontier_n_resamples=0), tmp_path / "r.json"
+    )
+    report = json.loads((tmp_path / "r.json").read_text())
+    report["variants"][1]["trials"][1]["report"]["summary"]["live"] = live
+    path = tmp_path / "damaged.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_report(path)
+    assert info.value.file == str(path)
+    assert info.value.location == f"variants[1].trials[1].report.summary.{place}"
+    assert message in info.value.message
