@@ -74,6 +74,7 @@ __all__ = [
     "EXIT_ENDED",
     "EXIT_INTERRUPTED",
     "MAX_RESTARTS_ENV",
+    "PRIVATE_RUN_DIR_ENV",
     "SUPERVISE_ENV",
     "exit_now",
     "listen",
@@ -83,6 +84,10 @@ __all__ = [
 
 #: Set in the child: the file it writes its exit code to when it ends deliberately.
 DONE_ENV = "AGENTICLENS_FRAMES_DONE"
+#: Set in the child when the run folder is the supervisor's private one (no --run-dir was
+#: given): its path. A resume from it is the supervisor's restart, already said, not a
+#: folder kept from an earlier command line.
+PRIVATE_RUN_DIR_ENV = "AGENTICLENS_FRAMES_PRIVATE_RUN_DIR"
 #: ``0`` runs ``experiment run`` in one process, unwatched (for debugging).
 SUPERVISE_ENV = "AGENTICLENS_FRAMES_SUPERVISE"
 #: Most restarts after the run's process ended without finishing (default 20).
@@ -632,6 +637,8 @@ def supervise(argv: list[str], command: Callable[[], object] | None = None) -> i
             done.unlink(missing_ok=True)
             inflight.unlink(missing_ok=True)
             env = {DONE_ENV: str(done), INFLIGHT_ENV: str(inflight), INVOCATION_ENV: work.name}
+            if injected:
+                env[PRIVATE_RUN_DIR_ENV] = run_dir_text
             # Held until `child` names the new process, so none is lost: each reaches us
             # and is passed on, or reaches the child, which acts on it once it runs.
             mask = signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)

@@ -802,23 +802,24 @@ def _provenance_inputs(
 def _say_resumed(live: Any, run_dir: Path | None) -> None:
     """Say on stderr (``--quiet`` too) how many live attempts came from the run folder's
     journal: a run folder kept between CI jobs answers a changed agent with the old
-    agent's replies (the targets' code is not hashed), and the log showed nothing of it."""
-    if run_dir is None:
+    agent's replies (the targets' code is not hashed), and the log showed nothing of it.
+    Not for the supervisor's private folder (no --run-dir given): its restarts are said
+    as they happen."""
+    from ._supervise import PRIVATE_RUN_DIR_ENV
+
+    if run_dir is None or live.from_journal <= 0:
+        return
+    if os.environ.get(PRIVATE_RUN_DIR_ENV) == str(run_dir):
         return
     from .report.console import single_line
 
-    live_ids = [v.id for v in live.run.manifest.variants if v.target_kind != "recorded"]
-    attempts = live.run.attempts
-    total = int(attempts["variant_id"].astype(str).isin(live_ids).sum())
-    journaled = total - live.attempted
-    if journaled <= 0:
-        return
+    done = live.from_journal + live.attempted
     Console(stderr=True, highlight=False).print(
         Text(
             single_line(
-                f"Resumed from --run-dir {run_dir}: {journaled} of {total} live attempt(s) "
-                f"from its journal, {live.attempted} called now (the targets' code is not "
-                "checked: a changed agent needs a new --run-dir)"
+                f"Resumed from --run-dir {run_dir}: {live.from_journal} of {done} live "
+                f"attempt(s) from its journal, {live.attempted} called now (the targets' code "
+                "is not checked: a changed agent needs a new --run-dir)"
             ),
             style="yellow",
         ),

@@ -635,8 +635,7 @@ def test_report_max_unanswered_decides_as_the_run_did(
         "experiment", "report", "r.json", "-q", "--summary", "report.md", *gates, cwd=folder
     )
     assert again.returncode == status, again.stderr
-    # The run also says that its failed trial's attempts were taken from its journal.
-    said = [x for x in ran.stderr.splitlines() if not x.startswith("Resumed from")]
+    said = ran.stderr.splitlines()
     assert again.stderr.splitlines() == said
     assert (folder / "report.md").read_text() == (folder / "run.md").read_text()
     # Independently, from the attempts table: failed trials are out of the denominator.
@@ -749,3 +748,26 @@ def test_changed_comparison_settings_are_refused_before_any_call(tmp_path: Path)
     # The same settings run again (and are checked whole after the run, as before).
     assert _cli(*args, cwd=folder).returncode == 0
     assert len(calls.read_text().splitlines()) == 48
+
+
+def test_a_new_run_with_a_failed_trial_does_not_say_it_resumed(tmp_path: Path) -> None:
+    """A failed trial's cases are attempts never called: counted as the run's attempts
+    less this session's calls, they read as taken from a journal, and a new run (with a
+    new --run-dir, or with the supervisor's private folder and no --run-dir at all) said
+    "Resumed from --run-dir …: 7 of 48 live attempt(s) from its journal". Only a real
+    resume says so, with the journal's count (the calls log counts the calls)."""
+    folder = _outage_experiment(tmp_path / "exp")
+    base = ["experiment", "run", "manifest.yaml", "suite.yaml", "-q"]
+    private = _cli(*base, cwd=folder)
+    assert private.returncode == 0, private.stderr
+    assert "Resumed" not in private.stderr
+    first = _cli(*base, "--run-dir", "rd", cwd=folder)
+    assert first.returncode == 0 and "Resumed" not in first.stderr, first.stderr
+    # Resumed: every finished attempt comes from the journal; of b's failed trial only the
+    # call that failed it, its other 7 cases never called (a: 16, b: 1 + 8, c: 16).
+    again = _cli(*base, "--run-dir", "rd", cwd=folder)
+    resumed = [x for x in again.stderr.splitlines() if x.startswith("Resumed")]
+    assert resumed == [
+        "Resumed from --run-dir rd: 41 of 41 live attempt(s) from its journal, 0 called now "
+        "(the targets' code is not checked: a changed agent needs a new --run-dir)"
+    ], again.stderr

@@ -134,6 +134,9 @@ class LiveRunResult:
         The progress line counts them as done; :attr:`remaining_text` names both.
     attempted
         Attempts finished by this call (not counting earlier sessions).
+    from_journal
+        Live attempts this call took as finished from the run folder's journal (earlier
+        sessions'), neither called nor scored again; 0 for a new folder or without one.
     interrupted
         Stopped by Ctrl-C, at any moment of the run (what finished is kept).
     run_dir
@@ -186,6 +189,7 @@ class LiveRunResult:
     stopping: dict[str, Any] | None = None
     remaining_cases: int = 0
     awaiting_judge: int = 0
+    from_journal: int = 0
 
     @property
     def complete(self) -> bool:
@@ -1194,6 +1198,9 @@ async def arun_live(
         # ``reopen`` record was met above): reopened again, the failures it already ran
         # again would be called a third time.
         reopen = rerun_failed and not ledger.continues_rerun and ledger.reopen_failed() > 0
+        # Counted from the journal, not as the run's attempts less this session's: a failed
+        # trial's cases were never called, yet they are attempts of the run.
+        from_journal = len(ledger.final)
         samples = ledger.unfinished_samples()
         _note_changed_judges(samples, registry)
         if monitor is not None:
@@ -1349,6 +1356,7 @@ async def arun_live(
                     remaining_cases=open_cases,
                     awaiting_judge=awaiting,
                     attempted=scheduler.finished,
+                    from_journal=from_journal,
                     interrupted=interrupted,
                     run_dir=folder.path if folder is not None else None,
                     calls=ledger.calls_frame(),

@@ -174,6 +174,9 @@ def test_processes_ending_the_run_are_caught_by_the_supervisor(tmp_path):
         if code == 0:
             # Both trials' c2 failed with the reason; every other attempt is there.
             assert report.read_text().count("ProcessEnded") >= 2, name
+            # The restarts were said as they happened; no --run-dir was given, so no
+            # "Resumed from --run-dir <the supervisor's private folder>" either.
+            assert "resuming (" in err and "--run-dir" not in err, (name, err)
         else:
             assert not report.exists()
         assert not list((tmp_path / name).glob(".r.json*"))
