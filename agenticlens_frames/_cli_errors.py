@@ -1,5 +1,6 @@
-"""How both command lines (``experiment`` and ``archive``) report bad input: one line on
-stderr, exit status 1, never a traceback; and the console they print their tables on."""
+"""How both command lines (``experiment`` and ``archive``) report bad input: one paragraph
+on stderr (a line per problem for a file with several), exit status 1, never a traceback;
+and the console they print their tables on."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ def fail(prefix: str, error: Exception) -> typer.Exit:
 
     Plain text, not rich markup (messages hold user text with brackets); control
     characters and known secrets removed (a hostile file name must not drive the
-    terminal); one unbroken paragraph (soft_wrap) so logs and grep see the whole message.
+    terminal); unbroken lines (soft_wrap) so logs and grep see each whole, one per problem
+    when the error lists several (``InputError.problems``).
     """
     Console(stderr=True, highlight=False).print(
         Text(f"{prefix}: ", style="bold red") + Text(masked(error)), soft_wrap=True

@@ -428,6 +428,16 @@ class Experiment:
             **where,
         )
 
+    def _in_dataset(self, problem: InputError, index: int) -> InputError:
+        """A problem of the one-case suite :meth:`_case` validates, as one of the dataset."""
+        location = (problem.location or "").replace("cases[0]", f"dataset[{index}]", 1)
+        return InputError(
+            problem.message,
+            file=f"experiment {self.name!r}",
+            location=location or f"dataset[{index}]",
+            hint=problem.hint,
+        )
+
     def _case(
         self, item: Mapping[str, Any], index: int, width: int, evaluators: tuple[str, ...]
     ) -> CaseSpec:
@@ -464,13 +474,9 @@ class Experiment:
             try:
                 suite = load_suite(path, known_evaluators=evaluators)
             except InputError as exc:
-                location = (exc.location or "").replace("cases[0]", f"dataset[{index}]", 1)
-                raise InputError(
-                    exc.message,
-                    file=f"experiment {self.name!r}",
-                    location=location or f"dataset[{index}]",
-                    hint=exc.hint,
-                ) from None
+                # Every problem the loader found, each placed in the dataset.
+                problems = [self._in_dataset(problem, index) for problem in exc.problems or [exc]]
+                raise InputError.of_all(problems, exc.unlisted) from None
         return dataclasses.replace(suite.cases[0], index=index, input=item["input"])
 
     def to_manifest(

@@ -1,14 +1,16 @@
 """Errors that reach users.
 
 Every problem with user input is raised as :class:`InputError`, which names the file, the
-place inside it and how to fix it. The CLI prints ``str(error)`` and exits with status 1; it
-never shows a traceback for these.
+place inside it and how to fix it; a manifest or suite with several problems raises one
+that lists them all. The CLI prints ``str(error)`` and exits with status 1; it never shows a
+traceback for these.
 """
 
 from __future__ import annotations
 
 import errno
 import numbers
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +76,11 @@ class InputError(ValueError):
         ``"line N"`` string for syntax errors.
     hint
         How to fix it, e.g. ``"quote the value: version: \\"2026.10\\""``.
+    problems
+        Every problem found, when a file had several (see :meth:`of_all`); ``message``,
+        ``file``, ``location`` and ``hint`` are then the first one's.
+    unlisted
+        How many more problems were found than ``problems`` lists.
 
     Examples
     --------
@@ -89,6 +96,8 @@ class InputError(ValueError):
         file: str | Path | None = None,
         location: tuple[str | int, ...] | list[str | int] | str | None = None,
         hint: str | None = None,
+        problems: Sequence[InputError] = (),
+        unlisted: int = 0,
     ) -> None:
         self.message = message
         self.file = str(file) if file is not None else None
@@ -96,18 +105,70 @@ class InputError(ValueError):
             location = format_location(location)
         self.location = location or None
         self.hint = hint
+        self.problems = tuple(problems)
+        self.unlisted = unlisted
         super().__init__(str(self))
 
+    @classmethod
+    def of_all(cls, problems: Sequence[InputError], unlisted: int = 0) -> InputError:
+        """One error for every problem of a file: the problem itself when there is one, else
+        an error whose message lists each problem on its own line, worded as it would be
+        alone, and says how many more there are beyond ``problems``.
+
+        Its ``file``, ``location`` and ``hint`` are the first problem's: code that reads
+        them sees what it saw when loading stopped at the first problem.
+
+        Examples
+        --------
+        >>> typo = InputError("unknown key 'trials'", file="m.yaml",
+        ...                   hint="did you mean 'trial_count'?")
+        >>> kind = InputError("expected a string, got 2", file="m.yaml", location=("version",))
+        >>> print(InputError.of_all([typo, kind], unlisted=3))
+        m.yaml: 5 problems:
+          m.yaml: unknown key 'trials' (did you mean 'trial_count'?)
+          m.yaml: version: expected a string, got 2
+          and 3 more, not listed (fix these and load the file again to see them)
+        >>> InputError.of_all([kind]) is kind
+        True
+        """
+        first = problems[0]
+        if len(problems) == 1 and not unlisted:
+            return first
+        return cls(
+            first.message,
+            file=first.file,
+            location=first.location,
+            hint=first.hint,
+            problems=problems,
+            unlisted=unlisted,
+        )
+
     def __str__(self) -> str:
+        if self.problems:
+            return self._listing()
         parts = [p for p in (self.file, self.location) if p]
         text = ": ".join([*parts, self.message])
         if self.hint:
             text += f" ({self.hint})"
         return text
 
+    def _listing(self) -> str:
+        total = len(self.problems) + self.unlisted
+        lines = [": ".join([p for p in (self.file, f"{total} problems:") if p])]
+        lines += [f"  {problem}" for problem in self.problems]
+        if self.unlisted:
+            lines.append(
+                f"  and {self.unlisted} more, not listed (fix these and load the file again "
+                "to see them)"
+            )
+        return "\n".join(lines)
+
     def __reduce__(self) -> tuple[Any, ...]:
-        # Keep file, place and hint across pickling (errors from worker processes).
-        return (_rebuild, (self.message, self.file, self.location, self.hint))
+        # Keep file, place, hint and problems across pickling (errors from worker processes).
+        return (
+            _rebuild,
+            (self.message, self.file, self.location, self.hint, self.problems, self.unlisted),
+        )
 
     def with_file(self, file: str | Path) -> InputError:
         """Return a copy that names ``file`` if this error does not name one yet (the
@@ -124,11 +185,27 @@ class InputError(ValueError):
         """
         if self.file is not None:
             return self
-        return InputError(self.message, file=file, location=self.location, hint=self.hint)
+        return InputError(
+            self.message,
+            file=file,
+            location=self.location,
+            hint=self.hint,
+            problems=[problem.with_file(file) for problem in self.problems],
+            unlisted=self.unlisted,
+        )
 
 
-def _rebuild(message: str, file: str | None, location: str | None, hint: str | None) -> InputError:
-    return InputError(message, file=file, location=location, hint=hint)
+def _rebuild(
+    message: str,
+    file: str | None,
+    location: str | None,
+    hint: str | None,
+    problems: tuple[InputError, ...] = (),
+    unlisted: int = 0,
+) -> InputError:
+    return InputError(
+        message, file=file, location=location, hint=hint, problems=problems, unlisted=unlisted
+    )
 
 
 _PERMISSIONS = "check the permissions of the file and of the folders above it"

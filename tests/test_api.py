@@ -107,6 +107,18 @@ def test_incremental_building_and_validation():
         twice.to_suite()
 
 
+def test_every_problem_of_a_dataset_case_is_named_in_the_dataset():
+    bad = Experiment(name="bad", dataset=[{"input": "x", "max_turns": 0, "tags": [1]}])
+    with pytest.raises(InputError) as info:
+        bad.to_suite()
+    assert str(info.value).splitlines() == [
+        "experiment 'bad': 2 problems:",
+        "  experiment 'bad': dataset[0].max_turns: expected an integer >= 1, got 0",
+        "  experiment 'bad': dataset[0].tags[0]: expected a string, got 1 (write it as a JSON "
+        'string: "1")',
+    ]
+
+
 @pytest.mark.parametrize(
     ("entry", "location", "message"),
     [

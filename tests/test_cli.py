@@ -99,6 +99,26 @@ def test_invalid_input_exits_1_with_one_paragraph_and_no_traceback(tmp_path: Pat
     assert done.returncode == 1 and "file not found" in done.stderr
 
 
+def test_every_problem_of_a_manifest_is_printed_at_once_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    shutil.copytree(EXAMPLE, tmp_path, dirs_exist_ok=True)
+    manifest = tmp_path / "manifest.yaml"
+    text = manifest.read_text().replace("trial_count", "trials")
+    text = text.replace('version: "1"', "version: 2026.10")
+    manifest.write_text(text.replace('target_kind: "recorded"', 'target_kind: "record"', 1))
+    done = _cli("experiment", "run", str(manifest), str(tmp_path / "suite.yaml"), "-q")
+    assert done.returncode == 1  # invalid input, as for one problem
+    assert "Traceback" not in done.stderr + done.stdout
+    assert done.stderr.splitlines() == [
+        f"Unable to run experiment: {manifest}: 3 problems:",
+        f"  {manifest}: unknown key 'trials' (did you mean 'trial_count'?)",
+        f'  {manifest}: version: expected a string, got 2026.1 (quote it: version: "2026.10")',
+        f"  {manifest}: variants[0].target_kind: expected one of 'python', 'http', 'recorded', "
+        "got 'record' (did you mean 'recorded'?)",
+    ]
+
+
 def test_a_variant_without_completed_trials_gives_exit_3() -> None:
     # A recorded file must hold at least one trial, so a recorded run cannot end with a
     # variant that completed none; live runs can (issue 5). Drive the decision directly.

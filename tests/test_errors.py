@@ -53,3 +53,30 @@ def test_check_count(value, ok):
     else:
         with pytest.raises(InputError, match="trials must be a whole number ≥ 1"):
             check_count(value, "trials")
+
+
+def test_an_error_listing_several_problems_survives_pickling_and_naming_its_file():
+    # Errors cross process boundaries (forked workers) pickled: every problem stays.
+    import pickle
+
+    problems = [
+        InputError("unknown key 'trials'", location=(), hint="did you mean 'trial_count'?"),
+        InputError("expected a string, got 2", location=("version",)),
+    ]
+    error = InputError.of_all(problems, unlisted=4)
+    named = error.with_file("m.yaml")
+    assert str(named).splitlines() == [
+        "m.yaml: 6 problems:",
+        "  m.yaml: unknown key 'trials' (did you mean 'trial_count'?)",
+        "  m.yaml: version: expected a string, got 2",
+        "  and 4 more, not listed (fix these and load the file again to see them)",
+    ]
+    copy = pickle.loads(pickle.dumps(named))
+    assert str(copy) == str(named) and copy.unlisted == 4
+    assert (copy.message, copy.file, copy.location, copy.hint) == (
+        "unknown key 'trials'",
+        "m.yaml",
+        None,
+        "did you mean 'trial_count'?",
+    )
+    assert [str(p) for p in copy.problems] == [str(p) for p in named.problems]

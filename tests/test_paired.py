@@ -449,6 +449,30 @@ def test_manifest_errors_name_the_place(raw: dict, where: str, text: str) -> Non
     assert text in message
 
 
+def test_every_problem_of_the_comparisons_block_is_reported_at_once() -> None:
+    raw = {
+        "corection": "holm",  # misspelt: not also "missing correction"
+        "alpha": 1.5,
+        "evaluators": {"qualty": "passed", "safety": "x@"},
+        "noninferiority": [{"margin": -1}, "quality", {"margin": 1, "dimension": "cost"}],
+        "limits": {"max_evaluators": "many"},
+    }
+    with pytest.raises(InputError) as info:
+        parse_comparisons(raw, file="exp/manifest.yaml")
+    places = [problem.location for problem in info.value.problems]
+    assert places == [
+        "comparisons",
+        "comparisons.alpha",
+        "comparisons.evaluators",
+        "comparisons.evaluators.safety",
+        "comparisons.noninferiority[0].margin",
+        "comparisons.noninferiority[1]",
+        "comparisons.limits.max_evaluators",
+    ]
+    assert str(info.value).startswith("exp/manifest.yaml: 7 problems:\n")
+    assert "unknown key 'corection' (did you mean 'correction'?)" in str(info.value)
+
+
 @pytest.mark.parametrize(
     ("written", "argument", "value", "message"),
     [

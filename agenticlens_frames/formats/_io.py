@@ -17,6 +17,7 @@ import os
 import re
 import stat
 from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -31,6 +32,7 @@ from agenticlens_frames.errors import InputError
 from agenticlens_frames.formats._plain_yaml import NOT_PLAIN, load_plain_yaml
 
 __all__ = [
+    "FAILED",
     "JSON_REFUSED",
     "REQUIRED",
     "Invalid",
@@ -54,6 +56,7 @@ __all__ = [
     "to_str",
     "to_str_list",
     "to_str_map",
+    "valid",
 ]
 
 # libyaml's loader is about ten times faster than the pure-Python one, which matters for
@@ -62,6 +65,31 @@ _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: Marks a field without a default in :meth:`Source.take`.
 REQUIRED: Any = object()
+
+
+class _Failed:
+    def __repr__(self) -> str:
+        return "FAILED"
+
+
+#: What :class:`Source` gives for a value it refused while collecting problems (see
+#: :meth:`Source.collecting`), so that loading goes on; a rule that needs the value skips
+#: it (see :func:`valid`). Never returned outside the collecting block.
+FAILED: Any = _Failed()
+
+#: How many problems one error lists; it counts the rest.
+MOST_LISTED = 20
+
+
+def valid(*values: Any) -> bool:
+    """Whether none of ``values`` is :data:`FAILED`: a rule on them may run.
+
+    Examples
+    --------
+    >>> valid(3, "a"), valid(3, FAILED)
+    (True, False)
+    """
+    return all(value is not FAILED for value in values)
 
 
 def is_json_path(path: str | Path) -> bool:
@@ -890,6 +918,8 @@ def close_match(word: Any, choices: Iterable[str]) -> str | None:
 class Source:
     """A document being validated: turns problems into errors that name the file and place.
 
+    Each problem is raised at once, unless inside :meth:`collecting`.
+
     Parameters
     ----------
     path
@@ -898,7 +928,82 @@ class Source:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._composed: Any = None
+        self._as_written: Any = None  # the document as written, for hints (_raw_scalar)
+        # While collecting: the problems listed so far, how many more there were, and the
+        # keys an unknown key was taken for a misspelling of (by location).
+        self._problems: list[InputError] | None = None
+        self._unlisted = 0
+        self._suggested: set[tuple[tuple[str | int, ...], str]] = set()
+
+    @contextmanager
+    def collecting(self) -> Iterator[None]:
+        """Within the block, every problem :meth:`take`, :meth:`check_keys`,
+        :meth:`report` and :meth:`refuse` find is recorded and loading goes on; at its end
+        they are raised as one :class:`~agenticlens_frames.errors.InputError` (see
+        ``InputError.of_all``): the problem itself when there is one, so a file with one
+        problem gives the error it gave when loading stopped at the first.
+
+        The values refused are :data:`FAILED`; rules that need them skip them. An
+        InputError raised inside the block (a problem loading could not go past) is the
+        last problem.
+
+        Examples
+        --------
+        >>> source = Source("m.yaml")
+        >>> with source.collecting():
+        ...     source.check_keys({"trials": 2, "seed": 1}, ["trial_count", "random_seed"], ())
+        ...     name = source.take({"name": 2}, "name", (), to_str)
+        ...     version = source.take({"name": 2}, "version", (), to_str)
+        Traceback (most recent call last):
+        ...
+        agenticlens_frames.errors.InputError: m.yaml: 4 problems:
+          m.yaml: unknown key 'trials' (did you mean 'trial_count'?)
+          m.yaml: unknown key 'seed' (did you mean 'random_seed'?)
+          m.yaml: name: expected a string, got 2 (quote it so that YAML reads it as text)
+          m.yaml: missing required key 'version'
+        """
+        self._problems, self._unlisted = [], 0
+        cause: Exception | None = None
+        try:
+            yield
+        except InputError as error:
+            self._problem(error)
+        except Exception as error:
+            # A rule ran on a value an earlier problem left invalid (a dependent check that
+            # was not skipped): those problems are what the user must fix, and the failure
+            # stays attached as their cause. Without a problem, it is a bug: raised as it is.
+            if not self._problems:
+                raise
+            cause = error
+        finally:
+            problems, unlisted = self._problems, self._unlisted
+            self._problems, self._unlisted = None, 0
+            self._suggested.clear()
+        if problems:
+            raise InputError.of_all(problems, unlisted) from cause
+
+    @property
+    def found(self) -> int:
+        """How many problems were found so far while collecting (listed or not)."""
+        return 0 if self._problems is None else len(self._problems) + self._unlisted
+
+    def counted(self, number: int) -> bool:
+        """Count ``number`` more problems without finding them again, if they would not be
+        listed anyway (collecting, the list full); whether it did. For a slow check whose
+        outcome is known (a JSON schema repeated across thousands of cases)."""
+        if self._problems is None or len(self._problems) < MOST_LISTED:
+            return False
+        self._unlisted += number
+        return True
+
+    def _problem(self, error: InputError) -> None:
+        """Raise ``error``, or while collecting record it."""
+        if self._problems is None:
+            raise error from None
+        if len(self._problems) < MOST_LISTED:
+            self._problems.append(error)
+        else:
+            self._unlisted += 1
 
     def error(
         self, location: tuple[str | int, ...], message: str, hint: str | None = None
@@ -909,8 +1014,26 @@ class Source:
     def fail(
         self, location: tuple[str | int, ...], message: str, hint: str | None = None
     ) -> NoReturn:
-        """Raise :meth:`error`."""
+        """Raise :meth:`error`, even while collecting: for a problem loading cannot go past."""
         raise self.error(location, message, hint)
+
+    def report(
+        self, location: tuple[str | int, ...], message: str, hint: str | None = None
+    ) -> None:
+        """Raise :meth:`error`, or while collecting record it and return."""
+        self._problem(self.error(location, message, hint))
+
+    def misspelt(self, location: tuple[str | int, ...], key: str) -> bool:
+        """Whether, while collecting, an unknown key in the mapping at ``location`` was
+        taken for a misspelling of ``key`` (which the mapping lacks): a rule about ``key``
+        there would say the same problem again."""
+        return (location, key) in self._suggested
+
+    def report_missing(self, location: tuple[str | int, ...], key: str) -> None:
+        """:meth:`report` that the mapping at ``location`` lacks the required ``key``, unless
+        it is :meth:`misspelt` there."""
+        if not self.misspelt(location, key):
+            self.report(location, f"missing required key {key!r}")
 
     def invalid(self, location: tuple[str | int, ...], problem: Invalid) -> InputError:
         """The error for ``problem`` found in the value at ``location``."""
@@ -919,6 +1042,11 @@ class Source:
         if problem.quote and hint is None:
             hint = self._quote_hint(where)
         return InputError(problem.message, file=self.path, location=where, hint=hint)
+
+    def refuse(self, location: tuple[str | int, ...], problem: Invalid) -> Any:
+        """Raise :meth:`invalid`, or while collecting record it and return :data:`FAILED`."""
+        self._problem(self.invalid(location, problem))
+        return FAILED
 
     def take(
         self,
@@ -932,10 +1060,12 @@ class Source:
 
         A key that is present with a null value is *not* absent: it goes through
         ``convert``, which refuses it unless the field is nullable (as pydantic does).
+        While collecting, a refused or missing value is :data:`FAILED`.
         """
         if key not in mapping:
             if default is REQUIRED:
-                self.fail(location, f"missing required key {key!r}")
+                self.report_missing(location, key)
+                return FAILED
             return default
         value = mapping[key]
         try:
@@ -943,7 +1073,8 @@ class Source:
         except Invalid as exc:
             if value is None and default is not REQUIRED and exc.hint is None:
                 exc.hint = "remove the key to use the default"
-            raise self.invalid((*location, key), exc) from None
+            problem = exc
+        return self.refuse((*location, key), problem)
 
     def check_keys(
         self, mapping: dict[Any, Any], allowed: Collection[str], location: tuple[str | int, ...]
@@ -954,12 +1085,14 @@ class Source:
         for key in mapping:
             if key not in allowed:
                 match = close_match(key, allowed)
+                if self._problems is not None and match and match not in mapping:
+                    self._suggested.add((location, match))
                 hint = (
                     f"did you mean {match!r}?"
                     if match
                     else "remove it; the known keys are " + ", ".join(allowed)
                 )
-                self.fail(location, f"unknown key {key!r}", hint)
+                self.report(location, f"unknown key {key!r}", hint)
 
     def _quote_hint(self, where: tuple[str | int, ...]) -> str:
         key = next((part for part in reversed(where) if isinstance(part, str)), None)
@@ -974,15 +1107,18 @@ class Source:
     def _raw_scalar(self, where: tuple[str | int, ...]) -> str | None:
         """The scalar at ``where`` as written in the file (``2026.10``, not ``2026.1``)."""
         try:
+            if self._as_written is None:
+                # Kept: a file with many problems is read once for all their hints.
+                text = self.path.read_text(encoding="utf-8-sig")
+                json_file = is_json_path(self.path)
+                self._as_written = (
+                    json.loads(text) if json_file else yaml.compose(text, Loader=_YAML_LOADER)
+                )
+            node: Any = self._as_written
             if is_json_path(self.path):
-                node: Any = json.loads(self.path.read_text(encoding="utf-8-sig"))
                 for part in where:
                     node = node[part]
                 return json.dumps(node) if not isinstance(node, (dict, list)) else None
-            if self._composed is None:
-                text = self.path.read_text(encoding="utf-8-sig")
-                self._composed = yaml.compose(text, Loader=_YAML_LOADER)
-            node = self._composed
             for part in where:
                 node = _yaml_child(node, part)
             return node.value if isinstance(node, yaml.ScalarNode) else None

@@ -1,10 +1,10 @@
 """The manifest's ``comparisons:`` block as written: keys, shapes and types, read in place.
 
 This module knows the block's layout and turns text into typed values, naming the file and
-the key on bad input; what each value may be (an allowed correction, a level between 0
-and 1, …) is decided once, by the ``check`` function the caller passes in (see
-:func:`agenticlens_frames.paired.settings.check_setting`). The manifest form (every key
-but ``correction`` is optional)::
+the key on bad input (every problem of the block in one error); what each value may be (an
+allowed correction, a level between 0 and 1, …) is decided once, by the ``check`` function
+the caller passes in (see :func:`agenticlens_frames.paired.settings.check_setting`). The
+manifest form (every key but ``correction`` is optional)::
 
     comparisons:
       correction: holm            # none | bonferroni | holm | benjamini_hochberg
@@ -37,7 +37,17 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ._io import Invalid, Source, describe, to_bool, to_float, to_int, to_mapping, to_str
+from ._io import (
+    Invalid,
+    Source,
+    describe,
+    to_bool,
+    to_float,
+    to_int,
+    to_mapping,
+    to_str,
+    valid,
+)
 
 __all__ = ["DIMENSIONS", "EvaluatorChoice", "parse_evaluator", "read_comparisons"]
 
@@ -151,7 +161,8 @@ def read_comparisons(
     Raises
     ------
     InputError
-        Naming ``<file>: comparisons.<key>``; a missing ``correction`` is an error.
+        Naming ``<file>: comparisons.<key>``; a missing ``correction`` is an error. Every
+        problem of the block at once (see ``InputError.problems``).
     """
     if raw is None:
         return None
@@ -159,9 +170,18 @@ def read_comparisons(
     where: tuple[str | int, ...] = ("comparisons",)
     if not isinstance(raw, dict):
         source.fail(where, f"expected a mapping, got {describe(raw)}")
+    with source.collecting():
+        settings = _read(source, raw, where, check)
+    return settings
+
+
+def _read(
+    source: Source, raw: dict[str, Any], where: tuple[str | int, ...], check: Check
+) -> dict[str, Any]:
+    """:func:`read_comparisons` of a mapping, while ``source`` collects its problems."""
     source.check_keys(raw, _KEYS, where)
-    if "correction" not in raw:
-        source.fail(
+    if "correction" not in raw and not source.misspelt(where, "correction"):
+        source.report(
             where,
             "missing required key 'correction'",
             "paired comparisons need a declared correction: none, bonferroni, holm or "
@@ -188,8 +208,7 @@ def read_comparisons(
     put("method", to_str)
     put("family", to_str)
     put("cluster", text)
-    if "evaluators" in raw:
-        mapping = source.take(raw, "evaluators", where, to_mapping)
+    if "evaluators" in raw and valid(mapping := source.take(raw, "evaluators", where, to_mapping)):
         source.check_keys(mapping, DIMENSIONS, (*where, "evaluators"))
         chosen = []
         for dim in DIMENSIONS:
@@ -207,15 +226,14 @@ def read_comparisons(
             at = (*where, "noninferiority")
             source.check_keys(value, _NONINFERIORITY_KEYS, at)
             if "margin" not in value:
-                source.fail(at, "missing required key 'margin'")
+                source.report_missing(at, "margin")
             put("margin", to_float, field="noninferiority_margin", mapping=value, at=at)
             put("dimension", to_str, field="noninferiority_dimension", mapping=value, at=at)
         elif isinstance(value, list):
             out["noninferiority"] = _read_gates(source, value, (*where, "noninferiority"), check)
         elif value is not None:
             put("noninferiority", to_float, field="noninferiority_margin")
-    if "limits" in raw:
-        mapping = source.take(raw, "limits", where, to_mapping)
+    if "limits" in raw and valid(mapping := source.take(raw, "limits", where, to_mapping)):
         at = (*where, "limits")
         source.check_keys(mapping, _LIMIT_KEYS, at)
         limits: dict[str, Any] = {}
@@ -241,12 +259,15 @@ def _read_gates(
     A dimension may gate once (two margins for it would leave one of them unread).
     """
     if not items:
-        source.fail(at, "expected at least one gate", "write [{margin: 0.02, dimension: quality}]")
+        source.report(
+            at, "expected at least one gate", "write [{margin: 0.02, dimension: quality}]"
+        )
     gates: list[tuple[str, float]] = []
     for index, item in enumerate(items):
         here = (*at, index)
         if not isinstance(item, dict):
-            source.fail(here, f"expected a mapping {{margin, dimension}}, got {describe(item)}")
+            source.report(here, f"expected a mapping {{margin, dimension}}, got {describe(item)}")
+            continue
         source.check_keys(item, _NONINFERIORITY_KEYS, here)
         margin = source.take(
             item, "margin", here, lambda v: check("noninferiority_margin", to_float(v))
@@ -258,8 +279,8 @@ def _read_gates(
             lambda v: check("noninferiority_dimension", to_str(v)),
             default="quality",
         )
-        if any(dimension == seen for seen, _ in gates):
-            source.fail(
+        if valid(dimension) and any(dimension == seen for seen, _ in gates):
+            source.report(
                 (*here, "dimension"),
                 f"{dimension!r} already has a gate",
                 "give each dimension one margin",

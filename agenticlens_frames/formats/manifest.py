@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from agenticlens_frames._limits import MAX_TRIALS_ENV, limit
 from agenticlens_frames.formats._io import (
+    FAILED,
     Invalid,
     Source,
     close_match,
@@ -41,6 +42,7 @@ from agenticlens_frames.formats._io import (
     to_mapping,
     to_str,
     to_str_map,
+    valid,
 )
 from agenticlens_frames.formats.model import TARGET_KINDS, ManifestSpec, VariantSpec
 
@@ -132,7 +134,9 @@ def load_manifest(path: str | Path) -> ManifestSpec:
     InputError
         Naming the file, the place and a fix: unknown keys (with a did-you-mean), wrong
         types (``version: 2026.10`` is a YAML number: quote it), fewer than three variants,
-        duplicate variant ids, an unknown baseline, pass_k outside 1..trial_count.
+        duplicate variant ids, an unknown baseline, pass_k outside 1..trial_count. A
+        manifest with several problems gets one error listing each (see
+        ``InputError.problems``); a rule whose fields are wrong is not checked.
 
     Examples
     --------
@@ -148,76 +152,53 @@ def load_manifest(path: str | Path) -> ManifestSpec:
     (('a', 'b', 'c'), (1, 3))
     >>> manifest.variant("b").resolved_target == str(folder / "b.json")
     True
-    >>> _ = (folder / "typo.yaml").write_text("trials: 3\\n")
+    >>> text = (folder / "manifest.yaml").read_text()
+    >>> _ = (folder / "typo.yaml").write_text(text.replace("trial_count", "trials"))
     >>> load_manifest(folder / "typo.yaml")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     agenticlens_frames.errors.InputError: .../typo.yaml: unknown key 'trials' (did you mean \
 'trial_count'?)
+    >>> _ = (folder / "typos.yaml").write_text(
+    ...     'name: demo\\nversion: 1\\nbaseline_variant_id: a\\ntrials: 3\\nvariants:\\n'
+    ...     + "".join(f"  - {{id: {v}, name: {v}, target_kind: record, target: {v}.json}}\\n"
+    ...               for v in "abc")
+    ... )
+    >>> load_manifest(folder / "typos.yaml")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: .../typos.yaml: 5 problems:
+      .../typos.yaml: unknown key 'trials' (did you mean 'trial_count'?)
+      .../typos.yaml: version: expected a string, got 1 (quote it: version: "1")
+      .../typos.yaml: variants[0].target_kind: expected one of 'python', 'http', \
+'recorded', got 'record' (did you mean 'recorded'?)
+      ...
     """
     path = Path(path)
     source, document = read_top_mapping(
         path, "manifest", "experiment manifest", "variants", "evaluation suite", "cases"
     )
-    source.check_keys(document, _MANIFEST_KEYS, ())
-    take = partial(source.take, document, location=())
-    schema_version = take("schema_version", convert=to_str, default="1.1")
-    name = take("name", convert=_nonempty)
-    version = take("version", convert=_nonempty)
-    baseline = take("baseline_variant_id", convert=_nonempty)
-    trial_count = take("trial_count", convert=partial(to_int, minimum=1), default=5)
-    random_seed = take("random_seed", convert=_optional(to_int), default=None)
-    pass_k = take("pass_k", convert=_int_list, default=())
-    minimum_trials = take("minimum_trials", convert=partial(to_int, minimum=1), default=5)
-    max_workers = take("max_workers", convert=partial(to_int, minimum=1), default=1)
-    raw_variants = take("variants", convert=to_list)
-    variants = tuple(
-        _variant(source, raw, index, path.parent) for index, raw in enumerate(raw_variants)
-    )
-    metadata = take("metadata", convert=to_str_map, default={})
-    comparisons = take("comparisons", convert=_optional(to_mapping), default=None)
-
-    # AgenticLens' model-level rules, in its order.
-    if len(variants) < 3:
-        source.fail(
-            ("variants",),
-            "experiment manifests require at least three variants",
-            f"found {len(variants)}; add variants so that a baseline and at least two "
-            "candidates are compared",
+    with source.collecting():
+        source.check_keys(document, _MANIFEST_KEYS, ())
+        take = partial(source.take, document, location=())
+        schema_version = take("schema_version", convert=to_str, default="1.1")
+        name = take("name", convert=_nonempty)
+        version = take("version", convert=_nonempty)
+        baseline = take("baseline_variant_id", convert=_nonempty)
+        trial_count = take("trial_count", convert=partial(to_int, minimum=1), default=5)
+        random_seed = take("random_seed", convert=_optional(to_int), default=None)
+        pass_k = take("pass_k", convert=_int_list, default=())
+        minimum_trials = take("minimum_trials", convert=partial(to_int, minimum=1), default=5)
+        max_workers = take("max_workers", convert=partial(to_int, minimum=1), default=1)
+        raw_variants = take("variants", convert=to_list)
+        variants = tuple(
+            _variant(source, raw, index, path.parent)
+            for index, raw in enumerate(raw_variants if valid(raw_variants) else ())
         )
-    first_index: dict[str, int] = {}
-    for index, variant in enumerate(variants):
-        if variant.id in first_index:
-            source.fail(
-                ("variants", index, "id"),
-                "experiment variant IDs must be unique",
-                f"{variant.id!r} is also the id of variants[{first_index[variant.id]}]",
-            )
-        first_index[variant.id] = index
-    if baseline not in first_index:
-        match = close_match(baseline, first_index)
-        source.fail(
-            ("baseline_variant_id",),
-            "baseline_variant_id must reference a defined variant",
-            (f"did you mean {match!r}? " if match else "")
-            + f"{baseline!r} is not one of the variant ids "
-            + ", ".join(repr(v) for v in first_index),
-        )
-    for index, k in enumerate(pass_k):
-        if not 1 <= k <= trial_count:
-            source.fail(
-                ("pass_k", index),
-                "pass_k values must be between 1 and trial_count",
-                f"got {k} with trial_count {trial_count}",
-            )
-    planned, most = len(variants) * trial_count, int(limit(MAX_TRIALS_ENV))
-    if planned > most:
-        # Every (variant, trial) pair is planned up front: 10**8 of them exhaust memory.
-        source.fail(
-            ("trial_count",),
-            f"{len(variants)} variants x {trial_count:,} trials is {planned:,} trials, over "
-            f"the limit of {most:,}",
-            f"lower trial_count, or set {MAX_TRIALS_ENV} higher if the experiment is right",
+        metadata = take("metadata", convert=to_str_map, default={})
+        comparisons = take("comparisons", convert=_optional(to_mapping), default=None)
+        _check_rules(
+            source, variants if valid(raw_variants) else FAILED, baseline, pass_k, trial_count
         )
     return ManifestSpec(
         path=path,
@@ -236,10 +217,75 @@ def load_manifest(path: str | Path) -> ManifestSpec:
     )
 
 
+def _check_rules(
+    source: Source,
+    variants: tuple[VariantSpec, ...],
+    baseline: str,
+    pass_k: tuple[int, ...],
+    trial_count: int,
+) -> None:
+    """AgenticLens' model-level rules, in its order; a rule is skipped when a value it
+    needs was refused while loading (is :data:`FAILED`): its verdict would be noise."""
+    if not valid(variants):
+        variants = ()
+    elif len(variants) < 3:
+        source.report(
+            ("variants",),
+            "experiment manifests require at least three variants",
+            f"found {len(variants)}; add variants so that a baseline and at least two "
+            "candidates are compared",
+        )
+    first_index: dict[str, int] = {}
+    for index, variant in enumerate(variants):
+        if not valid(variant) or not valid(variant.id):
+            continue
+        if variant.id in first_index:
+            source.report(
+                ("variants", index, "id"),
+                "experiment variant IDs must be unique",
+                f"{variant.id!r} is also the id of variants[{first_index[variant.id]}]",
+            )
+        else:
+            first_index[variant.id] = index
+    # Whether the baseline is among the ids is known only when every id is; with no
+    # variant at all, the rule above says what to fix.
+    every_id = all(valid(variant) and valid(variant.id) for variant in variants)
+    if variants and every_id and valid(baseline) and baseline not in first_index:
+        match = close_match(baseline, first_index)
+        source.report(
+            ("baseline_variant_id",),
+            "baseline_variant_id must reference a defined variant",
+            (f"did you mean {match!r}? " if match else "")
+            + f"{baseline!r} is not one of the variant ids "
+            + ", ".join(repr(v) for v in first_index),
+        )
+    if not valid(trial_count):
+        return
+    for index, k in enumerate(pass_k if valid(pass_k) else ()):
+        if not 1 <= k <= trial_count:
+            source.report(
+                ("pass_k", index),
+                "pass_k values must be between 1 and trial_count",
+                f"got {k} with trial_count {trial_count}",
+            )
+    planned, most = len(variants) * trial_count, int(limit(MAX_TRIALS_ENV))
+    if planned > most:
+        # Every (variant, trial) pair is planned up front: 10**8 of them exhaust memory.
+        source.report(
+            ("trial_count",),
+            f"{len(variants)} variants x {trial_count:,} trials is {planned:,} trials, over "
+            f"the limit of {most:,}",
+            f"lower trial_count, or set {MAX_TRIALS_ENV} higher if the experiment is right",
+        )
+
+
 def _variant(source: Source, raw: Any, index: int, folder: Path) -> VariantSpec:
+    """The variant at ``variants[index]``; while collecting, :data:`FAILED` for one that is
+    not a mapping, and FAILED in each field that was refused."""
     location: tuple[str | int, ...] = ("variants", index)
     if not isinstance(raw, dict):
-        source.fail(location, f"expected a variant mapping, got {describe(raw)}")
+        source.report(location, f"expected a variant mapping, got {describe(raw)}")
+        return FAILED
     source.check_keys(raw, _VARIANT_KEYS, location)
     take = partial(source.take, raw, location=location)
     variant_id = take("id", convert=_nonempty)
@@ -253,32 +299,23 @@ def _variant(source: Source, raw: Any, index: int, folder: Path) -> VariantSpec:
     headers = take("headers", convert=to_str_map, default={})
     retry = take("retry", convert=to_mapping, default={})
     concurrency = take("concurrency", convert=_optional(partial(to_int, minimum=1)), default=None)
-    for key, given in (("retry", retry), ("concurrency", concurrency is not None)):
-        if given and kind == "recorded":
-            source.fail(
+    for key, value, unset in (("retry", retry, {}), ("concurrency", concurrency, None)):
+        if kind == "recorded" and valid(value) and value != unset:
+            source.report(
                 (*location, key),
                 f"{key} applies only to live targets; variant {variant_id!r} is recorded",
                 f"remove {key} or use target_kind python or http",
             )
-    if headers and kind != "http":
-        source.fail(
-            (*location, "headers"),
-            f"headers apply only to http targets; variant {variant_id!r} is {kind}",
-            "remove the headers or set target_kind: http",
-        )
-    for header in headers:
-        if not _HEADER_NAME.fullmatch(header):
-            source.fail(
-                (*location, "headers"),
-                f"{header!r} is not a valid HTTP header name",
-                "use letters, digits and - only, e.g. Authorization or X-Api-Key",
-            )
+    if valid(headers, kind) and headers:
+        _check_headers(source, location, headers, kind, variant_id)
     return VariantSpec(
         id=variant_id,
         name=name,
         target_kind=kind,
         target=target,
-        resolved_target=_resolve(source, location, kind, target, folder),
+        resolved_target=(
+            _resolve(source, location, kind, target, folder) if valid(kind, target) else FAILED
+        ),
         timeout_seconds=timeout,
         description=description,
         factors=factors,
@@ -289,20 +326,47 @@ def _variant(source: Source, raw: Any, index: int, folder: Path) -> VariantSpec:
     )
 
 
+def _check_headers(
+    source: Source,
+    location: tuple[str | int, ...],
+    headers: dict[str, str],
+    kind: str,
+    variant_id: str,
+) -> None:
+    """Headers belong to http variants, and each name must be an HTTP header name (the
+    names are not looked at on a variant that should have none)."""
+    if kind != "http":
+        source.report(
+            (*location, "headers"),
+            f"headers apply only to http targets; variant {variant_id!r} is {kind}",
+            "remove the headers or set target_kind: http",
+        )
+        return
+    for header in headers:
+        if not _HEADER_NAME.fullmatch(header):
+            source.report(
+                (*location, "headers"),
+                f"{header!r} is not a valid HTTP header name",
+                "use letters, digits and - only, e.g. Authorization or X-Api-Key",
+            )
+
+
 def _resolve(
     source: Source, location: tuple[str | int, ...], kind: str, target: str, folder: Path
 ) -> str:
-    """Where the runner finds the target; relative files are taken from ``folder``."""
+    """Where the runner finds the target; relative files are taken from ``folder``.
+    While collecting, :data:`FAILED` for a target that can never work."""
     if kind == "recorded":
         return target if Path(target).is_absolute() else str(folder / target)
     if kind == "python":
         module, _, attribute = target.rpartition(":")
         if not module or not attribute:
-            source.fail(
+            source.report(
                 (*location, "target"),
                 f"python targets are 'module:function' or 'path/to/file.py:function', "
                 f"got {target!r}",
             )
+            return FAILED
         if module.endswith(".py") and not Path(module).is_absolute():
             return f"{folder / module}:{attribute}"
         return target
@@ -310,12 +374,14 @@ def _resolve(
         parts = urlsplit(target)
         parts.port  # noqa: B018 - raises for a port that is not a number in range
     except ValueError as exc:  # "Invalid IPv6 URL", a bad port
-        source.fail((*location, "target"), f"not a valid URL ({exc}): {target!r}")
+        source.report((*location, "target"), f"not a valid URL ({exc}): {target!r}")
+        return FAILED
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        source.fail(
+        source.report(
             (*location, "target"),
             f"http targets must be http:// or https:// URLs, got {target!r}",
         )
+        return FAILED
     return target
 
 

@@ -21,6 +21,7 @@ from urllib.parse import urljoin
 
 from agenticlens_frames.errors import InputError, is_recursion
 from agenticlens_frames.formats._io import (
+    FAILED,
     Invalid,
     Source,
     close_match,
@@ -35,6 +36,7 @@ from agenticlens_frames.formats._io import (
     to_mapping,
     to_str,
     to_str_list,
+    valid,
 )
 from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef, SuiteSpec
 
@@ -150,7 +152,9 @@ def load_suite(path: str | Path, *, known_evaluators: Collection[str] = ()) -> S
         Naming the file, the place (``cases[3].max_turns``) and, where useful, a fix: for
         unknown keys, wrong types, a case without expectations, duplicate case ids, an
         unregistered evaluator, or an ``output_json_schema`` that is not a valid Draft
-        2020-12 schema or refers outside itself.
+        2020-12 schema or refers outside itself. A suite with several problems gets one
+        error listing each (the first 20, and how many more; see
+        ``InputError.problems``); a rule whose fields are wrong is not checked.
 
     Examples
     --------
@@ -265,34 +269,25 @@ def _load(path: Path, known_evaluators: Collection[str]) -> SuiteSpec:
     source, document = read_top_mapping(
         path, "suite", "evaluation suite", "cases", "experiment manifest", "variants"
     )
-    source.check_keys(document, _SUITE_KEYS, ())
-    name = source.take(document, "name", (), to_str)
-    version = source.take(document, "version", (), to_str)
-    description = source.take(document, "description", (), to_str, "")
-    raw_cases = source.take(document, "cases", (), to_list)
-    cases = tuple(_case(source, raw, index) for index, raw in enumerate(raw_cases))
-    metadata = source.take(document, "metadata", (), to_mapping, {})
-
-    first_index: dict[str, int] = {}
-    for case in cases:
-        if case.id in first_index:
-            source.fail(
-                ("cases", case.index, "id"),
-                "test case IDs must be unique",
-                f"{case.id!r} is also the id of cases[{first_index[case.id]}]",
-            )
-        first_index[case.id] = case.index
-    if not cases:
-        source.fail(("cases",), "test suite must contain at least one case")
-
-    known = frozenset(known_evaluators)
-    checked_schemas: set[str] = set()
-    for case in cases:
-        for position, evaluator in enumerate(case.evaluators):
-            if evaluator.name not in known:
-                _unknown_evaluator(source, case, position, evaluator.name, known)
-        if case.output_json_schema is not None:
-            _check_schema(source, case, checked_schemas)
+    with source.collecting():
+        source.check_keys(document, _SUITE_KEYS, ())
+        name = source.take(document, "name", (), to_str)
+        version = source.take(document, "version", (), to_str)
+        description = source.take(document, "description", (), to_str, "")
+        raw_cases = source.take(document, "cases", (), to_list)
+        cases = tuple(
+            _case(source, raw, index)
+            for index, raw in enumerate(raw_cases if valid(raw_cases) else ())
+        )
+        metadata = source.take(document, "metadata", (), to_mapping, {})
+        # The suite's rules look at the cases whose id was read (their messages name it).
+        _check_cases(
+            source,
+            [case for case in cases if valid(case) and valid(case.id)],
+            frozenset(known_evaluators),
+        )
+        if valid(raw_cases) and not cases:
+            source.report(("cases",), "test suite must contain at least one case")
     return SuiteSpec(
         path=path,
         name=name,
@@ -303,15 +298,40 @@ def _load(path: Path, known_evaluators: Collection[str]) -> SuiteSpec:
     )
 
 
+def _check_cases(source: Source, cases: list[CaseSpec], known: frozenset[str]) -> None:
+    """The rules across cases: unique ids, registered evaluators, valid JSON schemas."""
+    first_index: dict[str, int] = {}
+    for case in cases:
+        if case.id in first_index:
+            source.report(
+                ("cases", case.index, "id"),
+                "test case IDs must be unique",
+                f"{case.id!r} is also the id of cases[{first_index[case.id]}]",
+            )
+        else:
+            first_index[case.id] = case.index
+    checked_schemas: dict[str, int] = {}
+    for case in cases:
+        for position, evaluator in enumerate(case.evaluators if valid(case.evaluators) else ()):
+            if valid(evaluator) and valid(evaluator.name) and evaluator.name not in known:
+                _unknown_evaluator(source, case, position, evaluator.name, known)
+        if valid(case.output_json_schema) and case.output_json_schema is not None:
+            _check_schema(source, case, checked_schemas)
+
+
 def _case(source: Source, raw: Any, index: int) -> CaseSpec:
+    """The case at ``cases[index]``; while collecting, :data:`FAILED` for one that is not
+    a mapping, and FAILED in each field that was refused."""
     location: tuple[str | int, ...] = ("cases", index)
     if not isinstance(raw, dict):
-        source.fail(location, f"expected a case mapping, got {describe(raw)}")
+        source.report(location, f"expected a case mapping, got {describe(raw)}")
+        return FAILED
     source.check_keys(raw, _CASE_KEYS, location)
+    values: dict[str, Any] = {}
     for key in ("id", "name"):
         if key not in raw:
-            source.fail(location, f"missing required key {key!r}")
-    values: dict[str, Any] = {}
+            source.report_missing(location, key)
+            values[key] = FAILED
     for key, convert in _CASE_FIELDS:
         if key in raw:
             value = raw[key]
@@ -320,14 +340,18 @@ def _case(source: Source, raw: Any, index: int) -> CaseSpec:
             except Invalid as exc:
                 if value is None and exc.hint is None:
                     exc.hint = "remove the key if the case has no such expectation"
-                raise source.invalid((*location, key), exc) from None
+                values[key] = source.refuse((*location, key), exc)
     if "evaluators" in values:
         values["evaluators"] = _evaluators(source, values["evaluators"], location)
-    if not any(
-        (values.get(key) is not None) if key in _SET_WHEN_NOT_NONE else bool(values.get(key))
+    # A refused expectation (FAILED, which is not None and true) counts as one: the rule
+    # would only repeat its problem; so does a misspelt one. Its message names the case
+    # by its id, which must have been read.
+    if valid(values["id"]) and not any(
+        ((values.get(key) is not None) if key in _SET_WHEN_NOT_NONE else bool(values.get(key)))
+        or source.misspelt(location, key)
         for key in _EXPECTATIONS
     ):
-        source.fail(
+        source.report(
             location,
             "test case must define at least one expectation",
             f"case {values['id']!r}: add e.g. expected_output, expected_contains, "
@@ -339,18 +363,22 @@ def _case(source: Source, raw: Any, index: int) -> CaseSpec:
 def _evaluators(
     source: Source, value: Any, location: tuple[str | int, ...]
 ) -> tuple[EvaluatorRef, ...]:
+    """The case's evaluator references; while collecting, :data:`FAILED` for a list that
+    is not one, and in place of an entry that is not a mapping."""
     where = (*location, "evaluators")
     try:
         entries = to_list(value)
     except Invalid as exc:
-        raise source.invalid(where, exc) from None
+        return source.refuse(where, exc)
     if not entries:
         return _NO_EVALUATORS
     refs = []
     for position, entry in enumerate(entries):
         at = (*where, position)
         if not isinstance(entry, dict):
-            source.fail(at, f"expected an evaluator mapping, got {describe(entry)}")
+            source.report(at, f"expected an evaluator mapping, got {describe(entry)}")
+            refs.append(FAILED)
+            continue
         source.check_keys(entry, _EVALUATOR_KEYS, at)
         refs.append(
             EvaluatorRef(
@@ -373,7 +401,7 @@ def _unknown_evaluator(
         )
     else:
         hint = "no evaluators are registered; register it before loading the suite"
-    source.fail(
+    source.report(
         ("cases", case.index, "evaluators", position, "name"),
         f"case {case.id!r} names evaluator {name!r}, which is not registered",
         hint,
@@ -390,25 +418,42 @@ _SCHEMA_MAPS = frozenset(
 )
 
 
-def _check_schema(source: Source, case: CaseSpec, checked: set[str]) -> None:
+def _check_schema(source: Source, case: CaseSpec, checked: dict[str, int]) -> None:
+    """Refuse a case's ``output_json_schema`` that :func:`_schema_problems` finds wrong.
+
+    Large suites tend to repeat one schema, and checking one is slow (~ms): ``checked``
+    keeps how many problems each schema met so far has; a valid one is not checked again,
+    a wrong one only while its problems are still listed (each names its case).
+    """
     schema = case.output_json_schema
     assert schema is not None
     try:
-        # Large suites tend to repeat one schema; checking a schema is slow (~ms).
         key = json.dumps(schema, sort_keys=True, default=repr)
     except (TypeError, ValueError):
         key = None
-    if key is not None and key in checked:
+    seen = None if key is None else checked.get(key)
+    if seen == 0 or (seen is not None and source.counted(seen)):
         return
+    before = source.found
+    _schema_problems(source, case, schema)
+    if key is not None:
+        checked[key] = source.found - before
+
+
+def _schema_problems(source: Source, case: CaseSpec, schema: dict[str, Any]) -> None:
+    """Report a schema of another dialect, invalid, or with a ``$ref`` that does not
+    resolve inside it or loops: the checks after the first problem (but the ``$ref``
+    checks, one per reference) would judge a schema already known to be wrong."""
     where: tuple[str | int, ...] = ("cases", case.index, "output_json_schema")
     dialect = schema.get("$schema", JSON_SCHEMA_DIALECT)
     if dialect not in (JSON_SCHEMA_DIALECT, JSON_SCHEMA_DIALECT + "#"):
-        source.fail(
+        source.report(
             (*where, "$schema"),
             f"case {case.id!r} declares the JSON Schema dialect {describe(dialect)}; only "
             "Draft 2020-12 is supported",
             f'set "$schema" to "{JSON_SCHEMA_DIALECT}" (and update the keywords) or remove it',
         )
+        return
     # jsonschema is imported only for suites that use it (it adds to every start-up).
     from jsonschema import Draft202012Validator, SchemaError
     from referencing import Registry
@@ -421,18 +466,21 @@ def _check_schema(source: Source, case: CaseSpec, checked: set[str]) -> None:
             warnings.simplefilter("ignore", FutureWarning)
             Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
-        source.fail(
+        source.report(
             (*where, *exc.absolute_path),
             f"case {case.id!r} has an invalid JSON Schema: {exc.message}",
         )
+        return
     resolver = Registry().resolver_with_root(DRAFT202012.create_resource(schema))
+    resolved = True
     for place, ref, base in _references(schema, (), ""):
         target = urljoin(base, ref) if base else ref
         try:
             resolver.lookup(target)
         except Exception:
             inside = ref.startswith("#")
-            source.fail(
+            resolved = False
+            source.report(
                 (*where, *place),
                 f"case {case.id!r}: $ref {ref!r} "
                 + (
@@ -444,9 +492,8 @@ def _check_schema(source: Source, case: CaseSpec, checked: set[str]) -> None:
                 if inside
                 else "copy the referenced schema under $defs and refer to it as '#/$defs/<name>'",
             )
-    _check_ref_loops(source, case, where, schema)
-    if key is not None:
-        checked.add(key)
+    if resolved:
+        _check_ref_loops(source, case, where, schema)
 
 
 def _check_ref_loops(
@@ -463,12 +510,13 @@ def _check_ref_loops(
             next(validator.iter_errors(probe), None)
         except BaseException as exc:
             if is_recursion(exc):
-                source.fail(
+                source.report(
                     where,
                     f"case {case.id!r}: the JSON Schema's $ref references loop back to "
                     "themselves without consuming any part of the output",
                     "make every cycle of references pass through properties or items",
                 )
+                return
             if not isinstance(exc, Exception):
                 raise
             return  # other problems surface when scoring, as failed checks

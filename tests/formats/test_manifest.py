@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.formats import ManifestSpec, VariantSpec, load_manifest
@@ -197,7 +198,7 @@ def test_retry_and_concurrency_only_on_live_variants(write):
 
 
 def test_version_as_yaml_number(write):
-    text = "name: exp\nversion: 2026.10\nbaseline_variant_id: a\nvariants: []\n"
+    text = yaml.safe_dump(_manifest(), sort_keys=False).replace("version: '1'", "version: 2026.10")
     error = _error(write, text)
     assert str(error) == (
         f'{error.file}: version: expected a string, got 2026.1 (quote it: version: "2026.10")'
@@ -292,7 +293,9 @@ def test_variant_type_errors(write, fields, location, message):
 
 
 def test_missing_keys(write):
-    error = _error(write, {"version": "1", "baseline_variant_id": "a", "variants": []})
+    nameless = _manifest()
+    del nameless["name"]
+    error = _error(write, nameless)
     assert str(error) == f"{error.file}: missing required key 'name'"
     variant = _variant("b")
     del variant["target"]
@@ -381,6 +384,85 @@ def test_model_rules_run_in_agenticlens_order(write):
     # Field errors come before every model-level rule.
     document = _manifest(_variant("a"), max_workers=0)
     assert _error(write, document).location == "max_workers"
+
+
+# --------------------------------------------------------------------------- every problem at once
+
+# Three independent mistakes, each as a change to a valid manifest's YAML text.
+_TYPO = ("trial_count: 5", "trials: 5")
+_NUMBER = ("version: '1'", "version: 2026.10")
+_KIND = (
+    "target_kind: recorded\n  target: trials/c.json",
+    "target_kind: record\n  target: trials/c.json",
+)
+
+
+def _text(*changes: tuple[str, str]) -> str:
+    text = yaml.safe_dump(_manifest(trial_count=5), sort_keys=False)
+    for old, new in changes:
+        assert old in text
+        text = text.replace(old, new)
+    return text
+
+
+def test_every_independent_problem_is_reported_at_once(write):
+    # Each alone, then all three in the same file: one error, each problem on its line
+    # worded exactly as alone; the error's place and fix are the first problem's.
+    alone = [_error(write, _text(change)) for change in (_TYPO, _NUMBER, _KIND)]
+    error = _error(write, _text(_TYPO, _NUMBER, _KIND))
+    assert str(error) == "\n".join(
+        [f"{error.file}: 3 problems:", *(f"  {problem}" for problem in alone)]
+    )
+    assert [str(problem) for problem in error.problems] == [str(p) for p in alone]
+    assert alone[2].location == "variants[2].target_kind"
+    first = alone[0]
+    assert (error.message, error.location, error.hint) == (
+        first.message,
+        first.location,
+        first.hint,
+    )
+    assert error.unlisted == 0
+
+
+def test_one_problem_gives_the_error_it_gave_alone(write):
+    # Not a list of one: the message is byte for byte what loading stopped at before.
+    error = _error(write, _text(_NUMBER))
+    assert str(error) == (
+        f'{error.file}: version: expected a string, got 2026.1 (quote it: version: "2026.10")'
+    )
+    assert error.problems == () and error.unlisted == 0
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        # No variants to check the count or the baseline against.
+        ({**_manifest(), "variants": "abc", "baseline_variant_id": "z"}, "variants: expected"),
+        # A baseline that may be the id that could not be read.
+        (_manifest(_variant(5), _variant("b"), _variant("c")), "variants[0].id: expected"),
+        # pass_k against a trial_count that could not be read.
+        (_manifest(trial_count="five", pass_k=[1, 9]), "trial_count: expected"),
+        # Headers on a variant whose kind could not be read, or of the wrong kind.
+        (_manifest(_variant("a", target_kind="htp", headers={"X": "1"}), _variant("b"),
+                   _variant("c")), "variants[0].target_kind"),
+        (_manifest(_variant("a", headers={"X Y": "1"}), _variant("b"), _variant("c")),
+         "headers apply only to http targets"),
+        # A live-only key whose value is wrong, on a recorded variant.
+        (_manifest(_variant("a", concurrency=0), _variant("b"), _variant("c")),
+         "variants[0].concurrency: expected"),
+    ],
+)  # fmt: skip
+def test_checks_that_depend_on_a_refused_value_are_not_reported(write, document, expected):
+    error = _error(write, document)
+    assert error.problems == (), str(error)
+    assert expected in str(error)
+
+
+def test_a_misspelt_required_key_is_one_problem(write):
+    document = _manifest()
+    document["nmae"] = document.pop("name")
+    error = _error(write, document)
+    assert str(error) == f"{error.file}: unknown key 'nmae' (did you mean 'name'?)"
 
 
 # --------------------------------------------------------------------------- differential

@@ -322,6 +322,85 @@ def test_repeated_schemas_are_checked_once(write, monkeypatch):
     assert len(calls) == 1
 
 
+# --------------------------------------------------------------------------- every problem at once
+
+
+def test_every_independent_problem_is_reported_at_once(write):
+    cases = [
+        _case("a", max_turns=0),
+        {"id": "b", "name": "B", "tags": ["t"]},  # no expectation
+        _case("a", evaluators=[{"name": "polite"}]),  # a repeated id, an unknown evaluator
+        _case("d", output_json_schema={"type": 3}),
+    ]
+    error = _error(write, {**_suite(*cases), "descripton": "x"})
+    assert str(error).splitlines() == [
+        f"{error.file}: 6 problems:",
+        f"  {error.file}: unknown key 'descripton' (did you mean 'description'?)",
+        f"  {error.file}: cases[0].max_turns: expected an integer >= 1, got 0",
+        f"  {error.file}: cases[1]: test case must define at least one expectation (case 'b': "
+        "add e.g. expected_output, expected_contains, required_tools or max_latency_ms)",
+        f"  {error.file}: cases[2].id: test case IDs must be unique ('a' is also the id of "
+        "cases[0])",
+        f"  {error.file}: cases[2].evaluators[0].name: case 'a' names evaluator 'polite', which "
+        "is not registered (no evaluators are registered; register it before loading the "
+        "suite)",
+        f"  {error.file}: cases[3].output_json_schema.type: case 'd' has an invalid JSON "
+        "Schema: 3 is not valid under any of the given schemas",
+    ]
+    assert error.location is None and error.hint == "did you mean 'description'?"
+
+
+def test_the_same_mistake_in_many_cases_is_listed_up_to_a_cap(write):
+    error = _error(write, _suite(*(_case(f"c{i}", max_turns=0) for i in range(100))))
+    lines = str(error).splitlines()
+    assert lines[0] == f"{error.file}: 100 problems:"
+    assert lines[1:21] == [
+        f"  {error.file}: cases[{i}].max_turns: expected an integer >= 1, got 0" for i in range(20)
+    ]
+    assert lines[21:] == [
+        "  and 80 more, not listed (fix these and load the file again to see them)"
+    ]
+    assert (len(error.problems), error.unlisted) == (20, 80)
+
+
+def test_a_wrong_schema_repeated_in_many_cases_is_checked_while_listed(write, monkeypatch):
+    from jsonschema import Draft202012Validator
+
+    calls = []
+    original = Draft202012Validator.check_schema
+    monkeypatch.setattr(
+        Draft202012Validator,
+        "check_schema",
+        lambda schema: calls.append(1) or original(schema),
+    )
+    cases = [_case(f"c{i}", output_json_schema={"type": 3}) for i in range(500)]
+    error = _error(write, _suite(*cases), known_evaluators=())
+    assert str(error).splitlines()[0] == f"{error.file}: 500 problems:"
+    assert "case 'c19' has an invalid JSON Schema" in str(error)
+    assert len(calls) == 20  # the other 480 are counted, known to be the same problem
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        # The misspelt key was the expectation: not also "no expectation".
+        ({"id": "a", "name": "A", "required_tool": ["x"]}, "unknown key 'required_tool'"),
+        # A refused expectation still counts as one.
+        ({"id": "a", "name": "A", "max_turns": 0}, "cases[0].max_turns"),
+        # The evaluators of a case whose list could not be read.
+        ({"id": "a", "name": "A", "evaluators": 3}, "cases[0].evaluators: expected a list"),
+        # A schema of another dialect is not also checked as Draft 2020-12.
+        (_case("a", output_json_schema={"$schema": "x", "type": 3}), "JSON Schema dialect"),
+        # An id that could not be read is not compared with the others.
+        ({"name": "A", "expected_contains": ["x"]}, "missing required key 'id'"),
+    ],
+)
+def test_checks_that_depend_on_a_refused_value_are_not_reported(write, case, expected):
+    error = _error(write, _suite(case, _case("b")))
+    assert error.problems == (), str(error)
+    assert expected in str(error)
+
+
 # --------------------------------------------------------------------------- differential
 
 
