@@ -579,9 +579,10 @@ class ArchiveSlice:
         ]
         frame = pd.DataFrame(rows, columns=columns)
         frame["run_at"] = pd.to_datetime(frame["run_at"], utc=True)
+        # A variant without the factor is missing; a level spelt "None" or "nan" is a level
+        # (the str dtype keeps missing values missing, so no text stands for them).
         for column in columns[7:]:
             frame[column] = frame[column].astype("str")
-            frame.loc[frame[column].isin(["nan", "None"]), column] = None
         return frame
 
     def to_runs(self) -> list[ExperimentRun]:

@@ -3,6 +3,7 @@ round trip back to single-experiment analysis."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -10,10 +11,12 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from agenticlens_frames import analyze
+from agenticlens_frames import analyze, load_experiment
 from agenticlens_frames.archive import Archive, run_content_id
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.frames import ExperimentRun
+
+from ..conftest import EXAMPLE
 
 
 @pytest.fixture(scope="module")
@@ -356,3 +359,28 @@ def test_a_slice_that_cannot_be_used_still_has_a_repr_saying_why(
     assert repr(typo) == (
         "ArchiveSlice(unusable: no archived run has a factor 'retreival'; retreival='dense')"
     )
+
+
+def test_a_factor_level_spelt_none_or_nan_is_a_level_not_unset(tmp_path: Path):
+    """Levels are text: "None" and "nan" are levels like any other. They were read as a
+    variant without the factor, so the frames showed them as missing and factor_levels
+    pooled them under "(unset)"."""
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    manifest = (folder / "manifest.yaml").read_text(encoding="utf-8")
+    manifest = manifest.replace('retrieval: "bm25"}', 'retrieval: "None"}')
+    manifest = manifest.replace('prompt: "v2"', 'prompt: "nan"')
+    (folder / "manifest.yaml").write_text(manifest, encoding="utf-8")
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    archive = Archive(tmp_path / "arc", durable=False)
+    archive.add(run)
+    declared = {v.id: dict(v.factors) for v in run.manifest.variants}
+    result = archive.all().analyze(engine="numpy")
+    summary = result.variant_summary
+    for name in ("retrieval", "prompt"):
+        got = dict(zip(summary["variant_id"].astype(str), summary[f"factor_{name}"], strict=True))
+        assert got == {vid: factors[name] for vid, factors in declared.items()}
+    levels = result.factor_levels.set_index(["factor", "value"])["n_variants"]
+    for name in ("retrieval", "prompt"):
+        counts = pd.Series([f[name] for f in declared.values()]).value_counts()
+        assert levels[name].to_dict() == counts.to_dict()
