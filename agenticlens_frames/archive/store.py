@@ -232,6 +232,22 @@ def _archive_attempts(run: ExperimentRun, run_id: str, run_at: datetime) -> pa.T
     return table
 
 
+def _check_tags(run: ExperimentRun) -> None:
+    """Refuse a case tag holding a comma: the archive keeps a case's tags comma-joined
+    on every attempt, so ``"refund,billing"`` would read back as two tags, and a tag
+    filter would keep the wrong cases."""
+    for i, case in enumerate(run.suite.cases):
+        for j, tag in enumerate(case.tags):
+            if "," in tag:
+                raise InputError(
+                    f"case {case.id!r} has the tag {tag!r}, with a comma: the archive joins "
+                    "a case's tags with commas, so it would read back as several tags",
+                    file=run.suite.path,
+                    location=("cases", i, "tags", j),
+                    hint="write it as separate tags, or join its words with '-' or '_'",
+                )
+
+
 def _fsync(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -328,6 +344,7 @@ class Archive:
                 file=self.path,
                 hint="give a new or empty folder for the archive",
             )
+        _check_tags(run)
         run_id = run_content_id(run)
         target = self._run_dir(run.experiment_id, run_id)
         if (target / RUN_FILE).exists():

@@ -331,3 +331,23 @@ def test_a_slice_rebuilds_runs_that_analyze_identically(
             pd.testing.assert_frame_equal(got.frames()[name], frame, check_exact=True)
         assert got.pareto_frontier == expected.pareto_frontier
         assert got.warnings == expected.warnings
+
+
+def test_a_tag_with_a_comma_is_refused_before_anything_is_written(tmp_path: Path):
+    """The archive stores a case's tags comma-joined: the tag "refund,billing" read back as
+    the two tags "refund" and "billing", so a filter on "refund,billing" kept no row of
+    the run it selected, and one on "refund" kept a case that does not carry that tag."""
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    suite = (folder / "suite.yaml").read_text(encoding="utf-8")
+    assert suite.count('tags: ["faq"]') == 1
+    (folder / "suite.yaml").write_text(
+        suite.replace('tags: ["faq"]', 'tags: ["faq", "refund,billing"]'), encoding="utf-8"
+    )
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    index = next(i for i, c in enumerate(run.suite.cases) if "refund,billing" in c.tags)
+    archive = Archive(tmp_path / "arc", durable=False)
+    with pytest.raises(InputError, match="with a comma") as error:
+        archive.add(run)
+    assert f"suite.yaml: cases[{index}].tags[1]:" in str(error.value)
+    assert not (tmp_path / "arc").exists()
