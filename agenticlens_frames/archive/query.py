@@ -347,6 +347,7 @@ class ArchiveSlice:
         # A factor name no run has is a typo; an unknown level is an empty slice, with a
         # warning naming the levels that exist (the CLI refuses it).
         check_factor_filter(self.filter.factors, records, levels="warn")
+        check_run_prefixes(self.filter.runs, records)
         for record in records:
             scan = self.filter.scan(record)
             if scan is not None:
@@ -870,6 +871,24 @@ _SPEC_DAMAGED = (
     "the run's specification was edited or damaged: restore it, or remove the run's folder "
     "and add the run again"
 )
+
+
+def check_run_prefixes(groups: Groups, records: Sequence[RunRecord]) -> None:
+    """Refuse a run id prefix that several runs share: it names one run, and keeping
+    every run it starts would pool runs the user did not choose. A whole id is never
+    ambiguous, and a prefix no run has leaves the slice empty, as any filter can."""
+    ids = [record.run_id for record in records]
+    for group in groups:
+        for prefix in group:
+            hits = [run_id for run_id in ids if run_id.startswith(prefix)]
+            if len(hits) > 1 and prefix not in hits:
+                raise InputError(
+                    f"run id prefix {prefix!r} matches {len(hits)} runs "
+                    f"({', '.join(hits[:5])}{', …' if len(hits) > 5 else ''})",
+                    location="runs",
+                    hint="give more of the run's id (list them with `agenticlens-frames "
+                    "archive ls`), or list each run you mean",
+                )
 
 
 def check_factor_filter(

@@ -4,6 +4,7 @@ round trip back to single-experiment analysis."""
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from agenticlens_frames import analyze, load_experiment
-from agenticlens_frames.archive import Archive, run_content_id
+from agenticlens_frames.archive import Archive, ArchiveSlice, RunRecord, SliceFilter, run_content_id
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.frames import ExperimentRun
 
@@ -384,3 +385,30 @@ def test_a_factor_level_spelt_none_or_nan_is_a_level_not_unset(tmp_path: Path):
     for name in ("retrieval", "prompt"):
         counts = pd.Series([f[name] for f in declared.values()]).value_counts()
         assert levels[name].to_dict() == counts.to_dict()
+
+
+@dataclass
+class _Records:
+    """A catalog of given records (the slice reads nothing else of its archive)."""
+
+    held: list[RunRecord]
+
+    def records(self) -> list[RunRecord]:
+        return list(self.held)
+
+
+def test_a_run_prefix_that_several_runs_share_is_refused(shared_archive: Archive):
+    """``runs=`` takes ids or unique prefixes; a prefix two runs start with kept both, so a
+    summary of "run 3" pooled two runs without a word."""
+    first, second, third = shared_archive.records()
+    records = [
+        replace(first, run_id="3a00000000000001"),
+        replace(second, run_id="3a00000000000002"),
+        replace(third, run_id="4b00000000000003"),
+    ]
+    catalog = _Records(records)
+    for runs in ("3", "3a", ["4b", "3a0"]):
+        with pytest.raises(InputError, match=r"runs: run id prefix '3a?0?' matches 2 runs"):
+            ArchiveSlice(catalog, SliceFilter.build(runs=runs)).records()
+    for runs, kept in (("3a00000000000001", 1), ("4", 1), (["3a00000000000002", "4b"], 2)):
+        assert ArchiveSlice(catalog, SliceFilter.build(runs=runs)).n_runs == kept
