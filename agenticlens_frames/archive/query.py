@@ -800,7 +800,9 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
     try:
         content = path.read_bytes()
     except OSError as exc:
-        raise InputError(f"unreadable run specification ({exc})", file=path) from None
+        raise InputError(
+            f"unreadable run specification ({exc.strerror})", file=path, hint=_SPEC_DAMAGED
+        ) from None
     expected = record.sha256.get(SPEC_FILE)
     # Runs archived before the specification was checksummed have none: read unchecked.
     if expected is not None:
@@ -808,7 +810,9 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
     try:
         spec = json.loads(content.decode("utf-8"))
     except ValueError as exc:
-        raise InputError(f"unreadable run specification ({exc})", file=path) from None
+        raise InputError(
+            f"unreadable run specification ({exc})", file=path, hint=_SPEC_DAMAGED
+        ) from None
     try:
         manifest, suite = spec_from_json(spec)
         if (

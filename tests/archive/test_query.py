@@ -412,3 +412,14 @@ def test_a_run_prefix_that_several_runs_share_is_refused(shared_archive: Archive
             ArchiveSlice(catalog, SliceFilter.build(runs=runs)).records()
     for runs, kept in (("3a00000000000001", 1), ("4", 1), (["3a00000000000002", "4b"], 2)):
         assert ArchiveSlice(catalog, SliceFilter.build(runs=runs)).n_runs == kept
+
+
+def test_a_missing_run_spec_is_named_with_the_way_out(archive: Archive, support_run: ExperimentRun):
+    """Its error gave the file (twice) and no way out."""
+    record = archive.record(run_content_id(support_run))
+    (record.path / "_spec.json").unlink()
+    with pytest.raises(InputError) as error:
+        archive.slice(runs=record.run_id).verdicts()
+    assert error.value.file == str(record.path / "_spec.json")
+    assert error.value.message == "unreadable run specification (No such file or directory)"
+    assert "restore it, or remove the run's folder" in str(error.value)

@@ -191,3 +191,7 @@ def test_read_file_verifies_the_bytes_it_decodes(tmp_path: Path, runs: dict[str,
     with pytest.raises(InputError, match=r"missing or unreadable") as error:
         second.read_file("case_stats")
     assert "case_stats.parquet" in str(error.value)
+    assert "remove the run and add it again" in str(error.value)  # the way out
+    with pytest.raises(InputError, match=r"missing or unreadable") as error:
+        second.file("case_stats")
+    assert "remove the run and add it again" in str(error.value)
