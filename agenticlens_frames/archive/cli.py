@@ -752,6 +752,7 @@ def archive_slice(
 ) -> None:
     """Write the matching rows (unified schema across runs) for other tools or CI."""
     from ..frames import SCHEMAS
+    from .query import _check_table
 
     try:
         names = (
@@ -759,6 +760,14 @@ def archive_slice(
             if tables.strip() == "all"
             else [t.strip() for t in tables.split(",") if t.strip()]
         )
+        # Before any work: a misspelt name found after the first tables were written left
+        # them behind, and an empty list wrote nothing and said "Wrote  from N run(s)".
+        if not names:
+            raise InputError(
+                "--tables names no table", hint=f"name some of {', '.join(SCHEMAS)}, or all"
+            )
+        for name in names:
+            _check_table(name)
         _check_correction(verdicts, correction)
         _check_out(out, archive)
         sl = _slice(archive, experiment, run, variant, since, until, tag, factor, include_baseline)

@@ -393,3 +393,18 @@ def test_errors_name_the_options_that_were_given(cli_archive: Path):
         str(EXAMPLE / "suite.yaml"), "--run-at", "1790000000",
     )  # fmt: skip
     assert add.exit_code == 1 and "--run-at: cannot read '1790000000'" in add.output
+
+
+@pytest.mark.parametrize(
+    ("tables", "message"),
+    [("attempts,chcks", "unknown table 'chcks'"), (" , ", "--tables names no table")],
+)
+def test_slice_refuses_a_table_list_before_writing_anything(
+    cli_archive: Path, tmp_path: Path, tables: str, message: str
+):
+    """A misspelt table was found after the tables before it were written: the command
+    failed and left them, in a folder it had made."""
+    out = tmp_path / "out"
+    result = invoke("slice", str(cli_archive), "--out", str(out), "--tables", tables)
+    assert result.exit_code == 1 and message in result.output
+    assert not out.exists()
