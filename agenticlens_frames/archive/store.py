@@ -345,12 +345,15 @@ class Archive:
                 hint="give a new or empty folder for the archive",
             )
         _check_tags(run)
+        # Read before looking for the run: a bad --run-at is refused whether or not the
+        # run is archived already (a CI job re-adding a run would not find it out).
+        given_at = parse_time(run_at, name="run_at")
         run_id = run_content_id(run)
         target = self._run_dir(run.experiment_id, run_id)
         if (target / RUN_FILE).exists():
             return self._existing(target, exist_ok)
         added_at = datetime.now(UTC)
-        when = parse_time(run_at, name="run_at") or added_at
+        when = given_at or added_at
         self._ensure_root()
         staging = self.path / STAGING_DIR / uuid.uuid4().hex
         staging.mkdir(parents=True)

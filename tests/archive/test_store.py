@@ -234,6 +234,17 @@ def test_bad_places_and_inputs_are_input_errors(tmp_path: Path, support_run: Exp
         Archive(tmp_path / "arc").add(support_run, run_at="last tuesday")
 
 
+def test_a_bad_run_at_is_refused_when_the_run_is_archived_already(
+    tmp_path: Path, support_run: ExperimentRun
+):
+    """It was read only for a new run, so re-adding one accepted any text silently."""
+    archive = Archive(tmp_path / "arc", durable=False)
+    archive.add(support_run, run_at="2026-10-20")
+    with pytest.raises(InputError, match="run_at: cannot read 'last tuesday'"):
+        archive.add(support_run, run_at="last tuesday")
+    assert [r.run_at.isoformat() for r in archive.records()] == ["2026-10-20T00:00:00+00:00"]
+
+
 def test_a_run_folder_copied_or_moved_by_hand_is_refused_not_read_twice(archive: Archive):
     """A copy would be read as a second run: every row counted twice (found by a mutation
     run; ``summarize`` crashed on the duplicate id, ``slice`` wrote the rows twice)."""
