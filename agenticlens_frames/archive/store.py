@@ -663,6 +663,14 @@ class Archive:
                 file=self.path,
                 hint="create one with `agenticlens-frames archive add` or Archive(path).add(run)",
             )
+        if not _holds_an_archive(self.path):
+            # Read as an archive of no run, a mistyped path (an experiment's folder, one
+            # run's folder) made every listing empty and every summary "no run matches".
+            raise InputError(
+                f"not an archive: it holds neither {MARKER_FILE} nor experiment=… folders",
+                file=self.path,
+                hint="give the archive's top folder, the one `archive add` was given",
+            )
 
     def records(self) -> list[RunRecord]:
         """Every published run, ordered by ``run_at``, then ``added_at``, then id.
@@ -807,6 +815,14 @@ class Archive:
         ArchiveSlice(runs=1, variants=5, attempts=350; no filter)
         """
         return self.slice()
+
+
+def _holds_an_archive(folder: Path) -> bool:
+    """Whether ``folder`` is an archive, or could become one: empty, or holding the marker
+    or a run's experiment folder (an archive whose marker was lost still reads)."""
+    with os.scandir(folder) as entries:
+        names = [entry.name for entry in entries]
+    return not names or any(n == MARKER_FILE or n.startswith("experiment=") for n in names)
 
 
 def _replace_path(record: RunRecord, path: Path) -> RunRecord:

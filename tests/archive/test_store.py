@@ -362,3 +362,18 @@ def test_a_tag_with_a_comma_is_refused_before_anything_is_written(tmp_path: Path
         archive.add(run)
     assert f"suite.yaml: cases[{index}].tags[1]:" in str(error.value)
     assert not (tmp_path / "arc").exists()
+
+
+def test_a_folder_that_is_not_an_archive_is_refused_not_read_as_empty(archive: Archive):
+    """An experiment's or a run's folder given for the archive read as an archive of no
+    run: `ls` listed none and every summary said that no run matched."""
+    run_folder = archive.records()[0].path
+    for folder in (run_folder, run_folder.parent, EXAMPLE):
+        with pytest.raises(InputError, match="not an archive") as error:
+            Archive(folder).records()
+        assert str(folder) in str(error.value)
+        with pytest.raises(InputError, match="not an archive"):
+            Archive(folder).slice().records()
+    assert len(Archive(archive.path).records()) == 3
+    (archive.path / "_archive.json").unlink()  # a lost marker: still the runs' archive
+    assert len(Archive(archive.path).records()) == 3
