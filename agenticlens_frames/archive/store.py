@@ -32,6 +32,7 @@ import errno
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import time
 import uuid
@@ -646,11 +647,15 @@ class Archive:
                 f"unreadable run record ({exc}); every read of the archive stops here rather "
                 "than leave the run out",
                 file=folder / RUN_FILE,
-                hint="restore the file from a backup, or remove the run (`agenticlens-frames "
-                f"archive remove ARCHIVE {folder.name[len('run=') :]}`, which needs no "
-                "record) and add it again",
+                hint="restore the file from a backup, or remove the run "
+                f"(`{self._remove_command(folder)}`, which needs no record) and add it again",
             ) from exc
         return RunRecord.from_json(data, folder)
+
+    def _remove_command(self, folder: Path) -> str:
+        """The command line that removes the run in ``folder``, ready to paste."""
+        run_id = folder.name[len("run=") :]
+        return f"agenticlens-frames archive remove {shlex.quote(str(self.path))} {run_id}"
 
     def _check_exists(self) -> None:
         if self.path.exists() and not self.path.is_dir():
@@ -694,8 +699,8 @@ class Archive:
             elif folder.is_dir():  # not one another process just removed
                 warnings.warn(
                     f"{folder}: a run folder without its record ({RUN_FILE}) is left out of "
-                    "the archive; restore the record, or remove the run (`agenticlens-frames "
-                    f"archive remove ARCHIVE {folder.name[len('run=') :]}`)",
+                    "the archive; restore the record, or remove the run "
+                    f"(`{self._remove_command(folder)}`)",
                     stacklevel=3,
                 )
         out.sort(key=lambda r: (r.run_at, r.added_at, r.run_id))

@@ -199,7 +199,8 @@ def test_a_damaged_record_names_the_way_out_and_remove_takes_it(
     record.write_bytes(record.read_bytes()[:200])
     with pytest.raises(InputError, match="unreadable run record") as info:
         archive.runs()
-    assert f"archive remove ARCHIVE {run_id}" in str(info.value)
+    # The command to paste, with this archive's path (it said "ARCHIVE").
+    assert f"`agenticlens-frames archive remove {archive.path} {run_id}`" in str(info.value)
     done = CliRunner().invoke(app, ["archive", "remove", str(archive.path), run_id[:8]])
     assert done.exit_code == 0, done.output
     assert "Removed run" in done.output and "unreadable" in done.output
@@ -216,6 +217,7 @@ def test_a_run_folder_without_its_record_is_named_not_dropped_silently(
     with pytest.warns(UserWarning, match="without its record") as caught:
         runs = archive.runs()
     assert len(runs) == n - 1 and run_id in str(caught[0].message)
+    assert f"archive remove {archive.path} {run_id}" in str(caught[0].message)
     assert archive.remove(run_id) is None and not folder.exists()
     with pytest.raises(InputError, match="empty name"):
         archive.slice(runs="")  # an empty prefix matched every run
