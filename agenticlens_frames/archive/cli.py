@@ -459,7 +459,14 @@ def archive_summarize(
         None, "--memory-limit", help="DuckDB memory limit, e.g. 2GB (it spills beyond)."
     ),
     pass_k: str | None = typer.Option(None, "--pass-k", help="k values, e.g. 1,5,10."),
-    confidence_level: float = typer.Option(0.95, "--confidence-level", min=0.5, max=0.999),
+    confidence_level: float = typer.Option(
+        0.95,
+        "--confidence-level",
+        min=0.5,
+        max=0.999,
+        help="Level of every interval printed and written (with --verdicts, also of the "
+        "per-comparison intervals of runs whose manifest declares none).",
+    ),
     out: Path | None = typer.Option(
         None, "--out", help="Write every result frame here (parquet, or CSV with --format csv)."
     ),

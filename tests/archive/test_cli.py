@@ -408,3 +408,12 @@ def test_slice_refuses_a_table_list_before_writing_anything(
     result = invoke("slice", str(cli_archive), "--out", str(out), "--tables", tables)
     assert result.exit_code == 1 and message in result.output
     assert not out.exists()
+
+
+def test_every_option_of_every_archive_command_says_what_it_does():
+    """``summarize --confidence-level`` had no help text."""
+    group = typer.main.get_command(app).commands["archive"]
+    for name, command in group.commands.items():
+        for param in command.params:
+            if param.param_type_name == "option" and param.name != "help":
+                assert param.help and param.help.strip(), (name, param.opts)
