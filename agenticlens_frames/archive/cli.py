@@ -389,6 +389,7 @@ def _pass_k(text: str | None) -> list[int] | None:
 
 #: The Python arguments the archive's errors name, as the options that set them here.
 _OPTIONS = {
+    "factors": "--factor",
     "runs": "--run",
     "since": "--since",
     "until": "--until",

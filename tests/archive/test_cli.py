@@ -384,6 +384,9 @@ def test_the_example_archive_does_not_depend_on_the_working_directory(tmp_path, 
 
 def test_errors_name_the_options_that_were_given(cli_archive: Path):
     """Errors named the Python argument ("since:", "pass_k values …"), not the option."""
+    factor = invoke("summarize", str(cli_archive), "--factor", "retrievl=dense", "-q")
+    assert factor.exit_code == 1
+    assert "--factor: no archived run has a factor 'retrievl'" in factor.output
     since = invoke("summarize", str(cli_archive), "--since", "05/11/2026", "-q")
     assert since.exit_code == 1 and "--since: cannot read '05/11/2026'" in since.output
     pass_k = invoke("summarize", str(cli_archive), "--pass-k", "0", "-q")
