@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 import shutil
 import sys
 from dataclasses import astuple
@@ -26,7 +25,7 @@ from agenticlens_frames.archive.sufficient import RunLayout, assemble
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.frames import ExperimentRun
 
-from .conftest import assert_matches_oracle, fill
+from .conftest import archived_before_checksums, assert_matches_oracle, fill
 
 LOCAL_ENGINES = ["numpy", "pandas", "duckdb"]
 
@@ -355,20 +354,6 @@ def test_key_columns_of_the_frames_are_writable_arrays(
             assert int(frame[column].iloc[0]) == before + 1
 
 
-def _archived_before_checksums(archive: Archive, run_id: str) -> Path:
-    """Make one run look archived before files were checksummed (2 December 2026): no
-    checksums and no rollups, so its attempts are read and nothing vouches for them."""
-    record = archive.record(run_id)
-    for name in ("case_stats", "trial_stats"):
-        (record.path / f"{name}.parquet").unlink()
-    data = json.loads((record.path / "_run.json").read_text(encoding="utf-8"))
-    del data["sha256"]
-    for name in ("case_stats", "trial_stats"):
-        del data["counts"][name]
-    (record.path / "_run.json").write_text(json.dumps(data), encoding="utf-8")
-    return record.path
-
-
 def _damage_column(path: Path, column: str) -> None:
     """Flip the bytes of the end of one column's data: the footer stays readable."""
     chunks = pq.ParquetFile(path).metadata.row_group(0)
@@ -395,7 +380,7 @@ def test_a_damaged_attempts_file_of_a_run_without_checksums_is_named(
     slice without that run reads as before."""
     archive = fill(tmp_path / "arc", runs)
     victim = archive.slice(experiments="support-agent-upgrade@1").records()[0]
-    folder = _archived_before_checksums(archive, victim.run_id)
+    folder = archived_before_checksums(archive, victim.run_id)
     attempts = folder / "attempts.parquet"
     if damage == "data":
         _damage_column(attempts, "status")
