@@ -848,6 +848,10 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
     archive_only = {"run_id", "run_at", "tags"}
     tables: dict[str, pd.DataFrame] = {}
     for name in ("attempts", "checks", "trials"):
+        # A file no checksum vouches for (runs archived before 3 December 2026) must
+        # at least have its table's columns: another table's file would be read as this
+        # one, to a KeyError or to verdicts from the wrong rows.
+        widened.file_with(name, [c for c in SCHEMAS[name].names if c not in _ADDED_LATER])
         table = widened.read(name, metadata=True)
         drop = [c for c in table.column_names if c not in SCHEMAS[name].names or c in archive_only]
         tables[name] = table.drop_columns(drop).to_pandas()
@@ -870,6 +874,9 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
         raise InputError(exc.message, file=path, hint=_SPEC_DAMAGED) from None
     return run
 
+
+#: Columns of the tidy tables added after archives began: runs archived before lack them.
+_ADDED_LATER = frozenset({"metadata"})
 
 _SPEC_DAMAGED = (
     "the run's specification was edited or damaged: restore it, or remove the run's folder "

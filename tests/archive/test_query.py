@@ -18,6 +18,7 @@ from agenticlens_frames.errors import InputError
 from agenticlens_frames.frames import ExperimentRun
 
 from ..conftest import EXAMPLE
+from .conftest import archived_before_checksums, fill
 
 
 @pytest.fixture(scope="module")
@@ -423,3 +424,25 @@ def test_a_missing_run_spec_is_named_with_the_way_out(archive: Archive, support_
     assert error.value.file == str(record.path / "_spec.json")
     assert error.value.message == "unreadable run specification (No such file or directory)"
     assert "restore it, or remove the run's folder" in str(error.value)
+
+
+@pytest.mark.parametrize(("table", "other"), [("checks", "trials"), ("trials", "checks")])
+def test_a_run_without_checksums_rebuilt_from_another_tables_file_is_refused(
+    tmp_path: Path, runs: dict[str, ExperimentRun], table: str, other: str
+):
+    """Rebuilding an old run (no checksums) read whatever file sat in a table's place:
+    trials from a checks file gave verdicts without a word, checks from a trials file a
+    KeyError. A file without its table's columns is now refused by name; an old checks
+    file, without the later ``metadata`` column, still reads."""
+    archive = fill(tmp_path / "arc", runs)
+    run_id = archive.slice(experiments="support-agent-upgrade@1").records()[0].run_id
+    folder = archived_before_checksums(archive, run_id)
+    checks = pq.read_table(folder / "checks.parquet")
+    pq.write_table(checks.drop_columns(["metadata"]), folder / "checks.parquet")
+    assert len(archive.slice(runs=run_id).to_run().checks) == checks.num_rows
+    shutil.copyfile(folder / f"{other}.parquet", folder / f"{table}.parquet")
+    with pytest.raises(InputError, match=f"lacks the column.* of an archived {table} table"):
+        archive.slice(runs=run_id).verdicts()
+    with pytest.raises(InputError, match="remove the run and add it again") as error:
+        archive.slice(runs=run_id).to_runs()
+    assert str(folder / f"{table}.parquet") in str(error.value)
