@@ -438,6 +438,8 @@ class ArchiveSlice:
         """
         _check_table(name)
         scans = self.scans()
+        for scan in scans:
+            scan.file_with(name, table_columns(name))  # not another table's file
         parts = [scan.read(name, columns) for scan in scans]
         schema = _unified_schema(parts, scans, name, columns)
         return pa.Table.from_batches(
@@ -848,10 +850,9 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
     archive_only = {"run_id", "run_at", "tags"}
     tables: dict[str, pd.DataFrame] = {}
     for name in ("attempts", "checks", "trials"):
-        # A file no checksum vouches for (runs archived before 3 December 2026) must
-        # at least have its table's columns: another table's file would be read as this
-        # one, to a KeyError or to verdicts from the wrong rows.
-        widened.file_with(name, [c for c in SCHEMAS[name].names if c not in _ADDED_LATER])
+        # Another table's file would be read as this one: to a KeyError, or to verdicts
+        # from the wrong rows.
+        widened.file_with(name, table_columns(name))
         table = widened.read(name, metadata=True)
         drop = [c for c in table.column_names if c not in SCHEMAS[name].names or c in archive_only]
         tables[name] = table.drop_columns(drop).to_pandas()
@@ -877,6 +878,20 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
 
 #: Columns of the tidy tables added after archives began: runs archived before lack them.
 _ADDED_LATER = frozenset({"metadata"})
+
+
+def table_columns(name: str) -> list[str]:
+    """The columns every archived file of table ``name`` has. A file no checksum vouches
+    for (runs archived before 3 December 2026) must at least have them before it is read
+    as that table (:meth:`RunScan.file_with`).
+
+    Examples
+    --------
+    >>> table_columns("trials")
+    ['variant_id', 'trial', 'status', 'error_message', 'execution_position']
+    """
+    return [c for c in SCHEMAS[name].names if c not in _ADDED_LATER]
+
 
 _SPEC_DAMAGED = (
     "the run's specification was edited or damaged: restore it, or remove the run's folder "

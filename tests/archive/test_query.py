@@ -446,3 +446,20 @@ def test_a_run_without_checksums_rebuilt_from_another_tables_file_is_refused(
     with pytest.raises(InputError, match="remove the run and add it again") as error:
         archive.slice(runs=run_id).to_runs()
     assert str(folder / f"{table}.parquet") in str(error.value)
+
+
+def test_reading_a_table_of_a_run_without_checksums_refuses_another_tables_file(
+    tmp_path: Path, runs: dict[str, ExperimentRun]
+):
+    """``slice.table()`` (and ``archive slice``) of an old run whose attempts file was a
+    checks file wrote the checks rows as attempts, their other columns null."""
+    archive = fill(tmp_path / "arc", runs)
+    run_id = archive.slice(experiments="support-agent-upgrade@1").records()[0].run_id
+    folder = archived_before_checksums(archive, run_id)
+    shutil.copyfile(folder / "checks.parquet", folder / "attempts.parquet")
+    with pytest.raises(InputError, match="of an archived attempts table") as error:
+        archive.all().table("attempts", columns=["run_id", "passed"])
+    assert str(folder / "attempts.parquet") in str(error.value)
+    others = [r.run_id for r in archive.records() if r.run_id != run_id]
+    expected = sum(r.n_attempts for r in archive.records() if r.run_id in others)
+    assert archive.slice(runs=others).table("attempts").num_rows == expected
