@@ -422,6 +422,14 @@ class ArchiveSlice:
 
     # -------------------------------------------------------------- tables
 
+    def _checked_scans(self, name: str) -> list[RunScan]:
+        """The scans, each file of table ``name`` checked to be that table's (not another
+        table's file in its place, in a run no checksum vouches for)."""
+        scans = self.scans()
+        for scan in scans:
+            scan.file_with(name, table_columns(name))
+        return scans
+
     def table(self, name: str = "attempts", columns: Sequence[str] | None = None) -> pa.Table:
         """Read one table of every run in the slice, through a unified schema.
 
@@ -437,9 +445,7 @@ class ArchiveSlice:
         (70, 'dictionary<values=string, indices=int32, ordered=0>')
         """
         _check_table(name)
-        scans = self.scans()
-        for scan in scans:
-            scan.file_with(name, table_columns(name))  # not another table's file
+        scans = self._checked_scans(name)
         parts = [scan.read(name, columns) for scan in scans]
         schema = _unified_schema(parts, scans, name, columns)
         return pa.Table.from_batches(
@@ -472,7 +478,7 @@ class ArchiveSlice:
         """
         from ._duckdb import duckdb_connection, duckdb_source
 
-        scans = self.scans()
+        scans = self._checked_scans("attempts")
         if not scans:
             raise InputError("the slice holds no run", hint="loosen its filters")
         con = connection or duckdb_connection()

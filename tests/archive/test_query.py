@@ -451,8 +451,9 @@ def test_a_run_without_checksums_rebuilt_from_another_tables_file_is_refused(
 def test_reading_a_table_of_a_run_without_checksums_refuses_another_tables_file(
     tmp_path: Path, runs: dict[str, ExperimentRun]
 ):
-    """``slice.table()`` (and ``archive slice``) of an old run whose attempts file was a
-    checks file wrote the checks rows as attempts, their other columns null."""
+    """``slice.table()`` (and ``archive slice``) or ``slice.relation()`` of an old run
+    whose attempts file was a checks file gave the checks rows as attempts, their other
+    columns null."""
     archive = fill(tmp_path / "arc", runs)
     run_id = archive.slice(experiments="support-agent-upgrade@1").records()[0].run_id
     folder = archived_before_checksums(archive, run_id)
@@ -460,6 +461,8 @@ def test_reading_a_table_of_a_run_without_checksums_refuses_another_tables_file(
     with pytest.raises(InputError, match="of an archived attempts table") as error:
         archive.all().table("attempts", columns=["run_id", "passed"])
     assert str(folder / "attempts.parquet") in str(error.value)
+    with pytest.raises(InputError, match="of an archived attempts table"):
+        archive.all().relation()  # DuckDB's union by name would mix the two tables
     others = [r.run_id for r in archive.records() if r.run_id != run_id]
     expected = sum(r.n_attempts for r in archive.records() if r.run_id in others)
     assert archive.slice(runs=others).table("attempts").num_rows == expected
