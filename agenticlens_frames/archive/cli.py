@@ -344,6 +344,7 @@ def archive_ls(
         records = sl.records()
     except InputError as exc:
         raise _fail("Unable to list archive", exc) from None
+    _note_stale_staging(sl.archive)
     console = output_console(soft_wrap=True)
     if as_json:
         for r in records:
@@ -370,6 +371,24 @@ def archive_ls(
             )
         )
     console.print(table)
+
+
+def _note_stale_staging(store: Any) -> None:
+    """Say on stderr when writers that stopped (killed mid-add) left staging folders: no
+    read ever shows them, so they would pile up on disk unseen."""
+    stale = store._stale_staging()
+    if stale:
+        Console(stderr=True, highlight=False).print(
+            Text(
+                _safe(
+                    f"note: {len(stale)} folder(s) under {store.path / '_staging'} were left "
+                    "by writers that stopped more than an hour ago; once no writer runs, "
+                    f"Archive({str(store.path)!r}).clean_staging() removes them"
+                ),
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
 
 
 # --------------------------------------------------------------------------- summarize

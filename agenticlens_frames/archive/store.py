@@ -622,16 +622,19 @@ class Archive:
         >>> example_archive().clean_staging()  # no writer crashed
         []
         """
-        staging = self.path / STAGING_DIR
-        removed: list[Path] = []
-        if not staging.exists():
-            return removed
-        cutoff = time.time() - older_than
-        for entry in staging.iterdir():
-            if entry.stat().st_mtime <= cutoff:
-                shutil.rmtree(entry, ignore_errors=True)
-                removed.append(entry)
+        removed = self._stale_staging(older_than)
+        for entry in removed:
+            shutil.rmtree(entry, ignore_errors=True)
         return removed
+
+    def _stale_staging(self, older_than: float = 3600.0) -> list[Path]:
+        """Staging folders unchanged for ``older_than`` seconds: left by writers that
+        stopped (killed, out of disk, power lost) and never read."""
+        staging = self.path / STAGING_DIR
+        if not staging.exists():
+            return []
+        cutoff = time.time() - older_than
+        return [entry for entry in staging.iterdir() if entry.stat().st_mtime <= cutoff]
 
     # ------------------------------------------------------------------ reading
 

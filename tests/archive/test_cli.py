@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -420,3 +422,20 @@ def test_every_option_of_every_archive_command_says_what_it_does():
         for param in command.params:
             if param.param_type_name == "option" and param.name != "help":
                 assert param.help and param.help.strip(), (name, param.opts)
+
+
+def test_ls_notes_staging_folders_left_by_writers_that_stopped(cli_archive: Path):
+    """A writer killed mid-add leaves its staging folder, which no read shows: `ls` now
+    says so, and how to remove them. A live writer's folder (recent) is not named."""
+    stale = cli_archive / "_staging" / "killed"
+    (stale / "partial").mkdir(parents=True)
+    (cli_archive / "_staging" / "live").mkdir()
+    listed = invoke("ls", str(cli_archive))
+    assert listed.exit_code == 0 and "note:" not in listed.output
+    old = time.time() - 7200
+    os.utime(stale, (old, old))
+    listed = invoke("ls", str(cli_archive))
+    assert listed.exit_code == 0 and "2 run(s)" in listed.output
+    assert "note: 1 folder(s) under" in listed.output and "clean_staging()" in listed.output
+    assert Archive(cli_archive).clean_staging() == [stale]
+    assert "note:" not in invoke("ls", str(cli_archive)).output
