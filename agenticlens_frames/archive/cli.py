@@ -21,7 +21,7 @@ from .._choices import Correction
 from .._cli_errors import fail, output_console
 from .._values import format_in_unit, format_power, is_missing
 from ..errors import InputError
-from .engine_registry import ENGINES
+from .engine_registry import AUTO, ENGINES
 
 if TYPE_CHECKING:  # pandas loads with the first command that needs it, not with --help
     import pandas as pd
@@ -158,6 +158,16 @@ def _check_out(out: Path, archive: Path) -> None:
             "--out is inside the archive",
             file=out,
             hint="write the results outside the archive folder",
+        )
+
+
+def _check_memory_limit(memory_limit: str | None, engine: str) -> None:
+    """``--memory-limit`` bounds DuckDB alone: with another engine it would be ignored."""
+    if memory_limit and engine not in (AUTO, "duckdb"):
+        raise InputError(
+            f"--memory-limit applies to the duckdb engine, not {engine}",
+            hint="use --engine duckdb (or auto, which picks it when the slice would not fit "
+            "in memory), or drop --memory-limit",
         )
 
 
@@ -500,6 +510,7 @@ def archive_summarize(
     """Variant summaries, paired comparisons and factor levels across the matching runs."""
     judged = None
     try:
+        _check_memory_limit(memory_limit, engine.value)
         _check_correction(verdicts, correction)
         if out is not None:
             _check_out(out, archive)

@@ -280,6 +280,11 @@ def test_slice_writes_each_runs_verdicts(
         (["summarize", "{arc}", "--factor", "retrieval=nope"], "run has retrieval='nope'"),
         (["summarize", "{arc}", "--since", "yesterday-ish"], "cannot read"),
         (["summarize", "{arc}", "--pass-k", "1,x"], "comma list"),
+        # It bounds DuckDB only, and was ignored without a word with another engine.
+        (
+            ["summarize", "{arc}", "--engine", "numpy", "--memory-limit", "2GB"],
+            "--memory-limit applies to the duckdb engine, not numpy",
+        ),
         (["ls", "{missing}"], "no archive here"),
         (["add", "{arc}", "a", "b", "c"], "expected MANIFEST SUITE"),
         (["add", "{arc}", "{missing}"], "file not found"),
