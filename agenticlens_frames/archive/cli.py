@@ -435,14 +435,16 @@ def _fail(prefix: str, error: Exception) -> typer.Exit:
 
 def _option_named(error: Exception) -> Exception:
     """``error`` with its place named as the option that sets it (``--since``, not
-    ``since:``).
+    ``since:``). An error in a file (a run record's ``run_at``) keeps its place there.
 
     Examples
     --------
     >>> print(_option_named(InputError("cannot read 'x' as a date", location="since")))
     --since: cannot read 'x' as a date
+    >>> print(_option_named(InputError("bad", file="_run.json", location="run_at")))
+    _run.json: run_at: bad
     """
-    if isinstance(error, InputError) and error.location in _OPTIONS:
+    if isinstance(error, InputError) and error.file is None and error.location in _OPTIONS:
         error.location = _OPTIONS[error.location]
     return error
 

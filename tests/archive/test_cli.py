@@ -391,6 +391,16 @@ def test_the_example_archive_does_not_depend_on_the_working_directory(tmp_path, 
 
 def test_errors_name_the_options_that_were_given(cli_archive: Path):
     """Errors named the Python argument ("since:", "pass_k values …"), not the option."""
+    # A run record's run_at, damaged by hand, is no --run-at the user gave.
+    record = next(cli_archive.glob("experiment=*/run=*/_run.json"))
+    data = json.loads(record.read_text(encoding="utf-8"))
+    good, data["run_at"] = data["run_at"], "yesterday"
+    record.write_text(json.dumps(data), encoding="utf-8")
+    damaged = invoke("summarize", str(cli_archive), "-q")
+    assert damaged.exit_code == 1 and "--run-at" not in damaged.output
+    assert "_run.json: run_at: cannot read 'yesterday'" in damaged.output
+    data["run_at"] = good
+    record.write_text(json.dumps(data), encoding="utf-8")
     factor = invoke("summarize", str(cli_archive), "--factor", "retrievl=dense", "-q")
     assert factor.exit_code == 1
     assert "--factor: no archived run has a factor 'retrievl'" in factor.output
