@@ -290,6 +290,7 @@ def test_a_run_folder_copied_or_moved_by_hand_is_refused_not_read_twice(archive:
             "expected true or false, got 'yes'",
         ),
         (lambda d: d.update(run_at="yesterday"), "run_at", "cannot read 'yesterday'"),
+        (lambda d: d["sha256"].update(attempts=5), "sha256.attempts", "expected a string"),
         (lambda d: d.update(format_version=2), None, "format_version 2 is not one this"),
     ],
 )
@@ -307,7 +308,10 @@ def test_a_damaged_run_record_is_refused_naming_the_field(
     assert error.value.file == str(path)
     assert error.value.location == location
     assert error.value.message.startswith(message)
-    assert error.value.hint
+    # The way out of a damaged record; "write it as a JSON string: "5"" was no way out
+    # for a checksum.
+    if not message.startswith("format_version"):  # that one: read it with a newer version
+        assert error.value.hint.startswith("the run record was edited or damaged: restore it")
 
 
 def test_adding_over_a_run_folder_without_its_record_is_refused(
