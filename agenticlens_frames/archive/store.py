@@ -826,11 +826,13 @@ class Archive:
 
 
 def _holds_an_archive(folder: Path) -> bool:
-    """Whether ``folder`` is an archive, or could become one: empty, or holding the marker
-    or a run's experiment folder (an archive whose marker was lost still reads)."""
+    """Whether ``folder`` is an archive, or could become one: empty, or holding the marker,
+    a run's experiment folder or the staging folder (an archive whose marker was lost
+    still reads)."""
     with os.scandir(folder) as entries:
         names = [entry.name for entry in entries]
-    return not names or any(n == MARKER_FILE or n.startswith("experiment=") for n in names)
+    ours = (MARKER_FILE, STAGING_DIR)
+    return not names or any(n in ours or n.startswith("experiment=") for n in names)
 
 
 def _replace_path(record: RunRecord, path: Path) -> RunRecord:
