@@ -391,7 +391,7 @@ def _note_stale_staging(store: Any) -> None:
         Console(stderr=True, highlight=False).print(
             Text(
                 _safe(
-                    f"note: {len(stale)} folder(s) under {store.path / '_staging'} were left "
+                    f"note: {len(stale)} folder(s) under {stale[0].parent} were left "
                     "by writers that stopped more than an hour ago; once no writer runs, "
                     f"Archive({str(store.path)!r}).clean_staging() removes them"
                 ),
