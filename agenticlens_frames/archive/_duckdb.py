@@ -251,11 +251,14 @@ def _archive_stats(
         for scan in block:
             if scan.run_id not in codes:
                 raise InputError(f"engine returned run {scan.run_id}, which is outside the slice")
+            # DuckDB's error for a damaged file would name neither the run nor the way out.
+            scan.file_with("attempts", _ATTEMPTS_COLUMNS)
+            scan.file_with("cases", _LABEL_COLUMNS)
             coded.append((codes[scan.run_id], scan))
         for parts, per_file in ((case_parts, _FILE_CASE_SQL), (trial_parts, _FILE_TRIAL_SQL)):
             sql = _BLOCK_SQL.format(union=_union(coded, per_file, "attempts"), keys=keys)
-            parts.append(con.sql(sql).to_arrow_table())
-        labels = con.sql(_union(coded, _CASES_LABELS_SQL, "cases")).to_arrow_table()
+            parts.append(_block_query(con, sql, block, "attempts"))
+        labels = _block_query(con, _union(coded, _CASES_LABELS_SQL, "cases"), block, "cases")
         label_parts.append(labels.combine_chunks())
     # One chunk per column: DuckDB returns a chunk per 2048-row vector, and numpy
     # conversions of thousands of chunks cost more than the aggregation's own sort.
@@ -272,6 +275,27 @@ def _archive_stats(
         assert found is not None  # every case row comes from an attempt with its label
     label_codes, categories = found
     return cases, trials, label_codes, categories
+
+
+#: The columns the per-file queries read of a run's attempts (``tags`` under a tag filter;
+#: every archived attempts file has them all), and of its ``cases`` table.
+_ATTEMPTS_COLUMNS = (*NEEDED_COLUMNS, "tags")
+_LABEL_COLUMNS = ("case_index", "case_id")
+
+
+def _block_query(con: Any, sql: str, block: Sequence[RunScan], table: str) -> pa.Table:
+    """One block's query. When DuckDB cannot read a file, the files no checksum vouches
+    for (runs archived before checksums existed) are read with pyarrow, whose error names
+    the damaged one and the way out; otherwise DuckDB's error stands."""
+    duckdb = require("duckdb", "the duckdb engine")
+    try:
+        return con.sql(sql).to_arrow_table()
+    except duckdb.Error:
+        columns = _ATTEMPTS_COLUMNS if table == "attempts" else _LABEL_COLUMNS
+        for scan in block:
+            if table not in dict(scan.sha256):
+                scan.read(table, columns, required=True)
+        raise
 
 
 def _key_order(table: pa.Table, inner: str) -> pa.Table:

@@ -704,6 +704,8 @@ def rollup_tables(partial: RunPartial) -> dict[str, pa.Table]:
 def partials_for_scans(scans: Sequence[RunScan]) -> list[RunPartial]:
     """A block task: read whole runs and run the kernel (module-level, so it pickles)."""
     return [
-        run_partial(scan.read("attempts", NEEDED_COLUMNS), scan.run_id, scan.variant_ids)
+        run_partial(
+            scan.read("attempts", NEEDED_COLUMNS, required=True), scan.run_id, scan.variant_ids
+        )
         for scan in scans
     ]

@@ -69,6 +69,9 @@ def tag_mask(column: pa.ChunkedArray | pa.Array, wanted: Sequence[str]) -> np.nd
 
 _VERIFIED: dict[tuple[str, int, int], str] = {}
 
+#: The way out of a damaged run file, in every error that names one.
+RESTORE_HINT = "restore it from a backup, or remove the run and add it again"
+
 
 def file_sha256(path: Path) -> str:
     """SHA-256 of a file's bytes, read in 1 MiB blocks."""
@@ -86,7 +89,9 @@ def _version(path: Path) -> tuple[str, int, int]:
         info = os.stat(path)
     except OSError as exc:
         raise InputError(
-            f"archived file is missing or unreadable ({exc.strerror})", file=path
+            f"archived file is missing or unreadable ({exc.strerror})",
+            file=path,
+            hint=RESTORE_HINT,
         ) from None
     return (str(path), info.st_size, info.st_mtime_ns)
 
@@ -105,7 +110,7 @@ def verify_file(path: Path, expected: str, run_id: str, content: bytes | None = 
             f"this file is not the one archived for run {run_id} (SHA-256 {actual[:12]}, "
             f"archived {expected[:12]}): it was replaced or damaged",
             file=path,
-            hint="restore it from a backup, or remove the run and add it again",
+            hint=RESTORE_HINT,
         )
     _VERIFIED[key] = expected
 
@@ -168,10 +173,21 @@ class RunScan:
             content = path.read_bytes()
         except OSError as exc:
             raise InputError(
-                f"archived file is missing or unreadable ({exc.strerror})", file=path
+                f"archived file is missing or unreadable ({exc.strerror})",
+                file=path,
+                hint=RESTORE_HINT,
             ) from None
         verify_file(path, expected, self.run_id, content)
         return read_parquet_file(path, columns, content)
+
+    def file_with(self, table: str, columns: Sequence[str]) -> Path:
+        """The table's file (checked as :meth:`file` does), after checking that it has
+        ``columns``. A checksummed file is the one this toolkit wrote, so only the files
+        of runs archived before checksums existed are opened for it (their footer)."""
+        path = self.file(table)
+        if table not in dict(self.sha256):
+            _check_names(path, table, _column_names(path), columns)
+        return path
 
     @property
     def has_rollups(self) -> bool:
@@ -195,12 +211,15 @@ class RunScan:
         columns: Sequence[str] | None = None,
         *,
         metadata: bool = False,
+        required: bool = False,
     ) -> pa.Table:
         """Read one table of the run with the slice's filters applied.
 
         ``columns`` missing from the file (a factor the run does not have) are skipped;
-        the caller unifies schemas across runs. ``metadata`` keeps the pandas metadata
-        (exact pandas dtypes on ``to_pandas()``).
+        the caller unifies schemas across runs. ``required``: every column asked for, and
+        every column the filters need, must be in the file (the engines' columns, which
+        every archived table has): a file without one is refused, naming it. ``metadata``
+        keeps the pandas metadata (exact pandas dtypes on ``to_pandas()``).
 
         The variant and tag predicates are evaluated once per distinct dictionary value
         and applied as one mask after a plain columnar read: a run is one row group, so
@@ -209,20 +228,24 @@ class RunScan:
         0.81 s for 94 runs of 100k rows).
         """
         path = self.file(table)
-        try:
-            names = pq.read_schema(path).names
-        except (OSError, pa.ArrowException) as exc:
-            raise InputError(f"unreadable archive file ({exc})", file=path) from exc
+        names = _column_names(path)
         wanted = list(names if columns is None else [c for c in columns if c in names])
         needed = []
-        if self.selected is not None and "variant_id" in names:
+        if self.selected is not None and ("variant_id" in names or required):
             needed.append("variant_id")
         if self.tags is not None and table in ("attempts", "cases"):
             needed.append("tags")
         elif self.tags is not None and table == "checks":
             needed.append("case_id")
+        if required:
+            _check_names(path, table, names, [*(columns or ()), *needed])
         extra = [c for c in needed if c not in wanted]
-        data = pq.read_table(path, columns=[*wanted, *extra])
+        try:
+            data = pq.read_table(path, columns=[*wanted, *extra])
+        except (OSError, pa.ArrowException) as exc:
+            raise InputError(
+                f"unreadable archive file ({exc})", file=path, hint=RESTORE_HINT
+            ) from exc
         if not metadata:
             data = data.replace_schema_metadata(None)
         mask = np.ones(data.num_rows, dtype=bool)
@@ -244,7 +267,8 @@ def read_parquet_file(
     path: Path, columns: Sequence[str] | None = None, content: bytes | None = None
 ) -> pa.Table:
     """One archive file, or an :class:`InputError` naming it (decoded from ``content``,
-    its bytes, when given).
+    its bytes, when given). Every column of ``columns`` must be in it: pyarrow leaves out
+    the ones a file lacks.
 
     Read on the calling thread through ``ParquetFile``: ``pq.read_table`` sets up a
     dataset per file, which took 1.6 ms of CPU for a run's 10k-row case rollup against
@@ -254,13 +278,32 @@ def read_parquet_file(
     try:
         source = pa.BufferReader(content) if content is not None else path
         with pq.ParquetFile(source) as handle:
-            return handle.read(columns=columns, use_threads=False)
+            table = handle.read(columns=columns, use_threads=False)
     except (OSError, pa.ArrowException) as exc:
+        raise InputError(f"unreadable archive file ({exc})", file=path, hint=RESTORE_HINT) from exc
+    _check_names(path, path.stem, table.column_names, columns or ())
+    return table
+
+
+def _column_names(path: Path) -> list[str]:
+    """The columns of an archive file (its footer only), or an InputError naming it."""
+    try:
+        return pq.read_schema(path).names
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(f"unreadable archive file ({exc})", file=path, hint=RESTORE_HINT) from exc
+
+
+def _check_names(path: Path, table: str, names: Sequence[str], columns: Sequence[str]) -> None:
+    """Refuse a file that lacks columns every archived ``table`` has (one replaced by
+    another table's file, or written by hand)."""
+    missing = [c for c in columns if c not in names]
+    if missing:
         raise InputError(
-            f"unreadable archive file ({exc})",
+            f"lacks the column(s) {', '.join(missing)} of an archived {table} table: it was "
+            "replaced or damaged",
             file=path,
-            hint="restore it from a backup, or remove the run and add it again",
-        ) from exc
+            hint=RESTORE_HINT,
+        )
 
 
 def run_blocks(scans: Sequence[RunScan], block_rows: int) -> list[list[RunScan]]:

@@ -206,8 +206,10 @@ class RunRecord:
                 sha256=source.take(data, "sha256", (), _to_str_map_or_null, default={}),
             )
         except InputError as exc:
-            hint = exc.hint or _DAMAGED
-            raise InputError(exc.message, file=file, location=exc.location, hint=hint) from None
+            # The record is written by `add`, never by hand, and the checksums in it vouch
+            # for the run's files: the way out is to restore it, not to retype a value
+            # (the converters' hints, "write it as a JSON string", would say that).
+            raise InputError(exc.message, file=file, location=exc.location, hint=_DAMAGED) from None
 
     def file(self, table: str) -> Path:
         """Path of one of the run's parquet files."""

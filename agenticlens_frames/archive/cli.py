@@ -22,7 +22,7 @@ from .._cli_errors import fail, output_console
 from .._cli_help import FlagsWithoutTypes
 from .._values import format_in_unit, format_power, is_missing
 from ..errors import InputError
-from .engine_registry import ENGINES
+from .engine_registry import AUTO, ENGINES
 
 if TYPE_CHECKING:  # pandas loads with the first command that needs it, not with --help
     import pandas as pd
@@ -160,6 +160,16 @@ def _check_out(out: Path, archive: Path) -> None:
             "--out is inside the archive",
             file=out,
             hint="write the results outside the archive folder",
+        )
+
+
+def _check_memory_limit(memory_limit: str | None, engine: str) -> None:
+    """``--memory-limit`` bounds DuckDB alone: with another engine it would be ignored."""
+    if memory_limit and engine not in (AUTO, "duckdb"):
+        raise InputError(
+            f"--memory-limit applies to the duckdb engine, not {engine}",
+            hint="use --engine duckdb (or auto, which picks it when the slice would not fit "
+            "in memory), or drop --memory-limit",
         )
 
 
@@ -346,6 +356,7 @@ def archive_ls(
         records = sl.records()
     except InputError as exc:
         raise _fail("Unable to list archive", exc) from None
+    _note_stale_staging(sl.archive)
     console = output_console(soft_wrap=True)
     if as_json:
         for r in records:
@@ -374,6 +385,24 @@ def archive_ls(
     console.print(table)
 
 
+def _note_stale_staging(store: Any) -> None:
+    """Say on stderr when writers that stopped (killed mid-add) left staging folders: no
+    read ever shows them, so they would pile up on disk unseen."""
+    stale = store._stale_staging()
+    if stale:
+        Console(stderr=True, highlight=False).print(
+            Text(
+                _safe(
+                    f"note: {len(stale)} folder(s) under {stale[0].parent} were left "
+                    "by writers that stopped more than an hour ago; once no writer runs, "
+                    f"Archive({str(store.path)!r}).clean_staging() removes them"
+                ),
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
+
+
 # --------------------------------------------------------------------------- summarize
 
 
@@ -391,6 +420,8 @@ def _pass_k(text: str | None) -> list[int] | None:
 
 #: The Python arguments the archive's errors name, as the options that set them here.
 _OPTIONS = {
+    "factors": "--factor",
+    "runs": "--run",
     "since": "--since",
     "until": "--until",
     "run_at": "--run-at",
@@ -406,14 +437,16 @@ def _fail(prefix: str, error: Exception) -> typer.Exit:
 
 def _option_named(error: Exception) -> Exception:
     """``error`` with its place named as the option that sets it (``--since``, not
-    ``since:``).
+    ``since:``). An error in a file (a run record's ``run_at``) keeps its place there.
 
     Examples
     --------
     >>> print(_option_named(InputError("cannot read 'x' as a date", location="since")))
     --since: cannot read 'x' as a date
+    >>> print(_option_named(InputError("bad", file="_run.json", location="run_at")))
+    _run.json: run_at: bad
     """
-    if isinstance(error, InputError) and error.location in _OPTIONS:
+    if isinstance(error, InputError) and error.file is None and error.location in _OPTIONS:
         error.location = _OPTIONS[error.location]
     return error
 
@@ -460,7 +493,14 @@ def archive_summarize(
         None, "--memory-limit", help="DuckDB memory limit, e.g. 2GB (it spills beyond)."
     ),
     pass_k: str | None = typer.Option(None, "--pass-k", help="k values, e.g. 1,5,10."),
-    confidence_level: float = typer.Option(0.95, "--confidence-level", min=0.5, max=0.999),
+    confidence_level: float = typer.Option(
+        0.95,
+        "--confidence-level",
+        min=0.5,
+        max=0.999,
+        help="Level of every interval printed and written (with --verdicts, also of the "
+        "per-comparison intervals of runs whose manifest declares none).",
+    ),
     out: Path | None = typer.Option(
         None, "--out", help="Write every result frame here (parquet, or CSV with --format csv)."
     ),
@@ -474,6 +514,7 @@ def archive_summarize(
     """Variant summaries, paired comparisons and factor levels across the matching runs."""
     judged = None
     try:
+        _check_memory_limit(memory_limit, engine.value)
         _check_correction(verdicts, correction)
         if out is not None:
             _check_out(out, archive)
@@ -753,6 +794,7 @@ def archive_slice(
 ) -> None:
     """Write the matching rows (unified schema across runs) for other tools or CI."""
     from ..frames import SCHEMAS
+    from .query import _check_table
 
     try:
         names = (
@@ -760,6 +802,14 @@ def archive_slice(
             if tables.strip() == "all"
             else [t.strip() for t in tables.split(",") if t.strip()]
         )
+        # Before any work: a misspelt name found after the first tables were written left
+        # them behind, and an empty list wrote nothing and said "Wrote  from N run(s)".
+        if not names:
+            raise InputError(
+                "--tables names no table", hint=f"name some of {', '.join(SCHEMAS)}, or all"
+            )
+        for name in names:
+            _check_table(name)
         _check_correction(verdicts, correction)
         _check_out(out, archive)
         sl = _slice(archive, experiment, run, variant, since, until, tag, factor, include_baseline)

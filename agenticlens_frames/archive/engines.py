@@ -139,7 +139,7 @@ def _pandas_engine(source: Source, layout: RunLayout, **_: Any) -> SufficientSta
         check_columns(source.table)
         tables = [source.table.select(list(NEEDED_COLUMNS))]
     else:
-        tables = [s.read("attempts", NEEDED_COLUMNS) for s in source.scans]
+        tables = [s.read("attempts", NEEDED_COLUMNS, required=True) for s in source.scans]
     case_parts, trial_parts = [], []
     for table in tables:
         frame = table.to_pandas()

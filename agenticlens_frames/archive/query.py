@@ -347,6 +347,7 @@ class ArchiveSlice:
         # A factor name no run has is a typo; an unknown level is an empty slice, with a
         # warning naming the levels that exist (the CLI refuses it).
         check_factor_filter(self.filter.factors, records, levels="warn")
+        check_run_prefixes(self.filter.runs, records)
         for record in records:
             scan = self.filter.scan(record)
             if scan is not None:
@@ -421,6 +422,14 @@ class ArchiveSlice:
 
     # -------------------------------------------------------------- tables
 
+    def _checked_scans(self, name: str) -> list[RunScan]:
+        """The scans, each file of table ``name`` checked to be that table's (not another
+        table's file in its place, in a run no checksum vouches for)."""
+        scans = self.scans()
+        for scan in scans:
+            scan.file_with(name, table_columns(name))
+        return scans
+
     def table(self, name: str = "attempts", columns: Sequence[str] | None = None) -> pa.Table:
         """Read one table of every run in the slice, through a unified schema.
 
@@ -436,7 +445,7 @@ class ArchiveSlice:
         (70, 'dictionary<values=string, indices=int32, ordered=0>')
         """
         _check_table(name)
-        scans = self.scans()
+        scans = self._checked_scans(name)
         parts = [scan.read(name, columns) for scan in scans]
         schema = _unified_schema(parts, scans, name, columns)
         return pa.Table.from_batches(
@@ -469,7 +478,7 @@ class ArchiveSlice:
         """
         from ._duckdb import duckdb_connection, duckdb_source
 
-        scans = self.scans()
+        scans = self._checked_scans("attempts")
         if not scans:
             raise InputError("the slice holds no run", hint="loosen its filters")
         con = connection or duckdb_connection()
@@ -579,9 +588,10 @@ class ArchiveSlice:
         ]
         frame = pd.DataFrame(rows, columns=columns)
         frame["run_at"] = pd.to_datetime(frame["run_at"], utc=True)
+        # A variant without the factor is missing; a level spelt "None" or "nan" is a level
+        # (the str dtype keeps missing values missing, so no text stands for them).
         for column in columns[7:]:
             frame[column] = frame[column].astype("str")
-            frame.loc[frame[column].isin(["nan", "None"]), column] = None
         return frame
 
     def to_runs(self) -> list[ExperimentRun]:
@@ -798,7 +808,9 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
     try:
         content = path.read_bytes()
     except OSError as exc:
-        raise InputError(f"unreadable run specification ({exc})", file=path) from None
+        raise InputError(
+            f"unreadable run specification ({exc.strerror})", file=path, hint=_SPEC_DAMAGED
+        ) from None
     expected = record.sha256.get(SPEC_FILE)
     # Runs archived before the specification was checksummed have none: read unchecked.
     if expected is not None:
@@ -806,7 +818,9 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
     try:
         spec = json.loads(content.decode("utf-8"))
     except ValueError as exc:
-        raise InputError(f"unreadable run specification ({exc})", file=path) from None
+        raise InputError(
+            f"unreadable run specification ({exc})", file=path, hint=_SPEC_DAMAGED
+        ) from None
     try:
         manifest, suite = spec_from_json(spec)
         if (
@@ -842,6 +856,9 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
     archive_only = {"run_id", "run_at", "tags"}
     tables: dict[str, pd.DataFrame] = {}
     for name in ("attempts", "checks", "trials"):
+        # Another table's file would be read as this one: to a KeyError, or to verdicts
+        # from the wrong rows.
+        widened.file_with(name, table_columns(name))
         table = widened.read(name, metadata=True)
         drop = [c for c in table.column_names if c not in SCHEMAS[name].names or c in archive_only]
         tables[name] = table.drop_columns(drop).to_pandas()
@@ -865,10 +882,45 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
     return run
 
 
+#: Columns of the tidy tables added after archives began: runs archived before lack them.
+_ADDED_LATER = frozenset({"metadata"})
+
+
+def table_columns(name: str) -> list[str]:
+    """The columns every archived file of table ``name`` has. A file no checksum vouches
+    for (runs archived before 3 December 2026) must at least have them before it is read
+    as that table (:meth:`RunScan.file_with`).
+
+    Examples
+    --------
+    >>> table_columns("trials")
+    ['variant_id', 'trial', 'status', 'error_message', 'execution_position']
+    """
+    return [c for c in SCHEMAS[name].names if c not in _ADDED_LATER]
+
+
 _SPEC_DAMAGED = (
     "the run's specification was edited or damaged: restore it, or remove the run's folder "
     "and add the run again"
 )
+
+
+def check_run_prefixes(groups: Groups, records: Sequence[RunRecord]) -> None:
+    """Refuse a run id prefix that several runs share: it names one run, and keeping
+    every run it starts would pool runs the user did not choose. A whole id is never
+    ambiguous, and a prefix no run has leaves the slice empty, as any filter can."""
+    ids = [record.run_id for record in records]
+    for group in groups:
+        for prefix in group:
+            hits = [run_id for run_id in ids if run_id.startswith(prefix)]
+            if len(hits) > 1 and prefix not in hits:
+                raise InputError(
+                    f"run id prefix {prefix!r} matches {len(hits)} runs "
+                    f"({', '.join(hits[:5])}{', …' if len(hits) > 5 else ''})",
+                    location="runs",
+                    hint="give more of the run's id (list them with `agenticlens-frames "
+                    "archive ls`), or list each run you mean",
+                )
 
 
 def check_factor_filter(

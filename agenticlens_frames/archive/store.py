@@ -32,6 +32,7 @@ import errno
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import time
 import uuid
@@ -232,6 +233,22 @@ def _archive_attempts(run: ExperimentRun, run_id: str, run_at: datetime) -> pa.T
     return table
 
 
+def _check_tags(run: ExperimentRun) -> None:
+    """Refuse a case tag holding a comma: the archive keeps a case's tags comma-joined
+    on every attempt, so ``"refund,billing"`` would read back as two tags, and a tag
+    filter would keep the wrong cases."""
+    for i, case in enumerate(run.suite.cases):
+        for j, tag in enumerate(case.tags):
+            if "," in tag:
+                raise InputError(
+                    f"case {case.id!r} has the tag {tag!r}, with a comma: the archive joins "
+                    "a case's tags with commas, so it would read back as several tags",
+                    file=run.suite.path,
+                    location=("cases", i, "tags", j),
+                    hint="write it as separate tags, or join its words with '-' or '_'",
+                )
+
+
 def _fsync(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -328,12 +345,16 @@ class Archive:
                 file=self.path,
                 hint="give a new or empty folder for the archive",
             )
+        _check_tags(run)
+        # Read before looking for the run: a bad --run-at is refused whether or not the
+        # run is archived already (a CI job re-adding a run would not find it out).
+        given_at = parse_time(run_at, name="run_at")
         run_id = run_content_id(run)
         target = self._run_dir(run.experiment_id, run_id)
         if (target / RUN_FILE).exists():
             return self._existing(target, exist_ok)
         added_at = datetime.now(UTC)
-        when = parse_time(run_at, name="run_at") or added_at
+        when = given_at or added_at
         self._ensure_root()
         staging = self.path / STAGING_DIR / uuid.uuid4().hex
         staging.mkdir(parents=True)
@@ -601,16 +622,19 @@ class Archive:
         >>> example_archive().clean_staging()  # no writer crashed
         []
         """
-        staging = self.path / STAGING_DIR
-        removed: list[Path] = []
-        if not staging.exists():
-            return removed
-        cutoff = time.time() - older_than
-        for entry in staging.iterdir():
-            if entry.stat().st_mtime <= cutoff:
-                shutil.rmtree(entry, ignore_errors=True)
-                removed.append(entry)
+        removed = self._stale_staging(older_than)
+        for entry in removed:
+            shutil.rmtree(entry, ignore_errors=True)
         return removed
+
+    def _stale_staging(self, older_than: float = 3600.0) -> list[Path]:
+        """Staging folders unchanged for ``older_than`` seconds: left by writers that
+        stopped (killed, out of disk, power lost) and never read."""
+        staging = self.path / STAGING_DIR
+        if not staging.exists():
+            return []
+        cutoff = time.time() - older_than
+        return [entry for entry in staging.iterdir() if entry.stat().st_mtime <= cutoff]
 
     # ------------------------------------------------------------------ reading
 
@@ -626,11 +650,15 @@ class Archive:
                 f"unreadable run record ({exc}); every read of the archive stops here rather "
                 "than leave the run out",
                 file=folder / RUN_FILE,
-                hint="restore the file from a backup, or remove the run (`agenticlens-frames "
-                f"archive remove ARCHIVE {folder.name[len('run=') :]}`, which needs no "
-                "record) and add it again",
+                hint="restore the file from a backup, or remove the run "
+                f"(`{self._remove_command(folder)}`, which needs no record) and add it again",
             ) from exc
         return RunRecord.from_json(data, folder)
+
+    def _remove_command(self, folder: Path) -> str:
+        """The command line that removes the run in ``folder``, ready to paste."""
+        run_id = folder.name[len("run=") :]
+        return f"agenticlens-frames archive remove {shlex.quote(str(self.path))} {run_id}"
 
     def _check_exists(self) -> None:
         if self.path.exists() and not self.path.is_dir():
@@ -642,6 +670,14 @@ class Archive:
                 "no archive here",
                 file=self.path,
                 hint="create one with `agenticlens-frames archive add` or Archive(path).add(run)",
+            )
+        if not _holds_an_archive(self.path):
+            # Read as an archive of no run, a mistyped path (an experiment's folder, one
+            # run's folder) made every listing empty and every summary "no run matches".
+            raise InputError(
+                f"not an archive: it holds neither {MARKER_FILE} nor experiment=… folders",
+                file=self.path,
+                hint="give the archive's top folder, the one `archive add` was given",
             )
 
     def records(self) -> list[RunRecord]:
@@ -666,8 +702,8 @@ class Archive:
             elif folder.is_dir():  # not one another process just removed
                 warnings.warn(
                     f"{folder}: a run folder without its record ({RUN_FILE}) is left out of "
-                    "the archive; restore the record, or remove the run (`agenticlens-frames "
-                    f"archive remove ARCHIVE {folder.name[len('run=') :]}`)",
+                    "the archive; restore the record, or remove the run "
+                    f"(`{self._remove_command(folder)}`)",
                     stacklevel=3,
                 )
         out.sort(key=lambda r: (r.run_at, r.added_at, r.run_id))
@@ -787,6 +823,16 @@ class Archive:
         ArchiveSlice(runs=1, variants=5, attempts=350; no filter)
         """
         return self.slice()
+
+
+def _holds_an_archive(folder: Path) -> bool:
+    """Whether ``folder`` is an archive, or could become one: empty, or holding the marker,
+    a run's experiment folder or the staging folder (an archive whose marker was lost
+    still reads)."""
+    with os.scandir(folder) as entries:
+        names = [entry.name for entry in entries]
+    ours = (MARKER_FILE, STAGING_DIR)
+    return not names or any(n in ours or n.startswith("experiment=") for n in names)
 
 
 def _replace_path(record: RunRecord, path: Path) -> RunRecord:

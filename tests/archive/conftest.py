@@ -4,6 +4,7 @@ for the sufficient statistics (plain Python loops, no numpy grouping)."""
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 import statistics
@@ -78,6 +79,20 @@ def shared_archive(
 def archive(tmp_path: Path, runs: dict[str, ExperimentRun]) -> Archive:
     """A fresh archive of the three runs that a test may change."""
     return fill(tmp_path / "arc", runs)
+
+
+def archived_before_checksums(archive: Archive, run_id: str) -> Path:
+    """Make one run look archived before files were checksummed (2 December 2026): no
+    checksums and no rollups, so its attempts are read and nothing vouches for them."""
+    record = archive.record(run_id)
+    for name in ("case_stats", "trial_stats"):
+        (record.path / f"{name}.parquet").unlink()
+    data = json.loads((record.path / "_run.json").read_text(encoding="utf-8"))
+    del data["sha256"]
+    for name in ("case_stats", "trial_stats"):
+        del data["counts"][name]
+    (record.path / "_run.json").write_text(json.dumps(data), encoding="utf-8")
+    return record.path
 
 
 # --------------------------------------------------------------------------- the oracle

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -278,6 +280,11 @@ def test_slice_writes_each_runs_verdicts(
         (["summarize", "{arc}", "--factor", "retrieval=nope"], "run has retrieval='nope'"),
         (["summarize", "{arc}", "--since", "yesterday-ish"], "cannot read"),
         (["summarize", "{arc}", "--pass-k", "1,x"], "comma list"),
+        # It bounds DuckDB only, and was ignored without a word with another engine.
+        (
+            ["summarize", "{arc}", "--engine", "numpy", "--memory-limit", "2GB"],
+            "--memory-limit applies to the duckdb engine, not numpy",
+        ),
         (["ls", "{missing}"], "no archive here"),
         (["add", "{arc}", "a", "b", "c"], "expected MANIFEST SUITE"),
         (["add", "{arc}", "{missing}"], "file not found"),
@@ -384,6 +391,19 @@ def test_the_example_archive_does_not_depend_on_the_working_directory(tmp_path, 
 
 def test_errors_name_the_options_that_were_given(cli_archive: Path):
     """Errors named the Python argument ("since:", "pass_k values …"), not the option."""
+    # A run record's run_at, damaged by hand, is no --run-at the user gave.
+    record = next(cli_archive.glob("experiment=*/run=*/_run.json"))
+    data = json.loads(record.read_text(encoding="utf-8"))
+    good, data["run_at"] = data["run_at"], "yesterday"
+    record.write_text(json.dumps(data), encoding="utf-8")
+    damaged = invoke("summarize", str(cli_archive), "-q")
+    assert damaged.exit_code == 1 and "--run-at" not in damaged.output
+    assert "_run.json: run_at: cannot read 'yesterday'" in damaged.output
+    data["run_at"] = good
+    record.write_text(json.dumps(data), encoding="utf-8")
+    factor = invoke("summarize", str(cli_archive), "--factor", "retrievl=dense", "-q")
+    assert factor.exit_code == 1
+    assert "--factor: no archived run has a factor 'retrievl'" in factor.output
     since = invoke("summarize", str(cli_archive), "--since", "05/11/2026", "-q")
     assert since.exit_code == 1 and "--since: cannot read '05/11/2026'" in since.output
     pass_k = invoke("summarize", str(cli_archive), "--pass-k", "0", "-q")
@@ -393,3 +413,44 @@ def test_errors_name_the_options_that_were_given(cli_archive: Path):
         str(EXAMPLE / "suite.yaml"), "--run-at", "1790000000",
     )  # fmt: skip
     assert add.exit_code == 1 and "--run-at: cannot read '1790000000'" in add.output
+
+
+@pytest.mark.parametrize(
+    ("tables", "message"),
+    [("attempts,chcks", "unknown table 'chcks'"), (" , ", "--tables names no table")],
+)
+def test_slice_refuses_a_table_list_before_writing_anything(
+    cli_archive: Path, tmp_path: Path, tables: str, message: str
+):
+    """A misspelt table was found after the tables before it were written: the command
+    failed and left them, in a folder it had made."""
+    out = tmp_path / "out"
+    result = invoke("slice", str(cli_archive), "--out", str(out), "--tables", tables)
+    assert result.exit_code == 1 and message in result.output
+    assert not out.exists()
+
+
+def test_every_option_of_every_archive_command_says_what_it_does():
+    """``summarize --confidence-level`` had no help text."""
+    group = typer.main.get_command(app).commands["archive"]
+    for name, command in group.commands.items():
+        for param in command.params:
+            if param.param_type_name == "option" and param.name != "help":
+                assert param.help and param.help.strip(), (name, param.opts)
+
+
+def test_ls_notes_staging_folders_left_by_writers_that_stopped(cli_archive: Path):
+    """A writer killed mid-add leaves its staging folder, which no read shows: `ls` now
+    says so, and how to remove them. A live writer's folder (recent) is not named."""
+    stale = cli_archive / "_staging" / "killed"
+    (stale / "partial").mkdir(parents=True)
+    (cli_archive / "_staging" / "live").mkdir()
+    listed = invoke("ls", str(cli_archive))
+    assert listed.exit_code == 0 and "note:" not in listed.output
+    old = time.time() - 7200
+    os.utime(stale, (old, old))
+    listed = invoke("ls", str(cli_archive))
+    assert listed.exit_code == 0 and "2 run(s)" in listed.output
+    assert "note: 1 folder(s) under" in listed.output and "clean_staging()" in listed.output
+    assert Archive(cli_archive).clean_staging() == [stale]
+    assert "note:" not in invoke("ls", str(cli_archive)).output

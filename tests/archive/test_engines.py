@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import shutil
 import sys
 from dataclasses import astuple
 from pathlib import Path
@@ -24,7 +25,7 @@ from agenticlens_frames.archive.sufficient import RunLayout, assemble
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.frames import ExperimentRun
 
-from .conftest import assert_matches_oracle, fill
+from .conftest import archived_before_checksums, assert_matches_oracle, fill
 
 LOCAL_ENGINES = ["numpy", "pandas", "duckdb"]
 
@@ -351,3 +352,46 @@ def test_key_columns_of_the_frames_are_writable_arrays(
             # pandas writes into the column's array: a read-only one raises here.
             frame.loc[0, column] = before + 1
             assert int(frame[column].iloc[0]) == before + 1
+
+
+def _damage_column(path: Path, column: str) -> None:
+    """Flip the bytes of the end of one column's data: the footer stays readable."""
+    chunks = pq.ParquetFile(path).metadata.row_group(0)
+    (chunk,) = [
+        chunks.column(i)
+        for i in range(chunks.num_columns)
+        if chunks.column(i).path_in_schema == column
+    ]
+    data = bytearray(path.read_bytes())
+    start, size = chunk.data_page_offset, chunk.total_compressed_size
+    for i in range(start + size // 3, start + size - 2):
+        data[i] ^= 0x5A
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", ["checks file copied over it", "data", "garbage"])
+@pytest.mark.parametrize("engine", [*LOCAL_ENGINES, "dask"])
+def test_a_damaged_attempts_file_of_a_run_without_checksums_is_named(
+    tmp_path: Path, runs: dict[str, ExperimentRun], engine: str, damage: str
+):
+    """A run archived before checksums has nothing vouching for its files: another table's
+    file copied over its attempts, or damaged bytes, ended in a KeyError or a DuckDB
+    exception with a traceback. Now every engine names the file and the way out, and a
+    slice without that run reads as before."""
+    archive = fill(tmp_path / "arc", runs)
+    victim = archive.slice(experiments="support-agent-upgrade@1").records()[0]
+    folder = archived_before_checksums(archive, victim.run_id)
+    attempts = folder / "attempts.parquet"
+    if damage == "data":
+        _damage_column(attempts, "status")
+    elif damage == "garbage":
+        attempts.write_bytes(b"PAR1" + bytes(range(256)) * 8)
+    else:
+        shutil.copyfile(folder / "checks.parquet", attempts)
+    with pytest.raises(InputError) as error:
+        archive.all().stats(engine)
+    assert str(attempts) in str(error.value)
+    assert "remove the run and add it again" in str(error.value)
+    others = [r.run_id for r in archive.records() if r.run_id != victim.run_id]
+    expected = archive.slice(runs=others).frame("attempts")
+    assert_matches_oracle(archive.slice(runs=others).stats(engine), expected)

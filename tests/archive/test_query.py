@@ -3,6 +3,8 @@ round trip back to single-experiment analysis."""
 
 from __future__ import annotations
 
+import shutil
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -10,10 +12,13 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from agenticlens_frames import analyze
-from agenticlens_frames.archive import Archive, run_content_id
+from agenticlens_frames import analyze, load_experiment
+from agenticlens_frames.archive import Archive, ArchiveSlice, RunRecord, SliceFilter, run_content_id
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.frames import ExperimentRun
+
+from ..conftest import EXAMPLE
+from .conftest import archived_before_checksums, fill
 
 
 @pytest.fixture(scope="module")
@@ -356,3 +361,108 @@ def test_a_slice_that_cannot_be_used_still_has_a_repr_saying_why(
     assert repr(typo) == (
         "ArchiveSlice(unusable: no archived run has a factor 'retreival'; retreival='dense')"
     )
+
+
+def test_a_factor_level_spelt_none_or_nan_is_a_level_not_unset(tmp_path: Path):
+    """Levels are text: "None" and "nan" are levels like any other. They were read as a
+    variant without the factor, so the frames showed them as missing and factor_levels
+    pooled them under "(unset)"."""
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    manifest = (folder / "manifest.yaml").read_text(encoding="utf-8")
+    manifest = manifest.replace('retrieval: "bm25"}', 'retrieval: "None"}')
+    manifest = manifest.replace('prompt: "v2"', 'prompt: "nan"')
+    (folder / "manifest.yaml").write_text(manifest, encoding="utf-8")
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    archive = Archive(tmp_path / "arc", durable=False)
+    archive.add(run)
+    declared = {v.id: dict(v.factors) for v in run.manifest.variants}
+    result = archive.all().analyze(engine="numpy")
+    summary = result.variant_summary
+    for name in ("retrieval", "prompt"):
+        got = dict(zip(summary["variant_id"].astype(str), summary[f"factor_{name}"], strict=True))
+        assert got == {vid: factors[name] for vid, factors in declared.items()}
+    levels = result.factor_levels.set_index(["factor", "value"])["n_variants"]
+    for name in ("retrieval", "prompt"):
+        counts = pd.Series([f[name] for f in declared.values()]).value_counts()
+        assert levels[name].to_dict() == counts.to_dict()
+
+
+@dataclass
+class _Records:
+    """A catalog of given records (the slice reads nothing else of its archive)."""
+
+    held: list[RunRecord]
+
+    def records(self) -> list[RunRecord]:
+        return list(self.held)
+
+
+def test_a_run_prefix_that_several_runs_share_is_refused(shared_archive: Archive):
+    """``runs=`` takes ids or unique prefixes; a prefix two runs start with kept both, so a
+    summary of "run 3" pooled two runs without a word."""
+    first, second, third = shared_archive.records()
+    records = [
+        replace(first, run_id="3a00000000000001"),
+        replace(second, run_id="3a00000000000002"),
+        replace(third, run_id="4b00000000000003"),
+    ]
+    catalog = _Records(records)
+    for runs in ("3", "3a", ["4b", "3a0"]):
+        with pytest.raises(InputError, match=r"runs: run id prefix '3a?0?' matches 2 runs"):
+            ArchiveSlice(catalog, SliceFilter.build(runs=runs)).records()
+    for runs, kept in (("3a00000000000001", 1), ("4", 1), (["3a00000000000002", "4b"], 2)):
+        assert ArchiveSlice(catalog, SliceFilter.build(runs=runs)).n_runs == kept
+
+
+def test_a_missing_run_spec_is_named_with_the_way_out(archive: Archive, support_run: ExperimentRun):
+    """Its error gave the file (twice) and no way out."""
+    record = archive.record(run_content_id(support_run))
+    (record.path / "_spec.json").unlink()
+    with pytest.raises(InputError) as error:
+        archive.slice(runs=record.run_id).verdicts()
+    assert error.value.file == str(record.path / "_spec.json")
+    assert error.value.message == "unreadable run specification (No such file or directory)"
+    assert "restore it, or remove the run's folder" in str(error.value)
+
+
+@pytest.mark.parametrize(("table", "other"), [("checks", "trials"), ("trials", "checks")])
+def test_a_run_without_checksums_rebuilt_from_another_tables_file_is_refused(
+    tmp_path: Path, runs: dict[str, ExperimentRun], table: str, other: str
+):
+    """Rebuilding an old run (no checksums) read whatever file sat in a table's place:
+    trials from a checks file gave verdicts without a word, checks from a trials file a
+    KeyError. A file without its table's columns is now refused by name; an old checks
+    file, without the later ``metadata`` column, still reads."""
+    archive = fill(tmp_path / "arc", runs)
+    run_id = archive.slice(experiments="support-agent-upgrade@1").records()[0].run_id
+    folder = archived_before_checksums(archive, run_id)
+    checks = pq.read_table(folder / "checks.parquet")
+    pq.write_table(checks.drop_columns(["metadata"]), folder / "checks.parquet")
+    assert len(archive.slice(runs=run_id).to_run().checks) == checks.num_rows
+    shutil.copyfile(folder / f"{other}.parquet", folder / f"{table}.parquet")
+    with pytest.raises(InputError, match=f"lacks the column.* of an archived {table} table"):
+        archive.slice(runs=run_id).verdicts()
+    with pytest.raises(InputError, match="remove the run and add it again") as error:
+        archive.slice(runs=run_id).to_runs()
+    assert str(folder / f"{table}.parquet") in str(error.value)
+
+
+def test_reading_a_table_of_a_run_without_checksums_refuses_another_tables_file(
+    tmp_path: Path, runs: dict[str, ExperimentRun]
+):
+    """``slice.table()`` (and ``archive slice``) or ``slice.relation()`` of an old run
+    whose attempts file was a checks file gave the checks rows as attempts, their other
+    columns null."""
+    archive = fill(tmp_path / "arc", runs)
+    run_id = archive.slice(experiments="support-agent-upgrade@1").records()[0].run_id
+    folder = archived_before_checksums(archive, run_id)
+    shutil.copyfile(folder / "checks.parquet", folder / "attempts.parquet")
+    with pytest.raises(InputError, match="of an archived attempts table") as error:
+        archive.all().table("attempts", columns=["run_id", "passed"])
+    assert str(folder / "attempts.parquet") in str(error.value)
+    with pytest.raises(InputError, match="of an archived attempts table"):
+        archive.all().relation()  # DuckDB's union by name would mix the two tables
+    others = [r.run_id for r in archive.records() if r.run_id != run_id]
+    expected = sum(r.n_attempts for r in archive.records() if r.run_id in others)
+    assert archive.slice(runs=others).table("attempts").num_rows == expected

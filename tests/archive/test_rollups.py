@@ -16,7 +16,7 @@ from agenticlens_frames.archive._scan import ROLLUP_TABLES
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.frames import ExperimentRun
 
-from .conftest import assert_matches_oracle, fill, naive_stats
+from .conftest import archived_before_checksums, assert_matches_oracle, fill, naive_stats
 
 ENGINES = ["numpy", "duckdb", "dask"]
 
@@ -191,3 +191,26 @@ def test_read_file_verifies_the_bytes_it_decodes(tmp_path: Path, runs: dict[str,
     with pytest.raises(InputError, match=r"missing or unreadable") as error:
         second.read_file("case_stats")
     assert "case_stats.parquet" in str(error.value)
+    assert "remove the run and add it again" in str(error.value)  # the way out
+    with pytest.raises(InputError, match=r"missing or unreadable") as error:
+        second.file("case_stats")
+    assert "remove the run and add it again" in str(error.value)
+
+
+def test_add_rollups_names_an_attempts_file_that_is_another_table(
+    tmp_path: Path, runs: dict[str, ExperimentRun]
+):
+    """A run archived before checksums whose attempts file is another table's: writing
+    its rollups ended in a KeyError with a traceback; now the file is named, and the run
+    is left as it was."""
+    archive = fill(tmp_path / "arc", runs)
+    run_id = archive.slice(experiments="support-agent-upgrade@1").records()[0].run_id
+    folder = archived_before_checksums(archive, run_id)
+    shutil.copyfile(folder / "checks.parquet", folder / "attempts.parquet")
+    record = (folder / "_run.json").read_bytes()
+    with pytest.raises(InputError, match="lacks the column") as error:
+        archive.add_rollups()
+    assert str(folder / "attempts.parquet") in str(error.value)
+    assert "remove the run and add it again" in str(error.value)
+    assert (folder / "_run.json").read_bytes() == record
+    assert not [p.name for p in folder.iterdir() if "stats" in p.name]

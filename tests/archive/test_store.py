@@ -199,7 +199,8 @@ def test_a_damaged_record_names_the_way_out_and_remove_takes_it(
     record.write_bytes(record.read_bytes()[:200])
     with pytest.raises(InputError, match="unreadable run record") as info:
         archive.runs()
-    assert f"archive remove ARCHIVE {run_id}" in str(info.value)
+    # The command to paste, with this archive's path (it said "ARCHIVE").
+    assert f"`agenticlens-frames archive remove {archive.path} {run_id}`" in str(info.value)
     done = CliRunner().invoke(app, ["archive", "remove", str(archive.path), run_id[:8]])
     assert done.exit_code == 0, done.output
     assert "Removed run" in done.output and "unreadable" in done.output
@@ -216,6 +217,7 @@ def test_a_run_folder_without_its_record_is_named_not_dropped_silently(
     with pytest.warns(UserWarning, match="without its record") as caught:
         runs = archive.runs()
     assert len(runs) == n - 1 and run_id in str(caught[0].message)
+    assert f"archive remove {archive.path} {run_id}" in str(caught[0].message)
     assert archive.remove(run_id) is None and not folder.exists()
     with pytest.raises(InputError, match="empty name"):
         archive.slice(runs="")  # an empty prefix matched every run
@@ -232,6 +234,17 @@ def test_bad_places_and_inputs_are_input_errors(tmp_path: Path, support_run: Exp
         Archive(tmp_path / "arc").add("manifest.yaml")  # type: ignore[arg-type]
     with pytest.raises(InputError, match="run_at"):
         Archive(tmp_path / "arc").add(support_run, run_at="last tuesday")
+
+
+def test_a_bad_run_at_is_refused_when_the_run_is_archived_already(
+    tmp_path: Path, support_run: ExperimentRun
+):
+    """It was read only for a new run, so re-adding one accepted any text silently."""
+    archive = Archive(tmp_path / "arc", durable=False)
+    archive.add(support_run, run_at="2026-10-20")
+    with pytest.raises(InputError, match="run_at: cannot read 'last tuesday'"):
+        archive.add(support_run, run_at="last tuesday")
+    assert [r.run_at.isoformat() for r in archive.records()] == ["2026-10-20T00:00:00+00:00"]
 
 
 def test_a_run_folder_copied_or_moved_by_hand_is_refused_not_read_twice(archive: Archive):
@@ -277,6 +290,7 @@ def test_a_run_folder_copied_or_moved_by_hand_is_refused_not_read_twice(archive:
             "expected true or false, got 'yes'",
         ),
         (lambda d: d.update(run_at="yesterday"), "run_at", "cannot read 'yesterday'"),
+        (lambda d: d["sha256"].update(attempts=5), "sha256.attempts", "expected a string"),
         (lambda d: d.update(format_version=2), None, "format_version 2 is not one this"),
     ],
 )
@@ -294,7 +308,10 @@ def test_a_damaged_run_record_is_refused_naming_the_field(
     assert error.value.file == str(path)
     assert error.value.location == location
     assert error.value.message.startswith(message)
-    assert error.value.hint
+    # The way out of a damaged record; "write it as a JSON string: "5"" was no way out
+    # for a checksum.
+    if not message.startswith("format_version"):  # that one: read it with a newer version
+        assert error.value.hint.startswith("the run record was edited or damaged: restore it")
 
 
 def test_adding_over_a_run_folder_without_its_record_is_refused(
@@ -331,3 +348,38 @@ def test_a_slice_rebuilds_runs_that_analyze_identically(
             pd.testing.assert_frame_equal(got.frames()[name], frame, check_exact=True)
         assert got.pareto_frontier == expected.pareto_frontier
         assert got.warnings == expected.warnings
+
+
+def test_a_tag_with_a_comma_is_refused_before_anything_is_written(tmp_path: Path):
+    """The archive stores a case's tags comma-joined: the tag "refund,billing" read back as
+    the two tags "refund" and "billing", so a filter on "refund,billing" kept no row of
+    the run it selected, and one on "refund" kept a case that does not carry that tag."""
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    suite = (folder / "suite.yaml").read_text(encoding="utf-8")
+    assert suite.count('tags: ["faq"]') == 1
+    (folder / "suite.yaml").write_text(
+        suite.replace('tags: ["faq"]', 'tags: ["faq", "refund,billing"]'), encoding="utf-8"
+    )
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    index = next(i for i, c in enumerate(run.suite.cases) if "refund,billing" in c.tags)
+    archive = Archive(tmp_path / "arc", durable=False)
+    with pytest.raises(InputError, match="with a comma") as error:
+        archive.add(run)
+    assert f"suite.yaml: cases[{index}].tags[1]:" in str(error.value)
+    assert not (tmp_path / "arc").exists()
+
+
+def test_a_folder_that_is_not_an_archive_is_refused_not_read_as_empty(archive: Archive):
+    """An experiment's or a run's folder given for the archive read as an archive of no
+    run: `ls` listed none and every summary said that no run matched."""
+    run_folder = archive.records()[0].path
+    for folder in (run_folder, run_folder.parent, EXAMPLE):
+        with pytest.raises(InputError, match="not an archive") as error:
+            Archive(folder).records()
+        assert str(folder) in str(error.value)
+        with pytest.raises(InputError, match="not an archive"):
+            Archive(folder).slice().records()
+    assert len(Archive(archive.path).records()) == 3
+    (archive.path / "_archive.json").unlink()  # a lost marker: still the runs' archive
+    assert len(Archive(archive.path).records()) == 3
