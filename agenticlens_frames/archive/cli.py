@@ -8,6 +8,7 @@ nothing), 2 usage errors (typer).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -161,6 +162,28 @@ def _check_out(out: Path, archive: Path) -> None:
             file=out,
             hint="write the results outside the archive folder",
         )
+
+
+def _check_no_stale_outputs(out: Path, possible: set[str], written: set[str]) -> None:
+    """Refuse an ``--out`` folder holding files an earlier write of this command made that
+    this one would not replace (say ``verdicts.parquet`` of a slice with ``--verdicts``,
+    under a slice without): read beside the new files, they would pass for this slice's.
+    Only this command's own file names count; nothing in the folder is removed."""
+    stale = sorted(name for name in possible - written if (out / name).exists())
+    if stale:
+        shown = ", ".join(stale[:5]) + (", …" if len(stale) > 5 else "")
+        raise InputError(
+            f"--out holds {shown} from an earlier write, which this one would not replace: "
+            "they would be read as this slice's",
+            file=out,
+            hint="give a new or empty folder, or remove those files",
+        )
+
+
+def _output_names(stems: Iterable[str], fmt: str, folder: str = "") -> set[str]:
+    """The files ``stems`` are written to, in format ``fmt`` (or every format if "*")."""
+    formats = [f.value for f in SliceFormat] if fmt == "*" else [fmt]
+    return {f"{folder}{stem}.{ext}" for stem in stems for ext in formats}
 
 
 def _check_memory_limit(memory_limit: str | None, engine: str) -> None:
@@ -512,12 +535,17 @@ def archive_summarize(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console tables."),
 ) -> None:
     """Variant summaries, paired comparisons and factor levels across the matching runs."""
+    from .results import RESULT_FRAMES
+
     judged = None
     try:
         _check_memory_limit(memory_limit, engine.value)
         _check_correction(verdicts, correction)
         if out is not None:
             _check_out(out, archive)
+            frames = [*RESULT_FRAMES, "runs", "verdicts"]
+            kept = _output_names(frames if verdicts else frames[:-1], fmt.value)
+            _check_no_stale_outputs(out, _output_names(frames, "*"), kept)
         sl = _slice(archive, experiment, run, variant, since, until, tag, factor, include_baseline)
         _matching_runs(sl, required=True)
         result = sl.analyze(
@@ -795,6 +823,7 @@ def archive_slice(
     """Write the matching rows (unified schema across runs) for other tools or CI."""
     from ..frames import SCHEMAS
     from .query import _check_table
+    from .results import RESULT_FRAMES
 
     try:
         names = (
@@ -812,6 +841,13 @@ def archive_slice(
             _check_table(name)
         _check_correction(verdicts, correction)
         _check_out(out, archive)
+        results = [*RESULT_FRAMES, "runs"]
+        _check_no_stale_outputs(
+            out,
+            _output_names([*SCHEMAS, "verdicts"], "*") | _output_names(results, "*", "results/"),
+            _output_names([*names, *(["verdicts"] if verdicts else [])], fmt.value)
+            | (_output_names(results, fmt.value, "results/") if analysis else set()),
+        )
         sl = _slice(archive, experiment, run, variant, since, until, tag, factor, include_baseline)
         _matching_runs(sl, required=True)
         out.mkdir(parents=True, exist_ok=True)

@@ -36,6 +36,7 @@ from ._slots import case_slots, info_slots, slot_of, slots
 from .sufficient import SufficientStats
 
 __all__ = [
+    "RESULT_FRAMES",
     "ArchiveAnalysis",
     "analyze_stats",
     "case_level_intervals",
@@ -48,6 +49,17 @@ __all__ = [
 
 LatencyPolicy = Literal["exclude", "zero"]
 UNSET_FACTOR = "(unset)"
+#: The result frames of :meth:`ArchiveAnalysis.frames`, in order (the names of the files
+#: ``to_parquet`` and the command line write, with ``runs``).
+RESULT_FRAMES = (
+    "case_matrix",
+    "trial_summary",
+    "variant_summary",
+    "case_level_intervals",
+    "paired_differences",
+    "comparisons",
+    "factor_levels",
+)
 #: Per-trial series summarised per variant; True = bounded to [0, 1] (clipped CI).
 SUMMARY_METRICS: dict[str, bool] = {
     "pass_rate": True,
@@ -975,15 +987,7 @@ class ArchiveAnalysis:
         >>> {name: len(frame) for name, frame in frames.items()}  # doctest: +ELLIPSIS
         {'case_matrix': 70, 'trial_summary': 25, 'variant_summary': 5, ...}
         """
-        return {
-            "case_matrix": self.case_matrix,
-            "trial_summary": self.trial_summary,
-            "variant_summary": self.variant_summary,
-            "case_level_intervals": self.case_level_intervals,
-            "paired_differences": self.paired_differences,
-            "comparisons": self.comparisons,
-            "factor_levels": self.factor_levels,
-        }
+        return {name: getattr(self, name) for name in RESULT_FRAMES}
 
     def to_parquet(self, folder: str | Path) -> Path:
         """Write ``<frame>.parquet`` for every result frame (and ``runs.parquet``) into

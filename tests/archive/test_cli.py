@@ -454,3 +454,29 @@ def test_ls_notes_staging_folders_left_by_writers_that_stopped(cli_archive: Path
     assert "note: 1 folder(s) under" in listed.output and "clean_staging()" in listed.output
     assert Archive(cli_archive).clean_staging() == [stale]
     assert "note:" not in invoke("ls", str(cli_archive)).output
+
+
+def test_an_earlier_writes_files_that_would_not_be_replaced_are_refused(
+    cli_archive: Path, tmp_path: Path
+):
+    """A slice with --verdicts, then one without into the same --out: the first's
+    verdicts.parquet stayed beside the second's rows and read as its verdicts. Refused
+    before any work, naming the file; nothing in the folder is removed, and a write that
+    replaces every earlier file (the same options again) goes through."""
+    out = tmp_path / "out"
+    first = ["slice", str(cli_archive), "--out", str(out), "--verdicts", "--correction", "holm"]
+    assert invoke(*first, "-q").exit_code == 0
+    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    assert set(before) == {"attempts.parquet", "verdicts.parquet"}
+    narrower = invoke("slice", str(cli_archive), "--out", str(out), "--run", "x", "-q")
+    assert narrower.exit_code == 1
+    text = " ".join(narrower.output.split())
+    assert "--out holds verdicts.parquet from an earlier write" in text
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
+    assert invoke(*first, "-q").exit_code == 0  # the same write again replaces both
+    # summarize: the parquet frames, then CSV into the same folder
+    frames = tmp_path / "frames"
+    assert invoke("summarize", str(cli_archive), "--out", str(frames), "-q").exit_code == 0
+    as_csv = invoke("summarize", str(cli_archive), "--out", str(frames), "--format", "csv", "-q")
+    assert as_csv.exit_code == 1 and "case_level_intervals.parquet" in as_csv.output
+    assert not list(frames.glob("*.csv"))
