@@ -816,6 +816,14 @@ def archive_slice(
         False, "--analysis", help="Also write the result frames under <out>/results."
     ),
     engine: EngineChoice = typer.Option(EngineChoice.auto, "--engine", help="For --analysis."),
+    confidence_level: float = typer.Option(
+        0.95,
+        "--confidence-level",
+        min=0.5,
+        max=0.999,
+        help="Level of the intervals of --analysis's frames and, with --verdicts, of the "
+        "per-comparison intervals of runs whose manifest declares none.",
+    ),
     verdicts: bool = VerdictsOpt,
     correction: Correction | None = CorrectionOpt,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
@@ -863,11 +871,11 @@ def archive_slice(
 
                 pq.write_table(table, out / f"{name}.parquet", compression="zstd")
         if analysis:
-            result = sl.analyze(engine.value)
+            result = sl.analyze(engine.value, confidence_level=confidence_level)
             _write_frames({**result.frames(), "runs": result.runs}, out / "results", fmt.value)
         if verdicts:
             # Beside the rows, not under results/: --verdicts does not need --analysis.
-            judged = _judge(sl, correction, 0.95, progress=not quiet)
+            judged = _judge(sl, correction, confidence_level, progress=not quiet)
             _write_frames({"verdicts": judged}, out, fmt.value)
     except (InputError, ImportError) as exc:
         raise _fail("Unable to slice archive", exc) from None

@@ -480,3 +480,17 @@ def test_an_earlier_writes_files_that_would_not_be_replaced_are_refused(
     as_csv = invoke("summarize", str(cli_archive), "--out", str(frames), "--format", "csv", "-q")
     assert as_csv.exit_code == 1 and "case_level_intervals.parquet" in as_csv.output
     assert not list(frames.glob("*.csv"))
+
+
+def test_slice_takes_the_confidence_level_summarize_takes(cli_archive: Path, tmp_path: Path):
+    """slice --analysis / --verdicts always wrote 95% intervals (no option, unlike
+    summarize): the level given is the one every written interval has."""
+    out = tmp_path / "out"
+    result = invoke(
+        "slice", str(cli_archive), "--out", str(out), "--analysis", "--verdicts",
+        "--correction", "holm", "--confidence-level", "0.9", "-q",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    for name in ("results/case_level_intervals", "results/paired_differences", "verdicts"):
+        levels = pd.read_parquet(out / f"{name}.parquet")["confidence_level"]
+        assert set(levels) == {0.9}, name
