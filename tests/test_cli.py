@@ -119,6 +119,29 @@ def test_every_problem_of_a_manifest_is_printed_at_once_without_a_traceback(
     ]
 
 
+def test_the_suites_problems_come_with_the_manifests(tmp_path: Path) -> None:
+    """A manifest and a suite each with a problem: the suite's was met only on the next
+    run, once the manifest was fixed. Both are listed at once, each naming its file; a
+    suite without a problem adds nothing."""
+    shutil.copytree(EXAMPLE, tmp_path, dirs_exist_ok=True)
+    manifest, suite = tmp_path / "manifest.yaml", tmp_path / "suite.yaml"
+    manifest.write_text(manifest.read_text().replace("trial_count", "trials"))
+    good_suite = suite.read_text()
+    suite.write_text(good_suite.replace("expected_contains", "expect_contains", 1))
+    done = _cli("experiment", "run", str(manifest), str(suite), "-q")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines() == [
+        "Unable to run experiment: 2 problems:",
+        f"  {manifest}: unknown key 'trials' (did you mean 'trial_count'?)",
+        f"  {suite}: cases[0]: unknown key 'expect_contains' (did you mean 'expected_contains'?)",
+    ]
+    suite.write_text(good_suite)
+    done = _cli("experiment", "run", str(manifest), str(suite), "-q")
+    assert done.stderr.splitlines() == [
+        f"Unable to run experiment: {manifest}: unknown key 'trials' (did you mean 'trial_count'?)"
+    ]
+
+
 def test_a_variant_without_completed_trials_gives_exit_3() -> None:
     # A recorded file must hold at least one trial, so a recorded run cannot end with a
     # variant that completed none; live runs can (issue 5). Drive the decision directly.
