@@ -340,11 +340,15 @@ class Ledger:
 
     def reopen_failed(self) -> int:
         """Forget target errors and timeouts so they are called again; returns how many.
-        An attempt that ended the run's process (the supervisor's record) stays failed."""
+        An attempt that ended the run's process (the supervisor's record) stays failed, and
+        so do the failures of a trial an invalid payload failed: that trial stays failed
+        whatever they answer now, so calling them again would only cost calls."""
         failed = [
             k
             for k, r in self.final.items()
-            if r["status"] in RERUNNABLE and not str(r.get("error") or "").startswith(PROCESS_ENDED)
+            if r["status"] in RERUNNABLE
+            and not str(r.get("error") or "").startswith(PROCESS_ENDED)
+            and k[:2] not in self.invalid_at
         ]
         for key in failed:
             del self.final[key]

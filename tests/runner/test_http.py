@@ -223,6 +223,44 @@ def test_server_dying_mid_run_then_rerunning_the_failures(start_server, write_ex
     assert (_status(fixed, "h")["output"].str.startswith("HTTP answer about parcel")).all()
 
 
+def test_rerun_failed_leaves_the_failures_of_a_trial_an_invalid_payload_failed(
+    agent_server, write_experiment, tmp_path
+):
+    """c1 fails with a 500, then c2's reply is not JSON: the trial failed. --rerun-failed
+    cannot save that trial (invalid payloads are not re-run), so it must not call c1 again;
+    the other trial's failure is called again."""
+    cases = simple_cases(["parcel 1", "parcel 2", "parcel 3"])
+    routes = {
+        "broken": "/case?c1=error500&c2=notjson",  # trial failed at c2, after c1's 500
+        "down": "/case?c1=error500",  # c1 failed, trial completed
+    }
+    variants = [_http(v, agent_server.url(path)) for v, path in routes.items()]
+    manifest, suite = write_experiment(variants, cases=cases, trial_count=1)
+    run_dir = tmp_path / "run"
+    first = run_experiment(manifest, suite, progress=False, run_dir=run_dir)
+    assert first.run.trials.set_index("variant_id").loc["broken", "status"] == "failed"
+
+    fixed = run_experiment(manifest, suite, progress=False, run_dir=run_dir, rerun_failed=True)
+    # what the server received, per case, over both runs (each variant's query differs)
+    received = Counter((full.split("?")[1], case) for _, case, full in _requests(agent_server))
+    assert received == {
+        ("c1=error500&c2=notjson", "c1"): 1,  # not called again: its trial stays failed
+        ("c1=error500&c2=notjson", "c2"): 1,
+        ("c1=error500", "c1"): 2,  # called again by --rerun-failed
+        ("c1=error500", "c2"): 1,
+        ("c1=error500", "c3"): 1,
+    }
+    assert fixed.attempted == 1
+    assert fixed.run.trials.set_index("variant_id").loc["broken", "status"] == "failed"
+    down = _status(fixed, "down").set_index("case_id")["status"].astype(str)
+    assert down.to_dict() == {"c1": "target_error", "c2": "ok", "c3": "ok"}  # c1: a 500 again
+
+
+def _requests(server) -> list[tuple[str, str, str]]:
+    """Every request the agent server received: (route, case id, path with its query)."""
+    return [tuple(r) for r in server.stats()["requests"]]
+
+
 def test_http_concurrency_limits_hold_on_the_server(agent_server, write_experiment):
     url = agent_server.url
     variants = [
