@@ -9,6 +9,7 @@ What counts as a secret (registered with :func:`remember` or :func:`remember_env
 
 * the values of environment variables that http ``headers`` reference (``${NAME}``), and
   the expanded header values themselves;
+* the password of an http target's URL (``user:password@``, sent as basic auth);
 * the values of environment variables whose *names* say they are secret (``*TOKEN*``,
   ``*SECRET*``, ``*PASSWORD*``, ``*API_KEY*``, ``*CREDENTIAL*``, ``*PRIVATE_KEY*``,
   ``*AUTH*``) — python targets read their keys from such variables;

@@ -35,13 +35,14 @@ from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator,
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import pandas as pd
 
 from .._gc import paused_gc
 from .._progress import LogLines, progress_bar, wants_log_lines
-from .._secrets import remember, remember_environment
+from .._secrets import MASK, remember, remember_environment
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry, as_registry
 from ..formats import load_manifest, load_recorded, load_suite
@@ -560,13 +561,34 @@ class _Succeeded:
 
 
 def _redacted(manifest: ManifestSpec) -> ManifestSpec:
-    # Header values may be secrets (or name them): nothing downstream — tables, parquet
-    # metadata, reports — gets them.
-    variants = tuple(
-        dataclasses.replace(v, headers=dict.fromkeys(v.headers, "<redacted>")) if v.headers else v
-        for v in manifest.variants
-    )
-    return dataclasses.replace(manifest, variants=variants)
+    # Header values may be secrets (or name them), and so is the password of an http URL
+    # (sent as basic auth): nothing downstream — tables, parquet metadata, reports — gets
+    # them.
+    variants = []
+    for variant in manifest.variants:
+        if variant.headers:
+            variant = dataclasses.replace(
+                variant, headers=dict.fromkeys(variant.headers, "<redacted>")
+            )
+        if variant.target_kind == "http" and urlsplit(variant.target).password is not None:
+            url = _without_password(variant.target)
+            variant = dataclasses.replace(variant, target=url, resolved_target=url)
+        variants.append(variant)
+    return dataclasses.replace(manifest, variants=tuple(variants))
+
+
+def _without_password(url: str) -> str:
+    """``url`` with the password of its user information masked.
+
+    Examples
+    --------
+    >>> _without_password("https://bot:pw-123@agents.example.com:8443/v2?x=1")
+    'https://bot:***@agents.example.com:8443/v2?x=1'
+    """
+    parts = urlsplit(url)
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user = userinfo.partition(":")[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:{MASK}@{host}"))
 
 
 def build_run(
@@ -1496,6 +1518,10 @@ def _remember_secrets(manifest: ManifestSpec, env: Mapping[str, str]) -> None:
     for variant in manifest.variants:
         expanded = expand_headers(variant.headers, env)
         values += expanded.values()
+        if variant.target_kind == "http":
+            url = urlsplit(variant.target)
+            if url.password is not None:  # sent as basic auth: base64 of "user:password"
+                values += [url.password, f"{url.username or ''}:{url.password}"]
         for template in variant.headers.values():
             values += [env.get(name, "") for name in header_variables(template)]
     remember(values)

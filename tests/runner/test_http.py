@@ -6,6 +6,7 @@ Every failure mode is classified per attempt, the run always completes, nothing 
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import threading
@@ -185,6 +186,42 @@ def test_headers_are_expanded_at_send_time_and_never_recorded(
     for path in run_dir.rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_a_password_in_the_url_is_sent_as_basic_auth_and_never_recorded(
+    agent_server, write_experiment, tmp_path
+):
+    """The variant's target was written into the variants table, its parquet metadata and
+    the JSON report with the password of its user information."""
+    url = agent_server.url
+    variants = [
+        _http("ok", url("/ok").replace("http://", f"http://bot:{SECRET}@")),
+        _http("e500", url("/error500").replace("http://", f"http://bot:{SECRET}@")),
+    ]
+    manifest, suite = write_experiment(variants, cases=simple_cases(["parcel"]), trial_count=1)
+    run_dir = tmp_path / "run"
+    result = run_experiment(manifest, suite, progress=False, run_dir=run_dir)
+    basic = "Basic " + base64.b64encode(f"bot:{SECRET}".encode()).decode()
+    assert agent_server.stats()["authorization"] == [basic, basic]  # what the server got
+    targets = result.run.variants.set_index("variant_id")["target"]
+    assert targets["ok"] == url("/ok").replace("http://", "http://bot:***@")
+    (detail,) = result.calls.loc[result.calls["variant_id"] == "e500", "detail"]
+    # the echoed header masked (the base64 padding left)
+    assert detail.startswith("HTTP 500 Internal Server Error: internal error; you sent Basic ***")
+    analysis = analyze(result.run)
+    rendered = [
+        json.dumps(build_report(analysis)),
+        render_variants_csv(analysis),
+        render_cases_csv(analysis),
+        result.calls.to_csv(),
+        *(frame.to_csv() for frame in result.run.tables.values()),
+    ]
+    for text in rendered:
+        assert SECRET not in text and basic[6:20] not in text
+    for path in run_dir.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+            assert basic[6:20].encode() not in path.read_bytes(), path
 
 
 def test_unset_header_variable_is_refused_before_any_request(agent_server, write_experiment):
