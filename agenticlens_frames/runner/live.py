@@ -35,14 +35,14 @@ from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator,
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import numpy as np
 import pandas as pd
 
 from .._gc import paused_gc
 from .._progress import LogLines, progress_bar, wants_log_lines
-from .._secrets import MASK, remember, remember_environment
+from .._secrets import remember, remember_environment, without_password
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry, as_registry
 from ..formats import load_manifest, load_recorded, load_suite
@@ -570,25 +570,11 @@ def _redacted(manifest: ManifestSpec) -> ManifestSpec:
             variant = dataclasses.replace(
                 variant, headers=dict.fromkeys(variant.headers, "<redacted>")
             )
-        if variant.target_kind == "http" and urlsplit(variant.target).password is not None:
-            url = _without_password(variant.target)
+        if variant.target_kind == "http" and without_password(variant.target) != variant.target:
+            url = without_password(variant.target)
             variant = dataclasses.replace(variant, target=url, resolved_target=url)
         variants.append(variant)
     return dataclasses.replace(manifest, variants=tuple(variants))
-
-
-def _without_password(url: str) -> str:
-    """``url`` with the password of its user information masked.
-
-    Examples
-    --------
-    >>> _without_password("https://bot:pw-123@agents.example.com:8443/v2?x=1")
-    'https://bot:***@agents.example.com:8443/v2?x=1'
-    """
-    parts = urlsplit(url)
-    userinfo, _, host = parts.netloc.rpartition("@")
-    user = userinfo.partition(":")[0]
-    return urlunsplit(parts._replace(netloc=f"{user}:{MASK}@{host}"))
 
 
 def build_run(
