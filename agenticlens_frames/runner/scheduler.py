@@ -358,6 +358,7 @@ class Scheduler:
             outcome: str
             error: str | None = None
             detail: str | None = None
+            retry_after: float | None = None
             payload: Any = None
             try:
                 raw = await plan.target.call(item.case)
@@ -372,6 +373,7 @@ class Scheduler:
                 outcome = "ok"
             except TargetFailure as failure:
                 outcome, error, detail = failure.kind, failure.message, failure.detail
+                retry_after = failure.retry_after
             except InvalidPayload as exc:
                 outcome, error = "invalid_payload", str(exc)
             except asyncio.CancelledError:
@@ -430,7 +432,7 @@ class Scheduler:
             if not policy.retries(outcome, call_no):
                 self._finish_failed(item, failures, started_at, total_ms)
                 return
-            delay = policy.delay(call_no)
+            delay = policy.wait(call_no, retry_after)
             if delay > 0:
                 await asyncio.sleep(delay)
 

@@ -6,6 +6,7 @@ Every failure mode is classified per attempt, the run always completes, nothing 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import socket
@@ -143,6 +144,30 @@ def test_retry_policy_retries_only_the_kinds_it_names(agent_server, write_experi
     assert len(agent_server.requests("/flaky")) == 12
     seen = result.calls[result.calls["variant_id"] == "twice"]
     assert seen[seen["case_id"] == "c1"]["outcome"].tolist() == ["http_5xx", "http_5xx", "ok"]
+
+
+def test_a_429_is_retried_after_the_wait_its_retry_after_asks_for(
+    agent_server, write_experiment, monkeypatch
+):
+    """The retry policy waited its own backoff (0.1 s) and ignored the server's
+    ``Retry-After: 1``: a rate-limited endpoint was called again before it said to."""
+    from agenticlens_frames.runner import scheduler
+
+    waits: list[float] = []
+    sleep = asyncio.sleep
+
+    async def recorded(delay: float, *args: object) -> object:
+        waits.append(delay)
+        return await sleep(delay, *args)
+
+    monkeypatch.setattr(scheduler.asyncio, "sleep", recorded)
+    variants = [_http("limited", agent_server.url("/limited?after=1&fail=1"))]
+    manifest, suite = write_experiment(variants, cases=simple_cases(["parcel"]), trial_count=1)
+    policy = RetryPolicy(attempts=3, backoff_seconds=0.1, retry_on=frozenset({"http_429"}))
+    result = run_experiment(manifest, suite, progress=False, retry={"limited": policy})
+    assert agent_server.requests("/limited") == [("/limited", "c1")] * 2  # 429, then ok
+    assert _status(result, "limited")["status"].tolist() == ["ok"]
+    assert 1.0 in waits and 0.1 not in waits  # the server's wait, not the policy's
 
 
 def test_headers_are_expanded_at_send_time_and_never_recorded(
