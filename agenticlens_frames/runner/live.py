@@ -853,7 +853,9 @@ class _NoBar:
 
 class _Progress:
     """tqdm.auto bars: one for the experiment, one per live variant (terminal or notebook);
-    with judges, the experiment's bar also shows the judge calls made (:func:`judge_postfix`).
+    with judges, the experiment's bar also shows the judge calls made (:func:`judge_postfix`),
+    and, once a target left an attempt unanswered, how many it left (an outage shows while
+    it lasts, not only in the summary at the end).
     """
 
     def __init__(self, enabled: bool, title: str, totals: dict[str, int], *, overall: int) -> None:
@@ -861,6 +863,9 @@ class _Progress:
         self._lock = threading.Lock()
         #: Judge calls made, samples unavailable, samples reused from the journal.
         self.judge = [0, 0, 0]
+        self._judging = False
+        #: Attempts of this session whose target never answered (errors, timeouts).
+        self.unanswered = 0
         if not enabled:  # no bars at all (a disabled tqdm still costs its import)
             self.overall = _NoBar()
             return
@@ -892,13 +897,26 @@ class _Progress:
             self.judge[0] += calls
             self.judge[1] += unavailable
             self.judge[2] += reused
-            self.overall.set_postfix_str(judge_postfix(*self.judge), refresh=False)
+            self._judging = True
+            self.overall.set_postfix_str(self._postfix(), refresh=False)
 
-    def update(self, variant_id: str) -> None:
+    def update(self, variant_id: str, unanswered: int = 0) -> None:
+        """One more attempt of ``variant_id`` done; ``unanswered`` so far this session."""
+        if unanswered != self.unanswered:
+            with self._lock:
+                self.unanswered = unanswered
+                self.overall.set_postfix_str(self._postfix(), refresh=False)
         self.overall.update()
         bar = self.bars.get(variant_id)
         if bar is not None:
             bar.update()
+
+    def _postfix(self) -> str:
+        """The end of the experiment's line: the judge calls, then the attempts unanswered."""
+        parts = [judge_postfix(*self.judge)] if self._judging else []
+        if self.unanswered:
+            parts.append(f"{self.unanswered} unanswered")
+        return " · ".join(parts)
 
     def close(self) -> None:
         for bar in self.bars.values():
@@ -1283,7 +1301,8 @@ async def arun_live(
                     budget=max_attempts,
                     stop_trial_on_invalid=invalid_payload == "trial",
                     invalid_at=dict(ledger.invalid_at),
-                    on_done=bars.update,
+                    # (`scheduler` is bound before the first attempt is done)
+                    on_done=lambda variant_id: bars.update(variant_id, scheduler.unanswered),
                     should_stop=(lambda: monitor.should_stop) if monitor is not None else None,
                     admit=monitor.admits(global_limit) if monitor is not None else None,
                 )

@@ -161,6 +161,8 @@ class Scheduler:
         self.started = 0
         self.finished = 0
         self.skipped = 0
+        #: Attempts finished failed: their target never answered (errors, timeouts).
+        self.unanswered = 0
         self.interrupted = False
         self.error: Exception | None = None
         self._wake = asyncio.Event()
@@ -458,6 +460,7 @@ class Scheduler:
         started_at: str,
         total_ms: float,
     ) -> None:
+        self.unanswered += 1
         self.journal.append(
             {
                 "type": "attempt",

@@ -323,6 +323,25 @@ def _requests(server) -> list[tuple[str, str, str]]:
     return [tuple(r) for r in server.stats()["requests"]]
 
 
+def test_the_progress_line_counts_the_attempts_left_unanswered(
+    agent_server, write_experiment, capsys, monkeypatch
+):
+    """During an outage the progress line read as a healthy run's ("6/6 attempts (100%)"):
+    the unanswered attempts were said only in the summary at the end."""
+    from agenticlens_frames.runner import live
+
+    monkeypatch.setattr(live, "wants_log_lines", lambda: True)  # a CI log: plain lines
+    variants = [_http("down", agent_server.url("/error500")), _http("up", agent_server.url("/ok"))]
+    cases = simple_cases(["parcel 1", "parcel 2", "parcel 3"])
+    manifest, suite = write_experiment(variants, cases=cases, trial_count=1)
+    run_experiment(manifest, suite, progress=True, concurrency=2)
+    failed = len(agent_server.requests("/error500"))  # each a 500: an attempt unanswered
+    assert failed == 3
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert line.startswith("live-test · 2 in flight: 9/9 attempts (100%)")
+    assert line.endswith(f" · {failed} unanswered")
+
+
 def test_http_concurrency_limits_hold_on_the_server(agent_server, write_experiment):
     url = agent_server.url
     variants = [
