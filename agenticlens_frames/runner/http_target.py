@@ -27,7 +27,7 @@ from typing import Any
 from .._secrets import mask, mask_value, remember
 from ..errors import InputError
 from ..formats.model import CaseSpec
-from .http_client import ReplyError, ReplyTooLarge, Transport, TransportError
+from .http_client import SNIPPET_BYTES, ReplyError, ReplyTooLarge, Transport, TransportError
 from .payload import InvalidPayload
 from .retry import TargetFailure
 
@@ -215,9 +215,9 @@ class HttpTarget:
                 secrets,
                 detail=f"{name}: {exc}",
             ) from None
+        status = f"HTTP {reply.status} {reply.reason}".rstrip()
         if not 200 <= reply.status < 300:
-            text = " ".join(reply.body.decode("utf-8", "replace").split())[:200]
-            status = f"HTTP {reply.status} {reply.reason}".rstrip()
+            text = _snippet(reply.body)
             raise self._failed(
                 _status_kind(reply.status),
                 case,
@@ -231,15 +231,32 @@ class HttpTarget:
             # A server that echoes a header back must not put it into the report.
             return mask_value(json.loads(reply.body.decode("utf-8")))
         except ValueError as exc:
+            # The package's words, then what the server sent (an HTML error page of a
+            # proxy, say) for the call's detail.
+            text = _snippet(reply.body)
             raise InvalidPayload(
                 self._mask(
                     f"HTTP target returned a body that is not JSON for case {case.id!r}: {exc}",
                     secrets,
-                )
+                ),
+                self._mask(f"{status}: {text}" if text else f"{status}: an empty body", secrets),
             ) from None
 
     def close(self) -> None:
         """Nothing to release: the runner closes the transport."""
+
+
+def _snippet(body: bytes) -> str:
+    """The start of a reply body on one line (for the ``detail`` column).
+
+    Examples
+    --------
+    >>> _snippet(b"<html>\\n  <body>Bad gateway</body>\\n</html>")
+    '<html> <body>Bad gateway</body> </html>'
+    >>> _snippet(b"caf\\xe9") == "caf\\ufffd"  # not UTF-8: replaced, never an error
+    True
+    """
+    return " ".join(body[:SNIPPET_BYTES].decode("utf-8", "replace").split())[:200]
 
 
 def _retry_after(value: str | None) -> float | None:

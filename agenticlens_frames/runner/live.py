@@ -110,7 +110,8 @@ CALL_COLUMNS = (
     "elapsed_ms",
     "started_at",
     "session",
-    # more than the package records: an HTTP error reply's first bytes, the exception type
+    # more than the package records: the first bytes of an HTTP error reply or of one that
+    # is not JSON, the exception type
     "detail",
 )
 

@@ -377,7 +377,7 @@ class Scheduler:
                 outcome, error, detail = failure.kind, failure.message, failure.detail
                 retry_after = failure.retry_after
             except InvalidPayload as exc:
-                outcome, error = "invalid_payload", str(exc)
+                outcome, error, detail = "invalid_payload", str(exc), exc.detail
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a target wrapper's own bug: record it, keep running

@@ -323,6 +323,25 @@ def _requests(server) -> list[tuple[str, str, str]]:
     return [tuple(r) for r in server.stats()["requests"]]
 
 
+def test_a_reply_that_is_not_json_keeps_what_the_server_sent_in_the_detail(
+    agent_server, write_experiment, tmp_path
+):
+    """The call's detail was empty: only "Expecting value: line 1 column 1 (char 0)" said
+    what came back (a proxy's HTML error page, say)."""
+    manifest, suite = write_experiment(
+        [_http("notjson", agent_server.url("/notjson"))], cases=simple_cases(["parcel"])
+    )
+    run_dir = tmp_path / "run"
+    first = run_experiment(manifest, suite, progress=False, run_dir=run_dir)
+    calls = first.calls[first.calls["variant_id"] == "notjson"]
+    assert len(calls) == len(agent_server.requests("/notjson")) == 2  # one per trial
+    assert set(calls["outcome"]) == {"invalid_payload"}
+    assert set(calls["detail"]) == {"HTTP 200 OK: <html>not json</html>"}  # the route's body
+    # the journal's records read back as they were written
+    again = run_experiment(manifest, suite, progress=False, run_dir=run_dir)
+    assert again.attempted == 0 and again.calls.equals(first.calls)
+
+
 def test_the_progress_line_counts_the_attempts_left_unanswered(
     agent_server, write_experiment, capsys, monkeypatch
 ):
