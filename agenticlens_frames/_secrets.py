@@ -9,6 +9,7 @@ What counts as a secret (registered with :func:`remember` or :func:`remember_env
 
 * the values of environment variables that http ``headers`` reference (``${NAME}``), and
   the expanded header values themselves;
+* the password of an http target's URL (``user:password@``, sent as basic auth);
 * the values of environment variables whose *names* say they are secret (``*TOKEN*``,
   ``*SECRET*``, ``*PASSWORD*``, ``*API_KEY*``, ``*CREDENTIAL*``, ``*PRIVATE_KEY*``,
   ``*AUTH*``) — python targets read their keys from such variables;
@@ -33,7 +34,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MASK", "forms", "mask", "mask_value", "remember", "remember_environment"]
+__all__ = [
+    "MASK",
+    "forms",
+    "mask",
+    "mask_value",
+    "remember",
+    "remember_environment",
+    "without_password",
+]
 
 #: What a secret is replaced with.
 MASK = "***"
@@ -43,6 +52,8 @@ _SECRET_NAME = re.compile(
     re.IGNORECASE,
 )
 _BEARER = re.compile(r"^(?:bearer|basic|token)\s+", re.IGNORECASE)
+# scheme://user: then the password, up to the last "@" of the authority
+_URL_PASSWORD = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^/?#@:]*:)[^/?#]*@")
 
 _lock = threading.Lock()
 _known: set[str] = set()
@@ -148,3 +159,20 @@ def mask_value(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [mask_value(v) for v in value]
     return value
+
+
+def without_password(url: str) -> str:
+    """``url`` with the password of its user information replaced by ``***`` (an http
+    target's ``user:password@`` is sent as basic auth: the URL is shown without it). A
+    string ``urlsplit`` refuses is masked all the same.
+
+    Examples
+    --------
+    >>> without_password("https://bot:pw@1@agents.example.com:8443/v2?x=a@b")
+    'https://bot:***@agents.example.com:8443/v2?x=a@b'
+    >>> without_password("http://bot:pw@[::1/")
+    'http://bot:***@[::1/'
+    >>> without_password("http://agents.example.com/v2")
+    'http://agents.example.com/v2'
+    """
+    return _URL_PASSWORD.sub(rf"\1{MASK}@", url, count=1)

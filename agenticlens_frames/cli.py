@@ -969,38 +969,38 @@ def _gates(
     said (a failed regression gate hid the non-inferiority gate's bounds); the exit status
     is the first failure's. A variant with no completed trial, or (``max_unanswered``) one
     whose target left more than that share of its attempts unanswered, ends the list: no
-    comparison of it means anything. Empty when no gate was asked for and the run is
-    complete."""
+    comparison of it means anything. Both are said when both hold (an incomplete candidate
+    must not hide that the baseline's endpoint was down). Empty when no gate was asked for
+    and the run is complete."""
     from .report.summary import GateOutcome
 
+    gates: list[GateOutcome] = []
     variants = analysis.variants
     empty = variants.loc[variants["completed_trials"] == 0, "variant_id"].astype(str).tolist()
     if empty:
-        return [
+        gates.append(
             GateOutcome(
                 EXIT_INCOMPLETE,
                 f"Incomplete: variant(s) with no completed trial: {', '.join(empty)}",
                 tuple(_failure_reasons(analysis, empty)),
             )
-        ]
+        )
     if max_unanswered is not None:
         from .analysis import unanswered_counts
 
         counts = unanswered_counts(analysis)
         over = [v for v, (k, n) in counts.items() if n and k / n > max_unanswered]
         if over:
-            return _noting_unanswered(
-                analysis,
-                [
-                    GateOutcome(
-                        EXIT_INCOMPLETE,
-                        f"Unanswered: more than {100 * max_unanswered:g}% of the attempts got no "
-                        "answer from the target (--max-unanswered): "
-                        + ", ".join(f"{v} ({counts[v][0]} of {counts[v][1]})" for v in over),
-                    )
-                ],
+            gates.append(
+                GateOutcome(
+                    EXIT_INCOMPLETE,
+                    f"Unanswered: more than {100 * max_unanswered:g}% of the attempts got no "
+                    "answer from the target (--max-unanswered): "
+                    + ", ".join(f"{v} ({counts[v][0]} of {counts[v][1]})" for v in over),
+                )
             )
-    gates: list[GateOutcome] = []
+    if gates:
+        return _noting_unanswered(analysis, gates)
     stopping = _early_stop(analysis)
     if fail_on_regression and rule == "case" and stopping is not None:
         # After an early stop the fixed-sample verdicts are descriptive: the gate follows

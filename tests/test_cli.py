@@ -614,6 +614,36 @@ def test_max_unanswered_fails_a_run_whose_target_was_down(tmp_path: Path) -> Non
     assert _cli(*args, "--max-unanswered", "1.5", cwd=fine).returncode == 2  # a share
 
 
+def test_max_unanswered_is_said_beside_an_incomplete_variant(tmp_path: Path) -> None:
+    """The baseline's endpoint is down and candidate c completes no trial: exit 3 said only
+    "Incomplete: ... c", and the --max-unanswered gate asked for (the baseline's outage)
+    was neither decided nor said on stderr."""
+    folder = _down_experiment(tmp_path / "exp", "a")
+    with (folder / "bot.py").open("a") as bot:
+        bot.write("def plain(text):\n    return 'plain text'\n")  # not a sample
+    manifest = folder / "manifest.yaml"
+    manifest.write_text(
+        manifest.read_text().replace(
+            "{id: c, name: c, target_kind: python, target: 'bot.py:answer'}",
+            "{id: c, name: c, target_kind: python, target: 'bot.py:plain'}",
+        )
+    )
+    args = ["experiment", "run", "manifest.yaml", "suite.yaml", "-q", "--save", "r.json"]
+    done = _cli(*args, "--max-unanswered", "0.2", "--summary", "s.md", cwd=folder)
+    assert done.returncode == 3, done.stderr
+    report = json.loads((folder / "r.json").read_text())
+    [a] = [v for v in report["variants"] if v["variant_id"] == "a"]
+    live = a["trials"][0]["report"]["summary"]["live"]
+    lines = done.stderr.splitlines()
+    assert lines[0] == "Incomplete: variant(s) with no completed trial: c"
+    assert lines[2] == (
+        "Unanswered: more than 20% of the attempts got no answer from the target "
+        f"(--max-unanswered): a ({live['error_cases']} of {live['total_cases']})"
+    )
+    assert lines[3].startswith(f"  note: a: {live['error_cases']} of 8 attempts got no answer")
+    assert "(--max-unanswered): a (8 of 8)" in (folder / "s.md").read_text()
+
+
 def _outage_experiment(folder: Path) -> Path:
     """A live experiment of 8 cases, 2 trials: a (the baseline) answers every case; b's
     first call returns an invalid payload (its whole trial fails), then its target errs on

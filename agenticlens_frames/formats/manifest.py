@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agenticlens_frames._limits import MAX_TRIALS_ENV, limit
+from agenticlens_frames._secrets import without_password
 from agenticlens_frames.formats._io import (
     FAILED,
     Invalid,
@@ -370,16 +371,17 @@ def _resolve(
         if module.endswith(".py") and not Path(module).is_absolute():
             return f"{folder / module}:{attribute}"
         return target
+    shown = without_password(target)  # never the password (sent as basic auth)
     try:
         parts = urlsplit(target)
         parts.port  # noqa: B018 - raises for a port that is not a number in range
     except ValueError as exc:  # "Invalid IPv6 URL", a bad port
-        source.report((*location, "target"), f"not a valid URL ({exc}): {target!r}")
+        source.report((*location, "target"), f"not a valid URL ({exc}): {shown!r}")
         return FAILED
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         source.report(
             (*location, "target"),
-            f"http targets must be http:// or https:// URLs, got {target!r}",
+            f"http targets must be http:// or https:// URLs, got {shown!r}",
         )
         return FAILED
     return target

@@ -139,12 +139,14 @@ class Reply:
     """A reply: its status, reason phrase and body.
 
     ``body`` is the whole (decoded) body of a 2xx reply, and at most
-    :data:`SNIPPET_BYTES` of any other.
+    :data:`SNIPPET_BYTES` of any other; ``retry_after`` the reply's ``Retry-After``
+    header as sent, if any.
     """
 
     status: int
     reason: str
     body: bytes
+    retry_after: str | None = None
 
 
 class Transport(Protocol):
@@ -375,7 +377,8 @@ class ConnectionPool:
             self._release(connection)
         else:
             connection.abort()
-        return Reply(status, reason, data)
+        after = fields.get(b"retry-after")
+        return Reply(status, reason, data, None if after is None else after.decode("latin-1"))
 
     async def _acquire(self) -> tuple[_Connection, bool]:
         """An idle connection the server has not closed (and True), else a new one."""
@@ -775,7 +778,12 @@ class HttpxTransport:
             ) as response:
                 ok = 200 <= response.status_code < 300
                 data = await _read_httpx(response, limit if ok else SNIPPET_BYTES, truncate=not ok)
-                return Reply(response.status_code, response.reason_phrase, data)
+                return Reply(
+                    response.status_code,
+                    response.reason_phrase,
+                    data,
+                    response.headers.get("retry-after"),
+                )
         except httpx.TimeoutException:
             raise TimeoutError from None
         except httpx.TransportError as exc:

@@ -27,7 +27,7 @@ from typing import Any
 from .._secrets import mask, mask_value, remember
 from ..errors import InputError
 from ..formats.model import CaseSpec
-from .http_client import ReplyError, ReplyTooLarge, Transport, TransportError
+from .http_client import SNIPPET_BYTES, ReplyError, ReplyTooLarge, Transport, TransportError
 from .payload import InvalidPayload
 from .retry import TargetFailure
 
@@ -172,6 +172,7 @@ class HttpTarget:
         reason: str,
         secrets: list[str],
         detail: str | None = None,
+        retry_after: float | None = None,
     ) -> TargetFailure:
         # AgenticLens' wording: "ValueError: HTTP target request failed for case 'c1': ..."
         # where the reason is what urllib says ("HTTP Error 500: Internal Server Error",
@@ -182,6 +183,7 @@ class HttpTarget:
                 f"ValueError: HTTP target request failed for case {case.id!r}: {reason}", secrets
             ),
             None if detail is None else self._mask(detail, secrets),
+            retry_after,
         )
 
     async def call(self, case: CaseSpec) -> Any:
@@ -213,29 +215,76 @@ class HttpTarget:
                 secrets,
                 detail=f"{name}: {exc}",
             ) from None
+        status = f"HTTP {reply.status} {reply.reason}".rstrip()
         if not 200 <= reply.status < 300:
-            text = " ".join(reply.body.decode("utf-8", "replace").split())[:200]
-            status = f"HTTP {reply.status} {reply.reason}".rstrip()
+            text = _snippet(reply.body)
             raise self._failed(
                 _status_kind(reply.status),
                 case,
                 f"HTTP Error {reply.status}: {reply.reason}",
                 secrets,
                 detail=f"{status}: {text}" if text else status,
+                # a 429 or 503 may say when to come back: the retry policy waits that long
+                retry_after=_retry_after(reply.retry_after),
             )
         try:
             # A server that echoes a header back must not put it into the report.
             return mask_value(json.loads(reply.body.decode("utf-8")))
         except ValueError as exc:
+            # The package's words, then what the server sent (an HTML error page of a
+            # proxy, say) for the call's detail.
+            text = _snippet(reply.body)
             raise InvalidPayload(
                 self._mask(
                     f"HTTP target returned a body that is not JSON for case {case.id!r}: {exc}",
                     secrets,
-                )
+                ),
+                self._mask(f"{status}: {text}" if text else f"{status}: an empty body", secrets),
             ) from None
 
     def close(self) -> None:
         """Nothing to release: the runner closes the transport."""
+
+
+def _snippet(body: bytes) -> str:
+    """The start of a reply body on one line (for the ``detail`` column).
+
+    Examples
+    --------
+    >>> _snippet(b"<html>\\n  <body>Bad gateway</body>\\n</html>")
+    '<html> <body>Bad gateway</body> </html>'
+    >>> _snippet(b"caf\\xe9") == "caf\\ufffd"  # not UTF-8: replaced, never an error
+    True
+    """
+    return " ".join(body[:SNIPPET_BYTES].decode("utf-8", "replace").split())[:200]
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait: a number of seconds or an HTTP date
+    (RFC 9110, section 10.2.3); None when absent or unreadable.
+
+    Examples
+    --------
+    >>> _retry_after("3"), _retry_after(" 0 "), _retry_after("soon"), _retry_after(None)
+    (3.0, 0.0, None, None)
+    >>> _retry_after("Wed, 21 Oct 2015 07:28:00 GMT")  # a date in the past: no wait
+    0.0
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    from datetime import UTC, datetime
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # "-0000": UTC by RFC 5322
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _socket_reason(exc: BaseException) -> str:

@@ -35,13 +35,14 @@ from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator,
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 import numpy as np
 import pandas as pd
 
 from .._gc import paused_gc
 from .._progress import LogLines, progress_bar, wants_log_lines
-from .._secrets import remember, remember_environment
+from .._secrets import remember, remember_environment, without_password
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry, as_registry
 from ..formats import load_manifest, load_recorded, load_suite
@@ -109,7 +110,8 @@ CALL_COLUMNS = (
     "elapsed_ms",
     "started_at",
     "session",
-    # more than the package records: an HTTP error reply's first bytes, the exception type
+    # more than the package records: the first bytes of an HTTP error reply or of one that
+    # is not JSON, the exception type
     "detail",
 )
 
@@ -340,11 +342,15 @@ class Ledger:
 
     def reopen_failed(self) -> int:
         """Forget target errors and timeouts so they are called again; returns how many.
-        An attempt that ended the run's process (the supervisor's record) stays failed."""
+        An attempt that ended the run's process (the supervisor's record) stays failed, and
+        so do the failures of a trial an invalid payload failed: that trial stays failed
+        whatever they answer now, so calling them again would only cost calls."""
         failed = [
             k
             for k, r in self.final.items()
-            if r["status"] in RERUNNABLE and not str(r.get("error") or "").startswith(PROCESS_ENDED)
+            if r["status"] in RERUNNABLE
+            and not str(r.get("error") or "").startswith(PROCESS_ENDED)
+            and k[:2] not in self.invalid_at
         ]
         for key in failed:
             del self.final[key]
@@ -556,13 +562,20 @@ class _Succeeded:
 
 
 def _redacted(manifest: ManifestSpec) -> ManifestSpec:
-    # Header values may be secrets (or name them): nothing downstream — tables, parquet
-    # metadata, reports — gets them.
-    variants = tuple(
-        dataclasses.replace(v, headers=dict.fromkeys(v.headers, "<redacted>")) if v.headers else v
-        for v in manifest.variants
-    )
-    return dataclasses.replace(manifest, variants=variants)
+    # Header values may be secrets (or name them), and so is the password of an http URL
+    # (sent as basic auth): nothing downstream — tables, parquet metadata, reports — gets
+    # them.
+    variants = []
+    for variant in manifest.variants:
+        if variant.headers:
+            variant = dataclasses.replace(
+                variant, headers=dict.fromkeys(variant.headers, "<redacted>")
+            )
+        if variant.target_kind == "http" and without_password(variant.target) != variant.target:
+            url = without_password(variant.target)
+            variant = dataclasses.replace(variant, target=url, resolved_target=url)
+        variants.append(variant)
+    return dataclasses.replace(manifest, variants=tuple(variants))
 
 
 def build_run(
@@ -841,7 +854,9 @@ class _NoBar:
 
 class _Progress:
     """tqdm.auto bars: one for the experiment, one per live variant (terminal or notebook);
-    with judges, the experiment's bar also shows the judge calls made (:func:`judge_postfix`).
+    with judges, the experiment's bar also shows the judge calls made (:func:`judge_postfix`),
+    and, once a target left an attempt unanswered, how many it left (an outage shows while
+    it lasts, not only in the summary at the end).
     """
 
     def __init__(self, enabled: bool, title: str, totals: dict[str, int], *, overall: int) -> None:
@@ -849,6 +864,9 @@ class _Progress:
         self._lock = threading.Lock()
         #: Judge calls made, samples unavailable, samples reused from the journal.
         self.judge = [0, 0, 0]
+        self._judging = False
+        #: Attempts of this session whose target never answered (errors, timeouts).
+        self.unanswered = 0
         if not enabled:  # no bars at all (a disabled tqdm still costs its import)
             self.overall = _NoBar()
             return
@@ -880,13 +898,26 @@ class _Progress:
             self.judge[0] += calls
             self.judge[1] += unavailable
             self.judge[2] += reused
-            self.overall.set_postfix_str(judge_postfix(*self.judge), refresh=False)
+            self._judging = True
+            self.overall.set_postfix_str(self._postfix(), refresh=False)
 
-    def update(self, variant_id: str) -> None:
+    def update(self, variant_id: str, unanswered: int = 0) -> None:
+        """One more attempt of ``variant_id`` done; ``unanswered`` so far this session."""
+        if unanswered != self.unanswered:
+            with self._lock:
+                self.unanswered = unanswered
+                self.overall.set_postfix_str(self._postfix(), refresh=False)
         self.overall.update()
         bar = self.bars.get(variant_id)
         if bar is not None:
             bar.update()
+
+    def _postfix(self) -> str:
+        """The end of the experiment's line: the judge calls, then the attempts unanswered."""
+        parts = [judge_postfix(*self.judge)] if self._judging else []
+        if self.unanswered:
+            parts.append(f"{self.unanswered} unanswered")
+        return " · ".join(parts)
 
     def close(self) -> None:
         for bar in self.bars.values():
@@ -1271,7 +1302,8 @@ async def arun_live(
                     budget=max_attempts,
                     stop_trial_on_invalid=invalid_payload == "trial",
                     invalid_at=dict(ledger.invalid_at),
-                    on_done=bars.update,
+                    # (`scheduler` is bound before the first attempt is done)
+                    on_done=lambda variant_id: bars.update(variant_id, scheduler.unanswered),
                     should_stop=(lambda: monitor.should_stop) if monitor is not None else None,
                     admit=monitor.admits(global_limit) if monitor is not None else None,
                 )
@@ -1492,6 +1524,10 @@ def _remember_secrets(manifest: ManifestSpec, env: Mapping[str, str]) -> None:
     for variant in manifest.variants:
         expanded = expand_headers(variant.headers, env)
         values += expanded.values()
+        if variant.target_kind == "http":
+            url = urlsplit(variant.target)
+            if url.password is not None:  # sent as basic auth: base64 of "user:password"
+                values += [url.password, f"{url.username or ''}:{url.password}"]
         for template in variant.headers.values():
             values += [env.get(name, "") for name in header_variables(template)]
     remember(values)

@@ -33,7 +33,23 @@ DEFAULT_MAX_OUTPUT_CHARS = 4_000_000
 
 
 class InvalidPayload(Exception):
-    """A target answered with something that is not a sample (a target bug, not retried)."""
+    """A target answered with something that is not a sample (a target bug, not retried).
+
+    Parameters
+    ----------
+    message
+        The attempt's error, in the package's wording.
+    detail
+        What the package does not record (the first bytes of a reply that is not JSON),
+        for the call's ``detail`` column.
+    """
+
+    def __init__(self, message: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.detail = detail
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (InvalidPayload, (str(self), self.detail))
 
 
 def canonical_payload(value: Any) -> Any:

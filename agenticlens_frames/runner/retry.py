@@ -53,6 +53,9 @@ class TargetFailure(Exception):
     detail
         More than the package records (an HTTP error reply's first bytes); kept in the
         call's journal record and the ``calls`` table's ``detail`` column only.
+    retry_after
+        Seconds the server asked to wait before calling again (an HTTP reply's
+        ``Retry-After``), if it said.
 
     Examples
     --------
@@ -61,16 +64,23 @@ class TargetFailure(Exception):
     ('timeout', 'TimeoutError: Python target timed out after 2 s')
     """
 
-    def __init__(self, kind: str, message: str, detail: str | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        detail: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         if kind not in FAILURE_KINDS:
             raise ValueError(f"unknown failure kind {kind!r}")
         self.kind = kind
         self.message = message
         self.detail = detail
+        self.retry_after = retry_after
         super().__init__(message)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (TargetFailure, (self.kind, self.message, self.detail))
+        return (TargetFailure, (self.kind, self.message, self.detail, self.retry_after))
 
 
 @dataclass(frozen=True)
@@ -79,7 +89,8 @@ class RetryPolicy:
 
     The wait before retry *n* (1 for the second call) is
     ``backoff_seconds * backoff_multiplier ** (n - 1)``, capped at
-    ``max_backoff_seconds`` (the rule and defaults of agentic-evals' ``RetryPolicy``).
+    ``max_backoff_seconds`` (the rule and defaults of agentic-evals' ``RetryPolicy``);
+    longer when the server's reply asked for longer (``Retry-After``, :meth:`wait`).
     Only failures whose kind is in ``retry_on`` are retried.
 
     Examples
@@ -126,6 +137,23 @@ class RetryPolicy:
         """
         wait = self.backoff_seconds * self.backoff_multiplier ** (retry - 1)
         return float(min(wait, self.max_backoff_seconds))
+
+    def wait(self, retry: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number ``retry``: :meth:`delay`, or longer when
+        the server asked for longer (``Retry-After``), up to ``max_backoff_seconds``.
+
+        Examples
+        --------
+        >>> policy = RetryPolicy(attempts=3, backoff_seconds=0.5, max_backoff_seconds=10)
+        >>> policy.wait(1), policy.wait(1, retry_after=2), policy.wait(1, retry_after=60)
+        (0.5, 2.0, 10.0)
+        >>> policy.wait(2, retry_after=0)  # never shorter than the policy's own wait
+        1.0
+        """
+        wait = self.delay(retry)
+        if retry_after is not None:
+            wait = max(wait, min(float(retry_after), float(self.max_backoff_seconds)))
+        return wait
 
     def retries(self, kind: str, calls_made: int) -> bool:
         """Whether a failure of ``kind`` after ``calls_made`` calls earns another call.

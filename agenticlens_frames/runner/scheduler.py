@@ -161,6 +161,8 @@ class Scheduler:
         self.started = 0
         self.finished = 0
         self.skipped = 0
+        #: Attempts finished failed: their target never answered (errors, timeouts).
+        self.unanswered = 0
         self.interrupted = False
         self.error: Exception | None = None
         self._wake = asyncio.Event()
@@ -358,6 +360,7 @@ class Scheduler:
             outcome: str
             error: str | None = None
             detail: str | None = None
+            retry_after: float | None = None
             payload: Any = None
             try:
                 raw = await plan.target.call(item.case)
@@ -372,8 +375,9 @@ class Scheduler:
                 outcome = "ok"
             except TargetFailure as failure:
                 outcome, error, detail = failure.kind, failure.message, failure.detail
+                retry_after = failure.retry_after
             except InvalidPayload as exc:
-                outcome, error = "invalid_payload", str(exc)
+                outcome, error, detail = "invalid_payload", str(exc), exc.detail
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a target wrapper's own bug: record it, keep running
@@ -430,7 +434,7 @@ class Scheduler:
             if not policy.retries(outcome, call_no):
                 self._finish_failed(item, failures, started_at, total_ms)
                 return
-            delay = policy.delay(call_no)
+            delay = policy.wait(call_no, retry_after)
             if delay > 0:
                 await asyncio.sleep(delay)
 
@@ -456,6 +460,7 @@ class Scheduler:
         started_at: str,
         total_ms: float,
     ) -> None:
+        self.unanswered += 1
         self.journal.append(
             {
                 "type": "attempt",

@@ -292,6 +292,23 @@ def test_variant_type_errors(write, fields, location, message):
     assert message in error.message
 
 
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("http://bot:pw-4f9a1c@127.0.0.1:99999/agent", "not a valid URL (Port out of range"),
+        ("http://bot:pw-4f9a1c@[::1/agent", "not a valid URL (Invalid IPv6 URL)"),
+        ("ftp://bot:pw-4f9a1c@127.0.0.1/agent", "http targets must be http:// or https://"),
+    ],
+)
+def test_an_invalid_url_is_named_without_its_password(write, target, message):
+    """The error quoted the target as written, basic-auth password included."""
+    document = _manifest(_variant("a"), _variant("b", target_kind="http", target=target))
+    error = _error(write, document)
+    assert error.location == "variants[1].target" and message in error.message
+    assert "pw-4f9a1c" not in str(error)
+    assert target.replace("pw-4f9a1c", "***") in error.message
+
+
 def test_missing_keys(write):
     nameless = _manifest()
     del nameless["name"]

@@ -6,6 +6,8 @@ Every failure mode is classified per attempt, the run always completes, nothing 
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
 import socket
 import threading
@@ -144,6 +146,30 @@ def test_retry_policy_retries_only_the_kinds_it_names(agent_server, write_experi
     assert seen[seen["case_id"] == "c1"]["outcome"].tolist() == ["http_5xx", "http_5xx", "ok"]
 
 
+def test_a_429_is_retried_after_the_wait_its_retry_after_asks_for(
+    agent_server, write_experiment, monkeypatch
+):
+    """The retry policy waited its own backoff (0.1 s) and ignored the server's
+    ``Retry-After: 1``: a rate-limited endpoint was called again before it said to."""
+    from agenticlens_frames.runner import scheduler
+
+    waits: list[float] = []
+    sleep = asyncio.sleep
+
+    async def recorded(delay: float, *args: object) -> object:
+        waits.append(delay)
+        return await sleep(delay, *args)
+
+    monkeypatch.setattr(scheduler.asyncio, "sleep", recorded)
+    variants = [_http("limited", agent_server.url("/limited?after=1&fail=1"))]
+    manifest, suite = write_experiment(variants, cases=simple_cases(["parcel"]), trial_count=1)
+    policy = RetryPolicy(attempts=3, backoff_seconds=0.1, retry_on=frozenset({"http_429"}))
+    result = run_experiment(manifest, suite, progress=False, retry={"limited": policy})
+    assert agent_server.requests("/limited") == [("/limited", "c1")] * 2  # 429, then ok
+    assert _status(result, "limited")["status"].tolist() == ["ok"]
+    assert 1.0 in waits and 0.1 not in waits  # the server's wait, not the policy's
+
+
 def test_headers_are_expanded_at_send_time_and_never_recorded(
     agent_server, write_experiment, tmp_path
 ):
@@ -187,6 +213,42 @@ def test_headers_are_expanded_at_send_time_and_never_recorded(
             assert SECRET.encode() not in path.read_bytes(), path
 
 
+def test_a_password_in_the_url_is_sent_as_basic_auth_and_never_recorded(
+    agent_server, write_experiment, tmp_path
+):
+    """The variant's target was written into the variants table, its parquet metadata and
+    the JSON report with the password of its user information."""
+    url = agent_server.url
+    variants = [
+        _http("ok", url("/ok").replace("http://", f"http://bot:{SECRET}@")),
+        _http("e500", url("/error500").replace("http://", f"http://bot:{SECRET}@")),
+    ]
+    manifest, suite = write_experiment(variants, cases=simple_cases(["parcel"]), trial_count=1)
+    run_dir = tmp_path / "run"
+    result = run_experiment(manifest, suite, progress=False, run_dir=run_dir)
+    basic = "Basic " + base64.b64encode(f"bot:{SECRET}".encode()).decode()
+    assert agent_server.stats()["authorization"] == [basic, basic]  # what the server got
+    targets = result.run.variants.set_index("variant_id")["target"]
+    assert targets["ok"] == url("/ok").replace("http://", "http://bot:***@")
+    (detail,) = result.calls.loc[result.calls["variant_id"] == "e500", "detail"]
+    # the echoed header masked (the base64 padding left)
+    assert detail.startswith("HTTP 500 Internal Server Error: internal error; you sent Basic ***")
+    analysis = analyze(result.run)
+    rendered = [
+        json.dumps(build_report(analysis)),
+        render_variants_csv(analysis),
+        render_cases_csv(analysis),
+        result.calls.to_csv(),
+        *(frame.to_csv() for frame in result.run.tables.values()),
+    ]
+    for text in rendered:
+        assert SECRET not in text and basic[6:20] not in text
+    for path in run_dir.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+            assert basic[6:20].encode() not in path.read_bytes(), path
+
+
 def test_unset_header_variable_is_refused_before_any_request(agent_server, write_experiment):
     headers = {"Authorization": "Bearer ${NOT_SET_TOKEN}"}
     manifest, suite = write_experiment([_http("ok", agent_server.url("/ok"), headers=headers)])
@@ -221,6 +283,82 @@ def test_server_dying_mid_run_then_rerunning_the_failures(start_server, write_ex
     assert fixed.attempted == 7 and len(revived.requests()) == 7
     assert (_status(fixed, "h")["status"] == "ok").all()
     assert (_status(fixed, "h")["output"].str.startswith("HTTP answer about parcel")).all()
+
+
+def test_rerun_failed_leaves_the_failures_of_a_trial_an_invalid_payload_failed(
+    agent_server, write_experiment, tmp_path
+):
+    """c1 fails with a 500, then c2's reply is not JSON: the trial failed. --rerun-failed
+    cannot save that trial (invalid payloads are not re-run), so it must not call c1 again;
+    the other trial's failure is called again."""
+    cases = simple_cases(["parcel 1", "parcel 2", "parcel 3"])
+    routes = {
+        "broken": "/case?c1=error500&c2=notjson",  # trial failed at c2, after c1's 500
+        "down": "/case?c1=error500",  # c1 failed, trial completed
+    }
+    variants = [_http(v, agent_server.url(path)) for v, path in routes.items()]
+    manifest, suite = write_experiment(variants, cases=cases, trial_count=1)
+    run_dir = tmp_path / "run"
+    first = run_experiment(manifest, suite, progress=False, run_dir=run_dir)
+    assert first.run.trials.set_index("variant_id").loc["broken", "status"] == "failed"
+
+    fixed = run_experiment(manifest, suite, progress=False, run_dir=run_dir, rerun_failed=True)
+    # what the server received, per case, over both runs (each variant's query differs)
+    received = Counter((full.split("?")[1], case) for _, case, full in _requests(agent_server))
+    assert received == {
+        ("c1=error500&c2=notjson", "c1"): 1,  # not called again: its trial stays failed
+        ("c1=error500&c2=notjson", "c2"): 1,
+        ("c1=error500", "c1"): 2,  # called again by --rerun-failed
+        ("c1=error500", "c2"): 1,
+        ("c1=error500", "c3"): 1,
+    }
+    assert fixed.attempted == 1
+    assert fixed.run.trials.set_index("variant_id").loc["broken", "status"] == "failed"
+    down = _status(fixed, "down").set_index("case_id")["status"].astype(str)
+    assert down.to_dict() == {"c1": "target_error", "c2": "ok", "c3": "ok"}  # c1: a 500 again
+
+
+def _requests(server) -> list[tuple[str, str, str]]:
+    """Every request the agent server received: (route, case id, path with its query)."""
+    return [tuple(r) for r in server.stats()["requests"]]
+
+
+def test_a_reply_that_is_not_json_keeps_what_the_server_sent_in_the_detail(
+    agent_server, write_experiment, tmp_path
+):
+    """The call's detail was empty: only "Expecting value: line 1 column 1 (char 0)" said
+    what came back (a proxy's HTML error page, say)."""
+    manifest, suite = write_experiment(
+        [_http("notjson", agent_server.url("/notjson"))], cases=simple_cases(["parcel"])
+    )
+    run_dir = tmp_path / "run"
+    first = run_experiment(manifest, suite, progress=False, run_dir=run_dir)
+    calls = first.calls[first.calls["variant_id"] == "notjson"]
+    assert len(calls) == len(agent_server.requests("/notjson")) == 2  # one per trial
+    assert set(calls["outcome"]) == {"invalid_payload"}
+    assert set(calls["detail"]) == {"HTTP 200 OK: <html>not json</html>"}  # the route's body
+    # the journal's records read back as they were written
+    again = run_experiment(manifest, suite, progress=False, run_dir=run_dir)
+    assert again.attempted == 0 and again.calls.equals(first.calls)
+
+
+def test_the_progress_line_counts_the_attempts_left_unanswered(
+    agent_server, write_experiment, capsys, monkeypatch
+):
+    """During an outage the progress line read as a healthy run's ("6/6 attempts (100%)"):
+    the unanswered attempts were said only in the summary at the end."""
+    from agenticlens_frames.runner import live
+
+    monkeypatch.setattr(live, "wants_log_lines", lambda: True)  # a CI log: plain lines
+    variants = [_http("down", agent_server.url("/error500")), _http("up", agent_server.url("/ok"))]
+    cases = simple_cases(["parcel 1", "parcel 2", "parcel 3"])
+    manifest, suite = write_experiment(variants, cases=cases, trial_count=1)
+    run_experiment(manifest, suite, progress=True, concurrency=2)
+    failed = len(agent_server.requests("/error500"))  # each a 500: an attempt unanswered
+    assert failed == 3
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert line.startswith("live-test · 2 in flight: 9/9 attempts (100%)")
+    assert line.endswith(f" · {failed} unanswered")
 
 
 def test_http_concurrency_limits_hold_on_the_server(agent_server, write_experiment):
