@@ -98,6 +98,13 @@ class ProtocolError(TransportError):
     """The server broke HTTP/1.1: a malformed or truncated reply, or it hung up."""
 
 
+class NoReply(ProtocolError):
+    """The connection ended before any byte of a reply (named ProtocolError, as before)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, name="ProtocolError")
+
+
 class ReplyError(Exception):
     """A reply arrived but cannot be used (kind ``error``), e.g. a corrupt gzip body.
 
@@ -285,7 +292,12 @@ class ConnectionPool:
     A request is sent once: only one the socket refused at once — none of it sent — goes
     again, on a new connection. Once written, the server may have read it, so a connection
     that then ends without a reply fails the call (``connection``), as in urllib and httpx;
-    the variant's retry policy decides whether it is called again.
+    the variant's retry policy decides whether it is called again. When that happens on a
+    reused connection, the server closes connections it keeps alive as requests reach
+    them (one that closes after every reply without saying ``Connection: close``, or at
+    its keep-alive timeout): from then on the pool keeps none, and every call has a new
+    connection, as AgenticLens's every call does — one more such call would fail the
+    same way, not from the agent.
 
     Parameters
     ----------
@@ -318,6 +330,8 @@ class ConnectionPool:
             target += "?" + quote(parts.query, safe=_QUERY_SAFE)
         self.target = target
         self._idle: list[_Connection] = []  # a stack: most recently used on top
+        #: False once a reused connection ended without a reply: none is kept from then.
+        self.reuses = True
         self._numeric = _is_ip(host)
         self._last_headers: dict[str, str] | None = None
         self._last_prefix = b""
@@ -370,10 +384,13 @@ class ConnectionPool:
             data, reusable = await _body(
                 connection.reader, status, fields, version, limit, 200 <= status < 300
             )
-        except BaseException:
+        except BaseException as exc:
             connection.abort()
+            if reused and isinstance(exc, (NoReply, ConnectionResetError, BrokenPipeError)):
+                self.reuses = False
+                self._drop_idle()
             raise
-        if reusable:
+        if reusable and self.reuses:
             self._release(connection)
         else:
             connection.abort()
@@ -434,11 +451,14 @@ class ConnectionPool:
         connection.idle_since = asyncio.get_running_loop().time()
         self._idle.append(connection)
 
-    async def aclose(self) -> None:
-        """Close the idle connections (those in use are closed by their calls)."""
+    def _drop_idle(self) -> None:
         for connection in self._idle:
             connection.abort()
         self._idle.clear()
+
+    async def aclose(self) -> None:
+        """Close the idle connections (those in use are closed by their calls)."""
+        self._drop_idle()
         await asyncio.sleep(0)  # let the transports release their sockets
 
 
@@ -496,7 +516,7 @@ async def _head(connection: _Connection) -> tuple[int, str, dict[bytes, bytes], 
     except asyncio.IncompleteReadError as exc:
         if exc.partial:
             raise ProtocolError("Server disconnected while sending the reply head.") from None
-        raise ProtocolError("Server disconnected without sending a response.") from None
+        raise NoReply("Server disconnected without sending a response.") from None
     except asyncio.LimitOverrunError:
         raise ProtocolError(f"reply head larger than {HEADER_LIMIT} bytes") from None
     while True:

@@ -573,3 +573,25 @@ def test_a_reset_connection_fails_as_urllib_words_it():
     assert str(result) == PREFIX + "<urlopen error [Errno 104] Connection reset by peer>"
     assert result.detail.startswith("ConnectionResetError: [Errno 104]")
     assert len(server.requests) == 1  # a fresh connection is not retried
+
+
+def test_a_server_closing_kept_alive_connections_gets_new_ones_after_the_first_loss():
+    """A server that closes each connection a moment after its reply, without saying
+    ``Connection: close``: every reuse wrote the request as the close came, and every
+    other call failed with no reply (an audit counted 19 of 270 calls from a healthy
+    server as target errors). After the first such loss the pool keeps no connection:
+    one call fails, every later one is answered on a new connection, and each is sent
+    once."""
+
+    async def handle(reader, writer, server):
+        await server.request(reader)
+        writer.write(reply())
+        await writer.drain()
+        await asyncio.sleep(0.05)  # the close comes after the client took it back
+
+    results, server = run(handle, times=8)
+    lost = [r for r in results if isinstance(r, TargetFailure)]
+    assert results[0] == PAYLOAD and len(lost) == 1 and lost[0].kind == "connection"
+    assert results[2:] == [PAYLOAD] * 6
+    # The lost request reached no handler, and was not sent again: 7 connections, 7 read.
+    assert server.connections == 7 and len(server.requests) == 7
