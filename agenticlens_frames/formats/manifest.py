@@ -82,6 +82,8 @@ _VARIANT_KEYS = dict.fromkeys(
 )
 # An HTTP header name is an RFC 9110 token.
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+#: A ``${NAME}`` reference in a header value, read from the environment at every send.
+HEADER_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 _nonempty = partial(to_str, nonempty=True)
 
@@ -343,12 +345,27 @@ def _check_headers(
             "remove the headers or set target_kind: http",
         )
         return
-    for header in headers:
+    for header, value in headers.items():
         if not _HEADER_NAME.fullmatch(header):
             source.report(
                 (*location, "headers"),
                 f"{header!r} is not a valid HTTP header name",
                 "use letters, digits and - only, e.g. Authorization or X-Api-Key",
+            )
+        # Refused here, not at the first call: a broken reference was sent as it is
+        # (unauthenticated calls), a line break failed every call as a "connection" error.
+        if any(c in value for c in "\r\n\0"):
+            source.report(
+                (*location, "headers", header),
+                "a header value cannot hold a line break",
+                "write the value on one line",
+            )
+        elif "${" in HEADER_VARIABLE.sub("", value):
+            source.report(
+                (*location, "headers", header),
+                "'${' starts no ${NAME} reference",
+                "write ${NAME}, a name of letters, digits and _ closed by } (e.g. "
+                "Bearer ${AGENT_TOKEN})",
             )
 
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .._secrets import mask, mask_value, remember
 from ..errors import InputError
+from ..formats.manifest import HEADER_VARIABLE
 from ..formats.model import CaseSpec
 from .http_client import SNIPPET_BYTES, ReplyError, ReplyTooLarge, Transport, TransportError
 from .payload import InvalidPayload
@@ -42,7 +42,7 @@ __all__ = [
 #: Largest reply body read from an HTTP target, in bytes.
 DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024
 
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
 _MASK = "***"
 
 
@@ -54,7 +54,7 @@ def header_variables(value: str) -> list[str]:
     >>> header_variables("Bearer ${AGENT_TOKEN}")
     ['AGENT_TOKEN']
     """
-    return _VARIABLE.findall(value)
+    return HEADER_VARIABLE.findall(value)
 
 
 def check_headers(
@@ -98,7 +98,7 @@ def expand_headers(headers: Mapping[str, str], environ: Mapping[str, str]) -> di
     {'X-Key': 'k-123'}
     """
     return {
-        name: _VARIABLE.sub(lambda m: environ.get(m.group(1), ""), value)
+        name: HEADER_VARIABLE.sub(lambda m: environ.get(m.group(1), ""), value)
         for name, value in headers.items()
     }
 

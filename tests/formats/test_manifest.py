@@ -283,6 +283,15 @@ def test_top_level_type_errors(write, top, location, message):
          "variants[1].headers", "'Bad Name' is not a valid HTTP header name"),
         ({"target_kind": "http", "target": "https://x", "headers": {"A": 1}},
          "variants[1].headers.A", "expected a string, got 1"),
+        # was sent as written: unauthenticated calls, counted as the agent's failures
+        ({"target_kind": "http", "target": "https://x",
+          "headers": {"Authorization": "Bearer ${AGENT_TOKEN"}},
+         "variants[1].headers.Authorization", "'${' starts no ${NAME} reference"),
+        ({"target_kind": "http", "target": "https://x", "headers": {"X": "${1KEY}"}},
+         "variants[1].headers.X", "'${' starts no ${NAME} reference"),
+        # failed every call as a "connection" error
+        ({"target_kind": "http", "target": "https://x", "headers": {"X": "a\nInjected: 1"}},
+         "variants[1].headers.X", "a header value cannot hold a line break"),
     ],
 )  # fmt: skip
 def test_variant_type_errors(write, fields, location, message):
