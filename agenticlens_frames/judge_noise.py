@@ -52,7 +52,9 @@ def judge_samples(run: ExperimentRun) -> pd.DataFrame:
     Columns: ``variant_id``, ``trial``, ``case_id``, ``evaluator``, ``metric``,
     ``sample`` (0-based), ``value``, ``samples`` (of that score) and ``agreement`` (the
     score's ``judge_agreement``; NaN for single-sample scores). Unavailable scores are left
-    out (they carry no judgement).
+    out (they carry no judgement). A judge that one case names twice (two entries, say
+    two criteria) grades two things: the second entry's scores are metric ``'<metric> #2'``
+    here, not more samples of the first.
 
     Examples
     --------
@@ -66,10 +68,20 @@ def judge_samples(run: ExperimentRun) -> pd.DataFrame:
     out: dict[str, list[Any]] = {c: [] for c in [*columns, "samples", "agreement"]}
     if "metadata" not in chk or not len(chk):
         return pd.DataFrame(out)
-    mask = (chk["evaluator_type"].isin(JUDGE_EVALUATOR_TYPES) & ~chk["skipped"]).to_numpy(bool)
-    rows = chk.loc[mask, ["variant_id", "trial", "case_id", "evaluator", "metric", "value"]]
-    for row, text in zip(
-        rows.itertuples(index=False), chk.loc[mask, "metadata"].tolist(), strict=True
+    judged = chk.loc[chk["evaluator_type"].isin(JUDGE_EVALUATOR_TYPES).to_numpy(bool)]
+    # The n-th score of one metric in an attempt comes from the judge's n-th entry in the
+    # case (skipped and unavailable ones counted, so later entries keep their number):
+    # pooled with the first entry's, two criteria's differences read as the judge's noise.
+    entry = judged.groupby(
+        ["variant_id", "trial", "case_id", "evaluator", "metric"], observed=True, sort=False
+    ).cumcount()
+    mask = ~judged["skipped"].to_numpy(bool)
+    rows = judged.loc[mask, ["variant_id", "trial", "case_id", "evaluator", "metric", "value"]]
+    for row, n, text in zip(
+        rows.itertuples(index=False),
+        entry[mask].tolist(),
+        judged.loc[mask, "metadata"].tolist(),
+        strict=True,
     ):
         meta = json.loads(text) if isinstance(text, str) else {}
         if meta.get("judge_status") == "unavailable":
@@ -83,7 +95,7 @@ def judge_samples(run: ExperimentRun) -> pd.DataFrame:
             out["trial"].append(row.trial)
             out["case_id"].append(row.case_id)
             out["evaluator"].append(row.evaluator)
-            out["metric"].append(row.metric)
+            out["metric"].append(f"{row.metric} #{n + 1}" if n else row.metric)
             out["sample"].append(i)
             out["value"].append(float(value))
             out["samples"].append(len(values))

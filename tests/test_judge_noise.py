@@ -197,3 +197,36 @@ def test_the_console_summary_prints_the_notes(analysis) -> None:  # type: ignore
     text = console.export_text()
     notes = analysis.judge_noise["notes"]
     assert notes and all(f"! {note}" in text for note in notes)
+
+
+@pytest.mark.parametrize("samples", [1, 3])
+def test_a_judge_named_twice_in_a_case_is_two_metrics_not_more_samples(
+    tmp_path, samples: int
+) -> None:  # type: ignore[no-untyped-def]
+    """One judge grading two criteria of each case (two entries, a steady value each)
+    had its two entries pooled as samples of one output: 'samples' 2 (or 6) and a judge
+    variance of 0.245 for a judge whose every sample of one entry is the same."""
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    suite = yaml.safe_load((folder / "suite.yaml").read_text())
+    for case in suite["cases"]:
+        case["evaluators"] = [
+            {"name": "rubric", "config": {"extra": {"criterion": criterion}}}
+            for criterion in ("tone", "accuracy")
+        ]
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    registry = EvaluatorRegistry()
+
+    def rubric(output, case, trace, config):  # type: ignore[no-untyped-def]
+        tone = config["config"]["extra"]["criterion"] == "tone"
+        return {"value": 0.9 if tone else 0.2, "metadata": {"judge_latency_ms": 1.0}}
+
+    registry.register_judge("rubric", rubric, samples=samples)
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml", evaluators=registry)
+    noise = analyze(run).paired_frames["judge_noise"]
+    assert sorted(set(noise["metric"])) == ["rubric", "rubric #2"]
+    assert np.allclose(noise["samples"], samples)
+    if samples == 1:  # one sample: the judge's variance cannot be told apart
+        assert noise["judge_variance"].isna().all()
+    else:  # every sample of one entry is the same value: the judge adds nothing
+        assert np.allclose(noise["judge_variance"], 0.0, rtol=0, atol=1e-12)
