@@ -230,3 +230,41 @@ def test_a_judge_named_twice_in_a_case_is_two_metrics_not_more_samples(
         assert noise["judge_variance"].isna().all()
     else:  # every sample of one entry is the same value: the judge adds nothing
         assert np.allclose(noise["judge_variance"], 0.0, rtol=0, atol=1e-12)
+
+
+def test_the_page_the_summary_and_a_saved_report_say_the_notes_too(analysis, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The notes and the judges' cost were on the console of `experiment run` only: the
+    page and the Markdown summary left them out, and a loaded report had no judge block,
+    so `experiment report` said nothing of its judges."""
+    from rich.console import Console
+
+    from agenticlens_frames import load_report, write_html_report, write_json_report
+    from agenticlens_frames.report.console import print_summary
+    from agenticlens_frames.report.summary import summary_markdown
+
+    notes = analysis.judge_noise["notes"]
+    assert notes
+    write_html_report(analysis, tmp_path / "r.html")
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert all(f"<li>{note}</li>".replace("'", "&#x27;") in page for note in notes)
+    assert all(f"> - {note}" in summary_markdown(analysis) for note in notes)
+    write_json_report(analysis, tmp_path / "r.json")
+    loaded = load_report(tmp_path / "r.json")
+    console = Console(record=True, width=400)
+    print_summary(loaded, console)
+    text = console.export_text()
+    assert all(f"! {note}" in text for note in notes)
+    for row in analysis.judge_noise["totals"]:
+        assert f"Judges · {row['variant_id']}: {row['judge_scores']} score(s)" in text
+
+
+def test_a_damaged_judge_noise_block_is_refused_at_load(analysis, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from agenticlens_frames import load_report
+    from agenticlens_frames.errors import InputError
+
+    report = json.loads(json.dumps(build_report(analysis, lean=True)))
+    del report["judge_noise"]["totals"][1]["spent_cost_usd"]
+    (tmp_path / "r.json").write_text(json.dumps(report))
+    with pytest.raises(InputError, match="damaged judge-noise block") as info:
+        load_report(tmp_path / "r.json")
+    assert info.value.location == "judge_noise.totals[1]"

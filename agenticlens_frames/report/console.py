@@ -11,7 +11,12 @@ from rich.table import Table
 from rich.text import Text
 
 from .._values import NO_EVALUATED_ATTEMPT, format_power
-from ..analysis import ExperimentAnalysis, headline_warnings, target_failure_warnings
+from ..analysis import (
+    ExperimentAnalysis,
+    headline_warnings,
+    judge_noise_notes,
+    target_failure_warnings,
+)
 
 __all__ = [
     "COMPAT_HEADER",
@@ -477,7 +482,7 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
                 )
             )
         )
-    for note in judges.get("notes", []):
+    for note in judge_noise_notes(analysis):
         console.print(Text(f"! {strip_control(note)}", style="yellow"))
 
 
