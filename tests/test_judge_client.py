@@ -144,6 +144,27 @@ def test_score_replies_and_bad_replies(fake: FakeOpenAI) -> None:
         judge("x", CASE, normalize_trace({}), ENTRY)
 
 
+def test_a_reply_that_is_no_chat_completion_is_quoted_with_what_to_check(
+    fake: FakeOpenAI,
+) -> None:
+    """The message said only "not a chat completion": a truncated body, a server's error
+    object and a web page at the wrong path read alike, with nothing to check."""
+    judge = _judge(fake)
+    truncated = '{"choices": [{"message": {"content": "{\\"score\\": 0.5'
+    replies = [
+        (200, truncated, repr(truncated)),
+        (200, {"detail": f"oops {KEY}"}, "oops ***"),  # a gateway echoing the key
+        (404, "<html>\n<h1>Not Found</h1></html>", "<html> <h1>Not Found</h1></html>"),
+    ]
+    for status, body, quoted in replies:
+        fake.replies.append((status, body))
+        with pytest.raises(ChatJudgeError) as caught:
+            judge("x", CASE, normalize_trace({}), ENTRY)
+        message = str(caught.value)
+        assert f"is base_url '{fake.url}' the API root" in message, message
+        assert quoted in message and "\n" not in message and KEY not in message
+
+
 def test_failures_are_retried_and_the_key_never_appears(fake: FakeOpenAI) -> None:
     registry = EvaluatorRegistry()
     judge = _judge(fake)
