@@ -794,9 +794,10 @@ def headline_warnings(warnings: list[str]) -> list[str]:
 
 
 def judge_noise_notes(analysis: ExperimentAnalysis) -> list[str]:
-    """Where a judge's sampling noise, not the agent's, limits what the run can detect
-    (docs/judges.md, "Judge noise"): said on the console, the page and the Markdown
-    summary alike (the page and the summary had left them out).
+    """The judges' notes (docs/judges.md, "Judge noise"): judge scores that are
+    unavailable, then where a judge's sampling noise, not the agent's, limits what the run
+    can detect. Said on the console, the page and the Markdown summary alike (the page and
+    the summary had left them out).
 
     Examples
     --------
@@ -805,7 +806,8 @@ def judge_noise_notes(analysis: ExperimentAnalysis) -> list[str]:
     >>> judge_noise_notes(analyze(run, frontier_n_resamples=0))  # no judges
     []
     """
-    return list(analysis.judge_noise.get("notes", []))
+    block = analysis.judge_noise
+    return [*block.get("unavailable_notes", []), *block.get("notes", [])]
 
 
 def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:

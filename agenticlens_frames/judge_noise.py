@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ._distributions import t_ppf
+from ._values import clip
 from .judges import JUDGE_EVALUATOR_TYPES, summarize_judges
 from .stats_judge import nested_variance_components
 
@@ -38,6 +39,7 @@ __all__ = [
     "judge_noise_outputs",
     "judge_samples",
     "judge_totals",
+    "judge_unavailable_notes",
 ]
 
 #: The judge's share of a comparison's interval width that "enough samples" aims under.
@@ -458,6 +460,7 @@ def judge_noise_outputs(
     block = {
         "judge_noise": {
             "totals": _records(totals),
+            "unavailable_notes": judge_unavailable_notes(run, totals),
             "confidence_level": confidence_level,
             "target_judge_share": TARGET_JUDGE_SHARE,
             "decomposition": _records(noise),
@@ -471,6 +474,51 @@ def judge_noise_outputs(
         "judge_noise_comparisons": comparisons,
     }
     return frames, block
+
+
+def judge_unavailable_notes(run: ExperimentRun, totals: pd.DataFrame) -> list[str]:
+    """One note per variant with judge scores that are unavailable (the judge never
+    answered): how many, of which judges, the first error and what it does to the results.
+
+    A judge that is down fails every case with value 0: the pass rates and the verdicts
+    read as the agent failing, and the console said only "90 unavailable".
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> judge_unavailable_notes(run, judge_totals(run))  # no judges
+    []
+    """
+    if totals.empty or not (totals["unavailable_scores"] > 0).any():
+        return []
+    chk = run.checks
+    judged = chk.loc[
+        chk["evaluator_type"].isin(JUDGE_EVALUATOR_TYPES).to_numpy(bool) & ~chk["skipped"]
+    ]
+    notes = []
+    for row in totals.itertuples(index=False):
+        if not row.unavailable_scores:
+            continue
+        group = judged[(judged["variant_id"].astype(str) == row.variant_id).to_numpy()]
+        metas = [json.loads(text) if isinstance(text, str) else {} for text in group["metadata"]]
+        down = [
+            (r, meta)
+            for r, meta in zip(group.itertuples(index=False), metas, strict=True)
+            if meta.get("judge_status") == "unavailable"
+        ]
+        per_judge = pd.Series([r.evaluator for r, _ in down]).value_counts(sort=False)
+        judges = ", ".join(f"{name!r} {count}" for name, count in per_judge.items())
+        first, meta = down[0]
+        error = clip(str(meta.get("judge_error", "unknown error")), 160)
+        notes.append(
+            f"{row.variant_id}: {row.unavailable_scores} of {row.judge_scores} judge scores "
+            f"unavailable, the judge never answered ({judges}; first: trial {first.trial}, "
+            f"case {first.case_id}: {error}). Each counts as 0 and fails its case in the pass "
+            "rates and the verdicts, as if the agent had; a resumed run keeps them: fix the "
+            "judge (its endpoint, or more attempts in its RetryPolicy) and run again."
+        )
+    return notes
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -268,3 +268,49 @@ def test_a_damaged_judge_noise_block_is_refused_at_load(analysis, tmp_path) -> N
     with pytest.raises(InputError, match="damaged judge-noise block") as info:
         load_report(tmp_path / "r.json")
     assert info.value.location == "judge_noise.totals[1]"
+
+
+def test_unavailable_judge_scores_are_said_with_their_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A judge that never answered fails its cases with value 0: the pass rates read as the
+    agent failing, and the console said only "N unavailable", never why nor what it does."""
+    from rich.console import Console
+
+    from agenticlens_frames import load_report, write_json_report
+    from agenticlens_frames.report.console import print_summary
+
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    suite = yaml.safe_load((folder / "suite.yaml").read_text())
+    down = suite["cases"][0]["id"]
+    for case in suite["cases"]:
+        case["evaluators"] = [{"name": "grader", "threshold": 0.5}]
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    registry = EvaluatorRegistry()
+
+    def grader(output, case, trace, config):  # type: ignore[no-untyped-def]
+        if case.id == down:
+            raise ConnectionError("judge server refused the connection")
+        return {"value": 1.0, "metadata": {"judge_latency_ms": 1.0}}
+
+    registry.register_judge("grader", grader, samples=2)
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml", evaluators=registry)
+    analysis = analyze(run)
+    # Independently: one score per attempt with a reply, the first case's unavailable.
+    attempts = run.attempts[run.attempts["status"] == "ok"]
+    notes = analysis.judge_noise["unavailable_notes"]
+    assert len(notes) == attempts["variant_id"].nunique()
+    groups = attempts.groupby("variant_id", observed=True)
+    for note, (variant, group) in zip(notes, groups, strict=True):
+        first = group[group["case_id"] == down].sort_values("trial").iloc[0]
+        assert note.startswith(
+            f"{variant}: {(group['case_id'] == down).sum()} of {len(group)} judge scores "
+            f"unavailable, the judge never answered ('grader' {(group['case_id'] == down).sum()}"
+            f"; first: trial {first['trial']}, case {down}: ConnectionError: judge server "
+            "refused the connection)."
+        )
+    write_json_report(analysis, tmp_path / "r.json")
+    for shown in (analysis, load_report(tmp_path / "r.json")):
+        console = Console(record=True, width=600)
+        print_summary(shown, console)
+        text = console.export_text()
+        assert all(f"! {note}" in text for note in notes)

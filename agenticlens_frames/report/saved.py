@@ -403,6 +403,14 @@ _JUDGE_TOTALS_KEYS = (
 )
 
 
+#: The judge-noise block's lists of notes (earlier reports have no "unavailable_notes").
+_JUDGE_NOTES = ("unavailable_notes", "notes")
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
 def _judge_noise(block: Any, file: Path) -> dict[str, Any]:
     """The report's ``judge_noise`` block, as the run wrote it ({} without one): a loaded
     report showed no judge cost and no judge-noise note, as if its run had had no judge.
@@ -410,12 +418,11 @@ def _judge_noise(block: Any, file: Path) -> dict[str, Any]:
     if block is None:
         return {}
     totals = block.get("totals") if isinstance(block, dict) else None
-    notes = block.get("notes") if isinstance(block, dict) else None
     where: list[str | int] | None = None
     if not isinstance(totals, list):
         where = ["judge_noise", "totals"]
-    elif not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
-        where = ["judge_noise", "notes"]
+    elif bad := [key for key in _JUDGE_NOTES if not _strings(block.get(key, []))]:
+        where = ["judge_noise", bad[0]]
     else:
         for i, row in enumerate(totals):
             if not isinstance(row, dict) or not set(_JUDGE_TOTALS_KEYS) <= set(row):
