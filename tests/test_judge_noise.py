@@ -256,6 +256,8 @@ def test_the_page_the_summary_and_a_saved_report_say_the_notes_too(analysis, tmp
     assert all(f"! {note}" in text for note in notes)
     for row in analysis.judge_noise["totals"]:
         assert f"Judges · {row['variant_id']}: {row['judge_scores']} score(s)" in text
+        # which count is which ("0/0 tokens" said neither)
+        assert f"{row['input_tokens']} input / {row['output_tokens']} output tokens" in text
 
 
 def test_a_damaged_judge_noise_block_is_refused_at_load(analysis, tmp_path) -> None:  # type: ignore[no-untyped-def]

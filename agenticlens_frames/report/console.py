@@ -478,7 +478,7 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
                     f"Judges · {row['variant_id']}: {row['judge_scores']} score(s), "
                     f"{row['unavailable_scores']} unavailable, cost {cost} "
                     f"({row['priced_scores']} of {row['judge_scores']} priced), "
-                    f"{row['input_tokens']}/{row['output_tokens']} tokens"
+                    f"{row['input_tokens']} input / {row['output_tokens']} output tokens"
                 )
             )
         )
