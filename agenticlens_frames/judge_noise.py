@@ -477,8 +477,9 @@ def judge_noise_outputs(
 
 
 def judge_unavailable_notes(run: ExperimentRun, totals: pd.DataFrame) -> list[str]:
-    """One note per variant with judge scores that are unavailable (the judge never
-    answered): how many, of which judges, the first error and what it does to the results.
+    """One note per variant with judge scores that are unavailable (no usable judgement
+    after every attempt): how many, of which judges, the first error and what they do to
+    the results.
 
     A judge that is down fails every case with value 0: the pass rates and the verdicts
     read as the agent failing, and the console said only "90 unavailable".
@@ -513,10 +514,11 @@ def judge_unavailable_notes(run: ExperimentRun, totals: pd.DataFrame) -> list[st
         error = clip(str(meta.get("judge_error", "unknown error")), 160)
         notes.append(
             f"{row.variant_id}: {row.unavailable_scores} of {row.judge_scores} judge scores "
-            f"unavailable, the judge never answered ({judges}; first: trial {first.trial}, "
-            f"case {first.case_id}: {error}). Each counts as 0 and fails its case in the pass "
-            "rates and the verdicts, as if the agent had; a resumed run keeps them: fix the "
-            "judge (its endpoint, or more attempts in its RetryPolicy) and run again."
+            f"unavailable, no usable judgement after every attempt ({judges}; first: trial "
+            f"{first.trial}, case {first.case_id}: {error}). Each counts as 0 in the scores "
+            "and, when its entry is required, fails its case in the pass rates and the "
+            "verdicts, as if the agent had; a resumed run keeps them: fix the judge (its "
+            "endpoint, or more attempts in its RetryPolicy) and run again."
         )
     return notes
 

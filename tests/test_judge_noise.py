@@ -304,11 +304,11 @@ def test_unavailable_judge_scores_are_said_with_their_error(tmp_path) -> None:  
     groups = attempts.groupby("variant_id", observed=True)
     for note, (variant, group) in zip(notes, groups, strict=True):
         first = group[group["case_id"] == down].sort_values("trial").iloc[0]
+        n_down = (group["case_id"] == down).sum()
         assert note.startswith(
-            f"{variant}: {(group['case_id'] == down).sum()} of {len(group)} judge scores "
-            f"unavailable, the judge never answered ('grader' {(group['case_id'] == down).sum()}"
-            f"; first: trial {first['trial']}, case {down}: ConnectionError: judge server "
-            "refused the connection)."
+            f"{variant}: {n_down} of {len(group)} judge scores unavailable, no usable "
+            f"judgement after every attempt ('grader' {n_down}; first: trial {first['trial']}, "
+            f"case {down}: ConnectionError: judge server refused the connection)."
         )
     write_json_report(analysis, tmp_path / "r.json")
     for shown in (analysis, load_report(tmp_path / "r.json")):
