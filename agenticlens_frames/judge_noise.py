@@ -307,7 +307,7 @@ def judge_noise_comparisons(
             width_without = t * math.sqrt(rest / n) if not math.isnan(rest) else math.nan
             share = 1 - width_without / width if width > 0 and not math.isnan(rest) else math.nan
             m = float(min(b["samples"], c["samples"]))
-            needed = _samples_needed(m, judge_part, rest)
+            needed = _samples_needed(m, judge_part, rest, variance)
             limits = bool(
                 not math.isnan(judge_part)
                 and not math.isnan(agent_part)
@@ -429,15 +429,24 @@ def _more_samples(needed: int | None, m: float) -> str:
     return f"about {needed} samples per evaluation (now {m:g}) would bring it under {share}"
 
 
-def _samples_needed(m: float, judge_part: float, rest: float) -> int | None:
+def _samples_needed(m: float, judge_part: float, rest: float, variance: float) -> int | None:
     """Samples per evaluation so that the judge adds under the target share of the width.
 
-    With m' samples the judge's part becomes ``J m / m'``; the width ratio
-    ``sqrt((rest + J m / m') / rest)`` must stay under ``1 / (1 − target)``.
+    The share is that of the run's interval, whose variance ``V`` (``variance``) holds the
+    judge's part ``J``: with m' samples ``V' = V − J + J m / m'``, and the share
+    ``1 − sqrt(rest / V')`` is under the target when ``V' ≤ rest / (1 − target)²``.
+    (Projected from ``rest + J`` instead, which exceeds ``V`` when ``V < J + A``, the note
+    said "10% of the interval's width" and "about 14 samples (now 3) would bring it under
+    10%", or sent a 45% share past 50 samples to "a steadier judge".)
+
+    Examples
+    --------
+    >>> _samples_needed(3, 0.003, 0.009, 0.012), _samples_needed(3, 0.003, 0.0028, 0.0035)
+    (5, 4)
     """
     if math.isnan(judge_part) or math.isnan(rest) or rest <= 0 or judge_part <= 0:
         return None
-    allowed = rest * ((1 / (1 - TARGET_JUDGE_SHARE)) ** 2 - 1)
+    allowed = rest / (1 - TARGET_JUDGE_SHARE) ** 2 - (variance - judge_part)
     return max(math.ceil(m * judge_part / allowed), int(m))
 
 

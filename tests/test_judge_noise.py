@@ -166,11 +166,11 @@ def test_comparisons_say_when_the_judge_limits_detection(analysis) -> None:  # t
             limits = judge_part > agent_part and share > TARGET_JUDGE_SHARE
             assert row["judge_limits_detection"] == limits
             if limits and rest > 0:
-                # with m' samples the judge's part shrinks by m / m'; check m' is enough
+                # with m' samples the judge's part of the interval's variance shrinks by
+                # m / m': m' is the fewest that bring the share under the target
                 m = row["samples"]
                 needed = row["samples_needed"]
-                widened = math.sqrt((rest + judge_part * m / needed) / rest)
-                assert widened <= 1 / (1 - TARGET_JUDGE_SHARE) + 1e-12
+                assert needed == _fewest_samples(diff.var(ddof=1), judge_part, rest, m)
                 assert row["note"].startswith("Judge noise, not agent noise, limits")
                 if needed <= MANY_SAMPLES:
                     assert f"about {needed} samples per evaluation (now {m:g})" in row["note"]
@@ -179,6 +179,53 @@ def test_comparisons_say_when_the_judge_limits_detection(analysis) -> None:  # t
     assert comps.loc[comps["evaluator"] == "noisy", "judge_limits_detection"].any()
     assert not comps.loc[comps["evaluator"] == "steady", "judge_limits_detection"].any()
     assert report["judge_noise"]["notes"] == [n for n in comps["note"] if isinstance(n, str)]
+
+
+def _fewest_samples(variance: float, judge_part: float, rest: float, m: float) -> int:
+    """The fewest samples per evaluation (at least ``m``, now) whose interval has the
+    judge's share of its width at most the target, searched one by one."""
+    for k in range(round(m), 100_000):
+        projected = variance - judge_part + judge_part * m / k
+        if projected > 0 and 1 - math.sqrt(rest / projected) <= TARGET_JUDGE_SHARE:
+            return k
+    raise AssertionError("no number of samples is enough")
+
+
+def test_samples_needed_agree_with_the_share_when_the_cases_vary_less_than_expected() -> None:
+    """When the paired differences vary less than the judge's and the agent's parts add
+    up to (V < J + A), the share came from V and the samples from J + A: a share of 45%
+    was sent past 50 samples ("a steadier judge would"), where 7 bring it under 10%."""
+    import types
+
+    import pandas as pd
+
+    from agenticlens_frames.judge_noise import judge_noise_comparisons
+
+    rng = np.random.default_rng(1)  # a draw with V < J + A, checked below
+    rows = []
+    case_effects = rng.normal(0, 0.1, 12)
+    for variant, shift in (("a", 0.0), ("b", 0.05)):
+        for case, effect in enumerate(case_effects):
+            for trial in (1, 2, 3):
+                agent = rng.normal(0, 0.08)
+                for sample in range(3):
+                    value = float(np.clip(0.5 + shift + effect + agent + rng.normal(0, 0.2), 0, 1))
+                    rows.append((variant, trial, f"c{case}", "j", "j", sample, value, 3, math.nan))
+    columns = ["variant_id", "trial", "case_id", "evaluator", "metric", "sample", "value"]
+    data = pd.DataFrame(rows, columns=[*columns, "samples", "agreement"])
+    manifest = types.SimpleNamespace(baseline_variant_id="a", variant_ids=["a", "b"])
+    row = judge_noise_comparisons(types.SimpleNamespace(manifest=manifest), samples=data).iloc[0]
+    # Independently: V from the case means, J and A from the components as documented.
+    means = data.groupby(["variant_id", "case_id", "trial"])["value"].mean()
+    case_means = means.groupby(["variant_id", "case_id"]).mean()
+    variance = float((case_means["b"] - case_means["a"]).var(ddof=1))
+    judge_part, agent_part = row["judge_variance_part"], row["agent_variance_part"]
+    assert variance < judge_part + agent_part and judge_part > agent_part
+    rest = agent_part  # + max(0, V − J − A), which is 0 here
+    assert row["judge_width_share"] == pytest.approx(1 - math.sqrt(rest / variance))
+    assert row["judge_width_share"] > 0.4
+    assert row["samples_needed"] == _fewest_samples(variance, judge_part, rest, 3) == 7
+    assert "about 7 samples per evaluation (now 3)" in row["note"]
 
 
 def test_runs_without_judges_get_no_judge_noise_key() -> None:
