@@ -320,7 +320,7 @@ def judge_noise_comparisons(
                 note = (
                     f"Judge noise, not agent noise, limits what this run can detect on "
                     f"{metric!r} ({candidate} vs {baseline}): the judge's sampling noise "
-                    f"accounts for {share:.0%} of the interval's width; {more}."
+                    f"accounts for {_percent(share)} of the interval's width; {more}."
                 )
             records.append(
                 {
@@ -396,6 +396,19 @@ def _non_judge_part(variance: float, judge_part: float, agent_part: float) -> fl
         return math.nan
     agent = 0.0 if math.isnan(agent_part) else agent_part
     return agent + max(variance - judge_part - agent, 0.0)
+
+
+def _percent(share: float) -> str:
+    """A share over the target, in whole percent unless that reads as the target itself.
+
+    Examples
+    --------
+    >>> _percent(0.37), _percent(0.104)
+    ('37%', '10.4%')
+    """
+    whole = f"{share:.0%}"
+    # "10% of the width; 4 samples would bring it under 10%" read as a contradiction.
+    return f"{share:.1%}" if whole == f"{TARGET_JUDGE_SHARE:.0%}" else whole
 
 
 #: Beyond this many samples per evaluation the note says so instead of giving the number.

@@ -8,8 +8,10 @@ import hashlib
 import json
 import math
 import shutil
+import types
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 from scipy import stats
@@ -191,17 +193,12 @@ def _fewest_samples(variance: float, judge_part: float, rest: float, m: float) -
     raise AssertionError("no number of samples is enough")
 
 
-def test_samples_needed_agree_with_the_share_when_the_cases_vary_less_than_expected() -> None:
-    """When the paired differences vary less than the judge's and the agent's parts add
-    up to (V < J + A), the share came from V and the samples from J + A: a share of 45%
-    was sent past 50 samples ("a steadier judge would"), where 7 bring it under 10%."""
-    import types
-
-    import pandas as pd
-
+def _synthetic_comparison(seed: int, judge_spread: float) -> tuple[pd.Series, pd.DataFrame]:
+    """The judge-noise comparison of b against a on simulated judged values (12 cases,
+    3 trials, 3 samples; b is 0.05 better), and the values."""
     from agenticlens_frames.judge_noise import judge_noise_comparisons
 
-    rng = np.random.default_rng(1)  # a draw with V < J + A, checked below
+    rng = np.random.default_rng(seed)
     rows = []
     case_effects = rng.normal(0, 0.1, 12)
     for variant, shift in (("a", 0.0), ("b", 0.05)):
@@ -209,12 +206,21 @@ def test_samples_needed_agree_with_the_share_when_the_cases_vary_less_than_expec
             for trial in (1, 2, 3):
                 agent = rng.normal(0, 0.08)
                 for sample in range(3):
-                    value = float(np.clip(0.5 + shift + effect + agent + rng.normal(0, 0.2), 0, 1))
+                    noise = rng.normal(0, judge_spread)
+                    value = float(np.clip(0.5 + shift + effect + agent + noise, 0, 1))
                     rows.append((variant, trial, f"c{case}", "j", "j", sample, value, 3, math.nan))
     columns = ["variant_id", "trial", "case_id", "evaluator", "metric", "sample", "value"]
     data = pd.DataFrame(rows, columns=[*columns, "samples", "agreement"])
     manifest = types.SimpleNamespace(baseline_variant_id="a", variant_ids=["a", "b"])
-    row = judge_noise_comparisons(types.SimpleNamespace(manifest=manifest), samples=data).iloc[0]
+    run = types.SimpleNamespace(manifest=manifest)
+    return judge_noise_comparisons(run, samples=data).iloc[0], data  # type: ignore[arg-type]
+
+
+def test_samples_needed_agree_with_the_share_when_the_cases_vary_less_than_expected() -> None:
+    """When the paired differences vary less than the judge's and the agent's parts add
+    up to (V < J + A), the share came from V and the samples from J + A: a share of 45%
+    was sent past 50 samples ("a steadier judge would"), where 7 bring it under 10%."""
+    row, data = _synthetic_comparison(1, 0.2)  # a draw with V < J + A, checked below
     # Independently: V from the case means, J and A from the components as documented.
     means = data.groupby(["variant_id", "case_id", "trial"])["value"].mean()
     case_means = means.groupby(["variant_id", "case_id"]).mean()
@@ -226,6 +232,15 @@ def test_samples_needed_agree_with_the_share_when_the_cases_vary_less_than_expec
     assert row["judge_width_share"] > 0.4
     assert row["samples_needed"] == _fewest_samples(variance, judge_part, rest, 3) == 7
     assert "about 7 samples per evaluation (now 3)" in row["note"]
+
+
+def test_a_share_just_over_the_target_is_not_shown_as_the_target() -> None:
+    """A share of 10.3% read "accounts for 10% of the interval's width; about 4 samples
+    per evaluation (now 3) would bring it under 10%", which reads as a contradiction."""
+    row, _ = _synthetic_comparison(37, 0.12)  # a draw whose share rounds to 10%
+    share = row["judge_width_share"]
+    assert TARGET_JUDGE_SHARE < share < 0.105 and row["judge_limits_detection"]
+    assert f"accounts for {share:.1%} of the interval's width; about 4 samples" in row["note"]
 
 
 def test_runs_without_judges_get_no_judge_noise_key() -> None:
