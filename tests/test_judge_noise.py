@@ -327,6 +327,12 @@ def test_a_damaged_judge_noise_block_is_refused_at_load(analysis, tmp_path) -> N
     from agenticlens_frames.errors import InputError
 
     report = json.loads(json.dumps(build_report(analysis, lean=True)))
+    # The first reports with the block had no totals: they load, with their notes.
+    first = json.loads(json.dumps(report))
+    del first["judge_noise"]["totals"], first["judge_noise"]["unavailable_notes"]
+    (tmp_path / "first.json").write_text(json.dumps(first))
+    notes = load_report(tmp_path / "first.json").judge_noise["notes"]
+    assert notes and notes == analysis.judge_noise["notes"]
     del report["judge_noise"]["totals"][1]["spent_cost_usd"]
     (tmp_path / "r.json").write_text(json.dumps(report))
     with pytest.raises(InputError, match="damaged judge-noise block") as info:

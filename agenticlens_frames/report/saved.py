@@ -417,7 +417,8 @@ def _judge_noise(block: Any, file: Path) -> dict[str, Any]:
     Checked where the console and the page read it, so damage is refused at load."""
     if block is None:
         return {}
-    totals = block.get("totals") if isinstance(block, dict) else None
+    # Each part may be missing (the first reports with the block had no totals).
+    totals = block.get("totals", []) if isinstance(block, dict) else None
     where: list[str | int] | None = None
     if not isinstance(totals, list):
         where = ["judge_noise", "totals"]
