@@ -793,6 +793,23 @@ def headline_warnings(warnings: list[str]) -> list[str]:
     return [w for w in warnings if w != ATTEMPTS_AS_INDEPENDENT]
 
 
+def judge_noise_notes(analysis: ExperimentAnalysis) -> list[str]:
+    """The judges' notes (docs/judges.md, "Judge noise"): judge scores that are
+    unavailable, then where a judge's sampling noise, not the agent's, limits what the run
+    can detect. Said on the console, the page and the Markdown summary alike (the page and
+    the summary had left them out).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> judge_noise_notes(analyze(run, frontier_n_resamples=0))  # no judges
+    []
+    """
+    block = analysis.judge_noise
+    return [*block.get("unavailable_notes", []), *block.get("notes", [])]
+
+
 def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
     """One warning per variant with attempts its target never answered (``target_error``,
     ``timed_out``): how many, the commonest error, and that they count as failed cases.

@@ -1375,7 +1375,7 @@ def _command() -> None:
     try:
         app()
     except KeyboardInterrupt:
-        Console(stderr=True).print("Interrupted.")
+        _say_interrupted()
         _mark_done(EXIT_INTERRUPTED)
         sys.exit(130)
     except OSError as exc:
@@ -1389,6 +1389,10 @@ def _command() -> None:
     except Exception:
         _report_bug()
     except SystemExit as done:
+        if _from_ctrl_c(done):
+            # typer ends a Ctrl-C that reaches it (the second, pressed while a run honours
+            # the first, judging its last replies) in a silent exit 130.
+            _say_interrupted()
         _mark_done(done.code)
         if _finished and (done.code is None or isinstance(done.code, int)):
             # Freeing a large run's objects one by one at interpreter exit takes a
@@ -1397,6 +1401,27 @@ def _command() -> None:
 
             exit_now(done.code or 0)
         raise
+
+
+def _from_ctrl_c(done: SystemExit) -> bool:
+    """Whether ``done`` is typer's exit for a ``KeyboardInterrupt`` (its cause or context)."""
+    seen: BaseException | None = done
+    for _ in range(4):  # SystemExit <- typer.Exit <- KeyboardInterrupt
+        if seen is None:
+            return False
+        seen = seen.__cause__ or seen.__context__
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+    return False
+
+
+def _say_interrupted() -> None:
+    """Say that the command was interrupted and, for a journaled run, how to resume it."""
+    from ._supervise import _option
+
+    run_dir = _option(sys.argv[1:], "--run-dir")
+    where = f": what finished is kept; resume with --run-dir {run_dir}" if run_dir else ""
+    Console(stderr=True).print(Text(f"Interrupted{where}.", style="yellow"), soft_wrap=True)
 
 
 def _report_bug() -> NoReturn:

@@ -40,6 +40,8 @@ __all__ = ["ChatJudge", "ChatJudgeError"]
 _NO_REFERENCE = "(no reference answer provided)"
 _NO_INPUT = "(no input provided)"
 _MASK = "***"
+#: HTTP statuses whose message says what to check (the endpoint, the key).
+_HINTED = frozenset({401, 403, 404, 405})
 
 
 class ChatJudgeError(Exception):
@@ -249,17 +251,25 @@ class ChatJudge:
                 self._mask(f"chat judge {self.model!r} could not be reached: {exc}", key)
             ) from None
         elapsed = round((time.perf_counter() - started) * 1000, 3)
+        snippet = " ".join(data.decode("utf-8", errors="replace").split())[:200]
         if status != 200:
-            snippet = " ".join(data.decode("utf-8", errors="replace").split())[:200]
+            hint = f" ({self._status_hint(status, key)})" if status in _HINTED else ""
             raise ChatJudgeError(
-                self._mask(f"chat judge {self.model!r} answered HTTP {status}: {snippet}", key)
+                self._mask(
+                    f"chat judge {self.model!r} answered HTTP {status}{hint}: {snippet}", key
+                )
             )
         try:
             reply = json.loads(data)
             content = reply["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
+            # Quoted, so a truncated body, an error object or a web page can be told apart.
             raise ChatJudgeError(
-                f"chat judge {self.model!r} sent a reply that is not a chat completion"
+                self._mask(
+                    f"chat judge {self.model!r} sent a reply that is not a chat completion "
+                    f"(no choices[0].message.content; {self._root_hint()}): {snippet!r}",
+                    key,
+                )
             ) from None
         usage = self._usage(reply.get("usage"), elapsed)
         value, verdict, reason = self._verdict(content, usage, key)
@@ -299,6 +309,17 @@ class ChatJudge:
                 if time.perf_counter() > deadline:
                     raise timed_out
             return response.status_code, b"".join(chunks)
+
+    def _root_hint(self) -> str:
+        """What to check when the server is not a chat-completions endpoint."""
+        return f"is base_url {self.base_url!r} the API root, as in http://host:port/v1?"
+
+    def _status_hint(self, status: int, key: str) -> str:
+        """What to check after an HTTP ``status`` that retrying does not mend."""
+        if status in (404, 405):
+            return self._root_hint()
+        held = "holds a key" if key else "is empty or unset"
+        return f"the key is read from ${self.api_key_env}, which {held}"
 
     @staticmethod
     def _mask(text: str, key: str) -> str:

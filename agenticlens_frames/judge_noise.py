@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ._distributions import t_ppf
+from ._values import clip
 from .judges import JUDGE_EVALUATOR_TYPES, summarize_judges
 from .stats_judge import nested_variance_components
 
@@ -38,6 +39,7 @@ __all__ = [
     "judge_noise_outputs",
     "judge_samples",
     "judge_totals",
+    "judge_unavailable_notes",
 ]
 
 #: The judge's share of a comparison's interval width that "enough samples" aims under.
@@ -52,7 +54,9 @@ def judge_samples(run: ExperimentRun) -> pd.DataFrame:
     Columns: ``variant_id``, ``trial``, ``case_id``, ``evaluator``, ``metric``,
     ``sample`` (0-based), ``value``, ``samples`` (of that score) and ``agreement`` (the
     score's ``judge_agreement``; NaN for single-sample scores). Unavailable scores are left
-    out (they carry no judgement).
+    out (they carry no judgement). A judge that one case names twice (two entries, say
+    two criteria) grades two things: the second entry's scores are metric ``'<metric> #2'``
+    here, not more samples of the first.
 
     Examples
     --------
@@ -66,10 +70,20 @@ def judge_samples(run: ExperimentRun) -> pd.DataFrame:
     out: dict[str, list[Any]] = {c: [] for c in [*columns, "samples", "agreement"]}
     if "metadata" not in chk or not len(chk):
         return pd.DataFrame(out)
-    mask = (chk["evaluator_type"].isin(JUDGE_EVALUATOR_TYPES) & ~chk["skipped"]).to_numpy(bool)
-    rows = chk.loc[mask, ["variant_id", "trial", "case_id", "evaluator", "metric", "value"]]
-    for row, text in zip(
-        rows.itertuples(index=False), chk.loc[mask, "metadata"].tolist(), strict=True
+    judged = chk.loc[chk["evaluator_type"].isin(JUDGE_EVALUATOR_TYPES).to_numpy(bool)]
+    # The n-th score of one metric in an attempt comes from the judge's n-th entry in the
+    # case (skipped and unavailable ones counted, so later entries keep their number):
+    # pooled with the first entry's, two criteria's differences read as the judge's noise.
+    entry = judged.groupby(
+        ["variant_id", "trial", "case_id", "evaluator", "metric"], observed=True, sort=False
+    ).cumcount()
+    mask = ~judged["skipped"].to_numpy(bool)
+    rows = judged.loc[mask, ["variant_id", "trial", "case_id", "evaluator", "metric", "value"]]
+    for row, n, text in zip(
+        rows.itertuples(index=False),
+        entry[mask].tolist(),
+        judged.loc[mask, "metadata"].tolist(),
+        strict=True,
     ):
         meta = json.loads(text) if isinstance(text, str) else {}
         if meta.get("judge_status") == "unavailable":
@@ -83,7 +97,7 @@ def judge_samples(run: ExperimentRun) -> pd.DataFrame:
             out["trial"].append(row.trial)
             out["case_id"].append(row.case_id)
             out["evaluator"].append(row.evaluator)
-            out["metric"].append(row.metric)
+            out["metric"].append(f"{row.metric} #{n + 1}" if n else row.metric)
             out["sample"].append(i)
             out["value"].append(float(value))
             out["samples"].append(len(values))
@@ -293,7 +307,7 @@ def judge_noise_comparisons(
             width_without = t * math.sqrt(rest / n) if not math.isnan(rest) else math.nan
             share = 1 - width_without / width if width > 0 and not math.isnan(rest) else math.nan
             m = float(min(b["samples"], c["samples"]))
-            needed = _samples_needed(m, judge_part, rest)
+            needed = _samples_needed(m, judge_part, rest, variance)
             limits = bool(
                 not math.isnan(judge_part)
                 and not math.isnan(agent_part)
@@ -306,7 +320,7 @@ def judge_noise_comparisons(
                 note = (
                     f"Judge noise, not agent noise, limits what this run can detect on "
                     f"{metric!r} ({candidate} vs {baseline}): the judge's sampling noise "
-                    f"accounts for {share:.0%} of the interval's width; {more}."
+                    f"accounts for {_percent(share)} of the interval's width; {more}."
                 )
             records.append(
                 {
@@ -384,6 +398,19 @@ def _non_judge_part(variance: float, judge_part: float, agent_part: float) -> fl
     return agent + max(variance - judge_part - agent, 0.0)
 
 
+def _percent(share: float) -> str:
+    """A share over the target, in whole percent unless that reads as the target itself.
+
+    Examples
+    --------
+    >>> _percent(0.37), _percent(0.104)
+    ('37%', '10.4%')
+    """
+    whole = f"{share:.0%}"
+    # "10% of the width; 4 samples would bring it under 10%" read as a contradiction.
+    return f"{share:.1%}" if whole == f"{TARGET_JUDGE_SHARE:.0%}" else whole
+
+
 #: Beyond this many samples per evaluation the note says so instead of giving the number.
 MANY_SAMPLES = 50
 
@@ -415,15 +442,24 @@ def _more_samples(needed: int | None, m: float) -> str:
     return f"about {needed} samples per evaluation (now {m:g}) would bring it under {share}"
 
 
-def _samples_needed(m: float, judge_part: float, rest: float) -> int | None:
+def _samples_needed(m: float, judge_part: float, rest: float, variance: float) -> int | None:
     """Samples per evaluation so that the judge adds under the target share of the width.
 
-    With m' samples the judge's part becomes ``J m / m'``; the width ratio
-    ``sqrt((rest + J m / m') / rest)`` must stay under ``1 / (1 − target)``.
+    The share is that of the run's interval, whose variance ``V`` (``variance``) holds the
+    judge's part ``J``: with m' samples ``V' = V − J + J m / m'``, and the share
+    ``1 − sqrt(rest / V')`` is under the target when ``V' ≤ rest / (1 − target)²``.
+    (Projected from ``rest + J`` instead, which exceeds ``V`` when ``V < J + A``, the note
+    said "10% of the interval's width" and "about 14 samples (now 3) would bring it under
+    10%", or sent a 45% share past 50 samples to "a steadier judge".)
+
+    Examples
+    --------
+    >>> _samples_needed(3, 0.003, 0.009, 0.012), _samples_needed(3, 0.003, 0.0028, 0.0035)
+    (5, 4)
     """
     if math.isnan(judge_part) or math.isnan(rest) or rest <= 0 or judge_part <= 0:
         return None
-    allowed = rest * ((1 / (1 - TARGET_JUDGE_SHARE)) ** 2 - 1)
+    allowed = rest / (1 - TARGET_JUDGE_SHARE) ** 2 - (variance - judge_part)
     return max(math.ceil(m * judge_part / allowed), int(m))
 
 
@@ -446,6 +482,7 @@ def judge_noise_outputs(
     block = {
         "judge_noise": {
             "totals": _records(totals),
+            "unavailable_notes": judge_unavailable_notes(run, totals),
             "confidence_level": confidence_level,
             "target_judge_share": TARGET_JUDGE_SHARE,
             "decomposition": _records(noise),
@@ -459,6 +496,53 @@ def judge_noise_outputs(
         "judge_noise_comparisons": comparisons,
     }
     return frames, block
+
+
+def judge_unavailable_notes(run: ExperimentRun, totals: pd.DataFrame) -> list[str]:
+    """One note per variant with judge scores that are unavailable (no usable judgement
+    after every attempt): how many, of which judges, the first error and what they do to
+    the results.
+
+    A judge that is down fails every case with value 0: the pass rates and the verdicts
+    read as the agent failing, and the console said only "90 unavailable".
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> judge_unavailable_notes(run, judge_totals(run))  # no judges
+    []
+    """
+    if totals.empty or not (totals["unavailable_scores"] > 0).any():
+        return []
+    chk = run.checks
+    judged = chk.loc[
+        chk["evaluator_type"].isin(JUDGE_EVALUATOR_TYPES).to_numpy(bool) & ~chk["skipped"]
+    ]
+    notes = []
+    for row in totals.itertuples(index=False):
+        if not row.unavailable_scores:
+            continue
+        group = judged[(judged["variant_id"].astype(str) == row.variant_id).to_numpy()]
+        metas = [json.loads(text) if isinstance(text, str) else {} for text in group["metadata"]]
+        down = [
+            (r, meta)
+            for r, meta in zip(group.itertuples(index=False), metas, strict=True)
+            if meta.get("judge_status") == "unavailable"
+        ]
+        per_judge = pd.Series([r.evaluator for r, _ in down]).value_counts(sort=False)
+        judges = ", ".join(f"{name!r} {count}" for name, count in per_judge.items())
+        first, meta = down[0]
+        error = clip(str(meta.get("judge_error", "unknown error")), 160)
+        notes.append(
+            f"{row.variant_id}: {row.unavailable_scores} of {row.judge_scores} judge scores "
+            f"unavailable, no usable judgement after every attempt ({judges}; first: trial "
+            f"{first.trial}, case {first.case_id}: {error}). Each counts as 0 in the scores "
+            "and, when its entry is required, fails its case in the pass rates and the "
+            "verdicts, as if the agent had; a resumed run keeps them: fix the judge (its "
+            "endpoint, or more attempts in its RetryPolicy) and run again."
+        )
+    return notes
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -40,10 +40,16 @@ class NestedVariance:
 
 def _pooled(values: np.ndarray, groups: np.ndarray) -> tuple[float | None, np.ndarray, np.ndarray]:
     """Pooled within-group variance (ddof 1 per group), group means and sizes."""
-    _, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
-    sums = np.bincount(inverse, weights=values)
-    means = sums / counts
-    squares = np.bincount(inverse, weights=(values - means[inverse]) ** 2)
+    _, first, inverse, counts = np.unique(
+        groups, return_index=True, return_inverse=True, return_counts=True
+    )
+    # Deviations from each group's first value: a group of equal values (a steady judge's
+    # samples, 0.2 three times) is exactly 0, where its mean's rounding left ~1e-33 — a
+    # judge "share" of 100% when nothing else varied either.
+    shift = values[first][inverse]
+    offsets = np.bincount(inverse, weights=values - shift) / counts
+    means = values[first] + offsets
+    squares = np.bincount(inverse, weights=(values - shift - offsets[inverse]) ** 2)
     dof = int(np.sum(counts - 1))
     return (float(squares.sum() / dof) if dof > 0 else None), means, counts
 

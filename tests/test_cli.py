@@ -844,3 +844,31 @@ def test_a_new_run_with_a_failed_trial_does_not_say_it_resumed(tmp_path: Path) -
         "Resumed from --run-dir rd: 41 of 41 live attempt(s) from its journal, 0 called now "
         "(the targets' code is not checked: a changed agent needs a new --run-dir)"
     ], again.stderr
+
+
+def test_a_ctrl_c_that_reaches_typer_is_said_with_how_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second Ctrl-C, pressed while a run honours the first (judging its last replies),
+    reaches typer, which ended the command in a silent exit 130: no word of the run folder
+    that holds what finished."""
+    from agenticlens_frames import cli
+    from agenticlens_frames.runner import live
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(live, "run_experiment", interrupted)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["agenticlens-frames", "experiment", "run", str(EXAMPLE / "manifest.yaml"),
+         str(EXAMPLE / "suite.yaml"), "--quiet", "--run-dir", "runs/x"],
+    )  # fmt: skip
+    with pytest.raises(SystemExit) as done:
+        cli._command()
+    assert done.value.code == 130
+    assert capsys.readouterr().err.strip() == (
+        "Interrupted: what finished is kept; resume with --run-dir runs/x."
+    )

@@ -144,6 +144,50 @@ def test_score_replies_and_bad_replies(fake: FakeOpenAI) -> None:
         judge("x", CASE, normalize_trace({}), ENTRY)
 
 
+def test_a_reply_that_is_no_chat_completion_is_quoted_with_what_to_check(
+    fake: FakeOpenAI,
+) -> None:
+    """The message said only "not a chat completion": a truncated body, a server's error
+    object and a web page at the wrong path read alike, with nothing to check."""
+    judge = _judge(fake)
+    truncated = '{"choices": [{"message": {"content": "{\\"score\\": 0.5'
+    replies = [
+        (200, truncated, repr(truncated)),
+        (200, {"detail": f"oops {KEY}"}, "oops ***"),  # a gateway echoing the key
+        (404, "<html>\n<h1>Not Found</h1></html>", "<html> <h1>Not Found</h1></html>"),
+    ]
+    for status, body, quoted in replies:
+        fake.replies.append((status, body))
+        with pytest.raises(ChatJudgeError) as caught:
+            judge("x", CASE, normalize_trace({}), ENTRY)
+        message = str(caught.value)
+        assert f"is base_url '{fake.url}' the API root" in message, message
+        assert quoted in message and "\n" not in message and KEY not in message
+
+
+@pytest.mark.parametrize(
+    ("environ", "held"), [({"JUDGE_KEY": KEY}, "holds a key"), ({}, "is empty")]
+)
+def test_a_refused_key_names_where_it_is_read(
+    fake: FakeOpenAI, environ: dict[str, str], held: str
+) -> None:
+    """An HTTP 401 said only the server's words: not which variable the key comes from."""
+    judge = ChatJudge(
+        base_url=fake.url,
+        model="grader-1",
+        prompt_template="{output}",
+        api_key_env="JUDGE_KEY",
+        environ=environ,
+    )
+    fake.replies.append((401, {"error": {"message": "invalid api key"}}))
+    with pytest.raises(ChatJudgeError) as caught:
+        judge("x", CASE, normalize_trace({}), ENTRY)
+    assert str(caught.value).startswith(
+        f"chat judge 'grader-1' answered HTTP 401 (the key is read from $JUDGE_KEY, which {held}"
+    )
+    assert KEY not in str(caught.value)
+
+
 def test_failures_are_retried_and_the_key_never_appears(fake: FakeOpenAI) -> None:
     registry = EvaluatorRegistry()
     judge = _judge(fake)

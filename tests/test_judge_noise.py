@@ -8,8 +8,10 @@ import hashlib
 import json
 import math
 import shutil
+import types
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 from scipy import stats
@@ -166,11 +168,11 @@ def test_comparisons_say_when_the_judge_limits_detection(analysis) -> None:  # t
             limits = judge_part > agent_part and share > TARGET_JUDGE_SHARE
             assert row["judge_limits_detection"] == limits
             if limits and rest > 0:
-                # with m' samples the judge's part shrinks by m / m'; check m' is enough
+                # with m' samples the judge's part of the interval's variance shrinks by
+                # m / m': m' is the fewest that bring the share under the target
                 m = row["samples"]
                 needed = row["samples_needed"]
-                widened = math.sqrt((rest + judge_part * m / needed) / rest)
-                assert widened <= 1 / (1 - TARGET_JUDGE_SHARE) + 1e-12
+                assert needed == _fewest_samples(diff.var(ddof=1), judge_part, rest, m)
                 assert row["note"].startswith("Judge noise, not agent noise, limits")
                 if needed <= MANY_SAMPLES:
                     assert f"about {needed} samples per evaluation (now {m:g})" in row["note"]
@@ -179,6 +181,66 @@ def test_comparisons_say_when_the_judge_limits_detection(analysis) -> None:  # t
     assert comps.loc[comps["evaluator"] == "noisy", "judge_limits_detection"].any()
     assert not comps.loc[comps["evaluator"] == "steady", "judge_limits_detection"].any()
     assert report["judge_noise"]["notes"] == [n for n in comps["note"] if isinstance(n, str)]
+
+
+def _fewest_samples(variance: float, judge_part: float, rest: float, m: float) -> int:
+    """The fewest samples per evaluation (at least ``m``, now) whose interval has the
+    judge's share of its width at most the target, searched one by one."""
+    for k in range(round(m), 100_000):
+        projected = variance - judge_part + judge_part * m / k
+        if projected > 0 and 1 - math.sqrt(rest / projected) <= TARGET_JUDGE_SHARE:
+            return k
+    raise AssertionError("no number of samples is enough")
+
+
+def _synthetic_comparison(seed: int, judge_spread: float) -> tuple[pd.Series, pd.DataFrame]:
+    """The judge-noise comparison of b against a on simulated judged values (12 cases,
+    3 trials, 3 samples; b is 0.05 better), and the values."""
+    from agenticlens_frames.judge_noise import judge_noise_comparisons
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    case_effects = rng.normal(0, 0.1, 12)
+    for variant, shift in (("a", 0.0), ("b", 0.05)):
+        for case, effect in enumerate(case_effects):
+            for trial in (1, 2, 3):
+                agent = rng.normal(0, 0.08)
+                for sample in range(3):
+                    noise = rng.normal(0, judge_spread)
+                    value = float(np.clip(0.5 + shift + effect + agent + noise, 0, 1))
+                    rows.append((variant, trial, f"c{case}", "j", "j", sample, value, 3, math.nan))
+    columns = ["variant_id", "trial", "case_id", "evaluator", "metric", "sample", "value"]
+    data = pd.DataFrame(rows, columns=[*columns, "samples", "agreement"])
+    manifest = types.SimpleNamespace(baseline_variant_id="a", variant_ids=["a", "b"])
+    run = types.SimpleNamespace(manifest=manifest)
+    return judge_noise_comparisons(run, samples=data).iloc[0], data  # type: ignore[arg-type]
+
+
+def test_samples_needed_agree_with_the_share_when_the_cases_vary_less_than_expected() -> None:
+    """When the paired differences vary less than the judge's and the agent's parts add
+    up to (V < J + A), the share came from V and the samples from J + A: a share of 45%
+    was sent past 50 samples ("a steadier judge would"), where 7 bring it under 10%."""
+    row, data = _synthetic_comparison(1, 0.2)  # a draw with V < J + A, checked below
+    # Independently: V from the case means, J and A from the components as documented.
+    means = data.groupby(["variant_id", "case_id", "trial"])["value"].mean()
+    case_means = means.groupby(["variant_id", "case_id"]).mean()
+    variance = float((case_means["b"] - case_means["a"]).var(ddof=1))
+    judge_part, agent_part = row["judge_variance_part"], row["agent_variance_part"]
+    assert variance < judge_part + agent_part and judge_part > agent_part
+    rest = agent_part  # + max(0, V − J − A), which is 0 here
+    assert row["judge_width_share"] == pytest.approx(1 - math.sqrt(rest / variance))
+    assert row["judge_width_share"] > 0.4
+    assert row["samples_needed"] == _fewest_samples(variance, judge_part, rest, 3) == 7
+    assert "about 7 samples per evaluation (now 3)" in row["note"]
+
+
+def test_a_share_just_over_the_target_is_not_shown_as_the_target() -> None:
+    """A share of 10.3% read "accounts for 10% of the interval's width; about 4 samples
+    per evaluation (now 3) would bring it under 10%", which reads as a contradiction."""
+    row, _ = _synthetic_comparison(37, 0.12)  # a draw whose share rounds to 10%
+    share = row["judge_width_share"]
+    assert TARGET_JUDGE_SHARE < share < 0.105 and row["judge_limits_detection"]
+    assert f"accounts for {share:.1%} of the interval's width; about 4 samples" in row["note"]
 
 
 def test_runs_without_judges_get_no_judge_noise_key() -> None:
@@ -197,3 +259,128 @@ def test_the_console_summary_prints_the_notes(analysis) -> None:  # type: ignore
     text = console.export_text()
     notes = analysis.judge_noise["notes"]
     assert notes and all(f"! {note}" in text for note in notes)
+
+
+@pytest.mark.parametrize("samples", [1, 3])
+def test_a_judge_named_twice_in_a_case_is_two_metrics_not_more_samples(
+    tmp_path, samples: int
+) -> None:  # type: ignore[no-untyped-def]
+    """One judge grading two criteria of each case (two entries, a steady value each)
+    had its two entries pooled as samples of one output: 'samples' 2 (or 6) and a judge
+    variance of 0.245 for a judge whose every sample of one entry is the same."""
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    suite = yaml.safe_load((folder / "suite.yaml").read_text())
+    for case in suite["cases"]:
+        case["evaluators"] = [
+            {"name": "rubric", "config": {"extra": {"criterion": criterion}}}
+            for criterion in ("tone", "accuracy")
+        ]
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    registry = EvaluatorRegistry()
+
+    def rubric(output, case, trace, config):  # type: ignore[no-untyped-def]
+        tone = config["config"]["extra"]["criterion"] == "tone"
+        return {"value": 0.9 if tone else 0.2, "metadata": {"judge_latency_ms": 1.0}}
+
+    registry.register_judge("rubric", rubric, samples=samples)
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml", evaluators=registry)
+    noise = analyze(run).paired_frames["judge_noise"]
+    assert sorted(set(noise["metric"])) == ["rubric", "rubric #2"]
+    assert np.allclose(noise["samples"], samples)
+    if samples == 1:  # one sample: the judge's variance cannot be told apart
+        assert noise["judge_variance"].isna().all()
+    else:  # every sample of one entry is the same value: the judge adds nothing
+        assert np.allclose(noise["judge_variance"], 0.0, rtol=0, atol=1e-12)
+
+
+def test_the_page_the_summary_and_a_saved_report_say_the_notes_too(analysis, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The notes and the judges' cost were on the console of `experiment run` only: the
+    page and the Markdown summary left them out, and a loaded report had no judge block,
+    so `experiment report` said nothing of its judges."""
+    from rich.console import Console
+
+    from agenticlens_frames import load_report, write_html_report, write_json_report
+    from agenticlens_frames.report.console import print_summary
+    from agenticlens_frames.report.summary import summary_markdown
+
+    notes = analysis.judge_noise["notes"]
+    assert notes
+    write_html_report(analysis, tmp_path / "r.html")
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert all(f"<li>{note}</li>".replace("'", "&#x27;") in page for note in notes)
+    assert all(f"> - {note}" in summary_markdown(analysis) for note in notes)
+    write_json_report(analysis, tmp_path / "r.json")
+    loaded = load_report(tmp_path / "r.json")
+    console = Console(record=True, width=400)
+    print_summary(loaded, console)
+    text = console.export_text()
+    assert all(f"! {note}" in text for note in notes)
+    for row in analysis.judge_noise["totals"]:
+        assert f"Judges · {row['variant_id']}: {row['judge_scores']} score(s)" in text
+        # which count is which ("0/0 tokens" said neither)
+        assert f"{row['input_tokens']} input / {row['output_tokens']} output tokens" in text
+
+
+def test_a_damaged_judge_noise_block_is_refused_at_load(analysis, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from agenticlens_frames import load_report
+    from agenticlens_frames.errors import InputError
+
+    report = json.loads(json.dumps(build_report(analysis, lean=True)))
+    # The first reports with the block had no totals: they load, with their notes.
+    first = json.loads(json.dumps(report))
+    del first["judge_noise"]["totals"], first["judge_noise"]["unavailable_notes"]
+    (tmp_path / "first.json").write_text(json.dumps(first))
+    notes = load_report(tmp_path / "first.json").judge_noise["notes"]
+    assert notes and notes == analysis.judge_noise["notes"]
+    del report["judge_noise"]["totals"][1]["spent_cost_usd"]
+    (tmp_path / "r.json").write_text(json.dumps(report))
+    with pytest.raises(InputError, match="damaged judge-noise block") as info:
+        load_report(tmp_path / "r.json")
+    assert info.value.location == "judge_noise.totals[1]"
+
+
+def test_unavailable_judge_scores_are_said_with_their_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A judge that never answered fails its cases with value 0: the pass rates read as the
+    agent failing, and the console said only "N unavailable", never why nor what it does."""
+    from rich.console import Console
+
+    from agenticlens_frames import load_report, write_json_report
+    from agenticlens_frames.report.console import print_summary
+
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    suite = yaml.safe_load((folder / "suite.yaml").read_text())
+    down = suite["cases"][0]["id"]
+    for case in suite["cases"]:
+        case["evaluators"] = [{"name": "grader", "threshold": 0.5}]
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    registry = EvaluatorRegistry()
+
+    def grader(output, case, trace, config):  # type: ignore[no-untyped-def]
+        if case.id == down:
+            raise ConnectionError("judge server refused the connection")
+        return {"value": 1.0, "metadata": {"judge_latency_ms": 1.0}}
+
+    registry.register_judge("grader", grader, samples=2)
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml", evaluators=registry)
+    analysis = analyze(run)
+    # Independently: one score per attempt with a reply, the first case's unavailable.
+    attempts = run.attempts[run.attempts["status"] == "ok"]
+    notes = analysis.judge_noise["unavailable_notes"]
+    assert len(notes) == attempts["variant_id"].nunique()
+    groups = attempts.groupby("variant_id", observed=True)
+    for note, (variant, group) in zip(notes, groups, strict=True):
+        first = group[group["case_id"] == down].sort_values("trial").iloc[0]
+        n_down = (group["case_id"] == down).sum()
+        assert note.startswith(
+            f"{variant}: {n_down} of {len(group)} judge scores unavailable, no usable "
+            f"judgement after every attempt ('grader' {n_down}; first: trial {first['trial']}, "
+            f"case {down}: ConnectionError: judge server refused the connection)."
+        )
+    write_json_report(analysis, tmp_path / "r.json")
+    for shown in (analysis, load_report(tmp_path / "r.json")):
+        console = Console(record=True, width=600)
+        print_summary(shown, console)
+        text = console.export_text()
+        assert all(f"! {note}" in text for note in notes)

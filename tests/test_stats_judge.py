@@ -68,3 +68,13 @@ def test_single_samples_leave_the_judge_unknown() -> None:
     assert got.trial == pytest.approx((0.5 + 0.0) / 2)
     with pytest.raises(ValueError, match="same length"):
         nested_variance_components([1.0], [0, 1], [0])
+
+
+def test_equal_samples_have_exactly_no_judge_variance() -> None:
+    """0.2 three times has a mean that rounds (0.20000000000000004): the judge's variance
+    came out 1e-33, and with nothing else varying the judge's share read 100%."""
+    values = [0.2, 0.2, 0.2] * 4
+    cases = np.repeat([0, 1], 6)
+    attempts = np.repeat([0, 1, 2, 3], 3)
+    v = nested_variance_components(values, cases, attempts)
+    assert (v.judge, v.trial, v.case) == (0.0, 0.0, 0.0)

@@ -11,7 +11,12 @@ from rich.table import Table
 from rich.text import Text
 
 from .._values import NO_EVALUATED_ATTEMPT, format_power
-from ..analysis import ExperimentAnalysis, headline_warnings, target_failure_warnings
+from ..analysis import (
+    ExperimentAnalysis,
+    headline_warnings,
+    judge_noise_notes,
+    target_failure_warnings,
+)
 
 __all__ = [
     "COMPAT_HEADER",
@@ -473,11 +478,11 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
                     f"Judges · {row['variant_id']}: {row['judge_scores']} score(s), "
                     f"{row['unavailable_scores']} unavailable, cost {cost} "
                     f"({row['priced_scores']} of {row['judge_scores']} priced), "
-                    f"{row['input_tokens']}/{row['output_tokens']} tokens"
+                    f"{row['input_tokens']} input / {row['output_tokens']} output tokens"
                 )
             )
         )
-    for note in judges.get("notes", []):
+    for note in judge_noise_notes(analysis):
         console.print(Text(f"! {strip_control(note)}", style="yellow"))
 
 

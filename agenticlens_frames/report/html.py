@@ -59,6 +59,7 @@ from ..analysis import (
     ExperimentAnalysis,
     failed_trials,
     headline_warnings,
+    judge_noise_notes,
     require_analysis,
     target_failure_warnings,
 )
@@ -1034,7 +1035,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         ("none (fixed order)" if seed is None else _e(seed), "random seed"),
         (_e(info["minimum_trials"]), "minimum trials"),
     ]
-    shown = [*headline_warnings(a.warnings), *target_failure_warnings(a)]
+    shown = [*headline_warnings(a.warnings), *target_failure_warnings(a), *judge_noise_notes(a)]
     warnings = (
         "<section class='warn' id='warnings'><h2>Warnings</h2><ul>"
         + "".join(f"<li>{_e(w)}</li>" for w in shown)

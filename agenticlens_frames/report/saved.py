@@ -327,6 +327,7 @@ def _parse(
     place[:] = []
     return ExperimentAnalysis(
         factor_effects=effects,
+        judge_noise=_judge_noise(data.get("judge_noise"), file),
         paired_frames=paired_frames,
         verdicts=verdicts,
         run=None,
@@ -388,6 +389,54 @@ def _unanswered_counts(
             counts[variant_id] = (missing, total)
     place[:] = []
     return counts
+
+
+#: What the console reads of each row of the judge-noise block's ``totals``.
+_JUDGE_TOTALS_KEYS = (
+    "variant_id",
+    "judge_scores",
+    "unavailable_scores",
+    "priced_scores",
+    "spent_cost_usd",
+    "input_tokens",
+    "output_tokens",
+)
+
+
+#: The judge-noise block's lists of notes (earlier reports have no "unavailable_notes").
+_JUDGE_NOTES = ("unavailable_notes", "notes")
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _judge_noise(block: Any, file: Path) -> dict[str, Any]:
+    """The report's ``judge_noise`` block, as the run wrote it ({} without one): a loaded
+    report showed no judge cost and no judge-noise note, as if its run had had no judge.
+    Checked where the console and the page read it, so damage is refused at load."""
+    if block is None:
+        return {}
+    # Each part may be missing (the first reports with the block had no totals).
+    totals = block.get("totals", []) if isinstance(block, dict) else None
+    where: list[str | int] | None = None
+    if not isinstance(totals, list):
+        where = ["judge_noise", "totals"]
+    elif bad := [key for key in _JUDGE_NOTES if not _strings(block.get(key, []))]:
+        where = ["judge_noise", bad[0]]
+    else:
+        for i, row in enumerate(totals):
+            if not isinstance(row, dict) or not set(_JUDGE_TOTALS_KEYS) <= set(row):
+                where = ["judge_noise", "totals", i]
+                break
+    if where is not None:
+        raise InputError(
+            "damaged judge-noise block",
+            file=file,
+            location=where,
+            hint="is this an experiment report written by `experiment run --save`?",
+        )
+    return dict(block)
 
 
 def _extras(block: Mapping[str, Any], file: Path) -> dict[str, Any]:

@@ -25,7 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from .._docs import markdown_escape, markdown_table
-from ..analysis import ExperimentAnalysis, headline_warnings, target_failure_warnings
+from ..analysis import (
+    ExperimentAnalysis,
+    headline_warnings,
+    judge_noise_notes,
+    target_failure_warnings,
+)
 from .console import (
     COMPAT_HEADER,
     COMPAT_TITLE,
@@ -301,6 +306,7 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
     blocks.extend(_gate(gate, warnings) for gate in gates)
     if omitted := omitted_statement(v):
         warnings.append(omitted)
+    warnings += judge_noise_notes(analysis)
     if warnings:
         blocks.append(["> [!WARNING]", *(f"> - {_md(w)}" for w in warnings)])
     if len(v):
