@@ -64,9 +64,11 @@ import math
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 from scipy import special
@@ -452,6 +454,23 @@ CLUSTER_START = "<!-- coverage-frontier-clusters:start -->"
 CLUSTER_END = "<!-- coverage-frontier-clusters:end -->"
 
 
+def _run_cells(
+    all_cells: list[Any],
+    pattern: str,
+    run_one: Callable[[Any, int], dict[str, np.ndarray]],
+    describe: Callable[[dict[str, np.ndarray]], str],
+) -> dict[Any, dict[str, np.ndarray]]:
+    """Run the cells matching ``pattern`` (each seeded by its index in ``all_cells``),
+    printing each as it is done."""
+    results = {}
+    for index, cell in enumerate(all_cells):
+        if pattern and not re.search(pattern, ",".join(map(str, cell))):
+            continue
+        results[cell] = run_one(cell, index)
+        print(cell, describe(results[cell]), flush=True)
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replicates", type=int, default=200, help="data sets per cell")
@@ -465,31 +484,28 @@ def main(argv: list[str] | None = None) -> int:
     docs = ROOT / "docs" / "statistics.md"
     if args.part in ("all", "cases"):
         started = time.perf_counter()
-        results: dict[Cell, dict[str, np.ndarray]] = {}
-        for index, cell in enumerate(cells()):
-            if args.cells and not re.search(args.cells, ",".join(map(str, cell))):
-                continue
-            results[cell] = run_cell(cell, args.replicates, index, args.resamples)
-            r = results[cell]
-            print(
-                cell,
-                f"pass={_cov(r['pass'])} A={_cov(r['pass'], [0])} bb={_cov(r['beta_binomial'])}",
-                f"latency={_cov(r['latency'])} p_frontier={np.round(r['p_frontier'], 3).tolist()}",
-                flush=True,
-            )
+        results = _run_cells(
+            cells(),
+            args.cells,
+            lambda cell, index: run_cell(cell, args.replicates, index, args.resamples),
+            lambda r: (
+                f"pass={_cov(r['pass'])} A={_cov(r['pass'], [0])} bb={_cov(r['beta_binomial'])} "
+                f"latency={_cov(r['latency'])} "
+                f"p_frontier={np.round(r['p_frontier'], 3).tolist()}"
+            ),
+        )
         table = render(results, args.replicates, args.resamples, time.perf_counter() - started)
         print(table)
         if not args.no_write:
             grid.write_docs(table, docs, START, END)
     if args.part in ("all", "clusters"):
         started = time.perf_counter()
-        clustered: dict[ClusterCell, dict[str, np.ndarray]] = {}
-        for index, ccell in enumerate(cluster_cells()):
-            if args.cells and not re.search(args.cells, ",".join(map(str, ccell))):
-                continue
-            clustered[ccell] = run_cluster_cell(ccell, args.replicates, index, args.resamples)
-            r = clustered[ccell]
-            print(ccell, " ".join(f"{k}={_cov(v)}" for k, v in r.items()), flush=True)
+        clustered = _run_cells(
+            cluster_cells(),
+            args.cells,
+            lambda cell, index: run_cluster_cell(cell, args.replicates, index, args.resamples),
+            lambda r: " ".join(f"{k}={_cov(v)}" for k, v in r.items()),
+        )
         table = render_clusters(
             clustered, args.replicates, args.resamples, time.perf_counter() - started
         )
