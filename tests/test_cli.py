@@ -859,6 +859,9 @@ def test_a_ctrl_c_that_reaches_typer_is_said_with_how_to_resume(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(live, "run_experiment", interrupted)
+    # An earlier in-process command of this test session may have finished (its outputs
+    # written): _command would then end this very process at once, pytest with it.
+    monkeypatch.setattr(cli, "_finished", False)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(
         sys,
