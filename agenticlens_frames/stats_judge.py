@@ -55,7 +55,19 @@ def _pooled(values: np.ndarray, groups: np.ndarray) -> tuple[float | None, np.nd
 
 
 def _harmonic(counts: np.ndarray) -> float:
-    return float(len(counts) / np.sum(1.0 / counts)) if len(counts) else math.nan
+    """The harmonic mean of ``counts``; exactly the count when they are all equal.
+
+    Examples
+    --------
+    >>> _harmonic(np.array([3.0] * 5)), _harmonic(np.array([1.0, 3.0]))
+    (3.0, 1.5)
+    """
+    if not len(counts):
+        return math.nan
+    if counts.min() == counts.max():
+        # n / Σ(1/3) is 3.0000000000000004: a balanced run's "3 trials" read as a fraction.
+        return float(counts[0])
+    return float(len(counts) / np.sum(1.0 / counts))
 
 
 def nested_variance_components(

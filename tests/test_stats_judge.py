@@ -78,3 +78,12 @@ def test_equal_samples_have_exactly_no_judge_variance() -> None:
     attempts = np.repeat([0, 1, 2, 3], 3)
     v = nested_variance_components(values, cases, attempts)
     assert (v.judge, v.trial, v.case) == (0.0, 0.0, 0.0)
+
+
+def test_balanced_counts_are_whole_numbers() -> None:
+    """Three trials and three samples everywhere: the JSON report's judge-noise block said
+    ``"trials": 3.0000000000000004`` (a harmonic mean's rounding)."""
+    y = np.arange(5 * 3 * 3, dtype=float).reshape(5, 3, 3) % 7
+    got = nested_variance_components(*_long(y))
+    assert (got.trials, got.samples) == (3.0, 3.0)
+    assert repr(got.trials) == "3.0"
