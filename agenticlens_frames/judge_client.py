@@ -42,6 +42,9 @@ _NO_INPUT = "(no input provided)"
 _MASK = "***"
 #: HTTP statuses whose message says what to check (the endpoint, the key).
 _HINTED = frozenset({401, 403, 404, 405})
+#: Largest judge reply read, in bytes (a chat completion is kilobytes; a live target's
+#: reply has the same default cap): more is refused, not held in memory.
+MAX_REPLY_BYTES = 16 * 1024 * 1024
 
 
 class ChatJudgeError(Exception):
@@ -303,9 +306,16 @@ class ChatJudge:
             httpx.Client(transport=self._transport, timeout=self.timeout_seconds) as client,
             client.stream("POST", url, json=body, headers=headers) as response,
         ):
-            chunks = []
+            chunks, size = [], 0
             for chunk in response.iter_bytes():
                 chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_REPLY_BYTES:
+                    raise ChatJudgeError(
+                        f"chat judge {self.model!r} sent a reply larger than "
+                        f"{MAX_REPLY_BYTES // 2**20} MiB (a chat completion is kilobytes; "
+                        f"{self._root_hint()})"
+                    )
                 if time.perf_counter() > deadline:
                     raise timed_out
             return response.status_code, b"".join(chunks)

@@ -290,6 +290,37 @@ def test_a_reply_that_keeps_trickling_times_out_as_a_whole() -> None:
         judge("x", CASE, normalize_trace({}), {"config": {}})
 
 
+def test_a_reply_larger_than_the_cap_is_refused_not_held(monkeypatch) -> None:
+    """A judge reply was read whole, however large (a live target's has a 16 MiB cap): a
+    misconfigured base_url streaming a file filled memory. The read stops past the cap,
+    chunks already read included, and says what to check."""
+    import httpx
+
+    from agenticlens_frames import judge_client
+
+    monkeypatch.setattr(judge_client, "MAX_REPLY_BYTES", 2**20)
+    sent = []
+
+    class Endless(httpx.SyncByteStream):
+        def __iter__(self) -> Iterator[bytes]:
+            while True:  # stops only when the client does
+                sent.append(64 * 1024)
+                yield b"x" * (64 * 1024)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, stream=Endless())
+
+    judge = ChatJudge(
+        base_url="http://judge.invalid/v1",
+        model="grader-1",
+        prompt_template="{output}",
+        transport=httpx.MockTransport(handler),
+    )
+    with pytest.raises(ChatJudgeError, match=r"reply larger than 1 MiB .*API root"):
+        judge("x", CASE, normalize_trace({}), {"config": {}})
+    assert sum(sent) <= 2**20 + 64 * 1024
+
+
 def test_a_json_object_in_a_code_fence_or_after_a_sentence_is_read(fake: FakeOpenAI) -> None:
     # Each was a failed, billed attempt (retried, then unavailable).
     judge = _judge(fake)
