@@ -8,6 +8,7 @@ nothing), 2 usage errors (typer).
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
@@ -357,6 +358,33 @@ def archive_remove(
         output_console(soft_wrap=True).print(Text(f"Removed {what} from {archive}"))
 
 
+@archive_app.command("clean")
+def archive_clean(
+    archive: Path = typer.Argument(..., help="The archive folder."),
+    older_than: float = typer.Option(
+        3600.0,
+        "--older-than",
+        min=0.0,
+        help="Remove staging folders unchanged for this many seconds (writers that are "
+        "still adding a run use theirs: keep the default unless none runs).",
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
+) -> None:
+    """Remove the staging folders of writers that stopped mid-add (killed, out of disk)."""
+    from .store import Archive
+
+    try:
+        store = Archive(archive)
+        store.records()  # refuses a folder that is not an archive, as every command does
+        removed = store.clean_staging(older_than)
+    except InputError as exc:
+        raise _fail("Unable to clean the archive", exc) from None
+    if not quiet:
+        output_console(soft_wrap=True).print(
+            Text(_safe(f"Removed {len(removed)} staging folder(s) from {archive}"))
+        )
+
+
 # --------------------------------------------------------------------------- ls
 
 
@@ -418,7 +446,8 @@ def _note_stale_staging(store: Any) -> None:
                 _safe(
                     f"note: {len(stale)} folder(s) under {stale[0].parent} were left "
                     "by writers that stopped more than an hour ago; once no writer runs, "
-                    f"Archive({str(store.path)!r}).clean_staging() removes them"
+                    f"`agenticlens-frames archive clean {shlex.quote(str(store.path))}` "
+                    "removes them"
                 ),
                 style="yellow",
             ),

@@ -451,9 +451,21 @@ def test_ls_notes_staging_folders_left_by_writers_that_stopped(cli_archive: Path
     os.utime(stale, (old, old))
     listed = invoke("ls", str(cli_archive))
     assert listed.exit_code == 0 and "2 run(s)" in listed.output
-    assert "note: 1 folder(s) under" in listed.output and "clean_staging()" in listed.output
-    assert Archive(cli_archive).clean_staging() == [stale]
+    text = " ".join(listed.output.split())
+    assert "note: 1 folder(s) under" in text
+    assert f"`agenticlens-frames archive clean {cli_archive}` removes them" in text
+    # The command the note names (it was Python only): the stale folder goes, the live
+    # writer's stays, and the archive's runs are untouched.
+    cleaned = invoke("clean", str(cli_archive))
+    assert cleaned.exit_code == 0 and "Removed 1 staging folder(s)" in cleaned.output
+    assert not stale.exists() and (cli_archive / "_staging" / "live").is_dir()
+    assert len(Archive(cli_archive).records()) == 2
     assert "note:" not in invoke("ls", str(cli_archive)).output
+    other = cli_archive.parent / "experiment-folder"
+    other.mkdir()
+    (other / "manifest.yaml").write_text("name: x\n")
+    not_an_archive = invoke("clean", str(other))
+    assert not_an_archive.exit_code == 1 and "not an archive" in not_an_archive.output
 
 
 def test_an_earlier_writes_files_that_would_not_be_replaced_are_refused(
