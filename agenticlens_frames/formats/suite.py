@@ -339,7 +339,12 @@ def _case(source: Source, raw: Any, index: int) -> CaseSpec:
                 values[key] = convert(value)
             except Invalid as exc:
                 if value is None and exc.hint is None:
-                    exc.hint = "remove the key if the case has no such expectation"
+                    # A case's id and name are required: removing them is no way out.
+                    exc.hint = (
+                        f"give the case its {key}"
+                        if key in ("id", "name")
+                        else "remove the key if the case has no such expectation"
+                    )
                 values[key] = source.refuse((*location, key), exc)
     if "evaluators" in values:
         values["evaluators"] = _evaluators(source, values["evaluators"], location)

@@ -208,6 +208,10 @@ def test_version_number_hint_quotes_the_text_as_written(write):
 def test_null_field_hint(write):
     error = _error(write, _suite(_case(required_tools=None)))
     assert error.hint == "remove the key if the case has no such expectation"
+    # id and name are required: "remove the key" would only trade one error for another
+    for key in ("id", "name"):
+        error = _error(write, _suite(_case(**{key: None})))
+        assert error.location == f"cases[0].{key}" and error.hint == f"give the case its {key}"
 
 
 # --------------------------------------------------------------------------- evaluators
