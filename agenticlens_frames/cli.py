@@ -803,41 +803,15 @@ def _provenance_inputs(
 def _with_suite_problems(
     error: InputError, manifest_file: Path, suite_file: Path, evaluators: str | None
 ) -> InputError:
-    """``error`` and, when it is the manifest's, the suite's problems too: each file
-    reports every problem it has, and a user fixing the manifest should not meet the
-    suite's only on the next run. The suite is read only for this (its errors were not
-    met yet: the manifest is read first); ``--evaluators`` registries are not loaded.
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (folder / "suite.yaml").write_text("name: s\\nversion: 1\\ncases: []\\n")
-    >>> _ = (folder / "manifest.yaml").write_text("trials: 3\\n")
-    >>> bad = InputError("unknown key 'trials'", file=folder / "manifest.yaml")
-    >>> print(_with_suite_problems(bad, folder / "manifest.yaml", folder / "suite.yaml",
-    ...                            None))  # doctest: +ELLIPSIS
-    3 problems:
-      .../manifest.yaml: unknown key 'trials'
-      .../suite.yaml: version: expected a string, got 1 (quote it: version: "1")
-      .../suite.yaml: cases: test suite must contain at least one case
+    """``error`` with the suite's problems (:func:`~agenticlens_frames.formats.suite.
+    with_suite_problems`) when it is the manifest's: the command line reads the manifest
+    first. Not with ``--evaluators`` (the suite's check needs the registry, not loaded yet).
     """
     if evaluators or error.file is None or not _same_file(error.file, manifest_file):
         return error
-    from .formats import load_suite
+    from .formats.suite import with_suite_problems
 
-    try:
-        load_suite(suite_file)
-    except InputError as suite_error:
-        listed = [*(error.problems or [error]), *(suite_error.problems or [suite_error])]
-        return InputError(
-            error.message,
-            location=error.location,
-            hint=error.hint,
-            problems=listed,
-            unlisted=error.unlisted + suite_error.unlisted,
-        )
-    return error
+    return with_suite_problems(error, suite_file)
 
 
 def _same_file(a: str | Path, b: str | Path) -> bool:

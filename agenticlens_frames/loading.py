@@ -9,6 +9,7 @@ from ._gc import paused_gc
 from .errors import InputError
 from .evaluators import EvaluatorRegistry, as_registry
 from .formats import load_manifest, load_suite
+from .formats.suite import with_suite_problems
 from .frames import ExperimentRun, TableBuilder
 from .runner.order import execution_order
 from .runner.recorded import replay_recorded
@@ -61,14 +62,17 @@ def load_experiment(
     >>> run.attempts.groupby("variant_id", observed=False)["trial"].count().min() > 0
     np.True_
     """
-    manifest = load_manifest(manifest_path)
-    if manifest.comparisons is not None:
-        # Checked with the rest of the manifest (a mistyped correction was reported only
-        # by analyze, after every trial was scored).
-        from .paired.settings import parse_comparisons
-
-        parse_comparisons(manifest.comparisons, file=manifest.path)
     registry = as_registry(evaluators)
+    try:
+        manifest = load_manifest(manifest_path)
+        if manifest.comparisons is not None:
+            # Checked with the rest of the manifest (a mistyped correction was reported only
+            # by analyze, after every trial was scored).
+            from .paired.settings import parse_comparisons
+
+            parse_comparisons(manifest.comparisons, file=manifest.path)
+    except InputError as exc:
+        raise with_suite_problems(exc, suite_path, known_evaluators=tuple(registry)) from None
     suite = load_suite(suite_path, known_evaluators=tuple(registry))
     live = [v for v in manifest.variants if v.target_kind != "recorded"]
     if run_dir is not None:

@@ -40,7 +40,14 @@ from agenticlens_frames.formats._io import (
 )
 from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef, SuiteSpec
 
-__all__ = ["JSON_SCHEMA_DIALECT", "load_suite", "read_for_memo", "remember", "suite_memo"]
+__all__ = [
+    "JSON_SCHEMA_DIALECT",
+    "load_suite",
+    "read_for_memo",
+    "remember",
+    "suite_memo",
+    "with_suite_problems",
+]
 
 #: The only JSON Schema dialect ``output_json_schema`` may declare (a trailing ``#`` is
 #: accepted too).
@@ -127,6 +134,40 @@ EXPECTATION_KEYS = _EXPECTATIONS = (
 _SET_WHEN_NOT_NONE = frozenset(
     {"expected_output", "output_json_schema", "max_latency_ms", "max_cost_usd", "max_turns"}
 )
+
+
+def with_suite_problems(
+    error: InputError, path: str | Path, *, known_evaluators: Collection[str] = ()
+) -> InputError:
+    """``error`` (the manifest's, read first) and the problems of the suite at ``path``, in
+    one error naming each file: a user fixing the manifest should not meet the suite's
+    only on the next run. ``error`` itself when the suite has none.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "suite.yaml").write_text("name: s\\nversion: 1\\ncases: []\\n")
+    >>> bad = InputError("unknown key 'trials'", file=folder / "manifest.yaml")
+    >>> print(with_suite_problems(bad, folder / "suite.yaml"))  # doctest: +ELLIPSIS
+    3 problems:
+      .../manifest.yaml: unknown key 'trials'
+      .../suite.yaml: version: expected a string, got 1 (quote it: version: "1")
+      .../suite.yaml: cases: test suite must contain at least one case
+    >>> with_suite_problems(bad, "data/support/suite.yaml") is bad
+    True
+    """
+    try:
+        load_suite(path, known_evaluators=known_evaluators)
+    except InputError as suite_error:
+        return InputError(
+            error.message,
+            location=error.location,
+            hint=error.hint,
+            problems=[*(error.problems or [error]), *(suite_error.problems or [suite_error])],
+            unlisted=error.unlisted + suite_error.unlisted,
+        )
+    return error
 
 
 def load_suite(path: str | Path, *, known_evaluators: Collection[str] = ()) -> SuiteSpec:

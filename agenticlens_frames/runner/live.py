@@ -48,6 +48,7 @@ from ..evaluators import EvaluatorRegistry, as_registry
 from ..formats import load_manifest, load_recorded, load_suite
 from ..formats._io import require_known
 from ..formats.model import CaseSpec, ManifestSpec, SuiteSpec
+from ..formats.suite import with_suite_problems
 from ..formats.traces import Trace
 from ..frames import (
     CheckColumns,
@@ -1023,8 +1024,11 @@ def run_experiment(
     >>> result.complete, len(result.run.trials) == 5 * result.run.manifest.trial_count
     (True, True)
     """
-    manifest = load_manifest(manifest_path)
     registry = as_registry(evaluators)
+    try:
+        manifest = load_manifest(manifest_path)
+    except InputError as exc:
+        raise with_suite_problems(exc, suite_path, known_evaluators=tuple(registry)) from None
     suite = load_suite(suite_path, known_evaluators=tuple(registry))
     return run_live(
         manifest,

@@ -1,0 +1,34 @@
+"""load_experiment and run_experiment report a broken manifest's problems with the
+suite's, as the command line does (each file's problems were met one run apart)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agenticlens_frames import load_experiment, run_experiment
+from agenticlens_frames.errors import InputError
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "support"
+
+
+@pytest.mark.parametrize("load", [load_experiment, run_experiment])
+def test_the_suites_problems_come_with_the_manifests(tmp_path: Path, load) -> None:
+    shutil.copytree(EXAMPLE, tmp_path, dirs_exist_ok=True)
+    manifest, suite = tmp_path / "manifest.yaml", tmp_path / "suite.yaml"
+    manifest.write_text(manifest.read_text().replace("trial_count", "trials"))
+    good_suite = suite.read_text()
+    suite.write_text(good_suite.replace("expected_contains", "expect_contains", 1))
+    with pytest.raises(InputError) as info:
+        load(manifest, suite)
+    assert str(info.value).splitlines() == [
+        "2 problems:",
+        f"  {manifest}: unknown key 'trials' (did you mean 'trial_count'?)",
+        f"  {suite}: cases[0]: unknown key 'expect_contains' (did you mean 'expected_contains'?)",
+    ]
+    suite.write_text(good_suite)  # the manifest's problem alone, as before
+    with pytest.raises(InputError) as info:
+        load(manifest, suite)
+    assert str(info.value) == (f"{manifest}: unknown key 'trials' (did you mean 'trial_count'?)")
