@@ -167,9 +167,21 @@ class Codec:
     missing: Any = None
 
 
-def _count_from_json(value: Any) -> int:
-    # A whole number ≥ 0: "5", 5.5, true or -1 where a count belongs is a damaged report
-    # (a negative count crashed the outcome chart).
+def count_from_json(value: Any) -> int:
+    """A count read from a JSON report: a whole number ≥ 0, else ``ValueError``.
+
+    ``"5"``, ``5.5``, ``true`` or ``-1`` where a count belongs is a damaged report (a
+    negative count crashed the outcome chart), so it is refused where it is read.
+
+    Examples
+    --------
+    >>> count_from_json(5)
+    5
+    >>> count_from_json(True)
+    Traceback (most recent call last):
+    ...
+    ValueError: expected a whole number ≥ 0, got True
+    """
     if type(value) is not int or value < 0:
         raise ValueError(f"expected a whole number ≥ 0, got {value!r}")
     return value
@@ -198,8 +210,8 @@ CODECS: dict[str, Codec] = {
     "number": Codec(
         "float64", number_to_json, number_from_json, "double", numbers_to_json, math.nan
     ),
-    "count": Codec("int64", int, _count_from_json, "int64", _counts_to_json, 0),
-    "position": Codec("int32", int, _count_from_json, "int32", _counts_to_json, 0),
+    "count": Codec("int64", int, count_from_json, "int64", _counts_to_json, 0),
+    "position": Codec("int32", int, count_from_json, "int32", _counts_to_json, 0),
     "bool": Codec("bool", bool, bool, "bool", _bools_to_json, False),
     "flag": Codec(
         "boolean",

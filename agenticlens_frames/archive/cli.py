@@ -439,7 +439,7 @@ def archive_ls(
 def _note_stale_staging(store: Any) -> None:
     """Say on stderr when writers that stopped (killed mid-add) left staging folders: no
     read ever shows them, so they would pile up on disk unseen."""
-    stale = store._stale_staging()
+    stale = store.stale_staging()
     if stale:
         Console(stderr=True, highlight=False).print(
             Text(
@@ -859,7 +859,7 @@ def archive_slice(
 ) -> None:
     """Write the matching rows (unified schema across runs) for other tools or CI."""
     from ..frames import SCHEMAS
-    from .query import _check_table
+    from .query import check_table
     from .results import RESULT_FRAMES
 
     try:
@@ -875,7 +875,7 @@ def archive_slice(
                 "--tables names no table", hint=f"name some of {', '.join(SCHEMAS)}, or all"
             )
         for name in names:
-            _check_table(name)
+            check_table(name)
         _check_correction(verdicts, correction)
         _check_out(out, archive)
         results = [*RESULT_FRAMES, "runs"]

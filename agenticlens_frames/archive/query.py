@@ -400,7 +400,7 @@ class ArchiveSlice:
         >>> archive.slice(experiments="other-*").files()
         []
         """
-        _check_table(table)
+        check_table(table)
         return [str(scan.file(table)) for scan in self.scans()]
 
     @property
@@ -444,7 +444,7 @@ class ArchiveSlice:
         >>> t.num_rows, str(t.schema.field("variant_id").type)
         (70, 'dictionary<values=string, indices=int32, ordered=0>')
         """
-        _check_table(name)
+        check_table(name)
         scans = self._checked_scans(name)
         parts = [scan.read(name, columns) for scan in scans]
         schema = _unified_schema(parts, scans, name, columns)
@@ -742,7 +742,17 @@ class ArchiveSlice:
         }
 
 
-def _check_table(name: str) -> None:
+def check_table(name: str) -> None:
+    """Refuse a table name the archive does not store, listing the ones it does.
+
+    Examples
+    --------
+    >>> check_table("attempts")
+    >>> check_table("attempt")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: unknown table 'attempt'...
+    """
     if name not in SCHEMAS:
         raise InputError(f"unknown table {name!r}", hint=f"choose one of {', '.join(SCHEMAS)}")
 

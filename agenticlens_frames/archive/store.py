@@ -622,14 +622,23 @@ class Archive:
         >>> example_archive().clean_staging()  # no writer crashed
         []
         """
-        removed = self._stale_staging(older_than)
+        removed = self.stale_staging(older_than)
         for entry in removed:
             shutil.rmtree(entry, ignore_errors=True)
         return removed
 
-    def _stale_staging(self, older_than: float = 3600.0) -> list[Path]:
-        """Staging folders unchanged for ``older_than`` seconds: left by writers that
-        stopped (killed, out of disk, power lost) and never read."""
+    def stale_staging(self, older_than: float = 3600.0) -> list[Path]:
+        """Staging folders unchanged for ``older_than`` seconds, without removing them.
+
+        They were left by writers that stopped (killed, out of disk, power lost) and no
+        read ever looks at them; :meth:`clean_staging` removes them.
+
+        Examples
+        --------
+        >>> from agenticlens_frames.testing import example_archive
+        >>> example_archive().stale_staging()
+        []
+        """
         staging = self.path / STAGING_DIR
         if not staging.exists():
             return []

@@ -19,7 +19,7 @@ from ..analysis import ExperimentAnalysis
 from ..errors import InputError
 from ..formats._io import read_input, scrub_surrogates
 from ..paired.verdicts import empty_verdicts
-from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS, _count_from_json
+from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS, count_from_json
 from .paired_json import paired_frames_from_block
 from .verdicts_json import verdicts_from_block
 
@@ -371,7 +371,7 @@ def _unanswered_counts(
             place[:] = where
             summary = report["summary"]
             place[:] = [*where, "total_cases"]
-            cases = _count_from_json(summary["total_cases"])
+            cases = count_from_json(summary["total_cases"])
             total += cases
             place[:] = [*where, "live"]
             live = summary.get("live")
@@ -381,7 +381,7 @@ def _unanswered_counts(
             unanswered = 0
             for key in ("error_cases", "timed_out_cases"):
                 place[:] = [*where, "live", key]
-                unanswered += _count_from_json(live.get(key, 0))  # AgenticLens's default: 0
+                unanswered += count_from_json(live.get(key, 0))  # AgenticLens's default: 0
             if unanswered > cases:
                 raise ValueError(f"{unanswered} unanswered of {cases} cases is not possible")
             missing += unanswered
