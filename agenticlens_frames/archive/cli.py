@@ -138,7 +138,7 @@ def _slice(
     from .store import Archive
 
     store = Archive(archive)
-    store._check_exists()
+    store.check()
     return store.slice(
         experiments=experiment or None,
         runs=run or None,

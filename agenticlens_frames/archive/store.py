@@ -345,6 +345,8 @@ class Archive:
                 file=self.path,
                 hint="give a new or empty folder for the archive",
             )
+        if (self.path / MARKER_FILE).exists():
+            _check_marker(self.path / MARKER_FILE)  # before the run is looked for in it
         _check_tags(run)
         # Read before looking for the run: a bad --run-at is refused whether or not the
         # run is archived already (a CI job re-adding a run would not find it out).
@@ -470,6 +472,7 @@ class Archive:
     def _ensure_root(self) -> None:
         marker = self.path / MARKER_FILE
         if marker.exists():
+            _check_marker(marker)
             return
         # Refuse to sprinkle runs into an unrelated, non-empty folder. What a concurrent
         # first writer may have created already (marker, staging, runs) is not foreign.
@@ -513,7 +516,7 @@ class Archive:
         >>> len(archive.runs())
         0
         """
-        self._check_exists()
+        self.check()
         folders = [f for f in self._run_folders() if f.name[len("run=") :].startswith(run_id)]
         if len(folders) != 1 or not run_id:
             problem = "no run" if not folders else f"{len(folders)} runs"
@@ -669,7 +672,23 @@ class Archive:
         run_id = folder.name[len("run=") :]
         return f"agenticlens-frames archive remove {shlex.quote(str(self.path))} {run_id}"
 
-    def _check_exists(self) -> None:
+    def check(self) -> None:
+        """Refuse a path that is no archive this version reads, naming it and the fix.
+
+        Every read calls it: a missing path, a file, a folder holding something else
+        (an experiment's or a run's folder given by mistake) and a marker
+        (``_archive.json``) of another format or a newer version are all refused, rather
+        than read as an archive of no run.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> Archive(tempfile.mkdtemp()).check()  # an empty folder can become one
+        >>> Archive("no/such/folder").check()
+        Traceback (most recent call last):
+        ...
+        agenticlens_frames.errors.InputError: no/such/folder: no archive here...
+        """
         if self.path.exists() and not self.path.is_dir():
             raise InputError(
                 "is a file, not an archive folder", file=self.path, hint="give the archive folder"
@@ -688,6 +707,9 @@ class Archive:
                 file=self.path,
                 hint="give the archive's top folder, the one `archive add` was given",
             )
+        marker = self.path / MARKER_FILE
+        if marker.exists():
+            _check_marker(marker)
 
     def records(self) -> list[RunRecord]:
         """Every published run, ordered by ``run_at``, then ``added_at``, then id.
@@ -703,7 +725,7 @@ class Archive:
         >>> [(r.experiment_id, r.n_attempts) for r in example_archive().records()]
         [('support-agent-upgrade@1', 350)]
         """
-        self._check_exists()
+        self.check()
         out = []
         for folder in self._run_folders():
             if (folder / RUN_FILE).exists():
@@ -832,6 +854,37 @@ class Archive:
         ArchiveSlice(runs=1, variants=5, attempts=350; no filter)
         """
         return self.slice()
+
+
+def _check_marker(marker: Path) -> None:
+    """Refuse an archive whose marker says another format, or a newer version of ours.
+
+    Each run's record is checked too, but an archive a newer version wrote may hold
+    files this version would misread before any record is opened (and new runs added
+    here would mix two layouts in one folder).
+    """
+    try:
+        data = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(
+            f"unreadable archive marker ({exc})",
+            file=marker,
+            hint=f'restore it: {{"format": "{FORMAT_NAME}", "format_version": {FORMAT_VERSION}}}',
+        ) from exc
+    if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
+        raise InputError(
+            f"not this toolkit's archive marker (expected format {FORMAT_NAME!r})",
+            file=marker,
+            hint="give a folder `archive add` created, or restore the marker",
+        )
+    version = data.get("format_version", FORMAT_VERSION)
+    if type(version) is not int or version > FORMAT_VERSION:
+        raise InputError(
+            f"archive format_version {version!r} is not one this version reads (up to "
+            f"{FORMAT_VERSION})",
+            file=marker,
+            hint="read and add to the archive with the agenticlens-frames version that wrote it",
+        )
 
 
 def _holds_an_archive(folder: Path) -> bool:

@@ -383,3 +383,31 @@ def test_a_folder_that_is_not_an_archive_is_refused_not_read_as_empty(archive: A
     assert len(Archive(archive.path).records()) == 3
     (archive.path / "_archive.json").unlink()  # a lost marker: still the runs' archive
     assert len(Archive(archive.path).records()) == 3
+
+
+@pytest.mark.parametrize(
+    ("marker", "message"),
+    [
+        ('{"format": "agenticlens-frames-archive", "format_version": 2}', "format_version 2"),
+        ('{"format": "something-else", "format_version": 1}', "not this toolkit's"),
+        ("{not json", "unreadable archive marker"),
+    ],
+)
+def test_a_marker_of_another_format_or_a_newer_version_is_refused(
+    archive: Archive, support_run: ExperimentRun, marker: str, message: str
+):
+    """The marker was written but never read: an archive a newer version wrote (or a
+    damaged marker) was read and added to as if it were this version's."""
+    (archive.path / "_archive.json").write_text(marker, encoding="utf-8")
+    for action in (
+        lambda: Archive(archive.path).records(),
+        lambda: Archive(archive.path).slice().records(),
+        lambda: Archive(archive.path).add(support_run, run_at="2026-11-01T00:00:00Z"),
+    ):
+        with pytest.raises(InputError, match=message) as error:
+            action()
+        assert "_archive.json" in str(error.value)
+    (archive.path / "_archive.json").write_text(
+        '{"format": "agenticlens-frames-archive", "format_version": 1}', encoding="utf-8"
+    )
+    assert len(Archive(archive.path).records()) == 3
