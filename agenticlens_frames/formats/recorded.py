@@ -7,15 +7,16 @@ trial of that variant. We refuse such a file at load time instead, naming the sa
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from agenticlens_frames._limits import MAX_MAGNITUDE
-from agenticlens_frames.errors import format_location
+from agenticlens_frames.errors import InputError, format_location
 from agenticlens_frames.formats._io import (
+    MOST_LISTED,
     Source,
     close_match,
     describe,
@@ -39,6 +40,7 @@ __all__ = [
     "iter_recorded_columns",
     "load_recorded",
     "load_recorded_columns",
+    "with_every_problem",
 ]
 
 
@@ -89,8 +91,14 @@ def load_recorded(path: str | Path, suite: SuiteSpec, *, enrich: bool = False) -
     ('c1', 'hi there', 0.0)
     """
     path = Path(path)
-    with gc_paused():
-        return _load(path, suite, enrich)
+    try:
+        with gc_paused():
+            return _load(path, suite, enrich)
+    except InputError as error:
+        every = with_every_problem(error, path, suite)
+        if every is error:
+            raise
+        raise every from None
 
 
 def _load(path: Path, suite: SuiteSpec, enrich: bool) -> RecordedTrials:
@@ -114,6 +122,17 @@ def _trial(
     suite: SuiteSpec,
     enrich: bool,
 ) -> tuple[dict[str, Any], ...]:
+    items, where = _samples_of(source, entry, index)
+    seen: dict[str, int] = {}
+    return tuple(
+        _sample(source, item, where, position, case_ids, seen, suite, enrich)
+        for position, item in enumerate(items)
+    )
+
+
+def _samples_of(source: Source, entry: Any, index: int) -> tuple[list[Any], tuple[str | int, ...]]:
+    """A trial entry's list of samples and where it is in the file; an entry that is
+    neither a list nor a mapping with a ``samples`` list is refused."""
     if isinstance(entry, dict):
         items = entry.get("samples")
         where: tuple[str | int, ...] = ("trials", index, "samples")
@@ -131,21 +150,87 @@ def _trial(
             f"recorded trial {index + 1} must be a list of samples or a mapping with a "
             f"'samples' list, got {got}",
         )
-    seen: dict[str, int] = {}
-    samples: list[dict[str, Any]] = []
-    for position, item in enumerate(items):
-        if type(item) is not dict and not isinstance(item, dict):
-            source.fail((*where, position), f"expected a sample mapping, got {describe(item)}")
-        case_id = item.get("case_id")
-        if type(case_id) is not str or case_id not in case_ids or case_id in seen:
-            _bad_case_id(source, (*where, position), item, case_id, seen, where, suite)
-        seen[case_id] = position
-        output = item.get("output")
-        if type(output) is not str and not isinstance(output, str):
-            _bad_output(source, (*where, position), item)
-        trace = _sample_trace(source, item.get("trace", _NO_TRACE), (*where, position), enrich)
-        samples.append({"case_id": case_id, "output": output, "trace": trace})
-    return tuple(samples)
+    return items, where
+
+
+def _sample(
+    source: Source,
+    item: Any,
+    where: tuple[str | int, ...],
+    position: int,
+    case_ids: frozenset[str],
+    seen: dict[str, int],
+    suite: SuiteSpec,
+    enrich: bool,
+) -> dict[str, Any]:
+    """One sample of a trial, checked (``seen``: the trial's case ids so far, updated)."""
+    if type(item) is not dict and not isinstance(item, dict):
+        source.fail((*where, position), f"expected a sample mapping, got {describe(item)}")
+    case_id = item.get("case_id")
+    if type(case_id) is not str or case_id not in case_ids or case_id in seen:
+        _bad_case_id(source, (*where, position), item, case_id, seen, where, suite)
+    seen[case_id] = position
+    output = item.get("output")
+    if type(output) is not str and not isinstance(output, str):
+        _bad_output(source, (*where, position), item)
+    trace = _sample_trace(source, item.get("trace", _NO_TRACE), (*where, position), enrich)
+    return {"case_id": case_id, "output": output, "trace": trace}
+
+
+def with_every_problem(first: InputError, path: Path, suite: SuiteSpec) -> InputError:
+    """``first``, the problem that stopped reading a recorded file, with the file's other
+    problems: at most 20 listed, a line each, then how many more (``InputError.of_all``).
+
+    Reading stops at a file's first bad sample (the samples are checked as they are
+    streamed into the tables); a file generated with a bug is usually wrong in many
+    samples, and fixing them one run at a time is slow. So on this error path only, the
+    file is read once more, whole and sample by sample, each sample checked alone. An
+    error about something else than this file's entries, or a file whose only problem
+    is ``first``, gives ``first`` itself (its text unchanged).
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> from agenticlens_frames.formats.model import CaseSpec, SuiteSpec
+    >>> suite = SuiteSpec(pathlib.Path("suite.yaml"), "demo", "1", (CaseSpec("c1", "Case 1", 0),))
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "v1.json"
+    >>> _ = path.write_text(json.dumps({"trials": [[{"case_id": "c1", "output": 1}],
+    ...                                            [{"case_id": "c1"}]]}))
+    >>> print(load_recorded(path, suite))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: .../v1.json: 2 problems:
+      .../v1.json: trials[0][0].output: expected a string, got 1 (record the agent's ...)
+      .../v1.json: trials[1][0]: missing required key 'output'
+    """
+    if first.problems or first.file != str(path):
+        return first
+    source = Source(path)
+    problems: list[InputError] = []
+    unlisted = 0
+    try:
+        trials = _trials_list(source, read_document(path))
+    except InputError:
+        return first
+    case_ids = frozenset(suite.case_ids)
+    for index, entry in enumerate(trials):
+        try:
+            items, where = _samples_of(source, entry, index)
+        except InputError as error:
+            problems.append(error)
+            continue
+        seen: dict[str, int] = {}
+        for position, item in enumerate(items):
+            try:
+                _sample(source, item, where, position, case_ids, seen, suite, False)
+            except InputError as error:
+                problems.append(error)
+        if len(problems) > MOST_LISTED:
+            unlisted += len(problems) - MOST_LISTED
+            del problems[MOST_LISTED:]
+    if len(problems) + unlisted < 2 or str(first) not in {str(p) for p in problems}:
+        return first  # (a reader that saw another problem than this pass: say what it saw)
+    return InputError.of_all(problems, unlisted)
 
 
 _NO_TRACE: Any = object()
@@ -356,6 +441,24 @@ def iter_recorded_columns(
         typed = decode_trial(piece, index_of) if index_of else None
         return loads_json(piece) if typed is None else typed
 
+    try:
+        yield from _columns_of_each(path, source, suite, whole, parse, index_of)
+    except InputError as error:
+        every = with_every_problem(error, path, suite)
+        if every is error:
+            raise
+        raise every from None
+
+
+def _columns_of_each(
+    path: Path,
+    source: Source,
+    suite: SuiteSpec,
+    whole: Callable[[], list[Any]],
+    parse: Callable[[memoryview], Any],
+    index_of: dict[str, int],
+) -> Iterator[TrialColumns | tuple[dict[str, Any], ...]]:
+    """:func:`iter_recorded_columns`' loop: each trial read, checked and given out."""
     entries = iter_json_list(path, "trials", b'{"samples":', whole, parse)
     if entries is None:
         entries = _taken(whole())

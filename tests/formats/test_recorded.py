@@ -278,3 +278,72 @@ def test_what_agenticlens_refuses_we_refuse(write, suite, sample):
         _reference_trials(path)
     with pytest.raises(InputError):
         load_recorded(path, suite)
+
+
+def _bad_samples(suite, trials: int, bad: dict[tuple[int, int], dict]) -> list[list[dict]]:
+    """``trials`` complete trials of the suite, with the samples at (trial, position)
+    replaced by ``bad``'s."""
+    cases = enumerate(suite.case_ids)
+    good = {i: {"case_id": case_id, "output": "x"} for i, case_id in cases}
+    return [[bad.get((t, i), sample) for i, sample in good.items()] for t in range(trials)]
+
+
+def test_every_bad_sample_is_listed_in_file_order(write, suite):
+    """Reading stopped at the first bad sample: a file generated with a bug was fixed one
+    run at a time. Each problem is listed as it was alone, by both readers."""
+    from agenticlens_frames.formats.recorded import load_recorded_columns
+
+    first, second = suite.case_ids[:2]
+    bad = {
+        (0, 1): {"case_id": second, "output": 5},
+        (1, 0): {"case_id": "nope", "output": "x"},
+        (1, 1): {"case_id": second},
+        (2, 0): {"case_id": first, "output": "x", "trace": {"spans": "x"}},
+    }
+    path = _file(write, _bad_samples(suite, 3, bad))
+    expected = [
+        "trials[0][1].output: expected a string, got 5",
+        "trials[1][0].case_id: 'nope' is not a case of suite",
+        "trials[1][1]: missing required key 'output'",
+        "trials[2][0].trace.spans: expected a list of spans, got 'x'",
+    ]
+    for read in (load_recorded, load_recorded_columns):
+        with pytest.raises(InputError) as caught:
+            read(path, suite)
+        lines = str(caught.value).splitlines()
+        assert lines[0] == f"{path}: 4 problems:"
+        assert len(lines) == 5
+        for line, text in zip(lines[1:], expected, strict=True):
+            assert line.startswith(f"  {path}: {text}"), (line, text)
+        # Code reading the error's fields sees the first problem, as before.
+        assert (caught.value.location, caught.value.message) == (
+            "trials[0][1].output",
+            "expected a string, got 5",
+        )
+
+
+def test_a_file_with_one_bad_sample_gives_the_error_it_gave(write, suite):
+    path = _file(write, _bad_samples(suite, 2, {(1, 2): {"case_id": suite.case_ids[2]}}))
+    error = _error_of(path, suite)
+    assert not error.problems
+    assert str(error) == f"{path}: trials[1][2]: missing required key 'output'"
+
+
+def test_at_most_twenty_problems_are_listed(write, suite):
+    bad = {
+        (t, i): {"case_id": c, "output": 1} for t in range(9) for i, c in enumerate(suite.case_ids)
+    }
+    assert len(bad) > 20
+    path = _file(write, _bad_samples(suite, 9, bad))
+    lines = str(_error_of(path, suite)).splitlines()
+    assert lines[0] == f"{path}: {len(bad)} problems:"
+    assert len(lines) == 1 + 20 + 1
+    assert lines[-1] == (
+        f"  and {len(bad) - 20} more, not listed (fix these and load the file again to see them)"
+    )
+
+
+def _error_of(path: Path, suite) -> InputError:
+    with pytest.raises(InputError) as caught:
+        load_recorded(path, suite)
+    return caught.value

@@ -58,12 +58,18 @@ def test_split_replay_raises_the_error_of_the_first_bad_file(
         data = json.loads(path.read_text())
         if path.stem in ("v01", "v03"):  # both in the worker process with 2 workers
             data["trials"][1]["samples"][0]["case_id"] = f"no-such-case-{path.stem}"
+            data["trials"][2]["samples"][4]["output"] = 7
         (folder / "trials" / path.name).write_text(json.dumps(data))
     one, no_forks = isolated(_error, folder, "1")
     split, forks = isolated(_error, folder, "2")
     assert (no_forks, forks) == (0, 1)
     assert one == split
-    assert "v01.json: trials[1].samples[0].case_id" in one and "'no-such-case-v01'" in one
+    # Both of the first bad file's problems, listed from the worker's error too.
+    lines = one.splitlines()
+    assert lines[0].endswith("v01.json: 2 problems:"), one
+    assert "v01.json: trials[1].samples[0].case_id" in lines[1] and "'no-such-case-v01'" in one
+    assert "v01.json: trials[2].samples[4].output: expected a string, got 7" in lines[2]
+    assert "v03" not in one
 
 
 def test_recorded_trials_overlap_judge_calls_and_keep_the_tables(tmp_path):
