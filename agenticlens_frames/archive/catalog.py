@@ -77,6 +77,33 @@ def iso_time(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
+def check_format(data: Any, file: Path, what: str) -> None:
+    """Refuse a parsed archive file (``what``: "run record", "marker") that is not this
+    toolkit's or has a newer ``format_version`` than this version reads.
+
+    Examples
+    --------
+    >>> check_format({"format": FORMAT_NAME, "format_version": 1}, Path("_archive.json"), "marker")
+    >>> check_format({"format": FORMAT_NAME, "format_version": 9}, Path("_run.json"), "run record")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: _run.json: format_version 9 is not one this version...
+    """
+    if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
+        raise InputError(
+            f"not an archive {what} (expected format {FORMAT_NAME!r})",
+            file=file,
+            hint="give a folder `archive add` created, or restore the file from a backup",
+        )
+    version = data.get("format_version", FORMAT_VERSION)
+    if type(version) is not int or version > FORMAT_VERSION:
+        raise InputError(
+            f"format_version {version!r} is not one this version reads (up to {FORMAT_VERSION})",
+            file=file,
+            hint="read and add to the archive with the agenticlens-frames version that wrote it",
+        )
+
+
 @dataclass(frozen=True)
 class RunRecord:
     """The catalog entry of one archived run (``_run.json``).
@@ -174,16 +201,7 @@ class RunRecord:
         failing later in whichever analysis first touches it.
         """
         file = path / RUN_FILE
-        if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
-            raise InputError("not an archive run record", file=file)
-        version = data.get("format_version", FORMAT_VERSION)
-        if type(version) is not int or version > FORMAT_VERSION:
-            raise InputError(
-                f"format_version {version!r} is not one this version reads (up to "
-                f"{FORMAT_VERSION})",
-                file=file,
-                hint="read the archive with the agenticlens-frames version that wrote it",
-            )
+        check_format(data, file, "run record")
         source = Source(file)
         try:
             text = {key: source.take(data, key, (), to_str) for key in _TEXT_FIELDS}

@@ -59,6 +59,7 @@ from .catalog import (
     RUN_FILE,
     SPEC_FILE,
     RunRecord,
+    check_format,
     parse_time,
     records_frame,
 )
@@ -871,20 +872,7 @@ def _check_marker(marker: Path) -> None:
             file=marker,
             hint=f'restore it: {{"format": "{FORMAT_NAME}", "format_version": {FORMAT_VERSION}}}',
         ) from exc
-    if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
-        raise InputError(
-            f"not this toolkit's archive marker (expected format {FORMAT_NAME!r})",
-            file=marker,
-            hint="give a folder `archive add` created, or restore the marker",
-        )
-    version = data.get("format_version", FORMAT_VERSION)
-    if type(version) is not int or version > FORMAT_VERSION:
-        raise InputError(
-            f"archive format_version {version!r} is not one this version reads (up to "
-            f"{FORMAT_VERSION})",
-            file=marker,
-            hint="read and add to the archive with the agenticlens-frames version that wrote it",
-        )
+    check_format(data, marker, "marker")
 
 
 def _holds_an_archive(folder: Path) -> bool:

@@ -389,7 +389,7 @@ def test_a_folder_that_is_not_an_archive_is_refused_not_read_as_empty(archive: A
     ("marker", "message"),
     [
         ('{"format": "agenticlens-frames-archive", "format_version": 2}', "format_version 2"),
-        ('{"format": "something-else", "format_version": 1}', "not this toolkit's"),
+        ('{"format": "something-else", "format_version": 1}', "not an archive marker"),
         ("{not json", "unreadable archive marker"),
     ],
 )
