@@ -546,7 +546,9 @@ def compat_cells(analysis: ExperimentAnalysis) -> list[list[str]]:
                 # In the verdicts' units: points of pass rate, not a relative "%".
                 format_difference(c["case_pass_rate_delta"], "proportion"),
                 "n/a" if math.isnan(p) else f"{p:.3f}",
-                f"{c['average_score_delta']:+.3f}",
+                "n/a"
+                if math.isnan(c["average_score_delta"])
+                else f"{c['average_score_delta']:+.3f}",
                 "n/a"
                 if math.isnan(c["average_latency_ms_delta"])
                 else f"{c['average_latency_ms_delta']:+.1f} ms",

@@ -165,34 +165,16 @@ def _plain(values: Any, digits: int | None = None) -> Any:
 
 
 def _variant_notes(a: ExperimentAnalysis, case_level: bool) -> str:
-    """What each number of the variant table is, said where it is shown."""
-    level = f"{a.confidence_level:.0%}"
-    notes = [
-        f"<b>Pass rate</b>: mean over the evaluated attempts with a {level} interval that "
-        "treats cases as the unit (the case-level interval); the factor levels and the Pareto "
-        "view use the same mean."
-        if case_level
-        else "<b>Pass rate</b> †: AgenticLens's case pass rate with a pooled Wilson interval "
-        "that treats attempts as independent (this report has no case-level numbers).",
-        "<b>Trial success</b>: share of trials in which every case passed (AgenticLens's "
-        "'reliability', its trial success rate); it falls towards 0% as a suite grows, so 0% "
-        "does not mean nothing passed. pass^k below is the per-case reliability the verdicts "
-        "compare.",
-        "<b>Consistency</b>: share of cases with the same outcome in every trial; a failed "
-        "trial counts as a failure of every case (n/a: no trial completed).",
-    ]
-    if case_level:
-        for v in a.variants.to_dict("records"):
-            failed = int(v["attempted_trials"]) - int(v["completed_trials"])
-            if failed:
-                them = "it" if failed == 1 else "them"
-                notes.append(
-                    f"<b>{_e(v['variant_id'])}</b>: {failed} of {int(v['attempted_trials'])} "
-                    f"trials failed; the pass rate here leaves {them} out, while the "
-                    f"AgenticLens case pass rate ({_pct(v['case_pass_rate'])}, in the "
-                    f"compatible numbers below) counts {them} as failing every case."
-                )
-    return "".join(f"<p class='note'>{n}</p>" for n in notes)
+    """What each number of the variant table is, said where it is shown: the console's and
+    the summary's notes (:func:`~agenticlens_frames.report.console.variant_notes`), each
+    one's label in bold."""
+    from .console import variant_notes
+
+    paragraphs = []
+    for note in variant_notes(a, case_level):
+        label, _, text = note.partition(": ")
+        paragraphs.append(f"<p class='note'><b>{_e(label)}</b>: {_e(text)}</p>")
+    return "".join(paragraphs)
 
 
 def _significance_at(a: ExperimentAnalysis) -> str:
@@ -299,9 +281,13 @@ def _comparisons(a: ExperimentAnalysis) -> str:
     They pool every attempt as independent (Wilson interval, z test), so nothing here is
     styled or worded as significant: the verdicts section is the significance statement.
     """
+    from .console import compat_cells
+
     by_candidate = {str(c["candidate_variant_id"]): c for c in a.comparisons.to_dict("records")}
     rows = []
-    for v in a.variants.to_dict("records"):
+    # The console's and the summary's cells: a pass-rate change in percentage points (a
+    # "+15.7%" read as relative), the latency and cost changes with their units.
+    for v, cells in zip(a.variants.to_dict("records"), compat_cells(a), strict=True):
         rate = (
             f"{_pct(v['case_pass_rate'])}<br><small>{_pct(v['case_pass_rate_ci_low'])}–"
             f"{_pct(v['case_pass_rate_ci_high'])}</small>"
@@ -317,23 +303,15 @@ def _comparisons(a: ExperimentAnalysis) -> str:
         changed = ", ".join(
             f"{_e(n)}: {_e(val[0])} → {_e(val[1])}" for n, val in c["changed_factors"].items()
         )
-        p = c["case_pass_rate_p_value"]
         flagged = regressed_labels(c)
         warnings = "".join(f"<li>{_e(w)}</li>" for w in c["warnings"])
-        cost_delta = c["total_cost_usd_delta"]
-        cost = "n/a" if is_missing(cost_delta) else f"{cost_delta:+.4f}"
-        latency_delta = c["average_latency_ms_delta"]
-        latency = "n/a" if is_missing(latency_delta) else f"{latency_delta:+.1f} ms"
-        delta = c["case_pass_rate_delta"]
-        score = c["average_score_delta"]
+        _, delta, p, score, latency, cost, _ = (_e(cell) for cell in cells)
         rows.append(
             f"<tr data-variant='{_e(c['candidate_variant_id'])}'><td><strong>"
             f"{_e(c['candidate_variant_id'])}</strong><br><small>"
             f"{changed or 'no factor changes recorded'}</small></td><td>{rate}</td>"
-            f"<td>{'n/a' if is_missing(delta) else f'{delta:+.1%}'}<br><small>z-test p = "
-            f"{'n/a' if is_missing(p) else f'{p:.3f}'}</small></td>"
-            f"<td>{_num(score, 3, '+' if not is_missing(score) and score >= 0 else '')}"
-            f"</td><td>{latency}</td><td>{cost}</td>"
+            f"<td>{delta}<br><small>z-test p = {p}</small></td>"
+            f"<td>{score}</td><td>{latency}</td><td>{cost}</td>"
             f"<td>{_e(', '.join(flagged)) or 'none'}"
             f"<br><small>{len(c['regressed_case_ids'])} case(s) regressed · "
             f"{len(c['improved_case_ids'])} improved</small>"
@@ -352,7 +330,8 @@ def _comparisons(a: ExperimentAnalysis) -> str:
         "threshold, uncertainty ignored).</p>"
         "<div class='scroll'><table><tr><th>Variant</th>"
         "<th>Case pass rate<br><small>pooled Wilson interval</small></th>"
-        "<th>Case pass rate Δ</th><th>Score Δ</th><th>Latency Δ</th><th>Cost Δ</th>"
+        "<th>Case pass rate Δ</th><th>Score Δ</th><th>Latency Δ</th>"
+        "<th>Cost Δ<br><small>per trial</small></th>"
         f"<th>Flagged by AgenticLens's rule</th></tr>{''.join(rows)}</table></div>"
         f"{figure}</section>"
     )
