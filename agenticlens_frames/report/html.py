@@ -892,9 +892,13 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         phrase = interval_phrase(
             float(first["confidence_level"]), float(first["alpha"]), str(first["correction"])
         )
+        # Declared clusters are the unit of the interval and test (CR1, cluster bootstrap):
+        # a row's method names them.
+        clustered = any("cluster" in str(m) for m in verdicts.get("ci_method", ()))
+        unit_of = "clusters of cases are the unit" if clustered else "cases are the unit"
         note = (
             "<p class='note'>Each candidate minus the baseline, case by case over the cases "
-            f"both scored (cases are the unit); {how}{_e(test)}. "
+            f"both scored ({unit_of}); {how}{_e(test)}. "
             f"{_e(phrase)} "
             "Next to every result that is not significant: the smallest change this run "
             "could have detected.</p>"
