@@ -74,6 +74,12 @@ __all__ = ["render_html", "verdicts_table_html", "write_html_report"]
 #: Cases per heatmap page; the budget (bytes of JSON) of attempt-level details in the page,
 #: filled case by case in needs-attention order, DETAIL_CHUNK cases read at a time.
 PAGE_SIZE = 50
+PAGE_SIZES = (25, 50, 100, 200)
+#: The most cases the heatmap offers to draw at once ("all" per page): plotly's time grows
+#: faster than the cells (1000 cases x 4 variants took 5 s in headless chromium on a busy
+#: two-core machine, 5000 took 97 s, the page frozen meanwhile); a wider suite pages, and
+#: its table holds every case.
+ALL_CASES_AT_ONCE = 1000
 DETAIL_BYTES = 1_000_000
 DETAIL_CHUNK = 250
 OUTPUT_CHARS = 1000
@@ -715,13 +721,10 @@ def _heatmap_section(
         f"{_e(c['label'])}</option>"
         for key, c in heat["colours"].items()
     )
-    sizes = (
-        "".join(
-            f"<option value='{n}'{' selected' if n == PAGE_SIZE else ''}>{n}</option>"
-            for n in (25, 50, 100, 200)
-        )
-        + "<option value='0'>all</option>"
-    )
+    sizes = "".join(
+        f"<option value='{n}'{' selected' if n == PAGE_SIZE else ''}>{n}</option>"
+        for n in PAGE_SIZES
+    ) + ("<option value='0'>all</option>" if n_cases <= ALL_CASES_AT_ONCE else "")
     wide = (
         f"This suite has {n_cases} cases, too many to read at once: the heatmap shows "
         f"{PAGE_SIZE} per page, the cases that need attention first (regressed against the "
@@ -729,6 +732,12 @@ def _heatmap_section(
         "(at the top of the page), "
         "search a case or page through; the bar chart below and the table of all cases "
         "summarise the whole suite."
+        + (
+            ""
+            if n_cases <= ALL_CASES_AT_ONCE
+            else f" The heatmap draws at most {max(PAGE_SIZES)} cases at once (all {n_cases} "
+            "would hold the page for minutes)."
+        )
         if n_cases > PAGE_SIZE
         else f"All {n_cases} cases, those that need attention first (regressed against the "
         "baseline, then flaky, then hardest)."

@@ -77,3 +77,32 @@ def test_compatible_changes_carry_their_units(page: str, attempts: pd.DataFrame)
 def test_variant_notes_say_the_verdicts_latency_and_cost_are_per_attempt(page: str) -> None:
     notes = " ".join(re.findall(r"<p class='note'>(.*?)</p>", _section(page, "variants")))
     assert "per-trial values" in notes and "latency and cost are per attempt" in notes
+
+
+def test_a_wide_suite_is_not_offered_every_case_in_one_heatmap() -> None:
+    """Drawing 5000 cases at once ("all" per page) froze the page for over a minute: above
+    ALL_CASES_AT_ONCE cases the heatmap pages, and says why."""
+    from agenticlens_frames.report.html import ALL_CASES_AT_ONCE
+
+    def page_of(n_cases: int) -> str:
+        ids = [f"c{c}" for c in range(n_cases)]
+        rows = pd.DataFrame(
+            [
+                {"variant_id": v, "trial": 1, "case_id": c, "passed": (i + len(v)) % 3 > 0}
+                for v in ("a", "bb", "ccc")
+                for i, c in enumerate(ids)
+            ]
+        )
+        run = ExperimentRun.from_frames(
+            rows, pd.DataFrame({"variant_id": ["a", "bb", "ccc"]}), pd.DataFrame({"case_id": ids})
+        )
+        return render_html(analyze(run, frontier_n_resamples=0))
+
+    def sizes(page: str) -> list[str]:
+        select = re.search(r"<select id='heat-size'>(.*?)</select>", page).group(1)
+        return re.findall(r"<option value='(\d+)'", select)
+
+    assert sizes(page_of(60)) == ["25", "50", "100", "200", "0"]
+    wide = page_of(ALL_CASES_AT_ONCE + 1)
+    assert sizes(wide) == ["25", "50", "100", "200"]
+    assert "draws at most 200 cases at once" in _section(wide, "heatmap")
