@@ -384,7 +384,8 @@ def _cases_table(a: ExperimentAnalysis, order: list[str]) -> tuple[str, str]:
             cells.append(f"<td class='{cls} {hue}'>{text}</td>")
         name = _e(names.get(cid, ""))
         rows.append(
-            f"<tr><th title='{name or _e(cid)}'>{_e(cid)}<br><small>{name}</small></th>"
+            f"<tr data-case='{_e(cid)}'><th title='{name or _e(cid)}'>{_e(cid)}<br><small>"
+            f"{name}</small></th>"
             f"{''.join(cells)}</tr>"
         )
     head = "".join(f"<th data-variant='{_e(v)}'>{_e(v)}</th>" for v in variant_ids)
@@ -398,7 +399,8 @@ def _cases_table(a: ExperimentAnalysis, order: list[str]) -> tuple[str, str]:
     return (
         f"<details id='case-table'{is_open}><summary>All {len(order)} cases as a table "
         "(needs-attention order; cell: passes/attempts · mean score, coloured by the pass "
-        "rate over the evaluated attempts, grey without one; dashed: flaky)</summary>"
+        "rate over the evaluated attempts, grey without one; dashed: flaky; click a cell, or "
+        "press Enter on it, for its attempts)</summary>"
         f"<div class='scroll'><table class='cases'><thead><tr><th>Case</th>{head}</tr></thead>"
         "<tbody></tbody></table></div></details>",
         f"<script type='text/html' id='case-rows'>{''.join(rows)}</script>",
@@ -769,8 +771,8 @@ def _heatmap_section(
         "<span id='heat-page' class='note'></span></div>"
         "<div id='fig-heatmap' class='fig'></div>"
         "<p id='heat-empty' class='note' hidden>No variant or case matches the filters.</p>"
-        "<div id='attempts'><p class='note'>Click a heatmap cell to see that case's attempts."
-        "</p></div>"
+        "<div id='attempts' aria-live='polite'><p class='note'>Click a heatmap cell (or a cell "
+        "of the table of all cases below) to see that case's attempts.</p></div>"
         "<div id='fig-case_outcomes' class='fig'></div>"
         f"{table}</section>"
     ), rows

@@ -609,3 +609,31 @@ def test_the_watchers_do_catch_a_script(browser, tmp_path: Path) -> None:
         w.until(lambda: any("undefinedFunction" in e for e in w.errors))
     finally:
         w.close()
+
+
+@pytest.mark.browser
+def test_the_case_table_shows_attempts_from_the_keyboard(open_page, pages, analysis) -> None:
+    """A plotly heatmap cell takes no focus, so a keyboard reader could not reach any
+    attempt: the table of all cases is that path (Tab to a cell, Enter)."""
+    w = open_page(pages["example"])
+    w.page.focus("#case-table summary")
+    if not w.js("document.getElementById('case-table').open"):
+        w.page.keyboard.press("Enter")
+    w.page.wait_for_selector("table.cases tbody tr")
+    w.page.keyboard.press("Tab")  # the first cell with data
+    cell = w.js(
+        """(() => { const td = document.activeElement;
+        if (td.tagName !== 'TD') return [td.tagName];
+        return [td.tagName, td.closest('table').rows[0].cells[td.cellIndex].dataset.variant,
+                td.parentNode.dataset.case]; })()"""
+    )
+    assert cell[0] == "TD", cell
+    w.page.keyboard.press("Enter")
+    w.page.wait_for_selector("#attempts .att")
+    att = analysis.run.attempts
+    mine = att[(att["variant_id"] == cell[1]) & (att["case_id"] == cell[2])]
+    assert w.page.locator("#attempts .att").count() == len(mine)
+    assert cell[2] in w.page.text_content("#attempts h3")
+    first = str(mine.sort_values("trial")["output"].iloc[0])[:60]
+    assert first in w.page.text_content("#attempts")
+    assert w.errors == [] and w.external == []

@@ -343,7 +343,22 @@
     // Markup written by html.py _cases_table with every user string escaped.
     box.querySelector("table.cases tbody").insertAdjacentHTML("beforeend", rows.textContent);
     box.dataset.filled = "true";
+    box.querySelectorAll("tbody td.c:not(.none)").forEach(function (td) { td.tabIndex = 0; });
     hideCaseColumns();
+  }
+  // The table is the heatmap's keyboard path (a plotly cell takes no focus): a cell with
+  // data takes the focus, and Enter, Space or a click shows its attempts as a heatmap
+  // click does.
+  function caseCellAttempts(e) {
+    if (e.type === "keydown" && e.key !== "Enter" && e.key !== " ") { return; }
+    var td = e.target.closest ? e.target.closest("td.c:not(.none)") : null;
+    if (!td) { return; }
+    var vid = td.closest("table").rows[0].cells[td.cellIndex].dataset.variant;
+    var r = H.variants.indexOf(vid), c = H.ids.indexOf(td.parentNode.dataset.case);
+    if (r < 0 || c < 0) { return; }
+    e.preventDefault();
+    showAttempts({ customdata: [r, c] });
+    document.getElementById("attempts").scrollIntoView({ block: "nearest" });
   }
 
   function applyFilters() {
@@ -426,7 +441,11 @@
     });
     bindHeatControls();
     var table = document.getElementById("case-table");
-    if (table) { table.addEventListener("toggle", fillCaseTable); }
+    if (table) {
+      table.addEventListener("toggle", fillCaseTable);
+      table.addEventListener("click", caseCellAttempts);
+      table.addEventListener("keydown", caseCellAttempts);
+    }
     fillCaseTable();
     window.addEventListener("beforeprint", drawAll);
     var print = window.matchMedia("print");
