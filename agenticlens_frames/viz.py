@@ -1207,6 +1207,13 @@ SIGNIFICANCE_COLOURS = {
     "worse": "#b42318",
     "neither": "#5f6470",
 }
+#: And their marks (plotly symbol, the glyph of the key): the call is told by shape as
+#: well, for a reader who cannot tell the red from the green.
+SIGNIFICANCE_MARKS = {
+    "better": ("triangle-up", "▲"),
+    "worse": ("triangle-down", "▼"),
+    "neither": ("diamond-open", "◇"),
+}
 
 
 def paired_rows(analysis: ExperimentAnalysis) -> pd.DataFrame | None:
@@ -1253,11 +1260,12 @@ def _significance_key(paired: pd.DataFrame) -> str:
         else family_phrase(str(correction), None if is_missing(size) else int(size), alpha)
     )
     key = " ".join(
-        f"<span style='color:{colour}'>◆</span> {label}"
-        for label, colour in (
-            ("significantly better", SIGNIFICANCE_COLOURS["better"]),
-            ("significantly worse", SIGNIFICANCE_COLOURS["worse"]),
-            ("neither", SIGNIFICANCE_COLOURS["neither"]),
+        f"<span style='color:{SIGNIFICANCE_COLOURS[call]}'>{SIGNIFICANCE_MARKS[call][1]}</span> "
+        f"{label}"
+        for call, label in (
+            ("better", "significantly better"),
+            ("worse", "significantly worse"),
+            ("neither", "neither"),
         )
     )
     return f"{level_text}intervals; significance: {esc(how)}<br>{key}"
@@ -1356,10 +1364,11 @@ def paired_forest(
             else np.ones(len(sub), dtype=bool)
         )
         better = np.where(higher, raw > 0, raw < 0)
-        colours = [
-            SIGNIFICANCE_COLOURS[("better" if b else "worse") if s else "neither"]
+        calls = [
+            ("better" if b else "worse") if s else "neither"
             for s, b in zip(significant, better, strict=True)
         ]
+        colours = [SIGNIFICANCE_COLOURS[c] for c in calls]
         hover = []
         for i, row in enumerate(sub.to_dict("records")):
             change = (
@@ -1372,6 +1381,8 @@ def paired_forest(
                 line += f"<br>adjusted p = {_fmt(row['adjusted_p_value'], '.3g')}"
             if "ci_method" in row and "correction" in row:
                 line += f"<br>{esc(row['ci_method'])} interval, {esc(row['correction'])}"
+            if calls[i] != "neither":
+                line += f"<br>significantly {calls[i]}"
             hover.append(line)
         fig.add_trace(
             go.Scatter(
@@ -1387,7 +1398,11 @@ def paired_forest(
                     "color": "#7f8590",
                 },
                 mode="markers",
-                marker={"size": 11, "color": colours, "symbol": "diamond"},
+                marker={
+                    "size": 11,
+                    "color": colours,
+                    "symbol": [SIGNIFICANCE_MARKS[c][0] for c in calls],
+                },
                 hovertext=hover,
                 hovertemplate="%{hovertext}<extra></extra>",
                 name=esc(dim),

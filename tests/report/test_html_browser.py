@@ -637,3 +637,26 @@ def test_the_case_table_shows_attempts_from_the_keyboard(open_page, pages, analy
     first = str(mine.sort_values("trial")["output"].iloc[0])[:60]
     assert first in w.page.text_content("#attempts")
     assert w.errors == [] and w.external == []
+
+
+@pytest.mark.browser
+def test_filtered_forest_keeps_each_candidates_mark(open_page, pages, analysis) -> None:
+    """The paired forest tells its calls apart by shape as well as colour; a factor filter
+    drops points, and each kept point keeps its own shape (the shapes must be subset with
+    the points, as the colours are). The saved report's page draws the verdicts (the
+    example's draws another frame)."""
+    w = open_page(pages["saved"])
+    w.page.select_option("select[data-factor='model']", "gpt-large")
+    traces = w.js(
+        "document.getElementById('fig-paired').data.map(t => [t.name, [...t.y],"
+        " [...t.marker.symbol], [...t.marker.color]])"
+    )
+    verdicts = analysis.verdicts.set_index(["dimension", "candidate_variant_id"])["verdict"]
+    marks = {"better": "triangle-up", "worse": "triangle-down"}
+    seen = 0
+    for name, ys, symbols, colours in traces:
+        assert len(symbols) == len(ys) == len(colours), name
+        for y, symbol in zip(ys, symbols, strict=True):
+            assert symbol == marks.get(verdicts[(name, y)], "diamond-open"), (name, y)
+            seen += 1
+    assert seen and w.errors == []

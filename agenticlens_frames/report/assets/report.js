@@ -284,9 +284,11 @@
       var v = plain(t[k]);
       if (Array.isArray(v) && v.length === mask.length) { t[k] = pick(v); }
     });
-    if (t.marker && Array.isArray(t.marker.color) && t.marker.color.length === mask.length) {
-      t.marker.color = pick(t.marker.color);
-    }
+    ["color", "symbol"].forEach(function (k) {
+      if (t.marker && Array.isArray(t.marker[k]) && t.marker[k].length === mask.length) {
+        t.marker[k] = pick(t.marker[k]);
+      }
+    });
     ["error_x", "error_y"].forEach(function (e) {
       if (!t[e]) { return; }
       ["array", "arrayminus"].forEach(function (k) {
