@@ -149,7 +149,7 @@ OBJECTIVES: dict[str, Objective] = {
 
 #: Delta metrics of :func:`delta_forest`: comparison column stem, label, higher is better.
 DELTA_METRICS: dict[str, tuple[str, str, bool]] = {
-    "case_pass_rate": ("case_pass_rate_delta", "Δ case pass rate", True),
+    "case_pass_rate": ("case_pass_rate_delta", "Δ case pass rate (pp)", True),
     "score": ("average_score_delta", "Δ mean score", True),
     "latency": ("average_latency_ms_delta", "Δ latency (ms)", False),
     "cost": ("total_cost_usd_delta", "Δ cost per trial (USD)", False),
@@ -1084,7 +1084,8 @@ def delta_forest(
     significant by default: the package's ``statistically_significant`` comes from a z test
     that treats attempts as independent, too optimistic with repeated trials.
     ``mark_significant=True`` colours green the rows a frame's own
-    ``statistically_significant`` marks (for a frame whose flag you trust).
+    ``statistically_significant`` marks (for a frame whose flag you trust). A pass-rate
+    change is drawn in percentage points (0.1 → +10 pp).
 
     Examples
     --------
@@ -1093,7 +1094,7 @@ def delta_forest(
     ...                       "case_pass_rate_delta_ci_high": [0.18]})
     >>> fig = delta_forest(comps, metrics=["case_pass_rate"])
     >>> fig.data[0].x.tolist(), fig.data[0].error_x.array.round(3).tolist()
-    ([0.1], [0.08])
+    ([10.0], [8.0])
     """
     analysis = _analysis_of(comparisons, statistics)
     if analysis is not None:
@@ -1119,9 +1120,14 @@ def delta_forest(
         col, label, _ = DELTA_METRICS[m]
         if col not in comparisons:
             continue
-        x = comparisons[col].to_numpy(float)
+        # A pass-rate difference is drawn in percentage points (+2.9 pp), as the tables and
+        # the paired forest state it, not as a relative-looking "+2.9%".
+        scale, unit = (100.0, " pp") if m == "case_pass_rate" else (1.0, "")
+        x = comparisons[col].to_numpy(float) * scale
         low = comparisons.get(f"{col}_ci_low")
         high = comparisons.get(f"{col}_ci_high")
+        if low is not None and high is not None:
+            low, high = low.to_numpy(float) * scale, high.to_numpy(float) * scale
         regressed = (
             comparisons[regressed_col[m]].fillna(False).astype(bool).to_numpy()
             if regressed_col[m] in comparisons
@@ -1143,20 +1149,18 @@ def delta_forest(
             error = {
                 "type": "data",
                 "symmetric": False,
-                "array": high.to_numpy(float) - x,
-                "arrayminus": x - low.to_numpy(float),
+                "array": high - x,
+                "arrayminus": x - low,
                 "thickness": 2,
                 "width": 6,
                 "color": "#7f8590",
             }
         fmt = {"case_pass_rate": "+.1f", "score": "+.3f", "latency": "+,.1f", "cost": "+.4f"}[m]
-        # A pass-rate difference is in percentage points (+2.9 pp), not a relative "+2.9%".
-        scale, unit = (100.0, " pp") if m == "case_pass_rate" else (1.0, "")
         hover = []
         for i, c in enumerate(cands):
-            line = f"{esc(c)}: {label} {_fmt(x[i] * scale, fmt, unit)}"
+            line = f"{esc(c)}: {label} {_fmt(x[i], fmt, unit)}"
             if low is not None and high is not None:
-                line += f" [{_fmt(low.iloc[i] * scale, fmt)}, {_fmt(high.iloc[i] * scale, fmt)}]"
+                line += f" [{_fmt(low[i], fmt)}, {_fmt(high[i], fmt)}]"
             if m == "case_pass_rate" and "case_pass_rate_p_value" in comparisons:
                 line += (
                     f"<br>pooled z-test p = "
@@ -1183,7 +1187,7 @@ def delta_forest(
         )
         fig.add_vline(x=0, line={"color": "#9aa0a6", "dash": "dash"}, row=1, col=n)
         if m == "case_pass_rate":
-            fig.update_xaxes(tickformat="+" + PERCENT_TICKS, row=1, col=n)
+            fig.update_xaxes(tickformat="+~g", ticksuffix=" pp", row=1, col=n)
     fig.update_yaxes(autorange="reversed", type="category", row=1, col=1)
     fig.update_layout(
         title=_title(

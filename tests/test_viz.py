@@ -319,7 +319,9 @@ def test_delta_forest_matches_the_comparisons(analysis) -> None:
     assert "AgenticLens" in fig.layout.title.text
     cpr = fig.data[0]
     assert list(cpr.y) == [str(c) for c in comps["candidate_variant_id"]]
-    assert cpr.x.tolist() == pytest.approx(comps["case_pass_rate_delta"].tolist())
+    # In percentage points, as the tables state a pass-rate change (the axis said "+10%").
+    assert cpr.x.tolist() == pytest.approx((100 * comps["case_pass_rate_delta"]).tolist())
+    assert fig.layout.xaxis.ticksuffix == " pp" and "%" not in fig.layout.xaxis.tickformat
     marked = viz.delta_forest(comps, mark_significant=True).data[0].marker.color
     for colour, asked, reg, sig in zip(
         cpr.marker.color,
