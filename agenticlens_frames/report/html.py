@@ -864,6 +864,8 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         return body if declared else body + f"<p class='declare'>{_e(HOW_TO_DECLARE)}</p>"
     first = verdicts.iloc[0]
     level = f"{float(first['confidence_level']):.0%}"
+    # Under a declared "none" the p-values are each comparison's own: not "adjusted".
+    p_label = "p (not adjusted)" if str(first["correction"]) == "none" else "Adjusted p"
     rows = []
     for r in verdicts.to_dict("records"):
         unit = str(r["unit"])
@@ -880,7 +882,7 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
             verdict = str(r["verdict"])
             cls = {"better": "good", "worse": "bad"}.get(verdict, "")
             cells += (
-                f"<td data-label='Adjusted p'>{_e(format_p(r['adjusted_p_value']))}</td>"
+                f"<td data-label='{p_label}'>{_e(format_p(r['adjusted_p_value']))}</td>"
                 f"<td data-label='Verdict' class='verdict {cls}'><strong>{_e(verdict)}</strong>"
                 + (f"<br><small>{_e(r['detectable'])}</small>" if r["detectable"] else "")
                 + "</td>"
@@ -898,7 +900,7 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         how = _e(family_phrase(str(first["correction"]), int(first["family_size"]), first["alpha"]))
         head = (
             f"<tr><th>Candidate</th><th>Dimension</th><th>Difference<br><small>{level} CI, "
-            "per comparison</small></th><th>Adjusted p</th><th>Verdict</th></tr>"
+            f"per comparison</small></th><th>{p_label}</th><th>Verdict</th></tr>"
         )
         phrase = interval_phrase(
             float(first["confidence_level"]), float(first["alpha"]), str(first["correction"])

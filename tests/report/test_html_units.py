@@ -106,3 +106,26 @@ def test_a_wide_suite_is_not_offered_every_case_in_one_heatmap() -> None:
     wide = page_of(ALL_CASES_AT_ONCE + 1)
     assert sizes(wide) == ["25", "50", "100", "200"]
     assert "draws at most 200 cases at once" in _section(wide, "heatmap")
+
+
+def test_p_values_under_a_declared_none_are_not_called_adjusted(attempts: pd.DataFrame) -> None:
+    """comparisons: {correction: none} decides each comparison at α on its own p; the
+    column was headed "Adjusted p"."""
+    from scipy import stats
+
+    run = ExperimentRun.from_frames(
+        attempts,
+        pd.DataFrame({"variant_id": list(COST)}),
+        pd.DataFrame({"case_id": [f"c{c}" for c in range(CASES)]}),
+    )
+    verdicts = _section(render_html(analyze(run, correction="none")), "verdicts")
+    assert "Adjusted p" not in verdicts and "<th>p (not adjusted)</th>" in verdicts
+    # The quality row of 'other' shows its own paired-t p (pass rate per case, both trials).
+    rate = attempts.groupby(["variant_id", "case_id"])["passed"].mean().unstack(0)
+    p = stats.ttest_rel(rate["other"], rate["base"]).pvalue
+    (row,) = re.findall(
+        r"<tr data-variant='other'><td[^>]*><strong>other</strong></td>"
+        r"<td[^>]*>quality<br>.*?</tr>",
+        verdicts,
+    )
+    assert f"<td data-label='p (not adjusted)'>{p:.3f}</td>" in row
