@@ -853,6 +853,7 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         interval_phrase,
         method_phrase,
         omitted_parts,
+        p_header,
     )
 
     declared = bool(verdicts.attrs.get("declared", False))
@@ -864,8 +865,7 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         return body if declared else body + f"<p class='declare'>{_e(HOW_TO_DECLARE)}</p>"
     first = verdicts.iloc[0]
     level = f"{float(first['confidence_level']):.0%}"
-    # Under a declared "none" the p-values are each comparison's own: not "adjusted".
-    p_label = "p (not adjusted)" if str(first["correction"]) == "none" else "Adjusted p"
+    p_label = p_header(str(first["correction"]))
     rows = []
     for r in verdicts.to_dict("records"):
         unit = str(r["unit"])
