@@ -660,3 +660,22 @@ def test_filtered_forest_keeps_each_candidates_mark(open_page, pages, analysis) 
             assert symbol == marks.get(verdicts[(name, y)], "diamond-open"), (name, y)
             seen += 1
     assert seen and w.errors == []
+
+
+@pytest.mark.browser
+def test_every_figure_is_named_for_a_screen_reader(open_page, pages) -> None:
+    """plotly's SVG has no accessible name: a drawn figure is a role=figure named by its
+    title, as text (no markup, no escapes)."""
+    w = open_page(pages["example"])
+    named = w.js(
+        "[...document.querySelectorAll('.fig')].filter(f => f.data).map(f =>"
+        " [f.id, f.getAttribute('role'), f.getAttribute('aria-label') || ''])"
+    )
+    assert {i for i, _, _ in named} >= {f"fig-{f}" for f in ("pass_k", "heatmap", "paired")}
+    for fig_id, role, label in named:
+        assert role == "figure" and label and label != "figure", fig_id
+        assert "<" not in label and "&lt;" not in label and "&amp;" not in label, label
+    labels = dict((i, label) for i, _, label in named)
+    assert labels["fig-pass_k"].startswith("pass@k and pass^k")
+    assert labels["fig-heatmap"] == "Cases by variant"
+    assert w.errors == []

@@ -61,9 +61,19 @@
     if (observer) { observer.unobserve(gd); }
     plots.push(gd);
     // Once drawn the figure holds its own height (the heatmap's changes with the filters).
-    drawn[id] = drawers[id]().then(function (out) { gd.style.minHeight = ""; return out; });
+    drawn[id] = drawers[id]().then(function (out) { gd.style.minHeight = ""; labelFigure(gd); return out; });
     if (pending.every(function (p) { return drawn[p]; })) { finish(); }
     return drawn[id];
+  }
+  // A drawn figure is named by its title for a screen reader (plotly's SVG has none); the
+  // title's markup and escapes are read as the text they show.
+  function labelFigure(gd) {
+    var title = gd.layout && gd.layout.title;
+    var text = typeof title === "string" ? title : (title && title.text) || "";
+    var d = document.createElement("textarea");
+    d.innerHTML = String(text).replace(/<br\s*\/?>/gi, " · ").replace(/<[^>]*>/g, "");
+    gd.setAttribute("role", "figure");
+    gd.setAttribute("aria-label", d.value || "figure");
   }
   function inView(id) {
     var r = document.getElementById(id).getBoundingClientRect();
