@@ -74,6 +74,7 @@ __all__ = ["render_html", "verdicts_table_html", "write_html_report"]
 #: Cases per heatmap page; the budget (bytes of JSON) of attempt-level details in the page,
 #: filled case by case in needs-attention order, DETAIL_CHUNK cases read at a time.
 PAGE_SIZE = 50
+#: The heatmap's page sizes on offer (and "all", for a suite of up to ALL_CASES_AT_ONCE).
 PAGE_SIZES = (25, 50, 100, 200)
 #: The most cases the heatmap offers to draw at once ("all" per page): plotly's time grows
 #: faster than the cells (1000 cases x 4 variants took 5 s in headless chromium on a busy
