@@ -103,6 +103,12 @@ def _num(value: Any, spec: str) -> str:
     return "n/a" if is_missing(value) else format(value, spec)
 
 
+def _points(value: Any) -> str:
+    """A pass-rate change in percentage points, as every table states one (not the
+    relative-looking "+2.9%")."""
+    return "n/a" if is_missing(value) else f"{100 * value:+.1f} pp"
+
+
 def _wrap(body: str) -> str:
     fid = f"alf-{uuid.uuid4().hex[:10]}"
     return f"<div id='{fid}'><style>{_STYLE.format(id=fid)}</style>{body}</div>"
@@ -241,7 +247,7 @@ def analysis_repr_html(a: ExperimentAnalysis, headline: pd.DataFrame | None = No
             regressed = regressed_labels(c)
             items.append(
                 f"<tr><td>{_e(c['candidate_variant_id'])}</td>"
-                f"<td>{_num(c['case_pass_rate_delta'], '+.1%')}</td>"
+                f"<td>{_points(c['case_pass_rate_delta'])}</td>"
                 f"<td>{_num(c['case_pass_rate_p_value'], '.3f')}</td>"
                 f"<td>{_e(', '.join(regressed)) or 'none'}</td></tr>"
             )

@@ -149,7 +149,7 @@ OBJECTIVES: dict[str, Objective] = {
 
 #: Delta metrics of :func:`delta_forest`: comparison column stem, label, higher is better.
 DELTA_METRICS: dict[str, tuple[str, str, bool]] = {
-    "case_pass_rate": ("case_pass_rate_delta", "Δ case pass rate", True),
+    "case_pass_rate": ("case_pass_rate_delta", "Δ case pass rate (pp)", True),
     "score": ("average_score_delta", "Δ mean score", True),
     "latency": ("average_latency_ms_delta", "Δ latency (ms)", False),
     "cost": ("total_cost_usd_delta", "Δ cost per trial (USD)", False),
@@ -1084,7 +1084,8 @@ def delta_forest(
     significant by default: the package's ``statistically_significant`` comes from a z test
     that treats attempts as independent, too optimistic with repeated trials.
     ``mark_significant=True`` colours green the rows a frame's own
-    ``statistically_significant`` marks (for a frame whose flag you trust).
+    ``statistically_significant`` marks (for a frame whose flag you trust). A pass-rate
+    change is drawn in percentage points (0.1 → +10 pp).
 
     Examples
     --------
@@ -1093,7 +1094,7 @@ def delta_forest(
     ...                       "case_pass_rate_delta_ci_high": [0.18]})
     >>> fig = delta_forest(comps, metrics=["case_pass_rate"])
     >>> fig.data[0].x.tolist(), fig.data[0].error_x.array.round(3).tolist()
-    ([0.1], [0.08])
+    ([10.0], [8.0])
     """
     analysis = _analysis_of(comparisons, statistics)
     if analysis is not None:
@@ -1119,9 +1120,14 @@ def delta_forest(
         col, label, _ = DELTA_METRICS[m]
         if col not in comparisons:
             continue
-        x = comparisons[col].to_numpy(float)
+        # A pass-rate difference is drawn in percentage points (+2.9 pp), as the tables and
+        # the paired forest state it, not as a relative-looking "+2.9%".
+        scale, unit = (100.0, " pp") if m == "case_pass_rate" else (1.0, "")
+        x = comparisons[col].to_numpy(float) * scale
         low = comparisons.get(f"{col}_ci_low")
         high = comparisons.get(f"{col}_ci_high")
+        if low is not None and high is not None:
+            low, high = low.to_numpy(float) * scale, high.to_numpy(float) * scale
         regressed = (
             comparisons[regressed_col[m]].fillna(False).astype(bool).to_numpy()
             if regressed_col[m] in comparisons
@@ -1143,20 +1149,18 @@ def delta_forest(
             error = {
                 "type": "data",
                 "symmetric": False,
-                "array": high.to_numpy(float) - x,
-                "arrayminus": x - low.to_numpy(float),
+                "array": high - x,
+                "arrayminus": x - low,
                 "thickness": 2,
                 "width": 6,
                 "color": "#7f8590",
             }
         fmt = {"case_pass_rate": "+.1f", "score": "+.3f", "latency": "+,.1f", "cost": "+.4f"}[m]
-        # A pass-rate difference is in percentage points (+2.9 pp), not a relative "+2.9%".
-        scale, unit = (100.0, " pp") if m == "case_pass_rate" else (1.0, "")
         hover = []
         for i, c in enumerate(cands):
-            line = f"{esc(c)}: {label} {_fmt(x[i] * scale, fmt, unit)}"
+            line = f"{esc(c)}: {label} {_fmt(x[i], fmt, unit)}"
             if low is not None and high is not None:
-                line += f" [{_fmt(low.iloc[i] * scale, fmt)}, {_fmt(high.iloc[i] * scale, fmt)}]"
+                line += f" [{_fmt(low[i], fmt)}, {_fmt(high[i], fmt)}]"
             if m == "case_pass_rate" and "case_pass_rate_p_value" in comparisons:
                 line += (
                     f"<br>pooled z-test p = "
@@ -1183,7 +1187,7 @@ def delta_forest(
         )
         fig.add_vline(x=0, line={"color": "#9aa0a6", "dash": "dash"}, row=1, col=n)
         if m == "case_pass_rate":
-            fig.update_xaxes(tickformat="+" + PERCENT_TICKS, row=1, col=n)
+            fig.update_xaxes(tickformat="+~g", ticksuffix=" pp", row=1, col=n)
     fig.update_yaxes(autorange="reversed", type="category", row=1, col=1)
     fig.update_layout(
         title=_title(
@@ -1206,6 +1210,13 @@ SIGNIFICANCE_COLOURS = {
     "better": "#1d7f4e",
     "worse": "#b42318",
     "neither": "#5f6470",
+}
+#: And their marks (plotly symbol, the glyph of the key): the call is told by shape as
+#: well, for a reader who cannot tell the red from the green.
+SIGNIFICANCE_MARKS = {
+    "better": ("triangle-up", "▲"),
+    "worse": ("triangle-down", "▼"),
+    "neither": ("diamond-open", "◇"),
 }
 
 
@@ -1253,11 +1264,12 @@ def _significance_key(paired: pd.DataFrame) -> str:
         else family_phrase(str(correction), None if is_missing(size) else int(size), alpha)
     )
     key = " ".join(
-        f"<span style='color:{colour}'>◆</span> {label}"
-        for label, colour in (
-            ("significantly better", SIGNIFICANCE_COLOURS["better"]),
-            ("significantly worse", SIGNIFICANCE_COLOURS["worse"]),
-            ("neither", SIGNIFICANCE_COLOURS["neither"]),
+        f"<span style='color:{SIGNIFICANCE_COLOURS[call]}'>{SIGNIFICANCE_MARKS[call][1]}</span> "
+        f"{label}"
+        for call, label in (
+            ("better", "significantly better"),
+            ("worse", "significantly worse"),
+            ("neither", "neither"),
         )
     )
     return f"{level_text}intervals; significance: {esc(how)}<br>{key}"
@@ -1356,10 +1368,11 @@ def paired_forest(
             else np.ones(len(sub), dtype=bool)
         )
         better = np.where(higher, raw > 0, raw < 0)
-        colours = [
-            SIGNIFICANCE_COLOURS[("better" if b else "worse") if s else "neither"]
+        calls = [
+            ("better" if b else "worse") if s else "neither"
             for s, b in zip(significant, better, strict=True)
         ]
+        colours = [SIGNIFICANCE_COLOURS[c] for c in calls]
         hover = []
         for i, row in enumerate(sub.to_dict("records")):
             change = (
@@ -1372,6 +1385,8 @@ def paired_forest(
                 line += f"<br>adjusted p = {_fmt(row['adjusted_p_value'], '.3g')}"
             if "ci_method" in row and "correction" in row:
                 line += f"<br>{esc(row['ci_method'])} interval, {esc(row['correction'])}"
+            if calls[i] != "neither":
+                line += f"<br>significantly {calls[i]}"
             hover.append(line)
         fig.add_trace(
             go.Scatter(
@@ -1387,7 +1402,11 @@ def paired_forest(
                     "color": "#7f8590",
                 },
                 mode="markers",
-                marker={"size": 11, "color": colours, "symbol": "diamond"},
+                marker={
+                    "size": 11,
+                    "color": colours,
+                    "symbol": [SIGNIFICANCE_MARKS[c][0] for c in calls],
+                },
                 hovertext=hover,
                 hovertemplate="%{hovertext}<extra></extra>",
                 name=esc(dim),

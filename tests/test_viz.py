@@ -319,7 +319,9 @@ def test_delta_forest_matches_the_comparisons(analysis) -> None:
     assert "AgenticLens" in fig.layout.title.text
     cpr = fig.data[0]
     assert list(cpr.y) == [str(c) for c in comps["candidate_variant_id"]]
-    assert cpr.x.tolist() == pytest.approx(comps["case_pass_rate_delta"].tolist())
+    # In percentage points, as the tables state a pass-rate change (the axis said "+10%").
+    assert cpr.x.tolist() == pytest.approx((100 * comps["case_pass_rate_delta"]).tolist())
+    assert fig.layout.xaxis.ticksuffix == " pp" and "%" not in fig.layout.xaxis.tickformat
     marked = viz.delta_forest(comps, mark_significant=True).data[0].marker.color
     for colour, asked, reg, sig in zip(
         cpr.marker.color,
@@ -453,8 +455,27 @@ def test_paired_forest_intervals_and_colours() -> None:
     # colours (the frame has no alpha column: the correction alone).
     subtitle = fig.layout.title.subtitle.text
     assert "significance: Holm correction" in subtitle
-    for colour, words in [("#1d7f4e", "better"), ("#b42318", "worse"), ("#5f6470", "neither")]:
-        assert f"<span style='color:{colour}'>◆</span> " in subtitle and words in subtitle
+    for colour, glyph, words in [
+        ("#1d7f4e", "▲", "better"),
+        ("#b42318", "▼", "worse"),
+        ("#5f6470", "◇", "neither"),
+    ]:
+        assert f"<span style='color:{colour}'>{glyph}</span> " in subtitle and words in subtitle
+
+
+def test_paired_forest_tells_the_calls_apart_by_shape_too() -> None:
+    """Red and green diamonds alone: a reader who cannot tell the colours apart could not
+    tell a significant gain from a significant loss."""
+    frame = _paired_frame()
+    fig = viz.paired_forest(frame)
+    # quality b: significant gain; latency b: significant loss; the c rows: neither.
+    symbols = [list(t.marker.symbol) for t in fig.data]
+    assert symbols[0][0] != symbols[1][0]
+    assert len({symbols[0][0], symbols[1][0], symbols[0][1]}) == 3
+    assert symbols[0][1] == symbols[1][1]
+    assert "significantly better" in fig.data[0].hovertext[0]
+    assert "significantly worse" in fig.data[1].hovertext[0]
+    assert "significantly" not in fig.data[0].hovertext[1]
 
 
 def test_the_figure_registry_is_the_one_list(analysis) -> None:

@@ -61,6 +61,7 @@ __all__ = [
     "headline_pass_rates",
     "interval_phrase",
     "method_phrase",
+    "p_header",
     "regressions",
     "verdicts_from_paired",
 ]
@@ -161,6 +162,20 @@ def format_p(value: float) -> str:
     if not math.isfinite(value):
         return "n/a"
     return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
+def p_header(correction: str, *, short: bool = False) -> str:
+    """The verdict tables' p column: adjusted under a correction; each comparison's own p
+    under a declared ``none`` (not "adjusted").
+
+    Examples
+    --------
+    >>> p_header("holm"), p_header("holm", short=True), p_header("none")
+    ('Adjusted p', 'Adj. p', 'p (not adjusted)')
+    """
+    if str(correction) == "none":
+        return "p (not adjusted)"
+    return "Adj. p" if short else "Adjusted p"
 
 
 def format_difference(value: float, unit: str) -> str:

@@ -120,6 +120,7 @@ def _verdict_table(
         format_change,
         format_p,
         omitted_statement,
+        p_header,
     )
     from .early_stopping import DESCRIPTIVE_NOTE
 
@@ -161,7 +162,11 @@ def _verdict_table(
     # adjusted p); the caption says so (a longer header would wrap the rows at 120 columns).
     table.add_column(f"Difference [{level:.0%} CI]", justify="right", no_wrap=True)
     if declared:
-        table.add_column("Adj. p", justify="right", no_wrap=True)
+        table.add_column(
+            p_header(str(v["correction"].iloc[0]) if len(v) else "", short=True),
+            justify="right",
+            no_wrap=True,
+        )
         table.add_column("Verdict", overflow="fold")
     table.add_column("Smallest detectable change", overflow="fold")
     evaluators: dict[str, str] = {}
@@ -546,7 +551,9 @@ def compat_cells(analysis: ExperimentAnalysis) -> list[list[str]]:
                 # In the verdicts' units: points of pass rate, not a relative "%".
                 format_difference(c["case_pass_rate_delta"], "proportion"),
                 "n/a" if math.isnan(p) else f"{p:.3f}",
-                f"{c['average_score_delta']:+.3f}",
+                "n/a"
+                if math.isnan(c["average_score_delta"])
+                else f"{c['average_score_delta']:+.3f}",
                 "n/a"
                 if math.isnan(c["average_latency_ms_delta"])
                 else f"{c['average_latency_ms_delta']:+.1f} ms",

@@ -74,6 +74,13 @@ __all__ = ["render_html", "verdicts_table_html", "write_html_report"]
 #: Cases per heatmap page; the budget (bytes of JSON) of attempt-level details in the page,
 #: filled case by case in needs-attention order, DETAIL_CHUNK cases read at a time.
 PAGE_SIZE = 50
+#: The heatmap's page sizes on offer (and "all", for a suite of up to ALL_CASES_AT_ONCE).
+PAGE_SIZES = (25, 50, 100, 200)
+#: The most cases the heatmap offers to draw at once ("all" per page): plotly's time grows
+#: faster than the cells (1000 cases x 4 variants took 5 s in headless chromium on a busy
+#: two-core machine, 5000 took 97 s, the page frozen meanwhile); a wider suite pages, and
+#: its table holds every case.
+ALL_CASES_AT_ONCE = 1000
 DETAIL_BYTES = 1_000_000
 DETAIL_CHUNK = 250
 OUTPUT_CHARS = 1000
@@ -165,34 +172,16 @@ def _plain(values: Any, digits: int | None = None) -> Any:
 
 
 def _variant_notes(a: ExperimentAnalysis, case_level: bool) -> str:
-    """What each number of the variant table is, said where it is shown."""
-    level = f"{a.confidence_level:.0%}"
-    notes = [
-        f"<b>Pass rate</b>: mean over the evaluated attempts with a {level} interval that "
-        "treats cases as the unit (the case-level interval); the factor levels and the Pareto "
-        "view use the same mean."
-        if case_level
-        else "<b>Pass rate</b> †: AgenticLens's case pass rate with a pooled Wilson interval "
-        "that treats attempts as independent (this report has no case-level numbers).",
-        "<b>Trial success</b>: share of trials in which every case passed (AgenticLens's "
-        "'reliability', its trial success rate); it falls towards 0% as a suite grows, so 0% "
-        "does not mean nothing passed. pass^k below is the per-case reliability the verdicts "
-        "compare.",
-        "<b>Consistency</b>: share of cases with the same outcome in every trial; a failed "
-        "trial counts as a failure of every case (n/a: no trial completed).",
-    ]
-    if case_level:
-        for v in a.variants.to_dict("records"):
-            failed = int(v["attempted_trials"]) - int(v["completed_trials"])
-            if failed:
-                them = "it" if failed == 1 else "them"
-                notes.append(
-                    f"<b>{_e(v['variant_id'])}</b>: {failed} of {int(v['attempted_trials'])} "
-                    f"trials failed; the pass rate here leaves {them} out, while the "
-                    f"AgenticLens case pass rate ({_pct(v['case_pass_rate'])}, in the "
-                    f"compatible numbers below) counts {them} as failing every case."
-                )
-    return "".join(f"<p class='note'>{n}</p>" for n in notes)
+    """What each number of the variant table is, said where it is shown: the console's and
+    the summary's notes (:func:`~agenticlens_frames.report.console.variant_notes`), each
+    one's label in bold."""
+    from .console import variant_notes
+
+    paragraphs = []
+    for note in variant_notes(a, case_level):
+        label, _, text = note.partition(": ")
+        paragraphs.append(f"<p class='note'><b>{_e(label)}</b>: {_e(text)}</p>")
+    return "".join(paragraphs)
 
 
 def _significance_at(a: ExperimentAnalysis) -> str:
@@ -299,9 +288,13 @@ def _comparisons(a: ExperimentAnalysis) -> str:
     They pool every attempt as independent (Wilson interval, z test), so nothing here is
     styled or worded as significant: the verdicts section is the significance statement.
     """
+    from .console import compat_cells
+
     by_candidate = {str(c["candidate_variant_id"]): c for c in a.comparisons.to_dict("records")}
     rows = []
-    for v in a.variants.to_dict("records"):
+    # The console's and the summary's cells: a pass-rate change in percentage points (a
+    # "+15.7%" read as relative), the latency and cost changes with their units.
+    for v, cells in zip(a.variants.to_dict("records"), compat_cells(a), strict=True):
         rate = (
             f"{_pct(v['case_pass_rate'])}<br><small>{_pct(v['case_pass_rate_ci_low'])}–"
             f"{_pct(v['case_pass_rate_ci_high'])}</small>"
@@ -317,23 +310,15 @@ def _comparisons(a: ExperimentAnalysis) -> str:
         changed = ", ".join(
             f"{_e(n)}: {_e(val[0])} → {_e(val[1])}" for n, val in c["changed_factors"].items()
         )
-        p = c["case_pass_rate_p_value"]
         flagged = regressed_labels(c)
         warnings = "".join(f"<li>{_e(w)}</li>" for w in c["warnings"])
-        cost_delta = c["total_cost_usd_delta"]
-        cost = "n/a" if is_missing(cost_delta) else f"{cost_delta:+.4f}"
-        latency_delta = c["average_latency_ms_delta"]
-        latency = "n/a" if is_missing(latency_delta) else f"{latency_delta:+.1f} ms"
-        delta = c["case_pass_rate_delta"]
-        score = c["average_score_delta"]
+        _, delta, p, score, latency, cost, _ = (_e(cell) for cell in cells)
         rows.append(
             f"<tr data-variant='{_e(c['candidate_variant_id'])}'><td><strong>"
             f"{_e(c['candidate_variant_id'])}</strong><br><small>"
             f"{changed or 'no factor changes recorded'}</small></td><td>{rate}</td>"
-            f"<td>{'n/a' if is_missing(delta) else f'{delta:+.1%}'}<br><small>z-test p = "
-            f"{'n/a' if is_missing(p) else f'{p:.3f}'}</small></td>"
-            f"<td>{_num(score, 3, '+' if not is_missing(score) and score >= 0 else '')}"
-            f"</td><td>{latency}</td><td>{cost}</td>"
+            f"<td>{delta}<br><small>z-test p = {p}</small></td>"
+            f"<td>{score}</td><td>{latency}</td><td>{cost}</td>"
             f"<td>{_e(', '.join(flagged)) or 'none'}"
             f"<br><small>{len(c['regressed_case_ids'])} case(s) regressed · "
             f"{len(c['improved_case_ids'])} improved</small>"
@@ -352,7 +337,8 @@ def _comparisons(a: ExperimentAnalysis) -> str:
         "threshold, uncertainty ignored).</p>"
         "<div class='scroll'><table><tr><th>Variant</th>"
         "<th>Case pass rate<br><small>pooled Wilson interval</small></th>"
-        "<th>Case pass rate Δ</th><th>Score Δ</th><th>Latency Δ</th><th>Cost Δ</th>"
+        "<th>Case pass rate Δ</th><th>Score Δ</th><th>Latency Δ</th>"
+        "<th>Cost Δ<br><small>per trial</small></th>"
         f"<th>Flagged by AgenticLens's rule</th></tr>{''.join(rows)}</table></div>"
         f"{figure}</section>"
     )
@@ -399,7 +385,8 @@ def _cases_table(a: ExperimentAnalysis, order: list[str]) -> tuple[str, str]:
             cells.append(f"<td class='{cls} {hue}'>{text}</td>")
         name = _e(names.get(cid, ""))
         rows.append(
-            f"<tr><th title='{name or _e(cid)}'>{_e(cid)}<br><small>{name}</small></th>"
+            f"<tr data-case='{_e(cid)}'><th title='{name or _e(cid)}'>{_e(cid)}<br><small>"
+            f"{name}</small></th>"
             f"{''.join(cells)}</tr>"
         )
     head = "".join(f"<th data-variant='{_e(v)}'>{_e(v)}</th>" for v in variant_ids)
@@ -413,7 +400,8 @@ def _cases_table(a: ExperimentAnalysis, order: list[str]) -> tuple[str, str]:
     return (
         f"<details id='case-table'{is_open}><summary>All {len(order)} cases as a table "
         "(needs-attention order; cell: passes/attempts · mean score, coloured by the pass "
-        "rate over the evaluated attempts, grey without one; dashed: flaky)</summary>"
+        "rate over the evaluated attempts, grey without one; dashed: flaky; click a cell, or "
+        "press Enter on it, for its attempts)</summary>"
         f"<div class='scroll'><table class='cases'><thead><tr><th>Case</th>{head}</tr></thead>"
         "<tbody></tbody></table></div></details>",
         f"<script type='text/html' id='case-rows'>{''.join(rows)}</script>",
@@ -736,13 +724,10 @@ def _heatmap_section(
         f"{_e(c['label'])}</option>"
         for key, c in heat["colours"].items()
     )
-    sizes = (
-        "".join(
-            f"<option value='{n}'{' selected' if n == PAGE_SIZE else ''}>{n}</option>"
-            for n in (25, 50, 100, 200)
-        )
-        + "<option value='0'>all</option>"
-    )
+    sizes = "".join(
+        f"<option value='{n}'{' selected' if n == PAGE_SIZE else ''}>{n}</option>"
+        for n in PAGE_SIZES
+    ) + ("<option value='0'>all</option>" if n_cases <= ALL_CASES_AT_ONCE else "")
     wide = (
         f"This suite has {n_cases} cases, too many to read at once: the heatmap shows "
         f"{PAGE_SIZE} per page, the cases that need attention first (regressed against the "
@@ -750,6 +735,12 @@ def _heatmap_section(
         "(at the top of the page), "
         "search a case or page through; the bar chart below and the table of all cases "
         "summarise the whole suite."
+        + (
+            ""
+            if n_cases <= ALL_CASES_AT_ONCE
+            else f" The heatmap draws at most {max(PAGE_SIZES)} cases at once (all {n_cases} "
+            "would hold the page for minutes)."
+        )
         if n_cases > PAGE_SIZE
         else f"All {n_cases} cases, those that need attention first (regressed against the "
         "baseline, then flaky, then hardest)."
@@ -781,8 +772,8 @@ def _heatmap_section(
         "<span id='heat-page' class='note'></span></div>"
         "<div id='fig-heatmap' class='fig'></div>"
         "<p id='heat-empty' class='note' hidden>No variant or case matches the filters.</p>"
-        "<div id='attempts'><p class='note'>Click a heatmap cell to see that case's attempts."
-        "</p></div>"
+        "<div id='attempts' aria-live='polite'><p class='note'>Click a heatmap cell (or a cell "
+        "of the table of all cases below) to see that case's attempts.</p></div>"
         "<div id='fig-case_outcomes' class='fig'></div>"
         f"{table}</section>"
     ), rows
@@ -863,6 +854,7 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         interval_phrase,
         method_phrase,
         omitted_parts,
+        p_header,
     )
 
     declared = bool(verdicts.attrs.get("declared", False))
@@ -874,6 +866,7 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         return body if declared else body + f"<p class='declare'>{_e(HOW_TO_DECLARE)}</p>"
     first = verdicts.iloc[0]
     level = f"{float(first['confidence_level']):.0%}"
+    p_label = p_header(str(first["correction"]))
     rows = []
     for r in verdicts.to_dict("records"):
         unit = str(r["unit"])
@@ -890,7 +883,7 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
             verdict = str(r["verdict"])
             cls = {"better": "good", "worse": "bad"}.get(verdict, "")
             cells += (
-                f"<td data-label='Adjusted p'>{_e(format_p(r['adjusted_p_value']))}</td>"
+                f"<td data-label='{p_label}'>{_e(format_p(r['adjusted_p_value']))}</td>"
                 f"<td data-label='Verdict' class='verdict {cls}'><strong>{_e(verdict)}</strong>"
                 + (f"<br><small>{_e(r['detectable'])}</small>" if r["detectable"] else "")
                 + "</td>"
@@ -908,14 +901,18 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         how = _e(family_phrase(str(first["correction"]), int(first["family_size"]), first["alpha"]))
         head = (
             f"<tr><th>Candidate</th><th>Dimension</th><th>Difference<br><small>{level} CI, "
-            "per comparison</small></th><th>Adjusted p</th><th>Verdict</th></tr>"
+            f"per comparison</small></th><th>{p_label}</th><th>Verdict</th></tr>"
         )
         phrase = interval_phrase(
             float(first["confidence_level"]), float(first["alpha"]), str(first["correction"])
         )
+        # Declared clusters are the unit of the interval and test (CR1, cluster bootstrap):
+        # a row's method names them.
+        clustered = any("cluster" in str(m) for m in verdicts.get("ci_method", ()))
+        unit_of = "clusters of cases are the unit" if clustered else "cases are the unit"
         note = (
             "<p class='note'>Each candidate minus the baseline, case by case over the cases "
-            f"both scored (cases are the unit); {how}{_e(test)}. "
+            f"both scored ({unit_of}); {how}{_e(test)}. "
             f"{_e(phrase)} "
             "Next to every result that is not significant: the smallest change this run "
             "could have detected.</p>"

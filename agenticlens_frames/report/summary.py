@@ -171,7 +171,7 @@ def _gate(gate: GateOutcome, warnings: Sequence[str] = ()) -> list[str]:
 
 def _verdict_table(analysis: ExperimentAnalysis) -> list[str]:
     """The verdicts as a table, with the console's caption under it."""
-    from ..paired.verdicts import detectable_cell, format_change, format_p
+    from ..paired.verdicts import detectable_cell, format_change, format_p, p_header
 
     v = analysis.verdicts
     declared = bool(v.attrs.get("declared", False))
@@ -180,7 +180,8 @@ def _verdict_table(analysis: ExperimentAnalysis) -> list[str]:
     # the adjusted p): the header says so, as the page's does.
     interval = "CI, per comparison" if declared else "per-comparison interval"
     header = ["Candidate", "Dimension", f"Difference [{level:.0%} {interval}]"]
-    header += ["Adj. p", "Verdict"] if declared else []
+    correction = str(v["correction"].iloc[0]) if len(v) else ""
+    header += [p_header(correction, short=True), "Verdict"] if declared else []
     header.append("Smallest detectable change")
     rows = []
     for r in v.to_dict("records"):

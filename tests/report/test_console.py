@@ -261,3 +261,14 @@ def test_a_narrow_terminal_gets_each_verdict_as_its_sentence(run) -> None:
         assert f"• {statement}" in head, statement
     assert "┃" not in text[: text.index("Variants")]
     assert NARROW > 40 and "┃ Candidate" in _printed(analysis)  # wide: the table
+
+
+def test_p_values_under_a_declared_none_are_not_called_adjusted() -> None:
+    """comparisons: {correction: none} decides each comparison on its own p: the column
+    said "Adj. p"."""
+    run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    run = dataclasses.replace(run, manifest=dataclasses.replace(run.manifest, comparisons=None))
+    console = Console(record=True, width=200, color_system=None)
+    print_summary(analyze(run, correction="none", frontier_n_resamples=0), console)
+    verdicts = console.export_text().split("Variants")[0]
+    assert "p (not adjusted)" in verdicts and "Adj. p" not in verdicts

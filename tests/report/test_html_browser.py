@@ -609,3 +609,73 @@ def test_the_watchers_do_catch_a_script(browser, tmp_path: Path) -> None:
         w.until(lambda: any("undefinedFunction" in e for e in w.errors))
     finally:
         w.close()
+
+
+@pytest.mark.browser
+def test_the_case_table_shows_attempts_from_the_keyboard(open_page, pages, analysis) -> None:
+    """A plotly heatmap cell takes no focus, so a keyboard reader could not reach any
+    attempt: the table of all cases is that path (Tab to a cell, Enter)."""
+    w = open_page(pages["example"])
+    w.page.focus("#case-table summary")
+    if not w.js("document.getElementById('case-table').open"):
+        w.page.keyboard.press("Enter")
+    w.page.wait_for_selector("table.cases tbody tr")
+    w.page.keyboard.press("Tab")  # the first cell with data
+    cell = w.js(
+        """(() => { const td = document.activeElement;
+        if (td.tagName !== 'TD') return [td.tagName];
+        return [td.tagName, td.closest('table').rows[0].cells[td.cellIndex].dataset.variant,
+                td.parentNode.dataset.case]; })()"""
+    )
+    assert cell[0] == "TD", cell
+    w.page.keyboard.press("Enter")
+    w.page.wait_for_selector("#attempts .att")
+    att = analysis.run.attempts
+    mine = att[(att["variant_id"] == cell[1]) & (att["case_id"] == cell[2])]
+    assert w.page.locator("#attempts .att").count() == len(mine)
+    assert cell[2] in w.page.text_content("#attempts h3")
+    first = str(mine.sort_values("trial")["output"].iloc[0])[:60]
+    assert first in w.page.text_content("#attempts")
+    assert w.errors == [] and w.external == []
+
+
+@pytest.mark.browser
+def test_filtered_forest_keeps_each_candidates_mark(open_page, pages, analysis) -> None:
+    """The paired forest tells its calls apart by shape as well as colour; a factor filter
+    drops points, and each kept point keeps its own shape (the shapes must be subset with
+    the points, as the colours are). The saved report's page draws the verdicts (the
+    example's draws another frame)."""
+    w = open_page(pages["saved"])
+    w.page.select_option("select[data-factor='model']", "gpt-large")
+    traces = w.js(
+        "document.getElementById('fig-paired').data.map(t => [t.name, [...t.y],"
+        " [...t.marker.symbol], [...t.marker.color]])"
+    )
+    verdicts = analysis.verdicts.set_index(["dimension", "candidate_variant_id"])["verdict"]
+    marks = {"better": "triangle-up", "worse": "triangle-down"}
+    seen = 0
+    for name, ys, symbols, colours in traces:
+        assert len(symbols) == len(ys) == len(colours), name
+        for y, symbol in zip(ys, symbols, strict=True):
+            assert symbol == marks.get(verdicts[(name, y)], "diamond-open"), (name, y)
+            seen += 1
+    assert seen and w.errors == []
+
+
+@pytest.mark.browser
+def test_every_figure_is_named_for_a_screen_reader(open_page, pages) -> None:
+    """plotly's SVG has no accessible name: a drawn figure is a role=figure named by its
+    title, as text (no markup, no escapes)."""
+    w = open_page(pages["example"])
+    named = w.js(
+        "[...document.querySelectorAll('.fig')].filter(f => f.data).map(f =>"
+        " [f.id, f.getAttribute('role'), f.getAttribute('aria-label') || ''])"
+    )
+    assert {i for i, _, _ in named} >= {f"fig-{f}" for f in ("pass_k", "heatmap", "paired")}
+    for fig_id, role, label in named:
+        assert role == "figure" and label and label != "figure", fig_id
+        assert "<" not in label and "&lt;" not in label and "&amp;" not in label, label
+    labels = dict((i, label) for i, _, label in named)
+    assert labels["fig-pass_k"].startswith("pass@k and pass^k")
+    assert labels["fig-heatmap"] == "Cases by variant"
+    assert w.errors == []

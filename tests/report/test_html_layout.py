@@ -57,9 +57,10 @@ LAYOUT = """() => {
 }"""
 
 
-def _open(browser, path: Path, width: int):
-    """The page at ``width`` px, its script errors collected, once every figure is drawn."""
-    page = browser.new_page(viewport={"width": width, "height": 900})
+def _open(browser, path: Path, width: int, height: int = 900):
+    """The page at ``width`` × ``height`` px, its script errors collected, once every figure
+    is drawn."""
+    page = browser.new_page(viewport={"width": width, "height": height})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -115,6 +116,34 @@ def test_every_verdict_cell_is_in_sight_on_a_phone(browser, request, which) -> N
             " return [t.getBoundingClientRect().width, t.parentElement.clientWidth]; }"
         )
         assert wide[0] <= wide[1] + 0.5, wide
+        assert errors == []
+    finally:
+        page.close()
+
+
+#: Whether the verdict table's cells in the window can be seen, or something covers them.
+COVERED = """() => {
+  const t = document.querySelector('table.verdicts');
+  window.scrollTo(0, t.getBoundingClientRect().top + window.scrollY);
+  const vh = window.innerHeight;
+  const seen = [...t.querySelectorAll('td')].map(c => c.getBoundingClientRect())
+      .filter(r => r.height > 0 && r.top >= 0 && r.bottom <= vh);
+  const covered = seen.filter(r => {
+    const e = document.elementFromPoint(r.left + 4, r.top + r.height / 2);
+    return !t.contains(e);
+  });
+  return {seen: seen.length, covered: covered.length};
+}"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(375, 667), (640, 480)])
+def test_the_filter_bar_leaves_the_verdicts_in_sight(browser, page_file, width, height) -> None:
+    """On a phone (or a window zoomed to 640 × 480 px) the sticky factor filters held a
+    third of the screen and hid the verdict rows scrolling under them."""
+    page, errors = _open(browser, page_file, width, height)
+    try:
+        got = page.evaluate(COVERED)
+        assert got["seen"] > 0 and got["covered"] == 0, got
         assert errors == []
     finally:
         page.close()

@@ -99,7 +99,7 @@ def test_declared_verdicts_equal_those_of_experiment_run(theirs: Path, ours) -> 
     assert "82.1% [69%–90%]" in text and "65.7% [54%–76%] †" not in text
     assert "65.7% [54%–76%]" in text  # AgenticLens's pooled rate, in its labelled section
     page = render_html(loaded)
-    assert "Verdicts against" in page and "Pass rate</b> †" not in page
+    assert "Verdicts against" in page and "† Pass rate" not in page
 
 
 def test_factor_effects_equal_those_of_experiment_run(theirs: Path, ours) -> None:

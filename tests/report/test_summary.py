@@ -266,3 +266,14 @@ def test_a_per_comparison_interval_is_said_so_before_the_sentences(analysis) -> 
     assert said < text.index("**prompt-v2** vs baseline")  # ... and that is said first
     assert "the verdict follows the adjusted p" in text[: text.index("**model-large**")]
     assert "Difference [95% CI, per comparison]" in text
+
+
+def test_p_values_under_a_declared_none_are_not_called_adjusted(run) -> None:
+    """comparisons: {correction: none} decides each comparison on its own p: the column
+    said "Adj. p" (the page's said "Adjusted p")."""
+    import dataclasses
+
+    plain = dataclasses.replace(run, manifest=dataclasses.replace(run.manifest, comparisons=None))
+    text = summary_markdown(analyze(plain, correction="none", frontier_n_resamples=0))
+    header = _tables(text)[0][0]
+    assert "p (not adjusted)" in header and "Adj. p" not in header

@@ -61,9 +61,19 @@
     if (observer) { observer.unobserve(gd); }
     plots.push(gd);
     // Once drawn the figure holds its own height (the heatmap's changes with the filters).
-    drawn[id] = drawers[id]().then(function (out) { gd.style.minHeight = ""; return out; });
+    drawn[id] = drawers[id]().then(function (out) { gd.style.minHeight = ""; labelFigure(gd); return out; });
     if (pending.every(function (p) { return drawn[p]; })) { finish(); }
     return drawn[id];
+  }
+  // A drawn figure is named by its title for a screen reader (plotly's SVG has none); the
+  // title's markup and escapes are read as the text they show.
+  function labelFigure(gd) {
+    var title = gd.layout && gd.layout.title;
+    var text = typeof title === "string" ? title : (title && title.text) || "";
+    var d = document.createElement("textarea");
+    d.innerHTML = String(text).replace(/<br\s*\/?>/gi, " · ").replace(/<[^>]*>/g, "");
+    gd.setAttribute("role", "figure");
+    gd.setAttribute("aria-label", d.value || "figure");
   }
   function inView(id) {
     var r = document.getElementById(id).getBoundingClientRect();
@@ -284,9 +294,11 @@
       var v = plain(t[k]);
       if (Array.isArray(v) && v.length === mask.length) { t[k] = pick(v); }
     });
-    if (t.marker && Array.isArray(t.marker.color) && t.marker.color.length === mask.length) {
-      t.marker.color = pick(t.marker.color);
-    }
+    ["color", "symbol"].forEach(function (k) {
+      if (t.marker && Array.isArray(t.marker[k]) && t.marker[k].length === mask.length) {
+        t.marker[k] = pick(t.marker[k]);
+      }
+    });
     ["error_x", "error_y"].forEach(function (e) {
       if (!t[e]) { return; }
       ["array", "arrayminus"].forEach(function (k) {
@@ -343,7 +355,22 @@
     // Markup written by html.py _cases_table with every user string escaped.
     box.querySelector("table.cases tbody").insertAdjacentHTML("beforeend", rows.textContent);
     box.dataset.filled = "true";
+    box.querySelectorAll("tbody td.c:not(.none)").forEach(function (td) { td.tabIndex = 0; });
     hideCaseColumns();
+  }
+  // The table is the heatmap's keyboard path (a plotly cell takes no focus): a cell with
+  // data takes the focus, and Enter, Space or a click shows its attempts as a heatmap
+  // click does.
+  function caseCellAttempts(e) {
+    if (e.type === "keydown" && e.key !== "Enter" && e.key !== " ") { return; }
+    var td = e.target.closest ? e.target.closest("td.c:not(.none)") : null;
+    if (!td) { return; }
+    var vid = td.closest("table").rows[0].cells[td.cellIndex].dataset.variant;
+    var r = H.variants.indexOf(vid), c = H.ids.indexOf(td.parentNode.dataset.case);
+    if (r < 0 || c < 0) { return; }
+    e.preventDefault();
+    showAttempts({ customdata: [r, c] });
+    document.getElementById("attempts").scrollIntoView({ block: "nearest" });
   }
 
   function applyFilters() {
@@ -426,7 +453,11 @@
     });
     bindHeatControls();
     var table = document.getElementById("case-table");
-    if (table) { table.addEventListener("toggle", fillCaseTable); }
+    if (table) {
+      table.addEventListener("toggle", fillCaseTable);
+      table.addEventListener("click", caseCellAttempts);
+      table.addEventListener("keydown", caseCellAttempts);
+    }
     fillCaseTable();
     window.addEventListener("beforeprint", drawAll);
     var print = window.matchMedia("print");
