@@ -734,6 +734,34 @@ def test_noninferiority_gate_for_lower_is_better_and_missing_rows(run: Experimen
     assert not gate_passed(reliability)
 
 
+def test_noninferiority_gate_fails_when_the_declared_clusters_are_one(run: ExperimentRun) -> None:
+    """Every case in one declared cluster: the cases are one unit, the comparison has no
+    interval (G/(G - 1) is undefined at G = 1), and the gate must not pass on a bound that
+    counts the 14 cases as independent (it did, for a candidate equal to the baseline)."""
+    tied = run.attempts[run.attempts["variant_id"].isin(["baseline", "prompt-v2"])].copy()
+    tied["variant_id"] = tied["variant_id"].astype(str)
+    copy = tied[tied["variant_id"] == "baseline"].assign(variant_id="same")
+    attempts = pd.concat([tied, copy], ignore_index=True)[["variant_id", "trial", "case_id"]]
+    attempts["passed"] = pd.concat([tied, copy], ignore_index=True)["passed"].to_numpy()
+    cases = pd.DataFrame({"case_id": run.suite.case_ids})
+    cases["metadata"] = [{"suite": "one"}] * len(cases)
+    one = ExperimentRun.from_frames(
+        attempts, pd.DataFrame({"variant_id": ["baseline", "prompt-v2", "same"]}), cases
+    )
+    pc = paired_comparisons(one, correction="holm", cluster="suite", noninferiority_margin=0.5)
+    same = pc[(pc["candidate_variant_id"] == "same") & (pc["evaluator"] == "passed")].iloc[0]
+    assert same["n_clusters"] == 1 and math.isnan(same["ci_low"])
+    # By hand, the pseudo-case bound over the cases as independent units passes δ = 0.5:
+    # d = 0 on every case, with +1 and -1 added, t at n + 1 df.
+    n = same["paired_items"]
+    independent = -sps.t.ppf(0.95, n + 1) * math.sqrt(2 / (n + 2)) / math.sqrt(n + 2)
+    assert independent > -0.5
+    gate = pc.attrs["noninferiority"].set_index("candidate_variant_id")
+    assert not gate["passed"].any() and not gate_passed(pc.attrs["noninferiority"])
+    assert gate.loc["same", "reason"] == "no interval: the paired cases form one cluster"
+    assert math.isnan(gate.loc["same", "bound"])
+
+
 # --- case level -------------------------------------------------------------------------------
 
 

@@ -216,6 +216,11 @@ def _gate_bound(row: pd.Series, alpha: float, higher: bool) -> tuple[float, str 
     se, df, est = float(row["standard_error"]), float(row["df"]), float(row["mean_difference"])
     n = int(row["paired_items"]) if "paired_items" in row and pd.notna(row["paired_items"]) else 0
     sign = 1.0 if higher else -1.0
+    clusters = int(row["n_clusters"]) if "n_clusters" in row else n
+    if clusters < 2 <= n:
+        # Declared clusters that are all one: the cases are one unit, with no interval (the
+        # comparison says "no test"); the pseudo-case bound would count them as independent.
+        return math.nan, None, "no interval: the paired cases form one cluster"
     t_bound = math.nan
     if math.isfinite(se) and math.isfinite(df) and se > 0:
         t_bound = est - sign * float(sps.t.ppf(1 - alpha, df)) * se
@@ -226,7 +231,6 @@ def _gate_bound(row: pd.Series, alpha: float, higher: bool) -> tuple[float, str 
             stats_paired.noninferiority_bound_from_summary(n, sign * est, sd, alpha)
         )
         method = f"two pseudo-cases (+1, -1), one-sided t (df={n + 1}) (Bonett-Price type)"
-        clusters = int(row["n_clusters"]) if "n_clusters" in row else n
         if clusters < n and math.isfinite(t_bound):
             pseudo = min(pseudo, t_bound) if higher else max(pseudo, t_bound)
             method += f"; with CR1 t (df={df:g}) when more cautious"
