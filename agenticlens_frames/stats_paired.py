@@ -1214,6 +1214,39 @@ def _t_p_value(estimate: float, se: float, df: float) -> float:
     return 2 * t_sf(abs(estimate) / se, df)
 
 
+def _wilcoxon_toward(differences: np.ndarray, estimate: float) -> tuple[float, str]:
+    r"""Wilcoxon signed-rank p-value for a shift in the direction of the mean ``estimate``:
+    :math:`\min(1, 2p_{dir})`, with :math:`p_{dir}` the one-sided p towards the sign of the
+    mean (zero differences dropped).
+
+    That is scipy's two-sided p whenever the ranks shift the way the mean does (scipy's is
+    twice the smaller one-sided p). When skewed differences make them shift the other way
+    (a small rise on most cases, one large fall), the test is no evidence for the mean's
+    direction and the p-value is 1: the two-sided p called the mean's direction
+    significant, a verdict the test's own evidence contradicts.
+
+    Examples
+    --------
+    >>> d = np.array([100.0] * 15 + [-5000.0])
+    >>> round(float(sps.wilcoxon(d).pvalue), 4), _wilcoxon_toward(d, float(d.mean()))[0]
+    (0.0029, 1.0)
+    """
+    nonzero = differences[differences != 0]
+    name = "Wilcoxon signed-rank (zero differences dropped)"
+    if not len(nonzero):
+        # All-zero differences: no evidence either way (scipy refuses an empty sample).
+        return 1.0, name
+    if estimate == 0:
+        return float(sps.wilcoxon(nonzero).pvalue), name
+    side = "greater" if estimate > 0 else "less"
+    p = min(1.0, 2 * float(sps.wilcoxon(nonzero, alternative=side).pvalue))
+    if p >= 1.0 and float(sps.wilcoxon(nonzero).pvalue) < 1.0:
+        name += (
+            "; its ranks shift opposite to the mean difference, so p = 1 for the mean's direction"
+        )
+    return p, name
+
+
 def arm_coverage(baseline: np.ndarray, candidate: np.ndarray) -> tuple[int, int, float, float]:
     """Two arms' per-case values (NaN: the arm has none for the case): how many cases only
     the baseline has, only the candidate has, and each arm's mean over the cases both have —
@@ -1349,10 +1382,7 @@ def paired_difference(
         # cases, 5e-4 for 5 improved of 8, where the exact sign-flip p is 0.0625).
         p, p_method = sign_flip_test(d, clusters=codes, n_resamples=n_resamples, rng=rng)
     elif method == "wilcoxon":
-        nonzero = d[d != 0]
-        # All-zero differences: no evidence either way (scipy refuses an empty sample).
-        p = float(sps.wilcoxon(nonzero).pvalue) if len(nonzero) else 1.0
-        p_method = "Wilcoxon signed-rank (zero differences dropped)"
+        p, p_method = _wilcoxon_toward(d, base.estimate)
     else:  # mcnemar (outcomes validated above)
         worse = int(np.sum((outcomes_a == 1) & (outcomes_b == 0)))
         better = int(np.sum((outcomes_a == 0) & (outcomes_b == 1)))

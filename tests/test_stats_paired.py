@@ -380,6 +380,25 @@ def test_paired_wilcoxon_matches_pingouin() -> None:
     assert r.ci_method == "t"
 
 
+def test_paired_wilcoxon_is_no_evidence_for_the_opposite_direction() -> None:
+    """Latency up 100 ms on 15 cases and down 5000 ms on one: the signed ranks shift up
+    (scipy's two-sided p 0.0029) while the mean falls 219 ms. The two-sided p called the
+    fall significant ('better'); the p for the mean's direction is twice scipy's one-sided
+    p towards a fall, capped at 1."""
+    from scipy import stats as sps
+
+    d = np.array([100.0] * 15 + [-5000.0])
+    assert sps.wilcoxon(d).pvalue < 0.01 and d.mean() < 0
+    r = sp.paired_difference(d, method="wilcoxon")
+    assert r.p_value == min(1.0, 2 * sps.wilcoxon(d, alternative="less").pvalue) == 1.0
+    assert "opposite to the mean difference" in r.p_value_method
+    # Ranks and mean agree: scipy's two-sided p, unchanged.
+    agree = np.array([100.0] * 15 + [-50.0])
+    assert sp.paired_difference(agree, method="wilcoxon").p_value == pytest.approx(
+        sps.wilcoxon(agree).pvalue, rel=1e-12
+    )
+
+
 def test_paired_mcnemar_uses_discordant_counts() -> None:
     base = np.array([1] * 10 + [0] * 4 + [1] * 20 + [0] * 6, dtype=float)
     cand = np.array([0] * 10 + [1] * 4 + [1] * 20 + [0] * 6, dtype=float)
