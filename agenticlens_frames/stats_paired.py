@@ -407,7 +407,9 @@ def cluster_robust_interval(
         return _estimate_only(mean, groups)
     sums = np.bincount(codes, weights=y - mean, minlength=groups)
     se = math.sqrt(groups / (groups - 1) * float(np.sum(sums * sums))) / n
-    if _all_equal(y):
+    # Every cluster's mean equal (every value equal among them) makes each sum 0: float
+    # residue (1e-17) would otherwise give a tiny SE and an infinite t.
+    if _all_equal(np.bincount(codes, weights=y, minlength=groups) / np.bincount(codes)):
         se = 0.0
     return _t_based(mean, se, groups, confidence_level)
 
@@ -1363,6 +1365,15 @@ def paired_difference(
         # McNemar's exact test and the Bonett-Price interval need no variance: an arm
         # that passed (or failed) every case keeps its real interval, not a zero width.
         p, p_method = degenerate_sign_flip_p(d, groups)
+    elif method == "t" and base.standard_error == 0:
+        # CR1 of clusters whose means are all equal (the differences are not): zero width
+        # by arithmetic, t undefined. Every cluster sum has the mean's sign, so the exact
+        # sign flip over clusters gives 2^(1-G), or 1 at a mean of 0 (the t p was 0).
+        p, _ = degenerate_sign_flip_p(np.full(groups, base.estimate), groups)
+        p_method = (
+            f"sign-flip permutation over clusters, exact (2^(1-G), G={groups}: every "
+            "cluster's mean difference equal; CR1 t undefined with zero variance)"
+        )
     elif method == "t":
         p, p_method = _t_p_value(base.estimate, base.standard_error, base.df), t_name
     elif method == "permutation":

@@ -399,6 +399,24 @@ def test_paired_wilcoxon_is_no_evidence_for_the_opposite_direction() -> None:
     )
 
 
+def test_clusters_with_equal_means_get_the_exact_sign_flip_p_not_t() -> None:
+    """Two clusters whose mean differences are equal (0.2 each) while the cases' are not:
+    the CR1 SE is 0 up to float residue and the t p was 0 ('better' from four cases). The
+    exact sign flip over the cluster sums (scipy's permutation test) is 0.5."""
+    from scipy import stats as sps
+
+    d = np.array([0.1, 0.3, 0.1, 0.3])
+    clusters = np.array(["A", "A", "B", "B"])
+    r = sp.paired_difference(d, clusters=clusters)
+    sums = np.array([d[clusters == g].sum() for g in ("A", "B")])
+    want = sps.permutation_test(
+        (sums,), np.sum, permutation_type="samples", n_resamples=np.inf
+    ).pvalue
+    assert r.p_value == pytest.approx(want) == 0.5
+    assert r.standard_error == 0.0 and r.ci_low == r.ci_high == pytest.approx(0.2)
+    assert "over clusters, exact" in r.p_value_method
+
+
 def test_paired_mcnemar_uses_discordant_counts() -> None:
     base = np.array([1] * 10 + [0] * 4 + [1] * 20 + [0] * 6, dtype=float)
     cand = np.array([0] * 10 + [1] * 4 + [1] * 20 + [0] * 6, dtype=float)
