@@ -765,6 +765,31 @@ def test_noninferiority_gate_fails_when_the_declared_clusters_are_one(run: Exper
 # --- case level -------------------------------------------------------------------------------
 
 
+def test_case_level_summary_says_why_one_case_has_no_interval() -> None:
+    """One case: scipy's t interval on 0 degrees of freedom is NaN, and so are the rows'
+    bounds; the note says why (it only named the method), and the effective-n Wilson's
+    degrees of freedom are NaN, not 0."""
+    one = ExperimentRun.from_frames(
+        pd.DataFrame(
+            {
+                "variant_id": ["a", "a", "b", "b"],
+                "trial": [1, 2, 1, 2],
+                "case_id": ["x"] * 4,
+                "passed": [True, False, True, True],
+            }
+        ),
+        pd.DataFrame({"variant_id": ["a", "b"]}),
+        pd.DataFrame({"case_id": ["x"]}),
+    )
+    assert all(math.isnan(v) for v in sps.t.interval(0.95, 0, loc=0.5, scale=0.1))
+    summary = case_level_summary(one)
+    empty = summary[summary["ci_low"].isna()]
+    assert set(empty["method"]) == {"t_case_means", "cr1", "wilson_effective_n"}
+    assert empty["note"].str.endswith("; no interval: fewer than two cases").all()
+    assert summary.loc[summary["method"] == "wilson_effective_n", "df"].isna().all()
+    assert not summary.loc[summary["ci_low"].notna(), "note"].str.contains("no interval").any()
+
+
 def test_case_level_summary_against_scipy_and_statsmodels(run: ExperimentRun) -> None:
     import statsmodels.api as sm
     from statsmodels.stats.proportion import proportion_confint

@@ -127,6 +127,9 @@ def case_level_summary(
         note = values.pop("note")
         if zero_width:
             note += "; zero-width interval: every unit had the same value (not certainty)"
+        if values["n_clusters"] < 2 and not math.isfinite(values["ci_low"]):
+            # One case (or cluster) has no spread to measure: say why the bounds are NaN.
+            note += f"; no interval: fewer than two {'cases' if cluster is None else 'clusters'}"
         rows.append(
             {
                 "variant_id": variant,
@@ -234,7 +237,7 @@ def case_level_summary(
                     standard_error=math.nan,
                     ci_low=low,
                     ci_high=high,
-                    df=float(n_cases - 1),
+                    df=float(n_cases - 1) if n_cases >= 2 else math.nan,
                     n_clusters=n_cases,
                     note="Wilson on n_eff = N/DEFF with a t quantile; too narrow at high "
                     "pass rates with few cases",
