@@ -22,6 +22,7 @@ from agenticlens_frames import (
     write_json_report,
 )
 from agenticlens_frames.frames import ExperimentRun
+from agenticlens_frames.paired import paired_comparisons
 from agenticlens_frames.paired.verdicts import (
     HOW_TO_DECLARE,
     VERDICT_COLUMNS,
@@ -528,3 +529,8 @@ def test_clusters_with_equal_mean_differences_are_not_called_better() -> None:
     assert b["p_value"] == pytest.approx(want) == 0.5
     assert b["verdict"] == "no detectable difference"
     assert "every cluster's mean differed by the same amount, not certainty" in b["statement"]
+    paired = paired_comparisons(clustered, correction="holm", cluster="topic")
+    assert paired.loc[paired["candidate_variant_id"] == "b", "note"].tolist() == [
+        "zero-width interval (every cluster's mean difference equal): not certainty; "
+        "no detectable-effect bound"
+    ]
