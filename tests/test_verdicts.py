@@ -534,3 +534,13 @@ def test_clusters_with_equal_mean_differences_are_not_called_better() -> None:
         "zero-width interval (every cluster's mean difference equal): not certainty; "
         "no detectable-effect bound"
     ]
+    # The gate: the pseudo-case bound over the 4 cases as independent (by hand: d = 0, 1,
+    # 0, 1 with +1 and -1 added, t at 5 df) passes δ = 0.9; the clusters leave no bound.
+    augmented = np.array([0.0, 1.0, 0.0, 1.0, 1.0, -1.0])
+    spread = math.sqrt(np.mean((augmented - augmented.mean()) ** 2) / len(augmented))
+    assert augmented.mean() - stats.t.ppf(0.95, 5) * spread > -0.9
+    gated = paired_comparisons(
+        clustered, correction="holm", cluster="topic", noninferiority_margin=0.9
+    ).attrs["noninferiority"]
+    row = gated[gated["candidate_variant_id"] == "b"].iloc[0]
+    assert not row["passed"] and row["reason"].startswith("no bound: every cluster's mean")

@@ -226,6 +226,15 @@ def _gate_bound(row: pd.Series, alpha: float, higher: bool) -> tuple[float, str 
         t_bound = est - sign * float(sps.t.ppf(1 - alpha, df)) * se
     if row.get("unit") in BOUNDED_UNITS and n >= 1:
         sd = float(row["standard_deviation"])
+        if clusters < n and se == 0 and sd > 0:
+            # Zero-width CR1 of clusters whose mean differences are equal (the cases' are
+            # not): the pseudo-case bound would count the cases as independent.
+            return (
+                math.nan,
+                None,
+                "no bound: every cluster's mean difference is the same (a zero-width "
+                "interval is not certainty)",
+            )
         # for a lower-is-better evaluator bound −d from below, then flip back
         pseudo = sign * float(
             stats_paired.noninferiority_bound_from_summary(n, sign * est, sd, alpha)
