@@ -956,6 +956,33 @@ def test_trials_for_precision_reaches_the_target(run: ExperimentRun) -> None:
     assert set(plan["cost_unit"]) == {"usd"}
 
 
+def test_trials_for_precision_of_a_one_trial_pilot_is_not_already_precise() -> None:
+    """One attempt per case: between- and within-case variance cannot be told apart (both
+    NaN), and they were read as 0 — a current half-width of 0 and one trial on 8 cases
+    enough. The case values' whole variance now counts as between cases."""
+    passed = [True, False, True, True, False, False, True, False, True, True]
+    one = ExperimentRun.from_frames(
+        pd.DataFrame(
+            {
+                "variant_id": ["a"] * 10 + ["b"] * 10,
+                "trial": [1] * 20,
+                "case_id": [f"c{i}" for i in range(10)] * 2,
+                "passed": passed + passed[::-1],
+            }
+        ),
+        pd.DataFrame({"variant_id": ["a", "b"]}),
+        pd.DataFrame({"case_id": [f"c{i}" for i in range(10)]}),
+    )
+    plan = trials_for_precision(one, half_width=0.1)
+    row = plan[(plan["variant_id"] == "a") & (plan["estimand"] == "mean")].iloc[0]
+    y = np.array(passed, dtype=float)
+    z = sps.norm.ppf(0.975)
+    assert row["current_half_width"] == pytest.approx(z * y.std(ddof=1) / math.sqrt(10))
+    assert row["between_variance"] == pytest.approx(y.var(ddof=1))
+    assert pd.isna(row["trials_needed"])  # only more cases narrow it
+    assert row["optimal_cases"] == math.ceil(y.var(ddof=1) / (0.1 / z) ** 2)
+
+
 # --- JSON blocks ----------------------------------------------------------------------------------
 
 

@@ -338,11 +338,19 @@ def trials_for_precision(
         )
 
     for v, vid in enumerate(ids):
-        vc = stats_paired.variance_components(*ev.attempts_of(v))
+        values, cases = ev.attempts_of(v)
+        vc = stats_paired.variance_components(values, cases)
+        between = vc.between_variance
+        if vc.n_attempts == vc.n_cases >= 2:
+            # One attempt per case: the parts cannot be told apart (both NaN, which read
+            # as 0: a half-width of 0 and one trial enough). All of the case values'
+            # variance counts as between cases, as the difference rows count it, so more
+            # trials are not promised to help.
+            between = float(np.var(values, ddof=1))
         plan(
             vid,
             "mean",
-            vc.between_variance,
+            between,
             vc.within_variance,
             vc.mean_attempts,
             vc.n_cases,
