@@ -964,10 +964,13 @@ def variance_components(values: ArrayLike, cases: ArrayLike) -> VarianceComponen
 
 
 def noise_floor(
-    within_variance: float, n_cases: int, trials: int = 1, confidence_level: float = 0.95
+    within_variance: float, n_cases: int, trials: float = 1, confidence_level: float = 0.95
 ) -> float:
     r"""Two-run noise floor: the difference two runs of the *same* configuration exceed
     only with probability 1 − CL, :math:`z\sqrt{2\hat\sigma_w^2/(nK)}`.
+
+    With unbalanced cases K is the harmonic mean of the attempts per case: the mean of case
+    means then has within-case variance :math:`\hat\sigma_w^2\sum_i K_i^{-1}/n^2`.
 
     It is conditional on the suite (both runs see the same cases), so it measures re-run
     noise only; a difference between two variants smaller than this is indistinguishable

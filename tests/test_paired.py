@@ -854,6 +854,39 @@ def test_variance_decomposition_matches_pingouin(run: ExperimentRun) -> None:
     )
 
 
+def test_noise_floor_of_unbalanced_cases_uses_their_harmonic_attempts() -> None:
+    """Cases of 1 and of 10 attempts: the re-run difference of the mean of case means has
+    variance 2σ²_w Σ(1/K_i)/n², by hand; K was the rounded mean (6), whose floor was
+    √(6/1.82) times too small."""
+    rows = []
+    for i in range(10):
+        for t in range(1 if i < 5 else 10):
+            rows.append({"variant_id": "a", "trial": t + 1, "case_id": f"c{i}"})
+            rows[-1]["passed"] = (i + t) % 3 == 0
+    attempts = pd.DataFrame(rows)
+    missing = [  # the cases' unrun trials, as failed ones (not evaluated)
+        {"variant_id": "a", "trial": t + 1, "case_id": f"c{i}", "passed": False}
+        for i in range(5)
+        for t in range(1, 10)
+    ]
+    attempts = pd.concat([attempts, pd.DataFrame(missing).assign(status="trial_failed")])
+    attempts["status"] = attempts["status"].fillna("ok")
+    both = pd.concat([attempts, attempts.assign(variant_id="b")], ignore_index=True)
+    uneven = ExperimentRun.from_frames(
+        both,
+        pd.DataFrame({"variant_id": ["a", "b"]}),
+        pd.DataFrame({"case_id": [f"c{i}" for i in range(10)]}),
+    )
+    scored = attempts[attempts["status"] == "ok"].astype({"passed": float})
+    groups = scored.groupby("case_id")["passed"]
+    within = float(((scored["passed"] - groups.transform("mean")) ** 2).sum()) / (len(scored) - 10)
+    k = groups.size().to_numpy(float)
+    want = sps.norm.ppf(0.975) * math.sqrt(2 * within * np.sum(1 / k)) / 10
+    nf = noise_floor(uneven).set_index("variant_id")
+    assert nf.loc["a", "trials"] == pytest.approx(10 / np.sum(1 / k))
+    assert nf.loc["a", "noise_floor"] == pytest.approx(want, rel=1e-12)
+
+
 def test_case_labels_by_hand(run: ExperimentRun) -> None:
     from statsmodels.stats.proportion import proportion_confint
 
