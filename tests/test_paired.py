@@ -932,6 +932,27 @@ def test_power_analysis_against_statsmodels(run: ExperimentRun) -> None:
     )
 
 
+def test_power_analysis_says_why_a_pilot_without_spread_plans_nothing(run: ExperimentRun) -> None:
+    """Every attempt of every variant passed: the per-case differences' SD is 0 (numpy),
+    so power and MDE are NaN, and the row says why rather than leave a silent NaN."""
+    att = pd.DataFrame(
+        {
+            "variant_id": ["a"] * 5 + ["b"] * 5,
+            "trial": [1] * 10,
+            "case_id": [f"c{i}" for i in range(5)] * 2,
+            "passed": [True] * 10,
+        }
+    )
+    flat = ExperimentRun.from_frames(
+        att, pd.DataFrame({"variant_id": ["a", "b"]}), pd.DataFrame({"case_id": att["case_id"][:5]})
+    )
+    assert np.std(np.zeros(5), ddof=1) == 0.0  # the differences, by hand
+    row = power_analysis(flat, effect=0.1).iloc[0]
+    assert math.isnan(row["mde"]) and math.isnan(row["power"]) and pd.isna(row["cases_needed"])
+    assert row["note"].startswith("the pilot's per-case differences do not vary (SD 0")
+    assert (power_analysis(run, effect=0.1)["note"] == "").all()
+
+
 def test_more_trials_shrink_the_planned_sd_toward_omega(run: ExperimentRun) -> None:
     pa = power_analysis(run, trials=1000).set_index("candidate_variant_id")
     row = pa.loc["model-large"]
