@@ -392,6 +392,11 @@ def test_paired_wilcoxon_is_no_evidence_for_the_opposite_direction() -> None:
     r = sp.paired_difference(d, method="wilcoxon")
     assert r.p_value == min(1.0, 2 * sps.wilcoxon(d, alternative="less").pvalue) == 1.0
     assert "opposite to the mean difference" in r.p_value_method
+    # A mean of 0 (float residue 1e-17 here) has no direction, whatever the ranks do
+    # (scipy's two-sided p 0.0002 gave a "+0.0 pp" row a verdict).
+    level = np.array([0.05] * 20 + [-1.0])
+    assert sps.wilcoxon(level).pvalue < 0.001 and abs(level.mean()) < 1e-15
+    assert sp.paired_difference(level, method="wilcoxon").p_value == 1.0
     # Ranks and mean agree: scipy's two-sided p, unchanged.
     agree = np.array([100.0] * 15 + [-50.0])
     assert sp.paired_difference(agree, method="wilcoxon").p_value == pytest.approx(
