@@ -567,6 +567,10 @@ def case_fixed_effects_ols(
     factor = g / (g - 1) * (n - 1) / (n - k) if g > 1 and n > k else np.nan
     cov = factor * xtx_inv @ meat @ xtx_inv
     se = np.sqrt(np.clip(np.diag(cov), 0, None))
+    # A column every case gives the same effect has no spread: the exact sign flip below
+    # (2^(1-G)), not t's 0. Float residue in the covariance is ~1e-17, its root ~1e-9
+    # (statsmodels gives 2e-9 for such a column); below 1e-8 of the effect t is past 1e8.
+    se = np.where(se <= 1e-8 * np.maximum(1.0, np.abs(beta)), 0.0, se)
     # A column no case can tell apart from its case effect or the other columns (a
     # variant seen only in cases where nothing else was) has no estimate: the
     # pseudo-inverse gave it 0 with a zero standard error, read as "exactly no effect".
@@ -574,7 +578,7 @@ def case_fixed_effects_ols(
     beta = np.where(identified, beta, np.nan)
     se = np.where(identified, se, np.nan)
     df = np.full(k, float(g - 1))
-    t, p, low, high = _t_inference(beta, se, df, confidence_level)
+    t, p, low, high = _t_inference(beta, se, df, confidence_level, g)
     return TermEstimate(beta, se, t, df, p, low, high, n_case, method)
 
 

@@ -188,6 +188,32 @@ def test_factors_that_always_change_together_are_confounded() -> None:
     )
 
 
+def test_fixed_effects_of_an_effect_every_case_shares_get_the_exact_sign_flip_p() -> None:
+    """Three variants (base, large, prompt b) on 3 cases; large moves every case by exactly
+    +1: statsmodels' cluster SE is 0 and its t p 0, certainty from 3 cases. The exact sign
+    flip of the per-case effects (scipy) is 0.25; the prompt term keeps its CR1 t."""
+    import scipy.stats
+
+    x = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]] * 3)
+    case = np.repeat(np.arange(3), 3)
+    y = np.array([0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0])
+    est = sfac.case_fixed_effects_ols(y, x, case)
+    per_case = y.reshape(3, 3)[:, 1] - y.reshape(3, 3)[:, 0]
+    want = scipy.stats.permutation_test(
+        (per_case,), np.mean, permutation_type="samples", n_resamples=np.inf
+    ).pvalue
+    assert est.estimate[0] == pytest.approx(1.0) and est.se[0] == 0.0
+    assert est.p_value[0] == pytest.approx(want) == 0.25
+    # statsmodels' cluster covariance on the case-demeaned data, as the CR1 test above.
+    frame = pd.DataFrame({"y": y, "a": x[:, 0], "b": x[:, 1], "case": case})
+    demeaned = frame.groupby("case")[["y", "a", "b"]].transform(lambda s: s - s.mean())
+    fit = sm.OLS(demeaned["y"], demeaned[["a", "b"]]).fit(
+        cov_type="cluster", cov_kwds={"groups": frame["case"]}, use_t=True
+    )
+    assert fit.bse["a"] < 1e-8 and fit.pvalues["a"] < 1e-12  # residue: t's certainty
+    assert est.p_value[1] == pytest.approx(fit.pvalues["b"], rel=1e-7)
+
+
 def test_fixed_effects_without_rows_estimate_nothing() -> None:
     est = sfac.case_fixed_effects_ols(np.zeros(0), np.zeros((0, 2)), np.zeros(0))
     assert est.n_cases == 0 and est.estimate.shape == (2,)
