@@ -534,13 +534,21 @@ def test_clusters_with_equal_mean_differences_are_not_called_better() -> None:
         "zero-width interval (every cluster's mean difference equal): not certainty; "
         "no detectable-effect bound"
     ]
-    # The gate: the pseudo-case bound over the 4 cases as independent (by hand: d = 0, 1,
-    # 0, 1 with +1 and -1 added, t at 5 df) passes δ = 0.9; the clusters leave no bound.
-    augmented = np.array([0.0, 1.0, 0.0, 1.0, 1.0, -1.0])
-    spread = math.sqrt(np.mean((augmented - augmented.mean()) ** 2) / len(augmented))
-    assert augmented.mean() - stats.t.ppf(0.95, 5) * spread > -0.9
+
+    # The gate at δ = 0.5, by hand: the pseudo-case bound over the 4 cases as independent
+    # (d = 0, 1, 0, 1 with +1 and -1 added, t at 5 df) passed it; over the 2 cluster means
+    # (0.5, 0.5 with +1 and -1, t at 3 df) it fails.
+    def pseudo_bound(d: np.ndarray) -> float:
+        augmented = np.concatenate([d, [1.0, -1.0]])
+        spread = math.sqrt(np.mean((augmented - augmented.mean()) ** 2) / len(augmented))
+        centre = min(augmented.mean(), d.mean())
+        return centre - stats.t.ppf(0.95, len(d) + 1) * spread
+
+    assert pseudo_bound(np.array([0.0, 1.0, 0.0, 1.0])) > -0.5
+    by_cluster = pseudo_bound(np.array([0.5, 0.5]))
     gated = paired_comparisons(
-        clustered, correction="holm", cluster="topic", noninferiority_margin=0.9
+        clustered, correction="holm", cluster="topic", noninferiority_margin=0.5
     ).attrs["noninferiority"]
     row = gated[gated["candidate_variant_id"] == "b"].iloc[0]
-    assert not row["passed"] and row["reason"].startswith("no bound: every cluster's mean")
+    assert row["bound"] == pytest.approx(by_cluster, rel=1e-12) and by_cluster < -0.5
+    assert not row["passed"] and row["bound_method"].startswith("two pseudo-clusters")
