@@ -67,6 +67,13 @@ SETTINGS_KEYS = (
 FEW_CLUSTERS = 10
 
 
+#: What a bootstrap over one unit (one case, or one cluster) says instead of probabilities.
+ONE_UNIT = (
+    "One {unit}: every resample draws the whole suite, so the bootstrap cannot say how sure "
+    "the frontier is (no probability or interval)."
+)
+
+
 def cluster_method(cluster: str, n_clusters: int) -> str:
     """The ``method`` of a cluster bootstrap, in words.
 
@@ -94,10 +101,7 @@ def cluster_notes(n_clusters: int) -> list[str]:
     'Only 4 clusters: a cluster bootstrap with few clust'
     """
     if n_clusters < 2:
-        return [
-            "One cluster: every resample draws the whole suite, so the bootstrap cannot "
-            "say how sure the frontier is (no probability or interval)."
-        ]
+        return [ONE_UNIT.format(unit="cluster")]
     if n_clusters < FEW_CLUSTERS:
         return [
             f"Only {n_clusters} clusters: a cluster bootstrap with few clusters is rough — "
@@ -339,8 +343,8 @@ def frontier_uncertainty(
         ``attrs`` hold ``n_resamples``, ``seed``, ``confidence_level``, ``method``,
         ``resampled`` (``"cases"`` or ``"clusters"``), ``cluster`` (the field, or None),
         ``n_clusters`` (None without clusters) and ``notes`` (in words: a cluster
-        bootstrap with fewer than :data:`FEW_CLUSTERS` clusters is rough; with one, every
-        probability and interval is NaN).
+        bootstrap with fewer than :data:`FEW_CLUSTERS` clusters is rough; with one cluster,
+        or one case, every probability and interval is NaN).
 
     Examples
     --------
@@ -447,19 +451,22 @@ def frontier_uncertainty(
         "n_clusters": None,
         "notes": [],
     }
+    units = n_case
     if codes is not None and cluster is not None:
-        groups = int(codes.max()) + 1
+        units = int(codes.max()) + 1
         settings.update(
-            method=cluster_method(cluster, groups),
+            method=cluster_method(cluster, units),
             resampled="clusters",
             cluster=cluster,
-            n_clusters=groups,
-            notes=cluster_notes(groups),
+            n_clusters=units,
+            notes=cluster_notes(units),
         )
-        if groups < 2:
-            # Every resample is the whole suite: 100 % and zero-width intervals would read
-            # as certainty, so nothing is said instead.
-            frame.iloc[:, 1:] = np.nan
+    elif n_case < 2:
+        settings["notes"] = [ONE_UNIT.format(unit="case")]
+    if units < 2:
+        # Every resample is the whole suite: 100 % and zero-width intervals would read as
+        # certainty, so nothing is said instead.
+        frame.iloc[:, 1:] = np.nan
     frame.attrs.update(settings)
     return frame
 

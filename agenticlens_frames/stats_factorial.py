@@ -355,7 +355,11 @@ class TermEstimate:
 
 
 def _t_inference(
-    estimate: np.ndarray, se: np.ndarray, df: np.ndarray, confidence_level: float
+    estimate: np.ndarray,
+    se: np.ndarray,
+    df: np.ndarray,
+    confidence_level: float,
+    units: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     from ._distributions import t_ppf, t_sf  # scipy.stats' numbers, not its import time
 
@@ -365,6 +369,11 @@ def _t_inference(
         q = t_ppf(0.5 + confidence_level / 2, df)
     # A zero standard error with a zero estimate is no evidence either way.
     p = np.where((se == 0) & (estimate == 0), 1.0, p)
+    if units is not None:
+        # Every unit's contrast the same nonzero value: t is infinite (p 0, certainty from
+        # three cases); the exact sign flip over the G units gives 2^(1-G), as the paired
+        # verdicts do for the same data.
+        p = np.where((se == 0) & (estimate != 0), 2.0 ** (1 - units), p)
     return t, p, estimate - q * se, estimate + q * se
 
 
@@ -447,15 +456,19 @@ def factorial_contrasts(
         groups = fits[0].n_units if fits else len(set(np.asarray(clusters).tolist()))
         se = np.array([f.standard_error for f in fits], dtype=float)
         df = np.array([f.df for f in fits], dtype=float)
-        t, p, low, high = _t_inference(estimate, se, df, confidence_level)
+        t, p, low, high = _t_inference(estimate, se, df, confidence_level, groups)
         return TermEstimate(
             estimate, se, t, df, p, low, high, n_case,
             f"per-case factorial contrasts, CR1 by cluster ({groups} clusters), t over "
             "clusters",
         )  # fmt: skip
     se = d.std(axis=0, ddof=1) / np.sqrt(n_case) if n_case > 1 else np.full(d.shape[1], np.nan)
+    from .stats_paired import _all_equal
+
+    # Equal contrasts up to float residue (means of attempts) have no spread, not 1e-17.
+    se = np.where([_all_equal(c) for c in d.T], 0.0, se) if n_case > 1 else se
     df = np.full(d.shape[1], float(n_case - 1))
-    t, p, low, high = _t_inference(estimate, se, df, confidence_level)
+    t, p, low, high = _t_inference(estimate, se, df, confidence_level, n_case)
     return TermEstimate(
         estimate, se, t, df, p, low, high, n_case, "per-case factorial contrasts, t over cases"
     )
@@ -554,6 +567,10 @@ def case_fixed_effects_ols(
     factor = g / (g - 1) * (n - 1) / (n - k) if g > 1 and n > k else np.nan
     cov = factor * xtx_inv @ meat @ xtx_inv
     se = np.sqrt(np.clip(np.diag(cov), 0, None))
+    # A column every case gives the same effect has no spread: the exact sign flip below
+    # (2^(1-G)), not t's 0. Float residue in the covariance is ~1e-17, its root ~1e-9
+    # (statsmodels gives 2e-9 for such a column); below 1e-8 of the effect t is past 1e8.
+    se = np.where(se <= 1e-8 * np.maximum(1.0, np.abs(beta)), 0.0, se)
     # A column no case can tell apart from its case effect or the other columns (a
     # variant seen only in cases where nothing else was) has no estimate: the
     # pseudo-inverse gave it 0 with a zero standard error, read as "exactly no effect".
@@ -561,7 +578,7 @@ def case_fixed_effects_ols(
     beta = np.where(identified, beta, np.nan)
     se = np.where(identified, se, np.nan)
     df = np.full(k, float(g - 1))
-    t, p, low, high = _t_inference(beta, se, df, confidence_level)
+    t, p, low, high = _t_inference(beta, se, df, confidence_level, g)
     return TermEstimate(beta, se, t, df, p, low, high, n_case, method)
 
 
@@ -644,7 +661,9 @@ def repeated_measures_anova(cells: ArrayLike) -> dict[str, RepeatedMeasuresEffec
     B's), and :math:`d` the effect's df. :math:`1/d \le \varepsilon \le 1`, and
     :math:`\varepsilon = 1` exactly for one df (a two-level factor: p is the paired t's).
     F is unchanged. A 0 / 0 ratio (the outcome does not vary) is NaN; an effect over a
-    zero error term is F = inf with p = 0 (epsilon NaN: no error covariance).
+    zero error term is F = inf, with p = :math:`2^{1-n}` for one df (the exact sign flip
+    of the per-case contrast, every case moved alike) and p = 0 past one df (epsilon NaN:
+    no error covariance).
 
     Parameters
     ----------
@@ -703,11 +722,14 @@ def repeated_measures_anova(cells: ArrayLike) -> dict[str, RepeatedMeasuresEffec
         # 0) leaves it undefined, whatever rounding the contrasts' covariance picked up.
         eps = _gg_epsilon(contrasts) if ss_error > 0 or df <= 1 else math.nan
         # An effect with no error variance (every case moved by the same amount) has
-        # F = inf and p = 0 whatever the df, as pingouin gives and as the per-case
-        # contrast's t = ±inf beside it gives; only 0 / 0 (nothing varies) is no
+        # F = inf. With one df its p is the per-case contrast's beside it, the exact sign
+        # flip over the n cases, 2^(1-n) (pingouin's 0 is certainty from a few cases);
+        # past one df p = 0, as pingouin gives. Only 0 / 0 (nothing varies) is no
         # evidence, NaN.
         if math.isnan(f):
             p = math.nan
+        elif f == math.inf and df == 1:
+            p = 2.0 ** (1 - n)
         elif math.isnan(eps):
             p = 0.0 if f == math.inf else math.nan
         else:

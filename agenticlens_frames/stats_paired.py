@@ -407,7 +407,9 @@ def cluster_robust_interval(
         return _estimate_only(mean, groups)
     sums = np.bincount(codes, weights=y - mean, minlength=groups)
     se = math.sqrt(groups / (groups - 1) * float(np.sum(sums * sums))) / n
-    if _all_equal(y):
+    # Every cluster's mean equal (every value equal among them) makes each sum 0: float
+    # residue (1e-17) would otherwise give a tiny SE and an infinite t.
+    if _all_equal(np.bincount(codes, weights=y, minlength=groups) / np.bincount(codes)):
         se = 0.0
     return _t_based(mean, se, groups, confidence_level)
 
@@ -962,10 +964,13 @@ def variance_components(values: ArrayLike, cases: ArrayLike) -> VarianceComponen
 
 
 def noise_floor(
-    within_variance: float, n_cases: int, trials: int = 1, confidence_level: float = 0.95
+    within_variance: float, n_cases: int, trials: float = 1, confidence_level: float = 0.95
 ) -> float:
     r"""Two-run noise floor: the difference two runs of the *same* configuration exceed
     only with probability 1 − CL, :math:`z\sqrt{2\hat\sigma_w^2/(nK)}`.
+
+    With unbalanced cases K is the harmonic mean of the attempts per case: the mean of case
+    means then has within-case variance :math:`\hat\sigma_w^2\sum_i K_i^{-1}/n^2`.
 
     It is conditional on the suite (both runs see the same cases), so it measures re-run
     noise only; a difference between two variants smaller than this is indistinguishable
@@ -1214,6 +1219,42 @@ def _t_p_value(estimate: float, se: float, df: float) -> float:
     return 2 * t_sf(abs(estimate) / se, df)
 
 
+def _wilcoxon_toward(differences: np.ndarray, estimate: float) -> tuple[float, str]:
+    r"""Wilcoxon signed-rank p-value for a shift in the direction of the mean ``estimate``:
+    :math:`\min(1, 2p_{dir})`, with :math:`p_{dir}` the one-sided p towards the sign of the
+    mean (zero differences dropped).
+
+    That is scipy's two-sided p whenever the ranks shift the way the mean does (scipy's is
+    twice the smaller one-sided p). When skewed differences make them shift the other way
+    (a small rise on most cases, one large fall), the test is no evidence for the mean's
+    direction and the p-value is 1: the two-sided p called the mean's direction
+    significant, a verdict the test's own evidence contradicts. A mean of 0 has no
+    direction: p = 1.
+
+    Examples
+    --------
+    >>> d = np.array([100.0] * 15 + [-5000.0])
+    >>> round(float(sps.wilcoxon(d).pvalue), 4), _wilcoxon_toward(d, float(d.mean()))[0]
+    (0.0029, 1.0)
+    """
+    nonzero = differences[differences != 0]
+    name = "Wilcoxon signed-rank (zero differences dropped)"
+    if not len(nonzero):
+        # All-zero differences: no evidence either way (scipy refuses an empty sample).
+        return 1.0, name
+    if abs(estimate) <= 1e-12 * float(np.max(np.abs(nonzero))):
+        # A mean of 0 (up to float residue, 1e-17 for 20 × 0.05 and one −1) has no
+        # direction: ranks that shift anyway called a "+0.0 pp" row better or worse.
+        return 1.0, name + "; the mean difference is 0, so no direction to test"
+    side = "greater" if estimate > 0 else "less"
+    p = min(1.0, 2 * float(sps.wilcoxon(nonzero, alternative=side).pvalue))
+    if p >= 1.0 and float(sps.wilcoxon(nonzero).pvalue) < 1.0:
+        name += (
+            "; its ranks shift opposite to the mean difference, so p = 1 for the mean's direction"
+        )
+    return p, name
+
+
 def arm_coverage(baseline: np.ndarray, candidate: np.ndarray) -> tuple[int, int, float, float]:
     """Two arms' per-case values (NaN: the arm has none for the case): how many cases only
     the baseline has, only the candidate has, and each arm's mean over the cases both have —
@@ -1330,6 +1371,15 @@ def paired_difference(
         # McNemar's exact test and the Bonett-Price interval need no variance: an arm
         # that passed (or failed) every case keeps its real interval, not a zero width.
         p, p_method = degenerate_sign_flip_p(d, groups)
+    elif method == "t" and base.standard_error == 0:
+        # CR1 of clusters whose means are all equal (the differences are not): zero width
+        # by arithmetic, t undefined. Every cluster sum has the mean's sign, so the exact
+        # sign flip over clusters gives 2^(1-G), or 1 at a mean of 0 (the t p was 0).
+        p, _ = degenerate_sign_flip_p(np.full(groups, base.estimate), groups)
+        p_method = (
+            f"sign-flip permutation over clusters, exact (2^(1-G), G={groups}: every "
+            "cluster's mean difference equal; CR1 t undefined with zero variance)"
+        )
     elif method == "t":
         p, p_method = _t_p_value(base.estimate, base.standard_error, base.df), t_name
     elif method == "permutation":
@@ -1349,16 +1399,17 @@ def paired_difference(
         # cases, 5e-4 for 5 improved of 8, where the exact sign-flip p is 0.0625).
         p, p_method = sign_flip_test(d, clusters=codes, n_resamples=n_resamples, rng=rng)
     elif method == "wilcoxon":
-        nonzero = d[d != 0]
-        # All-zero differences: no evidence either way (scipy refuses an empty sample).
-        p = float(sps.wilcoxon(nonzero).pvalue) if len(nonzero) else 1.0
-        p_method = "Wilcoxon signed-rank (zero differences dropped)"
+        p, p_method = _wilcoxon_toward(d, base.estimate)
     else:  # mcnemar (outcomes validated above)
         worse = int(np.sum((outcomes_a == 1) & (outcomes_b == 0)))
         better = int(np.sum((outcomes_a == 0) & (outcomes_b == 1)))
         p = mcnemar_exact(worse, better)
         p_method = f"McNemar exact (b={worse} regressions, c={better} improvements)"
         ci_low, ci_high = bonett_price_interval(worse, better, n, confidence_level)
+        # Centred on (c - b)/(n + 2), pulled towards 0: at a low level (50 %) it can miss
+        # the estimate (c - b)/n itself (4 of 4 improved: [0.46, 0.87] beside +1), so it
+        # is widened to hold it, as the beta-binomial interval is.
+        ci_low, ci_high = min(ci_low, base.estimate), max(ci_high, base.estimate)
         ci_method = "Bonett-Price adjusted Wald"
     return PairedResult(
         n=n,

@@ -364,6 +364,27 @@ def test_one_cluster_says_nothing_rather_than_certainty(frames) -> None:
     assert fu.drop(columns="variant_id").isna().all().all()
 
 
+def test_one_case_says_nothing_rather_than_certainty(frames) -> None:
+    """A one-case suite: every case resample is that case, so the bootstrap's spread is
+    none by construction (it said p_frontier 1.0 and 0.0 and zero-width intervals, read as
+    certainty from one case); as with one cluster, no probability and no interval."""
+    att = frames.attempts.astype({"variant_id": str, "case_id": str})
+    first = att[att["case_id"] == att["case_id"].iloc[0]]
+    cols = ["variant_id", "trial", "case_id", "passed", "score", "latency_ms", "cost_usd"]
+    one = ExperimentRun.from_frames(
+        first[[*cols, "status"]],
+        pd.DataFrame({"variant_id": list(frames.manifest.variant_ids)}),
+        pd.DataFrame({"case_id": [first["case_id"].iloc[0]]}),
+    )
+    fu = frontier_uncertainty(one, n_resamples=50, seed=1)
+    assert fu.attrs["resampled"] == "cases"
+    assert fu.attrs["notes"] == [
+        "One case: every resample draws the whole suite, so the bootstrap cannot say how "
+        "sure the frontier is (no probability or interval)."
+    ]
+    assert fu.drop(columns="variant_id").isna().all().all()
+
+
 def test_a_nan_cluster_value_is_missing_not_a_cluster() -> None:
     """A case whose cluster field is NaN (a data frame's empty cell) has no cluster: the
     frontier bootstrap, the factor effects and the paired verdicts refuse it by name. They

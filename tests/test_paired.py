@@ -734,7 +734,60 @@ def test_noninferiority_gate_for_lower_is_better_and_missing_rows(run: Experimen
     assert not gate_passed(reliability)
 
 
+def test_noninferiority_gate_fails_when_the_declared_clusters_are_one(run: ExperimentRun) -> None:
+    """Every case in one declared cluster: the cases are one unit, the comparison has no
+    interval (G/(G - 1) is undefined at G = 1), and the gate must not pass on a bound that
+    counts the 14 cases as independent (it did, for a candidate equal to the baseline)."""
+    tied = run.attempts[run.attempts["variant_id"].isin(["baseline", "prompt-v2"])].copy()
+    tied["variant_id"] = tied["variant_id"].astype(str)
+    copy = tied[tied["variant_id"] == "baseline"].assign(variant_id="same")
+    attempts = pd.concat([tied, copy], ignore_index=True)[["variant_id", "trial", "case_id"]]
+    attempts["passed"] = pd.concat([tied, copy], ignore_index=True)["passed"].to_numpy()
+    cases = pd.DataFrame({"case_id": run.suite.case_ids})
+    cases["metadata"] = [{"suite": "one"}] * len(cases)
+    one = ExperimentRun.from_frames(
+        attempts, pd.DataFrame({"variant_id": ["baseline", "prompt-v2", "same"]}), cases
+    )
+    pc = paired_comparisons(one, correction="holm", cluster="suite", noninferiority_margin=0.5)
+    same = pc[(pc["candidate_variant_id"] == "same") & (pc["evaluator"] == "passed")].iloc[0]
+    assert same["n_clusters"] == 1 and math.isnan(same["ci_low"])
+    # By hand, the pseudo-case bound over the cases as independent units passes δ = 0.5:
+    # d = 0 on every case, with +1 and -1 added, t at n + 1 df.
+    n = same["paired_items"]
+    independent = -sps.t.ppf(0.95, n + 1) * math.sqrt(2 / (n + 2)) / math.sqrt(n + 2)
+    assert independent > -0.5
+    gate = pc.attrs["noninferiority"].set_index("candidate_variant_id")
+    assert not gate["passed"].any() and not gate_passed(pc.attrs["noninferiority"])
+    assert gate.loc["same", "reason"] == "no interval: the paired cases form one cluster"
+    assert math.isnan(gate.loc["same", "bound"])
+
+
 # --- case level -------------------------------------------------------------------------------
+
+
+def test_case_level_summary_says_why_one_case_has_no_interval() -> None:
+    """One case: scipy's t interval on 0 degrees of freedom is NaN, and so are the rows'
+    bounds; the note says why (it only named the method), and the effective-n Wilson's
+    degrees of freedom are NaN, not 0."""
+    one = ExperimentRun.from_frames(
+        pd.DataFrame(
+            {
+                "variant_id": ["a", "a", "b", "b"],
+                "trial": [1, 2, 1, 2],
+                "case_id": ["x"] * 4,
+                "passed": [True, False, True, True],
+            }
+        ),
+        pd.DataFrame({"variant_id": ["a", "b"]}),
+        pd.DataFrame({"case_id": ["x"]}),
+    )
+    assert all(math.isnan(v) for v in sps.t.interval(0.95, 0, loc=0.5, scale=0.1))
+    summary = case_level_summary(one)
+    empty = summary[summary["ci_low"].isna()]
+    assert set(empty["method"]) == {"t_case_means", "cr1", "wilson_effective_n"}
+    assert empty["note"].str.endswith("; no interval: fewer than two cases").all()
+    assert summary.loc[summary["method"] == "wilson_effective_n", "df"].isna().all()
+    assert not summary.loc[summary["ci_low"].notna(), "note"].str.contains("no interval").any()
 
 
 def test_case_level_summary_against_scipy_and_statsmodels(run: ExperimentRun) -> None:
@@ -801,6 +854,39 @@ def test_variance_decomposition_matches_pingouin(run: ExperimentRun) -> None:
     )
 
 
+def test_noise_floor_of_unbalanced_cases_uses_their_harmonic_attempts() -> None:
+    """Cases of 1 and of 10 attempts: the re-run difference of the mean of case means has
+    variance 2σ²_w Σ(1/K_i)/n², by hand; K was the rounded mean (6), whose floor was
+    √(6/1.82) times too small."""
+    rows = []
+    for i in range(10):
+        for t in range(1 if i < 5 else 10):
+            rows.append({"variant_id": "a", "trial": t + 1, "case_id": f"c{i}"})
+            rows[-1]["passed"] = (i + t) % 3 == 0
+    attempts = pd.DataFrame(rows)
+    missing = [  # the cases' unrun trials, as failed ones (not evaluated)
+        {"variant_id": "a", "trial": t + 1, "case_id": f"c{i}", "passed": False}
+        for i in range(5)
+        for t in range(1, 10)
+    ]
+    attempts = pd.concat([attempts, pd.DataFrame(missing).assign(status="trial_failed")])
+    attempts["status"] = attempts["status"].fillna("ok")
+    both = pd.concat([attempts, attempts.assign(variant_id="b")], ignore_index=True)
+    uneven = ExperimentRun.from_frames(
+        both,
+        pd.DataFrame({"variant_id": ["a", "b"]}),
+        pd.DataFrame({"case_id": [f"c{i}" for i in range(10)]}),
+    )
+    scored = attempts[attempts["status"] == "ok"].astype({"passed": float})
+    groups = scored.groupby("case_id")["passed"]
+    within = float(((scored["passed"] - groups.transform("mean")) ** 2).sum()) / (len(scored) - 10)
+    k = groups.size().to_numpy(float)
+    want = sps.norm.ppf(0.975) * math.sqrt(2 * within * np.sum(1 / k)) / 10
+    nf = noise_floor(uneven).set_index("variant_id")
+    assert nf.loc["a", "trials"] == pytest.approx(10 / np.sum(1 / k))
+    assert nf.loc["a", "noise_floor"] == pytest.approx(want, rel=1e-12)
+
+
 def test_case_labels_by_hand(run: ExperimentRun) -> None:
     from statsmodels.stats.proportion import proportion_confint
 
@@ -844,6 +930,27 @@ def test_power_analysis_against_statsmodels(run: ExperimentRun) -> None:
     assert row["mde"] == pytest.approx(
         TTestPower().solve_power(nobs=len(d), alpha=level, power=0.8) * sd, rel=1e-6
     )
+
+
+def test_power_analysis_says_why_a_pilot_without_spread_plans_nothing(run: ExperimentRun) -> None:
+    """Every attempt of every variant passed: the per-case differences' SD is 0 (numpy),
+    so power and MDE are NaN, and the row says why rather than leave a silent NaN."""
+    att = pd.DataFrame(
+        {
+            "variant_id": ["a"] * 5 + ["b"] * 5,
+            "trial": [1] * 10,
+            "case_id": [f"c{i}" for i in range(5)] * 2,
+            "passed": [True] * 10,
+        }
+    )
+    flat = ExperimentRun.from_frames(
+        att, pd.DataFrame({"variant_id": ["a", "b"]}), pd.DataFrame({"case_id": att["case_id"][:5]})
+    )
+    assert np.std(np.zeros(5), ddof=1) == 0.0  # the differences, by hand
+    row = power_analysis(flat, effect=0.1).iloc[0]
+    assert math.isnan(row["mde"]) and math.isnan(row["power"]) and pd.isna(row["cases_needed"])
+    assert row["note"].startswith("the pilot's per-case differences do not vary (SD 0")
+    assert (power_analysis(run, effect=0.1)["note"] == "").all()
 
 
 def test_more_trials_shrink_the_planned_sd_toward_omega(run: ExperimentRun) -> None:
@@ -901,6 +1008,33 @@ def test_trials_for_precision_reaches_the_target(run: ExperimentRun) -> None:
             assert worse > 0.12
         assert row.optimal_cases >= 8
     assert set(plan["cost_unit"]) == {"usd"}
+
+
+def test_trials_for_precision_of_a_one_trial_pilot_is_not_already_precise() -> None:
+    """One attempt per case: between- and within-case variance cannot be told apart (both
+    NaN), and they were read as 0 — a current half-width of 0 and one trial on 8 cases
+    enough. The case values' whole variance now counts as between cases."""
+    passed = [True, False, True, True, False, False, True, False, True, True]
+    one = ExperimentRun.from_frames(
+        pd.DataFrame(
+            {
+                "variant_id": ["a"] * 10 + ["b"] * 10,
+                "trial": [1] * 20,
+                "case_id": [f"c{i}" for i in range(10)] * 2,
+                "passed": passed + passed[::-1],
+            }
+        ),
+        pd.DataFrame({"variant_id": ["a", "b"]}),
+        pd.DataFrame({"case_id": [f"c{i}" for i in range(10)]}),
+    )
+    plan = trials_for_precision(one, half_width=0.1)
+    row = plan[(plan["variant_id"] == "a") & (plan["estimand"] == "mean")].iloc[0]
+    y = np.array(passed, dtype=float)
+    z = sps.norm.ppf(0.975)
+    assert row["current_half_width"] == pytest.approx(z * y.std(ddof=1) / math.sqrt(10))
+    assert row["between_variance"] == pytest.approx(y.var(ddof=1))
+    assert pd.isna(row["trials_needed"])  # only more cases narrow it
+    assert row["optimal_cases"] == math.ceil(y.var(ddof=1) / (0.1 / z) ** 2)
 
 
 # --- JSON blocks ----------------------------------------------------------------------------------

@@ -188,6 +188,32 @@ def test_factors_that_always_change_together_are_confounded() -> None:
     )
 
 
+def test_fixed_effects_of_an_effect_every_case_shares_get_the_exact_sign_flip_p() -> None:
+    """Three variants (base, large, prompt b) on 3 cases; large moves every case by exactly
+    +1: statsmodels' cluster SE is 0 and its t p 0, certainty from 3 cases. The exact sign
+    flip of the per-case effects (scipy) is 0.25; the prompt term keeps its CR1 t."""
+    import scipy.stats
+
+    x = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]] * 3)
+    case = np.repeat(np.arange(3), 3)
+    y = np.array([0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0])
+    est = sfac.case_fixed_effects_ols(y, x, case)
+    per_case = y.reshape(3, 3)[:, 1] - y.reshape(3, 3)[:, 0]
+    want = scipy.stats.permutation_test(
+        (per_case,), np.mean, permutation_type="samples", n_resamples=np.inf
+    ).pvalue
+    assert est.estimate[0] == pytest.approx(1.0) and est.se[0] == 0.0
+    assert est.p_value[0] == pytest.approx(want) == 0.25
+    # statsmodels' cluster covariance on the case-demeaned data, as the CR1 test above.
+    frame = pd.DataFrame({"y": y, "a": x[:, 0], "b": x[:, 1], "case": case})
+    demeaned = frame.groupby("case")[["y", "a", "b"]].transform(lambda s: s - s.mean())
+    fit = sm.OLS(demeaned["y"], demeaned[["a", "b"]]).fit(
+        cov_type="cluster", cov_kwds={"groups": frame["case"]}, use_t=True
+    )
+    assert fit.bse["a"] < 1e-8 and fit.pvalues["a"] < 1e-12  # residue: t's certainty
+    assert est.p_value[1] == pytest.approx(fit.pvalues["b"], rel=1e-7)
+
+
 def test_fixed_effects_without_rows_estimate_nothing() -> None:
     est = sfac.case_fixed_effects_ols(np.zeros(0), np.zeros((0, 2)), np.zeros(0))
     assert est.n_cases == 0 and est.estimate.shape == (2,)
@@ -388,10 +414,14 @@ def test_repeated_measures_anova_of_a_constant_outcome_is_nan() -> None:
         sfac.repeated_measures_anova(np.ones((1, 3)))
 
 
-def test_repeated_measures_anova_of_an_effect_without_error_is_certain() -> None:
-    """Every case moved by the same amount: pingouin's F = inf with p = 0, the per-case
-    contrast's t = inf with p = 0; the numpy port gave p = NaN (no evidence) beside them.
-    With three levels too: no error covariance leaves epsilon undefined, not p."""
+def test_repeated_measures_anova_of_an_effect_without_error() -> None:
+    """Every case moved by the same amount: pingouin's F = inf. With one df the p-value is
+    the exact sign flip of the per-case contrasts (scipy's permutation test, 2^(1-n) =
+    0.125 for 4 cases; pingouin's 0 claimed certainty from 4 cases), for the ANOVA and the
+    term's p_value alike. With three levels p = 0 as pingouin: no error covariance leaves
+    epsilon undefined, not p."""
+    import scipy.stats
+
     pingouin = pytest.importorskip("pingouin", reason="pingouin comes with the test extra")
     # (every mean exact in binary, so the error term is exactly 0)
     y = np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 3.0], [3.0, 4.0]])
@@ -404,11 +434,20 @@ def test_repeated_measures_anova_of_an_effect_without_error_is_certain() -> None
         aov = pingouin.rm_anova(data=long, dv="y", within="A", subject="case").set_index("Source")
     p_col = "p_unc" if "p_unc" in aov else "p-unc"
     assert f == aov.loc["A", "F"] == np.inf
-    assert p == aov.loc["A", p_col] == 0.0
+    assert aov.loc["A", p_col] == 0.0
+    exact = scipy.stats.permutation_test(
+        (y[:, 1] - y[:, 0],), np.mean, permutation_type="samples", n_resamples=np.inf
+    ).pvalue
+    assert p == pytest.approx(exact) == 0.125
     assert eps == 1.0
     levels = [["a"], ["b"]]
     design = sfac.design_terms(levels, ["f"], ["v0", "v1"], 0)
     assert sfac.factorial_contrasts(y, levels, design).p_value.tolist() == [p]
+    # Contrasts equal up to float residue (0.3 and 0.30000000000000004: SD 4e-17, t 1e16):
+    # the same exact p over the 3 cases, 0.25, not t's 0.
+    residue = np.array([[0.1, 0.4], [0.2, 0.5], [0.7, 1.0]])
+    fit = sfac.factorial_contrasts(residue, levels, design)
+    assert fit.p_value.tolist() == [0.25] and fit.se.tolist() == [0.0]
     three = np.column_stack([y, y[:, 1] + 1.0])  # (case means exact too)
     f, p, eps, *_ = sfac.repeated_measures_anova(three)["A"]
     assert f == np.inf and p == 0.0 and np.isnan(eps)

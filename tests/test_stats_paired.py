@@ -380,6 +380,65 @@ def test_paired_wilcoxon_matches_pingouin() -> None:
     assert r.ci_method == "t"
 
 
+def test_paired_wilcoxon_is_no_evidence_for_the_opposite_direction() -> None:
+    """Latency up 100 ms on 15 cases and down 5000 ms on one: the signed ranks shift up
+    (scipy's two-sided p 0.0029) while the mean falls 219 ms. The two-sided p called the
+    fall significant ('better'); the p for the mean's direction is twice scipy's one-sided
+    p towards a fall, capped at 1."""
+    from scipy import stats as sps
+
+    d = np.array([100.0] * 15 + [-5000.0])
+    assert sps.wilcoxon(d).pvalue < 0.01 and d.mean() < 0
+    r = sp.paired_difference(d, method="wilcoxon")
+    assert r.p_value == min(1.0, 2 * sps.wilcoxon(d, alternative="less").pvalue) == 1.0
+    assert "opposite to the mean difference" in r.p_value_method
+    # A mean of 0 (float residue 1e-17 here) has no direction, whatever the ranks do
+    # (scipy's two-sided p 0.0002 gave a "+0.0 pp" row a verdict).
+    level = np.array([0.05] * 20 + [-1.0])
+    assert sps.wilcoxon(level).pvalue < 0.001 and abs(level.mean()) < 1e-15
+    assert sp.paired_difference(level, method="wilcoxon").p_value == 1.0
+    # Ranks and mean agree: scipy's two-sided p, unchanged.
+    agree = np.array([100.0] * 15 + [-50.0])
+    assert sp.paired_difference(agree, method="wilcoxon").p_value == pytest.approx(
+        sps.wilcoxon(agree).pvalue, rel=1e-12
+    )
+
+
+def test_clusters_with_equal_means_get_the_exact_sign_flip_p_not_t() -> None:
+    """Two clusters whose mean differences are equal (0.2 each) while the cases' are not:
+    the CR1 SE is 0 up to float residue and the t p was 0 ('better' from four cases). The
+    exact sign flip over the cluster sums (scipy's permutation test) is 0.5."""
+    from scipy import stats as sps
+
+    d = np.array([0.1, 0.3, 0.1, 0.3])
+    clusters = np.array(["A", "A", "B", "B"])
+    r = sp.paired_difference(d, clusters=clusters)
+    sums = np.array([d[clusters == g].sum() for g in ("A", "B")])
+    want = sps.permutation_test(
+        (sums,), np.sum, permutation_type="samples", n_resamples=np.inf
+    ).pvalue
+    assert r.p_value == pytest.approx(want) == 0.5
+    assert r.standard_error == 0.0 and r.ci_low == r.ci_high == pytest.approx(0.2)
+    assert "over clusters, exact" in r.p_value_method
+
+
+def test_paired_mcnemar_interval_holds_its_estimate_at_a_low_level() -> None:
+    """4 of 4 cases improved at a 50 % level: Bonett-Price by hand, centred on
+    (c + 1 - b - 1)/(n + 2) = 2/3, is [0.461, 0.872], beside an estimate of +1 it did not
+    hold; the row's interval is widened to it."""
+    from scipy import stats as sps
+
+    z = sps.norm.ppf(0.75)
+    pb, pc = 1 / 6, 5 / 6
+    high = (pc - pb) + z * np.sqrt((pb + pc - (pc - pb) ** 2) / 6)
+    assert high == pytest.approx(0.8719073616602325)
+    r = sp.paired_difference(
+        [1.0] * 4, method="mcnemar", baseline=[0] * 4, candidate=[1] * 4, confidence_level=0.5
+    )
+    assert r.estimate == 1.0 and r.ci_high == 1.0
+    assert r.ci_low == pytest.approx((pc - pb) - z * np.sqrt((pb + pc - (pc - pb) ** 2) / 6))
+
+
 def test_paired_mcnemar_uses_discordant_counts() -> None:
     base = np.array([1] * 10 + [0] * 4 + [1] * 20 + [0] * 6, dtype=float)
     cand = np.array([0] * 10 + [1] * 4 + [1] * 20 + [0] * 6, dtype=float)

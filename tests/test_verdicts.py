@@ -22,6 +22,7 @@ from agenticlens_frames import (
     write_json_report,
 )
 from agenticlens_frames.frames import ExperimentRun
+from agenticlens_frames.paired import paired_comparisons
 from agenticlens_frames.paired.verdicts import (
     HOW_TO_DECLARE,
     VERDICT_COLUMNS,
@@ -500,3 +501,54 @@ def test_a_candidates_headline_groups_its_dimensions_by_verdict() -> None:
     assert sentence.startswith("quality (+2.0 pp [-3.0, +7.0], 95% per-comparison interval; ")
     for word in ("better", "worse", "no detectable", "adj. p"):
         assert word not in sentence
+
+
+def test_clusters_with_equal_mean_differences_are_not_called_better() -> None:
+    """Four cases in two topics, each topic one pass gained of two: the CR1 interval has
+    zero width (every cluster's mean difference is 0.5) and the t p was 0, a 'better'
+    verdict. The exact sign flip over the two cluster sums (scipy) is 0.5, and the
+    statement names the clusters, not 'every case', as alike."""
+    attempts = pd.DataFrame(
+        {
+            "variant_id": ["a"] * 4 + ["b"] * 4 + ["c"] * 4,
+            "trial": [1] * 12,
+            "case_id": ["w", "x", "y", "z"] * 3,
+            "passed": [False] * 4 + [False, True, False, True] + [False] * 4,
+        }
+    )
+    cases = pd.DataFrame({"case_id": ["w", "x", "y", "z"]})
+    cases["metadata"] = [{"topic": t} for t in ("A", "A", "B", "B")]
+    clustered = ExperimentRun.from_frames(
+        attempts, pd.DataFrame({"variant_id": ["a", "b", "c"]}), cases
+    )
+    want = stats.permutation_test(
+        (np.array([1.0, 1.0]),), np.sum, permutation_type="samples", n_resamples=np.inf
+    ).pvalue
+    verdicts = case_verdicts(clustered, {"correction": "holm", "cluster": "topic"})
+    b = verdicts[verdicts["candidate_variant_id"] == "b"].iloc[0]
+    assert b["p_value"] == pytest.approx(want) == 0.5
+    assert b["verdict"] == "no detectable difference"
+    assert "every cluster's mean differed by the same amount, not certainty" in b["statement"]
+    paired = paired_comparisons(clustered, correction="holm", cluster="topic")
+    assert paired.loc[paired["candidate_variant_id"] == "b", "note"].tolist() == [
+        "zero-width interval (every cluster's mean difference equal): not certainty; "
+        "no detectable-effect bound"
+    ]
+
+    # The gate at δ = 0.5, by hand: the pseudo-case bound over the 4 cases as independent
+    # (d = 0, 1, 0, 1 with +1 and -1 added, t at 5 df) passed it; over the 2 cluster means
+    # (0.5, 0.5 with +1 and -1, t at 3 df) it fails.
+    def pseudo_bound(d: np.ndarray) -> float:
+        augmented = np.concatenate([d, [1.0, -1.0]])
+        spread = math.sqrt(np.mean((augmented - augmented.mean()) ** 2) / len(augmented))
+        centre = min(augmented.mean(), d.mean())
+        return centre - stats.t.ppf(0.95, len(d) + 1) * spread
+
+    assert pseudo_bound(np.array([0.0, 1.0, 0.0, 1.0])) > -0.5
+    by_cluster = pseudo_bound(np.array([0.5, 0.5]))
+    gated = paired_comparisons(
+        clustered, correction="holm", cluster="topic", noninferiority_margin=0.5
+    ).attrs["noninferiority"]
+    row = gated[gated["candidate_variant_id"] == "b"].iloc[0]
+    assert row["bound"] == pytest.approx(by_cluster, rel=1e-12) and by_cluster < -0.5
+    assert not row["passed"] and row["bound_method"].startswith("two pseudo-clusters")

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import stats, stats_paired
+from .. import stats, stats_judge, stats_paired
 from .._deprecate import renamed_keywords
 from ..errors import InputError, check_count, check_number, check_proportion
 from ..frames import ExperimentRun, require_run
@@ -127,6 +127,9 @@ def case_level_summary(
         note = values.pop("note")
         if zero_width:
             note += "; zero-width interval: every unit had the same value (not certainty)"
+        if values["n_clusters"] < 2 and not math.isfinite(values["ci_low"]):
+            # One case (or cluster) has no spread to measure: say why the bounds are NaN.
+            note += f"; no interval: fewer than two {'cases' if cluster is None else 'clusters'}"
         rows.append(
             {
                 "variant_id": variant,
@@ -234,7 +237,7 @@ def case_level_summary(
                     standard_error=math.nan,
                     ci_low=low,
                     ci_high=high,
-                    df=float(n_cases - 1),
+                    df=float(n_cases - 1) if n_cases >= 2 else math.nan,
                     n_clusters=n_cases,
                     note="Wilson on n_eff = N/DEFF with a t quantile; too narrow at high "
                     "pass rates with few cases",
@@ -437,7 +440,9 @@ def variance_decomposition(
         if ev.binary:
             sums = ev.sums[v][present]
             flaky = float(np.mean((sums > 0) & (sums < counts))) if n else math.nan
-        trials = max(1, round(vc.mean_attempts)) if n else 1
+        # Harmonic: the case means' within-case variance is σ²_w Σ(1/K_i)/n² (the rounded
+        # mean of K_i understated it, by √(6/1.8) for cases of 1 and 10 attempts).
+        trials = stats_judge._harmonic(counts.astype(float)) if n else 1.0
         rows.append(
             {
                 "variant_id": vid,
@@ -492,8 +497,9 @@ def noise_floor(
     r"""Per variant: how far two runs of the same configuration drift apart by chance.
 
     :math:`z\sqrt{2\hat σ_w^2/(nK)}` over the same n cases with K attempts per case
-    (``trials``; default 1 and the run's own K). A difference between two variants below
-    this floor is indistinguishable from re-running one of them.
+    (``trials``; default the run's own K, the harmonic mean of its attempts per case when
+    they differ). A difference between two variants below this floor is indistinguishable
+    from re-running one of them.
 
     Examples
     --------
@@ -509,7 +515,7 @@ def noise_floor(
     if trials is not None:
         check_count(trials, "trials", location="trials")
     k = vd["noise_floor_trials"] if trials is None else pd.Series(trials, index=vd.index)
-    out["trials"] = k.astype(np.int64)
+    out["trials"] = k.astype(np.float64)
     out["noise_floor"] = [
         stats_paired.noise_floor(w, n, t, confidence_level)
         for w, n, t in zip(out["within_variance"], out["n_cases"], out["trials"], strict=True)

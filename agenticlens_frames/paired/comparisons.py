@@ -480,6 +480,8 @@ def _apply_correction(frame: pd.DataFrame, config: ComparisonsConfig) -> None:
             note = ""
         elif row.degenerate:
             note = "every case differed by the same amount; no detectable-effect bound"
+        elif zero_width:  # the note starts with why (below); the MDE of a zero SE is none
+            note = "no detectable-effect bound"
         elif not bound:
             note = (
                 f"no detectable-effect bound: the power asked for ({format_power(config.power)}) "
@@ -498,10 +500,8 @@ def _apply_correction(frame: pd.DataFrame, config: ComparisonsConfig) -> None:
                 f"α = {level:.3g})"
             )
         if zero_width:
-            note = "; ".join(
-                x for x in ("zero-width interval (every cluster sum equal): not certainty", note)
-                if x
-            )  # fmt: skip
+            alike = "zero-width interval (every cluster's mean difference equal): not certainty"
+            note = "; ".join(x for x in (alike, note) if x)
         notes.append(note)
     frame["mde"] = mdes
     frame["note"] = notes

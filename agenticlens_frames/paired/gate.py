@@ -210,23 +210,34 @@ def _gate_bound(row: pd.Series, alpha: float, higher: bool) -> tuple[float, str 
     Bounded evaluators (pass rates, scores): the pseudo-case bound of
     :func:`~agenticlens_frames.stats_paired.noninferiority_bound_from_summary`, which keeps
     a positive width when every case differed by the same amount; with clustered cases
-    the more cautious of it and the CR1 t bound. Unbounded ones (latency, cost): the
+    the more cautious of it and the CR1 t bound, or, when the CR1 interval has zero width,
+    the pseudo-case bound over the cluster means. Unbounded ones (latency, cost): the
     one-sided t bound, refused when its interval has zero width.
     """
     se, df, est = float(row["standard_error"]), float(row["df"]), float(row["mean_difference"])
     n = int(row["paired_items"]) if "paired_items" in row and pd.notna(row["paired_items"]) else 0
     sign = 1.0 if higher else -1.0
+    clusters = int(row["n_clusters"]) if "n_clusters" in row else n
+    if clusters < 2 <= n:
+        # Declared clusters that are all one: the cases are one unit, with no interval (the
+        # comparison says "no test"); the pseudo-case bound would count them as independent.
+        return math.nan, None, "no interval: the paired cases form one cluster"
     t_bound = math.nan
     if math.isfinite(se) and math.isfinite(df) and se > 0:
         t_bound = est - sign * float(sps.t.ppf(1 - alpha, df)) * se
     if row.get("unit") in BOUNDED_UNITS and n >= 1:
         sd = float(row["standard_deviation"])
+        units, unit = n, "cases"
+        if clusters < n and se == 0:
+            # Zero-width CR1: every cluster's mean difference is the same (the cases' may
+            # not be). Over the cases the pseudo-case bound would count them as independent;
+            # over the G cluster means (SD 0) it keeps the clusters as the units.
+            units, unit, sd = clusters, "clusters", 0.0
         # for a lower-is-better evaluator bound −d from below, then flip back
         pseudo = sign * float(
-            stats_paired.noninferiority_bound_from_summary(n, sign * est, sd, alpha)
+            stats_paired.noninferiority_bound_from_summary(units, sign * est, sd, alpha)
         )
-        method = f"two pseudo-cases (+1, -1), one-sided t (df={n + 1}) (Bonett-Price type)"
-        clusters = int(row["n_clusters"]) if "n_clusters" in row else n
+        method = f"two pseudo-{unit} (+1, -1), one-sided t (df={units + 1}) (Bonett-Price type)"
         if clusters < n and math.isfinite(t_bound):
             pseudo = min(pseudo, t_bound) if higher else max(pseudo, t_bound)
             method += f"; with CR1 t (df={df:g}) when more cautious"

@@ -75,7 +75,8 @@ def power_analysis(
     pandas.DataFrame
         Per candidate: pilot estimates, ``planned_trials``, ``planned_cases``,
         ``planned_sd``, ``alpha_per_test``, ``mde``, and with ``effect``: ``power`` at
-        the planned size and ``cases_needed`` for the target power.
+        the planned size and ``cases_needed`` for the target power; ``note`` says why
+        ``mde`` and ``power`` are NaN when they are (no variance to plan from).
 
     Examples
     --------
@@ -137,6 +138,7 @@ def power_analysis(
             "effect": math.nan if effect is None else float(effect),
             "power": math.nan,
             "cases_needed": pd.NA,
+            "note": _planning_note(int(parts["paired_items"]), n, sd),
         }
         if effect is not None:
             row["power"] = stats_paired.paired_power(
@@ -152,6 +154,28 @@ def power_analysis(
     for column in ("baseline_variant_id", "candidate_variant_id"):
         frame[column] = pd.Categorical(frame[column], categories=ids)
     return frame
+
+
+def _planning_note(pilot_cases: int, planned_cases: int, sd: float) -> str:
+    """Why a planning row has no power or MDE, in words ("" when it has them).
+
+    Examples
+    --------
+    >>> _planning_note(10, 10, 0.0)[:45]
+    "the pilot's per-case differences do not vary "
+    >>> _planning_note(10, 10, 0.3)
+    ''
+    """
+    if pilot_cases < 2 or not math.isfinite(sd):
+        return "fewer than two paired cases in the pilot: no variance to plan from"
+    if planned_cases < 2:
+        return "fewer than two planned cases: no test to plan"
+    if sd == 0:
+        return (
+            "the pilot's per-case differences do not vary (SD 0, every case moved alike): "
+            "no power or detectable effect can be planned from it"
+        )
+    return ""
 
 
 def _planned_family(
@@ -338,11 +362,19 @@ def trials_for_precision(
         )
 
     for v, vid in enumerate(ids):
-        vc = stats_paired.variance_components(*ev.attempts_of(v))
+        values, cases = ev.attempts_of(v)
+        vc = stats_paired.variance_components(values, cases)
+        between = vc.between_variance
+        if vc.n_attempts == vc.n_cases >= 2:
+            # One attempt per case: the parts cannot be told apart (both NaN, which read
+            # as 0: a half-width of 0 and one trial enough). All of the case values'
+            # variance counts as between cases, as the difference rows count it, so more
+            # trials are not promised to help.
+            between = float(np.var(values, ddof=1))
         plan(
             vid,
             "mean",
-            vc.between_variance,
+            between,
             vc.within_variance,
             vc.mean_attempts,
             vc.n_cases,

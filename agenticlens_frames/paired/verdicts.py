@@ -365,7 +365,7 @@ def _verdict(declared: bool, significant: Any, difference: float, higher: bool) 
     return "better" if (difference > 0) == bool(higher) else "worse"
 
 
-def _statement(row: Mapping[str, Any]) -> str:
+def _statement(row: Mapping[str, Any], degenerate: bool = True) -> str:
     head = (
         f"{row['candidate_variant_id']} vs {row['baseline_variant_id']}, {row['dimension']} "
         f"({row['evaluator']}): {format_change(row)}"
@@ -375,8 +375,10 @@ def _statement(row: Mapping[str, Any]) -> str:
     # "[+100.0, +100.0] (95% CI)" beside "no detectable difference" reads as a contradiction:
     # a zero-width interval is arithmetic (every case moved alike), so it is named as such.
     zero_width = math.isfinite(low) and low == high
+    # Not degenerate: CR1 over clusters whose mean differences are equal (the cases' not).
+    alike = "every case differed" if degenerate else "every cluster's mean differed"
     interval = (
-        "zero-width interval: every case differed by the same amount, not certainty"
+        f"zero-width interval: {alike} by the same amount, not certainty"
         if zero_width
         else f"{level:.0%} CI"
     )
@@ -458,7 +460,9 @@ def verdicts_from_paired(paired: pd.DataFrame, *, declared: bool) -> pd.DataFram
         )
     ]
     frame = frame.reindex(columns=VERDICT_COLUMNS[:-1]).reset_index(drop=True)
-    frame["statement"] = [_statement(r) for r in frame.to_dict("records")]
+    frame["statement"] = [
+        _statement(r, bool(g)) for r, g in zip(frame.to_dict("records"), degenerate, strict=True)
+    ]
     frame["significant"] = pd.array(frame["significant"].tolist(), dtype="boolean")
     for column in ("paired_items", "family_size"):
         frame[column] = pd.to_numeric(frame[column]).fillna(0).astype(np.int64)
