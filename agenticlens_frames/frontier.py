@@ -373,10 +373,10 @@ def frontier_uncertainty(
         # The cases' clusters as the paired comparisons find them (same field, same error
         # when a case lacks it), coded 0 … G−1.
         from .paired.dimensions import cluster_labels
-        from .stats_paired import _cluster_codes
+        from .stats_paired import cluster_codes
 
         labels = cluster_labels(run, cluster)
-        codes = _cluster_codes(labels, len(labels))
+        codes = cluster_codes(labels, len(labels))
     variant_ids = list(run.manifest.variant_ids)
     case_ids = run.suite.case_ids
     n_case = len(case_ids)

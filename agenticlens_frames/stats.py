@@ -29,6 +29,7 @@ from .errors import check_proportion
 
 __all__ = [
     "fmean",
+    "harmonic_mean",
     "median",
     "metric_delta",
     "metric_summary",
@@ -49,6 +50,24 @@ _SQRT2 = math.sqrt(2.0)
 
 # Above this many distinct attempt counts a dense offset table would waste memory.
 _DENSE_OFFSETS_LIMIT = 1 << 20
+
+
+def harmonic_mean(counts: np.ndarray) -> float:
+    """The harmonic mean of ``counts`` (NaN for none); exactly the count when they are all
+    equal. The mean number of attempts (or samples) per group that variances of group means
+    need when the groups differ in size: Σ(1/Kᵢ)/n² = 1/(n·H).
+
+    Examples
+    --------
+    >>> harmonic_mean(np.array([3.0] * 5)), harmonic_mean(np.array([1.0, 3.0]))
+    (3.0, 1.5)
+    """
+    if not len(counts):
+        return math.nan
+    if counts.min() == counts.max():
+        # n / Σ(1/3) is 3.0000000000000004: a balanced run's "3 trials" read as a fraction.
+        return float(counts[0])
+    return float(len(counts) / np.sum(1.0 / counts))
 
 
 def z_value(confidence_level: float) -> float:

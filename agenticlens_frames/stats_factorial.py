@@ -463,10 +463,10 @@ def factorial_contrasts(
             "clusters",
         )  # fmt: skip
     se = d.std(axis=0, ddof=1) / np.sqrt(n_case) if n_case > 1 else np.full(d.shape[1], np.nan)
-    from .stats_paired import _all_equal
+    from .stats_paired import all_equal
 
     # Equal contrasts up to float residue (means of attempts) have no spread, not 1e-17.
-    se = np.where([_all_equal(c) for c in d.T], 0.0, se) if n_case > 1 else se
+    se = np.where([all_equal(c) for c in d.T], 0.0, se) if n_case > 1 else se
     df = np.full(d.shape[1], float(n_case - 1))
     t, p, low, high = _t_inference(estimate, se, df, confidence_level, n_case)
     return TermEstimate(

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .stats import harmonic_mean
+
 __all__ = ["NestedVariance", "nested_variance_components"]
 
 
@@ -52,22 +54,6 @@ def _pooled(values: np.ndarray, groups: np.ndarray) -> tuple[float | None, np.nd
     squares = np.bincount(inverse, weights=(values - shift - offsets[inverse]) ** 2)
     dof = int(np.sum(counts - 1))
     return (float(squares.sum() / dof) if dof > 0 else None), means, counts
-
-
-def _harmonic(counts: np.ndarray) -> float:
-    """The harmonic mean of ``counts``; exactly the count when they are all equal.
-
-    Examples
-    --------
-    >>> _harmonic(np.array([3.0] * 5)), _harmonic(np.array([1.0, 3.0]))
-    (3.0, 1.5)
-    """
-    if not len(counts):
-        return math.nan
-    if counts.min() == counts.max():
-        # n / Σ(1/3) is 3.0000000000000004: a balanced run's "3 trials" read as a fraction.
-        return float(counts[0])
-    return float(len(counts) / np.sum(1.0 / counts))
 
 
 def nested_variance_components(
@@ -111,8 +97,8 @@ def nested_variance_components(
     _, first = np.unique(attempt, return_index=True)
     attempt_case = case[first]
     within, case_means, trials_per = _pooled(attempt_means, attempt_case)
-    m = _harmonic(samples_per.astype(float))
-    t = _harmonic(trials_per.astype(float))
+    m = harmonic_mean(samples_per.astype(float))
+    t = harmonic_mean(trials_per.astype(float))
     trial = None if within is None else max(0.0, within - (judge or 0.0) / m)
     n_cases = len(case_means)
     between = float(np.var(case_means, ddof=1)) if n_cases > 1 else None

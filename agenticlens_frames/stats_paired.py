@@ -143,15 +143,33 @@ def _finite(values: ArrayLike, name: str) -> np.ndarray:
     return array
 
 
-def _all_equal(values: np.ndarray) -> bool:
-    """Whether every value is the same up to float noise from averaging attempts."""
+def all_equal(values: np.ndarray) -> bool:
+    """Whether two or more values are all the same up to float noise from averaging
+    attempts (a spread of at most 1e-12 of their size): such differences have no spread,
+    and a standard error of 1e-17 from the residue would read as certainty.
+
+    Examples
+    --------
+    >>> all_equal(np.array([0.1 + 0.2, 0.3])), all_equal(np.array([0.3, 0.31]))
+    (True, False)
+    """
     if len(values) < 2:
         return False
     spread = float(np.max(values) - np.min(values))
     return spread <= 1e-12 * max(1.0, float(np.max(np.abs(values))))
 
 
-def _cluster_codes(clusters: ArrayLike | None, n: int) -> np.ndarray:
+def cluster_codes(clusters: ArrayLike | None, n: int) -> np.ndarray:
+    """Integer codes 0..G-1 of ``n`` values' cluster labels, in the sorted order of the
+    labels' text (each value its own cluster when ``clusters`` is None).
+
+    Examples
+    --------
+    >>> cluster_codes(["b", "a", "b", 10, 9], 5).tolist()  # "10" sorts before "9"
+    [3, 2, 3, 0, 1]
+    >>> cluster_codes(None, 3).tolist()
+    [0, 1, 2]
+    """
     if clusters is None:
         return np.arange(n)
     labels = np.asarray(clusters).ravel()
@@ -355,7 +373,7 @@ def t_interval(values: ArrayLike, confidence_level: float = 0.95) -> MeanInterva
     n = len(x)
     if n < 2:
         return _estimate_only(float(np.mean(x)) if n else math.nan, n)
-    sd = 0.0 if _all_equal(x) else float(np.std(x, ddof=1))
+    sd = 0.0 if all_equal(x) else float(np.std(x, ddof=1))
     return _t_based(float(np.mean(x)), sd / math.sqrt(n), n, confidence_level)
 
 
@@ -400,7 +418,7 @@ def cluster_robust_interval(
     n = len(y)
     if n == 0:
         return _estimate_only(math.nan, 0)
-    codes = _cluster_codes(clusters, n)
+    codes = cluster_codes(clusters, n)
     groups = int(codes.max()) + 1
     mean = float(np.mean(y))
     if groups < 2:
@@ -409,7 +427,7 @@ def cluster_robust_interval(
     se = math.sqrt(groups / (groups - 1) * float(np.sum(sums * sums))) / n
     # Every cluster's mean equal (every value equal among them) makes each sum 0: float
     # residue (1e-17) would otherwise give a tiny SE and an infinite t.
-    if _all_equal(np.bincount(codes, weights=y, minlength=groups) / np.bincount(codes)):
+    if all_equal(np.bincount(codes, weights=y, minlength=groups) / np.bincount(codes)):
         se = 0.0
     return _t_based(mean, se, groups, confidence_level)
 
@@ -915,7 +933,7 @@ def variance_components(values: ArrayLike, cases: ArrayLike) -> VarianceComponen
     (0.25, 0.042, 0.143)
     """
     y = _finite(values, "values")
-    codes = _cluster_codes(cases, len(y))
+    codes = cluster_codes(cases, len(y))
     n_attempts = len(y)
     if n_attempts == 0:
         nan = math.nan
@@ -1090,7 +1108,7 @@ def sign_flip_test(
     (0.0625, 'sign-flip permutation, exact (32 sign vectors)')
     """
     d = _finite(differences, "differences")
-    codes = _cluster_codes(clusters, len(d))
+    codes = cluster_codes(clusters, len(d))
     if len(d) == 0:
         return math.nan, "sign-flip permutation"
     units = np.bincount(codes, weights=d)
@@ -1128,7 +1146,7 @@ def degenerate_sign_flip_p(differences: ArrayLike, units: int) -> tuple[float, s
     (1.0, 'exact: every difference is 0')
     """
     d = _finite(differences, "differences")
-    if not _all_equal(d):
+    if not all_equal(d):
         raise ValueError("the differences are not all equal; use sign_flip_test")
     if float(np.max(np.abs(d))) == 0.0:
         return 1.0, "exact: every difference is 0"
@@ -1171,7 +1189,7 @@ def case_bootstrap(
     d = _finite(differences, "differences")
     if len(d) < 2:
         return math.nan, math.nan, math.nan
-    codes = _cluster_codes(clusters, len(d))
+    codes = cluster_codes(clusters, len(d))
     sums = np.bincount(codes, weights=d)
     sizes = np.bincount(codes).astype(np.float64)
     g = len(sums)
@@ -1345,7 +1363,7 @@ def paired_difference(
         if not np.all(np.isin(outcomes_a, (0.0, 1.0)) & np.isin(outcomes_b, (0.0, 1.0))):
             raise ValueError("mcnemar needs binary outcomes (one attempt per arm)")
     improved, regressed = int(np.sum(d > 0)), int(np.sum(d < 0))
-    codes = None if clusters is None else _cluster_codes(clusters, n)
+    codes = None if clusters is None else cluster_codes(clusters, n)
     if codes is None:
         base = t_interval(d, confidence_level) if n else None
     else:
@@ -1357,7 +1375,7 @@ def paired_difference(
         nan = math.nan
         return PairedResult(0, nan, nan, nan, nan, nan, nan, method, nan, method, False, 0, 0, 0)
     sd = float(np.std(d, ddof=1)) if n > 1 else math.nan
-    degenerate = _all_equal(d)
+    degenerate = all_equal(d)
     if degenerate:
         sd = 0.0
     t_name = "t" if codes is None else f"CR1 t (G={groups} clusters)"

@@ -549,7 +549,7 @@ def test_cost_optimal_trials_by_brute_force_and_near_cochran() -> None:
 )
 def test_cluster_codes_rank_labels_by_their_text(labels) -> None:
     _, expected = np.unique(labels.astype(str), return_inverse=True)
-    assert sp._cluster_codes(labels, len(labels)).tolist() == expected.ravel().tolist()
+    assert sp.cluster_codes(labels, len(labels)).tolist() == expected.ravel().tolist()
 
 
 def test_degenerate_sign_flip_p_is_the_exact_enumeration() -> None:
@@ -625,11 +625,11 @@ def test_cluster_codes_of_integers_follow_their_text(dtype) -> None:
         labels = np.concatenate([rng.integers(0, top, size=size).astype(dtype), edges])
         rng.shuffle(labels)
         expected = np.unique(labels.astype(str), return_inverse=True)[1].ravel()
-        assert sp._cluster_codes(labels, len(labels)).tolist() == expected.tolist()
+        assert sp.cluster_codes(labels, len(labels)).tolist() == expected.tolist()
     # beyond the shortcut (negative, or 10**15 and more): the text itself is sorted
     for labels in (np.array([-3, 12, -12, 5]), np.array([10**15, 7, 10**16 + 3])):
         expected = np.unique(labels.astype(str), return_inverse=True)[1].ravel()
-        assert sp._cluster_codes(labels, len(labels)).tolist() == expected.tolist()
+        assert sp.cluster_codes(labels, len(labels)).tolist() == expected.tolist()
 
 
 def test_mde_is_zero_when_the_test_rejects_at_least_as_often_as_the_power_asked():

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import stats, stats_judge, stats_paired
+from .. import stats, stats_paired
 from .._deprecate import renamed_keywords
 from ..errors import InputError, check_count, check_number, check_proportion
 from ..frames import ExperimentRun, require_run
@@ -442,7 +442,7 @@ def variance_decomposition(
             flaky = float(np.mean((sums > 0) & (sums < counts))) if n else math.nan
         # Harmonic: the case means' within-case variance is σ²_w Σ(1/K_i)/n² (the rounded
         # mean of K_i understated it, by √(6/1.8) for cases of 1 and 10 attempts).
-        trials = stats_judge._harmonic(counts.astype(float)) if n else 1.0
+        trials = stats.harmonic_mean(counts.astype(float)) if n else 1.0
         rows.append(
             {
                 "variant_id": vid,
