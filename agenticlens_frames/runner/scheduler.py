@@ -365,7 +365,7 @@ class Scheduler:
             try:
                 raw = await plan.target.call(item.case)
                 raw_type = type(raw).__name__
-                payload = canonical_payload(raw) if plan.canonicalize else raw
+                payload = canonical_payload(raw, item.case.id) if plan.canonicalize else raw
                 output, trace = validate_payload(
                     payload,
                     item.case.id,
@@ -490,5 +490,5 @@ def take_interrupt() -> None:
 def _jsonable(value: Any) -> Any:
     try:
         return canonical_payload(value)
-    except (TypeError, ValueError):
+    except InvalidPayload:
         return repr(value)

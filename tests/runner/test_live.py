@@ -247,6 +247,34 @@ def test_non_string_output_is_an_invalid_payload(write_experiment):
     assert message == "live target payload for case 'c1': 'output' must be a string, got null"
 
 
+def test_a_payload_json_cannot_carry_is_invalid_never_called_again(write_experiment, tmp_path):
+    # A tuple key in the trace was recorded as the target's error: "no answer from the
+    # target", called again by the retry policy and by rerun_failed (4 calls a case here).
+    calls = tmp_path / "calls.txt"
+    (tmp_path / "pairs.py").write_text(
+        "def answer(text):\n"
+        f"    with open({str(calls)!r}, 'a') as log:\n"
+        "        log.write(text + '\\n')\n"
+        "    return {'output': 'parcel', 'trace': {'metadata': {(1, 2): 'pair'}}}\n"
+    )
+    manifest, suite = write_experiment(
+        [variant("pairs", f"{tmp_path / 'pairs.py'}:answer", retry={"attempts": 3})],
+        cases=simple_cases(["a", "b"]),
+        trial_count=1,
+    )
+    run_dir = tmp_path / "run"
+    run_experiment(manifest, suite, progress=False, run_dir=run_dir, invalid_payload="case")
+    again = run_experiment(
+        manifest, suite, progress=False, run_dir=run_dir, invalid_payload="case", rerun_failed=True
+    )
+    assert calls.read_text().splitlines() == ["a", "b"]
+    assert _rows(again, "pairs")["error"].tolist() == [
+        f"live target payload for case {case!r} cannot be passed through JSON: TypeError: keys "
+        "must be str, int, float, bool or None, not tuple"
+        for case in ("c1", "c2")
+    ]
+
+
 def test_unimportable_target_is_refused_before_any_call(write_experiment):
     manifest, suite = write_experiment([variant("bad", "no_such_function")])
     with pytest.raises(InputError, match="no attribute 'no_such_function'") as info:
