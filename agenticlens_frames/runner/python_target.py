@@ -506,7 +506,39 @@ attribute 'nope'
         ) from None
     if not callable(obj):
         raise InputError(f"python target {target!r} is a {type(obj).__name__}, not a callable")
+    _check_parameters(obj, target)
     return obj
+
+
+def _check_parameters(fn: Callable[..., Any], target: str) -> None:
+    """Refuse a target whose parameters cannot take the runner's call: every attempt of
+    every trial would fail with the same ``TypeError`` (AgenticLens makes them all).
+
+    Examples
+    --------
+    >>> _check_parameters(lambda text, case=None: text, "t.py:f")
+    >>> _check_parameters(lambda text, extra: text, "t.py:f")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: python target 't.py:f' cannot be called as \
+fn(input): missing a required argument: 'extra' (its parameters: (text, extra)); a python \
+target takes the case input first, and the suite case as its parameter 'case' if it has \
+one: give every other parameter a default
+    """
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # (some builtins) assumed callable, as accepts_keyword
+        return
+    pass_case = accepts_keyword(fn, "case")
+    try:
+        signature.bind(None, case=None) if pass_case else signature.bind(None)
+    except TypeError as exc:
+        call = "fn(input, case=case)" if pass_case else "fn(input)"
+        raise InputError(
+            f"python target {target!r} cannot be called as {call}: {exc} (its parameters: "
+            f"{signature}); a python target takes the case input first, and the suite case "
+            "as its parameter 'case' if it has one: give every other parameter a default"
+        ) from None
 
 
 def _load_file(name: str, base: Path | None) -> Any:

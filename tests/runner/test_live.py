@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import random
+import re
 import threading
 import time
 from collections import Counter
@@ -280,6 +281,37 @@ def test_unimportable_target_is_refused_before_any_call(write_experiment):
     with pytest.raises(InputError, match="no attribute 'no_such_function'") as info:
         run_experiment(manifest, suite, progress=False)
     assert info.value.location == "variants[0].target"
+
+
+@pytest.mark.parametrize(
+    ("parameters", "problem"),
+    [
+        ("text, extra", "fn(input): missing a required argument: 'extra'"),
+        ("", "fn(input): too many positional arguments"),
+        ("*, text", "fn(input): too many positional arguments"),
+        ("case", "fn(input, case=case): multiple values for argument 'case'"),
+    ],
+)
+def test_a_target_whose_parameters_cannot_take_the_call_is_refused_before_any_call(
+    write_experiment, tmp_path, parameters, problem
+):
+    # Every attempt of every trial failed with the same TypeError, the run going to the end.
+    calls = tmp_path / "calls.txt"
+    body = (
+        f"    with open({str(calls)!r}, 'a') as log:\n        log.write('call\\n')\n"
+        "    return {'output': 'parcel'}\n"
+    )
+    (tmp_path / "agent.py").write_text(f"def good(text):\n{body}def bad({parameters}):\n{body}")
+    manifest, suite = write_experiment(
+        [
+            variant("good", f"{tmp_path / 'agent.py'}:good"),
+            variant("bad", f"{tmp_path}/agent.py:bad"),
+        ]
+    )
+    with pytest.raises(InputError, match=f"cannot be called as {re.escape(problem)}") as info:
+        run_experiment(manifest, suite, progress=False)
+    assert info.value.location == "variants[1].target"
+    assert not calls.exists()
 
 
 def test_guard_rails_refuse_a_live_run_before_any_call(write_experiment, tmp_path, monkeypatch):
