@@ -27,6 +27,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import copy
+import difflib
 import hashlib
 import importlib
 import importlib.util
@@ -35,15 +36,16 @@ import os
 import queue
 import sys
 import threading
+import traceback
 import weakref
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, describe_error
 from ..formats.model import CaseSpec
-from .retry import TargetFailure, describe_error
+from .retry import TargetFailure
 
 __all__ = ["SPARE_THREADS", "DaemonPool", "PythonTarget", "accepts_keyword", "load_callable"]
 
@@ -480,8 +482,7 @@ def load_callable(target: str, *, base_dir: str | Path | None = None) -> Callabl
     >>> load_callable("json:nope")
     Traceback (most recent call last):
     ...
-    agenticlens_frames.errors.InputError: python target 'json:nope': module 'json' has no \
-attribute 'nope'
+    agenticlens_frames.errors.InputError: python target 'json:nope': json has no attribute 'nope'
     """
     module_name, _, attr_path = target.rpartition(":")
     if not module_name or not attr_path:
@@ -494,16 +495,25 @@ attribute 'nope'
             obj: Any = _load_file(module_name, base)
         else:
             obj = _import(module_name, base)
-        for part in attr_path.split("."):
-            obj = getattr(obj, part)
     except InputError:
         raise
-    except Exception as exc:  # import-time errors of the target module, missing attributes
-        raise InputError(f"python target {target!r}: {exc}") from exc
-    except BaseException as exc:  # a module that exits on import must not end the run
+    except BaseException as exc:  # the module's own error; one that exits must not end the run
         raise InputError(
-            f"python target {target!r}: importing it raised {type(exc).__name__}: {exc}"
-        ) from None
+            f"python target {target!r}: importing it raised {describe_error(exc)}{_place(exc)}"
+        ) from (exc if isinstance(exc, Exception) else None)
+    owner = module_name
+    for part in attr_path.split("."):
+        try:
+            obj = getattr(obj, part)
+        except Exception as exc:
+            # A file's module has a private name: say the file, and what is close.
+            missing = f"{owner} has no attribute {part!r}"
+            if not isinstance(exc, AttributeError):
+                missing = f"getting {part!r} from {owner} raised {describe_error(exc)}"
+            close = difflib.get_close_matches(part, [n for n in dir(obj) if n[:1] != "_"], 3)
+            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+            raise InputError(f"python target {target!r}: {missing}{hint}") from None
+        owner = f"{owner}:{part}" if owner == module_name else f"{owner}.{part}"
     if not callable(obj):
         raise InputError(f"python target {target!r} is a {type(obj).__name__}, not a callable")
     _check_parameters(obj, target)
@@ -539,6 +549,24 @@ one: give every other parameter a default
             f"{signature}); a python target takes the case input first, and the suite case "
             "as its parameter 'case' if it has one: give every other parameter a default"
         ) from None
+
+
+def _place(exc: BaseException) -> str:
+    """Where ``exc`` was raised, past the import machinery: `` (at FILE, line N)``, or ''
+    (a SyntaxError's message says where already).
+
+    Examples
+    --------
+    >>> try:
+    ...     exec(compile("{}['API_KEY']", "/srv/agent/config.py", "exec"))
+    ... except KeyError as error:
+    ...     _place(error)
+    ' (at /srv/agent/config.py, line 1)'
+    """
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename[:1] != "<"]
+    if not frames or isinstance(exc, SyntaxError):
+        return ""
+    return f" (at {frames[-1].filename}, line {frames[-1].lineno})"
 
 
 def _load_file(name: str, base: Path | None) -> Any:

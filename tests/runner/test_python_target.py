@@ -68,6 +68,32 @@ def test_an_import_error_inside_the_target_module_is_reported(tmp_path):
         load_callable("broken_qq.py:run", base_dir=tmp_path)
 
 
+def test_an_error_raised_while_importing_says_its_type_and_place(tmp_path, monkeypatch):
+    # It said only "python target 'config_qq.py:run': 'AGENT_KEY_QQ'".
+    monkeypatch.delenv("AGENT_KEY_QQ", raising=False)
+    path = tmp_path / "config_qq.py"
+    path.write_text(
+        "import os\nKEY = os.environ['AGENT_KEY_QQ']\n\ndef run(text):\n    return text\n"
+    )
+    with pytest.raises(InputError) as info:
+        load_callable("config_qq.py:run", base_dir=tmp_path)
+    assert info.value.message == (
+        "python target 'config_qq.py:run': importing it raised KeyError: 'AGENT_KEY_QQ' "
+        f"(at {path}, line 2)"
+    )
+
+
+def test_a_missing_function_names_the_file_and_what_is_close(tmp_path):
+    # It named the module's private name: "module '_agenticlens_frames_target_bot_…' has
+    # no attribute 'answr'".
+    (tmp_path / "bot.py").write_text("def answer(text):\n    return text\n")
+    with pytest.raises(InputError) as info:
+        load_callable("bot.py:answr", base_dir=tmp_path)
+    assert info.value.message == (
+        "python target 'bot.py:answr': bot.py has no attribute 'answr' (did you mean 'answer'?)"
+    )
+
+
 def test_case_keyword_is_passed_only_when_accepted():
     seen = {}
 
