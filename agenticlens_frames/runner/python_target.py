@@ -465,7 +465,8 @@ def load_callable(target: str, *, base_dir: str | Path | None = None) -> Callabl
 
     ``target`` is split at its last ``:`` into a module and a dotted attribute path. A
     module ending in ``.py`` is a file, resolved against ``base_dir`` (the manifest's
-    folder) when relative, and executed once under a private module name. Otherwise it is
+    folder) when relative, and executed once under a private module name, its folder
+    appended to ``sys.path`` (so it imports the modules beside it). Otherwise it is
     imported; if it is not on ``sys.path``, ``base_dir`` and then the working directory are
     tried (the console script does not put the working directory on ``sys.path``).
 
@@ -586,6 +587,11 @@ def _load_file(name: str, base: Path | None) -> Any:
         raise InputError(f"python target file {str(path)!r} cannot be loaded as a module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
+    # Its folder on sys.path, as for `python agent/bot.py`, so that `from helpers import x`
+    # finds agent/helpers.py, when imported and when called; last, so that it never hides
+    # a module found before (installed, or the standard library's).
+    if str(path.parent) not in sys.path:
+        sys.path.append(str(path.parent))
     try:
         spec.loader.exec_module(module)
     except BaseException:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 
@@ -282,3 +283,22 @@ def test_an_async_target_that_blocks_its_loop_times_out_without_holding_the_run(
     assert all(isinstance(o, TargetFailure) and o.kind == "timeout" for o in outcomes)
     # the caller's loop kept turning while the target's loop was blocked
     assert ticks > 0
+
+
+def test_a_file_target_imports_the_modules_beside_it(tmp_path, monkeypatch):
+    # As `python agent/bot.py` does; it was refused: "No module named 'helpers_qq'".
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the folder added is taken out after
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "helpers_qq.py").write_text("def shout(text):\n    return text + '!'\n")
+    (tmp_path / "agent" / "later_qq.py").write_text("SUFFIX = '?'\n")
+    (tmp_path / "agent" / "bot.py").write_text(
+        "from helpers_qq import shout\n\n"
+        "def answer(text):\n    import later_qq  # at call time\n"
+        "    return shout(text) + later_qq.SUFFIX\n"
+    )
+    try:
+        fn = load_callable("agent/bot.py:answer", base_dir=tmp_path)
+        assert fn("hi") == "hi!?"
+    finally:
+        for name in ("helpers_qq", "later_qq"):
+            sys.modules.pop(name, None)
