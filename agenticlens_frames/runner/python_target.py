@@ -8,8 +8,9 @@ CaseSpec`: ``id``, ``name``, ``input``, ``tags``, ``metadata`` and the expectati
 
 Timeouts:
 
-* ``async def`` targets run on an event loop of their own, in a daemon thread (one per
-  target), and the run waits for them from its loop with the timeout. A timeout cancels
+* ``async def`` targets run on an event loop of their own, in a daemon thread (one for
+  the async targets open at a time, so that they can share objects bound to a loop),
+  and the run waits for them from its loop with the timeout. A timeout cancels
   the call; a target that ignores the cancellation, or blocks its loop (``time.sleep``
   in an ``async def``), cannot hold up the run: the attempt times out all the same.
 * Plain functions run on a :class:`DaemonPool` of the variant. Python cannot kill a
@@ -41,7 +42,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import InputError, describe_error
 from ..formats.model import CaseSpec
@@ -319,7 +320,14 @@ class _Replies:
 
 
 class _LoopThread:
-    """An event loop running in a daemon thread, for one async target's calls.
+    """An event loop running in a daemon thread, for the async targets' calls.
+
+    The async targets open at a time share one (:meth:`shared`): agent code keeps objects
+    bound to the loop that first used them at module level — an ``AsyncOpenAI`` or httpx
+    client and its connections, a lock or semaphore limiting calls — and with a loop per
+    target every variant but the first failed with "... is bound to a different event
+    loop". The price: an async target that blocks its loop delays the others' calls too
+    (they time out, and say so), as it would under ``asyncio.run``.
 
     Calls cross between the runner's loop and this one in batches (:meth:`start`): each
     crossing wakes the other thread, and at hundreds of calls in flight one wake-up per
@@ -328,6 +336,30 @@ class _LoopThread:
     so every call started or finished in that turn, or while it is pending, rides along:
     a wave of calls whose timers fire together crosses back with one wake-up.
     """
+
+    _open: ClassVar[_LoopThread | None] = None
+    _users: ClassVar[int] = 0
+    _guard: ClassVar[threading.Lock] = threading.Lock()
+
+    @classmethod
+    def shared(cls) -> _LoopThread:
+        """The loop of the async targets open now, started for the first; each
+        :meth:`release` it once."""
+        with cls._guard:
+            if cls._open is None:
+                cls._open = cls("python-targets")
+            cls._users += 1
+            return cls._open
+
+    def release(self) -> None:
+        """One target is done with the loop: the last one closes it (:meth:`close`)."""
+        with _LoopThread._guard:
+            _LoopThread._users -= 1
+            last = _LoopThread._users == 0
+            if last:
+                _LoopThread._open = None
+        if last:
+            self.close()
 
     def __init__(self, name: str) -> None:
         self.loop = asyncio.new_event_loop()
@@ -662,7 +694,8 @@ class PythonTarget:
         self.is_async = _is_async(fn)
         self.pool = None if self.is_async else DaemonPool(threads, name=name)
         self._replies = _Replies()
-        self.loop_thread = _LoopThread(name) if self.is_async else None
+        self._closed = False
+        self.loop_thread = _LoopThread.shared() if self.is_async else None
 
     def _invoke(self, case: CaseSpec) -> Any:
         # A copy per call: concurrent calls must not see each other's mutations of input,
@@ -734,8 +767,9 @@ class PythonTarget:
         """Release the thread pool (threads still in a timed-out call exit when it returns)."""
         if self.pool is not None:
             self.pool.shutdown()
-        if self.loop_thread is not None:
-            self.loop_thread.close()
+        if self.loop_thread is not None and not self._closed:
+            self.loop_thread.release()
+        self._closed = True
 
 
 async def _outside_wait(thread: _LoopThread, coroutine: Any, timeout: float) -> Any:

@@ -378,6 +378,32 @@ def test_async_timeouts_cancel_the_coroutine(write_experiment, monkeypatch):
     assert state["finished"] - before["finished"] == 6
 
 
+def test_async_targets_share_objects_bound_to_their_loop(write_experiment, tmp_path):
+    # A client or lock made by the first call, at module level, as agent code keeps them:
+    # with a loop per target every call of the second and third variants failed ("Task got
+    # Future attached to a different loop").
+    calls = tmp_path / "calls.txt"
+    (tmp_path / "agents.py").write_text(
+        "import asyncio\n\nLOOP = []\n\n"
+        "async def small(text):\n"
+        f"    with open({str(calls)!r}, 'a') as log:\n"
+        "        log.write(text + '\\n')\n"
+        "    if not LOOP:\n        LOOP.append(asyncio.get_running_loop())\n"
+        "    reply = LOOP[0].create_future()\n"
+        "    LOOP[0].call_soon(reply.set_result, 'parcel')\n"
+        "    return {'output': await reply}\n\n"
+        "large = huge = small\n"
+    )
+    manifest, suite = write_experiment(
+        [variant(v, f"{tmp_path / 'agents.py'}:{v}") for v in ("small", "large", "huge")],
+        cases=simple_cases(["a", "b", "c"]),
+        trial_count=2,
+    )
+    result = run_experiment(manifest, suite, progress=False, concurrency=4)
+    assert len(calls.read_text().splitlines()) == 3 * 3 * 2
+    assert result.run.attempts["status"].tolist() == ["ok"] * 18
+
+
 def test_calls_follow_the_package_order_at_concurrency_one(write_experiment, tmp_path, monkeypatch):
     log = tmp_path / "calls.log"
     monkeypatch.setenv("LIVE_CALL_LOG", str(log))
