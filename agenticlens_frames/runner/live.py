@@ -1281,6 +1281,7 @@ async def arun_live(
         # between the calls and the tables (closing the targets, the journal) would walk
         # every record of the run (50-75 ms at 10 000 attempts), and so would the first one
         # after the tables unless the records are let go first (below).
+        cwd = os.getcwd()
         with _fewer_collections():
             clients: list[Transport] = []
             plans: dict[str, VariantPlan] = {}
@@ -1328,6 +1329,7 @@ async def arun_live(
             finally:
                 for plan in plans.values():
                     plan.target.close()
+                _restore_cwd(cwd)
                 for transport in clients:
                     interrupted = await _until_interrupted(transport.aclose()) or interrupted
                 try:
@@ -1408,6 +1410,27 @@ async def arun_live(
     finally:
         if folder is not None:
             folder.close()
+
+
+def _restore_cwd(cwd: str) -> None:
+    """Undo a target's ``os.chdir``, saying so: the run folder's tables and the caller's
+    relative paths (the reports, the manifest read again) are where the run started; they
+    went to the target's folder, and the command line then could not find its manifest.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> here = os.getcwd()
+    >>> os.chdir(tempfile.gettempdir())
+    >>> _restore_cwd(here)
+    >>> os.getcwd() == here
+    True
+    """
+    with contextlib.suppress(OSError):  # (a target that removed its folder: go back too)
+        if os.getcwd() == cwd:
+            return
+    _LOG.warning("Note: a python target changed the working directory; back to %s", cwd)
+    os.chdir(cwd)
 
 
 async def _until_interrupted(step: Awaitable[Any]) -> bool:

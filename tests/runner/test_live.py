@@ -404,6 +404,31 @@ def test_async_targets_share_objects_bound_to_their_loop(write_experiment, tmp_p
     assert result.run.attempts["status"].tolist() == ["ok"] * 18
 
 
+def test_a_target_changing_the_working_directory_moves_no_output(
+    write_experiment, tmp_path, monkeypatch, caplog
+):
+    # The tables went to the target's folder, and the command line then could not read
+    # its manifest again ("manifest.yaml: No such file or directory", exit 1, no report).
+    elsewhere, calls = tmp_path / "elsewhere", tmp_path / "calls.txt"
+    elsewhere.mkdir()
+    (tmp_path / "mover.py").write_text(
+        "import os\n\ndef answer(text):\n"
+        f"    with open({str(calls)!r}, 'a') as log:\n        log.write(text + '\\n')\n"
+        f"    os.chdir({str(elsewhere)!r})\n    return {{'output': 'parcel'}}\n"
+    )
+    manifest, suite = write_experiment(
+        [variant("mover", f"{tmp_path / 'mover.py'}:answer")], cases=simple_cases(["a", "b"])
+    )
+    monkeypatch.chdir(tmp_path)
+    result = run_experiment(manifest.name, suite, progress=False, run_dir="run")
+    assert Path.cwd() == tmp_path
+    assert "a python target changed the working directory" in caplog.text
+    assert not any(elsewhere.iterdir())
+    tables = load_experiment(manifest, suite, run_dir=tmp_path / "run").attempts
+    mover = tables[tables["variant_id"] == "mover"]
+    assert len(mover) == len(calls.read_text().splitlines()) == len(_rows(result, "mover")) == 4
+
+
 def test_calls_follow_the_package_order_at_concurrency_one(write_experiment, tmp_path, monkeypatch):
     log = tmp_path / "calls.log"
     monkeypatch.setenv("LIVE_CALL_LOG", str(log))
