@@ -33,14 +33,16 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import logging
 import os
 import queue
+import signal
 import sys
 import threading
 import traceback
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -49,6 +51,8 @@ from ..formats.model import CaseSpec
 from .retry import TargetFailure
 
 __all__ = ["SPARE_THREADS", "DaemonPool", "PythonTarget", "accepts_keyword", "load_callable"]
+
+_LOG = logging.getLogger(__name__)
 
 #: Threads a sync target's pool has beyond its concurrency limit, for calls that timed out
 #: but have not returned yet.
@@ -524,10 +528,11 @@ def load_callable(target: str, *, base_dir: str | Path | None = None) -> Callabl
         )
     base = Path(base_dir) if base_dir is not None else None
     try:
-        if module_name.endswith(".py"):
-            obj: Any = _load_file(module_name, base)
-        else:
-            obj = _import(module_name, base)
+        with _interrupts_kept(target):
+            if module_name.endswith(".py"):
+                obj: Any = _load_file(module_name, base)
+            else:
+                obj = _import(module_name, base)
     except InputError:
         raise
     except BaseException as exc:  # the module's own error; one that exits must not end the run
@@ -582,6 +587,40 @@ one: give every other parameter a default
             f"{signature}); a python target takes the case input first, and the suite case "
             "as its parameter 'case' if it has one: give every other parameter a default"
         ) from None
+
+
+@contextlib.contextmanager
+def _interrupts_kept(target: str) -> Iterator[None]:
+    """Put back the ``SIGINT`` and ``SIGTERM`` handlers a target module replaced when it
+    was imported (``signal.signal(SIGINT, SIG_IGN)``, an SDK's own), saying so: with the
+    target's, Ctrl-C — and the ``SIGINT`` ``experiment run`` passes on — did nothing, and
+    the run went on to the end.
+
+    Examples
+    --------
+    >>> import signal
+    >>> before = signal.getsignal(signal.SIGINT)
+    >>> with _interrupts_kept("quiet.py:run"):
+    ...     _ = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    >>> signal.getsignal(signal.SIGINT) == before
+    True
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # (only the main thread can set a handler: no import elsewhere can either)
+        return
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            if handler is not None and signal.getsignal(signum) != handler:
+                signal.signal(signum, handler)
+                _LOG.warning(
+                    "Note: python target %r set a %s handler when imported; the run's is put "
+                    "back, so that Ctrl-C stops the run",
+                    target,
+                    signal.Signals(signum).name,
+                )
 
 
 def _place(exc: BaseException) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 import threading
 import time
@@ -302,3 +303,19 @@ def test_a_file_target_imports_the_modules_beside_it(tmp_path, monkeypatch):
     finally:
         for name in ("helpers_qq", "later_qq"):
             sys.modules.pop(name, None)
+
+
+def test_a_target_module_setting_an_interrupt_handler_leaves_the_runs(tmp_path, caplog):
+    # `signal.signal(SIGINT, SIG_IGN)` in the module (or an SDK's own handler) made Ctrl-C,
+    # and the SIGINT `experiment run` passes on, do nothing: the run went on to the end.
+    before = signal.getsignal(signal.SIGINT)
+    (tmp_path / "deaf_qq.py").write_text(
+        "import signal\n\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n\n"
+        "def run(text):\n    return text\n"
+    )
+    try:
+        load_callable("deaf_qq.py:run", base_dir=tmp_path)
+        assert signal.getsignal(signal.SIGINT) == before
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert "python target 'deaf_qq.py:run' set a SIGINT handler when imported" in caplog.text
