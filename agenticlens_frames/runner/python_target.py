@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+from .._values import clip
 from ..errors import InputError, describe_error
 from ..formats.model import CaseSpec
 from .retry import TargetFailure
@@ -53,6 +54,10 @@ from .retry import TargetFailure
 __all__ = ["SPARE_THREADS", "DaemonPool", "PythonTarget", "accepts_keyword", "load_callable"]
 
 _LOG = logging.getLogger(__name__)
+
+#: Longest error an attempt records for what a python target raised (characters; longer
+#: ones are cut, marked with "…").
+MAX_ERROR_CHARS = 4_000
 
 #: Threads a sync target's pool has beyond its concurrency limit, for calls that timed out
 #: but have not returned yet.
@@ -168,10 +173,30 @@ def accepts_keyword(fn: Callable[..., Any], name: str) -> bool:
 
 
 def _failure(exc: BaseException) -> TargetFailure:
+    """The attempt's error for what a target raised, at most :data:`MAX_ERROR_CHARS` long.
+
+    An SDK's error can quote a whole request or reply: a 20 MB message was written into
+    the journal twice and the JSON report once per attempt (120 MB for two attempts).
+
+    Examples
+    --------
+    >>> long = _failure(ValueError("x" * 10_000)).message
+    >>> long[:14], long[-3:], len(long)
+    ('ValueError: xx', 'xx…', 4000)
+    >>> class Unreadable(Exception):
+    ...     def __str__(self):
+    ...         raise RuntimeError("no")
+    >>> _failure(Unreadable()).message
+    'Unreadable (its message cannot be read: RuntimeError)'
+    """
     # A target's own TimeoutError counts as timed out, as in AgenticLens; SystemExit and
     # friends raised by a target must not stop the run.
     kind = "timeout" if isinstance(exc, TimeoutError) else "error"
-    return TargetFailure(kind, describe_error(exc))
+    try:
+        text = describe_error(exc)
+    except Exception as unreadable:  # its __str__ raised: say which exception it was
+        text = f"{type(exc).__name__} (its message cannot be read: {type(unreadable).__name__})"
+    return TargetFailure(kind, clip(text, MAX_ERROR_CHARS))
 
 
 def _cancelled_by_us() -> bool:

@@ -276,6 +276,28 @@ def test_a_payload_json_cannot_carry_is_invalid_never_called_again(write_experim
     ]
 
 
+def test_a_huge_or_unreadable_error_is_recorded_short(write_experiment, tmp_path):
+    # A 1 MB message went into the journal twice (call and attempt) and into every table.
+    (tmp_path / "loud.py").write_text(
+        "def huge(text):\n    raise ValueError('x' * 1_000_000)\n\n"
+        "class Unreadable(Exception):\n    def __str__(self):\n        raise RuntimeError\n\n"
+        "def unreadable(text):\n    raise Unreadable()\n"
+    )
+    manifest, suite = write_experiment(
+        [variant(v, f"{tmp_path / 'loud.py'}:{v}") for v in ("huge", "unreadable")],
+        cases=simple_cases(["a"]),
+        trial_count=1,
+    )
+    run_dir = tmp_path / "run"
+    result = run_experiment(manifest, suite, progress=False, run_dir=run_dir)
+    (huge,) = _rows(result, "huge")["error"]
+    assert huge.startswith("ValueError: xxx") and huge.endswith("x…") and len(huge) < 10_000
+    assert _rows(result, "unreadable")["error"].tolist() == [
+        "Unreadable (its message cannot be read: RuntimeError)"
+    ]
+    assert sum(f.stat().st_size for f in (run_dir / "journal").iterdir()) < 50_000
+
+
 def test_unimportable_target_is_refused_before_any_call(write_experiment):
     manifest, suite = write_experiment([variant("bad", "no_such_function")])
     with pytest.raises(InputError, match="no attribute 'no_such_function'") as info:
