@@ -579,6 +579,12 @@ def load_callable(target: str, *, base_dir: str | Path | None = None) -> Callabl
         owner = f"{owner}:{part}" if owner == module_name else f"{owner}.{part}"
     if not callable(obj):
         raise InputError(f"python target {target!r} is a {type(obj).__name__}, not a callable")
+    if inspect.isgeneratorfunction(obj) or inspect.isasyncgenfunction(obj):
+        # Every call would return a generator: every trial failed on its first case.
+        raise InputError(
+            f"python target {target!r} is a generator function (it yields): a target "
+            "returns its payload, {'output': ..., 'trace': ...}"
+        )
     _check_parameters(obj, target)
     return obj
 

@@ -70,6 +70,16 @@ def test_an_import_error_inside_the_target_module_is_reported(tmp_path):
         load_callable("broken_qq.py:run", base_dir=tmp_path)
 
 
+@pytest.mark.parametrize("prefix", ["", "async "])
+def test_a_generator_function_is_refused(tmp_path, prefix):
+    # Every call returned a generator: every trial failed on its first case.
+    (tmp_path / "streams_qq.py").write_text(
+        f"{prefix}def run(text):\n    yield {{'output': text}}\n"
+    )
+    with pytest.raises(InputError, match="is a generator function"):
+        load_callable("streams_qq.py:run", base_dir=tmp_path)
+
+
 def test_an_error_raised_while_importing_says_its_type_and_place(tmp_path, monkeypatch):
     # It said only "python target 'config_qq.py:run': 'AGENT_KEY_QQ'".
     monkeypatch.delenv("AGENT_KEY_QQ", raising=False)
