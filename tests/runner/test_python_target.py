@@ -42,11 +42,20 @@ def test_file_targets_resolve_against_the_base_folder_and_load_once(tmp_path, mo
     assert fn.__globals__["LOADS"] == [1]
 
 
-def test_module_targets_are_found_in_the_base_folder(tmp_path):
-    (tmp_path / "my_agent_mod_xyz.py").write_text("def run(text, case=None):\n    return text\n")
-    fn = load_callable("my_agent_mod_xyz:run", base_dir=tmp_path)
-    assert fn("y") == "y"
-    assert str(tmp_path) not in __import__("sys").path  # sys.path restored
+def test_module_targets_are_found_in_the_base_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the folder added is taken out after
+    (tmp_path / "my_agent_mod_xyz.py").write_text(
+        "def run(text, case=None):\n    import later_xyz  # at call time\n"
+        "    return text + later_xyz.SUFFIX\n"
+    )
+    (tmp_path / "later_xyz.py").write_text("SUFFIX = '!'\n")
+    try:
+        fn = load_callable("my_agent_mod_xyz:run", base_dir=tmp_path)
+        # An import in a call failed: the folder was on sys.path only while imported.
+        assert fn("y") == "y!"
+    finally:
+        sys.modules.pop("later_xyz", None)
+    assert sys.path.index(str(tmp_path)) == len(sys.path) - 1  # last: it hides nothing
 
 
 @pytest.mark.parametrize(
