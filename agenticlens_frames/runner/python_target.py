@@ -678,7 +678,15 @@ def _load_file(name: str, base: Path | None) -> Any:
         path = base / path
     path = Path(os.path.realpath(path))  # (resolve() raises on link loops)
     if not path.is_file():
-        raise InputError(f"python target file {str(path)!r} does not exist")
+        hint = None
+        if base is not None and not Path(name).is_absolute() and Path(name).is_file():
+            # Written as AgenticLens reads it: from the working directory.
+            beside = os.path.relpath(Path(name).absolute(), base.absolute())
+            hint = (
+                f"{name} is in the working directory: a relative path is read from the "
+                f"manifest's folder; write {beside}"
+            )
+        raise InputError(f"python target file {str(path)!r} does not exist", hint=hint)
     # A private name per file, so two targets called bot.py in different folders differ.
     digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
     module_name = f"_agenticlens_frames_target_{path.stem}_{digest}"

@@ -338,3 +338,20 @@ def test_a_target_module_setting_an_interrupt_handler_leaves_the_runs(tmp_path, 
     finally:
         signal.signal(signal.SIGINT, before)
     assert "python target 'deaf_qq.py:run' set a SIGINT handler when imported" in caplog.text
+
+
+def test_a_file_written_from_the_working_directory_is_named_with_the_path_to_write(
+    tmp_path, monkeypatch
+):
+    # AgenticLens reads agents/bot.py from the working directory; the refusal named only
+    # the manifest's folder's path, which does not exist.
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "bot.py").write_text("def run(text):\n    return text\n")
+    (tmp_path / "experiments").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match="does not exist") as info:
+        load_callable("agents/bot.py:run", base_dir=tmp_path / "experiments")
+    assert info.value.hint == (
+        "agents/bot.py is in the working directory: a relative path is read from the "
+        "manifest's folder; write ../agents/bot.py"
+    )
