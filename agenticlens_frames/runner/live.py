@@ -1311,14 +1311,18 @@ async def arun_live(
                     on_done=lambda variant_id: bars.update(variant_id, scheduler.unanswered),
                     should_stop=(lambda: monitor.should_stop) if monitor is not None else None,
                     admit=monitor.admits(global_limit) if monitor is not None else None,
+                    # A few waves of calls: a healthy writer catches up between waves (one
+                    # wave was too few: its scoring outlasts 50 ms calls, and the calls
+                    # waited). Judged replies are on disk before their judge is called.
+                    backlog=None if judged else 4 * global_limit,
                 )
                 scheduler.inflight = inflight
                 if reopen:
                     # Before any attempt record (records without scoring keep their order).
                     writer.append({"type": "reopen", "invocation": invocation, "session": session})
-                if any(item.isolated for item in items):
-                    # Each suspect runs alone until its record is on disk (Scheduler.settled).
-                    writer.on_record = _each(writer.on_record, scheduler.settled)
+                # Each suspect runs alone until its record is on disk, and the calls wait
+                # for a writer that fell behind (Scheduler.settled).
+                writer.on_record = _each(writer.on_record, scheduler.settled)
                 if monitor is not None:
                     monitor.on_advance = scheduler.wake_threadsafe
                 await scheduler.run()

@@ -16,6 +16,7 @@ import pytest
 
 from agenticlens_frames import load_experiment
 from agenticlens_frames.errors import InputError
+from agenticlens_frames.evaluators import EvaluatorRegistry
 from agenticlens_frames.runner import RetryPolicy, run_experiment
 from agenticlens_frames.runner.journal import RunFolder
 from agenticlens_frames.runner.python_target import SPARE_THREADS, load_callable
@@ -449,6 +450,43 @@ def test_a_target_changing_the_working_directory_moves_no_output(
     tables = load_experiment(manifest, suite, run_dir=tmp_path / "run").attempts
     mover = tables[tables["variant_id"] == "mover"]
     assert len(mover) == len(calls.read_text().splitlines()) == len(_rows(result, "mover")) == 4
+
+
+def test_calls_wait_for_a_journal_that_fell_behind(write_experiment, tmp_path):
+    # A slow evaluator let the journal's writer fall behind the calls, and a crash lost
+    # every answered attempt not on disk yet (565 of 600 in an audit): all called again.
+    # Each call counts, from the journal on disk, the calls made before it and not
+    # journaled: at most those in flight and four times as many waiting for the disk.
+    run_dir, gaps = tmp_path / "run", tmp_path / "gaps.txt"
+    (tmp_path / "fast.py").write_text(
+        "import json, pathlib\n\n"
+        f"JOURNAL = pathlib.Path({str(run_dir / 'journal')!r})\nCALLS = [0]\n\n"
+        "def on_disk():\n    count = 0\n"
+        "    for segment in JOURNAL.glob('*.jsonl'):\n"
+        "        for line in segment.read_text().splitlines():\n"
+        "            try:\n                count += json.loads(line)['type'] == 'attempt'\n"
+        "            except ValueError:  # a line being written\n                pass\n"
+        "    return count\n\n"
+        "def answer(text):\n"
+        f"    with open({str(gaps)!r}, 'a') as log:\n"
+        "        log.write(f'{CALLS[0] - on_disk()}\\n')\n"
+        "    CALLS[0] += 1\n    return {'output': 'parcel'}\n"
+    )
+    registry = EvaluatorRegistry()
+    registry.register("slow", lambda *args: time.sleep(0.01) or 1.0, version="1")
+    cases = [{**case, "evaluators": [{"name": "slow"}]} for case in simple_cases(["a"] * 30)]
+    manifest, suite = write_experiment(
+        [variant(v, f"{tmp_path / 'fast.py'}:answer") for v in ("one", "two", "three")],
+        cases=cases,
+        trial_count=1,
+        max_workers=2,
+    )
+    result = run_experiment(
+        manifest, suite, progress=False, run_dir=run_dir, evaluators=registry, concurrency=2
+    )
+    behind = [int(line) for line in gaps.read_text().splitlines()]
+    assert len(behind) == len(result.run.attempts) == 90
+    assert max(behind) <= 2 + 4 * 2
 
 
 def test_calls_follow_the_package_order_at_concurrency_one(write_experiment, tmp_path, monkeypatch):
