@@ -1281,6 +1281,7 @@ async def arun_live(
         # between the calls and the tables (closing the targets, the journal) would walk
         # every record of the run (50-75 ms at 10 000 attempts), and so would the first one
         # after the tables unless the records are let go first (below).
+        cwd = os.getcwd()
         with _fewer_collections():
             clients: list[Transport] = []
             plans: dict[str, VariantPlan] = {}
@@ -1310,14 +1311,18 @@ async def arun_live(
                     on_done=lambda variant_id: bars.update(variant_id, scheduler.unanswered),
                     should_stop=(lambda: monitor.should_stop) if monitor is not None else None,
                     admit=monitor.admits(global_limit) if monitor is not None else None,
+                    # A few waves of calls: a healthy writer catches up between waves (one
+                    # wave was too few: its scoring outlasts 50 ms calls, and the calls
+                    # waited). Judged replies are on disk before their judge is called.
+                    backlog=None if judged else 4 * global_limit,
                 )
                 scheduler.inflight = inflight
                 if reopen:
                     # Before any attempt record (records without scoring keep their order).
                     writer.append({"type": "reopen", "invocation": invocation, "session": session})
-                if any(item.isolated for item in items):
-                    # Each suspect runs alone until its record is on disk (Scheduler.settled).
-                    writer.on_record = _each(writer.on_record, scheduler.settled)
+                # Each suspect runs alone until its record is on disk, and the calls wait
+                # for a writer that fell behind (Scheduler.settled).
+                writer.on_record = _each(writer.on_record, scheduler.settled)
                 if monitor is not None:
                     monitor.on_advance = scheduler.wake_threadsafe
                 await scheduler.run()
@@ -1328,6 +1333,7 @@ async def arun_live(
             finally:
                 for plan in plans.values():
                     plan.target.close()
+                _restore_cwd(cwd)
                 for transport in clients:
                     interrupted = await _until_interrupted(transport.aclose()) or interrupted
                 try:
@@ -1408,6 +1414,27 @@ async def arun_live(
     finally:
         if folder is not None:
             folder.close()
+
+
+def _restore_cwd(cwd: str) -> None:
+    """Undo a target's ``os.chdir``, saying so: the run folder's tables and the caller's
+    relative paths (the reports, the manifest read again) are where the run started; they
+    went to the target's folder, and the command line then could not find its manifest.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> here = os.getcwd()
+    >>> os.chdir(tempfile.gettempdir())
+    >>> _restore_cwd(here)
+    >>> os.getcwd() == here
+    True
+    """
+    with contextlib.suppress(OSError):  # (a target that removed its folder: go back too)
+        if os.getcwd() == cwd:
+            return
+    _LOG.warning("Note: a python target changed the working directory; back to %s", cwd)
+    os.chdir(cwd)
 
 
 async def _until_interrupted(step: Awaitable[Any]) -> bool:

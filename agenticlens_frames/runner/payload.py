@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import InputError
+from ..errors import InputError, describe_error
 from ..formats.traces import Trace, normalize_trace
 
 __all__ = ["DEFAULT_MAX_OUTPUT_CHARS", "InvalidPayload", "canonical_payload", "validate_payload"]
@@ -52,8 +52,17 @@ class InvalidPayload(Exception):
         return (InvalidPayload, (str(self), self.detail))
 
 
-def canonical_payload(value: Any) -> Any:
+def canonical_payload(value: Any, case_id: str = "?") -> Any:
     """``value`` as JSON would carry it: tuples become lists, other objects ``str()``.
+
+    Raises
+    ------
+    InvalidPayload
+        When JSON cannot carry it (a key that is not a string or a number, a reference
+        cycle, nesting too deep, an object whose ``str()`` raises): the target answered
+        with something that is not a sample, a target bug as a reply that is not JSON is,
+        not a call that went unanswered (which a retry policy or ``--rerun-failed`` would
+        call again).
 
     Examples
     --------
@@ -61,6 +70,11 @@ def canonical_payload(value: Any) -> Any:
     {'output': 'x', 'trace': {'spans': [{'tool_name': 'a'}]}}
     >>> canonical_payload({"output": "x", "n": float("inf"), 1: 2**70})
     {'output': 'x', 'n': inf, '1': 1180591620717411303424}
+    >>> canonical_payload({"output": "x", (1, 2): "pair"}, "c1")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.runner.payload.InvalidPayload: live target payload for case 'c1' \
+cannot be passed through JSON: TypeError: keys must be str, int, float, bool or None, not tuple
     """
     # orjson's round trip is ~10x cheaper and gives the same value whenever it reads back
     # equal to the original: a payload of plain JSON values (most of them). Anything else
@@ -72,7 +86,13 @@ def canonical_payload(value: Any) -> Any:
             return copied
     except (TypeError, orjson.JSONEncodeError):
         pass
-    return json.loads(json.dumps(value, default=str))
+    try:
+        return json.loads(json.dumps(value, default=str))
+    except Exception as exc:  # the target's objects (RecursionError too), not our bug
+        raise InvalidPayload(
+            f"live target payload for case {case_id!r} cannot be passed through JSON: "
+            f"{describe_error(exc)}"
+        ) from None
 
 
 def validate_payload(

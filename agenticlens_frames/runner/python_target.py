@@ -8,8 +8,9 @@ CaseSpec`: ``id``, ``name``, ``input``, ``tags``, ``metadata`` and the expectati
 
 Timeouts:
 
-* ``async def`` targets run on an event loop of their own, in a daemon thread (one per
-  target), and the run waits for them from its loop with the timeout. A timeout cancels
+* ``async def`` targets run on an event loop of their own, in a daemon thread (one for
+  the async targets open at a time, so that they can share objects bound to a loop),
+  and the run waits for them from its loop with the timeout. A timeout cancels
   the call; a target that ignores the cancellation, or blocks its loop (``time.sleep``
   in an ``async def``), cannot hold up the run: the attempt times out all the same.
 * Plain functions run on a :class:`DaemonPool` of the variant. Python cannot kill a
@@ -27,25 +28,36 @@ import asyncio
 import concurrent.futures
 import contextlib
 import copy
+import difflib
 import hashlib
 import importlib
 import importlib.util
 import inspect
+import logging
 import os
 import queue
+import signal
 import sys
 import threading
+import traceback
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from ..errors import InputError
+from .._values import clip
+from ..errors import InputError, describe_error
 from ..formats.model import CaseSpec
-from .retry import TargetFailure, describe_error
+from .retry import TargetFailure
 
 __all__ = ["SPARE_THREADS", "DaemonPool", "PythonTarget", "accepts_keyword", "load_callable"]
+
+_LOG = logging.getLogger(__name__)
+
+#: Longest error an attempt records for what a python target raised (characters; longer
+#: ones are cut, marked with "…").
+MAX_ERROR_CHARS = 4_000
 
 #: Threads a sync target's pool has beyond its concurrency limit, for calls that timed out
 #: but have not returned yet.
@@ -161,10 +173,30 @@ def accepts_keyword(fn: Callable[..., Any], name: str) -> bool:
 
 
 def _failure(exc: BaseException) -> TargetFailure:
+    """The attempt's error for what a target raised, at most :data:`MAX_ERROR_CHARS` long.
+
+    An SDK's error can quote a whole request or reply: a 20 MB message was written into
+    the journal twice and the JSON report once per attempt (120 MB for two attempts).
+
+    Examples
+    --------
+    >>> long = _failure(ValueError("x" * 10_000)).message
+    >>> long[:14], long[-3:], len(long)
+    ('ValueError: xx', 'xx…', 4000)
+    >>> class Unreadable(Exception):
+    ...     def __str__(self):
+    ...         raise RuntimeError("no")
+    >>> _failure(Unreadable()).message
+    'Unreadable (its message cannot be read: RuntimeError)'
+    """
     # A target's own TimeoutError counts as timed out, as in AgenticLens; SystemExit and
     # friends raised by a target must not stop the run.
     kind = "timeout" if isinstance(exc, TimeoutError) else "error"
-    return TargetFailure(kind, describe_error(exc))
+    try:
+        text = describe_error(exc)
+    except Exception as unreadable:  # its __str__ raised: say which exception it was
+        text = f"{type(exc).__name__} (its message cannot be read: {type(unreadable).__name__})"
+    return TargetFailure(kind, clip(text, MAX_ERROR_CHARS))
 
 
 def _cancelled_by_us() -> bool:
@@ -317,7 +349,14 @@ class _Replies:
 
 
 class _LoopThread:
-    """An event loop running in a daemon thread, for one async target's calls.
+    """An event loop running in a daemon thread, for the async targets' calls.
+
+    The async targets open at a time share one (:meth:`shared`): agent code keeps objects
+    bound to the loop that first used them at module level — an ``AsyncOpenAI`` or httpx
+    client and its connections, a lock or semaphore limiting calls — and with a loop per
+    target every variant but the first failed with "... is bound to a different event
+    loop". The price: an async target that blocks its loop delays the others' calls too
+    (they time out, and say so), as it would under ``asyncio.run``.
 
     Calls cross between the runner's loop and this one in batches (:meth:`start`): each
     crossing wakes the other thread, and at hundreds of calls in flight one wake-up per
@@ -326,6 +365,30 @@ class _LoopThread:
     so every call started or finished in that turn, or while it is pending, rides along:
     a wave of calls whose timers fire together crosses back with one wake-up.
     """
+
+    _open: ClassVar[_LoopThread | None] = None
+    _users: ClassVar[int] = 0
+    _guard: ClassVar[threading.Lock] = threading.Lock()
+
+    @classmethod
+    def shared(cls) -> _LoopThread:
+        """The loop of the async targets open now, started for the first; each
+        :meth:`release` it once."""
+        with cls._guard:
+            if cls._open is None:
+                cls._open = cls("python-targets")
+            cls._users += 1
+            return cls._open
+
+    def release(self) -> None:
+        """One target is done with the loop: the last one closes it (:meth:`close`)."""
+        with _LoopThread._guard:
+            _LoopThread._users -= 1
+            last = _LoopThread._users == 0
+            if last:
+                _LoopThread._open = None
+        if last:
+            self.close()
 
     def __init__(self, name: str) -> None:
         self.loop = asyncio.new_event_loop()
@@ -463,7 +526,8 @@ def load_callable(target: str, *, base_dir: str | Path | None = None) -> Callabl
 
     ``target`` is split at its last ``:`` into a module and a dotted attribute path. A
     module ending in ``.py`` is a file, resolved against ``base_dir`` (the manifest's
-    folder) when relative, and executed once under a private module name. Otherwise it is
+    folder) when relative, and executed once under a private module name, its folder
+    appended to ``sys.path`` (so it imports the modules beside it). Otherwise it is
     imported; if it is not on ``sys.path``, ``base_dir`` and then the working directory are
     tried (the console script does not put the working directory on ``sys.path``).
 
@@ -480,8 +544,7 @@ def load_callable(target: str, *, base_dir: str | Path | None = None) -> Callabl
     >>> load_callable("json:nope")
     Traceback (most recent call last):
     ...
-    agenticlens_frames.errors.InputError: python target 'json:nope': module 'json' has no \
-attribute 'nope'
+    agenticlens_frames.errors.InputError: python target 'json:nope': json has no attribute 'nope'
     """
     module_name, _, attr_path = target.rpartition(":")
     if not module_name or not attr_path:
@@ -490,23 +553,123 @@ attribute 'nope'
         )
     base = Path(base_dir) if base_dir is not None else None
     try:
-        if module_name.endswith(".py"):
-            obj: Any = _load_file(module_name, base)
-        else:
-            obj = _import(module_name, base)
-        for part in attr_path.split("."):
-            obj = getattr(obj, part)
+        with _interrupts_kept(target):
+            if module_name.endswith(".py"):
+                obj: Any = _load_file(module_name, base)
+            else:
+                obj = _import(module_name, base)
     except InputError:
         raise
-    except Exception as exc:  # import-time errors of the target module, missing attributes
-        raise InputError(f"python target {target!r}: {exc}") from exc
-    except BaseException as exc:  # a module that exits on import must not end the run
+    except BaseException as exc:  # the module's own error; one that exits must not end the run
         raise InputError(
-            f"python target {target!r}: importing it raised {type(exc).__name__}: {exc}"
-        ) from None
+            f"python target {target!r}: importing it raised {describe_error(exc)}{_place(exc)}"
+        ) from (exc if isinstance(exc, Exception) else None)
+    owner = module_name
+    for part in attr_path.split("."):
+        try:
+            obj = getattr(obj, part)
+        except Exception as exc:
+            # A file's module has a private name: say the file, and what is close.
+            missing = f"{owner} has no attribute {part!r}"
+            if not isinstance(exc, AttributeError):
+                missing = f"getting {part!r} from {owner} raised {describe_error(exc)}"
+            close = difflib.get_close_matches(part, [n for n in dir(obj) if n[:1] != "_"], 3)
+            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+            raise InputError(f"python target {target!r}: {missing}{hint}") from None
+        owner = f"{owner}:{part}" if owner == module_name else f"{owner}.{part}"
     if not callable(obj):
         raise InputError(f"python target {target!r} is a {type(obj).__name__}, not a callable")
+    if inspect.isgeneratorfunction(obj) or inspect.isasyncgenfunction(obj):
+        # Every call would return a generator: every trial failed on its first case.
+        raise InputError(
+            f"python target {target!r} is a generator function (it yields): a target "
+            "returns its payload, {'output': ..., 'trace': ...}"
+        )
+    _check_parameters(obj, target)
     return obj
+
+
+def _check_parameters(fn: Callable[..., Any], target: str) -> None:
+    """Refuse a target whose parameters cannot take the runner's call: every attempt of
+    every trial would fail with the same ``TypeError`` (AgenticLens makes them all).
+
+    Examples
+    --------
+    >>> _check_parameters(lambda text, case=None: text, "t.py:f")
+    >>> _check_parameters(lambda text, extra: text, "t.py:f")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: python target 't.py:f' cannot be called as \
+fn(input): missing a required argument: 'extra' (its parameters: (text, extra)); a python \
+target takes the case input first, and the suite case as its parameter 'case' if it has \
+one: give every other parameter a default
+    """
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # (some builtins) assumed callable, as accepts_keyword
+        return
+    pass_case = accepts_keyword(fn, "case")
+    try:
+        signature.bind(None, case=None) if pass_case else signature.bind(None)
+    except TypeError as exc:
+        call = "fn(input, case=case)" if pass_case else "fn(input)"
+        raise InputError(
+            f"python target {target!r} cannot be called as {call}: {exc} (its parameters: "
+            f"{signature}); a python target takes the case input first, and the suite case "
+            "as its parameter 'case' if it has one: give every other parameter a default"
+        ) from None
+
+
+@contextlib.contextmanager
+def _interrupts_kept(target: str) -> Iterator[None]:
+    """Put back the ``SIGINT`` and ``SIGTERM`` handlers a target module replaced when it
+    was imported (``signal.signal(SIGINT, SIG_IGN)``, an SDK's own), saying so: with the
+    target's, Ctrl-C — and the ``SIGINT`` ``experiment run`` passes on — did nothing, and
+    the run went on to the end.
+
+    Examples
+    --------
+    >>> import signal
+    >>> before = signal.getsignal(signal.SIGINT)
+    >>> with _interrupts_kept("quiet.py:run"):
+    ...     _ = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    >>> signal.getsignal(signal.SIGINT) == before
+    True
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # (only the main thread can set a handler: no import elsewhere can either)
+        return
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            if handler is not None and signal.getsignal(signum) != handler:
+                signal.signal(signum, handler)
+                _LOG.warning(
+                    "Note: python target %r set a %s handler when imported; the run's is put "
+                    "back, so that Ctrl-C stops the run",
+                    target,
+                    signal.Signals(signum).name,
+                )
+
+
+def _place(exc: BaseException) -> str:
+    """Where ``exc`` was raised, past the import machinery: `` (at FILE, line N)``, or ''
+    (a SyntaxError's message says where already).
+
+    Examples
+    --------
+    >>> try:
+    ...     exec(compile("{}['API_KEY']", "/srv/agent/config.py", "exec"))
+    ... except KeyError as error:
+    ...     _place(error)
+    ' (at /srv/agent/config.py, line 1)'
+    """
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename[:1] != "<"]
+    if not frames or isinstance(exc, SyntaxError):
+        return ""
+    return f" (at {frames[-1].filename}, line {frames[-1].lineno})"
 
 
 def _load_file(name: str, base: Path | None) -> Any:
@@ -515,7 +678,15 @@ def _load_file(name: str, base: Path | None) -> Any:
         path = base / path
     path = Path(os.path.realpath(path))  # (resolve() raises on link loops)
     if not path.is_file():
-        raise InputError(f"python target file {str(path)!r} does not exist")
+        hint = None
+        if base is not None and not Path(name).is_absolute() and Path(name).is_file():
+            # Written as AgenticLens reads it: from the working directory.
+            beside = os.path.relpath(Path(name).absolute(), base.absolute())
+            hint = (
+                f"{name} is in the working directory: a relative path is read from the "
+                f"manifest's folder; write {beside}"
+            )
+        raise InputError(f"python target file {str(path)!r} does not exist", hint=hint)
     # A private name per file, so two targets called bot.py in different folders differ.
     digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
     module_name = f"_agenticlens_frames_target_{path.stem}_{digest}"
@@ -526,12 +697,32 @@ def _load_file(name: str, base: Path | None) -> Any:
         raise InputError(f"python target file {str(path)!r} cannot be loaded as a module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
+    _keep_importable(path.parent)
     try:
         spec.loader.exec_module(module)
     except BaseException:
         del sys.modules[module_name]
         raise
     return module
+
+
+def _keep_importable(folder: Path) -> None:
+    """Keep the target's folder on ``sys.path``, as ``python agent/bot.py`` does, so that
+    ``from helpers import x`` finds agent/helpers.py when the target is imported and when
+    it is called (an import in a call failed every call); last, so that a module found
+    before (installed, or the standard library's) keeps its name.
+
+    Examples
+    --------
+    >>> import sys, tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _keep_importable(folder)
+    >>> sys.path[-1] == str(folder)
+    True
+    >>> sys.path.remove(str(folder))
+    """
+    if str(folder) not in sys.path:
+        sys.path.append(str(folder))
 
 
 def _import(name: str, base: Path | None) -> Any:
@@ -543,14 +734,17 @@ def _import(name: str, base: Path | None) -> Any:
     for folder in (base, Path.cwd()):
         if folder is None:
             continue
-        sys.path.insert(0, str(folder))
+        sys.path.insert(0, str(folder))  # first while imported, as the module was asked for
         try:
-            return importlib.import_module(name)
+            module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
             if exc.name is None or not name.startswith(exc.name):
                 raise
+            continue
         finally:
             sys.path.remove(str(folder))
+        _keep_importable(folder)
+        return module
     raise InputError(
         f"python target module {name!r} was not found on sys.path, in the manifest's folder "
         "or in the working directory"
@@ -596,7 +790,8 @@ class PythonTarget:
         self.is_async = _is_async(fn)
         self.pool = None if self.is_async else DaemonPool(threads, name=name)
         self._replies = _Replies()
-        self.loop_thread = _LoopThread(name) if self.is_async else None
+        self._closed = False
+        self.loop_thread = _LoopThread.shared() if self.is_async else None
 
     def _invoke(self, case: CaseSpec) -> Any:
         # A copy per call: concurrent calls must not see each other's mutations of input,
@@ -668,8 +863,9 @@ class PythonTarget:
         """Release the thread pool (threads still in a timed-out call exit when it returns)."""
         if self.pool is not None:
             self.pool.shutdown()
-        if self.loop_thread is not None:
-            self.loop_thread.close()
+        if self.loop_thread is not None and not self._closed:
+            self.loop_thread.release()
+        self._closed = True
 
 
 async def _outside_wait(thread: _LoopThread, coroutine: Any, timeout: float) -> Any:

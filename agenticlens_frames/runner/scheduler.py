@@ -120,6 +120,11 @@ class Scheduler:
         Asked for the next item of each variant: False holds it back until
         :meth:`wake_threadsafe` is called (early stopping runs only a few cases ahead of
         the last decision).
+    backlog
+        Most finished attempts whose record is not on disk yet (:meth:`settled` counts
+        them there); None for no limit. The journal's writer scores and writes behind the
+        calls: a slow evaluator let it fall hundreds of attempts behind, all called again
+        after a crash. At the limit no item starts until it catches up.
     """
 
     def __init__(
@@ -136,8 +141,14 @@ class Scheduler:
         on_done: Callable[[str], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
         admit: Callable[[WorkItem], bool] | None = None,
+        backlog: int | None = None,
     ) -> None:
         self.plans = plans
+        self.backlog = backlog
+        #: Attempt records on disk (counted on the journal's thread, its only writer).
+        self.durable = 0
+        #: No item started because of ``backlog``: :meth:`settled` wakes the run.
+        self._behind = False
         self.should_stop = should_stop
         self.admit = admit
         self._held = False
@@ -179,11 +190,15 @@ class Scheduler:
         return first_invalid is not None and item.case.index > first_invalid
 
     def _pick(self) -> WorkItem | None:
+        self._behind = False
         if self.in_flight >= self.concurrency:
             return None
         if self.budget is not None and self.started >= self.budget:
             return None
         if self.should_stop is not None and self.should_stop():
+            return None
+        if self._journal_behind():
+            self._behind = True
             return None
         if self.isolated or self._unsettled:
             isolated = self._pick_isolated()
@@ -223,11 +238,24 @@ class Scheduler:
         self._unsettled.add((item.variant_id, item.trial, item.case.id))
         return item
 
+    def _journal_behind(self) -> bool:
+        """Whether ``backlog`` finished attempts are still waiting for the disk (never when
+        the journal has failed: no record will come)."""
+        return (
+            self.backlog is not None
+            and self.finished - self.durable >= self.backlog
+            and getattr(self.journal, "error", None) is None
+        )
+
     def settled(self, record: dict[str, Any]) -> None:
         """A journal record is on disk (called from the journal's thread): an isolated
-        item's ``attempt`` record lets the next item start."""
+        item's ``attempt`` record lets the next item start, and any attempt record
+        shortens the backlog."""
         if record.get("type") != "attempt" or self._loop is None:
             return
+        self.durable += 1
+        if not (self._unsettled or self._behind):
+            return  # nothing waits for it (one wake-up per record would cost the loop)
         key = (record["variant"], int(record["trial"]), record["case"])
         with contextlib.suppress(RuntimeError):  # the loop has closed: nothing waits
             self._loop.call_soon_threadsafe(self._settle, key)
@@ -235,6 +263,8 @@ class Scheduler:
     def _settle(self, key: tuple[str, int, str]) -> None:
         if key in self._unsettled:
             self._unsettled.discard(key)
+            self._wake.set()
+        if self._behind:
             self._wake.set()
 
     # ------------------------------------------------------------------ running
@@ -258,15 +288,18 @@ class Scheduler:
                 if (
                     self.in_flight == 0
                     and not self._unsettled
+                    and not self._behind
                     and not (self._held and not (self.should_stop and self.should_stop()))
                 ):
                     return
                 self._wake.clear()
-                if self._unsettled:
+                if self._unsettled or self._behind:
                     # An isolated attempt's record is on its way to disk; a journal that
-                    # fails never sends it (looked at above every half second).
+                    # fails never sends it (looked at above every half second). A record
+                    # written while the backlog was being checked wakes nobody: looked at
+                    # again soon.
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._wake.wait(), 0.5)
+                        await asyncio.wait_for(self._wake.wait(), 0.05 if self._behind else 0.5)
                 else:
                     await self._wake.wait()
         except asyncio.CancelledError:
@@ -365,7 +398,7 @@ class Scheduler:
             try:
                 raw = await plan.target.call(item.case)
                 raw_type = type(raw).__name__
-                payload = canonical_payload(raw) if plan.canonicalize else raw
+                payload = canonical_payload(raw, item.case.id) if plan.canonicalize else raw
                 output, trace = validate_payload(
                     payload,
                     item.case.id,
@@ -490,5 +523,5 @@ def take_interrupt() -> None:
 def _jsonable(value: Any) -> Any:
     try:
         return canonical_payload(value)
-    except (TypeError, ValueError):
+    except InvalidPayload:
         return repr(value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import random
+import re
 import threading
 import time
 from collections import Counter
@@ -15,6 +16,7 @@ import pytest
 
 from agenticlens_frames import load_experiment
 from agenticlens_frames.errors import InputError
+from agenticlens_frames.evaluators import EvaluatorRegistry
 from agenticlens_frames.runner import RetryPolicy, run_experiment
 from agenticlens_frames.runner.journal import RunFolder
 from agenticlens_frames.runner.python_target import SPARE_THREADS, load_callable
@@ -247,11 +249,92 @@ def test_non_string_output_is_an_invalid_payload(write_experiment):
     assert message == "live target payload for case 'c1': 'output' must be a string, got null"
 
 
+def test_a_payload_json_cannot_carry_is_invalid_never_called_again(write_experiment, tmp_path):
+    # A tuple key in the trace was recorded as the target's error: "no answer from the
+    # target", called again by the retry policy and by rerun_failed (4 calls a case here).
+    calls = tmp_path / "calls.txt"
+    (tmp_path / "pairs.py").write_text(
+        "def answer(text):\n"
+        f"    with open({str(calls)!r}, 'a') as log:\n"
+        "        log.write(text + '\\n')\n"
+        "    return {'output': 'parcel', 'trace': {'metadata': {(1, 2): 'pair'}}}\n"
+    )
+    manifest, suite = write_experiment(
+        [variant("pairs", f"{tmp_path / 'pairs.py'}:answer", retry={"attempts": 3})],
+        cases=simple_cases(["a", "b"]),
+        trial_count=1,
+    )
+    run_dir = tmp_path / "run"
+    run_experiment(manifest, suite, progress=False, run_dir=run_dir, invalid_payload="case")
+    again = run_experiment(
+        manifest, suite, progress=False, run_dir=run_dir, invalid_payload="case", rerun_failed=True
+    )
+    assert calls.read_text().splitlines() == ["a", "b"]
+    assert _rows(again, "pairs")["error"].tolist() == [
+        f"live target payload for case {case!r} cannot be passed through JSON: TypeError: keys "
+        "must be str, int, float, bool or None, not tuple"
+        for case in ("c1", "c2")
+    ]
+
+
+def test_a_huge_or_unreadable_error_is_recorded_short(write_experiment, tmp_path):
+    # A 1 MB message went into the journal twice (call and attempt) and into every table.
+    (tmp_path / "loud.py").write_text(
+        "def huge(text):\n    raise ValueError('x' * 1_000_000)\n\n"
+        "class Unreadable(Exception):\n    def __str__(self):\n        raise RuntimeError\n\n"
+        "def unreadable(text):\n    raise Unreadable()\n"
+    )
+    manifest, suite = write_experiment(
+        [variant(v, f"{tmp_path / 'loud.py'}:{v}") for v in ("huge", "unreadable")],
+        cases=simple_cases(["a"]),
+        trial_count=1,
+    )
+    run_dir = tmp_path / "run"
+    result = run_experiment(manifest, suite, progress=False, run_dir=run_dir)
+    (huge,) = _rows(result, "huge")["error"]
+    assert huge.startswith("ValueError: xxx") and huge.endswith("x…") and len(huge) < 10_000
+    assert _rows(result, "unreadable")["error"].tolist() == [
+        "Unreadable (its message cannot be read: RuntimeError)"
+    ]
+    assert sum(f.stat().st_size for f in (run_dir / "journal").iterdir()) < 50_000
+
+
 def test_unimportable_target_is_refused_before_any_call(write_experiment):
     manifest, suite = write_experiment([variant("bad", "no_such_function")])
     with pytest.raises(InputError, match="no attribute 'no_such_function'") as info:
         run_experiment(manifest, suite, progress=False)
     assert info.value.location == "variants[0].target"
+
+
+@pytest.mark.parametrize(
+    ("parameters", "problem"),
+    [
+        ("text, extra", "fn(input): missing a required argument: 'extra'"),
+        ("", "fn(input): too many positional arguments"),
+        ("*, text", "fn(input): too many positional arguments"),
+        ("case", "fn(input, case=case): multiple values for argument 'case'"),
+    ],
+)
+def test_a_target_whose_parameters_cannot_take_the_call_is_refused_before_any_call(
+    write_experiment, tmp_path, parameters, problem
+):
+    # Every attempt of every trial failed with the same TypeError, the run going to the end.
+    calls = tmp_path / "calls.txt"
+    body = (
+        f"    with open({str(calls)!r}, 'a') as log:\n        log.write('call\\n')\n"
+        "    return {'output': 'parcel'}\n"
+    )
+    (tmp_path / "agent.py").write_text(f"def good(text):\n{body}def bad({parameters}):\n{body}")
+    manifest, suite = write_experiment(
+        [
+            variant("good", f"{tmp_path / 'agent.py'}:good"),
+            variant("bad", f"{tmp_path}/agent.py:bad"),
+        ]
+    )
+    with pytest.raises(InputError, match=f"cannot be called as {re.escape(problem)}") as info:
+        run_experiment(manifest, suite, progress=False)
+    assert info.value.location == "variants[1].target"
+    assert not calls.exists()
 
 
 def test_guard_rails_refuse_a_live_run_before_any_call(write_experiment, tmp_path, monkeypatch):
@@ -316,6 +399,94 @@ def test_async_timeouts_cancel_the_coroutine(write_experiment, monkeypatch):
     # The four slow calls were cancelled, not left running.
     assert state["cancelled"] - before["cancelled"] == 4
     assert state["finished"] - before["finished"] == 6
+
+
+def test_async_targets_share_objects_bound_to_their_loop(write_experiment, tmp_path):
+    # A client or lock made by the first call, at module level, as agent code keeps them:
+    # with a loop per target every call of the second and third variants failed ("Task got
+    # Future attached to a different loop").
+    calls = tmp_path / "calls.txt"
+    (tmp_path / "agents.py").write_text(
+        "import asyncio\n\nLOOP = []\n\n"
+        "async def small(text):\n"
+        f"    with open({str(calls)!r}, 'a') as log:\n"
+        "        log.write(text + '\\n')\n"
+        "    if not LOOP:\n        LOOP.append(asyncio.get_running_loop())\n"
+        "    reply = LOOP[0].create_future()\n"
+        "    LOOP[0].call_soon(reply.set_result, 'parcel')\n"
+        "    return {'output': await reply}\n\n"
+        "large = huge = small\n"
+    )
+    manifest, suite = write_experiment(
+        [variant(v, f"{tmp_path / 'agents.py'}:{v}") for v in ("small", "large", "huge")],
+        cases=simple_cases(["a", "b", "c"]),
+        trial_count=2,
+    )
+    result = run_experiment(manifest, suite, progress=False, concurrency=4)
+    assert len(calls.read_text().splitlines()) == 3 * 3 * 2
+    assert result.run.attempts["status"].tolist() == ["ok"] * 18
+
+
+def test_a_target_changing_the_working_directory_moves_no_output(
+    write_experiment, tmp_path, monkeypatch, caplog
+):
+    # The tables went to the target's folder, and the command line then could not read
+    # its manifest again ("manifest.yaml: No such file or directory", exit 1, no report).
+    elsewhere, calls = tmp_path / "elsewhere", tmp_path / "calls.txt"
+    elsewhere.mkdir()
+    (tmp_path / "mover.py").write_text(
+        "import os\n\ndef answer(text):\n"
+        f"    with open({str(calls)!r}, 'a') as log:\n        log.write(text + '\\n')\n"
+        f"    os.chdir({str(elsewhere)!r})\n    return {{'output': 'parcel'}}\n"
+    )
+    manifest, suite = write_experiment(
+        [variant("mover", f"{tmp_path / 'mover.py'}:answer")], cases=simple_cases(["a", "b"])
+    )
+    monkeypatch.chdir(tmp_path)
+    result = run_experiment(manifest.name, suite, progress=False, run_dir="run")
+    assert Path.cwd() == tmp_path
+    assert "a python target changed the working directory" in caplog.text
+    assert not any(elsewhere.iterdir())
+    tables = load_experiment(manifest, suite, run_dir=tmp_path / "run").attempts
+    mover = tables[tables["variant_id"] == "mover"]
+    assert len(mover) == len(calls.read_text().splitlines()) == len(_rows(result, "mover")) == 4
+
+
+def test_calls_wait_for_a_journal_that_fell_behind(write_experiment, tmp_path):
+    # A slow evaluator let the journal's writer fall behind the calls, and a crash lost
+    # every answered attempt not on disk yet (565 of 600 in an audit): all called again.
+    # Each call counts, from the journal on disk, the calls made before it and not
+    # journaled: at most those in flight and four times as many waiting for the disk.
+    run_dir, gaps = tmp_path / "run", tmp_path / "gaps.txt"
+    (tmp_path / "fast.py").write_text(
+        "import json, pathlib\n\n"
+        f"JOURNAL = pathlib.Path({str(run_dir / 'journal')!r})\nCALLS = [0]\n\n"
+        "def on_disk():\n    count = 0\n"
+        "    for segment in JOURNAL.glob('*.jsonl'):\n"
+        "        for line in segment.read_text().splitlines():\n"
+        "            try:\n                count += json.loads(line)['type'] == 'attempt'\n"
+        "            except ValueError:  # a line being written\n                pass\n"
+        "    return count\n\n"
+        "def answer(text):\n"
+        f"    with open({str(gaps)!r}, 'a') as log:\n"
+        "        log.write(f'{CALLS[0] - on_disk()}\\n')\n"
+        "    CALLS[0] += 1\n    return {'output': 'parcel'}\n"
+    )
+    registry = EvaluatorRegistry()
+    registry.register("slow", lambda *args: time.sleep(0.01) or 1.0, version="1")
+    cases = [{**case, "evaluators": [{"name": "slow"}]} for case in simple_cases(["a"] * 30)]
+    manifest, suite = write_experiment(
+        [variant(v, f"{tmp_path / 'fast.py'}:answer") for v in ("one", "two", "three")],
+        cases=cases,
+        trial_count=1,
+        max_workers=2,
+    )
+    result = run_experiment(
+        manifest, suite, progress=False, run_dir=run_dir, evaluators=registry, concurrency=2
+    )
+    behind = [int(line) for line in gaps.read_text().splitlines()]
+    assert len(behind) == len(result.run.attempts) == 90
+    assert max(behind) <= 2 + 4 * 2
 
 
 def test_calls_follow_the_package_order_at_concurrency_one(write_experiment, tmp_path, monkeypatch):

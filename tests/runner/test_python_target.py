@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import signal
+import sys
 import threading
 import time
 
@@ -40,11 +42,20 @@ def test_file_targets_resolve_against_the_base_folder_and_load_once(tmp_path, mo
     assert fn.__globals__["LOADS"] == [1]
 
 
-def test_module_targets_are_found_in_the_base_folder(tmp_path):
-    (tmp_path / "my_agent_mod_xyz.py").write_text("def run(text, case=None):\n    return text\n")
-    fn = load_callable("my_agent_mod_xyz:run", base_dir=tmp_path)
-    assert fn("y") == "y"
-    assert str(tmp_path) not in __import__("sys").path  # sys.path restored
+def test_module_targets_are_found_in_the_base_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the folder added is taken out after
+    (tmp_path / "my_agent_mod_xyz.py").write_text(
+        "def run(text, case=None):\n    import later_xyz  # at call time\n"
+        "    return text + later_xyz.SUFFIX\n"
+    )
+    (tmp_path / "later_xyz.py").write_text("SUFFIX = '!'\n")
+    try:
+        fn = load_callable("my_agent_mod_xyz:run", base_dir=tmp_path)
+        # An import in a call failed: the folder was on sys.path only while imported.
+        assert fn("y") == "y!"
+    finally:
+        sys.modules.pop("later_xyz", None)
+    assert sys.path.index(str(tmp_path)) == len(sys.path) - 1  # last: it hides nothing
 
 
 @pytest.mark.parametrize(
@@ -66,6 +77,42 @@ def test_an_import_error_inside_the_target_module_is_reported(tmp_path):
     (tmp_path / "broken_qq.py").write_text("import definitely_missing_dependency_qq\n")
     with pytest.raises(InputError, match="definitely_missing_dependency_qq"):
         load_callable("broken_qq.py:run", base_dir=tmp_path)
+
+
+@pytest.mark.parametrize("prefix", ["", "async "])
+def test_a_generator_function_is_refused(tmp_path, prefix):
+    # Every call returned a generator: every trial failed on its first case.
+    (tmp_path / "streams_qq.py").write_text(
+        f"{prefix}def run(text):\n    yield {{'output': text}}\n"
+    )
+    with pytest.raises(InputError, match="is a generator function"):
+        load_callable("streams_qq.py:run", base_dir=tmp_path)
+
+
+def test_an_error_raised_while_importing_says_its_type_and_place(tmp_path, monkeypatch):
+    # It said only "python target 'config_qq.py:run': 'AGENT_KEY_QQ'".
+    monkeypatch.delenv("AGENT_KEY_QQ", raising=False)
+    path = tmp_path / "config_qq.py"
+    path.write_text(
+        "import os\nKEY = os.environ['AGENT_KEY_QQ']\n\ndef run(text):\n    return text\n"
+    )
+    with pytest.raises(InputError) as info:
+        load_callable("config_qq.py:run", base_dir=tmp_path)
+    assert info.value.message == (
+        "python target 'config_qq.py:run': importing it raised KeyError: 'AGENT_KEY_QQ' "
+        f"(at {path}, line 2)"
+    )
+
+
+def test_a_missing_function_names_the_file_and_what_is_close(tmp_path):
+    # It named the module's private name: "module '_agenticlens_frames_target_bot_…' has
+    # no attribute 'answr'".
+    (tmp_path / "bot.py").write_text("def answer(text):\n    return text\n")
+    with pytest.raises(InputError) as info:
+        load_callable("bot.py:answr", base_dir=tmp_path)
+    assert info.value.message == (
+        "python target 'bot.py:answr': bot.py has no attribute 'answr' (did you mean 'answer'?)"
+    )
 
 
 def test_case_keyword_is_passed_only_when_accepted():
@@ -256,3 +303,55 @@ def test_an_async_target_that_blocks_its_loop_times_out_without_holding_the_run(
     assert all(isinstance(o, TargetFailure) and o.kind == "timeout" for o in outcomes)
     # the caller's loop kept turning while the target's loop was blocked
     assert ticks > 0
+
+
+def test_a_file_target_imports_the_modules_beside_it(tmp_path, monkeypatch):
+    # As `python agent/bot.py` does; it was refused: "No module named 'helpers_qq'".
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the folder added is taken out after
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "helpers_qq.py").write_text("def shout(text):\n    return text + '!'\n")
+    (tmp_path / "agent" / "later_qq.py").write_text("SUFFIX = '?'\n")
+    (tmp_path / "agent" / "bot.py").write_text(
+        "from helpers_qq import shout\n\n"
+        "def answer(text):\n    import later_qq  # at call time\n"
+        "    return shout(text) + later_qq.SUFFIX\n"
+    )
+    try:
+        fn = load_callable("agent/bot.py:answer", base_dir=tmp_path)
+        assert fn("hi") == "hi!?"
+    finally:
+        for name in ("helpers_qq", "later_qq"):
+            sys.modules.pop(name, None)
+
+
+def test_a_target_module_setting_an_interrupt_handler_leaves_the_runs(tmp_path, caplog):
+    # `signal.signal(SIGINT, SIG_IGN)` in the module (or an SDK's own handler) made Ctrl-C,
+    # and the SIGINT `experiment run` passes on, do nothing: the run went on to the end.
+    before = signal.getsignal(signal.SIGINT)
+    (tmp_path / "deaf_qq.py").write_text(
+        "import signal\n\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n\n"
+        "def run(text):\n    return text\n"
+    )
+    try:
+        load_callable("deaf_qq.py:run", base_dir=tmp_path)
+        assert signal.getsignal(signal.SIGINT) == before
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert "python target 'deaf_qq.py:run' set a SIGINT handler when imported" in caplog.text
+
+
+def test_a_file_written_from_the_working_directory_is_named_with_the_path_to_write(
+    tmp_path, monkeypatch
+):
+    # AgenticLens reads agents/bot.py from the working directory; the refusal named only
+    # the manifest's folder's path, which does not exist.
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "bot.py").write_text("def run(text):\n    return text\n")
+    (tmp_path / "experiments").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match="does not exist") as info:
+        load_callable("agents/bot.py:run", base_dir=tmp_path / "experiments")
+    assert info.value.hint == (
+        "agents/bot.py is in the working directory: a relative path is read from the "
+        "manifest's folder; write ../agents/bot.py"
+    )
