@@ -843,7 +843,8 @@ def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
             f"{variant_id}: {len(group)} of {total} attempts got no answer from the target "
             f"({_status_counts(group)}{first}). They count as failed cases in the pass "
             "rates and the verdicts; after fixing the target, call them again "
-            "(--rerun-failed with the same --run-dir; rerun_failed=True in Python)."
+            "(--rerun-failed with the run's --run-dir, rerun_failed=True in Python; a run "
+            "made without --run-dir is run again whole)."
         )
     return notes
 
