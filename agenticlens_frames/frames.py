@@ -517,7 +517,7 @@ class ExperimentRun:
             ``case_id``, ``passed`` (bool); optional ``score`` in [0, 1] (default: passed
             as 0/1), ``latency_ms``, ``cost_usd``, ``output``, ``error`` and ``status`` (one
             of ``ok``, ``missing_sample``, ``target_error``, ``timed_out``,
-            ``trial_failed``; default ``ok``).
+            ``trial_failed``; default ``ok``; only an ``ok`` attempt can have passed).
         variants
             One row per variant, in the order to report them: ``variant_id``; optional
             ``variant_name``, ``description``, ``is_baseline``, and one ``factor_<name>``

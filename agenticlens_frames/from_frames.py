@@ -348,11 +348,15 @@ def frame_parts(
     bad = sorted(set(status) - set(ATTEMPT_STATUSES))
     if bad:
         require_known("attempt status", bad, ATTEMPT_STATUSES, location="column 'status'")
-    contradicts = (status == "trial_failed") & passed
-    if contradicts.any():  # read as unevaluated by the analyses, as passed by the counts
+    # Only an answered attempt can pass (docs/data-model.md: passed is False for every
+    # status but ok). A failed call or trial marked passed was counted as a pass by the
+    # pass rates and the verdicts, and as unevaluated by other analyses.
+    contradicts = (status != "ok") & passed
+    if contradicts.any():
+        row = int(np.flatnonzero(contradicts)[0])
         raise InputError(
-            f"row {int(np.flatnonzero(contradicts)[0])} has status 'trial_failed' and passed "
-            "True: an attempt of a failed trial was not evaluated",
+            f"row {row} has status {status[row]!r} and passed True: only an answered "
+            "attempt (status 'ok') was evaluated and can pass",
             file="attempts frame",
             hint="set passed False for it, or give the status of what happened",
         )

@@ -128,6 +128,15 @@ def test_every_row_carries_its_trials_execution_position(user_frames) -> None:
             lambda a, v, c: (a.assign(status="trial_failed", passed=True), v, c),
             "has status 'trial_failed' and passed True",
         ),
+        # Any status but ok: a failed call counted as a pass by the pass rates.
+        (
+            lambda a, v, c: (a.assign(status="target_error", passed=True), v, c),
+            "has status 'target_error' and passed True: only an answered attempt",
+        ),
+        (
+            lambda a, v, c: (a.assign(status="missing_sample", passed=True), v, c),
+            "has status 'missing_sample' and passed True",
+        ),
     ],
 )
 def test_bad_frames_are_refused_naming_frame_and_column(user_frames, change, message) -> None:
