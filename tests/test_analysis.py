@@ -125,6 +125,10 @@ def test_analyze_validates_its_settings(run) -> None:
         analyze(run, confidence_level=1.0)
     with pytest.raises(InputError, match="regression threshold"):
         analyze(run, regression_threshold=-0.1)
+    # A bare correction name where the mapping belongs was an AttributeError ('str' object
+    # has no attribute 'correction').
+    with pytest.raises(InputError, match=r"comparisons=\{'correction': 'holm'\}"):
+        analyze(run, comparisons="holm")
 
 
 def test_pareto_and_comparisons_are_consistent(run) -> None:

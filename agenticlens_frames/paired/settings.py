@@ -399,8 +399,26 @@ def as_comparisons(
     'holm'
     >>> as_comparisons(None) is None
     True
+    >>> as_comparisons("holm")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: comparisons: comparisons must be a mapping such as \
+{'correction': 'holm'} or a ComparisonsConfig, got 'holm' (for a correction alone: \
+comparisons={'correction': 'holm'})
     """
-    return parse_comparisons(dict(value), file=file) if isinstance(value, Mapping) else value
+    if isinstance(value, Mapping):
+        return parse_comparisons(dict(value), file=file)
+    if value is None or isinstance(value, ComparisonsConfig):
+        return value
+    # A bare correction name (comparisons="holm") reached analyze() as an AttributeError.
+    raise InputError(
+        "comparisons must be a mapping such as {'correction': 'holm'} or a ComparisonsConfig, "
+        f"got {value!r}",
+        location="comparisons",
+        hint=f"for a correction alone: comparisons={{'correction': {value!r}}}"
+        if isinstance(value, str)
+        else "e.g. comparisons={'correction': 'holm', 'alpha': 0.05}",
+    )
 
 
 #: Manifest keys that set more than one field.
