@@ -121,8 +121,22 @@ def atomic_write(path: str | Path, mode: str = "wb", **kwargs: Any) -> Iterator[
     ...     _ = handle.write("complete")
     >>> target.read_text(), sorted(p.name for p in target.parent.iterdir())
     ('complete', ['out.txt'])
+    >>> with atomic_write(target.parent) as handle:  # doctest: +ELLIPSIS
+    ...     pass
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: ...: is a folder, not a file (give the path of a file ...
     """
     target = Path(path)
+    if target.is_dir():
+        # Renaming onto it failed with an IsADirectoryError naming the temporary file
+        # (write_json_report(result, "out/") in a notebook). The command line refuses it
+        # sooner (check_outputs).
+        raise InputError(
+            "is a folder, not a file",
+            file=target,
+            hint="give the path of a file (inside this folder, for example)",
+        )
     if is_stream(target):
         # /dev/null, /dev/stdout, a named pipe: written in place (renaming a temporary
         # file over a device would replace the device).
