@@ -614,6 +614,14 @@ class ExperimentRun:
         (True, True)
         """
         out = Path(folder)
+        if out.exists() and not out.is_dir():
+            # to_parquet("run.parquet") over an existing file was a FileExistsError.
+            raise InputError(
+                "is a file; to_parquet writes a folder of five <table>.parquet files",
+                file=out,
+                location="folder",
+                hint="give a folder's path (it is created if missing)",
+            )
         out.mkdir(parents=True, exist_ok=True)
         # default=str as the archive's _spec.json: a case input from the Python API may be
         # any object (a numpy scalar, a set); the spec keeps its text.
