@@ -1667,11 +1667,12 @@ def factor_effects_forest(
 
 
 def factor_interaction_chart(
-    variants: pd.DataFrame,
-    effects: pd.DataFrame,
+    variants: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
+    effects: pd.DataFrame | None = None,
     *,
     metric: str = "pass_rate",
     pair: tuple[str, str] | None = None,
+    **statistics: Any,
 ) -> go.Figure | None:
     """Interaction plot of two factors: level means, one line per level of the second.
 
@@ -1684,25 +1685,44 @@ def factor_interaction_chart(
     Parameters
     ----------
     variants
-        The variant summary (``factors`` column).
+        The variant summary (``factors`` column), or the analysis or the run itself (as
+        every figure function takes them; then ``effects`` defaults to its
+        ``factor_effects``).
     effects
         :func:`~agenticlens_frames.factor_effects` (to find the estimable pairs and the
-        baseline's levels).
+        baseline's levels); needed with a variant summary.
     metric
         ``pass_rate`` or ``score``.
     pair
         The two factors (default: the first estimable interaction).
+    **statistics
+        With a run or an analysis: options of :func:`~agenticlens_frames.coerce.as_analysis`
+        (``confidence_level``, ``correction`` ...).
 
     Examples
     --------
     >>> from agenticlens_frames import analyze, load_experiment
     >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
-    >>> fig = factor_interaction_chart(a.variants, a.factor_effects)
+    >>> fig = factor_interaction_chart(a)  # or (a.variants, a.factor_effects)
     >>> [t.name for t in fig.data]
     ['prompt = v1', 'prompt = v2']
     """
+    analysis = _analysis_of(variants, statistics)
+    if analysis is not None:
+        variants = analysis.variants
+        effects = analysis.factor_effects if effects is None else effects
+    elif effects is None:
+        # Called with analysis.variants alone, the chart has no way to find the pairs.
+        raise InputError(
+            "a variant summary needs its factor effects",
+            location="effects",
+            hint="pass the analysis, factor_interaction_chart(analysis), or both frames: "
+            "factor_interaction_chart(analysis.variants, analysis.factor_effects)",
+        )
     if metric not in EFFECT_METRICS:
         raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(EFFECT_METRICS)}")
+    if effects.empty:  # no two-level factor: factor_effects has no rows (nor columns)
+        return None
     est = effects[
         (effects["kind"] == "interaction")
         & effects["estimable"].astype(bool)
