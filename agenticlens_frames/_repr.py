@@ -173,6 +173,12 @@ def analysis_repr_html(a: ExperimentAnalysis, headline: pd.DataFrame | None = No
             + "</table>"
         )
     if verdicts is not None:
+        from .paired.verdicts import omitted_statement  # (here: the tables load it)
+
+        # A comparison without a row is said under the table, as on every other surface:
+        # a candidate missing a dimension is not one that showed no difference.
+        if omitted := omitted_statement(verdicts):
+            lead += f"<div class='muted'>{_e(omitted)}</div>"
         for key in ("missing", "source", "how_to_declare"):
             if verdicts.attrs.get(key):
                 lead += f"<div class='muted'>{_e(verdicts.attrs[key])}</div>"

@@ -408,6 +408,12 @@ def test_a_variant_without_latencies_gets_no_latency_verdict_and_says_why(
     assert "Not compared: prompt-v2 on latency (latency_ms): no case has a known latency" in text
     page = render_html(analysis)  # (each part tagged with its candidate for the filters)
     assert "Not compared: prompt-v2 on latency" in re.sub(r"<[^>]+>", "", page)
+    # The notebook's display too (it left the comparison out without a word).
+    shown = analysis._repr_html_()
+    assert (
+        "Not compared: prompt-v2 on latency (latency_ms): no case has a known latency"
+        in (shown[: shown.index("AgenticLens-compatible numbers")])
+    )
     saved = load_report(write_json_report(analysis, tmp_path / "report.json"))
     assert saved.verdicts.attrs["omitted"] == verdicts.attrs["omitted"]
 
