@@ -524,7 +524,8 @@ class ExperimentRun:
             column per factor.
         cases
             One row per case, suite order: ``case_id``; optional ``case_name``,
-            ``input``, ``tags`` (comma-separated), ``metadata`` (dict). Each case declares
+            ``input``, ``tags`` (comma-joined text or a list), ``metadata`` (a dict, or a
+            JSON object as text, as in ``run.cases``). Each case declares
             one expectation, its ``passed`` values (``n_expectations`` 1; the suite names
             it as the case's evaluator ``passed``): it was judged, as a suite case with
             expectations is.

@@ -12,13 +12,17 @@ frames.py and knows no schema).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from ._values import is_missing
 from .errors import InputError
 from .formats._io import require_known
 from .formats.model import (
@@ -178,6 +182,60 @@ def _passed(frame: pd.DataFrame) -> np.ndarray:
     return values.astype(bool)
 
 
+def _case_tags(value: Any, row: int) -> tuple[str, ...]:
+    """A case's tags: comma-joined text (the ``cases`` table's own form) or a list.
+
+    Examples
+    --------
+    >>> _case_tags("refund,billing", 0), _case_tags(["refund", "billing"], 1), _case_tags(None, 2)
+    (('refund', 'billing'), ('refund', 'billing'), ())
+    """
+    if isinstance(value, str):
+        return tuple(value.split(",")) if value else ()
+    if isinstance(value, list | tuple | set | frozenset | np.ndarray):
+        # A list was dropped without a word: the case had no tags (archive slices by tag).
+        return tuple(str(tag) for tag in value)
+    if is_missing(value):
+        return ()
+    raise InputError(
+        f"column 'tags' must hold comma-joined text or a list of tags, got {value!r} at row {row}",
+        file="cases frame",
+    )
+
+
+def _case_metadata(value: Any, row: int) -> dict[str, Any]:
+    """A case's metadata: a mapping, or a JSON object as text (the ``cases`` table's own
+    form, so that ``run.cases`` can be passed back).
+
+    Examples
+    --------
+    >>> _case_metadata({"topic": "refunds"}, 0), _case_metadata('{"topic": "refunds"}', 1)
+    ({'topic': 'refunds'}, {'topic': 'refunds'})
+    >>> _case_metadata("refunds", 2)
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: cases frame: column 'metadata' must hold a dict \
+(or a JSON object as text), got 'refunds' at row 2 (...)
+    """
+    if isinstance(value, Mapping):
+        return dict(value)
+    if is_missing(value):
+        return {}
+    if isinstance(value, str):
+        # Text was dropped without a word; a cluster field named in the comparisons (a
+        # metadata key) then had no value.
+        with contextlib.suppress(ValueError):
+            parsed = json.loads(value)
+            if isinstance(parsed, dict):
+                return parsed
+    raise InputError(
+        f"column 'metadata' must hold a dict (or a JSON object as text), got {value!r} at "
+        f"row {row}",
+        file="cases frame",
+        hint="one dict per case, e.g. {'topic': 'refunds'}; leave it empty for none",
+    )
+
+
 class FrameParts(NamedTuple):
     """What :func:`frame_parts` makes of the user's frames, before the tables' schemas."""
 
@@ -321,15 +379,14 @@ def frame_parts(
     case_specs = []
     for i, row in enumerate(cases.to_dict("records")):
         label = row.get("case_name")
-        tags = row.get("tags")
         case_specs.append(
             CaseSpec(
                 id=case_ids[i],
                 name=case_ids[i] if label is None or pd.isna(label) else str(label),
                 index=i,
                 input=row.get("input"),
-                tags=tuple(str(tags).split(",")) if isinstance(tags, str) and tags else (),
-                metadata=dict(row["metadata"]) if isinstance(row.get("metadata"), dict) else {},
+                tags=_case_tags(row.get("tags"), i),
+                metadata=_case_metadata(row.get("metadata"), i),
                 # Every case has its `passed` values (refused empty, and every case has
                 # its attempts): each was judged, as a suite case with expectations is.
                 evaluators=(PASSED_GIVEN,),

@@ -360,3 +360,23 @@ def test_a_case_whose_every_attempt_failed_still_had_its_expectation(user_frames
     assert run.cases["n_expectations"].tolist() == [1] * len(cases)
     text = Comparator().summary(run)
     assert "have no checks" not in text and "No input has expectations" not in text
+
+
+def test_case_tags_as_a_list_and_metadata_as_json_text_are_kept(user_frames) -> None:
+    """A list of tags, and metadata as the ``cases`` table holds it (JSON text), were both
+    dropped without a word: no tags to slice an archive by, no metadata field to cluster on."""
+    original, att, variants, cases = user_frames
+    texts = original.cases["metadata"].astype(str).tolist()
+    tag_lists = [tags.split(",") for tags in original.cases["tags"].astype(str)]
+    mine = cases.assign(tags=tag_lists, metadata=texts)
+    run = ExperimentRun.from_frames(att, variants, mine, baseline="baseline")
+    assert [list(c.tags) for c in run.suite.cases] == tag_lists
+    assert [c.metadata for c in run.suite.cases] == [json.loads(t) for t in texts]
+    assert run.cases["tags"].tolist() == original.cases["tags"].astype(str).tolist()
+    # The metadata is there to cluster on (the example's cases have a "topic").
+    clustered = analyze(run, comparisons={"correction": "holm", "cluster": "topic"})
+    assert clustered.verdicts.attrs["correction"] == "holm" and len(clustered.verdicts)
+    with pytest.raises(InputError, match=r"column 'metadata' must hold a dict .* at row 0"):
+        ExperimentRun.from_frames(att, variants, cases.assign(metadata="refunds"))
+    with pytest.raises(InputError, match="column 'tags' must hold comma-joined text or a list"):
+        ExperimentRun.from_frames(att, variants, cases.assign(tags=3))
