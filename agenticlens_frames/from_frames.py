@@ -174,11 +174,18 @@ def _passed(frame: pd.DataFrame) -> np.ndarray:
             "with status 'target_error'",
         )
     values = column.to_numpy()
-    if column.dtype != bool and not np.isin(values, [0, 1, True, False]).all():
-        raise InputError(
-            f"column 'passed' must be boolean, got values such as {values[0]!r}",
-            file="attempts frame",
-        )
+    if column.dtype != bool:
+        # The first value that is not a flag, by row: "got values such as True" named
+        # the first row, whatever it held, and text ("True", "yes") came with no fix.
+        bad = ~np.isin(values, [0, 1, True, False])
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"column 'passed' must be boolean, got {values[row]!r} at row {row}",
+                file="attempts frame",
+                hint="True/False or 1/0; convert text first, e.g. "
+                "attempts.assign(passed=attempts['passed'].map({'True': True, 'False': False}))",
+            )
     return values.astype(bool)
 
 
@@ -399,8 +406,23 @@ def frame_parts(
     passed = _passed(attempts)
     n = len(attempts)
     score = _numeric(attempts, "score") if "score" in attempts else passed.astype(float)
-    if ((score[~np.isnan(score)] < 0) | (score[~np.isnan(score)] > 1)).any():
-        raise InputError("column 'score' must lie in [0, 1]", file="attempts frame")
+    outside = (score < 0) | (score > 1)  # (NaN compares False: an unknown score is kept)
+    if outside.any():
+        row = int(np.flatnonzero(outside)[0])
+        raise InputError(
+            f"column 'score' must lie in [0, 1], got {score[row]:g} at row {row}",
+            file="attempts frame",
+            hint="rescale it, e.g. attempts.assign(score=attempts['score'] / 100) for a "
+            "0-100 scale",
+        )
+    if "status" in attempts and (empty := attempts["status"].isna().to_numpy()).any():
+        # Read as the status 'nan', refused as unknown without saying where.
+        raise InputError(
+            f"column 'status' is empty at row {int(np.flatnonzero(empty)[0])}",
+            file="attempts frame",
+            hint="give every attempt its status ('ok' when it was answered and judged), or "
+            "leave the column out for all 'ok'",
+        )
     status = attempts["status"].astype(str).to_numpy() if "status" in attempts else np.full(n, "ok")
     bad = sorted(set(status) - set(ATTEMPT_STATUSES))
     if bad:

@@ -128,6 +128,24 @@ def test_every_row_carries_its_trials_execution_position(user_frames) -> None:
             lambda a, v, c: (a.assign(status="trial_failed", passed=True), v, c),
             "has status 'trial_failed' and passed True",
         ),
+        # The offending row and value, and the fix (it named the first row's value, whatever
+        # it held, and an empty status as the unknown status 'nan').
+        (
+            lambda a, v, c: (
+                a.assign(passed=a["passed"].astype(object).where(a.index != 3, "yes")),
+                v,
+                c,
+            ),
+            "'passed' must be boolean, got 'yes' at row 3 (True/False or 1/0; convert text",
+        ),
+        (
+            lambda a, v, c: (a.assign(score=a["score"].where(a.index != 4, 1.5)), v, c),
+            "'score' must lie in [0, 1], got 1.5 at row 4 (rescale it",
+        ),
+        (
+            lambda a, v, c: (a.assign(status=a["status"].where(a.index != 2)), v, c),
+            "column 'status' is empty at row 2",
+        ),
         # Any status but ok: a failed call counted as a pass by the pass rates.
         (
             lambda a, v, c: (a.assign(status="target_error", passed=True), v, c),
