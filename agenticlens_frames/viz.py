@@ -95,6 +95,8 @@ CASE_ORDERS: dict[str, str] = {
 
 #: Red → green for scores in [0, 1]; the same hues as AgenticLens' HTML heatmap
 #: (``hsl(round(score·130) 62% 38%)``), so both pages read alike.
+#: The cell colours of :func:`case_heatmap` (columns of the case matrix).
+HEATMAP_COLOURS = ("mean_score", "pass_rate", EVALUATED_PASS_RATE)
 SCORE_COLORSCALE = [[i / 4, f"hsl({round(i * 130 / 4)},62%,38%)"] for i in range(5)]
 #: Colour bar titles of the heatmap's colour metrics (others: the column name in words).
 COLOUR_LABELS = {
@@ -553,6 +555,9 @@ def case_heatmap(
     if analysis is not None:
         cases = analysis.cases
         variants = analysis.variants if variants is None else variants
+    # An unknown colour was reported as a column the case matrix lacks ("pass the
+    # matching result frame"), not as a choice with its alternatives.
+    require_known("heatmap colour", [color], HEATMAP_COLOURS, location="color")
     evaluated_of = evaluated_attempts(cases, variants)
     if color == EVALUATED_PASS_RATE and color not in cases:
         cases = cases.assign(**{color: evaluated_pass_rate(cases, variants)})

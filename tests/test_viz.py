@@ -70,6 +70,14 @@ def test_heatmap_cells_match_the_case_matrix(analysis) -> None:
     assert outlined == flaky_cells
 
 
+def test_an_unknown_heatmap_colour_is_refused_with_the_choices(analysis) -> None:
+    # It was "the case matrix lacks column(s) score (pass the matching result frame ...)".
+    with pytest.raises(InputError, match="unknown heatmap colour 'score'") as info:
+        viz.case_heatmap(analysis, color="score")
+    assert "mean_score, pass_rate, evaluated_pass_rate" in str(info.value)
+    assert "color" in str(info.value)
+
+
 def test_heatmap_colour_by_pass_rate_from_the_tables(analysis) -> None:
     fig = viz.case_heatmap(analysis.cases, analysis.variants, color="pass_rate")
     att = analysis.run.attempts
