@@ -279,17 +279,31 @@ def analysis_repr_html(a: ExperimentAnalysis, headline: pd.DataFrame | None = No
 def analysis_repr(a: ExperimentAnalysis) -> str:
     """Plain one-line repr; works for analyses loaded from a saved report (``run=None``).
 
+    The verdicts come first, with the correction they are under (None: nothing is called
+    significant), as on every other surface; the frontier (AgenticLens's, on means) after.
+
     Examples
     --------
     >>> from agenticlens_frames import analyze, load_experiment
     >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
     >>> analysis_repr(a)  # doctest: +NORMALIZE_WHITESPACE
-    "ExperimentAnalysis('support-agent-upgrade@1', variants=5,
+    "ExperimentAnalysis('support-agent-upgrade@1', variants=5, correction='holm',
+     verdicts='6 worse, 13 no detectable difference',
      frontier=['baseline', 'prompt-v2', 'large-v2'], warnings=2)"
     """
     info = a.info
     name = f"{info.get('experiment_name')}@{info.get('experiment_version')}"
+    verdicts = getattr(a, "verdicts", None)
+    lead = ""
+    if verdicts is not None:
+        # In a terminal (or print) this line is what is shown: it listed only the pooled
+        # frontier, neither the verdicts nor the correction behind them.
+        counts = dict(verdicts["verdict"].astype(str).value_counts()) if len(verdicts) else {}
+        order = ["better", "worse", "no detectable difference"]  # the findings first
+        rank = {word: order.index(word) if word in order else len(order) for word in counts}
+        tally = ", ".join(f"{int(counts[w])} {w}" for w in sorted(rank, key=rank.__getitem__))
+        lead = f"correction={verdicts.attrs.get('correction')!r}, verdicts={tally or 'none'!r}, "
     return (
-        f"ExperimentAnalysis({name!r}, variants={len(a.variants)}, "
+        f"ExperimentAnalysis({name!r}, variants={len(a.variants)}, {lead}"
         f"frontier={a.pareto_frontier}, warnings={len(a.warnings)})"
     )

@@ -943,7 +943,8 @@ class ExperimentAnalysis:
     >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
     >>> a = analyze(run)
     >>> a
-    ExperimentAnalysis('support-agent-upgrade@1', variants=5,
+    ExperimentAnalysis('support-agent-upgrade@1', variants=5, correction='holm',
+                       verdicts='6 worse, 13 no detectable difference',
                        frontier=['baseline', 'prompt-v2', 'large-v2'], warnings=2)
     >>> a.variants[["variant_id", "case_pass_rate", "pareto_optimal"]].round(3)
             variant_id  case_pass_rate  pareto_optimal
