@@ -117,6 +117,20 @@ def test_statistics_options_reach_the_figure(run) -> None:
     )
 
 
+def test_a_correction_of_none_is_not_given_as_in_analyze(run) -> None:
+    """viz.paired_forest(run, correction=None) on a run that declares none was refused
+    ("paired comparisons need a declared correction"); analyze(run, correction=None) and
+    the figure without the keyword both work, and give the same figure."""
+    undeclared = dataclasses.replace(
+        run, manifest=dataclasses.replace(run.manifest, comparisons=None)
+    )
+    none = viz.paired_forest(undeclared, correction=None, frontier_n_resamples=0)
+    assert none.to_json() == viz.paired_forest(undeclared, frontier_n_resamples=0).to_json()
+    assert as_analysis(undeclared, correction=None).verdicts.attrs["declared"] is False
+    # The manifest's own declaration still holds when None is passed.
+    assert set(as_analysis(run, correction=None).verdicts["correction"]) == {"holm"}
+
+
 def test_explore_passes_a_correction_through(run) -> None:
     ex = explore(run, correction="holm", alpha=0.1)
     pc = ex.analysis.paired_frames["paired_comparisons"]
