@@ -625,6 +625,17 @@ def test_pinned_evaluator_version_is_checked(run: ExperimentRun) -> None:
         paired_comparisons(run, correction="holm", evaluators={"safety": "forbiden_tool"})
 
 
+def test_an_unknown_evaluator_of_a_summary_names_its_evaluator_argument(run: ExperimentRun) -> None:
+    """variance_decomposition(run, evaluator="nope") was reported at the manifest's
+    ``comparisons.evaluators.quality``, a setting the caller never gave."""
+    for summary in (variance_decomposition, noise_floor, case_labels, case_level_summary):
+        with pytest.raises(InputError, match=r"^evaluator: unknown evaluator 'forbiden_tool'"):
+            summary(run, evaluator="forbiden_tool")
+    # the paired comparisons still name the manifest's key they read
+    with pytest.raises(InputError, match=r"^comparisons\.evaluators\.safety: unknown"):
+        paired_comparisons(run, correction="holm", evaluators={"safety": "forbiden_tool"})
+
+
 def test_lock_fixes_correction_suite_evaluators_and_candidates(
     run: ExperimentRun, tmp_path: Path
 ) -> None:
