@@ -549,8 +549,11 @@ class ExperimentRun:
         Warns
         -----
         UserWarning
-            Naming the columns of ``attempts`` it does not read (``latency_s``, ``cost``,
-            ``model``…): rename one that holds a value it reads, in its unit.
+            Naming the columns of each frame it does not read (``latency_s``, ``cost``
+            among the attempts; ``model`` among the variants, where factors are
+            ``factor_model``; ``topic`` among the cases, whose attributes go in
+            ``metadata``): rename one that holds a value it reads, in its unit. The
+            run's own ``variants`` and ``cases`` tables are read without a warning.
 
         Examples
         --------

@@ -69,28 +69,61 @@ def _check_frame(frame: Any, what: str) -> pd.DataFrame:
     return frame
 
 
-def _warn_unread(attempts: pd.DataFrame) -> None:
-    """Say which columns of the attempts frame are not read: ``latency_s`` or ``cost``
-    would otherwise vanish without a word and the run would have no latency or cost.
+#: What each frame reads beyond its required columns (``factor_<name>`` columns of the
+#: variants frame too), in the words the warning uses.
+READ = {
+    "attempts": "score (0-1), latency_ms (milliseconds), cost_usd, output, status and error",
+    "variants": "variant_name, description, is_baseline and factor_<name> columns",
+    "cases": "case_name, input, tags and metadata",
+}
+_OPTIONAL = {
+    "attempts": OPTIONAL_ATTEMPT_COLUMNS,
+    "variants": ("variant_name", "description", "is_baseline"),
+    "cases": ("case_name", "input", "tags", "metadata"),
+}
+#: Columns of ``run.variants`` / ``run.cases`` that a run derives (not read, not warned
+#: about): the run's own tables can be passed back.
+_DERIVED = {
+    "attempts": (),
+    "variants": ("position", "target_kind", "target", "timeout_seconds"),
+    "cases": ("case_index", "n_expectations"),
+}
+_HINT = {
+    "attempts": "rename a column that holds one of these (converting its unit), and give "
+    "factors as factor_<name> columns of the variants frame",
+    "variants": "give each factor as a factor_<name> column (model → factor_model)",
+    "cases": "put case attributes (a topic to cluster on) in the metadata column, one dict "
+    "per case",
+}
+
+
+def _warn_unread(frame: pd.DataFrame, what: str) -> None:
+    """Say which columns of a frame are not read: ``latency_s`` or ``cost`` among the
+    attempts, ``model`` among the variants (not ``factor_model``) would otherwise vanish
+    without a word, and the run would have no latency, cost or factors.
 
     Examples
     --------
     >>> import warnings
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
-    ...     _warn_unread(pd.DataFrame(columns=["variant_id", "latency_s"]))
+    ...     _warn_unread(pd.DataFrame(columns=["variant_id", "latency_s"]), "attempts")
+    ...     _warn_unread(pd.DataFrame(columns=["variant_id", "model"]), "variants")
     >>> str(caught[0].message)  # doctest: +ELLIPSIS
     "attempts frame: column(s) 'latency_s' not read; it reads ... latency_ms (milliseconds)..."
+    >>> str(caught[1].message)  # doctest: +ELLIPSIS
+    "variants frame: column(s) 'model' not read; ... (model → factor_model)"
     """
-    known = {*REQUIRED["attempts"], *OPTIONAL_ATTEMPT_COLUMNS}
-    unread = [str(c) for c in attempts.columns if c not in known]
+    known = {*REQUIRED[what], *_OPTIONAL[what], *_DERIVED[what]}
+    unread = [
+        str(c)
+        for c in frame.columns
+        if c not in known and not (what == "variants" and str(c).startswith(FACTOR_PREFIX))
+    ]
     if unread:
         warnings.warn(
-            f"attempts frame: column(s) {', '.join(map(repr, unread))} not read; it reads "
-            f"{', '.join(REQUIRED['attempts'])}, score (0-1), latency_ms (milliseconds), "
-            "cost_usd, output, status and error: rename a column that holds one of these "
-            "(converting its unit), and give factors as factor_<name> columns of the "
-            "variants frame",
+            f"{what} frame: column(s) {', '.join(map(repr, unread))} not read; it reads "
+            f"{', '.join(REQUIRED[what])}, {READ[what]}: {_HINT[what]}",
             UserWarning,
             stacklevel=4,
         )
@@ -269,9 +302,10 @@ def frame_parts(
     :meth:`ExperimentRun.from_frames`, which declares the defaults, types the parts and
     builds the run)."""
     attempts = _check_frame(attempts, "attempts")
-    _warn_unread(attempts)
     variants = _check_frame(variants, "variants")
     cases = _check_frame(cases, "cases")
+    for frame, what in ((attempts, "attempts"), (variants, "variants"), (cases, "cases")):
+        _warn_unread(frame, what)
     variant_ids = _ids(variants, "variant_id", "variants")
     case_ids = _ids(cases, "case_id", "cases")
     if len(variant_ids) < 2:

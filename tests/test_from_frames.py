@@ -275,6 +275,28 @@ def test_a_column_from_frames_does_not_read_is_named_not_dropped_silently(user_f
     assert run.attempts["latency_ms"].isna().all()
 
 
+def test_unread_variant_and_case_columns_are_named_and_the_runs_own_tables_are_not(
+    user_frames,
+) -> None:
+    """A variants frame with a ``model`` column (not ``factor_model``) gave a run without
+    factors, and a ``topic`` column of the cases frame vanished, both without a word."""
+    import warnings
+
+    original, att, variants, cases = user_frames
+    plain = variants.rename(columns={"factor_model": "model"})
+    with pytest.warns(UserWarning, match=r"variants frame: column\(s\) 'model' not read.*"):
+        run = ExperimentRun.from_frames(att, plain, cases)
+    assert "model" not in run.factor_names
+    with pytest.warns(UserWarning, match=r"cases frame: column\(s\) 'topic' not read.*metadata"):
+        ExperimentRun.from_frames(att, variants, cases.assign(topic="refunds"))
+    # The run's own variants and cases tables (their derived columns included) pass back
+    # without a warning (warnings are errors here).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        back = ExperimentRun.from_frames(att, original.variants, original.cases)
+    assert back.factor_names == original.factor_names
+
+
 def _same_attempts(original: ExperimentRun, att, variants, cases) -> ExperimentRun:
     """The attempts of ``original`` fed through from_frames, named as it is."""
     m = original.manifest
