@@ -142,9 +142,13 @@ def run_repr_html(run: ExperimentRun) -> str:
     )
 
 
-def analysis_repr_html(a: ExperimentAnalysis, headline: pd.DataFrame | None = None) -> str:
+def analysis_repr_html(
+    a: ExperimentAnalysis, headline: pd.DataFrame | None = None, omitted: str = ""
+) -> str:
     """HTML summary of an :class:`~agenticlens_frames.analysis.ExperimentAnalysis`: the
-    verdicts, the variant table led by ``headline`` (the case-level pass rates of
+    verdicts with ``omitted`` under them (the comparisons left out, in words:
+    :func:`~agenticlens_frames.paired.verdicts.omitted_statement`), the variant table led
+    by ``headline`` (the case-level pass rates of
     :func:`~agenticlens_frames.paired.verdicts.headline_pass_rates`, when there are any),
     then AgenticLens's pooled numbers and comparisons, labelled as such, and the warnings.
 
@@ -172,13 +176,11 @@ def analysis_repr_html(a: ExperimentAnalysis, headline: pd.DataFrame | None = No
             )
             + "</table>"
         )
-    if verdicts is not None:
-        from .paired.verdicts import omitted_statement  # (here: the tables load it)
-
+    if omitted:
         # A comparison without a row is said under the table, as on every other surface:
         # a candidate missing a dimension is not one that showed no difference.
-        if omitted := omitted_statement(verdicts):
-            lead += f"<div class='muted'>{_e(omitted)}</div>"
+        lead += f"<div class='muted'>{_e(omitted)}</div>"
+    if verdicts is not None:
         for key in ("missing", "source", "how_to_declare"):
             if verdicts.attrs.get(key):
                 lead += f"<div class='muted'>{_e(verdicts.attrs[key])}</div>"

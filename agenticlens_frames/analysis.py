@@ -1104,9 +1104,12 @@ class ExperimentAnalysis:
 
     def _repr_html_(self) -> str:
         from ._repr import analysis_repr_html
+        from .paired.verdicts import omitted_statement
 
         headline = self.pass_rates
-        return analysis_repr_html(self, headline if len(headline) else None)
+        return analysis_repr_html(
+            self, headline if len(headline) else None, omitted_statement(self.verdicts)
+        )
 
 
 def require_analysis(value: Any, function: str) -> ExperimentAnalysis:
