@@ -895,6 +895,18 @@ def test_a_level_outside_zero_and_one_names_its_argument(
     assert "strictly between 0 and 1" in caught.value.message
 
 
+def test_a_pass_rate_effect_beyond_the_scale_is_refused(run: ExperimentRun) -> None:
+    """effect=10 (meant as 10 pp) on a pass rate gave power 1.0 and 3 cases needed."""
+    with pytest.raises(InputError) as caught:
+        power_analysis(run, effect=10)
+    assert caught.value.location == "effect"
+    assert "beyond the scale of a proportion difference" in caught.value.message
+    assert "0.1 for 10 pp" in str(caught.value)
+    # the largest possible difference is still a question (and latency has no such scale)
+    assert len(power_analysis(run, effect=-1.0))
+    assert len(power_analysis(run, effect=250.0, evaluator="latency_ms"))
+
+
 def test_trials_for_precision_reaches_the_target(run: ExperimentRun) -> None:
     plan = trials_for_precision(run, half_width=0.12, cost_per_case=0.02)
     z = sps.norm.ppf(0.975)

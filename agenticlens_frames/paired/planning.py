@@ -12,7 +12,7 @@ from ..errors import InputError, check_count, check_number, check_proportion
 from ..frames import ExperimentRun, require_run
 from ..stats_paired import sps  # scipy.stats, imported on first use
 from .comparisons import SMALL_SAMPLE, paired_analysis
-from .dimensions import Evaluation, evaluation
+from .dimensions import BOUNDED_UNITS, Evaluation, evaluation
 from .settings import parse_comparisons, resolve_comparisons
 
 __all__ = ["minimum_detectable_effect", "power_analysis", "trials_for_precision"]
@@ -94,6 +94,14 @@ def power_analysis(
     if effect is not None:
         check_number(effect, "effect", location="effect")
     ev = evaluation(run, evaluator)
+    if effect is not None and ev.unit in BOUNDED_UNITS and abs(effect) > 1:
+        # A difference of rates or scores lies in [-1, 1]: effect=10 (meant as 10 pp) gave
+        # power 1.0 and a few cases needed, an answer to a question no run can pose.
+        raise InputError(
+            f"effect {effect:g} is beyond the scale of a {ev.unit} difference (at most 1)",
+            location="effect",
+            hint=f"give it as a share: {effect / 100:g} for {effect:g} pp",
+        )
     ids = list(run.manifest.variant_ids)
     base = ids.index(run.manifest.baseline_variant_id)
     candidates = [i for i in range(len(ids)) if i != base]
