@@ -896,7 +896,8 @@ def test_a_level_outside_zero_and_one_names_its_argument(
 
 
 def test_a_pass_rate_effect_beyond_the_scale_is_refused(run: ExperimentRun) -> None:
-    """effect=10 (meant as 10 pp) on a pass rate gave power 1.0 and 3 cases needed."""
+    """effect=10 (meant as 10 pp) on a pass rate gave power 1.0 and 3 cases needed;
+    trials_for_precision(half_width=5) one trial."""
     with pytest.raises(InputError) as caught:
         power_analysis(run, effect=10)
     assert caught.value.location == "effect"
@@ -905,6 +906,10 @@ def test_a_pass_rate_effect_beyond_the_scale_is_refused(run: ExperimentRun) -> N
     # the largest possible difference is still a question (and latency has no such scale)
     assert len(power_analysis(run, effect=-1.0))
     assert len(power_analysis(run, effect=250.0, evaluator="latency_ms"))
+    # a target half-width of 5 (pp) asked for one trial whatever the data
+    with pytest.raises(InputError, match=r"^half_width: half_width 5 is beyond the scale"):
+        trials_for_precision(run, half_width=5)
+    assert len(trials_for_precision(run, half_width=50.0, evaluator="latency_ms"))
 
 
 def test_trials_for_precision_reaches_the_target(run: ExperimentRun) -> None:

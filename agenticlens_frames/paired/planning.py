@@ -42,6 +42,32 @@ def _pair_parts(ev: Evaluation, base: int, cand: int) -> dict[str, float]:
     return parts
 
 
+def _check_on_scale(value: float, ev: Evaluation, name: str) -> None:
+    """Refuse a planned difference or half-width beyond the scale of a rate or score.
+
+    A difference of rates or scores lies in [-1, 1]: ``effect=10`` or ``half_width=5``
+    (meant as percentage points) gave power 1.0 or one trial, answers to a question no run
+    can pose.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> _check_on_scale(0.1, evaluation(run, "passed"), "effect")
+    >>> _check_on_scale(5, evaluation(run, "passed"), "half_width")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: half_width: half_width 5 is beyond the scale of a \
+proportion difference (at most 1) (give it as a share: 0.05 for 5 pp)
+    """
+    if ev.unit in BOUNDED_UNITS and abs(value) > 1:
+        raise InputError(
+            f"{name} {value:g} is beyond the scale of a {ev.unit} difference (at most 1)",
+            location=name,
+            hint=f"give it as a share: {value / 100:g} for {value:g} pp",
+        )
+
+
 def power_analysis(
     run: ExperimentRun,
     *,
@@ -94,14 +120,8 @@ def power_analysis(
     if effect is not None:
         check_number(effect, "effect", location="effect")
     ev = evaluation(run, evaluator)
-    if effect is not None and ev.unit in BOUNDED_UNITS and abs(effect) > 1:
-        # A difference of rates or scores lies in [-1, 1]: effect=10 (meant as 10 pp) gave
-        # power 1.0 and a few cases needed, an answer to a question no run can pose.
-        raise InputError(
-            f"effect {effect:g} is beyond the scale of a {ev.unit} difference (at most 1)",
-            location="effect",
-            hint=f"give it as a share: {effect / 100:g} for {effect:g} pp",
-        )
+    if effect is not None:
+        _check_on_scale(effect, ev, "effect")
     ids = list(run.manifest.variant_ids)
     base = ids.index(run.manifest.baseline_variant_id)
     candidates = [i for i in range(len(ids)) if i != base]
@@ -282,6 +302,7 @@ def trials_for_precision(
         check_count(n_cases, "n_cases", location="n_cases")
     check_count(max_trials, "max_trials", location="max_trials")
     ev = evaluation(run, evaluator)
+    _check_on_scale(half_width, ev, "half_width")
     unit = "usd"
     if cost_per_trial is None:
         measured = run.attempts["cost_usd"].to_numpy(np.float64)
