@@ -478,8 +478,8 @@ def test_every_problem_of_the_comparisons_block_is_reported_at_once() -> None:
     [
         ("power", "power", 0.9995, "expected a number > 0 and <= 0.999, got 0.9995"),
         ("power", "power", 0.0, "expected a number > 0 and <= 0.999, got 0.0"),
-        ("alpha", "alpha", 1.0, "expected a number between 0 and 1, got 1.0"),
-        ("confidence_level", "confidence_level", 0.0, "expected a number between 0 and 1"),
+        ("alpha", "alpha", 1.0, "expected a number strictly between 0 and 1, got 1.0"),
+        ("confidence_level", "confidence_level", 0.0, "expected a number strictly between 0 and 1"),
         ("resamples", "resamples", 98, "expected an integer >= 99, got 98"),
         ("seed", "seed", -1, "expected an integer >= 0, got -1"),
         ("noninferiority", "noninferiority_margin", -0.5, "expected a number >= 0, got -0.5"),
@@ -505,7 +505,7 @@ def test_a_setting_has_one_rule_in_the_manifest_and_in_python(
     ("argument", "value", "message"),
     [
         ("power", 0.9995, "expected a number > 0 and <= 0.999, got 0.9995"),
-        ("alpha", 1.0, "expected a number between 0 and 1, got 1.0"),
+        ("alpha", 1.0, "expected a number strictly between 0 and 1, got 1.0"),
         ("correction", "holmes", "unknown correction 'holmes'"),
         ("resamples", 98, "expected an integer >= 99, got 98"),
         ("limits", GuardRails(max_evaluators=0), "expected an integer >= 1, got 0"),

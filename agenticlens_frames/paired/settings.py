@@ -338,8 +338,10 @@ def _flag(value: Any) -> bool:
 #: claim of 99.9x % power is not one a pilot can back.
 _RULES: dict[str, Callable[[Any], Any]] = {
     "correction": _correction,
-    "alpha": lambda v: _number(v, "a number between 0 and 1", lambda x: 0 < x < 1),
-    "confidence_level": lambda v: _number(v, "a number between 0 and 1", lambda x: 0 < x < 1),
+    "alpha": lambda v: _number(v, "a number strictly between 0 and 1", lambda x: 0 < x < 1),
+    "confidence_level": lambda v: _number(
+        v, "a number strictly between 0 and 1", lambda x: 0 < x < 1
+    ),
     "method": lambda v: _one_of(method_names(), "method", v),
     "family": lambda v: _one_of(FAMILIES, "family", v),
     "cluster": _cluster,
