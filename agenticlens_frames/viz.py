@@ -43,7 +43,7 @@ from plotly.subplots import make_subplots
 from ._deprecate import renamed_keywords
 from ._docs import markdown_table
 from ._values import is_missing
-from .errors import InputError
+from .errors import InputError, check_count
 from .formats._io import require_known
 from .per_case import EVALUATED_PASS_RATE, evaluated_attempts, evaluated_pass_rate
 
@@ -579,7 +579,8 @@ def case_heatmap(
         raise InputError(f"ordering variants by {variant_order!r} needs the variant summary")
     col_ids = order_cases(cases, case_order, baseline=base)
     if max_cases is not None:
-        col_ids = col_ids[: max(int(max_cases), 0)]
+        # 0 or -1 drew an empty heatmap titled "all cases"; 2.5 was cut to 2 unsaid.
+        col_ids = col_ids[: check_count(max_cases, "max_cases", location="max_cases")]
 
     z = _grid(cases, color, row_ids, col_ids)
     passes = _grid(cases, "passes", row_ids, col_ids)
