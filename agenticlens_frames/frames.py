@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from ._compat import AGENTIC_EVALS_VERSION
-from ._files import atomic_write
+from ._files import atomic_write, refuse_unexpanded
 from ._lazy import lazy_module
 from ._plain import plain
 from .errors import InputError
@@ -618,6 +618,7 @@ class ExperimentRun:
         (True, True)
         """
         out = Path(folder)
+        refuse_unexpanded(out)
         if out.exists() and not out.is_dir():
             # to_parquet("run.parquet") over an existing file was a FileExistsError.
             raise InputError(

@@ -359,7 +359,13 @@ path of a file, such as data/support/manifest.yaml, data/support/suite.yaml)
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        raise InputError("file not found", file=path, hint="check the path") from None
+        # Python does not expand "~" (a shell does): say so, with the path it would be.
+        hint = (
+            f"'~' is not expanded here: pass {path.expanduser()}"
+            if str(path).startswith("~")
+            else "check the path"
+        )
+        raise InputError("file not found", file=path, hint=hint) from None
     except OSError as exc:
         reason = "a loop of symbolic links" if exc.errno == errno.ELOOP else exc.strerror
         raise InputError(f"cannot read the file: {reason or exc}", file=path) from None

@@ -242,3 +242,19 @@ def test_a_folder_given_as_the_report_path_is_refused_naming_it(analysis, tmp_pa
         assert str(tmp_path) in str(info.value)
     assert list(tmp_path.iterdir()) == []  # nothing left behind
     assert list(tmp_path.parent.glob(f".{tmp_path.name}.*")) == []
+
+
+def test_a_path_starting_with_a_tilde_is_refused_not_made_a_folder_named_tilde(
+    analysis, tmp_path: Path, monkeypatch
+) -> None:
+    """write_json_report(result, "~/r/report.json") made ./~/r/report.json: Python does not
+    expand "~"."""
+    from agenticlens_frames import InputError
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    with pytest.raises(InputError, match=r"'~' is not expanded here \(pass .*expanduser\(\)\)"):
+        write_json_report(analysis, "~/r/report.json")
+    with pytest.raises(InputError, match="'~' is not expanded here"):
+        analysis.run.to_parquet("~/r/tables")
+    assert list(tmp_path.iterdir()) == []
