@@ -71,7 +71,7 @@ def _check_frame(frame: Any, what: str) -> pd.DataFrame:
 
 #: What each frame reads beyond its required columns (``factor_<name>`` columns of the
 #: variants frame too), in the words the warning uses.
-READ = {
+_READS = {
     "attempts": "score (0-1), latency_ms (milliseconds), cost_usd, output, status and error",
     "variants": "variant_name, description, is_baseline and factor_<name> columns",
     "cases": "case_name, input, tags and metadata",
@@ -123,7 +123,7 @@ def _warn_unread(frame: pd.DataFrame, what: str) -> None:
     if unread:
         warnings.warn(
             f"{what} frame: column(s) {', '.join(map(repr, unread))} not read; it reads "
-            f"{', '.join(REQUIRED[what])}, {READ[what]}: {_HINT[what]}",
+            f"{', '.join(REQUIRED[what])}, {_READS[what]}: {_HINT[what]}",
             UserWarning,
             stacklevel=4,
         )
