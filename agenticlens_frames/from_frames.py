@@ -71,24 +71,24 @@ def _check_frame(frame: Any, what: str) -> pd.DataFrame:
 
 #: What each frame reads beyond its required columns (``factor_<name>`` columns of the
 #: variants frame too), in the words the warning uses.
-_READS = {
+_READS: dict[str, str] = {
     "attempts": "score (0-1), latency_ms (milliseconds), cost_usd, output, status and error",
     "variants": "variant_name, description, is_baseline and factor_<name> columns",
     "cases": "case_name, input, tags and metadata",
 }
-_OPTIONAL = {
+_OPTIONAL: dict[str, tuple[str, ...]] = {
     "attempts": OPTIONAL_ATTEMPT_COLUMNS,
     "variants": ("variant_name", "description", "is_baseline"),
     "cases": ("case_name", "input", "tags", "metadata"),
 }
 #: Columns of ``run.variants`` / ``run.cases`` that a run derives (not read, not warned
 #: about): the run's own tables can be passed back.
-_DERIVED = {
+_DERIVED: dict[str, tuple[str, ...]] = {
     "attempts": (),
     "variants": ("position", "target_kind", "target", "timeout_seconds"),
     "cases": ("case_index", "n_expectations"),
 }
-_HINT = {
+_HINT: dict[str, str] = {
     "attempts": "rename a column that holds one of these (converting its unit), and give "
     "factors as factor_<name> columns of the variants frame",
     "variants": "give each factor as a factor_<name> column (model → factor_model)",

@@ -96,7 +96,7 @@ CASE_ORDERS: dict[str, str] = {
 #: Red → green for scores in [0, 1]; the same hues as AgenticLens' HTML heatmap
 #: (``hsl(round(score·130) 62% 38%)``), so both pages read alike.
 #: The cell colours of :func:`case_heatmap` (columns of the case matrix).
-HEATMAP_COLOURS = ("mean_score", "pass_rate", EVALUATED_PASS_RATE)
+HEATMAP_COLOURS: tuple[str, ...] = ("mean_score", "pass_rate", EVALUATED_PASS_RATE)
 SCORE_COLORSCALE = [[i / 4, f"hsl({round(i * 130 / 4)},62%,38%)"] for i in range(5)]
 #: Colour bar titles of the heatmap's colour metrics (others: the column name in words).
 COLOUR_LABELS = {
