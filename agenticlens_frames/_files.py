@@ -40,6 +40,7 @@ __all__ = [
     "check_outputs",
     "file_key",
     "is_inside",
+    "refuse_unexpanded",
     "same_file",
     "start_writeback",
     "write_atomic",
@@ -102,6 +103,28 @@ def _open_reserved(path: Path, mode: str, **kwargs: Any) -> IO[Any]:
         raise
 
 
+def refuse_unexpanded(path: Path) -> None:
+    """Refuse an output path that starts with ``~``: Python does not expand it, so
+    ``write_json_report(result, "~/reports/r.json")`` made a folder named ``~`` in the
+    working directory (one a later ``rm -rf ~`` would not remove alone).
+
+    Examples
+    --------
+    >>> refuse_unexpanded(Path("reports/r.json"))
+    >>> refuse_unexpanded(Path("~/reports/r.json"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: ~/reports/r.json: '~' is not expanded here (pass \
+.../reports/r.json, e.g. Path('~/reports/r.json').expanduser())
+    """
+    if str(path).startswith("~"):
+        raise InputError(
+            "'~' is not expanded here",
+            file=path,
+            hint=f"pass {path.expanduser()}, e.g. Path({str(path)!r}).expanduser()",
+        )
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "wb", **kwargs: Any) -> Iterator[IO[Any]]:
     """Open ``path`` for writing so that it is replaced only by a complete file.
@@ -121,8 +144,23 @@ def atomic_write(path: str | Path, mode: str = "wb", **kwargs: Any) -> Iterator[
     ...     _ = handle.write("complete")
     >>> target.read_text(), sorted(p.name for p in target.parent.iterdir())
     ('complete', ['out.txt'])
+    >>> with atomic_write(target.parent) as handle:  # doctest: +ELLIPSIS
+    ...     pass
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: ...: is a folder, not a file (give the path of a file ...
     """
     target = Path(path)
+    refuse_unexpanded(target)
+    if target.is_dir():
+        # Renaming onto it failed with an IsADirectoryError naming the temporary file
+        # (write_json_report(result, "out/") in a notebook). The command line refuses it
+        # sooner (check_outputs).
+        raise InputError(
+            "is a folder, not a file",
+            file=target,
+            hint="give the path of a file (inside this folder, for example)",
+        )
     if is_stream(target):
         # /dev/null, /dev/stdout, a named pipe: written in place (renaming a temporary
         # file over a device would replace the device).

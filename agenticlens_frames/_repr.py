@@ -148,9 +148,13 @@ def run_repr_html(run: ExperimentRun) -> str:
     )
 
 
-def analysis_repr_html(a: ExperimentAnalysis, headline: pd.DataFrame | None = None) -> str:
+def analysis_repr_html(
+    a: ExperimentAnalysis, headline: pd.DataFrame | None = None, omitted: str = ""
+) -> str:
     """HTML summary of an :class:`~agenticlens_frames.analysis.ExperimentAnalysis`: the
-    verdicts, the variant table led by ``headline`` (the case-level pass rates of
+    verdicts with ``omitted`` under them (the comparisons left out, in words:
+    :func:`~agenticlens_frames.paired.verdicts.omitted_statement`), the variant table led
+    by ``headline`` (the case-level pass rates of
     :func:`~agenticlens_frames.paired.verdicts.headline_pass_rates`, when there are any),
     then AgenticLens's pooled numbers and comparisons, labelled as such, and the warnings.
 
@@ -178,6 +182,10 @@ def analysis_repr_html(a: ExperimentAnalysis, headline: pd.DataFrame | None = No
             )
             + "</table>"
         )
+    if omitted:
+        # A comparison without a row is said under the table, as on every other surface:
+        # a candidate missing a dimension is not one that showed no difference.
+        lead += f"<div class='muted'>{_e(omitted)}</div>"
     if verdicts is not None:
         for key in ("missing", "source", "how_to_declare"):
             if verdicts.attrs.get(key):
@@ -279,17 +287,31 @@ def analysis_repr_html(a: ExperimentAnalysis, headline: pd.DataFrame | None = No
 def analysis_repr(a: ExperimentAnalysis) -> str:
     """Plain one-line repr; works for analyses loaded from a saved report (``run=None``).
 
+    The verdicts come first, with the correction they are under (None: nothing is called
+    significant), as on every other surface; the frontier (AgenticLens's, on means) after.
+
     Examples
     --------
     >>> from agenticlens_frames import analyze, load_experiment
     >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
     >>> analysis_repr(a)  # doctest: +NORMALIZE_WHITESPACE
-    "ExperimentAnalysis('support-agent-upgrade@1', variants=5,
+    "ExperimentAnalysis('support-agent-upgrade@1', variants=5, correction='holm',
+     verdicts='6 worse, 13 no detectable difference',
      frontier=['baseline', 'prompt-v2', 'large-v2'], warnings=2)"
     """
     info = a.info
     name = f"{info.get('experiment_name')}@{info.get('experiment_version')}"
+    verdicts = getattr(a, "verdicts", None)
+    lead = ""
+    if verdicts is not None:
+        # In a terminal (or print) this line is what is shown: it listed only the pooled
+        # frontier, neither the verdicts nor the correction behind them.
+        counts = dict(verdicts["verdict"].astype(str).value_counts()) if len(verdicts) else {}
+        order = ["better", "worse", "no detectable difference"]  # the findings first
+        rank = {word: order.index(word) if word in order else len(order) for word in counts}
+        tally = ", ".join(f"{int(counts[w])} {w}" for w in sorted(rank, key=rank.__getitem__))
+        lead = f"correction={verdicts.attrs.get('correction')!r}, verdicts={tally or 'none'!r}, "
     return (
-        f"ExperimentAnalysis({name!r}, variants={len(a.variants)}, "
+        f"ExperimentAnalysis({name!r}, variants={len(a.variants)}, {lead}"
         f"frontier={a.pareto_frontier}, warnings={len(a.warnings)})"
     )

@@ -944,7 +944,8 @@ class ExperimentAnalysis:
     >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
     >>> a = analyze(run)
     >>> a
-    ExperimentAnalysis('support-agent-upgrade@1', variants=5,
+    ExperimentAnalysis('support-agent-upgrade@1', variants=5, correction='holm',
+                       verdicts='6 worse, 13 no detectable difference',
                        frontier=['baseline', 'prompt-v2', 'large-v2'], warnings=2)
     >>> a.variants[["variant_id", "case_pass_rate", "pareto_optimal"]].round(3)
             variant_id  case_pass_rate  pareto_optimal
@@ -1104,9 +1105,12 @@ class ExperimentAnalysis:
 
     def _repr_html_(self) -> str:
         from ._repr import analysis_repr_html
+        from .paired.verdicts import omitted_statement
 
         headline = self.pass_rates
-        return analysis_repr_html(self, headline if len(headline) else None)
+        return analysis_repr_html(
+            self, headline if len(headline) else None, omitted_statement(self.verdicts)
+        )
 
 
 def require_analysis(value: Any, function: str) -> ExperimentAnalysis:

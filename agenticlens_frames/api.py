@@ -1552,12 +1552,6 @@ class Comparator:
         comparisons: ComparisonsConfig | Mapping[str, Any] | None = None,
     ) -> None:
         check_proportion(confidence_level, "confidence level", location="confidence_level")
-        if comparisons is not None and not isinstance(comparisons, ComparisonsConfig | Mapping):
-            raise InputError(
-                f"comparisons must be a mapping such as {{'correction': 'holm'}} or a "
-                f"ComparisonsConfig, got {comparisons!r}",
-                location="comparisons",
-            )
         self.confidence_level = confidence_level
         self.comparisons = as_comparisons(comparisons, file="Comparator")
 

@@ -605,7 +605,7 @@ def experiment_run(
                     "--summary": summary,
                 },
             )
-            registry = load_registry(evaluators) if evaluators else None
+            registry = load_registry(evaluators, location="--evaluators") if evaluators else None
             comparisons = comparisons_from_cli(  # guard rails: refused before any scoring
                 manifest_file,
                 suite_file,

@@ -122,7 +122,9 @@ def as_analysis(data: Any, **options: Any) -> ExperimentAnalysis:
             hint="pass load_experiment(...), the result of run(...), or analyze(...)",
         )
     analyze_options = {k: v for k, v in options.items() if k in (*_ANALYZE, *_ANALYZE_RENAMED)}
-    paired = {k: v for k, v in options.items() if k in _PAIRED}
+    # None is "not given", as in analyze(run, correction=None): a helper passing its own
+    # correction=None through was refused on a run that declares none.
+    paired = {k: v for k, v in options.items() if k in _PAIRED and v is not None}
     if "paired_method" in paired:
         paired["method"] = paired.pop("paired_method")
     if paired:

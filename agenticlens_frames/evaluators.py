@@ -418,51 +418,60 @@ def as_registry(evaluators: EvaluatorRegistry | str | None) -> EvaluatorRegistry
     )
 
 
-def load_registry(spec: str) -> EvaluatorRegistry:
+def load_registry(spec: str, *, location: str = "evaluators") -> EvaluatorRegistry:
     """Import ``module:attr`` and return the :class:`EvaluatorRegistry` it names.
 
-    Used by the CLI's ``--evaluators`` option. The attribute may also be a function that
-    returns a registry.
+    Used by the CLI's ``--evaluators`` option and the ``evaluators=`` argument of the
+    Python entry points. The attribute may also be a function that returns a registry.
+    ``location`` is the name errors give the spec (``"--evaluators"`` on the command
+    line: a notebook's ``evaluators=`` was reported as the command line's option).
 
     Examples
     --------
     >>> load_registry("nonexistent_module_xyz:registry")
     Traceback (most recent call last):
     ...
-    agenticlens_frames.errors.InputError: --evaluators: cannot import module ...
+    agenticlens_frames.errors.InputError: evaluators: cannot import module ...
+    >>> load_registry("registry", location="--evaluators")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: --evaluators: expected 'module:attribute', got \
+'registry' (e.g. --evaluators my_project.evals:registry)
     """
     module_name, sep, attr = spec.rpartition(":")
     if not sep or not module_name or not attr:
         raise InputError(
             f"expected 'module:attribute', got {spec!r}",
-            location="--evaluators",
-            hint="e.g. --evaluators my_project.evals:registry",
+            location=location,
+            hint=f"e.g. {location} my_project.evals:registry"
+            if location.startswith("--")
+            else f"e.g. {location}='my_project.evals:registry'",
         )
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise InputError(
             f"cannot import module {module_name!r} ({exc})",
-            location="--evaluators",
+            location=location,
             hint="make sure the module is on PYTHONPATH",
         ) from exc
     except BaseException as exc:
         raise InputError(
             f"importing module {module_name!r} failed: {type(exc).__name__}: {exc}",
-            location="--evaluators",
+            location=location,
         ) from None
     try:
         value = getattr(module, attr)
     except AttributeError as exc:
         raise InputError(
-            f"module {module_name!r} has no attribute {attr!r}", location="--evaluators"
+            f"module {module_name!r} has no attribute {attr!r}", location=location
         ) from exc
     if not isinstance(value, EvaluatorRegistry):
-        value = _call_factory(spec, value)
+        value = _call_factory(spec, value, location)
     if not isinstance(value, EvaluatorRegistry):
         raise InputError(
             f"{spec} is a {type(value).__name__}, not an EvaluatorRegistry",
-            location="--evaluators",
+            location=location,
         )
     return value
 
@@ -501,7 +510,7 @@ def default_registry(*, embed_fn: Callable[[str], Any] | None = None) -> Evaluat
     return registry
 
 
-def _call_factory(spec: str, value: Any) -> Any:
+def _call_factory(spec: str, value: Any, location: str) -> Any:
     """Call a registry factory: a Python function taking no argument, and nothing else.
 
     ``--evaluators os:system`` must not call ``os.system()``: builtins, classes and
@@ -519,11 +528,11 @@ def _call_factory(spec: str, value: Any) -> Any:
         raise InputError(
             f"{spec} is a function that needs arguments, not an EvaluatorRegistry or a "
             "function returning one",
-            location="--evaluators",
+            location=location,
         )
     try:
         return value()
     except BaseException as exc:
         raise InputError(
-            f"{spec}() failed: {type(exc).__name__}: {exc}", location="--evaluators"
+            f"{spec}() failed: {type(exc).__name__}: {exc}", location=location
         ) from None

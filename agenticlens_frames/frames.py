@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from ._compat import AGENTIC_EVALS_VERSION
-from ._files import atomic_write
+from ._files import atomic_write, refuse_unexpanded
 from ._lazy import lazy_module
 from ._plain import plain
 from .errors import InputError
@@ -517,14 +517,15 @@ class ExperimentRun:
             ``case_id``, ``passed`` (bool); optional ``score`` in [0, 1] (default: passed
             as 0/1), ``latency_ms``, ``cost_usd``, ``output``, ``error`` and ``status`` (one
             of ``ok``, ``missing_sample``, ``target_error``, ``timed_out``,
-            ``trial_failed``; default ``ok``).
+            ``trial_failed``; default ``ok``; only an ``ok`` attempt can have passed).
         variants
             One row per variant, in the order to report them: ``variant_id``; optional
             ``variant_name``, ``description``, ``is_baseline``, and one ``factor_<name>``
             column per factor.
         cases
             One row per case, suite order: ``case_id``; optional ``case_name``,
-            ``input``, ``tags`` (comma-separated), ``metadata`` (dict). Each case declares
+            ``input``, ``tags`` (comma-joined text or a list), ``metadata`` (a dict, or a
+            JSON object as text, as in ``run.cases``). Each case declares
             one expectation, its ``passed`` values (``n_expectations`` 1; the suite names
             it as the case's evaluator ``passed``): it was judged, as a suite case with
             expectations is.
@@ -548,8 +549,11 @@ class ExperimentRun:
         Warns
         -----
         UserWarning
-            Naming the columns of ``attempts`` it does not read (``latency_s``, ``cost``,
-            ``model``…): rename one that holds a value it reads, in its unit.
+            Naming the columns of each frame it does not read (``latency_s``, ``cost``
+            among the attempts; ``model`` among the variants, where factors are
+            ``factor_model``; ``topic`` among the cases, whose attributes go in
+            ``metadata``): rename one that holds a value it reads, in its unit. The
+            run's own ``variants`` and ``cases`` tables are read without a warning.
 
         Examples
         --------
@@ -614,6 +618,15 @@ class ExperimentRun:
         (True, True)
         """
         out = Path(folder)
+        refuse_unexpanded(out)
+        if out.exists() and not out.is_dir():
+            # to_parquet("run.parquet") over an existing file was a FileExistsError.
+            raise InputError(
+                "is a file; to_parquet writes a folder of five <table>.parquet files",
+                file=out,
+                location="folder",
+                hint="give a folder's path (it is created if missing)",
+            )
         out.mkdir(parents=True, exist_ok=True)
         # default=str as the archive's _spec.json: a case input from the Python API may be
         # any object (a numpy scalar, a set); the spec keeps its text.

@@ -12,13 +12,17 @@ frames.py and knows no schema).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from ._values import is_missing
 from .errors import InputError
 from .formats._io import require_known
 from .formats.model import (
@@ -65,28 +69,61 @@ def _check_frame(frame: Any, what: str) -> pd.DataFrame:
     return frame
 
 
-def _warn_unread(attempts: pd.DataFrame) -> None:
-    """Say which columns of the attempts frame are not read: ``latency_s`` or ``cost``
-    would otherwise vanish without a word and the run would have no latency or cost.
+#: What each frame reads beyond its required columns (``factor_<name>`` columns of the
+#: variants frame too), in the words the warning uses.
+_READS: dict[str, str] = {
+    "attempts": "score (0-1), latency_ms (milliseconds), cost_usd, output, status and error",
+    "variants": "variant_name, description, is_baseline and factor_<name> columns",
+    "cases": "case_name, input, tags and metadata",
+}
+_OPTIONAL: dict[str, tuple[str, ...]] = {
+    "attempts": OPTIONAL_ATTEMPT_COLUMNS,
+    "variants": ("variant_name", "description", "is_baseline"),
+    "cases": ("case_name", "input", "tags", "metadata"),
+}
+#: Columns of ``run.variants`` / ``run.cases`` that a run derives (not read, not warned
+#: about): the run's own tables can be passed back.
+_DERIVED: dict[str, tuple[str, ...]] = {
+    "attempts": (),
+    "variants": ("position", "target_kind", "target", "timeout_seconds"),
+    "cases": ("case_index", "n_expectations"),
+}
+_HINT: dict[str, str] = {
+    "attempts": "rename a column that holds one of these (converting its unit), and give "
+    "factors as factor_<name> columns of the variants frame",
+    "variants": "give each factor as a factor_<name> column (model → factor_model)",
+    "cases": "put case attributes (a topic to cluster on) in the metadata column, one dict "
+    "per case",
+}
+
+
+def _warn_unread(frame: pd.DataFrame, what: str) -> None:
+    """Say which columns of a frame are not read: ``latency_s`` or ``cost`` among the
+    attempts, ``model`` among the variants (not ``factor_model``) would otherwise vanish
+    without a word, and the run would have no latency, cost or factors.
 
     Examples
     --------
     >>> import warnings
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
-    ...     _warn_unread(pd.DataFrame(columns=["variant_id", "latency_s"]))
+    ...     _warn_unread(pd.DataFrame(columns=["variant_id", "latency_s"]), "attempts")
+    ...     _warn_unread(pd.DataFrame(columns=["variant_id", "model"]), "variants")
     >>> str(caught[0].message)  # doctest: +ELLIPSIS
     "attempts frame: column(s) 'latency_s' not read; it reads ... latency_ms (milliseconds)..."
+    >>> str(caught[1].message)  # doctest: +ELLIPSIS
+    "variants frame: column(s) 'model' not read; ... (model → factor_model)"
     """
-    known = {*REQUIRED["attempts"], *OPTIONAL_ATTEMPT_COLUMNS}
-    unread = [str(c) for c in attempts.columns if c not in known]
+    known = {*REQUIRED[what], *_OPTIONAL[what], *_DERIVED[what]}
+    unread = [
+        str(c)
+        for c in frame.columns
+        if c not in known and not (what == "variants" and str(c).startswith(FACTOR_PREFIX))
+    ]
     if unread:
         warnings.warn(
-            f"attempts frame: column(s) {', '.join(map(repr, unread))} not read; it reads "
-            f"{', '.join(REQUIRED['attempts'])}, score (0-1), latency_ms (milliseconds), "
-            "cost_usd, output, status and error: rename a column that holds one of these "
-            "(converting its unit), and give factors as factor_<name> columns of the "
-            "variants frame",
+            f"{what} frame: column(s) {', '.join(map(repr, unread))} not read; it reads "
+            f"{', '.join(REQUIRED[what])}, {_READS[what]}: {_HINT[what]}",
             UserWarning,
             stacklevel=4,
         )
@@ -170,12 +207,73 @@ def _passed(frame: pd.DataFrame) -> np.ndarray:
             "with status 'target_error'",
         )
     values = column.to_numpy()
-    if column.dtype != bool and not np.isin(values, [0, 1, True, False]).all():
-        raise InputError(
-            f"column 'passed' must be boolean, got values such as {values[0]!r}",
-            file="attempts frame",
-        )
+    if column.dtype != bool:
+        # The first value that is not a flag, by row: "got values such as True" named
+        # the first row, whatever it held, and text ("True", "yes") came with no fix.
+        bad = ~np.isin(values, [0, 1, True, False])
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"column 'passed' must be boolean, got {values[row]!r} at row {row}",
+                file="attempts frame",
+                hint="True/False or 1/0; convert text first, e.g. "
+                "attempts.assign(passed=attempts['passed'].map({'True': True, 'False': False}))",
+            )
     return values.astype(bool)
+
+
+def _case_tags(value: Any, row: int) -> tuple[str, ...]:
+    """A case's tags: comma-joined text (the ``cases`` table's own form) or a list.
+
+    Examples
+    --------
+    >>> _case_tags("refund,billing", 0), _case_tags(["refund", "billing"], 1), _case_tags(None, 2)
+    (('refund', 'billing'), ('refund', 'billing'), ())
+    """
+    if isinstance(value, str):
+        return tuple(value.split(",")) if value else ()
+    if isinstance(value, list | tuple | set | frozenset | np.ndarray):
+        # A list was dropped without a word: the case had no tags (archive slices by tag).
+        return tuple(str(tag) for tag in value)
+    if is_missing(value):
+        return ()
+    raise InputError(
+        f"column 'tags' must hold comma-joined text or a list of tags, got {value!r} at row {row}",
+        file="cases frame",
+    )
+
+
+def _case_metadata(value: Any, row: int) -> dict[str, Any]:
+    """A case's metadata: a mapping, or a JSON object as text (the ``cases`` table's own
+    form, so that ``run.cases`` can be passed back).
+
+    Examples
+    --------
+    >>> _case_metadata({"topic": "refunds"}, 0), _case_metadata('{"topic": "refunds"}', 1)
+    ({'topic': 'refunds'}, {'topic': 'refunds'})
+    >>> _case_metadata("refunds", 2)
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: cases frame: column 'metadata' must hold a dict \
+(or a JSON object as text), got 'refunds' at row 2 (...)
+    """
+    if isinstance(value, Mapping):
+        return dict(value)
+    if is_missing(value):
+        return {}
+    if isinstance(value, str):
+        # Text was dropped without a word; a cluster field named in the comparisons (a
+        # metadata key) then had no value.
+        with contextlib.suppress(ValueError):
+            parsed = json.loads(value)
+            if isinstance(parsed, dict):
+                return parsed
+    raise InputError(
+        f"column 'metadata' must hold a dict (or a JSON object as text), got {value!r} at "
+        f"row {row}",
+        file="cases frame",
+        hint="one dict per case, e.g. {'topic': 'refunds'}; leave it empty for none",
+    )
 
 
 class FrameParts(NamedTuple):
@@ -204,9 +302,10 @@ def frame_parts(
     :meth:`ExperimentRun.from_frames`, which declares the defaults, types the parts and
     builds the run)."""
     attempts = _check_frame(attempts, "attempts")
-    _warn_unread(attempts)
     variants = _check_frame(variants, "variants")
     cases = _check_frame(cases, "cases")
+    for frame, what in ((attempts, "attempts"), (variants, "variants"), (cases, "cases")):
+        _warn_unread(frame, what)
     variant_ids = _ids(variants, "variant_id", "variants")
     case_ids = _ids(cases, "case_id", "cases")
     if len(variant_ids) < 2:
@@ -321,15 +420,14 @@ def frame_parts(
     case_specs = []
     for i, row in enumerate(cases.to_dict("records")):
         label = row.get("case_name")
-        tags = row.get("tags")
         case_specs.append(
             CaseSpec(
                 id=case_ids[i],
                 name=case_ids[i] if label is None or pd.isna(label) else str(label),
                 index=i,
                 input=row.get("input"),
-                tags=tuple(str(tags).split(",")) if isinstance(tags, str) and tags else (),
-                metadata=dict(row["metadata"]) if isinstance(row.get("metadata"), dict) else {},
+                tags=_case_tags(row.get("tags"), i),
+                metadata=_case_metadata(row.get("metadata"), i),
                 # Every case has its `passed` values (refused empty, and every case has
                 # its attempts): each was judged, as a suite case with expectations is.
                 evaluators=(PASSED_GIVEN,),
@@ -342,17 +440,36 @@ def frame_parts(
     passed = _passed(attempts)
     n = len(attempts)
     score = _numeric(attempts, "score") if "score" in attempts else passed.astype(float)
-    if ((score[~np.isnan(score)] < 0) | (score[~np.isnan(score)] > 1)).any():
-        raise InputError("column 'score' must lie in [0, 1]", file="attempts frame")
+    outside = (score < 0) | (score > 1)  # (NaN compares False: an unknown score is kept)
+    if outside.any():
+        row = int(np.flatnonzero(outside)[0])
+        raise InputError(
+            f"column 'score' must lie in [0, 1], got {score[row]:g} at row {row}",
+            file="attempts frame",
+            hint="rescale it, e.g. attempts.assign(score=attempts['score'] / 100) for a "
+            "0-100 scale",
+        )
+    if "status" in attempts and (empty := attempts["status"].isna().to_numpy()).any():
+        # Read as the status 'nan', refused as unknown without saying where.
+        raise InputError(
+            f"column 'status' is empty at row {int(np.flatnonzero(empty)[0])}",
+            file="attempts frame",
+            hint="give every attempt its status ('ok' when it was answered and judged), or "
+            "leave the column out for all 'ok'",
+        )
     status = attempts["status"].astype(str).to_numpy() if "status" in attempts else np.full(n, "ok")
     bad = sorted(set(status) - set(ATTEMPT_STATUSES))
     if bad:
         require_known("attempt status", bad, ATTEMPT_STATUSES, location="column 'status'")
-    contradicts = (status == "trial_failed") & passed
-    if contradicts.any():  # read as unevaluated by the analyses, as passed by the counts
+    # Only an answered attempt can pass (docs/data-model.md: passed is False for every
+    # status but ok). A failed call or trial marked passed was counted as a pass by the
+    # pass rates and the verdicts, and as unevaluated by other analyses.
+    contradicts = (status != "ok") & passed
+    if contradicts.any():
+        row = int(np.flatnonzero(contradicts)[0])
         raise InputError(
-            f"row {int(np.flatnonzero(contradicts)[0])} has status 'trial_failed' and passed "
-            "True: an attempt of a failed trial was not evaluated",
+            f"row {row} has status {status[row]!r} and passed True: only an answered "
+            "attempt (status 'ok') was evaluated and can pass",
             file="attempts frame",
             hint="set passed False for it, or give the status of what happened",
         )

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
-from .errors import check_pass_k
+from .errors import InputError, check_pass_k
 from .frames import ExperimentRun, require_run
 
 __all__ = [
@@ -35,10 +35,35 @@ EVALUATED_PASS_RATE = "evaluated_pass_rate"
 
 
 def effective_pass_k(run: ExperimentRun, pass_k: Sequence[int] | None) -> tuple[int, ...]:
-    """The pass@k list: ``pass_k`` checked, or the manifest's effective one if None."""
+    """The pass@k list: ``pass_k`` checked, or the manifest's effective one if None.
+
+    A k above the run's trials is refused, as the manifest refuses it: no case has k
+    attempts, so its pass@k and pass^k columns were NaN without a word.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> effective_pass_k(run, [3, 1])
+    (1, 3)
+    >>> effective_pass_k(run, [1, 10])
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: pass_k: pass_k asks for k = 10, but the run has 5 \
+trials per case (pass@k needs k attempts at a case) (choose each k between 1 and 5)
+    """
     if pass_k is None:
         return run.manifest.effective_pass_k
-    return check_pass_k(pass_k)
+    ks = check_pass_k(pass_k)
+    trials = run.manifest.trial_count
+    if ks[-1] > trials:
+        raise InputError(
+            f"pass_k asks for k = {ks[-1]}, but the run has {trials} trial"
+            f"{'' if trials == 1 else 's'} per case (pass@k needs k attempts at a case)",
+            location="pass_k",
+            hint=f"choose each k between 1 and {trials}",
+        )
+    return ks
 
 
 def category_codes(column: pd.Series, labels: Sequence[str]) -> np.ndarray:

@@ -43,7 +43,7 @@ from plotly.subplots import make_subplots
 from ._deprecate import renamed_keywords
 from ._docs import markdown_table
 from ._values import is_missing
-from .errors import InputError
+from .errors import InputError, check_count
 from .formats._io import require_known
 from .per_case import EVALUATED_PASS_RATE, evaluated_attempts, evaluated_pass_rate
 
@@ -95,6 +95,8 @@ CASE_ORDERS: dict[str, str] = {
 
 #: Red → green for scores in [0, 1]; the same hues as AgenticLens' HTML heatmap
 #: (``hsl(round(score·130) 62% 38%)``), so both pages read alike.
+#: The cell colours of :func:`case_heatmap` (columns of the case matrix).
+HEATMAP_COLOURS: tuple[str, ...] = ("mean_score", "pass_rate", EVALUATED_PASS_RATE)
 SCORE_COLORSCALE = [[i / 4, f"hsl({round(i * 130 / 4)},62%,38%)"] for i in range(5)]
 #: Colour bar titles of the heatmap's colour metrics (others: the column name in words).
 COLOUR_LABELS = {
@@ -553,6 +555,9 @@ def case_heatmap(
     if analysis is not None:
         cases = analysis.cases
         variants = analysis.variants if variants is None else variants
+    # An unknown colour was reported as a column the case matrix lacks ("pass the
+    # matching result frame"), not as a choice with its alternatives.
+    require_known("heatmap colour", [color], HEATMAP_COLOURS, location="color")
     evaluated_of = evaluated_attempts(cases, variants)
     if color == EVALUATED_PASS_RATE and color not in cases:
         cases = cases.assign(**{color: evaluated_pass_rate(cases, variants)})
@@ -574,7 +579,8 @@ def case_heatmap(
         raise InputError(f"ordering variants by {variant_order!r} needs the variant summary")
     col_ids = order_cases(cases, case_order, baseline=base)
     if max_cases is not None:
-        col_ids = col_ids[: max(int(max_cases), 0)]
+        # 0 or -1 drew an empty heatmap titled "all cases"; 2.5 was cut to 2 unsaid.
+        col_ids = col_ids[: check_count(max_cases, "max_cases", location="max_cases")]
 
     z = _grid(cases, color, row_ids, col_ids)
     passes = _grid(cases, "passes", row_ids, col_ids)
@@ -1686,11 +1692,12 @@ def factor_effects_forest(
 
 
 def factor_interaction_chart(
-    variants: pd.DataFrame,
-    effects: pd.DataFrame,
+    variants: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
+    effects: pd.DataFrame | None = None,
     *,
     metric: str = "pass_rate",
     pair: tuple[str, str] | None = None,
+    **statistics: Any,
 ) -> go.Figure | None:
     """Interaction plot of two factors: level means, one line per level of the second.
 
@@ -1703,25 +1710,44 @@ def factor_interaction_chart(
     Parameters
     ----------
     variants
-        The variant summary (``factors`` column).
+        The variant summary (``factors`` column), or the analysis or the run itself (as
+        every figure function takes them; then ``effects`` defaults to its
+        ``factor_effects``).
     effects
         :func:`~agenticlens_frames.factor_effects` (to find the estimable pairs and the
-        baseline's levels).
+        baseline's levels); needed with a variant summary.
     metric
         ``pass_rate`` or ``score``.
     pair
         The two factors (default: the first estimable interaction).
+    **statistics
+        With a run or an analysis: options of :func:`~agenticlens_frames.coerce.as_analysis`
+        (``confidence_level``, ``correction`` ...).
 
     Examples
     --------
     >>> from agenticlens_frames import analyze, load_experiment
     >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
-    >>> fig = factor_interaction_chart(a.variants, a.factor_effects)
+    >>> fig = factor_interaction_chart(a)  # or (a.variants, a.factor_effects)
     >>> [t.name for t in fig.data]
     ['prompt = v1', 'prompt = v2']
     """
+    analysis = _analysis_of(variants, statistics)
+    if analysis is not None:
+        variants = analysis.variants
+        effects = analysis.factor_effects if effects is None else effects
+    elif effects is None:
+        # Called with analysis.variants alone, the chart has no way to find the pairs.
+        raise InputError(
+            "a variant summary needs its factor effects",
+            location="effects",
+            hint="pass the analysis, factor_interaction_chart(analysis), or both frames: "
+            "factor_interaction_chart(analysis.variants, analysis.factor_effects)",
+        )
     if metric not in EFFECT_METRICS:
         raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(EFFECT_METRICS)}")
+    if effects.empty:  # no two-level factor: factor_effects has no rows (nor columns)
+        return None
     est = effects[
         (effects["kind"] == "interaction")
         & effects["estimable"].astype(bool)

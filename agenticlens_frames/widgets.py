@@ -31,7 +31,7 @@ import plotly.io as pio
 from . import viz
 from ._optional import require
 from .analysis import ExperimentAnalysis, pareto_frontier
-from .errors import InputError
+from .errors import InputError, check_count
 from .formats._io import require_known
 from .frames import ExperimentRun
 from .per_case import EVALUATED_PASS_RATE, evaluated_pass_rate
@@ -260,6 +260,8 @@ class Explorer(widgets.VBox):
     """
 
     def __init__(self, analysis: ExperimentAnalysis, *, max_cases: int = 50) -> None:
+        # (The slider would clip 0 or -1 to 1 without a word.)
+        check_count(max_cases, "max_cases", location="max_cases")
         self.analysis = analysis
         vs = analysis.variants
         names: dict[str, None] = {}

@@ -125,6 +125,21 @@ def test_analyze_validates_its_settings(run) -> None:
         analyze(run, confidence_level=1.0)
     with pytest.raises(InputError, match="regression threshold"):
         analyze(run, regression_threshold=-0.1)
+    # A bare correction name where the mapping belongs was an AttributeError ('str' object
+    # has no attribute 'correction').
+    with pytest.raises(InputError, match=r"comparisons=\{'correction': 'holm'\}"):
+        analyze(run, comparisons="holm")
+    # A k above the trials (5 here) gave all-NaN pass@k columns without a word; the
+    # manifest refuses it, and so does every function that takes pass_k.
+    assert run.manifest.trial_count == 5
+    for call in (
+        lambda: analyze(run, pass_k=[1, 99]),
+        lambda: case_matrix(run, [6]),
+        lambda: pass_at_k(run, [2, 6]),
+    ):
+        with pytest.raises(InputError, match=r"pass_k: .*k = (99|6), but the run has 5 trials"):
+            call()
+    assert not case_matrix(run, [5])["pass_at_5"].isna().all()
 
 
 def test_pareto_and_comparisons_are_consistent(run) -> None:

@@ -418,6 +418,8 @@ def test_comparator_summary_without_a_declared_correction_judges_nothing():
     comparator = Comparator()
     text = comparator.summary(result)
     assert "(95% per-comparison interval); not judged: no correction declared" in text
+    # with the smallest change the run could have detected, as a declared verdict has it
+    assert "not judged: no correction declared; this run could not detect changes smaller" in (text)
     assert "comparisons={'correction': 'holm'}" in text
     assert ": better" not in text and "significant." in text
     verdicts = comparator.verdicts(result)

@@ -875,3 +875,14 @@ def test_a_ctrl_c_that_reaches_typer_is_said_with_how_to_resume(
     assert capsys.readouterr().err.strip() == (
         "Interrupted: what finished is kept; resume with --run-dir runs/x."
     )
+
+
+def test_a_bad_evaluators_spec_names_the_option(tmp_path: Path) -> None:
+    # (load_registry names the Python argument by default; the command line its option.)
+    done = _cli(
+        "experiment", "run", str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml"),
+        "--evaluators", "registry", "--save", str(tmp_path / "r.json"),
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "--evaluators: expected 'module:attribute', got 'registry'" in done.stderr
+    assert "(e.g. --evaluators my_project.evals:registry)" in done.stderr

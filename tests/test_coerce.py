@@ -7,10 +7,18 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from agenticlens_frames import analyze, explore, load_experiment, load_report, viz
+from agenticlens_frames import (
+    ExperimentRun,
+    analyze,
+    explore,
+    load_experiment,
+    load_report,
+    viz,
+)
 from agenticlens_frames.coerce import as_analysis
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.report.json_report import write_json_report
@@ -25,6 +33,10 @@ FIGURES = [
     viz.delta_forest,
     viz.factor_levels_chart,
     viz.case_outcomes_chart,
+    viz.factor_effects_forest,
+    # It alone required (variants, effects): factor_interaction_chart(analysis) was a
+    # TypeError, though the quickstart says every figure function takes the analysis.
+    viz.factor_interaction_chart,
 ]
 
 
@@ -47,6 +59,8 @@ def test_each_figure_is_the_same_from_frame_run_or_analysis(figure, run, analysi
         "delta_forest": (analysis.comparisons,),
         "factor_levels_chart": (analysis.factor_levels,),
         "case_outcomes_chart": (analysis.cases,),
+        "factor_effects_forest": (analysis.factor_effects,),
+        "factor_interaction_chart": (analysis.variants, analysis.factor_effects),
     }[figure.__name__]
     kwargs = {}
     if figure is viz.pass_k_curves:
@@ -57,6 +71,27 @@ def test_each_figure_is_the_same_from_frame_run_or_analysis(figure, run, analysi
     expected = figure(*frames, **kwargs).to_json()
     assert figure(analysis).to_json() == expected
     assert figure(run).to_json() == expected
+
+
+def test_the_interaction_chart_needs_effects_with_a_frame_and_has_none_without_factors(
+    analysis,
+) -> None:
+    with pytest.raises(InputError, match="needs its factor effects") as info:
+        viz.factor_interaction_chart(analysis.variants)
+    assert "factor_interaction_chart(analysis)" in str(info.value)
+    # A run without factors has an empty factor_effects frame: no chart, not a KeyError.
+    att = pd.DataFrame(
+        {
+            "variant_id": ["a", "a", "b", "b"],
+            "trial": 1,
+            "case_id": ["x", "y", "x", "y"],
+            "passed": [True, False, True, True],
+        }
+    )
+    plain = ExperimentRun.from_frames(
+        att, pd.DataFrame({"variant_id": ["a", "b"]}), pd.DataFrame({"case_id": ["x", "y"]})
+    )
+    assert viz.factor_interaction_chart(plain) is None
 
 
 def test_statistics_options_reach_the_figure(run) -> None:
@@ -80,6 +115,20 @@ def test_statistics_options_reach_the_figure(run) -> None:
         deltas.to_json()
         == viz.delta_forest(analyze(run, confidence_level=0.8).comparisons).to_json()
     )
+
+
+def test_a_correction_of_none_is_not_given_as_in_analyze(run) -> None:
+    """viz.paired_forest(run, correction=None) on a run that declares none was refused
+    ("paired comparisons need a declared correction"); analyze(run, correction=None) and
+    the figure without the keyword both work, and give the same figure."""
+    undeclared = dataclasses.replace(
+        run, manifest=dataclasses.replace(run.manifest, comparisons=None)
+    )
+    none = viz.paired_forest(undeclared, correction=None, frontier_n_resamples=0)
+    assert none.to_json() == viz.paired_forest(undeclared, frontier_n_resamples=0).to_json()
+    assert as_analysis(undeclared, correction=None).verdicts.attrs["declared"] is False
+    # The manifest's own declaration still holds when None is passed.
+    assert set(as_analysis(run, correction=None).verdicts["correction"]) == {"holm"}
 
 
 def test_explore_passes_a_correction_through(run) -> None:

@@ -91,6 +91,16 @@ def test_parquet_round_trip_is_exact(run, tmp_path: Path) -> None:
         pd.testing.assert_frame_equal(back.tables[name], frame, check_exact=True, obj=name)
 
 
+def test_to_parquet_over_an_existing_file_is_refused_naming_it(run, tmp_path: Path) -> None:
+    """run.to_parquet("run.parquet") where that file exists was a FileExistsError."""
+    target = tmp_path / "run.parquet"
+    target.write_bytes(b"mine")
+    with pytest.raises(InputError, match="is a file; to_parquet writes a folder") as info:
+        run.to_parquet(target)
+    assert str(target) in str(info.value)
+    assert target.read_bytes() == b"mine"
+
+
 def test_read_parquet_errors_name_the_file(tmp_path: Path, run) -> None:
     with pytest.raises(InputError, match=r"attempts\.parquet: file not found"):
         read_parquet(tmp_path)

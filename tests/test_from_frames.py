@@ -128,6 +128,33 @@ def test_every_row_carries_its_trials_execution_position(user_frames) -> None:
             lambda a, v, c: (a.assign(status="trial_failed", passed=True), v, c),
             "has status 'trial_failed' and passed True",
         ),
+        # The offending row and value, and the fix (it named the first row's value, whatever
+        # it held, and an empty status as the unknown status 'nan').
+        (
+            lambda a, v, c: (
+                a.assign(passed=a["passed"].astype(object).where(a.index != 3, "yes")),
+                v,
+                c,
+            ),
+            "'passed' must be boolean, got 'yes' at row 3 (True/False or 1/0; convert text",
+        ),
+        (
+            lambda a, v, c: (a.assign(score=a["score"].where(a.index != 4, 1.5)), v, c),
+            "'score' must lie in [0, 1], got 1.5 at row 4 (rescale it",
+        ),
+        (
+            lambda a, v, c: (a.assign(status=a["status"].where(a.index != 2)), v, c),
+            "column 'status' is empty at row 2",
+        ),
+        # Any status but ok: a failed call counted as a pass by the pass rates.
+        (
+            lambda a, v, c: (a.assign(status="target_error", passed=True), v, c),
+            "has status 'target_error' and passed True: only an answered attempt",
+        ),
+        (
+            lambda a, v, c: (a.assign(status="missing_sample", passed=True), v, c),
+            "has status 'missing_sample' and passed True",
+        ),
     ],
 )
 def test_bad_frames_are_refused_naming_frame_and_column(user_frames, change, message) -> None:
@@ -248,6 +275,28 @@ def test_a_column_from_frames_does_not_read_is_named_not_dropped_silently(user_f
     assert run.attempts["latency_ms"].isna().all()
 
 
+def test_unread_variant_and_case_columns_are_named_and_the_runs_own_tables_are_not(
+    user_frames,
+) -> None:
+    """A variants frame with a ``model`` column (not ``factor_model``) gave a run without
+    factors, and a ``topic`` column of the cases frame vanished, both without a word."""
+    import warnings
+
+    original, att, variants, cases = user_frames
+    plain = variants.rename(columns={"factor_model": "model"})
+    with pytest.warns(UserWarning, match=r"variants frame: column\(s\) 'model' not read.*"):
+        run = ExperimentRun.from_frames(att, plain, cases)
+    assert "model" not in run.factor_names
+    with pytest.warns(UserWarning, match=r"cases frame: column\(s\) 'topic' not read.*metadata"):
+        ExperimentRun.from_frames(att, variants, cases.assign(topic="refunds"))
+    # The run's own variants and cases tables (their derived columns included) pass back
+    # without a warning (warnings are errors here).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        back = ExperimentRun.from_frames(att, original.variants, original.cases)
+    assert back.factor_names == original.factor_names
+
+
 def _same_attempts(original: ExperimentRun, att, variants, cases) -> ExperimentRun:
     """The attempts of ``original`` fed through from_frames, named as it is."""
     m = original.manifest
@@ -351,3 +400,23 @@ def test_a_case_whose_every_attempt_failed_still_had_its_expectation(user_frames
     assert run.cases["n_expectations"].tolist() == [1] * len(cases)
     text = Comparator().summary(run)
     assert "have no checks" not in text and "No input has expectations" not in text
+
+
+def test_case_tags_as_a_list_and_metadata_as_json_text_are_kept(user_frames) -> None:
+    """A list of tags, and metadata as the ``cases`` table holds it (JSON text), were both
+    dropped without a word: no tags to slice an archive by, no metadata field to cluster on."""
+    original, att, variants, cases = user_frames
+    texts = original.cases["metadata"].astype(str).tolist()
+    tag_lists = [tags.split(",") for tags in original.cases["tags"].astype(str)]
+    mine = cases.assign(tags=tag_lists, metadata=texts)
+    run = ExperimentRun.from_frames(att, variants, mine, baseline="baseline")
+    assert [list(c.tags) for c in run.suite.cases] == tag_lists
+    assert [c.metadata for c in run.suite.cases] == [json.loads(t) for t in texts]
+    assert run.cases["tags"].tolist() == original.cases["tags"].astype(str).tolist()
+    # The metadata is there to cluster on (the example's cases have a "topic").
+    clustered = analyze(run, comparisons={"correction": "holm", "cluster": "topic"})
+    assert clustered.verdicts.attrs["correction"] == "holm" and len(clustered.verdicts)
+    with pytest.raises(InputError, match=r"column 'metadata' must hold a dict .* at row 0"):
+        ExperimentRun.from_frames(att, variants, cases.assign(metadata="refunds"))
+    with pytest.raises(InputError, match="column 'tags' must hold comma-joined text or a list"):
+        ExperimentRun.from_frames(att, variants, cases.assign(tags=3))

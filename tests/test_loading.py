@@ -32,3 +32,23 @@ def test_the_suites_problems_come_with_the_manifests(tmp_path: Path, load) -> No
     with pytest.raises(InputError) as info:
         load(manifest, suite)
     assert str(info.value) == (f"{manifest}: unknown key 'trials' (did you mean 'trial_count'?)")
+
+
+def test_the_experiments_folder_given_for_its_files_names_them() -> None:
+    """load_experiment("data/support", ...) said only "is a directory, not a file"."""
+    with pytest.raises(InputError) as info:
+        load_experiment(EXAMPLE, EXAMPLE / "suite.yaml")
+    assert str(info.value) == (
+        f"{EXAMPLE}: is a directory, not a file (give the path of a file, such as "
+        f"{EXAMPLE / 'manifest.yaml'}, {EXAMPLE / 'suite.yaml'})"
+    )
+
+
+def test_a_tilde_path_that_is_not_found_says_it_is_not_expanded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # (no look outside the test's folder)
+    with pytest.raises(InputError) as info:
+        load_experiment("~/an-experiment/manifest.yaml", EXAMPLE / "suite.yaml")
+    home = tmp_path / "an-experiment" / "manifest.yaml"
+    assert f"file not found ('~' is not expanded here: pass {home})" in str(info.value)

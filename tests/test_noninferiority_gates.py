@@ -215,6 +215,10 @@ def test_the_python_api_takes_the_list_too(run: ExperimentRun) -> None:
         ComparisonsConfig(correction="holm", noninferiority=[("latency", 1), ("latency", 2)])
     with pytest.raises(InputError, match="unknown dimension 'latncy'"):
         noninferiority_gate(pc, margin={"latncy": 200})
+    # The single gate's dimension too: it failed every candidate for "no comparable qualty
+    # scores", as if the data were missing.
+    with pytest.raises(InputError, match=r"dimension: unknown dimension 'qualty' .*'quality'"):
+        noninferiority_gate(pc, margin=0.02, dimension="qualty")
 
 
 @pytest.mark.parametrize(

@@ -478,8 +478,8 @@ def test_every_problem_of_the_comparisons_block_is_reported_at_once() -> None:
     [
         ("power", "power", 0.9995, "expected a number > 0 and <= 0.999, got 0.9995"),
         ("power", "power", 0.0, "expected a number > 0 and <= 0.999, got 0.0"),
-        ("alpha", "alpha", 1.0, "expected a number between 0 and 1, got 1.0"),
-        ("confidence_level", "confidence_level", 0.0, "expected a number between 0 and 1"),
+        ("alpha", "alpha", 1.0, "expected a number strictly between 0 and 1, got 1.0"),
+        ("confidence_level", "confidence_level", 0.0, "expected a number strictly between 0 and 1"),
         ("resamples", "resamples", 98, "expected an integer >= 99, got 98"),
         ("seed", "seed", -1, "expected an integer >= 0, got -1"),
         ("noninferiority", "noninferiority_margin", -0.5, "expected a number >= 0, got -0.5"),
@@ -505,7 +505,7 @@ def test_a_setting_has_one_rule_in_the_manifest_and_in_python(
     ("argument", "value", "message"),
     [
         ("power", 0.9995, "expected a number > 0 and <= 0.999, got 0.9995"),
-        ("alpha", 1.0, "expected a number between 0 and 1, got 1.0"),
+        ("alpha", 1.0, "expected a number strictly between 0 and 1, got 1.0"),
         ("correction", "holmes", "unknown correction 'holmes'"),
         ("resamples", 98, "expected an integer >= 99, got 98"),
         ("limits", GuardRails(max_evaluators=0), "expected an integer >= 1, got 0"),
@@ -622,6 +622,17 @@ def test_pinned_evaluator_version_is_checked(run: ExperimentRun) -> None:
     ):
         paired_comparisons(run, correction="holm", evaluators={"safety": "forbidden_tool@1.0"})
     with pytest.raises(InputError, match=r"unknown evaluator 'forbiden_tool'.*did you mean"):
+        paired_comparisons(run, correction="holm", evaluators={"safety": "forbiden_tool"})
+
+
+def test_an_unknown_evaluator_of_a_summary_names_its_evaluator_argument(run: ExperimentRun) -> None:
+    """variance_decomposition(run, evaluator="nope") was reported at the manifest's
+    ``comparisons.evaluators.quality``, a setting the caller never gave."""
+    for summary in (variance_decomposition, noise_floor, case_labels, case_level_summary):
+        with pytest.raises(InputError, match=r"^evaluator: unknown evaluator 'forbiden_tool'"):
+            summary(run, evaluator="forbiden_tool")
+    # the paired comparisons still name the manifest's key they read
+    with pytest.raises(InputError, match=r"^comparisons\.evaluators\.safety: unknown"):
         paired_comparisons(run, correction="holm", evaluators={"safety": "forbiden_tool"})
 
 
@@ -989,6 +1000,23 @@ def test_a_level_outside_zero_and_one_names_its_argument(
         call(run)
     assert caught.value.location == location
     assert "strictly between 0 and 1" in caught.value.message
+
+
+def test_a_pass_rate_effect_beyond_the_scale_is_refused(run: ExperimentRun) -> None:
+    """effect=10 (meant as 10 pp) on a pass rate gave power 1.0 and 3 cases needed;
+    trials_for_precision(half_width=5) one trial."""
+    with pytest.raises(InputError) as caught:
+        power_analysis(run, effect=10)
+    assert caught.value.location == "effect"
+    assert "beyond the scale of a proportion difference" in caught.value.message
+    assert "0.1 for 10 pp" in str(caught.value)
+    # the largest possible difference is still a question (and latency has no such scale)
+    assert len(power_analysis(run, effect=-1.0))
+    assert len(power_analysis(run, effect=250.0, evaluator="latency_ms"))
+    # a target half-width of 5 (pp) asked for one trial whatever the data
+    with pytest.raises(InputError, match=r"^half_width: half_width 5 is beyond the scale"):
+        trials_for_precision(run, half_width=5)
+    assert len(trials_for_precision(run, half_width=50.0, evaluator="latency_ms"))
 
 
 def test_trials_for_precision_reaches_the_target(run: ExperimentRun) -> None:

@@ -277,6 +277,26 @@ def test_the_notebook_display_leads_with_the_verdicts(run: ExperimentRun) -> Non
     assert "class='good'" not in page[compat:] and "class='bad'" not in page[compat:]
 
 
+def test_the_plain_repr_names_the_correction_and_the_verdicts(run: ExperimentRun) -> None:
+    """repr() (a terminal, print) showed only AgenticLens's frontier on means."""
+    import dataclasses
+
+    analysis = analyze(run, frontier_n_resamples=0)
+    counts = analysis.verdicts["verdict"].astype(str).value_counts()
+    assert set(counts.index) == {"worse", "no detectable difference"}
+    tally = (
+        f"{counts['worse']} worse, {counts['no detectable difference']} no detectable difference"
+    )
+    text = repr(analysis)
+    assert f"correction='holm', verdicts='{tally}', frontier=" in text
+    assert text.index("verdicts=") < text.index("frontier=")
+    undeclared = dataclasses.replace(
+        run, manifest=dataclasses.replace(run.manifest, comparisons=None)
+    )
+    plain = analyze(undeclared, frontier_n_resamples=0)
+    assert f"correction=None, verdicts='{len(plain.verdicts)} not judged'" in repr(plain)
+
+
 def test_the_notebook_display_leads_with_the_case_level_pass_rates(run: ExperimentRun) -> None:
     from statsmodels.stats.proportion import proportion_confint
 
@@ -409,6 +429,12 @@ def test_a_variant_without_latencies_gets_no_latency_verdict_and_says_why(
     assert "Not compared: prompt-v2 on latency (latency_ms): no case has a known latency" in text
     page = render_html(analysis)  # (each part tagged with its candidate for the filters)
     assert "Not compared: prompt-v2 on latency" in re.sub(r"<[^>]+>", "", page)
+    # The notebook's display too (it left the comparison out without a word).
+    shown = analysis._repr_html_()
+    assert (
+        "Not compared: prompt-v2 on latency (latency_ms): no case has a known latency"
+        in (shown[: shown.index("AgenticLens-compatible numbers")])
+    )
     saved = load_report(write_json_report(analysis, tmp_path / "report.json"))
     assert saved.verdicts.attrs["omitted"] == verdicts.attrs["omitted"]
 

@@ -70,6 +70,26 @@ def test_heatmap_cells_match_the_case_matrix(analysis) -> None:
     assert outlined == flaky_cells
 
 
+def test_an_unknown_heatmap_colour_is_refused_with_the_choices(analysis) -> None:
+    # It was "the case matrix lacks column(s) score (pass the matching result frame ...)".
+    with pytest.raises(InputError, match="unknown heatmap colour 'score'") as info:
+        viz.case_heatmap(analysis, color="score")
+    assert "mean_score, pass_rate, evaluated_pass_rate" in str(info.value)
+    assert "color" in str(info.value)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5])
+def test_a_case_limit_below_one_or_not_whole_is_refused(analysis, bad) -> None:
+    # 0 and -1 drew an empty heatmap titled "all cases"; 2.5 showed 2 cases.
+    from agenticlens_frames import explore
+
+    with pytest.raises(InputError, match=r"^max_cases: max_cases must be a whole number ≥ 1"):
+        viz.case_heatmap(analysis, max_cases=bad)
+    with pytest.raises(InputError, match=r"^max_cases: "):
+        explore(analysis, max_cases=bad)
+    assert len(viz.case_heatmap(analysis, max_cases=2).data[0].x) == 2
+
+
 def test_heatmap_colour_by_pass_rate_from_the_tables(analysis) -> None:
     fig = viz.case_heatmap(analysis.cases, analysis.variants, color="pass_rate")
     att = analysis.run.attempts

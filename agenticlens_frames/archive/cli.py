@@ -284,7 +284,7 @@ def archive_add(
             from ..evaluators import load_registry
             from ..loading import load_experiment
 
-            registry = load_registry(evaluators) if evaluators else None
+            registry = load_registry(evaluators, location="--evaluators") if evaluators else None
             run = load_experiment(sources[0], sources[1], evaluators=registry)
         else:
             raise InputError(

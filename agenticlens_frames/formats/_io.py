@@ -349,19 +349,46 @@ def read_input(path: str | Path) -> bytes:
     ...
     agenticlens_frames.errors.InputError: /dev/zero: is a character device, not a regular \
 file (give the path of a file)
+    >>> read_input("data/support")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: data/support: is a directory, not a file (give the \
+path of a file, such as data/support/manifest.yaml, data/support/suite.yaml)
     """
     path = Path(path)
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        raise InputError("file not found", file=path, hint="check the path") from None
+        # Python does not expand "~" (a shell does): say so, with the path it would be.
+        hint = (
+            f"'~' is not expanded here: pass {path.expanduser()}"
+            if str(path).startswith("~")
+            else "check the path"
+        )
+        raise InputError("file not found", file=path, hint=hint) from None
     except OSError as exc:
         reason = "a loop of symbolic links" if exc.errno == errno.ELOOP else exc.strerror
         raise InputError(f"cannot read the file: {reason or exc}", file=path) from None
     except ValueError as exc:  # an embedded NUL in the name
         raise InputError(f"not a usable file name ({exc})", file=path) from None
     if stat.S_ISDIR(info.st_mode):
-        raise InputError("is a directory, not a file", file=path, hint="give the path of a file")
+        # load_experiment("data/support", ...): name the files it could have meant.
+        try:
+            inside = sorted(
+                p.name
+                for p in path.iterdir()
+                if p.suffix.lower() in (".yaml", ".yml", ".json") and p.is_file()
+            )
+        except OSError:
+            inside = []
+        shown = ", ".join(str(path / name) for name in inside[:5])
+        raise InputError(
+            "is a directory, not a file",
+            file=path,
+            hint=f"give the path of a file, such as {shown}"
+            if inside
+            else "give the path of a file",
+        )
     for test, kind in _FILE_KINDS:
         if test(info.st_mode):
             raise InputError(

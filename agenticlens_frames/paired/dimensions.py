@@ -161,11 +161,18 @@ def _check_versions(run: ExperimentRun, mask: np.ndarray | None) -> list[str | N
 
 
 def evaluate(
-    run: ExperimentRun, dimension: str, choice: EvaluatorChoice | str, *, declared: bool = True
+    run: ExperimentRun,
+    dimension: str,
+    choice: EvaluatorChoice | str,
+    *,
+    declared: bool = True,
+    location: str | None = None,
 ) -> Evaluation | None:
     """Resolve ``choice`` against ``run`` and compute its per-case values.
 
-    Returns None for an undeclared (default) evaluator the run has no data for.
+    Returns None for an undeclared (default) evaluator the run has no data for. An unknown
+    evaluator is refused naming ``location`` (default: the manifest's
+    ``comparisons.evaluators.<dimension>``).
     """
     if not isinstance(choice, EvaluatorChoice):
         try:
@@ -216,7 +223,7 @@ def evaluate(
             match = close_match(name, available)
             raise InputError(
                 f"unknown evaluator {name!r} for this run",
-                location=f"comparisons.evaluators.{dimension}",
+                location=location or f"comparisons.evaluators.{dimension}",
                 hint=(f"did you mean {match!r}? " if match else "")
                 + "available: "
                 + ", ".join(available),
@@ -253,7 +260,7 @@ def evaluate(
             raise InputError(
                 f"evaluator {name!r} is pinned to version {choice.version!r} but the run "
                 f"scored it with {', '.join(repr(w) for w in wrong if w)}",
-                location=f"comparisons.evaluators.{dimension}",
+                location=location or f"comparisons.evaluators.{dimension}",
                 hint="re-score with the pinned version, or update the pin in a new "
                 "experiment version",
             )
@@ -275,8 +282,21 @@ def evaluate(
 
 
 def evaluation(run: ExperimentRun, evaluator: str) -> Evaluation:
-    """``evaluator`` on ``run``, for the single-evaluator summaries."""
-    ev = evaluate(run, "quality", evaluator)
+    """``evaluator`` on ``run``, for the single-evaluator summaries (their ``evaluator=``
+    argument is what an unknown name is reported as, not the manifest's
+    ``comparisons.evaluators.quality``).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> evaluation(run, "pased")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: evaluator: unknown evaluator 'pased' for this run \
+(did you mean 'passed'? ...)
+    """
+    ev = evaluate(run, "quality", evaluator, location="evaluator")
     assert ev is not None
     return ev
 

@@ -9,7 +9,8 @@ import pandas as pd
 
 from .. import stats_paired
 from ..errors import InputError, check_proportion
-from ..formats._io import Invalid
+from ..formats._io import Invalid, require_known
+from ..formats.comparisons import DIMENSIONS
 from ..stats_paired import sps  # scipy.stats, imported on first use
 from .dimensions import BOUNDED_UNITS
 from .settings import check_setting
@@ -140,6 +141,9 @@ def noninferiority_gate(
     if not margin >= 0:
         raise InputError(f"the margin must be >= 0, got {margin!r}", location="margin")
     check_proportion(alpha, "alpha", location="alpha")
+    # A misspelt dimension ("qualty") failed every candidate for "no comparable qualty
+    # scores", as if the data were missing.
+    require_known("dimension", [dimension], DIMENSIONS, location="dimension")
     rows = comparisons[comparisons["dimension"].astype(str) == dimension]
     wanted = list(candidates if candidates is not None else comparisons.attrs.get("candidates", []))
     for cand in rows["candidate_variant_id"].astype(str):

@@ -12,7 +12,7 @@ from ..errors import InputError, check_count, check_number, check_proportion
 from ..frames import ExperimentRun, require_run
 from ..stats_paired import sps  # scipy.stats, imported on first use
 from .comparisons import SMALL_SAMPLE, paired_analysis
-from .dimensions import Evaluation, evaluation
+from .dimensions import BOUNDED_UNITS, Evaluation, evaluation
 from .settings import parse_comparisons, resolve_comparisons
 
 __all__ = ["minimum_detectable_effect", "power_analysis", "trials_for_precision"]
@@ -40,6 +40,32 @@ def _pair_parts(ev: Evaluation, base: int, cand: int) -> dict[str, float]:
         max(0.0, var_d - noise) if math.isfinite(var_d) else math.nan
     )
     return parts
+
+
+def _check_on_scale(value: float, ev: Evaluation, name: str) -> None:
+    """Refuse a planned difference or half-width beyond the scale of a rate or score.
+
+    A difference of rates or scores lies in [-1, 1]: ``effect=10`` or ``half_width=5``
+    (meant as percentage points) gave power 1.0 or one trial, answers to a question no run
+    can pose.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> _check_on_scale(0.1, evaluation(run, "passed"), "effect")
+    >>> _check_on_scale(5, evaluation(run, "passed"), "half_width")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: half_width: half_width 5 is beyond the scale of a \
+proportion difference (at most 1) (give it as a share: 0.05 for 5 pp)
+    """
+    if ev.unit in BOUNDED_UNITS and abs(value) > 1:
+        raise InputError(
+            f"{name} {value:g} is beyond the scale of a {ev.unit} difference (at most 1)",
+            location=name,
+            hint=f"give it as a share: {value / 100:g} for {value:g} pp",
+        )
 
 
 def power_analysis(
@@ -95,6 +121,8 @@ def power_analysis(
     if effect is not None:
         check_number(effect, "effect", location="effect")
     ev = evaluation(run, evaluator)
+    if effect is not None:
+        _check_on_scale(effect, ev, "effect")
     ids = list(run.manifest.variant_ids)
     base = ids.index(run.manifest.baseline_variant_id)
     candidates = [i for i in range(len(ids)) if i != base]
@@ -298,6 +326,7 @@ def trials_for_precision(
         check_count(n_cases, "n_cases", location="n_cases")
     check_count(max_trials, "max_trials", location="max_trials")
     ev = evaluation(run, evaluator)
+    _check_on_scale(half_width, ev, "half_width")
     unit = "usd"
     if cost_per_trial is None:
         measured = run.attempts["cost_usd"].to_numpy(np.float64)

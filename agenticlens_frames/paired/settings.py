@@ -338,8 +338,10 @@ def _flag(value: Any) -> bool:
 #: claim of 99.9x % power is not one a pilot can back.
 _RULES: dict[str, Callable[[Any], Any]] = {
     "correction": _correction,
-    "alpha": lambda v: _number(v, "a number between 0 and 1", lambda x: 0 < x < 1),
-    "confidence_level": lambda v: _number(v, "a number between 0 and 1", lambda x: 0 < x < 1),
+    "alpha": lambda v: _number(v, "a number strictly between 0 and 1", lambda x: 0 < x < 1),
+    "confidence_level": lambda v: _number(
+        v, "a number strictly between 0 and 1", lambda x: 0 < x < 1
+    ),
     "method": lambda v: _one_of(method_names(), "method", v),
     "family": lambda v: _one_of(FAMILIES, "family", v),
     "cluster": _cluster,
@@ -399,8 +401,26 @@ def as_comparisons(
     'holm'
     >>> as_comparisons(None) is None
     True
+    >>> as_comparisons("holm")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: comparisons: comparisons must be a mapping such as \
+{'correction': 'holm'} or a ComparisonsConfig, got 'holm' (for a correction alone: \
+comparisons={'correction': 'holm'})
     """
-    return parse_comparisons(dict(value), file=file) if isinstance(value, Mapping) else value
+    if isinstance(value, Mapping):
+        return parse_comparisons(dict(value), file=file)
+    if value is None or isinstance(value, ComparisonsConfig):
+        return value
+    # A bare correction name (comparisons="holm") reached analyze() as an AttributeError.
+    raise InputError(
+        "comparisons must be a mapping such as {'correction': 'holm'} or a ComparisonsConfig, "
+        f"got {value!r}",
+        location="comparisons",
+        hint=f"for a correction alone: comparisons={{'correction': {value!r}}}"
+        if isinstance(value, str)
+        else "e.g. comparisons={'correction': 'holm', 'alpha': 0.05}",
+    )
 
 
 #: Manifest keys that set more than one field.

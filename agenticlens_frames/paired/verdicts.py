@@ -384,7 +384,11 @@ def _statement(row: Mapping[str, Any], degenerate: bool = True) -> str:
     )
     if not row["declared"]:
         kind = interval if zero_width else f"{level:.0%} per-comparison interval"
-        return f"{head} ({kind}); not judged: no correction declared"
+        text = f"{head} ({kind}); not judged: no correction declared"
+        # The smallest detectable change too (docs/statistics.md §0: "with their intervals
+        # and the MDE at α"): the console's column had it, the sentence every other
+        # surface shows (the notebook's display, Comparator.summary) did not.
+        return f"{text}; {row['detectable']}" if row["detectable"] else text
     p = format_p(row["adjusted_p_value"])
     if row["correction"] == "none":
         text = f"{head} ({interval}), p = {p} (no correction, as declared): {row['verdict']}"

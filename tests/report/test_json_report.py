@@ -229,3 +229,32 @@ def test_the_report_is_handed_to_the_disk_as_it_is_written(
     assert ranges[0][0] == 0 and all(n >= 100_000 for _, n in ranges)
     assert all(o + n == after for (o, n), (after, _) in pairwise(ranges))
     assert sum(n for _, n in ranges) <= len(data)
+
+
+def test_a_folder_given_as_the_report_path_is_refused_naming_it(analysis, tmp_path: Path) -> None:
+    """write_json_report(result, "out/") failed with an IsADirectoryError naming a temporary
+    file beside the folder; the HTML page's writer shares the path."""
+    from agenticlens_frames import InputError, write_html_report
+
+    for write in (write_json_report, write_html_report):
+        with pytest.raises(InputError, match="is a folder, not a file") as info:
+            write(analysis, tmp_path)
+        assert str(tmp_path) in str(info.value)
+    assert list(tmp_path.iterdir()) == []  # nothing left behind
+    assert list(tmp_path.parent.glob(f".{tmp_path.name}.*")) == []
+
+
+def test_a_path_starting_with_a_tilde_is_refused_not_made_a_folder_named_tilde(
+    analysis, tmp_path: Path, monkeypatch
+) -> None:
+    """write_json_report(result, "~/r/report.json") made ./~/r/report.json: Python does not
+    expand "~"."""
+    from agenticlens_frames import InputError
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    with pytest.raises(InputError, match=r"'~' is not expanded here \(pass .*expanduser\(\)\)"):
+        write_json_report(analysis, "~/r/report.json")
+    with pytest.raises(InputError, match="'~' is not expanded here"):
+        analysis.run.to_parquet("~/r/tables")
+    assert list(tmp_path.iterdir()) == []
