@@ -801,6 +801,18 @@ def test_case_level_summary_says_why_one_case_has_no_interval() -> None:
     assert not summary.loc[summary["ci_low"].notna(), "note"].str.contains("no interval").any()
 
 
+def test_case_level_summary_says_no_case_qualifies_rather_than_fewer_than_two(run) -> None:
+    """retrieval-dense completed 4 of its 5 trials, so no case has the 5 evaluated attempts
+    pass@5 / pass^5 need: no estimate at all, which "fewer than two cases" misdescribed."""
+    attempts = run.attempts[run.attempts["variant_id"] == "retrieval-dense"]
+    evaluated = attempts[attempts["status"] == "ok"].groupby("case_id", observed=True).size()
+    assert evaluated.max() < 5  # (independently: no case reaches k = 5)
+    summary = case_level_summary(run)
+    rows = summary[(summary["variant_id"] == "retrieval-dense") & (summary["k"] == 5)]
+    assert len(rows) and (rows["n_cases"] == 0).all() and rows["estimate"].isna().all()
+    assert rows["note"].str.endswith("; no estimate: no cases qualify").all()
+
+
 def test_case_level_summary_against_scipy_and_statsmodels(run: ExperimentRun) -> None:
     import statsmodels.api as sm
     from statsmodels.stats.proportion import proportion_confint

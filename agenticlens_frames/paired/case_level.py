@@ -127,9 +127,13 @@ def case_level_summary(
         note = values.pop("note")
         if zero_width:
             note += "; zero-width interval: every unit had the same value (not certainty)"
-        if values["n_clusters"] < 2 and not math.isfinite(values["ci_low"]):
+        units = "cases" if cluster is None else "clusters"
+        if values["n_clusters"] == 0:
+            # Nothing to estimate (e.g. pass@k with no case holding k evaluated attempts).
+            note += f"; no estimate: no {units} qualify"
+        elif values["n_clusters"] < 2 and not math.isfinite(values["ci_low"]):
             # One case (or cluster) has no spread to measure: say why the bounds are NaN.
-            note += f"; no interval: fewer than two {'cases' if cluster is None else 'clusters'}"
+            note += f"; no interval: fewer than two {units}"
         rows.append(
             {
                 "variant_id": variant,
