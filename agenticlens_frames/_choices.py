@@ -22,12 +22,35 @@ from enum import StrEnum
 __all__ = [
     "CORRECTIONS",
     "CORRECTION_CONTROLS",
+    "INVALID_PAYLOAD_MODES",
     "METHODS",
     "PAIRED_METHODS",
     "Correction",
     "PairedMethodInfo",
+    "check_invalid_payload",
     "method_names",
 ]
+
+#: What a live reply that is not a sample fails: its whole trial (AgenticLens) or its case.
+INVALID_PAYLOAD_MODES = ("trial", "case")
+
+
+def check_invalid_payload(mode: object) -> None:
+    """Refuse an ``invalid_payload`` mode that is not one of :data:`INVALID_PAYLOAD_MODES`.
+
+    Examples
+    --------
+    >>> check_invalid_payload("case")
+    >>> check_invalid_payload("cases")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: invalid_payload: must be 'trial' or 'case', got 'cases'
+    """
+    if mode not in INVALID_PAYLOAD_MODES:
+        from .errors import InputError
+
+        raise InputError(f"must be 'trial' or 'case', got {mode!r}", location="invalid_payload")
+
 
 #: Multiple-comparison corrections a user may declare (there is no default).
 CORRECTIONS = ("none", "bonferroni", "holm", "benjamini_hochberg")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from ._choices import check_invalid_payload
 from ._gc import paused_gc
 from .errors import InputError
 from .evaluators import EvaluatorRegistry, as_registry
@@ -62,6 +63,8 @@ def load_experiment(
     >>> run.attempts.groupby("variant_id", observed=False)["trial"].count().min() > 0
     np.True_
     """
+    # Checked with or without run_dir: a misspelt mode was accepted whenever it was unused.
+    check_invalid_payload(invalid_payload)
     registry = as_registry(evaluators)
     try:
         manifest = load_manifest(manifest_path)

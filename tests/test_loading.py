@@ -52,3 +52,12 @@ def test_a_tilde_path_that_is_not_found_says_it_is_not_expanded(
         load_experiment("~/an-experiment/manifest.yaml", EXAMPLE / "suite.yaml")
     home = tmp_path / "an-experiment" / "manifest.yaml"
     assert f"file not found ('~' is not expanded here: pass {home})" in str(info.value)
+
+
+@pytest.mark.parametrize("load", [load_experiment, run_experiment])
+def test_a_misspelt_invalid_payload_mode_is_refused_with_or_without_a_run_folder(load) -> None:
+    """load_experiment checked the mode only when given a run folder, so a misspelt one was
+    accepted whenever it was not used."""
+    with pytest.raises(InputError) as caught:
+        load(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml", invalid_payload="cases")
+    assert str(caught.value) == "invalid_payload: must be 'trial' or 'case', got 'cases'"

@@ -40,6 +40,7 @@ from urllib.parse import urlsplit
 import numpy as np
 import pandas as pd
 
+from .._choices import check_invalid_payload
 from .._gc import paused_gc
 from .._progress import LogLines, progress_bar, wants_log_lines
 from .._secrets import remember, remember_environment, without_password
@@ -1178,8 +1179,7 @@ async def arun_live(
     >>> result.complete, result.run.experiment_id
     (True, 'support-agent-upgrade@1')
     """
-    if invalid_payload not in ("trial", "case"):
-        raise InputError(f"invalid_payload must be 'trial' or 'case', got {invalid_payload!r}")
+    check_invalid_payload(invalid_payload)
     if concurrency is not None and (isinstance(concurrency, bool) or concurrency < 1):
         raise InputError(f"concurrency must be at least 1, got {concurrency}")
     if max_attempts is not None and max_attempts < 0:
