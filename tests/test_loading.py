@@ -61,3 +61,11 @@ def test_a_misspelt_invalid_payload_mode_is_refused_with_or_without_a_run_folder
     with pytest.raises(InputError) as caught:
         load(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml", invalid_payload="cases")
     assert str(caught.value) == "invalid_payload: must be 'trial' or 'case', got 'cases'"
+
+
+def test_a_file_given_as_run_dir_is_named_as_a_file(tmp_path: Path) -> None:
+    (tmp_path / "report.json").write_text("{}")
+    with pytest.raises(InputError, match="run_dir names an existing file, not a run folder"):
+        load_experiment(
+            EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml", run_dir=tmp_path / "report.json"
+        )

@@ -1492,6 +1492,13 @@ def load_run_folder(
         f"run it with `agenticlens-frames experiment run {manifest.path} {suite.path} "
         f"--run-dir {path}`"
     )
+    if path.exists() and not path.is_dir():
+        # "no run was recorded in this folder" about a file sent the user looking for a run.
+        raise InputError(
+            "run_dir names an existing file, not a run folder",
+            file=path,
+            hint="give the --run-dir folder of the run to load",
+        )
     if not (path / "run.json").is_file():
         live = any(v.target_kind != "recorded" for v in manifest.variants)
         raise InputError(
