@@ -469,3 +469,22 @@ def test_a_margin_of_the_whole_scale_fails_instead_of_passing_whatever_the_data(
     assert gate.attrs["passed"] is False
     # A margin below the scale is a gate as before.
     assert noninferiority_gate(pc, margin=0.99).attrs["passed"] is True
+
+
+def test_a_failed_gate_leads_the_verdicts_on_the_page_and_a_passed_one_follows(
+    tmp_path: Path,
+) -> None:
+    """The page put the gate after the verdict table, whose 'no detectable difference'
+    rows read as reassurance above a failed gate (the run's exit status 5)."""
+    run = _run(_example(tmp_path / "exp", QUALITY_AND_LATENCY))
+    failed = render_html(analyze(run))
+    latency = run.attempts.groupby("variant_id", observed=True)["latency_ms"].mean()
+    assert latency["model-large"] - latency["baseline"] > 200  # (independently: it fails)
+    assert failed.index("id='noninferiority'") < failed.index("id='verdicts'")
+    lenient = (
+        'comparisons: {correction: "holm", noninferiority: [{margin: 0.9, dimension: quality}]}'
+    )
+    passed = render_html(analyze(_run(_example(tmp_path / "lenient", lenient))))
+    assert "Non-inferiority gate passed" in passed
+    assert "id='noninferiority'" in passed
+    assert passed.index("id='verdicts'") < passed.index("id='noninferiority'")

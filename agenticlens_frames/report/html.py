@@ -970,14 +970,15 @@ def _verdicts_section(a: ExperimentAnalysis, forest: bool, *, descriptive: bool 
     )
 
 
-def _gate_section(a: ExperimentAnalysis) -> str:
+def _gate_section(a: ExperimentAnalysis) -> tuple[str, bool]:
     """The non-inferiority gates, when set: the command line's words, every (candidate,
-    dimension) with its bound beside the margin in the dimension's unit."""
+    dimension) with its bound beside the margin in the dimension's unit; and whether they
+    all passed (True without a gate)."""
     from ..paired.gate import gate_statement
 
     gate = a.paired_frames.get("noninferiority")
     if gate is None:
-        return ""
+        return "", True
     comparisons = a.paired_frames.get("paired_comparisons")
     passed, headline, details = gate_statement(gate, comparisons, every=True)
     items = "".join(f"<li>{_e(line)}</li>" for line in details)
@@ -986,7 +987,7 @@ def _gate_section(a: ExperimentAnalysis) -> str:
         f"<p class='verdict {'good' if passed else 'bad'}'><strong>{_e(headline)}</strong></p>"
         f"<ul>{items}</ul><p class='note'>Every gate must pass for every candidate "
         "(an intersection–union test, so no multiplicity correction is needed).</p></section>"
-    )
+    ), bool(passed)
 
 
 def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) -> str:
@@ -1042,6 +1043,10 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
     )
     order = ", ".join(f"{_e(v)}#{_e(t)}" for v, t in a.execution_order)
     stopping, stopped = stopping_section_html(a), stopped_early(a)
+    gate_html, gate_passed = _gate_section(a)
+    # A failed gate is what the run's exit status (5) acts on: it leads the verdicts, whose
+    # "no detectable difference" rows read as reassurance above it. A passed one follows.
+    gate_failed = not gate_passed
     heatmap_html, case_rows = _heatmap_section(a, heat, attention)
     title = f"Experiment Report — {_e(info['experiment_name'])}"
     plotly_js, loader_js, page_js = _plotly_js(), _asset("loader.js"), _asset("report.js")
@@ -1071,8 +1076,9 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         + _failed_trials(a)
         # After an early stop the stopping decision is the inferential statement: first.
         + (stopping if stopped else "")
+        + (gate_html if gate_failed else "")
         + _verdicts_section(a, forest="paired" in static, descriptive=stopped)
-        + _gate_section(a)
+        + ("" if gate_failed else gate_html)
         + _variant_table(a)
         + _pass_k_section(a)
         + heatmap_html
