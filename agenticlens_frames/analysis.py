@@ -25,7 +25,7 @@ import pandas as pd
 from . import stats
 from ._deprecate import renamed_keywords
 from ._values import clip, is_missing
-from .errors import InputError, check_number, check_proportion
+from .errors import InputError, check_count, check_number, check_proportion
 from .frames import UNANSWERED_STATUSES, ExperimentRun, factor_column, require_run
 from .paired import (
     ComparisonsConfig,
@@ -1251,6 +1251,11 @@ def analyze(
         latency_missing=latency_missing,
         trials=ts,
         cases=cm,
+    )
+    # 0 turns the frontier bootstrap off (checked here: frontier_uncertainty names its own
+    # keyword, n_resamples, and a negative count was read as on).
+    frontier_n_resamples = check_count(
+        frontier_n_resamples, "frontier_n_resamples", location="frontier_n_resamples", minimum=0
     )
     if frontier_n_resamples:
         from .frontier import frontier_uncertainty, merge_frontier_columns

@@ -358,7 +358,7 @@ def frontier_uncertainty(
     ('clusters', 3)
     """
     run = require_run(run, "frontier_uncertainty")
-    check_count(n_resamples, "n_resamples", location="frontier_n_resamples")
+    check_count(n_resamples, "n_resamples", location="n_resamples")
     if seed is not None and (
         isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0
     ):

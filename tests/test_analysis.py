@@ -14,6 +14,7 @@ from agenticlens_frames import (
     InputError,
     analyze,
     case_matrix,
+    frontier_uncertainty,
     load_experiment,
     pass_at_k,
     trial_summary,
@@ -140,6 +141,13 @@ def test_analyze_validates_its_settings(run) -> None:
         with pytest.raises(InputError, match=r"pass_k: .*k = (99|6), but the run has 5 trials"):
             call()
     assert not case_matrix(run, [5])["pass_at_5"].isna().all()
+    # Each function names its own keyword for the resample count.
+    with pytest.raises(InputError) as caught:
+        analyze(run, frontier_n_resamples=-1)
+    assert str(caught.value).startswith("frontier_n_resamples: frontier_n_resamples must be")
+    with pytest.raises(InputError) as caught:
+        frontier_uncertainty(run, n_resamples=-1)
+    assert str(caught.value).startswith("n_resamples: n_resamples must be")
 
 
 def test_pareto_and_comparisons_are_consistent(run) -> None:
