@@ -49,6 +49,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .._files import refuse_unexpanded
 from ..errors import InputError
 from ..frames import FACTOR_PREFIX, ExperimentRun, spec_to_json
 from ._kernel import NEEDED_COLUMNS, rollup_tables, run_partial, with_listed_positions
@@ -289,6 +290,8 @@ class Archive:
 
     def __init__(self, path: str | Path, *, durable: bool = True) -> None:
         self.path = Path(path)
+        # Python does not expand '~': Archive("~/runs").add(run) made a folder named '~'.
+        refuse_unexpanded(self.path)
         self.durable = durable
 
     def __repr__(self) -> str:

@@ -411,3 +411,14 @@ def test_a_marker_of_another_format_or_a_newer_version_is_refused(
         '{"format": "agenticlens-frames-archive", "format_version": 1}', encoding="utf-8"
     )
     assert len(Archive(archive.path).records()) == 3
+
+
+def test_a_path_starting_with_a_tilde_is_refused_not_made_a_folder(
+    tmp_path: Path, support_run: ExperimentRun, monkeypatch: pytest.MonkeyPatch
+):
+    """Python does not expand '~': Archive('~/runs').add(run) made a folder named '~' in the
+    working directory."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match="'~' is not expanded here"):
+        Archive("~/runs").add(support_run)
+    assert not (tmp_path / "~").exists()
