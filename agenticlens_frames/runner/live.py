@@ -1187,7 +1187,7 @@ async def arun_live(
     env: Mapping[str, str] = os.environ if environ is None else environ
     targets = dict(targets or {})
     _remember_secrets(manifest, env)
-    monitor = _stop_monitor(manifest, suite, stop_when, stop_rule, invalid_payload)
+    monitor = _stop_monitor(manifest, suite, stop_when, stop_rule, invalid_payload, comparisons)
 
     # 1. Everything that can be checked before the first call.
     from ..paired.settings import check_run_guard_rails
@@ -1698,10 +1698,14 @@ def _stop_monitor(
     stop_when: str | None,
     rule: StopRule | None,
     invalid_payload: str,
+    comparisons: ComparisonsConfig | Mapping[str, Any] | None,
 ) -> StopMonitor | None:
     if stop_when is None:
         return None
-    check_stop_request(manifest, stop_when, rule)
+    from ..paired.settings import effective_comparisons
+
+    config = effective_comparisons(manifest, comparisons)
+    check_stop_request(manifest, stop_when, rule, cluster=config.cluster if config else None)
     rule = rule or StopRule()
     return StopMonitor(manifest, suite, rule, trial_mode=invalid_payload == "trial")
 

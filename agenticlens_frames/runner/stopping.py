@@ -92,14 +92,23 @@ class StopRule:
     margin: float | None = None
 
 
-def check_stop_request(manifest: ManifestSpec, stop_when: str, rule: StopRule | None) -> None:
+def check_stop_request(
+    manifest: ManifestSpec, stop_when: str, rule: StopRule | None, *, cluster: str | None = None
+) -> None:
     """Refuse an early-stopping request that cannot be honoured, before any call.
+
+    Parameters
+    ----------
+    cluster
+        The case metadata field the comparisons declare clusters by, if any.
 
     Raises
     ------
     InputError
-        ``stop_when`` not one of :data:`STOP_WHEN`, or several candidates without a
-        declared multiple-comparison correction (the per-candidate level would be a guess).
+        ``stop_when`` not one of :data:`STOP_WHEN`; several candidates without a declared
+        multiple-comparison correction (the per-candidate level would be a guess); or
+        declared case clusters: the sequence takes every case as an independent draw, so
+        with correlated cases its error rate is not α (docs/statistics.md §13).
 
     Examples
     --------
@@ -111,10 +120,24 @@ def check_stop_request(manifest: ManifestSpec, stop_when: str, rule: StopRule | 
     ...
     agenticlens_frames.errors.InputError: manifest.yaml: stop_when='decided' with several \
 candidates needs a declared multiple-comparison correction (...)
+    >>> check_stop_request(three, "decided", StopRule(correction="holm"), cluster="topic")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: manifest.yaml: stop_when='decided' cannot honour \
+the declared case clusters (topic): ...
     """
     if stop_when not in STOP_WHEN:
         raise InputError(
             f"stop_when must be one of {', '.join(STOP_WHEN)} (or None), got {stop_when!r}"
+        )
+    if cluster is not None:
+        raise InputError(
+            f"stop_when='decided' cannot honour the declared case clusters ({cluster}): its "
+            "confidence sequence takes every case as an independent draw, and with cases "
+            "correlated within a cluster it decides wrongly more often than alpha",
+            file=manifest.path,
+            hint="drop --stop-when, or the cluster declaration (comparisons: {cluster: …} "
+            "or --cluster)",
         )
     if (rule or StopRule()).correction is None and len(manifest.variants) > 2:
         raise InputError(
