@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, check_number
 from ..formats.model import ManifestSpec, SuiteSpec
 from ..stats_sequential import (
     BettingConfidenceSequence,
@@ -130,6 +130,16 @@ the declared case clusters (topic): ...
         raise InputError(
             f"stop_when must be one of {', '.join(STOP_WHEN)} (or None), got {stop_when!r}"
         )
+    margin = (rule or StopRule()).margin
+    if margin is not None:
+        check_number(margin, "the stop margin", location="stop_rule.margin")
+        # As --stop-margin's bounds. Past 1 the interval of a candidate with no paired
+        # case, [-1, 1], already lies within ±margin: it was decided on no data.
+        if not 0 <= margin <= 1:
+            raise InputError(
+                f"the stop margin must lie in [0, 1] (a difference in pass rate), got {margin!r}",
+                location="stop_rule.margin",
+            )
     if cluster is not None:
         raise InputError(
             f"stop_when='decided' cannot honour the declared case clusters ({cluster}): its "

@@ -401,3 +401,20 @@ def test_command_line_refuses_stopping_with_declared_clusters(tmp_path, monkeypa
     text = " ".join(result.output.split())
     assert result.exit_code != 0, text
     assert "cannot honour the declared case clusters (topic)" in text
+
+
+@pytest.mark.parametrize("margin", [1.5, -0.1, float("nan")])
+def test_a_stop_margin_outside_0_1_is_refused(tmp_path, margin: float) -> None:
+    """--stop-margin is bounded to [0, 1]; StopRule(margin=) was not. With 1.5 a candidate
+    whose every trial failed (no paired case: interval [-1, 1]) was decided 'within ±δ'
+    and the run stopped after one case; -0.1 or NaN could never decide."""
+    manifest, suite = _experiment(tmp_path, cases=10, variants=("base", "broken", "base2"))
+    with pytest.raises(InputError, match="stop margin"):
+        run_experiment(
+            manifest,
+            suite,
+            progress=False,
+            stop_when="decided",
+            stop_rule=StopRule(correction="holm", margin=margin),
+            run_dir=tmp_path / "run",
+        )
