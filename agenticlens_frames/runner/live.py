@@ -90,7 +90,14 @@ from .python_target import SPARE_THREADS, PythonTarget, load_callable
 from .recorded import replay_recorded
 from .retry import RETRY_KEYS, RetryPolicy, parse_retry
 from .scheduler import Scheduler, Target, VariantPlan, WorkItem, take_interrupt
-from .stopping import StopMonitor, StopRule, case_rank, check_stop_request, sub_suite
+from .stopping import (
+    StopMonitor,
+    StopRule,
+    case_rank,
+    check_stop_request,
+    declared_rule,
+    sub_suite,
+)
 
 if TYPE_CHECKING:  # the paired settings load with the first run that declares them
     from ..paired.settings import ComparisonsConfig
@@ -1705,8 +1712,8 @@ def _stop_monitor(
     from ..paired.settings import effective_comparisons
 
     config = effective_comparisons(manifest, comparisons)
+    rule = declared_rule(rule, config.correction if config else None)
     check_stop_request(manifest, stop_when, rule, cluster=config.cluster if config else None)
-    rule = rule or StopRule()
     return StopMonitor(manifest, suite, rule, trial_mode=invalid_payload == "trial")
 
 

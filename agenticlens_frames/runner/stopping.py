@@ -38,7 +38,15 @@ from ..stats_sequential import (
     decide,
 )
 
-__all__ = ["STOP_WHEN", "StopMonitor", "StopRule", "case_rank", "check_stop_request", "sub_suite"]
+__all__ = [
+    "STOP_WHEN",
+    "StopMonitor",
+    "StopRule",
+    "case_rank",
+    "check_stop_request",
+    "declared_rule",
+    "sub_suite",
+]
 
 #: Accepted values of ``stop_when``.
 STOP_WHEN = ("decided",)
@@ -90,6 +98,39 @@ class StopRule:
     #: The declared correction; None (nothing declared) is allowed with one candidate.
     correction: str | None = None
     margin: float | None = None
+
+
+def declared_rule(rule: StopRule | None, declared: str | None) -> StopRule:
+    """The rule under the run's declared correction (its comparisons' ``correction``).
+
+    A rule without a correction takes the declared one; a rule with another is refused,
+    since the stopping statement says which correction was declared.
+
+    Raises
+    ------
+    InputError
+        The rule's correction is not the declared one.
+
+    Examples
+    --------
+    >>> declared_rule(StopRule(), "holm").correction
+    'holm'
+    >>> declared_rule(StopRule(correction="none"), "holm")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: stop_rule.correction: 'none' is not the declared ...
+    """
+    rule = rule or StopRule()
+    if declared is None or rule.correction == declared:
+        return rule
+    if rule.correction is None:
+        return dataclasses.replace(rule, correction=declared)
+    raise InputError(
+        f"{rule.correction!r} is not the declared correction {declared!r} of the run's "
+        "comparisons: the stopping statement would name a correction the run did not declare",
+        location="stop_rule.correction",
+        hint=f"pass StopRule(correction={declared!r}) or leave its correction unset",
+    )
 
 
 def check_stop_request(

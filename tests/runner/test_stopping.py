@@ -418,3 +418,25 @@ def test_a_stop_margin_outside_0_1_is_refused(tmp_path, margin: float) -> None:
             stop_rule=StopRule(correction="holm", margin=margin),
             run_dir=tmp_path / "run",
         )
+
+
+def test_the_rule_takes_the_manifests_declared_correction(tmp_path) -> None:
+    """The manifest declares Holm. StopRule(correction='none') ran both candidates at
+    α = 0.05 and the block said "no correction (declared none)"; StopRule() was refused
+    for want of a declared correction, with a hint to declare the one the manifest has."""
+    manifest, suite = _experiment(tmp_path, cases=60, comparisons={"correction": "holm"})
+    with pytest.raises(InputError, match="'none' is not the declared correction 'holm'"):
+        run_experiment(
+            manifest,
+            suite,
+            progress=False,
+            stop_when="decided",
+            stop_rule=StopRule(correction="none"),
+            run_dir=tmp_path / "refused",
+        )
+    result = run_experiment(
+        manifest, suite, progress=False, stop_when="decided", run_dir=tmp_path / "run"
+    )
+    stop = result.stopping
+    assert stop["declared_correction"] == "holm" and stop["correction"] == "bonferroni"
+    assert stop["alpha_per_candidate"] == pytest.approx(0.05 / 2)  # Bonferroni by hand
