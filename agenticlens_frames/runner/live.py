@@ -1006,8 +1006,10 @@ def run_experiment(
         baseline is decided (:mod:`.stopping`); the tables then hold the cases used. Every
         variant must be live. None (default): run everything.
     stop_rule
-        Level, declared correction and optional margin for ``stop_when`` (default: α =
-        0.05, no correction — allowed only with one candidate).
+        Level, declared correction and optional margin for ``stop_when``; an unset level
+        or correction is the one ``comparisons`` (or the manifest) declares, another is
+        refused (default: the declared ones, else α = 0.05 and no correction — allowed
+        only with one candidate).
     comparisons
         The paired-comparison settings the run will be judged under (default: the
         manifest's ``comparisons:``; see
@@ -1712,7 +1714,9 @@ def _stop_monitor(
     from ..paired.settings import effective_comparisons
 
     config = effective_comparisons(manifest, comparisons)
-    rule = declared_rule(rule, config.correction if config else None)
+    rule = declared_rule(
+        rule, config.correction if config else None, config.alpha if config else None
+    )
     check_stop_request(manifest, stop_when, rule, cluster=config.cluster if config else None)
     return StopMonitor(manifest, suite, rule, trial_mode=invalid_payload == "trial")
 

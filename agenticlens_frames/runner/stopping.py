@@ -94,33 +94,46 @@ class StopRule:
     [('good', 'better'), ('best', 'better')]
     """
 
-    alpha: float = 0.05
+    #: None: the α the run's comparisons declare, else 0.05 (:func:`declared_rule`).
+    alpha: float | None = None
     #: The declared correction; None (nothing declared) is allowed with one candidate.
     correction: str | None = None
     margin: float | None = None
 
 
-def declared_rule(rule: StopRule | None, declared: str | None) -> StopRule:
-    """The rule under the run's declared correction (its comparisons' ``correction``).
+def declared_rule(
+    rule: StopRule | None, declared: str | None = None, alpha: float | None = None
+) -> StopRule:
+    """The rule under the run's declared correction and α (its comparisons').
 
-    A rule without a correction takes the declared one; a rule with another is refused,
-    since the stopping statement says which correction was declared.
+    A rule without a correction or α takes the declared ones (α 0.05 when none is
+    declared); a rule with others is refused, since the stopping statement names the
+    declared correction and the verdicts use the declared α.
 
     Raises
     ------
     InputError
-        The rule's correction is not the declared one.
+        The rule's correction or α is not the declared one.
 
     Examples
     --------
-    >>> declared_rule(StopRule(), "holm").correction
-    'holm'
+    >>> declared_rule(StopRule(), "holm", 0.01)
+    StopRule(alpha=0.01, correction='holm', margin=None)
     >>> declared_rule(StopRule(correction="none"), "holm")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     agenticlens_frames.errors.InputError: stop_rule.correction: 'none' is not the declared ...
     """
     rule = rule or StopRule()
+    if rule.alpha is None:
+        rule = dataclasses.replace(rule, alpha=0.05 if alpha is None else alpha)
+    elif alpha is not None and rule.alpha != alpha:
+        raise InputError(
+            f"alpha {rule.alpha!r} is not the declared alpha {alpha!r} of the run's "
+            "comparisons, which its verdicts use",
+            location="stop_rule.alpha",
+            hint=f"pass StopRule(alpha={alpha!r}) or leave its alpha unset",
+        )
     if declared is None or rule.correction == declared:
         return rule
     if rule.correction is None:
@@ -251,12 +264,15 @@ class StopMonitor:
         self.variants = list(manifest.variant_ids)
         self.candidates = [v for v in self.variants if v != self.baseline]
         self.trials = manifest.trial_count
+        rule = declared_rule(rule)  # its α, when unset (run_experiment sets the declared one)
         self.rule = rule
+        #: The rule's α (set by declared_rule).
+        self.alpha = 0.05 if rule.alpha is None else rule.alpha
         self.applied_correction = applied_correction(
             len(self.candidates), rule.correction or "none"
         )
         self.alpha_each = candidate_alpha(
-            rule.alpha, len(self.candidates), rule.correction or "none"
+            self.alpha, len(self.candidates), rule.correction or "none"
         )
         self.sequence = BettingConfidenceSequence(self.alpha_each, n=max(len(self.candidates), 1))
         rank = case_rank(suite, manifest.random_seed)
@@ -413,7 +429,7 @@ class StopMonitor:
                 if stopped
                 else "not every candidate was decided, so the run was not stopped early"
             ),
-            "alpha": self.rule.alpha,
+            "alpha": self.alpha,
             "correction": self.applied_correction,
             "declared_correction": self.rule.correction,
             "alpha_per_candidate": self.alpha_each,

@@ -440,3 +440,25 @@ def test_the_rule_takes_the_manifests_declared_correction(tmp_path) -> None:
     stop = result.stopping
     assert stop["declared_correction"] == "holm" and stop["correction"] == "bonferroni"
     assert stop["alpha_per_candidate"] == pytest.approx(0.05 / 2)  # Bonferroni by hand
+
+
+def test_the_rule_takes_the_manifests_declared_alpha(tmp_path) -> None:
+    """The manifest declares α = 0.01: StopRule() ran at its default 0.05 (0.025 per
+    candidate) beside verdicts at 0.01; now it takes 0.01, and another α is refused."""
+    manifest, suite = _experiment(
+        tmp_path, cases=30, comparisons={"correction": "holm", "alpha": 0.01}
+    )
+    with pytest.raises(InputError, match=r"not the declared alpha 0\.01"):
+        run_experiment(
+            manifest,
+            suite,
+            progress=False,
+            stop_when="decided",
+            stop_rule=StopRule(alpha=0.05),
+            run_dir=tmp_path / "refused",
+        )
+    result = run_experiment(
+        manifest, suite, progress=False, stop_when="decided", run_dir=tmp_path / "run"
+    )
+    assert result.stopping["alpha"] == 0.01
+    assert result.stopping["alpha_per_candidate"] == pytest.approx(0.01 / 2)
