@@ -870,12 +870,14 @@ def _stop_options(
     check_stop_request(
         manifest, stop_when.value, rule, cluster=getattr(comparisons, "cluster", None)
     )
-    if margin is None:
+    if not margin:
         # Said before the calls, not after them: the commonest case (no change) is the
-        # one a rule without a margin never decides.
+        # one a rule without a margin never decides. A margin of 0 is none: no interval
+        # lies within (-0, 0).
         Console(stderr=True, highlight=False).print(
             Text(
-                "Note: without --stop-margin the run stops only once every candidate is "
+                f"Note: {'with --stop-margin 0' if margin == 0 else 'without --stop-margin'} "
+                "the run stops only once every candidate is "
                 "decided better or worse; a candidate no different from the baseline is never "
                 "decided, so such a run goes to the end (--stop-margin 0.05 also stops when a "
                 "candidate is shown within ±5 pp).",

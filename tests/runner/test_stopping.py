@@ -462,3 +462,23 @@ def test_the_rule_takes_the_manifests_declared_alpha(tmp_path) -> None:
     )
     assert result.stopping["alpha"] == 0.01
     assert result.stopping["alpha_per_candidate"] == pytest.approx(0.01 / 2)
+
+
+def test_command_line_a_stop_margin_of_0_is_said_to_decide_no_difference(
+    tmp_path, monkeypatch
+) -> None:
+    """--stop-margin 0 can decide no candidate 'within ±δ' (no interval lies within
+    (-0, 0)), as no margin; the note said for no margin was not said for it."""
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    manifest, suite = _experiment(tmp_path, cases=4)
+    result = CliRunner().invoke(
+        app,
+        ["experiment", "run", str(manifest), str(suite), "--stop-when", "decided",
+         "--correction", "holm", "--stop-margin", "0", "--run-dir", str(tmp_path / "run")],
+    )  # fmt: skip
+    text = " ".join(result.output.split())
+    assert "Note: with --stop-margin 0 the run stops only once every candidate" in text, text
