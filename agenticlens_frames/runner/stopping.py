@@ -62,8 +62,9 @@ class StopRule:
 
     Given to :func:`~agenticlens_frames.run_experiment` with ``stop_when="decided"``: a
     candidate is decided when its anytime-valid interval against the baseline excludes 0
-    (or, with ``margin``, lies within ±margin). With more than one candidate a correction
-    must be declared.
+    (or, with ``margin``, lies within ±margin, 0 ≤ margin ≤ 1). With more than one
+    candidate a correction must be declared, here or by the run's comparisons; an unset
+    ``alpha`` or ``correction`` is the run's declared one (:func:`declared_rule`).
 
     Examples
     --------
