@@ -525,7 +525,6 @@ def case_fixed_effects_ols(
     method = "OLS with case fixed effects, CR1 by case"
     if clusters is not None:
         method = "OLS with case fixed effects, CR1 by cluster"
-    if clusters is not None:
         clusters = np.asarray(clusters).reshape(-1)
         if len(clusters) != n:
             raise ValueError(f"clusters has {len(clusters)} labels for {n} rows")
