@@ -22,7 +22,10 @@ Reported, against named baselines measured in the same run:
 Also an end-to-end check through :func:`agenticlens_frames.run_experiment` with python
 targets (``--live-runs``, default 3): attempts actually run and saved.
 
-Run: ``python benchmarks/bench_stopping.py [--runs R] [--cases N]``.
+Run: ``python benchmarks/bench_stopping.py [--runs R] [--cases N]``; ``--clustered``
+gives only the error rate with cases correlated within topics (why ``stop_when`` refuses
+declared clusters), ``--widths`` only the sequence's width against the fixed-sample
+Hoeffding interval.
 """
 
 from __future__ import annotations
