@@ -867,13 +867,17 @@ def _stop_options(
     level = getattr(comparisons, "alpha", None) or alpha or 0.05
     rule = StopRule(alpha=level, correction=declared, margin=margin)
     # Refused first: a note on how the rule behaves is noise before its refusal.
-    check_stop_request(manifest, stop_when.value, rule)
-    if margin is None:
+    check_stop_request(
+        manifest, stop_when.value, rule, cluster=getattr(comparisons, "cluster", None)
+    )
+    if not margin:
         # Said before the calls, not after them: the commonest case (no change) is the
-        # one a rule without a margin never decides.
+        # one a rule without a margin never decides. A margin of 0 is none: no interval
+        # lies within (-0, 0).
         Console(stderr=True, highlight=False).print(
             Text(
-                "Note: without --stop-margin the run stops only once every candidate is "
+                f"Note: {'with --stop-margin 0' if margin == 0 else 'without --stop-margin'} "
+                "the run stops only once every candidate is "
                 "decided better or worse; a candidate no different from the baseline is never "
                 "decided, so such a run goes to the end (--stop-margin 0.05 also stops when a "
                 "candidate is shown within ±5 pp).",

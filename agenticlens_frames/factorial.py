@@ -272,6 +272,25 @@ def _design_notes(design: sfac.FactorDesign, by_metric: dict[str, list[str]]) ->
     return out
 
 
+def _short_note(metric: str, missing: int, cases: int) -> str:
+    """In words: the cases a full factorial's per-case contrasts leave out for a metric.
+
+    Examples
+    --------
+    >>> print(_short_note("score", 2, 30))  # doctest: +NORMALIZE_WHITESPACE
+    Score: 2 of 30 cases lack an outcome for some variant and are left out of the per-case
+    contrasts, which need every variant of the full factorial.
+    """
+    what = "Pass rate" if metric == "pass_rate" else metric.capitalize()
+    verb = "lacks" if missing == 1 else "lack"
+    pronoun = "is" if missing == 1 else "are"
+    return (
+        f"{what}: {missing} of {cases} cases {verb} an outcome for some variant and "
+        f"{pronoun} left out of the per-case contrasts, which need every variant of the "
+        "full factorial."
+    )
+
+
 def _pairs(names: list[str]) -> list[tuple[str, ...]]:
     return [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
 
@@ -374,6 +393,7 @@ def factor_effects(
     methods = set()
     notes: dict[str, list[str]] = {}
     lost: set[str] = set()
+    short: list[str] = []
     for metric in _METRICS:
         y = _outcomes(run, ids, metric)
         observed = ~np.isnan(y).all(axis=0)
@@ -381,17 +401,28 @@ def factor_effects(
         if mdesign is not design:
             notes[metric] = [_missing_note(ids, observed), *mdesign.notes]
             lost.update(v for v, seen in zip(ids, observed, strict=True) if not seen)
-        complete = y[~np.isnan(y).any(axis=1)]
-        balanced = full and len(complete) == len(y) and len(y) > 1
+        # The per-case contrasts (and the ANOVA) need every variant of the full factorial:
+        # a case lacking one is left out and said (pingouin's rm_anova deletes it too),
+        # rather than the whole metric falling to the fixed-effects fit, whose main effects
+        # mean something else (the change at the baseline's levels, not the average over
+        # the other factors) under the same labels.
+        whole = ~np.isnan(y).any(axis=1)
+        balanced = full and int(whole.sum()) > 1
         anova: dict[tuple, sfac.RepeatedMeasuresEffect] = {}
         with_f = balanced and clusters is None
         if balanced:
+            if not whole.all():
+                short.append(_short_note(metric, int((~whole).sum()), len(whole)))
             est = sfac.factorial_contrasts(
-                y, levels, design, confidence_level=confidence_level, clusters=clusters
+                y[whole],
+                levels,
+                design,
+                confidence_level=confidence_level,
+                clusters=None if clusters is None else clusters[whole],
             )
             # The F treats the cases as independent: beside clustered intervals it would
             # disagree with them (t² = F no longer holds), so it is left out.
-            anova = _anova(y, levels, design) if with_f else {}
+            anova = _anova(y[whole], levels, design) if with_f else {}
         else:
             have = ~np.isnan(y)
             case_idx, var_idx = np.nonzero(have)
@@ -468,7 +499,7 @@ def factor_effects(
         )
     if lost:
         phrase += f"; no outcome for {sfac._join(sorted(lost))}"
-    design_notes = _design_notes(design, notes) + _left_out_note(run, ids)
+    design_notes = _design_notes(design, notes) + short + _left_out_note(run, ids)
     if clusters is not None:
         groups = len(set(clusters.tolist()))
         # Said: the intervals are not the cases-as-units ones a reader may expect.

@@ -503,7 +503,9 @@ def case_fixed_effects_ols(
     Returns
     -------
     TermEstimate
-        ``n_cases`` is the number of cases, whichever the clusters.
+        ``n_cases`` is the number of cases with two or more outcomes, whichever the
+        clusters: a case with one has no within-case variation and is left out (it
+        counted in G and the df while adding nothing to the estimates).
 
     Examples
     --------
@@ -523,6 +525,21 @@ def case_fixed_effects_ols(
     method = "OLS with case fixed effects, CR1 by case"
     if clusters is not None:
         method = "OLS with case fixed effects, CR1 by cluster"
+        clusters = np.asarray(clusters).reshape(-1)
+        if len(clusters) != n:
+            raise ValueError(f"clusters has {len(clusters)} labels for {n} rows")
+    if n:
+        # A case with one outcome has no within-case variation: it adds nothing to the
+        # estimates or the CR1 scores, but counted among the cases (or clusters) it gave
+        # the df and the small-sample factor of cases carrying no information (df 19 for
+        # 10 informative cases of 20). Left out, as reghdfe drops singletons.
+        labels = np.asarray(cases).reshape(-1)
+        first = np.unique(labels, return_inverse=True)[1].reshape(-1)
+        keep = np.bincount(first)[first] > 1
+        if not keep.all():
+            yv, xm, cases = yv[keep], xm[keep], labels[keep]
+            clusters = None if clusters is None else clusters[keep]
+            n = len(yv)
     if n == 0:
         # No outcome at all (no case has a pass/fail, or none was scored): nothing is
         # estimated, rather than the zeros a pseudo-inverse of nothing would give.
@@ -532,13 +549,7 @@ def case_fixed_effects_ols(
     n_case = int(codes.max()) + 1
     size = np.bincount(codes, minlength=n_case)
     # The CR1 clusters: the cases themselves, or the declared clusters of cases.
-    groups = (
-        codes
-        if clusters is None
-        else np.unique(np.asarray(clusters), return_inverse=True)[1].reshape(-1)
-    )
-    if len(groups) != n:
-        raise ValueError(f"clusters has {len(groups)} labels for {n} rows")
+    groups = codes if clusters is None else np.unique(clusters, return_inverse=True)[1].reshape(-1)
     g = int(groups.max()) + 1
     if clusters is not None:
         method += f" ({g} clusters)"

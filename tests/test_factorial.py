@@ -712,3 +712,65 @@ def test_a_lost_trial_in_an_incomplete_design_matches_statsmodels(tmp_path) -> N
             beta = np.linalg.lstsq(xb, long["y"].to_numpy(float)[rows], rcond=None)[0]
             boot.append(pd.Series(beta[len(drawn) :], index=list(terms["term"]))[est.index])
         np.testing.assert_allclose(np.mean(boot, axis=0), est, atol=0.005)
+
+
+def test_a_full_factorial_with_a_case_missing_a_variant_keeps_its_main_effects() -> None:
+    """A 2 × 2 with an interaction (the large model helps only with prompt v2) where l-2
+    lost every trial on one of 16 cases: the model row switched from the main effect
+    averaged over the prompts (+0.5·l-1 +0.5·l-2 −…, the per-case contrasts) to the
+    saturated fixed-effects fit's l-1 − s-1 (the change at prompt v1 only), under the same
+    label and 'full factorial' phrase, because one case of 16 lacked one cell. The
+    per-case contrasts now run over the complete cases, as pingouin's rm_anova (listwise
+    deletion), and a note says how many cases were left out."""
+    pingouin = pytest.importorskip("pingouin", reason="pingouin comes with the test extra")
+    from scipy import stats
+
+    from agenticlens_frames import ExperimentRun
+
+    rng = np.random.default_rng(21)
+    cells = {"s-1": ("s", "1", 0.3), "l-1": ("l", "1", 0.3), "s-2": ("s", "2", 0.4)}
+    cells["l-2"] = ("l", "2", 0.9)
+    n_case, rows = 16, []
+    for vid, (_, _, p) in cells.items():
+        for t in (1, 2, 3):
+            passed = rng.random(n_case) < p
+            for c in range(n_case):
+                lost = vid == "l-2" and c == n_case - 1
+                rows.append((vid, t, f"c{c:02d}", bool(passed[c]) and not lost,
+                             "trial_failed" if lost else "ok"))  # fmt: skip
+    att = pd.DataFrame(rows, columns=["variant_id", "trial", "case_id", "passed", "status"])
+    variants = pd.DataFrame(
+        [{"variant_id": k, "factor_model": m, "factor_prompt": p} for k, (m, p, _) in cells.items()]
+    )
+    run = ExperimentRun.from_frames(
+        att, variants, pd.DataFrame({"case_id": sorted(set(att["case_id"]))})
+    )
+    fe = factor_effects(run, correction="holm")
+    pr = fe[fe["metric"] == "pass_rate"].set_index("term")
+    # Independent: the evaluated attempts' per-case rates, complete cases only.
+    rate = att[att["status"] == "ok"].groupby(["case_id", "variant_id"])["passed"].mean()
+    rate = rate.unstack().dropna()
+    assert len(rate) == n_case - 1
+    hand = {
+        "model: l vs s": (rate["l-1"] + rate["l-2"] - rate["s-1"] - rate["s-2"]) / 2,
+        "prompt: 2 vs 1": (rate["s-2"] + rate["l-2"] - rate["s-1"] - rate["l-1"]) / 2,
+        "model × prompt: l & 2": rate["l-2"] - rate["l-1"] - rate["s-2"] + rate["s-1"],
+    }
+    for term, per_case in hand.items():
+        test = stats.ttest_1samp(per_case, 0.0)
+        assert pr.loc[term, "estimate"] == pytest.approx(per_case.mean(), abs=1e-12)
+        assert pr.loc[term, "p_value"] == pytest.approx(test.pvalue, rel=1e-9)
+        assert pr.loc[term, "n_cases"] == n_case - 1
+    assert pr.loc["model: l vs s", "contrast"] == "+0.5·l-1 +0.5·l-2 −0.5·s-1 −0.5·s-2"
+    long = rate.stack().rename("y").reset_index()
+    long["model"] = long["variant_id"].map({k: v[0] for k, v in cells.items()})
+    long["prompt"] = long["variant_id"].map({k: v[1] for k, v in cells.items()})
+    aov = pingouin.rm_anova(
+        data=long, dv="y", within=["model", "prompt"], subject="case_id"
+    ).set_index("Source")
+    assert pr.loc["model: l vs s", "anova_f"] == pytest.approx(aov.loc["model", "F"])
+    note = (
+        "Pass rate: 1 of 16 cases lacks an outcome for some variant and is left out of the "
+        "per-case contrasts, which need every variant of the full factorial."
+    )
+    assert note in fe.attrs["design_notes"]

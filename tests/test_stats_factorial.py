@@ -473,3 +473,33 @@ def test_two_way_anova_of_cell_means_equals_the_three_way_design(seed: int) -> N
         # AnovaRM's p is uncorrected: F on the uncorrected df
         assert f_sf(f, df_effect, df_error) == pytest.approx(full.loc[source, "Pr > F"], rel=1e-7)
         assert (df_effect, df_error) == tuple(full.loc[source, ["Num DF", "Den DF"]])
+
+
+@pytest.mark.parametrize("by_cluster", [False, True])
+def test_fixed_effects_leave_out_cases_with_one_outcome(by_cluster: bool) -> None:
+    """10 of 30 cases have one outcome each (every other variant's trials failed there):
+    they add nothing to the estimates or the scores, but were counted in G, N and the
+    df (29 for 20 informative cases, an interval too narrow and a p too small). The
+    reference is statsmodels' cluster covariance on the case-demeaned informative cases."""
+    y, x, case = _panel(4, n_case=30)
+    keep = (case < 20) | (np.arange(len(case)) % 5 == 0)  # cases 20..29: one row each
+    y, x, case = y[keep], x[keep], case[keep]
+    topic = case % 7  # clusters of cases
+    est = sfac.case_fixed_effects_ols(
+        y, x, case, confidence_level=0.9, clusters=topic if by_cluster else None
+    )
+    frame = pd.DataFrame({"y": y, "a": x[:, 0], "b": x[:, 1], "case": case, "topic": topic})
+    frame = frame[frame["case"] < 20]
+    demeaned = frame.groupby("case")[["y", "a", "b"]].transform(lambda s: s - s.mean())
+    groups = frame["topic"] if by_cluster else frame["case"]
+    fit = sm.OLS(demeaned["y"], demeaned[["a", "b"]]).fit(
+        cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
+    )
+    np.testing.assert_allclose(est.estimate, fit.params, rtol=1e-9)
+    np.testing.assert_allclose(est.se, fit.bse, rtol=1e-9)
+    np.testing.assert_allclose(est.p_value, fit.pvalues, rtol=1e-7)
+    ci = fit.conf_int(alpha=0.1).to_numpy()
+    np.testing.assert_allclose(est.ci_low, ci[:, 0], rtol=1e-7)
+    np.testing.assert_allclose(est.ci_high, ci[:, 1], rtol=1e-7)
+    assert est.n_cases == 20
+    assert (est.df == groups.nunique() - 1).all()

@@ -90,7 +90,14 @@ from .python_target import SPARE_THREADS, PythonTarget, load_callable
 from .recorded import replay_recorded
 from .retry import RETRY_KEYS, RetryPolicy, parse_retry
 from .scheduler import Scheduler, Target, VariantPlan, WorkItem, take_interrupt
-from .stopping import StopMonitor, StopRule, case_rank, check_stop_request, sub_suite
+from .stopping import (
+    StopMonitor,
+    StopRule,
+    case_rank,
+    check_stop_request,
+    declared_rule,
+    sub_suite,
+)
 
 if TYPE_CHECKING:  # the paired settings load with the first run that declares them
     from ..paired.settings import ComparisonsConfig
@@ -999,8 +1006,10 @@ def run_experiment(
         baseline is decided (:mod:`.stopping`); the tables then hold the cases used. Every
         variant must be live. None (default): run everything.
     stop_rule
-        Level, declared correction and optional margin for ``stop_when`` (default: α =
-        0.05, no correction — allowed only with one candidate).
+        Level, declared correction and optional margin for ``stop_when``; an unset level
+        or correction is the one ``comparisons`` (or the manifest) declares, another is
+        refused (default: the declared ones, else α = 0.05 and no correction — allowed
+        only with one candidate).
     comparisons
         The paired-comparison settings the run will be judged under (default: the
         manifest's ``comparisons:``; see
@@ -1187,7 +1196,7 @@ async def arun_live(
     env: Mapping[str, str] = os.environ if environ is None else environ
     targets = dict(targets or {})
     _remember_secrets(manifest, env)
-    monitor = _stop_monitor(manifest, suite, stop_when, stop_rule, invalid_payload)
+    monitor = _stop_monitor(manifest, suite, stop_when, stop_rule, invalid_payload, comparisons)
 
     # 1. Everything that can be checked before the first call.
     from ..paired.settings import check_run_guard_rails
@@ -1698,11 +1707,17 @@ def _stop_monitor(
     stop_when: str | None,
     rule: StopRule | None,
     invalid_payload: str,
+    comparisons: ComparisonsConfig | Mapping[str, Any] | None,
 ) -> StopMonitor | None:
     if stop_when is None:
         return None
-    check_stop_request(manifest, stop_when, rule)
-    rule = rule or StopRule()
+    from ..paired.settings import effective_comparisons
+
+    config = effective_comparisons(manifest, comparisons)
+    rule = declared_rule(
+        rule, config.correction if config else None, config.alpha if config else None
+    )
+    check_stop_request(manifest, stop_when, rule, cluster=config.cluster if config else None)
     return StopMonitor(manifest, suite, rule, trial_mode=invalid_payload == "trial")
 
 

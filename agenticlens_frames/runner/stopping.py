@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, check_number
 from ..formats.model import ManifestSpec, SuiteSpec
 from ..stats_sequential import (
     BettingConfidenceSequence,
@@ -38,7 +38,15 @@ from ..stats_sequential import (
     decide,
 )
 
-__all__ = ["STOP_WHEN", "StopMonitor", "StopRule", "case_rank", "check_stop_request", "sub_suite"]
+__all__ = [
+    "STOP_WHEN",
+    "StopMonitor",
+    "StopRule",
+    "case_rank",
+    "check_stop_request",
+    "declared_rule",
+    "sub_suite",
+]
 
 #: Accepted values of ``stop_when``.
 STOP_WHEN = ("decided",)
@@ -54,8 +62,9 @@ class StopRule:
 
     Given to :func:`~agenticlens_frames.run_experiment` with ``stop_when="decided"``: a
     candidate is decided when its anytime-valid interval against the baseline excludes 0
-    (or, with ``margin``, lies within ±margin). With more than one candidate a correction
-    must be declared.
+    (or, with ``margin``, lies within ±margin, 0 ≤ margin ≤ 1). With more than one
+    candidate a correction must be declared, here or by the run's comparisons; an unset
+    ``alpha`` or ``correction`` is the run's declared one (:func:`declared_rule`).
 
     Examples
     --------
@@ -86,20 +95,75 @@ class StopRule:
     [('good', 'better'), ('best', 'better')]
     """
 
-    alpha: float = 0.05
+    #: None: the α the run's comparisons declare, else 0.05 (:func:`declared_rule`).
+    alpha: float | None = None
     #: The declared correction; None (nothing declared) is allowed with one candidate.
     correction: str | None = None
     margin: float | None = None
 
 
-def check_stop_request(manifest: ManifestSpec, stop_when: str, rule: StopRule | None) -> None:
-    """Refuse an early-stopping request that cannot be honoured, before any call.
+def declared_rule(
+    rule: StopRule | None, declared: str | None = None, alpha: float | None = None
+) -> StopRule:
+    """The rule under the run's declared correction and α (its comparisons').
+
+    A rule without a correction or α takes the declared ones (α 0.05 when none is
+    declared); a rule with others is refused, since the stopping statement names the
+    declared correction and the verdicts use the declared α.
 
     Raises
     ------
     InputError
-        ``stop_when`` not one of :data:`STOP_WHEN`, or several candidates without a
-        declared multiple-comparison correction (the per-candidate level would be a guess).
+        The rule's correction or α is not the declared one.
+
+    Examples
+    --------
+    >>> declared_rule(StopRule(), "holm", 0.01)
+    StopRule(alpha=0.01, correction='holm', margin=None)
+    >>> declared_rule(StopRule(correction="none"), "holm")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: stop_rule.correction: 'none' is not the declared ...
+    """
+    rule = rule or StopRule()
+    if rule.alpha is None:
+        rule = dataclasses.replace(rule, alpha=0.05 if alpha is None else alpha)
+    elif alpha is not None and rule.alpha != alpha:
+        raise InputError(
+            f"alpha {rule.alpha!r} is not the declared alpha {alpha!r} of the run's "
+            "comparisons, which its verdicts use",
+            location="stop_rule.alpha",
+            hint=f"pass StopRule(alpha={alpha!r}) or leave its alpha unset",
+        )
+    if declared is None or rule.correction == declared:
+        return rule
+    if rule.correction is None:
+        return dataclasses.replace(rule, correction=declared)
+    raise InputError(
+        f"{rule.correction!r} is not the declared correction {declared!r} of the run's "
+        "comparisons: the stopping statement would name a correction the run did not declare",
+        location="stop_rule.correction",
+        hint=f"pass StopRule(correction={declared!r}) or leave its correction unset",
+    )
+
+
+def check_stop_request(
+    manifest: ManifestSpec, stop_when: str, rule: StopRule | None, *, cluster: str | None = None
+) -> None:
+    """Refuse an early-stopping request that cannot be honoured, before any call.
+
+    Parameters
+    ----------
+    cluster
+        The case metadata field the comparisons declare clusters by, if any.
+
+    Raises
+    ------
+    InputError
+        ``stop_when`` not one of :data:`STOP_WHEN`; several candidates without a declared
+        multiple-comparison correction (the per-candidate level would be a guess); or
+        declared case clusters: the sequence takes every case as an independent draw, so
+        with correlated cases its error rate is not α (docs/statistics.md §13).
 
     Examples
     --------
@@ -111,10 +175,34 @@ def check_stop_request(manifest: ManifestSpec, stop_when: str, rule: StopRule | 
     ...
     agenticlens_frames.errors.InputError: manifest.yaml: stop_when='decided' with several \
 candidates needs a declared multiple-comparison correction (...)
+    >>> check_stop_request(three, "decided", StopRule(correction="holm"), cluster="topic")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: manifest.yaml: stop_when='decided' cannot honour \
+the declared case clusters (topic): ...
     """
     if stop_when not in STOP_WHEN:
         raise InputError(
             f"stop_when must be one of {', '.join(STOP_WHEN)} (or None), got {stop_when!r}"
+        )
+    margin = (rule or StopRule()).margin
+    if margin is not None:
+        check_number(margin, "the stop margin", location="stop_rule.margin")
+        # As --stop-margin's bounds. Past 1 the interval of a candidate with no paired
+        # case, [-1, 1], already lies within ±margin: it was decided on no data.
+        if not 0 <= margin <= 1:
+            raise InputError(
+                f"the stop margin must lie in [0, 1] (a difference in pass rate), got {margin!r}",
+                location="stop_rule.margin",
+            )
+    if cluster is not None:
+        raise InputError(
+            f"stop_when='decided' cannot honour the declared case clusters ({cluster}): its "
+            "confidence sequence takes every case as an independent draw, and with cases "
+            "correlated within a cluster it decides wrongly more often than alpha",
+            file=manifest.path,
+            hint="drop --stop-when, or the cluster declaration (comparisons: {cluster: …} "
+            "or --cluster)",
         )
     if (rule or StopRule()).correction is None and len(manifest.variants) > 2:
         raise InputError(
@@ -177,12 +265,15 @@ class StopMonitor:
         self.variants = list(manifest.variant_ids)
         self.candidates = [v for v in self.variants if v != self.baseline]
         self.trials = manifest.trial_count
+        rule = declared_rule(rule)  # its α, when unset (run_experiment sets the declared one)
         self.rule = rule
+        #: The rule's α (set by declared_rule).
+        self.alpha = 0.05 if rule.alpha is None else rule.alpha
         self.applied_correction = applied_correction(
             len(self.candidates), rule.correction or "none"
         )
         self.alpha_each = candidate_alpha(
-            rule.alpha, len(self.candidates), rule.correction or "none"
+            self.alpha, len(self.candidates), rule.correction or "none"
         )
         self.sequence = BettingConfidenceSequence(self.alpha_each, n=max(len(self.candidates), 1))
         rank = case_rank(suite, manifest.random_seed)
@@ -339,7 +430,7 @@ class StopMonitor:
                 if stopped
                 else "not every candidate was decided, so the run was not stopped early"
             ),
-            "alpha": self.rule.alpha,
+            "alpha": self.alpha,
             "correction": self.applied_correction,
             "declared_correction": self.rule.correction,
             "alpha_per_candidate": self.alpha_each,

@@ -353,3 +353,132 @@ def test_the_gate_follows_the_stopping_decision_not_the_descriptive_table(tmp_pa
     # ...and without an early stop the table is the verdict again.
     analysis.extras["early_stopping"] = {**stop, "stopped_early": False}
     assert _exit_code(analysis, True, quiet) == EXIT_REGRESSION
+
+
+@pytest.mark.parametrize("where", ["manifest", "argument"])
+def test_declared_case_clusters_are_refused_before_any_call(tmp_path, where: str) -> None:
+    """The sequence takes every case as an independent draw. With cases correlated within
+    declared clusters (10 topics × 20 cases, a candidate whose topic effects average 0)
+    it decided 'better' or 'worse' in 14.6 % of 1000 simulated runs at α = 0.05
+    (benchmarks/bench_stopping.py --clustered): the run was accepted, and its exit code
+    followed that decision while the verdicts used the clusters."""
+    declared = {"correction": "holm", "cluster": "topic"}
+    extra = {"comparisons": declared} if where == "manifest" else {}
+    manifest, suite = _experiment(tmp_path, cases=20, **extra)
+    cases = yaml.safe_load(suite.read_text())
+    for i, case in enumerate(cases["cases"]):
+        case["metadata"] = {"topic": f"t{i % 4}"}
+    suite.write_text(yaml.safe_dump(cases, sort_keys=False))
+    with pytest.raises(InputError, match=r"cannot honour the declared case clusters \(topic\)"):
+        run_experiment(
+            manifest,
+            suite,
+            progress=False,
+            stop_when="decided",
+            stop_rule=HOLM,
+            comparisons=None if where == "manifest" else declared,
+            run_dir=tmp_path / "run",
+        )
+    assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
+
+
+def test_command_line_refuses_stopping_with_declared_clusters(tmp_path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+
+    monkeypatch.chdir(tmp_path)  # a run that is not refused writes its report here
+    manifest, suite = _experiment(tmp_path, cases=8)
+    cases = yaml.safe_load(suite.read_text())
+    for i, case in enumerate(cases["cases"]):
+        case["metadata"] = {"topic": f"t{i % 4}"}
+    suite.write_text(yaml.safe_dump(cases, sort_keys=False))
+    result = CliRunner().invoke(
+        app,
+        ["experiment", "run", str(manifest), str(suite), "--stop-when", "decided",
+         "--correction", "holm", "--cluster", "topic", "--run-dir", str(tmp_path / "run")],
+    )  # fmt: skip
+    text = " ".join(result.output.split())
+    assert result.exit_code != 0, text
+    assert "cannot honour the declared case clusters (topic)" in text
+
+
+@pytest.mark.parametrize("margin", [1.5, -0.1, float("nan")])
+def test_a_stop_margin_outside_0_1_is_refused(tmp_path, margin: float) -> None:
+    """--stop-margin is bounded to [0, 1]; StopRule(margin=) was not. With 1.5 a candidate
+    whose every trial failed (no paired case: interval [-1, 1]) was decided 'within ±δ'
+    and the run stopped after one case; -0.1 or NaN could never decide."""
+    manifest, suite = _experiment(tmp_path, cases=10, variants=("base", "broken", "base2"))
+    with pytest.raises(InputError, match="stop margin"):
+        run_experiment(
+            manifest,
+            suite,
+            progress=False,
+            stop_when="decided",
+            stop_rule=StopRule(correction="holm", margin=margin),
+            run_dir=tmp_path / "run",
+        )
+
+
+def test_the_rule_takes_the_manifests_declared_correction(tmp_path) -> None:
+    """The manifest declares Holm. StopRule(correction='none') ran both candidates at
+    α = 0.05 and the block said "no correction (declared none)"; StopRule() was refused
+    for want of a declared correction, with a hint to declare the one the manifest has."""
+    manifest, suite = _experiment(tmp_path, cases=60, comparisons={"correction": "holm"})
+    with pytest.raises(InputError, match="'none' is not the declared correction 'holm'"):
+        run_experiment(
+            manifest,
+            suite,
+            progress=False,
+            stop_when="decided",
+            stop_rule=StopRule(correction="none"),
+            run_dir=tmp_path / "refused",
+        )
+    result = run_experiment(
+        manifest, suite, progress=False, stop_when="decided", run_dir=tmp_path / "run"
+    )
+    stop = result.stopping
+    assert stop["declared_correction"] == "holm" and stop["correction"] == "bonferroni"
+    assert stop["alpha_per_candidate"] == pytest.approx(0.05 / 2)  # Bonferroni by hand
+
+
+def test_the_rule_takes_the_manifests_declared_alpha(tmp_path) -> None:
+    """The manifest declares α = 0.01: StopRule() ran at its default 0.05 (0.025 per
+    candidate) beside verdicts at 0.01; now it takes 0.01, and another α is refused."""
+    manifest, suite = _experiment(
+        tmp_path, cases=30, comparisons={"correction": "holm", "alpha": 0.01}
+    )
+    with pytest.raises(InputError, match=r"not the declared alpha 0\.01"):
+        run_experiment(
+            manifest,
+            suite,
+            progress=False,
+            stop_when="decided",
+            stop_rule=StopRule(alpha=0.05),
+            run_dir=tmp_path / "refused",
+        )
+    result = run_experiment(
+        manifest, suite, progress=False, stop_when="decided", run_dir=tmp_path / "run"
+    )
+    assert result.stopping["alpha"] == 0.01
+    assert result.stopping["alpha_per_candidate"] == pytest.approx(0.01 / 2)
+
+
+def test_command_line_a_stop_margin_of_0_is_said_to_decide_no_difference(
+    tmp_path, monkeypatch
+) -> None:
+    """--stop-margin 0 can decide no candidate 'within ±δ' (no interval lies within
+    (-0, 0)), as no margin; the note said for no margin was not said for it."""
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    manifest, suite = _experiment(tmp_path, cases=4)
+    result = CliRunner().invoke(
+        app,
+        ["experiment", "run", str(manifest), str(suite), "--stop-when", "decided",
+         "--correction", "holm", "--stop-margin", "0", "--run-dir", str(tmp_path / "run")],
+    )  # fmt: skip
+    text = " ".join(result.output.split())
+    assert "Note: with --stop-margin 0 the run stops only once every candidate" in text, text
