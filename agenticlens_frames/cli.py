@@ -1335,8 +1335,19 @@ def _mark_done(code: object) -> None:
     mark_done(code if isinstance(code, int) else (0 if code is None else EXIT_INVALID_INPUT))
 
 
+def _ignore_zero_columns() -> None:
+    """Forget ``COLUMNS=0``: rich takes it as a width of 0 and prints nothing, stdout and
+    stderr alike, so a job failing a gate (exit 4) or given a wrong path (exit 1) logged no
+    word of why. Some CI shells export it from a terminal of no size; unset, the width is
+    the terminal's or, in a log, :data:`~._cli_errors.PIPE_WIDTH`."""
+    columns = os.environ.get("COLUMNS")
+    if columns is not None and columns.strip().lstrip("0") == "":
+        del os.environ["COLUMNS"]
+
+
 def main() -> None:
     """Console-script entry point."""
+    _ignore_zero_columns()  # first: the supervisor and its child print too
     _supervised()
     _command()
 

@@ -283,3 +283,19 @@ def test_the_explorer_without_its_extra_names_it() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "pip install 'agenticlens-frames[notebook]'" in done.stdout, done.stderr
     assert "the notebook explorer" in done.stdout
+
+
+def test_columns_0_still_prints_the_verdicts_and_the_errors(tmp_path: Path) -> None:
+    """With COLUMNS=0 (exported by some CI shells from a terminal of no size) rich printed
+    nothing: a failed gate or a wrong path exited with no word on stdout or stderr."""
+    missing = _cli("experiment", "report", str(tmp_path / "nope.json"), columns="0")
+    assert missing.returncode == 1
+    assert "nope.json: file not found" in missing.stderr
+    args = [str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml")]
+    done = _cli(
+        "experiment", "run", *args, "--save", str(tmp_path / "r.json"),
+        "--fail-on-regression", columns="0",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Verdicts against baseline" in done.stdout
+    assert done.stderr.startswith("Regression gate passed")
