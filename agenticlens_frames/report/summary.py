@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from .._docs import markdown_escape, markdown_table
 from ..analysis import (
@@ -351,10 +352,37 @@ def append_text(path: str | Path, text: str) -> None:
     # Its folder is made as every other output's is: a summary in a folder the job has not
     # made yet failed after the run, however long it took.
     target.parent.mkdir(parents=True, exist_ok=True)
+    stream = _own_stream(target)
+    if stream is not None:
+        stream.flush()  # the console's text first: the blank line below goes by the end
     if target.is_file() and target.stat().st_size:
         with open(target, "rb") as handle:
             handle.seek(-1, os.SEEK_END)
             text = ("\n" if handle.read(1) == b"\n" else "\n\n") + text
+    data = text.encode("utf-8", errors="replace")
+    if stream is not None:
+        # Opened anew, /dev/stdout redirected to a file (`> log`) gets an offset of its
+        # own: the console's next line wrote over the summary's first one.
+        stream.buffer.write(data)
+        stream.buffer.flush()
+        return
     # One write of the whole block: steps appending to one file never interleave lines.
-    with open(target, "a", encoding="utf-8", errors="replace") as handle:
-        handle.write(text)
+    with open(target, "ab") as handle:
+        handle.write(data)
+
+
+def _own_stream(target: Path) -> TextIO | None:
+    """``sys.stdout`` or ``sys.stderr`` when ``target`` is the file, pipe or terminal it
+    writes to (``/dev/stdout``, or the log the job redirects stdout to), else None."""
+    try:
+        here = target.stat()
+    except OSError:
+        return None
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            there = os.fstat(stream.fileno())
+        except (AttributeError, OSError, ValueError):  # replaced, e.g. by a test's capture
+            continue
+        if (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino) and hasattr(stream, "buffer"):
+            return stream
+    return None

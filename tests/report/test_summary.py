@@ -277,3 +277,30 @@ def test_p_values_under_a_declared_none_are_not_called_adjusted(run) -> None:
     text = summary_markdown(analyze(plain, correction="none", frontier_n_resamples=0))
     header = _tables(text)[0][0]
     assert "p (not adjusted)" in header and "Adj. p" not in header
+
+
+@pytest.mark.parametrize("summary", ["/dev/stdout", "log.txt"])
+def test_a_summary_to_the_jobs_own_stdout_is_not_overwritten(
+    tmp_path: Path, analysis, summary: str
+) -> None:
+    """``--summary /dev/stdout > log.txt`` (or ``--summary log.txt > log.txt``) opened the
+    log anew, with an offset of its own: the console's next line wrote over the summary's
+    heading."""
+    import subprocess
+    import sys
+
+    args = [str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml")]
+    log = tmp_path / "log.txt"
+    with log.open("w") as stdout:
+        done = subprocess.run(
+            [sys.executable, "-m", "agenticlens_frames.cli", "experiment", "run", *args,
+             "--save", "r.json", "--summary", summary],
+            stdout=stdout, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = log.read_text(encoding="utf-8")
+    console, _, block = text.partition("\n\n### Experiment support-agent-upgrade (version 1)\n")
+    assert "Verdicts against baseline" in console and block  # the console, then the block
+    # The whole block, then the console's last line, as a summary written to its own file.
+    expected = summary_markdown(analysis).partition("\n")[2]
+    assert block == f"{expected}Appended the Markdown summary to {summary}\n"
