@@ -1236,13 +1236,17 @@ def experiment_report(
 ) -> None:
     """Re-render a saved report (ours, or AgenticLens 0.10's with verdicts from its records)."""
     console = output_console(quiet)
+    from ._files import check_outputs
     from .report.console import print_summary
     from .report.saved import load_report
 
     try:
-        from ._files import check_outputs
-
         check_outputs({**_by_option(outputs), "--summary": summary}, [report_file])
+    except InputError as exc:
+        # Said as an output's problem: "Unable to read experiment report" sent the reader
+        # to a report file that was fine.
+        raise fail("Unable to write the outputs", exc) from None
+    try:
         from .report.json_report import created_at
 
         created_at()  # a SOURCE_DATE_EPOCH no report can use

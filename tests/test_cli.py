@@ -886,3 +886,12 @@ def test_a_bad_evaluators_spec_names_the_option(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "--evaluators: expected 'module:attribute', got 'registry'" in done.stderr
     assert "(e.g. --evaluators my_project.evals:registry)" in done.stderr
+
+
+def test_report_says_a_refused_output_is_an_output_problem(tmp_path: Path) -> None:
+    """`experiment report r.json --summary <a folder>` said "Unable to read experiment
+    report: ...": the job's author went looking at a report file that was fine."""
+    (tmp_path / "adir").mkdir()
+    done = _cli("experiment", "report", "r.json", "--summary", "adir", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.startswith("Unable to write the outputs: adir: --summary names a dir")
