@@ -973,7 +973,21 @@ def _gates(
                     + ", ".join(f"{v} ({counts[v][0]} of {counts[v][1]})" for v in over),
                 )
             )
-    if gates:
+        elif not empty:
+            # Said as every gate asked for is: a job given only --max-unanswered logged
+            # nothing on a pass, so the log could not show the gate had run.
+            most = max(
+                counts.items(), key=lambda item: item[1][0] / max(item[1][1], 1), default=None
+            )
+            gates.append(
+                GateOutcome(
+                    EXIT_OK,
+                    f"Unanswered-attempts gate passed: no variant's target left more than "
+                    f"{100 * max_unanswered:g}% of its attempts unanswered (--max-unanswered)"
+                    + (f"; the most: {most[0]} ({most[1][0]} of {most[1][1]})." if most else "."),
+                )
+            )
+    if any(gate.code for gate in gates):
         return _noting_unanswered(analysis, gates)
     stopping = _early_stop(analysis)
     if fail_on_regression and rule == "case" and stopping is not None:

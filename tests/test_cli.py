@@ -688,7 +688,8 @@ def _outage_experiment(folder: Path) -> Path:
     [
         (["--max-unanswered", "0.2"], 3),
         (["--fail-on-regression", "--max-unanswered", "0.2"], 3),
-        (["--fail-on-regression", "--max-unanswered", "1"], 4),  # passed: the next gate says
+        (["--fail-on-regression", "--max-unanswered", "1"], 4),  # passed, then the next gate
+        (["--max-unanswered", "1"], 0),  # passed, and said so: the log showed nothing
     ],
 )
 def test_report_max_unanswered_decides_as_the_run_did(
@@ -724,7 +725,15 @@ def test_report_max_unanswered_decides_as_the_run_did(
             f"c ({counts.loc['c', 'sum']} of {counts.loc['c', 'size']})"
         )
     else:
-        assert said[0].startswith("Regression against the baseline")
+        most = counts["sum"] / counts["size"]
+        worst = most.idxmax()
+        assert worst == "c"
+        assert said[0] == (
+            "Unanswered-attempts gate passed: no variant's target left more than 100% of its "
+            f"attempts unanswered (--max-unanswered); the most: {worst} "
+            f"({counts.loc[worst, 'sum']} of {counts.loc[worst, 'size']})."
+        )
+        assert (status == 4) == said[1].startswith("Regression against the baseline")
     assert said[-2].startswith("  note: b: 3 of 8 attempts got no answer")
     assert said[-1].startswith("  note: c: 16 of 16 attempts got no answer")
 
