@@ -1034,17 +1034,20 @@ def _gates(
             gates.extend(_gate_passed_outcome(analysis.verdicts))
     elif fail_on_regression:
         comps = analysis.comparisons
-        hit = comps.loc[
+        hit = comps[
             comps["pass_rate_regressed"].fillna(False)
-            | comps["average_score_regressed"].fillna(False),
-            "candidate_variant_id",
-        ].tolist()
-        if hit:
+            | comps["average_score_regressed"].fillna(False)
+        ]
+        if len(hit):
             gates.append(
                 GateOutcome(
                     EXIT_REGRESSION,
                     "Regression against the baseline (AgenticLens rule, uncertainty ignored): "
-                    f"{', '.join(map(str, hit))}",
+                    f"{', '.join(map(str, hit['candidate_variant_id']))}",
+                    tuple(
+                        _compat_drop(row, analysis.regression_threshold)
+                        for _, row in hit.iterrows()
+                    ),
                 )
             )
         else:
@@ -1068,6 +1071,38 @@ def _gates(
     )
     last = GateOutcome(EXIT_OK if passed else EXIT_NONINFERIORITY, headline, tuple(details))
     return _noting_unanswered(analysis, [*gates, last])
+
+
+def _compat_drop(row: Any, threshold: float) -> str:
+    """One line of a failed ``--regression-rule compat`` gate: by how much the candidate of
+    comparison ``row`` fell, in what the rule measures. The names alone sent the job's
+    author to the report to learn whether a drop was 6 % or 60 %.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> row = pd.Series({"candidate_variant_id": "b", "pass_rate_delta": -0.129,
+    ...     "pass_rate_delta_relative": -0.148, "pass_rate_regressed": True,
+    ...     "average_score_delta": -0.01, "average_score_delta_relative": -0.011,
+    ...     "average_score_regressed": False})
+    >>> _compat_drop(row, 0.05)
+    "b: case pass rate -12.9 pp (-14.8% relative); the threshold: -5% of the baseline's"
+    """
+    drops = []
+    if bool(row["pass_rate_regressed"]):
+        drops.append(
+            f"case pass rate {100 * row['pass_rate_delta']:+.1f} pp "
+            f"({row['pass_rate_delta_relative']:+.1%} relative)"
+        )
+    if bool(row["average_score_regressed"]):
+        drops.append(
+            f"mean score {row['average_score_delta']:+.3f} "
+            f"({row['average_score_delta_relative']:+.1%} relative)"
+        )
+    return (
+        f"{row['candidate_variant_id']}: {', '.join(drops)}; "
+        f"the threshold: -{threshold:.0%} of the baseline's"
+    )
 
 
 def _noting_unanswered(analysis: Any, gates: list[GateOutcome]) -> list[GateOutcome]:

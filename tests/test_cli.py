@@ -904,3 +904,31 @@ def test_report_says_a_refused_output_is_an_output_problem(tmp_path: Path) -> No
     done = _cli("experiment", "report", "r.json", "--summary", "adir", cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr.startswith("Unable to write the outputs: adir: --summary names a dir")
+
+
+def test_a_failed_compat_gate_says_by_how_much(tmp_path: Path) -> None:
+    """`--regression-rule compat` named the regressed candidates only: whether a drop was
+    6 % or 60 % was in the report alone."""
+    done = _cli(
+        *_run_args(EXAMPLE, tmp_path), "--fail-on-regression", "--regression-rule", "compat"
+    )
+    assert done.returncode == 4, done.stderr
+    # Independently, AgenticLens's case pass rate from the saved trials: passed cases over
+    # every declared attempt, a failed (absent) trial's counting as failures.
+    report = json.loads((tmp_path / "r.json").read_text())
+    declared = report["trial_count"]
+    rates = {}
+    for variant in report["variants"]:
+        passed = sum(
+            case["passed"]
+            for trial in variant["trials"]
+            if trial.get("report")
+            for case in trial["report"]["cases"]
+        )
+        cases = max(len(t["report"]["cases"]) for t in variant["trials"] if t.get("report"))
+        rates[variant["variant_id"]] = passed / (cases * declared)
+    drop = rates["retrieval-dense"] - rates["baseline"]
+    assert (
+        f"  retrieval-dense: case pass rate {100 * drop:+.1f} pp "
+        f"({drop / rates['baseline']:+.1%} relative); the threshold: -5% of the baseline's"
+    ) in done.stderr.splitlines()
