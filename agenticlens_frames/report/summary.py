@@ -359,16 +359,16 @@ def append_text(path: str | Path, text: str) -> None:
         with open(target, "rb") as handle:
             handle.seek(-1, os.SEEK_END)
             text = ("\n" if handle.read(1) == b"\n" else "\n\n") + text
-    data = text.encode("utf-8", errors="replace")
     if stream is not None:
         # Opened anew, /dev/stdout redirected to a file (`> log`) gets an offset of its
-        # own: the console's next line wrote over the summary's first one.
-        stream.buffer.write(data)
-        stream.buffer.flush()
+        # own: the console's next line wrote over the summary's first one. Through the
+        # stream, a reader that left (`| head`) costs nothing, as for the console.
+        stream.write(text)
+        stream.flush()
         return
     # One write of the whole block: steps appending to one file never interleave lines.
-    with open(target, "ab") as handle:
-        handle.write(data)
+    with open(target, "a", encoding="utf-8", errors="replace") as handle:
+        handle.write(text)
 
 
 def _own_stream(target: Path) -> TextIO | None:
@@ -383,6 +383,6 @@ def _own_stream(target: Path) -> TextIO | None:
             there = os.fstat(stream.fileno())
         except (AttributeError, OSError, ValueError):  # replaced, e.g. by a test's capture
             continue
-        if (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino) and hasattr(stream, "buffer"):
+        if (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino):
             return stream
     return None
