@@ -932,3 +932,46 @@ def test_a_failed_compat_gate_says_by_how_much(tmp_path: Path) -> None:
         f"  retrieval-dense: case pass rate {100 * drop:+.1f} pp "
         f"({drop / rates['baseline']:+.1%} relative); the threshold: -5% of the baseline's"
     ) in done.stderr.splitlines()
+
+
+def test_a_new_run_dir_restarted_by_the_supervisor_does_not_say_it_resumed(
+    tmp_path: Path,
+) -> None:
+    """A target ending the process once in a fresh CI job's new --run-dir: the supervisor
+    restarted the run (said so) and the job's log then said "Resumed from --run-dir rd: …
+    from its journal ... a changed agent needs a new --run-dir", as if the folder had
+    been kept from an earlier job. A folder that was kept still says so."""
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    (folder / "bot.py").write_text(
+        "import os, pathlib\n"
+        "def answer(text):\n"
+        "    here = pathlib.Path(__file__).parent\n"
+        "    with open(here / 'calls.log', 'a') as log:\n"
+        "        log.write(text + '\\n')\n"
+        "    if text == 'q1' and not (here / 'ended').exists():\n"
+        "        (here / 'ended').write_text('')\n"
+        "        os._exit(3)\n"
+        "    return {'output': 'your parcel is on its way', 'trace': {'spans': []}}\n"
+    )
+    cases = "".join(
+        f"  - {{id: c{i}, name: c{i}, input: q{i}, expected_contains: [parcel]}}\n"
+        for i in range(3)
+    )
+    (folder / "suite.yaml").write_text(f'name: s\nversion: "1"\ncases:\n{cases}')
+    (folder / "manifest.yaml").write_text(
+        'schema_version: "1.1"\nname: m\nversion: "1"\nbaseline_variant_id: a\n'
+        "trial_count: 1\nvariants:\n"
+        + "".join(
+            f"  - {{id: {v}, name: {v}, target_kind: python, target: 'bot.py:answer'}}\n"
+            for v in "abc"
+        )
+    )
+    args = ["experiment", "run", "manifest.yaml", "suite.yaml", "-q", "--run-dir", "rd"]
+    first = _cli(*args, "--save", "r.json", cwd=folder)
+    assert first.returncode == 0, first.stderr
+    assert "resuming (1 of at most" in first.stderr  # the restart, said as it happened
+    assert "Resumed" not in first.stderr
+    again = _cli(*args, "--save", "r2.json", cwd=folder)
+    assert again.returncode == 0, again.stderr
+    assert "Resumed from --run-dir rd: 9 of 9 live attempt(s) from its journal" in again.stderr
