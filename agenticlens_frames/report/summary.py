@@ -170,6 +170,28 @@ def _gate(gate: GateOutcome, warnings: Sequence[str] = ()) -> list[str]:
     return [f"**{mark}.** {_md(gate.headline)}", *(f"- {_md(d)}" for d in details)]
 
 
+def _unapplied_gate(analysis: ExperimentAnalysis) -> list[list[str]]:
+    """A saved report's non-inferiority gate, re-rendered without a gate asked for: in the
+    console's words, said not to have set the exit status. The console showed a failed gate
+    and the summary of the same command said nothing of it."""
+    from ..paired.gate import gate_statement
+
+    gate = analysis.paired_frames.get("noninferiority")
+    if gate is None:
+        return []
+    passed, headline, details = gate_statement(
+        gate, analysis.paired_frames.get("paired_comparisons"), every=True
+    )
+    return [
+        [
+            f"**{'Passed' if passed else 'Failed'}, not applied (exit 0).** {_md(headline)}",
+            *(f"- {_md(d)}" for d in details),
+            "",
+            "No gate was asked for: `experiment report --fail-on-regression` applies it.",
+        ]
+    ]
+
+
 def _verdict_table(analysis: ExperimentAnalysis) -> list[str]:
     """The verdicts as a table, with the console's caption under it."""
     from ..paired.verdicts import detectable_cell, format_change, format_p, p_header
@@ -306,6 +328,8 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
         )
     warnings = [*headline_warnings(analysis.warnings), *target_failure_warnings(analysis)]
     blocks.extend(_gate(gate, warnings) for gate in gates)
+    if not gates:
+        blocks.extend(_unapplied_gate(analysis))
     if omitted := omitted_statement(v):
         warnings.append(omitted)
     warnings += judge_noise_notes(analysis)

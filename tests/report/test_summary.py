@@ -304,3 +304,43 @@ def test_a_summary_to_the_jobs_own_stdout_is_not_overwritten(
     # The whole block, then the console's last line, as a summary written to its own file.
     expected = summary_markdown(analysis).partition("\n")[2]
     assert block == f"{expected}Appended the Markdown summary to {summary}\n"
+
+
+def test_a_reports_failed_gate_is_in_the_summary_of_a_plain_re_render(tmp_path: Path) -> None:
+    """`experiment report r.json --summary s.md` (no gate asked for) showed the saved
+    non-inferiority gate's failure on the console and left it out of the summary."""
+    import statistics
+    import subprocess
+    import sys
+
+    args = [str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml")]
+    cli = [sys.executable, "-m", "agenticlens_frames.cli", "experiment"]
+    ran = subprocess.run(
+        [*cli, "run", *args, "-q", "--save", "r.json", "--noninferiority", "latency=200"],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 5, ran.stderr
+    done = subprocess.run(
+        [*cli, "report", "r.json", "-q", "--summary", "s.md"],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "s.md").read_text(encoding="utf-8")
+    assert "**Failed, not applied (exit 0).** Non-inferiority gate failed: model-large" in text
+    # Independently: model-large's one-sided 95% upper bound of the per-case mean latency
+    # difference (unknown latencies left out), from the saved trials.
+    report = json.loads((tmp_path / "r.json").read_text())
+
+    def latencies(variant: dict) -> dict[str, float]:
+        seen: dict[str, list[float]] = {}
+        for trial in variant["trials"]:
+            for case in (trial.get("report") or {}).get("cases", []):
+                if case.get("latency_ms"):
+                    seen.setdefault(case["case_id"], []).append(case["latency_ms"])
+        return {k: statistics.mean(x) for k, x in seen.items()}
+
+    by_id = {v["variant_id"]: latencies(v) for v in report["variants"]}
+    base, cand = by_id["baseline"], by_id["model-large"]
+    d = [cand[k] - base[k] for k in base if k in cand]
+    bound = statistics.mean(d) + stats.t.ppf(0.95, len(d) - 1) * statistics.stdev(d) / len(d) ** 0.5
+    assert f"- model-large (latency): upper 95% bound {bound:+.4g} ms per attempt" in text
