@@ -22,8 +22,12 @@ PIPE_WIDTH = 1000
 def output_console(quiet: bool = False, **options: object) -> Console:
     """The console a command prints its tables on (stdout): on a terminal its width, in a
     pipe or CI log :data:`PIPE_WIDTH` unless ``COLUMNS`` says otherwise."""
+    from ._progress import wants_log_lines
+
     console = Console(quiet=quiet, highlight=False, **options)  # type: ignore[arg-type]
-    if not console.is_terminal and not os.environ.get("COLUMNS"):
+    # Whether the file is a terminal, not rich's is_terminal: FORCE_COLOR (set by many CI
+    # jobs for coloured logs) makes that true in a log, whose tables were then cut at 80.
+    if wants_log_lines(console.file) and not os.environ.get("COLUMNS"):
         console.width = PIPE_WIDTH
     return console
 

@@ -84,9 +84,10 @@ __all__ = [
 
 #: Set in the child: the file it writes its exit code to when it ends deliberately.
 DONE_ENV = "AGENTICLENS_FRAMES_DONE"
-#: Set in the child when the run folder is the supervisor's private one (no --run-dir was
-#: given): its path. A resume from it is the supervisor's restart, already said, not a
-#: folder kept from an earlier command line.
+#: Set in the child when the run folder holds only this command's attempts (the
+#: supervisor's private one, no --run-dir given; or a --run-dir with no finished attempt
+#: when the command began): its path. A resume from it is the supervisor's restart,
+#: already said, not a folder kept from an earlier command line.
 PRIVATE_RUN_DIR_ENV = "AGENTICLENS_FRAMES_PRIVATE_RUN_DIR"
 #: ``0`` runs ``experiment run`` in one process, unwatched (for debugging).
 SUPERVISE_ENV = "AGENTICLENS_FRAMES_SUPERVISE"
@@ -608,6 +609,10 @@ def supervise(argv: list[str], command: Callable[[], object] | None = None) -> i
         argv = [*argv, "--run-dir", str(work / "run")]
         run_dir_text = str(work / "run")
     run_dir = Path(run_dir_text) if run_dir_text else None
+    # A --run-dir with no finished attempt yet holds only this command's, as the private
+    # folder does: a resume from it after a restart (said as it happens) is no resume of
+    # an earlier job's folder, which a fresh CI job's log said it was.
+    own = injected or (run_dir is not None and not _has_finished_attempts(run_dir))
     limit = int(os.environ.get(MAX_RESTARTS_ENV, "20") or 20)
     restarts = 0
     child: subprocess.Popen[bytes] | _Forked | None = None
@@ -637,8 +642,8 @@ def supervise(argv: list[str], command: Callable[[], object] | None = None) -> i
             done.unlink(missing_ok=True)
             inflight.unlink(missing_ok=True)
             env = {DONE_ENV: str(done), INFLIGHT_ENV: str(inflight), INVOCATION_ENV: work.name}
-            if injected:
-                env[PRIVATE_RUN_DIR_ENV] = run_dir_text
+            if own and run_dir is not None:
+                env[PRIVATE_RUN_DIR_ENV] = str(run_dir)
             # Held until `child` names the new process, so none is lost: each reaches us
             # and is passed on, or reaches the child, which acts on it once it runs.
             mask = signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)

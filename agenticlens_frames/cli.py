@@ -977,7 +977,21 @@ def _gates(
                     + ", ".join(f"{v} ({counts[v][0]} of {counts[v][1]})" for v in over),
                 )
             )
-    if gates:
+        elif not empty:
+            # Said as every gate asked for is: a job given only --max-unanswered logged
+            # nothing on a pass, so the log could not show the gate had run.
+            most = max(
+                counts.items(), key=lambda item: item[1][0] / max(item[1][1], 1), default=None
+            )
+            gates.append(
+                GateOutcome(
+                    EXIT_OK,
+                    f"Unanswered-attempts gate passed: no variant's target left more than "
+                    f"{100 * max_unanswered:g}% of its attempts unanswered (--max-unanswered)"
+                    + (f"; the most: {most[0]} ({most[1][0]} of {most[1][1]})." if most else "."),
+                )
+            )
+    if any(gate.code for gate in gates):
         return _noting_unanswered(analysis, gates)
     stopping = _early_stop(analysis)
     if fail_on_regression and rule == "case" and stopping is not None:
@@ -1024,17 +1038,20 @@ def _gates(
             gates.extend(_gate_passed_outcome(analysis.verdicts))
     elif fail_on_regression:
         comps = analysis.comparisons
-        hit = comps.loc[
+        hit = comps[
             comps["pass_rate_regressed"].fillna(False)
-            | comps["average_score_regressed"].fillna(False),
-            "candidate_variant_id",
-        ].tolist()
-        if hit:
+            | comps["average_score_regressed"].fillna(False)
+        ]
+        if len(hit):
             gates.append(
                 GateOutcome(
                     EXIT_REGRESSION,
                     "Regression against the baseline (AgenticLens rule, uncertainty ignored): "
-                    f"{', '.join(map(str, hit))}",
+                    f"{', '.join(map(str, hit['candidate_variant_id']))}",
+                    tuple(
+                        _compat_drop(row, analysis.regression_threshold)
+                        for _, row in hit.iterrows()
+                    ),
                 )
             )
         else:
@@ -1058,6 +1075,38 @@ def _gates(
     )
     last = GateOutcome(EXIT_OK if passed else EXIT_NONINFERIORITY, headline, tuple(details))
     return _noting_unanswered(analysis, [*gates, last])
+
+
+def _compat_drop(row: Any, threshold: float) -> str:
+    """One line of a failed ``--regression-rule compat`` gate: by how much the candidate of
+    comparison ``row`` fell, in what the rule measures. The names alone sent the job's
+    author to the report to learn whether a drop was 6 % or 60 %.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> row = pd.Series({"candidate_variant_id": "b", "pass_rate_delta": -0.129,
+    ...     "pass_rate_delta_relative": -0.148, "pass_rate_regressed": True,
+    ...     "average_score_delta": -0.01, "average_score_delta_relative": -0.011,
+    ...     "average_score_regressed": False})
+    >>> _compat_drop(row, 0.05)
+    "b: case pass rate -12.9 pp (-14.8% relative); the threshold: -5% of the baseline's"
+    """
+    drops = []
+    if bool(row["pass_rate_regressed"]):
+        drops.append(
+            f"case pass rate {100 * row['pass_rate_delta']:+.1f} pp "
+            f"({row['pass_rate_delta_relative']:+.1%} relative)"
+        )
+    if bool(row["average_score_regressed"]):
+        drops.append(
+            f"mean score {row['average_score_delta']:+.3f} "
+            f"({row['average_score_delta_relative']:+.1%} relative)"
+        )
+    return (
+        f"{row['candidate_variant_id']}: {', '.join(drops)}; "
+        f"the threshold: -{threshold:.0%} of the baseline's"
+    )
 
 
 def _noting_unanswered(analysis: Any, gates: list[GateOutcome]) -> list[GateOutcome]:
@@ -1240,13 +1289,17 @@ def experiment_report(
 ) -> None:
     """Re-render a saved report (ours, or AgenticLens 0.10's with verdicts from its records)."""
     console = output_console(quiet)
+    from ._files import check_outputs
     from .report.console import print_summary
     from .report.saved import load_report
 
     try:
-        from ._files import check_outputs
-
         check_outputs({**_by_option(outputs), "--summary": summary}, [report_file])
+    except InputError as exc:
+        # Said as an output's problem: "Unable to read experiment report" sent the reader
+        # to a report file that was fine.
+        raise fail("Unable to write the outputs", exc) from None
+    try:
         from .report.json_report import created_at
 
         created_at()  # a SOURCE_DATE_EPOCH no report can use
@@ -1339,8 +1392,19 @@ def _mark_done(code: object) -> None:
     mark_done(code if isinstance(code, int) else (0 if code is None else EXIT_INVALID_INPUT))
 
 
+def _ignore_zero_columns() -> None:
+    """Forget ``COLUMNS=0``: rich takes it as a width of 0 and prints nothing, stdout and
+    stderr alike, so a job failing a gate (exit 4) or given a wrong path (exit 1) logged no
+    word of why. Some CI shells export it from a terminal of no size; unset, the width is
+    the terminal's or, in a log, :data:`~._cli_errors.PIPE_WIDTH`."""
+    columns = os.environ.get("COLUMNS")
+    if columns is not None and columns.strip().lstrip("0") == "":
+        del os.environ["COLUMNS"]
+
+
 def main() -> None:
     """Console-script entry point."""
+    _ignore_zero_columns()  # first: the supervisor and its child print too
     _supervised()
     _command()
 

@@ -688,7 +688,8 @@ def _outage_experiment(folder: Path) -> Path:
     [
         (["--max-unanswered", "0.2"], 3),
         (["--fail-on-regression", "--max-unanswered", "0.2"], 3),
-        (["--fail-on-regression", "--max-unanswered", "1"], 4),  # passed: the next gate says
+        (["--fail-on-regression", "--max-unanswered", "1"], 4),  # passed, then the next gate
+        (["--max-unanswered", "1"], 0),  # passed, and said so: the log showed nothing
     ],
 )
 def test_report_max_unanswered_decides_as_the_run_did(
@@ -724,7 +725,15 @@ def test_report_max_unanswered_decides_as_the_run_did(
             f"c ({counts.loc['c', 'sum']} of {counts.loc['c', 'size']})"
         )
     else:
-        assert said[0].startswith("Regression against the baseline")
+        most = counts["sum"] / counts["size"]
+        worst = most.idxmax()
+        assert worst == "c"
+        assert said[0] == (
+            "Unanswered-attempts gate passed: no variant's target left more than 100% of its "
+            f"attempts unanswered (--max-unanswered); the most: {worst} "
+            f"({counts.loc[worst, 'sum']} of {counts.loc[worst, 'size']})."
+        )
+        assert (status == 4) == said[1].startswith("Regression against the baseline")
     assert said[-2].startswith("  note: b: 3 of 8 attempts got no answer")
     assert said[-1].startswith("  note: c: 16 of 16 attempts got no answer")
 
@@ -886,3 +895,83 @@ def test_a_bad_evaluators_spec_names_the_option(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "--evaluators: expected 'module:attribute', got 'registry'" in done.stderr
     assert "(e.g. --evaluators my_project.evals:registry)" in done.stderr
+
+
+def test_report_says_a_refused_output_is_an_output_problem(tmp_path: Path) -> None:
+    """`experiment report r.json --summary <a folder>` said "Unable to read experiment
+    report: ...": the job's author went looking at a report file that was fine."""
+    (tmp_path / "adir").mkdir()
+    done = _cli("experiment", "report", "r.json", "--summary", "adir", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.startswith("Unable to write the outputs: adir: --summary names a dir")
+
+
+def test_a_failed_compat_gate_says_by_how_much(tmp_path: Path) -> None:
+    """`--regression-rule compat` named the regressed candidates only: whether a drop was
+    6 % or 60 % was in the report alone."""
+    done = _cli(
+        *_run_args(EXAMPLE, tmp_path), "--fail-on-regression", "--regression-rule", "compat"
+    )
+    assert done.returncode == 4, done.stderr
+    # Independently, AgenticLens's case pass rate from the saved trials: passed cases over
+    # every declared attempt, a failed (absent) trial's counting as failures.
+    report = json.loads((tmp_path / "r.json").read_text())
+    declared = report["trial_count"]
+    rates = {}
+    for variant in report["variants"]:
+        passed = sum(
+            case["passed"]
+            for trial in variant["trials"]
+            if trial.get("report")
+            for case in trial["report"]["cases"]
+        )
+        cases = max(len(t["report"]["cases"]) for t in variant["trials"] if t.get("report"))
+        rates[variant["variant_id"]] = passed / (cases * declared)
+    drop = rates["retrieval-dense"] - rates["baseline"]
+    assert (
+        f"  retrieval-dense: case pass rate {100 * drop:+.1f} pp "
+        f"({drop / rates['baseline']:+.1%} relative); the threshold: -5% of the baseline's"
+    ) in done.stderr.splitlines()
+
+
+def test_a_new_run_dir_restarted_by_the_supervisor_does_not_say_it_resumed(
+    tmp_path: Path,
+) -> None:
+    """A target ending the process once in a fresh CI job's new --run-dir: the supervisor
+    restarted the run (said so) and the job's log then said "Resumed from --run-dir rd: …
+    from its journal ... a changed agent needs a new --run-dir", as if the folder had
+    been kept from an earlier job. A folder that was kept still says so."""
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    (folder / "bot.py").write_text(
+        "import os, pathlib\n"
+        "def answer(text):\n"
+        "    here = pathlib.Path(__file__).parent\n"
+        "    with open(here / 'calls.log', 'a') as log:\n"
+        "        log.write(text + '\\n')\n"
+        "    if text == 'q1' and not (here / 'ended').exists():\n"
+        "        (here / 'ended').write_text('')\n"
+        "        os._exit(3)\n"
+        "    return {'output': 'your parcel is on its way', 'trace': {'spans': []}}\n"
+    )
+    cases = "".join(
+        f"  - {{id: c{i}, name: c{i}, input: q{i}, expected_contains: [parcel]}}\n"
+        for i in range(3)
+    )
+    (folder / "suite.yaml").write_text(f'name: s\nversion: "1"\ncases:\n{cases}')
+    (folder / "manifest.yaml").write_text(
+        'schema_version: "1.1"\nname: m\nversion: "1"\nbaseline_variant_id: a\n'
+        "trial_count: 1\nvariants:\n"
+        + "".join(
+            f"  - {{id: {v}, name: {v}, target_kind: python, target: 'bot.py:answer'}}\n"
+            for v in "abc"
+        )
+    )
+    args = ["experiment", "run", "manifest.yaml", "suite.yaml", "-q", "--run-dir", "rd"]
+    first = _cli(*args, "--save", "r.json", cwd=folder)
+    assert first.returncode == 0, first.stderr
+    assert "resuming (1 of at most" in first.stderr  # the restart, said as it happened
+    assert "Resumed" not in first.stderr
+    again = _cli(*args, "--save", "r2.json", cwd=folder)
+    assert again.returncode == 0, again.stderr
+    assert "Resumed from --run-dir rd: 9 of 9 live attempt(s) from its journal" in again.stderr

@@ -283,3 +283,40 @@ def test_the_explorer_without_its_extra_names_it() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "pip install 'agenticlens-frames[notebook]'" in done.stdout, done.stderr
     assert "the notebook explorer" in done.stdout
+
+
+def test_columns_0_still_prints_the_verdicts_and_the_errors(tmp_path: Path) -> None:
+    """With COLUMNS=0 (exported by some CI shells from a terminal of no size) rich printed
+    nothing: a failed gate or a wrong path exited with no word on stdout or stderr."""
+    missing = _cli("experiment", "report", str(tmp_path / "nope.json"), columns="0")
+    assert missing.returncode == 1
+    assert "nope.json: file not found" in missing.stderr
+    args = [str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml")]
+    done = _cli(
+        "experiment", "run", *args, "--save", str(tmp_path / "r.json"),
+        "--fail-on-regression", columns="0",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Verdicts against baseline" in done.stdout
+    assert done.stderr.startswith("Regression gate passed")
+
+
+def test_tables_are_not_cut_in_a_log_with_force_color(tmp_path: Path) -> None:
+    """FORCE_COLOR=1 (set by many CI jobs for coloured logs) made rich take the log for a
+    terminal of 80 columns: the verdict table's cells were cut and wrapped."""
+    command = [str(EXE)] if EXE.exists() else [sys.executable, "-m", "agenticlens_frames.cli"]
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
+    args = [str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml")]
+    done = subprocess.run(
+        [*command, "experiment", "run", *args, "--save", str(tmp_path / "r.json")],
+        capture_output=True, text=True, env={**env, "FORCE_COLOR": "1"}, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout)
+    assert "…" not in text
+    manifest = yaml.safe_load((EXAMPLE / "manifest.yaml").read_text(encoding="utf-8"))
+    candidates = [v["id"] for v in manifest["variants"]][1:]
+    for vid in candidates:  # each candidate's quality verdict whole, on its own row
+        assert re.search(
+            rf"│   {re.escape(vid)} .*│ (no detectable difference|better|worse) ", text
+        )

@@ -59,9 +59,11 @@ __all__ = [
     "format_interval",
     "format_p",
     "headline_pass_rates",
+    "how_tested",
     "interval_phrase",
     "method_phrase",
     "p_header",
+    "p_value_tests",
     "regressions",
     "verdicts_from_paired",
 ]
@@ -273,6 +275,47 @@ def method_phrase(ci_methods: Any) -> str:
     return "; ".join(said)
 
 
+def p_value_tests(p_value_methods: Any) -> list[str]:
+    """The tests behind a table's p-values, each once, from its ``p_value_method`` values:
+    a test's name without its per-row detail (sign vectors, dropped zeros), with the reason
+    kept where a row fell back to another test or had none.
+
+    Examples
+    --------
+    >>> p_value_tests(["Wilcoxon signed-rank (zero differences dropped)", "t",
+    ...             "sign-flip permutation, exact (8 sign vectors)"])
+    ['Wilcoxon signed-rank', 't', 'sign-flip permutation, exact']
+    >>> p_value_tests(["t (McNemar needs one binary attempt per arm per case)"])
+    ['t (McNemar needs one binary attempt per arm per case)']
+    """
+    names = []
+    for text in p_value_methods:
+        if isinstance(text, str) and text:
+            name, _, why = text.partition(" (")
+            names.append(text if "needs" in why or "no interval or test" in why else name)
+    return list(dict.fromkeys(names))
+
+
+def how_tested(verdicts: pd.DataFrame) -> str:
+    """The test behind a verdict table's p-values and, when another, its intervals'
+    method, in words. The interval's method alone was said as the test: a run with
+    ``--paired-method wilcoxon`` (t interval, Wilcoxon p) read "test: paired t", as if the
+    option had been ignored.
+
+    Examples
+    --------
+    >>> v = pd.DataFrame({"ci_method": ["t"]})
+    >>> v.attrs["tests"] = ["Wilcoxon signed-rank"]
+    >>> how_tested(v)
+    'Wilcoxon signed-rank; interval: paired t'
+    >>> how_tested(pd.DataFrame({"ci_method": ["t"]}))
+    'paired t'
+    """
+    interval = method_phrase(verdicts.get("ci_method", ()))
+    test = method_phrase(verdicts.attrs.get("tests") or ()) or interval
+    return test if test == interval or not interval else f"{test}; interval: {interval}"
+
+
 def family_phrase(correction: str, family_size: int | None, alpha: float) -> str:
     """Which correction decides significance, over which family, at which α, in words:
     what every surface that marks a comparison significant says beside it.
@@ -471,6 +514,8 @@ def verdicts_from_paired(paired: pd.DataFrame, *, declared: bool) -> pd.DataFram
     for column in ("paired_items", "family_size"):
         frame[column] = pd.to_numeric(frame[column]).fillna(0).astype(np.int64)
     frame.attrs["declared"] = bool(declared)
+    if "p_value_method" in paired:
+        frame.attrs["tests"] = p_value_tests(paired["p_value_method"])
     # The comparisons that have no row, and why: a table without them must say so.
     frame.attrs["omitted"] = list(paired.attrs.get("omitted", []))
     if not declared:

@@ -231,7 +231,7 @@ def verdict_caption(v: Any, level: float) -> str:
     Each candidate minus the baseline, case by case over the cases both scored; evaluators:
     quality = passed, ... test: paired t. The interval is per comparison (95%), ...
     """
-    from ..paired.verdicts import interval_phrase, method_phrase
+    from ..paired.verdicts import how_tested, interval_phrase
 
     if not len(v):
         return ""
@@ -243,7 +243,7 @@ def verdict_caption(v: Any, level: float) -> str:
         "Each candidate minus the baseline, case by case over the cases both scored; "
         "evaluators: " + ", ".join(f"{d} = {e}" for d, e in evaluators.items())
     )
-    test = method_phrase(v.get("ci_method", ()))
+    test = how_tested(v)
     caption += f"; test: {test}." if test else "."
     if declared:
         caption += " " + interval_phrase(

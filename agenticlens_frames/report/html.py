@@ -851,8 +851,8 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         format_difference,
         format_interval,
         format_p,
+        how_tested,
         interval_phrase,
-        method_phrase,
         omitted_parts,
         p_header,
     )
@@ -895,7 +895,7 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
             )
         # data-variant: the page's factor filters hide the rows of filtered-out candidates
         rows.append(f"<tr data-variant='{_e(r['candidate_variant_id'])}'>{cells}</tr>")
-    test = method_phrase(verdicts.get("ci_method", ()))
+    test = how_tested(verdicts)
     test = f"; test: {test}" if test else ""
     if declared:
         how = _e(family_phrase(str(first["correction"]), int(first["family_size"]), first["alpha"]))

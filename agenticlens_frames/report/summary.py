@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from .._docs import markdown_escape, markdown_table
 from ..analysis import (
@@ -169,6 +170,28 @@ def _gate(gate: GateOutcome, warnings: Sequence[str] = ()) -> list[str]:
     return [f"**{mark}.** {_md(gate.headline)}", *(f"- {_md(d)}" for d in details)]
 
 
+def _unapplied_gate(analysis: ExperimentAnalysis) -> list[list[str]]:
+    """A saved report's non-inferiority gate, re-rendered without a gate asked for: in the
+    console's words, said not to have set the exit status. The console showed a failed gate
+    and the summary of the same command said nothing of it."""
+    from ..paired.gate import gate_statement
+
+    gate = analysis.paired_frames.get("noninferiority")
+    if gate is None:
+        return []
+    passed, headline, details = gate_statement(
+        gate, analysis.paired_frames.get("paired_comparisons"), every=True
+    )
+    return [
+        [
+            f"**{'Passed' if passed else 'Failed'}, not applied (exit 0).** {_md(headline)}",
+            *(f"- {_md(d)}" for d in details),
+            "",
+            "No gate was asked for: `experiment report --fail-on-regression` applies it.",
+        ]
+    ]
+
+
 def _verdict_table(analysis: ExperimentAnalysis) -> list[str]:
     """The verdicts as a table, with the console's caption under it."""
     from ..paired.verdicts import detectable_cell, format_change, format_p, p_header
@@ -305,6 +328,8 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
         )
     warnings = [*headline_warnings(analysis.warnings), *target_failure_warnings(analysis)]
     blocks.extend(_gate(gate, warnings) for gate in gates)
+    if not gates:
+        blocks.extend(_unapplied_gate(analysis))
     if omitted := omitted_statement(v):
         warnings.append(omitted)
     warnings += judge_noise_notes(analysis)
@@ -351,10 +376,37 @@ def append_text(path: str | Path, text: str) -> None:
     # Its folder is made as every other output's is: a summary in a folder the job has not
     # made yet failed after the run, however long it took.
     target.parent.mkdir(parents=True, exist_ok=True)
+    stream = _own_stream(target)
+    if stream is not None:
+        stream.flush()  # the console's text first: the blank line below goes by the end
     if target.is_file() and target.stat().st_size:
         with open(target, "rb") as handle:
             handle.seek(-1, os.SEEK_END)
             text = ("\n" if handle.read(1) == b"\n" else "\n\n") + text
+    if stream is not None:
+        # Opened anew, /dev/stdout redirected to a file (`> log`) gets an offset of its
+        # own: the console's next line wrote over the summary's first one. Through the
+        # stream, a reader that left (`| head`) costs nothing, as for the console.
+        stream.write(text)
+        stream.flush()
+        return
     # One write of the whole block: steps appending to one file never interleave lines.
     with open(target, "a", encoding="utf-8", errors="replace") as handle:
         handle.write(text)
+
+
+def _own_stream(target: Path) -> TextIO | None:
+    """``sys.stdout`` or ``sys.stderr`` when ``target`` is the file, pipe or terminal it
+    writes to (``/dev/stdout``, or the log the job redirects stdout to), else None."""
+    try:
+        here = target.stat()
+    except OSError:
+        return None
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            there = os.fstat(stream.fileno())
+        except (AttributeError, OSError, ValueError):  # replaced, e.g. by a test's capture
+            continue
+        if (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino):
+            return stream
+    return None

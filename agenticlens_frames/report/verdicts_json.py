@@ -22,8 +22,9 @@ def verdicts_block(frame: pd.DataFrame) -> dict[str, Any]:
     """The JSON-ready ``verdicts`` block of the report (NaN → null).
 
     Keys: ``declared``, ``correction`` (null when not declared), ``how_to_declare``
-    (null when declared), ``regression_dimensions`` and ``rows`` (one record per row of
-    :func:`case_verdicts`).
+    (null when declared), ``regression_dimensions``, ``tests`` (the tests behind the
+    p-values, :func:`~agenticlens_frames.paired.verdicts.p_value_tests`) and ``rows`` (one
+    record per row of :func:`case_verdicts`).
 
     Examples
     --------
@@ -45,6 +46,7 @@ def verdicts_block(frame: pd.DataFrame) -> dict[str, Any]:
         "correction": correction if declared else None,
         "how_to_declare": None if declared else HOW_TO_DECLARE,
         "regression_dimensions": list(REGRESSION_DIMENSIONS),
+        "tests": list(frame.attrs.get("tests") or []),
         "rows": rows,
     }
 
@@ -66,6 +68,9 @@ def verdicts_from_block(block: Mapping[str, Any]) -> pd.DataFrame:
         [v if isinstance(v, bool) else None for v in frame["significant"]], dtype="boolean"
     )
     frame.attrs["declared"] = bool(block.get("declared", False))
+    tests = block.get("tests")
+    if isinstance(tests, list):  # (absent from reports written before it was kept)
+        frame.attrs["tests"] = [t for t in tests if isinstance(t, str)]
     if block.get("correction"):
         frame.attrs["correction"] = block["correction"]
     if not frame.attrs["declared"]:

@@ -272,3 +272,35 @@ def test_p_values_under_a_declared_none_are_not_called_adjusted() -> None:
     print_summary(analyze(run, correction="none", frontier_n_resamples=0), console)
     verdicts = console.export_text().split("Variants")[0]
     assert "p (not adjusted)" in verdicts and "Adj. p" not in verdicts
+
+
+def test_the_verdict_caption_names_the_test_behind_the_p_values(run, tmp_path) -> None:
+    """With --paired-method wilcoxon (t interval, Wilcoxon p) the console, the page and
+    --summary said "test: paired t", the interval's method, as if the option had been
+    ignored; a saved report re-rendered says the same."""
+    import numpy as np
+    from scipy import stats
+
+    from agenticlens_frames.report.html import verdicts_table_html
+    from agenticlens_frames.report.json_report import write_json_report
+    from agenticlens_frames.report.saved import load_report
+    from agenticlens_frames.report.summary import summary_markdown
+
+    analysis = analyze(run, comparisons={"correction": "holm", "method": "wilcoxon"})
+    # Independently: the p-value of prompt-v2's quality row is Wilcoxon's, zeros dropped.
+    attempts = run.attempts[run.attempts["status"] != "trial_failed"]
+    rate = attempts.groupby(["variant_id", "case_id"], observed=True)["passed"].mean()
+    d = (rate["prompt-v2"] - rate["baseline"]).dropna().to_numpy(dtype=float)
+    expected = stats.wilcoxon(d[d != 0]).pvalue
+    v = analysis.verdicts
+    row = v[(v["candidate_variant_id"] == "prompt-v2") & (v["dimension"] == "quality")]
+    assert np.isclose(float(row["p_value"].iloc[0]), expected)
+    said = "test: Wilcoxon signed-rank; interval: paired t."
+    saved = tmp_path / "r.json"
+    write_json_report(analysis, saved)
+    for a in (analysis, load_report(saved)):
+        console = Console(record=True, width=120, color_system=None)
+        print_summary(a, console)
+        assert said in " ".join(console.export_text().split())
+        assert said in summary_markdown(a)
+        assert said[:-1] in verdicts_table_html(a.verdicts)

@@ -277,3 +277,70 @@ def test_p_values_under_a_declared_none_are_not_called_adjusted(run) -> None:
     text = summary_markdown(analyze(plain, correction="none", frontier_n_resamples=0))
     header = _tables(text)[0][0]
     assert "p (not adjusted)" in header and "Adj. p" not in header
+
+
+@pytest.mark.parametrize("summary", ["/dev/stdout", "log.txt"])
+def test_a_summary_to_the_jobs_own_stdout_is_not_overwritten(
+    tmp_path: Path, analysis, summary: str
+) -> None:
+    """``--summary /dev/stdout > log.txt`` (or ``--summary log.txt > log.txt``) opened the
+    log anew, with an offset of its own: the console's next line wrote over the summary's
+    heading."""
+    import subprocess
+    import sys
+
+    args = [str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml")]
+    log = tmp_path / "log.txt"
+    with log.open("w") as stdout:
+        done = subprocess.run(
+            [sys.executable, "-m", "agenticlens_frames.cli", "experiment", "run", *args,
+             "--save", "r.json", "--summary", summary],
+            stdout=stdout, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = log.read_text(encoding="utf-8")
+    console, _, block = text.partition("\n\n### Experiment support-agent-upgrade (version 1)\n")
+    assert "Verdicts against baseline" in console and block  # the console, then the block
+    # The whole block, then the console's last line, as a summary written to its own file.
+    expected = summary_markdown(analysis).partition("\n")[2]
+    assert block == f"{expected}Appended the Markdown summary to {summary}\n"
+
+
+def test_a_reports_failed_gate_is_in_the_summary_of_a_plain_re_render(tmp_path: Path) -> None:
+    """`experiment report r.json --summary s.md` (no gate asked for) showed the saved
+    non-inferiority gate's failure on the console and left it out of the summary."""
+    import statistics
+    import subprocess
+    import sys
+
+    args = [str(EXAMPLE / "manifest.yaml"), str(EXAMPLE / "suite.yaml")]
+    cli = [sys.executable, "-m", "agenticlens_frames.cli", "experiment"]
+    ran = subprocess.run(
+        [*cli, "run", *args, "-q", "--save", "r.json", "--noninferiority", "latency=200"],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 5, ran.stderr
+    done = subprocess.run(
+        [*cli, "report", "r.json", "-q", "--summary", "s.md"],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "s.md").read_text(encoding="utf-8")
+    assert "**Failed, not applied (exit 0).** Non-inferiority gate failed: model-large" in text
+    # Independently: model-large's one-sided 95% upper bound of the per-case mean latency
+    # difference (unknown latencies left out), from the saved trials.
+    report = json.loads((tmp_path / "r.json").read_text())
+
+    def latencies(variant: dict) -> dict[str, float]:
+        seen: dict[str, list[float]] = {}
+        for trial in variant["trials"]:
+            for case in (trial.get("report") or {}).get("cases", []):
+                if case.get("latency_ms"):
+                    seen.setdefault(case["case_id"], []).append(case["latency_ms"])
+        return {k: statistics.mean(x) for k, x in seen.items()}
+
+    by_id = {v["variant_id"]: latencies(v) for v in report["variants"]}
+    base, cand = by_id["baseline"], by_id["model-large"]
+    d = [cand[k] - base[k] for k in base if k in cand]
+    bound = statistics.mean(d) + stats.t.ppf(0.95, len(d) - 1) * statistics.stdev(d) / len(d) ** 0.5
+    assert f"- model-large (latency): upper 95% bound {bound:+.4g} ms per attempt" in text
