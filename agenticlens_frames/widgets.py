@@ -284,7 +284,13 @@ class Explorer(widgets.VBox):
         )
         n_cases = len(analysis.info.get("case_ids") or analysis.cases["case_id"].unique())
         self.max_cases = widgets.IntSlider(
-            value=min(max_cases, n_cases), min=1, max=max(n_cases, 1), description="show"
+            value=min(max_cases, n_cases),
+            min=1,
+            max=max(n_cases, 1),
+            description="show",
+            # Redraw once, on release: dragging across thousands of cases otherwise queues
+            # a redraw per value passed, and the kernel stays busy for minutes.
+            continuous_update=False,
         )
         self.heatmap = go.Figure()
         self.curves = go.Figure()

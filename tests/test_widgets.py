@@ -276,3 +276,8 @@ def test_explorer_verdicts_say_what_the_filters_hide(explorer: Explorer) -> None
     for w in explorer.factor_filters.values():
         w.value = ()
     assert "Hidden by" not in text() and "Not compared: retrieval-dense" in text()
+
+
+def test_the_case_count_slider_redraws_on_release(explorer: Explorer) -> None:
+    # Dragging it across 5,000 cases redrew at every value passed: minutes of a busy kernel.
+    assert explorer.max_cases.continuous_update is False
