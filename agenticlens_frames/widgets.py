@@ -238,8 +238,12 @@ class Explorer(widgets.VBox):
         The ``Output`` widgets the figures are drawn in, by figure name.
     clicks
         The :class:`ClickBridge` reporting heatmap clicks.
+    pick_variant, pick_case
+        ``Dropdown`` s of the heatmap's variants and cases: choosing both shows that cell's
+        attempts, as a click does (the way in from the keyboard); a click moves them to
+        its cell.
     details
-        ``HTML`` widget showing the attempts of the last clicked heatmap cell.
+        ``HTML`` widget showing the attempts of the last clicked or chosen heatmap cell.
 
     Examples
     --------
@@ -304,7 +308,17 @@ class Explorer(widgets.VBox):
         self.views = {name: widgets.Output() for name in names}
         self.clicks = ClickBridge(key=f"agenticlens-heatmap-{id(self)}")
         self.clicks.observe(self._on_bridge_click, names="clicked")
-        self.details = widgets.HTML("<i>Click a heatmap cell to see that case's attempts.</i>")
+        self.details = widgets.HTML(
+            "<i>Click a heatmap cell, or choose a variant and a case, to see that case's "
+            "attempts.</i>"
+        )
+        # The keyboard's way to a cell's attempts (a heatmap cell takes no focus): the
+        # heatmap's variants and cases, whose axis labels are the values.
+        self.pick_variant = widgets.Dropdown(description="variant")
+        self.pick_case = widgets.Dropdown(description="case")
+        self._picking = False  # set while the explorer itself moves the two dropdowns
+        for pick in (self.pick_variant, self.pick_case):
+            pick.observe(self._on_pick, names="value")
         self.status = widgets.HTML()
         self._labels: dict[tuple[str, str], tuple[str, str]] = {}
         self._pass_k = viz.pass_k_frame(analysis)
@@ -320,6 +334,7 @@ class Explorer(widgets.VBox):
                 self.status,
                 self.views["heatmap"],
                 self.clicks,
+                widgets.HBox([self.pick_variant, self.pick_case], layout=_WRAP),
                 self.details,
                 # Stacked, not side by side: two figures in one row overflow an output
                 # area narrower than twice a figure's natural width.
@@ -405,6 +420,7 @@ class Explorer(widgets.VBox):
             for name in ("heatmap", "curves", "frontier"):
                 _show(self.views[name], empty)
             self._labels = {}
+            self._set_picks([], [])
             return
         baseline = a.info.get("baseline_variant_id")
         heat = viz.case_heatmap(
@@ -416,11 +432,16 @@ class Explorer(widgets.VBox):
             max_cases=self.max_cases.value,
         )
         if len(heat.data):
+            xs, ys = list(heat.data[0].x), list(heat.data[0].y)
+            case_ids, variant_ids = _case_ids_of(heat, cm), _variant_ids_of(heat, vs)
             self._labels = {
                 (x, y): (cid, vid)
-                for x, cid in zip(heat.data[0].x, _case_ids_of(heat, cm), strict=True)
-                for y, vid in zip(heat.data[0].y, _variant_ids_of(heat, vs), strict=True)
+                for x, cid in zip(xs, case_ids, strict=True)
+                for y, vid in zip(ys, variant_ids, strict=True)
             }
+            self._set_picks(
+                list(zip(variant_ids, ys, strict=True)), list(zip(case_ids, xs, strict=True))
+            )
         names = dict(zip(vs["variant_id"].astype(str), vs["variant_name"], strict=True))
         heat.update_layout(meta=self.clicks.key)  # how the click bridge finds it
         self.heatmap = heat
@@ -438,6 +459,20 @@ class Explorer(widgets.VBox):
                 else go.Figure(layout={"title": {"text": "no candidate selected"}})
             )
             _show(self.views["paired"], self.paired)
+
+    def _set_picks(self, variants: list[tuple[str, str]], cases: list[tuple[str, str]]) -> None:
+        """Offer these (id, axis label) pairs in the variant and case dropdowns."""
+        self._picking = True
+        try:
+            self.pick_variant.options = [("(choose)", None), *variants]
+            self.pick_case.options = [("(choose)", None), *cases]
+        finally:
+            self._picking = False
+
+    def _on_pick(self, _change: Any = None) -> None:
+        x, y = self.pick_case.value, self.pick_variant.value
+        if not self._picking and x is not None and y is not None:
+            self.show_attempts_at(x, y)
 
     def _on_bridge_click(self, change: Any) -> None:
         clicked = change["new"]
@@ -499,6 +534,11 @@ class Explorer(widgets.VBox):
         if hit is None:
             raise InputError(f"no heatmap cell at case {x!r}, variant {y!r}")
         case_id, variant_id = hit
+        self._picking = True  # a click moves the dropdowns to its cell, without a redraw
+        try:
+            self.pick_variant.value, self.pick_case.value = y, x
+        finally:
+            self._picking = False
         self.details.value = _attempts_html(self.analysis.run, variant_id, case_id)
 
 

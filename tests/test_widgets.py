@@ -278,6 +278,28 @@ def test_explorer_verdicts_say_what_the_filters_hide(explorer: Explorer) -> None
     assert "Hidden by" not in text() and "Not compared: retrieval-dense" in text()
 
 
+def test_a_cells_attempts_are_reachable_from_the_keyboard(explorer: Explorer, run) -> None:
+    # A heatmap cell takes no focus: the variant and case dropdowns are the way in.
+    trace = explorer.heatmap.data[0]
+    assert [v for _, v in explorer.pick_variant.options[1:]] == list(trace.y)
+    assert [c for _, c in explorer.pick_case.options[1:]] == list(trace.x)
+    vid, cid = trace.y[2], trace.x[3]
+    explorer.pick_variant.value = vid
+    assert "<b>trial" not in explorer.details.value  # one of the two is not enough
+    explorer.pick_case.value = cid
+    att = run.attempts[(run.attempts["variant_id"] == vid) & (run.attempts["case_id"] == cid)]
+    shown = re.findall(r"<b>trial (\d+)</b> · (\w+) · (passed|failed)", explorer.details.value)
+    expected = [
+        (str(t), s, "passed" if p else "failed")
+        for t, s, p in zip(att["trial"], att["status"], att["passed"], strict=True)
+    ]
+    assert sorted(shown) == sorted(expected) and len(shown) == 5
+    # A click moves the dropdowns to its cell.
+    _click(explorer, trace, 0, 1)
+    assert (explorer.pick_variant.value, explorer.pick_case.value) == (trace.y[0], trace.x[1])
+    assert f"<h4>{trace.y[0]} · {trace.x[1]}</h4>" in explorer.details.value
+
+
 def test_the_case_count_slider_redraws_on_release(explorer: Explorer) -> None:
     # Dragging it across 5,000 cases redrew at every value passed: minutes of a busy kernel.
     assert explorer.max_cases.continuous_update is False
