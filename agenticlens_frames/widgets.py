@@ -159,7 +159,8 @@ class ClickBridge(anywidget.AnyWidget):  # type: ignore[misc]
     The figure is drawn by the notebook's plotly renderer; this widget (nothing visible)
     finds it in the page and sets ``clicked`` to ``[x, y, stamp]`` on each click, which
     Python observes. Its JavaScript is a few hundred bytes, so it costs nothing in the
-    saved notebook.
+    saved notebook. It also marks the box it sits in (the explorer) so that JupyterLab's
+    notebook shortcuts leave the keys pressed on its controls to them.
     """
 
     _esm = """
@@ -176,6 +177,13 @@ export default {
       });
     };
     const scan = () => {
+      // JupyterLab's command-mode shortcuts take the keys pressed on a select or slider
+      // (arrows move to another cell, "c" copies it): off on the explorer's controls (a
+      // control matches the shortcuts' selector itself, so marking a parent is not enough).
+      const explorer = el.closest(".widget-vbox");
+      for (const c of explorer ? explorer.querySelectorAll("select, .noUi-handle") : []) {
+        c.setAttribute("data-lm-suppress-shortcuts", "true");
+      }
       for (const gd of document.querySelectorAll(".js-plotly-plot")) {
         if (gd.layout && gd.layout.meta === key) hook(gd);
       }
@@ -464,8 +472,12 @@ class Explorer(widgets.VBox):
         """Offer these (id, axis label) pairs in the variant and case dropdowns."""
         self._picking = True
         try:
-            self.pick_variant.options = [("(choose)", None), *variants]
-            self.pick_case.options = [("(choose)", None), *cases]
+            for pick, options in ((self.pick_variant, variants), (self.pick_case, cases)):
+                keep, values = pick.value, [v for _, v in options]
+                pick.options = [("(choose)", None), *options]
+                # Kept when still shown. Set either way: an index left None shows no option
+                # selected in the browser, and the first arrow key press is lost on it.
+                pick.index = values.index(keep) + 1 if keep in values else 0
         finally:
             self._picking = False
 
