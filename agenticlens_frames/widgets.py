@@ -494,7 +494,7 @@ class Explorer(widgets.VBox):
     def _verdicts_html(self, keep: list[str]) -> str:
         from .paired.verdicts import HOW_TO_DECLARE
         from .report.early_stopping import stopped_early, stopping_section_html
-        from .report.html import verdicts_table_html
+        from .report.html import gate_section_html, verdicts_table_html, warnings_section_html
 
         v = self.analysis.verdicts
         shown = v[v["candidate_variant_id"].astype(str).isin(keep)]
@@ -513,12 +513,19 @@ class Explorer(widgets.VBox):
         else:
             body = verdicts_table_html(shown)
         table = f"<h3>{title} (case-level)</h3>" + _hidden_note(hidden, declared) + body
-        # As on the console and the page: after an early stop the stopping decision leads
-        # and the fixed-sample verdicts are descriptive; a rule that never stopped follows.
+        # In the page's order: the warnings first (too few trials makes every interval
+        # exploratory); after an early stop the stopping decision leads and the fixed-sample
+        # verdicts are descriptive, a rule that never stopped follows; a failed
+        # non-inferiority gate comes before the table, whose "no detectable difference"
+        # rows would read as reassurance above it, and a passed one after.
         stopping = stopping_section_html(self.analysis)
+        gate, gate_passed = gate_section_html(self.analysis)
         if stopped_early(self.analysis):
-            return stopping + table.replace("(case-level)", "(case-level; descriptive)", 1)
-        return table + stopping
+            table = stopping + table.replace("(case-level)", "(case-level; descriptive)", 1)
+        else:
+            table += stopping
+        table = table + gate if gate_passed else gate + table
+        return warnings_section_html(self.analysis) + table
 
     def show_attempts_at(self, x: str, y: str) -> None:
         """Show the attempts of the heatmap cell with these axis labels (``x``: the case,

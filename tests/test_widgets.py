@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import ipywidgets
+import numpy as np
 import plotly.graph_objects as go
 import pytest
 
@@ -305,3 +306,36 @@ def test_a_cells_attempts_are_reachable_from_the_keyboard(explorer: Explorer, ru
 def test_the_case_count_slider_redraws_on_release(explorer: Explorer) -> None:
     # Dragging it across 5,000 cases redrew at every value passed: minutes of a busy kernel.
     assert explorer.max_cases.continuous_update is False
+
+
+def test_a_failed_gate_and_the_warnings_lead_the_verdicts(run) -> None:
+    # As on the page: a failed non-inferiority gate (exit status 5 on the command line)
+    # comes before the "no detectable difference" rows; the explorer showed no gate at all,
+    # nor the warning that a variant completed too few trials.
+    from scipy import stats
+
+    ex = explore(run, noninferiority_margin=0.02)
+    text = re.sub(r"\s+", " ", html.unescape(re.sub("<[^>]+>", " ", ex.verdicts.value)))
+    att = run.attempts
+    trial_failed = att.groupby(["variant_id", "trial"], observed=True)["status"].agg(
+        lambda s: (s == "trial_failed").all()
+    )
+    short = sorted({v for (v, _), failed in trial_failed.items() if failed})
+    assert short == ["retrieval-dense"]
+    warned = text.index(f"completed fewer than 5 trials ({short[0]})")
+    gate = text.index("Non-inferiority gate failed")
+    assert warned < gate < text.index("Verdicts against the baseline")
+    # Each candidate's one-sided 95% lower bound on the case-level quality difference, with
+    # docs/statistics.md's two pseudo-cases (+1 and -1; Bonett & Price): with m = n + 2,
+    # min(mean over m, mean over n) - t(n + 1) * sqrt((sum d² + 2) / m - (mean over m)²) / √m.
+    evaluated = att[att["status"] != "trial_failed"]
+    rate = evaluated.groupby(["variant_id", "case_id"], observed=True)["passed"].mean().unstack()
+    for candidate in ["model-large", "prompt-v2", "retrieval-dense", "large-v2"]:
+        d = (rate.loc[candidate] - rate.loc["baseline"]).dropna().to_numpy()
+        m = len(d) + 2
+        mean_m = d.sum() / m
+        sd_m = ((np.sum(d**2) + 2) / m - mean_m**2) ** 0.5
+        bound = 100 * (min(mean_m, d.mean()) - stats.t.ppf(0.95, len(d) + 1) * sd_m / m**0.5)
+        shown = re.search(rf"{candidate} \(quality\): lower 95% bound (-?[\d.]+) pp", text)
+        assert shown and float(shown.group(1)) == pytest.approx(bound, abs=0.01)
+        assert bound < -2  # so the gate (margin 2 pp) fails for every one
