@@ -231,8 +231,8 @@ class Explorer(widgets.VBox):
     factor_filters
         One ``SelectMultiple`` per factor (nothing selected = no filter).
     metric, cost_axis, case_order, max_cases
-        Metric selector (Pareto y axis and heatmap colour), Pareto x axis, heatmap case
-        order and number of cases shown.
+        Metric selector (Pareto y axis and heatmap colour), Pareto x axis (latency; cost when
+        no variant has a known latency), heatmap case order and number of cases shown.
     heatmap, curves, frontier
         The figures shown (``go.Figure``), redrawn on every change.
     verdicts
@@ -286,8 +286,15 @@ class Explorer(widgets.VBox):
                 options=levels, value=(), description=name, rows=min(len(levels), 4)
             )
         self.metric = widgets.Dropdown(options=list(METRICS), description="metric")
+        # Cost when no variant has a known latency (a run that recorded none): the frontier
+        # on latency would be an empty plot.
+        latency, cost = (vs.get(viz.OBJECTIVES[axis].column) for axis in ("latency", "cost"))
+        no_latency = latency is None or bool(latency.isna().all())
+        has_cost = cost is not None and bool(cost.notna().any())
         self.cost_axis = widgets.Dropdown(
-            options=[("latency", "latency"), ("cost", "cost")], description="x axis"
+            options=[("latency", "latency"), ("cost", "cost")],
+            value="cost" if no_latency and has_cost else "latency",
+            description="x axis",
         )
         self.case_order = widgets.Dropdown(
             options=[(label, key) for key, label in viz.CASE_ORDERS.items()],

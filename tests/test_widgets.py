@@ -339,3 +339,34 @@ def test_a_failed_gate_and_the_warnings_lead_the_verdicts(run) -> None:
         shown = re.search(rf"{candidate} \(quality\): lower 95% bound (-?[\d.]+) pp", text)
         assert shown and float(shown.group(1)) == pytest.approx(bound, abs=0.01)
         assert bound < -2  # so the gate (margin 2 pp) fails for every one
+
+
+def test_without_any_latency_the_frontier_starts_on_cost() -> None:
+    # A run that recorded no latency: the frontier on latency (the default) was an empty
+    # plot; on cost every variant is placed.
+    import pandas as pd
+
+    from agenticlens_frames import ExperimentRun
+
+    rows = [
+        {"variant_id": v, "trial": t, "case_id": c, "passed": (i + t + j) % 3 > 0,
+         "cost_usd": 0.001 * (i + 1) + 0.0001 * j}
+        for i, v in enumerate(["a", "b", "c"])
+        for t in (1, 2)
+        for j, c in enumerate(["x", "y", "z"])
+    ]  # fmt: skip
+    attempts = pd.DataFrame(rows)
+    run = ExperimentRun.from_frames(
+        attempts,
+        pd.DataFrame({"variant_id": ["a", "b", "c"]}),
+        pd.DataFrame({"case_id": list("xyz")}),
+    )
+    ex = explore(run)
+    assert ex.cost_axis.value == "cost"
+    # Each variant at its mean cost per trial (the sum over the suite, averaged over trials).
+    per_trial = attempts.groupby(["variant_id", "trial"])["cost_usd"].sum().groupby("variant_id")
+    expected = per_trial.mean().to_dict()
+    placed = {
+        label: x for trace in ex.frontier.data for label, x in zip(trace.text, trace.x, strict=True)
+    }
+    assert placed == pytest.approx(expected)
