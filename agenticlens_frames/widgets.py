@@ -136,6 +136,8 @@ def _attempts_html(run: ExperimentRun | None, variant_id: str, case_id: str) -> 
         latency = "n/a" if pd.isna(first["latency_ms"]) else f"{first['latency_ms']:.0f} ms"
         cost = "n/a" if pd.isna(first["cost_usd"]) else f"${first['cost_usd']:.4f}"
         output = "" if pd.isna(first["output"]) else str(first["output"])
+        # Unknown (no sample, a failed trial) is not "none used".
+        tools = "n/a" if pd.isna(first["tools"]) else str(first["tools"]) or "none"
         error = "" if pd.isna(first["error"]) else f" · error: {e(str(first['error']))}"
         checks = "".join(
             f"<li style='color:{'#1d7f4e' if bool(r['check_passed']) else '#b42318'}'>"
@@ -147,7 +149,7 @@ def _attempts_html(run: ExperimentRun | None, variant_id: str, case_id: str) -> 
         parts.append(
             f"<div><b>trial {int(trial)}</b> · {e(str(first['status']))} · "
             f"{'passed' if bool(first['passed']) else 'failed'} · score {score} · {latency} · "
-            f"{cost} · tools: {e(str(first['tools'] or 'none'))}{error}"
+            f"{cost} · tools: {e(tools)}{error}"
             f"<pre style='white-space:pre-wrap'>{e(output)}</pre><ul>{checks}</ul></div>"
         )
     return "".join(parts)

@@ -370,3 +370,20 @@ def test_without_any_latency_the_frontier_starts_on_cost() -> None:
         label: x for trace in ex.frontier.data for label, x in zip(trace.text, trace.x, strict=True)
     }
     assert placed == pytest.approx(expected)
+
+
+def test_an_attempt_without_a_sample_has_unknown_tools(explorer: Explorer, run) -> None:
+    # A missing sample or a failed trial recorded no tools: "n/a", as its latency; it said
+    # "tools: nan".
+    att = run.attempts
+    unknown = att[att["tools"].isna()]
+    assert set(unknown["status"]) == {"missing_sample", "trial_failed"}
+    for r in unknown.drop_duplicates("status").to_dict("records"):
+        explorer.pick_variant.value = r["variant_id"]
+        explorer.pick_case.value = r["case_id"]
+        shown = re.search(rf"<b>trial {r['trial']}</b>[^<]*", explorer.details.value).group(0)
+        assert shown.endswith(("tools: n/a", f"error: {html.escape(str(r['error']))}"))
+        assert "tools: n/a" in shown and "nan" not in shown
+    known = att[att["tools"].notna() & (att["tools"] != "")].iloc[0]
+    explorer.pick_variant.value, explorer.pick_case.value = known["variant_id"], known["case_id"]
+    assert f"tools: {html.escape(known['tools'])}" in explorer.details.value
