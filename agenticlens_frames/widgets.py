@@ -431,6 +431,15 @@ class Explorer(widgets.VBox):
                 # P(on the frontier) was computed among all variants: not for this subset.
                 vs = vs.drop(columns="p_frontier")
         self.verdicts.value = self._verdicts_html(keep)
+        # Before the early return below: with no variant left, not the last selection's rows.
+        if self.paired is not None and self._paired is not None:
+            shown = self._paired[self._paired["candidate_variant_id"].astype(str).isin(keep)]
+            self.paired = (
+                viz.paired_forest(shown)
+                if len(shown)
+                else go.Figure(layout={"title": {"text": "no candidate selected"}})
+            )
+            _show(self.views["paired"], self.paired)
         if not keep:
             empty = go.Figure(layout={"title": {"text": "no variant selected"}})
             self.heatmap = self.curves = self.frontier = empty
@@ -468,14 +477,6 @@ class Explorer(widgets.VBox):
         self.frontier = viz.pareto_chart(vs, x=self.cost_axis.value, y=objective)
         for name in ("heatmap", "curves", "frontier"):
             _show(self.views[name], getattr(self, name))
-        if self.paired is not None and self._paired is not None:
-            shown = self._paired[self._paired["candidate_variant_id"].astype(str).isin(keep)]
-            self.paired = (
-                viz.paired_forest(shown)
-                if len(shown)
-                else go.Figure(layout={"title": {"text": "no candidate selected"}})
-            )
-            _show(self.views["paired"], self.paired)
 
     def _set_picks(self, variants: list[tuple[str, str]], cases: list[tuple[str, str]]) -> None:
         """Offer these (id, axis label) pairs in the variant and case dropdowns."""

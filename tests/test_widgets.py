@@ -387,3 +387,17 @@ def test_an_attempt_without_a_sample_has_unknown_tools(explorer: Explorer, run) 
     known = att[att["tools"].notna() & (att["tools"] != "")].iloc[0]
     explorer.pick_variant.value, explorer.pick_case.value = known["variant_id"], known["case_id"]
     assert f"tools: {html.escape(known['tools'])}" in explorer.details.value
+
+
+def test_filters_that_leave_nothing_clear_the_paired_forest(run) -> None:
+    # The forest kept the previous selection's candidates when no variant was left.
+    ex = explore(run, correction="holm")
+    ex.factor_filters["model"].value = ("gpt-large",)
+    v = run.variants
+    large = set(v.loc[v["factor_model"] == "gpt-large", "variant_id"].astype(str))
+    assert {str(y) for t in ex.paired.data for y in t.y} == large
+    ex.factor_filters["retrieval"].value = ("dense",)
+    left = v[(v["factor_model"] == "gpt-large") & (v["factor_retrieval"] == "dense")]
+    assert ex.selected_variants == [] and left.empty
+    assert len(ex.paired.data) == 0
+    assert ex.paired.layout.title.text == "no candidate selected"
