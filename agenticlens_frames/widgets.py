@@ -136,6 +136,8 @@ def _attempts_html(run: ExperimentRun | None, variant_id: str, case_id: str) -> 
         latency = "n/a" if pd.isna(first["latency_ms"]) else f"{first['latency_ms']:.0f} ms"
         cost = "n/a" if pd.isna(first["cost_usd"]) else f"${first['cost_usd']:.4f}"
         output = "" if pd.isna(first["output"]) else str(first["output"])
+        # Unknown (no sample, a failed trial) is not "none used".
+        tools = "n/a" if pd.isna(first["tools"]) else str(first["tools"]) or "none"
         error = "" if pd.isna(first["error"]) else f" · error: {e(str(first['error']))}"
         checks = "".join(
             f"<li style='color:{'#1d7f4e' if bool(r['check_passed']) else '#b42318'}'>"
@@ -147,7 +149,7 @@ def _attempts_html(run: ExperimentRun | None, variant_id: str, case_id: str) -> 
         parts.append(
             f"<div><b>trial {int(trial)}</b> · {e(str(first['status']))} · "
             f"{'passed' if bool(first['passed']) else 'failed'} · score {score} · {latency} · "
-            f"{cost} · tools: {e(str(first['tools'] or 'none'))}{error}"
+            f"{cost} · tools: {e(tools)}{error}"
             f"<pre style='white-space:pre-wrap'>{e(output)}</pre><ul>{checks}</ul></div>"
         )
     return "".join(parts)
@@ -159,7 +161,8 @@ class ClickBridge(anywidget.AnyWidget):  # type: ignore[misc]
     The figure is drawn by the notebook's plotly renderer; this widget (nothing visible)
     finds it in the page and sets ``clicked`` to ``[x, y, stamp]`` on each click, which
     Python observes. Its JavaScript is a few hundred bytes, so it costs nothing in the
-    saved notebook.
+    saved notebook. It also marks the box it sits in (the explorer) so that JupyterLab's
+    notebook shortcuts leave the keys pressed on its controls to them.
     """
 
     _esm = """
@@ -176,6 +179,13 @@ export default {
       });
     };
     const scan = () => {
+      // JupyterLab's command-mode shortcuts take the keys pressed on a select or slider
+      // (arrows move to another cell, "c" copies it): off on the explorer's controls (a
+      // control matches the shortcuts' selector itself, so marking a parent is not enough).
+      const explorer = el.closest(".widget-vbox");
+      for (const c of explorer ? explorer.querySelectorAll("select, .noUi-handle") : []) {
+        c.setAttribute("data-lm-suppress-shortcuts", "true");
+      }
       for (const gd of document.querySelectorAll(".js-plotly-plot")) {
         if (gd.layout && gd.layout.meta === key) hook(gd);
       }
@@ -223,8 +233,8 @@ class Explorer(widgets.VBox):
     factor_filters
         One ``SelectMultiple`` per factor (nothing selected = no filter).
     metric, cost_axis, case_order, max_cases
-        Metric selector (Pareto y axis and heatmap colour), Pareto x axis, heatmap case
-        order and number of cases shown.
+        Metric selector (Pareto y axis and heatmap colour), Pareto x axis (latency; cost when
+        no variant has a known latency), heatmap case order and number of cases shown.
     heatmap, curves, frontier
         The figures shown (``go.Figure``), redrawn on every change.
     verdicts
@@ -238,8 +248,12 @@ class Explorer(widgets.VBox):
         The ``Output`` widgets the figures are drawn in, by figure name.
     clicks
         The :class:`ClickBridge` reporting heatmap clicks.
+    pick_variant, pick_case
+        ``Dropdown`` s of the heatmap's variants and cases: choosing both shows that cell's
+        attempts, as a click does (the way in from the keyboard); a click moves them to
+        its cell.
     details
-        ``HTML`` widget showing the attempts of the last clicked heatmap cell.
+        ``HTML`` widget showing the attempts of the last clicked or chosen heatmap cell.
 
     Examples
     --------
@@ -274,8 +288,15 @@ class Explorer(widgets.VBox):
                 options=levels, value=(), description=name, rows=min(len(levels), 4)
             )
         self.metric = widgets.Dropdown(options=list(METRICS), description="metric")
+        # Cost when no variant has a known latency (a run that recorded none): the frontier
+        # on latency would be an empty plot.
+        latency, cost = (vs.get(viz.OBJECTIVES[axis].column) for axis in ("latency", "cost"))
+        no_latency = latency is None or bool(latency.isna().all())
+        has_cost = cost is not None and bool(cost.notna().any())
         self.cost_axis = widgets.Dropdown(
-            options=[("latency", "latency"), ("cost", "cost")], description="x axis"
+            options=[("latency", "latency"), ("cost", "cost")],
+            value="cost" if no_latency and has_cost else "latency",
+            description="x axis",
         )
         self.case_order = widgets.Dropdown(
             options=[(label, key) for key, label in viz.CASE_ORDERS.items()],
@@ -284,7 +305,13 @@ class Explorer(widgets.VBox):
         )
         n_cases = len(analysis.info.get("case_ids") or analysis.cases["case_id"].unique())
         self.max_cases = widgets.IntSlider(
-            value=min(max_cases, n_cases), min=1, max=max(n_cases, 1), description="show"
+            value=min(max_cases, n_cases),
+            min=1,
+            max=max(n_cases, 1),
+            description="show",
+            # Redraw once, on release: dragging across thousands of cases otherwise queues
+            # a redraw per value passed, and the kernel stays busy for minutes.
+            continuous_update=False,
         )
         self.heatmap = go.Figure()
         self.curves = go.Figure()
@@ -298,7 +325,17 @@ class Explorer(widgets.VBox):
         self.views = {name: widgets.Output() for name in names}
         self.clicks = ClickBridge(key=f"agenticlens-heatmap-{id(self)}")
         self.clicks.observe(self._on_bridge_click, names="clicked")
-        self.details = widgets.HTML("<i>Click a heatmap cell to see that case's attempts.</i>")
+        self.details = widgets.HTML(
+            "<i>Click a heatmap cell, or choose a variant and a case, to see that case's "
+            "attempts.</i>"
+        )
+        # The keyboard's way to a cell's attempts (a heatmap cell takes no focus): the
+        # heatmap's variants and cases, whose axis labels are the values.
+        self.pick_variant = widgets.Dropdown(description="variant")
+        self.pick_case = widgets.Dropdown(description="case")
+        self._picking = False  # set while the explorer itself moves the two dropdowns
+        for pick in (self.pick_variant, self.pick_case):
+            pick.observe(self._on_pick, names="value")
         self.status = widgets.HTML()
         self._labels: dict[tuple[str, str], tuple[str, str]] = {}
         self._pass_k = viz.pass_k_frame(analysis)
@@ -314,6 +351,7 @@ class Explorer(widgets.VBox):
                 self.status,
                 self.views["heatmap"],
                 self.clicks,
+                widgets.HBox([self.pick_variant, self.pick_case], layout=_WRAP),
                 self.details,
                 # Stacked, not side by side: two figures in one row overflow an output
                 # area narrower than twice a figure's natural width.
@@ -393,12 +431,22 @@ class Explorer(widgets.VBox):
                 # P(on the frontier) was computed among all variants: not for this subset.
                 vs = vs.drop(columns="p_frontier")
         self.verdicts.value = self._verdicts_html(keep)
+        # Before the early return below: with no variant left, not the last selection's rows.
+        if self.paired is not None and self._paired is not None:
+            shown = self._paired[self._paired["candidate_variant_id"].astype(str).isin(keep)]
+            self.paired = (
+                viz.paired_forest(shown)
+                if len(shown)
+                else go.Figure(layout={"title": {"text": "no candidate selected"}})
+            )
+            _show(self.views["paired"], self.paired)
         if not keep:
             empty = go.Figure(layout={"title": {"text": "no variant selected"}})
             self.heatmap = self.curves = self.frontier = empty
             for name in ("heatmap", "curves", "frontier"):
                 _show(self.views[name], empty)
             self._labels = {}
+            self._set_picks([], [])
             return
         baseline = a.info.get("baseline_variant_id")
         heat = viz.case_heatmap(
@@ -410,11 +458,16 @@ class Explorer(widgets.VBox):
             max_cases=self.max_cases.value,
         )
         if len(heat.data):
+            xs, ys = list(heat.data[0].x), list(heat.data[0].y)
+            case_ids, variant_ids = _case_ids_of(heat, cm), _variant_ids_of(heat, vs)
             self._labels = {
                 (x, y): (cid, vid)
-                for x, cid in zip(heat.data[0].x, _case_ids_of(heat, cm), strict=True)
-                for y, vid in zip(heat.data[0].y, _variant_ids_of(heat, vs), strict=True)
+                for x, cid in zip(xs, case_ids, strict=True)
+                for y, vid in zip(ys, variant_ids, strict=True)
             }
+            self._set_picks(
+                list(zip(variant_ids, ys, strict=True)), list(zip(case_ids, xs, strict=True))
+            )
         names = dict(zip(vs["variant_id"].astype(str), vs["variant_name"], strict=True))
         heat.update_layout(meta=self.clicks.key)  # how the click bridge finds it
         self.heatmap = heat
@@ -424,14 +477,24 @@ class Explorer(widgets.VBox):
         self.frontier = viz.pareto_chart(vs, x=self.cost_axis.value, y=objective)
         for name in ("heatmap", "curves", "frontier"):
             _show(self.views[name], getattr(self, name))
-        if self.paired is not None and self._paired is not None:
-            shown = self._paired[self._paired["candidate_variant_id"].astype(str).isin(keep)]
-            self.paired = (
-                viz.paired_forest(shown)
-                if len(shown)
-                else go.Figure(layout={"title": {"text": "no candidate selected"}})
-            )
-            _show(self.views["paired"], self.paired)
+
+    def _set_picks(self, variants: list[tuple[str, str]], cases: list[tuple[str, str]]) -> None:
+        """Offer these (id, axis label) pairs in the variant and case dropdowns."""
+        self._picking = True
+        try:
+            for pick, options in ((self.pick_variant, variants), (self.pick_case, cases)):
+                keep, values = pick.value, [v for _, v in options]
+                pick.options = [("(choose)", None), *options]
+                # Kept when still shown. Set either way: an index left None shows no option
+                # selected in the browser, and the first arrow key press is lost on it.
+                pick.index = values.index(keep) + 1 if keep in values else 0
+        finally:
+            self._picking = False
+
+    def _on_pick(self, _change: Any = None) -> None:
+        x, y = self.pick_case.value, self.pick_variant.value
+        if not self._picking and x is not None and y is not None:
+            self.show_attempts_at(x, y)
 
     def _on_bridge_click(self, change: Any) -> None:
         clicked = change["new"]
@@ -441,7 +504,7 @@ class Explorer(widgets.VBox):
     def _verdicts_html(self, keep: list[str]) -> str:
         from .paired.verdicts import HOW_TO_DECLARE
         from .report.early_stopping import stopped_early, stopping_section_html
-        from .report.html import verdicts_table_html
+        from .report.html import gate_section_html, verdicts_table_html, warnings_section_html
 
         v = self.analysis.verdicts
         shown = v[v["candidate_variant_id"].astype(str).isin(keep)]
@@ -460,12 +523,19 @@ class Explorer(widgets.VBox):
         else:
             body = verdicts_table_html(shown)
         table = f"<h3>{title} (case-level)</h3>" + _hidden_note(hidden, declared) + body
-        # As on the console and the page: after an early stop the stopping decision leads
-        # and the fixed-sample verdicts are descriptive; a rule that never stopped follows.
+        # In the page's order: the warnings first (too few trials makes every interval
+        # exploratory); after an early stop the stopping decision leads and the fixed-sample
+        # verdicts are descriptive, a rule that never stopped follows; a failed
+        # non-inferiority gate comes before the table, whose "no detectable difference"
+        # rows would read as reassurance above it, and a passed one after.
         stopping = stopping_section_html(self.analysis)
+        gate, gate_passed = gate_section_html(self.analysis)
         if stopped_early(self.analysis):
-            return stopping + table.replace("(case-level)", "(case-level; descriptive)", 1)
-        return table + stopping
+            table = stopping + table.replace("(case-level)", "(case-level; descriptive)", 1)
+        else:
+            table += stopping
+        table = table + gate if gate_passed else gate + table
+        return warnings_section_html(self.analysis) + table
 
     def show_attempts_at(self, x: str, y: str) -> None:
         """Show the attempts of the heatmap cell with these axis labels (``x``: the case,
@@ -493,6 +563,11 @@ class Explorer(widgets.VBox):
         if hit is None:
             raise InputError(f"no heatmap cell at case {x!r}, variant {y!r}")
         case_id, variant_id = hit
+        self._picking = True  # a click moves the dropdowns to its cell, without a redraw
+        try:
+            self.pick_variant.value, self.pick_case.value = y, x
+        finally:
+            self._picking = False
         self.details.value = _attempts_html(self.analysis.run, variant_id, case_id)
 
 

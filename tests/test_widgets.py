@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import ipywidgets
+import numpy as np
 import plotly.graph_objects as go
 import pytest
 
@@ -276,3 +277,127 @@ def test_explorer_verdicts_say_what_the_filters_hide(explorer: Explorer) -> None
     for w in explorer.factor_filters.values():
         w.value = ()
     assert "Hidden by" not in text() and "Not compared: retrieval-dense" in text()
+
+
+def test_a_cells_attempts_are_reachable_from_the_keyboard(explorer: Explorer, run) -> None:
+    # A heatmap cell takes no focus: the variant and case dropdowns are the way in.
+    trace = explorer.heatmap.data[0]
+    # "(choose)" selected, not none (the browser shows a blank and loses an arrow key).
+    assert explorer.pick_variant.index == explorer.pick_case.index == 0
+    assert [v for _, v in explorer.pick_variant.options[1:]] == list(trace.y)
+    assert [c for _, c in explorer.pick_case.options[1:]] == list(trace.x)
+    vid, cid = trace.y[2], trace.x[3]
+    explorer.pick_variant.value = vid
+    assert "<b>trial" not in explorer.details.value  # one of the two is not enough
+    explorer.pick_case.value = cid
+    att = run.attempts[(run.attempts["variant_id"] == vid) & (run.attempts["case_id"] == cid)]
+    shown = re.findall(r"<b>trial (\d+)</b> · (\w+) · (passed|failed)", explorer.details.value)
+    expected = [
+        (str(t), s, "passed" if p else "failed")
+        for t, s, p in zip(att["trial"], att["status"], att["passed"], strict=True)
+    ]
+    assert sorted(shown) == sorted(expected) and len(shown) == 5
+    # A click moves the dropdowns to its cell.
+    _click(explorer, trace, 0, 1)
+    assert (explorer.pick_variant.value, explorer.pick_case.value) == (trace.y[0], trace.x[1])
+    assert f"<h4>{trace.y[0]} · {trace.x[1]}</h4>" in explorer.details.value
+
+
+def test_the_case_count_slider_redraws_on_release(explorer: Explorer) -> None:
+    # Dragging it across 5,000 cases redrew at every value passed: minutes of a busy kernel.
+    assert explorer.max_cases.continuous_update is False
+
+
+def test_a_failed_gate_and_the_warnings_lead_the_verdicts(run) -> None:
+    # As on the page: a failed non-inferiority gate (exit status 5 on the command line)
+    # comes before the "no detectable difference" rows; the explorer showed no gate at all,
+    # nor the warning that a variant completed too few trials.
+    from scipy import stats
+
+    ex = explore(run, noninferiority_margin=0.02)
+    text = re.sub(r"\s+", " ", html.unescape(re.sub("<[^>]+>", " ", ex.verdicts.value)))
+    att = run.attempts
+    trial_failed = att.groupby(["variant_id", "trial"], observed=True)["status"].agg(
+        lambda s: (s == "trial_failed").all()
+    )
+    short = sorted({v for (v, _), failed in trial_failed.items() if failed})
+    assert short == ["retrieval-dense"]
+    warned = text.index(f"completed fewer than 5 trials ({short[0]})")
+    gate = text.index("Non-inferiority gate failed")
+    assert warned < gate < text.index("Verdicts against the baseline")
+    # Each candidate's one-sided 95% lower bound on the case-level quality difference, with
+    # docs/statistics.md's two pseudo-cases (+1 and -1; Bonett & Price): with m = n + 2,
+    # min(mean over m, mean over n) - t(n + 1) * sqrt((sum d² + 2) / m - (mean over m)²) / √m.
+    evaluated = att[att["status"] != "trial_failed"]
+    rate = evaluated.groupby(["variant_id", "case_id"], observed=True)["passed"].mean().unstack()
+    for candidate in ["model-large", "prompt-v2", "retrieval-dense", "large-v2"]:
+        d = (rate.loc[candidate] - rate.loc["baseline"]).dropna().to_numpy()
+        m = len(d) + 2
+        mean_m = d.sum() / m
+        sd_m = ((np.sum(d**2) + 2) / m - mean_m**2) ** 0.5
+        bound = 100 * (min(mean_m, d.mean()) - stats.t.ppf(0.95, len(d) + 1) * sd_m / m**0.5)
+        shown = re.search(rf"{candidate} \(quality\): lower 95% bound (-?[\d.]+) pp", text)
+        assert shown and float(shown.group(1)) == pytest.approx(bound, abs=0.01)
+        assert bound < -2  # so the gate (margin 2 pp) fails for every one
+
+
+def test_without_any_latency_the_frontier_starts_on_cost() -> None:
+    # A run that recorded no latency: the frontier on latency (the default) was an empty
+    # plot; on cost every variant is placed.
+    import pandas as pd
+
+    from agenticlens_frames import ExperimentRun
+
+    rows = [
+        {"variant_id": v, "trial": t, "case_id": c, "passed": (i + t + j) % 3 > 0,
+         "cost_usd": 0.001 * (i + 1) + 0.0001 * j}
+        for i, v in enumerate(["a", "b", "c"])
+        for t in (1, 2)
+        for j, c in enumerate(["x", "y", "z"])
+    ]  # fmt: skip
+    attempts = pd.DataFrame(rows)
+    run = ExperimentRun.from_frames(
+        attempts,
+        pd.DataFrame({"variant_id": ["a", "b", "c"]}),
+        pd.DataFrame({"case_id": list("xyz")}),
+    )
+    ex = explore(run)
+    assert ex.cost_axis.value == "cost"
+    # Each variant at its mean cost per trial (the sum over the suite, averaged over trials).
+    per_trial = attempts.groupby(["variant_id", "trial"])["cost_usd"].sum().groupby("variant_id")
+    expected = per_trial.mean().to_dict()
+    placed = {
+        label: x for trace in ex.frontier.data for label, x in zip(trace.text, trace.x, strict=True)
+    }
+    assert placed == pytest.approx(expected)
+
+
+def test_an_attempt_without_a_sample_has_unknown_tools(explorer: Explorer, run) -> None:
+    # A missing sample or a failed trial recorded no tools: "n/a", as its latency; it said
+    # "tools: nan".
+    att = run.attempts
+    unknown = att[att["tools"].isna()]
+    assert set(unknown["status"]) == {"missing_sample", "trial_failed"}
+    for r in unknown.drop_duplicates("status").to_dict("records"):
+        explorer.pick_variant.value = r["variant_id"]
+        explorer.pick_case.value = r["case_id"]
+        shown = re.search(rf"<b>trial {r['trial']}</b>[^<]*", explorer.details.value).group(0)
+        assert shown.endswith(("tools: n/a", f"error: {html.escape(str(r['error']))}"))
+        assert "tools: n/a" in shown and "nan" not in shown
+    known = att[att["tools"].notna() & (att["tools"] != "")].iloc[0]
+    explorer.pick_variant.value, explorer.pick_case.value = known["variant_id"], known["case_id"]
+    assert f"tools: {html.escape(known['tools'])}" in explorer.details.value
+
+
+def test_filters_that_leave_nothing_clear_the_paired_forest(run) -> None:
+    # The forest kept the previous selection's candidates when no variant was left.
+    ex = explore(run, correction="holm")
+    ex.factor_filters["model"].value = ("gpt-large",)
+    v = run.variants
+    large = set(v.loc[v["factor_model"] == "gpt-large", "variant_id"].astype(str))
+    assert {str(y) for t in ex.paired.data for y in t.y} == large
+    ex.factor_filters["retrieval"].value = ("dense",)
+    left = v[(v["factor_model"] == "gpt-large") & (v["factor_retrieval"] == "dense")]
+    assert ex.selected_variants == [] and left.empty
+    assert len(ex.paired.data) == 0
+    assert ex.paired.layout.title.text == "no candidate selected"

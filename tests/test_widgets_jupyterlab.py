@@ -125,10 +125,16 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
-def test_a_heatmap_click_in_jupyterlab_shows_that_cells_attempts(browser, lab) -> None:
-    url = lab
+HEAT = (
+    "() => [...document.querySelectorAll('.js-plotly-plot')].find(gd => gd.layout &&"
+    " String(gd.layout.meta).startsWith('agenticlens-heatmap-') && gd.__alfHooked)"
+)
+
+
+def _open_explorer(browser, url: str, outside: list[str]):
+    """A page with the notebook open and run, once the explorer's heatmap is drawn; every
+    request that leaves the machine is appended to ``outside``."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    outside: list[str] = []
     page.on(
         "request",
         lambda r: (
@@ -137,28 +143,46 @@ def test_a_heatmap_click_in_jupyterlab_shows_that_cells_attempts(browser, lab) -
             else None
         ),
     )
+    page.goto(url)
+    page.wait_for_function(
+        "() => window.jupyterapp && document.querySelector('.jp-Notebook')", timeout=90_000
+    )
+    # The kernel must be idle before the cells run (a fresh kernel takes a while).
+    page.wait_for_function(
+        """() => { const w = window.jupyterapp.shell.currentWidget;
+             return w && w.sessionContext && w.sessionContext.session &&
+               w.sessionContext.session.kernel &&
+               w.sessionContext.session.kernel.status === 'idle'; }""",
+        timeout=90_000,
+    )
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_function(f"() => !!({HEAT})()", timeout=120_000)
+    return page
+
+
+def _expected_trials(variant_id: str, case_id: str) -> list[str]:
+    """Independently of the widget: the attempts of that variant and case in the run."""
+    attempts = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml").attempts
+    # The heatmap labels the variants and cases by id (escaped; the example's are plain).
+    mine = attempts[(attempts["variant_id"] == variant_id) & (attempts["case_id"] == case_id)]
+    assert len(mine) > 0
+    return sorted(
+        f"trial {t} · {s} · {'passed' if p else 'failed'}"
+        for t, s, p in zip(mine["trial"], mine["status"], mine["passed"], strict=True)
+    )
+
+
+def _shown_trials(details: str) -> list[str]:
+    return sorted(re.findall(r"trial \d+ · \w+ · (?:passed|failed)", details))
+
+
+def test_a_heatmap_click_in_jupyterlab_shows_that_cells_attempts(browser, lab) -> None:
+    outside: list[str] = []
+    page = _open_explorer(browser, lab, outside)
     try:
-        page.goto(url)
-        page.wait_for_function(
-            "() => window.jupyterapp && document.querySelector('.jp-Notebook')", timeout=90_000
-        )
-        # The kernel must be idle before the cells run (a fresh kernel takes a while).
-        page.wait_for_function(
-            """() => { const w = window.jupyterapp.shell.currentWidget;
-                 return w && w.sessionContext && w.sessionContext.session &&
-                   w.sessionContext.session.kernel &&
-                   w.sessionContext.session.kernel.status === 'idle'; }""",
-            timeout=90_000,
-        )
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        heat = (
-            "() => [...document.querySelectorAll('.js-plotly-plot')].find(gd => gd.layout &&"
-            " String(gd.layout.meta).startsWith('agenticlens-heatmap-') && gd.__alfHooked)"
-        )
-        page.wait_for_function(f"() => !!({heat})()", timeout=120_000)
         row, col = 1, 2
         x_label, y_label, x, y = page.evaluate(
-            f"""([row, col]) => {{ const gd = ({heat})();
+            f"""([row, col]) => {{ const gd = ({HEAT})();
               gd.scrollIntoView();
               const r = gd.querySelector('.nsewdrag').getBoundingClientRect();
               const nx = gd.data[0].x.length, ny = gd.data[0].y.length;
@@ -174,14 +198,40 @@ def test_a_heatmap_click_in_jupyterlab_shows_that_cells_attempts(browser, lab) -
     finally:
         page.close()
     assert not outside, outside
-    # Independently of the widget: the attempts of that variant and case in the run.
-    attempts = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml").attempts
-    # The heatmap labels the variants and cases by id (escaped; the example's are plain).
-    mine = attempts[(attempts["variant_id"] == y_label) & (attempts["case_id"] == x_label)]
-    assert len(mine) > 0
-    expected = sorted(
-        f"trial {t} · {s} · {'passed' if p else 'failed'}"
-        for t, s, p in zip(mine["trial"], mine["status"], mine["passed"], strict=True)
+    expected = _expected_trials(y_label, x_label)
+    assert _shown_trials(details) == expected, (details, json.dumps(expected))
+
+
+def test_a_cells_attempts_from_the_keyboard_in_jupyterlab(browser, lab) -> None:
+    # Tab to the variant dropdown, arrow down to a variant, Tab to the case dropdown, arrow
+    # down to a case: as a keyboard user does. JupyterLab's command-mode shortcuts took
+    # those arrow keys (they moved the focus out of the output) until the explorer marked
+    # its controls to keep them.
+    outside: list[str] = []
+    page = _open_explorer(browser, lab, outside)
+    focused = (
+        "() => { const e = document.activeElement; const l = e.parentElement &&"
+        " e.parentElement.querySelector('label'); return l ? l.innerText : e.tagName; }"
     )
-    shown = sorted(re.findall(r"trial \d+ · \w+ · (?:passed|failed)", details))
-    assert shown == expected, (details, json.dumps(expected))
+    try:
+        page.click(".jp-OutputArea-output h3")  # into the output, as a reader's click
+        for _ in range(80):
+            page.keyboard.press("Tab")
+            if page.evaluate(focused) == "variant":
+                break
+        assert page.evaluate(focused) == "variant"
+        page.keyboard.press("ArrowDown")  # the first variant
+        page.keyboard.press("Tab")
+        assert page.evaluate(focused) == "case"
+        page.keyboard.press("ArrowDown")
+        page.keyboard.press("ArrowDown")  # the second case
+        y_label, x_label = page.evaluate(
+            f"() => {{ const gd = ({HEAT})(); return [String(gd.data[0].y[0]),"
+            " String(gd.data[0].x[1])]; }"
+        )
+        heading = page.wait_for_selector(f"h4:has-text('{y_label} · {x_label}')", timeout=60_000)
+        details = heading.evaluate("h => h.parentElement.innerText")
+    finally:
+        page.close()
+    assert not outside, outside
+    assert _shown_trials(details) == _expected_trials(y_label, x_label), details

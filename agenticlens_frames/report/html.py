@@ -970,10 +970,22 @@ def _verdicts_section(a: ExperimentAnalysis, forest: bool, *, descriptive: bool 
     )
 
 
-def _gate_section(a: ExperimentAnalysis) -> tuple[str, bool]:
+def gate_section_html(a: ExperimentAnalysis) -> tuple[str, bool]:
     """The non-inferiority gates, when set: the command line's words, every (candidate,
     dimension) with its bound beside the margin in the dimension's unit; and whether they
-    all passed (True without a gate)."""
+    all passed (True without a gate). The page's section, and the explorer's.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> gate_section_html(analyze(run))
+    ('', True)
+    >>> from agenticlens_frames.coerce import as_analysis
+    >>> html, passed = gate_section_html(as_analysis(run, noninferiority_margin=0.02))
+    >>> passed, "Non-inferiority gate failed: model-large" in html
+    (False, True)
+    """
     from ..paired.gate import gate_statement
 
     gate = a.paired_frames.get("noninferiority")
@@ -988,6 +1000,27 @@ def _gate_section(a: ExperimentAnalysis) -> tuple[str, bool]:
         f"<ul>{items}</ul><p class='note'>Every gate must pass for every candidate "
         "(an intersection–union test, so no multiplicity correction is needed).</p></section>"
     ), bool(passed)
+
+
+def warnings_section_html(a: ExperimentAnalysis) -> str:
+    """The run's warnings that bear on reading the verdicts (too few trials, targets that
+    failed, noisy judges) as a section; empty without any. The page's, and the explorer's.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> "fewer than 5 trials (retrieval-dense)" in warnings_section_html(a)
+    True
+    """
+    shown = [*headline_warnings(a.warnings), *target_failure_warnings(a), *judge_noise_notes(a)]
+    if not shown:
+        return ""
+    return (
+        "<section class='warn' id='warnings'><h2>Warnings</h2><ul>"
+        + "".join(f"<li>{_e(w)}</li>" for w in shown)
+        + "</ul></section>"
+    )
 
 
 def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) -> str:
@@ -1033,17 +1066,10 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         ("none (fixed order)" if seed is None else _e(seed), "random seed"),
         (_e(info["minimum_trials"]), "minimum trials"),
     ]
-    shown = [*headline_warnings(a.warnings), *target_failure_warnings(a), *judge_noise_notes(a)]
-    warnings = (
-        "<section class='warn' id='warnings'><h2>Warnings</h2><ul>"
-        + "".join(f"<li>{_e(w)}</li>" for w in shown)
-        + "</ul></section>"
-        if shown
-        else ""
-    )
+    warnings = warnings_section_html(a)
     order = ", ".join(f"{_e(v)}#{_e(t)}" for v, t in a.execution_order)
     stopping, stopped = stopping_section_html(a), stopped_early(a)
-    gate_html, gate_passed = _gate_section(a)
+    gate_html, gate_passed = gate_section_html(a)
     # A failed gate is what the run's exit status (5) acts on: it leads the verdicts, whose
     # "no detectable difference" rows read as reassurance above it. A passed one follows.
     gate_failed = not gate_passed
