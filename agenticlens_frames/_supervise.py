@@ -366,8 +366,14 @@ def _has_finished_attempts(run_dir: Path) -> bool:
     --------
     >>> _has_finished_attempts(Path("no-such-run-folder"))
     False
+    >>> _has_finished_attempts(Path("x" * 300))  # too long a name: the run will say so
+    False
     """
-    for segment in sorted((run_dir / "journal").glob("*.jsonl")):
+    try:
+        segments = sorted((run_dir / "journal").glob("*.jsonl"))
+    except OSError:  # a name too long, a file in the way: the run itself says what is wrong
+        return False
+    for segment in segments:
         with contextlib.suppress(OSError), open(segment, "rb") as handle:
             if any(_is_attempt(line) for line in handle):
                 return True
