@@ -375,7 +375,7 @@ def archive_clean(
 
     try:
         store = Archive(archive)
-        store.records()  # refuses a folder that is not an archive, as every command does
+        store.check()  # refuses a folder that is not an archive, as every command does
         removed = store.clean_staging(older_than)
     except InputError as exc:
         raise _fail("Unable to clean the archive", exc) from None
