@@ -672,9 +672,10 @@ def repeated_measures_anova(cells: ArrayLike) -> dict[str, RepeatedMeasuresEffec
     B's), and :math:`d` the effect's df. :math:`1/d \le \varepsilon \le 1`, and
     :math:`\varepsilon = 1` exactly for one df (a two-level factor: p is the paired t's).
     F is unchanged. A 0 / 0 ratio (the outcome does not vary) is NaN; an effect over a
-    zero error term is F = inf, with p = :math:`2^{1-n}` for one df (the exact sign flip
-    of the per-case contrast, every case moved alike) and p = 0 past one df (epsilon NaN:
-    no error covariance).
+    zero error term is F = inf, with p = :math:`2^{1-n}` for any df: every case has the
+    same contrast vector, and the exact sign flip of those vectors over the :math:`n`
+    cases reaches their mean's length only with all signs alike (epsilon is NaN past one
+    df: no error covariance).
 
     Parameters
     ----------
@@ -711,6 +712,7 @@ def repeated_measures_anova(cells: ArrayLike) -> dict[str, RepeatedMeasuresEffec
     0.0051
     """
     from ._distributions import f_sf  # scipy.stats' numbers, not its import time
+    from .stats_paired import all_equal
 
     y = np.asarray(cells, dtype=float)
     if y.ndim not in (2, 3) or len(y) < 2:
@@ -727,22 +729,29 @@ def repeated_measures_anova(cells: ArrayLike) -> dict[str, RepeatedMeasuresEffec
     def test(
         ss: float, df: int, ss_error: float, df_error: int, contrasts: np.ndarray
     ) -> RepeatedMeasuresEffect:
+        # Every case the same contrast vector, up to the float residue of averaging
+        # attempts (1/3 is not exact): no error variance, whatever residue ss_error holds
+        # (F = 1e32 would pass for evidence); a common vector of zeros is no effect.
+        if all(all_equal(column) for column in contrasts.T):
+            ss_error = 0.0
+            if np.abs(contrasts).max() <= 1e-12 * max(1.0, float(np.abs(y).max())):
+                ss = 0.0
         with np.errstate(divide="ignore", invalid="ignore"):
             f = float(np.float64(ss / df) / np.float64(ss_error / df_error))
         # Past one df, epsilon is estimated from the error covariance: none (ss_error =
         # 0) leaves it undefined, whatever rounding the contrasts' covariance picked up.
         eps = _gg_epsilon(contrasts) if ss_error > 0 or df <= 1 else math.nan
         # An effect with no error variance (every case moved by the same amount) has
-        # F = inf. With one df its p is the per-case contrast's beside it, the exact sign
-        # flip over the n cases, 2^(1-n) (pingouin's 0 is certainty from a few cases);
-        # past one df p = 0, as pingouin gives. Only 0 / 0 (nothing varies) is no
-        # evidence, NaN.
-        if math.isnan(f):
+        # F = inf, and every case the same contrast vector. Its p is the exact sign flip
+        # of those vectors over the n cases (statistic: the squared length of their mean,
+        # largest only with all signs alike), 2^(1-n), for any df: pingouin's 0 is
+        # certainty from a few cases (3 cases passing on two variants of three and failing
+        # on the third). With one df it is the per-case contrast's p beside it. Only
+        # 0 / 0 (nothing varies) is no evidence, NaN.
+        if math.isnan(f) or (math.isnan(eps) and f != math.inf):
             p = math.nan
-        elif f == math.inf and df == 1:
+        elif f == math.inf:
             p = 2.0 ** (1 - n)
-        elif math.isnan(eps):
-            p = 0.0 if f == math.inf else math.nan
         else:
             p = float(f_sf(f, eps * df, eps * df_error))
         return RepeatedMeasuresEffect(f, p, eps, df, df_error)

@@ -418,8 +418,9 @@ def test_repeated_measures_anova_of_an_effect_without_error() -> None:
     """Every case moved by the same amount: pingouin's F = inf. With one df the p-value is
     the exact sign flip of the per-case contrasts (scipy's permutation test, 2^(1-n) =
     0.125 for 4 cases; pingouin's 0 claimed certainty from 4 cases), for the ANOVA and the
-    term's p_value alike. With three levels p = 0 as pingouin: no error covariance leaves
-    epsilon undefined, not p."""
+    term's p_value alike, also when float residue leaves the error term at 1e-32. With
+    three levels the same sign flip (pingouin's p = 0); no error covariance leaves epsilon
+    undefined, not p."""
     import scipy.stats
 
     pingouin = pytest.importorskip("pingouin", reason="pingouin comes with the test extra")
@@ -448,9 +449,47 @@ def test_repeated_measures_anova_of_an_effect_without_error() -> None:
     residue = np.array([[0.1, 0.4], [0.2, 0.5], [0.7, 1.0]])
     fit = sfac.factorial_contrasts(residue, levels, design)
     assert fit.p_value.tolist() == [0.25] and fit.se.tolist() == [0.0]
+    assert sfac.repeated_measures_anova(residue)["A"][:2] == (np.inf, 0.25)  # was F 1e32, p 0
     three = np.column_stack([y, y[:, 1] + 1.0])  # (case means exact too)
     f, p, eps, *_ = sfac.repeated_measures_anova(three)["A"]
-    assert f == np.inf and p == 0.0 and np.isnan(eps)
+    assert f == np.inf and p == _sign_flip_p(three) == 0.125 and np.isnan(eps)
+
+
+def _sign_flip_p(y: np.ndarray) -> float:
+    """The exact sign-flip p of a one-way within-case effect, by enumeration: each case's
+    differences from its first level as its contrast vector, every assignment of signs to
+    the cases, the statistic the squared length of the vectors' mean."""
+    import itertools
+
+    vectors = y[:, 1:] - y[:, :1]
+    observed = float((vectors.mean(axis=0) ** 2).sum())
+    stats = [
+        float(((np.array(signs)[:, None] * vectors).mean(axis=0) ** 2).sum())
+        for signs in itertools.product([1, -1], repeat=len(y))
+    ]
+    return float(np.mean([s >= observed * (1 - 1e-12) for s in stats]))
+
+
+def test_a_many_level_effect_without_error_is_not_certain() -> None:
+    """Three cases, each passing on two variants of three and failing on the third (a
+    deterministic agent): every case moves alike, the error term is 0 and pingouin's
+    p = 0 claimed certainty from 3 cases; the exact sign flip gives 2^(1-3) = 0.25. In
+    two factors the same holds for each main effect and the interaction."""
+    pingouin = pytest.importorskip("pingouin", reason="pingouin comes with the test extra")
+    y = np.array([[1.0, 1.0, 0.0]] * 3)
+    f, p, eps, df, _ = sfac.repeated_measures_anova(y)["A"]
+    assert (f, df) == (np.inf, 2) and np.isnan(eps) and p == _sign_flip_p(y) == 0.25
+    long = pd.DataFrame({"case": np.repeat(np.arange(3), 3), "A": [0, 1, 2] * 3})
+    long["y"] = y.ravel()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pingouin divides by its zero error term
+        aov = pingouin.rm_anova(data=long, dv="y", within="A", subject="case")
+    assert aov.filter(like="unc").iloc[0, 0] == 0.0  # what it was
+    cells = np.array([[[1.0, 0.0, 0.0], [0.0, 1.0, 1.0], [1.0, 1.0, 0.0]]] * 4)
+    two = sfac.repeated_measures_anova(cells)
+    assert all(two[e].f == np.inf and two[e].p == 2.0**-3 for e in ("A", "B", "AB"))
 
 
 @pytest.mark.parametrize("seed", [0, 1])
