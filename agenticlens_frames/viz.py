@@ -947,6 +947,14 @@ def pareto_chart(
     if analysis is not None:
         variants = analysis.variants
     ox, oy = _objective(x), _objective(y)
+    if ox is oy:
+        # One objective against itself puts every variant on the diagonal and joins a
+        # "frontier" of the five-objective one that this view cannot explain.
+        other = "pass_rate" if x != "pass_rate" else "latency"
+        raise InputError(
+            f"pareto_chart needs two different objectives; x and y are both {x!r}",
+            hint=f"pass another y, e.g. pareto_chart(..., x={x!r}, y={other!r})",
+        )
     _require_columns(variants, ["variant_id", ox.column, oy.column], "the variant summary")
     ids = [str(v) for v in variants["variant_id"]]
     if frontier is None:

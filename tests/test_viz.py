@@ -299,6 +299,8 @@ def test_pareto_any_two_objectives(analysis) -> None:
         assert fig.layout.xaxis.title.text.startswith(viz.OBJECTIVES[x].label)
     with pytest.raises(InputError):
         viz.pareto_chart(analysis.variants, x="speed")
+    with pytest.raises(InputError, match="two different objectives; x and y are both 'cost'"):
+        viz.pareto_chart(analysis.variants, x="cost", y="cost")  # it drew a diagonal
     explicit = viz.pareto_chart(analysis.variants, frontier=["model-large"])
     assert list(explicit.data[1].text) == ["model-large"]
 
