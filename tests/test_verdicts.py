@@ -508,7 +508,7 @@ def test_a_candidates_headline_groups_its_dimensions_by_verdict() -> None:
                 "this run could not detect changes smaller than 25.0 pp"),
             row("safety", "worse", -0.2, 0.1, ""),
             row("reliability", "no test", 0.0, float("nan"),
-                "fewer than two paired cases (or clusters): no test"),
+                "fewer than two paired cases (or clusters)"),
             row("cost", "better", 0.3, 0.1, ""),
         ]
     )  # fmt: skip
@@ -520,7 +520,7 @@ def test_a_candidates_headline_groups_its_dimensions_by_verdict() -> None:
         "no detectable difference in quality (+2.0 pp [-3.0, +7.0], adj. p 0.012; "
         "smallest detectable 25.0 pp); "
         "no test on reliability (+0.0 pp [-5.0, +5.0], adj. p 0.012; "
-        "fewer than two paired cases (or clusters): no test)"
+        "fewer than two paired cases (or clusters))"
     )
     undeclared = frame.assign(declared=False, verdict="not judged")
     [(_, sentence)] = candidate_headlines(undeclared)
@@ -578,3 +578,17 @@ def test_clusters_with_equal_mean_differences_are_not_called_better() -> None:
     row = gated[gated["candidate_variant_id"] == "b"].iloc[0]
     assert row["bound"] == pytest.approx(by_cluster, rel=1e-12) and by_cluster < -0.5
     assert not row["passed"] and row["bound_method"].startswith("two pseudo-clusters")
+
+
+def test_a_one_case_verdict_says_no_test_once(tmp_path) -> None:
+    """One case: every row is "no test", and its sentence says why once. It read "…: no
+    test; fewer than two paired cases (or clusters): no test"."""
+    from agenticlens_frames.testing import make_synthetic
+
+    make_synthetic(tmp_path, variants=3, trials=2, cases=1, seed=1)
+    run = load_experiment(tmp_path / "manifest.yaml", tmp_path / "suite.yaml")
+    verdicts = analyze(run, correction="holm").verdicts
+    assert set(verdicts["verdict"]) == {"no test"}
+    for statement in verdicts["statement"]:
+        assert statement.count("no test") == 1, statement
+        assert statement.endswith(": no test; fewer than two paired cases (or clusters)")

@@ -498,7 +498,7 @@ def verdicts_from_paired(paired: pd.DataFrame, *, declared: bool) -> pd.DataFram
         ""
         if verdict in ("better", "worse")
         else (
-            "fewer than two paired cases (or clusters): no test"
+            "fewer than two paired cases (or clusters)"
             if verdict == "no test"
             else detectable_note(float(m), str(u), bool(g))
         )
