@@ -865,6 +865,32 @@ def _objective(name: str) -> Objective:
     return OBJECTIVES[name]
 
 
+def _not_drawn(labels: np.ndarray, unknown: dict[str, np.ndarray], shown: int = 2) -> str:
+    """The subtitle's note on variants a chart could not place, grouped by what is unknown
+    and at most ``shown`` names a group: plotly never wraps a title, so a list of every
+    such variant ran off the figure.
+
+    Examples
+    --------
+    >>> labels = np.array(["a", "b", "c", "d", "e"])
+    >>> _not_drawn(labels, {"latency": np.array([1, 1, 1, 1, 0], bool),
+    ...                     "cost": np.array([0, 0, 0, 0, 1], bool)})
+    ' · not drawn, no latency: a, b and 2 more · not drawn, no cost: e'
+    """
+    groups: dict[str, list[str]] = {}
+    names = list(unknown)
+    for i, label in enumerate(labels):
+        missing = [n for n in names if unknown[n][i]]
+        if missing:
+            groups.setdefault(" or ".join(missing), []).append(str(label))
+    text = ""
+    for what, members in groups.items():
+        more = len(members) - shown
+        listed = ", ".join(members[:shown]) + (f" and {more} more" if more > 0 else "")
+        text += f" · not drawn, no {what}: {listed}"
+    return text
+
+
 def _whiskers(variants: pd.DataFrame, column: str, centre: np.ndarray) -> np.ndarray | None:
     """(2, n) distances from the point to the bootstrap interval's ends, or None."""
     low, high = f"{column}_boot_ci_low", f"{column}_boot_ci_high"
@@ -1063,12 +1089,7 @@ def pareto_chart(
                 "Pareto frontier",
                 "all five objectives; two on the axes"
                 + (" · label: P(on the frontier)" if not np.isnan(p_front).all() else "")
-                + "".join(
-                    f" · {labels[i]} not drawn: "
-                    + " and ".join(n for n, v in ((x, xs[i]), (y, ys[i])) if np.isnan(v))
-                    + " unknown"
-                    for i in np.flatnonzero(unplaced)
-                ),
+                + _not_drawn(labels, {x: np.isnan(xs), y: np.isnan(ys)}),
             ),
             "xaxis": xaxis,
             "yaxis": yaxis,

@@ -319,11 +319,28 @@ def test_a_variant_without_a_value_on_an_axis_is_named_not_dropped_silently() ->
     )
     fig = viz.pareto_chart(vs, x="latency", y="pass_rate")
     assert [list(t.text) for t in fig.data] == [[], ["a", "b"]]
-    assert fig.layout.title.subtitle.text.endswith(" · c not drawn: latency unknown")
+    assert fig.layout.title.subtitle.text.endswith(" · not drawn, no latency: c")
     fig = viz.pareto_chart(vs, x="latency", y="cost")
     assert [list(t.text) for t in fig.data] == [[], ["a"]]
     subtitle = fig.layout.title.subtitle.text
-    assert "b not drawn: cost unknown" in subtitle and "c not drawn: latency unknown" in subtitle
+    assert "no cost: b" in subtitle and "no latency: c" in subtitle
+
+
+def test_many_undrawable_variants_keep_the_subtitle_one_short_line() -> None:
+    """Eight variants without a latency: the subtitle names two and counts the rest (it
+    listed all eight, 300 characters that plotly cut at the figure's edge)."""
+    ids = [f"retrieval-variant-{i}" for i in range(8)]
+    vs = pd.DataFrame(
+        {
+            "variant_id": ["base", *ids],
+            "pass_rate_mean": np.linspace(0.5, 0.9, 9),
+            "average_latency_ms_mean": [900.0] + [np.nan] * 8,
+            "pareto_optimal": [True] * 9,
+        }
+    )
+    subtitle = viz.pareto_chart(vs).layout.title.subtitle.text
+    assert subtitle.endswith(f"not drawn, no latency: {', '.join(ids[:2])} and 6 more")
+    assert len(subtitle) < 120
 
 
 # --------------------------------------------------------------------------- deltas
