@@ -129,13 +129,30 @@ def _warn_unread(frame: pd.DataFrame, what: str) -> None:
         )
 
 
+def _first(mask: Any, frame: pd.DataFrame | pd.Series) -> tuple[int, str]:
+    """The first row where ``mask`` holds: its position, and how an error names it — "row
+    3", with the index label when the frame has its own index (a user looks a row up
+    with ``.loc``).
+
+    Examples
+    --------
+    >>> _first([False, True], pd.Series([1, 2]))
+    (1, 'row 1')
+    >>> _first([False, True], pd.Series([1, 2], index=["x", "y"]))
+    (1, "row 1 (index 'y')")
+    """
+    row = int(np.flatnonzero(np.asarray(mask, dtype=bool))[0])
+    index = frame.index
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return row, f"row {row}"
+    return row, f"row {row} (index {index[row]!r})"
+
+
 def _ids(frame: pd.DataFrame, column: str, what: str) -> list[str]:
     values = frame[column]
     if values.isna().any():
-        raise InputError(
-            f"column {column!r} has an empty value at row {int(np.flatnonzero(values.isna())[0])}",
-            file=f"{what} frame",
-        )
+        _, where = _first(values.isna(), frame)
+        raise InputError(f"column {column!r} has an empty value at {where}", file=f"{what} frame")
     ids = values.astype(str).tolist()
     seen: set[str] = set()
     for value in ids:
@@ -180,16 +197,16 @@ def _numeric(
             f"column {column!r} is not numeric ({exc})", file="attempts frame"
         ) from None
     if np.isinf(values).any():
-        row = int(np.flatnonzero(np.isinf(values))[0])
+        row, where = _first(np.isinf(values), frame)
         raise InputError(
-            f"column {column!r} is {values[row]} at row {row}; expected a finite number "
+            f"column {column!r} is {values[row]} at {where}; expected a finite number "
             "(leave a value that is not known empty)",
             file="attempts frame",
         )
     if low is not None and (values[~np.isnan(values)] < low).any():
-        row = int(np.flatnonzero(values < low)[0])
+        row, where = _first(values < low, frame)
         raise InputError(
-            f"column {column!r} is {values[row]:g} at row {row}; expected ≥ {low:g}",
+            f"column {column!r} is {values[row]:g} at {where}; expected ≥ {low:g}",
             file="attempts frame",
             hint=hint,
         )
@@ -199,9 +216,9 @@ def _numeric(
 def _passed(frame: pd.DataFrame) -> np.ndarray:
     column = frame["passed"]
     if column.isna().any():
-        row = int(np.flatnonzero(column.isna().to_numpy())[0])
+        _, where = _first(column.isna(), column)
         raise InputError(
-            f"column 'passed' is empty at row {row}",
+            f"column 'passed' is empty at {where}",
             file="attempts frame",
             hint="every attempt passed (True) or not (False); a failed call is False "
             "with status 'target_error'",
@@ -212,9 +229,9 @@ def _passed(frame: pd.DataFrame) -> np.ndarray:
         # the first row, whatever it held, and text ("True", "yes") came with no fix.
         bad = ~np.isin(values, [0, 1, True, False])
         if bad.any():
-            row = int(np.flatnonzero(bad)[0])
+            row, where = _first(bad, column)
             raise InputError(
-                f"column 'passed' must be boolean, got {values[row]!r} at row {row}",
+                f"column 'passed' must be boolean, got {values[row]!r} at {where}",
                 file="attempts frame",
                 hint="True/False or 1/0; convert text first, e.g. "
                 "attempts.assign(passed=attempts['passed'].map({'True': True, 'False': False}))",
@@ -318,7 +335,7 @@ def frame_parts(
         empty = attempts[column].isna().to_numpy()
         if empty.any():  # else read as the id 'nan'
             raise InputError(
-                f"column {column!r} is empty at row {int(np.flatnonzero(empty)[0])}",
+                f"column {column!r} is empty at {_first(empty, attempts)[1]}",
                 file="attempts frame",
             )
     require_known(
@@ -442,9 +459,9 @@ def frame_parts(
     score = _numeric(attempts, "score") if "score" in attempts else passed.astype(float)
     outside = (score < 0) | (score > 1)  # (NaN compares False: an unknown score is kept)
     if outside.any():
-        row = int(np.flatnonzero(outside)[0])
+        row, where = _first(outside, attempts)
         raise InputError(
-            f"column 'score' must lie in [0, 1], got {score[row]:g} at row {row}",
+            f"column 'score' must lie in [0, 1], got {score[row]:g} at {where}",
             file="attempts frame",
             hint="rescale it, e.g. attempts.assign(score=attempts['score'] / 100) for a "
             "0-100 scale",
@@ -452,7 +469,7 @@ def frame_parts(
     if "status" in attempts and (empty := attempts["status"].isna().to_numpy()).any():
         # Read as the status 'nan', refused as unknown without saying where.
         raise InputError(
-            f"column 'status' is empty at row {int(np.flatnonzero(empty)[0])}",
+            f"column 'status' is empty at {_first(empty, attempts)[1]}",
             file="attempts frame",
             hint="give every attempt its status ('ok' when it was answered and judged), or "
             "leave the column out for all 'ok'",
@@ -466,9 +483,9 @@ def frame_parts(
     # pass rates and the verdicts, and as unevaluated by other analyses.
     contradicts = (status != "ok") & passed
     if contradicts.any():
-        row = int(np.flatnonzero(contradicts)[0])
+        row, where = _first(contradicts, attempts)
         raise InputError(
-            f"row {row} has status {status[row]!r} and passed True: only an answered "
+            f"{where} has status {status[row]!r} and passed True: only an answered "
             "attempt (status 'ok') was evaluated and can pass",
             file="attempts frame",
             hint="set passed False for it, or give the status of what happened",

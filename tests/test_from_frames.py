@@ -164,6 +164,17 @@ def test_bad_frames_are_refused_naming_frame_and_column(user_frames, change, mes
     assert message in str(info.value)
 
 
+def test_a_bad_row_is_named_by_its_index_label_too(user_frames) -> None:
+    """A frame with its own index (filtered, or indexed by attempt id): the error names
+    the position and the label ``.loc`` finds it by; it named the position only."""
+    _, att, variants, cases = user_frames
+    att = att.set_axis([f"attempt-{i}" for i in range(len(att))])
+    bad = att.assign(score=att["score"].where(np.arange(len(att)) != 4, 1.5))
+    with pytest.raises(InputError, match=r"got 1\.5 at row 4 \(index 'attempt-4'\)"):
+        ExperimentRun.from_frames(bad, variants, cases)
+    assert bad.loc["attempt-4", "score"] == 1.5
+
+
 def test_to_polars_keeps_every_value(user_frames) -> None:
     pl = pytest.importorskip("polars", reason="polars is the optional [polars] extra")
     original = user_frames[0]
