@@ -1077,6 +1077,36 @@ def test_trials_for_precision_of_a_one_trial_pilot_is_not_already_precise() -> N
     assert row["optimal_cases"] == math.ceil(y.var(ddof=1) / (0.1 / z) ** 2)
 
 
+def test_power_analysis_for_more_trials_from_a_one_trial_pilot_says_it_is_conservative() -> None:
+    """One attempt per case: the planned SD for 5 trials is the pilot's own per-case
+    difference SD (its noise cannot be separated), and the note now says so; a pilot of
+    two trials shrinks it and has no such note."""
+    passed = [True, False, True, True, False, False, True, False, True, True]
+    other = [True, True, True, False, False, True, True, True, True, False]
+    ids = [f"c{i}" for i in range(10)]
+
+    def pilot(trials: int) -> ExperimentRun:
+        rows = pd.DataFrame(
+            {
+                "variant_id": (["a"] * 10 + ["b"] * 10) * trials,
+                "trial": np.repeat(np.arange(1, trials + 1), 20),
+                "case_id": ids * 2 * trials,
+                "passed": (passed + other) * trials if trials == 1 else
+                          (passed + other) + (other + passed),
+            }
+        )  # fmt: skip
+        variants = pd.DataFrame({"variant_id": ["a", "b"]})
+        return ExperimentRun.from_frames(rows, variants, pd.DataFrame({"case_id": ids}))
+
+    row = power_analysis(pilot(1), trials=5, effect=0.1).iloc[0]
+    d = np.array(other, dtype=float) - np.array(passed, dtype=float)
+    assert row["planned_sd"] == pytest.approx(d.std(ddof=1))
+    assert row["note"].startswith("one attempt per case in the pilot")
+    assert "not shrunk for 5 trials" in row["note"]
+    assert power_analysis(pilot(1), effect=0.1).iloc[0]["note"] == ""  # as piloted
+    assert power_analysis(pilot(2), trials=5, effect=0.1).iloc[0]["note"] == ""
+
+
 # --- JSON blocks ----------------------------------------------------------------------------------
 
 

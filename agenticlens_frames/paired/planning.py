@@ -102,7 +102,8 @@ def power_analysis(
         Per candidate: pilot estimates, ``planned_trials``, ``planned_cases``,
         ``planned_sd``, ``alpha_per_test``, ``mde``, and with ``effect``: ``power`` at
         the planned size and ``cases_needed`` for the target power; ``note`` says why
-        ``mde`` and ``power`` are NaN when they are (no variance to plan from).
+        ``mde`` and ``power`` are NaN when they are (no variance to plan from), or that
+        a one-trial pilot could not shrink the planned SD for more ``trials``.
 
     Examples
     --------
@@ -168,6 +169,18 @@ def power_analysis(
             "cases_needed": pd.NA,
             "note": _planning_note(int(parts["paired_items"]), n, sd),
         }
+        unseparated = not (
+            math.isfinite(parts["within_variance_baseline"])
+            and math.isfinite(parts["within_variance_candidate"])
+        )
+        if k is not None and k > pilot_k and unseparated and not row["note"]:
+            # One attempt per case: its noise is inside the between-case spread, which
+            # more trials would shrink by an unknown amount. Said, as it is not shrunk.
+            row["note"] = (
+                "one attempt per case in the pilot: its within-case noise cannot be told "
+                "from the between-case spread, so the planned SD is the pilot's, not "
+                f"shrunk for {k} trials (conservative: mde too large, power too small)"
+            )
         if effect is not None:
             row["power"] = stats_paired.paired_power(
                 effect, sd, n, level, distribution=distribution
