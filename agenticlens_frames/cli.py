@@ -867,9 +867,7 @@ def _stop_options(
     level = getattr(comparisons, "alpha", None) or alpha or 0.05
     rule = StopRule(alpha=level, correction=declared, margin=margin)
     # Refused first: a note on how the rule behaves is noise before its refusal.
-    check_stop_request(
-        manifest, stop_when.value, rule, cluster=getattr(comparisons, "cluster", None)
-    )
+    check_stop_request(manifest, stop_when.value, rule)
     if not margin:
         # Said before the calls, not after them: the commonest case (no change) is the
         # one a rule without a margin never decides. A margin of 0 is none: no interval
