@@ -58,6 +58,13 @@ _FIELDS: dict[str, tuple[type, ...]] = {
     "method": (str,),
     "candidates": (list,),
 }
+#: With ``unit: "cluster"`` (a sequence run at the cluster level), the fields the cluster
+#: statement reads; per candidate ``paired_clusters``.
+_CLUSTER_FIELDS: dict[str, tuple[type, ...]] = {
+    "cluster": (str,),
+    "clusters_used": (int,),
+    "clusters_planned": (int,),
+}
 _CANDIDATE_FIELDS: dict[str, tuple[type, ...]] = {
     "candidate_variant_id": (str,),
     "decision": (str, type(None)),
@@ -80,12 +87,19 @@ def check_block(block: Any) -> list[str | int] | None:
     for key, types in _FIELDS.items():
         if not isinstance(block.get(key), types):
             return [key]
+    clustered = _clustered(block)
+    for key, types in _CLUSTER_FIELDS.items() if clustered else ():
+        if not isinstance(block.get(key), types):
+            return [key]
     for i, c in enumerate(block["candidates"]):
         if not isinstance(c, Mapping):
             return ["candidates", i]
         for key, types in _CANDIDATE_FIELDS.items():
             if not isinstance(c.get(key), types):
                 return ["candidates", i, key]
+        # Rendered beside the paired cases when present (blocks without clusters lack it).
+        if "paired_clusters" in c and not isinstance(c["paired_clusters"], int):
+            return ["candidates", i, "paired_clusters"]
     return None
 
 
