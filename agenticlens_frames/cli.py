@@ -636,7 +636,9 @@ def experiment_run(
                     "--correction holm, or pass --regression-rule compat for AgenticLens's rule",
                 )
             _note_outside_targets(manifest_file)
-            stop_options = _stop_options(stop_when, stop_margin, comparisons, alpha, manifest)
+            stop_options = _stop_options(
+                stop_when, stop_margin, comparisons, alpha, manifest, suite_file
+            )
             # scipy.special for the analysis, imported while the replay's workers finish.
             with idle_work(warm_imports):
                 live = run_live_experiment(
@@ -855,19 +857,29 @@ def _stop_options(
     comparisons: object,
     alpha: float | None,
     manifest: Any,
+    suite_file: Path,
 ) -> dict[str, object]:
     """run_experiment's early-stopping keywords from the command line."""
     if stop_when is None:
         if margin is not None:
             raise InputError("--stop-margin needs --stop-when decided")
         return {}
+    from .formats import load_suite
     from .runner.stopping import StopRule, check_stop_request
 
     declared = getattr(comparisons, "correction", None)
     level = getattr(comparisons, "alpha", None) or alpha or 0.05
     rule = StopRule(alpha=level, correction=declared, margin=margin)
     # Refused first: a note on how the rule behaves is noise before its refusal.
-    check_stop_request(manifest, stop_when.value, rule)
+    cluster = getattr(comparisons, "cluster", None)
+    check_stop_request(
+        manifest,
+        stop_when.value,
+        rule,
+        # The suite only to check its clusters (a case without one), before the note.
+        suite=load_suite(suite_file) if cluster is not None else None,
+        cluster=cluster,
+    )
     if not margin:
         # Said before the calls, not after them: the commonest case (no change) is the
         # one a rule without a margin never decides. A margin of 0 is none: no interval

@@ -371,12 +371,14 @@ def metadata_cluster_labels(
     field_name: str,
     *,
     file: str | Path | None = None,
+    location: str = "comparisons.cluster",
 ) -> np.ndarray:
     """Per case: its value of the metadata field ``field_name`` as JSON text (the cluster
     label), from each case's metadata mapping.
 
     One rule for the fixed-sample statistics (:func:`cluster_labels`) and for early
-    stopping, which needs the clusters before any call.
+    stopping, which needs the clusters before any call. ``file`` and ``location`` say
+    where the error is (the suite's ``cases`` when the suite file is known).
 
     Raises
     ------
@@ -406,7 +408,7 @@ def metadata_cluster_labels(
             f"{len(missing)} case(s) have no value of the metadata field {field_name!r} "
             f"(absent, null or NaN): {shown}",
             file=file,
-            location="comparisons.cluster",
+            location=location,
             hint="add the field to every case's metadata in the suite, or cluster by another field",
         )
     return np.asarray(labels, dtype=object)

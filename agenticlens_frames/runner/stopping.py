@@ -164,19 +164,32 @@ def declared_rule(
     )
 
 
-def check_stop_request(manifest: ManifestSpec, stop_when: str, rule: StopRule | None) -> None:
+def check_stop_request(
+    manifest: ManifestSpec,
+    stop_when: str,
+    rule: StopRule | None,
+    *,
+    suite: SuiteSpec | None = None,
+    cluster: str | None = None,
+) -> None:
     """Refuse an early-stopping request that cannot be honoured, before any call.
 
     Declared case clusters are honoured (the sequence runs at the cluster level,
-    :class:`StopMonitor`); a case without a cluster value is refused when the monitor is
-    built, before any call, as the fixed-sample statistics refuse it.
+    :class:`StopMonitor`).
+
+    Parameters
+    ----------
+    suite, cluster
+        The suite and the case metadata field the comparisons declare clusters by: with
+        both, a case without a value of the field is refused here, as the fixed-sample
+        statistics refuse it (:class:`StopMonitor` refuses it too, when built).
 
     Raises
     ------
     InputError
-        ``stop_when`` not one of :data:`STOP_WHEN`, a margin outside [0, 1], or several
+        ``stop_when`` not one of :data:`STOP_WHEN`, a margin outside [0, 1], several
         candidates without a declared multiple-comparison correction (the per-candidate
-        level would be a guess).
+        level would be a guess), or a case without a cluster value.
 
     Examples
     --------
@@ -203,6 +216,8 @@ candidates needs a declared multiple-comparison correction (...)
                 f"the stop margin must lie in [0, 1] (a difference in pass rate), got {margin!r}",
                 location="stop_rule.margin",
             )
+    if suite is not None and cluster is not None:
+        _cluster_labels(suite, cluster)
     if (rule or StopRule()).correction is None and len(manifest.variants) > 2:
         raise InputError(
             "stop_when='decided' with several candidates needs a declared "
@@ -211,6 +226,20 @@ candidates needs a declared multiple-comparison correction (...)
             hint="declare comparisons: {correction: holm} in the manifest, or pass "
             "--correction (none, bonferroni, holm or benjamini_hochberg)",
         )
+
+
+def _cluster_labels(suite: SuiteSpec, cluster: str) -> Any:
+    """Each case's cluster label, suite order; a case without one is refused (naming the
+    suite and the cases)."""
+    from ..paired.dimensions import metadata_cluster_labels
+
+    return metadata_cluster_labels(
+        suite.case_ids,
+        [c.metadata for c in suite.cases],
+        cluster,
+        file=suite.path,
+        location="cases",
+    )
 
 
 def case_rank(suite: SuiteSpec, seed: int | None) -> dict[str, int]:
@@ -325,11 +354,7 @@ class StopMonitor:
             rank = case_rank(suite, manifest.random_seed)
             labels = None
         else:
-            from ..paired.dimensions import metadata_cluster_labels
-
-            labels = metadata_cluster_labels(
-                suite.case_ids, [c.metadata for c in suite.cases], cluster, file=suite.path
-            )
+            labels = _cluster_labels(suite, cluster)
             rank = cluster_rank(suite, manifest.random_seed, labels)
         self.order = sorted(rank, key=rank.__getitem__)
         #: Planned position just past each unit (a case, or a cluster's last case).

@@ -534,7 +534,7 @@ def test_a_case_without_a_cluster_value_is_refused_before_any_call(tmp_path) -> 
     _with_topics(suite, lambda i: None if i == 4 else f"t{i % 2}")
     with pytest.raises(
         InputError,
-        match=r"suite\.yaml: comparisons\.cluster: 1 case\(s\) have "
+        match=r"suite\.yaml: cases: 1 case\(s\) have "
         r"no value of the metadata field 'topic' \(absent, null or NaN\): c4",
     ):
         run_experiment(
@@ -546,6 +546,30 @@ def test_a_case_without_a_cluster_value_is_refused_before_any_call(tmp_path) -> 
             comparisons={"correction": "holm", "cluster": "topic"},
             run_dir=tmp_path / "run",
         )
+    assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
+
+
+def test_command_line_refuses_a_case_without_a_cluster_value_before_the_note(
+    tmp_path, monkeypatch
+) -> None:
+    """The refusal comes alone, before any call and before the note on how the rule
+    behaves without --stop-margin (as the other refusals of the rule)."""
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    manifest, suite = _experiment(tmp_path, cases=6)
+    _with_topics(suite, lambda i: None if i in (1, 4) else f"t{i % 2}")
+    result = CliRunner().invoke(
+        app,
+        ["experiment", "run", str(manifest), str(suite), "--stop-when", "decided",
+         "--correction", "holm", "--cluster", "topic", "--run-dir", str(tmp_path / "run")],
+    )  # fmt: skip
+    text = " ".join(result.output.split())
+    assert result.exit_code == 1, text
+    assert "suite.yaml: cases: 2 case(s) have no value of the metadata field 'topic'" in text
+    assert "c1, c4" in text and "without --stop-margin" not in text
     assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
 
 
