@@ -544,7 +544,8 @@ def experiment_run(
         help="'decided': run cases one at a time (seeded order) and stop once every "
         "candidate's anytime-valid interval against the baseline excludes 0 (or lies "
         "within ±--stop-margin); at --alpha, split across the candidates (Bonferroni) "
-        "unless the declared correction is none. Live variants only.",
+        "unless the declared correction is none. With --cluster: clusters one at a time, "
+        "one observation per completed cluster. Live variants only.",
     ),
     stop_margin: float | None = typer.Option(
         None,
