@@ -25,8 +25,9 @@ targets (``--live-runs``, default 3): attempts actually run and saved.
 Run: ``python benchmarks/bench_stopping.py [--runs R] [--cases N]``; ``--clustered``
 gives only the error rate and power with cases correlated within topics, of the
 case-level sequence (wrong there) and of the cluster-level one ``stop_when`` runs with
-declared clusters; ``--widths`` only the sequence's width against the fixed-sample
-Hoeffding interval.
+declared clusters, and the family-wise error of ``StopMonitor`` itself fed records with
+declared clusters (``--monitor-runs``); ``--widths`` only the sequence's width against
+the fixed-sample Hoeffding interval.
 """
 
 from __future__ import annotations
@@ -226,6 +227,91 @@ def clustered(
     }
 
 
+def monitor_null(
+    runs: int, topics: int = 100, sizes: tuple[int, int] = (1, 5), spread: float = 0.30
+) -> dict:
+    """The rule end to end at the monitor: :class:`~agenticlens_frames.runner.stopping.StopMonitor`
+    with declared clusters fed journal-like attempt records (baseline and two candidates,
+    3 trials, Holm declared, so Bonferroni α/2 each), in its own planned order, one
+    manifest seed per run. No true difference: every variant has its own topic effects
+    N(0, spread²/2), pass probabilities clip(p + effect), so each candidate and the
+    baseline are exchangeable within a topic and differ by N(0, spread²). Returns the
+    share of runs in which any candidate was ever decided (family-wise error) and the mean
+    clusters seen."""
+    import dataclasses
+
+    from agenticlens_frames.formats import load_manifest, load_suite
+    from agenticlens_frames.runner.stopping import StopMonitor, StopRule
+
+    rng = np.random.default_rng(11)
+    folder = Path(tempfile.mkdtemp())
+    size = rng.integers(sizes[0], sizes[1] + 1, topics)
+    topic = np.repeat(np.arange(topics), size)
+    variants = ("base", "cand_a", "cand_b")
+    manifest = {
+        "name": "stop-bench",
+        "version": "1",
+        "baseline_variant_id": "base",
+        "trial_count": 3,
+        "variants": [
+            {"id": v, "name": v, "target_kind": "python", "target": f"agents.py:{v}"}
+            for v in variants
+        ],
+    }
+    suite = {
+        "name": "s",
+        "version": "1",
+        "cases": [
+            {
+                "id": f"c{i}",
+                "name": f"c{i}",
+                "input": "q",
+                "expected_contains": ["yes"],
+                "metadata": {"topic": f"t{g}"},
+            }
+            for i, g in enumerate(topic)
+        ],
+    }
+    (folder / "agents.py").write_text("")
+    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest))
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite))
+    spec = load_manifest(folder / "manifest.yaml")
+    cases = load_suite(folder / "suite.yaml")
+    wrong = np.zeros(runs, dtype=bool)
+    seen = np.zeros(runs)
+    rule = StopRule(alpha=0.05, correction="holm")
+    for r in range(runs):
+        monitor = StopMonitor(
+            dataclasses.replace(spec, random_seed=r), cases, rule, cluster="topic"
+        )
+        # Every variant (the baseline too) gets its own topic effects: a candidate and the
+        # baseline are exchangeable, so their difference is symmetric about 0 (an exact
+        # null), correlated within a topic, with spread `spread` per topic.
+        w = rng.normal(0, spread / np.sqrt(2), (len(variants), topics))
+        p = rng.beta(2, 1, len(topic))
+        for case_id in monitor.order:
+            i = int(case_id[1:])
+            probs = {v: np.clip(p[i] + w[k, topic[i]], 0, 1) for k, v in enumerate(variants)}
+            for v in variants:
+                for t in (1, 2, 3):
+                    passed = bool(rng.random() < probs[v])
+                    monitor.add(
+                        {
+                            "type": "attempt",
+                            "variant": v,
+                            "trial": t,
+                            "case": case_id,
+                            "status": "ok",
+                            "score": [passed, float(passed), 1, int(passed), float(passed)],
+                        }
+                    )
+            wrong[r] |= any(d is not None for d in monitor.decisions)
+            if monitor.should_stop:
+                break
+        seen[r] = monitor.units_used
+    return {"error": float(wrong.mean()), "clusters_seen": float(seen.mean())}
+
+
 def widths(runs: int = 200, seed: int = 0) -> list[tuple[str, int, float, float]]:
     """Median width of the betting sequence (α = 0.05, one candidate) against the
     fixed-sample Hoeffding interval at the same case count, on the difference scale:
@@ -261,6 +347,12 @@ def main() -> None:
         "topics: error rate and power (2000 runs unless --runs)",
     )
     parser.add_argument(
+        "--monitor-runs",
+        type=int,
+        default=2000,
+        help="with --clustered: runs of the end-to-end StopMonitor check",
+    )
+    parser.add_argument(
         "--widths",
         action="store_true",
         help="only the sequence's width against the fixed-sample Hoeffding interval",
@@ -275,6 +367,14 @@ def main() -> None:
         return
     if args.clustered:
         runs = args.runs if args.runs != 500 else 2000
+        check = monitor_null(args.monitor_runs)
+        print(
+            f"StopMonitor with declared clusters, fed records ({args.monitor_runs} runs, 100 "
+            "topics of 1-5 cases, two null candidates, Holm declared): family-wise error "
+            f"{check['error']:.1%} (MC s.e. at 5 %: "
+            f"{np.sqrt(0.05 * 0.95 / args.monitor_runs):.1%}), "
+            f"{check['clusters_seen']:.1f} clusters seen on average"
+        )
         mc = np.sqrt(0.05 * 0.95 / runs)
         print(f"Cases correlated within topics, one candidate, α = 0.05, {runs} runs each")
         designs = [
