@@ -357,12 +357,13 @@ class StopMonitor:
             labels = _cluster_labels(suite, cluster)
             rank = cluster_rank(suite, manifest.random_seed, labels)
         self.order = sorted(rank, key=rank.__getitem__)
-        #: Planned position just past each unit (a case, or a cluster's last case).
+        # Each case's unit: itself, or its cluster (whose cases are consecutive in order).
         unit = (
             {c.id: c.id for c in suite.cases}
             if labels is None
             else {c.id: label for c, label in zip(suite.cases, labels, strict=True)}
         )
+        #: Planned position just past each unit (a case, or a cluster's last case).
         self.unit_ends: list[int] = [
             pos + 1
             for pos in range(len(self.order))
@@ -386,6 +387,7 @@ class StopMonitor:
         #: no data from that case on. Earlier cases keep its attempts: the sequence may
         #: have used them already, and an online sequence cannot take data back.
         self.failed_from: dict[tuple[str, int], int] = {}
+        #: Cases fed to the sequence, whole units in planned order: the cases used.
         self.position = 0
         self.decisions: list[str | None] = [None] * len(self.candidates)
         self.lower = np.full(len(self.candidates), -1.0)
@@ -393,6 +395,8 @@ class StopMonitor:
         self.stopped_after: int | None = None
         self.planned_attempts = len(self.variants) * self.trials * len(suite.cases)
         self._lock = threading.Lock()
+        #: Planned position of each case: the scheduler's order (case by case, or cluster
+        #: by cluster).
         self.rank = rank
         #: Called after every journaled attempt (the scheduler's wake-up).
         self.on_advance: Callable[[], None] | None = None
