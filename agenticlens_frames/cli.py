@@ -544,7 +544,8 @@ def experiment_run(
         help="'decided': run cases one at a time (seeded order) and stop once every "
         "candidate's anytime-valid interval against the baseline excludes 0 (or lies "
         "within ±--stop-margin); at --alpha, split across the candidates (Bonferroni) "
-        "unless the declared correction is none. Live variants only.",
+        "unless the declared correction is none. With --cluster: clusters one at a time, "
+        "one observation per completed cluster. Live variants only.",
     ),
     stop_margin: float | None = typer.Option(
         None,
@@ -636,7 +637,9 @@ def experiment_run(
                     "--correction holm, or pass --regression-rule compat for AgenticLens's rule",
                 )
             _note_outside_targets(manifest_file)
-            stop_options = _stop_options(stop_when, stop_margin, comparisons, alpha, manifest)
+            stop_options = _stop_options(
+                stop_when, stop_margin, comparisons, alpha, manifest, suite_file
+            )
             # scipy.special for the analysis, imported while the replay's workers finish.
             with idle_work(warm_imports):
                 live = run_live_experiment(
@@ -855,20 +858,28 @@ def _stop_options(
     comparisons: object,
     alpha: float | None,
     manifest: Any,
+    suite_file: Path,
 ) -> dict[str, object]:
     """run_experiment's early-stopping keywords from the command line."""
     if stop_when is None:
         if margin is not None:
             raise InputError("--stop-margin needs --stop-when decided")
         return {}
+    from .formats import load_suite
     from .runner.stopping import StopRule, check_stop_request
 
     declared = getattr(comparisons, "correction", None)
     level = getattr(comparisons, "alpha", None) or alpha or 0.05
     rule = StopRule(alpha=level, correction=declared, margin=margin)
     # Refused first: a note on how the rule behaves is noise before its refusal.
+    cluster = getattr(comparisons, "cluster", None)
     check_stop_request(
-        manifest, stop_when.value, rule, cluster=getattr(comparisons, "cluster", None)
+        manifest,
+        stop_when.value,
+        rule,
+        # The suite only to check its clusters (a case without one), before the note.
+        suite=load_suite(suite_file) if cluster is not None else None,
+        cluster=cluster,
     )
     if not margin:
         # Said before the calls, not after them: the commonest case (no change) is the

@@ -31,7 +31,9 @@ grid).
 
 A case that gives one sequence no difference (no evaluated attempt on one of its two
 variants) is passed as NaN: that sequence skips it, and :math:`t` counts each sequence's
-own cases.
+own cases. With declared case clusters the runner feeds one value per completed cluster
+instead, the mean of its cases' differences (also in [-1, 1]; :mod:`.runner.stopping`),
+and :math:`t` counts clusters.
 
 Decisions: *better* when the lower end is above 0, *worse* when the upper end is below 0,
 and, with a margin δ, *within ±δ* when the whole interval lies inside (−δ, δ) (futility:

@@ -23,9 +23,11 @@ Also an end-to-end check through :func:`agenticlens_frames.run_experiment` with 
 targets (``--live-runs``, default 3): attempts actually run and saved.
 
 Run: ``python benchmarks/bench_stopping.py [--runs R] [--cases N]``; ``--clustered``
-gives only the error rate with cases correlated within topics (why ``stop_when`` refuses
-declared clusters), ``--widths`` only the sequence's width against the fixed-sample
-Hoeffding interval.
+gives only the error rate and power with cases correlated within topics, of the
+case-level sequence (wrong there) and of the cluster-level one ``stop_when`` runs with
+declared clusters, and the family-wise error of ``StopMonitor`` itself fed records with
+declared clusters (``--monitor-runs``); ``--widths`` only the sequence's width against
+the fixed-sample Hoeffding interval.
 """
 
 from __future__ import annotations
@@ -154,29 +156,160 @@ def live_runs(n_runs: int, cases: int) -> list[dict]:
     return out
 
 
-def clustered_null(
-    runs: int, topics: int = 10, per_topic: int = 20, spread: float = 0.15, seed: int = 4
-) -> float:
-    """Share of runs one candidate is decided (better or worse) when the cases are
-    correlated within topics: the candidate's effect is a topic effect u ~ N(0, spread²),
-    mean 0 over the population of topics, the cases in random order, 3 trials. Why
-    ``stop_when`` refuses declared case clusters: the sequence takes each case as an
-    independent draw."""
+def clustered(
+    runs: int,
+    topics: int,
+    sizes: tuple[int, int],
+    effect: float = 0.0,
+    spread: float = 0.15,
+    seed: int = 4,
+    trials: int = 3,
+) -> dict:
+    """One candidate against the baseline with cases correlated within topics, watched by
+    the case-level sequence (every case a unit: what ``stop_when`` did before it honoured
+    clusters) and by the cluster-level one (one observation per completed topic, the mean
+    of its cases' differences: what it does now), α = 0.05.
+
+    Each topic has a size drawn uniformly from ``sizes`` and an effect
+    u ~ N(effect, spread²) shared by its cases; a case has a difficulty p ~ Beta(2, 1) and
+    pass probabilities clip(p + u/2) for the candidate and clip(p − u/2) for the baseline,
+    ``trials`` attempts each. With ``effect`` = 0 the difference is symmetric about 0
+    (u and −u swap the two variants), so both the mean over topics and the mean over
+    cases of the true difference are exactly 0: any decision is an error. Topics are i.i.d.,
+    so running them in index order is running them in a random order.
+
+    Returns the share of runs decided (better, worse) by each sequence, and for the
+    cluster-level one the mean cases and topics used (a run stops at its first decision).
+    """
     rng = np.random.default_rng(seed)
-    cs = BettingConfidenceSequence(0.05, n=runs)
+    size = rng.integers(sizes[0], sizes[1] + 1, (runs, topics))
+    u = rng.normal(effect, spread, (runs, topics))
+    per_case = BettingConfidenceSequence(0.05, n=runs)
+    per_cluster = BettingConfidenceSequence(0.05, n=runs)
+    out = {
+        key: np.zeros(runs, dtype=bool)
+        for key in ("case_better", "case_worse", "cluster_better", "cluster_worse")
+    }
+    stop_cases = size.sum(axis=1).astype(float)
+    stop_topics = np.full(runs, float(topics))
+    done = np.zeros(runs, dtype=bool)
+    cases_so_far = np.zeros(runs)
+    for g in range(topics):
+        total = np.zeros(runs)
+        for k in range(sizes[1]):
+            present = k < size[:, g]
+            p = rng.beta(2, 1, runs)
+            cand = rng.binomial(trials, np.clip(p + u[:, g] / 2, 0, 1)) / trials
+            base = rng.binomial(trials, np.clip(p - u[:, g] / 2, 0, 1)) / trials
+            d = np.where(present, cand - base, np.nan)
+            per_case.update(d)
+            low, high = per_case.interval()
+            out["case_better"] |= low > 0
+            out["case_worse"] |= high < 0
+            total += np.where(present, cand - base, 0.0)
+        per_cluster.update(total / size[:, g])
+        cases_so_far += size[:, g]
+        low, high = per_cluster.interval()
+        out["cluster_better"] |= low > 0
+        out["cluster_worse"] |= high < 0
+        now = ~done & ((low > 0) | (high < 0))
+        stop_cases[now] = cases_so_far[now]
+        stop_topics[now] = g + 1
+        done |= now
+    rates = {key: float(v.mean()) for key, v in out.items()}
+    return {
+        **rates,
+        "case_decided": float((out["case_better"] | out["case_worse"]).mean()),
+        "cluster_decided": float((out["cluster_better"] | out["cluster_worse"]).mean()),
+        "cases_planned": float(size.sum(axis=1).mean()),
+        "mean_cases": float(stop_cases.mean()),
+        "mean_topics": float(stop_topics.mean()),
+    }
+
+
+def monitor_null(
+    runs: int, topics: int = 100, sizes: tuple[int, int] = (1, 5), spread: float = 0.30
+) -> dict:
+    """The rule end to end at the monitor: :class:`~agenticlens_frames.runner.stopping.StopMonitor`
+    with declared clusters fed journal-like attempt records (baseline and two candidates,
+    3 trials, Holm declared, so Bonferroni α/2 each), in its own planned order, one
+    manifest seed per run. No true difference: every variant has its own topic effects
+    N(0, spread²/2), pass probabilities clip(p + effect), so each candidate and the
+    baseline are exchangeable within a topic and differ by N(0, spread²). Returns the
+    share of runs in which any candidate was ever decided (family-wise error) and the mean
+    clusters seen."""
+    import dataclasses
+
+    from agenticlens_frames.formats import load_manifest, load_suite
+    from agenticlens_frames.runner.stopping import StopMonitor, StopRule
+
+    rng = np.random.default_rng(11)
+    folder = Path(tempfile.mkdtemp())
+    size = rng.integers(sizes[0], sizes[1] + 1, topics)
+    topic = np.repeat(np.arange(topics), size)
+    variants = ("base", "cand_a", "cand_b")
+    manifest = {
+        "name": "stop-bench",
+        "version": "1",
+        "baseline_variant_id": "base",
+        "trial_count": 3,
+        "variants": [
+            {"id": v, "name": v, "target_kind": "python", "target": f"agents.py:{v}"}
+            for v in variants
+        ],
+    }
+    suite = {
+        "name": "s",
+        "version": "1",
+        "cases": [
+            {
+                "id": f"c{i}",
+                "name": f"c{i}",
+                "input": "q",
+                "expected_contains": ["yes"],
+                "metadata": {"topic": f"t{g}"},
+            }
+            for i, g in enumerate(topic)
+        ],
+    }
+    (folder / "agents.py").write_text("")
+    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest))
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite))
+    spec = load_manifest(folder / "manifest.yaml")
+    cases = load_suite(folder / "suite.yaml")
     wrong = np.zeros(runs, dtype=bool)
-    u = rng.normal(0, spread, (runs, topics))
-    topic = np.repeat(np.arange(topics), per_topic)
-    order = np.array([rng.permutation(topics * per_topic) for _ in range(runs)])
-    p = rng.beta(2, 1, (runs, topics * per_topic))
-    rows = np.arange(runs)
-    for i in range(topics * per_topic):
-        base = p[rows, order[:, i]]
-        cand = np.clip(base + u[rows, topic[order[:, i]]], 0, 1)
-        cs.update(rng.binomial(3, cand) / 3 - rng.binomial(3, base) / 3)
-        low, high = cs.interval()
-        wrong |= (low > 0) | (high < 0)
-    return float(wrong.mean())
+    seen = np.zeros(runs)
+    rule = StopRule(alpha=0.05, correction="holm")
+    for r in range(runs):
+        monitor = StopMonitor(
+            dataclasses.replace(spec, random_seed=r), cases, rule, cluster="topic"
+        )
+        # Every variant (the baseline too) gets its own topic effects: a candidate and the
+        # baseline are exchangeable, so their difference is symmetric about 0 (an exact
+        # null), correlated within a topic, with spread `spread` per topic.
+        w = rng.normal(0, spread / np.sqrt(2), (len(variants), topics))
+        p = rng.beta(2, 1, len(topic))
+        for case_id in monitor.order:
+            i = int(case_id[1:])
+            probs = {v: np.clip(p[i] + w[k, topic[i]], 0, 1) for k, v in enumerate(variants)}
+            for v in variants:
+                for t in (1, 2, 3):
+                    passed = bool(rng.random() < probs[v])
+                    monitor.add(
+                        {
+                            "type": "attempt",
+                            "variant": v,
+                            "trial": t,
+                            "case": case_id,
+                            "status": "ok",
+                            "score": [passed, float(passed), 1, int(passed), float(passed)],
+                        }
+                    )
+            wrong[r] |= any(d is not None for d in monitor.decisions)
+            if monitor.should_stop:
+                break
+        seen[r] = monitor.units_used
+    return {"error": float(wrong.mean()), "clusters_seen": float(seen.mean())}
 
 
 def widths(runs: int = 200, seed: int = 0) -> list[tuple[str, int, float, float]]:
@@ -210,7 +343,14 @@ def main() -> None:
     parser.add_argument(
         "--clustered",
         action="store_true",
-        help="only the error rate with cases correlated within 10 topics (1000 runs)",
+        help="only the case- and cluster-level sequences with cases correlated within "
+        "topics: error rate and power (2000 runs unless --runs)",
+    )
+    parser.add_argument(
+        "--monitor-runs",
+        type=int,
+        default=2000,
+        help="with --clustered: runs of the end-to-end StopMonitor check",
     )
     parser.add_argument(
         "--widths",
@@ -226,10 +366,38 @@ def main() -> None:
             )
         return
     if args.clustered:
+        runs = args.runs if args.runs != 500 else 2000
+        check = monitor_null(args.monitor_runs)
         print(
-            "10 topics × 20 cases, topic effects N(0, 0.15²), one candidate, α = 0.05: "
-            f"decided in {clustered_null(1000):.1%} of 1000 runs"
+            f"StopMonitor with declared clusters, fed records ({args.monitor_runs} runs, 100 "
+            "topics of 1-5 cases, two null candidates, Holm declared): family-wise error "
+            f"{check['error']:.1%} (MC s.e. at 5 %: "
+            f"{np.sqrt(0.05 * 0.95 / args.monitor_runs):.1%}), "
+            f"{check['clusters_seen']:.1f} clusters seen on average"
         )
+        mc = np.sqrt(0.05 * 0.95 / runs)
+        print(f"Cases correlated within topics, one candidate, α = 0.05, {runs} runs each")
+        designs = [
+            ("10 topics × 20 cases, topic effects N(0, 0.15²)", 10, (20, 20), 0.0, 0.15),
+            ("60 topics of 1-10 cases, topic effects N(0, 0.30²)", 60, (1, 10), 0.0, 0.30),
+            ("300 topics of 1-3 cases, topic effects N(0, 0.30²)", 300, (1, 3), 0.0, 0.30),
+            ("60 topics of 1-10 cases, topic effects N(+0.15, 0.15²)", 60, (1, 10), 0.15, 0.15),
+            ("300 topics of 1-3 cases, topic effects N(+0.10, 0.15²)", 300, (1, 3), 0.10, 0.15),
+        ]
+        for seed, (name, topics, sizes, effect, spread) in enumerate(designs, start=4):
+            r = clustered(runs, topics, sizes, effect, spread, seed=seed)
+            print(f"{name} ({r['cases_planned']:.0f} cases planned on average):")
+            print(
+                f"  case-level sequence (the old rule): decided in {r['case_decided']:.1%} "
+                f"(better {r['case_better']:.1%}, worse {r['case_worse']:.1%})"
+            )
+            print(
+                f"  cluster-level sequence (stop_when with clusters): decided in "
+                f"{r['cluster_decided']:.1%} (better {r['cluster_better']:.1%}, worse "
+                f"{r['cluster_worse']:.1%}; MC s.e. at 5 %: {mc:.1%}); cases used "
+                f"{r['mean_cases']:.0f}, topics {r['mean_topics']:.1f} of {topics}, on "
+                "average (an undecided run uses them all)"
+            )
         return
     start = time.perf_counter()
     null = simulate(args.runs, args.cases, 0.0, seed=1)

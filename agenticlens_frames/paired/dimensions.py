@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +41,7 @@ __all__ = [
     "cluster_labels",
     "evaluate",
     "evaluation",
+    "metadata_cluster_labels",
     "unevaluated_attempts",
     "unevaluated_per_variant",
     "unjudged_failures",
@@ -350,14 +354,46 @@ def cluster_labels(run: ExperimentRun, field_name: str | None) -> np.ndarray | N
     """Per case: its value of the metadata field ``field_name`` (None: no clusters).
 
     A case without the field, or whose value is null or NaN, is refused (InputError
-    naming the cases): a missing value is no cluster.
+    naming the cases): a missing value is no cluster (:func:`metadata_cluster_labels`).
     """
     if field_name is None:
         return None
+    metadata = [
+        json.loads(text) if isinstance(text, str) and text else {}
+        for text in run.cases["metadata"].tolist()
+    ]
+    return metadata_cluster_labels(run.suite.case_ids, metadata, field_name)
+
+
+def metadata_cluster_labels(
+    case_ids: Sequence[str],
+    metadata: Sequence[Mapping[str, Any]],
+    field_name: str,
+    *,
+    file: str | Path | None = None,
+    location: str = "comparisons.cluster",
+) -> np.ndarray:
+    """Per case: its value of the metadata field ``field_name`` as JSON text (the cluster
+    label), from each case's metadata mapping.
+
+    One rule for the fixed-sample statistics (:func:`cluster_labels`) and for early
+    stopping, which needs the clusters before any call. ``file`` and ``location`` say
+    where the error is (the suite's ``cases`` when the suite file is known).
+
+    Raises
+    ------
+    InputError
+        A case without the field, or whose value is null or NaN (naming the cases): a
+        missing value is no cluster.
+
+    Examples
+    --------
+    >>> metadata_cluster_labels(["a", "b"], [{"topic": "x"}, {"topic": 2}], "topic").tolist()
+    ['"x"', '2']
+    """
     labels: list[str] = []
     missing: list[str] = []
-    for case_id, text in zip(run.suite.case_ids, run.cases["metadata"].tolist(), strict=True):
-        meta = json.loads(text) if isinstance(text, str) and text else {}
+    for case_id, meta in zip(case_ids, metadata, strict=True):
         value = meta.get(field_name)
         # A NaN is a missing value (a data frame's empty cell), not a label: read as one,
         # every case without a value became a single cluster of its own, silently.
@@ -365,13 +401,14 @@ def cluster_labels(run: ExperimentRun, field_name: str | None) -> np.ndarray | N
             missing.append(case_id)
             labels.append("")
         else:
-            labels.append(json.dumps(meta[field_name], sort_keys=True, default=str))
+            labels.append(json.dumps(value, sort_keys=True, default=str))
     if missing:
         shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
         raise InputError(
             f"{len(missing)} case(s) have no value of the metadata field {field_name!r} "
             f"(absent, null or NaN): {shown}",
-            location="comparisons.cluster",
+            file=file,
+            location=location,
             hint="add the field to every case's metadata in the suite, or cluster by another field",
         )
     return np.asarray(labels, dtype=object)

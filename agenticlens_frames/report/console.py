@@ -79,7 +79,13 @@ def _stopping_table(analysis: ExperimentAnalysis, block: Any, console: Console) 
     """The early-stopping decision per candidate: first after an early stop (then the
     inferential statement), after the verdicts when the rule never stopped the run."""
     from ..paired.verdicts import VERDICT_STYLES
-    from .early_stopping import attempts_statement, decision_rows, rule_statement
+    from .early_stopping import (
+        attempts_statement,
+        decision_rows,
+        differences_statement,
+        rule_statement,
+        unit_statement,
+    )
 
     stopped = bool(block.get("stopped_early"))
     title = f"Early stopping: {block['reason']}"
@@ -99,10 +105,10 @@ def _stopping_table(analysis: ExperimentAnalysis, block: Any, console: Console) 
             row["interval"],
             row["paired_cases"],
         )
+    unit = unit_statement(block)
     table.caption = _t(
-        "Each candidate minus the baseline in pass rate, case by case over the evaluated "
-        "attempts; the interval is a confidence sequence, valid however often it was "
-        f"checked. {rule_statement(block)}. {attempts_statement(block)}."
+        f"{differences_statement(block)}. {rule_statement(block)}. "
+        f"{attempts_statement(block)}." + (f" {unit}." if unit else "")
     )
     console.print(table)
 

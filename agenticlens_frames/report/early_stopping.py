@@ -24,11 +24,13 @@ __all__ = [
     "attempts_statement",
     "check_block",
     "decision_rows",
+    "differences_statement",
     "early_stopping",
     "rule_statement",
     "stop_regressions",
     "stopped_early",
     "stopping_section_html",
+    "unit_statement",
 ]
 
 #: The page's verdict classes (as its verdict table colours better and worse).
@@ -56,6 +58,13 @@ _FIELDS: dict[str, tuple[type, ...]] = {
     "method": (str,),
     "candidates": (list,),
 }
+#: With ``unit: "cluster"`` (a sequence run at the cluster level), the fields the cluster
+#: statement reads; per candidate ``paired_clusters``.
+_CLUSTER_FIELDS: dict[str, tuple[type, ...]] = {
+    "cluster": (str,),
+    "clusters_used": (int,),
+    "clusters_planned": (int,),
+}
 _CANDIDATE_FIELDS: dict[str, tuple[type, ...]] = {
     "candidate_variant_id": (str,),
     "decision": (str, type(None)),
@@ -78,12 +87,19 @@ def check_block(block: Any) -> list[str | int] | None:
     for key, types in _FIELDS.items():
         if not isinstance(block.get(key), types):
             return [key]
+    clustered = _clustered(block)
+    for key, types in _CLUSTER_FIELDS.items() if clustered else ():
+        if not isinstance(block.get(key), types):
+            return [key]
     for i, c in enumerate(block["candidates"]):
         if not isinstance(c, Mapping):
             return ["candidates", i]
         for key, types in _CANDIDATE_FIELDS.items():
             if not isinstance(c.get(key), types):
                 return ["candidates", i, key]
+        # Rendered beside the paired cases when present (blocks without clusters lack it).
+        if "paired_clusters" in c and not isinstance(c["paired_clusters"], int):
+            return ["candidates", i, "paired_clusters"]
     return None
 
 
@@ -138,6 +154,56 @@ def rule_statement(block: Mapping[str, Any]) -> str:
     return f"one candidate: α = {alpha:g}, nothing to correct"
 
 
+def _clustered(block: Mapping[str, Any]) -> bool:
+    """The sequence ran at the cluster level (declared case clusters)."""
+    return block.get("unit") == "cluster"
+
+
+def unit_statement(block: Mapping[str, Any]) -> str:
+    """With declared clusters: that the sequence ran at the cluster level, its estimand,
+    and the clusters used ("" without clusters).
+
+    Examples
+    --------
+    >>> unit_statement({"unit": "cluster", "cluster": "topic", "clusters_used": 12,
+    ...                 "clusters_planned": 30})  # doctest: +NORMALIZE_WHITESPACE
+    "The sequence ran at the cluster level (metadata field 'topic'): one observation per
+    completed cluster, the mean difference over its paired cases, every cluster weighing
+    the same; 12 of 30 clusters used"
+    >>> unit_statement({})
+    ''
+    """
+    if not _clustered(block):
+        return ""
+    return (
+        f"The sequence ran at the cluster level (metadata field {str(block.get('cluster'))!r}): "
+        "one observation per completed cluster, the mean difference over its paired cases, "
+        f"every cluster weighing the same; {block.get('clusters_used')} of "
+        f"{block.get('clusters_planned')} clusters used"
+    )
+
+
+def differences_statement(block: Mapping[str, Any]) -> str:
+    """What the anytime-valid intervals are intervals of, in words.
+
+    Examples
+    --------
+    >>> differences_statement({})  # doctest: +NORMALIZE_WHITESPACE
+    'Each candidate minus the baseline in pass rate, case by case over the evaluated
+    attempts; the interval is a confidence sequence, valid however often it was checked'
+    """
+    if _clustered(block):
+        return (
+            "Each candidate minus the baseline in pass rate over the evaluated attempts, "
+            "averaged within each cluster of cases and then over clusters; the interval is a "
+            "confidence sequence over the clusters, valid however often it was checked"
+        )
+    return (
+        "Each candidate minus the baseline in pass rate, case by case over the evaluated "
+        "attempts; the interval is a confidence sequence, valid however often it was checked"
+    )
+
+
 def _decision(candidate: Mapping[str, Any], margin: Any) -> str:
     decision = candidate.get("decision")
     if decision is None:
@@ -167,10 +233,18 @@ def decision_rows(block: Mapping[str, Any]) -> list[dict[str, str]]:
                 "interval": format_interval(float(c["lower"]), float(c["upper"]), "proportion")
                 + " pp",
                 # Reports written before paired_cases do not have it.
-                "paired_cases": "n/a" if paired is None else str(int(paired)),
+                "paired_cases": _paired(paired, c.get("paired_clusters")),
             }
         )
     return rows
+
+
+def _paired(cases: Any, clusters: Any) -> str:
+    """Paired cases, and with clusters the clusters they make up (the sequence's units)."""
+    text = "n/a" if cases is None else str(int(cases))
+    if clusters is not None:
+        text += f" ({int(clusters)} cluster{'' if int(clusters) == 1 else 's'})"
+    return text
 
 
 def attempts_statement(block: Mapping[str, Any]) -> str:
@@ -202,6 +276,11 @@ def stop_regressions(block: Mapping[str, Any]) -> list[dict[str, str]]:
         if c.get("decision") == "worse"
     }
     return [row for row in decision_rows(block) if row["candidate"] in worse]
+
+
+def _sentence(text: str) -> str:
+    """`` text.`` after a sentence, or nothing for no text."""
+    return f" {text}." if text else ""
 
 
 def _e(value: Any) -> str:
@@ -238,7 +317,7 @@ def stopping_section_html(a: ExperimentAnalysis) -> str:
     return (
         f"<section id='early-stopping'><h2>{_e(_heading(block))}</h2>"
         f"<p>{_e(lead)}{_e(attempts_statement(block))}. {_e(rule_statement(block))}."
-        f"{_e(tail)}</p>"
+        f"{_e(_sentence(unit_statement(block)))}{_e(tail)}</p>"
         "<div class='scroll'><table class='verdicts'><tr><th>Candidate</th><th>Decision</th>"
         "<th>Anytime-valid interval<br><small>pass rate, candidate − baseline</small></th>"
         f"<th>Paired cases</th></tr>{rows}</table></div>"

@@ -145,7 +145,7 @@ def _headlines(analysis: ExperimentAnalysis, base: str) -> list[str]:
 
 def _stopping(block: Any) -> list[str]:
     """After an early stop: the stopping decision, the inferential statement."""
-    from .early_stopping import attempts_statement, decision_rows, rule_statement
+    from .early_stopping import attempts_statement, decision_rows, rule_statement, unit_statement
 
     rows = [
         [_md(r["candidate"]), f"**{_md(r['decision'])}**", r["interval"], r["paired_cases"]]
@@ -154,7 +154,8 @@ def _stopping(block: Any) -> list[str]:
     return [
         f"**Early stopping: {_md(block['reason'])}.** The stopping decision is the "
         "inferential statement of this run; the verdicts below are descriptive. "
-        f"{_md(attempts_statement(block))}. {_md(rule_statement(block))}.",
+        f"{_md(attempts_statement(block))}. {_md(rule_statement(block))}."
+        + (f" {_md(unit_statement(block))}." if unit_statement(block) else ""),
         "",
         markdown_table(
             ["Candidate", "Decision", "Anytime-valid interval (pass rate)", "Paired cases"], rows

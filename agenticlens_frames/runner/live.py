@@ -93,7 +93,6 @@ from .scheduler import Scheduler, Target, VariantPlan, WorkItem, take_interrupt
 from .stopping import (
     StopMonitor,
     StopRule,
-    case_rank,
     check_stop_request,
     declared_rule,
     sub_suite,
@@ -1003,8 +1002,10 @@ def run_experiment(
     stop_when
         ``"decided"``: run the cases one at a time in a seeded random order and stop
         starting attempts once every candidate's anytime-valid interval against the
-        baseline is decided (:mod:`.stopping`); the tables then hold the cases used. Every
-        variant must be live. None (default): run everything.
+        baseline is decided (:mod:`.stopping`); the tables then hold the cases used. With
+        declared case clusters (``comparisons``' ``cluster``) the clusters run one at a
+        time and the sequence is fed once per completed cluster. Every variant must be
+        live. None (default): run everything.
     stop_rule
         Level, declared correction and optional margin for ``stop_when``; an unset level
         or correction is the one ``comparisons`` (or the manifest) declares, another is
@@ -1255,7 +1256,7 @@ async def arun_live(
             manifest,
             suite,
             ledger,
-            case_rank(suite, manifest.random_seed) if monitor is not None else None,
+            monitor.rank if monitor is not None else None,
         )
         if monitor is not None and monitor.should_stop:
             items = []
@@ -1675,7 +1676,8 @@ def _work_items(
     ledger: Ledger,
     case_rank: Mapping[str, int] | None = None,
 ) -> list[WorkItem]:
-    """Items in AgenticLens' order, or case by case (``case_rank``: early stopping)."""
+    """Items in AgenticLens' order, or case by case (``case_rank``: early stopping's planned
+    position of each case, :attr:`.StopMonitor.rank`)."""
     order = execution_order(manifest.variant_ids, manifest.trial_count, manifest.random_seed)
     kinds = {v.id: v.target_kind for v in manifest.variants}
     n = len(suite.cases)
@@ -1717,8 +1719,15 @@ def _stop_monitor(
     rule = declared_rule(
         rule, config.correction if config else None, config.alpha if config else None
     )
-    check_stop_request(manifest, stop_when, rule, cluster=config.cluster if config else None)
-    return StopMonitor(manifest, suite, rule, trial_mode=invalid_payload == "trial")
+    check_stop_request(manifest, stop_when, rule)
+    # With declared clusters the sequence's unit is the cluster (its cases run together).
+    return StopMonitor(
+        manifest,
+        suite,
+        rule,
+        trial_mode=invalid_payload == "trial",
+        cluster=config.cluster if config else None,
+    )
 
 
 def ledger_pending(ledger: Ledger, manifest: ManifestSpec) -> int:

@@ -15,6 +15,15 @@ timeout is an evaluated, failed attempt. A case is paired for a candidate only w
 it and the baseline have an evaluated attempt on it; a case paired for no candidate adds
 nothing to the sequences, so nothing is decided on no data.
 
+With declared case clusters (``comparisons: {cluster: <field>}`` or ``--cluster``) the
+unit of the sequence is the cluster: the clusters are run one after another in a seeded
+random order (every case of a cluster before the next cluster), and each completed
+cluster gives each candidate one observation, the mean of its paired cases' differences
+(:func:`cluster_rank`). Cases correlated within a cluster are then inside one draw, and
+exchangeable clusters are independent draws, so the sequence keeps its level; its
+estimand is the mean over clusters of the cluster mean difference (every cluster weighs
+the same), docs/statistics.md §13.
+
 The sequence is a function of the cases in their planned order only, so a resumed run
 (same run folder) replays the journaled cases into the same sequence and continues it.
 """
@@ -23,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +53,7 @@ __all__ = [
     "StopRule",
     "case_rank",
     "check_stop_request",
+    "cluster_rank",
     "declared_rule",
     "sub_suite",
 ]
@@ -53,6 +63,13 @@ STOP_WHEN = ("decided",)
 METHOD = (
     "betting confidence sequence (Waudby-Smith & Ramdas 2024) on per-case paired "
     "differences of pass rates over the evaluated attempts, checked after every completed case"
+)
+#: The method with declared clusters ({field}: the metadata field).
+CLUSTER_METHOD = (
+    "betting confidence sequence (Waudby-Smith & Ramdas 2024) at the cluster level: one "
+    "observation per completed cluster of the case metadata field {field}, the mean of its "
+    "paired cases' differences of pass rates over the evaluated attempts (every cluster "
+    "weighs the same), checked after every completed cluster"
 )
 
 
@@ -148,22 +165,31 @@ def declared_rule(
 
 
 def check_stop_request(
-    manifest: ManifestSpec, stop_when: str, rule: StopRule | None, *, cluster: str | None = None
+    manifest: ManifestSpec,
+    stop_when: str,
+    rule: StopRule | None,
+    *,
+    suite: SuiteSpec | None = None,
+    cluster: str | None = None,
 ) -> None:
     """Refuse an early-stopping request that cannot be honoured, before any call.
 
+    Declared case clusters are honoured (the sequence runs at the cluster level,
+    :class:`StopMonitor`).
+
     Parameters
     ----------
-    cluster
-        The case metadata field the comparisons declare clusters by, if any.
+    suite, cluster
+        The suite and the case metadata field the comparisons declare clusters by: with
+        both, a case without a value of the field is refused here, as the fixed-sample
+        statistics refuse it (:class:`StopMonitor` refuses it too, when built).
 
     Raises
     ------
     InputError
-        ``stop_when`` not one of :data:`STOP_WHEN`; several candidates without a declared
-        multiple-comparison correction (the per-candidate level would be a guess); or
-        declared case clusters: the sequence takes every case as an independent draw, so
-        with correlated cases its error rate is not α (docs/statistics.md §13).
+        ``stop_when`` not one of :data:`STOP_WHEN`, a margin outside [0, 1], several
+        candidates without a declared multiple-comparison correction (the per-candidate
+        level would be a guess), or a case without a cluster value.
 
     Examples
     --------
@@ -175,11 +201,6 @@ def check_stop_request(
     ...
     agenticlens_frames.errors.InputError: manifest.yaml: stop_when='decided' with several \
 candidates needs a declared multiple-comparison correction (...)
-    >>> check_stop_request(three, "decided", StopRule(correction="holm"), cluster="topic")
-    Traceback (most recent call last):
-    ...
-    agenticlens_frames.errors.InputError: manifest.yaml: stop_when='decided' cannot honour \
-the declared case clusters (topic): ...
     """
     if stop_when not in STOP_WHEN:
         raise InputError(
@@ -195,15 +216,8 @@ the declared case clusters (topic): ...
                 f"the stop margin must lie in [0, 1] (a difference in pass rate), got {margin!r}",
                 location="stop_rule.margin",
             )
-    if cluster is not None:
-        raise InputError(
-            f"stop_when='decided' cannot honour the declared case clusters ({cluster}): its "
-            "confidence sequence takes every case as an independent draw, and with cases "
-            "correlated within a cluster it decides wrongly more often than alpha",
-            file=manifest.path,
-            hint="drop --stop-when, or the cluster declaration (comparisons: {cluster: …} "
-            "or --cluster)",
-        )
+    if suite is not None and cluster is not None:
+        _cluster_labels(suite, cluster)
     if (rule or StopRule()).correction is None and len(manifest.variants) > 2:
         raise InputError(
             "stop_when='decided' with several candidates needs a declared "
@@ -212,6 +226,20 @@ the declared case clusters (topic): ...
             hint="declare comparisons: {correction: holm} in the manifest, or pass "
             "--correction (none, bonferroni, holm or benjamini_hochberg)",
         )
+
+
+def _cluster_labels(suite: SuiteSpec, cluster: str) -> Any:
+    """Each case's cluster label, suite order; a case without one is refused (naming the
+    suite and the cases)."""
+    from ..paired.dimensions import metadata_cluster_labels
+
+    return metadata_cluster_labels(
+        suite.case_ids,
+        [c.metadata for c in suite.cases],
+        cluster,
+        file=suite.path,
+        location="cases",
+    )
 
 
 def case_rank(suite: SuiteSpec, seed: int | None) -> dict[str, int]:
@@ -229,6 +257,39 @@ def case_rank(suite: SuiteSpec, seed: int | None) -> dict[str, int]:
     return {suite.cases[int(i)].id: pos for pos, i in enumerate(order)}
 
 
+def cluster_rank(suite: SuiteSpec, seed: int | None, labels: Sequence[Any]) -> dict[str, int]:
+    """Planned position of each case when the cases are clustered: the clusters in a
+    permutation seeded by the manifest's seed (0 if unset), every case of a cluster (in
+    suite order) before the next cluster starts.
+
+    ``labels`` holds each case's cluster label, in suite order. The permutation is of the
+    clusters in the sorted order of their labels' text (as
+    :func:`~agenticlens_frames.stats_paired.cluster_codes` numbers them), so each cluster
+    is equally likely at every place: the clusters seen first are a random sample of the
+    suite's clusters. (Ordering clusters by their first case in a random case order would
+    bring large clusters first.)
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as S
+    >>> suite = S(cases=[S(id="a"), S(id="b"), S(id="c"), S(id="d")])
+    >>> rank = cluster_rank(suite, 1, ["x", "y", "x", "z"])
+    >>> order = sorted(rank, key=rank.__getitem__)
+    >>> abs(order.index("a") - order.index("c"))  # a cluster's cases run together
+    1
+    """
+    from ..stats_paired import cluster_codes
+
+    if not suite.cases:
+        return {}
+    codes = cluster_codes(list(labels), len(suite.cases))
+    order = np.random.default_rng(0 if seed is None else seed).permutation(int(codes.max()) + 1)
+    place = np.empty_like(order)
+    place[order] = np.arange(len(order))
+    planned = sorted(range(len(suite.cases)), key=lambda i: (int(place[codes[i]]), i))
+    return {suite.cases[i].id: pos for pos, i in enumerate(planned)}
+
+
 def sub_suite(suite: SuiteSpec, case_ids: set[str]) -> SuiteSpec:
     """The suite restricted to ``case_ids`` (suite order, re-indexed from 0)."""
     kept = [c for c in suite.cases if c.id in case_ids]
@@ -241,7 +302,17 @@ class StopMonitor:
     """Feeds completed cases, in their planned order, to one sequence per candidate.
 
     ``add`` takes journal ``attempt`` records (from any thread); ``should_stop`` tells
-    the scheduler to start nothing new.
+    the scheduler to start nothing new. With ``cluster`` (a case metadata field) the
+    sequence's unit is the cluster (:func:`cluster_rank`): it is fed once per completed
+    cluster, each candidate's value being the mean difference over the cluster's paired
+    cases (a cluster with none is skipped by that candidate's sequence, as an unpaired
+    case is without clusters).
+
+    Raises
+    ------
+    InputError
+        A recorded variant; with ``cluster``, a case without a value of the field (as the
+        fixed-sample statistics refuse it).
     """
 
     def __init__(
@@ -251,6 +322,7 @@ class StopMonitor:
         rule: StopRule,
         *,
         trial_mode: bool = True,
+        cluster: str | None = None,
     ) -> None:
         kinds = {v.id: v.target_kind for v in manifest.variants}
         recorded = [v for v, k in kinds.items() if k == "recorded"]
@@ -276,8 +348,34 @@ class StopMonitor:
             self.alpha, len(self.candidates), rule.correction or "none"
         )
         self.sequence = BettingConfidenceSequence(self.alpha_each, n=max(len(self.candidates), 1))
-        rank = case_rank(suite, manifest.random_seed)
+        #: The case metadata field the sequence clusters by (None: every case a unit).
+        self.cluster = cluster
+        if cluster is None:
+            rank = case_rank(suite, manifest.random_seed)
+            labels = None
+        else:
+            labels = _cluster_labels(suite, cluster)
+            rank = cluster_rank(suite, manifest.random_seed, labels)
         self.order = sorted(rank, key=rank.__getitem__)
+        # Each case's unit: itself, or its cluster (whose cases are consecutive in order).
+        unit = (
+            {c.id: c.id for c in suite.cases}
+            if labels is None
+            else {c.id: label for c, label in zip(suite.cases, labels, strict=True)}
+        )
+        #: Planned position just past each unit (a case, or a cluster's last case).
+        self.unit_ends: list[int] = [
+            pos + 1
+            for pos in range(len(self.order))
+            if pos + 1 == len(self.order) or unit[self.order[pos]] != unit[self.order[pos + 1]]
+        ]
+        #: Units fed to the sequence (cases, or clusters).
+        self.units_used = 0
+        #: Planned cases complete in a row from the first (the admission rule's mark; with
+        #: clusters it runs ahead of ``position`` inside the cluster being completed).
+        self.complete_prefix = 0
+        #: Per candidate: paired cases in the units fed (with clusters; else ``sequence.t``).
+        self._paired_cases = np.zeros(len(self.candidates), dtype=np.int64)
         self.case_index = {c.id: c.index for c in suite.cases}
         self.trial_mode = trial_mode
         #: Per attempt: passed, or None for a failed trial's invalid payload (not data).
@@ -289,6 +387,7 @@ class StopMonitor:
         #: no data from that case on. Earlier cases keep its attempts: the sequence may
         #: have used them already, and an online sequence cannot take data back.
         self.failed_from: dict[tuple[str, int], int] = {}
+        #: Cases fed to the sequence, whole units in planned order: the cases used.
         self.position = 0
         self.decisions: list[str | None] = [None] * len(self.candidates)
         self.lower = np.full(len(self.candidates), -1.0)
@@ -296,6 +395,8 @@ class StopMonitor:
         self.stopped_after: int | None = None
         self.planned_attempts = len(self.variants) * self.trials * len(suite.cases)
         self._lock = threading.Lock()
+        #: Planned position of each case: the scheduler's order (case by case, or cluster
+        #: by cluster).
         self.rank = rank
         #: Called after every journaled attempt (the scheduler's wake-up).
         self.on_advance: Callable[[], None] | None = None
@@ -328,13 +429,14 @@ class StopMonitor:
 
     def admits(self, concurrency: int) -> Callable[[Any], bool]:
         """The scheduler's admission rule: start a case only a few cases ahead of the
-        last one the sequence has seen, so a decision stops the run promptly even when
-        scoring lags behind fast targets."""
+        last complete one, so a decision stops the run promptly even when scoring lags
+        behind fast targets. (With clusters the mark is the last complete case, not the
+        last cluster fed: the cluster being run must be let complete.)"""
         per_case = len(self.variants) * self.trials
         ahead = max(1, -(-concurrency // per_case)) + 1
 
         def admit(item: Any) -> bool:
-            return self.rank[item.case.id] < self.position + ahead
+            return self.rank[item.case.id] < self.complete_prefix + ahead
 
         return admit
 
@@ -366,31 +468,55 @@ class StopMonitor:
     def _advance(self) -> None:
         while (
             self.stopped_after is None
-            and self.position < len(self.order)
-            and self._complete(self.order[self.position])
+            and self.complete_prefix < len(self.order)
+            and self._complete(self.order[self.complete_prefix])
         ):
-            case_id = self.order[self.position]
+            self.complete_prefix += 1
+            if self.complete_prefix == self.unit_ends[self.units_used]:
+                self._feed(self.order[self.position : self.complete_prefix])
+
+    def _feed(self, case_ids: list[str]) -> None:
+        """Give the sequence one unit: a case, or a completed cluster's cases."""
+        per_case = []
+        for case_id in case_ids:
             base = self._value(self.baseline, case_id)
             # NaN (not paired: no evaluated attempt on one side) is skipped by its sequence.
-            diffs = [self._value(c, case_id) - base for c in self.candidates]
-            self.sequence.update(diffs or [float("nan")])
-            self.position += 1
-            low, high = self.sequence.interval()
-            self.lower, self.upper = low[: len(self.candidates)], high[: len(self.candidates)]
-            # A sequence that has seen no case keeps [-1, 1]: never decided on no data.
-            self.decisions = [
-                decide(float(lo), float(hi), self.rule.margin)
-                for lo, hi in zip(self.lower, self.upper, strict=True)
-            ]
-            if self.candidates and all(d is not None for d in self.decisions):
-                self.stopped_after = self.position
+            per_case.append([self._value(c, case_id) - base for c in self.candidates])
+        if self.cluster is None:
+            diffs = per_case[0]
+        else:
+            # The cluster's value: the mean over its paired cases (NaN: none paired).
+            diffs = []
+            for j in range(len(self.candidates)):
+                paired = [d[j] for d in per_case if not np.isnan(d[j])]
+                self._paired_cases[j] += len(paired)
+                diffs.append(sum(paired) / len(paired) if paired else float("nan"))
+        self.sequence.update(diffs or [float("nan")])
+        self.position = self.complete_prefix
+        self.units_used += 1
+        low, high = self.sequence.interval()
+        self.lower, self.upper = low[: len(self.candidates)], high[: len(self.candidates)]
+        # A sequence that has seen no unit keeps [-1, 1]: never decided on no data.
+        self.decisions = [
+            decide(float(lo), float(hi), self.rule.margin)
+            for lo, hi in zip(self.lower, self.upper, strict=True)
+        ]
+        if self.candidates and all(d is not None for d in self.decisions):
+            self.stopped_after = self.position
 
     def used_cases(self) -> list[str]:
         """The cases the sequence has seen, planned order."""
         return self.order[: self.position]
 
     def paired_cases(self) -> list[int]:
-        """Per candidate: the cases its sequence has seen (paired with the baseline)."""
+        """Per candidate: the cases its sequence has seen (paired with the baseline); with
+        clusters, the paired cases of the clusters fed."""
+        if self.cluster is not None:
+            return [int(n) for n in self._paired_cases]
+        return [int(n) for n in self.sequence.t[: len(self.candidates)]]
+
+    def paired_clusters(self) -> list[int]:
+        """Per candidate: the clusters its sequence has seen (with a paired case)."""
         return [int(n) for n in self.sequence.t[: len(self.candidates)]]
 
     def _skipped(self) -> int:
@@ -409,12 +535,19 @@ class StopMonitor:
         or ``none`` (:func:`~agenticlens_frames.stats_sequential.applied_correction`);
         ``declared_correction`` the experiment's, which the fixed-sample verdicts use.
         ``attempts_saved`` counts the attempts the stop left unrun, not those a failed
-        trial skipped (``attempts_skipped``).
+        trial skipped (``attempts_skipped``). With clusters the block adds ``unit``
+        (``"cluster"``), ``cluster`` (the metadata field), ``clusters_used`` of
+        ``clusters_planned`` and per candidate ``paired_clusters``; ``cases_used`` and
+        ``paired_cases`` still count cases.
         """
         stopped = self.stopped_after is not None
         skipped = self._skipped()
         paired = self.paired_cases()
-        return {
+        clustered = self.cluster is not None
+        used = f"{self.position} of {len(self.order)} cases"
+        if clustered:
+            used = f"{self.units_used} of {len(self.unit_ends)} clusters ({used})"
+        block: dict[str, Any] = {
             "stop_when": "decided",
             "stopped_early": stopped,
             "cases_used": self.position,
@@ -426,7 +559,7 @@ class StopMonitor:
             ),
             "attempts_skipped": skipped,
             "reason": (
-                f"every candidate decided after {self.position} of {len(self.order)} cases"
+                f"every candidate decided after {used}"
                 if stopped
                 else "not every candidate was decided, so the run was not stopped early"
             ),
@@ -435,7 +568,7 @@ class StopMonitor:
             "declared_correction": self.rule.correction,
             "alpha_per_candidate": self.alpha_each,
             "margin": self.rule.margin,
-            "method": METHOD,
+            "method": CLUSTER_METHOD.format(field=repr(self.cluster)) if clustered else METHOD,
             "candidates": [
                 {
                     "candidate_variant_id": c,
@@ -449,3 +582,14 @@ class StopMonitor:
                 )
             ],
         }
+        if clustered:
+            # Keys added only with clusters: an unclustered block stays as it was.
+            block.update(
+                unit="cluster",
+                cluster=self.cluster,
+                clusters_used=self.units_used,
+                clusters_planned=len(self.unit_ends),
+            )
+            for entry, n in zip(block["candidates"], self.paired_clusters(), strict=True):
+                entry["paired_clusters"] = n
+        return block

@@ -4,6 +4,7 @@ applied named as such (reports written before ``declared_correction`` too)."""
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -131,3 +132,63 @@ def test_a_saved_stop_leads_the_markdown_summary(tmp_path: Path, saved: dict) ->
     assert "3080 of 3600 planned attempts saved" in text
     assert "(descriptive after the early stop)." in text
     assert text.index(DESCRIPTIVE_NOTE) > text.index("| Candidate | Dimension |")
+
+
+#: A block of a run whose sequence ran at the cluster level (declared clusters).
+CLUSTER_BLOCK = {
+    **OLD_BLOCK,
+    "correction": "bonferroni",
+    "declared_correction": "holm",
+    "cases_used": 82,
+    "cases_planned": 120,
+    "reason": "every candidate decided after 41 of 60 clusters (82 of 120 cases)",
+    "unit": "cluster",
+    "cluster": "topic",
+    "clusters_used": 41,
+    "clusters_planned": 60,
+    "candidates": [
+        {**c, "paired_cases": 82, "paired_clusters": 41} for c in OLD_BLOCK["candidates"]
+    ],
+}
+CLUSTER_SAID = (
+    "The sequence ran at the cluster level (metadata field 'topic'): one observation per "
+    "completed cluster, the mean difference over its paired cases, every cluster weighing "
+    "the same; 41 of 60 clusters used"
+)
+
+
+def test_a_saved_cluster_level_stop_says_so_on_every_surface(tmp_path: Path, saved: dict) -> None:
+    from agenticlens_frames.report.summary import summary_markdown
+    from agenticlens_frames.widgets import Explorer
+
+    analysis = load_report(_write(tmp_path, saved, CLUSTER_BLOCK))
+    console = Console(record=True, width=120)
+    print_summary(analysis, console)
+    text = " ".join(console.export_text().split())
+    assert CLUSTER_SAID in text and "averaged within each cluster of cases" in text
+    assert "│ a │ better │ [+2.0, +40.0] pp │ 82 (41 clusters) │" in text
+    page = " ".join(html.unescape(render_html(analysis)).split())
+    assert CLUSTER_SAID in page and "<td>82 (41 clusters)</td>" in page
+    markdown = summary_markdown(analysis)
+    assert CLUSTER_SAID in markdown and "| 82 (41 clusters) |" in markdown
+    panel = " ".join(html.unescape(Explorer(analysis).verdicts.value).split())
+    assert CLUSTER_SAID in panel
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        ({"clusters_used": "41"}, "agenticlens_frames.early_stopping.clusters_used"),
+        ({"cluster": None}, "agenticlens_frames.early_stopping.cluster"),
+        (
+            {"candidates": [{**OLD_BLOCK["candidates"][0], "paired_clusters": 4.5}]},
+            "agenticlens_frames.early_stopping.candidates[0].paired_clusters",
+        ),
+    ],
+)
+def test_a_damaged_cluster_block_is_refused_naming_its_place(
+    tmp_path: Path, saved: dict, change: dict, where: str
+) -> None:
+    with pytest.raises(InputError) as info:
+        load_report(_write(tmp_path, saved, {**CLUSTER_BLOCK, **change}))
+    assert info.value.location == where

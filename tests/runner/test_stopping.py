@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -13,6 +14,7 @@ import yaml
 from agenticlens_frames import InputError, run_experiment
 from agenticlens_frames.formats import load_manifest, load_suite
 from agenticlens_frames.runner.stopping import StopMonitor, StopRule, case_rank
+from agenticlens_frames.stats_sequential import BettingConfidenceSequence
 
 HOLM = StopRule(alpha=0.05, correction="holm")
 TARGETS = """
@@ -355,52 +357,252 @@ def test_the_gate_follows_the_stopping_decision_not_the_descriptive_table(tmp_pa
     assert _exit_code(analysis, True, quiet) == EXIT_REGRESSION
 
 
-@pytest.mark.parametrize("where", ["manifest", "argument"])
-def test_declared_case_clusters_are_refused_before_any_call(tmp_path, where: str) -> None:
-    """The sequence takes every case as an independent draw. With cases correlated within
-    declared clusters (10 topics × 20 cases, a candidate whose topic effects average 0)
-    it decided 'better' or 'worse' in 14.6 % of 1000 simulated runs at α = 0.05
-    (benchmarks/bench_stopping.py --clustered): the run was accepted, and its exit code
-    followed that decision while the verdicts used the clusters."""
-    declared = {"correction": "holm", "cluster": "topic"}
-    extra = {"comparisons": declared} if where == "manifest" else {}
-    manifest, suite = _experiment(tmp_path, cases=20, **extra)
+def _with_topics(suite, topic) -> None:
+    """Give every case of the suite file a ``topic`` metadata value: ``topic(i)``."""
     cases = yaml.safe_load(suite.read_text())
     for i, case in enumerate(cases["cases"]):
-        case["metadata"] = {"topic": f"t{i % 4}"}
+        value = topic(i)
+        if value is not None:
+            case["metadata"] = {"topic": value}
     suite.write_text(yaml.safe_dump(cases, sort_keys=False))
-    with pytest.raises(InputError, match=r"cannot honour the declared case clusters \(topic\)"):
+
+
+def _planned_clusters(labels: list[str], seed: int) -> list[str]:
+    """The clusters in their planned order, written out from the documented rule: a
+    permutation seeded by the manifest's seed of the clusters in sorted order of their
+    labels' JSON text."""
+    distinct = sorted({json.dumps(label) for label in labels})
+    return [json.loads(distinct[k]) for k in np.random.default_rng(seed).permutation(len(distinct))]
+
+
+def _cluster_differences(run, candidate: str, topic_of: dict[str, str], clusters) -> list[float]:
+    """Per cluster (in ``clusters``' order): the mean over its cases of the candidate's
+    pass rate over its evaluated attempts minus the baseline's, from the tables (pandas)."""
+    att = run.attempts[run.attempts["status"] != "trial_failed"]
+    rate = att.groupby(["variant_id", "case_id"], observed=True)["passed"].mean().unstack(0)
+    d = (rate[candidate] - rate["base"]).dropna().to_frame("d")
+    d["topic"] = [topic_of[c] for c in d.index]
+    means = d.groupby("topic")["d"].mean()
+    return [float(means[t]) for t in clusters if t in means.index]
+
+
+def test_cluster_rank_runs_every_cluster_whole_in_a_seeded_random_order(tmp_path) -> None:
+    from agenticlens_frames.runner.stopping import cluster_rank
+
+    _, suite_file = _experiment(tmp_path, cases=12)
+    _with_topics(suite_file, lambda i: f"t{i % 5}")
+    suite = load_suite(suite_file)
+    labels = [c.metadata["topic"] for c in suite.cases]
+    rank = cluster_rank(suite, 3, [json.dumps(v) for v in labels])
+    order = sorted(rank, key=rank.__getitem__)
+    expected = [
+        c.id
+        for topic in _planned_clusters(labels, 3)
+        for c in suite.cases
+        if c.metadata["topic"] == topic
+    ]
+    assert order == expected
+
+
+def test_the_cluster_level_sequence_is_fed_once_per_completed_cluster(tmp_path) -> None:
+    """Three clusters: a, b (a singleton) and c; the candidate never answers validly on
+    the last planned case (both its trials fail there). The sequence sees each cluster's
+    mean difference over its paired cases once the cluster is complete, and nothing
+    before."""
+    manifest_file, suite_file = _experiment(tmp_path, cases=6, variants=("base", "better", "base2"))
+    topics = ["a", "a", "b", "c", "c", "c"]
+    _with_topics(suite_file, topics.__getitem__)
+    manifest, suite = load_manifest(manifest_file), load_suite(suite_file)
+    rule = StopRule(alpha=0.05, correction="holm")
+    monitor = StopMonitor(manifest, suite, rule, cluster="topic")
+    planned = _planned_clusters(topics, 3)
+    order = sorted(monitor.rank, key=monitor.rank.__getitem__)
+    # The candidate's outcome per (case, trial): passed, failed, or None for an invalid
+    # payload (fails the trial: the last planned case, so no other case loses data).
+    # The baseline (and base2) pass trial 1 only.
+    better = {"c0": (1, 1), "c1": (0, 1), "c2": (1, 0), "c3": (1, 1), "c4": (0, 0), "c5": (1, 0)}
+    better[order[-1]] = (None, None)
+
+    def add(variant: str, trial: int, case: str, passed: int | None) -> None:
+        status = "ok" if passed is not None else "invalid_payload"
+        score = [bool(passed), float(bool(passed)), 1, int(bool(passed)), float(bool(passed))]
+        monitor.add(
+            {"type": "attempt", "variant": variant, "trial": trial, "case": case,
+             "status": status, "score": [*score, None, None] if status == "ok" else None}
+        )  # fmt: skip
+
+    first = [c for c in order if topics[int(c[1:])] == planned[0]]
+    for case in order:
+        for trial in (1, 2):
+            add("base", trial, case, int(trial == 1))
+            add("base2", trial, case, int(trial == 1))
+            add("better", trial, case, better[case][trial - 1])
+        if case == first[0] and len(first) > 1:
+            # The first cluster is not complete: nothing fed, but the admission mark moves.
+            assert monitor.sequence.t.tolist() == [0, 0] and monitor.complete_prefix == 1
+    # By hand: a case's difference is better's pass rate over its valid trials minus the
+    # baseline's 0.5 (none valid: not paired); a cluster's, the mean over its paired cases.
+    case_d = {
+        c: np.mean([x for x in v if x is not None]) - 0.5
+        for c, v in better.items()
+        if any(x is not None for x in v)
+    }
+    expected = []
+    for t in planned:
+        paired = [case_d[c] for c in case_d if topics[int(c[1:])] == t]
+        if paired:
+            expected.append(float(np.mean(paired)))
+    assert len(case_d) == 5
+    # Bonferroni over the two candidates: 0.025 each.
+    assert (monitor.lower[0], monitor.upper[0]) == pytest.approx(_naive_interval(expected, 0.025))
+    # The same numbers through BettingConfidenceSequence fed the cluster means by hand.
+    cs = BettingConfidenceSequence(0.025)
+    for value in expected:
+        cs.update([value])
+    assert (monitor.lower[0], monitor.upper[0]) == (cs.interval()[0][0], cs.interval()[1][0])
+    summary = monitor.summary(36)
+    assert summary["unit"] == "cluster" and summary["cluster"] == "topic"
+    assert (summary["clusters_used"], summary["clusters_planned"], summary["cases_used"]) == (
+        3,
+        3,
+        6,
+    )
+    assert summary["candidates"][0]["paired_clusters"] == len(expected)
+    assert summary["candidates"][0]["paired_cases"] == 5
+    # base2 equals the baseline on every case: 3 clusters of difference 0.
+    assert summary["candidates"][1]["paired_clusters"] == 3
+    assert summary["candidates"][1]["paired_cases"] == 6
+    assert "cluster level" in summary["method"]
+
+
+def _clustered_experiment(folder, **extra):
+    """120 cases in 60 topics of 2, trial count 2; base passes 30 %, better 90 %."""
+    manifest, suite = _experiment(folder, variants=("base", "better", "worse"), **extra)
+    _with_topics(suite, lambda i: f"t{i % 60}")
+    return manifest, suite
+
+
+def test_declared_clusters_stop_early_at_the_cluster_level(tmp_path) -> None:
+    """Declared clusters were refused before any call (the case-level sequence decided in
+    31.0 % of null runs with 10 topics × 20 cases against a 5 % budget;
+    benchmarks/bench_stopping.py --clustered). Now the clusters run one after another and
+    the sequence takes one observation per completed cluster (0.0 % there)."""
+    manifest, suite = _clustered_experiment(
+        tmp_path, comparisons={"correction": "holm", "cluster": "topic"}
+    )
+    result = run_experiment(
+        manifest, suite, progress=False, stop_when="decided", run_dir=tmp_path / "run"
+    )
+    stop = result.stopping
+    assert stop["stopped_early"] and stop["unit"] == "cluster" and stop["cluster"] == "topic"
+    assert stop["clusters_planned"] == 60 and stop["clusters_used"] < 60
+    assert stop["reason"] == (
+        f"every candidate decided after {stop['clusters_used']} of 60 clusters "
+        f"({stop['cases_used']} of 120 cases)"
+    )
+    assert [c["decision"] for c in stop["candidates"]] == ["better", "worse"]
+    # The tables hold whole clusters, the first clusters_used of the planned order.
+    topic_of = {c.id: c.metadata["topic"] for c in load_suite(suite).cases}
+    planned = _planned_clusters(list(topic_of.values()), 3)[: stop["clusters_used"]]
+    used = set(result.run.cases["case_id"])
+    assert used == {c for c, t in topic_of.items() if t in planned}
+    assert len(used) == stop["cases_used"] == 2 * stop["clusters_used"]
+    for entry in stop["candidates"]:
+        d = _cluster_differences(result.run, entry["candidate_variant_id"], topic_of, planned)
+        assert (entry["lower"], entry["upper"]) == pytest.approx(_naive_interval(d, 0.025))
+        assert entry["paired_clusters"] == len(d) and entry["paired_cases"] == len(used)
+
+
+def test_a_clustered_run_resumes_into_the_same_cluster_sequence(tmp_path) -> None:
+    manifest, suite = _clustered_experiment(tmp_path)
+    declared = {"correction": "holm", "cluster": "topic"}
+    kwargs = {"progress": False, "stop_when": "decided", "comparisons": declared}
+    straight = run_experiment(manifest, suite, **kwargs)
+    # Interrupted inside a cluster (21 attempts: 3 cases of 6 attempts, and 3 more).
+    first = run_experiment(manifest, suite, run_dir=tmp_path / "run", max_attempts=21, **kwargs)
+    assert first.remaining > 0 and first.stopping is None
+    second = run_experiment(manifest, suite, run_dir=tmp_path / "run", **kwargs)
+    assert second.attempted > 0
+    for key in ("cases_used", "clusters_used", "candidates", "reason"):
+        assert second.stopping[key] == straight.stopping[key], key
+    assert set(second.run.cases["case_id"]) == set(straight.run.cases["case_id"])
+
+
+def test_a_case_without_a_cluster_value_is_refused_before_any_call(tmp_path) -> None:
+    """As the fixed-sample statistics refuse it (a missing value is no cluster)."""
+    manifest, suite = _experiment(tmp_path, cases=6)
+    _with_topics(suite, lambda i: None if i == 4 else f"t{i % 2}")
+    with pytest.raises(
+        InputError,
+        match=r"suite\.yaml: cases: 1 case\(s\) have "
+        r"no value of the metadata field 'topic' \(absent, null or NaN\): c4",
+    ):
         run_experiment(
             manifest,
             suite,
             progress=False,
             stop_when="decided",
             stop_rule=HOLM,
-            comparisons=None if where == "manifest" else declared,
+            comparisons={"correction": "holm", "cluster": "topic"},
             run_dir=tmp_path / "run",
         )
     assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
 
 
-def test_command_line_refuses_stopping_with_declared_clusters(tmp_path, monkeypatch) -> None:
+def test_command_line_refuses_a_case_without_a_cluster_value_before_the_note(
+    tmp_path, monkeypatch
+) -> None:
+    """The refusal comes alone, before any call and before the note on how the rule
+    behaves without --stop-margin (as the other refusals of the rule)."""
     from typer.testing import CliRunner
 
     from agenticlens_frames.cli import app
 
-    monkeypatch.chdir(tmp_path)  # a run that is not refused writes its report here
-    manifest, suite = _experiment(tmp_path, cases=8)
-    cases = yaml.safe_load(suite.read_text())
-    for i, case in enumerate(cases["cases"]):
-        case["metadata"] = {"topic": f"t{i % 4}"}
-    suite.write_text(yaml.safe_dump(cases, sort_keys=False))
+    monkeypatch.chdir(tmp_path)
+    manifest, suite = _experiment(tmp_path, cases=6)
+    _with_topics(suite, lambda i: None if i in (1, 4) else f"t{i % 2}")
     result = CliRunner().invoke(
         app,
         ["experiment", "run", str(manifest), str(suite), "--stop-when", "decided",
          "--correction", "holm", "--cluster", "topic", "--run-dir", str(tmp_path / "run")],
     )  # fmt: skip
     text = " ".join(result.output.split())
-    assert result.exit_code != 0, text
-    assert "cannot honour the declared case clusters (topic)" in text
+    assert result.exit_code == 1, text
+    assert "suite.yaml: cases: 2 case(s) have no value of the metadata field 'topic'" in text
+    assert "c1, c4" in text and "without --stop-margin" not in text
+    assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
+
+
+def test_command_line_stops_early_with_declared_clusters(tmp_path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    manifest, suite = _clustered_experiment(tmp_path)
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        app,
+        ["experiment", "run", str(manifest), str(suite), "--stop-when", "decided",
+         "--correction", "holm", "--cluster", "topic", "--run-dir", str(tmp_path / "run"),
+         "--save", str(out), "--html", str(tmp_path / "report.html")],
+    )  # fmt: skip
+    text = " ".join(result.output.split())
+    assert result.exit_code == 0, text
+    stop = json.loads(out.read_text())["agenticlens_frames"]["early_stopping"]
+    assert stop["stopped_early"] and stop["unit"] == "cluster"
+    said = (
+        "The sequence ran at the cluster level (metadata field 'topic'): one observation per "
+        "completed cluster, the mean difference over its paired cases, every cluster "
+        f"weighing the same; {stop['clusters_used']} of 60 clusters used"
+    )
+    decided = f"every candidate decided after {stop['clusters_used']} of 60 clusters"
+    assert said in text and decided in text
+    assert f"{stop['cases_used']} ({stop['clusters_used']} clusters)" in text
+    page = " ".join(html.unescape((tmp_path / "report.html").read_text()).split())
+    assert said in page and decided in page
+    again = CliRunner().invoke(app, ["experiment", "report", str(out)])
+    assert again.exit_code == 0 and said in " ".join(again.output.split())
 
 
 @pytest.mark.parametrize("margin", [1.5, -0.1, float("nan")])
