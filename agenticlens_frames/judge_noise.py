@@ -539,8 +539,9 @@ def judge_unavailable_notes(run: ExperimentRun, totals: pd.DataFrame) -> list[st
             f"unavailable, no usable judgement after every attempt ({judges}; first: trial "
             f"{first.trial}, case {first.case_id}: {error}). Each counts as 0 in the scores "
             "and, when its entry is required, fails its case in the pass rates and the "
-            "verdicts, as if the agent had; a resumed run keeps them: fix the judge (its "
-            "endpoint, or more attempts in its RetryPolicy) and run again."
+            "verdicts, as if the agent had: fix the judge (its endpoint, or more attempts "
+            "in its RetryPolicy) and resume the run from its --run-dir, which judges only "
+            "these again, from the journaled replies."
         )
     return notes
 
