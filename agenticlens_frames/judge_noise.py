@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TARGET_JUDGE_SHARE",
+    "judge_frames_from_block",
     "judge_noise",
     "judge_noise_comparisons",
     "judge_noise_outputs",
@@ -127,18 +128,7 @@ def judge_totals(run: ExperimentRun) -> pd.DataFrame:
     True
     """
     chk = run.checks
-    columns = [
-        "variant_id",
-        "judge_scores",
-        "unavailable_scores",
-        "retried_scores",
-        "priced_scores",
-        "cost_usd",
-        "spent_cost_usd",
-        "input_tokens",
-        "output_tokens",
-        "latency_ms",
-    ]
+    columns = list(_TOTALS_DTYPES)
     if "metadata" not in chk or not len(chk):
         return pd.DataFrame(columns=columns)
     mask = chk["evaluator_type"].isin(JUDGE_EVALUATOR_TYPES).to_numpy(bool)
@@ -173,6 +163,22 @@ def judge_totals(run: ExperimentRun) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(records, columns=columns)
+
+
+#: The columns of :func:`judge_totals` and their dtypes (a loaded report's frame is cast
+#: back to them: :func:`judge_frames_from_block`).
+_TOTALS_DTYPES = {
+    "variant_id": "str",
+    "judge_scores": "int64",
+    "unavailable_scores": "int64",
+    "retried_scores": "int64",
+    "priced_scores": "int64",
+    "cost_usd": "float64",
+    "spent_cost_usd": "float64",
+    "input_tokens": "int64",
+    "output_tokens": "int64",
+    "latency_ms": "float64",
+}
 
 
 def judge_noise(run: ExperimentRun, samples: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -223,21 +229,22 @@ def judge_noise(run: ExperimentRun, samples: pd.DataFrame | None = None) -> pd.D
     return pd.DataFrame(records, columns=_NOISE_COLUMNS)
 
 
-_NOISE_COLUMNS = [
-    "evaluator",
-    "metric",
-    "variant_id",
-    "cases",
-    "attempts",
-    "trials",
-    "samples",
-    "case_variance",
-    "trial_variance",
-    "judge_variance",
-    "judge_share",
-    "mean_agreement",
-    "min_agreement",
-]
+_NOISE_DTYPES = {
+    "evaluator": "str",
+    "metric": "str",
+    "variant_id": "str",
+    "cases": "int64",
+    "attempts": "int64",
+    "trials": "float64",
+    "samples": "float64",
+    "case_variance": "float64",
+    "trial_variance": "float64",
+    "judge_variance": "float64",
+    "judge_share": "float64",
+    "mean_agreement": "float64",
+    "min_agreement": "float64",
+}
+_NOISE_COLUMNS = list(_NOISE_DTYPES)
 
 
 def _nan(value: float | None) -> float:
@@ -346,23 +353,24 @@ def judge_noise_comparisons(
     return frame
 
 
-_COMPARISON_COLUMNS = [
-    "evaluator",
-    "metric",
-    "baseline_variant_id",
-    "candidate_variant_id",
-    "cases",
-    "mean_difference",
-    "ci_half_width",
-    "ci_half_width_without_judge",
-    "judge_width_share",
-    "judge_variance_part",
-    "agent_variance_part",
-    "judge_limits_detection",
-    "samples",
-    "samples_needed",
-    "note",
-]
+_COMPARISON_DTYPES = {
+    "evaluator": "str",
+    "metric": "str",
+    "baseline_variant_id": "str",
+    "candidate_variant_id": "str",
+    "cases": "int64",
+    "mean_difference": "float64",
+    "ci_half_width": "float64",
+    "ci_half_width_without_judge": "float64",
+    "judge_width_share": "float64",
+    "judge_variance_part": "float64",
+    "agent_variance_part": "float64",
+    "judge_limits_detection": "bool",
+    "samples": "float64",
+    "samples_needed": "Int64",
+    "note": "str",
+}
+_COMPARISON_COLUMNS = list(_COMPARISON_DTYPES)
 
 
 def _part(b: pd.Series, c: pd.Series, column: str, *, with_samples: bool) -> float:
@@ -496,6 +504,67 @@ def judge_noise_outputs(
         "judge_noise_comparisons": comparisons,
     }
     return frames, block
+
+
+#: Each judge frame, the report block's key that holds it and its columns' dtypes.
+_BLOCK_FRAMES = {
+    "judge_totals": ("totals", _TOTALS_DTYPES),
+    "judge_noise": ("decomposition", _NOISE_DTYPES),
+    "judge_noise_comparisons": ("comparisons", _COMPARISON_DTYPES),
+}
+
+
+def judge_frames_from_block(block: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    """The judge frames an analysis had, from the report's ``judge_noise`` block.
+
+    The block holds every row of ``judge_totals``, ``judge_noise`` and
+    ``judge_noise_comparisons`` (missing values as null), so a loaded report gives the
+    frames of the analysis that wrote it, column for column and dtype for dtype. A part
+    the block lacks (reports written before it was added) gives no frame.
+
+    Parameters
+    ----------
+    block
+        The report's ``judge_noise`` block (as :func:`judge_noise_outputs` writes it).
+
+    Returns
+    -------
+    dict of str to DataFrame
+        ``judge_totals``, ``judge_noise``, ``judge_noise_comparisons``: those the block has.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A row that is not an object, or a value that does not fit its column.
+
+    Examples
+    --------
+    >>> frames = judge_frames_from_block({"totals": [{"variant_id": "a", "judge_scores": 4,
+    ...     "unavailable_scores": 0, "retried_scores": 1, "priced_scores": 0,
+    ...     "cost_usd": None, "spent_cost_usd": None, "input_tokens": 0,
+    ...     "output_tokens": 0, "latency_ms": 12.5}]})
+    >>> list(frames), frames["judge_totals"]["cost_usd"].isna().all()
+    (['judge_totals'], np.True_)
+    """
+    frames = {}
+    for name, (key, dtypes) in _BLOCK_FRAMES.items():
+        if key not in block:
+            continue
+        rows = block[key]
+        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+            raise TypeError(f"judge_noise.{key} must be a list of objects")
+        frame = pd.DataFrame(rows, columns=list(dtypes))
+        if rows:  # the analysis' own empty frames keep pandas' default (object) columns
+            # null is a missing number (NaN), never the text "None".
+            frame = frame.astype({c: d for c, d in dtypes.items() if d != "str"})
+            for column in (c for c, d in dtypes.items() if d == "str"):
+                frame[column] = pd.array(
+                    [v if isinstance(v, str) else None for v in frame[column]], dtype="str"
+                )
+        elif "samples_needed" in dtypes:
+            frame["samples_needed"] = frame["samples_needed"].astype("Int64")
+        frames[name] = frame
+    return frames
 
 
 def judge_unavailable_notes(run: ExperimentRun, totals: pd.DataFrame) -> list[str]:

@@ -340,6 +340,33 @@ def test_a_damaged_judge_noise_block_is_refused_at_load(analysis, tmp_path) -> N
     assert info.value.location == "judge_noise.totals[1]"
 
 
+@pytest.mark.parametrize("lean", [False, True])
+def test_a_loaded_report_gives_the_judge_frames_of_the_analysis_that_wrote_it(
+    analysis, tmp_path, lean: bool
+) -> None:  # type: ignore[no-untyped-def]
+    """A loaded report had no judge_totals / judge_noise / judge_noise_comparisons frames
+    (only the block's notes): `result.frames()` of the same run lost them on reload."""
+    from agenticlens_frames import load_report
+    from agenticlens_frames.errors import InputError
+
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(build_report(analysis, lean=lean)))
+    loaded = load_report(path)
+    names = ("judge_totals", "judge_noise", "judge_noise_comparisons")
+    for name in names:
+        assert name in loaded.frames()
+        pd.testing.assert_frame_equal(
+            loaded.paired_frames[name], analysis.paired_frames[name], check_exact=True
+        )
+    # A value that fits no column is refused, naming the block.
+    report = json.loads(path.read_text())
+    report["judge_noise"]["decomposition"][0]["cases"] = "many"
+    path.write_text(json.dumps(report))
+    with pytest.raises(InputError, match="unexpected value") as info:
+        load_report(path)
+    assert info.value.location == "judge_noise"
+
+
 def test_unavailable_judge_scores_are_said_with_their_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A judge that never answered fails its cases with value 0: the pass rates read as the
     agent failing, and the console said only "N unavailable", never why nor what it does."""
