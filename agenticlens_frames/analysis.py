@@ -810,6 +810,41 @@ def judge_noise_notes(analysis: ExperimentAnalysis) -> list[str]:
     return [*block.get("unavailable_notes", []), *block.get("notes", [])]
 
 
+def judge_cost_lines(analysis: ExperimentAnalysis) -> list[str]:
+    """One line per variant with judge scores: how many, how many unavailable, what the
+    judges cost (every answered call once) and their tokens — apart from the agent's cost.
+
+    The console, the page and the saved report's ``agenticlens_frames.judge_costs`` say
+    these same lines (the console alone had said them). Read from the ``judge_noise``
+    block's ``totals``, so a loaded report says them as the run did.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> a = analyze(run, frontier_n_resamples=0)
+    >>> judge_cost_lines(a)  # no judges
+    []
+    >>> a.judge_noise = {"totals": [{"variant_id": "a", "judge_scores": 4,
+    ...     "unavailable_scores": 1, "priced_scores": 3, "spent_cost_usd": 0.0021,
+    ...     "input_tokens": 300, "output_tokens": 30}]}
+    >>> judge_cost_lines(a)
+    ['Judges · a: 4 score(s), 1 unavailable, cost $0.002100 (3 of 4 priced), 300 input / \
+30 output tokens']
+    """
+    lines = []
+    for row in analysis.judge_noise.get("totals", []):
+        spent = row["spent_cost_usd"]
+        cost = "unpriced" if spent is None else f"${spent:.6f}"
+        lines.append(
+            f"Judges · {row['variant_id']}: {row['judge_scores']} score(s), "
+            f"{row['unavailable_scores']} unavailable, cost {cost} "
+            f"({row['priced_scores']} of {row['judge_scores']} priced), "
+            f"{row['input_tokens']} input / {row['output_tokens']} output tokens"
+        )
+    return lines
+
+
 def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
     """One warning per variant with attempts its target never answered (``target_error``,
     ``timed_out``): how many, the commonest error, and that they count as failed cases.

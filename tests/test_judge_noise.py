@@ -411,3 +411,63 @@ def test_unavailable_judge_scores_are_said_with_their_error(tmp_path) -> None:  
         print_summary(shown, console)
         text = console.export_text()
         assert all(f"! {note}" in text for note in notes)
+
+
+def test_judge_cost_lines_are_in_the_saved_report_and_the_page_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The judges' cost and token lines were printed on the console only: the saved JSON
+    report (our own block) and the HTML page said nothing of what the judges cost."""
+    from rich.console import Console
+
+    from agenticlens_frames import load_report, write_html_report, write_json_report
+    from agenticlens_frames.report.console import print_summary
+
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    suite = yaml.safe_load((folder / "suite.yaml").read_text())
+    for case in suite["cases"]:
+        case["evaluators"] = [{"name": "grader", "threshold": 0.5}]
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    registry = EvaluatorRegistry()
+
+    def grader(output, case, trace, config):  # type: ignore[no-untyped-def]
+        tokens = 100 + len(case.id)
+        return {
+            "value": 0.75,
+            "metadata": {
+                "judge_latency_ms": 1.0,
+                "judge_cost_usd": tokens * 1e-6,
+                "judge_cost_source": "measured",
+                "judge_input_tokens": tokens,
+                "judge_output_tokens": 7,
+            },
+        }
+
+    registry.register_judge("grader", grader)
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml", evaluators=registry)
+    analysis = analyze(run)
+    write_json_report(analysis, tmp_path / "r.json")
+    report = json.loads((tmp_path / "r.json").read_text())
+    # Independently, from the package's own per-trial summary.judge blocks.
+    expected = []
+    for variant in report["variants"]:
+        blocks = [
+            t["report"]["summary"]["judge"] for t in variant["trials"] if t["report"] is not None
+        ]
+        scores = sum(b["judge_scores"] for b in blocks)
+        cost = math.fsum(b["total_cost_usd"] for b in blocks)
+        expected.append(
+            f"Judges · {variant['variant_id']}: {scores} score(s), "
+            f"{sum(b['unavailable_scores'] for b in blocks)} unavailable, cost ${cost:.6f} "
+            f"({sum(b['priced_scores'] for b in blocks)} of {scores} priced), "
+            f"{sum(b['input_tokens'] for b in blocks)} input / "
+            f"{sum(b['output_tokens'] for b in blocks)} output tokens"
+        )
+    assert report["agenticlens_frames"]["judge_costs"] == expected
+    for shown in (analysis, load_report(tmp_path / "r.json")):
+        console = Console(record=True, width=600)
+        print_summary(shown, console)
+        text = console.export_text()
+        assert all(line in text for line in expected)
+        write_html_report(shown, tmp_path / "r.html")
+        page = (tmp_path / "r.html").read_text(encoding="utf-8")
+        assert all(f"<li>{line}</li>" in page for line in expected)

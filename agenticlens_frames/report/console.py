@@ -14,6 +14,7 @@ from .._values import NO_EVALUATED_ATTEMPT, format_power
 from ..analysis import (
     ExperimentAnalysis,
     headline_warnings,
+    judge_cost_lines,
     judge_noise_notes,
     target_failure_warnings,
 )
@@ -473,20 +474,8 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
         console.print(Text(f"! {single_line(warning)}", style="yellow"))
     # Judges (docs/judges.md): their cost apart from the agent's, and where their noise,
     # not the agent's, limits detection.
-    judges = analysis.judge_noise
-    for row in judges.get("totals", []):
-        spent = row["spent_cost_usd"]
-        cost = "unpriced" if spent is None else f"${spent:.6f}"
-        console.print(
-            Text(
-                strip_control(
-                    f"Judges · {row['variant_id']}: {row['judge_scores']} score(s), "
-                    f"{row['unavailable_scores']} unavailable, cost {cost} "
-                    f"({row['priced_scores']} of {row['judge_scores']} priced), "
-                    f"{row['input_tokens']} input / {row['output_tokens']} output tokens"
-                )
-            )
-        )
+    for line in judge_cost_lines(analysis):
+        console.print(Text(strip_control(line)))
     for note in judge_noise_notes(analysis):
         console.print(Text(f"! {strip_control(note)}", style="yellow"))
 

@@ -59,6 +59,7 @@ from ..analysis import (
     ExperimentAnalysis,
     failed_trials,
     headline_warnings,
+    judge_cost_lines,
     judge_noise_notes,
     require_analysis,
     target_failure_warnings,
@@ -1023,6 +1024,29 @@ def warnings_section_html(a: ExperimentAnalysis) -> str:
     )
 
 
+def judges_section_html(a: ExperimentAnalysis) -> str:
+    """What each variant's judges did and cost, apart from the agent's cost, as a section
+    (the console's lines, :func:`~agenticlens_frames.analysis.judge_cost_lines`); empty
+    without judges.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> judges_section_html(a)  # no judges
+    ''
+    """
+    lines = judge_cost_lines(a)
+    if not lines:
+        return ""
+    return (
+        "<section id='judges'><h2>Judges</h2><ul>"
+        + "".join(f"<li>{_e(line)}</li>" for line in lines)
+        + "</ul><p class='note'>Judge cost is never part of the agent's cost above; it counts "
+        "every answered judge call once (failed, billed attempts included).</p></section>"
+    )
+
+
 def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) -> str:
     """The whole self-contained page as a string.
 
@@ -1106,6 +1130,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         + _verdicts_section(a, forest="paired" in static, descriptive=stopped)
         + ("" if gate_failed else gate_html)
         + _variant_table(a)
+        + judges_section_html(a)
         + _pass_k_section(a)
         + heatmap_html
         + pareto_html
