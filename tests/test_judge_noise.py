@@ -471,3 +471,40 @@ def test_judge_cost_lines_are_in_the_saved_report_and_the_page_too(tmp_path) -> 
         write_html_report(shown, tmp_path / "r.html")
         page = (tmp_path / "r.html").read_text(encoding="utf-8")
         assert all(f"<li>{line}</li>" in page for line in expected)
+
+
+def test_the_verdicts_say_what_the_judges_noise_does_to_them(analysis, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The verdicts, the first thing shown, said nothing of the judges: the judge-noise
+    notes came after every table on the console. Now a note under the verdicts says the
+    intervals include the judges' noise and where it is the larger part."""
+    from rich.console import Console
+
+    from agenticlens_frames import load_report, write_html_report, write_json_report
+    from agenticlens_frames.report.console import print_summary
+    from agenticlens_frames.report.summary import summary_markdown
+
+    write_json_report(analysis, tmp_path / "r.json")
+    block = json.loads((tmp_path / "r.json").read_text())["judge_noise"]
+    limited = [r for r in block["comparisons"] if r["judge_limits_detection"]]
+    assert {r["metric"] for r in limited} == {"noisy"}  # the steady judge never limits
+    share = max(r["judge_width_share"] for r in limited)
+    candidates = ", ".join(r["candidate_variant_id"] for r in limited)
+    expected = (
+        "LLM judges graded these cases: where their scores count (the pass decisions, a "
+        "judged metric) the intervals come from the cases' observed differences, so they "
+        "already include the judges' sampling noise. Judge noise, not "
+        f"the agent's, is the larger noise on 'noisy' ({candidates}; up to "
+        f"{round(100 * share)}% of the interval's width): see the judge notes."
+    )
+    for shown in (analysis, load_report(tmp_path / "r.json")):
+        console = Console(record=True, width=2000)
+        print_summary(shown, console)
+        text = console.export_text()
+        # under the verdicts, before the variant table
+        assert expected in text and text.index(expected) < text.index("Variants")
+        write_html_report(shown, tmp_path / "r.html")
+        page = (tmp_path / "r.html").read_text(encoding="utf-8")
+        verdicts = page[page.index("<section id='verdicts'>") :]
+        verdicts = verdicts[: verdicts.index("</section>")]
+        assert expected.replace("'", "&#x27;") in verdicts
+        assert expected in summary_markdown(shown).replace("\\", "")

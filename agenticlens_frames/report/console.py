@@ -16,6 +16,7 @@ from ..analysis import (
     headline_warnings,
     judge_cost_lines,
     judge_noise_notes,
+    judge_verdict_note,
     target_failure_warnings,
 )
 
@@ -213,6 +214,11 @@ def _verdict_table(
         console.print(table)
     if omitted := omitted_statement(v):
         console.print(_t(omitted))
+    if judges := judge_verdict_note(analysis):
+        # Beside the verdicts: the judge-noise notes come last, after every table.
+        console.print(
+            Text(strip_control(judges), style="yellow" if "larger noise" in judges else "")
+        )
     if v.attrs.get("source"):
         console.print(Text(f"Note: {v.attrs['source']}", style="dim"))
     if not declared:

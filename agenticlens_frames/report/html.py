@@ -61,6 +61,7 @@ from ..analysis import (
     headline_warnings,
     judge_cost_lines,
     judge_noise_notes,
+    judge_verdict_note,
     require_analysis,
     target_failure_warnings,
 )
@@ -966,6 +967,7 @@ def _verdicts_section(a: ExperimentAnalysis, forest: bool, *, descriptive: bool 
         + "</h2>"
         + (f"<p class='declare'>{_e(DESCRIPTIVE_NOTE)}</p>" if descriptive else "")
         + verdicts_table_html(a.verdicts)
+        + (f"<p class='note judges'>{_e(judges)}</p>" if (judges := judge_verdict_note(a)) else "")
         + ("<div id='fig-paired' class='fig'></div>" if forest else "")
         + "</section>"
     )

@@ -30,6 +30,7 @@ from ..analysis import (
     ExperimentAnalysis,
     headline_warnings,
     judge_noise_notes,
+    judge_verdict_note,
     target_failure_warnings,
 )
 from .console import (
@@ -215,7 +216,13 @@ def _verdict_table(analysis: ExperimentAnalysis) -> list[str]:
         cell = detectable_cell(str(r["verdict"]), float(r["mde"]), str(r["unit"]), detectable)
         cells.append(_md(cell or "-"))
         rows.append(cells)
-    return [markdown_table(header, rows), "", _md(verdict_caption(v, level))]
+    judges = judge_verdict_note(analysis)
+    return [
+        markdown_table(header, rows),
+        "",
+        _md(verdict_caption(v, level)),
+        *(["", _md(judges)] if judges else []),
+    ]
 
 
 def _details(analysis: ExperimentAnalysis) -> list[str]:
