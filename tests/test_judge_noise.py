@@ -508,3 +508,16 @@ def test_the_verdicts_say_what_the_judges_noise_does_to_them(analysis, tmp_path)
         verdicts = verdicts[: verdicts.index("</section>")]
         assert expected.replace("'", "&#x27;") in verdicts
         assert expected in summary_markdown(shown).replace("\\", "")
+
+
+def test_the_notebook_explorer_says_the_judges_line_under_its_verdicts(analysis) -> None:  # type: ignore[no-untyped-def]
+    """The explorer showed the judge-noise notes (its warnings) but not the line the page
+    puts under the verdicts."""
+    pytest.importorskip("ipywidgets", reason="the explorer needs ipywidgets")
+    from agenticlens_frames.widgets import Explorer
+
+    shown = Explorer(analysis).verdicts.value
+    line = "LLM judges graded these cases: where their scores count"
+    assert line in shown.replace("&#x27;", "'")
+    # under the verdict table, not only among the warnings above it
+    assert shown.index("LLM judges graded") > shown.index("<table")

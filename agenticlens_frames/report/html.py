@@ -967,7 +967,7 @@ def _verdicts_section(a: ExperimentAnalysis, forest: bool, *, descriptive: bool 
         + "</h2>"
         + (f"<p class='declare'>{_e(DESCRIPTIVE_NOTE)}</p>" if descriptive else "")
         + verdicts_table_html(a.verdicts)
-        + (f"<p class='note judges'>{_e(judges)}</p>" if (judges := judge_verdict_note(a)) else "")
+        + judge_verdict_note_html(a)
         + ("<div id='fig-paired' class='fig'></div>" if forest else "")
         + "</section>"
     )
@@ -1024,6 +1024,21 @@ def warnings_section_html(a: ExperimentAnalysis) -> str:
         + "".join(f"<li>{_e(w)}</li>" for w in shown)
         + "</ul></section>"
     )
+
+
+def judge_verdict_note_html(a: ExperimentAnalysis) -> str:
+    """The judges' line under the verdicts (:func:`~agenticlens_frames.analysis.\
+judge_verdict_note`) as a paragraph; empty without judges. The page's, and the explorer's.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> judge_verdict_note_html(a)  # no judges
+    ''
+    """
+    note = judge_verdict_note(a)
+    return f"<p class='note judges'>{_e(note)}</p>" if note else ""
 
 
 def judges_section_html(a: ExperimentAnalysis) -> str:
