@@ -27,7 +27,7 @@ import pandas as pd
 from ._distributions import t_ppf
 from ._values import clip
 from .judges import JUDGE_EVALUATOR_TYPES, summarize_judges
-from .stats_judge import nested_variance_components
+from .stats_judge import fleiss_kappa, nested_variance_components
 
 if TYPE_CHECKING:
     from .frames import ExperimentRun
@@ -53,8 +53,9 @@ def judge_samples(run: ExperimentRun) -> pd.DataFrame:
     """One row per judge sample of every delivered, non-skipped judge score.
 
     Columns: ``variant_id``, ``trial``, ``case_id``, ``evaluator``, ``metric``,
-    ``sample`` (0-based), ``value``, ``samples`` (of that score) and ``agreement`` (the
-    score's ``judge_agreement``; NaN for single-sample scores). Unavailable scores are left
+    ``sample`` (0-based), ``value``, ``samples`` (of that score), ``agreement`` (the
+    score's ``judge_agreement``; NaN for single-sample scores) and ``verdict`` (the
+    sample's verdict label when the judge gives one, else None). Unavailable scores are left
     out (they carry no judgement). A judge that one case names twice (two entries, say
     two criteria) grades two things: the second entry's scores are metric ``'<metric> #2'``
     here, not more samples of the first.
@@ -68,7 +69,7 @@ def judge_samples(run: ExperimentRun) -> pd.DataFrame:
     """
     chk = run.checks
     columns = ["variant_id", "trial", "case_id", "evaluator", "metric", "sample", "value"]
-    out: dict[str, list[Any]] = {c: [] for c in [*columns, "samples", "agreement"]}
+    out: dict[str, list[Any]] = {c: [] for c in [*columns, "samples", "agreement", "verdict"]}
     if "metadata" not in chk or not len(chk):
         return pd.DataFrame(out)
     judged = chk.loc[chk["evaluator_type"].isin(JUDGE_EVALUATOR_TYPES).to_numpy(bool)]
@@ -93,6 +94,9 @@ def judge_samples(run: ExperimentRun) -> pd.DataFrame:
         if not isinstance(values, list) or not values:
             values = [row.value]
         agreement = meta.get("judge_agreement")
+        verdicts = meta.get("judge_verdicts")
+        if not isinstance(verdicts, list) or len(verdicts) != len(values):
+            verdicts = [meta.get("verdict")] * len(values)
         for i, value in enumerate(values):
             out["variant_id"].append(row.variant_id)
             out["trial"].append(row.trial)
@@ -105,6 +109,8 @@ def judge_samples(run: ExperimentRun) -> pd.DataFrame:
             out["agreement"].append(
                 float(agreement) if isinstance(agreement, (int, float)) else math.nan
             )
+            # A label only: a judge without verdicts votes with its values (no categories).
+            out["verdict"].append(verdicts[i] if isinstance(verdicts[i], str) else None)
     frame = pd.DataFrame(out)
     for column in ("variant_id", "case_id", "evaluator", "metric"):
         frame[column] = frame[column].astype(str)
@@ -187,8 +193,11 @@ def judge_noise(run: ExperimentRun, samples: pd.DataFrame | None = None) -> pd.D
     Columns: ``evaluator``, ``metric``, ``variant_id``, ``cases``, ``attempts``,
     ``trials`` and ``samples`` (harmonic means per case / per attempt),
     ``case_variance``, ``trial_variance``, ``judge_variance`` (of one judged value),
-    ``judge_share`` (judge / the three summed), ``mean_agreement``, ``min_agreement``.
-    Variances are NaN where they cannot be estimated (one sample: no judge variance).
+    ``judge_share`` (judge / the three summed), ``mean_agreement``, ``min_agreement``
+    (the modal share, not corrected for chance) and ``verdict_kappa`` (Fleiss' kappa of the
+    samples' verdict labels over the attempts, :func:`~agenticlens_frames.stats_judge.\
+fleiss_kappa`; NaN without labels or when every label is the same). Variances are NaN
+    where they cannot be estimated (one sample: no judge variance).
 
     Examples
     --------
@@ -224,6 +233,7 @@ def judge_noise(run: ExperimentRun, samples: pd.DataFrame | None = None) -> pd.D
                 else math.nan,
                 "mean_agreement": float(per_score.mean()) if len(per_score) else math.nan,
                 "min_agreement": float(per_score.min()) if len(per_score) else math.nan,
+                "verdict_kappa": _kappa(group, attempt),
             }
         )
     return pd.DataFrame(records, columns=_NOISE_COLUMNS)
@@ -243,8 +253,23 @@ _NOISE_DTYPES = {
     "judge_share": "float64",
     "mean_agreement": "float64",
     "min_agreement": "float64",
+    "verdict_kappa": "float64",
 }
 _NOISE_COLUMNS = list(_NOISE_DTYPES)
+
+
+def _kappa(group: pd.DataFrame, attempt: pd.Series) -> float:
+    """Fleiss' kappa of the verdict labels of the attempts whose samples all have one (NaN
+    for samples without a ``verdict`` column: a frame built before it was added)."""
+    if "verdict" not in group:
+        return math.nan
+    labelled = group["verdict"].notna()
+    complete = labelled.groupby(attempt).transform("all").to_numpy(bool)
+    if not complete.any():
+        return math.nan
+    return fleiss_kappa(
+        group.loc[complete, "verdict"].astype(str).to_numpy(), attempt[complete].to_numpy()
+    )
 
 
 def _nan(value: float | None) -> float:

@@ -521,3 +521,48 @@ def test_the_notebook_explorer_says_the_judges_line_under_its_verdicts(analysis)
     assert line in shown.replace("&#x27;", "'")
     # under the verdict table, not only among the warnings above it
     assert shown.index("LLM judges graded") > shown.index("<table")
+
+
+def test_verdict_kappa_is_fleiss_kappa_of_the_reports_sample_verdicts(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Agreement was only the modal share, which is high for a judge that says 'good' to
+    nearly everything whatever it reads; Fleiss' kappa corrects it for chance. Checked
+    against statsmodels on the verdicts the JSON report records."""
+    inter_rater = pytest.importorskip(
+        "statsmodels.stats.inter_rater", reason="the reference kappa is statsmodels'"
+    )
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    suite = yaml.safe_load((folder / "suite.yaml").read_text())
+    for case in suite["cases"]:
+        case["evaluators"] = [{"name": "labeller", "threshold": 0.5}]
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    registry = EvaluatorRegistry()
+    calls: dict[str, int] = {}
+
+    def labeller(output, case, trace, config):  # type: ignore[no-untyped-def]
+        call = calls[trace.trace_id] = calls.get(trace.trace_id, -1) + 1
+        # each case leans to "good" or to "poor", with noise: kappa in (0, modal share)
+        u = _u("label", trace.trace_id, call)
+        lean = _u("lean", case.id)
+        verdict = "good" if u < 0.1 + 0.85 * lean else ("poor" if u < 0.97 else "partial")
+        value = {"good": 1.0, "partial": 0.5, "poor": 0.0}[verdict]
+        return {"value": value, "metadata": {"verdict": verdict, "judge_latency_ms": 1.0}}
+
+    registry.register_judge("labeller", labeller, samples=3)
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml", evaluators=registry)
+    analysis = analyze(run)
+    report = json.loads(json.dumps(build_report(analysis, lean=False)))
+    noise = analysis.paired_frames["judge_noise"].set_index("variant_id")
+    for variant in report["variants"]:
+        rows = [
+            score["metadata"]["judge_verdicts"]
+            for trial in variant["trials"]
+            if trial["report"] is not None
+            for case in trial["report"]["cases"]
+            for score in case["scores"]
+            if score["evaluator"] == "labeller"
+        ]
+        table, _ = inter_rater.aggregate_raters(np.array(rows))
+        expected = inter_rater.fleiss_kappa(table, method="fleiss")
+        assert noise.loc[variant["variant_id"], "verdict_kappa"] == pytest.approx(expected)
+        assert 0 < expected < noise.loc[variant["variant_id"], "mean_agreement"]
