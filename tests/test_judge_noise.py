@@ -415,11 +415,13 @@ def test_unavailable_judge_scores_are_said_with_their_error(tmp_path) -> None:  
 
 def test_judge_cost_lines_are_in_the_saved_report_and_the_page_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The judges' cost and token lines were printed on the console only: the saved JSON
-    report (our own block) and the HTML page said nothing of what the judges cost."""
+    report (our own block), the HTML page and the --summary Markdown said nothing of what
+    the judges cost."""
     from rich.console import Console
 
     from agenticlens_frames import load_report, write_html_report, write_json_report
     from agenticlens_frames.report.console import print_summary
+    from agenticlens_frames.report.summary import summary_markdown
 
     folder = tmp_path / "exp"
     shutil.copytree(EXAMPLE, folder)
@@ -471,6 +473,8 @@ def test_judge_cost_lines_are_in_the_saved_report_and_the_page_too(tmp_path) -> 
         write_html_report(shown, tmp_path / "r.html")
         page = (tmp_path / "r.html").read_text(encoding="utf-8")
         assert all(f"<li>{line}</li>" in page for line in expected)
+        summary = summary_markdown(shown).replace("\\", "")
+        assert all(f"- {line}" in summary for line in expected)
 
 
 def test_the_verdicts_say_what_the_judges_noise_does_to_them(analysis, tmp_path) -> None:  # type: ignore[no-untyped-def]

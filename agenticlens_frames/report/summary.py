@@ -29,6 +29,7 @@ from .._docs import markdown_escape, markdown_table
 from ..analysis import (
     ExperimentAnalysis,
     headline_warnings,
+    judge_cost_lines,
     judge_noise_notes,
     judge_verdict_note,
     target_failure_warnings,
@@ -349,6 +350,9 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
         blocks.append(table)
     if source := v.attrs.get("source"):
         blocks.append([f"Note: {_md(source)}"])
+    if costs := judge_cost_lines(analysis):
+        # What the judges cost, apart from the agent's: the console's and the page's lines.
+        blocks.append([f"- {_md(line)}" for line in costs])
     blocks.append(_details(analysis))
     # Messages (a target's error) may hold a secret the run knows: masked as on stderr.
     return mask("\n\n".join("\n".join(b) for b in blocks)) + "\n"
