@@ -1304,9 +1304,11 @@ async def arun_live(
         # ``reopen`` record was met above): reopened again, the failures it already ran
         # again would be called a third time.
         reopen = rerun_failed and not ledger.continues_rerun and ledger.reopen_failed() > 0
-        if registry is not None and registry.has_judges:
+        if registry is not None and registry.has_judges and monitor is None:
             # Judge scores that are unavailable (the judge never answered) are judged again
             # from the journaled reply; delivered samples are reused, never judged twice.
+            # Not under early stopping: the stopping decision was taken on those outcomes,
+            # in their order; judging them again changed the sequence (and the cases used).
             again = ledger.reopen_unavailable()
             if again:
                 _LOG.warning(
