@@ -513,7 +513,8 @@ def experiment_run(
         None,
         "--run-dir",
         help="Journal every finished attempt here; run again with the same folder to resume "
-        "(unavailable judge scores are then judged again, their targets not called).",
+        "(unavailable judge scores are then judged again, their targets not called; not "
+        "with --stop-when).",
     ),
     concurrency: int | None = typer.Option(
         None,
