@@ -430,6 +430,7 @@ class Ledger:
         self.answered.clear()
         self.judge_ended.clear()
         self.suspects.clear()
+        self.late.clear()
 
     def calls_frame(self) -> pd.DataFrame:
         calls = self.calls
