@@ -197,11 +197,13 @@ def _blame(
     # Finished: recorded by the session that ended (which the in-flight list may not show
     # yet), or earlier with an outcome no session calls again. An earlier target error or
     # timeout in flight now was being called again (--rerun-failed): not finished, so a
-    # run it ends again blames it instead of restarting until the restart limit.
+    # run it ends again blames it instead of restarting until the restart limit. So is an
+    # earlier finished attempt being judged now: its judge was unavailable and the run
+    # judges it again from its reply (``Ledger.reopen_unavailable``).
     done = {
         key
         for key, (number, status) in latest.items()
-        if number == len(segments) - 1 or status not in RERUNNABLE
+        if number == len(segments) - 1 or (status not in RERUNNABLE and key not in judging)
     }
     # An end while judging an attempt whose judging ended before (a plain evaluator of its
     # case, say, which is run again on resume) fails it, as any attempt: no restart loop.

@@ -810,6 +810,96 @@ def judge_noise_notes(analysis: ExperimentAnalysis) -> list[str]:
     return [*block.get("unavailable_notes", []), *block.get("notes", [])]
 
 
+def judge_verdict_note(analysis: ExperimentAnalysis) -> str:
+    """What the judges' noise does to the verdicts, said beside them ("" without judges).
+
+    The verdicts' intervals come from the cases' observed differences, so the judges'
+    sampling noise is already in them (nothing is added or subtracted); where the judge's
+    part of a judged metric's interval is the larger noise (``judge_noise_comparisons``),
+    the note names the metric, the candidates and the largest share. Without it the
+    verdicts said nothing of the judges: the judge-noise notes came last, after every
+    table, on the console.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> a = analyze(run, frontier_n_resamples=0)
+    >>> judge_verdict_note(a)  # no judges
+    ''
+    >>> a.judge_noise = {"totals": [{"variant_id": "a"}], "comparisons": [
+    ...     {"metric": "tone", "candidate_variant_id": "b", "judge_limits_detection": True,
+    ...      "judge_width_share": 0.412}]}
+    >>> print(judge_verdict_note(a))  # doctest: +NORMALIZE_WHITESPACE
+    LLM judges graded these cases: where their scores count (the pass decisions, a judged
+    metric) the intervals come from the cases' observed differences, so they already
+    include the judges' sampling noise. Judge noise, not the agent's, is the larger noise
+    on 'tone' (b; up to 41% of the interval's width): see the judge notes.
+    """
+    block = analysis.judge_noise
+    if not block.get("totals"):
+        return ""
+    note = (
+        "LLM judges graded these cases: where their scores count (the pass decisions, a "
+        "judged metric) the intervals come from the cases' observed differences, so they "
+        "already include the judges' sampling noise."
+    )
+    limited: dict[str, list[tuple[str, float]]] = {}
+    for row in block.get("comparisons", []):
+        if row.get("judge_limits_detection"):
+            share = row.get("judge_width_share")
+            limited.setdefault(str(row["metric"]), []).append(
+                (str(row["candidate_variant_id"]), float(share) if share is not None else 0.0)
+            )
+    if limited:
+        parts = [
+            f"{metric!r} ({', '.join(c for c, _ in rows)}; up to "
+            f"{max(share for _, share in rows):.0%} of the interval's width)"
+            for metric, rows in limited.items()
+        ]
+        note += (
+            " Judge noise, not the agent's, is the larger noise on "
+            + "; ".join(parts)
+            + ": see the judge notes."
+        )
+    return note
+
+
+def judge_cost_lines(analysis: ExperimentAnalysis) -> list[str]:
+    """One line per variant with judge scores: how many, how many unavailable, what the
+    judges cost (every answered call once) and their tokens — apart from the agent's cost.
+
+    The console, the page and the saved report's ``agenticlens_frames.judge_costs`` say
+    these same lines (the console alone had said them). Read from the ``judge_noise``
+    block's ``totals``, so a loaded report says them as the run did.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> a = analyze(run, frontier_n_resamples=0)
+    >>> judge_cost_lines(a)  # no judges
+    []
+    >>> a.judge_noise = {"totals": [{"variant_id": "a", "judge_scores": 4,
+    ...     "unavailable_scores": 1, "priced_scores": 3, "spent_cost_usd": 0.0021,
+    ...     "input_tokens": 300, "output_tokens": 30}]}
+    >>> judge_cost_lines(a)
+    ['Judges · a: 4 score(s), 1 unavailable, cost $0.002100 (3 of 4 priced), 300 input / \
+30 output tokens']
+    """
+    lines = []
+    for row in analysis.judge_noise.get("totals", []):
+        spent = row["spent_cost_usd"]
+        cost = "unpriced" if spent is None else f"${spent:.6f}"
+        lines.append(
+            f"Judges · {row['variant_id']}: {row['judge_scores']} score(s), "
+            f"{row['unavailable_scores']} unavailable, cost {cost} "
+            f"({row['priced_scores']} of {row['judge_scores']} priced), "
+            f"{row['input_tokens']} input / {row['output_tokens']} output tokens"
+        )
+    return lines
+
+
 def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
     """One warning per variant with attempts its target never answered (``target_error``,
     ``timed_out``): how many, the commonest error, and that they count as failed cases.

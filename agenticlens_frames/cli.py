@@ -455,7 +455,11 @@ def experiment_run(
         "case rule does not use it.",
     ),
     evaluators: str | None = typer.Option(
-        None, "--evaluators", help="module:attr naming an EvaluatorRegistry the suite may use."
+        None,
+        "--evaluators",
+        help="module:attr naming an EvaluatorRegistry the suite may use: Python evaluators "
+        "and LLM judges (a judge's samples, retries and version are set where it is "
+        "registered; docs/judges.md).",
     ),
     lean: bool = typer.Option(
         False, "--lean", help="Leave per-case records out of trial reports (every statistic stays)."
@@ -508,13 +512,16 @@ def experiment_run(
     run_dir: Path | None = typer.Option(
         None,
         "--run-dir",
-        help="Journal every finished attempt here; run again with the same folder to resume.",
+        help="Journal every finished attempt here; run again with the same folder to resume "
+        "(unavailable judge scores are then judged again, their targets not called; not "
+        "with --stop-when).",
     ),
     concurrency: int | None = typer.Option(
         None,
         "--concurrency",
         min=1,
-        help="Most live target calls in flight (per-variant limits: max_workers / concurrency).",
+        help="Most live target calls in flight (per-variant limits: max_workers / "
+        "concurrency); judge calls overlap on as many threads.",
     ),
     max_attempts: int | None = typer.Option(
         None,

@@ -27,13 +27,14 @@ import pandas as pd
 from ._distributions import t_ppf
 from ._values import clip
 from .judges import JUDGE_EVALUATOR_TYPES, summarize_judges
-from .stats_judge import nested_variance_components
+from .stats_judge import fleiss_kappa, nested_variance_components
 
 if TYPE_CHECKING:
     from .frames import ExperimentRun
 
 __all__ = [
     "TARGET_JUDGE_SHARE",
+    "judge_frames_from_block",
     "judge_noise",
     "judge_noise_comparisons",
     "judge_noise_outputs",
@@ -52,8 +53,9 @@ def judge_samples(run: ExperimentRun) -> pd.DataFrame:
     """One row per judge sample of every delivered, non-skipped judge score.
 
     Columns: ``variant_id``, ``trial``, ``case_id``, ``evaluator``, ``metric``,
-    ``sample`` (0-based), ``value``, ``samples`` (of that score) and ``agreement`` (the
-    score's ``judge_agreement``; NaN for single-sample scores). Unavailable scores are left
+    ``sample`` (0-based), ``value``, ``samples`` (of that score), ``agreement`` (the
+    score's ``judge_agreement``; NaN for single-sample scores) and ``verdict`` (the
+    sample's verdict label when the judge gives one, else None). Unavailable scores are left
     out (they carry no judgement). A judge that one case names twice (two entries, say
     two criteria) grades two things: the second entry's scores are metric ``'<metric> #2'``
     here, not more samples of the first.
@@ -67,7 +69,7 @@ def judge_samples(run: ExperimentRun) -> pd.DataFrame:
     """
     chk = run.checks
     columns = ["variant_id", "trial", "case_id", "evaluator", "metric", "sample", "value"]
-    out: dict[str, list[Any]] = {c: [] for c in [*columns, "samples", "agreement"]}
+    out: dict[str, list[Any]] = {c: [] for c in [*columns, "samples", "agreement", "verdict"]}
     if "metadata" not in chk or not len(chk):
         return pd.DataFrame(out)
     judged = chk.loc[chk["evaluator_type"].isin(JUDGE_EVALUATOR_TYPES).to_numpy(bool)]
@@ -92,6 +94,9 @@ def judge_samples(run: ExperimentRun) -> pd.DataFrame:
         if not isinstance(values, list) or not values:
             values = [row.value]
         agreement = meta.get("judge_agreement")
+        verdicts = meta.get("judge_verdicts")
+        if not isinstance(verdicts, list) or len(verdicts) != len(values):
+            verdicts = [meta.get("verdict")] * len(values)
         for i, value in enumerate(values):
             out["variant_id"].append(row.variant_id)
             out["trial"].append(row.trial)
@@ -104,6 +109,8 @@ def judge_samples(run: ExperimentRun) -> pd.DataFrame:
             out["agreement"].append(
                 float(agreement) if isinstance(agreement, (int, float)) else math.nan
             )
+            # A label only: a judge without verdicts votes with its values (no categories).
+            out["verdict"].append(verdicts[i] if isinstance(verdicts[i], str) else None)
     frame = pd.DataFrame(out)
     for column in ("variant_id", "case_id", "evaluator", "metric"):
         frame[column] = frame[column].astype(str)
@@ -127,18 +134,7 @@ def judge_totals(run: ExperimentRun) -> pd.DataFrame:
     True
     """
     chk = run.checks
-    columns = [
-        "variant_id",
-        "judge_scores",
-        "unavailable_scores",
-        "retried_scores",
-        "priced_scores",
-        "cost_usd",
-        "spent_cost_usd",
-        "input_tokens",
-        "output_tokens",
-        "latency_ms",
-    ]
+    columns = list(_TOTALS_DTYPES)
     if "metadata" not in chk or not len(chk):
         return pd.DataFrame(columns=columns)
     mask = chk["evaluator_type"].isin(JUDGE_EVALUATOR_TYPES).to_numpy(bool)
@@ -175,14 +171,33 @@ def judge_totals(run: ExperimentRun) -> pd.DataFrame:
     return pd.DataFrame(records, columns=columns)
 
 
+#: The columns of :func:`judge_totals` and their dtypes (a loaded report's frame is cast
+#: back to them: :func:`judge_frames_from_block`).
+_TOTALS_DTYPES = {
+    "variant_id": "str",
+    "judge_scores": "int64",
+    "unavailable_scores": "int64",
+    "retried_scores": "int64",
+    "priced_scores": "int64",
+    "cost_usd": "float64",
+    "spent_cost_usd": "float64",
+    "input_tokens": "int64",
+    "output_tokens": "int64",
+    "latency_ms": "float64",
+}
+
+
 def judge_noise(run: ExperimentRun, samples: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per judge, metric and variant: the case / trial / judge-sample variance decomposition.
 
     Columns: ``evaluator``, ``metric``, ``variant_id``, ``cases``, ``attempts``,
     ``trials`` and ``samples`` (harmonic means per case / per attempt),
     ``case_variance``, ``trial_variance``, ``judge_variance`` (of one judged value),
-    ``judge_share`` (judge / the three summed), ``mean_agreement``, ``min_agreement``.
-    Variances are NaN where they cannot be estimated (one sample: no judge variance).
+    ``judge_share`` (judge / the three summed), ``mean_agreement``, ``min_agreement``
+    (the modal share, not corrected for chance) and ``verdict_kappa`` (Fleiss' kappa of the
+    samples' verdict labels over the attempts, :func:`~agenticlens_frames.stats_judge.\
+fleiss_kappa`; NaN without labels or when every label is the same). Variances are NaN
+    where they cannot be estimated (one sample: no judge variance).
 
     Examples
     --------
@@ -218,26 +233,43 @@ def judge_noise(run: ExperimentRun, samples: pd.DataFrame | None = None) -> pd.D
                 else math.nan,
                 "mean_agreement": float(per_score.mean()) if len(per_score) else math.nan,
                 "min_agreement": float(per_score.min()) if len(per_score) else math.nan,
+                "verdict_kappa": _kappa(group, attempt),
             }
         )
     return pd.DataFrame(records, columns=_NOISE_COLUMNS)
 
 
-_NOISE_COLUMNS = [
-    "evaluator",
-    "metric",
-    "variant_id",
-    "cases",
-    "attempts",
-    "trials",
-    "samples",
-    "case_variance",
-    "trial_variance",
-    "judge_variance",
-    "judge_share",
-    "mean_agreement",
-    "min_agreement",
-]
+_NOISE_DTYPES = {
+    "evaluator": "str",
+    "metric": "str",
+    "variant_id": "str",
+    "cases": "int64",
+    "attempts": "int64",
+    "trials": "float64",
+    "samples": "float64",
+    "case_variance": "float64",
+    "trial_variance": "float64",
+    "judge_variance": "float64",
+    "judge_share": "float64",
+    "mean_agreement": "float64",
+    "min_agreement": "float64",
+    "verdict_kappa": "float64",
+}
+_NOISE_COLUMNS = list(_NOISE_DTYPES)
+
+
+def _kappa(group: pd.DataFrame, attempt: pd.Series) -> float:
+    """Fleiss' kappa of the verdict labels of the attempts whose samples all have one (NaN
+    for samples without a ``verdict`` column: a frame built before it was added)."""
+    if "verdict" not in group:
+        return math.nan
+    labelled = group["verdict"].notna()
+    complete = labelled.groupby(attempt).transform("all").to_numpy(bool)
+    if not complete.any():
+        return math.nan
+    return fleiss_kappa(
+        group.loc[complete, "verdict"].astype(str).to_numpy(), attempt[complete].to_numpy()
+    )
 
 
 def _nan(value: float | None) -> float:
@@ -346,23 +378,24 @@ def judge_noise_comparisons(
     return frame
 
 
-_COMPARISON_COLUMNS = [
-    "evaluator",
-    "metric",
-    "baseline_variant_id",
-    "candidate_variant_id",
-    "cases",
-    "mean_difference",
-    "ci_half_width",
-    "ci_half_width_without_judge",
-    "judge_width_share",
-    "judge_variance_part",
-    "agent_variance_part",
-    "judge_limits_detection",
-    "samples",
-    "samples_needed",
-    "note",
-]
+_COMPARISON_DTYPES = {
+    "evaluator": "str",
+    "metric": "str",
+    "baseline_variant_id": "str",
+    "candidate_variant_id": "str",
+    "cases": "int64",
+    "mean_difference": "float64",
+    "ci_half_width": "float64",
+    "ci_half_width_without_judge": "float64",
+    "judge_width_share": "float64",
+    "judge_variance_part": "float64",
+    "agent_variance_part": "float64",
+    "judge_limits_detection": "bool",
+    "samples": "float64",
+    "samples_needed": "Int64",
+    "note": "str",
+}
+_COMPARISON_COLUMNS = list(_COMPARISON_DTYPES)
 
 
 def _part(b: pd.Series, c: pd.Series, column: str, *, with_samples: bool) -> float:
@@ -498,6 +531,67 @@ def judge_noise_outputs(
     return frames, block
 
 
+#: Each judge frame, the report block's key that holds it and its columns' dtypes.
+_BLOCK_FRAMES = {
+    "judge_totals": ("totals", _TOTALS_DTYPES),
+    "judge_noise": ("decomposition", _NOISE_DTYPES),
+    "judge_noise_comparisons": ("comparisons", _COMPARISON_DTYPES),
+}
+
+
+def judge_frames_from_block(block: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    """The judge frames an analysis had, from the report's ``judge_noise`` block.
+
+    The block holds every row of ``judge_totals``, ``judge_noise`` and
+    ``judge_noise_comparisons`` (missing values as null), so a loaded report gives the
+    frames of the analysis that wrote it, column for column and dtype for dtype. A part
+    the block lacks (reports written before it was added) gives no frame.
+
+    Parameters
+    ----------
+    block
+        The report's ``judge_noise`` block (as :func:`judge_noise_outputs` writes it).
+
+    Returns
+    -------
+    dict of str to DataFrame
+        ``judge_totals``, ``judge_noise``, ``judge_noise_comparisons``: those the block has.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A row that is not an object, or a value that does not fit its column.
+
+    Examples
+    --------
+    >>> frames = judge_frames_from_block({"totals": [{"variant_id": "a", "judge_scores": 4,
+    ...     "unavailable_scores": 0, "retried_scores": 1, "priced_scores": 0,
+    ...     "cost_usd": None, "spent_cost_usd": None, "input_tokens": 0,
+    ...     "output_tokens": 0, "latency_ms": 12.5}]})
+    >>> list(frames), frames["judge_totals"]["cost_usd"].isna().all()
+    (['judge_totals'], np.True_)
+    """
+    frames = {}
+    for name, (key, dtypes) in _BLOCK_FRAMES.items():
+        if key not in block:
+            continue
+        rows = block[key]
+        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+            raise TypeError(f"judge_noise.{key} must be a list of objects")
+        frame = pd.DataFrame(rows, columns=list(dtypes))
+        if rows:  # the analysis' own empty frames keep pandas' default (object) columns
+            # null is a missing number (NaN), never the text "None".
+            frame = frame.astype({c: d for c, d in dtypes.items() if d != "str"})
+            for column in (c for c, d in dtypes.items() if d == "str"):
+                frame[column] = pd.array(
+                    [v if isinstance(v, str) else None for v in frame[column]], dtype="str"
+                )
+        elif "samples_needed" in dtypes:
+            frame["samples_needed"] = frame["samples_needed"].astype("Int64")
+        frames[name] = frame
+    return frames
+
+
 def judge_unavailable_notes(run: ExperimentRun, totals: pd.DataFrame) -> list[str]:
     """One note per variant with judge scores that are unavailable (no usable judgement
     after every attempt): how many, of which judges, the first error and what they do to
@@ -539,8 +633,9 @@ def judge_unavailable_notes(run: ExperimentRun, totals: pd.DataFrame) -> list[st
             f"unavailable, no usable judgement after every attempt ({judges}; first: trial "
             f"{first.trial}, case {first.case_id}: {error}). Each counts as 0 in the scores "
             "and, when its entry is required, fails its case in the pass rates and the "
-            "verdicts, as if the agent had; a resumed run keeps them: fix the judge (its "
-            "endpoint, or more attempts in its RetryPolicy) and run again."
+            "verdicts, as if the agent had: fix the judge (its endpoint, or more attempts "
+            "in its RetryPolicy) and resume the run from its --run-dir, which judges only "
+            "these again, from the journaled replies."
         )
     return notes
 

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 
 from .stats import harmonic_mean
 
-__all__ = ["NestedVariance", "nested_variance_components"]
+__all__ = ["NestedVariance", "fleiss_kappa", "nested_variance_components"]
 
 
 @dataclass(frozen=True)
@@ -114,3 +114,53 @@ def nested_variance_components(
         trial=trial,
         judge=judge,
     )
+
+
+def fleiss_kappa(labels: ArrayLike, subjects: ArrayLike) -> float:
+    """Fleiss' kappa of repeated categorical judgements: chance-corrected agreement.
+
+    Each subject (one output the judge graded) gets several labels (its samples'
+    verdicts); subjects may have different numbers of labels (Fleiss' statistic with the
+    per-subject agreement averaged, as Fleiss 1971 for a constant number). Subjects with
+    fewer than two labels are left out. The modal share (``judge_agreement``) is high for
+    a judge that says "good" to nearly everything whatever the output; kappa is 0 for
+    agreement at the rate chance gives, 1 for perfect agreement.
+
+    Parameters
+    ----------
+    labels
+        One label per judgement (any hashable values).
+    subjects
+        The subject of each judgement.
+
+    Returns
+    -------
+    float
+        Kappa, or NaN when no subject has two labels or every label is the same
+        (chance agreement is then 1 and kappa undefined).
+
+    Examples
+    --------
+    >>> round(fleiss_kappa(["a", "a", "b", "b", "a", "b"], [0, 0, 1, 1, 2, 2]), 4)
+    0.3333
+    """
+    label = np.asarray(labels)
+    subject = np.asarray(subjects)
+    if len(label) != len(subject):
+        raise ValueError("labels and subjects must have the same length")
+    _, s_index = np.unique(subject, return_inverse=True)
+    _, l_index = np.unique(label, return_inverse=True)
+    counts = np.zeros(
+        (s_index.max() + 1 if len(s_index) else 0, l_index.max() + 1 if len(l_index) else 0)
+    )
+    np.add.at(counts, (s_index, l_index), 1)
+    n = counts.sum(axis=1)
+    counts, n = counts[n >= 2], n[n >= 2]
+    if not len(n):
+        return math.nan
+    agreement = ((counts**2).sum(axis=1) - n) / (n * (n - 1))
+    shares = counts.sum(axis=0) / n.sum()
+    chance = float((shares**2).sum())
+    if chance >= 1.0:
+        return math.nan
+    return (float(agreement.mean()) - chance) / (1.0 - chance)

@@ -504,7 +504,12 @@ class Explorer(widgets.VBox):
     def _verdicts_html(self, keep: list[str]) -> str:
         from .paired.verdicts import HOW_TO_DECLARE
         from .report.early_stopping import stopped_early, stopping_section_html
-        from .report.html import gate_section_html, verdicts_table_html, warnings_section_html
+        from .report.html import (
+            gate_section_html,
+            judge_verdict_note_html,
+            verdicts_table_html,
+            warnings_section_html,
+        )
 
         v = self.analysis.verdicts
         shown = v[v["candidate_variant_id"].astype(str).isin(keep)]
@@ -521,7 +526,8 @@ class Explorer(widgets.VBox):
             # Not "No candidate could be compared": the filters hid them all.
             body = "" if declared else f"<p class='declare'>{html.escape(HOW_TO_DECLARE)}</p>"
         else:
-            body = verdicts_table_html(shown)
+            # With the page's line on the judges' noise under it.
+            body = verdicts_table_html(shown) + judge_verdict_note_html(self.analysis)
         table = f"<h3>{title} (case-level)</h3>" + _hidden_note(hidden, declared) + body
         # In the page's order: the warnings first (too few trials makes every interval
         # exploratory); after an early stop the stopping decision leads and the fixed-sample

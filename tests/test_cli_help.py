@@ -48,3 +48,15 @@ def test_options_that_take_a_value_keep_their_type_and_flags_still_parse(tmp_pat
         app, ["experiment", "run", "-q", str(tmp_path / "m.yaml"), str(tmp_path / "s.yaml")]
     )
     assert result.exit_code == 1 and "m.yaml" in result.output
+
+
+def test_the_run_help_says_where_judges_are_set_and_what_a_resume_does_to_them() -> None:
+    """The help named no judge: --evaluators said only 'an EvaluatorRegistry', so a user
+    grading with an LLM judge found neither where its samples and retries are set nor
+    that a resume judges unavailable scores again."""
+    page = CliRunner().invoke(app, ["experiment", "run", "--help"], terminal_width=200).output
+    text = re.sub(r"[│\s]+", " ", page)
+    assert "Python evaluators and LLM judges (a judge's samples, retries and version" in text
+    assert "docs/judges.md" in text
+    assert "unavailable judge scores are then judged again" in text
+    assert "judge calls overlap on as many threads" in text

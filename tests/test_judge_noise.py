@@ -340,6 +340,33 @@ def test_a_damaged_judge_noise_block_is_refused_at_load(analysis, tmp_path) -> N
     assert info.value.location == "judge_noise.totals[1]"
 
 
+@pytest.mark.parametrize("lean", [False, True])
+def test_a_loaded_report_gives_the_judge_frames_of_the_analysis_that_wrote_it(
+    analysis, tmp_path, lean: bool
+) -> None:  # type: ignore[no-untyped-def]
+    """A loaded report had no judge_totals / judge_noise / judge_noise_comparisons frames
+    (only the block's notes): `result.frames()` of the same run lost them on reload."""
+    from agenticlens_frames import load_report
+    from agenticlens_frames.errors import InputError
+
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(build_report(analysis, lean=lean)))
+    loaded = load_report(path)
+    names = ("judge_totals", "judge_noise", "judge_noise_comparisons")
+    for name in names:
+        assert name in loaded.frames()
+        pd.testing.assert_frame_equal(
+            loaded.paired_frames[name], analysis.paired_frames[name], check_exact=True
+        )
+    # A value that fits no column is refused, naming the block.
+    report = json.loads(path.read_text())
+    report["judge_noise"]["decomposition"][0]["cases"] = "many"
+    path.write_text(json.dumps(report))
+    with pytest.raises(InputError, match="unexpected value") as info:
+        load_report(path)
+    assert info.value.location == "judge_noise"
+
+
 def test_unavailable_judge_scores_are_said_with_their_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A judge that never answered fails its cases with value 0: the pass rates read as the
     agent failing, and the console said only "N unavailable", never why nor what it does."""
@@ -384,3 +411,162 @@ def test_unavailable_judge_scores_are_said_with_their_error(tmp_path) -> None:  
         print_summary(shown, console)
         text = console.export_text()
         assert all(f"! {note}" in text for note in notes)
+
+
+def test_judge_cost_lines_are_in_the_saved_report_and_the_page_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The judges' cost and token lines were printed on the console only: the saved JSON
+    report (our own block), the HTML page and the --summary Markdown said nothing of what
+    the judges cost."""
+    from rich.console import Console
+
+    from agenticlens_frames import load_report, write_html_report, write_json_report
+    from agenticlens_frames.report.console import print_summary
+    from agenticlens_frames.report.summary import summary_markdown
+
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    suite = yaml.safe_load((folder / "suite.yaml").read_text())
+    for case in suite["cases"]:
+        case["evaluators"] = [{"name": "grader", "threshold": 0.5}]
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    registry = EvaluatorRegistry()
+
+    def grader(output, case, trace, config):  # type: ignore[no-untyped-def]
+        tokens = 100 + len(case.id)
+        return {
+            "value": 0.75,
+            "metadata": {
+                "judge_latency_ms": 1.0,
+                "judge_cost_usd": tokens * 1e-6,
+                "judge_cost_source": "measured",
+                "judge_input_tokens": tokens,
+                "judge_output_tokens": 7,
+            },
+        }
+
+    registry.register_judge("grader", grader)
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml", evaluators=registry)
+    analysis = analyze(run)
+    write_json_report(analysis, tmp_path / "r.json")
+    report = json.loads((tmp_path / "r.json").read_text())
+    # Independently, from the package's own per-trial summary.judge blocks.
+    expected = []
+    for variant in report["variants"]:
+        blocks = [
+            t["report"]["summary"]["judge"] for t in variant["trials"] if t["report"] is not None
+        ]
+        scores = sum(b["judge_scores"] for b in blocks)
+        cost = math.fsum(b["total_cost_usd"] for b in blocks)
+        expected.append(
+            f"Judges · {variant['variant_id']}: {scores} score(s), "
+            f"{sum(b['unavailable_scores'] for b in blocks)} unavailable, cost ${cost:.6f} "
+            f"({sum(b['priced_scores'] for b in blocks)} of {scores} priced), "
+            f"{sum(b['input_tokens'] for b in blocks)} input / "
+            f"{sum(b['output_tokens'] for b in blocks)} output tokens"
+        )
+    assert report["agenticlens_frames"]["judge_costs"] == expected
+    for shown in (analysis, load_report(tmp_path / "r.json")):
+        console = Console(record=True, width=600)
+        print_summary(shown, console)
+        text = console.export_text()
+        assert all(line in text for line in expected)
+        write_html_report(shown, tmp_path / "r.html")
+        page = (tmp_path / "r.html").read_text(encoding="utf-8")
+        assert all(f"<li>{line}</li>" in page for line in expected)
+        summary = summary_markdown(shown).replace("\\", "")
+        assert all(f"- {line}" in summary for line in expected)
+
+
+def test_the_verdicts_say_what_the_judges_noise_does_to_them(analysis, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The verdicts, the first thing shown, said nothing of the judges: the judge-noise
+    notes came after every table on the console. Now a note under the verdicts says the
+    intervals include the judges' noise and where it is the larger part."""
+    from rich.console import Console
+
+    from agenticlens_frames import load_report, write_html_report, write_json_report
+    from agenticlens_frames.report.console import print_summary
+    from agenticlens_frames.report.summary import summary_markdown
+
+    write_json_report(analysis, tmp_path / "r.json")
+    block = json.loads((tmp_path / "r.json").read_text())["judge_noise"]
+    limited = [r for r in block["comparisons"] if r["judge_limits_detection"]]
+    assert {r["metric"] for r in limited} == {"noisy"}  # the steady judge never limits
+    share = max(r["judge_width_share"] for r in limited)
+    candidates = ", ".join(r["candidate_variant_id"] for r in limited)
+    expected = (
+        "LLM judges graded these cases: where their scores count (the pass decisions, a "
+        "judged metric) the intervals come from the cases' observed differences, so they "
+        "already include the judges' sampling noise. Judge noise, not "
+        f"the agent's, is the larger noise on 'noisy' ({candidates}; up to "
+        f"{round(100 * share)}% of the interval's width): see the judge notes."
+    )
+    for shown in (analysis, load_report(tmp_path / "r.json")):
+        console = Console(record=True, width=2000)
+        print_summary(shown, console)
+        text = console.export_text()
+        # under the verdicts, before the variant table
+        assert expected in text and text.index(expected) < text.index("Variants")
+        write_html_report(shown, tmp_path / "r.html")
+        page = (tmp_path / "r.html").read_text(encoding="utf-8")
+        verdicts = page[page.index("<section id='verdicts'>") :]
+        verdicts = verdicts[: verdicts.index("</section>")]
+        assert expected.replace("'", "&#x27;") in verdicts
+        assert expected in summary_markdown(shown).replace("\\", "")
+
+
+def test_the_notebook_explorer_says_the_judges_line_under_its_verdicts(analysis) -> None:  # type: ignore[no-untyped-def]
+    """The explorer showed the judge-noise notes (its warnings) but not the line the page
+    puts under the verdicts."""
+    pytest.importorskip("ipywidgets", reason="the explorer needs ipywidgets")
+    from agenticlens_frames.widgets import Explorer
+
+    shown = Explorer(analysis).verdicts.value
+    line = "LLM judges graded these cases: where their scores count"
+    assert line in shown.replace("&#x27;", "'")
+    # under the verdict table, not only among the warnings above it
+    assert shown.index("LLM judges graded") > shown.index("<table")
+
+
+def test_verdict_kappa_is_fleiss_kappa_of_the_reports_sample_verdicts(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Agreement was only the modal share, which is high for a judge that says 'good' to
+    nearly everything whatever it reads; Fleiss' kappa corrects it for chance. Checked
+    against statsmodels on the verdicts the JSON report records."""
+    inter_rater = pytest.importorskip(
+        "statsmodels.stats.inter_rater", reason="the reference kappa is statsmodels'"
+    )
+    folder = tmp_path / "exp"
+    shutil.copytree(EXAMPLE, folder)
+    suite = yaml.safe_load((folder / "suite.yaml").read_text())
+    for case in suite["cases"]:
+        case["evaluators"] = [{"name": "labeller", "threshold": 0.5}]
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    registry = EvaluatorRegistry()
+    calls: dict[str, int] = {}
+
+    def labeller(output, case, trace, config):  # type: ignore[no-untyped-def]
+        call = calls[trace.trace_id] = calls.get(trace.trace_id, -1) + 1
+        # each case leans to "good" or to "poor", with noise: kappa in (0, modal share)
+        u = _u("label", trace.trace_id, call)
+        lean = _u("lean", case.id)
+        verdict = "good" if u < 0.1 + 0.85 * lean else ("poor" if u < 0.97 else "partial")
+        value = {"good": 1.0, "partial": 0.5, "poor": 0.0}[verdict]
+        return {"value": value, "metadata": {"verdict": verdict, "judge_latency_ms": 1.0}}
+
+    registry.register_judge("labeller", labeller, samples=3)
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml", evaluators=registry)
+    analysis = analyze(run)
+    report = json.loads(json.dumps(build_report(analysis, lean=False)))
+    noise = analysis.paired_frames["judge_noise"].set_index("variant_id")
+    for variant in report["variants"]:
+        rows = [
+            score["metadata"]["judge_verdicts"]
+            for trial in variant["trials"]
+            if trial["report"] is not None
+            for case in trial["report"]["cases"]
+            for score in case["scores"]
+            if score["evaluator"] == "labeller"
+        ]
+        table, _ = inter_rater.aggregate_raters(np.array(rows))
+        expected = inter_rater.fleiss_kappa(table, method="fleiss")
+        assert noise.loc[variant["variant_id"], "verdict_kappa"] == pytest.approx(expected)
+        assert 0 < expected < noise.loc[variant["variant_id"], "mean_agreement"]

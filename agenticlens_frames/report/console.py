@@ -14,7 +14,9 @@ from .._values import NO_EVALUATED_ATTEMPT, format_power
 from ..analysis import (
     ExperimentAnalysis,
     headline_warnings,
+    judge_cost_lines,
     judge_noise_notes,
+    judge_verdict_note,
     target_failure_warnings,
 )
 
@@ -218,6 +220,11 @@ def _verdict_table(
         console.print(table)
     if omitted := omitted_statement(v):
         console.print(_t(omitted))
+    if judges := judge_verdict_note(analysis):
+        # Beside the verdicts: the judge-noise notes come last, after every table.
+        console.print(
+            Text(strip_control(judges), style="yellow" if "larger noise" in judges else "")
+        )
     if v.attrs.get("source"):
         console.print(Text(f"Note: {v.attrs['source']}", style="dim"))
     if not declared:
@@ -479,20 +486,8 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
         console.print(Text(f"! {single_line(warning)}", style="yellow"))
     # Judges (docs/judges.md): their cost apart from the agent's, and where their noise,
     # not the agent's, limits detection.
-    judges = analysis.judge_noise
-    for row in judges.get("totals", []):
-        spent = row["spent_cost_usd"]
-        cost = "unpriced" if spent is None else f"${spent:.6f}"
-        console.print(
-            Text(
-                strip_control(
-                    f"Judges · {row['variant_id']}: {row['judge_scores']} score(s), "
-                    f"{row['unavailable_scores']} unavailable, cost {cost} "
-                    f"({row['priced_scores']} of {row['judge_scores']} priced), "
-                    f"{row['input_tokens']} input / {row['output_tokens']} output tokens"
-                )
-            )
-        )
+    for line in judge_cost_lines(analysis):
+        console.print(Text(strip_control(line)))
     for note in judge_noise_notes(analysis):
         console.print(Text(f"! {strip_control(note)}", style="yellow"))
 

@@ -59,7 +59,9 @@ from ..analysis import (
     ExperimentAnalysis,
     failed_trials,
     headline_warnings,
+    judge_cost_lines,
     judge_noise_notes,
+    judge_verdict_note,
     require_analysis,
     target_failure_warnings,
 )
@@ -965,6 +967,7 @@ def _verdicts_section(a: ExperimentAnalysis, forest: bool, *, descriptive: bool 
         + "</h2>"
         + (f"<p class='declare'>{_e(DESCRIPTIVE_NOTE)}</p>" if descriptive else "")
         + verdicts_table_html(a.verdicts)
+        + judge_verdict_note_html(a)
         + ("<div id='fig-paired' class='fig'></div>" if forest else "")
         + "</section>"
     )
@@ -1020,6 +1023,44 @@ def warnings_section_html(a: ExperimentAnalysis) -> str:
         "<section class='warn' id='warnings'><h2>Warnings</h2><ul>"
         + "".join(f"<li>{_e(w)}</li>" for w in shown)
         + "</ul></section>"
+    )
+
+
+def judge_verdict_note_html(a: ExperimentAnalysis) -> str:
+    """The judges' line under the verdicts (:func:`~agenticlens_frames.analysis.\
+judge_verdict_note`) as a paragraph; empty without judges. The page's, and the explorer's.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> judge_verdict_note_html(a)  # no judges
+    ''
+    """
+    note = judge_verdict_note(a)
+    return f"<p class='note judges'>{_e(note)}</p>" if note else ""
+
+
+def judges_section_html(a: ExperimentAnalysis) -> str:
+    """What each variant's judges did and cost, apart from the agent's cost, as a section
+    (the console's lines, :func:`~agenticlens_frames.analysis.judge_cost_lines`); empty
+    without judges.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> judges_section_html(a)  # no judges
+    ''
+    """
+    lines = judge_cost_lines(a)
+    if not lines:
+        return ""
+    return (
+        "<section id='judges'><h2>Judges</h2><ul>"
+        + "".join(f"<li>{_e(line)}</li>" for line in lines)
+        + "</ul><p class='note'>Judge cost is never part of the agent's cost above; it counts "
+        "every answered judge call once (failed, billed attempts included).</p></section>"
     )
 
 
@@ -1106,6 +1147,7 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         + _verdicts_section(a, forest="paired" in static, descriptive=stopped)
         + ("" if gate_failed else gate_html)
         + _variant_table(a)
+        + judges_section_html(a)
         + _pass_k_section(a)
         + heatmap_html
         + pareto_html

@@ -28,7 +28,12 @@ from .._compat import IMPLEMENTS
 from .._files import atomic_write, start_writeback
 from .._fork import input_pending
 from .._gc import paused_gc
-from ..analysis import ExperimentAnalysis, require_analysis, target_failure_warnings
+from ..analysis import (
+    ExperimentAnalysis,
+    judge_cost_lines,
+    require_analysis,
+    target_failure_warnings,
+)
 from ..errors import InputError
 from ..frames import ExperimentRun
 from ..judges import JUDGE_EVALUATOR_TYPES, summarize_judges
@@ -945,6 +950,8 @@ def _build_report(
                 if (failures := target_failure_warnings(analysis))
                 else {}
             ),
+            # The judges' cost and token lines, as the console and the page say them.
+            **({"judge_costs": costs} if (costs := judge_cost_lines(analysis)) else {}),
         },
     }
     # New top-level keys (issue 6): case_level, paired_comparisons. The verdicts (issue 14)

@@ -306,6 +306,14 @@ def _parse(
             paired_frames["case_level_summary"] = case_level_from_counts(
                 case_frame, trial_frame, confidence_level=cl
             )
+    judge_block = _judge_noise(data.get("judge_noise"), file)
+    if judge_block:
+        from ..judge_noise import judge_frames_from_block
+
+        # The judge frames the analysis that wrote the report had (``analyze`` adds them
+        # when the run has judge scores): every row is in the block.
+        place[:] = ["judge_noise"]
+        paired_frames = {**paired_frames, **judge_frames_from_block(judge_block)}
     variants = variant_frame
     if isinstance(data.get("pareto_uncertainty"), dict):
         from ..frontier import SETTINGS_KEYS, merge_frontier_columns
@@ -327,7 +335,7 @@ def _parse(
     place[:] = []
     return ExperimentAnalysis(
         factor_effects=effects,
-        judge_noise=_judge_noise(data.get("judge_noise"), file),
+        judge_noise=judge_block,
         paired_frames=paired_frames,
         verdicts=verdicts,
         run=None,

@@ -29,7 +29,9 @@ from .._docs import markdown_escape, markdown_table
 from ..analysis import (
     ExperimentAnalysis,
     headline_warnings,
+    judge_cost_lines,
     judge_noise_notes,
+    judge_verdict_note,
     target_failure_warnings,
 )
 from .console import (
@@ -216,7 +218,13 @@ def _verdict_table(analysis: ExperimentAnalysis) -> list[str]:
         cell = detectable_cell(str(r["verdict"]), float(r["mde"]), str(r["unit"]), detectable)
         cells.append(_md(cell or "-"))
         rows.append(cells)
-    return [markdown_table(header, rows), "", _md(verdict_caption(v, level))]
+    judges = judge_verdict_note(analysis)
+    return [
+        markdown_table(header, rows),
+        "",
+        _md(verdict_caption(v, level)),
+        *(["", _md(judges)] if judges else []),
+    ]
 
 
 def _details(analysis: ExperimentAnalysis) -> list[str]:
@@ -343,6 +351,9 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
         blocks.append(table)
     if source := v.attrs.get("source"):
         blocks.append([f"Note: {_md(source)}"])
+    if costs := judge_cost_lines(analysis):
+        # What the judges cost, apart from the agent's: the console's and the page's lines.
+        blocks.append([f"- {_md(line)}" for line in costs])
     blocks.append(_details(analysis))
     # Messages (a target's error) may hold a secret the run knows: masked as on stderr.
     return mask("\n\n".join("\n".join(b) for b in blocks)) + "\n"

@@ -452,17 +452,30 @@ def judge_samples(records: Iterable[dict[str, Any]]) -> JudgeSamples:
     """The ``judge_sample`` records, indexed by attempt; a later record of the same
     sample (judged again after a judge changed version) wins.
 
+    A sample that ended unavailable (every attempt failed) is left out, so a resumed run
+    judges it again; one the supervisor made unavailable because the run's process ended
+    while it was judged (``ProcessEnded``) is kept, as judging it again could end the
+    process again.
+
     Examples
     --------
     >>> book = judge_samples([{"type": "judge_sample", "variant": "a", "trial": 1,
     ...     "case": "c1", "entry": 0, "sample": 1, "judge": "tone", "version": "1",
-    ...     "payload_sha256": "ab", "outcome": {"ok": True}}])
-    >>> book[("a", 1, "c1")][(0, 1)]
-    ('tone', '1', 'ab', {'ok': True})
+    ...     "payload_sha256": "ab", "outcome": {"ok": True}},
+    ...     {"type": "judge_sample", "variant": "a", "trial": 1, "case": "c1", "entry": 0,
+    ...     "sample": 2, "judge": "tone", "version": "1", "payload_sha256": "ab",
+    ...     "outcome": {"ok": False, "errors": ["TimeoutError"]}}])
+    >>> book[("a", 1, "c1")]
+    {(0, 1): ('tone', '1', 'ab', {'ok': True})}
     """
     out: JudgeSamples = {}
     for r in records:
         if r.get("type") != "judge_sample":
+            continue
+        outcome = r["outcome"]
+        if not outcome.get("ok") and not any(
+            str(error).startswith(PROCESS_ENDED) for error in outcome.get("errors") or ()
+        ):
             continue
         key = (r["variant"], int(r["trial"]), r["case"])
         out.setdefault(key, {})[(int(r["entry"]), int(r["sample"]))] = (

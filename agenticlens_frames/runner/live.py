@@ -27,6 +27,7 @@ import contextlib
 import dataclasses
 import gc
 import hashlib
+import json
 import logging
 import os
 import threading
@@ -294,6 +295,10 @@ class Ledger:
         #: Unfinished attempts with a ``suspect`` record (the supervisor's): in flight when
         #: the run's process ended, they are called again alone, first.
         self.suspects: set[tuple[str, int, str]] = set()
+        #: ``suspect`` / ``judge_ended`` records written after an attempt's ``attempt``
+        #: record: the supervisor's, about a session that was judging again a finished
+        #: attempt whose judge was unavailable (:meth:`reopen_unavailable`).
+        self.late: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
 
     def add(self, record: dict[str, Any]) -> None:
         if record.get("type") == "judge_sample":
@@ -308,6 +313,8 @@ class Ledger:
         if record.get("type") in ("answered", "judge_ended", "suspect"):
             key = (record["variant"], int(record["trial"]), record["case"])
             if key in self.final:
+                if record["type"] != "answered":
+                    self.late.setdefault(key, []).append(record)
                 return
             if record["type"] == "answered":
                 self.answered[key] = record
@@ -328,6 +335,8 @@ class Ledger:
             # (``rerun_failed``); otherwise an attempt is journaled once.
             self.final[key] = record
             self.failures.pop(key, None)
+            if self.late:
+                self.late.pop(key, None)
             if self.answered:
                 # Judged (or failed by the supervisor) since: a re-run calls the target.
                 self.answered.pop(key, None)
@@ -365,6 +374,25 @@ class Ledger:
             self.failures.pop(key, None)
         return len(failed)
 
+    def reopen_unavailable(self) -> int:
+        """Hand back to be judged again the finished attempts with an unavailable judge
+        score (the judge never answered); returns how many.
+
+        Their target answered, so its journaled reply is judged again, as an ``answered``
+        attempt is after a crash: the target is not called, the judge samples that were
+        delivered are reused (a score is never judged twice) and only the missing ones —
+        the unavailable sample and the ones after it — are judged. An attempt whose judging
+        ended the run's process (``ProcessEnded``, the supervisor's record) keeps its scores:
+        judging it again could end the process again.
+        """
+        reopened = [k for k, r in self.final.items() if _judge_unavailable(r) is True]
+        for key in reopened:
+            record = self.final.pop(key)
+            self.answered[key] = {k: v for k, v in record.items() if k not in ("score", "checks")}
+            for late in self.late.pop(key, ()):
+                self.add(late)
+        return len(reopened)
+
     def pending(self, variant_id: str, trial: int) -> list[CaseSpec]:
         """Cases of a live trial still to run (none after a decided trial failure)."""
         limit = self.invalid_at.get((variant_id, trial))
@@ -401,6 +429,7 @@ class Ledger:
         self.answered.clear()
         self.judge_ended.clear()
         self.suspects.clear()
+        self.late.clear()
 
     def calls_frame(self) -> pd.DataFrame:
         calls = self.calls
@@ -419,6 +448,40 @@ class Ledger:
             "detail": pd.array([r.get("detail") for r in calls], dtype="str"),
         }
         return pd.DataFrame(columns, columns=list(CALL_COLUMNS))
+
+
+def _judge_unavailable(record: dict[str, Any]) -> bool | None:
+    """Whether a journaled attempt has an unavailable judge score: True, False, or None when
+    one of them is unavailable because the run's process ended while judging it.
+
+    Examples
+    --------
+    >>> def attempt(*metadata):
+    ...     return {"checks": [["j", "j", 0.0, False, "", [True, "j", None, "llm_judge", False,
+    ...                         m]] for m in metadata]}
+    >>> _judge_unavailable(attempt({"judge_status": "ok"}))
+    False
+    >>> down = '{"judge_status": "unavailable", "judge_error": "TimeoutError"}'
+    >>> _judge_unavailable(attempt({"judge_status": "ok"}, down))
+    True
+    >>> _judge_unavailable(attempt({"judge_status": "unavailable",
+    ...                             "judge_error": "ProcessEnded: the run's process ended"}))
+    """
+    found = False
+    for check in record.get("checks") or ():
+        custom = check[5]
+        metadata = custom[5] if custom is not None and len(custom) > 5 else None
+        if isinstance(metadata, str):
+            try:
+                metadata = json.loads(metadata)
+            except ValueError:
+                continue
+        if not isinstance(metadata, dict) or metadata.get("judge_status") != "unavailable":
+            continue
+        if str(metadata.get("judge_error", "")).startswith(PROCESS_ENDED):
+            return None
+        found = True
+    return found
 
 
 def _texts(values: list[str]) -> Any:
@@ -1243,6 +1306,18 @@ async def arun_live(
         # ``reopen`` record was met above): reopened again, the failures it already ran
         # again would be called a third time.
         reopen = rerun_failed and not ledger.continues_rerun and ledger.reopen_failed() > 0
+        if registry is not None and registry.has_judges and monitor is None:
+            # Judge scores that are unavailable (the judge never answered) are judged again
+            # from the journaled reply; delivered samples are reused, never judged twice.
+            # Not under early stopping: the stopping decision was taken on those outcomes,
+            # in their order; judging them again changed the sequence (and the cases used).
+            again = ledger.reopen_unavailable()
+            if again:
+                _LOG.warning(
+                    "Note: %d attempt(s) with an unavailable judge score are judged again "
+                    "from their journaled reply (their targets are not called again)",
+                    again,
+                )
         # Counted from the journal, not as the run's attempts less this session's: a failed
         # trial's cases were never called, yet they are attempts of the run.
         from_journal = len(ledger.final)

@@ -800,3 +800,29 @@ def test_a_live_runs_progress_in_a_pipe_is_plain_lines(monkeypatch):
     assert "\r" not in text and "\x1b" not in text and not progress.bars
     want = "exp · 2 in flight: 4/4 attempts (100%) · 0 s · judge calls 3 (1 reused)"
     assert text.splitlines() == [want], text
+
+
+def test_an_attempt_judged_again_on_resume_is_not_finished_to_the_supervisor(tmp_path):
+    """A finished attempt with an unavailable judge score is judged again on resume
+    (``Ledger.reopen_unavailable``); when that judging ends the process, its earlier
+    ``attempt`` record made the supervisor take it as finished, record nothing and start
+    the run again, which judged it again: a restart loop to the limit. It is a suspect,
+    then blamed as any judging is (its reply kept)."""
+    from agenticlens_frames._supervise import _blame
+
+    journal = tmp_path / "journal"
+    journal.mkdir()
+    earlier = [
+        {"type": "answered", "variant": "v", "trial": 1, "case": "again", "payload": {}},
+        {"type": "attempt", "variant": "v", "trial": 1, "case": "again", "status": "ok"},
+    ]
+    (journal / "000001.jsonl").write_text("".join(json.dumps(r) + "\n" for r in earlier))
+    suspects, judging = _in_flight(tmp_path, [], ["again"], [])
+    assert _blame(tmp_path, suspects, "was killed by SIGKILL", judging) == [
+        ("v trial 1 case again", "suspect")
+    ]
+    suspects, judging = _in_flight(tmp_path, [], ["again"], [])
+    assert _blame(tmp_path, suspects, "exited with status 0", judging) == [
+        ("v trial 1 case again", "judging")
+    ]
+    assert [kind for kind, _, _ in _written(tmp_path)] == ["judge_ended"]

@@ -279,6 +279,47 @@ def test_a_reopen_record_counts_only_for_its_own_command_line():
         assert len(ledger.final) == 3 and ledger.final[("v", 1, second)] is records[1]
 
 
+def test_only_unavailable_judge_scores_reopen_with_the_supervisors_later_records():
+    """A finished attempt with an unavailable judge score is handed back to be judged
+    (its reply as an `answered` one); one whose judges all answered stays finished, and
+    so does one whose judge sample was unavailable because the process ended. The
+    supervisor's records written after the attempt record (it was being judged again
+    when the process ended) apply to the reopened attempt."""
+    from agenticlens_frames.formats import load_suite
+    from agenticlens_frames.runner.live import Ledger
+
+    from ..conftest import EXAMPLE
+
+    suite = load_suite(EXAMPLE / "suite.yaml")
+    down, fine, ended = suite.case_ids[:3]
+
+    def attempt(case: str, metadata: dict) -> dict:
+        check = ["j", "j", 0.0, False, "", [True, "j", None, "llm_judge", False, metadata]]
+        return {"type": "attempt", "variant": "v", "trial": 1, "case": case, "status": "ok",
+                "calls": 1, "error": None, "payload": {"output": "x"},
+                "payload_sha256": "ab", "score": [False, 0.0, 1, 0, 0.0, None, None],
+                "checks": [check]}  # fmt: skip
+
+    late = {"variant": "v", "trial": 1, "case": down, "error": "killed"}
+    records = [
+        attempt(down, {"judge_status": "unavailable", "judge_error": "TimeoutError"}),
+        attempt(fine, {"judge_status": "ok"}),
+        attempt(ended, {"judge_status": "unavailable", "judge_error": "ProcessEnded: x"}),
+        {"type": "suspect", **late},
+        {"type": "judge_ended", **late},
+    ]
+    ledger = Ledger(suite, "trial")
+    for record in records:
+        ledger.add(record)
+    assert ledger.reopen_unavailable() == 1
+    key = ("v", 1, down)
+    assert sorted(ledger.final) == sorted([("v", 1, fine), ("v", 1, ended)])
+    assert ledger.answered[key]["payload_sha256"] == "ab"
+    assert "score" not in ledger.answered[key] and "checks" not in ledger.answered[key]
+    assert key in ledger.suspects and ledger.judge_ended[key] == "killed"
+    assert [c.id for c in ledger.pending("v", 1)][:1] == [down]
+
+
 def _live_folder(write_experiment, tmp_path):
     from agenticlens_frames.runner import run_experiment
 

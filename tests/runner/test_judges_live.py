@@ -4,7 +4,9 @@ metadata journaled, and a resumed run never judging a journaled attempt again.""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from hashlib import sha256
+from typing import Any
 
 import pandas as pd
 
@@ -327,3 +329,63 @@ def test_an_interrupted_run_leaves_queued_judging_to_the_resume(write_experiment
     # Every journaled call of both sessions: only calls cancelled in flight were made twice,
     # never one whose reply was waiting for the judge.
     assert len(second.calls) <= attempts + 2
+
+
+def test_a_resumed_run_judges_again_only_the_unavailable_judge_scores(write_experiment, tmp_path):
+    """An unavailable judge score (the judge never answered) is judged again when the run is
+    resumed from its folder; delivered samples are reused and no target is called again."""
+    from agenticlens_frames.evaluators import RetryPolicy
+
+    cases = simple_cases(["parcel a", "parcel b"])
+    for case in cases:
+        case["evaluators"] = [{"name": "tone", "threshold": 0.5}]
+    manifest, suite = write_experiment([variant("sync", "answer")], cases=cases, trial_count=1)
+    calls: list[tuple[str, int]] = []
+    down = {"c2": True}
+
+    def registry() -> EvaluatorRegistry:
+        reg = EvaluatorRegistry()
+
+        @reg.register_judge("tone", version="1", samples=2, retry=RetryPolicy(max_attempts=2))
+        def tone(output, case, trace, config):  # type: ignore[no-untyped-def]
+            calls.append((case.id, len(calls)))
+            # While the judge is down, each of c2's evaluations (judged one at a time:
+            # concurrency 1) gets its first sample, then its second fails on both attempts.
+            if down.get(case.id) and sum(c == case.id for c, _ in calls) % 3 != 1:
+                raise TimeoutError("judge overloaded")
+            return {"value": 1.0, "metadata": {"verdict": "good", "judge_latency_ms": 1.0}}
+
+        return reg
+
+    run_dir = tmp_path / "run"
+
+    def run() -> Any:
+        return run_experiment(
+            manifest, suite, evaluators=registry(), progress=False, run_dir=run_dir, concurrency=1
+        )
+
+    first = run()
+    attempts = 3 * 1  # variants (with the fillers) x trials, per case
+    tone = first.run.checks[first.run.checks["evaluator"] == "tone"]
+    meta = tone["metadata"].map(json.loads)
+    assert (meta.map(lambda m: m["judge_status"]) == "unavailable").sum() == attempts
+    target_calls = len(first.calls)
+    judged_before = Counter(c for c, _ in calls)
+    # c1: 2 samples per attempt; c2: sample 1, then sample 2 fails twice (per attempt).
+    assert judged_before == {"c1": 2 * attempts, "c2": 3 * attempts}
+    down["c2"] = False
+    calls.clear()
+    again = run()
+    # Only c2's missing sample (its second) is judged, once per attempt; c1 not at all.
+    assert Counter(c for c, _ in calls) == {"c2": attempts}
+    assert len(again.calls) == target_calls  # no target called again
+    tone = again.run.checks[again.run.checks["evaluator"] == "tone"]
+    meta = tone["metadata"].map(json.loads)
+    assert len(tone) == 2 * attempts
+    assert (meta.map(lambda m: m["judge_status"]) == "ok").all()
+    assert (meta.map(lambda m: m["judge_samples"]) == 2).all()
+    assert tone["passed"].all()
+    # A third session finds nothing unavailable: nothing is judged again.
+    calls.clear()
+    run()
+    assert calls == []

@@ -8,6 +8,7 @@ import math
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -684,3 +685,52 @@ def test_command_line_a_stop_margin_of_0_is_said_to_decide_no_difference(
     )  # fmt: skip
     text = " ".join(result.output.split())
     assert "Note: with --stop-margin 0 the run stops only once every candidate" in text, text
+
+
+def test_a_resumed_early_stopped_run_keeps_its_unavailable_judge_scores(tmp_path) -> None:
+    """Resumed runs judge unavailable judge scores again, but not under early stopping:
+    the decision was taken on those outcomes in their order; judging them again changed
+    the sequence (318 attempts and 53 cases used became 306 and 51)."""
+    from agenticlens_frames.evaluators import EvaluatorRegistry
+
+    manifest, suite = _experiment(tmp_path)
+    data = yaml.safe_load(suite.read_text())
+    for case in data["cases"]:
+        case["evaluators"] = [{"name": "j", "threshold": 0.5}]
+    suite.write_text(yaml.safe_dump(data, sort_keys=False))
+    down = {"on": True}
+    calls: list[str] = []
+
+    def registry() -> EvaluatorRegistry:
+        reg = EvaluatorRegistry()
+
+        @reg.register_judge("j")
+        def j(output, case, trace, config):  # type: ignore[no-untyped-def]
+            calls.append(case.id)
+            if down["on"] and case.id in ("c1", "c2"):
+                raise TimeoutError("judge down")
+            return 1.0
+
+        return reg
+
+    def run():  # type: ignore[no-untyped-def]
+        return run_experiment(
+            manifest,
+            suite,
+            evaluators=registry(),
+            progress=False,
+            run_dir=tmp_path / "run",
+            stop_when="decided",
+            stop_rule=HOLM,
+        )
+
+    first = run()
+    checks = first.run.checks
+    unavailable = checks["metadata"].fillna("").str.contains('"judge_status": "unavailable"')
+    assert unavailable.sum() > 0
+    down["on"] = False
+    calls.clear()
+    again = run()
+    assert calls == [] and again.attempted == 0
+    assert again.stopping["cases_used"] == first.stopping["cases_used"]
+    pd.testing.assert_frame_equal(again.run.checks, first.run.checks)
