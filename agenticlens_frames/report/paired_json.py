@@ -116,6 +116,40 @@ def case_level_block(
     }
 
 
+#: variance_decomposition's count columns (the rest but the ids and the note are floats).
+_VARIANCE_COUNTS = ("n_cases", "n_attempts")
+
+
+def variance_frame_from_block(
+    records: list[dict[str, Any]], variant_ids: list[str]
+) -> pd.DataFrame:
+    """:func:`~agenticlens_frames.paired.variance_decomposition` back from a saved report's
+    ``case_level.variance`` records, in its column types (null → NaN).
+
+    Examples
+    --------
+    >>> frame = variance_frame_from_block(
+    ...     [{"variant_id": "b", "evaluator": "passed", "n_cases": 3, "icc": None, "note": ""}],
+    ...     ["a", "b"])
+    >>> frame["variant_id"].cat.categories.tolist(), frame["n_cases"].dtype, frame["icc"].isna()[0]
+    (['a', 'b'], dtype('int64'), np.True_)
+    """
+    frame = pd.DataFrame.from_records(records)
+    for column in frame.columns:
+        if column in ("variant_id", "evaluator", "note"):
+            continue
+        values = pd.to_numeric(frame[column], errors="raise")
+        frame[column] = (
+            values.astype(np.int64) if column in _VARIANCE_COUNTS else values.astype(np.float64)
+        )
+    if "variant_id" in frame:
+        frame["variant_id"] = pd.Categorical(frame["variant_id"], categories=variant_ids)
+    for column in ("evaluator", "note"):
+        if column in frame:
+            frame[column] = frame[column].astype("str")
+    return frame
+
+
 def report_blocks(analysis: ExperimentAnalysis) -> dict[str, Any]:
     """Every new top-level report key: ``case_level`` always, ``paired_comparisons`` when
     a correction was declared.

@@ -257,6 +257,13 @@ def _parse(
     summary = (data.get("case_level") or {}).get("summary")
     if summary:
         paired_frames["case_level_summary"] = pd.DataFrame(summary)
+    variance = (data.get("case_level") or {}).get("variance")
+    if variance:
+        from .paired_json import variance_frame_from_block
+
+        # The analysis' variance_decomposition: every row and column is in the block.
+        place[:] = ["case_level", "variance"]
+        paired_frames["variance_decomposition"] = variance_frame_from_block(variance, variant_ids)
     place[:] = ["verdicts"]
     rebuilt_effects = pd.DataFrame()  # a report AgenticLens wrote: from its records
     if "verdicts" in data:

@@ -218,3 +218,29 @@ def test_a_damaged_live_block_is_refused_naming_its_place(
     assert info.value.file == str(path)
     assert info.value.location == f"variants[1].trials[1].report.summary.{place}"
     assert message in info.value.message
+
+
+@pytest.mark.parametrize("lean", [False, True])
+def test_a_loaded_report_gives_the_variance_decomposition_of_its_analysis(
+    tmp_path: Path, lean: bool
+) -> None:
+    """`load_report(...).frames()` had no variance_decomposition, though every row of it
+    is in the report's case_level block: the same frame, values and column types."""
+    import pandas as pd
+
+    analysis = analyze(load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml"))
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(build_report(analysis, lean=lean)))
+    loaded = load_report(path)
+    assert "variance_decomposition" in loaded.frames()
+    pd.testing.assert_frame_equal(
+        loaded.paired_frames["variance_decomposition"],
+        analysis.paired_frames["variance_decomposition"],
+        check_exact=True,
+    )
+    report = json.loads(path.read_text())
+    report["case_level"]["variance"][1]["icc"] = "high"
+    path.write_text(json.dumps(report))
+    with pytest.raises(InputError) as info:
+        load_report(path)
+    assert info.value.location == "case_level.variance" and "r.json" in str(info.value)
