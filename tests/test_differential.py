@@ -259,3 +259,92 @@ def test_we_implement_the_installed_reference_versions() -> None:
         "agentic-evals": agentic_evals.__version__,
     } == IMPLEMENTS
     assert agentic_evals.__version__ == BUILTIN_VERSION
+
+
+# --------------------------------------------------------------------------- hand-written
+
+
+def _write_experiment(
+    folder: Path, cases: list[dict], outputs: dict[str, list[dict[str, str]]]
+) -> Path:
+    """A small recorded experiment: ``outputs[variant]`` is one ``{case id: output}`` per
+    trial (each sample's trace: one ``search`` call, 100 ms, $0.001); the first variant
+    is the baseline."""
+    import yaml
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "trials").mkdir(exist_ok=True)
+    trial_count = len(next(iter(outputs.values())))
+    manifest = {
+        "name": "hand",
+        "version": "1",
+        "baseline_variant_id": next(iter(outputs)),
+        "trial_count": trial_count,
+        "variants": [
+            {"id": v, "name": v, "target_kind": "recorded", "target": f"trials/{v}.json"}
+            for v in outputs
+        ],
+    }
+    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest), encoding="utf-8")
+    suite = {"name": "hand", "version": "1", "cases": cases}
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite), encoding="utf-8")
+    trace = {
+        "spans": [{"tool_name": "search", "attributes": {"tool_args": {"q": "x"}}}],
+        "total_latency_ms": 100.0,
+        "estimated_cost_usd": 0.001,
+    }
+    for variant, trials in outputs.items():
+        data = {
+            "trials": [
+                {"samples": [{"case_id": c, "output": o, "trace": trace} for c, o in t.items()]}
+                for t in trials
+            ]
+        }
+        (folder / "trials" / f"{variant}.json").write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
+def test_fix_b14_a_path_segment_int_cannot_read_is_no_list_index(
+    tmp_path: Path, reference: Callable[..., Reference]
+) -> None:
+    """Deliberate fix B14: `required_output_fields: [items.²]` on an output whose `items`
+    is a list. The package takes "²" for an index (isdigit), int() raises, and every
+    trial of that variant fails; here the field is missing, as for any other absent key.
+    Our report of it equals the package's of the same files where that output's `items`
+    is an object without the key — except the recorded output itself."""
+    cases = [
+        {"id": "c1", "name": "fields", "required_output_fields": ["items.²", "items.0"]},
+        {"id": "c2", "name": "word", "expected_contains": ["ok"]},
+    ]
+
+    def outputs(listed: str) -> dict[str, list[dict[str, str]]]:
+        return {
+            "base": [{"c1": '{"items": {"²": 1, "0": 2}}', "c2": "ok"}] * 2,
+            "cand": [{"c1": '{"items": {"0": 1}}', "c2": "OK"}, {"c1": "{}", "c2": "no"}],
+            "listed": [{"c1": listed, "c2": "ok"}] * 2,
+        }
+
+    folder = _write_experiment(tmp_path / "list", cases, outputs('{"items": [5]}'))
+    ref = reference(folder)
+    assert ref.returncode == 0, ref.stdout + ref.stderr
+    listed = ref.report["variants"][2]
+    assert [t["status"] for t in listed["trials"]] == ["failed", "failed"]
+    assert {t["error_message"] for t in listed["trials"]} == {
+        "invalid literal for int() with base 10: '²'"
+    }
+
+    same = _write_experiment(tmp_path / "object", cases, outputs('{"items": {"0": 5}}'))
+    ref_same = reference(same)
+    report, variants_csv, cases_csv = _ours(folder, latency_missing="zero")
+    diffs = json_differences(report, ref_same.report)
+    assert diffs == [
+        f"$.variants[2].trials[{t}].report.cases[0].output: "
+        '\'{"items": [5]}\' != \'{"items": {"0": 5}}\''
+        for t in (0, 1)
+    ]
+    assert (variants_csv, cases_csv) == (ref_same.variants_csv, ref_same.cases_csv)
+    scores = report["variants"][2]["trials"][0]["report"]["cases"][0]["scores"]
+    assert [(s["name"], s["passed"]) for s in scores] == [
+        ("required_field:items.²", False),
+        ("required_field:items.0", True),
+    ]
