@@ -348,3 +348,146 @@ def test_fix_b14_a_path_segment_int_cannot_read_is_no_list_index(
         ("required_field:items.²", False),
         ("required_field:items.0", True),
     ]
+
+
+# --------------------------------------------------------------------------- fuzzed
+
+#: Seeds of tests/fuzz_experiments.py replayed here; the audit behind
+#: docs/compatibility.md ran thousands of them (with the fuzzer's refusals too).
+FUZZ_SEEDS = (0, 3, 5, 7, 9, 11)  # between them, every built-in check and both shapes
+
+
+@pytest.mark.parametrize("seed", FUZZ_SEEDS)
+def test_fuzzed_experiments_match(
+    seed: int, tmp_path: Path, reference: Callable[..., Reference]
+) -> None:
+    from .fuzz_experiments import fuzz_experiment
+
+    folder = fuzz_experiment(tmp_path / "exp", seed)
+    _assert_same(folder, reference(folder))
+
+
+# ------------------------------------------------- what the package reads and we refuse
+
+
+def _edit_yaml(path: Path, edit: Callable[[dict], None]) -> None:
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    edit(data)
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("file", "place", "edit"),
+    [
+        ("suite.yaml", "cases[0].max_turns", lambda d: d["cases"][0].update(max_turns=True)),
+        (
+            "suite.yaml",
+            "cases[0].max_latency_ms",
+            lambda d: d["cases"][0].update(max_latency_ms=True),
+        ),
+        ("manifest.yaml", "random_seed", lambda d: d.update(random_seed=True)),
+        ("manifest.yaml", "pass_k[0]", lambda d: d.update(pass_k=[True])),
+    ],
+    ids=["max_turns", "max_latency_ms", "random_seed", "pass_k"],
+)
+def test_a_boolean_for_a_number_is_read_as_1_by_the_package_and_refused_here(
+    file: str,
+    place: str,
+    edit: Callable[[dict], None],
+    tmp_path: Path,
+    make_synthetic: Callable[..., Path],
+) -> None:
+    """docs/compatibility.md, "Input the package reads and we refuse": pydantic's lax
+    mode reads `true` as 1; here it is refused, naming the file and the key."""
+    package = pytest.importorskip("agenticlens.experiments", reason="needs agenticlens 0.10")
+    from agenticlens_frames.errors import InputError
+
+    folder = _copy(make_synthetic(variants=3, trials=2, cases=3, seed=31), tmp_path)
+    _edit_yaml(folder / file, edit)
+    manifest = package.load_manifest(folder / "manifest.yaml")
+    suite = package.load_experiment_suite(folder / "suite.yaml")
+    assert (
+        suite.cases[0].max_turns,
+        suite.cases[0].max_latency_ms,
+        manifest.random_seed,
+        manifest.pass_k,
+    ) == {
+        "cases[0].max_turns": (1, 3000, 31, [1, 2]),
+        "cases[0].max_latency_ms": (None, 1.0, 31, [1, 2]),
+        "random_seed": (None, 3000, 1, [1, 2]),
+        "pass_k[0]": (None, 3000, 31, [1]),
+    }[place]
+    with pytest.raises(InputError) as caught:
+        load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    assert f"{file}: {place}: " in str(caught.value)
+    assert "got true" in str(caught.value)
+
+
+def _sample_edits() -> dict[str, Callable[[dict], None]]:
+    def unknown_case(d: dict) -> None:
+        d["trials"][0]["samples"][1]["case_id"] = "no-such-case"
+
+    def mixed_offsets(d: dict) -> None:  # v01 is Run-shaped: a naive start, a UTC end
+        trace = d["trials"][0]["samples"][1]["trace"]
+        trace["started_at"] = trace["started_at"].rstrip("Z")
+
+    return {"unknown_case": unknown_case, "mixed_offsets": mixed_offsets}
+
+
+@pytest.mark.parametrize(
+    ("name", "place", "failed"),
+    [
+        # checked as the trial is scored: that trial fails
+        ("unknown_case", "case_id", [("failed", "Unknown sample case ID: 'no-such-case'")]),
+        # raised as the file is read, again at each trial: every trial fails
+        (
+            "mixed_offsets",
+            "trace.completed_at",
+            [("failed", "can't subtract offset-naive and offset-aware datetimes")] * 2,
+        ),
+    ],
+)
+def test_a_bad_recorded_sample_fails_the_variant_in_the_package_and_is_refused_here(
+    name: str,
+    place: str,
+    failed: list[tuple[str, str]],
+    tmp_path: Path,
+    make_synthetic: Callable[..., Path],
+    reference: Callable[..., Reference],
+) -> None:
+    """The package fails the trial (a case it does not know), or every trial of the
+    variant (a file it cannot read), with the exception's text, and exits 0 (B2); here
+    the run is refused before anything is scored, naming the sample."""
+    from agenticlens_frames.errors import InputError
+
+    folder = _copy(make_synthetic(variants=3, trials=2, cases=3, seed=32), tmp_path)
+    _edit_trials(folder, "v01.json", _sample_edits()[name])
+    ref = reference(folder)
+    assert ref.returncode == 0, ref.stdout + ref.stderr
+    trials = ref.report["variants"][1]["trials"]
+    statuses = [(t["status"], t["error_message"]) for t in trials]
+    assert statuses == failed + [("succeeded", None)] * (2 - len(failed))
+    with pytest.raises(InputError) as caught:
+        load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    assert f"v01.json: trials[0].samples[1].{place}: " in str(caught.value)
+
+
+def test_a_nan_latency_is_a_traceback_in_the_package_and_refused_here(
+    tmp_path: Path, make_synthetic: Callable[..., Path], reference: Callable[..., Reference]
+) -> None:
+    from agenticlens_frames.errors import InputError
+
+    folder = _copy(make_synthetic(variants=3, trials=2, cases=3, seed=33), tmp_path)
+    text = (folder / "trials" / "v00.json").read_text()
+    (folder / "trials" / "v00.json").write_text(
+        text.replace('"total_latency_ms":', '"total_latency_ms":NaN,"_was":', 1)
+    )
+    ref = reference(folder)
+    assert ref.returncode != 0
+    assert "AttributeError: 'float' object has no attribute 'numerator'" in ref.stderr
+    with pytest.raises(InputError) as caught:
+        load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    assert "v00.json: trials[0].samples[0].trace.total_latency_ms: " in str(caught.value)
+    assert "got nan" in str(caught.value)
