@@ -474,20 +474,38 @@ def test_a_bad_recorded_sample_fails_the_variant_in_the_package_and_is_refused_h
     assert f"v01.json: trials[0].samples[1].{place}: " in str(caught.value)
 
 
-def test_a_nan_latency_is_a_traceback_in_the_package_and_refused_here(
-    tmp_path: Path, make_synthetic: Callable[..., Path], reference: Callable[..., Reference]
+@pytest.mark.parametrize(
+    ("value", "got"),
+    [
+        # the package: a traceback from statistics.stdev
+        ("NaN", "got nan"),
+        # the package: reads it; here beyond ±1e15, where sums stop being exact
+        # (docs/reliability.md, limits)
+        ("1e300", "between -1e+15 and 1e+15, got 1e+300"),
+    ],
+)
+def test_a_nan_or_huge_latency_is_refused_here(
+    value: str,
+    got: str,
+    tmp_path: Path,
+    make_synthetic: Callable[..., Path],
+    reference: Callable[..., Reference],
 ) -> None:
     from agenticlens_frames.errors import InputError
 
     folder = _copy(make_synthetic(variants=3, trials=2, cases=3, seed=33), tmp_path)
     text = (folder / "trials" / "v00.json").read_text()
     (folder / "trials" / "v00.json").write_text(
-        text.replace('"total_latency_ms":', '"total_latency_ms":NaN,"_was":', 1)
+        text.replace('"total_latency_ms":', f'"total_latency_ms":{value},"_was":', 1)
     )
     ref = reference(folder)
-    assert ref.returncode != 0
-    assert "AttributeError: 'float' object has no attribute 'numerator'" in ref.stderr
+    if value == "1e300":
+        assert ref.returncode == 0, ref.stderr
+        assert ref.report["variants"][0]["trials"][0]["report"]["cases"][0]["latency_ms"] == 1e300
+    else:
+        assert ref.returncode != 0
+        assert "AttributeError: 'float' object has no attribute 'numerator'" in ref.stderr
     with pytest.raises(InputError) as caught:
         load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
     assert "v00.json: trials[0].samples[0].trace.total_latency_ms: " in str(caught.value)
-    assert "got nan" in str(caught.value)
+    assert got in str(caught.value)
