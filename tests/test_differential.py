@@ -509,3 +509,34 @@ def test_a_nan_or_huge_latency_is_refused_here(
         load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
     assert "v00.json: trials[0].samples[0].trace.total_latency_ms: " in str(caught.value)
     assert got in str(caught.value)
+
+
+@pytest.mark.parametrize("policy", ["exclude", "zero"])
+def test_the_package_loads_our_report_unless_a_latency_delta_is_unknown(
+    policy: str, tmp_path: Path
+) -> None:
+    """docs/compatibility.md: with B3 (the default), a variant without any known latency
+    has a null latency delta, which the package's report model refuses; under
+    `latency_missing="zero"` the delta is the package's and the report loads."""
+    package = pytest.importorskip("agenticlens.experiments", reason="needs agenticlens 0.10")
+    from pydantic import ValidationError
+
+    from agenticlens_frames.report.json_report import write_json_report
+
+    from .conftest import example_without_latency
+
+    folder = example_without_latency(tmp_path)
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    path = write_json_report(analyze(run, latency_missing=policy), tmp_path / "ours.json")  # type: ignore[arg-type]
+    deltas = {
+        c["candidate_variant_id"]: c["average_latency_ms_delta"]
+        for c in json.loads(path.read_text())["comparisons"]
+    }
+    if policy == "zero":
+        assert deltas["prompt-v2"] is not None
+        assert package.load_experiment_report(path).baseline_variant_id == "baseline"
+        return
+    assert deltas["prompt-v2"] is None
+    assert all(d is not None for v, d in deltas.items() if v != "prompt-v2")
+    with pytest.raises(ValidationError, match=r"comparisons\.\d+\.average_latency_ms_delta"):
+        package.load_experiment_report(path)
