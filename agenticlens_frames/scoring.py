@@ -218,7 +218,11 @@ def _lookup(payload: Any, dotted: str) -> bool:
     for part in dotted.split("."):
         if isinstance(current, dict) and part in current:
             current = current[part]
-        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+        # Fix B14: the package tests `isdigit()`, true of digits int() cannot read ("²",
+        # "①"), and its int() then fails the whole trial. isdecimal() is true of exactly
+        # the digits int() reads ("0"-"9" and other scripts' decimals, e.g. "١"), so such
+        # a segment is simply no index: the field is missing, every other path unchanged.
+        elif isinstance(current, list) and part.isdecimal() and int(part) < len(current):
             current = current[int(part)]
         else:
             return False

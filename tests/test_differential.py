@@ -259,3 +259,284 @@ def test_we_implement_the_installed_reference_versions() -> None:
         "agentic-evals": agentic_evals.__version__,
     } == IMPLEMENTS
     assert agentic_evals.__version__ == BUILTIN_VERSION
+
+
+# --------------------------------------------------------------------------- hand-written
+
+
+def _write_experiment(
+    folder: Path, cases: list[dict], outputs: dict[str, list[dict[str, str]]]
+) -> Path:
+    """A small recorded experiment: ``outputs[variant]`` is one ``{case id: output}`` per
+    trial (each sample's trace: one ``search`` call, 100 ms, $0.001); the first variant
+    is the baseline."""
+    import yaml
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "trials").mkdir(exist_ok=True)
+    trial_count = len(next(iter(outputs.values())))
+    manifest = {
+        "name": "hand",
+        "version": "1",
+        "baseline_variant_id": next(iter(outputs)),
+        "trial_count": trial_count,
+        "variants": [
+            {"id": v, "name": v, "target_kind": "recorded", "target": f"trials/{v}.json"}
+            for v in outputs
+        ],
+    }
+    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest), encoding="utf-8")
+    suite = {"name": "hand", "version": "1", "cases": cases}
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite), encoding="utf-8")
+    trace = {
+        "spans": [{"tool_name": "search", "attributes": {"tool_args": {"q": "x"}}}],
+        "total_latency_ms": 100.0,
+        "estimated_cost_usd": 0.001,
+    }
+    for variant, trials in outputs.items():
+        data = {
+            "trials": [
+                {"samples": [{"case_id": c, "output": o, "trace": trace} for c, o in t.items()]}
+                for t in trials
+            ]
+        }
+        (folder / "trials" / f"{variant}.json").write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
+def test_fix_b14_a_path_segment_int_cannot_read_is_no_list_index(
+    tmp_path: Path, reference: Callable[..., Reference]
+) -> None:
+    """Deliberate fix B14: `required_output_fields: [items.²]` on an output whose `items`
+    is a list. The package takes "²" for an index (isdigit), int() raises, and every
+    trial of that variant fails; here the field is missing, as for any other absent key.
+    Our report of it equals the package's of the same files where that output's `items`
+    is an object without the key — except the recorded output itself."""
+    cases = [
+        {"id": "c1", "name": "fields", "required_output_fields": ["items.²", "items.0"]},
+        {"id": "c2", "name": "word", "expected_contains": ["ok"]},
+    ]
+
+    def outputs(listed: str) -> dict[str, list[dict[str, str]]]:
+        return {
+            "base": [{"c1": '{"items": {"²": 1, "0": 2}}', "c2": "ok"}] * 2,
+            "cand": [{"c1": '{"items": {"0": 1}}', "c2": "OK"}, {"c1": "{}", "c2": "no"}],
+            "listed": [{"c1": listed, "c2": "ok"}] * 2,
+        }
+
+    folder = _write_experiment(tmp_path / "list", cases, outputs('{"items": [5]}'))
+    ref = reference(folder)
+    assert ref.returncode == 0, ref.stdout + ref.stderr
+    listed = ref.report["variants"][2]
+    assert [t["status"] for t in listed["trials"]] == ["failed", "failed"]
+    assert {t["error_message"] for t in listed["trials"]} == {
+        "invalid literal for int() with base 10: '²'"
+    }
+
+    same = _write_experiment(tmp_path / "object", cases, outputs('{"items": {"0": 5}}'))
+    ref_same = reference(same)
+    report, variants_csv, cases_csv = _ours(folder, latency_missing="zero")
+    diffs = json_differences(report, ref_same.report)
+    assert diffs == [
+        f"$.variants[2].trials[{t}].report.cases[0].output: "
+        '\'{"items": [5]}\' != \'{"items": {"0": 5}}\''
+        for t in (0, 1)
+    ]
+    assert (variants_csv, cases_csv) == (ref_same.variants_csv, ref_same.cases_csv)
+    scores = report["variants"][2]["trials"][0]["report"]["cases"][0]["scores"]
+    assert [(s["name"], s["passed"]) for s in scores] == [
+        ("required_field:items.²", False),
+        ("required_field:items.0", True),
+    ]
+
+
+# --------------------------------------------------------------------------- fuzzed
+
+#: Seeds of tests/fuzz_experiments.py replayed here; the audit behind
+#: docs/compatibility.md ran thousands of them (with the fuzzer's refusals too).
+FUZZ_SEEDS = (0, 3, 5, 7, 9, 11)  # between them, every built-in check and both shapes
+
+
+@pytest.mark.parametrize("seed", FUZZ_SEEDS)
+def test_fuzzed_experiments_match(
+    seed: int, tmp_path: Path, reference: Callable[..., Reference]
+) -> None:
+    from .fuzz_experiments import fuzz_experiment
+
+    folder = fuzz_experiment(tmp_path / "exp", seed)
+    _assert_same(folder, reference(folder))
+
+
+# ------------------------------------------------- what the package reads and we refuse
+
+
+def _edit_yaml(path: Path, edit: Callable[[dict], None]) -> None:
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    edit(data)
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("file", "place", "edit"),
+    [
+        ("suite.yaml", "cases[0].max_turns", lambda d: d["cases"][0].update(max_turns=True)),
+        (
+            "suite.yaml",
+            "cases[0].max_latency_ms",
+            lambda d: d["cases"][0].update(max_latency_ms=True),
+        ),
+        ("manifest.yaml", "random_seed", lambda d: d.update(random_seed=True)),
+        ("manifest.yaml", "pass_k[0]", lambda d: d.update(pass_k=[True])),
+    ],
+    ids=["max_turns", "max_latency_ms", "random_seed", "pass_k"],
+)
+def test_a_boolean_for_a_number_is_read_as_1_by_the_package_and_refused_here(
+    file: str,
+    place: str,
+    edit: Callable[[dict], None],
+    tmp_path: Path,
+    make_synthetic: Callable[..., Path],
+) -> None:
+    """docs/compatibility.md, "Input the package reads and we refuse": pydantic's lax
+    mode reads `true` as 1; here it is refused, naming the file and the key."""
+    package = pytest.importorskip("agenticlens.experiments", reason="needs agenticlens 0.10")
+    from agenticlens_frames.errors import InputError
+
+    folder = _copy(make_synthetic(variants=3, trials=2, cases=3, seed=31), tmp_path)
+    _edit_yaml(folder / file, edit)
+    manifest = package.load_manifest(folder / "manifest.yaml")
+    suite = package.load_experiment_suite(folder / "suite.yaml")
+    assert (
+        suite.cases[0].max_turns,
+        suite.cases[0].max_latency_ms,
+        manifest.random_seed,
+        manifest.pass_k,
+    ) == {
+        "cases[0].max_turns": (1, 3000, 31, [1, 2]),
+        "cases[0].max_latency_ms": (None, 1.0, 31, [1, 2]),
+        "random_seed": (None, 3000, 1, [1, 2]),
+        "pass_k[0]": (None, 3000, 31, [1]),
+    }[place]
+    with pytest.raises(InputError) as caught:
+        load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    assert f"{file}: {place}: " in str(caught.value)
+    assert "got true" in str(caught.value)
+
+
+def _sample_edits() -> dict[str, Callable[[dict], None]]:
+    def unknown_case(d: dict) -> None:
+        d["trials"][0]["samples"][1]["case_id"] = "no-such-case"
+
+    def mixed_offsets(d: dict) -> None:  # v01 is Run-shaped: a naive start, a UTC end
+        trace = d["trials"][0]["samples"][1]["trace"]
+        trace["started_at"] = trace["started_at"].rstrip("Z")
+
+    return {"unknown_case": unknown_case, "mixed_offsets": mixed_offsets}
+
+
+@pytest.mark.parametrize(
+    ("name", "place", "failed"),
+    [
+        # checked as the trial is scored: that trial fails
+        ("unknown_case", "case_id", [("failed", "Unknown sample case ID: 'no-such-case'")]),
+        # raised as the file is read, again at each trial: every trial fails
+        (
+            "mixed_offsets",
+            "trace.completed_at",
+            [("failed", "can't subtract offset-naive and offset-aware datetimes")] * 2,
+        ),
+    ],
+)
+def test_a_bad_recorded_sample_fails_the_variant_in_the_package_and_is_refused_here(
+    name: str,
+    place: str,
+    failed: list[tuple[str, str]],
+    tmp_path: Path,
+    make_synthetic: Callable[..., Path],
+    reference: Callable[..., Reference],
+) -> None:
+    """The package fails the trial (a case it does not know), or every trial of the
+    variant (a file it cannot read), with the exception's text, and exits 0 (B2); here
+    the run is refused before anything is scored, naming the sample."""
+    from agenticlens_frames.errors import InputError
+
+    folder = _copy(make_synthetic(variants=3, trials=2, cases=3, seed=32), tmp_path)
+    _edit_trials(folder, "v01.json", _sample_edits()[name])
+    ref = reference(folder)
+    assert ref.returncode == 0, ref.stdout + ref.stderr
+    trials = ref.report["variants"][1]["trials"]
+    statuses = [(t["status"], t["error_message"]) for t in trials]
+    assert statuses == failed + [("succeeded", None)] * (2 - len(failed))
+    with pytest.raises(InputError) as caught:
+        load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    assert f"v01.json: trials[0].samples[1].{place}: " in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "got"),
+    [
+        # the package: a traceback from statistics.stdev
+        ("NaN", "got nan"),
+        # the package: reads it; here beyond ±1e15, where sums stop being exact
+        # (docs/reliability.md, limits)
+        ("1e300", "between -1e+15 and 1e+15, got 1e+300"),
+    ],
+)
+def test_a_nan_or_huge_latency_is_refused_here(
+    value: str,
+    got: str,
+    tmp_path: Path,
+    make_synthetic: Callable[..., Path],
+    reference: Callable[..., Reference],
+) -> None:
+    from agenticlens_frames.errors import InputError
+
+    folder = _copy(make_synthetic(variants=3, trials=2, cases=3, seed=33), tmp_path)
+    text = (folder / "trials" / "v00.json").read_text()
+    (folder / "trials" / "v00.json").write_text(
+        text.replace('"total_latency_ms":', f'"total_latency_ms":{value},"_was":', 1)
+    )
+    ref = reference(folder)
+    if value == "1e300":
+        assert ref.returncode == 0, ref.stderr
+        assert ref.report["variants"][0]["trials"][0]["report"]["cases"][0]["latency_ms"] == 1e300
+    else:
+        assert ref.returncode != 0
+        assert "AttributeError: 'float' object has no attribute 'numerator'" in ref.stderr
+    with pytest.raises(InputError) as caught:
+        load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    assert "v00.json: trials[0].samples[0].trace.total_latency_ms: " in str(caught.value)
+    assert got in str(caught.value)
+
+
+@pytest.mark.parametrize("policy", ["exclude", "zero"])
+def test_the_package_loads_our_report_unless_a_latency_delta_is_unknown(
+    policy: str, tmp_path: Path
+) -> None:
+    """docs/compatibility.md: with B3 (the default), a variant without any known latency
+    has a null latency delta, which the package's report model refuses; under
+    `latency_missing="zero"` the delta is the package's and the report loads."""
+    package = pytest.importorskip("agenticlens.experiments", reason="needs agenticlens 0.10")
+    from pydantic import ValidationError
+
+    from agenticlens_frames.report.json_report import write_json_report
+
+    from .conftest import example_without_latency
+
+    folder = example_without_latency(tmp_path)
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    path = write_json_report(analyze(run, latency_missing=policy), tmp_path / "ours.json")  # type: ignore[arg-type]
+    deltas = {
+        c["candidate_variant_id"]: c["average_latency_ms_delta"]
+        for c in json.loads(path.read_text())["comparisons"]
+    }
+    if policy == "zero":
+        assert deltas["prompt-v2"] is not None
+        assert package.load_experiment_report(path).baseline_variant_id == "baseline"
+        return
+    assert deltas["prompt-v2"] is None
+    assert all(d is not None for v, d in deltas.items() if v != "prompt-v2")
+    with pytest.raises(ValidationError, match=r"comparisons\.\d+\.average_latency_ms_delta"):
+        package.load_experiment_report(path)

@@ -73,6 +73,21 @@ def test_json_checks_and_required_fields() -> None:
     assert sink.explanation[0].startswith("Output violates JSON Schema at $:")
 
 
+def test_a_list_index_is_a_decimal_number_in_any_script() -> None:
+    """A path segment indexes a list when int() reads it: "1" and the Arabic-Indic "١"
+    do; a superscript "²" is a digit int() cannot read, so the field is missing (fix B14:
+    the package's int() raises there and fails the whole trial)."""
+    case = _case(required_output_fields=("items.1", "items.\u0661", "items.\u00b2"))
+    result, sink = _score(case, '{"items": [10, 20, 30]}')
+    assert sink.passed == [True, True, False]
+    assert sink.explanation[2] == "Output is missing required field 'items.\u00b2'."
+    assert result.passed is False
+    # as a key of an object, the same segment is found as any key is
+    case = _case(required_output_fields=("items.\u00b2",))
+    _, sink = _score(case, '{"items": {"\u00b2": 1}}')
+    assert sink.passed == [True]
+
+
 def test_tool_checks_follow_the_spans() -> None:
     trace = {
         "spans": [

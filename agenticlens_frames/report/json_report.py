@@ -940,7 +940,7 @@ def _build_report(
             "manifest_metadata": dict(m.metadata),
             "max_workers": m.max_workers,
             "evaluators": dict(run.evaluator_versions),
-            "deliberate_fixes": ["B1", "B2", "B3", "B4", "B5", "B8", "B13"],
+            "deliberate_fixes": ["B1", "B2", "B3", "B4", "B5", "B8", "B13", "B14"],
             "read_first": READ_FIRST,
             **analysis.extras,
             # Attempts no target answered (an outage, not the agent's quality), as the

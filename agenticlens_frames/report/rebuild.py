@@ -133,8 +133,13 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
             "metadata": [_mapping(cases.get(c, {}).get("metadata")) for c in case_ids],
         }
     )
+    # A recorded trace's latency or cost may be negative: the package reads it, and so
+    # does `experiment run` (docs/reliability.md). from_frames refuses one in a user's
+    # frame, so it is given none here and the records' values are set afterwards, as the
+    # check counts are; else such a report had no verdicts at all.
+    measured = {c: frame[c].where(~(frame[c] < 0)) for c in _SET_AFTER[3:]}
     run = ExperimentRun.from_frames(
-        frame.drop(columns=["n_checks", "n_checks_passed", "score_sum"]),
+        frame.drop(columns=list(_SET_AFTER[:3])).assign(**measured),
         pd.DataFrame(variants),
         case_frame,
         name=str(data["experiment_name"]),
@@ -176,7 +181,8 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
     key = pd.MultiIndex.from_arrays(
         [att["variant_id"].astype(str), att["trial"].astype(int), att["case_id"].astype(str)]
     )
-    for column, fill in (("n_checks", 0), ("n_checks_passed", 0), ("score_sum", math.nan)):
+    for column in _SET_AFTER:
+        fill = 0 if column.startswith("n_") else math.nan
         att[column] = keyed[column].reindex(key).fillna(fill).to_numpy()
     check_frame = pa.Table.from_pydict(checks, schema=CHECKS_SCHEMA).to_pandas()
     rebuilt = dataclasses.replace(
@@ -202,6 +208,11 @@ def _tags(value: Any) -> str:
 def _mapping(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
+
+#: The attempt columns ``run_from_report`` sets after ``from_frames``: the three check
+#: counts (which it does not read) and the two measurements (which it reads only where
+#: they are not negative).
+_SET_AFTER = ("n_checks", "n_checks_passed", "score_sum", "latency_ms", "cost_usd")
 
 #: The attempt columns collected from the records (``from_frames`` reads all but the
 #: three check counts, set afterwards).

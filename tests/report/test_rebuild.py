@@ -102,6 +102,41 @@ def test_declared_verdicts_equal_those_of_experiment_run(theirs: Path, ours) -> 
     assert "Verdicts against" in page and "† Pass rate" not in page
 
 
+def test_negative_latencies_and_costs_give_the_verdicts_of_experiment_run(
+    tmp_path: Path, reference: Callable[..., Reference]
+) -> None:
+    """A recorded trace may say -5 ms or -$1 (the package reads it, `experiment run` too,
+    docs/reliability.md). The rebuild refused its records ("column 'latency_ms' is -5 at
+    row ...; expected ≥ 0"), so the package's report of such files had no verdicts."""
+    import shutil
+
+    folder = tmp_path / "negative"
+    shutil.copytree(EXAMPLE, folder)
+    path = folder / "trials" / "prompt-v2.json"
+    data = json.loads(path.read_text())
+    first, second = data["trials"][0]["samples"][:2]
+    first["trace"]["total_latency_ms"] = -5.0
+    second["trace"]["estimated_cost_usd"] = -1.0
+    path.write_text(json.dumps(data))
+    ref = reference(folder)
+    assert ref.returncode == 0, ref.stderr
+    saved = tmp_path / "theirs.json"
+    saved.write_text(json.dumps(ref.report))
+
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    expected = analyze(run, frontier_n_resamples=0).verdicts  # the manifest declares holm
+    got = load_report(saved, comparisons={"correction": "holm"}).verdicts
+    assert got.attrs["declared"], got.attrs.get("missing")
+    assert len(got) == len(expected) == 19
+    _assert_same_verdicts(got, expected)
+    rebuilt = run_from_report(ref.report, saved)
+    assert rebuilt is not None
+    cell = rebuilt.attempts.set_index(["variant_id", "trial", "case_id"])
+    ids = (first["case_id"], second["case_id"])
+    assert cell.loc[("prompt-v2", 1, ids[0]), "latency_ms"] == -5.0
+    assert cell.loc[("prompt-v2", 1, ids[1]), "cost_usd"] == -1.0
+
+
 def test_factor_effects_equal_those_of_experiment_run(theirs: Path, ours) -> None:
     """Which factor made the difference, from the records: the same terms, estimates and
     Holm-adjusted p-values as `experiment run`; without a declaration, no adjusted p."""
