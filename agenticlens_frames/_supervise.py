@@ -179,7 +179,7 @@ def _blame(
     from .runner.journal import PROCESS_ENDED, RERUNNABLE, now_iso, read_segments
 
     journal = run_dir / "journal"
-    segments = sorted(p for p in journal.glob("*.jsonl") if p.stem.isdigit())
+    segments = sorted(p for p in journal.glob("*.jsonl") if p.stem.isascii() and p.stem.isdigit())
     records: list[tuple[Any, tuple[Any, int, Any]]] = []
     # Per attempt: the segment of its latest attempt record, and that record's status.
     latest: dict[tuple[Any, int, Any], tuple[int, Any]] = {}

@@ -636,6 +636,13 @@ def test_an_unknown_evaluator_of_a_summary_names_its_evaluator_argument(run: Exp
         paired_comparisons(run, correction="holm", evaluators={"safety": "forbiden_tool"})
 
 
+def test_a_pass_k_name_with_a_non_ascii_digit_is_an_unknown_evaluator(run: ExperimentRun) -> None:
+    """ "pass_at_²": str.isdigit() is true of "²" and int() cannot read it, so the name
+    raised a bare ValueError; it is an unknown evaluator like any other name."""
+    with pytest.raises(InputError, match=r"^evaluator: unknown evaluator 'pass_at_²'"):
+        variance_decomposition(run, evaluator="pass_at_²")
+
+
 def test_lock_fixes_correction_suite_evaluators_and_candidates(
     run: ExperimentRun, tmp_path: Path
 ) -> None:

@@ -119,8 +119,13 @@ def _available(run: ExperimentRun) -> list[str]:
 
 def _parse_pass_k(name: str) -> tuple[str, int] | None:
     for prefix in ("pass_hat_", "pass_at_"):
-        if name.startswith(prefix) and name[len(prefix) :].isdigit():
-            k = int(name[len(prefix) :])
+        # ASCII digits only: "²".isdigit() is true and int() cannot read it.
+        if (
+            name.startswith(prefix)
+            and (digits := name[len(prefix) :]).isascii()
+            and digits.isdigit()
+        ):
+            k = int(digits)
             if k >= 1:
                 return prefix[:-1], k
     return None

@@ -837,7 +837,13 @@ class HttpxTransport:
 
 async def _read_httpx(response: httpx.Response, limit: int, *, truncate: bool) -> bytes:
     declared = response.headers.get("content-length")
-    if not truncate and declared is not None and declared.isdigit() and int(declared) > limit:
+    if (
+        not truncate
+        and declared is not None
+        and declared.isascii()
+        and declared.isdigit()
+        and int(declared) > limit
+    ):
         raise ReplyTooLarge(limit, int(declared))
     chunks: list[bytes] = []
     size = 0

@@ -267,13 +267,14 @@ def _retry_after(value: str | None) -> float | None:
     --------
     >>> _retry_after("3"), _retry_after(" 0 "), _retry_after("soon"), _retry_after(None)
     (3.0, 0.0, None, None)
+    >>> _retry_after("²")  # a digit to str.isdigit(), not to float()
     >>> _retry_after("Wed, 21 Oct 2015 07:28:00 GMT")  # a date in the past: no wait
     0.0
     """
     if value is None:
         return None
     text = value.strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():  # ("²".isdigit(): float() cannot read it)
         return float(text)
     from datetime import UTC, datetime
     from email.utils import parsedate_to_datetime

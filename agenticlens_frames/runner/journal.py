@@ -282,7 +282,9 @@ class RunFolder:
 
     def segments(self) -> list[Path]:
         """The journal segments, oldest first."""
-        return sorted(p for p in self.journal.glob("*.jsonl") if p.stem.isdigit())
+        return sorted(
+            p for p in self.journal.glob("*.jsonl") if p.stem.isascii() and p.stem.isdigit()
+        )
 
     def new_segment(self) -> Path:
         """Create the next segment (empty) and make its directory entry durable."""
