@@ -454,8 +454,8 @@ def experiment_run(
         min=0.5,
         max=0.999,
         help="Level of every interval (the paired ones too, unless the manifest's comparisons: "
-        "names one); significance is at 1 - level without a declared correction, at --alpha "
-        "with one.",
+        "names one) and of AgenticLens's significance flag (1 - level); the verdicts decide at "
+        "--alpha and need a declared correction.",
     ),
     regression_threshold: float = typer.Option(
         0.05,
