@@ -1159,6 +1159,18 @@ async def arun(
     >>> result.attempts["output"].tolist()
     ['a:ping', 'a:pong', 'b:ping', 'b:pong']
     """
+    if not isinstance(experiment, Experiment):
+        # A manifest path is the likely slip (run_experiment takes one): without this it
+        # failed with "'str' object has no attribute 'to_manifest'".
+        got = type(experiment).__name__
+        if isinstance(experiment, (str, Path)):
+            got += f" {str(experiment)!r}"
+        raise InputError(
+            f"run() takes an Experiment, got {got}",
+            location="experiment",
+            hint="build one with alf.Experiment(name, variants=[...], dataset=[...]); for a "
+            "manifest and a suite, call alf.run_experiment(manifest, suite)",
+        )
     limit = concurrency or 1
     registry = as_registry(evaluators)
     factory_name = getattr(agent_factory, "__qualname__", type(agent_factory).__name__)

@@ -161,3 +161,14 @@ def test_a_blank_evaluator_version_is_an_input_error_naming_version(method):
         register("judge", lambda output, case, trace, config: 1.0, version=" ")
     assert isinstance(error.value, ValueError)
     assert error.value.location == "version"
+
+
+@pytest.mark.parametrize("wrong", ["manifest.yaml", Path("manifest.yaml"), {"name": "x"}])
+def test_api_run_given_no_experiment_names_the_argument_and_run_experiment(wrong):
+    # A manifest path passed to alf.api.run (whose sibling run_experiment takes one) failed
+    # with "'str' object has no attribute 'to_manifest'".
+    with pytest.raises(
+        InputError, match=r"^experiment: run\(\) takes an Experiment, got "
+    ) as error:
+        alf.api.run(wrong, lambda variant: lambda text: text, progress=False)
+    assert "run_experiment(" in str(error.value)
