@@ -172,3 +172,23 @@ def test_api_run_given_no_experiment_names_the_argument_and_run_experiment(wrong
     ) as error:
         alf.api.run(wrong, lambda variant: lambda text: text, progress=False)
     assert "run_experiment(" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda run: alf.run_experiment(run, "suite.yaml"),
+        lambda run: alf.load_experiment(None, "suite.yaml"),
+        lambda run: alf.load_manifest(run),
+        lambda run: alf.load_suite(3),
+        lambda run: alf.load_report(run),
+    ],
+    ids=["run_experiment", "load_experiment", "load_manifest", "load_suite", "load_report"],
+)
+def test_a_loader_given_no_path_names_what_it_got(call, run):
+    # These failed with pathlib's "expected str, bytes or os.PathLike object, not ..."
+    # (a run passed to run_experiment or load_report, say).
+    with pytest.raises(
+        InputError, match=r"expected the path of .*, got (ExperimentRun|NoneType|int)"
+    ):
+        call(run)

@@ -36,6 +36,7 @@ from agenticlens_frames.formats._io import (
     Source,
     close_match,
     describe,
+    input_path,
     read_top_mapping,
     to_float,
     to_int,
@@ -177,7 +178,7 @@ def load_manifest(path: str | Path) -> ManifestSpec:
 'recorded', got 'record' (did you mean 'recorded'?)
       ...
     """
-    path = Path(path)
+    path = input_path(path, "an experiment manifest")
     source, document = read_top_mapping(
         path, "manifest", "experiment manifest", "variants", "evaluation suite", "cases"
     )

@@ -27,6 +27,7 @@ from agenticlens_frames.formats._io import (
     close_match,
     describe,
     gc_paused,
+    input_path,
     read_input,
     read_top_mapping,
     to_bool,
@@ -217,7 +218,7 @@ def load_suite(path: str | Path, *, known_evaluators: Collection[str] = ()) -> S
     agenticlens_frames.errors.InputError: .../typo.yaml: cases[0]: unknown key \
 'required_tool' (did you mean 'required_tools'?)
     """
-    path = Path(path)
+    path = input_path(path, "an evaluation suite")
     memo = _MEMO.get()
     key = None if memo is None else _memo_key(path, known_evaluators)
     if key is not None and key in memo:  # type: ignore[operator]
