@@ -58,7 +58,14 @@ import pandas as pd
 
 from ._plain import plain
 from ._values import clip
-from .errors import InputError, check_count, check_number, check_proportion, format_location
+from .errors import (
+    InputError,
+    check_count,
+    check_number,
+    check_path,
+    check_proportion,
+    format_location,
+)
 from .evaluators import EvaluatorRegistry, as_registry
 from .formats import load_suite
 from .formats._io import Invalid, close_match, require_known, to_mapping, to_str_list
@@ -1274,7 +1281,9 @@ class Tracker:
     """
 
     def __init__(self, storage_path: str | Path | None = None) -> None:
-        self.storage_path = Path(storage_path) if storage_path is not None else None
+        self.storage_path = (
+            check_path(storage_path, "a tracker's folder") if storage_path is not None else None
+        )
         self._memory: list[tuple[str | None, ExperimentRun, str]] = []
 
     def __repr__(self) -> str:

@@ -182,8 +182,26 @@ def test_api_run_given_no_experiment_names_the_argument_and_run_experiment(wrong
         lambda run: alf.load_manifest(run),
         lambda run: alf.load_suite(3),
         lambda run: alf.load_report(run),
+        lambda run: alf.load_recorded(run, None),
+        lambda run: alf.read_parquet(run),
+        lambda run: alf.Archive(None),
+        lambda run: alf.Tracker(3),
+        lambda run: alf.write_json_report(alf.analyze(run, frontier_n_resamples=0), None),
+        lambda run: alf.write_html_report(alf.analyze(run, frontier_n_resamples=0), 3),
     ],
-    ids=["run_experiment", "load_experiment", "load_manifest", "load_suite", "load_report"],
+    ids=[
+        "run_experiment",
+        "load_experiment",
+        "load_manifest",
+        "load_suite",
+        "load_report",
+        "load_recorded",
+        "read_parquet",
+        "Archive",
+        "Tracker",
+        "write_json_report",
+        "write_html_report",
+    ],
 )
 def test_a_loader_given_no_path_names_what_it_got(call, run):
     # These failed with pathlib's "expected str, bytes or os.PathLike object, not ..."

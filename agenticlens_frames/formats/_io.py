@@ -40,7 +40,6 @@ __all__ = [
     "close_match",
     "convert_checked",
     "describe",
-    "input_path",
     "is_json_path",
     "iter_json_list",
     "loads_json",
@@ -329,31 +328,6 @@ _FILE_KINDS = (
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
 )
-
-
-def input_path(value: object, what: str) -> Path:
-    """``value``, the path a loader was given for ``what``, as a :class:`~pathlib.Path`.
-
-    Anything else (a run passed to ``run_experiment``, ``None``) is refused naming what was
-    passed: pathlib's own "expected str, bytes or os.PathLike object" named neither the
-    argument nor the fix.
-
-    Examples
-    --------
-    >>> input_path("manifest.yaml", "an experiment manifest")
-    PosixPath('manifest.yaml')
-    >>> input_path(None, "an experiment manifest")
-    Traceback (most recent call last):
-    ...
-    agenticlens_frames.errors.InputError: expected the path of an experiment manifest, got \
-NoneType (pass the file's path as a str or pathlib.Path)
-    """
-    if isinstance(value, (str, os.PathLike)):
-        return Path(value)
-    raise InputError(
-        f"expected the path of {what}, got {type(value).__name__}",
-        hint="pass the file's path as a str or pathlib.Path",
-    )
 
 
 def read_input(path: str | Path) -> bytes:

@@ -30,13 +30,13 @@ from urllib.parse import urlsplit
 
 from agenticlens_frames._limits import MAX_TRIALS_ENV, limit
 from agenticlens_frames._secrets import without_password
+from agenticlens_frames.errors import check_path
 from agenticlens_frames.formats._io import (
     FAILED,
     Invalid,
     Source,
     close_match,
     describe,
-    input_path,
     read_top_mapping,
     to_float,
     to_int,
@@ -178,7 +178,7 @@ def load_manifest(path: str | Path) -> ManifestSpec:
 'recorded', got 'record' (did you mean 'recorded'?)
       ...
     """
-    path = input_path(path, "an experiment manifest")
+    path = check_path(path, "an experiment manifest")
     source, document = read_top_mapping(
         path, "manifest", "experiment manifest", "variants", "evaluation suite", "cases"
     )
