@@ -117,6 +117,28 @@ def _as_items(value: Any, what: str, experiment: str) -> list[Any]:
     return list(value)
 
 
+def _check_name(name: Any, what: str) -> None:
+    """A variant's or an experiment's name is its id in every table and report: text.
+
+    Examples
+    --------
+    >>> _check_name(123, "a variant's name")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: name: a variant's name must be a non-empty str, \
+got int 123 (e.g. Variant(name='baseline'))
+    """
+    if not isinstance(name, str) or not name:
+        example = (
+            "Variant(name='baseline')" if "variant" in what else "Experiment('tone-test', ...)"
+        )
+        raise InputError(
+            f"{what} must be a non-empty str, got {type(name).__name__} {name!r}",
+            location="name",
+            hint=f"e.g. {example}",
+        )
+
+
 def _check_variant(variant: Any, experiment: str, index: int) -> None:
     if not isinstance(variant, Variant):
         raise InputError(
@@ -178,6 +200,7 @@ class Variant:
     description: str = ""
 
     def __post_init__(self) -> None:
+        _check_name(self.name, "a variant's name")
         self.factors  # noqa: B018 - a parameter that repeats a field is refused when made
 
     @property
@@ -267,6 +290,7 @@ class Experiment:
     comparisons: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
+        _check_name(self.name, "an experiment's name")
         # A string or a single mapping is iterable too: taken as a list, "Where is my
         # parcel?" would become 19 one-character inputs and a case its keys.
         self.dataset = _as_items(self.dataset, "dataset", self.name)

@@ -210,3 +210,17 @@ def test_a_loader_given_no_path_names_what_it_got(call, run):
         InputError, match=r"expected the path of .*, got (ExperimentRun|NoneType|int)"
     ):
         call(run)
+
+
+@pytest.mark.parametrize("name", [123, "", None])
+def test_a_variant_name_that_is_no_text_is_refused_when_made(name):
+    # Variant(123) was accepted, mixed an int into the variant_id column, and a Tracker
+    # folder then failed writing parquet with pyarrow's ArrowInvalid.
+    with pytest.raises(InputError, match=r"^name: a variant's name must be a non-empty str, got "):
+        alf.Variant(name)
+
+
+@pytest.mark.parametrize("name", [123, ""])
+def test_an_experiment_name_that_is_no_text_is_refused_when_made(name):
+    with pytest.raises(InputError, match=r"^name: an experiment's name must be a non-empty str"):
+        alf.Experiment(name, variants=[alf.Variant("a"), alf.Variant("b")], dataset=["hi"])
