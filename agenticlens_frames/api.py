@@ -58,7 +58,14 @@ import pandas as pd
 
 from ._plain import plain
 from ._values import clip
-from .errors import InputError, check_count, check_number, check_proportion, format_location
+from .errors import (
+    InputError,
+    check_count,
+    check_number,
+    check_path,
+    check_proportion,
+    format_location,
+)
 from .evaluators import EvaluatorRegistry, as_registry
 from .formats import load_suite
 from .formats._io import Invalid, close_match, require_known, to_mapping, to_str_list
@@ -108,6 +115,28 @@ def _as_items(value: Any, what: str, experiment: str) -> list[Any]:
             + ("add_inputs([...])" if what == "inputs" else f"{what}=[...]"),
         )
     return list(value)
+
+
+def _check_name(name: Any, what: str) -> None:
+    """A variant's or an experiment's name is its id in every table and report: text.
+
+    Examples
+    --------
+    >>> _check_name(123, "a variant's name")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: name: a variant's name must be a non-empty str, \
+got int 123 (e.g. Variant(name='baseline'))
+    """
+    if not isinstance(name, str) or not name:
+        example = (
+            "Variant(name='baseline')" if "variant" in what else "Experiment('tone-test', ...)"
+        )
+        raise InputError(
+            f"{what} must be a non-empty str, got {type(name).__name__} {name!r}",
+            location="name",
+            hint=f"e.g. {example}",
+        )
 
 
 def _check_variant(variant: Any, experiment: str, index: int) -> None:
@@ -171,6 +200,7 @@ class Variant:
     description: str = ""
 
     def __post_init__(self) -> None:
+        _check_name(self.name, "a variant's name")
         self.factors  # noqa: B018 - a parameter that repeats a field is refused when made
 
     @property
@@ -260,6 +290,7 @@ class Experiment:
     comparisons: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
+        _check_name(self.name, "an experiment's name")
         # A string or a single mapping is iterable too: taken as a list, "Where is my
         # parcel?" would become 19 one-character inputs and a case its keys.
         self.dataset = _as_items(self.dataset, "dataset", self.name)
@@ -1159,6 +1190,18 @@ async def arun(
     >>> result.attempts["output"].tolist()
     ['a:ping', 'a:pong', 'b:ping', 'b:pong']
     """
+    if not isinstance(experiment, Experiment):
+        # A manifest path is the likely slip (run_experiment takes one): without this it
+        # failed with "'str' object has no attribute 'to_manifest'".
+        got = type(experiment).__name__
+        if isinstance(experiment, (str, Path)):
+            got += f" {str(experiment)!r}"
+        raise InputError(
+            f"run() takes an Experiment, got {got}",
+            location="experiment",
+            hint="build one with alf.Experiment(name, variants=[...], dataset=[...]); for a "
+            "manifest and a suite, call alf.run_experiment(manifest, suite)",
+        )
     limit = concurrency or 1
     registry = as_registry(evaluators)
     factory_name = getattr(agent_factory, "__qualname__", type(agent_factory).__name__)
@@ -1262,7 +1305,9 @@ class Tracker:
     """
 
     def __init__(self, storage_path: str | Path | None = None) -> None:
-        self.storage_path = Path(storage_path) if storage_path is not None else None
+        self.storage_path = (
+            check_path(storage_path, "a tracker's folder") if storage_path is not None else None
+        )
         self._memory: list[tuple[str | None, ExperimentRun, str]] = []
 
     def __repr__(self) -> str:

@@ -214,13 +214,24 @@ FailOnRegressionOpt = typer.Option(
     "--fail-on-regression",
     help="Exit with status 4 if a candidate regressed (see --regression-rule).",
 )
-RegressionRuleOpt = typer.Option(
-    RegressionRule.case,
-    "--regression-rule",
-    help="'case' (default): significantly worse on quality, safety or reliability in "
-    "the case-level paired comparison under the declared correction (needs one); "
-    "'compat': AgenticLens's rule, case pass rate or mean score down by more than "
-    "--regression-threshold relative to the baseline's, uncertainty ignored.",
+
+
+def _regression_rule_option(threshold: str) -> Any:
+    """``--regression-rule``, whose compat rule reads ``threshold``: the run's own option,
+    or, for a saved report, the threshold it was run with (report has no such option)."""
+    return typer.Option(
+        RegressionRule.case,
+        "--regression-rule",
+        help="'case' (default): significantly worse on quality, safety or reliability in "
+        "the case-level paired comparison under the declared correction (needs one); "
+        "'compat': AgenticLens's rule, case pass rate or mean score down by more than "
+        f"{threshold} relative to the baseline's, uncertainty ignored.",
+    )
+
+
+RegressionRuleOpt = _regression_rule_option("--regression-threshold")
+SavedRegressionRuleOpt = _regression_rule_option(
+    "the report's regression threshold (experiment run --regression-threshold)"
 )
 
 MaxUnansweredOpt = typer.Option(
@@ -443,8 +454,8 @@ def experiment_run(
         min=0.5,
         max=0.999,
         help="Level of every interval (the paired ones too, unless the manifest's comparisons: "
-        "names one); significance is at 1 - level without a declared correction, at --alpha "
-        "with one.",
+        "names one) and of AgenticLens's significance flag (1 - level); the verdicts decide at "
+        "--alpha and need a declared correction.",
     ),
     regression_threshold: float = typer.Option(
         0.05,
@@ -1299,7 +1310,7 @@ def experiment_report(
         "no trial, 4 if a candidate regressed (see --regression-rule), 5 if the report's "
         "non-inferiority gate failed.",
     ),
-    regression_rule: RegressionRule = RegressionRuleOpt,
+    regression_rule: RegressionRule = SavedRegressionRuleOpt,
     max_unanswered: float | None = MaxUnansweredOpt,
     summary: Path | None = SummaryOpt,
     *,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import numbers
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ __all__ = [
     "check_count",
     "check_number",
     "check_pass_k",
+    "check_path",
     "check_proportion",
     "describe_error",
     "format_location",
@@ -323,6 +325,30 @@ def check_proportion(value: float, name: str, *, location: str | None = None) ->
             f"{name} must be strictly between 0 and 1, got {value!r}", location=location
         )
     return value
+
+
+def check_path(value: Any, what: str) -> Path:
+    """``value``, the path of ``what`` a function was given, as a :class:`~pathlib.Path`;
+    anything else (a run passed to ``run_experiment`` or ``read_parquet``, ``None``) is an
+    InputError naming what was passed, where pathlib's own "expected str, bytes or
+    os.PathLike object" named neither the argument nor the fix.
+
+    Examples
+    --------
+    >>> check_path("manifest.yaml", "an experiment manifest")
+    PosixPath('manifest.yaml')
+    >>> check_path(None, "an experiment manifest")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: expected the path of an experiment manifest, got \
+NoneType (pass it as a str or pathlib.Path)
+    """
+    if isinstance(value, (str, os.PathLike)):
+        return Path(value)
+    raise InputError(
+        f"expected the path of {what}, got {type(value).__name__}",
+        hint="pass it as a str or pathlib.Path",
+    )
 
 
 def check_pass_k(pass_k: Any) -> tuple[int, ...]:

@@ -20,14 +20,15 @@ True
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ._deprecate import renamed_keywords
+from ._imports import import_nearby
 from .errors import InputError
 from .judges import Judged, JudgeRetryPolicy, JudgeRunner, SampleBook, normalize_judgement
 
@@ -448,12 +449,14 @@ def load_registry(spec: str, *, location: str = "evaluators") -> EvaluatorRegist
             else f"e.g. {location}='my_project.evals:registry'",
         )
     try:
-        module = importlib.import_module(module_name)
+        # The working directory too: the console script does not put it on sys.path, and
+        # `--evaluators my_project.evals:registry` is run from beside my_project/.
+        module = import_nearby(module_name, (Path.cwd(),))
     except ImportError as exc:
         raise InputError(
             f"cannot import module {module_name!r} ({exc})",
             location=location,
-            hint="make sure the module is on PYTHONPATH",
+            hint="make sure the module is on PYTHONPATH or in the working directory",
         ) from exc
     except BaseException as exc:
         raise InputError(

@@ -27,7 +27,7 @@ from ._compat import AGENTIC_EVALS_VERSION
 from ._files import atomic_write, refuse_unexpanded
 from ._lazy import lazy_module
 from ._plain import plain
-from .errors import InputError
+from .errors import InputError, check_path
 from .formats._io import Invalid, convert_checked, describe, require_known
 from .formats.model import (
     ATTEMPT_STATUSES,
@@ -714,7 +714,7 @@ def read_parquet(folder: str | Path) -> ExperimentRun:
     ...
     agenticlens_frames.errors.InputError: /nonexistent/attempts.parquet: file not found ...
     """
-    base = Path(folder)
+    base = check_path(folder, "a run folder ExperimentRun.to_parquet wrote")
     frames: dict[str, pd.DataFrame] = {}
     spec: dict[str, Any] | None = None
     first_meta: bytes | None = None

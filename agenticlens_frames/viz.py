@@ -527,7 +527,7 @@ def case_heatmap(
     max_cases
         Show only the first ``max_cases`` cases of the chosen order (wide suites).
     outline_flaky
-        Dashed outline around inconsistent (flaky) cells.
+        Dotted outline around inconsistent (flaky) cells.
     **statistics
         With a run or an analysis: options of :func:`~agenticlens_frames.coerce.as_analysis`
         (``confidence_level``, ``correction`` ...).
@@ -538,7 +538,7 @@ def case_heatmap(
         One heatmap trace: ``z`` (variants × cases) the colour metric, ``text`` the
         ``passes/attempts`` labels, ``hovertext`` the case name, the passes over the
         evaluated attempts (when the case matrix has ``scored`` or ``variants`` the trial
-        counts; else over all attempts), mean score and latency; one dashed rectangle per
+        counts; else over all attempts), mean score and latency; one dotted rectangle per
         flaky cell in ``layout.shapes``.
 
     Examples

@@ -161,3 +161,66 @@ def test_a_blank_evaluator_version_is_an_input_error_naming_version(method):
         register("judge", lambda output, case, trace, config: 1.0, version=" ")
     assert isinstance(error.value, ValueError)
     assert error.value.location == "version"
+
+
+@pytest.mark.parametrize("wrong", ["manifest.yaml", Path("manifest.yaml"), {"name": "x"}])
+def test_api_run_given_no_experiment_names_the_argument_and_run_experiment(wrong):
+    # A manifest path passed to alf.api.run (whose sibling run_experiment takes one) failed
+    # with "'str' object has no attribute 'to_manifest'".
+    with pytest.raises(
+        InputError, match=r"^experiment: run\(\) takes an Experiment, got "
+    ) as error:
+        alf.api.run(wrong, lambda variant: lambda text: text, progress=False)
+    assert "run_experiment(" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda run: alf.run_experiment(run, "suite.yaml"),
+        lambda run: alf.load_experiment(None, "suite.yaml"),
+        lambda run: alf.load_manifest(run),
+        lambda run: alf.load_suite(3),
+        lambda run: alf.load_report(run),
+        lambda run: alf.load_recorded(run, None),
+        lambda run: alf.read_parquet(run),
+        lambda run: alf.Archive(None),
+        lambda run: alf.Tracker(3),
+        lambda run: alf.write_json_report(alf.analyze(run, frontier_n_resamples=0), None),
+        lambda run: alf.write_html_report(alf.analyze(run, frontier_n_resamples=0), 3),
+    ],
+    ids=[
+        "run_experiment",
+        "load_experiment",
+        "load_manifest",
+        "load_suite",
+        "load_report",
+        "load_recorded",
+        "read_parquet",
+        "Archive",
+        "Tracker",
+        "write_json_report",
+        "write_html_report",
+    ],
+)
+def test_a_loader_given_no_path_names_what_it_got(call, run):
+    # These failed with pathlib's "expected str, bytes or os.PathLike object, not ..."
+    # (a run passed to run_experiment or load_report, say).
+    with pytest.raises(
+        InputError, match=r"expected the path of .*, got (ExperimentRun|NoneType|int)"
+    ):
+        call(run)
+
+
+@pytest.mark.parametrize("name", [123, "", None])
+def test_a_variant_name_that_is_no_text_is_refused_when_made(name):
+    # Variant(123) was accepted, mixed an int into the variant_id column, and a Tracker
+    # folder then failed writing parquet with pyarrow's ArrowInvalid.
+    with pytest.raises(InputError, match=r"^name: a variant's name must be a non-empty str, got "):
+        alf.Variant(name)
+
+
+@pytest.mark.parametrize("name", [123, ""])
+def test_an_experiment_name_that_is_no_text_is_refused_when_made(name):
+    with pytest.raises(InputError, match=r"^name: an experiment's name must be a non-empty str"):
+        alf.Experiment(name, variants=[alf.Variant("a"), alf.Variant("b")], dataset=["hi"])

@@ -50,7 +50,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .._files import refuse_unexpanded
-from ..errors import InputError
+from ..errors import InputError, check_path
 from ..frames import FACTOR_PREFIX, ExperimentRun, spec_to_json
 from ._kernel import NEEDED_COLUMNS, rollup_tables, run_partial, with_listed_positions
 from ._scan import ROLLUP_TABLES, file_sha256, read_parquet_file, verify_file
@@ -289,7 +289,7 @@ class Archive:
     """
 
     def __init__(self, path: str | Path, *, durable: bool = True) -> None:
-        self.path = Path(path)
+        self.path = check_path(path, "an archive folder")
         # Python does not expand '~': Archive("~/runs").add(run) made a folder named '~'.
         refuse_unexpanded(self.path)
         self.durable = durable

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from agenticlens_frames._limits import MAX_TRIALS_ENV, limit
 from agenticlens_frames._secrets import without_password
+from agenticlens_frames.errors import check_path
 from agenticlens_frames.formats._io import (
     FAILED,
     Invalid,
@@ -177,7 +178,7 @@ def load_manifest(path: str | Path) -> ManifestSpec:
 'recorded', got 'record' (did you mean 'recorded'?)
       ...
     """
-    path = Path(path)
+    path = check_path(path, "an experiment manifest")
     source, document = read_top_mapping(
         path, "manifest", "experiment manifest", "variants", "evaluation suite", "cases"
     )

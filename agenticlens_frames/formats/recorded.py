@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agenticlens_frames._limits import MAX_MAGNITUDE
-from agenticlens_frames.errors import InputError, format_location
+from agenticlens_frames.errors import InputError, check_path, format_location
 from agenticlens_frames.formats._io import (
     MOST_LISTED,
     Source,
@@ -90,7 +90,7 @@ def load_recorded(path: str | Path, suite: SuiteSpec, *, enrich: bool = False) -
     >>> sample["case_id"], sample["output"], sample["trace"].total_latency_ms
     ('c1', 'hi there', 0.0)
     """
-    path = Path(path)
+    path = check_path(path, "a recorded-trials file")
     try:
         with gc_paused():
             return _load(path, suite, enrich)

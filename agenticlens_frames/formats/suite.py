@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
-from agenticlens_frames.errors import InputError, is_recursion
+from agenticlens_frames.errors import InputError, check_path, is_recursion
 from agenticlens_frames.formats._io import (
     FAILED,
     Invalid,
@@ -217,7 +217,7 @@ def load_suite(path: str | Path, *, known_evaluators: Collection[str] = ()) -> S
     agenticlens_frames.errors.InputError: .../typo.yaml: cases[0]: unknown key \
 'required_tool' (did you mean 'required_tools'?)
     """
-    path = Path(path)
+    path = check_path(path, "an evaluation suite")
     memo = _MEMO.get()
     key = None if memo is None else _memo_key(path, known_evaluators)
     if key is not None and key in memo:  # type: ignore[operator]

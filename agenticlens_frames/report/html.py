@@ -65,6 +65,7 @@ from ..analysis import (
     require_analysis,
     target_failure_warnings,
 )
+from ..errors import check_path
 from ..frontier import frontier_columns
 from ..per_case import EVALUATED_PASS_RATE, evaluated_attempts, evaluated_pass_rate
 from .beyond_html import beyond_figures, beyond_sections, frontier_table
@@ -1208,6 +1209,6 @@ def write_html_report(
     True
     """
     analysis = require_analysis(analysis, "write_html_report")
-    target = Path(path)
+    target = check_path(path, "the page to write")
     write_atomic(target, render_html(analysis, paired=paired))
     return target

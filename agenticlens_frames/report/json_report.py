@@ -34,7 +34,7 @@ from ..analysis import (
     require_analysis,
     target_failure_warnings,
 )
-from ..errors import InputError
+from ..errors import InputError, check_path
 from ..frames import ExperimentRun
 from ..judges import JUDGE_EVALUATOR_TYPES, summarize_judges
 from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS, json_ready
@@ -1152,7 +1152,7 @@ def _write_report(
     """:func:`write_json_report`; ``columns=False`` writes the trial reports' cases by
     dumping their records (the slower path, kept for comparison and the rare trial the
     columns cannot write); ``trials`` is the builder :func:`prepare_json_report` made."""
-    target = Path(path)
+    target = check_path(path, "the report to write")
     token = uuid.uuid4().hex
     pending: list[tuple[int, int]] = []
 

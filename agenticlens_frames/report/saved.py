@@ -16,7 +16,7 @@ import pandas as pd
 
 from .._gc import paused_gc
 from ..analysis import ExperimentAnalysis
-from ..errors import InputError
+from ..errors import InputError, check_path
 from ..formats._io import read_input, scrub_surrogates
 from ..paired.verdicts import empty_verdicts
 from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS, count_from_json
@@ -110,7 +110,7 @@ def load_report(
     # A large report is millions of small objects with no cycles: collecting while they
     # are made only walks them again and again (see _gc.paused_gc).
     with paused_gc():
-        return _load(Path(path), config)
+        return _load(check_path(path, "a saved experiment report"), config)
 
 
 def _load(file: Path, comparisons: ComparisonsConfig | None = None) -> ExperimentAnalysis:

@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+from .._imports import import_nearby, keep_importable
 from .._values import clip
 from ..errors import InputError, describe_error
 from ..formats.model import CaseSpec
@@ -697,7 +698,7 @@ def _load_file(name: str, base: Path | None) -> Any:
         raise InputError(f"python target file {str(path)!r} cannot be loaded as a module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
-    _keep_importable(path.parent)
+    keep_importable(path.parent)
     try:
         spec.loader.exec_module(module)
     except BaseException:
@@ -706,45 +707,12 @@ def _load_file(name: str, base: Path | None) -> Any:
     return module
 
 
-def _keep_importable(folder: Path) -> None:
-    """Keep the target's folder on ``sys.path``, as ``python agent/bot.py`` does, so that
-    ``from helpers import x`` finds agent/helpers.py when the target is imported and when
-    it is called (an import in a call failed every call); last, so that a module found
-    before (installed, or the standard library's) keeps its name.
-
-    Examples
-    --------
-    >>> import sys, tempfile
-    >>> folder = Path(tempfile.mkdtemp())
-    >>> _keep_importable(folder)
-    >>> sys.path[-1] == str(folder)
-    True
-    >>> sys.path.remove(str(folder))
-    """
-    if str(folder) not in sys.path:
-        sys.path.append(str(folder))
-
-
 def _import(name: str, base: Path | None) -> Any:
     try:
-        return importlib.import_module(name)
+        return import_nearby(name, (base, Path.cwd()))
     except ModuleNotFoundError as exc:
         if exc.name is None or not name.startswith(exc.name):
             raise  # the target imports something that is missing: report that
-    for folder in (base, Path.cwd()):
-        if folder is None:
-            continue
-        sys.path.insert(0, str(folder))  # first while imported, as the module was asked for
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name is None or not name.startswith(exc.name):
-                raise
-            continue
-        finally:
-            sys.path.remove(str(folder))
-        _keep_importable(folder)
-        return module
     raise InputError(
         f"python target module {name!r} was not found on sys.path, in the manifest's folder "
         "or in the working directory"

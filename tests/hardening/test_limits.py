@@ -7,6 +7,7 @@ each file is parsed, scored and released before the next is read.
 
 from __future__ import annotations
 
+import re
 import tracemalloc
 from pathlib import Path
 
@@ -33,3 +34,25 @@ def test_replay_memory_grows_with_one_file_not_the_experiment(make_synthetic):
     peak_small, peak_large = _peak_bytes(small), _peak_bytes(large)
     # Measured: x1.3 for x3 the data. Everything held at once would be about x3.
     assert peak_large < 2.0 * peak_small, (peak_small, peak_large)
+
+
+def test_the_reliability_page_gives_each_limit_its_default() -> None:
+    """docs/reliability.md's limits table names each variable with the default the code uses."""
+    from agenticlens_frames import _limits, _supervise
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "reliability.md").read_text("utf-8")
+    rows = {
+        env: row
+        for row in page.split("### Limits", 1)[1].split("\n\nAlso", 1)[0].splitlines()
+        for env in re.findall(r"`(AGENTICLENS_FRAMES_\w+)`", row)
+    }
+    expected = {
+        _limits.MAX_INPUT_BYTES_ENV: f"{_limits.limit(_limits.MAX_INPUT_BYTES_ENV) / 2**30:g} GiB",
+        _limits.MAX_YAML_NODES_ENV: f"{_limits.limit(_limits.MAX_YAML_NODES_ENV):,.0f}",
+        _limits.REGEX_TIMEOUT_ENV: f"{_limits.limit(_limits.REGEX_TIMEOUT_ENV):g} s",
+        _limits.MAX_TRIALS_ENV: f"{_limits.limit(_limits.MAX_TRIALS_ENV):,.0f}",
+        _supervise.MAX_RESTARTS_ENV: "20",
+    }
+    assert set(rows) == set(expected)
+    for env, default in expected.items():
+        assert f"| {default.replace(',', ' ')} |" in rows[env], (env, default)
