@@ -834,6 +834,22 @@ def build_report(analysis: ExperimentAnalysis, *, lean: bool = False) -> dict[st
     return _build_report(analysis, lean=lean)[0]
 
 
+def deliberate_fixes(manifest: Any) -> list[str]:
+    """The labels of docs/compatibility.md's deliberate fixes a run of ``manifest`` has:
+    every run's, and the live-run fixes (B10 python file targets, B11 a live payload
+    without a trace) when a variant's target is python, or python or http.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as V
+    >>> deliberate_fixes(V(variants=[V(target_kind="recorded"), V(target_kind="http")]))
+    ['B1', 'B2', 'B3', 'B4', 'B5', 'B8', 'B11', 'B13', 'B14']
+    """
+    kinds = {v.target_kind for v in manifest.variants}
+    live = ["B10"] * ("python" in kinds) + ["B11"] * bool(kinds & {"python", "http"})
+    return ["B1", "B2", "B3", "B4", "B5", "B8", *live, "B13", "B14"]
+
+
 def _build_report(
     analysis: ExperimentAnalysis,
     *,
@@ -940,7 +956,7 @@ def _build_report(
             "manifest_metadata": dict(m.metadata),
             "max_workers": m.max_workers,
             "evaluators": dict(run.evaluator_versions),
-            "deliberate_fixes": ["B1", "B2", "B3", "B4", "B5", "B8", "B13", "B14"],
+            "deliberate_fixes": deliberate_fixes(m),
             "read_first": READ_FIRST,
             **analysis.extras,
             # Attempts no target answered (an outage, not the agent's quality), as the

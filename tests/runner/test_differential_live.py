@@ -42,6 +42,9 @@ def test_live_python_targets_match_the_package(reference, concurrency, tmp_path)
     assert json_differences(report, ref.report) == []
     assert render_variants_csv(analysis).encode() == ref.variants_csv
     assert render_cases_csv(analysis).encode() == ref.cases_csv
+    # The live-run fixes are listed with the others (docs/live-runs.md; they were not).
+    fixes = report["agenticlens_frames"]["deliberate_fixes"]
+    assert {"B10", "B11"} <= set(fixes) and fixes == sorted(fixes, key=lambda b: int(b[1:]))
 
 
 def test_recorded_and_live_variants_mixed_match_the_package(reference):
