@@ -209,14 +209,17 @@ class RunRecord:
             for table in _COUNTED:
                 if table not in counts:
                     source.fail(("counts",), f"missing the {table!r} count")
+            variants = source.take(data, "variants", (), _to_variants)
+            factor_names = source.take(data, "factor_names", (), to_str_list)
+            _check_variants(source, variants, text["baseline_variant_id"], factor_names)
             return cls(
                 **text,
                 run_at=source.take(data, "run_at", (), _to_time),
                 added_at=source.take(data, "added_at", (), _to_time),
                 trial_count=source.take(data, "trial_count", (), partial(to_int, minimum=1)),
                 pass_k=source.take(data, "pass_k", (), _to_int_tuple),
-                variants=source.take(data, "variants", (), _to_variants),
-                factor_names=source.take(data, "factor_names", (), to_str_list),
+                variants=variants,
+                factor_names=factor_names,
                 tags=source.take(data, "tags", (), to_str_list),
                 counts=counts,
                 path=path,
@@ -299,6 +302,48 @@ def _to_variants(value: Any) -> tuple[dict[str, Any], ...]:
             raise exc.inside(index) from None
         out.append(variant)
     return tuple(out)
+
+
+def _check_variants(
+    source: Source,
+    variants: tuple[dict[str, Any], ...],
+    baseline_variant_id: str,
+    factor_names: list[str],
+) -> None:
+    """Refuse variants whose fields are each well typed but cannot belong together.
+
+    ``add`` writes them from one manifest, so any of these is an edit by hand; read as it
+    is, a position indexed the engines' arrays out of bounds and a moved baseline flag
+    compared every candidate with another variant than the run's.
+    """
+    seen: set[str] = set()
+    for index, variant in enumerate(variants):
+        if variant["position"] != index:
+            source.fail(
+                ("variants", index, "position"),
+                f"expected {index} (the variant's place in the list), got {variant['position']}",
+            )
+        if variant["variant_id"] in seen:
+            source.fail(
+                ("variants", index, "variant_id"),
+                f"a second variant with the id {variant['variant_id']!r}",
+            )
+        seen.add(variant["variant_id"])
+    if baseline_variant_id not in seen:
+        source.fail(("baseline_variant_id",), f"no variant has the id {baseline_variant_id!r}")
+    flagged = [v["variant_id"] for v in variants if v["is_baseline"]]
+    if flagged != [baseline_variant_id]:
+        source.fail(
+            ("variants",),
+            f"the baseline variant is {baseline_variant_id!r} but is_baseline marks "
+            f"{flagged or 'none'}",
+        )
+    named = {name for v in variants for name in v["factors"]}
+    if set(factor_names) != named or len(factor_names) != len(named):
+        source.fail(
+            ("factor_names",),
+            f"expected the variants' factor names {sorted(named)}, got {factor_names}",
+        )
 
 
 def _field(mapping: dict[str, Any], key: str, convert: Callable[[Any], Any]) -> None:

@@ -292,6 +292,30 @@ def test_a_run_folder_copied_or_moved_by_hand_is_refused_not_read_twice(archive:
         (lambda d: d.update(run_at="yesterday"), "run_at", "cannot read 'yesterday'"),
         (lambda d: d["sha256"].update(attempts=5), "sha256.attempts", "expected a string"),
         (lambda d: d.update(format_version=2), None, "format_version 2 is not one this"),
+        # Values of the right type that cannot belong together: an edited position read
+        # an array out of bounds (IndexError), an edited baseline compared every
+        # candidate with another variant than the run's.
+        (
+            lambda d: d["variants"][2].update(position=7),
+            "variants[2].position",
+            "expected 2 (the variant's place in the list), got 7",
+        ),
+        (
+            lambda d: d["variants"][2].update(variant_id=d["variants"][1]["variant_id"]),
+            "variants[2].variant_id",
+            "a second variant with the id",
+        ),
+        (
+            lambda d: d.update(baseline_variant_id=d["variants"][2]["variant_id"]),
+            "variants",
+            "the baseline variant",
+        ),
+        (lambda d: d.update(baseline_variant_id="nobody"), "baseline_variant_id", "no variant"),
+        (
+            lambda d: d.update(factor_names=["model"]),
+            "factor_names",
+            "expected the variants' factor names",
+        ),
     ],
 )
 def test_a_damaged_run_record_is_refused_naming_the_field(
