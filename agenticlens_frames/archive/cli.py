@@ -656,6 +656,7 @@ def archive_summarize(
     if len(vs) > limit:
         console.print(Text(f"… {len(vs) - limit} more (write them all with --out)"))
     _paired_table(console, result.paired_differences, limit, verdicts=verdicts)
+    _note_unpaired(console, vs)
     if judged is not None:
         _verdicts_table(console, judged, limit)
     fl = result.factor_levels
@@ -693,6 +694,24 @@ def archive_summarize(
                 )
             )
         console.print(levels)
+
+
+def _note_unpaired(console: Console, summary: pd.DataFrame) -> None:
+    """Say which candidates have no paired comparison because the slice left out their
+    run's baseline (a factor or variant filter keeps only the matching variants): the
+    comparison with cases as the unit is the number to read, and its table silently
+    missing read as if there were nothing to compare."""
+    baseline = summary["is_baseline"].to_numpy(bool)
+    runs = summary["run_id"].astype(str)
+    alone = ~baseline & ~runs.isin(set(runs[baseline])).to_numpy()
+    if alone.any():
+        console.print(
+            Text(
+                f"No paired comparison for {int(alone.sum())} candidate(s) in "
+                f"{runs[alone].nunique()} run(s): the slice does not hold their run's "
+                "baseline (add --include-baseline)."
+            )
+        )
 
 
 def _paired_table(console: Console, paired: pd.DataFrame, limit: int, *, verdicts: bool) -> None:

@@ -105,6 +105,27 @@ def test_summarize_writes_every_frame(cli_archive: Path, tmp_path: Path):
     assert (out / "comparisons.csv").exists() and (out / "runs.csv").exists()
 
 
+def test_summarize_of_candidates_without_their_baseline_says_how_to_compare(cli_archive: Path):
+    """A factor slice keeps only the matching variants; without the baseline there is no
+    paired comparison, and the summary used to end without a word about it."""
+    bare = invoke("summarize", str(cli_archive), "--factor", "retrieval=dense")
+    assert bare.exit_code == 0, bare.output
+    assert "Paired with each run's baseline" not in bare.output
+    note = " ".join(bare.output.split())
+    assert (
+        "No paired comparison for 1 candidate(s) in 1 run(s): the slice does not hold their "
+        "run's baseline (add --include-baseline)" in note
+    )
+    paired = invoke(
+        "summarize", str(cli_archive), "--factor", "retrieval=dense", "--include-baseline"
+    )
+    assert "Paired with each run's baseline" in paired.output
+    assert "No paired comparison" not in paired.output
+    # A slice of baselines only has no candidate to compare: nothing to say.
+    baselines = invoke("summarize", str(cli_archive), "--variant", "baseline")
+    assert "No paired comparison" not in baselines.output
+
+
 def test_summarize_prints_the_case_level_interval_at_the_chosen_level(
     cli_archive: Path, tmp_path: Path
 ):
