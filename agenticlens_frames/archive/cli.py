@@ -694,6 +694,8 @@ def archive_summarize(
                 )
             )
         console.print(levels)
+        for note in fl.attrs.get("notes", []):
+            console.print(Text(f"note: {note}."))
 
 
 def _note_unpaired(console: Console, summary: pd.DataFrame) -> None:

@@ -126,6 +126,18 @@ def test_summarize_of_candidates_without_their_baseline_says_how_to_compare(cli_
     assert "No paired comparison" not in baselines.output
 
 
+def test_summarize_says_its_factor_levels_pool_different_suites(cli_archive: Path):
+    suites = sorted({f"{r.suite_name}@{r.suite_version}" for r in Archive(cli_archive).records()})
+    assert len(suites) == 2
+    result = invoke("summarize", str(cli_archive))
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "note: the factor levels pool runs of 2 suites (" in text
+    assert all(f"{suite}: 1 run" in text for suite in suites)
+    one = invoke("summarize", str(cli_archive), "--experiment", "support-*")
+    assert "note:" not in one.output
+
+
 def test_summarize_prints_the_case_level_interval_at_the_chosen_level(
     cli_archive: Path, tmp_path: Path
 ):

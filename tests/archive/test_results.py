@@ -238,3 +238,32 @@ def test_the_case_matrix_is_built_on_first_use_and_the_summary_does_not_need_it(
             got = getattr(row, name)
             assert (want is None and math.isnan(got)) or got == pytest.approx(want, rel=1e-12)
         assert row.consistency_rate == pytest.approx(rows["consistent"].mean(), rel=1e-12)
+
+
+def test_factor_levels_say_when_they_pool_runs_of_different_suites(
+    shared_archive: Archive, support_run: ExperimentRun, tmp_path
+):
+    """The factor levels average pass rates over every run's variants: over different
+    suites, or one suite whose cases changed without a new version, they average over
+    different cases. That used to go unsaid."""
+    records = shared_archive.records()
+    suites = sorted({f"{r.suite_name}@{r.suite_version}" for r in records})
+    assert len(suites) == 2  # the example's suite (twice) and the synthetic one
+    notes = shared_archive.all().analyze(engine="numpy").factor_levels.attrs["notes"]
+    assert len(notes) == 1 and notes[0].startswith(
+        f"the factor levels pool runs of {len(suites)} suites"
+    )
+    assert all(suite in notes[0] for suite in suites)
+    one_suite = shared_archive.slice(experiments="support-*").analyze(engine="numpy")
+    assert one_suite.factor_levels.attrs["notes"] == []
+
+    # The example's suite again, under its name and version, with only its refund cases.
+    archive = Archive(tmp_path / "arc", durable=False)
+    archive.add(support_run, run_at="2026-10-20")
+    refund = shared_archive.slice(experiments="support-agent-upgrade@1", tags="refund")
+    archive.add(refund.to_run(), run_at="2026-10-21")
+    cases = sorted(r.counts["cases"] for r in archive.records())
+    assert cases[0] < cases[1] == support_run.cases.shape[0]
+    (note,) = archive.all().analyze(engine="numpy").factor_levels.attrs["notes"]
+    suite = f"{support_run.suite.name}@{support_run.suite.version}"
+    assert note.startswith(f"suite {suite} has {cases[0]} cases in one run, {cases[1]} in")
