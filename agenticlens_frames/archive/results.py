@@ -600,8 +600,14 @@ def compare_to_baseline(
     out["n_regressed_cases"] = regressed
     out["n_improved_cases"] = improved
     frame = pd.DataFrame(out, copy=False)
+    # Text columns as text even with no comparison (an empty list is read as float or
+    # object), so that frames of several slices concatenate without changing dtypes.
+    frame = frame.astype(dict.fromkeys(_COMPARISON_TEXT, str))
     frame.attrs.update(regression_threshold=regression_threshold)
     return frame
+
+
+_COMPARISON_TEXT = ("baseline_variant_id", "candidate_variant_id", "changed_factors")
 
 
 def _changed_factors(

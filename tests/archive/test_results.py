@@ -267,3 +267,22 @@ def test_factor_levels_say_when_they_pool_runs_of_different_suites(
     (note,) = archive.all().analyze(engine="numpy").factor_levels.attrs["notes"]
     suite = f"{support_run.suite.name}@{support_run.suite.version}"
     assert note.startswith(f"suite {suite} has {cases[0]} cases in one run, {cases[1]} in")
+
+
+@pytest.mark.parametrize("frame", ["comparisons", "paired_differences"])
+def test_a_slice_without_comparisons_gives_the_comparison_frames_their_dtypes(
+    shared_archive: Archive, frame: str
+):
+    """A slice that holds no candidate beside its baseline gives empty comparison frames;
+    they came back with object (or float) columns, so concatenating them with other
+    slices' frames turned floats into objects."""
+    full = getattr(shared_archive.all().analyze(engine="numpy"), frame)
+    empty = getattr(shared_archive.slice(retrieval="dense").analyze(engine="numpy"), frame)
+    assert len(full) and not len(empty)
+    assert empty.dtypes.astype(str).to_dict() == full.dtypes.astype(str).to_dict()
+    assert "object" not in set(empty.dtypes.astype(str))
+    # (categorical run and experiment ids of different slices concatenate as objects, as
+    # pandas concatenates any two categoricals of different categories)
+    kept = [c for c in full.columns if full[c].dtype != "category"]
+    both = pd.concat([empty[kept], full[kept]], ignore_index=True)
+    assert both.dtypes.astype(str).to_dict() == full[kept].dtypes.astype(str).to_dict()
