@@ -695,7 +695,7 @@ def archive_summarize(
             )
         console.print(levels)
         for note in fl.attrs.get("notes", []):
-            console.print(Text(f"note: {note}."))
+            console.print(Text(f"Note: {note}."))
 
 
 def _note_unpaired(console: Console, summary: pd.DataFrame) -> None:

@@ -132,10 +132,10 @@ def test_summarize_says_its_factor_levels_pool_different_suites(cli_archive: Pat
     result = invoke("summarize", str(cli_archive))
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    assert "note: the factor levels pool runs of 2 suites (" in text
+    assert "Note: the factor levels pool runs of 2 suites (" in text
     assert all(f"{suite}: 1 run" in text for suite in suites)
     one = invoke("summarize", str(cli_archive), "--experiment", "support-*")
-    assert "note:" not in one.output
+    assert "Note:" not in one.output
 
 
 def test_summarize_prints_the_case_level_interval_at_the_chosen_level(
