@@ -34,6 +34,7 @@ import pyarrow as pa
 from ..errors import InputError
 from ..frames import (
     FACTOR_PREFIX,
+    NULLABLE_INTEGERS,
     SCHEMAS,
     ExperimentRun,
     cases_frame,
@@ -462,7 +463,11 @@ class ArchiveSlice:
         >>> trials.shape, str(trials["variant_id"].dtype)
         ((5, 7), 'category')
         """
-        return self.table(name, columns).to_pandas()
+        frame = self.table(name, columns).to_pandas()
+        for column in NULLABLE_INTEGERS.get(name, ()):
+            if column in frame.columns:
+                frame[column] = frame[column].astype("Int32")
+        return frame
 
     def relation(self, connection: Any = None) -> Any:
         """The slice's attempts as a lazy DuckDB relation, for ad hoc SQL (extra ``duckdb``).

@@ -466,3 +466,34 @@ def test_reading_a_table_of_a_run_without_checksums_refuses_another_tables_file(
     others = [r.run_id for r in archive.records() if r.run_id != run_id]
     expected = sum(r.n_attempts for r in archive.records() if r.run_id in others)
     assert archive.slice(runs=others).table("attempts").num_rows == expected
+
+
+@pytest.mark.parametrize("experiments", ["support-agent-upgrade@1", "synthetic-*", "*"])
+def test_nullable_integer_columns_keep_one_dtype_whatever_runs_a_slice_holds(
+    shared_archive: Archive, runs: dict[str, ExperimentRun], experiments: str
+):
+    """``turns`` and ``target_attempts`` may be null: a loaded run holds them as Int32.
+    A slice gave int32 when its runs had no null there and float64 (nulls as NaN) when
+    one had, so the same column changed dtype with the filter."""
+    frame = shared_archive.slice(experiments=experiments).frame("attempts")
+    assert len(frame)
+    for column in ("turns", "target_attempts"):
+        assert str(frame[column].dtype) == "Int32", column
+        got: dict[tuple[str, str, int, str], object] = {}
+        for key, value in zip(_keys_unsorted(frame), frame[column].tolist(), strict=True):
+            got[key] = None if value is pd.NA else value
+        expected = {}
+        for run in runs.values():
+            if run_content_id(run) not in set(frame["run_id"].astype(str)):
+                continue
+            own = run.attempts
+            values = [None if pd.isna(v) else int(v) for v in own[column].tolist()]
+            run_id = run_content_id(run)
+            for key, value in zip(_keys_unsorted(own.assign(run_id=run_id)), values, strict=True):
+                expected[key] = value
+        assert got == expected, column
+
+
+def _keys_unsorted(frame: pd.DataFrame) -> list[tuple]:
+    cols = ["run_id", "variant_id", "trial", "case_id"]
+    return list(map(tuple, frame[cols].astype(str).to_numpy().tolist()))
