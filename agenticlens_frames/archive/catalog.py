@@ -28,7 +28,7 @@ from ..formats._io import (
     to_str_map,
 )
 
-__all__ = ["Catalog", "RunRecord", "iso_time", "parse_time", "records_frame"]
+__all__ = ["Catalog", "RunRecord", "evaluators_text", "iso_time", "parse_time", "records_frame"]
 
 #: What every run record says it is, and in which version of the layout.
 FORMAT_NAME = "agenticlens-frames-archive"
@@ -127,6 +127,9 @@ class RunRecord:
         Sorted distinct case tags of the suite.
     counts
         Rows per table.
+    evaluators
+        Name → version of every registered evaluator the run used; ``None`` for runs
+        archived before records kept them.
 
     Examples
     --------
@@ -159,6 +162,9 @@ class RunRecord:
     #: SHA-256 of each table's parquet file, checked when a slice reads it (older
     #: archives have none).
     sha256: dict[str, str] = field(default_factory=dict, compare=False)
+    #: Name → version of every registered evaluator the run used (``{}``: none); ``None``
+    #: for runs archived before the record kept them (5 December 2026).
+    evaluators: dict[str, str | None] | None = None
 
     @property
     def n_attempts(self) -> int:
@@ -191,6 +197,7 @@ class RunRecord:
             "tags": list(self.tags),
             "counts": dict(self.counts),
             "sha256": dict(self.sha256),
+            **({} if self.evaluators is None else {"evaluators": dict(self.evaluators)}),
         }
 
     @classmethod
@@ -225,6 +232,7 @@ class RunRecord:
                 path=path,
                 # Older archives have no checksums.
                 sha256=source.take(data, "sha256", (), _to_str_map_or_null, default={}),
+                evaluators=source.take(data, "evaluators", (), _to_versions, default=None),
             )
         except InputError as exc:
             # The record is written by `add`, never by hand, and the checksums in it vouch
@@ -286,6 +294,16 @@ def _to_int_map(value: Any) -> dict[str, int]:
 
 def _to_str_map_or_null(value: Any) -> dict[str, str]:
     return {} if value is None else to_str_map(value)
+
+
+def _to_versions(value: Any) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for key, item in to_mapping(value).items():
+        try:
+            out[key] = None if item is None else to_str(item)
+        except Invalid as exc:
+            raise exc.inside(key) from None
+    return out
 
 
 def _to_variants(value: Any) -> tuple[dict[str, Any], ...]:
@@ -369,6 +387,19 @@ class Catalog(Protocol):
         ...
 
 
+def evaluators_text(evaluators: dict[str, str | None] | None) -> str | None:
+    """A run's evaluator versions as one comparable text, ``None`` when not recorded.
+
+    Examples
+    --------
+    >>> evaluators_text({"rubric": "3", "judge": "2.0"}), evaluators_text({})
+    ('judge 2.0, rubric 3', '')
+    """
+    if evaluators is None:
+        return None
+    return ", ".join(f"{name} {evaluators[name]}" for name in sorted(evaluators))
+
+
 def records_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
     """Catalog records as a tidy frame (one row per run)."""
     columns = [
@@ -381,6 +412,7 @@ def records_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
         "trial_count",
         "factor_names",
         "tags",
+        "evaluators",
         "path",
     ]
     rows = [
@@ -394,6 +426,7 @@ def records_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
             "trial_count": r.trial_count,
             "factor_names": r.factor_names,
             "tags": r.tags,
+            "evaluators": evaluators_text(r.evaluators),
             "path": str(r.path),
         }
         for r in records

@@ -880,7 +880,8 @@ def _suite_notes(runs: pd.DataFrame) -> list[str]:
     ----------
     runs
         Catalog rows of the runs pooled (:meth:`ArchiveSlice.runs`): ``suite_name``,
-        ``suite_version``, ``n_cases``.
+        ``suite_version``, ``n_cases`` and, when present, ``evaluators`` (runs of one suite
+        scored by different versions of a custom evaluator, a judge say, are noted too).
 
     Returns
     -------
@@ -913,6 +914,16 @@ def _suite_notes(runs: pd.DataFrame) -> list[str]:
                 f"suite {name} has {sizes[0]} cases in one run, {sizes[-1]} in another: its "
                 "cases changed without a new version, so its runs are not over one set of cases"
             )
+    if "evaluators" in runs.columns:
+        # Runs archived before records kept their evaluators (null) cannot be told apart.
+        for name, used in runs["evaluators"].dropna().groupby(suite, sort=True):
+            versions = sorted(set(used))
+            if len(versions) > 1:
+                notes.append(
+                    f"suite {name}'s runs were scored by different evaluator versions "
+                    f"({'; '.join(v or 'none' for v in versions)}): their pass rates are not "
+                    "on one scale"
+                )
     return notes
 
 

@@ -456,6 +456,7 @@ class Archive:
             factor_names=tuple(run.factor_names),
             tags=tuple(tags),
             counts={name: table.num_rows for name, table in tables.items()},
+            evaluators=dict(run.evaluator_versions),
             path=folder,
             # The specification is checksummed too: an edit that keeps it consistent
             # with the tables (a case's expected text, a check's threshold) would

@@ -286,3 +286,29 @@ def test_a_slice_without_comparisons_gives_the_comparison_frames_their_dtypes(
     kept = [c for c in full.columns if full[c].dtype != "category"]
     both = pd.concat([empty[kept], full[kept]], ignore_index=True)
     assert both.dtypes.astype(str).to_dict() == full[kept].dtypes.astype(str).to_dict()
+
+
+def test_factor_levels_say_when_runs_of_one_suite_had_different_evaluator_versions(
+    synthetic_run: ExperimentRun, tmp_path
+):
+    """A custom evaluator (a judge) upgraded between two runs of one suite scores them
+    differently; the factor levels pooled both without a word, and nothing in the archive
+    said which version had scored which run."""
+    from dataclasses import replace
+
+    archive = Archive(tmp_path / "arc", durable=False)
+    for day, version in ((1, "1.0"), (2, "2.0")):
+        run = replace(synthetic_run, evaluator_versions={"judge": version, "rubric": "3"})
+        archive.add(run, run_at=f"2026-11-0{day}")
+    assert [r.evaluators for r in archive.records()] == [
+        {"judge": "1.0", "rubric": "3"},
+        {"judge": "2.0", "rubric": "3"},
+    ]
+    notes = archive.all().analyze(engine="numpy").factor_levels.attrs["notes"]
+    suite = f"{synthetic_run.suite.name}@{synthetic_run.suite.version}"
+    assert notes == [
+        f"suite {suite}'s runs were scored by different evaluator versions "
+        "(judge 1.0, rubric 3; judge 2.0, rubric 3): their pass rates are not on one scale"
+    ]
+    one = archive.slice(since="2026-11-02").analyze(engine="numpy")
+    assert one.factor_levels.attrs["notes"] == []
