@@ -414,6 +414,16 @@ def test_a_memory_limit_duckdb_cannot_read_is_refused(cli_archive: Path):
     assert good.exit_code == 0, good.output
 
 
+def test_a_memory_limit_too_small_for_duckdb_is_an_error_not_a_bug(cli_archive: Path):
+    pytest.importorskip("duckdb", reason="the [duckdb] extra is not installed")
+    args = ["summarize", str(cli_archive), "--engine", "duckdb", "--tag", "refund", "-q"]
+    small = invoke(*args, "--memory-limit", "1MB")
+    assert small.exit_code == 1
+    text = " ".join(small.output.split())
+    assert "Unable to summarize archive: --memory-limit: DuckDB ran out of memory" in text
+    assert "raise the memory limit" in text
+
+
 def test_the_example_archive_does_not_depend_on_the_working_directory(tmp_path, monkeypatch):
     from agenticlens_frames.testing import example_archive
 
