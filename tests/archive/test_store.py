@@ -446,3 +446,23 @@ def test_a_path_starting_with_a_tilde_is_refused_not_made_a_folder(
     with pytest.raises(InputError, match="'~' is not expanded here"):
         Archive("~/runs").add(support_run)
     assert not (tmp_path / "~").exists()
+
+
+@pytest.mark.parametrize("read", ["numpy", "duckdb", "frame"])
+def test_a_slice_read_after_its_run_was_removed_says_to_slice_again(archive: Archive, read: str):
+    """A slice is a snapshot of the catalog. Reading it after one of its runs was removed
+    said the run's file was missing and to restore it from a backup, or to remove the run
+    and add it again: the run had just been removed on purpose."""
+    if read == "duckdb":
+        pytest.importorskip("duckdb", reason="the [duckdb] extra is not installed")
+    sl = archive.all()
+    gone = sl.records()[0]
+    archive.remove(gone.run_id)
+    with pytest.raises(InputError) as error:
+        sl.frame("attempts") if read == "frame" else sl.analyze(read)
+    assert error.value.message.startswith(
+        f"run {gone.run_id} is no longer in the archive (removed after this slice read"
+    )
+    assert error.value.file is not None and error.value.file.startswith(str(gone.path))
+    assert error.value.hint == "slice the archive again: a slice is a snapshot of its catalog"
+    assert len(archive.all().records()) == 2  # a new slice reads the others
