@@ -91,7 +91,10 @@ FactorOpt = typer.Option(
     None,
     "--factor",
     "-f",
-    help="name=value (or name=v1,v2): keep variants with that factor value; repeat for AND.",
+    # "repeat for AND" was true of different factors only: the same factor again adds
+    # values (any-of), as a variant has one value of each factor.
+    help="name=value (or name=v1,v2): keep variants with that factor value; repeat with "
+    "other factors for AND (the same factor again adds values: any-of).",
 )
 BaselineOpt = typer.Option(
     False, "--include-baseline", help="Keep each run's baseline too (for comparisons)."

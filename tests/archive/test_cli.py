@@ -424,6 +424,26 @@ def test_a_memory_limit_too_small_for_duckdb_is_an_error_not_a_bug(cli_archive: 
     assert "raise the memory limit" in text
 
 
+def test_repeated_factor_options_are_what_the_help_says(cli_archive: Path):
+    """--help said "repeat for AND", but the same factor repeated keeps either value
+    (a variant has one value of each factor, so AND would keep none)."""
+    shown = " ".join(invoke("summarize", "--help").output.replace("│", " ").split())
+    assert "repeat with other factors for AND (the same factor again adds values: any-of)" in (
+        shown
+    )
+
+    def variants(*factors: str) -> set[str]:
+        args = [a for f in factors for a in ("--factor", f)]
+        out = Path(cli_archive).parent / "out" / "-".join(factors).replace("=", "_")
+        result = invoke("summarize", str(cli_archive), *args, "-q", "--out", str(out))
+        assert result.exit_code == 0, result.output
+        return set(pd.read_parquet(out / "variant_summary.parquet")["variant_id"].astype(str))
+
+    both = variants("model=gpt-small", "model=gpt-large")
+    assert both == variants("model=gpt-small,gpt-large") and len(both) == 5
+    assert variants("model=gpt-small", "retrieval=dense") == {"retrieval-dense"}
+
+
 def test_the_example_archive_does_not_depend_on_the_working_directory(tmp_path, monkeypatch):
     from agenticlens_frames.testing import example_archive
 
