@@ -497,3 +497,34 @@ def test_nullable_integer_columns_keep_one_dtype_whatever_runs_a_slice_holds(
 def _keys_unsorted(frame: pd.DataFrame) -> list[tuple]:
     cols = ["run_id", "variant_id", "trial", "case_id"]
     return list(map(tuple, frame[cols].astype(str).to_numpy().tolist()))
+
+
+def test_the_documented_external_reads_keep_factors_only_later_runs_have(
+    shared_archive: Archive, runs: dict[str, ExperimentRun]
+):
+    """docs/archives.md's DuckDB and pyarrow recipes for reading the archive without this
+    toolkit: the ``memory`` factor only the example's version 2 has is read, with a value
+    on exactly that run's attempts (DuckDB's and pyarrow's default, the first file's
+    schema, leaves the column out)."""
+    import glob
+
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    duckdb = pytest.importorskip("duckdb", reason="the [duckdb] extra is not installed")
+    pattern = str(shared_archive.path / "experiment=*" / "run=*" / "attempts.parquet")
+    v2 = runs["support_v2"]
+    with_memory = {v.id for v in v2.manifest.variants if "memory" in v.factors}
+    expected = int(v2.attempts["variant_id"].astype(str).isin(with_memory).sum())
+    total = sum(len(run.attempts) for run in runs.values())
+    assert expected > 0
+    counted = duckdb.sql(
+        f"SELECT count(*), count(factor_memory) FROM read_parquet('{pattern}', "
+        "hive_partitioning = true, union_by_name = true)"
+    ).fetchall()
+    assert counted == [(total, expected)]
+    files = sorted(glob.glob(pattern))
+    table = ds.dataset(files, schema=pa.unify_schemas([pq.read_schema(f) for f in files]))
+    memory = table.to_table(columns=["factor_memory"]).column(0)
+    assert (len(memory), len(memory) - memory.null_count) == (total, expected)
