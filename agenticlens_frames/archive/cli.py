@@ -236,8 +236,15 @@ def _matching_runs(sl: Any, *, required: bool) -> None:
         return
     from .query import check_factor_filter
 
+    records = sl.archive.records()
+    if not records:
+        # "list what the archive holds with ls" listed nothing: say it is empty.
+        raise InputError(
+            f"{sl.archive.path}: the archive holds no run yet",
+            hint=f"add one with `agenticlens-frames archive add {sl.archive.path} MANIFEST SUITE`",
+        )
     # Nothing matched: a misspelt level is the likely cause; say which levels exist.
-    check_factor_filter(sl.filter.factors, sl.archive.records(), location="--factor")
+    check_factor_filter(sl.filter.factors, records, location="--factor")
     raise InputError(
         f"no archived run matches ({sl.filter.describe() or 'no filters'})",
         hint="list what the archive holds with `agenticlens-frames archive ls`",

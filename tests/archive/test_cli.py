@@ -444,6 +444,20 @@ def test_repeated_factor_options_are_what_the_help_says(cli_archive: Path):
     assert variants("model=gpt-small", "retrieval=dense") == {"retrieval-dense"}
 
 
+@pytest.mark.parametrize("command", ["summarize", "slice"])
+def test_an_empty_archive_says_so_and_how_to_fill_it(tmp_path: Path, command: str):
+    # It said no run matched "(no filters)" and to list the archive with ls, which lists
+    # nothing.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    args = ["--out", str(tmp_path / "out")] if command == "slice" else []
+    result = invoke(command, str(empty), *args)
+    assert result.exit_code == 1
+    text = " ".join(result.output.split())
+    assert f"{empty}: the archive holds no run yet" in text
+    assert f"add one with `agenticlens-frames archive add {empty} MANIFEST SUITE`" in text
+
+
 def test_the_example_archive_does_not_depend_on_the_working_directory(tmp_path, monkeypatch):
     from agenticlens_frames.testing import example_archive
 
