@@ -392,12 +392,12 @@ def evaluators_text(evaluators: dict[str, str | None] | None) -> str | None:
 
     Examples
     --------
-    >>> evaluators_text({"rubric": "3", "judge": "2.0"}), evaluators_text({})
-    ('judge 2.0, rubric 3', '')
+    >>> evaluators_text({"rubric": "3", "judge": "2.0"}), evaluators_text({"judge": None})
+    ('judge 2.0, rubric 3', 'judge (no version)')
     """
     if evaluators is None:
         return None
-    return ", ".join(f"{name} {evaluators[name]}" for name in sorted(evaluators))
+    return ", ".join(f"{name} {evaluators[name] or '(no version)'}" for name in sorted(evaluators))
 
 
 def records_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
