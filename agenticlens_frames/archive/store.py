@@ -64,7 +64,7 @@ from .catalog import (
     parse_time,
     records_frame,
 )
-from .query import ArchiveSlice, SliceFilter
+from .query import ArchiveSlice, SliceFilter, factor_mapping
 
 __all__ = [
     "ARCHIVE_TABLES",
@@ -835,8 +835,7 @@ class Archive:
         >>> archive.slice(until="2026-10-01")
         ArchiveSlice(runs=0, variants=0, attempts=0; until=2026-10-01T00:00:00Z)
         """
-        merged = dict(factors or {})
-        merged.update(factor_values)
+        merged = factor_mapping(factors, factor_values)
         spec = SliceFilter.build(
             experiments=experiments,
             runs=runs,

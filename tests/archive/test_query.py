@@ -528,3 +528,38 @@ def test_the_documented_external_reads_keep_factors_only_later_runs_have(
     table = ds.dataset(files, schema=pa.unify_schemas([pq.read_schema(f) for f in files]))
     memory = table.to_table(columns=["factor_memory"]).column(0)
     assert (len(memory), len(memory) - memory.null_count) == (total, expected)
+
+
+@pytest.mark.parametrize(
+    ("filters", "message"),
+    [
+        # a ValueError from dict(): a traceback
+        ({"factors": "model"}, "factors must be a mapping of factor names to values"),
+        # None matched nothing, without a word: an empty slice
+        ({"model": None}, "factor 'model' must be a string or a list of strings, got None"),
+        ({"factors": {"model": None}}, "factor 'model' must be a string or a list of strings"),
+        # None inside a list was read as the text 'None'
+        ({"variants": ["baseline", None]}, "variants holds None"),
+        ({"tags": [None]}, "tags holds None"),
+    ],
+)
+def test_slice_filters_of_the_wrong_kind_are_refused(
+    shared_archive: Archive, filters: dict, message: str
+):
+    with pytest.raises(InputError) as error:
+        shared_archive.slice(**filters).records()
+    assert error.value.message.startswith(message)
+
+
+def test_one_column_named_as_a_string_is_read_as_that_column(shared_archive: Archive):
+    # "passed" was read as the columns 'p', 'a', 's', …: "no column 'p' in archived attempts".
+    sl = shared_archive.slice(experiments="support-agent-upgrade@1")
+    frame = sl.frame("attempts", "passed")
+    assert list(frame.columns) == ["passed"]
+    assert frame["passed"].tolist() == sl.frame("attempts", ["passed"])["passed"].tolist()
+    assert sl.table("attempts", "passed").column_names == ["passed"]
+
+
+def test_where_refuses_factors_that_are_not_a_mapping(shared_archive: Archive):
+    with pytest.raises(InputError, match="factors must be a mapping of factor names"):
+        shared_archive.all().where(factors=["model"])
