@@ -57,6 +57,7 @@ __all__ = [
     "BUILTIN_VERSION",
     "CASES_SCHEMA",
     "CHECKS_SCHEMA",
+    "NULLABLE_INTEGERS",
     "SCHEMAS",
     "TRIALS_SCHEMA",
     "TRIAL_STATUSES",
@@ -177,6 +178,11 @@ _FIXED_CATEGORIES: dict[tuple[str, str], tuple[str, ...]] = {
     ("trials", "status"): TRIAL_STATUSES,
     ("variants", "target_kind"): TARGET_KINDS,
 }
+
+#: Integer columns that may be null, held as pandas' nullable ``Int32`` (by table): a
+#: table read back from Arrow without a run's pandas metadata (an archive slice) gets
+#: them so too, rather than int32 or float64 depending on whether a null is there.
+NULLABLE_INTEGERS: dict[str, tuple[str, ...]] = {"attempts": ("turns", "target_attempts")}
 
 #: Columns added after runs were first saved; older files read with them null.
 _ADDED_COLUMNS = frozenset({("checks", "metadata")})

@@ -718,7 +718,8 @@ def main() -> None:
         action="store_true",
         help="one shot: evict the archive's files from the page cache before each run",
     )
-    args, _unknown = parser.parse_known_args()
+    # Strict: a misspelt option (--size for --sizes) ran the defaults without a word.
+    args = parser.parse_args()
     if args.out_of_core:
         args.data.mkdir(parents=True, exist_ok=True)
         results = {}

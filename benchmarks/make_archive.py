@@ -225,6 +225,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20240601)
     parser.add_argument("--drop", type=float, default=0.0, help="share of rows to drop")
     args = parser.parse_args()
+    # Each refused value made an archive that only looked like a benchmark's: fewer than
+    # three variants (AgenticLens' minimum), no case, or every row dropped.
+    for name, least in (("experiments", 1), ("variants", 3), ("trials", 1), ("cases", 1)):
+        if getattr(args, name) < least:
+            parser.error(f"--{name} must be at least {least}, got {getattr(args, name)}")
+    if not 0 <= args.drop < 1:
+        parser.error(f"--drop is a share of the rows, in [0, 1), got {args.drop}")
     build(
         args.out,
         args.experiments,

@@ -366,6 +366,7 @@ def duckdb_engine(
     connection: Any = None,
     **_: Any,
 ) -> SufficientStats:
+    duckdb = require("duckdb", "the duckdb engine")
     con = connection or duckdb_connection(
         memory_limit=memory_limit, threads=threads, temp_directory=temp_directory
     )
@@ -390,6 +391,16 @@ def duckdb_engine(
             return from_keyed_frames(pd.DataFrame(), pd.DataFrame(), layout, "duckdb")
         else:
             cases, trials, label_codes, categories = _archive_stats(con, source.scans, layout, keys)
+    except duckdb.OutOfMemoryException as exc:
+        # A limit too small for one block's hash tables is the caller's setting to change,
+        # not a bug (DuckDB spills what it can, and this it cannot).
+        limit = f"the memory limit {memory_limit}" if memory_limit else "its memory limit"
+        raise InputError(
+            f"DuckDB ran out of memory under {limit} ({str(exc).splitlines()[0]})",
+            location="memory_limit",
+            hint="raise the memory limit (in Python, fewer threads also help: threads=1 "
+            "needs the least)",
+        ) from None
     finally:
         if connection is None:
             con.close()

@@ -88,12 +88,32 @@ def _version(path: Path) -> tuple[str, int, int]:
     try:
         info = os.stat(path)
     except OSError as exc:
-        raise InputError(
-            f"archived file is missing or unreadable ({exc.strerror})",
-            file=path,
-            hint=RESTORE_HINT,
-        ) from None
+        raise missing_file(path, exc) from None
     return (str(path), info.st_size, info.st_mtime_ns)
+
+
+def missing_file(path: Path, exc: OSError) -> InputError:
+    """The error for an archived file that cannot be opened.
+
+    Its run's folder gone means the run was removed after the slice read the catalog (a
+    slice is a snapshot): "restore it from a backup" was no way out of that.
+
+    Examples
+    --------
+    >>> missing_file(Path("/nowhere/run=ab12/attempts.parquet"), FileNotFoundError(2, "x")).hint
+    'slice the archive again: a slice is a snapshot of its catalog'
+    """
+    folder = path.parent
+    if not folder.exists():
+        run = folder.name.removeprefix("run=")
+        return InputError(
+            f"run {run} is no longer in the archive (removed after this slice read the catalog)",
+            file=path,
+            hint="slice the archive again: a slice is a snapshot of its catalog",
+        )
+    return InputError(
+        f"archived file is missing or unreadable ({exc.strerror})", file=path, hint=RESTORE_HINT
+    )
 
 
 def verify_file(path: Path, expected: str, run_id: str, content: bytes | None = None) -> None:
@@ -172,11 +192,7 @@ class RunScan:
         try:
             content = path.read_bytes()
         except OSError as exc:
-            raise InputError(
-                f"archived file is missing or unreadable ({exc.strerror})",
-                file=path,
-                hint=RESTORE_HINT,
-            ) from None
+            raise missing_file(path, exc) from None
         verify_file(path, expected, self.run_id, content)
         return read_parquet_file(path, columns, content)
 

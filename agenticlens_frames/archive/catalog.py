@@ -28,7 +28,7 @@ from ..formats._io import (
     to_str_map,
 )
 
-__all__ = ["Catalog", "RunRecord", "iso_time", "parse_time", "records_frame"]
+__all__ = ["Catalog", "RunRecord", "evaluators_text", "iso_time", "parse_time", "records_frame"]
 
 #: What every run record says it is, and in which version of the layout.
 FORMAT_NAME = "agenticlens-frames-archive"
@@ -127,6 +127,9 @@ class RunRecord:
         Sorted distinct case tags of the suite.
     counts
         Rows per table.
+    evaluators
+        Name → version of every registered evaluator the run used; ``None`` for runs
+        archived before records kept them.
 
     Examples
     --------
@@ -159,6 +162,9 @@ class RunRecord:
     #: SHA-256 of each table's parquet file, checked when a slice reads it (older
     #: archives have none).
     sha256: dict[str, str] = field(default_factory=dict, compare=False)
+    #: Name → version of every registered evaluator the run used (``{}``: none); ``None``
+    #: for runs archived before the record kept them (5 December 2026).
+    evaluators: dict[str, str | None] | None = None
 
     @property
     def n_attempts(self) -> int:
@@ -191,6 +197,7 @@ class RunRecord:
             "tags": list(self.tags),
             "counts": dict(self.counts),
             "sha256": dict(self.sha256),
+            **({} if self.evaluators is None else {"evaluators": dict(self.evaluators)}),
         }
 
     @classmethod
@@ -209,19 +216,23 @@ class RunRecord:
             for table in _COUNTED:
                 if table not in counts:
                     source.fail(("counts",), f"missing the {table!r} count")
+            variants = source.take(data, "variants", (), _to_variants)
+            factor_names = source.take(data, "factor_names", (), to_str_list)
+            _check_variants(source, variants, text["baseline_variant_id"], factor_names)
             return cls(
                 **text,
                 run_at=source.take(data, "run_at", (), _to_time),
                 added_at=source.take(data, "added_at", (), _to_time),
                 trial_count=source.take(data, "trial_count", (), partial(to_int, minimum=1)),
                 pass_k=source.take(data, "pass_k", (), _to_int_tuple),
-                variants=source.take(data, "variants", (), _to_variants),
-                factor_names=source.take(data, "factor_names", (), to_str_list),
+                variants=variants,
+                factor_names=factor_names,
                 tags=source.take(data, "tags", (), to_str_list),
                 counts=counts,
                 path=path,
                 # Older archives have no checksums.
                 sha256=source.take(data, "sha256", (), _to_str_map_or_null, default={}),
+                evaluators=source.take(data, "evaluators", (), _to_versions, default=None),
             )
         except InputError as exc:
             # The record is written by `add`, never by hand, and the checksums in it vouch
@@ -285,6 +296,16 @@ def _to_str_map_or_null(value: Any) -> dict[str, str]:
     return {} if value is None else to_str_map(value)
 
 
+def _to_versions(value: Any) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for key, item in to_mapping(value).items():
+        try:
+            out[key] = None if item is None else to_str(item)
+        except Invalid as exc:
+            raise exc.inside(key) from None
+    return out
+
+
 def _to_variants(value: Any) -> tuple[dict[str, Any], ...]:
     out = []
     for index, item in enumerate(to_list(value)):
@@ -299,6 +320,48 @@ def _to_variants(value: Any) -> tuple[dict[str, Any], ...]:
             raise exc.inside(index) from None
         out.append(variant)
     return tuple(out)
+
+
+def _check_variants(
+    source: Source,
+    variants: tuple[dict[str, Any], ...],
+    baseline_variant_id: str,
+    factor_names: list[str],
+) -> None:
+    """Refuse variants whose fields are each well typed but cannot belong together.
+
+    ``add`` writes them from one manifest, so any of these is an edit by hand; read as it
+    is, a position indexed the engines' arrays out of bounds and a moved baseline flag
+    compared every candidate with another variant than the run's.
+    """
+    seen: set[str] = set()
+    for index, variant in enumerate(variants):
+        if variant["position"] != index:
+            source.fail(
+                ("variants", index, "position"),
+                f"expected {index} (the variant's place in the list), got {variant['position']}",
+            )
+        if variant["variant_id"] in seen:
+            source.fail(
+                ("variants", index, "variant_id"),
+                f"a second variant with the id {variant['variant_id']!r}",
+            )
+        seen.add(variant["variant_id"])
+    if baseline_variant_id not in seen:
+        source.fail(("baseline_variant_id",), f"no variant has the id {baseline_variant_id!r}")
+    flagged = [v["variant_id"] for v in variants if v["is_baseline"]]
+    if flagged != [baseline_variant_id]:
+        source.fail(
+            ("variants",),
+            f"the baseline variant is {baseline_variant_id!r} but is_baseline marks "
+            f"{flagged or 'none'}",
+        )
+    named = {name for v in variants for name in v["factors"]}
+    if set(factor_names) != named or len(factor_names) != len(named):
+        source.fail(
+            ("factor_names",),
+            f"expected the variants' factor names {sorted(named)}, got {factor_names}",
+        )
 
 
 def _field(mapping: dict[str, Any], key: str, convert: Callable[[Any], Any]) -> None:
@@ -324,6 +387,19 @@ class Catalog(Protocol):
         ...
 
 
+def evaluators_text(evaluators: dict[str, str | None] | None) -> str | None:
+    """A run's evaluator versions as one comparable text, ``None`` when not recorded.
+
+    Examples
+    --------
+    >>> evaluators_text({"rubric": "3", "judge": "2.0"}), evaluators_text({"judge": None})
+    ('judge 2.0, rubric 3', 'judge (no version)')
+    """
+    if evaluators is None:
+        return None
+    return ", ".join(f"{name} {evaluators[name] or '(no version)'}" for name in sorted(evaluators))
+
+
 def records_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
     """Catalog records as a tidy frame (one row per run)."""
     columns = [
@@ -336,6 +412,7 @@ def records_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
         "trial_count",
         "factor_names",
         "tags",
+        "evaluators",
         "path",
     ]
     rows = [
@@ -349,6 +426,7 @@ def records_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
             "trial_count": r.trial_count,
             "factor_names": r.factor_names,
             "tags": r.tags,
+            "evaluators": evaluators_text(r.evaluators),
             "path": str(r.path),
         }
         for r in records

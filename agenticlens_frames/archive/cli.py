@@ -91,7 +91,10 @@ FactorOpt = typer.Option(
     None,
     "--factor",
     "-f",
-    help="name=value (or name=v1,v2): keep variants with that factor value; repeat for AND.",
+    # "repeat for AND" was true of different factors only: the same factor again adds
+    # values (any-of), as a variant has one value of each factor.
+    help="name=value (or name=v1,v2): keep variants with that factor value; repeat with "
+    "other factors for AND (the same factor again adds values: any-of).",
 )
 BaselineOpt = typer.Option(
     False, "--include-baseline", help="Keep each run's baseline too (for comparisons)."
@@ -233,8 +236,15 @@ def _matching_runs(sl: Any, *, required: bool) -> None:
         return
     from .query import check_factor_filter
 
+    records = sl.archive.records()
+    if not records:
+        # "list what the archive holds with ls" listed nothing: say it is empty.
+        raise InputError(
+            f"{sl.archive.path}: the archive holds no run yet",
+            hint=f"add one with `agenticlens-frames archive add {sl.archive.path} MANIFEST SUITE`",
+        )
     # Nothing matched: a misspelt level is the likely cause; say which levels exist.
-    check_factor_filter(sl.filter.factors, sl.archive.records(), location="--factor")
+    check_factor_filter(sl.filter.factors, records, location="--factor")
     raise InputError(
         f"no archived run matches ({sl.filter.describe() or 'no filters'})",
         hint="list what the archive holds with `agenticlens-frames archive ls`",
@@ -656,6 +666,7 @@ def archive_summarize(
     if len(vs) > limit:
         console.print(Text(f"… {len(vs) - limit} more (write them all with --out)"))
     _paired_table(console, result.paired_differences, limit, verdicts=verdicts)
+    _note_unpaired(console, vs)
     if judged is not None:
         _verdicts_table(console, judged, limit)
     fl = result.factor_levels
@@ -693,6 +704,26 @@ def archive_summarize(
                 )
             )
         console.print(levels)
+        for note in fl.attrs.get("notes", []):
+            console.print(Text(f"Note: {note}."))
+
+
+def _note_unpaired(console: Console, summary: pd.DataFrame) -> None:
+    """Say which candidates have no paired comparison because the slice left out their
+    run's baseline (a factor or variant filter keeps only the matching variants): the
+    comparison with cases as the unit is the number to read, and its table silently
+    missing read as if there were nothing to compare."""
+    baseline = summary["is_baseline"].to_numpy(bool)
+    runs = summary["run_id"].astype(str)
+    alone = ~baseline & ~runs.isin(set(runs[baseline])).to_numpy()
+    if alone.any():
+        console.print(
+            Text(
+                f"No paired comparison for {int(alone.sum())} candidate(s) in "
+                f"{runs[alone].nunique()} run(s): the slice does not hold their run's "
+                "baseline (add --include-baseline)."
+            )
+        )
 
 
 def _paired_table(console: Console, paired: pd.DataFrame, limit: int, *, verdicts: bool) -> None:

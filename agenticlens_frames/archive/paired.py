@@ -56,6 +56,36 @@ PAIRED_DIFFERENCE_COLUMNS = [
     "unevaluated_attempts",
     "failed_counted_as_failures",
 ]
+_TEXT = (
+    "experiment_id",
+    "run_id",
+    "baseline_variant_id",
+    "candidate_variant_id",
+    "dimension",
+    "unit",
+    "ci_method",
+    "p_value_method",
+)
+_COUNTS = (
+    "paired_cases",
+    "baseline_only_cases",
+    "candidate_only_cases",
+    "improved_cases",
+    "regressed_cases",
+    "unevaluated_attempts",
+)
+_FLAGS = ("higher_is_better", "degenerate", "failed_counted_as_failures")
+#: The dtype of each column of :func:`paired_differences`; the rest are float64.
+_COLUMN_TYPES: dict[str, Any] = {
+    name: str
+    if name in _TEXT
+    else np.int64
+    if name in _COUNTS
+    else bool
+    if name in _FLAGS
+    else np.float64
+    for name in PAIRED_DIFFERENCE_COLUMNS
+}
 
 
 class _Dimension(NamedTuple):
@@ -253,12 +283,8 @@ def paired_differences(
                     "failed_counted_as_failures": False,
                 }
             )
-    frame = pd.DataFrame(rows, columns=PAIRED_DIFFERENCE_COLUMNS)
-    for column in ("paired_cases", "baseline_only_cases", "candidate_only_cases"):
-        frame[column] = frame[column].astype(np.int64)
-    for column in ("improved_cases", "regressed_cases", "unevaluated_attempts"):
-        frame[column] = frame[column].astype(np.int64)
-    for column in ("higher_is_better", "degenerate", "failed_counted_as_failures"):
-        frame[column] = frame[column].astype(bool)
+    # Typed column by column: without a row (no candidate beside its baseline) every
+    # column was object, and frames of several slices then concatenated into objects.
+    frame = pd.DataFrame(rows, columns=PAIRED_DIFFERENCE_COLUMNS).astype(_COLUMN_TYPES)
     frame.attrs.update(confidence_level=confidence_level, correction="none")
     return frame

@@ -34,6 +34,7 @@ import pyarrow as pa
 from ..errors import InputError
 from ..frames import (
     FACTOR_PREFIX,
+    NULLABLE_INTEGERS,
     SCHEMAS,
     ExperimentRun,
     cases_frame,
@@ -63,9 +64,13 @@ def _names(value: str | Iterable[str] | None, what: str) -> tuple[str, ...] | No
     if value is None:
         return None
     try:
-        values = (value,) if isinstance(value, str) else tuple(str(v) for v in value)
+        listed = (value,) if isinstance(value, str) else tuple(value)
     except TypeError as exc:
         raise InputError(f"{what} must be a string or a list of strings, got {value!r}") from exc
+    if None in listed:
+        # str(None) is 'None', a name nothing has: the slice came out empty without a word.
+        raise InputError(f"{what} holds None; list names only")
+    values = tuple(str(v) for v in listed)
     if not values:
         raise InputError(f"{what} is an empty list; leave it out to keep everything")
     if "" in values:
@@ -75,6 +80,26 @@ def _names(value: str | Iterable[str] | None, what: str) -> tuple[str, ...] | No
 
 
 Groups = tuple[tuple[str, ...], ...]
+
+
+def factor_mapping(
+    factors: Mapping[str, Any] | None, keywords: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """``factors=`` with the factor keywords (``model="a"``) on top, checked to be a mapping.
+
+    Examples
+    --------
+    >>> factor_mapping({"model": "a"}, {"prompt": ["v1", "v2"]})
+    {'model': 'a', 'prompt': ['v1', 'v2']}
+    """
+    if factors is not None and not isinstance(factors, Mapping):
+        # dict("model") raised a ValueError about update sequences.
+        raise InputError(
+            f"factors must be a mapping of factor names to values, got {factors!r}",
+            location="factors",
+            hint='e.g. factors={"model": ["a", "b"]}',
+        )
+    return {**(factors or {}), **(keywords or {})}
 
 
 @dataclass(frozen=True)
@@ -138,8 +163,11 @@ class SliceFilter:
         ((('a', 'b'),), (('model', ('large',)),), '2026-10-01T00:00:00+00:00')
         """
         pairs: dict[str, tuple[str, ...]] = {}
-        for name, values in (factors or {}).items():
+        for name, values in factor_mapping(factors).items():
             name = name.removeprefix(FACTOR_PREFIX)
+            if values is None:
+                # None was no filter on the level: it kept no variant at all.
+                raise InputError(f"factor {name!r} must be a string or a list of strings, got None")
             pairs[name] = _names(values, f"factor {name!r}") or ()
         start = parse_time(since, name="since")
         end = parse_time(until, name="until")
@@ -331,8 +359,9 @@ class ArchiveSlice:
         0
         """
         known = {"experiments", "runs", "variants", "since", "until", "tags", "include_baseline"}
-        factors = dict(filters.pop("factors", None) or {})
-        factors.update({k: v for k, v in filters.items() if k not in known})
+        factors = factor_mapping(
+            filters.pop("factors", None), {k: v for k, v in filters.items() if k not in known}
+        )
         extra = SliceFilter.build(
             **{k: v for k, v in filters.items() if k in known}, factors=factors
         )
@@ -430,7 +459,7 @@ class ArchiveSlice:
             scan.file_with(name, table_columns(name))
         return scans
 
-    def table(self, name: str = "attempts", columns: Sequence[str] | None = None) -> pa.Table:
+    def table(self, name: str = "attempts", columns: str | Sequence[str] | None = None) -> pa.Table:
         """Read one table of every run in the slice, through a unified schema.
 
         Columns a run lacks (a factor added later) are null for its rows. Key columns
@@ -445,6 +474,8 @@ class ArchiveSlice:
         (70, 'dictionary<values=string, indices=int32, ordered=0>')
         """
         check_table(name)
+        if isinstance(columns, str):  # one column, not its letters
+            columns = [columns]
         scans = self._checked_scans(name)
         parts = [scan.read(name, columns) for scan in scans]
         schema = _unified_schema(parts, scans, name, columns)
@@ -452,7 +483,9 @@ class ArchiveSlice:
             [b for part in parts for b in _conform(part, schema).to_batches()], schema=schema
         )
 
-    def frame(self, name: str = "attempts", columns: Sequence[str] | None = None) -> pd.DataFrame:
+    def frame(
+        self, name: str = "attempts", columns: str | Sequence[str] | None = None
+    ) -> pd.DataFrame:
         """:meth:`table` as pandas (dictionary columns become categoricals).
 
         Examples
@@ -462,7 +495,11 @@ class ArchiveSlice:
         >>> trials.shape, str(trials["variant_id"].dtype)
         ((5, 7), 'category')
         """
-        return self.table(name, columns).to_pandas()
+        frame = self.table(name, columns).to_pandas()
+        for column in NULLABLE_INTEGERS.get(name, ()):
+            if column in frame.columns:
+                frame[column] = frame[column].astype("Int32")
+        return frame
 
     def relation(self, connection: Any = None) -> Any:
         """The slice's attempts as a lazy DuckDB relation, for ad hoc SQL (extra ``duckdb``).

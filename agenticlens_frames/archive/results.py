@@ -600,8 +600,14 @@ def compare_to_baseline(
     out["n_regressed_cases"] = regressed
     out["n_improved_cases"] = improved
     frame = pd.DataFrame(out, copy=False)
+    # Text columns as text even with no comparison (an empty list is read as float or
+    # object), so that frames of several slices concatenate without changing dtypes.
+    frame = frame.astype(dict.fromkeys(_COMPARISON_TEXT, str))
     frame.attrs.update(regression_threshold=regression_threshold)
     return frame
+
+
+_COMPARISON_TEXT = ("baseline_variant_id", "candidate_variant_id", "changed_factors")
 
 
 def _changed_factors(
@@ -862,6 +868,65 @@ def factor_levels(
     return pd.DataFrame(frame, copy=False)
 
 
+def _suite_notes(runs: pd.DataFrame) -> list[str]:
+    """What :func:`factor_levels` pools that is not one set of cases, in words.
+
+    A level's means run over every run's variants. Runs of different suites, or of one
+    suite name and version whose cases changed between runs, put pass rates over
+    different cases side by side; the frame cannot show it, so its ``attrs["notes"]``
+    (and ``archive summarize``) say it.
+
+    Parameters
+    ----------
+    runs
+        Catalog rows of the runs pooled (:meth:`ArchiveSlice.runs`): ``suite_name``,
+        ``suite_version``, ``n_cases`` and, when present, ``evaluators`` (runs of one suite
+        scored by different versions of a custom evaluator, a judge say, are noted too).
+
+    Returns
+    -------
+    list of str
+        One note per finding, empty when every run has the same suite and cases.
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"suite_name": ["s", "s", "t"], "suite_version": ["1", "1", "1"],
+    ...                      "n_cases": [14, 14, 20]})
+    >>> _suite_notes(runs)  # doctest: +NORMALIZE_WHITESPACE
+    ['the factor levels pool runs of 2 suites (s@1: 2 runs, t@1: 1 run): their means
+      and pooled rates average over different cases']
+    """
+    if not len(runs):
+        return []
+    suite = runs["suite_name"].astype(str) + "@" + runs["suite_version"].astype(str)
+    notes = []
+    counts = suite.value_counts(sort=False).sort_index()
+    if len(counts) > 1:
+        listed = ", ".join(f"{name}: {n} run{'s' if n != 1 else ''}" for name, n in counts.items())
+        notes.append(
+            f"the factor levels pool runs of {len(counts)} suites ({listed}): their means and "
+            "pooled rates average over different cases"
+        )
+    for name, cases in runs["n_cases"].groupby(suite, sort=True):
+        sizes = sorted(set(cases.astype(int)))
+        if len(sizes) > 1:
+            notes.append(
+                f"suite {name} has {sizes[0]} cases in one run, {sizes[-1]} in another: its "
+                "cases changed without a new version, so its runs are not over one set of cases"
+            )
+    if "evaluators" in runs.columns:
+        # Runs archived before records kept their evaluators (null) cannot be told apart.
+        for name, used in runs["evaluators"].dropna().groupby(suite, sort=True):
+            versions = sorted(set(used))
+            if len(versions) > 1:
+                notes.append(
+                    f"suite {name}'s runs were scored by different evaluator versions "
+                    f"({'; '.join(v or 'none' for v in versions)}): their pass rates are not "
+                    "on one scale"
+                )
+    return notes
+
+
 # --------------------------------------------------------------------------- everything
 
 
@@ -1069,13 +1134,15 @@ def analyze_stats(
     ts = trial_summary(st, latency_missing=latency_missing)
     vs = variant_summary(st, core, ts, variant_info, confidence_level=confidence_level)
     comps = compare_to_baseline(vs, core, regression_threshold=regression_threshold)
+    levels = factor_levels(vs, pass_k=ks)
+    levels.attrs["notes"] = _suite_notes(runs) if runs is not None else []
     return ArchiveAnalysis(
         stats=st,
         runs=runs if runs is not None else pd.DataFrame(),
         trial_summary=ts,
         variant_summary=vs,
         comparisons=comps,
-        factor_levels=factor_levels(vs, pass_k=ks),
+        factor_levels=levels,
         pass_k=ks,
         confidence_level=confidence_level,
         regression_threshold=regression_threshold,

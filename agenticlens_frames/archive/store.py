@@ -64,7 +64,7 @@ from .catalog import (
     parse_time,
     records_frame,
 )
-from .query import ArchiveSlice, SliceFilter
+from .query import ArchiveSlice, SliceFilter, factor_mapping
 
 __all__ = [
     "ARCHIVE_TABLES",
@@ -456,6 +456,7 @@ class Archive:
             factor_names=tuple(run.factor_names),
             tags=tuple(tags),
             counts={name: table.num_rows for name, table in tables.items()},
+            evaluators=dict(run.evaluator_versions),
             path=folder,
             # The specification is checksummed too: an edit that keeps it consistent
             # with the tables (a case's expected text, a check's threshold) would
@@ -834,8 +835,7 @@ class Archive:
         >>> archive.slice(until="2026-10-01")
         ArchiveSlice(runs=0, variants=0, attempts=0; until=2026-10-01T00:00:00Z)
         """
-        merged = dict(factors or {})
-        merged.update(factor_values)
+        merged = factor_mapping(factors, factor_values)
         spec = SliceFilter.build(
             experiments=experiments,
             runs=runs,

@@ -105,6 +105,39 @@ def test_summarize_writes_every_frame(cli_archive: Path, tmp_path: Path):
     assert (out / "comparisons.csv").exists() and (out / "runs.csv").exists()
 
 
+def test_summarize_of_candidates_without_their_baseline_says_how_to_compare(cli_archive: Path):
+    """A factor slice keeps only the matching variants; without the baseline there is no
+    paired comparison, and the summary used to end without a word about it."""
+    bare = invoke("summarize", str(cli_archive), "--factor", "retrieval=dense")
+    assert bare.exit_code == 0, bare.output
+    assert "Paired with each run's baseline" not in bare.output
+    note = " ".join(bare.output.split())
+    assert (
+        "No paired comparison for 1 candidate(s) in 1 run(s): the slice does not hold their "
+        "run's baseline (add --include-baseline)" in note
+    )
+    paired = invoke(
+        "summarize", str(cli_archive), "--factor", "retrieval=dense", "--include-baseline"
+    )
+    assert "Paired with each run's baseline" in paired.output
+    assert "No paired comparison" not in paired.output
+    # A slice of baselines only has no candidate to compare: nothing to say.
+    baselines = invoke("summarize", str(cli_archive), "--variant", "baseline")
+    assert "No paired comparison" not in baselines.output
+
+
+def test_summarize_says_its_factor_levels_pool_different_suites(cli_archive: Path):
+    suites = sorted({f"{r.suite_name}@{r.suite_version}" for r in Archive(cli_archive).records()})
+    assert len(suites) == 2
+    result = invoke("summarize", str(cli_archive))
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "Note: the factor levels pool runs of 2 suites (" in text
+    assert all(f"{suite}: 1 run" in text for suite in suites)
+    one = invoke("summarize", str(cli_archive), "--experiment", "support-*")
+    assert "Note:" not in one.output
+
+
 def test_summarize_prints_the_case_level_interval_at_the_chosen_level(
     cli_archive: Path, tmp_path: Path
 ):
@@ -379,6 +412,50 @@ def test_a_memory_limit_duckdb_cannot_read_is_refused(cli_archive: Path):
     assert "Traceback" not in bad.output
     good = invoke("summarize", str(cli_archive), "--memory-limit", "1GB", "-q")
     assert good.exit_code == 0, good.output
+
+
+def test_a_memory_limit_too_small_for_duckdb_is_an_error_not_a_bug(cli_archive: Path):
+    pytest.importorskip("duckdb", reason="the [duckdb] extra is not installed")
+    args = ["summarize", str(cli_archive), "--engine", "duckdb", "--tag", "refund", "-q"]
+    small = invoke(*args, "--memory-limit", "1MB")
+    assert small.exit_code == 1
+    text = " ".join(small.output.split())
+    assert "Unable to summarize archive: --memory-limit: DuckDB ran out of memory" in text
+    assert "raise the memory limit" in text
+
+
+def test_repeated_factor_options_are_what_the_help_says(cli_archive: Path):
+    """--help said "repeat for AND", but the same factor repeated keeps either value
+    (a variant has one value of each factor, so AND would keep none)."""
+    shown = " ".join(invoke("summarize", "--help").output.replace("│", " ").split())
+    assert "repeat with other factors for AND (the same factor again adds values: any-of)" in (
+        shown
+    )
+
+    def variants(*factors: str) -> set[str]:
+        args = [a for f in factors for a in ("--factor", f)]
+        out = Path(cli_archive).parent / "out" / "-".join(factors).replace("=", "_")
+        result = invoke("summarize", str(cli_archive), *args, "-q", "--out", str(out))
+        assert result.exit_code == 0, result.output
+        return set(pd.read_parquet(out / "variant_summary.parquet")["variant_id"].astype(str))
+
+    both = variants("model=gpt-small", "model=gpt-large")
+    assert both == variants("model=gpt-small,gpt-large") and len(both) == 5
+    assert variants("model=gpt-small", "retrieval=dense") == {"retrieval-dense"}
+
+
+@pytest.mark.parametrize("command", ["summarize", "slice"])
+def test_an_empty_archive_says_so_and_how_to_fill_it(tmp_path: Path, command: str):
+    # It said no run matched "(no filters)" and to list the archive with ls, which lists
+    # nothing.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    args = ["--out", str(tmp_path / "out")] if command == "slice" else []
+    result = invoke(command, str(empty), *args)
+    assert result.exit_code == 1
+    text = " ".join(result.output.split())
+    assert f"{empty}: the archive holds no run yet" in text
+    assert f"add one with `agenticlens-frames archive add {empty} MANIFEST SUITE`" in text
 
 
 def test_the_example_archive_does_not_depend_on_the_working_directory(tmp_path, monkeypatch):

@@ -153,6 +153,21 @@ def test_duckdb_finishes_under_a_small_memory_limit(shared_archive: Archive, tmp
     assert_same_stats(limited, sl.stats("numpy"))
 
 
+@pytest.mark.parametrize("tags", [None, "refund"])
+def test_duckdb_out_of_memory_under_its_limit_is_an_input_error(
+    shared_archive: Archive, tags: str | None
+):
+    """A limit too small for even one run's hash tables raised DuckDB's
+    OutOfMemoryException, which the command line reported as a bug with a traceback."""
+    pytest.importorskip("duckdb", reason="the [duckdb] extra is not installed")
+    sl = shared_archive.all() if tags is None else shared_archive.slice(tags=tags)
+    with pytest.raises(InputError) as error:
+        sl.stats("duckdb", memory_limit="1MB", threads=1, rollups=False)
+    assert error.value.location == "memory_limit"
+    assert error.value.message.startswith("DuckDB ran out of memory under the memory limit 1MB")
+    assert error.value.hint.startswith("raise the memory limit")
+
+
 def test_duckdb_blocks_shrink_with_its_memory_limit():
     """Blocks of attempts hold 40 bytes of DuckDB memory per attempt: 80 MB -> 2M rows,
     and never more than the default block however large the limit."""

@@ -466,3 +466,100 @@ def test_reading_a_table_of_a_run_without_checksums_refuses_another_tables_file(
     others = [r.run_id for r in archive.records() if r.run_id != run_id]
     expected = sum(r.n_attempts for r in archive.records() if r.run_id in others)
     assert archive.slice(runs=others).table("attempts").num_rows == expected
+
+
+@pytest.mark.parametrize("experiments", ["support-agent-upgrade@1", "synthetic-*", "*"])
+def test_nullable_integer_columns_keep_one_dtype_whatever_runs_a_slice_holds(
+    shared_archive: Archive, runs: dict[str, ExperimentRun], experiments: str
+):
+    """``turns`` and ``target_attempts`` may be null: a loaded run holds them as Int32.
+    A slice gave int32 when its runs had no null there and float64 (nulls as NaN) when
+    one had, so the same column changed dtype with the filter."""
+    frame = shared_archive.slice(experiments=experiments).frame("attempts")
+    assert len(frame)
+    for column in ("turns", "target_attempts"):
+        assert str(frame[column].dtype) == "Int32", column
+        got: dict[tuple[str, str, int, str], object] = {}
+        for key, value in zip(_keys_unsorted(frame), frame[column].tolist(), strict=True):
+            got[key] = None if value is pd.NA else value
+        expected = {}
+        for run in runs.values():
+            if run_content_id(run) not in set(frame["run_id"].astype(str)):
+                continue
+            own = run.attempts
+            values = [None if pd.isna(v) else int(v) for v in own[column].tolist()]
+            run_id = run_content_id(run)
+            for key, value in zip(_keys_unsorted(own.assign(run_id=run_id)), values, strict=True):
+                expected[key] = value
+        assert got == expected, column
+
+
+def _keys_unsorted(frame: pd.DataFrame) -> list[tuple]:
+    cols = ["run_id", "variant_id", "trial", "case_id"]
+    return list(map(tuple, frame[cols].astype(str).to_numpy().tolist()))
+
+
+def test_the_documented_external_reads_keep_factors_only_later_runs_have(
+    shared_archive: Archive, runs: dict[str, ExperimentRun]
+):
+    """docs/archives.md's DuckDB and pyarrow recipes for reading the archive without this
+    toolkit: the ``memory`` factor only the example's version 2 has is read, with a value
+    on exactly that run's attempts (DuckDB's and pyarrow's default, the first file's
+    schema, leaves the column out)."""
+    import glob
+
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    duckdb = pytest.importorskip("duckdb", reason="the [duckdb] extra is not installed")
+    pattern = str(shared_archive.path / "experiment=*" / "run=*" / "attempts.parquet")
+    v2 = runs["support_v2"]
+    with_memory = {v.id for v in v2.manifest.variants if "memory" in v.factors}
+    expected = int(v2.attempts["variant_id"].astype(str).isin(with_memory).sum())
+    total = sum(len(run.attempts) for run in runs.values())
+    assert expected > 0
+    counted = duckdb.sql(
+        f"SELECT count(*), count(factor_memory) FROM read_parquet('{pattern}', "
+        "hive_partitioning = true, union_by_name = true)"
+    ).fetchall()
+    assert counted == [(total, expected)]
+    files = sorted(glob.glob(pattern))
+    table = ds.dataset(files, schema=pa.unify_schemas([pq.read_schema(f) for f in files]))
+    memory = table.to_table(columns=["factor_memory"]).column(0)
+    assert (len(memory), len(memory) - memory.null_count) == (total, expected)
+
+
+@pytest.mark.parametrize(
+    ("filters", "message"),
+    [
+        # a ValueError from dict(): a traceback
+        ({"factors": "model"}, "factors must be a mapping of factor names to values"),
+        # None matched nothing, without a word: an empty slice
+        ({"model": None}, "factor 'model' must be a string or a list of strings, got None"),
+        ({"factors": {"model": None}}, "factor 'model' must be a string or a list of strings"),
+        # None inside a list was read as the text 'None'
+        ({"variants": ["baseline", None]}, "variants holds None"),
+        ({"tags": [None]}, "tags holds None"),
+    ],
+)
+def test_slice_filters_of_the_wrong_kind_are_refused(
+    shared_archive: Archive, filters: dict, message: str
+):
+    with pytest.raises(InputError) as error:
+        shared_archive.slice(**filters).records()
+    assert error.value.message.startswith(message)
+
+
+def test_one_column_named_as_a_string_is_read_as_that_column(shared_archive: Archive):
+    # "passed" was read as the columns 'p', 'a', 's', …: "no column 'p' in archived attempts".
+    sl = shared_archive.slice(experiments="support-agent-upgrade@1")
+    frame = sl.frame("attempts", "passed")
+    assert list(frame.columns) == ["passed"]
+    assert frame["passed"].tolist() == sl.frame("attempts", ["passed"])["passed"].tolist()
+    assert sl.table("attempts", "passed").column_names == ["passed"]
+
+
+def test_where_refuses_factors_that_are_not_a_mapping(shared_archive: Archive):
+    with pytest.raises(InputError, match="factors must be a mapping of factor names"):
+        shared_archive.all().where(factors=["model"])

@@ -238,3 +238,77 @@ def test_the_case_matrix_is_built_on_first_use_and_the_summary_does_not_need_it(
             got = getattr(row, name)
             assert (want is None and math.isnan(got)) or got == pytest.approx(want, rel=1e-12)
         assert row.consistency_rate == pytest.approx(rows["consistent"].mean(), rel=1e-12)
+
+
+def test_factor_levels_say_when_they_pool_runs_of_different_suites(
+    shared_archive: Archive, support_run: ExperimentRun, tmp_path
+):
+    """The factor levels average pass rates over every run's variants: over different
+    suites, or one suite whose cases changed without a new version, they average over
+    different cases. That used to go unsaid."""
+    records = shared_archive.records()
+    suites = sorted({f"{r.suite_name}@{r.suite_version}" for r in records})
+    assert len(suites) == 2  # the example's suite (twice) and the synthetic one
+    notes = shared_archive.all().analyze(engine="numpy").factor_levels.attrs["notes"]
+    assert len(notes) == 1 and notes[0].startswith(
+        f"the factor levels pool runs of {len(suites)} suites"
+    )
+    assert all(suite in notes[0] for suite in suites)
+    one_suite = shared_archive.slice(experiments="support-*").analyze(engine="numpy")
+    assert one_suite.factor_levels.attrs["notes"] == []
+
+    # The example's suite again, under its name and version, with only its refund cases.
+    archive = Archive(tmp_path / "arc", durable=False)
+    archive.add(support_run, run_at="2026-10-20")
+    refund = shared_archive.slice(experiments="support-agent-upgrade@1", tags="refund")
+    archive.add(refund.to_run(), run_at="2026-10-21")
+    cases = sorted(r.counts["cases"] for r in archive.records())
+    assert cases[0] < cases[1] == support_run.cases.shape[0]
+    (note,) = archive.all().analyze(engine="numpy").factor_levels.attrs["notes"]
+    suite = f"{support_run.suite.name}@{support_run.suite.version}"
+    assert note.startswith(f"suite {suite} has {cases[0]} cases in one run, {cases[1]} in")
+
+
+@pytest.mark.parametrize("frame", ["comparisons", "paired_differences"])
+def test_a_slice_without_comparisons_gives_the_comparison_frames_their_dtypes(
+    shared_archive: Archive, frame: str
+):
+    """A slice that holds no candidate beside its baseline gives empty comparison frames;
+    they came back with object (or float) columns, so concatenating them with other
+    slices' frames turned floats into objects."""
+    full = getattr(shared_archive.all().analyze(engine="numpy"), frame)
+    empty = getattr(shared_archive.slice(retrieval="dense").analyze(engine="numpy"), frame)
+    assert len(full) and not len(empty)
+    assert empty.dtypes.astype(str).to_dict() == full.dtypes.astype(str).to_dict()
+    assert "object" not in set(empty.dtypes.astype(str))
+    # (categorical run and experiment ids of different slices concatenate as objects, as
+    # pandas concatenates any two categoricals of different categories)
+    kept = [c for c in full.columns if full[c].dtype != "category"]
+    both = pd.concat([empty[kept], full[kept]], ignore_index=True)
+    assert both.dtypes.astype(str).to_dict() == full[kept].dtypes.astype(str).to_dict()
+
+
+def test_factor_levels_say_when_runs_of_one_suite_had_different_evaluator_versions(
+    synthetic_run: ExperimentRun, tmp_path
+):
+    """A custom evaluator (a judge) upgraded between two runs of one suite scores them
+    differently; the factor levels pooled both without a word, and nothing in the archive
+    said which version had scored which run."""
+    from dataclasses import replace
+
+    archive = Archive(tmp_path / "arc", durable=False)
+    for day, version in ((1, "1.0"), (2, "2.0")):
+        run = replace(synthetic_run, evaluator_versions={"judge": version, "rubric": "3"})
+        archive.add(run, run_at=f"2026-11-0{day}")
+    assert [r.evaluators for r in archive.records()] == [
+        {"judge": "1.0", "rubric": "3"},
+        {"judge": "2.0", "rubric": "3"},
+    ]
+    notes = archive.all().analyze(engine="numpy").factor_levels.attrs["notes"]
+    suite = f"{synthetic_run.suite.name}@{synthetic_run.suite.version}"
+    assert notes == [
+        f"suite {suite}'s runs were scored by different evaluator versions "
+        "(judge 1.0, rubric 3; judge 2.0, rubric 3): their pass rates are not on one scale"
+    ]
+    one = archive.slice(since="2026-11-02").analyze(engine="numpy")
+    assert one.factor_levels.attrs["notes"] == []

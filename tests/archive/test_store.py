@@ -292,6 +292,30 @@ def test_a_run_folder_copied_or_moved_by_hand_is_refused_not_read_twice(archive:
         (lambda d: d.update(run_at="yesterday"), "run_at", "cannot read 'yesterday'"),
         (lambda d: d["sha256"].update(attempts=5), "sha256.attempts", "expected a string"),
         (lambda d: d.update(format_version=2), None, "format_version 2 is not one this"),
+        # Values of the right type that cannot belong together: an edited position read
+        # an array out of bounds (IndexError), an edited baseline compared every
+        # candidate with another variant than the run's.
+        (
+            lambda d: d["variants"][2].update(position=7),
+            "variants[2].position",
+            "expected 2 (the variant's place in the list), got 7",
+        ),
+        (
+            lambda d: d["variants"][2].update(variant_id=d["variants"][1]["variant_id"]),
+            "variants[2].variant_id",
+            "a second variant with the id",
+        ),
+        (
+            lambda d: d.update(baseline_variant_id=d["variants"][2]["variant_id"]),
+            "variants",
+            "the baseline variant",
+        ),
+        (lambda d: d.update(baseline_variant_id="nobody"), "baseline_variant_id", "no variant"),
+        (
+            lambda d: d.update(factor_names=["model"]),
+            "factor_names",
+            "expected the variants' factor names",
+        ),
     ],
 )
 def test_a_damaged_run_record_is_refused_naming_the_field(
@@ -422,3 +446,23 @@ def test_a_path_starting_with_a_tilde_is_refused_not_made_a_folder(
     with pytest.raises(InputError, match="'~' is not expanded here"):
         Archive("~/runs").add(support_run)
     assert not (tmp_path / "~").exists()
+
+
+@pytest.mark.parametrize("read", ["numpy", "duckdb", "frame"])
+def test_a_slice_read_after_its_run_was_removed_says_to_slice_again(archive: Archive, read: str):
+    """A slice is a snapshot of the catalog. Reading it after one of its runs was removed
+    said the run's file was missing and to restore it from a backup, or to remove the run
+    and add it again: the run had just been removed on purpose."""
+    if read == "duckdb":
+        pytest.importorskip("duckdb", reason="the [duckdb] extra is not installed")
+    sl = archive.all()
+    gone = sl.records()[0]
+    archive.remove(gone.run_id)
+    with pytest.raises(InputError) as error:
+        sl.frame("attempts") if read == "frame" else sl.analyze(read)
+    assert error.value.message.startswith(
+        f"run {gone.run_id} is no longer in the archive (removed after this slice read"
+    )
+    assert error.value.file is not None and error.value.file.startswith(str(gone.path))
+    assert error.value.hint == "slice the archive again: a slice is a snapshot of its catalog"
+    assert len(archive.all().records()) == 2  # a new slice reads the others
