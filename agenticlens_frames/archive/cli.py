@@ -94,7 +94,8 @@ FactorOpt = typer.Option(
     # "repeat for AND" was true of different factors only: the same factor again adds
     # values (any-of), as a variant has one value of each factor.
     help="name=value (or name=v1,v2): keep variants with that factor value; repeat with "
-    "other factors for AND (the same factor again adds values: any-of).",
+    "other factors for AND (the same factor again adds values: any-of). A comma inside a "
+    "value is written \\, (a backslash itself \\\\).",
 )
 BaselineOpt = typer.Option(
     False, "--include-baseline", help="Keep each run's baseline too (for comparisons)."
@@ -114,6 +115,50 @@ CorrectionOpt = typer.Option(
 )
 
 
+def _split_levels(value: str) -> list[str]:
+    """The levels of a ``--factor`` value: split on commas, but ``\\,`` is a comma inside a
+    level and ``\\\\`` a backslash (any other backslash is kept as typed), so a level
+    holding a comma ("lärge, big") can be selected. Levels are stripped; empty ones dropped.
+
+    Examples
+    --------
+    >>> _split_levels(r"a, b\\, c ,d\\\\")
+    ['a', 'b, c', 'd\\\\']
+    """
+    levels: list[str] = []
+    current: list[str] = []
+    chars = iter(value)
+    for char in chars:
+        if char == "\\":
+            following = next(chars, "")
+            if following in (",", "\\"):
+                current.append(following)
+            else:
+                current.append(char + following)
+        elif char == ",":
+            levels.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    levels.append("".join(current))
+    return [level.strip() for level in levels if level.strip()]
+
+
+def _factor_argument(name: str, level: str) -> str:
+    """``--factor name=level`` as typed in a shell: the inverse of :func:`_split_levels`,
+    quoted, so a suggestion can be pasted back.
+
+    Examples
+    --------
+    >>> print(_factor_argument("model", "lärge, big=1"))
+    --factor 'model=lärge\\, big=1'
+    >>> print(_factor_argument("model", "gpt-large"))
+    --factor model=gpt-large
+    """
+    escaped = level.replace("\\", "\\\\").replace(",", "\\,")
+    return f"--factor {shlex.quote(f'{name}={escaped}')}"
+
+
 def _parse_factors(items: list[str] | None) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for item in items or []:
@@ -123,7 +168,7 @@ def _parse_factors(items: list[str] | None) -> dict[str, list[str]]:
                 f"--factor {item!r} is not name=value",
                 hint="e.g. --factor retrieval=dense or --factor model=gpt-large,gpt-small",
             )
-        out.setdefault(name.strip(), []).extend(v.strip() for v in value.split(",") if v.strip())
+        out.setdefault(name.strip(), []).extend(_split_levels(value))
     return out
 
 
@@ -244,7 +289,7 @@ def _matching_runs(sl: Any, *, required: bool) -> None:
             hint=f"add one with `agenticlens-frames archive add {sl.archive.path} MANIFEST SUITE`",
         )
     # Nothing matched: a misspelt level is the likely cause; say which levels exist.
-    check_factor_filter(sl.filter.factors, records, location="--factor")
+    check_factor_filter(sl.filter.factors, records, location="--factor", suggest=_factor_argument)
     raise InputError(
         f"no archived run matches ({sl.filter.describe() or 'no filters'})",
         hint="list what the archive holds with `agenticlens-frames archive ls`",

@@ -21,7 +21,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from functools import cached_property
@@ -976,11 +976,14 @@ def check_factor_filter(
     *,
     levels: bool | Literal["warn"] = True,
     location: str = "factors",
+    suggest: Callable[[str, str], str] | None = None,
 ) -> None:
     """Refuse a factor name (and, with ``levels``, a level) that no archived run has,
     saying which factors and levels exist and which is closest; ``levels="warn"`` warns
     about such a level instead (the slice is then empty for it). ``location`` names the
-    argument in the message (the command line's ``--factor``)."""
+    argument in the message (the command line's ``--factor``); ``suggest(name, level)``
+    writes the closest level as the caller's user would type it (default: ``'level'``),
+    so a level holding a comma is suggested in a form the command line can read."""
     if not factors or not records:
         return
     from ..formats._io import close_match
@@ -1005,7 +1008,8 @@ def check_factor_filter(
             match = close_match(missing[0], found[name])
             shown = ", ".join(repr(v) for v in sorted(found[name])[:20])
             message = f"no archived run has {name}={missing[0]!r}"
-            hint = (f"did you mean {match!r}? " if match else "") + (
+            shown_match = repr(match) if suggest is None or match is None else suggest(name, match)
+            hint = (f"did you mean {shown_match}? " if match else "") + (
                 f"the levels of {name!r} are {shown}"
             )
             if levels != "warn":

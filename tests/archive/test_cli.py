@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import typer
+import yaml
 from typer.testing import CliRunner
 
 from agenticlens_frames.archive import Archive
@@ -583,3 +584,51 @@ def test_slice_takes_the_confidence_level_summarize_takes(cli_archive: Path, tmp
     for name in ("results/case_level_intervals", "results/paired_differences", "verdicts"):
         levels = pd.read_parquet(out / f"{name}.parquet")["confidence_level"]
         assert set(levels) == {0.9}, name
+
+
+def _archive_with_a_comma_level(tmp_path: Path) -> Path:
+    """The support example with gpt-large renamed to a level holding a comma."""
+    import shutil
+
+    folder = tmp_path / "support"
+    shutil.copytree(EXAMPLE, folder)
+    manifest = folder / "manifest.yaml"
+    manifest.write_text(
+        manifest.read_text(encoding="utf-8").replace('"gpt-large"', '"lärge, big=1"'),
+        encoding="utf-8",
+    )
+    arc = tmp_path / "arc"
+    added = invoke("add", str(arc), str(manifest), str(folder / "suite.yaml"), "-q")
+    assert added.exit_code == 0, added.output
+    return arc
+
+
+def test_a_level_holding_a_comma_can_be_selected_and_is_suggested_as_typed(tmp_path: Path):
+    """--factor "model=lärge, big=1" split on the comma, and the "did you mean" suggested
+    the level in a form that could not be typed: a backslash escapes the comma, and the
+    suggestion is the whole option, ready to paste."""
+    import shlex
+
+    arc = _archive_with_a_comma_level(tmp_path)
+    out = tmp_path / "out"
+    result = invoke("summarize", str(arc), "--factor", r"model=lärge\, big=1", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    frame = pd.read_parquet(out / "variant_summary.parquet")
+    # The manifest's variants on that level, read independently of the archive.
+    manifest = yaml.safe_load((tmp_path / "support" / "manifest.yaml").read_text("utf-8"))
+    on_it = {v["id"] for v in manifest["variants"] if v["factors"]["model"] == "lärge, big=1"}
+    assert set(frame["variant_id"].astype(str)) == on_it and len(on_it) == 2
+    typo = invoke("summarize", str(arc), "--factor", "model=lärge", "-q")
+    assert typo.exit_code == 1
+    text = " ".join(typo.output.split())
+    suggested = r"--factor 'model=lärge\, big=1'"
+    assert f"did you mean {suggested}?" in text
+    again = invoke("summarize", str(arc), *shlex.split(suggested), "-q")
+    assert again.exit_code == 0, again.output
+    # Several levels, one of them with a comma: every variant is on one of the two.
+    out2 = tmp_path / "out2"
+    both = invoke(
+        "summarize", str(arc), "-f", r"model=gpt-small,lärge\, big=1", "-q", "--out", str(out2)
+    )
+    assert both.exit_code == 0, both.output
+    assert len(pd.read_parquet(out2 / "variant_summary.parquet")) == 5
