@@ -17,6 +17,7 @@ from typing import Any
 
 __all__ = [
     "InputError",
+    "check_bool",
     "check_count",
     "check_number",
     "check_pass_k",
@@ -255,6 +256,27 @@ def os_refusal(error: OSError, message: str | None = None) -> InputError:
         file=None if error.filename is None else str(error.filename),
         hint=_OS_HINTS.get(error.errno or 0, "check the path"),
     )
+
+
+def check_bool(value: Any, name: str, *, location: str | None = None) -> bool:
+    """Return ``value`` if it is a bool (numpy's too), else raise :class:`InputError`: a
+    flag given ``"yes"`` or ``"no"`` was read as true by its truthiness, whichever was meant.
+
+    Examples
+    --------
+    >>> check_bool(True, "include_baseline")
+    True
+    >>> check_bool("no", "include_baseline", location="include_baseline")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: include_baseline: include_baseline must be True or \
+False, got 'no'
+    """
+    # numpy's bool (a cell of a boolean column) without importing numpy here.
+    numpy_bool = type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")
+    if not (isinstance(value, bool) or numpy_bool):
+        raise InputError(f"{name} must be True or False, got {value!r}", location=location)
+    return bool(value)
 
 
 def check_number(value: Any, name: str, *, location: str | None = None) -> float:

@@ -24,7 +24,7 @@ from .._cli_errors import fail, output_console
 from .._cli_help import FlagsWithoutTypes
 from .._values import format_in_unit, format_power, is_missing
 from ..errors import InputError
-from .engine_registry import AUTO, ENGINES
+from .engine_registry import ENGINES, check_engine_settings
 
 if TYPE_CHECKING:  # pandas loads with the first command that needs it, not with --help
     import pandas as pd
@@ -233,16 +233,6 @@ def _output_names(stems: Iterable[str], fmt: str, folder: str = "") -> set[str]:
     """The files ``stems`` are written to, in format ``fmt`` (or every format if "*")."""
     formats = [f.value for f in SliceFormat] if fmt == "*" else [fmt]
     return {f"{folder}{stem}.{ext}" for stem in stems for ext in formats}
-
-
-def _check_memory_limit(memory_limit: str | None, engine: str) -> None:
-    """``--memory-limit`` bounds DuckDB alone: with another engine it would be ignored."""
-    if memory_limit and engine not in (AUTO, "duckdb"):
-        raise InputError(
-            f"--memory-limit applies to the duckdb engine, not {engine}",
-            hint="use --engine duckdb (or auto, which picks it when the slice would not fit "
-            "in memory), or drop --memory-limit",
-        )
 
 
 def _check_correction(verdicts: bool, correction: Correction | None) -> None:
@@ -623,7 +613,8 @@ def archive_summarize(
 
     judged = None
     try:
-        _check_memory_limit(memory_limit, engine.value)
+        # Before any work, the check sufficient_stats makes (its error names the option).
+        check_engine_settings(engine.value, {"memory_limit": memory_limit})
         _check_correction(verdicts, correction)
         if out is not None:
             _check_out(out, archive)

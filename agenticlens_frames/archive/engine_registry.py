@@ -17,8 +17,18 @@ from importlib import import_module
 from typing import Any
 
 from .._docs import markdown_table
+from ..errors import InputError
 
-__all__ = ["AUTO", "ENGINES", "ENGINE_ENTRIES", "EngineEntry", "engine_function", "engines_table"]
+__all__ = [
+    "AUTO",
+    "DUCKDB_SETTINGS",
+    "ENGINES",
+    "ENGINE_ENTRIES",
+    "EngineEntry",
+    "check_engine_settings",
+    "engine_function",
+    "engines_table",
+]
 
 #: Picks ``duckdb`` when the slice would not fit in memory, else ``numpy``.
 AUTO = "auto"
@@ -78,6 +88,37 @@ ENGINE_ENTRIES: tuple[EngineEntry, ...] = (
 
 #: Every name ``engine=`` accepts, ``auto`` first.
 ENGINES: tuple[str, ...] = (AUTO, *(entry.name for entry in ENGINE_ENTRIES))
+
+
+#: The settings only the duckdb engine reads (``auto`` hands them on when it picks it).
+DUCKDB_SETTINGS: tuple[str, ...] = ("memory_limit", "threads", "temp_directory")
+
+
+def check_engine_settings(engine: str, settings: dict[str, Any]) -> None:
+    """Refuse DuckDB settings (:data:`DUCKDB_SETTINGS`) given with an engine that would
+    ignore them: the numpy, pandas and dask engines never open DuckDB, so a memory limit
+    given with them bounded nothing, without a word. ``None`` is "not given". The error's
+    place is the argument's name (the command line names its option instead).
+
+    Examples
+    --------
+    >>> check_engine_settings("duckdb", {"memory_limit": "2GB", "threads": 2})
+    >>> check_engine_settings("numpy", {"memory_limit": None, "threads": None})
+    >>> check_engine_settings("numpy", {"threads": 2})
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: threads: applies to the duckdb engine, not numpy \
+(use the duckdb engine, or auto, which picks it when the slice would not fit in memory; or \
+leave it out)
+    """
+    for name, value in settings.items():
+        if name in DUCKDB_SETTINGS and value is not None and engine not in (AUTO, "duckdb"):
+            raise InputError(
+                f"applies to the duckdb engine, not {engine}",
+                location=name,
+                hint="use the duckdb engine, or auto, which picks it when the slice would not "
+                "fit in memory; or leave it out",
+            )
 
 
 def engine_function(name: str) -> Callable[..., Any]:

@@ -42,7 +42,7 @@ from ._kernel import (
 )
 from ._rollup import read_rollups, trial_positions
 from ._scan import run_blocks
-from .engine_registry import AUTO, ENGINES, engine_function
+from .engine_registry import AUTO, ENGINES, check_engine_settings, engine_function
 from .sufficient import (
     RunLayout,
     ScanSource,
@@ -270,7 +270,8 @@ def sufficient_stats(
         A ``dask.distributed.Client`` for ``engine="dask"`` (default: the current one).
     memory_limit, threads, temp_directory
         DuckDB settings (e.g. ``"2GB"``); it spills to ``temp_directory`` beyond the
-        limit.
+        limit. Refused with the numpy, pandas and dask engines, which would ignore them
+        (``auto`` hands them to DuckDB when it picks it).
     block_rows
         Attempts per Dask task (whole runs).
     layout
@@ -297,6 +298,9 @@ def sufficient_stats(
     """
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}", hint=f"choose one of {', '.join(ENGINES)}")
+    check_engine_settings(
+        engine, {"memory_limit": memory_limit, "threads": threads, "temp_directory": temp_directory}
+    )
     if memory_limit is not None:
         _check_memory_limit(memory_limit)
     src = as_source(source)

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..errors import InputError
+from ..errors import InputError, check_bool
 from ..frames import (
     FACTOR_PREFIX,
     NULLABLE_INTEGERS,
@@ -189,7 +189,9 @@ class SliceFilter:
             until=end,
             tags=group(tags, "tags"),
             factors=tuple(sorted(pairs.items())),
-            include_baseline=include_baseline,
+            include_baseline=check_bool(
+                include_baseline, "include_baseline", location="include_baseline"
+            ),
         )
 
     def merge(self, other: SliceFilter) -> SliceFilter:

@@ -317,7 +317,7 @@ def test_slice_writes_each_runs_verdicts(
         # It bounds DuckDB only, and was ignored without a word with another engine.
         (
             ["summarize", "{arc}", "--engine", "numpy", "--memory-limit", "2GB"],
-            "--memory-limit applies to the duckdb engine, not numpy",
+            "--memory-limit: applies to the duckdb engine, not numpy",
         ),
         (["ls", "{missing}"], "no archive here"),
         (["add", "{arc}", "a", "b", "c"], "expected MANIFEST SUITE"),

@@ -410,3 +410,23 @@ def test_a_damaged_attempts_file_of_a_run_without_checksums_is_named(
     others = [r.run_id for r in archive.records() if r.run_id != victim.run_id]
     expected = archive.slice(runs=others).frame("attempts")
     assert_matches_oracle(archive.slice(runs=others).stats(engine), expected)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "pandas", "dask"])
+@pytest.mark.parametrize(
+    ("setting", "value"), [("memory_limit", "2GB"), ("threads", 2), ("temp_directory", "/tmp")]
+)
+def test_duckdb_settings_with_another_engine_are_refused(
+    shared_archive: Archive, engine: str, setting: str, value: object
+):
+    """They bound DuckDB alone, and were ignored without a word with another engine (the
+    command line refused --memory-limit there); the analysis refuses them the same way."""
+    sl = shared_archive.all()
+    for call in (
+        lambda: sl.stats(engine, **{setting: value}),
+        lambda: sl.analyze(engine, **{setting: value}),
+    ):
+        with pytest.raises(InputError) as error:
+            call()
+        assert error.value.location == setting
+        assert error.value.message == f"applies to the duckdb engine, not {engine}"

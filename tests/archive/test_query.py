@@ -563,3 +563,15 @@ def test_one_column_named_as_a_string_is_read_as_that_column(shared_archive: Arc
 def test_where_refuses_factors_that_are_not_a_mapping(shared_archive: Archive):
     with pytest.raises(InputError, match="factors must be a mapping of factor names"):
         shared_archive.all().where(factors=["model"])
+
+
+@pytest.mark.parametrize("value", ["yes", "no", 1, None])
+def test_include_baseline_takes_a_bool_only(shared_archive: Archive, value: object):
+    """ "no" was read as true by its truthiness, whatever was meant."""
+    with pytest.raises(InputError) as error:
+        shared_archive.slice(variants="x", include_baseline=value)
+    assert error.value.location == "include_baseline"
+    assert f"must be True or False, got {value!r}" in error.value.message
+    with pytest.raises(InputError, match="include_baseline"):
+        shared_archive.all().where(include_baseline=value)
+    assert shared_archive.slice(include_baseline=np.True_).filter.include_baseline is True
