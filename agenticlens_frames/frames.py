@@ -718,18 +718,30 @@ def read_parquet(folder: str | Path) -> ExperimentRun:
     >>> read_parquet("/nonexistent")
     Traceback (most recent call last):
     ...
-    agenticlens_frames.errors.InputError: /nonexistent/attempts.parquet: file not found ...
+    agenticlens_frames.errors.InputError: /nonexistent: folder not found (a run folder holds \
+attempts.parquet, checks.parquet, trials.parquet, variants.parquet and cases.parquet, as \
+ExperimentRun.to_parquet() and `experiment run --parquet` write them)
     """
     base = check_path(folder, "a run folder ExperimentRun.to_parquet wrote")
+    holds = (
+        "a run folder holds "
+        + ", ".join(f"{name}.parquet" for name in list(SCHEMAS)[:-1])
+        + f" and {list(SCHEMAS)[-1]}.parquet, as ExperimentRun.to_parquet() and "
+        "`experiment run --parquet` write them"
+    )
+    # Said of the folder: "<folder>/attempts.parquet: file not found" read as if the
+    # folder existed and lacked one file.
+    if not base.exists():
+        raise InputError("folder not found", file=base, hint=holds)
+    if not base.is_dir():
+        raise InputError("not a folder", file=base, hint=holds)
     frames: dict[str, pd.DataFrame] = {}
     spec: dict[str, Any] | None = None
     first_meta: bytes | None = None
     for name in SCHEMAS:
         path = base / f"{name}.parquet"
         if not path.exists():
-            raise InputError(
-                "file not found", file=path, hint="write it with ExperimentRun.to_parquet()"
-            )
+            raise InputError("file not found", file=path, hint=holds)
         try:
             table = pq.read_table(path)
         except (pa.ArrowException, OSError) as exc:

@@ -102,10 +102,13 @@ def test_to_parquet_over_an_existing_file_is_refused_naming_it(run, tmp_path: Pa
 
 
 def test_read_parquet_errors_name_the_file(tmp_path: Path, run) -> None:
-    with pytest.raises(InputError, match=r"attempts\.parquet: file not found"):
+    with pytest.raises(InputError, match=r"attempts\.parquet: file not found \(a run folder holds"):
         read_parquet(tmp_path)
     run.to_parquet(tmp_path)
     (tmp_path / "checks.parquet").write_bytes(b"PAR1 this is not parquet")
+    with pytest.raises(InputError) as info:
+        read_parquet(tmp_path / "checks.parquet")
+    assert str(info.value).startswith(f"{tmp_path / 'checks.parquet'}: not a folder (")
     with pytest.raises(InputError, match=r"checks\.parquet: not a readable parquet file"):
         read_parquet(tmp_path)
     pa_table = pa.table({"x": [1]})
@@ -380,3 +383,16 @@ def test_a_recorded_turn_count_beyond_int32_is_unknown_in_the_table(tmp_path) ->
     ]
     assert turn["passed"].tolist() == [False]
     assert "3000000000" in turn["explanation"].iloc[0]
+
+
+def test_read_parquet_of_a_missing_folder_says_the_folder_is_missing(tmp_path: Path) -> None:
+    """It said "<folder>/attempts.parquet: file not found (write it with
+    ExperimentRun.to_parquet())", as if the folder existed and lacked one file."""
+    missing = tmp_path / "nowhere"
+    with pytest.raises(InputError) as info:
+        read_parquet(missing)
+    assert str(info.value) == (
+        f"{missing}: folder not found (a run folder holds attempts.parquet, checks.parquet, "
+        "trials.parquet, variants.parquet and cases.parquet, as ExperimentRun.to_parquet() "
+        "and `experiment run --parquet` write them)"
+    )
