@@ -50,6 +50,11 @@ OPTIONAL_ATTEMPT_COLUMNS = ("score", "latency_ms", "cost_usd", "output", "status
 #: table, so every copy of the run (parquet, archive) counts it as a suite case's.
 PASSED_GIVEN = EvaluatorRef(name="passed")
 
+#: The fewest variants a run may have: a baseline and one candidate, the least a comparison
+#: needs (a manifest, under AgenticLens's rule, needs three). ``Archive.add`` holds runs
+#: built any other way to it too.
+MIN_VARIANTS = 2
+
 
 def _check_frame(frame: Any, what: str) -> pd.DataFrame:
     if not isinstance(frame, pd.DataFrame):
@@ -325,7 +330,7 @@ def frame_parts(
         _warn_unread(frame, what)
     variant_ids = _ids(variants, "variant_id", "variants")
     case_ids = _ids(cases, "case_id", "cases")
-    if len(variant_ids) < 2:
+    if len(variant_ids) < MIN_VARIANTS:
         raise InputError("a comparison needs at least two variants", file="variants frame")
     if not case_ids:
         raise InputError("no case", file="cases frame")

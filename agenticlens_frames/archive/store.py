@@ -235,6 +235,27 @@ def _archive_attempts(run: ExperimentRun, run_id: str, run_at: datetime) -> pa.T
     return table
 
 
+def _check_shape(run: ExperimentRun) -> None:
+    """Refuse a run with fewer variants than any run the project builds (a baseline and a
+    candidate: :data:`~agenticlens_frames.from_frames.MIN_VARIANTS`) or with no case: one
+    built straight from specs was archived, and then compared nothing or counted nothing."""
+    from ..from_frames import MIN_VARIANTS
+
+    n_variants = len(run.manifest.variants)
+    if n_variants < MIN_VARIANTS:
+        raise InputError(
+            f"a comparison needs at least two variants; run {run.experiment_id!r} has {n_variants}",
+            location="manifest.variants",
+            hint="archive a run of a baseline and at least one candidate",
+        )
+    if not run.suite.cases:
+        raise InputError(
+            f"run {run.experiment_id!r} has no case",
+            location="suite.cases",
+            hint="archive a run of a suite with at least one case",
+        )
+
+
 def _check_tags(run: ExperimentRun) -> None:
     """Refuse a case tag holding a comma: the archive keeps a case's tags comma-joined
     on every attempt, so ``"refund,billing"`` would read back as two tags, and a tag
@@ -351,6 +372,7 @@ class Archive:
             )
         if (self.path / MARKER_FILE).exists():
             _check_marker(self.path / MARKER_FILE)  # before the run is looked for in it
+        _check_shape(run)
         _check_tags(run)
         # Read before looking for the run: a bad --run-at is refused whether or not the
         # run is archived already (a CI job re-adding a run would not find it out).

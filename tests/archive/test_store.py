@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import shutil
@@ -466,3 +467,42 @@ def test_a_slice_read_after_its_run_was_removed_says_to_slice_again(archive: Arc
     assert error.value.file is not None and error.value.file.startswith(str(gone.path))
     assert error.value.hint == "slice the archive again: a slice is a snapshot of its catalog"
     assert len(archive.all().records()) == 2  # a new slice reads the others
+
+
+def _kept(run: ExperimentRun, variants: set[str], cases: set[str]) -> ExperimentRun:
+    """``run`` built straight from its specs with only these variants and cases."""
+    manifest = dataclasses.replace(
+        run.manifest, variants=tuple(v for v in run.manifest.variants if v.id in variants)
+    )
+    suite = dataclasses.replace(run.suite, cases=tuple(c for c in run.suite.cases if c.id in cases))
+
+    def keep(frame: pd.DataFrame) -> pd.DataFrame:
+        for column, wanted in (("variant_id", variants), ("case_id", cases)):
+            if column in frame:
+                frame = frame[frame[column].astype(str).isin(wanted)]
+        return frame.reset_index(drop=True)
+
+    tables = (run.attempts, run.checks, run.trials, run.variants, run.cases)
+    return ExperimentRun(manifest, suite, *map(keep, tables), run.evaluator_versions)
+
+
+def test_add_refuses_runs_with_fewer_variants_or_cases_than_the_project_allows(
+    tmp_path: Path, support_run: ExperimentRun
+):
+    """A one-variant run (nothing to compare) or a run of no case, built straight from
+    specs, was archived; ExperimentRun.from_frames refuses both, and so does add."""
+    variants = [v.id for v in support_run.manifest.variants]
+    cases = {c.id for c in support_run.suite.cases}
+    archive = Archive(tmp_path / "arc")
+    with pytest.raises(InputError) as one:
+        archive.add(_kept(support_run, {variants[0]}, cases))
+    assert one.value.location == "manifest.variants"
+    assert "a comparison needs at least two variants" in one.value.message
+    with pytest.raises(InputError) as none:
+        archive.add(_kept(support_run, set(variants), set()))
+    assert none.value.location == "suite.cases" and "has no case" in none.value.message
+    assert not (tmp_path / "arc").exists()  # refused before anything was written
+    # The same minimum as from_frames: two variants and one case are archived.
+    first = support_run.suite.cases[0].id  # index 0, as a one-case suite numbers it
+    two = archive.add(_kept(support_run, set(variants[:2]), {first}))
+    assert two.added and len(two.record.variants) == 2 and two.record.counts["cases"] == 1
