@@ -791,7 +791,10 @@ def factor_levels(
         case_pass_rate, case_pass_rate_ci_low, case_pass_rate_ci_high``, sorted by
         factor, then value. Means skip variants without the metric (NaN when none has
         it); a variant without the factor is ``"(unset)"``. Raw averages over variants:
-        confounded unless the design is factorial.
+        confounded unless the design is factorial. ``attrs["notes"]`` says when a level
+        pools runs of different suites, of one suite with different cases, or scored by
+        different evaluator versions (within each group of ``by``), for a summary from an
+        archive analysis (which carries its runs' suites); empty otherwise.
 
     Examples
     --------
@@ -865,7 +868,35 @@ def factor_levels(
     low, high = stats.wilson_interval(passes, attempts, confidence)
     frame["case_pass_rate_ci_low"] = np.asarray(low, dtype=np.float64).reshape(-1)
     frame["case_pass_rate_ci_high"] = np.asarray(high, dtype=np.float64).reshape(-1)
-    return pd.DataFrame(frame, copy=False)
+    out = pd.DataFrame(frame, copy=False)
+    out.attrs["notes"] = _pooling_notes(summary, by)
+    return out
+
+
+#: ``variant_summary.attrs`` key of the suite of each run it holds (the catalog's
+#: columns below, run by run), read by :func:`factor_levels` for its notes.
+RUN_SUITES = "run_suites"
+_SUITE_COLUMNS = ("run_id", "suite_name", "suite_version", "n_cases", "evaluators")
+
+
+def _pooling_notes(summary: pd.DataFrame, by: Sequence[str]) -> list[str]:
+    """:func:`_suite_notes` of the runs ``summary`` holds (a filtered summary: of those it
+    kept), within each group of ``by`` (runs in different groups are not pooled), the
+    group named first. Empty when the summary does not carry its runs' suites (one built
+    without the catalog)."""
+    suites = summary.attrs.get(RUN_SUITES)
+    if not suites or not len(summary):
+        return []
+    catalog = pd.DataFrame(suites).drop_duplicates("run_id").set_index("run_id")
+    rows = summary.assign(_run=summary["run_id"].astype(str))
+    if not by:
+        return _suite_notes(catalog.loc[catalog.index.isin(set(rows["_run"]))])
+    notes = []
+    for key, group in rows.groupby([rows[b].astype(str) for b in by], sort=True):
+        runs = catalog.loc[catalog.index.isin(set(group["_run"]))]
+        label = ", ".join(f"{b}={k}" for b, k in zip(by, key, strict=True))
+        notes += [f"{label}: {note}" for note in _suite_notes(runs)]
+    return notes
 
 
 def _suite_notes(runs: pd.DataFrame) -> list[str]:
@@ -1134,8 +1165,13 @@ def analyze_stats(
     ts = trial_summary(st, latency_missing=latency_missing)
     vs = variant_summary(st, core, ts, variant_info, confidence_level=confidence_level)
     comps = compare_to_baseline(vs, core, regression_threshold=regression_threshold)
+    if runs is not None:
+        # On the summary, so factor_levels(vs, by=...) called by the user notes what
+        # the analysis's own factor_levels does: the notes come from the function.
+        vs.attrs[RUN_SUITES] = {
+            column: tuple(runs[column]) for column in _SUITE_COLUMNS if column in runs.columns
+        }
     levels = factor_levels(vs, pass_k=ks)
-    levels.attrs["notes"] = _suite_notes(runs) if runs is not None else []
     return ArchiveAnalysis(
         stats=st,
         runs=runs if runs is not None else pd.DataFrame(),

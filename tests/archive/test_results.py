@@ -312,3 +312,34 @@ def test_factor_levels_say_when_runs_of_one_suite_had_different_evaluator_versio
     ]
     one = archive.slice(since="2026-11-02").analyze(engine="numpy")
     assert one.factor_levels.attrs["notes"] == []
+
+
+def test_factor_levels_called_on_the_summary_notes_what_it_pools(shared_archive: Archive):
+    """``factor_levels(result.variant_summary, by=...)`` — the call docs/archives.md shows
+    for one row per experiment — attached no note, while the analysis's own frame did:
+    the notes now come from factor_levels, for the runs (and groups) it is given."""
+    from collections import Counter
+
+    records = shared_archive.records()
+    suite_of = {r.run_id: f"{r.suite_name}@{r.suite_version}" for r in records}
+    counts = Counter(suite_of.values())
+    assert len(counts) == 2
+    listed = ", ".join(f"{s}: {n} run" + "s" * (n != 1) for s, n in sorted(counts.items()))
+    pooled = (
+        f"the factor levels pool runs of 2 suites ({listed}): their means and pooled rates "
+        "average over different cases"
+    )
+    vs = shared_archive.all().analyze(engine="numpy").variant_summary
+    assert factor_levels(vs).attrs["notes"] == [pooled]
+    # One suite per experiment (from the catalog): split by experiment, nothing is pooled.
+    per_experiment = {r.experiment_id: set() for r in records}
+    for r in records:
+        per_experiment[r.experiment_id].add(suite_of[r.run_id])
+    assert all(len(s) == 1 for s in per_experiment.values())
+    assert factor_levels(vs, by=("experiment_id",)).attrs["notes"] == []
+    # Split by a column every run has both values of: each group pools both suites.
+    notes = factor_levels(vs, by=("is_baseline",)).attrs["notes"]
+    assert notes == [f"is_baseline=False: {pooled}", f"is_baseline=True: {pooled}"]
+    # A summary filtered to one suite's runs pools nothing.
+    support = vs[vs["experiment_id"].astype(str).str.startswith("support-")]
+    assert factor_levels(support).attrs["notes"] == []
