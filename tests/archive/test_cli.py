@@ -18,7 +18,7 @@ from agenticlens_frames.archive import Archive
 from agenticlens_frames.archive.cli import archive_app
 from agenticlens_frames.frames import ExperimentRun
 
-from ..conftest import EXAMPLE
+from ..conftest import EXAMPLE, REPO
 
 app = typer.Typer()
 app.add_typer(archive_app, name="archive")
@@ -516,6 +516,42 @@ def test_every_option_of_every_archive_command_says_what_it_does():
         for param in command.params:
             if param.param_type_name == "option" and param.name != "help":
                 assert param.help and param.help.strip(), (name, param.opts)
+
+
+def _options_table() -> dict[str, dict[str, set[str]]]:
+    """docs/archives.md's options table: command → each long option it marks → the short
+    names given for it (in the option's cell, or in the command's own cell)."""
+    import re
+
+    text = (REPO / "docs" / "archives.md").read_text(encoding="utf-8")
+    section = text.split("## Command-line options", 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in section.splitlines() if line.startswith("|")]
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    commands = header[1:-1]
+    table: dict[str, dict[str, set[str]]] = {command: {} for command in commands}
+    for line in lines[2:]:
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        names = re.findall(r"`(-[^`]+)`", cells[0])
+        long, shorts = names[0], set(names[1:])
+        for command, cell in zip(commands, cells[1:-1], strict=True):
+            if cell:
+                table[command][long] = shorts | set(re.findall(r"`(-[a-z])`", cell))
+    return table
+
+
+def test_the_docs_options_table_is_every_option_of_every_archive_command():
+    """docs/archives.md left out ls --json, --memory-limit, --pass-k, --limit, clean
+    --older-than, --until and --variant: its table is checked against the commands."""
+    group = typer.main.get_command(archive_app)
+    documented = _options_table()
+    assert list(documented) == list(group.commands)
+    for name, command in group.commands.items():
+        actual: dict[str, set[str]] = {}
+        for param in command.params:
+            if param.param_type_name == "option" and param.name != "help":
+                longs = [o for o in param.opts if o.startswith("--")]
+                actual[longs[0]] = {o for o in param.opts if not o.startswith("--")}
+        assert documented[name] == actual, name
 
 
 def test_ls_notes_staging_folders_left_by_writers_that_stopped(cli_archive: Path):
