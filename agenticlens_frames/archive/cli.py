@@ -260,16 +260,31 @@ def _matching_runs(sl: Any, *, required: bool) -> None:
     no matching run is an error naming the levels that exist."""
     import warnings
 
+    from .query import UnknownLevelWarning, check_factor_filter
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
         empty = sl.n_runs == 0
     if not (empty and required):
-        for warning in caught:
+        lines = [str(w.message) for w in caught if not issubclass(w.category, UnknownLevelWarning)]
+        if len(lines) < len(caught):
+            # Said again with the closest level as a --factor option to paste: the slice's
+            # warning suggests it as a Python string ('large, v2', which --factor splits).
+            with warnings.catch_warnings(record=True) as ours:
+                warnings.simplefilter("always", UnknownLevelWarning)
+                check_factor_filter(
+                    sl.filter.factors,
+                    sl.archive.records(),
+                    levels="warn",
+                    location="--factor",
+                    suggest=_factor_argument,
+                )
+            lines = [str(w.message) for w in ours] + lines
+        for line in lines:
             Console(stderr=True, highlight=False).print(
-                Text(_safe(f"warning: {warning.message}"), style="yellow"), soft_wrap=True
+                Text(_safe(f"warning: {line}"), style="yellow"), soft_wrap=True
             )
         return
-    from .query import check_factor_filter
 
     records = sl.archive.records()
     if not records:

@@ -972,6 +972,11 @@ def check_run_prefixes(groups: Groups, records: Sequence[RunRecord]) -> None:
                 )
 
 
+class UnknownLevelWarning(UserWarning):
+    """A factor level of a slice's filter that no archived run has: the slice is empty for
+    it (the command line says it again with the closest level as an option to paste)."""
+
+
 def check_factor_filter(
     factors: tuple[tuple[str, tuple[str, ...]], ...],
     records: list[RunRecord],
@@ -1016,4 +1021,6 @@ def check_factor_filter(
             )
             if levels != "warn":
                 raise InputError(message, location=location, hint=hint)
-            warnings.warn(f"{message}: the slice is empty for it ({hint})", stacklevel=4)
+            warnings.warn(
+                f"{message}: the slice is empty for it ({hint})", UnknownLevelWarning, stacklevel=4
+            )

@@ -669,3 +669,17 @@ def test_a_level_holding_a_comma_can_be_selected_and_is_suggested_as_typed(tmp_p
     )
     assert both.exit_code == 0, both.output
     assert len(pd.read_parquet(out2 / "variant_summary.parquet")) == 5
+
+
+@pytest.mark.parametrize("command", ["ls", "summarize"])
+def test_the_warning_about_a_missing_level_suggests_an_option_to_paste(
+    tmp_path: Path, command: str
+):
+    """Beside a level that exists (or in ls), a level no run has is a warning line; its
+    "did you mean" showed the level as a Python string, which --factor splits."""
+    arc = _archive_with_a_comma_level(tmp_path)
+    result = invoke(command, str(arc), "--factor", "model=gpt-small,lärge")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert text.count("warning: no archived run has model='lärge'") == 1
+    assert r"did you mean --factor 'model=lärge\, big=1'?" in text
