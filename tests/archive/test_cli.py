@@ -646,6 +646,8 @@ def test_a_level_holding_a_comma_can_be_selected_and_is_suggested_as_typed(tmp_p
     suggestion is the whole option, ready to paste."""
     import shlex
 
+    shown = " ".join(invoke("summarize", "--help").output.replace("│", " ").split())
+    assert r"A comma inside a value is written \, (a backslash itself \\)." in shown
     arc = _archive_with_a_comma_level(tmp_path)
     out = tmp_path / "out"
     result = invoke("summarize", str(arc), "--factor", r"model=lärge\, big=1", "--out", str(out))
