@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -685,3 +686,20 @@ def test_the_warning_about_a_missing_level_suggests_an_option_to_paste(
     text = " ".join(result.output.split())
     assert text.count("warning: no archived run has model='lärge'") == 1
     assert r"did you mean --factor 'model=lärge\, big=1'?" in text
+
+
+def test_add_refuses_a_suite_whose_cases_the_recordings_do_not_answer(
+    tmp_path: Path, make_synthetic: Callable[..., Path]
+):
+    """The one way a manifest and another experiment's suite can be told apart (the
+    manifest names no suite): its recordings answer cases the suite does not have. Each
+    is named, and nothing is archived. (A suite with the same case ids cannot be told
+    apart: docs/archives.md says so.)"""
+    other = make_synthetic(variants=3, trials=2, cases=4, seed=3)
+    arc = tmp_path / "arc"
+    result = invoke("add", str(arc), str(EXAMPLE / "manifest.yaml"), str(other / "suite.yaml"))
+    assert result.exit_code == 1
+    text = " ".join(result.output.split())
+    assert "'refund-damaged-item' is not a case of suite 'synthetic-" in text
+    assert "(check that the file answers this suite)" in text
+    assert not arc.exists() or not Archive(arc).records()
