@@ -21,7 +21,6 @@ from ..errors import InputError
 
 __all__ = [
     "AUTO",
-    "DUCKDB_SETTINGS",
     "ENGINES",
     "ENGINE_ENTRIES",
     "EngineEntry",
@@ -45,6 +44,8 @@ class EngineEntry:
     when: str
     #: The optional extra of agenticlens-frames it needs, if any.
     extra: str | None = None
+    #: The keyword settings only this engine reads (refused with any other engine).
+    settings: tuple[str, ...] = ()
 
 
 ENGINE_ENTRIES: tuple[EngineEntry, ...] = (
@@ -75,6 +76,7 @@ ENGINE_ENTRIES: tuple[EngineEntry, ...] = (
         "place; `memory_limit=`, `threads=`, `temp_directory=` (it spills to disk)",
         when="out of core; `auto` picks it when the slice would not fit in half the free memory",
         extra="duckdb",
+        settings=("memory_limit", "threads", "temp_directory"),
     ),
     EngineEntry(
         "dask",
@@ -83,6 +85,7 @@ ENGINE_ENTRIES: tuple[EngineEntry, ...] = (
         "attempts) on a `dask.distributed` cluster (`client=`, default: the current one)",
         when="archives beyond one machine",
         extra="dask",
+        settings=("client",),
     ),
 )
 
@@ -90,35 +93,45 @@ ENGINE_ENTRIES: tuple[EngineEntry, ...] = (
 ENGINES: tuple[str, ...] = (AUTO, *(entry.name for entry in ENGINE_ENTRIES))
 
 
-#: The settings only the duckdb engine reads (``auto`` hands them on when it picks it).
-DUCKDB_SETTINGS: tuple[str, ...] = ("memory_limit", "threads", "temp_directory")
+#: The engine ``auto`` may pick besides numpy: the settings of it are accepted with auto.
+_AUTO_PICKS = "duckdb"
 
 
 def check_engine_settings(engine: str, settings: dict[str, Any]) -> None:
-    """Refuse DuckDB settings (:data:`DUCKDB_SETTINGS`) given with an engine that would
-    ignore them: the numpy, pandas and dask engines never open DuckDB, so a memory limit
-    given with them bounded nothing, without a word. ``None`` is "not given". The error's
-    place is the argument's name (the command line names its option instead).
+    """Refuse a setting only another engine reads (:attr:`EngineEntry.settings`: DuckDB's
+    ``memory_limit``, ``threads``, ``temp_directory``; Dask's ``client``): given with an
+    engine that never opens DuckDB or Dask, a memory limit bounded nothing, without a
+    word. ``auto`` takes DuckDB's (it hands them on when it picks DuckDB). ``None`` is
+    "not given". The error's place is the argument's name (the command line names its
+    option instead).
 
     Examples
     --------
     >>> check_engine_settings("duckdb", {"memory_limit": "2GB", "threads": 2})
-    >>> check_engine_settings("numpy", {"memory_limit": None, "threads": None})
+    >>> check_engine_settings("numpy", {"memory_limit": None, "client": None})
     >>> check_engine_settings("numpy", {"threads": 2})
     Traceback (most recent call last):
     ...
     agenticlens_frames.errors.InputError: threads: applies to the duckdb engine, not numpy \
-(use the duckdb engine, or auto, which picks it when the slice would not fit in memory; or \
+(use engine duckdb, or auto, which picks it when the slice would not fit in memory; or \
 leave it out)
     """
     for name, value in settings.items():
-        if name in DUCKDB_SETTINGS and value is not None and engine not in (AUTO, "duckdb"):
-            raise InputError(
-                f"applies to the duckdb engine, not {engine}",
-                location=name,
-                hint="use the duckdb engine, or auto, which picks it when the slice would not "
-                "fit in memory; or leave it out",
-            )
+        owner = next((e.name for e in ENGINE_ENTRIES if name in e.settings), None)
+        if value is None or owner is None or engine == owner:
+            continue
+        if engine == AUTO and owner == _AUTO_PICKS:
+            continue
+        hint = f"use engine {owner}" + (
+            ", or auto, which picks it when the slice would not fit in memory"
+            if owner == _AUTO_PICKS
+            else ""
+        )
+        raise InputError(
+            f"applies to the {owner} engine, not {engine}",
+            location=name,
+            hint=f"{hint}; or leave it out",
+        )
 
 
 def engine_function(name: str) -> Callable[..., Any]:

@@ -267,7 +267,8 @@ def sufficient_stats(
     engine
         One of :data:`ENGINES` (see :mod:`.engine_registry`), ``"auto"`` by default.
     client
-        A ``dask.distributed.Client`` for ``engine="dask"`` (default: the current one).
+        A ``dask.distributed.Client`` for ``engine="dask"`` (default: the current one);
+        refused with another engine, which would ignore it.
     memory_limit, threads, temp_directory
         DuckDB settings (e.g. ``"2GB"``); it spills to ``temp_directory`` beyond the
         limit. Refused with the numpy, pandas and dask engines, which would ignore them
@@ -299,7 +300,13 @@ def sufficient_stats(
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}", hint=f"choose one of {', '.join(ENGINES)}")
     check_engine_settings(
-        engine, {"memory_limit": memory_limit, "threads": threads, "temp_directory": temp_directory}
+        engine,
+        {
+            "memory_limit": memory_limit,
+            "threads": threads,
+            "temp_directory": temp_directory,
+            "client": client,
+        },
     )
     if memory_limit is not None:
         _check_memory_limit(memory_limit)

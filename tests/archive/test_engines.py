@@ -430,3 +430,12 @@ def test_duckdb_settings_with_another_engine_are_refused(
             call()
         assert error.value.location == setting
         assert error.value.message == f"applies to the duckdb engine, not {engine}"
+
+
+@pytest.mark.parametrize("engine", ["auto", "numpy", "pandas", "duckdb"])
+def test_a_dask_client_with_another_engine_is_refused(shared_archive: Archive, engine: str):
+    """Only the dask engine reads client=; any other (auto never picks dask) ignored it."""
+    with pytest.raises(InputError) as error:
+        shared_archive.all().stats(engine, client=object())
+    assert error.value.location == "client"
+    assert error.value.message == f"applies to the dask engine, not {engine}"
