@@ -536,8 +536,16 @@ class ArchiveSlice:
         >>> st.engine, len(st.layout.run_ids)
         ('numpy', 1)
         """
+        import inspect
+
+        from ..formats._io import require_known
         from .engines import sufficient_stats
 
+        # A misspelt setting (memory_limt=) was a bare TypeError naming no alternative.
+        keywords = inspect.signature(sufficient_stats).parameters
+        require_known(
+            "engine setting", options, [k for k in keywords if k not in ("source", "engine")]
+        )
         return sufficient_stats(self, engine=engine, **options)
 
     def analyze(

@@ -439,3 +439,12 @@ def test_a_dask_client_with_another_engine_is_refused(shared_archive: Archive, e
         shared_archive.all().stats(engine, client=object())
     assert error.value.location == "client"
     assert error.value.message == f"applies to the dask engine, not {engine}"
+
+
+def test_a_misspelt_engine_setting_is_named_with_the_closest(shared_archive: Archive):
+    """sl.stats / sl.analyze(memory_limt=...) raised a bare TypeError."""
+    for call in (shared_archive.all().stats, shared_archive.all().analyze):
+        with pytest.raises(InputError) as error:
+            call("duckdb", memory_limt="2GB")
+        assert error.value.message == "unknown engine setting 'memory_limt'"
+        assert error.value.hint.startswith("did you mean 'memory_limit'?")
