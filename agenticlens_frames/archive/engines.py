@@ -30,7 +30,7 @@ import pandas as pd
 
 from .._optional import available as installed
 from .._optional import require
-from ..errors import InputError
+from ..errors import InputError, check_count
 from ._kernel import (
     CASE_STATS,
     NEEDED_COLUMNS,
@@ -270,9 +270,9 @@ def sufficient_stats(
         A ``dask.distributed.Client`` for ``engine="dask"`` (default: the current one);
         refused with another engine, which would ignore it.
     memory_limit, threads, temp_directory
-        DuckDB settings (e.g. ``"2GB"``); it spills to ``temp_directory`` beyond the
-        limit. Refused with the numpy, pandas and dask engines, which would ignore them
-        (``auto`` hands them to DuckDB when it picks it).
+        DuckDB settings (e.g. ``"2GB"``; ``threads`` a whole number ≥ 1); it spills to
+        ``temp_directory`` beyond the limit. Refused with the numpy, pandas and dask
+        engines, which would ignore them (``auto`` hands them to DuckDB when it picks it).
     block_rows
         Attempts per Dask task (whole runs).
     layout
@@ -310,6 +310,10 @@ def sufficient_stats(
     )
     if memory_limit is not None:
         _check_memory_limit(memory_limit)
+    if threads is not None:
+        # Read by DuckDB only when it scans: "many" (or 0, "as many as cores" to duckdb's
+        # `if threads`) was accepted whenever the runs were read from their rollups.
+        check_count(threads, "threads", location="threads")
     src = as_source(source)
     layout = layout or src.layout()
     if engine == AUTO:

@@ -448,3 +448,13 @@ def test_a_misspelt_engine_setting_is_named_with_the_closest(shared_archive: Arc
             call("duckdb", memory_limt="2GB")
         assert error.value.message == "unknown engine setting 'memory_limt'"
         assert error.value.hint.startswith("did you mean 'memory_limit'?")
+
+
+@pytest.mark.parametrize("threads", ["many", 0, 1.5, True])
+def test_duckdb_threads_must_be_a_whole_number(shared_archive: Archive, threads: object):
+    """Read only when DuckDB scans: a slice read from its rollups accepted threads="many"
+    (and DuckDB reads 0 as "no setting") without a word."""
+    with pytest.raises(InputError) as error:
+        shared_archive.all().stats("duckdb", threads=threads)
+    assert error.value.location == "threads"
+    assert f"threads must be a whole number ≥ 1, got {threads!r}" == error.value.message
