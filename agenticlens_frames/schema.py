@@ -19,7 +19,7 @@ the trial summaries (:data:`TRIALS`), :data:`COMPARISONS` and :data:`FACTOR_LEVE
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
 from typing import Any
@@ -550,18 +550,43 @@ class FrameSchema:
         rows = self.rows_from_json(items, place=place, context=context, per_item=per_item)
         return self.frame(rows)
 
-    def frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    def frame(
+        self,
+        rows: list[dict[str, Any]],
+        categories: Mapping[str, Sequence[str]] | None = None,
+    ) -> pd.DataFrame:
         """Rows read from a report as a frame with the declared column order and dtypes.
 
-        Columns that are neither written nor derived are left out; categories are the
-        caller's to set (they are read as text).
+        Columns that are neither written nor derived are left out. A ``category`` column
+        gets the caller's ``categories`` (the report's variant and case order, the fixed
+        statuses), as the analysis frame has them; a value outside them is a ValueError
+        (the reader names the place). Without them it is read as text.
+
+        Examples
+        --------
+        >>> TRIALS.frame([{"variant_id": "b", "status": "failed"}],
+        ...              {"variant_id": ["a", "b"], "status": ["succeeded", "failed"]}
+        ...              )["variant_id"].cat.categories.tolist()
+        ['a', 'b']
         """
         names = [c.name for c in self.columns_ if c.key is not None or c.derive is not None]
         out = pd.DataFrame(rows, columns=names)
         for name, dtype in self.dtypes.items():
             if name not in out:
                 continue
-            if dtype in ("str", "category"):
+            if dtype == "category" and categories and name in categories:
+                # A loaded report's keys as the analysis' (docs/data-model.md): merges
+                # and groupbys on them behave the same on either frame.
+                keys = pd.Categorical(out[name], categories=list(categories[name]))
+                lost = keys.isna() & out[name].notna().to_numpy()
+                if lost.any():
+                    known = list(categories[name])
+                    raise ValueError(
+                        f"{name} {out[name][lost].iloc[0]!r} is not one of the report's "
+                        f"({', '.join(known[:5])}{', …' if len(known) > 5 else ''})"
+                    )
+                out[name] = keys
+            elif dtype in ("str", "category"):
                 out[name] = out[name].astype("str")
             elif dtype != "object":
                 out[name] = out[name].astype(dtype)

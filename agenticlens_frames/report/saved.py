@@ -18,6 +18,7 @@ from .._gc import paused_gc
 from ..analysis import ExperimentAnalysis
 from ..errors import InputError, check_path
 from ..formats._io import read_input, scrub_surrogates
+from ..frames import TRIAL_STATUSES
 from ..paired.verdicts import empty_verdicts
 from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS, count_from_json
 from .paired_json import paired_frames_from_block
@@ -203,14 +204,16 @@ def _parse(
             file=file,
             location="baseline_variant_id",
         )
+    place[:] = ["case_ids"]
+    case_ids = [_text(name, file, ["case_ids", n]) for n, name in enumerate(data["case_ids"])]
+    # Keys as the analysis' frames have them: categories in report order (one vocabulary
+    # of trial statuses), so a loaded report's frames equal the analysis' (tested).
     place[:] = ["variants"]
-    variant_frame = variants.frame(variant_rows)
-    variant_frame["variant_id"] = pd.Categorical(
-        variant_frame["variant_id"], categories=variant_ids
-    )
-    case_frame = cases.frame(case_rows)
-    case_frame["variant_id"] = pd.Categorical(case_frame["variant_id"], categories=variant_ids)
-    trial_frame = trials.frame(trial_rows)
+    variant_frame = variants.frame(variant_rows, {"variant_id": variant_ids})
+    place[:] = ["variants", "cases"]
+    case_frame = cases.frame(case_rows, {"variant_id": variant_ids, "case_id": case_ids})
+    place[:] = ["variants", "trials"]
+    trial_frame = trials.frame(trial_rows, {"variant_id": variant_ids, "status": TRIAL_STATUSES})
     place[:] = ["comparisons"]
     comparisons = COMPARISONS.from_json(data["comparisons"], place=place)
     place[:] = ["factor_levels"]
@@ -340,6 +343,12 @@ def _parse(
         place[:] = ["factor_effects"]
         effects = factor_effects_from_block(data["factor_effects"])
     place[:] = []
+    # The settings the analysis' frames carry in attrs (analysis.variant_summary, …).
+    latency_missing = extras.get("latency_missing", "zero")
+    regression_threshold = float(data["regression_threshold"])
+    variants.attrs.update(confidence_level=cl, pass_k=ks, latency_missing=latency_missing)
+    comparisons.attrs.update(confidence_level=cl, regression_threshold=regression_threshold)
+    case_frame.attrs["pass_k"] = ks
     return ExperimentAnalysis(
         factor_effects=effects,
         judge_noise=judge_block,
@@ -347,9 +356,9 @@ def _parse(
         verdicts=verdicts,
         run=None,
         confidence_level=cl,
-        regression_threshold=float(data["regression_threshold"]),
+        regression_threshold=regression_threshold,
         pass_k=ks,
-        latency_missing=extras.get("latency_missing", "zero"),
+        latency_missing=latency_missing,
         trials=trial_frame,
         cases=case_frame,
         variants=variants,
