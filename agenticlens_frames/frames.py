@@ -559,7 +559,8 @@ class ExperimentRun:
             among the attempts; ``model`` among the variants, where factors are
             ``factor_model``; ``topic`` among the cases, whose attributes go in
             ``metadata``): rename one that holds a value it reads, in its unit. The
-            run's own ``variants`` and ``cases`` tables are read without a warning.
+            run's own ``attempts``, ``variants`` and ``cases`` tables are read without a
+            warning (their derived columns are rebuilt; docs/data-model.md lists them).
 
         Examples
         --------
@@ -792,8 +793,15 @@ def set_categories(run: ExperimentRun) -> None:
     A value outside them (tables and specification from different runs, or one edited)
     raises :class:`InputError` naming the table and value, instead of becoming a
     missing key that later steps would drop or trip over; the caller names the file.
+
+    The nullable integer columns (:data:`NULLABLE_INTEGERS`) become ``Int32`` here too:
+    Arrow gives int32 when no value is null, and a run built by ``from_frames`` had them
+    so while a loaded one had ``Int32``.
     """
     for name, df in run.tables.items():
+        for column in NULLABLE_INTEGERS.get(name, ()):
+            if column in df.columns:
+                df[column] = df[column].astype("Int32")
         for column in df.columns:
             cats = categories_for(run, name, column)
             if cats is not None:
