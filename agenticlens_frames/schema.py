@@ -564,10 +564,13 @@ class FrameSchema:
 
         Examples
         --------
-        >>> TRIALS.frame([{"variant_id": "b", "status": "failed"}],
-        ...              {"variant_id": ["a", "b"], "status": ["succeeded", "failed"]}
-        ...              )["variant_id"].cat.categories.tolist()
-        ['a', 'b']
+        >>> keys = FrameSchema("keys", "variant", (Column("variant_id", "category", "id"),))
+        >>> keys.frame([{"variant_id": "b"}], {"variant_id": ["a", "b"]})["variant_id"].dtype
+        CategoricalDtype(categories=['a', 'b'], ordered=False, categories_dtype=str)
+        >>> keys.frame([{"variant_id": "c"}], {"variant_id": ["a", "b"]})
+        Traceback (most recent call last):
+        ...
+        ValueError: variant_id 'c' is not one of the report's (a, b)
         """
         names = [c.name for c in self.columns_ if c.key is not None or c.derive is not None]
         out = pd.DataFrame(rows, columns=names)
@@ -577,15 +580,17 @@ class FrameSchema:
             if dtype == "category" and categories and name in categories:
                 # A loaded report's keys as the analysis' (docs/data-model.md): merges
                 # and groupbys on them behave the same on either frame.
-                keys = pd.Categorical(out[name], categories=list(categories[name]))
-                lost = keys.isna() & out[name].notna().to_numpy()
+                known = list(categories[name])
+                # Codes first: pandas deprecates building a categorical from values
+                # outside its categories.
+                codes = pd.Index(known).get_indexer(out[name].astype(object))
+                lost = (codes < 0) & out[name].notna().to_numpy()
                 if lost.any():
-                    known = list(categories[name])
                     raise ValueError(
                         f"{name} {out[name][lost].iloc[0]!r} is not one of the report's "
                         f"({', '.join(known[:5])}{', …' if len(known) > 5 else ''})"
                     )
-                out[name] = keys
+                out[name] = pd.Categorical.from_codes(codes, categories=known)
             elif dtype in ("str", "category"):
                 out[name] = out[name].astype("str")
             elif dtype != "object":
