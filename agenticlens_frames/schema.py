@@ -230,6 +230,34 @@ CODECS: dict[str, Codec] = {
 }
 
 
+def report_keys(values: pd.Series, categories: Sequence[str]) -> pd.Categorical:
+    """Key values read from a report as the analysis holds them: a categorical over
+    ``categories`` (the report's variant or case order, a fixed vocabulary).
+
+    A value outside them is a ValueError naming it (the report reader names the place).
+
+    Examples
+    --------
+    >>> report_keys(pd.Series(["b", None], name="variant_id"), ["a", "b"]).codes.tolist()
+    [1, -1]
+    >>> report_keys(pd.Series(["c"], name="variant_id"), ["a", "b"])
+    Traceback (most recent call last):
+    ...
+    ValueError: variant_id 'c' is not one of the report's (a, b)
+    """
+    known = list(categories)
+    # Codes first: pandas deprecates building a categorical from values outside its
+    # categories (Pandas4Warning), and a missing key must be named, not become NaN.
+    codes = pd.Index(known).get_indexer(values.astype(object))
+    lost = (codes < 0) & values.notna().to_numpy()
+    if lost.any():
+        raise ValueError(
+            f"{values.name} {values[lost].iloc[0]!r} is not one of the report's "
+            f"({', '.join(known[:5])}{', …' if len(known) > 5 else ''})"
+        )
+    return pd.Categorical.from_codes(codes, categories=known)
+
+
 @dataclass(frozen=True)
 class Column:
     """One column: its name, codec, JSON key and meaning.
@@ -580,17 +608,7 @@ class FrameSchema:
             if dtype == "category" and categories and name in categories:
                 # A loaded report's keys as the analysis' (docs/data-model.md): merges
                 # and groupbys on them behave the same on either frame.
-                known = list(categories[name])
-                # Codes first: pandas deprecates building a categorical from values
-                # outside its categories.
-                codes = pd.Index(known).get_indexer(out[name].astype(object))
-                lost = (codes < 0) & out[name].notna().to_numpy()
-                if lost.any():
-                    raise ValueError(
-                        f"{name} {out[name][lost].iloc[0]!r} is not one of the report's "
-                        f"({', '.join(known[:5])}{', …' if len(known) > 5 else ''})"
-                    )
-                out[name] = pd.Categorical.from_codes(codes, categories=known)
+                out[name] = report_keys(out[name], categories[name])
             elif dtype in ("str", "category"):
                 out[name] = out[name].astype("str")
             elif dtype != "object":

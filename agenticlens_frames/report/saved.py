@@ -18,9 +18,18 @@ from .._gc import paused_gc
 from ..analysis import ExperimentAnalysis
 from ..errors import InputError, check_path
 from ..formats._io import read_input, scrub_surrogates
+from ..formats.comparisons import DIMENSIONS
 from ..frames import TRIAL_STATUSES
 from ..paired.verdicts import empty_verdicts
-from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS, count_from_json
+from ..schema import (
+    CASES,
+    COMPARISONS,
+    FACTOR_LEVELS,
+    TRIALS,
+    VARIANTS,
+    count_from_json,
+    report_keys,
+)
 from .paired_json import paired_frames_from_block
 from .verdicts_json import verdicts_from_block
 
@@ -214,6 +223,10 @@ def _parse(
     case_frame = cases.frame(case_rows, {"variant_id": variant_ids, "case_id": case_ids})
     place[:] = ["variants", "trials"]
     trial_frame = trials.frame(trial_rows, {"variant_id": variant_ids, "status": TRIAL_STATUSES})
+    # A failed trial's report is null, but its cases were all attempted and all failed,
+    # as the analysis counts them (they read 0 of 0).
+    failed = (trial_frame["status"] == "failed").to_numpy()
+    trial_frame.loc[failed, ["total_cases", "failed_cases"]] = len(case_ids)
     place[:] = ["comparisons"]
     comparisons = COMPARISONS.from_json(data["comparisons"], place=place)
     place[:] = ["factor_levels"]
@@ -324,6 +337,20 @@ def _parse(
         # when the run has judge scores): every row is in the block.
         place[:] = ["judge_noise"]
         paired_frames = {**paired_frames, **judge_frames_from_block(judge_block)}
+    # The case-level frames' keys as the analysis' (categories in report order); their
+    # blocks hold them as text.
+    for name in ("case_level_summary", "paired_comparisons", "noninferiority"):
+        if name in paired_frames:
+            place[:] = [name]
+            paired_frames[name] = _keyed(paired_frames[name], variant_ids)
+    if "paired_comparisons" in paired_frames:
+        # Every candidate is compared (paired/comparisons.py); a gate reads this list to
+        # fail a candidate without a row, which the report's block does not hold.
+        paired_frames["paired_comparisons"].attrs.setdefault(
+            "candidates", [v for v in variant_ids if v != baseline]
+        )
+    place[:] = ["verdicts"]
+    verdicts = _keyed(verdicts, variant_ids)
     variants = variant_frame
     if isinstance(data.get("pareto_uncertainty"), dict):
         from ..frontier import SETTINGS_KEYS, merge_frontier_columns
@@ -369,6 +396,20 @@ def _parse(
         info=info,
         extras=_extras(extras, file),
     )
+
+
+def _keyed(frame: pd.DataFrame, variant_ids: list[str]) -> pd.DataFrame:
+    """``frame`` with its variant ids and dimensions as categoricals, as the analysis
+    builds the case-level frames (its attrs kept); ``k`` as nullable ``Int64``."""
+    out = frame.copy()
+    for column in ("variant_id", "baseline_variant_id", "candidate_variant_id"):
+        if column in out.columns:
+            out[column] = report_keys(out[column], variant_ids)
+    if "dimension" in out.columns:
+        out["dimension"] = report_keys(out["dimension"], DIMENSIONS)
+    if "k" in out.columns:
+        out["k"] = out["k"].astype("Int64")
+    return out
 
 
 def _unanswered_counts(
