@@ -150,3 +150,22 @@ def test_a_live_run_and_its_run_folder_give_the_same_tables(tmp_path):
         # Arrow keeps the declared schema (dictionary keys, int32, large_string).
         assert live.to_arrow(name).schema == live.schema(name)
         assert isinstance(live.to_arrow(name), pa.Table)
+
+
+def test_to_polars_keys_keep_their_categories_and_order(run, example):
+    pl = pytest.importorskip("polars", reason="to_polars needs the optional polars extra")
+    attempts = run.to_polars("attempts")
+    for column in ("variant_id", "case_id", "status", "trace_shape", "cost_source"):
+        # Every category, unused ones too (no attempt failed its trial here).
+        want = list(run.attempts[column].cat.categories)
+        assert attempts.schema[column].categories.to_list() == want, column
+    assert "trial_failed" not in set(run.attempts["status"].astype(str))
+    # Sorted by key as pandas sorts a categorical: manifest / suite order, not text order
+    # (the example's variants and cases are not in alphabetical order).
+    assert list(example.manifest.variant_ids) != sorted(example.manifest.variant_ids)
+    keys = ["case_id", "variant_id"]
+    by_polars = example.to_polars("attempts").sort(keys, maintain_order=True)
+    by_pandas = example.attempts.sort_values(keys, kind="stable")
+    for column in (*keys, "trial"):
+        assert by_polars[column].to_list() == by_pandas[column].tolist(), column
+    assert isinstance(attempts.schema["variant_id"], pl.Enum)
