@@ -144,9 +144,13 @@ def test_a_live_run_and_its_run_folder_give_the_same_tables(tmp_path):
     assert {"target_error", "trial_failed"} <= set(live.attempts["status"])
     loaded = load_experiment(manifest, suite, run_dir=tmp_path / "run")
     saved = read_parquet(tmp_path / "run" / "tables")
+    archive = Archive(tmp_path / "archive", durable=False)
+    archive.add(live)
+    archived = archive.all().to_run()
     for name in TABLES:
         assert_same(getattr(live, name), getattr(loaded, name), f"run_dir {name}")
         assert_same(getattr(live, name), getattr(saved, name), f"run_dir tables {name}")
+        assert_same(getattr(live, name), getattr(archived, name), f"live archived {name}")
         # Arrow keeps the declared schema (dictionary keys, int32, large_string).
         assert live.to_arrow(name).schema == live.schema(name)
         assert isinstance(live.to_arrow(name), pa.Table)
