@@ -487,7 +487,8 @@ class ExperimentRun:
         return self.tables[table]
 
     def to_polars(self, table: str) -> Any:
-        """One tidy table as a polars DataFrame (keys as ``Categorical``), through Arrow.
+        """One tidy table as a polars DataFrame, through Arrow; keys are polars ``Enum``
+        columns with the pandas categories, in their order.
 
         Needs the optional ``polars`` package (``pip install 'agenticlens-frames[polars]'``).
 
@@ -496,8 +497,8 @@ class ExperimentRun:
         >>> from agenticlens_frames import load_experiment
         >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
         >>> variants = run.to_polars("variants")
-        >>> variants.shape, str(variants.schema["variant_id"])
-        ((5, 11), 'Categorical')
+        >>> variants.shape, variants.schema["variant_id"].categories.to_list()[:2]
+        ((5, 11), ['baseline', 'model-large'])
         """
         return arrow_to_polars(self.to_arrow(table))
 
@@ -559,7 +560,8 @@ class ExperimentRun:
             among the attempts; ``model`` among the variants, where factors are
             ``factor_model``; ``topic`` among the cases, whose attributes go in
             ``metadata``): rename one that holds a value it reads, in its unit. The
-            run's own ``variants`` and ``cases`` tables are read without a warning.
+            run's own ``attempts``, ``variants`` and ``cases`` tables are read without a
+            warning (their derived columns are rebuilt; docs/data-model.md lists them).
 
         Examples
         --------
@@ -804,8 +806,15 @@ def set_categories(run: ExperimentRun) -> None:
     A value outside them (tables and specification from different runs, or one edited)
     raises :class:`InputError` naming the table and value, instead of becoming a
     missing key that later steps would drop or trip over; the caller names the file.
+
+    The nullable integer columns (:data:`NULLABLE_INTEGERS`) become ``Int32`` here too:
+    Arrow gives int32 when no value is null, and a run built by ``from_frames`` had them
+    so while a loaded one had ``Int32``.
     """
     for name, df in run.tables.items():
+        for column in NULLABLE_INTEGERS.get(name, ()):
+            if column in df.columns:
+                df[column] = df[column].astype("Int32")
         for column in df.columns:
             cats = categories_for(run, name, column)
             if cats is not None:
@@ -840,10 +849,26 @@ def _recoded(values: pd.Series, categories: tuple[str, ...], table: str) -> pd.C
 
 def arrow_to_polars(table: pa.Table) -> Any:
     """An Arrow table as a polars DataFrame; the error names the extra when polars is
-    not installed."""
+    not installed.
+
+    A dictionary column with one dictionary becomes a polars ``Enum`` over it: a polars
+    ``Categorical`` holds only the values present and sorts them as text, so a run's keys
+    lost their unused categories (``status``) and their manifest / suite order.
+    """
     from ._optional import require
 
-    return require("polars", "to_polars()").from_arrow(table)
+    pl = require("polars", "to_polars()")
+    frame = pl.from_arrow(table)
+    enums = {}
+    for column in table.schema:
+        if not pa.types.is_dictionary(column.type):
+            continue
+        dictionaries = [chunk.dictionary for chunk in table.column(column.name).chunks]
+        if dictionaries and all(d.equals(dictionaries[0]) for d in dictionaries):
+            values = dictionaries[0].to_pylist()
+            if None not in values and len(set(values)) == len(values):
+                enums[column.name] = pl.Enum(values)
+    return frame.with_columns(pl.col(n).cast(t) for n, t in enums.items()) if enums else frame
 
 
 def _same_kind(got: pa.DataType, expected: pa.DataType) -> bool:

@@ -86,10 +86,26 @@ _OPTIONAL: dict[str, tuple[str, ...]] = {
     "variants": ("variant_name", "description", "is_baseline"),
     "cases": ("case_name", "input", "tags", "metadata"),
 }
-#: Columns of ``run.variants`` / ``run.cases`` that a run derives (not read, not warned
-#: about): the run's own tables can be passed back.
+#: Columns of ``run.attempts`` / ``run.variants`` / ``run.cases`` that a run derives (not
+#: read, not warned about): the run's own tables can be passed back.
 _DERIVED: dict[str, tuple[str, ...]] = {
-    "attempts": (),
+    # The run's own attempts: what the checks, traces and execution order gave (a run
+    # built from frames has none of them; it rebuilds them, see docs/data-model.md).
+    "attempts": (
+        "experiment_id",
+        "case_index",
+        "n_checks",
+        "n_checks_passed",
+        "score_sum",
+        "cost_source",
+        "trace_id",
+        "trace_shape",
+        "tools",
+        "n_tool_calls",
+        "turns",
+        "target_attempts",
+        "run_order",
+    ),
     "variants": ("position", "target_kind", "target", "timeout_seconds"),
     "cases": ("case_index", "n_expectations"),
 }
@@ -501,6 +517,7 @@ def frame_parts(
             return [None] * n
         return [None if pd.isna(v) else str(v) for v in attempts[column]]
 
+    cost = _numeric(attempts, "cost_usd", low=0) if "cost_usd" in attempts else np.full(n, np.nan)
     order = np.lexsort((c_code, trial, v_code))
     table = pd.DataFrame(
         {
@@ -518,16 +535,16 @@ def frame_parts(
             "latency_ms": _numeric(attempts, "latency_ms", low=0)
             if "latency_ms" in attempts
             else np.full(n, np.nan),
-            "cost_usd": _numeric(attempts, "cost_usd", low=0)
-            if "cost_usd" in attempts
-            else np.full(n, np.nan),
-            "cost_source": ["measured" if "cost_usd" in attempts else None] * n,
+            "cost_usd": cost,
+            # Null without a cost, as in every other run (docs/data-model.md).
+            "cost_source": np.where(np.isnan(cost), None, "measured"),
             "output": text("output"),
             "trace_id": [None] * n,
             "trace_shape": [None] * n,
             "tools": [""] * n,
             "n_tool_calls": np.zeros(n, dtype=np.int32),
-            "turns": np.zeros(n, dtype=np.int32),
+            # Unknown, as a trace without a positive turn count (docs/data-model.md).
+            "turns": pd.array([None] * n, dtype="Int32"),
             "target_attempts": np.ones(n, dtype=np.int32),
             "error": text("error"),
             "run_order": np.empty(n, dtype=np.int32),

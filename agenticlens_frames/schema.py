@@ -19,7 +19,7 @@ the trial summaries (:data:`TRIALS`), :data:`COMPARISONS` and :data:`FACTOR_LEVE
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
 from typing import Any
@@ -228,6 +228,34 @@ CODECS: dict[str, Codec] = {
         "object", lambda v: v, lambda v: dict(v or {}), "string (JSON)", lambda c: c.tolist(), {}
     ),
 }
+
+
+def report_keys(values: pd.Series, categories: Sequence[str]) -> pd.Categorical:
+    """Key values read from a report as the analysis holds them: a categorical over
+    ``categories`` (the report's variant or case order, a fixed vocabulary).
+
+    A value outside them is a ValueError naming it (the report reader names the place).
+
+    Examples
+    --------
+    >>> report_keys(pd.Series(["b", None], name="variant_id"), ["a", "b"]).codes.tolist()
+    [1, -1]
+    >>> report_keys(pd.Series(["c"], name="variant_id"), ["a", "b"])
+    Traceback (most recent call last):
+    ...
+    ValueError: variant_id 'c' is not one of the report's (a, b)
+    """
+    known = list(categories)
+    # Codes first: pandas deprecates building a categorical from values outside its
+    # categories (Pandas4Warning), and a missing key must be named, not become NaN.
+    codes = pd.Index(known).get_indexer(values.astype(object))
+    lost = (codes < 0) & values.notna().to_numpy()
+    if lost.any():
+        raise ValueError(
+            f"{values.name} {values[lost].iloc[0]!r} is not one of the report's "
+            f"({', '.join(known[:5])}{', …' if len(known) > 5 else ''})"
+        )
+    return pd.Categorical.from_codes(codes, categories=known)
 
 
 @dataclass(frozen=True)
@@ -550,18 +578,38 @@ class FrameSchema:
         rows = self.rows_from_json(items, place=place, context=context, per_item=per_item)
         return self.frame(rows)
 
-    def frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    def frame(
+        self,
+        rows: list[dict[str, Any]],
+        categories: Mapping[str, Sequence[str]] | None = None,
+    ) -> pd.DataFrame:
         """Rows read from a report as a frame with the declared column order and dtypes.
 
-        Columns that are neither written nor derived are left out; categories are the
-        caller's to set (they are read as text).
+        Columns that are neither written nor derived are left out. A ``category`` column
+        gets the caller's ``categories`` (the report's variant and case order, the fixed
+        statuses), as the analysis frame has them; a value outside them is a ValueError
+        (the reader names the place). Without them it is read as text.
+
+        Examples
+        --------
+        >>> keys = FrameSchema("keys", "variant", (Column("variant_id", "category", "id"),))
+        >>> keys.frame([{"variant_id": "b"}], {"variant_id": ["a", "b"]})["variant_id"].dtype
+        CategoricalDtype(categories=['a', 'b'], ordered=False, categories_dtype=str)
+        >>> keys.frame([{"variant_id": "c"}], {"variant_id": ["a", "b"]})
+        Traceback (most recent call last):
+        ...
+        ValueError: variant_id 'c' is not one of the report's (a, b)
         """
         names = [c.name for c in self.columns_ if c.key is not None or c.derive is not None]
         out = pd.DataFrame(rows, columns=names)
         for name, dtype in self.dtypes.items():
             if name not in out:
                 continue
-            if dtype in ("str", "category"):
+            if dtype == "category" and categories and name in categories:
+                # A loaded report's keys as the analysis' (docs/data-model.md): merges
+                # and groupbys on them behave the same on either frame.
+                out[name] = report_keys(out[name], categories[name])
+            elif dtype in ("str", "category"):
                 out[name] = out[name].astype("str")
             elif dtype != "object":
                 out[name] = out[name].astype(dtype)

@@ -431,3 +431,41 @@ def test_case_tags_as_a_list_and_metadata_as_json_text_are_kept(user_frames) -> 
         ExperimentRun.from_frames(att, variants, cases.assign(metadata="refunds"))
     with pytest.raises(InputError, match="column 'tags' must hold comma-joined text or a list"):
         ExperimentRun.from_frames(att, variants, cases.assign(tags=3))
+
+
+def test_the_nullable_integer_columns_are_int32_as_in_a_loaded_run():
+    # turns / target_attempts are pandas Int32 in every run (frames.NULLABLE_INTEGERS);
+    # a run from frames had them as numpy int32, so concat / merge with a loaded run's
+    # attempts changed their dtype.
+    loaded = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    att = pd.DataFrame(
+        {"variant_id": ["a", "b"], "trial": [1, 1], "case_id": ["x", "x"], "passed": [True, False]}
+    )
+    run = ExperimentRun.from_frames(
+        att, pd.DataFrame({"variant_id": ["a", "b"]}), pd.DataFrame({"case_id": ["x"]})
+    )
+    for column in ("turns", "target_attempts"):
+        assert run.attempts[column].dtype == loaded.attempts[column].dtype == "Int32"
+    # No trace gave a turn count (null, not 0, as for a trace without one); each
+    # attempt is one answer (docs/data-model.md).
+    assert run.attempts["turns"].isna().all()
+    assert run.attempts["target_attempts"].tolist() == [1, 1]
+
+
+def test_cost_source_is_null_where_no_cost_is_given():
+    # docs/data-model.md: cost_source is null without a cost. A run from frames marked
+    # every attempt 'measured' once the frame had a cost_usd column, its nulls too.
+    att = pd.DataFrame(
+        {
+            "variant_id": ["a", "b"],
+            "trial": [1, 1],
+            "case_id": ["x", "x"],
+            "passed": [True, False],
+            "cost_usd": [0.25, None],
+        }
+    )
+    run = ExperimentRun.from_frames(
+        att, pd.DataFrame({"variant_id": ["a", "b"]}), pd.DataFrame({"case_id": ["x"]})
+    )
+    assert run.attempts["cost_source"].tolist()[0] == "measured"
+    assert run.attempts["cost_source"].isna().tolist() == [False, True]

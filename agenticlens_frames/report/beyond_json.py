@@ -126,6 +126,9 @@ def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
     for c in FLOAT_COLUMNS:
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
     frame["estimable"] = frame["estimable"].astype(bool)
+    # Whole numbers (written as 14.0): int64 as in the analysis, unless one is missing.
+    cases = pd.to_numeric(frame["n_cases"], errors="coerce")
+    frame["n_cases"] = cases.astype(np.int64) if cases.notna().all() else cases
     frame.attrs.update(
         {
             k: block.get(k)

@@ -18,8 +18,18 @@ from .._gc import paused_gc
 from ..analysis import ExperimentAnalysis
 from ..errors import InputError, check_path
 from ..formats._io import read_input, scrub_surrogates
+from ..formats.comparisons import DIMENSIONS
+from ..frames import TRIAL_STATUSES
 from ..paired.verdicts import empty_verdicts
-from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS, count_from_json
+from ..schema import (
+    CASES,
+    COMPARISONS,
+    FACTOR_LEVELS,
+    TRIALS,
+    VARIANTS,
+    count_from_json,
+    report_keys,
+)
 from .paired_json import paired_frames_from_block
 from .verdicts_json import verdicts_from_block
 
@@ -203,14 +213,20 @@ def _parse(
             file=file,
             location="baseline_variant_id",
         )
+    place[:] = ["case_ids"]
+    case_ids = [_text(name, file, ["case_ids", n]) for n, name in enumerate(data["case_ids"])]
+    # Keys as the analysis' frames have them: categories in report order (one vocabulary
+    # of trial statuses), so a loaded report's frames equal the analysis' (tested).
     place[:] = ["variants"]
-    variant_frame = variants.frame(variant_rows)
-    variant_frame["variant_id"] = pd.Categorical(
-        variant_frame["variant_id"], categories=variant_ids
-    )
-    case_frame = cases.frame(case_rows)
-    case_frame["variant_id"] = pd.Categorical(case_frame["variant_id"], categories=variant_ids)
-    trial_frame = trials.frame(trial_rows)
+    variant_frame = variants.frame(variant_rows, {"variant_id": variant_ids})
+    place[:] = ["variants", "cases"]
+    case_frame = cases.frame(case_rows, {"variant_id": variant_ids, "case_id": case_ids})
+    place[:] = ["variants", "trials"]
+    trial_frame = trials.frame(trial_rows, {"variant_id": variant_ids, "status": TRIAL_STATUSES})
+    # A failed trial's report is null, but its cases were all attempted and all failed,
+    # as the analysis counts them (they read 0 of 0).
+    failed = (trial_frame["status"] == "failed").to_numpy()
+    trial_frame.loc[failed, ["total_cases", "failed_cases"]] = len(case_ids)
     place[:] = ["comparisons"]
     comparisons = COMPARISONS.from_json(data["comparisons"], place=place)
     place[:] = ["factor_levels"]
@@ -321,6 +337,20 @@ def _parse(
         # when the run has judge scores): every row is in the block.
         place[:] = ["judge_noise"]
         paired_frames = {**paired_frames, **judge_frames_from_block(judge_block)}
+    # The case-level frames' keys as the analysis' (categories in report order); their
+    # blocks hold them as text.
+    for name in ("case_level_summary", "paired_comparisons", "noninferiority"):
+        if name in paired_frames:
+            place[:] = [name]
+            paired_frames[name] = _keyed(paired_frames[name], variant_ids)
+    if "paired_comparisons" in paired_frames:
+        # Every candidate is compared (paired/comparisons.py); a gate reads this list to
+        # fail a candidate without a row, which the report's block does not hold.
+        paired_frames["paired_comparisons"].attrs.setdefault(
+            "candidates", [v for v in variant_ids if v != baseline]
+        )
+    place[:] = ["verdicts"]
+    verdicts = _keyed(verdicts, variant_ids)
     variants = variant_frame
     if isinstance(data.get("pareto_uncertainty"), dict):
         from ..frontier import SETTINGS_KEYS, merge_frontier_columns
@@ -340,6 +370,12 @@ def _parse(
         place[:] = ["factor_effects"]
         effects = factor_effects_from_block(data["factor_effects"])
     place[:] = []
+    # The settings the analysis' frames carry in attrs (analysis.variant_summary, …).
+    latency_missing = extras.get("latency_missing", "zero")
+    regression_threshold = float(data["regression_threshold"])
+    variants.attrs.update(confidence_level=cl, pass_k=ks, latency_missing=latency_missing)
+    comparisons.attrs.update(confidence_level=cl, regression_threshold=regression_threshold)
+    case_frame.attrs["pass_k"] = ks
     return ExperimentAnalysis(
         factor_effects=effects,
         judge_noise=judge_block,
@@ -347,9 +383,9 @@ def _parse(
         verdicts=verdicts,
         run=None,
         confidence_level=cl,
-        regression_threshold=float(data["regression_threshold"]),
+        regression_threshold=regression_threshold,
         pass_k=ks,
-        latency_missing=extras.get("latency_missing", "zero"),
+        latency_missing=latency_missing,
         trials=trial_frame,
         cases=case_frame,
         variants=variants,
@@ -360,6 +396,20 @@ def _parse(
         info=info,
         extras=_extras(extras, file),
     )
+
+
+def _keyed(frame: pd.DataFrame, variant_ids: list[str]) -> pd.DataFrame:
+    """``frame`` with its variant ids and dimensions as categoricals, as the analysis
+    builds the case-level frames (its attrs kept); ``k`` as nullable ``Int64``."""
+    out = frame.copy()
+    for column in ("variant_id", "baseline_variant_id", "candidate_variant_id"):
+        if column in out.columns:
+            out[column] = report_keys(out[column], variant_ids)
+    if "dimension" in out.columns:
+        out["dimension"] = report_keys(out["dimension"], DIMENSIONS)
+    if "k" in out.columns:
+        out["k"] = out["k"].astype("Int64")
+    return out
 
 
 def _unanswered_counts(

@@ -11,7 +11,7 @@ import pytest
 
 from agenticlens_frames import analyze, load_experiment
 from agenticlens_frames.errors import InputError
-from agenticlens_frames.report.json_report import build_report
+from agenticlens_frames.report.json_report import build_report, write_json_report
 from agenticlens_frames.report.saved import load_report
 
 from ..conftest import EXAMPLE
@@ -244,3 +244,15 @@ def test_a_loaded_report_gives_the_variance_decomposition_of_its_analysis(
     with pytest.raises(InputError) as info:
         load_report(path)
     assert info.value.location == "case_level.variance" and "r.json" in str(info.value)
+
+
+def test_a_case_outside_the_report_s_case_ids_is_named(tmp_path):
+    # The loaded frames' case_id is a categorical over the report's case_ids (as the
+    # analysis'); an edited case id was read silently as a case of its own.
+    run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    path = write_json_report(analyze(run, frontier_n_resamples=0), tmp_path / "r.json", lean=True)
+    data = json.loads(path.read_text())
+    data["variants"][1]["cases"][2]["case_id"] = "nope"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"variants\.cases: .*case_id 'nope' is not one of"):
+        load_report(path)
