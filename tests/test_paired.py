@@ -216,6 +216,41 @@ def test_pass_hat_k_evaluator_by_naive_comb(run: ExperimentRun) -> None:
     assert row["dimension"].astype(str).iloc[0] == "reliability"
 
 
+def test_suite_hash_is_the_sha256_of_the_asdict_json(run: ExperimentRun) -> None:
+    # The lock's suite hash is defined as the canonical JSON of dataclasses.asdict of each
+    # case; computed here that way, for the example suite and for cases whose inputs hold
+    # paths, tuples, a nested dataclass, non-text keys and a numpy scalar.
+    import hashlib
+    from dataclasses import asdict, replace
+
+    from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef
+
+    def by_definition(suite) -> str:
+        cases = [asdict(case) for case in suite.cases]
+        text = json.dumps(
+            cases, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+        )
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    odd = CaseSpec(
+        id="odd",
+        name="Odd é",
+        index=0,
+        input={
+            "path": Path("a/b"),
+            "pair": (1, (2.5, None)),
+            "ints": {3: "c", 1: "a"},
+            "n": np.int64(4),
+        },
+        expected_tool_arguments={"search": {"q": ["x", True]}},
+        evaluators=(EvaluatorRef(name="passed"),),
+        tags=("t",),
+    )
+    weird = replace(run.suite, cases=(odd, *run.suite.cases[1:]))
+    for suite in (run.suite, weird):
+        assert suite_hash(suite) == by_definition(suite)
+
+
 def test_attempts_of_each_variant_by_naive_selection(run: ExperimentRun) -> None:
     # Per variant: the attempts whose group (variant × cases + case) is the variant's, in
     # their order, with their case index; also with the attempts shuffled (no variant
