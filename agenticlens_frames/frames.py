@@ -757,15 +757,19 @@ ExperimentRun.to_parquet() and `experiment run --parquet` write them)
             )
         if first_meta is None:
             first_meta = meta[_METADATA_KEY]
+            # Parsed once: every other file must hold the same bytes (checked below), and
+            # the specification holds the whole suite (megabytes for thousands of cases).
+            try:
+                spec = json.loads(first_meta)
+            except ValueError as exc:
+                raise InputError(
+                    f"damaged agenticlens_frames metadata ({exc})", file=path
+                ) from None
         elif meta[_METADATA_KEY] != first_meta:
             raise InputError(
                 "its run metadata differs from attempts.parquet's (files from different runs?)",
                 file=path,
             )
-        try:
-            spec = json.loads(meta[_METADATA_KEY])
-        except ValueError as exc:
-            raise InputError(f"damaged agenticlens_frames metadata ({exc})", file=path) from None
         # A damaged or swapped file must not become a run with missing or retyped columns.
         expected = SCHEMAS[name]
         for column in expected:

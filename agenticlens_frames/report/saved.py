@@ -17,7 +17,7 @@ import pandas as pd
 from .._gc import paused_gc
 from ..analysis import ExperimentAnalysis
 from ..errors import InputError, check_path
-from ..formats._io import read_input, scrub_surrogates
+from ..formats._io import loads_scrubbed, read_input
 from ..formats.comparisons import DIMENSIONS
 from ..frames import TRIAL_STATUSES
 from ..paired.verdicts import empty_verdicts
@@ -127,7 +127,7 @@ def _load(file: Path, comparisons: ComparisonsConfig | None = None) -> Experimen
     try:
         # Regular files within the size limit only (a FIFO, /dev/zero, a directory, a
         # link loop are refused by read_input, naming the file).
-        data = scrub_surrogates(json.loads(read_input(file).decode("utf-8")))
+        data = loads_scrubbed(read_input(file).decode("utf-8"))
     except RecursionError:
         raise InputError("not valid JSON: nested too deeply", file=file) from None
     except UnicodeDecodeError as exc:

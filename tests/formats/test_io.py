@@ -236,3 +236,21 @@ def test_converters_match_pydantic(kind):
         else:
             assert ours(value) == expected, value
             assert type(ours(value)) is type(expected), value
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": "x\\ud800y"}', {"a": "x\ufffdy"}),
+        ('["\\uDBFF", "\\uDc00"]', ["\ufffd", "\ufffd"]),  # any case of the hex digits
+        ('{"\\udfff": 1}', {"\ufffd": 1}),  # in a key
+        ('["\\ud83d"]', ["\ufffd"]),  # half a pair
+        ('["\\ud83d\\ude42", "é", "\\u00e9"]', ["\U0001f642", "é", "é"]),  # a pair is kept
+        ('["\\\\ud800"]', ["\\ud800"]),  # an escaped backslash: the text \ud800, no surrogate
+        ('{"plain": [1, "two", null]}', {"plain": [1, "two", None]}),
+    ],
+)
+def test_loads_scrubbed_replaces_exactly_the_lone_surrogates(text, expected):
+    # The fast path (no surrogate escape in the text: no walk over the value) and the
+    # scrubbing one give the values written here by hand.
+    assert _io.loads_scrubbed(text) == expected
