@@ -732,7 +732,7 @@ def repeated_measures_anova(cells: ArrayLike) -> dict[str, RepeatedMeasuresEffec
         # Every case the same contrast vector, up to the float residue of averaging
         # attempts (1/3 is not exact): no error variance, whatever residue ss_error holds
         # (F = 1e32 would pass for evidence); a common vector of zeros is no effect.
-        if all(all_equal(column) for column in contrasts.T):
+        if contrasts.size and all(all_equal(column) for column in contrasts.T):
             ss_error = 0.0
             if np.abs(contrasts).max() <= 1e-12 * max(1.0, float(np.abs(y).max())):
                 ss = 0.0
