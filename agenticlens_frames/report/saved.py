@@ -214,7 +214,17 @@ def _parse(
             location="baseline_variant_id",
         )
     place[:] = ["case_ids"]
+    if not isinstance(data["case_ids"], list):
+        # Text would be read letter by letter (repeated letters: a category twice).
+        raise InputError(
+            f"expected a list of case ids, got {type(data['case_ids']).__name__}",
+            file=file,
+            location="case_ids",
+        )
     case_ids = [_text(name, file, ["case_ids", n]) for n, name in enumerate(data["case_ids"])]
+    if len(set(case_ids)) < len(case_ids):
+        twice = next(c for n, c in enumerate(case_ids) if c in case_ids[:n])
+        raise InputError(f"case id {twice!r} appears twice", file=file, location="case_ids")
     # Keys as the analysis' frames have them: categories in report order (one vocabulary
     # of trial statuses), so a loaded report's frames equal the analysis' (tested).
     place[:] = ["variants"]

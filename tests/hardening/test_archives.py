@@ -133,7 +133,7 @@ def test_an_archive_path_that_is_a_file_is_refused(tmp_path, command):
     ("factor", "needles"),
     [
         ("modle=small", ["no archived run has a factor 'modle'", "did you mean 'model'"]),
-        ("model=smal", ["model='smal'", "did you mean 'small'"]),
+        ("model=smal", ["model='smal'", "did you mean --factor model=small?"]),
         ("colour=red", ["no archived run has a factor 'colour'", "'model'"]),
         ("model=xl", ["model='xl'", "'large'"]),
     ],

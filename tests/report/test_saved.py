@@ -256,3 +256,16 @@ def test_a_case_outside_the_report_s_case_ids_is_named(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(InputError, match=r"variants\.cases: .*case_id 'nope' is not one of"):
         load_report(path)
+
+
+@pytest.mark.parametrize("value", ["c1c2", ["refund-damaged-item", "refund-damaged-item"]])
+def test_case_ids_that_are_text_or_repeat_are_refused(tmp_path: Path, saved: dict, value) -> None:
+    """Text was read letter by letter, and a repeated id made a category twice: pandas'
+    InvalidIndexError as a traceback, since the keys became categoricals."""
+    data = json.loads(json.dumps(saved))
+    data["case_ids"] = value
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError) as info:
+        load_report(path)
+    assert info.value.location == "case_ids" and "r.json" in str(info.value)
