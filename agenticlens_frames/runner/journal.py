@@ -178,14 +178,17 @@ class RunFolder:
         The folder (created if missing).
     identity
         What the run is: ``experiment_id``, the hashes of the manifest, suite and recorded
-        files, and ``invalid_payload`` (how an invalid payload counts). A folder started
+        files, ``invalid_payload`` (how an invalid payload counts) and, for a run (not a
+        load of the folder), ``stopping``: its early-stopping settings
+        (:meth:`.StopMonitor.settings`, None without early stopping). A folder started
         for a different identity is refused.
 
     Raises
     ------
     InputError
-        The folder belongs to another experiment, manifest or suite; or another process
-        is running in it.
+        The folder belongs to another experiment, manifest or suite, or was started with
+        other early-stopping settings (:func:`.check_resumed_stopping`); or another
+        process is running in it.
     """
 
     def __init__(self, path: str | Path, identity: dict[str, Any]) -> None:
@@ -279,6 +282,16 @@ class RunFolder:
                     hint="resume with the files the run was started with, or start a new run: "
                     "a new --run-dir (in Python, a new run_id, or none)",
                 )
+        if "stopping" in stored and "stopping" in identity:
+            # Absent from folders of earlier versions (their early-stopping settings are
+            # unknown: not compared), and from a load of the folder (which runs nothing).
+            from .stopping import check_resumed_stopping
+
+            try:
+                check_resumed_stopping(stored["stopping"], identity["stopping"], file=meta)
+            except InputError:
+                self.close()
+                raise
 
     def segments(self) -> list[Path]:
         """The journal segments, oldest first."""

@@ -1295,7 +1295,12 @@ async def arun_live(
     if run_dir is not None:
         folder = RunFolder(
             run_dir,
-            {**run_identity(manifest, suite, recorded_paths), "invalid_payload": invalid_payload},
+            {
+                **run_identity(manifest, suite, recorded_paths),
+                "invalid_payload": invalid_payload,
+                # Compared on resume: another order or rule would mix two designs.
+                "stopping": monitor.settings() if monitor is not None else None,
+            },
         )
     try:
         if folder is not None:

@@ -52,6 +52,7 @@ __all__ = [
     "StopMonitor",
     "StopRule",
     "case_rank",
+    "check_resumed_stopping",
     "check_stop_request",
     "cluster_rank",
     "declared_rule",
@@ -528,6 +529,26 @@ class StopMonitor:
             if index > limit and (v, t, case_id) not in self.outcome
         )
 
+    def settings(self) -> dict[str, Any]:
+        """What decides this run's work order and its decisions, JSON-ready: recorded in
+        the run folder (``run.json``'s ``stopping``) and compared on resume
+        (:func:`check_resumed_stopping`).
+
+        ``cluster`` decides the order the cases run in and the sequence's unit; ``alpha``,
+        the correction the rule applies (``correction``: ``bonferroni`` or ``none``, not
+        the declared one, which only the fixed-sample verdicts use beyond that) and
+        ``margin`` decide when a candidate is decided. The planned order's seed, the
+        variants, the baseline and the trial count are the manifest's (its hash is in the
+        run's identity already); ``invalid_payload`` is recorded on its own.
+        """
+        return {
+            "stop_when": "decided",
+            "cluster": self.cluster,
+            "alpha": self.alpha,
+            "correction": self.applied_correction,
+            "margin": self.rule.margin,
+        }
+
     def summary(self, attempts_done: int) -> dict[str, Any]:
         """JSON-ready: when and why the run stopped (or did not), and what it saved.
 
@@ -593,3 +614,137 @@ class StopMonitor:
             for entry, n in zip(block["candidates"], self.paired_clusters(), strict=True):
                 entry["paired_clusters"] = n
         return block
+
+
+#: Each recorded early-stopping setting: its command-line option, how the error names it
+#: (with its Python names), and what it decides in a run that is resumed.
+_RESUMED = {
+    "stop_when": (
+        "--stop-when",
+        "--stop-when (stop_when)",
+        "the order the cases run in and when the run stops",
+    ),
+    "cluster": (
+        "--cluster",
+        "--cluster (comparisons' cluster)",
+        "the order the cases run in, cluster by cluster, and the sequence's unit",
+    ),
+    "alpha": (
+        "--alpha",
+        "the level α (--alpha; stop_rule.alpha or comparisons' alpha)",
+        "when a candidate is decided",
+    ),
+    "correction": (
+        "--correction",
+        "the correction the rule applies across candidates (from --correction; "
+        "stop_rule.correction or comparisons' correction)",
+        "each candidate's level: α split or not",
+    ),
+    "margin": (
+        "--stop-margin",
+        "--stop-margin (stop_rule.margin)",
+        "when a candidate is decided within ±δ",
+    ),
+}
+
+
+def _resumed_option(key: str, value: Any) -> str:
+    """The command-line words that give the recorded ``value`` of setting ``key`` again.
+
+    Examples
+    --------
+    >>> _resumed_option("cluster", None), _resumed_option("alpha", 0.1)
+    ('without --cluster', '--alpha 0.1')
+    """
+    option = _RESUMED[key][0]
+    if key == "correction" and value == "bonferroni":
+        # What the rule applied: any declared correction but none splits α.
+        return "a correction other than none (e.g. --correction holm)"
+    if value is None:
+        return f"without {option}"
+    return f"{option} {value}"
+
+
+def _resumed_options(settings: dict[str, Any] | None, keys: list[str]) -> str:
+    """How to give the recorded ``settings`` again: those of ``keys``, or all of them when
+    early stopping itself was dropped."""
+    if settings is None:
+        return "without --stop-when"
+    if "stop_when" in keys:
+        # (An applied correction of none is also what one candidate gets: not worth saying.)
+        keys = [k for k in _RESUMED if settings.get(k) not in (None, "none")]
+    return ", ".join(_resumed_option(k, settings.get(k)) for k in keys)
+
+
+def check_resumed_stopping(
+    recorded: dict[str, Any] | None, given: dict[str, Any] | None, *, file: Any
+) -> None:
+    """Refuse to resume a run under early-stopping settings other than its own.
+
+    A resumed run replays its journal into the sequence and continues it (the sequence is
+    a function of the cases in their planned order): under another order (``--stop-when``
+    added or dropped, another ``--cluster``) the journaled cases are not the planned
+    prefix of the new order, and under another level, correction or margin the cases
+    already run were checked under one rule and the rest would be under another. Either
+    way the run's statement would hold for neither design.
+
+    Parameters
+    ----------
+    recorded
+        ``run.json``'s ``stopping`` (None: started without early stopping).
+    given
+        This session's :meth:`StopMonitor.settings` (None: no early stopping).
+    file
+        The folder's ``run.json`` (the error names it).
+
+    Raises
+    ------
+    InputError
+        A setting differs: it names each one, with the recorded and the given value, and
+        the options that resume the run.
+
+    Examples
+    --------
+    >>> started = {"stop_when": "decided", "cluster": None, "alpha": 0.05,
+    ...            "correction": "bonferroni", "margin": None}
+    >>> check_resumed_stopping(started, dict(started), file="run/run.json")
+    >>> check_resumed_stopping(started, {**started, "cluster": "topic"},
+    ...                        file="run/run.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: run/run.json: this run was started with other \
+early-stopping settings: --cluster (comparisons' cluster) was not set, now 'topic' (it ...
+    """
+    if recorded == given:
+        return
+    if recorded is not None and not isinstance(recorded, dict):
+        raise InputError(
+            f"stopping: expected the recorded early-stopping settings, got {recorded!r}",
+            file=file,
+            hint="restore run.json, or start a new --run-dir",
+        )
+    if recorded is None or given is None:
+        keys = ["stop_when"]
+    else:
+        # A key this version does not record (a newer one's) is not compared.
+        keys = [k for k in _RESUMED if k in recorded and recorded.get(k) != given.get(k)]
+        if not keys:
+            return
+    changes = []
+    for key in keys:
+        _, label, effect = _RESUMED[key]
+        was = _setting((recorded or {}).get(key))
+        now = _setting((given or {}).get(key))
+        changes.append(f"{label} was {was}, now {now} (it decides {effect})")
+    raise InputError(
+        "this run was started with other early-stopping settings: "
+        + "; ".join(changes)
+        + ". Resuming would mix the attempts run under one design with those of another",
+        file=file,
+        hint=f"resume with the settings it was started with ({_resumed_options(recorded, keys)}), "
+        "or start a new run: a new --run-dir (in Python, a new run_dir or run_id)",
+    )
+
+
+def _setting(value: Any) -> str:
+    return "not set" if value is None else repr(value)

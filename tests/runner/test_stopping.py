@@ -734,3 +734,191 @@ def test_a_resumed_early_stopped_run_keeps_its_unavailable_judge_scores(tmp_path
     assert calls == [] and again.attempted == 0
     assert again.stopping["cases_used"] == first.stopping["cases_used"]
     pd.testing.assert_frame_equal(again.run.checks, first.run.checks)
+
+
+def _resumable(folder):
+    """12 cases with two metadata fields to cluster by (topic: 4 of 3, region: 3 of 4)."""
+    manifest, suite = _experiment(folder, cases=12)
+    cases = yaml.safe_load(suite.read_text())
+    for i, case in enumerate(cases["cases"]):
+        case["metadata"] = {"topic": f"t{i % 4}", "region": f"r{i % 3}"}
+    suite.write_text(yaml.safe_dump(cases, sort_keys=False))
+    return manifest, suite
+
+
+def _segments(run_dir) -> list[bytes]:
+    return [p.read_bytes() for p in sorted((run_dir / "journal").glob("*.jsonl"))]
+
+
+#: (started with, resumed with, the setting the refusal names, recorded, given): each
+#: changes the run's order or its decisions. Keyword arguments of run_experiment.
+_HOLM_TOPIC = {"correction": "holm", "cluster": "topic"}
+_CHANGED = {
+    # The reported bug: a case-level sequence resumed at the cluster level.
+    "cluster added": (
+        {"stop_when": "decided", "stop_rule": HOLM},
+        {"stop_when": "decided", "stop_rule": HOLM, "comparisons": _HOLM_TOPIC},
+        "--cluster (comparisons' cluster) was not set, now 'topic'",
+        "without --cluster",
+    ),
+    "cluster dropped": (
+        {"stop_when": "decided", "comparisons": _HOLM_TOPIC},
+        {"stop_when": "decided", "stop_rule": HOLM},
+        "--cluster (comparisons' cluster) was 'topic', now not set",
+        "--cluster topic",
+    ),
+    "another cluster field": (
+        {"stop_when": "decided", "comparisons": _HOLM_TOPIC},
+        {"stop_when": "decided", "comparisons": {"correction": "holm", "cluster": "region"}},
+        "was 'topic', now 'region'",
+        "--cluster topic",
+    ),
+    "stop_when added": (
+        {},
+        {"stop_when": "decided", "stop_rule": HOLM},
+        "--stop-when (stop_when) was not set, now 'decided'",
+        "without --stop-when",
+    ),
+    "stop_when dropped": (
+        {"stop_when": "decided", "stop_rule": HOLM},
+        {},
+        "--stop-when (stop_when) was 'decided', now not set",
+        "--stop-when decided, --alpha 0.05, a correction other than none",
+    ),
+    "alpha": (
+        {"stop_when": "decided", "stop_rule": HOLM},
+        {"stop_when": "decided", "stop_rule": StopRule(alpha=0.1, correction="holm")},
+        "the level α (--alpha; stop_rule.alpha or comparisons' alpha) was 0.05, now 0.1",
+        "--alpha 0.05",
+    ),
+    "alpha declared by the comparisons": (
+        {"stop_when": "decided", "comparisons": {"correction": "holm"}},
+        {"stop_when": "decided", "comparisons": {"correction": "holm", "alpha": 0.01}},
+        "was 0.05, now 0.01",
+        "--alpha 0.05",
+    ),
+    "correction": (
+        {"stop_when": "decided", "stop_rule": HOLM},
+        {"stop_when": "decided", "stop_rule": StopRule(correction="none")},
+        "the correction the rule applies across candidates (from --correction; "
+        "stop_rule.correction or comparisons' correction) was 'bonferroni', now 'none'",
+        "a correction other than none",
+    ),
+    "margin": (
+        {"stop_when": "decided", "stop_rule": HOLM},
+        {"stop_when": "decided", "stop_rule": StopRule(correction="holm", margin=0.1)},
+        "--stop-margin (stop_rule.margin) was not set, now 0.1",
+        "without --stop-margin",
+    ),
+}
+
+
+@pytest.mark.parametrize("change", list(_CHANGED))
+def test_resuming_with_another_order_or_rule_is_refused_before_any_call(tmp_path, change) -> None:
+    """A run folder records its early-stopping settings; a resume that changes one of them
+    (and so the order the work runs in, or the sequence's decisions) was not refused: the
+    journaled cases were replayed into a sequence of another design and the run went on."""
+    started, resumed, named, original = _CHANGED[change]
+    manifest, suite = _resumable(tmp_path)
+    run_dir = tmp_path / "run"
+    first = run_experiment(
+        manifest, suite, progress=False, run_dir=run_dir, max_attempts=8, **started
+    )
+    assert first.remaining > 0
+    before = _segments(run_dir)
+    with pytest.raises(InputError) as refused:
+        run_experiment(manifest, suite, progress=False, run_dir=run_dir, **resumed)
+    error = refused.value
+    text = " ".join(str(error).split())
+    assert error.file == str(run_dir / "run.json")
+    assert "this run was started with other early-stopping settings" in text
+    assert named in text
+    assert original in error.hint and "a new --run-dir" in error.hint
+    # Refused before any call: nothing was journaled, not even an empty segment.
+    assert _segments(run_dir) == before
+    # The lock was released: resumed as started, the run goes on.
+    assert run_experiment(manifest, suite, progress=False, run_dir=run_dir, **started).complete
+
+
+def test_command_line_refuses_a_resume_with_clusters_added(tmp_path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    manifest, suite = _resumable(tmp_path)
+    common = ["experiment", "run", str(manifest), str(suite), "--stop-when", "decided",
+              "--correction", "holm", "--run-dir", str(tmp_path / "run"), "-q"]  # fmt: skip
+    first = CliRunner().invoke(app, [*common, "--max-attempts", "8"])
+    assert first.exit_code != 1, first.output
+    before = _segments(tmp_path / "run")
+    result = CliRunner().invoke(app, [*common, "--cluster", "topic"])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 1, text
+    assert "run.json: this run was started with other early-stopping settings: --cluster" in text
+    assert "without --cluster" in text
+    assert _segments(tmp_path / "run") == before
+
+
+def test_settings_of_the_final_analysis_only_still_resume(tmp_path) -> None:
+    """What only the fixed-sample analysis uses (recomputed over every case at the end) may
+    change on resume: the paired method, the intervals' level, the declared correction
+    when the rule applies the same one (Bonferroni for Holm and Bonferroni alike); and
+    without early stopping, the cluster and α, which then shape no order and no sequence."""
+    manifest, suite = _resumable(tmp_path)
+    kwargs = {"progress": False, "stop_when": "decided"}
+    straight = run_experiment(manifest, suite, comparisons={"correction": "holm"}, **kwargs)
+    run_dir = tmp_path / "run"
+    first = run_experiment(
+        manifest, suite, run_dir=run_dir, max_attempts=8, comparisons={"correction": "holm"},
+        **kwargs,
+    )  # fmt: skip
+    assert first.remaining > 0
+    other = {"correction": "bonferroni", "method": "wilcoxon", "confidence_level": 0.9}
+    second = run_experiment(manifest, suite, run_dir=run_dir, comparisons=other, **kwargs)
+    assert second.attempted > 0
+    for key in ("cases_used", "candidates", "alpha_per_candidate", "correction"):
+        assert second.stopping[key] == straight.stopping[key], key
+    assert second.stopping["declared_correction"] == "bonferroni"
+
+    plain = tmp_path / "plain"
+    run_experiment(manifest, suite, progress=False, run_dir=plain, max_attempts=8)
+    again = run_experiment(
+        manifest,
+        suite,
+        progress=False,
+        run_dir=plain,
+        comparisons={"correction": "holm", "cluster": "region", "alpha": 0.1},
+    )
+    assert again.complete and again.stopping is None and again.from_journal == 8
+
+
+def test_a_folder_of_an_earlier_version_resumes_with_its_settings_unknown(tmp_path) -> None:
+    """run.json without ``stopping`` (written before it was recorded): nothing to compare
+    against, so the resume is not refused, whatever its settings, and run.json stays as
+    it was (written once)."""
+    manifest, suite = _resumable(tmp_path)
+    run_dir = tmp_path / "run"
+    run_experiment(
+        manifest, suite, progress=False, run_dir=run_dir, max_attempts=8,
+        stop_when="decided", stop_rule=HOLM,
+    )  # fmt: skip
+    meta = run_dir / "run.json"
+    stored = json.loads(meta.read_text())
+    assert stored["stopping"] == {
+        "stop_when": "decided",
+        "cluster": None,
+        "alpha": 0.05,
+        "correction": "bonferroni",
+        "margin": None,
+    }
+    del stored["stopping"]
+    meta.write_text(json.dumps(stored, indent=2))
+    old = meta.read_bytes()
+    resumed = run_experiment(
+        manifest, suite, progress=False, run_dir=run_dir, stop_when="decided",
+        comparisons=_HOLM_TOPIC,
+    )  # fmt: skip
+    assert resumed.complete and resumed.from_journal == 8
+    assert resumed.stopping["unit"] == "cluster"
+    assert meta.read_bytes() == old
