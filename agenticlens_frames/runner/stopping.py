@@ -520,14 +520,34 @@ class StopMonitor:
         """Per candidate: the clusters its sequence has seen (with a paired case)."""
         return [int(n) for n in self.sequence.t[: len(self.candidates)]]
 
-    def _skipped(self) -> int:
-        """Attempts never to be run because their trial failed (not saved by stopping)."""
-        return sum(
+    def _counts(self) -> tuple[int, int]:
+        """Attempts run and attempts a failed trial left unrun (not saved by stopping),
+        counted up to the decision point: over the cases used, in planned order.
+
+        After a stop, attempts of later cases that were already started still run and
+        are journaled (how many depends on when the scoring thread saw the deciding case,
+        not on the data); counting them made ``attempts_run`` differ by a few between
+        identical runs. Up to the decision point the counts are a function of the cases
+        in their planned order only, as the sequence is. Without a stop every case is
+        used.
+        """
+        used = set(self.order[: self.position]) if self.stopped_after is not None else None
+        run = [k for k in self.outcome if used is None or k[2] in used]
+        # A trial's failure is counted where the sequence saw it: an invalid payload in a
+        # case past the decision point does not fail the trial for these counts.
+        limits: dict[tuple[str, int], int] = {}
+        for v, t, case_id in run:
+            if self.outcome[(v, t, case_id)] is None:
+                index = self.case_index[case_id]
+                limits[(v, t)] = min(limits.get((v, t), index), index)
+        counted = set(run)
+        skipped = sum(
             1
-            for (v, t), limit in self.invalid_at.items()
+            for (v, t), limit in limits.items()
             for case_id, index in self.case_index.items()
-            if index > limit and (v, t, case_id) not in self.outcome
+            if index > limit and (v, t, case_id) not in counted
         )
+        return len(run), skipped
 
     def settings(self) -> dict[str, Any]:
         """What decides this run's work order and its decisions, JSON-ready: recorded in
@@ -555,14 +575,18 @@ class StopMonitor:
         ``correction`` is the correction the rule applied across candidates, ``bonferroni``
         or ``none`` (:func:`~agenticlens_frames.stats_sequential.applied_correction`);
         ``declared_correction`` the experiment's, which the fixed-sample verdicts use.
-        ``attempts_saved`` counts the attempts the stop left unrun, not those a failed
-        trial skipped (``attempts_skipped``). With clusters the block adds ``unit``
-        (``"cluster"``), ``cluster`` (the metadata field), ``clusters_used`` of
+        ``attempts_run``, ``attempts_saved`` and ``attempts_skipped`` are counted up to
+        the decision point (the cases used, :meth:`_counts`), so identical runs give
+        identical blocks: ``attempts_saved`` counts the attempts past the decision point,
+        not those a failed trial skipped (``attempts_skipped``), and of them
+        ``attempts_after_decision`` (of ``attempts_done``, the attempts journaled) had
+        already been started when the stop took effect, and ran. With clusters the block
+        adds ``unit`` (``"cluster"``), ``cluster`` (the metadata field), ``clusters_used`` of
         ``clusters_planned`` and per candidate ``paired_clusters``; ``cases_used`` and
         ``paired_cases`` still count cases.
         """
         stopped = self.stopped_after is not None
-        skipped = self._skipped()
+        run, skipped = self._counts()
         paired = self.paired_cases()
         clustered = self.cluster is not None
         used = f"{self.position} of {len(self.order)} cases"
@@ -574,11 +598,12 @@ class StopMonitor:
             "cases_used": self.position,
             "cases_planned": len(self.order),
             "attempts_planned": self.planned_attempts,
-            "attempts_run": attempts_done,
-            "attempts_saved": (
-                max(self.planned_attempts - attempts_done - skipped, 0) if stopped else 0
-            ),
+            "attempts_run": run,
+            "attempts_saved": max(self.planned_attempts - run - skipped, 0) if stopped else 0,
             "attempts_skipped": skipped,
+            # Started before the stop took effect: journaled, not in the tables; how many
+            # depends on timing (the only number of the block that does).
+            "attempts_after_decision": max(attempts_done - run, 0) if stopped else 0,
             "reason": (
                 f"every candidate decided after {used}"
                 if stopped

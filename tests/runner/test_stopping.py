@@ -92,8 +92,10 @@ def test_a_clear_difference_stops_early_and_is_journaled(tmp_path) -> None:
     used = stop["cases_used"]
     assert used < 120
     assert stop["attempts_run"] + stop["attempts_saved"] == 120 * 3 * 2
-    # Attempts started while the deciding case was being scored still run (a few).
-    assert stop["attempts_saved"] >= (120 - used) * 3 * 2 - 12
+    # Counted up to the decision point; attempts started while the deciding case was
+    # being scored still run (a few), and are counted on their own.
+    assert stop["attempts_saved"] == (120 - used) * 3 * 2
+    assert 0 <= stop["attempts_after_decision"] <= 12
     # The tables hold exactly the cases the sequence used, all variants and trials.
     assert len(result.run.cases) == used
     assert len(result.run.attempts) == used * 3 * 2
@@ -922,3 +924,57 @@ def test_a_folder_of_an_earlier_version_resumes_with_its_settings_unknown(tmp_pa
     assert resumed.complete and resumed.from_journal == 8
     assert resumed.stopping["unit"] == "cluster"
     assert meta.read_bytes() == old
+
+
+def test_attempt_counts_stop_at_the_decision_point(tmp_path) -> None:
+    """Attempts of later cases started before the stop took effect still run; counted in
+    ``attempts_run`` they made it (and ``attempts_saved``) differ by a few between
+    identical runs (scoring-thread timing). Now both count up to the decision point, and
+    the overrun is reported on its own."""
+    manifest_file, suite_file = _experiment(tmp_path, cases=40)
+    manifest, suite = load_manifest(manifest_file), load_suite(suite_file)
+
+    def feed(overrun: int, invalid: bool) -> dict:
+        monitor = StopMonitor(manifest, suite, HOLM)
+        order = sorted(monitor.rank, key=monitor.rank.__getitem__)
+        records = 0
+
+        def add(variant: str, trial: int, case: str, status: str = "ok") -> None:
+            nonlocal records
+            # Against a baseline at 50 %: better always passes, worse never.
+            passed = variant == "better" or (variant == "base" and trial == 1)
+            score = [passed, float(passed), 1, int(passed), float(passed), None, None]
+            monitor.add(
+                {"type": "attempt", "variant": variant, "trial": trial, "case": case,
+                 "status": status, "score": score if status == "ok" else None}
+            )  # fmt: skip
+            records += 1
+
+        for case in order:
+            for variant in ("base", "better", "worse"):
+                for trial in (1, 2):
+                    add(variant, trial, case)
+            if monitor.should_stop:
+                break
+        used = monitor.position
+        assert monitor.should_stop and used < 40
+        # In flight when the stop took effect: attempts of the next cases, one of them an
+        # invalid payload that fails base's first trial.
+        late = [
+            (v, t, c)
+            for c in order[used : used + 2]
+            for v in ("base", "better", "worse")
+            for t in (1, 2)
+        ]
+        for k, (v, t, c) in enumerate(late[:overrun]):
+            add(v, t, c, "invalid_payload" if invalid and k == 0 else "ok")
+        return {**monitor.summary(records), "used": used}
+
+    calm = feed(0, False)
+    for busy in (feed(1, False), feed(3, False), feed(5, True)):
+        # By hand: every attempt of the cases used (3 variants, 2 trials), none skipped.
+        assert busy["attempts_run"] == calm["attempts_run"] == calm["used"] * 6
+        assert busy["attempts_saved"] == calm["attempts_saved"] == (40 - calm["used"]) * 6
+        assert busy["attempts_skipped"] == calm["attempts_skipped"] == 0
+    assert calm["attempts_after_decision"] == 0
+    assert [feed(n, n == 5)["attempts_after_decision"] for n in (1, 3, 5)] == [1, 3, 5]
