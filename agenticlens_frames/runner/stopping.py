@@ -575,18 +575,19 @@ class StopMonitor:
         ``correction`` is the correction the rule applied across candidates, ``bonferroni``
         or ``none`` (:func:`~agenticlens_frames.stats_sequential.applied_correction`);
         ``declared_correction`` the experiment's, which the fixed-sample verdicts use.
-        ``attempts_run``, ``attempts_saved`` and ``attempts_skipped`` are counted up to
-        the decision point (the cases used, :meth:`_counts`), so identical runs give
-        identical blocks: ``attempts_saved`` counts the attempts past the decision point,
-        not those a failed trial skipped (``attempts_skipped``), and of them
+        ``attempts_run`` and ``attempts_skipped`` are counted up to the decision point
+        (the cases used, :meth:`_counts`), so identical runs give identical counts;
         ``attempts_after_decision`` (of ``attempts_done``, the attempts journaled) had
-        already been started when the stop took effect, and ran. With clusters the block
-        adds ``unit`` (``"cluster"``), ``cluster`` (the metadata field), ``clusters_used`` of
-        ``clusters_planned`` and per candidate ``paired_clusters``; ``cases_used`` and
-        ``paired_cases`` still count cases.
+        already been started when the stop took effect, and ran; ``attempts_saved`` is
+        the rest of the plan, the attempts never called (not those a failed trial left
+        unrun, ``attempts_skipped``). The four add up to ``attempts_planned``. With
+        clusters the block adds ``unit`` (``"cluster"``), ``cluster`` (the metadata
+        field), ``clusters_used`` of ``clusters_planned`` and per candidate
+        ``paired_clusters``; ``cases_used`` and ``paired_cases`` still count cases.
         """
         stopped = self.stopped_after is not None
         run, skipped = self._counts()
+        after = max(attempts_done - run, 0) if stopped else 0
         paired = self.paired_cases()
         clustered = self.cluster is not None
         used = f"{self.position} of {len(self.order)} cases"
@@ -599,11 +600,15 @@ class StopMonitor:
             "cases_planned": len(self.order),
             "attempts_planned": self.planned_attempts,
             "attempts_run": run,
-            "attempts_saved": max(self.planned_attempts - run - skipped, 0) if stopped else 0,
+            # The attempts never called: the plan past the decision point less those that
+            # were already started when the stop took effect (they ran, and cost).
+            "attempts_saved": (
+                max(self.planned_attempts - run - skipped - after, 0) if stopped else 0
+            ),
             "attempts_skipped": skipped,
             # Started before the stop took effect: journaled, not in the tables; how many
-            # depends on timing (the only number of the block that does).
-            "attempts_after_decision": max(attempts_done - run, 0) if stopped else 0,
+            # depends on timing (with attempts_saved, the numbers of the block that do).
+            "attempts_after_decision": after,
             "reason": (
                 f"every candidate decided after {used}"
                 if stopped

@@ -91,11 +91,13 @@ def test_a_clear_difference_stops_early_and_is_journaled(tmp_path) -> None:
     assert stop["alpha_per_candidate"] == pytest.approx(0.025)
     used = stop["cases_used"]
     assert used < 120
-    assert stop["attempts_run"] + stop["attempts_saved"] == 120 * 3 * 2
+    after = stop["attempts_after_decision"]
+    assert stop["attempts_run"] + after + stop["attempts_saved"] == 120 * 3 * 2
     # Counted up to the decision point; attempts started while the deciding case was
-    # being scored still run (a few), and are counted on their own.
-    assert stop["attempts_saved"] == (120 - used) * 3 * 2
-    assert 0 <= stop["attempts_after_decision"] <= 12
+    # being scored still run (a few), are counted on their own and are not saved.
+    assert stop["attempts_run"] == used * 3 * 2
+    assert stop["attempts_saved"] == (120 - used) * 3 * 2 - after
+    assert 0 <= after <= 12
     # The tables hold exactly the cases the sequence used, all variants and trials.
     assert len(result.run.cases) == used
     assert len(result.run.attempts) == used * 3 * 2
@@ -928,9 +930,9 @@ def test_a_folder_of_an_earlier_version_resumes_with_its_settings_unknown(tmp_pa
 
 def test_attempt_counts_stop_at_the_decision_point(tmp_path) -> None:
     """Attempts of later cases started before the stop took effect still run; counted in
-    ``attempts_run`` they made it (and ``attempts_saved``) differ by a few between
-    identical runs (scoring-thread timing). Now both count up to the decision point, and
-    the overrun is reported on its own."""
+    ``attempts_run`` they made it differ by a few between identical runs (scoring-thread
+    timing). Now it counts up to the decision point, and the overrun is reported on its
+    own, and not as saved (it ran)."""
     manifest_file, suite_file = _experiment(tmp_path, cases=40)
     manifest, suite = load_manifest(manifest_file), load_suite(suite_file)
 
@@ -974,7 +976,10 @@ def test_attempt_counts_stop_at_the_decision_point(tmp_path) -> None:
     for busy in (feed(1, False), feed(3, False), feed(5, True)):
         # By hand: every attempt of the cases used (3 variants, 2 trials), none skipped.
         assert busy["attempts_run"] == calm["attempts_run"] == calm["used"] * 6
-        assert busy["attempts_saved"] == calm["attempts_saved"] == (40 - calm["used"]) * 6
         assert busy["attempts_skipped"] == calm["attempts_skipped"] == 0
+        # The late attempts ran: not saved.
+        late = busy["attempts_after_decision"]
+        assert busy["attempts_saved"] == (40 - calm["used"]) * 6 - late
     assert calm["attempts_after_decision"] == 0
+    assert calm["attempts_saved"] == (40 - calm["used"]) * 6
     assert [feed(n, n == 5)["attempts_after_decision"] for n in (1, 3, 5)] == [1, 3, 5]
