@@ -648,7 +648,7 @@ def test_a_level_holding_a_comma_can_be_selected_and_is_suggested_as_typed(tmp_p
     import shlex
 
     shown = " ".join(invoke("summarize", "--help").output.replace("│", " ").split())
-    assert r"A comma inside a value is written \, (a backslash itself \\)." in shown
+    assert r"A comma inside a value is written \, (a backslash itself \\)," in shown
     arc = _archive_with_a_comma_level(tmp_path)
     out = tmp_path / "out"
     result = invoke("summarize", str(arc), "--factor", r"model=lärge\, big=1", "--out", str(out))
@@ -672,6 +672,43 @@ def test_a_level_holding_a_comma_can_be_selected_and_is_suggested_as_typed(tmp_p
     )
     assert both.exit_code == 0, both.output
     assert len(pd.read_parquet(out2 / "variant_summary.parquet")) == 5
+
+
+def test_a_name_holding_equals_and_a_level_with_edge_spaces_can_be_typed(tmp_path: Path):
+    """A factor name holding "=" was cut at it, and a level with leading or trailing
+    spaces was stripped, so neither could be selected: ``\\=`` and ``\\ `` escape them, as
+    ``\\,`` does a comma, and the "did you mean" of a misspelt name or level is that form."""
+    shown = " ".join(invoke("summarize", "--help").output.replace("│", " ").split())
+    assert r"an = inside a name \=, and a leading or trailing space" in shown
+    import shlex
+    import shutil
+
+    folder = tmp_path / "support"
+    shutil.copytree(EXAMPLE, folder)
+    manifest = folder / "manifest.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    text = text.replace('retrieval: "dense"', '"k=retrieval": " dense "')
+    manifest.write_text(text.replace("retrieval: ", '"k=retrieval": '), encoding="utf-8")
+    arc = tmp_path / "arc"
+    added = invoke("add", str(arc), str(manifest), str(folder / "suite.yaml"), "-q")
+    assert added.exit_code == 0, added.output
+    variants = yaml.safe_load(manifest.read_text("utf-8"))["variants"]
+    on_it = {v["id"] for v in variants if v["factors"]["k=retrieval"] == " dense "}
+    assert on_it == {"retrieval-dense"}
+    typed = r"--factor 'k\=retrieval=\ dense\ '"
+    out = tmp_path / "out"
+    result = invoke("summarize", str(arc), *shlex.split(typed), "--out", str(out), "-q")
+    assert result.exit_code == 0, result.output
+    assert set(pd.read_parquet(out / "variant_summary.parquet")["variant_id"]) == on_it
+    level = invoke("summarize", str(arc), "--factor", r"k\=retrieval=dense", "-q")
+    assert level.exit_code == 1
+    assert f"did you mean {typed}?" in " ".join(level.output.split())
+    name = invoke("summarize", str(arc), "--factor", r"k\=retrievl=bm25", "-q")
+    assert name.exit_code == 1
+    suggested = r"--factor 'k\=retrieval=bm25'"
+    assert f"did you mean {suggested}?" in " ".join(name.output.split())
+    again = invoke("summarize", str(arc), *shlex.split(suggested), "-q")
+    assert again.exit_code == 0, again.output
 
 
 @pytest.mark.parametrize("command", ["ls", "summarize"])
