@@ -1023,6 +1023,11 @@ def archive_slice(
         False, "--analysis", help="Also write the result frames under <out>/results."
     ),
     engine: EngineChoice = typer.Option(EngineChoice.auto, "--engine", help="For --analysis."),
+    memory_limit: str | None = typer.Option(
+        None,
+        "--memory-limit",
+        help="For --analysis: DuckDB memory limit, e.g. 2GB (it spills beyond).",
+    ),
     confidence_level: float = typer.Option(
         0.95,
         "--confidence-level",
@@ -1055,6 +1060,12 @@ def archive_slice(
         for name in names:
             check_table(name)
         _check_correction(verdicts, correction)
+        if memory_limit is not None and not analysis:
+            raise InputError(
+                "applies to the analysis", location="--memory-limit", hint="add --analysis"
+            )
+        # Before any work, the check sufficient_stats makes (its error names the option).
+        check_engine_settings(engine.value, {"memory_limit": memory_limit})
         _check_out(out, archive)
         results = [*RESULT_FRAMES, "runs"]
         _check_no_stale_outputs(
@@ -1065,6 +1076,13 @@ def archive_slice(
         )
         sl = _slice(archive, experiment, run, variant, since, until, tag, factor, include_baseline)
         _matching_runs(sl, required=True)
+        # The analysis first: a memory limit DuckDB cannot use, or runs out of, is refused
+        # before any file is written.
+        result = (
+            sl.analyze(engine.value, confidence_level=confidence_level, memory_limit=memory_limit)
+            if analysis
+            else None
+        )
         out.mkdir(parents=True, exist_ok=True)
         written: dict[str, int] = {}
         judged = None
@@ -1077,8 +1095,7 @@ def archive_slice(
                 import pyarrow.parquet as pq
 
                 pq.write_table(table, out / f"{name}.parquet", compression="zstd")
-        if analysis:
-            result = sl.analyze(engine.value, confidence_level=confidence_level)
+        if result is not None:
             _write_frames({**result.frames(), "runs": result.runs}, out / "results", fmt.value)
         if verdicts:
             # Beside the rows, not under results/: --verdicts does not need --analysis.

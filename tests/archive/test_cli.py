@@ -427,6 +427,32 @@ def test_a_memory_limit_too_small_for_duckdb_is_an_error_not_a_bug(cli_archive: 
     assert "raise the memory limit" in text
 
 
+def test_slice_analysis_takes_the_memory_limit_summarize_takes(cli_archive: Path, tmp_path: Path):
+    """slice --analysis --engine duckdb had no --memory-limit (summarize has): the limit
+    given now bounds DuckDB, is refused like summarize's, and before anything is written."""
+    pytest.importorskip("duckdb", reason="the [duckdb] extra is not installed")
+    out = tmp_path / "out"
+    base = ["slice", str(cli_archive), "--out", str(out), "-q", "--tag", "refund"]
+    refused = {
+        "--memory-limit: applies to the duckdb engine, not numpy": [
+            "--analysis", "--engine", "numpy", "--memory-limit", "2GB",
+        ],
+        "--memory-limit: applies to the analysis (add --analysis)": ["--memory-limit", "2GB"],
+        "cannot use memory limit 'lots'": ["--analysis", "--memory-limit", "lots"],
+        # The limit reaches DuckDB, which cannot scan the tagged cases in 1MB.
+        "--memory-limit: DuckDB ran out of memory": [
+            "--analysis", "--engine", "duckdb", "--memory-limit", "1MB",
+        ],
+    }  # fmt: skip
+    for message, args in refused.items():
+        result = invoke(*base, *args)
+        assert result.exit_code == 1 and message in " ".join(result.output.split()), args
+        assert not out.exists(), args
+    good = invoke(*base, "--analysis", "--engine", "duckdb", "--memory-limit", "1GB")
+    assert good.exit_code == 0, good.output
+    assert (out / "results" / "variant_summary.parquet").exists()
+
+
 def test_repeated_factor_options_are_what_the_help_says(cli_archive: Path):
     """--help said "repeat for AND", but the same factor repeated keeps either value
     (a variant has one value of each factor, so AND would keep none)."""
