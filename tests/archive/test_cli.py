@@ -453,6 +453,26 @@ def test_slice_analysis_takes_the_memory_limit_summarize_takes(cli_archive: Path
     assert (out / "results" / "variant_summary.parquet").exists()
 
 
+def test_summarize_says_which_old_runs_hold_a_single_variant(
+    cli_archive: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """add refuses a run of fewer than two variants, but one archived before still reads,
+    and compared nothing without a word: summarize names it."""
+    from agenticlens_frames.archive import store
+
+    one = Archive(cli_archive).slice(variants="baseline", experiments="support*").to_run()
+    assert len(one.manifest.variants) == 1
+    monkeypatch.setattr(store, "_check_shape", lambda run: None)  # as add was before
+    added = Archive(cli_archive).add(one, run_at="2026-08-01").record
+    result = invoke("summarize", str(cli_archive))
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert (
+        f"Note: 1 run(s) hold a single variant ({added.run_id[:8]} of {added.experiment_id}; "
+        "archived before such runs were refused): they have no paired comparison"
+    ) in text
+
+
 def test_repeated_factor_options_are_what_the_help_says(cli_archive: Path):
     """--help said "repeat for AND", but the same factor repeated keeps either value
     (a variant has one value of each factor, so AND would keep none)."""
