@@ -1042,7 +1042,10 @@ def archive_slice(
     analysis: bool = typer.Option(
         False, "--analysis", help="Also write the result frames under <out>/results."
     ),
-    engine: EngineChoice = typer.Option(EngineChoice.auto, "--engine", help="For --analysis."),
+    # No default here: one given without --analysis is refused, not ignored.
+    engine: EngineChoice | None = typer.Option(
+        None, "--engine", help="For --analysis: aggregation engine (default auto)."
+    ),
     memory_limit: str | None = typer.Option(
         None,
         "--memory-limit",
@@ -1080,12 +1083,12 @@ def archive_slice(
         for name in names:
             check_table(name)
         _check_correction(verdicts, correction)
-        if memory_limit is not None and not analysis:
-            raise InputError(
-                "applies to the analysis", location="--memory-limit", hint="add --analysis"
-            )
+        for option, value in (("--engine", engine), ("--memory-limit", memory_limit)):
+            if value is not None and not analysis:
+                raise InputError("applies to the analysis", location=option, hint="add --analysis")
+        engine_name = (engine or EngineChoice.auto).value
         # Before any work, the check sufficient_stats makes (its error names the option).
-        check_engine_settings(engine.value, {"memory_limit": memory_limit})
+        check_engine_settings(engine_name, {"memory_limit": memory_limit})
         _check_out(out, archive)
         results = [*RESULT_FRAMES, "runs"]
         _check_no_stale_outputs(
@@ -1099,7 +1102,7 @@ def archive_slice(
         # The analysis first: a memory limit DuckDB cannot use, or runs out of, is refused
         # before any file is written.
         result = (
-            sl.analyze(engine.value, confidence_level=confidence_level, memory_limit=memory_limit)
+            sl.analyze(engine_name, confidence_level=confidence_level, memory_limit=memory_limit)
             if analysis
             else None
         )

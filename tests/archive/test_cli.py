@@ -438,6 +438,8 @@ def test_slice_analysis_takes_the_memory_limit_summarize_takes(cli_archive: Path
             "--analysis", "--engine", "numpy", "--memory-limit", "2GB",
         ],
         "--memory-limit: applies to the analysis (add --analysis)": ["--memory-limit", "2GB"],
+        # It was ignored without a word (the engine aggregates only for --analysis).
+        "--engine: applies to the analysis (add --analysis)": ["--engine", "duckdb"],
         "cannot use memory limit 'lots'": ["--analysis", "--memory-limit", "lots"],
         # The limit reaches DuckDB, which cannot scan the tagged cases in 1MB.
         "--memory-limit: DuckDB ran out of memory": [
