@@ -6,7 +6,10 @@ module; neither needs the other to know what a run holds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import hashlib
+import json
+import shlex
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import partial
@@ -35,6 +38,8 @@ FORMAT_NAME = "agenticlens-frames-archive"
 FORMAT_VERSION = 1
 #: A run's catalog record, and its manifest + suite (to rebuild the run).
 RUN_FILE = "_run.json"
+#: The key of a run record's SHA-256 of its own content (:func:`record_digest`).
+RECORD_DIGEST = "record_sha256"
 SPEC_FILE = "_spec.json"
 
 
@@ -102,6 +107,33 @@ def check_format(data: Any, file: Path, what: str) -> None:
             file=file,
             hint="read and add to the archive with the agenticlens-frames version that wrote it",
         )
+
+
+def record_digest(data: Mapping[str, Any]) -> str:
+    """SHA-256 of a run record's content, its own digest (:data:`RECORD_DIGEST`) left out:
+    of the JSON text with sorted keys and no spaces, so it is the same whether computed
+    from the record as written or as read back (key order and indentation do not count).
+
+    Examples
+    --------
+    >>> record_digest({"a": 1, "b": [2]}) == record_digest({"b": [2], "a": 1, RECORD_DIGEST: "x"})
+    True
+    """
+    content = {key: value for key, value in data.items() if key != RECORD_DIGEST}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def remove_command(archive: Path, folder: Path) -> str:
+    """The command line that removes the run in ``folder`` of ``archive``, ready to paste.
+
+    Examples
+    --------
+    >>> remove_command(Path("runs"), Path("runs/experiment=x/run=0123abcd"))
+    'agenticlens-frames archive remove runs 0123abcd'
+    """
+    run_id = folder.name[len("run=") :]
+    return f"agenticlens-frames archive remove {shlex.quote(str(archive))} {run_id}"
 
 
 @dataclass(frozen=True)
@@ -177,8 +209,9 @@ class RunRecord:
         return tuple(v["variant_id"] for v in self.variants)
 
     def to_json(self) -> dict[str, Any]:
-        """The record as ``_run.json`` holds it (:meth:`from_json` reads it back)."""
-        return {
+        """The record as ``_run.json`` holds it (:meth:`from_json` reads it back), with the
+        digest of its content (:func:`record_digest`)."""
+        data = {
             "format": FORMAT_NAME,
             "format_version": FORMAT_VERSION,
             "run_id": self.run_id,
@@ -199,6 +232,7 @@ class RunRecord:
             "sha256": dict(self.sha256),
             **({} if self.evaluators is None else {"evaluators": dict(self.evaluators)}),
         }
+        return {**data, RECORD_DIGEST: record_digest(data)}
 
     @classmethod
     def from_json(cls, data: Any, path: Path) -> RunRecord:
@@ -219,7 +253,7 @@ class RunRecord:
             variants = source.take(data, "variants", (), _to_variants)
             factor_names = source.take(data, "factor_names", (), to_str_list)
             _check_variants(source, variants, text["baseline_variant_id"], factor_names)
-            return cls(
+            record = cls(
                 **text,
                 run_at=source.take(data, "run_at", (), _to_time),
                 added_at=source.take(data, "added_at", (), _to_time),
@@ -234,11 +268,26 @@ class RunRecord:
                 sha256=source.take(data, "sha256", (), _to_str_map_or_null, default={}),
                 evaluators=source.take(data, "evaluators", (), _to_versions, default=None),
             )
+            # Records archived before 6 December 2026 carry no digest.
+            digest = source.take(data, RECORD_DIGEST, (), to_str, default=None)
         except InputError as exc:
             # The record is written by `add`, never by hand, and the checksums in it vouch
             # for the run's files: the way out is to restore it, not to retype a value
             # (the converters' hints, "write it as a JSON string", would say that).
             raise InputError(exc.message, file=file, location=exc.location, hint=_DAMAGED) from None
+        if digest is not None and digest != record_digest(data):
+            # Checked after the fields, whose errors name the place of a damaged value: an
+            # edit that keeps every field valid and consistent (a count, a run time, a
+            # variant's name) is found only here. Cheap: the record alone, never the tables.
+            raise InputError(
+                f"the record's content does not match its {RECORD_DIGEST}: it was edited "
+                "after the run was archived",
+                file=file,
+                hint="restore it from a backup, or remove the run "
+                f"(`{remove_command(path.parent.parent, path)}`, which needs no record) and "
+                "add it again",
+            )
+        return record
 
     def file(self, table: str) -> Path:
         """Path of one of the run's parquet files."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,7 +95,8 @@ FactorOpt = typer.Option(
     # values (any-of), as a variant has one value of each factor.
     help="name=value (or name=v1,v2): keep variants with that factor value; repeat with "
     "other factors for AND (the same factor again adds values: any-of). A comma inside a "
-    "value is written \\, (a backslash itself \\\\).",
+    "value is written \\, (a backslash itself \\\\), an = inside a name \\=, and a "
+    "leading or trailing space, which would be stripped, \\ (backslash space).",
 )
 BaselineOpt = typer.Option(
     False, "--include-baseline", help="Keep each run's baseline too (for comparisons)."
@@ -115,60 +116,142 @@ CorrectionOpt = typer.Option(
 )
 
 
+#: What a backslash escapes in a ``--factor`` argument: a comma (inside a level), an
+#: ``=`` (inside a name) and a backslash; a backslash before whitespace keeps that
+#: character from being stripped (a level or name with leading or trailing spaces).
+_ESCAPED = ",=\\"
+
+
+def _unescape(text: str) -> list[tuple[str, bool]]:
+    """The characters of ``text`` with whether each was escaped by a backslash.
+
+    A backslash escapes the characters of :data:`_ESCAPED` and whitespace; before any
+    other character it is kept as typed (``C:\\dir`` stays as it is), as is a trailing one.
+
+    Examples
+    --------
+    >>> _unescape(r"a\\,\\ \\x")
+    [('a', False), (',', True), (' ', True), ('\\\\', False), ('x', False)]
+    """
+    out: list[tuple[str, bool]] = []
+    chars = iter(text)
+    for char in chars:
+        if char != "\\":
+            out.append((char, False))
+            continue
+        following = next(chars, "")
+        if following and (following in _ESCAPED or following.isspace()):
+            out.append((following, True))
+        else:
+            out.append((char, False))
+            if following:
+                out.append((following, False))
+    return out
+
+
+def _text(chars: list[tuple[str, bool]]) -> str:
+    """Unescaped characters joined, whitespace stripped from both ends unless escaped."""
+    start, end = 0, len(chars)
+    while start < end and not chars[start][1] and chars[start][0].isspace():
+        start += 1
+    while end > start and not chars[end - 1][1] and chars[end - 1][0].isspace():
+        end -= 1
+    return "".join(char for char, _ in chars[start:end])
+
+
+def _split_at(chars: list[tuple[str, bool]], separator: str) -> list[list[tuple[str, bool]]]:
+    """``chars`` split at each unescaped ``separator``."""
+    parts: list[list[tuple[str, bool]]] = [[]]
+    for char, escaped in chars:
+        if char == separator and not escaped:
+            parts.append([])
+        else:
+            parts[-1].append((char, escaped))
+    return parts
+
+
 def _split_levels(value: str) -> list[str]:
     """The levels of a ``--factor`` value: split on commas, but ``\\,`` is a comma inside a
     level and ``\\\\`` a backslash (any other backslash is kept as typed), so a level
-    holding a comma ("lärge, big") can be selected. Levels are stripped; empty ones dropped.
+    holding a comma ("lärge, big") can be selected. Levels are stripped of whitespace but
+    for whitespace escaped with a backslash (``\\ big``); empty ones dropped.
 
     Examples
     --------
     >>> _split_levels(r"a, b\\, c ,d\\\\")
     ['a', 'b, c', 'd\\\\']
+    >>> _split_levels(r"\\ padded\\ , x")
+    [' padded ', 'x']
     """
-    levels: list[str] = []
-    current: list[str] = []
-    chars = iter(value)
-    for char in chars:
-        if char == "\\":
-            following = next(chars, "")
-            if following in (",", "\\"):
-                current.append(following)
-            else:
-                current.append(char + following)
-        elif char == ",":
-            levels.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    levels.append("".join(current))
-    return [level.strip() for level in levels if level.strip()]
+    levels = [_text(part) for part in _split_at(_unescape(value), ",")]
+    return [level for level in levels if level]
 
 
-def _factor_argument(name: str, level: str) -> str:
-    """``--factor name=level`` as typed in a shell: the inverse of :func:`_split_levels`,
-    quoted, so a suggestion can be pasted back.
+def _split_factor(item: str) -> tuple[str, list[str]]:
+    """A ``--factor`` argument as its factor name and levels: the name ends at the first
+    ``=`` not escaped (``\\=`` is an ``=`` inside the name), and is stripped like a level.
 
     Examples
     --------
-    >>> print(_factor_argument("model", "lärge, big=1"))
-    --factor 'model=lärge\\, big=1'
-    >>> print(_factor_argument("model", "gpt-large"))
-    --factor model=gpt-large
+    >>> _split_factor(r"k\\=v=1, 2")
+    ('k=v', ['1', '2'])
     """
-    escaped = level.replace("\\", "\\\\").replace(",", "\\,")
-    return f"--factor {shlex.quote(f'{name}={escaped}')}"
+    chars = _unescape(item)
+    cut = next((i for i, (c, escaped) in enumerate(chars) if c == "=" and not escaped), None)
+    if cut is None:
+        raise InputError(
+            f"--factor {item!r} is not name=value",
+            hint="e.g. --factor retrieval=dense or --factor model=gpt-large,gpt-small "
+            "(an = inside the name is written \\=)",
+        )
+    name = _text(chars[:cut])
+    levels = [_text(part) for part in _split_at(chars[cut + 1 :], ",")]
+    levels = [level for level in levels if level]
+    if not name or not levels:
+        raise InputError(
+            f"--factor {item!r} is not name=value",
+            hint="e.g. --factor retrieval=dense or --factor model=gpt-large,gpt-small",
+        )
+    return name, levels
+
+
+def _escape(text: str, special: str) -> str:
+    """``text`` as :func:`_unescape` and :func:`_text` read it back: a backslash before
+    each character of ``special`` and each backslash, and before leading and trailing
+    whitespace (which would be stripped)."""
+    inner = text.strip()
+    lead = len(text) - len(text.lstrip())
+    trail = len(text.rstrip()) if inner else len(text)
+    return "".join(
+        "\\" + char
+        if char in special or char == "\\" or (char.isspace() and (i < lead or i >= trail))
+        else char
+        for i, char in enumerate(text)
+    )
+
+
+def _factor_argument(name: str, levels: Sequence[str]) -> str:
+    """``--factor name=level,...`` as typed in a shell: the inverse of
+    :func:`_split_factor`, quoted, so a suggestion can be pasted back.
+
+    Examples
+    --------
+    >>> print(_factor_argument("model", ["lärge, big=1"]))
+    --factor 'model=lärge\\, big=1'
+    >>> print(_factor_argument("model", ["gpt-large"]))
+    --factor model=gpt-large
+    >>> print(_factor_argument("k=v", [" padded", "x "]))
+    --factor 'k\\=v=\\ padded,x\\ '
+    """
+    value = ",".join(_escape(level, ",") for level in levels)
+    return f"--factor {shlex.quote(_escape(name, '=') + '=' + value)}"
 
 
 def _parse_factors(items: list[str] | None) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for item in items or []:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise InputError(
-                f"--factor {item!r} is not name=value",
-                hint="e.g. --factor retrieval=dense or --factor model=gpt-large,gpt-small",
-            )
-        out.setdefault(name.strip(), []).extend(_split_levels(value))
+        name, levels = _split_factor(item)
+        out.setdefault(name, []).extend(levels)
     return out
 
 
@@ -264,7 +347,20 @@ def _matching_runs(sl: Any, *, required: bool) -> None:
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
-        empty = sl.n_runs == 0
+        try:
+            empty = sl.n_runs == 0
+        except InputError:
+            # A factor name no run has: said again with the closest name as a --factor
+            # option to paste (the slice suggests it as a Python string, 'k=v', which
+            # --factor would cut at the "="). Any other error is raised as it was.
+            check_factor_filter(
+                sl.filter.factors,
+                sl.archive.records(),
+                levels=False,
+                location="--factor",
+                suggest=_factor_argument,
+            )
+            raise
     if not (empty and required):
         lines = [str(w.message) for w in caught if not issubclass(w.category, UnknownLevelWarning)]
         if len(lines) < len(caught):
@@ -718,6 +814,7 @@ def archive_summarize(
         console.print(Text(f"… {len(vs) - limit} more (write them all with --out)"))
     _paired_table(console, result.paired_differences, limit, verdicts=verdicts)
     _note_unpaired(console, vs)
+    _note_single_variant_runs(console, sl.records())
     if judged is not None:
         _verdicts_table(console, judged, limit)
     fl = result.factor_levels
@@ -773,6 +870,25 @@ def _note_unpaired(console: Console, summary: pd.DataFrame) -> None:
                 f"No paired comparison for {int(alone.sum())} candidate(s) in "
                 f"{runs[alone].nunique()} run(s): the slice does not hold their run's "
                 "baseline (add --include-baseline)."
+            )
+        )
+
+
+def _note_single_variant_runs(console: Console, records: list[Any]) -> None:
+    """Say which runs hold fewer than two variants: ``add`` refuses them since 6 December
+    2026, but runs archived before still read, and they compare nothing (no paired row, no
+    verdict), which the tables alone would leave unsaid."""
+    alone = [r for r in records if len(r.variants) < 2]
+    if alone:
+        shown = ", ".join(f"{r.run_id[:8]} of {r.experiment_id}" for r in alone[:3])
+        more = f" and {len(alone) - 3} more" if len(alone) > 3 else ""
+        console.print(
+            Text(
+                _safe(
+                    f"Note: {len(alone)} run(s) hold a single variant ({shown}{more}; archived "
+                    "before such runs were refused): they have no paired comparison and no "
+                    "verdict, only their variant's summary."
+                )
             )
         )
 
@@ -926,7 +1042,15 @@ def archive_slice(
     analysis: bool = typer.Option(
         False, "--analysis", help="Also write the result frames under <out>/results."
     ),
-    engine: EngineChoice = typer.Option(EngineChoice.auto, "--engine", help="For --analysis."),
+    # No default here: one given without --analysis is refused, not ignored.
+    engine: EngineChoice | None = typer.Option(
+        None, "--engine", help="For --analysis: aggregation engine (default auto)."
+    ),
+    memory_limit: str | None = typer.Option(
+        None,
+        "--memory-limit",
+        help="For --analysis: DuckDB memory limit, e.g. 2GB (it spills beyond).",
+    ),
     confidence_level: float = typer.Option(
         0.95,
         "--confidence-level",
@@ -959,6 +1083,12 @@ def archive_slice(
         for name in names:
             check_table(name)
         _check_correction(verdicts, correction)
+        for option, value in (("--engine", engine), ("--memory-limit", memory_limit)):
+            if value is not None and not analysis:
+                raise InputError("applies to the analysis", location=option, hint="add --analysis")
+        engine_name = (engine or EngineChoice.auto).value
+        # Before any work, the check sufficient_stats makes (its error names the option).
+        check_engine_settings(engine_name, {"memory_limit": memory_limit})
         _check_out(out, archive)
         results = [*RESULT_FRAMES, "runs"]
         _check_no_stale_outputs(
@@ -969,6 +1099,13 @@ def archive_slice(
         )
         sl = _slice(archive, experiment, run, variant, since, until, tag, factor, include_baseline)
         _matching_runs(sl, required=True)
+        # The analysis first: a memory limit DuckDB cannot use, or runs out of, is refused
+        # before any file is written.
+        result = (
+            sl.analyze(engine_name, confidence_level=confidence_level, memory_limit=memory_limit)
+            if analysis
+            else None
+        )
         out.mkdir(parents=True, exist_ok=True)
         written: dict[str, int] = {}
         judged = None
@@ -981,8 +1118,7 @@ def archive_slice(
                 import pyarrow.parquet as pq
 
                 pq.write_table(table, out / f"{name}.parquet", compression="zstd")
-        if analysis:
-            result = sl.analyze(engine.value, confidence_level=confidence_level)
+        if result is not None:
             _write_frames({**result.frames(), "runs": result.runs}, out / "results", fmt.value)
         if verdicts:
             # Beside the rows, not under results/: --verdicts does not need --analysis.

@@ -85,7 +85,7 @@ ENGINE_ENTRIES: tuple[EngineEntry, ...] = (
         "attempts) on a `dask.distributed` cluster (`client=`, default: the current one)",
         when="archives beyond one machine",
         extra="dask",
-        settings=("client",),
+        settings=("client", "block_rows"),
     ),
 )
 
@@ -99,9 +99,9 @@ _AUTO_PICKS = "duckdb"
 
 def check_engine_settings(engine: str, settings: dict[str, Any]) -> None:
     """Refuse a setting only another engine reads (:attr:`EngineEntry.settings`: DuckDB's
-    ``memory_limit``, ``threads``, ``temp_directory``; Dask's ``client``): given with an
-    engine that never opens DuckDB or Dask, a memory limit bounded nothing, without a
-    word. ``auto`` takes DuckDB's (it hands them on when it picks DuckDB). ``None`` is
+    ``memory_limit``, ``threads``, ``temp_directory``; Dask's ``client``, ``block_rows``):
+    given with an engine that never opens DuckDB or Dask, a memory limit bounded nothing,
+    without a word. ``auto`` takes DuckDB's (it hands them on when it picks DuckDB). ``None`` is
     "not given". The error's place is the argument's name (the command line names its
     option instead).
 

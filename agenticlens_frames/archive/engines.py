@@ -252,7 +252,7 @@ def sufficient_stats(
     memory_limit: str | None = None,
     threads: int | None = None,
     temp_directory: str | None = None,
-    block_rows: int = BLOCK_ROWS,
+    block_rows: int | None = None,
     layout: RunLayout | None = None,
     rollups: bool = True,
 ) -> SufficientStats:
@@ -274,7 +274,8 @@ def sufficient_stats(
         ``temp_directory`` beyond the limit. Refused with the numpy, pandas and dask
         engines, which would ignore them (``auto`` hands them to DuckDB when it picks it).
     block_rows
-        Attempts per Dask task (whole runs).
+        Attempts per Dask task (whole runs; default :data:`BLOCK_ROWS`). Refused with
+        another engine, like ``client``.
     layout
         The runs and their variants (default: from the slice's catalog, or for a table
         from the table itself: runs in first-seen order, variants in dictionary order).
@@ -306,6 +307,7 @@ def sufficient_stats(
             "threads": threads,
             "temp_directory": temp_directory,
             "client": client,
+            "block_rows": block_rows,
         },
     )
     if memory_limit is not None:
@@ -314,6 +316,9 @@ def sufficient_stats(
         # Read by DuckDB only when it scans: "many" (or 0, "as many as cores" to duckdb's
         # `if threads`) was accepted whenever the runs were read from their rollups.
         check_count(threads, "threads", location="threads")
+    if block_rows is not None:
+        # Checked whatever is read: runs read from their rollups never form blocks.
+        check_count(block_rows, "block_rows", location="block_rows")
     src = as_source(source)
     layout = layout or src.layout()
     if engine == AUTO:
@@ -324,7 +329,7 @@ def sufficient_stats(
         "memory_limit": memory_limit,
         "threads": threads,
         "temp_directory": temp_directory,
-        "block_rows": block_rows,
+        "block_rows": BLOCK_ROWS if block_rows is None else block_rows,
     }
     # One rule for every engine but the pandas baseline (which always groups the
     # attempts): runs with rollups are read from them, the engine scans the rest.

@@ -991,14 +991,15 @@ def check_factor_filter(
     *,
     levels: bool | Literal["warn"] = True,
     location: str = "factors",
-    suggest: Callable[[str, str], str] | None = None,
+    suggest: Callable[[str, Sequence[str]], str] | None = None,
 ) -> None:
     """Refuse a factor name (and, with ``levels``, a level) that no archived run has,
     saying which factors and levels exist and which is closest; ``levels="warn"`` warns
     about such a level instead (the slice is then empty for it). ``location`` names the
-    argument in the message (the command line's ``--factor``); ``suggest(name, level)``
-    writes the closest level as the caller's user would type it (default: ``'level'``),
-    so a level holding a comma is suggested in a form the command line can read."""
+    argument in the message (the command line's ``--factor``); ``suggest(name, levels)``
+    writes the closest name or level as the caller's user would type it (default:
+    ``'name'`` or ``'level'``), so a name holding ``=`` or a level holding a comma or
+    edge spaces is suggested in a form the command line can read."""
     if not factors or not records:
         return
     from ..formats._io import close_match
@@ -1012,10 +1013,11 @@ def check_factor_filter(
         if name not in found:
             match = close_match(name, found)
             known = ", ".join(repr(n) for n in sorted(found)) or "none"
+            shown_name = repr(match) if suggest is None or match is None else suggest(match, values)
             raise InputError(
                 f"no archived run has a factor {name!r}",
                 location=location,
-                hint=(f"did you mean {match!r}? " if match else "")
+                hint=(f"did you mean {shown_name}? " if match else "")
                 + f"the archive's factors are {known}",
             )
         missing = [v for v in values if v not in found[name]] if levels else []
@@ -1023,7 +1025,9 @@ def check_factor_filter(
             match = close_match(missing[0], found[name])
             shown = ", ".join(repr(v) for v in sorted(found[name])[:20])
             message = f"no archived run has {name}={missing[0]!r}"
-            shown_match = repr(match) if suggest is None or match is None else suggest(name, match)
+            shown_match = (
+                repr(match) if suggest is None or match is None else suggest(name, [match])
+            )
             hint = (f"did you mean {shown_match}? " if match else "") + (
                 f"the levels of {name!r} are {shown}"
             )

@@ -32,7 +32,6 @@ import errno
 import hashlib
 import json
 import os
-import shlex
 import shutil
 import time
 import uuid
@@ -63,6 +62,7 @@ from .catalog import (
     check_format,
     parse_time,
     records_frame,
+    remove_command,
 )
 from .query import ArchiveSlice, SliceFilter, factor_mapping
 
@@ -696,8 +696,7 @@ class Archive:
 
     def _remove_command(self, folder: Path) -> str:
         """The command line that removes the run in ``folder``, ready to paste."""
-        run_id = folder.name[len("run=") :]
-        return f"agenticlens-frames archive remove {shlex.quote(str(self.path))} {run_id}"
+        return remove_command(self.path, folder)
 
     def check(self) -> None:
         """Refuse a path that is no archive this version reads, naming it and the fix.

@@ -89,6 +89,7 @@ def archived_before_checksums(archive: Archive, run_id: str) -> Path:
         (record.path / f"{name}.parquet").unlink()
     data = json.loads((record.path / "_run.json").read_text(encoding="utf-8"))
     del data["sha256"]
+    del data["record_sha256"]  # nor a digest of the record (6 December 2026)
     for name in ("case_stats", "trial_stats"):
         del data["counts"][name]
     (record.path / "_run.json").write_text(json.dumps(data), encoding="utf-8")

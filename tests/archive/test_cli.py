@@ -427,6 +427,54 @@ def test_a_memory_limit_too_small_for_duckdb_is_an_error_not_a_bug(cli_archive: 
     assert "raise the memory limit" in text
 
 
+def test_slice_analysis_takes_the_memory_limit_summarize_takes(cli_archive: Path, tmp_path: Path):
+    """slice --analysis --engine duckdb had no --memory-limit (summarize has): the limit
+    given now bounds DuckDB, is refused like summarize's, and before anything is written."""
+    pytest.importorskip("duckdb", reason="the [duckdb] extra is not installed")
+    out = tmp_path / "out"
+    base = ["slice", str(cli_archive), "--out", str(out), "-q", "--tag", "refund"]
+    refused = {
+        "--memory-limit: applies to the duckdb engine, not numpy": [
+            "--analysis", "--engine", "numpy", "--memory-limit", "2GB",
+        ],
+        "--memory-limit: applies to the analysis (add --analysis)": ["--memory-limit", "2GB"],
+        # It was ignored without a word (the engine aggregates only for --analysis).
+        "--engine: applies to the analysis (add --analysis)": ["--engine", "duckdb"],
+        "cannot use memory limit 'lots'": ["--analysis", "--memory-limit", "lots"],
+        # The limit reaches DuckDB, which cannot scan the tagged cases in 1MB.
+        "--memory-limit: DuckDB ran out of memory": [
+            "--analysis", "--engine", "duckdb", "--memory-limit", "1MB",
+        ],
+    }  # fmt: skip
+    for message, args in refused.items():
+        result = invoke(*base, *args)
+        assert result.exit_code == 1 and message in " ".join(result.output.split()), args
+        assert not out.exists(), args
+    good = invoke(*base, "--analysis", "--engine", "duckdb", "--memory-limit", "1GB")
+    assert good.exit_code == 0, good.output
+    assert (out / "results" / "variant_summary.parquet").exists()
+
+
+def test_summarize_says_which_old_runs_hold_a_single_variant(
+    cli_archive: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """add refuses a run of fewer than two variants, but one archived before still reads,
+    and compared nothing without a word: summarize names it."""
+    from agenticlens_frames.archive import store
+
+    one = Archive(cli_archive).slice(variants="baseline", experiments="support*").to_run()
+    assert len(one.manifest.variants) == 1
+    monkeypatch.setattr(store, "_check_shape", lambda run: None)  # as add was before
+    added = Archive(cli_archive).add(one, run_at="2026-08-01").record
+    result = invoke("summarize", str(cli_archive))
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert (
+        f"Note: 1 run(s) hold a single variant ({added.run_id[:8]} of {added.experiment_id}; "
+        "archived before such runs were refused): they have no paired comparison"
+    ) in text
+
+
 def test_repeated_factor_options_are_what_the_help_says(cli_archive: Path):
     """--help said "repeat for AND", but the same factor repeated keeps either value
     (a variant has one value of each factor, so AND would keep none)."""
@@ -648,7 +696,7 @@ def test_a_level_holding_a_comma_can_be_selected_and_is_suggested_as_typed(tmp_p
     import shlex
 
     shown = " ".join(invoke("summarize", "--help").output.replace("│", " ").split())
-    assert r"A comma inside a value is written \, (a backslash itself \\)." in shown
+    assert r"A comma inside a value is written \, (a backslash itself \\)," in shown
     arc = _archive_with_a_comma_level(tmp_path)
     out = tmp_path / "out"
     result = invoke("summarize", str(arc), "--factor", r"model=lärge\, big=1", "--out", str(out))
@@ -672,6 +720,43 @@ def test_a_level_holding_a_comma_can_be_selected_and_is_suggested_as_typed(tmp_p
     )
     assert both.exit_code == 0, both.output
     assert len(pd.read_parquet(out2 / "variant_summary.parquet")) == 5
+
+
+def test_a_name_holding_equals_and_a_level_with_edge_spaces_can_be_typed(tmp_path: Path):
+    """A factor name holding "=" was cut at it, and a level with leading or trailing
+    spaces was stripped, so neither could be selected: ``\\=`` and ``\\ `` escape them, as
+    ``\\,`` does a comma, and the "did you mean" of a misspelt name or level is that form."""
+    shown = " ".join(invoke("summarize", "--help").output.replace("│", " ").split())
+    assert r"an = inside a name \=, and a leading or trailing space" in shown
+    import shlex
+    import shutil
+
+    folder = tmp_path / "support"
+    shutil.copytree(EXAMPLE, folder)
+    manifest = folder / "manifest.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    text = text.replace('retrieval: "dense"', '"k=retrieval": " dense "')
+    manifest.write_text(text.replace("retrieval: ", '"k=retrieval": '), encoding="utf-8")
+    arc = tmp_path / "arc"
+    added = invoke("add", str(arc), str(manifest), str(folder / "suite.yaml"), "-q")
+    assert added.exit_code == 0, added.output
+    variants = yaml.safe_load(manifest.read_text("utf-8"))["variants"]
+    on_it = {v["id"] for v in variants if v["factors"]["k=retrieval"] == " dense "}
+    assert on_it == {"retrieval-dense"}
+    typed = r"--factor 'k\=retrieval=\ dense\ '"
+    out = tmp_path / "out"
+    result = invoke("summarize", str(arc), *shlex.split(typed), "--out", str(out), "-q")
+    assert result.exit_code == 0, result.output
+    assert set(pd.read_parquet(out / "variant_summary.parquet")["variant_id"]) == on_it
+    level = invoke("summarize", str(arc), "--factor", r"k\=retrieval=dense", "-q")
+    assert level.exit_code == 1
+    assert f"did you mean {typed}?" in " ".join(level.output.split())
+    name = invoke("summarize", str(arc), "--factor", r"k\=retrievl=bm25", "-q")
+    assert name.exit_code == 1
+    suggested = r"--factor 'k\=retrieval=bm25'"
+    assert f"did you mean {suggested}?" in " ".join(name.output.split())
+    again = invoke("summarize", str(arc), *shlex.split(suggested), "-q")
+    assert again.exit_code == 0, again.output
 
 
 @pytest.mark.parametrize("command", ["ls", "summarize"])

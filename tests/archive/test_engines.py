@@ -433,12 +433,30 @@ def test_duckdb_settings_with_another_engine_are_refused(
 
 
 @pytest.mark.parametrize("engine", ["auto", "numpy", "pandas", "duckdb"])
-def test_a_dask_client_with_another_engine_is_refused(shared_archive: Archive, engine: str):
-    """Only the dask engine reads client=; any other (auto never picks dask) ignored it."""
-    with pytest.raises(InputError) as error:
-        shared_archive.all().stats(engine, client=object())
-    assert error.value.location == "client"
-    assert error.value.message == f"applies to the dask engine, not {engine}"
+@pytest.mark.parametrize(("setting", "value"), [("client", object()), ("block_rows", 1000)])
+def test_dask_settings_with_another_engine_are_refused(
+    shared_archive: Archive, engine: str, setting: str, value: object
+):
+    """Only the dask engine reads client= and block_rows=; any other (auto never picks
+    dask) ignored them without a word (block_rows until 6 December 2026)."""
+    sl = shared_archive.all()
+    for call in (
+        lambda: sl.stats(engine, **{setting: value}),
+        lambda: sl.analyze(engine, **{setting: value}),
+    ):
+        with pytest.raises(InputError) as error:
+            call()
+        assert error.value.location == setting
+        assert error.value.message == f"applies to the dask engine, not {engine}"
+
+
+@pytest.mark.parametrize("block_rows", [0, -5, 2.5, "1M", True])
+def test_dask_block_rows_must_be_a_whole_number(shared_archive: Archive, block_rows: object):
+    """A block size that is no count is refused naming it, whatever is read (runs read
+    from their rollups never split the attempts into blocks)."""
+    pytest.importorskip("dask")
+    with pytest.raises(InputError, match="block_rows must be a whole number"):
+        shared_archive.all().stats("dask", block_rows=block_rows)
 
 
 def test_a_misspelt_engine_setting_is_named_with_the_closest(shared_archive: Archive):

@@ -31,6 +31,7 @@ def strip_rollups(archive: Archive) -> None:
         for key in ("sha256", "counts"):
             for name in ROLLUP_TABLES:
                 data[key].pop(name, None)
+        data.pop("record_sha256")  # nor a digest of the record (6 December 2026)
         path.write_text(json.dumps(data), encoding="utf-8")
 
 
@@ -138,6 +139,7 @@ def test_a_rollup_disagreeing_with_its_record_is_refused_by_name(
     path = record.path / "_run.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     data["counts"]["case_stats"] += 1
+    del data["record_sha256"]  # as archived before records had a digest (it would refuse)
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(InputError, match=r"case_stats\.parquet") as error:
         archive.all().stats("duckdb")

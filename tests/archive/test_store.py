@@ -339,6 +339,43 @@ def test_a_damaged_run_record_is_refused_naming_the_field(
         assert error.value.hint.startswith("the run record was edited or damaged: restore it")
 
 
+def test_a_record_edited_consistently_is_refused_by_its_digest(archive: Archive):
+    """An edit that keeps every field valid and consistent (a count, a run time, a
+    variant's name) was trusted: the record holds the SHA-256 of its own content, and a
+    record that does not match is refused naming the file and the way out. A record
+    without one (archived before 6 December 2026) still reads, and a record written back
+    unchanged (other key order, no indentation) still matches."""
+    import hashlib
+
+    record = archive.records()[0]
+    path = record.path / "_run.json"
+    original = path.read_bytes()
+    data = json.loads(original)
+    content = {k: v for k, v in data.items() if k != "record_sha256"}
+    # The digest, computed independently: SHA-256 of the compact JSON with sorted keys.
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    assert data["record_sha256"] == hashlib.sha256(text.encode()).hexdigest()
+    path.write_text(json.dumps(dict(reversed(data.items()))), encoding="utf-8")
+    assert archive.records()[0] == record
+    for key, value in [("run_at", "2020" + data["run_at"][4:]), ("counts", {**data["counts"]})]:
+        edited = {**data, key: value}
+        if key == "counts":
+            edited["counts"]["attempts"] += 1
+        path.write_text(json.dumps(edited), encoding="utf-8")
+        with pytest.raises(InputError) as error:
+            archive.all().stats("numpy")
+        assert error.value.file == str(path)
+        assert "does not match its record_sha256" in error.value.message
+        command = f"agenticlens-frames archive remove {archive.path} {record.run_id}"
+        assert f"`{command}`" in error.value.hint
+        # Without the digest (as archived earlier) the edit is read: the limitation stated.
+        del edited["record_sha256"]
+        path.write_text(json.dumps(edited), encoding="utf-8")
+        assert archive.record(record.run_id).to_json()[key] == edited[key]
+    path.write_bytes(original)
+    assert archive.records()[0] == record
+
+
 def test_adding_over_a_run_folder_without_its_record_is_refused(
     archive: Archive, support_run: ExperimentRun
 ):

@@ -132,7 +132,10 @@ def test_an_archive_path_that_is_a_file_is_refused(tmp_path, command):
 @pytest.mark.parametrize(
     ("factor", "needles"),
     [
-        ("modle=small", ["no archived run has a factor 'modle'", "did you mean 'model'"]),
+        (
+            "modle=small",
+            ["no archived run has a factor 'modle'", "did you mean --factor model=small?"],
+        ),
         ("model=smal", ["model='smal'", "did you mean --factor model=small?"]),
         ("colour=red", ["no archived run has a factor 'colour'", "'model'"]),
         ("model=xl", ["model='xl'", "'large'"]),
