@@ -415,10 +415,10 @@ def test_unavailable_judge_scores_are_said_with_their_error(tmp_path) -> None:  
         assert all(f"! {note}" in text for note in notes)
 
 
-def test_judge_cost_lines_are_in_the_saved_report_and_the_page_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_judge_cost_lines_are_in_the_saved_report_the_page_and_the_explorer_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The judges' cost and token lines were printed on the console only: the saved JSON
-    report (our own block), the HTML page and the --summary Markdown said nothing of what
-    the judges cost."""
+    report (our own block), the HTML page, the --summary Markdown and the notebook
+    explorer said nothing of what the judges cost."""
     from rich.console import Console
 
     from agenticlens_frames import load_report, write_html_report, write_json_report
@@ -477,6 +477,13 @@ def test_judge_cost_lines_are_in_the_saved_report_and_the_page_too(tmp_path) -> 
         assert all(f"<li>{line}</li>" in page for line in expected)
         summary = summary_markdown(shown).replace("\\", "")
         assert all(f"- {line}" in summary for line in expected)
+    # The notebook explorer had no judge cost lines at all.
+    pytest.importorskip("ipywidgets", reason="the explorer needs ipywidgets")
+    from agenticlens_frames.widgets import Explorer
+
+    explorer = Explorer(analysis)
+    assert all(f"<li>{line}</li>" in explorer.judges.value for line in expected)
+    assert explorer.judges in explorer.children
 
 
 def test_the_verdicts_say_what_the_judges_noise_does_to_them(analysis, tmp_path) -> None:  # type: ignore[no-untyped-def]
