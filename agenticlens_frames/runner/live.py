@@ -1610,12 +1610,18 @@ def load_run_folder(
     # and call no judge: a load costs nothing, needs no network or key, and gives the same
     # tables every time. Judging again is the resume's (which journals what it gets).
     resume = how.removeprefix("run it with ")
+    judged = registry is not None and any(registry.judges(case) for case in suite.cases)
     replays = _replay_samples(
         manifest,
         registry,
         ledger.unfinished_samples(keep_unavailable=True),
         None,
-        offline=f"not judged in this run folder, and loading calls no judge; resume: {resume}",
+        # (Only when a case names a judge: without one, the replay may fork as before.
+        # No path in the score's error: it goes into reports; the note below has them.)
+        offline="not judged in this run folder, and loading calls no judge: resume the run "
+        "to judge it"
+        if judged
+        else None,
     )
     run, remaining, _ = build_run(
         manifest, suite, ledger, registry, progress=progress, journaled=replays
