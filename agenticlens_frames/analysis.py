@@ -835,6 +835,12 @@ def judge_verdict_note(analysis: ExperimentAnalysis) -> str:
     metric) the intervals come from the cases' observed differences, so they already
     include the judges' sampling noise. Judge noise, not the agent's, is the larger noise
     on 'tone' (b; up to 41% of the interval's width): see the judge notes.
+    >>> a.judge_noise["decomposition"] = [
+    ...     {"evaluator": "tone", "metric": "tone", "variant_id": v, "samples": 3.0,
+    ...      "verdict_kappa": k} for v, k in (("a", 0.62), ("b", 0.4149))]
+    >>> print(judge_verdict_note(a).split("notes. ")[1])  # doctest: +NORMALIZE_WHITESPACE
+    Judge agreement beyond chance (Fleiss' κ of the samples' verdicts; 0 = chance, 1 =
+    perfect): 'tone' κ = 0.41 (b) to 0.62 (a) over 3 samples.
     """
     block = analysis.judge_noise
     if not block.get("totals"):
@@ -862,7 +868,53 @@ def judge_verdict_note(analysis: ExperimentAnalysis) -> str:
             + "; ".join(parts)
             + ": see the judge notes."
         )
+    if agreement := _judge_kappa_text(block.get("decomposition", [])):
+        note += (
+            " Judge agreement beyond chance (Fleiss' κ of the samples' verdicts; 0 = chance, "
+            f"1 = perfect): {agreement}."
+        )
     return note
+
+
+def _judge_kappa_text(decomposition: list[dict[str, Any]]) -> str:
+    """Each verdict judge's ``verdict_kappa`` (the ``judge_noise`` rows), for the line under
+    the verdicts: one value, or the lowest and highest with their variants, and the samples.
+
+    Judges without verdict labels (kappa NaN, or None in a saved report) are left out:
+    their noise is in the variances. "" when no judge has a kappa.
+
+    Examples
+    --------
+    >>> _judge_kappa_text([{"evaluator": "j", "metric": "j", "variant_id": "a",
+    ...                     "samples": 3.0, "verdict_kappa": 0.615}])
+    "'j' κ = 0.61 over 3 samples"
+    >>> _judge_kappa_text([{"evaluator": "j", "metric": "j", "variant_id": "a",
+    ...                     "samples": 1.0, "verdict_kappa": None}])
+    ''
+    """
+    found: dict[tuple[str, str], list[tuple[float, str, float]]] = {}
+    for row in decomposition:
+        kappa = row.get("verdict_kappa")
+        if not isinstance(kappa, (int, float)) or not math.isfinite(kappa):
+            continue
+        found.setdefault((str(row["evaluator"]), str(row["metric"])), []).append(
+            (float(kappa), str(row["variant_id"]), float(row.get("samples") or math.nan))
+        )
+    parts = []
+    for (_, metric), rows in found.items():
+        low, high = min(rows), max(rows)
+        if f"{low[0]:.2f}" == f"{high[0]:.2f}":
+            kappa_text = f"κ = {low[0]:.2f}"
+        else:
+            kappa_text = f"κ = {low[0]:.2f} ({low[1]}) to {high[0]:.2f} ({high[1]})"
+        # (the harmonic mean per attempt: a whole number unless sample counts differed)
+        counts = sorted({round(m, 2) for _, _, m in rows if math.isfinite(m)})
+        if not counts:
+            parts.append(f"{metric!r} {kappa_text}")
+            continue
+        many = f"{counts[0]:g}" if len(counts) == 1 else f"{counts[0]:g}–{counts[-1]:g}"
+        parts.append(f"{metric!r} {kappa_text} over {many} samples")
+    return "; ".join(parts)
 
 
 def judge_cost_lines(analysis: ExperimentAnalysis) -> list[str]:

@@ -245,6 +245,12 @@ class ProcessEnded(Exception):
     supervisor; the resumed run makes that sample unavailable with this error)."""
 
 
+class NotJudged(Exception):
+    """A judge sample that a run folder does not hold, met while the folder is loaded:
+    loading calls no judge, so the sample is unavailable with this error (a resume of the
+    run judges it)."""
+
+
 class _Recalled(Exception):
     """A failed judge attempt read back from the journal: only its reported usage."""
 
@@ -275,6 +281,10 @@ class SampleBook:
         supervisor's words), if it did: the first sample not journaled — the one being
         judged then — is unavailable with that error instead of judged again (the judge
         may be what ended the process); later ones are judged as usual.
+    offline
+        Set when no judge may be called (loading a run folder: a load must cost nothing and
+        give the same tables every time). Called for each sample not recalled, it returns
+        why; that sample is then unavailable with :class:`NotJudged` instead of judged.
 
     Examples
     --------
@@ -293,10 +303,12 @@ class SampleBook:
         recalled: Mapping[tuple[int, int], tuple[str, str | None, dict[str, Any]]],
         journal: Callable[[int, int, str, str | None, dict[str, Any]], None],
         ended: str | None = None,
+        offline: Callable[[], str] | None = None,
     ) -> None:
         self._recalled = recalled
         self._journal = journal
         self._ended = ended
+        self.offline = offline
         self.calls = 0
         self.unavailable = 0
         self.reused = 0
@@ -641,6 +653,14 @@ class JudgeRunner:
                     book.record(
                         entry, index, self.name, version, outcome.to_json(), attempts=0, ok=False
                     )
+            elif book is not None and book.offline is not None:
+                # Loading a run folder: a sample it does not hold is not judged now (a load
+                # calls no judge); unavailable, no attempt made, nothing journaled.
+                failure = NotJudged(book.offline())
+                outcome = _Attempted(
+                    error=failure, attempts=0, errors=[describe_error(failure)], failures=[failure]
+                )
+                book.record(entry, index, self.name, version, None, attempts=0, ok=False)
             else:
                 outcome = self._call_with_retry(lambda: self._parse(_resolve(function()), case_id))
                 if book is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Literal
 
@@ -16,6 +17,8 @@ from .runner.order import execution_order
 from .runner.recorded import replay_recorded
 
 __all__ = ["load_experiment"]
+
+_LOG = logging.getLogger(__name__)
 
 
 def load_experiment(
@@ -46,9 +49,12 @@ def load_experiment(
         The run folder of a finished ``experiment run --run-dir`` (or
         ``runner.run_experiment(run_dir=...)``) of this experiment: the live (python /
         http) variants' journaled results are loaded, no target is called, and the
-        recorded variants reuse the judge samples journaled there (no judge is called
-        for a sample the folder holds). Without it, experiments with live variants are
-        refused with the command that runs them, and recorded variants are judged again.
+        recorded variants reuse the judge samples journaled there. No judge is called:
+        an unavailable judge score loads as unavailable, with its recorded error (the
+        resume of the run judges it again), and a sample the folder lacks is unavailable
+        with a ``NotJudged`` error (a note says how many). Without it, experiments with
+        live variants are refused with the command that runs them, and recorded variants
+        are judged again at every load (a note on stderr says so).
     invalid_payload
         The ``--invalid-payload`` mode the live run used.
 
@@ -100,6 +106,26 @@ def load_experiment(
             location=("variants", manifest.variants.index(v), "target_kind"),
             hint=f"run it with `agenticlens-frames experiment run {manifest.path} "
             f"{suite.path} --run-dir DIR`, then load_experiment(..., run_dir=DIR)",
+        )
+    judged = sorted(
+        {
+            ref.name
+            for case in suite.cases
+            for ref in case.evaluators
+            if ref.name in registry and registry[ref.name].runner is not None
+        }
+    )
+    if judged:
+        # Nowhere to keep the scores: this load pays the judge, needs its network and key,
+        # and may differ from the last one. Said, since a load is expected to cost nothing.
+        _LOG.warning(
+            "Note: load_experiment without run_dir calls the judge(s) %s for every recorded "
+            "attempt, at every load (there is no run folder to keep the scores in); to judge "
+            "once, run `agenticlens-frames experiment run %s %s --run-dir DIR` and load with "
+            "run_dir=DIR",
+            ", ".join(map(repr, judged)),
+            manifest.path,
+            suite.path,
         )
     builder = TableBuilder(manifest, suite)
     order = execution_order(manifest.variant_ids, manifest.trial_count, manifest.random_seed)

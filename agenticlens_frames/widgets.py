@@ -241,6 +241,10 @@ class Explorer(widgets.VBox):
         ``HTML`` widget with the case-level verdicts (shown first, filtered with the
         variants); without a declared correction, the paired differences with
         per-comparison intervals and how to declare one.
+    judges
+        ``HTML`` widget with what each variant's judges did and cost, apart from the
+        agent's cost: the page's "Judges" section (the lines of the console, ``--summary``
+        and ``agenticlens_frames.judge_costs``); empty without judges.
     paired
         The paired forest plot of the verdict rows (adjusted p in the hover), or None
         when there is no candidate; filtered with the variants.
@@ -320,6 +324,11 @@ class Explorer(widgets.VBox):
         paired = viz.paired_rows(analysis)
         self._paired = paired if paired is not None and len(paired) else None
         self.verdicts = widgets.HTML()
+        from .report.html import judges_section_html
+
+        # The page's section, from the same lines (all variants: the judges' cost is the
+        # run's, not filtered with the variants shown).
+        self.judges = widgets.HTML(judges_section_html(analysis))
         self.paired: go.Figure | None = go.Figure() if self._paired is not None else None
         names = ["heatmap", "curves", "frontier", *(["paired"] if self._paired is not None else [])]
         self.views = {name: widgets.Output() for name in names}
@@ -345,6 +354,7 @@ class Explorer(widgets.VBox):
         super().__init__(
             [
                 self.verdicts,
+                *([self.judges] if self.judges.value else []),
                 # Controls wrap onto more lines in a narrow output area.
                 widgets.HBox(list(self.factor_filters.values()), layout=_WRAP),
                 widgets.HBox(controls, layout=_WRAP),

@@ -9,6 +9,8 @@ import json
 import math
 import shutil
 import types
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -413,10 +415,10 @@ def test_unavailable_judge_scores_are_said_with_their_error(tmp_path) -> None:  
         assert all(f"! {note}" in text for note in notes)
 
 
-def test_judge_cost_lines_are_in_the_saved_report_and_the_page_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_judge_cost_lines_are_in_the_saved_report_the_page_and_the_explorer_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The judges' cost and token lines were printed on the console only: the saved JSON
-    report (our own block), the HTML page and the --summary Markdown said nothing of what
-    the judges cost."""
+    report (our own block), the HTML page, the --summary Markdown and the notebook
+    explorer said nothing of what the judges cost."""
     from rich.console import Console
 
     from agenticlens_frames import load_report, write_html_report, write_json_report
@@ -475,6 +477,13 @@ def test_judge_cost_lines_are_in_the_saved_report_and_the_page_too(tmp_path) -> 
         assert all(f"<li>{line}</li>" in page for line in expected)
         summary = summary_markdown(shown).replace("\\", "")
         assert all(f"- {line}" in summary for line in expected)
+    # The notebook explorer had no judge cost lines at all.
+    pytest.importorskip("ipywidgets", reason="the explorer needs ipywidgets")
+    from agenticlens_frames.widgets import Explorer
+
+    explorer = Explorer(analysis)
+    assert all(f"<li>{line}</li>" in explorer.judges.value for line in expected)
+    assert explorer.judges in explorer.children
 
 
 def test_the_verdicts_say_what_the_judges_noise_does_to_them(analysis, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -527,14 +536,9 @@ def test_the_notebook_explorer_says_the_judges_line_under_its_verdicts(analysis)
     assert shown.index("LLM judges graded") > shown.index("<table")
 
 
-def test_verdict_kappa_is_fleiss_kappa_of_the_reports_sample_verdicts(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Agreement was only the modal share, which is high for a judge that says 'good' to
-    nearly everything whatever it reads; Fleiss' kappa corrects it for chance. Checked
-    against statsmodels on the verdicts the JSON report records."""
-    inter_rater = pytest.importorskip(
-        "statsmodels.stats.inter_rater", reason="the reference kappa is statsmodels'"
-    )
-    folder = tmp_path / "exp"
+def _labelled_analysis(folder: Path):  # type: ignore[no-untyped-def]
+    """The example graded by a verdict judge ``labeller`` (3 samples) whose cases lean to
+    "good" or to "poor", with noise: kappa in (0, modal share)."""
     shutil.copytree(EXAMPLE, folder)
     suite = yaml.safe_load((folder / "suite.yaml").read_text())
     for case in suite["cases"]:
@@ -545,7 +549,6 @@ def test_verdict_kappa_is_fleiss_kappa_of_the_reports_sample_verdicts(tmp_path) 
 
     def labeller(output, case, trace, config):  # type: ignore[no-untyped-def]
         call = calls[trace.trace_id] = calls.get(trace.trace_id, -1) + 1
-        # each case leans to "good" or to "poor", with noise: kappa in (0, modal share)
         u = _u("label", trace.trace_id, call)
         lean = _u("lean", case.id)
         verdict = "good" if u < 0.1 + 0.85 * lean else ("poor" if u < 0.97 else "partial")
@@ -554,9 +557,13 @@ def test_verdict_kappa_is_fleiss_kappa_of_the_reports_sample_verdicts(tmp_path) 
 
     registry.register_judge("labeller", labeller, samples=3)
     run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml", evaluators=registry)
-    analysis = analyze(run)
-    report = json.loads(json.dumps(build_report(analysis, lean=False)))
-    noise = analysis.paired_frames["judge_noise"].set_index("variant_id")
+    return analyze(run)
+
+
+def _reference_kappas(report: dict, inter_rater: Any) -> dict[str, float]:
+    """variant -> statsmodels' Fleiss kappa of the labeller's sample verdicts recorded in
+    the JSON report's trial reports."""
+    out = {}
     for variant in report["variants"]:
         rows = [
             score["metadata"]["judge_verdicts"]
@@ -567,6 +574,67 @@ def test_verdict_kappa_is_fleiss_kappa_of_the_reports_sample_verdicts(tmp_path) 
             if score["evaluator"] == "labeller"
         ]
         table, _ = inter_rater.aggregate_raters(np.array(rows))
-        expected = inter_rater.fleiss_kappa(table, method="fleiss")
-        assert noise.loc[variant["variant_id"], "verdict_kappa"] == pytest.approx(expected)
-        assert 0 < expected < noise.loc[variant["variant_id"], "mean_agreement"]
+        out[variant["variant_id"]] = inter_rater.fleiss_kappa(table, method="fleiss")
+    return out
+
+
+def test_verdict_kappa_is_fleiss_kappa_of_the_reports_sample_verdicts(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Agreement was only the modal share, which is high for a judge that says 'good' to
+    nearly everything whatever it reads; Fleiss' kappa corrects it for chance. Checked
+    against statsmodels on the verdicts the JSON report records."""
+    inter_rater = pytest.importorskip(
+        "statsmodels.stats.inter_rater", reason="the reference kappa is statsmodels'"
+    )
+    analysis = _labelled_analysis(tmp_path / "exp")
+    report = json.loads(json.dumps(build_report(analysis, lean=False)))
+    noise = analysis.paired_frames["judge_noise"].set_index("variant_id")
+    for variant_id, expected in _reference_kappas(report, inter_rater).items():
+        assert noise.loc[variant_id, "verdict_kappa"] == pytest.approx(expected)
+        assert 0 < expected < noise.loc[variant_id, "mean_agreement"]
+
+
+def test_the_line_under_the_verdicts_states_the_judges_kappa_on_every_surface(
+    tmp_path,
+) -> None:  # type: ignore[no-untyped-def]
+    """verdict_kappa was in the frames and the JSON only: the judges' line under the
+    verdicts (console, page, --summary, explorer) now states it, with the variants of the
+    lowest and highest value and the samples; the kappa is statsmodels'."""
+    inter_rater = pytest.importorskip(
+        "statsmodels.stats.inter_rater", reason="the reference kappa is statsmodels'"
+    )
+    from rich.console import Console
+
+    from agenticlens_frames import load_report, write_html_report, write_json_report
+    from agenticlens_frames.report.console import print_summary
+    from agenticlens_frames.report.summary import summary_markdown
+
+    analysis = _labelled_analysis(tmp_path / "exp")
+    write_json_report(analysis, tmp_path / "r.json")
+    report = json.loads((tmp_path / "r.json").read_text())
+    kappas = _reference_kappas(report, inter_rater)
+    (low_v, low), (high_v, high) = (
+        min(kappas.items(), key=lambda kv: kv[1]),
+        max(kappas.items(), key=lambda kv: kv[1]),
+    )
+    assert f"{low:.2f}" != f"{high:.2f}"  # the fixture's variants differ
+    expected = (
+        "Judge agreement beyond chance (Fleiss' κ of the samples' verdicts; 0 = chance, "
+        f"1 = perfect): 'labeller' κ = {low:.2f} ({low_v}) to {high:.2f} ({high_v}) "
+        "over 3 samples."
+    )
+    for shown in (analysis, load_report(tmp_path / "r.json")):
+        console = Console(record=True, width=2000)
+        print_summary(shown, console)
+        text = console.export_text()
+        assert expected in text and text.index(expected) < text.index("Variants")
+        write_html_report(shown, tmp_path / "r.html")
+        page = (tmp_path / "r.html").read_text(encoding="utf-8")
+        verdicts = page[page.index("<section id='verdicts'>") :]
+        verdicts = verdicts[: verdicts.index("</section>")]
+        assert expected.replace("'", "&#x27;") in verdicts
+        assert expected in summary_markdown(shown).replace("\\", "")
+    pytest.importorskip("ipywidgets", reason="the explorer needs ipywidgets")
+    from agenticlens_frames.widgets import Explorer
+
+    shown = Explorer(analysis).verdicts.value.replace("&#x27;", "'")
+    assert expected in shown and shown.index(expected) > shown.index("<table")

@@ -463,14 +463,17 @@ JudgeSamples = dict[
 ]
 
 
-def judge_samples(records: Iterable[dict[str, Any]]) -> JudgeSamples:
+def judge_samples(
+    records: Iterable[dict[str, Any]], *, keep_unavailable: bool = False
+) -> JudgeSamples:
     """The ``judge_sample`` records, indexed by attempt; a later record of the same
-    sample (judged again after a judge changed version) wins.
+    sample (judged again after a judge changed version, or by a resume) wins.
 
     A sample that ended unavailable (every attempt failed) is left out, so a resumed run
     judges it again; one the supervisor made unavailable because the run's process ended
     while it was judged (``ProcessEnded``) is kept, as judging it again could end the
-    process again.
+    process again. ``keep_unavailable`` keeps every unavailable sample: loading a run
+    folder reads it as it is, calling no judge (the resume is what judges again).
 
     Examples
     --------
@@ -488,8 +491,12 @@ def judge_samples(records: Iterable[dict[str, Any]]) -> JudgeSamples:
         if r.get("type") != "judge_sample":
             continue
         outcome = r["outcome"]
-        if not outcome.get("ok") and not any(
-            str(error).startswith(PROCESS_ENDED) for error in outcome.get("errors") or ()
+        if (
+            not keep_unavailable
+            and not outcome.get("ok")
+            and not any(
+                str(error).startswith(PROCESS_ENDED) for error in outcome.get("errors") or ()
+            )
         ):
             continue
         key = (r["variant"], int(r["trial"]), r["case"])
@@ -541,6 +548,7 @@ def sample_book(
     payload_digest: Callable[[], str],
     write: Callable[[dict[str, Any]], None],
     ended: str | None = None,
+    offline: Callable[[], str] | None = None,
 ) -> SampleBook:
     """The judge samples of one attempt: those journaled earlier for the payload it is
     judged on (reused), and the ``judge_sample`` records of new ones (handed to ``write``).
@@ -558,6 +566,9 @@ def sample_book(
     ended
         Why the session judging it ended, if the supervisor journaled that
         (``judge_ended``): see :class:`~agenticlens_frames.judges.SampleBook`.
+    offline
+        Set when loading a run folder: no judge is called for a sample not recalled (see
+        :class:`~agenticlens_frames.judges.SampleBook`).
 
     Examples
     --------
@@ -604,7 +615,7 @@ def sample_book(
             }
         )
 
-    return SampleBook(recalled, journal, ended)
+    return SampleBook(recalled, journal, ended, offline)
 
 
 def _append(handle: Any, lines: list[bytes], segment: Path | None) -> None:
@@ -642,12 +653,23 @@ class ReplaySamples:
         used.
     folder
         Where new samples go (a segment of its journal, made on the first one); None
-        journals nothing (loading a finished run).
+        journals nothing.
+    offline
+        Loading a finished run: no judge is called, a sample the journal does not hold is
+        unavailable (:class:`~agenticlens_frames.judges.NotJudged`) and counted in
+        :attr:`missing`, with ``offline`` as its error message. ``samples`` should then
+        hold the unavailable samples too (``judge_samples(..., keep_unavailable=True)``),
+        so that they load as they were recorded.
     """
 
-    def __init__(self, samples: JudgeSamples, folder: RunFolder | None) -> None:
+    def __init__(
+        self, samples: JudgeSamples, folder: RunFolder | None, *, offline: str | None = None
+    ) -> None:
         self.samples = samples
         self.folder = folder
+        self.offline = offline
+        #: Samples not in the journal, left unavailable by an offline load.
+        self.missing = 0
         self.error: BaseException | None = None
         self._lock = threading.Lock()
         self._sync_lock = threading.Lock()
@@ -667,7 +689,14 @@ class ReplaySamples:
             self.samples.get(key, {}),
             lambda: digest({"output": output, "trace": trace}),
             self._write,
+            offline=None if self.offline is None else self._missed,
         )
+
+    def _missed(self) -> str:
+        # Called from judge threads, for each sample an offline load finds missing.
+        with self._lock:
+            self.missing += 1
+        return str(self.offline)
 
     def _write(self, record: dict[str, Any]) -> None:
         # Called from judge threads; an error is kept for close() (a judge must not see it).

@@ -348,14 +348,15 @@ class Ledger:
                 first = self.invalid_at.get(key[:2], index)
                 self.invalid_at[key[:2]] = min(first, index)
 
-    def unfinished_samples(self) -> JudgeSamples:
+    def unfinished_samples(self, *, keep_unavailable: bool = False) -> JudgeSamples:
         """Judge samples of attempts not journaled as finished (the only ones that can be
-        scored again); the records are dropped from memory."""
+        scored again); the records are dropped from memory. ``keep_unavailable``: see
+        :func:`~.journal.judge_samples` (loading keeps them, a resume judges them again)."""
         open_ = [
             r for r in self.samples if (r["variant"], int(r["trial"]), r["case"]) not in self.final
         ]
         self.samples = []
-        return judge_samples(open_)
+        return judge_samples(open_, keep_unavailable=keep_unavailable)
 
     def reopen_failed(self) -> int:
         """Forget target errors and timeouts so they are called again; returns how many.
@@ -874,16 +875,19 @@ def _replay_samples(
     registry: EvaluatorRegistry | None,
     samples: JudgeSamples,
     folder: RunFolder | None,
+    *,
+    offline: str | None = None,
 ) -> ReplaySamples | None:
     """The judge samples of recorded replays in a run folder (None: nothing to journal or
-    reuse, so a replay scores as :func:`~agenticlens_frames.load_experiment` does)."""
+    reuse, so a replay judges every sample). ``offline`` (loading a run folder, which
+    calls no judge): see :class:`~.journal.ReplaySamples`."""
     if registry is None or not registry.has_judges:
         return None
     if all(v.target_kind != "recorded" for v in manifest.variants):
         return None
-    if folder is None and not samples:
+    if folder is None and not samples and offline is None:
         return None
-    return ReplaySamples(samples, folder)
+    return ReplaySamples(samples, folder, offline=offline)
 
 
 def _note_changed_judges(samples: JudgeSamples, registry: EvaluatorRegistry | None) -> None:
@@ -1607,8 +1611,23 @@ def load_run_folder(
             ledger.add(record)
     finally:
         folder.close()
-    # Recorded replays reuse the judge samples journaled by the run (loading writes nothing).
-    replays = _replay_samples(manifest, registry, ledger.unfinished_samples(), None)
+    # Recorded replays read the judge samples journaled by the run, unavailable ones too,
+    # and call no judge: a load costs nothing, needs no network or key, and gives the same
+    # tables every time. Judging again is the resume's (which journals what it gets).
+    resume = how.removeprefix("run it with ")
+    judged = registry is not None and any(registry.judges(case) for case in suite.cases)
+    replays = _replay_samples(
+        manifest,
+        registry,
+        ledger.unfinished_samples(keep_unavailable=True),
+        None,
+        # (Only when a case names a judge: without one, the replay may fork as before.
+        # No path in the score's error: it goes into reports; the note below has them.)
+        offline="not judged in this run folder, and loading calls no judge: resume the run "
+        "to judge it"
+        if judged
+        else None,
+    )
     run, remaining, _ = build_run(
         manifest, suite, ledger, registry, progress=progress, journaled=replays
     )
@@ -1616,7 +1635,18 @@ def load_run_folder(
         raise InputError(
             f"{remaining} attempt(s) of the live variants have not run yet",
             file=path,
-            hint=f"resume: {how.removeprefix('run it with ')}",
+            hint=f"resume: {resume}",
+        )
+    if replays is not None and replays.missing:
+        # Not refused: what the folder holds is loaded; the gap is said, and shows in the
+        # scores (unavailable, NotJudged) and the unavailable-judge notes.
+        _LOG.warning(
+            "Note: %d judge sample(s) of the recorded variants are not in run folder %s (a "
+            "replay interrupted, or a judge whose version changed): they are unavailable in "
+            "this load, which calls no judge; to judge them, resume: %s",
+            replays.missing,
+            path,
+            resume,
         )
     return run
 

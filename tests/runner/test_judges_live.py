@@ -389,3 +389,108 @@ def test_a_resumed_run_judges_again_only_the_unavailable_judge_scores(write_expe
     calls.clear()
     run()
     assert calls == []
+
+
+def test_loading_a_run_folder_never_calls_the_judge_and_reads_what_the_resume_judged(
+    tmp_path, monkeypatch, caplog
+):
+    """A run folder whose judge was down (unavailable scores, recorded and live variants)
+    loads with zero judge calls and its scores unavailable with their recorded error; the
+    resume judges them again and journals them, and later loads read those, still with
+    zero calls. (Old code judged every unavailable recorded sample again at each load.)"""
+    import logging
+
+    import yaml
+
+    from agenticlens_frames import load_experiment
+    from agenticlens_frames.evaluators import RetryPolicy
+    from agenticlens_frames.testing import make_synthetic
+
+    folder = make_synthetic(tmp_path / "exp", variants=3, trials=2, cases=3, seed=2)
+    manifest, suite = folder / "manifest.yaml", folder / "suite.yaml"
+    recorded_only = folder / "manifest_recorded.yaml"
+    recorded_only.write_bytes(manifest.read_bytes())
+    doc = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+    doc["variants"].append(
+        variant("live", "answer", factors={**doc["variants"][0]["factors"], "model": "live"})
+    )
+    manifest.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    doc = yaml.safe_load(suite.read_text(encoding="utf-8"))
+    for case in doc["cases"]:
+        case["evaluators"] = [{"name": "tone", "threshold": 0.5}]
+    suite.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    down_case = doc["cases"][0]["id"]
+    calls: list[str] = []
+    down = [True]
+
+    def registry(version: str = "1") -> EvaluatorRegistry:
+        reg = EvaluatorRegistry()
+
+        @reg.register_judge("tone", version=version, samples=2, retry=RetryPolicy(max_attempts=1))
+        def tone(output, case, trace, config):  # type: ignore[no-untyped-def]
+            calls.append(case.id)
+            if down[0] and case.id == down_case:
+                raise TimeoutError("judge down")
+            return {"value": 0.75, "metadata": {"verdict": "good", "judge_latency_ms": 1.0}}
+
+        return reg
+
+    def statuses(run: Any) -> Counter[str]:
+        tone = run.checks[run.checks["evaluator"] == "tone"]
+        return Counter(tone["metadata"].map(lambda m: json.loads(m)["judge_status"]))
+
+    run_dir = tmp_path / "run"
+    first = run_experiment(manifest, suite, evaluators=registry(), progress=False, run_dir=run_dir)
+    evaluations = 4 * 2 * 3  # variants (3 recorded, 1 live) x trials x cases
+    down_evaluations = 4 * 2  # those of the case the judge never answers
+    # each evaluation of the down case: its first sample fails (one attempt), sampling stops
+    assert len(calls) == 2 * (evaluations - down_evaluations) + down_evaluations
+    assert statuses(first.run) == {"ok": evaluations - down_evaluations, "unavailable": 8}
+
+    calls.clear()
+    for _ in range(2):
+        loaded = load_experiment(manifest, suite, evaluators=registry(), run_dir=run_dir)
+        assert calls == []  # no judge call, at every load
+        pd.testing.assert_frame_equal(loaded.checks, first.run.checks)
+    tone = loaded.checks[loaded.checks["evaluator"] == "tone"]
+    lost = tone[tone["case_id"] == down_case]["metadata"].map(json.loads)
+    assert len(lost) == down_evaluations
+    assert all(m["judge_error"] == "TimeoutError: judge down" for m in lost)
+
+    # The explicit resume judges them again (both samples: the first had failed)...
+    down[0] = False
+    resumed = run_experiment(
+        manifest, suite, evaluators=registry(), progress=False, run_dir=run_dir
+    )
+    assert Counter(calls) == {down_case: 2 * down_evaluations}
+    assert statuses(resumed.run) == {"ok": evaluations}
+    # ...and what it judged is in the folder: a load reads it, calling nothing.
+    calls.clear()
+    down[0] = True  # (a load that called the judge would find it down again)
+    after = load_experiment(manifest, suite, evaluators=registry(), run_dir=run_dir)
+    assert calls == []
+    pd.testing.assert_frame_equal(after.checks, resumed.run.checks)
+    assert (after.checks.loc[after.checks["evaluator"] == "tone", "value"] == 0.75).all()
+
+    # A judge at another version finds no sample of its own: still no call; the recorded
+    # evaluations are unavailable (NotJudged) and a note counts them.
+    with caplog.at_level(logging.WARNING):
+        changed = load_experiment(manifest, suite, evaluators=registry("2"), run_dir=run_dir)
+    assert calls == []
+    recorded = 3 * 2 * 3
+    tone = changed.checks[changed.checks["evaluator"] == "tone"]
+    meta = tone.loc[(tone["variant_id"] != "live").to_numpy(), "metadata"].map(json.loads)
+    assert len(meta) == recorded
+    assert all(m["judge_error"].startswith("NotJudged: not judged in this run") for m in meta)
+    notes = [r.getMessage() for r in caplog.records if "are not in run folder" in r.getMessage()]
+    assert len(notes) == 1 and notes[0].startswith(f"Note: {recorded} judge sample(s)")
+
+    # Without a run folder there is nowhere to keep scores: the load judges, and says so.
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        load_experiment(recorded_only, suite, evaluators=registry())
+    assert len(calls) > 0
+    assert any(
+        "load_experiment without run_dir calls the judge(s) 'tone'" in r.getMessage()
+        for r in caplog.records
+    )
