@@ -30,6 +30,7 @@ from ..schema import (
     count_from_json,
     report_keys,
 )
+from .infinite import restore_infinite
 from .paired_json import paired_frames_from_block
 from .verdicts_json import verdicts_from_block
 
@@ -148,6 +149,9 @@ def _load(file: Path, comparisons: ComparisonsConfig | None = None) -> Experimen
             file=file,
             location="schema_version",
         )
+    # An infinite df or mde our blocks hold as null (JSON has no infinity), back in place
+    # before they are read (report/infinite.py); a report without the list reads NaN.
+    restore_infinite(data, file)
     # A hand-edited or truncated report can hold any JSON where a number or list belongs;
     # ``place`` follows the reading so such a value is reported where it is, not as a crash.
     place: list[str | int] = []

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pandas as pd
 import pytest
 
 from agenticlens_frames import analyze, load_experiment
@@ -269,3 +270,49 @@ def test_case_ids_that_are_text_or_repeat_are_refused(tmp_path: Path, saved: dic
     with pytest.raises(InputError) as info:
         load_report(path)
     assert info.value.location == "case_ids" and "r.json" in str(info.value)
+
+
+def test_an_infinite_df_and_mde_read_back_and_an_earlier_report_reads_nan(
+    tmp_path: Path, saved: dict
+) -> None:
+    """JSON has no infinity: the example's zero-variance paired t (df) and its change no
+    sample size detects (mde) are null in the blocks and listed in our block."""
+    listed = saved["agenticlens_frames"]["infinite_values"]
+    assert {"path": ["verdicts", "rows", 5, "mde"], "value": "Infinity"} in listed
+    assert saved["verdicts"]["rows"][5]["mde"] is None  # the block itself: JSON's null
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(saved), encoding="utf-8")
+    loaded = load_report(path)
+    assert loaded.verdicts["mde"].iloc[5] == float("inf")
+    assert loaded.paired_frames["case_level_summary"]["df"].iloc[4] == float("inf")
+    # A report written before the list: null is NaN, as it always read.
+    earlier = json.loads(json.dumps(saved))
+    del earlier["agenticlens_frames"]["infinite_values"]
+    path.write_text(json.dumps(earlier), encoding="utf-8")
+    old = load_report(path)
+    assert pd.isna(old.verdicts["mde"].iloc[5])
+    assert pd.isna(old.paired_frames["case_level_summary"]["df"].iloc[4])
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"path": ["verdicts", "rows", 0, "mde"], "value": "Infinity"}, "is not a null value"),
+        ({"path": ["verdicts", "rows", 999, "mde"], "value": "Infinity"}, "is not a null"),
+        ({"path": ["variants", 0, "summary"], "value": "Infinity"}, "a path into one of"),
+        ({"path": ["verdicts", "rows", 5, "mde"], "value": 1e999}, '"-Infinity"'),
+        ("Infinity", '"-Infinity"'),
+    ],
+)
+def test_a_damaged_list_of_infinite_values_is_refused_naming_the_entry(
+    tmp_path: Path, saved: dict, entry: object, message: str
+) -> None:
+    report = json.loads(json.dumps(saved))
+    report["agenticlens_frames"]["infinite_values"].append(entry)
+    at = len(report["agenticlens_frames"]["infinite_values"]) - 1
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_report(path)
+    assert info.value.location == f"agenticlens_frames.infinite_values[{at}]"
+    assert message in info.value.message
