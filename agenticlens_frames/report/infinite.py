@@ -83,9 +83,10 @@ def infinite_values(
 def restore_infinite(data: dict[str, Any], file: Path) -> None:
     """Put the infinities the report lists (:func:`infinite_values`) back in place.
 
-    Each entry must name a null value under one of :data:`OUR_BLOCKS`; anything else is
-    a damaged (or hand-edited) report, refused naming the entry, since the numbers
-    would otherwise be read into the wrong rows.
+    Each entry is ``{"path": [...], "value": "Infinity" | "-Infinity"}`` with a path under
+    one of :data:`OUR_BLOCKS`; anything else is a damaged report, refused naming the
+    entry. An entry whose place holds no null (a block edited by hand since) is passed
+    over: the value the report holds there stands.
 
     Examples
     --------
@@ -121,7 +122,9 @@ def restore_infinite(data: dict[str, Any], file: Path) -> None:
             holder = _step(holder, key)
         last = path[-1]
         if _step(holder, last, missing=_MISSING) is not None:
-            _damaged(file, here, f"{_dotted(path)} is not a null value of this report")
+            # A hand-edited block (rows removed, a number typed in): its own value stands,
+            # as the blocks' readers keep what an edit left (report/verdicts_json.py).
+            continue
         holder[last] = _TOKENS[value]
 
 
@@ -135,10 +138,6 @@ def _step(holder: Any, key: str | int, missing: Any = None) -> Any:
     if isinstance(holder, list) and isinstance(key, int) and 0 <= key < len(holder):
         return holder[key]
     return missing
-
-
-def _dotted(path: list[Any]) -> str:
-    return "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path).lstrip(".")
 
 
 def _damaged(file: Path, where: list[str | int], message: str) -> NoReturn:

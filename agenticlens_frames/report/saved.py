@@ -298,8 +298,9 @@ def _parse(
     rebuilt_effects = pd.DataFrame()  # a report AgenticLens wrote: from its records
     if "verdicts" in data:
         verdicts = verdicts_from_block(data["verdicts"])
-        # The comparisons without a row, and why: kept in the paired block (one place).
-        if "paired_comparisons" in paired_frames:
+        # The comparisons without a row, and why: in the verdicts block; a report written
+        # before it was kept there has them in its paired block (when it has one).
+        if "omitted" not in verdicts.attrs and "paired_comparisons" in paired_frames:
             verdicts.attrs["omitted"] = paired_frames["paired_comparisons"].attrs["omitted"]
         if declared is not None:
             raise InputError(
