@@ -36,8 +36,6 @@ ANALYSIS_ONLY = {
     "case_matrix": {"scored", "mean_latency_ms", "mean_cost_usd"},
 }
 REPORT_ONLY = {"trial_summary": {"error_message"}}
-#: Frames the JSON report does not hold (docs/data-model.md).
-NOT_IN_REPORT = {"case_labels"}
 
 
 def assert_same(left: pd.DataFrame, right: pd.DataFrame, what: str) -> None:
@@ -127,7 +125,8 @@ def test_a_loaded_report_gives_the_analysis_frames(run, example, tmp_path, lean,
         # no sample size detects): JSON has none, the report's list keeps them.
         assert ours["case_level_summary"]["df"].eq(math.inf).any()
         assert ours["verdicts"]["mde"].eq(math.inf).any()
-    assert set(ours) - set(theirs) == NOT_IN_REPORT
+    # Every frame, case_labels too (from the case matrix and case_level.label_counts).
+    assert set(ours) == set(theirs)
     for name, frame in theirs.items():
         mine = ours[name].drop(columns=list(ANALYSIS_ONLY.get(name, ())))
         frame = frame.drop(columns=list(REPORT_ONLY.get(name, ())))
@@ -174,3 +173,40 @@ def test_to_polars_keys_keep_their_categories_and_order(run, example):
     for column in (*keys, "trial"):
         assert by_polars[column].to_list() == by_pandas[column].tolist(), column
     assert isinstance(attempts.schema["variant_id"], pl.Enum)
+
+
+def test_a_loaded_report_gives_the_case_labels_of_inputs_nothing_judged(tmp_path):
+    """Plain inputs of the Python API (no expectation): an answered attempt passes only by
+    AgenticLens's vacuous rule and a failed call is an error, so case_labels counts
+    neither, while the case matrix counts both; the report lists those cells
+    (case_level.label_counts)."""
+    import json
+
+    from agenticlens_frames.api import Experiment, Variant
+    from agenticlens_frames.api import run as run_api
+
+    class Agent:
+        def __init__(self, variant):
+            self.down = variant.name == "b"
+
+        def run(self, text):
+            if self.down and text == "q2":
+                raise ConnectionError("unavailable")
+            return "ok"
+
+    experiment = Experiment(
+        name="plain",
+        variants=[Variant(name="a"), Variant(name="b")],
+        dataset=[{"input": "q0", "expected_output": "ok"}, "q1", "q2"],
+    )
+    result = run_api(experiment, Agent, progress=False, trials=2, run_dir=tmp_path / "run")
+    analysis = analyze(result.run, frontier_n_resamples=0)
+    path = write_json_report(analysis, tmp_path / "report.json", lean=True)
+    listed = json.loads(path.read_text())["case_level"]["label_counts"]
+    cases = list(analysis.paired_frames["case_labels"]["case_id"].cat.categories)
+    # The two plain inputs of each variant: no evaluated attempt (the first is judged).
+    assert sorted(map(tuple, listed)) == sorted((v, c, 0, 0) for v in "ab" for c in cases[1:])
+    loaded = load_report(path)
+    ours = analysis.paired_frames["case_labels"]
+    assert set(ours["label"]) == {"undetermined", "unscored"}  # (2 of 2: too few to say)
+    assert_same(ours, loaded.paired_frames["case_labels"], "case_labels")
