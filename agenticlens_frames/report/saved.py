@@ -481,9 +481,14 @@ def _case_labels(
     if (passes > attempts).any():
         # An edited case matrix (more passes than evaluated attempts): no run gives it.
         return "this report's case matrix has more passes than evaluated attempts in a case"
-    return labels_from_counts(
-        variant_ids, case_ids, attempts, passes, confidence_level=confidence_level
-    )
+    try:
+        return labels_from_counts(
+            variant_ids, case_ids, attempts, passes, confidence_level=confidence_level
+        )
+    except ValueError as exc:
+        # A confidence level no analysis has (an edited report): the rest of the report
+        # is read, and checked, as before; only this frame is missing, and why is said.
+        return f"its intervals cannot be computed ({exc})"
 
 
 def _keyed(frame: pd.DataFrame, variant_ids: list[str]) -> pd.DataFrame:
