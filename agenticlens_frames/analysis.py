@@ -1219,6 +1219,12 @@ class ExperimentAnalysis:
         from .formats._io import require_known
 
         frames = self.frames()
+        # A loaded report may lack a frame its analysis had: said, with why (load_report).
+        missing = self.info.get("unavailable_frames", {})
+        if name in missing and name not in frames:
+            raise InputError(
+                f"result frame {name!r} is not available: {missing[name]}", location="name"
+            )
         require_known("result frame", [name], frames, location="name")
         return frames[name]
 

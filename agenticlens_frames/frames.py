@@ -522,17 +522,23 @@ class ExperimentRun:
         attempts
             One row per (variant, trial, case): ``variant_id``, ``trial`` (1..T),
             ``case_id``, ``passed`` (bool); optional ``score`` in [0, 1] (default: passed
-            as 0/1), ``latency_ms``, ``cost_usd``, ``output``, ``error`` and ``status`` (one
-            of ``ok``, ``missing_sample``, ``target_error``, ``timed_out``,
-            ``trial_failed``; default ``ok``; only an ``ok`` attempt can have passed).
+            as 0/1), ``latency_ms``, ``cost_usd``, ``cost_source`` (``measured`` or
+            ``estimated``; empty: ``measured``; null where no cost is given), ``output``,
+            ``error``, ``target_attempts`` (the calls made for the attempt, whole numbers
+            ≥ 1, empty where not known; default 1) and ``status`` (one of ``ok``,
+            ``missing_sample``, ``target_error``, ``timed_out``, ``trial_failed``;
+            default ``ok``; only an ``ok`` attempt can have passed).
         variants
             One row per variant, in the order to report them: ``variant_id``; optional
             ``variant_name``, ``description``, ``is_baseline``, and one ``factor_<name>``
             column per factor.
         cases
             One row per case, suite order: ``case_id``; optional ``case_name``,
-            ``input``, ``tags`` (comma-joined text or a list), ``metadata`` (a dict, or a
-            JSON object as text, as in ``run.cases``). Each case declares
+            ``input`` (any value; text holding JSON of an object, an array or a string —
+            how ``run.cases`` holds such inputs — is read as that JSON, so give text that
+            itself looks so as ``json.dumps(text)``), ``tags`` (comma-joined text or a
+            list), ``metadata`` (a dict, or a JSON object as text, as in ``run.cases``).
+            Each case declares
             one expectation, its ``passed`` values (``n_expectations`` 1; the suite names
             it as the case's evaluator ``passed``): it was judged, as a suite case with
             expectations is.

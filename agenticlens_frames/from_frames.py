@@ -34,6 +34,7 @@ from .formats.model import (
     SuiteSpec,
     VariantSpec,
 )
+from .formats.traces import COST_SOURCES
 
 __all__ = ["FrameParts", "frame_parts"]
 
@@ -43,7 +44,16 @@ REQUIRED = {
     "variants": ("variant_id",),
     "cases": ("case_id",),
 }
-OPTIONAL_ATTEMPT_COLUMNS = ("score", "latency_ms", "cost_usd", "output", "status", "error")
+OPTIONAL_ATTEMPT_COLUMNS = (
+    "score",
+    "latency_ms",
+    "cost_usd",
+    "cost_source",
+    "output",
+    "status",
+    "error",
+    "target_attempts",
+)
 
 #: The one expectation each case declares: the ``passed`` column (the paired comparisons'
 #: ``passed`` evaluator) judged its attempts. Kept in the suite, not only in the ``cases``
@@ -77,7 +87,8 @@ def _check_frame(frame: Any, what: str) -> pd.DataFrame:
 #: What each frame reads beyond its required columns (``factor_<name>`` columns of the
 #: variants frame too), in the words the warning uses.
 _READS: dict[str, str] = {
-    "attempts": "score (0-1), latency_ms (milliseconds), cost_usd, output, status and error",
+    "attempts": "score (0-1), latency_ms (milliseconds), cost_usd, cost_source, output, status, "
+    "error and target_attempts",
     "variants": "variant_name, description, is_baseline and factor_<name> columns",
     "cases": "case_name, input, tags and metadata",
 }
@@ -97,13 +108,11 @@ _DERIVED: dict[str, tuple[str, ...]] = {
         "n_checks",
         "n_checks_passed",
         "score_sum",
-        "cost_source",
         "trace_id",
         "trace_shape",
         "tools",
         "n_tool_calls",
         "turns",
-        "target_attempts",
         "run_order",
     ),
     "variants": ("position", "target_kind", "target", "timeout_seconds"),
@@ -314,6 +323,78 @@ def _case_metadata(value: Any, row: int) -> dict[str, Any]:
     )
 
 
+#: How JSON text of an input begins: an object, an array or a string (``run.cases["input"]``
+#: holds such an input so). A number, true/false or null is read as the text it is.
+_JSON_INPUT_STARTS = ("{", "[", '"')
+
+
+def _case_input(value: Any) -> Any:
+    """A case's input: text holding JSON of an object, an array or a string is that JSON
+    value (the ``cases`` table's own form, so ``run.cases`` can be passed back without its
+    inputs being encoded twice); anything else as it is.
+
+    Examples
+    --------
+    >>> _case_input('{"question": "Where is my order?"}'), _case_input('"hello"')
+    ({'question': 'Where is my order?'}, 'hello')
+    >>> _case_input("Where is my order?"), _case_input("42"), _case_input({"q": 1})
+    ('Where is my order?', '42', {'q': 1})
+    >>> _case_input("[not json")  # text that only looks like JSON stays text
+    '[not json'
+    """
+    if isinstance(value, str) and value[:1] in _JSON_INPUT_STARTS:
+        with contextlib.suppress(ValueError):
+            return json.loads(value)
+    return value
+
+
+def _cost_sources(frame: pd.DataFrame, cost: np.ndarray) -> np.ndarray:
+    """Each attempt's cost source: the ``cost_source`` column's (``measured`` or
+    ``estimated``; empty: ``measured``), and null where no cost is given, as in every
+    other run (docs/data-model.md)."""
+    n = len(frame)
+    given = frame["cost_source"].tolist() if "cost_source" in frame else [None] * n
+    out = np.full(n, None, dtype=object)
+    for row, value in enumerate(given):
+        missing = is_missing(value)
+        if not missing and value not in COST_SOURCES:
+            _, where = _first(np.arange(n) == row, frame)
+            raise InputError(
+                f"column 'cost_source' must be one of {', '.join(map(repr, COST_SOURCES))} "
+                f"or empty, got {value!r} at {where}",
+                file="attempts frame",
+                hint="'measured' for a cost the provider billed, 'estimated' for one "
+                "computed from token counts and a price list; empty is 'measured'",
+            )
+        if not np.isnan(cost[row]):
+            out[row] = "measured" if missing else value
+    return out
+
+
+def _target_attempts(frame: pd.DataFrame) -> Any:
+    """Each attempt's calls to its target: the ``target_attempts`` column's (whole numbers
+    ≥ 1, empty where not known, e.g. a recorded attempt), else 1 (one answer each)."""
+    if "target_attempts" not in frame:
+        return pd.array(np.ones(len(frame), dtype=np.int32), dtype="Int32")
+    values = _numeric(
+        frame,
+        "target_attempts",
+        low=1,
+        hint="the calls made for the attempt, 1 for one call; leave it empty where not known",
+    )
+    known = ~np.isnan(values)
+    bad = known & ((values != np.round(values)) | (values > _MAX_TRIAL))
+    if bad.any():
+        row, where = _first(bad, frame)
+        raise InputError(
+            f"column 'target_attempts' must hold whole numbers 1, 2, …, got {values[row]:g} "
+            f"at {where}",
+            file="attempts frame",
+            hint="the calls made for the attempt, 1 for one call; leave it empty where not known",
+        )
+    return pd.array([int(v) if k else None for v, k in zip(values, known, strict=True)], "Int32")
+
+
 class FrameParts(NamedTuple):
     """What :func:`frame_parts` makes of the user's frames, before the tables' schemas."""
 
@@ -463,7 +544,7 @@ def frame_parts(
                 id=case_ids[i],
                 name=case_ids[i] if label is None or pd.isna(label) else str(label),
                 index=i,
-                input=row.get("input"),
+                input=_case_input(row.get("input")),
                 tags=_case_tags(row.get("tags"), i),
                 metadata=_case_metadata(row.get("metadata"), i),
                 # Every case has its `passed` values (refused empty, and every case has
@@ -536,8 +617,7 @@ def frame_parts(
             if "latency_ms" in attempts
             else np.full(n, np.nan),
             "cost_usd": cost,
-            # Null without a cost, as in every other run (docs/data-model.md).
-            "cost_source": np.where(np.isnan(cost), None, "measured"),
+            "cost_source": _cost_sources(attempts, cost),
             "output": text("output"),
             "trace_id": [None] * n,
             "trace_shape": [None] * n,
@@ -545,7 +625,7 @@ def frame_parts(
             "n_tool_calls": np.zeros(n, dtype=np.int32),
             # Unknown, as a trace without a positive turn count (docs/data-model.md).
             "turns": pd.array([None] * n, dtype="Int32"),
-            "target_attempts": np.ones(n, dtype=np.int32),
+            "target_attempts": _target_attempts(attempts),
             "error": text("error"),
             "run_order": np.empty(n, dtype=np.int32),
         }

@@ -36,14 +36,6 @@ ANALYSIS_ONLY = {
     "case_matrix": {"scored", "mean_latency_ms", "mean_cost_usd"},
 }
 REPORT_ONLY = {"trial_summary": {"error_message"}}
-#: Frames the JSON report does not hold (docs/data-model.md).
-NOT_IN_REPORT = {"case_labels"}
-#: Columns whose infinite values a report holds as null (JSON has no infinity).
-INFINITE_AS_NULL = {
-    "case_level_summary": ("df",),
-    "paired_comparisons": ("mde",),
-    "verdicts": ("mde",),
-}
 
 
 def assert_same(left: pd.DataFrame, right: pd.DataFrame, what: str) -> None:
@@ -79,7 +71,9 @@ def test_parquet_polars_and_archive_give_the_run_s_tables(run, tmp_path):
         assert run.to_polars(name).to_arrow().to_pylist() == run.to_arrow(name).to_pylist()
 
 
-def test_from_frames_fed_the_run_s_own_tables_gives_them_back(run):
+@pytest.mark.parametrize("which", ["synthetic", "example"])
+def test_from_frames_fed_the_run_s_own_tables_gives_them_back(run, example, which):
+    run = run if which == "synthetic" else example
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the run's own columns are not "unread" ones
         again = ExperimentRun.from_frames(
@@ -93,18 +87,24 @@ def test_from_frames_fed_the_run_s_own_tables_gives_them_back(run):
     # What from_frames reads comes back as it was; what the checks, traces and recorded
     # files gave is rebuilt (docs/data-model.md lists it), with the declared dtypes.
     read = ["experiment_id", "variant_id", "trial", "case_id", "case_index", "status"]
-    read += ["passed", "score", "latency_ms", "cost_usd", "output", "error"]
+    read += ["passed", "score", "latency_ms", "cost_usd", "cost_source", "output", "error"]
+    read += ["target_attempts"]  # (null here: a recorded run made no call)
+    # The fixtures exercise an estimated cost (read as measured before) and no cost.
+    assert "estimated" in set(run.attempts["cost_source"].dropna())
+    assert run.attempts["cost_source"].isna().any()
     assert_same(run.attempts[read], again.attempts[read], "from_frames attempts")
-    # cost_source is not read (every given cost is `measured`), but null where no cost is.
-    assert again.attempts["cost_source"].isna().equals(run.attempts["cost_source"].isna())
     assert (again.attempts.dtypes == run.attempts.dtypes).all()
-    assert_same(run.trials.iloc[:, :4], again.trials.iloc[:, :4], "from_frames trials")
+    # (The example's lost trial has an error_message, which from_frames does not rebuild:
+    # it reads no trials frame.)
+    width = 4 if which == "synthetic" else 3
+    assert_same(run.trials.iloc[:, :width], again.trials.iloc[:, :width], "from_frames trials")
     assert_same(
         run.variants.drop(columns="target"), again.variants.drop(columns="target"), "variants"
     )
     assert (again.cases.dtypes == run.cases.dtypes).all()
     assert (again.cases["n_expectations"] == 1).all()
-    kept = ["case_id", "case_index", "case_name", "tags", "metadata"]
+    # The inputs as JSON text, read back as the JSON they hold (not encoded twice).
+    kept = ["case_id", "case_index", "case_name", "tags", "input", "metadata"]
     assert_same(run.cases[kept], again.cases[kept], "from_frames cases")
 
 
@@ -120,16 +120,16 @@ def test_a_loaded_report_gives_the_analysis_frames(run, example, tmp_path, lean,
     analysis = analyze(run if which == "synthetic" else example, frontier_n_resamples=0)
     loaded = load_report(write_json_report(analysis, tmp_path / "report.json", lean=lean))
     ours, theirs = analysis.frames(), loaded.frames()
-    assert set(ours) - set(theirs) == NOT_IN_REPORT
+    if which == "example":
+        # The example has an infinite df (a paired t with zero variance) and mde (a change
+        # no sample size detects): JSON has none, the report's list keeps them.
+        assert ours["case_level_summary"]["df"].eq(math.inf).any()
+        assert ours["verdicts"]["mde"].eq(math.inf).any()
+    # Every frame, case_labels too (from the case matrix and case_level.label_counts).
+    assert set(ours) == set(theirs)
     for name, frame in theirs.items():
         mine = ours[name].drop(columns=list(ANALYSIS_ONLY.get(name, ())))
         frame = frame.drop(columns=list(REPORT_ONLY.get(name, ())))
-        for column in INFINITE_AS_NULL.get(name, ()):
-            # JSON has no infinity: an infinite value is written null (docs/data-model.md).
-            mine[column] = mine[column].where(mine[column].abs() != math.inf)
-        if name == "verdicts" and "paired_comparisons" not in theirs:
-            # Undeclared comparisons: the report keeps no list of omitted ones.
-            frame.attrs["omitted"] = ours[name].attrs["omitted"]
         assert_same(mine, frame, name)
 
 
@@ -173,3 +173,40 @@ def test_to_polars_keys_keep_their_categories_and_order(run, example):
     for column in (*keys, "trial"):
         assert by_polars[column].to_list() == by_pandas[column].tolist(), column
     assert isinstance(attempts.schema["variant_id"], pl.Enum)
+
+
+def test_a_loaded_report_gives_the_case_labels_of_inputs_nothing_judged(tmp_path):
+    """Plain inputs of the Python API (no expectation): an answered attempt passes only by
+    AgenticLens's vacuous rule and a failed call is an error, so case_labels counts
+    neither, while the case matrix counts both; the report lists those cells
+    (case_level.label_counts)."""
+    import json
+
+    from agenticlens_frames.api import Experiment, Variant
+    from agenticlens_frames.api import run as run_api
+
+    class Agent:
+        def __init__(self, variant):
+            self.down = variant.name == "b"
+
+        def run(self, text):
+            if self.down and text == "q2":
+                raise ConnectionError("unavailable")
+            return "ok"
+
+    experiment = Experiment(
+        name="plain",
+        variants=[Variant(name="a"), Variant(name="b")],
+        dataset=[{"input": "q0", "expected_output": "ok"}, "q1", "q2"],
+    )
+    result = run_api(experiment, Agent, progress=False, trials=2, run_dir=tmp_path / "run")
+    analysis = analyze(result.run, frontier_n_resamples=0)
+    path = write_json_report(analysis, tmp_path / "report.json", lean=True)
+    listed = json.loads(path.read_text())["case_level"]["label_counts"]
+    cases = list(analysis.paired_frames["case_labels"]["case_id"].cat.categories)
+    # The two plain inputs of each variant: no evaluated attempt (the first is judged).
+    assert sorted(map(tuple, listed)) == sorted((v, c, 0, 0) for v in "ab" for c in cases[1:])
+    loaded = load_report(path)
+    ours = analysis.paired_frames["case_labels"]
+    assert set(ours["label"]) == {"undetermined", "unscored"}  # (2 of 2: too few to say)
+    assert_same(ours, loaded.paired_frames["case_labels"], "case_labels")

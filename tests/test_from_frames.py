@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -469,3 +470,84 @@ def test_cost_source_is_null_where_no_cost_is_given():
     )
     assert run.attempts["cost_source"].tolist()[0] == "measured"
     assert run.attempts["cost_source"].isna().tolist() == [False, True]
+
+
+def _two_attempts(**columns: object) -> pd.DataFrame:
+    base = {"variant_id": ["a", "b"], "trial": [1, 1], "case_id": ["x", "x"]}
+    return pd.DataFrame({**base, "passed": [True, False], **columns})
+
+
+def _run_of(att: pd.DataFrame, cases: pd.DataFrame | None = None) -> ExperimentRun:
+    cases = pd.DataFrame({"case_id": ["x"]}) if cases is None else cases
+    return ExperimentRun.from_frames(att, pd.DataFrame({"variant_id": ["a", "b"]}), cases)
+
+
+def test_an_input_given_as_json_text_is_not_encoded_twice() -> None:
+    """``run.cases["input"]`` holds each input as JSON text; passed back, an object's text
+    was encoded again (a JSON string of JSON). Text of an object, array or string is now
+    read as that JSON; other inputs are taken as they are, dicts as before."""
+    inputs = [
+        '{"message": "Where is B-20817?", "order_id": "B-20817"}',  # run.cases' own form
+        {"message": "Where is B-20817?"},  # a dict, as before
+        "Where is my order?",  # plain text, as before
+        "42",  # a number's text stays text
+        '["a", 1]',
+        '"quoted"',  # a JSON string: its text
+        json.dumps('{"kept": "as text"}'),  # the way to give JSON-looking text as text
+        "{not json",
+    ]
+    ids = [f"c{i}" for i in range(len(inputs))]
+    att = pd.DataFrame(
+        {"variant_id": ["a", "b"] * len(ids), "trial": 1, "case_id": np.repeat(ids, 2)}
+    ).assign(passed=True)
+    run = _run_of(att, pd.DataFrame({"case_id": ids, "input": inputs}))
+    assert [c.input for c in run.suite.cases] == [
+        {"message": "Where is B-20817?", "order_id": "B-20817"},
+        {"message": "Where is B-20817?"},
+        "Where is my order?",
+        "42",
+        ["a", 1],
+        "quoted",
+        '{"kept": "as text"}',
+        "{not json",
+    ]
+    # The table's text is json.dumps of each input (ensure_ascii off), checked by hand.
+    assert run.cases["input"].tolist()[:4] == [
+        '{"message": "Where is B-20817?", "order_id": "B-20817"}',
+        '{"message": "Where is B-20817?"}',
+        '"Where is my order?"',
+        '"42"',
+    ]
+    # And the run's own cases come back with the same inputs.
+    again = _run_of(att, run.cases)
+    assert again.cases["input"].tolist() == run.cases["input"].tolist()
+
+
+def test_a_given_cost_source_is_read_and_checked() -> None:
+    att = _two_attempts(cost_usd=[0.25, 0.5], cost_source=["estimated", None])
+    assert _run_of(att).attempts["cost_source"].tolist() == ["estimated", "measured"]
+    # The source of a cost not given is null, as in every run (docs/data-model.md).
+    no_cost = _two_attempts(cost_usd=[0.25, None], cost_source=["estimated", "estimated"])
+    assert _run_of(no_cost).attempts["cost_source"].isna().tolist() == [False, True]
+    bad = _two_attempts(cost_usd=[0.25, 0.5], cost_source=["estimated", "guessed"])
+    with pytest.raises(InputError) as info:
+        _run_of(bad)
+    assert info.value.file == "attempts frame"
+    assert "column 'cost_source' must be one of 'measured', 'estimated' or empty, got " in str(
+        info.value
+    )
+    assert "'guessed' at row 1" in str(info.value)
+
+
+def test_given_target_attempts_are_read_and_checked() -> None:
+    run = _run_of(_two_attempts(target_attempts=[3, None]))
+    assert run.attempts["target_attempts"].dtype == "Int32"
+    assert run.attempts["target_attempts"].tolist() == [3, pd.NA]
+    assert _run_of(_two_attempts()).attempts["target_attempts"].tolist() == [1, 1]  # default
+    for values, message in (
+        ([1, 0], "'target_attempts' is 0 at row 1; expected ≥ 1"),
+        ([1.5, 1], "'target_attempts' must hold whole numbers 1, 2, …, got 1.5 at row 0"),
+        (["one", 1], "column 'target_attempts' is not numeric"),
+    ):
+        with pytest.raises(InputError, match=re.escape(message)):
+            _run_of(_two_attempts(target_attempts=values))

@@ -1206,8 +1206,10 @@ def test_report_blocks_are_strict_json_and_round_trip(run: ExperimentRun) -> Non
         "variance",
         "labels",
         "flaky_case_ids",
+        "label_counts",
     }
     assert sum(case_level["labels"]["baseline"].values()) == 14
+    assert case_level["label_counts"] == []  # every case has expectations: the matrix's
     assert blocks_of(run).keys() == {"case_level"}
 
 

@@ -592,3 +592,46 @@ def test_a_one_case_verdict_says_no_test_once(tmp_path) -> None:
     for statement in verdicts["statement"]:
         assert statement.count("no test") == 1, statement
         assert statement.endswith(": no test; fewer than two paired cases (or clusters)")
+
+
+def test_a_saved_report_without_declared_comparisons_keeps_the_omitted_ones(
+    tmp_path: Path,
+) -> None:
+    """Candidate ``c`` lost every trial: its quality comparison has no row, and the
+    verdicts say why. Without a declared correction there is no paired_comparisons
+    block, where a loaded report used to look for that list (and found none)."""
+    rows = [
+        {
+            "variant_id": v,
+            "trial": t,
+            "case_id": c,
+            "passed": v != "c" and (c != "z" or t == 1),
+            "status": "trial_failed" if v == "c" else "ok",
+        }
+        for v in ("a", "b", "c")
+        for t in (1, 2)
+        for c in ("x", "y", "z")
+    ]
+    run = ExperimentRun.from_frames(
+        pd.DataFrame(rows),
+        pd.DataFrame({"variant_id": ["a", "b", "c"]}),
+        pd.DataFrame({"case_id": ["x", "y", "z"]}),
+    )
+    analysis = analyze(run, frontier_n_resamples=0)
+    expected = [
+        {
+            "candidate_variant_id": "c",
+            "dimension": "quality",
+            "evaluator": "passed",
+            "reason": "no case has a value for both arms",
+        }
+    ]
+    assert analysis.paired is None and analysis.verdicts.attrs["omitted"] == expected
+    path = write_json_report(analysis, tmp_path / "r.json")
+    report = json.loads(Path(path).read_text())
+    assert "paired_comparisons" not in report and report["verdicts"]["omitted"] == expected
+    assert load_report(path).verdicts.attrs["omitted"] == expected
+    # A report written before the block kept it, with no paired block: none, as before.
+    del report["verdicts"]["omitted"]
+    (tmp_path / "earlier.json").write_text(json.dumps(report))
+    assert "omitted" not in load_report(tmp_path / "earlier.json").verdicts.attrs

@@ -24,6 +24,8 @@ __all__ = [
     "case_labels",
     "case_level_from_counts",
     "case_level_summary",
+    "evaluated_counts",
+    "labels_from_counts",
     "noise_floor",
     "variance_decomposition",
 ]
@@ -344,14 +346,7 @@ def case_level_from_counts(
         else list(dict.fromkeys(variant.astype(str)))
     )
     codes = pd.Categorical(variant.astype(str), categories=ids).codes.astype(np.int64)
-    failed_by_variant = (
-        trials.loc[trials["status"].astype(str) == "failed", "variant_id"]
-        .astype(str)
-        .value_counts()
-    )
-    failed = failed_by_variant.reindex(ids, fill_value=0).to_numpy(np.int64)
-    attempts = cases["attempts"].to_numpy(np.int64)
-    evaluated = np.maximum(attempts - failed[codes], 0)
+    evaluated = _evaluated_attempts(cases, trials, ids, codes)
     r = stats_paired.beta_binomial_intervals(
         cases["passes"].to_numpy(np.int64), evaluated, codes, len(ids), confidence_level
     )
@@ -481,6 +476,52 @@ def variance_decomposition(
     return frame
 
 
+def _evaluated_attempts(
+    cases: pd.DataFrame, trials: pd.DataFrame, ids: list[str], codes: np.ndarray
+) -> np.ndarray:
+    """Each case-matrix row's evaluated attempts: its attempts less its variant's failed
+    trials (AgenticLens's matrix counts each as a failed attempt of every case)."""
+    failed_by_variant = (
+        trials.loc[trials["status"].astype(str) == "failed", "variant_id"]
+        .astype(str)
+        .value_counts()
+    )
+    failed = failed_by_variant.reindex(ids, fill_value=0).to_numpy(np.int64)
+    return np.maximum(cases["attempts"].to_numpy(np.int64) - failed[codes], 0)
+
+
+def evaluated_counts(
+    cases: pd.DataFrame, trials: pd.DataFrame, variant_ids: list[str], case_ids: list[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per (variant, case), variant-major in suite order: the evaluated attempts and passes
+    of ``passed`` that the case matrix's counts give (its attempts less the variant's
+    failed trials; its passes), as :func:`case_level_from_counts` reads them.
+
+    They are what :func:`case_labels` counts unless an attempt no check judged (a plain
+    input of the Python API) is among them: the saved report lists those cells
+    (``case_level.label_counts``, :mod:`agenticlens_frames.report.paired_json`).
+
+    Examples
+    --------
+    >>> cases = pd.DataFrame({"variant_id": ["b", "a"], "case_id": ["x", "x"],
+    ...                       "attempts": [3, 3], "passes": [1, 2]})
+    >>> trials = pd.DataFrame({"variant_id": ["a"], "status": ["failed"]})
+    >>> [a.tolist() for a in evaluated_counts(cases, trials, ["a", "b"], ["x"])]
+    [[2, 3], [2, 1]]
+    """
+    width = len(case_ids)
+    v = pd.Categorical(cases["variant_id"].astype(str), categories=variant_ids).codes
+    c = pd.Categorical(cases["case_id"].astype(str), categories=case_ids).codes
+    if (v < 0).any() or (c < 0).any():
+        raise ValueError("a case-matrix row names a variant or case outside the report's")
+    position = v.astype(np.int64) * width + c
+    attempts = np.zeros(len(variant_ids) * width, dtype=np.int64)
+    passes = np.zeros_like(attempts)
+    attempts[position] = _evaluated_attempts(cases, trials, variant_ids, v.astype(np.int64))
+    passes[position] = cases["passes"].to_numpy(np.int64)
+    return attempts, passes
+
+
 def _within_sd(y: np.ndarray, cases: np.ndarray, n_case: int) -> np.ndarray:
     counts = np.bincount(cases, minlength=n_case)
     sums = np.bincount(cases, weights=y, minlength=n_case)
@@ -577,10 +618,42 @@ def case_labels(
             location="evaluator",
             hint="use passed or a pass/fail check metric",
         )
-    ids = list(run.manifest.variant_ids)
-    cases = list(run.suite.case_ids)
-    n = ev.counts.ravel()
-    x = np.rint(ev.sums.ravel()).astype(np.int64)
+    return labels_from_counts(
+        list(run.manifest.variant_ids),
+        list(run.suite.case_ids),
+        ev.counts.ravel(),
+        np.rint(ev.sums.ravel()).astype(np.int64),
+        method=method,
+        confidence_level=confidence_level,
+        pass_threshold=pass_threshold,
+        fail_threshold=fail_threshold,
+    )
+
+
+def labels_from_counts(
+    variant_ids: list[str],
+    case_ids: list[str],
+    attempts: np.ndarray,
+    passes: np.ndarray,
+    *,
+    method: str = "wilson",
+    confidence_level: float = 0.95,
+    pass_threshold: float = 0.5,
+    fail_threshold: float = 0.5,
+) -> pd.DataFrame:
+    """:func:`case_labels` from each (variant, case)'s evaluated attempts and passes,
+    variant-major in suite order (a saved report's are enough to give its frame).
+
+    Examples
+    --------
+    >>> frame = labels_from_counts(["a"], ["x", "y", "z"], np.array([5, 5, 1]),
+    ...                            np.array([5, 2, 1]))
+    >>> frame["label"].tolist()
+    ['stable_pass', 'flaky', 'undetermined']
+    """
+    ids, cases = variant_ids, case_ids
+    n = np.asarray(attempts, dtype=np.int64)
+    x = np.asarray(passes, dtype=np.int64)
     if method == "wilson":
         low, high = stats.wilson_interval(x, n, confidence_level)
     else:

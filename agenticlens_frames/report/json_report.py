@@ -38,6 +38,7 @@ from ..errors import InputError, check_path
 from ..frames import ExperimentRun
 from ..judges import JUDGE_EVALUATOR_TYPES, summarize_judges
 from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS, json_ready
+from .infinite import INFINITE_KEY, infinite_values
 from .paired_json import report_blocks
 from .verdicts_json import verdicts_block
 
@@ -979,7 +980,32 @@ def _build_report(
     report.update(blocks)
     if analysis.judge_noise:
         report["judge_noise"] = analysis.judge_noise
+    # JSON has no infinity: the blocks hold an infinite df or mde as null, and this list
+    # says which, so a loaded report reads them back (report/infinite.py). Written only
+    # when there is one: other reports keep their bytes.
+    if infinite := _infinite_values(report, analysis):
+        report["agenticlens_frames"][INFINITE_KEY] = infinite
     return report, builder
+
+
+def _infinite_values(report: dict[str, Any], analysis: ExperimentAnalysis) -> list[Any]:
+    """The report's :func:`~.infinite.infinite_values`: each record list of our blocks
+    that a loaded report reads back, with the frame it was written from."""
+    frames, paired = analysis.paired_frames, analysis.paired
+    return infinite_values(
+        report,
+        [
+            (("case_level", "summary"), frames.get("case_level_summary")),
+            (("case_level", "variance"), frames.get("variance_decomposition")),
+            (("verdicts", "rows"), analysis.verdicts),
+            (("paired_comparisons", "comparisons"), None if paired is None else paired.comparisons),
+            (
+                ("paired_comparisons", "noninferiority", "candidates"),
+                None if paired is None else paired.noninferiority,
+            ),
+            (("factor_effects", "terms"), analysis.factor_effects),
+        ],
+    )
 
 
 def beyond_blocks(analysis: ExperimentAnalysis) -> dict[str, Any]:

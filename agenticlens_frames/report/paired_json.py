@@ -93,27 +93,59 @@ def paired_block(result: PairedAnalysis) -> dict[str, Any]:
 
 
 def case_level_block(
-    confidence_level: float, summary: pd.DataFrame, variance: pd.DataFrame, labels: pd.DataFrame
+    confidence_level: float,
+    summary: pd.DataFrame,
+    variance: pd.DataFrame,
+    labels: pd.DataFrame,
+    *,
+    cases: pd.DataFrame | None = None,
+    trials: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The JSON-ready ``case_level`` block: intervals, variance, labels, noise floor.
 
     Keys: ``summary`` (:func:`~agenticlens_frames.paired.case_level_summary` records),
     ``variance`` (:func:`~agenticlens_frames.paired.variance_decomposition`), ``labels``
     (per variant, the number of cases per stability label), ``flaky_case_ids`` (per
-    variant).
+    variant) and, given the case matrix ``cases`` and the trial summary ``trials``,
+    ``label_counts``: ``[variant_id, case_id, attempts, passes]`` for each cell whose
+    labelled counts are not the matrix's
+    (:func:`~agenticlens_frames.paired.case_level.evaluated_counts`; ``[]`` when every
+    cell's are), so a loaded report rebuilds ``case_labels`` exactly.
     """
     counts: dict[str, dict[str, int]] = {}
     flaky: dict[str, list[str]] = {}
     for vid, grp in labels.groupby("variant_id", observed=False, sort=False):
         counts[str(vid)] = {str(k): int(v) for k, v in grp["label"].value_counts().items()}
         flaky[str(vid)] = grp.loc[grp["label"] == "flaky", "case_id"].astype(str).tolist()
-    return {
+    block: dict[str, Any] = {
         "confidence_level": confidence_level,
         "summary": _records(summary),
         "variance": _records(variance),
         "labels": counts,
         "flaky_case_ids": flaky,
     }
+    if cases is not None and trials is not None:
+        block["label_counts"] = _label_counts(labels, cases, trials)
+    return block
+
+
+def _label_counts(
+    labels: pd.DataFrame, cases: pd.DataFrame, trials: pd.DataFrame
+) -> list[list[Any]]:
+    """The cells of ``labels`` whose counts the case matrix does not give: few or none
+    (the attempts no check judged, e.g. the Python API's plain inputs), not the grid."""
+    from ..paired.case_level import evaluated_counts
+
+    ids = [str(v) for v in labels["variant_id"].cat.categories]
+    case_ids = [str(c) for c in labels["case_id"].cat.categories]
+    attempts, passes = evaluated_counts(cases, trials, ids, case_ids)
+    mine_n = labels["attempts"].to_numpy(np.int64)
+    mine_x = labels["passes"].to_numpy(np.int64)
+    v = labels["variant_id"].cat.codes.to_numpy(np.int64)
+    c = labels["case_id"].cat.codes.to_numpy(np.int64)
+    at = v * len(case_ids) + c
+    differ = np.flatnonzero((mine_n != attempts[at]) | (mine_x != passes[at]))
+    return [[ids[v[i]], case_ids[c[i]], int(mine_n[i]), int(mine_x[i])] for i in differ.tolist()]
 
 
 #: variance_decomposition's count columns (the rest but the ids and the note are floats).
@@ -168,6 +200,8 @@ def report_blocks(analysis: ExperimentAnalysis) -> dict[str, Any]:
             frames["case_level_summary"],
             frames["variance_decomposition"],
             frames["case_labels"],
+            cases=analysis.cases,
+            trials=analysis.trials,
         )
     }
     if analysis.paired is not None:

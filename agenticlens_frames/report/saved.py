@@ -30,6 +30,7 @@ from ..schema import (
     count_from_json,
     report_keys,
 )
+from .infinite import restore_infinite
 from .paired_json import paired_frames_from_block
 from .verdicts_json import verdicts_from_block
 
@@ -148,6 +149,9 @@ def _load(file: Path, comparisons: ComparisonsConfig | None = None) -> Experimen
             file=file,
             location="schema_version",
         )
+    # An infinite df or mde our blocks hold as null (JSON has no infinity), back in place
+    # before they are read (report/infinite.py); a report without the list reads NaN.
+    restore_infinite(data, file)
     # A hand-edited or truncated report can hold any JSON where a number or list belongs;
     # ``place`` follows the reading so such a value is reported where it is, not as a crash.
     place: list[str | int] = []
@@ -294,8 +298,9 @@ def _parse(
     rebuilt_effects = pd.DataFrame()  # a report AgenticLens wrote: from its records
     if "verdicts" in data:
         verdicts = verdicts_from_block(data["verdicts"])
-        # The comparisons without a row, and why: kept in the paired block (one place).
-        if "paired_comparisons" in paired_frames:
+        # The comparisons without a row, and why: in the verdicts block; a report written
+        # before it was kept there has them in its paired block (when it has one).
+        if "omitted" not in verdicts.attrs and "paired_comparisons" in paired_frames:
             verdicts.attrs["omitted"] = paired_frames["paired_comparisons"].attrs["omitted"]
         if declared is not None:
             raise InputError(
@@ -339,6 +344,16 @@ def _parse(
             paired_frames["case_level_summary"] = case_level_from_counts(
                 case_frame, trial_frame, confidence_level=cl
             )
+    unavailable: dict[str, str] = {}
+    if "case_labels" not in paired_frames:
+        # A report of ours gives each case's labelled counts: the case matrix's, but for
+        # the cells case_level.label_counts lists (report/paired_json.py).
+        place[:] = ["case_level", "label_counts"]
+        labels = _case_labels(data.get("case_level"), case_frame, trial_frame, cl, file)
+        if isinstance(labels, str):
+            unavailable["case_labels"] = labels  # said, not a partial frame
+        else:
+            paired_frames["case_labels"] = labels
     judge_block = _judge_noise(data.get("judge_noise"), file)
     if judge_block:
         from ..judge_noise import judge_frames_from_block
@@ -403,9 +418,77 @@ def _parse(
         factor_levels=factor_levels,
         pareto_frontier=frontier,
         warnings=list(data["warnings"]),
-        info=info,
+        info={**info, **({"unavailable_frames": unavailable} if unavailable else {})},
         extras=_extras(extras, file),
     )
+
+
+#: Why a report without ``case_level.label_counts`` gives no ``case_labels`` frame.
+LABELS_UNAVAILABLE = (
+    "this report holds each variant's number of cases per stability label and its flaky "
+    "case ids (case_level.labels, case_level.flaky_case_ids), not each case's counts, "
+    "which the frame needs; a report written by this version holds them "
+    "(case_level.label_counts): write the report from the run again (`experiment run --save`)"
+)
+#: Why a report with no case-level block (AgenticLens wrote it) whose per-case records
+#: could not be read gives none.
+LABELS_NOT_REBUILT = (
+    "this report has no case_level block (AgenticLens wrote it), and its trials' per-case "
+    "records could not give the cases' counts"
+)
+
+
+def _case_labels(
+    block: Any, cases: pd.DataFrame, trials: pd.DataFrame, confidence_level: float, file: Path
+) -> pd.DataFrame | str:
+    """The analysis' ``case_labels`` from the case matrix's counts and the cells the block
+    lists where they differ (``case_level.label_counts``); without the list, why not."""
+    from ..paired.case_level import evaluated_counts, labels_from_counts
+
+    if not isinstance(block, dict):
+        return LABELS_NOT_REBUILT
+    listed = block.get("label_counts")
+    if listed is None:
+        return LABELS_UNAVAILABLE
+    where: list[str | int] = ["case_level", "label_counts"]
+    if not isinstance(listed, list):
+        raise InputError("expected a list", file=file, location=where)
+    variant_ids = [str(v) for v in cases["variant_id"].cat.categories]
+    case_ids = [str(c) for c in cases["case_id"].cat.categories]
+    attempts, passes = evaluated_counts(cases, trials, variant_ids, case_ids)
+    v_at = {v: i for i, v in enumerate(variant_ids)}
+    c_at = {c: i for i, c in enumerate(case_ids)}
+    for n, entry in enumerate(listed):
+        if not (
+            isinstance(entry, list)
+            and len(entry) == 4
+            and isinstance(entry[0], str)
+            and entry[0] in v_at
+            and isinstance(entry[1], str)
+            and entry[1] in c_at
+            and all(type(count) is int and count >= 0 for count in entry[2:])
+            and entry[3] <= entry[2]
+        ):
+            raise InputError(
+                f"expected [variant_id, case_id, attempts, passes] of this report's "
+                f"variants and cases, passes ≤ attempts; got {entry!r}",
+                file=file,
+                location=[*where, n],
+                hint="is this an experiment report written by `experiment run --save`?",
+            )
+        i = v_at[entry[0]] * len(case_ids) + c_at[entry[1]]
+        attempts[i], passes[i] = entry[2], entry[3]
+    if (passes > attempts).any():
+        # An edited case matrix (more passes than evaluated attempts): no run gives it.
+        return "this report's case matrix has more passes than evaluated attempts in a case"
+    try:
+        return labels_from_counts(
+            variant_ids, case_ids, attempts, passes, confidence_level=confidence_level
+        )
+    except ValueError as exc:
+        # A confidence level no analysis has (an edited report): the rest of the report
+        # is read, and checked, as before; only this frame is missing, and why is said.
+        return f"its intervals cannot be computed ({exc})"
 
 
 def _keyed(frame: pd.DataFrame, variant_ids: list[str]) -> pd.DataFrame:

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..paired.verdicts import HOW_TO_DECLARE, REGRESSION_DIMENSIONS, VERDICT_COLUMNS
+from ..schema import json_ready
 from .paired_json import _records  # NaN → null, numpy scalars → Python: the paired blocks' rule
 
 __all__ = ["verdicts_block", "verdicts_from_block"]
@@ -23,8 +24,9 @@ def verdicts_block(frame: pd.DataFrame) -> dict[str, Any]:
 
     Keys: ``declared``, ``correction`` (null when not declared), ``how_to_declare``
     (null when declared), ``regression_dimensions``, ``tests`` (the tests behind the
-    p-values, :func:`~agenticlens_frames.paired.verdicts.p_value_tests`) and ``rows`` (one
-    record per row of :func:`case_verdicts`).
+    p-values, :func:`~agenticlens_frames.paired.verdicts.p_value_tests`), ``rows`` (one
+    record per row of :func:`case_verdicts`) and ``omitted`` (the comparisons without a
+    row and why, the frame's ``attrs["omitted"]``; left out when the frame has none).
 
     Examples
     --------
@@ -41,7 +43,7 @@ def verdicts_block(frame: pd.DataFrame) -> dict[str, Any]:
     correction = frame.attrs.get("correction")
     if correction is None and declared and len(frame):
         correction = str(frame["correction"].iloc[0])
-    return {
+    block: dict[str, Any] = {
         "declared": declared,
         "correction": correction if declared else None,
         "how_to_declare": None if declared else HOW_TO_DECLARE,
@@ -49,6 +51,11 @@ def verdicts_block(frame: pd.DataFrame) -> dict[str, Any]:
         "tests": list(frame.attrs.get("tests") or []),
         "rows": rows,
     }
+    if "omitted" in frame.attrs:
+        # Here, not only in the paired_comparisons block: without declared comparisons
+        # there is none, and a loaded report lost which comparisons had no row.
+        block["omitted"] = json_ready(list(frame.attrs["omitted"]))
+    return block
 
 
 def verdicts_from_block(block: Mapping[str, Any]) -> pd.DataFrame:
@@ -71,6 +78,9 @@ def verdicts_from_block(block: Mapping[str, Any]) -> pd.DataFrame:
     tests = block.get("tests")
     if isinstance(tests, list):  # (absent from reports written before it was kept)
         frame.attrs["tests"] = [t for t in tests if isinstance(t, str)]
+    omitted = block.get("omitted")
+    if isinstance(omitted, list):  # (absent from reports written before it was kept)
+        frame.attrs["omitted"] = [o for o in omitted if isinstance(o, Mapping)]
     if block.get("correction"):
         frame.attrs["correction"] = block["correction"]
     if not frame.attrs["declared"]:

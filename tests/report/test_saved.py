@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pandas as pd
 import pytest
 
 from agenticlens_frames import analyze, load_experiment
@@ -269,3 +270,105 @@ def test_case_ids_that_are_text_or_repeat_are_refused(tmp_path: Path, saved: dic
     with pytest.raises(InputError) as info:
         load_report(path)
     assert info.value.location == "case_ids" and "r.json" in str(info.value)
+
+
+def test_an_infinite_df_and_mde_read_back_and_an_earlier_report_reads_nan(
+    tmp_path: Path, saved: dict
+) -> None:
+    """JSON has no infinity: the example's zero-variance paired t (df) and its change no
+    sample size detects (mde) are null in the blocks and listed in our block."""
+    listed = saved["agenticlens_frames"]["infinite_values"]
+    assert {"path": ["verdicts", "rows", 5, "mde"], "value": "Infinity"} in listed
+    assert saved["verdicts"]["rows"][5]["mde"] is None  # the block itself: JSON's null
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(saved), encoding="utf-8")
+    loaded = load_report(path)
+    assert loaded.verdicts["mde"].iloc[5] == float("inf")
+    assert loaded.paired_frames["case_level_summary"]["df"].iloc[4] == float("inf")
+    # A report written before the list: null is NaN, as it always read.
+    earlier = json.loads(json.dumps(saved))
+    del earlier["agenticlens_frames"]["infinite_values"]
+    path.write_text(json.dumps(earlier), encoding="utf-8")
+    old = load_report(path)
+    assert pd.isna(old.verdicts["mde"].iloc[5])
+    assert pd.isna(old.paired_frames["case_level_summary"]["df"].iloc[4])
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"path": ["variants", 0, "summary"], "value": "Infinity"}, "a path into one of"),
+        ({"path": ["verdicts", "rows", 5, "mde"], "value": 1e999}, '"-Infinity"'),
+        ("Infinity", '"-Infinity"'),
+    ],
+)
+def test_a_damaged_list_of_infinite_values_is_refused_naming_the_entry(
+    tmp_path: Path, saved: dict, entry: object, message: str
+) -> None:
+    report = json.loads(json.dumps(saved))
+    report["agenticlens_frames"]["infinite_values"].append(entry)
+    at = len(report["agenticlens_frames"]["infinite_values"]) - 1
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_report(path)
+    assert info.value.location == f"agenticlens_frames.infinite_values[{at}]"
+    assert message in info.value.message
+
+
+def test_an_infinite_value_listed_where_an_edit_left_a_number_or_nothing_is_passed_over(
+    tmp_path: Path, saved: dict
+) -> None:
+    report = json.loads(json.dumps(saved))
+    report["verdicts"]["rows"][5]["mde"] = 0.25  # typed in by hand
+    del report["case_level"]["summary"][4:]  # rows removed by hand
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    loaded = load_report(path)
+    assert loaded.verdicts["mde"].iloc[5] == 0.25
+    assert loaded.verdicts["mde"].iloc[10] == float("inf")  # still listed, still null
+    assert len(loaded.paired_frames["case_level_summary"]) == 4
+
+
+def test_case_labels_read_back_and_an_earlier_report_says_they_are_unavailable(
+    tmp_path: Path, saved: dict
+) -> None:
+    """A report held only label counts and flaky ids: case_labels was missing with no
+    word. It is rebuilt from the case matrix and case_level.label_counts; a report
+    without the list says why the frame is not there, rather than give a partial one."""
+    assert saved["case_level"]["label_counts"] == []  # every case has expectations
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(saved), encoding="utf-8")
+    labels = load_report(path).to_pandas("case_labels")
+    # The block's own counts and flaky ids, from the rebuilt frame.
+    for vid, counts in saved["case_level"]["labels"].items():
+        mine = labels[labels["variant_id"] == vid]
+        assert mine["label"].value_counts().to_dict() == counts
+        flaky = mine.loc[mine["label"] == "flaky", "case_id"].astype(str).tolist()
+        assert flaky == saved["case_level"]["flaky_case_ids"][vid]
+    earlier = json.loads(json.dumps(saved))
+    del earlier["case_level"]["label_counts"]
+    path.write_text(json.dumps(earlier), encoding="utf-8")
+    loaded = load_report(path)
+    assert "case_labels" not in loaded.frames()
+    with pytest.raises(InputError) as info:
+        loaded.to_pandas("case_labels")
+    assert "result frame 'case_labels' is not available: this report holds" in info.value.message
+    assert "case_level.label_counts" in info.value.message
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [["baseline", "nope", 1, 0], ["baseline", "track-order", 1, 2], "x", ["baseline", 1, 1, 1]],
+)
+def test_a_damaged_label_count_is_refused_naming_it(
+    tmp_path: Path, saved: dict, entry: object
+) -> None:
+    report = json.loads(json.dumps(saved))
+    report["case_level"]["label_counts"] = [entry]
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_report(path)
+    assert info.value.location == "case_level.label_counts[0]"
+    assert "expected [variant_id, case_id, attempts, passes]" in info.value.message
