@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pandas as pd
 import pytest
 
 from agenticlens_frames import analyze, load_experiment
@@ -269,3 +270,50 @@ def test_case_ids_that_are_text_or_repeat_are_refused(tmp_path: Path, saved: dic
     with pytest.raises(InputError) as info:
         load_report(path)
     assert info.value.location == "case_ids" and "r.json" in str(info.value)
+
+
+@pytest.fixture(scope="module")
+def full_report(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A report with verdicts and every trial's per-case records, as `--save` writes it."""
+    run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    path = tmp_path_factory.mktemp("full") / "report.json"
+    write_json_report(analyze(run, frontier_n_resamples=0), path)
+    return path.read_text(encoding="utf-8")
+
+
+def _in_a_record(text: str, value: str) -> str:
+    """``text`` with the first trial record's ``output`` replaced by the JSON ``value``."""
+    data = json.loads(text)
+    record = data["variants"][0]["trials"][0]["report"]["cases"][0]
+    record["output"] = "\x00marker"
+    return json.dumps(data, indent=2).replace('"\\u0000marker"', value, 1)
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ('"caf\xe9"', None),  # valid, non-ASCII
+        ("NaN", None),  # json.loads reads it; the fast parser does not
+        ('"x\\ud800"', None),  # a lone surrogate: read, and scrubbed
+        ('"caf\udce9"', "not UTF-8 text"),  # written as the lone byte 0xE9
+        ('"x\\q"', "not valid JSON"),
+        ("[1,]", "not valid JSON"),
+    ],
+)
+def test_trial_records_a_report_with_verdicts_does_not_read_are_checked_as_before(
+    tmp_path: Path, full_report: str, value: str, error: str | None
+) -> None:
+    """The per-case records of a report with verdicts are skipped, not parsed (see
+    saved._read_json): a report is still refused for what json.loads refused in them, and
+    read as before whatever they hold that json.loads reads."""
+    path = tmp_path / "report.json"
+    path.write_bytes(_in_a_record(full_report, value).encode("utf-8", "surrogateescape"))
+    if error is not None:
+        with pytest.raises(InputError, match=error):
+            load_report(path)
+        return
+    clean = tmp_path / "clean.json"
+    clean.write_text(full_report, encoding="utf-8")
+    loaded, expected = load_report(path), load_report(clean)
+    for name in ("variants", "cases", "trials", "comparisons", "verdicts"):
+        pd.testing.assert_frame_equal(getattr(loaded, name), getattr(expected, name))
