@@ -169,30 +169,36 @@ def _load(file: Path, comparisons: ComparisonsConfig | None = None) -> Experimen
 
 def _read_json(raw: bytes) -> Any:
     """The saved report ``raw`` parsed, as :func:`json.loads` of its UTF-8 text gives it,
-    but for what no output reads: a report with verdicts of its own is given without its
-    trials' per-case records (``variants[].trials[].report.cases``).
+    but for its trials' per-case records (``variants[].trials[].report.cases``): left out
+    of a report with verdicts of its own, which no output reads them for, and given as
+    :class:`~.rebuild.PendingRecords` in one without, parsed one trial at a time when
+    :func:`~.rebuild.run_from_report` reaches them.
 
     Those records are nearly all of a report (a 4 variants x 5 trials x 4 000 cases report
-    is 200 MB) and only :func:`~.rebuild.run_from_report` reads them, for a report
-    without verdicts. Parsed, they took several times their size: the text decoded (UCS-2
-    as soon as it holds one non-Latin-1 character, so twice the file) and its objects
-    were most of the 950 MB that re-rendering that report peaked at. Here the bytes are
-    parsed as they are (msgspec, no decoded copy) and the records are only checked and
-    skipped. A document the fast path refuses (a byte-order mark, NaN, a lone surrogate,
-    bad syntax) is read as before, for the values and messages of the standard parser.
+    is 200 MB). Parsed whole, they took several times their size: the text decoded (UCS-2
+    as soon as it holds one character beyond Latin-1, so twice the file) and all their
+    objects at once were most of the 950 MB that re-rendering that report peaked at. Here
+    the bytes are parsed as they are (msgspec, no decoded copy) and the records are only
+    checked for now. A document the fast path refuses (a byte-order mark, NaN, a lone
+    surrogate, bad syntax) is read whole as before, for the standard parser's values and
+    messages.
     """
     try:
         top = _RAW_OBJECT.decode(raw)
-        if "verdicts" not in top:
-            # Its records give the verdicts: parsed whole (without a decoded copy).
-            del top
-            return loads_json(raw)
         # Skipped values are checked for syntax, not for their UTF-8 (json.loads of the
         # decoded text checks every byte): a bad byte anywhere is refused as before.
         if not _is_utf8(raw):
             raise ValueError("not UTF-8")
+        records = None
+        if "verdicts" not in top:
+            # Its records give the verdicts (imported only then: pyarrow and the tables).
+            from .rebuild import PendingRecords
+
+            records = PendingRecords
         return {
-            key: _without_records(value) if key == "variants" else _parsed(value)
+            key: _objects(value, "trials", lambda t: _objects(t, "report", _report(records)))
+            if key == "variants"
+            else _parsed(value)
             for key, value in top.items()
         }
     except JSON_REFUSED:
@@ -221,17 +227,21 @@ def _objects(raw: msgspec.Raw, key: str, inner: Callable[[msgspec.Raw], Any]) ->
     ]
 
 
-def _without_records(variants: msgspec.Raw) -> Any:
-    """``variants`` with each trial report's ``cases`` left out."""
-    return _objects(variants, "trials", lambda trials: _objects(trials, "report", _report))
+def _report(records: Callable[[msgspec.Raw], Any] | None) -> Callable[[msgspec.Raw], Any]:
+    """A trial report's reader: its ``cases`` given to ``records``, or left out (None)."""
 
+    def read(raw: msgspec.Raw) -> Any:
+        try:
+            report = _RAW_OBJECT.decode(raw)
+        except msgspec.ValidationError:
+            return _parsed(raw)  # null (a failed trial), or damage
+        return {
+            name: _parsed(value) if name != "cases" else records(value)
+            for name, value in report.items()
+            if name != "cases" or records is not None
+        }
 
-def _report(raw: msgspec.Raw) -> Any:
-    try:
-        report = _RAW_OBJECT.decode(raw)
-    except msgspec.ValidationError:
-        return _parsed(raw)  # null (a failed trial), or damage
-    return {name: _parsed(value) for name, value in report.items() if name != "cases"}
+    return read
 
 
 def _parsed(raw: msgspec.Raw) -> Any:
