@@ -20,7 +20,7 @@ drift in the shared machine's speed hits both.
 report without the blocks only this package writes (``verdicts``, ``case_level``, …), as
 AgenticLens 0.10 saves one, whose verdicts ``experiment report`` computes from the trials'
 per-case records. Each run re-renders the console summary, the HTML and both CSVs in a
-folder of its own; the peak RSS and CPU time are the process's own (``os.wait4``). Every
+folder of its own; the peak RSS and CPU time are the process's own (GNU ``time``). Every
 run's outputs, console included, must be byte for byte those of the first baseline run.
 
     python benchmarks/bench_replay.py --report [--cases 4000] [--repeat 5] [--baseline main]
@@ -103,20 +103,23 @@ def _report_run(tree: Path, report: Path, into: Path) -> dict:
     into.mkdir()
     # A fixed width and relative output paths: the console text is comparable byte for byte.
     env = {**os.environ, "PYTHONPATH": str(tree), "COLUMNS": "120"}
-    command = [sys.executable, "-c", _CLI, "experiment", "report", str(report)]
+    # GNU time forks the command from its own small process: a child of this one (which
+    # held the parsed report) would count this process's peak as its own (Linux keeps
+    # the largest RSS across fork and exec).
+    command = ["/usr/bin/time", "-f", "%M %U %S", "-o", str(into.parent / f"{into.name}.time")]
+    command += [sys.executable, "-c", _CLI, "experiment", "report", str(report)]
     command += ["--html", "summary.html", "--csv", "variants.csv", "--cases-csv", "cases.csv"]
     with open(into / "console.txt", "wb") as console:
         start = time.perf_counter()
-        child = subprocess.Popen(command, stdout=console, env=env, cwd=into)
-        _, status, usage = os.wait4(child.pid, 0)
+        code = subprocess.run(command, stdout=console, env=env, cwd=into).returncode
         seconds = time.perf_counter() - start
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise RuntimeError(f"experiment report under {tree} exited {child.returncode}")
+    if code != 0:
+        raise RuntimeError(f"experiment report under {tree} exited {code}")
+    peak_kib, user, system = (into.parent / f"{into.name}.time").read_text().split()[-3:]
     return {
         "seconds": seconds,
-        "cpu": usage.ru_utime + usage.ru_stime,
-        "peak_mib": usage.ru_maxrss / 1024,
+        "cpu": float(user) + float(system),
+        "peak_mib": int(peak_kib) / 1024,
     }
 
 
