@@ -19,14 +19,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
+import msgspec
 import pandas as pd
 import pyarrow as pa
 
 from ..errors import InputError
+from ..formats._io import JSON_REFUSED, loads_json, loads_scrubbed
 from ..frames import (
     CHECKS_SCHEMA,
     FACTOR_PREFIX,
@@ -39,6 +41,33 @@ __all__ = ["run_from_report"]
 
 #: A case record's ``target_status`` → our attempt status (a live variant's records).
 _LIVE_STATUS = {"ok": "ok", "error": "target_error", "timed_out": "timed_out"}
+
+
+class PendingRecords:
+    """A trial report's ``cases`` still as JSON, parsed when :func:`run_from_report`
+    reaches its trial (:func:`~.saved.load_report` gives them so): the objects of one
+    trial's records at a time, not of all of them at once.
+
+    ``raw`` is checked JSON (msgspec parsed around it and the file is UTF-8), so parsing
+    it cannot fail; the standard parser reads what msgspec does not (a number beyond a
+    float), as it read the whole report before.
+    """
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: msgspec.Raw) -> None:
+        self._raw: msgspec.Raw | None = raw
+
+    def take(self) -> Any:
+        """The records, once: the report's bytes are released when every trial's are
+        taken (each holds a slice of them)."""
+        raw, self._raw = self._raw, None
+        if raw is None:
+            raise RuntimeError("these records were taken already")
+        try:
+            return loads_json(memoryview(raw))
+        except JSON_REFUSED:
+            return loads_scrubbed(bytes(raw).decode("utf-8"))
 
 
 def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun | None:
@@ -83,6 +112,10 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
     attempts: dict[str, list[Any]] = {name: [] for name in _ATTEMPT_COLUMNS}
     checks: dict[str, list[Any]] = {name: [] for name in CHECKS_SCHEMA.names}
     cases: dict[str, Mapping[str, Any]] = {}
+    # One object per distinct text (check names, explanations, outputs repeat across
+    # trials and variants): the records of the trials already read are freed, their texts
+    # are held until the tables are built.
+    text = {}.setdefault
     variants = []
     for v, variant in enumerate(data["variants"]):
         vid = str(variant["variant_id"])
@@ -104,6 +137,8 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
             if not isinstance(report, Mapping):
                 _refuse("a trial report must be an object", report, file, f"{place}.report")
             records = report.get("cases")
+            if isinstance(records, PendingRecords):
+                records = records.take()
             if not records:
                 return None  # a lean report: no per-case records to compare
             if type(records) is not list:
@@ -111,7 +146,7 @@ def run_from_report(data: Mapping[str, Any], file: str | Path) -> ExperimentRun 
             before = len(attempts["case_id"])
             for r, record in enumerate(records):
                 _add_attempt(
-                    attempts, checks, vid, index, record, file, f"{place}.report.cases[{r}]"
+                    attempts, checks, vid, index, record, file, f"{place}.report.cases[{r}]", text
                 )
                 cases.setdefault(record["case_id"], record)
             seen = attempts["case_id"][before:]
@@ -262,8 +297,10 @@ def _add_attempt(
     record: Any,
     file: str | Path,
     where: str,
+    text: Callable[[Any, Any], Any],
 ) -> None:
-    """One attempt from a case record, its scores appended to ``checks``.
+    """One attempt from a case record, its scores appended to ``checks``; each text
+    given as ``text(value, value)`` returns it (one object per distinct text).
 
     Every field the tables hold is checked for its type first (``type(x) is str``-style
     tests: a 5 000-case report has 100 000 records): a record the package could not have
@@ -346,16 +383,16 @@ def _add_attempt(
         checks["trial"].append(trial)
         checks["case_id"].append(case_id)
         checks["check_index"].append(s)
-        checks["name"].append(name)
-        checks["metric"].append(metric)
+        checks["name"].append(text(name, name))
+        checks["metric"].append(text(metric, metric))
         checks["value"].append(float(value))
         checks["passed"].append(score_passed)
         checks["required"].append(required)
         checks["skipped"].append(skipped)
-        checks["explanation"].append(explanation)
-        checks["evaluator"].append(evaluator)
-        checks["evaluator_version"].append(version)
-        checks["evaluator_type"].append(kind)
+        checks["explanation"].append(text(explanation, explanation))
+        checks["evaluator"].append(text(evaluator, evaluator))
+        checks["evaluator_version"].append(text(version, version))
+        checks["evaluator_type"].append(text(kind, kind))
         checks["metadata"].append(
             None if metadata is None else json.dumps(metadata, ensure_ascii=False, default=str)
         )
@@ -372,7 +409,7 @@ def _add_attempt(
     # 0 ms is unknown, as in a run's own tables (frames.measured_latency).
     attempts["latency_ms"].append(float(latency) if answered and latency else math.nan)
     attempts["cost_usd"].append(float(cost) if answered and cost is not None else math.nan)
-    attempts["output"].append(output)
+    attempts["output"].append(text(output, output))
     attempts["status"].append(status)
     attempts["error"].append(error)
 

@@ -6,18 +6,20 @@ these frames without running anything, exactly as from a fresh analysis.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pandas as pd
 
 from .._gc import paused_gc
 from ..analysis import ExperimentAnalysis
 from ..errors import InputError, check_path
-from ..formats._io import loads_scrubbed, read_input
+from ..formats._io import JSON_REFUSED, loads_json, loads_scrubbed, read_input
 from ..formats.comparisons import DIMENSIONS
 from ..frames import TRIAL_STATUSES
 from ..paired.verdicts import empty_verdicts
@@ -128,7 +130,7 @@ def _load(file: Path, comparisons: ComparisonsConfig | None = None) -> Experimen
     try:
         # Regular files within the size limit only (a FIFO, /dev/zero, a directory, a
         # link loop are refused by read_input, naming the file).
-        data = loads_scrubbed(read_input(file).decode("utf-8"))
+        data = _read_json(read_input(file))
     except RecursionError:
         raise InputError("not valid JSON: nested too deeply", file=file) from None
     except UnicodeDecodeError as exc:
@@ -167,6 +169,108 @@ def _load(file: Path, comparisons: ComparisonsConfig | None = None) -> Experimen
             location=list(place) or None,
             hint="is this an experiment report written by `experiment run --save`?",
         ) from None
+
+
+def _read_json(raw: bytes) -> Any:
+    """The saved report ``raw`` parsed, as :func:`json.loads` of its UTF-8 text gives it,
+    but for its trials' per-case records (``variants[].trials[].report.cases``): left out
+    of a report with verdicts of its own, which no output reads them for, and given as
+    :class:`~.rebuild.PendingRecords` in one without, parsed one trial at a time when
+    :func:`~.rebuild.run_from_report` reaches them.
+
+    Those records are nearly all of a report (a 4 variants x 5 trials x 4 000 cases report
+    is 200 MB). Parsed whole, they took several times their size: the text decoded (UCS-2
+    as soon as it holds one character beyond Latin-1, so twice the file) and all their
+    objects at once were most of the 950 MB that re-rendering that report peaked at. Here
+    the bytes are parsed as they are (msgspec, no decoded copy) and the records are only
+    checked for now. A document the fast path refuses (a byte-order mark, NaN, a lone
+    surrogate, bad syntax) is read whole as before, for the standard parser's values and
+    messages.
+    """
+    try:
+        top = _RAW_OBJECT.decode(raw)
+        # Skipped values are checked for syntax, not for their UTF-8 (json.loads of the
+        # decoded text checks every byte): a bad byte anywhere is refused as before.
+        if not _is_utf8(raw):
+            raise ValueError("not UTF-8")
+        records = None
+        if "verdicts" not in top:
+            # Its records give the verdicts (imported only then: pyarrow and the tables).
+            from .rebuild import PendingRecords
+
+            records = PendingRecords
+        return {
+            key: _objects(value, "trials", lambda t: _objects(t, "report", _report(records)))
+            if key == "variants"
+            else _parsed(value)
+            for key, value in top.items()
+        }
+    except JSON_REFUSED:
+        pass
+    text = raw.decode("utf-8")
+    del raw  # the text is the document now: not the file twice while it is parsed
+    return loads_scrubbed(text)
+
+
+# A JSON object with its values unparsed, a list of such objects (msgspec.Raw holds a
+# slice of the input, not a copy).
+_RAW_OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_RAW_OBJECTS = msgspec.json.Decoder(list[dict[str, msgspec.Raw]])
+
+
+def _objects(raw: msgspec.Raw, key: str, inner: Callable[[msgspec.Raw], Any]) -> Any:
+    """The list of objects ``raw``, each one's ``key`` read by ``inner``; anything else
+    (a damaged report) parsed as it is, for ``_parse`` to name its place."""
+    try:
+        items = _RAW_OBJECTS.decode(raw)
+    except msgspec.ValidationError:
+        return _parsed(raw)
+    return [
+        {name: inner(value) if name == key else _parsed(value) for name, value in item.items()}
+        for item in items
+    ]
+
+
+def _report(records: Callable[[msgspec.Raw], Any] | None) -> Callable[[msgspec.Raw], Any]:
+    """A trial report's reader: its ``cases`` given to ``records``, or left out (None)."""
+
+    def read(raw: msgspec.Raw) -> Any:
+        try:
+            report = _RAW_OBJECT.decode(raw)
+        except msgspec.ValidationError:
+            return _parsed(raw)  # null (a failed trial), or damage
+        return {
+            name: _parsed(value) if name != "cases" else records(value)
+            for name, value in report.items()
+            if name != "cases" or records is not None
+        }
+
+    return read
+
+
+def _parsed(raw: msgspec.Raw) -> Any:
+    # A view, not the Raw: loads_json hands a deeply nested value to orjson, which reads
+    # buffers but not msgspec's type.
+    return loads_json(memoryview(raw))
+
+
+def _is_utf8(raw: bytes) -> bool:
+    """Whether ``raw`` is UTF-8, checked in pieces (decoding it whole took twice its size
+    and ten times as long: the text becomes UCS-2)."""
+    if raw.isascii():
+        return True
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(raw)
+    try:
+        for start in range(0, len(raw), _UTF8_PIECE):
+            decoder.decode(view[start : start + _UTF8_PIECE])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+_UTF8_PIECE = 1 << 22
 
 
 def _parse(

@@ -18,7 +18,7 @@ from agenticlens_frames.report.saved import load_report
 from ..conftest import EXAMPLE
 
 if TYPE_CHECKING:
-    from agenticlens_frames import ExperimentRun
+    from agenticlens_frames import ExperimentAnalysis, ExperimentRun
 
 
 @pytest.fixture(scope="module")
@@ -372,3 +372,80 @@ def test_a_damaged_label_count_is_refused_naming_it(
         load_report(path)
     assert info.value.location == "case_level.label_counts[0]"
     assert "expected [variant_id, case_id, attempts, passes]" in info.value.message
+
+
+@pytest.fixture(scope="module")
+def full_report(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A report with verdicts and every trial's per-case records, as `--save` writes it."""
+    run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    path = tmp_path_factory.mktemp("full") / "report.json"
+    write_json_report(analyze(run, frontier_n_resamples=0), path)
+    return path.read_text(encoding="utf-8")
+
+
+def _in_a_record(text: str, value: str, *, key: str = "output", verdicts: bool = True) -> str:
+    """``text`` with the first trial record's ``key`` replaced by the JSON ``value``
+    (and without the report's verdicts: then they are rebuilt from the records)."""
+    data = json.loads(text)
+    if not verdicts:
+        del data["verdicts"]
+    record = data["variants"][0]["trials"][0]["report"]["cases"][0]
+    record[key] = "\x00marker"
+    return json.dumps(data, indent=2).replace('"\\u0000marker"', value, 1)
+
+
+@pytest.mark.parametrize("verdicts", [True, False])
+@pytest.mark.parametrize(
+    ("key", "value", "same_as", "error"),
+    [
+        ("output", '"caf\xe9"', '"x"', None),  # valid, non-ASCII
+        ("cost_usd", "NaN", "null", None),  # json.loads reads it; the fast parser does not
+        ("output", '"x\\ud800"', '"x"', None),  # a lone surrogate: read, and scrubbed
+        ("output", '"caf\udce9"', None, "not UTF-8 text"),  # written as the byte 0xE9
+        ("output", '"x\\q"', None, "not valid JSON"),
+        ("output", "[1,]", None, "not valid JSON"),
+    ],
+)
+def test_trial_records_are_checked_and_read_as_before(
+    tmp_path: Path,
+    full_report: str,
+    key: str,
+    value: str,
+    same_as: str | None,
+    error: str | None,
+    verdicts: bool,
+) -> None:
+    """The per-case records of a report with verdicts are skipped and those of one without
+    are parsed a trial at a time (see saved._read_json): a report is still refused for
+    what json.loads refused in them, and read as before whatever json.loads reads (as the
+    report with ``same_as`` there, which reads the same to every output)."""
+    path = tmp_path / "report.json"
+    text = _in_a_record(full_report, value, key=key, verdicts=verdicts)
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))
+    if same_as is None:
+        with pytest.raises(InputError, match=error):
+            load_report(path)
+        return
+    clean = tmp_path / "clean.json"
+    clean.write_text(_in_a_record(full_report, same_as, key=key, verdicts=verdicts))
+    _same_frames(load_report(path), load_report(clean))
+
+
+def test_a_number_beyond_a_float_in_a_record_reads_as_infinity(
+    tmp_path: Path, full_report: str
+) -> None:
+    """json.loads reads 1e999 as inf (msgspec refuses it): a trial's records are then
+    parsed as before, as the token Infinity (which json.loads alone reads) gives them."""
+    paths = []
+    for token in ("1e999", "Infinity"):
+        paths.append(tmp_path / f"{token}.json")
+        text = _in_a_record(full_report, f'{{"x": {token}}}', key="metadata", verdicts=False)
+        paths[-1].write_text(text, encoding="utf-8")
+    fast, reference = (load_report(path) for path in paths)
+    _same_frames(fast, reference)
+    assert str(fast.verdicts.attrs.get("source", "")).startswith("This report has no")
+
+
+def _same_frames(loaded: ExperimentAnalysis, expected: ExperimentAnalysis) -> None:
+    for name in ("variants", "cases", "trials", "comparisons", "verdicts"):
+        pd.testing.assert_frame_equal(getattr(loaded, name), getattr(expected, name))
