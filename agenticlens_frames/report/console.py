@@ -188,7 +188,9 @@ def _verdict_table(
             table.add_row(Text(strip_control(dimension), style="bold"))
         cells: list[Any] = [
             Text("  ") + _t(r["candidate_variant_id"]),
-            format_change(r),
+            # Text, not a str: rich read a str's "[n/a]" (a row without an interval) as a
+            # markup tag and printed the difference with no interval at all.
+            _t(format_change(r)),
         ]
         if declared:
             cells.append(format_p(r["adjusted_p_value"]))

@@ -304,3 +304,22 @@ def test_the_verdict_caption_names_the_test_behind_the_p_values(run, tmp_path) -
         assert said in " ".join(console.export_text().split())
         assert said in summary_markdown(a)
         assert said[:-1] in verdicts_table_html(a.verdicts)
+
+
+def test_a_row_without_an_interval_shows_n_a_not_nothing(tmp_path) -> None:
+    """One paired case: no interval. Rich read the cell's "[n/a]" as a markup tag and
+    printed the difference alone ("+33.3 pp"), where the summary, the page and the JSON
+    say the interval is missing; the console now prints "[n/a]" too."""
+    from agenticlens_frames.testing import make_synthetic
+
+    folder = make_synthetic(tmp_path / "one", variants=3, trials=3, cases=1, seed=13)
+    analysis = analyze(
+        load_experiment(folder / "manifest.yaml", folder / "suite.yaml"),
+        comparisons={"correction": "holm"},
+    )
+    v = analysis.verdicts
+    assert len(v) and v["ci_low"].isna().all()  # one case: no interval anywhere
+    rows = _verdict_rows(_printed(analysis))
+    assert len(rows) == len(v)
+    for cells in rows.values():
+        assert cells[1].endswith(" [n/a]"), cells
