@@ -323,3 +323,27 @@ def test_a_row_without_an_interval_shows_n_a_not_nothing(tmp_path) -> None:
     assert len(rows) == len(v)
     for cells in rows.values():
         assert cells[1].endswith(" [n/a]"), cells
+
+
+def test_the_console_heading_names_the_family_as_every_surface_does(run) -> None:
+    """The console's heading said "no correction over the family (α = 0.05)" for a declared
+    none, where the summary and the page said the α is per comparison, and it never gave
+    the family's size. Now every heading says the same words."""
+    from agenticlens_frames.report.html import verdicts_table_html
+    from agenticlens_frames.report.summary import summary_markdown
+
+    for correction, expected in (
+        ("none", "no correction (declared), α = 0.05 per comparison"),
+        ("holm", "Holm correction over the family of {n} comparisons, α = 0.05"),
+    ):
+        undeclared = dataclasses.replace(
+            run, manifest=dataclasses.replace(run.manifest, comparisons=None)
+        )
+        analysis = analyze(undeclared, comparisons={"correction": correction})
+        v = analysis.verdicts
+        # independently: the family is every comparison that has a p-value
+        wanted = expected.format(n=int(v["p_value"].notna().sum()))
+        head = _printed(analysis).split("\n┏")[0]
+        assert wanted in " ".join(head.split())
+        for text in (summary_markdown(analysis), verdicts_table_html(v)):
+            assert wanted in " ".join(text.split())
