@@ -39,7 +39,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from agenticlens_frames import analyze, load_experiment, load_report
+from agenticlens_frames import analyze, load_experiment, load_report, viz
 from agenticlens_frames.cli import app
 from agenticlens_frames.report.console import print_summary
 from agenticlens_frames.testing import make_synthetic
@@ -171,6 +171,7 @@ class Surfaces:
     report_stdout: str
     report_exit_code: int
     widget: str
+    forest: dict[tuple[str, str], str]
     notebook: str
     narrow: str
     report_summary: str
@@ -248,6 +249,7 @@ def render(root: Path, experiment: Experiment) -> Surfaces:
         + (["--fail-on-regression"] if experiment.gate else [])
     )
     saved = load_report(out / "r.json")
+    forest = viz.paired_forest(saved.verdicts)  # the page's and the explorer's figure
     explorer = explore(saved)
     # The notebook's own path: analyze() on the loaded experiment, the same settings.
     notebook = explore(
@@ -272,6 +274,11 @@ def render(root: Path, experiment: Experiment) -> Surfaces:
         report_stdout=again.stdout,
         report_exit_code=again.exit_code,
         widget=explorer.verdicts.value,
+        forest={
+            (str(trace.name), str(y)): str(text)
+            for trace in forest.data
+            for y, text in zip(trace.y, trace.hovertext, strict=True)
+        },
         notebook=notebook.verdicts.value,
         narrow=narrow.file.getvalue(),  # type: ignore[attr-defined]
         report_summary=(out / "s2.md").read_text(encoding="utf-8"),
@@ -494,6 +501,26 @@ def statement_row(text: str) -> dict[str, Any]:
     }
 
 
+def forest_row(key: tuple[str, str], text: str) -> dict[str, Any]:
+    """One point's hover text of the paired forest as a row (its mark: "significantly …")."""
+    m = re.match(
+        r"^(?P<candidate>.+?) − baseline: (?P<difference>\S+(?: [a-zA-Z]+)?) "
+        r"(?P<interval>\[[^\]]*\])(?:<br>(?P<label>Adjusted p|p \(not adjusted\)) = "
+        r"(?P<p>\S+?))?<br>.*?(?:<br>significantly (?P<mark>better|worse))?$",
+        text,
+    )
+    assert m, text
+    return {
+        "candidate": m["candidate"],
+        "dimension": key[0],
+        "difference": m["difference"],
+        "interval": m["interval"],
+        "p": m["p"],
+        "label": m["label"],
+        "mark": m["mark"],
+    }
+
+
 def narrow_statements(text: str) -> list[str]:
     """The statements a narrow console prints, one "• " each (rewrapped lines joined)."""
     flat = " ".join(text.split())
@@ -668,6 +695,27 @@ def test_every_surface_states_the_same_verdicts(root: Path, experiment: Experime
         assert [_key(r) for r in rows] == ref_keys, surface
         for row in rows:
             _check_row(row, by_key[_key(row)], surface)
+
+    # The paired forest (the page's figure and the explorer's): a mark exactly where the
+    # verdict is better or worse, the p under the tables' label, the same numbers.
+    assert sorted(s.forest) == sorted(ref_keys[i][::-1] for i in range(len(ref_keys)))
+    for (dimension, candidate), text in s.forest.items():
+        ref = by_key[(candidate, dimension)]
+        row = forest_row((dimension, candidate), text)
+        where = f"forest: {candidate} {dimension}"
+        assert row["mark"] == (ref["verdict"] if ref["verdict"] in ("better", "worse") else None)
+        if declared:
+            label = "p (not adjusted)" if ref["correction"] == "none" else "Adjusted p"
+            assert row["label"] == label, (where, text)
+        else:
+            assert row["p"] is None, (where, text)
+        unit = ref["unit"]
+        _close(row["difference"], ref["mean_difference"], unit, where)
+        low, _, high = row["interval"].strip("[]").partition(", ")
+        _close(low, ref["ci_low"], unit, where + " low")
+        _close(high or low, ref["ci_high"], unit, where + " high")
+        if row["p"] is not None:
+            _close(row["p"], ref["adjusted_p_value"], "", where + " p")
 
     # The summary's headline sentences: every row once, grouped better, worse, no
     # detectable difference, no test; candidates in the table's order.
