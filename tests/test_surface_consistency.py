@@ -1,7 +1,7 @@
 """Every surface states the same verdicts: a property test over generated experiments.
 
 For each experiment (:func:`agenticlens_frames.testing.make_synthetic` over seeds, 3–5
-variants, 1–5 trials, 8–40 cases; and crafted edge cases: every variant identical, a
+variants, 1–5 trials, 8–30 cases; and crafted edge cases: every variant identical, a
 candidate failing every case, one and two cases, declared clusters, each correction,
 none declared, a variant without latencies) the command line is run once with every
 output, and each surface is parsed back into rows of (candidate, dimension, difference,
