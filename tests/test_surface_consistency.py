@@ -29,6 +29,7 @@ import io
 import json
 import math
 import re
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -43,6 +44,8 @@ from agenticlens_frames import analyze, load_experiment, load_report, viz
 from agenticlens_frames.cli import app
 from agenticlens_frames.report.console import print_summary
 from agenticlens_frames.testing import make_synthetic
+
+from .conftest import EXAMPLE
 
 #: Dimensions whose significantly worse verdict is a regression (docs: --fail-on-regression).
 GATED = ("quality", "safety", "reliability")
@@ -111,6 +114,10 @@ class Experiment:
     edit: Callable[[Path], None] | None = None
     missing_samples: int = 0
     gate: bool = True
+    #: Copy this folder instead of generating (the bundled example: safety, a failed trial).
+    source: Path | None = None
+    #: The manifest itself declares a correction.
+    manifest_declares: bool = False
 
 
 #: Generated experiments: seeds × designs, every correction, and none declared.
@@ -142,9 +149,17 @@ EDGES = [
         "cluster-option", 3, 3, 16, 15, "holm", edit=_clustered, options=("--cluster", "group")
     ),
     Experiment(
-        "cluster-manifest", 4, 2, 20, 16, None, edit=lambda f: _clustered(f, 5, declare=True)
+        "cluster-manifest",
+        4,
+        2,
+        20,
+        16,
+        None,
+        edit=lambda f: _clustered(f, 5, declare=True),
+        manifest_declares=True,
     ),
     Experiment("no-latency", 3, 2, 12, 17, "holm", shape="eval", edit=_no_latency),
+    Experiment("bundled-example", 5, 5, 14, 0, None, source=EXAMPLE, manifest_declares=True),
     Experiment(
         "noninferiority",
         3,
@@ -153,6 +168,16 @@ EDGES = [
         18,
         "holm",
         options=("--noninferiority-margin", "0.05", "--noninferiority", "latency=200"),
+        gate=False,
+    ),
+    Experiment(
+        "noninferiority-passes",
+        4,
+        2,
+        16,
+        19,
+        "bonferroni",
+        options=("--noninferiority", "quality=0.6", "--noninferiority", "cost=0.01"),
     ),
 ]
 
@@ -213,15 +238,18 @@ def render(root: Path, experiment: Experiment) -> Surfaces:
     """Generate ``experiment`` under ``root``, run it with every output, re-render it."""
     from agenticlens_frames.widgets import explore
 
-    folder = make_synthetic(
-        root / experiment.name,
-        variants=experiment.variants,
-        trials=experiment.trials,
-        cases=experiment.cases,
-        seed=experiment.seed,
-        shape=experiment.shape,  # type: ignore[arg-type]
-        missing_samples=experiment.missing_samples,
-    )
+    if experiment.source is not None:
+        folder = Path(shutil.copytree(experiment.source, root / experiment.name))
+    else:
+        folder = make_synthetic(
+            root / experiment.name,
+            variants=experiment.variants,
+            trials=experiment.trials,
+            cases=experiment.cases,
+            seed=experiment.seed,
+            shape=experiment.shape,  # type: ignore[arg-type]
+            missing_samples=experiment.missing_samples,
+        )
     if experiment.edit is not None:
         experiment.edit(folder)
     out = folder / "out"
@@ -521,6 +549,36 @@ def forest_row(key: tuple[str, str], text: str) -> dict[str, Any]:
     }
 
 
+_RATE = re.compile(r"(?P<rate>[\d.]+)% \[?(?P<low>[\d.]+)%–(?P<high>[\d.]+)%\]?")
+
+
+def pass_rates(s: Surfaces) -> dict[str, dict[str, str]]:
+    """Each variant's case-level pass rate and interval, as each surface shows it."""
+    out: dict[str, dict[str, str]] = {}
+    lines = s.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == "Variants")
+    for line in lines[start:]:
+        if line.startswith("└"):
+            break
+        cells = [c.strip() for c in line.strip().strip("│").split("│")]
+        if line.startswith("│") and len(cells) > 1:
+            out.setdefault("console", {})[cells[0]] = cells[1]
+    lines = s.summary.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| Variant | Pass rate ["))
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        out.setdefault("summary", {})[_unescape_md(cells[0])] = cells[1]
+    section = s.html[s.html.index("<section id='variants'") :]
+    section = section[: section.index("</section>")]
+    for m in re.finditer(
+        r"<tr data-variant='([^']+)'>.*?</td><td>([^<]*)<small>([^<]*)</small></td>", section
+    ):
+        out.setdefault("HTML", {})[m[1]] = f"{m[2]}[{m[3]}]"
+    return out
+
+
 def narrow_statements(text: str) -> list[str]:
     """The statements a narrow console prints, one "• " each (rewrapped lines joined)."""
     flat = " ".join(text.split())
@@ -645,9 +703,24 @@ def expected_exit(surfaces: Surfaces) -> int:
     ):
         return 4
     block = surfaces.report.get("paired_comparisons", {}).get("noninferiority")
-    if block is not None and not all(r["passed"] for r in block["rows"]):
+    if block is not None and failed_gates(block):
         return 5
     return 0
+
+
+def failed_gates(block: dict[str, Any]) -> list[str]:
+    """The non-inferiority rows that fail, as "candidate (dimension)", from their bounds: a
+    lower bound must lie above −δ, an upper one below +δ."""
+    failed = []
+    for r in block["candidates"]:
+        bound, threshold = r["bound"], r["threshold"]
+        ok = bound is not None and (
+            bound > threshold if r["bound_side"] == "lower" else bound < threshold
+        )
+        assert ok == r["passed"] or "margin" in r["reason"], r
+        if not r["passed"]:
+            failed.append(f"{r['candidate_variant_id']} ({r['dimension']})")
+    return failed
 
 
 def _key(row: dict[str, Any]) -> tuple[str, str]:
@@ -670,7 +743,7 @@ def test_every_surface_states_the_same_verdicts(root: Path, experiment: Experime
     name = experiment.name
     block = s.report["verdicts"]
     declared = block["declared"]
-    assert declared == (s.experiment.correction is not None or name == "cluster-manifest")
+    assert declared == (s.experiment.correction is not None or s.experiment.manifest_declares)
     refs = block["rows"]
     check_json_rows(refs, declared)
     for r in refs:  # the JSON's own words against its numbers
@@ -716,6 +789,26 @@ def test_every_surface_states_the_same_verdicts(root: Path, experiment: Experime
         _close(high or low, ref["ci_high"], unit, where + " high")
         if row["p"] is not None:
             _close(row["p"], ref["adjusted_p_value"], "", where + " p")
+
+    # The first number of the variant tables: the case-level pass rate and its
+    # recommended interval (cases as the unit), the same on every surface.
+    recommended = {
+        r["variant_id"]: r
+        for r in s.report["case_level"]["summary"]
+        if r["recommended"] and r["evaluator"] == "passed" and r["estimand"] == "mean"
+    }
+    for surface, cells in pass_rates(s).items():
+        assert sorted(cells) == sorted(recommended), surface
+        for variant, text in cells.items():
+            m = _RATE.match(text)
+            assert m, (surface, variant, text)
+            r = recommended[variant]
+            for part, value in (
+                ("rate", r["estimate"]),
+                ("low", r["ci_low"]),
+                ("high", r["ci_high"]),
+            ):
+                _close(m[part], value, "proportion", f"{surface}: {variant} pass rate {part}")
 
     # The summary's headline sentences: every row once, grouped better, worse, no
     # detectable difference, no test; candidates in the table's order.
@@ -781,7 +874,8 @@ def test_every_surface_states_the_same_verdicts(root: Path, experiment: Experime
     # The exit status follows from the verdicts, and the report records the same.
     expected = expected_exit(s)
     assert s.exit_code == expected, (s.exit_code, expected, s.stderr)
-    assert s.report_exit_code == expected, s.report_stdout
+    # experiment report applies the gates only when asked (--fail-on-regression).
+    assert s.report_exit_code == (expected if s.experiment.gate else 0), s.report_stdout
     gates = s.report["agenticlens_frames"].get("gates")
     if s.experiment.gate or expected:
         assert gates is not None and gates["exit_status"] == expected
@@ -809,6 +903,25 @@ def test_every_surface_states_the_same_verdicts(root: Path, experiment: Experime
         assert "*" not in section and "significant" not in section.replace(
             "not a verdict", ""
         ).replace("for significance", ""), section
+
+    # A non-inferiority gate: the same failures named on every surface.
+    gate_block = s.report.get("paired_comparisons", {}).get("noninferiority")
+    if gate_block is not None:
+        failed = failed_gates(gate_block)
+        headline = (
+            f"Non-inferiority gate failed: {', '.join(failed)}"
+            if failed
+            else "Non-inferiority gate passed"
+        )
+        for surface, text in (
+            ("stderr", s.stderr),
+            ("console", s.stdout),
+            ("console (experiment report)", s.report_stdout),
+            ("summary", s.summary),
+            ("HTML", html.unescape(s.html)),
+            ("widget", html.unescape(s.widget)),
+        ):
+            assert headline in text, (surface, headline)
 
     # What is not compared is said on every surface that shows the verdicts.
     for omitted in block.get("omitted") or s.report.get("paired_comparisons", {}).get(
