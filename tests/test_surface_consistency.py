@@ -200,6 +200,8 @@ class Surfaces:
     notebook: str
     narrow: str
     report_summary: str
+    #: ``experiment report --correction`` on the AgenticLens-format copy (None: not made).
+    theirs: str | None
 
 
 def _option(experiment: Experiment, name: str) -> str | None:
@@ -228,6 +230,18 @@ def _settings(experiment: Experiment) -> dict[str, Any] | None:
     if gates:
         settings["noninferiority"] = [{"margin": m, "dimension": d} for d, m in gates.items()]
     return settings or None
+
+
+#: Top-level keys this package adds to AgenticLens's report format.
+OUR_KEYS = (
+    "agenticlens_frames",
+    "case_level",
+    "verdicts",
+    "paired_comparisons",
+    "pareto_uncertainty",
+    "factor_effects",
+    "judge_noise",
+)
 
 
 def _invoke(args: list[str]) -> Any:
@@ -276,6 +290,23 @@ def render(root: Path, experiment: Experiment) -> Surfaces:
         ["experiment", "report", str(out / "r.json"), "--summary", str(out / "s2.md")]
         + (["--fail-on-regression"] if experiment.gate else [])
     )
+    # The same report as AgenticLens writes it (our blocks removed): `experiment report
+    # --correction` recomputes the verdicts from its per-case records.
+    theirs = None
+    options = set(experiment.options[::2])
+    if experiment.correction and options <= {"--alpha", "--paired-method"} and not experiment.edit:
+        document = json.loads((out / "r.json").read_text(encoding="utf-8"))
+        for key in OUR_KEYS:
+            document.pop(key, None)
+        (out / "theirs.json").write_text(json.dumps(document), encoding="utf-8")
+        done_theirs = _invoke(
+            [
+                *("experiment", "report", str(out / "theirs.json")),
+                *("--correction", experiment.correction, *experiment.options),
+            ]
+        )
+        assert done_theirs.exit_code == 0, done_theirs.output
+        theirs = done_theirs.stdout
     saved = load_report(out / "r.json")
     forest = viz.paired_forest(saved.verdicts)  # the page's and the explorer's figure
     explorer = explore(saved)
@@ -310,6 +341,7 @@ def render(root: Path, experiment: Experiment) -> Surfaces:
         notebook=notebook.verdicts.value,
         narrow=narrow.file.getvalue(),  # type: ignore[attr-defined]
         report_summary=(out / "s2.md").read_text(encoding="utf-8"),
+        theirs=theirs,
     )
 
 
@@ -762,6 +794,10 @@ def test_every_surface_states_the_same_verdicts(root: Path, experiment: Experime
         "explorer widget": html_rows(s.widget),
         "explorer widget (analyze in the notebook)": html_rows(s.notebook),
     }
+    if s.theirs is not None:
+        tables["console (experiment report --correction, AgenticLens's report)"] = console_rows(
+            s.theirs
+        )
     by_key = {(r["candidate_variant_id"], r["dimension"]): r for r in refs}
     for surface, rows in tables.items():
         # The same rows in the same order: the first verdict a reader sees is the same one.
