@@ -122,7 +122,7 @@ class Experiment:
 
 #: Generated experiments: seeds × designs, every correction, and none declared.
 GENERATED = [
-    Experiment("s1-v3-t1-n8", 3, 1, 8, 1, "holm"),
+    Experiment("s1-v3-t1-n8", 3, 1, 8, 1, "holm", options=("--confidence-level", "0.9")),
     Experiment("s2-v4-t3-n20", 4, 3, 20, 2, "bonferroni", options=("--alpha", "0.2")),
     Experiment("s3-v5-t5-n30", 5, 5, 30, 3, "benjamini_hochberg"),
     Experiment("s4-v3-t2-n12", 3, 2, 12, 4, "none", options=("--latency-missing", "zero")),
@@ -295,6 +295,7 @@ def render(root: Path, experiment: Experiment) -> Surfaces:
     theirs = None
     options = set(experiment.options[::2])
     if experiment.correction and options <= {"--alpha", "--paired-method"} and not experiment.edit:
+        # (--confidence-level is not an option of experiment report: the saved one is used)
         document = json.loads((out / "r.json").read_text(encoding="utf-8"))
         for key in OUR_KEYS:
             document.pop(key, None)
@@ -316,6 +317,7 @@ def render(root: Path, experiment: Experiment) -> Surfaces:
             load_experiment(folder / "manifest.yaml", folder / "suite.yaml"),
             comparisons=_settings(experiment),
             latency_missing=_option(experiment, "--latency-missing") or "exclude",
+            confidence_level=float(_option(experiment, "--confidence-level") or 0.95),
             frontier_n_resamples=0,
         )
     )
@@ -870,6 +872,20 @@ def test_every_surface_states_the_same_verdicts(root: Path, experiment: Experime
         assert tail in r["statement"], r["statement"]
         if r["detectable"]:
             assert r["statement"].endswith(r["detectable"]), r["statement"]
+
+    # The intervals' level, in every table's header.
+    level = f"{refs[0]['confidence_level']:.0%}"
+    for surface, text, said in (
+        ("console", s.stdout, f"Difference [{level} CI]"),
+        ("summary", s.summary, f"[{level} CI, per comparison]" if declared else f"[{level} per"),
+        ("HTML", s.html, f"{level} CI, per comparison" if declared else f"{level} per-comparison"),
+        (
+            "widget",
+            s.widget,
+            f"{level} CI, per comparison" if declared else f"{level} per-comparison",
+        ),
+    ):
+        assert said in text, (surface, said)
 
     # Which correction decides, over how large a family, at which α: the same words in
     # every heading of the verdicts (and in the gate's pass line).
