@@ -41,6 +41,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from agenticlens_frames import analyze, load_experiment, load_report, viz
+from agenticlens_frames._repr import analysis_repr, analysis_repr_html
 from agenticlens_frames.cli import app
 from agenticlens_frames.report.console import print_summary
 from agenticlens_frames.testing import make_synthetic
@@ -225,6 +226,8 @@ class Surfaces:
     report_summary: str
     #: ``experiment report --correction`` on the AgenticLens-format copy (None: not made).
     theirs: str | None
+    #: The notebook's display of the analysis: (plain repr, HTML repr).
+    display: tuple[str, str]
 
 
 def _option(experiment: Experiment, name: str) -> str | None:
@@ -333,6 +336,7 @@ def render(root: Path, experiment: Experiment) -> Surfaces:
         theirs = done_theirs.stdout
     saved = load_report(out / "r.json")
     forest = viz.paired_forest(saved.verdicts)  # the page's and the explorer's figure
+    display = (analysis_repr(saved), analysis_repr_html(saved))  # the notebook's display
     explorer = explore(saved)
     # The notebook's own path: analyze() on the loaded experiment, the same settings.
     notebook = explore(
@@ -367,6 +371,7 @@ def render(root: Path, experiment: Experiment) -> Surfaces:
         narrow=narrow.file.getvalue(),  # type: ignore[attr-defined]
         report_summary=(out / "s2.md").read_text(encoding="utf-8"),
         theirs=theirs,
+        display=display,
     )
 
 
@@ -830,6 +835,15 @@ def test_every_surface_states_the_same_verdicts(root: Path, experiment: Experime
         assert [_key(r) for r in rows] == ref_keys, surface
         for row in rows:
             _check_row(row, by_key[_key(row)], surface)
+
+    # The notebook's display: every statement, in order; its one line counts the verdicts.
+    plain, rich = s.display
+    shown = html.unescape(rich)
+    at = [shown.find(r["statement"]) for r in refs]
+    assert -1 not in at and at == sorted(at), "notebook display"
+    counts = {w: sum(r["verdict"] == w for r in refs) for w in {r["verdict"] for r in refs}}
+    for word, count in counts.items():
+        assert f"{count} {word}" in plain, (plain, word, count)
 
     # The paired forest (the page's figure and the explorer's): a mark exactly where the
     # verdict is better or worse, the p under the tables' label, the same numbers.
