@@ -155,7 +155,17 @@ GENERATED = [
 
 #: Crafted edge cases.
 EDGES = [
-    Experiment("ties", 3, 2, 10, 11, "holm", shape="eval", edit=_identical),
+    Experiment(
+        "ties",
+        3,
+        2,
+        10,
+        11,
+        "holm",
+        shape="eval",
+        edit=_identical,
+        options=("--noninferiority-margin", "0.02"),
+    ),
     Experiment("fails-every-case", 3, 3, 12, 12, "holm", shape="eval", edit=_fail_everything),
     Experiment("one-case", 3, 3, 1, 13, "holm"),
     Experiment("two-cases", 4, 2, 2, 14, "benjamini_hochberg"),
@@ -775,6 +785,7 @@ def failed_gates(block: dict[str, Any]) -> list[str]:
     """The non-inferiority rows that fail, as "candidate (dimension)", from their bounds: a
     lower bound must lie above −δ, an upper one below +δ."""
     failed = []
+    several = len({r["dimension"] for r in block["candidates"]}) > 1
     for r in block["candidates"]:
         bound, threshold = r["bound"], r["threshold"]
         ok = bound is not None and (
@@ -782,7 +793,9 @@ def failed_gates(block: dict[str, Any]) -> list[str]:
         )
         assert ok == r["passed"] or "margin" in r["reason"], r
         if not r["passed"]:
-            failed.append(f"{r['candidate_variant_id']} ({r['dimension']})")
+            # Named with the dimension when the gates are on several.
+            name = r["candidate_variant_id"]
+            failed.append(f"{name} ({r['dimension']})" if several else name)
     return failed
 
 
