@@ -7,12 +7,19 @@ none declared, a variant without latencies) the command line is run once with ev
 output, and each surface is parsed back into rows of (candidate, dimension, difference,
 interval, p, verdict, smallest detectable change):
 
-* the console of ``experiment run`` and of ``experiment report`` on the saved JSON,
-* the ``--summary`` Markdown (its one-sentence headlines per candidate and its table),
-* the HTML page's verdict table, and the notebook explorer's (offline, its HTML value),
-* the JSON report's ``verdicts`` rows (the block ``read_first`` in the report's
-  ``agenticlens_frames`` block points at) and its ``agenticlens_frames.gates``,
-* the exit status of ``--fail-on-regression`` (and of a non-inferiority gate).
+* the console of ``experiment run``, of ``experiment report`` on the saved JSON, of
+  ``experiment report --correction`` on its AgenticLens-format copy, and a narrow console
+  (each verdict as its statement),
+* the ``--summary`` Markdown of both commands (one sentence per candidate, and the table),
+* the HTML page's verdict table; the notebook explorer's (offline, its HTML value), from
+  the saved report and from ``analyze()``; the paired forest's hover and marks; the
+  notebook display of the analysis,
+* the JSON report's ``verdicts`` rows and statements (the block ``read_first`` in the
+  report's ``agenticlens_frames`` block points at) and its ``agenticlens_frames.gates``,
+* the exit status of ``--fail-on-regression`` and of the non-inferiority gates, and the
+  words each surface gives them,
+* the heading naming the correction, its family and α; the intervals' level; the
+  case-level pass rates of the variant tables; AgenticLens's numbers never marked.
 
 The JSON floats are the reference; every displayed number is checked against them within
 half a unit of its displayed precision (an independent reading, not the formatter), and
