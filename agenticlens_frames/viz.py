@@ -1381,7 +1381,7 @@ def paired_forest(
     )
     titles = [esc(f"{d} ({evaluators[d]})" if d in evaluators else d) for d in dims]
     fig = make_subplots(rows=1, cols=len(dims), shared_yaxes=True, subplot_titles=titles)
-    from .paired.verdicts import format_change
+    from .paired.verdicts import format_change, format_p, p_header
 
     for n, dim in enumerate(dims, start=1):
         sub = paired[paired["dimension"].astype(str) == dim]
@@ -1416,8 +1416,13 @@ def paired_forest(
                 else f"{raw[i]:+.4g} [{_fmt(raw_low[i], '+.4g')}, {_fmt(raw_high[i], '+.4g')}]"
             )
             line = f"{esc(row['candidate_variant_id'])} − baseline: {esc(change)}"
-            if "adjusted_p_value" in row:
-                line += f"<br>adjusted p = {_fmt(row['adjusted_p_value'], '.3g')}"
+            correction = str(row.get("correction", ""))
+            if "adjusted_p_value" in row and row.get("declared", correction != "not declared"):
+                # The tables' label and digits: under a declared "none" the p is each
+                # comparison's own (it read "adjusted p = 0.0172" beside the tables'
+                # "p (not adjusted)" 0.017); without a declared correction no p is shown.
+                p = format_p(float(row["adjusted_p_value"]))
+                line += f"<br>{p_header(correction)} = {p}"
             if "ci_method" in row and "correction" in row:
                 line += f"<br>{esc(row['ci_method'])} interval, {esc(row['correction'])}"
             if calls[i] != "neither":

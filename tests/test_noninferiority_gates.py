@@ -23,6 +23,7 @@ from agenticlens_frames.frames import ExperimentRun
 from agenticlens_frames.paired import (
     ComparisonsConfig,
     comparisons_from_cli,
+    gate_statement,
     noninferiority_failures,
     noninferiority_gate,
     paired_analysis,
@@ -488,3 +489,27 @@ def test_a_failed_gate_leads_the_verdicts_on_the_page_and_a_passed_one_follows(
     assert "Non-inferiority gate passed" in passed
     assert "id='noninferiority'" in passed
     assert passed.index("id='verdicts'") < passed.index("id='noninferiority'")
+
+
+def test_a_zero_margin_is_said_as_zero_not_minus_zero() -> None:
+    """δ = 0 on a higher-is-better dimension: the threshold −δ was −0.0, and the gate's
+    words on every surface read "<= margin -0 pp"."""
+    frame = pd.DataFrame(
+        {
+            "candidate_variant_id": ["b"],
+            "dimension": ["quality"],
+            "evaluator": ["passed"],
+            "higher_is_better": [True],
+            "unit": ["proportion"],
+            "paired_items": [20],
+            "n_clusters": [20],
+            "mean_difference": [-0.1],
+            "standard_deviation": [0.3],
+            "standard_error": [0.3 / math.sqrt(20)],
+            "df": [19.0],
+        }
+    )
+    gate = noninferiority_gate(frame, margin=0.0)
+    assert not math.copysign(1.0, float(gate.loc[0, "threshold"])) < 0
+    _, _, details = gate_statement(gate, frame)
+    assert "-0 " not in gate.loc[0, "reason"] + " " and "margin +0 pp" in details[0], details

@@ -618,3 +618,28 @@ def test_pass_k_curves_name_a_variant_that_completed_no_trial() -> None:
         assert dead and all(set(t.y) == {0.0} for t in dead)
     example = analyze(load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml"))
     assert "completed no trial" not in viz.pass_k_curves(example).layout.title.subtitle.text
+
+
+def test_the_paired_forest_labels_its_p_as_the_verdict_tables_do() -> None:
+    """Under a declared "none" the forest's hover said "adjusted p = 0.0172" beside every
+    table's "p (not adjusted)" 0.017: the label and the digits are now the tables'."""
+    run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    undeclared = dataclasses.replace(
+        run, manifest=dataclasses.replace(run.manifest, comparisons=None)
+    )
+    for correction, label in (("none", "p (not adjusted)"), ("holm", "Adjusted p")):
+        v = analyze(undeclared, correction=correction, frontier_n_resamples=0).verdicts
+        if correction == "none":  # independently: no correction leaves each p as it is
+            assert (v["adjusted_p_value"] == v["p_value"]).all()
+        fig = viz.paired_forest(v)
+        hovers = {
+            (trace.name, y): text
+            for trace in fig.data
+            for y, text in zip(trace.y, trace.hovertext, strict=True)
+        }
+        for r in v.to_dict("records"):
+            text = hovers[(r["dimension"], r["candidate_variant_id"])]
+            p = r["adjusted_p_value"]
+            shown = f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
+            assert f"<br>{label} = {shown}<br>" in text, text
+            assert "adjusted p =" not in text

@@ -171,7 +171,9 @@ def noninferiority_gate(
         row = match.iloc[0]
         higher = bool(row["higher_is_better"])
         est = float(row["mean_difference"])
-        threshold = -margin if higher else margin
+        # + 0.0: a margin of 0 gives -0.0 for a lower bound, which every surface printed
+        # as "margin -0 pp".
+        threshold = (-margin if higher else margin) + 0.0
         bound, method, problem = _gate_bound(row, alpha, higher)
         if row.get("unit") in BOUNDED_UNITS and margin >= 1:
             # A difference of proportions or scores lies in [-1, 1]: a margin of the whole

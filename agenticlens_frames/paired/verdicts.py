@@ -65,6 +65,7 @@ __all__ = [
     "p_header",
     "p_value_tests",
     "regressions",
+    "verdicts_family",
     "verdicts_from_paired",
 ]
 
@@ -332,6 +333,29 @@ def family_phrase(correction: str, family_size: int | None, alpha: float) -> str
     name = CORRECTION_NAMES.get(correction, correction)
     family = f" of {int(family_size)} comparisons" if family_size else ""
     return f"{name} correction over the family{family}, α = {float(alpha):g}"
+
+
+def verdicts_family(verdicts: pd.DataFrame) -> str:
+    """:func:`family_phrase` of a declared verdict frame: what the heading of its verdicts
+    says on every surface ("no comparison" when no candidate was compared). The console
+    built its own ("no correction over the family (α = 0.05)" for a declared ``none``,
+    where the summary and the page said "no correction (declared), α = 0.05 per
+    comparison", and no family size).
+
+    Examples
+    --------
+    >>> v = pd.DataFrame({"correction": ["none"], "family_size": [4], "alpha": [0.05]})
+    >>> verdicts_family(v)
+    'no correction (declared), α = 0.05 per comparison'
+    >>> verdicts_family(v.assign(correction="holm"))
+    'Holm correction over the family of 4 comparisons, α = 0.05'
+    >>> verdicts_family(v.iloc[:0])
+    'no comparison'
+    """
+    if not len(verdicts):
+        return "no comparison"
+    first = verdicts.iloc[0]
+    return family_phrase(str(first["correction"]), int(first["family_size"]), float(first["alpha"]))
 
 
 #: How a terminal table colours a verdict (rich styles; the HTML page has its own classes).

@@ -129,6 +129,7 @@ def _verdict_table(
         format_p,
         omitted_statement,
         p_header,
+        verdicts_family,
     )
     from .early_stopping import DESCRIPTIVE_NOTE
 
@@ -142,15 +143,12 @@ def _verdict_table(
     declared = bool(v.attrs.get("declared", False))
     level = float(v["confidence_level"].iloc[0]) if len(v) else analysis.confidence_level
     if declared:
-        correction = str(v.attrs.get("correction") or (v["correction"].iloc[0] if len(v) else ""))
-        correction = CORRECTION_NAMES.get(correction, correction)
-        alpha = float(v["alpha"].iloc[0]) if len(v) else math.nan
-        title = (
-            f"Verdicts against {base}: case-level paired comparisons, "
-            f"{correction} correction over the family"
-            # An empty family (no candidate compared) has no α to show.
-            + (f" (α = {alpha:g})" if math.isfinite(alpha) else "")
-        )
+        # The words of the summary's and the page's heading (one function builds them).
+        title = f"Verdicts against {base}: case-level paired comparisons, {verdicts_family(v)}"
+        if not len(v):
+            # An empty family (no candidate compared) has no α, but its correction is said.
+            correction = str(v.attrs.get("correction") or "")
+            title += f" ({CORRECTION_NAMES.get(correction, correction)} correction)"
     else:
         title = (
             f"Paired differences against {base}: case-level, "
@@ -188,7 +186,9 @@ def _verdict_table(
             table.add_row(Text(strip_control(dimension), style="bold"))
         cells: list[Any] = [
             Text("  ") + _t(r["candidate_variant_id"]),
-            format_change(r),
+            # Text, not a str: rich read a str's "[n/a]" (a row without an interval) as a
+            # markup tag and printed the difference with no interval at all.
+            _t(format_change(r)),
         ]
         if declared:
             cells.append(format_p(r["adjusted_p_value"]))

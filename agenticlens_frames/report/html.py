@@ -850,7 +850,6 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
     """
     from ..paired.verdicts import (
         HOW_TO_DECLARE,
-        family_phrase,
         format_difference,
         format_interval,
         format_p,
@@ -858,6 +857,7 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
         interval_phrase,
         omitted_parts,
         p_header,
+        verdicts_family,
     )
 
     declared = bool(verdicts.attrs.get("declared", False))
@@ -901,7 +901,7 @@ def verdicts_table_html(verdicts: pd.DataFrame) -> str:
     test = how_tested(verdicts)
     test = f"; test: {test}" if test else ""
     if declared:
-        how = _e(family_phrase(str(first["correction"]), int(first["family_size"]), first["alpha"]))
+        how = _e(verdicts_family(verdicts))
         head = (
             f"<tr><th>Candidate</th><th>Dimension</th><th>Difference<br><small>{level} CI, "
             f"per comparison</small></th><th>{p_label}</th><th>Verdict</th></tr>"

@@ -289,9 +289,9 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
     from .._secrets import mask
     from ..paired.verdicts import (
         HOW_TO_DECLARE,
-        family_phrase,
         interval_phrase,
         omitted_statement,
+        verdicts_family,
     )
     from .early_stopping import DESCRIPTIVE_NOTE, early_stopping, stopped_early
 
@@ -307,11 +307,7 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
         blocks.append([f"**No verdicts.** {v.attrs['missing']}"])
     elif declared:
         alpha = float(v["alpha"].iloc[0]) if len(v) else math.nan
-        how = (
-            family_phrase(str(v["correction"].iloc[0]), int(v["family_size"].iloc[0]), alpha)
-            if len(v)
-            else "no comparison"
-        )
+        how = verdicts_family(v)
         level = float(v["confidence_level"].iloc[0]) if len(v) else analysis.confidence_level
         lead = (
             f"Verdicts against {base}: case-level paired comparisons, {how}"

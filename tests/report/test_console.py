@@ -304,3 +304,46 @@ def test_the_verdict_caption_names_the_test_behind_the_p_values(run, tmp_path) -
         assert said in " ".join(console.export_text().split())
         assert said in summary_markdown(a)
         assert said[:-1] in verdicts_table_html(a.verdicts)
+
+
+def test_a_row_without_an_interval_shows_n_a_not_nothing(tmp_path) -> None:
+    """One paired case: no interval. Rich read the cell's "[n/a]" as a markup tag and
+    printed the difference alone ("+33.3 pp"), where the summary, the page and the JSON
+    say the interval is missing; the console now prints "[n/a]" too."""
+    from agenticlens_frames.testing import make_synthetic
+
+    folder = make_synthetic(tmp_path / "one", variants=3, trials=3, cases=1, seed=13)
+    analysis = analyze(
+        load_experiment(folder / "manifest.yaml", folder / "suite.yaml"),
+        comparisons={"correction": "holm"},
+    )
+    v = analysis.verdicts
+    assert len(v) and v["ci_low"].isna().all()  # one case: no interval anywhere
+    rows = _verdict_rows(_printed(analysis))
+    assert len(rows) == len(v)
+    for cells in rows.values():
+        assert cells[1].endswith(" [n/a]"), cells
+
+
+def test_the_console_heading_names_the_family_as_every_surface_does(run) -> None:
+    """The console's heading said "no correction over the family (α = 0.05)" for a declared
+    none, where the summary and the page said the α is per comparison, and it never gave
+    the family's size. Now every heading says the same words."""
+    from agenticlens_frames.report.html import verdicts_table_html
+    from agenticlens_frames.report.summary import summary_markdown
+
+    for correction, expected in (
+        ("none", "no correction (declared), α = 0.05 per comparison"),
+        ("holm", "Holm correction over the family of {n} comparisons, α = 0.05"),
+    ):
+        undeclared = dataclasses.replace(
+            run, manifest=dataclasses.replace(run.manifest, comparisons=None)
+        )
+        analysis = analyze(undeclared, comparisons={"correction": correction})
+        v = analysis.verdicts
+        # independently: the family is every comparison that has a p-value
+        wanted = expected.format(n=int(v["p_value"].notna().sum()))
+        head = _printed(analysis).split("\n┏")[0]
+        assert wanted in " ".join(head.split())
+        for text in (summary_markdown(analysis), verdicts_table_html(v)):
+            assert wanted in " ".join(text.split())
