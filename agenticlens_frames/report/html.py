@@ -337,7 +337,7 @@ def _comparisons(a: ExperimentAnalysis) -> str:
         "but attempts on one case are correlated, so these intervals are too narrow and the "
         f"p-values too small. They are not a significance verdict: {_significance_at(a)}. "
         "Flags follow AgenticLens's rule (a relative change beyond the regression "
-        "threshold, uncertainty ignored).</p>"
+        f"threshold, {a.regression_threshold:.0%}, uncertainty ignored).</p>"
         "<div class='scroll'><table><tr><th>Variant</th>"
         "<th>Case pass rate<br><small>pooled Wilson interval</small></th>"
         "<th>Case pass rate Δ</th><th>Score Δ</th><th>Latency Δ</th>"
@@ -1104,9 +1104,11 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         (_e(info["trial_count"]), "trials per variant"),
         (_e(info["baseline_variant_id"]), "baseline"),
         (f"{a.confidence_level:.0%}", "confidence level"),
-        (f"{a.regression_threshold:.0%}", "regression threshold"),
         ("none (fixed order)" if seed is None else _e(seed), "random seed"),
         (_e(info["minimum_trials"]), "minimum trials"),
+        # AgenticLens's flag rule, not a test: last, and named as what it sets (beside the
+        # verdicts' settings it read as the threshold of a "worse" verdict).
+        (f"{a.regression_threshold:.0%}", "AgenticLens flag threshold"),
     ]
     warnings = warnings_section_html(a)
     order = ", ".join(f"{_e(v)}#{_e(t)}" for v, t in a.execution_order)

@@ -129,3 +129,25 @@ def test_p_values_under_a_declared_none_are_not_called_adjusted(attempts: pd.Dat
         verdicts,
     )
     assert f"<td data-label='p (not adjusted)'>{p:.3f}</td>" in row
+
+
+def test_the_flag_threshold_tile_is_named_as_agenticlens_s_rule_after_the_run_settings(
+    attempts: pd.DataFrame,
+) -> None:
+    """The page's tiles led with "regression threshold 5%" among the settings of the
+    verdicts, where it read as the threshold of a "worse" verdict; it is AgenticLens's flag
+    rule (a relative change, uncertainty ignored). It is named so, after the run's settings,
+    and the compatible section whose flags it sets states its value."""
+    run = ExperimentRun.from_frames(
+        attempts,
+        pd.DataFrame({"variant_id": list(COST)}),
+        pd.DataFrame({"case_id": [f"c{c}" for c in range(CASES)]}),
+    )
+    page = render_html(
+        analyze(run, correction="holm", regression_threshold=0.12, frontier_n_resamples=0)
+    )
+    tiles = re.findall(r"<div class='tile'><b>([^<]*)</b><span>([^<]*)</span>", page)
+    labels = [label for _, label in tiles]
+    assert "regression threshold" not in labels
+    assert tiles[-1] == ("12%", "AgenticLens flag threshold")
+    assert "beyond the regression threshold, 12%, uncertainty ignored" in _section(page, "compat")
