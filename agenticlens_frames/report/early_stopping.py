@@ -255,10 +255,18 @@ def attempts_statement(block: Mapping[str, Any]) -> str:
     >>> attempts_statement({"stopped_early": True, "attempts_saved": 3240,
     ...                     "attempts_planned": 3600, "attempts_skipped": 0})
     '3240 of 3600 planned attempts saved'
+    >>> attempts_statement({"stopped_early": True, "attempts_saved": 3234,
+    ...                     "attempts_planned": 3600, "attempts_after_decision": 6})
+    '3234 of 3600 planned attempts saved (6 more had started before the stop, and ran)'
     """
     planned = block["attempts_planned"]
     if block.get("stopped_early"):
         text = f"{block['attempts_saved']} of {planned} planned attempts saved"
+        # Already running when the stop took effect: paid for, not in the tables (a report
+        # written before the count was kept has no such key).
+        after = int(block.get("attempts_after_decision") or 0)
+        if after:
+            text += f" ({after} more had started before the stop, and ran)"
     else:
         text = f"{block['attempts_run']} of {planned} planned attempts run"
     skipped = int(block.get("attempts_skipped") or 0)

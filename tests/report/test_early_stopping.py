@@ -77,6 +77,22 @@ def test_a_saved_stop_leads_the_console_and_the_page(tmp_path: Path, saved: dict
     assert rule in page and "3080 of 3600 planned attempts saved" in page
 
 
+def test_attempts_that_ran_after_the_decision_are_said_beside_the_saved_ones(
+    tmp_path: Path, saved: dict
+) -> None:
+    """Attempts started before the stop took effect ran and cost: the statement of what the
+    stop saved says how many (the console and page said only "N saved")."""
+    block = {**OLD_BLOCK, "attempts_run": 513, "attempts_after_decision": 7}
+    # By hand: 3600 planned - 513 counted - 7 run after the decision = 3080 never called.
+    assert block["attempts_planned"] - 513 - 7 == block["attempts_saved"]
+    analysis = load_report(_write(tmp_path, saved, block))
+    said = "3080 of 3600 planned attempts saved (7 more had started before the stop, and ran)"
+    console = Console(record=True, width=200)
+    print_summary(analysis, console)
+    assert said in " ".join(console.export_text().split())
+    assert said in render_html(analysis)
+
+
 def test_a_run_the_rule_never_stopped_keeps_its_verdicts_first(tmp_path: Path, saved: dict) -> None:
     block = {**OLD_BLOCK, "stopped_early": False, "reason": "not every candidate was decided"}
     analysis = load_report(_write(tmp_path, saved, block))
