@@ -222,8 +222,12 @@ class RunFolder:
                 raise InputError(f"unreadable run description ({exc})", file=meta) from None
             self._check(stored, identity, meta)
             self.created_at = stored.get("created_at")
+            #: The early-stopping settings the run was started with (None: without early
+            #: stopping, or a folder of an earlier version): a load needs its planned order.
+            self.stopping: Any = stored.get("stopping")
         else:
             self.created_at = now_iso()
+            self.stopping = identity.get("stopping")
             _write_atomic(
                 meta,
                 json.dumps({"format": FORMAT, **identity, "created_at": self.created_at}, indent=2),

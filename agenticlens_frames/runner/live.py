@@ -85,7 +85,7 @@ from .journal import (
     replay_checks,
 )
 from .journal_check import RecordCheck
-from .order import execution_order
+from .order import FailedTrials, execution_order
 from .payload import DEFAULT_MAX_OUTPUT_CHARS, InvalidPayload, validate_payload
 from .python_target import SPARE_THREADS, PythonTarget, load_callable
 from .recorded import replay_recorded
@@ -96,6 +96,7 @@ from .stopping import (
     StopRule,
     check_stop_request,
     declared_rule,
+    recorded_rank,
     sub_suite,
 )
 
@@ -265,10 +266,19 @@ def _record_check(manifest: ManifestSpec, suite: SuiteSpec) -> RecordCheck:
 
 
 class Ledger:
-    """The journal's records, indexed: what is done, what failed, what is left."""
+    """The journal's records, indexed: what is done, what failed, what is left.
+
+    ``position`` is the run's planned position of each case (early stopping's
+    :attr:`.StopMonitor.rank`; None: suite order, AgenticLens'): a failed trial's cases
+    after its failing case in that order are not run (:class:`~.order.FailedTrials`).
+    """
 
     def __init__(
-        self, suite: SuiteSpec, mode: InvalidPayloadMode, invocation: str | None = None
+        self,
+        suite: SuiteSpec,
+        mode: InvalidPayloadMode,
+        invocation: str | None = None,
+        position: Mapping[str, int] | None = None,
     ) -> None:
         self.suite = suite
         self.mode = mode
@@ -282,7 +292,8 @@ class Ledger:
         self.case_index = {c.id: c.index for c in suite.cases}
         self.final: dict[tuple[str, int, str], dict[str, Any]] = {}
         self.failures: dict[tuple[str, int, str], list[tuple[str, str]]] = {}
-        self.invalid_at: dict[tuple[str, int], int] = {}
+        #: Trials failed by an invalid payload ("trial" mode), in the planned order.
+        self.failed = FailedTrials(self.case_index if position is None else position)
         self.calls: list[dict[str, Any]] = []
         #: ``judge_sample`` records (kept until read by :meth:`unfinished_samples`).
         self.samples: list[dict[str, Any]] = []
@@ -344,9 +355,7 @@ class Ledger:
                 self.judge_ended.pop(key, None)
             self.suspects.discard(key)
             if record["status"] == "invalid_payload" and self.mode == "trial":
-                index = self.case_index[key[2]]
-                first = self.invalid_at.get(key[:2], index)
-                self.invalid_at[key[:2]] = min(first, index)
+                self.failed.fail(*key)
 
     def unfinished_samples(self, *, keep_unavailable: bool = False) -> JudgeSamples:
         """Judge samples of attempts not journaled as finished (the only ones that can be
@@ -368,7 +377,7 @@ class Ledger:
             for k, r in self.final.items()
             if r["status"] in RERUNNABLE
             and not str(r.get("error") or "").startswith(PROCESS_ENDED)
-            and k[:2] not in self.invalid_at
+            and k[:2] not in self.failed
         ]
         for key in failed:
             del self.final[key]
@@ -395,12 +404,12 @@ class Ledger:
         return len(reopened)
 
     def pending(self, variant_id: str, trial: int) -> list[CaseSpec]:
-        """Cases of a live trial still to run (none after a decided trial failure)."""
-        limit = self.invalid_at.get((variant_id, trial))
+        """Cases of a live trial still to run (none past the trial's failure)."""
         return [
             c
             for c in self.suite.cases
-            if (limit is None or c.index < limit) and (variant_id, trial, c.id) not in self.final
+            if (variant_id, trial, c.id) not in self.final
+            and not self.failed.past(variant_id, trial, c.id)
         ]
 
     def awaiting_judge(self, answered: Iterable[tuple[str, int, str]] = ()) -> int:
@@ -409,17 +418,15 @@ class Ledger:
         (:attr:`~.journal.JournalWriter.answered`) to the earlier sessions' read here."""
         count = 0
         for key in {*self.answered, *answered}:
-            index = self.case_index.get(key[2])
-            limit = self.invalid_at.get(key[:2])
-            if index is not None and (limit is None or index < limit) and key not in self.final:
+            if key[2] in self.case_index and key not in self.final and not self.failed.past(*key):
                 count += 1
         return count
 
     def trial_error(self, variant_id: str, trial: int) -> str | None:
-        limit = self.invalid_at.get((variant_id, trial))
-        if limit is None:
+        case_id = self.failed.failed_at(variant_id, trial)
+        if case_id is None:
             return None
-        return self.final[(variant_id, trial, self.suite.cases[limit].id)]["error"]
+        return self.final[(variant_id, trial, case_id)]["error"]
 
     def release(self) -> None:
         """Forget every record (the tables are built): see :func:`arun_live`."""
@@ -1294,7 +1301,8 @@ async def arun_live(
     # One command line's processes share an id (the supervisor's); a call from Python is
     # its own command line.
     invocation = (os.environ.get(INVOCATION_ENV) or uuid.uuid4().hex) if rerun_failed else None
-    ledger = Ledger(suite, invalid_payload, invocation)
+    # Under early stopping a failed trial's cases are run, or not, in the planned order.
+    ledger = Ledger(suite, invalid_payload, invocation, monitor.rank if monitor else None)
     folder: RunFolder | None = None
     if run_dir is not None:
         folder = RunFolder(
@@ -1400,7 +1408,7 @@ async def arun_live(
                     session=session,
                     budget=max_attempts,
                     stop_trial_on_invalid=invalid_payload == "trial",
-                    invalid_at=dict(ledger.invalid_at),
+                    failed=ledger.failed.copy(),
                     # (`scheduler` is bound before the first attempt is done)
                     on_done=lambda variant_id: bars.update(variant_id, scheduler.unanswered),
                     should_stop=(lambda: monitor.should_stop) if monitor is not None else None,
@@ -1452,7 +1460,7 @@ async def arun_live(
                     # The tables hold the cases the sequence used (all of them if it never stopped).
                     used = set(monitor.used_cases()) if monitor.should_stop else set(suite.case_ids)
                     small = sub_suite(suite, used)
-                    sub_ledger = Ledger(small, invalid_payload)
+                    sub_ledger = Ledger(small, invalid_payload, position=monitor.rank)
                     for record in [*ledger.calls, *ledger.final.values()]:
                         if record["case"] in used:
                             sub_ledger.add(record)
@@ -1601,10 +1609,16 @@ def load_run_folder(
     recorded_paths = {
         v.id: v.resolved_target for v in manifest.variants if v.target_kind == "recorded"
     }
-    ledger = Ledger(suite, invalid_payload)
     folder = RunFolder(
         path, {**run_identity(manifest, suite, recorded_paths), "invalid_payload": invalid_payload}
     )
+    # Run with early stopping, a failed trial's cases were called, or not, in its order.
+    try:
+        rank = recorded_rank(manifest, suite, folder.stopping)
+    except InputError:
+        folder.close()
+        raise
+    ledger = Ledger(suite, invalid_payload, position=rank)
     ledger.journal = folder.journal
     try:
         for record in read_segments(folder.segments(), _record_check(manifest, suite)):

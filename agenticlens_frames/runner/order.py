@@ -1,11 +1,12 @@
-"""The (variant, trial) execution order, identical to AgenticLens 0.10 (spec §9.8)."""
+"""The (variant, trial) execution order, identical to AgenticLens 0.10 (spec §9.8), and
+which cases of a failed trial are past its failure (:class:`FailedTrials`)."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-__all__ = ["execution_order"]
+__all__ = ["FailedTrials", "execution_order"]
 
 
 def execution_order(
@@ -28,3 +29,63 @@ def execution_order(
     if random_seed is not None:
         random.Random(random_seed).shuffle(items)
     return items
+
+
+class FailedTrials:
+    """Where each trial an invalid payload failed failed, and which of its cases are past it.
+
+    The one rule for a failed trial (``invalid_payload="trial"``), used by the scheduler
+    (what it still calls), the ledger (what a resumed run still calls, the failing case's
+    error) and early stopping's sequence (which attempts are data): a trial fails at its
+    first invalid payload in the run's **planned order** of the cases, and its cases after
+    that one in that order are past the failure — not called if not started yet, and not
+    data if they were (started before the failure was known). The planned order is the
+    suite's (AgenticLens' rule: its later cases are not called) or, with early stopping,
+    the seeded order the cases run in (:attr:`.StopMonitor.rank`). Defined in the suite's
+    order under early stopping, which cases of a failed trial ran (and so what the
+    sequence saw) depended on which attempt finished first, and on a crash.
+
+    Parameters
+    ----------
+    position
+        Case id → planned position.
+
+    Examples
+    --------
+    >>> failed = FailedTrials({"a": 0, "b": 1, "c": 2})
+    >>> failed.fail("v", 1, "c"); failed.fail("v", 1, "b"); failed.fail("v", 1, "c")
+    >>> failed.failed_at("v", 1), [failed.past("v", 1, c) for c in "abc"]
+    ('b', [False, False, True])
+    >>> failed.past("v", 2, "c"), ("v", 1) in failed
+    (False, True)
+    """
+
+    def __init__(self, position: Mapping[str, int]) -> None:
+        self.position = position
+        #: (variant, trial) → the case it failed at: its first invalid payload, planned order.
+        self.first: dict[tuple[str, int], str] = {}
+
+    def fail(self, variant: str, trial: int, case_id: str) -> None:
+        """An invalid payload of ``(variant, trial)`` on ``case_id``."""
+        key = (variant, trial)
+        first = self.first.get(key)
+        if first is None or self.position[case_id] < self.position[first]:
+            self.first[key] = case_id
+
+    def failed_at(self, variant: str, trial: int) -> str | None:
+        """The case the trial failed at (None: it has not failed)."""
+        return self.first.get((variant, trial))
+
+    def past(self, variant: str, trial: int, case_id: str) -> bool:
+        """Whether the trial failed at a case planned before ``case_id``."""
+        first = self.first.get((variant, trial))
+        return first is not None and self.position[case_id] > self.position[first]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.first
+
+    def copy(self) -> FailedTrials:
+        """A copy with its own failures (the same planned order)."""
+        other = FailedTrials(self.position)
+        other.first = dict(self.first)
+        return other

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 from ..formats.model import CaseSpec
 from .inflight import InflightLog
 from .journal import JournalWriter, now_iso
+from .order import FailedTrials
 from .payload import DEFAULT_MAX_OUTPUT_CHARS, InvalidPayload, canonical_payload, validate_payload
 from .retry import RetryPolicy, TargetFailure, describe_error
 
@@ -108,9 +109,11 @@ class Scheduler:
         Most items to start (``--max-attempts``); None for all.
     stop_trial_on_invalid
         AgenticLens' rule: an invalid payload fails the whole trial, so the trial's later
-        cases (suite order) that have not started are not called.
-    invalid_at
-        (variant, trial) → lowest case index with an invalid payload so far (updated).
+        cases that have not started are not called.
+    failed
+        The trials failed so far (updated), in the run's planned order of the cases: the
+        suite's, or early stopping's (the order ``items`` are started in); which cases are
+        past a failure is its rule. None: none yet, suite order.
     on_done
         Called with the variant id each time an item finishes (for progress bars).
     should_stop
@@ -137,7 +140,7 @@ class Scheduler:
         session: str,
         budget: int | None = None,
         stop_trial_on_invalid: bool = True,
-        invalid_at: dict[tuple[str, int], int] | None = None,
+        failed: FailedTrials | None = None,
         on_done: Callable[[str], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
         admit: Callable[[WorkItem], bool] | None = None,
@@ -165,7 +168,9 @@ class Scheduler:
         self.session = session
         self.budget = budget
         self.stop_trial_on_invalid = stop_trial_on_invalid
-        self.invalid_at = invalid_at if invalid_at is not None else {}
+        self.failed = (
+            failed if failed is not None else FailedTrials({i.case.id: i.case.index for i in items})
+        )
         self.on_done = on_done
         self.running: dict[str, int] = dict.fromkeys(plans, 0)
         self.in_flight = 0
@@ -186,8 +191,7 @@ class Scheduler:
     def _skip(self, item: WorkItem) -> bool:
         if not self.stop_trial_on_invalid:
             return False
-        first_invalid = self.invalid_at.get((item.variant_id, item.trial))
-        return first_invalid is not None and item.case.index > first_invalid
+        return self.failed.past(item.variant_id, item.trial, item.case.id)
 
     def _pick(self) -> WorkItem | None:
         self._behind = False
@@ -446,10 +450,8 @@ class Scheduler:
                 return
             assert error is not None
             if outcome == "invalid_payload":
-                key = (item.variant_id, item.trial)
                 if self.stop_trial_on_invalid:
-                    first = self.invalid_at.get(key, item.case.index)
-                    self.invalid_at[key] = min(first, item.case.index)
+                    self.failed.fail(item.variant_id, item.trial, item.case.id)
                 self.journal.append(
                     {
                         "type": "attempt",

@@ -46,6 +46,7 @@ from ..stats_sequential import (
     candidate_alpha,
     decide,
 )
+from .order import FailedTrials
 
 __all__ = [
     "STOP_WHEN",
@@ -56,6 +57,8 @@ __all__ = [
     "check_stop_request",
     "cluster_rank",
     "declared_rule",
+    "planned_rank",
+    "recorded_rank",
     "sub_suite",
 ]
 
@@ -291,6 +294,28 @@ def cluster_rank(suite: SuiteSpec, seed: int | None, labels: Sequence[Any]) -> d
     return {suite.cases[i].id: pos for pos, i in enumerate(planned)}
 
 
+def planned_rank(
+    suite: SuiteSpec, seed: int | None, labels: Sequence[Any] | None = None
+) -> dict[str, int]:
+    """Planned position of each case under early stopping: :func:`case_rank`, or with
+    each case's cluster label (suite order) :func:`cluster_rank`."""
+    return case_rank(suite, seed) if labels is None else cluster_rank(suite, seed, labels)
+
+
+def recorded_rank(manifest: ManifestSpec, suite: SuiteSpec, stopping: Any) -> dict[str, int] | None:
+    """The planned order a run folder's cases ran in, from its recorded early-stopping
+    settings (``run.json``'s ``stopping``; None: suite order, without early stopping).
+
+    A load of the folder needs it: a failed trial's cases past its failure in that order
+    were not called (:class:`~.order.FailedTrials`).
+    """
+    if not isinstance(stopping, dict) or stopping.get("stop_when") is None:
+        return None
+    cluster = stopping.get("cluster")
+    labels = None if cluster is None else _cluster_labels(suite, str(cluster))
+    return planned_rank(suite, manifest.random_seed, labels)
+
+
 def sub_suite(suite: SuiteSpec, case_ids: set[str]) -> SuiteSpec:
     """The suite restricted to ``case_ids`` (suite order, re-indexed from 0)."""
     kept = [c for c in suite.cases if c.id in case_ids]
@@ -351,12 +376,8 @@ class StopMonitor:
         self.sequence = BettingConfidenceSequence(self.alpha_each, n=max(len(self.candidates), 1))
         #: The case metadata field the sequence clusters by (None: every case a unit).
         self.cluster = cluster
-        if cluster is None:
-            rank = case_rank(suite, manifest.random_seed)
-            labels = None
-        else:
-            labels = _cluster_labels(suite, cluster)
-            rank = cluster_rank(suite, manifest.random_seed, labels)
+        labels = None if cluster is None else _cluster_labels(suite, cluster)
+        rank = planned_rank(suite, manifest.random_seed, labels)
         self.order = sorted(rank, key=rank.__getitem__)
         # Each case's unit: itself, or its cluster (whose cases are consecutive in order).
         unit = (
@@ -377,17 +398,14 @@ class StopMonitor:
         self.complete_prefix = 0
         #: Per candidate: paired cases in the units fed (with clusters; else ``sequence.t``).
         self._paired_cases = np.zeros(len(self.candidates), dtype=np.int64)
-        self.case_index = {c.id: c.index for c in suite.cases}
         self.trial_mode = trial_mode
         #: Per attempt: passed, or None for a failed trial's invalid payload (not data).
         self.outcome: dict[tuple[str, int, str], bool | None] = {}
-        #: Per failed trial: suite index of its first invalid payload (the scheduler's rule
-        #: for which cases are still run, as :meth:`Ledger.pending`).
-        self.invalid_at: dict[tuple[str, int], int] = {}
-        #: Per failed trial: planned position of its first invalid payload; the trial gives
-        #: no data from that case on. Earlier cases keep its attempts: the sequence may
-        #: have used them already, and an online sequence cannot take data back.
-        self.failed_from: dict[tuple[str, int], int] = {}
+        #: The failed trials, in the planned order: the scheduler's rule for which cases
+        #: are still run, and this one's for which are data. A trial gives no data from its
+        #: failing case on; earlier cases keep its attempts: the sequence may have used
+        #: them already, and an online sequence cannot take data back.
+        self.failed = FailedTrials(rank)
         #: Cases fed to the sequence, whole units in planned order: the cases used.
         self.position = 0
         self.decisions: list[str | None] = [None] * len(self.candidates)
@@ -420,10 +438,7 @@ class StopMonitor:
         with self._lock:
             self.outcome[key] = passed
             if failed_trial:
-                index = self.case_index[key[2]]
-                self.invalid_at[key[:2]] = min(self.invalid_at.get(key[:2], index), index)
-                rank = self.rank[key[2]]
-                self.failed_from[key[:2]] = min(self.failed_from.get(key[:2], rank), rank)
+                self.failed.fail(*key)
             self._advance()
         if self.on_advance is not None:
             self.on_advance()
@@ -442,24 +457,21 @@ class StopMonitor:
         return admit
 
     def _complete(self, case_id: str) -> bool:
-        index = self.case_index[case_id]
+        # (A case planned before a trial's failing case waits for that trial's attempt,
+        # even if the failure is journaled first: it is data, and always run.)
         for v in self.variants:
             for t in range(1, self.trials + 1):
-                failed_at = self.invalid_at.get((v, t))
-                if (v, t, case_id) not in self.outcome and not (
-                    failed_at is not None and failed_at <= index
-                ):
+                if (v, t, case_id) not in self.outcome and not self.failed.past(v, t, case_id):
                     return False
         return True
 
     def _value(self, variant: str, case_id: str) -> float:
         """The variant's pass rate on the case over its evaluated attempts (NaN: none)."""
-        rank = self.rank[case_id]
         passes = evaluated = 0
         for t in range(1, self.trials + 1):
-            failed_from = self.failed_from.get((variant, t))
-            if failed_from is not None and failed_from <= rank:
-                continue  # the trial had failed by this case: its placeholders are not data
+            if self.failed.past(variant, t, case_id):
+                continue  # the trial had failed before this case: its placeholders are not data
+            # (None: the failing case's invalid payload, not data either)
             passed = self.outcome.get((variant, t, case_id))
             if passed is not None:
                 passes += passed
@@ -520,34 +532,38 @@ class StopMonitor:
         """Per candidate: the clusters its sequence has seen (with a paired case)."""
         return [int(n) for n in self.sequence.t[: len(self.candidates)]]
 
-    def _counts(self) -> tuple[int, int]:
+    def _counts(self) -> tuple[int, int, int]:
         """Attempts run and attempts a failed trial left unrun (not saved by stopping),
-        counted up to the decision point: over the cases used, in planned order.
+        counted up to the decision point: over the cases used, in planned order; and how
+        many of the latter ran all the same.
 
         After a stop, attempts of later cases that were already started still run and
         are journaled (how many depends on when the scoring thread saw the deciding case,
         not on the data); counting them made ``attempts_run`` differ by a few between
         identical runs. Up to the decision point the counts are a function of the cases
         in their planned order only, as the sequence is. Without a stop every case is
-        used.
+        used. For the same reason a failed trial's cases past its failure (planned
+        order, :class:`~.order.FailedTrials`) are counted as left unrun even when they had
+        been started before the failure was known: whether they had is timing, and they
+        are not data either way. Those are the third number.
         """
         used = set(self.order[: self.position]) if self.stopped_after is not None else None
-        run = [k for k in self.outcome if used is None or k[2] in used]
         # A trial's failure is counted where the sequence saw it: an invalid payload in a
         # case past the decision point does not fail the trial for these counts.
-        limits: dict[tuple[str, int], int] = {}
-        for v, t, case_id in run:
-            if self.outcome[(v, t, case_id)] is None:
-                index = self.case_index[case_id]
-                limits[(v, t)] = min(limits.get((v, t), index), index)
-        counted = set(run)
+        failed = FailedTrials(self.rank)
+        for (v, t, case_id), passed in self.outcome.items():
+            if passed is None and (used is None or case_id in used):
+                failed.fail(v, t, case_id)
+        run = ran_past = 0
+        for v, t, case_id in self.outcome:
+            if failed.past(v, t, case_id):
+                ran_past += 1
+            elif used is None or case_id in used:
+                run += 1
         skipped = sum(
-            1
-            for (v, t), limit in limits.items()
-            for case_id, index in self.case_index.items()
-            if index > limit and (v, t, case_id) not in counted
+            1 for v, t in failed.first for case_id in self.order if failed.past(v, t, case_id)
         )
-        return len(run), skipped
+        return run, skipped, ran_past
 
     def settings(self) -> dict[str, Any]:
         """What decides this run's work order and its decisions, JSON-ready: recorded in
@@ -580,14 +596,17 @@ class StopMonitor:
         ``attempts_after_decision`` (of ``attempts_done``, the attempts journaled) had
         already been started when the stop took effect, and ran; ``attempts_saved`` is
         the rest of the plan, the attempts never called (not those a failed trial left
-        unrun, ``attempts_skipped``). The four add up to ``attempts_planned``. With
+        unrun, ``attempts_skipped``: a failed trial's cases planned after its failure,
+        counted there even when one had been started before the failure was known, since
+        whether it had is timing). The four add up to ``attempts_planned``. With
         clusters the block adds ``unit`` (``"cluster"``), ``cluster`` (the metadata
         field), ``clusters_used`` of ``clusters_planned`` and per candidate
         ``paired_clusters``; ``cases_used`` and ``paired_cases`` still count cases.
         """
         stopped = self.stopped_after is not None
-        run, skipped = self._counts()
-        after = max(attempts_done - run, 0) if stopped else 0
+        run, skipped, ran_past = self._counts()
+        # (A failed trial's attempts past its failure that ran are counted as skipped.)
+        after = max(attempts_done - run - ran_past, 0) if stopped else 0
         paired = self.paired_cases()
         clustered = self.cluster is not None
         used = f"{self.position} of {len(self.order)} cases"
