@@ -230,14 +230,18 @@ def test_daemon_pool_reuses_idle_threads():
 def test_deadlines_fire_in_order_never_early_and_only_for_calls_still_running():
     # Twelve calls with one timeout, started 1 ms apart; every third ends before its
     # deadline. Expected by a plain loop over the same choices: the others, in order.
+    # The timeout is long beside the loop that starts them: with 20 ms, a loaded machine
+    # took longer than that to start all twelve, and the first fired before its call
+    # "ended" (the test failed on load, not on the code).
     fired: list[tuple[int, float, float]] = []
+    timeout = 0.5
 
     async def scenario():
         loop = asyncio.get_running_loop()
-        watch = _deadlines(loop, 0.02)
+        watch = _deadlines(loop, timeout)
         entries = []
         for i in range(12):
-            deadline = loop.time() + 0.02
+            deadline = loop.time() + timeout
             entries.append(
                 watch.add(
                     deadline, lambda a: fired.append((a[0], a[1], loop.time())), (i, deadline)
