@@ -3,13 +3,24 @@ way to write a number in its unit."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import sys
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["NO_EVALUATED_ATTEMPT", "clip", "format_in_unit", "format_power", "is_missing"]
+import orjson
+
+__all__ = [
+    "NO_EVALUATED_ATTEMPT",
+    "clip",
+    "format_in_unit",
+    "format_power",
+    "is_missing",
+    "json_copy",
+    "same_json",
+]
 
 #: The pass rate of a variant that has no row among the case-level pass rates while the
 #: others have one: it completed no trial, so no attempt of it was evaluated. Said in
@@ -50,6 +61,64 @@ def is_missing(value: Any) -> bool:
         return math.isnan(value)
     pandas = sys.modules.get("pandas")
     return pandas is not None and value is pandas.NA
+
+
+def json_copy(value: Any) -> Any:
+    """``value`` as JSON holds it: what writing it as the tables and the run journal do
+    (:mod:`json`, other objects by ``str()``, NaN and infinities kept as ``NaN`` /
+    ``Infinity``) and reading it back gives.
+
+    Tuples become lists, keys strings (``1`` → ``"1"``), other objects their ``str()``;
+    the copy is written as the same JSON text as ``value``, and reads back equal to
+    itself (:func:`same_json`), so what is built from it is the same before and after a
+    journal. Raises what :func:`json.dumps` raises for what JSON cannot write at all: a
+    key that is not a string or a number (``TypeError``), a reference cycle
+    (``ValueError``), nesting too deep (``RecursionError``), or what an object's
+    ``str()`` raises.
+
+    Examples
+    --------
+    >>> json_copy({"span": (1, 2), 3: float("inf"), "at": {1, 2}})
+    {'span': [1, 2], '3': inf, 'at': '{1, 2}'}
+    >>> json_copy({(1, 2): "pair"})
+    Traceback (most recent call last):
+    ...
+    TypeError: keys must be str, int, float, bool or None, not tuple
+    """
+    # orjson's round trip is ~10x cheaper and gives the same value whenever it reads back
+    # equal to the original: plain JSON values (most of them). Anything else (tuples, NaN
+    # and infinities, which orjson writes as null, integers beyond 64 bits, non-string
+    # keys, other objects) differs or raises, and json decides.
+    try:
+        copied = orjson.loads(orjson.dumps(value))
+        if copied == value:
+            return copied
+    except (TypeError, orjson.JSONEncodeError):
+        pass
+    return json.loads(json.dumps(value, default=str))
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON values are the same, types included, NaN the same as NaN (``==``
+    says a NaN read back differs from the one written, and a tuple equals no list).
+
+    Examples
+    --------
+    >>> nan = float("nan")
+    >>> same_json({"x": [nan, 1]}, {"x": [float("nan"), 1]}), same_json([1], (1,))
+    (True, False)
+    >>> same_json({"a": 1, "b": 2}, {"b": 2, "a": 1}), same_json(1, 1.0), same_json(1, True)
+    (True, False, False)
+    """
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 #: The first number of a formatted text (sign, digits with thousands commas, decimals).

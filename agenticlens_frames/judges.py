@@ -35,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._values import json_copy, same_json
 from .errors import InputError, describe_error
 
 __all__ = [
@@ -203,23 +204,28 @@ class _Attempted:
 
     def to_json(self) -> dict[str, Any] | None:
         """This finished sample as JSON data, or None when JSON cannot hold it exactly
-        (then a resumed run judges it again rather than reuse an altered copy)."""
+        (then a resumed run judges it again rather than reuse an altered copy).
+
+        The journal keeps NaN and infinities exactly (``NaN`` / ``Infinity``, as
+        :func:`json.loads` reads them); a judgement's metadata is already a
+        :func:`~agenticlens_frames._values.json_copy` (:meth:`JudgeRunner._parse`), so a
+        sample is None here only for a failed attempt's usage JSON cannot write.
+        """
         data: dict[str, Any] = {
             "ok": self.ok,
             "attempts": self.attempts,
             "elapsed_ms": self.elapsed_ms,
             "errors": list(self.errors),
             # Only what the scores are built from: the usage a failed attempt reported.
-            "failure_usages": [
-                usage if isinstance(usage := getattr(f, "usage", None), dict) else None
-                for f in self.failures
-            ],
+            "failure_usages": [_failure_usage(f) for f in self.failures],
         }
         if self.ok:
             data["value"] = [dataclasses.asdict(judged) for judged in self.value]
         try:
-            same = json.loads(json.dumps(data, allow_nan=False)) == data
-        except (TypeError, ValueError):
+            # NaN-aware: ``==`` called every sample with a NaN in its metadata altered, so
+            # it was never journaled (a load said NotJudged, every resume paid for it again).
+            same = same_json(json.loads(json.dumps(data)), data)
+        except (TypeError, ValueError, RecursionError):
             return None
         return data if same else None
 
@@ -238,6 +244,39 @@ class _Attempted:
         else:
             outcome.error = failures[-1] if failures else _Recalled(None)
         return outcome
+
+
+#: The keys of a failed attempt's ``usage`` that scores are built from (:func:`_failed_usage`,
+#: :func:`_spent`, the latency of an unavailable score).
+_FAILURE_USAGE_KEYS = (
+    "judge_cost_usd",
+    "judge_input_tokens",
+    "judge_output_tokens",
+    "judge_cost_source",
+    "judge_latency_ms",
+)
+
+
+def _failure_usage(failure: BaseException) -> dict[str, Any] | None:
+    """What a failed attempt's ``usage`` contributes, as JSON holds it (None without one).
+
+    Only the keys read (an exception's usage may hold anything: the client's own objects);
+    each value a :func:`~agenticlens_frames._values.json_copy`, which changes none that is
+    read (numbers stay numbers, a NaN stays NaN; other objects were never numbers).
+    """
+    usage = getattr(failure, "usage", None)
+    if not isinstance(usage, dict):
+        return None
+    if isinstance(failure, _Recalled):
+        return usage  # read back from the journal: as JSON holds it already
+    kept: dict[str, Any] = {}
+    for key in _FAILURE_USAGE_KEYS:
+        if key in usage:
+            try:
+                kept[key] = json_copy(usage[key])
+            except Exception:  # a cycle, a str() that raises: not a number, so unread
+                kept[key] = None
+    return kept
 
 
 class ProcessEnded(Exception):
@@ -453,8 +492,9 @@ def _failed_usage(outcomes: list[_Attempted]) -> dict[str, Any]:
     sources: set[Any] = set()
     for outcome in outcomes:
         for failure in outcome.failures:
-            usage = getattr(failure, "usage", None)
-            if not isinstance(usage, dict):
+            # As the journal keeps it: a resume or a load computes the same totals.
+            usage = _failure_usage(failure)
+            if usage is None:
                 continue
             for key in _USAGE_TOTALS:
                 value = _usage(usage.get(key))
@@ -503,7 +543,7 @@ def _failure_usages(outcomes: list[_Attempted]) -> list[Mapping[str, Any]]:
         usage
         for outcome in outcomes
         for failure in outcome.failures
-        if isinstance(usage := getattr(failure, "usage", None), dict)
+        if (usage := _failure_usage(failure)) is not None
     ]
 
 
@@ -586,6 +626,15 @@ class JudgeRunner:
                     f"({type(key).__name__}) for case {case_id!r}; a verdict must be a "
                     "string or number"
                 ) from None
+            self._as_json(judged, case_id)
+            try:
+                hash(_verdict_key(judged))
+            except TypeError:
+                raise TypeError(
+                    f"judge {self.name!r} returned a verdict of type {type(key).__name__} "
+                    f"for case {case_id!r}, which JSON keeps as a list (the run journal "
+                    "could not give it back); a verdict must be a string or number"
+                ) from None
             return [judged]
         if isinstance(result, list):
             if not result:
@@ -594,8 +643,31 @@ class JudgeRunner:
                     f"judge {self.name!r} returned an empty list for case {case_id!r}; "
                     "return at least one judgement (or a skipped one)"
                 )
-            return [normalize_judgement(item, **label) for item in result]
-        return [normalize_judgement(result, **label)]
+            judgements = [normalize_judgement(item, **label) for item in result]
+        else:
+            judgements = [normalize_judgement(result, **label)]
+        for judged in judgements:
+            self._as_json(judged, case_id)
+        return judgements
+
+    def _as_json(self, judged: Judged, case_id: str) -> None:
+        """Make ``judged.metadata`` what JSON holds (:func:`~._values.json_copy`), or raise.
+
+        The score is built from what the run journal keeps, so a run, its resume and
+        ``load_experiment(run_dir=...)`` give the same score from the same sample: a tuple
+        a list, a key ``"1"``, another object its ``str()`` (as the ``checks`` table
+        writes them anyway), NaN and infinities as they are. Metadata JSON cannot write at
+        all (a tuple key, a cycle) is an invalid reply: a failed attempt (it used to fail
+        the table build in ``metadata_json``, after the judge was paid).
+        """
+        try:
+            judged.metadata = json_copy(judged.metadata)
+        except Exception as exc:  # the judge's objects (RecursionError too), not our bug
+            raise TypeError(
+                f"judge {self.name!r} returned metadata JSON cannot hold for case "
+                f"{case_id!r} ({describe_error(exc)}); a judge's metadata is kept as JSON "
+                "(the run journal, the checks table): use string keys and JSON values"
+            ) from None
 
     def _call_with_retry(self, call: Callable[[], Any]) -> _Attempted:
         policy = self.retry

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from ._choices import check_invalid_payload
 from ._gc import paused_gc
@@ -19,6 +19,35 @@ from .runner.recorded import replay_recorded
 __all__ = ["load_experiment"]
 
 _LOG = logging.getLogger(__name__)
+
+
+class _Caller(NamedTuple):
+    """Who loads the experiment, as the notes and hints name it to the user.
+
+    A command built on :func:`load_experiment` (``archive add MANIFEST SUITE``) names
+    itself and its own way out: a note naming ``load_experiment`` and ``run_dir=`` told a
+    shell user about a function and an argument they never saw.
+    """
+
+    name: str
+    """What the user called, e.g. ``"load_experiment"``."""
+    what: str
+    """What judges at every load, e.g. ``"load_experiment without run_dir"``."""
+    when: str
+    """When it judges again, e.g. ``"at every load"``."""
+    instead: str
+    """The note's way to use a run folder, after ``experiment run ... --run-dir DIR``."""
+    then: str
+    """The same, in the hint refusing live variants."""
+
+
+_LOAD_EXPERIMENT = _Caller(
+    "load_experiment",
+    "load_experiment without run_dir",
+    "at every load",
+    "load with run_dir=DIR",
+    "load_experiment(..., run_dir=DIR)",
+)
 
 
 def load_experiment(
@@ -69,6 +98,28 @@ def load_experiment(
     >>> run.attempts.groupby("variant_id", observed=False)["trial"].count().min() > 0
     np.True_
     """
+    return _load(
+        manifest_path,
+        suite_path,
+        evaluators=evaluators,
+        progress=progress,
+        run_dir=run_dir,
+        invalid_payload=invalid_payload,
+        caller=_LOAD_EXPERIMENT,
+    )
+
+
+def _load(
+    manifest_path: str | Path,
+    suite_path: str | Path,
+    *,
+    evaluators: EvaluatorRegistry | str | None,
+    progress: bool,
+    run_dir: str | Path | None,
+    invalid_payload: Literal["trial", "case"],
+    caller: _Caller,
+) -> ExperimentRun:
+    """:func:`load_experiment`, its notes and hints naming ``caller``."""
     # Checked with or without run_dir: a misspelt mode was accepted whenever it was unused.
     check_invalid_payload(invalid_payload)
     registry = as_registry(evaluators)
@@ -101,11 +152,11 @@ def load_experiment(
         v = live[0]
         raise InputError(
             f"variant {v.id!r} has target_kind {v.target_kind!r}; its results come from "
-            "calling the target, which load_experiment never does",
+            f"calling the target, which {caller.name} never does",
             file=manifest.path,
             location=("variants", manifest.variants.index(v), "target_kind"),
             hint=f"run it with `agenticlens-frames experiment run {manifest.path} "
-            f"{suite.path} --run-dir DIR`, then load_experiment(..., run_dir=DIR)",
+            f"{suite.path} --run-dir DIR`, then {caller.then}",
         )
     judged = sorted(
         {
@@ -119,13 +170,15 @@ def load_experiment(
         # Nowhere to keep the scores: this load pays the judge, needs its network and key,
         # and may differ from the last one. Said, since a load is expected to cost nothing.
         _LOG.warning(
-            "Note: load_experiment without run_dir calls the judge(s) %s for every recorded "
-            "attempt, at every load (there is no run folder to keep the scores in); to judge "
-            "once, run `agenticlens-frames experiment run %s %s --run-dir DIR` and load with "
-            "run_dir=DIR",
+            "Note: %s calls the judge(s) %s for every recorded attempt, %s (there is no run "
+            "folder to keep the scores in); to judge once, run `agenticlens-frames experiment "
+            "run %s %s --run-dir DIR` and %s",
+            caller.what,
             ", ".join(map(repr, judged)),
+            caller.when,
             manifest.path,
             suite.path,
+            caller.instead,
         )
     builder = TableBuilder(manifest, suite)
     order = execution_order(manifest.variant_ids, manifest.trial_count, manifest.random_seed)

@@ -406,7 +406,8 @@ def archive_add(
     sources: list[Path] = typer.Argument(
         ...,
         help="MANIFEST SUITE of an experiment with recorded targets, or a folder of tidy "
-        "tables written by `experiment run --parquet` (its tables/ folder).",
+        "tables written by `experiment run --parquet` (its tables/ folder) or a run folder "
+        "of `experiment run --run-dir` (its judge scores are added, not judged again).",
     ),
     run_at: str | None = typer.Option(
         None, "--run-at", help="When the run happened (ISO 8601; default: now)."
@@ -438,10 +439,29 @@ def archive_add(
             run = read_parquet(folder)
         elif len(sources) == 2:
             from ..evaluators import load_registry
-            from ..loading import load_experiment
+            from ..loading import _Caller, _load
 
             registry = load_registry(evaluators, location="--evaluators") if evaluators else None
-            run = load_experiment(sources[0], sources[1], evaluators=registry)
+            # Judged here, at every add, with nowhere to keep the scores: the note (and the
+            # hint refusing live variants) name this command and the run folder it can add
+            # instead, not load_experiment's run_dir, which a shell user never sees.
+            folder_add = f"add the run folder: `agenticlens-frames archive add {archive} DIR`"
+            caller = _Caller(
+                "archive add",
+                "`agenticlens-frames archive add` of a manifest and suite",
+                "at every add (an add whose judge scores differ archives another run)",
+                folder_add,
+                folder_add,
+            )
+            run = _load(
+                sources[0],
+                sources[1],
+                evaluators=registry,
+                progress=False,
+                run_dir=None,
+                invalid_payload="trial",
+                caller=caller,
+            )
         else:
             raise InputError(
                 f"expected MANIFEST SUITE or one tables folder, got {len(sources)} paths"

@@ -16,11 +16,9 @@ thing are scored the same, and so the journal can replay it exactly.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import orjson
-
+from .._values import json_copy
 from ..errors import InputError, describe_error
 from ..formats.traces import Trace, normalize_trace
 
@@ -76,18 +74,8 @@ def canonical_payload(value: Any, case_id: str = "?") -> Any:
     agenticlens_frames.runner.payload.InvalidPayload: live target payload for case 'c1' \
 cannot be passed through JSON: TypeError: keys must be str, int, float, bool or None, not tuple
     """
-    # orjson's round trip is ~10x cheaper and gives the same value whenever it reads back
-    # equal to the original: a payload of plain JSON values (most of them). Anything else
-    # (tuples, NaN and infinities, which orjson writes as null, integers beyond 64 bits,
-    # non-string keys, other objects) differs or raises, and json decides as before.
     try:
-        copied = orjson.loads(orjson.dumps(value))
-        if copied == value:
-            return copied
-    except (TypeError, orjson.JSONEncodeError):
-        pass
-    try:
-        return json.loads(json.dumps(value, default=str))
+        return json_copy(value)
     except Exception as exc:  # the target's objects (RecursionError too), not our bug
         raise InvalidPayload(
             f"live target payload for case {case_id!r} cannot be passed through JSON: "

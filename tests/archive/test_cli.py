@@ -788,3 +788,83 @@ def test_add_refuses_a_suite_whose_cases_the_recordings_do_not_answer(
     assert "'refund-damaged-item' is not a case of suite 'synthetic-" in text
     assert "(check that the file answers this suite)" in text
     assert not arc.exists() or not Archive(arc).records()
+
+
+#: The calls of :func:`_tone_registry`'s judge (``--evaluators`` imports this module).
+_TONE_CALLS: list[str] = []
+
+
+def _tone_registry() -> object:
+    """One LLM judge, ``tone``, that counts its calls and always answers 0.75."""
+    from agenticlens_frames.evaluators import EvaluatorRegistry
+
+    registry = EvaluatorRegistry()
+
+    @registry.register_judge("tone", version="1")
+    def tone(output, case, trace, config):  # type: ignore[no-untyped-def]
+        _TONE_CALLS.append(case.id)
+        return {"value": 0.75, "metadata": {"verdict": "good", "judge_latency_ms": 1.0}}
+
+    return registry
+
+
+def test_add_of_a_manifest_and_suite_says_it_judges_at_every_add_and_what_to_add_instead(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    """`archive add ARCHIVE MANIFEST SUITE` judges the recorded variants at every add: it
+    still does (the archived scores are the judge's), but its note named load_experiment and
+    its run_dir argument, neither of which the user typed. It now names `archive add` and
+    the run folder to add instead, whose tables are added with no judge call."""
+    import logging
+
+    from agenticlens_frames.runner import run_experiment
+    from agenticlens_frames.testing import make_synthetic
+
+    folder = make_synthetic(tmp_path / "exp", variants=3, trials=2, cases=2, seed=3)
+    manifest, suite = folder / "manifest.yaml", folder / "suite.yaml"
+    doc = yaml.safe_load(suite.read_text(encoding="utf-8"))
+    for case in doc["cases"]:
+        case["evaluators"] = [{"name": "tone", "threshold": 0.5}]
+    suite.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    arc = tmp_path / "arc"
+    spec = f"{__name__}:_tone_registry"
+    _TONE_CALLS.clear()
+    with caplog.at_level(logging.WARNING):
+        added = invoke("add", str(arc), str(manifest), str(suite), "--evaluators", spec, "-q")
+    assert added.exit_code == 0, added.output
+    assert len(_TONE_CALLS) == 3 * 2 * 2  # judged: variants x trials x cases, one sample each
+    notes = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Note:")]
+    assert len(notes) == 1
+    assert notes[0].startswith(
+        "Note: `agenticlens-frames archive add` of a manifest and suite calls the judge(s) "
+        "'tone' for every recorded attempt, at every add"
+    )
+    assert f"add the run folder: `agenticlens-frames archive add {arc} DIR`" in notes[0]
+    assert "load_experiment" not in notes[0] and "run_dir=" not in notes[0]
+
+    # The way out the note gives: the run judged once in its folder, whose tables are added
+    # (judged nowhere: the same scores, so the same run, already archived).
+    run_dir = tmp_path / "run"
+    run_experiment(manifest, suite, evaluators=_tone_registry(), progress=False, run_dir=run_dir)
+    _TONE_CALLS.clear()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        again = invoke("add", str(arc), str(run_dir))
+    assert again.exit_code == 0, again.output
+    assert _TONE_CALLS == []
+    assert not [r for r in caplog.records if r.getMessage().startswith("Note:")]
+    assert "Already archived" in again.output  # the same scores: the same run id
+
+    # An experiment with a live variant is refused, with the same way out (it named
+    # load_experiment(..., run_dir=DIR)).
+    doc = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+    doc["variants"].append(
+        {**doc["variants"][0], "id": "live", "target_kind": "python", "target": "m:f"}
+    )
+    manifest.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    live = invoke("add", str(arc), str(manifest), str(suite), "--evaluators", spec)
+    text = " ".join(live.output.split())
+    assert live.exit_code == 1, live.output
+    assert "which archive add never does" in text
+    assert f"then add the run folder: `agenticlens-frames archive add {arc} DIR`" in text
+    assert "load_experiment" not in text

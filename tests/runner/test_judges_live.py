@@ -4,11 +4,13 @@ metadata journaled, and a resumed run never judging a journaled attempt again.""
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
 from hashlib import sha256
 from typing import Any
 
 import pandas as pd
+import pytest
 
 from agenticlens_frames.evaluators import EvaluatorRegistry
 from agenticlens_frames.runner import run_experiment
@@ -494,3 +496,140 @@ def test_loading_a_run_folder_never_calls_the_judge_and_reads_what_the_resume_ju
         "load_experiment without run_dir calls the judge(s) 'tone'" in r.getMessage()
         for r in caplog.records
     )
+
+
+def _recorded_tone_experiment(tmp_path):  # type: ignore[no-untyped-def]
+    """A recorded-only experiment (3 variants x 2 trials x 2 cases) graded by ``tone``."""
+    import yaml
+
+    from agenticlens_frames.testing import make_synthetic
+
+    folder = make_synthetic(tmp_path / "exp", variants=3, trials=2, cases=2, seed=4)
+    manifest, suite = folder / "manifest.yaml", folder / "suite.yaml"
+    doc = yaml.safe_load(suite.read_text(encoding="utf-8"))
+    for case in doc["cases"]:
+        case["evaluators"] = [{"name": "tone", "threshold": 0.5}]
+    suite.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return manifest, suite
+
+
+class _Billed(Exception):
+    """A failed judge attempt that reports its usage."""
+
+    def __init__(self, usage: dict[str, Any]) -> None:
+        super().__init__("429 slow down")
+        self.usage = usage
+
+
+def test_a_sample_with_nan_infinity_or_a_tuple_in_its_reply_is_journaled_and_never_paid_twice(
+    tmp_path,
+):
+    """A judge sample whose reply JSON did not give back exactly (NaN or an infinity in
+    its metadata or its failed attempt's usage, a tuple, a key 1) was never journaled: a
+    load of the run folder showed it NotJudged where the run had a score, and every resume
+    paid the judge again. Now the run scores what the journal keeps (NaN and infinities
+    exactly, a tuple as a list, a key as "1", as the checks table writes them anyway): the
+    load and the resume reuse every sample, calling nothing, and give the run's tables."""
+    from agenticlens_frames import load_experiment
+    from agenticlens_frames.evaluators import RetryPolicy
+
+    manifest, suite = _recorded_tone_experiment(tmp_path)
+    calls: list[str] = []
+    billed: set[tuple[str, str]] = set()
+    lock = threading.Lock()
+
+    def registry() -> EvaluatorRegistry:
+        reg = EvaluatorRegistry()
+
+        @reg.register_judge(
+            "tone", version="1", retry=RetryPolicy(max_attempts=2, retry_on=(_Billed,))
+        )
+        def tone(output, case, trace, config):  # type: ignore[no-untyped-def]
+            calls.append(case.id)
+            with lock:  # (judge calls overlap on threads)
+                first_call = (case.id, trace.trace_id) not in billed
+                billed.add((case.id, trace.trace_id))
+            if first_call:  # every first call of an evaluation is billed and retried
+                raise _Billed({"judge_cost_usd": float("nan"), "judge_latency_ms": 2.0})
+            metadata = {
+                "verdict": "good",
+                "logprob": float("nan"),
+                "margin": float("inf"),
+                "floor": float("-inf"),
+                "span": (1, 2),
+                1: "a",
+                "judge_latency_ms": 1.0,
+            }
+            return {"value": 0.75, "metadata": metadata}
+
+        return reg
+
+    run_dir = tmp_path / "run"
+    first = run_experiment(manifest, suite, evaluators=registry(), progress=False, run_dir=run_dir)
+    evaluations = 3 * 2 * 2
+    assert len(calls) == 2 * evaluations
+    tone = first.run.checks[first.run.checks["evaluator"] == "tone"]
+    assert len(tone) == evaluations and (tone["value"] == 0.75).all()
+    # The checks table writes the reply as JSON text (tokens Python's json reads back).
+    text = tone["metadata"].iloc[0]
+    for written in ('"logprob": NaN', '"margin": Infinity', '"floor": -Infinity'):
+        assert written in text
+    assert '"span": [1, 2]' in text and '"1": "a"' in text
+    assert json.loads(text)["judge_attempts"] == 2
+
+    calls.clear()
+    loaded = load_experiment(manifest, suite, evaluators=registry(), run_dir=run_dir)
+    assert calls == []
+    pd.testing.assert_frame_equal(loaded.checks, first.run.checks)
+    assert "NotJudged" not in "".join(loaded.checks["metadata"].dropna())
+    resumed = run_experiment(
+        manifest, suite, evaluators=registry(), progress=False, run_dir=run_dir
+    )
+    assert calls == []  # nothing judged, nothing paid again
+    pd.testing.assert_frame_equal(resumed.run.checks, first.run.checks)
+
+
+@pytest.mark.parametrize(
+    ("samples", "metadata", "said"),
+    [
+        (1, {(1, 2): "pair"}, "returned metadata JSON cannot hold for case"),
+        (2, {"verdict": ("good", 1)}, "returned a verdict of type tuple for case"),
+    ],
+)
+def test_a_reply_json_cannot_keep_is_an_invalid_reply_in_the_run_and_its_load(
+    tmp_path, samples, metadata, said
+):
+    """Metadata JSON cannot write (a tuple key; a tuple verdict, which JSON gives back as
+    an unhashable list) is an invalid judge reply: the score is unavailable with an error
+    saying what the judge returned and why, in the run and in the load of its folder
+    alike (the tuple key failed the table build after the judge was paid; the tuple
+    verdict was scored in the run and never journaled)."""
+    from agenticlens_frames import load_experiment
+
+    manifest, suite = _recorded_tone_experiment(tmp_path)
+    calls: list[str] = []
+
+    def registry() -> EvaluatorRegistry:
+        reg = EvaluatorRegistry()
+
+        @reg.register_judge("tone", version="1", samples=samples)
+        def tone(output, case, trace, config):  # type: ignore[no-untyped-def]
+            calls.append(case.id)
+            return {"value": 0.75, "metadata": {**metadata, "judge_latency_ms": 1.0}}
+
+        return reg
+
+    run_dir = tmp_path / "run"
+    first = run_experiment(manifest, suite, evaluators=registry(), progress=False, run_dir=run_dir)
+    evaluations = 3 * 2 * 2
+    assert len(calls) == evaluations  # one call each: its first sample failed, sampling stops
+    tone = first.run.checks[first.run.checks["evaluator"] == "tone"]
+    meta = tone["metadata"].map(json.loads)
+    assert (meta.map(lambda m: m["judge_status"]) == "unavailable").all()
+    assert all(said in m["judge_error"] for m in meta)
+    assert all("a verdict must be a string or number" in m["judge_error"] or
+               "use string keys and JSON values" in m["judge_error"] for m in meta)  # fmt: skip
+    calls.clear()
+    loaded = load_experiment(manifest, suite, evaluators=registry(), run_dir=run_dir)
+    assert calls == []
+    pd.testing.assert_frame_equal(loaded.checks, first.run.checks)
