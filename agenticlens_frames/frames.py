@@ -527,7 +527,9 @@ class ExperimentRun:
             ``error``, ``target_attempts`` (the calls made for the attempt, whole numbers
             ≥ 1, empty where not known; default 1) and ``status`` (one of ``ok``,
             ``missing_sample``, ``target_error``, ``timed_out``, ``trial_failed``;
-            default ``ok``; only an ``ok`` attempt can have passed).
+            default ``ok``; only an ``ok`` attempt can have passed). A trial whose
+            attempts all have status ``trial_failed`` failed: its ``error_message`` is
+            their ``error`` (the first set one, in case order).
         variants
             One row per variant, in the order to report them: ``variant_id``; optional
             ``variant_name``, ``description``, ``is_baseline``, and one ``factor_<name>``

@@ -635,17 +635,23 @@ def frame_parts(
     sorted_key = (v_code[order].astype(np.int64) * (trial_count + 1)) + trial[order]
     first = np.concatenate([[True], sorted_key[1:] != sorted_key[:-1]]) if n else np.zeros(0, bool)
     table["run_order"] = (np.cumsum(first) - 1).astype(np.int32)
-    failed = (
-        table.assign(_f=table["status"] == "trial_failed")
-        .groupby(["variant_id", "trial"], sort=False)["_f"]
-        .all()
+    per_trial = table.assign(_f=table["status"] == "trial_failed").groupby(
+        ["variant_id", "trial"], sort=False
     )
+    failed = per_trial["_f"].all()
+    # load_experiment gives a failed trial's error to each of its attempts
+    # (TableBuilder.add_failed_trial): the trial's error_message is theirs, the first set
+    # one in case order where they differ. A trial that did not fail has none.
+    errors = per_trial["error"].first()
     trials = pd.DataFrame(
         {
             "variant_id": [v for v, _ in failed.index],
             "trial": np.asarray([t for _, t in failed.index], dtype=np.int32),
             "status": np.where(failed.to_numpy(), "failed", "succeeded"),
-            "error_message": [None] * len(failed),
+            "error_message": [
+                e if f and isinstance(e, str) else None
+                for f, e in zip(failed.tolist(), errors.tolist(), strict=True)
+            ],
             "execution_position": np.arange(len(failed), dtype=np.int32),
         }
     )

@@ -94,10 +94,11 @@ def test_from_frames_fed_the_run_s_own_tables_gives_them_back(run, example, whic
     assert run.attempts["cost_source"].isna().any()
     assert_same(run.attempts[read], again.attempts[read], "from_frames attempts")
     assert (again.attempts.dtypes == run.attempts.dtypes).all()
-    # (The example's lost trial has an error_message, which from_frames does not rebuild:
-    # it reads no trials frame.)
-    width = 4 if which == "synthetic" else 3
-    assert_same(run.trials.iloc[:, :width], again.trials.iloc[:, :width], "from_frames trials")
+    # The example's lost trial has an error_message: its attempts' error gives it back.
+    assert which == "synthetic" or run.trials["error_message"].notna().any()
+    # (Not execution_position: from_frames replays no seed, docs/data-model.md.)
+    kept = ["variant_id", "trial", "status", "error_message"]
+    assert_same(run.trials[kept], again.trials[kept], "from_frames trials")
     assert_same(
         run.variants.drop(columns="target"), again.variants.drop(columns="target"), "variants"
     )

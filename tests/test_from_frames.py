@@ -414,6 +414,44 @@ def test_a_case_whose_every_attempt_failed_still_had_its_expectation(user_frames
     assert "have no checks" not in text and "No input has expectations" not in text
 
 
+def test_a_failed_trial_s_error_message_is_its_attempts_error() -> None:
+    """from_frames read no trials frame and left every error_message null, though the
+    attempts' error held it (load_experiment gives a failed trial's error to each)."""
+    rows = []
+    for variant in ("a", "b"):
+        for trial in (1, 2, 3):
+            for case in ("x", "y"):
+                failed = variant == "b" and trial > 1
+                error = None
+                if failed and trial == 2:
+                    error = {"x": None, "y": "trial 2 lost"}[case]  # the first set one
+                elif variant == "a" and trial == 1:
+                    error = "timeout"  # an attempt's error, in a trial that did not fail
+                rows.append(
+                    {
+                        "variant_id": variant,
+                        "trial": trial,
+                        "case_id": case,
+                        "passed": not failed,
+                        "status": "trial_failed" if failed else "ok",
+                        "error": error,
+                    }
+                )
+    attempts = pd.DataFrame(rows).sample(frac=1.0, random_state=1)  # any row order
+    run = ExperimentRun.from_frames(
+        attempts, pd.DataFrame({"variant_id": ["a", "b"]}), pd.DataFrame({"case_id": ["x", "y"]})
+    )
+    trials = run.trials.set_index(["variant_id", "trial"])["error_message"]
+    assert trials.loc[("b", 2)] == "trial 2 lost"
+    assert trials.drop(("b", 2)).isna().all()
+    assert (
+        run.trials["error_message"].dtype
+        == load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+        .trials["error_message"]
+        .dtype
+    )
+
+
 def test_case_tags_as_a_list_and_metadata_as_json_text_are_kept(user_frames) -> None:
     """A list of tags, and metadata as the ``cases`` table holds it (JSON text), were both
     dropped without a word: no tags to slice an archive by, no metadata field to cluster on."""
