@@ -355,6 +355,7 @@ def test_a_loaded_report_gives_the_judge_frames_of_the_analysis_that_wrote_it(
     path.write_text(json.dumps(build_report(analysis, lean=lean)))
     loaded = load_report(path)
     names = ("judge_totals", "judge_noise", "judge_noise_comparisons")
+    assert list(loaded.frames()) == list(analysis.frames())  # in the same order too
     for name in names:
         assert name in loaded.frames()
         pd.testing.assert_frame_equal(
