@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -559,6 +560,52 @@ def test_an_input_given_as_json_text_is_not_encoded_twice() -> None:
     # And the run's own cases come back with the same inputs.
     again = _run_of(att, run.cases)
     assert again.cases["input"].tolist() == run.cases["input"].tolist()
+
+
+def test_the_run_s_own_cases_give_back_every_input_exactly(tmp_path) -> None:
+    """An input that was a number, a boolean or null came back as text ("42") when
+    run.cases was passed back: the heuristic cannot tell the run's JSON text from a
+    user's. run.cases marks its input column (attrs, with the column's digest), and that
+    column is decoded exactly; any other column keeps the heuristic."""
+    from agenticlens_frames import read_parquet
+
+    inputs = [42, 2.5, True, None, "42", "plain text", {"q": [1, None]}, ["a", False]]
+    ids = [f"c{i}" for i in range(len(inputs))]
+    att = pd.DataFrame(
+        {"variant_id": ["a", "b"] * len(ids), "trial": 1, "case_id": np.repeat(ids, 2)}
+    ).assign(passed=True)
+    cases = pd.DataFrame({"case_id": ids, "input": pd.Series(inputs, dtype=object)})
+    run = _run_of(att, cases)
+    assert [c.input for c in run.suite.cases] == inputs
+    # The JSON text of each input, by hand: the number, the text "42" quoted.
+    assert run.cases["input"].tolist()[:5] == ["42", "2.5", "true", "null", '"42"']
+
+    def got(cases: pd.DataFrame) -> list:
+        return [c.input for c in _run_of(att, cases).suite.cases]
+
+    parquet = read_parquet(run.to_parquet(tmp_path / "tables")).cases
+    for own in (run.cases, run.cases[["case_id", "input"]], parquet):
+        back = got(own)
+        assert back == inputs
+        assert [type(v) for v in back] == [type(v) for v in inputs]  # 42 an int, True a bool
+    # The same text in a column of the user's (no mark, or one changed since): the
+    # heuristic, as documented — a number's text stays text.
+    texts = run.cases["input"].tolist()
+    assert got(pd.DataFrame({"case_id": ids, "input": texts}))[:5] == [
+        "42",
+        "2.5",
+        "true",
+        "null",
+        "42",
+    ]
+    changed = run.cases.assign(input=["7", *texts[1:]])
+    assert got(changed)[:2] == ["7", "2.5"]
+    # A run built by hand with plain text where its JSON text belongs: marked as every
+    # run's, the text that is no JSON is read by the rule, not refused with a traceback.
+    plain = run.cases.assign(input=["Where is my order?", *texts[1:]]).copy()
+    plain.attrs.clear()
+    by_hand = dataclasses.replace(run, cases=plain)
+    assert got(by_hand.cases)[:2] == ["Where is my order?", 2.5]
 
 
 def test_a_given_cost_source_is_read_and_checked() -> None:
