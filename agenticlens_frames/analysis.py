@@ -1060,6 +1060,28 @@ def failed_trials(analysis: ExperimentAnalysis) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- everything
 
+#: Every result frame :meth:`ExperimentAnalysis.frames` may give, in the order it gives
+#: them: AgenticLens's, the case-level ones, the judge frames, the verdicts, the factor
+#: effects. One list, so an analysis and its loaded report (whose blocks are read in
+#: another order) list their frames alike.
+RESULT_FRAMES = (
+    "trial_summary",
+    "case_matrix",
+    "variant_summary",
+    "comparisons",
+    "factor_levels",
+    "case_level_summary",
+    "variance_decomposition",
+    "case_labels",
+    "paired_comparisons",
+    "noninferiority",
+    "judge_totals",
+    "judge_noise",
+    "judge_noise_comparisons",
+    "verdicts",
+    "factor_effects",
+)
+
 
 @dataclass
 class ExperimentAnalysis:
@@ -1179,9 +1201,10 @@ class ExperimentAnalysis:
         """The result frames by name (for parquet export and notebooks).
 
         The case-level frames (``case_level_summary``, ``variance_decomposition``,
-        ``case_labels``, and ``paired_comparisons`` / ``noninferiority`` when declared)
-        and ``factor_effects`` (when the variants have two-level factors) come after
-        the AgenticLens ones.
+        ``case_labels``, and ``paired_comparisons`` / ``noninferiority`` when declared),
+        the judge frames (with judge scores), ``verdicts`` and ``factor_effects`` (when
+        the variants have two-level factors) come after the AgenticLens ones, in the
+        order of :data:`RESULT_FRAMES` for an analysis and a loaded report alike.
 
         Examples
         --------
@@ -1192,7 +1215,7 @@ class ExperimentAnalysis:
          'case_level_summary', 'variance_decomposition', 'case_labels', 'paired_comparisons',
          'verdicts', 'factor_effects']
         """
-        return {
+        found = {
             "trial_summary": self.trials,
             "case_matrix": self.cases,
             "variant_summary": self.variants,
@@ -1202,6 +1225,9 @@ class ExperimentAnalysis:
             "verdicts": self.verdicts,
             **({"factor_effects": self.factor_effects} if not self.factor_effects.empty else {}),
         }
+        ordered = {name: found.pop(name) for name in RESULT_FRAMES if name in found}
+        # A frame put in paired_frames by hand (no name of the list) comes last.
+        return {**ordered, **found}
 
     def to_pandas(self, name: str) -> pd.DataFrame:
         """One result frame by name (a key of :meth:`frames`).

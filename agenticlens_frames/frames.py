@@ -387,6 +387,9 @@ class ExperimentRun:
             if not _is_sorted(columns):  # O(n) check; the sort is only paid when needed
                 order = np.lexsort(columns[::-1])
                 object.__setattr__(self, name, frame.iloc[order].reset_index(drop=True))
+        # The inputs are JSON text here, whatever built the run: marked so, with their
+        # digest, so from_frames decodes them exactly while the column is unchanged.
+        mark_json_text(self.cases)
 
     @property
     def experiment_id(self) -> str:
@@ -527,16 +530,20 @@ class ExperimentRun:
             ``error``, ``target_attempts`` (the calls made for the attempt, whole numbers
             ≥ 1, empty where not known; default 1) and ``status`` (one of ``ok``,
             ``missing_sample``, ``target_error``, ``timed_out``, ``trial_failed``;
-            default ``ok``; only an ``ok`` attempt can have passed).
+            default ``ok``; only an ``ok`` attempt can have passed). A trial whose
+            attempts all have status ``trial_failed`` failed: its ``error_message`` is
+            their ``error`` (the first set one, in case order).
         variants
             One row per variant, in the order to report them: ``variant_id``; optional
             ``variant_name``, ``description``, ``is_baseline``, and one ``factor_<name>``
             column per factor.
         cases
             One row per case, suite order: ``case_id``; optional ``case_name``,
-            ``input`` (any value; text holding JSON of an object, an array or a string —
-            how ``run.cases`` holds such inputs — is read as that JSON, so give text that
-            itself looks so as ``json.dumps(text)``), ``tags`` (comma-joined text or a
+            ``input`` (any value; ``run.cases``' own input column, marked in its attrs
+            and unchanged, is decoded exactly as the JSON text it is; in any other
+            column text holding JSON of an object, an array or a string is read as that
+            JSON, so give text that itself looks so as ``json.dumps(text)``, and the
+            text of a number stays text), ``tags`` (comma-joined text or a
             list), ``metadata`` (a dict, or a JSON object as text, as in ``run.cases``).
             Each case declares
             one expectation, its ``passed`` values (``n_expectations`` 1; the suite names
@@ -1626,6 +1633,53 @@ def variants_frame(manifest: ManifestSpec) -> pd.DataFrame:
             [v.factors.get(name) for v in manifest.variants], dtype="str"
         )
     return pd.DataFrame(data)
+
+
+#: The key of ``run.cases.attrs`` that marks a column as the run's JSON text: ``{"input":
+#: digest}``, the :func:`json_text_digest` of the column as the run made it. attrs follow
+#: the frame through pandas' operations (a column selected, a row filtered, a column
+#: replaced by ``assign``): the digest tells the run's own column from one changed since.
+JSON_TEXT_KEY = "json_text"
+
+
+def json_text_digest(column: pd.Series) -> str | None:
+    """A digest of a column of text (None if a value is not text), each value
+    length-prefixed so that no two lists of texts share one.
+
+    Examples
+    --------
+    >>> json_text_digest(pd.Series(["a", "bc"])) != json_text_digest(pd.Series(["ab", "c"]))
+    True
+    >>> json_text_digest(pd.Series(["a", None])) is None
+    True
+    """
+    import hashlib
+
+    values = column.tolist()
+    if not all(isinstance(value, str) for value in values):
+        return None
+    # The texts joined and each one's length (in characters): together they give back
+    # the list, so no two lists share a digest input. Two updates, not two per value.
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(np.fromiter(map(len, values), dtype=np.int64, count=len(values)).tobytes())
+    digest.update("".join(values).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def mark_json_text(cases: pd.DataFrame) -> None:
+    """Mark the ``input`` column of a cases table (a run's, or an archive's) as the JSON
+    text the run wrote (:data:`JSON_TEXT_KEY`), in place; a column of anything but text
+    is left unmarked.
+
+    Examples
+    --------
+    >>> cases = pd.DataFrame({"input": ['{"q": 1}', "42"]})
+    >>> mark_json_text(cases)
+    >>> list(cases.attrs[JSON_TEXT_KEY])
+    ['input']
+    """
+    if "input" in cases.columns and (digest := json_text_digest(cases["input"])) is not None:
+        cases.attrs[JSON_TEXT_KEY] = {"input": digest}
 
 
 def cases_frame(suite: SuiteSpec) -> pd.DataFrame:

@@ -323,6 +323,44 @@ def _case_metadata(value: Any, row: int) -> dict[str, Any]:
     )
 
 
+def _own_json_text(frame: pd.DataFrame, column: str) -> bool:
+    """Whether ``frame[column]`` is a run's own JSON-text column, unchanged: ``run.cases``
+    marks its input so (:data:`~.frames.JSON_TEXT_KEY`) with the column's digest, and the
+    mark follows the frame through pandas, so a column replaced since does not match.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> cases = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml").cases
+    >>> _own_json_text(cases, "input"), _own_json_text(cases[cases.index > 0], "input")
+    (True, False)
+    >>> _own_json_text(cases.assign(input="Where is my order?"), "input")
+    False
+    """
+    from .frames import JSON_TEXT_KEY, json_text_digest
+
+    marks = frame.attrs.get(JSON_TEXT_KEY)
+    if not isinstance(marks, Mapping) or column not in frame.columns:
+        return False
+    digest = marks.get(column)
+    return isinstance(digest, str) and digest == json_text_digest(frame[column])
+
+
+def _json_input(value: Any) -> Any:
+    """An input of a marked column: the JSON value its text holds; text that is no JSON
+    (a table built by hand as a run's) by :func:`_case_input`'s rule, never a crash.
+
+    Examples
+    --------
+    >>> _json_input("42"), _json_input("null"), _json_input("Where is my order?")
+    (42, None, 'Where is my order?')
+    """
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError):
+        return _case_input(value)
+
+
 #: How JSON text of an input begins: an object, an array or a string (``run.cases["input"]``
 #: holds such an input so). A number, true/false or null is read as the text it is.
 _JSON_INPUT_STARTS = ("{", "[", '"')
@@ -536,6 +574,9 @@ def frame_parts(
         random_seed=random_seed,
         minimum_trials=min(5, trial_count),
     )
+    # run.cases' own input column (marked, unchanged since): every value is JSON text,
+    # decoded exactly (42, true, null too); any other column by _case_input's rule.
+    read_input = _json_input if _own_json_text(cases, "input") else _case_input
     case_specs = []
     for i, row in enumerate(cases.to_dict("records")):
         label = row.get("case_name")
@@ -544,7 +585,7 @@ def frame_parts(
                 id=case_ids[i],
                 name=case_ids[i] if label is None or pd.isna(label) else str(label),
                 index=i,
-                input=_case_input(row.get("input")),
+                input=read_input(row.get("input")),
                 tags=_case_tags(row.get("tags"), i),
                 metadata=_case_metadata(row.get("metadata"), i),
                 # Every case has its `passed` values (refused empty, and every case has
@@ -635,17 +676,23 @@ def frame_parts(
     sorted_key = (v_code[order].astype(np.int64) * (trial_count + 1)) + trial[order]
     first = np.concatenate([[True], sorted_key[1:] != sorted_key[:-1]]) if n else np.zeros(0, bool)
     table["run_order"] = (np.cumsum(first) - 1).astype(np.int32)
-    failed = (
-        table.assign(_f=table["status"] == "trial_failed")
-        .groupby(["variant_id", "trial"], sort=False)["_f"]
-        .all()
+    per_trial = table.assign(_f=table["status"] == "trial_failed").groupby(
+        ["variant_id", "trial"], sort=False
     )
+    failed = per_trial["_f"].all()
+    # load_experiment gives a failed trial's error to each of its attempts
+    # (TableBuilder.add_failed_trial): the trial's error_message is theirs, the first set
+    # one in case order where they differ. A trial that did not fail has none.
+    errors = per_trial["error"].first()
     trials = pd.DataFrame(
         {
             "variant_id": [v for v, _ in failed.index],
             "trial": np.asarray([t for _, t in failed.index], dtype=np.int32),
             "status": np.where(failed.to_numpy(), "failed", "succeeded"),
-            "error_message": [None] * len(failed),
+            "error_message": [
+                e if f and isinstance(e, str) else None
+                for f, e in zip(failed.tolist(), errors.tolist(), strict=True)
+            ],
             "execution_position": np.arange(len(failed), dtype=np.int32),
         }
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -414,6 +415,44 @@ def test_a_case_whose_every_attempt_failed_still_had_its_expectation(user_frames
     assert "have no checks" not in text and "No input has expectations" not in text
 
 
+def test_a_failed_trial_s_error_message_is_its_attempts_error() -> None:
+    """from_frames read no trials frame and left every error_message null, though the
+    attempts' error held it (load_experiment gives a failed trial's error to each)."""
+    rows = []
+    for variant in ("a", "b"):
+        for trial in (1, 2, 3):
+            for case in ("x", "y"):
+                failed = variant == "b" and trial > 1
+                error = None
+                if failed and trial == 2:
+                    error = {"x": None, "y": "trial 2 lost"}[case]  # the first set one
+                elif variant == "a" and trial == 1:
+                    error = "timeout"  # an attempt's error, in a trial that did not fail
+                rows.append(
+                    {
+                        "variant_id": variant,
+                        "trial": trial,
+                        "case_id": case,
+                        "passed": not failed,
+                        "status": "trial_failed" if failed else "ok",
+                        "error": error,
+                    }
+                )
+    attempts = pd.DataFrame(rows).sample(frac=1.0, random_state=1)  # any row order
+    run = ExperimentRun.from_frames(
+        attempts, pd.DataFrame({"variant_id": ["a", "b"]}), pd.DataFrame({"case_id": ["x", "y"]})
+    )
+    trials = run.trials.set_index(["variant_id", "trial"])["error_message"]
+    assert trials.loc[("b", 2)] == "trial 2 lost"
+    assert trials.drop(("b", 2)).isna().all()
+    assert (
+        run.trials["error_message"].dtype
+        == load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+        .trials["error_message"]
+        .dtype
+    )
+
+
 def test_case_tags_as_a_list_and_metadata_as_json_text_are_kept(user_frames) -> None:
     """A list of tags, and metadata as the ``cases`` table holds it (JSON text), were both
     dropped without a word: no tags to slice an archive by, no metadata field to cluster on."""
@@ -521,6 +560,52 @@ def test_an_input_given_as_json_text_is_not_encoded_twice() -> None:
     # And the run's own cases come back with the same inputs.
     again = _run_of(att, run.cases)
     assert again.cases["input"].tolist() == run.cases["input"].tolist()
+
+
+def test_the_run_s_own_cases_give_back_every_input_exactly(tmp_path) -> None:
+    """An input that was a number, a boolean or null came back as text ("42") when
+    run.cases was passed back: the heuristic cannot tell the run's JSON text from a
+    user's. run.cases marks its input column (attrs, with the column's digest), and that
+    column is decoded exactly; any other column keeps the heuristic."""
+    from agenticlens_frames import read_parquet
+
+    inputs = [42, 2.5, True, None, "42", "plain text", {"q": [1, None]}, ["a", False]]
+    ids = [f"c{i}" for i in range(len(inputs))]
+    att = pd.DataFrame(
+        {"variant_id": ["a", "b"] * len(ids), "trial": 1, "case_id": np.repeat(ids, 2)}
+    ).assign(passed=True)
+    cases = pd.DataFrame({"case_id": ids, "input": pd.Series(inputs, dtype=object)})
+    run = _run_of(att, cases)
+    assert [c.input for c in run.suite.cases] == inputs
+    # The JSON text of each input, by hand: the number, the text "42" quoted.
+    assert run.cases["input"].tolist()[:5] == ["42", "2.5", "true", "null", '"42"']
+
+    def got(cases: pd.DataFrame) -> list:
+        return [c.input for c in _run_of(att, cases).suite.cases]
+
+    parquet = read_parquet(run.to_parquet(tmp_path / "tables")).cases
+    for own in (run.cases, run.cases[["case_id", "input"]], parquet):
+        back = got(own)
+        assert back == inputs
+        assert [type(v) for v in back] == [type(v) for v in inputs]  # 42 an int, True a bool
+    # The same text in a column of the user's (no mark, or one changed since): the
+    # heuristic, as documented — a number's text stays text.
+    texts = run.cases["input"].tolist()
+    assert got(pd.DataFrame({"case_id": ids, "input": texts}))[:5] == [
+        "42",
+        "2.5",
+        "true",
+        "null",
+        "42",
+    ]
+    changed = run.cases.assign(input=["7", *texts[1:]])
+    assert got(changed)[:2] == ["7", "2.5"]
+    # A run built by hand with plain text where its JSON text belongs: marked as every
+    # run's, the text that is no JSON is read by the rule, not refused with a traceback.
+    plain = run.cases.assign(input=["Where is my order?", *texts[1:]]).copy()
+    plain.attrs.clear()
+    by_hand = dataclasses.replace(run, cases=plain)
+    assert got(by_hand.cases)[:2] == ["Where is my order?", 2.5]
 
 
 def test_a_given_cost_source_is_read_and_checked() -> None:

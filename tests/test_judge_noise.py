@@ -355,6 +355,7 @@ def test_a_loaded_report_gives_the_judge_frames_of_the_analysis_that_wrote_it(
     path.write_text(json.dumps(build_report(analysis, lean=lean)))
     loaded = load_report(path)
     names = ("judge_totals", "judge_noise", "judge_noise_comparisons")
+    assert list(loaded.frames()) == list(analysis.frames())  # in the same order too
     for name in names:
         assert name in loaded.frames()
         pd.testing.assert_frame_equal(
@@ -367,6 +368,44 @@ def test_a_loaded_report_gives_the_judge_frames_of_the_analysis_that_wrote_it(
     with pytest.raises(InputError, match="unexpected value") as info:
         load_report(path)
     assert info.value.location == "judge_noise"
+
+
+def test_an_infinite_judge_noise_value_reads_back_as_infinite(analysis, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The judge_noise block wrote an infinity null with no entry in infinite_values: a
+    loaded report read NaN ("unknown") where the analysis had ±inf. (A judge variance
+    overflows for scores near the float limit; set here by hand, as no fixture judge does.)"""
+    import dataclasses
+
+    from agenticlens_frames import load_report
+
+    frames = dict(analysis.paired_frames)
+    noise = frames["judge_noise"].copy()
+    noise.loc[1, "judge_variance"] = math.inf
+    comparisons = frames["judge_noise_comparisons"].copy()
+    comparisons.loc[0, "ci_half_width"] = -math.inf
+    frames.update(judge_noise=noise, judge_noise_comparisons=comparisons)
+    block = json.loads(json.dumps(analysis.judge_noise))  # JSON-ready: an infinity is null
+    block["decomposition"][1]["judge_variance"] = None
+    block["comparisons"][0]["ci_half_width"] = None
+    edited = dataclasses.replace(analysis, paired_frames=frames, judge_noise=block)
+    report = build_report(edited, lean=True)
+    listed = report["agenticlens_frames"]["infinite_values"]
+    assert {"path": ["judge_noise", "decomposition", 1, "judge_variance"], "value": "Infinity"} in (
+        listed
+    )
+    assert {
+        "path": ["judge_noise", "comparisons", 0, "ci_half_width"],
+        "value": "-Infinity",
+    } in listed
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    loaded = load_report(path)
+    assert loaded.paired_frames["judge_noise"].loc[1, "judge_variance"] == math.inf
+    assert loaded.paired_frames["judge_noise_comparisons"].loc[0, "ci_half_width"] == -math.inf
+    for name in ("judge_noise", "judge_noise_comparisons"):
+        pd.testing.assert_frame_equal(loaded.paired_frames[name], frames[name], check_exact=True)
+    # The block itself stays as the analysis keeps it (JSON-ready, null).
+    assert loaded.judge_noise == block
 
 
 def test_unavailable_judge_scores_are_said_with_their_error(tmp_path) -> None:  # type: ignore[no-untyped-def]

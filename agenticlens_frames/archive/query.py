@@ -38,6 +38,7 @@ from ..frames import (
     SCHEMAS,
     ExperimentRun,
     cases_frame,
+    mark_json_text,
     set_categories,
     spec_from_json,
     variants_frame,
@@ -501,6 +502,9 @@ class ArchiveSlice:
         for column in NULLABLE_INTEGERS.get(name, ()):
             if column in frame.columns:
                 frame[column] = frame[column].astype("Int32")
+        if name == "cases":
+            # Its inputs are the runs' JSON text, marked as run.cases marks them.
+            mark_json_text(frame)
         return frame
 
     def relation(self, connection: Any = None) -> Any:

@@ -1,13 +1,13 @@
 """Infinite numbers of our report blocks, kept beside them (JSON has no infinity).
 
 A paired t with zero variance has ``df`` = inf, a change no sample size can detect has
-``mde`` = inf: the blocks write them null, as every JSON encoder must, and a loaded
-report read NaN ("unknown") where the analysis said "none". The report's own
-``agenticlens_frames`` block lists each such value under ``infinite_values`` — its place
-(a path of keys and indices) and ``"Infinity"`` or ``"-Infinity"`` — and
-:func:`restore_infinite` puts them back before the blocks are read. Only our blocks are
-listed: AgenticLens's fields keep its own rule (null), and a report written before the
-list (or by AgenticLens) reads null as NaN, as it always did.
+``mde`` = inf (and a judge-noise variance may overflow): the blocks write them null, as
+every JSON encoder must, and a loaded report read NaN ("unknown") where the analysis
+said "none". The report's own ``agenticlens_frames`` block lists each such value under
+``infinite_values`` — its place (a path of keys and indices) and ``"Infinity"`` or
+``"-Infinity"`` — and :func:`restore_infinite` puts them back before the blocks are read.
+Only our blocks are listed: AgenticLens's fields keep its own rule (null), and a report
+written before the list (or by AgenticLens) reads null as NaN, as it always did.
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ __all__ = ["INFINITE_KEY", "OUR_BLOCKS", "infinite_values", "restore_infinite"]
 #: The key of the list in the report's ``agenticlens_frames`` block.
 INFINITE_KEY = "infinite_values"
 
-#: The top-level blocks the list may name: ours, never AgenticLens's fields.
-OUR_BLOCKS = ("case_level", "verdicts", "paired_comparisons", "factor_effects")
+#: The top-level blocks the list may name: ours, never AgenticLens's fields. (Our other
+#: blocks hold no number that can be infinite: ``pareto_uncertainty`` has probabilities
+#: and bootstrap quantiles of finite means, the early-stopping bounds lie in [-1, 1].)
+OUR_BLOCKS = ("case_level", "verdicts", "paired_comparisons", "factor_effects", "judge_noise")
 
 _TOKENS = {"Infinity": math.inf, "-Infinity": -math.inf}
 

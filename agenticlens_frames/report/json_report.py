@@ -991,6 +991,8 @@ def _build_report(
 def _infinite_values(report: dict[str, Any], analysis: ExperimentAnalysis) -> list[Any]:
     """The report's :func:`~.infinite.infinite_values`: each record list of our blocks
     that a loaded report reads back, with the frame it was written from."""
+    from ..judge_noise import _BLOCK_FRAMES as judge_parts
+
     frames, paired = analysis.paired_frames, analysis.paired
     return infinite_values(
         report,
@@ -1004,6 +1006,8 @@ def _infinite_values(report: dict[str, Any], analysis: ExperimentAnalysis) -> li
                 None if paired is None else paired.noninferiority,
             ),
             (("factor_effects", "terms"), analysis.factor_effects),
+            # The judge frames, one record per row (judge_noise.judge_noise_outputs).
+            *((("judge_noise", key), frames.get(name)) for name, (key, _) in judge_parts.items()),
         ],
     )
 

@@ -30,6 +30,7 @@ from ..schema import (
     TRIALS,
     VARIANTS,
     count_from_json,
+    json_ready,
     report_keys,
 )
 from .infinite import restore_infinite
@@ -507,7 +508,8 @@ def _parse(
     case_frame.attrs["pass_k"] = ks
     return ExperimentAnalysis(
         factor_effects=effects,
-        judge_noise=judge_block,
+        # JSON-ready, as analyze() keeps it (an infinity null): the frames have the ±inf.
+        judge_noise=json_ready(judge_block),
         paired_frames=paired_frames,
         verdicts=verdicts,
         run=None,
