@@ -325,7 +325,7 @@ def _case_metadata(value: Any, row: int) -> dict[str, Any]:
 
 def _own_json_text(frame: pd.DataFrame, column: str) -> bool:
     """Whether ``frame[column]`` is a run's own JSON-text column, unchanged: ``run.cases``
-    marks its input so (:data:`~.frames.JSON_TEXT_KEY`) with the column's digest, and the
+    marks its input so (:data:`~._json_text.JSON_TEXT_KEY`) with the column's digest, and the
     mark follows the frame through pandas, so a column replaced since does not match.
 
     Examples
@@ -337,7 +337,7 @@ def _own_json_text(frame: pd.DataFrame, column: str) -> bool:
     >>> _own_json_text(cases.assign(input="Where is my order?"), "input")
     False
     """
-    from .frames import JSON_TEXT_KEY, json_text_digest
+    from ._json_text import JSON_TEXT_KEY, json_text_digest
 
     marks = frame.attrs.get(JSON_TEXT_KEY)
     if not isinstance(marks, Mapping) or column not in frame.columns:

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from .._json_text import mark_json_text
 from ..errors import InputError, check_bool
 from ..frames import (
     FACTOR_PREFIX,
@@ -38,7 +39,6 @@ from ..frames import (
     SCHEMAS,
     ExperimentRun,
     cases_frame,
-    mark_json_text,
     set_categories,
     spec_from_json,
     variants_frame,
