@@ -66,6 +66,9 @@ class Usage:
     tree_pss_mib: float | None
     #: The command's exit status (``-N``: killed by signal N).
     returncode: int
+    #: Every sample of the tree's PSS, MiB, in order (empty where none was taken): how
+    #: much a coarser sampling would have missed is ``max(samples[::k])`` against the peak.
+    samples: tuple[float, ...] = ()
 
     @property
     def cpu(self) -> float:
@@ -160,7 +163,7 @@ def measure(
         proc = subprocess.Popen(
             wrapped(command, report), env=env, cwd=cwd, stdout=stdout, stderr=stderr
         )
-        peak = 0.0
+        samples: list[float] = []
         while proc.poll() is None:
             if timeout is not None and time.perf_counter() - start > timeout:
                 for pid in reversed(descendants(proc.pid)):  # the command, not only its timer
@@ -169,12 +172,13 @@ def measure(
                 proc.wait()
                 return None
             if sample:
-                peak = max(peak, tree_pss_mib(proc.pid))
+                samples.append(tree_pss_mib(proc.pid))
             with contextlib.suppress(subprocess.TimeoutExpired):  # (returns once it ends)
                 proc.wait(interval if sample else 0.05)
         seconds = time.perf_counter() - start
         max_rss, user, system = read_report(report)
-    return Usage(seconds, user, system, max_rss, peak if sample else None, proc.returncode)
+    peak = max(samples, default=0.0) if sample else None
+    return Usage(seconds, user, system, max_rss, peak, proc.returncode, tuple(samples))
 
 
 def _wrapper(report: str, command: list[str]) -> int:
