@@ -70,6 +70,7 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _measure
 from make_archive import build
 
 from agenticlens_frames.archive import Archive
@@ -426,24 +427,29 @@ _API_ONE_SHOT = (
 def _fresh_process(command: list[str], tree: Path) -> dict[str, float]:
     """One run of ``command`` in a fresh Python process importing ``tree``'s package:
     wall time (start-up and imports included), CPU of all its threads in user and kernel
-    mode, and its peak resident memory, from the kernel's accounting of the child."""
+    mode, and its peak resident memory, from the kernel's accounting of the child as a
+    small process of its own reports it (``_measure.py``: this process's own ``wait4``
+    would count this process's peak, the archive's tables included, as the child's)."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode cached
-    began = time.perf_counter()
-    child = subprocess.Popen(
-        [sys.executable, *command], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    _pid, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - began
-    child.returncode = os.waitstatus_to_exitcode(status)
-    stderr = child.stderr.read().decode() if child.stderr else ""
-    if child.returncode:
-        raise SystemExit(f"{command} failed under {tree}:\n{stderr[-3000:]}")
+    with tempfile.TemporaryFile() as stderr:
+        usage = _measure.measure(
+            [sys.executable, *command],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            interval=None,  # (one process: its peak RSS is the figure)
+        )
+        assert usage is not None  # (no timeout)
+        if usage.returncode:
+            stderr.seek(0)
+            text = stderr.read().decode(errors="replace")
+            raise SystemExit(f"{command} failed under {tree}:\n{text[-3000:]}")
     return {
-        "s": wall,
-        "user_s": usage.ru_utime,
-        "sys_s": usage.ru_stime,
-        "peak_rss_mib": usage.ru_maxrss / 1024,
+        "s": usage.seconds,
+        "user_s": usage.user,
+        "sys_s": usage.system,
+        "peak_rss_mib": usage.max_rss_mib,
     }
 
 

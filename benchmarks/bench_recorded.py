@@ -18,8 +18,11 @@ and our run on a one-case experiment of the same shape — the part of every run
 not grow with its size (interpreter start, command-line parsing, imports, a few files).
 ``(ours - one case) / floor`` then compares the part that grows with the size.
 
-Every measurement runs in a fresh subprocess that reports its own wall time and peak RSS,
-so both tools are measured the same way in the same run. The package is run only up to
+Every measurement runs in a fresh subprocess that reports its own wall time and CPU time;
+its memory is measured by ``_measure.py``: the largest process's peak RSS (from the kernel,
+through a small process of its own, so that none of this benchmark's memory is counted)
+and, in brackets, the peak proportional set size of all its processes together, sampled
+every 50 ms. Both tools are measured the same way in the same run. The package is run only up to
 ``--package-max-cases`` (its case lookup is quadratic).
 
 ``--baseline REF`` also runs the same command from another commit of this repository
@@ -28,7 +31,7 @@ so both tools are measured the same way in the same run. The package is run only
 ``--package-max-cases 0`` leaves the package out (the floor ratio alone).
 
     python benchmarks/bench_recorded.py [--cases 1000 5000 20000] [--package-max-cases 5000]
-        [--repeat 3] [--html] [--skip-load] [--baseline main]
+        [--repeat 3] [--html] [--skip-load] [--baseline main] [--sample-interval 0.05]
 """
 
 from __future__ import annotations
@@ -42,19 +45,22 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
+
+import _measure as _measure_mod
 
 from agenticlens_frames.testing import make_synthetic
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
-# Each probe prints {"seconds": ..., "max_rss_mib": ..., "cpu": ...} as its last line: the
-# largest peak RSS of one process (the probe, or any process it waited for) and the CPU
-# time of all of them (on a loaded machine, CPU time is the steadier A/B measure). Our runs
-# fork worker processes, so the benchmark also samples the whole process tree (see
-# _tree_pss_mib).
+# Each probe prints {"seconds": ..., "cpu": ...} as its last line: the wall time of its
+# body, and the CPU time of the probe and of every process it waited for (on a loaded
+# machine, CPU time is the steadier A/B measure; the probe is fresh, so nothing earlier is
+# in it). Peak memory is not the probe's to say: a process started by this one would count
+# this one's peak as its own (see _measure.py), so the probe runs under _measure.measure,
+# which reports the largest process's peak RSS and samples the whole process tree's PSS
+# (our runs fork worker processes).
 _PROBE = textwrap.dedent(
     """
     import json, resource, sys, time
@@ -65,45 +71,10 @@ _PROBE = textwrap.dedent(
     # (dict.fromkeys: once each, also where RUSAGE_SELF was replaced by RUSAGE_CHILDREN)
     who = dict.fromkeys((resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     usage = [resource.getrusage(w) for w in who]
-    rss = max(u.ru_maxrss for u in usage) / 1024
     cpu = sum(u.ru_utime + u.ru_stime for u in usage)  # the probe's and every process waited for
-    print(json.dumps({{"seconds": seconds, "max_rss_mib": rss, "cpu": cpu}}))
+    print(json.dumps({{"seconds": seconds, "cpu": cpu}}))
     """
 )
-
-
-def _descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(parent, []).append(int(entry.name))
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        todo.extend(children.get(pid, []))
-    return out
-
-
-def _tree_pss_mib(root: int) -> float:
-    """Proportional set size of a process and all its descendants: pages shared after a
-    fork count once in total, so this is the memory the whole run really holds."""
-    total = 0
-    for pid in _descendants(root):
-        try:
-            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-                if line.startswith("Pss:"):
-                    total += int(line.split()[1])
-                    break
-        except OSError:
-            continue
-    return total / 1024
 
 
 OURS_LOAD = """
@@ -169,40 +140,50 @@ assert done.returncode == 0, done.stderr[-2000:]
 """
 
 
+#: How often the process tree is sampled (``--sample-interval``).
+_SAMPLING = {"interval": _measure_mod.INTERVAL}
+
+
 def _measure(
-    body: str, folder: Path, timeout: float, *, child: bool = False, env: dict | None = None
+    body: str,
+    folder: Path,
+    timeout: float,
+    *,
+    child: bool = False,
+    env: dict | None = None,
+    interval: float | None = None,
 ) -> dict | None:
+    """One fresh probe running ``body``: its seconds and CPU (see _PROBE), the largest
+    process's peak RSS (``max_rss_mib``) and the process tree's sampled PSS
+    (``tree_pss_mib``, sampled every ``interval`` seconds: default ``--sample-interval``),
+    both from :func:`_measure.measure`."""
     code = _PROBE.format(body=textwrap.dedent(body).strip())
-    if child:  # CLI runs: report the command's peak RSS, not the probe's
+    if child:  # CLI runs: the command's CPU, not the probe's start-up
         code = code.replace("RUSAGE_SELF", "RUSAGE_CHILDREN")
     # The previous measurement's writes still in the page cache (the floor does not
     # fsync; 965 MiB at 20 000 cases) would otherwise be written back during this one.
     os.sync()
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
-        probe = subprocess.Popen(
+        usage = _measure_mod.measure(
             [sys.executable, "-c", code, str(folder)],
             stdout=stdout,
             stderr=stderr,
-            text=True,
             env={**os.environ, **(env or {})},
+            timeout=timeout,
+            interval=interval or _SAMPLING["interval"],
         )
-        deadline = time.monotonic() + timeout
-        peak = 0.0
-        sample = Path("/proc/self/smaps_rollup").exists()
-        while probe.poll() is None:
-            if time.monotonic() > deadline:
-                probe.kill()
-                probe.wait()
-                return None
-            if sample:
-                peak = max(peak, _tree_pss_mib(probe.pid))
-            time.sleep(0.25)  # reading smaps_rollup is not free: sample gently
+        if usage is None:
+            return None
         stdout.seek(0)
         stderr.seek(0)
-        if probe.returncode != 0:
+        if usage.returncode != 0:
             raise RuntimeError(stderr.read()[-3000:])
         result = json.loads(stdout.read().strip().splitlines()[-1])
-    result["tree_pss_mib"] = peak if sample else None
+    # The probe's own peak (a Python interpreter's, for a command line run) is in the
+    # largest process's too; it is far below any command's measured here.
+    result["max_rss_mib"] = usage.max_rss_mib
+    result["tree_pss_mib"] = usage.tree_pss_mib
+    result["pss_samples"] = usage.samples
     return result
 
 
@@ -240,6 +221,21 @@ def _median(results: list[dict]) -> dict:
     return ordered[(len(ordered) - 1) // 2]
 
 
+def _peaks(runs: list[dict | None]) -> str:
+    """Each run's peak for all processes, and (in brackets) what sampling 5 times less
+    often would have seen of it: the median run's figure is one run's, the goal's is every
+    run's."""
+    return " ".join(
+        f"{r['tree_pss_mib']:.0f} ({max(r['pss_samples'][::5], default=0):.0f})"
+        for r in runs
+        if r and r.get("tree_pss_mib")
+    )
+
+
+def _rss(runs: list[dict | None]) -> str:
+    return " ".join(f"{r['max_rss_mib']:.0f}" for r in runs if r)
+
+
 def _cpu_ratio(ours: list[dict], base: list[dict]) -> str:
     """Median CPU seconds of each, and their ratio."""
     a = statistics.median(r["cpu"] for r in ours)
@@ -275,7 +271,14 @@ def main() -> None:
     parser.add_argument(
         "--baseline", help="git ref whose `experiment run` is also timed, A/B with ours"
     )
+    parser.add_argument(
+        "--sample-interval",
+        type=float,
+        default=_measure_mod.INTERVAL,
+        help="seconds between samples of the process tree's memory (default %(default)s)",
+    )
     args = parser.parse_args()
+    _SAMPLING["interval"] = args.sample_interval
     bin_dir = Path(sys.executable).parent
     ours_cli = [str(bin_dir / "agenticlens-frames"), "experiment", "run", "-q"]
     package_cli = [str(bin_dir / "agenticlens"), "experiment", "run"]
@@ -370,7 +373,9 @@ def main() -> None:
                 f"experiment run ours {_fmt(ours_e2e)} (one process: {_fmt(ours_one)}) | "
                 f"package {_fmt(pkg_e2e)} | floor (parse + write {written:.0f} MiB) "
                 f"{_fmt(floor)} || ours/floor per run: "
-                + " ".join(_ratio(o, f) for o, f in zip(ours_runs, floor_runs, strict=True)),
+                + " ".join(_ratio(o, f) for o, f in zip(ours_runs, floor_runs, strict=True))
+                + f" || ours, all processes per run, MiB (every 5th sample): {_peaks(ours_runs)}"
+                + f"; largest process per run: {_rss(ours_runs)}",
                 flush=True,
             )
     print(

@@ -20,7 +20,8 @@ drift in the shared machine's speed hits both.
 report without the blocks only this package writes (``verdicts``, ``case_level``, …), as
 AgenticLens 0.10 saves one, whose verdicts ``experiment report`` computes from the trials'
 per-case records. Each run re-renders the console summary, the HTML and both CSVs in a
-folder of its own; the peak RSS and CPU time are the process's own (GNU ``time``). Every
+folder of its own; the peak RSS and CPU time are the process's own (GNU ``time``, see
+``_measure.py``). Every
 run's outputs, console included, must be byte for byte those of the first baseline run.
 
     python benchmarks/bench_replay.py --report [--cases 4000] [--repeat 5] [--baseline main]
@@ -35,12 +36,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-# The whole process tree's memory is measured as bench_recorded measures it (this script's
-# folder is first on sys.path when it runs).
-from bench_recorded import _baseline_tree, _tree_pss_mib
+# A baseline commit is unpacked as bench_recorded unpacks it, and every run measured by the
+# benchmarks' one helper (this script's folder is first on sys.path when it runs).
+import _measure as _measure_mod
+from bench_recorded import _baseline_tree
 
 from agenticlens_frames.testing import make_synthetic
 
@@ -68,18 +69,14 @@ def _measure(tree: Path, folder: Path, workers: str | None) -> dict:
     if workers:
         env["AGENTICLENS_FRAMES_WORKERS"] = workers
     with tempfile.TemporaryFile("w+") as out:
-        probe = subprocess.Popen(
+        usage = _measure_mod.measure(
             [sys.executable, "-c", _PROBE, str(folder)], stdout=out, env=env, cwd=tree
         )
-        peak = 0.0
-        while probe.poll() is None:
-            peak = max(peak, _tree_pss_mib(probe.pid))
-            time.sleep(0.05)
-        if probe.returncode != 0:
+        if usage is None or usage.returncode != 0:
             raise RuntimeError(f"the replay under {tree} failed")
         out.seek(0)
         result = json.loads(out.read().strip().splitlines()[-1])
-    result["peak_mib"] = peak
+    result["peak_mib"] = usage.tree_pss_mib
     return result
 
 
@@ -103,24 +100,17 @@ def _report_run(tree: Path, report: Path, into: Path) -> dict:
     into.mkdir()
     # A fixed width and relative output paths: the console text is comparable byte for byte.
     env = {**os.environ, "PYTHONPATH": str(tree), "COLUMNS": "120"}
-    # GNU time forks the command from its own small process: a child of this one (which
-    # held the parsed report) would count this process's peak as its own (Linux keeps
-    # the largest RSS across fork and exec).
-    command = ["/usr/bin/time", "-f", "%M %U %S", "-o", str(into.parent / f"{into.name}.time")]
-    command += [sys.executable, "-c", _CLI, "experiment", "report", str(report)]
+    command = [sys.executable, "-c", _CLI, "experiment", "report", str(report)]
     command += ["--html", "summary.html", "--csv", "variants.csv", "--cases-csv", "cases.csv"]
     with open(into / "console.txt", "wb") as console:
-        start = time.perf_counter()
-        code = subprocess.run(command, stdout=console, env=env, cwd=into).returncode
-        seconds = time.perf_counter() - start
+        # Measured by a small process of its own (_measure.py): a child of this one (which
+        # held the parsed report) would count this process's peak as its own.
+        usage = _measure_mod.measure(command, stdout=console, env=env, cwd=into, interval=None)
+    assert usage is not None  # (no timeout)
+    code = usage.returncode
     if code != 0:
         raise RuntimeError(f"experiment report under {tree} exited {code}")
-    peak_kib, user, system = (into.parent / f"{into.name}.time").read_text().split()[-3:]
-    return {
-        "seconds": seconds,
-        "cpu": float(user) + float(system),
-        "peak_mib": int(peak_kib) / 1024,
-    }
+    return {"seconds": usage.seconds, "cpu": usage.cpu, "peak_mib": usage.max_rss_mib}
 
 
 def _same_outputs(reference: Path, other: Path) -> None:

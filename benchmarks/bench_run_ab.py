@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-# A baseline commit is unpacked as bench_recorded unpacks it (this script's folder is
-# first on sys.path when it runs).
+# A baseline commit is unpacked as bench_recorded unpacks it, and each run measured by the
+# benchmarks' one helper (this script's folder is first on sys.path when it runs).
+import _measure as _measure_mod
 from bench_recorded import _baseline_tree
 
 from agenticlens_frames.testing import make_synthetic
@@ -40,12 +38,12 @@ def _run(tree: Path, folder: Path, out: Path, env: dict[str, str]) -> tuple[floa
     command = [sys.executable, "-m", "agenticlens_frames.cli", "experiment", "run", "-q"]
     command += ["manifest.yaml", "suite.yaml", "--save", str(out / "r.json")]
     command += ["--csv", str(out / "v.csv"), "--cases-csv", str(out / "c.csv")]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(command, cwd=folder, env={**env, "PYTHONPATH": str(tree)}, check=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    usage = _measure_mod.measure(
+        command, cwd=folder, env={**env, "PYTHONPATH": str(tree)}, interval=None
+    )
+    if usage is None or usage.returncode != 0:
+        raise SystemExit(f"experiment run under {tree} failed")
+    wall, cpu = usage.seconds, usage.cpu
     return wall, cpu
 
 
