@@ -126,8 +126,11 @@ def test_the_explorer_leads_with_the_stop_too(tmp_path: Path, saved: dict) -> No
     from agenticlens_frames.widgets import Explorer
 
     stopped = Explorer(load_report(_write(tmp_path, saved, OLD_BLOCK))).verdicts.value
-    assert stopped.index("id='early-stopping'") < stopped.index("Verdicts against the baseline")
-    assert "(case-level; descriptive)" in stopped
+    # Titled in the console's and the page's words (it said "(case-level; descriptive)").
+    title = (
+        "Fixed-sample verdicts against the baseline (case-level) — descriptive after the early stop"
+    )
+    assert stopped.index("id='early-stopping'") < stopped.index(title)
     watched = {**OLD_BLOCK, "stopped_early": False, "reason": "not every candidate was decided"}
     panel = Explorer(load_report(_write(tmp_path, saved, watched))).verdicts.value
     assert panel.index("Verdicts against the baseline") < panel.index("id='early-stopping'")
@@ -143,10 +146,11 @@ def test_a_saved_stop_leads_the_markdown_summary(tmp_path: Path, saved: dict) ->
 
     text = summary_markdown(load_report(_write(tmp_path, saved, OLD_BLOCK)))
     decided = "**Early stopping: every candidate decided after 57 of 400 cases.**"
-    assert text.index(decided) < text.index("Verdicts against baseline")
+    assert text.index(decided) < text.index("Fixed-sample verdicts against baseline")
     assert "| b | **within ±15.0 pp** | [-10.0, +12.0] pp | n/a |" in text
     assert "3080 of 3600 planned attempts saved" in text
-    assert "(descriptive after the early stop)." in text
+    # The console's and the page's title (it lacked "Fixed-sample", the words in brackets).
+    assert "— descriptive after the early stop." in text
     assert text.index(DESCRIPTIVE_NOTE) > text.index("| Candidate | Dimension |")
 
 
