@@ -31,6 +31,7 @@ import yaml
 from rich.console import Console
 
 from agenticlens_frames import load_report
+from agenticlens_frames._repr import analysis_repr, analysis_repr_html
 from agenticlens_frames.report.console import print_summary
 
 from .runner.test_stopping import TARGETS
@@ -46,6 +47,8 @@ class Live:
 
     exit_code: int
     stderr: str
+    #: The notebook's plain display (one line).
+    plain: str
     block: dict[str, Any]
     surfaces: dict[str, str]
 
@@ -107,6 +110,7 @@ def render(folder: Path, correction: str | None, variants: tuple[str, ...]) -> L
     return Live(
         exit_code=done.exit_code,
         stderr=done.stderr,
+        plain=analysis_repr(saved),
         block=report["agenticlens_frames"]["early_stopping"],
         surfaces={
             "console (experiment run)": done.stdout,
@@ -118,6 +122,7 @@ def render(folder: Path, correction: str | None, variants: tuple[str, ...]) -> L
             ),
             "HTML page": html.unescape((out / "r.html").read_text(encoding="utf-8")),
             "explorer widget": html.unescape(explore(saved).verdicts.value),
+            "notebook display": html.unescape(analysis_repr_html(saved)),
         },
     )
 
@@ -172,6 +177,9 @@ def test_every_surface_leads_with_the_stopping_decision(
             assert candidate in flat[flat.index(heading) : first], (surface, candidate)
             assert decision in flat[flat.index(heading) : first], (surface, decision)
     assert not wrong, [w[0] for w in wrong]
+    # The one-line display names the stop before the (descriptive) verdicts' tally.
+    stop = f"early_stop={block['reason']!r}, "
+    assert stop in live.plain and live.plain.index(stop) < live.plain.index("verdicts="), live.plain
     # The gate follows the decision: "worse" was decided worse.
     assert live.exit_code == 4
     assert "Regression against the baseline (early-stopping decision): worse" in live.stderr
