@@ -190,6 +190,14 @@ def analysis_repr_html(
         for key in ("missing", "source", "how_to_declare"):
             if verdicts.attrs.get(key):
                 lead += f"<div class='muted'>{_e(verdicts.attrs[key])}</div>"
+    # After an early stop the stopping decision is the inferential statement: it leads, in
+    # the page's section, and the fixed-sample verdicts under it are titled descriptive, as
+    # on every other surface (the display showed them as the run's verdicts, unlabelled).
+    from .report.early_stopping import descriptive_title, stopped_early, stopping_section_html
+
+    if stopped_early(a):
+        title = descriptive_title("Verdicts against the baseline (case-level)")
+        lead = f"{stopping_section_html(a)}<div><b>{_e(title)}</b></div>{lead}"
     # The pass rate to read leads the variant table: the case-level interval (cases as the
     # unit) when the analysis has one; AgenticLens's pooled Wilson interval goes to the
     # labelled compatibility section (a saved AgenticLens report has only that one).
@@ -311,6 +319,11 @@ def analysis_repr(a: ExperimentAnalysis) -> str:
         rank = {word: order.index(word) if word in order else len(order) for word in counts}
         tally = ", ".join(f"{int(counts[w])} {w}" for w in sorted(rank, key=rank.__getitem__))
         lead = f"correction={verdicts.attrs.get('correction')!r}, verdicts={tally or 'none'!r}, "
+    from .report.early_stopping import early_stopping
+
+    if (block := early_stopping(a)) is not None and block.get("stopped_early"):
+        # The stopping decision first (the verdicts that follow are descriptive).
+        lead = f"early_stop={str(block['reason'])!r}, {lead}"
     return (
         f"ExperimentAnalysis({name!r}, variants={len(a.variants)}, {lead}"
         f"frontier={a.pareto_frontier}, warnings={len(a.warnings)})"

@@ -513,7 +513,11 @@ class Explorer(widgets.VBox):
 
     def _verdicts_html(self, keep: list[str]) -> str:
         from .paired.verdicts import HOW_TO_DECLARE
-        from .report.early_stopping import stopped_early, stopping_section_html
+        from .report.early_stopping import (
+            descriptive_title,
+            stopped_early,
+            stopping_section_html,
+        )
         from .report.html import (
             gate_section_html,
             judge_verdict_note_html,
@@ -547,7 +551,10 @@ class Explorer(widgets.VBox):
         stopping = stopping_section_html(self.analysis)
         gate, gate_passed = gate_section_html(self.analysis)
         if stopped_early(self.analysis):
-            table = stopping + table.replace("(case-level)", "(case-level; descriptive)", 1)
+            heading = f"<h3>{title} (case-level)</h3>"
+            table = stopping + table.replace(
+                heading, f"<h3>{html.escape(descriptive_title(title + ' (case-level)'))}</h3>", 1
+            )
         else:
             table += stopping
         table = table + gate if gate_passed else gate + table

@@ -44,12 +44,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from rich.console import Console
 from typer.testing import CliRunner
 
 from agenticlens_frames import analyze, load_experiment, load_report, viz
 from agenticlens_frames._repr import analysis_repr, analysis_repr_html
 from agenticlens_frames.cli import app
+from agenticlens_frames.evaluators import load_registry
 from agenticlens_frames.report.console import print_summary
 from agenticlens_frames.testing import make_synthetic
 
@@ -119,6 +121,20 @@ def _clustered(folder: Path, groups: int = 4, declare: bool = False) -> None:
         )
 
 
+def _judged(folder: Path) -> None:
+    """Every case graded by two offline fake LLM judges (tests/judge_fakes.py): one that
+    labels verdicts over three samples (Fleiss' κ), retries, costs and is sometimes
+    unavailable; a panel of three whose third sample sometimes refuses."""
+    suite = folder / "suite.yaml"
+    document = yaml.safe_load(suite.read_text(encoding="utf-8"))
+    for case in document["cases"]:
+        case["evaluators"] = [
+            {"name": "helpfulness_judge", "threshold": 0.5},
+            {"name": "strict_panel"},
+        ]
+    suite.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+
+
 @dataclass(frozen=True)
 class Experiment:
     """One generated experiment and how ``experiment run`` is asked to judge it."""
@@ -138,6 +154,8 @@ class Experiment:
     source: Path | None = None
     #: The manifest itself declares a correction.
     manifest_declares: bool = False
+    #: ``--evaluators`` (module:attr of a registry): the suite's LLM judges.
+    evaluators: str | None = None
 
 
 #: Generated experiments: seeds × designs, every correction, and none declared.
@@ -200,6 +218,18 @@ EDGES = [
         options=("--cluster", "group"),
     ),
     Experiment("no-latency", 3, 2, 12, 17, "holm", shape="eval", edit=_no_latency),
+    Experiment(
+        "llm-judges",
+        5,
+        5,
+        14,
+        0,
+        "holm",
+        source=EXAMPLE,
+        edit=_judged,
+        evaluators="tests.judge_fakes:build_registry",
+        manifest_declares=True,
+    ),
     Experiment("bundled-example", 5, 5, 14, 0, None, source=EXAMPLE, manifest_declares=True),
     Experiment(
         "noninferiority",
@@ -245,6 +275,8 @@ class Surfaces:
     theirs: str | None
     #: The notebook's display of the analysis: (plain repr, HTML repr).
     display: tuple[str, str]
+    #: The explorer's judges section (its cost lines); "" without judges.
+    judges: str = ""
 
 
 def _option(experiment: Experiment, name: str) -> str | None:
@@ -327,6 +359,8 @@ def render(root: Path, experiment: Experiment) -> Surfaces:
         args += ["--correction", experiment.correction]
     if experiment.gate:
         args.append("--fail-on-regression")
+    if experiment.evaluators is not None:
+        args += ["--evaluators", experiment.evaluators]
     done = _invoke(args)
     assert done.exit_code in (0, 4, 5), (experiment.name, done.output, done.exception)
     again = _invoke(
@@ -358,7 +392,15 @@ def render(root: Path, experiment: Experiment) -> Surfaces:
     # The notebook's own path: analyze() on the loaded experiment, the same settings.
     notebook = explore(
         analyze(
-            load_experiment(folder / "manifest.yaml", folder / "suite.yaml"),
+            load_experiment(
+                folder / "manifest.yaml",
+                folder / "suite.yaml",
+                evaluators=(
+                    load_registry(experiment.evaluators, location="--evaluators")
+                    if experiment.evaluators
+                    else None
+                ),
+            ),
             comparisons=_settings(experiment),
             latency_missing=_option(experiment, "--latency-missing") or "exclude",
             confidence_level=float(_option(experiment, "--confidence-level") or 0.95),
@@ -389,6 +431,7 @@ def render(root: Path, experiment: Experiment) -> Surfaces:
         report_summary=(out / "s2.md").read_text(encoding="utf-8"),
         theirs=theirs,
         display=display,
+        judges=explorer.judges.value,
     )
 
 
@@ -810,6 +853,118 @@ def _key(row: dict[str, Any]) -> tuple[str, str]:
     return (row["candidate"], row["dimension"])
 
 
+def judge_line(noise: dict[str, Any]) -> str:
+    """The line under the verdicts, written here from the JSON's ``judge_noise`` block
+    (docs/judges.md): the intervals include the judges' noise; where it is the larger
+    noise, per metric, its candidates and largest share; each verdict judge's Fleiss' κ
+    (one value, or the lowest and highest with their variants) and its samples."""
+    line = (
+        "LLM judges graded these cases: where their scores count (the pass decisions, a "
+        "judged metric) the intervals come from the cases' observed differences, so they "
+        "already include the judges' sampling noise."
+    )
+    limited: dict[str, list[dict[str, Any]]] = {}
+    for r in noise["comparisons"]:
+        if r["judge_limits_detection"]:
+            limited.setdefault(r["metric"], []).append(r)
+    if limited:
+        parts = []
+        for metric, rows in limited.items():
+            share = max(r["judge_width_share"] or 0.0 for r in rows)
+            names = ", ".join(r["candidate_variant_id"] for r in rows)
+            parts.append(
+                f"'{metric}' ({names}; up to {round(100 * share)}% of the interval's width)"
+            )
+        line += f" Judge noise, not the agent's, is the larger noise on {'; '.join(parts)}: see"
+        line += " the judge notes."
+    kappas: dict[str, list[dict[str, Any]]] = {}
+    for r in noise["decomposition"]:
+        if r.get("verdict_kappa") is not None:
+            kappas.setdefault(r["metric"], []).append(r)
+    if kappas:
+        parts = []
+        for metric, rows in kappas.items():
+            low = min(rows, key=lambda r: (r["verdict_kappa"], r["variant_id"]))
+            high = max(rows, key=lambda r: (r["verdict_kappa"], r["variant_id"]))
+            if f"{low['verdict_kappa']:.2f}" == f"{high['verdict_kappa']:.2f}":
+                said = f"κ = {low['verdict_kappa']:.2f}"
+            else:
+                said = (
+                    f"κ = {low['verdict_kappa']:.2f} ({low['variant_id']}) to "
+                    f"{high['verdict_kappa']:.2f} ({high['variant_id']})"
+                )
+            samples = sorted({round(r["samples"], 2) for r in rows})
+            many = "–".join(f"{n:g}" for n in dict.fromkeys((samples[0], samples[-1])))
+            parts.append(f"'{metric}' {said} over {many} samples")
+        line += (
+            " Judge agreement beyond chance (Fleiss' κ of the samples' verdicts; 0 = chance, "
+            f"1 = perfect): {'; '.join(parts)}."
+        )
+    return line
+
+
+def judge_cost_lines(report: dict[str, Any]) -> list[str]:
+    """Each variant's judge scores and cost, from the package's own per-trial
+    ``summary.judge`` blocks (not from our ``judge_noise`` block)."""
+    lines = []
+    for variant in report["variants"]:
+        blocks = [
+            t["report"]["summary"]["judge"] for t in variant["trials"] if t["report"] is not None
+        ]
+        scores = sum(b["judge_scores"] for b in blocks)
+        priced = sum(b["priced_scores"] for b in blocks)
+        # What was spent: every answered call once, retried billed attempts included (the
+        # package's total_cost_usd is null as soon as one score is unpriced).
+        spent = math.fsum(b["spent_cost_usd"] or 0.0 for b in blocks)
+        cost = f"${spent:.6f}" if priced else "unpriced"
+        lines.append(
+            f"Judges · {variant['variant_id']}: {scores} score(s), "
+            f"{sum(b['unavailable_scores'] for b in blocks)} unavailable, cost {cost} "
+            f"({priced} of {scores} priced), {sum(b['input_tokens'] for b in blocks)} input / "
+            f"{sum(b['output_tokens'] for b in blocks)} output tokens"
+        )
+    return lines
+
+
+def check_judges(s: Surfaces) -> None:
+    """The judges' line under the verdicts and their cost lines, the same on every surface:
+    the line after the verdict table and before the variant table."""
+    noise = s.report["judge_noise"]
+    line = judge_line(noise)
+    assert "Fleiss' κ" in line  # the fixture's judges label verdicts
+    flat = {
+        "console": s.stdout,
+        "console (experiment report)": s.report_stdout,
+        "narrow console": s.narrow,
+        "summary": _unescape_md(s.summary),
+        "summary (experiment report)": _unescape_md(s.report_summary),
+        "HTML": html.unescape(s.html),
+        "widget": html.unescape(s.widget),
+        "widget (analyze in the notebook)": html.unescape(s.notebook),
+    }
+    for surface, text in flat.items():
+        text = " ".join(text.split())
+        assert line in text, (surface, line)
+        at = text.index(line)
+        first = text.index("Verdicts against")
+        assert first < at, surface
+        if "Variants" in text:
+            assert at < text.index("Variants"), surface
+    costs = judge_cost_lines(s.report)
+    assert s.report["agenticlens_frames"]["judge_costs"] == costs
+    for surface, text in (
+        ("console", s.stdout),
+        ("console (experiment report)", s.report_stdout),
+        ("summary", _unescape_md(s.summary)),
+        ("summary (experiment report)", _unescape_md(s.report_summary)),
+        ("HTML", html.unescape(s.html)),
+        ("explorer", html.unescape(s.judges)),
+    ):
+        text = " ".join(text.split())
+        for cost in costs:
+            assert cost in text, (surface, cost)
+
+
 # --------------------------------------------------------------------------- the property
 
 CASES = GENERATED + EDGES
@@ -973,6 +1128,10 @@ def test_every_surface_states_the_same_verdicts(root: Path, experiment: Experime
             ("notebook", html.unescape(s.notebook)),
         ):
             assert family in " ".join(text.split()), (surface, family)
+
+    # LLM judges: the line under the verdicts and their cost lines on every surface.
+    if experiment.evaluators is not None:
+        check_judges(s)
 
     # The verdicts come first: before the variant table and the compatible numbers.
     for surface, text, marks in (

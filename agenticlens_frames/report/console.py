@@ -131,7 +131,7 @@ def _verdict_table(
         p_header,
         verdicts_family,
     )
-    from .early_stopping import DESCRIPTIVE_NOTE
+    from .early_stopping import DESCRIPTIVE_NOTE, descriptive_title
 
     v = analysis.verdicts
     name = strip_control(analysis.info["experiment_name"])
@@ -154,11 +154,8 @@ def _verdict_table(
             f"Paired differences against {base}: case-level, "
             f"{level:.0%} per-comparison intervals (no correction declared)"
         )
-    if descriptive:
-        # The experiment's name heads the stopping table, printed above this one.
-        title = f"Fixed-sample {title[0].lower()}{title[1:]} — descriptive after the early stop"
-    else:
-        title = f"Experiment · {name}\n{title}"
+    # After an early stop the experiment's name heads the stopping table, printed above.
+    title = descriptive_title(title) if descriptive else f"Experiment · {name}\n{title}"
     table = Table(title=Text(title), caption_justify="left")
     # Rows grouped by dimension (a heading row each) rather than a dimension column, and the
     # detectable change in a column of its own (its magnitude; the caption says what it

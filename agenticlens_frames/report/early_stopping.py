@@ -24,6 +24,7 @@ __all__ = [
     "attempts_statement",
     "check_block",
     "decision_rows",
+    "descriptive_title",
     "differences_statement",
     "early_stopping",
     "rule_statement",
@@ -107,6 +108,23 @@ def early_stopping(a: ExperimentAnalysis) -> Mapping[str, Any] | None:
     """The analysis' ``early_stopping`` block (a live run with ``stop_when``), or None."""
     block = (a.extras or {}).get("early_stopping")
     return block if isinstance(block, Mapping) and block else None
+
+
+def descriptive_title(title: str) -> str:
+    """The heading of the fixed-sample verdicts after an early stop, from a surface's heading
+    of the verdicts (``"Verdicts against …"``).
+
+    The one place these words are built: the explorer had titled the table "(case-level;
+    descriptive)" and the ``--summary`` added "(descriptive after the early stop)" without
+    "Fixed-sample", while the console and the page said the words below.
+
+    Examples
+    --------
+    >>> descriptive_title("Verdicts against base: case-level paired comparisons")
+    'Fixed-sample verdicts against base: case-level paired comparisons — descriptive after \
+the early stop'
+    """
+    return f"Fixed-sample {title[0].lower()}{title[1:]} — descriptive after the early stop"
 
 
 def stopped_early(a: ExperimentAnalysis) -> bool:

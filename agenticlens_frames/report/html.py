@@ -69,7 +69,12 @@ from ..errors import check_path
 from ..frontier import frontier_columns
 from ..per_case import EVALUATED_PASS_RATE, evaluated_attempts, evaluated_pass_rate
 from .beyond_html import beyond_figures, beyond_sections, frontier_table
-from .early_stopping import DESCRIPTIVE_NOTE, stopped_early, stopping_section_html
+from .early_stopping import (
+    DESCRIPTIVE_NOTE,
+    descriptive_title,
+    stopped_early,
+    stopping_section_html,
+)
 from .provenance import footer_html
 
 __all__ = ["render_html", "verdicts_table_html", "write_html_report"]
@@ -959,13 +964,11 @@ def _omitted_html(parts: list[tuple[str, str]]) -> str:
 def _verdicts_section(a: ExperimentAnalysis, forest: bool, *, descriptive: bool = False) -> str:
     declared = bool(a.verdicts.attrs.get("declared", False))
     title = "Verdicts against" if declared else "Paired differences against"
+    title += f" the baseline ({a.info['baseline_variant_id']})"
     if descriptive:  # after an early stop (see .early_stopping)
-        title = "Fixed-sample " + title[0].lower() + title[1:]
+        title = descriptive_title(title)
     return (
-        f"<section id='verdicts'><h2>{title} the baseline "
-        f"({_e(a.info['baseline_variant_id'])})"
-        + (" — descriptive after the early stop" if descriptive else "")
-        + "</h2>"
+        f"<section id='verdicts'><h2>{_e(title)}</h2>"
         + (f"<p class='declare'>{_e(DESCRIPTIVE_NOTE)}</p>" if descriptive else "")
         + verdicts_table_html(a.verdicts)
         + judge_verdict_note_html(a)

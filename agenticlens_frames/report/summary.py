@@ -293,7 +293,7 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
         omitted_statement,
         verdicts_family,
     )
-    from .early_stopping import DESCRIPTIVE_NOTE, early_stopping, stopped_early
+    from .early_stopping import DESCRIPTIVE_NOTE, descriptive_title, early_stopping, stopped_early
 
     v = analysis.verdicts
     base = _md(analysis.info["baseline_variant_id"])
@@ -309,11 +309,8 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
         alpha = float(v["alpha"].iloc[0]) if len(v) else math.nan
         how = verdicts_family(v)
         level = float(v["confidence_level"].iloc[0]) if len(v) else analysis.confidence_level
-        lead = (
-            f"Verdicts against {base}: case-level paired comparisons, {how}"
-            + (" (descriptive after the early stop)" if stopped_early(analysis) else "")
-            + "."
-        )
+        lead = f"Verdicts against {base}: case-level paired comparisons, {how}"
+        lead = (descriptive_title(lead) if stopped_early(analysis) else lead) + "."
         if len(v):
             # Said before the sentences, not only in the table's caption below: an interval
             # that excludes 0 beside "no detectable difference" (the family's adjusted p)

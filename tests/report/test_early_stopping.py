@@ -126,8 +126,11 @@ def test_the_explorer_leads_with_the_stop_too(tmp_path: Path, saved: dict) -> No
     from agenticlens_frames.widgets import Explorer
 
     stopped = Explorer(load_report(_write(tmp_path, saved, OLD_BLOCK))).verdicts.value
-    assert stopped.index("id='early-stopping'") < stopped.index("Verdicts against the baseline")
-    assert "(case-level; descriptive)" in stopped
+    # Titled in the console's and the page's words (it said "(case-level; descriptive)").
+    title = (
+        "Fixed-sample verdicts against the baseline (case-level) — descriptive after the early stop"
+    )
+    assert stopped.index("id='early-stopping'") < stopped.index(title)
     watched = {**OLD_BLOCK, "stopped_early": False, "reason": "not every candidate was decided"}
     panel = Explorer(load_report(_write(tmp_path, saved, watched))).verdicts.value
     assert panel.index("Verdicts against the baseline") < panel.index("id='early-stopping'")
@@ -137,16 +140,45 @@ def test_the_explorer_leads_with_the_stop_too(tmp_path: Path, saved: dict) -> No
     assert "early-stopping" not in plain and "Verdicts against the baseline" in plain
 
 
+def test_the_notebook_display_leads_with_the_stop_too(tmp_path: Path, saved: dict) -> None:
+    """The notebook's display (its HTML and its one line) showed the fixed-sample verdicts
+    as the run's verdicts and said nothing of the early stop: it now leads with the
+    stopping decision, as the page does, and titles the verdicts descriptive."""
+    from agenticlens_frames._repr import analysis_repr, analysis_repr_html
+
+    stopped = load_report(_write(tmp_path, saved, OLD_BLOCK))
+    shown = html.unescape(analysis_repr_html(stopped))
+    decided = "Early stopping: every candidate decided after 57 of 400 cases"
+    title = (
+        "Fixed-sample verdicts against the baseline (case-level) — descriptive after the early stop"
+    )
+    assert (
+        shown.index(decided)
+        < shown.index(title)
+        < shown.index("<table class='verdicts'><tr><th>verdict")
+    )
+    assert "3080 of 3600 planned attempts saved" in shown
+    line = analysis_repr(stopped)
+    assert line.index("early_stop='every candidate decided after 57 of 400 cases'") < line.index(
+        "verdicts="
+    )
+    watched = {**OLD_BLOCK, "stopped_early": False, "reason": "not every candidate was decided"}
+    neither = load_report(_write(tmp_path, saved, watched))
+    assert "descriptive" not in analysis_repr_html(neither)
+    assert "early_stop" not in analysis_repr(neither)
+
+
 def test_a_saved_stop_leads_the_markdown_summary(tmp_path: Path, saved: dict) -> None:
     from agenticlens_frames.report.early_stopping import DESCRIPTIVE_NOTE
     from agenticlens_frames.report.summary import summary_markdown
 
     text = summary_markdown(load_report(_write(tmp_path, saved, OLD_BLOCK)))
     decided = "**Early stopping: every candidate decided after 57 of 400 cases.**"
-    assert text.index(decided) < text.index("Verdicts against baseline")
+    assert text.index(decided) < text.index("Fixed-sample verdicts against baseline")
     assert "| b | **within ±15.0 pp** | [-10.0, +12.0] pp | n/a |" in text
     assert "3080 of 3600 planned attempts saved" in text
-    assert "(descriptive after the early stop)." in text
+    # The console's and the page's title (it lacked "Fixed-sample", the words in brackets).
+    assert "— descriptive after the early stop." in text
     assert text.index(DESCRIPTIVE_NOTE) > text.index("| Candidate | Dimension |")
 
 

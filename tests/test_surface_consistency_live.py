@@ -1,0 +1,185 @@
+"""Every surface of an early-stopped live run states the same stopping decision.
+
+A small live run (python targets, ``--stop-when decided``; the agents of
+``tests/runner/test_stopping.py``) is run once from the command line with every output,
+with and without a declared correction, and each surface is read back:
+
+* the console of ``experiment run`` and of ``experiment report`` on the saved JSON, and a
+  narrow console (each verdict as its statement),
+* the ``--summary`` Markdown of both commands,
+* the HTML page, the notebook explorer's verdicts (from the saved report),
+* the JSON report's ``agenticlens_frames.early_stopping`` block (the reference),
+* the exit status of ``--fail-on-regression`` (it follows the stopping decision).
+
+After an early stop every surface must lead with the stopping decision (its heading
+before the verdicts' heading), title the fixed-sample verdicts "descriptive after the
+early stop", and state the attempts saved in the same words, which are written here from
+the block's counts (planned = cases × variants × trials).
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from rich.console import Console
+
+from agenticlens_frames import load_report
+from agenticlens_frames._repr import analysis_repr, analysis_repr_html
+from agenticlens_frames.report.console import print_summary
+
+from .runner.test_stopping import TARGETS
+from .test_surface_consistency import _invoke, _unescape_md
+
+CASES, TRIALS = 120, 2
+DESCRIPTIVE = "descriptive after the early stop"
+
+
+@dataclass
+class Live:
+    """What each surface of one early-stopped run said."""
+
+    exit_code: int
+    stderr: str
+    #: The notebook's plain display (one line).
+    plain: str
+    block: dict[str, Any]
+    surfaces: dict[str, str]
+
+
+def _experiment(folder: Path, variants: tuple[str, ...], declare: bool) -> tuple[Path, Path]:
+    folder.mkdir(parents=True)
+    (folder / "agents.py").write_text(TARGETS, encoding="utf-8")
+    manifest = {
+        "name": "stop",
+        "version": "1",
+        "baseline_variant_id": variants[0],
+        "trial_count": TRIALS,
+        "random_seed": 3,
+        "variants": [
+            {"id": v, "name": v, "target_kind": "python", "target": f"agents.py:{v}"}
+            for v in variants
+        ],
+    }
+    if declare:
+        # (a rule over several candidates needs a declared correction: the manifest's,
+        # when the command line names none)
+        manifest["comparisons"] = {"correction": "bonferroni"}
+    suite = {
+        "name": "s",
+        "version": "1",
+        "cases": [
+            {"id": f"c{i}", "name": f"case {i}", "input": f"q{i}", "expected_contains": ["yes"]}
+            for i in range(CASES)
+        ],
+    }
+    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    (folder / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    return folder / "manifest.yaml", folder / "suite.yaml"
+
+
+def render(folder: Path, correction: str | None, variants: tuple[str, ...]) -> Live:
+    """Run the live experiment with every output and re-render the saved report."""
+    from agenticlens_frames.widgets import explore
+
+    manifest, suite = _experiment(folder, variants, correction is None)
+    out = folder / "out"
+    done = _invoke(
+        [
+            *("experiment", "run", str(manifest), str(suite)),
+            *("--save", str(out / "r.json"), "--html", str(out / "r.html")),
+            *("--summary", str(out / "s.md"), "--run-dir", str(folder / "run")),
+            *("--stop-when", "decided"),
+            "--fail-on-regression",
+            *(("--correction", correction) if correction else ()),
+        ]
+    )
+    assert done.exit_code in (0, 4), (done.output, done.exception)
+    again = _invoke(["experiment", "report", str(out / "r.json"), "--summary", str(out / "s2.md")])
+    assert again.exit_code == 0, again.output
+    saved = load_report(out / "r.json")
+    narrow = Console(width=60, file=io.StringIO(), no_color=True)
+    print_summary(saved, narrow)
+    report = json.loads((out / "r.json").read_text(encoding="utf-8"))
+    return Live(
+        exit_code=done.exit_code,
+        stderr=done.stderr,
+        plain=analysis_repr(saved),
+        block=report["agenticlens_frames"]["early_stopping"],
+        surfaces={
+            "console (experiment run)": done.stdout,
+            "console (experiment report)": again.stdout,
+            "narrow console": narrow.file.getvalue(),  # type: ignore[attr-defined]
+            "summary": _unescape_md((out / "s.md").read_text(encoding="utf-8")),
+            "summary (experiment report)": _unescape_md(
+                (out / "s2.md").read_text(encoding="utf-8")
+            ),
+            "HTML page": html.unescape((out / "r.html").read_text(encoding="utf-8")),
+            "explorer widget": html.unescape(explore(saved).verdicts.value),
+            "notebook display": html.unescape(analysis_repr_html(saved)),
+        },
+    )
+
+
+def attempts_saved(block: dict[str, Any], variants: int) -> str:
+    """The attempts the stop saved, from the block's counts (docs: early stopping)."""
+    planned = CASES * variants * TRIALS
+    assert block["attempts_planned"] == planned
+    after = int(block.get("attempts_after_decision") or 0)
+    saved = planned - block["attempts_run"] - after
+    assert block["attempts_saved"] == saved
+    text = f"{saved} of {planned} planned attempts saved"
+    return text + (f" ({after} more had started before the stop, and ran)" if after else "")
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("live")
+
+
+#: (--correction, variants): the correction on the command line, or (None) the manifest's.
+RUNS = [("holm", ("base", "better", "worse")), (None, ("base", "worse", "better"))]
+
+
+@pytest.mark.parametrize(("correction", "variants"), RUNS, ids=["option", "manifest"])
+def test_every_surface_leads_with_the_stopping_decision(
+    root: Path, correction: str | None, variants: tuple[str, ...]
+) -> None:
+    live = render(root / str(correction), correction, variants)
+    block = live.block
+    assert block["stopped_early"] and block["cases_used"] < CASES
+    decisions = {c["candidate_variant_id"]: c["decision"] for c in block["candidates"]}
+    assert decisions == {v: v for v in variants[1:]}
+    heading = f"Early stopping: {block['reason']}"
+    said = attempts_saved(block, len(variants))
+    verdicts = "Verdicts against"
+    wrong = []
+    for surface, text in live.surfaces.items():
+        flat = " ".join(text.split())
+        # The stopping decision leads: its heading before the verdicts' heading.
+        assert heading in flat, (surface, heading)
+        first = flat.lower().index(verdicts.lower())
+        assert flat.index(heading) < first, surface
+        # The fixed-sample verdicts are titled descriptive, in their heading.
+        title = flat[first - len("Fixed-sample ") : first + 400]
+        if not title.startswith("Fixed-sample ") or DESCRIPTIVE not in title:
+            wrong.append((surface, title))
+        # The attempts saved: the same words everywhere.
+        assert said in flat, (surface, said)
+        # Each candidate's decision beside its name, after the heading.
+        for candidate, decision in decisions.items():
+            assert candidate in flat[flat.index(heading) : first], (surface, candidate)
+            assert decision in flat[flat.index(heading) : first], (surface, decision)
+    assert not wrong, [w[0] for w in wrong]
+    # The one-line display names the stop before the (descriptive) verdicts' tally.
+    stop = f"early_stop={block['reason']!r}, "
+    assert stop in live.plain and live.plain.index(stop) < live.plain.index("verdicts="), live.plain
+    # The gate follows the decision: "worse" was decided worse.
+    assert live.exit_code == 4
+    assert "Regression against the baseline (early-stopping decision): worse" in live.stderr
