@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .frames import ExperimentRun
 
 __all__ = [
+    "JUDGE_BLOCK_FRAMES",
     "TARGET_JUDGE_SHARE",
     "judge_frames_from_block",
     "judge_noise",
@@ -531,8 +532,9 @@ def judge_noise_outputs(
     return frames, block
 
 
-#: Each judge frame, the report block's key that holds it and its columns' dtypes.
-_BLOCK_FRAMES = {
+#: Each judge frame, the report block's key that holds it and its columns' dtypes (the
+#: JSON report's writer and reader go by it).
+JUDGE_BLOCK_FRAMES = {
     "judge_totals": ("totals", _TOTALS_DTYPES),
     "judge_noise": ("decomposition", _NOISE_DTYPES),
     "judge_noise_comparisons": ("comparisons", _COMPARISON_DTYPES),
@@ -572,7 +574,7 @@ def judge_frames_from_block(block: dict[str, Any]) -> dict[str, pd.DataFrame]:
     (['judge_totals'], np.True_)
     """
     frames = {}
-    for name, (key, dtypes) in _BLOCK_FRAMES.items():
+    for name, (key, dtypes) in JUDGE_BLOCK_FRAMES.items():
         if key not in block:
             continue
         rows = block[key]

@@ -64,10 +64,12 @@ print(json.dumps({"times": times, "cpu": cpu, "digest": digest.hexdigest()}))
 """
 
 
-def _measure(tree: Path, folder: Path, inner: int) -> dict:
+def run_worker(tree: Path, folder: Path, code: str, *args: str) -> dict:
+    """Run ``code`` in a fresh interpreter importing the package from ``tree``, in
+    ``folder``, and return the JSON of its last line of output (bench_scaling's too)."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     proc = subprocess.run(
-        [sys.executable, "-c", WORKER, str(folder), str(inner)],
+        [sys.executable, "-c", code, str(folder), *args],
         env=env,
         capture_output=True,
         text=True,
@@ -76,6 +78,10 @@ def _measure(tree: Path, folder: Path, inner: int) -> dict:
     if proc.returncode != 0:
         raise SystemExit(f"worker failed for {tree}:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _measure(tree: Path, folder: Path, inner: int) -> dict:
+    return run_worker(tree, folder, WORKER, str(inner))
 
 
 def main() -> None:

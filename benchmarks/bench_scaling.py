@@ -24,7 +24,6 @@ REV | --baseline-tree DIR] [--rounds R] [--inner K]``.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import statistics
@@ -35,6 +34,7 @@ from pathlib import Path
 
 # A baseline commit is unpacked (and byte-compiled) as bench_recorded unpacks it (this
 # script's folder is first on sys.path when it runs).
+from bench_analysis import run_worker
 from bench_recorded import _baseline_tree
 
 HERE = Path(__file__).resolve().parent.parent
@@ -116,17 +116,7 @@ print(json.dumps(out))
 
 
 def _measure(tree: Path, folder: Path, inner: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    proc = subprocess.run(
-        [sys.executable, "-c", WORKER, str(folder), str(inner), ",".join(ENTRIES)],
-        env=env,
-        capture_output=True,
-        text=True,
-        cwd=str(folder),
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"worker failed for {tree}:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_worker(tree, folder, WORKER, str(inner), ",".join(ENTRIES))
 
 
 def main() -> None:

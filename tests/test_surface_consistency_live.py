@@ -27,16 +27,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from rich.console import Console
 
 from agenticlens_frames import load_report
 from agenticlens_frames._repr import analysis_repr, analysis_repr_html
 from agenticlens_frames.report.console import print_summary
 
-from .runner.test_stopping import TARGETS
+from .runner.test_stopping import _experiment as stopping_experiment
 from .test_surface_consistency import _invoke, _unescape_md
 
+#: TRIALS is the trial_count of test_stopping._experiment, which makes the experiment.
 CASES, TRIALS = 120, 2
 DESCRIPTIVE = "descriptive after the early stop"
 
@@ -55,33 +55,10 @@ class Live:
 
 def _experiment(folder: Path, variants: tuple[str, ...], declare: bool) -> tuple[Path, Path]:
     folder.mkdir(parents=True)
-    (folder / "agents.py").write_text(TARGETS, encoding="utf-8")
-    manifest = {
-        "name": "stop",
-        "version": "1",
-        "baseline_variant_id": variants[0],
-        "trial_count": TRIALS,
-        "random_seed": 3,
-        "variants": [
-            {"id": v, "name": v, "target_kind": "python", "target": f"agents.py:{v}"}
-            for v in variants
-        ],
-    }
-    if declare:
-        # (a rule over several candidates needs a declared correction: the manifest's,
-        # when the command line names none)
-        manifest["comparisons"] = {"correction": "bonferroni"}
-    suite = {
-        "name": "s",
-        "version": "1",
-        "cases": [
-            {"id": f"c{i}", "name": f"case {i}", "input": f"q{i}", "expected_contains": ["yes"]}
-            for i in range(CASES)
-        ],
-    }
-    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
-    (folder / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
-    return folder / "manifest.yaml", folder / "suite.yaml"
+    # (a rule over several candidates needs a declared correction: the manifest's, when
+    # the command line names none)
+    declared = {"comparisons": {"correction": "bonferroni"}} if declare else {}
+    return stopping_experiment(folder, cases=CASES, variants=variants, **declared)
 
 
 def render(folder: Path, correction: str | None, variants: tuple[str, ...]) -> Live:

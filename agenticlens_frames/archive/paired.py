@@ -25,67 +25,39 @@ from .sufficient import SufficientStats
 
 __all__ = ["ARCHIVE_DIMENSIONS", "PAIRED_DIFFERENCE_COLUMNS", "paired_differences"]
 
-#: Columns of :func:`paired_differences`, in order.
-PAIRED_DIFFERENCE_COLUMNS = [
-    "experiment_id",
-    "run_id",
-    "baseline_variant_id",
-    "candidate_variant_id",
-    "dimension",
-    "unit",
-    "higher_is_better",
-    "paired_cases",
-    "baseline_only_cases",
-    "candidate_only_cases",
-    "baseline_mean",
-    "candidate_mean",
-    "mean_difference",
-    "standard_error",
-    "ci_low",
-    "ci_high",
-    "confidence_level",
-    "ci_method",
-    "p_value",
-    "p_value_method",
-    "degenerate",
-    "improved_cases",
-    "regressed_cases",
-    "mde",
-    "mde_alpha",
-    "mde_power",
-    "unevaluated_attempts",
-    "failed_counted_as_failures",
-]
-_TEXT = (
-    "experiment_id",
-    "run_id",
-    "baseline_variant_id",
-    "candidate_variant_id",
-    "dimension",
-    "unit",
-    "ci_method",
-    "p_value_method",
-)
-_COUNTS = (
-    "paired_cases",
-    "baseline_only_cases",
-    "candidate_only_cases",
-    "improved_cases",
-    "regressed_cases",
-    "unevaluated_attempts",
-)
-_FLAGS = ("higher_is_better", "degenerate", "failed_counted_as_failures")
-#: The dtype of each column of :func:`paired_differences`; the rest are float64.
+#: Each column of :func:`paired_differences`, in order, with its dtype.
 _COLUMN_TYPES: dict[str, Any] = {
-    name: str
-    if name in _TEXT
-    else np.int64
-    if name in _COUNTS
-    else bool
-    if name in _FLAGS
-    else np.float64
-    for name in PAIRED_DIFFERENCE_COLUMNS
+    "experiment_id": str,
+    "run_id": str,
+    "baseline_variant_id": str,
+    "candidate_variant_id": str,
+    "dimension": str,
+    "unit": str,
+    "higher_is_better": bool,
+    "paired_cases": np.int64,
+    "baseline_only_cases": np.int64,
+    "candidate_only_cases": np.int64,
+    "baseline_mean": np.float64,
+    "candidate_mean": np.float64,
+    "mean_difference": np.float64,
+    "standard_error": np.float64,
+    "ci_low": np.float64,
+    "ci_high": np.float64,
+    "confidence_level": np.float64,
+    "ci_method": str,
+    "p_value": np.float64,
+    "p_value_method": str,
+    "degenerate": bool,
+    "improved_cases": np.int64,
+    "regressed_cases": np.int64,
+    "mde": np.float64,
+    "mde_alpha": np.float64,
+    "mde_power": np.float64,
+    "unevaluated_attempts": np.int64,
+    "failed_counted_as_failures": bool,
 }
+#: Columns of :func:`paired_differences`, in order.
+PAIRED_DIFFERENCE_COLUMNS = list(_COLUMN_TYPES)
 
 
 class _Dimension(NamedTuple):

@@ -991,7 +991,7 @@ def _build_report(
 def _infinite_values(report: dict[str, Any], analysis: ExperimentAnalysis) -> list[Any]:
     """The report's :func:`~.infinite.infinite_values`: each record list of our blocks
     that a loaded report reads back, with the frame it was written from."""
-    from ..judge_noise import _BLOCK_FRAMES as judge_parts
+    from ..judge_noise import JUDGE_BLOCK_FRAMES as judge_parts
 
     frames, paired = analysis.paired_frames, analysis.paired
     return infinite_values(
