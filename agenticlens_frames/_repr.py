@@ -149,7 +149,10 @@ def run_repr_html(run: ExperimentRun) -> str:
 
 
 def analysis_repr_html(
-    a: ExperimentAnalysis, headline: pd.DataFrame | None = None, omitted: str = ""
+    a: ExperimentAnalysis,
+    headline: pd.DataFrame | None = None,
+    omitted: str = "",
+    stopped: tuple[str, str] | None = None,
 ) -> str:
     """HTML summary of an :class:`~agenticlens_frames.analysis.ExperimentAnalysis`: the
     verdicts with ``omitted`` under them (the comparisons left out, in words:
@@ -157,6 +160,9 @@ def analysis_repr_html(
     by ``headline`` (the case-level pass rates of
     :func:`~agenticlens_frames.paired.verdicts.headline_pass_rates`, when there are any),
     then AgenticLens's pooled numbers and comparisons, labelled as such, and the warnings.
+    ``stopped``, after an early stop: the stopping section's HTML and the verdicts' title
+    (:mod:`agenticlens_frames.early_stopping`, read by the caller: this module
+    imports nothing of ours).
 
     Examples
     --------
@@ -193,11 +199,9 @@ def analysis_repr_html(
     # After an early stop the stopping decision is the inferential statement: it leads, in
     # the page's section, and the fixed-sample verdicts under it are titled descriptive, as
     # on every other surface (the display showed them as the run's verdicts, unlabelled).
-    from .report.early_stopping import descriptive_title, stopped_early, stopping_section_html
-
-    if stopped_early(a):
-        title = descriptive_title("Verdicts against the baseline (case-level)")
-        lead = f"{stopping_section_html(a)}<div><b>{_e(title)}</b></div>{lead}"
+    if stopped is not None:
+        section, title = stopped
+        lead = f"{section}<div><b>{_e(title)}</b></div>{lead}"
     # The pass rate to read leads the variant table: the case-level interval (cases as the
     # unit) when the analysis has one; AgenticLens's pooled Wilson interval goes to the
     # labelled compatibility section (a saved AgenticLens report has only that one).
@@ -292,11 +296,13 @@ def analysis_repr_html(
     )
 
 
-def analysis_repr(a: ExperimentAnalysis) -> str:
+def analysis_repr(a: ExperimentAnalysis, early_stop: str | None = None) -> str:
     """Plain one-line repr; works for analyses loaded from a saved report (``run=None``).
 
     The verdicts come first, with the correction they are under (None: nothing is called
     significant), as on every other surface; the frontier (AgenticLens's, on means) after.
+    ``early_stop``: the reason of an early stop, which then leads (the verdicts that follow
+    are descriptive).
 
     Examples
     --------
@@ -319,11 +325,8 @@ def analysis_repr(a: ExperimentAnalysis) -> str:
         rank = {word: order.index(word) if word in order else len(order) for word in counts}
         tally = ", ".join(f"{int(counts[w])} {w}" for w in sorted(rank, key=rank.__getitem__))
         lead = f"correction={verdicts.attrs.get('correction')!r}, verdicts={tally or 'none'!r}, "
-    from .report.early_stopping import early_stopping
-
-    if (block := early_stopping(a)) is not None and block.get("stopped_early"):
-        # The stopping decision first (the verdicts that follow are descriptive).
-        lead = f"early_stop={str(block['reason'])!r}, {lead}"
+    if early_stop is not None:
+        lead = f"early_stop={early_stop!r}, {lead}"
     return (
         f"ExperimentAnalysis({name!r}, variants={len(a.variants)}, {lead}"
         f"frontier={a.pareto_frontier}, warnings={len(a.warnings)})"

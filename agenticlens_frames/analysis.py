@@ -1274,16 +1274,35 @@ class ExperimentAnalysis:
 
     def __repr__(self) -> str:
         from ._repr import analysis_repr
+        from .early_stopping import early_stopping, stopped_early
 
-        return analysis_repr(self)
+        # After an early stop the stopping decision leads, as on every other surface.
+        reason = str(early_stopping(self)["reason"]) if stopped_early(self) else None
+        return analysis_repr(self, reason)
 
     def _repr_html_(self) -> str:
         from ._repr import analysis_repr_html
+        from .early_stopping import (
+            descriptive_title,
+            stopped_early,
+            stopping_section_html,
+        )
         from .paired.verdicts import omitted_statement
 
         headline = self.pass_rates
+        # After an early stop the stopping decision is the inferential statement: it leads,
+        # in the page's section, and the fixed-sample verdicts under it are titled
+        # descriptive, as on every other surface.
+        stopped = (
+            (
+                stopping_section_html(self),
+                descriptive_title("Verdicts against the baseline (case-level)"),
+            )
+            if stopped_early(self)
+            else None
+        )
         return analysis_repr_html(
-            self, headline if len(headline) else None, omitted_statement(self.verdicts)
+            self, headline if len(headline) else None, omitted_statement(self.verdicts), stopped
         )
 
 

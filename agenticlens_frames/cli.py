@@ -937,7 +937,7 @@ def _note_outside_targets(manifest_file: Path) -> None:
 
 def _early_stop(analysis: object) -> Any:
     """The early-stopping block of a run the rule stopped early, else None."""
-    from .report.early_stopping import early_stopping, stopped_early
+    from .early_stopping import early_stopping, stopped_early
 
     return early_stopping(analysis) if stopped_early(analysis) else None  # type: ignore[arg-type]
 
@@ -1026,7 +1026,7 @@ def _gates(
     if fail_on_regression and rule == "case" and stopping is not None:
         # After an early stop the fixed-sample verdicts are descriptive: the gate follows
         # the stopping decision, the inferential statement (docs/statistics.md §13).
-        from .report.early_stopping import stop_regressions
+        from .early_stopping import stop_regressions
 
         decided_worse = stop_regressions(stopping)
         if decided_worse:

@@ -512,12 +512,12 @@ class Explorer(widgets.VBox):
             self.show_attempts_at(clicked[0], clicked[1])
 
     def _verdicts_html(self, keep: list[str]) -> str:
-        from .paired.verdicts import HOW_TO_DECLARE
-        from .report.early_stopping import (
+        from .early_stopping import (
             descriptive_title,
             stopped_early,
             stopping_section_html,
         )
+        from .paired.verdicts import HOW_TO_DECLARE
         from .report.html import (
             gate_section_html,
             judge_verdict_note_html,

@@ -49,7 +49,6 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from agenticlens_frames import analyze, load_experiment, load_report, viz
-from agenticlens_frames._repr import analysis_repr, analysis_repr_html
 from agenticlens_frames.cli import app
 from agenticlens_frames.evaluators import load_registry
 from agenticlens_frames.report.console import print_summary
@@ -387,7 +386,7 @@ def render(root: Path, experiment: Experiment) -> Surfaces:
         theirs = done_theirs.stdout
     saved = load_report(out / "r.json")
     forest = viz.paired_forest(saved.verdicts)  # the page's and the explorer's figure
-    display = (analysis_repr(saved), analysis_repr_html(saved))  # the notebook's display
+    display = (repr(saved), saved._repr_html_())  # the notebook's display
     explorer = explore(saved)
     # The notebook's own path: analyze() on the loaded experiment, the same settings.
     notebook = explore(

@@ -30,7 +30,6 @@ import pytest
 from rich.console import Console
 
 from agenticlens_frames import load_report
-from agenticlens_frames._repr import analysis_repr, analysis_repr_html
 from agenticlens_frames.report.console import print_summary
 
 from .runner.test_stopping import _experiment as stopping_experiment
@@ -87,7 +86,7 @@ def render(folder: Path, correction: str | None, variants: tuple[str, ...]) -> L
     return Live(
         exit_code=done.exit_code,
         stderr=done.stderr,
-        plain=analysis_repr(saved),
+        plain=repr(saved),
         block=report["agenticlens_frames"]["early_stopping"],
         surfaces={
             "console (experiment run)": done.stdout,
@@ -99,7 +98,7 @@ def render(folder: Path, correction: str | None, variants: tuple[str, ...]) -> L
             ),
             "HTML page": html.unescape((out / "r.html").read_text(encoding="utf-8")),
             "explorer widget": html.unescape(explore(saved).verdicts.value),
-            "notebook display": html.unescape(analysis_repr_html(saved)),
+            "notebook display": html.unescape(saved._repr_html_()),
         },
     )
 

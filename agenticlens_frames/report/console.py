@@ -80,14 +80,14 @@ def _pct(value: float, digits: int = 1) -> str:
 def _stopping_table(analysis: ExperimentAnalysis, block: Any, console: Console) -> None:
     """The early-stopping decision per candidate: first after an early stop (then the
     inferential statement), after the verdicts when the rule never stopped the run."""
-    from ..paired.verdicts import VERDICT_STYLES
-    from .early_stopping import (
+    from ..early_stopping import (
         attempts_statement,
         decision_rows,
         differences_statement,
         rule_statement,
         unit_statement,
     )
+    from ..paired.verdicts import VERDICT_STYLES
 
     stopped = bool(block.get("stopped_early"))
     title = f"Early stopping: {block['reason']}"
@@ -120,6 +120,7 @@ def _verdict_table(
 ) -> None:
     """The case-level verdicts, first: what a person decides on. ``descriptive``: after
     an early stop, where they follow the stopping decision and are labelled descriptive."""
+    from ..early_stopping import DESCRIPTIVE_NOTE, descriptive_title
     from ..paired.verdicts import (
         CORRECTION_NAMES,
         HOW_TO_DECLARE,
@@ -131,7 +132,6 @@ def _verdict_table(
         p_header,
         verdicts_family,
     )
-    from .early_stopping import DESCRIPTIVE_NOTE, descriptive_title
 
     v = analysis.verdicts
     name = strip_control(analysis.info["experiment_name"])
@@ -428,7 +428,7 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
         # rich renders whatever it is given and only then drops it when quiet: the
         # tables below cost 0.05–0.08 s at 5 000 cases to print nothing.
         return
-    from .early_stopping import early_stopping, stopped_early
+    from ..early_stopping import early_stopping, stopped_early
 
     info = analysis.info
     vs = analysis.variants

@@ -65,16 +65,16 @@ from ..analysis import (
     require_analysis,
     target_failure_warnings,
 )
-from ..errors import check_path
-from ..frontier import frontier_columns
-from ..per_case import EVALUATED_PASS_RATE, evaluated_attempts, evaluated_pass_rate
-from .beyond_html import beyond_figures, beyond_sections, frontier_table
-from .early_stopping import (
+from ..early_stopping import (
     DESCRIPTIVE_NOTE,
     descriptive_title,
     stopped_early,
     stopping_section_html,
 )
+from ..errors import check_path
+from ..frontier import frontier_columns
+from ..per_case import EVALUATED_PASS_RATE, evaluated_attempts, evaluated_pass_rate
+from .beyond_html import beyond_figures, beyond_sections, frontier_table
 from .provenance import footer_html
 
 __all__ = ["render_html", "verdicts_table_html", "write_html_report"]

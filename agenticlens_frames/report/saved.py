@@ -707,7 +707,7 @@ def _extras(block: Mapping[str, Any], file: Path) -> dict[str, Any]:
     """The run-level facts a renderer shows: the early-stopping block, checked (rendered
     as `experiment run` renders it, first after an early stop), and the notes on attempts
     no target answered (said beside the verdicts and the gates)."""
-    from .early_stopping import check_block
+    from ..early_stopping import check_block
 
     out: dict[str, Any] = {}
     failures = block.get("target_failures")

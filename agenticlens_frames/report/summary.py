@@ -147,7 +147,7 @@ def _headlines(analysis: ExperimentAnalysis, base: str) -> list[str]:
 
 def _stopping(block: Any) -> list[str]:
     """After an early stop: the stopping decision, the inferential statement."""
-    from .early_stopping import attempts_statement, decision_rows, rule_statement, unit_statement
+    from ..early_stopping import attempts_statement, decision_rows, rule_statement, unit_statement
 
     rows = [
         [_md(r["candidate"]), f"**{_md(r['decision'])}**", r["interval"], r["paired_cases"]]
@@ -287,13 +287,13 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
     - **prompt-v2** vs baseline: no detectable difference in quality (+15.7 pp [-0.1, +31.5], ...
     """
     from .._secrets import mask
+    from ..early_stopping import DESCRIPTIVE_NOTE, descriptive_title, early_stopping, stopped_early
     from ..paired.verdicts import (
         HOW_TO_DECLARE,
         interval_phrase,
         omitted_statement,
         verdicts_family,
     )
-    from .early_stopping import DESCRIPTIVE_NOTE, descriptive_title, early_stopping, stopped_early
 
     v = analysis.verdicts
     base = _md(analysis.info["baseline_variant_id"])

@@ -144,10 +144,9 @@ def test_the_notebook_display_leads_with_the_stop_too(tmp_path: Path, saved: dic
     """The notebook's display (its HTML and its one line) showed the fixed-sample verdicts
     as the run's verdicts and said nothing of the early stop: it now leads with the
     stopping decision, as the page does, and titles the verdicts descriptive."""
-    from agenticlens_frames._repr import analysis_repr, analysis_repr_html
 
     stopped = load_report(_write(tmp_path, saved, OLD_BLOCK))
-    shown = html.unescape(analysis_repr_html(stopped))
+    shown = html.unescape(stopped._repr_html_())
     decided = "Early stopping: every candidate decided after 57 of 400 cases"
     title = (
         "Fixed-sample verdicts against the baseline (case-level) — descriptive after the early stop"
@@ -158,18 +157,18 @@ def test_the_notebook_display_leads_with_the_stop_too(tmp_path: Path, saved: dic
         < shown.index("<table class='verdicts'><tr><th>verdict")
     )
     assert "3080 of 3600 planned attempts saved" in shown
-    line = analysis_repr(stopped)
+    line = repr(stopped)
     assert line.index("early_stop='every candidate decided after 57 of 400 cases'") < line.index(
         "verdicts="
     )
     watched = {**OLD_BLOCK, "stopped_early": False, "reason": "not every candidate was decided"}
     neither = load_report(_write(tmp_path, saved, watched))
-    assert "descriptive" not in analysis_repr_html(neither)
-    assert "early_stop" not in analysis_repr(neither)
+    assert "descriptive" not in neither._repr_html_()
+    assert "early_stop" not in repr(neither)
 
 
 def test_a_saved_stop_leads_the_markdown_summary(tmp_path: Path, saved: dict) -> None:
-    from agenticlens_frames.report.early_stopping import DESCRIPTIVE_NOTE
+    from agenticlens_frames.early_stopping import DESCRIPTIVE_NOTE
     from agenticlens_frames.report.summary import summary_markdown
 
     text = summary_markdown(load_report(_write(tmp_path, saved, OLD_BLOCK)))

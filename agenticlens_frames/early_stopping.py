@@ -12,12 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from ..paired.verdicts import CORRECTION_NAMES, format_difference, format_interval
-
-if TYPE_CHECKING:
-    from ..analysis import ExperimentAnalysis
+from .paired.verdicts import CORRECTION_NAMES, format_difference, format_interval
 
 __all__ = [
     "DESCRIPTIVE_NOTE",
@@ -74,6 +71,16 @@ _CANDIDATE_FIELDS: dict[str, tuple[type, ...]] = {
 }
 
 
+class Analysis(Protocol):
+    """What this module reads of an :class:`~agenticlens_frames.analysis.ExperimentAnalysis`:
+    its ``extras`` (the ``early_stopping`` block). Named so, not imported: the analysis'
+    notebook display reads this module (below the analysis, beside the verdicts' words),
+    which would otherwise import it back."""
+
+    @property
+    def extras(self) -> Mapping[str, Any] | None: ...
+
+
 def check_block(block: Any) -> list[str | int] | None:
     """Where a saved ``early_stopping`` block is not one this module can render (a path of
     keys), or None when it is.
@@ -104,7 +111,7 @@ def check_block(block: Any) -> list[str | int] | None:
     return None
 
 
-def early_stopping(a: ExperimentAnalysis) -> Mapping[str, Any] | None:
+def early_stopping(a: Analysis) -> Mapping[str, Any] | None:
     """The analysis' ``early_stopping`` block (a live run with ``stop_when``), or None."""
     block = (a.extras or {}).get("early_stopping")
     return block if isinstance(block, Mapping) and block else None
@@ -127,7 +134,7 @@ the early stop'
     return f"Fixed-sample {title[0].lower()}{title[1:]} — descriptive after the early stop"
 
 
-def stopped_early(a: ExperimentAnalysis) -> bool:
+def stopped_early(a: Analysis) -> bool:
     """The run was stopped by the rule (its fixed-sample numbers are then descriptive)."""
     block = early_stopping(a)
     return bool(block and block.get("stopped_early"))
@@ -317,7 +324,7 @@ def _heading(block: Mapping[str, Any]) -> str:
     return f"Early stopping: {block['reason']}"
 
 
-def stopping_section_html(a: ExperimentAnalysis) -> str:
+def stopping_section_html(a: Analysis) -> str:
     """The page's early-stopping section ("" without one); see :func:`rule_statement`."""
     block = early_stopping(a)
     if block is None:
