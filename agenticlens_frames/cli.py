@@ -889,31 +889,18 @@ def _stop_options(
     declared = getattr(comparisons, "correction", None)
     level = getattr(comparisons, "alpha", None) or alpha or 0.05
     rule = StopRule(alpha=level, correction=declared, margin=margin)
-    # Refused first: a note on how the rule behaves is noise before its refusal.
+    # Refused before any call (and before the run's note on how the rule behaves).
     cluster = getattr(comparisons, "cluster", None)
     check_stop_request(
         manifest,
         stop_when.value,
         rule,
-        # The suite only to check its clusters (a case without one), before the note.
+        # The suite only to check its clusters (a case without one).
         suite=load_suite(suite_file) if cluster is not None else None,
         cluster=cluster,
     )
-    if not margin:
-        # Said before the calls, not after them: the commonest case (no change) is the
-        # one a rule without a margin never decides. A margin of 0 is none: no interval
-        # lies within (-0, 0).
-        Console(stderr=True, highlight=False).print(
-            Text(
-                f"Note: {'with --stop-margin 0' if margin == 0 else 'without --stop-margin'} "
-                "the run stops only once every candidate is "
-                "decided better or worse; a candidate no different from the baseline is never "
-                "decided, so such a run goes to the end (--stop-margin 0.05 also stops when a "
-                "candidate is shown within ±5 pp).",
-                style="yellow",
-            ),
-            soft_wrap=True,
-        )
+    # The note on a rule without a margin is the run's, said once its run folder is known
+    # to resume (a note about a run that is then refused was noise before its refusal).
     return {"stop_when": stop_when.value, "stop_rule": rule}
 
 

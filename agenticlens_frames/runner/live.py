@@ -96,6 +96,7 @@ from .stopping import (
     StopRule,
     check_stop_request,
     declared_rule,
+    no_margin_note,
     recorded_rank,
     sub_suite,
 )
@@ -1292,10 +1293,11 @@ async def arun_live(
     global_limit, capped = concurrency_plan(
         manifest, concurrency, limits, own=own | set(variant_concurrency or ())
     )
-    if capped and any(v.target_kind != "recorded" for v in manifest.variants):
-        # Said once per run (logging's last-resort handler prints it on stderr when the
-        # caller configured nothing, e.g. the command line).
-        _LOG.warning("Note: %s", capped)
+    # Said once the run folder is known to resume (step 2): a note about a run that is
+    # then refused is noise before its refusal.
+    notes = (
+        [capped] if capped and any(v.target_kind != "recorded" for v in manifest.variants) else []
+    )
 
     # 2. The run folder: identity, lock, what is already done.
     # One command line's processes share an id (the supervisor's); a call from Python is
@@ -1344,6 +1346,14 @@ async def arun_live(
             # A resumed run replays what is done into the same sequence, then continues.
             for record in ledger.final.values():
                 monitor.add(record)
+        if monitor is not None and not monitor.rule.margin and not monitor.should_stop:
+            # Before the calls, not after them: the commonest case (no change) is the one a
+            # rule without a margin never decides. (A run decided already calls nothing.)
+            notes.append(no_margin_note(monitor.rule.margin))
+        for note in notes:
+            # Said once per run (logging's last-resort handler prints it on stderr when the
+            # caller configured nothing, e.g. the command line).
+            _LOG.warning("Note: %s", note)
         items = _work_items(
             manifest,
             suite,

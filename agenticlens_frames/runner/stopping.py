@@ -57,6 +57,7 @@ __all__ = [
     "check_stop_request",
     "cluster_rank",
     "declared_rule",
+    "no_margin_note",
     "planned_rank",
     "recorded_rank",
     "sub_suite",
@@ -165,6 +166,28 @@ def declared_rule(
         "comparisons: the stopping statement would name a correction the run did not declare",
         location="stop_rule.correction",
         hint=f"pass StopRule(correction={declared!r}) or leave its correction unset",
+    )
+
+
+def no_margin_note(margin: float | None) -> str:
+    """The note said before a run whose rule has no margin (or a margin of 0) calls
+    anything: it never decides a candidate no different from the baseline.
+
+    A margin of 0 is none: no interval lies within (-0, 0).
+
+    Examples
+    --------
+    >>> no_margin_note(None)[:62]
+    'without --stop-margin the run stops only once every candidate '
+    >>> no_margin_note(0.0)[:24]
+    'with --stop-margin 0 the'
+    """
+    how = "with --stop-margin 0" if margin == 0 else "without --stop-margin"
+    return (
+        f"{how} the run stops only once every candidate is decided better or worse; a "
+        "candidate no different from the baseline is never decided, so such a run goes to "
+        "the end (--stop-margin 0.05, in Python StopRule(margin=0.05), also stops when a "
+        "candidate is shown within ±5 pp)."
     )
 
 

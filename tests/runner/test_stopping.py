@@ -255,7 +255,15 @@ def test_analysis_of_a_stopped_run_and_rules(tmp_path) -> None:
         run_experiment(manifest, suite, progress=False, stop_when="soon")
 
 
-def test_command_line_stop_when_decided(tmp_path) -> None:
+def _notes(caplog, result=None) -> str:
+    """The runner's notes (logging warnings: the command line's stderr outside pytest),
+    after what the command printed itself (``result``'s output)."""
+    notes = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Note:")]
+    said = [result.output] if result is not None else []
+    return " ".join(" ".join([*said, *notes]).split())
+
+
+def test_command_line_stop_when_decided(tmp_path, caplog) -> None:
     from typer.testing import CliRunner
 
     from agenticlens_frames.cli import app
@@ -286,9 +294,8 @@ def test_command_line_stop_when_decided(tmp_path) -> None:
     assert result.exit_code == 4, result.output
     # No --stop-margin: said before any call that a candidate equal to the baseline is
     # never decided (an audit's run went to the end and said so only afterwards).
-    assert "Note: without --stop-margin the run stops only once every candidate" in " ".join(
-        result.output.split()
-    )
+    said = _notes(caplog, result)
+    assert "Note: without --stop-margin the run stops only once every candidate" in said
     assert "Regression against the baseline (early-stopping decision): worse" in result.output
     stop = json.loads(out.read_text())["agenticlens_frames"]["early_stopping"]
     assert stop["stopped_early"] and stop["attempts_saved"] > 0
@@ -673,7 +680,7 @@ def test_the_rule_takes_the_manifests_declared_alpha(tmp_path) -> None:
 
 
 def test_command_line_a_stop_margin_of_0_is_said_to_decide_no_difference(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, caplog
 ) -> None:
     """--stop-margin 0 can decide no candidate 'within ±δ' (no interval lies within
     (-0, 0)), as no margin; the note said for no margin was not said for it."""
@@ -688,7 +695,8 @@ def test_command_line_a_stop_margin_of_0_is_said_to_decide_no_difference(
         ["experiment", "run", str(manifest), str(suite), "--stop-when", "decided",
          "--correction", "holm", "--stop-margin", "0", "--run-dir", str(tmp_path / "run")],
     )  # fmt: skip
-    text = " ".join(result.output.split())
+    assert result.exit_code != 1, result.output
+    text = _notes(caplog, result)
     assert "Note: with --stop-margin 0 the run stops only once every candidate" in text, text
 
 
@@ -845,7 +853,9 @@ def test_resuming_with_another_order_or_rule_is_refused_before_any_call(tmp_path
     assert run_experiment(manifest, suite, progress=False, run_dir=run_dir, **started).complete
 
 
-def test_command_line_refuses_a_resume_with_clusters_added(tmp_path, monkeypatch) -> None:
+def test_command_line_refuses_a_resume_with_clusters_added(tmp_path, monkeypatch, caplog) -> None:
+    """Refused alone: the note on a rule without --stop-margin was said first, about a
+    run that was then refused."""
     from typer.testing import CliRunner
 
     from agenticlens_frames.cli import app
@@ -857,9 +867,12 @@ def test_command_line_refuses_a_resume_with_clusters_added(tmp_path, monkeypatch
     first = CliRunner().invoke(app, [*common, "--max-attempts", "8"])
     assert first.exit_code != 1, first.output
     before = _segments(tmp_path / "run")
+    assert "without --stop-margin" in _notes(caplog, first)  # said for the run that ran
+    caplog.clear()
     result = CliRunner().invoke(app, [*common, "--cluster", "topic"])
     text = " ".join(result.output.split())
     assert result.exit_code == 1, text
+    assert "without --stop-margin" not in _notes(caplog, result)
     assert "run.json: this run was started with other early-stopping settings: --cluster" in text
     assert "without --cluster" in text
     assert _segments(tmp_path / "run") == before
