@@ -104,6 +104,7 @@ from ..scoring import AttemptScore, score_sample
 __all__ = [
     "DAMAGED_RECORD",
     "FORMAT",
+    "MANIFEST_EXCLUDES",
     "PROCESS_ENDED",
     "RERUNNABLE",
     "JournalWriter",
@@ -117,6 +118,11 @@ __all__ = [
 
 #: Written into run.json; a folder of another format is refused.
 FORMAT = "agenticlens-frames/live-run/1"
+#: What run.json's ``manifest_sha256`` leaves out of the manifest (beyond paths and speed
+#: knobs), recorded as ``manifest_sha256_excludes``: the ``comparisons:`` block, which only
+#: the final analysis reads, and early stopping through its own record (``stopping``). A
+#: folder without the key (an earlier version's) hashed the whole manifest.
+MANIFEST_EXCLUDES = ("comparisons",)
 #: The journaled attempt outcomes ``--rerun-failed`` calls again: a target that did not
 #: answer.
 RERUNNABLE = UNANSWERED_STATUSES
@@ -182,6 +188,12 @@ class RunFolder:
         load of the folder), ``stopping``: its early-stopping settings
         (:meth:`.StopMonitor.settings`, None without early stopping). A folder started
         for a different identity is refused.
+    earlier_manifest_sha256
+        The manifest's hash as earlier versions wrote it, over the whole manifest
+        (:func:`~.live.earlier_manifest_sha256`): a folder whose ``run.json`` has no
+        ``manifest_sha256_excludes`` is compared against it, so it resumes when nothing
+        changed (a change to its ``comparisons:`` block is still a different manifest to
+        it: its hash cannot tell).
 
     Raises
     ------
@@ -191,8 +203,15 @@ class RunFolder:
         process is running in it.
     """
 
-    def __init__(self, path: str | Path, identity: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        identity: dict[str, Any],
+        *,
+        earlier_manifest_sha256: str | None = None,
+    ) -> None:
         self.path = Path(path)
+        self._earlier_manifest = earlier_manifest_sha256
         self.journal = self.path / "journal"
         try:
             self.journal.mkdir(parents=True, exist_ok=True)
@@ -275,12 +294,23 @@ class RunFolder:
                 hint=f"resume with --invalid-payload {mode} (in Python, "
                 f"invalid_payload={mode!r}), or start a new --run-dir",
             )
+        given = dict(identity)
+        earlier = "manifest_sha256_excludes" not in stored and "manifest_sha256_excludes" in given
+        if earlier:
+            # Written by an earlier version: its hash covers the whole manifest.
+            given["manifest_sha256"] = self._earlier_manifest
         for key, label in labels.items():
-            if stored.get(key) != identity.get(key):
+            if stored.get(key) != given.get(key):
                 self.close()
+                whole = (
+                    " (this folder's hash, of an earlier version, covers the manifest's "
+                    "comparisons: block too)"
+                    if earlier and key == "manifest_sha256"
+                    else ""
+                )
                 raise InputError(
                     f"this run folder was started with a different {label} "
-                    f"(stored {_short(stored.get(key))}, now {_short(identity.get(key))}); "
+                    f"(stored {_short(stored.get(key))}, now {_short(given.get(key))}){whole}; "
                     "resuming would mix results of two experiments",
                     file=meta,
                     hint="resume with the files the run was started with, or start a new run: "

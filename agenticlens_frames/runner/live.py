@@ -71,6 +71,7 @@ from .http_target import (
 from .inflight import INVOCATION_ENV, InflightLog
 from .journal import (
     DAMAGED_RECORD,
+    MANIFEST_EXCLUDES,
     PROCESS_ENDED,
     RERUNNABLE,
     JournalWriter,
@@ -730,28 +731,60 @@ def _file_sha256(path: str) -> str:
     return h.hexdigest()
 
 
-def run_identity(
-    manifest: ManifestSpec, suite: SuiteSpec, recorded_paths: Mapping[str, str]
-) -> dict[str, Any]:
-    """What a run folder belongs to: hashes of everything that decides the results.
-
-    Paths are left out (a moved folder still resumes), and so are the knobs that only
-    change speed (``max_workers``, per-variant ``concurrency``).
-    """
+def _hashed_manifest(manifest: ManifestSpec) -> dict[str, Any]:
+    """The manifest as its identity hashes it, ``comparisons:`` included: paths left out
+    (a moved folder still resumes), and the knobs that only change speed (``max_workers``,
+    per-variant ``concurrency``)."""
     m = plain(manifest)
     m.pop("path")
     m.pop("max_workers")
     for v in m["variants"]:
         v.pop("resolved_target")
         v.pop("concurrency", None)
+    return m
+
+
+def run_identity(
+    manifest: ManifestSpec, suite: SuiteSpec, recorded_paths: Mapping[str, str]
+) -> dict[str, Any]:
+    """What a run folder belongs to: hashes of everything that decides the results.
+
+    The manifest's hash leaves out what :func:`_hashed_manifest` does, and its
+    ``comparisons:`` block (``manifest_sha256_excludes``): the block's settings are read by
+    the final analysis, recomputed at the end of every session, and by early stopping only
+    through what its ``stopping`` record holds (:meth:`.StopMonitor.settings`: the cluster,
+    α and the correction's split), which a resume compares by name. A folder of an earlier
+    version hashed the whole manifest (:func:`earlier_manifest_sha256`).
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from agenticlens_frames.formats import load_manifest, load_suite
+    >>> m = load_manifest("data/support/manifest.yaml")
+    >>> s = load_suite("data/support/suite.yaml")
+    >>> edited = dataclasses.replace(m, comparisons={"correction": "holm", "alpha": 0.1})
+    >>> run_identity(m, s, {}) == run_identity(edited, s, {})
+    True
+    >>> earlier_manifest_sha256(m) == earlier_manifest_sha256(edited)
+    False
+    """
+    m = _hashed_manifest(manifest)
+    m.pop("comparisons")
     s = plain(suite)
     s.pop("path")
     return {
         "experiment_id": f"{manifest.name}@{manifest.version}",
         "manifest_sha256": digest(m),
+        "manifest_sha256_excludes": list(MANIFEST_EXCLUDES),
         "suite_sha256": digest(s),
         "recorded_sha256": {v: _file_sha256(p) for v, p in sorted(recorded_paths.items())},
     }
+
+
+def earlier_manifest_sha256(manifest: ManifestSpec) -> str:
+    """The manifest's hash as versions before ``manifest_sha256_excludes`` wrote it (over
+    the whole manifest, ``comparisons:`` included): their folders resume when it matches."""
+    return digest(_hashed_manifest(manifest))
 
 
 def _policies(
@@ -1315,6 +1348,7 @@ async def arun_live(
                 # Compared on resume: another order or rule would mix two designs.
                 "stopping": monitor.settings() if monitor is not None else None,
             },
+            earlier_manifest_sha256=earlier_manifest_sha256(manifest),
         )
     try:
         if folder is not None:
@@ -1620,7 +1654,9 @@ def load_run_folder(
         v.id: v.resolved_target for v in manifest.variants if v.target_kind == "recorded"
     }
     folder = RunFolder(
-        path, {**run_identity(manifest, suite, recorded_paths), "invalid_payload": invalid_payload}
+        path,
+        {**run_identity(manifest, suite, recorded_paths), "invalid_payload": invalid_payload},
+        earlier_manifest_sha256=earlier_manifest_sha256(manifest),
     )
     # Run with early stopping, a failed trial's cases were called, or not, in its order.
     try:

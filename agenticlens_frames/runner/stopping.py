@@ -596,9 +596,15 @@ class StopMonitor:
         ``cluster`` decides the order the cases run in and the sequence's unit; ``alpha``,
         the correction the rule applies (``correction``: ``bonferroni`` or ``none``, not
         the declared one, which only the fixed-sample verdicts use beyond that) and
-        ``margin`` decide when a candidate is decided. The planned order's seed, the
-        variants, the baseline and the trial count are the manifest's (its hash is in the
-        run's identity already); ``invalid_payload`` is recorded on its own.
+        ``margin`` decide when a candidate is decided. Of the run's comparisons (the
+        manifest's ``comparisons:`` block, which the manifest's hash leaves out, with
+        ``comparisons=`` or the command line's options) the rule reads these three alone:
+        ``cluster``, ``alpha`` and whether ``correction`` splits α; ``margin`` is the
+        rule's own. The family it monitors (every candidate against the baseline), the
+        planned order's seed and the trial count are the manifest's top-level variants,
+        ``baseline_variant_id``, ``random_seed`` and ``trial_count``, which the manifest's
+        hash covers; the comparisons' ``family``, method, evaluators, gates and bootstrap
+        settings are the final analysis's. ``invalid_payload`` is recorded on its own.
         """
         return {
             "stop_when": "decided",
@@ -813,8 +819,9 @@ early-stopping settings: --cluster (comparisons' cluster) was not set, now 'topi
         + "; ".join(changes)
         + ". Resuming would mix the attempts run under one design with those of another",
         file=file,
-        hint=f"resume with the settings it was started with ({_resumed_options(recorded, keys)}), "
-        "or start a new run: a new --run-dir (in Python, a new run_dir or run_id)",
+        hint=f"resume with the settings it was started with ({_resumed_options(recorded, keys)}; "
+        "where the manifest's comparisons: block was edited, as it was), or start a new run: "
+        "a new --run-dir (in Python, a new run_dir or run_id)",
     )
 
 

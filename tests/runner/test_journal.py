@@ -101,7 +101,7 @@ def test_run_identity_hashes_what_asdict_gave(tmp_path):
     from pathlib import Path
 
     from agenticlens_frames.formats import load_manifest, load_suite
-    from agenticlens_frames.runner.live import run_identity
+    from agenticlens_frames.runner.live import earlier_manifest_sha256, run_identity
 
     def clean(v):
         if isinstance(v, Path):
@@ -127,8 +127,35 @@ def test_run_identity_hashes_what_asdict_gave(tmp_path):
     s = dataclasses.asdict(suite)
     s.pop("path")
     identity = run_identity(manifest, suite, {})
-    assert identity["manifest_sha256"] == reference(m)
+    # Folders of earlier versions hold the hash of the whole manifest; this version's
+    # leaves out its comparisons: block (which only the analysis and, through run.json's
+    # stopping record, early stopping read).
+    assert earlier_manifest_sha256(manifest) == reference(m)
+    assert manifest.comparisons is not None
+    assert identity["manifest_sha256"] == reference(
+        {k: v for k, v in m.items() if k != "comparisons"}
+    )
+    assert identity["manifest_sha256_excludes"] == ["comparisons"]
     assert identity["suite_sha256"] == reference(s)
+
+
+def test_a_folder_of_an_earlier_manifest_hash_is_compared_in_its_form(tmp_path):
+    """run.json without ``manifest_sha256_excludes`` (an earlier version's) holds the hash
+    of the whole manifest: compared against that form, given by the caller."""
+    new = {**IDENTITY, "manifest_sha256_excludes": ["comparisons"]}
+    RunFolder(tmp_path / "run", IDENTITY).close()  # as an earlier version wrote it
+    RunFolder(tmp_path / "run", new, earlier_manifest_sha256="a" * 64).close()
+    with pytest.raises(InputError, match="covers the manifest's comparisons: block too"):
+        RunFolder(tmp_path / "run", new, earlier_manifest_sha256="e" * 64)
+    with pytest.raises(InputError, match="different manifest"):
+        RunFolder(tmp_path / "run", new)  # no earlier form given: nothing matches it
+    # A folder of this version compares this version's hash, never the earlier form.
+    RunFolder(tmp_path / "new", new).close()
+    RunFolder(tmp_path / "new", new, earlier_manifest_sha256="e" * 64).close()
+    with pytest.raises(InputError, match="different manifest"):
+        RunFolder(
+            tmp_path / "new", {**new, "manifest_sha256": "e" * 64}, earlier_manifest_sha256="a" * 64
+        )
 
 
 @pytest.mark.parametrize("workers", [1, 4])

@@ -1106,3 +1106,166 @@ def test_a_failed_trial_gives_the_same_result_at_any_concurrency_and_resumed(
         load_manifest(manifest), load_suite(suite), folder, invalid_payload=mode
     )
     assert _tables(loaded) == expected[1]
+
+
+def _edit_comparisons(manifest, block) -> None:
+    """Rewrite the manifest file's ``comparisons:`` block (None: drop it)."""
+    doc = yaml.safe_load(manifest.read_text())
+    doc.pop("comparisons", None)
+    if block is not None:
+        doc["comparisons"] = block
+    manifest.write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def test_an_edit_of_the_comparisons_block_that_only_the_analysis_reads_resumes(tmp_path) -> None:
+    """The manifest's hash covered its ``comparisons:`` block: an edit of a key only the
+    final analysis reads (the method, the intervals' level, Holm for Bonferroni) was
+    refused on resume as "a different manifest". Now the early-stopping rule's own record
+    decides: the run resumes into the same sequence, and the analysis takes the new block."""
+    from agenticlens_frames import analyze
+
+    manifest, suite = _resumable(tmp_path)
+    _edit_comparisons(manifest, {"correction": "holm"})
+    kwargs = {"progress": False, "stop_when": "decided"}
+    straight = run_experiment(manifest, suite, **kwargs)
+    run_dir = tmp_path / "run"
+    first = run_experiment(manifest, suite, run_dir=run_dir, max_attempts=8, **kwargs)
+    assert first.remaining > 0
+    edited = {"correction": "bonferroni", "method": "wilcoxon", "confidence_level": 0.9}
+    _edit_comparisons(manifest, edited)
+    second = run_experiment(manifest, suite, run_dir=run_dir, **kwargs)
+    assert second.from_journal == 8 and second.attempted > 0
+    for key in ("cases_used", "candidates", "alpha_per_candidate", "correction"):
+        assert second.stopping[key] == straight.stopping[key], key
+    assert second.stopping["declared_correction"] == "bonferroni"
+    config = analyze(second.run).paired.config
+    assert (config.correction, config.method, config.confidence_level) == (
+        "bonferroni",
+        "wilcoxon",
+        0.9,
+    )
+
+
+@pytest.mark.parametrize(
+    ("block", "named", "original"),
+    [
+        (
+            {"correction": "holm", "alpha": 0.1},
+            "the level α (--alpha; stop_rule.alpha or comparisons' alpha) was 0.05, now 0.1",
+            "--alpha 0.05",
+        ),
+        (
+            {"correction": "holm", "cluster": "topic"},
+            "--cluster (comparisons' cluster) was not set, now 'topic'",
+            "without --cluster",
+        ),
+        (
+            {"correction": "none"},
+            "the correction the rule applies across candidates (from --correction; "
+            "stop_rule.correction or comparisons' correction) was 'bonferroni', now 'none'",
+            "a correction other than none",
+        ),
+    ],
+    ids=["alpha", "cluster", "split"],
+)
+def test_an_edit_of_the_comparisons_block_the_rule_reads_is_refused_by_name(
+    tmp_path, block, named, original
+) -> None:
+    """What the early-stopping rule reads of the block (the cluster, α, whether the
+    correction splits α) stays refused on resume, now by name with the recorded and the
+    given value (it was "a different manifest", naming two hashes)."""
+    manifest, suite = _resumable(tmp_path)
+    _edit_comparisons(manifest, {"correction": "holm"})
+    run_dir = tmp_path / "run"
+    kwargs = {"progress": False, "stop_when": "decided", "run_dir": run_dir}
+    assert run_experiment(manifest, suite, max_attempts=8, **kwargs).remaining > 0
+    before = _segments(run_dir)
+    _edit_comparisons(manifest, block)
+    with pytest.raises(InputError) as refused:
+        run_experiment(manifest, suite, **kwargs)
+    text = " ".join(str(refused.value).split())
+    assert "this run was started with other early-stopping settings" in text
+    assert named in text and "different manifest" not in text
+    assert original in refused.value.hint and "comparisons: block" in refused.value.hint
+    assert _segments(run_dir) == before
+    _edit_comparisons(manifest, {"correction": "holm"})  # as it was: the run goes on
+    assert run_experiment(manifest, suite, **kwargs).complete
+
+
+def test_without_early_stopping_an_edit_of_the_comparisons_block_resumes(tmp_path) -> None:
+    """Without early stopping nothing in the block shapes the work (order, stop): an edit
+    of any of it resumes, and the final analysis uses the block as it now is."""
+    from agenticlens_frames import analyze
+
+    manifest, suite = _resumable(tmp_path)
+    _edit_comparisons(manifest, {"correction": "holm"})
+    run_dir = tmp_path / "run"
+    run_experiment(manifest, suite, progress=False, run_dir=run_dir, max_attempts=8)
+    _edit_comparisons(manifest, {"correction": "bonferroni", "alpha": 0.1, "cluster": "region"})
+    again = run_experiment(manifest, suite, progress=False, run_dir=run_dir)
+    assert again.complete and again.stopping is None and again.from_journal == 8
+    config = analyze(again.run).paired.config
+    assert (config.correction, config.alpha, config.cluster) == ("bonferroni", 0.1, "region")
+    # The analysis of the resumed run is that of an uninterrupted one under the new block.
+    fresh = run_experiment(manifest, suite, progress=False)
+    pd.testing.assert_frame_equal(
+        analyze(again.run).paired.comparisons, analyze(fresh.run).paired.comparisons
+    )
+
+
+def _whole_manifest_sha256(manifest) -> str:
+    """An earlier version's manifest hash, computed as it did (dataclasses.asdict, the
+    paths and speed knobs left out, ``comparisons:`` kept), not by the code under test."""
+    import dataclasses
+    import hashlib
+    from pathlib import Path
+
+    def clean(v):
+        if isinstance(v, Path):
+            return str(v)
+        if isinstance(v, dict):
+            return {str(k): clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        return v
+
+    m = dataclasses.asdict(load_manifest(manifest))
+    m.pop("path")
+    m.pop("max_workers")
+    for v in m["variants"]:
+        v.pop("resolved_target")
+        v.pop("concurrency", None)
+    text = json.dumps(clean(m), sort_keys=True, ensure_ascii=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.mark.parametrize("stopping", [True, False], ids=["with-stopping", "without-it"])
+def test_a_folder_whose_hash_covers_the_whole_manifest_resumes_unchanged(
+    tmp_path, stopping
+) -> None:
+    """A folder of an earlier version (its hash over the whole manifest, comparisons
+    included; perhaps no ``stopping`` record) resumes when nothing changed; its hash cannot
+    tell an edit of the block from any other, so that stays refused, as it was."""
+    manifest, suite = _resumable(tmp_path)
+    _edit_comparisons(manifest, {"correction": "holm"})
+    run_dir = tmp_path / "run"
+    run_experiment(
+        manifest, suite, progress=False, run_dir=run_dir, max_attempts=8,
+        stop_when="decided",
+    )  # fmt: skip
+    meta = run_dir / "run.json"
+    stored = json.loads(meta.read_text())
+    assert stored["manifest_sha256_excludes"] == ["comparisons"]
+    assert stored["manifest_sha256"] != _whole_manifest_sha256(manifest)
+    del stored["manifest_sha256_excludes"]
+    stored["manifest_sha256"] = _whole_manifest_sha256(manifest)
+    if not stopping:
+        del stored["stopping"]
+    meta.write_text(json.dumps(stored, indent=2))
+    _edit_comparisons(manifest, {"correction": "holm", "method": "wilcoxon"})
+    with pytest.raises(InputError, match=r"different manifest .*covers the manifest's compar"):
+        run_experiment(manifest, suite, progress=False, run_dir=run_dir, stop_when="decided")
+    _edit_comparisons(manifest, {"correction": "holm"})
+    resumed = run_experiment(manifest, suite, progress=False, run_dir=run_dir, stop_when="decided")
+    assert resumed.complete and resumed.from_journal == 8
+    assert json.loads(meta.read_text()) == stored  # written once
