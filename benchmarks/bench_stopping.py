@@ -20,7 +20,8 @@ Reported, against named baselines measured in the same run:
   case costs variants × trials calls. Baseline: the fixed design (0 % saved).
 
 Also an end-to-end check through :func:`agenticlens_frames.run_experiment` with python
-targets (``--live-runs``, default 3): attempts actually run and saved.
+targets (``--live-runs``, default 3): attempts saved (never called) and those started
+before the stop took effect (they ran: not saved).
 
 Run: ``python benchmarks/bench_stopping.py [--runs R] [--cases N]``; ``--clustered``
 gives only the error rate and power with cases correlated within topics, of the
@@ -420,7 +421,9 @@ def main() -> None:
         print(
             f"live runs through run_experiment (python targets, {args.live_runs} seeds): "
             f"cases used {[s['cases_used'] for s in stops]}, attempts saved "
-            f"{np.mean(saved):.1%} on average, decisions "
+            f"{[s['attempts_saved'] for s in stops]} of {stops[0]['attempts_planned']} "
+            f"({np.mean(saved):.1%} on average), started before the stop took effect and "
+            f"run (not saved) {[s['attempts_after_decision'] for s in stops]}, decisions "
             f"{[[c['decision'] for c in s['candidates']] for s in stops]}"
         )
 
