@@ -1,0 +1,311 @@
+"""The code README.md and docs/*.md show works as shown.
+
+Every fenced ``python`` block runs: the blocks of one page in order, sharing one
+namespace, in a folder of the page's own that holds a copy of the bundled example
+(``data/``, and its ``manifest.yaml``, ``suite.yaml`` and ``trials/`` at the top, where a
+page's ``load_experiment("manifest.yaml", "suite.yaml")`` looks). A statement whose line
+ends ``# -> VALUE`` is checked: its value equals the literal ``VALUE`` (a number to the
+digits shown), or prints as ``VALUE``; after two spaces the comment may go on in words.
+
+Every ``agenticlens-frames`` command line of a fenced shell block (``$ `` prompts,
+backslash continuations and a YAML ``- run:`` step included) is parsed by the real
+command line, its options' choices, ranges and callbacks included, with every command
+replaced by a recorder, so nothing runs. A synopsis line is expanded first: ``[...]``
+marks an optional part, ``a|b`` tries every choice and an upper-case word
+(``MANIFEST``, ``N``) stands for a value from :data:`PLACEHOLDERS`.
+
+An HTML comment right before a fence (invisible on GitHub) tells this test what a block
+needs:
+
+``<!-- docs-test: fakes=NAME,NAME -->``
+    the block uses names the reader supplies (an agent, frames they have) or a service
+    (a dask scheduler); the test provides them from :data:`FAKES`.
+``<!-- docs-test: skip reason=WHY -->``
+    the block cannot run here; the test reports the skip with WHY.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import re
+import shutil
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agenticlens_frames._optional import available
+
+from .conftest import DATA, EXAMPLE, REPO, _require
+
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+_FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)[^`]*$")
+_DIRECTIVE = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<body>.*?)\s*-->\s*$")
+_OUTPUT = re.compile(r"#\s*->\s*(?P<value>.+?)(?:\s{2,}.*)?$")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced block of a page, with the ``docs-test`` directive before it."""
+
+    page: Path
+    line: int  # of the opening fence, 1-based
+    info: str
+    code: str
+    skip: str | None = None
+    fakes: tuple[str, ...] = ()
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(REPO)}:{self.line}"
+
+
+def _directive(page: Path, line: int, body: str) -> dict[str, Any]:
+    """``skip reason=WHY`` or ``fakes=A,B`` as keyword arguments of :class:`Block`."""
+    where = f"{page.relative_to(REPO)}:{line}"
+    if body.startswith("skip"):
+        reason = body.removeprefix("skip").strip().removeprefix("reason=").strip()
+        assert body.startswith("skip reason=") and reason, (
+            f"{where}: write <!-- docs-test: skip reason=WHY -->, saying why it cannot run"
+        )
+        return {"skip": reason}
+    if body.startswith("fakes="):
+        names = tuple(name.strip() for name in body.removeprefix("fakes=").split(","))
+        unknown = [name for name in names if name not in FAKES]
+        assert not unknown, f"{where}: no fake for {unknown}; FAKES has {sorted(FAKES)}"
+        return {"fakes": names}
+    raise AssertionError(f"{where}: unknown directive {body!r} (skip reason=... or fakes=...)")
+
+
+def fenced_blocks(page: Path) -> list[Block]:
+    """Every fenced block of ``page``, in order (list-item indentation removed)."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    blocks, index = [], 0
+    while index < len(lines):
+        opening = _FENCE.match(lines[index])
+        if not opening:
+            index += 1
+            continue
+        indent, fence = len(opening["indent"]), opening["fence"]
+        end = index + 1
+        while end < len(lines) and not re.match(rf"^ *{fence[0]}{{{len(fence)},}}\s*$", lines[end]):
+            end += 1
+        assert end < len(lines), f"{page.name}:{index + 1}: the fence is never closed"
+        options = {}
+        previous = _DIRECTIVE.match(lines[index - 1]) if index else None
+        if previous:
+            options = _directive(page, index + 1, previous["body"])
+        # a fence in a list item is indented: its lines lose that indentation
+        body = lines[index + 1 : end]
+        code = "\n".join(line[min(indent, len(line) - len(line.lstrip(" "))) :] for line in body)
+        blocks.append(Block(page, index + 1, opening["info"].lower(), code, **options))
+        index = end + 1
+    return blocks
+
+
+def _python_blocks() -> list[Block]:
+    return [b for page in PAGES for b in fenced_blocks(page) if b.info in ("python", "py")]
+
+
+# ------------------------------------------------------------------------------ fakes
+# What a page leaves to its reader. Each fake takes the block's namespace, a monkeypatch
+# undone after the block and an exit stack closed after it.
+
+Fake = Callable[[dict[str, Any], pytest.MonkeyPatch, contextlib.ExitStack], None]
+
+
+def _fake_agent(namespace: dict[str, Any], patch: pytest.MonkeyPatch, stack: Any) -> None:
+    """README's ``MyAgent(variant.model)``: the large model names what each case expects."""
+
+    class MyAgent:
+        def __init__(self, model: str) -> None:
+            self.model = model
+
+        def run(self, text: str) -> str:
+            if self.model != "large":
+                return "Sorry, I cannot help with that."
+            return "Here is your tracking link." if "order" in text else "Plan cancelled."
+
+    namespace["MyAgent"] = MyAgent
+
+
+def _fake_build_agent(namespace: dict[str, Any], patch: pytest.MonkeyPatch, stack: Any) -> None:
+    """docs/live-runs.md's ``build_agent(variant)``: the agent answers with its model."""
+
+    class Agent:
+        def __init__(self, model: str) -> None:
+            self.model = model
+
+        def run(self, text: str) -> str:
+            return f"{self.model}: a refund is on its way" if "Refund" in text else self.model
+
+    namespace["build_agent"] = lambda variant: Agent(variant.model)
+
+
+def _fake_frames(namespace: dict[str, Any], patch: pytest.MonkeyPatch, stack: Any) -> None:
+    """README's ``attempts``, ``variants`` and ``cases``: the bundled example's, as plain
+    pandas frames from elsewhere (the README's later blocks slice it by its factors)."""
+    from agenticlens_frames import load_experiment
+
+    run = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+    for name in ("attempts", "variants", "cases"):
+        namespace[name] = pd.DataFrame(getattr(run, name)).astype(object)
+
+
+def _fake_dask_scheduler(namespace: dict[str, Any], patch: pytest.MonkeyPatch, stack: Any) -> None:
+    """``Client("tcp://scheduler:8786")`` connects to an in-process cluster instead."""
+    _require(available("distributed"), "the dask example needs the [dask] extra")
+    import distributed
+
+    real = distributed.Client
+
+    def client(address: object = None, **kwargs: Any) -> Any:
+        cluster = stack.enter_context(
+            distributed.LocalCluster(
+                n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+            )
+        )
+        return stack.enter_context(real(cluster, **kwargs))
+
+    patch.setattr(distributed, "Client", client)
+
+
+#: Fakes a ``fakes=`` directive may name: each defines that name (several names may share
+#: one fake, which is then applied once).
+FAKES: dict[str, Fake] = {
+    "MyAgent": _fake_agent,
+    "build_agent": _fake_build_agent,
+    "attempts": _fake_frames,
+    "variants": _fake_frames,
+    "cases": _fake_frames,
+    "dask.distributed.Client": _fake_dask_scheduler,
+}
+
+
+# ------------------------------------------------------------------------- the runner
+
+
+@dataclass
+class Page:
+    """One page's folder and namespace, shared by its blocks in order."""
+
+    folder: Path
+    namespace: dict[str, Any] = field(default_factory=lambda: {"__name__": "__docs__"})
+    failed: str | None = None
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Path], Page]]:
+    made: dict[Path, Page] = {}
+
+    def page(path: Path) -> Page:
+        if path not in made:
+            folder = tmp_path_factory.mktemp(path.stem)
+            shutil.copytree(DATA, folder / "data", ignore=shutil.ignore_patterns("*.py"))
+            for name in ("manifest.yaml", "suite.yaml"):
+                shutil.copy(EXAMPLE / name, folder / name)
+            shutil.copytree(EXAMPLE / "trials", folder / "trials")
+            made[path] = Page(folder)
+        return made[path]
+
+    yield page
+    made.clear()
+
+
+def _matches(value: Any, shown: str) -> bool:
+    """Whether ``value`` is what a ``# -> shown`` comment shows."""
+    try:
+        literal = ast.literal_eval(shown)
+    except (ValueError, SyntaxError):
+        return shown in (str(value), repr(value))
+    if isinstance(literal, bool) or isinstance(value, (bool, np.bool_)):
+        # True must not pass for 1, nor 1 for True
+        return isinstance(value, (bool, np.bool_)) and bool(value) is literal
+    if isinstance(literal, float):
+        decimals = len(shown.partition(".")[2])  # to the digits shown
+        return bool(abs(float(value) - literal) <= 0.5 * 10.0**-decimals)
+    return bool(value == literal)
+
+
+def run_block(block: Block, namespace: dict[str, Any]) -> None:
+    """Execute ``block`` statement by statement in ``namespace``, checking shown values.
+
+    The code is padded to its line in the page, so a traceback names the page's line.
+    """
+    source = "\n" * block.line + block.code
+    tree = ast.parse(source, filename=str(block.page))
+    lines = source.splitlines()
+    for statement in tree.body:
+        shown = (
+            _OUTPUT.search(lines[statement.end_lineno - 1])
+            if isinstance(statement, ast.Expr)
+            else None
+        )
+        if shown is None:
+            module = ast.Module(body=[statement], type_ignores=[])
+            exec(compile(module, str(block.page), "exec"), namespace)
+            continue
+        expression = ast.Expression(body=statement.value)
+        value = eval(compile(expression, str(block.page), "eval"), namespace)
+        assert _matches(value, shown["value"]), (
+            f"{block.page.name}:{statement.lineno}: "
+            f"{ast.get_source_segment(source, statement)} is {value!r}, the page shows "
+            f"{shown['value']}"
+        )
+
+
+PYTHON_BLOCKS = _python_blocks()
+
+
+@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=[b.where for b in PYTHON_BLOCKS])
+def test_python_block_runs(
+    block: Block, pages: Callable[[Path], Page], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page = pages(block.page)
+    if block.skip:
+        pytest.skip(f"{block.where}: {block.skip}")
+    monkeypatch.chdir(page.folder)
+    try:
+        with contextlib.ExitStack() as stack:
+            for fake in dict.fromkeys(FAKES[name] for name in block.fakes):
+                fake(page.namespace, monkeypatch, stack)
+            run_block(block, page.namespace)
+    except ImportError as missing:
+        page.failed = page.failed or block.where
+        # an optional extra that is not installed: skipped locally, a failure in CI
+        _require("agenticlens-frames[" not in str(missing), f"{block.where}: {missing}")
+        raise
+    except Exception:
+        # the blocks share a namespace: an earlier failure may be the cause
+        earlier = f" (after {page.failed}, which failed)" if page.failed else ""
+        page.failed = page.failed or block.where
+        pytest.fail(f"{block.where} failed{earlier}:\n{traceback.format_exc()}", pytrace=False)
+
+
+def test_every_page_with_code_is_found_and_every_fake_is_used() -> None:
+    """The runner sees the pages' blocks (a fence it cannot read would silently drop a
+    block), and a fake is named only by a block that uses the name."""
+    counts = {page.name: sum(b.page == page for b in PYTHON_BLOCKS) for page in PAGES}
+    assert counts["README.md"] >= 7 and counts["archives.md"] >= 3, counts
+    assert sum(counts.values()) >= 16, counts
+    for block in PYTHON_BLOCKS:
+        for name in block.fakes:
+            assert name.rpartition(".")[2] in block.code, (block.where, name)
+    for page in PAGES:
+        lines = page.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines[:-1], 1):
+            # a directive away from its fence would be ignored without a word
+            assert "docs-test:" not in line or _FENCE.match(lines[number]), (
+                f"{page.name}:{number}: a docs-test directive goes right before a fence"
+            )
+        for block in fenced_blocks(page):
+            assert block.info in {"", "python", "py", "bash", "console", "yaml", "json", "text"}, (
+                f"{block.where}: unknown fence info {block.info!r}"
+            )
