@@ -12,7 +12,8 @@ backslash continuations and a YAML ``- run:`` step included) is parsed by the re
 command line, its options' choices, ranges and callbacks included, with every command
 replaced by a recorder, so nothing runs. A synopsis line is expanded first: ``[...]``
 marks an optional part, ``a|b`` tries every choice and an upper-case word
-(``MANIFEST``, ``N``) stands for a value from :data:`PLACEHOLDERS`.
+(``MANIFEST``, ``N``) stands for a value from :data:`PLACEHOLDERS`. A ``console`` block
+is a session: its commands run for real, in order, in the page's folder.
 
 An HTML comment right before a fence (invisible on GitHub) tells this test what a block
 needs:
@@ -29,6 +30,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import re
+import shlex
 import shutil
 import traceback
 from collections.abc import Callable, Iterator
@@ -39,8 +41,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+import typer
 
 from agenticlens_frames._optional import available
+from agenticlens_frames.cli import app
 
 from .conftest import DATA, EXAMPLE, REPO, _require
 
@@ -201,18 +205,22 @@ class Page:
     failed: str | None = None
 
 
+def _with_the_example(folder: Path) -> Path:
+    """``folder`` with ``data/`` and the example's manifest, suite and trials at the top."""
+    shutil.copytree(DATA, folder / "data", ignore=shutil.ignore_patterns("*.py"))
+    for name in ("manifest.yaml", "suite.yaml"):
+        shutil.copy(EXAMPLE / name, folder / name)
+    shutil.copytree(EXAMPLE / "trials", folder / "trials")
+    return folder
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Path], Page]]:
     made: dict[Path, Page] = {}
 
     def page(path: Path) -> Page:
         if path not in made:
-            folder = tmp_path_factory.mktemp(path.stem)
-            shutil.copytree(DATA, folder / "data", ignore=shutil.ignore_patterns("*.py"))
-            for name in ("manifest.yaml", "suite.yaml"):
-                shutil.copy(EXAMPLE / name, folder / name)
-            shutil.copytree(EXAMPLE / "trials", folder / "trials")
-            made[path] = Page(folder)
+            made[path] = Page(_with_the_example(tmp_path_factory.mktemp(path.stem)))
         return made[path]
 
     yield page
@@ -309,3 +317,161 @@ def test_every_page_with_code_is_found_and_every_fake_is_used() -> None:
             assert block.info in {"", "python", "py", "bash", "console", "yaml", "json", "text"}, (
                 f"{block.where}: unknown fence info {block.info!r}"
             )
+
+
+# ------------------------------------------------------------------ the command lines
+
+#: What a synopsis's upper-case words stand for (a value the option's type accepts).
+PLACEHOLDERS = {
+    "MANIFEST": "manifest.yaml",
+    "SUITE": "suite.yaml",
+    "REPORT.json": "report.json",
+    "N": "100",
+    "FILE": "summary.md",
+    "DIR": "out",
+    "FIELD": "topic",
+    "DIMENSION=MARGIN": "quality=0.02",
+}
+_PLACEHOLDER = re.compile(r"[A-Z][A-Z_]*(=[A-Z_]+)?(\.json)?")
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """One ``agenticlens-frames`` command line of a page (continuations joined)."""
+
+    where: str
+    text: str
+
+
+def command_lines(page: Path) -> list[CommandLine]:
+    """Every ``agenticlens-frames`` command of a fenced block of ``page`` that is not
+    Python: a shell line, after a ``$ `` prompt, or a YAML step's ``- run:``."""
+    found = []
+    for block in fenced_blocks(page):
+        if block.info in ("python", "py") or block.skip:
+            continue
+        lines = block.code.splitlines()
+        index = 0
+        while index < len(lines):
+            start, text = index, lines[index]
+            while text.rstrip().endswith("\\") and index + 1 < len(lines):
+                index += 1
+                text = text.rstrip()[:-1] + " " + lines[index].strip()
+            index += 1
+            # a prompt, a YAML step, environment variables set for the command
+            text = re.sub(r"^\s*(\$\s+|-\s+run:\s+)?([A-Z_][A-Z0-9_]*=\S*\s+)*", "", text)
+            if text.startswith("agenticlens-frames"):
+                where = f"{page.relative_to(REPO)}:{block.line + 1 + start}"
+                found.append(CommandLine(where, text))
+    return found
+
+
+def expand(line: CommandLine) -> list[list[str]]:
+    """The argument lists a (synopsis) line stands for: optional parts included,
+    placeholders filled, each ``a|b`` choice tried once."""
+    tokens = []
+    for token in shlex.split(line.text, comments=True)[1:]:
+        token = token.strip("[]")
+        if token in ("", "..."):
+            continue
+        if _PLACEHOLDER.fullmatch(token):
+            assert token in PLACEHOLDERS, f"{line.where}: add {token!r} to PLACEHOLDERS"
+            token = PLACEHOLDERS[token]
+        tokens.append(token.split("|") if "|" in token else [token])
+    first = [choices[0] for choices in tokens]
+    variants = [first]
+    for position, choices in enumerate(tokens):
+        variants += [[*first[:position], other, *first[position + 1 :]] for other in choices[1:]]
+    return variants
+
+
+def _recording_cli() -> tuple[Any, list[dict[str, Any]]]:
+    """The real command tree with every command's body replaced by a recorder: a line
+    goes through parsing, choices, ranges and option callbacks, and runs nothing."""
+    root = typer.main.get_command(app)
+    calls: list[dict[str, Any]] = []
+    todo = [root]
+    while todo:
+        command = todo.pop()
+        subcommands = getattr(command, "commands", None)
+        if subcommands is None:
+            command.callback = lambda **params: calls.append(params)
+        todo += list((subcommands or {}).values())
+    return root, calls
+
+
+COMMAND_LINES = [line for page in PAGES for line in command_lines(page)]
+
+
+@pytest.mark.parametrize("line", COMMAND_LINES, ids=[line.where for line in COMMAND_LINES])
+def test_command_line_parses(line: CommandLine) -> None:
+    root, calls = _recording_cli()
+    for args in expand(line):
+        if args[0].startswith("-"):
+            # the program's own options (--version, --install-completion) act when
+            # parsed: they are looked up instead
+            own = {name for param in root.params for name in param.opts}
+            assert set(args) <= own, f"{line.where}: {sorted(set(args) - own)} not in {own}"
+            continue
+        before = len(calls)
+        try:
+            root.main(args, prog_name="agenticlens-frames", standalone_mode=False)
+        except Exception as refused:
+            # click's usage errors say what is wrong in the CLI's own words
+            message = refused.format_message() if hasattr(refused, "format_message") else ""
+            message = message or repr(refused)
+            pytest.fail(f"{line.where}: `agenticlens-frames {shlex.join(args)}`: {message}")
+        assert len(calls) == before + 1, f"{line.where}: {args} reached no command"
+
+
+def _console_sessions() -> list[list[CommandLine]]:
+    """The ``console`` blocks' commands: each block a session, replayed in order."""
+    sessions = []
+    for page in PAGES:
+        for block in fenced_blocks(page):
+            if block.info == "console" and not block.skip:
+                on_page = command_lines(page)
+                first, last = block.line, block.line + block.code.count("\n") + 1
+                lines = [c for c in on_page if first < int(c.where.rpartition(":")[2]) <= last]
+                sessions += [lines] if lines else []
+    return sessions
+
+
+SESSIONS = _console_sessions()
+
+
+@pytest.mark.parametrize("session", SESSIONS, ids=[s[0].where for s in SESSIONS])
+def test_console_session_runs(
+    session: list[CommandLine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``console`` block is a session a reader types: run for real, in order, on the
+    bundled example, every command exits 0."""
+    from typer.testing import CliRunner
+
+    monkeypatch.chdir(_with_the_example(tmp_path))
+    for line in session:
+        (args,) = expand(line)  # a session shows no synopsis
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, (line.where, result.output, result.exception)
+
+
+def test_the_command_line_check_can_fail() -> None:
+    """The check refuses what the CLI refuses: an unknown option, a value outside the
+    choices, a flag given a value, an option without its value, a bad gate."""
+    for bad in (
+        "agenticlens-frames experiment run m.yaml s.yaml --no-such-option",
+        "agenticlens-frames experiment run m.yaml s.yaml [--correction holm|sidak]",
+        "agenticlens-frames experiment report r.json --html",
+        "agenticlens-frames archive ls runs/ --json yes",
+        "agenticlens-frames experiment run m.yaml s.yaml --noninferiority speed=1",
+        "agenticlens-frames experiment run m.yaml s.yaml --alpha 5",
+    ):
+        with pytest.raises(pytest.fail.Exception):
+            test_command_line_parses(CommandLine("test", bad))
+
+
+def test_every_command_line_of_the_pages_is_found() -> None:
+    wheres = {line.where.partition(":")[0] for line in COMMAND_LINES}
+    assert {"README.md", "docs/archives.md", "docs/judges.md", "docs/live-runs.md"} <= wheres
+    assert len(COMMAND_LINES) >= 19, COMMAND_LINES
+    assert [len(session) for session in SESSIONS] == [4], SESSIONS  # docs/archives.md
