@@ -13,7 +13,7 @@ command line, its options' choices, ranges and callbacks included, with every co
 replaced by a recorder, so nothing runs. A synopsis line is expanded first: ``[...]``
 marks an optional part, ``a|b`` tries every choice and an upper-case word
 (``MANIFEST``, ``N``) stands for a value from :data:`PLACEHOLDERS`. A ``console`` block
-is a session: its commands run for real, in order, in the page's folder.
+is a session: its commands run for real, in order, in a fresh folder with the example.
 
 An HTML comment right before a fence (invisible on GitHub) tells this test what a block
 needs:
@@ -43,7 +43,7 @@ import pandas as pd
 import pytest
 import typer
 
-from agenticlens_frames._optional import available
+from agenticlens_frames._optional import EXTRAS, available
 from agenticlens_frames.cli import app
 
 from .conftest import DATA, EXAMPLE, REPO, _require
@@ -125,7 +125,9 @@ def _python_blocks() -> list[Block]:
 Fake = Callable[[dict[str, Any], pytest.MonkeyPatch, contextlib.ExitStack], None]
 
 
-def _fake_agent(namespace: dict[str, Any], patch: pytest.MonkeyPatch, stack: Any) -> None:
+def _fake_agent(
+    namespace: dict[str, Any], patch: pytest.MonkeyPatch, stack: contextlib.ExitStack
+) -> None:
     """README's ``MyAgent(variant.model)``: the large model names what each case expects."""
 
     class MyAgent:
@@ -140,7 +142,9 @@ def _fake_agent(namespace: dict[str, Any], patch: pytest.MonkeyPatch, stack: Any
     namespace["MyAgent"] = MyAgent
 
 
-def _fake_build_agent(namespace: dict[str, Any], patch: pytest.MonkeyPatch, stack: Any) -> None:
+def _fake_build_agent(
+    namespace: dict[str, Any], patch: pytest.MonkeyPatch, stack: contextlib.ExitStack
+) -> None:
     """docs/live-runs.md's ``build_agent(variant)``: the agent answers with its model."""
 
     class Agent:
@@ -153,7 +157,9 @@ def _fake_build_agent(namespace: dict[str, Any], patch: pytest.MonkeyPatch, stac
     namespace["build_agent"] = lambda variant: Agent(variant.model)
 
 
-def _fake_frames(namespace: dict[str, Any], patch: pytest.MonkeyPatch, stack: Any) -> None:
+def _fake_frames(
+    namespace: dict[str, Any], patch: pytest.MonkeyPatch, stack: contextlib.ExitStack
+) -> None:
     """README's ``attempts``, ``variants`` and ``cases``: the bundled example's, as plain
     pandas frames from elsewhere (the README's later blocks slice it by its factors)."""
     from agenticlens_frames import load_experiment
@@ -163,7 +169,9 @@ def _fake_frames(namespace: dict[str, Any], patch: pytest.MonkeyPatch, stack: An
         namespace[name] = pd.DataFrame(getattr(run, name)).astype(object)
 
 
-def _fake_dask_scheduler(namespace: dict[str, Any], patch: pytest.MonkeyPatch, stack: Any) -> None:
+def _fake_dask_scheduler(
+    namespace: dict[str, Any], patch: pytest.MonkeyPatch, stack: contextlib.ExitStack
+) -> None:
     """``Client("tcp://scheduler:8786")`` connects to an in-process cluster instead."""
     _require(available("distributed"), "the dask example needs the [dask] extra")
     import distributed
@@ -202,7 +210,8 @@ class Page:
 
     folder: Path
     namespace: dict[str, Any] = field(default_factory=lambda: {"__name__": "__docs__"})
-    failed: str | None = None
+    ran: set[int] = field(default_factory=set)  # the opening lines of the blocks run
+    failed: set[int] = field(default_factory=set)
 
 
 def _with_the_example(folder: Path) -> Path:
@@ -263,7 +272,7 @@ def run_block(block: Block, namespace: dict[str, Any]) -> None:
         expression = ast.Expression(body=statement.value)
         value = eval(compile(expression, str(block.page), "eval"), namespace)
         assert _matches(value, shown["value"]), (
-            f"{block.page.name}:{statement.lineno}: "
+            f"{block.page.relative_to(REPO)}:{statement.lineno}: "
             f"{ast.get_source_segment(source, statement)} is {value!r}, the page shows "
             f"{shown['value']}"
         )
@@ -280,21 +289,32 @@ def test_python_block_runs(
     if block.skip:
         pytest.skip(f"{block.where}: {block.skip}")
     monkeypatch.chdir(page.folder)
-    try:
-        with contextlib.ExitStack() as stack:
-            for fake in dict.fromkeys(FAKES[name] for name in block.fakes):
-                fake(page.namespace, monkeypatch, stack)
-            run_block(block, page.namespace)
-    except ImportError as missing:
-        page.failed = page.failed or block.where
-        # an optional extra that is not installed: skipped locally, a failure in CI
-        _require("agenticlens-frames[" not in str(missing), f"{block.where}: {missing}")
-        raise
-    except Exception:
-        # the blocks share a namespace: an earlier failure may be the cause
-        earlier = f" (after {page.failed}, which failed)" if page.failed else ""
-        page.failed = page.failed or block.where
-        pytest.fail(f"{block.where} failed{earlier}:\n{traceback.format_exc()}", pytrace=False)
+    # the page's earlier blocks first, when this one is selected alone (-k)
+    earlier = [
+        b
+        for b in PYTHON_BLOCKS
+        if b.page == block.page and b.line < block.line and not b.skip and b.line not in page.ran
+    ]
+    for needed in [*earlier, block]:
+        shares = "" if needed is block else f" (before {block.where}, which shares its names)"
+        if needed.line in page.failed:
+            pytest.fail(f"{block.where} comes after {needed.where}, which failed")
+        try:
+            with contextlib.ExitStack() as stack:
+                for fake in dict.fromkeys(FAKES[name] for name in needed.fakes):
+                    fake(page.namespace, monkeypatch, stack)
+                run_block(needed, page.namespace)
+        except Exception as failure:
+            page.failed.add(needed.line)
+            module = (getattr(failure, "name", None) or "").partition(".")[0]
+            if isinstance(failure, ImportError) and (
+                module in EXTRAS or "agenticlens-frames[" in str(failure)
+            ):
+                # an optional extra that is not installed: skipped locally, a failure in CI
+                _require(False, f"{needed.where} needs an optional extra: {failure}")
+            trace = traceback.format_exc()
+            pytest.fail(f"{needed.where} failed{shares}:\n{trace}", pytrace=False)
+        page.ran.add(needed.line)
 
 
 def test_every_page_with_code_is_found_and_every_fake_is_used() -> None:
@@ -310,7 +330,8 @@ def test_every_page_with_code_is_found_and_every_fake_is_used() -> None:
         lines = page.read_text(encoding="utf-8").splitlines()
         for number, line in enumerate(lines[:-1], 1):
             # a directive away from its fence would be ignored without a word
-            assert "docs-test:" not in line or _FENCE.match(lines[number]), (
+            misplaced = _DIRECTIVE.match(line) and not _FENCE.match(lines[number])
+            assert not misplaced, (
                 f"{page.name}:{number}: a docs-test directive goes right before a fence"
             )
         for block in fenced_blocks(page):
