@@ -296,24 +296,28 @@ def test_python_block_runs(
         if b.page == block.page and b.line < block.line and not b.skip and b.line not in page.ran
     ]
     for needed in [*earlier, block]:
-        shares = "" if needed is block else f" (before {block.where}, which shares its names)"
-        if needed.line in page.failed:
-            pytest.fail(f"{block.where} comes after {needed.where}, which failed")
+        if needed is not block and needed.line in page.failed:
+            continue  # reported by its own test; this block may still run without it
         try:
             with contextlib.ExitStack() as stack:
                 for fake in dict.fromkeys(FAKES[name] for name in needed.fakes):
                     fake(page.namespace, monkeypatch, stack)
                 run_block(needed, page.namespace)
         except Exception as failure:
-            page.failed.add(needed.line)
             module = (getattr(failure, "name", None) or "").partition(".")[0]
             if isinstance(failure, ImportError) and (
                 module in EXTRAS or "agenticlens-frames[" in str(failure)
             ):
+                page.failed.add(needed.line)
                 # an optional extra that is not installed: skipped locally, a failure in CI
                 _require(False, f"{needed.where} needs an optional extra: {failure}")
+            before = sorted(line for line in page.failed if line < needed.line)
+            note = f" (before {block.where}, which shares its names)" if needed is not block else ""
+            if before:  # the blocks share names: an earlier failure may be the cause
+                note += f" (after the failed block(s) at line {', '.join(map(str, before))})"
+            page.failed.add(needed.line)
             trace = traceback.format_exc()
-            pytest.fail(f"{needed.where} failed{shares}:\n{trace}", pytrace=False)
+            pytest.fail(f"{needed.where} failed{note}:\n{trace}", pytrace=False)
         page.ran.add(needed.line)
 
 
