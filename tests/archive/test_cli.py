@@ -323,7 +323,7 @@ def test_slice_writes_each_runs_verdicts(
         (["ls", "{missing}"], "no archive here"),
         (["add", "{arc}", "a", "b", "c"], "expected MANIFEST SUITE"),
         # It said "{missing}/attempts.parquet: file not found", as if the folder existed.
-        (["add", "{arc}", "{missing}"], "{missing}: folder not found (a run folder holds"),
+        (["add", "{arc}", "{missing}"], "{missing}: folder not found (give the tables/ folder"),
         (["add", "{arc}", "{manifest}"], "got one file (give the suite after the manifest"),
         (["slice", "{arc}", "--out", "{manifest}"], "--out names an existing file"),
         (["summarize", "{arc}", "--out", "{manifest}"], "--out names an existing file"),
@@ -338,6 +338,52 @@ def test_bad_input_exits_1_with_a_message(cli_archive: Path, tmp_path: Path, arg
     assert result.exit_code == 1
     assert message.format(missing=tmp_path / "missing") in " ".join(result.output.split())
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("kind", "message", "fix"),
+    [
+        (
+            "crashed run folder",
+            "a run folder without tables/: its run crashed or was stopped before its first "
+            "session ended, so no tables were written",
+            "resume the run with `agenticlens-frames experiment run MANIFEST SUITE --run-dir "
+            "{folder}`",
+        ),
+        ("empty folder", "an empty folder: it holds neither attempts.parquet", "MANIFEST SUITE"),
+        ("other folder", "not a folder of tables: it holds neither", "MANIFEST SUITE"),
+    ],
+)
+def test_add_of_a_folder_without_tables_names_it_what_it_lacks_and_the_fix(
+    tmp_path: Path, kind: str, message: str, fix: str
+):
+    """A run folder of `experiment run --run-dir` has its tables/ once a session ended; one
+    that crashed before (run.json and its journal only), an empty folder or another folder
+    was refused with "FOLDER/attempts.parquet: file not found (a run folder holds
+    attempts.parquet, ...)", naming a file no run folder holds and no way out."""
+    import shutil
+
+    from agenticlens_frames.runner import run_experiment
+    from agenticlens_frames.testing import make_synthetic
+
+    folder = tmp_path / "run"
+    if kind == "crashed run folder":
+        exp = make_synthetic(tmp_path / "exp", variants=3, trials=1, cases=2, seed=3)
+        run_experiment(exp / "manifest.yaml", exp / "suite.yaml", progress=False, run_dir=folder)
+        shutil.rmtree(folder / "tables")  # as a crash before the first session ended
+        assert (folder / "run.json").is_file()
+    else:
+        folder.mkdir()
+        if kind == "other folder":
+            (folder / "notes.txt").write_text("not a run", encoding="utf-8")
+    arc = tmp_path / "arc"
+    result = invoke("add", str(arc), str(folder))
+    text = " ".join(result.output.split())
+    assert result.exit_code == 1
+    assert text.startswith(f"Unable to add run: {folder}: {message}")
+    assert fix.format(folder=folder) in text
+    assert "attempts.parquet: file not found" not in text and "Traceback" not in text
+    assert not (arc / "runs").exists() or not any((arc / "runs").iterdir())
 
 
 @pytest.mark.parametrize("command", ["slice", "summarize"])
