@@ -96,7 +96,8 @@ FactorOpt = typer.Option(
     help="name=value (or name=v1,v2): keep variants with that factor value; repeat with "
     "other factors for AND (the same factor again adds values: any-of). A comma inside a "
     "value is written \\, (a backslash itself \\\\), an = inside a name \\=, and a "
-    "leading or trailing space, which would be stripped, \\ (backslash space).",
+    "leading or trailing space, which would be stripped, \\ (backslash space). name= "
+    "(nothing after the =) is the empty value.",
 )
 BaselineOpt = typer.Option(
     False, "--include-baseline", help="Keep each run's baseline too (for comparisons)."
@@ -190,11 +191,15 @@ def _split_levels(value: str) -> list[str]:
 def _split_factor(item: str) -> tuple[str, list[str]]:
     """A ``--factor`` argument as its factor name and levels: the name ends at the first
     ``=`` not escaped (``\\=`` is an ``=`` inside the name), and is stripped like a level.
+    Nothing after the ``=`` (spaces aside) is the empty level: it has no character to
+    escape, and ``name=`` was refused, so it could not be selected at all.
 
     Examples
     --------
     >>> _split_factor(r"k\\=v=1, 2")
     ('k=v', ['1', '2'])
+    >>> _split_factor("model="), _split_factor(r"model=\\ ")
+    (('model', ['']), ('model', [' ']))
     """
     chars = _unescape(item)
     cut = next((i for i, (c, escaped) in enumerate(chars) if c == "=" and not escaped), None)
@@ -205,8 +210,13 @@ def _split_factor(item: str) -> tuple[str, list[str]]:
             "(an = inside the name is written \\=)",
         )
     name = _text(chars[:cut])
-    levels = [_text(part) for part in _split_at(chars[cut + 1 :], ",")]
-    levels = [level for level in levels if level]
+    if not _text(chars[cut + 1 :]):
+        levels = [""]
+    else:
+        # Empty parts ("a,,b", a trailing comma) are dropped, as they always were: only a
+        # value with nothing in it names the empty level, so no typo selects it.
+        levels = [_text(part) for part in _split_at(chars[cut + 1 :], ",")]
+        levels = [level for level in levels if level]
     if not name or not levels:
         raise InputError(
             f"--factor {item!r} is not name=value",
@@ -242,9 +252,19 @@ def _factor_argument(name: str, levels: Sequence[str]) -> str:
     --factor model=gpt-large
     >>> print(_factor_argument("k=v", [" padded", "x "]))
     --factor 'k\\=v=\\ padded,x\\ '
+    >>> print(_factor_argument("model", [""])); print(_factor_argument("model", ["", "a"]))
+    --factor model=
+    --factor model= --factor model=a
     """
-    value = ",".join(_escape(level, ",") for level in levels)
-    return f"--factor {shlex.quote(_escape(name, '=') + '=' + value)}"
+    option = f"--factor {shlex.quote(_escape(name, '=') + '=')}"
+    # The empty level is a value with nothing in it (an empty part among others is
+    # dropped): it gets an option of its own, which adds its level to the others'.
+    shown = [option] if "" in levels else []
+    rest = [level for level in levels if level]
+    if rest:
+        value = ",".join(_escape(level, ",") for level in rest)
+        shown.append(f"--factor {shlex.quote(_escape(name, '=') + '=' + value)}")
+    return " ".join(shown)
 
 
 def _parse_factors(items: list[str] | None) -> dict[str, list[str]]:

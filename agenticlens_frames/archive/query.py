@@ -61,7 +61,9 @@ _KEY = pa.dictionary(pa.int32(), pa.string())
 _VERDICT_TEXT = ("baseline_variant_id", "candidate_variant_id", "dimension")
 
 
-def _names(value: str | Iterable[str] | None, what: str) -> tuple[str, ...] | None:
+def _names(
+    value: str | Iterable[str] | None, what: str, *, empty_ok: bool = False
+) -> tuple[str, ...] | None:
     if value is None:
         return None
     try:
@@ -74,8 +76,9 @@ def _names(value: str | Iterable[str] | None, what: str) -> tuple[str, ...] | No
     values = tuple(str(v) for v in listed)
     if not values:
         raise InputError(f"{what} is an empty list; leave it out to keep everything")
-    if "" in values:
-        # An empty run-id prefix matched every run.
+    if "" in values and not empty_ok:
+        # An empty run-id prefix matched every run. (A factor's level may be the empty
+        # string, a value a manifest can declare: that one is selected as it is.)
         raise InputError(f"{what} has an empty name; leave it out to keep everything")
     return values
 
@@ -169,7 +172,7 @@ class SliceFilter:
             if values is None:
                 # None was no filter on the level: it kept no variant at all.
                 raise InputError(f"factor {name!r} must be a string or a list of strings, got None")
-            pairs[name] = _names(values, f"factor {name!r}") or ()
+            pairs[name] = _names(values, f"factor {name!r}", empty_ok=True) or ()
         start = parse_time(since, name="since")
         end = parse_time(until, name="until")
         if start is not None and end is not None and end <= start:

@@ -805,6 +805,47 @@ def test_a_name_holding_equals_and_a_level_with_edge_spaces_can_be_typed(tmp_pat
     assert again.exit_code == 0, again.output
 
 
+def test_the_empty_level_is_typed_name_equals_nothing_and_suggested_so(tmp_path: Path):
+    """A factor level that is the empty string could not be selected: ``name=`` was "not
+    name=value", and an empty part among levels is dropped. ``name=`` (nothing after the
+    ``=``) is now the empty level, and the "did you mean" of a misspelt name suggests it
+    in that form, ready to paste; ``name=,`` and ``name=a,`` still drop empty parts."""
+    import shlex
+    import shutil
+
+    shown = " ".join(invoke("summarize", "--help").output.replace("│", " ").split())
+    assert "name= (nothing after the =) is the empty value" in shown
+    folder = tmp_path / "support"
+    shutil.copytree(EXAMPLE, folder)
+    manifest = folder / "manifest.yaml"
+    text = manifest.read_text(encoding="utf-8").replace('retrieval: "dense"', 'retrieval: ""')
+    manifest.write_text(text, encoding="utf-8")
+    arc = tmp_path / "arc"
+    added = invoke("add", str(arc), str(manifest), str(folder / "suite.yaml"), "-q")
+    assert added.exit_code == 0, added.output
+    variants = yaml.safe_load(manifest.read_text("utf-8"))["variants"]
+    on_it = {v["id"] for v in variants if v["factors"]["retrieval"] == ""}
+    assert on_it == {"retrieval-dense"}
+
+    def selected(*args: str) -> set[str]:
+        out = tmp_path / "out" / str(len(list((tmp_path).glob("out/*"))))
+        result = invoke("summarize", str(arc), *args, "-q", "--out", str(out))
+        assert result.exit_code == 0, result.output
+        return set(pd.read_parquet(out / "variant_summary.parquet")["variant_id"].astype(str))
+
+    assert selected("--factor", "retrieval=") == on_it
+    assert selected("--factor", "retrieval= ") == on_it  # unescaped spaces are stripped
+    bm25 = {v["id"] for v in variants if v["factors"]["retrieval"] == "bm25"}
+    assert selected("--factor", "retrieval=", "--factor", "retrieval=bm25") == on_it | bm25
+    refused = invoke("summarize", str(arc), "--factor", "retrieval=,", "-q")
+    assert refused.exit_code == 1 and "is not name=value" in refused.output
+    typo = invoke("summarize", str(arc), "--factor", "retrievl=", "-q")
+    assert typo.exit_code == 1
+    suggested = "--factor retrieval="
+    assert f"did you mean {suggested}?" in " ".join(typo.output.split())
+    assert selected(*shlex.split(suggested)) == on_it
+
+
 @pytest.mark.parametrize("command", ["ls", "summarize"])
 def test_the_warning_about_a_missing_level_suggests_an_option_to_paste(
     tmp_path: Path, command: str
