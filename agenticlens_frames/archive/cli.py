@@ -892,7 +892,8 @@ def archive_summarize(
         console.print(Text(f"… {len(vs) - limit} more (write them all with --out)"))
     _paired_table(console, result.paired_differences, limit, verdicts=verdicts)
     _note_unpaired(console, vs)
-    _note_single_variant_runs(console, sl.records())
+    for note in result.paired_differences.attrs.get("notes", []):
+        console.print(Text(_safe(f"Note: {note}.")))
     if judged is not None:
         _verdicts_table(console, judged, limit)
     fl = result.factor_levels
@@ -948,25 +949,6 @@ def _note_unpaired(console: Console, summary: pd.DataFrame) -> None:
                 f"No paired comparison for {int(alone.sum())} candidate(s) in "
                 f"{runs[alone].nunique()} run(s): the slice does not hold their run's "
                 "baseline (add --include-baseline)."
-            )
-        )
-
-
-def _note_single_variant_runs(console: Console, records: list[Any]) -> None:
-    """Say which runs hold fewer than two variants: ``add`` refuses them since 6 December
-    2026, but runs archived before still read, and they compare nothing (no paired row, no
-    verdict), which the tables alone would leave unsaid."""
-    alone = [r for r in records if len(r.variants) < 2]
-    if alone:
-        shown = ", ".join(f"{r.run_id[:8]} of {r.experiment_id}" for r in alone[:3])
-        more = f" and {len(alone) - 3} more" if len(alone) > 3 else ""
-        console.print(
-            Text(
-                _safe(
-                    f"Note: {len(alone)} run(s) hold a single variant ({shown}{more}; archived "
-                    "before such runs were refused): they have no paired comparison and no "
-                    "verdict, only their variant's summary."
-                )
             )
         )
 

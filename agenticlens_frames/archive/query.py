@@ -699,7 +699,8 @@ class ArchiveSlice:
         are kept. A verdict is never computed over a family the run did not declare: a
         slice of one variant keeps that variant's row of the whole run's family, and a tag
         filter does not apply (``attrs["notes"]`` says so), since a subset of cases chosen
-        afterwards is not what the correction was declared for.
+        afterwards is not what the correction was declared for. A run holding a single
+        variant (archived before ``add`` refused them) has no verdict: the notes name it.
 
         Parameters
         ----------
@@ -732,6 +733,7 @@ class ArchiveSlice:
         from .._progress import progress_bar
         from ..paired.settings import as_comparisons
         from ..paired.verdicts import VERDICT_COLUMNS, case_verdicts
+        from .results import single_variant_notes
 
         given = as_comparisons(comparisons)
         keys = ["experiment_id", "run_id", "declared_in"]
@@ -761,6 +763,8 @@ class ArchiveSlice:
                 "the tag filter does not apply to verdicts: each is of its run's whole "
                 "suite, the family its correction was declared for"
             )
+        # A run of one variant (archived before add refused them) has no verdict row.
+        notes += single_variant_notes(records_frame([record for record, _ in self._plan]))
         if given is not None and any(p["declared_in"].eq("manifest").any() for p in parts):
             notes.append(
                 "runs whose manifest declares comparisons keep their own settings; the "
