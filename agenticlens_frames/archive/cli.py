@@ -645,8 +645,11 @@ def archive_ls(
     console = output_console(soft_wrap=True)
     if as_json:
         for r in records:
-            data = r.to_json()
-            data["path"] = str(r.path)
+            # The record exactly as _run.json holds it, checked against its digest (to_json
+            # gave an older record a digest and a sha256 map its file never had), and the
+            # one key added: where the run is.
+            read = r.as_read if r.as_read is not None else r.to_json()
+            data = {**read, "path": str(r.path)}
             console.print(Text(json.dumps(data, default=str)))
         return
     table = Table(title=_safe(f"{len(records)} run(s) in {archive}"), title_justify="left")

@@ -20,6 +20,7 @@ from agenticlens_frames.archive.cli import archive_app
 from agenticlens_frames.frames import ExperimentRun
 
 from ..conftest import EXAMPLE, REPO
+from .conftest import archived_before_checksums
 
 app = typer.Typer()
 app.add_typer(archive_app, name="archive")
@@ -78,6 +79,31 @@ def test_ls_prints_the_catalog_and_json(cli_archive: Path):
     assert "2 run(s)" in table.output and "support-agent-upgrade@1" in table.output
     lines = invoke("ls", str(cli_archive), "--json", "--since", "2026-10-01").output.splitlines()
     assert [json.loads(line)["experiment_id"] for line in lines] == ["support-agent-upgrade@1"]
+
+
+def test_ls_json_is_each_run_json_as_written_plus_its_path(cli_archive: Path):
+    """Each line of ``ls --json`` is the run's ``_run.json`` as the file holds it (what its
+    digest was checked against) with one key added, ``path``. It printed the record as
+    ``to_json`` rebuilds it, which gave a run archived before checksums and digests (2 and
+    6 December 2026) an empty ``sha256`` map and a ``record_sha256`` its file never had."""
+    archive = Archive(cli_archive)
+    old = archive.records()[0]
+    archived_before_checksums(archive, old.run_id)
+    lines = invoke("ls", str(cli_archive), "--json").output.splitlines()
+    printed = {json.loads(line)["run_id"]: json.loads(line) for line in lines}
+    assert len(printed) == 2
+    for run_id, data in printed.items():
+        folder = Path(data.pop("path"))
+        assert folder == archive.record(run_id).path
+        assert data == json.loads((folder / "_run.json").read_text(encoding="utf-8"))
+    assert "record_sha256" not in printed[old.run_id] and "sha256" not in printed[old.run_id]
+    # Rollups rewrite the record (checksums and a digest now): ls prints the new file.
+    assert invoke("rollups", str(cli_archive), "-q").exit_code == 0
+    (line,) = invoke("ls", str(cli_archive), "--json", "--run", old.run_id).output.splitlines()
+    data = json.loads(line)
+    folder = Path(data.pop("path"))
+    assert data == json.loads((folder / "_run.json").read_text(encoding="utf-8"))
+    assert "record_sha256" in data
 
 
 def test_summarize_writes_every_frame(cli_archive: Path, tmp_path: Path):
