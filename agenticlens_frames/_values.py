@@ -19,6 +19,7 @@ __all__ = [
     "format_power",
     "is_missing",
     "json_copy",
+    "json_key_clash",
     "same_json",
 ]
 
@@ -96,6 +97,52 @@ def json_copy(value: Any) -> Any:
     except (TypeError, orjson.JSONEncodeError):
         pass
     return json.loads(json.dumps(value, default=str))
+
+
+def json_key_clash(value: Any) -> str | None:
+    """Where two keys of one dict in ``value`` are written as the same JSON key, or None.
+
+    JSON object keys are strings, so ``1`` and ``"1"`` are both written ``"1"`` (``True``
+    and ``"true"`` both ``"true"``, ``None`` and ``"null"`` both ``"null"``), and reading
+    the text back keeps only the last: :func:`json_copy` loses one of them without a word.
+    This names the first such pair (depth first, in key order) and where the dict holding
+    it is, so a caller can refuse the value instead. Meant for a value :func:`json_copy`
+    accepted (no reference cycle).
+
+    Examples
+    --------
+    >>> print(json_key_clash({1: "a", "2": {"x": [{None: 0, "null": 1}]}}))
+    keys None and 'null' are both "null" in JSON, in the dict at ['2']['x'][0]
+    >>> print(json_key_clash({1: "a", "1": "b"}))
+    keys 1 and '1' are both "1" in JSON, at the top level
+    >>> print(json_key_clash({1: "a", 2: "b", "3": (1.0, {"1.0": 0})}))
+    None
+    """
+    # Iterative (a value json accepted may be nested deeper than Python's recursion limit).
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, dict):
+            if not all(type(key) is str for key in item):
+                # Only a dict with a key that is not a string can clash; json decides what
+                # each key is written as (int and float subclasses, NaN, ...).
+                seen: dict[str, Any] = {}
+                for key in item:
+                    text = key if type(key) is str else next(iter(json.loads(json.dumps({key: 0}))))
+                    if text in seen:
+                        where = f"in the dict at {path}" if path else "at the top level"
+                        return (
+                            f"keys {seen[text]!r} and {key!r} are both {json.dumps(text)} "
+                            f"in JSON, {where}"
+                        )
+                    seen[text] = key
+            children = [(child, f"{path}[{key!r}]") for key, child in item.items()]
+        elif isinstance(item, (list, tuple)):
+            children = [(child, f"{path}[{i}]") for i, child in enumerate(item)]
+        else:
+            continue
+        stack.extend(reversed(children))
+    return None
 
 
 def same_json(a: Any, b: Any) -> bool:

@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._values import json_copy, same_json
+from ._values import json_copy, json_key_clash, same_json
 from .errors import InputError, describe_error
 
 __all__ = [
@@ -658,16 +658,22 @@ class JudgeRunner:
         a list, a key ``"1"``, another object its ``str()`` (as the ``checks`` table
         writes them anyway), NaN and infinities as they are. Metadata JSON cannot write at
         all (a tuple key, a cycle) is an invalid reply: a failed attempt (it used to fail
-        the table build in ``metadata_json``, after the judge was paid).
+        the table build in ``metadata_json``, after the judge was paid). So is metadata
+        with two keys JSON writes alike (``1`` and ``"1"``, at any depth): JSON keeps only
+        one of them, which was lost without a word.
         """
         try:
-            judged.metadata = json_copy(judged.metadata)
+            copied = json_copy(judged.metadata)
+            clash = json_key_clash(judged.metadata)
         except Exception as exc:  # the judge's objects (RecursionError too), not our bug
+            clash = describe_error(exc)
+        if clash is not None:
             raise TypeError(
                 f"judge {self.name!r} returned metadata JSON cannot hold for case "
-                f"{case_id!r} ({describe_error(exc)}); a judge's metadata is kept as JSON "
+                f"{case_id!r} ({clash}); a judge's metadata is kept as JSON "
                 "(the run journal, the checks table): use string keys and JSON values"
-            ) from None
+            )
+        judged.metadata = copied
 
     def _call_with_retry(self, call: Callable[[], Any]) -> _Attempted:
         policy = self.retry

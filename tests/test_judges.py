@@ -312,6 +312,19 @@ def test_skipped_scores_leave_averages_and_a_case_of_only_skips_has_no_score() -
         ({"value": 1.5}, 1, "ValueError: judge 'j' returned value 1.5 for case 'c1'"),
         ([1.0, 1.0], 2, "TypeError: a judge sampled more than once must return a single Score"),
         ("good", 2, "TypeError: a judge must return a Score"),
+        # JSON keeps one of two keys it writes alike: refused, naming both, at any depth.
+        (
+            {"value": 1.0, "metadata": {1: "int", "1": "str"}},
+            1,
+            "TypeError: judge 'j' returned metadata JSON cannot hold for case 'c1' (keys 1 "
+            """and '1' are both "1" in JSON, at the top level)""",
+        ),
+        (
+            {"value": 1.0, "metadata": {"verdict": "a", "per": [{True: 1, "true": 2}]}},
+            2,
+            "TypeError: judge 'j' returned metadata JSON cannot hold for case 'c1' (keys "
+            """True and 'true' are both "true" in JSON, in the dict at ['per'][0])""",
+        ),
     ],
 )
 def test_replies_the_package_crashes_on_or_passes_silently_are_refused(

@@ -162,6 +162,13 @@ class RunRecord:
     evaluators
         Name → version of every registered evaluator the run used; ``None`` for runs
         archived before records kept them.
+    as_read
+        The record's JSON exactly as ``_run.json`` held it when read (every field
+        checked, and the whole against its :data:`RECORD_DIGEST` when it has one);
+        ``None`` for a record built in memory (or changed: ``dataclasses.replace`` of a
+        field must reset it). ``archive ls --json`` prints it: :meth:`to_json` of a
+        record archived before the checksums (2 December 2026) or its digest (6
+        December) adds a ``sha256`` map and a digest the file never had.
 
     Examples
     --------
@@ -197,6 +204,7 @@ class RunRecord:
     #: Name → version of every registered evaluator the run used (``{}``: none); ``None``
     #: for runs archived before the record kept them (5 December 2026).
     evaluators: dict[str, str | None] | None = None
+    as_read: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def n_attempts(self) -> int:
@@ -267,6 +275,7 @@ class RunRecord:
                 # Older archives have no checksums.
                 sha256=source.take(data, "sha256", (), _to_str_map_or_null, default={}),
                 evaluators=source.take(data, "evaluators", (), _to_versions, default=None),
+                as_read=data,
             )
             # Records archived before 6 December 2026 carry no digest.
             digest = source.take(data, RECORD_DIGEST, (), to_str, default=None)

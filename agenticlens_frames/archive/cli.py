@@ -96,7 +96,8 @@ FactorOpt = typer.Option(
     help="name=value (or name=v1,v2): keep variants with that factor value; repeat with "
     "other factors for AND (the same factor again adds values: any-of). A comma inside a "
     "value is written \\, (a backslash itself \\\\), an = inside a name \\=, and a "
-    "leading or trailing space, which would be stripped, \\ (backslash space).",
+    "leading or trailing space, which would be stripped, \\ (backslash space). name= "
+    "(nothing after the =) is the empty value.",
 )
 BaselineOpt = typer.Option(
     False, "--include-baseline", help="Keep each run's baseline too (for comparisons)."
@@ -190,11 +191,15 @@ def _split_levels(value: str) -> list[str]:
 def _split_factor(item: str) -> tuple[str, list[str]]:
     """A ``--factor`` argument as its factor name and levels: the name ends at the first
     ``=`` not escaped (``\\=`` is an ``=`` inside the name), and is stripped like a level.
+    Nothing after the ``=`` (spaces aside) is the empty level: it has no character to
+    escape, and ``name=`` was refused, so it could not be selected at all.
 
     Examples
     --------
     >>> _split_factor(r"k\\=v=1, 2")
     ('k=v', ['1', '2'])
+    >>> _split_factor("model="), _split_factor(r"model=\\ ")
+    (('model', ['']), ('model', [' ']))
     """
     chars = _unescape(item)
     cut = next((i for i, (c, escaped) in enumerate(chars) if c == "=" and not escaped), None)
@@ -205,8 +210,13 @@ def _split_factor(item: str) -> tuple[str, list[str]]:
             "(an = inside the name is written \\=)",
         )
     name = _text(chars[:cut])
-    levels = [_text(part) for part in _split_at(chars[cut + 1 :], ",")]
-    levels = [level for level in levels if level]
+    if not _text(chars[cut + 1 :]):
+        levels = [""]
+    else:
+        # Empty parts ("a,,b", a trailing comma) are dropped, as they always were: only a
+        # value with nothing in it names the empty level, so no typo selects it.
+        levels = [_text(part) for part in _split_at(chars[cut + 1 :], ",")]
+        levels = [level for level in levels if level]
     if not name or not levels:
         raise InputError(
             f"--factor {item!r} is not name=value",
@@ -242,9 +252,19 @@ def _factor_argument(name: str, levels: Sequence[str]) -> str:
     --factor model=gpt-large
     >>> print(_factor_argument("k=v", [" padded", "x "]))
     --factor 'k\\=v=\\ padded,x\\ '
+    >>> print(_factor_argument("model", [""])); print(_factor_argument("model", ["", "a"]))
+    --factor model=
+    --factor model= --factor model=a
     """
-    value = ",".join(_escape(level, ",") for level in levels)
-    return f"--factor {shlex.quote(_escape(name, '=') + '=' + value)}"
+    option = f"--factor {shlex.quote(_escape(name, '=') + '=')}"
+    # The empty level is a value with nothing in it (an empty part among others is
+    # dropped): it gets an option of its own, which adds its level to the others'.
+    shown = [option] if "" in levels else []
+    rest = [level for level in levels if level]
+    if rest:
+        value = ",".join(_escape(level, ",") for level in rest)
+        shown.append(f"--factor {shlex.quote(_escape(name, '=') + '=' + value)}")
+    return " ".join(shown)
 
 
 def _parse_factors(items: list[str] | None) -> dict[str, list[str]]:
@@ -400,6 +420,46 @@ def _matching_runs(sl: Any, *, required: bool) -> None:
 # --------------------------------------------------------------------------- add
 
 
+def _tables_folder(folder: Path, archive: Path) -> Path:
+    """The folder of tables ``archive add FOLDER`` reads: ``FOLDER`` itself (written by
+    ``experiment run --parquet``) or a run folder's ``tables/``; or an error naming what
+    ``FOLDER`` lacks and what to do.
+
+    A run folder of ``experiment run --run-dir`` gets its ``tables/`` when a session ends:
+    one that crashed or was stopped before has only ``run.json`` and its journal, and
+    "attempts.parquet: file not found", said of the run folder itself, sent the user
+    looking for a file no run folder holds.
+    """
+    if (folder / "tables").is_dir():
+        return folder / "tables"  # read_parquet names a table missing from it
+    if (folder / "attempts.parquet").exists():
+        return folder
+    add_suite = f"`agenticlens-frames archive add {shlex.quote(str(archive))} MANIFEST SUITE`"
+    sources = (
+        "give the tables/ folder `experiment run --parquet` wrote or the --run-dir folder of "
+        f"a finished session, or add the experiment with {add_suite}"
+    )
+    if not folder.is_dir():
+        raise InputError("folder not found", file=folder, hint=sources)
+    if (folder / "run.json").is_file():
+        raise InputError(
+            "a run folder without tables/: its run crashed or was stopped before its "
+            "first session ended, so no tables were written",
+            file=folder,
+            hint="resume the run with `agenticlens-frames experiment run MANIFEST SUITE "
+            f"--run-dir {shlex.quote(str(folder))}`, which keeps the attempts its journal "
+            f"holds and writes the tables, then add the folder again; or add the experiment "
+            f"with {add_suite}",
+        )
+    what = "an empty folder" if not any(folder.iterdir()) else "not a folder of tables"
+    raise InputError(
+        f"{what}: it holds neither attempts.parquet (the tables `experiment run --parquet` "
+        "writes) nor tables/ or run.json (a run folder of `experiment run --run-dir`)",
+        file=folder,
+        hint=sources,
+    )
+
+
 @archive_app.command("add")
 def archive_add(
     archive: Path = typer.Argument(..., help="The archive folder (created if missing)."),
@@ -434,9 +494,7 @@ def archive_add(
                     hint="give the suite after the manifest, or the folder of tables "
                     "`experiment run --parquet` wrote",
                 )
-            if (folder / "tables" / "attempts.parquet").exists():
-                folder = folder / "tables"
-            run = read_parquet(folder)
+            run = read_parquet(_tables_folder(folder, archive))
         elif len(sources) == 2:
             from ..evaluators import load_registry
             from ..loading import _Caller, _load
@@ -587,8 +645,11 @@ def archive_ls(
     console = output_console(soft_wrap=True)
     if as_json:
         for r in records:
-            data = r.to_json()
-            data["path"] = str(r.path)
+            # The record exactly as _run.json holds it, checked against its digest (to_json
+            # gave an older record a digest and a sha256 map its file never had), and the
+            # one key added: where the run is.
+            read = r.as_read if r.as_read is not None else r.to_json()
+            data = {**read, "path": str(r.path)}
             console.print(Text(json.dumps(data, default=str)))
         return
     table = Table(title=_safe(f"{len(records)} run(s) in {archive}"), title_justify="left")
@@ -834,7 +895,8 @@ def archive_summarize(
         console.print(Text(f"… {len(vs) - limit} more (write them all with --out)"))
     _paired_table(console, result.paired_differences, limit, verdicts=verdicts)
     _note_unpaired(console, vs)
-    _note_single_variant_runs(console, sl.records())
+    for note in result.paired_differences.attrs.get("notes", []):
+        console.print(Text(_safe(f"Note: {note}.")))
     if judged is not None:
         _verdicts_table(console, judged, limit)
     fl = result.factor_levels
@@ -890,25 +952,6 @@ def _note_unpaired(console: Console, summary: pd.DataFrame) -> None:
                 f"No paired comparison for {int(alone.sum())} candidate(s) in "
                 f"{runs[alone].nunique()} run(s): the slice does not hold their run's "
                 "baseline (add --include-baseline)."
-            )
-        )
-
-
-def _note_single_variant_runs(console: Console, records: list[Any]) -> None:
-    """Say which runs hold fewer than two variants: ``add`` refuses them since 6 December
-    2026, but runs archived before still read, and they compare nothing (no paired row, no
-    verdict), which the tables alone would leave unsaid."""
-    alone = [r for r in records if len(r.variants) < 2]
-    if alone:
-        shown = ", ".join(f"{r.run_id[:8]} of {r.experiment_id}" for r in alone[:3])
-        more = f" and {len(alone) - 3} more" if len(alone) > 3 else ""
-        console.print(
-            Text(
-                _safe(
-                    f"Note: {len(alone)} run(s) hold a single variant ({shown}{more}; archived "
-                    "before such runs were refused): they have no paired comparison and no "
-                    "verdict, only their variant's summary."
-                )
             )
         )
 

@@ -61,7 +61,9 @@ _KEY = pa.dictionary(pa.int32(), pa.string())
 _VERDICT_TEXT = ("baseline_variant_id", "candidate_variant_id", "dimension")
 
 
-def _names(value: str | Iterable[str] | None, what: str) -> tuple[str, ...] | None:
+def _names(
+    value: str | Iterable[str] | None, what: str, *, empty_ok: bool = False
+) -> tuple[str, ...] | None:
     if value is None:
         return None
     try:
@@ -74,8 +76,9 @@ def _names(value: str | Iterable[str] | None, what: str) -> tuple[str, ...] | No
     values = tuple(str(v) for v in listed)
     if not values:
         raise InputError(f"{what} is an empty list; leave it out to keep everything")
-    if "" in values:
-        # An empty run-id prefix matched every run.
+    if "" in values and not empty_ok:
+        # An empty run-id prefix matched every run. (A factor's level may be the empty
+        # string, a value a manifest can declare: that one is selected as it is.)
         raise InputError(f"{what} has an empty name; leave it out to keep everything")
     return values
 
@@ -169,7 +172,7 @@ class SliceFilter:
             if values is None:
                 # None was no filter on the level: it kept no variant at all.
                 raise InputError(f"factor {name!r} must be a string or a list of strings, got None")
-            pairs[name] = _names(values, f"factor {name!r}") or ()
+            pairs[name] = _names(values, f"factor {name!r}", empty_ok=True) or ()
         start = parse_time(since, name="since")
         end = parse_time(until, name="until")
         if start is not None and end is not None and end <= start:
@@ -696,7 +699,8 @@ class ArchiveSlice:
         are kept. A verdict is never computed over a family the run did not declare: a
         slice of one variant keeps that variant's row of the whole run's family, and a tag
         filter does not apply (``attrs["notes"]`` says so), since a subset of cases chosen
-        afterwards is not what the correction was declared for.
+        afterwards is not what the correction was declared for. A run holding a single
+        variant (archived before ``add`` refused them) has no verdict: the notes name it.
 
         Parameters
         ----------
@@ -729,6 +733,7 @@ class ArchiveSlice:
         from .._progress import progress_bar
         from ..paired.settings import as_comparisons
         from ..paired.verdicts import VERDICT_COLUMNS, case_verdicts
+        from .results import single_variant_notes
 
         given = as_comparisons(comparisons)
         keys = ["experiment_id", "run_id", "declared_in"]
@@ -758,6 +763,8 @@ class ArchiveSlice:
                 "the tag filter does not apply to verdicts: each is of its run's whole "
                 "suite, the family its correction was declared for"
             )
+        # A run of one variant (archived before add refused them) has no verdict row.
+        notes += single_variant_notes(records_frame([record for record, _ in self._plan]))
         if given is not None and any(p["declared_in"].eq("manifest").any() for p in parts):
             notes.append(
                 "runs whose manifest declares comparisons keep their own settings; the "

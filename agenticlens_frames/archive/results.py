@@ -43,6 +43,7 @@ __all__ = [
     "case_matrix",
     "compare_to_baseline",
     "factor_levels",
+    "single_variant_notes",
     "trial_summary",
     "variant_summary",
 ]
@@ -982,6 +983,40 @@ def _suite_notes(runs: pd.DataFrame) -> list[str]:
 # --------------------------------------------------------------------------- everything
 
 
+def single_variant_notes(runs: pd.DataFrame) -> list[str]:
+    """The note on the runs of ``runs`` (catalog rows: ``run_id``, ``experiment_id``,
+    ``n_variants``) that hold a single variant, or none.
+
+    ``add`` refuses such runs since 6 December 2026, but runs archived before still read,
+    and they compare nothing (no paired row, no verdict), which the frames alone leave
+    unsaid. The paired differences and the verdicts carry it in ``attrs["notes"]``, as
+    the factor levels carry theirs; ``archive summarize`` prints it.
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"run_id": ["0123456789abcdef", "fedcba9876543210"],
+    ...                      "experiment_id": ["old@1", "new@1"], "n_variants": [1, 5]})
+    >>> print(*single_variant_notes(runs))  # doctest: +NORMALIZE_WHITESPACE
+    1 run(s) hold a single variant (01234567 of old@1; archived before such runs were
+    refused): they have no paired comparison and no verdict, only their variant's summary
+    >>> single_variant_notes(runs.iloc[1:]), single_variant_notes(pd.DataFrame())
+    ([], [])
+    """
+    if "n_variants" not in runs.columns:
+        return []  # no catalog rows given (analyze_stats without runs)
+    alone = runs[runs["n_variants"].to_numpy() < 2]
+    if alone.empty:
+        return []
+    pairs = zip(alone["run_id"], alone["experiment_id"], strict=True)
+    named = [f"{str(run_id)[:8]} of {experiment}" for run_id, experiment in pairs]
+    more = f" and {len(named) - 3} more" if len(named) > 3 else ""
+    return [
+        f"{len(named)} run(s) hold a single variant ({', '.join(named[:3])}{more}; archived "
+        "before such runs were refused): they have no paired comparison and no verdict, "
+        "only their variant's summary"
+    ]
+
+
 @dataclass
 class ArchiveAnalysis:
     """Every result frame of an archive slice, computed once from its statistics.
@@ -1073,7 +1108,9 @@ class ArchiveAnalysis:
     def paired_differences(self) -> pd.DataFrame:
         """:func:`~agenticlens_frames.archive.paired.paired_differences` of the variants in
         ``variant_summary``: each candidate against its run's baseline, case by case.
-        Built on first use and kept (one paired t per comparison and dimension).
+        Built on first use and kept (one paired t per comparison and dimension). Its
+        ``attrs["notes"]`` names the runs that hold a single variant
+        (:func:`single_variant_notes`): they have no row here.
 
         Examples
         --------
@@ -1089,9 +1126,11 @@ class ArchiveAnalysis:
         if self._paired is None:
             from .paired import paired_differences
 
-            self._paired = paired_differences(
+            paired = paired_differences(
                 self.stats, self.variant_summary, confidence_level=self.confidence_level
             )
+            paired.attrs["notes"] = single_variant_notes(self.runs)
+            self._paired = paired
         return self._paired
 
     def frames(self) -> dict[str, pd.DataFrame]:

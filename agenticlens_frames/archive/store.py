@@ -625,6 +625,7 @@ class Archive:
                     **record.sha256,
                     **{n: file_sha256(record.path / f"{n}.parquet") for n in tables},
                 },
+                as_read=None,  # the file read is replaced below: to_json() is what it holds
             )
             tmp = record.path / f".{RUN_FILE}.{uuid.uuid4().hex}"
             _write_json(tmp, updated.to_json())

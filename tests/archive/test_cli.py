@@ -20,6 +20,7 @@ from agenticlens_frames.archive.cli import archive_app
 from agenticlens_frames.frames import ExperimentRun
 
 from ..conftest import EXAMPLE, REPO
+from .conftest import archived_before_checksums
 
 app = typer.Typer()
 app.add_typer(archive_app, name="archive")
@@ -78,6 +79,31 @@ def test_ls_prints_the_catalog_and_json(cli_archive: Path):
     assert "2 run(s)" in table.output and "support-agent-upgrade@1" in table.output
     lines = invoke("ls", str(cli_archive), "--json", "--since", "2026-10-01").output.splitlines()
     assert [json.loads(line)["experiment_id"] for line in lines] == ["support-agent-upgrade@1"]
+
+
+def test_ls_json_is_each_run_json_as_written_plus_its_path(cli_archive: Path):
+    """Each line of ``ls --json`` is the run's ``_run.json`` as the file holds it (what its
+    digest was checked against) with one key added, ``path``. It printed the record as
+    ``to_json`` rebuilds it, which gave a run archived before checksums and digests (2 and
+    6 December 2026) an empty ``sha256`` map and a ``record_sha256`` its file never had."""
+    archive = Archive(cli_archive)
+    old = archive.records()[0]
+    archived_before_checksums(archive, old.run_id)
+    lines = invoke("ls", str(cli_archive), "--json").output.splitlines()
+    printed = {json.loads(line)["run_id"]: json.loads(line) for line in lines}
+    assert len(printed) == 2
+    for run_id, data in printed.items():
+        folder = Path(data.pop("path"))
+        assert folder == archive.record(run_id).path
+        assert data == json.loads((folder / "_run.json").read_text(encoding="utf-8"))
+    assert "record_sha256" not in printed[old.run_id] and "sha256" not in printed[old.run_id]
+    # Rollups rewrite the record (checksums and a digest now): ls prints the new file.
+    assert invoke("rollups", str(cli_archive), "-q").exit_code == 0
+    (line,) = invoke("ls", str(cli_archive), "--json", "--run", old.run_id).output.splitlines()
+    data = json.loads(line)
+    folder = Path(data.pop("path"))
+    assert data == json.loads((folder / "_run.json").read_text(encoding="utf-8"))
+    assert "record_sha256" in data
 
 
 def test_summarize_writes_every_frame(cli_archive: Path, tmp_path: Path):
@@ -323,7 +349,7 @@ def test_slice_writes_each_runs_verdicts(
         (["ls", "{missing}"], "no archive here"),
         (["add", "{arc}", "a", "b", "c"], "expected MANIFEST SUITE"),
         # It said "{missing}/attempts.parquet: file not found", as if the folder existed.
-        (["add", "{arc}", "{missing}"], "{missing}: folder not found (a run folder holds"),
+        (["add", "{arc}", "{missing}"], "{missing}: folder not found (give the tables/ folder"),
         (["add", "{arc}", "{manifest}"], "got one file (give the suite after the manifest"),
         (["slice", "{arc}", "--out", "{manifest}"], "--out names an existing file"),
         (["summarize", "{arc}", "--out", "{manifest}"], "--out names an existing file"),
@@ -338,6 +364,52 @@ def test_bad_input_exits_1_with_a_message(cli_archive: Path, tmp_path: Path, arg
     assert result.exit_code == 1
     assert message.format(missing=tmp_path / "missing") in " ".join(result.output.split())
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("kind", "message", "fix"),
+    [
+        (
+            "crashed run folder",
+            "a run folder without tables/: its run crashed or was stopped before its first "
+            "session ended, so no tables were written",
+            "resume the run with `agenticlens-frames experiment run MANIFEST SUITE --run-dir "
+            "{folder}`",
+        ),
+        ("empty folder", "an empty folder: it holds neither attempts.parquet", "MANIFEST SUITE"),
+        ("other folder", "not a folder of tables: it holds neither", "MANIFEST SUITE"),
+    ],
+)
+def test_add_of_a_folder_without_tables_names_it_what_it_lacks_and_the_fix(
+    tmp_path: Path, kind: str, message: str, fix: str
+):
+    """A run folder of `experiment run --run-dir` has its tables/ once a session ended; one
+    that crashed before (run.json and its journal only), an empty folder or another folder
+    was refused with "FOLDER/attempts.parquet: file not found (a run folder holds
+    attempts.parquet, ...)", naming a file no run folder holds and no way out."""
+    import shutil
+
+    from agenticlens_frames.runner import run_experiment
+    from agenticlens_frames.testing import make_synthetic
+
+    folder = tmp_path / "run"
+    if kind == "crashed run folder":
+        exp = make_synthetic(tmp_path / "exp", variants=3, trials=1, cases=2, seed=3)
+        run_experiment(exp / "manifest.yaml", exp / "suite.yaml", progress=False, run_dir=folder)
+        shutil.rmtree(folder / "tables")  # as a crash before the first session ended
+        assert (folder / "run.json").is_file()
+    else:
+        folder.mkdir()
+        if kind == "other folder":
+            (folder / "notes.txt").write_text("not a run", encoding="utf-8")
+    arc = tmp_path / "arc"
+    result = invoke("add", str(arc), str(folder))
+    text = " ".join(result.output.split())
+    assert result.exit_code == 1
+    assert text.startswith(f"Unable to add run: {folder}: {message}")
+    assert fix.format(folder=folder) in text
+    assert "attempts.parquet: file not found" not in text and "Traceback" not in text
+    assert not (arc / "runs").exists() or not any((arc / "runs").iterdir())
 
 
 @pytest.mark.parametrize("command", ["slice", "summarize"])
@@ -757,6 +829,47 @@ def test_a_name_holding_equals_and_a_level_with_edge_spaces_can_be_typed(tmp_pat
     assert f"did you mean {suggested}?" in " ".join(name.output.split())
     again = invoke("summarize", str(arc), *shlex.split(suggested), "-q")
     assert again.exit_code == 0, again.output
+
+
+def test_the_empty_level_is_typed_name_equals_nothing_and_suggested_so(tmp_path: Path):
+    """A factor level that is the empty string could not be selected: ``name=`` was "not
+    name=value", and an empty part among levels is dropped. ``name=`` (nothing after the
+    ``=``) is now the empty level, and the "did you mean" of a misspelt name suggests it
+    in that form, ready to paste; ``name=,`` and ``name=a,`` still drop empty parts."""
+    import shlex
+    import shutil
+
+    shown = " ".join(invoke("summarize", "--help").output.replace("│", " ").split())
+    assert "name= (nothing after the =) is the empty value" in shown
+    folder = tmp_path / "support"
+    shutil.copytree(EXAMPLE, folder)
+    manifest = folder / "manifest.yaml"
+    text = manifest.read_text(encoding="utf-8").replace('retrieval: "dense"', 'retrieval: ""')
+    manifest.write_text(text, encoding="utf-8")
+    arc = tmp_path / "arc"
+    added = invoke("add", str(arc), str(manifest), str(folder / "suite.yaml"), "-q")
+    assert added.exit_code == 0, added.output
+    variants = yaml.safe_load(manifest.read_text("utf-8"))["variants"]
+    on_it = {v["id"] for v in variants if v["factors"]["retrieval"] == ""}
+    assert on_it == {"retrieval-dense"}
+
+    def selected(*args: str) -> set[str]:
+        out = tmp_path / "out" / str(len(list((tmp_path).glob("out/*"))))
+        result = invoke("summarize", str(arc), *args, "-q", "--out", str(out))
+        assert result.exit_code == 0, result.output
+        return set(pd.read_parquet(out / "variant_summary.parquet")["variant_id"].astype(str))
+
+    assert selected("--factor", "retrieval=") == on_it
+    assert selected("--factor", "retrieval= ") == on_it  # unescaped spaces are stripped
+    bm25 = {v["id"] for v in variants if v["factors"]["retrieval"] == "bm25"}
+    assert selected("--factor", "retrieval=", "--factor", "retrieval=bm25") == on_it | bm25
+    refused = invoke("summarize", str(arc), "--factor", "retrieval=,", "-q")
+    assert refused.exit_code == 1 and "is not name=value" in refused.output
+    typo = invoke("summarize", str(arc), "--factor", "retrievl=", "-q")
+    assert typo.exit_code == 1
+    suggested = "--factor retrieval="
+    assert f"did you mean {suggested}?" in " ".join(typo.output.split())
+    assert selected(*shlex.split(suggested)) == on_it
 
 
 @pytest.mark.parametrize("command", ["ls", "summarize"])

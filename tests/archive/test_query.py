@@ -193,6 +193,28 @@ def test_bad_filters_are_input_errors(shared_archive: Archive):
     assert "retrieval='dense'" in repr(shared_archive.slice(retrieval="dense"))
 
 
+def test_the_empty_factor_level_is_selected_as_any_other(tmp_path: Path) -> None:
+    """A manifest may give a factor the empty string as its level; ``retrieval=""`` was
+    refused ("has an empty name", a rule for run id prefixes), so no slice kept it."""
+    folder = tmp_path / "support"
+    shutil.copytree(EXAMPLE, folder)
+    manifest = folder / "manifest.yaml"
+    text = manifest.read_text(encoding="utf-8").replace('retrieval: "dense"', 'retrieval: ""')
+    manifest.write_text(text, encoding="utf-8")
+    run = load_experiment(manifest, folder / "suite.yaml", progress=False)
+    archive = Archive(tmp_path / "arc")
+    archive.add(run)
+    # Independently of the archive: the variants the run gives the empty level.
+    on_it = set(run.variants.loc[run.variants["factor_retrieval"] == "", "variant_id"])
+    assert on_it == {"retrieval-dense"}
+    sl = archive.slice(retrieval="")
+    assert set(sl.frame("attempts")["variant_id"].astype(str)) == on_it
+    for engine in ("numpy", "duckdb"):
+        assert set(sl.analyze(engine).variant_summary["variant_id"].astype(str)) == on_it
+    either = archive.slice(factors={"retrieval": ["", "bm25"]})
+    assert len(set(either.frame("attempts")["variant_id"].astype(str))) == 5
+
+
 @pytest.mark.parametrize("when", [1790000000, "05/11/2026", "Oct", "Oct 2026", True])
 def test_a_date_that_is_not_iso_8601_is_refused_not_guessed(
     when: object, shared_archive: Archive, tmp_path: Path, support_run: ExperimentRun

@@ -343,3 +343,33 @@ def test_factor_levels_called_on_the_summary_notes_what_it_pools(shared_archive:
     # A summary filtered to one suite's runs pools nothing.
     support = vs[vs["experiment_id"].astype(str).str.startswith("support-")]
     assert factor_levels(support).attrs["notes"] == []
+
+
+def test_the_python_api_notes_old_single_variant_runs_as_summarize_does(
+    tmp_path, support_run: ExperimentRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`archive summarize` names the runs archived before add refused single-variant runs
+    (they compare nothing); the Python API gave the same frames without a word. The paired
+    differences and the verdicts now say it in ``attrs["notes"]``, as the factor levels
+    and the verdicts say theirs."""
+    from agenticlens_frames.archive import store
+
+    archive = Archive(tmp_path / "arc")
+    archive.add(support_run, run_at="2026-10-01")
+    one = archive.slice(variants="baseline").to_run()
+    assert len(one.manifest.variants) == 1
+    monkeypatch.setattr(store, "_check_shape", lambda run: None)  # as add was before
+    old = archive.add(one, run_at="2026-08-01").record
+    said = (
+        f"1 run(s) hold a single variant ({old.run_id[:8]} of {old.experiment_id}; archived "
+        "before such runs were refused): they have no paired comparison and no verdict, "
+        "only their variant's summary"
+    )
+    paired = archive.all().analyze(engine="numpy").paired_differences
+    assert paired.attrs["notes"] == [said]
+    assert old.run_id not in set(paired["run_id"].astype(str))  # no row: it compares nothing
+    assert archive.all().verdicts().attrs["notes"] == [said]
+    # A slice without it says nothing.
+    full = archive.slice(runs=[r.run_id for r in archive.records() if r.run_id != old.run_id])
+    assert full.analyze(engine="numpy").paired_differences.attrs["notes"] == []
+    assert full.verdicts().attrs["notes"] == []

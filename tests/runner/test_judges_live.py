@@ -593,14 +593,16 @@ def test_a_sample_with_nan_infinity_or_a_tuple_in_its_reply_is_journaled_and_nev
     ("samples", "metadata", "said"),
     [
         (1, {(1, 2): "pair"}, "returned metadata JSON cannot hold for case"),
+        (1, {"n": {2: "int", "2": "str"}}, """keys 2 and '2' are both "2" in JSON"""),
         (2, {"verdict": ("good", 1)}, "returned a verdict of type tuple for case"),
     ],
 )
 def test_a_reply_json_cannot_keep_is_an_invalid_reply_in_the_run_and_its_load(
     tmp_path, samples, metadata, said
 ):
-    """Metadata JSON cannot write (a tuple key; a tuple verdict, which JSON gives back as
-    an unhashable list) is an invalid judge reply: the score is unavailable with an error
+    """Metadata JSON cannot write (a tuple key; two keys JSON writes alike, of which it
+    keeps one; a tuple verdict, which JSON gives back as an unhashable list) is an
+    invalid judge reply: the score is unavailable with an error
     saying what the judge returned and why, in the run and in the load of its folder
     alike (the tuple key failed the table build after the judge was paid; the tuple
     verdict was scored in the run and never journaled)."""
