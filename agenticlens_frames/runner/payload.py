@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._values import json_copy
+from .._values import json_copy, json_key_clash
 from ..errors import InputError, describe_error
 from ..formats.traces import Trace, normalize_trace
 
@@ -56,8 +56,9 @@ def canonical_payload(value: Any, case_id: str = "?") -> Any:
     Raises
     ------
     InvalidPayload
-        When JSON cannot carry it (a key that is not a string or a number, a reference
-        cycle, nesting too deep, an object whose ``str()`` raises): the target answered
+        When JSON cannot carry it (a key that is not a string or a number, two keys of
+        one dict that JSON writes alike, ``1`` and ``"1"``, a reference cycle, nesting too
+        deep, an object whose ``str()`` raises): the target answered
         with something that is not a sample, a target bug as a reply that is not JSON is,
         not a call that went unanswered (which a retry policy or ``--rerun-failed`` would
         call again).
@@ -73,14 +74,27 @@ def canonical_payload(value: Any, case_id: str = "?") -> Any:
     ...
     agenticlens_frames.runner.payload.InvalidPayload: live target payload for case 'c1' \
 cannot be passed through JSON: TypeError: keys must be str, int, float, bool or None, not tuple
+    >>> canonical_payload({"output": "x", "trace": {1: "a", "1": "b"}}, "c1")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.runner.payload.InvalidPayload: live target payload for case 'c1' \
+cannot be passed through JSON: keys 1 and '1' are both "1" in JSON, in the dict at ['trace']
     """
     try:
-        return json_copy(value)
+        copy = json_copy(value)
     except Exception as exc:  # the target's objects (RecursionError too), not our bug
         raise InvalidPayload(
             f"live target payload for case {case_id!r} cannot be passed through JSON: "
             f"{describe_error(exc)}"
         ) from None
+    # JSON keeps one of two keys it writes alike: the journal, a resume and a load would
+    # then score a payload other than the one the target gave, without a word.
+    clash = json_key_clash(value)
+    if clash is not None:
+        raise InvalidPayload(
+            f"live target payload for case {case_id!r} cannot be passed through JSON: {clash}"
+        )
+    return copy
 
 
 def validate_payload(

@@ -277,6 +277,25 @@ def test_a_payload_json_cannot_carry_is_invalid_never_called_again(write_experim
     ]
 
 
+def test_a_payload_with_keys_json_writes_alike_is_invalid(write_experiment, tmp_path):
+    # {1: ..., "1": ...} in a trace's metadata lost one key in the JSON copy: the run scored
+    # a payload other than the target's, without a word.
+    (tmp_path / "clash.py").write_text(
+        "def answer(text):\n"
+        "    return {'output': 'parcel', 'trace': {'metadata': {1: 'int', '1': 'str'}}}\n"
+    )
+    manifest, suite = write_experiment(
+        [variant("clash", f"{tmp_path / 'clash.py'}:answer")],
+        cases=simple_cases(["a"]),
+        trial_count=1,
+    )
+    result = run_experiment(manifest, suite, progress=False, invalid_payload="case")
+    assert _rows(result, "clash")["error"].tolist() == [
+        "live target payload for case 'c1' cannot be passed through JSON: keys 1 and '1' are "
+        """both "1" in JSON, in the dict at ['trace']['metadata']"""
+    ]
+
+
 def test_a_huge_or_unreadable_error_is_recorded_short(write_experiment, tmp_path):
     # A 1 MB message went into the journal twice (call and attempt) and into every table.
     (tmp_path / "loud.py").write_text(
