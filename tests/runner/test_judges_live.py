@@ -199,9 +199,7 @@ def test_pooled_judging_journals_every_sample_and_a_lost_attempt_reuses_them(
     for r in samples:
         if (r["variant"], r["trial"], r["case"]) == regraded:
             r["payload_sha256"] = "0" * 64
-    segment.write_text(
-        "".join(journal_line(r) for r in records if r not in lost), encoding="utf-8"
-    )
+    segment.write_text("".join(journal_line(r) for r in records if r not in lost), encoding="utf-8")
     calls.clear()
     resumed = run_experiment(
         manifest,
