@@ -176,7 +176,7 @@ def _blame(
         Each attempt's name with what became of it: ``"failed"``, ``"judging"``,
         ``"answered"`` or ``"suspect"``; empty when the journal cannot be read.
     """
-    from .runner.journal import PROCESS_ENDED, RERUNNABLE, now_iso, read_segments
+    from .runner.journal import PROCESS_ENDED, RERUNNABLE, encode_record, now_iso, read_segments
 
     journal = run_dir / "journal"
     segments = sorted(p for p in journal.glob("*.jsonl") if p.stem.isascii() and p.stem.isdigit())
@@ -286,7 +286,8 @@ def _blame(
     number = int(segments[-1].stem) + 1 if segments else 1
     journal.mkdir(parents=True, exist_ok=True)
     path = journal / f"{number:06d}.jsonl"
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records_out).encode()
+    # Lines as the run's journal writes them (with their checksums, which readers verify).
+    data = b"".join(encode_record(r)[1] for r in records_out)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         os.write(fd, data)

@@ -3,7 +3,8 @@
 A run folder holds::
 
     run.json                 what this folder belongs to (manifest, suite and recorded-file
-                             hashes); written once, tmp file + fsync + atomic rename
+                             hashes), and the journal's checksum (``journal_checksum``);
+                             written once, tmp file + fsync + atomic rename
     lock                     held (``flock``) while a process runs in the folder
     journal/000001.jsonl     one append-only JSON-lines segment per session
     journal/000002.jsonl     ...
@@ -13,6 +14,12 @@ the records that finished while the disk was busy go in one write). A crash can 
 tear the *last* line of the segment being written; readers ignore a torn last line, and
 the attempt it described is simply run again. A new session never appends to an old
 segment: it starts the next one, so what is on disk is never rewritten.
+
+Each line ends with its record's checksum (``"crc"``, :func:`seal`), checked by the
+readers on the line's bytes: a record edited by hand or damaged on disk is refused, even
+one that stays well-formed. Every line is made by :func:`encode_record`. A folder started
+before checksums (no ``journal_checksum`` in run.json) has lines without one, accepted
+there only (:attr:`RunFolder.checksums`).
 
 Records (``"type"``):
 
@@ -80,6 +87,7 @@ import os
 import queue
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from datetime import UTC, datetime
@@ -104,16 +112,20 @@ from ..scoring import AttemptScore, score_sample
 __all__ = [
     "DAMAGED_RECORD",
     "FORMAT",
+    "JOURNAL_CHECKSUM",
     "MANIFEST_EXCLUDES",
     "PROCESS_ENDED",
     "RERUNNABLE",
     "JournalWriter",
     "ReplaySamples",
     "RunFolder",
+    "checksum_ok",
     "digest",
+    "encode_record",
     "judge_samples",
     "read_segments",
     "replay_checks",
+    "seal",
 ]
 
 #: Written into run.json; a folder of another format is refused.
@@ -123,6 +135,10 @@ FORMAT = "agenticlens-frames/live-run/1"
 #: the final analysis reads, and early stopping through its own record (``stopping``). A
 #: folder without the key (an earlier version's) hashed the whole manifest.
 MANIFEST_EXCLUDES = ("comparisons",)
+#: Written into run.json by this version: every journal line ends with its record's CRC-32
+#: (:func:`seal`). A folder without it was started by an earlier version, whose lines have
+#: none (those a later session wrote have one, and are verified).
+JOURNAL_CHECKSUM = "crc32"
 #: The journaled attempt outcomes ``--rerun-failed`` calls again: a target that did not
 #: answer.
 RERUNNABLE = UNANSWERED_STATUSES
@@ -240,6 +256,9 @@ class RunFolder:
                 self.close()
                 raise InputError(f"unreadable run description ({exc})", file=meta) from None
             self._check(stored, identity, meta)
+            #: Whether every journal line must have a checksum: a folder started by an
+            #: earlier version (no ``journal_checksum`` in run.json) has lines without.
+            self.checksums = stored.get("journal_checksum") == JOURNAL_CHECKSUM
             self.created_at = stored.get("created_at")
             #: The early-stopping settings the run was started with (None: without early
             #: stopping, or a folder of an earlier version): a load needs its planned order.
@@ -247,10 +266,14 @@ class RunFolder:
         else:
             self.created_at = now_iso()
             self.stopping = identity.get("stopping")
-            _write_atomic(
-                meta,
-                json.dumps({"format": FORMAT, **identity, "created_at": self.created_at}, indent=2),
-            )
+            self.checksums = True
+            described = {
+                "format": FORMAT,
+                "journal_checksum": JOURNAL_CHECKSUM,
+                **identity,
+                "created_at": self.created_at,
+            }
+            _write_atomic(meta, json.dumps(described, indent=2))
 
     def _lock(self) -> Any:
         handle = open(self.path / "lock", "a+")  # noqa: SIM115 - held for the session
@@ -276,6 +299,15 @@ class RunFolder:
                 f"not a live-run folder of this version (format {stored.get('format')!r})",
                 file=meta,
                 hint="use an empty folder for --run-dir",
+            )
+        checksum = stored.get("journal_checksum")  # absent in folders of earlier versions
+        if checksum is not None and checksum != JOURNAL_CHECKSUM:
+            self.close()
+            raise InputError(
+                f"this run folder's journal has checksums of another kind ({checksum!r}): it "
+                "was written by a newer version",
+                file=meta,
+                hint="resume or load it with that version, or start a new --run-dir",
             )
         labels = {
             "experiment_id": "experiment",
@@ -333,6 +365,13 @@ class RunFolder:
             p for p in self.journal.glob("*.jsonl") if p.stem.isascii() and p.stem.isdigit()
         )
 
+    def records(
+        self, check: Callable[[dict[str, Any]], None] | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """Every record of the journal, checksums verified as the folder's version wrote
+        them (:func:`read_segments`)."""
+        return read_segments(self.segments(), check, checksums=self.checksums)
+
     def new_segment(self) -> Path:
         """Create the next segment (empty) and make its directory entry durable."""
         existing = self.segments()
@@ -359,18 +398,26 @@ def _short(value: Any) -> str:
 
 
 def read_segments(
-    paths: Iterable[Path], check: Callable[[dict[str, Any]], None] | None = None
+    paths: Iterable[Path],
+    check: Callable[[dict[str, Any]], None] | None = None,
+    *,
+    checksums: bool = False,
 ) -> Iterator[dict[str, Any]]:
     """Every record of the segments, in order; a torn last line of a segment is skipped.
 
-    ``check`` (a :class:`~agenticlens_frames.runner.journal_check.RecordCheck`) is applied
-    to each record; what it refuses is an error naming the line and field.
+    Each line's checksum (:func:`seal`) is verified on its bytes, and removed from the
+    record. ``checksums``: every line must have one (a folder written by this version,
+    :attr:`RunFolder.checksums`); otherwise a line without one (written by an earlier
+    version) is taken as it is. ``check`` (a
+    :class:`~agenticlens_frames.runner.journal_check.RecordCheck`) is applied to each
+    record; what it refuses is an error naming the line and field.
 
     Raises
     ------
     InputError
-        A line other than the last does not parse, or ``check`` refuses a record: the
-        journal was edited or damaged.
+        A line other than the last does not parse, a line does not match its checksum or
+        lacks one (with ``checksums``), or ``check`` refuses a record: the journal was
+        edited or damaged.
     """
     for path in paths:
         with open(path, "rb") as f:
@@ -379,17 +426,23 @@ def read_segments(
         for number, line in enumerate(lines, start=1):
             if not line:
                 continue
+            torn = number == len(lines)  # no newline after it: maybe cut short by a crash
+            sealed = checksum_ok(line)
+            if sealed is False and not torn:
+                raise _damaged(_MISMATCH, path, number)
             try:
                 record = json.loads(line)
             except ValueError:
-                if number == len(lines):
+                if torn:
                     break  # torn by a crash mid-write: that attempt runs again
-                raise InputError(
-                    "damaged journal record (not JSON)",
-                    file=path,
-                    location=f"line {number}",
-                    hint="the journal is append-only; do not edit it",
-                ) from None
+                raise _damaged("not JSON", path, number) from None
+            if sealed is False:
+                raise _damaged(_MISMATCH, path, number)
+            if sealed:
+                del record[CHECKSUM]
+            elif checksums or (isinstance(record, dict) and CHECKSUM in record):
+                # Since checksums, only a line edited by hand has none, or one elsewhere.
+                raise _damaged("no checksum at the end of the line", path, number)
             if not isinstance(record, dict):
                 continue
             if check is not None:
@@ -397,13 +450,22 @@ def read_segments(
                     check(record)
                 except Invalid as problem:
                     where = format_location(problem.at)
-                    raise InputError(
-                        f"damaged journal record: {problem.message}",
-                        file=path,
-                        location=f"line {number}" + (f", {where}" if where else ""),
-                        hint=DAMAGED_RECORD,
-                    ) from None
+                    raise _damaged(problem.message, path, number, where) from None
             yield record
+
+
+#: Why a line whose checksum does not match is refused.
+_MISMATCH = "its checksum does not match its content (edited, or damaged on disk)"
+
+
+def _damaged(problem: str, path: Path, number: int, where: str = "") -> InputError:
+    """The error refusing line ``number`` of the segment ``path``."""
+    return InputError(
+        f"damaged journal record: {problem}",
+        file=path,
+        location=f"line {number}" + (f", {where}" if where else ""),
+        hint=DAMAGED_RECORD,
+    )
 
 
 #: How to mend a journal record that no longer reads (named by its line, or its attempt).
@@ -545,35 +607,89 @@ def judge_samples(
 
 def encode_record(record: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
     """One journal line (newline included) for ``record``, and the record as stored: lone
-    surrogates (text no UTF-8 file can hold) made U+FFFD.
+    surrogates (text no UTF-8 file can hold) made U+FFFD. Every journal line is made here.
 
     orjson writes the line when it writes exactly what :mod:`json` would read back (checked
     by reading it back: orjson writes NaN and infinities as ``null``, and refuses integers
-    beyond 64 bits, non-string keys and surrogates); otherwise :mod:`json` writes it.
+    beyond 64 bits, non-string keys and surrogates); otherwise :mod:`json` writes it. The
+    line ends with the record's checksum (:func:`seal`); the stored record has none.
 
     Examples
     --------
     >>> encode_record({"a": 1.5, "b": [None, "é"]})[1].decode().strip()
-    '{"a":1.5,"b":[null,"é"]}'
+    '{"a":1.5,"b":[null,"é"],"crc":"7f59b34e"}'
     >>> encode_record({"a": float("nan")})[1].strip()
-    b'{"a":NaN}'
+    b'{"a":NaN,"crc":"bc8354ff"}'
     >>> stored, line = encode_record({"a": "x" + chr(0xD800)})
-    >>> stored == {"a": "x" + chr(0xFFFD)} and json.loads(line) == stored
+    >>> back = json.loads(line)
+    >>> back.pop("crc") == line[-11:-3].decode() and back == stored == {"a": "x" + chr(0xFFFD)}
     True
     """
+    if not record or CHECKSUM in record:
+        # The checksum is the last key of a non-empty object (see seal).
+        raise ValueError(f"a journal record is a non-empty object without a {CHECKSUM!r} key")
     try:
-        data = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+        data = orjson.dumps(record)
         if orjson.loads(data) == record:
-            return record, data
+            return record, seal(data)
     except (TypeError, orjson.JSONEncodeError):
         pass
     try:
         text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-        return record, (text + "\n").encode("utf-8")
+        return record, seal(text.encode("utf-8"))
     except UnicodeEncodeError:
         stored = scrub_surrogates(record)
         text = json.dumps(stored, ensure_ascii=False, separators=(",", ":"))
-        return stored, (text + "\n").encode("utf-8")
+        return stored, seal(text.encode("utf-8"))
+
+
+#: The key of a record's checksum; always the last one of its line.
+CHECKSUM = "crc"
+#: How the checksum field begins: ``,"crc":"`` then 8 hex digits and ``"}``.
+_SEAL = b',"' + CHECKSUM.encode() + b'":"'
+#: Bytes from the checksum field's comma to the line's end (without the newline).
+_SEALED = len(_SEAL) + 8 + 2
+
+
+def seal(body: bytes) -> bytes:
+    """The journal line of a record's compact JSON ``body``: a last field ``crc`` appended,
+    the CRC-32 of the line's bytes before that field (``body`` without its closing brace),
+    then a newline.
+
+    The checksum covers the line's bytes as written, so a reader checks it on them
+    (:func:`checksum_ok`), without writing the record again. CRC-32 finds every change of
+    up to 32 adjacent bits and all but one in 2**32 of other changes: a byte damaged on
+    disk, or an edit by hand. It is not a signature: whoever recomputes it can edit a
+    record unnoticed.
+
+    Examples
+    --------
+    >>> import zlib
+    >>> line = seal(b'{"score":0.6}')
+    >>> line
+    b'{"score":0.6,"crc":"6629a601"}\\n'
+    >>> int(line[-11:-3], 16) == zlib.crc32(b'{"score":0.6')
+    True
+    """
+    head = memoryview(body)[:-1]
+    return b'%b%b%08x"}\n' % (head, _SEAL, zlib.crc32(head))
+
+
+def checksum_ok(line: bytes) -> bool | None:
+    """Whether a journal line (without its newline) matches its checksum: None if it has
+    none where :func:`seal` puts it (a line of an earlier version, or a line edited).
+
+    Examples
+    --------
+    >>> line = seal(b'{"score":0.6}').rstrip()
+    >>> checksum_ok(line), checksum_ok(line.replace(b"0.6", b"0.4")), checksum_ok(b'{"a":1}')
+    (True, False, None)
+    """
+    head = len(line) - _SEALED
+    if head < 1 or not line.startswith(_SEAL, head) or not line.endswith(b'"}'):
+        return None
+    # Over a view of the line: a reply of megabytes is not copied to be checked.
+    return b"%08x" % zlib.crc32(memoryview(line)[:head]) == line[-10:-2]
 
 
 def sample_book(

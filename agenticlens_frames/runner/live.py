@@ -82,7 +82,6 @@ from .journal import (
     judge_samples,
     now_iso,
     plain,
-    read_segments,
     replay_checks,
 )
 from .journal_check import RecordCheck
@@ -1353,7 +1352,7 @@ async def arun_live(
     try:
         if folder is not None:
             ledger.journal = folder.journal
-            for record in read_segments(folder.segments(), _record_check(manifest, suite)):
+            for record in folder.records(_record_check(manifest, suite)):
                 ledger.add(record)
         # A process started again for the same command line continues its re-run (its
         # ``reopen`` record was met above): reopened again, the failures it already ran
@@ -1667,7 +1666,7 @@ def load_run_folder(
     ledger = Ledger(suite, invalid_payload, position=rank)
     ledger.journal = folder.journal
     try:
-        for record in read_segments(folder.segments(), _record_check(manifest, suite)):
+        for record in folder.records(_record_check(manifest, suite)):
             ledger.add(record)
     finally:
         folder.close()

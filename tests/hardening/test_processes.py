@@ -339,8 +339,11 @@ def _in_flight(folder: Path, calling: list[str], judged: list[str], waiting: lis
 
 def _written(folder: Path) -> list[tuple[str, str, str]]:
     """The records of the journal's last segment: (type, case, error)."""
+    from agenticlens_frames.runner.journal import read_segments
+
     (last, *_) = sorted((folder / "journal").glob("*.jsonl"), reverse=True)
-    records = map(json.loads, last.read_text().splitlines())
+    # Each line has its checksum, as a run folder of this version needs.
+    records = read_segments([last], checksums=True)
     return [(r["type"], r["case"], r.get("error")) for r in records]
 
 

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import urllib.request
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -151,3 +152,11 @@ def open_sockets() -> int | None:
         except OSError:
             continue
     return count
+
+
+def journal_line(record: dict[str, Any]) -> str:
+    """A journal line for ``record`` as the journal's format says (docs/live-runs.md), made
+    here without the package: compact JSON, and as its last field ``crc`` the CRC-32 of the
+    line's bytes before that field."""
+    head = json.dumps(record, ensure_ascii=False, separators=(",", ":"))[:-1]
+    return f'{head},"crc":"{zlib.crc32(head.encode("utf-8")):08x}"}}\n'

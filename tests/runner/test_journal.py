@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 from agenticlens_frames.errors import InputError
@@ -15,10 +16,13 @@ from agenticlens_frames.runner.journal import (
     JournalWriter,
     RunFolder,
     digest,
+    encode_record,
     read_segments,
     replay_checks,
 )
 from agenticlens_frames.scoring import score_sample
+
+from .conftest import journal_line, variant
 
 IDENTITY = {
     "experiment_id": "x@1",
@@ -350,22 +354,30 @@ def test_only_unavailable_judge_scores_reopen_with_the_supervisors_later_records
 def _live_folder(write_experiment, tmp_path):
     from agenticlens_frames.runner import run_experiment
 
-    from .conftest import variant
-
     manifest, suite = write_experiment([variant("a", "answer")], trial_count=2)
     run_dir = tmp_path / "run"
     assert run_experiment(manifest, suite, progress=False, run_dir=run_dir).complete
     return manifest, suite, run_dir, run_dir / "journal" / "000001.jsonl"
 
 
-def _edit_record(segment, kind: str, edit) -> int:
-    """Apply ``edit`` to the first record of type ``kind``; returns its line number."""
+def _edit_record(segment, kind: str, edit, reseal: bool | None = True) -> int:
+    """Apply ``edit`` to the first record of type ``kind``; returns its line number.
+
+    ``reseal``: the line gets the checksum of its new content (an edit the checksum cannot
+    see: what the record checks catch); False: it keeps its checksum, last; None: it is
+    written without one."""
     lines = segment.read_text(encoding="utf-8").splitlines(keepends=True)
     for number, line in enumerate(lines, start=1):
         record = json.loads(line)
         if record["type"] == kind:
+            crc = record.pop("crc", None)  # None: written before checksums
             edit(record)
-            lines[number - 1] = json.dumps(record) + "\n"
+            if reseal:
+                lines[number - 1] = journal_line(record)
+            else:
+                body = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+                tail = "}" if crc is None or reseal is None else f',"crc":"{crc}"}}'
+                lines[number - 1] = f"{body[:-1]}{tail}\n"
             segment.write_text("".join(lines), encoding="utf-8")
             return number
     raise AssertionError(f"no {kind} record")
@@ -412,13 +424,24 @@ def test_a_damaged_journaled_reply_is_refused_naming_its_attempt(write_experimen
     )
 
 
-def test_the_command_line_reports_a_damaged_record_without_a_traceback(write_experiment, tmp_path):
+@pytest.mark.parametrize(
+    ("edit", "reseal", "problem"),
+    [
+        (lambda r: r.pop("calls"), True, "object missing required field calls"),
+        (lambda r: r["score"].__setitem__(1, -0.5), False, "its checksum does not match"),
+    ],
+    ids=["field", "checksum"],
+)
+def test_the_command_line_reports_a_damaged_record_without_a_traceback(
+    write_experiment, tmp_path, edit, reseal, problem
+):
     import os
     import subprocess
     import sys
 
     manifest, suite, run_dir, segment = _live_folder(write_experiment, tmp_path)
-    number = _edit_record(segment, "attempt", lambda r: r.pop("calls"))
+    number = _edit_record(segment, "attempt", edit, reseal)
+    kept = segment.read_bytes()
     command = ["experiment", "run", str(manifest), str(suite), "--run-dir", str(run_dir), "-q"]
     done = subprocess.run(
         [sys.executable, "-m", "agenticlens_frames.cli", *command],
@@ -430,6 +453,136 @@ def test_the_command_line_reports_a_damaged_record_without_a_traceback(write_exp
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr + done.stdout
     assert (
-        f"{segment}: line {number}: damaged journal record: object missing required field "
-        "calls" in done.stderr + done.stdout
+        f"{segment}: line {number}: damaged journal record: {problem}" in done.stderr + done.stdout
     )
+    assert segment.read_bytes() == kept and len(list(segment.parent.iterdir())) == 1
+
+
+# --------------------------------------------------------------------------- checksums
+
+
+def _refused_everywhere(manifest, suite, run_dir, segment, number: int, message: str) -> None:
+    """A resume and a load both refuse line ``number`` of ``segment``; nothing changes."""
+    from agenticlens_frames import load_experiment
+    from agenticlens_frames.runner import run_experiment
+
+    files = {p: p.read_bytes() for p in sorted(run_dir.rglob("*")) if p.is_file()}
+    for resume in (
+        lambda: run_experiment(manifest, suite, progress=False, run_dir=run_dir),
+        lambda: load_experiment(manifest, suite, run_dir=run_dir),
+    ):
+        with pytest.raises(InputError) as info:
+            resume()
+        assert info.value.file == str(segment)
+        assert info.value.location == f"line {number}"
+        assert info.value.message == f"damaged journal record: {message}"
+        assert "restore the run folder from a copy" in info.value.hint
+        assert "delete this line to run its attempt again" in info.value.hint
+    # Nothing recorded is lost or rewritten, and no segment was added.
+    assert {p: p.read_bytes() for p in sorted(run_dir.rglob("*")) if p.is_file()} == files
+
+
+MISMATCH = "its checksum does not match its content (edited, or damaged on disk)"
+
+
+def test_a_well_formed_edit_of_a_score_is_refused_by_its_checksum(write_experiment, tmp_path):
+    # docs/reliability.md item 9: a score changed by hand passed every record check.
+    manifest, suite, run_dir, segment = _live_folder(write_experiment, tmp_path)
+
+    def lower(record):
+        record["score"][1] = 0.4 if record["score"][1] != 0.4 else 0.6
+
+    number = _edit_record(segment, "attempt", lower, reseal=False)
+    _refused_everywhere(manifest, suite, run_dir, segment, number, MISMATCH)
+
+
+def test_a_bit_flipped_inside_a_string_is_refused(write_experiment, tmp_path):
+    manifest, suite, run_dir, segment = _live_folder(write_experiment, tmp_path)
+    lines = segment.read_bytes().split(b"\n")
+    number = next(n for n, line in enumerate(lines, 1) if b'"type":"attempt"' in line)
+    line = bytearray(lines[number - 1])
+    at = line.index(b'"output":"') + len(b'"output":"')
+    line[at] ^= 0x20  # a letter's case: the JSON and every field stay valid
+    assert chr(line[at]).isalpha()
+    lines[number - 1] = bytes(line)
+    segment.write_bytes(b"\n".join(lines))
+    _refused_everywhere(manifest, suite, run_dir, segment, number, MISMATCH)
+
+
+def test_a_line_without_its_checksum_is_refused_in_a_folder_of_this_version(
+    write_experiment, tmp_path
+):
+    manifest, suite, run_dir, segment = _live_folder(write_experiment, tmp_path)
+    assert json.loads((run_dir / "run.json").read_text())["journal_checksum"] == "crc32"
+    number = _edit_record(segment, "call", lambda r: None, reseal=None)
+    _refused_everywhere(
+        manifest, suite, run_dir, segment, number, "no checksum at the end of the line"
+    )
+
+
+def test_a_folder_of_an_earlier_version_loads_and_resumes_without_checksums(
+    write_experiment, tmp_path
+):
+    # A folder written before checksums: run.json without journal_checksum, lines without
+    # the trailing field (exactly the lines before it was appended).
+    from agenticlens_frames import load_experiment
+    from agenticlens_frames.runner import run_experiment
+
+    manifest, suite, run_dir, segment = _live_folder(write_experiment, tmp_path)
+    expected = load_experiment(manifest, suite, run_dir=run_dir)
+    meta = json.loads((run_dir / "run.json").read_text())
+    del meta["journal_checksum"]
+    (run_dir / "run.json").write_text(json.dumps(meta))
+    old = [line[: -len(',"crc":"00000000"}')] + b"}" for line in segment.read_bytes().splitlines()]
+    segment.write_bytes(b"".join(line + b"\n" for line in old))
+    assert all(b'"crc"' not in line for line in old) and len(old) > 10
+    loaded = load_experiment(manifest, suite, run_dir=run_dir)
+    for table in ("attempts", "checks"):
+        pd.testing.assert_frame_equal(getattr(loaded, table), getattr(expected, table))
+    # A resume finds nothing to do; its segments (if any) are verified on the next load.
+    assert run_experiment(manifest, suite, progress=False, run_dir=run_dir).attempted == 0
+    # A checksum that is there is still verified in such a folder.
+    number = _edit_record(segment, "attempt", lambda r: None, reseal=True)
+    lines = segment.read_bytes().split(b"\n")
+    lines[number - 1] = lines[number - 1].replace(b'"calls":', b'"calls": ')  # still JSON
+    segment.write_bytes(b"\n".join(lines))
+    with pytest.raises(InputError, match="checksum does not match"):
+        load_experiment(manifest, suite, run_dir=run_dir)
+
+
+def test_a_checksum_of_another_kind_is_refused(tmp_path):
+    RunFolder(tmp_path / "run", IDENTITY).close()
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    (tmp_path / "run" / "run.json").write_text(json.dumps({**meta, "journal_checksum": "xx"}))
+    with pytest.raises(InputError, match="checksums of another kind"):
+        RunFolder(tmp_path / "run", IDENTITY)
+
+
+def test_checksummed_lines_are_verified_and_a_torn_last_line_is_still_skipped(tmp_path):
+    records = [{"type": "call", "n": n, "note": "é" * n} for n in range(1, 4)]
+    segment = tmp_path / "000001.jsonl"
+    whole = "".join(journal_line(r) for r in records).encode("utf-8")
+    # The package writes what the format says (checked against the line made here).
+    assert b"".join(encode_record(r)[1] for r in records) == whole
+    start = len(whole) - len(journal_line(records[-1]).encode())
+    for cut in range(start, len(whole) - 1):
+        segment.write_bytes(whole[:cut])  # a crash anywhere in the last line's write
+        got = [r["n"] for r in read_segments([segment], checksums=True)]
+        assert got == [1, 2], cut
+    segment.write_bytes(whole[:-1])  # all but the newline: the record is whole
+    assert [r["n"] for r in read_segments([segment], checksums=True)] == [1, 2, 3]
+    segment.write_bytes(whole)
+    assert list(read_segments([segment], checksums=True)) == records  # no "crc" key
+    # Damage before the last line is refused, with or without required checksums.
+    first, second, third = whole.splitlines(keepends=True)
+    for damaged, message in (
+        (second.replace(b'"n":2', b'"n":5'), MISMATCH),
+        (second.replace(b',"crc":"', b', "crc":"'), "no checksum at the end of the line"),
+        (second[:20] + b"\n", "not JSON"),
+    ):
+        segment.write_bytes(first + damaged + third)
+        for required in (True, False):
+            with pytest.raises(InputError) as info:
+                list(read_segments([segment], checksums=required))
+            assert info.value.location == "line 2", damaged
+            assert info.value.message == f"damaged journal record: {message}"

@@ -14,8 +14,9 @@ import pytest
 
 from agenticlens_frames.evaluators import EvaluatorRegistry
 from agenticlens_frames.runner import run_experiment
+from agenticlens_frames.runner.journal import read_segments
 
-from .conftest import simple_cases, variant
+from .conftest import journal_line, simple_cases, variant
 
 
 def _registry(calls: list[str]) -> EvaluatorRegistry:
@@ -174,7 +175,7 @@ def test_pooled_judging_journals_every_sample_and_a_lost_attempt_reuses_them(
     attempts = 3 * 2 * 3
     assert first.complete and len(calls) == attempts * 2  # tone: two samples each
     (segment,) = (run_dir / "journal").glob("*.jsonl")
-    records = [json.loads(line) for line in segment.read_text().splitlines()]
+    records = list(read_segments([segment], checksums=True))
     samples = [r for r in records if r["type"] == "judge_sample"]
     # two tone samples and the n_a judge's one call per attempt, each journaled once
     keys = {(r["variant"], r["trial"], r["case"], r["entry"], r["sample"]) for r in samples}
@@ -198,9 +199,7 @@ def test_pooled_judging_journals_every_sample_and_a_lost_attempt_reuses_them(
     for r in samples:
         if (r["variant"], r["trial"], r["case"]) == regraded:
             r["payload_sha256"] = "0" * 64
-    segment.write_text(
-        "".join(json.dumps(r) + "\n" for r in records if r not in lost), encoding="utf-8"
-    )
+    segment.write_text("".join(journal_line(r) for r in records if r not in lost), encoding="utf-8")
     calls.clear()
     resumed = run_experiment(
         manifest,
@@ -216,7 +215,7 @@ def test_pooled_judging_journals_every_sample_and_a_lost_attempt_reuses_them(
     # ...and their replies too: each target was called once per attempt, in all.
     assert len(resumed.calls) == attempts and set(resumed.calls["outcome"]) == {"ok"}
     (_, second) = sorted((run_dir / "journal").glob("*.jsonl"))
-    again = [json.loads(line) for line in second.read_text().splitlines()]
+    again = list(read_segments([second], checksums=True))
     assert {r["type"] for r in again} == {"attempt", "judge_sample"}
     assert {(r["variant"], r["trial"], r["case"]) for r in again} == lost_keys
     for r in again:
@@ -252,7 +251,7 @@ def test_only_judged_attempts_journal_their_reply_before_judging(write_experimen
     run_dir = tmp_path / "run"
     run_experiment(manifest, suite, evaluators=registry, progress=False, run_dir=run_dir)
     (segment,) = (run_dir / "journal").glob("*.jsonl")
-    records = [json.loads(line) for line in segment.read_text().splitlines()]
+    records = list(read_segments([segment], checksums=True))
     answered = [r for r in records if r["type"] == "answered"]
     assert sorted((r["variant"], r["trial"], r["case"]) for r in answered) == sorted(
         (v, t, "c1") for v in ("sync", "async", "filler2") for t in (1, 2)

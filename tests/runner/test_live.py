@@ -21,7 +21,7 @@ from agenticlens_frames.runner import RetryPolicy, run_experiment
 from agenticlens_frames.runner.journal import RunFolder
 from agenticlens_frames.runner.python_target import SPARE_THREADS, load_callable
 
-from .conftest import SUITE, TARGETS, simple_cases, variant
+from .conftest import SUITE, TARGETS, journal_line, simple_cases, variant
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "support"
 
@@ -678,9 +678,8 @@ def test_suspects_are_called_first_each_alone_until_its_record_is_on_disk(
         {"type": "suspect", "variant": v, "trial": t, "case": c, "error": "killed"}
         for v, t, c in suspects
     ]
-    (run_dir / "journal" / "000002.jsonl").write_text(
-        "".join(json.dumps(r) + "\n" for r in records)
-    )
+    # As the supervisor writes them: one line each, with its checksum.
+    (run_dir / "journal" / "000002.jsonl").write_text("".join(map(journal_line, records)))
     log.write_text("")
     resumed = run_experiment(manifest, suite, progress=False, run_dir=run_dir, concurrency=8)
     assert resumed.complete and resumed.attempted == 48 - 6
