@@ -12,7 +12,7 @@ import uuid
 from html import escape
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._values import NO_EVALUATED_ATTEMPT, is_missing
+from ._values import NO_EVALUATED_ATTEMPT, is_missing, missing_interval_reason
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -220,6 +220,13 @@ def analysis_repr_html(
                 f"{_pct(v['case_pass_rate'])} <span class='muted'>"
                 f"[{_pct(v['case_pass_rate_ci_low'])}, {_pct(v['case_pass_rate_ci_high'])}]"
                 "</span> †"
+            )
+        if is_missing(h["ci_low"]):
+            # Why there is none (one cluster), in the words of the JSON's note: not
+            # "[n/a, n/a]".
+            return (
+                f"{_pct(h['estimate'])} <span class='muted'>"
+                f"({_e(missing_interval_reason(h))})</span>"
             )
         return (
             f"{_pct(h['estimate'])} <span class='muted'>[{_pct(h['ci_low'])}, "

@@ -19,6 +19,7 @@ __all__ = [
     "format_power",
     "is_missing",
     "json_copy",
+    "missing_interval_reason",
     "same_json",
 ]
 
@@ -61,6 +62,32 @@ def is_missing(value: Any) -> bool:
         return math.isnan(value)
     pandas = sys.modules.get("pandas")
     return pandas is not None and value is pandas.NA
+
+
+def missing_interval_reason(row: Mapping[str, Any]) -> str:
+    """Why a case-level pass rate (a row of
+    :func:`~agenticlens_frames.paired.verdicts.headline_pass_rates`) has no interval, in
+    the short form every surface shows beside the rate: the last "no interval: …" or "no
+    estimate: …" clause of the row's ``note`` (the JSON report's words); "" when the row
+    has an interval.
+
+    Examples
+    --------
+    >>> missing_interval_reason({"ci_low": float("nan"), "note": "trial-weighted mean; CR1 "
+    ...     "clustered by metadata field 'group'; no interval: fewer than two clusters"})
+    'no interval: fewer than two clusters'
+    >>> missing_interval_reason({"ci_low": 0.7, "note": "beta-binomial"})
+    ''
+    """
+    if not is_missing(row.get("ci_low")):
+        return ""
+    note = row.get("note")
+    clauses = [] if is_missing(note) else str(note).split("; ")
+    # (a saved report from before the notes, or a frame without them: the bare fact)
+    return next(
+        (c for c in reversed(clauses) if c.startswith(("no interval:", "no estimate:"))),
+        "no interval",
+    )
 
 
 def json_copy(value: Any) -> Any:

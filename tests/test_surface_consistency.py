@@ -216,6 +216,17 @@ EDGES = [
         edit=lambda f: _clustered(f, 1),
         options=("--cluster", "group"),
     ),
+    # One cluster declared by the manifest, no correction on the command line.
+    Experiment(
+        "one-cluster-manifest",
+        3,
+        2,
+        12,
+        21,
+        None,
+        edit=lambda f: _clustered(f, 1, declare=True),
+        manifest_declares=True,
+    ),
     Experiment("no-latency", 3, 2, 12, 17, "holm", shape="eval", edit=_no_latency),
     Experiment(
         "llm-judges",
@@ -670,7 +681,11 @@ def forest_row(key: tuple[str, str], text: str) -> dict[str, Any]:
     }
 
 
-_RATE = re.compile(r"(?P<rate>[\d.]+)%(?: \[?(?P<low>[\d.]+)%–(?P<high>[\d.]+)%\]?)?")
+#: A pass rate cell: the rate, then its interval or (none) the reason in parentheses.
+_RATE = re.compile(
+    r"(?P<rate>[\d.]+)%(?: \[?(?P<low>[\d.]+)%[–,] ?(?P<high>[\d.]+)%\]?"
+    r"| \((?P<reason>no (?:interval|estimate): [^)]*)\))?$"
+)
 
 
 def pass_rates(s: Surfaces) -> dict[str, dict[str, str]]:
@@ -697,7 +712,20 @@ def pass_rates(s: Surfaces) -> dict[str, dict[str, str]]:
         r"<tr data-variant='([^']+)'>.*?</td><td>([^<]*)(?:<small>([^<]*)</small>)?</td>",
         section,
     ):
-        out.setdefault("HTML", {})[m[1]] = f"{m[2]}[{m[3]}]" if m[3] else m[2]
+        small = m[3] or ""
+        out.setdefault("HTML", {})[html.unescape(m[1])] = html.unescape(
+            m[2].strip()
+            if not small
+            else f"{m[2]}{small}"
+            if small[0] == "("
+            else f"{m[2]}[{small}]"
+        )
+    # The notebook display's variant table (the interval in a muted span).
+    for m in re.finditer(
+        r"<tr><td><b>([^<]+)</b>[^<]*</td><td>([^<]*)<span class='muted'>([^<]*)</span></td>",
+        s.display[1],
+    ):
+        out.setdefault("notebook display", {})[html.unescape(m[1])] = html.unescape(m[2] + m[3])
     return out
 
 
@@ -1062,6 +1090,15 @@ def test_every_surface_states_the_same_verdicts(root: Path, experiment: Experime
                     assert value is None, (surface, variant, text)
                 else:
                     _close(m[part], value, "proportion", f"{surface}: {variant} pass rate {part}")
+            # No interval (one cluster): the JSON note's reason beside the rate, in its
+            # words (the note's last clause saying it), on every surface.
+            reasons = [
+                c for c in r["note"].split("; ") if c.startswith(("no interval", "no estimate"))
+            ]
+            if r["ci_low"] is None:
+                assert reasons and m["reason"] == reasons[-1], (surface, variant, text, r["note"])
+            else:
+                assert m["reason"] is None, (surface, variant, text)
 
     # The summary's headline sentences: every row once, grouped better, worse, no
     # detectable difference, no test; candidates in the table's order.

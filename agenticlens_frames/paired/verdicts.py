@@ -711,7 +711,9 @@ def headline_pass_rates(summary: pd.DataFrame | None) -> pd.DataFrame:
     -------
     pandas.DataFrame
         ``variant_id``, ``estimate``, ``ci_low``, ``ci_high``, ``confidence_level``,
-        ``method``, ``n_cases``, ``n_attempts``; empty when ``summary`` is None or empty.
+        ``method``, ``n_cases``, ``n_attempts``, ``note`` (the summary's, which says why a
+        row has no interval: :func:`~agenticlens_frames._values.missing_interval_reason`);
+        empty when ``summary`` is None or empty.
 
     Examples
     --------
@@ -730,6 +732,7 @@ def headline_pass_rates(summary: pd.DataFrame | None) -> pd.DataFrame:
         "method",
         "n_cases",
         "n_attempts",
+        "note",
     ]
     needed = {"variant_id", "estimand", "method", "estimate", "ci_low", "ci_high"}
     if summary is None or len(summary) == 0 or not needed <= set(summary.columns):

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .._values import NO_EVALUATED_ATTEMPT, format_power
+from .._values import NO_EVALUATED_ATTEMPT, format_power, missing_interval_reason
 from ..analysis import (
     ExperimentAnalysis,
     headline_warnings,
@@ -296,8 +296,10 @@ def _pass_rate_cell(row: dict[str, Any], headline: dict[str, dict[str, Any]]) ->
         return rate + " †"
     rate = _pct(h["estimate"])
     if not math.isnan(h["ci_low"]):
-        rate += f" [{h['ci_low']:.0%}–{h['ci_high']:.0%}]"
-    return rate
+        return rate + f" [{h['ci_low']:.0%}–{h['ci_high']:.0%}]"
+    # Why there is none (one cluster), as the JSON's note says it: a bare rate read as one
+    # without uncertainty.
+    return f"{rate} ({missing_interval_reason(h)})"
 
 
 def variant_notes(analysis: ExperimentAnalysis, case_level: bool) -> list[str]:
