@@ -153,6 +153,7 @@ def analysis_repr_html(
     headline: pd.DataFrame | None = None,
     omitted: str = "",
     stopped: tuple[str, str] | None = None,
+    gate: tuple[bool, str, list[str]] | None = None,
 ) -> str:
     """HTML summary of an :class:`~agenticlens_frames.analysis.ExperimentAnalysis`: the
     verdicts with ``omitted`` under them (the comparisons left out, in words:
@@ -162,7 +163,10 @@ def analysis_repr_html(
     then AgenticLens's pooled numbers and comparisons, labelled as such, and the warnings.
     ``stopped``, after an early stop: the stopping section's HTML and the verdicts' title
     (:mod:`agenticlens_frames.early_stopping`, read by the caller: this module
-    imports nothing of ours).
+    imports nothing of ours). ``gate``: the non-inferiority gates in words, (passed,
+    headline, one line per (candidate, dimension)) of
+    :func:`~agenticlens_frames.paired.gate.gate_statement`; a failed gate comes before the
+    verdicts, a passed one after them, as on every surface.
 
     Examples
     --------
@@ -199,6 +203,16 @@ def analysis_repr_html(
     # After an early stop the stopping decision is the inferential statement: it leads, in
     # the page's section, and the fixed-sample verdicts under it are titled descriptive, as
     # on every other surface (the display showed them as the run's verdicts, unlabelled).
+    if gate is not None:
+        # A failed gate blocks shipping (the command line exits 5 on it): it leads the
+        # verdicts, whose "no detectable difference" rows would read as reassurance above
+        # it; a passed one follows them (the page's and the console's order).
+        passed, gate_headline, details = gate
+        said = (
+            f"<div class='{'good' if passed else 'bad'}'><b>{_e(gate_headline)}</b></div>"
+            + "".join(f"<div class='muted'>{_e(line)}</div>" for line in details)
+        )
+        lead = lead + said if passed else said + lead
     if stopped is not None:
         section, title = stopped
         lead = f"{section}<div><b>{_e(title)}</b></div>{lead}"

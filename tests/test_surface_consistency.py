@@ -876,6 +876,30 @@ def failed_gates(block: dict[str, Any]) -> list[str]:
     return failed
 
 
+def check_gate_order(s: Surfaces, headline: str, failed: bool) -> None:
+    """The non-inferiority gate in the same place on every surface: a failed gate (what
+    blocks shipping, exit 5) before the verdicts, a passed one after them
+    (docs/statistics.md)."""
+    heading = "Verdicts against" if s.report["verdicts"]["declared"] else "Paired differences"
+    first = s.report["verdicts"]["rows"][0]["statement"]
+    for surface, text, verdicts in (
+        ("console", s.stdout, heading),
+        ("console (experiment report)", s.report_stdout, heading),
+        ("narrow console", s.narrow, heading),
+        ("summary", _unescape_md(s.summary), heading),
+        ("summary (experiment report)", _unescape_md(s.report_summary), heading),
+        ("HTML", html.unescape(s.html), heading),
+        ("widget", html.unescape(s.widget), heading),
+        ("widget (analyze in the notebook)", html.unescape(s.notebook), heading),
+        # The display's verdicts are their statements.
+        ("notebook display", html.unescape(s.display[1]), first),
+    ):
+        flat = " ".join(text.split())
+        assert headline in flat, (surface, headline)
+        gate, table = flat.index(headline), flat.index(" ".join(verdicts.split()))
+        assert (gate < table) == failed, (surface, "before" if failed else "after", headline)
+
+
 def _key(row: dict[str, Any]) -> tuple[str, str]:
     return (row["candidate"], row["dimension"])
 
@@ -1236,6 +1260,7 @@ def test_every_surface_states_the_same_verdicts(root: Path, experiment: Experime
             ("widget", html.unescape(s.widget)),
         ):
             assert headline in text, (surface, headline)
+        check_gate_order(s, headline, bool(failed))
 
     # What is not compared is said on every surface that shows the verdicts.
     for omitted in block.get("omitted") or s.report.get("paired_comparisons", {}).get(

@@ -403,24 +403,26 @@ def variant_cells(
     ]
 
 
-def _gate_lines(analysis: ExperimentAnalysis, console: Console) -> None:
-    """The non-inferiority gates, when set, after the verdicts: every (candidate, dimension)
-    with its bound beside the margin, in the dimension's unit."""
+def _gate_lines(analysis: ExperimentAnalysis) -> tuple[bool, list[Text]]:
+    """The non-inferiority gates, when set: every (candidate, dimension) with its bound
+    beside the margin, in the dimension's unit, and whether all passed (True, no lines,
+    without a gate). A failed gate is printed before the verdicts, a passed one after them,
+    as on every surface (docs/statistics.md)."""
     from ..paired.gate import gate_statement
 
     gate = analysis.paired_frames.get("noninferiority")
     if gate is None:
-        return
+        return True, []
     comparisons = analysis.paired_frames.get("paired_comparisons")
     passed, headline, details = gate_statement(gate, comparisons, every=True)
-    console.print(Text(strip_control(headline), style="green" if passed else "red"))
-    for line in details:
-        console.print(Text("  " + strip_control(line)))
+    lines = [Text(strip_control(headline), style="green" if passed else "red")]
+    return passed, lines + [Text("  " + strip_control(line)) for line in details]
 
 
 def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) -> None:
     """Print the verdicts first, then the variant and pass@k tables, the
-    AgenticLens-compatible numbers (labelled as such), the frontier and warnings.
+    AgenticLens-compatible numbers (labelled as such), the frontier and warnings. A failed
+    non-inferiority gate comes before the verdicts, a passed one after them.
 
     After an early stop (``stop_when="decided"``) the stopping decision comes first and
     the verdicts follow, labelled descriptive; a run the rule watched but never stopped
@@ -437,8 +439,15 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
     stopping, stopped = early_stopping(analysis), stopped_early(analysis)
     if stopping is not None and stopped:
         _stopping_table(analysis, stopping, console)
+    # A failed non-inferiority gate is what the exit status (5) acts on: it leads the
+    # verdicts, whose "no detectable difference" rows would read as reassurance above it;
+    # a passed one follows them (the page's, the explorer's and --summary's order).
+    gate_passed, gate_lines = _gate_lines(analysis)
+    for line in [] if gate_passed else gate_lines:
+        console.print(line)
     _verdict_table(analysis, console, descriptive=stopped)
-    _gate_lines(analysis, console)
+    for line in gate_lines if gate_passed else []:
+        console.print(line)
     if stopping is not None and not stopped:
         _stopping_table(analysis, stopping, console)
     headline = pass_rates(analysis)
