@@ -14,7 +14,11 @@ with and without a declared correction, and each surface is read back:
 After an early stop every surface must lead with the stopping decision (its heading
 before the verdicts' heading), title the fixed-sample verdicts "descriptive after the
 early stop", and state the attempts saved in the same words, which are written here from
-the block's counts (planned = cases × variants × trials).
+the block's counts (planned = cases × variants × trials). The fixed-sample rows shown
+under that title are read back with test_surface_consistency's parsers and checked
+against the JSON report's ``verdicts`` rows (the same rows in the same order, the same
+difference, interval, p, verdict and smallest detectable change at the displayed
+precision), as for a run that did not stop.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import html
 import io
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +38,18 @@ from agenticlens_frames import load_report
 from agenticlens_frames.report.console import print_summary
 
 from .runner.test_stopping import _experiment as stopping_experiment
-from .test_surface_consistency import _invoke, _unescape_md
+from .test_surface_consistency import (
+    _check_row,
+    _invoke,
+    _key,
+    _unescape_md,
+    check_json_rows,
+    console_rows,
+    html_rows,
+    narrow_statements,
+    statement_row,
+    summary_rows,
+)
 
 #: TRIALS is the trial_count of test_stopping._experiment, which makes the experiment.
 CASES, TRIALS = 120, 2
@@ -50,6 +66,8 @@ class Live:
     plain: str
     block: dict[str, Any]
     surfaces: dict[str, str]
+    #: The JSON report (its ``verdicts`` rows are the fixed-sample reference).
+    report: dict[str, Any]
 
 
 def _experiment(folder: Path, variants: tuple[str, ...], declare: bool) -> tuple[Path, Path]:
@@ -88,6 +106,7 @@ def render(folder: Path, correction: str | None, variants: tuple[str, ...]) -> L
         stderr=done.stderr,
         plain=repr(saved),
         block=report["agenticlens_frames"]["early_stopping"],
+        report=report,
         surfaces={
             "console (experiment run)": done.stdout,
             "console (experiment report)": again.stdout,
@@ -112,6 +131,38 @@ def attempts_saved(block: dict[str, Any], variants: int) -> str:
     assert block["attempts_saved"] == saved
     text = f"{saved} of {planned} planned attempts saved"
     return text + (f" ({after} more had started before the stop, and ran)" if after else "")
+
+
+def _after_title(text: str) -> str:
+    """``text`` from the fixed-sample verdicts' title on: the stopping decision's table,
+    which comes first, is not one of the verdict rows."""
+    m = re.search(r"descriptive\s+after\s+the\s+early\s+stop", text)
+    assert m, text[:400]
+    return text[m.start() :]
+
+
+def display_rows(text: str) -> list[dict[str, Any]]:
+    """The notebook display's fixed-sample verdicts (one statement a row, in a cell beside
+    its verdict word) as rows."""
+    return [
+        statement_row(m[1])
+        for m in re.finditer(r"<tr><td class='[^']*'>[^<]*</td><td>([^<]*)</td></tr>", text)
+    ]
+
+
+def fixed_sample_rows(live: Live) -> dict[str, list[dict[str, Any]]]:
+    """The fixed-sample verdict rows each surface shows under the stopping decision."""
+    s = {name: _after_title(text) for name, text in live.surfaces.items()}
+    return {
+        "console (experiment run)": console_rows(s["console (experiment run)"]),
+        "console (experiment report)": console_rows(s["console (experiment report)"]),
+        "narrow console": [statement_row(x) for x in narrow_statements(s["narrow console"])],
+        "summary": summary_rows(s["summary"]),
+        "summary (experiment report)": summary_rows(s["summary (experiment report)"]),
+        "HTML page": html_rows(s["HTML page"]),
+        "explorer widget": html_rows(s["explorer widget"]),
+        "notebook display": display_rows(s["notebook display"]),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -153,6 +204,15 @@ def test_every_surface_leads_with_the_stopping_decision(
             assert candidate in flat[flat.index(heading) : first], (surface, candidate)
             assert decision in flat[flat.index(heading) : first], (surface, decision)
     assert not wrong, [w[0] for w in wrong]
+    # The fixed-sample rows after the stop: the JSON's, in its order, on every surface.
+    refs = live.report["verdicts"]["rows"]
+    check_json_rows(refs, live.report["verdicts"]["declared"])
+    by_key = {(r["candidate_variant_id"], r["dimension"]): r for r in refs}
+    assert refs
+    for surface, rows in fixed_sample_rows(live).items():
+        assert [_key(r) for r in rows] == list(by_key), surface
+        for row in rows:
+            _check_row(row, by_key[_key(row)], surface)
     # The one-line display names the stop before the (descriptive) verdicts' tally.
     stop = f"early_stop={block['reason']!r}, "
     assert stop in live.plain and live.plain.index(stop) < live.plain.index("verdicts="), live.plain
