@@ -154,6 +154,7 @@ def analysis_repr_html(
     omitted: str = "",
     stopped: tuple[str, str] | None = None,
     gate: tuple[bool, str, list[str]] | None = None,
+    judges: str = "",
 ) -> str:
     """HTML summary of an :class:`~agenticlens_frames.analysis.ExperimentAnalysis`: the
     verdicts with ``omitted`` under them (the comparisons left out, in words:
@@ -166,7 +167,9 @@ def analysis_repr_html(
     imports nothing of ours). ``gate``: the non-inferiority gates in words, (passed,
     headline, one line per (candidate, dimension)) of
     :func:`~agenticlens_frames.paired.gate.gate_statement`; a failed gate comes before the
-    verdicts, a passed one after them, as on every surface.
+    verdicts, a passed one after them, as on every surface. ``judges``: what the LLM
+    judges' noise does to the verdicts (:func:`~agenticlens_frames.analysis
+    .judge_verdict_note`), said under them as on every surface ("" without judges).
 
     Examples
     --------
@@ -203,6 +206,10 @@ def analysis_repr_html(
     # After an early stop the stopping decision is the inferential statement: it leads, in
     # the page's section, and the fixed-sample verdicts under it are titled descriptive, as
     # on every other surface (the display showed them as the run's verdicts, unlabelled).
+    if judges:
+        # The judges' line under the verdicts, as the console, the page and the explorer
+        # say it: the display's verdicts said nothing of the judges' noise or agreement.
+        lead += f"<div class='muted'>{_e(judges)}</div>"
     if gate is not None:
         # A failed gate blocks shipping (the command line exits 5 on it): it leads the
         # verdicts, whose "no detectable difference" rows would read as reassurance above

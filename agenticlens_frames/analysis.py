@@ -1317,6 +1317,7 @@ class ExperimentAnalysis:
             omitted_statement(self.verdicts),
             stopped,
             said,
+            judge_verdict_note(self),
         )
 
 

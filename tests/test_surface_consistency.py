@@ -992,12 +992,18 @@ def check_judges(s: Surfaces) -> None:
         "HTML": html.unescape(s.html),
         "widget": html.unescape(s.widget),
         "widget (analyze in the notebook)": html.unescape(s.notebook),
+        "notebook display": html.unescape(s.display[1]),
     }
     for surface, text in flat.items():
         text = " ".join(text.split())
         assert line in text, (surface, line)
         at = text.index(line)
-        first = text.index("Verdicts against")
+        # (the display's verdicts are their statements, under no heading)
+        first = text.index(
+            "Verdicts against"
+            if surface != "notebook display"
+            else s.report["verdicts"]["rows"][-1]["statement"]
+        )
         assert first < at, surface
         if "Variants" in text:
             assert at < text.index("Variants"), surface
