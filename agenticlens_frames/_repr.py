@@ -12,7 +12,7 @@ import uuid
 from html import escape
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._values import NO_EVALUATED_ATTEMPT, is_missing, missing_interval_reason
+from ._values import NO_EVALUATED_ATTEMPT, is_missing, missing_interval_reason, pass_rate_unit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -265,9 +265,11 @@ def analysis_repr_html(
         for v in a.variants.to_dict("records")
     )
     if lead_rates:
-        rate_head = f"pass rate [{level} CI, cases as the unit]"
+        # Under a declared cluster the interval's unit is the cluster (CR1), not the case.
+        unit = pass_rate_unit(records)
+        rate_head = f"pass rate [{level} CI, {unit} as the unit]"
         rate_note = (
-            "Pass rate: mean over the evaluated attempts; its interval treats the case as the "
+            f"Pass rate: mean over the evaluated attempts; its interval treats {unit} as the "
             "unit. Trial success: share of trials in which every case passed."
         )
         pooled = "".join(

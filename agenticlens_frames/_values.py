@@ -7,7 +7,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -20,6 +20,7 @@ __all__ = [
     "is_missing",
     "json_copy",
     "missing_interval_reason",
+    "pass_rate_unit",
     "same_json",
 ]
 
@@ -88,6 +89,26 @@ def missing_interval_reason(row: Mapping[str, Any]) -> str:
         (c for c in reversed(clauses) if c.startswith(("no interval:", "no estimate:"))),
         "no interval",
     )
+
+
+def pass_rate_unit(rows: Iterable[Mapping[str, Any]]) -> str:
+    """The unit of the case-level pass rates' intervals (rows of
+    :func:`~agenticlens_frames.paired.verdicts.headline_pass_rates`), in words: "clusters
+    of cases" when a declared cluster groups cases (fewer clusters than cases in a row),
+    else "cases".
+
+    Examples
+    --------
+    >>> pass_rate_unit([{"n_cases": 12, "n_clusters": 1}])
+    'clusters of cases'
+    >>> pass_rate_unit([{"n_cases": 12, "n_clusters": 12}, {"n_cases": 3}])
+    'cases'
+    """
+    for row in rows:
+        cases, clusters = row.get("n_cases"), row.get("n_clusters")
+        if not is_missing(cases) and not is_missing(clusters) and clusters < cases:
+            return "clusters of cases"
+    return "cases"
 
 
 def json_copy(value: Any) -> Any:

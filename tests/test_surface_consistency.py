@@ -1129,6 +1129,19 @@ def test_every_surface_states_the_same_verdicts(root: Path, experiment: Experime
                 assert reasons and m["reason"] == reasons[-1], (surface, variant, text, r["note"])
             else:
                 assert m["reason"] is None, (surface, variant, text)
+    # The interval's unit, said beside the rates: the cluster when fewer clusters than
+    # cases (a declared cluster), else the case.
+    unit = (
+        "clusters of cases"
+        if any(r["n_clusters"] < r["n_cases"] for r in recommended.values())
+        else "cases"
+    )
+    for surface, text, said in (
+        ("console", s.stdout, f"interval with {unit} as the unit"),
+        ("summary", s.summary, f"interval with {unit} as the unit"),
+        ("notebook display", html.unescape(s.display[1]), f"CI, {unit} as the unit]"),
+    ):
+        assert said in " ".join(text.split()), (surface, said)
 
     # The summary's headline sentences: every row once, grouped better, worse, no
     # detectable difference, no test; candidates in the table's order.

@@ -10,7 +10,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .._values import NO_EVALUATED_ATTEMPT, format_power, missing_interval_reason
+from .._values import (
+    NO_EVALUATED_ATTEMPT,
+    format_power,
+    missing_interval_reason,
+    pass_rate_unit,
+)
 from ..analysis import (
     ExperimentAnalysis,
     headline_warnings,
@@ -314,9 +319,12 @@ def variant_notes(analysis: ExperimentAnalysis, case_level: bool) -> list[str]:
     'retrieval-dense: 1 of 5 trials failed; the pas'
     """
     level = f"{analysis.confidence_level:.0%}"
+    # Under a declared cluster the interval's unit is the cluster (CR1), not the case.
+    unit = pass_rate_unit(pass_rates(analysis).values()) if case_level else "cases"
     notes = [
-        f"Pass rate: mean over the evaluated attempts, {level} interval with cases as the unit "
-        "(the case-level interval); the same mean the factor levels and the Pareto view use."
+        f"Pass rate: mean over the evaluated attempts, {level} interval with {unit} as the "
+        "unit (the case-level interval); the same mean the factor levels and the Pareto view "
+        "use."
         if case_level
         else "† Pass rate: AgenticLens's case pass rate with a pooled Wilson interval that "
         "treats attempts as independent (this report has no case-level numbers).",
