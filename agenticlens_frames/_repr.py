@@ -12,7 +12,7 @@ import uuid
 from html import escape
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._values import NO_EVALUATED_ATTEMPT, is_missing
+from ._values import NO_EVALUATED_ATTEMPT, is_missing, missing_interval_reason, pass_rate_unit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -153,6 +153,8 @@ def analysis_repr_html(
     headline: pd.DataFrame | None = None,
     omitted: str = "",
     stopped: tuple[str, str] | None = None,
+    gate: tuple[bool, str, list[str]] | None = None,
+    judges: str = "",
 ) -> str:
     """HTML summary of an :class:`~agenticlens_frames.analysis.ExperimentAnalysis`: the
     verdicts with ``omitted`` under them (the comparisons left out, in words:
@@ -162,7 +164,12 @@ def analysis_repr_html(
     then AgenticLens's pooled numbers and comparisons, labelled as such, and the warnings.
     ``stopped``, after an early stop: the stopping section's HTML and the verdicts' title
     (:mod:`agenticlens_frames.early_stopping`, read by the caller: this module
-    imports nothing of ours).
+    imports nothing of ours). ``gate``: the non-inferiority gates in words, (passed,
+    headline, one line per (candidate, dimension)) of
+    :func:`~agenticlens_frames.paired.gate.gate_statement`; a failed gate comes before the
+    verdicts, a passed one after them, as on every surface. ``judges``: what the LLM
+    judges' noise does to the verdicts (:func:`~agenticlens_frames.analysis
+    .judge_verdict_note`), said under them as on every surface ("" without judges).
 
     Examples
     --------
@@ -199,6 +206,20 @@ def analysis_repr_html(
     # After an early stop the stopping decision is the inferential statement: it leads, in
     # the page's section, and the fixed-sample verdicts under it are titled descriptive, as
     # on every other surface (the display showed them as the run's verdicts, unlabelled).
+    if judges:
+        # The judges' line under the verdicts, as the console, the page and the explorer
+        # say it: the display's verdicts said nothing of the judges' noise or agreement.
+        lead += f"<div class='muted'>{_e(judges)}</div>"
+    if gate is not None:
+        # A failed gate blocks shipping (the command line exits 5 on it): it leads the
+        # verdicts, whose "no detectable difference" rows would read as reassurance above
+        # it; a passed one follows them (the page's and the console's order).
+        passed, gate_headline, details = gate
+        said = (
+            f"<div class='{'good' if passed else 'bad'}'><b>{_e(gate_headline)}</b></div>"
+            + "".join(f"<div class='muted'>{_e(line)}</div>" for line in details)
+        )
+        lead = lead + said if passed else said + lead
     if stopped is not None:
         section, title = stopped
         lead = f"{section}<div><b>{_e(title)}</b></div>{lead}"
@@ -221,6 +242,13 @@ def analysis_repr_html(
                 f"[{_pct(v['case_pass_rate_ci_low'])}, {_pct(v['case_pass_rate_ci_high'])}]"
                 "</span> †"
             )
+        if is_missing(h["ci_low"]):
+            # Why there is none (one cluster), in the words of the JSON's note: not
+            # "[n/a, n/a]".
+            return (
+                f"{_pct(h['estimate'])} <span class='muted'>"
+                f"({_e(missing_interval_reason(h))})</span>"
+            )
         return (
             f"{_pct(h['estimate'])} <span class='muted'>[{_pct(h['ci_low'])}, "
             f"{_pct(h['ci_high'])}]</span>"
@@ -237,9 +265,11 @@ def analysis_repr_html(
         for v in a.variants.to_dict("records")
     )
     if lead_rates:
-        rate_head = f"pass rate [{level} CI, cases as the unit]"
+        # Under a declared cluster the interval's unit is the cluster (CR1), not the case.
+        unit = pass_rate_unit(records)
+        rate_head = f"pass rate [{level} CI, {unit} as the unit]"
         rate_note = (
-            "Pass rate: mean over the evaluated attempts; its interval treats the case as the "
+            f"Pass rate: mean over the evaluated attempts; its interval treats {unit} as the "
             "unit. Trial success: share of trials in which every case passed."
         )
         pooled = "".join(

@@ -7,7 +7,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -20,6 +20,8 @@ __all__ = [
     "is_missing",
     "json_copy",
     "json_key_clash",
+    "missing_interval_reason",
+    "pass_rate_unit",
     "same_json",
 ]
 
@@ -62,6 +64,52 @@ def is_missing(value: Any) -> bool:
         return math.isnan(value)
     pandas = sys.modules.get("pandas")
     return pandas is not None and value is pandas.NA
+
+
+def missing_interval_reason(row: Mapping[str, Any]) -> str:
+    """Why a case-level pass rate (a row of
+    :func:`~agenticlens_frames.paired.verdicts.headline_pass_rates`) has no interval, in
+    the short form every surface shows beside the rate: the last "no interval: …" or "no
+    estimate: …" clause of the row's ``note`` (the JSON report's words); "" when the row
+    has an interval.
+
+    Examples
+    --------
+    >>> missing_interval_reason({"ci_low": float("nan"), "note": "trial-weighted mean; CR1 "
+    ...     "clustered by metadata field 'group'; no interval: fewer than two clusters"})
+    'no interval: fewer than two clusters'
+    >>> missing_interval_reason({"ci_low": 0.7, "note": "beta-binomial"})
+    ''
+    """
+    if not is_missing(row.get("ci_low")):
+        return ""
+    note = row.get("note")
+    clauses = [] if is_missing(note) else str(note).split("; ")
+    # (a saved report from before the notes, or a frame without them: the bare fact)
+    return next(
+        (c for c in reversed(clauses) if c.startswith(("no interval:", "no estimate:"))),
+        "no interval",
+    )
+
+
+def pass_rate_unit(rows: Iterable[Mapping[str, Any]]) -> str:
+    """The unit of the case-level pass rates' intervals (rows of
+    :func:`~agenticlens_frames.paired.verdicts.headline_pass_rates`), in words: "clusters
+    of cases" when a declared cluster groups cases (fewer clusters than cases in a row),
+    else "cases".
+
+    Examples
+    --------
+    >>> pass_rate_unit([{"n_cases": 12, "n_clusters": 1}])
+    'clusters of cases'
+    >>> pass_rate_unit([{"n_cases": 12, "n_clusters": 12}, {"n_cases": 3}])
+    'cases'
+    """
+    for row in rows:
+        cases, clusters = row.get("n_cases"), row.get("n_clusters")
+        if not is_missing(cases) and not is_missing(clusters) and clusters < cases:
+            return "clusters of cases"
+    return "cases"
 
 
 def json_copy(value: Any) -> Any:

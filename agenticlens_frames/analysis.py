@@ -1287,6 +1287,7 @@ class ExperimentAnalysis:
             stopped_early,
             stopping_section_html,
         )
+        from .paired.gate import gate_statement
         from .paired.verdicts import omitted_statement
 
         headline = self.pass_rates
@@ -1301,8 +1302,22 @@ class ExperimentAnalysis:
             if stopped_early(self)
             else None
         )
+        # The non-inferiority gates in the console's words (a failed one leads the
+        # verdicts): the display said nothing of a gate that blocks shipping.
+        frames = self.paired_frames or {}
+        gate = frames.get("noninferiority")
+        said = (
+            None
+            if gate is None
+            else gate_statement(gate, frames.get("paired_comparisons"), every=True)
+        )
         return analysis_repr_html(
-            self, headline if len(headline) else None, omitted_statement(self.verdicts), stopped
+            self,
+            headline if len(headline) else None,
+            omitted_statement(self.verdicts),
+            stopped,
+            said,
+            judge_verdict_note(self),
         )
 
 

@@ -545,20 +545,21 @@ class Explorer(widgets.VBox):
         table = f"<h3>{title} (case-level)</h3>" + _hidden_note(hidden, declared) + body
         # In the page's order: the warnings first (too few trials makes every interval
         # exploratory); after an early stop the stopping decision leads and the fixed-sample
-        # verdicts are descriptive, a rule that never stopped follows; a failed
-        # non-inferiority gate comes before the table, whose "no detectable difference"
-        # rows would read as reassurance above it, and a passed one after.
+        # verdicts are descriptive, a rule that never stopped follows the gate; a failed
+        # non-inferiority gate comes before the table (after the stopping decision), whose
+        # "no detectable difference" rows would read as reassurance above it, and a passed
+        # one after.
         stopping = stopping_section_html(self.analysis)
         gate, gate_passed = gate_section_html(self.analysis)
+        lead, rule = "", stopping
         if stopped_early(self.analysis):
             heading = f"<h3>{title} (case-level)</h3>"
-            table = stopping + table.replace(
+            table = table.replace(
                 heading, f"<h3>{html.escape(descriptive_title(title + ' (case-level)'))}</h3>", 1
             )
-        else:
-            table += stopping
+            lead, rule = stopping, ""
         table = table + gate if gate_passed else gate + table
-        return warnings_section_html(self.analysis) + table
+        return warnings_section_html(self.analysis) + lead + table + rule
 
     def show_attempts_at(self, x: str, y: str) -> None:
         """Show the attempts of the heatmap cell with these axis labels (``x``: the case,

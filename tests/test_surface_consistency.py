@@ -216,6 +216,17 @@ EDGES = [
         edit=lambda f: _clustered(f, 1),
         options=("--cluster", "group"),
     ),
+    # One cluster declared by the manifest, no correction on the command line.
+    Experiment(
+        "one-cluster-manifest",
+        3,
+        2,
+        12,
+        21,
+        None,
+        edit=lambda f: _clustered(f, 1, declare=True),
+        manifest_declares=True,
+    ),
     Experiment("no-latency", 3, 2, 12, 17, "holm", shape="eval", edit=_no_latency),
     Experiment(
         "llm-judges",
@@ -670,7 +681,11 @@ def forest_row(key: tuple[str, str], text: str) -> dict[str, Any]:
     }
 
 
-_RATE = re.compile(r"(?P<rate>[\d.]+)%(?: \[?(?P<low>[\d.]+)%–(?P<high>[\d.]+)%\]?)?")
+#: A pass rate cell: the rate, then its interval or (none) the reason in parentheses.
+_RATE = re.compile(
+    r"(?P<rate>[\d.]+)%(?: \[?(?P<low>[\d.]+)%[–,] ?(?P<high>[\d.]+)%\]?"
+    r"| \((?P<reason>no (?:interval|estimate): [^)]*)\))?$"
+)
 
 
 def pass_rates(s: Surfaces) -> dict[str, dict[str, str]]:
@@ -697,7 +712,20 @@ def pass_rates(s: Surfaces) -> dict[str, dict[str, str]]:
         r"<tr data-variant='([^']+)'>.*?</td><td>([^<]*)(?:<small>([^<]*)</small>)?</td>",
         section,
     ):
-        out.setdefault("HTML", {})[m[1]] = f"{m[2]}[{m[3]}]" if m[3] else m[2]
+        small = m[3] or ""
+        out.setdefault("HTML", {})[html.unescape(m[1])] = html.unescape(
+            m[2].strip()
+            if not small
+            else f"{m[2]}{small}"
+            if small[0] == "("
+            else f"{m[2]}[{small}]"
+        )
+    # The notebook display's variant table (the interval in a muted span).
+    for m in re.finditer(
+        r"<tr><td><b>([^<]+)</b>[^<]*</td><td>([^<]*)<span class='muted'>([^<]*)</span></td>",
+        s.display[1],
+    ):
+        out.setdefault("notebook display", {})[html.unescape(m[1])] = html.unescape(m[2] + m[3])
     return out
 
 
@@ -848,6 +876,30 @@ def failed_gates(block: dict[str, Any]) -> list[str]:
     return failed
 
 
+def check_gate_order(s: Surfaces, headline: str, failed: bool) -> None:
+    """The non-inferiority gate in the same place on every surface: a failed gate (what
+    blocks shipping, exit 5) before the verdicts, a passed one after them
+    (docs/statistics.md)."""
+    heading = "Verdicts against" if s.report["verdicts"]["declared"] else "Paired differences"
+    first = s.report["verdicts"]["rows"][0]["statement"]
+    for surface, text, verdicts in (
+        ("console", s.stdout, heading),
+        ("console (experiment report)", s.report_stdout, heading),
+        ("narrow console", s.narrow, heading),
+        ("summary", _unescape_md(s.summary), heading),
+        ("summary (experiment report)", _unescape_md(s.report_summary), heading),
+        ("HTML", html.unescape(s.html), heading),
+        ("widget", html.unescape(s.widget), heading),
+        ("widget (analyze in the notebook)", html.unescape(s.notebook), heading),
+        # The display's verdicts are their statements.
+        ("notebook display", html.unescape(s.display[1]), first),
+    ):
+        flat = " ".join(text.split())
+        assert headline in flat, (surface, headline)
+        gate, table = flat.index(headline), flat.index(" ".join(verdicts.split()))
+        assert (gate < table) == failed, (surface, "before" if failed else "after", headline)
+
+
 def _key(row: dict[str, Any]) -> tuple[str, str]:
     return (row["candidate"], row["dimension"])
 
@@ -940,12 +992,18 @@ def check_judges(s: Surfaces) -> None:
         "HTML": html.unescape(s.html),
         "widget": html.unescape(s.widget),
         "widget (analyze in the notebook)": html.unescape(s.notebook),
+        "notebook display": html.unescape(s.display[1]),
     }
     for surface, text in flat.items():
         text = " ".join(text.split())
         assert line in text, (surface, line)
         at = text.index(line)
-        first = text.index("Verdicts against")
+        # (the display's verdicts are their statements, under no heading)
+        first = text.index(
+            "Verdicts against"
+            if surface != "notebook display"
+            else s.report["verdicts"]["rows"][-1]["statement"]
+        )
         assert first < at, surface
         if "Variants" in text:
             assert at < text.index("Variants"), surface
@@ -1062,6 +1120,28 @@ def test_every_surface_states_the_same_verdicts(root: Path, experiment: Experime
                     assert value is None, (surface, variant, text)
                 else:
                     _close(m[part], value, "proportion", f"{surface}: {variant} pass rate {part}")
+            # No interval (one cluster): the JSON note's reason beside the rate, in its
+            # words (the note's last clause saying it), on every surface.
+            reasons = [
+                c for c in r["note"].split("; ") if c.startswith(("no interval", "no estimate"))
+            ]
+            if r["ci_low"] is None:
+                assert reasons and m["reason"] == reasons[-1], (surface, variant, text, r["note"])
+            else:
+                assert m["reason"] is None, (surface, variant, text)
+    # The interval's unit, said beside the rates: the cluster when fewer clusters than
+    # cases (a declared cluster), else the case.
+    unit = (
+        "clusters of cases"
+        if any(r["n_clusters"] < r["n_cases"] for r in recommended.values())
+        else "cases"
+    )
+    for surface, text, said in (
+        ("console", s.stdout, f"interval with {unit} as the unit"),
+        ("summary", s.summary, f"interval with {unit} as the unit"),
+        ("notebook display", html.unescape(s.display[1]), f"CI, {unit} as the unit]"),
+    ):
+        assert said in " ".join(text.split()), (surface, said)
 
     # The summary's headline sentences: every row once, grouped better, worse, no
     # detectable difference, no test; candidates in the table's order.
@@ -1199,6 +1279,7 @@ def test_every_surface_states_the_same_verdicts(root: Path, experiment: Experime
             ("widget", html.unescape(s.widget)),
         ):
             assert headline in text, (surface, headline)
+        check_gate_order(s, headline, bool(failed))
 
     # What is not compared is said on every surface that shows the verdicts.
     for omitted in block.get("omitted") or s.report.get("paired_comparisons", {}).get(

@@ -2,7 +2,8 @@
 
 A small live run (python targets, ``--stop-when decided``; the agents of
 ``tests/runner/test_stopping.py``) is run once from the command line with every output,
-with and without a declared correction, and each surface is read back:
+with and without a declared correction, and with its cases graded by the fake LLM judges
+of ``tests/judge_fakes.py`` too, and each surface is read back:
 
 * the console of ``experiment run`` and of ``experiment report`` on the saved JSON, and a
   narrow console (each verdict as its statement),
@@ -14,7 +15,13 @@ with and without a declared correction, and each surface is read back:
 After an early stop every surface must lead with the stopping decision (its heading
 before the verdicts' heading), title the fixed-sample verdicts "descriptive after the
 early stop", and state the attempts saved in the same words, which are written here from
-the block's counts (planned = cases × variants × trials).
+the block's counts (planned = cases × variants × trials). The fixed-sample rows shown
+under that title are read back with test_surface_consistency's parsers and checked
+against the JSON report's ``verdicts`` rows (the same rows in the same order, the same
+difference, interval, p, verdict and smallest detectable change at the displayed
+precision), as for a run that did not stop. With judges, the judges' line (written here
+from the JSON's ``judge_noise`` block) is under those verdicts on every surface, and their
+cost lines are the package's per-trial judge blocks.
 """
 
 from __future__ import annotations
@@ -22,18 +29,33 @@ from __future__ import annotations
 import html
 import io
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from rich.console import Console
 
 from agenticlens_frames import load_report
 from agenticlens_frames.report.console import print_summary
 
 from .runner.test_stopping import _experiment as stopping_experiment
-from .test_surface_consistency import _invoke, _unescape_md
+from .test_surface_consistency import (
+    _check_row,
+    _invoke,
+    _key,
+    _unescape_md,
+    check_json_rows,
+    console_rows,
+    html_rows,
+    judge_cost_lines,
+    judge_line,
+    narrow_statements,
+    statement_row,
+    summary_rows,
+)
 
 #: TRIALS is the trial_count of test_stopping._experiment, which makes the experiment.
 CASES, TRIALS = 120, 2
@@ -50,21 +72,48 @@ class Live:
     plain: str
     block: dict[str, Any]
     surfaces: dict[str, str]
+    #: The JSON report (its ``verdicts`` rows are the fixed-sample reference).
+    report: dict[str, Any]
+    #: The explorer's judges section (its cost lines); "" without judges.
+    judges: str
 
 
-def _experiment(folder: Path, variants: tuple[str, ...], declare: bool) -> tuple[Path, Path]:
+#: ``--evaluators`` of a judged run: the offline fake LLM judges of tests/judge_fakes.py.
+JUDGES = "tests.judge_fakes:build_registry"
+
+
+def _experiment(
+    folder: Path, variants: tuple[str, ...], declare: bool, judged: bool = False
+) -> tuple[Path, Path]:
     folder.mkdir(parents=True)
     # (a rule over several candidates needs a declared correction: the manifest's, when
     # the command line names none)
     declared = {"comparisons": {"correction": "bonferroni"}} if declare else {}
-    return stopping_experiment(folder, cases=CASES, variants=variants, **declared)
+    manifest, suite = stopping_experiment(folder, cases=CASES, variants=variants, **declared)
+    if judged:
+        # Every case also graded by two fake LLM judges (test_surface_consistency's
+        # "llm-judges" edge case): one labelling verdicts over three samples (Fleiss' κ),
+        # retried, priced, sometimes unavailable; a panel whose third sample may refuse.
+        # Their thresholds fail about a fifth of the attempts the keyword passes: noisy
+        # enough to count, not so noisy that the rule cannot decide within the plan.
+        document = yaml.safe_load(suite.read_text(encoding="utf-8"))
+        for case in document["cases"]:
+            case["evaluators"] = [
+                {"name": "helpfulness_judge", "threshold": 0.3},
+                {"name": "strict_panel", "threshold": 0.3},
+            ]
+        suite.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    return manifest, suite
 
 
-def render(folder: Path, correction: str | None, variants: tuple[str, ...]) -> Live:
-    """Run the live experiment with every output and re-render the saved report."""
+def render(
+    folder: Path, correction: str | None, variants: tuple[str, ...], judged: bool = False
+) -> Live:
+    """Run the live experiment with every output and re-render the saved report;
+    ``judged``: its cases are graded by the fake LLM judges too."""
     from agenticlens_frames.widgets import explore
 
-    manifest, suite = _experiment(folder, variants, correction is None)
+    manifest, suite = _experiment(folder, variants, correction is None, judged)
     out = folder / "out"
     done = _invoke(
         [
@@ -74,6 +123,7 @@ def render(folder: Path, correction: str | None, variants: tuple[str, ...]) -> L
             *("--stop-when", "decided"),
             "--fail-on-regression",
             *(("--correction", correction) if correction else ()),
+            *(("--evaluators", JUDGES) if judged else ()),
         ]
     )
     assert done.exit_code in (0, 4), (done.output, done.exception)
@@ -83,11 +133,14 @@ def render(folder: Path, correction: str | None, variants: tuple[str, ...]) -> L
     narrow = Console(width=60, file=io.StringIO(), no_color=True)
     print_summary(saved, narrow)
     report = json.loads((out / "r.json").read_text(encoding="utf-8"))
+    explorer = explore(saved)
     return Live(
         exit_code=done.exit_code,
         stderr=done.stderr,
         plain=repr(saved),
         block=report["agenticlens_frames"]["early_stopping"],
+        report=report,
+        judges=html.unescape(explorer.judges.value),
         surfaces={
             "console (experiment run)": done.stdout,
             "console (experiment report)": again.stdout,
@@ -97,7 +150,7 @@ def render(folder: Path, correction: str | None, variants: tuple[str, ...]) -> L
                 (out / "s2.md").read_text(encoding="utf-8")
             ),
             "HTML page": html.unescape((out / "r.html").read_text(encoding="utf-8")),
-            "explorer widget": html.unescape(explore(saved).verdicts.value),
+            "explorer widget": html.unescape(explorer.verdicts.value),
             "notebook display": html.unescape(saved._repr_html_()),
         },
     )
@@ -114,20 +167,90 @@ def attempts_saved(block: dict[str, Any], variants: int) -> str:
     return text + (f" ({after} more had started before the stop, and ran)" if after else "")
 
 
+def _title_at(text: str) -> int:
+    """Where the fixed-sample verdicts' title ends its words in ``text``."""
+    m = re.search(r"descriptive\s+after\s+the\s+early\s+stop", text)
+    assert m, text[:400]
+    return m.start()
+
+
+def _after_title(text: str) -> str:
+    """``text`` from the fixed-sample verdicts' title on: the stopping decision's table,
+    which comes first, is not one of the verdict rows."""
+    return text[_title_at(text) :]
+
+
+def display_rows(text: str) -> list[dict[str, Any]]:
+    """The notebook display's fixed-sample verdicts (one statement a row, in a cell beside
+    its verdict word) as rows."""
+    return [
+        statement_row(m[1])
+        for m in re.finditer(r"<tr><td class='[^']*'>[^<]*</td><td>([^<]*)</td></tr>", text)
+    ]
+
+
+def fixed_sample_rows(live: Live) -> dict[str, list[dict[str, Any]]]:
+    """The fixed-sample verdict rows each surface shows under the stopping decision."""
+    s = {name: _after_title(text) for name, text in live.surfaces.items()}
+    return {
+        "console (experiment run)": console_rows(s["console (experiment run)"]),
+        "console (experiment report)": console_rows(s["console (experiment report)"]),
+        "narrow console": [statement_row(x) for x in narrow_statements(s["narrow console"])],
+        "summary": summary_rows(s["summary"]),
+        "summary (experiment report)": summary_rows(s["summary (experiment report)"]),
+        "HTML page": html_rows(s["HTML page"]),
+        "explorer widget": html_rows(s["explorer widget"]),
+        "notebook display": display_rows(s["notebook display"]),
+    }
+
+
+def check_judges(live: Live) -> None:
+    """The judges' line and cost lines after an early stop, the same on every surface: the
+    line under the fixed-sample verdicts (after the stopping decision, before the variant
+    table), written here from the JSON's ``judge_noise`` block; the cost lines from the
+    package's per-trial judge blocks (test_surface_consistency's readings)."""
+    line = judge_line(live.report["judge_noise"])
+    assert "Fleiss' κ" in line
+    for surface, text in live.surfaces.items():
+        flat = " ".join(text.split())
+        assert line in flat, (surface, line)
+        at = flat.index(line)
+        assert _title_at(flat) < at, surface
+        if "Variants" in flat:
+            assert at < flat.index("Variants"), surface
+    costs = judge_cost_lines(live.report)
+    assert live.report["agenticlens_frames"]["judge_costs"] == costs
+    # (the explorer shows them in its judges section, not beside its verdicts)
+    cost_surfaces = {
+        k: v for k, v in live.surfaces.items() if k not in ("notebook display", "explorer widget")
+    }
+    for surface, text in {**cost_surfaces, "explorer (judges)": live.judges}.items():
+        flat = " ".join(text.split())
+        for cost in costs:
+            assert cost in flat, (surface, cost)
+
+
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("live")
 
 
 #: (--correction, variants): the correction on the command line, or (None) the manifest's.
-RUNS = [("holm", ("base", "better", "worse")), (None, ("base", "worse", "better"))]
+#: judged: the cases are graded by the fake LLM judges too.
+RUNS = [
+    ("holm", ("base", "better", "worse"), False),
+    (None, ("base", "worse", "better"), False),
+    ("holm", ("base", "better", "worse"), True),
+]
 
 
-@pytest.mark.parametrize(("correction", "variants"), RUNS, ids=["option", "manifest"])
+@pytest.mark.parametrize(
+    ("correction", "variants", "judged"), RUNS, ids=["option", "manifest", "llm-judges"]
+)
 def test_every_surface_leads_with_the_stopping_decision(
-    root: Path, correction: str | None, variants: tuple[str, ...]
+    root: Path, correction: str | None, variants: tuple[str, ...], judged: bool
 ) -> None:
-    live = render(root / str(correction), correction, variants)
+    live = render(root / f"{correction}-{judged}", correction, variants, judged)
     block = live.block
     assert block["stopped_early"] and block["cases_used"] < CASES
     decisions = {c["candidate_variant_id"]: c["decision"] for c in block["candidates"]}
@@ -153,6 +276,17 @@ def test_every_surface_leads_with_the_stopping_decision(
             assert candidate in flat[flat.index(heading) : first], (surface, candidate)
             assert decision in flat[flat.index(heading) : first], (surface, decision)
     assert not wrong, [w[0] for w in wrong]
+    if judged:
+        check_judges(live)
+    # The fixed-sample rows after the stop: the JSON's, in its order, on every surface.
+    refs = live.report["verdicts"]["rows"]
+    check_json_rows(refs, live.report["verdicts"]["declared"])
+    by_key = {(r["candidate_variant_id"], r["dimension"]): r for r in refs}
+    assert refs
+    for surface, rows in fixed_sample_rows(live).items():
+        assert [_key(r) for r in rows] == list(by_key), surface
+        for row in rows:
+            _check_row(row, by_key[_key(row)], surface)
     # The one-line display names the stop before the (descriptive) verdicts' tally.
     stop = f"early_stop={block['reason']!r}, "
     assert stop in live.plain and live.plain.index(stop) < live.plain.index("verdicts="), live.plain

@@ -711,7 +711,11 @@ def headline_pass_rates(summary: pd.DataFrame | None) -> pd.DataFrame:
     -------
     pandas.DataFrame
         ``variant_id``, ``estimate``, ``ci_low``, ``ci_high``, ``confidence_level``,
-        ``method``, ``n_cases``, ``n_attempts``; empty when ``summary`` is None or empty.
+        ``method``, ``n_cases``, ``n_clusters`` (the interval's units: fewer than
+        ``n_cases`` under a declared cluster), ``n_attempts``, ``note`` (the summary's,
+        which says why a row has no interval:
+        :func:`~agenticlens_frames._values.missing_interval_reason`); empty when
+        ``summary`` is None or empty.
 
     Examples
     --------
@@ -729,7 +733,9 @@ def headline_pass_rates(summary: pd.DataFrame | None) -> pd.DataFrame:
         "confidence_level",
         "method",
         "n_cases",
+        "n_clusters",
         "n_attempts",
+        "note",
     ]
     needed = {"variant_id", "estimand", "method", "estimate", "ci_low", "ci_high"}
     if summary is None or len(summary) == 0 or not needed <= set(summary.columns):

@@ -10,7 +10,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .._values import NO_EVALUATED_ATTEMPT, format_power
+from .._values import (
+    NO_EVALUATED_ATTEMPT,
+    format_power,
+    missing_interval_reason,
+    pass_rate_unit,
+)
 from ..analysis import (
     ExperimentAnalysis,
     headline_warnings,
@@ -296,8 +301,10 @@ def _pass_rate_cell(row: dict[str, Any], headline: dict[str, dict[str, Any]]) ->
         return rate + " †"
     rate = _pct(h["estimate"])
     if not math.isnan(h["ci_low"]):
-        rate += f" [{h['ci_low']:.0%}–{h['ci_high']:.0%}]"
-    return rate
+        return rate + f" [{h['ci_low']:.0%}–{h['ci_high']:.0%}]"
+    # Why there is none (one cluster), as the JSON's note says it: a bare rate read as one
+    # without uncertainty.
+    return f"{rate} ({missing_interval_reason(h)})"
 
 
 def variant_notes(analysis: ExperimentAnalysis, case_level: bool) -> list[str]:
@@ -312,9 +319,12 @@ def variant_notes(analysis: ExperimentAnalysis, case_level: bool) -> list[str]:
     'retrieval-dense: 1 of 5 trials failed; the pas'
     """
     level = f"{analysis.confidence_level:.0%}"
+    # Under a declared cluster the interval's unit is the cluster (CR1), not the case.
+    unit = pass_rate_unit(pass_rates(analysis).values()) if case_level else "cases"
     notes = [
-        f"Pass rate: mean over the evaluated attempts, {level} interval with cases as the unit "
-        "(the case-level interval); the same mean the factor levels and the Pareto view use."
+        f"Pass rate: mean over the evaluated attempts, {level} interval with {unit} as the "
+        "unit (the case-level interval); the same mean the factor levels and the Pareto view "
+        "use."
         if case_level
         else "† Pass rate: AgenticLens's case pass rate with a pooled Wilson interval that "
         "treats attempts as independent (this report has no case-level numbers).",
@@ -401,24 +411,26 @@ def variant_cells(
     ]
 
 
-def _gate_lines(analysis: ExperimentAnalysis, console: Console) -> None:
-    """The non-inferiority gates, when set, after the verdicts: every (candidate, dimension)
-    with its bound beside the margin, in the dimension's unit."""
+def _gate_lines(analysis: ExperimentAnalysis) -> tuple[bool, list[Text]]:
+    """The non-inferiority gates, when set: every (candidate, dimension) with its bound
+    beside the margin, in the dimension's unit, and whether all passed (True, no lines,
+    without a gate). A failed gate is printed before the verdicts, a passed one after them,
+    as on every surface (docs/statistics.md)."""
     from ..paired.gate import gate_statement
 
     gate = analysis.paired_frames.get("noninferiority")
     if gate is None:
-        return
+        return True, []
     comparisons = analysis.paired_frames.get("paired_comparisons")
     passed, headline, details = gate_statement(gate, comparisons, every=True)
-    console.print(Text(strip_control(headline), style="green" if passed else "red"))
-    for line in details:
-        console.print(Text("  " + strip_control(line)))
+    lines = [Text(strip_control(headline), style="green" if passed else "red")]
+    return passed, lines + [Text("  " + strip_control(line)) for line in details]
 
 
 def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) -> None:
     """Print the verdicts first, then the variant and pass@k tables, the
-    AgenticLens-compatible numbers (labelled as such), the frontier and warnings.
+    AgenticLens-compatible numbers (labelled as such), the frontier and warnings. A failed
+    non-inferiority gate comes before the verdicts, a passed one after them.
 
     After an early stop (``stop_when="decided"``) the stopping decision comes first and
     the verdicts follow, labelled descriptive; a run the rule watched but never stopped
@@ -435,8 +447,15 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
     stopping, stopped = early_stopping(analysis), stopped_early(analysis)
     if stopping is not None and stopped:
         _stopping_table(analysis, stopping, console)
+    # A failed non-inferiority gate is what the exit status (5) acts on: it leads the
+    # verdicts, whose "no detectable difference" rows would read as reassurance above it;
+    # a passed one follows them (the page's, the explorer's and --summary's order).
+    gate_passed, gate_lines = _gate_lines(analysis)
+    for line in [] if gate_passed else gate_lines:
+        console.print(line)
     _verdict_table(analysis, console, descriptive=stopped)
-    _gate_lines(analysis, console)
+    for line in gate_lines if gate_passed else []:
+        console.print(line)
     if stopping is not None and not stopped:
         _stopping_table(analysis, stopping, console)
     headline = pass_rates(analysis)

@@ -54,7 +54,7 @@ from .. import viz
 from .._deprecate import renamed_keywords
 from .._files import write_atomic
 from .._repr import regressed_labels
-from .._values import NO_EVALUATED_ATTEMPT, is_missing
+from .._values import NO_EVALUATED_ATTEMPT, is_missing, missing_interval_reason
 from ..analysis import (
     ExperimentAnalysis,
     failed_trials,
@@ -213,7 +213,13 @@ def _pass_rate_cell(v: dict[str, Any], headline: dict[str, dict[str, Any]]) -> s
         if h is None
         else (h["estimate"], h["ci_low"], h["ci_high"], "")
     )
-    interval = "" if is_missing(low) else f"<small>{_pct(low)}–{_pct(high)}</small>"
+    if not is_missing(low):
+        interval = f"<small>{_pct(low)}–{_pct(high)}</small>"
+    elif h is not None:
+        # Why there is none (one cluster), in the words of the JSON's note.
+        interval = f"<small>({_e(missing_interval_reason(h))})</small>"
+    else:
+        interval = ""
     return f"{_pct(rate)}{mark} {interval}"
 
 

@@ -167,25 +167,26 @@ def _stopping(block: Any) -> list[str]:
 
 def _gate(gate: GateOutcome, warnings: Sequence[str] = ()) -> list[str]:
     """The gate's outcome; a detail that only repeats one of ``warnings`` (stderr's
-    ``note: <warning>`` beside a gate) is left to the warning block just below it."""
+    ``note: <warning>`` beside a gate) is left to the warning block below the verdicts."""
     mark = "Passed" if gate.code == 0 else f"Failed (exit {gate.code})"
     details = [d for d in gate.details if d.removeprefix("note: ") not in warnings]
     return [f"**{mark}.** {_md(gate.headline)}", *(f"- {_md(d)}" for d in details)]
 
 
-def _unapplied_gate(analysis: ExperimentAnalysis) -> list[list[str]]:
+def _unapplied_gate(analysis: ExperimentAnalysis) -> tuple[bool, list[list[str]]]:
     """A saved report's non-inferiority gate, re-rendered without a gate asked for: in the
-    console's words, said not to have set the exit status. The console showed a failed gate
-    and the summary of the same command said nothing of it."""
+    console's words, said not to have set the exit status (the console showed a failed gate
+    and the summary of the same command said nothing of it); and whether it passed (True,
+    no block, without a gate)."""
     from ..paired.gate import gate_statement
 
     gate = analysis.paired_frames.get("noninferiority")
     if gate is None:
-        return []
+        return True, []
     passed, headline, details = gate_statement(
         gate, analysis.paired_frames.get("paired_comparisons"), every=True
     )
-    return [
+    return passed, [
         [
             f"**{'Passed' if passed else 'Failed'}, not applied (exit 0).** {_md(headline)}",
             *(f"- {_md(d)}" for d in details),
@@ -302,6 +303,18 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
     blocks: list[Iterable[str]] = [[_heading(analysis)]]
     if stopping is not None and stopped_early(analysis):
         blocks.append(_stopping(stopping))
+    warnings = [*headline_warnings(analysis.warnings), *target_failure_warnings(analysis)]
+    # A failed gate is what blocks shipping (the exit status acts on it): it leads the
+    # verdicts, whose "no detectable difference" sentences would read as reassurance above
+    # it; a passed one follows them. The console, the page and the explorer keep the same
+    # order (docs/statistics.md).
+    if gates:
+        failed = [_gate(gate, warnings) for gate in gates if gate.code]
+        passed = [_gate(gate, warnings) for gate in gates if not gate.code]
+    else:
+        gate_passed, unapplied = _unapplied_gate(analysis)
+        failed, passed = ([], unapplied) if gate_passed else (unapplied, [])
+    blocks.extend(failed)
     if v.attrs.get("missing"):
         # (paired.verdicts.NOT_IN_REPORT: our words, their `code` meant as Markdown)
         blocks.append([f"**No verdicts.** {v.attrs['missing']}"])
@@ -328,10 +341,7 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
                 *_headlines(analysis, base),
             ]
         )
-    warnings = [*headline_warnings(analysis.warnings), *target_failure_warnings(analysis)]
-    blocks.extend(_gate(gate, warnings) for gate in gates)
-    if not gates:
-        blocks.extend(_unapplied_gate(analysis))
+    blocks.extend(passed)
     if omitted := omitted_statement(v):
         warnings.append(omitted)
     warnings += judge_noise_notes(analysis)
