@@ -174,6 +174,7 @@ def _fake_dask_scheduler(
 ) -> None:
     """``Client("tcp://scheduler:8786")`` connects to an in-process cluster instead."""
     _require(available("distributed"), "the dask example needs the [dask] extra")
+    import dask.distributed
     import distributed
 
     real = distributed.Client
@@ -186,7 +187,12 @@ def _fake_dask_scheduler(
         )
         return stack.enter_context(real(cluster, **kwargs))
 
+    # Both names: ``dask.distributed`` copies ``Client`` from ``distributed`` when first
+    # imported, so once an earlier test has imported it, patching ``distributed`` alone
+    # leaves the block's ``from dask.distributed import Client`` the real one (it then
+    # waited 30 s for tcp://scheduler:8786 in the whole suite, and passed alone).
     patch.setattr(distributed, "Client", client)
+    patch.setattr(dask.distributed, "Client", client)
 
 
 #: Fakes a ``fakes=`` directive may name: each defines that name (several names may share
