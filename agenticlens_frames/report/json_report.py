@@ -53,7 +53,7 @@ _CASES_DEPTH = 6
 #: Case records a worker builds ahead, while it waits for the analysis
 #: (:meth:`_TrialReports.build_ahead`): every trial's when they all fit in this many bytes
 #: (a 4 x 5 x 5 000 run's are 230 MiB, and its processes peak far below 1 GiB), else the
-#: first trials' up to a quarter of it (a 20 000-case run peaks within 10% of 1 GiB).
+#: first trials' up to a quarter of it (a 20 000-case run peaks about 110 MiB under 1 GiB).
 _AHEAD_BYTES = 256 << 20
 #: How many bytes of the report are written between two requests to the kernel to start
 #: writing them to disk (see :class:`_BackgroundWriter`).
