@@ -15,7 +15,7 @@ import queue
 import re
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -53,7 +53,7 @@ _CASES_DEPTH = 6
 #: Case records a worker builds ahead, while it waits for the analysis
 #: (:meth:`_TrialReports.build_ahead`): every trial's when they all fit in this many bytes
 #: (a 4 x 5 x 5 000 run's are 230 MiB, and its processes peak far below 1 GiB), else the
-#: first trials' up to a quarter of it (a 20 000-case run peaks within 10% of 1 GiB).
+#: first trials' up to a quarter of it (a 20 000-case run peaks about 110 MiB under 1 GiB).
 _AHEAD_BYTES = 256 << 20
 #: How many bytes of the report are written between two requests to the kernel to start
 #: writing them to disk (see :class:`_BackgroundWriter`).
@@ -227,7 +227,9 @@ class _TrialReports:
         )
         self.att_variant = att["variant_id"].cat.codes.to_numpy()
         self.att_passed = att["passed"].to_numpy(bool)
-        self.att_status = att["status"].astype(str).tolist()
+        # Each value the category's own str object, shared (astype(str) would make one
+        # str per attempt: 25 MiB at 400 000 attempts, held by the JSON report's worker).
+        self.att_status = att["status"].astype(object).tolist()
         self.att_ok = (att["status"] == "ok").to_numpy(bool)
         self.att_case = att["case_index"].to_numpy()
         self.att_cost = att["cost_usd"].to_numpy(float)
@@ -803,6 +805,15 @@ def _trial_frame(analysis: ExperimentAnalysis) -> pd.DataFrame:
     return frame
 
 
+def _variant_cases(analysis: ExperimentAnalysis, code: int) -> list[dict[str, Any]]:
+    """The case matrix records of the variant at manifest position ``code``: its
+    ``variants[].cases`` (:meth:`~agenticlens_frames.schema.FrameSchema.to_json` writes
+    each row alone, so these are the records a dump of every variant's holds for it)."""
+    cm = analysis.cases
+    rows = np.flatnonzero(cm["variant_id"].cat.codes.to_numpy() == code)
+    return CASES.bind(analysis.pass_k).to_json(cm.iloc[rows])
+
+
 def _split(items: list[Any], codes: np.ndarray, n: int) -> list[list[Any]]:
     """``items`` grouped by ``codes`` (0..n-1), each group in its original order."""
     groups: list[list[Any]] = [[] for _ in range(n)]
@@ -856,13 +867,15 @@ def _build_report(
     *,
     lean: bool,
     trial_cases: Callable[[int, str, int], Any] | None = None,
+    variant_cases: Callable[[int], Any] | None = None,
     builder: _TrialReports | None = None,
 ) -> tuple[dict[str, Any], _TrialReports]:
     """The report, and the builder of its trial reports.
 
     ``trial_cases(variant_position, variant_id, trial)`` gives the ``cases`` value of each
-    completed trial's report instead of its records (the streaming writer passes a
-    placeholder). ``builder`` is one made from the analysis' run beforehand.
+    completed trial's report instead of its records, ``variant_cases(variant_position)``
+    that of each variant's case matrix (the streaming writer passes placeholders for
+    both). ``builder`` is one made from the analysis' run beforehand.
     """
     run = analysis.run
     if run is None:
@@ -898,10 +911,13 @@ def _build_report(
     }
     trials = _split(TRIALS.to_json(tf, context=context, slots=slots), trial_codes, n)
 
-    cm = analysis.cases
-    cases = _split(
-        CASES.bind(analysis.pass_k).to_json(cm), cm["variant_id"].cat.codes.to_numpy(), n
-    )
+    if variant_cases is None:
+        cm = analysis.cases
+        cases = _split(
+            CASES.bind(analysis.pass_k).to_json(cm), cm["variant_id"].cat.codes.to_numpy(), n
+        )
+    else:
+        cases = [variant_cases(code) for code in range(n)]
 
     vs = analysis.variants
     vs = vs.iloc[np.argsort(vs["variant_id"].cat.codes.to_numpy(), kind="stable")]
@@ -1108,12 +1124,23 @@ def _dumps_indented(value: Any) -> bytes:
     given NaN and ±inf as null first, as orjson writes them (it would write ``NaN``, which
     is not JSON).
     """
+    return _dumps_choosing(value)[0]
+
+
+def _dumps_choosing(value: Any) -> tuple[bytes, Callable[[Any], bytes]]:
+    """:func:`_dumps_indented` of ``value``, and the encoder that wrote it: orjson's, or
+    the standard encoder's where orjson refuses an integer beyond 64 bits."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2)
+        return _dumps_orjson(value), _dumps_orjson
     except TypeError as exc:
         if "64-bit" not in str(exc):
             raise
-        return json.dumps(json_ready(value), indent=2, ensure_ascii=False).encode("utf-8")
+        return _dumps_standard(value), _dumps_standard
+
+
+def _dumps_standard(value: Any) -> bytes:
+    """``value`` as indented JSON by the standard encoder, NaN and ±inf written null."""
+    return json.dumps(json_ready(value), indent=2, ensure_ascii=False).encode("utf-8")
 
 
 def _dumps_orjson(value: Any) -> bytes:
@@ -1197,39 +1224,63 @@ def _write_report(
 ) -> Path:
     """:func:`write_json_report`; ``columns=False`` writes the trial reports' cases by
     dumping their records (the slower path, kept for comparison and the rare trial the
-    columns cannot write); ``trials`` is the builder :func:`prepare_json_report` made."""
+    columns cannot write); ``trials`` is the builder :func:`prepare_json_report` made.
+
+    The report is dumped without its long lists — each trial report's ``cases`` and each
+    variant's case matrix ``cases`` — and :func:`_stream` writes each in its place, made
+    when it is reached: a 20 000-case run's variant case matrices alone are 80 000 dicts
+    (about 100 MiB) and 30 MiB of JSON, which the report's worker would otherwise hold
+    beside the rest of the report at its peak.
+    """
     target = check_path(path, "the report to write")
     token = uuid.uuid4().hex
-    pending: list[tuple[int, int]] = []
+    # What each placeholder stands for: the JSON of its value at a depth, in chunks
+    # (called once the skeleton is dumped: `builder` and `encoder` are set by then).
+    pending: list[Callable[[int], Iterable[Any]]] = []
 
-    def placeholder(code: int, variant_id: str, trial: int) -> str:
-        pending.append((code, trial))
-        return f"@@trial-cases-{len(pending) - 1}-{token}@@"
+    def placeholder(part: Callable[[int], Iterable[Any]]) -> str:
+        pending.append(part)
+        return f"@@report-part-{len(pending) - 1}-{token}@@"
+
+    def trial_cases(code: int, variant_id: str, trial: int) -> str:
+        if columns:
+            return placeholder(lambda depth: builder.cases_json(code, trial, depth))
+        # the records path (benchmarks/bench_json_writer.py times both)
+        return placeholder(lambda depth: [_indented_dump(builder.cases(code, trial), depth)])
+
+    def variant_cases(code: int) -> str:
+        # Dumped by the encoder that dumps the rest of the report (the standard one where
+        # an integer beyond 64 bits is in it), as if it were in it.
+        return placeholder(
+            lambda depth: [_indented_dump(_variant_cases(analysis, code), depth, dumps=encoder)]
+        )
 
     with paused_gc():
-        skeleton, trials = _build_report(
-            analysis, lean=lean, trial_cases=None if lean else placeholder, builder=trials
+        skeleton, builder = _build_report(
+            analysis,
+            lean=lean,
+            trial_cases=None if lean else trial_cases,
+            variant_cases=variant_cases,
+            builder=trials,
         )
-        text = _dumps_indented(skeleton)
+        text, encoder = _dumps_choosing(skeleton)
         del skeleton  # its bytes are all the streaming needs (a large run's dicts are big)
-        marker = re.compile(rb'"@@trial-cases-(\d+)-' + token.encode() + rb'@@"')
+        marker = re.compile(rb'"@@report-part-(\d+)-' + token.encode() + rb'@@"')
         # A failed write leaves any earlier report as it was (see _files.atomic_write).
         with atomic_write(target) as out:
-            _stream(text, marker, pending, trials, out, columns=columns)
+            _stream(text, marker, pending, out)
     return target
 
 
 def _stream(
     text: bytes,
     marker: re.Pattern[bytes],
-    pending: list[tuple[int, int]],
-    trials: _TrialReports,
+    pending: list[Callable[[int], Iterable[Any]]],
     out: BinaryIO,
-    *,
-    columns: bool = True,
 ) -> None:
-    """Write the skeleton ``text`` to ``out``, each placeholder replaced by its trial's
-    case records, built and serialised one at a time."""
+    """Write the skeleton ``text`` to ``out``, each placeholder replaced by the chunks
+    its entry of ``pending`` gives for the placeholder line's depth, made and written one
+    part at a time."""
     with _BackgroundWriter(out) as write:
         done = 0
         for match in marker.finditer(text):
@@ -1238,11 +1289,7 @@ def _stream(
             # Measure the line's indentation in place: slicing the rest of a large
             # skeleton for every trial made this quadratic.
             indent = _LEADING_SPACES.match(text, line_start).end() - line_start
-            key = pending[int(match.group(1))]
-            if columns:
-                for chunk in trials.cases_json(*key, indent // 2):
-                    write(chunk)
-            else:  # the records path (benchmarks/bench_json_writer.py times both)
-                write(_indented_dump(trials.cases(*key), indent // 2))
+            for chunk in pending[int(match.group(1))](indent // 2):
+                write(chunk)
             done = match.end()
         write(memoryview(text)[done:])

@@ -252,6 +252,36 @@ def test_integers_beyond_64_bits_take_the_records_path(
     assert b'"huge": 18446744073709551616' in data
 
 
+def test_variant_case_lists_are_written_by_the_encoder_of_the_rest(
+    awkward: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The variants' case matrices are made and written one at a time, after the rest of
+    the report is dumped (a large run's worker held them all at once); where the rest
+    needs the standard encoder (an integer beyond 64 bits), they are written by it too, as
+    when they were dumped within it: Python spells 1.5e-07 so, orjson 1.5e-7."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    analysis = _analysis(awkward)
+    analysis.extras["huge"] = 2**64
+    analysis.cases.loc[analysis.cases.index[1], "mean_score"] = 1.5e-7
+    data = json_report._write_report(analysis, tmp_path / "r.json", lean=False).read_bytes()
+    # The variant keys sit three levels (six spaces) deep: the standard encoder's dump of
+    # each case list, its lines after the first indented to that depth.
+    for variant_entry in build_report(analysis)["variants"]:
+        lines = json.dumps(variant_entry["cases"], indent=2, ensure_ascii=False).split("\n")
+        block = "\n".join([lines[0], *("      " + line for line in lines[1:])])
+        assert b'"cases": ' + block.encode() in data
+    assert b'"mean_score": 1.5e-07' in data
+    # The rest parses to the naive report's values (the case records by a plain loop).
+    assert _nan_to_none(json.loads(data)) == json.loads(
+        json.dumps(_nan_to_none(_with_naive_cases(analysis)))
+    )
+    # Without the huge integer, orjson writes everything, and the same file as one dump.
+    del analysis.extras["huge"]
+    data = json_report._write_report(analysis, tmp_path / "r.json", lean=False).read_bytes()
+    assert data == orjson.dumps(_with_naive_cases(analysis), option=orjson.OPT_INDENT_2)
+    assert b'"mean_score": 1.5e-7' in data
+
+
 def test_a_document_with_a_huge_integer_still_writes_nan_as_null(
     awkward: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
