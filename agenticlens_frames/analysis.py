@@ -1306,9 +1306,21 @@ class ExperimentAnalysis:
         from ._repr import analysis_repr
         from .early_stopping import early_stopping, stopped_early
 
-        # After an early stop the stopping decision leads, as on every other surface.
+        # After an early stop the stopping decision leads, as on every other surface; a
+        # failed gate then comes before the verdicts (the line had not said it at all).
         reason = str(early_stopping(self)["reason"]) if stopped_early(self) else None
-        return analysis_repr(self, reason)
+        return analysis_repr(self, reason, self._gate_said())
+
+    def _gate_said(self) -> tuple[bool, str, list[str]] | None:
+        """The non-inferiority gates in the console's words (passed, headline, one line
+        per row), or None without gates: both notebook displays say them."""
+        from .paired.gate import gate_statement
+
+        frames = self.paired_frames or {}
+        gate = frames.get("noninferiority")
+        if gate is None:
+            return None
+        return gate_statement(gate, frames.get("paired_comparisons"), every=True)
 
     def _repr_html_(self) -> str:
         from ._repr import analysis_repr_html
@@ -1317,7 +1329,6 @@ class ExperimentAnalysis:
             stopped_early,
             stopping_section_html,
         )
-        from .paired.gate import gate_statement
         from .paired.verdicts import omitted_statement
 
         headline = self.pass_rates
@@ -1332,21 +1343,14 @@ class ExperimentAnalysis:
             if stopped_early(self)
             else None
         )
-        # The non-inferiority gates in the console's words (a failed one leads the
-        # verdicts): the display said nothing of a gate that blocks shipping.
-        frames = self.paired_frames or {}
-        gate = frames.get("noninferiority")
-        said = (
-            None
-            if gate is None
-            else gate_statement(gate, frames.get("paired_comparisons"), every=True)
-        )
         return analysis_repr_html(
             self,
             headline if len(headline) else None,
             omitted_statement(self.verdicts),
             stopped,
-            said,
+            # The non-inferiority gates (a failed one leads the verdicts): the display
+            # said nothing of a gate that blocks shipping.
+            self._gate_said(),
             judge_verdict_note(self),
         )
 
