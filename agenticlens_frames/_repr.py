@@ -326,13 +326,20 @@ def analysis_repr_html(
     )
 
 
-def analysis_repr(a: ExperimentAnalysis, early_stop: str | None = None) -> str:
+def analysis_repr(
+    a: ExperimentAnalysis,
+    early_stop: str | None = None,
+    gate: tuple[bool, str, list[str]] | None = None,
+) -> str:
     """Plain one-line repr; works for analyses loaded from a saved report (``run=None``).
 
     The verdicts come first, with the correction they are under (None: nothing is called
     significant), as on every other surface; the frontier (AgenticLens's, on means) after.
     ``early_stop``: the reason of an early stop, which then leads (the verdicts that follow
-    are descriptive).
+    are descriptive). ``gate``: the non-inferiority gates in words (passed, headline, rows:
+    :func:`~agenticlens_frames.paired.gate.gate_statement`); a failed gate comes before the
+    verdicts, after the stop, and a passed one after them (docs/statistics.md, "Where a
+    gate is said").
 
     Examples
     --------
@@ -355,6 +362,11 @@ def analysis_repr(a: ExperimentAnalysis, early_stop: str | None = None) -> str:
         rank = {word: order.index(word) if word in order else len(order) for word in counts}
         tally = ", ".join(f"{int(counts[w])} {w}" for w in sorted(rank, key=rank.__getitem__))
         lead = f"correction={verdicts.attrs.get('correction')!r}, verdicts={tally or 'none'!r}, "
+    if gate is not None:
+        # A failed gate blocks shipping (exit 5): said before the verdicts, which read as
+        # reassurance when they come first; a passed one after them.
+        said = f"gate={gate[1].rstrip(':')!r}, "
+        lead = f"{said}{lead}" if not gate[0] else f"{lead}{said}"
     if early_stop is not None:
         lead = f"early_stop={early_stop!r}, {lead}"
     return (

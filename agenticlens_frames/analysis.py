@@ -923,7 +923,10 @@ def judge_cost_lines(analysis: ExperimentAnalysis) -> list[str]:
 
     The console, the page and the saved report's ``agenticlens_frames.judge_costs`` say
     these same lines (the console alone had said them). Read from the ``judge_noise``
-    block's ``totals``, so a loaded report says them as the run did.
+    block's ``totals``, so a loaded report says them as the run did. After an early stop
+    the same line adds what the judges of the attempts that ran past the decision point
+    did and cost (the ``early_stopping`` block's ``judge_spend_after_decision``): paid
+    for, not in the tables, so not analysed.
 
     Examples
     --------
@@ -938,18 +941,45 @@ def judge_cost_lines(analysis: ExperimentAnalysis) -> list[str]:
     >>> judge_cost_lines(a)
     ['Judges · a: 4 score(s), 1 unavailable, cost $0.002100 (3 of 4 priced), 300 input / \
 30 output tokens']
+    >>> a.extras["early_stopping"] = {"judge_spend_after_decision": [{"variant_id": "a",
+    ...     "attempts": 1, "judge_scores": 2, "unavailable_scores": 0, "priced_scores": 2,
+    ...     "spent_cost_usd": 0.0004, "input_tokens": 40, "output_tokens": 10}]}
+    >>> judge_cost_lines(a)[0].split("tokens; ")[1]
+    'after the stop: 2 more score(s), 0 unavailable, $0.000400, 40 / 10 tokens, not analysed'
     """
+    stopping = (analysis.extras or {}).get("early_stopping")
+    after = {
+        str(row["variant_id"]): row
+        for row in (stopping or {}).get("judge_spend_after_decision", None) or ()
+    }
     lines = []
     for row in analysis.judge_noise.get("totals", []):
         spent = row["spent_cost_usd"]
         cost = "unpriced" if spent is None else f"${spent:.6f}"
-        lines.append(
+        line = (
             f"Judges · {row['variant_id']}: {row['judge_scores']} score(s), "
             f"{row['unavailable_scores']} unavailable, cost {cost} "
             f"({row['priced_scores']} of {row['judge_scores']} priced), "
             f"{row['input_tokens']} input / {row['output_tokens']} output tokens"
         )
+        if (more := after.pop(str(row["variant_id"]), None)) is not None:
+            line += f"; {_after_stop(more)}"
+        lines.append(line)
+    # A variant whose judges graded only attempts past the decision point (none analysed).
+    lines += [f"Judges · {variant}: {_after_stop(more)}" for variant, more in after.items()]
     return lines
+
+
+def _after_stop(row: Mapping[str, Any]) -> str:
+    """What the judges of a variant's attempts past an early stop's decision point did and
+    cost, in the words of :func:`judge_cost_lines`."""
+    spent = row["spent_cost_usd"]
+    cost = "unpriced" if spent is None else f"${spent:.6f}"
+    return (
+        f"after the stop: {row['judge_scores']} more score(s), {row['unavailable_scores']} "
+        f"unavailable, {cost}, {row['input_tokens']} / {row['output_tokens']} tokens, "
+        "not analysed"
+    )
 
 
 def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
@@ -1276,9 +1306,21 @@ class ExperimentAnalysis:
         from ._repr import analysis_repr
         from .early_stopping import early_stopping, stopped_early
 
-        # After an early stop the stopping decision leads, as on every other surface.
+        # After an early stop the stopping decision leads, as on every other surface; a
+        # failed gate then comes before the verdicts (the line had not said it at all).
         reason = str(early_stopping(self)["reason"]) if stopped_early(self) else None
-        return analysis_repr(self, reason)
+        return analysis_repr(self, reason, self._gate_said())
+
+    def _gate_said(self) -> tuple[bool, str, list[str]] | None:
+        """The non-inferiority gates in the console's words (passed, headline, one line
+        per row), or None without gates: both notebook displays say them."""
+        from .paired.gate import gate_statement
+
+        frames = self.paired_frames or {}
+        gate = frames.get("noninferiority")
+        if gate is None:
+            return None
+        return gate_statement(gate, frames.get("paired_comparisons"), every=True)
 
     def _repr_html_(self) -> str:
         from ._repr import analysis_repr_html
@@ -1287,7 +1329,6 @@ class ExperimentAnalysis:
             stopped_early,
             stopping_section_html,
         )
-        from .paired.gate import gate_statement
         from .paired.verdicts import omitted_statement
 
         headline = self.pass_rates
@@ -1302,21 +1343,14 @@ class ExperimentAnalysis:
             if stopped_early(self)
             else None
         )
-        # The non-inferiority gates in the console's words (a failed one leads the
-        # verdicts): the display said nothing of a gate that blocks shipping.
-        frames = self.paired_frames or {}
-        gate = frames.get("noninferiority")
-        said = (
-            None
-            if gate is None
-            else gate_statement(gate, frames.get("paired_comparisons"), every=True)
-        )
         return analysis_repr_html(
             self,
             headline if len(headline) else None,
             omitted_statement(self.verdicts),
             stopped,
-            said,
+            # The non-inferiority gates (a failed one leads the verdicts): the display
+            # said nothing of a gate that blocks shipping.
+            self._gate_said(),
             judge_verdict_note(self),
         )
 

@@ -63,6 +63,15 @@ _CLUSTER_FIELDS: dict[str, tuple[type, ...]] = {
     "clusters_used": (int,),
     "clusters_planned": (int,),
 }
+#: The fields of each ``judge_spend_after_decision`` row the judges' lines read.
+_SPEND_FIELDS: dict[str, tuple[type, ...]] = {
+    "variant_id": (str,),
+    "judge_scores": (int,),
+    "unavailable_scores": (int,),
+    "spent_cost_usd": (int, float, type(None)),
+    "input_tokens": (int,),
+    "output_tokens": (int,),
+}
 _CANDIDATE_FIELDS: dict[str, tuple[type, ...]] = {
     "candidate_variant_id": (str,),
     "decision": (str, type(None)),
@@ -108,6 +117,19 @@ def check_block(block: Any) -> list[str | int] | None:
         # Rendered beside the paired cases when present (blocks without clusters lack it).
         if "paired_clusters" in c and not isinstance(c["paired_clusters"], int):
             return ["candidates", i, "paired_clusters"]
+    # Said in the judges' cost lines when present (a run whose judges graded attempts past
+    # the decision point).
+    spend = block.get("judge_spend_after_decision")
+    if spend is not None:
+        if not isinstance(spend, list):
+            return ["judge_spend_after_decision"]
+        for i, row in enumerate(spend):
+            if not isinstance(row, Mapping):
+                return ["judge_spend_after_decision", i]
+            for key, types in _SPEND_FIELDS.items():
+                value = row.get(key)
+                if not isinstance(value, types) or isinstance(value, bool):
+                    return ["judge_spend_after_decision", i, key]
     return None
 
 

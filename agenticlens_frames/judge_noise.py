@@ -42,6 +42,7 @@ __all__ = [
     "judge_samples",
     "judge_totals",
     "judge_unavailable_notes",
+    "variant_judge_totals",
 ]
 
 #: The judge's share of a comparison's interval width that "enough samples" aims under.
@@ -148,28 +149,59 @@ def judge_totals(run: ExperimentRun) -> pd.DataFrame:
                 group["case_id"], group["skipped"], group["metadata"], strict=True
             )
         ]
-        block = summarize_judges(scores)
-        assert block is not None
-        costs = [
-            m["judge_cost_usd"]
-            for _, skipped, m in scores
-            if not skipped and isinstance(m.get("judge_cost_usd"), (int, float))
-        ]
-        records.append(
-            {
-                "variant_id": str(variant),
-                "judge_scores": block["judge_scores"],
-                "unavailable_scores": block["unavailable_scores"],
-                "retried_scores": block["retried_scores"],
-                "priced_scores": block["priced_scores"],
-                "cost_usd": float(sum(costs)) if costs else math.nan,
-                "spent_cost_usd": _nan(block["spent_cost_usd"]),
-                "input_tokens": block["input_tokens"],
-                "output_tokens": block["output_tokens"],
-                "latency_ms": block["total_latency_ms"],
-            }
-        )
+        row = variant_judge_totals(str(variant), scores)
+        row["cost_usd"] = _nan(row["cost_usd"])
+        row["spent_cost_usd"] = _nan(row["spent_cost_usd"])
+        records.append(row)
     return pd.DataFrame(records, columns=columns)
+
+
+def variant_judge_totals(
+    variant_id: str, scores: list[tuple[str, bool, dict[str, Any]]]
+) -> dict[str, Any]:
+    """One variant's row of :func:`judge_totals` from its judge scores, JSON-ready (an
+    unknown cost is None).
+
+    The one count of what judges did and cost: the analysed cases' (:func:`judge_totals`)
+    and, after an early stop, those of the attempts that ran past the decision point
+    (:func:`~agenticlens_frames.runner.stopping.judge_spend_after_decision`).
+
+    Parameters
+    ----------
+    variant_id
+        The variant the scores are of.
+    scores
+        ``(case_id, skipped, metadata)`` of each judge score, as
+        :func:`~agenticlens_frames.judges.summarize_judges` takes them (not empty).
+
+    Examples
+    --------
+    >>> row = variant_judge_totals("a", [
+    ...     ("c1", False, {"judge_status": "ok", "judge_cost_usd": 0.01,
+    ...                    "judge_spent_cost_usd": 0.015, "judge_input_tokens": 90}),
+    ...     ("c2", False, {"judge_status": "unavailable"})])
+    >>> row["judge_scores"], row["unavailable_scores"], row["spent_cost_usd"], row["input_tokens"]
+    (2, 1, 0.015, 90)
+    """
+    block = summarize_judges(scores)
+    assert block is not None
+    costs = [
+        m["judge_cost_usd"]
+        for _, skipped, m in scores
+        if not skipped and isinstance(m.get("judge_cost_usd"), (int, float))
+    ]
+    return {
+        "variant_id": variant_id,
+        "judge_scores": block["judge_scores"],
+        "unavailable_scores": block["unavailable_scores"],
+        "retried_scores": block["retried_scores"],
+        "priced_scores": block["priced_scores"],
+        "cost_usd": float(sum(costs)) if costs else None,
+        "spent_cost_usd": block["spent_cost_usd"],
+        "input_tokens": block["input_tokens"],
+        "output_tokens": block["output_tokens"],
+        "latency_ms": block["total_latency_ms"],
+    }
 
 
 #: The columns of :func:`judge_totals` and their dtypes (a loaded report's frame is cast

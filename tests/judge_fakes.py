@@ -18,6 +18,21 @@ from typing import Any
 
 #: Backoff waits requested by our retry policies (sleeping is replaced by recording).
 SLEEPS: list[float] = []
+#: Every call of :func:`build_registry`'s judges but the ``async`` rubric: (judge, case id,
+#: the trace object of the evaluation (kept, so that its identity names one evaluation),
+#: the reply or None, the raised exception's ``usage`` or None). A test counts what the
+#: judges did from it.
+CALLS: list[tuple[str, str, Any, Any, dict[str, Any] | None]] = []
+
+
+def _logged(name: str, case_id: str, trace: Any, reply: Callable[[], Any]) -> Any:
+    try:
+        value = reply()
+    except Exception as exc:
+        CALLS.append((name, case_id, trace, None, getattr(exc, "usage", None)))
+        raise
+    CALLS.append((name, case_id, trace, value, None))
+    return value
 
 
 class RateLimited(Exception):
@@ -242,7 +257,12 @@ def build_registry() -> Any:
 
         def judge(output, case, trace, entry, _fake=fake, _name=name):  # type: ignore[no-untyped-def]
             call = calls.next(_name, case.id, trace.trace_id)
-            return _fake(output, case.id, trace.trace_id, dict(entry["config"]), call)
+            return _logged(
+                _name,
+                case.id,
+                trace,
+                lambda: _fake(output, case.id, trace.trace_id, dict(entry["config"]), call),
+            )
 
         if name == "rubric":
 

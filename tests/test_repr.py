@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pandas as pd
+import pytest
 
 from agenticlens_frames import ExperimentRun, analyze
 
@@ -28,3 +29,45 @@ def test_the_compatible_pass_rate_change_is_in_points() -> None:
     rate = rows.groupby("variant_id")["passed"].mean()
     (row,) = re.findall(r"<tr><td>cand</td><td>([^<]*?)</td><td>[0-9.]+</td>", shown)
     assert row == f"{100 * (rate['cand'] - rate['base']):+.1f} pp"
+
+
+def _gated(margin: float) -> str:
+    """The plain display of a run whose candidate passes 3 of 10 cases a trial against the
+    baseline's 5 of 10 (other cases in each trial), under a non-inferiority gate on
+    quality of ``margin``."""
+    rows = pd.DataFrame(
+        [
+            {
+                "variant_id": v,
+                "trial": t,
+                "case_id": f"c{c}",
+                "passed": (7 * c + 3 * t + len(v)) % 10 < limit,
+            }
+            for v, limit in (("base", 5), ("cand", 3))
+            for t in (1, 2)
+            for c in range(10)
+        ]
+    )
+    rate = rows.groupby("variant_id")["passed"].mean()
+    assert rate["cand"] - rate["base"] == pytest.approx(-0.2)
+    run = ExperimentRun.from_frames(
+        rows,
+        pd.DataFrame({"variant_id": ["base", "cand"]}),
+        pd.DataFrame({"case_id": [f"c{c}" for c in range(10)]}),
+    )
+    comparisons = {"correction": "holm", "noninferiority": [{"margin": margin}]}
+    return repr(analyze(run, frontier_n_resamples=0, comparisons=comparisons))
+
+
+def test_the_plain_display_leads_with_a_failed_gate() -> None:
+    """The one-line display did not mention the non-inferiority gate, while the HTML display
+    and every other surface lead with a failed one (docs/statistics.md, "Where a gate is
+    said"): a failed gate before the verdicts, a passed one after them."""
+    # The mean paired difference is -0.2, so its lower bound lies below -0.2: a margin of
+    # 0.05 fails; one of 0.9 passes (10 cases cannot put the bound that far down).
+    failed = _gated(0.05)
+    gate = "gate='Non-inferiority gate failed: cand'"
+    assert gate in failed and failed.index(gate) < failed.index("verdicts="), failed
+    passed = _gated(0.9)
+    gate = "gate='Non-inferiority gate passed'"
+    assert gate in passed and passed.index("verdicts=") < passed.index(gate), passed

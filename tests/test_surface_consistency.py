@@ -893,6 +893,8 @@ def check_gate_order(s: Surfaces, headline: str, failed: bool) -> None:
         ("widget (analyze in the notebook)", html.unescape(s.notebook), heading),
         # The display's verdicts are their statements.
         ("notebook display", html.unescape(s.display[1]), first),
+        # The one-line display: the gate's headline as its gate=, its verdicts' tally.
+        ("notebook display (plain)", s.display[0], "verdicts="),
     ):
         flat = " ".join(text.split())
         assert headline in flat, (surface, headline)

@@ -21,7 +21,9 @@ against the JSON report's ``verdicts`` rows (the same rows in the same order, th
 difference, interval, p, verdict and smallest detectable change at the displayed
 precision), as for a run that did not stop. With judges, the judges' line (written here
 from the JSON's ``judge_noise`` block) is under those verdicts on every surface, and their
-cost lines are the package's per-trial judge blocks.
+cost lines are the package's per-trial judge blocks, each followed by what the judges of
+the attempts past the decision point did and cost (not in the tables, but paid for):
+counted here from the fake judges' own calls (``judge_fakes.CALLS``) and the journal.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from rich.console import Console
 from agenticlens_frames import load_report
 from agenticlens_frames.report.console import print_summary
 
+from . import judge_fakes
 from .runner.test_stopping import _experiment as stopping_experiment
 from .test_surface_consistency import (
     _check_row,
@@ -76,6 +79,10 @@ class Live:
     report: dict[str, Any]
     #: The explorer's judges section (its cost lines); "" without judges.
     judges: str
+    #: The fake judges' calls during the run (judge_fakes.CALLS).
+    calls: list[tuple[str, str, Any, Any, dict[str, Any] | None]]
+    #: The run folder's journaled ``attempt`` records.
+    attempts: list[dict[str, Any]]
 
 
 #: ``--evaluators`` of a judged run: the offline fake LLM judges of tests/judge_fakes.py.
@@ -115,6 +122,7 @@ def render(
 
     manifest, suite = _experiment(folder, variants, correction is None, judged)
     out = folder / "out"
+    before = len(judge_fakes.CALLS)
     done = _invoke(
         [
             *("experiment", "run", str(manifest), str(suite)),
@@ -127,6 +135,14 @@ def render(
         ]
     )
     assert done.exit_code in (0, 4), (done.output, done.exception)
+    calls = judge_fakes.CALLS[before:]
+    del judge_fakes.CALLS[before:]  # (the traces they hold are let go)
+    attempts = [
+        record
+        for segment in sorted((folder / "run").rglob("*.jsonl"))
+        for line in segment.read_text(encoding="utf-8").splitlines()
+        if (record := json.loads(line)).get("type") == "attempt"
+    ]
     again = _invoke(["experiment", "report", str(out / "r.json"), "--summary", str(out / "s2.md")])
     assert again.exit_code == 0, again.output
     saved = load_report(out / "r.json")
@@ -141,6 +157,8 @@ def render(
         block=report["agenticlens_frames"]["early_stopping"],
         report=report,
         judges=html.unescape(explorer.judges.value),
+        calls=calls,
+        attempts=attempts,
         surfaces={
             "console (experiment run)": done.stdout,
             "console (experiment report)": again.stdout,
@@ -218,7 +236,10 @@ def check_judges(live: Live) -> None:
         assert _title_at(flat) < at, surface
         if "Variants" in flat:
             assert at < flat.index("Variants"), surface
-    costs = judge_cost_lines(live.report)
+    costs = [
+        f"{line}; {after}" if after else line
+        for line, after in zip(judge_cost_lines(live.report), after_stop(live), strict=True)
+    ]
     assert live.report["agenticlens_frames"]["judge_costs"] == costs
     # (the explorer shows them in its judges section, not beside its verdicts)
     cost_surfaces = {
@@ -228,6 +249,68 @@ def check_judges(live: Live) -> None:
         flat = " ".join(text.split())
         for cost in costs:
             assert cost in flat, (surface, cost)
+
+
+#: The samples each judge of the judged run takes (judge_fakes.JUDGES): an evaluation with
+#: fewer replies is unavailable.
+SAMPLES = {"helpfulness_judge": 3, "strict_panel": 3}
+
+
+def after_stop(live: Live) -> list[str]:
+    """Each variant's judge spend past the decision point, as the cost lines end: the
+    attempts the tables leave out are read from the journal, and what their judges did
+    and cost from the fake judges' own calls, every answered call once."""
+    block = live.block
+    used = {
+        c["case_id"]
+        for v in live.report["variants"]
+        for t in v["trials"]
+        if t["report"] is not None
+        for c in t["report"]["cases"]
+    }
+    assert len(used) == block["cases_used"]
+    after = [r for r in live.attempts if r["case"] not in used]
+    assert len(after) == block["attempts_after_decision"] > 0
+    # Per variant: its attempts there, each graded by both judges (none skipped).
+    rows = block["judge_spend_after_decision"]
+    per_variant = {v["variant_id"]: 0 for v in live.report["variants"]}
+    for record in after:
+        per_variant[record["variant"]] += 1
+    assert {r["variant_id"]: r["attempts"] for r in rows} == {
+        v: n for v, n in per_variant.items() if n
+    }
+    for row in rows:
+        assert row["judge_scores"] == len(SAMPLES) * row["attempts"], row
+    # Over the variants: the fake judges' calls on those cases (the judge's usage, of a
+    # reply or of a billed failure), one evaluation per judge and trace.
+    calls = [c for c in live.calls if c[1] not in used]
+    assert {c[0] for c in calls} == set(SAMPLES)
+    replies: dict[tuple[str, str, int], int] = {}
+    spent = 0.0
+    tokens = [0, 0]
+    for name, case_id, trace, reply, usage in calls:
+        key = (name, case_id, id(trace))
+        replies[key] = replies.get(key, 0) + (reply is not None)
+        meta = (reply or {}).get("metadata", {}) if reply is not None else (usage or {})
+        spent += meta.get("judge_cost_usd", 0.0)
+        tokens[0] += meta.get("judge_input_tokens", 0)
+        tokens[1] += meta.get("judge_output_tokens", 0)
+    assert len(replies) == sum(r["judge_scores"] for r in rows)
+    unavailable = sum(n < SAMPLES[key[0]] for key, n in replies.items())
+    assert sum(r["unavailable_scores"] for r in rows) == unavailable
+    assert sum(r["spent_cost_usd"] for r in rows) == pytest.approx(spent)
+    assert spent > 0
+    assert [sum(r["input_tokens"] for r in rows), sum(r["output_tokens"] for r in rows)] == tokens
+    by_variant = {r["variant_id"]: r for r in rows}
+    return [
+        "after the stop: {judge_scores} more score(s), {unavailable_scores} unavailable, "
+        "${spent_cost_usd:.6f}, {input_tokens} / {output_tokens} tokens, not analysed".format(
+            **by_variant[v["variant_id"]]
+        )
+        if v["variant_id"] in by_variant
+        else ""  # (none of its attempts had started when the stop took effect)
+        for v in live.report["variants"]
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -293,3 +376,21 @@ def test_every_surface_leads_with_the_stopping_decision(
     # The gate follows the decision: "worse" was decided worse.
     assert live.exit_code == 4
     assert "Regression against the baseline (early-stopping decision): worse" in live.stderr
+
+
+def test_a_resumed_stopped_run_counts_the_same_judge_spend(tmp_path: Path) -> None:
+    """The judge spend past the decision point is counted from the journal, every
+    session's: the resume of a decided run (which calls nothing) says the same."""
+    from agenticlens_frames import run_experiment
+
+    manifest, suite = _experiment(tmp_path / "x", ("base", "better", "worse"), True, True)
+    kwargs: dict[str, Any] = {"progress": False, "stop_when": "decided"}
+    kwargs.update(run_dir=tmp_path / "run", evaluators=judge_fakes.build_registry())
+    first = run_experiment(manifest, suite, **kwargs)
+    spend = first.stopping["judge_spend_after_decision"]
+    assert sum(r["attempts"] for r in spend) == first.stopping["attempts_after_decision"] > 0
+    kwargs["evaluators"] = judge_fakes.build_registry()
+    before = len(judge_fakes.CALLS)
+    again = run_experiment(manifest, suite, **kwargs)
+    assert again.attempted == 0 and len(judge_fakes.CALLS) == before  # nothing called
+    assert again.stopping["judge_spend_after_decision"] == spend

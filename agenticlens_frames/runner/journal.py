@@ -106,7 +106,7 @@ from ..formats._io import Invalid, scrub_surrogates
 from ..formats.model import CaseSpec
 from ..formats.traces import Trace
 from ..frames import UNANSWERED_STATUSES, CheckColumns
-from ..judges import SampleBook
+from ..judges import JUDGE_EVALUATOR_TYPES, SampleBook
 from ..scoring import AttemptScore, score_sample
 
 __all__ = [
@@ -122,6 +122,7 @@ __all__ = [
     "checksum_ok",
     "digest",
     "encode_record",
+    "journaled_judge_scores",
     "judge_samples",
     "read_segments",
     "replay_checks",
@@ -550,6 +551,38 @@ def replay_checks(sink: CheckColumns, attempt: int, record: dict[str, Any]) -> A
         turns=turns,
         evaluator_error=evaluator_error,
     )
+
+
+def journaled_judge_scores(record: dict[str, Any]) -> list[tuple[str, bool, dict[str, Any]]]:
+    """``(case_id, skipped, metadata)`` of each judge score of a journaled ``attempt``
+    record, in check order: what :func:`~agenticlens_frames.judges.summarize_judges` takes.
+
+    A check row's sixth field holds ``[required, evaluator, version, type, skipped,
+    metadata]`` for a registered evaluator (:func:`checks_to_json`); the metadata is the
+    score's JSON text.
+
+    Examples
+    --------
+    >>> record = {"case": "c1", "checks": [
+    ...     ["exact_match", "exact_match", 1.0, True, "ok", None],
+    ...     ["j", "j", 0.5, False, "", [True, "j", "1", "llm_judge", False,
+    ...                                 '{"judge_cost_usd": 0.01}']]]}
+    >>> journaled_judge_scores(record)
+    [('c1', False, {'judge_cost_usd': 0.01})]
+    """
+    scores = []
+    for check in record.get("checks") or ():
+        custom = check[5]
+        # (journals written before judges hold four fields: never a judge score)
+        if custom is None or len(custom) < 6 or custom[3] not in JUDGE_EVALUATOR_TYPES:
+            continue
+        metadata = custom[5]
+        if isinstance(metadata, str):
+            metadata = json.loads(metadata)
+        scores.append(
+            (str(record["case"]), bool(custom[4]), metadata if isinstance(metadata, dict) else {})
+        )
+    return scores
 
 
 #: (variant, trial, case) → journaled judge samples: (entry, sample) → (judge, version,

@@ -96,6 +96,7 @@ from .stopping import (
     StopRule,
     check_stop_request,
     declared_rule,
+    judge_spend_after_decision,
     no_margin_note,
     recorded_rank,
     sub_suite,
@@ -1502,6 +1503,14 @@ async def arun_live(
                     stopping = monitor.summary(len(ledger.final))
                     # The tables hold the cases the sequence used (all of them if it never stopped).
                     used = set(monitor.used_cases()) if monitor.should_stop else set(suite.case_ids)
+                    # The attempts that ran past the decision point are not in the tables,
+                    # but their judges were paid: counted apart, with every session's.
+                    spend = judge_spend_after_decision(
+                        manifest.variant_ids,
+                        (r for key, r in ledger.final.items() if key[2] not in used),
+                    )
+                    if spend:
+                        stopping["judge_spend_after_decision"] = spend
                     small = sub_suite(suite, used)
                     sub_ledger = Ledger(small, invalid_payload, position=monitor.rank)
                     for record in [*ledger.calls, *ledger.final.values()]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +57,7 @@ __all__ = [
     "check_stop_request",
     "cluster_rank",
     "declared_rule",
+    "judge_spend_after_decision",
     "no_margin_note",
     "planned_rank",
     "recorded_rank",
@@ -692,6 +693,71 @@ class StopMonitor:
             for entry, n in zip(block["candidates"], self.paired_clusters(), strict=True):
                 entry["paired_clusters"] = n
         return block
+
+
+#: The fields of each row of the stopping block's ``judge_spend_after_decision``.
+JUDGE_SPEND_FIELDS = (
+    "variant_id",
+    "attempts",
+    "judge_scores",
+    "unavailable_scores",
+    "priced_scores",
+    "spent_cost_usd",
+    "input_tokens",
+    "output_tokens",
+)
+
+
+def judge_spend_after_decision(
+    variant_ids: Sequence[str], records: Iterable[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Per variant (manifest order, those with judge scores): what the judges of the
+    attempts past the decision point did and cost, JSON-ready.
+
+    After an early stop the tables hold the cases the sequence used, but the attempts
+    already started when the stop took effect ran and, when their cases name an LLM
+    judge, were judged and billed: counted in the judges' lines beside the analysed
+    cases' figures (:func:`~agenticlens_frames.analysis.judge_cost_lines`), as those are
+    (:func:`~agenticlens_frames.judge_noise.variant_judge_totals`: every answered call
+    once), or the spend read low.
+
+    Parameters
+    ----------
+    variant_ids
+        The manifest's variants, in its order.
+    records
+        The journaled ``attempt`` records of the cases the sequence did not use.
+
+    Returns
+    -------
+    list of dict
+        :data:`JUDGE_SPEND_FIELDS` per variant: its attempts there, judge scores,
+        unavailable and priced scores, ``spent_cost_usd`` (None: unpriced) and tokens.
+
+    Examples
+    --------
+    >>> judged = [True, "j", "1", "llm_judge", False, '{"judge_spent_cost_usd": 0.002}']
+    >>> rows = judge_spend_after_decision(["base", "new"], [
+    ...     {"variant": "new", "case": "c9", "checks": [["j", "j", 1.0, True, "", judged]]}])
+    >>> [(r["variant_id"], r["attempts"], r["judge_scores"], r["spent_cost_usd"]) for r in rows]
+    [('new', 1, 1, 0.002)]
+    """
+    from ..judge_noise import variant_judge_totals
+    from .journal import journaled_judge_scores
+
+    scores: dict[str, list[tuple[str, bool, dict[str, Any]]]] = {}
+    attempts: dict[str, int] = {}
+    for record in records:
+        variant = str(record["variant"])
+        attempts[variant] = attempts.get(variant, 0) + 1
+        scores.setdefault(variant, []).extend(journaled_judge_scores(record))
+    rows = []
+    for variant in variant_ids:
+        if not scores.get(variant):
+            continue
+        totals = variant_judge_totals(variant, scores[variant])
+        rows.append({**totals, "attempts": attempts[variant]})
+    return [{key: row[key] for key in JUDGE_SPEND_FIELDS} for row in rows]
 
 
 #: Each recorded early-stopping setting: its command-line option, how the error names it

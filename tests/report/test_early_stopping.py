@@ -110,6 +110,14 @@ def test_a_run_the_rule_never_stopped_keeps_its_verdicts_first(tmp_path: Path, s
     [
         ({"reason": None}, "agenticlens_frames.early_stopping.reason"),
         ({"candidates": [{"candidate_variant_id": "a"}]}, "agenticlens_frames.early_stopping"),
+        (
+            {"judge_spend_after_decision": {"a": 1}},
+            "agenticlens_frames.early_stopping.judge_spend_after_decision",
+        ),
+        (
+            {"judge_spend_after_decision": [{"variant_id": "a", "judge_scores": "4"}]},
+            "agenticlens_frames.early_stopping.judge_spend_after_decision[0].judge_scores",
+        ),
     ],
 )
 def test_a_damaged_block_is_refused_naming_its_place(
