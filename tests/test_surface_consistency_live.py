@@ -270,9 +270,14 @@ def after_stop(live: Live) -> list[str]:
     }
     assert len(used) == block["cases_used"]
     after = [r for r in live.attempts if r["case"] not in used]
-    assert len(after) == block["attempts_after_decision"] > 0
+    assert len(after) == block["attempts_after_decision"]
     # Per variant: its attempts there, each graded by both judges (none skipped).
-    rows = block["judge_spend_after_decision"]
+    rows = block.get("judge_spend_after_decision", [])
+    if not after:
+        # How many attempts had started when the stop took effect is timing (the run keeps
+        # several in flight, so some nearly always had): none, and there is nothing to add.
+        assert rows == [] and not [c for c in live.calls if c[1] not in used]
+        return [""] * len(live.report["variants"])
     per_variant = {v["variant_id"]: 0 for v in live.report["variants"]}
     for record in after:
         per_variant[record["variant"]] += 1
@@ -387,10 +392,11 @@ def test_a_resumed_stopped_run_counts_the_same_judge_spend(tmp_path: Path) -> No
     kwargs: dict[str, Any] = {"progress": False, "stop_when": "decided"}
     kwargs.update(run_dir=tmp_path / "run", evaluators=judge_fakes.build_registry())
     first = run_experiment(manifest, suite, **kwargs)
-    spend = first.stopping["judge_spend_after_decision"]
-    assert sum(r["attempts"] for r in spend) == first.stopping["attempts_after_decision"] > 0
+    spend = first.stopping.get("judge_spend_after_decision", [])
+    # (none when no attempt had started at the stop: timing; the run keeps several in flight)
+    assert sum(r["attempts"] for r in spend) == first.stopping["attempts_after_decision"]
     kwargs["evaluators"] = judge_fakes.build_registry()
     before = len(judge_fakes.CALLS)
     again = run_experiment(manifest, suite, **kwargs)
     assert again.attempted == 0 and len(judge_fakes.CALLS) == before  # nothing called
-    assert again.stopping["judge_spend_after_decision"] == spend
+    assert again.stopping.get("judge_spend_after_decision", []) == spend

@@ -79,6 +79,7 @@ from .journal import (
     ReplaySamples,
     RunFolder,
     digest,
+    journaled_judge_scores,
     judge_samples,
     now_iso,
     plain,
@@ -1507,7 +1508,11 @@ async def arun_live(
                     # but their judges were paid: counted apart, with every session's.
                     spend = judge_spend_after_decision(
                         manifest.variant_ids,
-                        (r for key, r in ledger.final.items() if key[2] not in used),
+                        (
+                            (str(r["variant"]), journaled_judge_scores(r))
+                            for key, r in ledger.final.items()
+                            if key[2] not in used
+                        ),
                     )
                     if spend:
                         stopping["judge_spend_after_decision"] = spend

@@ -709,7 +709,8 @@ JUDGE_SPEND_FIELDS = (
 
 
 def judge_spend_after_decision(
-    variant_ids: Sequence[str], records: Iterable[dict[str, Any]]
+    variant_ids: Sequence[str],
+    attempts: Iterable[tuple[str, list[tuple[str, bool, dict[str, Any]]]]],
 ) -> list[dict[str, Any]]:
     """Per variant (manifest order, those with judge scores): what the judges of the
     attempts past the decision point did and cost, JSON-ready.
@@ -725,8 +726,12 @@ def judge_spend_after_decision(
     ----------
     variant_ids
         The manifest's variants, in its order.
-    records
-        The journaled ``attempt`` records of the cases the sequence did not use.
+    attempts
+        ``(variant_id, judge scores)`` of each journaled attempt of the cases the sequence
+        did not use, its scores as
+        :func:`~agenticlens_frames.runner.journal.journaled_judge_scores` reads them
+        (``(case_id, skipped, metadata)``; the journal is read by the caller, so this module
+        does not import the journal, which imports it).
 
     Returns
     -------
@@ -736,27 +741,25 @@ def judge_spend_after_decision(
 
     Examples
     --------
-    >>> judged = [True, "j", "1", "llm_judge", False, '{"judge_spent_cost_usd": 0.002}']
-    >>> rows = judge_spend_after_decision(["base", "new"], [
-    ...     {"variant": "new", "case": "c9", "checks": [["j", "j", 1.0, True, "", judged]]}])
+    >>> rows = judge_spend_after_decision(
+    ...     ["base", "new"], [("new", [("c9", False, {"judge_spent_cost_usd": 0.002})])]
+    ... )
     >>> [(r["variant_id"], r["attempts"], r["judge_scores"], r["spent_cost_usd"]) for r in rows]
     [('new', 1, 1, 0.002)]
     """
     from ..judge_noise import variant_judge_totals
-    from .journal import journaled_judge_scores
 
     scores: dict[str, list[tuple[str, bool, dict[str, Any]]]] = {}
-    attempts: dict[str, int] = {}
-    for record in records:
-        variant = str(record["variant"])
-        attempts[variant] = attempts.get(variant, 0) + 1
-        scores.setdefault(variant, []).extend(journaled_judge_scores(record))
+    counts: dict[str, int] = {}
+    for variant, judged in attempts:
+        counts[variant] = counts.get(variant, 0) + 1
+        scores.setdefault(variant, []).extend(judged)
     rows = []
     for variant in variant_ids:
         if not scores.get(variant):
             continue
         totals = variant_judge_totals(variant, scores[variant])
-        rows.append({**totals, "attempts": attempts[variant]})
+        rows.append({**totals, "attempts": counts[variant]})
     return [{key: row[key] for key in JUDGE_SPEND_FIELDS} for row in rows]
 
 
