@@ -954,11 +954,9 @@ def judge_cost_lines(analysis: ExperimentAnalysis) -> list[str]:
     }
     lines = []
     for row in analysis.judge_noise.get("totals", []):
-        spent = row["spent_cost_usd"]
-        cost = "unpriced" if spent is None else f"${spent:.6f}"
         line = (
             f"Judges · {row['variant_id']}: {row['judge_scores']} score(s), "
-            f"{row['unavailable_scores']} unavailable, cost {cost} "
+            f"{row['unavailable_scores']} unavailable, cost {_spent(row)} "
             f"({row['priced_scores']} of {row['judge_scores']} priced), "
             f"{row['input_tokens']} input / {row['output_tokens']} output tokens"
         )
@@ -973,13 +971,17 @@ def judge_cost_lines(analysis: ExperimentAnalysis) -> list[str]:
 def _after_stop(row: Mapping[str, Any]) -> str:
     """What the judges of a variant's attempts past an early stop's decision point did and
     cost, in the words of :func:`judge_cost_lines`."""
-    spent = row["spent_cost_usd"]
-    cost = "unpriced" if spent is None else f"${spent:.6f}"
     return (
         f"after the stop: {row['judge_scores']} more score(s), {row['unavailable_scores']} "
-        f"unavailable, {cost}, {row['input_tokens']} / {row['output_tokens']} tokens, "
+        f"unavailable, {_spent(row)}, {row['input_tokens']} / {row['output_tokens']} tokens, "
         "not analysed"
     )
+
+
+def _spent(row: Mapping[str, Any]) -> str:
+    """A judges' totals row's ``spent_cost_usd`` in the cost lines' words (None: unpriced)."""
+    spent = row["spent_cost_usd"]
+    return "unpriced" if spent is None else f"${spent:.6f}"
 
 
 def target_failure_warnings(analysis: ExperimentAnalysis) -> list[str]:
