@@ -12,6 +12,7 @@ reports agree to the last bit.
 
 from __future__ import annotations
 
+import copy
 import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -1557,6 +1558,15 @@ def analyze(
         pareto_frontier=[str(v) for v in vs.loc[vs["pareto_optimal"], "variant_id"]],
         warnings=report_warnings(run, vs, comps),
         info=run_info(run),
+        # A live run stopped by its rule (or run under one) carries its stopping block: the
+        # one place every surface (notebook display, viz, explorer, reports) reads it from,
+        # so the stopping decision leads and the fixed-sample verdicts read as descriptive.
+        # (A copy: the analysis is the caller's to edit, the run's record is not.)
+        extras=(
+            {"early_stopping": copy.deepcopy(run.stopping)}
+            if getattr(run, "stopping", None) is not None
+            else {}
+        ),
     )
 
 

@@ -706,10 +706,9 @@ def experiment_run(
             )
             # Tool, time and the inputs by name and SHA-256 (for the page's footer).
             analysis.info["generated"] = provenance(inputs, digests)
-            if live.stopping is not None:
-                # The report records when and why the run stopped (the journal does too);
-                # the console and the page lead with it after an early stop.
-                analysis.extras["early_stopping"] = live.stopping
+            # (A run with early stopping carries its stopping block, which analyze put in
+            # extras["early_stopping"]: the report records when and why the run stopped,
+            # and the console and the page lead with it after an early stop.)
             # The comparison settings are fixed with the report of this experiment version.
             check_saved_report(
                 outputs["save"],

@@ -344,6 +344,11 @@ class ExperimentRun:
         The tidy tables (see docs/data-model.md).
     evaluator_versions
         Name → version of every registered evaluator the suite used.
+    stopping
+        A live run's early-stopping block (``stop_when="decided"``: when and why it
+        stopped, JSON-ready; see :mod:`~agenticlens_frames.runner.stopping`), else None.
+        :func:`~agenticlens_frames.analyze` puts it in ``extras["early_stopping"]``, so
+        every surface leads with the stopping decision.
 
     Examples
     --------
@@ -370,6 +375,7 @@ class ExperimentRun:
     variants: pd.DataFrame
     cases: pd.DataFrame
     evaluator_versions: dict[str, str | None] = field(default_factory=dict)
+    stopping: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         # The analysis reads attempts and checks as contiguous (variant, trial) runs; a
@@ -652,10 +658,14 @@ class ExperimentRun:
         out.mkdir(parents=True, exist_ok=True)
         # default=str as the archive's _spec.json: a case input from the Python API may be
         # any object (a numpy scalar, a set); the spec keeps its text.
-        spec = json.dumps(
-            {**spec_to_json(self.manifest, self.suite), "evaluators": self.evaluator_versions},
-            default=str,
-        ).encode()
+        spec_json = {
+            **spec_to_json(self.manifest, self.suite),
+            "evaluators": self.evaluator_versions,
+        }
+        if self.stopping is not None:
+            # Only when set: the tables of a run without early stopping stay as they were.
+            spec_json["stopping"] = self.stopping
+        spec = json.dumps(spec_json, default=str).encode()
         for name in self.tables:
             table = self.to_arrow(name)
             meta = dict(table.schema.metadata or {})
@@ -809,7 +819,26 @@ ExperimentRun.to_parquet() and `experiment run --parquet` write them)
             file=base / "attempts.parquet",
             hint="write the run again with to_parquet()",
         ) from None
-    run = ExperimentRun(manifest, suite, **frames, evaluator_versions=spec.get("evaluators", {}))
+    stopping = spec.get("stopping")
+    if stopping is not None:
+        from .early_stopping import check_block
+
+        where = check_block(stopping)
+        if where is not None:
+            # Checked as a saved report's: every surface renders it first.
+            raise InputError(
+                "damaged early-stopping record in the agenticlens_frames metadata",
+                file=base / "attempts.parquet",
+                location=["stopping", *where],
+                hint="write the run again with to_parquet()",
+            )
+    run = ExperimentRun(
+        manifest,
+        suite,
+        **frames,
+        evaluator_versions=spec.get("evaluators", {}),
+        stopping=stopping,
+    )
     try:
         set_categories(run)
     except InputError as exc:

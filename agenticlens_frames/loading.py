@@ -83,7 +83,10 @@ def load_experiment(
         resume of the run judges it again), and a sample the folder lacks is unavailable
         with a ``NotJudged`` error (a note says how many). Without it, experiments with
         live variants are refused with the command that runs them, and recorded variants
-        are judged again at every load (a note on stderr says so).
+        are judged again at every load (a note on stderr says so). A run that its
+        early-stopping rule decided loads as the run returned it: the cases the sequence
+        used, its stopping block as ``run.stopping`` (which
+        :func:`~agenticlens_frames.analyze` reports).
     invalid_payload
         The ``--invalid-payload`` mode the live run used.
 

@@ -247,6 +247,53 @@ def test_read_parquet_refuses_a_damaged_or_foreign_spec(tmp_path: Path, run) -> 
     )
 
 
+def test_a_runs_stopping_block_travels_through_parquet(tmp_path: Path, run) -> None:
+    """A live run's early-stopping block (ExperimentRun.stopping) is kept by to_parquet /
+    read_parquet (the run folder's tables/ are written so); a run without one writes the
+    metadata it wrote before; a damaged block is refused naming its place."""
+    import dataclasses
+
+    import pyarrow.parquet as pq
+
+    block = {
+        "stop_when": "decided",
+        "stopped_early": True,
+        "cases_used": 9,
+        "cases_planned": 14,
+        "attempts_planned": 350,
+        "attempts_run": 225,
+        "attempts_saved": 125,
+        "reason": "every candidate decided after 9 of 14 cases",
+        "alpha": 0.05,
+        "correction": "bonferroni",
+        "declared_correction": "holm",
+        "alpha_per_candidate": 0.0125,
+        "margin": None,
+        "method": "betting confidence sequence",
+        "candidates": [
+            {
+                "candidate_variant_id": "prompt-v2",
+                "decision": "better",
+                "lower": 0.01,
+                "upper": 0.3,
+                "paired_cases": 9,
+            },
+        ],
+    }
+    stopped = dataclasses.replace(run, stopping=block)
+    assert read_parquet(stopped.to_parquet(tmp_path / "stopped")).stopping == block
+    plain = run.to_parquet(tmp_path / "plain")
+    assert read_parquet(plain).stopping is None
+    meta = pq.read_table(plain / "attempts.parquet").schema.metadata
+    assert "stopping" not in json.loads(meta[b"agenticlens_frames"])
+    folder = stopped.to_parquet(tmp_path / "damaged")
+    _rewrite_spec(folder, lambda s: s["stopping"].update(reason=3))
+    with pytest.raises(InputError) as error:
+        read_parquet(folder)
+    assert error.value.location == "stopping.reason"
+    assert error.value.file == str(folder / "attempts.parquet")
+
+
 def test_suite_inputs_and_metadata_are_kept_as_json(run) -> None:
     first = run.cases.iloc[0]
     assert json.loads(first["input"]) == run.suite.cases[0].input

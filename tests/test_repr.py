@@ -3,6 +3,7 @@ points, as the tables and the page do (it wrote "+30.0%", which reads as relativ
 
 from __future__ import annotations
 
+import html
 import re
 
 import pandas as pd
@@ -71,3 +72,32 @@ def test_the_plain_display_leads_with_a_failed_gate() -> None:
     passed = _gated(0.9)
     gate = "gate='Non-inferiority gate passed'"
     assert gate in passed and passed.index("verdicts=") < passed.index(gate), passed
+
+
+def test_the_display_of_an_analysed_live_run_leads_with_its_early_stop(tmp_path) -> None:
+    """``analyze(run_experiment(..., stop_when="decided"))`` had no stopping block (only
+    the command line set it): the notebook display showed the fixed-sample verdicts as the
+    run's verdicts, with no word of the stop. The run carries its block now, and the
+    analysis of it leads with the stopping decision as every other surface does."""
+    from agenticlens_frames import run_experiment
+    from agenticlens_frames.runner.stopping import StopRule
+
+    from .runner.test_stopping import _experiment
+
+    manifest, suite = _experiment(tmp_path, comparisons={"correction": "holm"})
+    result = run_experiment(
+        manifest, suite, progress=False, stop_when="decided", stop_rule=StopRule()
+    )
+    stop = result.stopping
+    assert stop["stopped_early"]
+    analysis = analyze(result, frontier_n_resamples=0)
+    assert analysis.extras["early_stopping"] == stop
+    # The reason in the block's own words, written here from its counts.
+    reason = f"every candidate decided after {stop['cases_used']} of 120 cases"
+    line = repr(analysis)
+    assert line.index(f"early_stop='{reason}'") < line.index("verdicts="), line
+    shown = html.unescape(analysis._repr_html_())
+    title = "descriptive after the early stop"
+    assert shown.index(f"Early stopping: {reason}") < shown.index(title), shown
+    # The same from the run's tables (what analyze(result) takes).
+    assert analyze(result.run, frontier_n_resamples=0).extras["early_stopping"] == stop

@@ -99,6 +99,7 @@ from .stopping import (
     declared_rule,
     judge_spend_after_decision,
     no_margin_note,
+    recorded_monitor,
     recorded_rank,
     sub_suite,
 )
@@ -1497,40 +1498,18 @@ async def arun_live(
             with paused_gc():
                 for record in writer.records:
                     ledger.add(record)
-                stopping = None
-                if monitor is not None and (
-                    monitor.should_stop or not ledger_pending(ledger, manifest)
-                ):
-                    stopping = monitor.summary(len(ledger.final))
-                    # The tables hold the cases the sequence used (all of them if it never stopped).
-                    used = set(monitor.used_cases()) if monitor.should_stop else set(suite.case_ids)
-                    # The attempts that ran past the decision point are not in the tables,
-                    # but their judges were paid: counted apart, with every session's.
-                    spend = judge_spend_after_decision(
-                        manifest.variant_ids,
-                        (
-                            (str(r["variant"]), journaled_judge_scores(r))
-                            for key, r in ledger.final.items()
-                            if key[2] not in used
-                        ),
-                    )
-                    if spend:
-                        stopping["judge_spend_after_decision"] = spend
-                    small = sub_suite(suite, used)
-                    sub_ledger = Ledger(small, invalid_payload, position=monitor.rank)
-                    for record in [*ledger.calls, *ledger.final.values()]:
-                        if record["case"] in used:
-                            sub_ledger.add(record)
-                    run, remaining, open_cases = build_run(
+                if monitor is not None and _sequence_ended(monitor, ledger, manifest):
+                    run, remaining, open_cases, awaiting = _sequence_run(
                         manifest,
-                        small,
-                        sub_ledger,
+                        suite,
+                        ledger,
+                        monitor,
                         registry,
+                        invalid_payload,
                         progress=progress,
                         parsed=writer.parsed,
+                        answered=writer.answered,
                     )
-                    awaiting = sub_ledger.awaiting_judge([*ledger.answered, *writer.answered])
-                    sub_ledger.release()
                 else:
                     replays = _replay_samples(manifest, registry, samples, folder)
                     try:
@@ -1561,7 +1540,7 @@ async def arun_live(
                     interrupted=interrupted,
                     run_dir=folder.path if folder is not None else None,
                     calls=ledger.calls_frame(),
-                    stopping=stopping,
+                    stopping=run.stopping,
                 )
                 # The records are in the tables now. Let them go while the collector is still
                 # paused: freed by reference counting, they are no longer there for the first
@@ -1573,6 +1552,66 @@ async def arun_live(
     finally:
         if folder is not None:
             folder.close()
+
+
+def _sequence_ended(monitor: StopMonitor, ledger: Ledger, manifest: ManifestSpec) -> bool:
+    """The early-stopping sequence is over: every candidate is decided, or every attempt
+    ran. Its tables are then :func:`_sequence_run`'s (with the stopping block)."""
+    return monitor.should_stop or not ledger_pending(ledger, manifest)
+
+
+def _sequence_run(
+    manifest: ManifestSpec,
+    suite: SuiteSpec,
+    ledger: Ledger,
+    monitor: StopMonitor,
+    registry: EvaluatorRegistry | None,
+    invalid_payload: InvalidPayloadMode,
+    *,
+    progress: bool = False,
+    parsed: Mapping[int, tuple[dict[str, Any], str, Trace]] | None = None,
+    answered: Iterable[tuple[str, int, str]] = (),
+) -> tuple[ExperimentRun, int, int, int]:
+    """The tables of an early-stopping run whose sequence is over (:func:`_sequence_ended`),
+    its stopping block attached as :attr:`~agenticlens_frames.frames.ExperimentRun.stopping`.
+
+    ``monitor`` has been fed every finished attempt of ``ledger`` (the run's, or a run
+    folder's replayed). The tables hold the cases the sequence used (all of them if it
+    never stopped). One function for the live run, its resume and a load of its folder
+    (:func:`load_run_folder`): each gives the same tables and block. ``parsed`` and
+    ``answered`` are the session's (:class:`~.journal.JournalWriter`), when there is one.
+
+    Returns
+    -------
+    run, remaining, open_cases, awaiting
+        As :func:`build_run`, and the attempts of the cases used that await their judge.
+    """
+    stopping = monitor.summary(len(ledger.final))
+    used = set(monitor.used_cases()) if monitor.should_stop else set(suite.case_ids)
+    # The attempts that ran past the decision point are not in the tables, but their
+    # judges were paid: counted apart, with every session's.
+    spend = judge_spend_after_decision(
+        manifest.variant_ids,
+        (
+            (str(r["variant"]), journaled_judge_scores(r))
+            for key, r in ledger.final.items()
+            if key[2] not in used
+        ),
+    )
+    if spend:
+        stopping["judge_spend_after_decision"] = spend
+    small = sub_suite(suite, used)
+    sub_ledger = Ledger(small, invalid_payload, position=monitor.rank)
+    for record in [*ledger.calls, *ledger.final.values()]:
+        if record["case"] in used:
+            sub_ledger.add(record)
+    run, remaining, open_cases = build_run(
+        manifest, small, sub_ledger, registry, progress=progress, parsed=parsed
+    )
+    awaiting = sub_ledger.awaiting_judge([*ledger.answered, *answered])
+    sub_ledger.release()
+    run.stopping = stopping
+    return run, remaining, open_cases, awaiting
 
 
 def _restore_cwd(cwd: str) -> None:
@@ -1640,11 +1679,17 @@ def load_run_folder(
     """The results a live run journaled in ``run_dir``, without calling any target; its
     recorded variants replayed with the judge samples journaled there.
 
+    A run with early stopping whose sequence is over (every candidate decided, or every
+    attempt run) loads as the run returned it (:func:`_sequence_run`): the cases the
+    sequence used, with its stopping block as
+    :attr:`~agenticlens_frames.frames.ExperimentRun.stopping`.
+
     Raises
     ------
     InputError
         No run was recorded there, the folder belongs to another experiment, or some
-        attempts have not run yet (the message says how to resume).
+        attempts have not run yet (the message says how to resume); a run with early
+        stopping that is neither decided nor complete is refused so too.
     """
     path = Path(run_dir)
     how = (
@@ -1679,31 +1724,58 @@ def load_run_folder(
         raise
     ledger = Ledger(suite, invalid_payload, position=rank)
     ledger.journal = folder.journal
+    # The declared correction the stopping block names: the session that stopped the run
+    # journaled it (run.json records only the one the rule applied).
+    declared: Any = None
     try:
         for record in folder.records(_record_check(manifest, suite)):
+            if record.get("type") == "stop":
+                declared = record.get("declared_correction")
             ledger.add(record)
+        monitor = recorded_monitor(
+            manifest,
+            suite,
+            folder.stopping,
+            trial_mode=invalid_payload == "trial",
+            declared=declared if declared is not None else _declared_correction(manifest),
+            file=path / "run.json",
+        )
     finally:
         folder.close()
-    # Recorded replays read the judge samples journaled by the run, unavailable ones too,
-    # and call no judge: a load costs nothing, needs no network or key, and gives the same
-    # tables every time. Judging again is the resume's (which journals what it gets).
     resume = how.removeprefix("run it with ")
-    judged = registry is not None and any(registry.judges(case) for case in suite.cases)
-    replays = _replay_samples(
-        manifest,
-        registry,
-        ledger.unfinished_samples(keep_unavailable=True),
-        None,
-        # (Only when a case names a judge: without one, the replay may fork as before.
-        # No path in the score's error: it goes into reports; the note below has them.)
-        offline="not judged in this run folder, and loading calls no judge: resume the run "
-        "to judge it"
-        if judged
-        else None,
-    )
-    run, remaining, _ = build_run(
-        manifest, suite, ledger, registry, progress=progress, journaled=replays
-    )
+    replays: ReplaySamples | None = None
+    if monitor is not None:
+        # The run's sequence, replayed as its resume replays it: a run it decided (or that
+        # ran every attempt) loads as the run returned it, the cases it used and its
+        # stopping block; its attempts never called are not attempts still to run.
+        for record in ledger.final.values():
+            monitor.add(record)
+    if monitor is not None and _sequence_ended(monitor, ledger, manifest):
+        # (Every variant is live under early stopping: no recorded replay.)
+        run, remaining, _, _ = _sequence_run(
+            manifest, suite, ledger, monitor, registry, invalid_payload, progress=progress
+        )
+    else:
+        # Recorded replays read the judge samples journaled by the run, unavailable ones
+        # too, and call no judge: a load costs nothing, needs no network or key, and gives
+        # the same tables every time. Judging again is the resume's (which journals what
+        # it gets).
+        judged = registry is not None and any(registry.judges(case) for case in suite.cases)
+        replays = _replay_samples(
+            manifest,
+            registry,
+            ledger.unfinished_samples(keep_unavailable=True),
+            None,
+            # (Only when a case names a judge: without one, the replay may fork as before.
+            # No path in the score's error: it goes into reports; the note below has them.)
+            offline="not judged in this run folder, and loading calls no judge: resume the "
+            "run to judge it"
+            if judged
+            else None,
+        )
+        run, remaining, _ = build_run(
+            manifest, suite, ledger, registry, progress=progress, journaled=replays
+        )
     if remaining:
         raise InputError(
             f"{remaining} attempt(s) of the live variants have not run yet",
@@ -1911,6 +1983,14 @@ def _stop_monitor(
         trial_mode=invalid_payload == "trial",
         cluster=config.cluster if config else None,
     )
+
+
+def _declared_correction(manifest: ManifestSpec) -> str | None:
+    """The correction the manifest's ``comparisons:`` declares, if any."""
+    from ..paired.settings import effective_comparisons
+
+    config = effective_comparisons(manifest, None)
+    return config.correction if config is not None else None
 
 
 def ledger_pending(ledger: Ledger, manifest: ManifestSpec) -> int:

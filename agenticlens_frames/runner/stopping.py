@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .._choices import CORRECTIONS
 from ..errors import InputError, check_number
 from ..formats.model import ManifestSpec, SuiteSpec
 from ..stats_sequential import (
@@ -60,6 +61,7 @@ __all__ = [
     "judge_spend_after_decision",
     "no_margin_note",
     "planned_rank",
+    "recorded_monitor",
     "recorded_rank",
     "sub_suite",
 ]
@@ -338,6 +340,69 @@ def recorded_rank(manifest: ManifestSpec, suite: SuiteSpec, stopping: Any) -> di
     cluster = stopping.get("cluster")
     labels = None if cluster is None else _cluster_labels(suite, str(cluster))
     return planned_rank(suite, manifest.random_seed, labels)
+
+
+def recorded_monitor(
+    manifest: ManifestSpec,
+    suite: SuiteSpec,
+    stopping: Any,
+    *,
+    trial_mode: bool,
+    declared: str | None,
+    file: Any,
+) -> StopMonitor | None:
+    """The monitor of a run folder's recorded early-stopping settings (``run.json``'s
+    ``stopping``; None without early stopping), for a load of the folder to replay its
+    journal into the run's sequence and give the run's tables and stopping block.
+
+    The settings hold the rule's α, margin, cluster and the correction it applied;
+    ``declared`` is the run's declared correction (the journal's ``stop`` record says it,
+    or the manifest's ``comparisons:``), which the block names and the settings do not.
+    One that would not give the recorded applied correction is taken as unknown: the
+    applied one is named.
+
+    Raises
+    ------
+    InputError
+        Damaged settings, naming ``file`` (``run.json``).
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest, load_suite
+    >>> manifest = load_manifest("data/support/manifest.yaml")
+    >>> suite = load_suite("data/support/suite.yaml")
+    >>> recorded_monitor(manifest, suite, None, trial_mode=True, declared=None, file="run.json")
+    >>> recorded_monitor(manifest, suite, {"stop_when": "decided", "alpha": "x"},
+    ...                  trial_mode=True, declared=None, file="run.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: run.json: stopping: damaged early-stopping settings...
+    """
+    if not isinstance(stopping, dict) or stopping.get("stop_when") is None:
+        return None
+    alpha, margin = stopping.get("alpha"), stopping.get("margin")
+    applied, cluster = stopping.get("correction"), stopping.get("cluster")
+    number = (int, float)
+    if (
+        not isinstance(alpha, number)
+        or not (margin is None or isinstance(margin, number))
+        or applied not in CORRECTIONS
+        or not (cluster is None or isinstance(cluster, str))
+    ):
+        raise InputError(
+            f"damaged early-stopping settings {stopping!r}",
+            file=file,
+            location="stopping",
+            hint="restore run.json from the run that wrote it",
+        )
+    candidates = len(manifest.variant_ids) - 1
+    # (None: nothing declared, which a single candidate allows; it applies none.)
+    if not (declared is None or declared in CORRECTIONS) or (
+        applied_correction(candidates, declared or "none") != applied
+    ):
+        declared = applied
+    rule = StopRule(alpha=float(alpha), correction=declared, margin=margin)
+    return StopMonitor(manifest, suite, rule, trial_mode=trial_mode, cluster=cluster)
 
 
 def sub_suite(suite: SuiteSpec, case_ids: set[str]) -> SuiteSpec:

@@ -247,3 +247,30 @@ def test_a_damaged_cluster_block_is_refused_naming_its_place(
     with pytest.raises(InputError) as info:
         load_report(_write(tmp_path, saved, {**CLUSTER_BLOCK, **change}))
     assert info.value.location == where
+
+
+def test_a_python_run_stopped_early_leads_its_reports(tmp_path: Path) -> None:
+    """In Python, the analysis of a run stopped early (``analyze(result)``, or of its
+    folder loaded again) had no stopping block: its JSON report and page presented the
+    fixed-sample verdicts as the run's. They now record the block as the run returned it
+    and lead with the stop, as `experiment run` does."""
+    from agenticlens_frames import run_experiment
+    from agenticlens_frames.report.json_report import write_json_report
+    from agenticlens_frames.runner.stopping import StopRule
+
+    from ..runner.test_stopping import _experiment
+
+    manifest, suite = _experiment(tmp_path, comparisons={"correction": "holm"})
+    folder = tmp_path / "run"
+    result = run_experiment(
+        manifest, suite, progress=False, run_dir=folder, stop_when="decided", stop_rule=StopRule()
+    )
+    assert result.stopping["stopped_early"]
+    loaded = load_experiment(manifest, suite, run_dir=folder)
+    for name, analysis in (("result", analyze(result)), ("loaded", analyze(loaded))):
+        path = write_json_report(analysis, tmp_path / f"{name}.json")
+        report = json.loads(path.read_text(encoding="utf-8"))
+        assert report["agenticlens_frames"]["early_stopping"] == result.stopping, name
+        page = render_html(analysis)
+        assert page.index("id='early-stopping'") < page.index("id='verdicts'"), name
+        assert "descriptive after the early stop" in page, name

@@ -124,6 +124,65 @@ def test_a_clear_difference_stops_early_and_is_journaled(tmp_path) -> None:
     assert len(again.run.attempts) == len(result.run.attempts)
 
 
+def test_an_early_stopped_run_folder_loads_as_the_run_returned_it(tmp_path) -> None:
+    """load_experiment(run_dir=...) of a folder whose run stopped early was refused ("N
+    attempt(s) of the live variants have not run yet", hint: resume), though a resume
+    calls nothing. It now loads what the run analysed: the cases the sequence used, with
+    the stopping block, as run_experiment returned them; so do the folder's tables/. A
+    folder whose run has not decided and has attempts left is still refused."""
+    from agenticlens_frames import load_experiment, read_parquet
+
+    manifest, suite = _experiment(tmp_path)
+    folder = tmp_path / "run"
+    kwargs = {"progress": False, "stop_when": "decided", "stop_rule": HOLM}
+    result = run_experiment(manifest, suite, run_dir=folder, **kwargs)
+    assert result.stopping["stopped_early"] and result.stopping["cases_used"] < 120
+    loaded = load_experiment(manifest, suite, run_dir=folder)
+    for name in ("attempts", "checks", "trials", "variants", "cases"):
+        pd.testing.assert_frame_equal(getattr(loaded, name), getattr(result.run, name))
+    assert len(loaded.cases) == result.stopping["cases_used"]
+    # The block as the run returned it, the declared correction (Holm, given in Python,
+    # not in the manifest) included.
+    assert loaded.stopping == result.stopping
+    assert loaded.stopping["declared_correction"] == "holm"
+    # The run's tables/ (to_parquet) keep it too.
+    saved = read_parquet(folder / "tables")
+    assert saved.stopping == result.stopping
+    pd.testing.assert_frame_equal(saved.attempts, result.run.attempts)
+    # Resumed (decided already: nothing is called), then loaded again: the same.
+    again = run_experiment(manifest, suite, run_dir=folder, **kwargs)
+    assert again.attempted == 0
+    assert load_experiment(manifest, suite, run_dir=folder).stopping == result.stopping
+
+    # Not decided yet, attempts left: still refused, with the resume.
+    partial = tmp_path / "partial"
+    run_experiment(manifest, suite, run_dir=partial, max_attempts=20, **kwargs)
+    with pytest.raises(InputError, match="have not run yet") as refused:
+        load_experiment(manifest, suite, run_dir=partial)
+    assert "resume" in str(refused.value)
+
+
+def test_a_run_the_rule_watched_to_the_end_loads_with_its_block(tmp_path) -> None:
+    """A run under the rule that never stopped loads whole, with its block (not stopped
+    early), as the run returned it (its declared correction the manifest's: no session
+    stopped it, so none journaled one)."""
+    from agenticlens_frames import load_experiment
+
+    manifest, suite = _experiment(
+        tmp_path,
+        cases=12,
+        variants=("base", "base2", "worse"),
+        comparisons={"correction": "holm"},
+    )
+    folder = tmp_path / "run"
+    result = run_experiment(manifest, suite, progress=False, run_dir=folder, stop_when="decided")
+    assert not result.stopping["stopped_early"] and len(result.run.cases) == 12
+    loaded = load_experiment(manifest, suite, run_dir=folder)
+    assert loaded.stopping == result.stopping
+    assert loaded.stopping["declared_correction"] == "holm"
+    pd.testing.assert_frame_equal(loaded.attempts, result.run.attempts)
+
+
 def _naive_interval(d: list[float], alpha: float) -> tuple[float, float]:
     """The betting confidence sequence's interval after the differences ``d``, written out
     grid value by grid value (Waudby-Smith & Ramdas' hedged capital, plug-in bets), with
