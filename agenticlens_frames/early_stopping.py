@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any, Protocol
 
+from ._stopping_block import check_block, is_clustered
 from .paired.verdicts import CORRECTION_NAMES, format_difference, format_interval
 
 __all__ = [
@@ -43,43 +44,6 @@ DESCRIPTIVE_NOTE = (
 )
 
 
-#: The block's fields the renderers read, with their JSON types (a saved report's block is
-#: checked against them before it is shown).
-_FIELDS: dict[str, tuple[type, ...]] = {
-    "stopped_early": (bool,),
-    "reason": (str,),
-    "attempts_planned": (int,),
-    "attempts_run": (int,),
-    "attempts_saved": (int,),
-    "alpha": (int, float),
-    "alpha_per_candidate": (int, float),
-    "method": (str,),
-    "candidates": (list,),
-}
-#: With ``unit: "cluster"`` (a sequence run at the cluster level), the fields the cluster
-#: statement reads; per candidate ``paired_clusters``.
-_CLUSTER_FIELDS: dict[str, tuple[type, ...]] = {
-    "cluster": (str,),
-    "clusters_used": (int,),
-    "clusters_planned": (int,),
-}
-#: The fields of each ``judge_spend_after_decision`` row the judges' lines read.
-_SPEND_FIELDS: dict[str, tuple[type, ...]] = {
-    "variant_id": (str,),
-    "judge_scores": (int,),
-    "unavailable_scores": (int,),
-    "spent_cost_usd": (int, float, type(None)),
-    "input_tokens": (int,),
-    "output_tokens": (int,),
-}
-_CANDIDATE_FIELDS: dict[str, tuple[type, ...]] = {
-    "candidate_variant_id": (str,),
-    "decision": (str, type(None)),
-    "lower": (int, float),
-    "upper": (int, float),
-}
-
-
 class Analysis(Protocol):
     """What this module reads of an :class:`~agenticlens_frames.analysis.ExperimentAnalysis`:
     its ``extras`` (the ``early_stopping`` block). Named so, not imported: the analysis'
@@ -88,49 +52,6 @@ class Analysis(Protocol):
 
     @property
     def extras(self) -> Mapping[str, Any] | None: ...
-
-
-def check_block(block: Any) -> list[str | int] | None:
-    """Where a saved ``early_stopping`` block is not one this module can render (a path of
-    keys), or None when it is.
-
-    Examples
-    --------
-    >>> check_block({"stopped_early": True, "reason": 3})
-    ['reason']
-    """
-    if not isinstance(block, Mapping):
-        return []
-    for key, types in _FIELDS.items():
-        if not isinstance(block.get(key), types):
-            return [key]
-    clustered = _clustered(block)
-    for key, types in _CLUSTER_FIELDS.items() if clustered else ():
-        if not isinstance(block.get(key), types):
-            return [key]
-    for i, c in enumerate(block["candidates"]):
-        if not isinstance(c, Mapping):
-            return ["candidates", i]
-        for key, types in _CANDIDATE_FIELDS.items():
-            if not isinstance(c.get(key), types):
-                return ["candidates", i, key]
-        # Rendered beside the paired cases when present (blocks without clusters lack it).
-        if "paired_clusters" in c and not isinstance(c["paired_clusters"], int):
-            return ["candidates", i, "paired_clusters"]
-    # Said in the judges' cost lines when present (a run whose judges graded attempts past
-    # the decision point).
-    spend = block.get("judge_spend_after_decision")
-    if spend is not None:
-        if not isinstance(spend, list):
-            return ["judge_spend_after_decision"]
-        for i, row in enumerate(spend):
-            if not isinstance(row, Mapping):
-                return ["judge_spend_after_decision", i]
-            for key, types in _SPEND_FIELDS.items():
-                value = row.get(key)
-                if not isinstance(value, types) or isinstance(value, bool):
-                    return ["judge_spend_after_decision", i, key]
-    return None
 
 
 def early_stopping(a: Analysis) -> Mapping[str, Any] | None:
@@ -201,11 +122,6 @@ def rule_statement(block: Mapping[str, Any]) -> str:
     return f"one candidate: α = {alpha:g}, nothing to correct"
 
 
-def _clustered(block: Mapping[str, Any]) -> bool:
-    """The sequence ran at the cluster level (declared case clusters)."""
-    return block.get("unit") == "cluster"
-
-
 def unit_statement(block: Mapping[str, Any]) -> str:
     """With declared clusters: that the sequence ran at the cluster level, its estimand,
     and the clusters used ("" without clusters).
@@ -220,7 +136,7 @@ def unit_statement(block: Mapping[str, Any]) -> str:
     >>> unit_statement({})
     ''
     """
-    if not _clustered(block):
+    if not is_clustered(block):
         return ""
     return (
         f"The sequence ran at the cluster level (metadata field {str(block.get('cluster'))!r}): "
@@ -239,7 +155,7 @@ def differences_statement(block: Mapping[str, Any]) -> str:
     'Each candidate minus the baseline in pass rate, case by case over the evaluated
     attempts; the interval is a confidence sequence, valid however often it was checked'
     """
-    if _clustered(block):
+    if is_clustered(block):
         return (
             "Each candidate minus the baseline in pass rate over the evaluated attempts, "
             "averaged within each cluster of cases and then over clusters; the interval is a "

@@ -821,7 +821,7 @@ ExperimentRun.to_parquet() and `experiment run --parquet` write them)
         ) from None
     stopping = spec.get("stopping")
     if stopping is not None:
-        from .early_stopping import check_block
+        from ._stopping_block import check_block
 
         where = check_block(stopping)
         if where is not None:

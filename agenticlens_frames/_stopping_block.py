@@ -1,0 +1,104 @@
+"""The checks of an ``early_stopping`` block (when and why a live run stopped), before
+any surface renders it: a saved report's, and a run's carried through parquet metadata.
+
+Imports nothing of ours: :mod:`agenticlens_frames.frames` reads it, and the statement's
+words (:mod:`agenticlens_frames.early_stopping`) sit above the paired verdicts, which read
+the frames.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["check_block", "is_clustered"]
+
+#: The block's fields the renderers read, with their JSON types (a saved report's block is
+#: checked against them before it is shown).
+_FIELDS: dict[str, tuple[type, ...]] = {
+    "stopped_early": (bool,),
+    "reason": (str,),
+    "attempts_planned": (int,),
+    "attempts_run": (int,),
+    "attempts_saved": (int,),
+    "alpha": (int, float),
+    "alpha_per_candidate": (int, float),
+    "method": (str,),
+    "candidates": (list,),
+}
+#: With ``unit: "cluster"`` (a sequence run at the cluster level), the fields the cluster
+#: statement reads; per candidate ``paired_clusters``.
+_CLUSTER_FIELDS: dict[str, tuple[type, ...]] = {
+    "cluster": (str,),
+    "clusters_used": (int,),
+    "clusters_planned": (int,),
+}
+#: The fields of each ``judge_spend_after_decision`` row the judges' lines read.
+_SPEND_FIELDS: dict[str, tuple[type, ...]] = {
+    "variant_id": (str,),
+    "judge_scores": (int,),
+    "unavailable_scores": (int,),
+    "spent_cost_usd": (int, float, type(None)),
+    "input_tokens": (int,),
+    "output_tokens": (int,),
+}
+_CANDIDATE_FIELDS: dict[str, tuple[type, ...]] = {
+    "candidate_variant_id": (str,),
+    "decision": (str, type(None)),
+    "lower": (int, float),
+    "upper": (int, float),
+}
+
+
+def check_block(block: Any) -> list[str | int] | None:
+    """Where a saved ``early_stopping`` block is not one this module can render (a path of
+    keys), or None when it is.
+
+    Examples
+    --------
+    >>> check_block({"stopped_early": True, "reason": 3})
+    ['reason']
+    """
+    if not isinstance(block, Mapping):
+        return []
+    for key, types in _FIELDS.items():
+        if not isinstance(block.get(key), types):
+            return [key]
+    clustered = is_clustered(block)
+    for key, types in _CLUSTER_FIELDS.items() if clustered else ():
+        if not isinstance(block.get(key), types):
+            return [key]
+    for i, c in enumerate(block["candidates"]):
+        if not isinstance(c, Mapping):
+            return ["candidates", i]
+        for key, types in _CANDIDATE_FIELDS.items():
+            if not isinstance(c.get(key), types):
+                return ["candidates", i, key]
+        # Rendered beside the paired cases when present (blocks without clusters lack it).
+        if "paired_clusters" in c and not isinstance(c["paired_clusters"], int):
+            return ["candidates", i, "paired_clusters"]
+    # Said in the judges' cost lines when present (a run whose judges graded attempts past
+    # the decision point).
+    spend = block.get("judge_spend_after_decision")
+    if spend is not None:
+        if not isinstance(spend, list):
+            return ["judge_spend_after_decision"]
+        for i, row in enumerate(spend):
+            if not isinstance(row, Mapping):
+                return ["judge_spend_after_decision", i]
+            for key, types in _SPEND_FIELDS.items():
+                value = row.get(key)
+                if not isinstance(value, types) or isinstance(value, bool):
+                    return ["judge_spend_after_decision", i, key]
+    return None
+
+
+def is_clustered(block: Mapping[str, Any]) -> bool:
+    """The sequence ran at the cluster level (declared case clusters).
+
+    Examples
+    --------
+    >>> is_clustered({"unit": "cluster"}), is_clustered({})
+    (True, False)
+    """
+    return block.get("unit") == "cluster"
