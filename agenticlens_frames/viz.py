@@ -1255,6 +1255,12 @@ SIGNIFICANCE_MARKS = {
 }
 
 
+#: The paired forest's first subtitle line after an early stop.
+_STOPPED_NOTE = (
+    "descriptive after the early stop: its stopping decision is the inferential statement"
+)
+
+
 def paired_rows(analysis: ExperimentAnalysis) -> pd.DataFrame | None:
     """The rows the paired forest draws for an analysis: its verdicts (the paired
     comparisons under the declared correction, or — none declared — the quality
@@ -1329,7 +1335,10 @@ def _not_compared(paired: pd.DataFrame) -> str:
 
 
 def paired_forest(
-    paired: pd.DataFrame | ExperimentAnalysis | ExperimentRun, **statistics: Any
+    paired: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
+    *,
+    after_early_stop: bool | None = None,
+    **statistics: Any,
 ) -> go.Figure:
     """Paired candidate − baseline differences with their intervals, one panel per
     dimension (quality, safety, reliability, latency, cost …), the case as the unit.
@@ -1341,6 +1350,11 @@ def paired_forest(
     Green: a significant improvement; red: a significant degradation; grey: neither. The
     subtitle names the correction, its family and α, and is the colours' key; without a
     declared correction the intervals are per comparison and every mark is grey.
+
+    After an early stop (``stop_when="decided"``) these fixed-sample numbers are
+    descriptive: the subtitle says so first, and that the stopping decision is the
+    inferential statement. ``after_early_stop``: whether the run stopped early; None reads
+    it from the analysis (False for a frame).
 
     Examples
     --------
@@ -1354,8 +1368,14 @@ def paired_forest(
     (['q', 'lat'], ['#b42318'])
     >>> fig.layout.title.subtitle.text.split("<br>")[0]
     'intervals; significance: Holm correction over the family of 2 comparisons, α = 0.05'
+    >>> paired_forest(pc, after_early_stop=True).layout.title.subtitle.text.split("<br>")[0]
+    'descriptive after the early stop: its stopping decision is the inferential statement'
     """
     analysis = _analysis_of(paired, statistics)
+    if after_early_stop is None:
+        from .early_stopping import stopped_early
+
+        after_early_stop = analysis is not None and stopped_early(analysis)
     if analysis is not None:
         frame = paired_rows(analysis)
         if frame is None:
@@ -1462,10 +1482,14 @@ def paired_forest(
     fig.update_layout(
         title=_title(
             "Paired differences against the baseline",
-            _significance_key(paired) + _not_compared(paired),
+            # After an early stop the green and red marks are fixed-sample calls on a
+            # sample the stop chose: said before the key, as every surface titles them.
+            (_STOPPED_NOTE + "<br>" if after_early_stop else "")
+            + _significance_key(paired)
+            + _not_compared(paired),
         ),
         height=max(260, 130 + 36 * paired["candidate_variant_id"].nunique()),
-        margin={"t": 120, "l": 10, "r": 10, "b": 10},
+        margin={"t": 140 if after_early_stop else 120, "l": 10, "r": 10, "b": 10},
     )
     return _finish(fig)
 
@@ -1889,6 +1913,12 @@ class FigureEntry:
     in_page: bool = True
 
 
+def _stopped(analysis: ExperimentAnalysis) -> bool:
+    from .early_stopping import stopped_early
+
+    return stopped_early(analysis)
+
+
 def _paired_frame_of(analysis: ExperimentAnalysis, options: dict[str, Any]) -> Any:
     paired = options.get("paired")
     return paired_rows(analysis) if paired is None else paired
@@ -1905,7 +1935,7 @@ FIGURES: tuple[FigureEntry, ...] = (
         "paired",
         "paired differences per dimension, case as the unit, with their intervals; "
         "coloured only under a declared correction",
-        lambda a, o: paired_forest(_paired_frame_of(a, o)),
+        lambda a, o: paired_forest(_paired_frame_of(a, o), after_early_stop=_stopped(a)),
         has_data=lambda a, o: (p := _paired_frame_of(a, o)) is not None and not p.empty,
     ),
     FigureEntry(

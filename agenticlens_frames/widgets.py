@@ -443,9 +443,11 @@ class Explorer(widgets.VBox):
         self.verdicts.value = self._verdicts_html(keep)
         # Before the early return below: with no variant left, not the last selection's rows.
         if self.paired is not None and self._paired is not None:
+            from .early_stopping import stopped_early
+
             shown = self._paired[self._paired["candidate_variant_id"].astype(str).isin(keep)]
             self.paired = (
-                viz.paired_forest(shown)
+                viz.paired_forest(shown, after_early_stop=stopped_early(a))
                 if len(shown)
                 else go.Figure(layout={"title": {"text": "no candidate selected"}})
             )

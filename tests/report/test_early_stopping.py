@@ -274,3 +274,32 @@ def test_a_python_run_stopped_early_leads_its_reports(tmp_path: Path) -> None:
         page = render_html(analysis)
         assert page.index("id='early-stopping'") < page.index("id='verdicts'"), name
         assert "descriptive after the early stop" in page, name
+
+
+def test_the_paired_forest_of_a_stopped_run_says_its_marks_are_descriptive(
+    tmp_path: Path, saved: dict
+) -> None:
+    # The forest coloured fixed-sample calls green and red after an early stop with nothing
+    # saying they are descriptive: in a notebook (viz.paired_forest(analysis), figures())
+    # and the explorer it stood without the stopping decision the other surfaces lead with.
+    from agenticlens_frames import viz
+    from agenticlens_frames.widgets import explore
+
+    stopped = load_report(_write(tmp_path, saved, OLD_BLOCK))
+    unstopped = load_report(_write(tmp_path, saved, {**OLD_BLOCK, "stopped_early": False}))
+    note = "descriptive after the early stop: its stopping decision is the inferential statement"
+
+    def first_line(fig) -> str:
+        return fig.layout.title.subtitle.text.split("<br>")[0]
+
+    assert first_line(viz.paired_forest(stopped)) == note
+    assert first_line(viz.figures(stopped)["paired"]) == note
+    explorer = explore(stopped)
+    assert first_line(explorer.paired) == note
+    explorer.factor_filters["prompt"].value = ("v2",)  # redrawn for the variants shown
+    assert first_line(explorer.paired) == note
+    for figure in (viz.paired_forest(unstopped), viz.figures(unstopped)["paired"]):
+        assert first_line(figure).startswith("95% intervals; significance")
+    # The marks and their key are the same: only the note is added.
+    rest = viz.paired_forest(stopped).layout.title.subtitle.text.split("<br>", 1)[1]
+    assert rest == viz.paired_forest(unstopped).layout.title.subtitle.text
