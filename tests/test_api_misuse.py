@@ -81,6 +81,50 @@ def test_the_run_check_lets_a_run_through(name, run, analysis):
     RUN_FUNCTIONS[name](run, analysis)
 
 
+# The functions that take a result frame besides the run, with the frame swapped for what a
+# user holds instead: (call, argument it names, fix in the message).
+FRAME_SLIPS: dict[
+    str, tuple[Callable[[alf.ExperimentRun, alf.ExperimentAnalysis], object], str, str]
+] = {
+    "pareto_frontier(analysis)": (
+        lambda r, a: alf.pareto_frontier(a),  # type: ignore[arg-type]
+        "summary",
+        "read analysis.pareto_frontier",
+    ),
+    "pareto_frontier(run.variants)": (
+        lambda r, a: alf.pareto_frontier(r.variants),
+        "summary",
+        "lacks its column(s) trial_success_rate",
+    ),
+    "factor_levels(run, analysis)": (
+        lambda r, a: alf.factor_levels(r, a),  # type: ignore[arg-type]
+        "summary",
+        "pass analysis.variants, or read analysis.factor_levels",
+    ),
+    "compare_to_baseline(cases=attempts)": (
+        lambda r, a: alf.compare_to_baseline(r, a.variants, r.attempts),
+        "cases",
+        "lacks its column(s) pass_rate",
+    ),
+    "report_warnings(comparisons=analysis)": (
+        lambda r, a: alf.report_warnings(r, a.variants, a),  # type: ignore[arg-type]
+        "comparisons",
+        "read analysis.warnings",
+    ),
+}
+
+
+@pytest.mark.parametrize("slip", sorted(FRAME_SLIPS))
+def test_a_wrong_result_frame_names_the_argument_and_the_frame_to_pass(slip, run, analysis):
+    # These failed with "'ExperimentAnalysis' object is not subscriptable" or a pandas
+    # KeyError: 'pass_rate_count', naming neither the argument nor the frame it takes.
+    call, argument, fix = FRAME_SLIPS[slip]
+    with pytest.raises(InputError) as error:
+        call(run, analysis)
+    assert error.value.location == argument
+    assert fix in str(error.value)
+
+
 REPORT_FUNCTIONS: dict[str, Callable[[Any, Path], object]] = {
     "build_report": lambda x, p: alf.build_report(x),
     "write_json_report": lambda x, p: alf.write_json_report(x, p / "r.json"),
