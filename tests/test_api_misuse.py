@@ -268,3 +268,37 @@ def test_a_variant_name_that_is_no_text_is_refused_when_made(name):
 def test_an_experiment_name_that_is_no_text_is_refused_when_made(name):
     with pytest.raises(InputError, match=r"^name: an experiment's name must be a non-empty str"):
         alf.Experiment(name, variants=[alf.Variant("a"), alf.Variant("b")], dataset=["hi"])
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda r: alf.viz.case_heatmap(r, case_ordr="flaky"),
+            "case_heatmap() has no keyword 'case_ordr' (did you mean 'case_order'?",
+        ),
+        (
+            lambda r: alf.viz.case_heatmap(alf.case_matrix(r), case_ordr="flaky"),
+            "case_heatmap() has no keyword 'case_ordr' (did you mean 'case_order'?",
+        ),
+        (
+            lambda r: alf.viz.pass_k_curves(r, band="wilson"),
+            "pass_k_curves() has no keyword 'band' (did you mean 'bands'?",
+        ),
+        (
+            lambda r: alf.viz.paired_forest(r, corection="holm"),
+            "paired_forest() has no keyword 'corection' (did you mean 'correction'?",
+        ),
+        (
+            lambda r: alf.explore(r, max_case=10),
+            "explore() has no keyword 'max_case' (did you mean 'max_cases'?",
+        ),
+    ],
+)
+def test_a_misspelt_figure_keyword_gets_the_figures_own_close_match(call, message, run):
+    # The figures' and the explorer's own keywords were not among the suggestions: a
+    # misspelt case_order was "unknown statistics option 'case_ordr' (did you mean
+    # 'cluster'?)", and with a result frame "statistics option(s) case_ordr apply to a run".
+    with pytest.raises(InputError) as error:
+        call(run)
+    assert message in str(error.value)
