@@ -302,3 +302,33 @@ def test_a_misspelt_figure_keyword_gets_the_figures_own_close_match(call, messag
     with pytest.raises(InputError) as error:
         call(run)
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda r: alf.analyze(r, corection="holm"),
+            "analyze() got an unexpected keyword argument 'corection'; did you mean 'correction'?",
+        ),
+        (
+            lambda r: alf.paired_comparisons(r, corection="holm"),
+            "did you mean 'correction'?",
+        ),
+        (
+            lambda r: alf.analyze(r, alpha=0.05),
+            "paired-comparison settings other than correction go in one mapping: "
+            "comparisons={'alpha': ...}",
+        ),
+        (
+            lambda r: alf.paired_comparisons(r, correction="holm", baseline="a"),
+            "it takes run, correction, alpha",
+        ),
+    ],
+)
+def test_a_misspelt_or_misplaced_keyword_says_what_to_write(call, message, run):
+    # Python 3.11 said only "unexpected keyword argument 'corection'"; analyze(run, alpha=)
+    # did not say where alpha goes (figures and paired_comparisons take it by name).
+    with pytest.raises(TypeError) as error:
+        call(run)
+    assert message in str(error.value)
