@@ -15,6 +15,7 @@ reports are, whatever pandas' ``observed`` default is.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -724,6 +725,34 @@ def require_run(value: Any, function: str) -> ExperimentRun:
         location="run",
         hint=hint,
     )
+
+
+def run_attribute_error(owner: object, name: str) -> AttributeError:
+    """The AttributeError for ``name`` missing on ``owner``, a result that holds a run in
+    its ``run`` attribute (``LiveRunResult``, ``ExperimentResult``): when the run has
+    ``name``, it says so and what to write.
+
+    ``run_experiment(...).to_parquet("out")`` or ``.attempts`` failed with Python's bare
+    "object has no attribute", while the tables are one attribute away.
+
+    Examples
+    --------
+    >>> class Result:
+    ...     pass
+    >>> print(run_attribute_error(Result(), "to_parquet"))
+    'Result' object has no attribute 'to_parquet'; the tables are its run's: \
+result.run.to_parquet
+    >>> print(run_attribute_error(Result(), "to_parquett"))
+    'Result' object has no attribute 'to_parquett'
+    """
+    got = type(owner).__name__
+    text = f"{got!r} object has no attribute {name!r}"
+    run_names = {f.name for f in dataclasses.fields(ExperimentRun)} | {
+        n for n in dir(ExperimentRun) if not n.startswith("_")
+    }
+    if name in run_names:
+        text += f"; the tables are its run's: result.run.{name}"
+    return AttributeError(text)
 
 
 def read_parquet(folder: str | Path) -> ExperimentRun:

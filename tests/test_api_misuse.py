@@ -16,6 +16,8 @@ import pytest
 import agenticlens_frames as alf
 from agenticlens_frames.errors import InputError
 
+from .conftest import EXAMPLE
+
 
 @pytest.fixture(scope="module")
 def run() -> alf.ExperimentRun:
@@ -332,3 +334,24 @@ def test_a_misspelt_or_misplaced_keyword_says_what_to_write(call, message, run):
     with pytest.raises(TypeError) as error:
         call(run)
     assert message in str(error.value)
+
+
+def test_a_runs_attribute_asked_of_a_live_result_points_to_its_run():
+    # run_experiment(...).to_parquet("out") and .attempts were Python's bare "object has no
+    # attribute", though the tables are one attribute away.
+    result = alf.run_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml", progress=False)
+    for name in ("to_parquet", "attempts", "checks"):
+        with pytest.raises(AttributeError, match=rf"its run's: result\.run\.{name}$"):
+            getattr(result, name)
+    with pytest.raises(AttributeError, match=r"no attribute 'complet'$"):
+        result.complet  # noqa: B018 - not a run's attribute: Python's message alone
+    assert not hasattr(result, "attempts")  # hasattr still sees the attribute as missing
+
+
+def test_a_runs_method_asked_of_an_api_result_points_to_its_run():
+    experiment = alf.Experiment(
+        "echo", variants=[alf.Variant("echo"), alf.Variant("short")], dataset=["hi", "bye"]
+    )
+    result = alf.api.run(experiment, lambda v: lambda text: text, progress=False)
+    with pytest.raises(AttributeError, match=r"result\.run\.to_parquet$"):
+        result.to_parquet  # noqa: B018
