@@ -355,3 +355,29 @@ def test_a_runs_method_asked_of_an_api_result_points_to_its_run():
     result = alf.api.run(experiment, lambda v: lambda text: text, progress=False)
     with pytest.raises(AttributeError, match=r"result\.run\.to_parquet$"):
         result.to_parquet  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda r: alf.paired_comparisons(r, correction="holm", alpha=0.95),
+        lambda r: alf.analyze(r, comparisons={"correction": "holm", "alpha": 0.95}),
+        lambda r: alf.viz.paired_forest(r, correction="holm", alpha=0.95),
+        lambda r: alf.power_analysis(r, alpha=0.95),
+        lambda r: alf.minimum_detectable_effect(r, alpha=0.95),
+        lambda r: alf.noninferiority_gate(
+            alf.paired_comparisons(r, correction="holm"), margin=0.05, alpha=0.95
+        ),
+    ],
+)
+def test_a_confidence_level_given_for_alpha_is_refused(call, run):
+    # alpha=0.95 was taken: every paired difference with p < 0.95 was called "better" or
+    # "worse" (an interval across zero among them), and the power plans shrank to nothing.
+    with pytest.raises(InputError, match=r"> 0 and <= 0\.5, a significance level") as error:
+        call(run)
+    assert "alpha" in str(error.value)
+
+
+def test_the_largest_allowed_alpha_is_a_half(run):
+    table = alf.paired_comparisons(run, correction="holm", alpha=0.5)
+    assert set(table["alpha"]) == {0.5}
