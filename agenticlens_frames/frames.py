@@ -780,6 +780,22 @@ ExperimentRun.to_parquet() and `experiment run --parquet` write them)
         raise InputError("folder not found", file=base, hint=holds)
     if not base.is_dir():
         raise InputError("not a folder", file=base, hint=holds)
+    if not (base / "attempts.parquet").exists():
+        # Two folders users hold instead: run_experiment's run_dir (the tables are in its
+        # tables/) and an experiment's own (a manifest and a suite, for load_experiment).
+        if (base / "tables" / "attempts.parquet").exists():
+            raise InputError(
+                "a live run's folder: its tables are in tables/",
+                file=base,
+                hint=f"read_parquet({str(base / 'tables')!r})",
+            )
+        yamls = sorted(q.name for q in base.glob("*.y*ml"))
+        if yamls:
+            raise InputError(
+                f"no tables here, but {', '.join(yamls[:4])}: an experiment's files",
+                file=base,
+                hint="load them with load_experiment(manifest_path, suite_path); " + holds,
+            )
     frames: dict[str, pd.DataFrame] = {}
     spec: dict[str, Any] | None = None
     first_meta: bytes | None = None
