@@ -11,11 +11,12 @@ line, not the package's forwarding call.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import ParamSpec, TypeVar
 
 __all__ = ["renamed_from", "renamed_keywords"]
@@ -75,13 +76,23 @@ def renamed_keywords(**renames: str) -> Callable[[Callable[P, R]], Callable[P, R
     Traceback (most recent call last):
     ...
     TypeError: f(): got both `ks` (deprecated) and `pass_k`; pass only `pass_k`
+    >>> f(pas_k=[1])
+    Traceback (most recent call last):
+    ...
+    TypeError: f() got an unexpected keyword argument 'pas_k'; did you mean 'pass_k'?
     """
 
     def decorate(func: Callable[P, R]) -> Callable[P, R]:
         name = getattr(func, "__qualname__", getattr(func, "__name__", "function"))
+        parameters = inspect.signature(func).parameters
+        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
         @functools.wraps(func)
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            if not takes_any:
+                for key in kwargs:
+                    if key not in parameters and key not in renames:
+                        raise TypeError(_unexpected(name, key, parameters))
             for old, new in renames.items():
                 if old not in kwargs:
                     continue
@@ -102,6 +113,36 @@ def renamed_keywords(**renames: str) -> Callable[[Callable[P, R]], Callable[P, R
         return wrapper
 
     return decorate
+
+
+def _paired_settings() -> tuple[str, ...]:
+    """The fields of ``ComparisonsConfig``; imported when a message needs them, as this
+    module is imported by the statistics modules themselves."""
+    from .paired import ComparisonsConfig
+
+    return tuple(ComparisonsConfig.__dataclass_fields__)
+
+
+def _unexpected(name: str, key: str, parameters: Mapping[str, inspect.Parameter]) -> str:
+    """Python's message for a keyword ``name`` does not take, with the closest keyword it
+    does take (Python 3.11 names none: ``analyze(run, corection="holm")`` said only
+    "unexpected keyword argument 'corection'")."""
+    keywords = [
+        k
+        for k, p in parameters.items()
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    ]
+    text = f"{name}() got an unexpected keyword argument {key!r}"
+    match = difflib.get_close_matches(key, keywords, n=1, cutoff=0.6)
+    if match:
+        return f"{text}; did you mean {match[0]!r}?"
+    if "comparisons" in keywords and key in _paired_settings():
+        # analyze(run, alpha=0.05): the paired settings other than correction are a mapping.
+        return (
+            f"{text}; paired-comparison settings other than correction go in one mapping: "
+            f"comparisons={{{key!r}: ...}}"
+        )
+    return f"{text}; it takes {', '.join(keywords)}"
 
 
 def renamed_from(func: Callable[..., object]) -> dict[str, str]:

@@ -66,6 +66,80 @@ def _check_confidence(confidence_level: float) -> None:
     check_proportion(confidence_level, "confidence level", location="confidence_level")
 
 
+#: The result frames the lower-level functions take besides the run: for each, the columns
+#: read, the function that makes it and the analysis attribute that holds it.
+_RESULT_FRAMES: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "summary": (
+        (
+            "variant_id",
+            "trial_success_rate",
+            "pass_rate_mean",
+            "pass_rate_count",
+            "average_score_mean",
+            "average_score_count",
+            "average_latency_ms_mean",
+            "average_latency_ms_count",
+            "total_cost_usd_mean",
+            "total_cost_usd_count",
+        ),
+        "variant_summary(run)",
+        "variants",
+    ),
+    "cases": (("variant_id", "case_id", "pass_rate"), "case_matrix(run)", "cases"),
+    "comparisons": (
+        ("candidate_variant_id",),
+        "compare_to_baseline(run, summary, cases)",
+        "comparisons",
+    ),
+}
+
+#: The analysis attribute holding what a function computes, where the names differ.
+_HELD_BY_ANALYSIS = {"compare_to_baseline": "comparisons", "report_warnings": "warnings"}
+
+
+def _require_result_frame(
+    value: Any, function: str, argument: str, columns: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """``value`` when it is the result frame ``argument`` names; otherwise an InputError
+    naming the function, the argument and the frame to pass.
+
+    An analysis or a run passed where its variant summary belongs failed with "object is
+    not subscriptable" or a pandas ``KeyError``, which name neither the argument nor the
+    function that makes the frame. ``columns`` are the ones ``function`` reads (default:
+    those of :data:`_RESULT_FRAMES`).
+
+    Examples
+    --------
+    >>> _require_result_frame(pd.DataFrame({"variant_id": ["a"]}), "pareto_frontier", "summary")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: summary: pareto_frontier() takes the variant summary; \
+this frame lacks its column(s) trial_success_rate, ... (it has variant_id) (pass \
+variant_summary(run), or analysis.variants)
+    """
+    needed, maker, attribute = _RESULT_FRAMES[argument]
+    columns = needed if columns is None else columns
+    noun = {"summary": "variant summary", "cases": "case matrix"}.get(argument, f"{argument} frame")
+    fix = f"pass {maker}, or analysis.{attribute}"
+    if not isinstance(value, pd.DataFrame):
+        got = type(value).__name__
+        if isinstance(value, ExperimentAnalysis):
+            # The analysis already holds what these functions compute.
+            held = _HELD_BY_ANALYSIS.get(function, function)
+            fix = f"pass analysis.{attribute}, or read analysis.{held}"
+        raise InputError(f"{function}() takes the {noun}, got {got}", location=argument, hint=fix)
+    missing = [c for c in columns if c not in value.columns]
+    if missing:
+        raise InputError(
+            f"{function}() takes the {noun}; this frame lacks its column(s) "
+            + ", ".join(missing)
+            + f" (it has {', '.join(map(str, value.columns[:12])) or 'no columns'})",
+            location=argument,
+            hint=fix,
+        )
+    return value
+
+
 def _segments(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Start and end offsets of runs of equal keys in already-sorted key arrays."""
     n = len(keys[0])
@@ -476,6 +550,7 @@ def pareto_frontier(summary: pd.DataFrame) -> list[str]:
     # completed trial has one. Unknown latency (fix B3) is neutral instead, like an unknown
     # cost, so a variant whose traces recorded no latency is neither dropped nor placed on
     # the frontier by a latency it does not have.
+    summary = _require_result_frame(summary, "pareto_frontier", "summary")
     eligible = ((summary["pass_rate_count"] > 0) & (summary["average_score_count"] > 0)).to_numpy()
     if not eligible.any():
         return []
@@ -548,6 +623,8 @@ def compare_to_baseline(
     """
     run = require_run(run, "compare_to_baseline")
     _check_confidence(confidence_level)
+    summary = _require_result_frame(summary, "compare_to_baseline", "summary")
+    cases = _require_result_frame(cases, "compare_to_baseline", "cases")
     m = run.manifest
     by_id = summary.set_index(summary["variant_id"].astype(str))
     base_id = m.baseline_variant_id
@@ -695,6 +772,7 @@ def factor_levels(run: ExperimentRun, summary: pd.DataFrame) -> pd.DataFrame:
     5  retrieval      dense           1           0.821
     """
     run = require_run(run, "factor_levels")
+    summary = _require_result_frame(summary, "factor_levels", "summary")
     by_id = summary.set_index(summary["variant_id"].astype(str))
     variants = run.variants
     rows = []
@@ -751,6 +829,10 @@ def report_warnings(
     Case-level pass-rate intervals and p-values treat each case attempt as i
     """
     run = require_run(run, "report_warnings")
+    summary = _require_result_frame(
+        summary, "report_warnings", "summary", ("variant_id", "completed_trials")
+    )
+    comparisons = _require_result_frame(comparisons, "report_warnings", "comparisons")
     m = run.manifest
     compared = set(comparisons["candidate_variant_id"].astype(str))
     out = [

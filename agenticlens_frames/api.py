@@ -71,7 +71,7 @@ from .formats import load_suite
 from .formats._io import Invalid, close_match, require_known, to_mapping, to_str_list
 from .formats.model import CaseSpec, ManifestSpec, SuiteSpec, VariantSpec
 from .formats.suite import EXPECTATION_KEYS as _EXPECTATIONS
-from .frames import ExperimentRun, read_parquet
+from .frames import ExperimentRun, read_parquet, run_attribute_error
 from .paired.case_level import case_level_summary
 from .paired.settings import (
     ComparisonsConfig,
@@ -897,6 +897,12 @@ class ExperimentResult:
     live: LiveRunResult
     run_id: str | None = None
     timestamp: str = field(default_factory=_now)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for a missing attribute: a run's (``to_parquet``, ``checks``) is on ``.run``.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise run_attribute_error(self, name)
 
     @property
     def run(self) -> ExperimentRun:

@@ -129,8 +129,8 @@ PairedMethod = StrEnum("PairedMethod", {name: name for name in PAIRED_METHODS}) 
 
 # The options `experiment run` and `experiment report` share, defined once.
 def _open_unit(value: float | None) -> float | None:
-    """An --alpha strictly between 0 and 1, refused as a usage error (exit 2) as
-    --confidence-level's range is; it was exit 1, from deeper in.
+    """An --alpha in (0, 0.5] (the paired settings' rule), refused as a usage error (exit 2)
+    as --confidence-level's range is; it was exit 1, from deeper in.
 
     Examples
     --------
@@ -141,9 +141,21 @@ def _open_unit(value: float | None) -> float | None:
     ... except typer.BadParameter as refused:
     ...     print(refused)
     1 is not strictly between 0 and 1.
+    >>> try:
+    ...     _open_unit(0.95)
+    ... except typer.BadParameter as refused:
+    ...     print(refused)
+    0.95 is above 0.5: give a number > 0 and <= 0.5, a significance level such as 0.05 (1 - \
+confidence).
     """
     if value is not None and not 0.0 < value < 1.0:
         raise typer.BadParameter(f"{value:g} is not strictly between 0 and 1.")
+    if value is not None and value > 0.5:
+        # The paired settings' rule (check_setting), refused here as the usage error it is;
+        # imported only then, as the command line imports the statistics on first use.
+        from .paired.settings import ALPHA_RULE
+
+        raise typer.BadParameter(f"{value:g} is above 0.5: give {ALPHA_RULE}.")
     return value
 
 

@@ -12,6 +12,7 @@ them into the analysis, passing statistics options through: the options of
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._deprecate import renamed_from
@@ -21,7 +22,7 @@ from .formats._io import close_match
 from .frames import ExperimentRun
 from .paired import ComparisonsConfig, resolve_comparisons
 
-__all__ = ["STATISTICS_OPTIONS", "as_analysis"]
+__all__ = ["STATISTICS_OPTIONS", "as_analysis", "check_options"]
 
 #: Options of analyze() itself (its ``correction`` shorthand is taken with the paired
 #: settings below, which resolve it against the manifest).
@@ -41,6 +42,44 @@ _PAIRED = (
 )
 #: Every statistics option a figure function or the explorer passes through.
 STATISTICS_OPTIONS: tuple[str, ...] = (*_ANALYZE, *_PAIRED)
+
+
+def check_options(
+    options: Mapping[str, Any], function: str | None = None, own: Sequence[str] = ()
+) -> None:
+    """Refuse a keyword that is neither a statistics option nor one of ``own``, the
+    keywords of the calling ``function`` (a figure's ``case_order``, the explorer's
+    ``max_cases``), with the closest of either.
+
+    The figures and the explorer take the statistics options as ``**statistics``, so a
+    misspelt keyword of their own landed there: ``case_heatmap(run, case_ordr="flaky")``
+    was "unknown statistics option 'case_ordr' (did you mean 'cluster'?)".
+
+    Examples
+    --------
+    >>> check_options({"case_ordr": "flaky"}, "case_heatmap", own=("case_order", "color"))
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: case_ordr: case_heatmap() has no keyword \
+'case_ordr' (did you mean 'case_order'? its own are case_order, color; statistics options: ...)
+    >>> check_options({"correction": "holm"}, "case_heatmap", own=("case_order",))
+    """
+    unknown = [n for n in options if n not in STATISTICS_OPTIONS and n not in _ANALYZE_RENAMED]
+    if not unknown:
+        return
+    name = unknown[0]
+    mine = [n for n in own if n not in STATISTICS_OPTIONS]
+    match = close_match(name, mine) or close_match(name, STATISTICS_OPTIONS)
+    hint = (f"did you mean {match!r}? " if match else "") + (
+        f"its own are {', '.join(mine)}; statistics options: " if mine else "known: "
+    )
+    raise InputError(
+        f"{function}() has no keyword {name!r}"
+        if function
+        else f"unknown statistics option {name!r}",
+        location=name,
+        hint=hint + ", ".join(STATISTICS_OPTIONS),
+    )
 
 
 def _run_of(data: Any) -> ExperimentRun | None:
@@ -87,17 +126,7 @@ def as_analysis(data: Any, **options: Any) -> ExperimentAnalysis:
     agenticlens_frames.errors.InputError: corection: unknown statistics option 'corection' \
 (did you mean 'correction'? ...)
     """
-    unknown = [n for n in options if n not in STATISTICS_OPTIONS and n not in _ANALYZE_RENAMED]
-    if unknown:
-        name = unknown[0]
-        match = close_match(name, STATISTICS_OPTIONS)
-        raise InputError(
-            f"unknown statistics option {name!r}",
-            location=name,
-            hint=(f"did you mean {match!r}? " if match else "")
-            + "known: "
-            + ", ".join(STATISTICS_OPTIONS),
-        )
+    check_options(options)
     if isinstance(data, ExperimentAnalysis):
         if not options:
             return data

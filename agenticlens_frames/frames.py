@@ -15,6 +15,7 @@ reports are, whatever pandas' ``observed`` default is.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -736,6 +737,34 @@ def require_run(value: Any, function: str) -> ExperimentRun:
     )
 
 
+def run_attribute_error(owner: object, name: str) -> AttributeError:
+    """The AttributeError for ``name`` missing on ``owner``, a result that holds a run in
+    its ``run`` attribute (``LiveRunResult``, ``ExperimentResult``): when the run has
+    ``name``, it says so and what to write.
+
+    ``run_experiment(...).to_parquet("out")`` or ``.attempts`` failed with Python's bare
+    "object has no attribute", while the tables are one attribute away.
+
+    Examples
+    --------
+    >>> class Result:
+    ...     pass
+    >>> print(run_attribute_error(Result(), "to_parquet"))
+    'Result' object has no attribute 'to_parquet'; the tables are its run's: \
+result.run.to_parquet
+    >>> print(run_attribute_error(Result(), "to_parquett"))
+    'Result' object has no attribute 'to_parquett'
+    """
+    got = type(owner).__name__
+    text = f"{got!r} object has no attribute {name!r}"
+    run_names = {f.name for f in dataclasses.fields(ExperimentRun)} | {
+        n for n in dir(ExperimentRun) if not n.startswith("_")
+    }
+    if name in run_names:
+        text += f"; the tables are its run's: result.run.{name}"
+    return AttributeError(text)
+
+
 def read_parquet(folder: str | Path) -> ExperimentRun:
     """Read an :class:`ExperimentRun` written by :meth:`ExperimentRun.to_parquet`.
 
@@ -761,6 +790,22 @@ ExperimentRun.to_parquet() and `experiment run --parquet` write them)
         raise InputError("folder not found", file=base, hint=holds)
     if not base.is_dir():
         raise InputError("not a folder", file=base, hint=holds)
+    if not (base / "attempts.parquet").exists():
+        # Two folders users hold instead: run_experiment's run_dir (the tables are in its
+        # tables/) and an experiment's own (a manifest and a suite, for load_experiment).
+        if (base / "tables" / "attempts.parquet").exists():
+            raise InputError(
+                "a live run's folder: its tables are in tables/",
+                file=base,
+                hint=f"read_parquet({str(base / 'tables')!r})",
+            )
+        yamls = sorted(q.name for q in base.glob("*.y*ml"))
+        if yamls:
+            raise InputError(
+                f"no tables here, but {', '.join(yamls[:4])}: an experiment's files",
+                file=base,
+                hint="load them with load_experiment(manifest_path, suite_path); " + holds,
+            )
     frames: dict[str, pd.DataFrame] = {}
     spec: dict[str, Any] | None = None
     first_meta: bytes | None = None

@@ -478,14 +478,23 @@ def frame_parts(
                 f"column {column!r} is empty at {_first(empty, attempts)[1]}",
                 file="attempts frame",
             )
-    require_known(
-        "variant id", attempts["variant_id"].astype(str).unique(), variant_ids,
-        location="column 'variant_id'",
-    )  # fmt: skip
-    require_known(
-        "case id", attempts["case_id"].astype(str).unique(), case_ids,
-        location="column 'case_id'",
-    )  # fmt: skip
+    # Named as the attempts frame's: "column 'variant_id': unknown variant id" did not say
+    # which frame, nor that the known ids are the variants (cases) frame's.
+    for column, what, known, other in (
+        ("variant_id", "variant id", variant_ids, "variants"),
+        ("case_id", "case id", case_ids, "cases"),
+    ):
+        try:
+            require_known(
+                what, attempts[column].astype(str).unique(), known, location=f"column {column!r}"
+            )
+        except InputError as exc:
+            raise InputError(
+                f"{exc.message}, not in the {other} frame",
+                file="attempts frame",
+                location=exc.location,
+                hint=f"{exc.hint}; add a row for it to the {other} frame, or drop its attempts",
+            ) from None
     if not len(attempts):
         raise InputError("the attempts frame has no rows", file="attempts frame")
     trial = _numeric(

@@ -30,6 +30,7 @@ the figures table of docs/data-model.md read it.
 from __future__ import annotations
 
 import html
+import inspect
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -247,10 +248,22 @@ def _finish(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def _analysis_of(data: Any, options: dict[str, Any]) -> ExperimentAnalysis | None:
+def _analysis_of(
+    data: Any, options: dict[str, Any], figure: Callable[..., go.Figure]
+) -> ExperimentAnalysis | None:
     """None for a result frame (used as is); else the analysis of a run, a result or an
     analysis, computed with the statistics ``options`` (see :func:`~agenticlens_frames.
-    coerce.as_analysis`)."""
+    coerce.as_analysis`). A keyword in ``options`` that is neither a statistics option nor
+    ``figure``'s own is refused with the closest of either (a misspelt ``case_order``
+    lands in ``**statistics``)."""
+    from .coerce import check_options
+
+    own = [  # its keywords after the data it draws
+        p.name
+        for p in list(inspect.signature(figure).parameters.values())[1:]
+        if p.kind is not inspect.Parameter.VAR_KEYWORD
+    ]
+    check_options(options, figure.__name__, own=own)
     if isinstance(data, pd.DataFrame):
         if options:
             raise InputError(
@@ -551,7 +564,7 @@ def case_heatmap(
     >>> fig.data[0].text.tolist(), len(fig.layout.shapes)
     ([['5/5', '2/5']], 1)
     """
-    analysis = _analysis_of(cases, statistics)
+    analysis = _analysis_of(cases, statistics, case_heatmap)
     if analysis is not None:
         cases = analysis.cases
         variants = analysis.variants if variants is None else variants
@@ -783,7 +796,7 @@ def pass_k_curves(
     >>> [t.name for t in fig.data], fig.data[1].y.tolist()
     (['a pass@k', 'a pass^k'], [0.5, 0.2])
     """
-    analysis = _analysis_of(frame, statistics)
+    analysis = _analysis_of(frame, statistics, pass_k_curves)
     if analysis is not None:
         frame = pass_k_frame(analysis)
         if variant_names is None:
@@ -969,7 +982,7 @@ def pareto_chart(
     >>> list(fig.data[1].customdata), list(fig.data[0].customdata)
     (['a · 97%'], ['b · 3%'])
     """
-    analysis = _analysis_of(variants, statistics)
+    analysis = _analysis_of(variants, statistics, pareto_chart)
     if analysis is not None:
         variants = analysis.variants
     ox, oy = _objective(x), _objective(y)
@@ -1131,7 +1144,7 @@ def delta_forest(
     >>> fig.data[0].x.tolist(), fig.data[0].error_x.array.round(3).tolist()
     ([10.0], [8.0])
     """
-    analysis = _analysis_of(comparisons, statistics)
+    analysis = _analysis_of(comparisons, statistics, delta_forest)
     if analysis is not None:
         comparisons = analysis.comparisons
     unknown = [m for m in metrics if m not in DELTA_METRICS]
@@ -1371,7 +1384,7 @@ def paired_forest(
     >>> paired_forest(pc, after_early_stop=True).layout.title.subtitle.text.split("<br>")[0]
     'descriptive after the early stop: its stopping decision is the inferential statement'
     """
-    analysis = _analysis_of(paired, statistics)
+    analysis = _analysis_of(paired, statistics, paired_forest)
     if after_early_stop is None:
         from .early_stopping import stopped_early
 
@@ -1514,7 +1527,7 @@ def factor_levels_chart(
     >>> list(fig.data[0].x), fig.data[0].y.tolist()
     (['a', 'b'], [0.7, 0.9])
     """
-    analysis = _analysis_of(factor_levels, statistics)
+    analysis = _analysis_of(factor_levels, statistics, factor_levels_chart)
     if analysis is not None:
         factor_levels = analysis.factor_levels
     if metric not in FACTOR_METRICS:
@@ -1580,7 +1593,7 @@ def case_outcomes_chart(
     >>> list(fig.data[0].x), fig.data[0].y.tolist()
     (['0/2', '1/2', '2/2'], [1, 0, 2])
     """
-    analysis = _analysis_of(cases, statistics)
+    analysis = _analysis_of(cases, statistics, case_outcomes_chart)
     if analysis is not None:
         cases = analysis.cases
     _require_columns(cases, ["variant_id", "attempts", "passes"], "the case matrix")
@@ -1649,7 +1662,7 @@ def factor_effects_forest(
     """
     from .paired.verdicts import CORRECTION_NAMES, format_difference, format_interval
 
-    analysis = _analysis_of(effects, statistics)
+    analysis = _analysis_of(effects, statistics, factor_effects_forest)
     if analysis is not None:
         effects = analysis.factor_effects
     if metric not in EFFECT_METRICS:
@@ -1790,7 +1803,7 @@ def factor_interaction_chart(
     >>> [t.name for t in fig.data]
     ['prompt = v1', 'prompt = v2']
     """
-    analysis = _analysis_of(variants, statistics)
+    analysis = _analysis_of(variants, statistics, factor_interaction_chart)
     if analysis is not None:
         variants = analysis.variants
         effects = analysis.factor_effects if effects is None else effects

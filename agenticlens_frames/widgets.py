@@ -674,8 +674,9 @@ def explore(
     >>> ex.paired is not None
     True
     """
-    from .coerce import as_analysis
+    from .coerce import as_analysis, check_options
 
+    check_options(statistics, "explore", own=("max_cases",))
     return Explorer(as_analysis(experiment, **statistics), max_cases=max_cases)
 
 

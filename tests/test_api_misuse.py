@@ -16,6 +16,8 @@ import pytest
 import agenticlens_frames as alf
 from agenticlens_frames.errors import InputError
 
+from .conftest import EXAMPLE
+
 
 @pytest.fixture(scope="module")
 def run() -> alf.ExperimentRun:
@@ -79,6 +81,50 @@ def test_a_path_passed_for_the_run_is_refused_with_the_loader(name, analysis):
 @pytest.mark.parametrize("name", sorted(RUN_FUNCTIONS))
 def test_the_run_check_lets_a_run_through(name, run, analysis):
     RUN_FUNCTIONS[name](run, analysis)
+
+
+# The functions that take a result frame besides the run, with the frame swapped for what a
+# user holds instead: (call, argument it names, fix in the message).
+FRAME_SLIPS: dict[
+    str, tuple[Callable[[alf.ExperimentRun, alf.ExperimentAnalysis], object], str, str]
+] = {
+    "pareto_frontier(analysis)": (
+        lambda r, a: alf.pareto_frontier(a),  # type: ignore[arg-type]
+        "summary",
+        "read analysis.pareto_frontier",
+    ),
+    "pareto_frontier(run.variants)": (
+        lambda r, a: alf.pareto_frontier(r.variants),
+        "summary",
+        "lacks its column(s) trial_success_rate",
+    ),
+    "factor_levels(run, analysis)": (
+        lambda r, a: alf.factor_levels(r, a),  # type: ignore[arg-type]
+        "summary",
+        "pass analysis.variants, or read analysis.factor_levels",
+    ),
+    "compare_to_baseline(cases=attempts)": (
+        lambda r, a: alf.compare_to_baseline(r, a.variants, r.attempts),
+        "cases",
+        "lacks its column(s) pass_rate",
+    ),
+    "report_warnings(comparisons=analysis)": (
+        lambda r, a: alf.report_warnings(r, a.variants, a),  # type: ignore[arg-type]
+        "comparisons",
+        "read analysis.warnings",
+    ),
+}
+
+
+@pytest.mark.parametrize("slip", sorted(FRAME_SLIPS))
+def test_a_wrong_result_frame_names_the_argument_and_the_frame_to_pass(slip, run, analysis):
+    # These failed with "'ExperimentAnalysis' object is not subscriptable" or a pandas
+    # KeyError: 'pass_rate_count', naming neither the argument nor the frame it takes.
+    call, argument, fix = FRAME_SLIPS[slip]
+    with pytest.raises(InputError) as error:
+        call(run, analysis)
+    assert error.value.location == argument
+    assert fix in str(error.value)
 
 
 REPORT_FUNCTIONS: dict[str, Callable[[Any, Path], object]] = {
@@ -224,3 +270,114 @@ def test_a_variant_name_that_is_no_text_is_refused_when_made(name):
 def test_an_experiment_name_that_is_no_text_is_refused_when_made(name):
     with pytest.raises(InputError, match=r"^name: an experiment's name must be a non-empty str"):
         alf.Experiment(name, variants=[alf.Variant("a"), alf.Variant("b")], dataset=["hi"])
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda r: alf.viz.case_heatmap(r, case_ordr="flaky"),
+            "case_heatmap() has no keyword 'case_ordr' (did you mean 'case_order'?",
+        ),
+        (
+            lambda r: alf.viz.case_heatmap(alf.case_matrix(r), case_ordr="flaky"),
+            "case_heatmap() has no keyword 'case_ordr' (did you mean 'case_order'?",
+        ),
+        (
+            lambda r: alf.viz.pass_k_curves(r, band="wilson"),
+            "pass_k_curves() has no keyword 'band' (did you mean 'bands'?",
+        ),
+        (
+            lambda r: alf.viz.paired_forest(r, corection="holm"),
+            "paired_forest() has no keyword 'corection' (did you mean 'correction'?",
+        ),
+        (
+            lambda r: alf.explore(r, max_case=10),
+            "explore() has no keyword 'max_case' (did you mean 'max_cases'?",
+        ),
+    ],
+)
+def test_a_misspelt_figure_keyword_gets_the_figures_own_close_match(call, message, run):
+    # The figures' and the explorer's own keywords were not among the suggestions: a
+    # misspelt case_order was "unknown statistics option 'case_ordr' (did you mean
+    # 'cluster'?)", and with a result frame "statistics option(s) case_ordr apply to a run".
+    with pytest.raises(InputError) as error:
+        call(run)
+    assert message in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda r: alf.analyze(r, corection="holm"),
+            "analyze() got an unexpected keyword argument 'corection'; did you mean 'correction'?",
+        ),
+        (
+            lambda r: alf.paired_comparisons(r, corection="holm"),
+            "did you mean 'correction'?",
+        ),
+        (
+            lambda r: alf.analyze(r, alpha=0.05),
+            "paired-comparison settings other than correction go in one mapping: "
+            "comparisons={'alpha': ...}",
+        ),
+        (
+            lambda r: alf.paired_comparisons(r, correction="holm", baseline="a"),
+            "it takes run, correction, alpha",
+        ),
+    ],
+)
+def test_a_misspelt_or_misplaced_keyword_says_what_to_write(call, message, run):
+    # Python 3.11 said only "unexpected keyword argument 'corection'"; analyze(run, alpha=)
+    # did not say where alpha goes (figures and paired_comparisons take it by name).
+    with pytest.raises(TypeError) as error:
+        call(run)
+    assert message in str(error.value)
+
+
+def test_a_runs_attribute_asked_of_a_live_result_points_to_its_run():
+    # run_experiment(...).to_parquet("out") and .attempts were Python's bare "object has no
+    # attribute", though the tables are one attribute away.
+    result = alf.run_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml", progress=False)
+    for name in ("to_parquet", "attempts", "checks"):
+        with pytest.raises(AttributeError, match=rf"its run's: result\.run\.{name}$"):
+            getattr(result, name)
+    with pytest.raises(AttributeError, match=r"no attribute 'complet'$"):
+        result.complet  # noqa: B018 - not a run's attribute: Python's message alone
+    assert not hasattr(result, "attempts")  # hasattr still sees the attribute as missing
+
+
+def test_a_runs_method_asked_of_an_api_result_points_to_its_run():
+    experiment = alf.Experiment(
+        "echo", variants=[alf.Variant("echo"), alf.Variant("short")], dataset=["hi", "bye"]
+    )
+    result = alf.api.run(experiment, lambda v: lambda text: text, progress=False)
+    with pytest.raises(AttributeError, match=r"result\.run\.to_parquet$"):
+        result.to_parquet  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda r: alf.paired_comparisons(r, correction="holm", alpha=0.95),
+        lambda r: alf.analyze(r, comparisons={"correction": "holm", "alpha": 0.95}),
+        lambda r: alf.viz.paired_forest(r, correction="holm", alpha=0.95),
+        lambda r: alf.power_analysis(r, alpha=0.95),
+        lambda r: alf.minimum_detectable_effect(r, alpha=0.95),
+        lambda r: alf.noninferiority_gate(
+            alf.paired_comparisons(r, correction="holm"), margin=0.05, alpha=0.95
+        ),
+    ],
+)
+def test_a_confidence_level_given_for_alpha_is_refused(call, run):
+    # alpha=0.95 was taken: every paired difference with p < 0.95 was called "better" or
+    # "worse" (an interval across zero among them), and the power plans shrank to nothing.
+    with pytest.raises(InputError, match=r"> 0 and <= 0\.5, a significance level") as error:
+        call(run)
+    assert "alpha" in str(error.value)
+
+
+def test_the_largest_allowed_alpha_is_a_half(run):
+    table = alf.paired_comparisons(run, correction="holm", alpha=0.5)
+    assert set(table["alpha"]) == {0.5}

@@ -530,6 +530,14 @@ def test_an_alpha_outside_0_1_is_a_usage_error(tmp_path: Path, alpha: str) -> No
     assert not (tmp_path / "r.json").exists()
 
 
+def test_a_confidence_level_given_as_alpha_is_a_usage_error(tmp_path: Path) -> None:
+    """--alpha 0.95 was taken: every difference with p < 0.95 was called significant."""
+    done = _cli(*_run_args(EXAMPLE, tmp_path), "--alpha", "0.95")
+    assert done.returncode == 2, done.stderr
+    assert "0.95 is above 0.5" in done.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
 def _down_experiment(folder: Path, down: str) -> Path:
     """A live experiment (variants a, b, c; a the baseline) whose variant ``down`` never
     answers: its target raises an error whose message spans two lines."""

@@ -459,3 +459,20 @@ def test_read_parquet_of_a_missing_folder_says_the_folder_is_missing(tmp_path: P
         "trials.parquet, variants.parquet and cases.parquet, as ExperimentRun.to_parquet() "
         "and `experiment run --parquet` write them)"
     )
+
+
+def test_read_parquet_of_a_live_run_folder_points_to_its_tables(tmp_path: Path, run) -> None:
+    """run_experiment(run_dir=...) keeps the tables under tables/: the folder itself was
+    "<folder>/attempts.parquet: file not found"."""
+    run.to_parquet(tmp_path / "exp" / "tables")
+    with pytest.raises(InputError) as info:
+        read_parquet(tmp_path / "exp")
+    assert "a live run's folder: its tables are in tables/" in str(info.value)
+    assert f"read_parquet({str(tmp_path / 'exp' / 'tables')!r})" in str(info.value)
+
+
+def test_read_parquet_of_an_experiment_folder_points_to_load_experiment() -> None:
+    with pytest.raises(InputError) as info:
+        read_parquet(EXAMPLE)
+    assert "no tables here, but manifest.yaml, suite.yaml" in str(info.value)
+    assert "load_experiment(manifest_path, suite_path)" in str(info.value)

@@ -636,3 +636,24 @@ def test_given_target_attempts_are_read_and_checked() -> None:
     ):
         with pytest.raises(InputError, match=re.escape(message)):
             _run_of(_two_attempts(target_attempts=values))
+
+
+@pytest.mark.parametrize(
+    ("frame", "column", "other"),
+    [("variants", "variant_id", "variants"), ("cases", "case_id", "cases")],
+)
+def test_an_attempt_of_an_unlisted_variant_or_case_names_the_attempts_frame_and_the_fix(
+    user_frames, frame: str, column: str, other: str
+) -> None:
+    """It said "column 'variant_id': unknown variant id ..." without the frame, nor that the
+    known ids are the other frame's."""
+    _, att, variants, cases = user_frames
+    frames = {"variants": variants, "cases": cases}
+    dropped = str(frames[frame][column].iloc[-1])
+    frames[frame] = frames[frame].iloc[:-1]
+    with pytest.raises(InputError) as info:
+        ExperimentRun.from_frames(att, frames["variants"], frames["cases"])
+    text = str(info.value)
+    assert text.startswith(f"attempts frame: column '{column}': unknown ")
+    assert f"{dropped!r}, not in the {other} frame" in text
+    assert f"add a row for it to the {other} frame, or drop its attempts" in text

@@ -474,7 +474,7 @@ def test_manifest_without_correction_is_refused() -> None:
         ({"correction": "holm", "alpah": 0.1}, "comparisons", "did you mean 'alpha'"),
         ({"correction": "fdr"}, "comparisons.correction", "choose one of"),
         ({"correction": "holm", "alpha": 1.5}, "comparisons.alpha", "expected a number"),
-        ({"correction": "holm", "alpha": 1}, "comparisons.alpha", "between 0 and 1"),
+        ({"correction": "holm", "alpha": 1}, "comparisons.alpha", "> 0 and <= 0.5"),
         ({"correction": "holm", "method": "boot"}, "comparisons.method", "did you mean"),
         (
             {"correction": "holm", "evaluators": {"qualty": "passed"}},
@@ -535,7 +535,7 @@ def test_every_problem_of_the_comparisons_block_is_reported_at_once() -> None:
     [
         ("power", "power", 0.9995, "expected a number > 0 and <= 0.999, got 0.9995"),
         ("power", "power", 0.0, "expected a number > 0 and <= 0.999, got 0.0"),
-        ("alpha", "alpha", 1.0, "expected a number strictly between 0 and 1, got 1.0"),
+        ("alpha", "alpha", 1.0, "expected a number > 0 and <= 0.5, a significance level"),
         ("confidence_level", "confidence_level", 0.0, "expected a number strictly between 0 and 1"),
         ("resamples", "resamples", 98, "expected an integer >= 99, got 98"),
         ("seed", "seed", -1, "expected an integer >= 0, got -1"),
@@ -562,7 +562,8 @@ def test_a_setting_has_one_rule_in_the_manifest_and_in_python(
     ("argument", "value", "message"),
     [
         ("power", 0.9995, "expected a number > 0 and <= 0.999, got 0.9995"),
-        ("alpha", 1.0, "expected a number strictly between 0 and 1, got 1.0"),
+        ("alpha", 1.0, "expected a number > 0 and <= 0.5"),
+        ("alpha", 0.95, "expected a number > 0 and <= 0.5, a significance level such as 0.05"),
         ("correction", "holmes", "unknown correction 'holmes'"),
         ("resamples", 98, "expected an integer >= 99, got 98"),
         ("limits", GuardRails(max_evaluators=0), "expected an integer >= 1, got 0"),
@@ -1075,7 +1076,9 @@ def test_a_level_outside_zero_and_one_names_its_argument(
     with pytest.raises(InputError) as caught:
         call(run)
     assert caught.value.location == location
-    assert "strictly between 0 and 1" in caught.value.message
+    # alpha has its own rule, at most 0.5 (a larger one is a confidence level given for it)
+    rule = "> 0 and <= 0.5" if location == "alpha" else "strictly between 0 and 1"
+    assert rule in caught.value.message
 
 
 def test_a_pass_rate_effect_beyond_the_scale_is_refused(run: ExperimentRun) -> None:

@@ -8,12 +8,12 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from .. import stats_paired
-from ..errors import InputError, check_proportion
+from ..errors import InputError
 from ..formats._io import Invalid, require_known
 from ..formats.comparisons import DIMENSIONS
 from ..stats_paired import sps  # scipy.stats, imported on first use
 from .dimensions import BOUNDED_UNITS
-from .settings import check_setting
+from .settings import check_alpha, check_setting
 
 __all__ = [
     "GATE_COLUMNS",
@@ -140,7 +140,7 @@ def noninferiority_gate(
         return gate
     if not margin >= 0:
         raise InputError(f"the margin must be >= 0, got {margin!r}", location="margin")
-    check_proportion(alpha, "alpha", location="alpha")
+    alpha = check_alpha(alpha)
     # A misspelt dimension ("qualty") failed every candidate for "no comparable qualty
     # scores", as if the data were missing.
     require_known("dimension", [dimension], DIMENSIONS, location="dimension")

@@ -13,7 +13,7 @@ from ..frames import ExperimentRun, require_run
 from ..stats_paired import sps  # scipy.stats, imported on first use
 from .comparisons import SMALL_SAMPLE, paired_analysis
 from .dimensions import BOUNDED_UNITS, Evaluation, evaluation
-from .settings import parse_comparisons, resolve_comparisons
+from .settings import check_alpha, parse_comparisons, resolve_comparisons
 
 __all__ = ["minimum_detectable_effect", "power_analysis", "trials_for_precision"]
 
@@ -128,7 +128,7 @@ def power_analysis(
     base = ids.index(run.manifest.baseline_variant_id)
     candidates = [i for i in range(len(ids)) if i != base]
     alpha, correction, m = _planned_family(run, ev.name, alpha, correction, family_size)
-    check_proportion(alpha, "alpha", location="alpha")
+    alpha = check_alpha(alpha)
     check_proportion(power, "power", location="power")
     if m < 1:
         raise InputError(f"family_size must be >= 1, got {m}", location="family_size")

@@ -26,6 +26,7 @@ from ..formats.model import ManifestSpec, SuiteSpec
 from ..stats_paired import CORRECTION_CONTROLS, CORRECTIONS
 
 __all__ = [
+    "ALPHA_RULE",
     "DIMENSIONS",
     "FAMILIES",
     "FIXED_FIELDS",
@@ -33,6 +34,7 @@ __all__ = [
     "EvaluatorChoice",
     "GuardRails",
     "as_comparisons",
+    "check_alpha",
     "check_guard_rails",
     "check_run_guard_rails",
     "check_setting",
@@ -333,12 +335,18 @@ def _flag(value: Any) -> bool:
     return value
 
 
+#: What alpha must be: a value past half-way is a confidence level given by mistake.
+ALPHA_RULE = "a number > 0 and <= 0.5, a significance level such as 0.05 (1 - confidence)"
+
 #: The rule of every setting (``limits.<name>`` for a guard rail). Power stops at 0.999:
 #: beyond it the detectable effect is driven by the far tail of one quantile, and a
 #: claim of 99.9x % power is not one a pilot can back.
 _RULES: dict[str, Callable[[Any], Any]] = {
     "correction": _correction,
-    "alpha": lambda v: _number(v, "a number strictly between 0 and 1", lambda x: 0 < x < 1),
+    # At most half-way: alpha=0.95 (the confidence level given for alpha) called every
+    # difference significant, silently. The confidence level keeps (0, 1): it is also the
+    # analysis' (AgenticLens's) level, which takes any.
+    "alpha": lambda v: _number(v, ALPHA_RULE, lambda x: 0 < x <= 0.5),
     "confidence_level": lambda v: _number(
         v, "a number strictly between 0 and 1", lambda x: 0 < x < 1
     ),
@@ -356,6 +364,27 @@ _RULES: dict[str, Callable[[Any], Any]] = {
     "limits.max_case_scores": lambda v: _integer(v, 1),
     "limits.allow_large": _flag,
 }
+
+
+def check_alpha(value: Any, location: str = "alpha") -> float:
+    """``value`` as a float if it is an allowed alpha (the rule of :func:`check_setting`),
+    else an InputError at ``location``: for the functions that take an alpha by itself
+    (power planning, the non-inferiority gate).
+
+    Examples
+    --------
+    >>> check_alpha(0.05)
+    0.05
+    >>> check_alpha(0.95)
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: alpha: expected a number > 0 and <= 0.5, a \
+significance level such as 0.05 (1 - confidence), got 0.95
+    """
+    try:
+        return float(check_setting("alpha", value))
+    except Invalid as exc:
+        raise InputError(exc.message, location=location, hint=exc.hint) from None
 
 
 def check_setting(key: str, value: Any) -> Any:

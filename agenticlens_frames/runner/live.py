@@ -57,6 +57,7 @@ from ..frames import (
     ExperimentRun,
     TableBuilder,
     measured_latency,
+    run_attribute_error,
     table_turns,
 )
 from ..scoring import score_unavailable
@@ -249,6 +250,13 @@ class LiveRunResult:
                 "judge (judged on resume, not called again)"
             )
         return ", ".join(parts) or "every attempt is done"
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for a missing attribute: point a run's (``to_parquet``, ``attempts``)
+        # at ``result.run``. Dunder look-ups (copy, pickle) get the plain error.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise run_attribute_error(self, name)
 
     def __repr__(self) -> str:
         # One line: the generated repr printed the whole ``calls`` frame and every table.
