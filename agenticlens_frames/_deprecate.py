@@ -115,12 +115,12 @@ def renamed_keywords(**renames: str) -> Callable[[Callable[P, R]], Callable[P, R
     return decorate
 
 
-def _paired_settings() -> tuple[str, ...]:
-    """The fields of ``ComparisonsConfig``; imported when a message needs them, as this
-    module is imported by the statistics modules themselves."""
-    from .paired import ComparisonsConfig
+def _comparisons_keys() -> tuple[str, ...]:
+    """The keys of a ``comparisons=`` mapping; imported when a message needs them (from
+    the block's reader, below the statistics modules that import this one)."""
+    from .formats.comparisons import KEYS
 
-    return tuple(ComparisonsConfig.__dataclass_fields__)
+    return KEYS
 
 
 def _unexpected(name: str, key: str, parameters: Mapping[str, inspect.Parameter]) -> str:
@@ -136,7 +136,7 @@ def _unexpected(name: str, key: str, parameters: Mapping[str, inspect.Parameter]
     match = difflib.get_close_matches(key, keywords, n=1, cutoff=0.6)
     if match:
         return f"{text}; did you mean {match[0]!r}?"
-    if "comparisons" in keywords and key in _paired_settings():
+    if "comparisons" in keywords and key in _comparisons_keys():
         # analyze(run, alpha=0.05): the paired settings other than correction are a mapping.
         return (
             f"{text}; paired-comparison settings other than correction go in one mapping: "

@@ -49,12 +49,13 @@ from ._io import (
     valid,
 )
 
-__all__ = ["DIMENSIONS", "EvaluatorChoice", "parse_evaluator", "read_comparisons"]
+__all__ = ["DIMENSIONS", "KEYS", "EvaluatorChoice", "parse_evaluator", "read_comparisons"]
 
 #: The operational dimensions; each may name one evaluator.
 DIMENSIONS = ("quality", "safety", "reliability", "latency", "cost")
 
-_KEYS = (
+#: The keys of a ``comparisons:`` block (and of a ``comparisons=`` mapping).
+KEYS = (
     "correction",
     "alpha",
     "confidence_level",
@@ -179,7 +180,7 @@ def _read(
     source: Source, raw: dict[str, Any], where: tuple[str | int, ...], check: Check
 ) -> dict[str, Any]:
     """:func:`read_comparisons` of a mapping, while ``source`` collects its problems."""
-    source.check_keys(raw, _KEYS, where)
+    source.check_keys(raw, KEYS, where)
     if "correction" not in raw and not source.misspelt(where, "correction"):
         source.report(
             where,
