@@ -41,6 +41,7 @@ import numpy as np
 from .._choices import CORRECTIONS
 from ..errors import InputError, check_number
 from ..formats.model import ManifestSpec, SuiteSpec
+from ..paired.settings import check_alpha
 from ..stats_sequential import (
     BettingConfidenceSequence,
     applied_correction,
@@ -236,6 +237,10 @@ candidates needs a declared multiple-comparison correction (...)
         raise InputError(
             f"stop_when must be one of {', '.join(STOP_WHEN)} (or None), got {stop_when!r}"
         )
+    if rule is not None and rule.alpha is not None:
+        # The one rule for an α (<= 0.5): StopRule(alpha=0.95), a confidence level given
+        # for α, stopped a run on differences no test would call.
+        check_alpha(rule.alpha, location="stop_rule.alpha")
     margin = (rule or StopRule()).margin
     if margin is not None:
         check_number(margin, "the stop margin", location="stop_rule.margin")

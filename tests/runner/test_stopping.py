@@ -738,6 +738,26 @@ def test_the_rule_takes_the_manifests_declared_alpha(tmp_path) -> None:
     assert result.stopping["alpha_per_candidate"] == pytest.approx(0.01 / 2)
 
 
+def test_a_confidence_level_given_as_the_rules_alpha_is_refused_before_any_call(
+    tmp_path,
+) -> None:
+    """StopRule(alpha=0.95, correction="holm") in a run whose manifest declares no
+    comparisons ran, deciding at α = 0.475 a candidate, where every other α (manifest,
+    comparisons=, --alpha) is refused above 0.5."""
+    manifest, suite = _experiment(tmp_path, cases=8)
+    run_dir = tmp_path / "run"
+    with pytest.raises(InputError, match=r"stop_rule\.alpha: expected a number > 0 and <= 0\.5"):
+        run_experiment(
+            manifest,
+            suite,
+            progress=False,
+            stop_when="decided",
+            stop_rule=StopRule(alpha=0.95, correction="holm"),
+            run_dir=run_dir,
+        )
+    assert not (run_dir / "journal").exists()  # refused before the folder was started
+
+
 def test_command_line_a_stop_margin_of_0_is_said_to_decide_no_difference(
     tmp_path, monkeypatch, caplog
 ) -> None:
