@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -765,8 +766,76 @@ result.run.to_parquet
     return AttributeError(text)
 
 
+#: The tables a folder of :meth:`ExperimentRun.to_parquet` holds, in words.
+_TABLES_HELD = (
+    "a run folder holds "
+    + ", ".join(f"{name}.parquet" for name in list(SCHEMAS)[:-1])
+    + f" and {list(SCHEMAS)[-1]}.parquet, as ExperimentRun.to_parquet() and "
+    "`experiment run --parquet` write them"
+)
+
+
+def tables_folder(folder: Path, *, other_way: str) -> Path:
+    """The folder of tables in ``folder``: ``folder`` itself (``to_parquet``,
+    ``experiment run --parquet``) or a live run folder's ``tables/``; otherwise an error
+    naming what ``folder`` lacks and the fix, ``other_way`` the caller's way to the same
+    run from its experiment's files.
+
+    A live run folder gets its ``tables/`` when a session ends: one that crashed before
+    has only ``run.json`` and its journal, and "attempts.parquet: file not found", said of
+    a folder that never holds one, sent the user looking for it (``read_parquet`` and
+    ``archive add`` alike).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> tables_folder(Path(tempfile.mkdtemp()), other_way="add MANIFEST SUITE")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: /tmp/...: an empty folder: it holds neither \
+attempts.parquet (the tables `experiment run --parquet` writes) nor tables/ or run.json (a \
+run folder of `experiment run --run-dir`) (give the folder of tables or a run folder whose \
+session ended, or add MANIFEST SUITE)
+    """
+    if (folder / "tables").is_dir():
+        return folder / "tables"  # read_parquet names a table missing from it
+    if (folder / "attempts.parquet").exists():
+        return folder
+    if not folder.exists():
+        raise InputError("folder not found", file=folder, hint=_TABLES_HELD)
+    if not folder.is_dir():
+        raise InputError("not a folder", file=folder, hint=_TABLES_HELD)
+    sources = "give the folder of tables or a run folder whose session ended, or " + other_way
+    if (folder / "run.json").is_file():
+        raise InputError(
+            "a run folder without tables/: its run crashed or was stopped before its "
+            "first session ended, so no tables were written",
+            file=folder,
+            hint="resume the run with `agenticlens-frames experiment run MANIFEST SUITE "
+            f"--run-dir {shlex.quote(str(folder))}` (in Python, run_experiment with the same "
+            "run_dir), which keeps the attempts its journal holds and writes the tables; or "
+            + other_way,
+        )
+    yamls = sorted(q.name for q in folder.glob("*.y*ml"))
+    if yamls:
+        raise InputError(
+            f"no tables here, but {', '.join(yamls[:4])}: an experiment's files",
+            file=folder,
+            hint=other_way,
+        )
+    what = "an empty folder" if not any(folder.iterdir()) else "not a folder of tables"
+    raise InputError(
+        f"{what}: it holds neither attempts.parquet (the tables `experiment run --parquet` "
+        "writes) nor tables/ or run.json (a run folder of `experiment run --run-dir`)",
+        file=folder,
+        hint=sources,
+    )
+
+
 def read_parquet(folder: str | Path) -> ExperimentRun:
-    """Read an :class:`ExperimentRun` written by :meth:`ExperimentRun.to_parquet`.
+    """Read an :class:`ExperimentRun` written by :meth:`ExperimentRun.to_parquet`: the
+    folder of tables, or a live run folder (``run_dir=``, ``--run-dir``), whose tables are
+    in its ``tables/`` (:func:`tables_folder`).
 
     Examples
     --------
@@ -777,42 +846,18 @@ def read_parquet(folder: str | Path) -> ExperimentRun:
 attempts.parquet, checks.parquet, trials.parquet, variants.parquet and cases.parquet, as \
 ExperimentRun.to_parquet() and `experiment run --parquet` write them)
     """
-    base = check_path(folder, "a run folder ExperimentRun.to_parquet wrote")
-    holds = (
-        "a run folder holds "
-        + ", ".join(f"{name}.parquet" for name in list(SCHEMAS)[:-1])
-        + f" and {list(SCHEMAS)[-1]}.parquet, as ExperimentRun.to_parquet() and "
-        "`experiment run --parquet` write them"
+    base = tables_folder(
+        check_path(folder, "a run folder ExperimentRun.to_parquet wrote"),
+        other_way="load an experiment's manifest and suite with load_experiment(manifest_path, "
+        "suite_path)",
     )
-    # Said of the folder: "<folder>/attempts.parquet: file not found" read as if the
-    # folder existed and lacked one file.
-    if not base.exists():
-        raise InputError("folder not found", file=base, hint=holds)
-    if not base.is_dir():
-        raise InputError("not a folder", file=base, hint=holds)
-    if not (base / "attempts.parquet").exists():
-        # Two folders users hold instead: run_experiment's run_dir (the tables are in its
-        # tables/) and an experiment's own (a manifest and a suite, for load_experiment).
-        if (base / "tables" / "attempts.parquet").exists():
-            raise InputError(
-                "a live run's folder: its tables are in tables/",
-                file=base,
-                hint=f"read_parquet({str(base / 'tables')!r})",
-            )
-        yamls = sorted(q.name for q in base.glob("*.y*ml"))
-        if yamls:
-            raise InputError(
-                f"no tables here, but {', '.join(yamls[:4])}: an experiment's files",
-                file=base,
-                hint="load them with load_experiment(manifest_path, suite_path); " + holds,
-            )
     frames: dict[str, pd.DataFrame] = {}
     spec: dict[str, Any] | None = None
     first_meta: bytes | None = None
     for name in SCHEMAS:
         path = base / f"{name}.parquet"
         if not path.exists():
-            raise InputError("file not found", file=path, hint=holds)
+            raise InputError("file not found", file=path, hint=_TABLES_HELD)
         try:
             table = pq.read_table(path)
         except (pa.ArrowException, OSError) as exc:

@@ -102,7 +102,11 @@ def test_to_parquet_over_an_existing_file_is_refused_naming_it(run, tmp_path: Pa
 
 
 def test_read_parquet_errors_name_the_file(tmp_path: Path, run) -> None:
-    with pytest.raises(InputError, match=r"attempts\.parquet: file not found \(a run folder holds"):
+    with pytest.raises(InputError, match=r": an empty folder: it holds neither attempts\.parquet"):
+        read_parquet(tmp_path)
+    run.to_parquet(tmp_path)
+    (tmp_path / "trials.parquet").unlink()
+    with pytest.raises(InputError, match=r"trials\.parquet: file not found \(a run folder holds"):
         read_parquet(tmp_path)
     run.to_parquet(tmp_path)
     (tmp_path / "checks.parquet").write_bytes(b"PAR1 this is not parquet")
@@ -461,14 +465,23 @@ def test_read_parquet_of_a_missing_folder_says_the_folder_is_missing(tmp_path: P
     )
 
 
-def test_read_parquet_of_a_live_run_folder_points_to_its_tables(tmp_path: Path, run) -> None:
+def test_read_parquet_of_a_live_run_folder_reads_its_tables(tmp_path: Path, run) -> None:
     """run_experiment(run_dir=...) keeps the tables under tables/: the folder itself was
-    "<folder>/attempts.parquet: file not found"."""
+    "<folder>/attempts.parquet: file not found". It is read as `archive add` reads it; one
+    whose run crashed before its first session ended (no tables/) says so, and how to
+    resume it."""
     run.to_parquet(tmp_path / "exp" / "tables")
+    pd.testing.assert_frame_equal(
+        read_parquet(tmp_path / "exp").attempts, read_parquet(tmp_path / "exp" / "tables").attempts
+    )
+    crashed = tmp_path / "crashed"
+    crashed.mkdir()
+    (crashed / "run.json").write_text("{}", encoding="utf-8")
     with pytest.raises(InputError) as info:
-        read_parquet(tmp_path / "exp")
-    assert "a live run's folder: its tables are in tables/" in str(info.value)
-    assert f"read_parquet({str(tmp_path / 'exp' / 'tables')!r})" in str(info.value)
+        read_parquet(crashed)
+    text = str(info.value)
+    assert text.startswith(f"{crashed}: a run folder without tables/: its run crashed")
+    assert f"--run-dir {crashed}" in text and "attempts.parquet: file not found" not in text
 
 
 def test_read_parquet_of_an_experiment_folder_points_to_load_experiment() -> None:

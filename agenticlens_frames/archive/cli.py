@@ -420,46 +420,6 @@ def _matching_runs(sl: Any, *, required: bool) -> None:
 # --------------------------------------------------------------------------- add
 
 
-def _tables_folder(folder: Path, archive: Path) -> Path:
-    """The folder of tables ``archive add FOLDER`` reads: ``FOLDER`` itself (written by
-    ``experiment run --parquet``) or a run folder's ``tables/``; or an error naming what
-    ``FOLDER`` lacks and what to do.
-
-    A run folder of ``experiment run --run-dir`` gets its ``tables/`` when a session ends:
-    one that crashed or was stopped before has only ``run.json`` and its journal, and
-    "attempts.parquet: file not found", said of the run folder itself, sent the user
-    looking for a file no run folder holds.
-    """
-    if (folder / "tables").is_dir():
-        return folder / "tables"  # read_parquet names a table missing from it
-    if (folder / "attempts.parquet").exists():
-        return folder
-    add_suite = f"`agenticlens-frames archive add {shlex.quote(str(archive))} MANIFEST SUITE`"
-    sources = (
-        "give the tables/ folder `experiment run --parquet` wrote or the --run-dir folder of "
-        f"a finished session, or add the experiment with {add_suite}"
-    )
-    if not folder.is_dir():
-        raise InputError("folder not found", file=folder, hint=sources)
-    if (folder / "run.json").is_file():
-        raise InputError(
-            "a run folder without tables/: its run crashed or was stopped before its "
-            "first session ended, so no tables were written",
-            file=folder,
-            hint="resume the run with `agenticlens-frames experiment run MANIFEST SUITE "
-            f"--run-dir {shlex.quote(str(folder))}`, which keeps the attempts its journal "
-            f"holds and writes the tables, then add the folder again; or add the experiment "
-            f"with {add_suite}",
-        )
-    what = "an empty folder" if not any(folder.iterdir()) else "not a folder of tables"
-    raise InputError(
-        f"{what}: it holds neither attempts.parquet (the tables `experiment run --parquet` "
-        "writes) nor tables/ or run.json (a run folder of `experiment run --run-dir`)",
-        file=folder,
-        hint=sources,
-    )
-
-
 @archive_app.command("add")
 def archive_add(
     archive: Path = typer.Argument(..., help="The archive folder (created if missing)."),
@@ -481,7 +441,7 @@ def archive_add(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
 ) -> None:
     """Append one experiment run to the archive (atomic; re-adding the same run is a no-op)."""
-    from ..frames import read_parquet
+    from ..frames import read_parquet, tables_folder
     from .store import Archive
 
     try:
@@ -494,7 +454,14 @@ def archive_add(
                     hint="give the suite after the manifest, or the folder of tables "
                     "`experiment run --parquet` wrote",
                 )
-            run = read_parquet(_tables_folder(folder, archive))
+            add_suite = shlex.quote(str(archive))
+            run = read_parquet(
+                tables_folder(
+                    folder,
+                    other_way="add the experiment with `agenticlens-frames archive add "
+                    f"{add_suite} MANIFEST SUITE`",
+                )
+            )
         elif len(sources) == 2:
             from ..evaluators import load_registry
             from ..loading import _Caller, _load
