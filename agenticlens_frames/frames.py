@@ -69,6 +69,8 @@ __all__ = [
     "CheckColumns",
     "ExperimentRun",
     "read_parquet",
+    "run_attribute_error",
+    "tables_folder",
 ]
 
 #: Doctests that need an optional extra (the repository's conftest.py skips them, saying
