@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -96,51 +99,59 @@ def test_writer_error_is_raised_on_close(tmp_path):
         writer.close()
 
 
-def test_run_identity_hashes_what_asdict_gave(tmp_path):
-    # The run folder's identity must not change with how the specs are walked (a folder
-    # started by an earlier version must still resume): the reference is the former
-    # computation, dataclasses.asdict and a cleaning pass.
-    import dataclasses
-    import hashlib
-    from pathlib import Path
+def _clean(v):
+    """A spec value as the former identity computation cleaned it for JSON."""
+    if isinstance(v, Path):
+        return str(v)
+    if isinstance(v, dict):
+        return {str(k): _clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    return v
 
-    from agenticlens_frames.formats import load_manifest, load_suite
-    from agenticlens_frames.runner.live import earlier_manifest_sha256, run_identity
 
-    def clean(v):
-        if isinstance(v, Path):
-            return str(v)
-        if isinstance(v, dict):
-            return {str(k): clean(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [clean(x) for x in v]
-        return v
+def reference_sha256(value) -> str:
+    """The run folder's hash of ``value`` as the former computation made it, independent
+    of the code under test (test_stopping uses it for folders of earlier versions)."""
+    text = json.dumps(_clean(value), sort_keys=True, ensure_ascii=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
 
-    def reference(value):
-        text = json.dumps(clean(value), sort_keys=True, ensure_ascii=True, default=repr)
-        return hashlib.sha256(text.encode()).hexdigest()
 
-    manifest = load_manifest("data/support/manifest.yaml")
-    suite = load_suite("data/support/suite.yaml")
+def reference_manifest(manifest) -> dict:
+    """``dataclasses.asdict`` of a manifest with what the identity leaves out (its path,
+    the speed knobs, resolved targets) removed; ``comparisons:`` kept."""
     m = dataclasses.asdict(manifest)
     m.pop("path")
     m.pop("max_workers")
     for v in m["variants"]:
         v.pop("resolved_target")
         v.pop("concurrency", None)
+    return m
+
+
+def test_run_identity_hashes_what_asdict_gave(tmp_path):
+    # The run folder's identity must not change with how the specs are walked (a folder
+    # started by an earlier version must still resume): the reference is the former
+    # computation, dataclasses.asdict and a cleaning pass.
+    from agenticlens_frames.formats import load_manifest, load_suite
+    from agenticlens_frames.runner.live import earlier_manifest_sha256, run_identity
+
+    manifest = load_manifest("data/support/manifest.yaml")
+    suite = load_suite("data/support/suite.yaml")
+    m = reference_manifest(manifest)
     s = dataclasses.asdict(suite)
     s.pop("path")
     identity = run_identity(manifest, suite, {})
     # Folders of earlier versions hold the hash of the whole manifest; this version's
     # leaves out its comparisons: block (which only the analysis and, through run.json's
     # stopping record, early stopping read).
-    assert earlier_manifest_sha256(manifest) == reference(m)
+    assert earlier_manifest_sha256(manifest) == reference_sha256(m)
     assert manifest.comparisons is not None
-    assert identity["manifest_sha256"] == reference(
+    assert identity["manifest_sha256"] == reference_sha256(
         {k: v for k, v in m.items() if k != "comparisons"}
     )
     assert identity["manifest_sha256_excludes"] == ["comparisons"]
-    assert identity["suite_sha256"] == reference(s)
+    assert identity["suite_sha256"] == reference_sha256(s)
 
 
 def test_a_folder_of_an_earlier_manifest_hash_is_compared_in_its_form(tmp_path):

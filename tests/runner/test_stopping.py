@@ -1295,27 +1295,9 @@ def test_without_early_stopping_an_edit_of_the_comparisons_block_resumes(tmp_pat
 def _whole_manifest_sha256(manifest) -> str:
     """An earlier version's manifest hash, computed as it did (dataclasses.asdict, the
     paths and speed knobs left out, ``comparisons:`` kept), not by the code under test."""
-    import dataclasses
-    import hashlib
-    from pathlib import Path
+    from .test_journal import reference_manifest, reference_sha256
 
-    def clean(v):
-        if isinstance(v, Path):
-            return str(v)
-        if isinstance(v, dict):
-            return {str(k): clean(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [clean(x) for x in v]
-        return v
-
-    m = dataclasses.asdict(load_manifest(manifest))
-    m.pop("path")
-    m.pop("max_workers")
-    for v in m["variants"]:
-        v.pop("resolved_target")
-        v.pop("concurrency", None)
-    text = json.dumps(clean(m), sort_keys=True, ensure_ascii=True, default=repr)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return reference_sha256(reference_manifest(load_manifest(manifest)))
 
 
 @pytest.mark.parametrize("stopping", [True, False], ids=["with-stopping", "without-it"])
