@@ -133,7 +133,9 @@ def bootstrap_case_counts(
         parts.append(counts)
     if not parts:
         return np.zeros((0, n_cases), dtype=np.float32)
-    return np.concatenate(parts)
+    # One block (as every chunk of the frontier's bootstrap) is returned as it is: a copy
+    # would be 20 MB more at 20 000 cases.
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -165,27 +167,29 @@ def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if j == len(first):
             first.append(i)
         inverse[i] = j
-    distinct = values[first]
-    if distinct.dtype.kind == "f" and np.isnan(distinct).any():
+    # The distinct rows are read in place, by their first rows' numbers, and copied once,
+    # sorted (a copy of the rows is 33 MB at 20 000 cases, in the run's process).
+    if values.dtype.kind == "f" and any(np.isnan(values[i]).any() for i in first):
         return _np_unique_rows(values)
 
     class _Tie(Exception):
         pass
 
     def compare(a: int, b: int) -> int:
-        differ = np.flatnonzero(distinct[a] != distinct[b])
+        row_a, row_b = values[first[a]], values[first[b]]
+        differ = np.flatnonzero(row_a != row_b)
         if len(differ) == 0:
             raise _Tie
         col = differ[0]
-        return -1 if distinct[a, col] < distinct[b, col] else 1
+        return -1 if row_a[col] < row_b[col] else 1
 
     try:
-        order = sorted(range(len(distinct)), key=functools.cmp_to_key(compare))
+        order = sorted(range(len(first)), key=functools.cmp_to_key(compare))
     except _Tie:
         return _np_unique_rows(values)
     rank = np.empty(len(order), dtype=np.intp)
     rank[order] = np.arange(len(order))
-    return distinct[order], rank[inverse]
+    return values[np.asarray(first, dtype=np.intp)[order]], rank[inverse]
 
 
 def _np_unique_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -267,7 +271,10 @@ def case_sums(counts: np.ndarray, values: ArrayLike) -> np.ndarray:
     >>> case_sums(np.array([[2.0, 0.0, 1.0]]), np.array([[1.0, 5.0, 3.0]])).tolist()
     [[5.0]]
     """
-    rows = np.ascontiguousarray(np.asarray(values, dtype=np.float32).T)
+    values = np.asarray(values)
+    # Cast and transposed in one copy (not a float32 copy and then its transpose).
+    rows = np.empty(values.shape[::-1], dtype=np.float32)
+    rows[...] = values.T
     return (np.asarray(counts, dtype=np.float32) @ rows).astype(np.float64)
 
 
