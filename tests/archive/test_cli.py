@@ -349,7 +349,7 @@ def test_slice_writes_each_runs_verdicts(
         (["ls", "{missing}"], "no archive here"),
         (["add", "{arc}", "a", "b", "c"], "expected MANIFEST SUITE"),
         # It said "{missing}/attempts.parquet: file not found", as if the folder existed.
-        (["add", "{arc}", "{missing}"], "{missing}: folder not found (a run folder holds attempts.parquet"),
+        (["add", "{arc}", "{missing}"], "{missing}: folder not found (a run folder holds"),
         (["add", "{arc}", "{manifest}"], "got one file (give the suite after the manifest"),
         (["slice", "{arc}", "--out", "{manifest}"], "--out names an existing file"),
         (["summarize", "{arc}", "--out", "{manifest}"], "--out names an existing file"),
