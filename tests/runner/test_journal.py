@@ -395,23 +395,11 @@ def _edit_record(segment, kind: str, edit, reseal: bool | None = True) -> int:
 
 
 def test_a_record_edited_by_hand_is_refused_on_resume_and_load(write_experiment, tmp_path):
-    from agenticlens_frames import load_experiment
-    from agenticlens_frames.runner import run_experiment
-
     manifest, suite, run_dir, segment = _live_folder(write_experiment, tmp_path)
     number = _edit_record(segment, "attempt", lambda r: r.update(trial="1"))
-    kept = segment.read_bytes()
-    for resume in (
-        lambda: run_experiment(manifest, suite, progress=False, run_dir=run_dir),
-        lambda: load_experiment(manifest, suite, run_dir=run_dir),
-    ):
-        with pytest.raises(InputError) as info:
-            resume()
-        assert info.value.file == str(segment)
-        assert info.value.location == f"line {number}, trial"
-        assert info.value.message == "damaged journal record: expected int, got str"
-        assert "delete this line to run its attempt again" in info.value.hint
-    assert segment.read_bytes() == kept  # nothing recorded is lost or rewritten
+    _refused_everywhere(
+        manifest, suite, run_dir, segment, number, "expected int, got str", field="trial"
+    )
     assert sorted(p.name for p in segment.parent.iterdir()) == [segment.name]
 
 
@@ -472,8 +460,11 @@ def test_the_command_line_reports_a_damaged_record_without_a_traceback(
 # --------------------------------------------------------------------------- checksums
 
 
-def _refused_everywhere(manifest, suite, run_dir, segment, number: int, message: str) -> None:
-    """A resume and a load both refuse line ``number`` of ``segment``; nothing changes."""
+def _refused_everywhere(
+    manifest, suite, run_dir, segment, number: int, message: str, field: str = ""
+) -> None:
+    """A resume and a load both refuse line ``number`` of ``segment`` (at ``field`` of its
+    record, when given); nothing changes."""
     from agenticlens_frames import load_experiment
     from agenticlens_frames.runner import run_experiment
 
@@ -485,7 +476,7 @@ def _refused_everywhere(manifest, suite, run_dir, segment, number: int, message:
         with pytest.raises(InputError) as info:
             resume()
         assert info.value.file == str(segment)
-        assert info.value.location == f"line {number}"
+        assert info.value.location == f"line {number}" + (f", {field}" if field else "")
         assert info.value.message == f"damaged journal record: {message}"
         assert "restore the run folder from a copy" in info.value.hint
         assert "delete this line to run its attempt again" in info.value.hint
