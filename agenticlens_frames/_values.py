@@ -166,6 +166,16 @@ def json_key_clash(value: Any) -> str | None:
     >>> print(json_key_clash({1: "a", 2: "b", "3": (1.0, {"1.0": 0})}))
     None
     """
+    try:
+        # orjson writes no dict key that is not a str (and refuses the value otherwise):
+        # when it writes this one, no two keys can clash. Checked first, as every live
+        # payload and judge reply is: the walk below costs ~10x the JSON copy itself
+        # (430 against 38 us on a 50-span trace).
+        orjson.dumps(value)
+    except TypeError:  # (orjson.JSONEncodeError too) a key, a big int, an object, depth
+        pass
+    else:
+        return None
     # Iterative (a value json accepted may be nested deeper than Python's recursion limit).
     stack: list[tuple[Any, str]] = [(value, "")]
     while stack:
