@@ -1,4 +1,5 @@
-"""The code README.md and docs/*.md show works as shown.
+"""The code README.md, docs/*.md and every other Markdown page of the repository show
+works as shown.
 
 Every fenced ``python`` block runs: the blocks of one page in order, sharing one
 namespace, in a folder of the page's own that holds a copy of the bundled example
@@ -23,16 +24,37 @@ needs:
     (a dask scheduler); the test provides them from :data:`FAKES`.
 ``<!-- docs-test: skip reason=WHY -->``
     the block cannot run here; the test reports the skip with WHY.
+``<!-- docs-test: yaml=manifest|suite|fragment|ci -->``
+    what a ``yaml`` block is, where its keys do not say it (see :func:`yaml_kind`).
+
+Every ``yaml`` block is read by the project's own loaders (:func:`check_yaml`): a
+manifest, or variants merged into a minimal live manifest, goes through
+``run_experiment`` up to its first call (the manifest loader, the retry and header
+rules, the comparisons settings); top-level keys (a ``comparisons:`` block) join the
+bundled example's manifest, whose run is analysed with them; a suite goes through
+``load_suite``, knowing the evaluators the page's Python files register. A documented key
+the loaders refuse fails. A ``json`` block has no reader here yet: one fails until it
+gets one.
+
+A Python block whose first line is a file name (``# my_project/evals.py``) is that file:
+:func:`documented_module` imports it, and the judge it registers is run end to end.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
+import functools
+import json
+import os
 import re
 import shlex
 import shutil
+import sys
+import threading
 import traceback
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,11 +70,30 @@ from agenticlens_frames.cli import app
 
 from .conftest import DATA, EXAMPLE, REPO, _require
 
-PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+#: Folders no page of ours is in (tools' and environments' files).
+_NOT_PAGES = {"node_modules", "build", "dist", "__pycache__", "venv", "out"}
+
+
+def _pages() -> list[Path]:
+    """README.md first, then every other Markdown file of the repository, in path order
+    (hidden folders and the environments' ones left out)."""
+    found = []
+    for folder, subfolders, files in os.walk(REPO):
+        subfolders[:] = [d for d in subfolders if not d.startswith(".") and d not in _NOT_PAGES]
+        found += [Path(folder, name) for name in files if name.endswith(".md")]
+    readme = REPO / "README.md"
+    return [readme, *sorted((p for p in found if p != readme), key=lambda p: p.parts)]
+
+
+PAGES = _pages()
 
 _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)[^`]*$")
 _DIRECTIVE = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<body>.*?)\s*-->\s*$")
 _OUTPUT = re.compile(r"#\s*->\s*(?P<value>.+?)(?:\s{2,}.*)?$")
+
+
+#: What a ``yaml`` block may be (a ``yaml=`` directive names one; see :func:`yaml_kind`).
+YAML_KINDS = ("manifest", "suite", "fragment", "ci")
 
 
 @dataclass(frozen=True)
@@ -65,6 +106,7 @@ class Block:
     code: str
     skip: str | None = None
     fakes: tuple[str, ...] = ()
+    yaml: str | None = None  # what a yaml block is, when its directive says it
 
     @property
     def where(self) -> str:
@@ -85,7 +127,13 @@ def _directive(page: Path, line: int, body: str) -> dict[str, Any]:
         unknown = [name for name in names if name not in FAKES]
         assert not unknown, f"{where}: no fake for {unknown}; FAKES has {sorted(FAKES)}"
         return {"fakes": names}
-    raise AssertionError(f"{where}: unknown directive {body!r} (skip reason=... or fakes=...)")
+    if body.startswith("yaml="):
+        kind = body.removeprefix("yaml=").strip()
+        assert kind in YAML_KINDS, f"{where}: yaml= takes one of {YAML_KINDS}, not {kind!r}"
+        return {"yaml": kind}
+    raise AssertionError(
+        f"{where}: unknown directive {body!r} (skip reason=..., fakes=... or yaml=...)"
+    )
 
 
 def fenced_blocks(page: Path) -> list[Block]:
@@ -195,6 +243,42 @@ def _fake_dask_scheduler(
     patch.setattr(dask.distributed, "Client", client)
 
 
+class _JudgeModel:
+    """docs/judges.md's ``call_my_model(prompt)``: grades each prompt in turn 1.0
+    ("good"), 0.5 ("partial"), 1.0, ... (so three samples of one output disagree), with
+    a fixed latency, cost and tokens per call, and records every grade it gave."""
+
+    GRADES = ((1.0, "good"), (0.5, "partial"))
+    LATENCY_MS, COST_USD, INPUT_TOKENS, OUTPUT_TOKENS = 40.0, 0.0002, 120, 9
+
+    def __init__(self) -> None:
+        self.given: dict[str, list[tuple[float, str]]] = {}
+        self.lock = threading.Lock()  # judges run on a thread pool
+
+    def __call__(self, prompt: str) -> Any:
+        with self.lock:
+            given = self.given.setdefault(prompt, [])
+            score, label = self.GRADES[len(given) % len(self.GRADES)]
+            given.append((score, label))
+        return types.SimpleNamespace(
+            score=score,
+            label=label,
+            reason=f"graded {label}",
+            latency_ms=self.LATENCY_MS,
+            cost=self.COST_USD,
+            input_tokens=self.INPUT_TOKENS,
+            output_tokens=self.OUTPUT_TOKENS,
+        )
+
+
+def _fake_judge_model(
+    namespace: dict[str, Any], patch: pytest.MonkeyPatch, stack: contextlib.ExitStack
+) -> None:
+    """docs/judges.md's ``call_my_model`` (a :class:`_JudgeModel`) and its ``PROMPT``."""
+    namespace["call_my_model"] = _JudgeModel()
+    namespace["PROMPT"] = "Question: {question}\nAnswer: {answer}\nGrade the answer."
+
+
 #: Fakes a ``fakes=`` directive may name: each defines that name (several names may share
 #: one fake, which is then applied once).
 FAKES: dict[str, Fake] = {
@@ -204,6 +288,8 @@ FAKES: dict[str, Fake] = {
     "variants": _fake_frames,
     "cases": _fake_frames,
     "dask.distributed.Client": _fake_dask_scheduler,
+    "call_my_model": _fake_judge_model,
+    "PROMPT": _fake_judge_model,
 }
 
 
@@ -330,8 +416,10 @@ def test_python_block_runs(
 def test_every_page_with_code_is_found_and_every_fake_is_used() -> None:
     """The runner sees the pages' blocks (a fence it cannot read would silently drop a
     block), and a fake is named only by a block that uses the name."""
-    counts = {page.name: sum(b.page == page for b in PYTHON_BLOCKS) for page in PAGES}
-    assert counts["README.md"] >= 7 and counts["archives.md"] >= 3, counts
+    counts = {
+        str(page.relative_to(REPO)): sum(b.page == page for b in PYTHON_BLOCKS) for page in PAGES
+    }
+    assert counts["README.md"] >= 7 and counts["docs/archives.md"] >= 3, counts
     assert sum(counts.values()) >= 16, counts
     for block in PYTHON_BLOCKS:
         for name in block.fakes:
@@ -506,3 +594,341 @@ def test_every_command_line_of_the_pages_is_found() -> None:
     assert {"README.md", "docs/archives.md", "docs/judges.md", "docs/live-runs.md"} <= wheres
     assert len(COMMAND_LINES) >= 19, COMMAND_LINES
     assert [len(session) for session in SESSIONS] == [4], SESSIONS  # docs/archives.md
+
+
+def test_every_markdown_page_of_the_repository_is_checked() -> None:
+    """A page added anywhere (data/README.md, a notebook folder's) is checked too: every
+    Markdown file git tracks is one of :data:`PAGES`."""
+    import subprocess
+
+    try:
+        tracked = subprocess.run(
+            ["git", "-C", str(REPO), "ls-files", "*.md"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        ).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        pytest.skip("not a git checkout")
+    pages = {str(page.relative_to(REPO)) for page in PAGES}
+    assert {"README.md", "data/README.md", "docs/judges.md"} <= pages, pages
+    assert set(tracked) <= pages, sorted(set(tracked) - pages)
+
+
+# ------------------------------------------------------------- YAML and JSON blocks
+
+#: The manifest a variant fragment joins: three python variants that are never called
+#: (the check stops before the first call), on the bundled example's suite. A fragment of
+#: top-level keys (``comparisons:``) joins the bundled example's manifest instead: the
+#: pages' running example, whose recorded run it is analysed on.
+MINIMAL_MANIFEST = {
+    "name": "docs",
+    "version": "1",
+    "baseline_variant_id": "baseline",
+    "trial_count": 1,
+    "minimum_trials": 1,
+    "variants": [
+        {"id": v, "name": v.title(), "target_kind": "python", "target": "agent.py:answer"}
+        for v in ("baseline", "candidate", "other")
+    ],
+}
+_AGENT = "def answer(text):\n    return {'output': str(text)}\n"
+
+
+@functools.cache
+def _example_run() -> Any:
+    """The bundled example, loaded once: the run a ``comparisons:`` block is analysed on
+    (the tables do not depend on the comparisons settings)."""
+    from agenticlens_frames import load_experiment
+
+    return load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+
+
+def _yaml_blocks() -> list[Block]:
+    return [b for page in PAGES for b in fenced_blocks(page) if b.info in ("yaml", "yml")]
+
+
+YAML_BLOCKS = _yaml_blocks()
+
+
+def yaml_kind(block: Block, document: Any) -> str:
+    """What a ``yaml`` block is: its ``yaml=`` directive, else by its keys: ``cases`` a
+    suite, ``variants`` and ``baseline_variant_id`` a manifest, a list of ``run:`` steps
+    a CI job's (its command lines are checked as such), anything else a fragment of a
+    manifest (variants, or top-level keys such as ``comparisons:``)."""
+    if block.yaml:
+        return block.yaml
+    if isinstance(document, dict) and "cases" in document:
+        return "suite"
+    if isinstance(document, dict) and {"variants", "baseline_variant_id"} <= set(document):
+        return "manifest"
+    if isinstance(document, list) and all(isinstance(i, dict) and "run" in i for i in document):
+        return "ci"
+    return "fragment"
+
+
+def is_variants(document: Any) -> bool:
+    """Whether a fragment is a variant (``target_kind``) or a list of them."""
+    return isinstance(document, list) or (isinstance(document, dict) and "target_kind" in document)
+
+
+def as_manifest(block: Block, document: Any) -> dict[str, Any]:
+    """A fragment merged into a manifest: a variant (or a list of them) joins
+    :data:`MINIMAL_MANIFEST`'s variants, a mapping of other keys sets the bundled
+    example's top-level keys (its ``comparisons:`` replaced by the block's)."""
+    import yaml
+
+    if is_variants(document):
+        variants = document if isinstance(document, list) else [document]
+        assert all(isinstance(v, dict) for v in variants), f"{block.where}: not variants"
+        manifest = json.loads(json.dumps(MINIMAL_MANIFEST))
+        manifest["variants"] += variants
+        return manifest
+    assert isinstance(document, dict), f"{block.where}: a fragment is a mapping or a list"
+    manifest = yaml.safe_load((EXAMPLE / "manifest.yaml").read_text(encoding="utf-8"))
+    manifest.update(document)
+    return manifest
+
+
+def documented_module(
+    block: Block, patch: pytest.MonkeyPatch, stack: contextlib.ExitStack
+) -> types.ModuleType:
+    """The file a Python block is (its first line ``# my_project/evals.py``), imported
+    under its module name (``my_project.evals``) with the block's fakes, until ``patch``
+    is undone."""
+    first = block.code.lstrip().partition("\n")[0]
+    found = re.fullmatch(r"#\s*([\w/]+)\.py", first.strip())
+    assert found, f"{block.where}: a file's block starts with '# path/to/file.py'"
+    name = found[1].replace("/", ".")
+    module = types.ModuleType(name)
+    module.__file__ = str(block.page)
+    for fake in dict.fromkeys(FAKES[fake_name] for fake_name in block.fakes):
+        fake(module.__dict__, patch, stack)
+    parts = name.split(".")
+    for depth in range(1, len(parts)):  # its packages, so ``import my_project.evals`` works
+        package = types.ModuleType(".".join(parts[:depth]))
+        package.__path__ = []
+        patch.setitem(sys.modules, package.__name__, package)
+    patch.setitem(sys.modules, name, module)
+    run_block(block, module.__dict__)
+    return module
+
+
+def _file_blocks(page: Path) -> list[Block]:
+    """The Python blocks of ``page`` that are files (``# path/to/file.py`` first)."""
+    return [
+        b
+        for b in PYTHON_BLOCKS
+        if b.page == page and re.match(r"#\s*[\w/]+\.py\s*$", b.code.lstrip().split("\n")[0])
+    ]
+
+
+def _registered(page: Path) -> tuple[str, ...]:
+    """The evaluators a suite of ``page`` may name: the default registry's and those the
+    page's Python files register."""
+    from agenticlens_frames.evaluators import EvaluatorRegistry, default_registry
+
+    names = set(default_registry())
+    with pytest.MonkeyPatch.context() as patch, contextlib.ExitStack() as stack:
+        for block in _file_blocks(page):
+            module = documented_module(block, patch, stack)
+            for value in vars(module).values():
+                if isinstance(value, EvaluatorRegistry):
+                    names |= set(value)
+    return tuple(sorted(names))
+
+
+def check_yaml(block: Block, folder: Path) -> str:
+    """Read ``block`` with the project's loaders in ``folder`` (a copy of the example);
+    returns its kind. Raises the loaders' ``InputError`` for a key they refuse."""
+    import yaml
+
+    from agenticlens_frames.formats import load_suite
+    from agenticlens_frames.paired.settings import effective_comparisons, evaluator_plan
+    from agenticlens_frames.runner.live import run_experiment
+
+    try:
+        document = yaml.safe_load(block.code)
+    except yaml.YAMLError as error:
+        raise AssertionError(f"{block.where}: not YAML: {error}") from None
+    kind = yaml_kind(block, document)
+    if kind == "ci":
+        return kind  # a CI job's steps: their command lines are checked above
+    path = folder / f"{block.page.stem}-{block.line}.yaml"
+    if kind == "suite":
+        path.write_text(block.code, encoding="utf-8")
+        load_suite(path, known_evaluators=_registered(block.page))
+        return kind
+    manifest = document if kind == "manifest" else as_manifest(block, document)
+    path.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
+    if kind == "fragment" and not is_variants(document):
+        # top-level keys of the example's manifest: read as a manifest, and its
+        # comparisons analysed on the example's run, as analyze() and the CLI do
+        from agenticlens_frames.formats import load_manifest
+        from agenticlens_frames.paired import paired_analysis
+
+        loaded = load_manifest(path)
+        config = effective_comparisons(loaded, None)
+        if config is not None:
+            run = dataclasses.replace(_example_run(), manifest=loaded)
+            paired_analysis(run, config, fingerprint=False)
+        return kind
+    (folder / "agent.py").write_text(_AGENT, encoding="utf-8")
+    # ${NAME} in a header is read at send time: set, as a reader would before running
+    environ = dict.fromkeys(re.findall(r"\$\{(\w+)\}", block.code), "docs-test")
+    # everything that is checked before the first call, and nothing called
+    result = run_experiment(
+        path, folder / "suite.yaml", max_attempts=0, progress=False, environ=environ
+    )
+    config = effective_comparisons(result.run.manifest, None)
+    if config is not None:  # the evaluators the analysis will compare on
+        evaluator_plan(result.run.manifest, result.run.suite, config)
+    return kind
+
+
+@pytest.mark.parametrize("block", YAML_BLOCKS, ids=[b.where for b in YAML_BLOCKS])
+def test_yaml_block_is_read_by_the_project(block: Block, tmp_path: Path) -> None:
+    from agenticlens_frames.errors import InputError
+
+    if block.skip:
+        pytest.skip(f"{block.where}: {block.skip}")
+    try:
+        check_yaml(block, _with_the_example(tmp_path))
+    except InputError as refused:
+        pytest.fail(f"{block.where}: the project refuses this block:\n{refused}", pytrace=False)
+
+
+def test_yaml_blocks_are_found_and_every_kind_is_checked() -> None:
+    kinds = {}
+    import yaml
+
+    for block in YAML_BLOCKS:
+        kinds[block.where] = yaml_kind(block, yaml.safe_load(block.code))
+    assert len(YAML_BLOCKS) >= 6, kinds
+    assert {"suite", "fragment", "ci"} <= set(kinds.values()), kinds
+
+
+def test_the_yaml_check_can_fail(tmp_path: Path) -> None:
+    """A key the loaders refuse fails the check, in each kind of block and in each part
+    a fragment can be: a misspelt manifest, variant, retry, comparisons or suite key, a
+    value of the wrong kind, a header variable spelt wrong."""
+    from agenticlens_frames.errors import InputError
+
+    folder = _with_the_example(tmp_path)
+
+    def block(page: str, showing: str) -> Block:
+        (found,) = [b for b in YAML_BLOCKS if b.where.startswith(page) and showing in b.code]
+        return found
+
+    suite = block("docs/judges.md", "cases:")
+    hosted = block("docs/live-runs.md", "retry:")
+    gates = block("docs/statistics.md", "cluster:")
+    passed: set[str] = set()
+    for shown, good, bad in (
+        (suite, "threshold: 0.5}", "treshold: 0.5}"),
+        (suite, "input:", "inputs:"),
+        (hosted, "concurrency:", "concurency:"),
+        (hosted, "backoff_seconds:", "backoff:"),
+        (hosted, "retry_on: [timeout,", "retry_on: [time_out,"),
+        (gates, "alpha: 0.05", "alpha: 5"),
+        (gates, "cluster:", "clustr:"),
+        (gates, "pass_hat_3", "pas_hat_3"),
+        (block("docs/live-runs.md", "headers:"), "${AGENT_TOKEN}", "${AGENT_TOKEN"),
+    ):
+        assert good in shown.code, (shown.where, good)
+        if shown.where not in passed:  # as shown it passes: the change below is what fails
+            check_yaml(shown, folder)
+            passed.add(shown.where)
+        broken = Block(shown.page, shown.line, shown.info, shown.code.replace(good, bad, 1))
+        with pytest.raises(InputError) as refused:
+            check_yaml(broken, folder)
+            pytest.fail(f"{shown.where} with {bad!r} for {good!r} passed")
+        word = re.sub(r"\W", "", bad.partition(":")[0]) or bad
+        assert word in str(refused.value) or bad.strip("${}") in str(refused.value), (
+            bad,
+            str(refused.value),
+        )
+    manifest = Block(REPO / "README.md", 1, "yaml", (EXAMPLE / "manifest.yaml").read_text())
+    assert check_yaml(manifest, folder) == "manifest"
+    with pytest.raises(InputError, match="trial_count"):
+        check_yaml(Block(manifest.page, 1, "yaml", manifest.code + "trials: 3\n"), folder)
+
+
+def test_json_blocks_have_a_reader() -> None:
+    """No page shows a ``json`` block yet; one documenting a file (report.json, run.json,
+    a journal record) must be read by the project's reader here before it is added."""
+    blocks = [b.where for page in PAGES for b in fenced_blocks(page) if b.info == "json"]
+    assert not blocks, f"{blocks}: give test_docs_examples a reader for these json blocks"
+
+
+# ------------------------------------------------------------------ the documented judge
+
+
+def test_the_documented_judge_grades_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/judges.md's judge, its suite and its command line, run for real: the
+    ``my_project/evals.py`` block is imported as that module (its model a fake,
+    :class:`_JudgeModel`), the page's suite is graded through the page's
+    ``--evaluators`` line on three python agents, and the report holds what the
+    documented code returns: the mean of the samples' values, their verdicts, costs,
+    tokens and latency summed."""
+    from typer.testing import CliRunner
+
+    page = REPO / "docs" / "judges.md"
+    (evals,) = _file_blocks(page)
+    (suite,) = [b for b in YAML_BLOCKS if b.page == page]
+    (line,) = [c for c in command_lines(page) if "--evaluators" in c.text]
+    with contextlib.ExitStack() as stack:
+        module = documented_module(evals, monkeypatch, stack)
+        model = module.call_my_model
+        monkeypatch.chdir(tmp_path)
+        Path("suite.yaml").write_text(suite.code, encoding="utf-8")
+        answers = {"baseline": "Yes, within 30 days.", "short": "Yes.", "other": "No."}
+        Path("agent.py").write_text(
+            "".join(
+                f"def {v}(text):\n    return {{'output': {a!r}}}\n" for v, a in answers.items()
+            ),
+            encoding="utf-8",
+        )
+        manifest = {
+            **MINIMAL_MANIFEST,
+            "variants": [
+                {"id": v, "name": v, "target_kind": "python", "target": f"agent.py:{v}"}
+                for v in answers
+            ],
+        }
+        Path("manifest.yaml").write_text(json.dumps(manifest), encoding="utf-8")
+        (args,) = expand(line)
+        result = CliRunner().invoke(app, [*args, "--save", "report.json", "--quiet"])
+        assert result.exit_code == 0, (line.where, result.output, result.exception)
+    report = json.loads(Path("report.json").read_text(encoding="utf-8"))
+    question = "Can I get a refund?"
+    for variant in report["variants"]:
+        (case,) = variant["trials"][0]["report"]["cases"]
+        (score,) = [s for s in case["scores"] if s["evaluator"] == "helpfulness_judge"]
+        meta = score["metadata"]
+        # a judgement of the wrong shape is a failed attempt: the score is unavailable
+        assert meta["judge_status"] == "ok", (evals.where, meta.get("judge_error"))
+        answer = answers[variant["variant_id"]]
+        # what the fake model gave for this answer's prompt: the page's PROMPT, filled
+        prompt = module.PROMPT.format(question=question, answer=answer)
+        grades = model.given[prompt]
+        assert len(grades) == 3  # samples=3
+        values = [value for value, _ in grades]
+        labels = [label for _, label in grades]
+        assert score["name"] == "helpfulness" and score["metric"] == "helpfulness"
+        assert score["value"] == pytest.approx(sum(values) / 3)
+        assert score["passed"] is (sum(values) / 3 >= 0.5)
+        assert score["evaluator_version"] == "gpt-4o-mini/prompt-3"
+        assert meta["judge_sample_values"] == values and meta["judge_verdicts"] == labels
+        assert meta["verdict"] == max(set(labels), key=labels.count)
+        assert meta["judge_model"] == "gpt-4o-mini"
+        assert meta["judge_cost_source"] == "measured"
+        assert meta["judge_cost_usd"] == pytest.approx(3 * _JudgeModel.COST_USD)
+        assert meta["judge_latency_ms"] == pytest.approx(3 * _JudgeModel.LATENCY_MS)
+        assert meta["judge_input_tokens"] == 3 * _JudgeModel.INPUT_TOKENS
+        assert meta["judge_output_tokens"] == 3 * _JudgeModel.OUTPUT_TOKENS
+        assert "graded" in score["explanation"]
+    assert len(model.given) == len(answers)  # one prompt per distinct answer
