@@ -279,6 +279,30 @@ def _fake_judge_model(
     namespace["PROMPT"] = "Question: {question}\nAnswer: {answer}\nGrade the answer."
 
 
+def _fake_chat_server(
+    namespace: dict[str, Any], patch: pytest.MonkeyPatch, stack: contextlib.ExitStack
+) -> None:
+    """docs/judges.md's ``ChatJudge(base_url="https://api.openai.com/v1", ...)``: the real
+    class, its calls sent to a local OpenAI-compatible server (``ChatJudge.server``, a
+    :class:`~tests.test_judge_client.FakeOpenAI`), the key ``OPENAI_API_KEY`` set."""
+    import agenticlens_frames
+    from agenticlens_frames.judge_client import ChatJudge
+
+    from .test_judge_client import FakeOpenAI
+
+    server = FakeOpenAI()
+    stack.callback(server.close)
+
+    class LocalChatJudge(ChatJudge):
+        def __init__(self, *, base_url: str, **options: Any) -> None:
+            type(self).asked_for = base_url
+            super().__init__(base_url=server.url, **options)
+
+    LocalChatJudge.server = server  # type: ignore[attr-defined]
+    patch.setenv("OPENAI_API_KEY", "sk-docs-test")
+    patch.setattr(agenticlens_frames, "ChatJudge", LocalChatJudge)
+
+
 #: Fakes a ``fakes=`` directive may name: each defines that name (several names may share
 #: one fake, which is then applied once).
 FAKES: dict[str, Fake] = {
@@ -290,6 +314,7 @@ FAKES: dict[str, Fake] = {
     "dask.distributed.Client": _fake_dask_scheduler,
     "call_my_model": _fake_judge_model,
     "PROMPT": _fake_judge_model,
+    "ChatJudge": _fake_chat_server,
 }
 
 
@@ -932,3 +957,59 @@ def test_the_documented_judge_grades_end_to_end(
         assert meta["judge_output_tokens"] == 3 * _JudgeModel.OUTPUT_TOKENS
         assert "graded" in score["explanation"]
     assert len(model.given) == len(answers)  # one prompt per distinct answer
+
+
+def test_the_documented_chat_judge_grades_through_a_local_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/judges.md's ready-made ``ChatJudge``, as the page writes it, against a local
+    OpenAI-compatible server: three samples of one answer are asked with the page's
+    template and model, their verdicts mapped by the page's ``verdicts``, the cost
+    estimated from the page's prices."""
+    from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef
+    from agenticlens_frames.formats.traces import normalize_trace
+    from agenticlens_frames.frames import CheckColumns
+    from agenticlens_frames.scoring import score_sample
+
+    page = REPO / "docs" / "judges.md"
+    (block,) = [b for b in PYTHON_BLOCKS if b.page == page and "ChatJudge(" in b.code]
+    namespace: dict[str, Any] = {"__name__": "__docs__"}
+    with contextlib.ExitStack() as stack:
+        for fake in dict.fromkeys(FAKES[name] for name in block.fakes):
+            fake(namespace, monkeypatch, stack)
+        run_block(block, namespace)
+        judge = type(namespace["grader"])
+        assert judge.asked_for == "https://api.openai.com/v1"
+        verdicts = ("correct", "Partial", "correct")  # the model's spelling may differ
+        for verdict in verdicts:
+            judge.server.completion(json.dumps({"verdict": verdict, "reason": "fine"}))
+        entry = EvaluatorRef("correctness", 0.5)
+        case = CaseSpec(
+            id="refund",
+            name="Refund",
+            index=0,
+            input="Can I get a refund?",
+            expected_output="Yes, within 30 days.",
+            evaluators=(entry,),
+        )
+        sink = CheckColumns()
+        score_sample(case, "Yes.", normalize_trace({}), sink, 0, namespace["registry"])
+        requests = judge.server.requests
+    columns = sink.columns()
+    row = list(columns["evaluator"]).index("correctness")  # after the exact-match check
+    meta = json.loads(columns["metadata"][row])
+    assert meta["judge_status"] == "ok", meta.get("judge_error")
+    # the page's verdicts map: correct 1.0, partial 0.5; the value is the samples' mean
+    assert columns["value"][row] == pytest.approx((1.0 + 0.5 + 1.0) / 3)
+    assert meta["judge_verdicts"] == ["correct", "partial", "correct"]
+    assert meta["judge_cost_source"] == "estimated"
+    # FakeOpenAI bills 100 prompt and 7 completion tokens a call; the page's prices
+    assert meta["judge_cost_usd"] == pytest.approx(3 * (100 * 0.15 + 7 * 0.60) / 1e6)
+    assert len(requests) == 3
+    path, headers, body = requests[0]
+    assert path == "/v1/chat/completions" and headers["Authorization"] == "Bearer sk-docs-test"
+    assert body["model"] == "gpt-4o-mini"
+    (prompt,) = [m["content"] for m in body["messages"] if m["role"] == "user"]
+    assert prompt.startswith(
+        "Question: Can I get a refund?\nReference: Yes, within 30 days.\nAnswer: Yes.\n"
+    )
