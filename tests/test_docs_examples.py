@@ -813,15 +813,32 @@ def check_yaml(block: Block, folder: Path) -> str:
 
 
 @pytest.mark.parametrize("block", YAML_BLOCKS, ids=[b.where for b in YAML_BLOCKS])
-def test_yaml_block_is_read_by_the_project(block: Block, tmp_path: Path) -> None:
+def test_yaml_block_is_read_by_the_project(
+    block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from agenticlens_frames.errors import InputError
 
     if block.skip:
         pytest.skip(f"{block.where}: {block.skip}")
+    # loading a python target appends its folder to sys.path: this test's folder, undone
+    monkeypatch.setattr(sys, "path", [*sys.path])
     try:
         check_yaml(block, _with_the_example(tmp_path))
     except InputError as refused:
-        pytest.fail(f"{block.where}: the project refuses this block:\n{refused}", pytrace=False)
+        import yaml
+
+        document = yaml.safe_load(block.code)
+        kind = yaml_kind(block, document)
+        if kind == "fragment":  # say where the place the error names comes from
+            kind += (
+                f", its variants from variants[{len(MINIMAL_MANIFEST['variants'])}] of a "
+                "minimal manifest"
+                if is_variants(document)
+                else ", merged into the bundled example's manifest"
+            )
+        pytest.fail(
+            f"{block.where}: the project refuses this block ({kind}):\n{refused}", pytrace=False
+        )
 
 
 def test_yaml_blocks_are_found_and_every_kind_is_checked() -> None:
@@ -834,12 +851,13 @@ def test_yaml_blocks_are_found_and_every_kind_is_checked() -> None:
     assert {"suite", "fragment", "ci"} <= set(kinds.values()), kinds
 
 
-def test_the_yaml_check_can_fail(tmp_path: Path) -> None:
+def test_the_yaml_check_can_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A key the loaders refuse fails the check, in each kind of block and in each part
     a fragment can be: a misspelt manifest, variant, retry, comparisons or suite key, a
     value of the wrong kind, a header variable spelt wrong."""
     from agenticlens_frames.errors import InputError
 
+    monkeypatch.setattr(sys, "path", [*sys.path])  # the targets' folder is appended to it
     folder = _with_the_example(tmp_path)
 
     def block(page: str, showing: str) -> Block:
@@ -905,6 +923,7 @@ def test_the_documented_judge_grades_end_to_end(
     (evals,) = _file_blocks(page)
     (suite,) = [b for b in YAML_BLOCKS if b.page == page]
     (line,) = [c for c in command_lines(page) if "--evaluators" in c.text]
+    monkeypatch.setattr(sys, "path", [*sys.path])  # the agents' folder is appended to it
     with contextlib.ExitStack() as stack:
         module = documented_module(evals, monkeypatch, stack)
         model = module.call_my_model
