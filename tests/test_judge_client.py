@@ -49,7 +49,10 @@ class FakeOpenAI:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # polled every 50 ms, not 0.5 s: close() waits for the loop to notice shutdown
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self.thread.start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
