@@ -694,6 +694,24 @@ def test_an_unknown_evaluator_of_a_summary_names_its_evaluator_argument(run: Exp
         paired_comparisons(run, correction="holm", evaluators={"safety": "forbiden_tool"})
 
 
+def test_a_pass_k_beyond_the_trial_count_is_refused(run: ExperimentRun) -> None:
+    """pass_hat_9 on a 5-trial run was accepted; every case's value was NaN, so every
+    candidate's reliability row was dropped "(a failed trial)", which was not the cause."""
+    assert run.manifest.trial_count == 5
+    for name in ("pass_hat_9", "pass_at_6"):
+        with pytest.raises(
+            InputError,
+            match=rf"^evaluators\.reliability: evaluator '{name}' needs "
+            rf"{name[-1]} attempts per case but this run has 5 trial\(s\).*at most 5",
+        ):
+            paired_comparisons(run, correction="holm", evaluators={"reliability": name})
+    # a summary's own evaluator argument is checked where it is resolved
+    with pytest.raises(InputError, match=r"^evaluator: evaluator 'pass_hat_6' needs 6 attempts"):
+        variance_decomposition(run, evaluator="pass_hat_6")
+    ok = paired_comparisons(run, correction="holm", evaluators={"reliability": "pass_hat_5"})
+    assert "reliability" in set(ok["dimension"])
+
+
 def test_a_pass_k_name_with_a_non_ascii_digit_is_an_unknown_evaluator(run: ExperimentRun) -> None:
     """ "pass_at_²": str.isdigit() is true of "²" and int() cannot read it, so the name
     raised a bare ValueError; it is an unknown evaluator like any other name."""

@@ -90,6 +90,26 @@ class EvaluatorChoice:
     def __str__(self) -> str:
         return self.name if self.version is None else f"{self.name}@{self.version}"
 
+    @property
+    def pass_k(self) -> tuple[str, int] | None:
+        """``("pass_hat" | "pass_at", k)`` for a ``pass_hat_<k>`` / ``pass_at_<k>`` name.
+
+        Examples
+        --------
+        >>> EvaluatorChoice("pass_hat_3").pass_k, EvaluatorChoice("pass_at_²").pass_k
+        (('pass_hat', 3), None)
+        """
+        for prefix in ("pass_hat_", "pass_at_"):
+            # ASCII digits only: "²".isdigit() is true and int() cannot read it.
+            if (
+                self.name.startswith(prefix)
+                and (digits := self.name[len(prefix) :]).isascii()
+                and digits.isdigit()
+                and int(digits) >= 1
+            ):
+                return prefix[:-1], int(digits)
+        return None
+
     @classmethod
     def parse(cls, text: str) -> EvaluatorChoice:
         """``"name"`` or ``"name@version"``.

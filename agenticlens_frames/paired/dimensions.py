@@ -34,7 +34,7 @@ from ..formats._io import Invalid, close_match
 from ..formats.comparisons import parse_evaluator
 from ..frames import BUILTIN_EVALUATOR, UNAVAILABLE_METRICS, ExperimentRun
 from ..per_case import category_codes
-from .settings import EvaluatorChoice
+from .settings import EvaluatorChoice, check_pass_k
 
 __all__ = [
     "BOUNDED_UNITS",
@@ -131,20 +131,6 @@ def _available(run: ExperimentRun) -> list[str]:
     ]
 
 
-def _parse_pass_k(name: str) -> tuple[str, int] | None:
-    for prefix in ("pass_hat_", "pass_at_"):
-        # ASCII digits only: "²".isdigit() is true and int() cannot read it.
-        if (
-            name.startswith(prefix)
-            and (digits := name[len(prefix) :]).isascii()
-            and digits.isdigit()
-        ):
-            k = int(digits)
-            if k >= 1:
-                return prefix[:-1], k
-    return None
-
-
 def _check_versions(run: ExperimentRun, mask: np.ndarray | None) -> list[str | None]:
     """Per variant: the evaluator@version set of the checks behind ``mask`` (all if None)."""
     chk = run.checks
@@ -210,12 +196,15 @@ def evaluate(
     group = att["variant_id"].cat.codes.to_numpy(np.int64) * n_case + att["case_index"].to_numpy(
         np.int64
     )
-    pass_k = _parse_pass_k(name)
+    pass_k = choice.pass_k
     k = None
     if name in _ATTEMPT_EVALUATORS or pass_k is not None:
         if pass_k is not None:
             column, higher, binary, unit = "passed", True, False, "proportion"
             kind, k = pass_k[0], pass_k[1]
+            check_pass_k(
+                choice, run.manifest.trial_count, location or f"comparisons.evaluators.{dimension}"
+            )
         else:
             column, higher, binary, unit = _ATTEMPT_EVALUATORS[name]
             kind = "attempt"

@@ -36,6 +36,7 @@ __all__ = [
     "as_comparisons",
     "check_alpha",
     "check_guard_rails",
+    "check_pass_k",
     "check_run_guard_rails",
     "check_setting",
     "comparisons_from_cli",
@@ -870,6 +871,36 @@ def evaluator_plan(
     return {d: plan[d] for d in DIMENSIONS if d in plan}
 
 
+def check_pass_k(
+    choice: EvaluatorChoice, trials: int, location: str, file: str | Path | None = None
+) -> None:
+    """Refuse a ``pass_hat_<k>`` / ``pass_at_<k>`` with k beyond the run's trial count.
+
+    No case can have k attempts, so every per-case value would be NaN and the dimension
+    would be dropped with a reason (failed trials) that is not the cause.
+
+    Examples
+    --------
+    >>> check_pass_k(EvaluatorChoice("pass_hat_5"), 5, "evaluators.reliability")
+    >>> check_pass_k(EvaluatorChoice("pass_hat_9"), 5, "evaluators.reliability")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: evaluators.reliability: evaluator 'pass_hat_9' \
+needs 9 attempts per case but this run has 5 trial(s) (use k at most 5, e.g. pass_hat_5, \
+or run more trials)
+    """
+    pass_k = choice.pass_k
+    if pass_k is not None and pass_k[1] > trials:
+        kind, k = pass_k
+        raise InputError(
+            f"evaluator {choice.name!r} needs {k} attempts per case but this run has "
+            f"{trials} trial(s)",
+            file=file,
+            location=location,
+            hint=f"use k at most {trials}, e.g. {kind}_{trials}, or run more trials",
+        )
+
+
 # --------------------------------------------------------------------------- guard rails
 
 
@@ -900,10 +931,17 @@ def check_guard_rails(
     >>> check_guard_rails(manifest, suite, ComparisonsConfig(correction="holm"))
     {'configurations': 5, 'evaluators': 5, 'case_scores': 1750}
     """
-    counts = {
-        "configurations": len(manifest.variants),
-        "evaluators": len(evaluator_plan(manifest, suite, config)),
-    }
+    plan = evaluator_plan(manifest, suite, config)
+    from_manifest = config.source == "manifest" or "evaluators" in (manifest.comparisons or {})
+    for dimension, choice in plan.items():
+        # before any call: a live run would otherwise learn it only at its analysis
+        check_pass_k(
+            choice,
+            manifest.trial_count,
+            f"{'comparisons.' if from_manifest else ''}evaluators.{dimension}",
+            manifest.path if from_manifest else None,
+        )
+    counts = {"configurations": len(manifest.variants), "evaluators": len(plan)}
     counts["case_scores"] = (
         counts["configurations"] * len(suite.cases) * manifest.trial_count * counts["evaluators"]
     )

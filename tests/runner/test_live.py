@@ -376,6 +376,23 @@ def test_guard_rails_refuse_a_live_run_before_any_call(write_experiment, tmp_pat
     assert log.exists()
 
 
+def test_a_pass_k_beyond_the_trials_is_refused_before_any_call(
+    write_experiment, tmp_path, monkeypatch
+):
+    """comparisons.evaluators {reliability: pass_hat_9} on a run of fewer trials ran every
+    call, then dropped every reliability row "(a failed trial)"; it is refused up front."""
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("LIVE_CALL_LOG", str(log))
+    variants = [variant("a", "logged"), variant("b", "logged"), variant("c", "logged")]
+    declared = {"correction": "holm", "evaluators": {"reliability": "pass_hat_9"}}
+    manifest, suite = write_experiment(variants, comparisons=declared)
+    with pytest.raises(InputError, match=r"'pass_hat_9' needs 9 attempts per case") as info:
+        run_experiment(manifest, suite, progress=False)
+    assert info.value.location == "comparisons.evaluators.reliability"
+    assert str(info.value.file) == str(manifest)
+    assert not log.exists()
+
+
 def _target_threads(prefix: str) -> int:
     return sum(1 for t in threading.enumerate() if t.name.startswith(prefix))
 
