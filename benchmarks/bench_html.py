@@ -34,10 +34,11 @@ streamed script is compiled): moving work off the main thread only pays with a c
 
 With ``--tree DIR`` (repeatable) the page rendered by the package in another source tree
 (``git -C MAIN archive HEAD | tar -x -C DIR`` gives main's) is timed in the same run, its
-loads alternating with ours.
+loads alternating with ours; ``--baseline REF`` does the same for a commit of this
+repository (unpacked with ``git archive``, as ``bench_recorded.py --baseline`` does).
 
 Run: ``./dev bench`` or ``python benchmarks/bench_html.py [--cases N] [--repeat R]
-[--tree DIR] [--no-plotly-page] [--no-reference]``.
+[--tree DIR] [--baseline REF] [--no-plotly-page] [--no-reference]``.
 """
 
 from __future__ import annotations
@@ -108,16 +109,18 @@ def _floor_page(path: Path, streamed: bool = False) -> None:
     """plotly.js and one small line drawn: inline, or ``streamed`` as our page starts it."""
     from agenticlens_frames.report.html import _asset, _plotly_js
 
+    js = _plotly_js()
+
     draw = (
         "Plotly.newPlot('f', [{y: [1, 3, 2]}]).then(function () {"
         " window.alfDrawnMs = performance.now(); document.body.dataset.ready = 'true'; });"
     )
     scripts = (
-        f"<script type='text/plain' id='alf-plotly'>{_plotly_js()}</script>"
+        f"<script type='text/plain' id='alf-plotly'>{js}</script>"
         f"<script>{_asset('loader.js')}</script>"
         f"<script>window.alfPlotly.then(function () {{ {draw} }});</script>"
         if streamed
-        else f"<script>{_plotly_js()}</script><script>{draw}</script>"
+        else f"<script>{js}</script><script>{draw}</script>"
     )
     path.write_text(
         "<!DOCTYPE html><html><head><meta charset='utf-8'></head><body><div id='f'></div>"
@@ -153,6 +156,16 @@ def _tree_page(tree: Path, folder: Path, path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     command = [sys.executable, "-c", code, str(folder.resolve()), str(path.resolve())]
     subprocess.run(command, env=env, cwd=tree, check=True)
+
+
+def _baseline_tree(ref: str, into: Path) -> Path:
+    """This repository at ``ref`` (``git archive``), unpacked into ``into``."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", ref], check=True, capture_output=True
+    ).stdout
+    into.mkdir(parents=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
 
 
 def _thread_cpu(trace: bytes, cutoffs: tuple[float, float]) -> dict[str, tuple[float, float]]:
@@ -283,6 +296,10 @@ def main() -> None:
         default=[],
         help="also time the page of the package in this source tree (e.g. main's), same data",
     )
+    parser.add_argument(
+        "--baseline",
+        help="also time the page of this git ref of the repository (e.g. main), same data",
+    )
     args = parser.parse_args()
 
     from agenticlens_frames import analyze, load_experiment
@@ -300,6 +317,10 @@ def main() -> None:
         for i, tree in enumerate(args.tree):
             _tree_page(Path(tree), folder, work / f"tree{i}.html")
             pages[f"tree {Path(tree).name}"[:19]] = work / f"tree{i}.html"
+        if args.baseline:
+            base = _baseline_tree(args.baseline, work / "baseline")
+            _tree_page(base, folder, work / "baseline.html")
+            pages[f"tree {args.baseline}"[:19]] = work / "baseline.html"
         if not args.no_plotly_page:
             _plotly_page(analysis, work / "plotly.html")
             pages["plotly-write_html"] = work / "plotly.html"

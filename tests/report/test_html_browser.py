@@ -339,8 +339,20 @@ def test_every_figure_renders_offline(open_page, pages, analysis) -> None:
     # The page words each hover itself from compact numbers: it must say what viz says.
     assert got[4] == expected.data[0].hovertext.tolist()
     np.testing.assert_allclose(np.array(got[3], dtype=float), expected.data[0].z, atol=5e-4)
-    flaky_shapes = w.js("document.getElementById('fig-heatmap').layout.shapes.length")
-    assert flaky_shapes == len(expected.layout.shapes)
+    # The flaky cells' outlines: viz's rectangles, drawn as one path of closed rectangles.
+    shapes = w.js("document.getElementById('fig-heatmap').layout.shapes")
+    assert [(s["type"], s["xref"], s["yref"], s["layer"]) for s in shapes] == [
+        ("path", "x", "y", "above")
+    ]
+    assert shapes[0]["line"] == expected.layout.shapes[0].line.to_plotly_json()
+    got_rects = re.findall(r"M([-\d.]+),([-\d.]+)H([-\d.]+)V([-\d.]+)H\1Z", shapes[0]["path"])
+    assert (
+        "".join(f"M{x0},{y0}H{x1}V{y1}H{x0}Z" for x0, y0, x1, y1 in got_rects)
+        == (shapes[0]["path"])
+    )
+    assert sorted((float(x0), float(x1), float(y0), float(y1)) for x0, y0, x1, y1 in got_rects) == (
+        sorted((s.x0, s.x1, s.y0, s.y1) for s in expected.layout.shapes)
+    )
     assert w.errors == [] and w.external == [] and w.dialogs == []
 
 
