@@ -247,6 +247,33 @@ print(json.dumps({"seconds": asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])
 """
 
 
+# The sync python target's floor: the same sleeps on a plain thread pool of ``concurrency``
+# threads (started before the clock, as a pool that has run a while has them), each result
+# handed back to an event loop as ``run_in_executor`` does.
+THREADS = """
+import asyncio, json, sys, time
+from concurrent.futures import ThreadPoolExecutor
+
+async def main(concurrency, n):
+    pool = ThreadPoolExecutor(concurrency)
+    list(pool.map(time.sleep, [0.0] * concurrency * 4))  # start the threads
+    loop = asyncio.get_running_loop()
+    todo = iter(range(n))
+
+    async def worker():
+        for _ in todo:
+            await loop.run_in_executor(pool, time.sleep, 0.05)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    seconds = time.perf_counter() - start
+    pool.shutdown()
+    return seconds
+
+print(json.dumps({"seconds": asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))}))
+"""
+
+
 def _write_experiment(folder: Path, port: int, cases: int) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "targets.py").write_text(TARGETS)
@@ -394,6 +421,13 @@ def main() -> None:
             row(f"bare asyncio streams, concurrency {args.concurrency}", streams["seconds"])
             sleeps = _measure(SLEEPS, [str(args.concurrency), str(attempts)], folder)
             row(f"bare asyncio.sleep, concurrency {args.concurrency}", sleeps["seconds"])
+            if "python-sync" in targets:
+                floor = [
+                    _measure(THREADS, [str(args.concurrency), str(attempts)], folder)["seconds"]
+                    for _ in range(max(1, args.repeat))
+                ]
+                label = f"bare thread pool time.sleep, {args.concurrency} threads"
+                row(label + (f" (median of {len(floor)})" if len(floor) > 1 else ""), median(floor))
             # This checkout, whatever the environment's PYTHONPATH says.
             trees = {"ours": str(Path(__file__).resolve().parents[1])}
             if args.baseline_tree:

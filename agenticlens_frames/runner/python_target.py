@@ -88,7 +88,10 @@ class DaemonPool:
         self.name = name
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
-        self._idle = 0
+        #: One entry per idle worker. A deque's ``append`` and ``pop`` are atomic: a
+        #: worker marks itself idle without the pool's lock, which every call's submit
+        #: would otherwise contend for with the worker threads finishing calls.
+        self._idle: deque[None] = deque()
         self._lock = threading.Lock()
         self._closed = False
 
@@ -100,41 +103,76 @@ class DaemonPool:
     def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
         """Schedule ``fn(*args)``; the future is cancellable until a worker starts it."""
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._put((future, fn, args))
+        return future
+
+    def start(self, fn: Callable[..., None], *args: Any) -> list[None]:
+        """Schedule ``fn(*args)``, which must deliver its own outcome and not raise.
+
+        Returns a ticket for :meth:`withdraw`. Lighter than :meth:`submit`: no future to
+        create, run and resolve (each takes the future's lock, on the worker's side while
+        hundreds of workers finish calls together).
+        """
+        ticket = [None]  # taken by the worker that starts the call, or by withdraw
+        self._put((ticket, fn, args))
+        return ticket
+
+    @staticmethod
+    def withdraw(ticket: list[None]) -> bool:
+        """Whether the call of ``ticket`` (from :meth:`start`) is now withdrawn before any
+        worker started it (then it never runs); False once a worker has started it."""
+        try:
+            ticket.pop()  # atomic: either this or the worker's pop gets the one entry
+        except IndexError:
+            return False
+        return True
+
+    def _put(self, item: tuple[Any, Callable[..., Any], tuple[Any, ...]]) -> None:
         with self._lock:
             if self._closed:
                 raise RuntimeError("pool is shut down")
-            self._queue.put((future, fn, args))
-            if self._idle == 0 and len(self._threads) < self.size:
-                thread = threading.Thread(
-                    target=self._work, name=f"{self.name}-{len(self._threads)}", daemon=True
-                )
-                self._threads.append(thread)
-                thread.start()
-            else:
-                self._idle -= 1 if self._idle else 0
-        return future
+            self._queue.put(item)
+            try:
+                self._idle.pop()
+            except IndexError:  # no idle worker: start one, if the pool may grow
+                if len(self._threads) < self.size:
+                    thread = threading.Thread(
+                        target=self._work, name=f"{self.name}-{len(self._threads)}", daemon=True
+                    )
+                    self._threads.append(thread)
+                    thread.start()
 
     def _work(self) -> None:
+        idle = self._idle
         while True:
             item = self._queue.get()
             if item is None:
                 return
-            future, fn, args = item
+            claim, fn, args = item
+            if type(claim) is list:  # from start(): fn delivers its own outcome
+                try:
+                    claim.pop()
+                except IndexError:  # withdrawn before it started
+                    idle.append(None)
+                    continue
+                try:
+                    fn(*args)
+                except BaseException:  # a bug of ours: keep the worker, say what it was
+                    _LOG.exception("%s: a pool call raised", self.name)
+                idle.append(None)
+                continue
+            future = claim
             if not future.set_running_or_notify_cancel():
-                self._ready()
+                idle.append(None)
                 continue
             try:
                 result = fn(*args)
             except BaseException as exc:  # delivered through the future
-                self._ready()  # idle before the caller hears back, so it is reused
+                idle.append(None)  # idle before the caller hears back, so it is reused
                 future.set_exception(exc)
             else:
-                self._ready()
+                idle.append(None)
                 future.set_result(result)
-
-    def _ready(self) -> None:
-        with self._lock:
-            self._idle += 1
 
     def shutdown(self) -> None:
         """Let idle workers exit; busy ones exit when their call returns."""
@@ -719,6 +757,40 @@ def _import(name: str, base: Path | None) -> Any:
     )
 
 
+#: Types :func:`copy.deepcopy` returns as they are: a copy may share them.
+_ATOMIC = frozenset({str, int, float, bool, type(None), bytes})
+
+
+def _copy_case(case: CaseSpec) -> CaseSpec:
+    """What ``copy.deepcopy(case)`` returns, made field by field.
+
+    A case is mostly strings and tuples of strings, which a deep copy returns as they are
+    anyway; walking them through ``deepcopy`` cost ~16 µs a call (every call of a target
+    that takes ``case``). Only the other fields are deep-copied, with one memo, so values
+    shared between fields stay shared as in ``deepcopy``.
+
+    Examples
+    --------
+    >>> case = CaseSpec(id="c1", name="one", index=0, input={"q": "hi"}, tags=("a",))
+    >>> copied = _copy_case(case)
+    >>> copied == case, copied.input is case.input, copied.tags is case.tags
+    (True, False, True)
+    """
+    memo: dict[int, Any] = {}
+    state = {}
+    for name, value in case.__dict__.items():
+        kind = type(value)
+        if kind in _ATOMIC or (kind is tuple and all(type(v) in _ATOMIC for v in value)):
+            state[name] = value
+        elif kind is dict and not value:  # most cases' metadata and tool arguments
+            state[name] = memo.setdefault(id(value), {})
+        else:
+            state[name] = copy.deepcopy(value, memo)
+    fresh = object.__new__(type(case))
+    fresh.__dict__.update(state)  # as deepcopy does: a frozen dataclass has no setter
+    return fresh
+
+
 class PythonTarget:
     """Calls one Python callable per case, enforcing the variant's timeout.
 
@@ -766,7 +838,7 @@ class PythonTarget:
         # nor later calls — other trials, other variants — a case the target changed (its
         # input or its expectations, which score every attempt).
         if self.pass_case:
-            case = copy.deepcopy(case)
+            case = _copy_case(case)
             value = case.input
         else:
             value = copy.deepcopy(case.input)
@@ -794,24 +866,24 @@ class PythonTarget:
         """The raw payload of one call, or :class:`TargetFailure`."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
-        submitted: concurrent.futures.Future[Any] | None = None
+        withdrawn = False
         try:
             if self.loop_thread is not None:
                 return await _outside_wait(self.loop_thread, self._ainvoke(case), self.timeout)
             assert self.pool is not None
             reply: asyncio.Future[Any] = loop.create_future()
-            submitted = self.pool.submit(self._invoke_posting, case, loop, reply)
+            ticket = self.pool.start(self._invoke_posting, case, loop, reply)
             # A deadline on the reply, as for async targets: at the deadline the reply fails
-            # with TimeoutError. The pool's future is then cancelled (as on Ctrl-C): a call
-            # no thread has started yet never runs. (Once a thread has started it, and so
-            # whenever a reply came back, cancelling it does nothing.)
+            # with TimeoutError. The call is then withdrawn from the pool (as on Ctrl-C): a
+            # call no thread has started yet never runs. (Once a thread has started it, and
+            # so whenever a reply came back, withdrawing it does nothing.)
             watch = _deadlines(loop, self.timeout)
             expiry = watch.add(deadline, _expire_reply, reply)
             try:
                 result = await reply
             finally:
                 watch.discard(expiry)
-                submitted.cancel()
+                withdrawn = self.pool.withdraw(ticket)
             if inspect.isawaitable(result):  # a plain function that returned a coroutine
                 result = await asyncio.wait_for(_awaited(result), max(deadline - loop.time(), 0.0))
             return result
@@ -820,7 +892,7 @@ class PythonTarget:
                 f"TimeoutError: Python target timed out after {self.timeout:g} s for case "
                 f"{case.id!r}"
             )
-            if submitted is not None and submitted.cancelled() and self.pool is not None:
+            if withdrawn and self.pool is not None:
                 message += (
                     f" (never started: all {self.pool.size} threads were busy with earlier "
                     "calls that timed out and have not returned)"

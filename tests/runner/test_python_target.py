@@ -359,3 +359,80 @@ def test_a_file_written_from_the_working_directory_is_named_with_the_path_to_wri
         "agents/bot.py is in the working directory: a relative path is read from the "
         "manifest's folder; write ../agents/bot.py"
     )
+
+
+def _sharing(original: CaseSpec, copied: CaseSpec) -> list[tuple[str, str, bool]]:
+    """Which fields of ``copied`` are the original's objects, and which are one object."""
+    names = list(original.__dict__)
+    same = [(n, "original", getattr(copied, n) is getattr(original, n)) for n in names]
+    for a in names:
+        for b in names:
+            if a < b:
+                same.append((a, b, getattr(copied, a) is getattr(copied, b)))
+    return same
+
+
+def test_each_calls_copy_of_the_case_is_what_a_deep_copy_makes():
+    # The copy a ``case=`` target gets is made field by field; checked against
+    # ``copy.deepcopy`` itself: equal, and sharing exactly what a deep copy shares (the
+    # strings and tuples of strings), between its fields too.
+    import copy
+
+    from agenticlens_frames.formats.model import EvaluatorRef
+    from agenticlens_frames.runner.python_target import _copy_case
+
+    shared: dict[str, object] = {}
+    cases = [
+        CASE,
+        CaseSpec(id="c2", name="two", index=1, input="plain text", tags=("a", "b")),
+        CaseSpec(
+            id="c3",
+            name="three",
+            index=2,
+            input=[{"q": 1}, ("x", [2])],
+            expected_contains=("refund",),
+            output_json_schema={"type": "object"},
+            required_tool_arguments={"t": ("a",)},
+            expected_tool_arguments={"t": {"a": [1, 2]}},
+            max_latency_ms=5.0,
+            evaluators=(EvaluatorRef(name="polite", threshold=0.8, config={"strict": True}),),
+            metadata={"owner": {"team": "x"}},
+        ),
+        # One dict in two fields (empty, and not): a deep copy keeps them one object.
+        CaseSpec(id="c4", name="four", index=3, metadata=shared, required_tool_arguments=shared),
+        CaseSpec(id="c5", name="five", index=4, input={"k": 1}, metadata={"k": 1}, tags=("t",)),
+    ]
+    full = {"k": [1]}
+    cases.append(CaseSpec(id="c6", name="six", index=5, input=full, metadata={"same": full}))
+    for case in cases:
+        deep, ours = copy.deepcopy(case), _copy_case(case)
+        assert type(ours) is CaseSpec and ours == deep == case
+        assert _sharing(case, ours) == _sharing(case, deep), case.id
+    ours = _copy_case(cases[-1])
+    assert ours.metadata["same"] is ours.input  # one object in the copy, as in the original
+    ours.input["k"].append(2)
+    assert cases[-1].input == {"k": [1]}
+
+
+def test_a_withdrawn_pool_call_never_runs_and_a_started_one_cannot_be_withdrawn():
+    release, ran = threading.Event(), []
+    pool = DaemonPool(1, name="withdraw-qq")
+    try:
+        first = pool.start(lambda: (ran.append("first"), release.wait(5)))
+        deadline = time.monotonic() + 5
+        while first:  # taken by the worker once it starts the call
+            assert time.monotonic() < deadline
+            time.sleep(0.001)
+        second = pool.start(ran.append, "second")  # queued: the only thread is busy
+        assert DaemonPool.withdraw(second)
+        assert not DaemonPool.withdraw(first)
+        release.set()
+        third = pool.start(ran.append, "third")
+        while ran[-1] != "third":
+            assert time.monotonic() < deadline
+            time.sleep(0.001)
+        assert not DaemonPool.withdraw(third)
+        assert ran == ["first", "third"] and pool.threads == 1
+    finally:
+        release.set()
+        pool.shutdown()
