@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["check_block", "is_clustered"]
+__all__ = ["check_block", "declared_correction", "is_clustered"]
 
 #: The block's fields the renderers read, with their JSON types (a saved report's block is
 #: checked against them before it is shown).
@@ -102,3 +102,26 @@ def is_clustered(block: Mapping[str, Any]) -> bool:
     (True, False)
     """
     return block.get("unit") == "cluster"
+
+
+def declared_correction(block: Mapping[str, Any]) -> str | None:
+    """The correction the run declared (the one its fixed-sample verdicts use), of a
+    stopping block or of ``run.json``'s recorded settings; None when nothing was declared.
+
+    ``declared_correction``, or in a block written before that key, ``correction`` (which
+    then held the declared one). Recorded settings written before it hold only the applied
+    one in ``correction``: read them with ``"declared_correction" in settings`` first.
+
+    Examples
+    --------
+    >>> declared_correction({"correction": "bonferroni", "declared_correction": "holm"})
+    'holm'
+    >>> declared_correction({"correction": "holm"})  # a block of an earlier version
+    'holm'
+    >>> declared_correction({"correction": "none", "declared_correction": None}) is None
+    True
+    """
+    value = (
+        block["declared_correction"] if "declared_correction" in block else block.get("correction")
+    )
+    return value if isinstance(value, str) else None

@@ -33,7 +33,7 @@ from .paired import (
     PairedAnalysis,
     paired_outputs_and_verdicts,
 )
-from .paired.settings import effective_comparisons
+from .paired.settings import run_comparisons
 from .per_case import case_matrix, category_labels, effective_pass_k
 from .schema import COMPARISONS, FACTOR_LEVELS, SUMMARY_METRICS, SUMMARY_STATS
 
@@ -1567,7 +1567,7 @@ def analyze(
     # The manifest's declaration, given settings only where they agree or it left one
     # open: a correction chosen after the run is refused (before any work) as on the
     # command line.
-    comparisons = effective_comparisons(run.manifest, comparisons)
+    comparisons = run_comparisons(run, comparisons)
     ks = effective_pass_k(run, pass_k)
     ts = trial_summary(run, latency_missing=latency_missing)
     cm = case_matrix(run, ks)
