@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["check_block", "declared_correction", "is_clustered"]
+__all__ = ["check_block", "check_spend", "declared_correction", "is_clustered"]
 
 #: The block's fields the renderers read, with their JSON types (a saved report's block is
 #: checked against them before it is shown).
@@ -81,15 +81,33 @@ def check_block(block: Any) -> list[str | int] | None:
     # the decision point).
     spend = block.get("judge_spend_after_decision")
     if spend is not None:
-        if not isinstance(spend, list):
-            return ["judge_spend_after_decision"]
-        for i, row in enumerate(spend):
-            if not isinstance(row, Mapping):
-                return ["judge_spend_after_decision", i]
-            for key, types in _SPEND_FIELDS.items():
-                value = row.get(key)
-                if not isinstance(value, types) or isinstance(value, bool):
-                    return ["judge_spend_after_decision", i, key]
+        where = check_spend(spend)
+        if where is not None:
+            return ["judge_spend_after_decision", *where]
+    return None
+
+
+def check_spend(rows: Any) -> list[str | int] | None:
+    """Where saved judge-spend rows (the stopping block's ``judge_spend_after_decision``, a
+    run's ``judge_spend_failed_trials``) are not ones the judges' cost lines can say (a
+    path of keys below them), or None when they are.
+
+    Examples
+    --------
+    >>> check_spend([{"variant_id": "a", "judge_scores": "2"}])
+    [0, 'judge_scores']
+    >>> check_spend([]) is None
+    True
+    """
+    if not isinstance(rows, list):
+        return []
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            return [i]
+        for key, types in _SPEND_FIELDS.items():
+            value = row.get(key)
+            if not isinstance(value, types) or isinstance(value, bool):
+                return [i, key]
     return None
 
 

@@ -699,6 +699,7 @@ def build_run(
     open_cases: set[str] = set()
     parsed = parsed or {}
     succeeded = _Succeeded(builder, manifest, ledger.journal)
+    failed: set[tuple[str, int]] = set()
     with paused_gc():
         for position, (variant_id, trial) in enumerate(order):
             if kinds[variant_id] == "recorded":
@@ -712,6 +713,7 @@ def build_run(
             if error is not None:
                 succeeded.flush()
                 builder.add_failed_trial(variant_id, trial, position, error)
+                failed.add((variant_id, trial))
                 continue
             builder.add_trial(variant_id, trial, "succeeded", position)
             for case in suite.cases:
@@ -728,7 +730,21 @@ def build_run(
             )
         used = sorted({ref.name for case in suite.cases for ref in case.evaluators})
         versions = {name: registry[name].version for name in used} if registry else {}
-        return builder.build(versions), remaining, len(open_cases)
+        run = builder.build(versions)
+    # A failed trial has no scores in the tables (AgenticLens' rule), yet its attempts that
+    # answered were judged and billed, those run before the failure and those started
+    # before it was known alike: counted apart, or the judges' cost lines read low.
+    spend = judge_spend_after_decision(
+        manifest.variant_ids,
+        (
+            (key[0], scores)
+            for key, record in ledger.final.items()
+            if key[:2] in failed and (scores := journaled_judge_scores(record))
+        ),
+    )
+    if spend:
+        run.judge_spend_failed_trials = spend
+    return run, remaining, len(open_cases)
 
 
 # --------------------------------------------------------------------------- planning

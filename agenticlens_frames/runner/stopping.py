@@ -824,7 +824,9 @@ def judge_spend_after_decision(
     judge, were judged and billed: counted in the judges' lines beside the analysed
     cases' figures (:func:`~agenticlens_frames.analysis.judge_cost_lines`), as those are
     (:func:`~agenticlens_frames.judge_noise.variant_judge_totals`: every answered call
-    once), or the spend read low.
+    once), or the spend read low. The same rows count the judges of a run's failed trials
+    (:attr:`~agenticlens_frames.frames.ExperimentRun.judge_spend_failed_trials`), which
+    are not in the tables either.
 
     Parameters
     ----------
