@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["check_block", "is_clustered"]
+__all__ = ["check_block", "check_spend", "declared_correction", "is_clustered"]
 
 #: The block's fields the renderers read, with their JSON types (a saved report's block is
 #: checked against them before it is shown).
@@ -81,15 +81,33 @@ def check_block(block: Any) -> list[str | int] | None:
     # the decision point).
     spend = block.get("judge_spend_after_decision")
     if spend is not None:
-        if not isinstance(spend, list):
-            return ["judge_spend_after_decision"]
-        for i, row in enumerate(spend):
-            if not isinstance(row, Mapping):
-                return ["judge_spend_after_decision", i]
-            for key, types in _SPEND_FIELDS.items():
-                value = row.get(key)
-                if not isinstance(value, types) or isinstance(value, bool):
-                    return ["judge_spend_after_decision", i, key]
+        where = check_spend(spend)
+        if where is not None:
+            return ["judge_spend_after_decision", *where]
+    return None
+
+
+def check_spend(rows: Any) -> list[str | int] | None:
+    """Where saved judge-spend rows (the stopping block's ``judge_spend_after_decision``, a
+    run's ``judge_spend_failed_trials``) are not ones the judges' cost lines can say (a
+    path of keys below them), or None when they are.
+
+    Examples
+    --------
+    >>> check_spend([{"variant_id": "a", "judge_scores": "2"}])
+    [0, 'judge_scores']
+    >>> check_spend([]) is None
+    True
+    """
+    if not isinstance(rows, list):
+        return []
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            return [i]
+        for key, types in _SPEND_FIELDS.items():
+            value = row.get(key)
+            if not isinstance(value, types) or isinstance(value, bool):
+                return [i, key]
     return None
 
 
@@ -102,3 +120,26 @@ def is_clustered(block: Mapping[str, Any]) -> bool:
     (True, False)
     """
     return block.get("unit") == "cluster"
+
+
+def declared_correction(block: Mapping[str, Any]) -> str | None:
+    """The correction the run declared (the one its fixed-sample verdicts use), of a
+    stopping block or of ``run.json``'s recorded settings; None when nothing was declared.
+
+    ``declared_correction``, or in a block written before that key, ``correction`` (which
+    then held the declared one). Recorded settings written before it hold only the applied
+    one in ``correction``: read them with ``"declared_correction" in settings`` first.
+
+    Examples
+    --------
+    >>> declared_correction({"correction": "bonferroni", "declared_correction": "holm"})
+    'holm'
+    >>> declared_correction({"correction": "holm"})  # a block of an earlier version
+    'holm'
+    >>> declared_correction({"correction": "none", "declared_correction": None}) is None
+    True
+    """
+    value = (
+        block["declared_correction"] if "declared_correction" in block else block.get("correction")
+    )
+    return value if isinstance(value, str) else None

@@ -33,7 +33,7 @@ from .paired import (
     PairedAnalysis,
     paired_outputs_and_verdicts,
 )
-from .paired.settings import effective_comparisons
+from .paired.settings import run_comparisons
 from .per_case import case_matrix, category_labels, effective_pass_k
 from .schema import COMPARISONS, FACTOR_LEVELS, SUMMARY_METRICS, SUMMARY_STATS
 
@@ -1009,7 +1009,9 @@ def judge_cost_lines(analysis: ExperimentAnalysis) -> list[str]:
     block's ``totals``, so a loaded report says them as the run did. After an early stop
     the same line adds what the judges of the attempts that ran past the decision point
     did and cost (the ``early_stopping`` block's ``judge_spend_after_decision``): paid
-    for, not in the tables, so not analysed.
+    for, not in the tables, so not analysed; so does, for a run with failed trials (an
+    invalid payload), what the judges of their answered attempts did and cost
+    (``extras["judge_spend_failed_trials"]``: a failed trial has no scores in the tables).
 
     Examples
     --------
@@ -1029,11 +1031,23 @@ def judge_cost_lines(analysis: ExperimentAnalysis) -> list[str]:
     ...     "spent_cost_usd": 0.0004, "input_tokens": 40, "output_tokens": 10}]}
     >>> judge_cost_lines(a)[0].split("tokens; ")[1]
     'after the stop: 2 more score(s), 0 unavailable, $0.000400, 40 / 10 tokens, not analysed'
+    >>> a.extras["judge_spend_failed_trials"] = [{"variant_id": "b", "attempts": 3,
+    ...     "judge_scores": 3, "unavailable_scores": 0, "priced_scores": 3,
+    ...     "spent_cost_usd": 0.0009, "input_tokens": 90, "output_tokens": 6}]
+    >>> judge_cost_lines(a)[1]
+    'Judges · b: in failed trials: 3 more score(s), 0 unavailable, $0.000900, 90 / 6 tokens, \
+not analysed'
     """
-    stopping = (analysis.extras or {}).get("early_stopping")
-    after = {
-        str(row["variant_id"]): row
-        for row in (stopping or {}).get("judge_spend_after_decision", None) or ()
+    extras = analysis.extras or {}
+    apart = {
+        words: _by_variant(rows)
+        for words, rows in (
+            ("in failed trials", extras.get("judge_spend_failed_trials")),
+            (
+                "after the stop",
+                (extras.get("early_stopping") or {}).get("judge_spend_after_decision"),
+            ),
+        )
     }
     lines = []
     for row in analysis.judge_noise.get("totals", []):
@@ -1043,19 +1057,35 @@ def judge_cost_lines(analysis: ExperimentAnalysis) -> list[str]:
             f"({row['priced_scores']} of {row['judge_scores']} priced), "
             f"{row['input_tokens']} input / {row['output_tokens']} output tokens"
         )
-        if (more := after.pop(str(row["variant_id"]), None)) is not None:
-            line += f"; {_after_stop(more)}"
+        line += "".join(_apart(apart, str(row["variant_id"]), "; "))
         lines.append(line)
-    # A variant whose judges graded only attempts past the decision point (none analysed).
-    lines += [f"Judges · {variant}: {_after_stop(more)}" for variant, more in after.items()]
+    # A variant whose judges graded only attempts not analysed (a failed trial's, past the
+    # decision point).
+    left = dict.fromkeys(variant for rows in apart.values() for variant in rows)
+    for variant in left:
+        lines.append(f"Judges · {variant}: " + "; ".join(_apart(apart, variant, "")))
     return lines
 
 
-def _after_stop(row: Mapping[str, Any]) -> str:
-    """What the judges of a variant's attempts past an early stop's decision point did and
-    cost, in the words of :func:`judge_cost_lines`."""
+def _by_variant(rows: Any) -> dict[str, Mapping[str, Any]]:
+    return {str(row["variant_id"]): row for row in rows or ()}
+
+
+def _apart(apart: dict[str, dict[str, Mapping[str, Any]]], variant: str, lead: str) -> list[str]:
+    """The variant's judge spend not analysed, each kind in the words of
+    :func:`judge_cost_lines` (taken out of ``apart``: said once)."""
+    return [
+        f"{lead}{_not_analysed(words, more)}"
+        for words, rows in apart.items()
+        if (more := rows.pop(variant, None)) is not None
+    ]
+
+
+def _not_analysed(words: str, row: Mapping[str, Any]) -> str:
+    """What the judges of a variant's attempts that are not analysed (``words``: in failed
+    trials, after the stop) did and cost, in the words of :func:`judge_cost_lines`."""
     return (
-        f"after the stop: {row['judge_scores']} more score(s), {row['unavailable_scores']} "
+        f"{words}: {row['judge_scores']} more score(s), {row['unavailable_scores']} "
         f"unavailable, {_spent(row)}, {row['input_tokens']} / {row['output_tokens']} tokens, "
         "not analysed"
     )
@@ -1567,7 +1597,7 @@ def analyze(
     # The manifest's declaration, given settings only where they agree or it left one
     # open: a correction chosen after the run is refused (before any work) as on the
     # command line.
-    comparisons = effective_comparisons(run.manifest, comparisons)
+    comparisons = run_comparisons(run, comparisons)
     ks = effective_pass_k(run, pass_k)
     ts = trial_summary(run, latency_missing=latency_missing)
     cm = case_matrix(run, ks)
@@ -1644,11 +1674,19 @@ def analyze(
         # one place every surface (notebook display, viz, explorer, reports) reads it from,
         # so the stopping decision leads and the fixed-sample verdicts read as descriptive.
         # (A copy: the analysis is the caller's to edit, the run's record is not.)
-        extras=(
-            {"early_stopping": copy.deepcopy(run.stopping)}
-            if getattr(run, "stopping", None) is not None
-            else {}
-        ),
+        extras={
+            **(
+                {"early_stopping": copy.deepcopy(run.stopping)}
+                if getattr(run, "stopping", None) is not None
+                else {}
+            ),
+            # What the judges of failed trials cost (not in the tables): the cost lines'.
+            **(
+                {"judge_spend_failed_trials": copy.deepcopy(spend)}
+                if (spend := getattr(run, "judge_spend_failed_trials", None))
+                else {}
+            ),
+        },
     )
 
 

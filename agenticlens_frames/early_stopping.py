@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any, Protocol
 
-from ._stopping_block import check_block, is_clustered
+from ._stopping_block import check_block, declared_correction, is_clustered
 from .paired.verdicts import CORRECTION_NAMES, format_difference, format_interval
 
 __all__ = [
@@ -86,9 +86,9 @@ def stopped_early(a: Analysis) -> bool:
 def _corrections(block: Mapping[str, Any]) -> tuple[str, str | None]:
     """(applied, declared). Reports before ``declared_correction`` held the declared one
     in ``correction``; the rule applied Bonferroni exactly when it split α."""
+    declared = declared_correction(block)
     if "declared_correction" in block:
-        return str(block["correction"]), block["declared_correction"]
-    declared = block.get("correction")
+        return str(block["correction"]), declared
     split = not math.isclose(float(block["alpha_per_candidate"]), float(block["alpha"]))
     return ("bonferroni" if split else "none"), declared
 

@@ -353,6 +353,13 @@ class ExperimentRun:
         stopped, JSON-ready; see :mod:`~agenticlens_frames.runner.stopping`), else None.
         :func:`~agenticlens_frames.analyze` puts it in ``extras["early_stopping"]``, so
         every surface leads with the stopping decision.
+    judge_spend_failed_trials
+        A live run's failed trials (an invalid payload, ``invalid_payload="trial"``): per
+        variant what the LLM judges of their answered attempts did and cost (the rows of
+        :func:`~agenticlens_frames.runner.stopping.judge_spend_after_decision`), else None.
+        Those attempts were judged and billed, but a failed trial has no scores in the
+        tables (AgenticLens' rule): the judges' cost lines say them apart
+        (:func:`~agenticlens_frames.analysis.judge_cost_lines`).
 
     Examples
     --------
@@ -380,6 +387,7 @@ class ExperimentRun:
     cases: pd.DataFrame
     evaluator_versions: dict[str, str | None] = field(default_factory=dict)
     stopping: dict[str, Any] | None = None
+    judge_spend_failed_trials: list[dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         # The analysis reads attempts and checks as contiguous (variant, trial) runs; a
@@ -669,6 +677,8 @@ class ExperimentRun:
         if self.stopping is not None:
             # Only when set: the tables of a run without early stopping stay as they were.
             spec_json["stopping"] = self.stopping
+        if self.judge_spend_failed_trials is not None:
+            spec_json["judge_spend_failed_trials"] = self.judge_spend_failed_trials
         spec = json.dumps(spec_json, default=str).encode()
         for name in self.tables:
             table = self.to_arrow(name)
@@ -924,12 +934,25 @@ ExperimentRun.to_parquet() and `experiment run --parquet` write them)
                 location=["stopping", *where],
                 hint="write the run again with to_parquet()",
             )
+    spend = spec.get("judge_spend_failed_trials")
+    if spend is not None:
+        from ._stopping_block import check_spend
+
+        where = check_spend(spend)
+        if where is not None:
+            raise InputError(
+                "damaged judge spend of failed trials in the agenticlens_frames metadata",
+                file=base / "attempts.parquet",
+                location=["judge_spend_failed_trials", *where],
+                hint="write the run again with to_parquet()",
+            )
     run = ExperimentRun(
         manifest,
         suite,
         **frames,
         evaluator_versions=spec.get("evaluators", {}),
         stopping=stopping,
+        judge_spend_failed_trials=spend,
     )
     try:
         set_categories(run)

@@ -81,11 +81,11 @@ def paired_outputs_and_verdicts(
     >>> verdicts.attrs["correction"], sorted(set(verdicts["verdict"])), paired is not None
     ('holm', ['no detectable difference', 'worse'], True)
     """
-    from .settings import effective_comparisons, with_analysis_level
+    from .settings import run_comparisons, with_analysis_level
     from .verdicts import case_verdicts
 
     given = config
-    config = effective_comparisons(run.manifest, given)
+    config = run_comparisons(run, given)
     config = with_analysis_level(config, run.manifest, given, confidence_level)
     frames, paired = paired_outputs(run, config, confidence_level=confidence_level, lock=lock)
     verdicts = case_verdicts(

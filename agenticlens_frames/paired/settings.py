@@ -45,6 +45,7 @@ __all__ = [
     "evaluator_plan",
     "parse_comparisons",
     "resolve_comparisons",
+    "run_comparisons",
     "with_analysis_level",
 ]
 
@@ -526,6 +527,62 @@ experiment fixed correction = 'holm' in its manifest; 'none' was requested (...)
         # resolve_comparisons reads a dimension left out as evaluator None.
         overrides["evaluators"] = {**dict(config.evaluators), **dict.fromkeys(config.without)}
     return resolve_comparisons(manifest, correction=config.correction, origin=origin, **overrides)
+
+
+def run_comparisons(
+    run: Any,
+    given: ComparisonsConfig | Mapping[str, Any] | None,
+    *,
+    origin: str = "python",
+) -> ComparisonsConfig | None:
+    """:func:`effective_comparisons` of a run, under the correction its early-stopping rule
+    declared (``run.stopping``, a live run's with ``stop_when="decided"``).
+
+    The rule split α by that correction (:mod:`~agenticlens_frames.runner.stopping`): the
+    final analysis declares it too, even when it was given only in Python
+    (``StopRule(correction=...)``, ``run_experiment(comparisons=...)``) and the manifest
+    declares nothing, so that the verdicts read beside the stopping decision are the
+    corrected ones. Another correction is refused, as one the manifest fixed is: chosen
+    after the run, it is not a correction.
+
+    Raises
+    ------
+    InputError
+        ``given`` names another correction than the stopping rule's.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import load_experiment
+    >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
+    >>> run.stopping = {"correction": "bonferroni", "declared_correction": "holm"}
+    >>> run_comparisons(run, None).correction
+    'holm'
+    >>> run_comparisons(run, {"correction": "none"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: correction: the run's early-stopping rule declared \
+correction = 'holm' (its stopping decision split α by it); 'none' was requested...
+    """
+    from .._stopping_block import declared_correction
+
+    stopping = getattr(run, "stopping", None)
+    declared = declared_correction(stopping) if isinstance(stopping, Mapping) else None
+    if declared is not None:
+        config = as_comparisons(given)
+        if config is None:
+            if (run.manifest.comparisons or {}).get("correction") != declared:
+                given = {"correction": declared}
+        elif config.correction != declared:
+            how = "--correction" if origin == "cli" else "correction="
+            raise _origin_error(
+                origin,
+                "correction",
+                f"the run's early-stopping rule declared correction = {declared!r} (its "
+                f"stopping decision split α by it); {config.correction!r} was requested: a "
+                "correction chosen after the run is not a correction",
+                f"give {how}{declared if origin == 'cli' else repr(declared)}, or none",
+            )
+    return effective_comparisons(run.manifest, given, origin=origin)
 
 
 def with_analysis_level(

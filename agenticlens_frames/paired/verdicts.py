@@ -38,7 +38,7 @@ from .settings import (
     DIMENSIONS,
     ComparisonsConfig,
     GuardRails,
-    effective_comparisons,
+    run_comparisons,
     with_analysis_level,
 )
 
@@ -641,7 +641,7 @@ def case_verdicts(
 
     check_proportion(confidence_level, "confidence level", location="confidence_level")
     config = with_analysis_level(
-        effective_comparisons(run.manifest, comparisons),
+        run_comparisons(run, comparisons),
         run.manifest,
         comparisons,
         confidence_level,

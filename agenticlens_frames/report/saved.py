@@ -705,8 +705,9 @@ def _judge_noise(block: Any, file: Path) -> dict[str, Any]:
 
 def _extras(block: Mapping[str, Any], file: Path) -> dict[str, Any]:
     """The run-level facts a renderer shows: the early-stopping block, checked (rendered
-    as `experiment run` renders it, first after an early stop), and the notes on attempts
-    no target answered (said beside the verdicts and the gates)."""
+    as `experiment run` renders it, first after an early stop), the notes on attempts
+    no target answered (said beside the verdicts and the gates) and the judge spend of
+    failed trials (said in the judges' cost lines)."""
     from ..early_stopping import check_block
 
     out: dict[str, Any] = {}
@@ -720,6 +721,19 @@ def _extras(block: Mapping[str, Any], file: Path) -> dict[str, Any]:
                 hint="is this an experiment report written by `experiment run --save`?",
             )
         out["target_failures"] = list(failures)
+    spend = block.get("judge_spend_failed_trials")
+    if spend is not None:
+        from .._stopping_block import check_spend
+
+        where = check_spend(spend)
+        if where is not None:
+            raise InputError(
+                "damaged judge spend of failed trials",
+                file=file,
+                location=["agenticlens_frames", "judge_spend_failed_trials", *where],
+                hint="is this an experiment report written by `experiment run --save`?",
+            )
+        out["judge_spend_failed_trials"] = [dict(row) for row in spend]
     stopping = block.get("early_stopping")
     if stopping is None:
         return out

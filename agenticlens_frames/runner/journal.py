@@ -264,6 +264,7 @@ class RunFolder:
             #: The early-stopping settings the run was started with (None: without early
             #: stopping, or a folder of an earlier version): a load needs its planned order.
             self.stopping: Any = stored.get("stopping")
+            self._declare(stored, identity, meta)
         else:
             self.created_at = now_iso()
             self.stopping = identity.get("stopping")
@@ -275,6 +276,26 @@ class RunFolder:
                 "created_at": self.created_at,
             }
             _write_atomic(meta, json.dumps(described, indent=2))
+
+    def _declare(self, stored: dict[str, Any], identity: dict[str, Any], meta: Path) -> None:
+        """Record in ``run.json`` the correction a resumed session declares, when it is not
+        the recorded one.
+
+        A resume may declare another correction (it is not compared: beyond the split of α,
+        which is, it decides no stop), and the session's stopping block names it; a load of
+        the folder, which reads it from here when no session journaled a ``stop`` record,
+        names the same one. A folder of an earlier version whose ``stopping`` lacks the key
+        gets it so; one without ``stopping`` (a load, or a run without early stopping) is
+        left as it was.
+        """
+        recorded, given = stored.get("stopping"), identity.get("stopping")
+        if not isinstance(recorded, dict) or not isinstance(given, dict):
+            return
+        declared = given.get("declared_correction")
+        if "declared_correction" in recorded and recorded["declared_correction"] == declared:
+            return
+        self.stopping = {**recorded, "declared_correction": declared}
+        _write_atomic(meta, json.dumps({**stored, "stopping": self.stopping}, indent=2))
 
     def _lock(self) -> Any:
         handle = open(self.path / "lock", "a+")  # noqa: SIM115 - held for the session

@@ -97,6 +97,7 @@ from .stopping import (
     StopMonitor,
     StopRule,
     check_stop_request,
+    declared_in_folder,
     declared_rule,
     judge_spend_after_decision,
     no_margin_note,
@@ -698,6 +699,7 @@ def build_run(
     open_cases: set[str] = set()
     parsed = parsed or {}
     succeeded = _Succeeded(builder, manifest, ledger.journal)
+    failed: set[tuple[str, int]] = set()
     with paused_gc():
         for position, (variant_id, trial) in enumerate(order):
             if kinds[variant_id] == "recorded":
@@ -711,6 +713,7 @@ def build_run(
             if error is not None:
                 succeeded.flush()
                 builder.add_failed_trial(variant_id, trial, position, error)
+                failed.add((variant_id, trial))
                 continue
             builder.add_trial(variant_id, trial, "succeeded", position)
             for case in suite.cases:
@@ -727,7 +730,21 @@ def build_run(
             )
         used = sorted({ref.name for case in suite.cases for ref in case.evaluators})
         versions = {name: registry[name].version for name in used} if registry else {}
-        return builder.build(versions), remaining, len(open_cases)
+        run = builder.build(versions)
+    # A failed trial has no scores in the tables (AgenticLens' rule), yet its attempts that
+    # answered were judged and billed, those run before the failure and those started
+    # before it was known alike: counted apart, or the judges' cost lines read low.
+    spend = judge_spend_after_decision(
+        manifest.variant_ids,
+        (
+            (key[0], scores)
+            for key, record in ledger.final.items()
+            if key[:2] in failed and (scores := journaled_judge_scores(record))
+        ),
+    )
+    if spend:
+        run.judge_spend_failed_trials = spend
+    return run, remaining, len(open_cases)
 
 
 # --------------------------------------------------------------------------- planning
@@ -1320,7 +1337,7 @@ async def arun_live(
     # 1. Everything that can be checked before the first call.
     from ..paired.settings import check_run_guard_rails
 
-    check_run_guard_rails(manifest, suite, comparisons)
+    check_run_guard_rails(manifest, suite, _judged_under(manifest, monitor, comparisons))
     limits = _limits(manifest, variant_concurrency)
     policies = _policies(manifest, retry)
     recorded_paths = {
@@ -1732,20 +1749,23 @@ def load_run_folder(
         raise
     ledger = Ledger(suite, invalid_payload, position=rank)
     ledger.journal = folder.journal
-    # The declared correction the stopping block names: the session that stopped the run
-    # journaled it (run.json records only the one the rule applied).
-    declared: Any = None
+    # The declared correction the stopping block names (and the final analysis declares):
+    # the session that stopped the run journaled it, and run.json records it beside the
+    # applied one (declared_in_folder).
+    stop_record: dict[str, Any] | None = None
     try:
         for record in folder.records(_record_check(manifest, suite)):
             if record.get("type") == "stop":
-                declared = record.get("declared_correction")
+                stop_record = record
             ledger.add(record)
         monitor = recorded_monitor(
             manifest,
             suite,
             folder.stopping,
             trial_mode=invalid_payload == "trial",
-            declared=declared if declared is not None else _declared_correction(manifest),
+            declared=declared_in_folder(
+                folder.stopping, stop_record, _declared_correction(manifest)
+            ),
             file=path / "run.json",
         )
     finally:
@@ -1991,6 +2011,25 @@ def _stop_monitor(
         trial_mode=invalid_payload == "trial",
         cluster=config.cluster if config else None,
     )
+
+
+def _judged_under(
+    manifest: ManifestSpec,
+    monitor: StopMonitor | None,
+    comparisons: ComparisonsConfig | Mapping[str, Any] | None,
+) -> ComparisonsConfig | Mapping[str, Any] | None:
+    """The comparisons the run's final analysis will declare: ``comparisons``, or with a
+    stopping rule whose correction was given only by ``stop_rule``, that correction
+    (:func:`~agenticlens_frames.paired.settings.run_comparisons`), so that its guard rails
+    are checked before the first call rather than refuse the analysis after the run."""
+    declared = monitor.rule.correction if monitor is not None else None
+    if (
+        declared is None
+        or comparisons is not None
+        or (manifest.comparisons or {}).get("correction") == declared
+    ):
+        return comparisons
+    return {"correction": declared}
 
 
 def _declared_correction(manifest: ManifestSpec) -> str | None:

@@ -58,6 +58,7 @@ __all__ = [
     "check_resumed_stopping",
     "check_stop_request",
     "cluster_rank",
+    "declared_in_folder",
     "declared_rule",
     "judge_spend_after_decision",
     "no_margin_note",
@@ -360,11 +361,10 @@ def recorded_monitor(
     ``stopping``; None without early stopping), for a load of the folder to replay its
     journal into the run's sequence and give the run's tables and stopping block.
 
-    The settings hold the rule's α, margin, cluster and the correction it applied;
-    ``declared`` is the run's declared correction (the journal's ``stop`` record says it,
-    or the manifest's ``comparisons:``), which the block names and the settings do not.
-    One that would not give the recorded applied correction is taken as unknown: the
-    applied one is named.
+    The settings hold the rule's α, margin, cluster and the correction it applied (and,
+    since it is recorded, the declared one); ``declared`` is the run's declared correction
+    (:func:`declared_in_folder`), which the block names. One that would not give the
+    recorded applied correction is taken as unknown: the applied one is named.
 
     Raises
     ------
@@ -408,6 +408,32 @@ def recorded_monitor(
         declared = applied
     rule = StopRule(alpha=float(alpha), correction=declared, margin=margin)
     return StopMonitor(manifest, suite, rule, trial_mode=trial_mode, cluster=cluster)
+
+
+def declared_in_folder(
+    stopping: Any, stop_record: dict[str, Any] | None, manifest_declared: str | None
+) -> str | None:
+    """The declared correction of a run folder with early stopping, for its load: the
+    ``stop`` record's (the session that stopped the run), else ``run.json``'s recorded
+    ``declared_correction`` (folders written before it record only the applied correction),
+    else the manifest's ``comparisons:`` (``manifest_declared``).
+
+    Examples
+    --------
+    >>> recorded = {"correction": "bonferroni", "declared_correction": "holm"}
+    >>> declared_in_folder(recorded, None, None)
+    'holm'
+    >>> declared_in_folder({"correction": "bonferroni"}, None, "bonferroni")  # earlier folder
+    'bonferroni'
+    >>> declared_in_folder(recorded, {"declared_correction": "benjamini_hochberg"}, None)
+    'benjamini_hochberg'
+    """
+    for source in (stop_record, stopping):
+        if isinstance(source, dict) and "declared_correction" in source:
+            value = source["declared_correction"]
+            if value is None or isinstance(value, str):
+                return value
+    return manifest_declared
 
 
 def sub_suite(suite: SuiteSpec, case_ids: set[str]) -> SuiteSpec:
@@ -676,12 +702,20 @@ class StopMonitor:
         ``baseline_variant_id``, ``random_seed`` and ``trial_count``, which the manifest's
         hash covers; the comparisons' ``family``, method, evaluators, gates and bootstrap
         settings are the final analysis's. ``invalid_payload`` is recorded on its own.
+
+        ``declared_correction`` is the declared correction (``correction`` is the applied
+        one): recorded so that a load of the folder names it, and declares it in the final
+        analysis, even when it was given only in Python (``comparisons=``, ``stop_rule``)
+        and no session journaled a ``stop`` record; it is not compared on resume
+        (:data:`_RESUMED`), since beyond the split of α it decides no stop. A resume that
+        declares another one records it (:class:`~.journal.RunFolder`).
         """
         return {
             "stop_when": "decided",
             "cluster": self.cluster,
             "alpha": self.alpha,
             "correction": self.applied_correction,
+            "declared_correction": self.rule.correction,
             "margin": self.rule.margin,
         }
 
@@ -790,7 +824,9 @@ def judge_spend_after_decision(
     judge, were judged and billed: counted in the judges' lines beside the analysed
     cases' figures (:func:`~agenticlens_frames.analysis.judge_cost_lines`), as those are
     (:func:`~agenticlens_frames.judge_noise.variant_judge_totals`: every answered call
-    once), or the spend read low.
+    once), or the spend read low. The same rows count the judges of a run's failed trials
+    (:attr:`~agenticlens_frames.frames.ExperimentRun.judge_spend_failed_trials`), which
+    are not in the tables either.
 
     Parameters
     ----------

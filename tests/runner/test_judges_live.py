@@ -634,3 +634,79 @@ def test_a_reply_json_cannot_keep_is_an_invalid_reply_in_the_run_and_its_load(
     loaded = load_experiment(manifest, suite, evaluators=registry(), run_dir=run_dir)
     assert calls == []
     pd.testing.assert_frame_equal(loaded.checks, first.run.checks)
+
+
+def test_the_judges_of_a_failed_trial_are_billed_and_counted_apart(write_experiment, tmp_path):
+    """An invalid payload fails its whole trial, which then has no scores in the tables
+    (AgenticLens' rule); but the trial's attempts that answered were judged and billed —
+    those before the failing case, and those past it that had started before the failure
+    was known (here all of them: the failing case answers last). The judges' cost lines,
+    which count the analysed scores, said nothing of them. They now end with "in failed
+    trials: N more score(s) …, not analysed" on every surface (the run, its load, its
+    tables, its saved report), N counted here from the judge's own calls."""
+    from agenticlens_frames import InputError, analyze, load_experiment, load_report, read_parquet
+    from agenticlens_frames.analysis import judge_cost_lines
+    from agenticlens_frames.report.html import judges_section_html
+    from agenticlens_frames.report.json_report import write_json_report
+
+    agents = tmp_path / "agents.py"
+    agents.write_text(
+        "import time\n"
+        "def ok(text):\n    return {'output': 'parcel ok ' + text}\n"
+        "def late(text):\n"
+        "    if text == 'parcel 2':\n"
+        "        time.sleep(1.0)  # the later cases answer first\n"
+        "        return 'not a payload'\n"
+        "    return {'output': 'parcel late ' + text}\n"
+    )
+    cases = simple_cases([f"parcel {i}" for i in range(1, 7)])
+    for case in cases:
+        case["evaluators"] = [{"name": "grader"}]
+    manifest, suite = write_experiment(
+        [variant("base", f"{agents}:ok"), variant("late", f"{agents}:late")],
+        cases=cases,
+        trial_count=1,
+        max_workers=8,
+    )
+    outputs: list[str] = []
+    registry = EvaluatorRegistry()
+
+    @registry.register_judge("grader", version="1")
+    def grader(output, case, trace, config):  # type: ignore[no-untyped-def]
+        outputs.append(output)
+        usage = {"judge_cost_usd": 0.001, "judge_input_tokens": 10, "judge_output_tokens": 2}
+        return {"value": 1.0, "metadata": usage}
+
+    run_dir = tmp_path / "run"
+    result = run_experiment(
+        manifest, suite, evaluators=registry, progress=False, run_dir=run_dir, concurrency=8
+    )
+    assert set(result.run.attempts.loc[result.run.attempts["variant_id"] == "late", "status"]) == {
+        "trial_failed"
+    }
+    n = sum("late" in output for output in outputs)
+    # c1 before the failing case, c3-c6 past it: every one that answered was judged.
+    assert n == 5
+    expected = (
+        f"Judges · late: in failed trials: {n} more score(s), 0 unavailable, "
+        f"${0.001 * n:.6f}, {10 * n} / {2 * n} tokens, not analysed"
+    )
+    analysis = analyze(result.run, frontier_n_resamples=0)
+    assert expected in judge_cost_lines(analysis)
+    assert f"<li>{expected}</li>" in judges_section_html(analysis)  # the page, the explorer
+    loaded = load_experiment(manifest, suite, run_dir=run_dir, evaluators=registry)
+    assert expected in judge_cost_lines(analyze(loaded, frontier_n_resamples=0))
+    tables = read_parquet(run_dir / "tables")
+    assert expected in judge_cost_lines(analyze(tables, frontier_n_resamples=0))
+    report = write_json_report(analysis, tmp_path / "report.json")
+    assert expected in json.loads(report.read_text())["agenticlens_frames"]["judge_costs"]
+    assert expected in judge_cost_lines(load_report(report))
+    # A saved report whose rows were damaged is refused, naming the place.
+    saved = json.loads(report.read_text())
+    saved["agenticlens_frames"]["judge_spend_failed_trials"][0]["judge_scores"] = "5"
+    report.write_text(json.dumps(saved))
+    with pytest.raises(InputError) as refused:
+        load_report(report)
+    location = "agenticlens_frames.judge_spend_failed_trials[0].judge_scores"
+    assert refused.value.location == location
+    assert len(outputs) == n + 6 + 6  # nothing judged again by the loads

@@ -183,6 +183,128 @@ def test_a_run_the_rule_watched_to_the_end_loads_with_its_block(tmp_path) -> Non
     pd.testing.assert_frame_equal(loaded.attempts, result.run.attempts)
 
 
+def test_a_run_never_stopped_loads_with_the_correction_declared_in_python(tmp_path) -> None:
+    """run.json recorded only the correction the rule applied (Bonferroni, for Holm), and a
+    run that never stopped journals no ``stop`` record: loading one whose Holm was declared
+    only in Python (``comparisons=``) named Bonferroni as the declared correction, and its
+    statement left out that Holm applies to the fixed-sample verdicts. run.json now
+    records both; a folder of an earlier version (the applied one only) still loads."""
+    from agenticlens_frames import load_experiment
+    from agenticlens_frames.early_stopping import rule_statement
+
+    manifest, suite = _experiment(tmp_path, cases=12, variants=("base", "base2", "worse"))
+    folder = tmp_path / "run"
+    kwargs = {"progress": False, "stop_when": "decided", "run_dir": folder}
+    result = run_experiment(manifest, suite, comparisons={"correction": "holm"}, **kwargs)
+    assert not result.stopping["stopped_early"]
+    assert (result.stopping["correction"], result.stopping["declared_correction"]) == (
+        "bonferroni",
+        "holm",
+    )
+    recorded = json.loads((folder / "run.json").read_text())["stopping"]
+    assert (recorded["correction"], recorded["declared_correction"]) == ("bonferroni", "holm")
+    loaded = load_experiment(manifest, suite, run_dir=folder)
+    assert loaded.stopping == result.stopping
+    assert "the declared Holm correction applies" in rule_statement(loaded.stopping)
+
+    # A folder of an earlier version: run.json without the declared correction. Nothing
+    # says Holm there, so the applied correction is named, as before.
+    meta = json.loads((folder / "run.json").read_text())
+    del meta["stopping"]["declared_correction"]
+    (folder / "run.json").write_text(json.dumps(meta))
+    older = load_experiment(manifest, suite, run_dir=folder)
+    assert older.stopping["declared_correction"] == "bonferroni"
+    assert len(older.cases) == 12
+
+
+def test_a_resume_declaring_another_correction_is_what_the_load_names(tmp_path) -> None:
+    """A resume may declare another correction when the rule applies the same one (see
+    test_settings_of_the_final_analysis_only_still_resume); its block names it, and the
+    load of the folder (no ``stop`` record: the run never stopped) names it too."""
+    from agenticlens_frames import load_experiment
+
+    manifest, suite = _experiment(tmp_path, cases=12, variants=("base", "base2", "worse"))
+    folder = tmp_path / "run"
+    kwargs = {"progress": False, "stop_when": "decided", "run_dir": folder}
+    first = run_experiment(
+        manifest, suite, max_attempts=8, comparisons={"correction": "holm"}, **kwargs
+    )
+    assert first.remaining > 0
+    second = run_experiment(manifest, suite, comparisons={"correction": "bonferroni"}, **kwargs)
+    assert second.complete and not second.stopping["stopped_early"]
+    assert second.stopping["declared_correction"] == "bonferroni"
+    meta = json.loads((folder / "run.json").read_text())
+    assert meta["stopping"]["declared_correction"] == "bonferroni"
+    assert load_experiment(manifest, suite, run_dir=folder).stopping == second.stopping
+
+
+def test_the_final_analysis_declares_the_stopping_rules_correction(tmp_path) -> None:
+    """StopRule(correction="holm") split α for the stop, yet analyze(result.run) declared
+    no correction: its verdicts called nothing, with a hint to declare one, beside a
+    stopping block saying Holm applies to them. The analysis of the run, of its load and
+    of its saved tables now declares Holm (the verdicts of test_stats_paired's Holm, here
+    the flags against the rows' own p-values); another correction is refused, as one the
+    manifest fixed is."""
+    from agenticlens_frames import analyze, load_experiment, read_parquet
+
+    manifest, suite = _experiment(tmp_path)
+    folder = tmp_path / "run"
+    result = run_experiment(
+        manifest,
+        suite,
+        progress=False,
+        run_dir=folder,
+        stop_when="decided",
+        stop_rule=StopRule(correction="holm"),
+    )
+    assert result.stopping["stopped_early"]
+    for run in (
+        result.run,
+        load_experiment(manifest, suite, run_dir=folder),
+        read_parquet(folder / "tables"),
+    ):
+        verdicts = analyze(run, frontier_n_resamples=0).verdicts
+        assert verdicts.attrs["declared"] and verdicts.attrs["correction"] == "holm"
+        # Holm over the rows of the family, computed here: the k-th smallest p-value
+        # against α / (m - k + 1), stopping at the first that fails.
+        p = verdicts["p_value"].to_numpy(dtype=float)
+        keep = ~np.isnan(p)
+        order = np.argsort(p[keep])
+        m = int(keep.sum())
+        rejected = np.zeros(m, dtype=bool)
+        for k, i in enumerate(order):
+            if p[keep][i] > 0.05 / (m - k):
+                break
+            rejected[i] = True
+        significant = verdicts.loc[keep, "verdict"].isin(["better", "worse"]).to_numpy()
+        assert (significant == rejected).all()
+    with pytest.raises(InputError, match="early-stopping rule declared correction = 'holm'"):
+        analyze(result.run, correction="none")
+    # The same correction given again is the declared one, not a contradiction.
+    assert analyze(result.run, correction="holm").verdicts.attrs["correction"] == "holm"
+
+
+def test_the_guard_rails_of_the_stopping_rules_correction_are_checked_before_any_call(
+    tmp_path,
+) -> None:
+    """The final analysis declares the correction given only by StopRule (above), and its
+    paired comparisons refuse an experiment beyond their guard rails: checked before the
+    first call, as for a correction the run's comparisons declare, not after the run was
+    paid for (here 2000 cases × 3 variants × 2 trials × 4 evaluators = 48 000 case-scores
+    against the default limit of 20 000)."""
+    manifest, suite = _experiment(tmp_path, cases=2000)
+    with pytest.raises(InputError, match="48,000 case-scores exceed the limit of 20,000"):
+        run_experiment(
+            manifest,
+            suite,
+            progress=False,
+            run_dir=tmp_path / "run",
+            stop_when="decided",
+            stop_rule=StopRule(correction="holm"),
+        )
+    assert not list((tmp_path / "run").glob("journal/*.jsonl"))
+
+
 def _naive_interval(d: list[float], alpha: float) -> tuple[float, float]:
     """The betting confidence sequence's interval after the differences ``d``, written out
     grid value by grid value (Waudby-Smith & Ramdas' hedged capital, plug-in bets), with
@@ -1007,6 +1129,7 @@ def test_a_folder_of_an_earlier_version_resumes_with_its_settings_unknown(tmp_pa
         "cluster": None,
         "alpha": 0.05,
         "correction": "bonferroni",
+        "declared_correction": "holm",
         "margin": None,
     }
     del stored["stopping"]
