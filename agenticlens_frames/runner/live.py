@@ -734,13 +734,18 @@ def build_run(
     # A failed trial has no scores in the tables (AgenticLens' rule), yet its attempts that
     # answered were judged and billed, those run before the failure and those started
     # before it was known alike: counted apart, or the judges' cost lines read low.
-    spend = judge_spend_after_decision(
-        manifest.variant_ids,
-        (
-            (key[0], scores)
-            for key, record in ledger.final.items()
-            if key[:2] in failed and (scores := journaled_judge_scores(record))
-        ),
+    # (Only with failed trials: the walk would visit every attempt's record.)
+    spend = (
+        judge_spend_after_decision(
+            manifest.variant_ids,
+            (
+                (key[0], scores)
+                for key, record in ledger.final.items()
+                if key[:2] in failed and (scores := journaled_judge_scores(record))
+            ),
+        )
+        if failed
+        else []
     )
     if spend:
         run.judge_spend_failed_trials = spend
