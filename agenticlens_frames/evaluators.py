@@ -27,7 +27,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ._deprecate import renamed_keywords
+from ._deprecate import keyword_hints, renamed_keywords
 from ._imports import import_nearby
 from .errors import InputError
 from .judges import Judged, JudgeRetryPolicy, JudgeRunner, SampleBook, normalize_judgement
@@ -419,6 +419,7 @@ def as_registry(evaluators: EvaluatorRegistry | str | None) -> EvaluatorRegistry
     )
 
 
+@keyword_hints
 def load_registry(spec: str, *, location: str = "evaluators") -> EvaluatorRegistry:
     """Import ``module:attr`` and return the :class:`EvaluatorRegistry` it names.
 
@@ -479,6 +480,7 @@ def load_registry(spec: str, *, location: str = "evaluators") -> EvaluatorRegist
     return value
 
 
+@keyword_hints
 def default_registry(*, embed_fn: Callable[[str], Any] | None = None) -> EvaluatorRegistry:
     """A fresh registry holding the package's default scorers (spec §16).
 

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
+from .._deprecate import keyword_hints
 from ..errors import InputError, check_pass_k, check_proportion
 from ..frames import FACTOR_PREFIX
 from ._slots import case_slots, info_slots, slot_of, slots
@@ -1181,6 +1182,7 @@ class ArchiveAnalysis:
         )
 
 
+@keyword_hints
 def analyze_stats(
     st: SufficientStats,
     variant_info: pd.DataFrame,

@@ -48,6 +48,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .._deprecate import keyword_hints
 from .._files import refuse_unexpanded
 from ..errors import InputError, check_path
 from ..frames import FACTOR_PREFIX, ExperimentRun, spec_to_json
@@ -141,6 +142,7 @@ def _spec_without_paths(run: ExperimentRun) -> dict[str, Any]:
     return spec
 
 
+@keyword_hints
 def run_content_id(run: ExperimentRun) -> str:
     """The content hash that identifies a run in an archive (16 hex digits).
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import pandas as pd
 
+from .._deprecate import keyword_hints
 from .._gc import paused_gc
 from ..analysis import ExperimentAnalysis
 from ..errors import InputError, check_path
@@ -84,6 +85,7 @@ def _text(value: Any, file: Path, where: list[str | int]) -> str:
     return value
 
 
+@keyword_hints
 def load_report(
     path: str | Path, *, comparisons: ComparisonsConfig | Mapping[str, Any] | None = None
 ) -> ExperimentAnalysis:

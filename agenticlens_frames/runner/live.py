@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from .._choices import check_invalid_payload
+from .._deprecate import keyword_hints
 from .._gc import paused_gc
 from .._progress import LogLines, progress_bar, wants_log_lines
 from .._secrets import remember, remember_environment, without_password
@@ -1054,6 +1055,7 @@ class _Progress:
 # --------------------------------------------------------------------------- running
 
 
+@keyword_hints
 def run_experiment(
     manifest_path: str | Path,
     suite_path: str | Path,
