@@ -1223,6 +1223,10 @@ def analyze_stats(
             location="regression_threshold",
         )
     ks = check_pass_k(pass_k)
+    from .paired import mde_alpha
+
+    # Refused now, not when paired_differences is first read: its MDE's alpha is 1 - this.
+    mde_alpha(confidence_level)
     core = _case_core(st, ks)
     ts = trial_summary(st, latency_missing=latency_missing)
     vs = variant_summary(st, core, ts, variant_info, confidence_level=confidence_level)
