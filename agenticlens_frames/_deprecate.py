@@ -16,10 +16,16 @@ import functools
 import inspect
 import os
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import ParamSpec, TypeVar
 
-__all__ = ["keyword_hints", "renamed_from", "renamed_keywords", "unexpected_keyword"]
+__all__ = [
+    "class_keyword_hints",
+    "keyword_hints",
+    "renamed_from",
+    "renamed_keywords",
+    "unexpected_keyword",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -95,7 +101,8 @@ def renamed_keywords(**renames: str) -> Callable[[Callable[P, R]], Callable[P, R
                 # Only a call that failed to bind (no frame of ``func`` in the traceback)
                 # gets the hint: the signature is read then, not at every call or import.
                 if kwargs and exc.__traceback__ is not None and exc.__traceback__.tb_next is None:
-                    message = _unknown_keyword(func, name, kwargs)
+                    shown = getattr(wrapper, "__keyword_hint_name__", name)
+                    message = _unknown_keyword(func, shown, kwargs)
                     if message is not None:
                         raise TypeError(message) from None
                 raise
@@ -128,6 +135,50 @@ def keyword_hints(func: Callable[P, R]) -> Callable[P, R]:
     'flaky'
     """
     return renamed_keywords()(func)
+
+
+T = TypeVar("T", bound=type)
+
+
+def class_keyword_hints(*, skip: Collection[str] = ()) -> Callable[[T], T]:
+    """Decorate a public class so that its constructor and its public methods that take
+    keywords get :func:`keyword_hints` (put it above ``@dataclass``, which makes the
+    constructor first). ``skip``: methods called once per row, left as they are.
+
+    ``ComparisonsConfig(corection="holm")`` said only "__init__() got an unexpected
+    keyword argument 'corection'".
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @class_keyword_hints()
+    ... @dataclass
+    ... class Settings:
+    ...     correction: str = "holm"
+    >>> Settings(corection="none")
+    Traceback (most recent call last):
+    ...
+    TypeError: Settings() got an unexpected keyword argument 'corection'; did you mean \
+'correction'?
+    """
+
+    def decorate(cls: T) -> T:
+        for attr, value in list(vars(cls).items()):
+            if (attr.startswith("_") and attr != "__init__") or attr in skip:
+                continue
+            kind = type(value) if isinstance(value, (classmethod, staticmethod)) else None
+            func = value.__func__ if kind is not None else value
+            if not inspect.isfunction(func) or hasattr(func, "__renamed_keywords__"):
+                continue
+            wrapped = renamed_keywords()(func)
+            if attr == "__init__":  # said as the call the user wrote: Settings(...)
+                wrapped.__keyword_hint_name__ = cls.__qualname__  # type: ignore[attr-defined]
+            setattr(cls, attr, kind(wrapped) if kind is not None else wrapped)
+        # Read by the test that tries every public keyword: these are left out on purpose.
+        cls.__keyword_hints_skip__ = tuple(skip)  # type: ignore[attr-defined]
+        return cls
+
+    return decorate
 
 
 def _rename(name: str, renames: Mapping[str, str], kwargs: dict[str, object]) -> None:
@@ -181,6 +232,7 @@ def _unexpected(name: str, key: str, parameters: Mapping[str, inspect.Parameter]
         k
         for k, p in parameters.items()
         if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        and k not in ("self", "cls")  # a method's own, never passed by name
     ]
     return unexpected_keyword(name, key, keywords)
 

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
-from ._deprecate import keyword_hints, renamed_keywords
+from ._deprecate import class_keyword_hints, keyword_hints, renamed_keywords
 from ._values import clip, is_missing
 from .errors import InputError, check_count, check_number, check_proportion
 from .frames import UNANSWERED_STATUSES, ExperimentRun, factor_column, require_run
@@ -1204,6 +1204,7 @@ RESULT_FRAMES = (
 )
 
 
+@class_keyword_hints()
 @dataclass
 class ExperimentAnalysis:
     """Every result frame of one experiment, computed once; renderers read these.

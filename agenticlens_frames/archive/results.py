@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from .._deprecate import keyword_hints
+from .._deprecate import class_keyword_hints, keyword_hints
 from ..errors import InputError, check_pass_k, check_proportion
 from ..frames import FACTOR_PREFIX
 from ._slots import case_slots, info_slots, slot_of, slots
@@ -1018,6 +1018,7 @@ def single_variant_notes(runs: pd.DataFrame) -> list[str]:
     ]
 
 
+@class_keyword_hints()
 @dataclass
 class ArchiveAnalysis:
     """Every result frame of an archive slice, computed once from its statistics.

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .._choices import method_names
-from .._deprecate import keyword_hints
+from .._deprecate import class_keyword_hints, keyword_hints
 from ..errors import InputError
 from ..formats._io import Invalid, close_match, describe
 from ..formats.comparisons import DIMENSIONS, EvaluatorChoice, parse_evaluator, read_comparisons
@@ -67,6 +67,7 @@ FIXED_FIELDS = (
 )
 
 
+@class_keyword_hints()
 @dataclass(frozen=True)
 class GuardRails:
     """Limits checked before any work (the hosted platform's: 8, 8 and 20 000).
@@ -94,6 +95,7 @@ class GuardRails:
     allow_large: bool = False
 
 
+@class_keyword_hints()
 @dataclass(frozen=True)
 class ComparisonsConfig:
     """Validated paired-comparison settings.
