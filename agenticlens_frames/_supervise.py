@@ -67,6 +67,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ._fork import can_fork, flush_output, fork, wait_for_workers
+from .errors import InputError
 from .runner.inflight import INFLIGHT_ENV, INVOCATION_ENV, being_judged, in_flight
 
 __all__ = [
@@ -175,6 +176,12 @@ def _blame(
     list of (str, str)
         Each attempt's name with what became of it: ``"failed"``, ``"judging"``,
         ``"answered"`` or ``"suspect"``; empty when the journal cannot be read.
+
+    Raises
+    ------
+    InputError
+        A damaged journal record, naming its segment, line and fix (the journal's own
+        error): nothing is recorded, and the run cannot resume until it is mended.
     """
     from .runner.journal import PROCESS_ENDED, RERUNNABLE, encode_record, now_iso, read_segments
 
@@ -192,7 +199,11 @@ def _blame(
                 records.append((r.get("type"), key))
                 if r["type"] == "attempt":
                     latest[key] = (number, r.get("status"))
-    except Exception:  # a damaged journal: the child reports it on restart
+    except InputError:
+        # A damaged record: said by the caller now. Taken as "nothing to blame", it gave
+        # "run again with --run-dir to resume", and the resume was refused for the damage.
+        raise
+    except Exception:  # unreadable otherwise (a segment removed meanwhile): no restart
         return []
     # Finished: recorded by the session that ended (which the in-flight list may not show
     # yet), or earlier with an outcome no session calls again. An earlier target error or
@@ -679,11 +690,21 @@ def supervise(argv: list[str], command: Callable[[], object] | None = None) -> i
                 _say(_stopped_text(stopping[0], what, run_dir))
                 return EXIT_INTERRUPTED
             suspects = in_flight(inflight)
-            blamed = (
-                _blame(run_dir, suspects, what, being_judged(inflight))
-                if run_dir and suspects
-                else []
-            )
+            try:
+                blamed = (
+                    _blame(run_dir, suspects, what, being_judged(inflight))
+                    if run_dir and suspects
+                    else []
+                )
+            except InputError as damaged:
+                keep_run = injected
+                _say(
+                    f"The run ended before writing its outputs: its process {what}, and "
+                    f"its journal cannot be read to resume: {damaged}. What finished is "
+                    f"kept: once the journal is mended, run again with --run-dir {run_dir} "
+                    "to resume."
+                )
+                return EXIT_ENDED
             if blamed and restarts < limit:
                 restarts += 1
                 _say(

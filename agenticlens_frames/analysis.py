@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
-from ._deprecate import renamed_keywords
+from ._deprecate import class_keyword_hints, keyword_hints, renamed_keywords
 from ._values import clip, is_missing
 from .errors import InputError, check_count, check_number, check_proportion
 from .frames import UNANSWERED_STATUSES, ExperimentRun, factor_column, require_run
@@ -174,6 +174,7 @@ def _sequential_sums(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -
 # --------------------------------------------------------------------------- trials
 
 
+@keyword_hints
 def trial_summary(
     run: ExperimentRun, *, latency_missing: LatencyPolicy = "exclude"
 ) -> pd.DataFrame:
@@ -411,6 +412,7 @@ def _fmean_all(values: np.ndarray) -> float:
 # --------------------------------------------------------------------------- variants
 
 
+@keyword_hints
 def variant_summary(
     run: ExperimentRun,
     *,
@@ -532,6 +534,7 @@ def _flatten_summary(metric: str, summary: dict[str, Any] | None) -> dict[str, A
     }
 
 
+@keyword_hints
 def pareto_frontier(summary: pd.DataFrame) -> list[str]:
     """Variant ids on the Pareto frontier, in manifest order (spec §9.4).
 
@@ -586,6 +589,7 @@ def changed_factors(base: dict[str, str], cand: dict[str, str]) -> dict[str, lis
     return {n: [base.get(n), cand.get(n)] for n in names if base.get(n) != cand.get(n)}
 
 
+@keyword_hints
 def compare_to_baseline(
     run: ExperimentRun,
     summary: pd.DataFrame,
@@ -750,6 +754,7 @@ def _case_pass_rates(
 # --------------------------------------------------------------------------- factors
 
 
+@keyword_hints
 def factor_levels(run: ExperimentRun, summary: pd.DataFrame) -> pd.DataFrame:
     """Per factor and level, unweighted means over the member variants (spec §9.7).
 
@@ -813,6 +818,7 @@ def factor_levels(run: ExperimentRun, summary: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------- warnings
 
 
+@keyword_hints
 def report_warnings(
     run: ExperimentRun, summary: pd.DataFrame, comparisons: pd.DataFrame
 ) -> list[str]:
@@ -1228,6 +1234,7 @@ RESULT_FRAMES = (
 )
 
 
+@class_keyword_hints()
 @dataclass
 class ExperimentAnalysis:
     """Every result frame of one experiment, computed once; renderers read these.

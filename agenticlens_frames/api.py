@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 import pandas as pd
 
+from ._deprecate import class_keyword_hints
 from ._plain import plain
 from ._values import clip
 from .errors import (
@@ -177,6 +178,7 @@ def _checked_comparisons(comparisons: Any, experiment: str) -> dict[str, Any] | 
 # --------------------------------------------------------------------------- definitions
 
 
+@class_keyword_hints()
 @dataclass
 class Variant:
     """One configuration of the agent under test.
@@ -237,6 +239,7 @@ class Variant:
         return out
 
 
+@class_keyword_hints()
 @dataclass
 class Experiment:
     """Variants to compare on a dataset.
@@ -646,6 +649,7 @@ def _label(value: Any, width: int = 60) -> str:
     return clip(" ".join(text.split()), width)
 
 
+@class_keyword_hints()
 @dataclass
 class AgentContext:
     """The context handed to agents whose ``run`` accepts ``context`` (when none is given).
@@ -875,6 +879,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+@class_keyword_hints()
 @dataclass(frozen=True)
 class ExperimentResult:
     """What :func:`run` returns: the tidy tables, per-variant results, and run state.
@@ -1292,6 +1297,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "experiment"
 
 
+@class_keyword_hints()
 class Tracker:
     """Keeps every run's results; with a folder, as parquet run folders on disk.
 
@@ -1567,6 +1573,7 @@ if TYPE_CHECKING:  # (annotations are not evaluated at run time)
     )
 
 
+@class_keyword_hints()
 class Comparator:
     """Per-variant metrics as a frame, and a readable summary that leads with verdicts.
 

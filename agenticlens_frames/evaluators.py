@@ -27,7 +27,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ._deprecate import renamed_keywords
+from ._deprecate import class_keyword_hints, keyword_hints, renamed_keywords
 from ._imports import import_nearby
 from .errors import InputError
 from .judges import Judged, JudgeRetryPolicy, JudgeRunner, SampleBook, normalize_judgement
@@ -67,6 +67,7 @@ REFERENCE_SCORER_NAMES = frozenset(
 )
 
 
+@class_keyword_hints(skip=("evaluate",))
 @dataclass(frozen=True)
 class Evaluator:
     """A registered evaluator: a name, a version of its logic, and the function.
@@ -166,6 +167,7 @@ class Evaluator:
         )
 
 
+@class_keyword_hints(skip=("judges",))
 class EvaluatorRegistry(Mapping[str, Evaluator]):
     """Name → :class:`Evaluator`. Behaves as a read-only mapping once filled.
 
@@ -419,6 +421,7 @@ def as_registry(evaluators: EvaluatorRegistry | str | None) -> EvaluatorRegistry
     )
 
 
+@keyword_hints
 def load_registry(spec: str, *, location: str = "evaluators") -> EvaluatorRegistry:
     """Import ``module:attr`` and return the :class:`EvaluatorRegistry` it names.
 
@@ -479,6 +482,7 @@ def load_registry(spec: str, *, location: str = "evaluators") -> EvaluatorRegist
     return value
 
 
+@keyword_hints
 def default_registry(*, embed_fn: Callable[[str], Any] | None = None) -> EvaluatorRegistry:
     """A fresh registry holding the package's default scorers (spec §16).
 

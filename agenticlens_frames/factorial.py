@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats_factorial as sfac
+from ._deprecate import keyword_hints
 from .errors import InputError, check_proportion
 from .frames import ExperimentRun, factor_column, require_run
 from .paired.dimensions import cluster_labels, evaluation, unevaluated_per_variant
@@ -295,6 +296,7 @@ def _pairs(names: list[str]) -> list[tuple[str, ...]]:
     return [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
 
 
+@keyword_hints
 def factor_effects(
     run: ExperimentRun,
     *,

@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from ._compat import AGENTIC_EVALS_VERSION
+from ._deprecate import class_keyword_hints, keyword_hints
 from ._files import atomic_write, refuse_unexpanded
 from ._json_text import mark_json_text
 from ._lazy import lazy_module
@@ -332,6 +333,7 @@ def _is_sorted(columns: list[np.ndarray]) -> bool:
     return True
 
 
+@class_keyword_hints()
 @dataclass
 class ExperimentRun:
     """An experiment's tidy tables plus the manifest and suite they came from.
@@ -844,6 +846,7 @@ session ended, or add MANIFEST SUITE)
     )
 
 
+@keyword_hints
 def read_parquet(folder: str | Path) -> ExperimentRun:
     """Read an :class:`ExperimentRun` written by :meth:`ExperimentRun.to_parquet`: the
     folder of tables, or a live run folder (``run_dir=``, ``--run-dir``), whose tables are

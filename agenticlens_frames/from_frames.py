@@ -194,6 +194,33 @@ def _ids(frame: pd.DataFrame, column: str, what: str) -> list[str]:
     return ids
 
 
+def _too_few_variants(variant_ids: list[str], attempts: pd.DataFrame) -> InputError:
+    """The error for a variants frame of fewer than two rows, naming the variants the
+    attempts have (``variants`` built from the baseline alone, or with ``.head(1)``, said
+    only "a comparison needs at least two variants" beside attempts of four)."""
+    listed = ", ".join(map(repr, variant_ids)) or "none"
+    named = pd.unique(attempts["variant_id"].dropna().astype(str)).tolist()
+    missing = [v for v in named if v not in variant_ids]
+    if not missing:
+        return InputError(
+            f"a comparison needs at least two variants; the variants frame lists {listed}, "
+            "and the attempts name no other",
+            file="variants frame",
+            hint="add the attempts of a second variant, and a row for it in the variants frame",
+        )
+    shown = ", ".join(map(repr, named[:10])) + (
+        f" (and {len(named) - 10} more)" * (len(named) > 10)
+    )
+    return InputError(
+        f"a comparison needs at least two variants; the variants frame lists {listed}, the "
+        f"attempts name {len(named)}: {shown}",
+        file="variants frame",
+        hint="list every variant, one row each, e.g. "
+        "variants=pd.DataFrame({'variant_id': attempts['variant_id'].unique()}) "
+        "(with variant_name, is_baseline, ... columns as needed)",
+    )
+
+
 #: The largest trial number (the tables' trial column is int32).
 _MAX_TRIAL = 2**31 - 1
 
@@ -466,7 +493,7 @@ def frame_parts(
     variant_ids = _ids(variants, "variant_id", "variants")
     case_ids = _ids(cases, "case_id", "cases")
     if len(variant_ids) < MIN_VARIANTS:
-        raise InputError("a comparison needs at least two variants", file="variants frame")
+        raise _too_few_variants(variant_ids, attempts)
     if not case_ids:
         raise InputError("no case", file="cases frame")
 

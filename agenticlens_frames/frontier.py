@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats_frontier as sf
+from ._deprecate import keyword_hints
 from .errors import InputError, check_count, check_proportion
 from .frames import ExperimentRun, require_run
 
@@ -312,6 +313,7 @@ def _score_cubes(run: ExperimentRun, shape: tuple[int, int, int]) -> tuple[np.nd
     return score_num, score_den
 
 
+@keyword_hints
 def frontier_uncertainty(
     run: ExperimentRun,
     *,

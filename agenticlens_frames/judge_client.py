@@ -27,6 +27,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ._deprecate import class_keyword_hints
 from .errors import InputError
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class ChatJudgeError(Exception):
             self.usage = usage
 
 
+@class_keyword_hints(skip=("prompt",))
 class ChatJudge:
     """An LLM judge backed by an OpenAI-compatible ``/chat/completions`` endpoint.
 

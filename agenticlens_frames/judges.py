@@ -35,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._deprecate import class_keyword_hints
 from ._values import json_copy, json_key_clash, same_json
 from .errors import InputError, describe_error
 
@@ -70,6 +71,7 @@ ADDED_JUDGE_KEYS = (
 ADDED_SUMMARY_KEYS = ("spent_cost_usd", "spent_input_tokens", "spent_output_tokens")
 
 
+@class_keyword_hints(skip=("delay",))
 class JudgeRetryPolicy:
     """At most ``max_attempts`` calls per judge sample, with exponential backoff.
 

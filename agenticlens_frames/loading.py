@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from ._choices import check_invalid_payload
+from ._deprecate import keyword_hints
 from ._gc import paused_gc
 from .errors import InputError
 from .evaluators import EvaluatorRegistry, as_registry
@@ -50,6 +51,7 @@ _LOAD_EXPERIMENT = _Caller(
 )
 
 
+@keyword_hints
 def load_experiment(
     manifest_path: str | Path,
     suite_path: str | Path,

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
+from ._deprecate import keyword_hints
 from .errors import InputError, check_pass_k
 from .frames import ExperimentRun, require_run
 
@@ -145,6 +146,7 @@ def evaluated_pass_rate(cases: pd.DataFrame, variants: pd.DataFrame | None = Non
     return (cases["passes"] / evaluated.where(evaluated > 0)).rename(EVALUATED_PASS_RATE)
 
 
+@keyword_hints
 def case_matrix(run: ExperimentRun, pass_k: Sequence[int] | None = None) -> pd.DataFrame:
     """One row per (variant, case), always complete: every variant × every case.
 

@@ -41,7 +41,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ._deprecate import renamed_keywords
+from ._deprecate import keyword_hints, renamed_keywords, unexpected_keyword
 from ._docs import markdown_table
 from ._values import is_missing
 from .errors import InputError, check_count
@@ -352,6 +352,7 @@ def _baseline_of(variants: pd.DataFrame | None, baseline: str | None) -> str | N
 # --------------------------------------------------------------------------- ordering
 
 
+@keyword_hints
 def order_cases(
     cases: pd.DataFrame, by: str = "attention", *, baseline: str | None = None
 ) -> list[str]:
@@ -425,6 +426,7 @@ def _case_order_label(by: str, *, baseline: str | None, variants: Sequence[str])
     return CASE_ORDERS[by] if compared else _WITHOUT_BASELINE.get(by, CASE_ORDERS[by])
 
 
+@keyword_hints
 def order_variants(
     variants: pd.DataFrame,
     by: str = "manifest",
@@ -1274,6 +1276,7 @@ _STOPPED_NOTE = (
 )
 
 
+@keyword_hints
 def paired_rows(analysis: ExperimentAnalysis) -> pd.DataFrame | None:
     """The rows the paired forest draws for an analysis: its verdicts (the paired
     comparisons under the declared correction, or — none declared — the quality
@@ -2003,6 +2006,11 @@ FIGURES: tuple[FigureEntry, ...] = (
 )
 
 
+#: The options the entries of :data:`FIGURES` read (:func:`figures`' keywords, and the
+#: HTML page's paired frame).
+_DRAW_OPTIONS = ("case_order", "max_cases", "pareto_x", "pareto_y", "factor_metric", "paired")
+
+
 def draw_figures(
     analysis: ExperimentAnalysis, *, in_page: bool | None = None, **options: Any
 ) -> dict[str, go.Figure]:
@@ -2018,7 +2026,16 @@ def draw_figures(
     >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
     >>> list(draw_figures(a, in_page=False))  # the page rebuilds these two itself
     ['heatmap', 'pareto']
+    >>> draw_figures(a, in_pag=False)
+    Traceback (most recent call last):
+    ...
+    TypeError: draw_figures() got an unexpected keyword argument 'in_pag'; did you mean \
+'in_page'?
     """
+    unknown = [name for name in options if name not in _DRAW_OPTIONS]
+    if unknown:
+        # The entries read only these: any other keyword (in_pag=) was silently ignored.
+        raise TypeError(unexpected_keyword("draw_figures", unknown[0], ["in_page", *_DRAW_OPTIONS]))
     return {
         entry.name: entry.draw(analysis, options)
         for entry in FIGURES
@@ -2049,8 +2066,11 @@ def figures(
     >>> list(figures(analyze(run)))  # the manifest declares comparisons: {correction: holm}
     ['paired', 'heatmap', 'pass_k', 'case_outcomes', 'pareto', 'deltas', 'factors']
     """
-    from .coerce import as_analysis
+    from .coerce import as_analysis, check_options
 
+    # Its own keywords among the closest matches: figures(run, case_ordr=...) was "unknown
+    # statistics option 'case_ordr' (did you mean 'cluster'?)".
+    check_options(statistics, "figures", own=_DRAW_OPTIONS[:-1])
     return draw_figures(
         as_analysis(analysis, **statistics),
         case_order=case_order,

@@ -29,6 +29,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from . import viz
+from ._deprecate import keyword_hints
 from ._optional import require
 from .analysis import ExperimentAnalysis, pareto_frontier
 from .errors import InputError, check_count
@@ -53,6 +54,7 @@ METRICS: dict[str, tuple[str, str]] = {
 }
 
 
+@keyword_hints
 def select_variants(variants: pd.DataFrame, filters: Mapping[str, Collection[str]]) -> list[str]:
     """Variant ids (in the frame's order) whose factor values are all among ``filters``.
 
@@ -92,6 +94,7 @@ def select_variants(variants: pd.DataFrame, filters: Mapping[str, Collection[str
     return keep
 
 
+@keyword_hints
 def attempt_details(run: ExperimentRun, variant_id: str, case_id: str) -> pd.DataFrame:
     """One row per check of each attempt of one (variant, case): the attempt's status,
     outcome, score, latency, cost, tools, turns and output next to each check's name,

@@ -983,3 +983,14 @@ def test_a_new_run_dir_restarted_by_the_supervisor_does_not_say_it_resumed(
     again = _cli(*args, "--save", "r2.json", cwd=folder)
     assert again.returncode == 0, again.stderr
     assert "Resumed from --run-dir rd: 9 of 9 live attempt(s) from its journal" in again.stderr
+
+
+def test_report_of_a_manifest_names_the_command_that_runs_it() -> None:
+    """`experiment report manifest.yaml` said "not valid JSON: Expecting value"."""
+    done = _cli("experiment", "report", str(EXAMPLE / "manifest.yaml"))
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        f"Unable to read experiment report: {EXAMPLE / 'manifest.yaml'}: this is an experiment "
+        "manifest (YAML), not a saved experiment report"
+    ), done.stderr
+    assert "`experiment run MANIFEST SUITE --save report.json`" in " ".join(done.stderr.split())

@@ -657,3 +657,27 @@ def test_an_attempt_of_an_unlisted_variant_or_case_names_the_attempts_frame_and_
     assert text.startswith(f"attempts frame: column '{column}': unknown ")
     assert f"{dropped!r}, not in the {other} frame" in text
     assert f"add a row for it to the {other} frame, or drop its attempts" in text
+
+
+def test_one_listed_variant_names_the_variants_the_attempts_have(user_frames) -> None:
+    """A variants frame of the baseline alone beside attempts of five variants said only
+    "a comparison needs at least two variants"."""
+    _, att, variants, cases = user_frames
+    named = list(dict.fromkeys(att["variant_id"]))  # independently: in order of appearance
+    with pytest.raises(InputError) as caught:
+        ExperimentRun.from_frames(att, variants.head(1), cases)
+    message = str(caught.value)
+    listed = repr(variants["variant_id"].iloc[0])
+    assert message.startswith(
+        f"variants frame: a comparison needs at least two variants; the variants frame lists "
+        f"{listed}, the attempts name {len(named)}: {', '.join(map(repr, named))} ("
+    ), message
+    assert "variants=pd.DataFrame({'variant_id': attempts['variant_id'].unique()})" in message
+
+
+def test_one_variant_in_both_frames_says_a_second_is_needed(user_frames) -> None:
+    _, att, variants, cases = user_frames
+    first = variants["variant_id"].iloc[0]
+    with pytest.raises(InputError) as caught:
+        ExperimentRun.from_frames(att[att["variant_id"] == first], variants.head(1), cases)
+    assert "the attempts name no other (add the attempts of a second variant" in str(caught.value)

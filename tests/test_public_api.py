@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import agenticlens_frames
+from agenticlens_frames.errors import InputError
 
 INIT = Path(agenticlens_frames.__file__)
 
@@ -106,3 +110,109 @@ def test_the_architecture_page_lists_every_public_name_once() -> None:
     listed = [name for name in listed if name not in inside]
     assert sorted(set(listed)) == sorted(agenticlens_frames.__all__)
     assert len(listed) == len(set(listed)), "a name listed twice"
+
+
+def _public_functions() -> list[tuple[str, Callable[..., Any]]]:
+    """Every public function: the package's ``__all__`` and the figure, explorer and
+    archive modules' (a new one is in this list without being added to the test)."""
+    from agenticlens_frames import archive, viz, widgets
+
+    found: dict[int, tuple[str, Callable[..., Any]]] = {}
+    for module in (agenticlens_frames, viz, widgets, archive):
+        for name in module.__all__:
+            value = getattr(module, name)
+            if inspect.isfunction(value):
+                found.setdefault(id(value), (f"{module.__name__}.{name}", value))
+    return sorted(found.values(), key=lambda item: item[0])
+
+
+def _public_methods() -> list[tuple[str, Callable[..., Any]]]:
+    """The constructor and every public method of every public class (the package's and
+    the archive's), but for those a class leaves out as called once per row."""
+    from agenticlens_frames import archive
+
+    found: dict[str, Callable[..., Any]] = {}
+    for module in (agenticlens_frames, archive):
+        for name in module.__all__:
+            cls = getattr(module, name)
+            if not inspect.isclass(cls) or issubclass(cls, BaseException):
+                continue
+            skip = getattr(cls, "__keyword_hints_skip__", None)
+            assert skip is not None, f"{name}: not decorated with class_keyword_hints"
+            for attr, value in vars(cls).items():
+                if (attr.startswith("_") and attr != "__init__") or attr in skip:
+                    continue
+                function = getattr(value, "__func__", value)
+                if inspect.isfunction(function):
+                    found[f"{name}.{attr}"] = getattr(cls, attr) if attr != "__init__" else cls
+    return sorted(found.items())
+
+
+def _keywords(function: Callable[..., Any]) -> list[str]:
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    parameters = inspect.signature(function).parameters.values()
+    return [p.name for p in parameters if p.kind in kinds and p.name not in ("self", "cls")]
+
+
+def _takes_options(function: Callable[..., Any]) -> bool:
+    parameters = inspect.signature(function).parameters.values()
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+@pytest.fixture(scope="module")
+def example_run() -> Any:
+    from .conftest import EXAMPLE
+
+    return agenticlens_frames.load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
+
+
+@pytest.mark.parametrize(
+    ("name", "function"),
+    [item for item in _public_functions() if _keywords(item[1])],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_every_public_function_hints_a_misspelt_keyword(
+    name: str, function: Callable[..., Any], example_run: Any
+) -> None:
+    """A misspelt keyword gets the closest one the function takes. Python 3.11 says only
+    "unexpected keyword argument 'rundir'": ``load_experiment(m, s, rundir=...)``,
+    ``load_report(path, comparisns=...)`` and 30 more said nothing of ``run_dir``."""
+    if not _takes_options(function):
+        keyword = max(_keywords(function), key=len)
+        typo = keyword + keyword[-1]  # run_dir -> run_dirr
+        # Binding fails before any argument is looked at, so none is needed.
+        with pytest.raises(TypeError) as caught:
+            function(**{typo: None})
+    else:
+        # It checks its **options itself, after its data: given the example run (the
+        # analysis, the manifest to those that take them).
+        first, *_ = inspect.signature(function).parameters.values()
+        own = [k for k in _keywords(function) if k != first.name]
+        # as_analysis takes the data and the statistics options only
+        typo = max(own, key=len) + "s" if own else "corection"
+        if "ManifestSpec" in str(first.annotation):
+            data, extra = example_run.manifest, {"correction": None}
+        elif str(first.annotation) == "ExperimentAnalysis":
+            data, extra = agenticlens_frames.analyze(example_run, frontier_n_resamples=0), {}
+        else:
+            data, extra = example_run, {}
+        with pytest.raises((TypeError, InputError)) as caught:
+            function(data, **extra, **{typo: None})
+    assert "did you mean" in str(caught.value), (name, str(caught.value))
+
+
+@pytest.mark.parametrize(
+    ("name", "method"),
+    [item for item in _public_methods() if _keywords(item[1]) and not _takes_options(item[1])],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_every_public_constructor_and_method_hints_a_misspelt_keyword(
+    name: str, method: Callable[..., Any]
+) -> None:
+    """``ComparisonsConfig(corection="holm")`` said only "__init__() got an unexpected
+    keyword argument 'corection'"; now it names ``correction``, as every public method."""
+    keyword = max(_keywords(method), key=len)
+    with pytest.raises(TypeError) as caught:
+        method(**{keyword + keyword[-1]: None})  # binding fails before self is needed
+    assert "did you mean" in str(caught.value), (name, str(caught.value))
+    assert "__init__" not in str(caught.value)

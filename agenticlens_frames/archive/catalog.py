@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from .._deprecate import class_keyword_hints
 from ..errors import InputError
 from ..formats._io import (
     Invalid,
@@ -136,6 +137,7 @@ def remove_command(archive: Path, folder: Path) -> str:
     return f"agenticlens-frames archive remove {shlex.quote(str(archive))} {run_id}"
 
 
+@class_keyword_hints(skip=("file",))
 @dataclass(frozen=True)
 class RunRecord:
     """The catalog entry of one archived run (``_run.json``).

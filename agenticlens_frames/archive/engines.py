@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._deprecate import keyword_hints
 from .._optional import available as installed
 from .._optional import require
 from ..errors import InputError, check_count
@@ -244,6 +245,7 @@ def _check_memory_limit(memory_limit: str) -> None:
         ) from None
 
 
+@keyword_hints
 def sufficient_stats(
     source: Any,
     *,

@@ -19,11 +19,11 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from ..errors import check_proportion
+from ..errors import InputError, check_proportion
 from ._slots import case_slots
 from .sufficient import SufficientStats
 
-__all__ = ["ARCHIVE_DIMENSIONS", "PAIRED_DIFFERENCE_COLUMNS", "paired_differences"]
+__all__ = ["ARCHIVE_DIMENSIONS", "PAIRED_DIFFERENCE_COLUMNS", "mde_alpha", "paired_differences"]
 
 #: Each column of :func:`paired_differences`, in order, with its dtype.
 _COLUMN_TYPES: dict[str, Any] = {
@@ -100,6 +100,45 @@ def _per_case_values(
     return out
 
 
+def mde_alpha(confidence_level: float, alpha: float | None = None) -> float:
+    """The α of the minimum detectable effect: ``alpha``, or 1 − ``confidence_level``;
+    in (0, 0.5] as every α of the package (``paired.settings.check_alpha``).
+
+    It took any number in (0, 1): ``alpha=0.95`` (the confidence level given for α) or a
+    confidence level of 0.3 gave the effect found at α = 0.95 or 0.7, printed as if
+    meant.
+
+    Examples
+    --------
+    >>> mde_alpha(0.9), mde_alpha(0.95, 0.01)
+    (0.1, 0.01)
+    >>> mde_alpha(0.95, 0.95)
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: alpha: expected a number > 0 and <= 0.5, a \
+significance level such as 0.05 (1 - confidence), got 0.95
+    >>> mde_alpha(0.3)
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: confidence_level: the minimum detectable effect's \
+alpha, 1 - confidence level, would be 0.7 (give a confidence level of at least 0.5, such as \
+0.95, or the alpha itself)
+    """
+    from ..paired.settings import check_alpha  # lazily: the archive's import stays light
+
+    check_proportion(confidence_level, "confidence level", location="confidence_level")
+    if alpha is not None:
+        return check_alpha(alpha)
+    derived = round(1.0 - confidence_level, 12)
+    if derived > 0.5:
+        raise InputError(
+            f"the minimum detectable effect's alpha, 1 - confidence level, would be {derived:g}",
+            location="confidence_level",
+            hint="give a confidence level of at least 0.5, such as 0.95, or the alpha itself",
+        )
+    return derived
+
+
 def paired_differences(
     st: SufficientStats,
     variant_info: pd.DataFrame,
@@ -162,10 +201,7 @@ def paired_differences(
     """
     from ..stats_paired import arm_coverage, paired_difference, paired_mde  # lazily: scipy
 
-    check_proportion(confidence_level, "confidence level", location="confidence_level")
-    if alpha is None:
-        alpha = round(1.0 - confidence_level, 12)
-    check_proportion(alpha, "alpha", location="alpha")
+    alpha = mde_alpha(confidence_level, alpha)
     check_proportion(power, "power", location="power")
     offsets, info, info_slot, slot, failed = case_slots(st, variant_info)
     cases = st.cases

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from .._deprecate import class_keyword_hints
 from .._json_text import mark_json_text
 from ..errors import InputError, check_bool
 from ..frames import (
@@ -106,6 +107,7 @@ def factor_mapping(
     return {**(factors or {}), **(keywords or {})}
 
 
+@class_keyword_hints(skip=("scan",))
 @dataclass(frozen=True)
 class SliceFilter:
     """The filters of a slice (empty = no restriction).
@@ -312,6 +314,7 @@ class SliceFilter:
         )
 
 
+@class_keyword_hints()
 @dataclass(frozen=True)
 class ArchiveSlice:
     """A lazy, filtered view of an :class:`~agenticlens_frames.archive.store.Archive`.

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
+from .._deprecate import class_keyword_hints, keyword_hints
 from ..errors import InputError, check_pass_k, check_proportion
 from ..frames import FACTOR_PREFIX
 from ._slots import case_slots, info_slots, slot_of, slots
@@ -1017,6 +1018,7 @@ def single_variant_notes(runs: pd.DataFrame) -> list[str]:
     ]
 
 
+@class_keyword_hints()
 @dataclass
 class ArchiveAnalysis:
     """Every result frame of an archive slice, computed once from its statistics.
@@ -1181,6 +1183,7 @@ class ArchiveAnalysis:
         )
 
 
+@keyword_hints
 def analyze_stats(
     st: SufficientStats,
     variant_info: pd.DataFrame,
@@ -1221,6 +1224,10 @@ def analyze_stats(
             location="regression_threshold",
         )
     ks = check_pass_k(pass_k)
+    from .paired import mde_alpha
+
+    # Refused now, not when paired_differences is first read: its MDE's alpha is 1 - this.
+    mde_alpha(confidence_level)
     core = _case_core(st, ks)
     ts = trial_summary(st, latency_missing=latency_missing)
     vs = variant_summary(st, core, ts, variant_info, confidence_level=confidence_level)

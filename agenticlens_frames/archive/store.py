@@ -48,6 +48,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .._deprecate import class_keyword_hints, keyword_hints
 from .._files import refuse_unexpanded
 from ..errors import InputError, check_path
 from ..frames import FACTOR_PREFIX, ExperimentRun, spec_to_json
@@ -141,6 +142,7 @@ def _spec_without_paths(run: ExperimentRun) -> dict[str, Any]:
     return spec
 
 
+@keyword_hints
 def run_content_id(run: ExperimentRun) -> str:
     """The content hash that identifies a run in an archive (16 hex digits).
 
@@ -167,6 +169,7 @@ def run_content_id(run: ExperimentRun) -> str:
     return digest.hexdigest()[:16]
 
 
+@class_keyword_hints()
 @dataclass(frozen=True)
 class AddResult:
     """What :meth:`Archive.add` did: ``added`` is False when the run was already there.
@@ -284,6 +287,7 @@ def _write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
 
 
+@class_keyword_hints()
 class Archive:
     """A folder of experiment runs that grows by atomic appends.
 

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pandas.api.types import union_categoricals
 
+from .._deprecate import class_keyword_hints
 from ..errors import InputError
 from ._kernel import (
     CASE_STATS,
@@ -42,6 +43,7 @@ __all__ = [
 ]
 
 
+@class_keyword_hints(skip=("positions",))
 @dataclass(frozen=True)
 class RunLayout:
     """Which runs are analysed, in which order, and each run's variants in manifest order.
@@ -100,6 +102,7 @@ class RunLayout:
         return {v: i for i, v in enumerate(self.variant_ids[run_index])}
 
 
+@class_keyword_hints()
 @dataclass
 class SufficientStats:
     """Per (run, variant, case) and per (run, variant, trial) sums, plus the layout.

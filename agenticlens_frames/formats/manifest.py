@@ -48,6 +48,8 @@ from agenticlens_frames.formats._io import (
 )
 from agenticlens_frames.formats.model import TARGET_KINDS, ManifestSpec, VariantSpec
 
+from .._deprecate import keyword_hints
+
 __all__ = ["load_manifest"]
 
 _MANIFEST_KEYS = dict.fromkeys(
@@ -118,6 +120,7 @@ def _target_kind(value: Any) -> str:
     return text
 
 
+@keyword_hints
 def load_manifest(path: str | Path) -> ManifestSpec:
     """Load and validate an experiment manifest.
 

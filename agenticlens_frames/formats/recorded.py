@@ -32,7 +32,14 @@ from agenticlens_frames.formats._recorded_typed import (
     run_latency_ms,
 )
 from agenticlens_frames.formats.model import RecordedTrials, SuiteSpec
-from agenticlens_frames.formats.traces import _RUN_KEYS, COST_SOURCES, Trace, normalize_trace
+from agenticlens_frames.formats.traces import (
+    _RUN_KEYS,
+    COST_SOURCES,
+    Trace,
+    normalize_trace_unhinted,
+)
+
+from .._deprecate import keyword_hints
 
 __all__ = [
     "RecordedColumns",
@@ -44,6 +51,7 @@ __all__ = [
 ]
 
 
+@keyword_hints
 def load_recorded(path: str | Path, suite: SuiteSpec, *, enrich: bool = False) -> RecordedTrials:
     """Load and validate a recorded-trials file against a suite.
 
@@ -251,7 +259,9 @@ def _sample_trace(source: Source, raw: Any, location: tuple[str | int, ...], enr
             "expected a trace mapping, got null",
             "remove the key when there is no trace",
         )
-    return normalize_trace(raw, file=source.path, location=(*location, "trace"), enrich=enrich)
+    return normalize_trace_unhinted(
+        raw, file=source.path, location=(*location, "trace"), enrich=enrich
+    )
 
 
 def _bad_case_id(

@@ -40,6 +40,8 @@ from agenticlens_frames.formats._io import (
 )
 from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef, SuiteSpec
 
+from .._deprecate import keyword_hints
+
 __all__ = [
     "JSON_SCHEMA_DIALECT",
     "load_suite",
@@ -170,6 +172,7 @@ def with_suite_problems(
     return error
 
 
+@keyword_hints
 def load_suite(path: str | Path, *, known_evaluators: Collection[str] = ()) -> SuiteSpec:
     """Load and validate an evaluation suite.
 

@@ -30,6 +30,8 @@ from agenticlens_frames._limits import MAX_MAGNITUDE
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.formats._io import Invalid, describe, to_float
 
+from .._deprecate import keyword_hints
+
 __all__ = ["COST_SOURCES", "Trace", "is_run_shaped", "normalize_trace"]
 
 #: The values ``cost_source`` may take besides null.
@@ -135,6 +137,7 @@ def is_run_shaped(raw: dict[str, Any]) -> bool:
     return any(isinstance(span, dict) and not _RUN_SPAN_KEYS.isdisjoint(span) for span in spans)
 
 
+@keyword_hints
 def normalize_trace(
     raw: Any,
     *,
@@ -204,6 +207,11 @@ def normalize_trace(
         raise InputError(
             exc.message, file=file, location=(*location, *exc.at), hint=exc.hint
         ) from None
+
+
+#: :func:`normalize_trace` without its keyword hint, for the loaders that call it once per
+#: recorded sample or live reply: the hint is for users' calls (``keyword_hints``).
+normalize_trace_unhinted = normalize_trace.__wrapped__  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------- EvalTrace shape

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats, stats_paired
-from .._deprecate import renamed_keywords
+from .._deprecate import keyword_hints, renamed_keywords
 from ..errors import InputError, check_count, check_number, check_proportion
 from ..frames import ExperimentRun, require_run
 from .dimensions import BOUNDED_UNITS, Evaluation, cluster_labels, evaluation
@@ -395,6 +395,7 @@ def _clip(value: float, bounded: bool, *, low: bool) -> float:
     return max(0.0, value) if low else min(1.0, value)
 
 
+@keyword_hints
 def variance_decomposition(
     run: ExperimentRun,
     *,
@@ -532,6 +533,7 @@ def _within_sd(y: np.ndarray, cases: np.ndarray, n_case: int) -> np.ndarray:
         return np.where(counts > 1, np.sqrt(ss / (counts - 1)), np.nan)
 
 
+@keyword_hints
 def noise_floor(
     run: ExperimentRun,
     *,

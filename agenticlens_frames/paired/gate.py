@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from .. import stats_paired
+from .._deprecate import keyword_hints
 from ..errors import InputError
 from ..formats._io import Invalid, require_known
 from ..formats.comparisons import DIMENSIONS
@@ -40,6 +41,7 @@ GATE_COLUMNS = [
 ]
 
 
+@keyword_hints
 def noninferiority_gate(
     comparisons: pd.DataFrame,
     *,

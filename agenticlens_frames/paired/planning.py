@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats_paired
+from .._deprecate import keyword_hints
 from ..errors import InputError, check_count, check_number, check_proportion
 from ..frames import ExperimentRun, require_run
 from ..stats_paired import sps  # scipy.stats, imported on first use
@@ -68,6 +69,7 @@ proportion difference (at most 1) (give it as a share: 0.05 for 5 pp)
         )
 
 
+@keyword_hints
 def power_analysis(
     run: ExperimentRun,
     *,
@@ -246,6 +248,7 @@ def _planned_family(
     )
 
 
+@keyword_hints
 def minimum_detectable_effect(
     run: ExperimentRun,
     *,
@@ -293,6 +296,7 @@ def minimum_detectable_effect(
     return frame[keep]
 
 
+@keyword_hints
 def trials_for_precision(
     run: ExperimentRun,
     *,

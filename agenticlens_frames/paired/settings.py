@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .._choices import method_names
+from .._deprecate import class_keyword_hints, keyword_hints
 from ..errors import InputError
 from ..formats._io import Invalid, close_match, describe
 from ..formats.comparisons import DIMENSIONS, EvaluatorChoice, parse_evaluator, read_comparisons
@@ -68,6 +69,7 @@ FIXED_FIELDS = (
 )
 
 
+@class_keyword_hints()
 @dataclass(frozen=True)
 class GuardRails:
     """Limits checked before any work (the hosted platform's: 8, 8 and 20 000).
@@ -95,6 +97,7 @@ class GuardRails:
     allow_large: bool = False
 
 
+@class_keyword_hints()
 @dataclass(frozen=True)
 class ComparisonsConfig:
     """Validated paired-comparison settings.
@@ -621,6 +624,7 @@ def with_analysis_level(
     return config if declared else replace(config, confidence_level=confidence_level)
 
 
+@keyword_hints
 def parse_comparisons(
     raw: Mapping[str, Any] | None, *, file: str | Path = "manifest.yaml"
 ) -> ComparisonsConfig | None:
@@ -738,7 +742,15 @@ no default)
     unknown = [k for k in overrides if k not in ComparisonsConfig.__dataclass_fields__]
     if unknown or "source" in overrides or "file" in overrides:
         bad = (unknown or ["source"])[0]
-        raise _origin_error(origin, bad, f"unknown comparison setting {bad!r}")
+        fields_ = [k for k in ComparisonsConfig.__dataclass_fields__ if k not in ("source", "file")]
+        settable = list(dict.fromkeys(["correction", "origin", *fields_]))
+        match = close_match(bad, settable)
+        raise _origin_error(
+            origin,
+            bad,
+            f"unknown comparison setting {bad!r}",
+            (f"did you mean {match!r}? " if match else "") + f"it takes {', '.join(settable)}",
+        )
     explicit = {k: v for k, v in overrides.items() if v is not None}
     if correction is not None:
         explicit["correction"] = correction

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._deprecate import keyword_hints
 from .._values import format_in_unit
 from ..errors import check_proportion
 from ..frames import ExperimentRun, require_run
@@ -596,6 +597,7 @@ def _undeclared_config(confidence_level: float) -> ComparisonsConfig:
     )
 
 
+@keyword_hints
 def case_verdicts(
     run: ExperimentRun,
     comparisons: ComparisonsConfig | Mapping[str, Any] | None = None,

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._deprecate import keyword_hints
 from .._files import write_atomic
 from .._values import is_missing
 from ..analysis import ExperimentAnalysis, require_analysis
@@ -71,6 +72,7 @@ def _csv_text(header: list[str], rows: Iterable[list[Any]]) -> str:
     return buffer.getvalue()
 
 
+@keyword_hints
 def render_variants_csv(analysis: ExperimentAnalysis) -> str:
     """One row per variant, manifest order (the package's ``--csv``).
 
@@ -147,6 +149,7 @@ def render_variants_csv(analysis: ExperimentAnalysis) -> str:
     return _csv_text(header, rows)
 
 
+@keyword_hints
 def render_cases_csv(analysis: ExperimentAnalysis) -> str:
     """One row per (variant, case), variant then suite order (the package's ``--cases-csv``).
 

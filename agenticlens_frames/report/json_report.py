@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._compat import IMPLEMENTS
+from .._deprecate import keyword_hints
 from .._files import atomic_write, start_writeback
 from .._fork import input_pending
 from .._gc import paused_gc
@@ -877,6 +878,7 @@ def _split(items: list[Any], codes: np.ndarray, n: int) -> list[list[Any]]:
     return groups
 
 
+@keyword_hints
 def build_report(analysis: ExperimentAnalysis, *, lean: bool = False) -> dict[str, Any]:
     """The report as a dict in the package's key order (plus our added keys).
 
@@ -1203,6 +1205,7 @@ def _dumps_orjson(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2)
 
 
+@keyword_hints
 def write_json_report(
     analysis: ExperimentAnalysis, path: str | Path, *, lean: bool = False
 ) -> Path:

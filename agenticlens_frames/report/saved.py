@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import pandas as pd
 
+from .._deprecate import keyword_hints
 from .._gc import paused_gc
 from ..analysis import ExperimentAnalysis
 from ..errors import InputError, check_path
@@ -84,6 +85,7 @@ def _text(value: Any, file: Path, where: list[str | int]) -> str:
     return value
 
 
+@keyword_hints
 def load_report(
     path: str | Path, *, comparisons: ComparisonsConfig | Mapping[str, Any] | None = None
 ) -> ExperimentAnalysis:
@@ -128,22 +130,38 @@ def load_report(
 
 
 def _load(file: Path, comparisons: ComparisonsConfig | None = None) -> ExperimentAnalysis:
+    if file.is_dir():
+        raise _not_a_report(file, None) or InputError(
+            "is a directory, not a saved experiment report",
+            file=file,
+            hint="give the JSON report `experiment run --save` wrote",
+        )
+    raw = read_input(file)
     try:
-        # Regular files within the size limit only (a FIFO, /dev/zero, a directory, a
-        # link loop are refused by read_input, naming the file).
-        data = _read_json(read_input(file))
+        # Regular files within the size limit only (a FIFO, /dev/zero, a link loop are
+        # refused by read_input, naming the file).
+        data = _read_json(raw)
     except RecursionError:
         raise InputError("not valid JSON: nested too deeply", file=file) from None
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", file=file) from exc
+        raise _not_a_report(file, raw) or InputError(
+            f"not UTF-8 text (byte {exc.start})", file=file
+        ) from exc
     except json.JSONDecodeError as exc:
-        raise InputError(
+        raise _not_a_report(file, raw) or InputError(
             f"not valid JSON: {exc.msg}",
             file=file,
             location=f"line {exc.lineno}, column {exc.colno}",
         ) from exc
     if not isinstance(data, dict):
         raise InputError("a report must be a JSON object", file=file)
+    if any(key not in data for key in _REQUIRED_TOP):
+        # Another of the package's JSON files (a manifest, a recorded-trials file, a run
+        # folder's run.json) is named as what it is, with the function that reads it.
+        known = _not_a_report(file, raw, data)
+        if known is not None:
+            raise known
+    del raw
     for key in _REQUIRED_TOP:
         _get(data, key, file, [])
     if str(data.get("schema_version", "1.1")) != "1.1":
@@ -170,6 +188,77 @@ def _load(file: Path, comparisons: ComparisonsConfig | None = None) -> Experimen
             location=list(place) or None,
             hint="is this an experiment report written by `experiment run --save`?",
         ) from None
+
+
+_ANALYZE = "then analyze(run) gives what a report holds"
+_RUN_FOLDER_HINT = (
+    "read its tables with read_parquet(folder) (or load_experiment(manifest_path, "
+    "suite_path, run_dir=folder)), " + _ANALYZE + "; or save a report with `experiment run "
+    "MANIFEST SUITE --run-dir FOLDER --save report.json`"
+)
+_EXPERIMENT_HINT = (
+    "load the experiment with load_experiment(manifest_path, suite_path), " + _ANALYZE + "; "
+    "or run `experiment run MANIFEST SUITE --save report.json` and load that report"
+)
+_CSV_OUTPUTS = ("variant_id,variant_name,", "variant_id,case_id,case_name,")
+
+
+def _not_a_report(
+    file: Path, raw: bytes | None, data: Mapping[str, Any] | None = None
+) -> InputError | None:
+    """An error naming what ``file`` is instead of a saved report (a folder, a manifest, a
+    suite, a CSV, a parquet file, ...) and the function that reads it; None when it looks
+    like none of those (a damaged report is then described by the caller).
+
+    Called only on the way to an error: ``load_report("manifest.yaml")`` said "not valid
+    JSON: Expecting value", which named neither the mix-up nor the way out.
+    """
+    what: str | None = None
+    hint = "give the JSON report `experiment run --save` wrote"
+    if raw is None:  # a folder
+        if (file / "run.json").is_file() or (file / "journal").is_dir():
+            what, hint = "a run folder (`experiment run --run-dir`)", _RUN_FOLDER_HINT
+        elif (file / "attempts.parquet").exists() or (file / "tables").is_dir():
+            what = "a folder of parquet tables (`experiment run --parquet`)"
+            hint = f"read it with read_parquet(folder), {_ANALYZE}"
+        elif any(file.glob("*.y*ml")):
+            what = "a folder of experiment files"
+            shown = ", ".join(str(p) for p in sorted(file.glob("*.y*ml"))[:4])
+            hint = f"{_EXPERIMENT_HINT} (here: {shown})"
+        else:
+            return None
+    elif raw.startswith(b"PAR1"):
+        what = "a parquet file"
+        hint = (
+            "a run's tables are read as a folder: read_parquet(the folder holding it), " + _ANALYZE
+        )
+    elif data is not None:
+        if "experiment_name" in data:
+            return None  # a report with keys missing: the caller names the key
+        if {"variant_id", "trials"} <= data.keys():
+            what = "a recorded-trials file (a recorded variant's target)"
+            hint = f"name it in a manifest and {_EXPERIMENT_HINT}"
+        elif {"format", "manifest_sha256"} <= data.keys():
+            what, hint = "a run folder's run.json", _RUN_FOLDER_HINT
+        elif {"variants", "baseline_variant_id"} <= data.keys():
+            what, hint = "an experiment manifest", _EXPERIMENT_HINT
+        elif "cases" in data:
+            what, hint = "an evaluation suite", _EXPERIMENT_HINT
+        else:
+            return None
+    else:
+        head = raw[:65536].decode("utf-8", errors="replace").lstrip("\ufeff")
+        keys = {line.split(":", 1)[0] for line in head.splitlines() if ":" in line[:40]}
+        if head.startswith(_CSV_OUTPUTS) or file.suffix.lower() == ".csv":
+            what = "a CSV file (the CSVs `--csv` and `--cases-csv` write are outputs only)"
+            hint = "a report is re-read from the JSON `experiment run --save` wrote beside them"
+        elif {"variants", "baseline_variant_id"} <= keys:
+            what, hint = "an experiment manifest (YAML)", _EXPERIMENT_HINT
+        elif "cases" in keys:
+            what, hint = "an evaluation suite (YAML)", _EXPERIMENT_HINT
+        else:
+            return None
+    return InputError(f"this is {what}, not a saved experiment report", file=file, hint=hint)
 
 
 def _read_json(raw: bytes) -> Any:

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from .._choices import check_invalid_payload
+from .._deprecate import class_keyword_hints, keyword_hints
 from .._gc import paused_gc
 from .._progress import LogLines, progress_bar, wants_log_lines
 from .._secrets import remember, remember_environment, without_password
@@ -132,6 +133,7 @@ CALL_COLUMNS = (
 )
 
 
+@class_keyword_hints()
 @dataclass(frozen=True)
 class LiveRunResult:
     """What a (possibly partial) live run produced.
@@ -1076,6 +1078,7 @@ class _Progress:
 # --------------------------------------------------------------------------- running
 
 
+@keyword_hints
 def run_experiment(
     manifest_path: str | Path,
     suite_path: str | Path,

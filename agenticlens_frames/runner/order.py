@@ -6,9 +6,12 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 
+from .._deprecate import keyword_hints
+
 __all__ = ["FailedTrials", "execution_order"]
 
 
+@keyword_hints
 def execution_order(
     variant_ids: Sequence[str], trial_count: int, random_seed: int | None
 ) -> list[tuple[str, int]]:

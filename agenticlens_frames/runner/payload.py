@@ -20,7 +20,7 @@ from typing import Any
 
 from .._values import json_copy, json_key_clash
 from ..errors import InputError, describe_error
-from ..formats.traces import Trace, normalize_trace
+from ..formats.traces import Trace, normalize_trace_unhinted
 
 __all__ = ["DEFAULT_MAX_OUTPUT_CHARS", "InvalidPayload", "canonical_payload", "validate_payload"]
 
@@ -156,7 +156,7 @@ def validate_payload(
             f"over the limit of {max_output_chars} (max_output_chars)"
         )
     if "trace" not in payload:
-        return output, normalize_trace({})
+        return output, normalize_trace_unhinted({})
     raw = payload["trace"]
     if raw is None:
         raise InvalidPayload(
@@ -164,7 +164,7 @@ def validate_payload(
             "(leave the key out when there is no trace)"
         )
     try:
-        trace = normalize_trace(raw, location=("trace",))
+        trace = normalize_trace_unhinted(raw, location=("trace",))
     except InputError as exc:
         raise InvalidPayload(f"live target payload for case {case_id!r}: {exc}") from None
     return output, trace

@@ -20,7 +20,7 @@ from .._gc import paused_gc
 from .._progress import progress_bar
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry
-from ..formats import load_recorded, normalize_trace
+from ..formats import load_recorded
 from ..formats.model import CaseSpec, ManifestSpec, RecordedTrials, SuiteSpec, VariantSpec
 from ..formats.recorded import (
     RecordedColumns,
@@ -28,7 +28,7 @@ from ..formats.recorded import (
     iter_recorded_columns,
     load_recorded_columns,
 )
-from ..formats.traces import Trace
+from ..formats.traces import Trace, normalize_trace_unhinted
 from ..frames import CheckColumns, TableBuilder
 from ..scoring import score_sample, score_unavailable
 from ..scoring_batch import SuitePlan, plan_suite, score_trial
@@ -132,7 +132,7 @@ def _replay_entry(
             sample = by_case[case.id]
             trace = sample.get("trace")
             if not isinstance(trace, Trace):
-                trace = normalize_trace(trace or {}, file=path)
+                trace = normalize_trace_unhinted(trace or {}, file=path)
             columns.append(index, sample["output"], trace)
         _replay_columns(builder, variant_id, trial, position, columns, plan)
         return
@@ -150,7 +150,7 @@ def _replay_entry(
             continue
         trace = sample.get("trace")
         if not isinstance(trace, Trace):
-            trace = normalize_trace(trace or {}, file=path)
+            trace = normalize_trace_unhinted(trace or {}, file=path)
         output = sample["output"]
         book = _book(journaled, registry, variant_id, trial, case, output, trace)
         result = score_sample(
@@ -195,7 +195,7 @@ def _replay_judged(
             return sink, score_unavailable(sink, start + index), "", None
         trace = sample.get("trace")
         if not isinstance(trace, Trace):
-            trace = normalize_trace(trace or {}, file=path)
+            trace = normalize_trace_unhinted(trace or {}, file=path)
         output = sample["output"]
         book = _book(journaled, registry, variant_id, trial, case, output, trace)
         result = score_sample(

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._deprecate import class_keyword_hints
 from ..errors import InputError, describe_error
 
 __all__ = [
@@ -83,6 +84,7 @@ class TargetFailure(Exception):
         return (TargetFailure, (self.kind, self.message, self.detail, self.retry_after))
 
 
+@class_keyword_hints(skip=("delay", "wait", "retries"))
 @dataclass(frozen=True)
 class RetryPolicy:
     """At most ``attempts`` calls per (variant, trial, case), with exponential backoff.

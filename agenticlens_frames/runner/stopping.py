@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from .._choices import CORRECTIONS
+from .._deprecate import class_keyword_hints
 from ..errors import InputError, check_number
 from ..formats.model import ManifestSpec, SuiteSpec
 from ..paired.settings import check_alpha
@@ -83,6 +84,7 @@ CLUSTER_METHOD = (
 )
 
 
+@class_keyword_hints()
 @dataclass(frozen=True)
 class StopRule:
     """When to stop: level, declared correction, optional futility margin.

@@ -981,3 +981,14 @@ def test_add_of_a_manifest_and_suite_says_it_judges_at_every_add_and_what_to_add
     assert "which archive add never does" in text
     assert f"then add the run folder: `agenticlens-frames archive add {arc} DIR`" in text
     assert "load_experiment" not in text
+
+
+@pytest.mark.parametrize("command", ["summarize", "slice"])
+def test_a_confidence_level_whose_mde_alpha_is_above_a_half_is_a_usage_error(
+    cli_archive: Path, command: str
+):
+    """The MDE's alpha is 1 - --confidence-level; the command line keeps the level at 0.5 or
+    more (exit 2), as Python now refuses a level below 0.5 for it (test_paired.py)."""
+    result = invoke(command, str(cli_archive), "--confidence-level", "0.3")
+    assert result.exit_code == 2, result.output
+    assert "--confidence-level" in result.output

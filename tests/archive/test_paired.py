@@ -233,3 +233,33 @@ def test_any_slice_matches_a_groupby_of_its_own_attempts(
                 test = sps.ttest_rel(b.loc[both], a.loc[both])
                 assert row["p_value"] == pytest.approx(test.pvalue, rel=1e-9)
     assert len(got) == expected > 0
+
+
+@pytest.mark.parametrize("alpha", [0.95, 0.6, 0.0])
+def test_an_alpha_outside_the_packages_rule_is_refused(shared_archive: Archive, alpha: float):
+    """The MDE's alpha took any number in (0, 1), though every other alpha of the package
+    must lie in (0, 0.5]: alpha=0.95, the confidence level given for alpha, gave the effect
+    found at alpha 0.95."""
+    from agenticlens_frames.errors import InputError
+
+    sl = shared_archive.all()
+    with pytest.raises(InputError, match=r"^alpha: expected a number > 0 and <= 0\.5"):
+        _quality(sl.stats("numpy"), sl.variant_info(), alpha=alpha)
+
+
+def test_the_largest_alpha_is_a_half(shared_archive: Archive):
+    sl = shared_archive.all()
+    got = _quality(sl.stats("numpy"), sl.variant_info(), alpha=0.5)
+    assert got["mde_alpha"].eq(0.5).all() and got["mde"].notna().any()
+
+
+def test_a_confidence_level_below_a_half_is_refused_for_the_mdes_alpha(
+    shared_archive: Archive,
+):
+    """analyze(confidence_level=0.3) gave every MDE at alpha 0.7 (1 - the level)."""
+    from agenticlens_frames.errors import InputError
+
+    with pytest.raises(InputError) as caught:
+        shared_archive.all().analyze(engine="numpy", confidence_level=0.3)
+    assert caught.value.location == "confidence_level"
+    assert "alpha, 1 - confidence level, would be 0.7" in str(caught.value)

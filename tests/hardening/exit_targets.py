@@ -360,3 +360,15 @@ def probed_target(text, case=None):
     if case is not None and case.id == "c1":
         _probe("called")
     return sync_target(text, case)
+
+
+def damages_journal_target(text, case=None):
+    """Case c2 damages a record of the run's journal (a line that is not JSON, not the
+    torn last one) and ends the process: the supervisor then cannot read the journal."""
+    if case is not None and case.id == "c2":
+        journal = os.path.join(os.environ["RUN_DIR"], "journal")
+        newest = max(name for name in os.listdir(journal) if name.endswith(".jsonl"))
+        with open(os.path.join(journal, newest), "ab") as segment:
+            segment.write(b"this line is no record\n")
+        os._exit(0)
+    return _ok()

@@ -653,6 +653,35 @@ def test_the_run_still_ends_when_every_call_ends_the_process(tmp_path):
     assert "ProcessEnded" in journal  # the suspects called alone were blamed
 
 
+def test_a_journal_damaged_when_the_process_ends_is_named_with_its_line_and_fix(tmp_path):
+    """The supervisor took a journal it could not read as "no attempt to blame" and said
+    only "run again with --run-dir ... to resume"; that resume was then refused for the
+    damage. Now the end names the damaged line and its fix at once (exit 7), records
+    nothing, and the resume gives the same error."""
+    manifest, suite = _experiment(tmp_path, "damages_journal_target")
+    run_dir = tmp_path / "run"
+    argv = _run_argv(manifest, suite, "--run-dir", str(run_dir), "--save", str(tmp_path / "r.json"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200", "RUN_DIR": str(run_dir)}
+    ended = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert ended.returncode == 7, ended.stderr
+    assert "Traceback" not in ended.stderr
+    segment = run_dir / "journal" / "000001.jsonl"
+    # Independently: the line the target wrote, counted in the file.
+    line = segment.read_bytes().split(b"\n").index(b"this line is no record") + 1
+    text = " ".join(ended.stderr.split())
+    assert (
+        f"its journal cannot be read to resume: {segment}: line {line}: damaged journal "
+        "record: not JSON (" in text
+    ), text
+    assert "delete this line to run its attempt again" in text
+    assert f"once the journal is mended, run again with --run-dir {run_dir} to resume" in text
+    assert sorted(p.name for p in (run_dir / "journal").iterdir()) == ["000001.jsonl"]
+    assert not (tmp_path / "r.json").exists()
+    resumed = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert resumed.returncode == 1
+    assert f"{segment}: line {line}: damaged journal record: not JSON" in resumed.stderr
+
+
 def test_an_earlier_failure_called_again_is_no_finished_attempt(tmp_path):
     """With --rerun-failed an earlier target error is called again; in flight when the
     process ends it was taken as finished (it had an attempt record), so it was never

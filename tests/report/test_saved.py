@@ -449,3 +449,57 @@ def test_a_number_beyond_a_float_in_a_record_reads_as_infinity(
 def _same_frames(loaded: ExperimentAnalysis, expected: ExperimentAnalysis) -> None:
     for name in ("variants", "cases", "trials", "comparisons", "verdicts"):
         pd.testing.assert_frame_equal(getattr(loaded, name), getattr(expected, name))
+
+
+def _not_reports(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """Files a user may give ``load_report`` by mistake → (path, a fix the message names)."""
+    (tmp_path / "run" / "journal").mkdir(parents=True)
+    (tmp_path / "run" / "run.json").write_text('{"format": 1, "manifest_sha256": "0"}')
+    (tmp_path / "v.csv").write_text("variant_id,variant_name,target_kind\nbaseline,B,recorded\n")
+    (tmp_path / "t.parquet").write_bytes(b"PAR1" + bytes(range(256)) + b"PAR1")
+    return {
+        "manifest": (EXAMPLE / "manifest.yaml", "load_experiment(manifest_path, suite_path)"),
+        "suite": (EXAMPLE / "suite.yaml", "load_experiment(manifest_path, suite_path)"),
+        "experiment folder": (EXAMPLE, "load_experiment(manifest_path, suite_path)"),
+        "recorded trials": (EXAMPLE / "trials" / "baseline.json", "name it in a manifest"),
+        "run folder": (tmp_path / "run", "load_experiment(manifest_path, suite_path, run_dir="),
+        "run.json": (tmp_path / "run" / "run.json", "read_parquet(folder)"),
+        "csv": (tmp_path / "v.csv", "outputs only"),
+        "parquet": (tmp_path / "t.parquet", "read_parquet("),
+    }
+
+
+@pytest.mark.parametrize(
+    ("kind", "what"),
+    [
+        ("manifest", "an experiment manifest"),
+        ("suite", "an evaluation suite"),
+        ("experiment folder", "a folder of experiment files"),
+        ("recorded trials", "a recorded-trials file"),
+        ("run folder", "a run folder"),
+        ("run.json", "a run folder's run.json"),
+        ("csv", "a CSV file"),
+        ("parquet", "a parquet file"),
+    ],
+)
+def test_a_file_that_is_not_a_report_is_named_with_the_function_that_reads_it(
+    tmp_path: Path, kind: str, what: str
+) -> None:
+    """``load_report("manifest.yaml")`` said "not valid JSON: Expecting value" (a run
+    folder "is a directory"): neither the mix-up nor the function to use instead."""
+    path, fix = _not_reports(tmp_path)[kind]
+    with pytest.raises(InputError) as caught:
+        load_report(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: this is {what}")
+    assert ", not a saved experiment report (" in message
+    assert fix in message
+    assert "not valid JSON" not in message
+
+
+def test_a_damaged_report_is_still_said_to_be_invalid_json(tmp_path: Path, saved: dict) -> None:
+    """The mix-ups above are told apart from a report cut short, which keeps its place."""
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(saved)[:200])
+    with pytest.raises(InputError, match=r"r\.json: line 1, column \d+: not valid JSON"):
+        load_report(path)
