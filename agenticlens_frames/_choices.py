@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 __all__ = [
+    "COMPARISONS_KEYS",
     "CORRECTIONS",
     "CORRECTION_CONTROLS",
     "INVALID_PAYLOAD_MODES",
@@ -30,6 +31,24 @@ __all__ = [
     "check_invalid_payload",
     "method_names",
 ]
+
+#: The keys of a ``comparisons:`` block and of a ``comparisons=`` mapping (published as
+#: ``formats.comparisons.KEYS``): here, without imports, for the keyword hints of
+#: :mod:`agenticlens_frames._deprecate`, which the file readers use.
+COMPARISONS_KEYS = (
+    "correction",
+    "alpha",
+    "confidence_level",
+    "method",
+    "family",
+    "cluster",
+    "evaluators",
+    "noninferiority",
+    "power",
+    "resamples",
+    "seed",
+    "limits",
+)
 
 #: What a live reply that is not a sample fails: its whole trial (AgenticLens) or its case.
 INVALID_PAYLOAD_MODES = ("trial", "case")

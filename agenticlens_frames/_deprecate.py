@@ -19,6 +19,8 @@ import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import ParamSpec, TypeVar
 
+from ._choices import COMPARISONS_KEYS
+
 __all__ = [
     "class_keyword_hints",
     "keyword_hints",
@@ -216,14 +218,6 @@ def _unknown_keyword(
     return None
 
 
-def _comparisons_keys() -> tuple[str, ...]:
-    """The keys of a ``comparisons=`` mapping; imported when a message needs them (from
-    the block's reader, below the statistics modules that import this one)."""
-    from .formats.comparisons import KEYS
-
-    return KEYS
-
-
 def _unexpected(name: str, key: str, parameters: Mapping[str, inspect.Parameter]) -> str:
     """Python's message for a keyword ``name`` does not take, with the closest keyword it
     does take (Python 3.11 names none: ``analyze(run, corection="holm")`` said only
@@ -251,7 +245,7 @@ def unexpected_keyword(name: str, key: str, keywords: Sequence[str]) -> str:
     match = difflib.get_close_matches(key, keywords, n=1, cutoff=0.6)
     if match:
         return f"{text}; did you mean {match[0]!r}?"
-    if "comparisons" in keywords and key in _comparisons_keys():
+    if "comparisons" in keywords and key in COMPARISONS_KEYS:
         # analyze(run, alpha=0.05): the paired settings other than correction are a mapping.
         return (
             f"{text}; paired-comparison settings other than correction go in one mapping: "

@@ -37,6 +37,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .._choices import COMPARISONS_KEYS
 from ._io import (
     Invalid,
     Source,
@@ -55,20 +56,7 @@ __all__ = ["DIMENSIONS", "KEYS", "EvaluatorChoice", "parse_evaluator", "read_com
 DIMENSIONS = ("quality", "safety", "reliability", "latency", "cost")
 
 #: The keys of a ``comparisons:`` block (and of a ``comparisons=`` mapping).
-KEYS = (
-    "correction",
-    "alpha",
-    "confidence_level",
-    "method",
-    "family",
-    "cluster",
-    "evaluators",
-    "noninferiority",
-    "power",
-    "resamples",
-    "seed",
-    "limits",
-)
+KEYS = COMPARISONS_KEYS
 _LIMIT_KEYS = ("max_configurations", "max_evaluators", "max_case_scores", "allow_large")
 
 _NONINFERIORITY_KEYS = ("margin", "dimension")
