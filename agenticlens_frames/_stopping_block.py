@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["check_block", "check_spend", "declared_correction", "is_clustered"]
+__all__ = [
+    "check_block",
+    "check_spend",
+    "declared_correction",
+    "is_clustered",
+    "rule_settings",
+]
 
 #: The block's fields the renderers read, with their JSON types (a saved report's block is
 #: checked against them before it is shown).
@@ -143,3 +149,35 @@ def declared_correction(block: Mapping[str, Any]) -> str | None:
         block["declared_correction"] if "declared_correction" in block else block.get("correction")
     )
     return value if isinstance(value, str) else None
+
+
+def rule_settings(block: Mapping[str, Any]) -> dict[str, Any]:
+    """The comparison settings an early-stopping rule decided with, of a stopping block or
+    of ``run.json``'s recorded settings: ``correction`` (the declared one,
+    :func:`declared_correction`), ``alpha`` and ``cluster`` (the case metadata field the
+    sequence ran by); None where the block says none (no correction was declared, the
+    sequence ran case by case, or a hand-made block without α).
+
+    The final analysis of the run declares them
+    (:func:`~agenticlens_frames.paired.settings.run_comparisons`).
+
+    Examples
+    --------
+    >>> rule_settings({"alpha": 0.1, "correction": "bonferroni", "declared_correction": "holm",
+    ...                "unit": "cluster", "cluster": "topic"})
+    {'correction': 'holm', 'alpha': 0.1, 'cluster': 'topic'}
+    >>> rule_settings({"alpha": 0.05, "correction": "none", "declared_correction": None})
+    {'correction': None, 'alpha': 0.05, 'cluster': None}
+    """
+    alpha = block.get("alpha")
+    cluster = block.get("cluster")
+    return {
+        "correction": declared_correction(block),
+        "alpha": (
+            float(alpha)
+            if isinstance(alpha, (int, float)) and not isinstance(alpha, bool)
+            else None
+        ),
+        # (A block without clusters has no "cluster" key; run.json's settings hold None.)
+        "cluster": cluster if isinstance(cluster, str) else None,
+    }

@@ -48,6 +48,8 @@ from ._scan import RunScan, verify_file
 from .catalog import SPEC_FILE, Catalog, RunRecord, parse_time, records_frame
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..paired.settings import ComparisonsConfig
     from .results import ArchiveAnalysis
     from .sufficient import SufficientStats
@@ -924,6 +926,7 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
     remap = np.full(len(suite.cases), -1, dtype=np.int64)
     remap[[c.index for c in chosen]] = np.arange(len(chosen))
     suite = replace(suite, cases=tuple(replace(c, index=i) for i, c in enumerate(chosen)))
+    spend = _failed_trials_spend(spec, path, keep)
     archive_only = {"run_id", "run_at", "tags"}
     tables: dict[str, pd.DataFrame] = {}
     for name in ("attempts", "checks", "trials"):
@@ -944,6 +947,7 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
         variants=variants_frame(manifest),
         cases=cases_frame(suite),
         evaluator_versions=dict(spec.get("evaluators", {})),
+        judge_spend_failed_trials=spend,
     )
     try:
         set_categories(run)
@@ -951,6 +955,29 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
         # The tables are checked against their checksums when read: the spec is the odd one.
         raise InputError(exc.message, file=path, hint=_SPEC_DAMAGED) from None
     return run
+
+
+def _failed_trials_spend(
+    spec: Mapping[str, Any], path: Path, variants: set[str]
+) -> list[dict[str, Any]] | None:
+    """The run's ``judge_spend_failed_trials`` kept in its specification (None: it had
+    none, or was archived before it was kept), checked as :func:`~..frames.read_parquet`
+    checks it, with the rows of the rebuilt run's ``variants`` only (a slice of some
+    variants says the judge spend of those)."""
+    from .._stopping_block import check_spend
+
+    rows = spec.get("judge_spend_failed_trials")
+    if rows is None:
+        return None
+    where = check_spend(rows)
+    if where is not None:
+        raise InputError(
+            "damaged judge spend of failed trials",
+            file=path,
+            location=["judge_spend_failed_trials", *where],
+            hint=_SPEC_DAMAGED,
+        )
+    return [dict(row) for row in rows if row["variant_id"] in variants]
 
 
 #: Columns of the tidy tables added after archives began: runs archived before lack them.

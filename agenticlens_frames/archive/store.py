@@ -454,6 +454,12 @@ class Archive:
             if self.durable:
                 _fsync(path)
         spec = {**spec_to_json(run.manifest, run.suite), "evaluators": run.evaluator_versions}
+        if run.judge_spend_failed_trials is not None:
+            # What the judges of its failed trials cost: not in the tables (a failed trial
+            # has no scores), so kept here, as to_parquet keeps it, for a rebuilt run's
+            # judge cost lines to say it as the run's did. (Not part of the content id:
+            # written only when set, so runs without it are stored as they were.)
+            spec["judge_spend_failed_trials"] = run.judge_spend_failed_trials
         _write_json(folder / SPEC_FILE, spec)
         m, s = run.manifest, run.suite
         tags = sorted({tag for case in s.cases for tag in case.tags})

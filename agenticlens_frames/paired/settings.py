@@ -517,19 +517,23 @@ experiment fixed correction = 'holm' in its manifest; 'none' was requested (...)
             if config is None
             else config
         )
-    if isinstance(given, Mapping):
-        named = {f for key in given for f in _KEY_FIELDS.get(key, (key,))}
-    else:
-        defaults = ComparisonsConfig(correction=config.correction, source=config.source)
-        named = {
-            f.name for f in fields(config) if getattr(config, f.name) != getattr(defaults, f.name)
-        }
-    named -= {"correction", "source", "file", "without"}
+    named = _named(given, config) - {"correction", "source", "file", "without"}
     overrides: dict[str, Any] = {name: getattr(config, name) for name in named}
     if "evaluators" in overrides or config.without:
         # resolve_comparisons reads a dimension left out as evaluator None.
         overrides["evaluators"] = {**dict(config.evaluators), **dict.fromkeys(config.without)}
     return resolve_comparisons(manifest, correction=config.correction, origin=origin, **overrides)
+
+
+def _named(given: ComparisonsConfig | Mapping[str, Any], config: ComparisonsConfig) -> set[str]:
+    """The fields ``given`` sets: a mapping's keys (as fields), or a
+    :class:`ComparisonsConfig`'s fields that differ from its defaults, and its correction."""
+    if isinstance(given, Mapping):
+        return {f for key in given for f in _KEY_FIELDS.get(key, (key,))}
+    defaults = ComparisonsConfig(correction=config.correction, source=config.source)
+    return {"correction"} | {
+        f.name for f in fields(config) if getattr(config, f.name) != getattr(defaults, f.name)
+    }
 
 
 def run_comparisons(
@@ -538,54 +542,131 @@ def run_comparisons(
     *,
     origin: str = "python",
 ) -> ComparisonsConfig | None:
-    """:func:`effective_comparisons` of a run, under the correction its early-stopping rule
-    declared (``run.stopping``, a live run's with ``stop_when="decided"``).
+    """:func:`effective_comparisons` of a run, under the settings its early-stopping rule
+    decided with (``run.stopping``, a live run's with ``stop_when="decided"``): its
+    declared correction, its α and its cluster.
 
-    The rule split α by that correction (:mod:`~agenticlens_frames.runner.stopping`): the
-    final analysis declares it too, even when it was given only in Python
-    (``StopRule(correction=...)``, ``run_experiment(comparisons=...)``) and the manifest
-    declares nothing, so that the verdicts read beside the stopping decision are the
-    corrected ones. Another correction is refused, as one the manifest fixed is: chosen
-    after the run, it is not a correction.
+    The rule split α by that correction, decided at that α, and with a cluster ran the
+    clusters one at a time and fed its sequence once per cluster
+    (:mod:`~agenticlens_frames.runner.stopping`): the final analysis declares the same
+    three, even when they were given only in Python (``StopRule(correction=...,
+    alpha=...)``, ``run_experiment(comparisons=...)``) and the manifest declares none, so
+    that the verdicts read beside the stopping decision are at its level, by its unit and
+    under its correction — whether the run stopped (the verdicts are then descriptive) or
+    ran to the end (they then lead and gate, at the level and by the unit declared before
+    the run). Another value of any of them is refused, as one the manifest fixed is:
+    chosen after the run, it is not a declaration. A rule without a declared correction
+    (one candidate) leaves an analysis without one undeclared; a correction given to it
+    then gets the rule's α and cluster.
+
+    ``origin`` (``"python"`` or ``"cli"``) says how a refusal names the setting; settings
+    the command line built (``source`` ending in ``cli``) are named by its options.
 
     Raises
     ------
     InputError
-        ``given`` names another correction than the stopping rule's.
+        ``given`` names another correction, α or cluster than the stopping rule's.
 
     Examples
     --------
     >>> from agenticlens_frames import load_experiment
     >>> run = load_experiment("data/support/manifest.yaml", "data/support/suite.yaml")
-    >>> run.stopping = {"correction": "bonferroni", "declared_correction": "holm"}
-    >>> run_comparisons(run, None).correction
-    'holm'
+    >>> run.stopping = {"correction": "bonferroni", "declared_correction": "holm", "alpha": 0.1}
+    >>> config = run_comparisons(run, None)
+    >>> config.correction, config.alpha
+    ('holm', 0.1)
     >>> run_comparisons(run, {"correction": "none"})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     agenticlens_frames.errors.InputError: correction: the run's early-stopping rule declared \
 correction = 'holm' (its stopping decision split α by it); 'none' was requested...
+    >>> run_comparisons(run, {"correction": "holm", "alpha": 0.05})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: alpha: the run's early-stopping rule decided at \
+alpha = 0.1 ...; 0.05 was requested...
     """
-    from .._stopping_block import declared_correction
+    from .._stopping_block import rule_settings
 
+    config = as_comparisons(given)
+    if config is not None and config.source.endswith("cli"):
+        origin = "cli"  # the command line's settings: its options name them
     stopping = getattr(run, "stopping", None)
-    declared = declared_correction(stopping) if isinstance(stopping, Mapping) else None
-    if declared is not None:
-        config = as_comparisons(given)
-        if config is None:
-            if (run.manifest.comparisons or {}).get("correction") != declared:
-                given = {"correction": declared}
-        elif config.correction != declared:
-            how = "--correction" if origin == "cli" else "correction="
-            raise _origin_error(
-                origin,
-                "correction",
-                f"the run's early-stopping rule declared correction = {declared!r} (its "
-                f"stopping decision split α by it); {config.correction!r} was requested: a "
-                "correction chosen after the run is not a correction",
-                f"give {how}{declared if origin == 'cli' else repr(declared)}, or none",
+    if not isinstance(stopping, Mapping):
+        return effective_comparisons(run.manifest, given, origin=origin)
+    rule = {k: v for k, v in rule_settings(stopping).items() if v is not None}
+    named = set() if config is None else _named(given, config)  # type: ignore[arg-type]
+    for key, value in rule.items():
+        if config is not None and key in named and not _same(getattr(config, key), value):
+            raise _rule_refusal(origin, key, value, getattr(config, key))
+    own = effective_comparisons(run.manifest, None, origin=origin)
+    for key, value in rule.items():
+        # A manifest whose comparisons: block was edited after the run (a load of its
+        # folder compares nothing): said as such, not as a setting someone requested.
+        if (
+            own is not None
+            and key in (run.manifest.comparisons or {})
+            and not _same(getattr(own, key), value)
+        ):
+            did, _ = _RULE_DID[key]
+            raise InputError(
+                f"the manifest declares {key} = {getattr(own, key)!r}, but the run's "
+                f"early-stopping rule {did.format(value=value)}: the block was edited after "
+                "the run, and the run's verdicts take the rule's",
+                file=run.manifest.path,
+                location=f"comparisons.{key}",
+                hint=f"put back {key}: {value} in the manifest's comparisons: block (run.json's "
+                "stopping records the rule's settings)",
             )
-    return effective_comparisons(run.manifest, given, origin=origin)
+    if given is None:
+        correction = rule.get("correction") or (own.correction if own is not None else None)
+        if correction is None:
+            return own  # nothing declared: per-comparison intervals, no verdict to level
+        given = {"correction": correction}
+    current = effective_comparisons(run.manifest, given, origin=origin)
+    assert current is not None  # (given is not None)
+    fill = {k: v for k, v in rule.items() if not _same(getattr(current, k), v)}
+    if not fill:
+        return current
+    # The rule's settings where the given ones (or the manifest's) leave them open.
+    filled = {**given, **fill} if isinstance(given, Mapping) else replace(given, **fill)
+    return effective_comparisons(run.manifest, filled, origin=origin)
+
+
+def _same(value: Any, rule: Any) -> bool:
+    """A setting equals the rule's (α as numbers, the rest as they are)."""
+    if isinstance(rule, float) and isinstance(value, (int, float)):
+        return math.isclose(value, rule, rel_tol=1e-12)
+    return bool(value == rule)
+
+
+#: How a refusal of another setting than the early-stopping rule's says what the rule did.
+_RULE_DID = {
+    "correction": (
+        "declared correction = {value!r} (its stopping decision split α by it)",
+        "a correction",
+    ),
+    "alpha": ("decided at alpha = {value!r} (the level of its stopping decision)", "a level"),
+    "cluster": ("ran cluster by cluster, cluster = {value!r} (its sequence's unit)", "a unit"),
+}
+
+
+def _rule_refusal(origin: str, key: str, value: Any, asked: Any) -> InputError:
+    """The refusal of ``asked`` for the setting ``key`` of an analysis of a run whose
+    early-stopping rule decided with ``value``, naming the option on the command line."""
+    if origin == "cli":
+        option = _CLI_OPTIONS.get(key, f"--{key.replace('_', '-')}")
+        hint = f"give {option} {value}, or leave {option} out"
+    else:
+        hint = f"give {key}={value!r}, or leave it out"
+    did, what = _RULE_DID[key]
+    return _origin_error(
+        origin,
+        key,
+        f"the run's early-stopping rule {did.format(value=value)}; {asked!r} was requested: "
+        f"{what} chosen after the run is not a declared one",
+        f"{hint}: the run's fixed-sample verdicts take the rule's",
+    )
 
 
 def with_analysis_level(

@@ -1153,7 +1153,8 @@ def run_experiment(
         Level, declared correction and optional margin for ``stop_when``; an unset level
         or correction is the one ``comparisons`` (or the manifest) declares, another is
         refused (default: the declared ones, else α = 0.05 and no correction — allowed
-        only with one candidate).
+        only with one candidate). The run's final analysis (``analyze(result)``) declares
+        the rule's correction and α, and the cluster of ``comparisons``.
     comparisons
         The paired-comparison settings the run will be judged under (default: the
         manifest's ``comparisons:``; see

@@ -93,7 +93,10 @@ class StopRule:
     candidate is decided when its anytime-valid interval against the baseline excludes 0
     (or, with ``margin``, lies within ±margin, 0 ≤ margin ≤ 1). With more than one
     candidate a correction must be declared, here or by the run's comparisons; an unset
-    ``alpha`` or ``correction`` is the run's declared one (:func:`declared_rule`).
+    ``alpha`` or ``correction`` is the run's declared one (:func:`declared_rule`). The
+    run's final analysis declares the rule's correction and α, and the cluster its
+    sequence ran by, even when they were given only here or by ``comparisons=``
+    (:func:`~agenticlens_frames.paired.settings.run_comparisons`).
 
     Examples
     --------

@@ -412,6 +412,51 @@ def test_a_slice_rebuilds_runs_that_analyze_identically(
         assert got.warnings == expected.warnings
 
 
+def test_the_judge_spend_of_failed_trials_is_kept_with_the_run(
+    tmp_path: Path, support_run: ExperimentRun
+):
+    """A run's ``judge_spend_failed_trials`` (its failed trials' judged attempts: billed,
+    not in the tables) travels in its parquet tables, but an archive dropped it: the run
+    read back from the archive, and its analysis' judge cost lines, said nothing of it.
+    It is kept in the run's specification; a slice of some variants keeps their rows."""
+    from agenticlens_frames import read_parquet
+    from agenticlens_frames.analysis import judge_cost_lines
+
+    rows = [
+        {
+            "variant_id": variant,
+            "attempts": n,
+            "judge_scores": n,
+            "unavailable_scores": 1,
+            "priced_scores": n - 1,
+            "spent_cost_usd": 0.0003 * (n - 1),
+            "input_tokens": 30 * n,
+            "output_tokens": 2 * n,
+        }
+        for variant, n in (("prompt-v2", 3), ("large-v2", 5))
+    ]
+    run = dataclasses.replace(support_run, judge_spend_failed_trials=rows)
+    tables = run.to_parquet(tmp_path / "run" / "tables")
+    archive = Archive(tmp_path / "archive")
+    archive.add(read_parquet(tables), run_at=RUN_AT["support"])
+    back = archive.all().to_run()
+    assert back.judge_spend_failed_trials == rows
+    lines = judge_cost_lines(analyze(back, frontier_n_resamples=0))
+    assert lines == [
+        "Judges · prompt-v2: in failed trials: 3 more score(s), 1 unavailable, $0.000600, "
+        "90 / 6 tokens, not analysed",
+        "Judges · large-v2: in failed trials: 5 more score(s), 1 unavailable, $0.001200, "
+        "150 / 10 tokens, not analysed",
+    ]
+    only = archive.slice(variants="prompt-v2").to_run()
+    assert only.judge_spend_failed_trials == rows[:1]
+    # A run without it is stored as before: its specification has no such key.
+    plain = Archive(tmp_path / "plain")
+    record = plain.add(support_run, run_at=RUN_AT["support"]).record
+    assert "judge_spend_failed_trials" not in json.loads((record.path / "_spec.json").read_text())
+    assert plain.all().to_run().judge_spend_failed_trials is None
+
+
 def test_a_tag_with_a_comma_is_refused_before_anything_is_written(tmp_path: Path):
     """The archive stores a case's tags comma-joined: the tag "refund,billing" read back as
     the two tags "refund" and "billing", so a filter on "refund,billing" kept no row of

@@ -284,6 +284,111 @@ def test_the_final_analysis_declares_the_stopping_rules_correction(tmp_path) -> 
     assert analyze(result.run, correction="holm").verdicts.attrs["correction"] == "holm"
 
 
+def _holm_flags(verdicts, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """(rejected by Holm at ``alpha``, computed here; called better or worse) over the rows
+    of the verdicts with a p-value: the k-th smallest p against α / (m - k + 1), stopping
+    at the first that fails."""
+    p = verdicts["p_value"].to_numpy(dtype=float)
+    keep = ~np.isnan(p)
+    order = np.argsort(p[keep])
+    m = int(keep.sum())
+    rejected = np.zeros(m, dtype=bool)
+    for k, i in enumerate(order):
+        if p[keep][i] > alpha / (m - k):
+            break
+        rejected[i] = True
+    return rejected, verdicts.loc[keep, "verdict"].isin(["better", "worse"]).to_numpy()
+
+
+def test_the_final_analysis_declares_the_stopping_rules_alpha_and_cluster(tmp_path) -> None:
+    """The rule decided at α 0.1, cluster by cluster, with both given only in Python
+    (``comparisons=``), yet analyze(result.run) gave fixed-sample verdicts at α 0.05 and
+    case by case. The analysis of the run, of its load and of its saved tables now
+    declares the rule's α and cluster (and correction); another α or cluster is refused."""
+    from agenticlens_frames import analyze, load_experiment, read_parquet
+
+    manifest, suite = _clustered_experiment(tmp_path)
+    folder = tmp_path / "run"
+    declared = {"correction": "holm", "cluster": "topic", "alpha": 0.1}
+    result = run_experiment(
+        manifest, suite, progress=False, run_dir=folder, stop_when="decided", comparisons=declared
+    )
+    stop = result.stopping
+    assert stop["stopped_early"] and stop["unit"] == "cluster" and stop["alpha"] == 0.1
+    topic_of = {c.id: c.metadata["topic"] for c in load_suite(suite).cases}
+    for run in (
+        result.run,
+        load_experiment(manifest, suite, run_dir=folder),
+        read_parquet(folder / "tables"),
+    ):
+        analysis = analyze(run, frontier_n_resamples=0)
+        verdicts = analysis.verdicts
+        assert verdicts.attrs["declared"] and verdicts.attrs["correction"] == "holm"
+        assert set(verdicts["alpha"]) == {0.1}
+        rejected, significant = _holm_flags(verdicts, 0.1)
+        assert (significant == rejected).all()
+        # By cluster: each quality row counts the topics of the cases used (2 cases each).
+        rows = analysis.paired_frames["paired_comparisons"]
+        quality = rows[rows["dimension"] == "quality"]
+        topics = {topic_of[c] for c in run.cases["case_id"].astype(str)}
+        assert set(quality["n_clusters"]) == {len(topics)} and len(topics) < len(run.cases)
+    with pytest.raises(InputError, match=r"^alpha: the run's early-stopping rule decided at "):
+        analyze(result.run, comparisons={"correction": "holm", "alpha": 0.05})
+    with pytest.raises(InputError, match="ran cluster by cluster, cluster = 'topic'"):
+        analyze(result.run, comparisons={"correction": "holm", "cluster": "other"})
+    # The rule's own settings given again are the declared ones, not a contradiction.
+    again = analyze(result.run, comparisons=declared, frontier_n_resamples=0)
+    assert set(again.verdicts["alpha"]) == {0.1}
+    # A manifest whose comparisons: block declares another α since the run (its hash
+    # leaves the block out, so the folder still loads) is named as the cause.
+    edited = yaml.safe_load(manifest.read_text())
+    edited["comparisons"] = {"correction": "holm", "alpha": 0.05}
+    manifest.write_text(yaml.safe_dump(edited, sort_keys=False))
+    with pytest.raises(InputError, match=r"manifest\.yaml: comparisons\.alpha: the manifest "):
+        analyze(load_experiment(manifest, suite, run_dir=folder))
+
+
+def test_a_run_never_stopped_is_analysed_at_the_rules_alpha(tmp_path) -> None:
+    """A run the rule watched to the end (no candidate decided) has its fixed-sample
+    verdicts lead and gate: at the level declared before the run, the rule's
+    (StopRule(alpha=0.1), nothing else declaring one), not at 0.05; its load too (no
+    ``stop`` record: run.json's settings)."""
+    from agenticlens_frames import analyze, load_experiment
+
+    manifest, suite = _experiment(tmp_path, cases=12, variants=("base", "base2", "worse"))
+    folder = tmp_path / "run"
+    rule = StopRule(alpha=0.1, correction="holm")
+    result = run_experiment(
+        manifest, suite, progress=False, run_dir=folder, stop_when="decided", stop_rule=rule
+    )
+    assert not result.stopping["stopped_early"] and len(result.run.cases) == 12
+    for run in (result.run, load_experiment(manifest, suite, run_dir=folder)):
+        verdicts = analyze(run, frontier_n_resamples=0).verdicts
+        assert set(verdicts["alpha"]) == {0.1} and verdicts.attrs["correction"] == "holm"
+        rejected, significant = _holm_flags(verdicts, 0.1)
+        assert (significant == rejected).all()
+
+
+def test_the_command_lines_settings_are_refused_in_its_words(tmp_path) -> None:
+    """Settings the command line built (``source`` ``cli``) that contradict the stopping
+    rule's are refused naming its option: the refusal said ``give correction='holm', or
+    none`` at ``correction`` (and its command-line branch ``give --correctionholm``)."""
+    from agenticlens_frames import analyze
+    from agenticlens_frames.paired.settings import comparisons_from_cli
+
+    manifest, suite = _experiment(tmp_path)
+    result = run_experiment(
+        manifest, suite, progress=False, stop_when="decided", stop_rule=StopRule(correction="holm")
+    )
+    given = comparisons_from_cli(manifest, suite, correction="bonferroni")
+    with pytest.raises(InputError) as refused:
+        analyze(result.run, comparisons=given)
+    assert str(refused.value).startswith(
+        "--correction: the run's early-stopping rule declared correction = 'holm'"
+    )
+    assert "(give --correction holm, or leave --correction out" in str(refused.value)
+
+
 def test_the_guard_rails_of_the_stopping_rules_correction_are_checked_before_any_call(
     tmp_path,
 ) -> None:
