@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._values import json_copy, json_key_clash, same_json
+from ._values import json_copy, json_copy_checked, same_json
 from .errors import InputError, describe_error
 
 __all__ = [
@@ -663,8 +663,7 @@ class JudgeRunner:
         one of them, which was lost without a word.
         """
         try:
-            copied = json_copy(judged.metadata)
-            clash = json_key_clash(judged.metadata)
+            copied, clash = json_copy_checked(judged.metadata)
         except Exception as exc:  # the judge's objects (RecursionError too), not our bug
             clash = describe_error(exc)
         if clash is not None:
