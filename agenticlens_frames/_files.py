@@ -126,7 +126,9 @@ def refuse_unexpanded(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | Path, mode: str = "wb", **kwargs: Any) -> Iterator[IO[Any]]:
+def atomic_write(
+    path: str | Path, mode: str = "wb", *, sync_dir: bool = True, **kwargs: Any
+) -> Iterator[IO[Any]]:
     """Open ``path`` for writing so that it is replaced only by a complete file.
 
     Parameters
@@ -135,6 +137,10 @@ def atomic_write(path: str | Path, mode: str = "wb", **kwargs: Any) -> Iterator[
         The file to write (its folder is created).
     mode
         ``"wb"`` or ``"w"``; ``kwargs`` go to :func:`open` (``encoding``, ``newline``).
+    sync_dir
+        ``fsync`` the folder after the rename, so that the rename too is on disk when this
+        returns. False: the caller does it once for several files of one folder
+        (:meth:`~agenticlens_frames.ExperimentRun.to_parquet`'s five tables).
 
     Examples
     --------
@@ -178,7 +184,8 @@ def atomic_write(path: str | Path, mode: str = "wb", **kwargs: Any) -> Iterator[
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    _fsync_dir(target.parent)
+    if sync_dir:
+        _fsync_dir(target.parent)
 
 
 def start_writeback(fd: int, offset: int, length: int) -> None:

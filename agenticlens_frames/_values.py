@@ -134,17 +134,44 @@ def json_copy(value: Any) -> Any:
     ...
     TypeError: keys must be str, int, float, bool or None, not tuple
     """
+    return _json_copy(value)[0]
+
+
+def _json_copy(value: Any) -> tuple[Any, bool]:
+    """:func:`json_copy` of ``value``, and whether orjson wrote ``value`` (then no two of
+    its keys clash: :func:`json_key_clash` is None)."""
     # orjson's round trip is ~10x cheaper and gives the same value whenever it reads back
     # equal to the original: plain JSON values (most of them). Anything else (tuples, NaN
     # and infinities, which orjson writes as null, integers beyond 64 bits, non-string
     # keys, other objects) differs or raises, and json decides.
+    written = False
     try:
-        copied = orjson.loads(orjson.dumps(value))
+        data = orjson.dumps(value)
+        written = True
+        copied = orjson.loads(data)
         if copied == value:
-            return copied
+            return copied, True
     except (TypeError, orjson.JSONEncodeError):
         pass
-    return json.loads(json.dumps(value, default=str))
+    return json.loads(json.dumps(value, default=str)), written
+
+
+def json_copy_checked(value: Any) -> tuple[Any, str | None]:
+    """``(json_copy(value), json_key_clash(value))``, with ``value`` written by orjson once
+    for both (a live payload is checked on the event loop, once per attempt).
+
+    Raises what :func:`json_copy` raises.
+
+    Examples
+    --------
+    >>> json_copy_checked({"a": (1, 2)})
+    ({'a': [1, 2]}, None)
+    >>> json_copy_checked({1: "a", "1": "b"})
+    ({'1': 'b'}, 'keys 1 and \\'1\\' are both "1" in JSON, at the top level')
+    """
+    copied, written = _json_copy(value)
+    # A value orjson wrote has string keys only: nothing to walk.
+    return copied, None if written else json_key_clash(value)
 
 
 def json_key_clash(value: Any) -> str | None:

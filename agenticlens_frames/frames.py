@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from ._compat import AGENTIC_EVALS_VERSION
 from ._deprecate import class_keyword_hints, keyword_hints
-from ._files import atomic_write, refuse_unexpanded
+from ._files import _fsync_dir, atomic_write, refuse_unexpanded
 from ._json_text import mark_json_text
 from ._lazy import lazy_module
 from ._plain import plain
@@ -686,8 +686,11 @@ class ExperimentRun:
             table = self.to_arrow(name)
             meta = dict(table.schema.metadata or {})
             meta[_METADATA_KEY] = spec
-            with atomic_write(out / f"{name}.parquet") as handle:
+            # Each file complete on disk before its rename; the folder (the renames) synced
+            # once for the five (a folder's fsync per file cost 3-8 ms each on a busy disk).
+            with atomic_write(out / f"{name}.parquet", sync_dir=False) as handle:
                 pq.write_table(table.replace_schema_metadata(meta), handle)
+        _fsync_dir(out)
         return out
 
     def _repr_html_(self) -> str:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._deprecate import class_keyword_hints
-from ._values import json_copy, json_key_clash, same_json
+from ._values import json_copy, json_copy_checked, same_json
 from .errors import InputError, describe_error
 
 __all__ = [
@@ -665,8 +665,7 @@ class JudgeRunner:
         one of them, which was lost without a word.
         """
         try:
-            copied = json_copy(judged.metadata)
-            clash = json_key_clash(judged.metadata)
+            copied, clash = json_copy_checked(judged.metadata)
         except Exception as exc:  # the judge's objects (RecursionError too), not our bug
             clash = describe_error(exc)
         if clash is not None:

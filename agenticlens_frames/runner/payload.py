@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._values import json_copy, json_key_clash
+from .._values import json_copy_checked
 from ..errors import InputError, describe_error
 from ..formats.traces import Trace, normalize_trace_unhinted
 
@@ -81,7 +81,7 @@ cannot be passed through JSON: TypeError: keys must be str, int, float, bool or 
 cannot be passed through JSON: keys 1 and '1' are both "1" in JSON, in the dict at ['trace']
     """
     try:
-        copy = json_copy(value)
+        copy, clash = json_copy_checked(value)
     except Exception as exc:  # the target's objects (RecursionError too), not our bug
         raise InvalidPayload(
             f"live target payload for case {case_id!r} cannot be passed through JSON: "
@@ -89,7 +89,6 @@ cannot be passed through JSON: keys 1 and '1' are both "1" in JSON, in the dict 
         ) from None
     # JSON keeps one of two keys it writes alike: the journal, a resume and a load would
     # then score a payload other than the one the target gave, without a word.
-    clash = json_key_clash(value)
     if clash is not None:
         raise InvalidPayload(
             f"live target payload for case {case_id!r} cannot be passed through JSON: {clash}"
