@@ -627,7 +627,7 @@ def test_bounded_runs_resume_without_calling_done_attempts_again(
 #: Targets that log, as each call starts, how many other calls are in flight and how many
 #: attempts' records are on disk.
 WATCHED = """
-import json, os, threading
+import json, os, threading, time
 from pathlib import Path
 
 LOCK = threading.Lock()
@@ -651,6 +651,9 @@ def _call(tag, case):
         with open(os.environ["WATCH_LOG"], "a") as f:
             f.write(json.dumps([tag, case.id, others, _on_disk()]) + "\\n")
         word = "parcel" if (len(tag) + int(case.id[1:])) % 3 else "nothing"
+        # Long enough for the calls after the suspects to overlap, however the machine's
+        # load schedules the threads (without it one run in many saw none in parallel).
+        time.sleep(0.02)
         return {"output": f"{tag}: {word}", "trace": {"total_latency_ms": 5.0}}
     finally:
         with LOCK:
