@@ -547,6 +547,46 @@ def test_summarize_says_which_old_runs_hold_a_single_variant(
     ) in text
 
 
+def test_the_archives_surfaces_say_a_run_stopped_early(tmp_path: Path, support_run: ExperimentRun):
+    """A run its early-stopping rule stopped: its fixed-sample rows are descriptive, as
+    every single-run surface says. The archive's summaries and verdicts said nothing of it
+    (the archive did not keep the block); re-adding the run with its block said only
+    "Already archived"."""
+    import dataclasses
+
+    from .conftest import stopping_block
+
+    path = tmp_path / "arc"
+    Archive(path).add(support_run, run_at="2026-11-04")
+    tables = dataclasses.replace(support_run, stopping=stopping_block()).to_parquet(
+        tmp_path / "tables"
+    )
+    again = invoke("add", str(path), str(tables))
+    assert again.exit_code == 0, again.output
+    text = " ".join(again.output.split())
+    assert "Already archived: run" in text
+    assert "kept its early-stopping block, which the archived copy lacked" in text
+    run_id = Archive(path).records()[0].run_id
+    note = (
+        f"1 run(s) stopped early by their early-stopping rule ({run_id[:8]} of "
+        "support-agent-upgrade@1): their fixed-sample rows are descriptive after the early stop"
+    )
+    plain = invoke("summarize", str(path), "--limit", "50")
+    assert plain.exit_code == 0, plain.output
+    assert note in " ".join(plain.output.split())
+    out = tmp_path / "frames"
+    judged = invoke("summarize", str(path), "--verdicts", "--limit", "50", "--out", str(out))
+    assert judged.exit_code == 0, judged.output
+    rows = [line for line in judged.output.splitlines() if "Holm (manifest)" in line]
+    # Each verdict cell says so (wrapped onto the row's next line in a narrow table).
+    assert rows and judged.output.count("(descriptive)") == len(rows) + 1  # + the caption
+    assert " ".join(judged.output.split()).count(note) == 2  # paired rows, verdicts
+    written = pd.read_parquet(out / "verdicts.parquet")
+    assert written["stopped_early"].tolist() == [True] * len(written)
+    sliced = invoke("slice", str(path), "--out", str(tmp_path / "s"), "--verdicts")
+    assert sliced.exit_code == 0 and note in " ".join(sliced.output.split())
+
+
 def test_repeated_factor_options_are_what_the_help_says(cli_archive: Path):
     """--help said "repeat for AND", but the same factor repeated keeps either value
     (a variant has one value of each factor, so AND would keep none)."""
