@@ -738,6 +738,7 @@ class ArchiveSlice:
         1            prompt-v2    safety    manifest  no detectable difference
         """
         from .._progress import progress_bar
+        from .._stopping_block import declared_correction
         from ..paired.settings import as_comparisons
         from ..paired.verdicts import VERDICT_COLUMNS, case_verdicts
         from .results import single_variant_notes, stopped_early_notes
@@ -754,7 +755,13 @@ class ArchiveSlice:
                 own = run.manifest.comparisons is not None
                 # A run with an early-stopping block: its rule declared the correction, α
                 # and cluster (run_comparisons), as the run's own, not the given ones.
-                rule = run.stopping is not None and not own
+                # (A rule of one candidate declared no correction: the given one then
+                # applies, at the rule's α and cluster, as run_comparisons gives it.)
+                rule = (
+                    not own
+                    and run.stopping is not None
+                    and declared_correction(run.stopping) is not None
+                )
                 used = None if own or rule else given
                 frame = case_verdicts(run, used, confidence_level=confidence_level)
                 if scan.selected is not None:

@@ -283,6 +283,38 @@ def test_verdicts_of_a_slice_are_its_candidates_rows_of_the_whole_run(
     assert "tag filter does not apply" in " ".join(got.attrs["notes"])
 
 
+def test_verdicts_of_a_run_with_a_stopping_rule_take_the_rules_settings(
+    tmp_path: Path, synthetic_run: ExperimentRun
+):
+    """A run whose manifest declares no comparisons but whose early-stopping rule declared
+    a correction and an alpha: its verdicts are at the rule's settings (declared_in
+    "stopping rule"), not the given ones, which run_comparisons would refuse (and which
+    stopped every run's verdicts). A rule of one candidate declared no correction: the
+    given one applies, at the rule's alpha."""
+    import dataclasses
+
+    from .conftest import stopping_block
+
+    assert synthetic_run.manifest.comparisons is None
+    block = {**stopping_block(), "alpha": 0.1}
+    one = {**block, "correction": "none", "declared_correction": None}
+    given = {"correction": "bonferroni"}
+    for stopping, declared_in, correction in (
+        (block, "stopping rule", "holm"),
+        (one, "given", "bonferroni"),
+    ):
+        archive = Archive(tmp_path / declared_in.replace(" ", "-"), durable=False)
+        archive.add(dataclasses.replace(synthetic_run, stopping=stopping))
+        got = archive.all().verdicts(given)
+        assert set(got["declared_in"]) == {declared_in}
+        assert set(got["correction"]) == {correction}
+        assert set(got["alpha"]) == {0.1}
+        assert got["stopped_early"].all()
+    assert "keep the correction, alpha and cluster it decided with" in " ".join(
+        Archive(tmp_path / "stopping-rule").all().verdicts(given).attrs["notes"]
+    )
+
+
 def test_slice_writes_rows_for_ci(cli_archive: Path, tmp_path: Path):
     out = tmp_path / "slice"
     result = invoke(
