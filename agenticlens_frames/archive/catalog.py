@@ -164,6 +164,9 @@ class RunRecord:
     evaluators
         Name → version of every registered evaluator the run used; ``None`` for runs
         archived before records kept them.
+    stopped_early
+        For a run with an early-stopping block: whether its rule stopped it early (its
+        fixed-sample verdicts are then descriptive); ``None`` without one.
     as_read
         The record's JSON exactly as ``_run.json`` held it when read (every field
         checked, and the whole against its :data:`RECORD_DIGEST` when it has one);
