@@ -74,6 +74,11 @@ def check_block(block: Any) -> list[str | int] | None:
     for key, types in _CLUSTER_FIELDS.items() if clustered else ():
         if not isinstance(block.get(key), types):
             return [key]
+    # Kept by an archive slice of some candidates: how many the rule split α across.
+    if "rule_candidates" in block and (
+        not isinstance(block["rule_candidates"], int) or isinstance(block["rule_candidates"], bool)
+    ):
+        return ["rule_candidates"]
     for i, c in enumerate(block["candidates"]):
         if not isinstance(c, Mapping):
             return ["candidates", i]

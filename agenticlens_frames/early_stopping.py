@@ -104,10 +104,14 @@ def rule_statement(block: Mapping[str, Any]) -> str:
     ...     print(part)
     Bonferroni across the 2 candidates: α/m = 0.025 each (α = 0.05)
     the declared Holm correction applies to the fixed-sample verdicts
+    >>> rule_statement({**block, "candidates": [{}], "rule_candidates": 2}).split("; ")[0]
+    'Bonferroni across the 2 candidates: α/m = 0.025 each (α = 0.05)'
     """
     applied, declared = _corrections(block)
     alpha = float(block["alpha"])
-    m = len(block.get("candidates", []))
+    # A block restricted to some candidates (a slice of an archived run) keeps how many
+    # the rule decided across: α was split by those.
+    m = block.get("rule_candidates", len(block.get("candidates", [])))
     named = CORRECTION_NAMES.get(str(declared), str(declared))
     if applied == "bonferroni":
         text = (

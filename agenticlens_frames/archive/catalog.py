@@ -164,6 +164,9 @@ class RunRecord:
     evaluators
         Name → version of every registered evaluator the run used; ``None`` for runs
         archived before records kept them.
+    stopped_early
+        For a run with an early-stopping block: whether its rule stopped it early (its
+        fixed-sample verdicts are then descriptive); ``None`` without one.
     as_read
         The record's JSON exactly as ``_run.json`` held it when read (every field
         checked, and the whole against its :data:`RECORD_DIGEST` when it has one);
@@ -206,6 +209,12 @@ class RunRecord:
     #: Name → version of every registered evaluator the run used (``{}``: none); ``None``
     #: for runs archived before the record kept them (5 December 2026).
     evaluators: dict[str, str | None] | None = None
+    #: The run carries an early-stopping block (kept in its ``_spec.json``): True when its
+    #: rule stopped it early (its fixed-sample verdicts are then descriptive), False when
+    #: it ran to the end under the rule; ``None`` for a run without one (or archived
+    #: before the block was kept, 6 December 2026). The archive's verdict surfaces read it
+    #: here, without the specification.
+    stopped_early: bool | None = None
     as_read: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -241,6 +250,9 @@ class RunRecord:
             "counts": dict(self.counts),
             "sha256": dict(self.sha256),
             **({} if self.evaluators is None else {"evaluators": dict(self.evaluators)}),
+            # Only for a run with a stopping block: the records of the others stay as
+            # they were written (their digests too).
+            **({} if self.stopped_early is None else {"stopped_early": self.stopped_early}),
         }
         return {**data, RECORD_DIGEST: record_digest(data)}
 
@@ -277,6 +289,7 @@ class RunRecord:
                 # Older archives have no checksums.
                 sha256=source.take(data, "sha256", (), _to_str_map_or_null, default={}),
                 evaluators=source.take(data, "evaluators", (), _to_versions, default=None),
+                stopped_early=source.take(data, "stopped_early", (), _to_strict_bool, default=None),
                 as_read=data,
             )
             # Records archived before 6 December 2026 carry no digest.
@@ -473,6 +486,7 @@ def records_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
         "factor_names",
         "tags",
         "evaluators",
+        "stopped_early",
         "path",
     ]
     rows = [
@@ -487,6 +501,7 @@ def records_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
             "factor_names": r.factor_names,
             "tags": r.tags,
             "evaluators": evaluators_text(r.evaluators),
+            "stopped_early": r.stopped_early,
             "path": str(r.path),
         }
         for r in records

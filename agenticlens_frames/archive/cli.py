@@ -440,7 +440,10 @@ def archive_add(
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
 ) -> None:
-    """Append one experiment run to the archive (atomic; re-adding the same run is a no-op)."""
+    """Append one experiment run to the archive (atomic; re-adding the same run is a no-op).
+
+    A re-add keeps the early-stopping block or judge spend that the archived copy lacked.
+    """
     from ..frames import read_parquet, tables_folder
     from .store import Archive
 
@@ -497,10 +500,21 @@ def archive_add(
     if not quiet:
         r = result.record
         verb = "Added" if result.added else "Already archived:"
+        # A re-add that filled in what the archived copy lacked says so: not "nothing".
+        named = {
+            "stopping": "early-stopping block",
+            "judge_spend_failed_trials": "failed trials' judge spend",
+        }
+        completed = (
+            f"; kept its {' and '.join(named[k] for k in result.completed)}, which the "
+            "archived copy lacked"
+            if result.completed
+            else ""
+        )
         output_console(soft_wrap=True).print(
             Text(
                 f"{verb} run {r.run_id} of {r.experiment_id} ({r.n_attempts} attempts, "
-                f"run at {r.run_at:%Y-%m-%d %H:%M} UTC) in {archive}"
+                f"run at {r.run_at:%Y-%m-%d %H:%M} UTC) in {archive}{completed}"
             )
         )
 
@@ -1011,8 +1025,9 @@ def _verdicts_table(console: Console, judged: pd.DataFrame, limit: int) -> None:
         title="Verdicts of each run: case-level paired comparisons under the correction it "
         "declared, over its whole family",
         title_justify="left",
-        caption="declared in: the run's manifest, or --correction for a run that declared "
-        "none; 'not judged': neither declared a correction (per-comparison interval).",
+        caption="declared in: the run's manifest, its early-stopping rule, or --correction "
+        "for a run that declared none; 'not judged': neither declared a correction "
+        "(per-comparison interval); '(descriptive)': the run stopped early (the notes).",
         caption_justify="left",
     )
     for name in ("experiment", "run", "candidate", "dimension", "correction"):
@@ -1038,7 +1053,12 @@ def _verdicts_table(console: Console, judged: pd.DataFrame, limit: int) -> None:
                 format_change(r),
                 format_p(r["adjusted_p_value"]) if declared else "-",
             ),
-            Text(verdict, style=VERDICT_STYLES.get(verdict, "")),
+            Text(
+                # A fixed-sample verdict of a run its rule stopped: descriptive, as the
+                # single-run surfaces title it (early_stopping.descriptive_title).
+                verdict + (" (descriptive)" if r.get("stopped_early") is True else ""),
+                style=VERDICT_STYLES.get(verdict, ""),
+            ),
             *_row(
                 detectable_cell(verdict, float(r["mde"]), unit, str(r["detectable"] or "")) or "-"
             ),

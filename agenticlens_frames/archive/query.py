@@ -45,7 +45,7 @@ from ..frames import (
     variants_frame,
 )
 from ._scan import RunScan, verify_file
-from .catalog import SPEC_FILE, Catalog, RunRecord, parse_time, records_frame
+from .catalog import RUN_FILE, SPEC_FILE, Catalog, RunRecord, parse_time, records_frame
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -723,8 +723,10 @@ class ArchiveSlice:
         Returns
         -------
         pandas.DataFrame
-            ``experiment_id, run_id, declared_in`` (``manifest``, ``given`` or ``none``),
-            then :data:`~agenticlens_frames.paired.verdicts.VERDICT_COLUMNS`.
+            ``experiment_id, run_id, declared_in`` (``manifest``, ``stopping rule``: a
+            run whose early-stopping rule declared its settings, ``given`` or ``none``),
+            ``stopped_early`` (its rule stopped it: its rows are descriptive, and the
+            notes say so), then :data:`~agenticlens_frames.paired.verdicts.VERDICT_COLUMNS`.
 
         Examples
         --------
@@ -736,12 +738,13 @@ class ArchiveSlice:
         1            prompt-v2    safety    manifest  no detectable difference
         """
         from .._progress import progress_bar
+        from .._stopping_block import declared_correction
         from ..paired.settings import as_comparisons
         from ..paired.verdicts import VERDICT_COLUMNS, case_verdicts
-        from .results import single_variant_notes
+        from .results import single_variant_notes, stopped_early_notes
 
         given = as_comparisons(comparisons)
-        keys = ["experiment_id", "run_id", "declared_in"]
+        keys = ["experiment_id", "run_id", "declared_in", "stopped_early"]
         parts: list[pd.DataFrame] = []
         notes: list[str] = []
         with progress_bar(
@@ -750,14 +753,33 @@ class ArchiveSlice:
             for record, scan in self._plan:
                 run = _rebuild_run(record, replace(scan, selected=None, tags=None))
                 own = run.manifest.comparisons is not None
-                used = None if own else given
+                # A run with an early-stopping block: its rule declared the correction, α
+                # and cluster (run_comparisons), as the run's own, not the given ones.
+                # (A rule of one candidate declared no correction: the given one then
+                # applies, at the rule's α and cluster, as run_comparisons gives it.)
+                rule = (
+                    not own
+                    and run.stopping is not None
+                    and declared_correction(run.stopping) is not None
+                )
+                used = None if own or rule else given
                 frame = case_verdicts(run, used, confidence_level=confidence_level)
                 if scan.selected is not None:
                     keep = frame["candidate_variant_id"].astype(str).isin(scan.selected)
                     frame = frame[keep.to_numpy()]
-                declared_in = "manifest" if own else "given" if given is not None else "none"
+                declared_in = (
+                    "manifest"
+                    if own
+                    else "stopping rule"
+                    if rule
+                    else "given"
+                    if given is not None
+                    else "none"
+                )
                 # Plain text: each run has its own variant ids (categories would not concat).
                 frame = frame.astype(dict.fromkeys(_VERDICT_TEXT, object))
+                # Its rule stopped it: these fixed-sample rows are descriptive (the notes).
+                frame.insert(0, "stopped_early", bool((run.stopping or {}).get("stopped_early")))
                 frame.insert(0, "declared_in", declared_in)
                 frame.insert(0, "run_id", record.run_id)
                 frame.insert(0, "experiment_id", record.experiment_id)
@@ -769,11 +791,18 @@ class ArchiveSlice:
                 "suite, the family its correction was declared for"
             )
         # A run of one variant (archived before add refused them) has no verdict row.
-        notes += single_variant_notes(records_frame([record for record, _ in self._plan]))
+        planned = records_frame([record for record, _ in self._plan])
+        notes += single_variant_notes(planned)
+        notes += stopped_early_notes(planned)
         if given is not None and any(p["declared_in"].eq("manifest").any() for p in parts):
             notes.append(
                 "runs whose manifest declares comparisons keep their own settings; the "
                 "given ones apply to the runs that declared none"
+            )
+        if given is not None and any(p["declared_in"].eq("stopping rule").any() for p in parts):
+            notes.append(
+                "runs with an early-stopping rule keep the correction, alpha and cluster it "
+                "decided with (declared_in: stopping rule)"
             )
         columns = keys + VERDICT_COLUMNS
         out = (
@@ -887,7 +916,16 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
     expected = record.sha256.get(SPEC_FILE)
     # Runs archived before the specification was checksummed have none: read unchecked.
     if expected is not None:
-        verify_file(path, expected, record.run_id, content=content)
+        try:
+            verify_file(path, expected, record.run_id, content=content)
+        except InputError:
+            # A re-add completing the run's facts (Archive.add) replaces the specification,
+            # then the record with its new checksum: read between the two, the record on
+            # disk now names this content.
+            again = _record_spec_sha256(record)
+            if again in (None, expected):
+                raise
+            verify_file(path, again, record.run_id, content=content)
     try:
         spec = json.loads(content.decode("utf-8"))
     except ValueError as exc:
@@ -927,6 +965,7 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
     remap[[c.index for c in chosen]] = np.arange(len(chosen))
     suite = replace(suite, cases=tuple(replace(c, index=i) for i, c in enumerate(chosen)))
     spend = _failed_trials_spend(spec, path, keep)
+    stopping = _stopping_block(spec, path, record, keep, sliced_cases=len(chosen) < len(remap))
     archive_only = {"run_id", "run_at", "tags"}
     tables: dict[str, pd.DataFrame] = {}
     for name in ("attempts", "checks", "trials"):
@@ -948,6 +987,7 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
         cases=cases_frame(suite),
         evaluator_versions=dict(spec.get("evaluators", {})),
         judge_spend_failed_trials=spend,
+        stopping=stopping,
     )
     try:
         set_categories(run)
@@ -955,6 +995,72 @@ def _rebuild_run(record: RunRecord, scan: RunScan) -> ExperimentRun:
         # The tables are checked against their checksums when read: the spec is the odd one.
         raise InputError(exc.message, file=path, hint=_SPEC_DAMAGED) from None
     return run
+
+
+def _record_spec_sha256(record: RunRecord) -> str | None:
+    """The specification's checksum in the run's record as it is on disk now (None when
+    unreadable: the caller's first refusal stands)."""
+    try:
+        data = json.loads((record.path / RUN_FILE).read_text(encoding="utf-8"))
+        value = data["sha256"][SPEC_FILE]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _stopping_block(
+    spec: Mapping[str, Any],
+    path: Path,
+    record: RunRecord,
+    variants: set[str],
+    *,
+    sliced_cases: bool,
+) -> dict[str, Any] | None:
+    """The run's early-stopping block kept in its specification (None: it had none, or was
+    archived before it was kept), checked as :func:`~..frames.read_parquet` checks it, for
+    a rebuilt run of the slice's ``variants``.
+
+    A slice of some variants keeps the decisions about those candidates (and their judges'
+    spend past the decision): the stop itself, and the rule's settings, stand. A slice
+    of some cases is refused: the sequence decided on all the cases it used, so the block
+    does not describe the sliced data, and without it the slice's fixed-sample verdicts
+    would read as inferential.
+    """
+    from .._stopping_block import check_block
+
+    block = spec.get("stopping")
+    if block is None:
+        return None
+    where = check_block(block)
+    if where is not None:
+        raise InputError(
+            "damaged early-stopping record",
+            file=path,
+            location=["stopping", *where],
+            hint=_SPEC_DAMAGED,
+        )
+    if sliced_cases:
+        stopped = "stopped early" if block["stopped_early"] else "ran under an early-stopping rule"
+        raise InputError(
+            f"run {record.run_id} of {record.experiment_id} {stopped}: its stopping decision "
+            "was taken over all the cases its sequence used, so it does not describe a slice "
+            "of some of its cases, and without it that slice's fixed-sample verdicts would "
+            "read as inferential",
+            file=path,
+            location="stopping",
+            hint="slice this run without tags=, or leave it out of the slice (runs=)",
+        )
+    out = dict(block)
+    out["candidates"] = [
+        dict(c) for c in block["candidates"] if c["candidate_variant_id"] in variants
+    ]
+    if len(out["candidates"]) < len(block["candidates"]):
+        # The rule split α across all its candidates: the statement of it keeps their number.
+        out.setdefault("rule_candidates", len(block["candidates"]))
+    spend = block.get("judge_spend_after_decision")
+    if spend is not None:
+        out["judge_spend_after_decision"] = [dict(r) for r in spend if r["variant_id"] in variants]
+    return out
 
 
 def _failed_trials_spend(

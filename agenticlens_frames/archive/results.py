@@ -45,6 +45,7 @@ __all__ = [
     "compare_to_baseline",
     "factor_levels",
     "single_variant_notes",
+    "stopped_early_notes",
     "trial_summary",
     "variant_summary",
 ]
@@ -1018,6 +1019,47 @@ def single_variant_notes(runs: pd.DataFrame) -> list[str]:
     ]
 
 
+def stopped_early_notes(runs: pd.DataFrame) -> list[str]:
+    """The note on the runs of ``runs`` (catalog rows: ``run_id``, ``experiment_id``,
+    ``stopped_early``) that their early-stopping rule stopped, or none.
+
+    After an early stop the stopping decision is the inferential statement and the
+    fixed-sample numbers are descriptive (as every single-run surface says, from the run's
+    block: :mod:`~agenticlens_frames.early_stopping`). The archive's own frames pool such
+    runs with the others and cannot lead with each one's decision, so the paired
+    differences and the verdicts carry this in ``attrs["notes"]``; ``archive summarize``
+    and ``archive slice`` print it.
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"run_id": ["0123456789abcdef", "fedcba9876543210"],
+    ...                      "experiment_id": ["a@1", "b@1"], "stopped_early": [True, None]})
+    >>> print(*stopped_early_notes(runs))  # doctest: +NORMALIZE_WHITESPACE
+    1 run(s) stopped early by their early-stopping rule (01234567 of a@1): their
+    fixed-sample rows are descriptive after the early stop (their intervals and p-values
+    assume a sample size fixed in advance, and the estimates lean away from 0); the
+    stopping decision is the inferential statement (slice.to_run() and analyze_runs()
+    lead with it)
+    >>> stopped_early_notes(runs.iloc[1:]), stopped_early_notes(pd.DataFrame())
+    ([], [])
+    """
+    if "stopped_early" not in runs.columns:
+        return []  # no catalog rows given (analyze_stats without runs)
+    stopped = runs[runs["stopped_early"].map(lambda v: v is True).to_numpy(dtype=bool)]
+    if stopped.empty:
+        return []
+    pairs = zip(stopped["run_id"], stopped["experiment_id"], strict=True)
+    named = [f"{str(run_id)[:8]} of {experiment}" for run_id, experiment in pairs]
+    more = f" and {len(named) - 3} more" if len(named) > 3 else ""
+    return [
+        f"{len(named)} run(s) stopped early by their early-stopping rule "
+        f"({', '.join(named[:3])}{more}): their fixed-sample rows are descriptive after the "
+        "early stop (their intervals and p-values assume a sample size fixed in advance, and "
+        "the estimates lean away from 0); the stopping decision is the inferential statement "
+        "(slice.to_run() and analyze_runs() lead with it)"
+    ]
+
+
 @class_keyword_hints()
 @dataclass
 class ArchiveAnalysis:
@@ -1112,7 +1154,9 @@ class ArchiveAnalysis:
         ``variant_summary``: each candidate against its run's baseline, case by case.
         Built on first use and kept (one paired t per comparison and dimension). Its
         ``attrs["notes"]`` names the runs that hold a single variant
-        (:func:`single_variant_notes`): they have no row here.
+        (:func:`single_variant_notes`): they have no row here; and the runs their
+        early-stopping rule stopped (:func:`stopped_early_notes`): their rows are
+        descriptive.
 
         Examples
         --------
@@ -1131,7 +1175,7 @@ class ArchiveAnalysis:
             paired = paired_differences(
                 self.stats, self.variant_summary, confidence_level=self.confidence_level
             )
-            paired.attrs["notes"] = single_variant_notes(self.runs)
+            paired.attrs["notes"] = single_variant_notes(self.runs) + stopped_early_notes(self.runs)
             self._paired = paired
         return self._paired
 

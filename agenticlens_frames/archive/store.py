@@ -149,6 +149,10 @@ def run_content_id(run: ExperimentRun) -> str:
     SHA-256 over the manifest and suite (without file locations) and the values of the
     ``attempts``, ``checks`` and ``trials`` tables. The same run loaded twice, from any
     folder, gets the same id; any changed outcome, score, latency or setting changes it.
+    What the run carries beside them (:data:`RUN_FACTS`: its early-stopping block, its
+    failed trials' judge spend) is not hashed: the same attempts are one run with or
+    without them (:meth:`Archive.add` fills them in on a re-add), and the ids of runs
+    archived before they were kept stay what they were.
 
     Examples
     --------
@@ -169,6 +173,12 @@ def run_content_id(run: ExperimentRun) -> str:
     return digest.hexdigest()[:16]
 
 
+#: What a run carries beside its tables and specification, kept in its ``_spec.json`` when
+#: set and not part of its content id: its early-stopping block and its failed trials'
+#: judge spend. Re-adding the run fills in those its archived copy lacks.
+RUN_FACTS = ("stopping", "judge_spend_failed_trials")
+
+
 @class_keyword_hints()
 @dataclass(frozen=True)
 class AddResult:
@@ -186,6 +196,9 @@ class AddResult:
 
     record: RunRecord
     added: bool
+    #: For a run already archived: the run-level facts (:data:`RUN_FACTS`) this add wrote
+    #: into its specification, which the archived copy lacked.
+    completed: tuple[str, ...] = ()
 
     @property
     def run_id(self) -> str:
@@ -259,6 +272,23 @@ def _check_shape(run: ExperimentRun) -> None:
         )
 
 
+def _check_run_facts(run: ExperimentRun) -> None:
+    """Refuse a stopping block or failed trials' judge spend that no surface could render
+    (one set by hand in Python), before it is written and read back as damaged."""
+    from .._stopping_block import check_block, check_spend
+
+    for key, check in (("stopping", check_block), ("judge_spend_failed_trials", check_spend)):
+        value = getattr(run, key)
+        where = None if value is None else check(value)
+        if where is not None:
+            raise InputError(
+                f"run {run.experiment_id!r} carries a {key} record the archive could not give back",
+                location=[key, *where],
+                hint="archive the run as the runner gave it (read_parquet of its tables), or "
+                f"set run.{key} = None",
+            )
+
+
 def _check_tags(run: ExperimentRun) -> None:
     """Refuse a case tag holding a comma: the archive keeps a case's tags comma-joined
     on every attempt, so ``"refund,billing"`` would read back as two tags, and a tag
@@ -285,6 +315,20 @@ def _fsync(path: Path) -> None:
 
 def _write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
+
+
+def _replace_json(path: Path, data: Any, *, durable: bool) -> None:
+    """Replace a published run's JSON file whole (a reader sees the old or the new one)."""
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        _write_json(temporary, data)
+        if durable:
+            _fsync(temporary)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    if durable:
+        _fsync(path.parent)
 
 
 @class_keyword_hints()
@@ -378,13 +422,14 @@ class Archive:
             _check_marker(self.path / MARKER_FILE)  # before the run is looked for in it
         _check_shape(run)
         _check_tags(run)
+        _check_run_facts(run)
         # Read before looking for the run: a bad --run-at is refused whether or not the
         # run is archived already (a CI job re-adding a run would not find it out).
         given_at = parse_time(run_at, name="run_at")
         run_id = run_content_id(run)
         target = self._run_dir(run.experiment_id, run_id)
         if (target / RUN_FILE).exists():
-            return self._existing(target, exist_ok)
+            return self._existing(target, exist_ok, run)
         added_at = datetime.now(UTC)
         when = given_at or added_at
         self._ensure_root()
@@ -400,7 +445,7 @@ class Archive:
                     # Someone else published the same content first: theirs is complete.
                     if (target / RUN_FILE).exists():
                         shutil.rmtree(staging, ignore_errors=True)
-                        return self._existing(target, exist_ok)
+                        return self._existing(target, exist_ok, run)
                     raise InputError(
                         "this run's folder is there without its record (_run.json), so it "
                         "is not read; its files are not replaced",
@@ -415,7 +460,7 @@ class Archive:
             _fsync(target.parent)
         return AddResult(record=_replace_path(record, target), added=True)
 
-    def _existing(self, target: Path, exist_ok: bool) -> AddResult:
+    def _existing(self, target: Path, exist_ok: bool, run: ExperimentRun) -> AddResult:
         record = self._read_record(target)
         if not exist_ok:
             raise InputError(
@@ -423,7 +468,74 @@ class Archive:
                 file=target,
                 hint="it holds this exact content already; adding it again changes nothing",
             )
-        return AddResult(record=record, added=False)
+        completed = self._complete_run_facts(record, run)
+        if completed:
+            record = self._read_record(target)
+        return AddResult(record=record, added=False, completed=completed)
+
+    def _complete_run_facts(self, record: RunRecord, run: ExperimentRun) -> tuple[str, ...]:
+        """Write into an archived run's specification the run-level facts (:data:`RUN_FACTS`)
+        that ``run``, the same content added again, carries and the archived copy lacks;
+        the names written.
+
+        They are not part of the content id (the tables' and specification's content: the
+        same attempts must not be archived twice, once per fact), so a run first added
+        without them (from a version that did not keep them, or before its journal's
+        facts were read) gets them on the next add. A fact archived with another value
+        is refused: one of the two copies is not this run's.
+        """
+        path = record.path / SPEC_FILE
+        missing: dict[str, Any] = {}
+        stored: dict[str, Any] | None = None
+        for key in RUN_FACTS:
+            value = getattr(run, key)
+            if value is None:
+                continue
+            if stored is None:
+                try:
+                    content = path.read_bytes()
+                    expected = record.sha256.get(SPEC_FILE)
+                    if expected is not None:
+                        verify_file(path, expected, record.run_id, content=content)
+                    stored = json.loads(content.decode("utf-8"))
+                except (OSError, ValueError) as exc:
+                    raise InputError(
+                        f"unreadable run specification ({exc})",
+                        file=path,
+                        hint="restore the file from a backup, or remove the run "
+                        f"(`{self._remove_command(record.path)}`) and add it again",
+                    ) from None
+            # As written (JSON text): a tuple in the run is a list in the file.
+            given = json.loads(json.dumps(value, default=str))
+            if stored.get(key) is None:
+                missing[key] = given
+            elif stored[key] != given:
+                raise InputError(
+                    f"run {record.run_id} of {record.experiment_id} is archived with another "
+                    f"{key} than the run added again (same tables, different record)",
+                    file=path,
+                    location=key,
+                    hint="check which copy is the run's; to replace the archived one, remove "
+                    f"the run (`{self._remove_command(record.path)}`) and add it again",
+                )
+        if not missing:
+            return ()
+        assert stored is not None
+        # The specification first, then the record that checksums it, each replaced whole:
+        # a reader between the two reads the record again (query._read_spec).
+        _replace_json(path, {**stored, **missing}, durable=self.durable)
+        updated = replace(
+            record,
+            sha256={**record.sha256, SPEC_FILE: file_sha256(path)},
+            stopped_early=(
+                bool(missing["stopping"]["stopped_early"])
+                if "stopping" in missing
+                else record.stopped_early
+            ),
+            as_read=None,  # the file read is replaced: to_json() is what it holds
+        )
+        _replace_json(record.path / RUN_FILE, updated.to_json(), durable=self.durable)
+        return tuple(missing)
 
     def _write_run(
         self, run: ExperimentRun, run_id: str, run_at: datetime, added_at: datetime, folder: Path
@@ -460,6 +572,12 @@ class Archive:
             # judge cost lines to say it as the run's did. (Not part of the content id:
             # written only when set, so runs without it are stored as they were.)
             spec["judge_spend_failed_trials"] = run.judge_spend_failed_trials
+        if run.stopping is not None:
+            # Its early-stopping block (when and why the rule stopped it, and the settings
+            # it decided with), as to_parquet keeps it: a rebuilt run's analysis leads with
+            # the stopping decision, reads its fixed-sample verdicts as descriptive and
+            # declares the rule's correction, alpha and cluster. (Written only when set.)
+            spec["stopping"] = run.stopping
         _write_json(folder / SPEC_FILE, spec)
         m, s = run.manifest, run.suite
         tags = sorted({tag for case in s.cases for tag in case.tags})
@@ -489,6 +607,7 @@ class Archive:
             tags=tuple(tags),
             counts={name: table.num_rows for name, table in tables.items()},
             evaluators=dict(run.evaluator_versions),
+            stopped_early=None if run.stopping is None else bool(run.stopping["stopped_early"]),
             path=folder,
             # The specification is checksummed too: an edit that keeps it consistent
             # with the tables (a case's expected text, a check's threshold) would

@@ -283,6 +283,38 @@ def test_verdicts_of_a_slice_are_its_candidates_rows_of_the_whole_run(
     assert "tag filter does not apply" in " ".join(got.attrs["notes"])
 
 
+def test_verdicts_of_a_run_with_a_stopping_rule_take_the_rules_settings(
+    tmp_path: Path, synthetic_run: ExperimentRun
+):
+    """A run whose manifest declares no comparisons but whose early-stopping rule declared
+    a correction and an alpha: its verdicts are at the rule's settings (declared_in
+    "stopping rule"), not the given ones, which run_comparisons would refuse (and which
+    stopped every run's verdicts). A rule of one candidate declared no correction: the
+    given one applies, at the rule's alpha."""
+    import dataclasses
+
+    from .conftest import stopping_block
+
+    assert synthetic_run.manifest.comparisons is None
+    block = {**stopping_block(), "alpha": 0.1}
+    one = {**block, "correction": "none", "declared_correction": None}
+    given = {"correction": "bonferroni"}
+    for stopping, declared_in, correction in (
+        (block, "stopping rule", "holm"),
+        (one, "given", "bonferroni"),
+    ):
+        archive = Archive(tmp_path / declared_in.replace(" ", "-"), durable=False)
+        archive.add(dataclasses.replace(synthetic_run, stopping=stopping))
+        got = archive.all().verdicts(given)
+        assert set(got["declared_in"]) == {declared_in}
+        assert set(got["correction"]) == {correction}
+        assert set(got["alpha"]) == {0.1}
+        assert got["stopped_early"].all()
+    assert "keep the correction, alpha and cluster it decided with" in " ".join(
+        Archive(tmp_path / "stopping-rule").all().verdicts(given).attrs["notes"]
+    )
+
+
 def test_slice_writes_rows_for_ci(cli_archive: Path, tmp_path: Path):
     out = tmp_path / "slice"
     result = invoke(
@@ -545,6 +577,46 @@ def test_summarize_says_which_old_runs_hold_a_single_variant(
         f"Note: 1 run(s) hold a single variant ({added.run_id[:8]} of {added.experiment_id}; "
         "archived before such runs were refused): they have no paired comparison"
     ) in text
+
+
+def test_the_archives_surfaces_say_a_run_stopped_early(tmp_path: Path, support_run: ExperimentRun):
+    """A run its early-stopping rule stopped: its fixed-sample rows are descriptive, as
+    every single-run surface says. The archive's summaries and verdicts said nothing of it
+    (the archive did not keep the block); re-adding the run with its block said only
+    "Already archived"."""
+    import dataclasses
+
+    from .conftest import stopping_block
+
+    path = tmp_path / "arc"
+    Archive(path).add(support_run, run_at="2026-11-04")
+    tables = dataclasses.replace(support_run, stopping=stopping_block()).to_parquet(
+        tmp_path / "tables"
+    )
+    again = invoke("add", str(path), str(tables))
+    assert again.exit_code == 0, again.output
+    text = " ".join(again.output.split())
+    assert "Already archived: run" in text
+    assert "kept its early-stopping block, which the archived copy lacked" in text
+    run_id = Archive(path).records()[0].run_id
+    note = (
+        f"1 run(s) stopped early by their early-stopping rule ({run_id[:8]} of "
+        "support-agent-upgrade@1): their fixed-sample rows are descriptive after the early stop"
+    )
+    plain = invoke("summarize", str(path), "--limit", "50")
+    assert plain.exit_code == 0, plain.output
+    assert note in " ".join(plain.output.split())
+    out = tmp_path / "frames"
+    judged = invoke("summarize", str(path), "--verdicts", "--limit", "50", "--out", str(out))
+    assert judged.exit_code == 0, judged.output
+    rows = [line for line in judged.output.splitlines() if "Holm (manifest)" in line]
+    # Each verdict cell says so (wrapped onto the row's next line in a narrow table).
+    assert rows and judged.output.count("(descriptive)") == len(rows) + 1  # + the caption
+    assert " ".join(judged.output.split()).count(note) == 2  # paired rows, verdicts
+    written = pd.read_parquet(out / "verdicts.parquet")
+    assert written["stopped_early"].tolist() == [True] * len(written)
+    sliced = invoke("slice", str(path), "--out", str(tmp_path / "s"), "--verdicts")
+    assert sliced.exit_code == 0 and note in " ".join(sliced.output.split())
 
 
 def test_repeated_factor_options_are_what_the_help_says(cli_archive: Path):

@@ -19,7 +19,7 @@ from agenticlens_frames.frames import ExperimentRun
 
 from ..conftest import EXAMPLE
 from . import _workers
-from .conftest import RUN_AT
+from .conftest import RUN_AT, stopping_block
 
 
 def test_add_publishes_one_hive_partition_per_run(tmp_path: Path, support_run: ExperimentRun):
@@ -455,6 +455,161 @@ def test_the_judge_spend_of_failed_trials_is_kept_with_the_run(
     record = plain.add(support_run, run_at=RUN_AT["support"]).record
     assert "judge_spend_failed_trials" not in json.loads((record.path / "_spec.json").read_text())
     assert plain.all().to_run().judge_spend_failed_trials is None
+
+
+def test_a_runs_early_stopping_block_is_kept_with_the_run(
+    tmp_path: Path, support_run: ExperimentRun
+):
+    """A live run's early-stopping block travels in its parquet tables, but an archive
+    dropped it: the run rebuilt from the archive had none, so its fixed-sample verdicts
+    read as inferential, and at the default correction and alpha rather than the rule's.
+    It is kept in the run's specification and given back; a slice of some variants keeps
+    the decisions about those; a slice of some cases is refused, naming the run."""
+    from agenticlens_frames import read_parquet
+
+    block = stopping_block()
+    run = dataclasses.replace(support_run, stopping=block)
+    archive = Archive(tmp_path / "archive")
+    record = archive.add(read_parquet(run.to_parquet(tmp_path / "tables")), run_at="2026-11-04")
+    back = archive.all().to_run()
+    assert back.stopping == block
+    analysis = analyze(back, frontier_n_resamples=0)
+    assert analysis.extras["early_stopping"] == block
+    # The final analysis declares the rule's correction: another one is refused.
+    with pytest.raises(InputError, match="early-stopping rule declared"):
+        analyze(back, comparisons={"correction": "none"})
+    assert archive.all().to_runs()[0].stopping == block
+    # Of the candidates, the slice's; the stop and the rule's settings stand.
+    only = archive.slice(variants="prompt-v2").to_run().stopping
+    assert only is not None
+    assert [c["candidate_variant_id"] for c in only["candidates"]] == ["prompt-v2"]
+    assert [r["variant_id"] for r in only["judge_spend_after_decision"]] == ["prompt-v2"]
+    # The rule split alpha across both candidates: its statement still says so.
+    from agenticlens_frames.early_stopping import rule_statement
+
+    assert only.pop("rule_candidates") == 2
+    assert rule_statement({**only, "rule_candidates": 2}) == rule_statement(block)
+    assert {
+        k: v for k, v in only.items() if k not in ("candidates", "judge_spend_after_decision")
+    } == {k: v for k, v in block.items() if k not in ("candidates", "judge_spend_after_decision")}
+    # The catalog says the run stopped early (the archive's own surfaces read it there).
+    assert record.record.stopped_early is True
+    assert archive.runs()["stopped_early"].tolist() == [True]
+    # Some of its cases: the block does not describe them.
+    with pytest.raises(InputError, match="stopped early") as error:
+        archive.slice(tags="refund").to_run()
+    assert error.value.location == "stopping"
+    assert error.value.file == str(record.record.path / "_spec.json")
+    # A run without it is stored as before.
+    plain = Archive(tmp_path / "plain")
+    stored = plain.add(support_run, run_at="2026-11-04").record
+    assert "stopping" not in json.loads((stored.path / "_spec.json").read_text())
+    assert plain.all().to_run().stopping is None
+    assert plain.slice(tags="refund").to_run().stopping is None
+    assert stored.stopped_early is None
+    assert "stopped_early" not in json.loads((stored.path / "_run.json").read_text())
+    # A block no surface could render is refused before anything is written.
+    bad = dataclasses.replace(support_run, stopping={**block, "reason": 3})
+    with pytest.raises(InputError) as error:
+        Archive(tmp_path / "bad").add(bad)
+    assert error.value.location == "stopping.reason"
+    assert not (tmp_path / "bad").exists()
+
+
+def test_a_damaged_early_stopping_block_in_the_archive_is_refused_naming_its_place(
+    tmp_path: Path, support_run: ExperimentRun
+):
+    archive = Archive(tmp_path / "archive", durable=False)
+    record = archive.add(dataclasses.replace(support_run, stopping=stopping_block())).record
+    spec_path = record.path / "_spec.json"
+    spec = json.loads(spec_path.read_text())
+    spec["stopping"]["reason"] = 3
+    spec_path.write_text(json.dumps(spec))
+    # Its checksum follows the edit: the block's own check is what refuses it.
+    from agenticlens_frames.archive._scan import file_sha256
+
+    fixed = dataclasses.replace(
+        record, sha256={**record.sha256, "_spec.json": file_sha256(spec_path)}, as_read=None
+    )
+    (record.path / "_run.json").write_text(json.dumps(fixed.to_json()))
+    with pytest.raises(InputError) as error:
+        archive.all().to_run()
+    assert error.value.location == "stopping.reason"
+    assert error.value.file == str(spec_path)
+
+
+def test_adding_a_run_again_with_its_run_level_facts_keeps_them(
+    tmp_path: Path, support_run: ExperimentRun
+):
+    """The early-stopping block and the failed trials' judge spend are not part of the
+    run's content id: adding the run first without them (an archive written before they
+    were kept) and then with them said "already archived" and dropped them. The re-add
+    now writes them into the archived copy (same run id, one run), checksummed; another
+    value than the archived one is refused."""
+    spend = [
+        {
+            "variant_id": "prompt-v2",
+            "judge_scores": 3,
+            "unavailable_scores": 1,
+            "spent_cost_usd": 0.0006,
+            "input_tokens": 90,
+            "output_tokens": 6,
+        }
+    ]
+    full = dataclasses.replace(
+        support_run, stopping=stopping_block(), judge_spend_failed_trials=spend
+    )
+    assert run_content_id(full) == run_content_id(support_run)
+    archive = Archive(tmp_path / "archive", durable=False)
+    first = archive.add(support_run, run_at="2026-11-04")
+    stale = archive.all()
+    assert len(stale.records()) == 1  # the slice holds the record as it was
+    again = archive.add(full)
+    assert (again.added, again.run_id) == (False, first.run_id)
+    assert again.completed == ("stopping", "judge_spend_failed_trials")
+    assert again.record.stopped_early is True
+    assert len(archive.records()) == 1
+    archive.check()  # the record's checksum names the new specification
+    back = archive.all().to_run()
+    assert back.stopping == full.stopping
+    assert back.judge_spend_failed_trials == spend
+    # A slice taken before the re-add reads the new specification too.
+    assert stale.to_run().stopping == full.stopping
+    # Nothing to add: nothing written.
+    spec_bytes = (first.record.path / "_spec.json").read_bytes()
+    assert archive.add(full).completed == ()
+    assert archive.add(support_run).completed == ()
+    assert (first.record.path / "_spec.json").read_bytes() == spec_bytes
+    # Another block for the same tables: one of the two is not this run's.
+    other = stopping_block()
+    other["reason"] = "something else"
+    with pytest.raises(InputError, match="archived with another stopping") as error:
+        archive.add(dataclasses.replace(support_run, stopping=other))
+    assert error.value.location == "stopping"
+    assert archive.all().to_run().stopping == full.stopping
+
+
+def test_a_run_of_an_older_archive_reads_and_takes_its_block_on_a_re_add(
+    tmp_path: Path, support_run: ExperimentRun
+):
+    """A run archived by an earlier version (no checksums, no record digest, no block)
+    still reads, with no block; adding it again with its block keeps the block, and the
+    run reads back whole with it."""
+    from .conftest import archived_before_checksums
+
+    archive = Archive(tmp_path / "archive", durable=False)
+    run_id = archive.add(support_run, run_at="2026-11-04").run_id
+    folder = archived_before_checksums(archive, run_id)
+    old = archive.all().to_run()
+    assert old.stopping is None
+    assert archive.record(run_id).stopped_early is None
+    again = archive.add(dataclasses.replace(support_run, stopping=stopping_block()))
+    assert (again.added, again.run_id, again.completed) == (False, run_id, ("stopping",))
+    back = archive.all().to_run()
+    assert back.stopping == stopping_block()
+    pd.testing.assert_frame_equal(back.attempts, old.attempts, check_exact=True)
+    assert archive.record(run_id).stopped_early is True
+    assert folder == archive.record(run_id).path
 
 
 def test_a_tag_with_a_comma_is_refused_before_anything_is_written(tmp_path: Path):
