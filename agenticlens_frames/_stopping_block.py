@@ -1,19 +1,24 @@
 """The checks of an ``early_stopping`` block (when and why a live run stopped), before
 any surface renders it: a saved report's, and a run's carried through parquet metadata.
 
-Imports nothing of ours: :mod:`agenticlens_frames.frames` reads it, and the statement's
-words (:mod:`agenticlens_frames.early_stopping`) sit above the paired verdicts, which read
-the frames.
+Imports nothing of ours but :mod:`~agenticlens_frames.errors`:
+:mod:`agenticlens_frames.frames` reads it, and the statement's words
+(:mod:`agenticlens_frames.early_stopping`) sit above the paired verdicts, which read the
+frames.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
+
+from .errors import InputError
 
 __all__ = [
     "check_block",
     "check_spend",
+    "checked_record",
     "declared_correction",
     "is_clustered",
     "rule_settings",
@@ -186,3 +191,44 @@ def rule_settings(block: Mapping[str, Any]) -> dict[str, Any]:
         # (A block without clusters has no "cluster" key; run.json's settings hold None.)
         "cluster": cluster if isinstance(cluster, str) else None,
     }
+
+
+#: What each saved run-level record is called in its refusal, and its check.
+_RECORDS = {
+    "stopping": ("early-stopping record", check_block),
+    "judge_spend_failed_trials": ("judge spend of failed trials", check_spend),
+}
+
+
+def checked_record(
+    kind: str,
+    value: Any,
+    *,
+    file: str | Path,
+    location: Sequence[str | int],
+    hint: str,
+    where: str = "",
+) -> Any:
+    """``value``, a saved run-level record of ``kind`` (``"stopping"``: an early-stopping
+    block, ``"judge_spend_failed_trials"``), once checked as every surface reads it; a
+    damaged one is refused naming ``file`` and the place below ``location``.
+
+    One refusal for a report, a run's parquet metadata and an archive's specification
+    (``where`` says in which part of the file).
+
+    Examples
+    --------
+    >>> checked_record("judge_spend_failed_trials", [], file="r.json", location=[], hint="")
+    []
+    >>> checked_record("judge_spend_failed_trials", [{"variant_id": 1}], file="r.json",
+    ...                location=["x"], hint="write it again")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: r.json: x[0].variant_id: damaged judge spend of \
+failed trials (write it again)
+    """
+    what, check = _RECORDS[kind]
+    bad = check(value)
+    if bad is not None:
+        raise InputError(f"damaged {what}{where}", file=file, location=[*location, *bad], hint=hint)
+    return value

@@ -927,31 +927,22 @@ ExperimentRun.to_parquet() and `experiment run --parquet` write them)
             file=base / "attempts.parquet",
             hint="write the run again with to_parquet()",
         ) from None
-    stopping = spec.get("stopping")
-    if stopping is not None:
-        from ._stopping_block import check_block
+    from ._stopping_block import checked_record
 
-        where = check_block(stopping)
-        if where is not None:
-            # Checked as a saved report's: every surface renders it first.
-            raise InputError(
-                "damaged early-stopping record in the agenticlens_frames metadata",
-                file=base / "attempts.parquet",
-                location=["stopping", *where],
-                hint="write the run again with to_parquet()",
-            )
-    spend = spec.get("judge_spend_failed_trials")
-    if spend is not None:
-        from ._stopping_block import check_spend
-
-        where = check_spend(spend)
-        if where is not None:
-            raise InputError(
-                "damaged judge spend of failed trials in the agenticlens_frames metadata",
-                file=base / "attempts.parquet",
-                location=["judge_spend_failed_trials", *where],
-                hint="write the run again with to_parquet()",
-            )
+    # Checked as a saved report's: every surface renders them.
+    facts = {
+        key: checked_record(
+            key,
+            value,
+            file=base / "attempts.parquet",
+            location=[key],
+            hint="write the run again with to_parquet()",
+            where=" in the agenticlens_frames metadata",
+        )
+        for key in ("stopping", "judge_spend_failed_trials")
+        if (value := spec.get(key)) is not None
+    }
+    stopping, spend = facts.get("stopping"), facts.get("judge_spend_failed_trials")
     run = ExperimentRun(
         manifest,
         suite,

@@ -1026,19 +1026,12 @@ def _stopping_block(
     does not describe the sliced data, and without it the slice's fixed-sample verdicts
     would read as inferential.
     """
-    from .._stopping_block import check_block
+    from .._stopping_block import checked_record
 
     block = spec.get("stopping")
     if block is None:
         return None
-    where = check_block(block)
-    if where is not None:
-        raise InputError(
-            "damaged early-stopping record",
-            file=path,
-            location=["stopping", *where],
-            hint=_SPEC_DAMAGED,
-        )
+    checked_record("stopping", block, file=path, location=["stopping"], hint=_SPEC_DAMAGED)
     if sliced_cases:
         stopped = "stopped early" if block["stopped_early"] else "ran under an early-stopping rule"
         raise InputError(
@@ -1070,19 +1063,13 @@ def _failed_trials_spend(
     none, or was archived before it was kept), checked as :func:`~..frames.read_parquet`
     checks it, with the rows of the rebuilt run's ``variants`` only (a slice of some
     variants says the judge spend of those)."""
-    from .._stopping_block import check_spend
+    from .._stopping_block import checked_record
 
     rows = spec.get("judge_spend_failed_trials")
     if rows is None:
         return None
-    where = check_spend(rows)
-    if where is not None:
-        raise InputError(
-            "damaged judge spend of failed trials",
-            file=path,
-            location=["judge_spend_failed_trials", *where],
-            hint=_SPEC_DAMAGED,
-        )
+    key = "judge_spend_failed_trials"
+    checked_record(key, rows, file=path, location=[key], hint=_SPEC_DAMAGED)
     return [dict(row) for row in rows if row["variant_id"] in variants]
 
 

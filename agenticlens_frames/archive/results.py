@@ -1009,14 +1009,19 @@ def single_variant_notes(runs: pd.DataFrame) -> list[str]:
     alone = runs[runs["n_variants"].to_numpy() < 2]
     if alone.empty:
         return []
-    pairs = zip(alone["run_id"], alone["experiment_id"], strict=True)
-    named = [f"{str(run_id)[:8]} of {experiment}" for run_id, experiment in pairs]
-    more = f" and {len(named) - 3} more" if len(named) > 3 else ""
     return [
-        f"{len(named)} run(s) hold a single variant ({', '.join(named[:3])}{more}; archived "
+        f"{len(alone)} run(s) hold a single variant ({_named_runs(alone)}; archived "
         "before such runs were refused): they have no paired comparison and no verdict, "
         "only their variant's summary"
     ]
+
+
+def _named_runs(runs: pd.DataFrame) -> str:
+    """The first three of ``runs`` (catalog rows) as a note names them, and how many more."""
+    pairs = zip(runs["run_id"], runs["experiment_id"], strict=True)
+    named = [f"{str(run_id)[:8]} of {experiment}" for run_id, experiment in pairs]
+    more = f" and {len(named) - 3} more" if len(named) > 3 else ""
+    return ", ".join(named[:3]) + more
 
 
 def stopped_early_notes(runs: pd.DataFrame) -> list[str]:
@@ -1048,12 +1053,9 @@ def stopped_early_notes(runs: pd.DataFrame) -> list[str]:
     stopped = runs[runs["stopped_early"].map(lambda v: v is True).to_numpy(dtype=bool)]
     if stopped.empty:
         return []
-    pairs = zip(stopped["run_id"], stopped["experiment_id"], strict=True)
-    named = [f"{str(run_id)[:8]} of {experiment}" for run_id, experiment in pairs]
-    more = f" and {len(named) - 3} more" if len(named) > 3 else ""
     return [
-        f"{len(named)} run(s) stopped early by their early-stopping rule "
-        f"({', '.join(named[:3])}{more}): their fixed-sample rows are descriptive after the "
+        f"{len(stopped)} run(s) stopped early by their early-stopping rule "
+        f"({_named_runs(stopped)}): their fixed-sample rows are descriptive after the "
         "early stop (their intervals and p-values assume a sample size fixed in advance, and "
         "the estimates lean away from 0); the stopping decision is the inferential statement "
         "(slice.to_run() and analyze_runs() lead with it)"

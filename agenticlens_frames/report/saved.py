@@ -797,8 +797,6 @@ def _extras(block: Mapping[str, Any], file: Path) -> dict[str, Any]:
     as `experiment run` renders it, first after an early stop), the notes on attempts
     no target answered (said beside the verdicts and the gates) and the judge spend of
     failed trials (said in the judges' cost lines)."""
-    from ..early_stopping import check_block
-
     out: dict[str, Any] = {}
     failures = block.get("target_failures")
     if failures is not None:
@@ -810,31 +808,24 @@ def _extras(block: Mapping[str, Any], file: Path) -> dict[str, Any]:
                 hint="is this an experiment report written by `experiment run --save`?",
             )
         out["target_failures"] = list(failures)
-    spend = block.get("judge_spend_failed_trials")
-    if spend is not None:
-        from .._stopping_block import check_spend
+    from .._stopping_block import checked_record
 
-        where = check_spend(spend)
-        if where is not None:
-            raise InputError(
-                "damaged judge spend of failed trials",
+    # (The report's key for the run's stopping block is early_stopping.)
+    for key, kind in (
+        ("judge_spend_failed_trials", "judge_spend_failed_trials"),
+        ("early_stopping", "stopping"),
+    ):
+        value = block.get(key)
+        if value is not None:
+            checked_record(
+                kind,
+                value,
                 file=file,
-                location=["agenticlens_frames", "judge_spend_failed_trials", *where],
+                location=["agenticlens_frames", key],
                 hint="is this an experiment report written by `experiment run --save`?",
             )
-        out["judge_spend_failed_trials"] = [dict(row) for row in spend]
-    stopping = block.get("early_stopping")
-    if stopping is None:
-        return out
-    where = check_block(stopping)
-    if where is not None:
-        raise InputError(
-            "damaged early-stopping record",
-            file=file,
-            location=["agenticlens_frames", "early_stopping", *where],
-            hint="is this an experiment report written by `experiment run --save`?",
-        )
-    return {**out, "early_stopping": dict(stopping)}
+            out[key] = [dict(r) for r in value] if kind != "stopping" else dict(value)
+    return out
 
 
 #: Said beside verdicts a report did not hold, computed from its per-case records.
