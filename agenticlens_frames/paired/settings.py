@@ -44,6 +44,7 @@ __all__ = [
     "default_evaluators",
     "effective_comparisons",
     "evaluator_plan",
+    "names_setting",
     "parse_comparisons",
     "resolve_comparisons",
     "run_comparisons",
@@ -534,6 +535,32 @@ def _named(given: ComparisonsConfig | Mapping[str, Any], config: ComparisonsConf
     return {"correction"} | {
         f.name for f in fields(config) if getattr(config, f.name) != getattr(defaults, f.name)
     }
+
+
+def names_setting(
+    manifest: ManifestSpec, given: ComparisonsConfig | Mapping[str, Any] | None, key: str
+) -> bool:
+    """Whether the manifest's ``comparisons:`` block or ``given`` names the setting ``key``
+    (a mapping's keys; a :class:`ComparisonsConfig`'s fields that differ from its defaults,
+    as :func:`effective_comparisons` reads them), rather than leave it at its default.
+
+    A setting left open is not a declaration: an early-stopping rule's α stands where no
+    α was declared (:func:`~agenticlens_frames.runner.stopping.declared_rule`), as the
+    run's final analysis fills it with the rule's (:func:`run_comparisons`).
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest
+    >>> m = load_manifest("data/support/manifest.yaml")  # correction: holm, no alpha
+    >>> names_setting(m, {"correction": "holm"}, "alpha")
+    False
+    >>> names_setting(m, {"correction": "holm", "alpha": 0.1}, "alpha")
+    True
+    """
+    if key in (manifest.comparisons or {}):
+        return True
+    config = as_comparisons(given)
+    return config is not None and key in _named(given, config)  # type: ignore[arg-type]
 
 
 def run_comparisons(
