@@ -579,10 +579,11 @@ def run_comparisons(
     three, even when they were given only in Python (``StopRule(correction=...,
     alpha=...)``, ``run_experiment(comparisons=...)``) and the manifest declares none, so
     that the verdicts read beside the stopping decision are at its level, by its unit and
-    under its correction — whether the run stopped (the verdicts are then descriptive) or
-    ran to the end (they then lead and gate, at the level and by the unit declared before
-    the run). Another value of any of them is refused, as one the manifest fixed is:
-    chosen after the run, it is not a declaration. A rule without a declared correction
+    under its correction, whether the run stopped or ran to the end (either way the
+    rule's statement leads and the verdicts are descriptive; the level and the unit
+    declared before the run are still the only honest ones for them). Another value of
+    any of them is refused, as one the manifest fixed is: chosen after the run, it is not
+    a declaration. A rule without a declared correction
     (one candidate) leaves an analysis without one undeclared; a correction given to it
     then gets the rule's α and cluster.
 
