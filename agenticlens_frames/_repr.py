@@ -162,7 +162,7 @@ def analysis_repr_html(
     by ``headline`` (the case-level pass rates of
     :func:`~agenticlens_frames.paired.verdicts.headline_pass_rates`, when there are any),
     then AgenticLens's pooled numbers and comparisons, labelled as such, and the warnings.
-    ``stopped``, after an early stop: the stopping section's HTML and the verdicts' title
+    ``stopped``, in a run the rule watched: the stopping section's HTML and the verdicts' title
     (:mod:`agenticlens_frames.early_stopping`, read by the caller: this module
     imports nothing of ours). ``gate``: the non-inferiority gates in words, (passed,
     headline, one line per (candidate, dimension)) of

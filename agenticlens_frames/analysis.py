@@ -1426,11 +1426,11 @@ class ExperimentAnalysis:
 
     def __repr__(self) -> str:
         from ._repr import analysis_repr
-        from .early_stopping import early_stopping, stopped_early
+        from .early_stopping import early_stopping, sequence_leads
 
-        # After an early stop the stopping decision leads, as on every other surface; a
-        # failed gate then comes before the verdicts (the line had not said it at all).
-        reason = str(early_stopping(self)["reason"]) if stopped_early(self) else None
+        # In a run the rule watched (stopped early or not) the stopping decision leads, as
+        # on every other surface; a failed gate then comes before the verdicts.
+        reason = str(early_stopping(self)["reason"]) if sequence_leads(self) else None
         return analysis_repr(self, reason, self._gate_said())
 
     def _gate_said(self) -> tuple[bool, str, list[str]] | None:
@@ -1448,21 +1448,24 @@ class ExperimentAnalysis:
         from ._repr import analysis_repr_html
         from .early_stopping import (
             descriptive_title,
+            sequence_leads,
             stopped_early,
             stopping_section_html,
         )
         from .paired.verdicts import omitted_statement
 
         headline = self.pass_rates
-        # After an early stop the stopping decision is the inferential statement: it leads,
-        # in the page's section, and the fixed-sample verdicts under it are titled
-        # descriptive, as on every other surface.
+        # In a run the rule watched (stopped early or not) the stopping decision is the
+        # inferential statement: it leads, in the page's section, and the fixed-sample
+        # verdicts under it are titled descriptive, as on every other surface.
         stopped = (
             (
                 stopping_section_html(self),
-                descriptive_title("Verdicts against the baseline (case-level)"),
+                descriptive_title(
+                    "Verdicts against the baseline (case-level)", stopped_early(self)
+                ),
             )
-            if stopped_early(self)
+            if sequence_leads(self)
             else None
         )
         return analysis_repr_html(

@@ -934,10 +934,11 @@ def _note_outside_targets(manifest_file: Path) -> None:
 
 
 def _early_stop(analysis: object) -> Any:
-    """The early-stopping block of a run the rule stopped early, else None."""
-    from .early_stopping import early_stopping, stopped_early
+    """The early-stopping block of a run the rule watched (stopped early or to the end of
+    its plan: its statement is the inferential one, docs/statistics.md §13), else None."""
+    from .early_stopping import early_stopping
 
-    return early_stopping(analysis) if stopped_early(analysis) else None  # type: ignore[arg-type]
+    return early_stopping(analysis)  # type: ignore[arg-type]
 
 
 def _exit_code(
@@ -1022,8 +1023,8 @@ def _gates(
         return _noting_unanswered(analysis, gates)
     stopping = _early_stop(analysis)
     if fail_on_regression and rule == "case" and stopping is not None:
-        # After an early stop the fixed-sample verdicts are descriptive: the gate follows
-        # the stopping decision, the inferential statement (docs/statistics.md §13).
+        # In a watched run (stopped or not) the fixed-sample verdicts are descriptive: the
+        # gate follows the stopping decision, the inferential statement (§13).
         from .early_stopping import stop_regressions
 
         decided_worse = stop_regressions(stopping)

@@ -1,9 +1,11 @@
 """The early-stopping statement (``stop_when="decided"``) in words, for every surface.
 
-After an early stop the stopping decision is the inferential statement and the
-fixed-sample verdicts are descriptive (docs/statistics.md §13), so the console, the HTML
-page and ``experiment report`` lead with it; they all word it from the report's
-``early_stopping`` block through these helpers, and the exit code follows it
+In a run the rule watched — stopped early or run to the end of its plan — the stopping
+rule's statement is the inferential one and the fixed-sample verdicts are descriptive
+(docs/statistics.md §13: read as well, they would give the run a second chance at a false
+claim), so the console, the HTML page and ``experiment report`` lead with it; they all
+word it from the report's ``early_stopping`` block through these helpers, and the exit
+code follows it
 (:func:`stop_regressions`). Nothing here computes a statistic.
 """
 
@@ -19,13 +21,16 @@ from .paired.verdicts import CORRECTION_NAMES, format_difference, format_interva
 
 __all__ = [
     "DESCRIPTIVE_NOTE",
+    "WATCHED_NOTE",
     "attempts_statement",
     "check_block",
     "decision_rows",
+    "descriptive_note",
     "descriptive_title",
     "differences_statement",
     "early_stopping",
     "rule_statement",
+    "sequence_leads",
     "stop_regressions",
     "stopped_early",
     "stopping_section_html",
@@ -41,6 +46,13 @@ DESCRIPTIVE_NOTE = (
     "and p-values assume a sample size fixed in advance (they are not anytime-valid) and "
     "the estimates lean away from 0. The stopping decision above is the inferential "
     "statement, and --fail-on-regression follows it."
+)
+#: Said beside the fixed-sample verdicts of a run the rule watched to the end of its plan.
+WATCHED_NOTE = (
+    "The early-stopping rule watched this run to the end of its plan, so these fixed-sample "
+    "numbers are descriptive: read as well as the rule's statement, they would give the run "
+    "a second chance at a false claim. The rule's anytime-valid statement above is the "
+    "inferential one (not decided: no claim), and --fail-on-regression follows it."
 )
 
 
@@ -60,9 +72,10 @@ def early_stopping(a: Analysis) -> Mapping[str, Any] | None:
     return block if isinstance(block, Mapping) and block else None
 
 
-def descriptive_title(title: str) -> str:
-    """The heading of the fixed-sample verdicts after an early stop, from a surface's heading
-    of the verdicts (``"Verdicts against …"``).
+def descriptive_title(title: str, stopped: bool = True) -> str:
+    """The heading of the fixed-sample verdicts of a watched run, from a surface's heading
+    of the verdicts (``"Verdicts against …"``): after an early stop, or (``stopped``
+    False) at the end of a run the rule watched but never stopped.
 
     The one place these words are built: the explorer had titled the table "(case-level;
     descriptive)" and the ``--summary`` added "(descriptive after the early stop)" without
@@ -73,14 +86,32 @@ def descriptive_title(title: str) -> str:
     >>> descriptive_title("Verdicts against base: case-level paired comparisons")
     'Fixed-sample verdicts against base: case-level paired comparisons — descriptive after \
 the early stop'
+    >>> descriptive_title("Verdicts against base", stopped=False)
+    'Fixed-sample verdicts against base — descriptive beside the early-stopping rule'
     """
-    return f"Fixed-sample {title[0].lower()}{title[1:]} — descriptive after the early stop"
+    after = "after the early stop" if stopped else "beside the early-stopping rule"
+    return f"Fixed-sample {title[0].lower()}{title[1:]} — descriptive {after}"
+
+
+def descriptive_note(stopped: bool = True) -> str:
+    """:data:`DESCRIPTIVE_NOTE` after an early stop, else :data:`WATCHED_NOTE`."""
+    return DESCRIPTIVE_NOTE if stopped else WATCHED_NOTE
 
 
 def stopped_early(a: Analysis) -> bool:
     """The run was stopped by the rule (its fixed-sample numbers are then descriptive)."""
     block = early_stopping(a)
     return bool(block and block.get("stopped_early"))
+
+
+def sequence_leads(a: Analysis) -> bool:
+    """The rule watched the run (stopped early or to the end of its plan): its statement
+    leads, the fixed-sample verdicts follow as descriptive and do not gate.
+
+    A run that never stopped leads with the sequence's final state too: its fixed-sample
+    verdicts, leading, gave it a second chance at a false claim (docs/statistics.md §13).
+    Only a run whose sequence is over carries the block."""
+    return early_stopping(a) is not None
 
 
 def _corrections(block: Mapping[str, Any]) -> tuple[str, str | None]:
@@ -279,7 +310,8 @@ def stopping_section_html(a: Analysis) -> str:
         f"<td>{_e(r['paired_cases'])}</td></tr>"
         for r in decision_rows(block)
     )
-    # A stopped run's sample size depends on the data: its decision is what to read first.
+    # A stopped run's sample size depends on the data, and a watched run's verdicts would
+    # be its second chance at a false claim: the rule's statement is what to read first.
     lead, tail = (
         (
             "The stopping decision is the inferential statement of this run; the verdicts "
@@ -287,7 +319,12 @@ def stopping_section_html(a: Analysis) -> str:
             " The tables and every number on this page use the cases run before the decision.",
         )
         if stopped
-        else ("", "")
+        else (
+            "The rule's anytime-valid statement at the end of the plan is the inferential "
+            "statement of this run (not decided: no claim); the verdicts below are "
+            "descriptive. ",
+            "",
+        )
     )
     return (
         f"<section id='early-stopping'><h2>{_e(_heading(block))}</h2>"

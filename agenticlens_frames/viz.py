@@ -1274,6 +1274,10 @@ SIGNIFICANCE_MARKS = {
 _STOPPED_NOTE = (
     "descriptive after the early stop: its stopping decision is the inferential statement"
 )
+#: The same at the end of a run the rule watched but never stopped.
+_WATCHED_NOTE = (
+    "descriptive beside the early-stopping rule: its statement is the inferential statement"
+)
 
 
 @keyword_hints
@@ -1353,7 +1357,7 @@ def _not_compared(paired: pd.DataFrame) -> str:
 def paired_forest(
     paired: pd.DataFrame | ExperimentAnalysis | ExperimentRun,
     *,
-    after_early_stop: bool | None = None,
+    after_early_stop: bool | str | None = None,
     **statistics: Any,
 ) -> go.Figure:
     """Paired candidate − baseline differences with their intervals, one panel per
@@ -1369,8 +1373,10 @@ def paired_forest(
 
     After an early stop (``stop_when="decided"``) these fixed-sample numbers are
     descriptive: the subtitle says so first, and that the stopping decision is the
-    inferential statement. ``after_early_stop``: whether the run stopped early; None reads
-    it from the analysis (False for a frame).
+    inferential statement; so at the end of a run the rule watched but never stopped, whose
+    statement leads too (docs/statistics.md §13). ``after_early_stop``: whether the run
+    stopped early (True), ``"watched"`` for a run the rule watched to the end, False for
+    neither; None reads it from the analysis (False for a frame).
 
     Examples
     --------
@@ -1389,9 +1395,7 @@ def paired_forest(
     """
     analysis = _analysis_of(paired, statistics, paired_forest)
     if after_early_stop is None:
-        from .early_stopping import stopped_early
-
-        after_early_stop = analysis is not None and stopped_early(analysis)
+        after_early_stop = analysis is not None and _stopped(analysis)
     if analysis is not None:
         frame = paired_rows(analysis)
         if frame is None:
@@ -1500,7 +1504,11 @@ def paired_forest(
             "Paired differences against the baseline",
             # After an early stop the green and red marks are fixed-sample calls on a
             # sample the stop chose: said before the key, as every surface titles them.
-            (_STOPPED_NOTE + "<br>" if after_early_stop else "")
+            (
+                (_WATCHED_NOTE if after_early_stop == "watched" else _STOPPED_NOTE) + "<br>"
+                if after_early_stop
+                else ""
+            )
             + _significance_key(paired)
             + _not_compared(paired),
         ),
@@ -1929,10 +1937,13 @@ class FigureEntry:
     in_page: bool = True
 
 
-def _stopped(analysis: ExperimentAnalysis) -> bool:
-    from .early_stopping import stopped_early
+def _stopped(analysis: ExperimentAnalysis) -> bool | str:
+    """The forest's ``after_early_stop`` of an analysis (see :func:`paired_forest`)."""
+    from .early_stopping import sequence_leads, stopped_early
 
-    return stopped_early(analysis)
+    if not sequence_leads(analysis):
+        return False
+    return True if stopped_early(analysis) else "watched"
 
 
 def _paired_frame_of(analysis: ExperimentAnalysis, options: dict[str, Any]) -> Any:

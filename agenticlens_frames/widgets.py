@@ -446,11 +446,9 @@ class Explorer(widgets.VBox):
         self.verdicts.value = self._verdicts_html(keep)
         # Before the early return below: with no variant left, not the last selection's rows.
         if self.paired is not None and self._paired is not None:
-            from .early_stopping import stopped_early
-
             shown = self._paired[self._paired["candidate_variant_id"].astype(str).isin(keep)]
             self.paired = (
-                viz.paired_forest(shown, after_early_stop=stopped_early(a))
+                viz.paired_forest(shown, after_early_stop=viz._stopped(a))
                 if len(shown)
                 else go.Figure(layout={"title": {"text": "no candidate selected"}})
             )
@@ -519,6 +517,7 @@ class Explorer(widgets.VBox):
     def _verdicts_html(self, keep: list[str]) -> str:
         from .early_stopping import (
             descriptive_title,
+            sequence_leads,
             stopped_early,
             stopping_section_html,
         )
@@ -549,19 +548,18 @@ class Explorer(widgets.VBox):
             body = verdicts_table_html(shown) + judge_verdict_note_html(self.analysis)
         table = f"<h3>{title} (case-level)</h3>" + _hidden_note(hidden, declared) + body
         # In the page's order: the warnings first (too few trials makes every interval
-        # exploratory); after an early stop the stopping decision leads and the fixed-sample
-        # verdicts are descriptive, a rule that never stopped follows the gate; a failed
+        # exploratory); in a run the rule watched (stopped early or not) the stopping
+        # decision leads and the fixed-sample verdicts are descriptive; a failed
         # non-inferiority gate comes before the table (after the stopping decision), whose
         # "no detectable difference" rows would read as reassurance above it, and a passed
         # one after.
         stopping = stopping_section_html(self.analysis)
         gate, gate_passed = gate_section_html(self.analysis)
         lead, rule = "", stopping
-        if stopped_early(self.analysis):
+        if sequence_leads(self.analysis):
             heading = f"<h3>{title} (case-level)</h3>"
-            table = table.replace(
-                heading, f"<h3>{html.escape(descriptive_title(title + ' (case-level)'))}</h3>", 1
-            )
+            described = descriptive_title(title + " (case-level)", stopped_early(self.analysis))
+            table = table.replace(heading, f"<h3>{html.escape(described)}</h3>", 1)
             lead, rule = stopping, ""
         table = table + gate if gate_passed else gate + table
         return warnings_section_html(self.analysis) + lead + table + rule

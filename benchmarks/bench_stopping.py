@@ -28,7 +28,11 @@ gives only the error rate and power with cases correlated within topics, of the
 case-level sequence (wrong there) and of the cluster-level one ``stop_when`` runs with
 declared clusters, and the family-wise error of ``StopMonitor`` itself fed records with
 declared clusters (``--monitor-runs``); ``--widths`` only the sequence's width against
-the fixed-sample Hoeffding interval.
+the fixed-sample Hoeffding interval; ``--final`` only the share of watched runs that end
+with a false better or worse by either route (the sequence's decision, or in a run never
+stopped the fixed-sample verdicts at the end, as they led before), against the rule's
+statement alone and an α split, and their power (:func:`final_rates`,
+docs/statistics.md §13).
 """
 
 from __future__ import annotations
@@ -89,6 +93,136 @@ def simulate(runs: int, cases: int, delta: float, seed: int, trials: int = 3) ->
         "decided": done.mean(),
         "mean_stop": stopped.mean(),
     }
+
+
+def _unit_means(diffs: np.ndarray, size: np.ndarray | None) -> np.ndarray:
+    """runs × candidates × units: each unit's mean difference (the cases themselves
+    without clusters; with ``size``, runs × clusters of consecutive cases, each cluster's
+    mean, as :class:`~agenticlens_frames.runner.stopping.StopMonitor` feeds it)."""
+    if size is None:
+        return diffs
+    ends = np.cumsum(size, axis=1)
+    starts = ends - size
+    csum = np.concatenate([np.zeros((*diffs.shape[:2], 1)), np.cumsum(diffs, axis=2)], axis=2)
+    runs, k = diffs.shape[:2]
+    r = np.arange(runs)[:, None, None]
+    j = np.arange(k)[None, :, None]
+    total = csum[r, j, ends[:, None, :]] - csum[r, j, starts[:, None, :]]
+    return total / size[:, None, :]
+
+
+def final_claims(
+    diffs: np.ndarray,
+    alpha: float = 0.05,
+    size: np.ndarray | None = None,
+    split: float = 1.0,
+) -> dict[str, np.ndarray]:
+    """Which candidates a watched run claims better or worse, by either route.
+
+    ``diffs`` (runs × candidates × cases, the cases in their planned order) are watched by
+    the sequence ``stop_when`` runs (Bonferroni across candidates at ``split`` · α, case by
+    case or, with ``size`` (runs × clusters, consecutive cases), cluster by cluster); a run
+    stops once every candidate is decided. A run that never stopped is then analysed as the
+    headline verdicts analyse it: the project's paired t (CR1 by cluster with clusters,
+    :func:`~agenticlens_frames.stats_paired.paired_difference`) on every case, Holm over the
+    candidates (:func:`~agenticlens_frames.stats_paired.adjust_p_values`), significant at
+    (1 − ``split``) · α, or at α when ``split`` is 1 (the fixed-sample verdicts as they led
+    before a watched run led with the rule's statement).
+
+    Returns runs × candidates arrays: ``seq`` (the sequence's decision, +1 better, −1
+    worse, 0 none), ``fixed`` (the fixed-sample verdict of a run that never stopped, same
+    coding; 0 after a stop) and ``stopped`` (runs).
+    """
+    from agenticlens_frames.stats_paired import adjust_p_values, paired_difference
+
+    runs, k, _ = diffs.shape
+    units = _unit_means(diffs, size)
+    cs = BettingConfidenceSequence(candidate_alpha(split * alpha, k, "bonferroni"), n=runs * k)
+    seq = np.zeros((runs, k), dtype=int)
+    for g in range(units.shape[2]):
+        cs.update(units[:, :, g].reshape(-1))
+        low, high = (x.reshape(runs, k) for x in cs.interval())
+        seq = np.where(seq != 0, seq, np.where(low > 0, 1, np.where(high < 0, -1, 0)))
+    stopped = (seq != 0).all(axis=1)
+    fixed = np.zeros((runs, k), dtype=int)
+    level = alpha if split == 1.0 else (1 - split) * alpha
+    for r in np.flatnonzero(~stopped):
+        codes = None if size is None else np.repeat(np.arange(size.shape[1]), size[r])
+        results = [paired_difference(diffs[r, j], method="t", clusters=codes) for j in range(k)]
+        adjusted = adjust_p_values([x.p_value for x in results], "holm")
+        for j, (x, p) in enumerate(zip(results, adjusted, strict=True)):
+            if p <= level:
+                fixed[r, j] = 1 if x.estimate > 0 else -1
+    return {"seq": seq, "fixed": fixed, "stopped": stopped}
+
+
+def independent_diffs(
+    runs: int, cases: int, candidates: int, delta: float, seed: int, trials: int = 3
+) -> np.ndarray:
+    """runs × candidates × cases differences of :func:`simulate`'s design."""
+    rng = np.random.default_rng(seed)
+    p = rng.beta(2, 1, size=(runs, cases))
+    base = rng.binomial(trials, p) / trials
+    share = delta / (1 - 2 / 3)
+    cands = [rng.binomial(trials, p + share * (1 - p)) / trials for _ in range(candidates)]
+    return np.stack([c - base for c in cands], axis=1)
+
+
+def clustered_diffs(
+    runs: int,
+    topics: int,
+    sizes: tuple[int, int],
+    effect: float,
+    spread: float,
+    seed: int,
+    trials: int = 3,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One candidate, :func:`clustered`'s design: (runs × 1 × cases differences, padded
+    with nothing: every run gets the same case count, runs × topics sizes).
+
+    To keep one array, each run's topic sizes are drawn so they add up to the same total:
+    the sizes are drawn as in :func:`clustered` for the first run and permuted for the
+    others (the topics stay exchangeable, the order random)."""
+    rng = np.random.default_rng(seed)
+    first = rng.integers(sizes[0], sizes[1] + 1, topics)
+    size = np.stack([rng.permutation(first) for _ in range(runs)])
+    n = int(first.sum())
+    u = rng.normal(effect, spread, (runs, topics))
+    topic_of = np.stack([np.repeat(np.arange(topics), s) for s in size])
+    shift = np.take_along_axis(u, topic_of, axis=1)
+    p = rng.beta(2, 1, (runs, n))
+    cand = rng.binomial(trials, np.clip(p + shift / 2, 0, 1)) / trials
+    base = rng.binomial(trials, np.clip(p - shift / 2, 0, 1)) / trials
+    return (cand - base)[:, None, :], size
+
+
+def final_rates(
+    diffs: np.ndarray, size: np.ndarray | None = None, alpha: float = 0.05
+) -> dict[str, float]:
+    """False-claim (any candidate claimed better or worse: read under no true difference)
+    and power (the share of candidates claimed better: read under a true gain) of three
+    ways to state a watched run's result:
+
+    * ``both``: as before — the sequence's decisions, and in a run that never stopped the
+      fixed-sample verdicts at α as well (they led there);
+    * ``sequence``: the sequence's final state alone (what a watched run leads with now);
+    * ``split``: the sequence at α/2, and in a run that never stopped the fixed-sample
+      verdicts at α/2 (an α split declared up front; not offered).
+    """
+    full = final_claims(diffs, alpha, size)
+    half = final_claims(diffs, alpha, size, split=0.5)
+    out: dict[str, float] = {"stopped": float(full["stopped"].mean())}
+    for name, seq, fixed in (
+        ("both", full["seq"], full["fixed"]),
+        ("sequence", full["seq"], np.zeros_like(full["seq"])),
+        ("split", half["seq"], half["fixed"]),
+    ):
+        claim = np.where(seq != 0, seq, fixed)
+        out[f"{name}_false"] = float((claim != 0).any(axis=1).mean())
+        out[f"{name}_better"] = float((claim == 1).mean())
+    out["sequence_only_false"] = float((full["seq"] != 0).any(axis=1).mean())
+    out["fixed_false"] = float((full["fixed"] != 0).any(axis=1).mean())
+    return out
 
 
 TARGETS = """
@@ -336,6 +470,49 @@ def widths(runs: int = 200, seed: int = 0) -> list[tuple[str, int, float, float]
     return out
 
 
+def final_report(runs: int) -> None:
+    """Print :func:`final_rates` for the independent design (one and three candidates, 100
+    and 400 cases) and the clustered designs of ``--clustered`` (one candidate; 2000 runs
+    at most, the 300-topic designs being slow), Δ = 0 and a true gain."""
+
+    def line(name: str, r: dict[str, float], n: int, null: bool) -> None:
+        what = "false" if null else "better"
+        mc = np.sqrt(0.05 * 0.95 / n)
+        print(
+            f"{name}: {'false claim' if null else 'claimed better'} — verdicts leading "
+            f"(before) {r['both_' + what]:.2%}, the rule's statement (now) "
+            f"{r['sequence_' + what]:.2%}, "
+            f"α split {r['split_' + what]:.2%}"
+            + (
+                f" (sequence decided {r['sequence_only_false']:.2%}, fixed-sample verdict of "
+                f"a run never stopped {r['fixed_false']:.2%}; MC s.e. at 5 %: {mc:.2%})"
+                if null
+                else f" (stopped {r['stopped']:.1%})"
+            )
+        )
+
+    print(f"Watched runs, α = 0.05, 3 trials; {runs} runs (independent cases)")
+    for k in (1, 3):
+        for cases in (100, 400):
+            for delta in (0.0, 0.10):
+                r = final_rates(
+                    independent_diffs(runs, cases, k, delta, seed=10 + k + round(delta * 100))
+                )
+                line(f"{k} candidate(s), {cases} cases, Δ = {delta:+.2f}", r, runs, delta == 0)
+    clustered_runs = min(runs, 2000)
+    designs = [
+        ("10 topics × 20 cases, N(0, 0.15²)", 10, (20, 20), 0.0, 0.15),
+        ("60 topics of 1-10 cases, N(0, 0.30²)", 60, (1, 10), 0.0, 0.30),
+        ("300 topics of 1-3 cases, N(0, 0.30²)", 300, (1, 3), 0.0, 0.30),
+        ("60 topics of 1-10 cases, N(+0.15, 0.15²)", 60, (1, 10), 0.15, 0.15),
+        ("300 topics of 1-3 cases, N(+0.10, 0.15²)", 300, (1, 3), 0.10, 0.15),
+    ]
+    print(f"Clustered, one candidate, {clustered_runs} runs")
+    for seed, (name, topics, sizes, effect, spread) in enumerate(designs, start=20):
+        diffs, size = clustered_diffs(clustered_runs, topics, sizes, effect, spread, seed)
+        line(name, final_rates(diffs, size), clustered_runs, effect == 0)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=500)
@@ -358,7 +535,17 @@ def main() -> None:
         action="store_true",
         help="only the sequence's width against the fixed-sample Hoeffding interval",
     )
+    parser.add_argument(
+        "--final",
+        action="store_true",
+        help="only the false-claim rate and power of a watched run by either route (the "
+        "sequence's decision, or the fixed-sample verdicts of a run never stopped), against "
+        "the sequence alone and an alpha split (4000 runs unless --runs)",
+    )
     args = parser.parse_args()
+    if args.final:
+        final_report(args.runs if args.runs != 500 else 4000)
+        return
     if args.widths:
         for name, t, bet, hoeffding in widths():
             print(

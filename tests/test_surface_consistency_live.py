@@ -186,8 +186,11 @@ def attempts_saved(block: dict[str, Any], variants: int) -> str:
 
 
 def _title_at(text: str) -> int:
-    """Where the fixed-sample verdicts' title ends its words in ``text``."""
-    m = re.search(r"descriptive\s+after\s+the\s+early\s+stop", text)
+    """Where the fixed-sample verdicts' title ends its words in ``text`` (after an early
+    stop, or at the end of a run the rule watched but never stopped)."""
+    m = re.search(
+        r"descriptive\s+(after\s+the\s+early\s+stop|beside\s+the\s+early-stopping\s+rule)", text
+    )
     assert m, text[:400]
     return m.start()
 
@@ -400,3 +403,48 @@ def test_a_resumed_stopped_run_counts_the_same_judge_spend(tmp_path: Path) -> No
     again = run_experiment(manifest, suite, **kwargs)
     assert again.attempted == 0 and len(judge_fakes.CALLS) == before  # nothing called
     assert again.stopping.get("judge_spend_after_decision", []) == spend
+
+
+def test_a_run_the_rule_never_stopped_leads_with_its_final_state(root: Path) -> None:
+    """A run the rule watched to the end of its plan (base2 never decided, so the run went
+    on; worse decided worse) leads with the rule's final state on every surface, titles
+    the fixed-sample verdicts "descriptive beside the early-stopping rule" and gates on the
+    decision: leading and gating, those verdicts gave the run a second chance at a false
+    claim (docs/statistics.md §13). They led and gated, the rule's state after them."""
+    variants = ("base", "base2", "worse")
+    live = render(root / "watched", "holm", variants)
+    block = live.block
+    assert not block["stopped_early"] and block["cases_used"] == CASES
+    decisions = {c["candidate_variant_id"]: c["decision"] for c in block["candidates"]}
+    assert decisions == {"base2": None, "worse": "worse"}
+    heading = f"Early stopping: {block['reason']}"
+    planned = CASES * len(variants) * TRIALS
+    assert block["attempts_run"] == planned
+    said = f"{planned} of {planned} planned attempts run"
+    for surface, text in live.surfaces.items():
+        flat = " ".join(text.split())
+        assert heading in flat, (surface, heading)
+        first = flat.lower().index("verdicts against")
+        assert flat.index(heading) < first, surface
+        title = flat[first - len("Fixed-sample ") : first + 400]
+        assert title.startswith("Fixed-sample "), (surface, title)
+        assert "descriptive beside the early-stopping rule" in title, (surface, title)
+        assert "descriptive after the early stop" not in flat, surface
+        assert said in flat, (surface, said)
+        for candidate in decisions:
+            assert candidate in flat[flat.index(heading) : first], (surface, candidate)
+        if surface != "narrow console":  # (where the table folds it over two lines)
+            assert "not decided" in flat[flat.index(heading) : first], surface
+    refs = live.report["verdicts"]["rows"]
+    check_json_rows(refs, live.report["verdicts"]["declared"])
+    by_key = {(r["candidate_variant_id"], r["dimension"]): r for r in refs}
+    assert refs
+    for surface, rows in fixed_sample_rows(live).items():
+        assert [_key(r) for r in rows] == list(by_key), surface
+        for row in rows:
+            _check_row(row, by_key[_key(row)], surface)
+    stop = f"early_stop={block['reason']!r}, "
+    assert stop in live.plain and live.plain.index(stop) < live.plain.index("verdicts="), live.plain
+    # The gate follows the rule's decision, not the descriptive table.
+    assert live.exit_code == 4
+    assert "Regression against the baseline (early-stopping decision): worse" in live.stderr

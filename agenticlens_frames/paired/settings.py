@@ -44,6 +44,7 @@ __all__ = [
     "default_evaluators",
     "effective_comparisons",
     "evaluator_plan",
+    "names_setting",
     "parse_comparisons",
     "resolve_comparisons",
     "run_comparisons",
@@ -536,6 +537,32 @@ def _named(given: ComparisonsConfig | Mapping[str, Any], config: ComparisonsConf
     }
 
 
+def names_setting(
+    manifest: ManifestSpec, given: ComparisonsConfig | Mapping[str, Any] | None, key: str
+) -> bool:
+    """Whether the manifest's ``comparisons:`` block or ``given`` names the setting ``key``
+    (a mapping's keys; a :class:`ComparisonsConfig`'s fields that differ from its defaults,
+    as :func:`effective_comparisons` reads them), rather than leave it at its default.
+
+    A setting left open is not a declaration: an early-stopping rule's α stands where no
+    α was declared (:func:`~agenticlens_frames.runner.stopping.declared_rule`), as the
+    run's final analysis fills it with the rule's (:func:`run_comparisons`).
+
+    Examples
+    --------
+    >>> from agenticlens_frames.formats import load_manifest
+    >>> m = load_manifest("data/support/manifest.yaml")  # correction: holm, no alpha
+    >>> names_setting(m, {"correction": "holm"}, "alpha")
+    False
+    >>> names_setting(m, {"correction": "holm", "alpha": 0.1}, "alpha")
+    True
+    """
+    if key in (manifest.comparisons or {}):
+        return True
+    config = as_comparisons(given)
+    return config is not None and key in _named(given, config)  # type: ignore[arg-type]
+
+
 def run_comparisons(
     run: Any,
     given: ComparisonsConfig | Mapping[str, Any] | None,
@@ -552,10 +579,11 @@ def run_comparisons(
     three, even when they were given only in Python (``StopRule(correction=...,
     alpha=...)``, ``run_experiment(comparisons=...)``) and the manifest declares none, so
     that the verdicts read beside the stopping decision are at its level, by its unit and
-    under its correction — whether the run stopped (the verdicts are then descriptive) or
-    ran to the end (they then lead and gate, at the level and by the unit declared before
-    the run). Another value of any of them is refused, as one the manifest fixed is:
-    chosen after the run, it is not a declaration. A rule without a declared correction
+    under its correction, whether the run stopped or ran to the end (either way the
+    rule's statement leads and the verdicts are descriptive; the level and the unit
+    declared before the run are still the only honest ones for them). Another value of
+    any of them is refused, as one the manifest fixed is: chosen after the run, it is not
+    a declaration. A rule without a declared correction
     (one candidate) leaves an analysis without one undeclared; a correction given to it
     then gets the rule's α and cluster.
 

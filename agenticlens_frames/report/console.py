@@ -83,8 +83,8 @@ def _pct(value: float, digits: int = 1) -> str:
 
 
 def _stopping_table(analysis: ExperimentAnalysis, block: Any, console: Console) -> None:
-    """The early-stopping decision per candidate: first after an early stop (then the
-    inferential statement), after the verdicts when the rule never stopped the run."""
+    """The early-stopping decision per candidate, first: the inferential statement of a
+    run the rule watched, whether it stopped early or ran to the end of its plan."""
     from ..early_stopping import (
         attempts_statement,
         decision_rows,
@@ -94,11 +94,11 @@ def _stopping_table(analysis: ExperimentAnalysis, block: Any, console: Console) 
     )
     from ..paired.verdicts import VERDICT_STYLES
 
-    stopped = bool(block.get("stopped_early"))
-    title = f"Early stopping: {block['reason']}"
-    if stopped:
-        name = strip_control(analysis.info["experiment_name"])
-        title = f"Experiment · {name}\n{title} (anytime-valid; the inferential statement)"
+    name = strip_control(analysis.info["experiment_name"])
+    title = (
+        f"Experiment · {name}\nEarly stopping: {block['reason']} "
+        "(anytime-valid; the inferential statement)"
+    )
     table = Table(title=_t(title), caption_justify="left")
     table.add_column("Candidate", overflow="fold")
     table.add_column("Decision", overflow="fold")
@@ -121,11 +121,16 @@ def _stopping_table(analysis: ExperimentAnalysis, block: Any, console: Console) 
 
 
 def _verdict_table(
-    analysis: ExperimentAnalysis, console: Console, *, descriptive: bool = False
+    analysis: ExperimentAnalysis,
+    console: Console,
+    *,
+    descriptive: bool = False,
+    stopped: bool = True,
 ) -> None:
-    """The case-level verdicts, first: what a person decides on. ``descriptive``: after
-    an early stop, where they follow the stopping decision and are labelled descriptive."""
-    from ..early_stopping import DESCRIPTIVE_NOTE, descriptive_title
+    """The case-level verdicts, first: what a person decides on. ``descriptive``: in a
+    run the rule watched, where they follow its statement and are labelled descriptive
+    (``stopped``: after an early stop, else at the end of a run it never stopped)."""
+    from ..early_stopping import descriptive_note, descriptive_title
     from ..paired.verdicts import (
         CORRECTION_NAMES,
         HOW_TO_DECLARE,
@@ -160,7 +165,7 @@ def _verdict_table(
             f"{level:.0%} per-comparison intervals (no correction declared)"
         )
     # After an early stop the experiment's name heads the stopping table, printed above.
-    title = descriptive_title(title) if descriptive else f"Experiment · {name}\n{title}"
+    title = descriptive_title(title, stopped) if descriptive else f"Experiment · {name}\n{title}"
     table = Table(title=Text(title), caption_justify="left")
     # Rows grouped by dimension (a heading row each) rather than a dimension column, and the
     # detectable change in a column of its own (its magnitude; the caption says what it
@@ -206,7 +211,7 @@ def _verdict_table(
     if evaluators:
         table.caption = _t(verdict_caption(v, level))
     if descriptive:
-        table.caption = Text(f"{table.caption or ''} {DESCRIPTIVE_NOTE}".lstrip())
+        table.caption = Text(f"{table.caption or ''} {descriptive_note(stopped)}".lstrip())
     if console.width < NARROW and len(v):
         # Too narrow for the columns (at 40 the candidate and verdict columns shrank to
         # nothing and "1…" stood for the adjusted p): each row as its sentence instead.
@@ -433,8 +438,8 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
     non-inferiority gate comes before the verdicts, a passed one after them.
 
     After an early stop (``stop_when="decided"``) the stopping decision comes first and
-    the verdicts follow, labelled descriptive; a run the rule watched but never stopped
-    shows the rule's state after the verdicts."""
+    the verdicts follow, labelled descriptive; so in a run the rule watched but never
+    stopped, with its final state (docs/statistics.md §13)."""
     console = console or Console()
     if console.quiet:
         # rich renders whatever it is given and only then drops it when quiet: the
@@ -445,7 +450,8 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
     info = analysis.info
     vs = analysis.variants
     stopping, stopped = early_stopping(analysis), stopped_early(analysis)
-    if stopping is not None and stopped:
+    if stopping is not None:
+        # Stopped or run to the end: the rule's statement leads (docs/statistics.md §13).
         _stopping_table(analysis, stopping, console)
     # A failed non-inferiority gate is what the exit status (5) acts on: it leads the
     # verdicts, whose "no detectable difference" rows would read as reassurance above it;
@@ -453,11 +459,9 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
     gate_passed, gate_lines = _gate_lines(analysis)
     for line in [] if gate_passed else gate_lines:
         console.print(line)
-    _verdict_table(analysis, console, descriptive=stopped)
+    _verdict_table(analysis, console, descriptive=stopping is not None, stopped=stopped)
     for line in gate_lines if gate_passed else []:
         console.print(line)
-    if stopping is not None and not stopped:
-        _stopping_table(analysis, stopping, console)
     headline = pass_rates(analysis)
     table = Table(title=Text("Variants"), caption_justify="left")
     for name in VARIANT_HEADER:

@@ -66,7 +66,7 @@ from ..analysis import (
     target_failure_warnings,
 )
 from ..early_stopping import (
-    DESCRIPTIVE_NOTE,
+    descriptive_note,
     descriptive_title,
     stopped_early,
     stopping_section_html,
@@ -967,15 +967,17 @@ def _omitted_html(parts: list[tuple[str, str]]) -> str:
     return f"<p class='note omitted' data-empty-when='[data-variant]'>Not compared: {spans}</p>"
 
 
-def _verdicts_section(a: ExperimentAnalysis, forest: bool, *, descriptive: bool = False) -> str:
+def _verdicts_section(
+    a: ExperimentAnalysis, forest: bool, *, descriptive: bool = False, stopped: bool = True
+) -> str:
     declared = bool(a.verdicts.attrs.get("declared", False))
     title = "Verdicts against" if declared else "Paired differences against"
     title += f" the baseline ({a.info['baseline_variant_id']})"
-    if descriptive:  # after an early stop (see .early_stopping)
-        title = descriptive_title(title)
+    if descriptive:  # a run the rule watched: stopped early or not (see .early_stopping)
+        title = descriptive_title(title, stopped)
     return (
         f"<section id='verdicts'><h2>{_e(title)}</h2>"
-        + (f"<p class='declare'>{_e(DESCRIPTIVE_NOTE)}</p>" if descriptive else "")
+        + (f"<p class='declare'>{_e(descriptive_note(stopped))}</p>" if descriptive else "")
         + verdicts_table_html(a.verdicts)
         + judge_verdict_note_html(a)
         + ("<div id='fig-paired' class='fig'></div>" if forest else "")
@@ -1153,10 +1155,13 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         + _filters_section(heat)
         + warnings
         + _failed_trials(a)
-        # After an early stop the stopping decision is the inferential statement: first.
-        + (stopping if stopped else "")
+        # In a run the rule watched (stopped early or not) its statement is the
+        # inferential one: first (docs/statistics.md §13).
+        + stopping
         + (gate_html if gate_failed else "")
-        + _verdicts_section(a, forest="paired" in static, descriptive=stopped)
+        + _verdicts_section(
+            a, forest="paired" in static, descriptive=bool(stopping), stopped=stopped
+        )
         + ("" if gate_failed else gate_html)
         + _variant_table(a)
         + judges_section_html(a)
@@ -1165,7 +1170,6 @@ def render_html(a: ExperimentAnalysis, *, paired: pd.DataFrame | None = None) ->
         + pareto_html
         + _factor_levels(a)
         + _comparisons(a)
-        + ("" if stopped else stopping)
         + beyond_sections(a)
         + f"<section id='randomization'><h2>Randomization</h2><p>Execution order: "
         f"{order or 'n/a'}</p></section>" + footer_html(info) + "</main>"

@@ -8,8 +8,9 @@ candidate (its verdicts as a sentence, :func:`~agenticlens_frames.paired.headlin
 how the gates ended (``--fail-on-regression``, non-inferiority, a variant without a
 completed trial), in stderr's words; the warnings and what was not compared; the
 verdict table; then, folded, the variant table and AgenticLens's compatible numbers,
-labelled as treating attempts as independent. After an early stop the stopping decision
-comes first and the verdicts are labelled descriptive, as on the console.
+labelled as treating attempts as independent. In a run the early-stopping rule watched
+(stopped early or to the end of its plan) the stopping decision comes first and the
+verdicts are labelled descriptive, as on the console.
 
 Every user-controlled string (names, ids, messages) has its control characters removed
 and its Markdown escaped; known secrets are masked.
@@ -146,7 +147,8 @@ def _headlines(analysis: ExperimentAnalysis, base: str) -> list[str]:
 
 
 def _stopping(block: Any) -> list[str]:
-    """After an early stop: the stopping decision, the inferential statement."""
+    """In a run the rule watched (stopped early or to the end of its plan): the stopping
+    decision, the inferential statement."""
     from ..early_stopping import attempts_statement, decision_rows, rule_statement, unit_statement
 
     rows = [
@@ -288,7 +290,7 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
     - **prompt-v2** vs baseline: no detectable difference in quality (+15.7 pp [-0.1, +31.5], ...
     """
     from .._secrets import mask
-    from ..early_stopping import DESCRIPTIVE_NOTE, descriptive_title, early_stopping, stopped_early
+    from ..early_stopping import descriptive_note, descriptive_title, early_stopping, stopped_early
     from ..paired.verdicts import (
         HOW_TO_DECLARE,
         interval_phrase,
@@ -301,7 +303,9 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
     declared = bool(v.attrs.get("declared", False))
     stopping = early_stopping(analysis)
     blocks: list[Iterable[str]] = [[_heading(analysis)]]
-    if stopping is not None and stopped_early(analysis):
+    stopped = stopped_early(analysis)
+    if stopping is not None:
+        # Stopped or run to the end: the rule's statement leads (docs/statistics.md §13).
         blocks.append(_stopping(stopping))
     warnings = [*headline_warnings(analysis.warnings), *target_failure_warnings(analysis)]
     # A failed gate is what blocks shipping (the exit status acts on it): it leads the
@@ -323,7 +327,7 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
         how = verdicts_family(v)
         level = float(v["confidence_level"].iloc[0]) if len(v) else analysis.confidence_level
         lead = f"Verdicts against {base}: case-level paired comparisons, {how}"
-        lead = (descriptive_title(lead) if stopped_early(analysis) else lead) + "."
+        lead = (descriptive_title(lead, stopped) if stopping is not None else lead) + "."
         if len(v):
             # Said before the sentences, not only in the table's caption below: an interval
             # that excludes 0 beside "no detectable difference" (the family's adjusted p)
@@ -349,8 +353,8 @@ def summary_markdown(analysis: ExperimentAnalysis, gates: Sequence[GateOutcome] 
         blocks.append(["> [!WARNING]", *(f"> - {_md(w)}" for w in warnings)])
     if len(v):
         table = _verdict_table(analysis)
-        if stopped_early(analysis):
-            table += ["", DESCRIPTIVE_NOTE]
+        if stopping is not None:
+            table += ["", descriptive_note(stopped)]
         blocks.append(table)
     if source := v.attrs.get("source"):
         blocks.append([f"Note: {_md(source)}"])

@@ -2005,12 +2005,15 @@ def _stop_monitor(
 ) -> StopMonitor | None:
     if stop_when is None:
         return None
-    from ..paired.settings import effective_comparisons
+    from ..paired.settings import effective_comparisons, names_setting
 
     config = effective_comparisons(manifest, comparisons)
-    rule = declared_rule(
-        rule, config.correction if config else None, config.alpha if config else None
+    # An α the settings leave at its default is no declaration: the rule's stands (the
+    # final analysis fills an unset α with the rule's, paired.settings.run_comparisons).
+    declared_alpha = (
+        config.alpha if config and names_setting(manifest, comparisons, "alpha") else None
     )
+    rule = declared_rule(rule, config.correction if config else None, declared_alpha)
     check_stop_request(manifest, stop_when, rule)
     # With declared clusters the sequence's unit is the cluster (its cases run together).
     return StopMonitor(

@@ -93,16 +93,29 @@ def test_attempts_that_ran_after_the_decision_are_said_beside_the_saved_ones(
     assert said in render_html(analysis)
 
 
-def test_a_run_the_rule_never_stopped_keeps_its_verdicts_first(tmp_path: Path, saved: dict) -> None:
+def test_a_run_the_rule_never_stopped_leads_with_its_statement(tmp_path: Path, saved: dict) -> None:
+    """A run the rule watched to the end of its plan leads with the rule's final state and
+    labels the fixed-sample verdicts descriptive: leading, they gave the run a second
+    chance at a false claim (5.7 % of simulated runs with no true difference at α = 0.05,
+    docs/statistics.md §13). They led and the rule's state followed."""
+    from agenticlens_frames.early_stopping import WATCHED_NOTE
+    from agenticlens_frames.report.summary import summary_markdown
+
     block = {**OLD_BLOCK, "stopped_early": False, "reason": "not every candidate was decided"}
     analysis = load_report(_write(tmp_path, saved, block))
     console = Console(record=True, width=120)
     print_summary(analysis, console)
     text = " ".join(console.export_text().split())
-    assert text.index("Verdicts against") < text.index("Early stopping: not every candidate")
-    assert "descriptive" not in text
+    title = "Fixed-sample verdicts against"
+    assert text.index("Early stopping: not every candidate") < text.index(title)
+    assert "descriptive beside the early-stopping rule" in text
+    assert " ".join(WATCHED_NOTE.split()) in text
     page = render_html(analysis)
-    assert page.index("id='verdicts'") < page.index("id='early-stopping'")
+    assert page.index("id='early-stopping'") < page.index("id='verdicts'")
+    assert "descriptive beside the early-stopping rule" in page
+    summary = summary_markdown(analysis)
+    assert summary.index("**Early stopping: not every candidate") < summary.index(title)
+    assert WATCHED_NOTE in summary
 
 
 @pytest.mark.parametrize(
@@ -130,7 +143,8 @@ def test_a_damaged_block_is_refused_naming_its_place(
 
 def test_the_explorer_leads_with_the_stop_too(tmp_path: Path, saved: dict) -> None:
     """The explorer's verdict panel follows the console and the page: after an early stop
-    the decision first and the verdicts labelled descriptive; otherwise verdicts first."""
+    the decision first and the verdicts labelled descriptive, and so at the end of a run
+    the rule watched but never stopped; without the rule verdicts first."""
     from agenticlens_frames.widgets import Explorer
 
     stopped = Explorer(load_report(_write(tmp_path, saved, OLD_BLOCK))).verdicts.value
@@ -141,8 +155,8 @@ def test_the_explorer_leads_with_the_stop_too(tmp_path: Path, saved: dict) -> No
     assert stopped.index("id='early-stopping'") < stopped.index(title)
     watched = {**OLD_BLOCK, "stopped_early": False, "reason": "not every candidate was decided"}
     panel = Explorer(load_report(_write(tmp_path, saved, watched))).verdicts.value
-    assert panel.index("Verdicts against the baseline") < panel.index("id='early-stopping'")
-    assert "descriptive" not in panel
+    title = title.replace("after the early stop", "beside the early-stopping rule")
+    assert panel.index("id='early-stopping'") < panel.index(title)
     (tmp_path / "plain.json").write_text(json.dumps(saved), encoding="utf-8")
     plain = Explorer(load_report(tmp_path / "plain.json")).verdicts.value
     assert "early-stopping" not in plain and "Verdicts against the baseline" in plain
@@ -171,8 +185,11 @@ def test_the_notebook_display_leads_with_the_stop_too(tmp_path: Path, saved: dic
     )
     watched = {**OLD_BLOCK, "stopped_early": False, "reason": "not every candidate was decided"}
     neither = load_report(_write(tmp_path, saved, watched))
-    assert "descriptive" not in neither._repr_html_()
-    assert "early_stop" not in repr(neither)
+    shown = html.unescape(neither._repr_html_())
+    title = title.replace("after the early stop", "beside the early-stopping rule")
+    assert shown.index("Early stopping: not every candidate was decided") < shown.index(title)
+    line = repr(neither)
+    assert line.index("early_stop='not every candidate was decided'") < line.index("verdicts=")
 
 
 def test_a_saved_stop_leads_the_markdown_summary(tmp_path: Path, saved: dict) -> None:
@@ -298,8 +315,14 @@ def test_the_paired_forest_of_a_stopped_run_says_its_marks_are_descriptive(
     assert first_line(explorer.paired) == note
     explorer.factor_filters["prompt"].value = ("v2",)  # redrawn for the variants shown
     assert first_line(explorer.paired) == note
+    # A run the rule watched but never stopped: its statement leads too (§13).
+    watched = "descriptive beside the early-stopping rule: its statement is the inferential "
     for figure in (viz.paired_forest(unstopped), viz.figures(unstopped)["paired"]):
-        assert first_line(figure).startswith("95% intervals; significance")
+        assert first_line(figure).startswith(watched)
+    assert first_line(explore(unstopped).paired).startswith(watched)
+    (tmp_path / "plain.json").write_text(json.dumps(saved), encoding="utf-8")
+    plain = load_report(tmp_path / "plain.json")
+    assert first_line(viz.paired_forest(plain)).startswith("95% intervals; significance")
     # The marks and their key are the same: only the note is added.
     rest = viz.paired_forest(stopped).layout.title.subtitle.text.split("<br>", 1)[1]
-    assert rest == viz.paired_forest(unstopped).layout.title.subtitle.text
+    assert rest == viz.paired_forest(plain).layout.title.subtitle.text

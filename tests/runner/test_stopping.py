@@ -369,6 +369,38 @@ def test_a_run_never_stopped_is_analysed_at_the_rules_alpha(tmp_path) -> None:
         assert (significant == rejected).all()
 
 
+@pytest.mark.parametrize("where", ["comparisons", "manifest"])
+def test_settings_that_do_not_name_alpha_leave_the_rules_alpha_alone(tmp_path, where) -> None:
+    """``comparisons={"correction": "holm"}`` (or a manifest's block naming no α) declares
+    no α: the rule's α = 0.1 stands, as the final analysis fills an unset α with the rule's
+    (``run_comparisons``). It was refused, the unset α read as a declared 0.05."""
+    from agenticlens_frames import analyze
+
+    block = {"correction": "holm"}
+    extra = {"comparisons": block} if where == "manifest" else {}
+    manifest, suite = _experiment(tmp_path, cases=12, variants=("base", "base2", "worse"), **extra)
+    result = run_experiment(
+        manifest,
+        suite,
+        progress=False,
+        stop_when="decided",
+        stop_rule=StopRule(alpha=0.1),
+        comparisons=block if where == "comparisons" else None,
+    )
+    assert result.stopping["alpha"] == 0.1 and result.stopping["declared_correction"] == "holm"
+    assert set(analyze(result.run, frontier_n_resamples=0).verdicts["alpha"]) == {0.1}
+    # A block that names another α still conflicts with the rule's.
+    with pytest.raises(InputError, match=r"alpha 0\.1 is not the declared alpha 0\.05"):
+        run_experiment(
+            manifest,
+            suite,
+            progress=False,
+            stop_when="decided",
+            stop_rule=StopRule(alpha=0.1),
+            comparisons={"correction": "holm", "alpha": 0.05},
+        )
+
+
 def test_the_command_lines_settings_are_refused_in_its_words(tmp_path) -> None:
     """Settings the command line built (``source`` ``cli``) that contradict the stopping
     rule's are refused naming its option: the refusal said ``give correction='holm', or
@@ -651,8 +683,12 @@ def test_the_gate_follows_the_stopping_decision_not_the_descriptive_table(tmp_pa
     # within ±δ does not fail the gate, whatever the descriptive table says...
     stop["candidates"][1] = {**stop["candidates"][1], "decision": "within ±δ"}
     assert _exit_code(analysis, True, quiet) == EXIT_OK
-    # ...and without an early stop the table is the verdict again.
+    # ...and so in a run the rule watched but never stopped (the table gated there, a
+    # second chance at a false claim, docs/statistics.md §13)...
     analysis.extras["early_stopping"] = {**stop, "stopped_early": False}
+    assert _exit_code(analysis, True, quiet) == EXIT_OK
+    # ...while without the rule the table is the verdict.
+    del analysis.extras["early_stopping"]
     assert _exit_code(analysis, True, quiet) == EXIT_REGRESSION
 
 
