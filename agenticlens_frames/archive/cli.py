@@ -1027,7 +1027,8 @@ def _verdicts_table(console: Console, judged: pd.DataFrame, limit: int) -> None:
         title_justify="left",
         caption="declared in: the run's manifest, its early-stopping rule, or --correction "
         "for a run that declared none; 'not judged': neither declared a correction "
-        "(per-comparison interval); '(descriptive)': the run stopped early (the notes).",
+        "(per-comparison interval); '(descriptive)': an early-stopping rule watched the run "
+        "(the notes).",
         caption_justify="left",
     )
     for name in ("experiment", "run", "candidate", "dimension", "correction"):
@@ -1054,9 +1055,10 @@ def _verdicts_table(console: Console, judged: pd.DataFrame, limit: int) -> None:
                 format_p(r["adjusted_p_value"]) if declared else "-",
             ),
             Text(
-                # A fixed-sample verdict of a run its rule stopped: descriptive, as the
-                # single-run surfaces title it (early_stopping.descriptive_title).
-                verdict + (" (descriptive)" if r.get("stopped_early") is True else ""),
+                # A fixed-sample verdict of a run a rule watched (stopped or not):
+                # descriptive, as the single-run surfaces title it
+                # (early_stopping.descriptive_title).
+                verdict + (" (descriptive)" if r.get("stopped_early") in (True, False) else ""),
                 style=VERDICT_STYLES.get(verdict, ""),
             ),
             *_row(

@@ -725,8 +725,9 @@ class ArchiveSlice:
         pandas.DataFrame
             ``experiment_id, run_id, declared_in`` (``manifest``, ``stopping rule``: a
             run whose early-stopping rule declared its settings, ``given`` or ``none``),
-            ``stopped_early`` (its rule stopped it: its rows are descriptive, and the
-            notes say so), then :data:`~agenticlens_frames.paired.verdicts.VERDICT_COLUMNS`.
+            ``stopped_early`` (True: its rule stopped it; False: a rule watched it to
+            the end; None: no rule. Under a rule its rows are descriptive, and the notes
+            say so), then :data:`~agenticlens_frames.paired.verdicts.VERDICT_COLUMNS`.
 
         Examples
         --------
@@ -778,8 +779,10 @@ class ArchiveSlice:
                 )
                 # Plain text: each run has its own variant ids (categories would not concat).
                 frame = frame.astype(dict.fromkeys(_VERDICT_TEXT, object))
-                # Its rule stopped it: these fixed-sample rows are descriptive (the notes).
-                frame.insert(0, "stopped_early", bool((run.stopping or {}).get("stopped_early")))
+                # A rule watched it (stopped it: True; to the end: False; None without
+                # one): these fixed-sample rows are then descriptive (the notes).
+                watched = None if run.stopping is None else bool(run.stopping["stopped_early"])
+                frame.insert(0, "stopped_early", watched)
                 frame.insert(0, "declared_in", declared_in)
                 frame.insert(0, "run_id", record.run_id)
                 frame.insert(0, "experiment_id", record.experiment_id)

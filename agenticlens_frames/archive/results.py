@@ -1025,41 +1025,61 @@ def _named_runs(runs: pd.DataFrame) -> str:
 
 
 def stopped_early_notes(runs: pd.DataFrame) -> list[str]:
-    """The note on the runs of ``runs`` (catalog rows: ``run_id``, ``experiment_id``,
-    ``stopped_early``) that their early-stopping rule stopped, or none.
+    """The notes on the runs of ``runs`` (catalog rows: ``run_id``, ``experiment_id``,
+    ``stopped_early``) that an early-stopping rule watched: those it stopped, and those it
+    watched to the end (``stopped_early`` False); none for runs without a rule (None).
 
-    After an early stop the stopping decision is the inferential statement and the
-    fixed-sample numbers are descriptive (as every single-run surface says, from the run's
-    block: :mod:`~agenticlens_frames.early_stopping`). The archive's own frames pool such
-    runs with the others and cannot lead with each one's decision, so the paired
-    differences and the verdicts carry this in ``attrs["notes"]``; ``archive summarize``
-    and ``archive slice`` print it.
+    Either way the rule's statement is the inferential one and the fixed-sample numbers
+    are descriptive (as every single-run surface says, from the run's block:
+    :mod:`~agenticlens_frames.early_stopping`; a watched run's fixed-sample verdicts,
+    leading, gave it a second chance at a false claim, docs/statistics.md §13). The
+    archive's own frames pool such runs with the others and cannot lead with each one's
+    statement, so the paired differences and the verdicts carry this in
+    ``attrs["notes"]``; ``archive summarize`` and ``archive slice`` print it.
 
     Examples
     --------
-    >>> runs = pd.DataFrame({"run_id": ["0123456789abcdef", "fedcba9876543210"],
-    ...                      "experiment_id": ["a@1", "b@1"], "stopped_early": [True, None]})
-    >>> print(*stopped_early_notes(runs))  # doctest: +NORMALIZE_WHITESPACE
+    >>> runs = pd.DataFrame({"run_id": ["0123456789abcdef", "fedcba9876543210", "f" * 16],
+    ...                      "experiment_id": ["a@1", "b@1", "c@1"],
+    ...                      "stopped_early": [True, None, False]})
+    >>> for note in stopped_early_notes(runs):  # doctest: +NORMALIZE_WHITESPACE
+    ...     print(note)
     1 run(s) stopped early by their early-stopping rule (01234567 of a@1): their
     fixed-sample rows are descriptive after the early stop (their intervals and p-values
     assume a sample size fixed in advance, and the estimates lean away from 0); the
     stopping decision is the inferential statement (slice.to_run() and analyze_runs()
     lead with it)
-    >>> stopped_early_notes(runs.iloc[1:]), stopped_early_notes(pd.DataFrame())
+    1 run(s) ran to the end under an early-stopping rule that never stopped them (ffffffff
+    of c@1): their fixed-sample rows are descriptive beside the early-stopping rule (read
+    after the rule had watched the data, they would give a second chance at a false
+    claim); the rule's final state is the inferential statement (slice.to_run() and
+    analyze_runs() lead with it)
+    >>> stopped_early_notes(runs.iloc[1:2]), stopped_early_notes(pd.DataFrame())
     ([], [])
     """
     if "stopped_early" not in runs.columns:
         return []  # no catalog rows given (analyze_stats without runs)
-    stopped = runs[runs["stopped_early"].map(lambda v: v is True).to_numpy(dtype=bool)]
-    if stopped.empty:
-        return []
-    return [
-        f"{len(stopped)} run(s) stopped early by their early-stopping rule "
-        f"({_named_runs(stopped)}): their fixed-sample rows are descriptive after the "
-        "early stop (their intervals and p-values assume a sample size fixed in advance, and "
-        "the estimates lean away from 0); the stopping decision is the inferential statement "
-        "(slice.to_run() and analyze_runs() lead with it)"
-    ]
+    flags = runs["stopped_early"]
+    stopped = runs[flags.map(lambda v: v is True).to_numpy(dtype=bool)]
+    watched = runs[flags.map(lambda v: v is False).to_numpy(dtype=bool)]
+    notes = []
+    if not stopped.empty:
+        notes.append(
+            f"{len(stopped)} run(s) stopped early by their early-stopping rule "
+            f"({_named_runs(stopped)}): their fixed-sample rows are descriptive after the "
+            "early stop (their intervals and p-values assume a sample size fixed in advance, "
+            "and the estimates lean away from 0); the stopping decision is the inferential "
+            "statement (slice.to_run() and analyze_runs() lead with it)"
+        )
+    if not watched.empty:
+        notes.append(
+            f"{len(watched)} run(s) ran to the end under an early-stopping rule that never "
+            f"stopped them ({_named_runs(watched)}): their fixed-sample rows are descriptive "
+            "beside the early-stopping rule (read after the rule had watched the data, they "
+            "would give a second chance at a false claim); the rule's final state is the "
+            "inferential statement (slice.to_run() and analyze_runs() lead with it)"
+        )
+    return notes
 
 
 @class_keyword_hints()

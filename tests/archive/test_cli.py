@@ -619,6 +619,41 @@ def test_the_archives_surfaces_say_a_run_stopped_early(tmp_path: Path, support_r
     assert sliced.exit_code == 0 and note in " ".join(sliced.output.split())
 
 
+def test_the_archives_surfaces_say_a_rule_watched_a_run_to_its_end(
+    tmp_path: Path, support_run: ExperimentRun
+):
+    """A run its rule watched but never stopped leads, on the single-run surfaces, with the
+    rule's final state, its fixed-sample verdicts descriptive; the archive's verdicts
+    showed them without a word (only stopped runs were noted and marked)."""
+    import dataclasses
+
+    from .conftest import stopping_block
+
+    watched = {**stopping_block(), "stopped_early": False}
+    path = tmp_path / "arc"
+    Archive(path).add(dataclasses.replace(support_run, stopping=watched), run_at="2026-11-04")
+    run_id = Archive(path).records()[0].run_id
+    note = (
+        f"1 run(s) ran to the end under an early-stopping rule that never stopped them "
+        f"({run_id[:8]} of support-agent-upgrade@1): their fixed-sample rows are descriptive "
+        "beside the early-stopping rule"
+    )
+    out = tmp_path / "frames"
+    judged = invoke("summarize", str(path), "--verdicts", "--limit", "50", "--out", str(out))
+    assert judged.exit_code == 0, judged.output
+    assert " ".join(judged.output.split()).count(note) == 2  # paired rows, verdicts
+    rows = [line for line in judged.output.splitlines() if "Holm (manifest)" in line]
+    assert rows and judged.output.count("(descriptive)") == len(rows) + 1  # + the caption
+    written = pd.read_parquet(out / "verdicts.parquet")
+    assert written["stopped_early"].tolist() == [False] * len(written)
+    # a run without a rule: no note, no mark
+    plain = tmp_path / "plain"
+    Archive(plain).add(support_run, run_at="2026-11-04")
+    bare = invoke("summarize", str(plain), "--verdicts", "--limit", "50")
+    assert bare.exit_code == 0 and bare.output.count("(descriptive)") == 1  # the caption
+    assert "never stopped them" not in bare.output and "stopped early by" not in bare.output
+
+
 def test_repeated_factor_options_are_what_the_help_says(cli_archive: Path):
     """--help said "repeat for AND", but the same factor repeated keeps either value
     (a variant has one value of each factor, so AND would keep none)."""
