@@ -78,6 +78,39 @@ READ_FIRST = {
 }
 
 
+#: What ``read_first`` says of a run an early-stopping rule watched (stopped or to its end).
+READ_FIRST_WATCHED = {
+    "early_stopping": "the answer: the early-stopping rule's statement per candidate (its "
+    "decision and anytime-valid interval, at its α under its correction), valid however "
+    "often the rule looked",
+    "verdicts": "descriptive beside the early-stopping rule: fixed-sample rows read after "
+    "the rule had watched the data (their intervals and p-values assume a sample size "
+    "fixed in advance), not the answer",
+}
+
+
+def _read_first(analysis: ExperimentAnalysis) -> dict[str, str]:
+    """The report's ``read_first`` map: which keys answer "is the candidate better?" (the
+    verdicts; after a run an early-stopping rule watched, its ``early_stopping`` block,
+    the verdicts then descriptive, as every surface titles them) and which of the
+    package's fields pool attempts.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> list(_read_first(a))
+    ['verdicts', 'case_level', 'compatible']
+    >>> a.extras["early_stopping"] = {"stopped_early": False}
+    >>> list(_read_first(a)), _read_first(a)["verdicts"].split(":")[0]
+    (['early_stopping', 'verdicts', 'case_level', 'compatible'], 'descriptive beside the \
+early-stopping rule')
+    """
+    if (analysis.extras or {}).get("early_stopping") is None:
+        return READ_FIRST
+    return {**READ_FIRST_WATCHED, **{k: v for k, v in READ_FIRST.items() if k != "verdicts"}}
+
+
 def created_at() -> str:
     """UTC timestamp for ``created_at``; ``SOURCE_DATE_EPOCH`` makes it reproducible.
 
@@ -1031,7 +1064,7 @@ def _build_report(
             "max_workers": m.max_workers,
             "evaluators": dict(run.evaluator_versions),
             "deliberate_fixes": deliberate_fixes(m),
-            "read_first": READ_FIRST,
+            "read_first": _read_first(analysis),
             **analysis.extras,
             # Attempts no target answered (an outage, not the agent's quality), as the
             # console says them: `experiment report` says them again from here.

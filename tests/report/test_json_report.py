@@ -109,6 +109,27 @@ def test_report_says_which_keys_are_verdicts_and_which_pool_attempts(analysis) -
     assert "not verdicts" in pooled and "independent" in pooled
 
 
+def test_read_first_of_a_watched_run_leads_with_the_rules_statement(analysis) -> None:
+    """After a run an early-stopping rule watched, every surface leads with the rule's
+    statement and titles the fixed-sample verdicts descriptive; the JSON's read_first
+    still named the verdicts "the answer"."""
+    import dataclasses
+
+    for stopped in (True, False):
+        watched = dataclasses.replace(
+            analysis, extras={"early_stopping": {"stopped_early": stopped}}
+        )
+        read_first = build_report(watched)["agenticlens_frames"]["read_first"]
+        assert next(iter(read_first)) == "early_stopping"
+        assert read_first["early_stopping"].startswith("the answer")
+        assert read_first["verdicts"].startswith("descriptive")
+        assert "the answer:" not in read_first["verdicts"]
+        assert (
+            read_first["compatible"]
+            == build_report(analysis)["agenticlens_frames"]["read_first"]["compatible"]
+        )
+
+
 def test_a_failed_write_keeps_the_previous_report(analysis, tmp_path: Path, monkeypatch) -> None:
     """Disk full half way: the error reaches the caller (it happened in the writer
     thread), no temporary file is left, and the report already there is untouched."""
