@@ -575,7 +575,9 @@ def experiment_run(
         "candidate's anytime-valid interval against the baseline excludes 0 (or lies "
         "within ±--stop-margin); at --alpha, split across the candidates (Bonferroni) "
         "unless the declared correction is none. With --cluster: clusters one at a time, "
-        "one observation per completed cluster. Live variants only.",
+        "one observation per completed cluster. Live variants only. The rule's statement "
+        "then leads every report, whether it stopped the run or not, and the fixed-sample "
+        "verdicts are descriptive.",
     ),
     stop_margin: float | None = typer.Option(
         None,
@@ -720,7 +722,7 @@ def experiment_run(
             analysis.info["generated"] = provenance(inputs, digests)
             # (A run with early stopping carries its stopping block, which analyze put in
             # extras["early_stopping"]: the report records when and why the run stopped,
-            # and the console and the page lead with it after an early stop.)
+            # and the console and the page lead with it, stopped early or watched to the end.)
             # The comparison settings are fixed with the report of this experiment version.
             check_saved_report(
                 outputs["save"],
