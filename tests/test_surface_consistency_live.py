@@ -369,7 +369,17 @@ def test_every_surface_leads_with_the_stopping_decision(
     assert not wrong, [w[0] for w in wrong]
     if judged:
         check_judges(live)
-    # The fixed-sample rows after the stop: the JSON's, in its order, on every surface.
+    # The fixed-sample rows after the stop: the JSON's, in its order, on every surface;
+    # the one-line display names the stop before the (descriptive) verdicts' tally.
+    _check_descriptive_rows(live, block)
+    # The gate follows the decision: "worse" was decided worse.
+    assert live.exit_code == 4
+    assert "Regression against the baseline (early-stopping decision): worse" in live.stderr
+
+
+def _check_descriptive_rows(live, block: dict) -> None:
+    """A watched run's fixed-sample rows are the JSON's, in its order, on every surface,
+    and its one-line display names the rule's state before the verdicts' tally."""
     refs = live.report["verdicts"]["rows"]
     check_json_rows(refs, live.report["verdicts"]["declared"])
     by_key = {(r["candidate_variant_id"], r["dimension"]): r for r in refs}
@@ -378,12 +388,8 @@ def test_every_surface_leads_with_the_stopping_decision(
         assert [_key(r) for r in rows] == list(by_key), surface
         for row in rows:
             _check_row(row, by_key[_key(row)], surface)
-    # The one-line display names the stop before the (descriptive) verdicts' tally.
     stop = f"early_stop={block['reason']!r}, "
     assert stop in live.plain and live.plain.index(stop) < live.plain.index("verdicts="), live.plain
-    # The gate follows the decision: "worse" was decided worse.
-    assert live.exit_code == 4
-    assert "Regression against the baseline (early-stopping decision): worse" in live.stderr
 
 
 def test_a_resumed_stopped_run_counts_the_same_judge_spend(tmp_path: Path) -> None:
@@ -435,16 +441,7 @@ def test_a_run_the_rule_never_stopped_leads_with_its_final_state(root: Path) -> 
             assert candidate in flat[flat.index(heading) : first], (surface, candidate)
         if surface != "narrow console":  # (where the table folds it over two lines)
             assert "not decided" in flat[flat.index(heading) : first], surface
-    refs = live.report["verdicts"]["rows"]
-    check_json_rows(refs, live.report["verdicts"]["declared"])
-    by_key = {(r["candidate_variant_id"], r["dimension"]): r for r in refs}
-    assert refs
-    for surface, rows in fixed_sample_rows(live).items():
-        assert [_key(r) for r in rows] == list(by_key), surface
-        for row in rows:
-            _check_row(row, by_key[_key(row)], surface)
-    stop = f"early_stop={block['reason']!r}, "
-    assert stop in live.plain and live.plain.index(stop) < live.plain.index("verdicts="), live.plain
+    _check_descriptive_rows(live, block)
     # The gate follows the rule's decision, not the descriptive table.
     assert live.exit_code == 4
     assert "Regression against the baseline (early-stopping decision): worse" in live.stderr

@@ -265,18 +265,8 @@ def test_the_final_analysis_declares_the_stopping_rules_correction(tmp_path) -> 
     ):
         verdicts = analyze(run, frontier_n_resamples=0).verdicts
         assert verdicts.attrs["declared"] and verdicts.attrs["correction"] == "holm"
-        # Holm over the rows of the family, computed here: the k-th smallest p-value
-        # against α / (m - k + 1), stopping at the first that fails.
-        p = verdicts["p_value"].to_numpy(dtype=float)
-        keep = ~np.isnan(p)
-        order = np.argsort(p[keep])
-        m = int(keep.sum())
-        rejected = np.zeros(m, dtype=bool)
-        for k, i in enumerate(order):
-            if p[keep][i] > 0.05 / (m - k):
-                break
-            rejected[i] = True
-        significant = verdicts.loc[keep, "verdict"].isin(["better", "worse"]).to_numpy()
+        # Holm over the rows of the family, computed here (_holm_flags).
+        rejected, significant = _holm_flags(verdicts, 0.05)
         assert (significant == rejected).all()
     with pytest.raises(InputError, match="early-stopping rule declared correction = 'holm'"):
         analyze(result.run, correction="none")
