@@ -12,7 +12,13 @@ import uuid
 from html import escape
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._values import NO_EVALUATED_ATTEMPT, is_missing, missing_interval_reason, pass_rate_unit
+from ._values import (
+    NO_EVALUATED_ATTEMPT,
+    frontier_share,
+    is_missing,
+    missing_interval_reason,
+    pass_rate_unit,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -148,6 +154,30 @@ def run_repr_html(run: ExperimentRun) -> str:
     )
 
 
+def _frontier_words(v: dict[str, Any]) -> str:
+    """After the variant's id: on the Pareto frontier (with the share of bootstrap
+    resamples that put it there), or off it in some resamples.
+
+    Examples
+    --------
+    >>> _frontier_words({"pareto_optimal": True, "p_frontier": 0.5855})
+    ' · Pareto (59% of resamples)'
+    >>> _frontier_words({"pareto_optimal": False, "p_frontier": 0.3665})
+    ' · off the Pareto frontier (on it in 37% of resamples)'
+    >>> _frontier_words({"pareto_optimal": False, "p_frontier": 0.001})
+    ' · off the Pareto frontier (on it in &lt;1% of resamples)'
+    >>> _frontier_words({"pareto_optimal": False})
+    ''
+    """
+    share = frontier_share(v.get("p_frontier"))
+    share = None if share is None else escape(share)  # "<1%" is text, not markup
+    if v["pareto_optimal"]:
+        return f" · Pareto ({share} of resamples)" if share else " · Pareto"
+    if share in (None, "0%"):
+        return ""
+    return f" · off the Pareto frontier (on it in {share} of resamples)"
+
+
 def analysis_repr_html(
     a: ExperimentAnalysis,
     headline: pd.DataFrame | None = None,
@@ -256,7 +286,7 @@ def analysis_repr_html(
 
     rows = "".join(
         f"<tr><td><b>{_e(v['variant_id'])}</b>{' (baseline)' if v['is_baseline'] else ''}"
-        f"{' · Pareto' if v['pareto_optimal'] else ''}</td>"
+        f"{_frontier_words(v)}</td>"
         f"<td>{pass_rate(v)}</td>"
         f"<td>{_num(v['average_score_mean'], '.3f')}</td>"
         f"<td>{_num(v['average_latency_ms_mean'], ',.1f')} ms</td>"

@@ -17,9 +17,11 @@ __all__ = [
     "clip",
     "format_in_unit",
     "format_power",
+    "frontier_share",
     "is_missing",
     "json_copy",
     "json_key_clash",
+    "membership_cell",
     "missing_interval_reason",
     "pass_rate_unit",
     "same_json",
@@ -302,3 +304,43 @@ def format_power(power: float) -> str:
     ['80%', '95%', '99.9%', '81.2%']
     """
     return f"{100 * power:.3g}%"
+
+
+def frontier_share(p_frontier: Any) -> str | None:
+    """``p_frontier`` as a whole percentage, or None when the bootstrap gave none. Only
+    every resample makes 100% (or none 0%): a share rounded there would read as certain.
+
+    Examples
+    --------
+    >>> [frontier_share(p) for p in (0.5855, 0.996, 1.0, 0.004, 0.0, None)]
+    ['59%', '>99%', '100%', '<1%', '0%', None]
+    """
+    if is_missing(p_frontier):
+        return None
+    p = float(p_frontier)
+    if 0.995 <= p < 1:
+        return ">99%"
+    if 0 < p < 0.005:
+        return "<1%"
+    return f"{p:.0%}"
+
+
+def membership_cell(row: Mapping[str, Any]) -> str:
+    """A variant's Pareto cell: the point estimate's flag, then how often the case
+    bootstrap put it on the frontier (``p_frontier``) when the summary has it.
+
+    The flag alone reads as certain; a variant on the frontier in 59% of resamples is not
+    (docs/statistics.md §11), so every table that shows the flag shows the share beside it.
+
+    Examples
+    --------
+    >>> membership_cell({"pareto_optimal": True, "p_frontier": 0.5855})
+    'yes · 59%'
+    >>> membership_cell({"pareto_optimal": False, "p_frontier": float("nan")})
+    'no'
+    >>> membership_cell({"pareto_optimal": True})
+    'yes'
+    """
+    flag = "yes" if row["pareto_optimal"] else "no"
+    share = frontier_share(row.get("p_frontier"))
+    return flag if share is None else f"{flag} · {share}"

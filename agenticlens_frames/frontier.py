@@ -31,6 +31,7 @@ __all__ = [
     "frontier_columns",
     "frontier_uncertainty",
     "interval_columns",
+    "membership_note",
     "merge_frontier_columns",
 ]
 
@@ -111,6 +112,34 @@ def cluster_notes(n_clusters: int) -> list[str]:
             "5 clusters, 90% with 10)."
         ]
     return []
+
+
+def membership_note(variants: pd.DataFrame) -> str | None:
+    """What :func:`membership_cell`'s share is, in words; None when ``variants`` has no
+    ``p_frontier`` (an AgenticLens report, or a bootstrap that could not say).
+
+    Examples
+    --------
+    >>> vs = pd.DataFrame({"p_frontier": [0.9, 0.2]})
+    >>> vs.attrs["frontier"] = {"n_resamples": 2000, "resampled": "cases"}
+    >>> print(membership_note(vs))  # doctest: +NORMALIZE_WHITESPACE
+    Pareto: on the frontier of the point estimates (AgenticLens's flag), then the share of
+    2000 case-bootstrap resamples that put the variant on it (p_frontier): well below 100%,
+    or well above 0%, the membership is uncertain.
+    """
+    if "p_frontier" not in variants:
+        return None
+    if not pd.to_numeric(variants["p_frontier"], errors="coerce").notna().any():
+        return None  # the bootstrap could not say (one case or one cluster)
+    settings = variants.attrs.get("frontier") or {}
+    kind = "cluster-bootstrap" if settings.get("resampled") == "clusters" else "case-bootstrap"
+    n = settings.get("n_resamples")
+    count = f"{n} " if n else ""
+    return (
+        "Pareto: on the frontier of the point estimates (AgenticLens's flag), then the share "
+        f"of {count}{kind} resamples that put the variant on it (p_frontier): well below "
+        "100%, or well above 0%, the membership is uncertain."
+    )
 
 
 def _cube(

@@ -13,6 +13,7 @@ from rich.text import Text
 from .._values import (
     NO_EVALUATED_ATTEMPT,
     format_power,
+    membership_cell,
     missing_interval_reason,
     pass_rate_unit,
 )
@@ -24,6 +25,7 @@ from ..analysis import (
     judge_verdict_note,
     target_failure_warnings,
 )
+from ..frontier import membership_note
 
 __all__ = [
     "COMPAT_HEADER",
@@ -343,6 +345,9 @@ def variant_notes(analysis: ExperimentAnalysis, case_level: bool) -> list[str]:
         "trials (a trial's mean latency, its total cost over the suite); the verdicts' "
         "latency and cost are per attempt.",
     ]
+    frontier = membership_note(analysis.variants)
+    if frontier is not None:
+        notes.append(frontier)
     for row in analysis.variants.to_dict("records"):
         failed = int(row["attempted_trials"]) - int(row["completed_trials"])
         if failed and case_level:
@@ -410,7 +415,7 @@ def variant_cells(
             f"({row['completed_trials']}/{row['attempted_trials']} completed)",
             # With no completed trial every case "failed" alike: not a consistent variant.
             _pct(row["consistency_rate"], 0) if row["completed_trials"] else "n/a",
-            "yes" if row["pareto_optimal"] else "no",
+            membership_cell(row),
         ]
         for row in analysis.variants.to_dict("records")
     ]

@@ -54,7 +54,12 @@ from .. import viz
 from .._deprecate import renamed_keywords
 from .._files import write_atomic
 from .._repr import regressed_labels
-from .._values import NO_EVALUATED_ATTEMPT, is_missing, missing_interval_reason
+from .._values import (
+    NO_EVALUATED_ATTEMPT,
+    frontier_share,
+    is_missing,
+    missing_interval_reason,
+)
 from ..analysis import (
     ExperimentAnalysis,
     failed_trials,
@@ -223,6 +228,30 @@ def _pass_rate_cell(v: dict[str, Any], headline: dict[str, dict[str, Any]]) -> s
     return f"{_pct(rate)}{mark} {interval}"
 
 
+def _frontier_badge(v: dict[str, Any]) -> str:
+    """The variant's Pareto tag: on the frontier of the point estimates, with the share of
+    bootstrap resamples that put it there (the variant notes say what it is); off it, only
+    the share, when some resample did.
+
+    Examples
+    --------
+    >>> _frontier_badge({"pareto_optimal": True, "p_frontier": 0.5855})
+    '<span class="tag pareto" title="share of resamples on the frontier">pareto · 59%</span>'
+    >>> _frontier_badge({"pareto_optimal": False, "p_frontier": 0.001})[-32:]
+    'off the frontier · &lt;1%</span>'
+    >>> _frontier_badge({"pareto_optimal": False, "p_frontier": 0.0})
+    ''
+    """
+    share = frontier_share(v.get("p_frontier"))
+    share = None if share is None else _e(share)  # "<1%" is text, not markup
+    title = ' title="share of resamples on the frontier"' if share else ""
+    if v["pareto_optimal"]:
+        return f'<span class="tag pareto"{title}>pareto{" · " + share if share else ""}</span>'
+    if share in (None, "0%"):
+        return ""
+    return f'<span class="tag"{title}>off the frontier · {share}</span>'
+
+
 def _variant_table(a: ExperimentAnalysis) -> str:
     from ..paired.verdicts import headline_pass_rates
 
@@ -234,7 +263,7 @@ def _variant_table(a: ExperimentAnalysis) -> str:
     for v in a.variants.to_dict("records"):
         factors = ", ".join(f"{_e(k)}={_e(val)}" for k, val in v["factors"].items())
         badges = ('<span class="tag base">baseline</span>' if v["is_baseline"] else "") + (
-            '<span class="tag pareto">pareto</span>' if v["pareto_optimal"] else ""
+            _frontier_badge(v)
         )
         rate_cell = _pass_rate_cell(v, headline)
         rows.append(

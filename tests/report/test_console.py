@@ -347,3 +347,36 @@ def test_the_console_heading_names_the_family_as_every_surface_does(run) -> None
         assert wanted in " ".join(head.split())
         for text in (summary_markdown(analysis), verdicts_table_html(v)):
             assert wanted in " ".join(text.split())
+
+
+def test_every_pareto_flag_carries_how_sure_the_bootstrap_is(run) -> None:
+    """The variant tables said "Pareto: yes" for a variant the case bootstrap put on the
+    frontier in 59% of resamples: the flag read as certain. Each surface now shows the
+    share beside it, and says what it is."""
+    import html
+
+    from agenticlens_frames._repr import analysis_repr_html
+    from agenticlens_frames.report.html import _variant_table
+    from agenticlens_frames.report.summary import summary_markdown
+
+    a = analyze(run, frontier_n_resamples=400, frontier_seed=7)
+    text = _printed(a)
+    summary = summary_markdown(a)
+    page = html.unescape(_variant_table(a))
+    notebook = html.unescape(analysis_repr_html(a))
+    shares = dict(zip(a.variants["variant_id"], a.variants["p_frontier"], strict=True))
+    # Some variant must be uncertain, or the test could not tell a share from a flag.
+    assert any(0.05 < p < 0.95 for p in shares.values())
+    for variant, on in zip(a.variants["variant_id"], a.variants["pareto_optimal"], strict=True):
+        p = shares[variant]
+        share = ">99%" if 0.995 <= p < 1 else "<1%" if 0 < p < 0.005 else f"{round(100 * p)}%"
+        cell = f"{'yes' if on else 'no'} · {share}"
+        row = next(line for line in text.splitlines() if line.startswith(f"│ {variant} "))
+        assert row.rstrip().rstrip("│").rstrip().endswith(cell), row
+        assert re.search(rf"\| {re.escape(variant)} \|.*\| {re.escape(cell)} \|", summary)
+        if on:
+            assert f"pareto · {share}" in page and f"Pareto ({share} of resamples)" in notebook
+        elif share != "0%":
+            assert f"off the frontier · {share}" in page
+    for words in (text, summary):
+        assert "share of 400 case-bootstrap resamples" in " ".join(words.split())

@@ -281,11 +281,12 @@ def test_p_values_under_a_declared_none_are_not_called_adjusted(run) -> None:
 
 @pytest.mark.parametrize("summary", ["/dev/stdout", "log.txt"])
 def test_a_summary_to_the_jobs_own_stdout_is_not_overwritten(
-    tmp_path: Path, analysis, summary: str
+    tmp_path: Path, run, summary: str
 ) -> None:
     """``--summary /dev/stdout > log.txt`` (or ``--summary log.txt > log.txt``) opened the
     log anew, with an offset of its own: the console's next line wrote over the summary's
-    heading."""
+    heading. (Analysed as the command does, frontier bootstrap included: the variant
+    table's Pareto cells carry its shares.)"""
     import subprocess
     import sys
 
@@ -302,7 +303,7 @@ def test_a_summary_to_the_jobs_own_stdout_is_not_overwritten(
     console, _, block = text.partition("\n\n### Experiment support-agent-upgrade (version 1)\n")
     assert "Verdicts against baseline" in console and block  # the console, then the block
     # The whole block, then the console's last line, as a summary written to its own file.
-    expected = summary_markdown(analysis).partition("\n")[2]
+    expected = summary_markdown(analyze(run)).partition("\n")[2]
     assert block == f"{expected}Appended the Markdown summary to {summary}\n"
 
 
