@@ -26,6 +26,7 @@ __all__ = [
     "check_block",
     "decision_rows",
     "descriptive_note",
+    "descriptive_suffix",
     "descriptive_title",
     "differences_statement",
     "early_stopping",
@@ -89,8 +90,20 @@ the early stop'
     >>> descriptive_title("Verdicts against base", stopped=False)
     'Fixed-sample verdicts against base — descriptive beside the early-stopping rule'
     """
+    return f"Fixed-sample {title[0].lower()}{title[1:]} {descriptive_suffix(stopped)}"
+
+
+def descriptive_suffix(stopped: bool = True) -> str:
+    """What follows the title of fixed-sample numbers in a run the rule watched (the
+    verdicts', by :func:`descriptive_title`, and the factor effects').
+
+    Examples
+    --------
+    >>> descriptive_suffix(), descriptive_suffix(stopped=False)
+    ('— descriptive after the early stop', '— descriptive beside the early-stopping rule')
+    """
     after = "after the early stop" if stopped else "beside the early-stopping rule"
-    return f"Fixed-sample {title[0].lower()}{title[1:]} — descriptive {after}"
+    return f"— descriptive {after}"
 
 
 def descriptive_note(stopped: bool = True) -> str:

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from .. import viz
 from ..frontier import FRONTIER_OBJECTIVES
 from ..paired.verdicts import format_difference, format_interval
+from .console import factor_correction_statement, factor_title
 
 if TYPE_CHECKING:
     from ..analysis import ExperimentAnalysis
@@ -147,7 +148,7 @@ def _factor_section(a: ExperimentAnalysis) -> str:
     notes = "".join(f"<li>{_e(n)}</li>" for n in fe.attrs.get("design_notes", []))
     design = _e(fe.attrs.get("design", ""))
     level = fe.attrs.get("confidence_level", a.confidence_level)
-    corr = _factor_correction_note(a, fe)
+    corr = escape(factor_correction_statement(a), quote=False)  # element text
     rows = []
     for r in fe.to_dict("records"):
         if r["metric"] != "pass_rate":
@@ -175,7 +176,7 @@ def _factor_section(a: ExperimentAnalysis) -> str:
         "<div id='fig-factor_interaction' class='fig'></div>" if interactions.any() else ""
     )
     return (
-        "<section id='factor-effects'><h2>Which factor did it</h2>"
+        f"<section id='factor-effects'><h2>{_e(factor_title(a))}</h2>"
         f"<p class='note'>Design: {design}. Effects on each case's pass rate over its "
         "evaluated attempts (a failed trial's attempts left out, as in the verdicts; the "
         "score's effects are in the JSON report), the case as the unit; "
@@ -186,33 +187,4 @@ def _factor_section(a: ExperimentAnalysis) -> str:
         "<th>p adjusted<br><small>over the factor terms</small></th>"
         f"<th>estimated from</th></tr>{''.join(rows)}</table></div>"
         f"<div id='fig-factor_effects' class='fig'></div>{interaction_div}</section>"
-    )
-
-
-def _factor_correction_note(a: ExperimentAnalysis, fe: Any) -> str:
-    """Which family the factor effects' adjusted p-values are corrected over, in words: the
-    factor terms' own, not the verdicts', so a reader does not take one for the other."""
-    from ..factorial import CORRECTION_FAMILY
-    from ..paired.verdicts import CORRECTION_NAMES
-
-    correction = fe.attrs.get("correction")
-    if not correction:
-        return (
-            "No correction was declared, so the p-values are unadjusted (declare one in the "
-            "manifest's comparisons block)."
-        )
-    if correction == "none":
-        return "No correction, as declared: the adjusted p-values equal the p-values."
-    terms = int((fe["estimable"].astype(bool) & (fe["metric"] == "pass_rate")).sum())
-    verdicts = a.verdicts
-    theirs = (
-        f", against the verdicts' {int(verdicts['family_size'].iloc[0])} comparisons"
-        if verdicts.attrs.get("declared") and len(verdicts)
-        else ""
-    )
-    return (
-        f"p adjusted: the declared {_e(CORRECTION_NAMES.get(correction, correction))} "
-        f"correction over {_e(CORRECTION_FAMILY)}: here {terms} terms{theirs}. So for the "
-        "same contrast it is not the verdict's adjusted p; the verdicts above decide each "
-        "candidate."
     )

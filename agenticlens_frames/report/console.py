@@ -33,6 +33,11 @@ __all__ = [
     "VARIANT_HEADER",
     "compat_caption",
     "compat_cells",
+    "factor_cells",
+    "factor_correction_statement",
+    "factor_header",
+    "factor_notes",
+    "factor_title",
     "pass_rates",
     "print_summary",
     "single_line",
@@ -421,6 +426,167 @@ def variant_cells(
     ]
 
 
+def factor_header(analysis: ExperimentAnalysis) -> list[str]:
+    """The factor-effects table's columns (the console's and the Markdown summary's): one
+    p-value, the adjusted one under a declared correction, as the verdicts show theirs.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> factor_header(a)
+    ['Term', 'Effect on pass rate', 'Adj. p', 'Estimated from']
+    """
+    correction = analysis.factor_effects.attrs.get("correction")
+    p = "Adj. p" if correction not in (None, "none") else "p (not adjusted)"
+    return ["Term", "Effect on pass rate", p, "Estimated from"]
+
+
+def _factor_rows(analysis: ExperimentAnalysis) -> list[dict[str, Any]]:
+    """The pass-rate rows of the factor effects (none when the design has no factor
+    effects: one factor, or a saved report without them)."""
+    fe = getattr(analysis, "factor_effects", None)
+    if fe is None or fe.empty:
+        return []
+    return [r for r in fe.to_dict("records") if r["metric"] == "pass_rate"]
+
+
+def factor_cells(analysis: ExperimentAnalysis) -> list[list[str]]:
+    """Which factor did it, as text: one row per pass-rate term of the factor effects
+    (:func:`factor_header`), the effect with its interval in percentage points as the
+    verdicts write a difference, and the adjusted p (equal to the p-value without a
+    correction); [] without factor effects.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> factor_cells(a)[1]
+    ['prompt: v2 vs v1', '+15.7 pp [-0.4, +31.9]', '0.223', 'prompt-v2, large-v2']
+    >>> factor_cells(a)[4][1:]
+    ['not estimable', '—', '—']
+    """
+    from ..paired.verdicts import format_difference, format_interval
+
+    def p(value: float) -> str:
+        return "—" if math.isnan(value) else f"{value:.3g}"
+
+    rows = _factor_rows(analysis)
+    # Without a declared correction the p-value itself (the header says not adjusted).
+    adjusted = bool(rows) and analysis.factor_effects.attrs.get("correction") not in (None, "none")
+    cells = []
+    for r in rows:
+        # A term the design cannot separate has no estimate: said so, not "+nan pp".
+        effect = (
+            "not estimable"
+            if math.isnan(r["estimate"])
+            else f"{format_difference(r['estimate'], 'proportion')} "
+            f"{format_interval(r['ci_low'], r['ci_high'], 'proportion')}"
+        )
+        through = ", ".join(str(v) for v in r["through"]) or "—"
+        shown = r["p_adjusted"] if adjusted else r["p_value"]
+        cells.append([str(r["term"]), effect, p(shown), through])
+    return cells
+
+
+def factor_title(analysis: ExperimentAnalysis) -> str:
+    """The factor effects' heading on every surface; in a run the early-stopping rule
+    watched they are fixed-sample numbers, descriptive as the verdicts are there.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> factor_title(analyze(load_experiment("data/support/manifest.yaml",
+    ...                                      "data/support/suite.yaml")))
+    'Which factor did it'
+    """
+    from ..early_stopping import descriptive_suffix, early_stopping, stopped_early
+
+    if early_stopping(analysis) is None:
+        return "Which factor did it"
+    return f"Which factor did it (fixed-sample) {descriptive_suffix(stopped_early(analysis))}"
+
+
+def factor_correction_statement(analysis: ExperimentAnalysis) -> str:
+    """Which family the factor effects' adjusted p-values are corrected over, in words: the
+    factor terms' own, not the verdicts', so a reader does not take one for the other
+    ("" without factor effects).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> factor_correction_statement(a)[:72]
+    'p adjusted: the declared Holm correction over the estimable factor-effec'
+    """
+    from ..factorial import CORRECTION_FAMILY
+    from ..paired.verdicts import CORRECTION_NAMES
+
+    fe = getattr(analysis, "factor_effects", None)
+    if fe is None or fe.empty:
+        return ""
+    correction = fe.attrs.get("correction")
+    if not correction:
+        return (
+            "No correction was declared, so the p-values are unadjusted (declare one in the "
+            "manifest's comparisons block)."
+        )
+    if correction == "none":
+        return "No correction, as declared: the adjusted p-values equal the p-values."
+    terms = int((fe["estimable"].astype(bool) & (fe["metric"] == "pass_rate")).sum())
+    verdicts = analysis.verdicts
+    theirs = (
+        f", against the verdicts' {int(verdicts['family_size'].iloc[0])} comparisons"
+        if verdicts.attrs.get("declared") and len(verdicts)
+        else ""
+    )
+    return (
+        f"p adjusted: the declared {CORRECTION_NAMES.get(correction, correction)} "
+        f"correction over {CORRECTION_FAMILY}: here {terms} terms{theirs}. So for the "
+        "same contrast it is not the verdict's adjusted p; the verdicts above decide each "
+        "candidate."
+    )
+
+
+def factor_notes(analysis: ExperimentAnalysis) -> list[str]:
+    """What the factor-effects table is: the design, its notes (what is not estimable and
+    what that assumes) and the correction; [] without factor effects.
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> factor_notes(a)[0][:60]
+    'Design: incomplete design: 5 variants over 3 factors (model,'
+    """
+    if not _factor_rows(analysis):
+        return []
+    fe = analysis.factor_effects
+    level = float(fe.attrs.get("confidence_level", analysis.confidence_level))
+    return [
+        f"Design: {fe.attrs.get('design', '')}. Effects on each case's pass rate over its "
+        "evaluated attempts, the case as the unit, with "
+        f"{level:.0%} intervals ({fe.attrs.get('method', '')}); the score's effects are in "
+        "the JSON report.",
+        *(str(n) for n in fe.attrs.get("design_notes", [])),
+        factor_correction_statement(analysis),
+    ]
+
+
+def _factor_table(analysis: ExperimentAnalysis, console: Console) -> None:
+    """Which factor did it: the factor effects on pass rate, when the design has them."""
+    cells = factor_cells(analysis)
+    if not cells:
+        return
+    table = Table(title=Text(factor_title(analysis)), caption_justify="left")
+    for name in factor_header(analysis):
+        table.add_column(name, justify="left" if name in ("Term", "Estimated from") else "right")
+    for row in cells:
+        table.add_row(*(_t(c) for c in row))
+    table.caption = Text(strip_control("\n".join(factor_notes(analysis))))
+    console.print(table)
+
+
 def _gate_lines(analysis: ExperimentAnalysis) -> tuple[bool, list[Text]]:
     """The non-inferiority gates, when set: every (candidate, dimension) with its bound
     beside the margin, in the dimension's unit, and whether all passed (True, no lines,
@@ -496,6 +662,7 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
         k_table.caption_justify = "left"
     console.print(table)
     console.print(k_table)
+    _factor_table(analysis, console)
     _compat_table(analysis, console)
     frontier = ", ".join(analysis.pareto_frontier) or "none"
     seed = "none" if info["random_seed"] is None else str(info["random_seed"])

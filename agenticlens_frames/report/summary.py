@@ -41,6 +41,10 @@ from .console import (
     VARIANT_HEADER,
     compat_caption,
     compat_cells,
+    factor_cells,
+    factor_header,
+    factor_notes,
+    factor_title,
     pass_rates,
     strip_control,
     variant_cells,
@@ -249,13 +253,32 @@ def _details(analysis: ExperimentAnalysis) -> list[str]:
             for i, cells in zip(ids, compat_cells(analysis), strict=True)
         ],
     )
+    factors = factor_cells(analysis)
+    factor_block = (
+        [
+            factor_title(analysis),
+            "",
+            markdown_table(
+                factor_header(analysis),
+                # The term and the variants are user text; the numbers are ours.
+                [[_md(term), effect, p, _md(through)] for term, effect, p, through in factors],
+            ),
+            "",
+            *(f"- {_md(note)}" for note in factor_notes(analysis)),
+            "",
+        ]
+        if factors
+        else []
+    )
+    title = "Variants, which factor did it," if factors else "Variants,"
     return [
-        "<details><summary>Variants, and AgenticLens-compatible numbers</summary>",
+        f"<details><summary>{title} and AgenticLens-compatible numbers</summary>",
         "",
         variants,
         "",
         *(f"- {_md(note)}" for note in variant_notes(analysis, bool(headline))),
         "",
+        *factor_block,
         f"{COMPAT_TITLE} · baseline: {_md(analysis.info['baseline_variant_id'])}",
         "",
         compat,

@@ -380,3 +380,43 @@ def test_every_pareto_flag_carries_how_sure_the_bootstrap_is(run) -> None:
             assert f"off the frontier · {share}" in page
     for words in (text, summary):
         assert "share of 400 case-bootstrap resamples" in " ".join(words.split())
+
+
+def test_the_console_and_the_summary_say_which_factor_did_it(run) -> None:
+    """The factor effects (which factor made the difference, the case as the unit) were on
+    the page and in the JSON only: a CI log or a pull-request summary never said which
+    factor did it. Both now show the pass-rate terms, with the correction over their own
+    family. The estimates are checked against the per-case contrasts computed here."""
+    from statsmodels.stats.multitest import multipletests
+
+    from agenticlens_frames.report.summary import summary_markdown
+
+    a = analyze(run, frontier_n_resamples=0)
+    # Each case's pass rate over its evaluated attempts (a failed trial's left out).
+    evaluated = run.attempts[run.attempts["status"] != "trial_failed"]
+    rate = evaluated.groupby(["case_id", "variant_id"])["passed"].mean().unstack()
+    # retrieval is varied only by retrieval-dense, its interactions not estimable: its
+    # effect is that variant's contrast with the baseline; model × prompt is the 2 × 2
+    # interaction contrast of the four variants that cross them.
+    retrieval = (rate["retrieval-dense"] - rate["baseline"]).mean()
+    interaction = (
+        rate["large-v2"] - rate["model-large"] - rate["prompt-v2"] + rate["baseline"]
+    ).mean()
+    fe = a.factor_effects[a.factor_effects["metric"] == "pass_rate"]
+    estimable = fe[fe["estimable"].astype(bool)]
+    holm = dict(
+        zip(estimable["term"], multipletests(estimable["p_value"], method="holm")[1], strict=True)
+    )
+    text = " ".join(_printed(a).split())
+    summary = summary_markdown(a)
+    assert text.index("Which factor did it") < text.index("AgenticLens-compatible numbers")
+    for term, estimate in (
+        ("retrieval: dense vs bm25", retrieval),
+        ("model × prompt: gpt-large & v2", interaction),
+    ):
+        effect, p = f"{100 * estimate:+.1f} pp", f"{holm[term]:.3g}"
+        assert f"│ {term} │ {effect} [" in text and f"│ {p} │" in text
+        assert f"{effect} [" in summary and f"| {p} |" in summary.split("Which factor did it")[1]
+    assert "│ model × retrieval: gpt-large & dense │ not estimable │ — │ — │" in text
+    assert "Holm correction over the estimable factor-effect terms" in text
+    assert "Which factor did it" in summary

@@ -326,3 +326,22 @@ def test_the_paired_forest_of_a_stopped_run_says_its_marks_are_descriptive(
     # The marks and their key are the same: only the note is added.
     rest = viz.paired_forest(stopped).layout.title.subtitle.text.split("<br>", 1)[1]
     assert rest == viz.paired_forest(plain).layout.title.subtitle.text
+
+
+@pytest.mark.parametrize("stopped", [True, False])
+def test_the_factor_effects_of_a_watched_run_are_descriptive_too(
+    tmp_path: Path, saved: dict, stopped: bool
+) -> None:
+    """The factor effects are fixed-sample numbers like the verdicts: in a run the rule
+    watched every surface titles them descriptive, as it titles the verdicts."""
+    from agenticlens_frames.report.summary import summary_markdown
+
+    block = {**OLD_BLOCK, "stopped_early": stopped}
+    analysis = load_report(_write(tmp_path, saved, block))
+    after = "after the early stop" if stopped else "beside the early-stopping rule"
+    title = f"Which factor did it (fixed-sample) — descriptive {after}"
+    console = Console(record=True, width=200)
+    print_summary(analysis, console)
+    assert title in console.export_text()
+    assert title in summary_markdown(analysis)
+    assert f"<h2>{title}</h2>" in render_html(analysis)
