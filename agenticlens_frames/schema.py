@@ -34,6 +34,7 @@ __all__ = [
     "CASES",
     "COMPARISONS",
     "FACTOR_LEVELS",
+    "PACKAGE_DELTA_BASIS",
     "SCHEMAS",
     "SUMMARY_METRICS",
     "SUMMARY_STATS",
@@ -680,6 +681,40 @@ def _relative_or_infinite(block: Mapping[str, Any]) -> Any:
     return relative
 
 
+#: ``basis`` of a comparison's ``<metric>_delta`` block that holds AgenticLens's delta where
+#: ours is unknown: the latency delta when a side has no known latency (fix B3,
+#: docs/compatibility.md). The package's model requires an object there (and ignores the
+#: label); our readers read such a block as unknown, as the null it replaces.
+PACKAGE_DELTA_BASIS = "agenticlens"
+
+
+def _ours(read: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[str, Any]], Any]:
+    """``read`` of a delta block, or None (unknown) for a block labelled as the package's.
+
+    Examples
+    --------
+    >>> relative = _ours(_relative_or_infinite)
+    >>> relative({"absolute": -5.0, "relative": -0.5, "regressed": False})
+    -0.5
+    >>> relative({"absolute": -5.0, "relative": -1.0, "regressed": False,
+    ...           "basis": PACKAGE_DELTA_BASIS}) is None
+    True
+    """
+
+    def reader(block: Mapping[str, Any]) -> Any:
+        return None if block.get("basis") == PACKAGE_DELTA_BASIS else read(block)
+
+    return reader
+
+
+#: How a ``<metric>_delta`` block's keys are read back (:data:`COMPARISONS`).
+_DELTA_READERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+    "absolute": _ours(lambda block: block["absolute"]),
+    "relative": _ours(_relative_or_infinite),
+    "regressed": _ours(lambda block: block["regressed"]),
+}
+
+
 def _delta_columns(metric: str) -> tuple[Column, ...]:
     block = f"{metric}_delta"
     return (
@@ -717,7 +752,7 @@ COMPARISONS = FrameSchema(
         Column("warnings", "ids", "comparison warnings"),
     ),
     block_present_if={f"{m}_delta": f"{m}_regressed" for m in SUMMARY_METRICS},
-    block_readers={f"{m}_delta": {"relative": _relative_or_infinite} for m in SUMMARY_METRICS},
+    block_readers={f"{m}_delta": _DELTA_READERS for m in SUMMARY_METRICS},
 )
 
 

@@ -40,7 +40,16 @@ from ..analysis import (
 from ..errors import InputError, check_path
 from ..frames import ExperimentRun
 from ..judges import JUDGE_EVALUATOR_TYPES, summarize_judges
-from ..schema import CASES, COMPARISONS, FACTOR_LEVELS, TRIALS, VARIANTS, json_ready
+from ..schema import (
+    CASES,
+    COMPARISONS,
+    FACTOR_LEVELS,
+    PACKAGE_DELTA_BASIS,
+    TRIALS,
+    VARIANTS,
+    json_ready,
+)
+from ..stats import fmean, metric_delta
 from .infinite import INFINITE_KEY, infinite_values
 from .paired_json import report_blocks
 from .verdicts_json import verdicts_block
@@ -1025,7 +1034,7 @@ def _build_report(
             "metadata": [dict(spec.metadata) for spec in specs],
         },
     )
-    comparisons = COMPARISONS.to_json(analysis.comparisons)
+    comparisons = _with_package_latency_deltas(analysis, COMPARISONS.to_json(analysis.comparisons))
     factor_levels = FACTOR_LEVELS.to_json(analysis.factor_levels)
     from .._compat import VERSION as __version__
 
@@ -1092,6 +1101,77 @@ def _build_report(
     if infinite := _infinite_values(report, analysis):
         report["agenticlens_frames"][INFINITE_KEY] = infinite
     return report, builder
+
+
+def _with_package_latency_deltas(
+    analysis: ExperimentAnalysis, comparisons: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``comparisons`` (the report's list) with AgenticLens's latency delta, labelled as
+    the package's, in each ``average_latency_ms_delta`` our unknown delta left null.
+
+    Ours is unknown where the baseline or the candidate has no known latency (fix B3), but
+    the package's model requires an object there and refused the whole file. So the block
+    holds the package's own delta — :func:`~agenticlens_frames.stats.metric_delta` of its
+    variant means, the mean over completed trials of each trial's mean latency with an
+    unknown one counted as 0 ms (``average_latency_ms_package``), ``regressed`` its rule's
+    — with ``basis`` and ``note`` saying so. The package's models ignore the two keys; our
+    reader (:data:`~agenticlens_frames.schema.COMPARISONS`) reads such a block as unknown,
+    so it reaches none of our surfaces or gates (docs/compatibility.md).
+
+    Examples
+    --------
+    >>> from agenticlens_frames import analyze, load_experiment
+    >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
+    >>> # prompt-v2 as if logged without latencies: the package's 0 ms, none known here
+    >>> a.trials.loc[a.trials["variant_id"] == "prompt-v2", "average_latency_ms_package"] = 0.0
+    >>> a.variants.loc[a.variants["variant_id"] == "prompt-v2", "average_latency_ms_count"] = 0
+    >>> block = _with_package_latency_deltas(
+    ...     a,
+    ...     [{"baseline_variant_id": "baseline", "candidate_variant_id": "prompt-v2",
+    ...       "average_latency_ms_delta": None}],
+    ... )[0]["average_latency_ms_delta"]
+    >>> block["absolute"], block["relative"], block["regressed"], block["basis"]
+    (-1975.6, -1.0, False, 'agenticlens')
+    >>> block["note"].split("; ")[-1]
+    "ours is unknown (fix B3): 'prompt-v2' has no known latency"
+    """
+    unknown = [c for c in comparisons if c["average_latency_ms_delta"] is None]
+    if not unknown:
+        return comparisons
+    trials = analysis.trials
+    done = trials[(trials["status"].astype(str) == "succeeded").to_numpy()]
+    # The package's variant mean (its statistics.fmean over the completed trials, in trial
+    # order), as variant_summary computes it under latency_missing="zero".
+    package_mean = {
+        str(variant): fmean(group["average_latency_ms_package"].to_numpy(float))
+        for variant, group in done.groupby("variant_id", observed=True, sort=False)
+    }
+    variants = analysis.variants
+    known = dict(
+        zip(
+            variants["variant_id"].astype(str),
+            variants["average_latency_ms_count"].to_numpy() > 0,
+            strict=True,
+        )
+    )
+    for comparison in unknown:
+        base, cand = comparison["baseline_variant_id"], comparison["candidate_variant_id"]
+        delta = metric_delta(
+            package_mean[base],
+            package_mean[cand],
+            higher_is_better=False,
+            threshold=analysis.regression_threshold,
+        )
+        without = [repr(v) for v in (base, cand) if not known[v]]
+        comparison["average_latency_ms_delta"] = {
+            **json_ready(delta),
+            "basis": PACKAGE_DELTA_BASIS,
+            "note": "AgenticLens's delta (an unknown latency counted as 0 ms), kept so the "
+            "package's readers load this report, not ours; ours is unknown (fix B3): "
+            f"{' and '.join(without) or 'a side'} "
+            f"{'have' if len(without) > 1 else 'has'} no known latency",
+        }
+    return comparisons
 
 
 def _infinite_values(report: dict[str, Any], analysis: ExperimentAnalysis) -> list[Any]:

@@ -114,13 +114,13 @@ def test_a_damaged_value_a_renderer_would_meet_is_refused_at_load(
     assert info.value.location == place and message in info.value.message
 
 
-def _baseline_down(folder: Path) -> ExperimentRun:
+def _baseline_down(folder: Path, trace: str = "{'spans': []}") -> ExperimentRun:
     """A live run of 3 cases, 2 trials, whose baseline ``a`` never answers; ``b`` errs on
-    case ``c1`` only and ``c`` answers every case."""
+    case ``c1`` only and ``c`` answers every case, each answer with ``trace``."""
     from agenticlens_frames.runner import run_experiment
 
     (folder / "bot.py").write_text(
-        "def answer(text):\n    return {'output': 'ok', 'trace': {'spans': []}}\n"
+        f"def answer(text):\n    return {{'output': 'ok', 'trace': {trace}}}\n"
         "def down(text):\n    raise ConnectionError('unavailable')\n"
         "def flaky(text):\n    return down(text) if text == 'q1' else answer(text)\n"
     )
@@ -159,6 +159,92 @@ def test_a_saved_report_keeps_the_attempts_no_target_answered(tmp_path: Path) ->
     # A report without failures has no such key (the JSON of a clean run is unchanged).
     example = load_experiment(EXAMPLE / "manifest.yaml", EXAMPLE / "suite.yaml")
     assert "target_failures" not in build_report(analyze(example))["agenticlens_frames"]
+
+
+def _latency_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    columns = ["average_latency_ms_delta", "average_latency_ms_delta_relative"]
+    out = frame.astype({"candidate_variant_id": str}).set_index("candidate_variant_id")
+    return out[[*columns, "average_latency_ms_regressed"]]
+
+
+@pytest.mark.parametrize("unknown", ["prompt-v2", "baseline"])
+def test_the_package_s_latency_delta_in_the_json_still_reads_unknown_here(
+    unknown: str, tmp_path: Path
+) -> None:
+    """Where a side has no known latency our latency delta is unknown (fix B3); the JSON's
+    block holds the package's delta (unknown latency counted as 0 ms), labelled, so the
+    package loads the file. Loaded here it is unknown again: the comparisons equal the
+    run's, and `experiment report` (console, summary, compat regression gate) says exactly
+    what it says of the report written before the block was filled (null)."""
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+
+    from ..conftest import example_without_latency
+
+    folder = example_without_latency(tmp_path, unknown)
+    analysis = analyze(load_experiment(folder / "manifest.yaml", folder / "suite.yaml"))
+    path = write_json_report(analysis, tmp_path / "r.json")
+    data = json.loads(path.read_text())
+    filled = [
+        c for c in data["comparisons"] if c["average_latency_ms_delta"].get("basis") is not None
+    ]
+    assert len(filled) == (4 if unknown == "baseline" else 1)
+    want = _latency_columns(analysis.comparisons)
+    got = _latency_columns(load_report(path).comparisons)
+    pd.testing.assert_frame_equal(got, want)
+    for c in filled:
+        assert want.loc[c["candidate_variant_id"]].isna().all()
+    # The report as this tool wrote it before the package's delta filled the block.
+    package_numbers = [f"{c['average_latency_ms_delta']['absolute']:+.1f} ms" for c in filled]
+    for c in filled:
+        c["average_latency_ms_delta"] = None
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps(data), encoding="utf-8")
+    pd.testing.assert_frame_equal(_latency_columns(load_report(earlier).comparisons), want)
+
+    said = {}
+    for name, report in (("now", path), ("earlier", earlier)):
+        summary = tmp_path / f"{name}.md"
+        args = ["experiment", "report", str(report), "--summary", str(summary)]
+        args += ["--fail-on-regression", "--regression-rule", "compat"]
+        done = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+        output = done.output.replace(str(report), "REPORT").replace(str(summary), "SUMMARY")
+        said[name] = (done.exit_code, output, summary.read_text().replace(str(report), "REPORT"))
+        assert not any(number in output for number in package_numbers)
+    assert said["now"] == said["earlier"]
+
+
+def test_a_live_baseline_whose_every_call_failed_writes_a_report_the_package_loads(
+    tmp_path: Path,
+) -> None:
+    """The baseline never answered, so no latency of it is known and every latency delta
+    is unknown here; each block holds the package's (its 0 ms against the candidate's
+    mean), labelled, and the package's model loads the file."""
+    package = pytest.importorskip("agenticlens.experiments", reason="needs agenticlens 0.10")
+
+    # The answers' traces record 120 ms (b's failed call on c1 is unknown: 0 ms to the
+    # package).
+    run = _baseline_down(tmp_path, "{'spans': [], 'total_latency_ms': 120.0}")
+    analysis = analyze(run)
+    path = write_json_report(analysis, tmp_path / "r.json")
+    data = json.loads(path.read_text())
+    trials = {v["variant_id"]: v["trials"] for v in data["variants"]}
+    assert [t["report"]["cases"][1]["latency_ms"] for t in trials["b"]] == [0.0, 0.0]
+    for c in data["comparisons"]:
+        block = c["average_latency_ms_delta"]
+        assert block["basis"] == "agenticlens"
+        assert "'a' has no known latency" in block["note"]
+        # By hand: the package's mean of the candidate's trial means (its rule: the
+        # failed calls' latencies count 0 ms), against the baseline's 0 ms.
+        means = [
+            sum(case["latency_ms"] for case in t["report"]["cases"]) / len(t["report"]["cases"])
+            for t in trials[c["candidate_variant_id"]]
+        ]
+        assert block["absolute"] == pytest.approx(sum(means) / len(means), rel=1e-12)
+        assert block["relative"] is None and block["regressed"] is True  # +inf from 0 ms
+    assert package.load_experiment_report(path).baseline_variant_id == "a"
+    assert load_report(path).comparisons["average_latency_ms_delta"].isna().all()
 
 
 def test_damaged_target_failure_notes_are_refused(tmp_path: Path, saved: dict) -> None:
