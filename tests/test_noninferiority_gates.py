@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from rich.console import Console
@@ -513,3 +514,100 @@ def test_a_zero_margin_is_said_as_zero_not_minus_zero() -> None:
     assert not math.copysign(1.0, float(gate.loc[0, "threshold"])) < 0
     _, _, details = gate_statement(gate, frame)
     assert "-0 " not in gate.loc[0, "reason"] + " " and "margin +0 pp" in details[0], details
+
+
+def test_a_run_the_stopping_rule_watched_gates_pass_rate_on_its_anytime_valid_bound(
+    tmp_path: Path,
+) -> None:
+    """After ``--stop-when decided`` the fixed-sample bound is not valid (the run could
+    stop when the data looked good): the quality gate read it and passed a candidate the
+    rule's confidence sequence does not bound above −δ. It now reads the sequence's lower
+    end at the rule's per-candidate α, every surface says so, and a latency gate keeps its
+    fixed-sample bound marked as read after optional stopping on pass rate."""
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+    from agenticlens_frames.report.saved import load_report
+    from agenticlens_frames.stats_sequential import BettingConfidenceSequence
+
+    from .runner.test_stopping import _experiment, _naive_interval
+
+    # base2 is as good as the baseline (both pass 30 %, answers independent); the rule
+    # (no --stop-margin) never decides it, so the run is watched to the end of its plan.
+    manifest, suite = _experiment(tmp_path, variants=("base", "base2", "better"))
+    out, page, summary = tmp_path / "r.json", tmp_path / "r.html", tmp_path / "s.md"
+    result = CliRunner().invoke(
+        app,
+        [
+            "experiment", "run", str(manifest), str(suite), "--correction", "holm",
+            "--stop-when", "decided", "--run-dir", str(tmp_path / "run"),
+            "--noninferiority", "quality=0.1", "--noninferiority", "reliability=0.5",
+            "--save", str(out), "--html", str(page), "--summary", str(summary),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 5, result.output
+    report = json.loads(out.read_text(encoding="utf-8"))
+    stop = report["agenticlens_frames"]["early_stopping"]
+    assert not stop["stopped_early"] and stop["alpha_per_candidate"] == pytest.approx(0.025)
+
+    # The case differences by hand, in the planned order (a permutation seeded by the
+    # manifest's random_seed 3): base2's pass rate minus the baseline's, case by case.
+    run = load_experiment(manifest, suite, run_dir=tmp_path / "run")
+    rate = run.attempts.groupby(["variant_id", "case_id"], observed=True)["passed"].mean()
+    order = [f"c{i}" for i in np.random.default_rng(3).permutation(120)]
+    d = [float(rate["base2", c] - rate["base", c]) for c in order]
+    cs = BettingConfidenceSequence(alpha=0.025)
+    for x in d:
+        cs.update([x])
+    lower = float(cs.interval()[0][0])
+    assert lower == pytest.approx(_naive_interval(d, 0.025)[0], abs=1e-9)
+    [entry] = [c for c in stop["candidates"] if c["candidate_variant_id"] == "base2"]
+    assert entry["lower"] == pytest.approx(lower, abs=1e-12)
+    assert lower <= -0.1  # the anytime-valid statement does not bound base2 above -δ...
+    # ...while the fixed-sample pseudo-case bound (what the gate read before) did.
+    n, total = len(d), sum(d)
+    m = n + 2
+    tilde = total / m
+    spread = math.sqrt((sum(x * x for x in d) + 2) / m - tilde**2)
+    fixed = min(tilde, total / n) - sps.t.ppf(0.95, n + 1) * spread / math.sqrt(m)
+    assert fixed > -0.1
+
+    gate = report["paired_comparisons"]["noninferiority"]["candidates"]
+    rows = {(r["candidate_variant_id"], r["dimension"]): r for r in gate}
+    quality = rows["base2", "quality"]
+    assert quality["bound"] == pytest.approx(lower, abs=1e-12)
+    assert quality["alpha"] == pytest.approx(0.025) and not quality["passed"]
+    assert (
+        quality["bound_method"] == "confidence sequence (anytime-valid) of the early-stopping rule"
+    )
+    assert rows["better", "quality"]["passed"]
+    other = rows["base2", "reliability"]
+    assert other["passed"] and other["alpha"] == pytest.approx(0.05)
+    assert other["bound_method"].startswith("two pseudo-cases")
+    assert other["bound_method"].endswith(
+        "; fixed-sample, read after optional stopping on pass rate (valid only if pass_hat_2 "
+        "is independent of pass rate)"
+    )
+
+    # Every surface says the same line for each row.
+    said = (
+        f"base2 (quality): lower 97.5% bound {100 * lower:+.4g} pp <= margin -10 pp — "
+        "confidence sequence (anytime-valid) of the early-stopping rule"
+    )
+    after = "pp — fixed-sample, read after optional stopping on pass rate (valid only if"
+    console = " ".join(result.output.split())
+    assert "Non-inferiority gate failed: base2 (quality)" in console
+    again = CliRunner().invoke(app, ["experiment", "report", str(out)])
+    loaded = load_report(out)
+    surfaces = {
+        "console": console,
+        # (Markdown escapes "<"; a failed gate there details its failed rows only.)
+        "summary": " ".join(summary.read_text(encoding="utf-8").replace("\\<", "<").split()),
+        "page": " ".join(html.unescape(page.read_text(encoding="utf-8")).split()),
+        "report": " ".join(again.output.split()),
+        "notebook": " ".join(html.unescape(loaded._repr_html_()).split()),
+    }
+    for name, text in surfaces.items():
+        assert said in text, name
+        if name != "summary":
+            assert "base2 (reliability): lower 95% bound" in text and after in text, name
