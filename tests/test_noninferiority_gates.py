@@ -611,3 +611,45 @@ def test_a_run_the_stopping_rule_watched_gates_pass_rate_on_its_anytime_valid_bo
         assert said in text, name
         if name != "summary":
             assert "base2 (reliability): lower 95% bound" in text and after in text, name
+
+
+def _quality_row(evaluator: str = "passed", unit: str = "proportion") -> pd.DataFrame:
+    """One candidate's paired quality row (mean +1 pp, SE 1 pp over 100 cases)."""
+    return pd.DataFrame(
+        {"candidate_variant_id": ["b"], "dimension": ["quality"], "evaluator": [evaluator],
+         "higher_is_better": [True], "unit": [unit], "paired_items": [100],
+         "n_clusters": [100], "mean_difference": [0.01], "standard_deviation": [0.1],
+         "standard_error": [0.01], "df": [99.0]}
+    )  # fmt: skip
+
+
+def test_a_watched_run_says_what_its_gate_read_when_the_rule_watched_something_else() -> None:
+    """The sequence watches pass rate (``passed``), case by case or, with clusters, per
+    cluster: a gate on another quality evaluator keeps its fixed-sample bound and says the
+    rule watched something else; a clustered sequence's bound says each cluster weighs the
+    same; a candidate the block has no interval for fails, saying why."""
+    block = {
+        "alpha_per_candidate": 0.025,
+        "candidates": [{"candidate_variant_id": "b", "lower": -0.015, "upper": 0.04}],
+    }
+    fixed = noninferiority_gate(_quality_row("score", "score"), margin=0.02)
+    score = noninferiority_gate(_quality_row("score", "score"), margin=0.02, stopping=block)
+    assert score.loc[0, "bound"] == fixed.loc[0, "bound"]  # the fixed-sample bound, kept
+    assert score.loc[0, "alpha"] == 0.05 and bool(score.loc[0, "passed"])
+    assert score.loc[0, "bound_method"].endswith(
+        "; fixed-sample, read after optional stopping on pass rate (the rule watched "
+        "passed, not score)"
+    )
+    clustered = noninferiority_gate(
+        _quality_row(), margin=0.02, stopping={**block, "unit": "cluster", "cluster": "topic"}
+    )
+    assert clustered.loc[0, "bound"] == -0.015 and clustered.loc[0, "alpha"] == 0.025
+    assert clustered.loc[0, "bound_method"] == (
+        "confidence sequence (anytime-valid) of the early-stopping rule over clusters of "
+        "'topic' (each cluster weighs the same; the fixed-sample rows weigh each case)"
+    )
+    missing = noninferiority_gate(_quality_row(), margin=0.02, stopping={**block, "candidates": []})
+    assert not bool(missing.loc[0, "passed"]) and math.isnan(missing.loc[0, "bound"])
+    assert missing.loc[0, "reason"] == (
+        "no anytime-valid bound: the early-stopping rule's block has no interval for this candidate"
+    )
