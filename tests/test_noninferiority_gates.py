@@ -653,3 +653,28 @@ def test_a_watched_run_says_what_its_gate_read_when_the_rule_watched_something_e
     assert missing.loc[0, "reason"] == (
         "no anytime-valid bound: the early-stopping rule's block has no interval for this candidate"
     )
+
+
+def test_a_run_stopped_early_gates_on_the_interval_at_the_stop(tmp_path: Path) -> None:
+    """Stopped early (better decided better, worse decided worse), the pass-rate gate
+    reads each candidate's interval at the decision point, in Python as on the command
+    line: the run's own tables and the folder loaded again give the same rows."""
+    from agenticlens_frames import run_experiment
+    from agenticlens_frames.runner.stopping import StopRule
+
+    from .runner.test_stopping import _experiment
+
+    manifest, suite = _experiment(
+        tmp_path, comparisons={"correction": "holm", "noninferiority": {"margin": 0.1}}
+    )
+    folder = tmp_path / "run"
+    result = run_experiment(
+        manifest, suite, progress=False, run_dir=folder, stop_when="decided", stop_rule=StopRule()
+    )
+    assert result.stopping["stopped_early"]
+    lowers = {c["candidate_variant_id"]: c["lower"] for c in result.stopping["candidates"]}
+    for run in (result, load_experiment(manifest, suite, run_dir=folder)):
+        gate = analyze(run).paired.noninferiority
+        assert dict(zip(gate["candidate_variant_id"], gate["bound"], strict=True)) == lowers
+        assert gate["alpha"].tolist() == [0.025, 0.025]
+        assert gate["passed"].tolist() == [True, False]  # better, worse
