@@ -514,7 +514,8 @@ def experiment_run(
         "--noninferiority-margin",
         min=0.0,
         help="Exit with status 5 unless every candidate is no worse than the baseline by "
-        "more than this (quality, one-sided at --alpha).",
+        "more than this (quality, one-sided at --alpha; in a run --stop-when decided "
+        "watched, the rule's anytime-valid bound).",
     ),
     noninferiority: list[str] | None = typer.Option(
         None,

@@ -32,7 +32,10 @@ the fixed-sample Hoeffding interval; ``--final`` only the share of watched runs 
 with a false better or worse by either route (the sequence's decision, or in a run never
 stopped the fixed-sample verdicts at the end, as they led before), against the rule's
 statement alone and an α split, and their power (:func:`final_rates`,
-docs/statistics.md §13).
+docs/statistics.md §13); ``--gate`` only the non-inferiority gate in watched runs: how
+often it passes a candidate truly worse by the margin (and one truly equal) with the
+fixed-sample bound read after the stop and with the confidence sequence's lower end, and
+a latency gate read after the same stops (:func:`gate_rates`).
 """
 
 from __future__ import annotations
@@ -159,12 +162,18 @@ def final_claims(
 def independent_diffs(
     runs: int, cases: int, candidates: int, delta: float, seed: int, trials: int = 3
 ) -> np.ndarray:
-    """runs × candidates × cases differences of :func:`simulate`'s design."""
+    """runs × candidates × cases differences of :func:`simulate`'s design; a negative
+    ``delta`` breaks the same share −Δ / (2/3) of every case's passes instead,
+    p_i (1 + Δ / (2/3)), so the candidate is truly worse by exactly −Δ."""
     rng = np.random.default_rng(seed)
     p = rng.beta(2, 1, size=(runs, cases))
     base = rng.binomial(trials, p) / trials
-    share = delta / (1 - 2 / 3)
-    cands = [rng.binomial(trials, p + share * (1 - p)) / trials for _ in range(candidates)]
+    if delta >= 0:
+        share = delta / (1 - 2 / 3)
+        cand_p = p + share * (1 - p)
+    else:
+        cand_p = p * (1 + delta / (2 / 3))
+    cands = [rng.binomial(trials, cand_p) / trials for _ in range(candidates)]
     return np.stack([c - base for c in cands], axis=1)
 
 
@@ -223,6 +232,135 @@ def final_rates(
     out["sequence_only_false"] = float((full["seq"] != 0).any(axis=1).mean())
     out["fixed_false"] = float((full["fixed"] != 0).any(axis=1).mean())
     return out
+
+
+def gate_rates(
+    diffs: np.ndarray,
+    margin: float,
+    alpha: float = 0.05,
+    rule_margin: float | None = None,
+    latency_slope: float | None = None,
+    seed: int = 0,
+    trials: int = 3,
+) -> dict[str, float]:
+    """How often the non-inferiority gate at ``margin`` passes one candidate in watched runs.
+
+    ``diffs`` (runs × 1 × cases, planned order) are watched by the sequence ``stop_when``
+    runs at ``alpha`` (one candidate: no split), deciding ``within ±δ`` too with
+    ``rule_margin``; a run stops once its candidate is decided and is gated on the cases
+    used (every case when it never stopped), as the report's tables are:
+
+    * ``fixed``: the gate as it read such a run before: the fixed-sample pseudo-case
+      lower bound (:func:`~agenticlens_frames.stats_paired.noninferiority_bound_from_summary`,
+      one-sided α) above −δ;
+    * ``sequence``: the sequence's lower end at the stop (or the end) above −δ (now).
+
+    With ``latency_slope`` β also a latency gate (lower is better, margin 0.1 SD of an
+    attempt's latency) on the same stopped runs: an attempt's latency is N(0, 1) plus β
+    when it failed, so a case's latency difference is ``shift − β d + noise`` (noise
+    N(0, 2/trials)), ``shift`` set so the candidate is slower by exactly the margin. Its
+    fixed-sample one-sided t upper bound is read at the stop (``latency``): β = 0 is
+    latency independent of pass rate.
+
+    Returns shares of runs: ``fixed``, ``sequence``, ``stopped`` (and ``latency``).
+    """
+    from agenticlens_frames.stats_paired import noninferiority_bound_from_summary
+    from agenticlens_frames.stats_sequential import decide
+
+    d = diffs[:, 0, :]
+    runs, cases = d.shape
+    cs = BettingConfidenceSequence(alpha, n=runs)
+    used = np.full(runs, cases)
+    lower = np.full(runs, np.nan)
+    done = np.zeros(runs, dtype=bool)
+    for i in range(cases):
+        cs.update(d[:, i])
+        low, high = cs.interval()
+        decided = np.array(
+            [decide(lo, hi, rule_margin) is not None for lo, hi in zip(low, high, strict=True)]
+        )
+        now = ~done & decided
+        used[now] = i + 1
+        lower[now] = low[now]
+        done |= now
+    lower[~done] = low[~done]
+    rows = np.arange(runs)
+
+    def at_stop(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and SD (n − 1) of each run's first ``used`` values of x."""
+        s1 = np.cumsum(x, axis=1)[rows, used - 1]
+        s2 = np.cumsum(x**2, axis=1)[rows, used - 1]
+        mean = s1 / used
+        var = np.maximum(s2 - used * mean**2, 0) / np.maximum(used - 1, 1)
+        return mean, np.sqrt(var)
+
+    mean, sd = at_stop(d)
+    fixed = noninferiority_bound_from_summary(used, mean, sd, alpha) > -margin
+    out = {
+        "fixed": float(fixed.mean()),
+        "sequence": float((lower > -margin).mean()),
+        "stopped": float(done.mean()),
+    }
+    if latency_slope is not None:
+        rng = np.random.default_rng(seed)
+        lat_margin = 0.1
+        shift = lat_margin + latency_slope * float(d.mean())  # true difference: the margin
+        lat = shift - latency_slope * d + rng.normal(0, np.sqrt(2 / trials), d.shape)
+        lat_mean, lat_sd = at_stop(lat)
+        upper = lat_mean + st.t.ppf(1 - alpha, used - 1) * lat_sd / np.sqrt(used)
+        out["latency"] = float((upper < lat_margin).mean())
+    return out
+
+
+def gate_report(runs: int) -> None:
+    """Print :func:`gate_rates`: a candidate truly worse by exactly δ = 0.05 (false pass)
+    and a truly equal one (power), 100 and 400 cases, the rule without a margin and with
+    ``--stop-margin`` δ; then the latency gate read after the same stops."""
+
+    def rate(x: float, n: int) -> str:
+        return f"{x:.2%} ± {np.sqrt(max(x * (1 - x), 1e-12) / n):.2%}"
+
+    delta = 0.05
+    print(
+        f"Non-inferiority gate δ = {delta} on pass rate in watched runs (one candidate, "
+        "3 trials, pass rates ~0.67, rule and gate at α = 0.05; rate ± simulation s.e.)"
+    )
+    for cases in (100, 400):
+        n = runs if cases == 100 else max(runs // 2, 1)
+        for rule_margin in (None, 2 * delta):
+            rule = "no --stop-margin" if rule_margin is None else f"--stop-margin {rule_margin:g}"
+            worse = gate_rates(
+                independent_diffs(n, cases, 1, -delta, seed=40 + cases), delta, 0.05, rule_margin
+            )
+            equal = gate_rates(
+                independent_diffs(n, cases, 1, 0.0, seed=41 + cases), delta, 0.05, rule_margin
+            )
+            print(
+                f"{cases} cases, {rule}, {n} runs: truly worse by δ, gate passed — fixed-sample "
+                f"bound after the stop (before) {rate(worse['fixed'], n)}, confidence "
+                f"sequence (now) {rate(worse['sequence'], n)} (stopped "
+                f"{worse['stopped']:.1%}); truly equal, gate passed (power) — before "
+                f"{rate(equal['fixed'], n)}, now {rate(equal['sequence'], n)} (stopped "
+                f"{equal['stopped']:.1%})"
+            )
+    n = runs
+    print(
+        f"Latency gate (margin 0.1 SD, candidate slower by exactly it) after the rule's stops "
+        f"(candidate +10 pp on pass rate, 100 cases, no --stop-margin, {n} runs):"
+    )
+    for slope in (0.0, 1.0, -1.0):
+        r = gate_rates(
+            independent_diffs(n, 100, 1, 0.10, seed=50),
+            delta,
+            0.05,
+            None,
+            latency_slope=slope,
+            seed=51,
+        )
+        print(
+            f"  a failed attempt {slope:+.0f} SD slower: fixed-sample latency gate passed "
+            f"{rate(r['latency'], n)} (stopped {r['stopped']:.1%})"
+        )
 
 
 TARGETS = """
@@ -542,7 +680,17 @@ def main() -> None:
         "sequence's decision, or the fixed-sample verdicts of a run never stopped), against "
         "the sequence alone and an alpha split (4000 runs unless --runs)",
     )
+    parser.add_argument(
+        "--gate",
+        action="store_true",
+        help="only the non-inferiority gate in watched runs: how often it passes a "
+        "candidate truly worse by the margin, and one truly equal, with the fixed-sample "
+        "bound and with the confidence sequence (2000 runs, 1000 at 400 cases, unless --runs)",
+    )
     args = parser.parse_args()
+    if args.gate:
+        gate_report(args.runs if args.runs != 500 else 2000)
+        return
     if args.final:
         final_report(args.runs if args.runs != 500 else 4000)
         return

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from rich.console import Console
@@ -513,3 +514,167 @@ def test_a_zero_margin_is_said_as_zero_not_minus_zero() -> None:
     assert not math.copysign(1.0, float(gate.loc[0, "threshold"])) < 0
     _, _, details = gate_statement(gate, frame)
     assert "-0 " not in gate.loc[0, "reason"] + " " and "margin +0 pp" in details[0], details
+
+
+def test_a_run_the_stopping_rule_watched_gates_pass_rate_on_its_anytime_valid_bound(
+    tmp_path: Path,
+) -> None:
+    """After ``--stop-when decided`` the fixed-sample bound is not valid (the run could
+    stop when the data looked good): the quality gate read it and passed a candidate the
+    rule's confidence sequence does not bound above −δ. It now reads the sequence's lower
+    end at the rule's per-candidate α, every surface says so, and a latency gate keeps its
+    fixed-sample bound marked as read after optional stopping on pass rate."""
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+    from agenticlens_frames.report.saved import load_report
+    from agenticlens_frames.stats_sequential import BettingConfidenceSequence
+
+    from .runner.test_stopping import _experiment, _naive_interval
+
+    # base2 is as good as the baseline (both pass 30 %, answers independent); the rule
+    # (no --stop-margin) never decides it, so the run is watched to the end of its plan.
+    manifest, suite = _experiment(tmp_path, variants=("base", "base2", "better"))
+    out, page, summary = tmp_path / "r.json", tmp_path / "r.html", tmp_path / "s.md"
+    result = CliRunner().invoke(
+        app,
+        [
+            "experiment", "run", str(manifest), str(suite), "--correction", "holm",
+            "--stop-when", "decided", "--run-dir", str(tmp_path / "run"),
+            "--noninferiority", "quality=0.1", "--noninferiority", "reliability=0.5",
+            "--save", str(out), "--html", str(page), "--summary", str(summary),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 5, result.output
+    report = json.loads(out.read_text(encoding="utf-8"))
+    stop = report["agenticlens_frames"]["early_stopping"]
+    assert not stop["stopped_early"] and stop["alpha_per_candidate"] == pytest.approx(0.025)
+
+    # The case differences by hand, in the planned order (a permutation seeded by the
+    # manifest's random_seed 3): base2's pass rate minus the baseline's, case by case.
+    run = load_experiment(manifest, suite, run_dir=tmp_path / "run")
+    rate = run.attempts.groupby(["variant_id", "case_id"], observed=True)["passed"].mean()
+    order = [f"c{i}" for i in np.random.default_rng(3).permutation(120)]
+    d = [float(rate["base2", c] - rate["base", c]) for c in order]
+    cs = BettingConfidenceSequence(alpha=0.025)
+    for x in d:
+        cs.update([x])
+    lower = float(cs.interval()[0][0])
+    assert lower == pytest.approx(_naive_interval(d, 0.025)[0], abs=1e-9)
+    [entry] = [c for c in stop["candidates"] if c["candidate_variant_id"] == "base2"]
+    assert entry["lower"] == pytest.approx(lower, abs=1e-12)
+    assert lower <= -0.1  # the anytime-valid statement does not bound base2 above -δ...
+    # ...while the fixed-sample pseudo-case bound (what the gate read before) did.
+    n, total = len(d), sum(d)
+    m = n + 2
+    tilde = total / m
+    spread = math.sqrt((sum(x * x for x in d) + 2) / m - tilde**2)
+    fixed = min(tilde, total / n) - sps.t.ppf(0.95, n + 1) * spread / math.sqrt(m)
+    assert fixed > -0.1
+
+    gate = report["paired_comparisons"]["noninferiority"]["candidates"]
+    rows = {(r["candidate_variant_id"], r["dimension"]): r for r in gate}
+    quality = rows["base2", "quality"]
+    assert quality["bound"] == pytest.approx(lower, abs=1e-12)
+    assert quality["alpha"] == pytest.approx(0.025) and not quality["passed"]
+    assert (
+        quality["bound_method"] == "confidence sequence (anytime-valid) of the early-stopping rule"
+    )
+    assert rows["better", "quality"]["passed"]
+    other = rows["base2", "reliability"]
+    assert other["passed"] and other["alpha"] == pytest.approx(0.05)
+    assert other["bound_method"].startswith("two pseudo-cases")
+    assert other["bound_method"].endswith(
+        "; fixed-sample, read after optional stopping on pass rate (valid only if pass_hat_2 "
+        "is independent of pass rate)"
+    )
+
+    # Every surface says the same line for each row.
+    said = (
+        f"base2 (quality): lower 97.5% bound {100 * lower:+.4g} pp <= margin -10 pp — "
+        "confidence sequence (anytime-valid) of the early-stopping rule"
+    )
+    after = "pp — fixed-sample, read after optional stopping on pass rate (valid only if"
+    console = " ".join(result.output.split())
+    assert "Non-inferiority gate failed: base2 (quality)" in console
+    again = CliRunner().invoke(app, ["experiment", "report", str(out)])
+    loaded = load_report(out)
+    surfaces = {
+        "console": console,
+        # (Markdown escapes "<"; a failed gate there details its failed rows only.)
+        "summary": " ".join(summary.read_text(encoding="utf-8").replace("\\<", "<").split()),
+        "page": " ".join(html.unescape(page.read_text(encoding="utf-8")).split()),
+        "report": " ".join(again.output.split()),
+        "notebook": " ".join(html.unescape(loaded._repr_html_()).split()),
+    }
+    for name, text in surfaces.items():
+        assert said in text, name
+        if name != "summary":
+            assert "base2 (reliability): lower 95% bound" in text and after in text, name
+
+
+def _quality_row(evaluator: str = "passed", unit: str = "proportion") -> pd.DataFrame:
+    """One candidate's paired quality row (mean +1 pp, SE 1 pp over 100 cases)."""
+    return pd.DataFrame(
+        {"candidate_variant_id": ["b"], "dimension": ["quality"], "evaluator": [evaluator],
+         "higher_is_better": [True], "unit": [unit], "paired_items": [100],
+         "n_clusters": [100], "mean_difference": [0.01], "standard_deviation": [0.1],
+         "standard_error": [0.01], "df": [99.0]}
+    )  # fmt: skip
+
+
+def test_a_watched_run_says_what_its_gate_read_when_the_rule_watched_something_else() -> None:
+    """The sequence watches pass rate (``passed``), case by case or, with clusters, per
+    cluster: a gate on another quality evaluator keeps its fixed-sample bound and says the
+    rule watched something else; a clustered sequence's bound says each cluster weighs the
+    same; a candidate the block has no interval for fails, saying why."""
+    block = {
+        "alpha_per_candidate": 0.025,
+        "candidates": [{"candidate_variant_id": "b", "lower": -0.015, "upper": 0.04}],
+    }
+    fixed = noninferiority_gate(_quality_row("score", "score"), margin=0.02)
+    score = noninferiority_gate(_quality_row("score", "score"), margin=0.02, stopping=block)
+    assert score.loc[0, "bound"] == fixed.loc[0, "bound"]  # the fixed-sample bound, kept
+    assert score.loc[0, "alpha"] == 0.05 and bool(score.loc[0, "passed"])
+    assert score.loc[0, "bound_method"].endswith(
+        "; fixed-sample, read after optional stopping on pass rate (the rule watched "
+        "passed, not score)"
+    )
+    clustered = noninferiority_gate(
+        _quality_row(), margin=0.02, stopping={**block, "unit": "cluster", "cluster": "topic"}
+    )
+    assert clustered.loc[0, "bound"] == -0.015 and clustered.loc[0, "alpha"] == 0.025
+    assert clustered.loc[0, "bound_method"] == (
+        "confidence sequence (anytime-valid) of the early-stopping rule over clusters of "
+        "'topic' (each cluster weighs the same; the fixed-sample rows weigh each case)"
+    )
+    missing = noninferiority_gate(_quality_row(), margin=0.02, stopping={**block, "candidates": []})
+    assert not bool(missing.loc[0, "passed"]) and math.isnan(missing.loc[0, "bound"])
+    assert missing.loc[0, "reason"] == (
+        "no anytime-valid bound: the early-stopping rule's block has no interval for this candidate"
+    )
+
+
+def test_a_run_stopped_early_gates_on_the_interval_at_the_stop(tmp_path: Path) -> None:
+    """Stopped early (better decided better, worse decided worse), the pass-rate gate
+    reads each candidate's interval at the decision point, in Python as on the command
+    line: the run's own tables and the folder loaded again give the same rows."""
+    from agenticlens_frames import run_experiment
+    from agenticlens_frames.runner.stopping import StopRule
+
+    from .runner.test_stopping import _experiment
+
+    manifest, suite = _experiment(
+        tmp_path, comparisons={"correction": "holm", "noninferiority": {"margin": 0.1}}
+    )
+    folder = tmp_path / "run"
+    result = run_experiment(
+        manifest, suite, progress=False, run_dir=folder, stop_when="decided", stop_rule=StopRule()
+    )
+    assert result.stopping["stopped_early"]
+    lowers = {c["candidate_variant_id"]: c["lower"] for c in result.stopping["candidates"]}
+    for run in (result, load_experiment(manifest, suite, run_dir=folder)):
+        gate = analyze(run).paired.noninferiority
+        assert dict(zip(gate["candidate_variant_id"], gate["bound"], strict=True)) == lowers
+        assert gate["alpha"].tolist() == [0.025, 0.025]
+        assert gate["passed"].tolist() == [True, False]  # better, worse

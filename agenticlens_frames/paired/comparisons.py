@@ -354,6 +354,9 @@ def paired_analysis(
             margin=dict(config.gates),
             alpha=config.alpha,
             candidates=result.candidates,
+            # A run an early-stopping rule watched: its pass-rate gate reads the rule's
+            # anytime-valid bound (the fixed-sample one is not valid after optional stopping).
+            stopping=getattr(run, "stopping", None),
         )
     return result
 

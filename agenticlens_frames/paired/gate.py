@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -17,7 +18,9 @@ from .dimensions import BOUNDED_UNITS
 from .settings import check_alpha, check_setting
 
 __all__ = [
+    "AFTER_STOPPING",
     "GATE_COLUMNS",
+    "SEQUENCE_BOUND",
     "gate_details",
     "gate_passed",
     "gate_statement",
@@ -49,6 +52,7 @@ def noninferiority_gate(
     dimension: str = "quality",
     alpha: float = 0.05,
     candidates: Sequence[str] | None = None,
+    stopping: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     r"""Non-inferiority gate for CI: is each candidate no worse than the baseline by δ?
 
@@ -71,6 +75,17 @@ def noninferiority_gate(
     (dimension, candidate) must pass, each at level α,
     and the chance of passing a candidate worse than a margin on any gate stays ≤ α.
 
+    In a run an early-stopping rule watched (``stopping``: its ``early_stopping`` block,
+    stopped early or watched to the end of its plan) the fixed-sample bound is not valid
+    for the pass rate the rule watched: the run could stop when the data looked good. The
+    quality gate on ``passed`` then reads the rule's anytime-valid statement instead: the
+    candidate's confidence-sequence lower end from the block (at the rule's per-candidate
+    α, which ``alpha`` then holds) must be above −δ (:data:`SEQUENCE_BOUND`). Rows the
+    rule did not watch (latency, cost, another evaluator) keep the fixed-sample bound and
+    still gate, marked :data:`AFTER_STOPPING` in ``bound_method``: the stopping time
+    depends on the pass rates only, so their bound keeps its level when what they measure
+    is independent of the pass rate (docs/statistics.md §13).
+
     Parameters
     ----------
     comparisons
@@ -86,6 +101,9 @@ def noninferiority_gate(
         One-sided level.
     candidates
         Candidates that must be present (default: ``comparisons.attrs["candidates"]``).
+    stopping
+        The run's ``early_stopping`` block (``run.stopping``), or None for a run no rule
+        watched.
 
     Returns
     -------
@@ -108,6 +126,12 @@ def noninferiority_gate(
     ...                            margin={"quality": 0.02, "latency": 200})
     >>> both[["dimension", "passed"]].values.tolist(), both.attrs["passed"]
     ([['quality', True], ['latency', True]], True)
+    >>> block = {"alpha_per_candidate": 0.05, "candidates": [{"candidate_variant_id": "b",
+    ...          "lower": -0.03, "upper": 0.04}]}
+    >>> watched = noninferiority_gate(frame, margin=0.02, stopping=block)
+    >>> row = watched.loc[0]
+    >>> float(row["bound"]), row["bound_method"], bool(row["passed"])
+    (-0.03, 'confidence sequence (anytime-valid) of the early-stopping rule', False)
     """
     if not isinstance(comparisons, pd.DataFrame):
         # A run passed here (the gate reads paired rows, not attempts) failed with
@@ -129,11 +153,21 @@ def noninferiority_gate(
         if len(gates) == 1:
             ((dimension, margin),) = gates
             return noninferiority_gate(
-                comparisons, margin=margin, dimension=dimension, alpha=alpha, candidates=candidates
+                comparisons,
+                margin=margin,
+                dimension=dimension,
+                alpha=alpha,
+                candidates=candidates,
+                stopping=stopping,
             )
         parts = [
             noninferiority_gate(
-                comparisons, margin=m, dimension=d, alpha=alpha, candidates=candidates
+                comparisons,
+                margin=m,
+                dimension=d,
+                alpha=alpha,
+                candidates=candidates,
+                stopping=stopping,
             )
             for d, m in gates
         ]
@@ -177,6 +211,11 @@ def noninferiority_gate(
         # as "margin -0 pp".
         threshold = (-margin if higher else margin) + 0.0
         bound, method, problem = _gate_bound(row, alpha, higher)
+        level = alpha
+        if stopping is not None:
+            bound, method, problem, level = _watched_bound(
+                stopping, row, (bound, method, problem, alpha)
+            )
         if row.get("unit") in BOUNDED_UNITS and margin >= 1:
             # A difference of proportions or scores lies in [-1, 1]: a margin of the whole
             # scale passes whatever the data (most likely 2 meant 2 pp, i.e. 0.02).
@@ -190,7 +229,10 @@ def noninferiority_gate(
             passed = bound > threshold if higher else bound < threshold
             side = "lower" if higher else "upper"
             relation = _RELATION[side, passed]
-            reason = f"{side} {1 - alpha:.0%} bound {bound:+.4g} {relation} {threshold:+.4g}"
+            reason = (
+                f"{side} {_level(level)} bound {bound:+.4g} {relation} {threshold:+.4g}"
+                f"{_method_note(method)}"
+            )
         out.append(
             {
                 "candidate_variant_id": cand,
@@ -201,7 +243,7 @@ def noninferiority_gate(
                 "bound_side": "lower" if higher else "upper",
                 "threshold": threshold,
                 "margin": margin,
-                "alpha": alpha,
+                "alpha": level,
                 "bound_method": method,
                 "passed": bool(passed),
                 "reason": reason,
@@ -210,6 +252,96 @@ def noninferiority_gate(
     gate = pd.DataFrame(out, columns=GATE_COLUMNS)
     gate.attrs["passed"] = bool(len(gate)) and bool(gate["passed"].all())
     return gate
+
+
+#: ``bound_method`` of a pass-rate row read from the early-stopping rule's confidence
+#: sequence (a run the rule watched).
+SEQUENCE_BOUND = "confidence sequence (anytime-valid) of the early-stopping rule"
+#: Added to ``bound_method`` of a row the rule did not watch, in a run it watched: its
+#: fixed-sample bound was read at a sample size chosen by the pass rates.
+AFTER_STOPPING = "fixed-sample, read after optional stopping on pass rate"
+#: The evaluator whose per-case pass rate the rule's sequence watches.
+_WATCHED = ("quality", "passed")
+
+
+def _watched_bound(
+    block: Mapping[str, Any],
+    row: pd.Series,
+    fixed: tuple[float, str | None, str, float],
+) -> tuple[float, str | None, str, float]:
+    """The bound of one gate row in a run an early-stopping rule watched: (bound, method,
+    problem, alpha).
+
+    The quality row on ``passed`` measures what the sequence watched (each candidate
+    minus the baseline in pass rate over the evaluated attempts, case by case, or with
+    clusters averaged within each cluster and then over clusters, as ``method`` then
+    says): its bound is the sequence's lower end, at the rule's per-candidate α. Every
+    other row keeps ``fixed`` (the fixed-sample bound, method, problem and α), its method
+    marked :data:`AFTER_STOPPING`.
+    """
+    bound, method, problem, alpha = fixed
+    dimension, evaluator = str(row["dimension"]), str(row["evaluator"])
+    if (dimension, evaluator) != _WATCHED:
+        if method is None:
+            return bound, method, problem, alpha
+        if dimension == _WATCHED[0]:
+            note = f"the rule watched passed, not {evaluator}"
+        else:
+            note = f"valid only if {evaluator} is independent of pass rate"
+        return bound, f"{method}; {AFTER_STOPPING} ({note})", problem, alpha
+    cand = str(row["candidate_variant_id"])
+    entry = next(
+        (c for c in block.get("candidates", []) if str(c.get("candidate_variant_id")) == cand),
+        None,
+    )
+    level = float(block["alpha_per_candidate"])
+    if entry is None:
+        # (A block restricted to other candidates: no anytime-valid statement to read, and
+        # the fixed-sample bound is not valid after the rule watched the run.)
+        return (
+            math.nan,
+            None,
+            "no anytime-valid bound: the early-stopping rule's block "
+            "has no interval for this candidate",
+            level,
+        )
+    method = SEQUENCE_BOUND
+    if block.get("unit") == "cluster":
+        method += (
+            f" over clusters of {block.get('cluster')!r} (each cluster weighs the same; the "
+            "fixed-sample rows weigh each case)"
+        )
+    return float(entry["lower"]), method, "", level
+
+
+def _level(alpha: float) -> str:
+    """A one-sided bound's level in words: ``95%`` (α = 0.05), ``97.5%`` (α = 0.025).
+
+    Examples
+    --------
+    >>> _level(0.05), _level(0.025), _level(0.0125)
+    ('95%', '97.5%', '98.75%')
+    """
+    return f"{100 * (1 - alpha):.4g}%"
+
+
+def _method_note(method: Any) -> str:
+    """What a gate line adds after its bound in a run an early-stopping rule watched: the
+    sequence it read, or that its fixed-sample bound was read after optional stopping (""
+    otherwise, and for reports saved before the rule's bound was read).
+
+    Examples
+    --------
+    >>> _method_note("one-sided t (df=9); " + AFTER_STOPPING + " (valid only if x ...)")
+    ' — fixed-sample, read after optional stopping on pass rate (valid only if x ...)'
+    >>> _method_note("one-sided t (df=9)"), _method_note(None)
+    ('', '')
+    """
+    text = str(method) if isinstance(method, str) else ""
+    if text.startswith(SEQUENCE_BOUND):
+        return f" — {text}"
+    at = text.find(AFTER_STOPPING)
+    return f" — {text[at:]}" if at >= 0 else ""
 
 
 def _gate_bound(row: pd.Series, alpha: float, higher: bool) -> tuple[float, str | None, str]:
@@ -367,9 +499,10 @@ def gate_details(gate: pd.DataFrame, units: Mapping[str, str] | None = None) -> 
             suffix, scale = _UNIT_TEXT.get(unit, (unit, 1.0))
             side = str(row["bound_side"])
             reason = (
-                f"{side} {1 - float(row['alpha']):.0%} bound {bound * scale:+.4g} {suffix} "
+                f"{side} {_level(float(row['alpha']))} bound {bound * scale:+.4g} {suffix} "
                 f"{_RELATION[side, bool(row['passed'])]} margin "
                 f"{float(row['threshold']) * scale:+.4g} {suffix}"
+                f"{_method_note(row.get('bound_method'))}"
             )
         out.append(f"{row['candidate_variant_id']} ({row['dimension']}): {reason}")
     return out
