@@ -1045,7 +1045,8 @@ CASES = FrameSchema(
 
 def _reported_latency(frame: pd.DataFrame) -> pd.Series:
     # No case had a known latency: write the package's 0-counted mean (keeps the schema
-    # valid). A loaded report's frame holds the written latency already.
+    # valid). Only a run's analysis is written (a loaded report's frame has no package
+    # column, and reads such a 0.0 back as unknown: report/saved.py).
     latency = frame["average_latency_ms"]
     if "average_latency_ms_package" not in frame:
         return latency
@@ -1078,8 +1079,9 @@ TRIALS = FrameSchema(
         Column(
             "average_latency_ms",
             "number",
-            "mean latency under the latency policy (the JSON holds the 0-counted one when "
-            "no latency is known)",
+            "mean latency under the latency policy (the JSON holds the 0-counted one, 0.0, "
+            "when no latency is known; a report written under `exclude` reads that back as "
+            "unknown)",
             block=_TRIAL_SUMMARY,
             write=_reported_latency,
         ),

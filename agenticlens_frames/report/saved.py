@@ -473,6 +473,8 @@ def _parse(
     }
     place[:] = []
     extras = data.get("agenticlens_frames") or {}
+    if extras.get("latency_missing") == "exclude":
+        _unknown_trial_latency(trial_frame)
     place[:] = ["paired_comparisons"]
     paired_frames = (
         paired_frames_from_block(data["paired_comparisons"]) if "paired_comparisons" in data else {}
@@ -698,6 +700,27 @@ def _keyed(frame: pd.DataFrame, variant_ids: list[str]) -> pd.DataFrame:
     if "k" in out.columns:
         out["k"] = out["k"].astype("Int64")
     return out
+
+
+def _unknown_trial_latency(trials: pd.DataFrame) -> None:
+    """Read, in place, a trial's written mean latency of 0 ms as unknown (NaN), as the run
+    that wrote the report under ``latency_missing="exclude"`` had it (fix B3).
+
+    Such a run writes its own mean where a trial has a known latency, and where none is
+    known the package's mean, which counts each unknown latency as 0 ms and so is 0.0
+    (the package's model needs a number there). A known mean is never 0.0: a recorded 0
+    ms is unknown too (:func:`~agenticlens_frames.frames.measured_latency`). The written
+    file is unchanged, so the package and the CSVs rendered from it read the same.
+
+    Examples
+    --------
+    >>> trials = pd.DataFrame({"average_latency_ms": [0.0, 1833.0, float("nan")]})
+    >>> _unknown_trial_latency(trials)
+    >>> trials["average_latency_ms"].tolist()
+    [nan, 1833.0, nan]
+    """
+    latency = trials["average_latency_ms"]
+    trials["average_latency_ms"] = latency.mask(latency.eq(0.0))
 
 
 def _unanswered_counts(

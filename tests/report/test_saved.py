@@ -4,6 +4,7 @@ checked when the report is loaded, so a damaged one is refused naming its place.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,7 @@ from agenticlens_frames.errors import InputError
 from agenticlens_frames.report.json_report import build_report, write_json_report
 from agenticlens_frames.report.saved import load_report
 
-from ..conftest import EXAMPLE
+from ..conftest import EXAMPLE, example_without_latency
 
 if TYPE_CHECKING:
     from agenticlens_frames import ExperimentAnalysis, ExperimentRun
@@ -180,8 +181,6 @@ def test_the_package_s_latency_delta_in_the_json_still_reads_unknown_here(
 
     from agenticlens_frames.cli import app
 
-    from ..conftest import example_without_latency
-
     folder = example_without_latency(tmp_path, unknown)
     analysis = analyze(load_experiment(folder / "manifest.yaml", folder / "suite.yaml"))
     path = write_json_report(analysis, tmp_path / "r.json")
@@ -213,6 +212,76 @@ def test_the_package_s_latency_delta_in_the_json_still_reads_unknown_here(
         said[name] = (done.exit_code, output, summary.read_text().replace(str(report), "REPORT"))
         assert not any(number in output for number in package_numbers)
     assert said["now"] == said["earlier"]
+
+
+def _trial_latency_by_hand(run: ExperimentRun, policy: str) -> dict[tuple[str, int], float]:
+    """Each completed trial's mean latency from the attempts, in plain Python: the known
+    latencies of the answered attempts (``exclude``: their mean, NaN with none; ``zero``:
+    their sum over every case of the trial). A failed trial has none."""
+    status = {
+        (str(v), int(t)): str(s)
+        for v, t, s in run.trials[["variant_id", "trial", "status"]].itertuples(index=False)
+    }
+    known: dict[tuple[str, int], list[float]] = {key: [] for key in status}
+    count = dict.fromkeys(status, 0)
+    for v, t, s, latency in run.attempts[
+        ["variant_id", "trial", "status", "latency_ms"]
+    ].itertuples(index=False):
+        key = (str(v), int(t))
+        count[key] += 1
+        if s == "ok" and latency == latency:  # NaN: unknown
+            known[key].append(float(latency))
+    out = {}
+    for key, values in known.items():
+        if status[key] != "succeeded":
+            out[key] = math.nan
+        elif policy == "zero":
+            out[key] = sum(values) / count[key]
+        else:
+            out[key] = sum(values) / len(values) if values else math.nan
+    return out
+
+
+@pytest.mark.parametrize("policy", ["exclude", "zero"])
+@pytest.mark.parametrize("unknown", [None, "prompt-v2", "baseline"])
+def test_a_loaded_report_s_trial_latencies_are_the_run_s(
+    unknown: str | None, policy: str, tmp_path: Path
+) -> None:
+    """Fix B3: a trial without a known latency has none in the run's trial table; its
+    report's summary holds the package's mean, 0.0 (the package-format field, unchanged).
+    Loaded, the trial's latency is unknown again, not 0 ms, under the default policy, and
+    the 0-counted mean the run had under ``--latency-missing zero``: the loaded trial table
+    equals the run's, and both equal the means computed from the attempts by hand."""
+    folder = EXAMPLE if unknown is None else example_without_latency(tmp_path, unknown)
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    analysis = analyze(run, latency_missing=policy)  # type: ignore[arg-type]
+    path = write_json_report(analysis, tmp_path / "r.json")
+    loaded = load_report(path)
+    by_hand = _trial_latency_by_hand(run, policy)
+
+    def latencies(frame: pd.DataFrame) -> dict[tuple[str, int], float]:
+        rows = frame[["variant_id", "trial", "average_latency_ms"]].itertuples(index=False)
+        return {(str(v), int(t)): float(x) for v, t, x in rows}
+
+    ours, back = latencies(analysis.trials), latencies(loaded.trials)
+    assert ours.keys() == back.keys() == by_hand.keys()
+    for key, want in by_hand.items():
+        assert ours[key] == pytest.approx(want, rel=1e-12, nan_ok=True), key
+        assert back[key] == pytest.approx(ours[key], rel=0, abs=0, nan_ok=True), key
+    written = {
+        v["variant_id"]: [
+            t["report"]["summary"]["average_latency_ms"] for t in v["trials"] if t["report"]
+        ]
+        for v in json.loads(path.read_text())["variants"]
+    }
+    if unknown is not None:
+        # The package-format field keeps the package's 0-counted mean ...
+        assert written[unknown] == [0.0] * 5
+        # ... which is what the run has only under the package's rule.
+        expected = 0.0 if policy == "zero" else math.nan
+        assert [back[(unknown, t)] for t in range(1, 6)] == pytest.approx(
+            [expected] * 5, nan_ok=True
+        )
 
 
 def test_a_live_baseline_whose_every_call_failed_writes_a_report_the_package_loads(
