@@ -459,11 +459,10 @@ def _categories(st: SufficientStats, column: str) -> list[str]:
 def _pareto_by_run(summary: pd.DataFrame) -> np.ndarray:
     """Pareto membership within each run (spec §9.4), objectives rounded to 12
     significant digits so that last-bit differences between engines never break a tie."""
-    eligible = (
-        (summary["pass_rate_count"] > 0)
-        & (summary["average_score_count"] > 0)
-        & (summary["average_latency_ms_count"] > 0)
-    ).to_numpy()
+    # As analysis.pareto_frontier: an unknown latency (fix B3) is neutral, like an unknown
+    # cost, so a variant without any known latency is neither dropped nor placed on the
+    # frontier by a latency it does not have.
+    eligible = ((summary["pass_rate_count"] > 0) & (summary["average_score_count"] > 0)).to_numpy()
     columns = [
         "trial_success_rate",
         "pass_rate_mean",
@@ -476,6 +475,7 @@ def _pareto_by_run(summary: pd.DataFrame) -> np.ndarray:
         scale = np.where(values != 0, 10.0 ** np.floor(np.log10(np.abs(values))), 1.0)
         values = np.where(np.isfinite(values), np.round(values / scale, 11) * scale, values)
     unknown = np.zeros_like(values, dtype=bool)
+    unknown[:, 3] = (summary["average_latency_ms_count"] == 0).to_numpy()
     unknown[:, 4] = (summary["total_cost_usd_count"] == 0).to_numpy()
     out = np.zeros(len(summary), dtype=bool)
     runs = summary["run_id"].astype(str).to_numpy()
@@ -520,9 +520,11 @@ def compare_to_baseline(
     row. Columns: ``experiment_id, run_id, baseline_variant_id, candidate_variant_id``;
     ``<metric>_delta / _delta_relative / _regressed`` for ``pass_rate`` (pooled case
     pass rate, as the package), ``average_score``, ``average_latency_ms`` and
-    ``total_cost_usd``; ``changed_factors`` (text), ``n_changed_factors``,
-    ``case_pass_rate_delta``, ``pooled_p_value``, ``n_compared_cases``,
-    ``n_regressed_cases``, ``n_improved_cases``.
+    ``total_cost_usd`` (NaN and NA for cost when either side is unpriced, for latency
+    when either side has none known, as :func:`agenticlens_frames.compare_to_baseline`);
+    ``changed_factors`` (text), ``n_changed_factors``, ``case_pass_rate_delta``,
+    ``pooled_p_value``, ``n_compared_cases``, ``n_regressed_cases``,
+    ``n_improved_cases``.
 
     ``pooled_p_value`` is AgenticLens's two-proportion z-test, which takes every attempt
     as independent: with several trials per case it is too small, so nothing is marked
@@ -550,10 +552,10 @@ def compare_to_baseline(
     base = base_row.reindex(runs[cand]).to_numpy(np.int64)
 
     def comparable(rows: np.ndarray) -> np.ndarray:
-        return (
-            (s["pass_rate_count"].to_numpy()[rows] > 0)
-            & (s["average_score_count"].to_numpy()[rows] > 0)
-            & (s["average_latency_ms_count"].to_numpy()[rows] > 0)
+        # As analysis.compare_to_baseline: an unknown latency (fix B3) leaves only the
+        # latency delta out, as an unknown cost does, not the whole comparison.
+        return (s["pass_rate_count"].to_numpy()[rows] > 0) & (
+            s["average_score_count"].to_numpy()[rows] > 0
         )
 
     ok = comparable(cand) & comparable(base)
@@ -577,13 +579,14 @@ def compare_to_baseline(
             values[base], values[cand], higher, regression_threshold
         )
         regressed_col = pd.array(regressed, dtype="boolean")
-        if metric == "total_cost_usd":
-            priced = (s["total_cost_usd_count"].to_numpy()[base] > 0) & (
-                s["total_cost_usd_count"].to_numpy()[cand] > 0
-            )
-            absolute = np.where(priced, absolute, np.nan)
-            relative = np.where(priced, relative, np.nan)
-            regressed_col[~priced] = pd.NA
+        if metric in ("average_latency_ms", "total_cost_usd"):
+            # Unknown where either side has no known value (an unpriced variant, or one
+            # without any known latency: fix B3).
+            counts = s[f"{metric}_count"].to_numpy()
+            known = (counts[base] > 0) & (counts[cand] > 0)
+            absolute = np.where(known, absolute, np.nan)
+            relative = np.where(known, relative, np.nan)
+            regressed_col[~known] = pd.NA
         out[f"{metric}_delta"] = absolute
         out[f"{metric}_delta_relative"] = relative
         out[f"{metric}_regressed"] = regressed_col

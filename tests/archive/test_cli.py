@@ -19,7 +19,7 @@ from agenticlens_frames.archive import Archive
 from agenticlens_frames.archive.cli import archive_app
 from agenticlens_frames.frames import ExperimentRun
 
-from ..conftest import EXAMPLE, REPO
+from ..conftest import EXAMPLE, REPO, example_without_latency
 from .conftest import archived_before_checksums
 
 app = typer.Typer()
@@ -131,6 +131,28 @@ def test_summarize_writes_every_frame(cli_archive: Path, tmp_path: Path):
     assert set(vs["variant_id"]) == {"baseline", "retrieval-dense"}
     assert {"pass_at_2", "case_pass_rate_ci_low"} <= set(vs.columns)
     assert (out / "comparisons.csv").exists() and (out / "runs.csv").exists()
+
+
+def test_summarize_writes_the_comparison_of_a_variant_without_a_known_latency(tmp_path: Path):
+    """Fix B3: prompt-v2 was logged without latencies. `summarize --out` writes its
+    comparison (pass rate, score and cost deltas) with the latency delta, its relative
+    change and its flag empty (unknown), as `experiment run` does; it wrote no row for it.
+    The variant table shows its latency as unknown (–), not 0."""
+    folder = example_without_latency(tmp_path, "prompt-v2")
+    path, out = tmp_path / "arc", tmp_path / "out"
+    added = invoke("add", str(path), str(folder / "manifest.yaml"), str(folder / "suite.yaml"))
+    assert added.exit_code == 0, added.output
+    result = invoke("summarize", str(path), "--out", str(out), "--format", "csv")
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines() if "│ prompt-v2 " in line)
+    assert row.split("│")[10].strip() == "–"  # the latency ms column
+    comparisons = pd.read_csv(out / "comparisons.csv").set_index("candidate_variant_id")
+    assert sorted(comparisons.index) == ["large-v2", "model-large", "prompt-v2", "retrieval-dense"]
+    latency = ["average_latency_ms_delta", "average_latency_ms_delta_relative"]
+    latency.append("average_latency_ms_regressed")
+    assert comparisons.loc["prompt-v2", latency].isna().all()
+    assert comparisons.drop(index="prompt-v2")[latency].notna().all().all()
+    assert comparisons.loc["prompt-v2", ["pass_rate_delta", "total_cost_usd_delta"]].notna().all()
 
 
 def test_summarize_of_candidates_without_their_baseline_says_how_to_compare(cli_archive: Path):

@@ -4,15 +4,18 @@ analysis (itself checked against AgenticLens 0.10) and against pandas by hand.""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from agenticlens_frames import analyze
+from agenticlens_frames import analyze, load_experiment
 from agenticlens_frames.archive import Archive
 from agenticlens_frames.archive.results import factor_levels
 from agenticlens_frames.frames import ExperimentRun
+
+from ..conftest import example_without_latency
 
 
 def _by(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -33,6 +36,25 @@ def _assert_close(mine: pd.DataFrame, theirs: pd.DataFrame, columns: list[str]) 
             np.testing.assert_allclose(
                 a.to_numpy(float), b.to_numpy(float), rtol=1e-9, atol=1e-12, err_msg=column
             )
+
+
+def _assert_comparisons_match(got: pd.DataFrame, expected: pd.DataFrame) -> None:
+    """The archive's comparisons are the single-experiment analysis' (same rows, deltas,
+    relative deltas and flags, NaN and NA where a delta is unknown)."""
+    mine = _by(got, ["candidate_variant_id"])
+    theirs = _by(expected, ["candidate_variant_id"])
+    numeric = [c for c in theirs.columns if c.endswith(("_delta", "_relative"))]
+    flags = [c for c in theirs.columns if c.endswith("_regressed")]
+    _assert_close(mine, theirs, numeric + flags)
+    # The package's pooled z-test, kept as a p-value under a name that says so and
+    # starred nowhere: the archive has no file that needs the package's flag.
+    np.testing.assert_allclose(
+        mine["pooled_p_value"], theirs["case_pass_rate_p_value"], rtol=1e-9, atol=1e-12
+    )
+    assert not {"statistically_significant", "case_pass_rate_p_value"} & set(mine.columns)
+    assert mine["n_regressed_cases"].tolist() == theirs["regressed_case_ids"].map(len).tolist()
+    assert mine["n_improved_cases"].tolist() == theirs["improved_case_ids"].map(len).tolist()
+    assert mine["n_changed_factors"].tolist() == theirs["changed_factors"].map(len).tolist()
 
 
 @pytest.mark.parametrize("name", ["support", "synthetic"])
@@ -80,20 +102,7 @@ def test_one_run_matches_the_single_experiment_analysis(
         _by(got.variant_summary, ["variant_id"]), _by(expected.variants, ["variant_id"]), shared
     )
 
-    mine = _by(got.comparisons, ["candidate_variant_id"])
-    theirs = _by(expected.comparisons, ["candidate_variant_id"])
-    numeric = [c for c in theirs.columns if c.endswith(("_delta", "_relative"))]
-    flags = [c for c in theirs.columns if c.endswith("_regressed")]
-    _assert_close(mine, theirs, numeric + flags)
-    # The package's pooled z-test, kept as a p-value under a name that says so and
-    # starred nowhere: the archive has no file that needs the package's flag.
-    np.testing.assert_allclose(
-        mine["pooled_p_value"], theirs["case_pass_rate_p_value"], rtol=1e-9, atol=1e-12
-    )
-    assert not {"statistically_significant", "case_pass_rate_p_value"} & set(mine.columns)
-    assert mine["n_regressed_cases"].tolist() == theirs["regressed_case_ids"].map(len).tolist()
-    assert mine["n_improved_cases"].tolist() == theirs["improved_case_ids"].map(len).tolist()
-    assert mine["n_changed_factors"].tolist() == theirs["changed_factors"].map(len).tolist()
+    _assert_comparisons_match(got.comparisons, expected.comparisons)
 
     # Factor levels: the single-experiment frame drops one-level factors; ours keeps them.
     fl = got.factor_levels.set_index(["factor", "value"])
@@ -108,6 +117,70 @@ def test_one_run_matches_the_single_experiment_analysis(
     for mine_col, ref_col in pairs.items():
         np.testing.assert_allclose(fl[mine_col], ref[ref_col], rtol=1e-9, equal_nan=True)
     assert fl["n_variants"].tolist() == ref["n_variants"].tolist()
+
+
+def _variant_latency_by_hand(run: ExperimentRun) -> dict[str, float]:
+    """Each variant's mean over its completed trials of the trial's mean known latency
+    (answered attempts with a latency; a trial without one is left out), plain Python."""
+    completed = {
+        (str(v), int(t))
+        for v, t, s in run.trials[["variant_id", "trial", "status"]].itertuples(index=False)
+        if s == "succeeded"
+    }
+    known: dict[tuple[str, int], list[float]] = {key: [] for key in completed}
+    rows = run.attempts[["variant_id", "trial", "status", "latency_ms"]].itertuples(index=False)
+    for v, t, s, latency in rows:
+        if (str(v), int(t)) in completed and s == "ok" and latency == latency:  # not NaN
+            known[(str(v), int(t))].append(float(latency))
+    means: dict[str, list[float]] = {}
+    for (variant, _), values in known.items():
+        if values:
+            means.setdefault(variant, []).append(math.fsum(values) / len(values))
+    return {
+        str(v): math.fsum(means[str(v)]) / len(means[str(v)]) if str(v) in means else math.nan
+        for v in run.variants["variant_id"]
+    }
+
+
+@pytest.mark.parametrize("unknown", ["prompt-v2", "baseline"])
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_a_variant_without_a_known_latency_keeps_its_comparison(
+    tmp_path: Path, unknown: str, engine: str
+) -> None:
+    """Fix B3 under the default policy: a variant logged without latencies (the candidate
+    prompt-v2, or the baseline) has no known latency. The single-experiment analysis keeps
+    its comparisons and leaves only the latency delta unknown (NaN, regressed NA), and
+    its unknown latency neutral on the frontier; the archive dropped the comparisons (and
+    the variant from the frontier). Now the archive's rows are the analysis', and the
+    latency deltas it has equal a hand computation from the attempts."""
+    folder = example_without_latency(tmp_path, unknown)
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    expected = analyze(run)
+    archive = Archive(tmp_path / "arc", durable=False)
+    archive.add(run)
+    got = archive.all().analyze(engine, pass_k=expected.pass_k)
+    assert len(got.comparisons) == len(run.variants) - 1 == len(expected.comparisons)
+    _assert_comparisons_match(got.comparisons, expected.comparisons)
+    latency = _variant_latency_by_hand(run)
+    assert math.isnan(latency[unknown])
+    base = str(run.manifest.baseline_variant_id)
+    for row in got.comparisons.to_dict("records"):
+        candidate = row["candidate_variant_id"]
+        if unknown in (base, candidate):
+            assert math.isnan(row["average_latency_ms_delta"]), candidate
+            assert math.isnan(row["average_latency_ms_delta_relative"]), candidate
+            assert pd.isna(row["average_latency_ms_regressed"]), candidate
+        else:
+            want = latency[candidate] - latency[base]
+            assert row["average_latency_ms_delta"] == pytest.approx(want, rel=1e-9)
+            assert row["average_latency_ms_regressed"] == (want / latency[base] > 0.05)
+        # The other dimensions are compared as for any variant.
+        assert not math.isnan(row["pass_rate_delta"]), candidate
+    _assert_close(
+        _by(got.variant_summary, ["variant_id"]),
+        _by(expected.variants, ["variant_id"]),
+        ["pareto_optimal", "average_latency_ms_count", "average_latency_ms_mean"],
+    )
 
 
 def test_factor_levels_across_runs_match_a_pandas_groupby(shared_archive: Archive):
