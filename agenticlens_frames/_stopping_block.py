@@ -93,6 +93,11 @@ def check_block(block: Any) -> list[str | int] | None:
         # Rendered beside the paired cases when present (blocks without clusters lack it).
         if "paired_clusters" in c and not isinstance(c["paired_clusters"], int):
             return ["candidates", i, "paired_clusters"]
+        # The non-inferiority gate's bound when present (blocks saved before it lack it).
+        if "gate_lower" in c and (
+            not isinstance(c["gate_lower"], (int, float)) or isinstance(c["gate_lower"], bool)
+        ):
+            return ["candidates", i, "gate_lower"]
     # Said in the judges' cost lines when present (a run whose judges graded attempts past
     # the decision point).
     spend = block.get("judge_spend_after_decision")

@@ -515,7 +515,7 @@ def experiment_run(
         min=0.0,
         help="Exit with status 5 unless every candidate is no worse than the baseline by "
         "more than this (quality, one-sided at --alpha; in a run --stop-when decided "
-        "watched, the rule's anytime-valid bound).",
+        "watched, a one-sided anytime-valid bound over the cases the rule used).",
     ),
     noninferiority: list[str] | None = typer.Option(
         None,

@@ -35,6 +35,15 @@ own cases. With declared case clusters the runner feeds one value per completed 
 instead, the mean of its cases' differences (also in [-1, 1]; :mod:`.runner.stopping`),
 and :math:`t` counts clusters.
 
+**One-sided** (``one_sided=True``, the non-inferiority gate's bound,
+:mod:`.paired.gate`): the lower confidence sequence of Waudby-Smith & Ramdas (2024:
+a lower CS from the capital that bets on the mean being higher) keeps only the positive
+bets, :math:`K^+_t(m) = \prod_{i\le t}(1 + \lambda^+_i(m)(x_i - m))`, with
+:math:`\log(1/\alpha)` in place of :math:`\log(2/\alpha)` in :math:`\lambda_i`;
+:math:`\{m : \max_{s\le t} K^+_s(m) < 1/\alpha\}` then covers the mean from below at
+every :math:`t` with probability :math:`\ge 1-\alpha` (its upper end is 1: only the lower
+end says anything). The whole of α goes to the one side a one-sided question asks about.
+
 Decisions: *better* when the lower end is above 0, *worse* when the upper end is below 0,
 and, with a margin δ, *within ±δ* when the whole interval lies inside (−δ, δ) (futility:
 no difference as large as δ). With several candidates each candidate's α is set by
@@ -128,6 +137,9 @@ class BettingConfidenceSequence:
         simulated run).
     c
         Largest bet (1/2, as recommended by Waudby-Smith & Ramdas).
+    one_sided
+        A lower confidence sequence at level α (positive bets only; the upper end stays
+        1), instead of the two-sided one at α (α/2 a side).
 
     Examples
     --------
@@ -137,11 +149,17 @@ class BettingConfidenceSequence:
     >>> low, high = cs.interval()
     >>> bool(low[0] > 0.3), bool(high[0] >= 0.5)
     (True, True)
+    >>> lower = BettingConfidenceSequence(alpha=0.05, one_sided=True)
+    >>> for _ in range(200):
+    ...     lower.update([0.5])
+    >>> bool(lower.interval()[0][0] >= low[0]), float(lower.interval()[1][0])
+    (True, 1.0)
     """
 
     alpha: float
     n: int = 1
     c: float = 0.5
+    one_sided: bool = False
     grid: np.ndarray = field(init=False)
     #: Cases seen by each sequence (a NaN difference is not a case for its sequence).
     t: np.ndarray = field(init=False)
@@ -160,6 +178,8 @@ class BettingConfidenceSequence:
         self._var = np.full(self.n, 0.25)
         self.t = np.zeros(self.n, dtype=np.int64)
         self._threshold = math.log(1 / self.alpha)
+        # The bet size's log(2/α) (two-sided: α/2 a side) or log(1/α) (one side).
+        self._log_level = math.log((1 if self.one_sided else 2) / self.alpha)
         with np.errstate(divide="ignore"):
             self._cap_plus = np.where(self._m > 0, self.c / self._m, np.inf)
             self._cap_minus = np.where(self._m < 1, self.c / (1 - self._m), np.inf)
@@ -186,16 +206,16 @@ class BettingConfidenceSequence:
         x = (np.clip(d[rows], -1, 1) + 1) / 2
         t = self.t[rows] + 1
         var = self._var[rows]
-        lam = np.sqrt(2 * math.log(2 / self.alpha) / (var * t * np.log(1 + t)))
+        lam = np.sqrt(2 * self._log_level / (var * t * np.log(1 + t)))
         lam_plus = np.minimum(lam[:, None], self._cap_plus[None, :])
-        lam_minus = np.minimum(lam[:, None], self._cap_minus[None, :])
         gap = x[:, None] - self._m[None, :]
         log_plus = self._log_plus[rows] + np.log1p(lam_plus * gap)
-        log_minus = self._log_minus[rows] + np.log1p(-lam_minus * gap)
         self._log_plus[rows] = log_plus
-        self._log_minus[rows] = log_minus
-        log_capital = np.logaddexp(log_plus, log_minus) - math.log(2)
-        self._excluded[rows] |= log_capital >= self._threshold
+        if not self.one_sided:
+            lam_minus = np.minimum(lam[:, None], self._cap_minus[None, :])
+            log_minus = self._log_minus[rows] + np.log1p(-lam_minus * gap)
+            self._log_minus[rows] = log_minus
+        self._excluded[rows] |= self._log_capital(rows) >= self._threshold
         # Predictable estimates for the next bet (they include this case's x).
         sum_x = self._sum_x[rows] + x
         mean = (0.5 + sum_x) / (t + 1)
@@ -205,10 +225,17 @@ class BettingConfidenceSequence:
         self._var[rows] = (0.25 + sum_sq) / (t + 1)
         self.t[rows] = t
 
+    def _log_capital(self, rows: np.ndarray | slice) -> np.ndarray:
+        """log K_t of the sequences ``rows`` at every grid value: the hedged capital, or
+        one-sided the positive bets' alone."""
+        if self.one_sided:
+            return self._log_plus[rows]
+        return np.logaddexp(self._log_plus[rows], self._log_minus[rows]) - math.log(2)
+
     def log_capital(self, value: float) -> np.ndarray:
         """log K_t at a difference ``value`` on the grid (for tests), one per sequence."""
         j = int(np.argmin(np.abs(self.grid - value)))
-        return np.logaddexp(self._log_plus[:, j], self._log_minus[:, j]) - math.log(2)
+        return self._log_capital(slice(None))[:, j]
 
     def interval(self) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper ends (hull of the grid values not excluded so far)."""

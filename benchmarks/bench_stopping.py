@@ -34,7 +34,8 @@ stopped the fixed-sample verdicts at the end, as they led before), against the r
 statement alone and an α split, and their power (:func:`final_rates`,
 docs/statistics.md §13); ``--gate`` only the non-inferiority gate in watched runs: how
 often it passes a candidate truly worse by the margin (and one truly equal) with the
-fixed-sample bound read after the stop and with the confidence sequence's lower end, and
+fixed-sample bound read after the stop, with the rule's two-sided confidence sequence's
+lower end and with the gate's own one-sided sequence's (its bound now), and
 a latency gate read after the same stops (:func:`gate_rates`).
 """
 
@@ -242,6 +243,7 @@ def gate_rates(
     latency_slope: float | None = None,
     seed: int = 0,
     trials: int = 3,
+    gate_alpha: float | None = None,
 ) -> dict[str, float]:
     """How often the non-inferiority gate at ``margin`` passes one candidate in watched runs.
 
@@ -253,7 +255,16 @@ def gate_rates(
     * ``fixed``: the gate as it read such a run before: the fixed-sample pseudo-case
       lower bound (:func:`~agenticlens_frames.stats_paired.noninferiority_bound_from_summary`,
       one-sided α) above −δ;
-    * ``sequence``: the sequence's lower end at the stop (or the end) above −δ (now).
+    * ``sequence``: the rule's two-sided sequence's lower end at the stop (or the end)
+      above −δ (what the gate read from the merge of the watched-run gate until the gate
+      got its own bound; a report saved without ``gate_lower`` still reads it);
+    * ``one_sided``: the gate's own bound (now): the lower end of a one-sided confidence
+      sequence at ``gate_alpha`` (default ``alpha``; no split across candidates) over the
+      same differences in the same order, read at the rule's stop, above −δ.
+
+    ``alpha`` is the rule's per-candidate α (the two-sided sequence's level): pass α/m to
+    see a candidate of m under Bonferroni (its own stop only; the run's stop waits for
+    every candidate, which only adds cases).
 
     With ``latency_slope`` β also a latency gate (lower is better, margin 0.1 SD of an
     attempt's latency) on the same stopped runs: an attempt's latency is N(0, 1) plus β
@@ -262,7 +273,8 @@ def gate_rates(
     fixed-sample one-sided t upper bound is read at the stop (``latency``): β = 0 is
     latency independent of pass rate.
 
-    Returns shares of runs: ``fixed``, ``sequence``, ``stopped`` (and ``latency``).
+    Returns shares of runs: ``fixed``, ``sequence``, ``one_sided``, ``stopped`` (and
+    ``latency``).
     """
     from agenticlens_frames.stats_paired import noninferiority_bound_from_summary
     from agenticlens_frames.stats_sequential import decide
@@ -270,20 +282,24 @@ def gate_rates(
     d = diffs[:, 0, :]
     runs, cases = d.shape
     cs = BettingConfidenceSequence(alpha, n=runs)
+    gate_cs = BettingConfidenceSequence(
+        alpha if gate_alpha is None else gate_alpha, n=runs, one_sided=True
+    )  # (the gate's α; the fixed-sample bound below uses it too)
     used = np.full(runs, cases)
-    lower = np.full(runs, np.nan)
     done = np.zeros(runs, dtype=bool)
     for i in range(cases):
-        cs.update(d[:, i])
+        # A stopped run's sequences take no more cases (NaN: skipped), as the runner's.
+        x = np.where(done, np.nan, d[:, i])
+        cs.update(x)
+        gate_cs.update(x)
         low, high = cs.interval()
         decided = np.array(
             [decide(lo, hi, rule_margin) is not None for lo, hi in zip(low, high, strict=True)]
         )
         now = ~done & decided
         used[now] = i + 1
-        lower[now] = low[now]
         done |= now
-    lower[~done] = low[~done]
+    lower, gate_lower = low, gate_cs.interval()[0]
     rows = np.arange(runs)
 
     def at_stop(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -295,10 +311,12 @@ def gate_rates(
         return mean, np.sqrt(var)
 
     mean, sd = at_stop(d)
-    fixed = noninferiority_bound_from_summary(used, mean, sd, alpha) > -margin
+    level = alpha if gate_alpha is None else gate_alpha  # the gate's α
+    fixed = noninferiority_bound_from_summary(used, mean, sd, level) > -margin
     out = {
         "fixed": float(fixed.mean()),
         "sequence": float((lower > -margin).mean()),
+        "one_sided": float((gate_lower > -margin).mean()),
         "stopped": float(done.mean()),
     }
     if latency_slope is not None:
@@ -315,34 +333,47 @@ def gate_rates(
 def gate_report(runs: int) -> None:
     """Print :func:`gate_rates`: a candidate truly worse by exactly δ = 0.05 (false pass)
     and a truly equal one (power), 100 and 400 cases, the rule without a margin and with
-    ``--stop-margin`` δ; then the latency gate read after the same stops."""
+    ``--stop-margin`` 2δ, and one of two candidates (the rule at α/2) without a margin;
+    the fixed-sample bound, the rule's two-sided sequence and the gate's one-sided one;
+    then the latency gate read after the same stops."""
 
     def rate(x: float, n: int) -> str:
         return f"{x:.2%} ± {np.sqrt(max(x * (1 - x), 1e-12) / n):.2%}"
 
     delta = 0.05
     print(
-        f"Non-inferiority gate δ = {delta} on pass rate in watched runs (one candidate, "
-        "3 trials, pass rates ~0.67, rule and gate at α = 0.05; rate ± simulation s.e.)"
+        f"Non-inferiority gate δ = {delta} on pass rate in watched runs (3 trials, pass "
+        "rates ~0.67, gate at α = 0.05, the rule's two-sided sequence at α/m for one of m "
+        "candidates; rate ± simulation s.e.)"
     )
+    # (candidates m, rule margin): the rule's two-sided sequence at α/m (Bonferroni), the
+    # gate's one-sided one at α whatever m (an intersection-union test needs no split).
+    designs = [(1, None), (1, 2 * delta), (2, None)]
     for cases in (100, 400):
         n = runs if cases == 100 else max(runs // 2, 1)
-        for rule_margin in (None, 2 * delta):
+        for m, rule_margin in designs:
             rule = "no --stop-margin" if rule_margin is None else f"--stop-margin {rule_margin:g}"
-            worse = gate_rates(
-                independent_diffs(n, cases, 1, -delta, seed=40 + cases), delta, 0.05, rule_margin
-            )
-            equal = gate_rates(
-                independent_diffs(n, cases, 1, 0.0, seed=41 + cases), delta, 0.05, rule_margin
-            )
-            print(
-                f"{cases} cases, {rule}, {n} runs: truly worse by δ, gate passed — fixed-sample "
-                f"bound after the stop (before) {rate(worse['fixed'], n)}, confidence "
-                f"sequence (now) {rate(worse['sequence'], n)} (stopped "
-                f"{worse['stopped']:.1%}); truly equal, gate passed (power) — before "
-                f"{rate(equal['fixed'], n)}, now {rate(equal['sequence'], n)} (stopped "
-                f"{equal['stopped']:.1%})"
-            )
+            if m > 1:
+                rule += f", one of {m} candidates (rule at α/{m})"
+            r = {
+                name: gate_rates(
+                    independent_diffs(n, cases, 1, truth, seed=seed + cases),
+                    delta,
+                    0.05 / m,
+                    rule_margin,
+                    gate_alpha=0.05,
+                )
+                for name, truth, seed in (("worse", -delta, 40), ("equal", 0.0, 41))
+            }
+            print(f"{cases} cases, {rule}, {n} runs:")
+            for name, what in (("worse", "truly worse by δ (false pass)"),
+                               ("equal", "truly equal (power)")):  # fmt: skip
+                x = r[name]
+                print(
+                    f"  {what}: fixed-sample {rate(x['fixed'], n)}, two-sided sequence at "
+                    f"α/{m} (before) {rate(x['sequence'], n)}, one-sided sequence at α (now) "
+                    f"{rate(x['one_sided'], n)}; stopped {x['stopped']:.1%}"
+                )
     n = runs
     print(
         f"Latency gate (margin 0.1 SD, candidate slower by exactly it) after the rule's stops "

@@ -516,21 +516,24 @@ def test_a_zero_margin_is_said_as_zero_not_minus_zero() -> None:
     assert "-0 " not in gate.loc[0, "reason"] + " " and "margin +0 pp" in details[0], details
 
 
-def test_a_run_the_stopping_rule_watched_gates_pass_rate_on_its_anytime_valid_bound(
+def test_a_watched_run_gates_pass_rate_on_a_one_sided_sequence_at_alpha(
     tmp_path: Path,
 ) -> None:
     """After ``--stop-when decided`` the fixed-sample bound is not valid (the run could
-    stop when the data looked good): the quality gate read it and passed a candidate the
-    rule's confidence sequence does not bound above −δ. It now reads the sequence's lower
-    end at the rule's per-candidate α, every surface says so, and a latency gate keeps its
-    fixed-sample bound marked as read after optional stopping on pass rate."""
+    stop when the data looked good), so the quality gate reads an anytime-valid bound. It
+    read the rule's two-sided sequence at α/m (97.5 % a side here, two candidates), which
+    failed base2, a candidate as good as the baseline, at δ = 10 pp; the gate's question is
+    one-sided and every candidate must pass (no split), so it now reads a one-sided lower
+    confidence sequence at α over the same cases in the rule's order, which passes it.
+    Every surface says so, and a reliability gate keeps its fixed-sample bound marked as
+    read after optional stopping on pass rate."""
     from typer.testing import CliRunner
 
     from agenticlens_frames.cli import app
     from agenticlens_frames.report.saved import load_report
-    from agenticlens_frames.stats_sequential import BettingConfidenceSequence
 
     from .runner.test_stopping import _experiment, _naive_interval
+    from .test_stats_sequential import _naive_lower
 
     # base2 is as good as the baseline (both pass 30 %, answers independent); the rule
     # (no --stop-margin) never decides it, so the run is watched to the end of its plan.
@@ -545,7 +548,7 @@ def test_a_run_the_stopping_rule_watched_gates_pass_rate_on_its_anytime_valid_bo
             "--save", str(out), "--html", str(page), "--summary", str(summary),
         ],
     )  # fmt: skip
-    assert result.exit_code == 5, result.output
+    assert result.exit_code == 0, result.output
     report = json.loads(out.read_text(encoding="utf-8"))
     stop = report["agenticlens_frames"]["early_stopping"]
     assert not stop["stopped_early"] and stop["alpha_per_candidate"] == pytest.approx(0.025)
@@ -556,30 +559,25 @@ def test_a_run_the_stopping_rule_watched_gates_pass_rate_on_its_anytime_valid_bo
     rate = run.attempts.groupby(["variant_id", "case_id"], observed=True)["passed"].mean()
     order = [f"c{i}" for i in np.random.default_rng(3).permutation(120)]
     d = [float(rate["base2", c] - rate["base", c]) for c in order]
-    cs = BettingConfidenceSequence(alpha=0.025)
-    for x in d:
-        cs.update([x])
-    lower = float(cs.interval()[0][0])
-    assert lower == pytest.approx(_naive_interval(d, 0.025)[0], abs=1e-9)
+    two_sided = _naive_interval(d, 0.025)[0]
+    one_sided = _naive_lower(d, 0.05)
     [entry] = [c for c in stop["candidates"] if c["candidate_variant_id"] == "base2"]
-    assert entry["lower"] == pytest.approx(lower, abs=1e-12)
-    assert lower <= -0.1  # the anytime-valid statement does not bound base2 above -δ...
-    # ...while the fixed-sample pseudo-case bound (what the gate read before) did.
-    n, total = len(d), sum(d)
-    m = n + 2
-    tilde = total / m
-    spread = math.sqrt((sum(x * x for x in d) + 2) / m - tilde**2)
-    fixed = min(tilde, total / n) - sps.t.ppf(0.95, n + 1) * spread / math.sqrt(m)
-    assert fixed > -0.1
+    assert entry["lower"] == pytest.approx(two_sided, abs=1e-9)
+    assert entry["gate_lower"] == pytest.approx(one_sided, abs=1e-9)
+    # The rule's two-sided bound at alpha/m does not bound base2 above -delta (the gate
+    # failed it); the one-sided bound at alpha does.
+    assert two_sided <= -0.1 < one_sided
 
     gate = report["paired_comparisons"]["noninferiority"]["candidates"]
     rows = {(r["candidate_variant_id"], r["dimension"]): r for r in gate}
     quality = rows["base2", "quality"]
-    assert quality["bound"] == pytest.approx(lower, abs=1e-12)
-    assert quality["alpha"] == pytest.approx(0.025) and not quality["passed"]
-    assert (
-        quality["bound_method"] == "confidence sequence (anytime-valid) of the early-stopping rule"
+    assert quality["bound"] == pytest.approx(one_sided, abs=1e-9)
+    assert quality["alpha"] == pytest.approx(0.05) and quality["passed"]
+    method = (
+        "one-sided confidence sequence (anytime-valid) at α = 0.05, over the cases the "
+        "early-stopping rule used"
     )
+    assert quality["bound_method"] == method
     assert rows["better", "quality"]["passed"]
     other = rows["base2", "reliability"]
     assert other["passed"] and other["alpha"] == pytest.approx(0.05)
@@ -590,27 +588,41 @@ def test_a_run_the_stopping_rule_watched_gates_pass_rate_on_its_anytime_valid_bo
     )
 
     # Every surface says the same line for each row.
-    said = (
-        f"base2 (quality): lower 97.5% bound {100 * lower:+.4g} pp <= margin -10 pp — "
-        "confidence sequence (anytime-valid) of the early-stopping rule"
-    )
+    said = f"base2 (quality): lower 95% bound {100 * one_sided:+.4g} pp > margin -10 pp — {method}"
     after = "pp — fixed-sample, read after optional stopping on pass rate (valid only if"
     console = " ".join(result.output.split())
-    assert "Non-inferiority gate failed: base2 (quality)" in console
+    assert "Non-inferiority gate passed" in console
     again = CliRunner().invoke(app, ["experiment", "report", str(out)])
     loaded = load_report(out)
     surfaces = {
         "console": console,
-        # (Markdown escapes "<"; a failed gate there details its failed rows only.)
-        "summary": " ".join(summary.read_text(encoding="utf-8").replace("\\<", "<").split()),
+        # (Markdown escapes "<" and ">".)
+        "summary": " ".join(
+            summary.read_text(encoding="utf-8").replace("\\<", "<").replace("\\>", ">").split()
+        ),
         "page": " ".join(html.unescape(page.read_text(encoding="utf-8")).split()),
         "report": " ".join(again.output.split()),
         "notebook": " ".join(html.unescape(loaded._repr_html_()).split()),
     }
     for name, text in surfaces.items():
         assert said in text, name
-        if name != "summary":
-            assert "base2 (reliability): lower 95% bound" in text and after in text, name
+        assert "base2 (reliability): lower 95% bound" in text and after in text, name
+
+    # A report saved before the runner wrote the gate's bound reads the rule's two-sided
+    # bound at alpha/m, as it was gated when saved.
+    old = json.loads(out.read_text(encoding="utf-8"))
+    for c in old["agenticlens_frames"]["early_stopping"]["candidates"]:
+        del c["gate_lower"]
+    ours = old["agenticlens_frames"]["early_stopping"]
+    gated = noninferiority_gate(
+        analyze(run).paired.comparisons, margin=0.1, stopping=ours
+    ).set_index("candidate_variant_id")
+    assert gated.loc["base2", "bound"] == pytest.approx(two_sided, abs=1e-9)
+    assert gated.loc["base2", "alpha"] == pytest.approx(0.025)
+    assert not gated.loc["base2", "passed"]
+    assert gated.loc["base2", "bound_method"] == (
+        "confidence sequence (anytime-valid) of the early-stopping rule"
+    )
 
 
 def _quality_row(evaluator: str = "passed", unit: str = "proportion") -> pd.DataFrame:
@@ -648,6 +660,22 @@ def test_a_watched_run_says_what_its_gate_read_when_the_rule_watched_something_e
         "confidence sequence (anytime-valid) of the early-stopping rule over clusters of "
         "'topic' (each cluster weighs the same; the fixed-sample rows weigh each case)"
     )
+    # The runner's block carries the gate's one-sided bound (at the block's alpha): read.
+    ours = {
+        **block,
+        "alpha": 0.05,
+        "unit": "cluster",
+        "cluster": "topic",
+        "candidates": [{**block["candidates"][0], "gate_lower": -0.025}],
+    }
+    one_sided = noninferiority_gate(_quality_row(), margin=0.02, stopping=ours)
+    assert one_sided.loc[0, "bound"] == -0.025 and one_sided.loc[0, "alpha"] == 0.05
+    assert not bool(one_sided.loc[0, "passed"])
+    assert one_sided.loc[0, "bound_method"] == (
+        "one-sided confidence sequence (anytime-valid) at α = 0.05, over the clusters of "
+        "'topic' the early-stopping rule used (each cluster weighs the same; the "
+        "fixed-sample rows weigh each case)"
+    )
     missing = noninferiority_gate(_quality_row(), margin=0.02, stopping={**block, "candidates": []})
     assert not bool(missing.loc[0, "passed"]) and math.isnan(missing.loc[0, "bound"])
     assert missing.loc[0, "reason"] == (
@@ -657,12 +685,14 @@ def test_a_watched_run_says_what_its_gate_read_when_the_rule_watched_something_e
 
 def test_a_run_stopped_early_gates_on_the_interval_at_the_stop(tmp_path: Path) -> None:
     """Stopped early (better decided better, worse decided worse), the pass-rate gate
-    reads each candidate's interval at the decision point, in Python as on the command
-    line: the run's own tables and the folder loaded again give the same rows."""
+    reads each candidate's one-sided bound at the decision point (over the cases used, in
+    the planned order, at the unsplit α), in Python as on the command line: the run's own
+    tables and the folder loaded again give the same rows."""
     from agenticlens_frames import run_experiment
     from agenticlens_frames.runner.stopping import StopRule
 
     from .runner.test_stopping import _experiment
+    from .test_stats_sequential import _naive_lower
 
     manifest, suite = _experiment(
         tmp_path, comparisons={"correction": "holm", "noninferiority": {"margin": 0.1}}
@@ -672,9 +702,16 @@ def test_a_run_stopped_early_gates_on_the_interval_at_the_stop(tmp_path: Path) -
         manifest, suite, progress=False, run_dir=folder, stop_when="decided", stop_rule=StopRule()
     )
     assert result.stopping["stopped_early"]
-    lowers = {c["candidate_variant_id"]: c["lower"] for c in result.stopping["candidates"]}
+    lowers = {c["candidate_variant_id"]: c["gate_lower"] for c in result.stopping["candidates"]}
+    # Independently: the one-sided sequence over the cases used, in the planned order.
+    used = [f"c{i}" for i in np.random.default_rng(3).permutation(120)]
+    used = used[: result.stopping["cases_used"]]
+    rate = result.run.attempts.groupby(["variant_id", "case_id"], observed=True)["passed"].mean()
+    for cand, lower in lowers.items():
+        d = [float(rate[cand, c] - rate["base", c]) for c in used]
+        assert lower == pytest.approx(_naive_lower(d, 0.05), abs=1e-9)
     for run in (result, load_experiment(manifest, suite, run_dir=folder)):
         gate = analyze(run).paired.noninferiority
         assert dict(zip(gate["candidate_variant_id"], gate["bound"], strict=True)) == lowers
-        assert gate["alpha"].tolist() == [0.025, 0.025]
+        assert gate["alpha"].tolist() == [0.05, 0.05]
         assert gate["passed"].tolist() == [True, False]  # better, worse

@@ -20,6 +20,7 @@ from .settings import check_alpha, check_setting
 __all__ = [
     "AFTER_STOPPING",
     "GATE_COLUMNS",
+    "ONE_SIDED_SEQUENCE_BOUND",
     "SEQUENCE_BOUND",
     "gate_details",
     "gate_passed",
@@ -78,9 +79,13 @@ def noninferiority_gate(
     In a run an early-stopping rule watched (``stopping``: its ``early_stopping`` block,
     stopped early or watched to the end of its plan) the fixed-sample bound is not valid
     for the pass rate the rule watched: the run could stop when the data looked good. The
-    quality gate on ``passed`` then reads the rule's anytime-valid statement instead: the
-    candidate's confidence-sequence lower end from the block (at the rule's per-candidate
-    α, which ``alpha`` then holds) must be above −δ (:data:`SEQUENCE_BOUND`). Rows the
+    quality gate on ``passed`` then reads an anytime-valid bound instead: the lower end of
+    a one-sided confidence sequence at the rule's α (not split across candidates), over
+    the cases (or clusters) the rule used in the order it used them, read at its decision
+    point (the block's ``gate_lower``, which the runner writes), must be above −δ
+    (:data:`ONE_SIDED_SEQUENCE_BOUND`; ``alpha`` then holds that α). A block saved
+    without it gives the rule's two-sided sequence's lower end at its per-candidate α
+    (:data:`SEQUENCE_BOUND`), as such reports were gated when saved. Rows the
     rule did not watch (latency, cost, another evaluator) keep the fixed-sample bound and
     still gate, marked :data:`AFTER_STOPPING` in ``bound_method``: the stopping time
     depends on the pass rates only, so their bound keeps its level when what they measure
@@ -132,6 +137,14 @@ def noninferiority_gate(
     >>> row = watched.loc[0]
     >>> float(row["bound"]), row["bound_method"], bool(row["passed"])
     (-0.03, 'confidence sequence (anytime-valid) of the early-stopping rule', False)
+    >>> block["alpha"] = 0.05  # a block the runner wrote: the gate's own one-sided bound
+    >>> block["candidates"][0]["gate_lower"] = -0.015
+    >>> row = noninferiority_gate(frame, margin=0.02, stopping=block).loc[0]
+    >>> float(row["bound"]), float(row["alpha"]), bool(row["passed"])
+    (-0.015, 0.05, True)
+    >>> print(*row["bound_method"].split(", "), sep="\n")
+    one-sided confidence sequence (anytime-valid) at α = 0.05
+    over the cases the early-stopping rule used
     """
     if not isinstance(comparisons, pd.DataFrame):
         # A run passed here (the gate reads paired rows, not attempts) failed with
@@ -254,9 +267,13 @@ def noninferiority_gate(
     return gate
 
 
-#: ``bound_method`` of a pass-rate row read from the early-stopping rule's confidence
-#: sequence (a run the rule watched).
+#: ``bound_method`` of a pass-rate row read from the early-stopping rule's two-sided
+#: confidence sequence (at its per-candidate α): a report saved before the runner wrote the
+#: gate's own one-sided bound (``gate_lower``) reads it.
 SEQUENCE_BOUND = "confidence sequence (anytime-valid) of the early-stopping rule"
+#: ``bound_method`` of a pass-rate row read from the gate's one-sided confidence sequence
+#: over the cases the rule used (followed by its level and the cases or clusters).
+ONE_SIDED_SEQUENCE_BOUND = "one-sided confidence sequence (anytime-valid)"
 #: Added to ``bound_method`` of a row the rule did not watch, in a run it watched: its
 #: fixed-sample bound was read at a sample size chosen by the pass rates.
 AFTER_STOPPING = "fixed-sample, read after optional stopping on pass rate"
@@ -275,9 +292,13 @@ def _watched_bound(
     The quality row on ``passed`` measures what the sequence watched (each candidate
     minus the baseline in pass rate over the evaluated attempts, case by case, or with
     clusters averaged within each cluster and then over clusters, as ``method`` then
-    says): its bound is the sequence's lower end, at the rule's per-candidate α. Every
-    other row keeps ``fixed`` (the fixed-sample bound, method, problem and α), its method
-    marked :data:`AFTER_STOPPING`.
+    says): its bound is the candidate's ``gate_lower`` in the block, the lower end of a
+    one-sided confidence sequence at the rule's α, unsplit (:data:`ONE_SIDED_SEQUENCE_BOUND`),
+    over the same units in the same order as the rule's sequence, read at the rule's
+    decision point. A block without it (saved before the runner wrote it) gives the rule's
+    two-sided sequence's lower end at its per-candidate α (:data:`SEQUENCE_BOUND`), valid
+    but conservative. Every other row keeps ``fixed`` (the fixed-sample bound, method,
+    problem and α), its method marked :data:`AFTER_STOPPING`.
     """
     bound, method, problem, alpha = fixed
     dimension, evaluator = str(row["dimension"]), str(row["evaluator"])
@@ -294,7 +315,8 @@ def _watched_bound(
         (c for c in block.get("candidates", []) if str(c.get("candidate_variant_id")) == cand),
         None,
     )
-    level = float(block["alpha_per_candidate"])
+    one_sided = entry is not None and isinstance(entry.get("gate_lower"), (int, float))
+    level = float(block["alpha"] if one_sided else block["alpha_per_candidate"])
     if entry is None:
         # (A block restricted to other candidates: no anytime-valid statement to read, and
         # the fixed-sample bound is not valid after the rule watched the run.)
@@ -305,13 +327,20 @@ def _watched_bound(
             "has no interval for this candidate",
             level,
         )
-    method = SEQUENCE_BOUND
-    if block.get("unit") == "cluster":
-        method += (
-            f" over clusters of {block.get('cluster')!r} (each cluster weighs the same; the "
-            "fixed-sample rows weigh each case)"
+    clustered = block.get("unit") == "cluster"
+    if one_sided:
+        units = f"clusters of {block.get('cluster')!r}" if clustered else "cases"
+        method = (
+            f"{ONE_SIDED_SEQUENCE_BOUND} at α = {level:g}, over the {units} the "
+            "early-stopping rule used"
         )
-    return float(entry["lower"]), method, "", level
+    else:
+        method = SEQUENCE_BOUND + (
+            f" over clusters of {block.get('cluster')!r}" if clustered else ""
+        )
+    if clustered:
+        method += " (each cluster weighs the same; the fixed-sample rows weigh each case)"
+    return float(entry["gate_lower" if one_sided else "lower"]), method, "", level
 
 
 def _level(alpha: float) -> str:
@@ -338,7 +367,7 @@ def _method_note(method: Any) -> str:
     ('', '')
     """
     text = str(method) if isinstance(method, str) else ""
-    if text.startswith(SEQUENCE_BOUND):
+    if text.startswith((ONE_SIDED_SEQUENCE_BOUND, SEQUENCE_BOUND)):
         return f" — {text}"
     at = text.find(AFTER_STOPPING)
     return f" — {text[at:]}" if at >= 0 else ""

@@ -499,6 +499,13 @@ class StopMonitor:
             self.alpha, len(self.candidates), rule.correction or "none"
         )
         self.sequence = BettingConfidenceSequence(self.alpha_each, n=max(len(self.candidates), 1))
+        #: The non-inferiority gate's own anytime-valid bound: a one-sided lower sequence at
+        #: the unsplit α over the same units in the same order (the gate asks one side, and
+        #: requiring every candidate to pass is an intersection-union test: no split). A
+        #: confidence sequence holds at any stopping time, the rule's included.
+        self.gate_sequence = BettingConfidenceSequence(
+            self.alpha, n=max(len(self.candidates), 1), one_sided=True
+        )
         #: The case metadata field the sequence clusters by (None: every case a unit).
         self.cluster = cluster
         labels = None if cluster is None else _cluster_labels(suite, cluster)
@@ -630,6 +637,7 @@ class StopMonitor:
                 self._paired_cases[j] += len(paired)
                 diffs.append(sum(paired) / len(paired) if paired else float("nan"))
         self.sequence.update(diffs or [float("nan")])
+        self.gate_sequence.update(diffs or [float("nan")])
         self.position = self.complete_prefix
         self.units_used += 1
         low, high = self.sequence.interval()
@@ -741,6 +749,10 @@ class StopMonitor:
         clusters the block adds ``unit`` (``"cluster"``), ``cluster`` (the metadata
         field), ``clusters_used`` of ``clusters_planned`` and per candidate
         ``paired_clusters``; ``cases_used`` and ``paired_cases`` still count cases.
+        Per candidate ``gate_lower`` is the non-inferiority gate's anytime-valid bound:
+        the lower end of a one-sided confidence sequence at ``alpha`` (not split across
+        candidates) over the same units in the same order, at the same decision point
+        (:attr:`gate_sequence`; :func:`~agenticlens_frames.paired.gate.noninferiority_gate`).
         """
         stopped = self.stopped_after is not None
         run, skipped, ran_past = self._counts()
@@ -785,9 +797,18 @@ class StopMonitor:
                     "lower": float(lo),
                     "upper": float(hi),
                     "paired_cases": n,
+                    # The gate's bound (one-sided, at ``alpha``), at the same decision point.
+                    "gate_lower": float(gate),
                 }
-                for c, d, lo, hi, n in zip(
-                    self.candidates, self.decisions, self.lower, self.upper, paired, strict=True
+                for c, d, lo, hi, n, gate in zip(
+                    self.candidates,
+                    self.decisions,
+                    self.lower,
+                    self.upper,
+                    paired,
+                    # (one row even without candidates, as the rule's sequence)
+                    self.gate_sequence.interval()[0][: len(self.candidates)],
+                    strict=True,
                 )
             ],
         }

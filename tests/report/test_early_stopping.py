@@ -131,6 +131,11 @@ def test_a_run_the_rule_never_stopped_leads_with_its_statement(tmp_path: Path, s
             {"judge_spend_after_decision": [{"variant_id": "a", "judge_scores": "4"}]},
             "agenticlens_frames.early_stopping.judge_spend_after_decision[0].judge_scores",
         ),
+        (
+            # The non-inferiority gate's one-sided bound: a number when present.
+            {"candidates": [{**OLD_BLOCK["candidates"][0], "gate_lower": "-0.02"}]},
+            "agenticlens_frames.early_stopping.candidates[0].gate_lower",
+        ),
     ],
 )
 def test_a_damaged_block_is_refused_naming_its_place(

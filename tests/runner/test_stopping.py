@@ -18,6 +18,8 @@ from agenticlens_frames.runner.live import load_run_folder
 from agenticlens_frames.runner.stopping import StopMonitor, StopRule, case_rank
 from agenticlens_frames.stats_sequential import BettingConfidenceSequence
 
+from ..test_stats_sequential import _naive_lower
+
 HOLM = StopRule(alpha=0.05, correction="holm")
 TARGETS = """
 import hashlib
@@ -794,6 +796,8 @@ def test_the_cluster_level_sequence_is_fed_once_per_completed_cluster(tmp_path) 
     )
     assert summary["candidates"][0]["paired_clusters"] == len(expected)
     assert summary["candidates"][0]["paired_cases"] == 5
+    # The gate's bound: a one-sided sequence at the unsplit 0.05 over the same cluster means.
+    assert summary["candidates"][0]["gate_lower"] == pytest.approx(_naive_lower(expected, 0.05))
     # base2 equals the baseline on every case: 3 clusters of difference 0.
     assert summary["candidates"][1]["paired_clusters"] == 3
     assert summary["candidates"][1]["paired_cases"] == 6
@@ -835,6 +839,7 @@ def test_declared_clusters_stop_early_at_the_cluster_level(tmp_path) -> None:
     for entry in stop["candidates"]:
         d = _cluster_differences(result.run, entry["candidate_variant_id"], topic_of, planned)
         assert (entry["lower"], entry["upper"]) == pytest.approx(_naive_interval(d, 0.025))
+        assert entry["gate_lower"] == pytest.approx(_naive_lower(d, 0.05))
         assert entry["paired_clusters"] == len(d) and entry["paired_cases"] == len(used)
 
 
