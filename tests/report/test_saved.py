@@ -98,6 +98,34 @@ DAMAGED = {
         "factor_effects",
         "between 0 and 1",
     ),
+    # A label other than the package's was read as ours: its numbers shown as our delta.
+    "delta basis unknown": (
+        _set(("comparisons", 0, "average_latency_ms_delta", "basis"), "AgenticLens"),
+        "comparisons[0].average_latency_ms_delta.basis",
+        "basis 'AgenticLens' is not one this version reads (only 'agenticlens'",
+    ),
+    "delta basis not text": (
+        _set(("comparisons", 1, "total_cost_usd_delta", "basis"), 3),
+        "comparisons[1].total_cost_usd_delta.basis",
+        "basis 3 is not one this version reads",
+    ),
+    # Any value but "exclude" read as "zero": a trial's 0.0 (no latency known) shown as 0 ms.
+    "latency policy misspelt": (
+        _set(("agenticlens_frames", "latency_missing"), "excluded"),
+        "agenticlens_frames.latency_missing",
+        "expected 'exclude' or 'zero' (the latency policy the run was analysed with), got "
+        "'excluded'",
+    ),
+    "latency policy not text": (
+        _set(("agenticlens_frames", "latency_missing"), ["exclude"]),
+        "agenticlens_frames.latency_missing",
+        "got ['exclude']",
+    ),
+    "tool's block not an object": (
+        _set(("agenticlens_frames",), "exclude"),
+        "agenticlens_frames",
+        "expected an object, got str",
+    ),
 }
 
 
