@@ -9,6 +9,7 @@ frames.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -61,23 +62,45 @@ _CANDIDATE_FIELDS: dict[str, tuple[type, ...]] = {
 }
 
 
+#: The block's numbers a run's non-inferiority gate reads as its bound's level (each must
+#: be a level, 0 < α < 1), and each candidate's, as its bound (each must be finite).
+_LEVELS = ("alpha", "alpha_per_candidate")
+_ENDS = ("lower", "upper")
+
+
+def _has(value: Any, types: tuple[type, ...]) -> bool:
+    """``value`` is of one of the JSON ``types`` (a boolean is not a number here, though
+    Python's ``bool`` is an ``int``)."""
+    return isinstance(value, types) and (bool in types or not isinstance(value, bool))
+
+
 def check_block(block: Any) -> list[str | int] | None:
     """Where a saved ``early_stopping`` block is not one this module can render (a path of
     keys), or None when it is.
+
+    Beyond the types, each α must be a level and each candidate's interval end a finite
+    number: a run's gate reads them (:func:`~agenticlens_frames.paired.gate.noninferiority_gate`
+    in a run the rule watched), and a level of 2 or a NaN bound would be said as a "-100%
+    bound" or "+nan" rather than refused.
 
     Examples
     --------
     >>> check_block({"stopped_early": True, "reason": 3})
     ['reason']
+    >>> check_block({"stopped_early": True, "reason": "", "attempts_planned": True})
+    ['attempts_planned']
     """
     if not isinstance(block, Mapping):
         return []
     for key, types in _FIELDS.items():
-        if not isinstance(block.get(key), types):
+        if not _has(block.get(key), types):
+            return [key]
+    for key in _LEVELS:
+        if not 0 < block[key] < 1:  # (NaN fails too)
             return [key]
     clustered = is_clustered(block)
     for key, types in _CLUSTER_FIELDS.items() if clustered else ():
-        if not isinstance(block.get(key), types):
+        if not _has(block.get(key), types):
             return [key]
     # Kept by an archive slice of some candidates: how many the rule split α across.
     if "rule_candidates" in block and (
@@ -88,7 +111,10 @@ def check_block(block: Any) -> list[str | int] | None:
         if not isinstance(c, Mapping):
             return ["candidates", i]
         for key, types in _CANDIDATE_FIELDS.items():
-            if not isinstance(c.get(key), types):
+            if not _has(c.get(key), types):
+                return ["candidates", i, key]
+        for key in _ENDS:
+            if not math.isfinite(c[key]):
                 return ["candidates", i, key]
         # Rendered beside the paired cases when present (blocks without clusters lack it).
         if "paired_clusters" in c and not isinstance(c["paired_clusters"], int):
