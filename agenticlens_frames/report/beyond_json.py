@@ -186,6 +186,23 @@ def frontier_block(variants: pd.DataFrame, settings: dict[str, Any]) -> dict[str
     }
 
 
+def _share_or_null(value: Any) -> bool:
+    """``value`` is a saved share (a number in [0, 1]) or missing (null; NaN as the
+    standard encoder writes it).
+
+    Examples
+    --------
+    >>> [_share_or_null(v) for v in (0.5, None, float("nan"), 1.5, "0.5", True)]
+    [True, True, True, False, False, False]
+    """
+    if value is None:
+        return True
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    # (A share computed with ties split may round a hair past either end.)
+    return value != value or -1e-9 <= value <= 1 + 1e-9
+
+
 def frontier_frame_from_block(block: dict[str, Any]) -> pd.DataFrame:
     """Inverse of :func:`frontier_block`: the per-variant columns, for a saved report.
 
@@ -194,12 +211,25 @@ def frontier_frame_from_block(block: dict[str, Any]) -> pd.DataFrame:
     >>> block = {"variants": [{"variant_id": "a", "p_frontier": 0.5}]}
     >>> frontier_frame_from_block(block).loc[0, "p_frontier"]
     np.float64(0.5)
+    >>> frontier_frame_from_block({"variants": [{"variant_id": "a", "p_frontier": 59}]})
+    Traceback (most recent call last):
+    ...
+    ValueError: variants[0].p_frontier: expected a share between 0 and 1 or null, got 59
     """
     rows = []
-    for v in block.get("variants", []):
+    for i, v in enumerate(block.get("variants", [])):
         row: dict[str, Any] = {"variant_id": v["variant_id"], "p_frontier": v.get("p_frontier")}
         for n in FRONTIER_OBJECTIVES:
             row[f"p_best_{n}"] = (v.get("p_best") or {}).get(n)
+        # Shown as percentages beside each Pareto flag (a hand edit of 59 for 59% read as
+        # "5900%", text as a share): anything but a share or null is refused, naming it.
+        for key, value in row.items():
+            if key != "variant_id" and not _share_or_null(value):
+                where = f"p_best.{key[len('p_best_') :]}" if key != "p_frontier" else key
+                raise ValueError(
+                    f"variants[{i}].{where}: expected a share between 0 and 1 or null, "
+                    f"got {value!r}"
+                )
         for column, iv in (v.get("intervals") or {}).items():
             row[f"{column}_boot_ci_low"] = (iv or {}).get("lower")
             row[f"{column}_boot_ci_high"] = (iv or {}).get("upper")

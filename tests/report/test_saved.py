@@ -121,6 +121,22 @@ DAMAGED = {
         "agenticlens_frames.latency_missing",
         "got ['exclude']",
     ),
+    # Shown beside each Pareto flag as a percentage: 59 read as "yes · 5900%".
+    "frontier share as a percentage": (
+        _set(("pareto_uncertainty", "variants", 1, "p_frontier"), 59),
+        "pareto_uncertainty",
+        "variants[1].p_frontier: expected a share between 0 and 1 or null, got 59",
+    ),
+    "frontier share as text": (
+        _set(("pareto_uncertainty", "variants", 0, "p_frontier"), "0.5"),
+        "pareto_uncertainty",
+        "variants[0].p_frontier: expected a share between 0 and 1 or null, got '0.5'",
+    ),
+    "best share a boolean": (
+        _set(("pareto_uncertainty", "variants", 2, "p_best", "cost"), True),
+        "pareto_uncertainty",
+        "variants[2].p_best.cost: expected a share between 0 and 1 or null, got True",
+    ),
     "tool's block not an object": (
         _set(("agenticlens_frames",), "exclude"),
         "agenticlens_frames",
