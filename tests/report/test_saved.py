@@ -458,6 +458,85 @@ def test_a_case_outside_the_report_s_case_ids_is_named(tmp_path):
         load_report(path)
 
 
+#: A gate row as a run watched by an early-stopping rule saves it (its bound the rule's).
+_GATE_ROW = {
+    "candidate_variant_id": "prompt-v2",
+    "dimension": "quality",
+    "evaluator": "passed",
+    "mean_difference": 0.157,
+    "bound": -0.01,
+    "bound_side": "lower",
+    "threshold": -0.05,
+    "margin": 0.05,
+    "alpha": 0.0125,
+    "bound_method": "confidence sequence (anytime-valid) of the early-stopping rule",
+    "passed": True,
+    "reason": "lower 98.75% bound -0.01 > -0.05",
+}
+
+
+def _with_gate(tmp_path: Path, saved: dict, row: dict, passed: object = True) -> Path:
+    report = json.loads(json.dumps(saved))
+    report["paired_comparisons"]["noninferiority"] = {
+        "passed": passed,
+        "margin": 0.05,
+        "dimension": "quality",
+        "alpha": 0.05,
+        "candidates": [row],
+    }
+    path = tmp_path / "gate.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("passed", "false", "true or false, got 'false'"),
+        ("alpha", None, "a level between 0 and 1, got None"),
+        ("alpha", 7, "a level between 0 and 1, got 7"),
+        ("alpha", "0.05", "a level between 0 and 1, got '0.05'"),
+        ("bound_method", ["x"], "a string or null, got ['x']"),
+        ("bound_side", "below", "'lower' or 'upper', got 'below'"),
+        ("bound", "-0.01", "a number or null, got '-0.01'"),
+        ("threshold", None, "a finite number, got None"),
+    ],
+)
+def test_a_damaged_saved_gate_row_is_refused_naming_it(
+    tmp_path: Path, saved: dict, key: str, value: object, expected: str
+) -> None:
+    """The saved gate rows were read unchecked: ``passed: "false"`` passed the gate
+    (`experiment report --fail-on-regression` exited 0), an α of null or 7 was said as a
+    "nan%" or "-600%" bound, a bound side or bound of another type crashed the rendering
+    with a bare KeyError or ValueError. Each is refused naming the row and key."""
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+    from agenticlens_frames.paired.gate import gate_details
+
+    # The intact row loads and is said as saved (so each refusal below is its key's).
+    gate = load_report(_with_gate(tmp_path, saved, _GATE_ROW)).paired_frames["noninferiority"]
+    assert gate_details(gate, {"quality": "proportion"}) == [
+        "prompt-v2 (quality): lower 98.75% bound -1 pp > margin -5 pp — confidence sequence "
+        "(anytime-valid) of the early-stopping rule"
+    ]
+    path = _with_gate(tmp_path, saved, {**_GATE_ROW, key: value})
+    with pytest.raises(InputError) as info:
+        load_report(path)
+    assert info.value.file == str(path) and info.value.location == "paired_comparisons"
+    assert f"noninferiority.candidates[0].{key}: expected {expected}" in info.value.message
+    args = ["experiment", "report", str(path), "--fail-on-regression"]
+    done = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+    assert done.exit_code == 1 and "Unable to read experiment report" in done.output
+    assert f"noninferiority.candidates[0].{key}" in done.output
+
+
+def test_a_saved_gate_s_overall_passed_must_be_a_boolean(tmp_path: Path, saved: dict) -> None:
+    with pytest.raises(InputError) as info:
+        load_report(_with_gate(tmp_path, saved, _GATE_ROW, passed="true"))
+    assert "noninferiority.passed: expected true or false, got 'true'" in info.value.message
+
+
 @pytest.mark.parametrize("value", ["c1c2", ["refund-damaged-item", "refund-damaged-item"]])
 def test_case_ids_that_are_text_or_repeat_are_refused(tmp_path: Path, saved: dict, value) -> None:
     """Text was read letter by letter, and a repeated id made a category twice: pandas'
