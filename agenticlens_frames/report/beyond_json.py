@@ -92,6 +92,11 @@ def factor_effects_block(frame: pd.DataFrame | None) -> dict[str, Any] | None:
     }
 
 
+#: The text columns of a factor-effect term that may not be null: its name, its metric and
+#: its kind.
+_NAMED_BY = ("metric", "term", "kind")
+
+
 def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
     """Inverse of :func:`factor_effects_block`, for a saved report.
 
@@ -113,9 +118,37 @@ def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
             raise TypeError(f"terms[{n}].through: expected a list of variant ids")
         for column in text:
             value = term.get(column)
+            if column in _NAMED_BY:
+                # What names the row and picks its table (null was shown as "nan").
+                if not isinstance(value, str):
+                    raise TypeError(f"terms[{n}].{column}: expected a string, got {value!r}")
             # null in the file; NaN when written by the standard encoder (json.dumps)
-            if not (value is None or isinstance(value, str) or value != value):
+            elif not (value is None or isinstance(value, str) or value != value):
                 raise TypeError(f"terms[{n}].{column}: expected a string or null")
+        # (Text read as true, and a number's text as NaN, with no word said.)
+        if not isinstance(term.get("estimable"), bool):
+            raise TypeError(f"terms[{n}].estimable: expected true or false")
+        for column in FLOAT_COLUMNS:
+            value = term.get(column)
+            if not (
+                value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+            ):
+                raise TypeError(f"terms[{n}].{column}: expected a number or null, got {value!r}")
+    # Said under the table line by line, and in the correction's statement.
+    notes = block.get("design_notes")
+    if notes is not None and not (
+        isinstance(notes, list) and all(isinstance(note, str) for note in notes)
+    ):
+        raise TypeError("design_notes: expected a list of strings")
+    from ..paired.verdicts import CORRECTION_NAMES
+
+    correction = block.get("correction")
+    if correction is not None and not (
+        isinstance(correction, str) and correction in CORRECTION_NAMES
+    ):
+        raise ValueError(
+            f"correction: expected one of {', '.join(CORRECTION_NAMES)} or null, got {correction!r}"
+        )
     level = block.get("confidence_level")
     if level is not None and not (
         isinstance(level, int | float) and not isinstance(level, bool) and 0 < level < 1
@@ -199,8 +232,8 @@ def _share_or_null(value: Any) -> bool:
         return True
     if not isinstance(value, int | float) or isinstance(value, bool):
         return False
-    # (A share computed with ties split may round a hair past either end.)
-    return value != value or -1e-9 <= value <= 1 + 1e-9
+    # (A mean of shares, ties split, may round a hair past 1; never below 0.)
+    return value != value or 0 <= value <= 1 + 1e-9
 
 
 def frontier_frame_from_block(block: dict[str, Any]) -> pd.DataFrame:

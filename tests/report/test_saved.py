@@ -98,6 +98,35 @@ DAMAGED = {
         "factor_effects",
         "between 0 and 1",
     ),
+    # Factor effects the console, summary and page render: a null term was shown as
+    # "nan", "no" as estimable, design notes of text one letter a line, an unknown
+    # correction named in the correction statement.
+    "term null": (
+        _set(("factor_effects", "terms", 0, "term"), None),
+        "factor_effects",
+        "terms[0].term: expected a string, got None",
+    ),
+    "estimable as text": (
+        _set(("factor_effects", "terms", 1, "estimable"), "no"),
+        "factor_effects",
+        "terms[1].estimable: expected true or false",
+    ),
+    "estimate as text": (
+        _set(("factor_effects", "terms", 0, "estimate"), "0.1"),
+        "factor_effects",
+        "terms[0].estimate: expected a number or null, got '0.1'",
+    ),
+    "design notes as text": (
+        _set(("factor_effects", "design_notes"), "see the JSON"),
+        "factor_effects",
+        "design_notes: expected a list of strings",
+    ),
+    "factor correction unknown": (
+        _set(("factor_effects", "correction"), "Holm"),
+        "factor_effects",
+        "correction: expected one of none, bonferroni, holm, benjamini_hochberg or null, got "
+        "'Holm'",
+    ),
     # A label other than the package's was read as ours: its numbers shown as our delta.
     "delta basis unknown": (
         _set(("comparisons", 0, "average_latency_ms_delta", "basis"), "AgenticLens"),
