@@ -18,6 +18,7 @@ from .errors import InputError
 
 __all__ = [
     "check_block",
+    "check_bounds",
     "check_spend",
     "checked_record",
     "declared_correction",
@@ -62,9 +63,8 @@ _CANDIDATE_FIELDS: dict[str, tuple[type, ...]] = {
 }
 
 
-#: The block's numbers a run's non-inferiority gate reads as its bound's level (each must
-#: be a level, 0 < α < 1), and each candidate's, as its bound (each must be finite).
-_LEVELS = ("alpha", "alpha_per_candidate")
+#: Each candidate's interval ends: the gate of a run the rule watched reads ``lower`` as
+#: its bound, so each must be a finite number.
 _ENDS = ("lower", "upper")
 
 
@@ -95,9 +95,8 @@ def check_block(block: Any) -> list[str | int] | None:
     for key, types in _FIELDS.items():
         if not _has(block.get(key), types):
             return [key]
-    for key in _LEVELS:
-        if not 0 < block[key] < 1:  # (NaN fails too)
-            return [key]
+    if not 0 < block["alpha"] < 1:  # (NaN fails too)
+        return ["alpha"]
     clustered = is_clustered(block)
     for key, types in _CLUSTER_FIELDS.items() if clustered else ():
         if not _has(block.get(key), types):
@@ -113,12 +112,12 @@ def check_block(block: Any) -> list[str | int] | None:
         for key, types in _CANDIDATE_FIELDS.items():
             if not _has(c.get(key), types):
                 return ["candidates", i, key]
-        for key in _ENDS:
-            if not math.isfinite(c[key]):
-                return ["candidates", i, key]
         # Rendered beside the paired cases when present (blocks without clusters lack it).
         if "paired_clusters" in c and not isinstance(c["paired_clusters"], int):
             return ["candidates", i, "paired_clusters"]
+    where = check_bounds(block)
+    if where is not None:
+        return where
     # Said in the judges' cost lines when present (a run whose judges graded attempts past
     # the decision point).
     spend = block.get("judge_spend_after_decision")
@@ -126,6 +125,44 @@ def check_block(block: Any) -> list[str | int] | None:
         where = check_spend(spend)
         if where is not None:
             return ["judge_spend_after_decision", *where]
+    return None
+
+
+def check_bounds(block: Any) -> list[str | int] | None:
+    """Where an ``early_stopping`` block is not one a run's non-inferiority gate can read
+    (a path of keys), or None when it is: ``alpha_per_candidate`` a level (0 < α < 1, the
+    level of the gate's bound) and each candidate's ``candidate_variant_id`` text and
+    ``lower`` and ``upper`` finite numbers (``lower`` is the gate's bound).
+
+    Part of :func:`check_block`; alone, the check of a block passed to
+    :func:`~agenticlens_frames.paired.gate.noninferiority_gate`, which reads no more.
+
+    Examples
+    --------
+    >>> check_bounds({"alpha_per_candidate": 0.025,
+    ...               "candidates": [{"candidate_variant_id": "b", "lower": -0.1,
+    ...                               "upper": float("nan")}]})
+    ['candidates', 0, 'upper']
+    >>> check_bounds({"alpha_per_candidate": 2, "candidates": []})
+    ['alpha_per_candidate']
+    """
+    if not isinstance(block, Mapping):
+        return []
+    level = block.get("alpha_per_candidate")
+    if not (_has(level, (int, float)) and 0 < level < 1):  # (NaN fails too)
+        return ["alpha_per_candidate"]
+    candidates = block.get("candidates")
+    if not isinstance(candidates, list):
+        return ["candidates"]
+    for i, c in enumerate(candidates):
+        if not isinstance(c, Mapping):
+            return ["candidates", i]
+        if not isinstance(c.get("candidate_variant_id"), str):
+            return ["candidates", i, "candidate_variant_id"]
+        for key in _ENDS:
+            value = c.get(key)
+            if not (_has(value, (int, float)) and math.isfinite(value)):
+                return ["candidates", i, key]
     return None
 
 
