@@ -249,6 +249,16 @@ def frontier_frame_from_block(block: dict[str, Any]) -> pd.DataFrame:
     ...
     ValueError: variants[0].p_frontier: expected a share between 0 and 1 or null, got 59
     """
+    # Said in the Pareto note and the page's frontier section ("the share of 2000
+    # case-bootstrap resamples"): "many" or -5 was said as it stood.
+    n = block.get("n_resamples")
+    if n is not None and not (isinstance(n, int) and not isinstance(n, bool) and n >= 1):
+        raise ValueError(f"n_resamples: expected a whole number ≥ 1 or null, got {n!r}")
+    notes = block.get("notes")
+    if notes is not None and not (
+        isinstance(notes, list) and all(isinstance(note, str) for note in notes)
+    ):
+        raise TypeError("notes: expected a list of strings")
     rows = []
     for i, v in enumerate(block.get("variants", [])):
         row: dict[str, Any] = {"variant_id": v["variant_id"], "p_frontier": v.get("p_frontier")}

@@ -166,6 +166,17 @@ DAMAGED = {
         "pareto_uncertainty",
         "variants[2].p_best.cost: expected a share between 0 and 1 or null, got True",
     ),
+    # Said in the Pareto note: "the share of many case-bootstrap resamples".
+    "resample count as text": (
+        _set(("pareto_uncertainty", "n_resamples"), "many"),
+        "pareto_uncertainty",
+        "n_resamples: expected a whole number ≥ 1 or null, got 'many'",
+    ),
+    "frontier notes as text": (
+        _set(("pareto_uncertainty", "notes"), "clustered"),
+        "pareto_uncertainty",
+        "notes: expected a list of strings",
+    ),
     "tool's block not an object": (
         _set(("agenticlens_frames",), "exclude"),
         "agenticlens_frames",
