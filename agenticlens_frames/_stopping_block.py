@@ -9,6 +9,7 @@ frames.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from .errors import InputError
 
 __all__ = [
     "check_block",
+    "check_bounds",
     "check_spend",
     "checked_record",
     "declared_correction",
@@ -61,23 +63,43 @@ _CANDIDATE_FIELDS: dict[str, tuple[type, ...]] = {
 }
 
 
+#: Each candidate's interval ends: the gate of a run the rule watched reads ``lower`` as
+#: its bound, so each must be a finite number.
+_ENDS = ("lower", "upper")
+
+
+def _has(value: Any, types: tuple[type, ...]) -> bool:
+    """``value`` is of one of the JSON ``types`` (a boolean is not a number here, though
+    Python's ``bool`` is an ``int``)."""
+    return isinstance(value, types) and (bool in types or not isinstance(value, bool))
+
+
 def check_block(block: Any) -> list[str | int] | None:
     """Where a saved ``early_stopping`` block is not one this module can render (a path of
     keys), or None when it is.
+
+    Beyond the types, each α must be a level and each candidate's interval end a finite
+    number: a run's gate reads them (:func:`~agenticlens_frames.paired.gate.noninferiority_gate`
+    in a run the rule watched), and a level of 2 or a NaN bound would be said as a "-100%
+    bound" or "+nan" rather than refused.
 
     Examples
     --------
     >>> check_block({"stopped_early": True, "reason": 3})
     ['reason']
+    >>> check_block({"stopped_early": True, "reason": "", "attempts_planned": True})
+    ['attempts_planned']
     """
     if not isinstance(block, Mapping):
         return []
     for key, types in _FIELDS.items():
-        if not isinstance(block.get(key), types):
+        if not _has(block.get(key), types):
             return [key]
+    if not 0 < block["alpha"] < 1:  # (NaN fails too)
+        return ["alpha"]
     clustered = is_clustered(block)
     for key, types in _CLUSTER_FIELDS.items() if clustered else ():
-        if not isinstance(block.get(key), types):
+        if not _has(block.get(key), types):
             return [key]
     # Kept by an archive slice of some candidates: how many the rule split α across.
     if "rule_candidates" in block and (
@@ -88,16 +110,14 @@ def check_block(block: Any) -> list[str | int] | None:
         if not isinstance(c, Mapping):
             return ["candidates", i]
         for key, types in _CANDIDATE_FIELDS.items():
-            if not isinstance(c.get(key), types):
+            if not _has(c.get(key), types):
                 return ["candidates", i, key]
         # Rendered beside the paired cases when present (blocks without clusters lack it).
         if "paired_clusters" in c and not isinstance(c["paired_clusters"], int):
             return ["candidates", i, "paired_clusters"]
-        # The non-inferiority gate's bound when present (blocks saved before it lack it).
-        if "gate_lower" in c and (
-            not isinstance(c["gate_lower"], (int, float)) or isinstance(c["gate_lower"], bool)
-        ):
-            return ["candidates", i, "gate_lower"]
+    where = check_bounds(block)
+    if where is not None:
+        return where
     # Said in the judges' cost lines when present (a run whose judges graded attempts past
     # the decision point).
     spend = block.get("judge_spend_after_decision")
@@ -105,6 +125,54 @@ def check_block(block: Any) -> list[str | int] | None:
         where = check_spend(spend)
         if where is not None:
             return ["judge_spend_after_decision", *where]
+    return None
+
+
+def check_bounds(block: Any) -> list[str | int] | None:
+    """Where an ``early_stopping`` block is not one a run's non-inferiority gate can read
+    (a path of keys), or None when it is: ``alpha_per_candidate`` a level (0 < α < 1, the
+    level of the gate's bound) and each candidate's ``candidate_variant_id`` text and
+    ``lower`` and ``upper`` finite numbers (``lower`` is the gate's bound in a block saved
+    before ``gate_lower``); a candidate's ``gate_lower``, when present, a finite number
+    and ``alpha``, its level, a level too.
+
+    Part of :func:`check_block`; alone, the check of a block passed to
+    :func:`~agenticlens_frames.paired.gate.noninferiority_gate`, which reads no more.
+
+    Examples
+    --------
+    >>> check_bounds({"alpha_per_candidate": 0.025,
+    ...               "candidates": [{"candidate_variant_id": "b", "lower": -0.1,
+    ...                               "upper": float("nan")}]})
+    ['candidates', 0, 'upper']
+    >>> check_bounds({"alpha_per_candidate": 2, "candidates": []})
+    ['alpha_per_candidate']
+    """
+    if not isinstance(block, Mapping):
+        return []
+    level = block.get("alpha_per_candidate")
+    if not (_has(level, (int, float)) and 0 < level < 1):  # (NaN fails too)
+        return ["alpha_per_candidate"]
+    candidates = block.get("candidates")
+    if not isinstance(candidates, list):
+        return ["candidates"]
+    for i, c in enumerate(candidates):
+        if not isinstance(c, Mapping):
+            return ["candidates", i]
+        if not isinstance(c.get("candidate_variant_id"), str):
+            return ["candidates", i, "candidate_variant_id"]
+        for key in _ENDS:
+            value = c.get(key)
+            if not (_has(value, (int, float)) and math.isfinite(value)):
+                return ["candidates", i, key]
+        # The gate's own one-sided bound, at ``alpha``, when present (blocks saved before
+        # the runner wrote it lack it, and the gate then reads ``lower``).
+        if "gate_lower" in c:
+            if not (_has(c["gate_lower"], (int, float)) and math.isfinite(c["gate_lower"])):
+                return ["candidates", i, "gate_lower"]
+            alpha = block.get("alpha")
+            if not (_has(alpha, (int, float)) and 0 < alpha < 1):
+                return ["alpha"]
     return None
 
 

@@ -548,9 +548,18 @@ class FrameSchema:
                         row[column.name] = codec.from_json(column.default)
                     else:
                         row[column.name] = codec.missing
-            except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError):
+            except (
+                TypeError,
+                ValueError,
+                AttributeError,
+                KeyError,
+                IndexError,
+                OverflowError,
+            ) as exc:
                 if per_item:
-                    inner = [] if column is None else [*column.path, column.key]
+                    # (A block reader refusing another key of the block names that key.)
+                    key = exc.key if isinstance(exc, _BlockKeyError) else None
+                    inner = [] if column is None else [*column.path, key or column.key]
                     place[:] = [*base, n, *(part for part in inner if part is not None)]
                 raise
             rows.append(row)
@@ -688,8 +697,22 @@ def _relative_or_infinite(block: Mapping[str, Any]) -> Any:
 PACKAGE_DELTA_BASIS = "agenticlens"
 
 
+class _BlockKeyError(ValueError):
+    """A block reader's (:class:`FrameSchema` ``block_readers``) refusal of the block's
+    ``key``, which the reader of a report then names as the place (not the column's key).
+    """
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
 def _ours(read: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[str, Any]], Any]:
     """``read`` of a delta block, or None (unknown) for a block labelled as the package's.
+
+    Any other ``basis`` (a hand edit, another type, a label this version does not know)
+    is a :class:`_BlockKeyError`, which the report's reader names with its place: read as
+    ours, the block's numbers (the package's, for all we know) would be shown as our delta.
 
     Examples
     --------
@@ -699,10 +722,24 @@ def _ours(read: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[str, An
     >>> relative({"absolute": -5.0, "relative": -1.0, "regressed": False,
     ...           "basis": PACKAGE_DELTA_BASIS}) is None
     True
+    >>> relative({"absolute": -5.0, "relative": -1.0, "regressed": False, "basis": "ours"})
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.schema._BlockKeyError: basis 'ours' is not one this version reads ...
     """
 
     def reader(block: Mapping[str, Any]) -> Any:
-        return None if block.get("basis") == PACKAGE_DELTA_BASIS else read(block)
+        if "basis" not in block:
+            return read(block)
+        basis = block["basis"]
+        if basis == PACKAGE_DELTA_BASIS and isinstance(basis, str):
+            return None
+        raise _BlockKeyError(
+            "basis",
+            f"basis {basis!r} is not one this version reads (only {PACKAGE_DELTA_BASIS!r}, "
+            "the package's delta where ours is unknown): remove basis and note if the "
+            "numbers are ours, or write the report again",
+        )
 
     return reader
 

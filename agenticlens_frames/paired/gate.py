@@ -146,6 +146,21 @@ def noninferiority_gate(
     one-sided confidence sequence (anytime-valid) at α = 0.05
     over the cases the early-stopping rule used
     """
+    if stopping is not None:
+        from .._stopping_block import check_bounds
+
+        # (A run's block is checked when it is read; one passed by hand is checked here,
+        # for what the gate reads of it, rather than fail on a missing key.)
+        where = check_bounds(stopping)
+        if where is not None:
+            raise InputError(
+                "stopping: not an early-stopping block the gate can read (it needs "
+                "alpha_per_candidate, a level between 0 and 1, and each candidate's "
+                "candidate_variant_id and finite lower and upper ends; with a gate_lower, "
+                "finite, and alpha, a level)",
+                location=["stopping", *where],
+                hint="pass the run's own block, run.stopping",
+            )
     if not isinstance(comparisons, pd.DataFrame):
         # A run passed here (the gate reads paired rows, not attempts) failed with
         # "'ExperimentRun' object is not subscriptable".

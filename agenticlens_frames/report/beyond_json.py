@@ -92,6 +92,11 @@ def factor_effects_block(frame: pd.DataFrame | None) -> dict[str, Any] | None:
     }
 
 
+#: The text columns of a factor-effect term that may not be null: its name, its metric and
+#: its kind.
+_NAMED_BY = ("metric", "term", "kind")
+
+
 def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
     """Inverse of :func:`factor_effects_block`, for a saved report.
 
@@ -113,9 +118,37 @@ def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
             raise TypeError(f"terms[{n}].through: expected a list of variant ids")
         for column in text:
             value = term.get(column)
+            if column in _NAMED_BY:
+                # What names the row and picks its table (null was shown as "nan").
+                if not isinstance(value, str):
+                    raise TypeError(f"terms[{n}].{column}: expected a string, got {value!r}")
             # null in the file; NaN when written by the standard encoder (json.dumps)
-            if not (value is None or isinstance(value, str) or value != value):
+            elif not (value is None or isinstance(value, str) or value != value):
                 raise TypeError(f"terms[{n}].{column}: expected a string or null")
+        # (Text read as true, and a number's text as NaN, with no word said.)
+        if not isinstance(term.get("estimable"), bool):
+            raise TypeError(f"terms[{n}].estimable: expected true or false")
+        for column in FLOAT_COLUMNS:
+            value = term.get(column)
+            if not (
+                value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+            ):
+                raise TypeError(f"terms[{n}].{column}: expected a number or null, got {value!r}")
+    # Said under the table line by line, and in the correction's statement.
+    notes = block.get("design_notes")
+    if notes is not None and not (
+        isinstance(notes, list) and all(isinstance(note, str) for note in notes)
+    ):
+        raise TypeError("design_notes: expected a list of strings")
+    from ..paired.verdicts import CORRECTION_NAMES
+
+    correction = block.get("correction")
+    if correction is not None and not (
+        isinstance(correction, str) and correction in CORRECTION_NAMES
+    ):
+        raise ValueError(
+            f"correction: expected one of {', '.join(CORRECTION_NAMES)} or null, got {correction!r}"
+        )
     level = block.get("confidence_level")
     if level is not None and not (
         isinstance(level, int | float) and not isinstance(level, bool) and 0 < level < 1
@@ -186,6 +219,23 @@ def frontier_block(variants: pd.DataFrame, settings: dict[str, Any]) -> dict[str
     }
 
 
+def _share_or_null(value: Any) -> bool:
+    """``value`` is a saved share (a number in [0, 1]) or missing (null; NaN as the
+    standard encoder writes it).
+
+    Examples
+    --------
+    >>> [_share_or_null(v) for v in (0.5, None, float("nan"), 1.5, "0.5", True)]
+    [True, True, True, False, False, False]
+    """
+    if value is None:
+        return True
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    # (A mean of shares, ties split, may round a hair past 1; never below 0.)
+    return value != value or 0 <= value <= 1 + 1e-9
+
+
 def frontier_frame_from_block(block: dict[str, Any]) -> pd.DataFrame:
     """Inverse of :func:`frontier_block`: the per-variant columns, for a saved report.
 
@@ -194,12 +244,35 @@ def frontier_frame_from_block(block: dict[str, Any]) -> pd.DataFrame:
     >>> block = {"variants": [{"variant_id": "a", "p_frontier": 0.5}]}
     >>> frontier_frame_from_block(block).loc[0, "p_frontier"]
     np.float64(0.5)
+    >>> frontier_frame_from_block({"variants": [{"variant_id": "a", "p_frontier": 59}]})
+    Traceback (most recent call last):
+    ...
+    ValueError: variants[0].p_frontier: expected a share between 0 and 1 or null, got 59
     """
+    # Said in the Pareto note and the page's frontier section ("the share of 2000
+    # case-bootstrap resamples"): "many" or -5 was said as it stood.
+    n = block.get("n_resamples")
+    if n is not None and not (isinstance(n, int) and not isinstance(n, bool) and n >= 1):
+        raise ValueError(f"n_resamples: expected a whole number ≥ 1 or null, got {n!r}")
+    notes = block.get("notes")
+    if notes is not None and not (
+        isinstance(notes, list) and all(isinstance(note, str) for note in notes)
+    ):
+        raise TypeError("notes: expected a list of strings")
     rows = []
-    for v in block.get("variants", []):
+    for i, v in enumerate(block.get("variants", [])):
         row: dict[str, Any] = {"variant_id": v["variant_id"], "p_frontier": v.get("p_frontier")}
         for n in FRONTIER_OBJECTIVES:
             row[f"p_best_{n}"] = (v.get("p_best") or {}).get(n)
+        # Shown as percentages beside each Pareto flag (a hand edit of 59 for 59% read as
+        # "5900%", text as a share): anything but a share or null is refused, naming it.
+        for key, value in row.items():
+            if key != "variant_id" and not _share_or_null(value):
+                where = f"p_best.{key[len('p_best_') :]}" if key != "p_frontier" else key
+                raise ValueError(
+                    f"variants[{i}].{where}: expected a share between 0 and 1 or null, "
+                    f"got {value!r}"
+                )
         for column, iv in (v.get("intervals") or {}).items():
             row[f"{column}_boot_ci_low"] = (iv or {}).get("lower")
             row[f"{column}_boot_ci_high"] = (iv or {}).get("upper")

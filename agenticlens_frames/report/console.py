@@ -542,7 +542,8 @@ def factor_correction_statement(analysis: ExperimentAnalysis) -> str:
     )
     return (
         f"p adjusted: the declared {CORRECTION_NAMES.get(correction, correction)} "
-        f"correction over {CORRECTION_FAMILY}: here {terms} terms{theirs}. So for the "
+        f"correction over {CORRECTION_FAMILY}: here {terms} term{'s' if terms != 1 else ''}"
+        f"{theirs}. So for the "
         "same contrast it is not the verdict's adjusted p; the verdicts above decide each "
         "candidate."
     )

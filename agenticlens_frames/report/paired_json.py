@@ -225,7 +225,64 @@ def paired_frames_from_block(block: Mapping[str, Any]) -> dict[str, pd.DataFrame
     out = {"paired_comparisons": frame}
     gate = block.get("noninferiority")
     if gate:
+        _check_gate(gate)
         g = pd.DataFrame(gate.get("candidates", []), columns=GATE_COLUMNS)
-        g.attrs["passed"] = bool(gate.get("passed"))
+        g.attrs["passed"] = gate["passed"]
         out["noninferiority"] = g
     return out
+
+
+#: A saved gate row's keys the gate's lines and --fail-on-regression read, with what each
+#: must hold (bound null: a row the gate could not bound; bound_method null or absent: a
+#: row or report without one).
+_GATE_ROW: dict[str, tuple[str, Any]] = {
+    "candidate_variant_id": ("a string", lambda v: isinstance(v, str)),
+    "dimension": ("a string", lambda v: isinstance(v, str)),
+    "bound": ("a number or null", lambda v: v is None or _number(v)),
+    "bound_side": ("'lower' or 'upper'", lambda v: v in ("lower", "upper")),
+    "threshold": ("a finite number", lambda v: _number(v) and np.isfinite(v)),
+    "alpha": ("a level between 0 and 1", lambda v: _number(v) and 0 < v < 1),
+    "bound_method": ("a string or null", lambda v: v is None or isinstance(v, str)),
+    "passed": ("true or false", lambda v: isinstance(v, bool)),
+    "reason": ("a string", lambda v: isinstance(v, str)),
+}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_gate(gate: Any) -> None:
+    """Refuse a saved ``noninferiority`` block the gate's lines or its exit status would
+    misread (the reader names ``paired_comparisons`` and this says where below it): a
+    ``passed`` of ``"false"`` passed the gate (any text is true), a bound side or bound
+    of another type crashed the rendering, an α of null or 7 was said as a "nan%" or
+    "-600%" bound.
+
+    Examples
+    --------
+    >>> _check_gate({"passed": "false", "candidates": []})
+    Traceback (most recent call last):
+    ...
+    TypeError: noninferiority.passed: expected true or false, got 'false'
+    """
+    if not isinstance(gate, Mapping):
+        raise TypeError(f"noninferiority: expected an object, got {type(gate).__name__}")
+    if not isinstance(gate.get("passed"), bool):
+        raise TypeError(
+            f"noninferiority.passed: expected true or false, got {gate.get('passed')!r}"
+        )
+    rows = gate.get("candidates", [])
+    if not isinstance(rows, list):
+        raise TypeError(f"noninferiority.candidates: expected a list, got {type(rows).__name__}")
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise TypeError(f"noninferiority.candidates[{i}]: expected an object")
+        for key, (what, ok) in _GATE_ROW.items():
+            if key == "bound_method" and key not in row:
+                continue
+            value = row.get(key)
+            if not ok(value):
+                raise TypeError(
+                    f"noninferiority.candidates[{i}].{key}: expected {what}, got {value!r}"
+                )

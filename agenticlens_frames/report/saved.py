@@ -471,9 +471,20 @@ def _parse(
         "created_at": data.get("created_at"),
         "unanswered_counts": unanswered,
     }
-    place[:] = []
+    place[:] = ["agenticlens_frames"]
     extras = data.get("agenticlens_frames") or {}
-    if extras.get("latency_missing") == "exclude":
+    if not isinstance(extras, dict):
+        raise TypeError(f"expected an object, got {type(extras).__name__}")
+    place[:] = ["agenticlens_frames", "latency_missing"]
+    # (A report without it was written under the package's rule.) Any other value would be
+    # read as "zero": a trial's 0.0 written for "no latency known" shown as 0 ms.
+    latency_missing = extras.get("latency_missing", "zero")
+    if latency_missing not in ("exclude", "zero"):
+        raise ValueError(
+            f"expected 'exclude' or 'zero' (the latency policy the run was analysed with), "
+            f"got {latency_missing!r}"
+        )
+    if latency_missing == "exclude":
         _unknown_trial_latency(trial_frame)
     place[:] = ["paired_comparisons"]
     paired_frames = (
@@ -592,7 +603,6 @@ def _parse(
         effects = factor_effects_from_block(data["factor_effects"])
     place[:] = []
     # The settings the analysis' frames carry in attrs (analysis.variant_summary, …).
-    latency_missing = extras.get("latency_missing", "zero")
     regression_threshold = float(data["regression_threshold"])
     variants.attrs.update(confidence_level=cl, pass_k=ks, latency_missing=latency_missing)
     comparisons.attrs.update(confidence_level=cl, regression_threshold=regression_threshold)

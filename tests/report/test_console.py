@@ -420,3 +420,27 @@ def test_the_console_and_the_summary_say_which_factor_did_it(run) -> None:
     assert "│ model × retrieval: gpt-large & dense │ not estimable │ — │ — │" in text
     assert "Holm correction over the estimable factor-effect terms" in text
     assert "Which factor did it" in summary
+
+
+def test_a_single_factor_effect_term_is_said_in_the_singular(tmp_path) -> None:
+    """A design varying one factor (model, two levels) has one estimable pass-rate term;
+    the correction statement said "here 1 terms"."""
+    import shutil
+
+    import yaml
+
+    from agenticlens_frames.report.console import factor_correction_statement
+
+    folder = tmp_path / "one-factor"
+    shutil.copytree(EXAMPLE, folder)
+    manifest = yaml.safe_load((folder / "manifest.yaml").read_text(encoding="utf-8"))
+    for variant in manifest["variants"]:
+        variant["factors"] = {"model": variant["factors"]["model"]}
+    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest), encoding="utf-8")
+    a = analyze(
+        load_experiment(folder / "manifest.yaml", folder / "suite.yaml"), frontier_n_resamples=0
+    )
+    fe = a.factor_effects
+    assert fe[fe["metric"] == "pass_rate"]["term"].tolist() == ["model: gpt-large vs gpt-small"]
+    statement = factor_correction_statement(a)
+    assert "here 1 term, against the verdicts' 19 comparisons" in statement, statement

@@ -146,6 +146,38 @@ def test_a_damaged_block_is_refused_naming_its_place(
     assert info.value.location.startswith(where)
 
 
+def _candidate(**change: object) -> dict:
+    return {"candidates": [{**OLD_BLOCK["candidates"][0], **change}, OLD_BLOCK["candidates"][1]]}
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        ({"alpha_per_candidate": 2.0}, "alpha_per_candidate"),
+        ({"alpha_per_candidate": float("nan")}, "alpha_per_candidate"),
+        ({"alpha_per_candidate": True}, "alpha_per_candidate"),
+        ({"alpha": 0}, "alpha"),
+        (_candidate(lower=float("nan")), "candidates[0].lower"),
+        (_candidate(upper=float("inf")), "candidates[0].upper"),
+        (_candidate(lower=True), "candidates[0].lower"),
+        (_candidate(gate_lower=float("nan")), "candidates[0].gate_lower"),
+        ({"attempts_run": False}, "attempts_run"),
+    ],
+)
+def test_a_level_or_bound_the_gate_would_read_that_is_not_one_is_refused(
+    tmp_path: Path, saved: dict, change: dict, where: str
+) -> None:
+    """A run's gate reads the block's per-candidate α as its bound's level and each
+    candidate's lower end as its bound (a run the rule watched): a block whose α is not a
+    level, whose end is not a finite number, or that holds a boolean where a number
+    belongs (Python's ``True`` is an ``int``) loaded, and was said as a "-100% bound",
+    "nan%" or "+nan"; it is refused naming the place, like any other damaged value."""
+    with pytest.raises(InputError) as info:
+        load_report(_write(tmp_path, saved, {**OLD_BLOCK, **change}))
+    assert info.value.location == f"agenticlens_frames.early_stopping.{where}"
+    assert "damaged early-stopping record" in info.value.message
+
+
 def test_the_explorer_leads_with_the_stop_too(tmp_path: Path, saved: dict) -> None:
     """The explorer's verdict panel follows the console and the page: after an early stop
     the decision first and the verdicts labelled descriptive, and so at the end of a run

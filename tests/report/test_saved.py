@@ -98,6 +98,90 @@ DAMAGED = {
         "factor_effects",
         "between 0 and 1",
     ),
+    # Factor effects the console, summary and page render: a null term was shown as
+    # "nan", "no" as estimable, design notes of text one letter a line, an unknown
+    # correction named in the correction statement.
+    "term null": (
+        _set(("factor_effects", "terms", 0, "term"), None),
+        "factor_effects",
+        "terms[0].term: expected a string, got None",
+    ),
+    "estimable as text": (
+        _set(("factor_effects", "terms", 1, "estimable"), "no"),
+        "factor_effects",
+        "terms[1].estimable: expected true or false",
+    ),
+    "estimate as text": (
+        _set(("factor_effects", "terms", 0, "estimate"), "0.1"),
+        "factor_effects",
+        "terms[0].estimate: expected a number or null, got '0.1'",
+    ),
+    "design notes as text": (
+        _set(("factor_effects", "design_notes"), "see the JSON"),
+        "factor_effects",
+        "design_notes: expected a list of strings",
+    ),
+    "factor correction unknown": (
+        _set(("factor_effects", "correction"), "Holm"),
+        "factor_effects",
+        "correction: expected one of none, bonferroni, holm, benjamini_hochberg or null, got "
+        "'Holm'",
+    ),
+    # A label other than the package's was read as ours: its numbers shown as our delta.
+    "delta basis unknown": (
+        _set(("comparisons", 0, "average_latency_ms_delta", "basis"), "AgenticLens"),
+        "comparisons[0].average_latency_ms_delta.basis",
+        "basis 'AgenticLens' is not one this version reads (only 'agenticlens'",
+    ),
+    "delta basis not text": (
+        _set(("comparisons", 1, "total_cost_usd_delta", "basis"), 3),
+        "comparisons[1].total_cost_usd_delta.basis",
+        "basis 3 is not one this version reads",
+    ),
+    # Any value but "exclude" read as "zero": a trial's 0.0 (no latency known) shown as 0 ms.
+    "latency policy misspelt": (
+        _set(("agenticlens_frames", "latency_missing"), "excluded"),
+        "agenticlens_frames.latency_missing",
+        "expected 'exclude' or 'zero' (the latency policy the run was analysed with), got "
+        "'excluded'",
+    ),
+    "latency policy not text": (
+        _set(("agenticlens_frames", "latency_missing"), ["exclude"]),
+        "agenticlens_frames.latency_missing",
+        "got ['exclude']",
+    ),
+    # Shown beside each Pareto flag as a percentage: 59 read as "yes · 5900%".
+    "frontier share as a percentage": (
+        _set(("pareto_uncertainty", "variants", 1, "p_frontier"), 59),
+        "pareto_uncertainty",
+        "variants[1].p_frontier: expected a share between 0 and 1 or null, got 59",
+    ),
+    "frontier share as text": (
+        _set(("pareto_uncertainty", "variants", 0, "p_frontier"), "0.5"),
+        "pareto_uncertainty",
+        "variants[0].p_frontier: expected a share between 0 and 1 or null, got '0.5'",
+    ),
+    "best share a boolean": (
+        _set(("pareto_uncertainty", "variants", 2, "p_best", "cost"), True),
+        "pareto_uncertainty",
+        "variants[2].p_best.cost: expected a share between 0 and 1 or null, got True",
+    ),
+    # Said in the Pareto note: "the share of many case-bootstrap resamples".
+    "resample count as text": (
+        _set(("pareto_uncertainty", "n_resamples"), "many"),
+        "pareto_uncertainty",
+        "n_resamples: expected a whole number ≥ 1 or null, got 'many'",
+    ),
+    "frontier notes as text": (
+        _set(("pareto_uncertainty", "notes"), "clustered"),
+        "pareto_uncertainty",
+        "notes: expected a list of strings",
+    ),
+    "tool's block not an object": (
+        _set(("agenticlens_frames",), "exclude"),
+        "agenticlens_frames",
+        "expected an object, got str",
+    ),
 }
 
 
@@ -412,6 +496,85 @@ def test_a_case_outside_the_report_s_case_ids_is_named(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(InputError, match=r"variants\.cases: .*case_id 'nope' is not one of"):
         load_report(path)
+
+
+#: A gate row as a run watched by an early-stopping rule saves it (its bound the rule's).
+_GATE_ROW = {
+    "candidate_variant_id": "prompt-v2",
+    "dimension": "quality",
+    "evaluator": "passed",
+    "mean_difference": 0.157,
+    "bound": -0.01,
+    "bound_side": "lower",
+    "threshold": -0.05,
+    "margin": 0.05,
+    "alpha": 0.0125,
+    "bound_method": "confidence sequence (anytime-valid) of the early-stopping rule",
+    "passed": True,
+    "reason": "lower 98.75% bound -0.01 > -0.05",
+}
+
+
+def _with_gate(tmp_path: Path, saved: dict, row: dict, passed: object = True) -> Path:
+    report = json.loads(json.dumps(saved))
+    report["paired_comparisons"]["noninferiority"] = {
+        "passed": passed,
+        "margin": 0.05,
+        "dimension": "quality",
+        "alpha": 0.05,
+        "candidates": [row],
+    }
+    path = tmp_path / "gate.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("passed", "false", "true or false, got 'false'"),
+        ("alpha", None, "a level between 0 and 1, got None"),
+        ("alpha", 7, "a level between 0 and 1, got 7"),
+        ("alpha", "0.05", "a level between 0 and 1, got '0.05'"),
+        ("bound_method", ["x"], "a string or null, got ['x']"),
+        ("bound_side", "below", "'lower' or 'upper', got 'below'"),
+        ("bound", "-0.01", "a number or null, got '-0.01'"),
+        ("threshold", None, "a finite number, got None"),
+    ],
+)
+def test_a_damaged_saved_gate_row_is_refused_naming_it(
+    tmp_path: Path, saved: dict, key: str, value: object, expected: str
+) -> None:
+    """The saved gate rows were read unchecked: ``passed: "false"`` passed the gate
+    (`experiment report --fail-on-regression` exited 0), an α of null or 7 was said as a
+    "nan%" or "-600%" bound, a bound side or bound of another type crashed the rendering
+    with a bare KeyError or ValueError. Each is refused naming the row and key."""
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+    from agenticlens_frames.paired.gate import gate_details
+
+    # The intact row loads and is said as saved (so each refusal below is its key's).
+    gate = load_report(_with_gate(tmp_path, saved, _GATE_ROW)).paired_frames["noninferiority"]
+    assert gate_details(gate, {"quality": "proportion"}) == [
+        "prompt-v2 (quality): lower 98.75% bound -1 pp > margin -5 pp — confidence sequence "
+        "(anytime-valid) of the early-stopping rule"
+    ]
+    path = _with_gate(tmp_path, saved, {**_GATE_ROW, key: value})
+    with pytest.raises(InputError) as info:
+        load_report(path)
+    assert info.value.file == str(path) and info.value.location == "paired_comparisons"
+    assert f"noninferiority.candidates[0].{key}: expected {expected}" in info.value.message
+    args = ["experiment", "report", str(path), "--fail-on-regression"]
+    done = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+    assert done.exit_code == 1 and "Unable to read experiment report" in done.output
+    assert f"noninferiority.candidates[0].{key}" in done.output
+
+
+def test_a_saved_gate_s_overall_passed_must_be_a_boolean(tmp_path: Path, saved: dict) -> None:
+    with pytest.raises(InputError) as info:
+        load_report(_with_gate(tmp_path, saved, _GATE_ROW, passed="true"))
+    assert "noninferiority.passed: expected true or false, got 'true'" in info.value.message
 
 
 @pytest.mark.parametrize("value", ["c1c2", ["refund-damaged-item", "refund-damaged-item"]])
