@@ -58,8 +58,9 @@ _SPEND_FIELDS: dict[str, tuple[type, ...]] = {
 _CANDIDATE_FIELDS: dict[str, tuple[type, ...]] = {
     "candidate_variant_id": (str,),
     "decision": (str, type(None)),
-    "lower": (int, float),
-    "upper": (int, float),
+    # null: an empty sequence (every value excluded; the report writes its NaN as null).
+    "lower": (int, float, type(None)),
+    "upper": (int, float, type(None)),
 }
 
 
@@ -128,13 +129,29 @@ def check_block(block: Any) -> list[str | int] | None:
     return None
 
 
+def _end(value: Any) -> bool:
+    """``value`` is an interval end as a sequence gives it: a finite number, or none (null
+    or NaN) when the sequence is empty — every value excluded, which a betting sequence
+    can reach (with exchangeable cases at most with probability α) and then keeps.
+
+    Examples
+    --------
+    >>> [_end(v) for v in (-0.1, None, float("nan"), float("inf"), True, "0.1")]
+    [True, True, True, False, False, False]
+    """
+    if value is None:
+        return True
+    return _has(value, (int, float)) and not math.isinf(value)
+
+
 def check_bounds(block: Any) -> list[str | int] | None:
     """Where an ``early_stopping`` block is not one a run's non-inferiority gate can read
     (a path of keys), or None when it is: ``alpha_per_candidate`` a level (0 < α < 1, the
     level of the gate's bound) and each candidate's ``candidate_variant_id`` text and
-    ``lower`` and ``upper`` finite numbers (``lower`` is the gate's bound in a block saved
-    before ``gate_lower``); a candidate's ``gate_lower``, when present, a finite number
-    and ``alpha``, its level, a level too.
+    ``lower`` and ``upper`` interval ends (:func:`_end`: finite, or none for an empty
+    sequence; ``lower`` is the gate's bound in a block saved before ``gate_lower``); a
+    candidate's ``gate_lower``, when present, an end too, and ``alpha``, its level, a
+    level.
 
     Part of :func:`check_block`; alone, the check of a block passed to
     :func:`~agenticlens_frames.paired.gate.noninferiority_gate`, which reads no more.
@@ -143,7 +160,7 @@ def check_bounds(block: Any) -> list[str | int] | None:
     --------
     >>> check_bounds({"alpha_per_candidate": 0.025,
     ...               "candidates": [{"candidate_variant_id": "b", "lower": -0.1,
-    ...                               "upper": float("nan")}]})
+    ...                               "upper": float("inf")}]})
     ['candidates', 0, 'upper']
     >>> check_bounds({"alpha_per_candidate": 2, "candidates": []})
     ['alpha_per_candidate']
@@ -162,13 +179,12 @@ def check_bounds(block: Any) -> list[str | int] | None:
         if not isinstance(c.get("candidate_variant_id"), str):
             return ["candidates", i, "candidate_variant_id"]
         for key in _ENDS:
-            value = c.get(key)
-            if not (_has(value, (int, float)) and math.isfinite(value)):
+            if key not in c or not _end(c[key]):
                 return ["candidates", i, key]
         # The gate's own one-sided bound, at ``alpha``, when present (blocks saved before
         # the runner wrote it lack it, and the gate then reads ``lower``).
         if "gate_lower" in c:
-            if not (_has(c["gate_lower"], (int, float)) and math.isfinite(c["gate_lower"])):
+            if not _end(c["gate_lower"]):
                 return ["candidates", i, "gate_lower"]
             alpha = block.get("alpha")
             if not (_has(alpha, (int, float)) and 0 < alpha < 1):

@@ -224,6 +224,15 @@ def _decision(candidate: Mapping[str, Any], margin: Any) -> str:
     return str(decision)
 
 
+def _interval(c: Mapping[str, Any]) -> str:
+    """A candidate's anytime-valid interval in pp, or that its sequence is empty (every
+    value excluded: the data fit no difference, a chance of at most α; no claim)."""
+    lower, upper = c.get("lower"), c.get("upper")
+    if lower is None or upper is None or math.isnan(lower) or math.isnan(upper):
+        return "empty (no difference fits the data; no claim)"
+    return format_interval(float(lower), float(upper), "proportion") + " pp"
+
+
 def decision_rows(block: Mapping[str, Any]) -> list[dict[str, str]]:
     """Per candidate: its decision, anytime-valid interval (pp) and paired cases, as text.
 
@@ -241,8 +250,7 @@ def decision_rows(block: Mapping[str, Any]) -> list[dict[str, str]]:
             {
                 "candidate": str(c["candidate_variant_id"]),
                 "decision": _decision(c, block.get("margin")),
-                "interval": format_interval(float(c["lower"]), float(c["upper"]), "proportion")
-                + " pp",
+                "interval": _interval(c),
                 # Reports written before paired_cases do not have it.
                 "paired_cases": _paired(paired, c.get("paired_clusters")),
             }

@@ -330,7 +330,7 @@ def _watched_bound(
         (c for c in block.get("candidates", []) if str(c.get("candidate_variant_id")) == cand),
         None,
     )
-    one_sided = entry is not None and isinstance(entry.get("gate_lower"), (int, float))
+    one_sided = entry is not None and "gate_lower" in entry
     level = float(block["alpha"] if one_sided else block["alpha_per_candidate"])
     if entry is None:
         # (A block restricted to other candidates: no anytime-valid statement to read, and
@@ -355,7 +355,18 @@ def _watched_bound(
         )
     if clustered:
         method += " (each cluster weighs the same; the fixed-sample rows weigh each case)"
-    return float(entry["gate_lower" if one_sided else "lower"]), method, "", level
+    bound = entry["gate_lower" if one_sided else "lower"]
+    if bound is None or math.isnan(bound):
+        # Every value excluded (a sequence can empty, with exchangeable cases at most
+        # with probability α): no bound to read, and the fixed-sample one is not valid.
+        return (
+            math.nan,
+            method,
+            "no anytime-valid bound: the confidence sequence is empty (no difference fits "
+            "the data)",
+            level,
+        )
+    return float(bound), method, "", level
 
 
 def _level(alpha: float) -> str:

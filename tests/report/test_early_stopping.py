@@ -8,6 +8,7 @@ import html
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from rich.console import Console
 
@@ -157,10 +158,11 @@ def _candidate(**change: object) -> dict:
         ({"alpha_per_candidate": float("nan")}, "alpha_per_candidate"),
         ({"alpha_per_candidate": True}, "alpha_per_candidate"),
         ({"alpha": 0}, "alpha"),
-        (_candidate(lower=float("nan")), "candidates[0].lower"),
+        (_candidate(lower=float("-inf")), "candidates[0].lower"),
         (_candidate(upper=float("inf")), "candidates[0].upper"),
         (_candidate(lower=True), "candidates[0].lower"),
-        (_candidate(gate_lower=float("nan")), "candidates[0].gate_lower"),
+        (_candidate(gate_lower="-0.1"), "candidates[0].gate_lower"),
+        (_candidate(gate_lower=float("inf")), "candidates[0].gate_lower"),
         ({"attempts_run": False}, "attempts_run"),
     ],
 )
@@ -382,3 +384,31 @@ def test_the_factor_effects_of_a_watched_run_are_descriptive_too(
     assert title in console.export_text()
     assert title in summary_markdown(analysis)
     assert f"<h2>{title}</h2>" in render_html(analysis)
+
+
+def test_an_empty_sequence_is_said_empty_and_gates_nothing(tmp_path: Path, saved: dict) -> None:
+    """A betting sequence can exclude every value (the data fit no difference; with
+    exchangeable cases at most with probability α) and then stays empty: its ends are NaN,
+    null in the report. Such a saved block was refused at load, and the gate of a run
+    holding one in memory refused its own block; now the interval is said empty and the
+    pass-rate gate fails for want of a bound, saying so."""
+    from agenticlens_frames.paired.gate import noninferiority_gate
+
+    empty = {"lower": None, "upper": None, "gate_lower": None}
+    block = {**OLD_BLOCK, **_candidate(**empty), "alpha": 0.05}
+    analysis = load_report(_write(tmp_path, saved, block))
+    console = Console(record=True, width=200)
+    print_summary(analysis, console)
+    assert "empty (no difference fits the data; no claim)" in console.export_text()
+    frame = pd.DataFrame(
+        {"candidate_variant_id": ["a"], "dimension": ["quality"], "evaluator": ["passed"],
+         "higher_is_better": [True], "unit": ["proportion"], "paired_items": [40],
+         "n_clusters": [40], "mean_difference": [0.05], "standard_deviation": [0.1],
+         "standard_error": [0.016], "df": [39.0]}
+    )  # fmt: skip
+    in_memory = {**block, **_candidate(**{k: float("nan") for k in empty})}
+    for stopping in (block, in_memory):
+        row = noninferiority_gate(frame, margin=0.1, stopping=stopping).loc[0]
+        assert not bool(row["passed"]) and row["reason"].startswith(
+            "no anytime-valid bound: the confidence sequence is empty"
+        )
