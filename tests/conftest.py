@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -229,3 +230,45 @@ def browser() -> Iterator[object]:
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
         yield b
         b.close()
+
+
+def stopping_block() -> dict[str, Any]:
+    """An early-stopping block as a live run's (stop_when="decided") carries it: stopped
+    after 9 of 14 cases, two candidates decided, the rule at alpha 0.1 under holm."""
+    return {
+        "stop_when": "decided",
+        "stopped_early": True,
+        "cases_used": 9,
+        "cases_planned": 14,
+        "attempts_planned": 350,
+        "attempts_run": 225,
+        "attempts_saved": 125,
+        "reason": "every candidate decided after 9 of 14 cases",
+        "alpha": 0.1,
+        "correction": "bonferroni",
+        "declared_correction": "holm",
+        "alpha_per_candidate": 0.025,
+        "margin": None,
+        "method": "betting confidence sequence",
+        "candidates": [
+            {
+                "candidate_variant_id": variant,
+                "decision": "better",
+                "lower": 0.01,
+                "upper": 0.3,
+                "paired_cases": 9,
+            }
+            for variant in ("prompt-v2", "large-v2")
+        ],
+        "judge_spend_after_decision": [
+            {
+                "variant_id": variant,
+                "judge_scores": 2,
+                "unavailable_scores": 0,
+                "spent_cost_usd": 0.001,
+                "input_tokens": 20,
+                "output_tokens": 2,
+            }
+            for variant in ("prompt-v2", "large-v2")
+        ],
+    }

@@ -12,7 +12,7 @@ import pytest
 from agenticlens_frames import InputError, load_experiment, read_parquet
 from agenticlens_frames.frames import SCHEMAS
 
-from .conftest import EXAMPLE
+from .conftest import EXAMPLE, stopping_block
 
 
 @pytest.fixture(scope="module")
@@ -288,31 +288,7 @@ def test_a_runs_stopping_block_travels_through_parquet(tmp_path: Path, run) -> N
 
     import pyarrow.parquet as pq
 
-    block = {
-        "stop_when": "decided",
-        "stopped_early": True,
-        "cases_used": 9,
-        "cases_planned": 14,
-        "attempts_planned": 350,
-        "attempts_run": 225,
-        "attempts_saved": 125,
-        "reason": "every candidate decided after 9 of 14 cases",
-        "alpha": 0.05,
-        "correction": "bonferroni",
-        "declared_correction": "holm",
-        "alpha_per_candidate": 0.0125,
-        "margin": None,
-        "method": "betting confidence sequence",
-        "candidates": [
-            {
-                "candidate_variant_id": "prompt-v2",
-                "decision": "better",
-                "lower": 0.01,
-                "upper": 0.3,
-                "paired_cases": 9,
-            },
-        ],
-    }
+    block = stopping_block()
     stopped = dataclasses.replace(run, stopping=block)
     assert read_parquet(stopped.to_parquet(tmp_path / "stopped")).stopping == block
     plain = run.to_parquet(tmp_path / "plain")

@@ -20,7 +20,7 @@ from agenticlens_frames import load_experiment
 from agenticlens_frames.archive import Archive
 from agenticlens_frames.frames import ExperimentRun
 
-from ..conftest import EXAMPLE
+from ..conftest import EXAMPLE, stopping_block  # noqa: F401  (archive tests import it here)
 
 #: When each fixture run "happened" (time-range filters are tested against these).
 RUN_AT = {"synthetic": "2026-09-15T08:00:00Z", "support": "2026-10-20", "support_v2": "2026-11-05"}
@@ -97,48 +97,6 @@ def archived_before_checksums(archive: Archive, run_id: str) -> Path:
 
 
 # --------------------------------------------------------------------------- the oracle
-
-
-def stopping_block() -> dict[str, Any]:
-    """An early-stopping block as a live run's (stop_when="decided") carries it: stopped
-    after 9 of 14 cases, two candidates decided, the rule at alpha 0.1 under holm."""
-    return {
-        "stop_when": "decided",
-        "stopped_early": True,
-        "cases_used": 9,
-        "cases_planned": 14,
-        "attempts_planned": 350,
-        "attempts_run": 225,
-        "attempts_saved": 125,
-        "reason": "every candidate decided after 9 of 14 cases",
-        "alpha": 0.1,
-        "correction": "bonferroni",
-        "declared_correction": "holm",
-        "alpha_per_candidate": 0.025,
-        "margin": None,
-        "method": "betting confidence sequence",
-        "candidates": [
-            {
-                "candidate_variant_id": variant,
-                "decision": "better",
-                "lower": 0.01,
-                "upper": 0.3,
-                "paired_cases": 9,
-            }
-            for variant in ("prompt-v2", "large-v2")
-        ],
-        "judge_spend_after_decision": [
-            {
-                "variant_id": variant,
-                "judge_scores": 2,
-                "unavailable_scores": 0,
-                "spent_cost_usd": 0.001,
-                "input_tokens": 20,
-                "output_tokens": 2,
-            }
-            for variant in ("prompt-v2", "large-v2")
-        ],
-    }
 
 
 def naive_stats(attempts: pd.DataFrame) -> tuple[dict[tuple, dict], dict[tuple, dict]]:
