@@ -146,21 +146,6 @@ def noninferiority_gate(
     one-sided confidence sequence (anytime-valid) at α = 0.05
     over the cases the early-stopping rule used
     """
-    if stopping is not None:
-        from .._stopping_block import check_bounds
-
-        # (A run's block is checked when it is read; one passed by hand is checked here,
-        # for what the gate reads of it, rather than fail on a missing key.)
-        where = check_bounds(stopping)
-        if where is not None:
-            raise InputError(
-                "stopping: not an early-stopping block the gate can read (it needs "
-                "alpha_per_candidate, a level between 0 and 1, and each candidate's "
-                "candidate_variant_id and finite lower and upper ends; with a gate_lower, "
-                "finite, and alpha, a level)",
-                location=["stopping", *where],
-                hint="pass the run's own block, run.stopping",
-            )
     if not isinstance(comparisons, pd.DataFrame):
         # A run passed here (the gate reads paired rows, not attempts) failed with
         # "'ExperimentRun' object is not subscriptable".
@@ -208,6 +193,22 @@ def noninferiority_gate(
     # A misspelt dimension ("qualty") failed every candidate for "no comparable qualty
     # scores", as if the data were missing.
     require_known("dimension", [dimension], DIMENSIONS, location="dimension")
+    if stopping is not None and dimension == _WATCHED[0]:
+        from .._stopping_block import check_bounds
+
+        # (A run's block is checked when it is read; one passed by hand is checked here,
+        # for what the gate reads of it, rather than fail on a missing key: by the one
+        # gate that reads it, the quality gate, once however many gates there are.)
+        where = check_bounds(stopping)
+        if where is not None:
+            raise InputError(
+                "stopping: not an early-stopping block the gate can read (it needs "
+                "alpha_per_candidate, a level between 0 and 1, and each candidate's "
+                "candidate_variant_id and lower and upper ends, finite or null for an empty "
+                "sequence; with a gate_lower, one too, and alpha, a level)",
+                location=["stopping", *where],
+                hint="pass the run's own block, run.stopping",
+            )
     rows = comparisons[comparisons["dimension"].astype(str) == dimension]
     wanted = list(candidates if candidates is not None else comparisons.attrs.get("candidates", []))
     for cand in rows["candidate_variant_id"].astype(str):
