@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ._values import is_json_number, is_level
 from .errors import InputError
 
 __all__ = [
@@ -96,7 +97,7 @@ def check_block(block: Any) -> list[str | int] | None:
     for key, types in _FIELDS.items():
         if not _has(block.get(key), types):
             return [key]
-    if not 0 < block["alpha"] < 1:  # (NaN fails too)
+    if not is_level(block["alpha"]):
         return ["alpha"]
     clustered = is_clustered(block)
     for key, types in _CLUSTER_FIELDS.items() if clustered else ():
@@ -141,7 +142,7 @@ def _end(value: Any) -> bool:
     """
     if value is None:
         return True
-    return _has(value, (int, float)) and not math.isinf(value)
+    return is_json_number(value) and not math.isinf(value)
 
 
 def check_bounds(block: Any) -> list[str | int] | None:
@@ -168,7 +169,7 @@ def check_bounds(block: Any) -> list[str | int] | None:
     if not isinstance(block, Mapping):
         return []
     level = block.get("alpha_per_candidate")
-    if not (_has(level, (int, float)) and 0 < level < 1):  # (NaN fails too)
+    if not is_level(level):
         return ["alpha_per_candidate"]
     candidates = block.get("candidates")
     if not isinstance(candidates, list):
@@ -187,7 +188,7 @@ def check_bounds(block: Any) -> list[str | int] | None:
             if not _end(c["gate_lower"]):
                 return ["candidates", i, "gate_lower"]
             alpha = block.get("alpha")
-            if not (_has(alpha, (int, float)) and 0 < alpha < 1):
+            if not is_level(alpha):
                 return ["alpha"]
     return None
 

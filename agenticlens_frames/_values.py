@@ -18,6 +18,8 @@ __all__ = [
     "format_in_unit",
     "format_power",
     "frontier_share",
+    "is_json_number",
+    "is_level",
     "is_missing",
     "json_copy",
     "json_key_clash",
@@ -66,6 +68,30 @@ def is_missing(value: Any) -> bool:
         return math.isnan(value)
     pandas = sys.modules.get("pandas")
     return pandas is not None and value is pandas.NA
+
+
+def is_json_number(value: Any) -> bool:
+    """A number as JSON holds one: an int or a float, not a boolean (which Python counts
+    as an int). The readers of saved reports take nothing else where a number belongs.
+
+    Examples
+    --------
+    >>> [is_json_number(v) for v in (1, 0.5, float("nan"), True, "1", None)]
+    [True, True, True, False, False, False]
+    """
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def is_level(value: Any) -> bool:
+    """A significance or confidence level as a saved report holds one: a number strictly
+    between 0 and 1 (NaN is not).
+
+    Examples
+    --------
+    >>> [is_level(v) for v in (0.05, 0, 1, float("nan"), True, "0.05")]
+    [True, False, False, False, False, False]
+    """
+    return is_json_number(value) and 0 < value < 1
 
 
 def missing_interval_reason(row: Mapping[str, Any]) -> str:

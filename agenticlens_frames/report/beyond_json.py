@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._values import is_json_number, is_level
 from ..factorial import ANOVA_NOTE, FACTOR_EFFECT_COLUMNS, FLOAT_COLUMNS, LABEL_COLUMNS
 from ..frontier import FRONTIER_OBJECTIVES, METHOD, interval_columns
 
@@ -130,9 +131,7 @@ def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
             raise TypeError(f"terms[{n}].estimable: expected true or false")
         for column in FLOAT_COLUMNS:
             value = term.get(column)
-            if not (
-                value is None or (isinstance(value, int | float) and not isinstance(value, bool))
-            ):
+            if not (value is None or is_json_number(value)):
                 raise TypeError(f"terms[{n}].{column}: expected a number or null, got {value!r}")
     # Said under the table line by line, and in the correction's statement.
     notes = block.get("design_notes")
@@ -150,9 +149,7 @@ def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
             f"correction: expected one of {', '.join(CORRECTION_NAMES)} or null, got {correction!r}"
         )
     level = block.get("confidence_level")
-    if level is not None and not (
-        isinstance(level, int | float) and not isinstance(level, bool) and 0 < level < 1
-    ):
+    if level is not None and not is_level(level):
         raise ValueError(f"confidence_level: expected a number between 0 and 1, got {level!r}")
     frame = pd.DataFrame(terms, columns=FACTOR_EFFECT_COLUMNS)
     frame["through"] = [tuple(t or ()) for t in frame["through"]]
@@ -230,7 +227,7 @@ def _share_or_null(value: Any) -> bool:
     """
     if value is None:
         return True
-    if not isinstance(value, int | float) or isinstance(value, bool):
+    if not is_json_number(value):
         return False
     # (A mean of shares, ties split, may round a hair past 1; never below 0.)
     return value != value or 0 <= value <= 1 + 1e-9

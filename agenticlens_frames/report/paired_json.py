@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._values import is_json_number, is_level
 from ..paired import GATE_COLUMNS, PAIRED_COLUMNS, PairedAnalysis, gate_passed
 from ..schema import json_ready
 
@@ -238,18 +239,14 @@ def paired_frames_from_block(block: Mapping[str, Any]) -> dict[str, pd.DataFrame
 _GATE_ROW: dict[str, tuple[str, Any]] = {
     "candidate_variant_id": ("a string", lambda v: isinstance(v, str)),
     "dimension": ("a string", lambda v: isinstance(v, str)),
-    "bound": ("a number or null", lambda v: v is None or _number(v)),
+    "bound": ("a number or null", lambda v: v is None or is_json_number(v)),
     "bound_side": ("'lower' or 'upper'", lambda v: v in ("lower", "upper")),
-    "threshold": ("a finite number", lambda v: _number(v) and np.isfinite(v)),
-    "alpha": ("a level between 0 and 1", lambda v: _number(v) and 0 < v < 1),
+    "threshold": ("a finite number", lambda v: is_json_number(v) and np.isfinite(v)),
+    "alpha": ("a level between 0 and 1", is_level),
     "bound_method": ("a string or null", lambda v: v is None or isinstance(v, str)),
     "passed": ("true or false", lambda v: isinstance(v, bool)),
     "reason": ("a string", lambda v: isinstance(v, str)),
 }
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _check_gate(gate: Any) -> None:
