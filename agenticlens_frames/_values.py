@@ -15,6 +15,7 @@ import orjson
 __all__ = [
     "NO_EVALUATED_ATTEMPT",
     "clip",
+    "count_noun",
     "format_in_unit",
     "format_power",
     "frontier_share",
@@ -47,6 +48,19 @@ def clip(text: str, width: int) -> str:
     ('abc', 'abcd…')
     """
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def count_noun(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun``, the noun plural unless ``n`` is 1 (``plural``, or ``noun`` + "s").
+
+    Examples
+    --------
+    >>> count_noun(1, "factor"), count_noun(2, "factor"), count_noun(0, "interaction")
+    ('1 factor', '2 factors', '0 interactions')
+    >>> count_noun(3, "analysis", "analyses")
+    '3 analyses'
+    """
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def is_missing(value: Any) -> bool:

@@ -26,6 +26,7 @@ import pandas as pd
 
 from . import stats_factorial as sfac
 from ._deprecate import keyword_hints
+from ._values import count_noun
 from .errors import InputError, check_proportion
 from .frames import ExperimentRun, factor_column, require_run
 from .paired.dimensions import cluster_labels, evaluation, unevaluated_per_variant
@@ -496,8 +497,9 @@ def factor_effects(
         )
     else:
         phrase = (
-            f"incomplete design: {len(ids)} variants over {len(design.factors)} factors "
-            f"({', '.join(design.factors)}), {n_inter} interaction(s) estimable"
+            f"incomplete design: {count_noun(len(ids), 'variant')} over "
+            f"{count_noun(len(design.factors), 'factor')} ({', '.join(design.factors)}), "
+            f"{count_noun(n_inter, 'interaction')} estimable"
         )
     if lost:
         phrase += f"; no outcome for {sfac._join(sorted(lost))}"

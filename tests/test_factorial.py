@@ -774,3 +774,59 @@ def test_a_full_factorial_with_a_case_missing_a_variant_keeps_its_main_effects()
         "per-case contrasts, which need every variant of the full factorial."
     )
     assert note in fe.attrs["design_notes"]
+
+
+def _design_of(cells: dict[str, tuple[str, ...]], factors: tuple[str, ...]) -> str:
+    """The design phrase of a run whose variants carry ``cells`` (levels of ``factors``)."""
+    from agenticlens_frames import ExperimentRun
+
+    rng = np.random.default_rng(2)
+    rows = [
+        (vid, t, f"c{c}", bool(rng.random() < 0.6))
+        for vid in cells
+        for t in (1, 2)
+        for c in range(8)
+    ]
+    att = pd.DataFrame(rows, columns=["variant_id", "trial", "case_id", "passed"])
+    variants = pd.DataFrame(
+        [
+            {"variant_id": k, **{f"factor_{f}": lv for f, lv in zip(factors, levels, strict=True)}}
+            for k, levels in cells.items()
+        ]
+    )
+    run = ExperimentRun.from_frames(
+        att, variants, pd.DataFrame({"case_id": sorted(set(att["case_id"]))})
+    )
+    return factor_effects(run).attrs["design"]
+
+
+@pytest.mark.parametrize(
+    ("cells", "factors", "said"),
+    [
+        # Two variants at one level of a single factor: not a full factorial.
+        (
+            {"base": ("s",), "L": ("l",), "L2": ("l",)},
+            ("model",),
+            "incomplete design: 3 variants over 1 factor (model), 0 interactions estimable",
+        ),
+        (
+            {"base": ("s", "1"), "L": ("l", "1"), "P": ("s", "2")},
+            ("model", "prompt"),
+            "incomplete design: 3 variants over 2 factors (model, prompt), 0 interactions "
+            "estimable",
+        ),
+    ],
+)
+def test_the_incomplete_design_is_said_in_grammatical_counts(
+    cells: dict[str, tuple[str, ...]], factors: tuple[str, ...], said: str
+) -> None:
+    """The design phrase said "over 1 factors" and "1 interaction(s) estimable"."""
+    assert _design_of(cells, factors) == said
+
+
+def test_the_bundled_examples_design_says_one_interaction(run) -> None:
+    # model × prompt, through large-v2, is the one estimable interaction (its notes).
+    assert factor_effects(run).attrs["design"] == (
+        "incomplete design: 5 variants over 3 factors (model, prompt, retrieval), "
+        "1 interaction estimable"
+    )

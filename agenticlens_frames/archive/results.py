@@ -31,6 +31,7 @@ import pandas as pd
 
 from .. import stats
 from .._deprecate import class_keyword_hints, keyword_hints
+from .._values import count_noun
 from ..errors import InputError, check_pass_k, check_proportion
 from ..frames import FACTOR_PREFIX
 from ._slots import case_slots, info_slots, slot_of, slots
@@ -960,7 +961,7 @@ def _suite_notes(runs: pd.DataFrame) -> list[str]:
     notes = []
     counts = suite.value_counts(sort=False).sort_index()
     if len(counts) > 1:
-        listed = ", ".join(f"{name}: {n} run{'s' if n != 1 else ''}" for name, n in counts.items())
+        listed = ", ".join(f"{name}: {count_noun(n, 'run')}" for name, n in counts.items())
         notes.append(
             f"the factor levels pool runs of {len(counts)} suites ({listed}): their means and "
             "pooled rates average over different cases"

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from .._values import (
     NO_EVALUATED_ATTEMPT,
+    count_noun,
     format_power,
     membership_cell,
     missing_interval_reason,
@@ -542,7 +543,7 @@ def factor_correction_statement(analysis: ExperimentAnalysis) -> str:
     )
     return (
         f"p adjusted: the declared {CORRECTION_NAMES.get(correction, correction)} "
-        f"correction over {CORRECTION_FAMILY}: here {terms} term{'s' if terms != 1 else ''}"
+        f"correction over {CORRECTION_FAMILY}: here {count_noun(terms, 'term')}"
         f"{theirs}. So for the "
         "same contrast it is not the verdict's adjusted p; the verdicts above decide each "
         "candidate."
