@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._values import is_json_number, is_level
+from ._values import ends_in_order, is_json_number, is_level, is_missing
 from .errors import InputError
 
 __all__ = [
@@ -150,9 +150,9 @@ def check_bounds(block: Any) -> list[str | int] | None:
     (a path of keys), or None when it is: ``alpha_per_candidate`` a level (0 < α < 1, the
     level of the gate's bound) and each candidate's ``candidate_variant_id`` text and
     ``lower`` and ``upper`` interval ends (:func:`_end`: finite, or none for an empty
-    sequence; ``lower`` is the gate's bound in a block saved before ``gate_lower``); a
-    candidate's ``gate_lower``, when present, an end too, and ``alpha``, its level, a
-    level.
+    sequence; ``lower`` is the gate's bound in a block saved before ``gate_lower``), both
+    none or ``lower`` ≤ ``upper``; a candidate's ``gate_lower``, when present, an end too,
+    and ``alpha``, its level, a level.
 
     Part of :func:`check_block`; alone, the check of a block passed to
     :func:`~agenticlens_frames.paired.gate.noninferiority_gate`, which reads no more.
@@ -165,6 +165,9 @@ def check_bounds(block: Any) -> list[str | int] | None:
     ['candidates', 0, 'upper']
     >>> check_bounds({"alpha_per_candidate": 2, "candidates": []})
     ['alpha_per_candidate']
+    >>> check_bounds({"alpha_per_candidate": 0.025,
+    ...               "candidates": [{"candidate_variant_id": "b", "lower": 0.3, "upper": 0.1}]})
+    ['candidates', 0, 'lower']
     """
     if not isinstance(block, Mapping):
         return []
@@ -182,6 +185,16 @@ def check_bounds(block: Any) -> list[str | int] | None:
         for key in _ENDS:
             if key not in c or not _end(c[key]):
                 return ["candidates", i, key]
+        # The hull of the values the sequence has not excluded: empty (both ends none) or
+        # lower ≤ upper; a reversed or half-empty one was said as "[+30.0, +10.0] pp", and
+        # a gate read its lower end as a bound.
+        if not ends_in_order(c["lower"], c["upper"]):
+            return ["candidates", i, "lower"]
+        if is_missing(c["lower"]) != is_missing(c["upper"]):
+            return ["candidates", i, "lower" if is_missing(c["lower"]) else "upper"]
+        # ``gate_lower`` is not checked against ``upper``: it is the end of another
+        # sequence (one-sided, at α unsplit), which can pass the two-sided upper end
+        # while both are non-empty (one of them then misses the mean, as either may).
         # The gate's own one-sided bound, at ``alpha``, when present (blocks saved before
         # the runner wrote it lack it, and the gate then reads ``lower``).
         if "gate_lower" in c:

@@ -16,6 +16,7 @@ __all__ = [
     "NO_EVALUATED_ATTEMPT",
     "clip",
     "count_noun",
+    "ends_in_order",
     "format_in_unit",
     "format_power",
     "frontier_share",
@@ -106,6 +107,22 @@ def is_level(value: Any) -> bool:
     [True, False, False, False, False, False]
     """
     return is_json_number(value) and 0 < value < 1
+
+
+def ends_in_order(low: Any, high: Any) -> bool:
+    """An interval's saved ends are not reversed: False only when both are numbers (not
+    NaN) and ``low`` is above ``high``. A missing end (None, NaN) is for the reader's own
+    rule, as is the type of each end.
+
+    Examples
+    --------
+    >>> [ends_in_order(*ends) for ends in ((-0.1, 0.2), (0.1, 0.1), (0.3, 0.1), (None, 0.1),
+    ...                                    (float("nan"), -1.0))]
+    [True, True, False, True, True]
+    """
+    if not (is_json_number(low) and is_json_number(high)):
+        return True
+    return not low > high
 
 
 def missing_interval_reason(row: Mapping[str, Any]) -> str:

@@ -698,6 +698,10 @@ def test_a_watched_run_says_what_its_gate_read_when_the_rule_watched_something_e
         ({"alpha_per_candidate": 0.025,
           "candidates": [{"candidate_variant_id": "b", "upper": 0.04}]},
          "stopping.candidates[0].lower"),
+        # Reversed: the gate read +0.06 as the bound of an interval that ends at +0.04.
+        ({"alpha_per_candidate": 0.025,
+          "candidates": [{"candidate_variant_id": "b", "lower": 0.06, "upper": 0.04}]},
+         "stopping.candidates[0].lower"),
         # The gate's own bound reads alpha: a block with gate_lower and no alpha.
         ({"alpha_per_candidate": 0.025,
           "candidates": [{"candidate_variant_id": "b", "lower": -0.01, "upper": 0.04,
@@ -709,9 +713,9 @@ def test_a_stopping_block_the_gate_cannot_read_is_refused_naming_the_key(
     block: dict, where: str
 ) -> None:
     """A block passed by hand without its per-candidate α failed with a bare KeyError; one
-    with an infinite or text lower end gated on it. They are refused, naming the key, as a
-    run's damaged block is when it is read. (A NaN or null end is an empty sequence:
-    tests/report/test_early_stopping.py.)"""
+    with an infinite or text lower end, or one above its upper end, gated on it. They are
+    refused, naming the key, as a run's damaged block is when it is read. (A NaN or null
+    end is an empty sequence: tests/report/test_early_stopping.py.)"""
     with pytest.raises(InputError) as info:
         noninferiority_gate(_quality_row(), margin=0.02, stopping=block)
     assert info.value.location == where

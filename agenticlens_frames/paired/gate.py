@@ -204,8 +204,9 @@ def noninferiority_gate(
             raise InputError(
                 "stopping: not an early-stopping block the gate can read (it needs "
                 "alpha_per_candidate, a level between 0 and 1, and each candidate's "
-                "candidate_variant_id and lower and upper ends, finite or null for an empty "
-                "sequence; with a gate_lower, one too, and alpha, a level)",
+                "candidate_variant_id and lower and upper ends, finite with lower <= upper, "
+                "or both null for an empty sequence; with a gate_lower, one too, and alpha, "
+                "a level)",
                 location=["stopping", *where],
                 hint="pass the run's own block, run.stopping",
             )

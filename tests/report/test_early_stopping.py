@@ -164,6 +164,10 @@ def _candidate(**change: object) -> dict:
         (_candidate(gate_lower="-0.1"), "candidates[0].gate_lower"),
         (_candidate(gate_lower=float("inf")), "candidates[0].gate_lower"),
         ({"attempts_run": False}, "attempts_run"),
+        # The hull of the values not excluded: empty (both ends null) or lower <= upper.
+        (_candidate(lower=0.5), "candidates[0].lower"),
+        (_candidate(lower=None), "candidates[0].lower"),
+        (_candidate(upper=None), "candidates[0].upper"),
     ],
 )
 def test_a_level_or_bound_the_gate_would_read_that_is_not_one_is_refused(
@@ -178,6 +182,48 @@ def test_a_level_or_bound_the_gate_would_read_that_is_not_one_is_refused(
         load_report(_write(tmp_path, saved, {**OLD_BLOCK, **change}))
     assert info.value.location == f"agenticlens_frames.early_stopping.{where}"
     assert "damaged early-stopping record" in info.value.message
+
+
+def test_a_reversed_interval_is_refused_by_experiment_report(tmp_path: Path, saved: dict) -> None:
+    """A candidate's interval [+50, +40] pp (lower above upper) loaded and was said as it
+    stood, and a run's gate read +50 pp as its bound: no sequence gives it (its ends are
+    the first and last value not excluded). `experiment report` exits 1 naming the file
+    and the end."""
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+
+    path = _write(tmp_path, saved, {**OLD_BLOCK, **_candidate(lower=0.5)})
+    done = CliRunner().invoke(app, ["experiment", "report", str(path)], env={"COLUMNS": "300"})
+    said = " ".join(done.output.split())
+    assert done.exit_code == 1 and "Unable to read experiment report" in said
+    assert (
+        "report.json: agenticlens_frames.early_stopping.candidates[0].lower: damaged "
+        "early-stopping record"
+    ) in said
+
+
+def test_a_gate_bound_above_the_two_sided_upper_end_still_loads(
+    tmp_path: Path, saved: dict
+) -> None:
+    """``gate_lower`` is the end of another sequence (one-sided, at α unsplit): it can pass
+    the two-sided upper end at α/m with both non-empty, so it is not refused. By hand: five
+    cases of +0.6 then 92 of -0.6, the two-sided sequence at α = 0.025 and the one-sided at
+    0.05 (as the runner feeds them) end with the one-sided lower end above the two-sided
+    upper end."""
+    from agenticlens_frames.stats_sequential import BettingConfidenceSequence
+
+    two = BettingConfidenceSequence(alpha=0.025)
+    one = BettingConfidenceSequence(alpha=0.05, one_sided=True)
+    for x in [0.6] * 5 + [-0.6] * 92:
+        two.update([x])
+        one.update([x])
+    (lower,), (upper,) = two.interval()
+    gate_lower = float(one.interval()[0][0])
+    assert lower <= upper < gate_lower
+    block = {**OLD_BLOCK, **_candidate(lower=lower, upper=upper, gate_lower=gate_lower)}
+    stopping = load_report(_write(tmp_path, saved, block)).extras["early_stopping"]
+    assert stopping["candidates"][0]["gate_lower"] == gate_lower
 
 
 def test_the_explorer_leads_with_the_stop_too(tmp_path: Path, saved: dict) -> None:
