@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._values import is_json_number, is_level
+from .._values import clip, ends_in_order, is_json_number, is_level
 from ..factorial import ANOVA_NOTE, FACTOR_EFFECT_COLUMNS, FLOAT_COLUMNS, LABEL_COLUMNS
-from ..frontier import FRONTIER_OBJECTIVES, METHOD, interval_columns
+from ..frontier import FRONTIER_OBJECTIVES, METHOD, cluster_method, interval_columns
 
 __all__ = [
     "factor_effects_block",
@@ -98,6 +98,43 @@ def factor_effects_block(frame: pd.DataFrame | None) -> dict[str, Any] | None:
 _NAMED_BY = ("metric", "term", "kind")
 
 
+#: A factor-effect term's p-values (its own, corrected, and its factor's ANOVA).
+_P_VALUES = ("p_value", "p_adjusted", "anova_p")
+
+
+def _check_ranges(term: dict[str, Any], n: int) -> None:
+    """Refuse a factor-effect term's number the analysis cannot give (its types already
+    checked): a negative standard error, a p-value outside [0, 1], an interval whose low
+    end is above its high end. Null (NaN by the standard encoder) stays: a term that
+    cannot be estimated, or a test that does not apply, holds it.
+
+    Examples
+    --------
+    >>> _check_ranges({"se": None, "p_value": float("nan"), "ci_low": None}, 0)
+    >>> _check_ranges({"se": 0.1, "p_value": 1.5}, 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: terms[3].p_value: expected a p-value between 0 and 1 or null, got 1.5
+    """
+    # Each is said as it stands (a table's "se -0.1", "p 1.5", "[+0.3, +0.1]"), and the
+    # forest plot drew a reversed interval as if it were one.
+    se = term.get("se")
+    if is_json_number(se) and se < 0:
+        raise ValueError(f"terms[{n}].se: expected a number ≥ 0 or null, got {se!r}")
+    for column in _P_VALUES:
+        value = term.get(column)
+        if not _share_or_null(value):
+            raise ValueError(
+                f"terms[{n}].{column}: expected a p-value between 0 and 1 or null, got {value!r}"
+            )
+    low, high = term.get("ci_low"), term.get("ci_high")
+    if not ends_in_order(low, high):
+        raise ValueError(
+            f"terms[{n}].ci_low: the interval's low end is above its high end "
+            f"(ci_low {low!r} > ci_high {high!r})"
+        )
+
+
 def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
     """Inverse of :func:`factor_effects_block`, for a saved report.
 
@@ -133,6 +170,7 @@ def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
             value = term.get(column)
             if not (value is None or is_json_number(value)):
                 raise TypeError(f"terms[{n}].{column}: expected a number or null, got {value!r}")
+        _check_ranges(term, n)
     # Said under the table line by line, and in the correction's statement.
     notes = block.get("design_notes")
     if notes is not None and not (
@@ -217,8 +255,8 @@ def frontier_block(variants: pd.DataFrame, settings: dict[str, Any]) -> dict[str
 
 
 def _share_or_null(value: Any) -> bool:
-    """``value`` is a saved share (a number in [0, 1]) or missing (null; NaN as the
-    standard encoder writes it).
+    """``value`` is a saved share or probability (a number in [0, 1]) or missing (null;
+    NaN as the standard encoder writes it).
 
     Examples
     --------
@@ -231,6 +269,60 @@ def _share_or_null(value: Any) -> bool:
         return False
     # (A mean of shares, ties split, may round a hair past 1; never below 0.)
     return value != value or 0 <= value <= 1 + 1e-9
+
+
+def _whole(value: Any, least: int) -> bool:
+    """``value`` is a whole JSON number ≥ ``least`` (not a boolean, not 2.0)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def _check_frontier_settings(block: dict[str, Any]) -> None:
+    """Refuse frontier-bootstrap settings this version does not write: a confidence level
+    that is not a level, a seed that is not a whole number ≥ 0, an unknown unit resampled
+    (with clusters, their field and count too), a method other than the one written for
+    that unit. Each may be null or absent, as in a report written before it was kept.
+
+    Examples
+    --------
+    >>> _check_frontier_settings({"method": METHOD, "confidence_level": 0.95, "seed": 0})
+    >>> _check_frontier_settings({"confidence_level": 7})
+    Traceback (most recent call last):
+    ...
+    ValueError: confidence_level: expected a number between 0 and 1 or null, got 7
+    """
+    # Kept in the variants' attrs and said in the frontier section ("seed 0; the 4 clusters
+    # of cases by topic drawn …"), and written again by a report of the loaded analysis.
+    level = block.get("confidence_level")
+    if level is not None and not is_level(level):
+        raise ValueError(
+            f"confidence_level: expected a number between 0 and 1 or null, got {level!r}"
+        )
+    seed = block.get("seed")
+    if seed is not None and not _whole(seed, 0):
+        raise ValueError(f"seed: expected a whole number ≥ 0 or null, got {seed!r}")
+    # (A report written before clusters were resampled has no "resampled": cases.)
+    resampled = block.get("resampled")
+    if resampled is None:
+        resampled = "cases"
+    if resampled == "clusters":
+        cluster, groups = block.get("cluster"), block.get("n_clusters")
+        if not isinstance(cluster, str):
+            raise ValueError(
+                f"cluster: expected the metadata field the clusters were drawn by, got {cluster!r}"
+            )
+        if not _whole(groups, 1):
+            raise ValueError(f"n_clusters: expected a whole number ≥ 1, got {groups!r}")
+        written = cluster_method(cluster, groups)
+    elif resampled == "cases":
+        written = METHOD
+    else:
+        raise ValueError(f"resampled: expected 'cases', 'clusters' or null, got {resampled!r}")
+    method = block.get("method")
+    if method is not None and method != written:
+        raise ValueError(
+            f"method: expected the method this version writes for a {resampled[:-1]} "
+            f"bootstrap ({clip(written, 60)!r}), got {clip(repr(method), 80)}"
+        )
 
 
 def frontier_frame_from_block(block: dict[str, Any]) -> pd.DataFrame:
@@ -249,13 +341,14 @@ def frontier_frame_from_block(block: dict[str, Any]) -> pd.DataFrame:
     # Said in the Pareto note and the page's frontier section ("the share of 2000
     # case-bootstrap resamples"): "many" or -5 was said as it stood.
     n = block.get("n_resamples")
-    if n is not None and not (isinstance(n, int) and not isinstance(n, bool) and n >= 1):
+    if n is not None and not _whole(n, 1):
         raise ValueError(f"n_resamples: expected a whole number ≥ 1 or null, got {n!r}")
     notes = block.get("notes")
     if notes is not None and not (
         isinstance(notes, list) and all(isinstance(note, str) for note in notes)
     ):
         raise TypeError("notes: expected a list of strings")
+    _check_frontier_settings(block)
     rows = []
     for i, v in enumerate(block.get("variants", [])):
         row: dict[str, Any] = {"variant_id": v["variant_id"], "p_frontier": v.get("p_frontier")}

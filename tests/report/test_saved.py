@@ -177,6 +177,66 @@ DAMAGED = {
         "pareto_uncertainty",
         "notes: expected a list of strings",
     ),
+    # The bootstrap's settings, kept with the summary and said in the frontier section
+    # (a level of 7, a seed as text, clusters with no field were read as they stood).
+    "frontier level of 7": (
+        _set(("pareto_uncertainty", "confidence_level"), 7),
+        "pareto_uncertainty",
+        "confidence_level: expected a number between 0 and 1 or null, got 7",
+    ),
+    "frontier level as text": (
+        _set(("pareto_uncertainty", "confidence_level"), "95%"),
+        "pareto_uncertainty",
+        "confidence_level: expected a number between 0 and 1 or null, got '95%'",
+    ),
+    "frontier seed as text": (
+        _set(("pareto_uncertainty", "seed"), "0"),
+        "pareto_uncertainty",
+        "seed: expected a whole number ≥ 0 or null, got '0'",
+    ),
+    "frontier method unknown": (
+        _set(("pareto_uncertainty", "method"), "percentile bootstrap"),
+        "pareto_uncertainty",
+        "method: expected the method this version writes for a case bootstrap ('case "
+        "bootstrap: cases resampled",
+    ),
+    "frontier unit unknown": (
+        _set(("pareto_uncertainty", "resampled"), "strata"),
+        "pareto_uncertainty",
+        "resampled: expected 'cases', 'clusters' or null, got 'strata'",
+    ),
+    "frontier clusters without their field": (
+        _set(("pareto_uncertainty", "resampled"), "clusters"),
+        "pareto_uncertainty",
+        "cluster: expected the metadata field the clusters were drawn by, got None",
+    ),
+    # Factor-effect numbers no analysis gives, said as they stood ("p 1.5", a reversed
+    # interval drawn on the forest plot).
+    "factor se negative": (
+        _set(("factor_effects", "terms", 0, "se"), -0.1),
+        "factor_effects",
+        "terms[0].se: expected a number ≥ 0 or null, got -0.1",
+    ),
+    "factor p above 1": (
+        _set(("factor_effects", "terms", 1, "p_value"), 1.5),
+        "factor_effects",
+        "terms[1].p_value: expected a p-value between 0 and 1 or null, got 1.5",
+    ),
+    "factor adjusted p below 0": (
+        _set(("factor_effects", "terms", 2, "p_adjusted"), -0.01),
+        "factor_effects",
+        "terms[2].p_adjusted: expected a p-value between 0 and 1 or null, got -0.01",
+    ),
+    "factor anova p above 1": (
+        _set(("factor_effects", "terms", 6, "anova_p"), 2),
+        "factor_effects",
+        "terms[6].anova_p: expected a p-value between 0 and 1 or null, got 2",
+    ),
+    "factor interval reversed": (
+        _set(("factor_effects", "terms", 3, "ci_low"), 0.5),
+        "factor_effects",
+        "terms[3].ci_low: the interval's low end is above its high end (ci_low 0.5 > ci_high ",
+    ),
     "tool's block not an object": (
         _set(("agenticlens_frames",), "exclude"),
         "agenticlens_frames",
@@ -197,6 +257,71 @@ def test_a_damaged_value_a_renderer_would_meet_is_refused_at_load(
     with pytest.raises(InputError) as info:
         load_report(path)
     assert info.value.location == place and message in info.value.message
+
+
+#: The entries of :data:`DAMAGED` `experiment report` is also run on.
+_NEW_CHECKS = sorted(n for n in DAMAGED if n.startswith(("frontier ", "factor ")))
+
+
+@pytest.mark.parametrize("name", _NEW_CHECKS)
+def test_experiment_report_refuses_a_damaged_setting_or_number_naming_it(
+    name: str, tmp_path: Path, saved: dict
+) -> None:
+    """`experiment report` on such a file exits 1, naming the file, the block and the key."""
+    from typer.testing import CliRunner
+
+    from agenticlens_frames.cli import app
+
+    edit, place, message = DAMAGED[name]
+    report = json.loads(json.dumps(saved))
+    edit(report)
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    done = CliRunner().invoke(app, ["experiment", "report", str(path)], env={"COLUMNS": "400"})
+    said = " ".join(done.output.split())
+    assert done.exit_code == 1 and "Unable to read experiment report" in said
+    assert f"report.json: {place}:" in said and message.split(" (")[0] in said
+
+
+def test_what_the_writer_leaves_null_still_loads(tmp_path: Path, saved: dict) -> None:
+    """A term that cannot be estimated holds null for its se, interval and p-values (NaN
+    as the standard encoder writes it), the ANOVA's p is null outside a balanced full
+    factorial, and a report written before the bootstrap's settings were kept has none:
+    each still loads."""
+    report = json.loads(json.dumps(saved))
+    terms = report["factor_effects"]["terms"]
+    blank = [t for t in terms if not t["estimable"]]
+    assert blank and all(t[k] is None for t in blank for k in ("se", "ci_low", "p_value"))
+    terms[0].update(p_value=float("nan"), ci_low=float("nan"), anova_p=None)
+    for key in ("method", "seed", "confidence_level", "resampled", "cluster", "n_clusters"):
+        report["pareto_uncertainty"].pop(key)
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")  # NaN as the token
+    effects = load_report(path).factor_effects
+    assert effects["se"].isna().sum() == len(blank)
+
+
+def test_a_cluster_bootstraps_method_is_read_with_its_clusters(tmp_path: Path, saved: dict) -> None:
+    """The method of a cluster bootstrap names its field and count: read when they match,
+    refused when it is the case bootstrap's (or another count's)."""
+    from agenticlens_frames.frontier import METHOD, cluster_method
+
+    report = json.loads(json.dumps(saved))
+    report["pareto_uncertainty"].update(
+        resampled="clusters", cluster="topic", n_clusters=13, method=cluster_method("topic", 13)
+    )
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    assert load_report(path).variants.attrs["frontier"]["n_clusters"] == 13
+    for method in (METHOD, cluster_method("topic", 12)):
+        report["pareto_uncertainty"]["method"] = method
+        path.write_text(json.dumps(report), encoding="utf-8")
+        with pytest.raises(InputError) as info:
+            load_report(path)
+        assert info.value.location == "pareto_uncertainty"
+        assert "method: expected the method this version writes for a cluster bootstrap" in (
+            info.value.message
+        )
 
 
 def _baseline_down(folder: Path, trace: str = "{'spans': []}") -> ExperimentRun:
