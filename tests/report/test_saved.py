@@ -194,11 +194,10 @@ DAMAGED = {
         "pareto_uncertainty",
         "seed: expected a whole number ≥ 0 or null, got '0'",
     ),
-    "frontier method unknown": (
-        _set(("pareto_uncertainty", "method"), "percentile bootstrap"),
+    "frontier method not text": (
+        _set(("pareto_uncertainty", "method"), 3),
         "pareto_uncertainty",
-        "method: expected the method this version writes for a case bootstrap ('case "
-        "bootstrap: cases resampled",
+        "method: expected the bootstrap's method in words or null, got 3",
     ),
     "frontier unit unknown": (
         _set(("pareto_uncertainty", "resampled"), "strata"),
@@ -301,27 +300,29 @@ def test_what_the_writer_leaves_null_still_loads(tmp_path: Path, saved: dict) ->
     assert effects["se"].isna().sum() == len(blank)
 
 
-def test_a_cluster_bootstraps_method_is_read_with_its_clusters(tmp_path: Path, saved: dict) -> None:
-    """The method of a cluster bootstrap names its field and count: read when they match,
-    refused when it is the case bootstrap's (or another count's)."""
-    from agenticlens_frames.frontier import METHOD, cluster_method
+def test_a_cluster_bootstraps_settings_are_read_with_its_clusters(
+    tmp_path: Path, saved: dict
+) -> None:
+    """A cluster bootstrap's settings load with their field and count, its method in any
+    words (another version's wording); without the count it is refused."""
+    from agenticlens_frames.frontier import cluster_method
 
     report = json.loads(json.dumps(saved))
     report["pareto_uncertainty"].update(
         resampled="clusters", cluster="topic", n_clusters=13, method=cluster_method("topic", 13)
     )
     path = tmp_path / "report.json"
-    path.write_text(json.dumps(report), encoding="utf-8")
-    assert load_report(path).variants.attrs["frontier"]["n_clusters"] == 13
-    for method in (METHOD, cluster_method("topic", 12)):
+    for method in (cluster_method("topic", 13), "cluster bootstrap, worded otherwise"):
         report["pareto_uncertainty"]["method"] = method
         path.write_text(json.dumps(report), encoding="utf-8")
-        with pytest.raises(InputError) as info:
-            load_report(path)
-        assert info.value.location == "pareto_uncertainty"
-        assert "method: expected the method this version writes for a cluster bootstrap" in (
-            info.value.message
-        )
+        frontier = load_report(path).variants.attrs["frontier"]
+        assert (frontier["n_clusters"], frontier["method"]) == (13, method)
+    report["pareto_uncertainty"]["n_clusters"] = 0
+    path.write_text(json.dumps(report), encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_report(path)
+    assert info.value.location == "pareto_uncertainty"
+    assert "n_clusters: expected a whole number ≥ 1, got 0" in info.value.message
 
 
 def _baseline_down(folder: Path, trace: str = "{'spans': []}") -> ExperimentRun:
