@@ -1082,8 +1082,8 @@ CASES = FrameSchema(
 
 def _reported_latency(frame: pd.DataFrame) -> pd.Series:
     # No case had a known latency: write the package's 0-counted mean (keeps the schema
-    # valid). Only a run's analysis is written (a loaded report's frame has no package
-    # column, and reads such a 0.0 back as unknown: report/saved.py).
+    # valid). A loaded report reads such a 0.0 back as unknown, and its package column
+    # holds the 0.0 again (report/saved.py).
     latency = frame["average_latency_ms"]
     if "average_latency_ms_package" not in frame:
         return latency
@@ -1105,7 +1105,13 @@ TRIALS = FrameSchema(
         ),
         Column("trial", "count", "1-based trial index", "trial_index"),
         Column("status", "category", "`succeeded` or `failed` (a failed trial's report is null)"),
-        Column("execution_position", "count", "0-based position in the execution order", json=None),
+        Column(
+            "execution_position",
+            "count",
+            "0-based position in the execution order (loaded: the place in "
+            "`randomization.execution_order`)",
+            json=None,
+        ),
         Column("total_cases", "count", "cases in the trial", block=_TRIAL_SUMMARY),
         Column("passed_cases", "count", "cases that passed", block=_TRIAL_SUMMARY),
         Column("failed_cases", "count", "cases that failed", block=_TRIAL_SUMMARY),
@@ -1123,7 +1129,11 @@ TRIALS = FrameSchema(
             write=_reported_latency,
         ),
         Column(
-            "average_latency_ms_package", "number", "mean latency, unknown counted as 0", json=None
+            "average_latency_ms_package",
+            "number",
+            "mean latency, unknown counted as 0 (loaded: from the per-case records; NaN where "
+            "a lean report cannot give it, below)",
+            json=None,
         ),
         Column(
             "total_cost_usd", "number", "null unless every case is priced", block=_TRIAL_SUMMARY

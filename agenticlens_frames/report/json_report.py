@@ -15,7 +15,7 @@ import queue
 import re
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -87,6 +87,16 @@ READ_FIRST = {
 }
 
 
+#: Added to ``read_first``'s ``compatible`` when a comparison's latency delta is the
+#: package's, labelled (fix B3: ours is unknown there; see _with_package_latency_deltas).
+READ_FIRST_PACKAGE_LATENCY = (
+    "comparisons[].average_latency_ms_delta where its basis is 'agenticlens' (the "
+    "package's delta, an unknown latency counted as 0 ms, not ours: ours is unknown there, "
+    "and verdicts.omitted says why; each variant's known latency is "
+    "variants[].summary.average_latency_ms, null where none is known)"
+)
+
+
 #: What ``read_first`` says of a run an early-stopping rule watched (stopped or to its end).
 READ_FIRST_WATCHED = {
     "early_stopping": "the answer: the early-stopping rule's statement per candidate (its "
@@ -98,11 +108,14 @@ READ_FIRST_WATCHED = {
 }
 
 
-def _read_first(analysis: ExperimentAnalysis) -> dict[str, str]:
+def _read_first(
+    analysis: ExperimentAnalysis, comparisons: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, str]:
     """The report's ``read_first`` map: which keys answer "is the candidate better?" (the
     verdicts; after a run an early-stopping rule watched, its ``early_stopping`` block,
     the verdicts then descriptive, as every surface titles them) and which of the
-    package's fields pool attempts.
+    package's fields pool attempts — and, when one of the report's ``comparisons`` holds
+    the package's latency delta labelled as such, that it is not ours and where ours is.
 
     Examples
     --------
@@ -110,14 +123,24 @@ def _read_first(analysis: ExperimentAnalysis) -> dict[str, str]:
     >>> a = analyze(load_experiment("data/support/manifest.yaml", "data/support/suite.yaml"))
     >>> list(_read_first(a))
     ['verdicts', 'case_level', 'compatible']
+    >>> labelled = [{"average_latency_ms_delta": {"absolute": -1975.6, "basis": "agenticlens"}}]
+    >>> _read_first(a, labelled)["compatible"].endswith(READ_FIRST_PACKAGE_LATENCY)
+    True
     >>> a.extras["early_stopping"] = {"stopped_early": False}
     >>> list(_read_first(a)), _read_first(a)["verdicts"].split(":")[0]
     (['early_stopping', 'verdicts', 'case_level', 'compatible'], 'descriptive beside the \
 early-stopping rule')
     """
-    if (analysis.extras or {}).get("early_stopping") is None:
-        return READ_FIRST
-    return {**READ_FIRST_WATCHED, **{k: v for k, v in READ_FIRST.items() if k != "verdicts"}}
+    out = READ_FIRST
+    if (analysis.extras or {}).get("early_stopping") is not None:
+        out = {**READ_FIRST_WATCHED, **{k: v for k, v in READ_FIRST.items() if k != "verdicts"}}
+    if any(
+        isinstance(block := c.get("average_latency_ms_delta"), dict)
+        and block.get("basis") == PACKAGE_DELTA_BASIS
+        for c in comparisons
+    ):
+        out = {**out, "compatible": f"{out['compatible']}, {READ_FIRST_PACKAGE_LATENCY}"}
+    return out
 
 
 def created_at() -> str:
@@ -1073,7 +1096,7 @@ def _build_report(
             "max_workers": m.max_workers,
             "evaluators": dict(run.evaluator_versions),
             "deliberate_fixes": deliberate_fixes(m),
-            "read_first": _read_first(analysis),
+            "read_first": _read_first(analysis, comparisons),
             **analysis.extras,
             # Attempts no target answered (an outage, not the agent's quality), as the
             # console says them: `experiment report` says them again from here.

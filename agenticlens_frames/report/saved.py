@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+import numpy as np
 import pandas as pd
 
 from .._deprecate import keyword_hints
 from .._gc import paused_gc
+from .._values import is_json_number
 from ..analysis import ExperimentAnalysis
 from ..errors import InputError, check_path
 from ..formats._io import JSON_REFUSED, loads_json, loads_scrubbed, read_input
@@ -264,9 +266,11 @@ def _not_a_report(
 def _read_json(raw: bytes) -> Any:
     """The saved report ``raw`` parsed, as :func:`json.loads` of its UTF-8 text gives it,
     but for its trials' per-case records (``variants[].trials[].report.cases``): left out
-    of a report with verdicts of its own, which no output reads them for, and given as
-    :class:`~.rebuild.PendingRecords` in one without, parsed one trial at a time when
-    :func:`~.rebuild.run_from_report` reaches them.
+    of a report with verdicts of its own, which no output reads them for (but for each
+    record's ``latency_ms``, :class:`_RecordLatencies`, in a report written under
+    ``latency_missing="exclude"``: they give the trial's ``average_latency_ms_package``),
+    and given as :class:`~.rebuild.PendingRecords` in one without, parsed one trial at a
+    time when :func:`~.rebuild.run_from_report` reaches them.
 
     Those records are nearly all of a report (a 4 variants x 5 trials x 4 000 cases report
     is 200 MB). Parsed whole, they took several times their size: the text decoded (UCS-2
@@ -283,12 +287,16 @@ def _read_json(raw: bytes) -> Any:
         # decoded text checks every byte): a bad byte anywhere is refused as before.
         if not _is_utf8(raw):
             raise ValueError("not UTF-8")
-        records = None
+        records: Callable[[msgspec.Raw], Any] | None = None
         if "verdicts" not in top:
             # Its records give the verdicts (imported only then: pyarrow and the tables).
             from .rebuild import PendingRecords
 
             records = PendingRecords
+        elif _excludes_unknown_latency(top.get("agenticlens_frames")):
+            # Only their latencies: the package's 0-counted trial means, which the
+            # summaries do not hold where a latency is unknown (_rebuilt_trial_columns).
+            records = _RecordLatencies.read
         return {
             key: _objects(value, "trials", lambda t: _objects(t, "report", _report(records)))
             if key == "variants"
@@ -336,6 +344,74 @@ def _report(records: Callable[[msgspec.Raw], Any] | None) -> Callable[[msgspec.R
         }
 
     return read
+
+
+def _excludes_unknown_latency(raw: msgspec.Raw | None) -> bool:
+    """Whether the report's ``agenticlens_frames`` block (unparsed) says it was written
+    under ``latency_missing="exclude"``; a damaged block is refused later, by ``_parse``."""
+    if raw is None:
+        return False
+    try:
+        block = _parsed(raw)
+    except JSON_REFUSED:
+        return False
+    return isinstance(block, dict) and block.get("latency_missing") == "exclude"
+
+
+class _Latency(msgspec.Struct):
+    """A per-case record as far as its trial's package mean needs it."""
+
+    latency_ms: float
+
+
+_LATENCIES = msgspec.json.Decoder(list[_Latency])
+
+
+def record_latencies(raw: msgspec.Raw) -> list[Any] | None:
+    """Each ``latency_ms`` of a trial's per-case records ``raw`` (checked JSON), in case
+    order, as :func:`json.loads` reads them; None when one is not a number or a record
+    not an object (the trial's package mean is then not rebuilt).
+
+    Examples
+    --------
+    >>> record_latencies(msgspec.Raw(b'[{"latency_ms": 2379.0, "output": "x"}, {"latency_ms": 0}]'))
+    [2379.0, 0.0]
+    >>> record_latencies(msgspec.Raw(b'[{"latency_ms": 1e999}]')), record_latencies(
+    ...     msgspec.Raw(b'[{"latency_ms": null}]'))
+    ([inf], None)
+    """
+    try:
+        return [record.latency_ms for record in _LATENCIES.decode(raw)]
+    except msgspec.ValidationError:
+        pass  # not a float for msgspec (1e999, which json.loads reads as inf), or damage
+    try:
+        records = loads_json(memoryview(raw))
+    except JSON_REFUSED:
+        records = loads_scrubbed(bytes(raw).decode("utf-8"))
+    return _latencies_of(records)
+
+
+def _latencies_of(records: Any) -> list[Any] | None:
+    """:func:`record_latencies` of records already parsed."""
+    if not isinstance(records, list):
+        return None
+    values = [record.get("latency_ms") if isinstance(record, dict) else None for record in records]
+    return values if all(is_json_number(value) for value in values) else None
+
+
+class _RecordLatencies:
+    """A trial's per-case records in a report with verdicts of its own, of which only
+    each ``latency_ms`` is kept (:func:`record_latencies`): nothing else reads them."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: list[Any] | None) -> None:
+        self.values = values
+
+    @classmethod
+    def read(cls, raw: msgspec.Raw) -> _RecordLatencies:
+        """The latencies of the records ``raw`` (the reader's ``cases``, :func:`_report`)."""
+        return cls(record_latencies(raw))
 
 
 def _parsed(raw: msgspec.Raw) -> Any:
@@ -484,6 +560,10 @@ def _parse(
             f"expected 'exclude' or 'zero' (the latency policy the run was analysed with), "
             f"got {latency_missing!r}"
         )
+    place[:] = ["variants"]
+    # (Before the written 0.0 of a trial without a known latency is read as unknown: it
+    # is the package's mean there.)
+    trial_frame = _rebuilt_trial_columns(trial_frame, items, execution_order, latency_missing)
     if latency_missing == "exclude":
         _unknown_trial_latency(trial_frame)
     place[:] = ["paired_comparisons"]
@@ -710,6 +790,93 @@ def _keyed(frame: pd.DataFrame, variant_ids: list[str]) -> pd.DataFrame:
     if "k" in out.columns:
         out["k"] = out["k"].astype("Int64")
     return out
+
+
+def _rebuilt_trial_columns(
+    trials: pd.DataFrame,
+    items: list[Any],
+    execution_order: list[tuple[str, int]],
+    latency_missing: str,
+) -> pd.DataFrame:
+    """``trials`` (read from ``items``, the report's variants) with the run's columns that
+    have no JSON key of their own, rebuilt from what the report holds, in the run's column
+    order (docs/data-model.md):
+
+    * ``execution_position``: the trial's place in ``randomization.execution_order``, the
+      run's trials in the order they ran (a trial the list lacks: ``<NA>``, as ``Int64``);
+    * ``successful``: completed with every case passed;
+    * ``average_latency_ms_package``: the package's mean, an unknown latency counted as 0
+      ms. It is the written ``summary.average_latency_ms`` under the package's rule
+      (``zero``); under ``exclude`` that holds ours where a latency is known, and the
+      package's is the trial's per-case records' ``latency_ms`` (0.0 where unknown) summed
+      in case order over its cases, as the run computes it. Without records (a lean
+      report) it is known only where none is known (the written 0.0), NaN elsewhere.
+
+    Examples
+    --------
+    >>> trials = pd.DataFrame({"variant_id": ["a", "a"], "trial": [1, 2],
+    ...     "status": ["succeeded", "succeeded"], "total_cases": [2, 2],
+    ...     "passed_cases": [2, 1], "average_latency_ms": [1500.0, 0.0]})
+    >>> items = [{"trials": [{"report": {"cases": [{"latency_ms": 1000.0},
+    ...     {"latency_ms": 2000.0}]}}, {"report": {"cases": []}}]}]
+    >>> out = _rebuilt_trial_columns(trials, items, [("a", 2), ("a", 1)], "exclude")
+    >>> out[["execution_position", "average_latency_ms_package", "successful"]].values.tolist()
+    [[1, 1500.0, True], [0, 0.0, False]]
+    """
+    first: dict[tuple[str, int], int] = {}
+    for n, key in enumerate(execution_order):
+        first.setdefault(key, n)
+    keys = zip(trials["variant_id"].astype(str), trials["trial"].tolist(), strict=True)
+    positions = [first.get(key) for key in keys]
+    succeeded = (trials["status"].astype(str) == "succeeded").to_numpy()
+    total = trials["total_cases"].to_numpy()
+    written = trials["average_latency_ms"].to_numpy(float)
+    if latency_missing == "zero":
+        package = written.copy()  # the package's rule: the written mean is its own
+    else:
+        package = np.full(len(trials), np.nan)
+        reports = [t.get("report") for v in items for t in (v.get("trials") or [])]
+        for i, report in enumerate(reports):
+            if not (succeeded[i] and isinstance(report, dict)):
+                continue
+            mean = _package_mean(report.get("cases"), int(total[i]))
+            if mean is None and written[i] == 0.0:
+                # No records: a known mean is never 0.0 (_unknown_trial_latency), so none
+                # is known, and the package's Σ 0 / n is the written 0.0.
+                mean = 0.0
+            package[i] = np.nan if mean is None else mean
+    extra = {
+        "execution_position": (
+            pd.array(positions, dtype="Int64")
+            if None in positions
+            else np.asarray(positions, dtype=np.int64)
+        ),
+        "average_latency_ms_package": package,
+        "successful": succeeded & (trials["passed_cases"].to_numpy() == total),
+    }
+    out = trials.assign(**extra)
+    return out[[c.name for c in TRIALS.columns_ if c.name in out.columns]]
+
+
+def _package_mean(cases: Any, total: int) -> float | None:
+    """A completed trial's package mean latency from its per-case records ``cases`` (as
+    the reader left them), or None where they cannot give it (none, or not one number per
+    case)."""
+    if isinstance(cases, _RecordLatencies):
+        values = cases.values
+    elif isinstance(cases, list):
+        values = _latencies_of(cases)  # parsed whole (the standard parser's path)
+    elif cases is None:
+        values = None
+    else:
+        from .rebuild import PendingRecords
+
+        values = cases.latencies() if isinstance(cases, PendingRecords) else None
+    if values is None or len(values) != total or total == 0:
+        return None
+    # sum() left to right, as the run's (analysis._sequential_sums), over the same values:
+    # the same number to the bit.
+    return sum(values) / total
 
 
 def _unknown_trial_latency(trials: pd.DataFrame) -> None:

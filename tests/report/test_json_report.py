@@ -17,7 +17,7 @@ from agenticlens_frames.report.json_report import (
     write_json_report,
 )
 
-from ..conftest import EXAMPLE
+from ..conftest import EXAMPLE, example_without_latency
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +107,48 @@ def test_report_says_which_keys_are_verdicts_and_which_pool_attempts(analysis) -
     for field in ("case_pass_rate_p_value", "statistically_significant", "case_pass_rate_interval"):
         assert field in pooled
     assert "not verdicts" in pooled and "independent" in pooled
+
+
+def _path_exists(report: dict, path: str) -> bool:
+    """Whether ``report`` holds the dotted ``path`` read_first names (``[]``: in every
+    item of that list)."""
+    holders = [report]
+    for part in path.split("."):
+        key, each = part.removesuffix("[]"), part.endswith("[]")
+        holders = [h[key] for h in holders if isinstance(h, dict) and key in h]
+        if each:
+            holders = [item for h in holders for item in h]
+    return bool(holders)
+
+
+def test_read_first_says_a_labelled_latency_delta_is_the_package_s_and_where_ours_is(
+    analysis, tmp_path: Path
+) -> None:
+    """Fix B3: where a side has no known latency, a comparison's latency delta holds the
+    package's, labelled ``basis: "agenticlens"``. read_first lists it with the package's
+    fields, says it is not ours, and names where ours is, each place in the report; a
+    report without such a block says nothing of it (its read_first is as before)."""
+    folder = example_without_latency(tmp_path, "prompt-v2")
+    labelled = build_report(
+        analyze(load_experiment(folder / "manifest.yaml", folder / "suite.yaml")), lean=True
+    )
+    blocks = [c["average_latency_ms_delta"] for c in labelled["comparisons"]]
+    assert [b.get("basis") for b in blocks].count("agenticlens") == 1
+    said = labelled["agenticlens_frames"]["read_first"]["compatible"]
+    plain = build_report(analysis, lean=True)["agenticlens_frames"]["read_first"]["compatible"]
+    assert said.startswith(plain) and "average_latency_ms_delta" not in plain
+    added = said.removeprefix(plain)
+    assert "comparisons[].average_latency_ms_delta" in added and "'agenticlens'" in added
+    assert "the package's delta" in added and "not ours" in added
+    for path in ("verdicts.omitted", "variants[].summary.average_latency_ms"):
+        assert path in added and _path_exists(labelled, path), path
+    # What it points to: the reason ours is unknown, and no known latency for prompt-v2.
+    omitted = labelled["verdicts"]["omitted"]
+    assert any(
+        o["candidate_variant_id"] == "prompt-v2" and o["dimension"] == "latency" for o in omitted
+    )
+    means = {v["variant_id"]: v["summary"]["average_latency_ms"] for v in labelled["variants"]}
+    assert means["prompt-v2"] is None and means["baseline"]["mean"] > 0
 
 
 def test_read_first_of_a_watched_run_leads_with_the_rules_statement(analysis) -> None:

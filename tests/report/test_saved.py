@@ -53,6 +53,27 @@ def test_the_execution_order_reads_back_as_pairs(tmp_path: Path, saved: dict) ->
     assert len(order) == 25
 
 
+def test_a_trial_the_execution_order_does_not_list_has_no_position(
+    tmp_path: Path, saved: dict
+) -> None:
+    """A hand edit that drops a trial from ``randomization.execution_order``: the report
+    loads as before, and that trial's ``execution_position`` is missing (``<NA>``), not
+    made up; the others keep their place in the list."""
+    report = json.loads(json.dumps(saved))
+    dropped = report["randomization"]["execution_order"].pop(0)
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    trials = load_report(path).trials
+    assert str(trials["execution_position"].dtype) == "Int64"
+    where = {
+        (str(v), int(t)): p
+        for v, t, p in trials[["variant_id", "trial", "execution_position"]].itertuples(index=False)
+    }
+    assert where.pop(tuple(dropped)) is pd.NA
+    listed = report["randomization"]["execution_order"]
+    assert where == {tuple(pair): n for n, pair in enumerate(listed)}
+
+
 def _set(path: tuple, value: object):
     def edit(report: dict) -> None:
         holder = report
@@ -492,6 +513,83 @@ def test_a_loaded_report_s_trial_latencies_are_the_run_s(
         assert [back[(unknown, t)] for t in range(1, 6)] == pytest.approx(
             [expected] * 5, nan_ok=True
         )
+
+
+#: The trials frame's columns without a JSON key of their own, which a loaded report
+#: rebuilds from what it holds (docs/data-model.md).
+_REBUILT = ["execution_position", "average_latency_ms_package", "successful"]
+
+
+@pytest.mark.parametrize("policy", ["exclude", "zero"])
+@pytest.mark.parametrize("parse", ["verdicts", "no verdicts", "whole"])
+def test_a_loaded_report_s_trials_frame_has_the_run_s_columns(
+    policy: str, parse: str, tmp_path: Path
+) -> None:
+    """The loaded ``trials`` frame has every column of the run's, in its order and
+    dtypes: the execution position (from ``randomization.execution_order``), whether
+    every case passed, and the package's 0-counted mean latency (from the trial's per-case
+    records: ``summary.average_latency_ms`` is ours where a latency is known). Each equals
+    the run's, and a computation from the attempts and the seeded order by hand, whichever
+    way the report is parsed: its records skipped for all but their latencies (a report
+    with verdicts), parsed a trial at a time (one without: they give the verdicts), or
+    parsed whole (a NaN, which the fast parser refuses)."""
+    from agenticlens_frames.runner.order import execution_order
+
+    folder = example_without_latency(tmp_path, "prompt-v2")  # trials with none known
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    analysis = analyze(run, latency_missing=policy, frontier_n_resamples=0)  # type: ignore[arg-type]
+    path = write_json_report(analysis, tmp_path / "r.json")
+    if parse != "verdicts":
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if parse == "no verdicts":
+            del data["verdicts"]
+        else:  # a NaN, which only json.loads reads: the report is parsed whole
+            data["variants"][0]["trials"][0]["report"]["cases"][0]["metadata"] = {"x": math.nan}
+        path.write_text(json.dumps(data), encoding="utf-8")
+    loaded = load_report(path).trials
+    ours = analysis.trials
+    assert list(loaded.columns) == [*ours.columns, "error_message"]
+    pd.testing.assert_frame_equal(loaded[ours.columns], ours, check_exact=True)
+
+    # By hand: the seeded order's positions, every case passed, the 0-counted mean.
+    m = run.manifest
+    order = execution_order(m.variant_ids, m.trial_count, m.random_seed)
+    package = _trial_latency_by_hand(run, "zero")
+    passed: dict[tuple[str, int], bool] = {}
+    for v, t, ok in run.attempts[["variant_id", "trial", "passed"]].itertuples(index=False):
+        passed[(str(v), int(t))] = passed.get((str(v), int(t)), True) and bool(ok)
+    rows = loaded[["variant_id", "trial", "status", *_REBUILT]].itertuples(index=False)
+    failed = 0
+    for v, t, status, position, latency, successful in rows:
+        key = (str(v), int(t))
+        assert position == order.index(key), key
+        assert latency == pytest.approx(package[key], rel=1e-12, nan_ok=True), key
+        assert successful == (status == "succeeded" and passed[key]), key
+        failed += status == "failed"
+    assert failed and (loaded["average_latency_ms_package"] == 0.0).sum() == 5  # prompt-v2
+    if policy == "exclude":
+        # Ours and the package's differ where a trial has some unknown latencies.
+        assert (loaded["average_latency_ms"] != loaded["average_latency_ms_package"]).any()
+
+
+def test_a_lean_report_s_trials_have_the_package_s_latency_only_where_it_is_written(
+    tmp_path: Path,
+) -> None:
+    """A lean report has no per-case records: where a trial has a known latency, its
+    written mean is ours, and the 0-counted one cannot be told from it; it is missing
+    there (NaN). Where none is known the written 0.0 is the package's mean."""
+    folder = example_without_latency(tmp_path, "prompt-v2")
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    analysis = analyze(run, frontier_n_resamples=0)
+    loaded = load_report(write_json_report(analysis, tmp_path / "r.json", lean=True)).trials
+    package = _trial_latency_by_hand(run, "zero")
+    for v, t, latency in loaded[["variant_id", "trial", "average_latency_ms_package"]].itertuples(
+        index=False
+    ):
+        want = package[(str(v), int(t))] if str(v) == "prompt-v2" else math.nan
+        assert latency == pytest.approx(want, nan_ok=True), (v, t)
+    kept = [c for c in analysis.trials.columns if c != "average_latency_ms_package"]
+    pd.testing.assert_frame_equal(loaded[kept], analysis.trials[kept], check_exact=True)
 
 
 def test_a_live_baseline_whose_every_call_failed_writes_a_report_the_package_loads(
