@@ -58,14 +58,13 @@ class PendingRecords:
     def __init__(self, raw: msgspec.Raw) -> None:
         self._raw: msgspec.Raw | None = raw
 
-    def latencies(self) -> list[Any] | None:
-        """Each record's ``latency_ms`` (:func:`~.saved.record_latencies`), the records
-        left to :meth:`take`."""
-        from .saved import record_latencies
-
+    @property
+    def raw(self) -> msgspec.Raw:
+        """The records' JSON, still unparsed and left to :meth:`take` (a reader that needs
+        one field of them, the trials' package latency, decodes only it)."""
         if self._raw is None:
             raise RuntimeError("these records were taken already")
-        return record_latencies(self._raw)
+        return self._raw
 
     def take(self) -> Any:
         """The records, once: the report's bytes are released when every trial's are

@@ -871,7 +871,7 @@ def _package_mean(cases: Any, total: int) -> float | None:
     else:
         from .rebuild import PendingRecords
 
-        values = cases.latencies() if isinstance(cases, PendingRecords) else None
+        values = record_latencies(cases.raw) if isinstance(cases, PendingRecords) else None
     if values is None or len(values) != total or total == 0:
         return None
     # sum() left to right, as the run's (analysis._sequential_sums), over the same values:
