@@ -1,7 +1,8 @@
 """The checks of an ``early_stopping`` block (when and why a live run stopped), before
 any surface renders it: a saved report's, and a run's carried through parquet metadata.
 
-Imports nothing of ours but :mod:`~agenticlens_frames.errors`:
+Imports nothing of ours but :mod:`~agenticlens_frames.errors` and
+:mod:`~agenticlens_frames._values`:
 :mod:`agenticlens_frames.frames` reads it, and the statement's words
 (:mod:`agenticlens_frames.early_stopping`) sit above the paired verdicts, which read the
 frames.
@@ -14,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._values import ends_in_order, is_json_number, is_level, is_missing
+from ._values import clip, ends_in_order, is_json_number, is_level, is_missing
 from .errors import InputError
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "check_spend",
     "checked_record",
     "declared_correction",
+    "expected_at",
     "is_clustered",
     "rule_settings",
 ]
@@ -63,6 +65,78 @@ _CANDIDATE_FIELDS: dict[str, tuple[type, ...]] = {
     "lower": (int, float, type(None)),
     "upper": (int, float, type(None)),
 }
+
+
+#: What the value at a place the checks name must be, by the place's last key: a key
+#: means the same wherever the checks look for it, so one table serves every path (an
+#: index — a candidate or a spend row — must be an object).
+_EXPECTED: dict[str | int, str] = {
+    "stopped_early": "true or false",
+    "reason": "text",
+    "attempts_planned": "a whole number",
+    "attempts_run": "a whole number",
+    "attempts_saved": "a whole number",
+    "alpha": "a level between 0 and 1 (exclusive)",
+    "alpha_per_candidate": "a level between 0 and 1 (exclusive)",
+    "method": "text",
+    "candidates": "a list of objects",
+    "cluster": "text (the metadata field the sequence ran by)",
+    "clusters_used": "a whole number",
+    "clusters_planned": "a whole number",
+    "rule_candidates": "a whole number",
+    "paired_clusters": "a whole number",
+    "candidate_variant_id": "text",
+    "decision": "text or null",
+    "lower": "an interval end not above `upper` (finite, or null with `upper` null for an "
+    "empty sequence)",
+    "upper": "an interval end not below `lower` (finite, or null with `lower` null for an "
+    "empty sequence)",
+    "gate_lower": "an interval end (finite, or null for an empty sequence)",
+    "judge_spend_after_decision": "a list of objects",
+    "variant_id": "text",
+    "judge_scores": "a whole number",
+    "unavailable_scores": "a whole number",
+    "spent_cost_usd": "a number or null",
+    "input_tokens": "a whole number",
+    "output_tokens": "a whole number",
+}
+#: What a whole record of each kind must be (the place its checks name as ``[]``).
+_ROOTS = {"stopping": "an object", "judge_spend_failed_trials": "a list of objects"}
+#: Characters of the offending value a refusal shows (a block can be long).
+_SHOWN = 60
+
+
+def expected_at(kind: str, record: Any, where: Sequence[str | int]) -> str:
+    """What the value at ``where`` (a path the checks return) in ``record``, a saved
+    record of ``kind`` (``"stopping"`` or ``"judge_spend_failed_trials"``), must be, and
+    what it is: ``"expected …, got …"``, the value's repr clipped.
+
+    Examples
+    --------
+    >>> block = {"candidates": [{"lower": 0.3, "upper": 0.1}]}
+    >>> expected_at("stopping", block, ["candidates", 0, "lower"])
+    'expected an interval end not above `upper` (finite, or null with `upper` null for an \
+empty sequence), got 0.3'
+    >>> expected_at("stopping", {}, ["alpha_per_candidate"])
+    'expected a level between 0 and 1 (exclusive), got nothing (the key is missing)'
+    >>> expected_at("judge_spend_failed_trials", "x" * 100, [])[:40]
+    "expected a list of objects, got 'xxxxxxx"
+    """
+    value = record
+    for key in where:
+        try:
+            value = value[key]
+        except (KeyError, IndexError, TypeError):
+            return f"expected {_expected(kind, where)}, got nothing (the key is missing)"
+    return f"expected {_expected(kind, where)}, got {clip(repr(value), _SHOWN)}"
+
+
+def _expected(kind: str, where: Sequence[str | int]) -> str:
+    """The words of :data:`_EXPECTED` (or :data:`_ROOTS`) for the place ``where``."""
+    if not where:
+        return _ROOTS[kind]
+    last = where[-1]
+    return "an object" if isinstance(last, int) else _EXPECTED[last]
 
 
 #: Each candidate's interval ends: the gate of a run the rule watched reads ``lower`` as
@@ -317,7 +391,8 @@ def checked_record(
     damaged one is refused naming ``file`` and the place below ``location``.
 
     One refusal for a report, a run's parquet metadata and an archive's specification
-    (``where`` says in which part of the file).
+    (``where`` says in which part of the file); it says what the value there must be and
+    what it is (:func:`expected_at`).
 
     Examples
     --------
@@ -328,10 +403,15 @@ def checked_record(
     Traceback (most recent call last):
     ...
     agenticlens_frames.errors.InputError: r.json: x[0].variant_id: damaged judge spend of \
-failed trials (write it again)
+failed trials: expected text, got 1 (write it again)
     """
     what, check = _RECORDS[kind]
     bad = check(value)
     if bad is not None:
-        raise InputError(f"damaged {what}{where}", file=file, location=[*location, *bad], hint=hint)
+        raise InputError(
+            f"damaged {what}{where}: {expected_at(kind, value, bad)}",
+            file=file,
+            location=[*location, *bad],
+            hint=hint,
+        )
     return value

@@ -720,6 +720,8 @@ def test_a_stopping_block_the_gate_cannot_read_is_refused_naming_the_key(
         noninferiority_gate(_quality_row(), margin=0.02, stopping=block)
     assert info.value.location == where
     assert "not an early-stopping block the gate can read" in info.value.message
+    # ... and says what the value at that key is.
+    assert ": there expected " in info.value.message and ", got " in info.value.message
 
 
 def test_a_run_stopped_early_gates_on_the_interval_at_the_stop(tmp_path: Path) -> None:

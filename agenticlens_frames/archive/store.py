@@ -275,14 +275,15 @@ def _check_shape(run: ExperimentRun) -> None:
 def _check_run_facts(run: ExperimentRun) -> None:
     """Refuse a stopping block or failed trials' judge spend that no surface could render
     (one set by hand in Python), before it is written and read back as damaged."""
-    from .._stopping_block import check_block, check_spend
+    from .._stopping_block import check_block, check_spend, expected_at
 
     for key, check in (("stopping", check_block), ("judge_spend_failed_trials", check_spend)):
         value = getattr(run, key)
         where = None if value is None else check(value)
         if where is not None:
             raise InputError(
-                f"run {run.experiment_id!r} carries a {key} record the archive could not give back",
+                f"run {run.experiment_id!r} carries a {key} record the archive could not give "
+                f"back: {expected_at(key, value, where)}",
                 location=[key, *where],
                 hint="archive the run as the runner gave it (read_parquet of its tables), or "
                 f"set run.{key} = None",

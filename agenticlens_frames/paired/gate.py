@@ -194,7 +194,7 @@ def noninferiority_gate(
     # scores", as if the data were missing.
     require_known("dimension", [dimension], DIMENSIONS, location="dimension")
     if stopping is not None and dimension == _WATCHED[0]:
-        from .._stopping_block import check_bounds
+        from .._stopping_block import check_bounds, expected_at
 
         # (A run's block is checked when it is read; one passed by hand is checked here,
         # for what the gate reads of it, rather than fail on a missing key: by the one
@@ -206,7 +206,7 @@ def noninferiority_gate(
                 "alpha_per_candidate, a level between 0 and 1, and each candidate's "
                 "candidate_variant_id and lower and upper ends, finite with lower <= upper, "
                 "or both null for an empty sequence; with a gate_lower, one too, and alpha, "
-                "a level)",
+                f"a level): there {expected_at('stopping', stopping, where)}",
                 location=["stopping", *where],
                 hint="pass the run's own block, run.stopping",
             )

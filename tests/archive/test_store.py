@@ -513,6 +513,7 @@ def test_a_runs_early_stopping_block_is_kept_with_the_run(
     with pytest.raises(InputError) as error:
         Archive(tmp_path / "bad").add(bad)
     assert error.value.location == "stopping.reason"
+    assert "could not give back: expected text, got 3" in error.value.message
     assert not (tmp_path / "bad").exists()
 
 
@@ -536,6 +537,7 @@ def test_a_damaged_early_stopping_block_in_the_archive_is_refused_naming_its_pla
         archive.all().to_run()
     assert error.value.location == "stopping.reason"
     assert error.value.file == str(spec_path)
+    assert "damaged early-stopping record: expected text, got 3" in error.value.message
 
 
 def test_adding_a_run_again_with_its_run_level_facts_keeps_them(

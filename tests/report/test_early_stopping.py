@@ -199,8 +199,66 @@ def test_a_reversed_interval_is_refused_by_experiment_report(tmp_path: Path, sav
     assert done.exit_code == 1 and "Unable to read experiment report" in said
     assert (
         "report.json: agenticlens_frames.early_stopping.candidates[0].lower: damaged "
-        "early-stopping record"
-    ) in said
+        "early-stopping record: expected an interval end not above `upper`"
+    ) in said and "got 0.5" in said
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (
+            _candidate(lower=0.5),
+            "candidates[0].lower: damaged early-stopping record: expected an interval end "
+            "not above `upper` (finite, or null with `upper` null for an empty sequence), "
+            "got 0.5",
+        ),
+        (
+            {"alpha_per_candidate": 2},
+            "alpha_per_candidate: damaged early-stopping record: expected a level between 0 "
+            "and 1 (exclusive), got 2",
+        ),
+        (
+            _candidate(gate_lower="x"),
+            "candidates[0].gate_lower: damaged early-stopping record: expected an interval "
+            "end (finite, or null for an empty sequence), got 'x'",
+        ),
+        (
+            {"judge_spend_after_decision": [{"variant_id": "a", "judge_scores": "4"}]},
+            "judge_spend_after_decision[0].judge_scores: damaged early-stopping record: "
+            "expected a whole number, got '4'",
+        ),
+        (
+            {"reason": None},
+            "reason: damaged early-stopping record: expected text, got None",
+        ),
+        # A long value is clipped: 60 characters, the cut marked.
+        (
+            {"candidates": "c" * 500},
+            "candidates: damaged early-stopping record: expected a list of objects, got '"
+            + "c" * 58
+            + "…",
+        ),
+    ],
+)
+def test_a_damaged_block_is_refused_saying_what_the_value_must_be(
+    tmp_path: Path, saved: dict, change: dict, words: str
+) -> None:
+    """The refusal named the place only ("damaged early-stopping record"), not what was
+    wrong with the value there: it now says what the value must be and what it is."""
+    with pytest.raises(InputError) as info:
+        load_report(_write(tmp_path, saved, {**OLD_BLOCK, **change}))
+    assert words in str(info.value)
+    assert "c" * 60 not in str(info.value)
+
+
+def test_a_missing_key_of_the_block_is_said_missing(tmp_path: Path, saved: dict) -> None:
+    block = {k: v for k, v in OLD_BLOCK.items() if k != "attempts_run"}
+    with pytest.raises(InputError) as info:
+        load_report(_write(tmp_path, saved, block))
+    assert (
+        "attempts_run: damaged early-stopping record: expected a whole number, got nothing "
+        "(the key is missing)" in str(info.value)
+    )
 
 
 def test_a_gate_bound_above_the_two_sided_upper_end_still_loads(
