@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._values import ends_in_order, is_json_number, is_level
+from .._values import clip, ends_in_order, is_json_number, is_level
 from ..factorial import ANOVA_NOTE, FACTOR_EFFECT_COLUMNS, FLOAT_COLUMNS, LABEL_COLUMNS
 from ..frontier import FRONTIER_OBJECTIVES, METHOD, interval_columns
 
@@ -321,6 +321,54 @@ def _check_frontier_settings(block: dict[str, Any]) -> None:
         )
 
 
+def _frontier_intervals(variant: dict[str, Any], i: int) -> dict[str, dict[str, Any]]:
+    """The saved bootstrap intervals of the ``i``-th variant of a frontier block, by
+    column (none when it holds none), once checked: each an object or null, its ``lower``
+    and ``upper`` numbers or null (NaN as the standard encoder writes it), not reversed.
+
+    They are drawn as the frontier plot's error bars and shown beside each variant: text
+    was read as NaN with no word said, and a reversed interval drawn as if it were one.
+
+    Examples
+    --------
+    >>> _frontier_intervals({"intervals": {"cost": {"lower": None, "upper": 0.2}}}, 0)
+    {'cost': {'lower': None, 'upper': 0.2}}
+    >>> _frontier_intervals({"intervals": {"cost": {"lower": 0.3, "upper": 0.2}}}, 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: variants[1].intervals.cost.lower: the interval's low end is above its high \
+end (lower 0.3 > upper 0.2)
+    """
+    intervals = variant.get("intervals")
+    if intervals is None:
+        return {}
+    if not isinstance(intervals, dict):
+        raise TypeError(
+            f"variants[{i}].intervals: expected an object or null, got {clip(repr(intervals), 60)}"
+        )
+    out = {}
+    for column, iv in intervals.items():
+        where = f"variants[{i}].intervals.{column}"
+        if iv is None:
+            iv = {}
+        if not isinstance(iv, dict):
+            raise TypeError(f"{where}: expected an object or null, got {clip(repr(iv), 60)}")
+        for end in ("lower", "upper"):
+            value = iv.get(end)
+            if not (value is None or is_json_number(value)):
+                raise TypeError(
+                    f"{where}.{end}: expected a number or null, got {clip(repr(value), 60)}"
+                )
+        low, high = iv.get("lower"), iv.get("upper")
+        if not ends_in_order(low, high):
+            raise ValueError(
+                f"{where}.lower: the interval's low end is above its high end "
+                f"(lower {low!r} > upper {high!r})"
+            )
+        out[str(column)] = iv
+    return out
+
+
 def frontier_frame_from_block(block: dict[str, Any]) -> pd.DataFrame:
     """Inverse of :func:`frontier_block`: the per-variant columns, for a saved report.
 
@@ -359,9 +407,9 @@ def frontier_frame_from_block(block: dict[str, Any]) -> pd.DataFrame:
                     f"variants[{i}].{where}: expected a share between 0 and 1 or null, "
                     f"got {value!r}"
                 )
-        for column, iv in (v.get("intervals") or {}).items():
-            row[f"{column}_boot_ci_low"] = (iv or {}).get("lower")
-            row[f"{column}_boot_ci_high"] = (iv or {}).get("upper")
+        for column, iv in _frontier_intervals(v, i).items():
+            row[f"{column}_boot_ci_low"] = iv.get("lower")
+            row[f"{column}_boot_ci_high"] = iv.get("upper")
         rows.append(row)
     frame = pd.DataFrame(rows)
     for c in frame.columns[1:]:

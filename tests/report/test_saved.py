@@ -198,6 +198,31 @@ DAMAGED = {
         "pareto_uncertainty",
         "notes: expected a list of strings",
     ),
+    # The bootstrap's intervals, drawn as the frontier plot's error bars: text was read as
+    # NaN with no word said, a reversed interval drawn as it stood.
+    "frontier interval end as text": (
+        _set(("pareto_uncertainty", "variants", 0, "intervals", "pass_rate_mean", "lower"), "0.5"),
+        "pareto_uncertainty",
+        "variants[0].intervals.pass_rate_mean.lower: expected a number or null, got '0.5'",
+    ),
+    "frontier interval end a boolean": (
+        _set(
+            ("pareto_uncertainty", "variants", 2, "intervals", "total_cost_usd_mean", "upper"), True
+        ),
+        "pareto_uncertainty",
+        "variants[2].intervals.total_cost_usd_mean.upper: expected a number or null, got True",
+    ),
+    "frontier interval reversed": (
+        _set(("pareto_uncertainty", "variants", 1, "intervals", "case_pass_rate", "lower"), 1.5),
+        "pareto_uncertainty",
+        "variants[1].intervals.case_pass_rate.lower: the interval's low end is above its high "
+        "end (lower 1.5 > upper ",
+    ),
+    "frontier interval not an object": (
+        _set(("pareto_uncertainty", "variants", 0, "intervals", "case_pass_rate"), [0.1, 0.2]),
+        "pareto_uncertainty",
+        "variants[0].intervals.case_pass_rate: expected an object or null, got [0.1, 0.2]",
+    ),
     # The bootstrap's settings, kept with the summary and said in the frontier section
     # (a level of 7, a seed as text, clusters with no field were read as they stood).
     "frontier level of 7": (
@@ -315,10 +340,18 @@ def test_what_the_writer_leaves_null_still_loads(tmp_path: Path, saved: dict) ->
     terms[0].update(p_value=float("nan"), ci_low=float("nan"), anova_p=None)
     for key in ("method", "seed", "confidence_level", "resampled", "cluster", "n_clusters"):
         report["pareto_uncertainty"].pop(key)
+    # A bootstrap interval that could not be estimated: null ends, or no interval at all.
+    intervals = report["pareto_uncertainty"]["variants"][0]["intervals"]
+    intervals["pass_rate_mean"] = {"lower": None, "upper": float("nan")}
+    intervals["case_pass_rate"] = None
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report), encoding="utf-8")  # NaN as the token
-    effects = load_report(path).factor_effects
+    loaded = load_report(path)
+    effects = loaded.factor_effects
     assert effects["se"].isna().sum() == len(blank)
+    first = loaded.variants.iloc[0]
+    assert math.isnan(first["pass_rate_mean_boot_ci_low"])
+    assert math.isnan(first["case_pass_rate_boot_ci_high"])
 
 
 def test_a_cluster_bootstraps_settings_are_read_with_its_clusters(
