@@ -58,7 +58,7 @@ import pandas as pd
 
 from ._deprecate import class_keyword_hints
 from ._plain import plain
-from ._values import clip
+from ._values import clip, count_noun
 from .errors import (
     InputError,
     check_count,
@@ -1767,10 +1767,10 @@ class Comparator:
             cases = getattr(results, "remaining_cases", 0)
             live = getattr(results, "live", None)
             # Replies awaiting a judge are not to be called again: said apart, as the CLI.
-            left = live.remaining_text if live is not None else f"{remaining} attempt(s)"
+            left = live.remaining_text if live is not None else count_noun(remaining, "attempt")
             lines.append(
                 f"Incomplete: {left}"
-                + (f"; {cases} input(s) unfinished" if cases else "")
+                + (f"; {count_noun(cases, 'input')} unfinished" if cases else "")
                 + " (run again with the same run_id to finish); the numbers below are over "
                 "the finished trials only."
             )

@@ -43,6 +43,7 @@ from . import _deferred_rich
 from ._choices import PAIRED_METHODS, Correction  # not stats_paired: --help needs no numpy
 from ._cli_errors import EXIT_INVALID_INPUT, fail, masked, output_console
 from ._cli_help import FlagsWithoutTypes
+from ._values import count_noun  # (imports nothing heavy: --help stays quick)
 from .errors import InputError, is_refusal_by_the_system, os_refusal
 
 if TYPE_CHECKING:  # (imported where used: --help loads no pandas)
@@ -874,8 +875,9 @@ def _say_resumed(live: Any, run_dir: Path | None) -> None:
     Console(stderr=True, highlight=False).print(
         Text(
             single_line(
-                f"Resumed from --run-dir {run_dir}: {live.from_journal} of {done} live "
-                f"attempt(s) from its journal, {live.attempted} called now (the targets' code "
+                f"Resumed from --run-dir {run_dir}: {live.from_journal} of "
+                f"{count_noun(done, 'live attempt')} from its journal, {live.attempted} called "
+                "now (the targets' code "
                 "is not checked: a changed agent needs a new --run-dir)"
             ),
             style="yellow",
@@ -990,7 +992,8 @@ def _gates(
         gates.append(
             GateOutcome(
                 EXIT_INCOMPLETE,
-                f"Incomplete: variant(s) with no completed trial: {', '.join(empty)}",
+                f"Incomplete: {count_noun(len(empty), 'variant')} with no completed trial: "
+                f"{', '.join(empty)}",
                 tuple(_failure_reasons(analysis, empty)),
             )
         )
@@ -1190,10 +1193,10 @@ def _failure_reasons(analysis: object, variants: list[str], most: int = 3) -> li
         messages = failed.loc[failed["variant_id"] == variant, "error_message"].fillna("no message")
         counts = messages.value_counts(sort=False)
         for message, count in list(counts.items())[:most]:
-            trials = "1 trial" if count == 1 else f"{count} trials"
-            lines.append(f"{variant}: {trials} failed: {message}")
+            lines.append(f"{variant}: {count_noun(count, 'trial')} failed: {message}")
         if len(counts) > most:
-            lines.append(f"{variant}: {len(counts) - most} other message(s) in the report")
+            others = count_noun(len(counts) - most, "other message")
+            lines.append(f"{variant}: {others} in the report")
     return lines
 
 

@@ -17,6 +17,7 @@ from html import escape
 from typing import Any, Protocol
 
 from ._stopping_block import check_block, declared_correction, is_clustered
+from ._values import count_noun
 from .paired.verdicts import CORRECTION_NAMES, format_difference, format_interval
 
 __all__ = [
@@ -262,7 +263,7 @@ def _paired(cases: Any, clusters: Any) -> str:
     """Paired cases, and with clusters the clusters they make up (the sequence's units)."""
     text = "n/a" if cases is None else str(int(cases))
     if clusters is not None:
-        text += f" ({int(clusters)} cluster{'' if int(clusters) == 1 else 's'})"
+        text += f" ({count_noun(int(clusters), 'cluster')})"
     return text
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from . import stats
 from ._deprecate import keyword_hints
+from ._values import count_noun
 from .errors import InputError, check_pass_k
 from .frames import ExperimentRun, require_run
 
@@ -59,8 +60,8 @@ trials per case (pass@k needs k attempts at a case) (choose each k between 1 and
     trials = run.manifest.trial_count
     if ks[-1] > trials:
         raise InputError(
-            f"pass_k asks for k = {ks[-1]}, but the run has {trials} trial"
-            f"{'' if trials == 1 else 's'} per case (pass@k needs k attempts at a case)",
+            f"pass_k asks for k = {ks[-1]}, but the run has {count_noun(trials, 'trial')} "
+            "per case (pass@k needs k attempts at a case)",
             location="pass_k",
             hint=f"choose each k between 1 and {trials}",
         )

@@ -780,7 +780,7 @@ def test_the_summary_of_a_bounded_run_says_it_is_incomplete(tmp_path):
         experiment, lambda v: str.upper, tracker=tracker, run_id="r", max_attempts=3,
         progress=False,
     )  # fmt: skip
-    assert "Incomplete: 1 attempt(s) still to call; 1 input(s) unfinished" in Comparator().summary(
+    assert "Incomplete: 1 attempt still to call; 1 input unfinished" in Comparator().summary(
         partial
     )
     # The spec's "how many cases remain": 2 variants x 2 inputs, 3 done, so one input open.

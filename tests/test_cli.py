@@ -513,7 +513,7 @@ def test_exit_3_says_why_the_trials_failed(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 3, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert lines[-4].startswith("Incomplete: variant(s) with no completed trial: a, b, c")
+    assert lines[-4].startswith("Incomplete: 3 variants with no completed trial: a, b, c")
     assert lines[-3] == (
         "  a: 2 trials failed: live target returned str for case 'c1'; expected an object "
         "with output and trace"
@@ -643,7 +643,7 @@ def test_max_unanswered_is_said_beside_an_incomplete_variant(tmp_path: Path) -> 
     [a] = [v for v in report["variants"] if v["variant_id"] == "a"]
     live = a["trials"][0]["report"]["summary"]["live"]
     lines = done.stderr.splitlines()
-    assert lines[0] == "Incomplete: variant(s) with no completed trial: c"
+    assert lines[0] == "Incomplete: 1 variant with no completed trial: c"
     assert lines[2] == (
         "Unanswered: more than 20% of the attempts got no answer from the target "
         f"(--max-unanswered): a ({live['error_cases']} of {live['total_cases']})"
@@ -800,7 +800,7 @@ def test_a_resumed_run_says_how_much_came_from_its_journal(tmp_path: Path) -> No
     assert first.returncode == 6 and "Resumed" not in first.stderr, first.stderr
     # The job's summary says why there is no verdict (it wrote nothing), in stderr's words
     stopped = first.stderr.strip().splitlines()[-1]
-    assert stopped == "Stopped: 14 attempt(s) still to call; resume with --run-dir runs"
+    assert stopped == "Stopped: 14 attempts still to call; resume with --run-dir runs"
     text = (folder / "s.md").read_text()
     assert text.startswith("### Experiment ") and f"**Not finished (exit 6).** {stopped}." in text
     calls = folder / "calls.log"
@@ -810,12 +810,12 @@ def test_a_resumed_run_says_how_much_came_from_its_journal(tmp_path: Path) -> No
     called = len(calls.read_text().splitlines()) - before
     assert (before, called) == (10, 14)  # 3 variants x 8 cases, none called twice
     assert second.stderr.splitlines()[0] == (
-        "Resumed from --run-dir runs: 10 of 24 live attempt(s) from its journal, 14 called "
+        "Resumed from --run-dir runs: 10 of 24 live attempts from its journal, 14 called "
         "now (the targets' code is not checked: a changed agent needs a new --run-dir)"
     )
     third = _cli(*args, cwd=folder)
     assert third.returncode == 0 and len(calls.read_text().splitlines()) == 24
-    assert "Resumed from --run-dir runs: 24 of 24 live attempt(s) from its journal, 0 called" in (
+    assert "Resumed from --run-dir runs: 24 of 24 live attempts from its journal, 0 called" in (
         third.stderr
     )
 
@@ -844,7 +844,7 @@ def test_a_new_run_with_a_failed_trial_does_not_say_it_resumed(tmp_path: Path) -
     """A failed trial's cases are attempts never called: counted as the run's attempts
     less this session's calls, they read as taken from a journal, and a new run (with a
     new --run-dir, or with the supervisor's private folder and no --run-dir at all) said
-    "Resumed from --run-dir …: 7 of 48 live attempt(s) from its journal". Only a real
+    "Resumed from --run-dir …: 7 of 48 live attempts from its journal". Only a real
     resume says so, with the journal's count (the calls log counts the calls)."""
     folder = _outage_experiment(tmp_path / "exp")
     base = ["experiment", "run", "manifest.yaml", "suite.yaml", "-q"]
@@ -858,7 +858,7 @@ def test_a_new_run_with_a_failed_trial_does_not_say_it_resumed(tmp_path: Path) -
     again = _cli(*base, "--run-dir", "rd", cwd=folder)
     resumed = [x for x in again.stderr.splitlines() if x.startswith("Resumed")]
     assert resumed == [
-        "Resumed from --run-dir rd: 41 of 41 live attempt(s) from its journal, 0 called now "
+        "Resumed from --run-dir rd: 41 of 41 live attempts from its journal, 0 called now "
         "(the targets' code is not checked: a changed agent needs a new --run-dir)"
     ], again.stderr
 
@@ -982,7 +982,7 @@ def test_a_new_run_dir_restarted_by_the_supervisor_does_not_say_it_resumed(
     assert "Resumed" not in first.stderr
     again = _cli(*args, "--save", "r2.json", cwd=folder)
     assert again.returncode == 0, again.stderr
-    assert "Resumed from --run-dir rd: 9 of 9 live attempt(s) from its journal" in again.stderr
+    assert "Resumed from --run-dir rd: 9 of 9 live attempts from its journal" in again.stderr
 
 
 def test_report_of_a_manifest_names_the_command_that_runs_it() -> None:

@@ -56,6 +56,7 @@ from .._files import write_atomic
 from .._repr import regressed_labels
 from .._values import (
     NO_EVALUATED_ATTEMPT,
+    count_noun,
     frontier_share,
     is_missing,
     missing_interval_reason,
@@ -363,7 +364,7 @@ def _comparisons(a: ExperimentAnalysis) -> str:
             f"<td>{delta}<br><small>z-test p = {p}</small></td>"
             f"<td>{score}</td><td>{latency}</td><td>{cost}</td>"
             f"<td>{_e(', '.join(flagged)) or 'none'}"
-            f"<br><small>{len(c['regressed_case_ids'])} case(s) regressed · "
+            f"<br><small>{count_noun(len(c['regressed_case_ids']), 'case')} regressed · "
             f"{len(c['improved_case_ids'])} improved</small>"
             f"{f'<ul>{warnings}</ul>' if warnings else ''}</td></tr>"
         )

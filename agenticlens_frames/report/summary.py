@@ -124,11 +124,11 @@ def unfinished_markdown(name: str, version: str | None, code: int, state: str) -
 
     Examples
     --------
-    >>> print(unfinished_markdown("exp", "2", 6, "Stopped: 12 attempt(s) still to call; "
+    >>> print(unfinished_markdown("exp", "2", 6, "Stopped: 12 attempts still to call; "
     ...                           "resume with --run-dir runs/a"), end="")
     ### Experiment exp (version 2)
     <BLANKLINE>
-    **Not finished (exit 6).** Stopped: 12 attempt(s) still to call; resume with --run-dir runs/a.
+    **Not finished (exit 6).** Stopped: 12 attempts still to call; resume with --run-dir runs/a.
     No verdict yet: the reports are written when every attempt is done.
     """
     return (

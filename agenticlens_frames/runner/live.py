@@ -46,6 +46,7 @@ from .._deprecate import class_keyword_hints, keyword_hints
 from .._gc import paused_gc
 from .._progress import LogLines, progress_bar, wants_log_lines
 from .._secrets import remember, remember_environment, without_password
+from .._values import count_noun
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry, as_registry
 from ..formats import load_manifest, load_recorded, load_suite
@@ -237,20 +238,25 @@ class LiveRunResult:
         ...                          awaiting_judge=awaiting).remaining_text
         >>> to_call, to_judge = left(12, 4).split(", ", 1)
         >>> to_call
-        '8 attempt(s) still to call'
+        '8 attempts still to call'
         >>> to_judge
         '4 answered and awaiting a judge (judged on resume, not called again)'
         >>> left(4, 4)
-        '4 attempt(s) answered and awaiting a judge (judged on resume, not called again)'
-        >>> left(3, 0), left(0, 0)
-        ('3 attempt(s) still to call', 'every attempt is done')
+        '4 attempts answered and awaiting a judge (judged on resume, not called again)'
+        >>> left(3, 0), left(1, 0), left(1, 1), left(0, 0)
+        ('3 attempts still to call', '1 attempt still to call', '1 attempt answered and \
+awaiting a judge (judged on resume, not called again)', 'every attempt is done')
         """
         to_call = self.remaining - self.awaiting_judge
-        parts = [f"{to_call} attempt(s) still to call"] if to_call else []
+        parts = [f"{count_noun(to_call, 'attempt')} still to call"] if to_call else []
         if self.awaiting_judge:
+            # After the attempts still to call, the noun is understood ("8 attempts still
+            # to call, 4 answered ...").
+            judged = (
+                str(self.awaiting_judge) if parts else count_noun(self.awaiting_judge, "attempt")
+            )
             parts.append(
-                f"{self.awaiting_judge}{'' if parts else ' attempt(s)'} answered and awaiting a "
-                "judge (judged on resume, not called again)"
+                f"{judged} answered and awaiting a judge (judged on resume, not called again)"
             )
         return ", ".join(parts) or "every attempt is done"
 
@@ -909,7 +915,7 @@ def concurrency_plan(
         return concurrency, None
     per_variant = sorted(set(limits.values()))
     each = (
-        f"{per_variant[0]} call(s) per variant"
+        f"{count_noun(per_variant[0], 'call')} per variant"
         if len(per_variant) == 1
         else "the per-variant limits " + ", ".join(f"{v}={n}" for v, n in limits.items())
     )
@@ -924,8 +930,9 @@ def concurrency_plan(
         else "raise concurrency: on the variants"
     )
     return ceiling, (
-        f"concurrency {concurrency} is capped at {ceiling} calls in flight: {len(limits)} live "
-        f"variant(s) at {each} (max_workers: {manifest.max_workers} in {manifest.path}). "
+        f"concurrency {concurrency} is capped at {ceiling} calls in flight: "
+        f"{count_noun(len(limits), 'live variant')} at {each} "
+        f"(max_workers: {manifest.max_workers} in {manifest.path}). "
         f"To use {concurrency}, {fix}"
     )
 
@@ -980,9 +987,9 @@ def _note_changed_judges(samples: JudgeSamples, registry: EvaluatorRegistry | No
                 stale[(judge, version, now)] = stale.get((judge, version, now), 0) + 1
     for (judge, version, now), count in stale.items():
         _LOG.warning(
-            "Note: %d journaled sample(s) of judge %r (version %r) are not reused: the "
-            "judge is now %s; those evaluations are judged again from their first sample",
-            count,
+            "Note: %s of judge %r (version %r) not reused: the judge is now %s; those "
+            "evaluations are judged again from their first sample",
+            count_noun(count, "journaled sample"),
             judge,
             version,
             f"version {now!r}" if registry is not None and judge in registry else "not registered",
@@ -1403,9 +1410,9 @@ async def arun_live(
             again = ledger.reopen_unavailable()
             if again:
                 _LOG.warning(
-                    "Note: %d attempt(s) with an unavailable judge score are judged again "
-                    "from their journaled reply (their targets are not called again)",
-                    again,
+                    "Note: %s with an unavailable judge score judged again from the "
+                    "journaled reply (the targets are not called again)",
+                    count_noun(again, "attempt"),
                 )
         # Counted from the journal, not as the run's attempts less this session's: a failed
         # trial's cases were never called, yet they are attempts of the run.
@@ -1815,7 +1822,7 @@ def load_run_folder(
         )
     if remaining:
         raise InputError(
-            f"{remaining} attempt(s) of the live variants have not run yet",
+            f"{count_noun(remaining, 'attempt')} of the live variants not run yet",
             file=path,
             hint=f"resume: {resume}",
         )
@@ -1823,10 +1830,10 @@ def load_run_folder(
         # Not refused: what the folder holds is loaded; the gap is said, and shows in the
         # scores (unavailable, NotJudged) and the unavailable-judge notes.
         _LOG.warning(
-            "Note: %d judge sample(s) of the recorded variants are not in run folder %s (a "
+            "Note: %s of the recorded variants not in run folder %s (a "
             "replay interrupted, or a judge whose version changed): they are unavailable in "
             "this load, which calls no judge; to judge them, resume: %s",
-            replays.missing,
+            count_noun(replays.missing, "judge sample"),
             path,
             resume,
         )

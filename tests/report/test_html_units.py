@@ -74,6 +74,20 @@ def test_compatible_changes_carry_their_units(page: str, attempts: pd.DataFrame)
     assert not re.search(r"<td>[+-]\d+\.\d%<br>", compat)  # no rate change as a bare "%"
 
 
+def test_the_compatible_rows_count_regressed_cases_in_words(
+    page: str, attempts: pd.DataFrame
+) -> None:
+    """The row said "5 case(s) regressed"; it says "5 cases regressed" (a case regresses
+    when its pass rate falls by more than the threshold, 0.05 by default)."""
+    compat = _section(page, "compat")
+    rate = attempts.groupby(["variant_id", "case_id"])["passed"].mean().unstack()
+    for variant in ("cand", "other"):
+        n = int((rate.loc["base"] - rate.loc[variant] > 0.05).sum())
+        (row,) = re.findall(rf"<tr data-variant='{variant}'>.*?</tr>", compat)
+        assert f"<small>{n} cases regressed · " in row, row
+    assert "case(s)" not in compat
+
+
 def test_variant_notes_say_the_verdicts_latency_and_cost_are_per_attempt(page: str) -> None:
     notes = " ".join(re.findall(r"<p class='note'>(.*?)</p>", _section(page, "variants")))
     assert "per-trial values" in notes and "latency and cost are per attempt" in notes

@@ -157,7 +157,7 @@ def test_ctrl_c_during_the_final_judge_drain_of_a_python_api_run(tmp_path):
         assert 0 < awaiting == remaining
         assert len(_lines(log)) < API_ATTEMPTS
         assert summary["text"] == (
-            f"{awaiting} attempt(s) answered and awaiting a judge "
+            f"{awaiting} attempt{'s' * (awaiting != 1)} answered and awaiting a judge "
             "(judged on resume, not called again)"
         )
         # The Comparator's summary says the same (it counted them as "remaining")
@@ -203,8 +203,8 @@ def test_ctrl_c_during_the_final_judge_drain_of_experiment_run(write_experiment,
     remaining, awaiting = _left(run_dir, total)
     assert 0 < awaiting == remaining
     assert (
-        f"Interrupted: {awaiting} attempt(s) answered and awaiting a judge (judged on resume, "
-        f"not called again); resume with --run-dir {run_dir}"
+        f"Interrupted: {awaiting} attempt{'s' * (awaiting != 1)} answered and awaiting a "
+        f"judge (judged on resume, not called again); resume with --run-dir {run_dir}"
     ) in err
     # The progress line counted the answered attempts as done: all of them.
     done = re.findall(r": (\d+)/(\d+) attempts", err)
@@ -251,8 +251,8 @@ def test_the_interrupt_counts_agree_with_the_journal_and_the_progress_line(
     to_call = remaining - awaiting
     assert to_call > 0 and awaiting > 0
     assert result.remaining_text == (
-        f"{to_call} attempt(s) still to call, {awaiting} answered and awaiting a judge "
-        "(judged on resume, not called again)"
+        f"{to_call} attempt{'s' * (to_call != 1)} still to call, {awaiting} answered and "
+        "awaiting a judge (judged on resume, not called again)"
     )
     done, of = map(int, re.findall(r": (\d+)/(\d+) attempts", capsys.readouterr().err)[-1])
     assert (of, of - done) == (total, to_call)

@@ -338,7 +338,8 @@ def test_a_changed_judge_version_never_reuses_old_samples(
         TOTAL_CALLS - len(finished) * CALLS_PER_ATTEMPT - reused
     )
     assert [r.getMessage() for r in caplog.records if "not reused" in r.getMessage()] == [
-        f"Note: {stale} journaled sample(s) of judge 'tone' (version '1') are not reused: "
+        f"Note: {stale} journaled sample{'s' * (stale != 1)} of judge 'tone' (version '1') "
+        "not reused: "
         "the judge is now version '2'; those evaluations are judged again from their first "
         "sample"
     ]

@@ -483,8 +483,8 @@ def test_loading_a_run_folder_never_calls_the_judge_and_reads_what_the_resume_ju
     meta = tone.loc[(tone["variant_id"] != "live").to_numpy(), "metadata"].map(json.loads)
     assert len(meta) == recorded
     assert all(m["judge_error"].startswith("NotJudged: not judged in this run") for m in meta)
-    notes = [r.getMessage() for r in caplog.records if "are not in run folder" in r.getMessage()]
-    assert len(notes) == 1 and notes[0].startswith(f"Note: {recorded} judge sample(s)")
+    notes = [r.getMessage() for r in caplog.records if "not in run folder" in r.getMessage()]
+    assert len(notes) == 1 and notes[0].startswith(f"Note: {recorded} judge samples of the")
 
     # Without a run folder there is nowhere to keep scores: the load judges, and says so.
     caplog.clear()

@@ -833,7 +833,7 @@ def test_load_experiment_reads_a_live_runs_folder_or_says_how_to_run_it(write_ex
         load_experiment(manifest, suite, run_dir=run_dir)
     partial = run_experiment(manifest, suite, progress=False, run_dir=run_dir, max_attempts=2)
     with pytest.raises(
-        InputError, match=rf"{partial.remaining} attempt\(s\) .*not run yet.*resume"
+        InputError, match=rf"{partial.remaining} attempts? of .*not run yet.*resume"
     ):
         load_experiment(manifest, suite, run_dir=run_dir)
     done = run_experiment(manifest, suite, progress=False, run_dir=run_dir)

@@ -159,7 +159,7 @@ def test_an_early_stopped_run_folder_loads_as_the_run_returned_it(tmp_path) -> N
     # Not decided yet, attempts left: still refused, with the resume.
     partial = tmp_path / "partial"
     run_experiment(manifest, suite, run_dir=partial, max_attempts=20, **kwargs)
-    with pytest.raises(InputError, match="have not run yet") as refused:
+    with pytest.raises(InputError, match="not run yet") as refused:
         load_experiment(manifest, suite, run_dir=partial)
     assert "resume" in str(refused.value)
 
