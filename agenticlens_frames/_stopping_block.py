@@ -136,7 +136,9 @@ def _expected(kind: str, where: Sequence[str | int]) -> str:
     if not where:
         return _ROOTS[kind]
     last = where[-1]
-    return "an object" if isinstance(last, int) else _EXPECTED[last]
+    # (A key the table lacks still gets a refusal, not a KeyError: the test of this module
+    # keeps the table complete.)
+    return "an object" if isinstance(last, int) else _EXPECTED.get(last, "a valid value")
 
 
 #: Each candidate's interval ends: the gate of a run the rule watched reads ``lower`` as

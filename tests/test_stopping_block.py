@@ -21,10 +21,11 @@ from agenticlens_frames import _stopping_block as sb
     ],
 )
 def test_every_key_a_check_can_name_has_its_expectation_in_words(key: str) -> None:
-    """A key the checks can name with no words for it would turn the refusal into a
-    KeyError traceback."""
+    """A key the checks can name has its own words (without them the refusal would say
+    only "a valid value")."""
     said = sb.expected_at("stopping", {key: None}, [key])
     assert said.startswith("expected ") and said.endswith(", got None")
+    assert "a valid value" not in said
 
 
 def test_a_candidate_or_row_that_is_not_an_object_is_said_so() -> None:
