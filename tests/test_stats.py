@@ -105,6 +105,32 @@ def test_wilson_edges_and_shapes() -> None:
     assert grid_lower.shape == (2, 3)
 
 
+def test_wilson_score_clips_to_the_unit_interval_without_the_edge_flags() -> None:
+    """At a proportion of 0 or 1 the formula's ends land on 0 and 1 up to rounding (below
+    0 or above 1 by 1e-17 for many sizes); without ``all_fail`` / ``all_pass`` only the
+    clip keeps them inside [0, 1]. Reference: statsmodels' Wilson interval."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    for level in CONFIDENCE_LEVELS:
+        z = statistics.NormalDist().inv_cdf(0.5 + level / 2)
+        for n in range(1, 60):
+            for p in (0.0, 1.0):
+                low, high = stats.wilson_score(p, float(n), z, all_fail=False, all_pass=False)
+                ref_low, ref_high = proportion_confint(int(p * n), n, 1 - level, "wilson")
+                assert 0.0 <= float(low) <= float(high) <= 1.0, (level, n, p)
+                assert float(low) == pytest.approx(ref_low, abs=1e-15)
+                assert float(high) == pytest.approx(ref_high, abs=1e-15)
+
+
+def test_whole_number_floats_are_counts() -> None:
+    # Counts read from a table arrive as floats (3.0); only fractions and NaN are refused.
+    lower, upper = stats.wilson_interval(np.array([0.0, 3.0]), np.array([10.0, 10.0]), 0.95)
+    expected = [wilson_by_hand(0, 10, 0.95), wilson_by_hand(3, 10, 0.95)]
+    assert_bit_equal(lower, [e[0] for e in expected])
+    assert_bit_equal(upper, [e[1] for e in expected])
+    assert_bit_equal(stats.pass_at_k(np.array([5.0]), np.array([2.0]), 2), [0.7])
+
+
 @pytest.mark.parametrize(
     ("successes", "trials"), [(3, 2), (-1, 2), (1, -2), (0.5, 2), ("a", 2), (np.nan, 2)]
 )
@@ -252,6 +278,50 @@ def test_percentile_linear_rejects_bad_input() -> None:
         stats.percentile_linear([], 0.5)
     with pytest.raises(ValueError):
         stats.percentile_linear([1.0], 1.5)
+
+
+def test_harmonic_mean_matches_statistics() -> None:
+    rng = np.random.default_rng(43)
+    for _ in range(200):
+        counts = rng.integers(1, 9, int(rng.integers(1, 8))).astype(float)
+        expected = statistics.harmonic_mean(counts.tolist())
+        assert stats.harmonic_mean(counts) == pytest.approx(expected, rel=1e-14)
+    # Equal counts give the count itself: n / sum(1/3) is 3.0000000000000004.
+    assert repr(stats.harmonic_mean(np.array([3.0] * 5))) == "3.0"
+    assert stats.harmonic_mean(np.array([4.0])) == 4.0
+    assert math.isnan(stats.harmonic_mean(np.array([])))
+
+
+def test_row_fmean_stdev_matches_statistics_row_by_row() -> None:
+    # Few distinct values, so rows repeat (also in another order) and share one computation.
+    rng = np.random.default_rng(47)
+    matrix = rng.integers(0, 4, (80, 5)) / 4
+    matrix[rng.random(matrix.shape) < 0.35] = np.nan
+    matrix[0] = np.nan
+    matrix[1, 1:] = np.nan
+    matrix[2, 2:] = np.nan
+    matrix[3] = [0.1, 0.2, 0.7, np.nan, 1e16]
+    count, mean, sd = stats.row_fmean_stdev(matrix)
+    for i, row in enumerate(matrix.tolist()):
+        present = [x for x in row if not math.isnan(x)]
+        assert count[i] == len(present)
+        assert bits(mean[i]) == bits(statistics.fmean(present) if present else math.nan)
+        assert bits(sd[i]) == bits(statistics.stdev(present) if len(present) > 1 else math.nan)
+
+
+def test_row_fmean_stdev_of_no_rows_or_no_columns() -> None:
+    for shape in [(0, 3), (2, 0)]:
+        count, mean, sd = stats.row_fmean_stdev(np.empty(shape))
+        assert count.tolist() == [0] * shape[0]
+        assert np.isnan(mean).all() and np.isnan(sd).all() and len(mean) == shape[0]
+    # One row, one column: the general path.
+    count, mean, sd = stats.row_fmean_stdev([[0.5, 1.0, np.nan]])
+    assert (count.tolist(), mean.tolist()) == ([2], [0.75])
+    assert sd.tolist() == [statistics.stdev([0.5, 1.0])]
+    count, mean, sd = stats.row_fmean_stdev([[0.25], [np.nan]])
+    assert count.tolist() == [1, 0] and mean[0] == 0.25 and np.isnan([mean[1], *sd]).all()
+    with pytest.raises(ValueError, match="2-D"):
+        stats.row_fmean_stdev([1.0, 2.0])
 
 
 # --- metric_summary ------------------------------------------------------------------

@@ -165,3 +165,139 @@ def test_p_best_of_an_objective_no_candidate_has_is_nan_and_else_sums_to_one() -
     # Independent: the argmax among the known values of the 200 resamples that have one.
     best = np.nanargmax(obj[100:, :, 0], axis=1)
     np.testing.assert_allclose(res.p_best[:, 0], np.bincount(best, minlength=4) / 200)
+
+
+def _naive_counts(n_case: int, n_boot: int, seed: int) -> np.ndarray:
+    """The documented draw, counted with a Counter: one child generator per block of 256
+    resamples, each drawing (resamples in block, cases) int32 case indices."""
+    from collections import Counter
+
+    children = np.random.SeedSequence(seed).spawn(-(-n_boot // 256))
+    rows = []
+    for block, child in enumerate(children):
+        size = min(256, n_boot - block * 256)
+        draws = np.random.default_rng(child).integers(0, n_case, (size, n_case), dtype=np.int32)
+        for drawn in draws.tolist():
+            seen = Counter(drawn)
+            rows.append([seen[c] for c in range(n_case)])
+    return np.array(rows, dtype=np.float32).reshape(n_boot, n_case)
+
+
+@pytest.mark.parametrize(("n_case", "n_boot"), [(1, 5), (4, 256), (6, 400)])
+def test_counts_of_one_case_one_full_block_and_two_blocks(n_case: int, n_boot: int) -> None:
+    got = sf.bootstrap_case_counts(n_case, n_boot, seed=12)
+    np.testing.assert_array_equal(got, _naive_counts(n_case, n_boot, 12))
+    # Any slice, also one that ends on a block boundary, is that slice of the draw.
+    for start, stop in [(0, 255), (0, 256), (250, n_boot), (3, 3)]:
+        if start <= stop <= n_boot:
+            part = sf.bootstrap_case_counts(n_case, n_boot, 12, start=start, stop=stop)
+            np.testing.assert_array_equal(part, got[start:stop])
+            assert part.shape == (stop - start, n_case)
+
+
+def test_cluster_counts_are_a_case_bootstrap_of_the_clusters_spread_to_their_cases() -> None:
+    # Clusters 0 … 3 over 7 cases: G = 4 cluster indices drawn per resample, and every case
+    # gets the count of its cluster; each resample has G draws, not 7.
+    codes = np.array([2, 0, 0, 1, 3, 3, 3])
+    got = sf.bootstrap_case_counts(7, 300, seed=5, clusters=codes)
+    per_cluster = _naive_counts(4, 300, 5)
+    np.testing.assert_array_equal(got, per_cluster[:, codes])
+    assert (got[:, 1] == got[:, 2]).all() and (got[:, 4] == got[:, 6]).all()
+    for bad in ([0, 1, 2], [0, 0, 1, 1, 2, 2, -1]):
+        with pytest.raises(ValueError, match="clusters"):
+            sf.bootstrap_case_counts(len(bad) if len(bad) == 7 else 7, 10, 1, clusters=bad)
+    with pytest.raises(ValueError, match="at least one case"):
+        sf.bootstrap_case_counts(0, 10, 1)
+
+
+def test_ratio_means_refuse_mismatched_shapes() -> None:
+    a = np.ones((2, 3, 4))
+    with pytest.raises(ValueError, match="variants, trials, cases"):
+        sf.resampled_trial_ratio_means(np.ones((1, 4)), a, np.ones((2, 3, 5)), np.ones((2, 3)))
+    with pytest.raises(ValueError, match="variants, trials, cases"):
+        sf.resampled_trial_ratio_means(np.ones((1, 4)), a, a, np.ones((2, 2)))
+    with pytest.raises(ValueError, match="variants, trials, cases"):
+        sf.resampled_trial_ratio_means(np.ones((1, 4)), a[0], a[0], np.ones(3))
+
+
+def test_variants_with_one_or_no_trial() -> None:
+    # Variant 0: one completed trial; variant 1: its only trial did not complete (padding
+    # in the second slot). Counts: case 0 drawn twice, case 1 once.
+    counts = np.array([[2.0, 1.0, 0.0]])
+    num = np.array([[[1.0, 0.0, 1.0], [0.0, 0.0, 0.0]], [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]])
+    den = np.ones_like(num)
+    done = np.array([[True, False], [False, False]])
+    mean, n = sf.resampled_trial_ratio_means(counts, num, den, done)
+    assert mean[0, 0] == pytest.approx(2 / 3) and n.tolist() == [[1, 0]]
+    assert np.isnan(mean[0, 1])
+    # All passed: variant 0's one attempted trial failed only on the undrawn case 2.
+    failed = np.array([[[0.0, 0.0, 1.0], [0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0]] * 2])
+    tried = np.array([[True, False], [False, False]])
+    rate = sf.resampled_all_pass_rate(counts, failed, done, tried)
+    assert rate[0, 0] == 1.0 and np.isnan(rate[0, 1])
+    rate = sf.resampled_all_pass_rate(np.array([[1.0, 1.0, 1.0]]), failed, done, tried)
+    assert rate[0, 0] == 0.0
+
+
+def _frontier_by_loops(
+    values: np.ndarray, maximize: list[bool], unknown: np.ndarray, eligible: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """P(front) and P(best) resample by resample: a double loop for dominance among the
+    eligible candidates (unknown values skipped), the best known value with ties split."""
+    n_boot, n_cand, n_obj = values.shape
+    on_front, times = np.zeros(n_cand), np.zeros(n_cand)
+    best_share, decided = np.zeros((n_cand, n_obj)), np.zeros(n_obj)
+    for b in range(n_boot):
+        live = [i for i in range(n_cand) if eligible[b, i]]
+        for i in live:
+            times[i] += 1
+            dominated = False
+            for j in live:
+                if j == i:
+                    continue
+                not_worse, better = True, False
+                for k in range(n_obj):
+                    if unknown[b, i, k] or unknown[b, j, k]:
+                        continue
+                    mine, theirs = values[b, i, k], values[b, j, k]
+                    not_worse &= theirs >= mine if maximize[k] else theirs <= mine
+                    better |= theirs > mine if maximize[k] else theirs < mine
+                dominated |= not_worse and better
+            on_front[i] += not dominated
+        for k in range(n_obj):
+            known = [i for i in live if not unknown[b, i, k]]
+            if not known:
+                continue
+            decided[k] += 1
+            pick = max if maximize[k] else min
+            top = pick(values[b, i, k] for i in known)
+            winners = [i for i in known if values[b, i, k] == top]
+            for i in winners:
+                best_share[i, k] += 1 / len(winners)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_front = np.where(times > 0, on_front / times, np.nan)
+        p_best = np.where((times > 0)[:, None] & (decided > 0), best_share / decided, np.nan)
+    return p_front, p_best
+
+
+def test_frontier_probabilities_with_unknowns_eligibility_and_minimised_objectives() -> None:
+    rng = np.random.default_rng(8)
+    n_boot, n_cand, n_obj = 60, 3, 4  # more objectives than candidates
+    values = rng.integers(0, 3, (n_boot, n_cand, n_obj)).astype(float)  # ties
+    unknown = rng.random(values.shape) < 0.15
+    unknown[1:, :, 3] = True  # objective 3 is known in one resample only
+    eligible = rng.random((n_boot, n_cand)) < 0.85
+    eligible[:, 2] = False
+    eligible[7, 2] = True  # candidate 2 is eligible once, and then best on every objective
+    values[7, 2], unknown[7, 2] = [3.0, -1.0, -1.0, 3.0], False
+    maximize = [True, False, False, True]
+    res = sf.frontier_probabilities(values, maximize, unknown=unknown, eligible=eligible)
+    p_front, p_best = _frontier_by_loops(values, maximize, unknown, eligible)
+    np.testing.assert_allclose(res.p_frontier, p_front, rtol=1e-12)
+    np.testing.assert_allclose(res.p_best, p_best, rtol=1e-12)
+    assert res.n_resamples == n_boot
+    # The same unknowns written as NaN give the same probabilities.
+    as_nan = sf.frontier_probabilities(
+        np.where(unknown, np.nan, values), maximize, eligible=eligible
+    )
+    np.testing.assert_allclose(as_nan.p_best, p_best, rtol=1e-12)

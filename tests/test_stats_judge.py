@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agenticlens_frames.stats_judge import nested_variance_components
+from agenticlens_frames.stats_judge import fleiss_kappa, nested_variance_components
 
 
 def _anova_by_loops(y: np.ndarray) -> tuple[float, float, float]:
@@ -87,3 +87,100 @@ def test_balanced_counts_are_whole_numbers() -> None:
     got = nested_variance_components(*_long(y))
     assert (got.trials, got.samples) == (3.0, 3.0)
     assert repr(got.trials) == "3.0"
+
+
+def _kappa_by_pairs(labels: list[str], subjects: list[int]) -> float:
+    """Fleiss' kappa written out: per subject with two or more labels, the share of its
+    ordered pairs of distinct judgements that agree; chance agreement the sum of the
+    squared label shares over those subjects' labels."""
+    import itertools
+    from collections import Counter
+
+    by_subject: dict[int, list[str]] = {}
+    for label, subject in zip(labels, subjects, strict=True):
+        by_subject.setdefault(subject, []).append(label)
+    rated = [group for group in by_subject.values() if len(group) >= 2]
+    agreement = [
+        sum(a == b for a, b in itertools.permutations(group, 2)) / (len(group) * (len(group) - 1))
+        for group in rated
+    ]
+    pooled = Counter(label for group in rated for label in group)
+    total = sum(pooled.values())
+    chance = sum((count / total) ** 2 for count in pooled.values())
+    return (sum(agreement) / len(agreement) - chance) / (1 - chance)
+
+
+def test_fleiss_kappa_equals_statsmodels_for_a_constant_number_of_labels() -> None:
+    inter_rater = pytest.importorskip("statsmodels.stats.inter_rater")
+    rng = np.random.default_rng(19)
+    ratings = rng.choice(["good", "bad", "unsure"], size=(30, 4), p=[0.6, 0.3, 0.1])
+    ratings[:10] = ratings[:10, :1]  # some subjects judged alike every time
+    table, _ = inter_rater.aggregate_raters(ratings)
+    expected = inter_rater.fleiss_kappa(table, method="fleiss")
+    subjects = np.repeat(np.arange(30), 4)
+    assert fleiss_kappa(ratings.ravel(), subjects) == pytest.approx(expected, rel=1e-12)
+
+
+def test_fleiss_kappa_with_unequal_labels_per_subject_equals_pair_counting() -> None:
+    rng = np.random.default_rng(23)
+    sizes = rng.integers(1, 6, 40)  # subjects with a single label are left out
+    subjects = np.repeat(np.arange(40), sizes)
+    labels = rng.choice(["a", "b", "c"], size=len(subjects), p=[0.5, 0.3, 0.2])
+    got = fleiss_kappa(labels, subjects)
+    assert got == pytest.approx(_kappa_by_pairs(labels.tolist(), subjects.tolist()), rel=1e-12)
+    # Subjects of one label change nothing.
+    more = np.concatenate([subjects, [100, 101]]), np.concatenate([labels, ["c", "c"]])
+    assert fleiss_kappa(more[1], more[0]) == pytest.approx(got, rel=1e-12)
+
+
+def test_fleiss_kappa_edges() -> None:
+    # Perfect agreement on two labels: 1; every label the same: chance is 1, undefined.
+    assert fleiss_kappa(["x", "x", "y", "y"], [0, 0, 1, 1]) == pytest.approx(1.0)
+    assert np.isnan(fleiss_kappa(["x", "x", "x", "x"], [0, 0, 1, 1]))
+    assert np.isnan(fleiss_kappa(["x", "y"], [0, 1]))  # no subject has two labels
+    assert np.isnan(fleiss_kappa([], []))
+    with pytest.raises(ValueError, match="same length"):
+        fleiss_kappa(["x"], [0, 1])
+
+
+def test_one_trial_per_case_is_the_one_way_anova_of_cases_and_samples() -> None:
+    """No case has two trials: the trial component is unknown and the case component is
+    the one-way random-effects estimate (MS_between - MS_within) / n by loops."""
+    rng = np.random.default_rng(29)
+    y = rng.normal(0, 0.4, (15, 1, 1)) + rng.normal(0, 0.3, (15, 1, 3))
+    a, _, n = y.shape
+    grand = y.mean()
+    ms_between = n * sum((y[i].mean() - grand) ** 2 for i in range(a)) / (a - 1)
+    ms_within = sum((y[i, 0, k] - y[i].mean()) ** 2 for i in range(a) for k in range(n)) / (
+        a * (n - 1)
+    )
+    got = nested_variance_components(*_long(y))
+    assert got.trial is None
+    assert got.judge == pytest.approx(ms_within, rel=1e-12)
+    assert got.case == pytest.approx(max(0.0, (ms_between - ms_within) / n), rel=1e-12)
+    assert got.case > 0
+    # One value per case: the case component is the values' variance.
+    values = [0.2, 0.9, 0.4, 0.6]
+    single = nested_variance_components(values, [0, 1, 2, 3], [0, 1, 2, 3])
+    assert (single.judge, single.trial) == (None, None)
+    assert single.case == pytest.approx(float(np.var(values, ddof=1)), rel=1e-12)
+
+
+def test_a_single_repeated_sample_is_the_judge_variance() -> None:
+    # One attempt of four has two samples: one degree of freedom, the pair's variance.
+    got = nested_variance_components([0.2, 0.6, 1.0, 0.0, 0.5], [0, 0, 0, 1, 1], [0, 0, 1, 2, 3])
+    assert got.judge == pytest.approx(float(np.var([0.2, 0.6], ddof=1)), rel=1e-12)
+
+
+def test_too_little_data_leaves_components_unknown() -> None:
+    empty = nested_variance_components([], [], [])
+    assert (empty.cases, empty.attempts, empty.case, empty.trial, empty.judge) == (
+        0, 0, None, None, None,
+    )  # fmt: skip
+    one = nested_variance_components([0.5], [0], [0])
+    assert (one.cases, one.attempts, one.trials, one.samples) == (1, 1, 1.0, 1.0)
+    assert (one.case, one.trial, one.judge) == (None, None, None)
+    # One case, two trials of two samples: no case component with one case.
+    one_case = nested_variance_components([0.0, 1.0, 0.5, 0.5], [0] * 4, [0, 0, 1, 1])
+    assert one_case.cases == 1 and one_case.case is None
+    assert one_case.judge == pytest.approx(0.25)  # (0.5 + 0) / 2

@@ -7,7 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from agenticlens_frames.stats_sequential import BettingConfidenceSequence, candidate_alpha, decide
+from agenticlens_frames.stats_sequential import (
+    BettingConfidenceSequence,
+    applied_correction,
+    candidate_alpha,
+    decide,
+)
 
 
 def _naive_log_capital(d: list[float], value: float, alpha: float, c: float = 0.5) -> float:
@@ -178,3 +183,88 @@ def test_the_one_sided_lower_sequence_misses_at_most_alpha_under_peeking() -> No
         lower.update(d[:, i])
         missed |= lower.interval()[0] > 0
     assert 0 < missed.mean() <= 0.05
+
+
+def _naive_interval(d: list[float], alpha: float, c: float = 0.5) -> tuple[float, float]:
+    """The two-sided sequence's ends, written out: at each grid value, the hedged capital
+    case by case; the value is excluded once that capital has reached 1/alpha; the ends
+    are the smallest and largest grid values never excluded."""
+    alive = []
+    for k in range(801):
+        value = -1 + 0.0025 * k
+        m = (value + 1) / 2
+        plus = minus = 1.0
+        sum_x = sum_sq = 0.0
+        var, excluded = 0.25, False
+        for t, di in enumerate(d, start=1):
+            x = (di + 1) / 2
+            lam = math.sqrt(2 * math.log(2 / alpha) / (var * t * math.log(1 + t)))
+            plus *= 1 + min(lam, c / m if m > 0 else math.inf) * (x - m)
+            minus *= 1 - min(lam, c / (1 - m) if m < 1 else math.inf) * (x - m)
+            excluded |= 0.5 * plus + 0.5 * minus >= 1 / alpha
+            sum_x += x
+            mean = (0.5 + sum_x) / (t + 1)
+            sum_sq += (x - mean) ** 2
+            var = (0.25 + sum_sq) / (t + 1)
+        if not excluded:
+            alive.append(value)
+    return min(alive), max(alive)
+
+
+def test_the_two_sided_ends_match_a_naive_grid_loop() -> None:
+    # A positive mean difference, so both ends lie inside (-1, 1) after 60 cases.
+    rng = np.random.default_rng(13)
+    d = rng.choice(
+        [-1, -1 / 3, 0, 1 / 3, 2 / 3, 1], size=60, p=np.array([1, 2, 5, 3, 2, 2]) / 15
+    ).tolist()
+    cs = BettingConfidenceSequence(0.05)
+    for x in d:
+        cs.update([x])
+    low, high = cs.interval()
+    want_low, want_high = _naive_interval(d, 0.05)
+    assert -1 < want_low < want_high < 1
+    assert (low[0], high[0]) == pytest.approx((want_low, want_high), abs=1e-9)
+
+
+def test_capital_near_the_ends_of_the_grid_matches_a_naive_loop() -> None:
+    # Near m = 0 or 1 the caps c/m and c/(1-m) are large, so the first bets are the
+    # plug-in lambda_1 itself, set by the prior variance 1/4.
+    rng = np.random.default_rng(17)
+    d = rng.choice([-1, 0, 1], size=30).tolist()
+    cs = BettingConfidenceSequence(0.05)
+    for x in d:
+        cs.update([x])
+    for value in (-0.995, -0.95, 0.95, 0.995):
+        assert cs.log_capital(value)[0] == pytest.approx(_naive_log_capital(d, value, 0.05))
+
+
+def test_decisions_need_an_end_strictly_past_zero_or_inside_the_margin() -> None:
+    """0 and ±δ are grid points, so an end can sit exactly on them: an end at 0 has not
+    excluded 0, and an end at ±δ has not excluded a difference as large as δ."""
+    assert decide(0.0025, 0.3) == "better"
+    assert decide(-0.3, -0.0025) == "worse"
+    assert decide(0.0, 0.3) is None
+    assert decide(-0.3, 0.0) is None
+    assert decide(-0.0475, 0.0475, margin=0.05) == "within ±δ"
+    assert decide(-0.05, 0.01, margin=0.05) is None
+    assert decide(-0.01, 0.05, margin=0.05) is None
+    assert decide(-0.01, 0.01) is None
+
+
+@pytest.mark.parametrize(
+    ("n_candidates", "correction", "expected"),
+    [
+        (1, "holm", "none"),
+        (1, "bonferroni", "none"),
+        (2, "holm", "bonferroni"),
+        (2, "benjamini_hochberg", "bonferroni"),
+        (3, "none", "none"),
+        (2, "none", "none"),
+    ],
+)
+def test_the_correction_across_candidates_is_bonferroni_from_two(
+    n_candidates: int, correction: str, expected: str
+) -> None:
+    assert applied_correction(n_candidates, correction) == expected
+    alpha = candidate_alpha(0.05, n_candidates, correction)
+    assert alpha == (0.05 / n_candidates if expected == "bonferroni" else 0.05)
