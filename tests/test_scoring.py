@@ -227,3 +227,35 @@ def test_a_schema_pattern_is_read_as_re_reads_it(pattern: str) -> None:
     assert [ours.is_valid(text) for text in outputs] == expected
     if pattern.startswith("^TCK"):
         assert expected[:2] == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("schema", "payload"),
+    [
+        ({"required": ["a"], "properties": {"b": {"type": "string"}}}, {"b": 1}),
+        (
+            {"type": "object", "minProperties": 3, "additionalProperties": False},
+            {"b": 1},
+        ),
+    ],
+)
+def test_the_first_schema_violation_is_the_packages_when_several_keywords_fail(
+    schema: dict, payload: dict
+) -> None:
+    """The explanation quotes the first error jsonschema yields, which follows the order
+    of the schema's keywords as the suite wrote them; the schema was read back with its
+    keys sorted, so another keyword's error was quoted than the package's."""
+    import json
+
+    package = pytest.importorskip("agenticlens.evaluation", reason="needs agenticlens 0.10")
+    output = json.dumps(payload)
+    _, sink = _score(_case(output_json_schema=schema), output)
+    suite = package.TestSuite(
+        name="s",
+        version="1",
+        cases=[package.TestCase(id="c1", name="case one", output_json_schema=schema)],
+    )
+    sample = package.EvaluationSample(case_id="c1", output=output, trace={})
+    (theirs,) = package.evaluate_suite(suite, [sample]).cases[0].scores
+    assert (sink.name, sink.passed) == (["json_schema"], [False])
+    assert sink.explanation == [theirs.explanation]
