@@ -209,7 +209,18 @@ def test_unavailable_samples_and_failed_calls() -> None:
 
 @pytest.mark.parametrize(
     "pattern",
-    [r"^TCK-[[:digit:]]{6}$", r"^[[a]b]+$", r"^[^[]x$", r"^[]a[]+$", r"^\[[[:alpha:]]\]$"],
+    [
+        r"^TCK-[[:digit:]]{6}$",
+        r"^[[a]b]+$",
+        r"^[^[]x$",
+        r"^[]a[]+$",
+        r"^\[[[:alpha:]]\]$",
+        # a negated set whose first member is "]"; escapes in and out of a set; two sets
+        r"^[^]a[]+$",
+        r"^\d-[[:digit:]]\]$",
+        r"^[\][]x$",
+        r"^[a-c][[]b?$",
+    ],
 )
 def test_a_schema_pattern_is_read_as_re_reads_it(pattern: str) -> None:
     """The reference validator (jsonschema on Python's re) reads a "[" inside a set
@@ -226,6 +237,7 @@ def test_a_schema_pattern_is_read_as_re_reads_it(pattern: str) -> None:
     ours = _validator_for(json.dumps(schema))
     reference = Draft202012Validator(schema)
     outputs = ["TCK-661345", "TCK-d]]]]]]", "ab]", "a", "[x", "[]", "x", "[a]", "[[]", "b]]"]
+    outputs += ["b", "bc", "^", "]", "1-:]", "1-7]", "1-:]]", "]x", "[x", "a[", "a[b", "ab"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # re: "Possible nested set"
         expected = [reference.is_valid(text) for text in outputs]
@@ -404,3 +416,44 @@ def test_an_output_nested_too_deeply_for_the_schema_fails_its_check() -> None:
     assert sink.name == ["contains:[", "json_schema"]
     assert sink.explanation[1] == "Output is nested too deeply to check against the JSON Schema."
     assert (result.passed, result.score) == (False, 0.5)
+
+
+def test_pattern_properties_apply_to_objects_only() -> None:
+    """The time-limited patternProperties keeps the keyword's rule: an object's matching
+    keys are checked, anything else passes; checked against jsonschema itself."""
+    import json
+    import warnings
+
+    from jsonschema import Draft202012Validator
+
+    from agenticlens_frames.scoring import _validator_for
+
+    schema = {"patternProperties": {"^[[]x$": {"type": "integer"}}}
+    ours = _validator_for(json.dumps(schema))
+    reference = Draft202012Validator(schema)
+    payloads = [{"[x": "s"}, {"[x": 1}, {"x": "s"}, ["[x"], "[x", 3]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # re: "Possible nested set"
+        expected = [reference.is_valid(payload) for payload in payloads]
+    assert expected == [False, True, True, True, True, True]
+    assert [ours.is_valid(payload) for payload in payloads] == expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "rewritten"),
+    [
+        (r"^[a-c][[]b?$", r"^[a-c][\[]b?$"),  # the first set closes at its "]"
+        (r"[^]a[]", r"[^]a\[]"),  # "^" negates, then "]" is a member
+        (r"[\][]x", r"[\]\[]x"),  # an escaped "]" does not close the set
+        (r"\[[[]", r"\[[\[]"),
+        ("a[", "a["),  # an unclosed set (an invalid pattern) is left as it is
+        ("a[^", "a[^"),
+    ],
+)
+def test_a_bracket_inside_a_set_is_escaped_and_nothing_else(pattern: str, rewritten: str) -> None:
+    """Hand-worked rewrites: ``re`` reads a "[" inside a set as a literal, so it is
+    escaped for ``regex``; every other character is kept. (A wrong rewrite that does not
+    compile would fall back to ``re`` and lose the time limit, unseen by the results.)"""
+    from agenticlens_frames.scoring import as_re_reads
+
+    assert as_re_reads(pattern) == rewritten
