@@ -73,3 +73,92 @@ def test_evaluators_module_in_the_working_directory_is_found_without_pythonpath(
     finally:
         for name in ("audit_cwd_project.evals", "audit_cwd_project"):
             sys.modules.pop(name, None)
+
+
+def test_a_name_is_registered_once_unless_replaced() -> None:
+    from agenticlens_frames import EvaluatorRegistry
+
+    registry = EvaluatorRegistry()
+    registry.register("tone", lambda *args: 1.0, version="1")
+    registry.register_judge("judge", lambda *args: 1.0, version="1")
+    for register in (registry.register, registry.register_judge):
+        for name in ("tone", "judge"):
+            with pytest.raises(ValueError, match=f"evaluator '{name}' is already registered"):
+                register(name, lambda *args: 0.0, version="2")
+    registry.register("tone", lambda *args: 0.5, version="2", replace=True)
+    registry.register_judge("judge", lambda *args: 0.5, version="2", replace=True)
+    # (a registry lists its names sorted)
+    assert [(n, registry[n].version, registry[n].runner is None) for n in registry] == [
+        ("judge", "2", False),
+        ("tone", "2", True),
+    ]
+    registry.register_judge("unversioned", lambda *args: 1.0)
+    assert repr(registry) == "EvaluatorRegistry([judge@2, tone@2, unversioned@unversioned])"
+
+
+@pytest.mark.parametrize("name", ["", None, 5])
+def test_an_evaluator_needs_a_name(name: object) -> None:
+    from agenticlens_frames import EvaluatorRegistry
+
+    with pytest.raises(ValueError, match="evaluator name must be a non-empty string"):
+        EvaluatorRegistry().register(name, lambda *args: 1.0, version="1")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("version", [" ", "", 3])
+def test_a_judge_version_is_text_or_none(version: object) -> None:
+    from agenticlens_frames import EvaluatorRegistry
+
+    with pytest.raises(InputError, match="version must not be blank"):
+        EvaluatorRegistry().register_judge("j", lambda *args: 1.0, version=version)  # type: ignore[arg-type]
+
+
+def test_only_a_case_naming_a_judge_is_judged() -> None:
+    from agenticlens_frames import EvaluatorRegistry
+    from agenticlens_frames.formats.model import CaseSpec, EvaluatorRef
+
+    registry = EvaluatorRegistry()
+    registry.register("plain", lambda *args: 1.0, version="1")
+    registry.register_judge("judge", lambda *args: 1.0, version="1")
+
+    def case(*names: str) -> CaseSpec:
+        return CaseSpec("c", "c", 0, evaluators=tuple(EvaluatorRef(name=n) for n in names))
+
+    assert [
+        registry.judges(case("plain")),
+        registry.judges(case("unknown")),
+        registry.judges(case("plain", "judge")),
+    ] == [False, False, True]
+
+
+def test_a_registry_factory_is_called_only_when_it_needs_no_argument(tmp_path, monkeypatch) -> None:
+    """A function whose every parameter is optional or variadic is called; one with a
+    parameter it would need is refused before it runs."""
+    import sys
+
+    from agenticlens_frames import EvaluatorRegistry, load_registry
+
+    (tmp_path / "audit_factories_xyz.py").write_text(
+        "from agenticlens_frames import EvaluatorRegistry\n"
+        "calls = []\n"
+        "def variadic(*args, **kwargs):\n"
+        "    return EvaluatorRegistry()\n"
+        "def needs(path):\n"
+        "    calls.append(path)\n"
+        "    return EvaluatorRegistry()\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert isinstance(load_registry("audit_factories_xyz:variadic"), EvaluatorRegistry)
+        with pytest.raises(InputError, match="is a function that needs arguments"):
+            load_registry("audit_factories_xyz:needs")
+        assert sys.modules["audit_factories_xyz"].calls == []
+    finally:
+        sys.modules.pop("audit_factories_xyz", None)
+
+
+def test_the_default_scorers_keep_their_descriptions() -> None:
+    from agenticlens_frames.evaluators import default_registry
+
+    description = default_registry()["levenshtein_similarity"].description
+    assert description and not description.isspace()

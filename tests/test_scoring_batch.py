@@ -139,3 +139,70 @@ def test_suites_with_other_checks_are_not_planned(fields: dict) -> None:
     # These stay with score_sample: the whole suite is scored sample by sample.
     cases = (CaseSpec("a", "A", 0, max_turns=2), CaseSpec("b", "B", 1, **fields))
     assert plan_suite(SuiteSpec(Path("s.yaml"), "s", "1", cases)) is None
+
+
+# One check kind per suite: each kind's scoring is reached on its own, not only beside the
+# kind it shares a pass with (exact_match with contains, required with forbidden tools).
+_ONE_KIND = {
+    "exact_match": ({"expected_output": " Refund "}, ["Refund\n", "refund"], [{}, {}]),
+    "contains": ({"expected_contains": ("STRASSE",)}, ["Die Straße", "Die Strase"], [{}, {}]),
+    "required_tool": (
+        {"required_tools": ("refund",)},
+        ["", ""],
+        [{"spans": [{"tool_name": "refund"}]}, {"spans": [{"tool_name": "search"}]}],
+    ),
+    "forbidden_tool": (
+        {"forbidden_tools": ("refund",)},
+        ["", ""],
+        [{"spans": [{"tool_name": "search"}]}, {"spans": [{"tool_name": "refund"}]}],
+    ),
+    "latency_threshold": (
+        {"max_latency_ms": 250.5},
+        ["", ""],
+        [{"total_latency_ms": 250.5}, {"total_latency_ms": 250.56}],
+    ),
+    "cost_threshold": (
+        {"max_cost_usd": 0.0025},
+        ["", ""],
+        [{"estimated_cost_usd": 0.0025}, {"estimated_cost_usd": 0.00250001}],
+    ),
+    "turn_count_threshold": (
+        {"max_turns": 3},
+        ["", ""],
+        [{"metadata": {"turn_count": 3}}, {"metadata": {"turn_count": 4}}],
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(_ONE_KIND))
+def test_a_suite_of_one_check_kind_scores_as_the_package(kind: str) -> None:
+    """Against the real package's evaluate_suite (not score_sample): the first sample
+    passes the case's one check, the second fails it."""
+    package = pytest.importorskip("agenticlens.evaluation", reason="needs agenticlens 0.10")
+    fields, outputs, traces = _ONE_KIND[kind]
+    cases = tuple(CaseSpec(f"c{i}", f"case {i}", i, **fields) for i in range(2))
+    plan = plan_suite(SuiteSpec(Path("s.yaml"), "s", "1", cases))
+    assert plan is not None and list(plan.kinds) == [kind]
+    checks, scores = score_trial(plan, _columns(outputs, [normalize_trace(t) for t in traces]))
+
+    listed = {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
+    suite = package.TestSuite(
+        name="s",
+        version="1",
+        cases=[package.TestCase(id=f"c{i}", name=f"case {i}", **listed) for i in range(2)],
+    )
+    samples = [
+        package.EvaluationSample(case_id=f"c{i}", output=output, trace=trace)
+        for i, (output, trace) in enumerate(zip(outputs, traces, strict=True))
+    ]
+    report = package.evaluate_suite(suite, samples)
+    theirs = [(case.scores[0], case) for case in report.cases]
+    assert [score.passed for score, _ in theirs] == [True, False]  # the fixture's intent
+    assert checks["attempt"].to_pylist() == [0, 1]
+    assert checks["name"].to_pylist() == [score.name for score, _ in theirs]
+    assert checks["metric"].to_pylist() == [score.metric for score, _ in theirs]
+    assert checks["passed"].to_pylist() == [score.passed for score, _ in theirs]
+    assert checks["value"].to_pylist() == [score.value for score, _ in theirs]
+    assert checks["explanation"].to_pylist() == [score.explanation for score, _ in theirs]
+    assert scores["passed"].tolist() == [case.passed for _, case in theirs]
+    assert scores["score"].to_pylist() == [1.0, 0.0]
