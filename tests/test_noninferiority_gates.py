@@ -756,3 +756,239 @@ def test_a_run_stopped_early_gates_on_the_interval_at_the_stop(tmp_path: Path) -
         assert dict(zip(gate["candidate_variant_id"], gate["bound"], strict=True)) == lowers
         assert gate["alpha"].tolist() == [0.05, 0.05]
         assert gate["passed"].tolist() == [True, False]  # better, worse
+
+
+# --- the gate's bound by hand, on hand-made comparison rows (gaps found by mutation) -----
+
+
+def _gate_row(**changes: object) -> pd.DataFrame:
+    """One comparison row as paired_comparisons() gives it, with ``changes``."""
+    row = {
+        "candidate_variant_id": "b",
+        "dimension": "quality",
+        "evaluator": "passed",
+        "higher_is_better": True,
+        "unit": "proportion",
+        "paired_items": 30,
+        "n_clusters": 30,
+        "mean_difference": 0.02,
+        "standard_deviation": 0.3,
+        "standard_error": 0.3 / math.sqrt(30),
+        "df": 29.0,
+    }
+    return pd.DataFrame([row | changes])
+
+
+def _pseudo_lower(n: int, mean: float, sd: float, alpha: float = 0.05) -> float:
+    """Bonett-Price type lower bound by hand: the n cases' sum and sum of squares (from
+    mean and SD), one +1 and one -1 case added, SD with the m = n + 2 denominator, t on
+    n + 1 df; centred on the smaller of the pulled and the plain mean."""
+    m = n + 2
+    total = n * mean
+    squares = (n - 1) * sd * sd + n * mean * mean + 2.0
+    centre = total / m
+    spread = math.sqrt(squares / m - centre * centre)
+    return min(centre, mean) - sps.t.ppf(1 - alpha, n + 1) * spread / math.sqrt(m)
+
+
+@pytest.mark.parametrize("higher", [True, False])
+@pytest.mark.parametrize("se", [0.02, 0.08])
+def test_a_clustered_pass_rate_gates_on_the_more_cautious_of_cr1_and_pseudo_cases(
+    se: float, higher: bool
+) -> None:
+    """30 cases in 6 clusters: the more cautious of the pseudo-case bound and the CR1 t
+    bound on G - 1 = 5 df (scipy). A small CR1 SE leaves the pseudo-case bound; a large
+    one wins. Lower is better: the same for the upper bound of a difference of +0.02."""
+    sign = 1.0 if higher else -1.0
+    frame = _gate_row(
+        dimension="quality" if higher else "safety",
+        evaluator="passed" if higher else "unsafe",
+        higher_is_better=higher,
+        mean_difference=sign * 0.02,
+        n_clusters=6,
+        standard_error=se,
+        df=5.0,
+    )
+    gate = noninferiority_gate(frame, margin=0.1, dimension="quality" if higher else "safety")
+    row = gate.iloc[0]
+    pseudo = _pseudo_lower(30, 0.02, 0.3)  # of sign × d, whose mean is +0.02
+    cr1 = 0.02 - sps.t.ppf(0.95, 5) * se
+    assert float(row["bound"]) == pytest.approx(sign * min(pseudo, cr1), rel=1e-12)
+    assert (pseudo < cr1) == (se == 0.02)  # each branch is taken once
+    assert bool(row["passed"]) == (min(pseudo, cr1) > -0.1)
+    assert "with CR1 t (df=5) when more cautious" in row["bound_method"]
+
+
+def test_a_lower_is_better_proportion_gates_on_an_upper_pseudo_case_bound() -> None:
+    """An error rate (lower is better) up by 1 pp on 100 cases: the upper bound is minus
+    the pseudo-case lower bound of the negated differences, and must be below +δ."""
+    frame = _gate_row(
+        dimension="safety",
+        evaluator="unsafe",
+        higher_is_better=False,
+        paired_items=100,
+        n_clusters=100,
+        mean_difference=0.01,
+        standard_deviation=0.1,
+        standard_error=0.01,
+        df=99.0,
+    )
+    m = 102
+    centre = 1.0 / m  # sum of d = 100 × 0.01
+    squares = 99 * 0.01 + 100 * 0.0001 + 2.0
+    upper = max(centre, 0.01) + sps.t.ppf(0.95, 101) * math.sqrt(
+        (squares / m - centre * centre) / m
+    )
+    for margin, passed in ((0.06, upper < 0.06), (0.03, upper < 0.03)):
+        row = noninferiority_gate(frame, margin=margin, dimension="safety").iloc[0]
+        assert row["bound_side"] == "upper" and float(row["threshold"]) == margin
+        assert float(row["bound"]) == pytest.approx(upper, rel=1e-12)
+        assert bool(row["passed"]) == passed
+    assert 0.03 < upper < 0.06  # one margin passes, the other fails
+
+
+def test_a_latency_gate_without_spread_or_cases_fails_saying_why() -> None:
+    latency = {
+        "dimension": "latency",
+        "evaluator": "latency_ms",
+        "higher_is_better": False,
+        "unit": "ms",
+        "mean_difference": -50.0,
+    }
+    same = noninferiority_gate(
+        _gate_row(**latency, standard_deviation=0.0, standard_error=0.0),
+        margin=200.0,
+        dimension="latency",
+    ).iloc[0]
+    assert not same["passed"] and same["reason"].startswith("no bound: every case differed")
+    one = noninferiority_gate(
+        _gate_row(**latency, paired_items=1, n_clusters=1, standard_error=math.nan, df=math.nan),
+        margin=200.0,
+        dimension="latency",
+    ).iloc[0]
+    assert not one["passed"] and one["reason"] == "no interval: fewer than two paired cases"
+
+
+def test_two_cases_in_one_declared_cluster_are_one_unit_without_a_bound() -> None:
+    """Two paired cases, one cluster: G - 1 = 0, no interval; the pseudo-case bound over
+    the two cases as independent (by hand, above -0.9 here) must not pass the gate."""
+    frame = _gate_row(
+        paired_items=2,
+        n_clusters=1,
+        mean_difference=0.0,
+        standard_deviation=0.0,
+        standard_error=math.nan,
+        df=math.nan,
+    )
+    assert _pseudo_lower(2, 0.0, 0.0) > -0.9
+    row = noninferiority_gate(frame, margin=0.9).iloc[0]
+    assert not row["passed"] and math.isnan(row["bound"])
+    assert row["reason"] == "no interval: the paired cases form one cluster"
+
+
+def test_an_unclustered_pass_rate_gates_on_the_pseudo_case_bound_alone() -> None:
+    """Five cases gained a pass and five lost one (SD √(10/9), SE 1/3, df 9): the plain
+    one-sided t bound (scipy, -0.61) is lower than the pseudo-case bound (by hand,
+    -t(0.95, 11)/√12 = -0.52), but without clusters the gate reads the pseudo-case bound
+    only."""
+    d = [1.0] * 5 + [-1.0] * 5
+    sd = float(np.std(d, ddof=1))
+    frame = _gate_row(
+        paired_items=10,
+        n_clusters=10,
+        mean_difference=0.0,
+        standard_deviation=sd,
+        standard_error=sd / math.sqrt(10),
+        df=9.0,
+    )
+    pseudo = -sps.t.ppf(0.95, 11) / math.sqrt(12)
+    assert pseudo == pytest.approx(_pseudo_lower(10, 0.0, sd), rel=1e-12)
+    assert -sps.t.ppf(0.95, 9) * sd / math.sqrt(10) < pseudo
+    row = noninferiority_gate(frame, margin=0.55).iloc[0]
+    assert float(row["bound"]) == pytest.approx(pseudo, rel=1e-12) and row["passed"]
+    assert row["bound_method"] == (
+        "two pseudo-cases (+1, -1), one-sided t (df=11) (Bonett-Price type)"
+    )
+
+
+def test_every_case_alike_without_clusters_is_bounded_over_the_cases() -> None:
+    """Every one of 20 cases gained 0.1 (SD 0, SE 0): the pseudo-case bound over the 20
+    cases (by hand), named so (not as clusters)."""
+    frame = _gate_row(
+        paired_items=20,
+        n_clusters=20,
+        mean_difference=0.1,
+        standard_deviation=0.0,
+        standard_error=0.0,
+        df=19.0,
+    )
+    row = noninferiority_gate(frame, margin=0.05).iloc[0]
+    assert float(row["bound"]) == pytest.approx(_pseudo_lower(20, 0.1, 0.0), rel=1e-12)
+    assert row["bound_method"].startswith("two pseudo-cases (+1, -1), one-sided t (df=21)")
+
+
+def test_one_case_gates_on_its_pseudo_case_bound_and_no_case_count_on_t() -> None:
+    """A pass rate compared on one case still has a pseudo-case bound (two pseudo-cases
+    give it a spread; by hand). A hand-made row without a case count has no pseudo-case
+    bound: it gates on the one-sided t bound (scipy)."""
+    one = _gate_row(
+        paired_items=1,
+        n_clusters=1,
+        mean_difference=1.0,
+        standard_deviation=math.nan,
+        standard_error=math.nan,
+        df=math.nan,
+    )
+    row = noninferiority_gate(one, margin=0.5).iloc[0]
+    assert float(row["bound"]) == pytest.approx(_pseudo_lower(1, 1.0, 0.0), rel=1e-12)
+    unknown = _gate_row(paired_items=math.nan, n_clusters=30)
+    row = noninferiority_gate(unknown, margin=0.5).iloc[0]
+    t_bound = 0.02 - sps.t.ppf(0.95, 29) * 0.3 / math.sqrt(30)
+    assert float(row["bound"]) == pytest.approx(t_bound, rel=1e-12)
+    assert row["bound_method"] == "one-sided t (df=29)"
+
+
+def test_a_margin_of_exactly_one_is_the_whole_scale_and_several_gates_are_one_frame() -> None:
+    """δ = 1 on a pass rate: no difference in [-1, 1] has a lower bound at or below -1, so
+    the gate could not fail; it fails and says so. Two gates give one frame indexed
+    0, 1 (rows read by position)."""
+    quality = _gate_row()
+    row = noninferiority_gate(quality, margin=1.0).iloc[0]
+    assert not row["passed"] and row["reason"].startswith("margin 1 is the whole scale")
+    latency = _gate_row(
+        dimension="latency",
+        evaluator="latency_ms",
+        higher_is_better=False,
+        unit="ms",
+        mean_difference=10.0,
+        standard_deviation=30.0,
+        standard_error=30.0 / math.sqrt(30),
+    )
+    both = noninferiority_gate(
+        pd.concat([quality, latency]), margin={"quality": 0.2, "latency": 5.0}
+    )
+    assert both.index.tolist() == [0, 1]
+    upper = 10.0 + sps.t.ppf(0.95, 29) * 30.0 / math.sqrt(30)
+    assert float(both.loc[1, "bound"]) == pytest.approx(upper, rel=1e-12)
+    assert both["passed"].tolist() == [True, False] and both.attrs["passed"] is False
+
+
+def test_a_bound_at_the_margin_fails_the_gate() -> None:
+    """The bound must be strictly beyond the margin (above -δ, below +δ): a bound equal to
+    it does not pass."""
+    latency = _gate_row(
+        dimension="latency",
+        evaluator="latency_ms",
+        higher_is_better=False,
+        unit="ms",
+        mean_difference=10.0,
+        standard_error=5.0,
+    )
+    upper = 10.0 + sps.t.ppf(0.95, 29) * 5.0
+    row = noninferiority_gate(latency, margin=upper, dimension="latency").iloc[0]
+    assert float(row["bound"]) == upper and not row["passed"] and " >= " in row["reason"]
+    quality = _gate_row()
+    lower = float(noninferiority_gate(quality, margin=0.5).loc[0, "bound"])
+    row = noninferiority_gate(quality, margin=-lower).iloc[0]
+    assert float(row["threshold"]) == lower and not row["passed"]
+    assert " <= " in row["reason"]

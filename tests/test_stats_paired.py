@@ -262,7 +262,7 @@ def test_mcnemar_exact_matches_statsmodels(b: int, c: int) -> None:
     assert sp.mcnemar_exact(b, c) == pytest.approx(want, rel=1e-12)
 
 
-@pytest.mark.parametrize(("b", "c"), [(8, 2), (5, 5), (0, 4), (13, 21)])
+@pytest.mark.parametrize(("b", "c"), [(8, 2), (5, 5), (0, 4), (13, 21), (1, 0), (0, 0)])
 def test_mcnemar_mid_p_by_exact_rational_arithmetic(b: int, c: int) -> None:
     n, m = b + c, min(b, c)
     below = sum(Fraction(math.comb(n, i), 2**n) for i in range(m + 1))
@@ -271,7 +271,9 @@ def test_mcnemar_mid_p_by_exact_rational_arithmetic(b: int, c: int) -> None:
     assert sp.mcnemar_mid_p(b, c) == pytest.approx(want, rel=1e-12)
 
 
-@pytest.mark.parametrize(("b", "c", "n"), [(8, 2, 40), (0, 0, 12), (3, 9, 20), (10, 0, 10)])
+@pytest.mark.parametrize(
+    ("b", "c", "n"), [(8, 2, 40), (0, 0, 12), (3, 9, 20), (10, 0, 10), (0, 1, 1), (1, 0, 1)]
+)
 def test_bonett_price_equals_wald_with_two_pseudo_cases(b: int, c: int, n: int) -> None:
     # Bonett–Price is the plain Wald interval on the n differences plus one +1 and one −1
     # pseudo-difference, with the n + 2 denominator variance.
@@ -723,3 +725,186 @@ def test_one_case_names_no_method_it_did_not_apply(method) -> None:
     if method != "wilcoxon":
         clustered = sp.paired_difference([0.3, 0.1], method=method, clusters=["a", "a"], rng=0)
         assert clustered.p_value_method == "none (one cluster: no interval or test)"
+
+
+# --- gaps found by mutation testing (each test below failed on a surviving mutant) --------
+
+
+def test_two_cases_get_the_t_interval_and_p_of_scipy() -> None:
+    """Two cases are enough for a t interval (1 df) and a paired t p-value; the boundary
+    between "no interval" (one case) and an interval was not tested. d = [0, 2]: mean 1,
+    SD √2, SE exactly 1, t = 1 on 1 df, p = 0.5."""
+    d = np.array([0.0, 2.0])
+    r = sp.t_interval(d, 0.9)
+    want = sps.t.interval(0.9, 1, loc=1.0, scale=sps.sem(d))
+    assert (r.ci_low, r.ci_high) == pytest.approx(want, rel=1e-12) and r.df == 1.0
+    row = sp.paired_difference(d)
+    assert row.standard_deviation == pytest.approx(math.sqrt(2), rel=1e-15)
+    assert row.standard_error == 1.0
+    assert row.p_value == pytest.approx(sps.ttest_1samp(d, 0.0).pvalue, rel=1e-12)
+    assert row.p_value == pytest.approx(0.5, rel=1e-12)  # 2 P(T_1 > 1) = 2 (1/4)
+
+
+def test_cluster_robust_interval_of_no_value_and_of_one_value() -> None:
+    empty = sp.cluster_robust_interval([])
+    assert math.isnan(empty.estimate) and empty.n_units == 0
+    one = sp.cluster_robust_interval([0.7], ["a"])
+    assert one.estimate == 0.7 and one.n_units == 1 and math.isnan(one.ci_low)
+
+
+def test_unequal_clusters_with_equal_means_have_zero_cr1_width() -> None:
+    """Clusters of 2 and 1 cases, each with mean difference 0.2 (the cases' are 0.1, 0.3
+    and 0.2): every cluster's residual sum is 0 by hand, so SE = 0, and the exact sign
+    flip over the cluster sums (0.4, 0.2) is 2 of 4 sign vectors."""
+    d = np.array([0.1, 0.3, 0.2])
+    clusters = np.array(["a", "a", "b"])
+    assert sp.cluster_robust_interval(d, clusters).standard_error == 0.0
+    r = sp.paired_difference(d, clusters=clusters)
+    hits = sum(abs(s * 0.4 + t * 0.2) >= 0.6 - 1e-12 for s in (1, -1) for t in (1, -1))
+    assert r.p_value == pytest.approx(hits / 4) == 0.5
+
+
+def test_mcnemar_refuses_negative_counts() -> None:
+    for b, c in ((-1, 3), (3, -1)):
+        with pytest.raises(ValueError, match="negative"):
+            sp.mcnemar_exact(b, c)
+
+
+def test_bonett_price_of_no_case_is_undefined() -> None:
+    assert all(math.isnan(v) for v in sp.bonett_price_interval(0, 0, 0))
+
+
+def test_sign_flip_of_no_case_and_of_one_case() -> None:
+    """No case: no test (NaN). One case: its 2 sign vectors give |±d| = |d|, p = 1."""
+    p, _ = sp.sign_flip_test([])
+    assert math.isnan(p)
+    assert sp.sign_flip_test([0.3]) == (1.0, "sign-flip permutation, exact (2 sign vectors)")
+
+
+def test_sixteen_units_are_still_enumerated_exactly() -> None:
+    d = np.round(np.random.default_rng(3).normal(0.1, 0.3, size=16), 2)
+    total = 0
+    hits = 0
+    for signs in itertools.product((1, -1), repeat=16):
+        total += 1
+        hits += abs(float(np.dot(signs, d))) >= abs(float(d.sum())) - 1e-12
+    p, how = sp.sign_flip_test(d, rng=0)
+    assert how == "sign-flip permutation, exact (65536 sign vectors)"
+    assert p == hits / total
+
+
+def test_monte_carlo_sign_flip_is_one_when_the_differences_cancel() -> None:
+    """20 units summing to 0: every resample's |T*| ≥ |T| = 0, so p = (1 + B)/(1 + B)."""
+    p, how = sp.sign_flip_test([1.0] * 10 + [-1.0] * 10, n_resamples=999, rng=2)
+    assert "Monte Carlo" in how and p == 1.0
+
+
+def test_exact_sign_flip_counts_ties_of_large_differences() -> None:
+    """Latency differences in ms where three cases cancel exactly (3000.3 + 6000.6 =
+    9000.9): several sign vectors tie with the observed |sum| = 500, which float
+    arithmetic misses by ~1e-12. Against exact rational enumeration."""
+    d = [3000.3, 6000.6, -9000.9, 500.0]
+    exact = [Fraction(str(x)) for x in d]
+    observed = abs(sum(exact))
+    hits = sum(
+        abs(sum(s * x for s, x in zip(signs, exact, strict=True))) >= observed
+        for signs in itertools.product((1, -1), repeat=4)
+    )
+    assert sp.sign_flip_test(d)[0] == hits / 16 == 1.0
+
+
+def test_wilcoxon_names_an_opposite_shift_only_when_there_is_one() -> None:
+    """Ranks that agree with the mean, or balance exactly (scipy's two-sided p = 1), do
+    not shift opposite to it: the method must not say so."""
+    agree = sp.paired_difference(np.array([100.0] * 15 + [-50.0]), method="wilcoxon")
+    assert "opposite" not in agree.p_value_method
+    balanced = np.array([1.0, -2.0, -3.0, 4.5])  # W+ = 1 + 4 = W- = 2 + 3, mean +0.125
+    assert sps.wilcoxon(balanced).pvalue == 1.0
+    r = sp.paired_difference(balanced, method="wilcoxon")
+    assert r.p_value == min(1.0, 2 * sps.wilcoxon(balanced, alternative="greater").pvalue)
+    assert r.p_value == 1.0 and "opposite" not in r.p_value_method
+
+
+def _pseudo_case_lower(d: list[float], alpha: float = 0.05) -> float:
+    """The gate's lower bound by hand from the cases' differences: one +1 and one -1
+    case added, their mean and SD (m denominator), t on n + 1 df, centred on the smaller
+    of that mean and the cases' own."""
+    augmented = [*d, 1.0, -1.0]
+    m = len(augmented)
+    centre = sum(augmented) / m
+    spread = math.sqrt(sum((x - centre) ** 2 for x in augmented) / m)
+    return min(centre, sum(d) / len(d)) - sps.t.ppf(1 - alpha, len(d) + 1) * spread / math.sqrt(m)
+
+
+@pytest.mark.parametrize("d", [[0.5], [-1.0], [0.0], [0.5, -0.25], [1.0, 1.0]])
+def test_noninferiority_bound_of_one_or_two_cases_by_hand(d: list[float]) -> None:
+    assert float(sp.noninferiority_bound(d, 0.05)) == pytest.approx(
+        _pseudo_case_lower(d), rel=1e-12
+    )
+    sd = float(np.std(d, ddof=1)) if len(d) > 1 else math.nan  # one case: no SD
+    summary = sp.noninferiority_bound_from_summary(len(d), float(np.mean(d)), sd, 0.05)
+    assert float(summary) == pytest.approx(_pseudo_case_lower(d), rel=1e-12)
+    # a batch of such rows (last axis: the cases) gives one bound per row
+    batch = sp.noninferiority_bound(np.tile(d, (2, 3, 1)), 0.05)
+    assert batch.shape == (2, 3)
+    np.testing.assert_allclose(batch, _pseudo_case_lower(d), rtol=1e-12)
+
+
+def test_noninferiority_bound_defaults_to_alpha_005_and_refuses_unbounded_differences() -> None:
+    d = [-1.0] * 3 + [1.0] * 5 + [0.0] * 22
+    assert float(sp.noninferiority_bound(d)) == pytest.approx(_pseudo_case_lower(d), rel=1e-12)
+    summary = sp.noninferiority_bound_from_summary(30, np.mean(d), np.std(d, ddof=1))
+    assert float(summary) == pytest.approx(_pseudo_case_lower(d), rel=1e-12)
+    with pytest.raises(ValueError, match=r"\[-1, 1\]"):
+        sp.noninferiority_bound([0.2, 1.5])
+
+
+@pytest.mark.parametrize("correction", list(SM_METHODS))
+def test_adjusted_p_values_of_a_family_of_one_and_at_the_ends(correction: str) -> None:
+    """A family of one is its own adjusted p; p = 0 and p = 1 (a Wilcoxon row's p is
+    often exactly 1) are p-values like any other."""
+    from statsmodels.stats.multitest import multipletests
+
+    assert sp.adjust_p_values([0.03], correction).tolist() == [0.03]
+    assert sp.adjust_p_values([np.nan, 0.03], correction)[1] == 0.03
+    p = np.array([0.0, 1.0, 0.02, 1.0])
+    want = multipletests(p, method=SM_METHODS[correction])[1]
+    np.testing.assert_allclose(sp.adjust_p_values(p, correction), want, rtol=1e-12)
+
+
+def test_mcnemar_needs_both_arms_one_outcome_per_case() -> None:
+    d = [1.0, 0.0]
+    with pytest.raises(ValueError, match="needs the per-case baseline and candidate"):
+        sp.paired_difference(d, method="mcnemar", baseline=[0.0, 1.0])
+    with pytest.raises(ValueError, match="needs the per-case baseline and candidate"):
+        sp.paired_difference(d, method="mcnemar", candidate=[1.0, 1.0])
+    with pytest.raises(ValueError, match="one outcome per case"):
+        sp.paired_difference(d, method="mcnemar", baseline=[0.0, 1.0], candidate=[1.0])
+    with pytest.raises(ValueError, match="one outcome per case"):
+        sp.paired_difference(d, method="mcnemar", baseline=[0.0], candidate=[1.0, 1.0])
+
+
+def test_differences_all_alike_have_a_standard_deviation_of_zero() -> None:
+    """Every case differed by 0.1 (+ float residue from averaging): SD 0 by hand — the
+    gate's pseudo-case bound reads this column."""
+    d = np.array([0.1 + 0.2, 0.3, 0.3, 0.1 + 0.2])
+    r = sp.paired_difference(d)
+    assert r.degenerate and r.standard_deviation == 0.0
+
+
+def test_no_case_gives_an_empty_result_and_zero_differences_count_neither_way() -> None:
+    empty = sp.paired_difference([])
+    assert (empty.n, empty.n_clusters, empty.improved, empty.regressed) == (0, 0, 0, 0)
+    assert not empty.degenerate and math.isnan(empty.p_value) and math.isnan(empty.estimate)
+    r = sp.paired_difference([0.2, 0.0, -0.1, 0.0, 0.3])
+    assert (r.improved, r.regressed) == (2, 1)
+
+
+def test_the_bootstrap_interval_names_what_it_resampled() -> None:
+    d = [0.3, -0.1, 0.4, 0.2, 0.0, 0.5]
+    cases = sp.paired_difference(d, method="bootstrap", n_resamples=199, rng=0)
+    assert cases.ci_method == "case bootstrap percentile (199 resamples)"
+    clustered = sp.paired_difference(
+        d, method="bootstrap", clusters=[1, 1, 2, 2, 3, 3], n_resamples=199, rng=0
+    )
+    assert clustered.ci_method == "cluster bootstrap percentile (199 resamples)"
