@@ -1167,6 +1167,27 @@ def test_variance_decomposition_of_a_small_run_by_hand() -> None:
         )
 
 
+def test_variance_decomposition_standard_errors_of_two_attempts_and_two_cases() -> None:
+    """The smallest sample with a spread (two cases of one attempt) has both standard
+    errors, by hand (found by the mutation run: a guard of ``> 2`` went unnoticed)."""
+    two = ExperimentRun.from_frames(
+        pd.DataFrame(
+            {
+                "variant_id": ["a", "a", "b", "b"],
+                "trial": [1] * 4,
+                "case_id": ["x", "y"] * 2,
+                "passed": [True, False] * 2,
+            }
+        ),
+        pd.DataFrame({"variant_id": ["a", "b"]}),
+        pd.DataFrame({"case_id": ["x", "y"]}),
+    )
+    row = variance_decomposition(two).iloc[0]
+    se = math.sqrt(0.5) / math.sqrt(2)  # SD of (1, 0) is √½
+    assert row["naive_standard_error"] == pytest.approx(se, rel=1e-12)
+    assert row["case_standard_error"] == pytest.approx(se, rel=1e-12)
+
+
 def test_variance_decomposition_matches_pingouin(run: ExperimentRun) -> None:
     import pingouin as pg
 
