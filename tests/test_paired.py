@@ -939,6 +939,255 @@ def test_case_level_summary_against_scipy_and_statsmodels(run: ExperimentRun) ->
     assert hat3["standard_error"] == pytest.approx(sps.sem(per_case))
 
 
+def _small_run() -> ExperimentRun:
+    """Two variants × five cases × three trials, built by hand: ``a`` fails so often that
+    its t interval over cases leaves the range below 0, ``b`` passes so often that it leaves
+    it above 1; case c4 of ``a`` lost its third attempt (a failed trial: not evaluated);
+    ``score`` is a graded value in [0, 1] and ``latency_ms`` an unbounded one."""
+    passed = {
+        "a": [[1, 0, 0], [0, 0, 0], [0, 0, 1], [0, 0, 0], [1, 1, 0]],
+        "b": [[1, 1, 1], [1, 1, 1], [1, 1, 0], [1, 1, 1], [0, 1, 1]],
+    }
+    rows = []
+    for variant, table in passed.items():
+        for i, values in enumerate(table):
+            for t, p in enumerate(values):
+                failed = variant == "a" and i == 4 and t == 2
+                rows.append(
+                    {
+                        "variant_id": variant,
+                        "trial": t + 1,
+                        "case_id": f"c{i}",
+                        "passed": bool(p),
+                        "score": 0.25 * ((i + t) % 4) + 0.1 * p,
+                        "latency_ms": 40.0 + 900.0 * ((i * 7 + t * 3) % 5 == 0),
+                        "status": "trial_failed" if failed else "ok",
+                    }
+                )
+    return ExperimentRun.from_frames(
+        pd.DataFrame(rows),
+        pd.DataFrame({"variant_id": ["a", "b"]}),
+        pd.DataFrame({"case_id": [f"c{i}" for i in range(5)]}),
+    )
+
+
+def _one_way_icc(values: list[list[float]]) -> tuple[float, float]:
+    """ANOVA ICC(1) of balanced groups (clamped at 0) and its design effect, by hand."""
+    k = len(values[0])
+    means = [sum(v) / k for v in values]
+    grand = sum(means) / len(means)
+    msb = k * sum((m - grand) ** 2 for m in means) / (len(values) - 1)
+    msw = sum((x - m) ** 2 for v, m in zip(values, means, strict=True) for x in v) / (
+        len(values) * (k - 1)
+    )
+    icc = max((msb - msw) / (msb + (k - 1) * msw), 0.0)
+    return icc, 1 + (k - 1) * icc
+
+
+def test_case_level_rows_of_a_small_run_by_hand() -> None:
+    """Every interval row of the pass rate against scipy / statsmodels / hand arithmetic:
+    the t rows clipped to [0, 1] at both ends, CR1 bounds on t_{G-1}, the design effect
+    from a hand ANOVA, the degrees of freedom and counts of each row, and pass@2 / pass^3
+    over the cases holding k evaluated attempts (found by the mutation run: only the upper
+    clip, the CR1 standard error and pass^3 on the example were pinned)."""
+    import statsmodels.api as sm
+    from statsmodels.stats.proportion import proportion_confint
+
+    run = _small_run()
+    summary = case_level_summary(run, pass_k=[2, 3])
+    att = run.attempts[run.attempts["status"].astype(str) == "ok"]
+    for variant, clipped in (("a", "low"), ("b", "high")):
+        sub = att[att["variant_id"] == variant]
+        y = sub["passed"].astype(float).to_numpy()
+        case = sub["case_id"].astype(str).to_numpy()
+        by_case = sub.groupby("case_id", observed=True)["passed"]
+        m = by_case.mean().to_numpy(float)
+        rows = summary[summary["variant_id"] == variant].set_index(["estimand", "k", "method"])
+        assert set(rows.index.get_level_values("method")) == {
+            "t_case_means",
+            "cr1",
+            "beta_binomial",
+            "wilson_effective_n",
+            "pooled_wilson",
+        }
+        common = rows.xs("mean", level="estimand")
+        assert (common["n_cases"] == 5).all() and (common["n_attempts"] == len(y)).all()
+        assert (common["confidence_level"] == 0.95).all()
+
+        t_row = rows.loc[("mean", pd.NA, "t_case_means")]
+        low, high = sps.t.interval(0.95, 4, loc=m.mean(), scale=sps.sem(m))
+        assert (low < 0) if clipped == "low" else (high > 1)  # the raw interval leaves [0, 1]
+        assert t_row["estimate"] == pytest.approx(m.mean(), rel=1e-12)
+        assert t_row["standard_error"] == pytest.approx(sps.sem(m), rel=1e-12)
+        assert (t_row["ci_low"], t_row["ci_high"]) == pytest.approx(
+            (max(low, 0.0), min(high, 1.0)), rel=1e-12
+        )
+        assert t_row["df"] == 4 and t_row["n_clusters"] == 5 and not t_row["zero_width"]
+        assert t_row["note"] == "case-weighted mean; cases are the units"
+
+        fit = sm.OLS(y, np.ones(len(y))).fit(
+            cov_type="cluster", cov_kwds={"groups": pd.factorize(case)[0]}, use_t=True
+        )
+        q = sps.t.ppf(0.975, 4)
+        cr = rows.loc[("mean", pd.NA, "cr1")]
+        assert cr["estimate"] == pytest.approx(y.mean(), rel=1e-12)
+        assert cr["standard_error"] == pytest.approx(fit.bse[0], rel=1e-10)
+        assert (cr["ci_low"], cr["ci_high"]) == pytest.approx(
+            (max(y.mean() - q * fit.bse[0], 0.0), min(y.mean() + q * fit.bse[0], 1.0)),
+            rel=1e-10,
+        )
+        assert cr["df"] == 4 and cr["n_clusters"] == 5
+        assert cr["note"] == "trial-weighted mean; CR1 clustered by case"
+
+        bb = rows.loc[("mean", pd.NA, "beta_binomial")]
+        assert bb["estimate"] == y.sum() / len(y) and bb["n_clusters"] == 5
+        assert math.isnan(bb["df"]) and bool(bb["recommended"])
+        assert bb["ci_low"] <= bb["estimate"] <= bb["ci_high"]
+
+        if variant == "b":  # balanced: the design effect of a one-way ANOVA by hand
+            _, deff = _one_way_icc([list(v) for v in by_case.apply(list)])
+            assert common["design_effect"].to_numpy() == pytest.approx(deff, rel=1e-10)
+            assert common["effective_n"].to_numpy() == pytest.approx(15 / deff, rel=1e-10)
+        eff = rows.loc[("mean", pd.NA, "wilson_effective_n")]
+        n_eff = eff["effective_n"]
+        want = proportion_confint(
+            y.mean() * n_eff, n_eff, alpha=2 * sps.norm.sf(q), method="wilson"
+        )
+        assert (eff["ci_low"], eff["ci_high"]) == pytest.approx(want, rel=1e-10)
+        assert eff["df"] == 4 and eff["estimate"] == y.mean() and eff["n_clusters"] == 5
+
+        pooled = rows.loc[("mean", pd.NA, "pooled_wilson")]
+        want = proportion_confint(int(y.sum()), len(y), alpha=0.05, method="wilson")
+        assert (pooled["ci_low"], pooled["ci_high"]) == pytest.approx(want, rel=1e-10)
+        assert pooled["df"] == math.inf and pooled["estimate"] == y.mean()
+        assert not rows["recommended"].drop(("mean", pd.NA, "beta_binomial")).any()
+
+        sizes, passes = by_case.size().to_numpy(), by_case.sum().to_numpy()
+        for estimand, k, per_case in (
+            ("pass_at_k", 2, lambda n, c, k: 1 - math.comb(n - c, k) / math.comb(n, k)),
+            ("pass_hat_k", 3, lambda n, c, k: math.comb(c, k) / math.comb(n, k)),
+        ):
+            values = [
+                per_case(int(n), int(c), k) for n, c in zip(sizes, passes, strict=True) if n >= k
+            ]
+            row = rows.loc[(estimand, k, "t_case_means")]
+            # by hand: scipy's t.interval warns on a zero scale (a's pass^3 is 0 everywhere)
+            half = sps.t.ppf(0.975, len(values) - 1) * sps.sem(values)
+            low, high = np.mean(values) - half, np.mean(values) + half
+            assert row["estimate"] == pytest.approx(np.mean(values), rel=1e-12)
+            assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+                (max(low, 0.0), min(high, 1.0)), rel=1e-12
+            )
+            assert row["n_cases"] == row["n_clusters"] == len(values)
+            assert row["n_attempts"] == sum(int(n) for n in sizes if n >= k)
+            assert row["df"] == len(values) - 1
+        assert rows.loc[("pass_hat_k", 3, "t_case_means"), "n_cases"] == (
+            4 if variant == "a" else 5
+        )
+
+
+def test_case_level_rows_of_graded_and_unbounded_evaluators() -> None:
+    """A graded score gets only the t and CR1 rows (CR1 recommended), no pass@k rows and no
+    proportion intervals; an unbounded latency's t interval is not clipped to [0, 1]."""
+    run = _small_run()
+    att = run.attempts[run.attempts["status"].astype(str) == "ok"]
+    for evaluator in ("score", "latency_ms"):
+        summary = case_level_summary(run, evaluator=evaluator)
+        assert set(summary["method"]) == {"t_case_means", "cr1"}
+        assert set(summary["estimand"]) == {"mean"}
+        rec = summary[summary["recommended"]]
+        assert set(rec["method"]) == {"cr1"} and len(rec) == 2
+        assert rec["note"].str.endswith(" (recommended)").all()
+        for variant in ("a", "b"):
+            m = (
+                att[att["variant_id"] == variant]
+                .groupby("case_id", observed=True)[evaluator]
+                .mean()
+                .to_numpy(float)
+            )
+            low, high = sps.t.interval(0.95, 4, loc=m.mean(), scale=sps.sem(m))
+            row = summary[
+                (summary["variant_id"] == variant) & (summary["method"] == "t_case_means")
+            ].iloc[0]
+            if evaluator == "latency_ms":
+                assert high > 1  # nothing to clip to: the raw interval is kept
+            else:
+                low, high = max(low, 0.0), min(high, 1.0)
+            assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high), rel=1e-12)
+
+
+def test_variance_decomposition_of_a_small_run_by_hand() -> None:
+    """The standard errors, their ratio, the instability (mean within-case SD over cases of
+    two or more attempts), the flaky share and both noise floors, by plain loops; case c4
+    of ``a`` has two evaluated attempts, so its attempts per case are unbalanced."""
+    run = _small_run()
+    vd = variance_decomposition(run, confidence_level=0.9).set_index("variant_id")
+    att = run.attempts[run.attempts["status"].astype(str) == "ok"]
+    z = sps.norm.ppf(0.95)
+    for variant in ("a", "b"):
+        sub = att[att["variant_id"] == variant]
+        groups = [
+            g.astype(float).to_list() for _, g in sub.groupby("case_id", observed=True)["passed"]
+        ]
+        y = [x for g in groups for x in g]
+        means = [sum(g) / len(g) for g in groups]
+        n, total = len(groups), len(y)
+        naive = float(np.std(y, ddof=1)) / math.sqrt(total)
+        case_se = float(np.std(means, ddof=1)) / math.sqrt(n)
+        sds = [
+            math.sqrt(sum((x - sum(g) / len(g)) ** 2 for x in g) / (len(g) - 1))
+            for g in groups
+            if len(g) > 1
+        ]
+        within = sum((x - sum(g) / len(g)) ** 2 for g in groups for x in g) / (total - n)
+        harmonic = n / sum(1 / len(g) for g in groups)
+        row = vd.loc[variant]
+        assert row["n_cases"] == n and row["n_attempts"] == total
+        assert row["within_variance"] == pytest.approx(within, rel=1e-12)
+        assert row["naive_standard_error"] == pytest.approx(naive, rel=1e-12)
+        assert row["case_standard_error"] == pytest.approx(case_se, rel=1e-12)
+        assert row["standard_error_ratio"] == pytest.approx(case_se / naive, rel=1e-12)
+        assert row["instability"] == pytest.approx(np.mean(sds), rel=1e-12)
+        assert row["flaky_share"] == pytest.approx(
+            np.mean([0 < sum(g) < len(g) for g in groups]), rel=1e-12
+        )
+        assert row["noise_floor_trials"] == pytest.approx(harmonic, rel=1e-12)
+        assert row["noise_floor_single_trial"] == pytest.approx(
+            z * math.sqrt(2 * within / n), rel=1e-12
+        )
+        assert row["noise_floor_run"] == pytest.approx(
+            z * math.sqrt(2 * within / (n * harmonic)), rel=1e-12
+        )
+    nf = noise_floor(run, trials=4, confidence_level=0.9).set_index("variant_id")
+    for variant in ("a", "b"):
+        w = vd.loc[variant, "within_variance"]
+        assert nf.loc[variant, "trials"] == 4.0
+        assert nf.loc[variant, "noise_floor"] == pytest.approx(
+            z * math.sqrt(2 * w / (5 * 4)), rel=1e-12
+        )
+
+
+def test_variance_decomposition_standard_errors_of_two_attempts_and_two_cases() -> None:
+    """The smallest sample with a spread (two cases of one attempt) has both standard
+    errors, by hand (found by the mutation run: a guard of ``> 2`` went unnoticed)."""
+    two = ExperimentRun.from_frames(
+        pd.DataFrame(
+            {
+                "variant_id": ["a", "a", "b", "b"],
+                "trial": [1] * 4,
+                "case_id": ["x", "y"] * 2,
+                "passed": [True, False] * 2,
+            }
+        ),
+        pd.DataFrame({"variant_id": ["a", "b"]}),
+        pd.DataFrame({"case_id": ["x", "y"]}),
+    )
+    row = variance_decomposition(two).iloc[0]
+    se = math.sqrt(0.5) / math.sqrt(2)  # SD of (1, 0) is √½
+    assert row["naive_standard_error"] == pytest.approx(se, rel=1e-12)
+    assert row["case_standard_error"] == pytest.approx(se, rel=1e-12)
+
+
 def test_variance_decomposition_matches_pingouin(run: ExperimentRun) -> None:
     import pingouin as pg
 
@@ -1407,6 +1656,39 @@ def test_beta_binomial_interval_against_an_independent_quadrature(passes, attemp
     assert got.estimate == estimate
     assert got.ci_low == pytest.approx(min(low, estimate), abs=2e-3)
     assert got.ci_high == pytest.approx(max(high, estimate), abs=2e-3)
+
+
+def test_case_level_from_counts_by_hand() -> None:
+    """From a saved report's case matrix: each variant's failed trials come off every one
+    of its cases' attempts, then the beta-binomial interval with cases as units (checked
+    against the independent quadrature), one recommended row per variant."""
+    from agenticlens_frames.paired.case_level import case_level_from_counts
+
+    cases = pd.DataFrame(
+        {
+            "variant_id": ["a"] * 4 + ["b"] * 4,
+            "case_id": ["w", "x", "y", "z"] * 2,
+            "attempts": [3] * 8,
+            "passes": [2, 0, 1, 2, 3, 3, 1, 2],
+        }
+    )
+    trials = pd.DataFrame(
+        {
+            "variant_id": ["a", "a", "a", "b", "b", "b"],
+            "status": ["succeeded"] * 2 + ["failed"] + ["succeeded"] * 3,
+        }
+    )
+    frame = case_level_from_counts(cases, trials, confidence_level=0.9)
+    assert frame["variant_id"].astype(str).tolist() == ["a", "b"]
+    for variant, evaluated, passes in (("a", [2] * 4, [2, 0, 1, 2]), ("b", [3] * 4, [3, 3, 1, 2])):
+        row = frame[frame["variant_id"] == variant].iloc[0]
+        assert row["estimate"] == sum(passes) / sum(evaluated)
+        assert row["n_attempts"] == sum(evaluated) and row["n_cases"] == row["n_clusters"] == 4
+        low, high = _independent_beta_binomial_bounds(passes, evaluated, level=0.9)
+        assert row["ci_low"] == pytest.approx(min(low, row["estimate"]), abs=2e-3)
+        assert row["ci_high"] == pytest.approx(max(high, row["estimate"]), abs=2e-3)
+        assert row["confidence_level"] == 0.9 and row["method"] == "beta_binomial"
+        assert bool(row["recommended"]) and not bool(row["zero_width"])
 
 
 def test_case_level_summary_marks_the_recommended_row(run: ExperimentRun) -> None:
