@@ -102,6 +102,27 @@ _NAMED_BY = ("metric", "term", "kind")
 _P_VALUES = ("p_value", "p_adjusted", "anova_p")
 
 
+def _check_order(saved: dict[str, Any], where: str, low_key: str, high_key: str) -> None:
+    """Refuse a saved interval (``saved[low_key]``, ``saved[high_key]``) whose low end is
+    above its high end, naming it at ``where``; a missing end is for the caller's rule.
+
+    Examples
+    --------
+    >>> _check_order({"lower": None, "upper": 0.2}, "x", "lower", "upper")
+    >>> _check_order({"ci_low": 0.5, "ci_high": 0.1}, "terms[2]", "ci_low", "ci_high")
+    Traceback (most recent call last):
+    ...
+    ValueError: terms[2].ci_low: the interval's low end is above its high end (ci_low 0.5 > \
+ci_high 0.1)
+    """
+    low, high = saved.get(low_key), saved.get(high_key)
+    if not ends_in_order(low, high):
+        raise ValueError(
+            f"{where}.{low_key}: the interval's low end is above its high end "
+            f"({low_key} {low!r} > {high_key} {high!r})"
+        )
+
+
 def _check_ranges(term: dict[str, Any], n: int) -> None:
     """Refuse a factor-effect term's number the analysis cannot give (its types already
     checked): a negative standard error, a p-value outside [0, 1], an interval whose low
@@ -127,12 +148,7 @@ def _check_ranges(term: dict[str, Any], n: int) -> None:
             raise ValueError(
                 f"terms[{n}].{column}: expected a p-value between 0 and 1 or null, got {value!r}"
             )
-    low, high = term.get("ci_low"), term.get("ci_high")
-    if not ends_in_order(low, high):
-        raise ValueError(
-            f"terms[{n}].ci_low: the interval's low end is above its high end "
-            f"(ci_low {low!r} > ci_high {high!r})"
-        )
+    _check_order(term, f"terms[{n}]", "ci_low", "ci_high")
 
 
 def factor_effects_from_block(block: dict[str, Any]) -> pd.DataFrame:
@@ -359,12 +375,7 @@ end (lower 0.3 > upper 0.2)
                 raise TypeError(
                     f"{where}.{end}: expected a number or null, got {clip(repr(value), 60)}"
                 )
-        low, high = iv.get("lower"), iv.get("upper")
-        if not ends_in_order(low, high):
-            raise ValueError(
-                f"{where}.lower: the interval's low end is above its high end "
-                f"(lower {low!r} > upper {high!r})"
-            )
+        _check_order(iv, where, "lower", "upper")
         out[str(column)] = iv
     return out
 
