@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -542,3 +544,16 @@ def test_fixed_effects_leave_out_cases_with_one_outcome(by_cluster: bool) -> Non
     np.testing.assert_allclose(est.ci_high, ci[:, 1], rtol=1e-7)
     assert est.n_cases == 20
     assert (est.df == groups.nunique() - 1).all()
+
+
+def test_a_pass_rate_factor_of_three_levels_is_corrected_as_pingouins() -> None:
+    """Each case's pass rate over three attempts (multiples of 1/3) on three levels: the
+    error sum of squares is below 1, as pass rates make it, and epsilon and the corrected
+    p are still pingouin's (the data of the other tests have error sums above 1)."""
+    rng = np.random.default_rng(0)
+    y = rng.binomial(3, [0.5, 0.6, 0.8], size=(6, 3)) / 3
+    got = sfac.repeated_measures_anova(y)
+    resid = y - y.mean(axis=1, keepdims=True) - y.mean(axis=0) + y.mean()
+    assert 0 < float((resid**2).sum()) < 1
+    assert 0 < got["A"].eps < 1 and not math.isnan(got["A"].p)
+    _agrees_with_pingouin(got, y)
