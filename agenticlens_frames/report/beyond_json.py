@@ -9,6 +9,7 @@ the analysis layer never renders.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -125,23 +126,60 @@ ci_high 0.1)
 
 def _check_ranges(term: dict[str, Any], n: int) -> None:
     """Refuse a factor-effect term's number the analysis cannot give (its types already
-    checked): a negative standard error, a p-value outside [0, 1], an interval whose low
-    end is above its high end. Null (NaN by the standard encoder) stays: a term that
-    cannot be estimated, or a test that does not apply, holds it.
+    checked): a negative standard error, degrees of freedom that are negative or
+    infinite, a negative ANOVA F, a Greenhouse–Geisser epsilon outside (0, 1], a p-value
+    outside [0, 1], an interval whose low end is above its high end, a case count that is
+    not a whole number ≥ 0. Null (NaN by the standard encoder) stays: a term that cannot
+    be estimated, or a test that does not apply, holds it.
+
+    ``statistic`` is the term's t (its estimate over its standard error), negative for a
+    negative effect and ±inf with a zero standard error, so it is not range-checked; the
+    F is ``anova_f``, inf over a zero error term (restored from ``infinite_values``).
 
     Examples
     --------
     >>> _check_ranges({"se": None, "p_value": float("nan"), "ci_low": None}, 0)
+    >>> _check_ranges({"df": 0.0, "statistic": -3.0, "anova_eps": 0.5, "n_cases": 2.0}, 1)
     >>> _check_ranges({"se": 0.1, "p_value": 1.5}, 3)
     Traceback (most recent call last):
     ...
     ValueError: terms[3].p_value: expected a p-value between 0 and 1 or null, got 1.5
+    >>> _check_ranges({"anova_eps": 1.2}, 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: terms[4].anova_eps: expected a Greenhouse–Geisser epsilon in (0, 1] or \
+null, got 1.2
     """
     # Each is said as it stands (a table's "se -0.1", "p 1.5", "[+0.3, +0.1]"), and the
     # forest plot drew a reversed interval as if it were one.
     se = term.get("se")
     if is_json_number(se) and se < 0:
         raise ValueError(f"terms[{n}].se: expected a number ≥ 0 or null, got {se!r}")
+    # The t's df: cases − 1 or clusters − 1 (0 with one case, whose t is null), never
+    # infinite; NaN (null) where the term is not estimated.
+    df = term.get("df")
+    if is_json_number(df) and not (df != df or 0 <= df < math.inf):
+        raise ValueError(f"terms[{n}].df: expected a finite number ≥ 0 or null, got {df!r}")
+    # A ratio of two sums of squares over their df: never negative (inf over a zero
+    # error term).
+    f = term.get("anova_f")
+    if is_json_number(f) and f < 0:
+        raise ValueError(f"terms[{n}].anova_f: expected an F ≥ 0 or null, got {f!r}")
+    # Greenhouse–Geisser: tr(S)² / (d tr(S²)) lies in [1/d, 1] (stats_factorial), 1/d
+    # exactly with two cases; d (the factor's levels − 1) is not in the term, so only
+    # what no effect can give, 0 or below and above 1, is refused.
+    eps = term.get("anova_eps")
+    if is_json_number(eps) and not (eps != eps or 0 < eps <= 1):
+        raise ValueError(
+            f"terms[{n}].anova_eps: expected a Greenhouse–Geisser epsilon in (0, 1] or "
+            f"null, got {eps!r}"
+        )
+    # Written as a float (14.0) by the block's number rule; 0 when a metric has no outcome.
+    cases = term.get("n_cases")
+    if not (cases is None or cases != cases or _whole(cases, 0, written_as_float=True)):
+        raise ValueError(
+            f"terms[{n}].n_cases: expected a whole number ≥ 0 or null, got {clip(repr(cases), 60)}"
+        )
     for column in _P_VALUES:
         value = term.get(column)
         if not _share_or_null(value):
@@ -287,16 +325,28 @@ def _share_or_null(value: Any) -> bool:
     return value != value or 0 <= value <= 1 + 1e-9
 
 
-def _whole(value: Any, least: int) -> bool:
-    """``value`` is a whole JSON number ≥ ``least`` (not a boolean, not 2.0)."""
+def _whole(value: Any, least: int, *, written_as_float: bool = False) -> bool:
+    """``value`` is a whole JSON number ≥ ``least`` (not a boolean, not 2.0 unless
+    ``written_as_float``: a block whose counts the writer gives as floats, 14.0).
+
+    Examples
+    --------
+    >>> [_whole(v, 0) for v in (2, 2.0, -1, True)]
+    [True, False, False, False]
+    >>> [_whole(v, 0, written_as_float=True) for v in (2, 2.0, 2.5, -1.0, float("inf"))]
+    [True, True, False, False, False]
+    """
+    if written_as_float and isinstance(value, float) and value.is_integer():
+        return value >= least
     return isinstance(value, int) and not isinstance(value, bool) and value >= least
 
 
 def _check_frontier_settings(block: dict[str, Any]) -> None:
     """Refuse frontier-bootstrap settings this version does not write: a confidence level
     that is not a level, a seed that is not a whole number ≥ 0, an unknown unit resampled
-    (with clusters, their field and count too), a method that is not text. Each may be
-    null or absent, as in a report written before it was kept.
+    (with clusters, their field and count too; with cases, a cluster field or count), a
+    method that is not text. Each may be null or absent, as in a report written before it
+    was kept.
 
     Examples
     --------
@@ -305,6 +355,10 @@ def _check_frontier_settings(block: dict[str, Any]) -> None:
     Traceback (most recent call last):
     ...
     ValueError: confidence_level: expected a number between 0 and 1 or null, got 7
+    >>> _check_frontier_settings({"resampled": "cases", "cluster": "topic"})
+    Traceback (most recent call last):
+    ...
+    ValueError: cluster: expected null beside a case bootstrap (resampled 'cases'), got 'topic'
     """
     # Kept in the variants' attrs and said in the frontier section ("seed 0; the 4 clusters
     # of cases by topic drawn …"), and written again by a report of the loaded analysis.
@@ -326,7 +380,17 @@ def _check_frontier_settings(block: dict[str, Any]) -> None:
             )
         if not _whole(groups, 1):
             raise ValueError(f"n_clusters: expected a whole number ≥ 1, got {groups!r}")
-    elif resampled not in (None, "cases"):
+    elif resampled in (None, "cases"):
+        # A case bootstrap draws no clusters: we write both null beside it, and the frontier
+        # section would name a field and count that were never drawn.
+        for key in ("cluster", "n_clusters"):
+            value = block.get(key)
+            if value is not None:
+                raise ValueError(
+                    f"{key}: expected null beside a case bootstrap (resampled "
+                    f"{resampled!r}), got {clip(repr(value), 60)}"
+                )
+    else:
         raise ValueError(f"resampled: expected 'cases', 'clusters' or null, got {resampled!r}")
     # The method is words said as they stand (escaped on the page), not read: another
     # version's wording loads; only a value that is not text is refused.

@@ -255,6 +255,23 @@ DAMAGED = {
         "pareto_uncertainty",
         "cluster: expected the metadata field the clusters were drawn by, got None",
     ),
+    # A case bootstrap draws no clusters (we write both null): the section named a field
+    # and a count that were never drawn.
+    "frontier cluster beside a case bootstrap": (
+        _set(("pareto_uncertainty", "cluster"), "topic"),
+        "pareto_uncertainty",
+        "cluster: expected null beside a case bootstrap (resampled 'cases'), got 'topic'",
+    ),
+    "frontier cluster count beside a case bootstrap": (
+        _set(("pareto_uncertainty", "n_clusters"), 13),
+        "pareto_uncertainty",
+        "n_clusters: expected null beside a case bootstrap (resampled 'cases'), got 13",
+    ),
+    "frontier cluster beside a bootstrap of no stated unit": (
+        lambda report: report["pareto_uncertainty"].update(resampled=None, cluster="topic"),
+        "pareto_uncertainty",
+        "cluster: expected null beside a case bootstrap (resampled None), got 'topic'",
+    ),
     # Factor-effect numbers no analysis gives, said as they stood ("p 1.5", a reversed
     # interval drawn on the forest plot).
     "factor se negative": (
@@ -281,6 +298,49 @@ DAMAGED = {
         _set(("factor_effects", "terms", 3, "ci_low"), 0.5),
         "factor_effects",
         "terms[3].ci_low: the interval's low end is above its high end (ci_low 0.5 > ci_high ",
+    ),
+    # Numbers no analysis writes (stats_factorial): an epsilon outside (0, 1] (its least
+    # is 1/d), a negative or infinite df (cases − 1 or clusters − 1), a negative F (sums
+    # of squares over df), a case count that is not a whole number ≥ 0.
+    "factor epsilon above 1": (
+        _set(("factor_effects", "terms", 0, "anova_eps"), 1.5),
+        "factor_effects",
+        "terms[0].anova_eps: expected a Greenhouse–Geisser epsilon in (0, 1] or null, got 1.5",
+    ),
+    "factor epsilon 0": (
+        _set(("factor_effects", "terms", 2, "anova_eps"), 0),
+        "factor_effects",
+        "terms[2].anova_eps: expected a Greenhouse–Geisser epsilon in (0, 1] or null, got 0",
+    ),
+    "factor df negative": (
+        _set(("factor_effects", "terms", 1, "df"), -13.0),
+        "factor_effects",
+        "terms[1].df: expected a finite number ≥ 0 or null, got -13.0",
+    ),
+    "factor df infinite": (
+        _set(("factor_effects", "terms", 3, "df"), float("inf")),
+        "factor_effects",
+        "terms[3].df: expected a finite number ≥ 0 or null, got inf",
+    ),
+    "factor F negative": (
+        _set(("factor_effects", "terms", 0, "anova_f"), -2.5),
+        "factor_effects",
+        "terms[0].anova_f: expected an F ≥ 0 or null, got -2.5",
+    ),
+    "factor case count fractional": (
+        _set(("factor_effects", "terms", 5, "n_cases"), 13.5),
+        "factor_effects",
+        "terms[5].n_cases: expected a whole number ≥ 0 or null, got 13.5",
+    ),
+    "factor case count negative": (
+        _set(("factor_effects", "terms", 1, "n_cases"), -14),
+        "factor_effects",
+        "terms[1].n_cases: expected a whole number ≥ 0 or null, got -14",
+    ),
+    "factor case count as text": (
+        _set(("factor_effects", "terms", 0, "n_cases"), "14"),
+        "factor_effects",
+        "terms[0].n_cases: expected a whole number ≥ 0 or null, got '14'",
     ),
     "tool's block not an object": (
         _set(("agenticlens_frames",), "exclude"),
@@ -352,6 +412,82 @@ def test_what_the_writer_leaves_null_still_loads(tmp_path: Path, saved: dict) ->
     first = loaded.variants.iloc[0]
     assert math.isnan(first["pass_rate_mean_boot_ci_low"])
     assert math.isnan(first["case_pass_rate_boot_ci_high"])
+
+
+def _factor_run(
+    levels: dict[str, dict[str, str]], passed: dict[str, list[int]], topics: int = 0
+) -> ExperimentRun:
+    """A run of one trial per variant: variant ``v`` (factors ``levels[v]``, the first the
+    baseline) passes case ``c{i}`` when ``passed[v][i]``; with ``topics``, case i's
+    metadata topic is ``t{i % topics}``."""
+    from agenticlens_frames import ExperimentRun
+
+    rows = [
+        (v, 1, f"c{i}", bool(p)) for v, outcome in passed.items() for i, p in enumerate(outcome)
+    ]
+    attempts = pd.DataFrame(rows, columns=["variant_id", "trial", "case_id", "passed"])
+    variants = pd.DataFrame(
+        [{"variant_id": v, **{f"factor_{k}": x for k, x in f.items()}} for v, f in levels.items()]
+    )
+    n = len(next(iter(passed.values())))
+    cases = pd.DataFrame({"case_id": [f"c{i}" for i in range(n)]})
+    if topics:
+        cases["metadata"] = [{"topic": f"t{i % topics}"} for i in range(n)]
+    return ExperimentRun.from_frames(attempts, variants, cases)
+
+
+_THREE = {v: {"model": v} for v in "abc"}
+_TWO_BY_TWO = {
+    "a": {"model": "s", "prompt": "1"},
+    "b": {"model": "l", "prompt": "1"},
+    "c": {"model": "s", "prompt": "2"},
+    "d": {"model": "l", "prompt": "2"},
+}
+#: Designs at the edges of what the factor effects write, and what each must carry.
+_ODD = {
+    # One case: df 0, t and the ANOVA null.
+    "one case": (_THREE, {"a": [0], "b": [1], "c": [1]}, 0),
+    # Two cases, three levels: the contrasts' covariance has rank one, so
+    # tr(S)² = tr(S²) and epsilon is its least, 1/d = 1/2; t negative.
+    "two cases, three levels": (_THREE, {"a": [1, 1], "b": [0, 1], "c": [0, 0]}, 0),
+    # Every case moved alike: no error variance, F infinite (restored from
+    # infinite_values), t ±inf.
+    "constant shift": ({v: _THREE[v] for v in "ab"}, {"a": [1] * 4, "b": [0] * 4}, 0),
+    # 2 × 2 with clusters: CR1 on clusters − 1 = 1 df, the ANOVA left out.
+    "clustered 2 × 2": (_TWO_BY_TWO, {v: [i % 2, 1, 0, 1, i // 2, 0] for i, v in
+                                      enumerate(_TWO_BY_TWO)}, 2),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(_ODD))
+def test_factor_effects_of_odd_designs_load_as_written(name: str, tmp_path: Path) -> None:
+    """Whatever the writer gives for one case, the least epsilon, an infinite F or
+    clusters loads: the range checks refuse only numbers no analysis writes."""
+    levels, passed, topics = _ODD[name]
+    comparisons = {"cluster": "topic", "correction": "holm"} if topics else None
+    analysis = analyze(
+        _factor_run(levels, passed, topics), frontier_n_resamples=0, comparisons=comparisons
+    )
+    written = analysis.factor_effects
+    loaded = load_report(write_json_report(analysis, tmp_path / "r.json", lean=True))
+    effects = loaded.factor_effects
+    for column in ("df", "statistic", "anova_f", "anova_eps", "n_cases"):
+        pd.testing.assert_series_equal(
+            effects[column], written[column], check_names=False, check_dtype=False
+        )
+    rate = effects[effects["metric"] == "pass_rate"]
+    n = len(passed["a"])
+    assert (rate["n_cases"] == n).all()
+    if name == "one case":
+        assert (rate["df"] == 0).all() and rate["statistic"].isna().all()
+    elif name == "two cases, three levels":
+        assert rate["anova_eps"].tolist() == pytest.approx([0.5, 0.5])
+        assert (rate["statistic"] < 0).all() and (rate["df"] == 1).all()
+    elif name == "constant shift":
+        assert rate["anova_f"].tolist() == [math.inf]
+        assert rate["statistic"].tolist() == [-math.inf]
+    else:
+        assert (rate["df"] == 1).all() and rate["anova_eps"].isna().all()
 
 
 def test_a_cluster_bootstraps_settings_are_read_with_its_clusters(
