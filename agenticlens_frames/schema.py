@@ -1080,14 +1080,32 @@ CASES = FrameSchema(
 # --------------------------------------------------------------------------- trials
 
 
+def package_latency_rows(frame: pd.DataFrame) -> np.ndarray:
+    """Which trials' written ``report.summary.average_latency_ms`` is the package's mean
+    (each unknown latency counted as 0 ms, so 0.0), not ours: those with no known latency
+    (ours unknown, the package's a number), as under ``latency_missing="exclude"``.
+
+    Examples
+    --------
+    >>> trials = pd.DataFrame({"average_latency_ms": [float("nan"), 1833.0, float("nan")],
+    ...                        "average_latency_ms_package": [0.0, 1702.1, float("nan")]})
+    >>> package_latency_rows(trials).tolist()
+    [True, False, False]
+    """
+    latency = frame["average_latency_ms"].to_numpy(float)
+    if "average_latency_ms_package" not in frame:
+        return np.zeros(len(frame), dtype=bool)
+    package = frame["average_latency_ms_package"].to_numpy(float)
+    return ~np.isfinite(latency) & np.isfinite(package)
+
+
 def _reported_latency(frame: pd.DataFrame) -> pd.Series:
     # No case had a known latency: write the package's 0-counted mean (keeps the schema
     # valid). A loaded report reads such a 0.0 back as unknown, and its package column
-    # holds the 0.0 again (report/saved.py).
+    # holds the 0.0 again (report/saved.py). read_first says so (report/json_report.py).
     latency = frame["average_latency_ms"]
-    if "average_latency_ms_package" not in frame:
-        return latency
-    return latency.where(np.isfinite(latency.to_numpy(float)), frame["average_latency_ms_package"])
+    rows = package_latency_rows(frame)
+    return latency.mask(rows, frame["average_latency_ms_package"]) if rows.any() else latency
 
 
 _TRIAL_SUMMARY = "report.summary"

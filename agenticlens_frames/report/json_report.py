@@ -48,6 +48,7 @@ from ..schema import (
     TRIALS,
     VARIANTS,
     json_ready,
+    package_latency_rows,
 )
 from ..stats import fmean, metric_delta
 from .infinite import INFINITE_KEY, infinite_values
@@ -97,6 +98,16 @@ READ_FIRST_PACKAGE_LATENCY = (
 )
 
 
+#: Added to ``read_first``'s ``compatible`` when a trial has no known latency, so that its
+#: written mean is the package's (fix B3: see schema.package_latency_rows).
+READ_FIRST_PACKAGE_TRIAL_LATENCY = (
+    "variants[].trials[].report.summary.average_latency_ms where a trial has no known "
+    "latency (0.0, the package's mean with each unknown latency counted as 0 ms, not ours: "
+    "ours is unknown there, and variants[].summary.average_latency_ms, ours, leaves that "
+    "trial out)"
+)
+
+
 #: What ``read_first`` says of a run an early-stopping rule watched (stopped or to its end).
 READ_FIRST_WATCHED = {
     "early_stopping": "the answer: the early-stopping rule's statement per candidate (its "
@@ -115,7 +126,8 @@ def _read_first(
     verdicts; after a run an early-stopping rule watched, its ``early_stopping`` block,
     the verdicts then descriptive, as every surface titles them) and which of the
     package's fields pool attempts — and, when one of the report's ``comparisons`` holds
-    the package's latency delta labelled as such, that it is not ours and where ours is.
+    the package's latency delta labelled as such, or a trial with no known latency holds
+    the package's mean latency (0.0), that it is not ours and where ours is.
 
     Examples
     --------
@@ -125,6 +137,9 @@ def _read_first(
     ['verdicts', 'case_level', 'compatible']
     >>> labelled = [{"average_latency_ms_delta": {"absolute": -1975.6, "basis": "agenticlens"}}]
     >>> _read_first(a, labelled)["compatible"].endswith(READ_FIRST_PACKAGE_LATENCY)
+    True
+    >>> a.trials.loc[0, "average_latency_ms"] = float("nan")  # a trial with none known
+    >>> _read_first(a)["compatible"].endswith(READ_FIRST_PACKAGE_TRIAL_LATENCY)
     True
     >>> a.extras["early_stopping"] = {"stopped_early": False}
     >>> list(_read_first(a)), _read_first(a)["verdicts"].split(":")[0]
@@ -140,6 +155,9 @@ early-stopping rule')
         for c in comparisons
     ):
         out = {**out, "compatible": f"{out['compatible']}, {READ_FIRST_PACKAGE_LATENCY}"}
+    # (Only then: every other report keeps its bytes.)
+    if package_latency_rows(analysis.trials).any():
+        out = {**out, "compatible": f"{out['compatible']}, {READ_FIRST_PACKAGE_TRIAL_LATENCY}"}
     return out
 
 

@@ -151,6 +151,63 @@ def test_read_first_says_a_labelled_latency_delta_is_the_package_s_and_where_our
     assert means["prompt-v2"] is None and means["baseline"]["mean"] > 0
 
 
+def _one_trial_without_latency(folder: Path) -> Path:
+    """A copy of the bundled example whose prompt-v2 recorded no latency in its second
+    trial only (AgenticLens reads each as 0 ms)."""
+    import shutil
+
+    target = folder / "one-trial"
+    shutil.copytree(EXAMPLE, target)
+    path = target / "trials" / "prompt-v2.json"
+    data = json.loads(path.read_text())
+    for sample in data["trials"][1]["samples"]:
+        sample["trace"].pop("total_latency_ms", None)
+    path.write_text(json.dumps(data))
+    return target
+
+
+def test_read_first_says_a_trials_written_latency_is_the_package_s_and_where_ours_is(
+    analysis, tmp_path: Path
+) -> None:
+    """Fix B3: a trial with no known latency holds the package's mean, 0.0, in its
+    report.summary.average_latency_ms, and nothing said so: read_first lists it with the
+    package's fields, not ours, and names where ours is; under the package's policy
+    (``zero``), where the 0.0 is the run's own, and in a report without such a trial it
+    says nothing of it (read_first as before)."""
+    folder = _one_trial_without_latency(tmp_path)
+    run = load_experiment(folder / "manifest.yaml", folder / "suite.yaml")
+    report = build_report(analyze(run), lean=True)
+    said = report["agenticlens_frames"]["read_first"]["compatible"]
+    plain = build_report(analysis, lean=True)["agenticlens_frames"]["read_first"]["compatible"]
+    assert said.startswith(plain) and "trials[]" not in plain
+    added = said.removeprefix(plain)
+    # Only this: no comparison's delta is the package's (prompt-v2 has known latencies).
+    assert "average_latency_ms_delta" not in said
+    assert "variants[].trials[].report.summary.average_latency_ms" in added
+    assert "no known latency" in added and "0.0" in added and "not ours" in added
+    for path in (
+        "variants[].trials[].report.summary.average_latency_ms",
+        "variants[].summary.average_latency_ms",
+    ):
+        assert path in added and _path_exists(report, path), path
+    # What it points to, from the recorded traces: trial 2 wrote 0.0, and ours is the mean
+    # of the other four trials' means of their known latencies.
+    recorded = json.loads((folder / "trials" / "prompt-v2.json").read_text())["trials"]
+    known = [
+        [s["trace"]["total_latency_ms"] for s in t["samples"] if s["trace"].get("total_latency_ms")]
+        for t in recorded
+    ]
+    assert known[1] == [] and all(known[i] for i in (0, 2, 3, 4))
+    variant = next(v for v in report["variants"] if v["variant_id"] == "prompt-v2")
+    trials = [t["report"]["summary"]["average_latency_ms"] for t in variant["trials"]]
+    assert trials[1] == 0.0
+    ours = variant["summary"]["average_latency_ms"]
+    expected = [sum(k) / len(k) for i, k in enumerate(known) if i != 1]
+    assert ours["count"] == 4 and ours["mean"] == pytest.approx(sum(expected) / 4, rel=1e-12)
+    zero = build_report(analyze(run, latency_missing="zero"), lean=True)
+    assert zero["agenticlens_frames"]["read_first"]["compatible"] == plain
+
+
 def test_read_first_of_a_watched_run_leads_with_the_rules_statement(analysis) -> None:
     """After a run an early-stopping rule watched, every surface leads with the rule's
     statement and titles the fixed-sample verdicts descriptive; the JSON's read_first
