@@ -388,19 +388,74 @@ def _one_trial_run(
     )
 
 
-def test_an_adjusted_p_value_exactly_at_alpha_is_significant() -> None:
+@pytest.mark.parametrize(
+    ("correction", "method", "alpha"),
+    [
+        ("none", None, 0.25),
+        ("bonferroni", "bonferroni", 0.5),
+        ("holm", "holm", 0.5),
+        ("benjamini_hochberg", "fdr_bh", 0.25),
+    ],
+)
+def test_an_adjusted_p_value_exactly_at_alpha_is_significant(
+    correction: str, method: str | None, alpha: float
+) -> None:
     """``significant = adjusted_p_value <= alpha``, as statsmodels rejects: two candidates
     that each pass the three cases the baseline fails have the exact sign-flip p 2^(1-3) =
-    0.25 (every difference +1), Bonferroni-adjusted over the two to 0.5 = α."""
+    0.25 (every difference +1), a tie that each correction adjusts to exactly ``alpha``."""
     from statsmodels.stats.multitest import multipletests
 
     run = _one_trial_run({"a": [False] * 3, "b": [True] * 3, "c": [True] * 3})
-    pc = paired_comparisons(run, correction="bonferroni", alpha=0.5)
-    reject, adjusted, _, _ = multipletests([0.25, 0.25], alpha=0.5, method="bonferroni")
+    pc = paired_comparisons(run, correction=correction, alpha=alpha)
     assert pc["p_value"].tolist() == [0.25, 0.25]
-    assert pc["adjusted_p_value"].tolist() == adjusted.tolist() == [0.5, 0.5]
+    if method is None:
+        reject, adjusted = np.array([True, True]), np.array([0.25, 0.25])
+    else:
+        reject, adjusted, _, _ = multipletests([0.25, 0.25], alpha=alpha, method=method)
+    assert pc["adjusted_p_value"].tolist() == adjusted.tolist() == [alpha, alpha]
     assert pc["significant"].tolist() == reject.tolist() == [True, True]
     assert (pc["note"] == "").all() and pc["family_size"].tolist() == [2, 2]
+
+
+def test_a_comparison_without_a_test_is_not_counted_in_the_family() -> None:
+    """Candidate b has a latency on one case only: no test (p NaN), so its row is neither
+    significant nor not, and the family is the three tests made (scipy's paired t, Holm by
+    statsmodels); per evaluator, c's latency is a family of one, its p unadjusted."""
+    from statsmodels.stats.multitest import multipletests
+
+    passed = {
+        "a": [False, False, True, False],
+        "b": [True, False, True, True],
+        "c": [True, True, True, False],
+    }
+    nan = math.nan
+    latency = {
+        "a": [100.0, 200.0, 300.0, 400.0],
+        "b": [150.0, nan, nan, nan],
+        "c": [110.0, 230.0, 290.0, 450.0],
+    }
+    run = _one_trial_run(passed, latency)
+    rate = {v: np.array(x, dtype=float) for v, x in passed.items()}
+    raw = {
+        ("b", "quality"): sps.ttest_rel(rate["b"], rate["a"]).pvalue,
+        ("c", "quality"): sps.ttest_rel(rate["c"], rate["a"]).pvalue,
+        ("c", "latency"): sps.ttest_rel(latency["c"], latency["a"]).pvalue,
+    }
+    pc = paired_comparisons(run, correction="holm")
+    pc = pc.set_index([pc["candidate_variant_id"].astype(str), pc["dimension"].astype(str)])
+    untested = pc.loc[("b", "latency")]
+    assert untested["paired_items"] == 1 and math.isnan(untested["p_value"])
+    assert math.isnan(untested["adjusted_p_value"]) and pd.isna(untested["significant"])
+    assert untested["note"] == "no test: fewer than two paired cases (or clusters)"
+    tested = pc.loc[list(raw)]
+    np.testing.assert_allclose(tested["p_value"], list(raw.values()), rtol=1e-12)
+    want = multipletests(list(raw.values()), method="holm")[1]
+    np.testing.assert_allclose(tested["adjusted_p_value"], want, rtol=1e-12)
+    assert set(pc["family_size"]) == {3}
+    per = paired_comparisons(run, correction="holm", family="per_evaluator")
+    [only] = per[per["dimension"] == "latency"].dropna(subset=["p_value"]).itertuples()
+    assert only.family_size == 1 and only.adjusted_p_value == only.p_value
+    assert only.p_value == pytest.approx(raw[("c", "latency")], rel=1e-12)
 
 
 def test_two_paired_cases_state_their_detectable_effect() -> None:
