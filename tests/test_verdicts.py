@@ -802,8 +802,12 @@ def test_the_interval_phrase_says_what_the_verdict_follows() -> None:
 def test_the_family_phrase_names_the_correction_its_family_and_alpha() -> None:
     from agenticlens_frames.paired.verdicts import family_phrase
 
+    # a family of one is "1 comparison" (it read "of 1 comparisons" in every heading)
     assert family_phrase("bonferroni", 1, 0.1) == (
-        "Bonferroni correction over the family of 1 comparisons, α = 0.1"
+        "Bonferroni correction over the family of 1 comparison, α = 0.1"
+    )
+    assert family_phrase("holm", 2, 0.05) == (
+        "Holm correction over the family of 2 comparisons, α = 0.05"
     )
     assert family_phrase("benjamini_hochberg", 0, 0.05) == (
         "Benjamini-Hochberg correction over the family, α = 0.05"
