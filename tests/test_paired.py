@@ -325,6 +325,23 @@ def test_degenerate_comparison(run: ExperimentRun) -> None:
     assert "same amount" in row["note"]
 
 
+def _mde_by_hand(sd: float, units: int, level: float, power: float = 0.8) -> float:
+    """The paired t's MDE: the δ whose two-sided noncentral-t power at ``level`` is ``power``
+    (statsmodels' TTestPower; where its solver fails, solved directly with the far tail,
+    P(T < -crit), left out: negligible at such power, and scipy's nct.cdf is NaN there)."""
+    from statsmodels.stats.power import TTestPower
+
+    if units >= 10:
+        return TTestPower().solve_power(nobs=units, alpha=level, power=power) * sd
+    # statsmodels' solver fails at few df; solve the power equation directly
+    crit = sps.t.isf(level / 2, units - 1)
+
+    def gap(e: float) -> float:
+        return sps.nct.sf(crit, units - 1, e / sd * math.sqrt(units)) - power
+
+    return brentq(gap, 0.0, 1e6 * sd)
+
+
 def test_non_significant_rows_state_what_the_run_could_not_detect(run: ExperimentRun) -> None:
     pc = paired_comparisons(run, correction="holm")
     quiet = pc[~pc["significant"].astype(bool) & ~pc["degenerate"]]
@@ -334,18 +351,7 @@ def test_non_significant_rows_state_what_the_run_could_not_detect(run: Experimen
         # the MDE at Bonferroni's per-test level, from the row's own standard error
         level = row.alpha / row.family_size
         sd = row.standard_error * math.sqrt(row.n_clusters)
-        from statsmodels.stats.power import TTestPower
-
-        if row.n_clusters >= 10:
-            want = TTestPower().solve_power(nobs=row.n_clusters, alpha=level, power=0.8) * sd
-        else:  # statsmodels' solver fails at 2 df; solve the power equation directly
-            units = row.n_clusters
-            crit = sps.t.isf(level / 2, units - 1)
-
-            def gap(e: float, crit=crit, units=units, sd=sd) -> float:
-                return sps.nct.sf(crit, units - 1, e / sd * math.sqrt(units)) - 0.8
-
-            want = brentq(gap, 0.0, 1e6 * sd)
+        want = _mde_by_hand(sd, row.n_clusters, level)
         if row.unit in ("proportion", "score") and want > 1:
             # no difference of [0, 1] values is that large: no MDE exists
             beyond += 1
@@ -358,6 +364,120 @@ def test_non_significant_rows_state_what_the_run_could_not_detect(run: Experimen
     assert beyond  # the bundled run has such rows (with 19 tests, α = 0.0026)
     loud = pc[pc["significant"].astype(bool)]
     assert (loud["note"] == "").all()
+
+
+def _one_trial_run(
+    passed: dict[str, list[bool]], latency: dict[str, list[float]] | None = None
+) -> ExperimentRun:
+    """One trial per case, variants in the order given (the first is the baseline)."""
+    variants = list(passed)
+    cases = [f"case{i}" for i in range(len(passed[variants[0]]))]
+    rows = [
+        {
+            "variant_id": v,
+            "trial": 1,
+            "case_id": c,
+            "passed": passed[v][i],
+            **({"latency_ms": latency[v][i]} if latency else {}),
+        }
+        for v in variants
+        for i, c in enumerate(cases)
+    ]
+    return ExperimentRun.from_frames(
+        pd.DataFrame(rows), pd.DataFrame({"variant_id": variants}), pd.DataFrame({"case_id": cases})
+    )
+
+
+@pytest.mark.parametrize(
+    ("correction", "method", "alpha"),
+    [
+        ("none", None, 0.25),
+        ("bonferroni", "bonferroni", 0.5),
+        ("holm", "holm", 0.5),
+        ("benjamini_hochberg", "fdr_bh", 0.25),
+    ],
+)
+def test_an_adjusted_p_value_exactly_at_alpha_is_significant(
+    correction: str, method: str | None, alpha: float
+) -> None:
+    """``significant = adjusted_p_value <= alpha``, as statsmodels rejects: two candidates
+    that each pass the three cases the baseline fails have the exact sign-flip p 2^(1-3) =
+    0.25 (every difference +1), a tie that each correction adjusts to exactly ``alpha``."""
+    from statsmodels.stats.multitest import multipletests
+
+    run = _one_trial_run({"a": [False] * 3, "b": [True] * 3, "c": [True] * 3})
+    pc = paired_comparisons(run, correction=correction, alpha=alpha)
+    assert pc["p_value"].tolist() == [0.25, 0.25]
+    if method is None:
+        reject, adjusted = np.array([True, True]), np.array([0.25, 0.25])
+    else:
+        reject, adjusted, _, _ = multipletests([0.25, 0.25], alpha=alpha, method=method)
+    assert pc["adjusted_p_value"].tolist() == adjusted.tolist() == [alpha, alpha]
+    assert pc["significant"].tolist() == reject.tolist() == [True, True]
+    assert (pc["note"] == "").all() and pc["family_size"].tolist() == [2, 2]
+
+
+def test_a_comparison_without_a_test_is_not_counted_in_the_family() -> None:
+    """Candidate b has a latency on one case only: no test (p NaN), so its row is neither
+    significant nor not, and the family is the three tests made (scipy's paired t, Holm by
+    statsmodels); per evaluator, c's latency is a family of one, its p unadjusted."""
+    from statsmodels.stats.multitest import multipletests
+
+    passed = {
+        "a": [False, False, True, False],
+        "b": [True, False, True, True],
+        "c": [True, True, True, False],
+    }
+    nan = math.nan
+    latency = {
+        "a": [100.0, 200.0, 300.0, 400.0],
+        "b": [150.0, nan, nan, nan],
+        "c": [110.0, 230.0, 290.0, 450.0],
+    }
+    run = _one_trial_run(passed, latency)
+    rate = {v: np.array(x, dtype=float) for v, x in passed.items()}
+    raw = {
+        ("b", "quality"): sps.ttest_rel(rate["b"], rate["a"]).pvalue,
+        ("c", "quality"): sps.ttest_rel(rate["c"], rate["a"]).pvalue,
+        ("c", "latency"): sps.ttest_rel(latency["c"], latency["a"]).pvalue,
+    }
+    pc = paired_comparisons(run, correction="holm")
+    pc = pc.set_index([pc["candidate_variant_id"].astype(str), pc["dimension"].astype(str)])
+    untested = pc.loc[("b", "latency")]
+    assert untested["paired_items"] == 1 and math.isnan(untested["p_value"])
+    assert math.isnan(untested["adjusted_p_value"]) and pd.isna(untested["significant"])
+    assert untested["note"] == "no test: fewer than two paired cases (or clusters)"
+    tested = pc.loc[list(raw)]
+    np.testing.assert_allclose(tested["p_value"], list(raw.values()), rtol=1e-12)
+    want = multipletests(list(raw.values()), method="holm")[1]
+    np.testing.assert_allclose(tested["adjusted_p_value"], want, rtol=1e-12)
+    assert set(pc["family_size"]) == {3}
+    per = paired_comparisons(run, correction="holm", family="per_evaluator")
+    [only] = per[per["dimension"] == "latency"].dropna(subset=["p_value"]).itertuples()
+    assert only.family_size == 1 and only.adjusted_p_value == only.p_value
+    assert only.p_value == pytest.approx(raw[("c", "latency")], rel=1e-12)
+
+
+def test_two_paired_cases_state_their_detectable_effect() -> None:
+    """Two cases are the fewest with a test and a standard error: the MDE (t with 1 df) is
+    stated, in the row's unit, and an MDE below 1 ms keeps its digits rather than reading
+    as "0 ms". The family: two degenerate quality rows and the two latency rows (Holm,
+    per-test level 0.05 / 4)."""
+    run = _one_trial_run(
+        {v: [True, True] for v in "abc"},
+        {"a": [100.0, 100.0], "b": [110.0, 130.0], "c": [100.001, 100.003]},
+    )
+    pc = paired_comparisons(run, correction="holm")
+    latency = pc[pc["dimension"] == "latency"].set_index("candidate_variant_id")
+    assert set(pc["family_size"]) == {4}
+    for cand, d, shown in (("b", [10.0, 30.0], "653 ms"), ("c", [0.001, 0.003], "0.065 ms")):
+        row = latency.loc[cand]
+        assert row["n_clusters"] == 2 and not row["significant"]
+        want = _mde_by_hand(float(np.std(d, ddof=1)), 2, 0.05 / 4)
+        assert row["mde"] == pytest.approx(want, rel=1e-6)
+        assert row["note"] == (
+            f"this run could not detect effects smaller than {shown} (80% power at α = 0.0125)"
+        )
 
 
 def test_cluster_by_metadata_field_matches_statsmodels(run: ExperimentRun) -> None:
@@ -1834,6 +1954,14 @@ def test_no_detectable_change_is_stated_when_the_power_is_not_above_alpha(run) -
         .str.startswith(
             "no detectable-effect bound: the power asked for (30%) is not above the test's α = 0.5"
         )
+        .all()
+    )
+    # a power equal to the level is not above it either: no bound (the MDE was 0)
+    level = paired_comparisons(run, correction="none", alpha=0.5, power=0.5)
+    assert level["mde"].isna().all()
+    assert (
+        level.loc[~level["significant"].astype(bool), "note"]
+        .str.startswith("no detectable-effect bound: the power asked for (50%) is not above")
         .all()
     )
     # a power that rounds to 100% keeps its digits

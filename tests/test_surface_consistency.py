@@ -1196,7 +1196,8 @@ def test_every_surface_states_the_same_verdicts(root: Path, experiment: Experime
         if first["correction"] == "none":
             family = f"no correction (declared), α = {first['alpha']:g} per comparison"
         else:
-            size = f" of {first['family_size']} comparisons" if first["family_size"] else ""
+            n = first["family_size"]
+            size = f" of {n} comparison{'' if n == 1 else 's'}" if n else ""
             name = names[first["correction"]]
             family = f"{name} correction over the family{size}, α = {first['alpha']:g}"
         for surface, text in (

@@ -171,6 +171,8 @@ def test_without_a_declared_correction_nothing_is_judged(run: ExperimentRun) -> 
     assert set(plain["dimension"].astype(str)) == {"quality"}
     assert set(plain["verdict"]) == {"not judged"}
     assert plain["significant"].isna().all() and plain["adjusted_p_value"].isna().all()
+    # no family was declared, so none is counted (the tables' family phrase names none)
+    assert (plain["family_size"] == 0).all() and set(plain["correction"]) == {"not declared"}
     # The intervals are per comparison: scipy's paired t, unadjusted.
     expected = _by_hand(run).query("dimension == 'quality'").set_index("candidate_variant_id")
     for r in plain.to_dict("records"):
@@ -635,3 +637,180 @@ def test_a_saved_report_without_declared_comparisons_keeps_the_omitted_ones(
     del report["verdicts"]["omitted"]
     (tmp_path / "earlier.json").write_text(json.dumps(report))
     assert "omitted" not in load_report(tmp_path / "earlier.json").verdicts.attrs
+
+
+#: A hand-made paired row (the columns verdicts_from_paired reads): c against b on quality,
+#: significant under Holm, 20 points worse.
+HAND_ROW = {
+    "baseline_variant_id": "b",
+    "candidate_variant_id": "c",
+    "dimension": "quality",
+    "evaluator": "passed",
+    "unit": "proportion",
+    "higher_is_better": True,
+    "paired_items": 14,
+    "mean_difference": -0.2,
+    "ci_low": -0.3,
+    "ci_high": -0.1,
+    "confidence_level": 0.95,
+    "p_value": 0.0011,
+    "adjusted_p_value": 0.0044,
+    "correction": "holm",
+    "alpha": 0.05,
+    "family_size": 4,
+    "significant": True,
+    "mde": 0.15,
+    "mde_power": 0.8,
+    "degenerate": False,
+}
+
+
+def test_each_verdict_is_worded_as_written_here() -> None:
+    """The sentence a user reads first, written out by hand for each verdict: the
+    correction's name (none declared: "no correction, as declared", not "adjusted"), a
+    lower-is-better unit significantly down (better), an MDE of exactly 100 pp (a possible
+    change, so stated as a number), a row whose degenerate flag is unknown (treated as not
+    degenerate) and a row without a test."""
+    latency = {
+        "dimension": "latency",
+        "evaluator": "latency_ms",
+        "unit": "ms",
+        "higher_is_better": False,
+        "mean_difference": -12.4,
+        "ci_low": -20.0,
+        "ci_high": -5.0,
+        "adjusted_p_value": 0.001,
+        "correction": "benjamini_hochberg",
+    }
+    quiet = {"significant": False, "adjusted_p_value": 1.0, "mean_difference": 0.02}
+    quiet.update(ci_low=-0.1, ci_high=0.14)
+    rows = [
+        HAND_ROW,
+        {**HAND_ROW, "correction": "none", "adjusted_p_value": 0.0123, "mean_difference": 0.2,
+         "ci_low": 0.1, "ci_high": 0.3},
+        {**HAND_ROW, **latency},
+        {**HAND_ROW, **latency, "mean_difference": 12.4, "ci_low": 5.0, "ci_high": 20.0},
+        {**HAND_ROW, **quiet, "mde": 1.0},
+        {**HAND_ROW, **quiet, "mde": 0.3, "degenerate": None},
+        {**HAND_ROW, "significant": None, "adjusted_p_value": math.nan, "ci_low": math.nan,
+         "ci_high": math.nan, "mde": math.nan},
+    ]  # fmt: skip
+    v = verdicts_from_paired(pd.DataFrame(rows), declared=True)
+    head = "c vs b, quality (passed): "
+    assert v["statement"].tolist() == [
+        head + "-20.0 pp [-30.0, -10.0] (95% CI), Holm-adjusted p = 0.004: worse",
+        head + "+20.0 pp [+10.0, +30.0] (95% CI), p = 0.012 (no correction, as declared): better",
+        "c vs b, latency (latency_ms): -12 ms [-20, -5] (95% CI), "
+        "Benjamini-Hochberg-adjusted p = 0.001: better",
+        "c vs b, latency (latency_ms): +12 ms [+5, +20] (95% CI), "
+        "Benjamini-Hochberg-adjusted p = 0.001: worse",
+        head + "+2.0 pp [-10.0, +14.0] (95% CI), Holm-adjusted p = 1.000: no detectable "
+        "difference; this run could not detect changes smaller than 100.0 pp",
+        head + "+2.0 pp [-10.0, +14.0] (95% CI), Holm-adjusted p = 1.000: no detectable "
+        "difference; this run could not detect changes smaller than 30.0 pp",
+        head + "-20.0 pp [n/a] (95% CI), Holm-adjusted p = n/a: no test; "
+        "fewer than two paired cases (or clusters)",
+    ]
+    assert v["verdict"].tolist() == [
+        "worse",
+        "better",
+        "better",
+        "worse",
+        "no detectable difference",
+        "no detectable difference",
+        "no test",
+    ]
+    assert v["significant"].tolist() == [True, True, True, True, False, False, pd.NA]
+
+
+def test_an_mde_just_beyond_100_pp_is_not_detectable_but_100_pp_is() -> None:
+    from agenticlens_frames.paired.verdicts import detectable_note
+
+    assert detectable_note(1.0, "proportion", False) == (
+        "this run could not detect changes smaller than 100.0 pp"
+    )
+    assert detectable_note(1.001, "score", False) == (
+        "not detectable with this design (the smallest detectable change, 1.001, exceeds the scale)"
+    )
+    assert detectable_note(250.0, "ms", False) == (
+        "this run could not detect changes smaller than 250 ms"  # no scale to exceed
+    )
+    assert detectable_note(0.3, "proportion", True) == (
+        "every case differed by the same amount; no detectable-change bound"
+    )
+    assert detectable_note(math.nan, "proportion", False) == (
+        "the smallest detectable change could not be estimated"
+    )
+
+
+def test_a_detectable_cell_is_the_magnitude_or_beyond_the_scale() -> None:
+    from agenticlens_frames.paired.verdicts import detectable_cell
+
+    quiet = "no detectable difference"
+    could_not = "this run could not detect changes smaller than 44.7 pp"
+    assert detectable_cell(quiet, 0.447, "proportion", could_not) == "44.7 pp"
+    assert detectable_cell(quiet, 12.4, "ms", could_not) == "12 ms"
+    # an MDE beyond the scale given as a number (a planning frame, a hand-made row) is not
+    # shortened to that number: no pass-rate change of 150 pp exists
+    beyond = "not detectable with this design (the smallest detectable change, 150.0 pp, …)"
+    assert detectable_cell(quiet, 1.5, "proportion", beyond) == "beyond the scale"
+    assert detectable_cell(quiet, math.inf, "proportion", beyond) == "beyond the scale"
+    degenerate = "every case differed by the same amount; no detectable-change bound"
+    assert detectable_cell(quiet, 0.2, "proportion", degenerate) == degenerate
+    no_test = "fewer than two paired cases (or clusters)"
+    assert detectable_cell("no test", math.nan, "proportion", no_test) == no_test
+    assert detectable_cell("better", 0.1, "proportion", "") == ""
+
+
+def test_a_p_value_of_0_001_is_written_in_decimals() -> None:
+    from agenticlens_frames.paired.verdicts import format_p
+
+    assert [format_p(p) for p in (1.0, 0.05, 0.0012, 0.001, 0.00099, 0.0)] == [
+        "1.000",
+        "0.050",
+        "0.001",
+        "0.001",
+        "9.9e-04",
+        "0.0e+00",
+    ]
+    assert format_p(math.inf) == format_p(math.nan) == "n/a"
+
+
+def test_the_interval_phrase_says_what_the_verdict_follows() -> None:
+    from agenticlens_frames.paired.verdicts import interval_phrase
+
+    per = "The interval is per comparison"
+    assert interval_phrase(0.95, 0.05, "holm") == (
+        f"{per} (95%), not adjusted for the family; the verdict follows the adjusted p."
+    )
+    assert interval_phrase(0.9, 0.05, "holm") == (
+        f"{per} (90%), not adjusted for the family; the verdict follows the adjusted p at "
+        "α = 0.05, not the interval."
+    )
+    assert interval_phrase(0.975, math.nan) == (
+        f"{per} (97.5%), not adjusted for the family; the verdict follows the adjusted p."
+    )
+    assert interval_phrase(0.95, 0.05, "none") == (
+        f"{per} (95%); no correction is declared, so the verdict follows each comparison's own p."
+    )
+    assert interval_phrase(0.99, 0.05, "none") == (
+        f"{per} (99%); no correction is declared, so the verdict follows each comparison's "
+        "own p at α = 0.05, not the interval."
+    )
+
+
+def test_the_family_phrase_names_the_correction_its_family_and_alpha() -> None:
+    from agenticlens_frames.paired.verdicts import family_phrase
+
+    # a family of one is "1 comparison" (it read "of 1 comparisons" in every heading)
+    assert family_phrase("bonferroni", 1, 0.1) == (
+        "Bonferroni correction over the family of 1 comparison, α = 0.1"
+    )
+    assert family_phrase("holm", 2, 0.05) == (
+        "Holm correction over the family of 2 comparisons, α = 0.05"
+    )
+    assert family_phrase("benjamini_hochberg", 0, 0.05) == (
+        "Benjamini-Hochberg correction over the family, α = 0.05"
+    )
+    assert family_phrase("holm", None, 0.05) == "Holm correction over the family, α = 0.05"
+    assert family_phrase("none", 3, 0.01) == "no correction (declared), α = 0.01 per comparison"

@@ -326,13 +326,16 @@ def family_phrase(correction: str, family_size: int | None, alpha: float) -> str
     --------
     >>> family_phrase("holm", 19, 0.05)
     'Holm correction over the family of 19 comparisons, α = 0.05'
+    >>> family_phrase("bonferroni", 1, 0.05)
+    'Bonferroni correction over the family of 1 comparison, α = 0.05'
     >>> family_phrase("none", 19, 0.05)
     'no correction (declared), α = 0.05 per comparison'
     """
     if correction == "none":
         return f"no correction (declared), α = {float(alpha):g} per comparison"
     name = CORRECTION_NAMES.get(correction, correction)
-    family = f" of {int(family_size)} comparisons" if family_size else ""
+    plural = "" if family_size == 1 else "s"
+    family = f" of {int(family_size)} comparison{plural}" if family_size else ""
     return f"{name} correction over the family{family}, α = {float(alpha):g}"
 
 
