@@ -34,7 +34,7 @@ from ..formats._io import Invalid, close_match
 from ..formats.comparisons import parse_evaluator
 from ..frames import BUILTIN_EVALUATOR, UNAVAILABLE_METRICS, ExperimentRun
 from ..per_case import category_codes
-from .settings import EvaluatorChoice, check_pass_k
+from .settings import BOUNDED_UNITS, EvaluatorChoice, check_pass_k
 
 __all__ = [
     "BOUNDED_UNITS",
@@ -57,8 +57,6 @@ _ATTEMPT_EVALUATORS: dict[str, tuple[str, bool, bool, str]] = {
 }
 
 _MEASURED = "measured"
-#: Units whose values lie in [0, 1], so a paired difference lies in [-1, 1].
-BOUNDED_UNITS = ("proportion", "score")
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from ..stats_paired import CORRECTION_CONTROLS, CORRECTIONS
 
 __all__ = [
     "ALPHA_RULE",
+    "BOUNDED_UNITS",
     "DIMENSIONS",
     "FAMILIES",
     "FIXED_FIELDS",
@@ -50,6 +51,10 @@ __all__ = [
     "run_comparisons",
     "with_analysis_level",
 ]
+
+#: Units whose values lie in [0, 1], so a paired difference lies in [-1, 1] (read by the
+#: statistics, the gate and the verdicts' wording alike).
+BOUNDED_UNITS = ("proportion", "score")
 
 #: Which comparisons share one correction: every row, or the rows of one evaluator.
 FAMILIES = ("all", "per_evaluator")

@@ -36,6 +36,7 @@ from .._values import format_in_unit
 from ..errors import check_proportion
 from ..frames import ExperimentRun, require_run
 from .settings import (
+    BOUNDED_UNITS,
     DIMENSIONS,
     ComparisonsConfig,
     GuardRails,
@@ -112,8 +113,6 @@ HOW_TO_DECLARE = (
 #: Dimensions on which a significantly worse candidate is a regression for
 #: ``--fail-on-regression``; latency and cost are trade-offs, reported but not gated.
 REGRESSION_DIMENSIONS = ("quality", "safety", "reliability")
-
-_BOUNDED = ("proportion", "score")
 
 
 #: A signed difference per unit, without the unit (see :func:`format_in_unit`).
@@ -417,7 +416,7 @@ def detectable_note(mde: float, unit: str, degenerate: bool) -> str:
         return f"{_NOT_DETECTABLE} (the smallest detectable change exceeds the scale)"
     if not math.isfinite(mde):
         return "the smallest detectable change could not be estimated"
-    if unit in _BOUNDED and mde > 1.0:
+    if unit in BOUNDED_UNITS and mde > 1.0:
         # A difference of two rates or scores in [0, 1] cannot exceed 1 (100 pp).
         return (
             f"{_NOT_DETECTABLE} (the smallest detectable change, "
