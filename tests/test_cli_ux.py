@@ -41,6 +41,30 @@ def test_version_prints_the_package_version() -> None:
     assert version("agenticlens-frames") == __version__
 
 
+def test_python_dash_m_runs_the_command_line(tmp_path: Path) -> None:
+    """``python -m agenticlens_frames`` (a venv whose scripts folder is not on the PATH)
+    said "No module named agenticlens_frames.__main__"; it is the command line now, its
+    usage errors (exit 2) included."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    env["PYTHONPATH"] = str(Path(__file__).parents[1])
+
+    def module(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "agenticlens_frames", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=300,
+        )
+
+    done = module("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"agenticlens-frames {__version__}"
+    typo = module("experimnet")
+    assert typo.returncode == 2 and "Did you mean 'experiment'?" in typo.stderr, typo.stderr
+
+
 def test_completion_script_is_offered_for_bash(monkeypatch) -> None:
     # By default typer detects the shell from the process tree (shellingham) and ignores
     # the argument, so the answer would depend on what started pytest; this variable makes
