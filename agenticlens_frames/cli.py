@@ -41,7 +41,7 @@ from rich.text import Text
 
 from . import _deferred_rich
 from ._choices import PAIRED_METHODS, Correction  # not stats_paired: --help needs no numpy
-from ._cli_errors import EXIT_INVALID_INPUT, fail, masked, output_console
+from ._cli_errors import EXIT_INVALID_INPUT, fail, fraction_between, masked, output_console
 from ._cli_help import FlagsWithoutTypes
 from ._values import count_noun  # (imports nothing heavy: --help stays quick)
 from .errors import InputError, is_refusal_by_the_system, os_refusal
@@ -250,10 +250,9 @@ SavedRegressionRuleOpt = _regression_rule_option(
 MaxUnansweredOpt = typer.Option(
     None,
     "--max-unanswered",
-    min=0.0,
-    max=1.0,
-    help="Exit with status 3 if a variant's target left more than this share of its "
-    "attempts unanswered (errors, timeouts): an outage is not the agent's quality.",
+    callback=fraction_between(0.0, 1.0, "a share of the attempts", 0.2),
+    help="Exit with status 3 if a variant's target left more than this share (0 to 1) of "
+    "its attempts unanswered (errors, timeouts): an outage is not the agent's quality.",
 )
 
 SummaryOpt = typer.Option(
@@ -464,11 +463,10 @@ def experiment_run(
     confidence_level: float = typer.Option(
         0.95,
         "--confidence-level",
-        min=0.5,
-        max=0.999,
-        help="Level of every interval (the paired ones too, unless the manifest's comparisons: "
-        "names one) and of AgenticLens's significance flag (1 - level); the verdicts decide at "
-        "--alpha and need a declared correction.",
+        callback=fraction_between(0.5, 0.999, "a confidence level", 0.95),
+        help="Level (0.5 to 0.999) of every interval (the paired ones too, unless the "
+        "manifest's comparisons: names one) and of AgenticLens's significance flag "
+        "(1 - level); the verdicts decide at --alpha and need a declared correction.",
     ),
     regression_threshold: float = typer.Option(
         0.05,
@@ -584,10 +582,9 @@ def experiment_run(
     stop_margin: float | None = typer.Option(
         None,
         "--stop-margin",
-        min=0.0,
-        max=1.0,
-        help="With --stop-when: a candidate whose interval lies within ±margin is decided "
-        "too (no difference that large).",
+        callback=fraction_between(0.0, 1.0, "a margin of pass rate", 0.05),
+        help="With --stop-when: a candidate whose interval lies within ±margin (a pass-rate "
+        "fraction, 0 to 1) is decided too (no difference that large).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary or progress."),
     summary: Path | None = SummaryOpt,

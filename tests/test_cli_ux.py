@@ -10,9 +10,12 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import yaml
+from typer.testing import CliRunner
 
 from agenticlens_frames import __version__, analyze, load_experiment
+from agenticlens_frames.cli import app
 from agenticlens_frames.stats_paired import CORRECTIONS, PAIRED_METHODS
 
 from .conftest import EXAMPLE
@@ -74,6 +77,37 @@ def test_completion_script_is_offered_for_bash(monkeypatch) -> None:
     assert done.returncode == 0, done.stderr
     assert "_AGENTICLENS_FRAMES_COMPLETE=complete_bash" in done.stdout
     assert "--install-completion" in _cli("--help").stdout
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "given", "said"),
+    [
+        ("experiment run", "--confidence-level", "95", "0.95 for 95 %"),
+        ("experiment run", "--confidence-level", "1.5", "such as 0.95"),
+        ("experiment run", "--max-unanswered", "20", "0.2 for 20 %"),
+        ("experiment run", "--stop-margin", "5", "0.05 for 5 %"),
+        ("experiment report", "--max-unanswered", "20", "0.2 for 20 %"),
+        ("archive summarize", "--confidence-level", "95", "0.95 for 95 %"),
+        ("archive slice", "--confidence-level", "90", "0.9 for 90 %"),
+    ],
+)
+def test_a_percentage_given_for_a_fraction_is_a_usage_error_that_names_the_fraction(
+    tmp_path: Path, command: str, option: str, given: str, said: str
+) -> None:
+    """``--confidence-level 95`` said only "Input should be less than or equal to 0.999"
+    (typer's range check): the value typed, the range and the fraction meant now, still
+    a usage error (exit 2) before any file is read."""
+    files = {
+        "experiment run": [str(tmp_path / "m.yaml"), str(tmp_path / "s.yaml")],
+        "experiment report": [str(tmp_path / "r.json")],
+        "archive summarize": [str(tmp_path / "archive")],
+        "archive slice": [str(tmp_path / "archive"), "--out", str(tmp_path / "slice")],
+    }[command]
+    done = CliRunner().invoke(app, [*command.split(), *files, option, given], terminal_width=400)
+    assert done.exit_code == 2, done.output
+    text = re.sub(r"[│\s]+", " ", done.output)
+    assert f"Invalid value for '{option}': {given} is not between" in text, text
+    assert said in text and "Input should be" not in text, text
 
 
 def test_help_lists_the_choices_of_every_enumerated_option() -> None:

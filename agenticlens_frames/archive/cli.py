@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .._choices import Correction
-from .._cli_errors import fail, output_console
+from .._cli_errors import fail, fraction_between, output_console
 from .._cli_help import FlagsWithoutTypes
 from .._values import format_in_unit, format_power, is_missing
 from ..errors import InputError
@@ -766,10 +766,9 @@ def archive_summarize(
     confidence_level: float = typer.Option(
         0.95,
         "--confidence-level",
-        min=0.5,
-        max=0.999,
-        help="Level of every interval printed and written (with --verdicts, also of the "
-        "per-comparison intervals of runs whose manifest declares none).",
+        callback=fraction_between(0.5, 0.999, "a confidence level", 0.95),
+        help="Level (0.5 to 0.999) of every interval printed and written (with --verdicts, "
+        "also of the per-comparison intervals of runs whose manifest declares none).",
     ),
     out: Path | None = typer.Option(
         None, "--out", help="Write every result frame here (parquet, or CSV with --format csv)."
@@ -1106,10 +1105,9 @@ def archive_slice(
     confidence_level: float = typer.Option(
         0.95,
         "--confidence-level",
-        min=0.5,
-        max=0.999,
-        help="Level of the intervals of --analysis's frames and, with --verdicts, of the "
-        "per-comparison intervals of runs whose manifest declares none.",
+        callback=fraction_between(0.5, 0.999, "a confidence level", 0.95),
+        help="Level (0.5 to 0.999) of the intervals of --analysis's frames and, with "
+        "--verdicts, of the per-comparison intervals of runs whose manifest declares none.",
     ),
     verdicts: bool = VerdictsOpt,
     correction: Correction | None = CorrectionOpt,
