@@ -110,6 +110,34 @@ def test_a_percentage_given_for_a_fraction_is_a_usage_error_that_names_the_fract
     assert said in text and "Input should be" not in text, text
 
 
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--stop-margin", "0.05"], "'--stop-margin': it applies to the early-stopping rule"),
+        (["--rerun-failed"], "'--rerun-failed': it calls again the failed attempts"),
+        (
+            ["--noninferiority-margin", "0.02", "--noninferiority", "quality=0.03"],
+            "--noninferiority quality=0.03 both set the quality gate (give one of them)",
+        ),
+    ],
+)
+def test_options_that_conflict_are_a_usage_error_before_any_file_is_read(
+    tmp_path: Path, options: list[str], said: str
+) -> None:
+    """An option that needs another (--stop-margin without --stop-when, --rerun-failed
+    without --run-dir) or two that set one gate were exit 1, the status of bad input, and
+    came after the manifest's own problems: a usage error now (exit 2), said first."""
+    missing = [str(tmp_path / "m.yaml"), str(tmp_path / "s.yaml")]  # never read
+    done = _cli("experiment", "run", *missing, *options, columns="400")
+    assert done.returncode == 2, done.stderr
+    text = re.sub(r"[│\s]+", " ", done.stderr)
+    assert said in text and "m.yaml" not in text, text
+    # with its partner the option is taken: the missing manifest is then the error
+    if options[0] == "--stop-margin":
+        ran = _cli("experiment", "run", *missing, *options, "--stop-when", "decided")
+        assert ran.returncode == 1 and "m.yaml: file not found" in ran.stderr, ran.stderr
+
+
 def test_help_lists_the_choices_of_every_enumerated_option() -> None:
     text = _cli("experiment", "run", "--help", columns="400").stdout
     flat = re.sub(r"[│\s]+", " ", text)
