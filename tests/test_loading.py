@@ -34,6 +34,21 @@ def test_the_suites_problems_come_with_the_manifests(tmp_path: Path, load) -> No
     assert str(info.value) == (f"{manifest}: unknown key 'trials' (did you mean 'trial_count'?)")
 
 
+@pytest.mark.parametrize("load", [load_experiment, run_experiment])
+def test_swapped_files_are_said_in_the_words_of_the_python_call_too(load) -> None:
+    """load_experiment(suite, manifest) was told the command line's order only
+    ("experiment run MANIFEST SUITE"), not the call's."""
+    with pytest.raises(InputError) as info:
+        load(EXAMPLE / "suite.yaml", EXAMPLE / "manifest.yaml")
+    lines = str(info.value).splitlines()
+    assert lines[0] == "2 problems:"
+    for line in lines[1:]:
+        assert line.endswith(
+            "(give the manifest first and the suite second: experiment run MANIFEST SUITE, "
+            "load_experiment(manifest_path, suite_path))"
+        ), line
+
+
 def test_the_experiments_folder_given_for_its_files_names_them() -> None:
     """load_experiment("data/support", ...) said only "is a directory, not a file"."""
     with pytest.raises(InputError) as info:
