@@ -808,7 +808,10 @@ def archive_summarize(
     out: Path | None = typer.Option(
         None, "--out", help="Write every result frame here (parquet, or CSV with --format csv)."
     ),
-    fmt: SliceFormat = typer.Option(SliceFormat.parquet, "--format", help="For --out."),
+    # None when not given: a --format without --out wrote nothing, without a word.
+    fmt: SliceFormat | None = typer.Option(
+        None, "--format", help="For --out: parquet (default) or csv."
+    ),
     # min=0: pandas reads head(-1) as "all but the last row", which was printed as if all.
     limit: int = typer.Option(40, "--limit", min=0, help="Rows of each table to print."),
     verdicts: bool = VerdictsOpt,
@@ -822,6 +825,12 @@ def archive_summarize(
     try:
         _check_engine_options(engine.value, memory_limit)
         _check_correction(verdicts, correction)
+        if fmt is not None and out is None:  # a usage error, as _check_correction's
+            raise typer.BadParameter(
+                "it applies to the files --out writes (add --out FOLDER, or drop --format)",
+                param_hint="'--format'",
+            )
+        fmt = fmt or SliceFormat.parquet
         if out is not None:
             _check_out(out, archive)
             frames = [*RESULT_FRAMES, "runs", "verdicts"]

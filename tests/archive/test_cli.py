@@ -398,6 +398,8 @@ def test_slice_writes_each_runs_verdicts(
         ),
         (["summarize", "{arc}", "--correction", "holm"], "'--correction': it applies to the"),
         (["slice", "{arc}", "-o", "{missing}", "--engine", "dask"], "'--engine': it applies"),
+        # It was ignored without a word: summarize prints tables, --out writes files.
+        (["summarize", "{arc}", "--format", "csv"], "'--format': it applies to the files --out"),
     ],
 )
 def test_options_that_conflict_exit_2_before_the_archive_is_read(tmp_path: Path, args, message):
