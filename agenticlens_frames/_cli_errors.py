@@ -1,16 +1,25 @@
 """How both command lines (``experiment`` and ``archive``) report bad input: one paragraph
 on stderr (a line per problem for a file with several), exit status 1, never a traceback;
-and the console they print their tables on."""
+the usage error (exit 2) of a fraction given out of its range; and the console they print
+their tables on."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
-__all__ = ["EXIT_INVALID_INPUT", "PIPE_WIDTH", "fail", "masked", "output_console"]
+__all__ = [
+    "EXIT_INVALID_INPUT",
+    "PIPE_WIDTH",
+    "fail",
+    "fraction_between",
+    "masked",
+    "output_console",
+]
 
 EXIT_INVALID_INPUT = 1
 
@@ -54,3 +63,56 @@ def masked(error: object) -> str:
     from .report.console import strip_control
 
     return scrub_surrogates(mask(strip_control(error)))  # type: ignore[no-any-return]
+
+
+def fraction_between(
+    low: float, high: float, what: str, example: float
+) -> Callable[[float | None], float | None]:
+    """The callback of an option that takes a fraction in ``[low, high]``: a value outside
+    is a usage error (exit 2) that gives the value, the range and, for a percentage
+    (``--confidence-level 95``), the fraction meant.
+
+    typer's own range check (``min=``/``max=``) said only "Input should be less than or
+    equal to 0.999", which does not tell a user who typed 95 that 0.95 was wanted.
+
+    Parameters
+    ----------
+    low, high
+        The range, both ends allowed.
+    what
+        What the number is, in words, for the message ("a confidence level").
+    example
+        A value in the range, for the message.
+
+    Returns
+    -------
+    Callable
+        The option's ``callback``: returns the value (``None`` when the option is unset).
+
+    Examples
+    --------
+    >>> level = fraction_between(0.5, 0.999, "a confidence level", 0.95)
+    >>> level(0.9)
+    0.9
+    >>> try:
+    ...     level(95)
+    ... except typer.BadParameter as refused:
+    ...     print(refused)
+    95 is not between 0.5 and 0.999: give a confidence level as a fraction, 0.95 for 95 %.
+    >>> try:
+    ...     fraction_between(0.0, 1.0, "a share of the attempts", 0.2)(-0.2)
+    ... except typer.BadParameter as refused:
+    ...     print(refused)
+    -0.2 is not between 0 and 1: give a share of the attempts as a fraction, such as 0.2.
+    """
+
+    def check(value: float | None) -> float | None:
+        if value is None or low <= value <= high:  # NaN fails both comparisons
+            return value
+        meant = value / 100  # 95 for 0.95: the likeliest slip, said as such
+        hint = f"{meant:g} for {value:g} %" if low <= meant <= high else f"such as {example:g}"
+        raise typer.BadParameter(
+            f"{value:g} is not between {low:g} and {high:g}: give {what} as a fraction, {hint}."
+        )
+
+    return check

@@ -4,7 +4,8 @@ Exit codes
 ----------
 0  success
 1  invalid input (a one-paragraph message, no traceback)
-2  usage error: an unknown option, or a value outside an option's choices
+2  usage error: an unknown option, a value outside an option's choices or range, or options
+   that conflict (``--stop-margin`` without ``--stop-when``)
 3  some variant completed no trial (the run is incomplete), or with ``--max-unanswered``
    a variant's target left more than that share of its attempts unanswered
 4  ``--fail-on-regression`` and a candidate regressed against the baseline: by default,
@@ -41,7 +42,7 @@ from rich.text import Text
 
 from . import _deferred_rich
 from ._choices import PAIRED_METHODS, Correction  # not stats_paired: --help needs no numpy
-from ._cli_errors import EXIT_INVALID_INPUT, fail, masked, output_console
+from ._cli_errors import EXIT_INVALID_INPUT, fail, fraction_between, masked, output_console
 from ._cli_help import FlagsWithoutTypes
 from ._values import count_noun  # (imports nothing heavy: --help stays quick)
 from .errors import InputError, is_refusal_by_the_system, os_refusal
@@ -217,6 +218,56 @@ reliability, latency, cost
     return out
 
 
+def _refuse_option_conflicts(
+    *,
+    stop_when: object,
+    stop_margin: float | None,
+    rerun_failed: bool,
+    run_dir: Path | None,
+    noninferiority_margin: float | None,
+    noninferiority: list[str] | None,
+) -> None:
+    """Refuse options of ``experiment run`` that need another one, or contradict one, as the
+    usage errors they are (exit 2), before any file is read: they were exit 1, the status
+    of a bad manifest, and came after the manifest's own problems.
+
+    Examples
+    --------
+    >>> _refuse_option_conflicts(stop_when=None, stop_margin=None, rerun_failed=False,
+    ...                          run_dir=None, noninferiority_margin=0.02,
+    ...                          noninferiority=["latency=200"])
+    >>> try:
+    ...     _refuse_option_conflicts(stop_when=None, stop_margin=0.05, rerun_failed=False,
+    ...                              run_dir=None, noninferiority_margin=None,
+    ...                              noninferiority=None)
+    ... except typer.BadParameter as refused:
+    ...     print(refused.format_message())
+    Invalid value for '--stop-margin': it applies to the early-stopping rule only (add \
+--stop-when decided, or leave --stop-margin out)
+    """
+    if stop_when is None and stop_margin is not None:
+        raise typer.BadParameter(
+            "it applies to the early-stopping rule only (add --stop-when decided, or leave "
+            "--stop-margin out)",
+            param_hint="'--stop-margin'",
+        )
+    if rerun_failed and run_dir is None:
+        # Without a folder there is no earlier run whose failures to call again: the
+        # option was ignored and every attempt called once, as new.
+        raise typer.BadParameter(
+            "it calls again the failed attempts journaled in a run folder, and no --run-dir "
+            "was given (pass the --run-dir of the run whose failures to call again)",
+            param_hint="'--rerun-failed'",
+        )
+    quality = [v for v in noninferiority or () if v.partition("=")[0].strip() == "quality"]
+    if noninferiority_margin is not None and quality:
+        raise typer.BadParameter(
+            f"--noninferiority-margin {noninferiority_margin:g} and --noninferiority "
+            f"{quality[0]} both set the quality gate (give one of them)",
+            param_hint="'--noninferiority-margin'",
+        )
+
+
 def _check_gates(values: list[str] | None) -> list[str] | None:
     _gate_pairs(values)  # refused at parse time, before any work
     return values
@@ -250,10 +301,9 @@ SavedRegressionRuleOpt = _regression_rule_option(
 MaxUnansweredOpt = typer.Option(
     None,
     "--max-unanswered",
-    min=0.0,
-    max=1.0,
-    help="Exit with status 3 if a variant's target left more than this share of its "
-    "attempts unanswered (errors, timeouts): an outage is not the agent's quality.",
+    callback=fraction_between(0.0, 1.0, "a share of the attempts", 0.2),
+    help="Exit with status 3 if a variant's target left more than this share (0 to 1) of "
+    "its attempts unanswered (errors, timeouts): an outage is not the agent's quality.",
 )
 
 SummaryOpt = typer.Option(
@@ -464,11 +514,10 @@ def experiment_run(
     confidence_level: float = typer.Option(
         0.95,
         "--confidence-level",
-        min=0.5,
-        max=0.999,
-        help="Level of every interval (the paired ones too, unless the manifest's comparisons: "
-        "names one) and of AgenticLens's significance flag (1 - level); the verdicts decide at "
-        "--alpha and need a declared correction.",
+        callback=fraction_between(0.5, 0.999, "a confidence level", 0.95),
+        help="Level (0.5 to 0.999) of every interval (the paired ones too, unless the "
+        "manifest's comparisons: names one) and of AgenticLens's significance flag "
+        "(1 - level); the verdicts decide at --alpha and need a declared correction.",
     ),
     regression_threshold: float = typer.Option(
         0.05,
@@ -584,10 +633,9 @@ def experiment_run(
     stop_margin: float | None = typer.Option(
         None,
         "--stop-margin",
-        min=0.0,
-        max=1.0,
-        help="With --stop-when: a candidate whose interval lies within ±margin is decided "
-        "too (no difference that large).",
+        callback=fraction_between(0.0, 1.0, "a margin of pass rate", 0.05),
+        help="With --stop-when: a candidate whose interval lies within ±margin (a pass-rate "
+        "fraction, 0 to 1) is decided too (no difference that large).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console summary or progress."),
     summary: Path | None = SummaryOpt,
@@ -600,6 +648,14 @@ def experiment_run(
 
     With --run-dir a live run is journaled and resumes where it stopped.
     """
+    _refuse_option_conflicts(
+        stop_when=stop_when,
+        stop_margin=stop_margin,
+        rerun_failed=rerun_failed,
+        run_dir=run_dir,
+        noninferiority_margin=noninferiority_margin,
+        noninferiority=noninferiority,
+    )
     console = output_console(quiet)
     from .formats.suite import suite_memo
 
@@ -620,14 +676,6 @@ def experiment_run(
 
         try:
             read_ahead()
-            if rerun_failed and run_dir is None:
-                # Without a folder there is no earlier run whose failures to call again:
-                # the option was ignored and every attempt called once, as new.
-                raise InputError(
-                    "--rerun-failed calls again the failed attempts journaled in a run "
-                    "folder, and no --run-dir was given",
-                    hint="pass the --run-dir of the run whose failures to call again",
-                )
             from .paired import check_saved_report, check_saved_settings, comparisons_from_cli
 
             _refuse_clobbering_run(
@@ -895,9 +943,7 @@ def _stop_options(
     suite_file: Path,
 ) -> dict[str, object]:
     """run_experiment's early-stopping keywords from the command line."""
-    if stop_when is None:
-        if margin is not None:
-            raise InputError("--stop-margin needs --stop-when decided")
+    if stop_when is None:  # (a --stop-margin without it: _refuse_option_conflicts)
         return {}
     from .formats import load_suite
     from .runner.stopping import StopRule, check_stop_request

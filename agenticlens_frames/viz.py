@@ -469,6 +469,9 @@ def order_variants(
     if by == "regression":
         if cases is None:
             raise InputError("ordering variants by regression needs the case matrix (cases=)")
+        if baseline is not None:
+            # A misspelt id was a bare ValueError from list.index, deep in the ordering.
+            require_known("baseline variant id", [baseline], ids, location="baseline")
         base = _baseline_of(variants, baseline)
         if base is None:
             return ids

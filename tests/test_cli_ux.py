@@ -10,9 +10,12 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import yaml
+from typer.testing import CliRunner
 
 from agenticlens_frames import __version__, analyze, load_experiment
+from agenticlens_frames.cli import app
 from agenticlens_frames.stats_paired import CORRECTIONS, PAIRED_METHODS
 
 from .conftest import EXAMPLE
@@ -41,6 +44,30 @@ def test_version_prints_the_package_version() -> None:
     assert version("agenticlens-frames") == __version__
 
 
+def test_python_dash_m_runs_the_command_line(tmp_path: Path) -> None:
+    """``python -m agenticlens_frames`` (a venv whose scripts folder is not on the PATH)
+    said "No module named agenticlens_frames.__main__"; it is the command line now, its
+    usage errors (exit 2) included."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    env["PYTHONPATH"] = str(Path(__file__).parents[1])
+
+    def module(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "agenticlens_frames", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=300,
+        )
+
+    done = module("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"agenticlens-frames {__version__}"
+    typo = module("experimnet")
+    assert typo.returncode == 2 and "Did you mean 'experiment'?" in typo.stderr, typo.stderr
+
+
 def test_completion_script_is_offered_for_bash(monkeypatch) -> None:
     # By default typer detects the shell from the process tree (shellingham) and ignores
     # the argument, so the answer would depend on what started pytest; this variable makes
@@ -50,6 +77,65 @@ def test_completion_script_is_offered_for_bash(monkeypatch) -> None:
     assert done.returncode == 0, done.stderr
     assert "_AGENTICLENS_FRAMES_COMPLETE=complete_bash" in done.stdout
     assert "--install-completion" in _cli("--help").stdout
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "given", "said"),
+    [
+        ("experiment run", "--confidence-level", "95", "0.95 for 95 %"),
+        ("experiment run", "--confidence-level", "1.5", "such as 0.95"),
+        ("experiment run", "--max-unanswered", "20", "0.2 for 20 %"),
+        ("experiment run", "--stop-margin", "5", "0.05 for 5 %"),
+        ("experiment report", "--max-unanswered", "20", "0.2 for 20 %"),
+        ("archive summarize", "--confidence-level", "95", "0.95 for 95 %"),
+        ("archive slice", "--confidence-level", "90", "0.9 for 90 %"),
+    ],
+)
+def test_a_percentage_given_for_a_fraction_is_a_usage_error_that_names_the_fraction(
+    tmp_path: Path, command: str, option: str, given: str, said: str
+) -> None:
+    """``--confidence-level 95`` said only "Input should be less than or equal to 0.999"
+    (typer's range check): the value typed, the range and the fraction meant now, still
+    a usage error (exit 2) before any file is read."""
+    files = {
+        "experiment run": [str(tmp_path / "m.yaml"), str(tmp_path / "s.yaml")],
+        "experiment report": [str(tmp_path / "r.json")],
+        "archive summarize": [str(tmp_path / "archive")],
+        "archive slice": [str(tmp_path / "archive"), "--out", str(tmp_path / "slice")],
+    }[command]
+    done = CliRunner().invoke(app, [*command.split(), *files, option, given], terminal_width=400)
+    assert done.exit_code == 2, done.output
+    text = re.sub(r"[│\s]+", " ", done.output)
+    assert f"Invalid value for '{option}': {given} is not between" in text, text
+    assert said in text and "Input should be" not in text, text
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--stop-margin", "0.05"], "'--stop-margin': it applies to the early-stopping rule"),
+        (["--rerun-failed"], "'--rerun-failed': it calls again the failed attempts"),
+        (
+            ["--noninferiority-margin", "0.02", "--noninferiority", "quality=0.03"],
+            "--noninferiority quality=0.03 both set the quality gate (give one of them)",
+        ),
+    ],
+)
+def test_options_that_conflict_are_a_usage_error_before_any_file_is_read(
+    tmp_path: Path, options: list[str], said: str
+) -> None:
+    """An option that needs another (--stop-margin without --stop-when, --rerun-failed
+    without --run-dir) or two that set one gate were exit 1, the status of bad input, and
+    came after the manifest's own problems: a usage error now (exit 2), said first."""
+    missing = [str(tmp_path / "m.yaml"), str(tmp_path / "s.yaml")]  # never read
+    done = _cli("experiment", "run", *missing, *options, columns="400")
+    assert done.returncode == 2, done.stderr
+    text = re.sub(r"[│\s]+", " ", done.stderr)
+    assert said in text and "m.yaml" not in text, text
+    # with its partner the option is taken: the missing manifest is then the error
+    if options[0] == "--stop-margin":
+        ran = _cli("experiment", "run", *missing, *options, "--stop-when", "decided")
+        assert ran.returncode == 1 and "m.yaml: file not found" in ran.stderr, ran.stderr
 
 
 def test_help_lists_the_choices_of_every_enumerated_option() -> None:

@@ -34,6 +34,48 @@ def test_the_suites_problems_come_with_the_manifests(tmp_path: Path, load) -> No
     assert str(info.value) == (f"{manifest}: unknown key 'trials' (did you mean 'trial_count'?)")
 
 
+@pytest.mark.parametrize("load", [load_experiment, run_experiment])
+def test_swapped_files_are_said_in_the_words_of_the_python_call_too(load) -> None:
+    """load_experiment(suite, manifest) was told the command line's order only
+    ("experiment run MANIFEST SUITE"), not the call's."""
+    with pytest.raises(InputError) as info:
+        load(EXAMPLE / "suite.yaml", EXAMPLE / "manifest.yaml")
+    lines = str(info.value).splitlines()
+    assert lines[0] == "2 problems:"
+    for line in lines[1:]:
+        assert line.endswith(
+            "(give the manifest first and the suite second: experiment run MANIFEST SUITE, "
+            "load_experiment(manifest_path, suite_path))"
+        ), line
+
+
+@pytest.mark.parametrize("load", [load_experiment, run_experiment])
+def test_a_missing_recorded_target_is_named_at_its_place_in_the_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, load
+) -> None:
+    """It said only "trials/basline.json: file not found (check the path)": not which
+    variant, nor which manifest, nor that the path is read from the manifest's folder."""
+    shutil.copytree(EXAMPLE, tmp_path / "exp")
+    manifest, suite = tmp_path / "exp" / "manifest.yaml", tmp_path / "exp" / "suite.yaml"
+    good = manifest.read_text()
+    manifest.write_text(good.replace("trials/model-large.json", "trials/model_large.json"))
+    with pytest.raises(InputError) as info:
+        load(manifest, suite)
+    assert str(info.value) == (
+        f"{manifest}: variants[1].target: file not found: trials/model_large.json, read from "
+        f"the manifest's folder as {tmp_path / 'exp' / 'trials' / 'model_large.json'} (did you "
+        "mean trials/model-large.json? give the recorded trials of variant 'model-large')"
+    )
+    # Written from the working directory, as AgenticLens reads it: the path to write.
+    monkeypatch.chdir(tmp_path)
+    manifest.write_text(good.replace("trials/model-large.json", "exp/trials/model-large.json"))
+    with pytest.raises(InputError) as info:
+        load(manifest, suite)
+    assert str(info.value).endswith(
+        "(exp/trials/model-large.json is in the working directory: write trials/model-large.json)"
+    )
+
+
 def test_the_experiments_folder_given_for_its_files_names_them() -> None:
     """load_experiment("data/support", ...) said only "is a directory, not a file"."""
     with pytest.raises(InputError) as info:

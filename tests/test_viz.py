@@ -163,6 +163,11 @@ def test_variant_orders(analysis) -> None:
     assert models == sorted(models)
     by_regression = viz.order_variants(vs, "regression", cases=analysis.cases)
     assert by_regression[0] == "baseline"
+    named = viz.order_variants(vs, "regression", cases=analysis.cases, baseline="prompt-v2")
+    assert named[0] == "prompt-v2"
+    # a misspelt baseline: named with the ids to choose from, not list.index's ValueError
+    with pytest.raises(InputError, match=r"unknown baseline variant id 'basline'.*'baseline'"):
+        viz.order_variants(vs, "regression", cases=analysis.cases, baseline="basline")
     with pytest.raises(InputError):
         viz.order_variants(vs, "colour")
     with pytest.raises(InputError):

@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .._choices import Correction
-from .._cli_errors import fail, output_console
+from .._cli_errors import fail, fraction_between, output_console
 from .._cli_help import FlagsWithoutTypes
 from .._values import format_in_unit, format_power, is_missing
 from ..errors import InputError
@@ -339,10 +339,36 @@ def _output_names(stems: Iterable[str], fmt: str, folder: str = "") -> set[str]:
 
 
 def _check_correction(verdicts: bool, correction: Correction | None) -> None:
+    """``--correction`` without ``--verdicts``: a usage error (exit 2), as every option
+    given without the one it serves (it was exit 1, the status of a bad archive)."""
     if correction is not None and not verdicts:
-        raise InputError(
-            "--correction applies to the verdicts", hint="add --verdicts, or drop --correction"
+        raise typer.BadParameter(
+            "it applies to the verdicts (add --verdicts, or drop --correction)",
+            param_hint="'--correction'",
         )
+
+
+def _check_engine_options(engine: str, memory_limit: str | None) -> None:
+    """The check ``sufficient_stats`` makes (:func:`check_engine_settings`: a
+    ``--memory-limit`` that the chosen engine never reads), before any work, as the usage
+    error (exit 2) two options that contradict each other are.
+
+    Examples
+    --------
+    >>> _check_engine_options("duckdb", "2GB")
+    >>> try:
+    ...     _check_engine_options("numpy", "2GB")
+    ... except typer.BadParameter as refused:
+    ...     print(refused.format_message())
+    Invalid value for '--memory-limit': it applies to the duckdb engine, not numpy (use \
+engine duckdb, or auto, which picks it when the slice would not fit in memory; or leave it out)
+    """
+    try:
+        check_engine_settings(engine, {"memory_limit": memory_limit})
+    except InputError as refused:
+        raise typer.BadParameter(
+            f"it {refused.message} ({refused.hint})", param_hint="'--memory-limit'"
+        ) from None
 
 
 def _judge(
@@ -411,6 +437,15 @@ def _matching_runs(sl: Any, *, required: bool) -> None:
         )
     # Nothing matched: a misspelt level is the likely cause; say which levels exist.
     check_factor_filter(sl.filter.factors, records, location="--factor", suggest=_factor_argument)
+    # Or a misspelt variant id, which `archive ls` (the hint below) does not show.
+    from ..formats._io import require_known
+
+    require_known(
+        "variant id",
+        [v for group in sl.filter.variants for v in group],
+        dict.fromkeys(v for record in records for v in record.variant_ids),
+        location="--variant",
+    )
     raise InputError(
         f"no archived run matches ({sl.filter.describe() or 'no filters'})",
         hint="list what the archive holds with `agenticlens-frames archive ls`",
@@ -766,15 +801,17 @@ def archive_summarize(
     confidence_level: float = typer.Option(
         0.95,
         "--confidence-level",
-        min=0.5,
-        max=0.999,
-        help="Level of every interval printed and written (with --verdicts, also of the "
-        "per-comparison intervals of runs whose manifest declares none).",
+        callback=fraction_between(0.5, 0.999, "a confidence level", 0.95),
+        help="Level (0.5 to 0.999) of every interval printed and written (with --verdicts, "
+        "also of the per-comparison intervals of runs whose manifest declares none).",
     ),
     out: Path | None = typer.Option(
         None, "--out", help="Write every result frame here (parquet, or CSV with --format csv)."
     ),
-    fmt: SliceFormat = typer.Option(SliceFormat.parquet, "--format", help="For --out."),
+    # None when not given: a --format without --out wrote nothing, without a word.
+    fmt: SliceFormat | None = typer.Option(
+        None, "--format", help="For --out: parquet (default) or csv."
+    ),
     # min=0: pandas reads head(-1) as "all but the last row", which was printed as if all.
     limit: int = typer.Option(40, "--limit", min=0, help="Rows of each table to print."),
     verdicts: bool = VerdictsOpt,
@@ -786,9 +823,14 @@ def archive_summarize(
 
     judged = None
     try:
-        # Before any work, the check sufficient_stats makes (its error names the option).
-        check_engine_settings(engine.value, {"memory_limit": memory_limit})
+        _check_engine_options(engine.value, memory_limit)
         _check_correction(verdicts, correction)
+        if fmt is not None and out is None:  # a usage error, as _check_correction's
+            raise typer.BadParameter(
+                "it applies to the files --out writes (add --out FOLDER, or drop --format)",
+                param_hint="'--format'",
+            )
+        fmt = fmt or SliceFormat.parquet
         if out is not None:
             _check_out(out, archive)
             frames = [*RESULT_FRAMES, "runs", "verdicts"]
@@ -1106,10 +1148,9 @@ def archive_slice(
     confidence_level: float = typer.Option(
         0.95,
         "--confidence-level",
-        min=0.5,
-        max=0.999,
-        help="Level of the intervals of --analysis's frames and, with --verdicts, of the "
-        "per-comparison intervals of runs whose manifest declares none.",
+        callback=fraction_between(0.5, 0.999, "a confidence level", 0.95),
+        help="Level (0.5 to 0.999) of the intervals of --analysis's frames and, with "
+        "--verdicts, of the per-comparison intervals of runs whose manifest declares none.",
     ),
     verdicts: bool = VerdictsOpt,
     correction: Correction | None = CorrectionOpt,
@@ -1136,11 +1177,12 @@ def archive_slice(
             check_table(name)
         _check_correction(verdicts, correction)
         for option, value in (("--engine", engine), ("--memory-limit", memory_limit)):
-            if value is not None and not analysis:
-                raise InputError("applies to the analysis", location=option, hint="add --analysis")
+            if value is not None and not analysis:  # a usage error, as _check_correction's
+                raise typer.BadParameter(
+                    "it applies to the analysis (add --analysis)", param_hint=f"'{option}'"
+                )
         engine_name = (engine or EngineChoice.auto).value
-        # Before any work, the check sufficient_stats makes (its error names the option).
-        check_engine_settings(engine_name, {"memory_limit": memory_limit})
+        _check_engine_options(engine_name, memory_limit)
         _check_out(out, archive)
         results = [*RESULT_FRAMES, "runs"]
         _check_no_stale_outputs(

@@ -1203,7 +1203,9 @@ def read_top_mapping(
         source.fail(
             (),
             f"this is an {other_kind} (it has {other_key!r}), not an {kind}",
-            "give the manifest first and the suite second: experiment run MANIFEST SUITE",
+            # Said to both callers: the command line and load_experiment / run_experiment.
+            "give the manifest first and the suite second: experiment run MANIFEST SUITE, "
+            "load_experiment(manifest_path, suite_path)",
         )
     return source, document
 

@@ -254,6 +254,10 @@ def _not_a_report(
         if head.startswith(_CSV_OUTPUTS) or file.suffix.lower() == ".csv":
             what = "a CSV file (the CSVs `--csv` and `--cases-csv` write are outputs only)"
             hint = "a report is re-read from the JSON `experiment run --save` wrote beside them"
+        elif head.lstrip()[:15].lower().startswith(("<!doctype html", "<html")):
+            # `experiment report report.html`: the page the report was rendered to.
+            what = "an HTML page (the page `--html` writes is an output only)"
+            hint = "a report is re-read from the JSON `experiment run --save` wrote beside it"
         elif {"variants", "baseline_variant_id"} <= keys:
             what, hint = "an experiment manifest (YAML)", _EXPERIMENT_HINT
         elif "cases" in keys:

@@ -92,7 +92,7 @@ from .journal_check import RecordCheck
 from .order import FailedTrials, execution_order
 from .payload import DEFAULT_MAX_OUTPUT_CHARS, InvalidPayload, validate_payload
 from .python_target import SPARE_THREADS, PythonTarget, load_callable
-from .recorded import replay_recorded
+from .recorded import check_recorded_files, replay_recorded
 from .retry import RETRY_KEYS, RetryPolicy, parse_retry
 from .scheduler import Scheduler, Target, VariantPlan, WorkItem, take_interrupt
 from .stopping import (
@@ -1362,6 +1362,7 @@ async def arun_live(
     if len(recorded_paths) < len(manifest.variants):
         # Live calls cost time and money: a broken recorded file must stop the run first.
         # (Checked one file at a time, then dropped; the replay reads them again.)
+        check_recorded_files(manifest)
         for path in recorded_paths.values():
             load_recorded(path, suite)
     functions = _load_functions(manifest, targets, env)

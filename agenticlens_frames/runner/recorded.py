@@ -38,7 +38,13 @@ if TYPE_CHECKING:  # (the journal imports scoring; replays without a run folder 
     from ..judges import SampleBook
     from .journal import ReplaySamples
 
-__all__ = ["replay_ahead", "replay_recorded", "replay_trial", "replayed_ahead"]
+__all__ = [
+    "check_recorded_files",
+    "replay_ahead",
+    "replay_recorded",
+    "replay_trial",
+    "replayed_ahead",
+]
 
 
 def _book(
@@ -243,6 +249,58 @@ def _replay_streamed(
             advance()
 
 
+def check_recorded_files(manifest: ManifestSpec) -> None:
+    """Refuse a recorded target that is not there, at its place in the manifest: the
+    variant, the path as written and as resolved, and the closest file beside it.
+
+    It said only "trials/basline.json: file not found (check the path)": neither which
+    variant's target it was, in which manifest, nor that the path is read from the
+    manifest's folder.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from agenticlens_frames.formats import load_manifest
+    >>> manifest = load_manifest("data/support/manifest.yaml")
+    >>> check_recorded_files(manifest)
+    >>> typo = dataclasses.replace(manifest.variants[0], target="trials/basline.json",
+    ...     resolved_target="data/support/trials/basline.json")
+    >>> try:
+    ...     check_recorded_files(dataclasses.replace(manifest, variants=(typo,)))
+    ... except InputError as refused:
+    ...     print(refused)
+    data/support/manifest.yaml: variants[0].target: file not found: trials/basline.json, \
+read from the manifest's folder as data/support/trials/basline.json (did you mean \
+trials/baseline.json? give the recorded trials of variant 'baseline')
+    """
+    from ..formats._io import close_match
+
+    for index, variant in enumerate(manifest.variants):
+        path = Path(variant.resolved_target)
+        if variant.target_kind != "recorded" or os.path.lexists(path):
+            continue  # (a path that is there but unreadable is load_recorded's to say)
+        written = Path(variant.target)
+        message = f"file not found: {variant.target}"
+        if str(path) != variant.target:
+            message += f", read from the manifest's folder as {path}"
+        if not written.is_absolute() and written.is_file():
+            # Written as AgenticLens reads it: from the working directory.
+            beside = os.path.relpath(written.absolute(), Path(manifest.path).parent.absolute())
+            hint = f"{written} is in the working directory: write {Path(beside)}"
+        else:
+            try:
+                names = sorted(p.name for p in path.parent.iterdir() if p.is_file())
+            except OSError:
+                names = []
+            match = close_match(path.name, names)
+            hint = (f"did you mean {written.with_name(match)}? " if match else "") + (
+                f"give the recorded trials of variant {variant.id!r}"
+            )
+        raise InputError(
+            message, file=manifest.path, location=("variants", index, "target"), hint=hint
+        )
+
+
 def replay_recorded(
     builder: TableBuilder,
     manifest: ManifestSpec,
@@ -265,6 +323,7 @@ def replay_recorded(
     ``journaled`` (a live run's folder, with judges) reuses the judge samples its journal
     holds and journals the new ones; the replay then stays in this process (one writer).
     """
+    check_recorded_files(manifest)  # before any file is read, here or in a worker
     # (a journal has one writer: this process)
     shape = replay_shape(manifest, suite, order, forking=journaled is None)
     positions, variants, trials, workers = shape

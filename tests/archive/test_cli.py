@@ -281,7 +281,7 @@ def test_summarize_prints_paired_comparisons_and_each_runs_verdicts(
     _assert_each_runs_verdicts(written, support_run, synthetic_run)
     assert written.loc[written["declared_in"] == "manifest", "correction"].eq("holm").all()
     refused = invoke("summarize", str(cli_archive), "--correction", "holm")
-    assert refused.exit_code == 1 and "add --verdicts" in refused.output
+    assert refused.exit_code == 2 and "add --verdicts" in refused.output  # a usage error
 
 
 def test_verdicts_of_a_slice_are_its_candidates_rows_of_the_whole_run(
@@ -384,8 +384,33 @@ def test_slice_writes_each_runs_verdicts(
     refused = invoke(
         "slice", str(cli_archive), "--out", str(tmp_path / "x"), "--correction", "holm"
     )
-    assert refused.exit_code == 1 and "add --verdicts" in refused.output
+    assert refused.exit_code == 2 and "add --verdicts" in refused.output
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # It bounds DuckDB only, and was ignored without a word with another engine.
+        (
+            ["summarize", "{arc}", "--engine", "numpy", "--memory-limit", "2GB"],
+            "'--memory-limit': it applies to the duckdb engine, not numpy (use engine duckdb",
+        ),
+        (["summarize", "{arc}", "--correction", "holm"], "'--correction': it applies to the"),
+        (["slice", "{arc}", "-o", "{missing}", "--engine", "dask"], "'--engine': it applies"),
+        # It was ignored without a word: summarize prints tables, --out writes files.
+        (["summarize", "{arc}", "--format", "csv"], "'--format': it applies to the files --out"),
+    ],
+)
+def test_options_that_conflict_exit_2_before_the_archive_is_read(tmp_path: Path, args, message):
+    """An option given without the one it serves, or against another, was exit 1, the
+    status of a bad archive: a usage error (exit 2) now, as in experiment run, said before
+    the archive is read (a missing archive is not the error)."""
+    filled = [a.format(arc=tmp_path / "missing", missing=tmp_path / "out") for a in args]
+    result = invoke(*filled)
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.replace("│", " ").split()), result.output
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize(
@@ -395,10 +420,10 @@ def test_slice_writes_each_runs_verdicts(
         (["summarize", "{arc}", "--factor", "retrieval=nope"], "run has retrieval='nope'"),
         (["summarize", "{arc}", "--since", "yesterday-ish"], "cannot read"),
         (["summarize", "{arc}", "--pass-k", "1,x"], "comma list"),
-        # It bounds DuckDB only, and was ignored without a word with another engine.
+        # `archive ls`, which the message sent the user to, shows no variant ids.
         (
-            ["summarize", "{arc}", "--engine", "numpy", "--memory-limit", "2GB"],
-            "--memory-limit: applies to the duckdb engine, not numpy",
+            ["summarize", "{arc}", "--variant", "promt-v2"],
+            "--variant: unknown variant id 'promt-v2' (did you mean 'prompt-v2'? known: v00, v01",
         ),
         (["ls", "{missing}"], "no archive here"),
         (["add", "{arc}", "a", "b", "c"], "expected MANIFEST SUITE"),
@@ -559,22 +584,27 @@ def test_slice_analysis_takes_the_memory_limit_summarize_takes(cli_archive: Path
     pytest.importorskip("duckdb", reason="the [duckdb] extra is not installed")
     out = tmp_path / "out"
     base = ["slice", str(cli_archive), "--out", str(out), "-q", "--tag", "refund"]
+    # An option given without the one it serves, or against another, is a usage error
+    # (exit 2, said before anything is read); a value DuckDB refuses is bad input (exit 1).
     refused = {
-        "--memory-limit: applies to the duckdb engine, not numpy": [
+        "'--memory-limit': it applies to the duckdb engine, not numpy": (2, [
             "--analysis", "--engine", "numpy", "--memory-limit", "2GB",
-        ],
-        "--memory-limit: applies to the analysis (add --analysis)": ["--memory-limit", "2GB"],
+        ]),
+        "'--memory-limit': it applies to the analysis (add --analysis)": (
+            2, ["--memory-limit", "2GB"]
+        ),
         # It was ignored without a word (the engine aggregates only for --analysis).
-        "--engine: applies to the analysis (add --analysis)": ["--engine", "duckdb"],
-        "cannot use memory limit 'lots'": ["--analysis", "--memory-limit", "lots"],
+        "'--engine': it applies to the analysis (add --analysis)": (2, ["--engine", "duckdb"]),
+        "cannot use memory limit 'lots'": (1, ["--analysis", "--memory-limit", "lots"]),
         # The limit reaches DuckDB, which cannot scan the tagged cases in 1MB.
-        "--memory-limit: DuckDB ran out of memory": [
+        "--memory-limit: DuckDB ran out of memory": (1, [
             "--analysis", "--engine", "duckdb", "--memory-limit", "1MB",
-        ],
+        ]),
     }  # fmt: skip
-    for message, args in refused.items():
+    for message, (code, args) in refused.items():
         result = invoke(*base, *args)
-        assert result.exit_code == 1 and message in " ".join(result.output.split()), args
+        said = " ".join(result.output.replace("│", " ").split())
+        assert result.exit_code == code and message in said, (args, result.output)
         assert not out.exists(), args
     good = invoke(*base, "--analysis", "--engine", "duckdb", "--memory-limit", "1GB")
     assert good.exit_code == 0, good.output

@@ -1168,6 +1168,8 @@ def _not_reports(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     (tmp_path / "run" / "run.json").write_text('{"format": 1, "manifest_sha256": "0"}')
     (tmp_path / "v.csv").write_text("variant_id,variant_name,target_kind\nbaseline,B,recorded\n")
     (tmp_path / "t.parquet").write_bytes(b"PAR1" + bytes(range(256)) + b"PAR1")
+    # the page write_html_report renders starts so; said "not valid JSON: Expecting value"
+    (tmp_path / "r.html").write_text("<!DOCTYPE html><html lang='en'><head></head></html>")
     return {
         "manifest": (EXAMPLE / "manifest.yaml", "load_experiment(manifest_path, suite_path)"),
         "suite": (EXAMPLE / "suite.yaml", "load_experiment(manifest_path, suite_path)"),
@@ -1177,6 +1179,7 @@ def _not_reports(tmp_path: Path) -> dict[str, tuple[Path, str]]:
         "run.json": (tmp_path / "run" / "run.json", "read_parquet(folder)"),
         "csv": (tmp_path / "v.csv", "outputs only"),
         "parquet": (tmp_path / "t.parquet", "read_parquet("),
+        "html": (tmp_path / "r.html", "re-read from the JSON `experiment run --save` wrote"),
     }
 
 
@@ -1191,6 +1194,7 @@ def _not_reports(tmp_path: Path) -> dict[str, tuple[Path, str]]:
         ("run.json", "a run folder's run.json"),
         ("csv", "a CSV file"),
         ("parquet", "a parquet file"),
+        ("html", "an HTML page"),
     ],
 )
 def test_a_file_that_is_not_a_report_is_named_with_the_function_that_reads_it(
