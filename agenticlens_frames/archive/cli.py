@@ -386,10 +386,11 @@ def _judge(
 def _matching_runs(sl: Any, *, required: bool) -> None:
     """Find the runs ``sl`` touches. A factor level no run has (a likely typo) is said on
     stderr in one line, not as a Python warning with its source line; with ``required``,
-    no matching run is an error naming the levels that exist."""
+    no matching run is an error naming the levels that exist. A variant id no run has is
+    refused by every command, named as ``--variant``."""
     import warnings
 
-    from .query import UnknownLevelWarning, check_factor_filter
+    from .query import UnknownLevelWarning, check_factor_filter, check_variant_filter
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
@@ -406,6 +407,9 @@ def _matching_runs(sl: Any, *, required: bool) -> None:
                 location="--factor",
                 suggest=_factor_argument,
             )
+            # Or a variant id no run has (the slice refuses it as `variants`), which
+            # `archive ls` does not show: said as the option that was given.
+            check_variant_filter(sl.filter.variants, sl.archive.records(), location="--variant")
             raise
     if not (empty and required):
         lines = [str(w.message) for w in caught if not issubclass(w.category, UnknownLevelWarning)]
@@ -435,17 +439,9 @@ def _matching_runs(sl: Any, *, required: bool) -> None:
             f"{sl.archive.path}: the archive holds no run yet",
             hint=f"add one with `agenticlens-frames archive add {sl.archive.path} MANIFEST SUITE`",
         )
-    # Nothing matched: a misspelt level is the likely cause; say which levels exist.
+    # Nothing matched: a misspelt level is the likely cause; say which levels exist. (A
+    # variant id no run has was refused above, by the slice.)
     check_factor_filter(sl.filter.factors, records, location="--factor", suggest=_factor_argument)
-    # Or a misspelt variant id, which `archive ls` (the hint below) does not show.
-    from ..formats._io import require_known
-
-    require_known(
-        "variant id",
-        [v for group in sl.filter.variants for v in group],
-        dict.fromkeys(v for record in records for v in record.variant_ids),
-        location="--variant",
-    )
     raise InputError(
         f"no archived run matches ({sl.filter.describe() or 'no filters'})",
         hint="list what the archive holds with `agenticlens-frames archive ls`",

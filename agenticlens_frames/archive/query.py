@@ -387,6 +387,8 @@ class ArchiveSlice:
         # A factor name no run has is a typo; an unknown level is an empty slice, with a
         # warning naming the levels that exist (the CLI refuses it).
         check_factor_filter(self.filter.factors, records, levels="warn")
+        # A variant id no run has can only be a mistake: refused, naming the closest.
+        check_variant_filter(self.filter.variants, records)
         check_run_prefixes(self.filter.runs, records)
         for record in records:
             scan = self.filter.scan(record)
@@ -1115,6 +1117,38 @@ def check_run_prefixes(groups: Groups, records: Sequence[RunRecord]) -> None:
                     hint="give more of the run's id (list them with `agenticlens-frames "
                     "archive ls`), or list each run you mean",
                 )
+
+
+def check_variant_filter(
+    groups: Groups, records: Sequence[RunRecord], *, location: str = "variants"
+) -> None:
+    """Refuse a variant id that no archived run has, naming the closest id and the ids the
+    archive holds (all of them at once, beside ids that exist). It can only be a mistake,
+    and the slice would be empty for it without a word (a factor level no run has keeps
+    its warning, documented since it was added). An id that some runs have is no error
+    in a slice of others, and an archive without runs has no ids to check against.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.testing import example_archive
+    >>> records = example_archive().records()
+    >>> check_variant_filter((("prompt-v2",),), records)
+    >>> check_variant_filter((("promt-v2",),), records)
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: variants: unknown variant id 'promt-v2' (did you
+    mean 'prompt-v2'? known: baseline, model-large, prompt-v2, retrieval-dense, large-v2)
+    """
+    if not groups or not records:
+        return
+    from ..formats._io import require_known
+
+    require_known(
+        "variant id",
+        [v for group in groups for v in group],
+        dict.fromkeys(v for record in records for v in record.variant_ids),
+        location=location,
+    )
 
 
 class UnknownLevelWarning(UserWarning):

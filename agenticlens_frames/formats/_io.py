@@ -913,8 +913,9 @@ _ALIASES = {
 def require_known(
     what: str, given: Iterable[Any], known: Iterable[str], *, location: str | None = None
 ) -> None:
-    """Refuse the first of ``given`` that is not in ``known``: the error lists what exists
-    and suggests the closest name (misspelt variant ids, factor names, levels).
+    """Refuse ``given`` when any of it is not in ``known``: the error names what is unknown
+    (the first five, with how many in all), lists what exists and suggests the closest
+    name for each (misspelt variant ids, factor names, levels).
 
     Examples
     --------
@@ -924,21 +925,32 @@ def require_known(
     ...
     agenticlens_frames.errors.InputError: unknown variant id 'promt-v2' (did you mean
     'prompt-v2'? known: baseline, prompt-v2)
+    >>> require_known("variant id", ["promt-v2", "xyz"], ["baseline", "prompt-v2"])
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: unknown variant id: 'promt-v2', 'xyz' (did you
+    mean 'prompt-v2' for 'promt-v2'? known: baseline, prompt-v2)
     """
     choices = [str(k) for k in known]
     present = set(choices)
-    for name in given:
-        if str(name) in present:
-            continue
-        match = close_match(name, choices)
-        shown = ", ".join(choices[:30]) + (
-            f" … ({len(choices)} in all)" if len(choices) > 30 else ""
-        )
-        raise InputError(
-            f"unknown {what} {str(name)!r}",
-            location=location,
-            hint=(f"did you mean {match!r}? " if match else "") + f"known: {shown or 'none'}",
-        )
+    unknown = list(dict.fromkeys(str(name) for name in given if str(name) not in present))
+    if not unknown:
+        return
+    shown = ", ".join(choices[:30]) + (f" … ({len(choices)} in all)" if len(choices) > 30 else "")
+    if len(unknown) == 1:
+        match = close_match(unknown[0], choices)
+        message = f"unknown {what} {unknown[0]!r}"
+        guess = f"did you mean {match!r}? " if match else ""
+    else:
+        # Every unknown name at once (a fix of one then revealed the next), a few only: a
+        # column of ten thousand unknown ids would be a page, and a close match of each slow.
+        named = unknown[:5]
+        message = f"unknown {what}: " + ", ".join(map(repr, named))
+        message += f" … ({len(unknown)} in all)" if len(unknown) > len(named) else ""
+        pairs = [(name, close_match(name, choices)) for name in named]
+        guesses = ", ".join(f"{match!r} for {name!r}" for name, match in pairs if match)
+        guess = f"did you mean {guesses}? " if guesses else ""
+    raise InputError(message, location=location, hint=guess + f"known: {shown or 'none'}")
 
 
 def close_match(word: Any, choices: Iterable[str]) -> str | None:

@@ -425,6 +425,8 @@ def test_options_that_conflict_exit_2_before_the_archive_is_read(tmp_path: Path,
             ["summarize", "{arc}", "--variant", "promt-v2"],
             "--variant: unknown variant id 'promt-v2' (did you mean 'prompt-v2'? known: v00, v01",
         ),
+        # `ls` listed no run, exit 0, as if the id were right and had no run yet.
+        (["ls", "{arc}", "--variant", "promt-v2"], "--variant: unknown variant id 'promt-v2'"),
         (["ls", "{missing}"], "no archive here"),
         (["add", "{arc}", "a", "b", "c"], "expected MANIFEST SUITE"),
         # It said "{missing}/attempts.parquet: file not found", as if the folder existed.

@@ -117,6 +117,46 @@ def test_a_misspelt_level_warns_with_the_closest(shared_archive: Archive) -> Non
         assert shared_archive.slice(retrieval="dence").n_runs == 0
 
 
+def test_a_variant_id_no_archived_run_has_is_refused_naming_the_closest(
+    shared_archive: Archive, everything: pd.DataFrame
+) -> None:
+    """A misspelt variant id left the slice empty without a word (`analyze()` returned an
+    empty analysis), while a misspelt factor level warns: it can only be a mistake, so it
+    is refused, naming the closest id and the ids the archive holds (as `--variant`)."""
+    with pytest.raises(InputError) as info:
+        shared_archive.slice(variants="promt-v2").analyze("numpy")
+    assert info.value.location == "variants"
+    assert info.value.message == "unknown variant id 'promt-v2'"
+    assert info.value.hint.startswith("did you mean 'prompt-v2'? known: ")
+    held = set(everything["variant_id"])
+    assert len(held) == 8  # baseline and 4 candidates (both support runs), v00-v02 synthetic
+    assert set(info.value.hint.split("known: ")[1].split(", ")) == held
+    # where() narrows the same way; every unknown id is named, a known one beside is not.
+    with pytest.raises(
+        InputError, match=r"^variants: unknown variant id 'promt-v2' \(did you mean 'prompt-v2'\?"
+    ):
+        shared_archive.all().where(variants="promt-v2").records()
+    assert repr(shared_archive.slice(variants="promt-v2")).startswith(
+        "ArchiveSlice(unusable: unknown variant id 'promt-v2'; "
+    )
+    with pytest.raises(InputError) as several:
+        shared_archive.slice(variants=["prompt-v2", "promt-v2", "nonesuch"]).records()
+    assert several.value.message == "unknown variant id: 'promt-v2', 'nonesuch'"
+    assert several.value.hint.startswith("did you mean 'prompt-v2' for 'promt-v2'? known: ")
+
+
+def test_a_variant_id_of_other_experiments_only_is_an_empty_slice(
+    tmp_path: Path, shared_archive: Archive
+) -> None:
+    """An id some runs have is no mistake in a slice of others (nor is one missing from
+    some experiments); an archive without runs has no ids to check against."""
+    assert shared_archive.slice(experiments="synthetic-*", variants="prompt-v2").n_runs == 0
+    assert shared_archive.slice(variants="v01").n_runs == 1
+    (tmp_path / "empty").mkdir()
+    empty = Archive(tmp_path / "empty").slice(variants="promt-v2")
+    assert empty.n_runs == 0 and empty.analyze("numpy").variant_summary.empty
+
+
 def test_include_baseline_keeps_the_reference_variant(shared_archive: Archive):
     sl = shared_archive.slice(retrieval="dense", include_baseline=True)
     for scan in sl.scans():
