@@ -1167,10 +1167,9 @@ def test_variance_decomposition_of_a_small_run_by_hand() -> None:
         )
 
 
-def test_variance_decomposition_standard_errors_of_two_attempts_and_two_cases() -> None:
-    """The smallest sample with a spread (two cases of one attempt) has both standard
-    errors, by hand (found by the mutation run: a guard of ``> 2`` went unnoticed)."""
-    two = ExperimentRun.from_frames(
+def _two_cases_of_one_attempt() -> ExperimentRun:
+    """Two variants, each passing case x and failing case y in its one trial."""
+    return ExperimentRun.from_frames(
         pd.DataFrame(
             {
                 "variant_id": ["a", "a", "b", "b"],
@@ -1182,10 +1181,62 @@ def test_variance_decomposition_standard_errors_of_two_attempts_and_two_cases() 
         pd.DataFrame({"variant_id": ["a", "b"]}),
         pd.DataFrame({"case_id": ["x", "y"]}),
     )
-    row = variance_decomposition(two).iloc[0]
+
+
+def test_variance_decomposition_standard_errors_of_two_attempts_and_two_cases() -> None:
+    """The smallest sample with a spread (two cases of one attempt) has both standard
+    errors, by hand (found by the mutation run: a guard of ``> 2`` went unnoticed); no
+    case has two attempts, so there is no instability, and no warning of an empty mean
+    (found by the mutation run: a guard of ``>= 1`` went unnoticed)."""
+    row = variance_decomposition(_two_cases_of_one_attempt()).iloc[0]
     se = math.sqrt(0.5) / math.sqrt(2)  # SD of (1, 0) is √½
     assert row["naive_standard_error"] == pytest.approx(se, rel=1e-12)
     assert row["case_standard_error"] == pytest.approx(se, rel=1e-12)
+    assert math.isnan(row["instability"])
+
+
+def test_wilson_on_the_effective_n_of_two_cases_has_one_degree_of_freedom() -> None:
+    """Two cases are the fewest with a t quantile: df = 2 − 1 = 1, not NaN (found by the
+    mutation run: guards of ``> 2`` and ``>= 3`` went unnoticed)."""
+    summary = case_level_summary(_two_cases_of_one_attempt())
+    rows = summary[summary["method"] == "wilson_effective_n"]
+    assert len(rows) == 2 and (rows["n_cases"] == 2).all()
+    assert (rows["df"] == 1.0).all()
+
+
+def _b_never_evaluated() -> ExperimentRun:
+    """Three cases of two trials: ``a`` passes each case once (the second trial of c0,
+    the first of c1 ...); every trial of ``b`` failed, so no case of ``b`` was evaluated."""
+    rows = [
+        {
+            "variant_id": variant,
+            "trial": t + 1,
+            "case_id": f"c{i}",
+            "passed": variant == "a" and (i + t) % 2 == 1,
+            "status": "ok" if variant == "a" else "trial_failed",
+        }
+        for variant in ("a", "b")
+        for i in range(3)
+        for t in range(2)
+    ]
+    return ExperimentRun.from_frames(
+        pd.DataFrame(rows),
+        pd.DataFrame({"variant_id": ["a", "b"]}),
+        pd.DataFrame({"case_id": ["c0", "c1", "c2"]}),
+    )
+
+
+def test_instability_and_noise_floor_of_cases_of_two_attempts() -> None:
+    """Every case of ``a`` has two attempts, one passed: within-case SD √½ each, so the
+    instability is √½; σ²_w = 3·(2·¼)/(6 − 3) = ½ and K = 2 (found by the mutation run:
+    an instability guard of ``> 2`` attempts went unnoticed)."""
+    row = variance_decomposition(_b_never_evaluated()).set_index("variant_id").loc["a"]
+    assert row["instability"] == pytest.approx(math.sqrt(0.5), rel=1e-12)
+    assert row["within_variance"] == pytest.approx(0.5, rel=1e-12)
+    assert row["noise_floor_trials"] == 2.0
+    assert row["noise_floor_run"] == pytest.approx(
+        sps.norm.ppf(0.975) * math.sqrt(2 * 0.5 / (3 * 2)), rel=1e-12
+    )
 
 
 def test_variance_decomposition_matches_pingouin(run: ExperimentRun) -> None:
@@ -1732,6 +1783,16 @@ def test_case_level_summary_uses_the_cluster_in_every_row(run: ExperimentRun) ->
     assert t_row["n_clusters"] == len(set(topics.values()))
     for estimand in ("pass_at_k", "pass_hat_k"):
         assert (rows.loc[estimand]["n_clusters"] <= len(set(topics.values()))).all()
+        # the pass@k rows say their clusters, and only when there are some (found by the
+        # mutation run: the note's clause could be dropped or added unnoticed)
+        assert (
+            rows.loc[estimand]["note"]
+            .str.contains("; CR1 clustered by metadata field 'topic'", regex=False)
+            .all()
+        )
+    plain = case_level_summary(run)
+    passk = plain[plain["estimand"].isin(["pass_at_k", "pass_hat_k"])]
+    assert len(passk) and not passk["note"].str.contains("clustered", regex=False).any()
 
 
 def _all_pass(run: ExperimentRun, variant: str) -> ExperimentRun:
