@@ -1239,6 +1239,22 @@ def test_instability_and_noise_floor_of_cases_of_two_attempts() -> None:
     )
 
 
+def test_a_variant_with_no_evaluated_case_has_no_noise_floor_trials() -> None:
+    """No case of ``b`` was evaluated: its within variance and floors are NaN, and so is
+    the K its floor would be read at, in both frames (it was 1.0, a number of attempts per
+    case no case had; found by the mutation run: 1.0 → 2.0 went unnoticed). A K the
+    caller asks for is kept as asked, the floor still NaN."""
+    run = _b_never_evaluated()
+    b = variance_decomposition(run).set_index("variant_id").loc["b"]
+    assert b["n_cases"] == 0 and math.isnan(b["within_variance"])
+    assert math.isnan(b["noise_floor_trials"]) and math.isnan(b["noise_floor_run"])
+    nf = noise_floor(run).set_index("variant_id")
+    assert nf.loc["a", "trials"] == 2.0
+    assert math.isnan(nf.loc["b", "trials"]) and math.isnan(nf.loc["b", "noise_floor"])
+    asked = noise_floor(run, trials=3).set_index("variant_id")
+    assert asked.loc["b", "trials"] == 3.0 and math.isnan(asked.loc["b", "noise_floor"])
+
+
 def test_variance_decomposition_matches_pingouin(run: ExperimentRun) -> None:
     import pingouin as pg
 
