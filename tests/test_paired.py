@@ -46,6 +46,7 @@ from agenticlens_frames.paired import (
     trials_for_precision,
     variance_decomposition,
 )
+from agenticlens_frames.paired.case_level import evaluated_counts, labels_from_counts
 from agenticlens_frames.report.paired_json import (
     paired_block,
     paired_frames_from_block,
@@ -1331,6 +1332,71 @@ def test_case_labels_by_hand(run: ExperimentRun) -> None:
     assert set(jeffreys["interval"]) == {"jeffreys"}
     with pytest.raises(InputError, match="not pass/fail"):
         case_labels(run, evaluator="latency_ms")
+
+
+def test_labels_and_pass_rates_of_small_cells_by_hand() -> None:
+    """No pass is no flip: 0 of 1 and 0 of 2 attempts are undetermined (Wilson's upper
+    bound, from statsmodels, still above 0.5), 0 of 5 is a stable fail; 1 of 1 is
+    undetermined, 3 of 4 flaky; an unscored cell has no pass rate. Found by the mutation
+    run: a flip of ``passes >= 0``, and a pass rate of x·n, of x / max(n, 2), or 0 or NaN
+    where nothing or one attempt was scored, went unnoticed."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    attempts, passes = np.array([1, 2, 5, 0, 4, 1]), np.array([0, 0, 0, 0, 3, 1])
+    frame = labels_from_counts(["a"], list("uvwxyz"), attempts, passes)
+    want = []
+    for x, n in zip(passes.tolist(), attempts.tolist(), strict=True):
+        if n == 0:
+            want.append("unscored")
+            continue
+        low, high = proportion_confint(x, n, method="wilson")
+        flaky = "flaky" if 0 < x < n else "undetermined"
+        want.append("stable_pass" if low >= 0.5 else "stable_fail" if high <= 0.5 else flaky)
+    assert want == ["undetermined"] * 2 + ["stable_fail", "unscored", "flaky", "undetermined"]
+    assert frame["label"].tolist() == want
+    assert frame["flipped"].tolist() == [False] * 4 + [True, False]
+    rates = frame["pass_rate"].tolist()
+    assert rates[:3] + rates[4:] == [0.0, 0.0, 0.0, 0.75, 1.0] and math.isnan(rates[3])
+
+
+def test_label_thresholds_at_the_ends_of_zero_to_one_are_accepted() -> None:
+    """0 and 1 lie in [0, 1]: both are taken as either threshold, and the bounds compare
+    inclusively (found by the mutation run: refusing 0 or 1, or a strict comparison with
+    either threshold, went unnoticed). Wilson on one attempt: 1 of 1 is [0.21, 1], 0 of 1
+    is [0, 0.79] (p̂ = 1 and p̂ = 0 give the ends exactly). A stable pass needs a lower
+    bound of at least the pass threshold, a stable fail an upper bound of at most the fail
+    threshold."""
+    run = _two_cases_of_one_attempt()
+
+    def labels(pass_threshold: float, fail_threshold: float) -> set[str]:
+        frame = case_labels(run, pass_threshold=pass_threshold, fail_threshold=fail_threshold)
+        assert len(frame) == 4
+        return set(frame["label"])
+
+    assert labels(1.0, 0.0) == {"undetermined"}  # no lower bound is 1, no upper bound 0
+    assert labels(0.0, 1.0) == {"stable_pass"}  # every lower bound is at least 0
+    assert labels(1.0, 1.0) == {"stable_fail"}  # every upper bound is at most 1
+
+
+def test_evaluated_counts_by_hand() -> None:
+    """Variant-major cells in suite order, each case's attempts less its variant's failed
+    trials, floored at 0 (a variant whose every trial failed evaluated nothing), and a row
+    naming a variant or a case outside the report's refused (found by the mutation run: a
+    floor of 1 and a refusal only when both were unknown went unnoticed)."""
+    cases = pd.DataFrame(
+        {"variant_id": ["b", "a", "a"], "case_id": ["x", "y", "x"], "attempts": [2, 2, 2],
+         "passes": [0, 1, 2]}
+    )  # fmt: skip
+    trials = pd.DataFrame({"variant_id": ["b", "b", "a"], "status": ["failed", "failed", "ok"]})
+    attempts, passes = evaluated_counts(cases, trials, ["a", "b"], ["x", "y"])
+    # (a, x), (a, y), (b, x), (b, y): b lost both its trials; (b, y) has no row
+    assert attempts.tolist() == [2, 2, 0, 0] and passes.tolist() == [2, 1, 0, 0]
+    for variant, case in (("c", "x"), ("a", "z")):
+        unknown = pd.DataFrame(
+            {"variant_id": [variant], "case_id": [case], "attempts": [1], "passes": [0]}
+        )
+        with pytest.raises(ValueError, match="outside the report's"):
+            evaluated_counts(unknown, trials, ["a", "b"], ["x", "y"])
 
 
 # --- planning ----------------------------------------------------------------------------------

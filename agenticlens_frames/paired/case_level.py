@@ -514,8 +514,10 @@ def evaluated_counts(
     [[2, 3], [2, 1]]
     """
     width = len(case_ids)
-    v = pd.Categorical(cases["variant_id"].astype(str), categories=variant_ids).codes
-    c = pd.Categorical(cases["case_id"].astype(str), categories=case_ids).codes
+    # -1 for an id outside the report's (a Categorical of it warns, and in pandas 4 raises,
+    # before the check below can name it)
+    v = pd.Index(variant_ids).get_indexer(cases["variant_id"].astype(str))
+    c = pd.Index(case_ids).get_indexer(cases["case_id"].astype(str))
     if (v < 0).any() or (c < 0).any():
         raise ValueError("a case-matrix row names a variant or case outside the report's")
     position = v.astype(np.int64) * width + c
