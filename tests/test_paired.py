@@ -46,6 +46,7 @@ from agenticlens_frames.paired import (
     trials_for_precision,
     variance_decomposition,
 )
+from agenticlens_frames.paired.case_level import evaluated_counts, labels_from_counts
 from agenticlens_frames.report.paired_json import (
     paired_block,
     paired_frames_from_block,
@@ -1287,10 +1288,9 @@ def test_variance_decomposition_of_a_small_run_by_hand() -> None:
         )
 
 
-def test_variance_decomposition_standard_errors_of_two_attempts_and_two_cases() -> None:
-    """The smallest sample with a spread (two cases of one attempt) has both standard
-    errors, by hand (found by the mutation run: a guard of ``> 2`` went unnoticed)."""
-    two = ExperimentRun.from_frames(
+def _two_cases_of_one_attempt() -> ExperimentRun:
+    """Two variants, each passing case x and failing case y in its one trial."""
+    return ExperimentRun.from_frames(
         pd.DataFrame(
             {
                 "variant_id": ["a", "a", "b", "b"],
@@ -1302,10 +1302,78 @@ def test_variance_decomposition_standard_errors_of_two_attempts_and_two_cases() 
         pd.DataFrame({"variant_id": ["a", "b"]}),
         pd.DataFrame({"case_id": ["x", "y"]}),
     )
-    row = variance_decomposition(two).iloc[0]
+
+
+def test_variance_decomposition_standard_errors_of_two_attempts_and_two_cases() -> None:
+    """The smallest sample with a spread (two cases of one attempt) has both standard
+    errors, by hand (found by the mutation run: a guard of ``> 2`` went unnoticed); no
+    case has two attempts, so there is no instability, and no warning of an empty mean
+    (found by the mutation run: a guard of ``>= 1`` went unnoticed)."""
+    row = variance_decomposition(_two_cases_of_one_attempt()).iloc[0]
     se = math.sqrt(0.5) / math.sqrt(2)  # SD of (1, 0) is √½
     assert row["naive_standard_error"] == pytest.approx(se, rel=1e-12)
     assert row["case_standard_error"] == pytest.approx(se, rel=1e-12)
+    assert math.isnan(row["instability"])
+
+
+def test_wilson_on_the_effective_n_of_two_cases_has_one_degree_of_freedom() -> None:
+    """Two cases are the fewest with a t quantile: df = 2 − 1 = 1, not NaN (found by the
+    mutation run: guards of ``> 2`` and ``>= 3`` went unnoticed)."""
+    summary = case_level_summary(_two_cases_of_one_attempt())
+    rows = summary[summary["method"] == "wilson_effective_n"]
+    assert len(rows) == 2 and (rows["n_cases"] == 2).all()
+    assert (rows["df"] == 1.0).all()
+
+
+def _b_never_evaluated() -> ExperimentRun:
+    """Three cases of two trials: ``a`` passes each case once (the second trial of c0,
+    the first of c1 ...); every trial of ``b`` failed, so no case of ``b`` was evaluated."""
+    rows = [
+        {
+            "variant_id": variant,
+            "trial": t + 1,
+            "case_id": f"c{i}",
+            "passed": variant == "a" and (i + t) % 2 == 1,
+            "status": "ok" if variant == "a" else "trial_failed",
+        }
+        for variant in ("a", "b")
+        for i in range(3)
+        for t in range(2)
+    ]
+    return ExperimentRun.from_frames(
+        pd.DataFrame(rows),
+        pd.DataFrame({"variant_id": ["a", "b"]}),
+        pd.DataFrame({"case_id": ["c0", "c1", "c2"]}),
+    )
+
+
+def test_instability_and_noise_floor_of_cases_of_two_attempts() -> None:
+    """Every case of ``a`` has two attempts, one passed: within-case SD √½ each, so the
+    instability is √½; σ²_w = 3·(2·¼)/(6 − 3) = ½ and K = 2 (found by the mutation run:
+    an instability guard of ``> 2`` attempts went unnoticed)."""
+    row = variance_decomposition(_b_never_evaluated()).set_index("variant_id").loc["a"]
+    assert row["instability"] == pytest.approx(math.sqrt(0.5), rel=1e-12)
+    assert row["within_variance"] == pytest.approx(0.5, rel=1e-12)
+    assert row["noise_floor_trials"] == 2.0
+    assert row["noise_floor_run"] == pytest.approx(
+        sps.norm.ppf(0.975) * math.sqrt(2 * 0.5 / (3 * 2)), rel=1e-12
+    )
+
+
+def test_a_variant_with_no_evaluated_case_has_no_noise_floor_trials() -> None:
+    """No case of ``b`` was evaluated: its within variance and floors are NaN, and so is
+    the K its floor would be read at, in both frames (it was 1.0, a number of attempts per
+    case no case had; found by the mutation run: 1.0 → 2.0 went unnoticed). A K the
+    caller asks for is kept as asked, the floor still NaN."""
+    run = _b_never_evaluated()
+    b = variance_decomposition(run).set_index("variant_id").loc["b"]
+    assert b["n_cases"] == 0 and math.isnan(b["within_variance"])
+    assert math.isnan(b["noise_floor_trials"]) and math.isnan(b["noise_floor_run"])
+    nf = noise_floor(run).set_index("variant_id")
+    assert nf.loc["a", "trials"] == 2.0
+    assert math.isnan(nf.loc["b", "trials"]) and math.isnan(nf.loc["b", "noise_floor"])
+    asked = noise_floor(run, trials=3).set_index("variant_id")
+    assert asked.loc["b", "trials"] == 3.0 and math.isnan(asked.loc["b", "noise_floor"])
 
 
 def test_variance_decomposition_matches_pingouin(run: ExperimentRun) -> None:
@@ -1384,6 +1452,71 @@ def test_case_labels_by_hand(run: ExperimentRun) -> None:
     assert set(jeffreys["interval"]) == {"jeffreys"}
     with pytest.raises(InputError, match="not pass/fail"):
         case_labels(run, evaluator="latency_ms")
+
+
+def test_labels_and_pass_rates_of_small_cells_by_hand() -> None:
+    """No pass is no flip: 0 of 1 and 0 of 2 attempts are undetermined (Wilson's upper
+    bound, from statsmodels, still above 0.5), 0 of 5 is a stable fail; 1 of 1 is
+    undetermined, 3 of 4 flaky; an unscored cell has no pass rate. Found by the mutation
+    run: a flip of ``passes >= 0``, and a pass rate of x·n, of x / max(n, 2), or 0 or NaN
+    where nothing or one attempt was scored, went unnoticed."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    attempts, passes = np.array([1, 2, 5, 0, 4, 1]), np.array([0, 0, 0, 0, 3, 1])
+    frame = labels_from_counts(["a"], list("uvwxyz"), attempts, passes)
+    want = []
+    for x, n in zip(passes.tolist(), attempts.tolist(), strict=True):
+        if n == 0:
+            want.append("unscored")
+            continue
+        low, high = proportion_confint(x, n, method="wilson")
+        flaky = "flaky" if 0 < x < n else "undetermined"
+        want.append("stable_pass" if low >= 0.5 else "stable_fail" if high <= 0.5 else flaky)
+    assert want == ["undetermined"] * 2 + ["stable_fail", "unscored", "flaky", "undetermined"]
+    assert frame["label"].tolist() == want
+    assert frame["flipped"].tolist() == [False] * 4 + [True, False]
+    rates = frame["pass_rate"].tolist()
+    assert rates[:3] + rates[4:] == [0.0, 0.0, 0.0, 0.75, 1.0] and math.isnan(rates[3])
+
+
+def test_label_thresholds_at_the_ends_of_zero_to_one_are_accepted() -> None:
+    """0 and 1 lie in [0, 1]: both are taken as either threshold, and the bounds compare
+    inclusively (found by the mutation run: refusing 0 or 1, or a strict comparison with
+    either threshold, went unnoticed). Wilson on one attempt: 1 of 1 is [0.21, 1], 0 of 1
+    is [0, 0.79] (p̂ = 1 and p̂ = 0 give the ends exactly). A stable pass needs a lower
+    bound of at least the pass threshold, a stable fail an upper bound of at most the fail
+    threshold."""
+    run = _two_cases_of_one_attempt()
+
+    def labels(pass_threshold: float, fail_threshold: float) -> set[str]:
+        frame = case_labels(run, pass_threshold=pass_threshold, fail_threshold=fail_threshold)
+        assert len(frame) == 4
+        return set(frame["label"])
+
+    assert labels(1.0, 0.0) == {"undetermined"}  # no lower bound is 1, no upper bound 0
+    assert labels(0.0, 1.0) == {"stable_pass"}  # every lower bound is at least 0
+    assert labels(1.0, 1.0) == {"stable_fail"}  # every upper bound is at most 1
+
+
+def test_evaluated_counts_by_hand() -> None:
+    """Variant-major cells in suite order, each case's attempts less its variant's failed
+    trials, floored at 0 (a variant whose every trial failed evaluated nothing), and a row
+    naming a variant or a case outside the report's refused (found by the mutation run: a
+    floor of 1 and a refusal only when both were unknown went unnoticed)."""
+    cases = pd.DataFrame(
+        {"variant_id": ["b", "a", "a"], "case_id": ["x", "y", "x"], "attempts": [2, 2, 2],
+         "passes": [0, 1, 2]}
+    )  # fmt: skip
+    trials = pd.DataFrame({"variant_id": ["b", "b", "a"], "status": ["failed", "failed", "ok"]})
+    attempts, passes = evaluated_counts(cases, trials, ["a", "b"], ["x", "y"])
+    # (a, x), (a, y), (b, x), (b, y): b lost both its trials; (b, y) has no row
+    assert attempts.tolist() == [2, 2, 0, 0] and passes.tolist() == [2, 1, 0, 0]
+    for variant, case in (("c", "x"), ("a", "z")):
+        unknown = pd.DataFrame(
+            {"variant_id": [variant], "case_id": [case], "attempts": [1], "passes": [0]}
+        )
+        with pytest.raises(ValueError, match="outside the report's"):
+            evaluated_counts(unknown, trials, ["a", "b"], ["x", "y"])
 
 
 # --- planning ----------------------------------------------------------------------------------
@@ -1852,6 +1985,16 @@ def test_case_level_summary_uses_the_cluster_in_every_row(run: ExperimentRun) ->
     assert t_row["n_clusters"] == len(set(topics.values()))
     for estimand in ("pass_at_k", "pass_hat_k"):
         assert (rows.loc[estimand]["n_clusters"] <= len(set(topics.values()))).all()
+        # the pass@k rows say their clusters, and only when there are some (found by the
+        # mutation run: the note's clause could be dropped or added unnoticed)
+        assert (
+            rows.loc[estimand]["note"]
+            .str.contains("; CR1 clustered by metadata field 'topic'", regex=False)
+            .all()
+        )
+    plain = case_level_summary(run)
+    passk = plain[plain["estimand"].isin(["pass_at_k", "pass_hat_k"])]
+    assert len(passk) and not passk["note"].str.contains("clustered", regex=False).any()
 
 
 def _all_pass(run: ExperimentRun, variant: str) -> ExperimentRun:

@@ -416,6 +416,32 @@ def test_repeated_measures_anova_of_a_constant_outcome_is_nan() -> None:
         sfac.repeated_measures_anova(np.ones((1, 3)))
 
 
+def test_two_cases_are_enough_for_a_repeated_measures_anova() -> None:
+    """Two cases, the fewest the function takes (found by the mutation run: a guard of
+    ``<= 2`` went unnoticed). Two levels: F is the paired t squared and p its p (scipy's
+    ttest_rel); three levels: F from statsmodels' AnovaRM, epsilon by the loop over cases
+    (the two cases' contrast covariance has rank one: ε = 1/2), p from scipy on ε·df."""
+    import scipy.stats
+    from statsmodels.stats.anova import AnovaRM
+
+    two = np.array([[0.0, 0.5], [0.2, 0.9]])
+    paired = scipy.stats.ttest_rel(two[:, 1], two[:, 0])
+    f, p, eps, df_effect, df_error = sfac.repeated_measures_anova(two)["A"]
+    assert (eps, df_effect, df_error) == (1.0, 1, 1)
+    assert f == pytest.approx(paired.statistic**2, rel=1e-12)
+    assert p == pytest.approx(paired.pvalue, rel=1e-9)
+    three = np.array([[0.0, 0.5, 0.1], [0.2, 0.9, 0.6]])
+    long, _ = _rm_long(three)
+    table = AnovaRM(long, "y", "case", within=["A"]).fit().anova_table
+    f, p, eps, df_effect, df_error = sfac.repeated_measures_anova(three)["A"]
+    want_eps = _epsilon_by_hand(three[:, :, None], "A")
+    assert want_eps == pytest.approx(0.5, rel=1e-12)
+    assert (df_effect, df_error) == (2, 2)
+    assert eps == pytest.approx(want_eps, rel=1e-9)
+    assert f == pytest.approx(table.loc["A", "F Value"], rel=1e-9)
+    assert p == pytest.approx(scipy.stats.f.sf(f, 2 * want_eps, 2 * want_eps), rel=1e-9)
+
+
 def test_repeated_measures_anova_of_an_effect_without_error() -> None:
     """Every case moved by the same amount: pingouin's F = inf. With one df the p-value is
     the exact sign flip of the per-case contrasts (scipy's permutation test, 2^(1-n) =

@@ -409,7 +409,9 @@ def variance_decomposition(
     then uses the conservative bound ICC = 1). Also the naive standard error (attempts as
     independent), the case-level one, their ratio, the instability (mean within-case SD),
     the share of flaky cases (binary evaluators: some attempts passed and some failed),
-    and the two-run noise floors.
+    and the two-run noise floors with the attempts per case the run's floor is read at
+    (``noise_floor_trials``: their harmonic mean; NaN, as the floors, for a variant with no
+    evaluated case).
 
     ``evaluated``: the evaluation of ``evaluator`` on ``run`` when the caller already has
     it (:func:`~agenticlens_frames.paired.dimensions.evaluation`; skips recomputing it).
@@ -441,8 +443,9 @@ def variance_decomposition(
             sums = ev.sums[v][present]
             flaky = float(np.mean((sums > 0) & (sums < counts))) if n else math.nan
         # Harmonic: the case means' within-case variance is σ²_w Σ(1/K_i)/n² (the rounded
-        # mean of K_i understated it, by √(6/1.8) for cases of 1 and 10 attempts).
-        trials = stats.harmonic_mean(counts.astype(float)) if n else 1.0
+        # mean of K_i understated it, by √(6/1.8) for cases of 1 and 10 attempts). No
+        # evaluated case has no K, as it has no σ²_w (1.0 read as one attempt per case).
+        trials = stats.harmonic_mean(counts.astype(float)) if n else math.nan
         rows.append(
             {
                 "variant_id": vid,
@@ -511,8 +514,10 @@ def evaluated_counts(
     [[2, 3], [2, 1]]
     """
     width = len(case_ids)
-    v = pd.Categorical(cases["variant_id"].astype(str), categories=variant_ids).codes
-    c = pd.Categorical(cases["case_id"].astype(str), categories=case_ids).codes
+    # -1 for an id outside the report's (a Categorical of it warns, and in pandas 4 raises,
+    # before the check below can name it)
+    v = pd.Index(variant_ids).get_indexer(cases["variant_id"].astype(str))
+    c = pd.Index(case_ids).get_indexer(cases["case_id"].astype(str))
     if (v < 0).any() or (c < 0).any():
         raise ValueError("a case-matrix row names a variant or case outside the report's")
     position = v.astype(np.int64) * width + c
@@ -545,8 +550,9 @@ def noise_floor(
 
     :math:`z\sqrt{2\hat σ_w^2/(nK)}` over the same n cases with K attempts per case
     (``trials``; default the run's own K, the harmonic mean of its attempts per case when
-    they differ). A difference between two variants below this floor is indistinguishable
-    from re-running one of them.
+    they differ, NaN for a variant with no evaluated case). A difference between two
+    variants below this floor is indistinguishable from re-running one of them; a variant
+    with no evaluated case has no floor (NaN).
 
     Examples
     --------
