@@ -1457,7 +1457,9 @@ def test_planning_states_no_mde_when_the_power_is_not_above_alpha(run: Experimen
     assert (plan["power"] > 0.5).all()
     assert minimum_detectable_effect(declared, power=0.3)["mde"].isna().all()
     # a power equal to the level is not above it either
-    assert power_analysis(declared, power=0.5)["mde"].isna().all()
+    equal = power_analysis(declared, power=0.5)
+    assert equal["mde"].isna().all()
+    assert (equal["note"] == want.replace("(30%)", "(50%)")).all()
     # just above the level there is a bound again
     assert (power_analysis(declared, power=0.51)["mde"] > 0).all()
 
