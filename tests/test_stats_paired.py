@@ -1113,3 +1113,14 @@ def test_beta_binomial_interval_of_one_case_and_of_none() -> None:
     for passes, attempts in (([], []), ([0, 0], [0, 0])):
         none = sp.beta_binomial_interval(passes, attempts)
         assert none.n_units == 0 and math.isnan(none.estimate) and math.isnan(none.ci_low)
+
+
+def test_beta_binomial_of_a_narrow_posterior_at_the_top_of_the_scale() -> None:
+    """199 999 of 200 000 single attempts passed: the refined grid around the posterior
+    must stop at μ = 1 (beyond it the likelihood is undefined). Closed form as above."""
+    low, high, _ = sp.beta_binomial_bounds([[1, 199_999]], [0, 1], [1, 1])
+    exact = sps.beta(200_000, 2)
+    width = exact.isf(0.025) - exact.ppf(0.025)
+    assert low[0] == pytest.approx(exact.ppf(0.025), abs=0.02 * width)
+    assert high[0] == pytest.approx(exact.isf(0.025), abs=0.02 * width)
+    assert high[0] <= 1.0
