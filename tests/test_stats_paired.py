@@ -1110,6 +1110,17 @@ def test_beta_binomial_interval_of_one_case_and_of_none() -> None:
     low, high = _beta_binomial_posterior_bounds(np.array([2]), np.array([3]), 0.95)
     assert (one.ci_low, one.ci_high) == pytest.approx((min(low, 2 / 3), max(high, 2 / 3)), abs=2e-5)
     assert one.n_units == 1 and one.estimate == pytest.approx(2 / 3)
+    # one pass in all: the posterior's lower bound, not the all-fail 0
+    low, high = _beta_binomial_posterior_bounds(np.array([1, 0, 0]), np.array([3, 3, 3]), 0.95)
+    few = sp.beta_binomial_interval([1, 0, 0], [3, 3, 3])
+    assert (few.ci_low, few.ci_high) == pytest.approx((min(low, 1 / 9), high), abs=2e-5)
+    assert few.ci_low > 0
+    # single attempts: the closed-form Beta(S + 1, N - S + 1) posterior
+    single = sp.beta_binomial_interval([1, 0, 1, 1], [1, 1, 1, 1])
+    exact = sps.beta(4, 2)
+    assert (single.ci_low, single.ci_high) == pytest.approx(
+        (exact.ppf(0.025), exact.isf(0.025)), abs=1e-4
+    )
     for passes, attempts in (([], []), ([0, 0], [0, 0])):
         none = sp.beta_binomial_interval(passes, attempts)
         assert none.n_units == 0 and math.isnan(none.estimate) and math.isnan(none.ci_low)
