@@ -1691,7 +1691,67 @@ def test_power_analysis_for_more_trials_from_a_one_trial_pilot_says_it_is_conser
     assert row["note"].startswith("one attempt per case in the pilot")
     assert "not shrunk for 5 trials" in row["note"]
     assert power_analysis(pilot(1), effect=0.1).iloc[0]["note"] == ""  # as piloted
+    assert power_analysis(pilot(1), trials=1, effect=0.1).iloc[0]["note"] == ""  # likewise
     assert power_analysis(pilot(2), trials=5, effect=0.1).iloc[0]["note"] == ""
+
+
+def test_planning_states_no_mde_when_the_power_is_not_above_alpha(run: ExperimentRun) -> None:
+    """At α = 0.5 a test finds even a zero change half the time: 30 % power is met by every
+    change. The analysis says so (NaN, a note); the plan gave an MDE of 0.0 with no note,
+    though a declared plan's MDE is meant to be the analysis's."""
+    declared = with_comparisons(run, {"correction": "none", "alpha": 0.5, "power": 0.3})
+    pc = paired_comparisons(declared, correction="manifest")
+    assert pc["mde"].isna().all()
+    plan = power_analysis(declared, power=0.3, effect=0.1)
+    assert plan["mde"].isna().all()
+    want = "no detectable-effect bound: the power asked for (30%) is not above the test's α = 0.5"
+    assert (plan["note"] == want).all()
+    # the power at the planned size is still a number: the chance of a significant result
+    assert (plan["power"] > 0.5).all()
+    assert minimum_detectable_effect(declared, power=0.3)["mde"].isna().all()
+    # a power equal to the level is not above it either
+    equal = power_analysis(declared, power=0.5)
+    assert equal["mde"].isna().all()
+    assert (equal["note"] == want.replace("(30%)", "(50%)")).all()
+    # just above the level there is a bound again
+    assert (power_analysis(declared, power=0.51)["mde"] > 0).all()
+
+
+def test_planned_trials_default_to_the_pilots_mean_attempts(run: ExperimentRun) -> None:
+    """Without ``trials`` the plan keeps the pilot's attempts per case: the mean of the two
+    arms' (retrieval-dense lost trial 5 of 5: 4.5 against the baseline's 5)."""
+    att = run.attempts[run.attempts["status"].astype(str) != "trial_failed"]
+    per_case = att.groupby(["variant_id", "case_id"], observed=True).size()
+    attempts = per_case.groupby(level="variant_id", observed=True).mean()
+    plan = power_analysis(run).set_index("candidate_variant_id")
+    for candidate, row in plan.iterrows():
+        want = (attempts["baseline"] + attempts[candidate]) / 2
+        assert row["planned_trials"] == pytest.approx(want)
+    assert plan.loc["retrieval-dense", "planned_trials"] == 4.5
+
+
+def test_a_pilot_with_one_arm_of_one_attempt_per_case_is_still_said_to_be_conservative() -> None:
+    """Either arm without a second attempt per case leaves its noise inside the between-case
+    spread: planning more trials says so, not only when both arms had one attempt."""
+    ids = [f"c{i}" for i in range(10)]
+    base = [True, False, True, True, False, False, True, False, True, True]
+    cand = [True, True, True, False, False, True, True, True, True, False]
+    # the baseline's second trial failed as a whole: one evaluated attempt per case
+    rows = pd.DataFrame(
+        {
+            "variant_id": ["a"] * 20 + ["b"] * 20,
+            "trial": [1] * 10 + [2] * 10 + [1] * 10 + [2] * 10,
+            "case_id": ids * 4,
+            "status": ["ok"] * 10 + ["trial_failed"] * 10 + ["ok"] * 20,
+            "passed": base + [False] * 10 + cand + cand[::-1],
+        }
+    )
+    pilot = ExperimentRun.from_frames(
+        rows, pd.DataFrame({"variant_id": ["a", "b"]}), pd.DataFrame({"case_id": ids})
+    )
+    row = power_analysis(pilot, trials=5, effect=0.1).iloc[0]
+    assert (row["trials_baseline"], row["trials_candidate"]) == (1.0, 2.0)
+    assert row["note"].startswith("one attempt per case in the pilot")
 
 
 # --- JSON blocks ----------------------------------------------------------------------------------

@@ -908,3 +908,230 @@ def test_the_bootstrap_interval_names_what_it_resampled() -> None:
         d, method="bootstrap", clusters=[1, 1, 2, 2, 3, 3], n_resamples=199, rng=0
     )
     assert clustered.ci_method == "cluster bootstrap percentile (199 resamples)"
+
+
+# --- mutation-test follow-ups: intervals, bootstrap, power ------------------------------------
+
+
+def test_wilson_and_effective_wilson_without_attempts_are_nan() -> None:
+    """n = 0 (or no attempts) has no interval; n > 0 is required, not n >= 0."""
+    assert all(
+        math.isnan(v) for v in sp.wilson_score_interval(0.0, 0, Z95, all_fail=True, all_pass=True)
+    )
+    assert all(math.isnan(v) for v in sp.wilson_effective_interval(0, 0, 5.0, 10, 0.95))
+
+
+def test_wilson_of_at_most_one_effective_attempt_matches_statsmodels() -> None:
+    """Two cases are the fewest with a t quantile (1 df); an effective sample size (or a
+    pooled count) of one attempt or less still has an interval: only n = 0 has none."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    q = sps.t.ppf(0.975, 1)
+    alpha = 2 * sps.norm.sf(q)  # statsmodels' z becomes our t quantile
+    want = proportion_confint(3 / 8 * 0.8, 0.8, alpha=alpha, method="wilson")
+    assert sp.wilson_effective_interval(3, 8, 0.8, 2, 0.95) == pytest.approx(want, rel=1e-10)
+    low, _ = proportion_confint(1.0, 1.0, alpha=alpha, method="wilson")
+    assert sp.wilson_effective_interval(1, 1, 1.0, 2, 0.95) == pytest.approx((low, 1.0), rel=1e-10)
+    # one success is not none: the lower bound is Wilson's, not the all-fail 0
+    alpha_9 = 2 * sps.norm.sf(sps.t.ppf(0.975, 9))
+    want = proportion_confint(1 / 50 * 20.0, 20.0, alpha=alpha_9, method="wilson")
+    assert sp.wilson_effective_interval(1, 50, 20.0, 10, 0.95) == pytest.approx(want, rel=1e-10)
+    want = proportion_confint(0.5 * 0.6, 0.6, alpha=0.05, method="wilson")
+    ours = sp.wilson_score_interval(0.5, 0.6, Z95, all_fail=False, all_pass=False)
+    assert ours == pytest.approx(want, rel=1e-10)
+
+
+def _plain_loop_bootstrap(d: list[float], seed: int, resamples: int, level: float):
+    """The documented scheme written out: a (resamples × n) matrix of case indices drawn
+    with ``numpy.random.default_rng(seed).integers``; per row the resample's mean; its
+    percentile interval; and the null-centred p counted in exact rational arithmetic."""
+    from fractions import Fraction
+
+    n = len(d)
+    idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    exact = [Fraction(str(v)) for v in d]
+    observed = sum(exact) / n
+    means, hits = [], 0
+    for row in idx:
+        total = 0.0
+        for i in row:
+            total += d[i]
+        means.append(total / n)
+        hits += abs(sum(exact[i] for i in row) / n - observed) >= abs(observed)
+    alpha = 1 - level
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high), (1 + hits) / (1 + resamples)
+
+
+def test_case_bootstrap_is_the_documented_resampling_scheme_by_default() -> None:
+    """Default 9999 resamples; the p counts a resample exactly as far from the observed mean
+    as the null (here a resample with mean exactly 2 × the observed) as a hit even when
+    floating point puts it one ulp short: 56169.899999999994 against 2 × 28084.95. Its
+    tolerance scales with the size of the values (latencies in ms)."""
+    d = [-41973.0, 41973.0, 69132.3, 43207.5]
+    low, high, p = sp.case_bootstrap(d, rng=4)
+    want = _plain_loop_bootstrap(d, 4, 9999, 0.95)
+    assert (low, high) == pytest.approx(want[:2], rel=1e-12)
+    assert p == pytest.approx(want[2], rel=1e-12)
+
+
+@pytest.mark.parametrize("clusters", [None, [1, 1, 2, 2]])
+def test_case_bootstrap_of_two_units_has_an_interval(clusters) -> None:
+    """Two cases (or two clusters) can be resampled: only one unit has no interval."""
+    d = [0.1, 0.7] if clusters is None else [0.1, 0.7, 0.2, 0.5]
+    low, high, _ = sp.case_bootstrap(d, clusters=clusters, n_resamples=999, rng=0)
+    # the resampled means of two units can only be unit 1's, unit 2's or their mean
+    units = [0.1, 0.7] if clusters is None else [0.4, 0.35]
+    assert min(units) <= low <= high <= max(units) and low < high
+    assert all(math.isnan(v) for v in sp.case_bootstrap([0.3], n_resamples=999, rng=0))
+    one = sp.case_bootstrap([0.1, 0.7], clusters=[1, 1], n_resamples=999, rng=0)
+    assert all(math.isnan(v) for v in one)
+
+
+def test_power_defaults_to_alpha_005_and_is_nan_without_spread_or_cases() -> None:
+    from statsmodels.stats.power import TTestPower
+
+    assert sp.paired_power(0.1, 0.3, 25) == pytest.approx(
+        TTestPower().power(effect_size=0.1 / 0.3, nobs=25, alpha=0.05), rel=1e-8
+    )
+    # two cases are the fewest with a test (one degree of freedom)
+    assert sp.paired_power(0.5, 0.3, 2, 0.1) == pytest.approx(
+        TTestPower().power(effect_size=0.5 / 0.3, nobs=2, alpha=0.1), rel=1e-8
+    )
+    # the lower tail's noncentral t underflows (NaN) here: it adds nothing, not 1
+    shift = 7.55 / math.sqrt(2)
+    assert sp.paired_power(shift, 1.0, 2, 0.001) == pytest.approx(
+        TTestPower().power(effect_size=shift, nobs=2, alpha=0.001), rel=1e-8
+    )
+    mde = TTestPower().solve_power(nobs=2, alpha=0.1, power=0.8) * 0.3
+    assert sp.paired_mde(0.3, 2, 0.1) == pytest.approx(mde, rel=1e-6)
+    for sd, n in ((0.0, 25), (0.3, 1)):
+        assert math.isnan(sp.paired_power(0.1, sd, n))
+        assert math.isnan(sp.paired_mde(sd, n))
+
+
+@pytest.mark.parametrize("n", [10, 60])
+def test_mde_at_a_power_beyond_one_minus_alpha_over_two_matches_statsmodels(n: int) -> None:
+    """99 % power at α = 0.05: z_power exceeds z_(α/2), the case the root search's first
+    bracket (z_(α/2) + z_power)/√n must not get wrong. statsmodels' power at our MDE is
+    the power asked for (its own solve_power stops 2e-7 short of it at n = 10)."""
+    from statsmodels.stats.power import TTestPower
+
+    mde = sp.paired_mde(0.4, n, 0.05, 0.99)
+    assert mde > 0
+    assert TTestPower().power(effect_size=mde / 0.4, nobs=n, alpha=0.05) == pytest.approx(
+        0.99, abs=1e-9
+    )
+
+
+@pytest.mark.parametrize(
+    ("passes", "attempts", "level"), [(7, 10, 0.95), (1, 40, 0.9), (150_000, 200_000, 0.95)]
+)
+def test_beta_binomial_of_one_attempt_per_case_is_the_beta_posterior(
+    passes: int, attempts: int, level: float
+) -> None:
+    """With one attempt per case the ICC drops out of the likelihood, so μ's posterior under
+    the uniform prior is Beta(S + 1, N − S + 1) in closed form. 200 000 cases make the
+    posterior a few grid bins wide, which the refined grid must still resolve."""
+    low, high, sd = sp.beta_binomial_bounds([[attempts - passes, passes]], [0, 1], [1, 1], level)
+    exact = sps.beta(passes + 1, attempts - passes + 1)
+    width = exact.isf((1 - level) / 2) - exact.ppf((1 - level) / 2)
+    assert low[0] == pytest.approx(exact.ppf((1 - level) / 2), abs=1e-3 * width)
+    assert high[0] == pytest.approx(exact.isf((1 - level) / 2), abs=1e-3 * width)
+    assert sd[0] == pytest.approx(exact.std(), rel=1e-3)
+
+
+def _beta_binomial_posterior_bounds(
+    passes: np.ndarray, attempts: np.ndarray, level: float
+) -> tuple[float, float]:
+    """The posterior of μ by brute force: the ICC integrated out by Gauss–Legendre over the
+    Beta(0.3, 0.8) prior's quantile function (no Gauss–Jacobi), the beta-binomial written
+    with scipy's betaln, on a 1000-point grid of μ."""
+    from scipy.special import betaln, gammaln, roots_legendre
+
+    pairs, counts = np.unique(np.stack([passes, attempts], axis=1), axis=0, return_counts=True)
+    c, k = (pairs[:, j].astype(float)[:, None, None] for j in (0, 1))
+    x, weight = roots_legendre(200)
+    rho = np.clip(sps.beta(0.3, 0.8).ppf((x + 1) / 2), 1e-15, 1 - 1e-15)
+    kappa = (1 / rho - 1)[None, None, :]
+    mu = ((np.arange(1000) + 0.5) / 1000)[None, :, None]
+    comb = gammaln(k + 1) - gammaln(c + 1) - gammaln(k - c + 1)
+    mixed = (
+        comb
+        + betaln(c + mu * kappa, k - c + (1 - mu) * kappa)
+        - betaln(mu * kappa, (1 - mu) * kappa)
+    )
+    # κ beyond 1e7 is the binomial limit (betaln of huge arguments loses the difference)
+    binomial = comb + c * np.log(mu) + (k - c) * np.log1p(-mu)
+    log_lik = (counts[:, None, None] * np.where(kappa > 1e7, binomial, mixed)).sum(axis=0)
+    density = np.exp(log_lik - log_lik.max()) @ weight
+    cdf = np.concatenate([[0.0], np.cumsum(density) / density.sum()])
+    edges = np.arange(1001) / 1000
+    tail = (1 - level) / 2
+    return float(np.interp(tail, cdf, edges)), float(np.interp(1 - tail, cdf, edges))
+
+
+@pytest.mark.parametrize(
+    ("passes", "attempts", "level"),
+    [
+        ([3, 3, 3, 3, 3, 0, 2, 2, 1, 3], [3] * 10, 0.95),
+        ([0, 1, 2, 4, 5, 1], [5, 5, 2, 4, 7, 3], 0.95),
+        ([1, 0, 0, 0, 0, 0, 0, 0], [4] * 8, 0.8),
+    ],
+)
+def test_beta_binomial_bounds_match_a_brute_force_posterior(
+    passes: list[int], attempts: list[int], level: float
+) -> None:
+    c, k = np.array(passes), np.array(attempts)
+    pairs, counts = np.unique(np.stack([c, k], axis=1), axis=0, return_counts=True)
+    low, high, _ = sp.beta_binomial_bounds(counts[None, :], pairs[:, 0], pairs[:, 1], level)
+    assert (low[0], high[0]) == pytest.approx(
+        _beta_binomial_posterior_bounds(c, k, level), abs=2e-5
+    )
+
+
+def test_beta_binomial_bounds_refuse_mismatched_or_impossible_counts() -> None:
+    good = ([[1, 2]], [0, 1], [1, 1])
+    sp.beta_binomial_bounds(*good)
+    for weights, passes, attempts in (
+        ([[1, 2, 3]], [0, 1], [1, 1]),  # a weight without its pair
+        ([[1, 2]], [0, 1], [1, 1, 1]),  # passes and attempts of different lengths
+        ([[1, 2]], [-1, 1], [1, 1]),
+        ([[1, 2]], [0, 2], [1, 1]),
+        ([[1, 2]], [0, 0], [1, 0]),
+        ([[1, -2]], [0, 1], [1, 1]),
+    ):
+        with pytest.raises(ValueError, match=r"weights|passes"):
+            sp.beta_binomial_bounds(weights, passes, attempts)
+
+
+def test_beta_binomial_interval_of_one_case_and_of_none() -> None:
+    one = sp.beta_binomial_interval([2], [3])
+    low, high = _beta_binomial_posterior_bounds(np.array([2]), np.array([3]), 0.95)
+    assert (one.ci_low, one.ci_high) == pytest.approx((min(low, 2 / 3), max(high, 2 / 3)), abs=2e-5)
+    assert one.n_units == 1 and one.estimate == pytest.approx(2 / 3)
+    # one pass in all: the posterior's lower bound, not the all-fail 0
+    low, high = _beta_binomial_posterior_bounds(np.array([1, 0, 0]), np.array([3, 3, 3]), 0.95)
+    few = sp.beta_binomial_interval([1, 0, 0], [3, 3, 3])
+    assert (few.ci_low, few.ci_high) == pytest.approx((min(low, 1 / 9), high), abs=2e-5)
+    assert few.ci_low > 0
+    # single attempts: the closed-form Beta(S + 1, N - S + 1) posterior
+    single = sp.beta_binomial_interval([1, 0, 1, 1], [1, 1, 1, 1])
+    exact = sps.beta(4, 2)
+    assert (single.ci_low, single.ci_high) == pytest.approx(
+        (exact.ppf(0.025), exact.isf(0.025)), abs=1e-4
+    )
+    for passes, attempts in (([], []), ([0, 0], [0, 0])):
+        none = sp.beta_binomial_interval(passes, attempts)
+        assert none.n_units == 0 and math.isnan(none.estimate) and math.isnan(none.ci_low)
+
+
+def test_beta_binomial_of_a_narrow_posterior_at_the_top_of_the_scale() -> None:
+    """199 999 of 200 000 single attempts passed: the refined grid around the posterior
+    must stop at μ = 1 (beyond it the likelihood is undefined). Closed form as above."""
+    low, high, _ = sp.beta_binomial_bounds([[1, 199_999]], [0, 1], [1, 1])
+    exact = sps.beta(200_000, 2)
+    width = exact.isf(0.025) - exact.ppf(0.025)
+    assert low[0] == pytest.approx(exact.ppf(0.025), abs=0.02 * width)
+    assert high[0] == pytest.approx(exact.isf(0.025), abs=0.02 * width)
+    assert high[0] <= 1.0

@@ -151,6 +151,23 @@ _NO_SHARED_CASE = {
 _EFFECT = {"proportion": "{pp:.1f} pp", "ms": "{v:.0f} ms", "usd": "${v:.4g}", "": "{v:.3g}"}
 
 
+def unbounded_mde_note(power: float, level: float) -> str:
+    """Why a comparison or a plan states no minimum detectable effect at this power.
+
+    A test at level α finds even a zero change with probability α, so a power not above
+    α is met by every change: there is no smallest detectable one.
+
+    Examples
+    --------
+    >>> unbounded_mde_note(0.3, 0.5)
+    "no detectable-effect bound: the power asked for (30%) is not above the test's α = 0.5"
+    """
+    return (
+        f"no detectable-effect bound: the power asked for ({format_power(power)}) "
+        f"is not above the test's α = {level:.3g}"
+    )
+
+
 def _format_effect(value: float, unit: str) -> str:
     if not math.isfinite(value):
         return "n/a"
@@ -486,10 +503,7 @@ def _apply_correction(frame: pd.DataFrame, config: ComparisonsConfig) -> None:
         elif zero_width:  # the note starts with why (below); the MDE of a zero SE is none
             note = "no detectable-effect bound"
         elif not bound:
-            note = (
-                f"no detectable-effect bound: the power asked for ({format_power(config.power)}) "
-                f"is not above the test's α = {level:.3g}"
-            )
+            note = unbounded_mde_note(config.power, level)
         elif beyond:
             note = (
                 "not detectable with this design: even the largest possible change "

@@ -12,7 +12,7 @@ from .._deprecate import keyword_hints
 from ..errors import InputError, check_count, check_number, check_proportion
 from ..frames import ExperimentRun, require_run
 from ..stats_paired import sps  # scipy.stats, imported on first use
-from .comparisons import SMALL_SAMPLE, paired_analysis
+from .comparisons import SMALL_SAMPLE, paired_analysis, unbounded_mde_note
 from .dimensions import BOUNDED_UNITS, Evaluation, evaluation
 from .settings import check_alpha, parse_comparisons, resolve_comparisons
 
@@ -104,8 +104,9 @@ def power_analysis(
         Per candidate: pilot estimates, ``planned_trials``, ``planned_cases``,
         ``planned_sd``, ``alpha_per_test``, ``mde``, and with ``effect``: ``power`` at
         the planned size and ``cases_needed`` for the target power; ``note`` says why
-        ``mde`` and ``power`` are NaN when they are (no variance to plan from), or that
-        a one-trial pilot could not shrink the planned SD for more ``trials``.
+        ``mde`` and ``power`` are NaN when they are (no variance to plan from; for
+        ``mde`` also a ``power`` not above the per-test α, which every change meets), or
+        that a one-trial pilot could not shrink the planned SD for more ``trials``.
 
     Examples
     --------
@@ -165,12 +166,20 @@ def power_analysis(
             "alpha_per_test": level,
             "target_power": power,
             "distribution": distribution,
-            "mde": stats_paired.paired_mde(sd, n, level, power, distribution=distribution),
+            # A power not above the per-test level is met by every change, zero included:
+            # no MDE to state (NaN, as paired_comparisons reports it), not an MDE of 0.
+            "mde": (
+                stats_paired.paired_mde(sd, n, level, power, distribution=distribution)
+                if power > level
+                else math.nan
+            ),
             "effect": math.nan if effect is None else float(effect),
             "power": math.nan,
             "cases_needed": pd.NA,
             "note": _planning_note(int(parts["paired_items"]), n, sd),
         }
+        if not row["note"] and not power > level:
+            row["note"] = unbounded_mde_note(power, level)
         unseparated = not (
             math.isfinite(parts["within_variance_baseline"])
             and math.isfinite(parts["within_variance_candidate"])

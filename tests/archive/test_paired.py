@@ -17,6 +17,7 @@ from agenticlens_frames.archive import Archive
 from agenticlens_frames.archive.paired import (
     ARCHIVE_DIMENSIONS,
     PAIRED_DIFFERENCE_COLUMNS,
+    mde_alpha,
     paired_differences,
 )
 from agenticlens_frames.frames import ExperimentRun
@@ -251,6 +252,8 @@ def test_the_largest_alpha_is_a_half(shared_archive: Archive):
     sl = shared_archive.all()
     got = _quality(sl.stats("numpy"), sl.variant_info(), alpha=0.5)
     assert got["mde_alpha"].eq(0.5).all() and got["mde"].notna().any()
+    # the lowest confidence level the archive commands take (0.5) gives that alpha too
+    assert mde_alpha(0.5) == 0.5
 
 
 def test_a_confidence_level_below_a_half_is_refused_for_the_mdes_alpha(
