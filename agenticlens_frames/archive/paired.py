@@ -162,7 +162,8 @@ def paired_differences(
     The interval and p-value are the paired t over cases (the degenerate case — every
     difference equal — gets the exact sign-flip p-value); ``mde`` is the smallest true
     difference this comparison would find with ``power`` at ``alpha`` on its own,
-    uncorrected. These equal ``experiment run``'s per-comparison numbers for the
+    uncorrected (NaN when ``power`` is not above ``alpha``: then no difference is the
+    smallest). These equal ``experiment run``'s per-comparison numbers for the
     ``passed``, ``latency_ms`` and ``cost_usd`` evaluators (tested).
 
     Parameters
@@ -203,6 +204,7 @@ def paired_differences(
 
     alpha = mde_alpha(confidence_level, alpha)
     check_proportion(power, "power", location="power")
+    bounded = power > alpha
     offsets, info, info_slot, slot, failed = case_slots(st, variant_info)
     cases = st.cases
     # Rows grouped by slot once, each comparison then reads only its two arms' rows. The
@@ -247,7 +249,9 @@ def paired_differences(
                 continue
             r = paired_difference(b[both] - a[both], method="t", confidence_level=confidence_level)
             mde = math.nan
-            if r.n >= 2 and not r.degenerate and math.isfinite(r.standard_error):
+            # A power not above alpha has no smallest detectable difference (a zero change
+            # is "found" that often): NaN, as experiment run's comparisons and the plans.
+            if bounded and r.n >= 2 and not r.degenerate and math.isfinite(r.standard_error):
                 mde = paired_mde(r.standard_error * math.sqrt(r.n), r.n, alpha, power)
             low, high = r.ci_low, r.ci_high
             if dim.unit == "proportion":

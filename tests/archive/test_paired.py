@@ -256,6 +256,23 @@ def test_the_largest_alpha_is_a_half(shared_archive: Archive):
     assert mde_alpha(0.5) == 0.5
 
 
+def test_a_power_not_above_alpha_has_no_mde(shared_archive: Archive):
+    """A power of 30 % at alpha 0.5 gave every MDE as 0.0 (the root search's "a zero
+    change is found that often"), where experiment run's comparisons and the plans give
+    none (NaN). The same slice at 80 % power has MDEs, each solving statsmodels' power."""
+    sl = shared_archive.all()
+    low = _quality(sl.stats("numpy"), sl.variant_info(), alpha=0.5, power=0.3)
+    assert len(low) > 0 and low["mde"].isna().all()
+    assert _quality(sl.stats("numpy"), sl.variant_info(), alpha=0.5, power=0.5)["mde"].isna().all()
+    usual = _quality(sl.stats("numpy"), sl.variant_info(), alpha=0.5, power=0.8)
+    row = usual[np.isfinite(usual["mde"])].iloc[0]
+    sd = row["standard_error"] * math.sqrt(row["paired_cases"])
+    reached = TTestPower().power(
+        effect_size=row["mde"] / sd, nobs=row["paired_cases"], alpha=0.5, alternative="two-sided"
+    )
+    assert reached == pytest.approx(0.8, abs=1e-6)
+
+
 def test_a_confidence_level_below_a_half_is_refused_for_the_mdes_alpha(
     shared_archive: Archive,
 ):
