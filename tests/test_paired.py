@@ -2137,6 +2137,31 @@ def test_planning_uses_the_analysis_alpha_per_test(run: ExperimentRun) -> None:
     assert set(bare["correction"]) == {"bonferroni"}
 
 
+def test_planning_uses_the_declared_power(run: ExperimentRun) -> None:
+    """A manifest declaring power: 0.9 had its analysis's MDEs at 90 % and its plan's at
+    80 % (power_analysis always took 0.8), though the plan is to give the analysis's MDE."""
+    from statsmodels.stats.power import TTestPower
+
+    declared = with_comparisons(run, {"correction": "holm", "power": 0.9})
+    plan = power_analysis(declared)
+    pc = paired_comparisons(declared, correction="manifest")
+    quality = pc[pc["evaluator"] == "passed"].set_index("candidate_variant_id")
+    assert set(plan["target_power"]) == {0.9}
+    for row in plan.itertuples():
+        assert row.mde == pytest.approx(quality.loc[row.candidate_variant_id, "mde"], rel=1e-9)
+        reached = TTestPower().power(
+            effect_size=row.mde / row.planned_sd,
+            nobs=row.planned_cases,
+            alpha=row.alpha_per_test,
+            alternative="two-sided",
+        )
+        assert reached == pytest.approx(0.9, abs=1e-6)
+    # a power given to the plan still wins; an undeclared run plans at 80 %
+    assert set(power_analysis(declared, power=0.7)["target_power"]) == {0.7}
+    assert set(power_analysis(run)["target_power"]) == {0.8}
+    assert set(minimum_detectable_effect(declared)["mde"]) == set(plan["mde"])
+
+
 def test_icc_not_estimable_is_nan_with_a_note(run: ExperimentRun) -> None:
     vd = variance_decomposition(_all_pass(run, "large-v2")).set_index("variant_id")
     assert math.isnan(vd.loc["large-v2", "icc"]) and "not estimable" in vd.loc["large-v2", "note"]

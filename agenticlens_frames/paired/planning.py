@@ -75,7 +75,7 @@ def power_analysis(
     *,
     effect: float | None = None,
     alpha: float | None = None,
-    power: float = 0.8,
+    power: float | None = None,
     evaluator: str = "passed",
     trials: int | None = None,
     n_cases: int | None = None,
@@ -94,9 +94,10 @@ def power_analysis(
     Tests are planned at the per-test level the analysis will use
     (:func:`~agenticlens_frames.stats_paired.per_test_alpha`: α / family size for
     Bonferroni, Holm and Benjamini–Hochberg, α for ``none``). When the manifest declares
-    ``comparisons:``, α, the correction and the family size default to exactly what
-    :func:`paired_comparisons` uses for this run, so a planned MDE is the one the
-    analysis reports; otherwise α = 0.05 over a family of the candidates (Bonferroni).
+    ``comparisons:``, α, the correction, the family size and the power (its ``power:``,
+    0.8 when it names none) default to exactly what :func:`paired_comparisons` uses for
+    this run, so a planned MDE is the one the analysis reports; otherwise α = 0.05 over a
+    family of the candidates (Bonferroni) at 80 % power.
 
     Returns
     -------
@@ -132,6 +133,10 @@ def power_analysis(
     candidates = [i for i in range(len(ids)) if i != base]
     alpha, correction, m = _planned_family(run, ev.name, alpha, correction, family_size)
     alpha = check_alpha(alpha)
+    if power is None:
+        # The declared power, which the analysis's MDEs use (a manifest without one: 0.8).
+        declared = parse_comparisons(run.manifest.comparisons, file=run.manifest.path)
+        power = 0.8 if declared is None else declared.power
     check_proportion(power, "power", location="power")
     if m < 1:
         raise InputError(f"family_size must be >= 1, got {m}", location="family_size")
@@ -262,7 +267,7 @@ def minimum_detectable_effect(
     run: ExperimentRun,
     *,
     alpha: float | None = None,
-    power: float = 0.8,
+    power: float | None = None,
     evaluator: str = "passed",
     trials: int | None = None,
     n_cases: int | None = None,
