@@ -198,7 +198,7 @@ def example_run():
         ("noise_floor", {"evaluator": None}, "evaluator"),
         ("power_analysis", {"evaluator": ""}, "evaluator"),
         ("power_analysis", {"trials": -1}, "trials"),
-        ("minimum_detectable_effect", {"power": None}, "power"),
+        ("minimum_detectable_effect", {"power": "high"}, "power"),
         ("minimum_detectable_effect", {"n_cases": 0}, "n_cases"),
         ("trials_for_precision", {"half_width": "0.1"}, "half_width"),
         ("trials_for_precision", {"half_width": 0.1, "cost_per_case": None}, "cost_per_case"),
