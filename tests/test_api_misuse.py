@@ -381,3 +381,41 @@ def test_a_confidence_level_given_for_alpha_is_refused(call, run):
 def test_the_largest_allowed_alpha_is_a_half(run):
     table = alf.paired_comparisons(run, correction="holm", alpha=0.5)
     assert set(table["alpha"]) == {0.5}
+
+
+@pytest.mark.parametrize("parameters", [["retrieval"], "dense"])
+def test_variant_parameters_that_are_no_mapping_are_refused_when_made(parameters):
+    # A list failed inside ``factors`` with "'list' object has no attribute 'items'".
+    with pytest.raises(InputError, match=r"^parameters: variant 'a': parameters must be a mapping"):
+        alf.Variant("a", parameters=parameters)
+
+
+def test_a_dataframe_dataset_is_refused_with_to_dict_records():
+    # Iterating a frame yields its column names: two rows became one input, "input".
+    frame = pd.DataFrame({"input": ["refund please", "where is my parcel"]})
+    variants = [alf.Variant("a"), alf.Variant("b")]
+    with pytest.raises(InputError, match=r"dataset=df\.to_dict\('records'\)") as info:
+        alf.Experiment("e", variants=variants, dataset=frame)
+    assert "DataFrame (2 rows" in str(info.value)
+    experiment = alf.Experiment("e", variants=variants)
+    with pytest.raises(InputError, match=r"add_inputs\(df\.to_dict\('records'\)\)"):
+        experiment.add_inputs(frame)
+    assert experiment.dataset == []
+    # The fix the message gives works: one input per row.
+    experiment.add_inputs(frame.to_dict("records"))
+    assert [case["input"] for case in experiment.dataset] == list(frame["input"])
+
+
+@pytest.mark.parametrize("folder", [False, True])
+def test_tracker_record_refuses_what_is_not_a_run_result(folder, tmp_path):
+    # A tracker with a folder ignored record(result.run) without a word; an in-memory one
+    # failed with "'ExperimentRun' object has no attribute 'run_id'".
+    experiment = alf.Experiment(
+        "echo", variants=[alf.Variant("a"), alf.Variant("b")], dataset=["hi"]
+    )
+    result = alf.api.run(experiment, lambda variant: str.upper, progress=False)
+    tracker = alf.Tracker(tmp_path if folder else None)
+    for wrong in (result.run, "result"):
+        with pytest.raises(InputError, match=r"^result: Tracker\.record\(\) takes what run"):
+            tracker.record(wrong)
+    tracker.record(result)
