@@ -1878,6 +1878,16 @@ class Comparator:
         if run_ is not None:
             return variant_results(run_)
         items = list(results) if isinstance(results, Iterable) else None
+        if hasattr(results, "verdicts") and hasattr(results, "run"):
+            # An analysis loaded from a saved report has no attempts to compare; "pass ...
+            # its analysis", the hint below, was what the user had just done.
+            raise InputError(
+                f"cannot compare {type(results).__name__} {_short_repr(results)}: it was "
+                "loaded from a saved report and holds no attempts",
+                location="results",
+                hint="pass the run that made it (load_experiment(...) or read_parquet(folder)),"
+                " or read the report's own frames (analysis.variants, analysis.verdicts)",
+            )
         if items is None or not all(isinstance(r, VariantResult) for r in items):
             # A bare AttributeError on a string's characters said nothing of what to pass.
             raise InputError(

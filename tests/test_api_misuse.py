@@ -419,3 +419,13 @@ def test_tracker_record_refuses_what_is_not_a_run_result(folder, tmp_path):
         with pytest.raises(InputError, match=r"^result: Tracker\.record\(\) takes what run"):
             tracker.record(wrong)
     tracker.record(result)
+
+
+def test_comparator_given_a_loaded_report_says_it_holds_no_attempts(analysis, tmp_path):
+    # The hint was "pass ... its analysis": what the user had just passed.
+    path = alf.write_json_report(analysis, tmp_path / "report.json")
+    saved = alf.load_report(path)
+    with pytest.raises(InputError, match=r"^results: cannot compare ExperimentAnalysis") as info:
+        alf.Comparator().compare(saved)
+    assert "loaded from a saved report and holds no attempts" in str(info.value)
+    assert "pass the run that made it" in str(info.value)
