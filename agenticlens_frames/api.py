@@ -319,6 +319,16 @@ class Experiment:
         # parcel?" would become 19 one-character inputs and a case its keys.
         self.dataset = _as_items(self.dataset, "dataset", self.name)
         self.variants = _as_items(self.variants, "variants", self.name)
+        # tags="nightly" became the tags n, i, g, h, t, l, y (written "n,i,g,h,t,l,y").
+        self.tags = _as_items(self.tags, "tags", self.name)
+        if not isinstance(self.metadata, Mapping):
+            # A list failed first in run(), as "'list' object has no attribute 'items'".
+            raise InputError(
+                f"metadata must be a mapping, got {type(self.metadata).__name__}",
+                file=f"experiment {self.name!r}",
+                location="metadata",
+                hint="e.g. metadata={'owner': 'support-team'}",
+            )
         for index, variant in enumerate(self.variants):
             _check_variant(variant, self.name, index)
         # An experiment that asks for paired comparisons cannot be made without a

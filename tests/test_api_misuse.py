@@ -175,6 +175,26 @@ def test_one_bare_k_is_refused_with_the_list_to_pass(call, run):
         call(run)
 
 
+@pytest.mark.parametrize("bad", [1.5, "x", None])
+def test_a_k_that_is_no_whole_number_is_refused_not_truncated(bad, run):
+    # pass_k=[1.5] was analysed as pass@1 without a word; "x" was a bare ValueError.
+    with pytest.raises(InputError, match=r"^pass_k: pass_k values must be whole numbers, got "):
+        alf.analyze(run, pass_k=[1, bad], frontier_n_resamples=0)
+    assert alf.case_matrix(run, [1.0, 2])["pass_at_1"].notna().all()  # 1.0 is the k 1
+
+
+def test_experiment_tags_and_metadata_of_the_wrong_shape_are_refused_when_made():
+    variants = [alf.Variant("a"), alf.Variant("b")]
+    # tags="nightly" was stored letter by letter (the manifest's tags "n,i,g,h,t,l,y").
+    with pytest.raises(InputError, match=r"tags: tags must be a list, got str"):
+        alf.Experiment("e", variants=variants, dataset=["hi"], tags="nightly")
+    # metadata=[...] failed in run() with "'list' object has no attribute 'items'".
+    with pytest.raises(InputError, match=r"metadata: metadata must be a mapping, got list"):
+        alf.Experiment("e", variants=variants, dataset=["hi"], metadata=["owner"])
+    made = alf.Experiment("e", variants=variants, dataset=["hi"], tags=("nightly",))
+    assert made.tags == ["nightly"]
+
+
 def test_a_misspelt_factor_effects_correction_gets_the_close_match(run):
     # as analyze() and paired_comparisons() already suggested it
     with pytest.raises(InputError, match="did you mean 'bonferroni'"):
