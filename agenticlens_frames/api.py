@@ -115,6 +115,18 @@ def _as_items(value: Any, what: str, experiment: str) -> list[Any]:
             hint="wrap one item in a list: "
             + ("add_inputs([...])" if what == "inputs" else f"{what}=[...]"),
         )
+    if isinstance(value, pd.DataFrame):
+        # Iterating a frame gives its column names: a 500-row dataset became one input
+        # per column ("input", "expected_contains"), silently.
+        records = "df.to_dict('records')"
+        call = f"add_inputs({records})" if what == "inputs" else f"{what}={records}"
+        raise InputError(
+            f"{what} must be a list, got a DataFrame ({len(value)} rows; iterating it "
+            "gives its column names, not its rows)",
+            file=f"experiment {experiment!r}",
+            location=what,
+            hint=f"pass one case per row: {call}",
+        )
     return list(value)
 
 
@@ -203,6 +215,15 @@ class Variant:
 
     def __post_init__(self) -> None:
         _check_name(self.name, "a variant's name")
+        if not isinstance(self.parameters, Mapping):
+            # A list or a string failed later, in ``factors``, as "'list' object has no
+            # attribute 'items'".
+            raise InputError(
+                f"variant {self.name!r}: parameters must be a mapping of name to value, "
+                f"got {type(self.parameters).__name__} {self.parameters!r}",
+                location="parameters",
+                hint="e.g. Variant(name='baseline', parameters={'retrieval': 'dense'})",
+            )
         self.factors  # noqa: B018 - a parameter that repeats a field is refused when made
 
     @property
@@ -298,6 +319,16 @@ class Experiment:
         # parcel?" would become 19 one-character inputs and a case its keys.
         self.dataset = _as_items(self.dataset, "dataset", self.name)
         self.variants = _as_items(self.variants, "variants", self.name)
+        # tags="nightly" became the tags n, i, g, h, t, l, y (written "n,i,g,h,t,l,y").
+        self.tags = _as_items(self.tags, "tags", self.name)
+        if not isinstance(self.metadata, Mapping):
+            # A list failed first in run(), as "'list' object has no attribute 'items'".
+            raise InputError(
+                f"metadata must be a mapping, got {type(self.metadata).__name__}",
+                file=f"experiment {self.name!r}",
+                location="metadata",
+                hint="e.g. metadata={'owner': 'support-team'}",
+            )
         for index, variant in enumerate(self.variants):
             _check_variant(variant, self.name, index)
         # An experiment that asks for paired comparisons cannot be made without a
@@ -1384,6 +1415,16 @@ class Tracker:
         >>> tracker
         Tracker('in memory', runs=1)
         """
+        if not isinstance(result, ExperimentResult):
+            # A tracker with a folder ignored anything given here (the runner has already
+            # written the run), so record(result.run) or record(analysis) kept nothing and
+            # said nothing; an in-memory one failed on a missing attribute.
+            raise InputError(
+                f"Tracker.record() takes what run() returned (an ExperimentResult), "
+                f"got {type(result).__name__}",
+                location="result",
+                hint="pass run(...)'s result, or give the tracker to run(..., tracker=tracker)",
+            )
         if self.storage_path is None:
             self._memory.append((result.run_id, result.run, result.timestamp))
 
@@ -1847,6 +1888,16 @@ class Comparator:
         if run_ is not None:
             return variant_results(run_)
         items = list(results) if isinstance(results, Iterable) else None
+        if hasattr(results, "verdicts") and hasattr(results, "run"):
+            # An analysis loaded from a saved report has no attempts to compare; "pass ...
+            # its analysis", the hint below, was what the user had just done.
+            raise InputError(
+                f"cannot compare {type(results).__name__} {_short_repr(results)}: it was "
+                "loaded from a saved report and holds no attempts",
+                location="results",
+                hint="pass the run that made it (load_experiment(...) or read_parquet(folder)),"
+                " or read the report's own frames (analysis.variants, analysis.verdicts)",
+            )
         if items is None or not all(isinstance(r, VariantResult) for r in items):
             # A bare AttributeError on a string's characters said nothing of what to pass.
             raise InputError(

@@ -393,7 +393,21 @@ def check_pass_k(pass_k: Any) -> tuple[int, ...]:
             location="pass_k",
             hint=f"pass [{pass_k}]" if isinstance(pass_k, int) else "pass e.g. [1, 3, 5]",
         )
-    ks = tuple(sorted({int(k) for k in pass_k}))
+    whole = []
+    for k in pass_k:
+        # int() truncated 1.5 to 1 without a word, and int("x") was a bare ValueError.
+        try:
+            value = int(k)
+        except (TypeError, ValueError):
+            value = None
+        if value is None or isinstance(k, bool) or (isinstance(k, float) and k != value):
+            raise InputError(
+                f"pass_k values must be whole numbers, got {k!r} in {list(pass_k)!r}",
+                location="pass_k",
+                hint="pass e.g. [1, 3, 5]",
+            )
+        whole.append(value)
+    ks = tuple(sorted(set(whole)))
     if not ks or ks[0] < 1:
         raise InputError(f"pass_k values must be positive integers, got {list(pass_k)}")
     return ks

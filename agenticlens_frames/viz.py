@@ -32,7 +32,7 @@ from __future__ import annotations
 import html
 import inspect
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -284,6 +284,35 @@ def _require_columns(frame: pd.DataFrame, columns: Iterable[str], what: str) -> 
             f"{what} lacks column(s) {', '.join(missing)}",
             hint="pass the matching result frame of analyze() or load_report()",
         )
+
+
+def _names(value: Any, argument: str, example: str) -> list[str]:
+    """``value`` as a list of names; a bare string (or a mapping, or a scalar) refused.
+
+    A string is iterable too: ``metrics="score"`` was read as the metrics s, c, o, r, e
+    and ``frontier="baseline"`` as a frontier of eight one-letter variants (none drawn).
+
+    Examples
+    --------
+    >>> _names(("pass_at_k",), "measures", "['pass_at_k']")
+    ['pass_at_k']
+    >>> _names("score", "metrics", "['score']")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: metrics: metrics must be a list of names, got str \
+'score' (pass e.g. metrics=['score'])
+    """
+    if (
+        isinstance(value, (str, bytes))
+        or not isinstance(value, Iterable)
+        or isinstance(value, dict)
+    ):
+        raise InputError(
+            f"{argument} must be a list of names, got {type(value).__name__} {value!r}",
+            location=argument,
+            hint=f"pass e.g. {argument}={example}",
+        )
+    return [str(name) for name in value]
 
 
 def _variant_ids(cases: pd.DataFrame) -> list[str]:
@@ -802,6 +831,16 @@ def pass_k_curves(
     (['a pass@k', 'a pass^k'], [0.5, 0.2])
     """
     analysis = _analysis_of(frame, statistics, pass_k_curves)
+    measures = _names(measures, "measures", "['pass_at_k']")
+    if no_completed_trial is not None:
+        no_completed_trial = _names(no_completed_trial, "no_completed_trial", "['baseline']")
+    if variant_names is not None and not isinstance(variant_names, Mapping):
+        raise InputError(
+            "variant_names must map variant id to display name, got "
+            f"{type(variant_names).__name__} {variant_names!r}",
+            location="variant_names",
+            hint="pass e.g. variant_names={'baseline': 'Baseline (gpt-small)'}",
+        )
     if analysis is not None:
         frame = pass_k_frame(analysis)
         if variant_names is None:
@@ -967,7 +1006,8 @@ def pareto_chart(
         Objective names, keys of :data:`OBJECTIVES`: ``pass_rate``, ``case_pass_rate``,
         ``score``, ``latency``, ``cost``, ``reliability``.
     frontier
-        Frontier variant ids (default: the ``pareto_optimal`` column).
+        Frontier variant ids, each one of the summary's (default: the ``pareto_optimal``
+        column); an id the summary does not have is an InputError.
 
     Returns
     -------
@@ -1005,7 +1045,9 @@ def pareto_chart(
         _require_columns(variants, ["pareto_optimal"], "the variant summary")
         on = variants["pareto_optimal"].astype(bool).to_numpy()
     else:
-        keep = set(frontier)
+        keep = set(_names(frontier, "frontier", "['baseline']"))
+        # A misspelt id drew no frontier at all, without a word.
+        require_known("variant id", sorted(keep), ids, location="frontier")
         on = np.array([v in keep for v in ids], dtype=bool)
     hover = []
     for v in variants.to_dict("records"):
@@ -1152,6 +1194,7 @@ def delta_forest(
     analysis = _analysis_of(comparisons, statistics, delta_forest)
     if analysis is not None:
         comparisons = analysis.comparisons
+    metrics = _names(metrics, "metrics", "['case_pass_rate']")
     unknown = [m for m in metrics if m not in DELTA_METRICS]
     if unknown:
         raise InputError(f"unknown delta metric(s) {unknown}; choose from {list(DELTA_METRICS)}")

@@ -280,6 +280,13 @@ class Explorer(widgets.VBox):
     (['b'], ('b',))
     """
 
+    def __repr__(self) -> str:
+        # ipywidgets' repr printed every child widget with its whole value: some 100,000
+        # characters (the verdict table's HTML, each figure) for the example experiment
+        # in a console or as a notebook's text/plain fallback. One line instead, with the
+        # analysis's own repr (its verdicts first).
+        return f"Explorer({self.analysis!r})"
+
     def __init__(self, analysis: ExperimentAnalysis, *, max_cases: int = 50) -> None:
         # (The slider would clip 0 or -1 to 1 without a word.)
         check_count(max_cases, "max_cases", location="max_cases")

@@ -175,6 +175,26 @@ def test_one_bare_k_is_refused_with_the_list_to_pass(call, run):
         call(run)
 
 
+@pytest.mark.parametrize("bad", [1.5, "x", None])
+def test_a_k_that_is_no_whole_number_is_refused_not_truncated(bad, run):
+    # pass_k=[1.5] was analysed as pass@1 without a word; "x" was a bare ValueError.
+    with pytest.raises(InputError, match=r"^pass_k: pass_k values must be whole numbers, got "):
+        alf.analyze(run, pass_k=[1, bad], frontier_n_resamples=0)
+    assert alf.case_matrix(run, [1.0, 2])["pass_at_1"].notna().all()  # 1.0 is the k 1
+
+
+def test_experiment_tags_and_metadata_of_the_wrong_shape_are_refused_when_made():
+    variants = [alf.Variant("a"), alf.Variant("b")]
+    # tags="nightly" was stored letter by letter (the manifest's tags "n,i,g,h,t,l,y").
+    with pytest.raises(InputError, match=r"tags: tags must be a list, got str"):
+        alf.Experiment("e", variants=variants, dataset=["hi"], tags="nightly")
+    # metadata=[...] failed in run() with "'list' object has no attribute 'items'".
+    with pytest.raises(InputError, match=r"metadata: metadata must be a mapping, got list"):
+        alf.Experiment("e", variants=variants, dataset=["hi"], metadata=["owner"])
+    made = alf.Experiment("e", variants=variants, dataset=["hi"], tags=("nightly",))
+    assert made.tags == ["nightly"]
+
+
 def test_a_misspelt_factor_effects_correction_gets_the_close_match(run):
     # as analyze() and paired_comparisons() already suggested it
     with pytest.raises(InputError, match="did you mean 'bonferroni'"):
@@ -381,3 +401,51 @@ def test_a_confidence_level_given_for_alpha_is_refused(call, run):
 def test_the_largest_allowed_alpha_is_a_half(run):
     table = alf.paired_comparisons(run, correction="holm", alpha=0.5)
     assert set(table["alpha"]) == {0.5}
+
+
+@pytest.mark.parametrize("parameters", [["retrieval"], "dense"])
+def test_variant_parameters_that_are_no_mapping_are_refused_when_made(parameters):
+    # A list failed inside ``factors`` with "'list' object has no attribute 'items'".
+    with pytest.raises(InputError, match=r"^parameters: variant 'a': parameters must be a mapping"):
+        alf.Variant("a", parameters=parameters)
+
+
+def test_a_dataframe_dataset_is_refused_with_to_dict_records():
+    # Iterating a frame yields its column names: two rows became one input, "input".
+    frame = pd.DataFrame({"input": ["refund please", "where is my parcel"]})
+    variants = [alf.Variant("a"), alf.Variant("b")]
+    with pytest.raises(InputError, match=r"dataset=df\.to_dict\('records'\)") as info:
+        alf.Experiment("e", variants=variants, dataset=frame)
+    assert "DataFrame (2 rows" in str(info.value)
+    experiment = alf.Experiment("e", variants=variants)
+    with pytest.raises(InputError, match=r"add_inputs\(df\.to_dict\('records'\)\)"):
+        experiment.add_inputs(frame)
+    assert experiment.dataset == []
+    # The fix the message gives works: one input per row.
+    experiment.add_inputs(frame.to_dict("records"))
+    assert [case["input"] for case in experiment.dataset] == list(frame["input"])
+
+
+@pytest.mark.parametrize("folder", [False, True])
+def test_tracker_record_refuses_what_is_not_a_run_result(folder, tmp_path):
+    # A tracker with a folder ignored record(result.run) without a word; an in-memory one
+    # failed with "'ExperimentRun' object has no attribute 'run_id'".
+    experiment = alf.Experiment(
+        "echo", variants=[alf.Variant("a"), alf.Variant("b")], dataset=["hi"]
+    )
+    result = alf.api.run(experiment, lambda variant: str.upper, progress=False)
+    tracker = alf.Tracker(tmp_path if folder else None)
+    for wrong in (result.run, "result"):
+        with pytest.raises(InputError, match=r"^result: Tracker\.record\(\) takes what run"):
+            tracker.record(wrong)
+    tracker.record(result)
+
+
+def test_comparator_given_a_loaded_report_says_it_holds_no_attempts(analysis, tmp_path):
+    # The hint was "pass ... its analysis": what the user had just passed.
+    path = alf.write_json_report(analysis, tmp_path / "report.json")
+    saved = alf.load_report(path)
+    with pytest.raises(InputError, match=r"^results: cannot compare ExperimentAnalysis") as info:
+        alf.Comparator().compare(saved)
+    assert "loaded from a saved report and holds no attempts" in str(info.value)
+    assert "pass the run that made it" in str(info.value)

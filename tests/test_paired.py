@@ -2221,3 +2221,13 @@ def test_a_lock_from_a_run_that_scored_nothing_takes_the_versions_of_the_first_t
         )
     with pytest.raises(InputError, match="evaluators"):
         check_unchanged(unscored, dict(scored, evaluators={"quality": "score@0.9.0"}))
+
+
+def test_resolve_comparisons_given_the_run_points_to_its_manifest(run: ExperimentRun) -> None:
+    # The run itself (not run.manifest) failed with "'ExperimentRun' object has no
+    # attribute 'comparisons'".
+    with pytest.raises(InputError, match=r"^manifest: resolve_comparisons\(\) takes the") as info:
+        resolve_comparisons(run, correction="holm")  # type: ignore[arg-type]
+    assert "got ExperimentRun (pass run.manifest)" in str(info.value)
+    with pytest.raises(InputError, match=r"got str \(pass load_manifest\("):
+        resolve_comparisons("manifest.yaml", correction="holm")  # type: ignore[arg-type]

@@ -648,3 +648,41 @@ def test_the_paired_forest_labels_its_p_as_the_verdict_tables_do() -> None:
             shown = f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
             assert f"<br>{label} = {shown}<br>" in text, text
             assert "adjusted p =" not in text
+
+
+# --------------------------------------------------------------------------- list arguments
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda a: viz.pass_k_curves(a, measures="pass_at_k"), "measures"),
+        (lambda a: viz.pass_k_curves(a, no_completed_trial="baseline"), "no_completed_trial"),
+        (lambda a: viz.delta_forest(a, metrics="score"), "metrics"),
+        (lambda a: viz.pareto_chart(a, frontier="baseline"), "frontier"),
+    ],
+)
+def test_one_bare_name_where_a_list_is_wanted_is_refused_naming_the_argument(
+    analysis, call, argument
+) -> None:
+    # A string is iterable: metrics="score" was "unknown delta metric(s) ['s', 'c', ...]",
+    # measures="pass_at_k" a frame lacking "p, a, s, s, _ ...", and frontier="baseline" or
+    # no_completed_trial="baseline" were taken letter by letter and drew nothing, silently.
+    with pytest.raises(InputError, match=rf"^{argument}: {argument} must be a list of names"):
+        call(analysis)
+
+
+def test_pass_k_curves_variant_names_that_are_no_mapping_are_refused(analysis) -> None:
+    # A list failed deep inside with "'list' object has no attribute 'get'".
+    with pytest.raises(InputError, match=r"^variant_names: variant_names must map variant id"):
+        viz.pass_k_curves(analysis, variant_names=["Baseline"])
+
+
+def test_a_frontier_id_the_summary_lacks_is_refused_with_the_close_match(analysis) -> None:
+    # frontier=["prompt-v3"] drew an empty frontier without a word.
+    with pytest.raises(InputError, match=r"^frontier: unknown variant id 'prompt-v3' \(did you"):
+        viz.pareto_chart(analysis, frontier=["prompt-v3"])
+    fig = viz.pareto_chart(analysis, frontier=["prompt-v2"])
+    # The ids given are the frontier trace, the rest the dimmed one.
+    assert [label.split(" · ")[0] for label in fig.data[1].customdata] == ["prompt-v2"]
+    assert len(fig.data[0].customdata) == len(analysis.variants) - 1

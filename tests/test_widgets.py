@@ -76,6 +76,14 @@ def test_layout_is_widgets_and_figures(explorer: Explorer) -> None:
     assert explorer.heatmap.data[0].type == "heatmap"
 
 
+def test_the_explorer_repr_is_one_line_naming_the_analysis(explorer: Explorer, analysis) -> None:
+    # ipywidgets' repr dumped every child with its value: ~100,000 characters here.
+    text = repr(explorer)
+    assert text == f"Explorer({analysis!r})"
+    assert "\n" not in text and len(text) < 400
+    assert "verdicts=" in text
+
+
 def test_factor_filter_updates_every_figure(explorer: Explorer, run, analysis) -> None:
     explorer.factor_filters["model"].value = ("gpt-small",)
     explorer.factor_filters["retrieval"].value = ("bm25",)

@@ -834,6 +834,17 @@ correction and none was given (pass correction='holm' (or none, bonferroni, \
 benjamini_hochberg), or declare comparisons: {correction: ...} in the manifest; there is \
 no default)
     """
+    if not isinstance(manifest, ManifestSpec):
+        # A run or an analysis here failed with "'ExperimentRun' object has no attribute
+        # 'comparisons'"; both carry the manifest this takes.
+        holds = hasattr(manifest, "manifest")
+        raise InputError(
+            f"resolve_comparisons() takes the experiment's manifest, got {type(manifest).__name__}",
+            location="manifest",
+            hint="pass run.manifest"
+            if holds
+            else "pass load_manifest('manifest.yaml') or an experiment run's .manifest",
+        )
     declared = parse_comparisons(manifest.comparisons, file=manifest.path)
     if correction == "manifest":
         if declared is None:
