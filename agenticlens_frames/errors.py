@@ -398,7 +398,7 @@ def check_pass_k(pass_k: Any) -> tuple[int, ...]:
         # int() truncated 1.5 to 1 without a word, and int("x") was a bare ValueError.
         try:
             value = int(k)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # (None, "x", inf)
             value = None
         if value is None or isinstance(k, bool) or (isinstance(k, float) and k != value):
             raise InputError(

@@ -175,9 +175,10 @@ def test_one_bare_k_is_refused_with_the_list_to_pass(call, run):
         call(run)
 
 
-@pytest.mark.parametrize("bad", [1.5, "x", None])
+@pytest.mark.parametrize("bad", [1.5, "x", None, float("inf")])
 def test_a_k_that_is_no_whole_number_is_refused_not_truncated(bad, run):
-    # pass_k=[1.5] was analysed as pass@1 without a word; "x" was a bare ValueError.
+    # pass_k=[1.5] was analysed as pass@1 without a word; "x" was a bare ValueError, inf an
+    # OverflowError.
     with pytest.raises(InputError, match=r"^pass_k: pass_k values must be whole numbers, got "):
         alf.analyze(run, pass_k=[1, bad], frontier_n_resamples=0)
     assert alf.case_matrix(run, [1.0, 2])["pass_at_1"].notna().all()  # 1.0 is the k 1
