@@ -573,12 +573,24 @@ def test_a_freed_slot_runs_the_next_item_in_its_own_task(write_experiment, monke
         return create_task(coroutine, **kwargs)
 
     monkeypatch.setattr(scheduler.asyncio, "create_task", counting)
+    # A journal writer more than 16 records behind (a loaded machine) holds every start,
+    # so a task with no next item ends and a new one starts when the writer catches up:
+    # at most one more task per hold (one CI run under load made 5).
+    holds = Counter()
+    behind = scheduler.Scheduler._journal_behind
+
+    def counted_behind(self):
+        held = behind(self)
+        holds[held] += 1
+        return held
+
+    monkeypatch.setattr(scheduler.Scheduler, "_journal_behind", counted_behind)
     variants = [variant("a", "answer"), variant("b", "answer_async"), variant("c", "answer")]
     manifest, suite = write_experiment(variants, trial_count=2, max_workers=4)
     result = run_experiment(manifest, suite, progress=False, concurrency=4)
     assert result.complete and len(result.run.attempts) == 48
     assert (result.run.attempts["status"] == "ok").all()
-    assert made["Scheduler._attempt"] == 4
+    assert 4 <= made["Scheduler._attempt"] <= 4 + holds[True], (made, holds)
 
 
 def test_max_workers_is_the_default_limit(write_experiment):
