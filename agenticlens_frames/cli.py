@@ -259,11 +259,13 @@ def _refuse_option_conflicts(
             "was given (pass the --run-dir of the run whose failures to call again)",
             param_hint="'--rerun-failed'",
         )
-    quality = [v for v in noninferiority or () if v.partition("=")[0].strip() == "quality"]
+    quality = [
+        margin for dimension, margin in _gate_pairs(noninferiority) if dimension == "quality"
+    ]
     if noninferiority_margin is not None and quality:
         raise typer.BadParameter(
             f"--noninferiority-margin {noninferiority_margin:g} and --noninferiority "
-            f"{quality[0]} both set the quality gate (give one of them)",
+            f"quality={quality[0]:g} both set the quality gate (give one of them)",
             param_hint="'--noninferiority-margin'",
         )
 
