@@ -62,6 +62,7 @@ from ._values import clip, count_noun
 from .errors import (
     InputError,
     check_count,
+    check_list,
     check_number,
     check_path,
     check_proportion,
@@ -105,16 +106,8 @@ _CASE_KEYS = ("id", "name", "input", "tags", "metadata", *_EXPECTATIONS)
 
 
 def _as_items(value: Any, what: str, experiment: str) -> list[Any]:
-    """A list of ``value``'s items; a string, bytes or a single mapping refused by name."""
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        kind = "a mapping" if isinstance(value, Mapping) else type(value).__name__
-        raise InputError(
-            f"{what} must be a list, got {kind}",
-            file=f"experiment {experiment!r}",
-            location=what,
-            hint="wrap one item in a list: "
-            + ("add_inputs([...])" if what == "inputs" else f"{what}=[...]"),
-        )
+    """A list of ``value``'s items; a string, bytes, a single mapping or a DataFrame refused
+    by name."""
     if isinstance(value, pd.DataFrame):
         # Iterating a frame gives its column names: a 500-row dataset became one input
         # per column ("input", "expected_contains"), silently.
@@ -127,7 +120,13 @@ def _as_items(value: Any, what: str, experiment: str) -> list[Any]:
             location=what,
             hint=f"pass one case per row: {call}",
         )
-    return list(value)
+    return check_list(
+        value,
+        what,
+        file=f"experiment {experiment!r}",
+        hint="wrap one item in a list: "
+        + ("add_inputs([...])" if what == "inputs" else f"{what}=[...]"),
+    )
 
 
 def _check_name(name: Any, what: str) -> None:

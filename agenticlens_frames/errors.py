@@ -11,14 +11,17 @@ from __future__ import annotations
 import errno
 import numbers
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from ._values import clip
 
 __all__ = [
     "InputError",
     "check_bool",
     "check_count",
+    "check_list",
     "check_number",
     "check_pass_k",
     "check_path",
@@ -371,6 +374,36 @@ NoneType (pass it as a str or pathlib.Path)
         f"expected the path of {what}, got {type(value).__name__}",
         hint="pass it as a str or pathlib.Path",
     )
+
+
+def check_list(
+    value: Any, what: str, *, hint: str, of: str = "", file: str | None = None
+) -> list[Any]:
+    """``value``'s items as a list; a bare string (or bytes), a mapping or a scalar refused
+    naming ``what``: each is iterable, or taken for one item, where a list was meant.
+
+    A string is read letter by letter (``tags="nightly"`` became seven tags, ``metrics=
+    "score"`` five metrics), a mapping by its keys.
+
+    Examples
+    --------
+    >>> check_list(("a", "b"), "tags", hint="tags=[...]")
+    ['a', 'b']
+    >>> check_list("score", "metrics", of=" of names", hint="pass e.g. metrics=['score']")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: metrics: metrics must be a list of names, got str \
+'score' (pass e.g. metrics=['score'])
+    """
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        kind = "a mapping" if isinstance(value, Mapping) else type(value).__name__
+        raise InputError(
+            f"{what} must be a list{of}, got {kind} {clip(repr(value), 60)}",
+            file=file,
+            location=what,
+            hint=hint,
+        )
+    return list(value)
 
 
 def check_pass_k(pass_k: Any) -> tuple[int, ...]:

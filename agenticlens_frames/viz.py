@@ -44,7 +44,7 @@ from plotly.subplots import make_subplots
 from ._deprecate import keyword_hints, renamed_keywords, unexpected_keyword
 from ._docs import markdown_table
 from ._values import is_missing
-from .errors import InputError, check_count
+from .errors import InputError, check_count, check_list
 from .formats._io import require_known
 from .per_case import EVALUATED_PASS_RATE, evaluated_attempts, evaluated_pass_rate
 
@@ -287,32 +287,17 @@ def _require_columns(frame: pd.DataFrame, columns: Iterable[str], what: str) -> 
 
 
 def _names(value: Any, argument: str, example: str) -> list[str]:
-    """``value`` as a list of names; a bare string (or a mapping, or a scalar) refused.
-
-    A string is iterable too: ``metrics="score"`` was read as the metrics s, c, o, r, e
-    and ``frontier="baseline"`` as a frontier of eight one-letter variants (none drawn).
+    """``value`` as a list of names; a bare string (or a mapping, or a scalar) refused
+    (:func:`~agenticlens_frames.errors.check_list`): ``frontier="baseline"`` was a
+    frontier of eight one-letter variants, none drawn.
 
     Examples
     --------
     >>> _names(("pass_at_k",), "measures", "['pass_at_k']")
     ['pass_at_k']
-    >>> _names("score", "metrics", "['score']")
-    Traceback (most recent call last):
-    ...
-    agenticlens_frames.errors.InputError: metrics: metrics must be a list of names, got str \
-'score' (pass e.g. metrics=['score'])
     """
-    if (
-        isinstance(value, (str, bytes))
-        or not isinstance(value, Iterable)
-        or isinstance(value, dict)
-    ):
-        raise InputError(
-            f"{argument} must be a list of names, got {type(value).__name__} {value!r}",
-            location=argument,
-            hint=f"pass e.g. {argument}={example}",
-        )
-    return [str(name) for name in value]
+    listed = check_list(value, argument, of=" of names", hint=f"pass e.g. {argument}={example}")
+    return [str(name) for name in listed]
 
 
 def _variant_ids(cases: pd.DataFrame) -> list[str]:
