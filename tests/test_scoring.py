@@ -457,3 +457,33 @@ def test_a_bracket_inside_a_set_is_escaped_and_nothing_else(pattern: str, rewrit
     from agenticlens_frames.scoring import as_re_reads
 
     assert as_re_reads(pattern) == rewritten
+
+
+def test_ctrl_c_from_an_evaluator_is_the_users_only_on_the_main_thread() -> None:
+    # Ctrl-C lands in the main thread: there it must stop the run. Raised on a worker
+    # thread, a KeyboardInterrupt is the evaluator's own doing and fails its check.
+    import threading
+
+    def interrupted(output, case, trace, config):
+        raise KeyboardInterrupt("stop")
+
+    case = _case(evaluators=(EvaluatorRef(name="judge"),))
+    with pytest.raises(KeyboardInterrupt):
+        _score(case, "x", registry=_registry(judge=interrupted))
+    scored: list = []
+    worker = threading.Thread(
+        target=lambda: scored.append(_score(case, "x", registry=_registry(judge=interrupted)))
+    )
+    worker.start()
+    worker.join()
+    result, sink = scored[0]
+    assert (sink.passed, result.evaluator_error) == ([False], "KeyboardInterrupt: stop")
+
+
+def test_an_unresolvable_schema_reference_fails_the_check_not_the_run() -> None:
+    # The suite loader refuses such a schema; scored directly, the check says why it failed.
+    from agenticlens_frames.scoring import _schema_check
+
+    ok, why = _schema_check({"a": 1}, {"$ref": "https://example.invalid/schema.json"})
+    assert ok is False
+    assert why.startswith("Unresolvable output_json_schema reference: ")
