@@ -57,6 +57,8 @@ FORMULAS = [
     "@SUM(A1)",
     "\t=1",
     "\r=1",
+    "\tplain",  # a leading tab or carriage return is itself a start, whatever follows
+    "\rplain",
     " =1+1",
     "  @x",
     "\n=cmd|' /C calc'!A0",
