@@ -1426,12 +1426,19 @@ class ExperimentAnalysis:
 
     def __repr__(self) -> str:
         from ._repr import analysis_repr
+
+        return analysis_repr(self, *self._lead_said())
+
+    def _lead_said(self) -> tuple[str | None, tuple[bool, str, list[str]] | None]:
+        """What a one-line display says before the verdicts: the early stop's reason (None
+        in a run no rule watched) and the gates (:meth:`_gate_said`). Read by this repr and
+        by ``ExperimentResult``'s, which lead alike."""
         from .early_stopping import early_stopping, sequence_leads
 
         # In a run the rule watched (stopped early or not) the stopping decision leads, as
         # on every other surface; a failed gate then comes before the verdicts.
         reason = str(early_stopping(self)["reason"]) if sequence_leads(self) else None
-        return analysis_repr(self, reason, self._gate_said())
+        return reason, self._gate_said()
 
     def _gate_said(self) -> tuple[bool, str, list[str]] | None:
         """The non-inferiority gates in the console's words (passed, headline, one line
