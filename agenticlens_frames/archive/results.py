@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
+from .._choices import check_latency_missing
 from .._deprecate import class_keyword_hints, keyword_hints
 from .._values import count_noun
 from ..errors import InputError, check_pass_k, check_proportion
@@ -227,8 +228,7 @@ def trial_summary(
     >>> ts["status"].value_counts().to_dict()
     {'succeeded': 24, 'failed': 1}
     """
-    if latency_missing not in ("exclude", "zero"):
-        raise InputError(f"latency_missing must be 'exclude' or 'zero', got {latency_missing!r}")
+    check_latency_missing(latency_missing)
     t = st.trials
     total = t["attempts"].to_numpy()
     passes = t["passes"].to_numpy()
