@@ -1109,8 +1109,9 @@ class ArchiveAnalysis:
     --------
     >>> from agenticlens_frames.testing import example_archive
     >>> result = example_archive().all().analyze(engine="numpy")
-    >>> result
-    ArchiveAnalysis(engine='numpy', runs=1, variants=5, case_rows=70, pass_k=[1, 3, 5])
+    >>> result  # doctest: +NORMALIZE_WHITESPACE
+    ArchiveAnalysis(engine='numpy', runs=1, variants=5, attempts=350, case_rows=70,
+                    pass_k=[1, 3, 5]; no filter; verdicts: the slice's .verdicts())
     >>> result.variant_summary[["variant_id", "n_cases", "pareto_optimal"]]
             variant_id  n_cases  pareto_optimal
     0         baseline       14            True
@@ -1246,10 +1247,19 @@ class ArchiveAnalysis:
         return out
 
     def __repr__(self) -> str:
+        # What the result holds: runs, variants and attempts (it gave case rows only), the
+        # filters of the slice analysed, and where the verdicts are. It holds none: its
+        # paired differences are per comparison (a slice is no declared family) and its
+        # comparisons AgenticLens's pooled ones, so the display shows neither as a finding
+        # and says how to get each run's verdicts under its declared correction.
+        attempts = int(self.stats.cases["attempts"].sum()) if len(self.stats.cases) else 0
+        filters = self.info.get("filter")
         return (
             f"ArchiveAnalysis(engine={self.stats.engine!r}, runs={len(self.stats.layout.run_ids)}, "
-            f"variants={len(self.variant_summary)}, case_rows={len(self.stats.cases)}, "
-            f"pass_k={list(self.pass_k)})"
+            f"variants={len(self.variant_summary)}, attempts={attempts}, "
+            f"case_rows={len(self.stats.cases)}, pass_k={list(self.pass_k)}"
+            + ("" if filters is None else f"; {filters}")
+            + "; verdicts: the slice's .verdicts())"
         )
 
 
