@@ -24,11 +24,13 @@ __all__ = [
     "CORRECTIONS",
     "CORRECTION_CONTROLS",
     "INVALID_PAYLOAD_MODES",
+    "LATENCY_POLICIES",
     "METHODS",
     "PAIRED_METHODS",
     "Correction",
     "PairedMethodInfo",
     "check_invalid_payload",
+    "check_latency_missing",
     "method_names",
 ]
 
@@ -69,6 +71,32 @@ def check_invalid_payload(mode: object) -> None:
         from .errors import InputError
 
         raise InputError(f"must be 'trial' or 'case', got {mode!r}", location="invalid_payload")
+
+
+#: How a missing latency counts in the latency summaries: left out, or as 0 ms.
+LATENCY_POLICIES = ("exclude", "zero")
+
+
+def check_latency_missing(policy: object) -> None:
+    """Refuse a ``latency_missing`` policy that is not one of :data:`LATENCY_POLICIES`,
+    naming the argument, the value, the closest policy and both (it named neither the
+    argument nor the closest).
+
+    Examples
+    --------
+    >>> check_latency_missing("zero")
+    >>> check_latency_missing("zeros")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: latency_missing: unknown latency-missing policy
+    'zeros' (did you mean 'zero'? known: exclude, zero)
+    """
+    if policy not in LATENCY_POLICIES:
+        from .formats._io import require_known
+
+        require_known(
+            "latency-missing policy", [policy], LATENCY_POLICIES, location="latency_missing"
+        )
 
 
 #: Multiple-comparison corrections a user may declare (there is no default).

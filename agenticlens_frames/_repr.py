@@ -23,7 +23,13 @@ from ._values import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["analysis_repr", "analysis_repr_html", "regressed_labels", "run_repr_html"]
+__all__ = [
+    "analysis_repr",
+    "analysis_repr_html",
+    "regressed_labels",
+    "run_repr_html",
+    "verdict_lead",
+]
 
 #: The AgenticLens regression flags of a ``comparisons`` row, with their names in words.
 REGRESSION_FLAGS = (
@@ -382,7 +388,34 @@ def analysis_repr(
     """
     info = a.info
     name = f"{info.get('experiment_name')}@{info.get('experiment_version')}"
-    verdicts = getattr(a, "verdicts", None)
+    lead = verdict_lead(getattr(a, "verdicts", None), early_stop, gate)
+    return (
+        f"ExperimentAnalysis({name!r}, variants={len(a.variants)}, {lead}"
+        f"frontier={a.pareto_frontier}, warnings={len(a.warnings)})"
+    )
+
+
+def verdict_lead(
+    verdicts: pd.DataFrame | None,
+    early_stop: str | None = None,
+    gate: tuple[bool, str, list[str]] | None = None,
+) -> str:
+    """The keywords a one-line display leads with: the early stop, a failed gate, the
+    correction and the verdicts counted by word, a passed gate; each ends with ", " ("" for
+    an analysis without verdicts). One piece of code for every repr that states verdicts
+    (:func:`analysis_repr`, ``ExperimentResult``'s).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> v = pd.DataFrame({"verdict": ["no detectable difference", "worse", "worse"]})
+    >>> v.attrs["correction"] = "holm"
+    >>> verdict_lead(v)
+    "correction='holm', verdicts='2 worse, 1 no detectable difference', "
+    >>> said = verdict_lead(v, gate=(False, "Non-inferiority gate failed: c:", []))
+    >>> said[: said.index(" correction")]  # a failed gate before the verdicts
+    "gate='Non-inferiority gate failed: c',"
+    """
     lead = ""
     if verdicts is not None:
         # In a terminal (or print) this line is what is shown: it listed only the pooled
@@ -399,7 +432,4 @@ def analysis_repr(
         lead = f"{said}{lead}" if not gate[0] else f"{lead}{said}"
     if early_stop is not None:
         lead = f"early_stop={early_stop!r}, {lead}"
-    return (
-        f"ExperimentAnalysis({name!r}, variants={len(a.variants)}, {lead}"
-        f"frontier={a.pareto_frontier}, warnings={len(a.warnings)})"
-    )
+    return lead

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
+from ._choices import check_latency_missing
 from ._deprecate import class_keyword_hints, keyword_hints, renamed_keywords
 from ._values import clip, is_missing
 from .errors import InputError, check_count, check_number, check_proportion
@@ -207,8 +208,7 @@ def trial_summary(
     True
     """
     run = require_run(run, "trial_summary")
-    if latency_missing not in ("exclude", "zero"):
-        raise InputError(f"latency_missing must be 'exclude' or 'zero', got {latency_missing!r}")
+    check_latency_missing(latency_missing)
     att = run.attempts
     variant = att["variant_id"].cat.codes.to_numpy()
     trial = att["trial"].to_numpy()
@@ -371,7 +371,11 @@ def pass_at_k(
     >>> bool((pk["pass_hat_k"] <= pk["pass_at_k"]).all())
     True
     """
+    from .formats._io import require_known
+
     run = require_run(run, "pass_at_k")
+    # Before the work, named as the argument with the closest choice (it was neither).
+    require_known("pass@k grouping", [per], ("variant", "case"), location="per")
     ks = effective_pass_k(run, pass_k)
     cm = case_matrix(run, ks)
     long = pd.concat(
@@ -385,8 +389,6 @@ def pass_at_k(
     )
     if per == "case":
         return long
-    if per != "variant":
-        raise InputError(f"per must be 'variant' or 'case', got {per!r}")
     rows = []
     for (vid, k), grp in long.groupby(["variant_id", "k"], observed=False, sort=True):
         rows.append(
@@ -1426,12 +1428,19 @@ class ExperimentAnalysis:
 
     def __repr__(self) -> str:
         from ._repr import analysis_repr
+
+        return analysis_repr(self, *self._lead_said())
+
+    def _lead_said(self) -> tuple[str | None, tuple[bool, str, list[str]] | None]:
+        """What a one-line display says before the verdicts: the early stop's reason (None
+        in a run no rule watched) and the gates (:meth:`_gate_said`). Read by this repr and
+        by ``ExperimentResult``'s, which lead alike."""
         from .early_stopping import early_stopping, sequence_leads
 
         # In a run the rule watched (stopped early or not) the stopping decision leads, as
         # on every other surface; a failed gate then comes before the verdicts.
         reason = str(early_stopping(self)["reason"]) if sequence_leads(self) else None
-        return analysis_repr(self, reason, self._gate_said())
+        return reason, self._gate_said()
 
     def _gate_said(self) -> tuple[bool, str, list[str]] | None:
         """The non-inferiority gates in the console's words (passed, headline, one line

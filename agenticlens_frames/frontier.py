@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats_frontier as sf
+from ._choices import check_latency_missing
 from ._deprecate import keyword_hints
 from .errors import InputError, check_count, check_proportion
 from .frames import ExperimentRun, require_run
@@ -404,8 +405,7 @@ def frontier_uncertainty(
             f"seed must be None or a whole number ≥ 0, got {seed!r}", location="frontier_seed"
         )
     check_proportion(confidence_level, "confidence level", location="confidence_level")
-    if latency_missing not in ("exclude", "zero"):
-        raise InputError(f"latency_missing must be 'exclude' or 'zero', got {latency_missing!r}")
+    check_latency_missing(latency_missing)
     codes = None
     if cluster is not None:
         # The cases' clusters as the paired comparisons find them (same field, same error

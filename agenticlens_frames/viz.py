@@ -385,8 +385,7 @@ def order_cases(
     >>> order_cases(cm, "suite")
     ['x', 'y']
     """
-    if by not in CASE_ORDERS:
-        raise InputError(f"unknown case order {by!r}; choose one of {', '.join(CASE_ORDERS)}")
+    check_case_order(by, "by")
     case_ids = _case_ids(cases)
     if by == "suite" or not case_ids:
         return case_ids
@@ -416,6 +415,32 @@ def order_cases(
         keys = (suite, mean_rate, -flaky_count, -np.maximum(drop, 0.0))
     order = np.lexsort(keys)
     return [case_ids[i] for i in order]
+
+
+def check_case_order(by: Any, location: str) -> None:
+    """Refuse ``by`` unless it names a case order (:data:`CASE_ORDERS`): the error names
+    the argument (``location``), the value, the closest order and every order.
+
+    An unknown name said neither the argument nor the closest order; a list of case ids
+    (which no order takes) was a bare TypeError, "unhashable type: 'list'".
+
+    Examples
+    --------
+    >>> check_case_order("flaky", "case_order")
+    >>> check_case_order("atention", "case_order")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: case_order: unknown case order 'atention' (did you
+    mean 'attention'? known: attention, regression, flaky, pass_rate, suite)
+    """
+    if not isinstance(by, str):
+        raise InputError(
+            f"must name a case order, got {type(by).__name__} {str(by)[:80]}",
+            location=location,
+            hint=f"choose one of {', '.join(CASE_ORDERS)}; to show some cases only, pass "
+            "the case matrix filtered to them",
+        )
+    require_known("case order", [by], CASE_ORDERS, location=location)
 
 
 #: What the baseline orders become without a baseline among the rows (see order_cases).
@@ -496,10 +521,14 @@ def order_variants(
         regressed[ids.index(base)] = math.inf
         order = np.lexsort((np.arange(len(ids)), -regressed))
         return [ids[i] for i in order]
-    raise InputError(
-        f"unknown variant order {by!r}; use 'manifest', 'pass_rate', 'regression' or "
-        "'factor:<name>'"
-    )
+    # The orders there are, with one factor order per factor of these variants: an unknown
+    # one was refused without the argument's name or the closest order.
+    factors: dict[str, None] = {}
+    for f in variants.get("factors", []):
+        factors.update(dict.fromkeys(f or {}))
+    orders = ["manifest", "pass_rate", "regression", *(f"factor:{n}" for n in factors)]
+    require_known("variant order", [by], orders, location="variant_order")
+    raise AssertionError(f"variant order {by!r} is known but not handled")  # pragma: no cover
 
 
 # --------------------------------------------------------------------------- heatmap
@@ -609,6 +638,8 @@ def case_heatmap(
         row_ids = present
     else:
         raise InputError(f"ordering variants by {variant_order!r} needs the variant summary")
+    # Checked here to name this function's argument (order_cases names its own, ``by``).
+    check_case_order(case_order, "case_order")
     col_ids = order_cases(cases, case_order, baseline=base)
     if max_cases is not None:
         # 0 or -1 drew an empty heatmap titled "all cases"; 2.5 was cut to 2 unsaid.
@@ -901,9 +932,9 @@ def pass_k_curves(
 # --------------------------------------------------------------------------- pareto
 
 
-def _objective(name: str) -> Objective:
-    if name not in OBJECTIVES:
-        raise InputError(f"unknown objective {name!r}; choose one of {', '.join(OBJECTIVES)}")
+def _objective(name: str, location: str) -> Objective:
+    # Named as the argument (x or y), with the closest objective: it said neither.
+    require_known("objective", [name], OBJECTIVES, location=location)
     return OBJECTIVES[name]
 
 
@@ -1015,7 +1046,7 @@ def pareto_chart(
     analysis = _analysis_of(variants, statistics, pareto_chart)
     if analysis is not None:
         variants = analysis.variants
-    ox, oy = _objective(x), _objective(y)
+    ox, oy = _objective(x, "x"), _objective(y, "y")
     if ox is oy:
         # One objective against itself puts every variant on the diagonal and joins a
         # "frontier" of the five-objective one that this view cannot explain.
@@ -1180,9 +1211,8 @@ def delta_forest(
     if analysis is not None:
         comparisons = analysis.comparisons
     metrics = _names(metrics, "metrics", "['case_pass_rate']")
-    unknown = [m for m in metrics if m not in DELTA_METRICS]
-    if unknown:
-        raise InputError(f"unknown delta metric(s) {unknown}; choose from {list(DELTA_METRICS)}")
+    # Named as the argument, with the closest metric: it said neither.
+    require_known("delta metric", metrics, DELTA_METRICS, location="metrics")
     _require_columns(comparisons, ["candidate_variant_id"], "the comparisons frame")
     cands = [str(c) for c in comparisons["candidate_variant_id"]]
     titles = []
@@ -1572,8 +1602,7 @@ def factor_levels_chart(
     analysis = _analysis_of(factor_levels, statistics, factor_levels_chart)
     if analysis is not None:
         factor_levels = analysis.factor_levels
-    if metric not in FACTOR_METRICS:
-        raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(FACTOR_METRICS)}")
+    require_known("metric", [metric], FACTOR_METRICS, location="metric")
     _require_columns(factor_levels, ["factor", "value", metric], "the factor-levels frame")
     factors = list(dict.fromkeys(factor_levels["factor"].astype(str)))
     if not factors:
@@ -1707,8 +1736,7 @@ def factor_effects_forest(
     analysis = _analysis_of(effects, statistics, factor_effects_forest)
     if analysis is not None:
         effects = analysis.factor_effects
-    if metric not in EFFECT_METRICS:
-        raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(EFFECT_METRICS)}")
+    require_known("metric", [metric], EFFECT_METRICS, location="metric")
     _require_columns(
         effects, ["metric", "term", "kind", "estimate", "ci_low", "ci_high"], "the factor effects"
     )
@@ -1857,8 +1885,7 @@ def factor_interaction_chart(
             hint="pass the analysis, factor_interaction_chart(analysis), or both frames: "
             "factor_interaction_chart(analysis.variants, analysis.factor_effects)",
         )
-    if metric not in EFFECT_METRICS:
-        raise InputError(f"unknown metric {metric!r}; choose one of {', '.join(EFFECT_METRICS)}")
+    require_known("metric", [metric], EFFECT_METRICS, location="metric")
     if effects.empty:  # no two-level factor: factor_effects has no rows (nor columns)
         return None
     est = effects[

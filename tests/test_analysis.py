@@ -385,3 +385,31 @@ def test_unanswered_shares_leave_failed_trials_out_of_the_denominator() -> None:
     assert unanswered_counts(analysis) == {"b": (unanswered, called)}
     [note] = target_failure_warnings(analysis)
     assert note.startswith(f"b: {unanswered} of {called} attempts got no answer")
+
+
+def test_an_unknown_latency_policy_or_pass_k_grouping_names_the_argument(run) -> None:
+    """``latency_missing`` said "latency_missing must be 'exclude' or 'zero'" without the
+    closest policy (and, in the archive's and the frontier's copies, as a sentence, not
+    the argument); ``pass_at_k(per=...)`` said "per must be ..." after computing every k."""
+    from agenticlens_frames.archive.results import trial_summary as archive_trial_summary
+    from agenticlens_frames.testing import example_archive
+
+    expected = (
+        "latency_missing: unknown latency-missing policy 'zer0' (did you mean 'zero'? "
+        "known: exclude, zero)"
+    )
+    with pytest.raises(InputError) as info:
+        analyze(run, latency_missing="zer0")
+    assert str(info.value) == expected
+    with pytest.raises(InputError) as info:
+        frontier_uncertainty(run, latency_missing="zer0")
+    assert str(info.value) == expected
+    stats = example_archive().all().stats("numpy")
+    with pytest.raises(InputError) as info:
+        archive_trial_summary(stats, latency_missing="zer0")
+    assert str(info.value) == expected
+    with pytest.raises(InputError) as info:
+        pass_at_k(run, per="cases")
+    assert str(info.value) == (
+        "per: unknown pass@k grouping 'cases' (did you mean 'case'? known: variant, case)"
+    )

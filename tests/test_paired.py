@@ -1237,6 +1237,32 @@ def test_case_level_rows_of_graded_and_unbounded_evaluators() -> None:
             assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high), rel=1e-12)
 
 
+def test_variance_decomposition_has_no_ratio_without_a_naive_standard_error() -> None:
+    """The ratio of the case to the naive standard error is NaN when the naive one is 0
+    (every attempt alike) or NaN (a single attempt), never a division by either."""
+
+    def decomposed(cases: list[str], trials: list[int]) -> pd.DataFrame:
+        rows = [
+            {"variant_id": v, "trial": t, "case_id": c, "passed": v == "a"}
+            for v in ("a", "b")
+            for t in trials
+            for c in cases
+        ]
+        run = ExperimentRun.from_frames(
+            pd.DataFrame(rows),
+            pd.DataFrame({"variant_id": ["a", "b"]}),
+            pd.DataFrame({"case_id": cases}),
+        )
+        return variance_decomposition(run)
+
+    alike = decomposed(["x", "y"], [1, 2])  # four attempts per variant, all alike
+    single = decomposed(["x"], [1])  # one attempt per variant
+    assert (alike["naive_standard_error"] == 0.0).all()
+    assert single["naive_standard_error"].isna().all()
+    assert alike["standard_error_ratio"].isna().all()
+    assert single["standard_error_ratio"].isna().all()
+
+
 def test_variance_decomposition_of_a_small_run_by_hand() -> None:
     """The standard errors, their ratio, the instability (mean within-case SD over cases of
     two or more attempts), the flaky share and both noise floors, by plain loops; case c4

@@ -163,6 +163,41 @@ def test_an_mde_beyond_the_scale_is_not_detectable_with_this_design() -> None:
     assert frame.loc[1, "detectable"] == "this run could not detect changes smaller than 30.0 pp"
 
 
+def test_a_significant_zero_difference_is_no_difference() -> None:
+    """A row flagged significant with a mean difference of exactly zero was called "worse"
+    on a higher-is-better dimension and "better" on latency: a direction the estimate does
+    not have. Hand-made rows, as a frame from elsewhere (or a degenerate test) gives them."""
+    row = {
+        "baseline_variant_id": "b",
+        "candidate_variant_id": "c",
+        "dimension": "quality",
+        "evaluator": "passed",
+        "unit": "proportion",
+        "higher_is_better": True,
+        "mean_difference": 0.0,
+        "ci_low": 0.0,
+        "ci_high": 0.0,
+        "confidence_level": 0.95,
+        "p_value": 0.0,
+        "adjusted_p_value": 0.0,
+        "correction": "holm",
+        "alpha": 0.05,
+        "family_size": 2,
+        "significant": True,
+        "mde": 0.1,
+        "degenerate": True,
+    }
+    latency = {**row, "dimension": "latency", "unit": "ms", "higher_is_better": False}
+    moved = {**row, "mean_difference": -0.2, "ci_low": -0.2, "ci_high": -0.2}
+    frame = verdicts_from_paired(pd.DataFrame([row, latency, moved]), declared=True)
+    assert frame["verdict"].tolist() == [
+        "no detectable difference",
+        "no detectable difference",
+        "worse",
+    ]
+    assert "no detectable difference" in frame.loc[0, "statement"]
+
+
 def test_without_a_declared_correction_nothing_is_judged(run: ExperimentRun) -> None:
     plain = case_verdicts(_undeclared(run))
     assert plain.attrs["declared"] is False

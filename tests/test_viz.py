@@ -78,6 +78,104 @@ def test_an_unknown_heatmap_colour_is_refused_with_the_choices(analysis) -> None
     assert "color" in str(info.value)
 
 
+#: (figure, keywords, argument, bad value, closest choice, every choice in the hint).
+_BAD_CHOICES = [
+    (
+        "case_heatmap",
+        {"case_order": "atention"},
+        "case_order",
+        "atention",
+        "attention",
+        "attention, regression, flaky, pass_rate, suite",
+    ),
+    (
+        "case_heatmap",
+        {"variant_order": "pas_rate"},
+        "variant_order",
+        "pas_rate",
+        "pass_rate",
+        "manifest, pass_rate, regression, factor:model, factor:prompt, factor:retrieval",
+    ),
+    (
+        "delta_forest",
+        {"metrics": ["case_pass_rate", "latncy"]},
+        "metrics",
+        "latncy",
+        "latency",
+        "case_pass_rate, score, latency, cost",
+    ),
+    (
+        "pareto_chart",
+        {"x": "latncy"},
+        "x",
+        "latncy",
+        "latency",
+        "pass_rate, case_pass_rate, score, latency, cost, reliability",
+    ),
+    (
+        "pareto_chart",
+        {"y": "scor"},
+        "y",
+        "scor",
+        "score",
+        "pass_rate, case_pass_rate, score, latency, cost, reliability",
+    ),
+    (
+        "factor_levels_chart",
+        {"metric": "mean_pass"},
+        "metric",
+        "mean_pass",
+        "mean_pass_rate",
+        "mean_pass_rate, mean_average_score, mean_latency_ms, mean_cost_usd, "
+        "mean_trial_success_rate",
+    ),
+    (
+        "factor_effects_forest",
+        {"metric": "scores"},
+        "metric",
+        "scores",
+        "score",
+        "pass_rate, score",
+    ),
+    (
+        "factor_interaction_chart",
+        {"metric": "scores"},
+        "metric",
+        "scores",
+        "score",
+        "pass_rate, score",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("figure", "keywords", "argument", "bad", "closest", "choices"),
+    _BAD_CHOICES,
+    ids=[f"{row[0]}-{row[2]}" for row in _BAD_CHOICES],
+)
+def test_an_unknown_choice_is_refused_naming_the_argument_and_the_closest(
+    analysis, figure, keywords, argument, bad, closest, choices
+) -> None:
+    """Each said "unknown metric 'scores'; choose one of ..." (or the like): neither the
+    argument nor the closest choice."""
+    with pytest.raises(InputError) as info:
+        getattr(viz, figure)(analysis, **keywords)
+    said = str(info.value)
+    assert said.startswith(f"{argument}: unknown "), said
+    assert said.endswith(f" {bad!r} (did you mean {closest!r}? known: {choices})"), said
+
+
+def test_a_case_order_that_is_not_a_name_is_refused_naming_the_argument(analysis) -> None:
+    """A list of case ids was a bare "TypeError: unhashable type: 'list'"."""
+    with pytest.raises(InputError, match=r"^case_order: must name a case order, got list") as info:
+        viz.case_heatmap(analysis, case_order=["track-order", "refund-damaged-item"])
+    assert "attention, regression, flaky, pass_rate, suite" in str(info.value)
+    with pytest.raises(
+        InputError, match=r"^by: unknown case order 'flakey' \(did you mean 'flaky'"
+    ):
+        viz.order_cases(analysis.cases, "flakey")
+
+
 @pytest.mark.parametrize("bad", [0, -1, 2.5])
 def test_a_case_limit_below_one_or_not_whole_is_refused(analysis, bad) -> None:
     # 0 and -1 drew an empty heatmap titled "all cases"; 2.5 showed 2 cases.

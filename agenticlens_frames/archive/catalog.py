@@ -183,6 +183,9 @@ class RunRecord:
     ('support-agent-upgrade@1', '2026-11-04', 350)
     >>> record.variant_ids[:2], record.file("checks").name
     (('baseline', 'model-large'), 'checks.parquet')
+    >>> record  # doctest: +ELLIPSIS
+    RunRecord('...', experiment='support-agent-upgrade@1', run_at=2026-11-04T00:00:00Z,
+              variants=5, cases=14, trials=5, attempts=350)
     >>> RunRecord.from_json(record.to_json(), record.path) == record  # the _run.json round trip
     True
     """
@@ -221,6 +224,18 @@ class RunRecord:
     def n_attempts(self) -> int:
         """Rows of the run's ``attempts`` table."""
         return self.counts["attempts"]
+
+    def __repr__(self) -> str:
+        # The dataclass repr printed every field: each variant's dict with its factors and
+        # the file checksums, 2,500 characters for a run of five variants and more with
+        # every variant. One line with what the run holds; the fields are attributes.
+        stopped = "" if self.stopped_early is None else f", stopped_early={self.stopped_early}"
+        return (
+            f"RunRecord({self.run_id!r}, experiment={self.experiment_id!r}, "
+            f"run_at={self.run_at:%Y-%m-%dT%H:%M:%SZ}, variants={len(self.variants)}, "
+            f"cases={self.counts.get('cases')}, trials={self.trial_count}, "
+            f"attempts={self.counts.get('attempts')}{stopped})"
+        )
 
     @property
     def variant_ids(self) -> tuple[str, ...]:

@@ -109,6 +109,31 @@ def factor_mapping(
     return {**(factors or {}), **(keywords or {})}
 
 
+#: The most characters of filters a display shows: a slice of hundreds of run ids or
+#: variants would fill the screen (``describe()`` gives them all).
+REPR_FILTER_CHARS = 200
+
+
+def short_filters(filters: SliceFilter) -> str:
+    """``filters.describe()`` for a display: "no filter" when empty, cut after
+    :data:`REPR_FILTER_CHARS` characters with how much was left out.
+
+    Examples
+    --------
+    >>> short_filters(SliceFilter.build(tags="refund"))
+    "tags='refund'"
+    >>> short_filters(SliceFilter())
+    'no filter'
+    >>> text = short_filters(SliceFilter.build(runs=[f"{i:016x}" for i in range(40)]))
+    >>> len(text), text[-46:]
+    (246, '… (805 characters in all: describe() has them)')
+    """
+    text = filters.describe() or "no filter"
+    if len(text) <= REPR_FILTER_CHARS:
+        return text
+    return f"{text[:REPR_FILTER_CHARS]}… ({len(text)} characters in all: describe() has them)"
+
+
 @class_keyword_hints(skip=("scan",))
 @dataclass(frozen=True)
 class SliceFilter:
@@ -148,6 +173,11 @@ class SliceFilter:
     factors: tuple[tuple[str, tuple[str, ...]], ...] = ()
     include_baseline: bool = False
 
+    def __repr__(self) -> str:
+        # The dataclass repr printed every field, empty ones too, and every value of each
+        # (hundreds of run ids): the filters as the slice's display says them, cut short.
+        return f"SliceFilter({short_filters(self)})"
+
     @classmethod
     def build(
         cls,
@@ -169,6 +199,8 @@ class SliceFilter:
         ...                       factors={"factor_model": "large"})
         >>> f.variants, f.factors, f.since.isoformat()
         ((('a', 'b'),), (('model', ('large',)),), '2026-10-01T00:00:00+00:00')
+        >>> f
+        SliceFilter(variants=['a', 'b'], model='large', since=2026-10-01T00:00:00Z)
         """
         pairs: dict[str, tuple[str, ...]] = {}
         for name, values in factor_mapping(factors).items():
@@ -347,7 +379,7 @@ class ArchiveSlice:
         # are not read) and the filters that made it; the filters alone said nothing of an
         # unfiltered slice ("ArchiveSlice()"). A slice that cannot be used (no archive
         # there, a factor no run has) is no reason for a repr to raise: it says why instead.
-        filters = self.filter.describe() or "no filter"
+        filters = short_filters(self.filter)
         try:
             plan = self._plan
         except InputError as exc:
@@ -582,8 +614,10 @@ class ArchiveSlice:
         >>> from agenticlens_frames.testing import example_archive
         >>> sl = example_archive().slice(variants="prompt-v2", include_baseline=True)
         >>> result = sl.analyze(engine="numpy")
-        >>> result
-        ArchiveAnalysis(engine='numpy', runs=1, variants=2, case_rows=28, pass_k=[1, 3, 5])
+        >>> result  # doctest: +NORMALIZE_WHITESPACE
+        ArchiveAnalysis(engine='numpy', runs=1, variants=2, attempts=140, case_rows=28,
+                        pass_k=[1, 3, 5]; variants='prompt-v2', include_baseline=True;
+                        verdicts: the slice's .verdicts())
         >>> result.case_level_intervals[["variant_id", "pass_rate"]].round(3)
           variant_id  pass_rate
         0   baseline      0.714
@@ -595,7 +629,7 @@ class ArchiveSlice:
         ks = pass_k
         if ks is None:
             ks = sorted({k for r in records for k in r.pass_k}) or [1]
-        return analyze_stats(
+        result = analyze_stats(
             self.stats(engine, **options),
             self.variant_info(),
             pass_k=ks,
@@ -604,6 +638,10 @@ class ArchiveSlice:
             latency_missing=latency_missing,  # type: ignore[arg-type]
             runs=self.runs(),
         )
+        # The filters that made the slice, for the result's display (the result is read
+        # apart from the slice, and said nothing of what was analysed).
+        result.info["filter"] = short_filters(self.filter)
+        return result
 
     def variant_info(self) -> pd.DataFrame:
         """One row per (run, variant) kept: ids, name, position, baseline flag, run time,

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
+from .._choices import check_latency_missing
 from .._deprecate import class_keyword_hints, keyword_hints
 from .._values import count_noun
 from ..errors import InputError, check_pass_k, check_proportion
@@ -227,8 +228,7 @@ def trial_summary(
     >>> ts["status"].value_counts().to_dict()
     {'succeeded': 24, 'failed': 1}
     """
-    if latency_missing not in ("exclude", "zero"):
-        raise InputError(f"latency_missing must be 'exclude' or 'zero', got {latency_missing!r}")
+    check_latency_missing(latency_missing)
     t = st.trials
     total = t["attempts"].to_numpy()
     passes = t["passes"].to_numpy()
@@ -1109,8 +1109,9 @@ class ArchiveAnalysis:
     --------
     >>> from agenticlens_frames.testing import example_archive
     >>> result = example_archive().all().analyze(engine="numpy")
-    >>> result
-    ArchiveAnalysis(engine='numpy', runs=1, variants=5, case_rows=70, pass_k=[1, 3, 5])
+    >>> result  # doctest: +NORMALIZE_WHITESPACE
+    ArchiveAnalysis(engine='numpy', runs=1, variants=5, attempts=350, case_rows=70,
+                    pass_k=[1, 3, 5]; no filter; verdicts: the slice's .verdicts())
     >>> result.variant_summary[["variant_id", "n_cases", "pareto_optimal"]]
             variant_id  n_cases  pareto_optimal
     0         baseline       14            True
@@ -1246,10 +1247,19 @@ class ArchiveAnalysis:
         return out
 
     def __repr__(self) -> str:
+        # What the result holds: runs, variants and attempts (it gave case rows only), the
+        # filters of the slice analysed, and where the verdicts are. It holds none: its
+        # paired differences are per comparison (a slice is no declared family) and its
+        # comparisons AgenticLens's pooled ones, so the display shows neither as a finding
+        # and says how to get each run's verdicts under its declared correction.
+        attempts = int(self.stats.cases["attempts"].sum()) if len(self.stats.cases) else 0
+        filters = self.info.get("filter")
         return (
             f"ArchiveAnalysis(engine={self.stats.engine!r}, runs={len(self.stats.layout.run_ids)}, "
-            f"variants={len(self.variant_summary)}, case_rows={len(self.stats.cases)}, "
-            f"pass_k={list(self.pass_k)})"
+            f"variants={len(self.variant_summary)}, attempts={attempts}, "
+            f"case_rows={len(self.stats.cases)}, pass_k={list(self.pass_k)}"
+            + ("" if filters is None else f"; {filters}")
+            + "; verdicts: the slice's .verdicts())"
         )
 
 

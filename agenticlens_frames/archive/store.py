@@ -356,6 +356,10 @@ class Archive:
     (True, False, True)
     >>> len(archive.runs())
     1
+    >>> archive  # doctest: +ELLIPSIS
+    Archive('...'; runs=1, experiments=1, attempts=350)
+    >>> Archive("no/such/folder")
+    Archive('no/such/folder'; no runs: no archive here)
     """
 
     def __init__(self, path: str | Path, *, durable: bool = True) -> None:
@@ -365,7 +369,26 @@ class Archive:
         self.durable = durable
 
     def __repr__(self) -> str:
-        return f"Archive({str(self.path)!r})"
+        # It named the folder only, not what the archive holds. The runs, experiments and
+        # attempts, from the catalog (the records: no table is read); a folder that is no
+        # archive (yet) says why instead of raising, and the records' warnings (a run
+        # folder without its record) are counted here, said in full by records().
+        where = repr(str(self.path))
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                records = self.records()
+        except InputError as exc:
+            return f"Archive({where}; no runs: {exc.message})"
+        except OSError as exc:
+            return f"Archive({where}; unreadable: {exc.strerror or exc})"
+        experiments = len({r.experiment_id for r in records})
+        attempts = sum(r.n_attempts for r in records)
+        said = f"; {len(caught)} warning(s), see records()" if caught else ""
+        return (
+            f"Archive({where}; runs={len(records)}, experiments={experiments}, "
+            f"attempts={attempts}{said})"
+        )
 
     # ------------------------------------------------------------------ writing
 

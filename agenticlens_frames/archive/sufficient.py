@@ -51,11 +51,25 @@ class RunLayout:
     Output rows are ordered by (run, variant position, case index / trial), and key
     columns are categoricals whose categories come from here, so every engine returns
     the same frame.
+
+    Examples
+    --------
+    >>> RunLayout(("r1", "r2"), ("e@1", "e@1"), (("a", "b"), ("a", "b", "c")))
+    RunLayout(runs=2, experiments=1, variants=5)
     """
 
     run_ids: tuple[str, ...]
     experiment_ids: tuple[str, ...]
     variant_ids: tuple[tuple[str, ...], ...]
+
+    def __repr__(self) -> str:
+        # The dataclass repr printed every run id and every run's variant ids: thousands
+        # of them for a large slice. The counts; the ids are the attributes.
+        return (
+            f"RunLayout(runs={len(self.run_ids)}, "
+            f"experiments={len(set(self.experiment_ids))}, "
+            f"variants={sum(len(v) for v in self.variant_ids)})"
+        )
 
     @classmethod
     def from_scans(cls, scans: Sequence[RunScan]) -> RunLayout:

@@ -462,7 +462,8 @@ def variance_decomposition(
                 "effective_n": vc.effective_n,
                 "naive_standard_error": naive,
                 "case_standard_error": case_se,
-                "standard_error_ratio": case_se / naive if naive and naive > 0 else math.nan,
+                # NaN (one attempt) and 0 (every attempt alike) both fail `> 0`: no ratio.
+                "standard_error_ratio": case_se / naive if naive > 0 else math.nan,
                 "instability": float(np.nanmean(within_sd)) if np.any(counts > 1) else math.nan,
                 "flaky_share": flaky,
                 "noise_floor_single_trial": stats_paired.noise_floor(

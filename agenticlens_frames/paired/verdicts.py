@@ -430,7 +430,10 @@ def _verdict(declared: bool, significant: Any, difference: float, higher: bool) 
         return "not judged"
     if significant is None or significant is pd.NA:
         return "no test"
-    if not bool(significant):
+    # An estimate of exactly zero has no direction, whatever its p (a hand-made or degenerate
+    # frame can flag one significant): "worse" for a higher-is-better dimension, "better"
+    # for latency and cost, said a difference the estimate does not show.
+    if not bool(significant) or difference == 0:
         return "no detectable difference"
     return "better" if (difference > 0) == bool(higher) else "worse"
 

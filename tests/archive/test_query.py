@@ -638,3 +638,39 @@ def test_include_baseline_takes_a_bool_only(shared_archive: Archive, value: obje
     with pytest.raises(InputError, match="include_baseline"):
         shared_archive.all().where(include_baseline=value)
     assert shared_archive.slice(include_baseline=np.True_).filter.include_baseline is True
+
+
+def test_slice_and_filter_displays_are_short_and_never_raise(
+    shared_archive: Archive, tmp_path: Path
+) -> None:
+    """A slice and its filter say what they hold and which filters made them, on one short
+    line: a filter of hundreds of run ids was printed whole (by the slice, and by the
+    filter's dataclass display with every empty field), and an empty or missing archive
+    says so instead of raising."""
+    records = shared_archive.records()
+    ids = [f"{i:016x}" for i in range(300)] + [r.run_id for r in records]
+    wide = shared_archive.slice(runs=ids)
+    shown = repr(wide)
+    assert len(shown) < 400, shown
+    assert shown.startswith(
+        f"ArchiveSlice(runs={len(records)}, variants={sum(len(r.variants) for r in records)}, "
+        f"attempts={sum(r.n_attempts for r in records)}; runs=['{ids[0]}', "
+    ), shown
+    assert f"({len(wide.filter.describe())} characters in all: describe() has them)" in shown
+    narrow = shared_archive.slice(runs=[r.run_id for r in records[:1]])
+    assert repr(narrow) == (
+        f"ArchiveSlice(runs=1, variants={len(records[0].variants)}, "
+        f"attempts={records[0].n_attempts}; runs={records[0].run_id!r})"
+    )
+    filters = SliceFilter.build(runs=ids, tags="refund")
+    assert len(repr(filters)) < 300
+    assert repr(SliceFilter()) == "SliceFilter(no filter)"
+    assert repr(SliceFilter.build(tags="refund", factors={"model": ["a", "b"]})) == (
+        "SliceFilter(tags='refund', model=['a', 'b'])"
+    )
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert repr(Archive(empty).all()) == "ArchiveSlice(runs=0, variants=0, attempts=0; no filter)"
+    assert repr(Archive(tmp_path / "none").slice(tags="x")) == (
+        "ArchiveSlice(unusable: no archive here; tags='x')"
+    )

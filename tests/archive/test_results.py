@@ -446,3 +446,30 @@ def test_the_python_api_notes_old_single_variant_runs_as_summarize_does(
     full = archive.slice(runs=[r.run_id for r in archive.records() if r.run_id != old.run_id])
     assert full.analyze(engine="numpy").paired_differences.attrs["notes"] == []
     assert full.verdicts().attrs["notes"] == []
+
+
+def test_the_result_display_says_what_was_analysed_and_where_the_verdicts_are(
+    shared_archive: Archive, runs: dict[str, ExperimentRun], tmp_path: Path
+) -> None:
+    """It gave the engine, runs, variants and case rows: not the attempts analysed, not
+    the slice's filters, and not that it holds no verdict (its paired differences are per
+    comparison, its comparisons AgenticLens's pooled ones) nor where they are. An empty
+    slice's result says the same, with zeros."""
+    support = runs["support"]
+    sl = shared_archive.slice(
+        experiments=support.experiment_id, variants="prompt-v2", include_baseline=True
+    )
+    result = sl.analyze(engine="numpy")
+    kept = support.attempts["variant_id"].astype(str).isin(["baseline", "prompt-v2"])
+    assert repr(result) == (
+        f"ArchiveAnalysis(engine='numpy', runs=1, variants=2, attempts={int(kept.sum())}, "
+        f"case_rows={2 * len(support.cases)}, pass_k={sorted(support.manifest.pass_k)}; "
+        f"experiments={support.experiment_id!r}, variants='prompt-v2', include_baseline=True; "
+        "verdicts: the slice's .verdicts())"
+    )
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert repr(Archive(empty).all().analyze(engine="numpy")) == (
+        "ArchiveAnalysis(engine='numpy', runs=0, variants=0, attempts=0, case_rows=0, "
+        "pass_k=[1]; no filter; verdicts: the slice's .verdicts())"
+    )

@@ -745,3 +745,40 @@ def test_add_refuses_runs_with_fewer_variants_or_cases_than_the_project_allows(
     first = support_run.suite.cases[0].id  # index 0, as a one-case suite numbers it
     two = archive.add(_kept(support_run, set(variants[:2]), {first}))
     assert two.added and len(two.record.variants) == 2 and two.record.counts["cases"] == 1
+
+
+def test_the_archive_display_says_what_it_holds_and_never_raises(
+    shared_archive: Archive, runs: dict[str, ExperimentRun], tmp_path: Path
+) -> None:
+    """``Archive``'s display named the folder only; ``AddResult``'s printed the whole run
+    record (every variant's dict and the checksums, 2,500 characters). The archive says
+    its runs, experiments and attempts, counted here from the runs themselves; a folder
+    that is no archive, empty or with a run folder that lost its record, says so."""
+    shown = repr(shared_archive)
+    attempts = sum(len(run.attempts) for run in runs.values())
+    experiments = len({run.experiment_id for run in runs.values()})
+    assert shown == (
+        f"Archive({str(shared_archive.path)!r}; runs={len(runs)}, "
+        f"experiments={experiments}, attempts={attempts})"
+    )
+    assert repr(Archive(tmp_path / "none")) == (
+        f"Archive({str(tmp_path / 'none')!r}; no runs: no archive here)"
+    )
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert repr(Archive(empty)) == f"Archive({str(empty)!r}; runs=0, experiments=0, attempts=0)"
+    # A run folder without its record: counted, not warned about on every display.
+    archive = Archive(tmp_path / "arc", durable=False)
+    added = archive.add(runs["support"])
+    (added.record.path / "_run.json").unlink()
+    assert repr(archive).endswith("runs=0, experiments=0, attempts=0; 1 warning(s), see records())")
+    # The add's result: one short line, the record's counts from the run.
+    support = runs["support"]
+    line = repr(Archive(tmp_path / "other", durable=False).add(support))
+    assert len(line) < 250, line
+    assert line.startswith(f"AddResult(record=RunRecord({added.run_id!r}, "), line
+    assert (
+        f"variants={len(support.variants)}, cases={len(support.cases)}, "
+        f"trials={support.manifest.trial_count}, attempts={len(support.attempts)})"
+    ) in line
+    assert line.endswith("added=True, completed=())"), line
