@@ -129,8 +129,13 @@ def _as_items(value: Any, what: str, experiment: str) -> list[Any]:
     )
 
 
-def _check_name(name: Any, what: str) -> None:
+def _check_name(
+    name: Any, what: str, *, location: str = "name", example: str | None = None
+) -> None:
     """A variant's or an experiment's name is its id in every table and report: text.
+
+    ``location`` names the argument, ``example`` the call to write (by default a
+    Variant's or an Experiment's, after ``what``).
 
     Examples
     --------
@@ -141,12 +146,13 @@ def _check_name(name: Any, what: str) -> None:
 got int 123 (e.g. Variant(name='baseline'))
     """
     if not isinstance(name, str) or not name:
-        example = (
-            "Variant(name='baseline')" if "variant" in what else "Experiment('tone-test', ...)"
-        )
+        if example is None:
+            example = (
+                "Variant(name='baseline')" if "variant" in what else "Experiment('tone-test', ...)"
+            )
         raise InputError(
             f"{what} must be a non-empty str, got {type(name).__name__} {name!r}",
-            location="name",
+            location=location,
             hint=f"e.g. {example}",
         )
 
@@ -159,6 +165,45 @@ def _check_variant(variant: Any, experiment: str, index: int) -> None:
             location=f"variants[{index}]",
             hint="e.g. Variant(name='baseline', model='gpt-4o-mini')",
         )
+
+
+def _check_variants(variants: list[Any], baseline: Any, experiment: str) -> None:
+    """Refuse what makes ``variants`` with ``baseline`` no comparison, as soon as both are
+    known: an item that is no Variant, a name given twice, a baseline that names none of
+    them. With no variant yet (an experiment built with ``add_variant``) the baseline is
+    checked when the experiment becomes a manifest.
+
+    Examples
+    --------
+    >>> _check_variants([Variant("small"), Variant("large")], "lage", "demo")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: experiment 'demo': baseline: unknown baseline variant \
+'lage' (did you mean 'large'? known: small, large)
+    """
+    first: dict[str, int] = {}
+    for index, variant in enumerate(variants):
+        _check_variant(variant, experiment, index)
+        if variant.name in first:
+            # Two variants of one name are one id in every table: their attempts would mix.
+            raise InputError(
+                f"variant names must be unique: {variant.name} is already in the experiment "
+                f"(variants[{first[variant.name]}])",
+                file=f"experiment {experiment!r}",
+                location=f"variants[{index}]",
+                hint="give the new variant another name",
+            )
+        first[variant.name] = index
+    if baseline is None:
+        return
+    _check_name(
+        baseline, "the baseline", location="baseline", example="baseline='<a variant's name>'"
+    )
+    if variants:
+        try:
+            require_known("baseline variant", [baseline], first, location="baseline")
+        except InputError as exc:
+            raise exc.with_file(f"experiment {experiment!r}") from None
 
 
 def _checked_comparisons(comparisons: Any, experiment: str) -> dict[str, Any] | None:
@@ -328,11 +373,27 @@ class Experiment:
                 location="metadata",
                 hint="e.g. metadata={'owner': 'support-team'}",
             )
-        for index, variant in enumerate(self.variants):
-            _check_variant(variant, self.name, index)
+        # A repeated name or an unknown baseline is refused here, where both are known, not
+        # first by run() (after the agents were built).
+        _check_variants(self.variants, self.baseline, self.name)
         # An experiment that asks for paired comparisons cannot be made without a
         # correction (spec): refused here, not first when it is run.
         _checked_comparisons(self.comparisons, self.name)
+        # From here on, a baseline or a variants list set on the experiment is checked as
+        # one given to the constructor (see __setattr__).
+        self._made = True
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        # Setting the baseline or the variants later is refused as in the constructor,
+        # before the experiment holds them: `experiment.baseline = "lage"` was first
+        # refused by run().
+        if getattr(self, "_made", False):
+            if key == "variants":
+                value = _as_items(value, "variants", self.name)
+                _check_variants(value, self.baseline, self.name)
+            elif key == "baseline":
+                _check_variants(self.variants, value, self.name)
+        super().__setattr__(key, value)
 
     @property
     def experiment_id(self) -> str:
@@ -374,15 +435,9 @@ class Experiment:
         Traceback (most recent call last):
         agenticlens_frames.errors.InputError: ...: variant names must be unique: large is ...
         """
-        _check_variant(variant, self.name, len(self.variants))
-        if any(v.name == variant.name for v in self.variants):
-            # Refused here, where it is added, rather than first by run().
-            raise InputError(
-                f"variant names must be unique: {variant.name} is already in the experiment",
-                file=f"experiment {self.name!r}",
-                location=f"variants[{len(self.variants)}]",
-                hint="give the new variant another name",
-            )
+        # Refused here, where it is added, rather than first by run(); the baseline is
+        # not checked, since the variant it names may be added next.
+        _check_variants([*self.variants, variant], None, self.name)
         self.variants.append(variant)
         return self
 
@@ -430,9 +485,13 @@ class Experiment:
         [('input-01', 'hi', ()), ('input-02', 'refund please', ('refund',))]
         """
         if not self.dataset:
+            # Known only now: an experiment may be given its inputs one add_inputs at a time.
             raise InputError(
-                f"experiment {self.name!r} has an empty dataset",
-                hint="add inputs with add_inputs([...])",
+                "the dataset is empty: there is nothing to run the variants on",
+                file=f"experiment {self.name!r}",
+                location="dataset",
+                hint="add inputs with experiment.add_inputs(['...', ...]), or pass "
+                "Experiment(..., dataset=[...])",
             )
         width = max(2, len(str(len(self.dataset))))
         cases = []
@@ -562,20 +621,20 @@ class Experiment:
         >>> manifest.variant_ids, manifest.baseline_variant_id, manifest.trial_count
         (('a', 'b'), 'b', 3)
         """
-        if len(self.variants) < 2:
-            raise InputError(
-                f"experiment {self.name!r} has {len(self.variants)} variant(s); "
-                "a comparison needs at least two",
-                hint="add variants with add_variant(Variant(...))",
-            )
         names = [v.name for v in self.variants]
-        duplicated = sorted({n for n in names if names.count(n) > 1})
-        if duplicated:
-            raise InputError(f"variant names must be unique: {', '.join(duplicated)} repeats")
-        if any(not n for n in names):
-            raise InputError("every variant needs a non-empty name")
+        if len(self.variants) < 2:
+            # Known only now: an experiment may be built one add_variant at a time.
+            raise InputError(
+                f"has {len(names)} variant(s) {names!r}; a comparison needs at least two "
+                "(a baseline and a candidate)",
+                file=f"experiment {self.name!r}",
+                location="variants",
+                hint="add one with experiment.add_variant(Variant(name=...)), or pass "
+                "Experiment(..., variants=[Variant(...), Variant(...)])",
+            )
+        # Checked again: the variants list may have been changed in place since.
+        _check_variants(self.variants, self.baseline, self.name)
         baseline = self.baseline or names[0]
-        require_known("baseline variant", [baseline], names, location="baseline")
         check_count(trials, "trials", location="trials")
         if not check_number(timeout_seconds, "timeout_seconds", location="timeout_seconds") > 0:
             raise InputError(

@@ -450,3 +450,65 @@ def test_comparator_given_a_loaded_report_says_it_holds_no_attempts(analysis, tm
         alf.Comparator().compare(saved)
     assert "loaded from a saved report and holds no attempts" in str(info.value)
     assert "pass the run that made it" in str(info.value)
+
+
+def test_a_repeated_variant_name_is_refused_by_the_constructor():
+    # Experiment(variants=[a, a]) was accepted and refused first by run() (add_variant
+    # already refused it).
+    with pytest.raises(InputError, match=r"variant names must be unique: a is already") as info:
+        alf.Experiment("e", variants=[alf.Variant("a"), alf.Variant("b"), alf.Variant("a")])
+    assert info.value.location == "variants[2]"
+    assert "(variants[0])" in str(info.value)
+
+
+def test_an_unknown_baseline_is_refused_when_the_variants_are_known():
+    variants = [alf.Variant("small"), alf.Variant("large")]
+    # Refused by to_manifest() only, that is by run() once the agents were built.
+    with pytest.raises(InputError, match=r"unknown baseline variant 'lage'") as info:
+        alf.Experiment("e", variants=variants, baseline="lage", dataset=["hi"])
+    assert info.value.location == "baseline"
+    assert info.value.file == "experiment 'e'"
+    assert "did you mean 'large'? known: small, large" in str(info.value)
+    with pytest.raises(InputError, match=r"^baseline: the baseline must be a non-empty str"):
+        alf.Experiment("e", variants=variants, baseline=1)
+
+
+def test_a_baseline_or_variants_set_later_are_checked_as_in_the_constructor():
+    experiment = alf.Experiment("e", variants=[alf.Variant("small"), alf.Variant("large")])
+    with pytest.raises(InputError, match=r"unknown baseline variant 'lage'"):
+        experiment.baseline = "lage"
+    assert experiment.baseline is None  # left as it was
+    experiment.baseline = "large"
+    with pytest.raises(InputError, match=r"unknown baseline variant 'large'"):
+        experiment.variants = [alf.Variant("small"), alf.Variant("medium")]
+    with pytest.raises(InputError, match=r"variant names must be unique"):
+        experiment.variants = [alf.Variant("large"), alf.Variant("large")]
+    assert [v.name for v in experiment.variants] == ["small", "large"]
+    experiment.variants = (alf.Variant("medium"), alf.Variant("large"))
+    assert experiment.to_manifest().baseline_variant_id == "large"
+
+
+def test_an_experiment_built_one_variant_at_a_time_names_its_baseline_first():
+    # The baseline may name a variant not added yet: checked when the experiment is run.
+    experiment = alf.Experiment("e", baseline="large", dataset=["hi"])
+    experiment.add_variant(alf.Variant("small")).add_variant(alf.Variant("large"))
+    assert experiment.to_manifest().baseline_variant_id == "large"
+    late = alf.Experiment("e", baseline="lage", dataset=["hi"])
+    late.add_variant(alf.Variant("small")).add_variant(alf.Variant("large"))
+    with pytest.raises(InputError, match=r"unknown baseline variant 'lage'.*'large'"):
+        late.to_manifest()
+
+
+def test_one_variant_or_no_input_is_refused_at_the_run_naming_the_fix():
+    one = alf.Experiment("e", variants=[alf.Variant("a")], dataset=["hi"])
+    with pytest.raises(InputError) as info:
+        one.to_manifest()
+    assert str(info.value) == (
+        "experiment 'e': variants: has 1 variant(s) ['a']; a comparison needs at least two "
+        "(a baseline and a candidate) (add one with experiment.add_variant(Variant(name=...)), "
+        "or pass Experiment(..., variants=[Variant(...), Variant(...)]))"
+    )
+    empty = alf.Experiment("e", variants=[alf.Variant("a"), alf.Variant("b")])
+    with pytest.raises(InputError, match=r"^experiment 'e': dataset: the dataset is empty") as info:
+        alf.api.run(empty, lambda variant: str.upper, progress=False)
+    assert "experiment.add_inputs(" in str(info.value)
