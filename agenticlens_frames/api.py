@@ -70,7 +70,15 @@ from .errors import (
 )
 from .evaluators import EvaluatorRegistry, as_registry
 from .formats import load_suite
-from .formats._io import Invalid, close_match, require_known, to_mapping, to_str_list
+from .formats._io import (
+    Invalid,
+    close_match,
+    require_known,
+    to_float,
+    to_mapping,
+    to_str,
+    to_str_list,
+)
 from .formats.model import CaseSpec, ManifestSpec, SuiteSpec, VariantSpec
 from .formats.suite import EXPECTATION_KEYS as _EXPECTATIONS
 from .frames import ExperimentRun, read_parquet, run_attribute_error
@@ -268,6 +276,25 @@ class Variant:
                 location="parameters",
                 hint="e.g. Variant(name='baseline', parameters={'retrieval': 'dense'})",
             )
+        # The typed fields by the manifest loader's own converters (its words): a
+        # temperature="hot" became the factor "hot", compared as a level with 0.2.
+        for key, convert, example in (
+            ("model", to_str, "'gpt-4o-mini'"),
+            ("temperature", to_float, "0.2"),
+            ("prompt_template", to_str, "'Answer briefly: {input}'"),
+            ("description", to_str, "'the small model'"),
+        ):
+            value = getattr(self, key)
+            if value is None and key != "description":
+                continue
+            try:
+                convert(value)
+            except Invalid as exc:
+                raise InputError(
+                    f"variant {self.name!r}: {exc.message}",
+                    location=key,
+                    hint=exc.hint or f"e.g. Variant({self.name!r}, {key}={example})",
+                ) from None
         self.factors  # noqa: B018 - a parameter that repeats a field is refused when made
 
     @property

@@ -512,3 +512,34 @@ def test_one_variant_or_no_input_is_refused_at_the_run_naming_the_fix():
     with pytest.raises(InputError, match=r"^experiment 'e': dataset: the dataset is empty") as info:
         alf.api.run(empty, lambda variant: str.upper, progress=False)
     assert "experiment.add_inputs(" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("temperature", "hot", "expected a number, got 'hot'"),
+        ("temperature", True, "expected a number, got true"),
+        ("temperature", float("nan"), "expected a number, got nan"),
+        ("model", 4, "expected a string, got 4"),
+        ("prompt_template", ["x"], "expected a string, got a list"),
+        ("description", None, "expected a string, got null"),
+    ],
+)
+def test_a_typed_variant_field_of_the_wrong_kind_is_refused_when_made(field, value, message):
+    # Variant(temperature="hot") was accepted: "hot" became a factor level beside 0.2.
+    with pytest.raises(InputError) as info:
+        alf.Variant("a", **{field: value})
+    assert info.value.location == field
+    assert str(info.value).startswith(f"{field}: variant 'a': {message} (")
+    hint = "use a finite number" if value != value else f"e.g. Variant('a', {field}="
+    assert hint in info.value.hint
+
+
+def test_a_typed_variant_field_takes_what_the_manifest_loader_takes():
+    # The loader's rule, not a stricter one: a number as text is a number there too.
+    assert alf.Variant("a", temperature=1).factors == {"temperature": "1"}
+    assert alf.Variant("a", temperature="0.2").factors == {"temperature": "0.2"}
+    assert alf.Variant("a", model="m", prompt_template="{input}").factors == {
+        "model": "m",
+        "prompt_template": "{input}",
+    }
