@@ -1413,6 +1413,21 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "experiment"
 
 
+def _check_text(value: Any, argument: str, call: str) -> None:
+    """A Tracker method's experiment name or run id: refused unless it is text (a number
+    or an Experiment matched nothing, silently).
+
+    Examples
+    --------
+    >>> _check_text(3, "run_id", "has_run('r1')")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: run_id: run_id must be a non-empty str, got int 3 \
+(e.g. tracker.has_run('r1'))
+    """
+    _check_name(value, argument, location=argument, example=f"tracker.{call}")
+
+
 @class_keyword_hints()
 class Tracker:
     """Keeps every run's results; with a folder, as parquet run folders on disk.
@@ -1436,6 +1451,20 @@ class Tracker:
         self.storage_path = (
             check_path(storage_path, "a tracker's folder") if storage_path is not None else None
         )
+        if self.storage_path is not None:
+            # A file given as the folder (or on its way) was accepted, and the run failed
+            # after the agents were built, writing its journal there.
+            path = self.storage_path
+            existing = next((p for p in (path, *path.parents) if p.exists()), None)
+            if existing is not None and not existing.is_dir():
+                where = "a file" if existing == path else f"inside the file {existing}"
+                raise InputError(
+                    f"{where}, not a folder: a Tracker needs a folder to keep its runs in",
+                    file=str(path),
+                    location="storage_path",
+                    hint="give a folder (created if missing), e.g. Tracker('experiment-results'),"
+                    " or Tracker() to keep the results in memory",
+                )
         self._memory: list[tuple[str | None, ExperimentRun, str]] = []
 
     def __repr__(self) -> str:
@@ -1461,6 +1490,8 @@ class Tracker:
         >>> Tracker().run_dir("support bot", "run 1") is None
         True
         """
+        _check_text(experiment_name, "experiment_name", "run_dir('support', 'r1')")
+        _check_text(run_id, "run_id", "run_dir('support', 'r1')")
         if self.storage_path is None:
             return None
         return self.storage_path / _slug(experiment_name) / _slug(run_id)
@@ -1482,6 +1513,7 @@ class Tracker:
         >>> tracker.has_run("r1"), tracker.has_run("r2")
         (True, False)
         """
+        _check_text(run_id, "run_id", "has_run('r1')")
         return any(recorded == run_id for recorded, _, _ in self._memory)
 
     def record(self, result: ExperimentResult) -> None:
@@ -1604,6 +1636,9 @@ class Tracker:
         >>> tracker.get_by_experiment("other")
         []
         """
+        # get_by_experiment(3), or the Experiment itself, matched nothing: an empty list,
+        # as for a name with no run.
+        _check_text(name, "name", "get_by_experiment('support') (an Experiment's is .name)")
         return [r for r in self.results if r.experiment_name == name]
 
     @property

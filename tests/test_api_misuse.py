@@ -543,3 +543,38 @@ def test_a_typed_variant_field_takes_what_the_manifest_loader_takes():
         "model": "m",
         "prompt_template": "{input}",
     }
+
+
+def test_a_tracker_given_a_file_says_it_needs_a_folder(tmp_path):
+    # Tracker("/etc/passwd") was accepted; run() then failed writing its journal there.
+    file = tmp_path / "results.json"
+    file.write_text("{}")
+    for path in (file, file / "inside"):
+        with pytest.raises(InputError, match=r"not a folder: a Tracker needs a folder") as info:
+            alf.Tracker(path)
+        assert str(info.value).startswith(f"{path}: storage_path: ")
+        assert info.value.message.startswith(
+            "a file" if path == file else f"inside the file {file}"
+        )
+        assert "give a folder (created if missing)" in str(info.value)
+    assert alf.Tracker(tmp_path / "new" / "folder").storage_path == tmp_path / "new" / "folder"
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda t, e: t.get_by_experiment(3), "name"),
+        (lambda t, e: t.get_by_experiment(e), "name"),
+        (lambda t, e: t.has_run(1), "run_id"),
+        (lambda t, e: t.run_dir(e, "r1"), "experiment_name"),
+        (lambda t, e: t.run_dir("e", None), "run_id"),
+    ],
+    ids=["get_by_experiment-int", "get_by_experiment-Experiment", "has_run", "run_dir", "run_id"],
+)
+def test_a_tracker_method_given_no_text_names_the_argument(call, argument, tmp_path):
+    # get_by_experiment(3) and has_run(1) answered [] and False; run_dir failed in re.sub.
+    experiment = alf.Experiment("e", variants=[alf.Variant("a"), alf.Variant("b")])
+    for tracker in (alf.Tracker(), alf.Tracker(tmp_path)):
+        with pytest.raises(InputError, match=rf"^{argument}: {argument} must be a non-empty str"):
+            call(tracker, experiment)
+    assert alf.Tracker().get_by_experiment("e") == []
