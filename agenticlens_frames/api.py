@@ -1793,7 +1793,7 @@ class Comparator:
         report leads with (``ci_method``, see
         :func:`~agenticlens_frames.case_level_summary`). Per-variant results alone (no run)
         carry no case ids, so they get AgenticLens's pass rate (every evaluated attempt)
-        without an interval.
+        without an interval; fewer than two of them are refused.
 
         Examples
         --------
@@ -2025,6 +2025,18 @@ class Comparator:
                 location="results",
                 hint="pass what run() returned, an ExperimentRun, its analysis, a "
                 "LiveRunResult, or a list of VariantResult",
+            )
+        if len(items) < 2:
+            # An empty list (tracker.get_by_experiment of a misspelt name) gave an empty
+            # frame and a summary of a title alone; one result, a frame compared with nothing.
+            got = "none" if not items else f"one ({items[0].variant_name!r})"
+            raise InputError(
+                f"a comparison needs the results of at least two variants (a baseline and a "
+                f"candidate), got {got}",
+                location="results",
+                hint="pass what run() returned, or two or more VariantResult; "
+                "tracker.get_by_experiment(name) gives [] for a name with no recorded run "
+                "(tracker.results lists them all)",
             )
         return items
 

@@ -578,3 +578,21 @@ def test_a_tracker_method_given_no_text_names_the_argument(call, argument, tmp_p
         with pytest.raises(InputError, match=rf"^{argument}: {argument} must be a non-empty str"):
             call(tracker, experiment)
     assert alf.Tracker().get_by_experiment("e") == []
+
+
+def test_the_comparator_refuses_fewer_than_two_variant_results():
+    # compare([]) (get_by_experiment of a misspelt name) gave an empty frame, and the
+    # summary a title alone; one result was "compared" with nothing.
+    experiment = alf.Experiment("e", variants=[alf.Variant("a"), alf.Variant("b")], dataset=["hi"])
+    tracker = alf.Tracker()
+    alf.api.run(experiment, lambda variant: str.upper, tracker=tracker, progress=False)
+    for results, got in (([], "none"), (tracker.results[:1], "one ('a')")):
+        for method in (alf.Comparator().compare, alf.Comparator().summary):
+            with pytest.raises(InputError) as info:
+                method(results)
+            assert str(info.value).startswith(
+                "results: a comparison needs the results of at least two variants (a baseline "
+                f"and a candidate), got {got} ("
+            )
+            assert "tracker.get_by_experiment(name) gives []" in str(info.value)
+    assert list(alf.Comparator().compare(tracker.results)["variant"]) == ["a", "b"]
