@@ -401,7 +401,7 @@ class Experiment:
                 hint="e.g. metadata={'owner': 'support-team'}",
             )
         # A repeated name or an unknown baseline is refused here, where both are known, not
-        # first by run() (after the agents were built).
+        # first by run().
         _check_variants(self.variants, self.baseline, self.name)
         # An experiment that asks for paired comparisons cannot be made without a
         # correction (spec): refused here, not first when it is run.
