@@ -70,7 +70,15 @@ from .errors import (
 )
 from .evaluators import EvaluatorRegistry, as_registry
 from .formats import load_suite
-from .formats._io import Invalid, close_match, require_known, to_mapping, to_str_list
+from .formats._io import (
+    Invalid,
+    close_match,
+    require_known,
+    to_float,
+    to_mapping,
+    to_str,
+    to_str_list,
+)
 from .formats.model import CaseSpec, ManifestSpec, SuiteSpec, VariantSpec
 from .formats.suite import EXPECTATION_KEYS as _EXPECTATIONS
 from .frames import ExperimentRun, read_parquet, run_attribute_error
@@ -129,8 +137,13 @@ def _as_items(value: Any, what: str, experiment: str) -> list[Any]:
     )
 
 
-def _check_name(name: Any, what: str) -> None:
+def _check_name(
+    name: Any, what: str, *, location: str = "name", example: str | None = None
+) -> None:
     """A variant's or an experiment's name is its id in every table and report: text.
+
+    ``location`` names the argument, ``example`` the call to write (by default a
+    Variant's or an Experiment's, after ``what``).
 
     Examples
     --------
@@ -141,12 +154,13 @@ def _check_name(name: Any, what: str) -> None:
 got int 123 (e.g. Variant(name='baseline'))
     """
     if not isinstance(name, str) or not name:
-        example = (
-            "Variant(name='baseline')" if "variant" in what else "Experiment('tone-test', ...)"
-        )
+        if example is None:
+            example = (
+                "Variant(name='baseline')" if "variant" in what else "Experiment('tone-test', ...)"
+            )
         raise InputError(
             f"{what} must be a non-empty str, got {type(name).__name__} {name!r}",
-            location="name",
+            location=location,
             hint=f"e.g. {example}",
         )
 
@@ -159,6 +173,45 @@ def _check_variant(variant: Any, experiment: str, index: int) -> None:
             location=f"variants[{index}]",
             hint="e.g. Variant(name='baseline', model='gpt-4o-mini')",
         )
+
+
+def _check_variants(variants: list[Any], baseline: Any, experiment: str) -> None:
+    """Refuse what makes ``variants`` with ``baseline`` no comparison, as soon as both are
+    known: an item that is no Variant, a name given twice, a baseline that names none of
+    them. With no variant yet (an experiment built with ``add_variant``) the baseline is
+    checked when the experiment becomes a manifest.
+
+    Examples
+    --------
+    >>> _check_variants([Variant("small"), Variant("large")], "lage", "demo")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: experiment 'demo': baseline: unknown baseline variant \
+'lage' (did you mean 'large'? known: small, large)
+    """
+    first: dict[str, int] = {}
+    for index, variant in enumerate(variants):
+        _check_variant(variant, experiment, index)
+        if variant.name in first:
+            # Two variants of one name are one id in every table: their attempts would mix.
+            raise InputError(
+                f"variant names must be unique: {variant.name} is already in the experiment "
+                f"(variants[{first[variant.name]}])",
+                file=f"experiment {experiment!r}",
+                location=f"variants[{index}]",
+                hint="give the new variant another name",
+            )
+        first[variant.name] = index
+    if baseline is None:
+        return
+    _check_name(
+        baseline, "the baseline", location="baseline", example="baseline='<a variant's name>'"
+    )
+    if variants:
+        try:
+            require_known("baseline variant", [baseline], first, location="baseline")
+        except InputError as exc:
+            raise exc.with_file(f"experiment {experiment!r}") from None
 
 
 def _checked_comparisons(comparisons: Any, experiment: str) -> dict[str, Any] | None:
@@ -223,6 +276,25 @@ class Variant:
                 location="parameters",
                 hint="e.g. Variant(name='baseline', parameters={'retrieval': 'dense'})",
             )
+        # The typed fields by the manifest loader's own converters (its words): a
+        # temperature="hot" became the factor "hot", compared as a level with 0.2.
+        for key, convert, example in (
+            ("model", to_str, "'gpt-4o-mini'"),
+            ("temperature", to_float, "0.2"),
+            ("prompt_template", to_str, "'Answer briefly: {input}'"),
+            ("description", to_str, "'the small model'"),
+        ):
+            value = getattr(self, key)
+            if value is None and key != "description":
+                continue
+            try:
+                convert(value)
+            except Invalid as exc:
+                raise InputError(
+                    f"variant {self.name!r}: {exc.message}",
+                    location=key,
+                    hint=exc.hint or f"e.g. Variant({self.name!r}, {key}={example})",
+                ) from None
         self.factors  # noqa: B018 - a parameter that repeats a field is refused when made
 
     @property
@@ -328,11 +400,27 @@ class Experiment:
                 location="metadata",
                 hint="e.g. metadata={'owner': 'support-team'}",
             )
-        for index, variant in enumerate(self.variants):
-            _check_variant(variant, self.name, index)
+        # A repeated name or an unknown baseline is refused here, where both are known, not
+        # first by run().
+        _check_variants(self.variants, self.baseline, self.name)
         # An experiment that asks for paired comparisons cannot be made without a
         # correction (spec): refused here, not first when it is run.
         _checked_comparisons(self.comparisons, self.name)
+        # From here on, a baseline or a variants list set on the experiment is checked as
+        # one given to the constructor (see __setattr__).
+        self._made = True
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        # Setting the baseline or the variants later is refused as in the constructor,
+        # before the experiment holds them: `experiment.baseline = "lage"` was first
+        # refused by run().
+        if getattr(self, "_made", False):
+            if key == "variants":
+                value = _as_items(value, "variants", self.name)
+                _check_variants(value, self.baseline, self.name)
+            elif key == "baseline":
+                _check_variants(self.variants, value, self.name)
+        super().__setattr__(key, value)
 
     @property
     def experiment_id(self) -> str:
@@ -374,15 +462,9 @@ class Experiment:
         Traceback (most recent call last):
         agenticlens_frames.errors.InputError: ...: variant names must be unique: large is ...
         """
-        _check_variant(variant, self.name, len(self.variants))
-        if any(v.name == variant.name for v in self.variants):
-            # Refused here, where it is added, rather than first by run().
-            raise InputError(
-                f"variant names must be unique: {variant.name} is already in the experiment",
-                file=f"experiment {self.name!r}",
-                location=f"variants[{len(self.variants)}]",
-                hint="give the new variant another name",
-            )
+        # Refused here, where it is added, rather than first by run(); the baseline is
+        # not checked, since the variant it names may be added next.
+        _check_variants([*self.variants, variant], None, self.name)
         self.variants.append(variant)
         return self
 
@@ -430,9 +512,13 @@ class Experiment:
         [('input-01', 'hi', ()), ('input-02', 'refund please', ('refund',))]
         """
         if not self.dataset:
+            # Known only now: an experiment may be given its inputs one add_inputs at a time.
             raise InputError(
-                f"experiment {self.name!r} has an empty dataset",
-                hint="add inputs with add_inputs([...])",
+                "the dataset is empty: there is nothing to run the variants on",
+                file=f"experiment {self.name!r}",
+                location="dataset",
+                hint="add inputs with experiment.add_inputs(['...', ...]), or pass "
+                "Experiment(..., dataset=[...])",
             )
         width = max(2, len(str(len(self.dataset))))
         cases = []
@@ -562,20 +648,20 @@ class Experiment:
         >>> manifest.variant_ids, manifest.baseline_variant_id, manifest.trial_count
         (('a', 'b'), 'b', 3)
         """
-        if len(self.variants) < 2:
-            raise InputError(
-                f"experiment {self.name!r} has {len(self.variants)} variant(s); "
-                "a comparison needs at least two",
-                hint="add variants with add_variant(Variant(...))",
-            )
         names = [v.name for v in self.variants]
-        duplicated = sorted({n for n in names if names.count(n) > 1})
-        if duplicated:
-            raise InputError(f"variant names must be unique: {', '.join(duplicated)} repeats")
-        if any(not n for n in names):
-            raise InputError("every variant needs a non-empty name")
+        if len(self.variants) < 2:
+            # Known only now: an experiment may be built one add_variant at a time.
+            raise InputError(
+                f"has {len(names)} variant(s) {names!r}; a comparison needs at least two "
+                "(a baseline and a candidate)",
+                file=f"experiment {self.name!r}",
+                location="variants",
+                hint="add one with experiment.add_variant(Variant(name=...)), or pass "
+                "Experiment(..., variants=[Variant(...), Variant(...)])",
+            )
+        # Checked again: the variants list may have been changed in place since.
+        _check_variants(self.variants, self.baseline, self.name)
         baseline = self.baseline or names[0]
-        require_known("baseline variant", [baseline], names, location="baseline")
         check_count(trials, "trials", location="trials")
         if not check_number(timeout_seconds, "timeout_seconds", location="timeout_seconds") > 0:
             raise InputError(
@@ -1350,6 +1436,21 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "experiment"
 
 
+def _check_text(value: Any, argument: str, call: str) -> None:
+    """A Tracker method's experiment name or run id: refused unless it is text (a number
+    or an Experiment matched nothing, silently).
+
+    Examples
+    --------
+    >>> _check_text(3, "run_id", "has_run('r1')")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: run_id: run_id must be a non-empty str, got int 3 \
+(e.g. tracker.has_run('r1'))
+    """
+    _check_name(value, argument, location=argument, example=f"tracker.{call}")
+
+
 @class_keyword_hints()
 class Tracker:
     """Keeps every run's results; with a folder, as parquet run folders on disk.
@@ -1373,6 +1474,20 @@ class Tracker:
         self.storage_path = (
             check_path(storage_path, "a tracker's folder") if storage_path is not None else None
         )
+        if self.storage_path is not None:
+            # A file given as the folder (or on its way) was accepted, and the run failed
+            # after the agents were built, writing its journal there.
+            path = self.storage_path
+            existing = next((p for p in (path, *path.parents) if p.exists()), None)
+            if existing is not None and not existing.is_dir():
+                where = "a file" if existing == path else f"inside the file {existing}"
+                raise InputError(
+                    f"{where}, not a folder: a Tracker needs a folder to keep its runs in",
+                    file=str(path),
+                    location="storage_path",
+                    hint="give a folder (created if missing), e.g. Tracker('experiment-results'),"
+                    " or Tracker() to keep the results in memory",
+                )
         self._memory: list[tuple[str | None, ExperimentRun, str]] = []
 
     def __repr__(self) -> str:
@@ -1398,6 +1513,8 @@ class Tracker:
         >>> Tracker().run_dir("support bot", "run 1") is None
         True
         """
+        _check_text(experiment_name, "experiment_name", "run_dir('support', 'r1')")
+        _check_text(run_id, "run_id", "run_dir('support', 'r1')")
         if self.storage_path is None:
             return None
         return self.storage_path / _slug(experiment_name) / _slug(run_id)
@@ -1419,6 +1536,7 @@ class Tracker:
         >>> tracker.has_run("r1"), tracker.has_run("r2")
         (True, False)
         """
+        _check_text(run_id, "run_id", "has_run('r1')")
         return any(recorded == run_id for recorded, _, _ in self._memory)
 
     def record(self, result: ExperimentResult) -> None:
@@ -1541,6 +1659,9 @@ class Tracker:
         >>> tracker.get_by_experiment("other")
         []
         """
+        # get_by_experiment(3), or the Experiment itself, matched nothing: an empty list,
+        # as for a name with no run.
+        _check_text(name, "name", "get_by_experiment('support') (an Experiment's is .name)")
         return [r for r in self.results if r.experiment_name == name]
 
     @property
@@ -1695,7 +1816,7 @@ class Comparator:
         report leads with (``ci_method``, see
         :func:`~agenticlens_frames.case_level_summary`). Per-variant results alone (no run)
         carry no case ids, so they get AgenticLens's pass rate (every evaluated attempt)
-        without an interval.
+        without an interval; fewer than two of them are refused.
 
         Examples
         --------
@@ -1927,6 +2048,18 @@ class Comparator:
                 location="results",
                 hint="pass what run() returned, an ExperimentRun, its analysis, a "
                 "LiveRunResult, or a list of VariantResult",
+            )
+        if len(items) < 2:
+            # An empty list (tracker.get_by_experiment of a misspelt name) gave an empty
+            # frame and a summary of a title alone; one result, a frame compared with nothing.
+            got = "none" if not items else f"one ({items[0].variant_name!r})"
+            raise InputError(
+                f"a comparison needs the results of at least two variants (a baseline and a "
+                f"candidate), got {got}",
+                location="results",
+                hint="pass what run() returned, or two or more VariantResult; "
+                "tracker.get_by_experiment(name) gives [] for a name with no recorded run "
+                "(tracker.results lists them all)",
             )
         return items
 

@@ -450,3 +450,149 @@ def test_comparator_given_a_loaded_report_says_it_holds_no_attempts(analysis, tm
         alf.Comparator().compare(saved)
     assert "loaded from a saved report and holds no attempts" in str(info.value)
     assert "pass the run that made it" in str(info.value)
+
+
+def test_a_repeated_variant_name_is_refused_by_the_constructor():
+    # Experiment(variants=[a, a]) was accepted and refused first by run() (add_variant
+    # already refused it).
+    with pytest.raises(InputError, match=r"variant names must be unique: a is already") as info:
+        alf.Experiment("e", variants=[alf.Variant("a"), alf.Variant("b"), alf.Variant("a")])
+    assert info.value.location == "variants[2]"
+    assert "(variants[0])" in str(info.value)
+
+
+def test_an_unknown_baseline_is_refused_when_the_variants_are_known():
+    variants = [alf.Variant("small"), alf.Variant("large")]
+    # Refused by to_manifest() only, that is by run() once the agents were built.
+    with pytest.raises(InputError, match=r"unknown baseline variant 'lage'") as info:
+        alf.Experiment("e", variants=variants, baseline="lage", dataset=["hi"])
+    assert info.value.location == "baseline"
+    assert info.value.file == "experiment 'e'"
+    assert "did you mean 'large'? known: small, large" in str(info.value)
+    with pytest.raises(InputError, match=r"^baseline: the baseline must be a non-empty str"):
+        alf.Experiment("e", variants=variants, baseline=1)
+
+
+def test_a_baseline_or_variants_set_later_are_checked_as_in_the_constructor():
+    experiment = alf.Experiment("e", variants=[alf.Variant("small"), alf.Variant("large")])
+    with pytest.raises(InputError, match=r"unknown baseline variant 'lage'"):
+        experiment.baseline = "lage"
+    assert experiment.baseline is None  # left as it was
+    experiment.baseline = "large"
+    with pytest.raises(InputError, match=r"unknown baseline variant 'large'"):
+        experiment.variants = [alf.Variant("small"), alf.Variant("medium")]
+    with pytest.raises(InputError, match=r"variant names must be unique"):
+        experiment.variants = [alf.Variant("large"), alf.Variant("large")]
+    assert [v.name for v in experiment.variants] == ["small", "large"]
+    experiment.variants = (alf.Variant("medium"), alf.Variant("large"))
+    assert experiment.to_manifest().baseline_variant_id == "large"
+
+
+def test_an_experiment_built_one_variant_at_a_time_names_its_baseline_first():
+    # The baseline may name a variant not added yet: checked when the experiment is run.
+    experiment = alf.Experiment("e", baseline="large", dataset=["hi"])
+    experiment.add_variant(alf.Variant("small")).add_variant(alf.Variant("large"))
+    assert experiment.to_manifest().baseline_variant_id == "large"
+    late = alf.Experiment("e", baseline="lage", dataset=["hi"])
+    late.add_variant(alf.Variant("small")).add_variant(alf.Variant("large"))
+    with pytest.raises(InputError, match=r"unknown baseline variant 'lage'.*'large'"):
+        late.to_manifest()
+
+
+def test_one_variant_or_no_input_is_refused_at_the_run_naming_the_fix():
+    one = alf.Experiment("e", variants=[alf.Variant("a")], dataset=["hi"])
+    with pytest.raises(InputError) as info:
+        one.to_manifest()
+    assert str(info.value) == (
+        "experiment 'e': variants: has 1 variant(s) ['a']; a comparison needs at least two "
+        "(a baseline and a candidate) (add one with experiment.add_variant(Variant(name=...)), "
+        "or pass Experiment(..., variants=[Variant(...), Variant(...)]))"
+    )
+    empty = alf.Experiment("e", variants=[alf.Variant("a"), alf.Variant("b")])
+    with pytest.raises(InputError, match=r"^experiment 'e': dataset: the dataset is empty") as info:
+        alf.api.run(empty, lambda variant: str.upper, progress=False)
+    assert "experiment.add_inputs(" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("temperature", "hot", "expected a number, got 'hot'"),
+        ("temperature", True, "expected a number, got true"),
+        ("temperature", float("nan"), "expected a number, got nan"),
+        ("model", 4, "expected a string, got 4"),
+        ("prompt_template", ["x"], "expected a string, got a list"),
+        ("description", None, "expected a string, got null"),
+    ],
+)
+def test_a_typed_variant_field_of_the_wrong_kind_is_refused_when_made(field, value, message):
+    # Variant(temperature="hot") was accepted: "hot" became a factor level beside 0.2.
+    with pytest.raises(InputError) as info:
+        alf.Variant("a", **{field: value})
+    assert info.value.location == field
+    assert str(info.value).startswith(f"{field}: variant 'a': {message} (")
+    hint = "use a finite number" if value != value else f"e.g. Variant('a', {field}="
+    assert hint in info.value.hint
+
+
+def test_a_typed_variant_field_takes_what_the_manifest_loader_takes():
+    # The loader's rule, not a stricter one: a number as text is a number there too.
+    assert alf.Variant("a", temperature=1).factors == {"temperature": "1"}
+    assert alf.Variant("a", temperature="0.2").factors == {"temperature": "0.2"}
+    assert alf.Variant("a", model="m", prompt_template="{input}").factors == {
+        "model": "m",
+        "prompt_template": "{input}",
+    }
+
+
+def test_a_tracker_given_a_file_says_it_needs_a_folder(tmp_path):
+    # Tracker("/etc/passwd") was accepted; run() then failed writing its journal there.
+    file = tmp_path / "results.json"
+    file.write_text("{}")
+    for path in (file, file / "inside"):
+        with pytest.raises(InputError, match=r"not a folder: a Tracker needs a folder") as info:
+            alf.Tracker(path)
+        assert str(info.value).startswith(f"{path}: storage_path: ")
+        assert info.value.message.startswith(
+            "a file" if path == file else f"inside the file {file}"
+        )
+        assert "give a folder (created if missing)" in str(info.value)
+    assert alf.Tracker(tmp_path / "new" / "folder").storage_path == tmp_path / "new" / "folder"
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda t, e: t.get_by_experiment(3), "name"),
+        (lambda t, e: t.get_by_experiment(e), "name"),
+        (lambda t, e: t.has_run(1), "run_id"),
+        (lambda t, e: t.run_dir(e, "r1"), "experiment_name"),
+        (lambda t, e: t.run_dir("e", None), "run_id"),
+    ],
+    ids=["get_by_experiment-int", "get_by_experiment-Experiment", "has_run", "run_dir", "run_id"],
+)
+def test_a_tracker_method_given_no_text_names_the_argument(call, argument, tmp_path):
+    # get_by_experiment(3) and has_run(1) answered [] and False; run_dir failed in re.sub.
+    experiment = alf.Experiment("e", variants=[alf.Variant("a"), alf.Variant("b")])
+    for tracker in (alf.Tracker(), alf.Tracker(tmp_path)):
+        with pytest.raises(InputError, match=rf"^{argument}: {argument} must be a non-empty str"):
+            call(tracker, experiment)
+    assert alf.Tracker().get_by_experiment("e") == []
+
+
+def test_the_comparator_refuses_fewer_than_two_variant_results():
+    # compare([]) (get_by_experiment of a misspelt name) gave an empty frame, and the
+    # summary a title alone; one result was "compared" with nothing.
+    experiment = alf.Experiment("e", variants=[alf.Variant("a"), alf.Variant("b")], dataset=["hi"])
+    tracker = alf.Tracker()
+    alf.api.run(experiment, lambda variant: str.upper, tracker=tracker, progress=False)
+    for results, got in (([], "none"), (tracker.results[:1], "one ('a')")):
+        for method in (alf.Comparator().compare, alf.Comparator().summary):
+            with pytest.raises(InputError) as info:
+                method(results)
+            assert str(info.value).startswith(
+                "results: a comparison needs the results of at least two variants (a baseline "
+                f"and a candidate), got {got} ("
+            )
+            assert "tracker.get_by_experiment(name) gives []" in str(info.value)
+    assert list(alf.Comparator().compare(tracker.results)["variant"]) == ["a", "b"]

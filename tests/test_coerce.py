@@ -180,14 +180,14 @@ def test_misspelt_baseline_and_variant_limits_suggest_the_variant(tmp_path: Path
     from agenticlens_frames import Experiment, Variant
     from agenticlens_frames.runner import run_experiment
 
-    experiment = Experiment(
-        name="e",
-        variants=[Variant(name="quiet"), Variant(name="loud")],
-        dataset=["hi"],
-        baseline="lowd",
-    )
+    # Refused when the experiment is made (it was by to_manifest()).
     with pytest.raises(InputError, match="did you mean 'loud'"):
-        experiment.to_manifest()
+        Experiment(
+            name="e",
+            variants=[Variant(name="quiet"), Variant(name="loud")],
+            dataset=["hi"],
+            baseline="lowd",
+        )
     import yaml
 
     from .runner.conftest import TARGETS

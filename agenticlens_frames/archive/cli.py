@@ -384,10 +384,11 @@ def _judge(
 
 
 def _matching_runs(sl: Any, *, required: bool) -> None:
-    """Find the runs ``sl`` touches. A factor level no run has (a likely typo) is said on
-    stderr in one line, not as a Python warning with its source line; with ``required``,
-    no matching run is an error naming the levels that exist. A variant id no run has is
-    refused by every command, named as ``--variant``."""
+    """Find the runs ``sl`` touches. A factor level no run has (a likely typo) beside one
+    that exists is said on stderr in one line, not as a Python warning with its source
+    line; a factor none of whose levels exists is refused, as the slice refuses it; with
+    ``required``, no matching run is an error naming the levels that exist. A variant id
+    no run has is refused by every command, named as ``--variant``."""
     import warnings
 
     from .query import UnknownLevelWarning, check_factor_filter, check_variant_filter
@@ -397,13 +398,14 @@ def _matching_runs(sl: Any, *, required: bool) -> None:
         try:
             empty = sl.n_runs == 0
         except InputError:
-            # A factor name no run has: said again with the closest name as a --factor
-            # option to paste (the slice suggests it as a Python string, 'k=v', which
-            # --factor would cut at the "="). Any other error is raised as it was.
+            # A factor name no run has, or a factor none of whose given levels any run has
+            # (the slice refuses both): said again with the closest as a --factor option to
+            # paste (the slice suggests it as a Python string, 'k=v', which --factor would
+            # cut at the "="). Any other error is raised as it was.
             check_factor_filter(
                 sl.filter.factors,
                 sl.archive.records(),
-                levels=False,
+                levels="warn",
                 location="--factor",
                 suggest=_factor_argument,
             )

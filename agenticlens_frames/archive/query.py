@@ -416,8 +416,9 @@ class ArchiveSlice:
     def _plan(self) -> tuple[tuple[RunRecord, RunScan], ...]:
         out = []
         records = self.archive.records()
-        # A factor name no run has is a typo; an unknown level is an empty slice, with a
-        # warning naming the levels that exist (the CLI refuses it).
+        # A factor name no run has is a typo, and so is a factor whose every given level
+        # no run has (the slice would be empty): refused, as the CLI refuses it. A level
+        # no run has beside one that exists is a warning naming the levels that exist.
         check_factor_filter(self.filter.factors, records, levels="warn")
         # A variant id no run has can only be a mistake: refused, naming the closest.
         check_variant_filter(self.filter.variants, records)
@@ -1190,8 +1191,9 @@ def check_variant_filter(
 
 
 class UnknownLevelWarning(UserWarning):
-    """A factor level of a slice's filter that no archived run has: the slice is empty for
-    it (the command line says it again with the closest level as an option to paste)."""
+    """A factor level of a slice's filter that no archived run has, beside one that exists:
+    the slice has none of its runs (the command line says it again with the closest level
+    as an option to paste). When no given level of a factor exists, the slice refuses it."""
 
 
 def check_factor_filter(
@@ -1204,11 +1206,24 @@ def check_factor_filter(
 ) -> None:
     """Refuse a factor name (and, with ``levels``, a level) that no archived run has,
     saying which factors and levels exist and which is closest; ``levels="warn"`` warns
-    about such a level instead (the slice is then empty for it). ``location`` names the
-    argument in the message (the command line's ``--factor``); ``suggest(name, levels)``
-    writes the closest name or level as the caller's user would type it (default:
-    ``'name'`` or ``'level'``), so a name holding ``=`` or a level holding a comma or
-    edge spaces is suggested in a form the command line can read."""
+    about such a level instead when another level given for the factor exists (the slice
+    is then empty for it), and refuses it when none does (the slice would be empty).
+    ``location`` names the argument in the message (the command line's ``--factor``);
+    ``suggest(name, levels)`` writes the closest name or level as the caller's user would
+    type it (default: ``'name'`` or ``'level'``), so a name holding ``=`` or a level
+    holding a comma or edge spaces is suggested in a form the command line can read.
+
+    Examples
+    --------
+    >>> from agenticlens_frames.testing import example_archive
+    >>> records = example_archive().records()
+    >>> check_factor_filter((("retrieval", ("dence", "bm2")),), records, levels="warn")
+    Traceback (most recent call last):
+    ...
+    agenticlens_frames.errors.InputError: factors: no archived run has retrieval='dence' or \
+'bm2' (did you mean 'dense' for 'dence', 'bm25' for 'bm2'? the levels of 'retrieval' are \
+'bm25', 'dense')
+    """
     if not factors or not records:
         return
     from ..formats._io import close_match
@@ -1229,18 +1244,24 @@ def check_factor_filter(
                 hint=(f"did you mean {shown_name}? " if match else "")
                 + f"the archive's factors are {known}",
             )
-        missing = [v for v in values if v not in found[name]] if levels else []
+        missing = list(dict.fromkeys(v for v in values if v not in found[name])) if levels else []
         if missing:
-            match = close_match(missing[0], found[name])
             shown = ", ".join(repr(v) for v in sorted(found[name])[:20])
-            message = f"no archived run has {name}={missing[0]!r}"
-            shown_match = (
-                repr(match) if suggest is None or match is None else suggest(name, [match])
-            )
-            hint = (f"did you mean {shown_match}? " if match else "") + (
+            message = f"no archived run has {name}=" + " or ".join(repr(v) for v in missing[:5])
+            message += f" … ({len(missing)} in all)" if len(missing) > 5 else ""
+            pairs = [(level, close_match(level, found[name])) for level in missing[:5]]
+            guesses = [
+                (repr(match) if suggest is None else suggest(name, [match]))
+                + (f" for {level!r}" if len(missing) > 1 else "")
+                for level, match in pairs
+                if match is not None
+            ]
+            hint = (f"did you mean {', '.join(guesses)}? " if guesses else "") + (
                 f"the levels of {name!r} are {shown}"
             )
-            if levels != "warn":
+            # Every level given for the factor unknown: the slice would be empty, which is
+            # no answer to a typo (the CLI refuses it too).
+            if levels != "warn" or len(missing) == len(set(values)):
                 raise InputError(message, location=location, hint=hint)
             warnings.warn(
                 f"{message}: the slice is empty for it ({hint})", UnknownLevelWarning, stacklevel=4

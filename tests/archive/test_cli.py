@@ -530,6 +530,19 @@ def test_a_level_no_run_has_is_one_warning_line(cli_archive: Path, command: str)
     assert "UserWarning" not in result.output and "return [" not in result.output
 
 
+@pytest.mark.parametrize("command", ["ls", "summarize"])
+def test_a_factor_whose_every_level_no_run_has_is_refused_as_an_option(
+    cli_archive: Path, command: str
+):
+    """As the Python slice refuses it; `ls` warned and listed no run, exit 0."""
+    result = invoke(command, str(cli_archive), "--factor", "model=gpt-lage,gpt-nonesuch")
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.replace("│", " ").split())
+    assert "--factor: no archived run has model='gpt-lage' or 'gpt-nonesuch'" in text
+    assert "did you mean --factor model=gpt-large for 'gpt-lage'?" in text
+    assert "warning:" not in text
+
+
 def test_tables_in_a_pipe_are_not_cut_to_80_columns(cli_archive: Path):
     """In a pipe (CI logs) rich assumed 80 columns: the paired table's name columns shrank
     to nothing, leaving intervals without the candidate they belong to."""

@@ -107,14 +107,47 @@ def test_catalog_prunes_runs_and_the_reader_prunes_variants(shared_archive: Arch
     table = sl.scans()[0].read("attempts", ["variant_id"])
     assert set(table.column("variant_id").to_pylist()) == {"retrieval-dense"}
     assert len(sl) == sum(r.n_attempts for r in sl.records())
+    # A level no run has beside one that exists: a warning, the runs of the other kept.
     with pytest.warns(UserWarning, match=r"no archived run has retrieval='nope'.*'dense'"):
-        assert shared_archive.slice(retrieval="nope").n_runs == 0
+        mixed = shared_archive.slice(retrieval=["dense", "nope"]).n_runs
+    assert mixed == shared_archive.slice(retrieval="dense").n_runs > 0
     assert shared_archive.slice(tags="no-such-tag").n_runs == 0
 
 
-def test_a_misspelt_level_warns_with_the_closest(shared_archive: Archive) -> None:
+def test_a_misspelt_level_beside_a_known_one_warns_with_the_closest(
+    shared_archive: Archive,
+) -> None:
     with pytest.warns(UserWarning, match=r"did you mean 'dense'\?"):
-        assert shared_archive.slice(retrieval="dence").n_runs == 0
+        assert shared_archive.slice(retrieval=["bm25", "dence"]).n_runs > 0
+
+
+@pytest.mark.parametrize(
+    ("levels", "message", "guess"),
+    [
+        ("dence", "no archived run has retrieval='dence'", "did you mean 'dense'? "),
+        (
+            ["dence", "nope"],
+            "no archived run has retrieval='dence' or 'nope'",
+            "did you mean 'dense' for 'dence'? ",
+        ),
+    ],
+)
+def test_a_factor_whose_every_level_is_unknown_is_refused_naming_the_closest(
+    shared_archive: Archive, levels, message, guess
+) -> None:
+    """It only warned, and the slice was empty: every analysis of it an empty frame."""
+    sl = shared_archive.slice(retrieval=levels)
+    known = sorted(
+        {str(v["factors"]["retrieval"]) for r in sl.archive.records() for v in r.variants}
+    )
+    with pytest.raises(InputError) as info:
+        sl.records()
+    assert info.value.location == "factors"
+    assert info.value.message == message
+    assert info.value.hint == guess + "the levels of 'retrieval' are " + ", ".join(map(repr, known))
+    # as the where() that narrows a slice to it
+    with pytest.raises(InputError, match=message):
+        shared_archive.all().where(retrieval=levels).records()
 
 
 def test_a_variant_id_no_archived_run_has_is_refused_naming_the_closest(
@@ -281,9 +314,8 @@ def test_duckdb_relation_is_the_slice(shared_archive: Archive):
 
 
 def test_an_empty_slice_gives_empty_frames(shared_archive: Archive):
-    sl = shared_archive.slice(retrieval="nope")
-    with pytest.warns(UserWarning, match="no archived run has retrieval='nope'"):
-        assert (sl.n_runs, len(sl)) == (0, 0)
+    sl = shared_archive.slice(retrieval="dense", prompt="v2")  # no variant is both
+    assert (sl.n_runs, len(sl)) == (0, 0)
     for engine in ("numpy", "duckdb"):
         result = sl.analyze(engine)
         assert result.variant_summary.empty and result.case_matrix.empty
@@ -296,14 +328,13 @@ def test_an_empty_slice_has_the_archived_columns_and_types(
     # It answered "no column 'run_id' in archived attempts" when columns were named, and a
     # 0 × 0 frame without: code selecting columns broke on a filter that matched nothing.
     full = shared_archive.all().table(table)
-    with pytest.warns(UserWarning, match="no archived run"):
-        empty = shared_archive.slice(retrieval="nope").table(table)
+    nothing = shared_archive.slice(retrieval="dense", prompt="v2")  # no variant is both
+    empty = nothing.table(table)
     assert empty.num_rows == 0
     unfactored = [f for f in full.schema if not f.name.startswith("factor_")]
     assert list(empty.schema) == unfactored
     some = [f.name for f in unfactored][::3]
-    with pytest.warns(UserWarning, match="no archived run"):
-        picked = shared_archive.slice(retrieval="nope").frame(table, columns=some)
+    picked = nothing.frame(table, columns=some)
     assert picked.empty and list(picked.columns) == some
 
 
