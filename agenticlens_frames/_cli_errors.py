@@ -1,7 +1,7 @@
 """How both command lines (``experiment`` and ``archive``) report bad input: one paragraph
 on stderr (a line per problem for a file with several), exit status 1, never a traceback;
-the usage error (exit 2) of a fraction given out of its range; and the console they print
-their tables on."""
+the usage errors (exit 2) of a fraction given out of its range and of an option given where
+it has no effect; and the console they print their tables on."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ __all__ = [
     "fraction_between",
     "masked",
     "output_console",
+    "refuse_unused",
 ]
 
 EXIT_INVALID_INPUT = 1
@@ -116,3 +117,45 @@ def fraction_between(
         )
 
     return check
+
+
+def refuse_unused(option: str, *, given: bool, used: bool, does: str, fix: str) -> None:
+    """Refuse ``option``, ``given`` where it has no effect (not ``used``: the option it
+    serves is missing, or another makes it moot), as the usage error (exit 2) it is.
+
+    Each command calls this before it reads any file, so the refusal comes first. An
+    option ignored without a word let a user believe it had acted (``--regression-rule
+    compat`` with no gate to apply it to): the one place every such refusal is worded,
+    naming the option, what it does, the option or change that would give it an effect,
+    and the other way out, leaving it out.
+
+    Parameters
+    ----------
+    option
+        The option refused, as typed (``--correction``).
+    given
+        Whether the user gave it (an option whose default is ``None`` or ``False`` when not
+        given, so that the documented default is not taken for a choice).
+    used
+        Whether the command would use it, given the other options.
+    does
+        What it does, as the predicate of "it ..." ("applies to the verdicts").
+    fix
+        The change that gives it an effect ("add --verdicts").
+
+    Examples
+    --------
+    >>> refuse_unused("--correction", given=True, used=True, does="applies to the verdicts",
+    ...               fix="add --verdicts")
+    >>> try:
+    ...     refuse_unused("--correction", given=True, used=False,
+    ...                   does="applies to the verdicts", fix="add --verdicts")
+    ... except typer.BadParameter as refused:
+    ...     print(refused.format_message())
+    Invalid value for '--correction': it applies to the verdicts (add --verdicts, or leave \
+--correction out)
+    """
+    if given and not used:
+        raise typer.BadParameter(
+            f"it {does} ({fix}, or leave {option} out)", param_hint=f"'{option}'"
+        )

@@ -4,8 +4,9 @@ Exit codes
 ----------
 0  success
 1  invalid input (a one-paragraph message, no traceback)
-2  usage error: an unknown option, a value outside an option's choices or range, or options
-   that conflict (``--stop-margin`` without ``--stop-when``)
+2  usage error: an unknown option, a value outside an option's choices or range, options
+   that conflict (``--stop-margin`` without ``--stop-when``), or an option given where it
+   has no effect (``--regression-rule`` without ``--fail-on-regression``)
 3  some variant completed no trial (the run is incomplete), or with ``--max-unanswered``
    a variant's target left more than that share of its attempts unanswered
 4  ``--fail-on-regression`` and a candidate regressed against the baseline: by default,
@@ -42,7 +43,14 @@ from rich.text import Text
 
 from . import _deferred_rich
 from ._choices import PAIRED_METHODS, Correction  # not stats_paired: --help needs no numpy
-from ._cli_errors import EXIT_INVALID_INPUT, fail, fraction_between, masked, output_console
+from ._cli_errors import (
+    EXIT_INVALID_INPUT,
+    fail,
+    fraction_between,
+    masked,
+    output_console,
+    refuse_unused,
+)
 from ._cli_help import FlagsWithoutTypes
 from ._values import count_noun  # (imports nothing heavy: --help stays quick)
 from .errors import InputError, is_refusal_by_the_system, os_refusal
@@ -220,45 +228,61 @@ reliability, latency, cost
 
 def _refuse_option_conflicts(
     *,
-    stop_when: object,
-    stop_margin: float | None,
-    rerun_failed: bool,
-    run_dir: Path | None,
-    noninferiority_margin: float | None,
-    noninferiority: list[str] | None,
+    stop_when: object = None,
+    stop_margin: float | None = None,
+    rerun_failed: bool = False,
+    run_dir: Path | None = None,
+    noninferiority_margin: float | None = None,
+    noninferiority: list[str] | None = None,
+    fail_on_regression: bool = False,
+    regression_rule: RegressionRule | None = None,
 ) -> None:
-    """Refuse options of ``experiment run`` that need another one, or contradict one, as the
-    usage errors they are (exit 2), before any file is read: they were exit 1, the status
-    of a bad manifest, and came after the manifest's own problems.
+    """Refuse options of ``experiment run`` (and ``experiment report``: the options it has)
+    that need another one, or contradict one, as the usage errors they are (exit 2),
+    before any file is read: they were exit 1, the status of a bad manifest, and came after
+    the manifest's own problems; an option with no effect (``--regression-rule`` without
+    the gate it chooses the rule of) was ignored without a word.
 
     Examples
     --------
-    >>> _refuse_option_conflicts(stop_when=None, stop_margin=None, rerun_failed=False,
-    ...                          run_dir=None, noninferiority_margin=0.02,
-    ...                          noninferiority=["latency=200"])
+    >>> _refuse_option_conflicts(noninferiority_margin=0.02, noninferiority=["latency=200"])
     >>> try:
-    ...     _refuse_option_conflicts(stop_when=None, stop_margin=0.05, rerun_failed=False,
-    ...                              run_dir=None, noninferiority_margin=None,
-    ...                              noninferiority=None)
+    ...     _refuse_option_conflicts(stop_margin=0.05)
     ... except typer.BadParameter as refused:
     ...     print(refused.format_message())
     Invalid value for '--stop-margin': it applies to the early-stopping rule only (add \
 --stop-when decided, or leave --stop-margin out)
+    >>> try:
+    ...     _refuse_option_conflicts(regression_rule=RegressionRule.compat)
+    ... except typer.BadParameter as refused:
+    ...     print(refused.format_message())
+    Invalid value for '--regression-rule': it chooses the rule of the regression gate (add \
+--fail-on-regression, or leave --regression-rule out)
     """
-    if stop_when is None and stop_margin is not None:
-        raise typer.BadParameter(
-            "it applies to the early-stopping rule only (add --stop-when decided, or leave "
-            "--stop-margin out)",
-            param_hint="'--stop-margin'",
-        )
-    if rerun_failed and run_dir is None:
-        # Without a folder there is no earlier run whose failures to call again: the
-        # option was ignored and every attempt called once, as new.
-        raise typer.BadParameter(
-            "it calls again the failed attempts journaled in a run folder, and no --run-dir "
-            "was given (pass the --run-dir of the run whose failures to call again)",
-            param_hint="'--rerun-failed'",
-        )
+    refuse_unused(
+        "--stop-margin",
+        given=stop_margin is not None,
+        used=stop_when is not None,
+        does="applies to the early-stopping rule only",
+        fix="add --stop-when decided",
+    )
+    # Without a folder there is no earlier run whose failures to call again: the option
+    # was ignored and every attempt called once, as new.
+    refuse_unused(
+        "--rerun-failed",
+        given=rerun_failed,
+        used=run_dir is not None,
+        does="calls again the failed attempts journaled in a run folder, and no --run-dir "
+        "was given",
+        fix="add the --run-dir of the run whose failures to call again",
+    )
+    refuse_unused(
+        "--regression-rule",
+        given=regression_rule is not None,
+        used=fail_on_regression,
+        does="chooses the rule of the regression gate",
+        fix="add --fail-on-regression",
+    )
     quality = [
         margin for dimension, margin in _gate_pairs(noninferiority) if dimension == "quality"
     ]
@@ -286,7 +310,9 @@ def _regression_rule_option(threshold: str) -> Any:
     """``--regression-rule``, whose compat rule reads ``threshold``: the run's own option,
     or, for a saved report, the threshold it was run with (report has no such option)."""
     return typer.Option(
-        RegressionRule.case,
+        # None when not given: one without --fail-on-regression is refused, not ignored
+        # (_refuse_option_conflicts); the help says the default, case.
+        None,
         "--regression-rule",
         help="'case' (default): significantly worse on quality, safety or reliability in "
         "the case-level paired comparison under the declared correction (needs one); "
@@ -547,7 +573,7 @@ def experiment_run(
         "(AgenticLens 0.10's numbers).",
     ),
     fail_on_regression: bool = FailOnRegressionOpt,
-    regression_rule: RegressionRule = RegressionRuleOpt,
+    regression_rule: RegressionRule | None = RegressionRuleOpt,
     max_unanswered: float | None = MaxUnansweredOpt,
     correction: Correction | None = typer.Option(
         None,
@@ -657,7 +683,10 @@ def experiment_run(
         run_dir=run_dir,
         noninferiority_margin=noninferiority_margin,
         noninferiority=noninferiority,
+        fail_on_regression=fail_on_regression,
+        regression_rule=regression_rule,
     )
+    rule = regression_rule or RegressionRule.case
     console = output_console(quiet)
     from .formats.suite import suite_memo
 
@@ -707,11 +736,7 @@ def experiment_run(
             # A changed correction or margin is refused now, before any target is called;
             # the whole fingerprint (evaluator versions, candidates) after the run.
             check_saved_settings(outputs["save"], comparisons, (manifest.name, manifest.version))
-            if (
-                fail_on_regression
-                and regression_rule == RegressionRule.case
-                and comparisons is None
-            ):
+            if fail_on_regression and rule == RegressionRule.case and comparisons is None:
                 # Refused before any work: the verdict the gate follows needs a correction.
                 raise InputError(
                     "the gate follows the case-level paired verdict, which needs a declared "
@@ -784,9 +809,7 @@ def experiment_run(
         except InputError as exc:
             problems = _with_suite_problems(exc, manifest_file, suite_file, evaluators)
             raise fail("Unable to run experiment", problems) from None
-    gates = _gates(
-        analysis, fail_on_regression, rule=regression_rule.value, max_unanswered=max_unanswered
-    )
+    gates = _gates(analysis, fail_on_regression, rule=rule.value, max_unanswered=max_unanswered)
     if gates:
         from .report.summary import gates_block
 
@@ -1363,13 +1386,15 @@ def experiment_report(
         "no trial, 4 if a candidate regressed (see --regression-rule), 5 if the report's "
         "non-inferiority gate failed.",
     ),
-    regression_rule: RegressionRule = SavedRegressionRuleOpt,
+    regression_rule: RegressionRule | None = SavedRegressionRuleOpt,
     max_unanswered: float | None = MaxUnansweredOpt,
     summary: Path | None = SummaryOpt,
     *,
     outputs: dict[str, Path | None],
 ) -> None:
     """Re-render a saved report (ours, or AgenticLens 0.10's with verdicts from its records)."""
+    _refuse_option_conflicts(fail_on_regression=fail_on_regression, regression_rule=regression_rule)
+    rule = regression_rule or RegressionRule.case
     console = output_console(quiet)
     from ._files import check_outputs
     from .report.console import print_summary
@@ -1407,7 +1432,7 @@ def experiment_report(
         analysis = load_report(report_file, comparisons=declared)
         if (
             fail_on_regression
-            and regression_rule == RegressionRule.case
+            and rule == RegressionRule.case
             and not analysis.verdicts.attrs.get("declared", False)
         ):
             raise InputError(
@@ -1429,7 +1454,7 @@ def experiment_report(
         _gates(
             analysis,
             fail_on_regression,
-            rule=regression_rule.value,
+            rule=rule.value,
             max_unanswered=max_unanswered,
         )
         if gated

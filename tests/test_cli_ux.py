@@ -138,6 +138,35 @@ def test_options_that_conflict_are_a_usage_error_before_any_file_is_read(
         assert ran.returncode == 1 and "m.yaml: file not found" in ran.stderr, ran.stderr
 
 
+@pytest.mark.parametrize("command", ["run", "report"])
+@pytest.mark.parametrize("rule", ["case", "compat"])
+def test_a_regression_rule_without_its_gate_is_a_usage_error_before_any_file_is_read(
+    tmp_path: Path, command: str, rule: str
+) -> None:
+    """--regression-rule chooses the rule of --fail-on-regression's gate, and without the
+    gate it was ignored without a word (exit 0: a CI job that meant to gate passed
+    whatever the run said); the default given by name too. A usage error now (exit 2),
+    said before the missing files; beside the gate it is taken."""
+    files = {
+        "run": [str(tmp_path / "m.yaml"), str(tmp_path / "s.yaml")],
+        "report": [str(tmp_path / "r.json")],
+    }[command]
+    done = CliRunner().invoke(
+        app, ["experiment", command, *files, "--regression-rule", rule], terminal_width=400
+    )
+    assert done.exit_code == 2, done.output
+    text = re.sub(r"[│\s]+", " ", done.output)
+    said = (
+        "Invalid value for '--regression-rule': it chooses the rule of the regression gate "
+        "(add --fail-on-regression, or leave --regression-rule out)"
+    )
+    assert said in text and files[0] not in text, text
+    gated = CliRunner().invoke(
+        app, ["experiment", command, *files, "--regression-rule", rule, "--fail-on-regression"]
+    )
+    assert gated.exit_code == 1, gated.output  # the missing file is the error now
+
+
 def test_help_lists_the_choices_of_every_enumerated_option() -> None:
     text = _cli("experiment", "run", "--help", columns="400").stdout
     flat = re.sub(r"[│\s]+", " ", text)

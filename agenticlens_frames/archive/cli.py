@@ -2,7 +2,8 @@
 
 Mounted by the main CLI with ``app.add_typer(archive_app, name="archive")``. Exit codes
 follow the main CLI: 0 success, 1 invalid input (including a slice that matches
-nothing), 2 usage errors (typer).
+nothing), 2 usage errors (typer's, and an option given where it has no effect, such as
+``slice --confidence-level`` without ``--analysis`` or ``--verdicts``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .._choices import Correction
-from .._cli_errors import fail, fraction_between, output_console
+from .._cli_errors import fail, fraction_between, output_console, refuse_unused
 from .._cli_help import FlagsWithoutTypes
 from .._values import format_in_unit, format_power, is_missing
 from ..errors import InputError
@@ -341,11 +342,13 @@ def _output_names(stems: Iterable[str], fmt: str, folder: str = "") -> set[str]:
 def _check_correction(verdicts: bool, correction: Correction | None) -> None:
     """``--correction`` without ``--verdicts``: a usage error (exit 2), as every option
     given without the one it serves (it was exit 1, the status of a bad archive)."""
-    if correction is not None and not verdicts:
-        raise typer.BadParameter(
-            "it applies to the verdicts (add --verdicts, or drop --correction)",
-            param_hint="'--correction'",
-        )
+    refuse_unused(
+        "--correction",
+        given=correction is not None,
+        used=verdicts,
+        does="applies to the verdicts",
+        fix="add --verdicts",
+    )
 
 
 def _check_engine_options(engine: str, memory_limit: str | None) -> None:
@@ -477,6 +480,16 @@ def archive_add(
 
     A re-add keeps the early-stopping block or judge spend that the archived copy lacked.
     """
+    # A folder of tables or a run folder is added with the scores it holds: no evaluator
+    # is called, so a registry given with one was ignored without a word.
+    refuse_unused(
+        "--evaluators",
+        given=evaluators is not None,
+        used=len(sources) != 1,
+        does="names the evaluators of a MANIFEST SUITE add, and a folder is added with the "
+        "scores it holds",
+        fix="give MANIFEST SUITE",
+    )
     from ..frames import read_parquet, tables_folder
     from .store import Archive
 
@@ -780,6 +793,10 @@ def _write_frames(frames: dict[str, pd.DataFrame], folder: Path, fmt: str) -> No
             clean.to_parquet(folder / f"{name}.parquet", index=False)
 
 
+#: Rows of each table ``summarize`` prints unless ``--limit`` says otherwise.
+_SUMMARY_ROWS = 40
+
+
 @archive_app.command("summarize")
 def archive_summarize(
     archive: Path = typer.Argument(..., help="The archive folder."),
@@ -811,7 +828,10 @@ def archive_summarize(
         None, "--format", help="For --out: parquet (default) or csv."
     ),
     # min=0: pandas reads head(-1) as "all but the last row", which was printed as if all.
-    limit: int = typer.Option(40, "--limit", min=0, help="Rows of each table to print."),
+    # None when not given: one with --quiet, which prints no table, is refused.
+    limit: int | None = typer.Option(
+        None, "--limit", min=0, help=f"Rows of each table to print (default {_SUMMARY_ROWS})."
+    ),
     verdicts: bool = VerdictsOpt,
     correction: Correction | None = CorrectionOpt,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No console tables."),
@@ -823,12 +843,22 @@ def archive_summarize(
     try:
         _check_engine_options(engine.value, memory_limit)
         _check_correction(verdicts, correction)
-        if fmt is not None and out is None:  # a usage error, as _check_correction's
-            raise typer.BadParameter(
-                "it applies to the files --out writes (add --out FOLDER, or drop --format)",
-                param_hint="'--format'",
-            )
+        refuse_unused(
+            "--format",
+            given=fmt is not None,
+            used=out is not None,
+            does="applies to the files --out writes",
+            fix="add --out FOLDER",
+        )
+        refuse_unused(
+            "--limit",
+            given=limit is not None,
+            used=not quiet,
+            does="sets the rows of each printed table, and --quiet prints none",
+            fix="drop --quiet",
+        )
         fmt = fmt or SliceFormat.parquet
+        limit = _SUMMARY_ROWS if limit is None else limit
         if out is not None:
             _check_out(out, archive)
             frames = [*RESULT_FRAMES, "runs", "verdicts"]
@@ -1143,12 +1173,15 @@ def archive_slice(
         "--memory-limit",
         help="For --analysis: DuckDB memory limit, e.g. 2GB (it spills beyond).",
     ),
-    confidence_level: float = typer.Option(
-        0.95,
+    # None when not given: one without --analysis or --verdicts, which have the only
+    # intervals it sets, is refused, not ignored.
+    confidence_level: float | None = typer.Option(
+        None,
         "--confidence-level",
         callback=fraction_between(0.5, 0.999, "a confidence level", 0.95),
         help="Level (0.5 to 0.999) of the intervals of --analysis's frames and, with "
-        "--verdicts, of the per-comparison intervals of runs whose manifest declares none.",
+        "--verdicts, of the per-comparison intervals of runs whose manifest declares none "
+        "(default 0.95).",
     ),
     verdicts: bool = VerdictsOpt,
     correction: Correction | None = CorrectionOpt,
@@ -1175,10 +1208,21 @@ def archive_slice(
             check_table(name)
         _check_correction(verdicts, correction)
         for option, value in (("--engine", engine), ("--memory-limit", memory_limit)):
-            if value is not None and not analysis:  # a usage error, as _check_correction's
-                raise typer.BadParameter(
-                    "it applies to the analysis (add --analysis)", param_hint=f"'{option}'"
-                )
+            refuse_unused(
+                option,
+                given=value is not None,
+                used=analysis,
+                does="applies to the analysis",
+                fix="add --analysis",
+            )
+        refuse_unused(
+            "--confidence-level",
+            given=confidence_level is not None,
+            used=analysis or verdicts,
+            does="sets the level of the intervals of --analysis and --verdicts",
+            fix="add --analysis or --verdicts",
+        )
+        level = 0.95 if confidence_level is None else confidence_level
         engine_name = (engine or EngineChoice.auto).value
         _check_engine_options(engine_name, memory_limit)
         _check_out(out, archive)
@@ -1194,7 +1238,7 @@ def archive_slice(
         # The analysis first: a memory limit DuckDB cannot use, or runs out of, is refused
         # before any file is written.
         result = (
-            sl.analyze(engine_name, confidence_level=confidence_level, memory_limit=memory_limit)
+            sl.analyze(engine_name, confidence_level=level, memory_limit=memory_limit)
             if analysis
             else None
         )
@@ -1214,7 +1258,7 @@ def archive_slice(
             _write_frames({**result.frames(), "runs": result.runs}, out / "results", fmt.value)
         if verdicts:
             # Beside the rows, not under results/: --verdicts does not need --analysis.
-            judged = _judge(sl, correction, confidence_level, progress=not quiet)
+            judged = _judge(sl, correction, level, progress=not quiet)
             _write_frames({"verdicts": judged}, out, fmt.value)
     except (InputError, ImportError) as exc:
         raise _fail("Unable to slice archive", exc) from None

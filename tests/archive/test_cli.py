@@ -400,17 +400,60 @@ def test_slice_writes_each_runs_verdicts(
         (["slice", "{arc}", "-o", "{missing}", "--engine", "dask"], "'--engine': it applies"),
         # It was ignored without a word: summarize prints tables, --out writes files.
         (["summarize", "{arc}", "--format", "csv"], "'--format': it applies to the files --out"),
+        # Each was ignored without a word: slice computes no interval without --analysis
+        # or --verdicts, summarize --quiet prints no table, and a folder is added with
+        # the scores it holds (no evaluator is called).
+        (
+            ["slice", "{arc}", "-o", "{missing}", "--confidence-level", "0.9"],
+            "'--confidence-level': it sets the level of the intervals of --analysis and "
+            "--verdicts (add --analysis or --verdicts, or leave --confidence-level out)",
+        ),
+        (
+            ["summarize", "{arc}", "-q", "--limit", "5"],
+            "'--limit': it sets the rows of each printed table, and --quiet prints none "
+            "(drop --quiet, or leave --limit out)",
+        ),
+        (
+            ["add", "{arc}", "{missing}", "--evaluators", "m:registry"],
+            "'--evaluators': it names the evaluators of a MANIFEST SUITE add, and a folder is "
+            "added with the scores it holds (give MANIFEST SUITE, or leave --evaluators out)",
+        ),
     ],
 )
 def test_options_that_conflict_exit_2_before_the_archive_is_read(tmp_path: Path, args, message):
     """An option given without the one it serves, or against another, was exit 1, the
-    status of a bad archive: a usage error (exit 2) now, as in experiment run, said before
-    the archive is read (a missing archive is not the error)."""
+    status of a bad archive, or ignored without a word: a usage error (exit 2) now, as in
+    experiment run, said before the archive is read (a missing archive is not the error)."""
     filled = [a.format(arc=tmp_path / "missing", missing=tmp_path / "out") for a in args]
     result = invoke(*filled)
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.output.replace("│", " ").split()), result.output
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "partner"),
+    [
+        (["slice", "{arc}", "-o", "{out}", "--confidence-level", "0.9"], ["--analysis"]),
+        (["slice", "{arc}", "-o", "{out}", "--confidence-level", "0.9"], ["--verdicts"]),
+        (["summarize", "{arc}", "-q", "--limit", "5"], ["--out", "{out}"]),
+    ],
+)
+def test_an_option_refused_alone_is_taken_beside_the_one_it_serves(
+    cli_archive: Path, tmp_path: Path, args: list[str], partner: list[str]
+):
+    """The refusals above are of the option alone: beside --analysis or --verdicts the
+    level is taken (the frames' intervals at 90 %), and --limit with --quiet stays refused
+    even when --out writes files, which it does not cut."""
+    filled = [a.format(arc=cli_archive, out=tmp_path / "out") for a in [*args, *partner]]
+    result = invoke(*filled, "-q")
+    if args[0] == "summarize":
+        assert result.exit_code == 2 and "'--limit'" in result.output, result.output
+        return
+    assert result.exit_code == 0, result.output
+    name = "results/paired_differences.parquet" if "--analysis" in partner else "verdicts.parquet"
+    written = pd.read_parquet(tmp_path / "out" / name)
+    assert set(written["confidence_level"]) == {0.9}, written.columns
 
 
 @pytest.mark.parametrize(
@@ -605,11 +648,13 @@ def test_slice_analysis_takes_the_memory_limit_summarize_takes(cli_archive: Path
         "'--memory-limit': it applies to the duckdb engine, not numpy": (2, [
             "--analysis", "--engine", "numpy", "--memory-limit", "2GB",
         ]),
-        "'--memory-limit': it applies to the analysis (add --analysis)": (
+        "'--memory-limit': it applies to the analysis (add --analysis, or leave": (
             2, ["--memory-limit", "2GB"]
         ),
         # It was ignored without a word (the engine aggregates only for --analysis).
-        "'--engine': it applies to the analysis (add --analysis)": (2, ["--engine", "duckdb"]),
+        "'--engine': it applies to the analysis (add --analysis, or leave --engine out)": (
+            2, ["--engine", "duckdb"]
+        ),
         "cannot use memory limit 'lots'": (1, ["--analysis", "--memory-limit", "lots"]),
         # The limit reaches DuckDB, which cannot scan the tagged cases in 1MB.
         "--memory-limit: DuckDB ran out of memory": (1, [
