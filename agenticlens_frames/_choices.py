@@ -92,7 +92,7 @@ def check_latency_missing(policy: object) -> None:
     'zeros' (did you mean 'zero'? known: exclude, zero)
     """
     if policy not in LATENCY_POLICIES:
-        from .formats._io import require_known
+        from ._suggest import require_known
 
         require_known(
             "latency-missing policy", [policy], LATENCY_POLICIES, location="latency_missing"

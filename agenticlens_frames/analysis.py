@@ -371,7 +371,7 @@ def pass_at_k(
     >>> bool((pk["pass_hat_k"] <= pk["pass_at_k"]).all())
     True
     """
-    from .formats._io import require_known
+    from ._suggest import require_known
 
     run = require_run(run, "pass_at_k")
     # Before the work, named as the argument with the closest choice (it was neither).
@@ -1396,7 +1396,7 @@ class ExperimentAnalysis:
         Traceback (most recent call last):
         agenticlens_frames.errors.InputError: name: unknown result frame 'variants' (...)
         """
-        from .formats._io import require_known
+        from ._suggest import require_known
 
         frames = self.frames()
         # A loaded report may lack a frame its analysis had: said, with why (load_report).

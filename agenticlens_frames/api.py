@@ -58,6 +58,7 @@ import pandas as pd
 
 from ._deprecate import class_keyword_hints
 from ._plain import plain
+from ._suggest import close_match, require_known
 from ._values import clip, count_noun
 from .errors import (
     InputError,
@@ -70,15 +71,7 @@ from .errors import (
 )
 from .evaluators import EvaluatorRegistry, as_registry
 from .formats import load_suite
-from .formats._io import (
-    Invalid,
-    close_match,
-    require_known,
-    to_float,
-    to_mapping,
-    to_str,
-    to_str_list,
-)
+from .formats._io import Invalid, to_float, to_mapping, to_str, to_str_list
 from .formats.model import CaseSpec, ManifestSpec, SuiteSpec, VariantSpec
 from .formats.suite import EXPECTATION_KEYS as _EXPECTATIONS
 from .frames import ExperimentRun, read_parquet, run_attribute_error

@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._deprecate import renamed_from
+from ._suggest import close_match
 from .analysis import ExperimentAnalysis, analyze
 from .errors import InputError
-from .formats._io import close_match
 from .frames import ExperimentRun
 from .paired import ComparisonsConfig, resolve_comparisons
 

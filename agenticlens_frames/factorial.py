@@ -363,7 +363,7 @@ def factor_effects(
     from .stats_paired import CORRECTIONS, adjust_p_values
 
     if correction is not None and correction not in CORRECTIONS:
-        from .formats._io import close_match
+        from ._suggest import close_match
 
         # The same wording as analyze()'s and paired_comparisons()'s refusal of a typo.
         match = close_match(correction, list(CORRECTIONS))

@@ -31,8 +31,9 @@ from ._files import _fsync_dir, atomic_write, refuse_unexpanded
 from ._json_text import mark_json_text
 from ._lazy import lazy_module
 from ._plain import plain
+from ._suggest import require_known
 from .errors import InputError, check_path
-from .formats._io import Invalid, convert_checked, describe, require_known
+from .formats._io import Invalid, convert_checked, describe
 from .formats.model import (
     ATTEMPT_STATUSES,
     FACTOR_PREFIX,

@@ -22,9 +22,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from ._suggest import require_known
 from ._values import is_missing
 from .errors import InputError
-from .formats._io import require_known
 from .formats.model import (
     ATTEMPT_STATUSES,
     FACTOR_PREFIX,

@@ -43,9 +43,9 @@ from plotly.subplots import make_subplots
 
 from ._deprecate import keyword_hints, renamed_keywords, unexpected_keyword
 from ._docs import markdown_table
+from ._suggest import require_known
 from ._values import is_missing
 from .errors import InputError, check_count, check_list
-from .formats._io import require_known
 from .per_case import EVALUATED_PASS_RATE, evaluated_attempts, evaluated_pass_rate
 
 if TYPE_CHECKING:

@@ -31,9 +31,9 @@ import plotly.io as pio
 from . import viz
 from ._deprecate import keyword_hints
 from ._optional import require
+from ._suggest import require_known
 from .analysis import ExperimentAnalysis, pareto_frontier
 from .errors import InputError, check_count
-from .formats._io import require_known
 from .frames import ExperimentRun
 from .per_case import EVALUATED_PASS_RATE, evaluated_pass_rate
 

@@ -585,7 +585,7 @@ class ArchiveSlice:
         """
         import inspect
 
-        from ..formats._io import require_known
+        from .._suggest import require_known
         from .engines import sufficient_stats
 
         # A misspelt setting (memory_limt=) was a bare TypeError naming no alternative.
@@ -1180,7 +1180,7 @@ def check_variant_filter(
     """
     if not groups or not records:
         return
-    from ..formats._io import require_known
+    from .._suggest import require_known
 
     require_known(
         "variant id",
@@ -1226,7 +1226,7 @@ def check_factor_filter(
     """
     if not factors or not records:
         return
-    from ..formats._io import close_match
+    from .._suggest import close_match
 
     found: dict[str, set[str]] = {}
     for record in records:

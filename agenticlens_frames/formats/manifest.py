@@ -30,12 +30,12 @@ from urllib.parse import urlsplit
 
 from agenticlens_frames._limits import MAX_TRIALS_ENV, limit
 from agenticlens_frames._secrets import without_password
+from agenticlens_frames._suggest import close_match
 from agenticlens_frames.errors import check_path
 from agenticlens_frames.formats._io import (
     FAILED,
     Invalid,
     Source,
-    close_match,
     describe,
     read_top_mapping,
     to_float,

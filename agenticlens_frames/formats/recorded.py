@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from agenticlens_frames._limits import MAX_MAGNITUDE
+from agenticlens_frames._suggest import close_match
 from agenticlens_frames.errors import InputError, check_path, format_location
 from agenticlens_frames.formats._io import (
     MOST_LISTED,
     Source,
-    close_match,
     describe,
     gc_paused,
     is_json_path,

@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
+from agenticlens_frames._suggest import close_match
 from agenticlens_frames.errors import InputError, check_path, is_recursion
 from agenticlens_frames.formats._io import (
     FAILED,
     Invalid,
     Source,
-    close_match,
     describe,
     gc_paused,
     read_input,

@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from .. import stats
+from .._suggest import close_match
 from ..errors import InputError
-from ..formats._io import Invalid, close_match
+from ..formats._io import Invalid
 from ..formats.comparisons import parse_evaluator
 from ..frames import BUILTIN_EVALUATOR, UNAVAILABLE_METRICS, ExperimentRun
 from ..per_case import category_codes

@@ -10,8 +10,9 @@ import pandas as pd
 
 from .. import stats_paired
 from .._deprecate import keyword_hints
+from .._suggest import require_known
 from ..errors import InputError
-from ..formats._io import Invalid, require_known
+from ..formats._io import Invalid
 from ..formats.comparisons import DIMENSIONS
 from ..stats_paired import sps  # scipy.stats, imported on first use
 from .dimensions import BOUNDED_UNITS

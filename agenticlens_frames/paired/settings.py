@@ -20,8 +20,9 @@ from typing import Any
 
 from .._choices import method_names
 from .._deprecate import class_keyword_hints, keyword_hints
+from .._suggest import close_match
 from ..errors import InputError
-from ..formats._io import Invalid, close_match, describe
+from ..formats._io import Invalid, describe
 from ..formats.comparisons import DIMENSIONS, EvaluatorChoice, parse_evaluator, read_comparisons
 from ..formats.model import ManifestSpec, SuiteSpec
 from ..stats_paired import CORRECTION_CONTROLS, CORRECTIONS

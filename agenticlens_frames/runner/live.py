@@ -46,11 +46,11 @@ from .._deprecate import class_keyword_hints, keyword_hints
 from .._gc import paused_gc
 from .._progress import LogLines, progress_bar, wants_log_lines
 from .._secrets import remember, remember_environment, without_password
+from .._suggest import require_known
 from .._values import count_noun
 from ..errors import InputError
 from ..evaluators import EvaluatorRegistry, as_registry
 from ..formats import load_manifest, load_recorded, load_suite
-from ..formats._io import require_known
 from ..formats.model import CaseSpec, ManifestSpec, SuiteSpec
 from ..formats.suite import with_suite_problems
 from ..formats.traces import Trace

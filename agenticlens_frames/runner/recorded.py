@@ -273,7 +273,7 @@ def check_recorded_files(manifest: ManifestSpec) -> None:
 read from the manifest's folder as data/support/trials/basline.json (did you mean \
 trials/baseline.json? give the recorded trials of variant 'baseline')
     """
-    from ..formats._io import close_match
+    from .._suggest import close_match
 
     for index, variant in enumerate(manifest.variants):
         path = Path(variant.resolved_target)

@@ -8,9 +8,10 @@ import math
 import pytest
 import yaml
 
+from agenticlens_frames._suggest import close_match
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.formats import _io, read_document
-from agenticlens_frames.formats._io import Invalid, close_match, to_bool, to_float, to_int, to_str
+from agenticlens_frames.formats._io import Invalid, to_bool, to_float, to_int, to_str
 
 
 def test_json_by_extension_any_case(write):
