@@ -253,6 +253,15 @@ def test_record_check_names_the_field_and_skips_unknown_types():
         "checks": [["e", None, 1.0, True, "fine", [True, "e", "1", "code"]]],
     }
     check(ok)
+    # an LLM judge's check as journals since judges write it (6 fields: skipped, metadata),
+    # its judge unversioned
+    judged = [True, "j", None, "llm_judge", False, '{"judge_status": "ok"}']
+    check({**ok, "checks": [["j", "j", 0.5, False, "", judged]]})
+
+    def custom(*fields):
+        return {**ok, "checks": [["e", None, 1.0, True, "fine", list(fields)]]}
+
+    registered = "not a registered evaluator's check"
     bad = [
         ({**call, "trial": "1"}, ("trial",), "expected int, got str"),
         ({**call, "trial": 3}, ("trial",), "trial 3 is beyond trial_count=2"),
@@ -275,6 +284,12 @@ def test_record_check_names_the_field_and_skips_unknown_types():
             ("checks", 0, 5),
             "not a registered evaluator's check",
         ),
+        # five fields (neither the old nor the new shape), a version or an evaluator name
+        # that is not text, a skipped flag that is not a bool
+        (custom(True, "e", "1", "code", False), ("checks", 0, 5), registered),
+        (custom(True, "e", 5, "code"), ("checks", 0, 5), registered),
+        (custom(True, None, "1", "code"), ("checks", 0, 5), registered),
+        (custom(True, "j", "1", "llm_judge", "no", None), ("checks", 0, 5), registered),
         ({**ok, "status": "great"}, ("status",), "invalid enum value 'great'"),
         ({"type": "reopen", "invocation": 7}, ("invocation",), "expected str, got int"),
     ]
