@@ -56,9 +56,56 @@ def test_run_folder_is_created_once_and_checked_on_reopen(tmp_path):
     assert folder.new_segment().name == "000001.jsonl"
     assert folder.new_segment().name == "000002.jsonl"
     folder.close()
-    with pytest.raises(InputError, match="different suite"):
+    with pytest.raises(InputError, match="different suite") as info:
         RunFolder(tmp_path / "run", {**IDENTITY, "suite_sha256": "c" * 64})
-    RunFolder(tmp_path / "run", IDENTITY).close()  # the lock was released
+    # a hash is named by its first 12 hex digits, any other value as it is
+    assert "(stored bbbbbbbbbbbb, now cccccccccccc)" in info.value.message
+    with pytest.raises(InputError, match="different experiment") as info:
+        RunFolder(tmp_path / "run", {**IDENTITY, "experiment_id": "y@1"})
+    assert "(stored 'x@1', now 'y@1')" in info.value.message
+    with pytest.raises(InputError, match="different manifest") as info:
+        RunFolder(tmp_path / "run", {**IDENTITY, "manifest_sha256": "d" * 64})
+    assert "comparisons: block" not in info.value.message  # not an earlier version's hash
+    # Only files named by a number are segments: a stray file (notes, a number in other
+    # digits) is neither read nor counted.
+    (tmp_path / "run" / "journal" / "notes.jsonl").write_text("not a record\n")
+    (tmp_path / "run" / "journal" / "\u0663.jsonl").write_text("not a record\n")
+    folder = RunFolder(tmp_path / "run", IDENTITY)  # the lock was released
+    assert [p.name for p in folder.segments()] == ["000001.jsonl", "000002.jsonl"]
+    assert list(folder.records()) == []
+    assert folder.new_segment().name == "000003.jsonl"
+    folder.close()
+
+
+def test_a_resume_records_its_declared_correction_in_run_json(tmp_path):
+    """run.json's ``stopping`` names the declared correction: a folder of an earlier
+    version (without the key) gets it on resume, a resume declaring another one records
+    that one, and a load of the folder (no ``stopping`` given) leaves run.json alone."""
+    stopping = {
+        "stop_when": "decided",
+        "cluster": None,
+        "alpha": 0.05,
+        "correction": "bonferroni",
+        "declared_correction": "holm",
+        "margin": None,
+    }
+    meta = tmp_path / "run" / "run.json"
+    RunFolder(tmp_path / "run", {**IDENTITY, "stopping": stopping}).close()
+    stored = json.loads(meta.read_text())
+    del stored["stopping"]["declared_correction"]  # as an earlier version wrote it
+    meta.write_text(json.dumps(stored))
+    for declared in ("holm", "holm", "by"):
+        folder = RunFolder(
+            tmp_path / "run",
+            {**IDENTITY, "stopping": {**stopping, "declared_correction": declared}},
+        )
+        folder.close()
+        expected = {**stopping, "declared_correction": declared}
+        assert folder.stopping == expected == json.loads(meta.read_text())["stopping"]
+    before = meta.read_bytes()
+    loaded = RunFolder(tmp_path / "run", IDENTITY)
+    loaded.close()
+    assert meta.read_bytes() == before and loaded.stopping["declared_correction"] == "by"
 
 
 def test_a_folder_of_another_format_is_refused(tmp_path):
@@ -71,6 +118,18 @@ def test_a_folder_of_another_format_is_refused(tmp_path):
 def test_digest_ignores_key_order_but_not_values():
     assert digest({"a": 1, "b": [1, 2]}) == digest({"b": [1, 2], "a": 1})
     assert digest({"a": 1}) != digest({"a": 2})
+    # A run folder's stored hashes must read the same in every version: the canonical
+    # text, written by hand (keys sorted, non-ASCII escaped, json's default separators).
+    text = '{"a": [1, 2.5], "b": "caf\\u00e9"}'
+    assert digest({"b": "café", "a": [1, 2.5]}) == hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_encode_record_refuses_an_empty_record_or_one_with_a_checksum_key():
+    # The checksum is the last key of a non-empty object: a record holding one already
+    # would be written with two.
+    for record in ({}, {"type": "call", "crc": "00000000"}):
+        with pytest.raises(ValueError, match="non-empty object without a 'crc' key"):
+            encode_record(record)
 
 
 def test_writer_scores_appends_and_replays_identically(tmp_path):
@@ -377,6 +436,93 @@ def test_only_unavailable_judge_scores_reopen_with_the_supervisors_later_records
     assert [c.id for c in ledger.pending("v", 1)][:1] == [down]
 
 
+def test_the_ledger_reads_a_hand_written_journal_into_what_is_done_and_left():
+    """A journal written by hand, and what a resume makes of it, worked out by hand: the
+    last attempt record of an attempt wins; the failed calls of an unfinished attempt are
+    its earlier tries (a retry budget spent); an invalid payload fails its trial from that
+    case on in suite order; supervisor records of unfinished attempts are kept; record
+    types the ledger does not know (``stop``, a newer version's) change nothing."""
+    from agenticlens_frames.formats import load_suite
+    from agenticlens_frames.runner.live import Ledger
+
+    from ..conftest import EXAMPLE
+
+    suite = load_suite(EXAMPLE / "suite.yaml")
+    k1, k2, k3, k4, k5, k6 = suite.case_ids[:6]
+
+    def call(trial, case, n, outcome, error=None):
+        return {"type": "call", "variant": "v", "trial": trial, "case": case, "call": n,
+                "outcome": outcome, "error": error}  # fmt: skip
+
+    def attempt(trial, case, status, error=None):
+        return {"type": "attempt", "variant": "v", "trial": trial, "case": case,
+                "status": status, "calls": 1, "error": error, "payload": None}  # fmt: skip
+
+    def other(kind, trial, case, **fields):
+        return {"type": kind, "variant": "v", "trial": trial, "case": case, **fields}
+
+    sample = {"entry": 0, "sample": 0, "judge": "j", "version": "1", "payload_sha256": "ab",
+              "outcome": {"ok": True}}  # fmt: skip
+    last_k1 = attempt(2, k1, "ok")
+    late_k2 = other("suspect", 1, k2, error="late")
+    records = [
+        # trial 1: k1 tried twice, unfinished; k2 done; k3 an invalid payload (the trial
+        # fails there); k5, past the failure, had started and failed
+        call(1, k1, 1, "timeout", "T1"),
+        call(1, k1, 2, "connection", "C1"),
+        call(1, k2, 1, "ok"),
+        attempt(1, k2, "ok"),
+        other("judge_sample", 1, k2, **sample),
+        late_k2,  # the supervisor's, after its attempt record: kept aside
+        other("answered", 1, k2, status="ok", calls=1, payload={"output": "x"}),
+        call(1, k3, 1, "invalid_payload", "bad"),
+        attempt(1, k3, "invalid_payload", "bad"),
+        attempt(1, k5, "target_error", "E5"),
+        {"type": "stop", "session": "s1", "decided": True},
+        {"type": "from-a-newer-version", "variant": "v", "trial": 2, "case": k6},
+        # trial 2: k1 failed, then done again (a re-run); k2 answered, its judging ended
+        # the process; k3 suspect; k4 timed out, and a call after its record; k6 ended
+        # the process
+        call(2, k1, 1, "http_5xx", "E1"),
+        attempt(2, k1, "target_error", "E1"),
+        last_k1,
+        other("answered", 2, k2, status="ok", calls=1, payload={"output": "x"}),
+        other("judge_ended", 2, k2, error="ProcessEnded: boom"),
+        other("judge_sample", 2, k2, **sample),
+        other("suspect", 2, k3, error="killed"),
+        call(2, k4, 1, "timeout", "T4"),
+        attempt(2, k4, "timed_out", "T4"),
+        call(2, k4, 2, "timeout", "late"),
+        attempt(2, k6, "target_error", "ProcessEnded: the run's process ended"),
+    ]
+    ledger = Ledger(suite, "trial")
+    for record in records:
+        ledger.add(record)
+    done = {(1, k2), (1, k3), (1, k5), (2, k1), (2, k4), (2, k6)}
+    assert set(ledger.final) == {("v", t, c) for t, c in done}
+    assert ledger.final[("v", 2, k1)] is last_k1
+    assert ledger.failures == {("v", 1, k1): [("timeout", "T1"), ("connection", "C1")]}
+    assert [c.id for c in ledger.pending("v", 1)] == [k1]
+    assert [c.id for c in ledger.pending("v", 2)] == [
+        c for c in suite.case_ids if c not in (k1, k4, k6)
+    ]
+    assert (ledger.trial_error("v", 1), ledger.trial_error("v", 2)) == ("bad", None)
+    assert set(ledger.answered) == {("v", 2, k2)}
+    assert ledger.judge_ended == {("v", 2, k2): "ProcessEnded: boom"}
+    assert ledger.suspects == {("v", 2, k3)} and ledger.late == {("v", 1, k2): [late_k2]}
+    assert ledger.awaiting_judge() == 1
+    # this session's answered replies: one pending (k3), one past the failure (trial 1's
+    # k4), one done (trial 1's k2), one of no case of the suite
+    extra = [("v", 2, k3), ("v", 1, k4), ("v", 1, k2), ("v", 2, "nope")]
+    assert ledger.awaiting_judge(extra) == 2
+    assert list(ledger.unfinished_samples()) == [("v", 2, k2)] and ledger.samples == []
+    # --rerun-failed: only trial 2's k4 is called again (k5's trial failed, k6 ended the
+    # process); its calls start afresh
+    assert ledger.reopen_failed() == 1
+    assert ("v", 2, k4) not in ledger.final and ("v", 2, k4) not in ledger.failures
+    assert [c.id for c in ledger.pending("v", 2)][:3] == [k2, k3, k4]
+
+
 def _live_folder(write_experiment, tmp_path):
     from agenticlens_frames.runner import run_experiment
 
@@ -594,6 +740,8 @@ def test_checksummed_lines_are_verified_and_a_torn_last_line_is_still_skipped(tm
     first, second, third = whole.splitlines(keepends=True)
     for damaged, message in (
         (second.replace(b'"n":2', b'"n":5'), MISMATCH),
+        # no longer JSON, its checksum still in place: the checksum is what it fails
+        (second.replace(b'"n":2', b'"n"!2'), MISMATCH),
         (second.replace(b',"crc":"', b', "crc":"'), "no checksum at the end of the line"),
         (second[:20] + b"\n", "not JSON"),
     ):
@@ -603,3 +751,25 @@ def test_checksummed_lines_are_verified_and_a_torn_last_line_is_still_skipped(tm
                 list(read_segments([segment], checksums=required))
             assert info.value.location == "line 2", damaged
             assert info.value.message == f"damaged journal record: {message}"
+
+
+def test_replay_checks_reads_the_checks_of_every_journal_version():
+    # A built-in check, a registered evaluator's as journals before judges wrote it (four
+    # fields: never skipped, no metadata) and a judge's (six): the rows as written by hand.
+    sink = CheckColumns()
+    record = {
+        "checks": [
+            ["exact", "exact", 1.0, True, "ok", None],
+            ["e", None, 0.5, False, "meh", [True, "e", "1", "code"]],
+            ["j", "j", 0.0, False, "", [False, "j", None, "llm_judge", True, '{"a": 1}']],
+        ],
+        "score": [False, 0.5, 3, 1, 1.5, 2, None],
+    }
+    score = replay_checks(sink, 7, record)
+    assert list(sink.attempt) == [7, 7, 7] and list(sink.name) == ["exact", "e", "j"]
+    assert list(sink.metric) == ["exact", "e", "j"] and list(sink.value) == [1.0, 0.5, 0.0]
+    assert sink.custom == {
+        1: (True, "e", "1", "code", False, None),
+        2: (False, "j", None, "llm_judge", True, '{"a": 1}'),
+    }
+    assert dataclasses.astuple(score) == (False, 0.5, 3, 1, 1.5, 2, None)
