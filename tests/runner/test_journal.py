@@ -66,6 +66,12 @@ def test_run_folder_is_created_once_and_checked_on_reopen(tmp_path):
     with pytest.raises(InputError, match="different manifest") as info:
         RunFolder(tmp_path / "run", {**IDENTITY, "manifest_sha256": "d" * 64})
     assert "comparisons: block" not in info.value.message  # not an earlier version's hash
+    with pytest.raises(InputError, match="different recorded trials files") as info:
+        RunFolder(tmp_path / "run", {**IDENTITY, "recorded_sha256": {"t.json": "e" * 64}})
+    # a mapping of hashes is named by the first 12 hex digits of its canonical JSON's hash
+    now = hashlib.sha256(('{"t.json": "' + "e" * 64 + '"}').encode()).hexdigest()
+    stored = hashlib.sha256(b"{}").hexdigest()
+    assert f"(stored {stored[:12]}, now {now[:12]})" in info.value.message
     # Only files named by a number are segments: a stray file (notes, a number in other
     # digits) is neither read nor counted.
     (tmp_path / "run" / "journal" / "notes.jsonl").write_text("not a record\n")
@@ -148,6 +154,25 @@ def test_writer_scores_appends_and_replays_identically(tmp_path):
     assert replay_checks(replayed, 7, record) == expected
     assert replayed.name == direct.name and replayed.value == direct.value
     assert replayed.explanation == direct.explanation and replayed.attempt == [7, 7]
+
+
+def test_the_writer_keeps_the_scored_output_only_of_records_stored_as_scored(tmp_path):
+    # The tables reuse the (output, trace) an attempt was scored with only when the journal
+    # holds that very reply: one with a known secret is stored masked, and its tables are
+    # built from the stored reply, as a resume builds them.
+    from agenticlens_frames._secrets import remember
+
+    remember(["parsed-secret-81d2"])
+    case = CaseSpec(id="c1", name="c", index=0, expected_contains=("refund",))
+    trace = normalize_trace({"total_latency_ms": 4.0})
+    writer = JournalWriter(tmp_path / "000001.jsonl")
+    for output in ("A refund.", "A refund parsed-secret-81d2."):
+        record = {"type": "attempt", "case": "c1", "payload": {"output": output}}
+        writer.append(record, scoring=(case, output, trace))
+    writer.close()
+    plain, masked = writer.records
+    assert masked["payload"]["output"] == "A refund ***."
+    assert writer.parsed == {id(plain): (plain, "A refund.", trace)}
 
 
 def test_writer_error_is_raised_on_close(tmp_path):
@@ -463,6 +488,7 @@ def test_the_ledger_reads_a_hand_written_journal_into_what_is_done_and_left():
 
     sample = {"entry": 0, "sample": 0, "judge": "j", "version": "1", "payload_sha256": "ab",
               "outcome": {"ok": True}}  # fmt: skip
+    down = {**sample, "sample": 1, "outcome": {"ok": False, "errors": ["TimeoutError: x"]}}
     last_k1 = attempt(2, k1, "ok")
     late_k2 = other("suspect", 1, k2, error="late")
     records = [
@@ -489,6 +515,7 @@ def test_the_ledger_reads_a_hand_written_journal_into_what_is_done_and_left():
         other("answered", 2, k2, status="ok", calls=1, payload={"output": "x"}),
         other("judge_ended", 2, k2, error="ProcessEnded: boom"),
         other("judge_sample", 2, k2, **sample),
+        other("judge_sample", 2, k2, **down),  # unavailable: judged again on resume
         other("suspect", 2, k3, error="killed"),
         call(2, k4, 1, "timeout", "T4"),
         attempt(2, k4, "timed_out", "T4"),
@@ -515,12 +542,51 @@ def test_the_ledger_reads_a_hand_written_journal_into_what_is_done_and_left():
     # k4), one done (trial 1's k2), one of no case of the suite
     extra = [("v", 2, k3), ("v", 1, k4), ("v", 1, k2), ("v", 2, "nope")]
     assert ledger.awaiting_judge(extra) == 2
-    assert list(ledger.unfinished_samples()) == [("v", 2, k2)] and ledger.samples == []
+    kept = {("v", 2, k2): {(0, 0): ("j", "1", "ab", {"ok": True})}}
+    assert ledger.unfinished_samples() == kept and ledger.samples == []
     # --rerun-failed: only trial 2's k4 is called again (k5's trial failed, k6 ended the
     # process); its calls start afresh
     assert ledger.reopen_failed() == 1
     assert ("v", 2, k4) not in ledger.final and ("v", 2, k4) not in ledger.failures
     assert [c.id for c in ledger.pending("v", 2)][:3] == [k2, k3, k4]
+    # Attempts left to call: live variants only (a recorded one is replayed): trial 1's
+    # k1, and trial 2's cases but k1 and k6.
+    from types import SimpleNamespace
+
+    from agenticlens_frames.runner.live import ledger_pending
+
+    kinds = {"v": "python", "r": "recorded"}
+    manifest = SimpleNamespace(
+        variant_ids=("v", "r"),
+        trial_count=2,
+        random_seed=None,
+        variants=[SimpleNamespace(id=v, target_kind=kind) for v, kind in kinds.items()],
+    )
+    assert ledger_pending(ledger, manifest) == 1 + len(suite.cases) - 2  # type: ignore[arg-type]
+
+
+def test_an_unavailable_judge_score_among_other_checks_is_judged_again():
+    # The attempt's checks as journaled: a built-in one (no evaluator fields), a registered
+    # evaluator's from before judges (four fields), then the judge that never answered.
+    from agenticlens_frames.formats import load_suite
+    from agenticlens_frames.runner.live import Ledger
+
+    from ..conftest import EXAMPLE
+
+    suite = load_suite(EXAMPLE / "suite.yaml")
+    down = '{"judge_status": "unavailable", "judge_error": "TimeoutError"}'
+    checks = [
+        ["exact", "exact", 1.0, True, "ok", None],
+        ["e", None, 1.0, True, "fine", [True, "e", "1", "code"]],
+        ["j", "j", 0.0, False, "", [True, "j", None, "llm_judge", False, down]],
+    ]
+    key = ("v", 1, suite.case_ids[0])
+    record = {"type": "attempt", "variant": "v", "trial": 1, "case": key[2], "status": "ok",
+              "calls": 1, "error": None, "payload": {"output": "x"},
+              "score": [False, 0.5, 3, 2, 2.0, None, None], "checks": checks}  # fmt: skip
+    ledger = Ledger(suite, "trial")
+    ledger.add(record)
+    assert ledger.reopen_unavailable() == 1 and key in ledger.answered and not ledger.final
 
 
 def _live_folder(write_experiment, tmp_path):
@@ -773,3 +839,28 @@ def test_replay_checks_reads_the_checks_of_every_journal_version():
         2: (False, "j", None, "llm_judge", True, '{"a": 1}'),
     }
     assert dataclasses.astuple(score) == (False, 0.5, 3, 1, 1.5, 2, None)
+
+
+def test_judge_samples_keep_the_delivered_and_the_process_ended_ones():
+    # A resume judges again a sample that ended unavailable, except one the supervisor
+    # made unavailable because the process ended while it was judged (judging it again
+    # could end the process again); a load keeps every sample as it is.
+    from agenticlens_frames.runner.journal import judge_samples
+
+    def sample(n: int, outcome: dict) -> dict:
+        return {"type": "judge_sample", "variant": "a", "trial": 1, "case": "c1",
+                "entry": 0, "sample": n, "judge": "j", "version": None,
+                "payload_sha256": "ab", "outcome": outcome}  # fmt: skip
+
+    outcomes = {
+        0: {"ok": True},
+        1: {"ok": False, "errors": ["TimeoutError: slow"]},
+        2: {"ok": False, "errors": ["TimeoutError: slow", "ProcessEnded: killed"]},
+        3: {"ok": False},
+    }
+    records = [sample(n, o) for n, o in outcomes.items()]
+    records.append({"type": "attempt", "variant": "a", "trial": 1, "case": "c1"})
+    kept = judge_samples(records)
+    assert kept == {("a", 1, "c1"): {(0, n): ("j", None, "ab", outcomes[n]) for n in (0, 2)}}
+    every = judge_samples(records, keep_unavailable=True)
+    assert sorted(every[("a", 1, "c1")]) == [(0, 0), (0, 1), (0, 2), (0, 3)]
