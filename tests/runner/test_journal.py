@@ -56,9 +56,62 @@ def test_run_folder_is_created_once_and_checked_on_reopen(tmp_path):
     assert folder.new_segment().name == "000001.jsonl"
     assert folder.new_segment().name == "000002.jsonl"
     folder.close()
-    with pytest.raises(InputError, match="different suite"):
+    with pytest.raises(InputError, match="different suite") as info:
         RunFolder(tmp_path / "run", {**IDENTITY, "suite_sha256": "c" * 64})
-    RunFolder(tmp_path / "run", IDENTITY).close()  # the lock was released
+    # a hash is named by its first 12 hex digits, any other value as it is
+    assert "(stored bbbbbbbbbbbb, now cccccccccccc)" in info.value.message
+    with pytest.raises(InputError, match="different experiment") as info:
+        RunFolder(tmp_path / "run", {**IDENTITY, "experiment_id": "y@1"})
+    assert "(stored 'x@1', now 'y@1')" in info.value.message
+    with pytest.raises(InputError, match="different manifest") as info:
+        RunFolder(tmp_path / "run", {**IDENTITY, "manifest_sha256": "d" * 64})
+    assert "comparisons: block" not in info.value.message  # not an earlier version's hash
+    with pytest.raises(InputError, match="different recorded trials files") as info:
+        RunFolder(tmp_path / "run", {**IDENTITY, "recorded_sha256": {"t.json": "e" * 64}})
+    # a mapping of hashes is named by the first 12 hex digits of its canonical JSON's hash
+    now = hashlib.sha256(('{"t.json": "' + "e" * 64 + '"}').encode()).hexdigest()
+    stored = hashlib.sha256(b"{}").hexdigest()
+    assert f"(stored {stored[:12]}, now {now[:12]})" in info.value.message
+    # Only files named by a number are segments: a stray file (notes, a number in other
+    # digits) is neither read nor counted.
+    (tmp_path / "run" / "journal" / "notes.jsonl").write_text("not a record\n")
+    (tmp_path / "run" / "journal" / "\u0663.jsonl").write_text("not a record\n")
+    folder = RunFolder(tmp_path / "run", IDENTITY)  # the lock was released
+    assert [p.name for p in folder.segments()] == ["000001.jsonl", "000002.jsonl"]
+    assert list(folder.records()) == []
+    assert folder.new_segment().name == "000003.jsonl"
+    folder.close()
+
+
+def test_a_resume_records_its_declared_correction_in_run_json(tmp_path):
+    """run.json's ``stopping`` names the declared correction: a folder of an earlier
+    version (without the key) gets it on resume, a resume declaring another one records
+    that one, and a load of the folder (no ``stopping`` given) leaves run.json alone."""
+    stopping = {
+        "stop_when": "decided",
+        "cluster": None,
+        "alpha": 0.05,
+        "correction": "bonferroni",
+        "declared_correction": "holm",
+        "margin": None,
+    }
+    meta = tmp_path / "run" / "run.json"
+    RunFolder(tmp_path / "run", {**IDENTITY, "stopping": stopping}).close()
+    stored = json.loads(meta.read_text())
+    del stored["stopping"]["declared_correction"]  # as an earlier version wrote it
+    meta.write_text(json.dumps(stored))
+    for declared in ("holm", "holm", "by"):
+        folder = RunFolder(
+            tmp_path / "run",
+            {**IDENTITY, "stopping": {**stopping, "declared_correction": declared}},
+        )
+        folder.close()
+        expected = {**stopping, "declared_correction": declared}
+        assert folder.stopping == expected == json.loads(meta.read_text())["stopping"]
+    before = meta.read_bytes()
+    loaded = RunFolder(tmp_path / "run", IDENTITY)
+    loaded.close()
+    assert meta.read_bytes() == before and loaded.stopping["declared_correction"] == "by"
 
 
 def test_a_folder_of_another_format_is_refused(tmp_path):
@@ -71,6 +124,18 @@ def test_a_folder_of_another_format_is_refused(tmp_path):
 def test_digest_ignores_key_order_but_not_values():
     assert digest({"a": 1, "b": [1, 2]}) == digest({"b": [1, 2], "a": 1})
     assert digest({"a": 1}) != digest({"a": 2})
+    # A run folder's stored hashes must read the same in every version: the canonical
+    # text, written by hand (keys sorted, non-ASCII escaped, json's default separators).
+    text = '{"a": [1, 2.5], "b": "caf\\u00e9"}'
+    assert digest({"b": "café", "a": [1, 2.5]}) == hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_encode_record_refuses_an_empty_record_or_one_with_a_checksum_key():
+    # The checksum is the last key of a non-empty object: a record holding one already
+    # would be written with two.
+    for record in ({}, {"type": "call", "crc": "00000000"}):
+        with pytest.raises(ValueError, match="non-empty object without a 'crc' key"):
+            encode_record(record)
 
 
 def test_writer_scores_appends_and_replays_identically(tmp_path):
@@ -89,6 +154,25 @@ def test_writer_scores_appends_and_replays_identically(tmp_path):
     assert replay_checks(replayed, 7, record) == expected
     assert replayed.name == direct.name and replayed.value == direct.value
     assert replayed.explanation == direct.explanation and replayed.attempt == [7, 7]
+
+
+def test_the_writer_keeps_the_scored_output_only_of_records_stored_as_scored(tmp_path):
+    # The tables reuse the (output, trace) an attempt was scored with only when the journal
+    # holds that very reply: one with a known secret is stored masked, and its tables are
+    # built from the stored reply, as a resume builds them.
+    from agenticlens_frames._secrets import remember
+
+    remember(["parsed-secret-81d2"])
+    case = CaseSpec(id="c1", name="c", index=0, expected_contains=("refund",))
+    trace = normalize_trace({"total_latency_ms": 4.0})
+    writer = JournalWriter(tmp_path / "000001.jsonl")
+    for output in ("A refund.", "A refund parsed-secret-81d2."):
+        record = {"type": "attempt", "case": "c1", "payload": {"output": output}}
+        writer.append(record, scoring=(case, output, trace))
+    writer.close()
+    plain, masked = writer.records
+    assert masked["payload"]["output"] == "A refund ***."
+    assert writer.parsed == {id(plain): (plain, "A refund.", trace)}
 
 
 def test_writer_error_is_raised_on_close(tmp_path):
@@ -253,6 +337,15 @@ def test_record_check_names_the_field_and_skips_unknown_types():
         "checks": [["e", None, 1.0, True, "fine", [True, "e", "1", "code"]]],
     }
     check(ok)
+    # an LLM judge's check as journals since judges write it (6 fields: skipped, metadata),
+    # its judge unversioned
+    judged = [True, "j", None, "llm_judge", False, '{"judge_status": "ok"}']
+    check({**ok, "checks": [["j", "j", 0.5, False, "", judged]]})
+
+    def custom(*fields):
+        return {**ok, "checks": [["e", None, 1.0, True, "fine", list(fields)]]}
+
+    registered = "not a registered evaluator's check"
     bad = [
         ({**call, "trial": "1"}, ("trial",), "expected int, got str"),
         ({**call, "trial": 3}, ("trial",), "trial 3 is beyond trial_count=2"),
@@ -275,6 +368,12 @@ def test_record_check_names_the_field_and_skips_unknown_types():
             ("checks", 0, 5),
             "not a registered evaluator's check",
         ),
+        # five fields (neither the old nor the new shape), a version or an evaluator name
+        # that is not text, a skipped flag that is not a bool
+        (custom(True, "e", "1", "code", False), ("checks", 0, 5), registered),
+        (custom(True, "e", 5, "code"), ("checks", 0, 5), registered),
+        (custom(True, None, "1", "code"), ("checks", 0, 5), registered),
+        (custom(True, "j", "1", "llm_judge", "no", None), ("checks", 0, 5), registered),
         ({**ok, "status": "great"}, ("status",), "invalid enum value 'great'"),
         ({"type": "reopen", "invocation": 7}, ("invocation",), "expected str, got int"),
     ]
@@ -360,6 +459,134 @@ def test_only_unavailable_judge_scores_reopen_with_the_supervisors_later_records
     assert "score" not in ledger.answered[key] and "checks" not in ledger.answered[key]
     assert key in ledger.suspects and ledger.judge_ended[key] == "killed"
     assert [c.id for c in ledger.pending("v", 1)][:1] == [down]
+
+
+def test_the_ledger_reads_a_hand_written_journal_into_what_is_done_and_left():
+    """A journal written by hand, and what a resume makes of it, worked out by hand: the
+    last attempt record of an attempt wins; the failed calls of an unfinished attempt are
+    its earlier tries (a retry budget spent); an invalid payload fails its trial from that
+    case on in suite order; supervisor records of unfinished attempts are kept; record
+    types the ledger does not know (``stop``, a newer version's) change nothing."""
+    from agenticlens_frames.formats import load_suite
+    from agenticlens_frames.runner.live import Ledger
+
+    from ..conftest import EXAMPLE
+
+    suite = load_suite(EXAMPLE / "suite.yaml")
+    k1, k2, k3, k4, k5, k6 = suite.case_ids[:6]
+
+    def call(trial, case, n, outcome, error=None):
+        return {"type": "call", "variant": "v", "trial": trial, "case": case, "call": n,
+                "outcome": outcome, "error": error}  # fmt: skip
+
+    def attempt(trial, case, status, error=None):
+        return {"type": "attempt", "variant": "v", "trial": trial, "case": case,
+                "status": status, "calls": 1, "error": error, "payload": None}  # fmt: skip
+
+    def other(kind, trial, case, **fields):
+        return {"type": kind, "variant": "v", "trial": trial, "case": case, **fields}
+
+    sample = {"entry": 0, "sample": 0, "judge": "j", "version": "1", "payload_sha256": "ab",
+              "outcome": {"ok": True}}  # fmt: skip
+    down = {**sample, "sample": 1, "outcome": {"ok": False, "errors": ["TimeoutError: x"]}}
+    last_k1 = attempt(2, k1, "ok")
+    late_k2 = other("suspect", 1, k2, error="late")
+    records = [
+        # trial 1: k1 tried twice, unfinished; k2 done; k3 an invalid payload (the trial
+        # fails there); k5, past the failure, had started and failed
+        call(1, k1, 1, "timeout", "T1"),
+        call(1, k1, 2, "connection", "C1"),
+        call(1, k2, 1, "ok"),
+        attempt(1, k2, "ok"),
+        other("judge_sample", 1, k2, **sample),
+        late_k2,  # the supervisor's, after its attempt record: kept aside
+        other("answered", 1, k2, status="ok", calls=1, payload={"output": "x"}),
+        call(1, k3, 1, "invalid_payload", "bad"),
+        attempt(1, k3, "invalid_payload", "bad"),
+        attempt(1, k5, "target_error", "E5"),
+        {"type": "stop", "session": "s1", "decided": True},
+        {"type": "from-a-newer-version", "variant": "v", "trial": 2, "case": k6},
+        # trial 2: k1 failed, then done again (a re-run); k2 answered, its judging ended
+        # the process; k3 suspect; k4 timed out, and a call after its record; k6 ended
+        # the process
+        call(2, k1, 1, "http_5xx", "E1"),
+        attempt(2, k1, "target_error", "E1"),
+        last_k1,
+        other("answered", 2, k2, status="ok", calls=1, payload={"output": "x"}),
+        other("judge_ended", 2, k2, error="ProcessEnded: boom"),
+        other("judge_sample", 2, k2, **sample),
+        other("judge_sample", 2, k2, **down),  # unavailable: judged again on resume
+        other("suspect", 2, k3, error="killed"),
+        call(2, k4, 1, "timeout", "T4"),
+        attempt(2, k4, "timed_out", "T4"),
+        call(2, k4, 2, "timeout", "late"),
+        attempt(2, k6, "target_error", "ProcessEnded: the run's process ended"),
+    ]
+    ledger = Ledger(suite, "trial")
+    for record in records:
+        ledger.add(record)
+    done = {(1, k2), (1, k3), (1, k5), (2, k1), (2, k4), (2, k6)}
+    assert set(ledger.final) == {("v", t, c) for t, c in done}
+    assert ledger.final[("v", 2, k1)] is last_k1
+    assert ledger.failures == {("v", 1, k1): [("timeout", "T1"), ("connection", "C1")]}
+    assert [c.id for c in ledger.pending("v", 1)] == [k1]
+    assert [c.id for c in ledger.pending("v", 2)] == [
+        c for c in suite.case_ids if c not in (k1, k4, k6)
+    ]
+    assert (ledger.trial_error("v", 1), ledger.trial_error("v", 2)) == ("bad", None)
+    assert set(ledger.answered) == {("v", 2, k2)}
+    assert ledger.judge_ended == {("v", 2, k2): "ProcessEnded: boom"}
+    assert ledger.suspects == {("v", 2, k3)} and ledger.late == {("v", 1, k2): [late_k2]}
+    assert ledger.awaiting_judge() == 1
+    # this session's answered replies: one pending (k3), one past the failure (trial 1's
+    # k4), one done (trial 1's k2), one of no case of the suite
+    extra = [("v", 2, k3), ("v", 1, k4), ("v", 1, k2), ("v", 2, "nope")]
+    assert ledger.awaiting_judge(extra) == 2
+    kept = {("v", 2, k2): {(0, 0): ("j", "1", "ab", {"ok": True})}}
+    assert ledger.unfinished_samples() == kept and ledger.samples == []
+    # --rerun-failed: only trial 2's k4 is called again (k5's trial failed, k6 ended the
+    # process); its calls start afresh
+    assert ledger.reopen_failed() == 1
+    assert ("v", 2, k4) not in ledger.final and ("v", 2, k4) not in ledger.failures
+    assert [c.id for c in ledger.pending("v", 2)][:3] == [k2, k3, k4]
+    # Attempts left to call: live variants only (a recorded one is replayed): trial 1's
+    # k1, and trial 2's cases but k1 and k6.
+    from types import SimpleNamespace
+
+    from agenticlens_frames.runner.live import ledger_pending
+
+    kinds = {"v": "python", "r": "recorded"}
+    manifest = SimpleNamespace(
+        variant_ids=("v", "r"),
+        trial_count=2,
+        random_seed=None,
+        variants=[SimpleNamespace(id=v, target_kind=kind) for v, kind in kinds.items()],
+    )
+    assert ledger_pending(ledger, manifest) == 1 + len(suite.cases) - 2  # type: ignore[arg-type]
+
+
+def test_an_unavailable_judge_score_among_other_checks_is_judged_again():
+    # The attempt's checks as journaled: a built-in one (no evaluator fields), a registered
+    # evaluator's from before judges (four fields), then the judge that never answered.
+    from agenticlens_frames.formats import load_suite
+    from agenticlens_frames.runner.live import Ledger
+
+    from ..conftest import EXAMPLE
+
+    suite = load_suite(EXAMPLE / "suite.yaml")
+    down = '{"judge_status": "unavailable", "judge_error": "TimeoutError"}'
+    checks = [
+        ["exact", "exact", 1.0, True, "ok", None],
+        ["e", None, 1.0, True, "fine", [True, "e", "1", "code"]],
+        ["j", "j", 0.0, False, "", [True, "j", None, "llm_judge", False, down]],
+    ]
+    key = ("v", 1, suite.case_ids[0])
+    record = {"type": "attempt", "variant": "v", "trial": 1, "case": key[2], "status": "ok",
+              "calls": 1, "error": None, "payload": {"output": "x"},
+              "score": [False, 0.5, 3, 2, 2.0, None, None], "checks": checks}  # fmt: skip
+    ledger = Ledger(suite, "trial")
+    ledger.add(record)
+    assert ledger.reopen_unavailable() == 1 and key in ledger.answered and not ledger.final
 
 
 def _live_folder(write_experiment, tmp_path):
@@ -579,6 +806,8 @@ def test_checksummed_lines_are_verified_and_a_torn_last_line_is_still_skipped(tm
     first, second, third = whole.splitlines(keepends=True)
     for damaged, message in (
         (second.replace(b'"n":2', b'"n":5'), MISMATCH),
+        # no longer JSON, its checksum still in place: the checksum is what it fails
+        (second.replace(b'"n":2', b'"n"!2'), MISMATCH),
         (second.replace(b',"crc":"', b', "crc":"'), "no checksum at the end of the line"),
         (second[:20] + b"\n", "not JSON"),
     ):
@@ -588,3 +817,50 @@ def test_checksummed_lines_are_verified_and_a_torn_last_line_is_still_skipped(tm
                 list(read_segments([segment], checksums=required))
             assert info.value.location == "line 2", damaged
             assert info.value.message == f"damaged journal record: {message}"
+
+
+def test_replay_checks_reads_the_checks_of_every_journal_version():
+    # A built-in check, a registered evaluator's as journals before judges wrote it (four
+    # fields: never skipped, no metadata) and a judge's (six): the rows as written by hand.
+    sink = CheckColumns()
+    record = {
+        "checks": [
+            ["exact", "exact", 1.0, True, "ok", None],
+            ["e", None, 0.5, False, "meh", [True, "e", "1", "code"]],
+            ["j", "j", 0.0, False, "", [False, "j", None, "llm_judge", True, '{"a": 1}']],
+        ],
+        "score": [False, 0.5, 3, 1, 1.5, 2, None],
+    }
+    score = replay_checks(sink, 7, record)
+    assert list(sink.attempt) == [7, 7, 7] and list(sink.name) == ["exact", "e", "j"]
+    assert list(sink.metric) == ["exact", "e", "j"] and list(sink.value) == [1.0, 0.5, 0.0]
+    assert sink.custom == {
+        1: (True, "e", "1", "code", False, None),
+        2: (False, "j", None, "llm_judge", True, '{"a": 1}'),
+    }
+    assert dataclasses.astuple(score) == (False, 0.5, 3, 1, 1.5, 2, None)
+
+
+def test_judge_samples_keep_the_delivered_and_the_process_ended_ones():
+    # A resume judges again a sample that ended unavailable, except one the supervisor
+    # made unavailable because the process ended while it was judged (judging it again
+    # could end the process again); a load keeps every sample as it is.
+    from agenticlens_frames.runner.journal import judge_samples
+
+    def sample(n: int, outcome: dict) -> dict:
+        return {"type": "judge_sample", "variant": "a", "trial": 1, "case": "c1",
+                "entry": 0, "sample": n, "judge": "j", "version": None,
+                "payload_sha256": "ab", "outcome": outcome}  # fmt: skip
+
+    outcomes = {
+        0: {"ok": True},
+        1: {"ok": False, "errors": ["TimeoutError: slow"]},
+        2: {"ok": False, "errors": ["TimeoutError: slow", "ProcessEnded: killed"]},
+        3: {"ok": False},
+    }
+    records = [sample(n, o) for n, o in outcomes.items()]
+    records.append({"type": "attempt", "variant": "a", "trial": 1, "case": "c1"})
+    kept = judge_samples(records)
+    assert kept == {("a", 1, "c1"): {(0, n): ("j", None, "ab", outcomes[n]) for n in (0, 2)}}
+    every = judge_samples(records, keep_unavailable=True)
+    assert sorted(every[("a", 1, "c1")]) == [(0, 0), (0, 1), (0, 2), (0, 3)]

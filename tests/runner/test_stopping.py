@@ -1591,3 +1591,32 @@ def test_a_folder_whose_hash_covers_the_whole_manifest_resumes_unchanged(
     resumed = run_experiment(manifest, suite, progress=False, run_dir=run_dir, stop_when="decided")
     assert resumed.complete and resumed.from_journal == 8
     assert json.loads(meta.read_text()) == stored  # written once
+
+
+def test_recorded_rank_is_the_planned_order_only_for_a_folder_with_early_stopping():
+    # A load needs the order the cases ran in: suite order (None) for a folder without
+    # early stopping (``stopping`` absent or null, or no ``stop_when``); else the seeded
+    # permutation of the cases, computed here with numpy as the docs state it.
+    from agenticlens_frames.runner.stopping import recorded_rank
+
+    from ..conftest import EXAMPLE
+
+    manifest = load_manifest(EXAMPLE / "manifest.yaml")
+    suite = load_suite(EXAMPLE / "suite.yaml")
+    for stopping in (None, "decided", {}, {"stop_when": None, "cluster": None}):
+        assert recorded_rank(manifest, suite, stopping) is None, stopping
+    permutation = np.random.default_rng(manifest.random_seed).permutation(len(suite.cases))
+    expected = {suite.case_ids[int(i)]: position for position, i in enumerate(permutation)}
+    rank = recorded_rank(manifest, suite, {"stop_when": "decided", "cluster": None})
+    assert rank == expected
+
+
+def test_declared_in_folder_takes_a_declared_none_and_skips_a_value_of_no_correction():
+    # The stop record's declaration wins even when it declared none; a value that names
+    # no correction (a hand edit) is passed over for the next source.
+    from agenticlens_frames.runner.stopping import declared_in_folder
+
+    recorded = {"correction": "bonferroni", "declared_correction": "holm"}
+    assert declared_in_folder(recorded, {"declared_correction": None}, "by") is None
+    assert declared_in_folder(recorded, {"declared_correction": 7}, "by") == "holm"
+    assert declared_in_folder({"declared_correction": ["holm"]}, None, "by") == "by"
