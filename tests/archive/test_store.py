@@ -745,3 +745,30 @@ def test_add_refuses_runs_with_fewer_variants_or_cases_than_the_project_allows(
     first = support_run.suite.cases[0].id  # index 0, as a one-case suite numbers it
     two = archive.add(_kept(support_run, set(variants[:2]), {first}))
     assert two.added and len(two.record.variants) == 2 and two.record.counts["cases"] == 1
+
+
+def test_a_re_add_refuses_to_complete_a_specification_that_was_changed_by_hand(
+    tmp_path: Path, support_run: ExperimentRun
+):
+    """Completing a run's facts rewrites its specification and the checksum naming it: an
+    archived specification no longer the one archived must be refused first, not be
+    blessed with a new checksum. It is refused as every read of the run refuses it (it
+    was called "unreadable", with the path twice and two hints)."""
+    archive = Archive(tmp_path / "archive", durable=False)
+    record = archive.add(support_run, run_at="2026-11-04").record
+    spec = record.path / "_spec.json"
+    # The same JSON, other bytes: only the checksum can tell.
+    spec.write_bytes(spec.read_bytes() + b"\n")
+    edited = spec.read_bytes()
+    run_file = (record.path / "_run.json").read_bytes()
+    with pytest.raises(InputError) as error:
+        archive.add(dataclasses.replace(support_run, stopping=stopping_block()))
+    assert error.value.file == str(spec)
+    assert error.value.message.startswith(
+        f"this file is not the one archived for run {record.run_id} (SHA-256 "
+    )
+    assert spec.read_bytes() == edited
+    assert (record.path / "_run.json").read_bytes() == run_file
+    with pytest.raises(InputError) as read:
+        archive.all().to_run()
+    assert (read.value.message, read.value.hint) == (error.value.message, error.value.hint)
