@@ -522,6 +522,10 @@ class Archive:
                     if expected is not None:
                         verify_file(path, expected, record.run_id, content=content)
                     stored = json.loads(content.decode("utf-8"))
+                except InputError:
+                    # Not the specification archived: refused as every read of the run
+                    # refuses it (an InputError is a ValueError, which said "unreadable").
+                    raise
                 except (OSError, ValueError) as exc:
                     raise InputError(
                         f"unreadable run specification ({exc})",

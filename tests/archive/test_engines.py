@@ -21,7 +21,7 @@ from agenticlens_frames.archive.engines import (
     run_partial,
     split_runs,
 )
-from agenticlens_frames.archive.sufficient import RunLayout, assemble
+from agenticlens_frames.archive.sufficient import RunLayout, assemble, from_keyed_frames
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.frames import ExperimentRun
 
@@ -476,3 +476,65 @@ def test_duckdb_threads_must_be_a_whole_number(shared_archive: Archive, threads:
         shared_archive.all().stats("duckdb", threads=threads)
     assert error.value.location == "threads"
     assert f"threads must be a whole number ≥ 1, got {threads!r}" == error.value.message
+
+
+@pytest.mark.parametrize("engine", LOCAL_ENGINES)
+def test_an_empty_slice_has_empty_statistics_on_every_engine(shared_archive: Archive, engine: str):
+    """No run before 2026: no row, and the columns every engine returns for runs."""
+    stats = shared_archive.slice(until="2026-01-01").stats(engine)
+    reference = shared_archive.all().stats(engine)
+    for name in ("cases", "trials"):
+        frame = getattr(stats, name)
+        assert frame.empty
+        assert list(frame.columns) == list(getattr(reference, name).columns)
+
+
+@pytest.mark.parametrize("keys", ["category", "str"])
+def test_keyed_frames_of_an_engine_read_back_whether_categorical_or_text(
+    shared_archive: Archive, keys: str
+):
+    """``from_keyed_frames`` (what a registered engine returns through) takes key columns
+    as text or as categoricals, in any row order: the frames come back as the plain loop
+    computes them."""
+    sl = shared_archive.all()
+    stats = sl.stats("numpy")
+    cases, trials = (
+        getattr(stats, name)
+        .astype({k: keys for k in ("run_id", "variant_id", "case_id") if k in getattr(stats, name)})
+        .iloc[::-1]
+        .reset_index(drop=True)
+        for name in ("cases", "trials")
+    )
+    back = from_keyed_frames(cases, trials, stats.layout, "custom")
+    assert_matches_oracle(back, sl.frame("attempts"))
+    assert_same_stats(back, stats)
+
+
+@pytest.mark.parametrize("keys", ["category", "str"])
+@pytest.mark.parametrize("value", ["nonesuch", None])
+@pytest.mark.parametrize("column", ["run_id", "variant_id"])
+def test_keyed_frames_naming_a_run_or_variant_outside_the_slice_are_refused(
+    shared_archive: Archive, column: str, value: str | None, keys: str
+):
+    """A registered engine's row of another run or variant (or of none) is no row of this
+    slice: it is refused, not counted under whichever (run, variant) slot its codes
+    happen to reach."""
+    stats = shared_archive.all().stats("numpy")
+    cases = stats.cases.copy()
+    if value is not None:
+        cases[column] = cases[column].cat.add_categories([value])
+    cases.loc[len(cases) - 1, column] = value
+    cases = cases.astype({column: keys})
+    with pytest.raises(InputError, match=r"^engine returned a run or variant outside the slice"):
+        from_keyed_frames(cases, stats.trials, stats.layout, "custom")
+
+
+def test_keyed_frames_giving_a_run_a_variant_of_another_run_are_refused(
+    shared_archive: Archive,
+):
+    stats = shared_archive.all().stats("numpy")
+    cases = stats.cases.astype({"run_id": str, "variant_id": str, "case_id": str})
+    support = cases.index[cases["variant_id"] == "baseline"][0]
+    cases.loc[support, "variant_id"] = "v00"  # the synthetic run's variant
+    with pytest.raises(InputError, match=r"^engine returned a variant outside its run"):
+        from_keyed_frames(cases, stats.trials, stats.layout, "custom")

@@ -705,3 +705,118 @@ def test_slice_and_filter_displays_are_short_and_never_raise(
     assert repr(Archive(tmp_path / "none").slice(tags="x")) == (
         "ArchiveSlice(unusable: no archive here; tags='x')"
     )
+
+
+def test_an_empty_run_or_variant_name_is_refused_not_read_as_every_run(
+    shared_archive: Archive,
+) -> None:
+    """``runs=""`` is a prefix of every run id: read as given it kept the whole archive."""
+    for key in ("runs", "variants", "experiments", "tags"):
+        with pytest.raises(InputError, match=f"^{key} has an empty name"):
+            shared_archive.slice(**{key: ""})
+        with pytest.raises(InputError, match=f"^{key} has an empty name"):
+            shared_archive.slice(**{key: ["support-agent-upgrade@1", ""]})
+
+
+def test_since_equal_to_until_is_refused_not_an_empty_slice(shared_archive: Archive) -> None:
+    """``run_at >= since and < until`` holds for no run when they are equal."""
+    with pytest.raises(InputError, match="must be after since") as info:
+        shared_archive.slice(since="2026-10-20", until="2026-10-20")
+    assert info.value.location == "until"
+    # A microsecond apart is a range, and holds the run dated at its start.
+    sl = shared_archive.slice(since="2026-10-20T00:00:00", until="2026-10-20T00:00:00.000001")
+    assert sl.n_runs == 1  # the support run is dated 2026-10-20T00:00:00Z
+
+
+def test_where_keeps_include_baseline_from_either_side(
+    shared_archive: Archive, everything: pd.DataFrame
+) -> None:
+    """``include_baseline`` asked for in ``where()`` (or in the slice narrowed) holds."""
+    later = shared_archive.slice(retrieval="dense").where(include_baseline=True)
+    first = shared_archive.slice(retrieval="dense", include_baseline=True).where(tags="refund")
+    assert later.filter.include_baseline and first.filter.include_baseline
+    dense_runs = set(everything.loc[everything["factor_retrieval"] == "dense", "run_id"])
+    want = everything[
+        everything["run_id"].isin(dense_runs)
+        & ((everything["factor_retrieval"] == "dense") | (everything["variant_id"] == "baseline"))
+    ]
+    assert set(want["variant_id"]) == {"baseline", "retrieval-dense"}
+    assert _keys(later.frame("attempts")) == _keys(want)
+
+
+def test_a_factor_filter_on_an_archive_without_runs_is_an_empty_slice(tmp_path: Path) -> None:
+    """No run has any factor yet: there is nothing to check the name against."""
+    (tmp_path / "empty").mkdir()
+    empty = Archive(tmp_path / "empty").slice(model="large", variants="x")
+    assert empty.n_runs == 0 and empty.records() == []
+
+
+def test_an_unknown_factor_name_lists_the_archives_factors(shared_archive: Archive) -> None:
+    with pytest.raises(InputError) as info:
+        shared_archive.slice(colour="red").records()
+    assert info.value.location == "factors"
+    # The factor names of the fixture runs, written out by hand (memory: support v2 only).
+    assert info.value.hint == "the archive's factors are 'memory', 'model', 'prompt', 'retrieval'"
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ({"since": "2026-09-01"}, {"since": "2026-10-01"}),
+        ({"since": "2026-10-01"}, {"since": "2026-09-01"}),
+        ({"until": "2026-11-01"}, {"until": "2026-10-01"}),
+        ({"until": "2026-10-01"}, {"until": "2026-11-01"}),
+    ],
+)
+def test_two_time_bounds_keep_the_narrower(
+    shared_archive: Archive, everything: pd.DataFrame, first: dict, then: dict
+) -> None:
+    """``where`` narrows: of two ``since`` the later holds, of two ``until`` the earlier."""
+    got = shared_archive.slice(**first).where(**then).frame("attempts")
+    since = [pd.Timestamp(d[k], tz="UTC") for d in (first, then) for k in d if k == "since"]
+    until = [pd.Timestamp(d[k], tz="UTC") for d in (first, then) for k in d if k == "until"]
+    keep = np.ones(len(everything), bool)
+    for moment in since:
+        keep &= (everything["run_at"] >= moment).to_numpy()
+    for moment in until:
+        keep &= (everything["run_at"] < moment).to_numpy()
+    assert keep.any() and not keep.all()
+    assert _keys(got) == _keys(everything[keep])
+
+
+def test_the_same_factor_narrowed_twice_keeps_the_levels_of_both(
+    shared_archive: Archive, everything: pd.DataFrame
+) -> None:
+    """``where(model=…)`` on a slice of some models keeps the models named by both."""
+    sl = shared_archive.slice(model=["gpt-large", "small"]).where(model=["small", "medium"])
+    assert sl.filter.factors == (("model", ("small",)),)
+    want = everything[everything["factor_model"] == "small"]
+    assert len(want) and _keys(sl.frame("attempts")) == _keys(want)
+
+
+def test_a_shared_prefix_names_five_runs_and_then_an_ellipsis(shared_archive: Archive) -> None:
+    first = shared_archive.records()[0]
+    for n, tail in ((5, ""), (6, ", …")):
+        ids = [f"3a{i:014d}" for i in range(n)]
+        catalog = _Records([replace(first, run_id=run_id) for run_id in ids])
+        with pytest.raises(InputError) as info:
+            ArchiveSlice(catalog, SliceFilter.build(runs="3a")).records()
+        shown = ", ".join(ids[:5])
+        assert info.value.message == f"run id prefix '3a' matches {n} runs ({shown}{tail})"
+
+
+def test_an_unknown_level_names_at_most_twenty_levels(shared_archive: Archive) -> None:
+    """A factor of many levels is named by its first twenty, sorted, not all of them."""
+    first = shared_archive.records()[0]
+    levels = [f"l{i:02d}" for i in range(25)]
+    variants = tuple(
+        {**first.variants[0], "variant_id": level, "factors": {"k": level}} for level in levels
+    )
+    catalog = _Records([replace(first, variants=variants)])
+    with pytest.raises(InputError) as refused:
+        ArchiveSlice(catalog, SliceFilter.build(factors={"k": "zz"})).n_runs  # noqa: B018
+    shown = ", ".join(repr(level) for level in levels[:20])
+    assert (refused.value.message, refused.value.hint) == (
+        "no archived run has k='zz'",
+        f"the levels of 'k' are {shown}",
+    )

@@ -85,6 +85,30 @@ def test_rollups_and_the_scan_give_the_same_numbers(shared_archive: Archive, eng
             pd.testing.assert_frame_equal(frame, b.frames()[name], rtol=1e-9, obj=name)
 
 
+@pytest.mark.parametrize("variants", [["v02", "prompt-v2"], ["v00", "baseline"], ["v01"]])
+def test_a_variant_filter_on_the_rollups_keeps_exactly_those_variants(
+    shared_archive: Archive, variants: list[str]
+):
+    """Each run's kept variants in one table of (run, variant position) slots: a run's
+    last variant kept next to the following run's first variant dropped (the slots meet
+    there) keeps its rows, and the counts are a plain groupby of the whole archive's
+    attempts."""
+    stats = shared_archive.slice(variants=variants).stats("numpy")
+    assert stats.info["read"] == "rollups"
+    everything = shared_archive.all().frame("attempts")
+    everything = everything.astype({"run_id": str, "variant_id": str, "case_id": str})
+    kept = everything[everything["variant_id"].isin(variants)]
+    want = kept.groupby(["run_id", "variant_id", "case_id"]).agg(
+        attempts=("passed", "size"), passes=("passed", "sum")
+    )
+    got = stats.cases.astype({"run_id": str, "variant_id": str, "case_id": str})
+    got = got.set_index(["run_id", "variant_id", "case_id"])[["attempts", "passes"]]
+    pd.testing.assert_frame_equal(
+        got.sort_index().astype("int64"), want.sort_index().astype("int64"), check_names=False
+    )
+    assert_matches_oracle(stats, kept)
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_tag_filter_reads_the_attempts(shared_archive: Archive, engine: str):
     """A trial's sums run over all its cases, so a tag filter cannot use the rollups."""

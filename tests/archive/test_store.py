@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import multiprocessing
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -13,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from agenticlens_frames import analyze, load_experiment
-from agenticlens_frames.archive import Archive, run_content_id
+from agenticlens_frames.archive import Archive, RunRecord, run_content_id
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.frames import ExperimentRun
 
@@ -313,9 +315,25 @@ def test_a_run_folder_copied_or_moved_by_hand_is_refused_not_read_twice(archive:
         ),
         (lambda d: d.update(baseline_variant_id="nobody"), "baseline_variant_id", "no variant"),
         (
+            lambda d: [v.update(is_baseline=False) for v in d["variants"]],
+            "variants",
+            "the baseline variant is 'v00' but is_baseline marks none",
+        ),
+        (
             lambda d: d.update(factor_names=["model"]),
             "factor_names",
             "expected the variants' factor names",
+        ),
+        # As many names as the variants have, one of them another: or every name, one twice.
+        (
+            lambda d: d.update(factor_names=["model", "prompt", "memory"]),
+            "factor_names",
+            "expected the variants' factor names ['model', 'prompt', 'retrieval'], got",
+        ),
+        (
+            lambda d: d.update(factor_names=["model", "prompt", "retrieval", "model"]),
+            "factor_names",
+            "expected the variants' factor names ['model', 'prompt', 'retrieval'], got",
         ),
     ],
 )
@@ -782,3 +800,99 @@ def test_the_archive_display_says_what_it_holds_and_never_raises(
         f"trials={support.manifest.trial_count}, attempts={len(support.attempts)})"
     ) in line
     assert line.endswith("added=True, completed=())"), line
+
+
+def test_a_re_add_refuses_to_complete_a_specification_that_was_changed_by_hand(
+    tmp_path: Path, support_run: ExperimentRun
+):
+    """Completing a run's facts rewrites its specification and the checksum naming it: an
+    archived specification no longer the one archived must be refused first, not be
+    blessed with a new checksum. It is refused as every read of the run refuses it (it
+    was called "unreadable", with the path twice and two hints)."""
+    archive = Archive(tmp_path / "archive", durable=False)
+    record = archive.add(support_run, run_at="2026-11-04").record
+    spec = record.path / "_spec.json"
+    # The same JSON, other bytes: only the checksum can tell.
+    spec.write_bytes(spec.read_bytes() + b"\n")
+    edited = spec.read_bytes()
+    run_file = (record.path / "_run.json").read_bytes()
+    with pytest.raises(InputError) as error:
+        archive.add(dataclasses.replace(support_run, stopping=stopping_block()))
+    assert error.value.file == str(spec)
+    assert error.value.message.startswith(
+        f"this file is not the one archived for run {record.run_id} (SHA-256 "
+    )
+    assert spec.read_bytes() == edited
+    assert (record.path / "_run.json").read_bytes() == run_file
+    with pytest.raises(InputError) as read:
+        archive.all().to_run()
+    assert (read.value.message, read.value.hint) == (error.value.message, error.value.hint)
+
+
+def test_staging_folders_older_than_an_hour_are_stale_and_only_they_are_cleaned(
+    tmp_path: Path, support_run: ExperimentRun, monkeypatch: pytest.MonkeyPatch
+):
+    """A live writer's staging folder is younger than the hour: cleaning must leave it."""
+    archive = Archive(tmp_path / "archive", durable=False)
+    archive.add(support_run)
+    now = 1_800_000_000
+    monkeypatch.setattr(time, "time", lambda: now)
+    staging = tmp_path / "archive" / "_staging"
+    ages = {"live": 0, "recent": 1800, "exactly-an-hour": 3600, "killed": 5400}
+    for name, age in ages.items():
+        (staging / name).mkdir(parents=True)
+        os.utime(staging / name, (now - age, now - age))
+    stale = {staging / "exactly-an-hour", staging / "killed"}
+    assert set(archive.stale_staging()) == stale
+    assert set(archive.stale_staging(older_than=1800)) == stale | {staging / "recent"}
+    assert set(archive.clean_staging()) == stale
+    assert sorted(p.name for p in staging.iterdir()) == ["live", "recent"]
+    assert len(archive.records()) == 1
+
+
+def test_an_archive_folder_whose_parents_do_not_exist_yet_is_created(
+    tmp_path: Path, support_run: ExperimentRun
+):
+    archive = Archive(tmp_path / "new" / "nested" / "archive", durable=False)
+    assert archive.add(support_run).added
+    assert [r.run_id for r in archive.records()] == [run_content_id(support_run)]
+
+
+def test_records_are_listed_by_run_time_then_by_when_they_were_added(
+    tmp_path: Path, runs: dict[str, ExperimentRun]
+):
+    """Not in the order the runs were added, nor by id: by ``run_at``, ties by ``added_at``."""
+    archive = Archive(tmp_path / "archive", durable=False)
+    archive.add(runs["support"], run_at="2026-10-20")
+    archive.add(runs["support_v2"], run_at="2026-10-20")
+    archive.add(runs["synthetic"], run_at="2026-09-01")
+    ids = {name: run_content_id(run) for name, run in runs.items()}
+    assert ids["support_v2"] < ids["support"]  # by id, the tie would go the other way
+    expected = [ids["synthetic"], ids["support"], ids["support_v2"]]
+    assert [r.run_id for r in archive.records()] == expected
+    assert archive.runs()["run_id"].tolist() == expected
+
+
+def test_a_record_reads_back_evaluator_versions_and_zero_counts(archive: Archive):
+    """A version left unset is null in the record, and a table may have no row (a run
+    without checks): both read back as written, not refused nor dropped."""
+    record = archive.records()[0]
+    evaluators = {"judge": "2.0", "rubric": None}
+    counts = {**record.counts, "checks": 0}
+    data = dataclasses.replace(record, evaluators=evaluators, counts=counts).to_json()
+    assert data["evaluators"] == {"judge": "2.0", "rubric": None}
+    back = RunRecord.from_json(json.loads(json.dumps(data)), record.path)
+    assert back.evaluators == {"judge": "2.0", "rubric": None}
+    assert back.counts["checks"] == 0
+    assert back.counts["attempts"] == record.counts["attempts"]
+
+
+def test_the_catalog_frame_of_an_empty_archive_has_utc_times(tmp_path: Path):
+    """As a frame of runs has: a filter ``runs()[runs().run_at >= some UTC time]`` works
+    on both."""
+    frame = Archive(tmp_path).runs()
+    assert frame.empty
+    for column in ("run_at", "added_at"):
+        assert isinstance(frame[column].dtype, pd.DatetimeTZDtype)
+        assert str(frame[column].dtype.tz) == "UTC"
+    assert frame[frame["run_at"] >= pd.Timestamp("2026-10-01", tz="UTC")].empty

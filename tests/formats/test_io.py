@@ -8,7 +8,7 @@ import math
 import pytest
 import yaml
 
-from agenticlens_frames._suggest import close_match
+from agenticlens_frames._suggest import close_match, require_known
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.formats import _io, read_document
 from agenticlens_frames.formats._io import Invalid, to_bool, to_float, to_int, to_str
@@ -133,6 +133,27 @@ def test_json_values_are_the_standard_parsers(write, text):
     if "ud800" in text:  # no UTF-8 output holds a lone surrogate: read as U+FFFD
         expected = _io.scrub_surrogates(expected)
     assert repr(read_document(write("doc.json", text))) == repr(expected)
+
+
+@pytest.mark.parametrize("n_known", [30, 31])
+def test_require_known_lists_thirty_known_names_then_how_many(n_known: int) -> None:
+    known = [f"id{i:02d}" for i in range(n_known)]
+    with pytest.raises(InputError) as info:
+        require_known("variant id", ["zzz"], known, location="variants")
+    listed = ", ".join(known[:30])
+    tail = f" … ({n_known} in all)" if n_known > 30 else ""
+    assert info.value.hint == f"known: {listed}{tail}"
+    assert info.value.location == "variants"
+
+
+@pytest.mark.parametrize("n_unknown", [5, 6])
+def test_require_known_names_five_unknown_names_then_how_many(n_unknown: int) -> None:
+    unknown = [f"zz{i}" for i in range(n_unknown)]
+    with pytest.raises(InputError) as info:
+        require_known("case id", [*unknown, "a", unknown[0]], ["a", "b"])
+    named = ", ".join(repr(name) for name in unknown[:5])
+    tail = f" … ({n_unknown} in all)" if n_unknown > 5 else ""
+    assert info.value.message == f"unknown case id: {named}{tail}"
 
 
 def test_close_match():
