@@ -155,3 +155,55 @@ def test_a_journaled_reply_is_judged_without_a_call_unless_it_is_no_longer_valid
         ("attempt", 1),
     ]
     assert records[-1]["payload"] == {"output": "hi"} and records[-1]["session"] == "s1"
+
+
+class SettlingJournal(KeptJournal):
+    """Tells the scheduler each record is on disk as it is appended (as the writer does)."""
+
+    scheduler: Scheduler
+
+    def append(self, record: dict[str, Any], scoring: Any = None) -> None:
+        super().append(record, scoring)
+        self.scheduler.settled(record)
+
+
+def test_a_suspect_is_called_when_an_invalid_payload_fails_only_its_case():
+    # invalid_payload="case": no trial is failed, so no item is skipped, isolated or not.
+    target = ScriptedTarget([])
+    journal = SettlingJournal()
+    plans = {"v": VariantPlan(target=target, limit=1)}
+    item = WorkItem(0, "v", 1, CASE, isolated=True)
+    sched = Scheduler(
+        plans,
+        [item],
+        concurrency=1,
+        journal=journal,  # type: ignore[arg-type]
+        session="s1",
+        stop_trial_on_invalid=False,
+    )
+    journal.scheduler = sched
+    asyncio.run(sched.run())
+    assert target.calls == 1 and sched.skipped == 0
+    assert [r["type"] for r in journal.records] == ["call", "attempt"]
+
+
+class FailingJournal(KeptJournal):
+    """Raises (a bug of ours) on the attempt record of case ``c1``."""
+
+    def append(self, record: dict[str, Any], scoring: Any = None) -> None:
+        if record["type"] == "attempt" and record["case"] == "c1":
+            raise RuntimeError("journal bug")
+        super().append(record, scoring)
+
+
+def test_a_bug_of_ours_stops_the_run_before_any_further_call():
+    # c1 and c2 start together (concurrency 2); c1's record raises. c2, already running,
+    # finishes, but its freed slot starts nothing: c3 is never called.
+    cases = [CaseSpec(id=f"c{n}", name=f"c{n}", index=n - 1) for n in (1, 2, 3)]
+    target = ScriptedTarget([])
+    plans = {"v": VariantPlan(target=target, limit=2)}
+    items = [WorkItem(n, "v", 1, case) for n, case in enumerate(cases)]
+    sched = Scheduler(plans, items, concurrency=2, journal=FailingJournal(), session="s1")  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError, match="journal bug"):
+        asyncio.run(sched.run())
+    assert target.calls == 2 and sched.started == 2
