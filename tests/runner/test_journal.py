@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
 import json
@@ -864,3 +865,30 @@ def test_judge_samples_keep_the_delivered_and_the_process_ended_ones():
     assert kept == {("a", 1, "c1"): {(0, n): ("j", None, "ab", outcomes[n]) for n in (0, 2)}}
     every = judge_samples(records, keep_unavailable=True)
     assert sorted(every[("a", 1, "c1")]) == [(0, 0), (0, 1), (0, 2), (0, 3)]
+
+
+def test_without_a_journal_file_ctrl_c_drops_no_judging_of_an_attempt_handed_over():
+    # Without a run folder no reply is journaled before judging (nothing could resume from
+    # it): an attempt handed to the writer in the loop turn Ctrl-C abandons judging in is
+    # still judged and kept, never left to a resume that cannot happen.
+    from agenticlens_frames.evaluators import EvaluatorRegistry
+    from agenticlens_frames.formats.model import EvaluatorRef
+
+    registry = EvaluatorRegistry()
+    registry.register_judge("tone", lambda output, case, trace, config: 1.0, version="1")
+    case = CaseSpec(id="c1", name="c1", index=0, evaluators=(EvaluatorRef(name="tone"),))
+    trace = normalize_trace({"total_latency_ms": 1.0})
+    writer = JournalWriter(None, registry=registry, scoring_workers=2)
+    record = {"type": "attempt", "variant": "v", "trial": 1, "case": "c1", "payload": "x"}
+
+    async def interrupted_turn() -> None:
+        # The writer receives the record at this turn's end, after abandon_judging.
+        writer.append(record, scoring=(case, "A reply.", trace))
+        writer.abandon_judging()
+
+    asyncio.run(interrupted_turn())
+    writer.close()
+    # Kept, and judged: its one check is the judge's 1.0.
+    assert writer.records == [record]
+    assert [(check[0], check[2]) for check in record["checks"]] == [("tone", 1.0)]
+    assert writer.answered == [] and "payload_sha256" not in record
