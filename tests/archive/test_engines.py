@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -21,7 +22,12 @@ from agenticlens_frames.archive.engines import (
     run_partial,
     split_runs,
 )
-from agenticlens_frames.archive.sufficient import RunLayout, assemble, from_keyed_frames
+from agenticlens_frames.archive.sufficient import (
+    RunLayout,
+    assemble,
+    from_keyed_frames,
+    merge_stats,
+)
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.frames import ExperimentRun
 
@@ -538,3 +544,82 @@ def test_keyed_frames_giving_a_run_a_variant_of_another_run_are_refused(
     cases.loc[support, "variant_id"] = "v00"  # the synthetic run's variant
     with pytest.raises(InputError, match=r"^engine returned a variant outside its run"):
         from_keyed_frames(cases, stats.trials, stats.layout, "custom")
+
+
+def _expected_layout(frame: pd.DataFrame, manifest_order: bool) -> tuple[tuple, tuple, tuple]:
+    """Runs in first-seen order, each run's experiment and its variants, from pandas alone:
+    variants in the categorical's (manifest) order, or first seen for text ids."""
+    runs = list(pd.unique(frame["run_id"]))
+    groups = {r: frame[frame["run_id"] == r] for r in runs}
+    experiments = tuple(str(groups[r]["experiment_id"].iloc[0]) for r in runs)
+    variants = tuple(
+        tuple(
+            [str(v) for v in frame["variant_id"].cat.categories if v in set(g["variant_id"])]
+            if manifest_order
+            else [str(v) for v in pd.unique(g["variant_id"])]
+        )
+        for g in groups.values()
+    )
+    return tuple(runs), experiments, variants
+
+
+@pytest.mark.parametrize("variant_keys", ["category", "str"])
+def test_an_attempts_table_without_a_layout_gives_its_own(
+    support_run: ExperimentRun, variant_keys: str
+):
+    """``sufficient_stats`` of an attempts table and no layout reads the layout from the
+    table: each run's experiment from its rows, and only the variants the run has (a
+    categorical's unused categories are not variants of it), on every local engine; a
+    run of one attempt is a run too."""
+    attempts = support_run.attempts
+    two = attempts[attempts["variant_id"].isin(["prompt-v2", "baseline"])]
+    frame = pd.concat(
+        [
+            two.assign(run_id="r1"),
+            attempts.iloc[[len(attempts) - 1]].assign(run_id="r2", experiment_id="other@3"),
+        ],
+        ignore_index=True,
+    )
+    frame = frame.astype({"variant_id": variant_keys, "experiment_id": str})
+    expected = _expected_layout(frame, manifest_order=variant_keys == "category")
+    assert expected[2][0] == (("baseline", "prompt-v2")) and len(expected[2][1]) == 1
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    reference = sufficient_stats(table, engine="numpy")
+    for engine in LOCAL_ENGINES:
+        stats = sufficient_stats(table, engine=engine)
+        layout = stats.layout
+        assert (layout.run_ids, layout.experiment_ids, layout.variant_ids) == expected
+        assert_matches_oracle(stats, frame)
+        assert_same_stats(stats, reference)
+        by_run = stats.cases.groupby("run_id", observed=True)["experiment_id"].unique()
+        assert {r: list(map(str, e)) for r, e in by_run.items()} == {
+            "r1": ["support-agent-upgrade@1"],
+            "r2": ["other@3"],
+        }
+
+
+def test_statistics_of_two_sets_of_runs_merged_equal_those_of_all(shared_archive: Archive):
+    """``merge_stats`` of two disjoint sets of runs (other case ids in each, in either
+    order) gives the plain loop's numbers over all attempts, in the layout's run order."""
+    sl = shared_archive.all()
+    layout = RunLayout.from_scans(sl.scans())
+    attempts = sl.frame("attempts")
+    table = sl.table("attempts")
+    first = pc.is_in(table.column("run_id"), pa.array(list(layout.run_ids[:1])))
+    halves = [
+        sufficient_stats(table.filter(first), engine="numpy", layout=layout),
+        sufficient_stats(table.filter(pc.invert(first)), engine="numpy", layout=layout),
+    ]
+    assert {str(c) for c in halves[0].cases["case_id"]}.isdisjoint(
+        {str(c) for c in halves[1].cases["case_id"]}
+    )
+    whole = sufficient_stats(table, engine="numpy", layout=layout)
+    for parts in (halves, halves[::-1]):
+        merged = merge_stats(parts, layout, "numpy")
+        assert_matches_oracle(merged, attempts)
+        runs = merged.cases["run_id"].astype(str)
+        assert list(pd.unique(runs)) == [r for r in layout.run_ids if r in set(runs)]
+        assert list(merged.cases["case_id"].cat.categories) == sorted(
+            attempts["case_id"].astype(str).unique()
+        )
+        assert_same_stats(merged, whole)
