@@ -623,3 +623,23 @@ def test_statistics_of_two_sets_of_runs_merged_equal_those_of_all(shared_archive
             attempts["case_id"].astype(str).unique()
         )
         assert_same_stats(merged, whole)
+
+
+@pytest.mark.parametrize("rows", [37, 1])
+def test_an_attempts_table_in_many_chunks_keeps_its_case_ids(support_run: ExperimentRun, rows: int):
+    """A pandas categorical's codes are int8: the kernel offset each chunk's codes into
+    the concatenated dictionaries in int8, so past 127 (ten chunks of 14 cases) they
+    wrapped to null case ids, or to another case's id. Every engine: the plain loop's
+    numbers under the right case ids, as from the same table in one chunk."""
+    frame = support_run.attempts.iloc[::-1].assign(run_id="r").reset_index(drop=True)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    assert table.column("case_id").type.index_type == pa.int8()
+    chunked = pa.Table.from_batches(table.to_batches(max_chunksize=rows))
+    assert chunked.column("case_id").num_chunks >= 10
+    layout = RunLayout(("r",), (support_run.experiment_id,), (support_run.manifest.variant_ids,))
+    whole = sufficient_stats(table, engine="numpy", layout=layout)
+    for engine in LOCAL_ENGINES:
+        stats = sufficient_stats(chunked, engine=engine, layout=layout)
+        assert stats.cases["case_id"].notna().all()
+        assert_matches_oracle(stats, frame)
+        assert_same_stats(stats, whole)
