@@ -81,27 +81,32 @@ class RunLayout:
 
     @classmethod
     def from_table(cls, table: pa.Table) -> RunLayout:
-        """Runs in first-seen order; variants in dictionary (= manifest) order."""
-        runs: dict[str, tuple[str, list[str]]] = {}
+        """Runs in first-seen order; variants in dictionary (= manifest) order, or first
+        seen when the ids are text, however the table is chunked."""
+        # Each run's variants with their rank: the code in the one dictionary all chunks
+        # share (unified first: chunks may carry their own), or the order first seen.
+        runs: dict[str, tuple[str, dict[str, int]]] = {}
         has_exp = "experiment_id" in table.column_names
-        for batch in table.select(
-            ["run_id", "variant_id", *(["experiment_id"] if has_exp else [])]
-        ).to_batches():
+        selected = table.select(["run_id", "variant_id", *(["experiment_id"] if has_exp else [])])
+        coded = pa.types.is_dictionary(selected.schema.field("variant_id").type)
+        if coded:
+            selected = selected.unify_dictionaries()
+        for batch in selected.to_batches():
             for run_id, piece in split_batch_by_run(batch):
                 exp = str(piece.column(2)[0]) if has_exp else run_id
-                entry = runs.setdefault(run_id, (exp, []))
+                ranks = runs.setdefault(run_id, (exp, {}))[1]
                 variant = piece.column(1)
-                if not pa.types.is_dictionary(variant.type):
+                if not coded:
                     variant = variant.dictionary_encode()
                 present = np.unique(variant.indices.to_numpy(zero_copy_only=False))
                 names = variant.dictionary.to_pylist()
-                for code in range(len(names)):  # dictionary order, unused entries last
-                    if code in present and names[code] not in entry[1]:
-                        entry[1].append(names[code])
+                for code in range(len(names)):  # dictionary order, unused entries left out
+                    if code in present and names[code] not in ranks:
+                        ranks[names[code]] = code if coded else len(ranks)
         return cls(
             tuple(runs),
             tuple(e for e, _ in runs.values()),
-            tuple(tuple(v) for _, v in runs.values()),
+            tuple(tuple(sorted(r, key=r.__getitem__)) for _, r in runs.values()),
         )
 
     @property

@@ -643,3 +643,27 @@ def test_an_attempts_table_in_many_chunks_keeps_its_case_ids(support_run: Experi
         assert stats.cases["case_id"].notna().all()
         assert_matches_oracle(stats, frame)
         assert_same_stats(stats, whole)
+
+
+@pytest.mark.parametrize("variant_keys", ["category", "str"])
+def test_an_attempts_table_in_chunks_gives_the_layout_of_one_chunk(
+    support_run: ExperimentRun, variant_keys: str
+):
+    """However the table is chunked (parquet row groups, concatenated tables), a run's
+    variants come in the categorical's (manifest) order, or first seen for text ids:
+    rows of the last variant in the first chunk do not make it the run's first variant."""
+    frame = support_run.attempts.iloc[::-1].assign(run_id="r")
+    frame = frame.astype({"variant_id": variant_keys}).reset_index(drop=True)
+    expected = _expected_layout(frame, manifest_order=variant_keys == "category")
+    if variant_keys == "category":
+        assert expected[2] == (support_run.manifest.variant_ids,)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    chunked = pa.Table.from_batches(table.to_batches(max_chunksize=37))
+    assert chunked.column("variant_id").num_chunks > 1
+    whole = sufficient_stats(table, engine="numpy")
+    for engine in LOCAL_ENGINES:
+        stats = sufficient_stats(chunked, engine=engine)
+        layout = stats.layout
+        assert (layout.run_ids, layout.experiment_ids, layout.variant_ids) == expected
+        assert_same_stats(stats, whole)
+        assert_matches_oracle(stats, frame)
