@@ -85,16 +85,21 @@ class RunLayout:
         seen when the ids are text, however the table is chunked."""
         # Each run's variants with their rank: the code in the one dictionary all chunks
         # share (unified first: chunks may carry their own), or the order first seen.
-        runs: dict[str, tuple[str, dict[str, int]]] = {}
+        variants: dict[str, dict[str, int]] = {}
+        experiments: dict[str, str] = {}
         has_exp = "experiment_id" in table.column_names
         selected = table.select(["run_id", "variant_id", *(["experiment_id"] if has_exp else [])])
         coded = pa.types.is_dictionary(selected.schema.field("variant_id").type)
         if coded:
             selected = selected.unify_dictionaries()
         for batch in selected.to_batches():
+            # split_batch_by_run yields a batch's runs in dictionary order: they are
+            # listed in the order of their first row before.
+            for run_id in _first_seen(batch.column(0)):
+                variants.setdefault(run_id, {})
             for run_id, piece in split_batch_by_run(batch):
-                exp = str(piece.column(2)[0]) if has_exp else run_id
-                ranks = runs.setdefault(run_id, (exp, {}))[1]
+                experiments.setdefault(run_id, str(piece.column(2)[0]) if has_exp else run_id)
+                ranks = variants[run_id]
                 variant = piece.column(1)
                 if not coded:
                     variant = variant.dictionary_encode()
@@ -104,9 +109,9 @@ class RunLayout:
                     if code in present and names[code] not in ranks:
                         ranks[names[code]] = code if coded else len(ranks)
         return cls(
-            tuple(runs),
-            tuple(e for e, _ in runs.values()),
-            tuple(tuple(sorted(r, key=r.__getitem__)) for _, r in runs.values()),
+            tuple(variants),
+            tuple(experiments[r] for r in variants),
+            tuple(tuple(sorted(r, key=r.__getitem__)) for r in variants.values()),
         )
 
     @property
@@ -162,6 +167,21 @@ class SufficientStats:
             f"SufficientStats(engine={self.engine!r}, runs={len(self.layout.run_ids)}, "
             f"case_rows={len(self.cases)}, trial_rows={len(self.trials)})"
         )
+
+
+def _first_seen(column: pa.Array) -> list[str]:
+    """The distinct values of ``column`` in the order of their first row.
+
+    Examples
+    --------
+    >>> _first_seen(pa.array(["b", "a", "b"]).dictionary_encode())
+    ['b', 'a']
+    """
+    encoded = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    present, first = np.unique(codes, return_index=True)
+    names = encoded.dictionary.to_pylist()
+    return [str(names[present[i]]) for i in np.argsort(first)]
 
 
 def _case_frame(

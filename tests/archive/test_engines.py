@@ -667,3 +667,27 @@ def test_an_attempts_table_in_chunks_gives_the_layout_of_one_chunk(
         assert (layout.run_ids, layout.experiment_ids, layout.variant_ids) == expected
         assert_same_stats(stats, whole)
         assert_matches_oracle(stats, frame)
+
+
+@pytest.mark.parametrize("rows", [None, 1])
+def test_an_attempts_table_lists_its_runs_in_the_order_of_their_first_row(
+    support_run: ExperimentRun, rows: int | None
+):
+    """Runs come in first-seen order as documented, whether the table is one chunk or
+    many: a categorical ``run_id`` whose categories sort the other way gave them in
+    category order in one chunk, in first-seen order in several."""
+    attempts = support_run.attempts.iloc[:20]
+    frame = pd.concat(
+        [attempts.assign(run_id="zeta"), attempts.assign(run_id="alpha")], ignore_index=True
+    )
+    frame["run_id"] = pd.Categorical(frame["run_id"], categories=["alpha", "zeta"])
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    if rows is not None:
+        table = pa.Table.from_batches(table.to_batches(max_chunksize=rows))
+    expected = tuple(pd.unique(frame["run_id"].astype(str)))
+    assert expected == ("zeta", "alpha")
+    for engine in LOCAL_ENGINES:
+        stats = sufficient_stats(table, engine=engine)
+        assert stats.layout.run_ids == expected
+        assert tuple(pd.unique(stats.cases["run_id"].astype(str))) == expected
+        assert_matches_oracle(stats, frame)
