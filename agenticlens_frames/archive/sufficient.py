@@ -387,6 +387,16 @@ def check_columns(table: pa.Table) -> None:
             f"attempts table lacks column(s) {', '.join(missing)}",
             hint="read it with ArchiveSlice.table('attempts') or add run_id to run.attempts",
         )
+    # A row of no run or no variant belongs to no (run, variant) slot: refused here, not
+    # an IndexError deep in the layout or the kernel.
+    for name in ("run_id", "variant_id"):
+        missing_rows = table.column(name).null_count
+        if missing_rows:
+            raise InputError(
+                f"attempts table has {missing_rows} row(s) without a {name}",
+                location=name,
+                hint=f"give every attempt its {name}, or drop those rows",
+            )
 
 
 def _codes(values: pd.Series | np.ndarray, categories: Sequence[str]) -> np.ndarray:

@@ -691,3 +691,19 @@ def test_an_attempts_table_lists_its_runs_in_the_order_of_their_first_row(
         assert stats.layout.run_ids == expected
         assert tuple(pd.unique(stats.cases["run_id"].astype(str))) == expected
         assert_matches_oracle(stats, frame)
+
+
+@pytest.mark.parametrize("column", ["run_id", "variant_id"])
+def test_an_attempts_table_with_a_row_of_no_run_or_variant_is_refused(
+    support_run: ExperimentRun, column: str
+):
+    """A null run or variant id ended in an IndexError or TypeError traceback; now an
+    error naming the column, on every engine, with or without a layout."""
+    frame = support_run.attempts.assign(run_id="r").astype({"variant_id": str})
+    frame.loc[3, column] = None
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    layout = RunLayout(("r",), (support_run.experiment_id,), (support_run.manifest.variant_ids,))
+    for engine in LOCAL_ENGINES:
+        for given in (None, layout):
+            with pytest.raises(InputError, match=rf"1 row\(s\) without a {column}"):
+                sufficient_stats(table, engine=engine, layout=given)
