@@ -280,7 +280,8 @@ def sufficient_stats(
         another engine, like ``client``.
     layout
         The runs and their variants (default: from the slice's catalog, or for a table
-        from the table itself: runs in first-seen order, variants in dictionary order).
+        from the table itself: runs in first-seen order, variants in dictionary order, or
+        first seen for text ids, however the table is chunked).
     rollups
         Read each run's sufficient statistics as archived (``case_stats`` /
         ``trial_stats``, written by ``Archive.add``) instead of its attempts when the

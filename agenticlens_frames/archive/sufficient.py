@@ -81,27 +81,37 @@ class RunLayout:
 
     @classmethod
     def from_table(cls, table: pa.Table) -> RunLayout:
-        """Runs in first-seen order; variants in dictionary (= manifest) order."""
-        runs: dict[str, tuple[str, list[str]]] = {}
+        """Runs in first-seen order; variants in dictionary (= manifest) order, or first
+        seen when the ids are text, however the table is chunked."""
+        # Each run's variants with their rank: the code in the one dictionary all chunks
+        # share (unified first: chunks may carry their own), or the order first seen.
+        variants: dict[str, dict[str, int]] = {}
+        experiments: dict[str, str] = {}
         has_exp = "experiment_id" in table.column_names
-        for batch in table.select(
-            ["run_id", "variant_id", *(["experiment_id"] if has_exp else [])]
-        ).to_batches():
+        selected = table.select(["run_id", "variant_id", *(["experiment_id"] if has_exp else [])])
+        coded = pa.types.is_dictionary(selected.schema.field("variant_id").type)
+        if coded:
+            selected = selected.unify_dictionaries()
+        for batch in selected.to_batches():
+            # split_batch_by_run yields a batch's runs in dictionary order: they are
+            # listed in the order of their first row before.
+            for run_id in _first_seen(batch.column(0)):
+                variants.setdefault(run_id, {})
             for run_id, piece in split_batch_by_run(batch):
-                exp = str(piece.column(2)[0]) if has_exp else run_id
-                entry = runs.setdefault(run_id, (exp, []))
+                experiments.setdefault(run_id, str(piece.column(2)[0]) if has_exp else run_id)
+                ranks = variants[run_id]
                 variant = piece.column(1)
-                if not pa.types.is_dictionary(variant.type):
+                if not coded:
                     variant = variant.dictionary_encode()
                 present = np.unique(variant.indices.to_numpy(zero_copy_only=False))
                 names = variant.dictionary.to_pylist()
-                for code in range(len(names)):  # dictionary order, unused entries last
-                    if code in present and names[code] not in entry[1]:
-                        entry[1].append(names[code])
+                for code in range(len(names)):  # dictionary order, unused entries left out
+                    if code in present and names[code] not in ranks:
+                        ranks[names[code]] = code if coded else len(ranks)
         return cls(
-            tuple(runs),
-            tuple(e for e, _ in runs.values()),
-            tuple(tuple(v) for _, v in runs.values()),
+            tuple(variants),
+            tuple(experiments[r] for r in variants),
+            tuple(tuple(sorted(r, key=r.__getitem__)) for r in variants.values()),
         )
 
     @property
@@ -157,6 +167,21 @@ class SufficientStats:
             f"SufficientStats(engine={self.engine!r}, runs={len(self.layout.run_ids)}, "
             f"case_rows={len(self.cases)}, trial_rows={len(self.trials)})"
         )
+
+
+def _first_seen(column: pa.Array) -> list[str]:
+    """The distinct values of ``column`` in the order of their first row.
+
+    Examples
+    --------
+    >>> _first_seen(pa.array(["b", "a", "b"]).dictionary_encode())
+    ['b', 'a']
+    """
+    encoded = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    present, first = np.unique(codes, return_index=True)
+    names = encoded.dictionary.to_pylist()
+    return [str(names[present[i]]) for i in np.argsort(first)]
 
 
 def _case_frame(
@@ -362,6 +387,16 @@ def check_columns(table: pa.Table) -> None:
             f"attempts table lacks column(s) {', '.join(missing)}",
             hint="read it with ArchiveSlice.table('attempts') or add run_id to run.attempts",
         )
+    # A row of no run or no variant belongs to no (run, variant) slot: refused here, not
+    # an IndexError deep in the layout or the kernel.
+    for name in ("run_id", "variant_id"):
+        missing_rows = table.column(name).null_count
+        if missing_rows:
+            raise InputError(
+                f"attempts table has {missing_rows} row(s) without a {name}",
+                location=name,
+                hint=f"give every attempt its {name}, or drop those rows",
+            )
 
 
 def _codes(values: pd.Series | np.ndarray, categories: Sequence[str]) -> np.ndarray:

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -21,7 +22,12 @@ from agenticlens_frames.archive.engines import (
     run_partial,
     split_runs,
 )
-from agenticlens_frames.archive.sufficient import RunLayout, assemble, from_keyed_frames
+from agenticlens_frames.archive.sufficient import (
+    RunLayout,
+    assemble,
+    from_keyed_frames,
+    merge_stats,
+)
 from agenticlens_frames.errors import InputError
 from agenticlens_frames.frames import ExperimentRun
 
@@ -538,3 +544,166 @@ def test_keyed_frames_giving_a_run_a_variant_of_another_run_are_refused(
     cases.loc[support, "variant_id"] = "v00"  # the synthetic run's variant
     with pytest.raises(InputError, match=r"^engine returned a variant outside its run"):
         from_keyed_frames(cases, stats.trials, stats.layout, "custom")
+
+
+def _expected_layout(frame: pd.DataFrame, manifest_order: bool) -> tuple[tuple, tuple, tuple]:
+    """Runs in first-seen order, each run's experiment and its variants, from pandas alone:
+    variants in the categorical's (manifest) order, or first seen for text ids."""
+    runs = list(pd.unique(frame["run_id"]))
+    groups = {r: frame[frame["run_id"] == r] for r in runs}
+    experiments = tuple(str(groups[r]["experiment_id"].iloc[0]) for r in runs)
+    variants = tuple(
+        tuple(
+            [str(v) for v in frame["variant_id"].cat.categories if v in set(g["variant_id"])]
+            if manifest_order
+            else [str(v) for v in pd.unique(g["variant_id"])]
+        )
+        for g in groups.values()
+    )
+    return tuple(runs), experiments, variants
+
+
+@pytest.mark.parametrize("variant_keys", ["category", "str"])
+def test_an_attempts_table_without_a_layout_gives_its_own(
+    support_run: ExperimentRun, variant_keys: str
+):
+    """``sufficient_stats`` of an attempts table and no layout reads the layout from the
+    table: each run's experiment from its rows, and only the variants the run has (a
+    categorical's unused categories are not variants of it), on every local engine; a
+    run of one attempt is a run too."""
+    attempts = support_run.attempts
+    two = attempts[attempts["variant_id"].isin(["prompt-v2", "baseline"])]
+    frame = pd.concat(
+        [
+            two.assign(run_id="r1"),
+            attempts.iloc[[len(attempts) - 1]].assign(run_id="r2", experiment_id="other@3"),
+        ],
+        ignore_index=True,
+    )
+    frame = frame.astype({"variant_id": variant_keys, "experiment_id": str})
+    expected = _expected_layout(frame, manifest_order=variant_keys == "category")
+    assert expected[2][0] == (("baseline", "prompt-v2")) and len(expected[2][1]) == 1
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    reference = sufficient_stats(table, engine="numpy")
+    for engine in LOCAL_ENGINES:
+        stats = sufficient_stats(table, engine=engine)
+        layout = stats.layout
+        assert (layout.run_ids, layout.experiment_ids, layout.variant_ids) == expected
+        assert_matches_oracle(stats, frame)
+        assert_same_stats(stats, reference)
+        by_run = stats.cases.groupby("run_id", observed=True)["experiment_id"].unique()
+        assert {r: list(map(str, e)) for r, e in by_run.items()} == {
+            "r1": ["support-agent-upgrade@1"],
+            "r2": ["other@3"],
+        }
+
+
+def test_statistics_of_two_sets_of_runs_merged_equal_those_of_all(shared_archive: Archive):
+    """``merge_stats`` of two disjoint sets of runs (other case ids in each, in either
+    order) gives the plain loop's numbers over all attempts, in the layout's run order."""
+    sl = shared_archive.all()
+    layout = RunLayout.from_scans(sl.scans())
+    attempts = sl.frame("attempts")
+    table = sl.table("attempts")
+    first = pc.is_in(table.column("run_id"), pa.array(list(layout.run_ids[:1])))
+    halves = [
+        sufficient_stats(table.filter(first), engine="numpy", layout=layout),
+        sufficient_stats(table.filter(pc.invert(first)), engine="numpy", layout=layout),
+    ]
+    assert {str(c) for c in halves[0].cases["case_id"]}.isdisjoint(
+        {str(c) for c in halves[1].cases["case_id"]}
+    )
+    whole = sufficient_stats(table, engine="numpy", layout=layout)
+    for parts in (halves, halves[::-1]):
+        merged = merge_stats(parts, layout, "numpy")
+        assert_matches_oracle(merged, attempts)
+        runs = merged.cases["run_id"].astype(str)
+        assert list(pd.unique(runs)) == [r for r in layout.run_ids if r in set(runs)]
+        assert list(merged.cases["case_id"].cat.categories) == sorted(
+            attempts["case_id"].astype(str).unique()
+        )
+        assert_same_stats(merged, whole)
+
+
+@pytest.mark.parametrize("rows", [37, 1])
+def test_an_attempts_table_in_many_chunks_keeps_its_case_ids(support_run: ExperimentRun, rows: int):
+    """A pandas categorical's codes are int8: the kernel offset each chunk's codes into
+    the concatenated dictionaries in int8, so past 127 (ten chunks of 14 cases) they
+    wrapped to null case ids, or to another case's id. Every engine: the plain loop's
+    numbers under the right case ids, as from the same table in one chunk."""
+    frame = support_run.attempts.iloc[::-1].assign(run_id="r").reset_index(drop=True)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    assert table.column("case_id").type.index_type == pa.int8()
+    chunked = pa.Table.from_batches(table.to_batches(max_chunksize=rows))
+    assert chunked.column("case_id").num_chunks >= 10
+    layout = RunLayout(("r",), (support_run.experiment_id,), (support_run.manifest.variant_ids,))
+    whole = sufficient_stats(table, engine="numpy", layout=layout)
+    for engine in LOCAL_ENGINES:
+        stats = sufficient_stats(chunked, engine=engine, layout=layout)
+        assert stats.cases["case_id"].notna().all()
+        assert_matches_oracle(stats, frame)
+        assert_same_stats(stats, whole)
+
+
+@pytest.mark.parametrize("variant_keys", ["category", "str"])
+def test_an_attempts_table_in_chunks_gives_the_layout_of_one_chunk(
+    support_run: ExperimentRun, variant_keys: str
+):
+    """However the table is chunked (parquet row groups, concatenated tables), a run's
+    variants come in the categorical's (manifest) order, or first seen for text ids:
+    rows of the last variant in the first chunk do not make it the run's first variant."""
+    frame = support_run.attempts.iloc[::-1].assign(run_id="r")
+    frame = frame.astype({"variant_id": variant_keys}).reset_index(drop=True)
+    expected = _expected_layout(frame, manifest_order=variant_keys == "category")
+    if variant_keys == "category":
+        assert expected[2] == (support_run.manifest.variant_ids,)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    chunked = pa.Table.from_batches(table.to_batches(max_chunksize=37))
+    assert chunked.column("variant_id").num_chunks > 1
+    whole = sufficient_stats(table, engine="numpy")
+    for engine in LOCAL_ENGINES:
+        stats = sufficient_stats(chunked, engine=engine)
+        layout = stats.layout
+        assert (layout.run_ids, layout.experiment_ids, layout.variant_ids) == expected
+        assert_same_stats(stats, whole)
+        assert_matches_oracle(stats, frame)
+
+
+@pytest.mark.parametrize("rows", [None, 1])
+def test_an_attempts_table_lists_its_runs_in_the_order_of_their_first_row(
+    support_run: ExperimentRun, rows: int | None
+):
+    """Runs come in first-seen order as documented, whether the table is one chunk or
+    many: a categorical ``run_id`` whose categories sort the other way gave them in
+    category order in one chunk, in first-seen order in several."""
+    attempts = support_run.attempts.iloc[:20]
+    frame = pd.concat(
+        [attempts.assign(run_id="zeta"), attempts.assign(run_id="alpha")], ignore_index=True
+    )
+    frame["run_id"] = pd.Categorical(frame["run_id"], categories=["alpha", "zeta"])
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    if rows is not None:
+        table = pa.Table.from_batches(table.to_batches(max_chunksize=rows))
+    expected = tuple(pd.unique(frame["run_id"].astype(str)))
+    assert expected == ("zeta", "alpha")
+    for engine in LOCAL_ENGINES:
+        stats = sufficient_stats(table, engine=engine)
+        assert stats.layout.run_ids == expected
+        assert tuple(pd.unique(stats.cases["run_id"].astype(str))) == expected
+        assert_matches_oracle(stats, frame)
+
+
+@pytest.mark.parametrize("column", ["run_id", "variant_id"])
+def test_an_attempts_table_with_a_row_of_no_run_or_variant_is_refused(
+    support_run: ExperimentRun, column: str
+):
+    """A null run or variant id ended in an IndexError or TypeError traceback; now an
+    error naming the column, on every engine, with or without a layout."""
+    frame = support_run.attempts.assign(run_id="r").astype({"variant_id": str})
+    frame.loc[3, column] = None
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    layout = RunLayout(("r",), (support_run.experiment_id,), (support_run.manifest.variant_ids,))
+    for engine in LOCAL_ENGINES:
+        for given in (None, layout):
+            with pytest.raises(InputError, match=rf"1 row\(s\) without a {column}"):
+                sufficient_stats(table, engine=engine, layout=given)

@@ -240,3 +240,26 @@ def test_add_rollups_names_an_attempts_file_that_is_another_table(
     assert "remove the run and add it again" in str(error.value)
     assert (folder / "_run.json").read_bytes() == record
     assert not [p.name for p in folder.iterdir() if "stats" in p.name]
+
+
+@pytest.mark.parametrize("table", ["attempts", "trials"])
+def test_add_rollups_refuses_an_attempts_or_trials_file_that_is_not_the_archived_one(
+    tmp_path: Path, runs: dict[str, ExperimentRun], table: str
+):
+    """A run archived with checksums but before rollups, whose attempts (or trials) file
+    is another run's with the same variants and cases: its rollups would hold the other
+    run's numbers; the file is refused by name, and the run left as it was."""
+    archive = fill(tmp_path / "arc", runs)
+    strip_rollups(archive)
+    by_experiment = {r.experiment_id: r for r in archive.records()}
+    target = by_experiment["support-agent-upgrade@1"]
+    source = by_experiment["support-agent-upgrade@2"]
+    assert target.variant_ids == source.variant_ids
+    path = target.path / f"{table}.parquet"
+    shutil.copyfile(source.path / f"{table}.parquet", path)
+    record = (target.path / "_run.json").read_bytes()
+    with pytest.raises(InputError, match="not the one archived") as error:
+        archive.add_rollups()
+    assert str(path) in str(error.value)
+    assert (target.path / "_run.json").read_bytes() == record
+    assert not [p.name for p in target.path.iterdir() if "stats" in p.name]

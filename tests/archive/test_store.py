@@ -896,3 +896,28 @@ def test_the_catalog_frame_of_an_empty_archive_has_utc_times(tmp_path: Path):
         assert isinstance(frame[column].dtype, pd.DatetimeTZDtype)
         assert str(frame[column].dtype.tz) == "UTC"
     assert frame[frame["run_at"] >= pd.Timestamp("2026-10-01", tz="UTC")].empty
+
+
+def test_a_tag_slice_rebuilds_a_run_of_only_those_cases_renumbered(
+    shared_archive: Archive, support_run: ExperimentRun
+):
+    """``to_run`` of a tag slice: the attempts of the tagged cases only (pandas filter of
+    the original run), each case's index its position among them in suite order."""
+    chosen = [c.id for c in support_run.suite.cases if "refund" in c.tags]
+    assert 0 < len(chosen) < len(support_run.suite.cases)
+    back = shared_archive.slice(experiments="support-agent-upgrade@1", tags="refund").to_run()
+    assert [c.id for c in back.suite.cases] == chosen
+    original = support_run.attempts
+    expected = original[original["case_id"].astype(str).isin(chosen)]
+    got = back.attempts
+    assert len(got) == len(expected)
+    keys = ["variant_id", "trial", "case_id"]
+    merged = got.astype({"variant_id": str, "case_id": str}).merge(
+        expected.astype({"variant_id": str, "case_id": str}),
+        on=keys,
+        suffixes=("", "_original"),
+        validate="one_to_one",
+    )
+    assert len(merged) == len(expected)
+    assert (merged["case_index"] == merged["case_id"].map(chosen.index)).all()
+    pd.testing.assert_series_equal(merged["passed"], merged["passed_original"], check_names=False)
