@@ -206,10 +206,10 @@ def _case_labels(column: pa.ChunkedArray, case_index: np.ndarray, n_cases: int) 
         stop = start + len(chunk)
         # Scatter the dictionary code of each row onto its case index (ids and indices
         # are 1:1 within a run); codes of later chunks are offset into their dictionary.
-        # Widened first: a pandas categorical's codes are int8, and int8 + offset wraps
-        # past 127 to a null or to another case's label.
-        codes = chunk.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        slot[case_index[start:stop]] = codes + offset
+        # Added as int64: a pandas categorical's codes are int8, and int8 + offset wrapped
+        # past 127 to a null or to another case's label (no separate widening copy).
+        codes = chunk.indices.to_numpy(zero_copy_only=False)
+        slot[case_index[start:stop]] = np.add(codes, offset, dtype=np.int64)
         dictionaries.append(chunk.dictionary.cast(pa.string()))
         offset += len(chunk.dictionary)
         start = stop
