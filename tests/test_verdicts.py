@@ -168,22 +168,13 @@ def test_a_significant_zero_difference_is_no_difference() -> None:
     on a higher-is-better dimension and "better" on latency: a direction the estimate does
     not have. Hand-made rows, as a frame from elsewhere (or a degenerate test) gives them."""
     row = {
-        "baseline_variant_id": "b",
-        "candidate_variant_id": "c",
-        "dimension": "quality",
-        "evaluator": "passed",
-        "unit": "proportion",
-        "higher_is_better": True,
+        **HAND_ROW,
         "mean_difference": 0.0,
         "ci_low": 0.0,
         "ci_high": 0.0,
-        "confidence_level": 0.95,
         "p_value": 0.0,
         "adjusted_p_value": 0.0,
-        "correction": "holm",
-        "alpha": 0.05,
         "family_size": 2,
-        "significant": True,
         "mde": 0.1,
         "degenerate": True,
     }
