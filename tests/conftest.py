@@ -272,3 +272,21 @@ def stopping_block() -> dict[str, Any]:
             for variant in ("prompt-v2", "large-v2")
         ],
     }
+
+
+def latency_upper_bounds(run: Any) -> dict[str, float]:
+    """Each candidate of the bundled example: the one-sided 95% upper bound of its per-case
+    mean latency difference against the baseline (paired t over the cases; failed trials
+    and unknown latencies left out), computed with scipy, as a non-inferiority gate on
+    latency reads it."""
+    from scipy import stats
+
+    attempts = run.attempts
+    ok = attempts[(attempts["status"] != "trial_failed") & attempts["latency_ms"].notna()]
+    latency = ok.groupby(["variant_id", "case_id"], observed=True)["latency_ms"].mean()
+    bounds = {}
+    for candidate in ("model-large", "prompt-v2", "retrieval-dense", "large-v2"):
+        d = (latency[candidate] - latency["baseline"]).dropna()
+        half = stats.t.ppf(0.95, len(d) - 1) * d.std(ddof=1) / len(d) ** 0.5
+        bounds[candidate] = float(d.mean() + half)
+    return bounds

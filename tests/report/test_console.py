@@ -444,3 +444,199 @@ def test_a_single_factor_effect_term_is_said_in_the_singular(tmp_path) -> None:
     assert fe[fe["metric"] == "pass_rate"]["term"].tolist() == ["model: gpt-large vs gpt-small"]
     statement = factor_correction_statement(a)
     assert "here 1 term, against the verdicts' 19 comparisons" in statement, statement
+
+
+def test_a_failed_gate_leads_the_console_and_a_passed_one_follows_the_verdicts(run) -> None:
+    """The exit status (5) acts on a failed non-inferiority gate: on the console it comes
+    before the verdicts, whose "no detectable difference" rows would read as reassurance
+    above it; a passed gate follows them, before the variant table. Each printed once."""
+    from ..conftest import latency_upper_bounds
+
+    bounds = latency_upper_bounds(run)
+    failing = [c for c, bound in bounds.items() if bound >= 200]
+    assert failing == ["model-large", "retrieval-dense", "large-v2"]  # prompt-v2 passes
+    gated = analyze(
+        run,
+        comparisons={
+            "correction": "holm",
+            "noninferiority": [{"dimension": "latency", "margin": 200}],
+        },
+        frontier_n_resamples=0,
+    )
+    lines = _printed(gated).splitlines()
+    headline = f"Non-inferiority gate failed: {', '.join(failing)}"
+    assert lines[0] == headline and lines.count(headline) == 1
+    for i, (candidate, bound) in enumerate(bounds.items(), start=1):
+        side = ">=" if bound >= 200 else "<"
+        assert lines[i] == (
+            f"  {candidate} (latency): upper 95% bound {bound:+.4g} ms per attempt "
+            f"{side} margin +200 ms per attempt"
+        )
+    assert lines[5].strip() == "Experiment · support-agent-upgrade"
+    # A lenient quality gate (a 90-point margin) passes: said after the verdicts' caption.
+    lenient = analyze(
+        run,
+        comparisons={
+            "correction": "holm",
+            "noninferiority": [{"dimension": "quality", "margin": 0.9}],
+        },
+        frontier_n_resamples=0,
+    )
+    text = _printed(lenient)
+    passed = text.index("\nNon-inferiority gate passed:\n")
+    assert text.index("Verdicts against baseline") < text.index("Each candidate minus") < passed
+    assert passed < text.index("Variants") and text.count("Non-inferiority gate") == 1
+
+
+def test_a_report_without_case_level_numbers_marks_its_pooled_rates(run) -> None:
+    """A report AgenticLens wrote has no case-level numbers: the variant table shows the
+    pooled case pass rate with its Wilson interval, marked † and said to treat attempts as
+    independent, and no note claims that the rate "leaves out" a failed trial (the pooled
+    rate counts it as failing every case)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    bare = dataclasses.replace(analyze(run, frontier_n_resamples=0), paired_frames={})
+    text = _printed(bare)
+    variants = text[text.index("Variants") : text.index("pass@k")]
+    # 50 and 46 of 70 attempts passed (retrieval-dense's failed trial counted as failing).
+    for variant, passed in (("baseline", 50), ("retrieval-dense", 46)):
+        low, high = proportion_confint(passed, 70, method="wilson")
+        cell = f"{100 * passed / 70:.1f}% [{100 * low:.0f}%–{100 * high:.0f}%] †"
+        row = next(line for line in variants.splitlines() if line.startswith(f"│ {variant} "))
+        assert row.split("│")[2].strip() == cell, row
+    flat = " ".join(variants.split())
+    assert "† Pass rate: AgenticLens's case pass rate with a pooled Wilson interval" in flat
+    assert "trials failed" not in flat
+    # With case-level numbers only the variant whose trial failed gets that note.
+    flat = " ".join(_printed(analyze(run, frontier_n_resamples=0)).split())
+    assert re.findall(r"(\S+): \d+ of 5 trials failed", flat) == ["retrieval-dense"]
+    assert (
+        f"retrieval-dense: 1 of 5 trials failed; the pass rate above leaves it out, while the "
+        f"AgenticLens case pass rate ({100 * 46 / 70:.1f}%, below) counts it as failing every "
+        "case." in flat
+    )
+
+
+def test_the_last_line_names_the_frontier_the_trials_and_the_seed(run) -> None:
+    """The line under the tables: the Pareto frontier's members (the variants flagged on
+    it), the trial count and the seed ("none" for a run without one)."""
+    analysis = analyze(run, frontier_n_resamples=0)
+    assert analysis.variants["pareto_optimal"].tolist() == [True, False, True, False, True]
+    line = "Pareto frontier: baseline, prompt-v2, large-v2 | Trials per variant: 5 | Seed: 2611"
+    assert line in _printed(analysis).splitlines()
+    unseeded = dataclasses.replace(analysis, info={**analysis.info, "random_seed": None})
+    assert line.replace("2611", "none") in _printed(unseeded).splitlines()
+
+
+def test_the_verdict_heading_is_the_family_alone_and_an_empty_one_names_its_correction(
+    run,
+) -> None:
+    """The heading names the family (19 comparisons: 5 dimensions × 4 candidates, less
+    retrieval-dense's reliability, which no case could compare); the correction's bare
+    name is added only when there is no family to name it (no candidate compared)."""
+    analysis = analyze(run, frontier_n_resamples=0)
+    lines = [line.strip() for line in _printed(analysis).splitlines()]
+    heading = (
+        "Verdicts against baseline: case-level paired comparisons, Holm correction over the "
+        f"family of {5 * 4 - 1} comparisons, α = 0.05"
+    )
+    assert lines[:2] == ["Experiment · support-agent-upgrade", heading]
+    empty = dataclasses.replace(analysis, verdicts=analysis.verdicts.iloc[0:0])
+    assert empty.verdicts.attrs["declared"]
+    head = " ".join(_printed(empty).split("\n┏")[0].split())
+    assert head.endswith("(Holm correction)"), head
+    # ... and the factor terms' correction is not set against a family that is not there.
+    from agenticlens_frames.report.console import factor_correction_statement
+
+    assert "here 4 terms. So for the same contrast" in factor_correction_statement(empty)
+
+
+def test_the_table_gives_way_to_sentences_only_below_narrow(run) -> None:
+    """NARROW columns still get the table; one fewer gets each verdict as its sentence."""
+    from agenticlens_frames.report.console import NARROW
+
+    analysis = analyze(run, frontier_n_resamples=0)
+    for width, table in ((NARROW, True), (NARROW - 1, False)):
+        console = Console(record=True, width=width, color_system=None)
+        print_summary(analysis, console)
+        head = console.export_text().split("Variants")[0]
+        assert ("┃" in head) is table and ("• " in head) is not table, width
+        # The caption (what the difference and the detectable change are) either way.
+        assert "Each candidate minus the baseline, case by case" in " ".join(head.split())
+
+
+def test_without_a_correction_the_factor_table_shows_the_unadjusted_p(run) -> None:
+    """No correction declared: the factor effects have no adjusted p; the column says
+    "p (not adjusted)" and holds each term's own p-value, the ones that, Holm-adjusted
+    (statsmodels), give the declared run's "Adj. p"."""
+    from statsmodels.stats.multitest import multipletests
+
+    from agenticlens_frames.report.console import factor_cells
+
+    undeclared = dataclasses.replace(
+        run, manifest=dataclasses.replace(run.manifest, comparisons=None)
+    )
+    plain = analyze(undeclared, frontier_n_resamples=0)
+    cells = factor_cells(plain)
+    estimable = [row for row in cells if row[1] != "not estimable"]
+    assert len(estimable) == 4
+    raw = [float(row[2]) for row in estimable]
+    holm = [f"{p:.3g}" for p in multipletests(raw, method="holm")[1]]
+    declared = [row[2] for row in factor_cells(analyze(run, frontier_n_resamples=0))][:4]
+    # (3 significant digits on each side: the same to that rounding)
+    assert [float(h) for h in holm] == pytest.approx([float(d) for d in declared], rel=5e-3)
+    text = " ".join(_printed(plain).split())
+    assert "┃ Effect on pass rate ┃ p (not adjusted) ┃ Estimated from ┃" in text
+    assert "No correction was declared, so the p-values are unadjusted" in text
+
+
+def test_without_factor_effects_no_factor_table_or_statement(run) -> None:
+    """A design (or saved report) without factor effects: no factor table, no notes and
+    no correction statement about a family that is not there."""
+    import pandas as pd
+
+    from agenticlens_frames.report.console import factor_correction_statement, factor_notes
+
+    none = dataclasses.replace(analyze(run, frontier_n_resamples=0), factor_effects=pd.DataFrame())
+    assert factor_correction_statement(none) == "" and factor_notes(none) == []
+    assert "Which factor did it" not in _printed(none)
+
+
+def test_the_pass_k_caption_is_there_only_when_a_trial_failed(run) -> None:
+    """ "A failed trial counts as failed attempts here": said under pass@k only when some
+    variant attempted more trials than it completed (retrieval-dense's 4 of 5)."""
+    import pandas as pd
+
+    from agenticlens_frames import ExperimentRun
+
+    caption = "A failed trial counts as failed attempts here (as in AgenticLens)"
+    text = " ".join(_printed(analyze(run, frontier_n_resamples=0)).split())
+    assert caption in text
+    # Two variants, 3 trials of 10 cases, every trial completed.
+    rows = [
+        {"variant_id": v, "trial": t, "case_id": f"c{c}", "passed": (c + t) % 3 != 0}
+        for v in ("base", "cand")
+        for t in (1, 2, 3)
+        for c in range(10)
+    ]
+    complete = ExperimentRun.from_frames(
+        pd.DataFrame(rows),
+        pd.DataFrame({"variant_id": ["base", "cand"]}),
+        pd.DataFrame({"case_id": [f"c{c}" for c in range(10)]}),
+    )
+    text = " ".join(_printed(analyze(complete, correction="holm")).split())
+    assert "pass@k / pass^k (mean over cases)" in text and caption not in text
+
+
+def test_consistency_is_a_whole_percentage_of_cases_alike_in_every_trial(run) -> None:
+    """The Consistency cell: the share of cases whose outcome is the same in all 5 trials,
+    in whole percent (4 of 14 cases is "29%", not "28.6%"), counted here from the
+    attempts."""
+    attempts = run.attempts
+    text = _printed(analyze(run, frontier_n_resamples=0))
+    variants = text[text.index("Variants") : text.index("pass@k")]
+    for variant in ("baseline", "prompt-v2", "large-v2"):
+        mine = attempts[attempts["variant_id"] == variant]
+        alike = mine.groupby("case_id", observed=True)["passed"].nunique().eq(1)
+        row = next(line for line in variants.splitlines() if line.startswith(f"│ {variant} "))
+        assert row.split("│")[7].strip() == f"{100 * alike.mean():.0f}%", row

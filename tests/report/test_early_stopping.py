@@ -516,3 +516,19 @@ def test_an_empty_sequence_is_said_empty_and_gates_nothing(tmp_path: Path, saved
         assert not bool(row["passed"]) and row["reason"].startswith(
             "no anytime-valid bound: the confidence sequence is empty"
         )
+
+
+def test_a_stops_verdict_caption_still_says_what_the_numbers_are(
+    tmp_path: Path, saved: dict
+) -> None:
+    """After an early stop the verdict table's caption gains the descriptive note; it keeps
+    what the difference, the test and the detectable change are, before that note."""
+    from agenticlens_frames.early_stopping import DESCRIPTIVE_NOTE
+
+    analysis = load_report(_write(tmp_path, saved, OLD_BLOCK))
+    console = Console(record=True, width=120, color_system=None)
+    print_summary(analysis, console)
+    text = " ".join(console.export_text().split())
+    caption = text.index("Each candidate minus the baseline, case by case over the cases")
+    note = text.index(" ".join(DESCRIPTIVE_NOTE.split()))
+    assert text.index("Fixed-sample verdicts against") < caption < note < text.index("Variants")

@@ -345,3 +345,63 @@ def test_a_reports_failed_gate_is_in_the_summary_of_a_plain_re_render(tmp_path: 
     d = [cand[k] - base[k] for k in base if k in cand]
     bound = statistics.mean(d) + stats.t.ppf(0.95, len(d) - 1) * statistics.stdev(d) / len(d) ** 0.5
     assert f"- model-large (latency): upper 95% bound {bound:+.4g} ms per attempt" in text
+
+
+def test_a_gate_not_asked_for_is_placed_as_on_the_console(run) -> None:
+    """A saved gate re-rendered without one asked for: a failed one before the verdict
+    sentences, a passed one after them, each with every candidate's bound (a passing
+    candidate's too), escaped, and said not to have set the exit status."""
+    from ..conftest import latency_upper_bounds
+
+    bounds = latency_upper_bounds(run)
+    failing = [c for c, bound in bounds.items() if bound >= 200]
+    gate = [{"dimension": "latency", "margin": 200}]
+    text = summary_markdown(
+        analyze(run, comparisons={"correction": "holm", "noninferiority": gate})
+    )
+    lines = [
+        "**Failed, not applied (exit 0).** Non-inferiority gate failed: " + ", ".join(failing),
+        *(
+            f"- {c} (latency): upper 95% bound {b:+.4g} ms per attempt "
+            + (r"\>=" if b >= 200 else r"\<")
+            + " margin +200 ms per attempt"
+            for c, b in bounds.items()
+        ),
+        "",
+        "No gate was asked for: `experiment report --fail-on-regression` applies it.",
+    ]
+    block = "\n".join(lines)
+    assert text.index(block) < text.index("Verdicts against baseline") and text.count(block) == 1
+    lenient = [{"dimension": "quality", "margin": 0.9}]
+    text = summary_markdown(
+        analyze(run, comparisons={"correction": "holm", "noninferiority": lenient})
+    )
+    passed = text.index("\n**Passed, not applied (exit 0).** Non-inferiority gate passed:\n")
+    assert text.index("- **large-v2** vs baseline") < passed < text.index("> [!WARNING]")
+    assert "Non-inferiority gate failed" not in text
+
+
+def test_the_folded_compatible_row_has_every_number(analysis) -> None:
+    """The folded AgenticLens-compatible table: a candidate's row keeps every column (the
+    pooled rate with its Wilson interval, the Δ in points, the z-test p, the changed
+    factors), checked here with statsmodels: 61 and 50 of 70 attempts passed."""
+    from statsmodels.stats.proportion import proportion_confint, proportions_ztest
+
+    from agenticlens_frames.report.console import COMPAT_HEADER, COMPAT_TITLE
+
+    details = summary_markdown(analysis).split("<details>")[1]
+    compat = details[details.index(f"{COMPAT_TITLE} · baseline") :]
+    table = next(t for t in _tables(compat) if t[0][0] == "Variant")
+    assert table[0] == ["Variant", *COMPAT_HEADER[1:]]
+    row = next(r for r in table if r[0] == "prompt-v2")
+    low, high = proportion_confint(61, 70, method="wilson")
+    p = proportions_ztest([61, 50], [70, 70])[1]
+    assert row[:4] == [
+        "prompt-v2",
+        f"{100 * 61 / 70:.1f}% [{low:.0%}–{high:.0%}]",
+        f"{100 * (61 - 50) / 70:+.1f} pp",
+        f"{p:.3f}",
+    ]
+    assert len(row) == len(table[0]) and row[-1] == "prompt: v1 → v2"
+    low, high = proportion_confint(50, 70, method="wilson")
+    assert table[1] == ["baseline", f"{100 * 50 / 70:.1f}% [{low:.0%}–{high:.0%}]", *["-"] * 6]
