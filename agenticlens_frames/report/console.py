@@ -134,10 +134,12 @@ def _verdict_table(
     *,
     descriptive: bool = False,
     stopped: bool = True,
+    named: bool = True,
 ) -> None:
     """The case-level verdicts, first: what a person decides on. ``descriptive``: in a
     run the rule watched, where they follow its statement and are labelled descriptive
-    (``stopped``: after an early stop, else at the end of a run it never stopped)."""
+    (``stopped``: after an early stop, else at the end of a run it never stopped).
+    ``named``: the table names the experiment (False when a line above already did)."""
     from ..early_stopping import descriptive_note, descriptive_title
     from ..paired.verdicts import (
         CORRECTION_NAMES,
@@ -154,7 +156,8 @@ def _verdict_table(
     v = analysis.verdicts
     name = strip_control(analysis.info["experiment_name"])
     if v.attrs.get("missing"):
-        console.print(Text(f"Experiment · {name}", style="bold"))
+        if named:
+            console.print(Text(f"Experiment · {name}", style="bold"))
         console.print(Text(f"! {v.attrs['missing']}", style="yellow"))
         return
     base = strip_control(analysis.info["baseline_variant_id"])
@@ -173,7 +176,10 @@ def _verdict_table(
             f"{level:.0%} per-comparison intervals (no correction declared)"
         )
     # After an early stop the experiment's name heads the stopping table, printed above.
-    title = descriptive_title(title, stopped) if descriptive else f"Experiment · {name}\n{title}"
+    if descriptive:
+        title = descriptive_title(title, stopped)
+    elif named:
+        title = f"Experiment · {name}\n{title}"
     table = Table(title=Text(title), caption_justify="left")
     # Rows grouped by dimension (a heading row each) rather than a dimension column, and the
     # detectable change in a column of its own (its magnitude; the caption says what it
@@ -630,9 +636,20 @@ def print_summary(analysis: ExperimentAnalysis, console: Console | None = None) 
     # verdicts, whose "no detectable difference" rows would read as reassurance above it;
     # a passed one follows them (the page's, the explorer's and --summary's order).
     gate_passed, gate_lines = _gate_lines(analysis)
-    for line in [] if gate_passed else gate_lines:
-        console.print(line)
-    _verdict_table(analysis, console, descriptive=stopping is not None, stopped=stopped)
+    named = stopping is not None  # the stopping table's title names the experiment
+    if not gate_passed and gate_lines:
+        if not named:
+            # The experiment's name above its failed gate: in a CI log of several
+            # experiments, a gate printed above the name read as the previous one's.
+            console.print(
+                Text(f"Experiment · {strip_control(info['experiment_name'])}", style="bold")
+            )
+            named = True
+        for line in gate_lines:
+            console.print(line)
+    _verdict_table(
+        analysis, console, descriptive=stopping is not None, stopped=stopped, named=not named
+    )
     for line in gate_lines if gate_passed else []:
         console.print(line)
     headline = pass_rates(analysis)
