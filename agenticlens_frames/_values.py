@@ -338,8 +338,6 @@ def format_in_unit(
     ('-0 ms', '-0.3 ms')
     >>> format_in_unit(0.00042, "proportion", units, keep_nonzero=True)
     '+0.042 pp'
-    >>> format_in_unit(-2e-6, "ms", units, keep_nonzero=True)  # not "-2e-06 ms"
-    '-0.000002 ms'
     """
     template = templates.get(unit, templates[""])
     text = template.format(v=value, pp=100 * value)
@@ -349,14 +347,8 @@ def format_in_unit(
     if number is None or any(c in "123456789" for c in number.group()):
         return text
     shown = 100 * value if "{pp" in template else value
-    # Two significant digits in fixed notation, as the template writes its numbers: "+1e-06"
-    # beside "+0.00017" in one interval read as another kind of number.
-    decimals = max(0, 1 - math.floor(math.log10(abs(shown))))
-    sign = "+" if number.group().startswith(("+", "-")) else ""
-    digits = format(shown, f"{sign}.{decimals}f")
-    if "." in digits:
-        digits = digits.rstrip("0").rstrip(".")
-    return text[: number.start()] + digits + text[number.end() :]
+    spec = "+.2g" if number.group().startswith(("+", "-")) else ".2g"
+    return text[: number.start()] + format(shown, spec) + text[number.end() :]
 
 
 def format_power(power: float) -> str:
